@@ -1,0 +1,5 @@
+"""``python -m ibcalc``."""
+
+from ibcalc.cli import main
+
+main()

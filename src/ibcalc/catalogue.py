@@ -1,0 +1,265 @@
+"""Load the link catalogue (built-in ``data/links.yaml`` plus user files), check it, look names up.
+
+The built-in file ships inside the package (``ibcalc/data/links.yaml``) and is found through
+``importlib.resources``. A user file given with ``--catalogue FILE`` or ``IBCALC_CATALOGUE``
+adds entries or replaces entries with the same id; it is validated the same way, and every
+problem is reported as ``file:line:col``.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Iterable, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ibcalc.errors import CatalogueError, InputFileError, UnknownNameError, ValidationProblem
+from ibcalc.loader import Document, load_yaml, validate
+from ibcalc.models import Catalogue, Link, LinkKind, System
+
+__all__ = [
+    "BUILTIN_LABEL",
+    "ENV_VAR",
+    "LANE_TOLERANCE",
+    "builtin_text",
+    "find_link",
+    "find_system",
+    "load_catalogue",
+    "suggest",
+]
+
+ENV_VAR = "IBCALC_CATALOGUE"
+BUILTIN_LABEL = "data/links.yaml"
+#: Tolerance of the check links x lanes x lane rate x encoding efficiency == per_direction.
+LANE_TOLERANCE = 0.015
+_BIDIR_TOLERANCE = 1e-6
+
+
+class _CatalogueFile(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    schema_: Literal["ibcalc-catalogue/1"] = Field(alias="schema")
+    links: list[Link] = Field(default_factory=list)
+    systems: list[System] = Field(default_factory=list)
+
+
+def builtin_text() -> str:
+    """Return the text of the catalogue shipped with the package."""
+    return resources.files("ibcalc").joinpath("data", "links.yaml").read_text(encoding="utf-8")
+
+
+def _check_links(doc: Document, links: Sequence[Link]) -> list[ValidationProblem]:
+    problems: list[ValidationProblem] = []
+
+    def add(index: int, key: str, message: str) -> None:
+        line, col = doc.locate(("links", index, key))
+        problems.append(ValidationProblem(doc.path, line, col, f"links[{index}] {message}"))
+
+    for i, link in enumerate(links):
+        if link.bidirectional_Bps is not None:
+            expected = 2 * link.per_direction_Bps
+            if abs(link.bidirectional_Bps - expected) > _BIDIR_TOLERANCE * expected:
+                add(
+                    i,
+                    "bidirectional",
+                    f"({link.id}): bidirectional {link.bidirectional_Bps / 1e9:g} GB/s is not "
+                    f"2 x per_direction {link.per_direction_Bps / 1e9:g} GB/s",
+                )
+        if link.lane_signalling_Bps is not None:
+            if link.encoding_efficiency is None:
+                add(i, "lane_signalling", f"({link.id}): lane_signalling needs encoding_efficiency")
+            else:
+                derived = (
+                    (link.links or 1)
+                    * (link.lanes_per_link or 1)
+                    * link.lane_signalling_Bps
+                    * link.encoding_efficiency
+                )
+                error = abs(derived - link.per_direction_Bps) / link.per_direction_Bps
+                if error > LANE_TOLERANCE:
+                    add(
+                        i,
+                        "lane_signalling",
+                        f"({link.id}): links x lanes x lane rate x encoding efficiency = "
+                        f"{derived / 1e9:.4g} GB/s, but per_direction is "
+                        f"{link.per_direction_Bps / 1e9:.4g} GB/s ({error:.1%} apart, "
+                        f"tolerance {LANE_TOLERANCE:.1%})",
+                    )
+        for field_name, source_name, present in (
+            ("latency", "latency_source", link.latency_s is not None),
+            ("nvls_efficiency", "nvls_efficiency_source", link.nvls_efficiency is not None),
+            ("transport_latency", "transport_latency_source", link.transport_latency_s > 0),
+            ("duplex_efficiency", "duplex_efficiency_source", link.duplex_efficiency < 1.0),
+        ):
+            if present and not getattr(link, source_name):
+                add(i, field_name, f"({link.id}): {field_name} needs {source_name}")
+        if "nvls" in link.capabilities and link.nvls_efficiency is None:
+            add(i, "capabilities", f"({link.id}): nvls capability needs nvls_efficiency")
+    return problems
+
+
+def _check_names(
+    doc: Document, section: str, entries: Sequence[Link] | Sequence[System]
+) -> list[ValidationProblem]:
+    problems: list[ValidationProblem] = []
+    seen: dict[str, str] = {}
+    for i, entry in enumerate(entries):
+        for name in entry.names:
+            if name in seen and seen[name] != entry.id:
+                line, col = doc.locate((section, i, "id" if name == entry.id else "aliases"))
+                problems.append(
+                    ValidationProblem(
+                        doc.path,
+                        line,
+                        col,
+                        f"{section}[{i}] ({entry.id}): name {name!r} is already used by "
+                        f"{seen[name]!r}",
+                    )
+                )
+            elif name in seen:
+                line, col = doc.locate((section, i, "aliases"))
+                problems.append(
+                    ValidationProblem(
+                        doc.path, line, col, f"{section}[{i}] ({entry.id}): {name!r} given twice"
+                    )
+                )
+            seen[name] = entry.id
+    return problems
+
+
+def _check_systems(
+    doc: Document, systems: Sequence[System], links: dict[str, Link]
+) -> list[ValidationProblem]:
+    problems: list[ValidationProblem] = []
+    kinds_for = {
+        "intra": (LinkKind.SCALE_UP, LinkKind.HOST),
+        "inter": (LinkKind.SCALE_OUT, LinkKind.WAN),
+        "host_pcie": (LinkKind.HOST,),
+    }
+    for i, system in enumerate(systems):
+        for field_name, kinds in kinds_for.items():
+            ref = getattr(system, field_name)
+            if ref is None:
+                continue
+            line, col = doc.locate(("systems", i, field_name))
+            link = links.get(ref)
+            if link is None:
+                close = difflib.get_close_matches(ref, list(links), n=3)
+                hint = f" (did you mean {', '.join(close)}?)" if close else ""
+                problems.append(
+                    ValidationProblem(
+                        doc.path, line, col,
+                        f"systems[{i}] ({system.id}): {field_name} {ref!r} is not a link id{hint}",
+                    )
+                )
+            elif link.kind not in kinds:
+                problems.append(
+                    ValidationProblem(
+                        doc.path, line, col,
+                        f"systems[{i}] ({system.id}): {field_name} {ref!r} is a {link.kind} link, "
+                        f"expected {' or '.join(kinds)}",
+                    )
+                )
+        if system.nics_per_node > 0 and system.inter is None:
+            line, col = doc.locate(("systems", i, "nics_per_node"))
+            problems.append(
+                ValidationProblem(
+                    doc.path, line, col, f"systems[{i}] ({system.id}): NICs given but no inter link"
+                )
+            )
+        if system.scale_up_domain % system.gpus_per_node and system.scale_up_domain > 1:
+            line, col = doc.locate(("systems", i, "scale_up_domain"))
+            problems.append(
+                ValidationProblem(
+                    doc.path, line, col,
+                    f"systems[{i}] ({system.id}): scale_up_domain {system.scale_up_domain} is not "
+                    f"a multiple of gpus_per_node {system.gpus_per_node}",
+                )
+            )
+    return problems
+
+
+def _parse(doc: Document) -> _CatalogueFile:
+    if not isinstance(doc.data, dict):
+        raise CatalogueError(
+            [ValidationProblem(doc.path, 1, 1, "a catalogue must be a mapping with links/systems")]
+        )
+    try:
+        parsed = validate(doc, _CatalogueFile)
+    except InputFileError as exc:
+        raise CatalogueError(exc.problems) from None
+    problems = _check_links(doc, parsed.links)
+    problems += _check_names(doc, "links", parsed.links)
+    problems += _check_names(doc, "systems", parsed.systems)
+    if problems:
+        raise CatalogueError(problems)
+    return parsed
+
+
+def load_catalogue(
+    extra: Iterable[str | Path] = (), *, use_env: bool = True, builtin: bool = True
+) -> Catalogue:
+    """Load the built-in catalogue, then each user file in order (``IBCALC_CATALOGUE`` first).
+
+    A user entry whose id matches an existing one replaces it. Raises :class:`CatalogueError`
+    listing every problem with ``file:line:col``.
+    """
+    files: list[str | Path] = []
+    if use_env and os.environ.get(ENV_VAR):
+        files.extend(p for p in os.environ[ENV_VAR].split(os.pathsep) if p)
+    files.extend(extra)
+    links: dict[str, Link] = {}
+    systems: dict[str, System] = {}
+    origins: list[str] = []
+    docs: list[tuple[Document, _CatalogueFile]] = []
+    sources: list[Document] = []
+    if builtin:
+        sources.append(load_yaml(BUILTIN_LABEL, text=builtin_text()))
+    sources.extend(load_yaml(path) for path in files)
+    for doc in sources:
+        parsed = _parse(doc)
+        docs.append((doc, parsed))
+        origins.append(doc.path)
+        for link in parsed.links:
+            links[link.id] = link
+        for system in parsed.systems:
+            systems[system.id] = system
+    problems = _check_names(docs[0][0], "links", list(links.values())) if docs else []
+    for doc, parsed in docs:
+        problems += _check_systems(doc, parsed.systems, links)
+    if problems:
+        raise CatalogueError(problems)
+    return Catalogue(links=list(links.values()), systems=list(systems.values()), origins=origins)
+
+
+def suggest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
+    """Closest names to ``name`` (difflib), for error hints."""
+    pool = list(dict.fromkeys(candidates))
+    close = difflib.get_close_matches(name.lower(), pool, n=n, cutoff=0.5)
+    if not close:
+        close = [c for c in pool if name.lower() in c or c in name.lower()][:n]
+    return close
+
+
+def find_link(catalogue: Catalogue, name: str) -> Link:
+    """Return the link with this id or alias (case-insensitive), or raise with suggestions."""
+    key = name.strip().lower()
+    for link in catalogue.links:
+        if key in link.names:
+            return link
+    names = [n for link in catalogue.links for n in link.names]
+    raise UnknownNameError("link", name, suggest(key, names))
+
+
+def find_system(catalogue: Catalogue, name: str) -> System:
+    """Return the system preset with this id or alias, or raise with suggestions."""
+    key = name.strip().lower()
+    for system in catalogue.systems:
+        if key in system.names:
+            return system
+    names = [n for system in catalogue.systems for n in system.names]
+    raise UnknownNameError("system", name, suggest(key, names))

@@ -1,0 +1,128 @@
+"""All-to-all (pairwise and rail-aggregated PXN) and send/recv.
+
+* All-to-all (Thakur et al. 2005 pairwise exchange; cost_models.md 3.2, 3.5, 3.7): each rank sends
+  S/n to every rank, S being its whole send buffer. (m-1)/n x S stays in the domain, (n-m)/n x S
+  leaves it through the GPU's share of the NICs, ``nics x B_nic / m``. With oversubscription k at
+  the leaf and a fraction f of that traffic crossing leaves, the network term grows by
+  ``max(1, k f)`` (cost_models.md 3.7). All sends run at once:
+  ``t = max((m-1)/n S / B_up, max(1, k f) (n-m)/n S / (nics B_nic / m)) + latency``.
+  Pairwise posts one message per peer: latency ``base + hop + (n-1) x per-message cost``.
+  PXN (NCCL 2.12 blog, "Doubling all2all performance") first moves off-node data over NVLink to
+  the GPU on the destination's rail, which aggregates it: the NVLink term carries the network
+  bytes too, and latency counts ``(N-1) + (m-1)`` messages.
+* Send/recv (nccl-tests sendrecv: a ring shift, each rank sends S to rank+1): pairs inside a domain
+  use the point-to-point scale-up bandwidth, the pair that crosses domains one NIC:
+  ``t = max(S / B_p2p, S / B_nic) + base + hop``.
+
+The per-message cost and the point-to-point efficiency are calibrated (``constants.CALIBRATED``).
+"""
+
+from __future__ import annotations
+
+from ibcalc.collectives.base import (
+    Topology,
+    base_latency,
+    intra_hop_latency,
+    make_cost,
+    net_hop_latency,
+    ring_protocol_bw,
+)
+from ibcalc.collectives.constants import CALIBRATED
+from ibcalc.models import Algorithm, Collective, Cost, Protocol
+
+__all__ = ["P2P_EFFICIENCY", "PER_MESSAGE_S", "pairwise", "pxn", "sendrecv"]
+
+#: Point-to-point efficiency relative to ring bandwidth on a scale-up link (calibrated:
+#: A100 sendrecv 195 GB/s vs 240 GB/s ring, li-plus/playground; see benchmarks/calibrate.py).
+P2P_EFFICIENCY = CALIBRATED.get("p2p_efficiency", 0.81)
+#: Cost of posting one more peer message in a grouped all-to-all (calibrated).
+PER_MESSAGE_S = CALIBRATED.get("per_message_s", 0.5e-6)
+
+
+def _alltoall_terms(size_bytes: float, topo: Topology, *, aggregated: bool) -> tuple[float, float]:
+    m, n = topo.m, topo.ranks
+    intra_bytes = (m - 1) / n * size_bytes
+    net_bytes = (n - m) / n * size_bytes
+    intra_t = 0.0
+    if m > 1:
+        extra = net_bytes * (m - 1) / m if aggregated else 0.0
+        intra_t = (intra_bytes + extra) / topo.up_bw_Bps()
+    net_t = 0.0
+    if topo.domains > 1:
+        assert topo.out is not None
+        contention = max(1.0, topo.out.oversubscription * topo.out.cross_leaf_fraction)
+        net_t = contention * net_bytes / (topo.domain_bw_Bps() / m)
+    return intra_t, net_t
+
+
+def _alltoall(
+    algorithm: Algorithm, size_bytes: float, topo: Topology, protocol: Protocol, messages: int
+) -> Cost:
+    intra_t, net_t = _alltoall_terms(size_bytes, topo, aggregated=algorithm is Algorithm.PXN)
+    hop = (
+        net_hop_latency(topo, Algorithm.RING, protocol)
+        if topo.domains > 1
+        else intra_hop_latency(topo, Algorithm.RING, protocol)
+    )
+    latency = base_latency(Algorithm.RING, protocol) + hop + messages * PER_MESSAGE_S
+    transfer = max(intra_t, net_t)
+    if protocol is not Protocol.SIMPLE:
+        transfer = transfer / (ring_protocol_bw(1.0, protocol, topo))
+    where = "network (NIC share per GPU)" if net_t >= intra_t else "scale-up"
+    return make_cost(
+        algorithm,
+        protocol,
+        latency,
+        transfer,
+        where,
+        "max((m-1)/n S/B_up, max(1,kf) (n-m)/n S/(nics B_nic/m)) + base + hop + msgs x c",
+    )
+
+
+def pairwise(
+    collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol
+) -> Cost | None:
+    """All-to-all as concurrent pairwise sends (one message per peer)."""
+    if collective is not Collective.ALL_TO_ALL or topo.ranks < 2 or protocol is Protocol.LL128:
+        return None
+    return _alltoall(Algorithm.PAIRWISE, size_bytes, topo, protocol, topo.ranks - 1)
+
+
+def pxn(collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol) -> Cost | None:
+    """All-to-all with PXN rail aggregation (needs several GPUs per node and several nodes)."""
+    if collective is not Collective.ALL_TO_ALL or topo.m < 2 or topo.domains < 2:
+        return None
+    if protocol is Protocol.LL128:
+        return None
+    messages = (topo.domains - 1) + (topo.m - 1)
+    return _alltoall(Algorithm.PXN, size_bytes, topo, protocol, messages)
+
+
+def sendrecv(
+    collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol
+) -> Cost | None:
+    """nccl-tests sendrecv: every rank sends S to the next and receives S from the previous."""
+    if collective is not Collective.SEND_RECV or topo.ranks < 2 or protocol is Protocol.LL128:
+        return None
+    intra_t = size_bytes / (topo.up_bw_Bps() * P2P_EFFICIENCY) if topo.m > 1 else 0.0
+    net_t = 0.0
+    if topo.domains > 1:
+        assert topo.out is not None
+        net_t = size_bytes / topo.out.nic_bw_Bps
+    transfer = max(intra_t, net_t)
+    if protocol is not Protocol.SIMPLE:
+        transfer = transfer / ring_protocol_bw(1.0, protocol, topo)
+    hop = (
+        net_hop_latency(topo, Algorithm.RING, protocol)
+        if topo.domains > 1
+        else intra_hop_latency(topo, Algorithm.RING, protocol)
+    )
+    where = "one NIC between nodes" if net_t >= intra_t else "scale-up point-to-point"
+    return make_cost(
+        Algorithm.P2P,
+        protocol,
+        base_latency(Algorithm.RING, protocol) + hop,
+        transfer,
+        where,
+        "max(S/B_p2p, S/B_nic) + base + hop",
+    )

@@ -1,0 +1,190 @@
+"""Shared pieces of the cost engine: the tiered topology, latency look-ups, protocol factors.
+
+The engine is a set of pure functions of numbers: no I/O, no catalogue, no YAML. A cluster
+arrives here already reduced to tiers (DESIGN.md section 4): tier 0, the scale-up domain of
+``m`` GPUs with a per-GPU bandwidth; tier 1, ``N`` domains joined by NICs whose aggregate
+per-domain bandwidth is ``nics x NIC rate`` (capped by PCIe).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ibcalc.collectives.constants import (
+    BASE_LATENCY_S,
+    HOP_LATENCY_S,
+    LL128_FACTOR,
+    LL_FACTOR,
+    LL_MAX_BUSBW_BPS,
+    TREE_CORRECTION,
+)
+from ibcalc.models import Algorithm, Collective, Cost, Protocol, ScaleOutTier, ScaleUpTier
+
+__all__ = [
+    "Topology",
+    "base_latency",
+    "intra_hop_latency",
+    "ll_cap_Bps",
+    "make_cost",
+    "net_hop_latency",
+    "protocols_for",
+    "ring_protocol_bw",
+    "tree_correction",
+]
+
+
+@dataclass(frozen=True)
+class Topology:
+    """A cluster reduced to tiers, as the engine sees it.
+
+    ``up`` is None when each domain holds one GPU; ``out`` is None on a single domain.
+    ``arch`` selects NCCL's per-generation caps (volta, ampere, hopper, blackwell, other).
+    """
+
+    ranks_per_domain: int
+    domains: int
+    up: ScaleUpTier | None
+    out: ScaleOutTier | None
+    arch: str = "hopper"
+
+    def __post_init__(self) -> None:
+        if self.ranks_per_domain < 1 or self.domains < 1:
+            raise ValueError("a topology needs at least one GPU per domain and one domain")
+        if self.ranks_per_domain > 1 and self.up is None:
+            raise ValueError("several GPUs per domain need a scale-up tier")
+        if self.domains > 1 and self.out is None:
+            raise ValueError("several domains need a scale-out tier")
+
+    @property
+    def m(self) -> int:
+        """GPUs (ranks) per scale-up domain."""
+        return self.ranks_per_domain
+
+    @property
+    def n_domains(self) -> int:
+        """Number of scale-up domains (nodes)."""
+        return self.domains
+
+    @property
+    def ranks(self) -> int:
+        """Total ranks n = N x m."""
+        return self.ranks_per_domain * self.domains
+
+    @property
+    def intra_path(self) -> str:
+        """Latency class of the scale-up path: ``nvlink`` or ``pci``."""
+        return self.up.path if self.up is not None else "nvlink"
+
+    @property
+    def ll128_allowed(self) -> bool:
+        """LL128 needs NVLink-class paths inside the domain (cost_models.md 2.2)."""
+        return self.up is None or self.up.path == "nvlink"
+
+    def up_bw_Bps(self, *, duplex: bool = True) -> float:  # noqa: N802 - unit-carrying name
+        """Per-GPU scale-up bandwidth; ``duplex`` when every GPU sends and receives at once."""
+        if self.up is None:
+            return math.inf
+        return self.up.bw_Bps * (self.up.duplex_efficiency if duplex else 1.0)
+
+    def domain_bw_Bps(self) -> float:  # noqa: N802 - unit-carrying name
+        """Aggregate achievable network bandwidth of one domain (inf on a single domain)."""
+        if self.out is None or self.domains == 1:
+            return math.inf
+        return self.out.domain_bw_Bps
+
+
+def base_latency(algorithm: Algorithm, protocol: Protocol) -> float:
+    """NCCL's base latency of an algorithm and protocol (0 where NCCL has none)."""
+    return BASE_LATENCY_S.get(algorithm, {}).get(protocol, 0.0)
+
+
+def intra_hop_latency(topo: Topology, algorithm: Algorithm, protocol: Protocol) -> float:
+    """Per-hop latency inside the scale-up domain (NCCL hwLat NVLink or PCI row)."""
+    table = HOP_LATENCY_S[topo.intra_path]
+    key = algorithm if algorithm in table else Algorithm.RING
+    return table[key].get(protocol, table[key].get(Protocol.SIMPLE, 0.0))
+
+
+def net_hop_latency(topo: Topology, algorithm: Algorithm, protocol: Protocol) -> float:
+    """Per-hop network latency: NCCL's NET row plus the transport's own latency.
+
+    As NCCL does with its net plugin's reported latency, the transport latency counts once
+    more for Simple (the flush), cost_models.md 2.6.
+    """
+    table = HOP_LATENCY_S["net"]
+    key = algorithm if algorithm in table else Algorithm.RING
+    hw = table[key].get(protocol, table[key].get(Protocol.SIMPLE, 0.0))
+    extra = topo.out.transport_latency_s if topo.out is not None else 0.0
+    return hw + extra * (2 if protocol is Protocol.SIMPLE else 1)
+
+
+def ll_cap_Bps(topo: Topology) -> float:  # noqa: N802 - unit-carrying name
+    """NCCL's LL bus-bandwidth cap for this GPU generation and node count."""
+    caps = LL_MAX_BUSBW_BPS.get(topo.arch, LL_MAX_BUSBW_BPS["hopper"])
+    if topo.domains == 1:
+        return caps[0]
+    return caps[1] if topo.domains == 2 else caps[2]
+
+
+def protocols_for(topo: Topology) -> tuple[Protocol, ...]:
+    """Protocols NCCL would enable on this topology."""
+    if topo.ll128_allowed:
+        return (Protocol.LL, Protocol.LL128, Protocol.SIMPLE)
+    return (Protocol.LL, Protocol.SIMPLE)
+
+
+def ring_protocol_bw(bw_Bps: float, protocol: Protocol, topo: Topology) -> float:  # noqa: N803
+    """Apply a protocol's payload factor and cap to a ring bandwidth (cost_models.md 2.5)."""
+    if protocol is Protocol.LL:
+        return min(bw_Bps * LL_FACTOR, ll_cap_Bps(topo))
+    if protocol is Protocol.LL128:
+        return bw_Bps * LL128_FACTOR
+    return bw_Bps
+
+
+def tree_correction(size_bytes: float, protocol: Protocol) -> float:
+    """NCCL's size-dependent tree bandwidth correction (1.0 outside 64 B .. 512 MiB)."""
+    if size_bytes < 64:
+        return 1.0
+    index = int(math.log2(size_bytes / 64))
+    table = TREE_CORRECTION[protocol]
+    return table[index] if 0 <= index < len(table) else 1.0
+
+
+def make_cost(
+    algorithm: Algorithm,
+    protocol: Protocol,
+    latency_s: float,
+    transfer_s: float,
+    bottleneck: str,
+    formula: str,
+    *,
+    equivalent: bool = False,
+) -> Cost:
+    """Build a :class:`Cost`, guarding against negative or non-finite terms."""
+    if not (math.isfinite(latency_s) and math.isfinite(transfer_s)):
+        raise ValueError(f"{algorithm}/{protocol}: non-finite cost")
+    return Cost(
+        algorithm=algorithm,
+        protocol=protocol,
+        latency_s=max(latency_s, 0.0),
+        transfer_s=max(transfer_s, 0.0),
+        bottleneck=bottleneck,
+        equivalent_busbw=equivalent,
+        formula=formula,
+    )
+
+
+def bytes_factor(collective: Collective, ranks: int) -> float:
+    """Bytes each rank must send per byte of S for a point-to-point algorithm (the lower bound).
+
+    2(n-1)/n for all-reduce, (n-1)/n for all-gather, reduce-scatter and all-to-all, 1 for
+    broadcast, reduce and sendrecv (cost_models.md 1.4 and 3.3).
+    """
+    n = ranks
+    if collective is Collective.ALL_REDUCE:
+        return 2.0 * (n - 1) / n
+    if collective in (Collective.ALL_GATHER, Collective.REDUCE_SCATTER, Collective.ALL_TO_ALL):
+        return (n - 1) / n
+    return 1.0

@@ -1,0 +1,54 @@
+"""Hierarchical (2-level) all-reduce: reduce-scatter inside, all-reduce per rail, all-gather inside.
+
+Source: cost_models.md 3.5 (classic 2D all-reduce, e.g. Thakur et al. 2005 and the
+"hierarchical all-reduce" of Horovod/BlueConnect). With N domains of m GPUs, per-GPU scale-up
+bandwidth B_up and one NIC share per GPU (rail-aligned), phases run one after the other:
+
+1. reduce-scatter inside the domain: ``(m-1)/m x S / B_up`` + (m-1) intra hops;
+2. all-reduce of each GPU's S/m shard across domains on its rail, as a ring:
+   ``2(N-1)/N x S / (nics x B_nic)`` + 2(N-1) network hops;
+3. all-gather inside: ``(m-1)/m x S / B_up`` + (m-1) intra hops.
+
+Simple protocol only (bulk phases); not pipelined, which is what separates it from NCCL's flat
+ring (same bandwidth terms, ``2(m-1) + 2(N-1)`` latency steps instead of ``2(n-1)``).
+"""
+
+from __future__ import annotations
+
+from ibcalc.collectives.base import (
+    Topology,
+    base_latency,
+    intra_hop_latency,
+    make_cost,
+    net_hop_latency,
+)
+from ibcalc.models import Algorithm, Collective, Cost, Protocol
+
+__all__ = ["hierarchical"]
+
+
+def hierarchical(
+    collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol
+) -> Cost | None:
+    """Cost of the 2-level all-reduce (needs m > 1 and N > 1)."""
+    if collective is not Collective.ALL_REDUCE or protocol is not Protocol.SIMPLE:
+        return None
+    m, big_n = topo.m, topo.domains
+    if m < 2 or big_n < 2:
+        return None
+    intra_t = 2 * (m - 1) / m * size_bytes / topo.up_bw_Bps()
+    net_t = 2 * (big_n - 1) / big_n * size_bytes / topo.domain_bw_Bps()
+    where = "network (all-reduce per rail)" if net_t >= intra_t else "scale-up (RS + AG inside)"
+    latency = (
+        3 * base_latency(Algorithm.RING, protocol)
+        + 2 * (m - 1) * intra_hop_latency(topo, Algorithm.RING, protocol)
+        + 2 * (big_n - 1) * net_hop_latency(topo, Algorithm.RING, protocol)
+    )
+    return make_cost(
+        Algorithm.HIERARCHICAL,
+        protocol,
+        latency,
+        intra_t + net_t,
+        where,
+        "2(m-1)/m S/B_up + 2(N-1)/N S/(nics B_nic) + 3 base + 2(m-1) intra + 2(N-1) net",
+    )

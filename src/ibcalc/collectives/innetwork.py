@@ -1,0 +1,171 @@
+"""In-network reduction: NVLink SHARP (NVLS, NVLS-tree) and InfiniBand SHARP (CollNet).
+
+For these algorithms nccl-tests' busbw is an *equivalent* figure, not a wire rate: the switch
+does the reduction, so each GPU moves less than the 2(n-1)/n x S a point-to-point algorithm must
+(nccl-tests#212, #366; cost_models.md 1.5 and 3.6).
+
+* NVLS all-reduce inside one domain (cost_models.md 3.6): rank i owns 1/m of the buffer; a
+  multimem load-reduce pulls slice i from every GPU and a multimem store multicasts the sum.
+  Per GPU and direction: S(m+1)/m, so ``t = S (m+1) / (m B_nvls) + latency``. B_nvls is the
+  link's NVLS bandwidth (line rate x the catalogue's ``nvls_efficiency``, calibrated on H100
+  from nccl#1455 and the p5 measurements: algbw = B_nvls m/(m+1) holds for m = 5..8).
+* NVLS all-gather / reduce-scatter: multicast moves S in per GPU (all-gather) or out
+  (reduce-scatter): ``t = S / B_nvls`` (no gain over ring; nccl#1506).
+* NVLS-tree all-reduce on N >= 2 domains: NVLS inside each domain, a tree between domains on
+  each GPU's shard: ``t = max(S (m+1)/(m B_nvls), c S / (nics B_nic))`` with c = 1 on two
+  domains, 2 on more (see ``tree.py``); latency ``NVLS intra + 2 log2(N) x net`` (NCCL 2.30.7).
+* NVLS + SHARP (``nvls`` on several domains, needs SHARP): ``t = max(S (m+1)/(m B_nvls),
+  S / (nics B_nic))``: the switch tree sends S once into the fabric and receives S once.
+* CollNet (SHARP) all-reduce, Simple only, <= 8 GPUs per domain: Direct (needs NVSwitch)
+  reduce-scatters to one head per GPU, then SHARP: ``max(2(m-1)/m x S / B_up, S / (nics B_nic))``;
+  Chain runs a chain inside the node: ``max(2S / B_up, S / (nics B_nic))``. Latencies are
+  NCCL 2.30.7's (cost_models.md 2.6).
+"""
+
+from __future__ import annotations
+
+import math
+
+from ibcalc.collectives.base import (
+    Topology,
+    intra_hop_latency,
+    make_cost,
+    net_hop_latency,
+)
+from ibcalc.collectives.tree import tree_network_multiplier
+from ibcalc.models import Algorithm, Collective, Cost, Protocol
+
+__all__ = ["collnet_chain", "collnet_direct", "nvls", "nvls_tree"]
+
+#: NCCL serialises the fan-in of CollNetDirect at 0.4 us per extra local rank (cost_models.md 2.6).
+_COLLNET_FANIN_S = 0.4e-6
+#: CollNet supports at most 8 local ranks (cost_models.md 2.2).
+_COLLNET_MAX_LOCAL = 8
+
+
+def _nvls_bw(topo: Topology) -> float | None:
+    if topo.up is None or topo.up.nvls_bw_Bps is None or topo.m < 2:
+        return None
+    return topo.up.nvls_bw_Bps
+
+
+def nvls(collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol) -> Cost | None:
+    """NVLink SHARP inside one domain (all-reduce, all-gather, reduce-scatter); with IB SHARP
+    across domains for all-reduce."""
+    bw = _nvls_bw(topo)
+    if bw is None or protocol is not Protocol.SIMPLE:
+        return None
+    if collective not in (Collective.ALL_REDUCE, Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
+        return None
+    m, big_n = topo.m, topo.domains
+    if big_n > 1 and (collective is not Collective.ALL_REDUCE or topo.out is None or not topo.out.sharp):
+        return None
+    latency = intra_hop_latency(topo, Algorithm.NVLS, protocol)
+    if big_n > 1:
+        latency += net_hop_latency(topo, Algorithm.NVLS, protocol)
+    assert topo.up is not None
+    where = f"NVLink SHARP in the NVSwitch ({bw / 1e9:.0f} GB/s per GPU)"
+    if collective is Collective.ALL_REDUCE:
+        intra_t = size_bytes * (m + 1) / (m * bw)
+        net_t = size_bytes / topo.domain_bw_Bps() if big_n > 1 else 0.0
+        if net_t > intra_t:
+            where = "network into the SHARP switch tree"
+        transfer = max(intra_t, net_t)
+        formula = "S(m+1)/(m B_nvls)" + (" max S/(nics B_nic)" if big_n > 1 else "") + " + latency"
+    else:
+        transfer = size_bytes / bw
+        formula = "S / B_nvls + latency"
+    return make_cost(Algorithm.NVLS, protocol, latency, transfer, where, formula, equivalent=True)
+
+
+def nvls_tree(
+    collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol
+) -> Cost | None:
+    """NVLS inside each domain with a tree across domains (all-reduce, N >= 2)."""
+    bw = _nvls_bw(topo)
+    if bw is None or protocol is not Protocol.SIMPLE or collective is not Collective.ALL_REDUCE:
+        return None
+    m, big_n = topo.m, topo.domains
+    if big_n < 2:
+        return None
+    intra_t = size_bytes * (m + 1) / (m * bw)
+    net_t = tree_network_multiplier(big_n) * size_bytes / topo.domain_bw_Bps()
+    where = (
+        f"NVLink SHARP in the NVSwitch ({bw / 1e9:.0f} GB/s per GPU)"
+        if intra_t >= net_t
+        else "network (tree between nodes)"
+    )
+    depth = math.floor(math.log2(big_n))
+    latency = intra_hop_latency(topo, Algorithm.NVLS_TREE, protocol) + 2 * depth * net_hop_latency(
+        topo, Algorithm.NVLS_TREE, protocol
+    )
+    return make_cost(
+        Algorithm.NVLS_TREE,
+        protocol,
+        latency,
+        max(intra_t, net_t),
+        where,
+        "max(S(m+1)/(m B_nvls), c S/(nics B_nic)) + NVLS + 2 log2(N) net",
+        equivalent=True,
+    )
+
+
+def _collnet_ok(collective: Collective, topo: Topology, protocol: Protocol) -> bool:
+    return (
+        collective is Collective.ALL_REDUCE
+        and protocol is Protocol.SIMPLE
+        and topo.domains > 1
+        and topo.out is not None
+        and topo.out.sharp
+        and topo.m <= _COLLNET_MAX_LOCAL
+    )
+
+
+def collnet_direct(
+    collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol
+) -> Cost | None:
+    """CollNetDirect: intra-domain reduce-scatter to per-GPU heads, SHARP across, all-gather."""
+    if not _collnet_ok(collective, topo, protocol) or topo.up is None or topo.up.path != "nvlink":
+        return None
+    m = topo.m
+    intra_t = 2 * (m - 1) / m * size_bytes / topo.up_bw_Bps()
+    net_t = size_bytes / topo.domain_bw_Bps()
+    where = "network into the SHARP switch tree" if net_t >= intra_t else "scale-up (RS/AG to heads)"
+    latency = (
+        2 * (min(1, m - 1) * intra_hop_latency(topo, Algorithm.COLLNET_DIRECT, protocol)
+             + _COLLNET_FANIN_S * (m - 1))
+        + net_hop_latency(topo, Algorithm.COLLNET_DIRECT, protocol)
+    )
+    return make_cost(
+        Algorithm.COLLNET_DIRECT,
+        protocol,
+        latency,
+        max(intra_t, net_t),
+        where,
+        "max(2(m-1)/m S/B_up, S/(nics B_nic)) + latency",
+        equivalent=True,
+    )
+
+
+def collnet_chain(
+    collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol
+) -> Cost | None:
+    """CollNetChain: a chain inside each domain, SHARP across domains."""
+    if not _collnet_ok(collective, topo, protocol):
+        return None
+    m = topo.m
+    intra_t = 2 * size_bytes / topo.up_bw_Bps() if m > 1 else 0.0
+    net_t = size_bytes / topo.domain_bw_Bps()
+    where = "network into the SHARP switch tree" if net_t >= intra_t else "scale-up chain (2S per GPU)"
+    latency = 2 * (m - 1) * intra_hop_latency(
+        topo, Algorithm.COLLNET_CHAIN, protocol
+    ) + net_hop_latency(topo, Algorithm.COLLNET_CHAIN, protocol)
+    return make_cost(
+        Algorithm.COLLNET_CHAIN,
+        protocol,
+        latency,
+        max(intra_t, net_t),
+        where,
+        "max(2S/B_up, S/(nics B_nic)) + 2(m-1) intra + net",
+        equivalent=True,
+    )

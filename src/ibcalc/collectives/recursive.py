@@ -1,0 +1,96 @@
+"""Recursive halving-doubling (Rabenseifner) and NCCL's PAT.
+
+* Recursive halving-doubling (Thakur, Rabenseifner, Gropp, IJHPCA 19(1), 2005; cost_models.md
+  3.2): all-reduce = reduce-scatter by recursive halving + all-gather by recursive doubling;
+  all-gather or reduce-scatter alone is one of the two phases. For p = 2^k ranks step j exchanges
+  S/2^(j+1) with the partner at distance p/2^(j+1). Taking the far (cross-domain) partners
+  first puts ``(N-1)/N x S`` of each phase on the network, at the GPU's NIC share
+  ``nics x B_nic / m``, and ``(m-1)/(m N) x S`` on the scale-up link. Latency: ``lg p`` steps per
+  phase, each a network or an intra-domain hop. A non-power-of-two count folds the surplus ranks
+  in with one extra exchange of S before and after (cost_models.md 3.2).
+* PAT (Jeaugey, arXiv:2506.20252; NCCL 2.30.7, cost_models.md 2.2, 2.5, 2.6): all-gather and
+  reduce-scatter with one GPU per node only, Simple; bandwidth x 0.75;
+  latency ``8 us + log2(N) x net / 3.5 + 2.8 us x n``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ibcalc.collectives.base import (
+    Topology,
+    base_latency,
+    intra_hop_latency,
+    make_cost,
+    net_hop_latency,
+)
+from ibcalc.collectives.constants import PAT_FACTOR
+from ibcalc.models import Algorithm, Collective, Cost, Protocol
+
+__all__ = ["pat", "rhd"]
+
+_PAT_PER_RANK_S = 2.8e-6
+_PAT_NET_DIVISOR = 3.5
+
+
+def rhd(collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol) -> Cost | None:
+    """Cost of recursive halving-doubling (all-reduce, all-gather, reduce-scatter)."""
+    if protocol is not Protocol.SIMPLE or topo.ranks < 2:
+        return None
+    if collective not in (Collective.ALL_REDUCE, Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
+        return None
+    m, big_n, n = topo.m, topo.domains, topo.ranks
+    phases = 2 if collective is Collective.ALL_REDUCE else 1
+    pow2 = 1 << int(math.log2(n))
+    net_share = topo.domain_bw_Bps() / m
+    up_bw = topo.up_bw_Bps()
+    net_bytes = (big_n - 1) / big_n * size_bytes if big_n > 1 else 0.0
+    intra_bytes = (m - 1) / (m * big_n) * size_bytes if m > 1 else 0.0
+    transfer = phases * (net_bytes / net_share + intra_bytes / up_bw)
+    net_steps = math.ceil(math.log2(big_n)) if big_n > 1 else 0
+    intra_steps = math.ceil(math.log2(m)) if m > 1 else 0
+    latency = base_latency(Algorithm.RING, protocol) + phases * (
+        net_steps * (net_hop_latency(topo, Algorithm.RING, protocol) if big_n > 1 else 0.0)
+        + intra_steps * intra_hop_latency(topo, Algorithm.RING, protocol)
+    )
+    if pow2 != n:
+        slowest = min(net_share, up_bw)
+        transfer += 2 * size_bytes / slowest
+        hop = net_hop_latency(topo, Algorithm.RING, protocol) if big_n > 1 else (
+            intra_hop_latency(topo, Algorithm.RING, protocol)
+        )
+        latency += 2 * hop
+    where = "network (NIC share per GPU)" if net_bytes / net_share >= intra_bytes / up_bw else (
+        "scale-up"
+    )
+    return make_cost(
+        Algorithm.RHD,
+        protocol,
+        latency,
+        transfer,
+        where,
+        "phases x ((N-1)/N S / (nics B_nic/m) + (m-1)/(mN) S / B_up) + lg p hops per phase",
+    )
+
+
+def pat(collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol) -> Cost | None:
+    """Cost of PAT all-gather / reduce-scatter (one GPU per node, Simple)."""
+    if collective not in (Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
+        return None
+    if protocol is not Protocol.SIMPLE or topo.m != 1 or topo.domains < 2:
+        return None
+    n = topo.ranks
+    bw = topo.domain_bw_Bps() * PAT_FACTOR
+    latency = (
+        base_latency(Algorithm.PAT, protocol)
+        + math.log2(topo.domains) * net_hop_latency(topo, Algorithm.PAT, protocol) / _PAT_NET_DIVISOR
+        + _PAT_PER_RANK_S * n
+    )
+    return make_cost(
+        Algorithm.PAT,
+        protocol,
+        latency,
+        (n - 1) / n * size_bytes / bw,
+        "network (one GPU per node)",
+        "(n-1)/n S / (0.75 B_nic) + 8 us + log2(N) net/3.5 + 2.8 us x n",
+    )

@@ -1,0 +1,86 @@
+"""Ring algorithms: all-reduce, all-gather, reduce-scatter, and the pipelined broadcast/reduce.
+
+Formulas (n = N x m ranks, S in nccl-tests units, cost_models.md 2.5, 2.6, 3.2):
+
+* bandwidth: each rank moves F x S bytes, F = 2(n-1)/n (all-reduce) or (n-1)/n (all-gather,
+  reduce-scatter), through the slowest hop of the ring. Inside a domain that is the per-GPU
+  scale-up bandwidth; across domains NCCL runs one channel per NIC, so the channels together
+  get the domain's aggregate NIC bandwidth (an 8-GPU node with 8 x NDR reaches about
+  8 x 47 GB/s of busbw, not 47). ``B_ring = min(B_up, nics x B_nic)``, then the protocol's factor.
+* latency (NCCL 2.30.7): ``base + (nsteps - s_net) x max(intra, overhead) + s_net x net``, with
+  nsteps = 2(n-1) or n-1 and s_net = 2(N-1) or N-1; x 1.4 for multi-node Simple all-reduce
+  (the "ring plateau").
+* broadcast/reduce: a pipelined chain through n - 1 hops moves S once per rank:
+  ``t = S / B + base + (n - N) x intra + (N - 1) x net`` (Thakur et al. 2005; NCCL ring).
+"""
+
+from __future__ import annotations
+
+from ibcalc.collectives.base import (
+    Topology,
+    base_latency,
+    bytes_factor,
+    intra_hop_latency,
+    make_cost,
+    net_hop_latency,
+    ring_protocol_bw,
+)
+from ibcalc.collectives.constants import NET_OVERHEAD_S, RING_PLATEAU_FACTOR
+from ibcalc.models import Algorithm, Collective, Cost, Protocol
+
+__all__ = ["ring", "ring_bandwidth"]
+
+_RING_COLLECTIVES = (
+    Collective.ALL_REDUCE,
+    Collective.ALL_GATHER,
+    Collective.REDUCE_SCATTER,
+    Collective.BROADCAST,
+    Collective.REDUCE,
+)
+
+
+def ring_bandwidth(topo: Topology, *, duplex: bool = True) -> tuple[float, str]:
+    """Per-rank ring bandwidth (bytes/s per direction) and which tier limits it."""
+    up = topo.up_bw_Bps(duplex=duplex) if topo.m > 1 else float("inf")
+    net = topo.domain_bw_Bps()
+    if net < up:
+        assert topo.out is not None
+        return net, (
+            f"network: {topo.out.nics_per_domain} x {topo.out.link_id} per node "
+            f"({topo.out.nic_bw_Bps / 1e9:.1f} GB/s achievable each)"
+        )
+    assert topo.up is not None
+    return up, f"scale-up: {topo.up.link_id} ({up / 1e9:.0f} GB/s achievable per GPU)"
+
+
+def ring(collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol) -> Cost | None:
+    """Cost of NCCL's ring for ``collective``, or None when it does not apply."""
+    if collective not in _RING_COLLECTIVES or topo.ranks < 2:
+        return None
+    n, big_n = topo.ranks, topo.domains
+    one_way = collective in (Collective.BROADCAST, Collective.REDUCE)
+    bw, where = ring_bandwidth(topo, duplex=not one_way)
+    bw = ring_protocol_bw(bw, protocol, topo)
+    intra = intra_hop_latency(topo, Algorithm.RING, protocol)
+    net = net_hop_latency(topo, Algorithm.RING, protocol) if big_n > 1 else 0.0
+    base = base_latency(Algorithm.RING, protocol)
+    if one_way:
+        latency = base + (n - big_n) * intra + (big_n - 1) * net
+        transfer = size_bytes / bw
+        formula = "S/B_ring + base + (n-N) x intra + (N-1) x net"
+    else:
+        all_reduce = collective is Collective.ALL_REDUCE
+        nsteps = 2 * (n - 1) if all_reduce else n - 1
+        s_net = (2 * (big_n - 1) if all_reduce else big_n - 1) if big_n > 1 else 0
+        overhead = 0.0
+        if big_n > 1:
+            overhead = NET_OVERHEAD_S * (3 if protocol is Protocol.SIMPLE else 1)
+        latency = base + (nsteps - s_net) * max(intra, overhead) + s_net * net
+        if all_reduce and big_n > 1 and protocol is Protocol.SIMPLE:
+            latency *= RING_PLATEAU_FACTOR
+        transfer = bytes_factor(collective, n) * size_bytes / bw
+        formula = (
+            f"{'2(n-1)/n' if all_reduce else '(n-1)/n'} x S / B_ring + base"
+            " + (nsteps - s_net) x intra + s_net x net"
+        )
+    return make_cost(Algorithm.RING, protocol, latency, transfer, where, formula)

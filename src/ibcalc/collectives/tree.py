@@ -1,0 +1,82 @@
+"""NCCL's double binary tree all-reduce: a chain inside each domain, two binary trees across.
+
+Source: Sanders, Speck, Traeff, Parallel Computing 35(12), 2009 (two-tree algorithms); NCCL's
+trees (NVIDIA blog "Massively scale your deep learning training with NCCL 2.4"); NCCL 2.30.7
+constants (cost_models.md 2.5-2.7, 3.4).
+
+Per rank and direction, a pipelined all-reduce over a chain or tree moves about 2S: reduce up
+(receive S, send S) then broadcast down. Across domains each node is interior in one tree and a
+leaf in the other, so its NICs carry 2S per direction; on exactly two nodes each node is root of
+one tree and child in the other, so only S crosses the network (why 2-node busbw can reach twice
+the NIC rate; nccl#946). Hence
+
+``t = max(2S / B_up [chain, m > 1],  c x S / (nics x B_nic)) / f_p + latency``, c = 1 if N = 2 else 2,
+
+with f_p = 0.92 x protocol factor (LL: 1/3.8 capped by NCCL's LL cap; LL128: 120/128, or 7/9 on
+one node), NCCL's size-dependent tree correction, and
+``latency = base + 2 x ((m - 1) x intra + log2(N) x net)``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ibcalc.collectives.base import (
+    Topology,
+    base_latency,
+    intra_hop_latency,
+    ll_cap_Bps,
+    make_cost,
+    net_hop_latency,
+    tree_correction,
+)
+from ibcalc.collectives.constants import (
+    TREE_LL128_FACTOR_MULTI,
+    TREE_LL128_FACTOR_SINGLE,
+    TREE_LL_DIVISOR,
+)
+from ibcalc.models import Algorithm, Collective, Cost, Protocol
+
+__all__ = ["TREE_FACTOR", "tree", "tree_network_multiplier"]
+
+#: NCCL 2.30.7 multiplies tree all-reduce bandwidth by 0.92 (cost_models.md 2.5).
+TREE_FACTOR = 0.92
+
+
+def tree_network_multiplier(domains: int) -> float:
+    """Bytes per byte of S each domain sends over the network in a double binary tree."""
+    return 1.0 if domains <= 2 else 2.0
+
+
+def tree(collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol) -> Cost | None:
+    """Cost of the double binary tree all-reduce, or None when it does not apply."""
+    if collective is not Collective.ALL_REDUCE or topo.ranks < 2:
+        return None
+    m, big_n = topo.m, topo.domains
+    chain_bw = topo.up_bw_Bps() / 2.0 if m > 1 else math.inf
+    net_bw = topo.domain_bw_Bps() / tree_network_multiplier(big_n)
+    if net_bw < chain_bw:
+        bw, where = net_bw, "network (tree: each node sends {}S)".format(
+            "1" if big_n <= 2 else "2"
+        )
+    else:
+        bw, where = chain_bw, "scale-up chain inside the node (2S per GPU)"
+    bw *= TREE_FACTOR
+    if protocol is Protocol.LL:
+        bw = min(bw / TREE_LL_DIVISOR, ll_cap_Bps(topo) / 2.0)
+    elif protocol is Protocol.LL128:
+        bw *= TREE_LL128_FACTOR_SINGLE if big_n == 1 else TREE_LL128_FACTOR_MULTI
+    bw *= tree_correction(size_bytes, protocol)
+    intra = intra_hop_latency(topo, Algorithm.TREE, protocol)
+    net = net_hop_latency(topo, Algorithm.TREE, protocol) if big_n > 1 else 0.0
+    depth = math.floor(math.log2(big_n)) if big_n > 1 else 0
+    latency = base_latency(Algorithm.TREE, protocol) + 2 * ((m - 1) * intra + depth * net)
+    return make_cost(
+        Algorithm.TREE,
+        protocol,
+        latency,
+        size_bytes / bw,
+        where,
+        "max(2S/B_up, c x S/(nics x B_nic)) / f_p + base + 2((m-1) intra + log2(N) net)",
+        equivalent=big_n == 2,
+    )

@@ -1,0 +1,132 @@
+"""The library facade: one call from a cluster description and a collective to an Estimate.
+
+``estimate`` resolves the cluster (``topology.resolve_cluster``), applies nccl-tests' size
+conventions (``--size`` is the total buffer for all-gather, reduce-scatter and all-to-all, and
+per-rank counts are rounded as nccl-tests rounds them), runs the cost engine and returns an
+:class:`~ibcalc.models.Estimate` with every assumption it made.
+"""
+
+from __future__ import annotations
+
+from ibcalc.collectives.select import select
+from ibcalc.errors import UnitError
+from ibcalc.models import Algorithm, Catalogue, Collective, Estimate, Protocol
+from ibcalc.topology import ClusterSpec, ResolvedCluster, resolve_cluster
+
+__all__ = ["DTYPE_BYTES", "effective_size", "estimate", "estimate_on"]
+
+#: Element sizes of the datatypes nccl-tests accepts (``-d``), in bytes.
+DTYPE_BYTES: dict[str, int] = {
+    "int8": 1,
+    "uint8": 1,
+    "fp8": 1,
+    "fp8_e4m3": 1,
+    "fp8_e5m2": 1,
+    "fp16": 2,
+    "half": 2,
+    "bf16": 2,
+    "bfloat16": 2,
+    "int32": 4,
+    "uint32": 4,
+    "fp32": 4,
+    "float": 4,
+    "int64": 8,
+    "uint64": 8,
+    "fp64": 8,
+    "double": 8,
+}
+
+_PER_RANK_COLLECTIVES = (Collective.ALL_GATHER, Collective.REDUCE_SCATTER, Collective.ALL_TO_ALL)
+
+
+def effective_size(collective: Collective, size_bytes: float, ranks: int, dtype: str) -> float:
+    """The size nccl-tests actually runs for a requested ``size_bytes`` (cost_models.md 1.3).
+
+    Counts are whole elements; for all-gather, reduce-scatter and all-to-all the per-rank count is
+    ``floor(S / elt / n)`` rounded down to a multiple of 16 bytes.
+    """
+    try:
+        elt = DTYPE_BYTES[dtype.lower()]
+    except KeyError:
+        names = ", ".join(sorted(DTYPE_BYTES))
+        raise UnitError(f"unknown dtype {dtype!r} (use one of {names})") from None
+    count = int(size_bytes // elt)
+    if collective in _PER_RANK_COLLECTIVES:
+        per_rank = count // ranks
+        per_rank -= per_rank % max(1, 16 // elt)
+        size = float(per_rank * elt * ranks)
+    else:
+        size = float(count * elt)
+    if size <= 0:
+        raise UnitError(
+            f"size {size_bytes:g} B is too small for {collective.value} of {dtype} over {ranks} "
+            "ranks (nccl-tests rounds it to 0 bytes)"
+        )
+    return size
+
+
+def estimate_on(
+    cluster: ResolvedCluster,
+    collective: Collective,
+    size_bytes: float,
+    *,
+    dtype: str = "fp32",
+    algorithm: Algorithm | None = None,
+    protocol: Protocol | None = None,
+) -> Estimate:
+    """Estimate ``collective`` of ``size_bytes`` on an already resolved cluster."""
+    size = effective_size(collective, size_bytes, cluster.ranks, dtype)
+    best, others = select(collective, size, cluster.topology, algorithm, protocol)
+    notes = list(cluster.assumptions)
+    if size != size_bytes:
+        notes.append(f"size rounded to {size:.0f} B as nccl-tests does for {cluster.ranks} ranks")
+    if algorithm is None:
+        notes.append(
+            f"algorithm: {best.algorithm.value}/{best.protocol.value}, the fastest of NCCL's "
+            "algorithms here (--algo to force one)"
+        )
+    if best.equivalent_busbw:
+        notes.append(
+            "busbw is an equivalent figure, not a wire rate: "
+            + (
+                "the switch reduces data in the network"
+                if best.algorithm is not Algorithm.TREE
+                else "on 2 nodes the tree sends only S per node over the network"
+            )
+        )
+    elt = DTYPE_BYTES[dtype.lower()]
+    count = int(size // elt)
+    if collective in _PER_RANK_COLLECTIVES:
+        count //= cluster.ranks
+    return Estimate(
+        collective=collective,
+        size_bytes=size,
+        dtype=dtype.lower(),
+        count=count,
+        nodes=cluster.nodes,
+        gpus_per_node=cluster.gpus_per_node,
+        ranks=cluster.ranks,
+        intra=cluster.intra.id if cluster.intra else None,
+        inter=cluster.inter.id if cluster.inter else None,
+        nics_per_node=cluster.nics_per_node,
+        best=best,
+        alternatives=others,
+        assumptions=notes,
+    )
+
+
+def estimate(
+    catalogue: Catalogue,
+    spec: ClusterSpec,
+    collective: Collective,
+    size_bytes: float,
+    *,
+    dtype: str = "fp32",
+    algorithm: Algorithm | None = None,
+    protocol: Protocol | None = None,
+) -> Estimate:
+    """Resolve ``spec`` against ``catalogue`` and estimate ``collective`` of ``size_bytes``."""
+    cluster = resolve_cluster(catalogue, spec)
+    return estimate_on(
+        cluster, collective, size_bytes, dtype=dtype, algorithm=algorithm, protocol=protocol
+    )

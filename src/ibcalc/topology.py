@@ -1,0 +1,296 @@
+"""Turn what the user asked for (flags or a preset) into tiers the engine can cost.
+
+A :class:`ClusterSpec` holds the user's choices, each optional. :func:`resolve_cluster` fills the
+gaps from a system preset or from sensible defaults and records every assumption it made, so
+that each result can say which node shape, GPUs per node, links and NIC count it used and how to
+change them (DESIGN.md section 1).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ibcalc.catalogue import find_link, find_system
+from ibcalc.collectives.base import Topology
+from ibcalc.errors import UnitError
+from ibcalc.models import Catalogue, Link, LinkKind, ScaleOutTier, ScaleUpTier, System
+
+__all__ = ["DEFAULT_NODES", "DEFAULT_SYSTEM", "ClusterSpec", "ResolvedCluster", "resolve_cluster"]
+
+#: Node shape assumed when only a fabric is named and no preset uses that fabric.
+DEFAULT_SYSTEM = "dgx-h100"
+#: Node count assumed when none is given: the smallest job that crosses the fabric.
+DEFAULT_NODES = 2
+#: Largest cluster accepted (GPUs); beyond this the question is not about one job.
+MAX_GPUS = 1_000_000
+
+_ARCH_BY_LINK = {
+    "nvlink1": "volta",
+    "nvlink2": "volta",
+    "nvlink3": "ampere",
+    "nvlink4": "hopper",
+    "nvlink4-h800": "hopper",
+    "nvlink4-bridge": "hopper",
+    "nvlink5": "blackwell",
+}
+_ENGINE_ARCH = {
+    "pascal": "volta",
+    "volta": "volta",
+    "turing": "volta",
+    "ampere": "ampere",
+    "ada": "ampere",
+    "hopper": "hopper",
+    "blackwell": "blackwell",
+}
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """What the user asked for; None means 'not given, assume'."""
+
+    nodes: int | None = None
+    gpus_per_node: int | None = None
+    nics_per_node: int | None = None
+    intra: str | None = None
+    inter: str | None = None
+    system: str | None = None
+    host_pcie: str | None = None
+    sharp: bool = False
+    nvls: bool | None = None
+    oversubscription: float = 1.0
+
+
+@dataclass(frozen=True)
+class ResolvedCluster:
+    """A cluster with every gap filled, its tiers, and the assumptions behind them."""
+
+    topology: Topology
+    nodes: int
+    gpus_per_node: int
+    nics_per_node: int
+    intra: Link | None
+    inter: Link | None
+    host_pcie: Link | None
+    system: System | None
+    gpu_arch: str
+    assumptions: list[str] = field(default_factory=list)
+
+    @property
+    def ranks(self) -> int:
+        """Total GPUs (ranks) in the job."""
+        return self.nodes * self.gpus_per_node
+
+
+def _pick_system(catalogue: Catalogue, spec: ClusterSpec, notes: list[str]) -> System | None:
+    if spec.system is not None:
+        return find_system(catalogue, spec.system)
+    if spec.intra is not None or spec.gpus_per_node is not None:
+        return None
+    if spec.inter is not None:
+        inter = find_link(catalogue, spec.inter)
+        for system in catalogue.systems:
+            if system.inter == inter.id:
+                notes.append(
+                    f"node shape: {system.id} ({system.name}), the first preset whose fabric is "
+                    f"{inter.id}; change with --system, --gpus-per-node, --intra"
+                )
+                return system
+    system = find_system(catalogue, DEFAULT_SYSTEM)
+    notes.append(
+        f"node shape: {system.id} ({system.name}) assumed; change with --system, "
+        "--gpus-per-node, --intra"
+    )
+    return system
+
+
+def _check_count(name: str, value: int, low: int, high: int) -> int:
+    if not low <= value <= high:
+        raise UnitError(f"{name} {value} is out of range ({low}..{high})")
+    return value
+
+
+def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
+    """Fill the gaps of ``spec`` and build its tiers; record each assumption made."""
+    notes: list[str] = []
+    system = _pick_system(catalogue, spec, notes)
+
+    gpus_per_node = spec.gpus_per_node or (system.gpus_per_node if system else 8)
+    _check_count("--gpus-per-node", gpus_per_node, 1, 1024)
+    if spec.gpus_per_node is None and system is None:
+        notes.append("8 GPUs per node assumed (--gpus-per-node)")
+
+    intra: Link | None = None
+    if gpus_per_node > 1:
+        intra_name = spec.intra or (system.intra if system else None) or "nvlink4"
+        intra = find_link(catalogue, intra_name)
+        if intra.kind not in (LinkKind.SCALE_UP, LinkKind.HOST):
+            raise UnitError(f"--intra {intra.id} is a {intra.kind} link; use a scale-up or PCIe link")
+        if spec.intra is None and system is None:
+            notes.append(f"scale-up link {intra.id} assumed (--intra)")
+
+    nodes = spec.nodes if spec.nodes is not None else DEFAULT_NODES
+    _check_count("--nodes", nodes, 1, MAX_GPUS)
+    if spec.nodes is None:
+        notes.append(f"{nodes} nodes assumed (--nodes); 2 nodes let NCCL's tree halve network traffic")
+    if nodes * gpus_per_node > MAX_GPUS:
+        raise UnitError(f"{nodes} nodes x {gpus_per_node} GPUs is more than {MAX_GPUS} GPUs")
+    if nodes * gpus_per_node < 2:
+        raise UnitError("a collective needs at least 2 GPUs (--nodes, --gpus-per-node)")
+
+    host_pcie: Link | None = None
+    host_name = spec.host_pcie or (system.host_pcie if system else None)
+    if host_name:
+        host_pcie = find_link(catalogue, host_name)
+
+    scale_up = _scale_up_domain(system, spec, gpus_per_node, nodes, notes)
+    domains = nodes * gpus_per_node // scale_up
+    nodes_per_domain = scale_up // gpus_per_node
+
+    inter: Link | None = None
+    nics_per_node = 0
+    if domains > 1:
+        inter_name = spec.inter or (system.inter if system else None) or "ndr"
+        inter = find_link(catalogue, inter_name)
+        if inter.kind not in (LinkKind.SCALE_OUT, LinkKind.WAN):
+            raise UnitError(f"--inter {inter.id} is a {inter.kind} link; use a scale-out or WAN link")
+        if spec.inter is None and system is None:
+            notes.append(f"scale-out link {inter.id} assumed (--inter)")
+        if spec.nics_per_node is not None:
+            nics_per_node = spec.nics_per_node
+        elif system is not None and system.inter == inter.id and system.nics_per_node > 0:
+            nics_per_node = system.nics_per_node
+        else:
+            nics_per_node = gpus_per_node
+            notes.append(f"{nics_per_node} NICs per node (one per GPU) assumed (--nics-per-node)")
+        _check_count("--nics-per-node", nics_per_node, 1, 256)
+    elif spec.nics_per_node is not None:
+        nics_per_node = spec.nics_per_node
+
+    arch = system.gpu_arch if system else _ARCH_BY_LINK.get(intra.id if intra else "", "hopper")
+    engine_arch = _ENGINE_ARCH.get(arch, "ampere")
+
+    up_tier = _build_up(intra, scale_up, system, spec, arch, notes) if scale_up > 1 else None
+    out_tier = None
+    if domains > 1:
+        assert inter is not None
+        out_tier = _build_out(inter, host_pcie, nics_per_node * nodes_per_domain, domains, spec, notes)
+    topology = Topology(
+        ranks_per_domain=scale_up, domains=domains, up=up_tier, out=out_tier, arch=engine_arch
+    )
+    return ResolvedCluster(
+        topology=topology,
+        nodes=nodes,
+        gpus_per_node=gpus_per_node,
+        nics_per_node=nics_per_node,
+        intra=intra,
+        inter=inter,
+        host_pcie=host_pcie,
+        system=system,
+        gpu_arch=arch,
+        assumptions=notes,
+    )
+
+
+def _scale_up_domain(
+    system: System | None, spec: ClusterSpec, gpus_per_node: int, nodes: int, notes: list[str]
+) -> int:
+    total = nodes * gpus_per_node
+    if system is None or system.scale_up_domain <= system.gpus_per_node:
+        return gpus_per_node
+    if spec.gpus_per_node not in (None, system.gpus_per_node):
+        return gpus_per_node
+    domain = system.scale_up_domain
+    if total <= domain:
+        notes.append(f"all {total} GPUs share one {system.id} NVLink domain of up to {domain}")
+        return total
+    if total % domain:
+        raise UnitError(
+            f"{nodes} nodes x {gpus_per_node} GPUs = {total} GPUs do not fill whole "
+            f"{domain}-GPU scale-up domains of {system.id}; use a multiple of "
+            f"{domain // gpus_per_node} nodes"
+        )
+    notes.append(f"{total // domain} scale-up domains of {domain} GPUs ({system.id})")
+    return domain
+
+
+def _build_up(
+    intra: Link | None,
+    gpus: int,
+    system: System | None,
+    spec: ClusterSpec,
+    arch: str,
+    notes: list[str],
+) -> ScaleUpTier:
+    assert intra is not None
+    line = intra.per_direction_Bps
+    bw = intra.achievable_Bps
+    mesh = intra.topology == "mesh"
+    if mesh and intra.links and gpus - 1 < intra.links:
+        used = (gpus - 1) / intra.links
+        line *= used
+        bw *= used
+        notes.append(
+            f"{intra.id} is a switchless mesh: {gpus} GPUs use {gpus - 1} of {intra.links} links each"
+        )
+    path = "pci" if intra.family == "pcie" or intra.topology == "host-staged" else "nvlink"
+    switched = system.nvswitch if system is not None else intra.topology == "switched"
+    nvls_capable = (
+        "nvls" in intra.capabilities
+        and intra.nvls_efficiency is not None
+        and switched
+        and arch in ("hopper", "blackwell")
+    )
+    use_nvls = nvls_capable if spec.nvls is None else (spec.nvls and nvls_capable)
+    if spec.nvls and not nvls_capable:
+        notes.append(f"NVLS requested but {intra.id} here has no NVLink SHARP; NVLS not used")
+    nvls_bw = None
+    if use_nvls and intra.nvls_efficiency is not None:
+        nvls_bw = intra.per_direction_Bps * intra.nvls_efficiency
+    return ScaleUpTier(
+        link_id=intra.id,
+        gpus=gpus,
+        line_Bps=line,
+        bw_Bps=bw,
+        duplex_efficiency=intra.duplex_efficiency,
+        nvls_bw_Bps=nvls_bw,
+        path=path,
+        mesh=mesh,
+    )
+
+
+def _build_out(
+    inter: Link,
+    host_pcie: Link | None,
+    nics: int,
+    domains: int,
+    spec: ClusterSpec,
+    notes: list[str],
+) -> ScaleOutTier:
+    nic_bw = inter.achievable_Bps
+    if host_pcie is not None and host_pcie.achievable_Bps < nic_bw:
+        nic_bw = host_pcie.achievable_Bps
+        notes.append(
+            f"each {inter.id} NIC is capped by {host_pcie.id} at "
+            f"{host_pcie.achievable_Bps / 1e9:.1f} GB/s achievable"
+        )
+    sharp = spec.sharp and "sharp" in inter.capabilities
+    if spec.sharp and not sharp:
+        notes.append(f"SHARP requested but {inter.id} has no SHARP capability; not used")
+    elif not spec.sharp and "sharp" in inter.capabilities:
+        notes.append(f"{inter.id} supports SHARP (CollNet); enable with --sharp")
+    latency = inter.transport_latency_s
+    if inter.kind is LinkKind.WAN and inter.latency_s is not None:
+        latency += inter.latency_s
+    if not math.isfinite(spec.oversubscription) or spec.oversubscription < 1:
+        raise UnitError(f"oversubscription {spec.oversubscription} must be a ratio >= 1")
+    return ScaleOutTier(
+        link_id=inter.id,
+        domains=domains,
+        nics_per_domain=nics,
+        nic_line_Bps=inter.per_direction_Bps,
+        nic_bw_Bps=nic_bw,
+        transport_latency_s=latency,
+        sharp=sharp,
+        oversubscription=spec.oversubscription,
+    )

@@ -1,0 +1,249 @@
+"""Parse and format sizes, bandwidths and times: the only home of 1e9, 2**30 and 8.
+
+Conventions (DESIGN.md section 3):
+
+* sizes: ``10GB`` = 10 x 10^9 bytes, ``10GiB`` = 10 x 2^30 bytes, a bare number is bytes
+  (``1e9`` included). A lower-case ``b`` means bits: ``10Gb`` is refused as a size with a hint,
+  never silently read as bytes (pydantic's ``ByteSize`` would read it as ten gigabytes).
+* bandwidths: ``400Gb/s``, ``400Gbps``, ``400 Gbit/s`` are bits per second; ``50GB/s``, ``50GBps``
+  bytes per second. Internally bytes per second.
+* times: ``5us``, ``5 µs``, ``2ms``, ``1s``, ``90ns``. Internally seconds.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from ibcalc.errors import UnitError
+
+__all__ = [
+    "BITS_PER_BYTE",
+    "GB",
+    "GiB",
+    "MAX_SIZE_BYTES",
+    "format_bandwidth",
+    "format_size",
+    "format_time",
+    "gbps_from_Bps",
+    "parse_bandwidth",
+    "parse_size",
+    "parse_time",
+]
+
+BITS_PER_BYTE = 8
+KB = 10**3
+MB = 10**6
+GB = 10**9
+TB = 10**12
+PB = 10**15
+KiB = 2**10
+MiB = 2**20
+GiB = 2**30
+TiB = 2**40
+PiB = 2**50
+
+#: Largest message size accepted: 1 PiB. Larger sizes are not a collective anyone runs.
+MAX_SIZE_BYTES = float(PiB)
+#: Largest bandwidth accepted (per direction): 1 PB/s.
+MAX_BANDWIDTH_BPS = float(PB)
+#: Largest time accepted: one year.
+MAX_TIME_S = 365.0 * 24 * 3600
+
+_SIZE_FACTORS: dict[str, int] = {
+    "": 1,
+    "b": 1,
+    "k": KB,
+    "kb": KB,
+    "m": MB,
+    "mb": MB,
+    "g": GB,
+    "gb": GB,
+    "t": TB,
+    "tb": TB,
+    "p": PB,
+    "pb": PB,
+    "ki": KiB,
+    "kib": KiB,
+    "mi": MiB,
+    "mib": MiB,
+    "gi": GiB,
+    "gib": GiB,
+    "ti": TiB,
+    "tib": TiB,
+    "pi": PiB,
+    "pib": PiB,
+}
+
+_DECIMAL_PREFIX: dict[str, int] = {"": 1, "k": KB, "m": MB, "g": GB, "t": TB, "p": PB}
+
+_NUMBER = r"(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf|infinity))"
+_SIZE_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>[A-Za-z]*)\s*$", re.IGNORECASE)
+_BW_RE = re.compile(
+    rf"^\s*{_NUMBER}\s*(?P<prefix>[kKmMgGtTpP]?)(?P<unit>b|B|bit|bits|byte|bytes)"
+    r"\s*(?P<per>/\s*s|ps|/sec)\s*$"
+)
+_TIME_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>ns|us|µs|μs|ms|s|sec|min)?\s*$", re.IGNORECASE)
+_TIME_FACTORS = {
+    "ns": 1e-9,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "μs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "sec": 1.0,
+    "min": 60.0,
+}
+
+
+def _finite_number(text: str, raw: str, what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError as exc:  # pragma: no cover - the regex only lets numbers through
+        raise UnitError(f"{what} {raw!r} is not a number") from exc
+    if math.isnan(value):
+        raise UnitError(f"{what} {raw!r} is not a number (NaN)")
+    if math.isinf(value):
+        raise UnitError(f"{what} {raw!r} is infinite")
+    return value
+
+
+def parse_size(value: str | int | float, *, allow_zero: bool = False) -> float:
+    """Return a size in bytes from ``10GB``, ``10GiB``, ``1e9``, ``4096`` or a number.
+
+    Decimal prefixes are powers of 10, binary (``Ki``, ``Mi``, ``Gi`` ...) powers of 2. A
+    lower-case ``b`` after a prefix (``10Gb``) means bits and is refused with a hint.
+    Raises :class:`UnitError` for negative, zero (unless ``allow_zero``), NaN, infinite,
+    unknown-suffix or absurdly large values.
+    """
+    raw = str(value)
+    if isinstance(value, bool):
+        raise UnitError(f"size {raw!r} is not a number of bytes")
+    if isinstance(value, int | float):
+        size = _finite_number(repr(float(value)), raw, "size")
+    else:
+        match = _SIZE_RE.match(value)
+        if match is None:
+            raise UnitError(
+                f"size {raw!r} is not understood (use bytes, e.g. 4096, 1e9, 64MB, 10GiB)"
+            )
+        size = _finite_number(match["num"], raw, "size")
+        unit = match["unit"]
+        if unit.endswith("b"):
+            fixed = (unit[:1].upper() + unit[1:-1] + "B") if len(unit) > 1 else "B"
+            raise UnitError(
+                f"size {raw!r} uses a lower-case 'b', which means bits; "
+                f"write {match['num']}{fixed} for bytes"
+            )
+        factor = _SIZE_FACTORS.get(unit.lower())
+        if factor is None:
+            raise UnitError(
+                f"size {raw!r} has an unknown unit {unit!r} "
+                "(use B, KB, MB, GB, TB or KiB, MiB, GiB, TiB)"
+            )
+        size *= factor
+    if size < 0:
+        raise UnitError(f"size {raw!r} is negative")
+    if size == 0 and not allow_zero:
+        raise UnitError(f"size {raw!r} is zero; a collective needs at least one byte")
+    if size > MAX_SIZE_BYTES:
+        raise UnitError(f"size {raw!r} is absurdly large (the limit is 1 PiB)")
+    return size
+
+
+def parse_bandwidth(value: str | int | float) -> float:
+    """Return a bandwidth in bytes per second from ``400Gb/s``, ``400 Gbit/s``, ``50GB/s``.
+
+    A unit is required for strings: ``b``/``bit`` is bits, ``B``/``byte`` bytes, and the
+    prefix is decimal. A bare number is bytes per second.
+    """
+    raw = str(value)
+    if isinstance(value, bool):
+        raise UnitError(f"bandwidth {raw!r} is not a number")
+    if isinstance(value, int | float):
+        bw = _finite_number(repr(float(value)), raw, "bandwidth")
+    else:
+        match = _BW_RE.match(value)
+        if match is None:
+            raise UnitError(
+                f"bandwidth {raw!r} is not understood "
+                "(write bits as 400Gb/s or 400Gbps, bytes as 50GB/s)"
+            )
+        bw = _finite_number(match["num"], raw, "bandwidth")
+        prefix = match["prefix"].lower()
+        unit = match["unit"]
+        is_bits = unit in ("b", "bit", "bits")
+        bw *= _DECIMAL_PREFIX[prefix]
+        if is_bits:
+            bw /= BITS_PER_BYTE
+    if bw <= 0:
+        raise UnitError(f"bandwidth {raw!r} must be positive")
+    if bw > MAX_BANDWIDTH_BPS:
+        raise UnitError(f"bandwidth {raw!r} is absurdly large (the limit is 1 PB/s)")
+    return bw
+
+
+def parse_time(value: str | int | float, *, allow_zero: bool = True) -> float:
+    """Return a time in seconds from ``5us``, ``5 µs``, ``2ms``, ``1.5s`` or ``90ns``.
+
+    A bare number is seconds.
+    """
+    raw = str(value)
+    if isinstance(value, bool):
+        raise UnitError(f"time {raw!r} is not a number")
+    if isinstance(value, int | float):
+        seconds = _finite_number(repr(float(value)), raw, "time")
+    else:
+        match = _TIME_RE.match(value)
+        if match is None:
+            raise UnitError(f"time {raw!r} is not understood (use ns, us, ms or s)")
+        seconds = _finite_number(match["num"], raw, "time")
+        unit = (match["unit"] or "s").lower()
+        seconds *= _TIME_FACTORS[unit]
+    if seconds < 0:
+        raise UnitError(f"time {raw!r} is negative")
+    if seconds == 0 and not allow_zero:
+        raise UnitError(f"time {raw!r} must be positive")
+    if seconds > MAX_TIME_S:
+        raise UnitError(f"time {raw!r} is absurdly large")
+    return seconds
+
+
+def gbps_from_Bps(bw_Bps: float) -> float:  # noqa: N802 - unit-carrying name
+    """Return GB/s (10^9 bytes per second) from bytes per second."""
+    return bw_Bps / GB
+
+
+def format_size(size_bytes: float) -> str:
+    """Format a size with a decimal or binary unit, whichever is exact or shorter."""
+    if size_bytes < KB:
+        return f"{size_bytes:g} B"
+    for factor, name in ((PiB, "PiB"), (TiB, "TiB"), (GiB, "GiB"), (MiB, "MiB"), (KiB, "KiB")):
+        if size_bytes >= factor and size_bytes % factor == 0 and size_bytes / factor < 1024:
+            return f"{size_bytes / factor:g} {name}"
+    for factor, name in ((PB, "PB"), (TB, "TB"), (GB, "GB"), (MB, "MB"), (KB, "KB")):
+        if size_bytes >= factor:
+            return f"{size_bytes / factor:.4g} {name}"
+    return f"{size_bytes:g} B"  # pragma: no cover
+
+
+def format_bandwidth(bw_Bps: float) -> str:
+    """Format a bandwidth in GB/s (10^9 bytes per second), the nccl-tests unit."""
+    gbs = bw_Bps / GB
+    if gbs >= 100:
+        return f"{gbs:.0f} GB/s"
+    if gbs >= 10:
+        return f"{gbs:.1f} GB/s"
+    if gbs >= 0.01:
+        return f"{gbs:.2f} GB/s"
+    return f"{bw_Bps / MB:.3g} MB/s"
+
+
+def format_time(seconds: float) -> str:
+    """Format a time in the most readable of us, ms and s."""
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.3g} us" if seconds * 1e6 < 100 else f"{seconds * 1e6:.0f} us"
+    if seconds < 1.0:
+        ms = seconds * 1e3
+        return f"{ms:.3g} ms" if ms < 100 else f"{ms:.0f} ms"
+    return f"{seconds:.3g} s"
