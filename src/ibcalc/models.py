@@ -215,6 +215,7 @@ class ScaleUpTier(BaseModel):
     bw_Bps: float = Field(gt=0)
     duplex_efficiency: float = Field(default=1.0, gt=0, le=1)
     nvls_bw_Bps: float | None = None
+    transport_latency_s: float = Field(default=0.0, ge=0)
     path: Literal["nvlink", "pci"] = "nvlink"
     mesh: bool = False
 

@@ -38,8 +38,10 @@ _BAR = "▏▎▍▌▋▊▉█"
 
 def _console(stream: TextIO | None = None) -> Console:
     console = Console(file=stream, highlight=False)
-    if console.width < 100:
-        console = Console(file=stream, highlight=False, width=100)
+    if not console.is_terminal:
+        # Pipes and files get a wide page instead of rich's 80-column default, so tables
+        # stay one row per entry; a terminal keeps its own width.
+        console = Console(file=stream, highlight=False, width=160)
     return console
 
 

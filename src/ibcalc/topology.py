@@ -254,6 +254,7 @@ def _build_up(
         bw_Bps=bw,
         duplex_efficiency=intra.duplex_efficiency,
         nvls_bw_Bps=nvls_bw,
+        transport_latency_s=intra.transport_latency_s,
         path=path,
         mesh=mesh,
     )

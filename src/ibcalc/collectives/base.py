@@ -17,6 +17,7 @@ from ibcalc.collectives.constants import (
     LL128_FACTOR,
     LL_FACTOR,
     LL_MAX_BUSBW_BPS,
+    SIMPLE_TRANSPORT_FACTOR,
     TREE_CORRECTION,
 )
 from ibcalc.models import Algorithm, Collective, Cost, Protocol, ScaleOutTier, ScaleUpTier
@@ -103,20 +104,26 @@ def intra_hop_latency(topo: Topology, algorithm: Algorithm, protocol: Protocol) 
     """Per-hop latency inside the scale-up domain (NCCL hwLat NVLink or PCI row)."""
     table = HOP_LATENCY_S[topo.intra_path]
     key = algorithm if algorithm in table else Algorithm.RING
-    return table[key].get(protocol, table[key].get(Protocol.SIMPLE, 0.0))
+    hw = table[key].get(protocol, table[key].get(Protocol.SIMPLE, 0.0))
+    extra = topo.up.transport_latency_s if topo.up is not None else 0.0
+    return hw + extra
 
 
 def net_hop_latency(topo: Topology, algorithm: Algorithm, protocol: Protocol) -> float:
     """Per-hop network latency: NCCL's NET row plus the transport's own latency.
 
-    As NCCL does with its net plugin's reported latency, the transport latency counts once
-    more for Simple (the flush), cost_models.md 2.6.
+    NCCL adds its net plugin's reported latency once per hop, and once more for Simple (the
+    flush; cost_models.md 2.6). Simple moves data in large chunks with a ready/data/flush
+    handshake per step, and over software transports (EFA, TCPX) that costs several one-way
+    latencies: the multiplier ``SIMPLE_TRANSPORT_FACTOR`` is calibrated on the EFA runs
+    (benchmarks/calibrate.py) and leaves InfiniBand, whose transport latency is 0, unchanged.
     """
     table = HOP_LATENCY_S["net"]
     key = algorithm if algorithm in table else Algorithm.RING
     hw = table[key].get(protocol, table[key].get(Protocol.SIMPLE, 0.0))
     extra = topo.out.transport_latency_s if topo.out is not None else 0.0
-    return hw + extra * (2 if protocol is Protocol.SIMPLE else 1)
+    factor = SIMPLE_TRANSPORT_FACTOR if protocol is Protocol.SIMPLE else 1.0
+    return hw + extra * factor
 
 
 def ll_cap_Bps(topo: Topology) -> float:  # noqa: N802 - unit-carrying name

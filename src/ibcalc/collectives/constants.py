@@ -26,6 +26,7 @@ __all__ = [
     "NET_OVERHEAD_S",
     "PAT_FACTOR",
     "RING_PLATEAU_FACTOR",
+    "SIMPLE_TRANSPORT_FACTOR",
     "TREE_CORRECTION",
     "TREE_LL128_FACTOR_MULTI",
     "TREE_LL128_FACTOR_SINGLE",
@@ -121,4 +122,11 @@ TREE_CORRECTION: Final[dict[Protocol, tuple[float, ...]]] = {
 
 #: Constants fitted to ``reference/measurements.csv`` by ``benchmarks/calibrate.py``.
 #: ``tests/test_calibration.py`` re-runs the fit and checks each value.
-CALIBRATED: Final[dict[str, float]] = {}
+CALIBRATED: Final[dict[str, float]] = {
+    # one-way transport latencies per Simple network hop (NCCL itself counts 2)
+    "simple_transport_factor": 8.0,
+    # sendrecv bandwidth / ring bandwidth on a scale-up link
+    "p2p_efficiency": 0.8,
+}
+#: See ``net_hop_latency``: transport latencies counted per Simple network hop.
+SIMPLE_TRANSPORT_FACTOR: Final = CALIBRATED["simple_transport_factor"]

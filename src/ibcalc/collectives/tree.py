@@ -12,7 +12,7 @@ the NIC rate; nccl#946). Hence
 
 ``t = max(2S / B_up [chain, m > 1],  c x S / (nics x B_nic)) / f_p + latency``, c = 1 if N = 2 else 2,
 
-with f_p = 0.92 x protocol factor (LL: 1/3.8 capped by NCCL's LL cap; LL128: 120/128, or 7/9 on
+with 0.92 on the chain (NCCL's tree factor), the protocol factor (LL: 1/3.8 capped by NCCL's LL cap; LL128: 120/128, or 7/9 on
 one node), NCCL's size-dependent tree correction, and
 ``latency = base + 2 x ((m - 1) x intra + log2(N) x net)``.
 """
@@ -39,7 +39,9 @@ from ibcalc.models import Algorithm, Collective, Cost, Protocol
 
 __all__ = ["TREE_FACTOR", "tree", "tree_network_multiplier"]
 
-#: NCCL 2.30.7 multiplies tree all-reduce bandwidth by 0.92 (cost_models.md 2.5).
+#: NCCL 2.30.7 multiplies tree all-reduce bandwidth by 0.92 (cost_models.md 2.5). Applied here to
+#: the chain inside the node only: network-bound 2-node trees reach the full NIC rate (2 x p4de:
+#: 78.3 GB/s busbw = 0.835 x the 93.75 GB/s node bound, the same fraction EFA reaches in rings).
 TREE_FACTOR = 0.92
 
 
@@ -53,7 +55,7 @@ def tree(collective: Collective, size_bytes: float, topo: Topology, protocol: Pr
     if collective is not Collective.ALL_REDUCE or topo.ranks < 2:
         return None
     m, big_n = topo.m, topo.domains
-    chain_bw = topo.up_bw_Bps() / 2.0 if m > 1 else math.inf
+    chain_bw = topo.up_bw_Bps() / 2.0 * TREE_FACTOR if m > 1 else math.inf
     net_bw = topo.domain_bw_Bps() / tree_network_multiplier(big_n)
     if net_bw < chain_bw:
         bw, where = net_bw, "network (tree: each node sends {}S)".format(
@@ -61,7 +63,6 @@ def tree(collective: Collective, size_bytes: float, topo: Topology, protocol: Pr
         )
     else:
         bw, where = chain_bw, "scale-up chain inside the node (2S per GPU)"
-    bw *= TREE_FACTOR
     if protocol is Protocol.LL:
         bw = min(bw / TREE_LL_DIVISOR, ll_cap_Bps(topo) / 2.0)
     elif protocol is Protocol.LL128:

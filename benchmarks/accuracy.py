@@ -1,0 +1,153 @@
+"""Accuracy of the cost engine against published nccl-tests measurements.
+
+Runs the engine over every usable row of a measurements CSV (default: the copy of
+``shared/reference/measurements.csv`` in ``benchmarks/data``) and prints, per configuration group
+and overall, the median and maximum relative error of predicted busbw for sizes >= 64 MiB and of
+predicted time for sizes <= 64 KiB. Targets (issue 3): bandwidth median <= 5 %, max <= 20 %;
+latency median <= 10 %.
+
+    python benchmarks/accuracy.py [--csv FILE] [--rows]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from reference import DEFAULT_CSV, Point, load_points  # noqa: E402
+
+from ibcalc.catalogue import load_catalogue  # noqa: E402
+from ibcalc.engine import estimate  # noqa: E402
+from ibcalc.errors import IbcalcError  # noqa: E402
+from ibcalc.models import Catalogue  # noqa: E402
+
+TARGETS = {"bandwidth": (0.05, 0.20), "latency": (0.10, None)}
+
+
+@dataclass
+class Result:
+    """A measured point, the model's prediction and the relative error."""
+
+    point: Point
+    regime: str
+    measured: float
+    predicted: float
+    algorithm: str
+    counted: bool
+
+    @property
+    def error(self) -> float:
+        """Signed relative error (predicted - measured) / measured."""
+        return (self.predicted - self.measured) / self.measured
+
+
+def evaluate(points: list[Point], catalogue: Catalogue) -> tuple[list[Result], list[Point]]:
+    """Predict every usable point; return results and the points left out (with reasons)."""
+    results: list[Result] = []
+    skipped: list[Point] = []
+    for point in points:
+        regime = point.regime
+        if point.status == "excluded" or point.spec is None or regime is None:
+            if regime is None and point.status != "excluded":
+                point.reasons.insert(0, "size in neither regime (64 KiB < S < 64 MiB)")
+            skipped.append(point)
+            continue
+        try:
+            est = estimate(
+                catalogue,
+                point.spec,
+                point.collective,
+                point.size_bytes,
+                dtype=point.dtype,
+                algorithm=point.algorithm,
+            )
+        except IbcalcError as exc:
+            point.reasons.insert(0, f"model refused: {exc}")
+            skipped.append(point)
+            continue
+        if regime == "bandwidth":
+            assert point.busbw_GBps is not None
+            measured, predicted = point.busbw_GBps, est.busbw_Bps / 1e9
+        else:
+            assert point.time_us is not None
+            measured, predicted = point.time_us, est.time_s * 1e6
+        counted = regime == "latency" or point.bandwidth_checkable
+        label = f"{est.best.algorithm.value}/{est.best.protocol.value}"
+        results.append(Result(point, regime, measured, predicted, label, counted))
+    return results, skipped
+
+
+def summarise(results: list[Result], regime: str) -> tuple[int, float, float]:
+    """(count, median |error|, max |error|) over the counted results of a regime."""
+    errors = [abs(r.error) for r in results if r.regime == regime and r.counted]
+    if not errors:
+        return 0, 0.0, 0.0
+    return len(errors), statistics.median(errors), max(errors)
+
+
+def report(results: list[Result], skipped: list[Point], rows: bool) -> str:
+    """The printed report."""
+    lines = []
+    for regime in ("bandwidth", "latency"):
+        unit = "busbw" if regime == "bandwidth" else "time"
+        lines.append(f"== {regime} regime ({unit}; {'>= 64 MiB' if regime == 'bandwidth' else '<= 64 KiB'})")
+        lines.append(f"{'group':<72} {'n':>3} {'median':>8} {'max':>8}  worst point")
+        groups: dict[str, list[Result]] = {}
+        for r in results:
+            if r.regime == regime:
+                groups.setdefault(r.point.group, []).append(r)
+        for name, group in sorted(groups.items()):
+            errs = [abs(r.error) for r in group]
+            worst = max(group, key=lambda r: abs(r.error))
+            flag = "" if all(r.counted for r in group) else "  [not counted: NICs unknown]"
+            lines.append(
+                f"{name[:72]:<72} {len(group):>3} {statistics.median(errs):>7.1%} {max(errs):>7.1%}"
+                f"  {worst.point.size_bytes:.0f} B: {worst.measured:.4g} vs {worst.predicted:.4g}"
+                f" ({worst.error:+.1%}, {worst.algorithm}){flag}"
+            )
+        n, med, mx = summarise(results, regime)
+        target_med, target_max = TARGETS[regime]
+        verdict = "meets" if med <= target_med and (target_max is None or mx <= target_max) else "MISSES"
+        lines.append(
+            f"{'OVERALL (counted rows)':<72} {n:>3} {med:>7.1%} {mx:>7.1%}  target median <= "
+            f"{target_med:.0%}" + (f", max <= {target_max:.0%}" if target_max else "") + f": {verdict}"
+        )
+        lines.append("")
+    if rows:
+        lines.append("== rows")
+        for r in results:
+            lines.append(
+                f"row {r.point.row:>3} {r.regime:<9} {r.point.size_bytes:>12.0f} B measured "
+                f"{r.measured:>9.4g} predicted {r.predicted:>9.4g} ({r.error:+6.1%}) {r.algorithm}"
+                f"  {r.point.group}"
+            )
+        lines.append("")
+    lines.append(f"== left out ({len(skipped)} rows)")
+    reasons: dict[str, int] = {}
+    for p in skipped:
+        key = f"{p.group[:60]}: {p.reasons[0] if p.reasons else 'no reason'}"
+        reasons[key] = reasons.get(key, 0) + 1
+    for key, count in sorted(reasons.items()):
+        lines.append(f"{count:>3} x {key}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the accuracy report; exit 0 (figures, not a test)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--csv", type=Path, default=DEFAULT_CSV, help="measurements CSV")
+    parser.add_argument("--rows", action="store_true", help="print every compared row")
+    args = parser.parse_args(argv)
+    catalogue = load_catalogue(use_env=False)
+    results, skipped = evaluate(load_points(args.csv), catalogue)
+    print(report(results, skipped, args.rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,245 @@
+"""Derive the calibrated constants of the cost model from published measurements.
+
+Each constant below is fitted to named rows of ``benchmarks/data/measurements.csv`` (a copy of
+``shared/reference/measurements.csv``), by a closed-form rule where one exists:
+
+* ``nvlink4.nvls_efficiency``: NVLS all-reduce moves S(m+1)/m per GPU, so
+  B_nvls = algbw x (m+1)/m; median over H100 NVLS rows of 4 GiB and more (m = 5..8), / 450 GB/s.
+* ``pcie3-host-staged.efficiency``: 2 x RTX 2080 Ti broadcast busbw at 1 GiB / 15.75 GB/s.
+* ``pcie3-host-staged.duplex_efficiency``: median of all_reduce, all_gather, alltoall busbw at
+  1 GiB / the broadcast busbw (both directions busy vs one).
+* ``nvlink4-bridge.efficiency``: median H100 PCIe + bridge all_reduce busbw (nccl#1161) / 300 GB/s.
+* ``p2p_efficiency``: median A100 sendrecv busbw at >= 256 MiB / the nvlink3 ring bandwidth.
+* ``<link>.transport_latency``: the per-hop latency that, added to NCCL's hop latency, makes the
+  engine reproduce the measured times of 8 B - 1 KiB rows (the engine's time is linear in it).
+* ``simple_transport_factor``: one-way transport latencies per Simple network hop; the value
+  (step 0.5, at most 8 = four round trips per step) that minimises the median busbw error of the
+  multi-node EFA rows of 64 MiB and more.
+
+``python benchmarks/calibrate.py`` prints each derived value next to the one in use;
+``tests/test_calibration.py`` re-runs these functions and fails if a value in use drifts.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from reference import Point, load_points  # noqa: E402
+
+import ibcalc.collectives.base as engine_base  # noqa: E402
+from ibcalc.catalogue import find_link, load_catalogue  # noqa: E402
+from ibcalc.collectives.constants import CALIBRATED  # noqa: E402
+from ibcalc.engine import estimate  # noqa: E402
+from ibcalc.models import Catalogue, Collective  # noqa: E402
+from ibcalc.models import busbw_factor as factor_of  # noqa: E402
+
+GiB = 2**30
+#: Upper bound of the Simple-hop multiplier: a Simple step is at most four round trips
+#: (ready, data, flush, completion), i.e. eight one-way transport latencies.
+MAX_SIMPLE_FACTOR = 8.0
+
+
+def _rows(points: list[Point], where: Callable[[Point], bool]) -> list[Point]:
+    return [p for p in points if where(p)]
+
+
+def nvls_efficiency_nvlink4(points: list[Point], catalogue: Catalogue) -> float:
+    """NVLS bandwidth of NVLink 4 as a fraction of its 450 GB/s line rate."""
+    rows = _rows(
+        points,
+        lambda p: p.nodes == 1
+        and p.gpus_per_node >= 5
+        and p.collective is Collective.ALL_REDUCE
+        and p.busbw_GBps is not None
+        and p.size_bytes >= 4 * GiB
+        and p.spec is not None
+        and p.spec.nvls is not False
+        and p.spec.system in ("dgx-h100", "aws-p5")
+        and (p.algorithm is None or p.algorithm.value == "nvls"),
+    )
+    values = []
+    for p in rows:
+        assert p.busbw_GBps is not None
+        m = p.gpus_per_node
+        algbw = p.busbw_GBps / factor_of(p.collective, m)
+        values.append(algbw * (m + 1) / m)
+    line = find_link(catalogue, "nvlink4").per_direction_Bps / 1e9
+    return round(statistics.median(values) / line, 3)
+
+
+def _rtx(points: list[Point], collective: Collective) -> float:
+    rows = _rows(
+        points,
+        lambda p: p.spec is not None
+        and p.spec.system == "rtx2080ti-2"
+        and p.collective is collective
+        and p.size_bytes >= GiB
+        and p.busbw_GBps is not None,
+    )
+    return statistics.median(p.busbw_GBps for p in rows if p.busbw_GBps is not None)
+
+
+def host_staged_efficiency(points: list[Point], catalogue: Catalogue) -> float:
+    """One-direction efficiency of PCIe without P2P (broadcast)."""
+    line = find_link(catalogue, "pcie3-host-staged").per_direction_Bps / 1e9
+    return round(_rtx(points, Collective.BROADCAST) / line, 3)
+
+
+def host_staged_duplex(points: list[Point], catalogue: Catalogue) -> float:
+    """Fraction left when both directions are busy (all-reduce, all-gather, all-to-all)."""
+    one_way = _rtx(points, Collective.BROADCAST)
+    both = [
+        _rtx(points, c)
+        for c in (Collective.ALL_REDUCE, Collective.ALL_GATHER, Collective.ALL_TO_ALL)
+    ]
+    return round(statistics.median(both) / one_way, 3)
+
+
+def bridge_efficiency(points: list[Point], catalogue: Catalogue) -> float:
+    """H100 PCIe NVLink-bridge all-reduce bandwidth over the bridge's 300 GB/s."""
+    rows = _rows(
+        points,
+        lambda p: p.spec is not None
+        and p.spec.system == "h100-pcie-nvl-pair"
+        and p.busbw_GBps is not None,
+    )
+    line = find_link(catalogue, "nvlink4-bridge").per_direction_Bps / 1e9
+    return round(statistics.median(p.busbw_GBps for p in rows if p.busbw_GBps) / line, 3)
+
+
+def p2p_efficiency(points: list[Point], catalogue: Catalogue) -> float:
+    """sendrecv bandwidth over ring bandwidth on NVLink 3 (A100)."""
+    rows = _rows(
+        points,
+        lambda p: p.collective is Collective.SEND_RECV
+        and p.size_bytes >= 256 * 2**20
+        and p.busbw_GBps is not None,
+    )
+    ring = find_link(catalogue, "nvlink3").achievable_Bps / 1e9
+    return round(statistics.median(p.busbw_GBps for p in rows if p.busbw_GBps) / ring, 2)
+
+
+def _with_latency(catalogue: Catalogue, link_id: str, latency_s: float) -> Catalogue:
+    links = [
+        link.model_copy(update={"transport_latency_s": latency_s}) if link.id == link_id else link
+        for link in catalogue.links
+    ]
+    return catalogue.model_copy(update={"links": links})
+
+
+def transport_latency(
+    points: list[Point], catalogue: Catalogue, link_id: str, where: Callable[[Point], bool]
+) -> float:
+    """Per-hop transport latency (seconds) reproducing the small-message rows selected."""
+    rows = _rows(
+        points,
+        lambda p: p.spec is not None
+        and p.status != "excluded"
+        and p.time_us is not None
+        and p.size_bytes <= 1024
+        and where(p),
+    )
+    values = []
+    for p in rows:
+        assert p.spec is not None and p.time_us is not None
+        t0 = estimate(_with_latency(catalogue, link_id, 0.0), p.spec, p.collective, p.size_bytes,
+                      algorithm=p.algorithm).time_s
+        t1 = estimate(_with_latency(catalogue, link_id, 1e-6), p.spec, p.collective, p.size_bytes,
+                      algorithm=p.algorithm).time_s
+        slope = (t1 - t0) / 1e-6
+        if slope > 0:
+            values.append((p.time_us * 1e-6 - t0) / slope)
+    return round(statistics.median(values) * 1e6, 1) * 1e-6
+
+
+@contextmanager
+def _simple_factor(value: float) -> Iterator[None]:
+    saved = engine_base.SIMPLE_TRANSPORT_FACTOR
+    engine_base.SIMPLE_TRANSPORT_FACTOR = value
+    try:
+        yield
+    finally:
+        engine_base.SIMPLE_TRANSPORT_FACTOR = saved
+
+
+def simple_transport_factor(points: list[Point], catalogue: Catalogue) -> float:
+    """Multiplier of the transport latency per Simple network hop (EFA rows >= 64 MiB)."""
+    rows = _rows(
+        points,
+        lambda p: p.spec is not None
+        and p.status != "excluded"
+        and p.busbw_GBps is not None
+        and p.size_bytes >= 64 * 2**20
+        and p.nodes > 1
+        and p.spec.system in ("aws-p4d", "aws-p4de", "aws-p5"),
+    )
+    best_k, best_err = 2.0, float("inf")
+    k = 1.0
+    while k <= MAX_SIMPLE_FACTOR:
+        with _simple_factor(k):
+            errors = []
+            for p in rows:
+                assert p.spec is not None and p.busbw_GBps is not None
+                est = estimate(catalogue, p.spec, p.collective, p.size_bytes, algorithm=p.algorithm)
+                errors.append(abs(est.busbw_Bps / 1e9 - p.busbw_GBps) / p.busbw_GBps)
+            err = statistics.median(errors)
+        if err < best_err - 1e-9:
+            best_k, best_err = k, err
+        k += 0.5
+    return best_k
+
+
+def derive(points: list[Point] | None = None) -> dict[str, tuple[float, float]]:
+    """Every calibrated constant: name -> (derived value, value in use)."""
+    pts = points if points is not None else load_points()
+    cat = load_catalogue(use_env=False)
+    links = {link.id: link for link in cat.links}
+
+    def is_system(name: str) -> Callable[[Point], bool]:
+        return lambda p: p.spec is not None and p.spec.system == name
+
+    nvlink4 = links["nvlink4"]
+    staged = links["pcie3-host-staged"]
+    return {
+        "nvlink4.nvls_efficiency": (nvls_efficiency_nvlink4(pts, cat), nvlink4.nvls_efficiency or 0),
+        "pcie3-host-staged.efficiency": (host_staged_efficiency(pts, cat), staged.efficiency),
+        "pcie3-host-staged.duplex_efficiency": (
+            host_staged_duplex(pts, cat), staged.duplex_efficiency,
+        ),
+        "pcie3-host-staged.transport_latency_s": (
+            transport_latency(pts, cat, "pcie3-host-staged", is_system("rtx2080ti-2")),
+            staged.transport_latency_s,
+        ),
+        "nvlink4-bridge.efficiency": (bridge_efficiency(pts, cat), links["nvlink4-bridge"].efficiency),
+        "p2p_efficiency": (p2p_efficiency(pts, cat), CALIBRATED["p2p_efficiency"]),
+        "efa-100g.transport_latency_s": (
+            transport_latency(pts, cat, "efa-100g", is_system("aws-p4de")),
+            links["efa-100g"].transport_latency_s,
+        ),
+        "efa-v2.transport_latency_s": (
+            transport_latency(pts, cat, "efa-v2", is_system("aws-p5")),
+            links["efa-v2"].transport_latency_s,
+        ),
+        "simple_transport_factor": (
+            simple_transport_factor(pts, cat), CALIBRATED["simple_transport_factor"],
+        ),
+    }
+
+
+def main() -> int:
+    """Print derived vs in-use values."""
+    print(f"{'constant':<40} {'derived':>12} {'in use':>12}")
+    for name, (derived, used) in derive().items():
+        flag = "" if abs(derived - used) <= 1e-9 + 0.005 * abs(derived) else "   <-- update"
+        print(f"{name:<40} {derived:>12.6g} {used:>12.6g}{flag}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
