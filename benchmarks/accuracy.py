@@ -19,12 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from reference import DEFAULT_CSV, Point, load_points  # noqa: E402
-
-from ibcalc.catalogue import load_catalogue  # noqa: E402
-from ibcalc.engine import estimate  # noqa: E402
-from ibcalc.errors import IbcalcError  # noqa: E402
-from ibcalc.models import Catalogue  # noqa: E402
+from ibcalc.catalogue import load_catalogue
+from ibcalc.engine import estimate
+from ibcalc.errors import IbcalcError
+from ibcalc.models import Catalogue
+from reference import DEFAULT_CSV, Point, load_points
 
 TARGETS = {"bandwidth": (0.05, 0.20), "latency": (0.10, None)}
 
@@ -95,7 +94,9 @@ def report(results: list[Result], skipped: list[Point], rows: bool) -> str:
     lines = []
     for regime in ("bandwidth", "latency"):
         unit = "busbw" if regime == "bandwidth" else "time"
-        lines.append(f"== {regime} regime ({unit}; {'>= 64 MiB' if regime == 'bandwidth' else '<= 64 KiB'})")
+        lines.append(
+            f"== {regime} regime ({unit}; {'>= 64 MiB' if regime == 'bandwidth' else '<= 64 KiB'})"
+        )
         lines.append(f"{'group':<72} {'n':>3} {'median':>8} {'max':>8}  worst point")
         groups: dict[str, list[Result]] = {}
         for r in results:
@@ -112,10 +113,14 @@ def report(results: list[Result], skipped: list[Point], rows: bool) -> str:
             )
         n, med, mx = summarise(results, regime)
         target_med, target_max = TARGETS[regime]
-        verdict = "meets" if med <= target_med and (target_max is None or mx <= target_max) else "MISSES"
+        verdict = (
+            "meets" if med <= target_med and (target_max is None or mx <= target_max) else "MISSES"
+        )
         lines.append(
             f"{'OVERALL (counted rows)':<72} {n:>3} {med:>7.1%} {mx:>7.1%}  target median <= "
-            f"{target_med:.0%}" + (f", max <= {target_max:.0%}" if target_max else "") + f": {verdict}"
+            f"{target_med:.0%}"
+            + (f", max <= {target_max:.0%}" if target_max else "")
+            + f": {verdict}"
         )
         lines.append("")
     if rows:

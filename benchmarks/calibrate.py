@@ -30,14 +30,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from reference import Point, load_points  # noqa: E402
-
-import ibcalc.collectives.base as engine_base  # noqa: E402
-from ibcalc.catalogue import find_link, load_catalogue  # noqa: E402
-from ibcalc.collectives.constants import CALIBRATED  # noqa: E402
-from ibcalc.engine import estimate  # noqa: E402
-from ibcalc.models import Catalogue, Collective  # noqa: E402
-from ibcalc.models import busbw_factor as factor_of  # noqa: E402
+import ibcalc.collectives.base as engine_base
+from ibcalc.catalogue import find_link, load_catalogue
+from ibcalc.collectives.constants import CALIBRATED
+from ibcalc.engine import estimate
+from ibcalc.models import Catalogue, Collective
+from ibcalc.models import busbw_factor as factor_of
+from reference import Point, load_points
 
 GiB = 2**30
 #: Upper bound of the Simple-hop multiplier: a Simple step is at most four round trips
@@ -53,15 +52,17 @@ def nvls_efficiency_nvlink4(points: list[Point], catalogue: Catalogue) -> float:
     """NVLS bandwidth of NVLink 4 as a fraction of its 450 GB/s line rate."""
     rows = _rows(
         points,
-        lambda p: p.nodes == 1
-        and p.gpus_per_node >= 5
-        and p.collective is Collective.ALL_REDUCE
-        and p.busbw_GBps is not None
-        and p.size_bytes >= 4 * GiB
-        and p.spec is not None
-        and p.spec.nvls is not False
-        and p.spec.system in ("dgx-h100", "aws-p5")
-        and (p.algorithm is None or p.algorithm.value == "nvls"),
+        lambda p: (
+            p.nodes == 1
+            and p.gpus_per_node >= 5
+            and p.collective is Collective.ALL_REDUCE
+            and p.busbw_GBps is not None
+            and p.size_bytes >= 4 * GiB
+            and p.spec is not None
+            and p.spec.nvls is not False
+            and p.spec.system in ("dgx-h100", "aws-p5")
+            and (p.algorithm is None or p.algorithm.value == "nvls")
+        ),
     )
     values = []
     for p in rows:
@@ -76,11 +77,13 @@ def nvls_efficiency_nvlink4(points: list[Point], catalogue: Catalogue) -> float:
 def _rtx(points: list[Point], collective: Collective) -> float:
     rows = _rows(
         points,
-        lambda p: p.spec is not None
-        and p.spec.system == "rtx2080ti-2"
-        and p.collective is collective
-        and p.size_bytes >= GiB
-        and p.busbw_GBps is not None,
+        lambda p: (
+            p.spec is not None
+            and p.spec.system == "rtx2080ti-2"
+            and p.collective is collective
+            and p.size_bytes >= GiB
+            and p.busbw_GBps is not None
+        ),
     )
     return statistics.median(p.busbw_GBps for p in rows if p.busbw_GBps is not None)
 
@@ -105,9 +108,11 @@ def bridge_efficiency(points: list[Point], catalogue: Catalogue) -> float:
     """H100 PCIe NVLink-bridge all-reduce bandwidth over the bridge's 300 GB/s."""
     rows = _rows(
         points,
-        lambda p: p.spec is not None
-        and p.spec.system == "h100-pcie-nvl-pair"
-        and p.busbw_GBps is not None,
+        lambda p: (
+            p.spec is not None
+            and p.spec.system == "h100-pcie-nvl-pair"
+            and p.busbw_GBps is not None
+        ),
     )
     line = find_link(catalogue, "nvlink4-bridge").per_direction_Bps / 1e9
     return round(statistics.median(p.busbw_GBps for p in rows if p.busbw_GBps) / line, 3)
@@ -117,9 +122,11 @@ def p2p_efficiency(points: list[Point], catalogue: Catalogue) -> float:
     """sendrecv bandwidth over ring bandwidth on NVLink 3 (A100)."""
     rows = _rows(
         points,
-        lambda p: p.collective is Collective.SEND_RECV
-        and p.size_bytes >= 256 * 2**20
-        and p.busbw_GBps is not None,
+        lambda p: (
+            p.collective is Collective.SEND_RECV
+            and p.size_bytes >= 256 * 2**20
+            and p.busbw_GBps is not None
+        ),
     )
     ring = find_link(catalogue, "nvlink3").achievable_Bps / 1e9
     return round(statistics.median(p.busbw_GBps for p in rows if p.busbw_GBps) / ring, 2)
@@ -139,19 +146,32 @@ def transport_latency(
     """Per-hop transport latency (seconds) reproducing the small-message rows selected."""
     rows = _rows(
         points,
-        lambda p: p.spec is not None
-        and p.status != "excluded"
-        and p.time_us is not None
-        and p.size_bytes <= 1024
-        and where(p),
+        lambda p: (
+            p.spec is not None
+            and p.status != "excluded"
+            and p.time_us is not None
+            and p.size_bytes <= 1024
+            and where(p)
+        ),
     )
     values = []
     for p in rows:
-        assert p.spec is not None and p.time_us is not None
-        t0 = estimate(_with_latency(catalogue, link_id, 0.0), p.spec, p.collective, p.size_bytes,
-                      algorithm=p.algorithm).time_s
-        t1 = estimate(_with_latency(catalogue, link_id, 1e-6), p.spec, p.collective, p.size_bytes,
-                      algorithm=p.algorithm).time_s
+        assert p.spec is not None
+        assert p.time_us is not None
+        t0 = estimate(
+            _with_latency(catalogue, link_id, 0.0),
+            p.spec,
+            p.collective,
+            p.size_bytes,
+            algorithm=p.algorithm,
+        ).time_s
+        t1 = estimate(
+            _with_latency(catalogue, link_id, 1e-6),
+            p.spec,
+            p.collective,
+            p.size_bytes,
+            algorithm=p.algorithm,
+        ).time_s
         slope = (t1 - t0) / 1e-6
         if slope > 0:
             values.append((p.time_us * 1e-6 - t0) / slope)
@@ -172,12 +192,14 @@ def simple_transport_factor(points: list[Point], catalogue: Catalogue) -> float:
     """Multiplier of the transport latency per Simple network hop (EFA rows >= 64 MiB)."""
     rows = _rows(
         points,
-        lambda p: p.spec is not None
-        and p.status != "excluded"
-        and p.busbw_GBps is not None
-        and p.size_bytes >= 64 * 2**20
-        and p.nodes > 1
-        and p.spec.system in ("aws-p4d", "aws-p4de", "aws-p5"),
+        lambda p: (
+            p.spec is not None
+            and p.status != "excluded"
+            and p.busbw_GBps is not None
+            and p.size_bytes >= 64 * 2**20
+            and p.nodes > 1
+            and p.spec.system in ("aws-p4d", "aws-p4de", "aws-p5")
+        ),
     )
     best_k, best_err = 2.0, float("inf")
     k = 1.0
@@ -185,7 +207,8 @@ def simple_transport_factor(points: list[Point], catalogue: Catalogue) -> float:
         with _simple_factor(k):
             errors = []
             for p in rows:
-                assert p.spec is not None and p.busbw_GBps is not None
+                assert p.spec is not None
+                assert p.busbw_GBps is not None
                 est = estimate(catalogue, p.spec, p.collective, p.size_bytes, algorithm=p.algorithm)
                 errors.append(abs(est.busbw_Bps / 1e9 - p.busbw_GBps) / p.busbw_GBps)
             err = statistics.median(errors)
@@ -207,16 +230,23 @@ def derive(points: list[Point] | None = None) -> dict[str, tuple[float, float]]:
     nvlink4 = links["nvlink4"]
     staged = links["pcie3-host-staged"]
     return {
-        "nvlink4.nvls_efficiency": (nvls_efficiency_nvlink4(pts, cat), nvlink4.nvls_efficiency or 0),
+        "nvlink4.nvls_efficiency": (
+            nvls_efficiency_nvlink4(pts, cat),
+            nvlink4.nvls_efficiency or 0,
+        ),
         "pcie3-host-staged.efficiency": (host_staged_efficiency(pts, cat), staged.efficiency),
         "pcie3-host-staged.duplex_efficiency": (
-            host_staged_duplex(pts, cat), staged.duplex_efficiency,
+            host_staged_duplex(pts, cat),
+            staged.duplex_efficiency,
         ),
         "pcie3-host-staged.transport_latency_s": (
             transport_latency(pts, cat, "pcie3-host-staged", is_system("rtx2080ti-2")),
             staged.transport_latency_s,
         ),
-        "nvlink4-bridge.efficiency": (bridge_efficiency(pts, cat), links["nvlink4-bridge"].efficiency),
+        "nvlink4-bridge.efficiency": (
+            bridge_efficiency(pts, cat),
+            links["nvlink4-bridge"].efficiency,
+        ),
         "p2p_efficiency": (p2p_efficiency(pts, cat), CALIBRATED["p2p_efficiency"]),
         "efa-100g.transport_latency_s": (
             transport_latency(pts, cat, "efa-100g", is_system("aws-p4de")),
@@ -227,7 +257,8 @@ def derive(points: list[Point] | None = None) -> dict[str, tuple[float, float]]:
             links["efa-v2"].transport_latency_s,
         ),
         "simple_transport_factor": (
-            simple_transport_factor(pts, cat), CALIBRATED["simple_transport_factor"],
+            simple_transport_factor(pts, cat),
+            CALIBRATED["simple_transport_factor"],
         ),
     }
 

@@ -126,7 +126,9 @@ def _intra(gpu: str, intra: str, reasons: list[str]) -> tuple[str | None, str | 
     return None, None
 
 
-def _inter(text: str, gpu: str, gpn: int, reasons: list[str]) -> tuple[str | None, int | None, bool]:
+def _inter(
+    text: str, gpu: str, gpn: int, reasons: list[str]
+) -> tuple[str | None, int | None, bool]:
     """Return (link id, NICs per node or None when not stated, SHARP) from the inter text."""
     t = text.lower()
     sharp = "sharp" in t
@@ -155,8 +157,14 @@ def _inter(text: str, gpu: str, gpn: int, reasons: list[str]) -> tuple[str | Non
         speed = re.search(r"(100|200|400|800)\s*g", t)
         return f"roce-{speed.group(1) if speed else '400'}g", count, sharp
     if "infiniband" in t or " ib" in f" {t}" or "hca" in t:
-        for gen, link in (("xdr", "xdr"), ("ndr", "ndr"), ("400g", "ndr"), ("hdr", "hdr"),
-                          ("200g", "hdr"), ("edr", "edr")):
+        for gen, link in (
+            ("xdr", "xdr"),
+            ("ndr", "ndr"),
+            ("400g", "ndr"),
+            ("hdr", "hdr"),
+            ("200g", "hdr"),
+            ("edr", "edr"),
+        ):
             if gen in t:
                 return link, count, sharp
         link = "ndr" if "h100" in gpu.lower() else "hdr"
@@ -219,7 +227,9 @@ def _point(index: int, row: dict[str, str]) -> Point:
             nodes_value = 1
         elif "ring" in row["algo_proto"].lower():
             nodes_value = 8
-            reasons.append("node count not stated: 8 nodes assumed (ring busbw barely depends on it)")
+            reasons.append(
+                "node count not stated: 8 nodes assumed (ring busbw barely depends on it)"
+            )
             status = "inferred"
         else:
             excluded.append("node count not stated")

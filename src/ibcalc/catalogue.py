@@ -103,7 +103,7 @@ def _check_links(doc: Document, links: Sequence[Link]) -> list[ValidationProblem
 
 
 def _check_names(
-    doc: Document, section: str, entries: Sequence[Link] | Sequence[System]
+    doc: Document, section: str, entries: Sequence[Link | System]
 ) -> list[ValidationProblem]:
     problems: list[ValidationProblem] = []
     seen: dict[str, str] = {}
@@ -152,14 +152,18 @@ def _check_systems(
                 hint = f" (did you mean {', '.join(close)}?)" if close else ""
                 problems.append(
                     ValidationProblem(
-                        doc.path, line, col,
+                        doc.path,
+                        line,
+                        col,
                         f"systems[{i}] ({system.id}): {field_name} {ref!r} is not a link id{hint}",
                     )
                 )
             elif link.kind not in kinds:
                 problems.append(
                     ValidationProblem(
-                        doc.path, line, col,
+                        doc.path,
+                        line,
+                        col,
                         f"systems[{i}] ({system.id}): {field_name} {ref!r} is a {link.kind} link, "
                         f"expected {' or '.join(kinds)}",
                     )
@@ -175,7 +179,9 @@ def _check_systems(
             line, col = doc.locate(("systems", i, "scale_up_domain"))
             problems.append(
                 ValidationProblem(
-                    doc.path, line, col,
+                    doc.path,
+                    line,
+                    col,
                     f"systems[{i}] ({system.id}): scale_up_domain {system.scale_up_domain} is not "
                     f"a multiple of gpus_per_node {system.gpus_per_node}",
                 )

@@ -46,8 +46,9 @@ app = typer.Typer(
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
 )
-links_app = typer.Typer(help="List the link catalogue, or show one link with its sources.",
-                        rich_markup_mode=None)
+links_app = typer.Typer(
+    help="List the link catalogue, or show one link with its sources.", rich_markup_mode=None
+)
 systems_app = typer.Typer(help="List node/system presets, or show one.", rich_markup_mode=None)
 app.add_typer(links_app, name="links")
 app.add_typer(systems_app, name="systems")
@@ -135,8 +136,9 @@ def _root(
 
 CatalogueOpt = Annotated[
     list[Path] | None,
-    typer.Option("--catalogue", help="Extra catalogue YAML (adds or overrides entries).",
-                 metavar="FILE"),
+    typer.Option(
+        "--catalogue", help="Extra catalogue YAML (adds or overrides entries).", metavar="FILE"
+    ),
 ]
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", help="table or json.")]
 NodesOpt = Annotated[int | None, typer.Option("--nodes", "-N", help="Number of nodes.")]
@@ -149,9 +151,12 @@ InterOpt = Annotated[
 SystemOpt = Annotated[str | None, typer.Option("--system", help="System preset (e.g. dgx-h100).")]
 SharpOpt = Annotated[bool, typer.Option("--sharp/--no-sharp", help="Enable IB SHARP (CollNet).")]
 NvlsOpt = Annotated[
-    bool | None, typer.Option("--nvls/--no-nvls", help="Allow NVLink SHARP (default: when present).")
+    bool | None,
+    typer.Option("--nvls/--no-nvls", help="Allow NVLink SHARP (default: when present)."),
 ]
-AlgoOpt = Annotated[AlgoChoice, typer.Option("--algo", help="Algorithm, or auto (NCCL-like choice).")]
+AlgoOpt = Annotated[
+    AlgoChoice, typer.Option("--algo", help="Algorithm, or auto (NCCL-like choice).")
+]
 ProtoOpt = Annotated[ProtoChoice, typer.Option("--proto", help="Protocol, or auto.")]
 DtypeOpt = Annotated[str, typer.Option("--dtype", "-d", help="Element type: fp32, bf16, fp8 ...")]
 SizeOpt = Annotated[str, typer.Option("--size", "-s", help="Size: 10GB (10^10 B), 1GiB, 1e9 ...")]
@@ -220,11 +225,23 @@ def _make_collective_command(collective: Collective, summary: str) -> Callable[.
             size_bytes = parse_size(size)
             cat = _catalogue(catalogue)
             cluster = _cluster(
-                cat, nodes, gpus_per_node, nics_per_node, intra, inter, system, sharp, nvls,
+                cat,
+                nodes,
+                gpus_per_node,
+                nics_per_node,
+                intra,
+                inter,
+                system,
+                sharp,
+                nvls,
                 oversubscription,
             )
             est = estimate_on(
-                cluster, collective, size_bytes, dtype=dtype, algorithm=_algo(algo),
+                cluster,
+                collective,
+                size_bytes,
+                dtype=dtype,
+                algorithm=_algo(algo),
                 protocol=_proto(proto),
             )
             _print_estimate(est, fmt)
@@ -252,7 +269,10 @@ _COMMANDS = {
     ),
     "broadcast": (Collective.BROADCAST, "Estimate a broadcast."),
     "reduce": (Collective.REDUCE, "Estimate a reduce."),
-    "alltoall": (Collective.ALL_TO_ALL, "Estimate an all-to-all; --size is each rank's send buffer."),
+    "alltoall": (
+        Collective.ALL_TO_ALL,
+        "Estimate an all-to-all; --size is each rank's send buffer.",
+    ),
     "sendrecv": (Collective.SEND_RECV, "Estimate nccl-tests sendrecv (ring shift of S per rank)."),
 }
 for _name, (_coll, _summary) in _COMMANDS.items():
@@ -266,7 +286,9 @@ _SWEEP_NAMES = {
 
 @app.command("sweep")
 def sweep(
-    collective: Annotated[str, typer.Argument(help="allreduce, allgather, ... (or all_reduce ...)")],
+    collective: Annotated[
+        str, typer.Argument(help="allreduce, allgather, ... (or all_reduce ...)")
+    ],
     begin: Annotated[str, typer.Option("--minbytes", "-b", help="Smallest size.")] = "8",
     end: Annotated[str, typer.Option("--maxbytes", "-e", help="Largest size.")] = "8G",
     factor: Annotated[int, typer.Option("--stepfactor", "-f", help="Size multiplier.")] = 2,
@@ -302,8 +324,18 @@ def sweep(
         if factor < 2:
             raise _UserError("--stepfactor must be 2 or more")
         cat = _catalogue(catalogue)
-        cluster = _cluster(cat, nodes, gpus_per_node, nics_per_node, intra, inter, system, sharp,
-                           nvls, oversubscription)
+        cluster = _cluster(
+            cat,
+            nodes,
+            gpus_per_node,
+            nics_per_node,
+            intra,
+            inter,
+            system,
+            sharp,
+            nvls,
+            oversubscription,
+        )
         sizes: list[float] = []
         size = low
         while size <= high * (1 + 1e-12) and len(sizes) < 200:
@@ -313,8 +345,9 @@ def sweep(
         for s in sizes:
             try:
                 estimates.append(
-                    estimate_on(cluster, coll, s, dtype=dtype, algorithm=_algo(algo),
-                                protocol=_proto(proto))
+                    estimate_on(
+                        cluster, coll, s, dtype=dtype, algorithm=_algo(algo), protocol=_proto(proto)
+                    )
                 )
             except IbcalcError as exc:
                 if "too small" in str(exc):

@@ -1,7 +1,7 @@
 """The exception tree of ibcalc.
 
 Every error the library raises for bad input derives from :class:`IbcalcError`; each also inherits
-the builtin that fits, so callers that catch ``ValueError`` or ``KeyError`` keep working. The library
+the builtin that fits, so callers catching ``ValueError`` or ``KeyError`` keep working. The library
 never prints or exits: the CLI is the single error boundary (DESIGN.md section 5).
 """
 

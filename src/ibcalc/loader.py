@@ -81,14 +81,20 @@ def _build(
         result: dict[Any, Any] = {}
         for key_node, value_node in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
-                raise _problem(doc.path, key_node.start_mark, "YAML merge keys (<<) are not allowed")
+                raise _problem(
+                    doc.path, key_node.start_mark, "YAML merge keys (<<) are not allowed"
+                )
             key = _build(key_node, (*loc, "<key>"), doc, budget, depth + 1, constructor)
             if not isinstance(key, str | int | float | bool):
                 raise _problem(doc.path, key_node.start_mark, "mapping keys must be plain scalars")
             if key in result:
                 raise _problem(doc.path, key_node.start_mark, f"duplicate key {key!r}")
-            doc.marks[(*loc, key)] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
-            result[key] = _build(value_node, (*loc, key), doc, budget, depth + 1, constructor)
+            path_key: str | int = key if isinstance(key, str | int) else str(key)
+            doc.marks[(*loc, path_key)] = (
+                key_node.start_mark.line + 1,
+                key_node.start_mark.column + 1,
+            )
+            result[key] = _build(value_node, (*loc, path_key), doc, budget, depth + 1, constructor)
         return result
     if isinstance(node, yaml.SequenceNode):
         if node.tag != "tag:yaml.org,2002:seq":
@@ -102,7 +108,9 @@ def _build(
         try:
             return constructor.construct_object(node, deep=True)
         except yaml.constructor.ConstructorError as exc:
-            raise _problem(doc.path, node.start_mark, f"unsupported YAML value: {exc.problem}") from exc
+            raise _problem(
+                doc.path, node.start_mark, f"unsupported YAML value: {exc.problem}"
+            ) from exc
         except (ValueError, OverflowError) as exc:
             raise _problem(doc.path, node.start_mark, f"value cannot be read: {exc}") from exc
     raise _problem(doc.path, node.start_mark, "unsupported YAML node")  # pragma: no cover
@@ -133,12 +141,18 @@ def load_yaml(source: str | Path, *, text: str | None = None) -> Document:
         if not file.exists():
             raise InputFileError([ValidationProblem(path, None, None, "no such file")])
         if file.is_dir():
-            raise InputFileError([ValidationProblem(path, None, None, "is a directory, not a file")])
+            raise InputFileError(
+                [ValidationProblem(path, None, None, "is a directory, not a file")]
+            )
         try:
             size = file.stat().st_size
             if size > MAX_FILE_BYTES:
                 raise InputFileError(
-                    [ValidationProblem(path, None, None, f"file is larger than {MAX_FILE_BYTES} bytes")]
+                    [
+                        ValidationProblem(
+                            path, None, None, f"file is larger than {MAX_FILE_BYTES} bytes"
+                        )
+                    ]
                 )
             raw = file.read_bytes()
         except OSError as exc:

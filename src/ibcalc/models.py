@@ -134,9 +134,9 @@ class Link(BaseModel):
     transport_latency_s: Seconds = Field(default=0.0, alias="transport_latency")
     transport_latency_source: str | None = None
     topology: Literal["switched", "mesh", "torus", "bridge", "ring", "host-staged"] | None = None
-    capabilities: list[Literal["nvls", "sharp", "multicast", "gpudirect-rdma", "adaptive-routing"]] = (
-        Field(default_factory=list)
-    )
+    capabilities: list[
+        Literal["nvls", "sharp", "multicast", "gpudirect-rdma", "adaptive-routing"]
+    ] = Field(default_factory=list)
     pcie_host: str | None = None
     sources: list[str] = Field(min_length=1)
     confidence: Confidence
@@ -150,7 +150,7 @@ class Link(BaseModel):
         return value
 
     @property
-    def achievable_Bps(self) -> float:  # noqa: N802 - unit-carrying name
+    def achievable_Bps(self) -> float:
         """Per-direction bandwidth a collective can use at large sizes: line rate x efficiency."""
         return self.per_direction_Bps * self.efficiency
 
@@ -170,8 +170,19 @@ class System(BaseModel):
     name: str
     gpu: str
     gpu_arch: Literal[
-        "pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell", "cdna2", "cdna3",
-        "cdna4", "tpu", "gaudi", "ascend",
+        "pascal",
+        "volta",
+        "turing",
+        "ampere",
+        "ada",
+        "hopper",
+        "blackwell",
+        "cdna2",
+        "cdna3",
+        "cdna4",
+        "tpu",
+        "gaudi",
+        "ascend",
     ]
     gpus_per_node: int = Field(ge=1, le=1024)
     scale_up_domain: int = Field(ge=1, le=100_000)
@@ -240,7 +251,7 @@ class ScaleOutTier(BaseModel):
     cross_leaf_fraction: float = Field(default=1.0, ge=0.0, le=1.0)
 
     @property
-    def domain_bw_Bps(self) -> float:  # noqa: N802 - unit-carrying name
+    def domain_bw_Bps(self) -> float:
         """Aggregate achievable injection bandwidth of one domain, per direction."""
         return self.nics_per_domain * self.nic_bw_Bps
 
@@ -289,12 +300,12 @@ class Estimate(BaseModel):
         return self.best.time_s
 
     @property
-    def algbw_Bps(self) -> float:  # noqa: N802 - unit-carrying name
+    def algbw_Bps(self) -> float:
         """nccl-tests algorithm bandwidth S / t."""
         return self.size_bytes / self.time_s
 
     @property
-    def busbw_Bps(self) -> float:  # noqa: N802 - unit-carrying name
+    def busbw_Bps(self) -> float:
         """nccl-tests bus bandwidth algbw x F(n)."""
         return self.algbw_Bps * busbw_factor(self.collective, self.ranks)
 

@@ -195,10 +195,19 @@ def system_dict(system: System) -> dict[str, Any]:
 
 def render_links(links: Sequence[Link], stream: TextIO | None = None) -> None:
     """Print the catalogue's links as a table."""
-    table = Table(box=box.SIMPLE_HEAD, title="links (bandwidth per direction)", title_justify="left")
+    table = Table(
+        box=box.SIMPLE_HEAD, title="links (bandwidth per direction)", title_justify="left"
+    )
     for name, justify in (
-        ("id", "left"), ("kind", "left"), ("scope", "left"), ("line rate", "right"),
-        ("", "right"), ("eff", "right"), ("achievable", "right"), ("conf", "left"), ("name", "left"),
+        ("id", "left"),
+        ("kind", "left"),
+        ("scope", "left"),
+        ("line rate", "right"),
+        ("", "right"),
+        ("eff", "right"),
+        ("achievable", "right"),
+        ("conf", "left"),
+        ("name", "left"),
     ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for link in links:
@@ -219,14 +228,22 @@ def render_links(links: Sequence[Link], stream: TextIO | None = None) -> None:
 def render_link(link: Link, stream: TextIO | None = None) -> None:
     """Print every field of one link, with its sources."""
     console = _console(stream)
-    table = Table(box=box.SIMPLE_HEAD, show_header=False, title=f"{link.id}: {link.name}",
-                  title_justify="left")
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        show_header=False,
+        title=f"{link.id}: {link.name}",
+        title_justify="left",
+    )
     table.add_column("field", style="bold")
     table.add_column("value", overflow="fold")
     data = link_dict(link)
     units = {
-        "per_direction_GBps": " GB/s", "per_direction_Gbps": " Gb/s", "bidirectional_GBps": " GB/s",
-        "achievable_GBps": " GB/s", "lane_signalling_Gbps": " Gb/s", "latency_s": " s",
+        "per_direction_GBps": " GB/s",
+        "per_direction_Gbps": " Gb/s",
+        "bidirectional_GBps": " GB/s",
+        "achievable_GBps": " GB/s",
+        "lane_signalling_Gbps": " Gb/s",
+        "latency_s": " s",
         "transport_latency_s": " s",
     }
     for key, value in data.items():
@@ -243,12 +260,25 @@ def render_link(link: Link, stream: TextIO | None = None) -> None:
         console.print(Text(f"  - {source}"), overflow="fold")
 
 
-def render_systems(systems: Sequence[System], catalogue: Catalogue, stream: TextIO | None = None) -> None:
+def render_systems(
+    systems: Sequence[System], catalogue: Catalogue, stream: TextIO | None = None
+) -> None:
     """Print the system presets as a table."""
     links = {link.id: link for link in catalogue.links}
-    table = Table(box=box.SIMPLE_HEAD, title="systems (bandwidth per direction)", title_justify="left")
-    for name in ("id", "GPUs/node", "domain", "scale-up", "per GPU", "NICs", "per NIC",
-                 "net per GPU", "conf"):
+    table = Table(
+        box=box.SIMPLE_HEAD, title="systems (bandwidth per direction)", title_justify="left"
+    )
+    for name in (
+        "id",
+        "GPUs/node",
+        "domain",
+        "scale-up",
+        "per GPU",
+        "NICs",
+        "per NIC",
+        "net per GPU",
+        "conf",
+    ):
         table.add_column(name, no_wrap=True)
     table.add_column("GPU")
     for system in systems:
@@ -256,7 +286,8 @@ def render_systems(systems: Sequence[System], catalogue: Catalogue, stream: Text
         inter = links.get(system.inter or "")
         per_gpu_net = (
             format_bandwidth(inter.per_direction_Bps * system.nics_per_node / system.gpus_per_node)
-            if inter else "-"
+            if inter
+            else "-"
         )
         table.add_row(
             system.id,
@@ -276,8 +307,12 @@ def render_systems(systems: Sequence[System], catalogue: Catalogue, stream: Text
 def render_system(system: System, stream: TextIO | None = None) -> None:
     """Print every field of one system preset."""
     console = _console(stream)
-    table = Table(box=box.SIMPLE_HEAD, show_header=False, title=f"{system.id}: {system.name}",
-                  title_justify="left")
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        show_header=False,
+        title=f"{system.id}: {system.name}",
+        title_justify="left",
+    )
     table.add_column("field", style="bold")
     table.add_column("value", overflow="fold")
     for key, value in system_dict(system).items():
@@ -331,9 +366,19 @@ def render_sweep(
         f"({first.intra or '-'} inside, {first.inter or '-'} between)"
     )
     table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
-    for name in ("size (B)", "count", "type", "time (us)", "algbw (GB/s)", "busbw (GB/s)",
-                 "algorithm", "busbw"):
-        table.add_column(name, justify="left" if name in ("type", "algorithm", "busbw") else "right")
+    for name in (
+        "size (B)",
+        "count",
+        "type",
+        "time (us)",
+        "algbw (GB/s)",
+        "busbw (GB/s)",
+        "algorithm",
+        "busbw",
+    ):
+        table.add_column(
+            name, justify="left" if name in ("type", "algorithm", "busbw") else "right"
+        )
     peak = max((r["busbw_GBps"] for r in rows), default=1.0) or 1.0
     for row in rows:
         table.add_row(
@@ -349,7 +394,9 @@ def render_sweep(
     console = _console(stream)
     console.print(table)
     if any(r["busbw_equivalent"] for r in rows):
-        console.print(Text("* busbw is an equivalent figure (in-network or 2-node tree), not a wire rate"))
+        console.print(
+            Text("* busbw is an equivalent figure (in-network or 2-node tree), not a wire rate")
+        )
 
 
 def _bar(fraction: float, width: int) -> str:

@@ -125,14 +125,18 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         intra_name = spec.intra or (system.intra if system else None) or "nvlink4"
         intra = find_link(catalogue, intra_name)
         if intra.kind not in (LinkKind.SCALE_UP, LinkKind.HOST):
-            raise UnitError(f"--intra {intra.id} is a {intra.kind} link; use a scale-up or PCIe link")
+            raise UnitError(
+                f"--intra {intra.id} is a {intra.kind} link; use a scale-up or PCIe link"
+            )
         if spec.intra is None and system is None:
             notes.append(f"scale-up link {intra.id} assumed (--intra)")
 
     nodes = spec.nodes if spec.nodes is not None else DEFAULT_NODES
     _check_count("--nodes", nodes, 1, MAX_GPUS)
     if spec.nodes is None:
-        notes.append(f"{nodes} nodes assumed (--nodes); 2 nodes let NCCL's tree halve network traffic")
+        notes.append(
+            f"{nodes} nodes assumed (--nodes); 2 nodes let NCCL's tree halve network traffic"
+        )
     if nodes * gpus_per_node > MAX_GPUS:
         raise UnitError(f"{nodes} nodes x {gpus_per_node} GPUs is more than {MAX_GPUS} GPUs")
     if nodes * gpus_per_node < 2:
@@ -153,7 +157,9 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         inter_name = spec.inter or (system.inter if system else None) or "ndr"
         inter = find_link(catalogue, inter_name)
         if inter.kind not in (LinkKind.SCALE_OUT, LinkKind.WAN):
-            raise UnitError(f"--inter {inter.id} is a {inter.kind} link; use a scale-out or WAN link")
+            raise UnitError(
+                f"--inter {inter.id} is a {inter.kind} link; use a scale-out or WAN link"
+            )
         if spec.inter is None and system is None:
             notes.append(f"scale-out link {inter.id} assumed (--inter)")
         if spec.nics_per_node is not None:
@@ -174,7 +180,9 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
     out_tier = None
     if domains > 1:
         assert inter is not None
-        out_tier = _build_out(inter, host_pcie, nics_per_node * nodes_per_domain, domains, spec, notes)
+        out_tier = _build_out(
+            inter, host_pcie, nics_per_node * nodes_per_domain, domains, spec, notes
+        )
     topology = Topology(
         ranks_per_domain=scale_up, domains=domains, up=up_tier, out=out_tier, arch=engine_arch
     )
@@ -231,7 +239,8 @@ def _build_up(
         line *= used
         bw *= used
         notes.append(
-            f"{intra.id} is a switchless mesh: {gpus} GPUs use {gpus - 1} of {intra.links} links each"
+            f"{intra.id} is a switchless mesh: {gpus} GPUs use {gpus - 1} of "
+            f"{intra.links} links each"
         )
     path = "pci" if intra.family == "pcie" or intra.topology == "host-staged" else "nvlink"
     switched = system.nvswitch if system is not None else intra.topology == "switched"

@@ -20,8 +20,8 @@ from ibcalc.errors import UnitError
 __all__ = [
     "BITS_PER_BYTE",
     "GB",
-    "GiB",
     "MAX_SIZE_BYTES",
+    "GiB",
     "format_bandwidth",
     "format_size",
     "format_time",
@@ -209,7 +209,7 @@ def parse_time(value: str | int | float, *, allow_zero: bool = True) -> float:
     return seconds
 
 
-def gbps_from_Bps(bw_Bps: float) -> float:  # noqa: N802 - unit-carrying name
+def gbps_from_Bps(bw_Bps: float) -> float:
     """Return GB/s (10^9 bytes per second) from bytes per second."""
     return bw_Bps / GB
 

@@ -88,7 +88,9 @@ def pairwise(
     return _alltoall(Algorithm.PAIRWISE, size_bytes, topo, protocol, topo.ranks - 1)
 
 
-def pxn(collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol) -> Cost | None:
+def pxn(
+    collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol
+) -> Cost | None:
     """All-to-all with PXN rail aggregation (needs several GPUs per node and several nodes)."""
     if collective is not Collective.ALL_TO_ALL or topo.m < 2 or topo.domains < 2:
         return None

@@ -82,13 +82,13 @@ class Topology:
         """LL128 needs NVLink-class paths inside the domain (cost_models.md 2.2)."""
         return self.up is None or self.up.path == "nvlink"
 
-    def up_bw_Bps(self, *, duplex: bool = True) -> float:  # noqa: N802 - unit-carrying name
+    def up_bw_Bps(self, *, duplex: bool = True) -> float:
         """Per-GPU scale-up bandwidth; ``duplex`` when every GPU sends and receives at once."""
         if self.up is None:
             return math.inf
         return self.up.bw_Bps * (self.up.duplex_efficiency if duplex else 1.0)
 
-    def domain_bw_Bps(self) -> float:  # noqa: N802 - unit-carrying name
+    def domain_bw_Bps(self) -> float:
         """Aggregate achievable network bandwidth of one domain (inf on a single domain)."""
         if self.out is None or self.domains == 1:
             return math.inf
@@ -126,7 +126,7 @@ def net_hop_latency(topo: Topology, algorithm: Algorithm, protocol: Protocol) ->
     return hw + extra * factor
 
 
-def ll_cap_Bps(topo: Topology) -> float:  # noqa: N802 - unit-carrying name
+def ll_cap_Bps(topo: Topology) -> float:
     """NCCL's LL bus-bandwidth cap for this GPU generation and node count."""
     caps = LL_MAX_BUSBW_BPS.get(topo.arch, LL_MAX_BUSBW_BPS["hopper"])
     if topo.domains == 1:
@@ -141,7 +141,7 @@ def protocols_for(topo: Topology) -> tuple[Protocol, ...]:
     return (Protocol.LL, Protocol.SIMPLE)
 
 
-def ring_protocol_bw(bw_Bps: float, protocol: Protocol, topo: Topology) -> float:  # noqa: N803
+def ring_protocol_bw(bw_Bps: float, protocol: Protocol, topo: Topology) -> float:
     """Apply a protocol's payload factor and cap to a ring bandwidth (cost_models.md 2.5)."""
     if protocol is Protocol.LL:
         return min(bw_Bps * LL_FACTOR, ll_cap_Bps(topo))

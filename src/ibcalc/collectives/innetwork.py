@@ -49,7 +49,9 @@ def _nvls_bw(topo: Topology) -> float | None:
     return topo.up.nvls_bw_Bps
 
 
-def nvls(collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol) -> Cost | None:
+def nvls(
+    collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol
+) -> Cost | None:
     """NVLink SHARP inside one domain (all-reduce, all-gather, reduce-scatter); with IB SHARP
     across domains for all-reduce."""
     bw = _nvls_bw(topo)
@@ -58,7 +60,9 @@ def nvls(collective: Collective, size_bytes: float, topo: Topology, protocol: Pr
     if collective not in (Collective.ALL_REDUCE, Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
         return None
     m, big_n = topo.m, topo.domains
-    if big_n > 1 and (collective is not Collective.ALL_REDUCE or topo.out is None or not topo.out.sharp):
+    if big_n > 1 and (
+        collective is not Collective.ALL_REDUCE or topo.out is None or not topo.out.sharp
+    ):
         return None
     latency = intra_hop_latency(topo, Algorithm.NVLS, protocol)
     if big_n > 1:
@@ -130,12 +134,13 @@ def collnet_direct(
     m = topo.m
     intra_t = 2 * (m - 1) / m * size_bytes / topo.up_bw_Bps()
     net_t = size_bytes / topo.domain_bw_Bps()
-    where = "network into the SHARP switch tree" if net_t >= intra_t else "scale-up (RS/AG to heads)"
-    latency = (
-        2 * (min(1, m - 1) * intra_hop_latency(topo, Algorithm.COLLNET_DIRECT, protocol)
-             + _COLLNET_FANIN_S * (m - 1))
-        + net_hop_latency(topo, Algorithm.COLLNET_DIRECT, protocol)
+    where = (
+        "network into the SHARP switch tree" if net_t >= intra_t else "scale-up (RS/AG to heads)"
     )
+    latency = 2 * (
+        min(1, m - 1) * intra_hop_latency(topo, Algorithm.COLLNET_DIRECT, protocol)
+        + _COLLNET_FANIN_S * (m - 1)
+    ) + net_hop_latency(topo, Algorithm.COLLNET_DIRECT, protocol)
     return make_cost(
         Algorithm.COLLNET_DIRECT,
         protocol,
@@ -156,7 +161,9 @@ def collnet_chain(
     m = topo.m
     intra_t = 2 * size_bytes / topo.up_bw_Bps() if m > 1 else 0.0
     net_t = size_bytes / topo.domain_bw_Bps()
-    where = "network into the SHARP switch tree" if net_t >= intra_t else "scale-up chain (2S per GPU)"
+    where = (
+        "network into the SHARP switch tree" if net_t >= intra_t else "scale-up chain (2S per GPU)"
+    )
     latency = 2 * (m - 1) * intra_hop_latency(
         topo, Algorithm.COLLNET_CHAIN, protocol
     ) + net_hop_latency(topo, Algorithm.COLLNET_CHAIN, protocol)

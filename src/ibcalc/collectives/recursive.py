@@ -33,7 +33,9 @@ _PAT_PER_RANK_S = 2.8e-6
 _PAT_NET_DIVISOR = 3.5
 
 
-def rhd(collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol) -> Cost | None:
+def rhd(
+    collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol
+) -> Cost | None:
     """Cost of recursive halving-doubling (all-reduce, all-gather, reduce-scatter)."""
     if protocol is not Protocol.SIMPLE or topo.ranks < 2:
         return None
@@ -56,12 +58,16 @@ def rhd(collective: Collective, size_bytes: float, topo: Topology, protocol: Pro
     if pow2 != n:
         slowest = min(net_share, up_bw)
         transfer += 2 * size_bytes / slowest
-        hop = net_hop_latency(topo, Algorithm.RING, protocol) if big_n > 1 else (
-            intra_hop_latency(topo, Algorithm.RING, protocol)
+        hop = (
+            net_hop_latency(topo, Algorithm.RING, protocol)
+            if big_n > 1
+            else (intra_hop_latency(topo, Algorithm.RING, protocol))
         )
         latency += 2 * hop
-    where = "network (NIC share per GPU)" if net_bytes / net_share >= intra_bytes / up_bw else (
-        "scale-up"
+    where = (
+        "network (NIC share per GPU)"
+        if net_bytes / net_share >= intra_bytes / up_bw
+        else ("scale-up")
     )
     return make_cost(
         Algorithm.RHD,
@@ -73,7 +79,9 @@ def rhd(collective: Collective, size_bytes: float, topo: Topology, protocol: Pro
     )
 
 
-def pat(collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol) -> Cost | None:
+def pat(
+    collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol
+) -> Cost | None:
     """Cost of PAT all-gather / reduce-scatter (one GPU per node, Simple)."""
     if collective not in (Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
         return None
@@ -83,7 +91,9 @@ def pat(collective: Collective, size_bytes: float, topo: Topology, protocol: Pro
     bw = topo.domain_bw_Bps() * PAT_FACTOR
     latency = (
         base_latency(Algorithm.PAT, protocol)
-        + math.log2(topo.domains) * net_hop_latency(topo, Algorithm.PAT, protocol) / _PAT_NET_DIVISOR
+        + math.log2(topo.domains)
+        * net_hop_latency(topo, Algorithm.PAT, protocol)
+        / _PAT_NET_DIVISOR
         + _PAT_PER_RANK_S * n
     )
     return make_cost(

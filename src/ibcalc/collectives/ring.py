@@ -53,7 +53,9 @@ def ring_bandwidth(topo: Topology, *, duplex: bool = True) -> tuple[float, str]:
     return up, f"scale-up: {topo.up.link_id} ({up / 1e9:.0f} GB/s achievable per GPU)"
 
 
-def ring(collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol) -> Cost | None:
+def ring(
+    collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol
+) -> Cost | None:
     """Cost of NCCL's ring for ``collective``, or None when it does not apply."""
     if collective not in _RING_COLLECTIVES or topo.ranks < 2:
         return None

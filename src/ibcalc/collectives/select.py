@@ -114,7 +114,9 @@ def _why_not(algorithm: Algorithm | None, collective: Collective, topo: Topology
     """A short reason a forced algorithm is refused."""
     if algorithm in (Algorithm.NVLS, Algorithm.NVLS_TREE):
         if topo.up is None or topo.up.nvls_bw_Bps is None:
-            return "needs NVLink SHARP: an NVSwitch of gen 3 or later (H100, B200), not this scale-up link"
+            return (
+                "needs NVLink SHARP: NVSwitch gen 3 or later (H100, B200), not this scale-up link"
+            )
         if algorithm is Algorithm.NVLS_TREE and topo.domains < 2:
             return "NVLS-tree needs at least two nodes; use nvls on one node"
         if algorithm is Algorithm.NVLS and topo.domains > 1:

@@ -10,10 +10,11 @@ leaf in the other, so its NICs carry 2S per direction; on exactly two nodes each
 one tree and child in the other, so only S crosses the network (why 2-node busbw can reach twice
 the NIC rate; nccl#946). Hence
 
-``t = max(2S / B_up [chain, m > 1],  c x S / (nics x B_nic)) / f_p + latency``, c = 1 if N = 2 else 2,
+``t = max(2S / (0.92 B_up) [chain, m > 1], c S / (nics x B_nic)) / f_p + latency``,
 
-with 0.92 on the chain (NCCL's tree factor), the protocol factor (LL: 1/3.8 capped by NCCL's LL cap; LL128: 120/128, or 7/9 on
-one node), NCCL's size-dependent tree correction, and
+c = 1 if N = 2 else 2; 0.92 is NCCL's tree factor, applied to the chain; f_p the protocol factor
+(LL: 1/3.8 capped by NCCL's LL cap; LL128: 120/128, or 7/9 on one node) times NCCL's
+size-dependent tree correction; and
 ``latency = base + 2 x ((m - 1) x intra + log2(N) x net)``.
 """
 
@@ -50,7 +51,9 @@ def tree_network_multiplier(domains: int) -> float:
     return 1.0 if domains <= 2 else 2.0
 
 
-def tree(collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol) -> Cost | None:
+def tree(
+    collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol
+) -> Cost | None:
     """Cost of the double binary tree all-reduce, or None when it does not apply."""
     if collective is not Collective.ALL_REDUCE or topo.ranks < 2:
         return None
@@ -58,9 +61,7 @@ def tree(collective: Collective, size_bytes: float, topo: Topology, protocol: Pr
     chain_bw = topo.up_bw_Bps() / 2.0 * TREE_FACTOR if m > 1 else math.inf
     net_bw = topo.domain_bw_Bps() / tree_network_multiplier(big_n)
     if net_bw < chain_bw:
-        bw, where = net_bw, "network (tree: each node sends {}S)".format(
-            "1" if big_n <= 2 else "2"
-        )
+        bw, where = net_bw, "network (tree: each node sends {}S)".format("1" if big_n <= 2 else "2")
     else:
         bw, where = chain_bw, "scale-up chain inside the node (2S per GPU)"
     if protocol is Protocol.LL:
