@@ -431,6 +431,14 @@ def systems_show(
             render_system(system)
 
 
+# --- design commands (issue 4): check, schema, design show --------------------------------------
+# (end of design commands)
+
+
+# --- gap and plot commands (issue 5) --------------------------------------------------------------
+# (end of gap commands)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Console entry point: run the app with a one-line error boundary."""
     args = list(sys.argv[1:] if argv is None else argv)
