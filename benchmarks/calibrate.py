@@ -218,6 +218,37 @@ def simple_transport_factor(points: list[Point], catalogue: Catalogue) -> float:
     return best_k
 
 
+def ll_net_throughput(points: list[Point], catalogue: Catalogue) -> float:
+    """Per-rank LL throughput across the network, from multi-node 64 KiB rows run with LL.
+
+    For each row the engine's LL latency is taken as known (it reproduces the 8 B rows); the
+    remaining time carries the 64 KiB: throughput = S / (t - latency). Median, in GB/s to 0.05.
+    """
+    from ibcalc.models import Protocol
+
+    rows = _rows(
+        points,
+        lambda p: (
+            p.spec is not None
+            and p.status != "excluded"
+            and p.nodes > 1
+            and p.time_us is not None
+            and 32 * 1024 <= p.size_bytes <= 64 * 1024
+        ),
+    )
+    values = []
+    for p in rows:
+        assert p.spec is not None
+        assert p.time_us is not None
+        est = estimate(catalogue, p.spec, p.collective, p.size_bytes, algorithm=p.algorithm)
+        if est.best.protocol is not Protocol.LL:
+            continue
+        extra = p.time_us * 1e-6 - est.best.latency_s
+        if extra > 0:
+            values.append(p.size_bytes / extra)
+    return round(statistics.median(values) / 1e9 / 0.05) * 0.05 * 1e9
+
+
 def derive(points: list[Point] | None = None) -> dict[str, tuple[float, float]]:
     """Every calibrated constant: name -> (derived value, value in use)."""
     pts = points if points is not None else load_points()
@@ -260,6 +291,7 @@ def derive(points: list[Point] | None = None) -> dict[str, tuple[float, float]]:
             simple_transport_factor(pts, cat),
             CALIBRATED["simple_transport_factor"],
         ),
+        "ll_net_Bps": (ll_net_throughput(pts, cat), CALIBRATED["ll_net_Bps"]),
     }
 
 

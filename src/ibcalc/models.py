@@ -268,11 +268,17 @@ class Cost(BaseModel):
     bottleneck: str
     equivalent_busbw: bool = False
     formula: str = ""
+    tuner_time_s: float | None = None
 
     @property
     def time_s(self) -> float:
         """Total predicted time."""
         return self.latency_s + self.transfer_s
+
+    @property
+    def selection_time_s(self) -> float:
+        """The time NCCL's own tuner would estimate (what ``auto`` ranks by)."""
+        return self.time_s if self.tuner_time_s is None else self.tuner_time_s
 
 
 class Estimate(BaseModel):

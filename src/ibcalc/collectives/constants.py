@@ -23,6 +23,8 @@ __all__ = [
     "LL128_FACTOR",
     "LL_FACTOR",
     "LL_MAX_BUSBW_BPS",
+    "LL_NET_BPS",
+    "NCCL_SIMPLE_TRANSPORT_FACTOR",
     "NET_OVERHEAD_S",
     "PAT_FACTOR",
     "RING_PLATEAU_FACTOR",
@@ -196,6 +198,12 @@ CALIBRATED: Final[dict[str, float]] = {
     "simple_transport_factor": 8.0,
     # sendrecv bandwidth / ring bandwidth on a scale-up link
     "p2p_efficiency": 0.8,
+    # per-rank LL throughput across the network at small sizes, bytes/s
+    "ll_net_Bps": 1.0e9,
 }
 #: See ``net_hop_latency``: transport latencies counted per Simple network hop.
 SIMPLE_TRANSPORT_FACTOR: Final = CALIBRATED["simple_transport_factor"]
+#: NCCL counts its net plugin's latency twice per Simple hop (cost_models.md 2.6).
+NCCL_SIMPLE_TRANSPORT_FACTOR: Final = 2.0
+#: See ``base.ll_network_transfer``.
+LL_NET_BPS: Final = CALIBRATED["ll_net_Bps"]

@@ -76,6 +76,7 @@ def rhd(
         transfer,
         where,
         "phases x ((N-1)/N S / (nics B_nic/m) + (m-1)/(mN) S / B_up) + lg p hops per phase",
+        equivalent=big_n > 1,
     )
 
 

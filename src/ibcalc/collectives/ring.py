@@ -21,6 +21,7 @@ from ibcalc.collectives.base import (
     base_latency,
     bytes_factor,
     intra_hop_latency,
+    ll_network_transfer,
     make_cost,
     net_hop_latency,
     ring_protocol_bw,
@@ -68,7 +69,7 @@ def ring(
     base = base_latency(Algorithm.RING, protocol)
     if one_way:
         latency = base + (n - big_n) * intra + (big_n - 1) * net
-        transfer = size_bytes / bw
+        transfer = max(size_bytes / bw, ll_network_transfer(topo, size_bytes, protocol))
         formula = "S/B_ring + base + (n-N) x intra + (N-1) x net"
     else:
         all_reduce = collective is Collective.ALL_REDUCE
@@ -81,6 +82,7 @@ def ring(
         if all_reduce and big_n > 1 and protocol is Protocol.SIMPLE:
             latency *= RING_PLATEAU_FACTOR
         transfer = bytes_factor(collective, n) * size_bytes / bw
+        transfer = max(transfer, ll_network_transfer(topo, size_bytes, protocol))
         formula = (
             f"{'2(n-1)/n' if all_reduce else '(n-1)/n'} x S / B_ring + base"
             " + (nsteps - s_net) x intra + s_net x net"

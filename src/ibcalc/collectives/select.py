@@ -1,13 +1,17 @@
-"""Evaluate every applicable (algorithm, protocol) and pick the fastest, as NCCL's tuner does.
+"""Evaluate every applicable (algorithm, protocol) and pick the one NCCL's tuner would pick.
 
 NCCL evaluates ``time = latency + bytes / bandwidth`` for every enabled pair and picks the
-minimum (cost_models.md 2.1, 2.7). ``select`` does the same over the algorithms of this package;
-a forced algorithm is evaluated over its protocols only, and refused when it cannot run.
+minimum (cost_models.md 2.1, 2.7). ``select`` ranks candidates by the same estimate as NCCL's
+tuner makes it (``Cost.selection_time_s``: NCCL's latency factors, without the measured limits
+NCCL does not know about) and reports the physical time of the choice, so a prediction follows
+NCCL's decisions, good or bad. A forced algorithm is evaluated over its protocols only, and
+refused when it cannot run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 from ibcalc.collectives.alltoall import pairwise, pxn, sendrecv
 from ibcalc.collectives.base import Topology, protocols_for
@@ -65,14 +69,19 @@ def evaluate(
 ) -> list[Cost]:
     """Every applicable (algorithm, protocol) cost, fastest first."""
     wanted = algorithms if algorithms is not None else frozenset(ALGORITHMS)
+    tuner = replace(topo, tuner_view=True)
     costs: list[Cost] = []
     for algorithm, function in ALGORITHMS.items():
         if algorithm not in wanted:
             continue
         for protocol in protocols_for(topo):
             cost = function(collective, size_bytes, topo, protocol)
-            if cost is not None:
-                costs.append(cost)
+            if cost is None:
+                continue
+            seen = function(collective, size_bytes, tuner, protocol)
+            if seen is not None and seen.time_s != cost.time_s:
+                cost = cost.model_copy(update={"tuner_time_s": seen.time_s})
+            costs.append(cost)
     costs.sort(key=lambda c: c.time_s)
     return costs
 
@@ -97,6 +106,8 @@ def select(
         candidates = [c for c in everything if c.algorithm in NCCL_ALGORITHMS]
     else:
         candidates = [c for c in everything if c.algorithm is algorithm]
+    # NCCL's tuner decides with its own estimates; the reported time is the physical one
+    candidates.sort(key=lambda c: c.selection_time_s)
     if not candidates:
         what = algorithm.value if algorithm is not None else "any algorithm"
         proto = f" with protocol {protocol.value}" if protocol is not None else ""

@@ -1,0 +1,237 @@
+"""Hand-worked checks of each algorithm's formula (2 and 3 nodes, 1 and 8 GPUs per node).
+
+Every expected value is computed here from the formula in the algorithm's docstring and NCCL
+2.30.7's constants as restated in shared/reference/cost_models.md section 2.4 (typed in below
+from that table, not read from the code), on round-number tiers so the arithmetic is checkable.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from ibcalc.collectives.base import Topology
+from ibcalc.collectives.select import evaluate, select
+from ibcalc.errors import AlgorithmNotApplicableError
+from ibcalc.models import Algorithm, Collective, Protocol, ScaleOutTier, ScaleUpTier
+
+US = 1e-6
+GB = 1e9
+# cost_models.md 2.4, NCCL 2.30.7
+RING_BASE = {"LL": 6.6, "LL128": 14.0, "Simple": 8.4}
+TREE_BASE = {"LL": 6.8, "LL128": 14.0, "Simple": 8.4}
+NVLINK_RING = {"LL": 0.6, "LL128": 1.9, "Simple": 3.4}
+NVLINK_TREE = {"LL": 0.6, "LL128": 1.25, "Simple": 4.0}
+NET_RING = {"LL": 2.7, "LL128": 4.0, "Simple": 14.0}
+NET_TREE = {"LL": 5.0, "LL128": 8.5, "Simple": 14.0}
+
+B_UP = 100 * GB  # per-GPU scale-up bandwidth, round number
+B_NIC = 10 * GB  # per-NIC achievable bandwidth
+S = 2**30  # 1 GiB: outside NCCL's tree correction table (which ends at 512 MiB)
+
+
+def topo(
+    nodes: int, gpus: int, nics: int = 8, *, nvls: float | None = None, sharp: bool = False
+) -> Topology:
+    up = None
+    if gpus > 1:
+        up = ScaleUpTier(link_id="up", gpus=gpus, line_Bps=B_UP, bw_Bps=B_UP, nvls_bw_Bps=nvls)
+    out = None
+    if nodes > 1:
+        out = ScaleOutTier(
+            link_id="net",
+            domains=nodes,
+            nics_per_domain=nics,
+            nic_line_Bps=B_NIC,
+            nic_bw_Bps=B_NIC,
+            sharp=sharp,
+        )
+    return Topology(ranks_per_domain=gpus, domains=nodes, up=up, out=out, arch="hopper")
+
+
+def cost(t: Topology, coll: Collective, algo: Algorithm, proto: Protocol, size: float = S):
+    costs = [c for c in evaluate(coll, size, t) if c.algorithm is algo and c.protocol is proto]
+    assert len(costs) == 1, f"{algo}/{proto} not evaluated"
+    return costs[0]
+
+
+@pytest.mark.parametrize(("nodes", "gpus"), [(2, 8), (3, 8), (2, 1), (3, 1), (1, 8)])
+def test_ring_allreduce_simple(nodes: int, gpus: int) -> None:
+    t = topo(nodes, gpus)
+    n = nodes * gpus
+    # bandwidth: min(B_up, nics x B_nic) per rank; one node: B_up
+    b_ring = min(B_UP if gpus > 1 else math.inf, 8 * B_NIC if nodes > 1 else math.inf)
+    transfer = 2 * (n - 1) / n * S / b_ring
+    nsteps, s_net = 2 * (n - 1), (2 * (nodes - 1) if nodes > 1 else 0)
+    intra = max(NVLINK_RING["Simple"], 3.0 if nodes > 1 else 0.0)  # net overhead 1 us x 3
+    latency = RING_BASE["Simple"] + (nsteps - s_net) * intra + s_net * NET_RING["Simple"]
+    if nodes > 1:
+        latency *= 1.4  # ring plateau, multi-node Simple all-reduce
+    c = cost(t, Collective.ALL_REDUCE, Algorithm.RING, Protocol.SIMPLE)
+    assert c.transfer_s == pytest.approx(transfer, rel=1e-9)
+    assert c.latency_s == pytest.approx(latency * US, rel=1e-9)
+
+
+def test_ring_ll_halves_bandwidth_and_is_capped() -> None:
+    t = topo(1, 8)
+    # LL: 0.5 x 100 GB/s = 50 GB/s, below the Hopper single-node cap of 141 GB/s
+    c = cost(t, Collective.ALL_REDUCE, Algorithm.RING, Protocol.LL)
+    assert c.transfer_s == pytest.approx(2 * 7 / 8 * S / (50 * GB))
+    assert c.latency_s == pytest.approx((RING_BASE["LL"] + 14 * NVLINK_RING["LL"]) * US)
+    # three nodes: LL cap of 20.4 GB/s (NCCL llMaxBws, >= 3 nodes, Intel row), and across the
+    # network no faster than the calibrated small-message LL throughput per rank
+    from ibcalc.collectives.constants import LL_NET_BPS
+
+    t3 = topo(3, 8)
+    c3 = cost(t3, Collective.ALL_REDUCE, Algorithm.RING, Protocol.LL)
+    assert c3.transfer_s == pytest.approx(max(2 * 23 / 24 * S / (20.4 * GB), S / LL_NET_BPS))
+    small = cost(t3, Collective.ALL_REDUCE, Algorithm.RING, Protocol.LL, size=65536)
+    assert small.transfer_s == pytest.approx(65536 / LL_NET_BPS)
+    # NCCL's tuner does not know that limit: it ranks LL by its own bandwidth
+    assert small.tuner_time_s == pytest.approx(small.latency_s + 2 * 23 / 24 * 65536 / (20.4 * GB))
+
+
+def test_ring_allgather_and_broadcast() -> None:
+    t = topo(2, 8)
+    n = 16
+    c = cost(t, Collective.ALL_GATHER, Algorithm.RING, Protocol.SIMPLE)
+    assert c.transfer_s == pytest.approx((n - 1) / n * S / (80 * GB))
+    # all-gather latency: n-1 steps, N-1 of them on the network, no plateau factor
+    assert c.latency_s == pytest.approx((8.4 + 14 * 3.4 + 1 * 14.0) * US)
+    b = cost(t, Collective.BROADCAST, Algorithm.RING, Protocol.SIMPLE)
+    # pipelined chain: S / B_ring, (n - N) intra hops and N - 1 network hops
+    assert b.transfer_s == pytest.approx(S / (80 * GB))
+    assert b.latency_s == pytest.approx((8.4 + 14 * 3.4 + 1 * 14.0) * US)
+
+
+@pytest.mark.parametrize("nodes", [2, 3])
+def test_tree_allreduce(nodes: int) -> None:
+    t = topo(nodes, 8)
+    chain = 2 * S / (0.92 * B_UP)  # 2S through the chain at NCCL's 0.92 tree factor
+    net = (1 if nodes == 2 else 2) * S / (8 * B_NIC)  # c x S / (nics x B_nic)
+    c = cost(t, Collective.ALL_REDUCE, Algorithm.TREE, Protocol.SIMPLE)
+    assert c.transfer_s == pytest.approx(max(chain, net))
+    depth = math.floor(math.log2(nodes))
+    latency = TREE_BASE["Simple"] + 2 * (7 * NVLINK_TREE["Simple"] + depth * NET_TREE["Simple"])
+    assert c.latency_s == pytest.approx(latency * US)
+    assert c.equivalent_busbw is (nodes == 2)
+
+
+def test_tree_one_gpu_per_node() -> None:
+    t = topo(3, 1, nics=1)
+    c = cost(t, Collective.ALL_REDUCE, Algorithm.TREE, Protocol.SIMPLE)
+    assert c.transfer_s == pytest.approx(2 * S / B_NIC)
+    assert c.latency_s == pytest.approx((8.4 + 2 * 1 * 14.0) * US)
+
+
+def test_nvls_single_node_moves_s_times_m_plus_1_over_m() -> None:
+    t = topo(1, 8, nvls=50 * GB)
+    c = cost(t, Collective.ALL_REDUCE, Algorithm.NVLS, Protocol.SIMPLE)
+    assert c.transfer_s == pytest.approx(S * 9 / 8 / (50 * GB))
+    assert c.latency_s == pytest.approx(25.0 * US)  # NCCL NVLS NVLink hop latency
+    assert c.equivalent_busbw
+    ag = cost(t, Collective.ALL_GATHER, Algorithm.NVLS, Protocol.SIMPLE)
+    assert ag.transfer_s == pytest.approx(S / (50 * GB))
+
+
+@pytest.mark.parametrize("nodes", [2, 3])
+def test_nvls_tree(nodes: int) -> None:
+    t = topo(nodes, 8, nvls=50 * GB)
+    intra = S * 9 / 8 / (50 * GB)
+    net = (1 if nodes == 2 else 2) * S / (80 * GB)
+    c = cost(t, Collective.ALL_REDUCE, Algorithm.NVLS_TREE, Protocol.SIMPLE)
+    assert c.transfer_s == pytest.approx(max(intra, net))
+    depth = math.floor(math.log2(nodes))
+    assert c.latency_s == pytest.approx((25.0 + 2 * depth * 20.9) * US)
+
+
+def test_collnet_needs_sharp_and_halves_network_traffic() -> None:
+    assert not [
+        c
+        for c in evaluate(Collective.ALL_REDUCE, S, topo(3, 8))
+        if c.algorithm is Algorithm.COLLNET_CHAIN
+    ]
+    t = topo(3, 8, sharp=True)
+    chain = cost(t, Collective.ALL_REDUCE, Algorithm.COLLNET_CHAIN, Protocol.SIMPLE)
+    # chain inside (2S / B_up) vs S once into the switch tree (S / (nics x B_nic))
+    assert chain.transfer_s == pytest.approx(max(2 * S / B_UP, S / (80 * GB)))
+    assert chain.latency_s == pytest.approx((2 * 7 * 2.8 + 30.0) * US)
+    direct = cost(t, Collective.ALL_REDUCE, Algorithm.COLLNET_DIRECT, Protocol.SIMPLE)
+    assert direct.transfer_s == pytest.approx(max(2 * 7 / 8 * S / B_UP, S / (80 * GB)))
+    assert direct.latency_s == pytest.approx((2 * (3.7 + 0.4 * 7) + 31.0) * US)
+
+
+def test_hierarchical() -> None:
+    t = topo(3, 8)
+    c = cost(t, Collective.ALL_REDUCE, Algorithm.HIERARCHICAL, Protocol.SIMPLE)
+    expected = 2 * 7 / 8 * S / B_UP + 2 * 2 / 3 * S / (80 * GB)
+    assert c.transfer_s == pytest.approx(expected)
+    assert c.latency_s == pytest.approx((3 * 8.4 + 2 * 7 * 3.4 + 2 * 2 * 14.0) * US)
+
+
+def test_rhd_power_of_two() -> None:
+    t = topo(2, 8)  # 16 ranks
+    c = cost(t, Collective.ALL_REDUCE, Algorithm.RHD, Protocol.SIMPLE)
+    # two phases; per phase (N-1)/N S over the NIC share (80/8 = 10 GB/s), (m-1)/(mN) S over B_up
+    per_phase = (1 / 2) * S / (10 * GB) + (7 / 16) * S / B_UP
+    assert c.transfer_s == pytest.approx(2 * per_phase)
+    assert c.latency_s == pytest.approx((8.4 + 2 * (1 * 14.0 + 3 * 3.4)) * US)
+
+
+def test_pat_one_gpu_per_node_only() -> None:
+    t = topo(4, 1, nics=1)
+    c = cost(t, Collective.ALL_GATHER, Algorithm.PAT, Protocol.SIMPLE)
+    assert c.transfer_s == pytest.approx(3 / 4 * S / (0.75 * B_NIC))
+    assert c.latency_s == pytest.approx((8.0 + 2 * 14.0 / 3.5 + 2.8 * 4) * US)
+    assert not [
+        x for x in evaluate(Collective.ALL_GATHER, S, topo(4, 8)) if x.algorithm is Algorithm.PAT
+    ]
+
+
+def test_alltoall_pairwise_and_oversubscription() -> None:
+    t = topo(2, 8)
+    n = 16
+    c = cost(t, Collective.ALL_TO_ALL, Algorithm.PAIRWISE, Protocol.SIMPLE)
+    intra = 7 / n * S / B_UP
+    net = 8 / n * S / (80 * GB / 8)  # (n-m)/n S over the GPU's NIC share
+    assert c.transfer_s == pytest.approx(max(intra, net))
+    over = Topology(
+        ranks_per_domain=8,
+        domains=2,
+        up=t.up,
+        out=ScaleOutTier(
+            link_id="net",
+            domains=2,
+            nics_per_domain=8,
+            nic_line_Bps=B_NIC,
+            nic_bw_Bps=B_NIC,
+            oversubscription=2.0,
+        ),
+        arch="hopper",
+    )
+    c2 = cost(over, Collective.ALL_TO_ALL, Algorithm.PAIRWISE, Protocol.SIMPLE)
+    # cost_models.md 3.7: with k = 2 and all cross traffic leaving the leaf (f = 1), x 2
+    assert c2.transfer_s == pytest.approx(2 * net)
+
+
+def test_sendrecv_crosses_one_nic() -> None:
+    t = topo(2, 8)
+    c = cost(t, Collective.SEND_RECV, Algorithm.P2P, Protocol.SIMPLE)
+    from ibcalc.collectives.alltoall import P2P_EFFICIENCY
+
+    assert c.transfer_s == pytest.approx(max(S / (B_UP * P2P_EFFICIENCY), S / B_NIC))
+
+
+def test_auto_picks_fastest_and_keeps_alternatives() -> None:
+    t = topo(2, 8, nvls=50 * GB)
+    best, others = select(Collective.ALL_REDUCE, S, t)
+    assert others
+    assert all(best.time_s <= o.time_s for o in others if o.algorithm is not Algorithm.RHD)
+
+
+def test_forced_algorithm_refused_with_reason() -> None:
+    with pytest.raises(AlgorithmNotApplicableError, match="NVLink SHARP"):
+        select(Collective.ALL_REDUCE, S, topo(1, 8), Algorithm.NVLS)
+    with pytest.raises(AlgorithmNotApplicableError, match="one GPU per node"):
+        select(Collective.ALL_GATHER, S, topo(2, 8), Algorithm.PAT)

@@ -1,0 +1,180 @@
+"""Properties of the cost engine over random clusters and sizes (hypothesis).
+
+* time grows with size; more bandwidth never slows anything;
+* no point-to-point algorithm beats the lower bounds of cost_models.md 3.3 (per-rank injection)
+  and 3.5 (node-level, treating each node as one rank with its NICs' bandwidth);
+* in-network algorithms (NVLS, SHARP) respect their own bound, S / B per GPU (section 3.6);
+* busbw never exceeds the physical ceiling of the tier crossed, except for the stated
+  equivalent figures (NVLS, SHARP, 2-node tree).
+"""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ibcalc.collectives.base import Topology
+from ibcalc.collectives.select import evaluate, select
+from ibcalc.models import Algorithm, Collective, ScaleOutTier, ScaleUpTier, busbw_factor
+
+GB = 1e9
+IN_NETWORK = {
+    Algorithm.NVLS,
+    Algorithm.NVLS_TREE,
+    Algorithm.COLLNET_DIRECT,
+    Algorithm.COLLNET_CHAIN,
+}
+COLLECTIVES = list(Collective)
+
+
+@st.composite
+def topologies(draw: st.DrawFn) -> Topology:
+    gpus = draw(st.sampled_from([1, 2, 4, 8, 72]))
+    nodes = draw(st.integers(1, 64))
+    if gpus * nodes < 2:
+        nodes = 2
+    up_bw = draw(st.floats(5, 1000)) * GB
+    nvls = draw(st.booleans()) and gpus > 1
+    up = None
+    if gpus > 1:
+        up = ScaleUpTier(
+            link_id="up",
+            gpus=gpus,
+            line_Bps=up_bw,
+            bw_Bps=up_bw,
+            nvls_bw_Bps=up_bw * 0.8 if nvls else None,
+            path=draw(st.sampled_from(["nvlink", "pci"])),
+        )
+    out = None
+    if nodes > 1:
+        nic = draw(st.floats(1, 100)) * GB
+        out = ScaleOutTier(
+            link_id="net",
+            domains=nodes,
+            nics_per_domain=draw(st.integers(1, 16)),
+            nic_line_Bps=nic,
+            nic_bw_Bps=nic,
+            transport_latency_s=draw(st.floats(0, 100e-6)),
+            sharp=draw(st.booleans()),
+            oversubscription=draw(st.sampled_from([1.0, 2.0, 4.0])),
+        )
+    arch = draw(st.sampled_from(["volta", "ampere", "hopper", "blackwell"]))
+    return Topology(ranks_per_domain=gpus, domains=nodes, up=up, out=out, arch=arch)
+
+
+sizes = st.floats(min_value=1e3, max_value=1e11)
+
+
+def _scaled(t: Topology, up: float, net: float) -> Topology:
+    new_up = None
+    if t.up is not None:
+        new_up = t.up.model_copy(
+            update={
+                "bw_Bps": t.up.bw_Bps * up,
+                "line_Bps": t.up.line_Bps * up,
+                "nvls_bw_Bps": t.up.nvls_bw_Bps * up if t.up.nvls_bw_Bps else None,
+            }
+        )
+    new_out = None
+    if t.out is not None:
+        new_out = t.out.model_copy(
+            update={
+                "nic_bw_Bps": t.out.nic_bw_Bps * net,
+                "nic_line_Bps": t.out.nic_line_Bps * net,
+            }
+        )
+    return Topology(ranks_per_domain=t.m, domains=t.domains, up=new_up, out=new_out, arch=t.arch)
+
+
+@settings(max_examples=150, deadline=None)
+@given(t=topologies(), size=sizes, coll=st.sampled_from(COLLECTIVES), factor=st.floats(1.01, 100))
+def test_time_grows_with_size(t: Topology, size: float, coll: Collective, factor: float) -> None:
+    small, _ = select(coll, size, t)
+    large, _ = select(coll, size * factor, t)
+    assert large.time_s >= small.time_s * (1 - 1e-12)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    t=topologies(),
+    size=sizes,
+    coll=st.sampled_from(COLLECTIVES),
+    up=st.floats(1, 10),
+    net=st.floats(1, 10),
+)
+def test_more_bandwidth_never_slows(
+    t: Topology, size: float, coll: Collective, up: float, net: float
+) -> None:
+    before = {(c.algorithm, c.protocol): c.time_s for c in evaluate(coll, size, t)}
+    after = {(c.algorithm, c.protocol): c.time_s for c in evaluate(coll, size, _scaled(t, up, net))}
+    for key, time_s in before.items():
+        assert after[key] <= time_s * (1 + 1e-12)
+    assert select(coll, size, _scaled(t, up, net))[0].time_s <= select(coll, size, t)[0].time_s * (
+        1 + 1e-12
+    )
+
+
+def _injection(t: Topology) -> float:
+    """Most a rank can send per second: its scale-up link plus its share of the NICs."""
+    up = t.up.bw_Bps if t.up is not None and t.m > 1 else 0.0
+    net = t.out.domain_bw_Bps / t.m if t.out is not None and t.domains > 1 else 0.0
+    return up + net
+
+
+_BOUND = {
+    Collective.ALL_REDUCE: lambda n: 2 * (n - 1) / n,
+    Collective.ALL_GATHER: lambda n: (n - 1) / n,
+    Collective.REDUCE_SCATTER: lambda n: (n - 1) / n,
+    Collective.ALL_TO_ALL: lambda n: (n - 1) / n,
+    Collective.BROADCAST: lambda n: 1.0,
+    Collective.REDUCE: lambda n: 1.0,
+}
+
+
+@settings(max_examples=200, deadline=None)
+@given(t=topologies(), size=sizes, coll=st.sampled_from(list(_BOUND)))
+def test_no_point_to_point_algorithm_beats_the_lower_bounds(
+    t: Topology, size: float, coll: Collective
+) -> None:
+    n, big_n = t.ranks, t.domains
+    per_rank = _BOUND[coll](n) * size / _injection(t)
+    for c in evaluate(coll, size, t):
+        if c.algorithm in IN_NETWORK:
+            continue
+        assert c.transfer_s >= per_rank * (1 - 1e-9), c
+        if big_n > 1 and coll is Collective.ALL_REDUCE:
+            node_bound = 2 * (big_n - 1) / big_n * size / t.domain_bw_Bps()
+            assert c.transfer_s >= node_bound * (1 - 1e-9), c
+
+
+@settings(max_examples=150, deadline=None)
+@given(t=topologies(), size=sizes)
+def test_in_network_reduction_bound(t: Topology, size: float) -> None:
+    for c in evaluate(Collective.ALL_REDUCE, size, t):
+        if c.algorithm in (Algorithm.NVLS, Algorithm.NVLS_TREE):
+            assert t.up is not None
+            assert t.up.nvls_bw_Bps is not None
+            assert c.transfer_s >= size / t.up.nvls_bw_Bps * (1 - 1e-9)
+        if c.algorithm in IN_NETWORK and t.domains > 1:
+            assert c.transfer_s >= size / t.domain_bw_Bps() * (1 - 1e-9)
+
+
+@settings(max_examples=200, deadline=None)
+@given(t=topologies(), size=sizes, coll=st.sampled_from(COLLECTIVES))
+def test_busbw_within_physical_ceiling(t: Topology, size: float, coll: Collective) -> None:
+    n = t.ranks
+    up_line = t.up.line_Bps if t.up is not None and t.m > 1 else float("inf")
+    for c in evaluate(coll, size, t):
+        if c.equivalent_busbw:
+            continue
+        busbw = size / c.time_s * busbw_factor(coll, n)
+        if t.domains > 1 and c.algorithm is not Algorithm.P2P:
+            ceiling = min(up_line, t.domain_bw_Bps()) if t.m > 1 else t.domain_bw_Bps()
+            if coll is Collective.ALL_TO_ALL:
+                ceiling = t.domain_bw_Bps() / t.m * (n - 1) / (n - t.m)
+        elif c.algorithm is Algorithm.P2P and t.domains > 1:
+            assert t.out is not None
+            ceiling = t.out.nic_bw_Bps
+        else:
+            ceiling = up_line
+        assert busbw <= ceiling * (1 + 1e-9), (c, busbw, ceiling)
