@@ -12,9 +12,10 @@ Each constant below is fitted to named rows of ``benchmarks/data/measurements.cs
 * ``p2p_efficiency``: median A100 sendrecv busbw at >= 256 MiB / the nvlink3 ring bandwidth.
 * ``<link>.transport_latency``: the per-hop latency that, added to NCCL's hop latency, makes the
   engine reproduce the measured times of 8 B - 1 KiB rows (the engine's time is linear in it).
-* ``simple_transport_factor``: one-way transport latencies per Simple network hop; the value
-  (step 0.5, at most 8 = four round trips per step) that minimises the median busbw error of the
-  multi-node EFA rows of 64 MiB and more.
+* ``simple_transport_factor`` and ``simple_fill_bytes``: one-way transport latencies per Simple
+  network hop once the message reaches the fill size (below it the count falls linearly to
+  NCCL's 2); grid search (factor 2..8 by 0.5, fill 1..256 MiB by powers of two) minimising the
+  median busbw error of the multi-node EFA rows of 1 MiB and more.
 
 ``python benchmarks/calibrate.py`` prints each derived value next to the one in use;
 ``tests/test_calibration.py`` re-runs these functions and fails if a value in use drifts.
@@ -179,43 +180,54 @@ def transport_latency(
 
 
 @contextmanager
-def _simple_factor(value: float) -> Iterator[None]:
-    saved = engine_base.SIMPLE_TRANSPORT_FACTOR
-    engine_base.SIMPLE_TRANSPORT_FACTOR = value
+def _simple_terms(factor: float, fill_bytes: float) -> Iterator[None]:
+    saved = (engine_base.SIMPLE_TRANSPORT_FACTOR, engine_base.SIMPLE_FILL_BYTES)
+    engine_base.SIMPLE_TRANSPORT_FACTOR = factor
+    engine_base.SIMPLE_FILL_BYTES = fill_bytes
     try:
         yield
     finally:
-        engine_base.SIMPLE_TRANSPORT_FACTOR = saved
+        engine_base.SIMPLE_TRANSPORT_FACTOR, engine_base.SIMPLE_FILL_BYTES = saved
 
 
-def simple_transport_factor(points: list[Point], catalogue: Catalogue) -> float:
-    """Multiplier of the transport latency per Simple network hop (EFA rows >= 64 MiB)."""
+def simple_transport_terms(points: list[Point], catalogue: Catalogue) -> tuple[float, float]:
+    """(factor, fill size): Simple's exposed transport latencies per network hop at large sizes,
+    and the message size at which they are fully exposed.
+
+    Grid: factor 2 (NCCL's own count) to 8 (four round trips per step: ready, data, flush,
+    completion) in steps of 0.5; fill size 1 MiB to 256 MiB in powers of two. Criterion: median
+    |busbw error| over the multi-node EFA rows of 1 MiB and more (the sizes where Simple runs).
+    """
     rows = _rows(
         points,
-        lambda p: (
-            p.spec is not None
-            and p.status != "excluded"
-            and p.busbw_GBps is not None
-            and p.size_bytes >= 64 * 2**20
-            and p.nodes > 1
-            and p.spec.system in ("aws-p4d", "aws-p4de", "aws-p5")
-        ),
+        lambda p: p.spec is not None
+        and p.status != "excluded"
+        and p.busbw_GBps is not None
+        and p.size_bytes >= 2**20
+        and p.nodes > 1
+        and p.spec.system in ("aws-p4d", "aws-p4de", "aws-p5"),
     )
-    best_k, best_err = 2.0, float("inf")
-    k = 1.0
-    while k <= MAX_SIMPLE_FACTOR:
-        with _simple_factor(k):
-            errors = []
-            for p in rows:
-                assert p.spec is not None
-                assert p.busbw_GBps is not None
-                est = estimate(catalogue, p.spec, p.collective, p.size_bytes, algorithm=p.algorithm)
-                errors.append(abs(est.busbw_Bps / 1e9 - p.busbw_GBps) / p.busbw_GBps)
-            err = statistics.median(errors)
-        if err < best_err - 1e-9:
-            best_k, best_err = k, err
-        k += 0.5
-    return best_k
+    best = (2.0, float(2**20))
+    best_err = float("inf")
+    factor = 2.0
+    while factor <= MAX_SIMPLE_FACTOR:
+        fill = float(2**20)
+        while fill <= 2**28:
+            with _simple_terms(factor, fill):
+                errors = []
+                for p in rows:
+                    assert p.spec is not None
+                    assert p.busbw_GBps is not None
+                    est = estimate(
+                        catalogue, p.spec, p.collective, p.size_bytes, algorithm=p.algorithm
+                    )
+                    errors.append(abs(est.busbw_Bps / 1e9 - p.busbw_GBps) / p.busbw_GBps)
+                err = statistics.median(errors)
+            if err < best_err - 1e-9:
+                best, best_err = (factor, fill), err
+            fill *= 2
+        factor += 0.5
+    return best
 
 
 def ll_net_throughput(points: list[Point], catalogue: Catalogue) -> float:
@@ -260,6 +272,7 @@ def derive(points: list[Point] | None = None) -> dict[str, tuple[float, float]]:
 
     nvlink4 = links["nvlink4"]
     staged = links["pcie3-host-staged"]
+    simple = simple_transport_terms(pts, cat)
     return {
         "nvlink4.nvls_efficiency": (
             nvls_efficiency_nvlink4(pts, cat),
@@ -287,10 +300,8 @@ def derive(points: list[Point] | None = None) -> dict[str, tuple[float, float]]:
             transport_latency(pts, cat, "efa-v2", is_system("aws-p5")),
             links["efa-v2"].transport_latency_s,
         ),
-        "simple_transport_factor": (
-            simple_transport_factor(pts, cat),
-            CALIBRATED["simple_transport_factor"],
-        ),
+        "simple_transport_factor": (simple[0], CALIBRATED["simple_transport_factor"]),
+        "simple_fill_bytes": (simple[1], CALIBRATED["simple_fill_bytes"]),
         "ll_net_Bps": (ll_net_throughput(pts, cat), CALIBRATED["ll_net_Bps"]),
     }
 

@@ -89,9 +89,17 @@ def _scaled(t: Topology, up: float, net: float) -> Topology:
 @settings(max_examples=150, deadline=None)
 @given(t=topologies(), size=sizes, coll=st.sampled_from(COLLECTIVES), factor=st.floats(1.01, 100))
 def test_time_grows_with_size(t: Topology, size: float, coll: Collective, factor: float) -> None:
-    small, _ = select(coll, size, t)
-    large, _ = select(coll, size * factor, t)
-    assert large.time_s >= small.time_s * (1 - 1e-12)
+    """Every (algorithm, protocol) and the fastest of them take longer for more bytes.
+
+    NCCL's own choice can dip where its tuner switches protocol (measured: 2 x p5 all-reduce,
+    64 KiB in 135 us, 1 MiB in 123 us), so the property is stated per algorithm and protocol.
+    """
+    small = {(c.algorithm, c.protocol): c.time_s for c in evaluate(coll, size, t)}
+    large = {(c.algorithm, c.protocol): c.time_s for c in evaluate(coll, size * factor, t)}
+    for key, time_s in small.items():
+        if key in large:
+            assert large[key] >= time_s * (1 - 1e-12), key
+    assert min(large.values()) >= min(small.values()) * (1 - 1e-12)
 
 
 @settings(max_examples=150, deadline=None)

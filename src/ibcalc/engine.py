@@ -82,9 +82,21 @@ def estimate_on(
         notes.append(f"size rounded to {size:.0f} B as nccl-tests does for {cluster.ranks} ranks")
     if algorithm is None:
         notes.append(
-            f"algorithm: {best.algorithm.value}/{best.protocol.value}, the fastest of NCCL's "
-            "algorithms here (--algo to force one)"
+            f"algorithm: {best.algorithm.value}/{best.protocol.value}, the one NCCL's tuner "
+            "would pick here (--algo to force another)"
         )
+        faster = [c for c in others if c.time_s < best.time_s * 0.98]
+        if faster:
+            alt = faster[0]
+            notes.append(
+                f"{alt.algorithm.value}/{alt.protocol.value} would be "
+                f"{best.time_s / alt.time_s:.2f}x faster, but NCCL's own estimate ranks it lower"
+                + (
+                    " (a what-if: NCCL does not implement it)"
+                    if alt.algorithm in (Algorithm.HIERARCHICAL, Algorithm.RHD)
+                    else ""
+                )
+            )
     if best.equivalent_busbw:
         notes.append(
             "busbw is an equivalent figure, not a wire rate: "

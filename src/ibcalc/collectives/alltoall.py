@@ -60,7 +60,7 @@ def _alltoall(
 ) -> Cost:
     intra_t, net_t = _alltoall_terms(size_bytes, topo, aggregated=algorithm is Algorithm.PXN)
     hop = (
-        net_hop_latency(topo, Algorithm.RING, protocol)
+        net_hop_latency(topo, Algorithm.RING, protocol, size_bytes)
         if topo.domains > 1
         else intra_hop_latency(topo, Algorithm.RING, protocol)
     )
@@ -115,7 +115,7 @@ def sendrecv(
     if protocol is not Protocol.SIMPLE:
         transfer = transfer / ring_protocol_bw(1.0, protocol, topo)
     hop = (
-        net_hop_latency(topo, Algorithm.RING, protocol)
+        net_hop_latency(topo, Algorithm.RING, protocol, size_bytes)
         if topo.domains > 1
         else intra_hop_latency(topo, Algorithm.RING, protocol)
     )

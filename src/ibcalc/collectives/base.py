@@ -18,7 +18,9 @@ from ibcalc.collectives.constants import (
     LL_FACTOR,
     LL_MAX_BUSBW_BPS,
     LL_NET_BPS,
+    LL_NET_SATURATION_BYTES,
     NCCL_SIMPLE_TRANSPORT_FACTOR,
+    SIMPLE_FILL_BYTES,
     SIMPLE_TRANSPORT_FACTOR,
     TREE_CORRECTION,
 )
@@ -123,36 +125,44 @@ def intra_hop_latency(topo: Topology, algorithm: Algorithm, protocol: Protocol) 
     return hw + extra
 
 
-def net_hop_latency(topo: Topology, algorithm: Algorithm, protocol: Protocol) -> float:
+def net_hop_latency(
+    topo: Topology, algorithm: Algorithm, protocol: Protocol, size_bytes: float = math.inf
+) -> float:
     """Per-hop network latency: NCCL's NET row plus the transport's own latency.
 
     NCCL adds its net plugin's reported latency once per hop, and once more for Simple (the
-    flush; cost_models.md 2.6). Simple moves data in large chunks with a ready/data/flush
-    handshake per step, and over software transports (EFA, TCPX) that costs several one-way
-    latencies: the multiplier ``SIMPLE_TRANSPORT_FACTOR`` is calibrated on the EFA runs
-    (benchmarks/calibrate.py) and leaves InfiniBand, whose transport latency is 0, unchanged.
+    flush; cost_models.md 2.6); the tuner view keeps exactly that. Physically, Simple moves data
+    in chunks that NCCL grows with the message, each step paying a ready/data/flush handshake
+    over the transport; on proxy-driven transports (EFA, TCPX) the exposed cost grows from
+    NCCL's 2 one-way latencies for small messages to ``SIMPLE_TRANSPORT_FACTOR`` once the
+    message reaches ``SIMPLE_FILL_BYTES``. Both are calibrated on the EFA runs
+    (benchmarks/calibrate.py); InfiniBand, whose transport latency is 0, is unchanged.
     """
     table = HOP_LATENCY_S["net"]
     key = algorithm if algorithm in table else Algorithm.RING
     hw = table[key].get(protocol, table[key].get(Protocol.SIMPLE, 0.0))
     extra = topo.out.transport_latency_s if topo.out is not None else 0.0
+    factor = 1.0
     if protocol is Protocol.SIMPLE:
-        factor = NCCL_SIMPLE_TRANSPORT_FACTOR if topo.tuner_view else SIMPLE_TRANSPORT_FACTOR
-    else:
-        factor = 1.0
+        factor = NCCL_SIMPLE_TRANSPORT_FACTOR
+        if not topo.tuner_view:
+            fill = min(1.0, size_bytes / SIMPLE_FILL_BYTES)
+            factor += (SIMPLE_TRANSPORT_FACTOR - NCCL_SIMPLE_TRANSPORT_FACTOR) * fill
     return hw + extra * factor
 
 
 def ll_network_transfer(topo: Topology, size_bytes: float, protocol: Protocol) -> float:
     """Least time LL needs to move ``size_bytes`` per rank across the network.
 
-    Measured small all-reduces over EFA and InfiniBand grow by about 1 GB/s per rank between
-    1 KiB and 64 KiB (calibrated ``ll_net_Bps``), ten times below the LL bandwidth NCCL's tuner
-    assumes; NCCL still picks LL there, so the tuner view leaves this limit out.
+    Measured small all-reduces over EFA and InfiniBand take about 60 us more at 64 KiB than at
+    1 KiB: about 1 GB/s per rank (calibrated ``ll_net_Bps``), ten times below the LL bandwidth
+    NCCL's tuner assumes. The extra stops growing past ``LL_NET_SATURATION_BYTES`` (64 KiB, the
+    top of the calibration range): 2 x A3 Mega runs 64 KiB to 512 KiB in 159-174 us and 2 x p5
+    runs 1 MiB faster than 64 KiB. NCCL does not know this, so the tuner view leaves it out.
     """
     if protocol is not Protocol.LL or topo.domains < 2 or topo.tuner_view:
         return 0.0
-    return size_bytes / LL_NET_BPS
+    return min(size_bytes, LL_NET_SATURATION_BYTES) / LL_NET_BPS
 
 
 def ll_cap_Bps(topo: Topology) -> float:

@@ -24,6 +24,8 @@ __all__ = [
     "LL_FACTOR",
     "LL_MAX_BUSBW_BPS",
     "LL_NET_BPS",
+    "LL_NET_SATURATION_BYTES",
+    "SIMPLE_FILL_BYTES",
     "NCCL_SIMPLE_TRANSPORT_FACTOR",
     "NET_OVERHEAD_S",
     "PAT_FACTOR",
@@ -200,6 +202,8 @@ CALIBRATED: Final[dict[str, float]] = {
     "p2p_efficiency": 0.8,
     # per-rank LL throughput across the network at small sizes, bytes/s
     "ll_net_Bps": 1.0e9,
+    # message size at which Simple's transport handshake is fully exposed, bytes
+    "simple_fill_bytes": 64 * 2**20,
 }
 #: See ``net_hop_latency``: transport latencies counted per Simple network hop.
 SIMPLE_TRANSPORT_FACTOR: Final = CALIBRATED["simple_transport_factor"]
@@ -207,3 +211,7 @@ SIMPLE_TRANSPORT_FACTOR: Final = CALIBRATED["simple_transport_factor"]
 NCCL_SIMPLE_TRANSPORT_FACTOR: Final = 2.0
 #: See ``base.ll_network_transfer``.
 LL_NET_BPS: Final = CALIBRATED["ll_net_Bps"]
+#: LL's network extra stops growing at the top of its calibration range (64 KiB).
+LL_NET_SATURATION_BYTES: Final = 64 * 2**10
+#: See ``base.net_hop_latency``.
+SIMPLE_FILL_BYTES: Final = CALIBRATED["simple_fill_bytes"]

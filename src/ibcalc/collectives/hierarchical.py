@@ -44,7 +44,7 @@ def hierarchical(
     latency = (
         3 * base_latency(Algorithm.RING, protocol)
         + 2 * (m - 1) * intra_hop_latency(topo, Algorithm.RING, protocol)
-        + 2 * (big_n - 1) * net_hop_latency(topo, Algorithm.RING, protocol)
+        + 2 * (big_n - 1) * net_hop_latency(topo, Algorithm.RING, protocol, size_bytes)
     )
     return make_cost(
         Algorithm.HIERARCHICAL,

@@ -66,7 +66,7 @@ def nvls(
         return None
     latency = intra_hop_latency(topo, Algorithm.NVLS, protocol)
     if big_n > 1:
-        latency += net_hop_latency(topo, Algorithm.NVLS, protocol)
+        latency += net_hop_latency(topo, Algorithm.NVLS, protocol, size_bytes)
     assert topo.up is not None
     where = f"NVLink SHARP in the NVSwitch ({bw / 1e9:.0f} GB/s per GPU)"
     if collective is Collective.ALL_REDUCE:
@@ -101,7 +101,7 @@ def nvls_tree(
     )
     depth = math.floor(math.log2(big_n))
     latency = intra_hop_latency(topo, Algorithm.NVLS_TREE, protocol) + 2 * depth * net_hop_latency(
-        topo, Algorithm.NVLS_TREE, protocol
+        topo, Algorithm.NVLS_TREE, protocol, size_bytes
     )
     return make_cost(
         Algorithm.NVLS_TREE,
@@ -140,7 +140,7 @@ def collnet_direct(
     latency = 2 * (
         min(1, m - 1) * intra_hop_latency(topo, Algorithm.COLLNET_DIRECT, protocol)
         + _COLLNET_FANIN_S * (m - 1)
-    ) + net_hop_latency(topo, Algorithm.COLLNET_DIRECT, protocol)
+    ) + net_hop_latency(topo, Algorithm.COLLNET_DIRECT, protocol, size_bytes)
     return make_cost(
         Algorithm.COLLNET_DIRECT,
         protocol,
@@ -166,7 +166,7 @@ def collnet_chain(
     )
     latency = 2 * (m - 1) * intra_hop_latency(
         topo, Algorithm.COLLNET_CHAIN, protocol
-    ) + net_hop_latency(topo, Algorithm.COLLNET_CHAIN, protocol)
+    ) + net_hop_latency(topo, Algorithm.COLLNET_CHAIN, protocol, size_bytes)
     return make_cost(
         Algorithm.COLLNET_CHAIN,
         protocol,

@@ -52,14 +52,14 @@ def rhd(
     net_steps = math.ceil(math.log2(big_n)) if big_n > 1 else 0
     intra_steps = math.ceil(math.log2(m)) if m > 1 else 0
     latency = base_latency(Algorithm.RING, protocol) + phases * (
-        net_steps * (net_hop_latency(topo, Algorithm.RING, protocol) if big_n > 1 else 0.0)
+        net_steps * (net_hop_latency(topo, Algorithm.RING, protocol, size_bytes) if big_n > 1 else 0.0)
         + intra_steps * intra_hop_latency(topo, Algorithm.RING, protocol)
     )
     if pow2 != n:
         slowest = min(net_share, up_bw)
         transfer += 2 * size_bytes / slowest
         hop = (
-            net_hop_latency(topo, Algorithm.RING, protocol)
+            net_hop_latency(topo, Algorithm.RING, protocol, size_bytes)
             if big_n > 1
             else (intra_hop_latency(topo, Algorithm.RING, protocol))
         )
@@ -93,7 +93,7 @@ def pat(
     latency = (
         base_latency(Algorithm.PAT, protocol)
         + math.log2(topo.domains)
-        * net_hop_latency(topo, Algorithm.PAT, protocol)
+        * net_hop_latency(topo, Algorithm.PAT, protocol, size_bytes)
         / _PAT_NET_DIVISOR
         + _PAT_PER_RANK_S * n
     )

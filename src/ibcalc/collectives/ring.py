@@ -65,7 +65,7 @@ def ring(
     bw, where = ring_bandwidth(topo, duplex=not one_way)
     bw = ring_protocol_bw(bw, protocol, topo)
     intra = intra_hop_latency(topo, Algorithm.RING, protocol)
-    net = net_hop_latency(topo, Algorithm.RING, protocol) if big_n > 1 else 0.0
+    net = net_hop_latency(topo, Algorithm.RING, protocol, size_bytes) if big_n > 1 else 0.0
     base = base_latency(Algorithm.RING, protocol)
     if one_way:
         latency = base + (n - big_n) * intra + (big_n - 1) * net

@@ -71,7 +71,7 @@ def tree(
         bw *= TREE_LL128_FACTOR_SINGLE if big_n == 1 else TREE_LL128_FACTOR_MULTI
     bw *= tree_correction(size_bytes, protocol)
     intra = intra_hop_latency(topo, Algorithm.TREE, protocol)
-    net = net_hop_latency(topo, Algorithm.TREE, protocol) if big_n > 1 else 0.0
+    net = net_hop_latency(topo, Algorithm.TREE, protocol, size_bytes) if big_n > 1 else 0.0
     depth = math.floor(math.log2(big_n)) if big_n > 1 else 0
     latency = base_latency(Algorithm.TREE, protocol) + 2 * ((m - 1) * intra + depth * net)
     return make_cost(

@@ -1,0 +1,109 @@
+"""Per published reference group: the model's error stays under the issue's targets.
+
+Targets (issue 3): bandwidth regime (>= 64 MiB) median |error| <= 5 % and max <= 20 % of busbw;
+latency regime (<= 64 KiB) median <= 10 % of time. The measurements are
+benchmarks/data/measurements.csv (a copy of shared/reference/measurements.csv, sources per
+row); the groups and the rules that map rows to clusters are in benchmarks/reference.py.
+
+Groups that miss their target are marked ``xfail(strict=True)`` with the reason: the miss is
+known and explained, and the test fails loudly if the group starts to pass (then the mark must
+go). Groups whose prediction depends on a NIC count the source does not state are not tested.
+"""
+
+from __future__ import annotations
+
+import statistics
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+from accuracy import Result, evaluate  # noqa: E402
+from reference import DEFAULT_CSV, load_points  # noqa: E402
+
+from ibcalc.catalogue import load_catalogue  # noqa: E402
+
+RESULTS, _SKIPPED = evaluate(load_points(DEFAULT_CSV), load_catalogue(use_env=False))
+
+KNOWN_MISSES = {
+    ("bandwidth", "aws-samples/awsome-distributed-training all_reduce 2x8 nccl2.18.5"): (
+        "EKS run on the same 2 x p5 as the Slurm table, 2.2x slower at 128 MiB and 1.4x at 1 GiB; "
+        "the model (fitted to neither) follows the Slurm run"
+    ),
+    ("bandwidth", "li-plus/playground sendrecv 1x8"): (
+        "the 128 MiB point takes 1211 us against 1423 us for 256 MiB (first size of the sweep); "
+        "the other three sizes are within 1.4 %"
+    ),
+    ("bandwidth", "Anthony-Hoo/Anthony-Hoo.github.io all_gather 1x2"): (
+        "host-staged PCIe: one duplex factor (median of all-reduce, all-gather, all-to-all) "
+        "cannot match all three; all-gather is 13-20 % below it"
+    ),
+    ("bandwidth", "Anthony-Hoo/Anthony-Hoo.github.io alltoall 1x2"): (
+        "host-staged PCIe: all-to-all runs 13 % above the shared duplex factor"
+    ),
+    ("latency", "Anthony-Hoo/Anthony-Hoo.github.io all_reduce 1x2"): (
+        "2-rank ring all-reduce costs 2 host-staged hops in the model; measured barely more than "
+        "the 1-hop all-gather (12.2 vs 10.5 us)"
+    ),
+    ("latency", "NREL/ESIFHPC4 all_gather 16x4 no-nvls nccl2.21.5"): (
+        "64-rank ring all-gather takes 564 us at 1 KiB: about 35 us per network step, 7x the "
+        "per-hop latency the same system's tree all-reduce shows; not explained by the model"
+    ),
+    ("latency", "NREL/ESIFHPC4 all_reduce 16x4 no-nvls nccl2.21.5"): (
+        "Slingshot: 64 KiB takes 185 us, twice what the calibrated LL network rate gives"
+    ),
+    ("latency", "aws-samples/awsome-distributed-training/aws-batch all_reduce 1x8"): (
+        "single-node LL ring: NCCL's latency constants give 15.0-15.8 us against 12.9-19.1 us"
+    ),
+    ("latency", "coreweave/nccl-tests all_reduce 4x8"): (
+        "SHARP cluster, 4 nodes: 57-58 us at <= 1 KiB against 35 us from NCCL's tree constants"
+    ),
+}
+
+
+def _groups() -> list[tuple[str, str]]:
+    keys = {(r.regime, r.point.group) for r in RESULTS if r.counted}
+    return sorted(keys)
+
+
+def _params() -> list[object]:
+    params: list[object] = []
+    for regime, group in _groups():
+        reason = KNOWN_MISSES.get((regime, group))
+        marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
+        params.append(pytest.param(regime, group, marks=marks, id=f"{regime}:{group}"))
+    return params
+
+
+def _errors(regime: str, group: str) -> list[Result]:
+    return [r for r in RESULTS if r.regime == regime and r.point.group == group and r.counted]
+
+
+@pytest.mark.parametrize(("regime", "group"), _params())
+def test_group_within_target(regime: str, group: str) -> None:
+    results = _errors(regime, group)
+    errors = [abs(r.error) for r in results]
+    median = statistics.median(errors)
+    detail = "; ".join(
+        f"{r.point.size_bytes:.0f} B {r.measured:.4g} vs {r.predicted:.4g}" for r in results
+    )
+    if regime == "bandwidth":
+        assert median <= 0.05, f"median {median:.1%} > 5%: {detail}"
+        assert max(errors) <= 0.20, f"max {max(errors):.1%} > 20%: {detail}"
+    else:
+        assert median <= 0.10, f"median {median:.1%} > 10%: {detail}"
+
+
+def test_known_misses_are_real_groups() -> None:
+    assert set(KNOWN_MISSES) <= set(_groups())
+
+
+@pytest.mark.parametrize(
+    ("regime", "median_target"), [("bandwidth", 0.05), ("latency", 0.10)], ids=str
+)
+def test_overall_median_meets_target(regime: str, median_target: float) -> None:
+    errors = [abs(r.error) for r in RESULTS if r.regime == regime and r.counted]
+    assert len(errors) >= 20
+    assert statistics.median(errors) <= median_target
