@@ -296,7 +296,14 @@ def sweep(
     gpus_per_node: GpusOpt = None,
     nics_per_node: NicsOpt = None,
     intra: IntraOpt = None,
-    inter: InterOpt = None,
+    inter: Annotated[
+        str | None,
+        typer.Option(
+            "--inter",
+            "--fabric",
+            help="Scale-out link id, or a comma list to sweep several (e.g. ndr,hdr,roce-400g).",
+        ),
+    ] = None,
     system: SystemOpt = None,
     sharp: SharpOpt = False,
     nvls: NvlsOpt = None,
@@ -308,9 +315,28 @@ def sweep(
     fmt: Annotated[SweepFormat, typer.Option("--format", help="table, json or csv.")] = (
         SweepFormat.TABLE
     ),
+    plot: Annotated[
+        Path | None,
+        typer.Option(
+            "--plot", help="Also draw busbw vs size to FILE.png or FILE.svg.", metavar="FILE"
+        ),
+    ] = None,
+    plot_time: Annotated[
+        bool, typer.Option("--plot-time", help="Add a time panel to the --plot picture.")
+    ] = False,
+    measured: Annotated[
+        Path | None,
+        typer.Option(
+            "--measured",
+            help="CSV of measured points (size_bytes,busbw_GBps) to overlay on --plot.",
+            metavar="FILE",
+        ),
+    ] = None,
 ) -> None:
     """An nccl-tests-shaped table over sizes -b .. -e, multiplying by -f."""
     with _boundary():
+        target = _sweep_plot_check(plot, plot_time, measured)
+        fabrics = _fabric_list(inter)
         coll = _SWEEP_NAMES.get(collective.lower())
         if coll is None:
             from ibcalc.catalogue import suggest
@@ -330,7 +356,7 @@ def sweep(
             gpus_per_node,
             nics_per_node,
             intra,
-            inter,
+            fabrics[0] if fabrics else None,
             system,
             sharp,
             nvls,
@@ -355,7 +381,25 @@ def sweep(
                 raise
         if not estimates:
             raise _UserError("no size in the sweep is large enough for this many ranks")
-        render_sweep(estimates, fmt.value)
+        _sweep_finish(
+            cat=cat,
+            cluster=cluster,
+            coll=coll,
+            sizes=sizes,
+            estimates=estimates,
+            fabrics=fabrics,
+            fmt=fmt.value,
+            algorithm=_algo(algo),
+            protocol=_proto(proto),
+            dtype=dtype,
+            nics_per_node=nics_per_node,
+            sharp=sharp,
+            nvls=nvls,
+            oversubscription=oversubscription,
+            target=target,
+            plot_time=plot_time,
+            measured=measured,
+        )
 
 
 @links_app.callback(invoke_without_command=True)
@@ -436,6 +480,397 @@ def systems_show(
 
 
 # --- gap and plot commands (issue 5) --------------------------------------------------------------
+
+#: Message size of the tensor-parallel what-if when --tp is given without --tp-size: one layer's
+#: activations of a large model (1 x 4096 tokens x 8192 hidden x 2 bytes is about 67 MB).
+_TP_DEFAULT_SIZE = "64MB"
+
+
+def _plot_target(plot: Path | None) -> Path | None:
+    """Check a --plot target and that matplotlib is importable, before any work is done."""
+    if plot is None:
+        return None
+    from ibcalc.plot import check_target, require_matplotlib
+
+    target, _fmt = check_target(plot)
+    require_matplotlib()
+    return target
+
+
+def _wrote(path: Path) -> None:
+    typer.echo(f"plot written to {path}", err=True)
+
+
+@app.command("gap")
+def gap_command(
+    intra: Annotated[
+        str | None, typer.Option("--intra", help="Scale-up link id (e.g. nvlink4).")
+    ] = None,
+    inter: Annotated[
+        str | None, typer.Option("--inter", "--fabric", help="Scale-out link id (e.g. ndr).")
+    ] = None,
+    system: SystemOpt = None,
+    gpus_per_node: GpusOpt = None,
+    nics_per_node: NicsOpt = None,
+    host_pcie: Annotated[
+        str | None,
+        typer.Option("--host-pcie", help="PCIe link each NIC sits on; caps its rate (e.g. pcie5)."),
+    ] = None,
+    tp: Annotated[
+        int | None,
+        typer.Option("--tp", help="Tensor-parallel degree T: one all-reduce inside vs across."),
+    ] = None,
+    tp_size: Annotated[
+        str | None,
+        typer.Option("--tp-size", help=f"Size of that all-reduce (default {_TP_DEFAULT_SIZE})."),
+    ] = None,
+    plot: Annotated[
+        Path | None,
+        typer.Option(
+            "--plot", help="Also draw the gap as bars to FILE.png or FILE.svg.", metavar="FILE"
+        ),
+    ] = None,
+    catalogue: CatalogueOpt = None,
+    fmt: FormatOpt = OutputFormat.TABLE,
+) -> None:
+    """Scale-up vs scale-out bandwidth per GPU (per direction), ratios, and what they cost.
+
+    Without --intra/--inter/--system: a table of common pairings. With --intra and --inter, or
+    --system: one pairing in detail; --tp adds a tensor-parallel what-if.
+    """
+    from ibcalc.gap import (
+        common_pairings,
+        gap,
+        gap_dict,
+        gap_for_system,
+        nics_per_gpu_node,
+        tp_dict,
+        tp_whatif,
+    )
+    from ibcalc.report import render_gap, render_gap_table
+
+    with _boundary():
+        target = _plot_target(plot)
+        cat = _catalogue(catalogue)
+        if system is None and (intra is None or inter is None):
+            for flag, value in (
+                ("--gpus-per-node", gpus_per_node),
+                ("--nics-per-node", nics_per_node),
+                ("--host-pcie", host_pcie),
+                ("--tp", tp),
+                ("--tp-size", tp_size),
+            ):
+                if value is not None:
+                    raise _UserError(
+                        f"{flag} describes one pairing: give --intra and --inter, or --system"
+                    )
+            results = common_pairings(cat)
+            if intra is not None:
+                wanted = find_link(cat, intra).id
+                results = [r for r in results if r.intra == wanted]
+            if inter is not None:
+                wanted = find_link(cat, inter).id
+                results = [r for r in results if r.inter == wanted]
+            if not results:
+                given = intra if intra is not None else inter
+                raise _UserError(
+                    f"{given!r} is not in the common pairings; give both --intra and --inter "
+                    "to compare any two links"
+                )
+            rows = [gap_dict(r) for r in results]
+            if fmt is OutputFormat.JSON:
+                render_json(rows)
+            else:
+                render_gap_table(rows)
+            if target is not None:
+                from ibcalc.plot import plot_gap
+
+                _wrote(plot_gap(target, results))
+            return
+
+        if system is not None:
+            result = gap_for_system(
+                cat,
+                system,
+                intra=intra,
+                inter=inter,
+                gpus_per_node=gpus_per_node,
+                nics_per_node=nics_per_node,
+                host_pcie=host_pcie,
+            )
+            domain = find_system(cat, system).scale_up_domain
+            if gpus_per_node is not None:
+                domain = gpus_per_node
+        else:
+            assert intra is not None
+            assert inter is not None
+            notes = []
+            gpus = gpus_per_node if gpus_per_node is not None else 8
+            if gpus_per_node is None:
+                notes.append("8 GPUs per node assumed (--gpus-per-node)")
+            nics = nics_per_node if nics_per_node is not None else gpus
+            if nics_per_node is None:
+                notes.append(f"{nics} NICs per node (one per GPU) assumed (--nics-per-node)")
+            result = gap(cat, intra, inter, gpus, nics, host_pcie)
+            result = result.model_copy(update={"assumptions": notes + result.assumptions})
+            domain = gpus
+        data = gap_dict(result)
+        tp_data = None
+        if tp is None and tp_size is not None:
+            raise _UserError("--tp-size needs --tp T (the tensor-parallel degree)")
+        if tp is not None:
+            if tp > domain:
+                raise _UserError(
+                    f"--tp {tp} does not fit inside one scale-up domain of {domain} GPUs"
+                )
+            size = parse_size(tp_size if tp_size is not None else _TP_DEFAULT_SIZE)
+            whatif = tp_whatif(
+                cat,
+                result.intra,
+                result.inter,
+                tp,
+                size,
+                nics_per_node=nics_per_gpu_node(result.nics_per_node, result.gpus_per_node),
+                host_pcie=result.host_pcie,
+                system=result.system,
+            )
+            tp_data = tp_dict(whatif)
+            if tp_size is None:
+                tp_data["assumptions"].insert(
+                    0, f"TP all-reduce size {_TP_DEFAULT_SIZE} assumed (--tp-size)"
+                )
+            data["tp"] = tp_data
+        if fmt is OutputFormat.JSON:
+            render_json(data)
+        else:
+            render_gap(data, tp_data)
+        if target is not None:
+            from ibcalc.plot import plot_gap
+
+            _wrote(plot_gap(target, [result]))
+
+
+def _fabric_list(inter: str | None) -> list[str]:
+    """``--inter ndr,hdr`` -> ["ndr", "hdr"]; duplicates dropped, order kept."""
+    if inter is None:
+        return []
+    names = list(dict.fromkeys(name.strip() for name in inter.split(",") if name.strip()))
+    if not names:
+        raise _UserError(f"--inter {inter!r} names no link (e.g. --inter ndr,hdr)")
+    return names
+
+
+def _sweep_plot_check(plot: Path | None, plot_time: bool, measured: Path | None) -> Path | None:
+    """Validate --plot, --plot-time and --measured before the sweep runs."""
+    if plot is None:
+        if plot_time or measured is not None:
+            raise _UserError("--plot-time and --measured need --plot FILE.png|FILE.svg")
+        return None
+    target = _plot_target(plot)
+    if measured is not None:
+        from ibcalc.plot import load_measured
+
+        load_measured(measured)
+    return target
+
+
+def _sweep_estimates(
+    cluster: ResolvedCluster,
+    coll: Collective,
+    sizes: Sequence[float],
+    dtype: str,
+    algorithm: Algorithm | None,
+    protocol: Protocol | None,
+) -> list[Estimate]:
+    """Estimates over ``sizes``, skipping sizes too small for this many ranks (as sweep does)."""
+    estimates = []
+    for s in sizes:
+        try:
+            estimates.append(
+                estimate_on(cluster, coll, s, dtype=dtype, algorithm=algorithm, protocol=protocol)
+            )
+        except IbcalcError as exc:
+            if "too small" in str(exc) or "does not apply" in str(exc):
+                continue
+            raise
+    return estimates
+
+
+def _sweep_finish(
+    *,
+    cat: Catalogue,
+    cluster: ResolvedCluster,
+    coll: Collective,
+    sizes: Sequence[float],
+    estimates: list[Estimate],
+    fabrics: Sequence[str],
+    fmt: str,
+    algorithm: Algorithm | None,
+    protocol: Protocol | None,
+    dtype: str,
+    nics_per_node: int | None,
+    sharp: bool,
+    nvls: bool | None,
+    oversubscription: float,
+    target: Path | None,
+    plot_time: bool,
+    measured: Path | None,
+) -> None:
+    """Render a sweep over one or several fabrics, then draw it when --plot was given."""
+    groups: list[tuple[ResolvedCluster, list[Estimate]]] = [(cluster, estimates)]
+    if len(fabrics) > 1:
+        if cluster.inter is None:
+            raise _UserError("several --inter fabrics need more than one node (--nodes)")
+        seen = {cluster.inter.id}
+        for fabric in fabrics[1:]:
+            # Every fabric goes into the node the first one resolved to: same GPUs, scale-up link,
+            # system and host PCIe, so the lines differ only in the network.
+            other = resolve_cluster(
+                cat,
+                ClusterSpec(
+                    nodes=cluster.nodes,
+                    gpus_per_node=cluster.gpus_per_node,
+                    nics_per_node=nics_per_node,
+                    intra=cluster.intra.id if cluster.intra else None,
+                    inter=fabric,
+                    system=cluster.system.id if cluster.system else None,
+                    host_pcie=cluster.host_pcie.id if cluster.host_pcie else None,
+                    sharp=sharp,
+                    nvls=nvls,
+                    oversubscription=oversubscription,
+                ),
+            )
+            assert other.inter is not None
+            if other.inter.id in seen:
+                continue
+            seen.add(other.inter.id)
+            groups.append((other, _sweep_estimates(other, coll, sizes, dtype, algorithm, protocol)))
+    if len(groups) == 1:
+        render_sweep(estimates, fmt)
+    else:
+        from ibcalc.report import render_sweep_groups
+
+        render_sweep_groups([(c.inter.id if c.inter else "-", ests) for c, ests in groups], fmt)
+    if target is not None:
+        _draw_sweep(target, coll, groups, sizes, algorithm, protocol, dtype, plot_time, measured)
+
+
+def _fabric_label(cluster: ResolvedCluster) -> str:
+    from ibcalc.units import BITS_PER_BYTE, GB
+
+    if cluster.inter is None or cluster.topology.out is None:
+        return cluster.intra.id if cluster.intra else "-"
+    nics = cluster.topology.out.nics_per_domain
+    gbit = cluster.inter.per_direction_Bps * BITS_PER_BYTE / GB
+    return f"{cluster.inter.id}: {nics} x {gbit:g} Gb/s per node"
+
+
+def _draw_sweep(
+    target: Path,
+    coll: Collective,
+    groups: Sequence[tuple[ResolvedCluster, list[Estimate]]],
+    sizes: Sequence[float],
+    algorithm: Algorithm | None,
+    protocol: Protocol | None,
+    dtype: str,
+    plot_time: bool,
+    measured: Path | None,
+) -> None:
+    from dataclasses import replace
+
+    from ibcalc.plot import (
+        Ceiling,
+        MeasuredPoint,
+        Series,
+        algorithm_series,
+        color,
+        load_measured,
+        plot_sweep,
+        sweep_series,
+    )
+    from ibcalc.units import GB
+
+    first = groups[0][0]
+    series: list[Series] = []
+    ceilings: list[Ceiling] = []
+    single = len(groups) == 1
+    if single and algorithm is None:
+        estimates = groups[0][1]
+        used: dict[Algorithm, None] = {}
+        for est in estimates:
+            for cost in (est.best, *est.alternatives):
+                used.setdefault(cost.algorithm, None)
+        per_algorithm = {a: _sweep_estimates(first, coll, sizes, dtype, a, protocol) for a in used}
+        series.append(
+            sweep_series(f"NCCL-like choice ({_fabric_label(first)})", estimates, color="#000000")
+        )
+        series.extend(
+            s if s.color else replace(s, color=color(i))
+            for i, s in enumerate(algorithm_series(per_algorithm))
+        )
+    else:
+        for i, (cluster, estimates) in enumerate(groups):
+            series.append(sweep_series(_fabric_label(cluster), estimates, color=color(i)))
+    up = first.topology.up
+    if up is not None:
+        ceilings.append(Ceiling(f"{up.link_id} achievable per GPU", up.bw_Bps / GB, "scale-up"))
+    for i, (cluster, _ests) in enumerate(groups):
+        out = cluster.topology.out
+        if out is None:
+            continue
+        col = "#333333" if single else color(i)
+        node_GBps = out.domain_bw_Bps / GB
+        m = cluster.topology.m
+        ceilings.append(
+            Ceiling(
+                f"{out.link_id} achievable per {'node' if m > 1 else 'GPU'} "
+                f"({out.nics_per_domain} NIC{'s' if out.nics_per_domain > 1 else ''}, "
+                "ring ceiling)",
+                node_GBps,
+                "network-node",
+                col,
+            )
+        )
+        if m > 1:
+            ceilings.append(
+                Ceiling(f"{out.link_id} per-GPU share", node_GBps / m, "network-gpu", col)
+            )
+    points: list[MeasuredPoint] = []
+    if measured is not None:
+        points, total = load_measured(
+            measured, collective=coll, nodes=first.nodes, gpus_per_node=first.gpus_per_node
+        )
+        if not points:
+            raise _UserError(
+                f"no row of {measured} matches {coll.value} on {first.nodes} nodes x "
+                f"{first.gpus_per_node} GPUs (rows are filtered by their collective, nodes and "
+                "gpus_per_node columns when present; busbw 0 is skipped)"
+            )
+        typer.echo(f"measured: {len(points)} of {total} rows of {measured} plotted", err=True)
+    fabrics = ", ".join(c.inter.id for c, _ in groups if c.inter is not None) or "-"
+    inside = first.intra.id if first.intra else "-"
+    forced = f", --algo {algorithm.value}" if algorithm is not None else ""
+    title = (
+        f"{coll.value} busbw, {first.nodes} node{'s' if first.nodes != 1 else ''} x "
+        f"{first.gpus_per_node} GPUs ({inside} inside; {fabrics} between{forced})"
+    )
+    footnote = (
+        f"ibcalc {__version__} model estimates; busbw = algbw x nccl-tests factor; "
+        f"{dtype}; GB/s = 10^9 B/s per direction"
+    )
+    _wrote(
+        plot_sweep(
+            target,
+            series,
+            title=title,
+            ceilings=ceilings,
+            measured=points,
+            time_panel=plot_time,
+            footnote=footnote,
+        )
+    )
+
+
 # (end of gap commands)
 
 
@@ -443,7 +878,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Console entry point: run the app with a one-line error boundary."""
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        app(args=args, prog_name="ibcalc", standalone_mode=False)
+        # Without standalone mode the toolkit returns an Exit's code instead of raising it.
+        code = app(args=args, prog_name="ibcalc", standalone_mode=False)
+        if isinstance(code, int) and code != 0:
+            sys.exit(code)
     except click_exceptions.NoArgsIsHelpError as exc:
         typer.echo(exc.ctx.get_help() if exc.ctx else "", err=False)
         sys.exit(0)

@@ -1,0 +1,41 @@
+"""The README's two commands are what CI runs, and its examples are real output."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _commands() -> list[str]:
+    blocks = re.findall(r"```sh\n(.*?)```", README, flags=re.S)
+    return [line.strip() for block in blocks for line in block.splitlines() if line.strip()]
+
+
+def test_readme_has_exactly_two_commands_and_ci_runs_the_test_one() -> None:
+    commands = _commands()
+    assert len(commands) == 2
+    install_and_run, test = commands
+    assert "ibcalc allreduce" in install_and_run
+    assert "pytest" in test
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert test in ci.splitlines()
+
+
+def test_readme_error_examples_match_the_tool(capsys: object) -> None:
+    import pytest
+
+    from ibcalc.cli import main
+
+    for args, expected in (
+        (["allreduce", "--size", "1e9", "--fabric", "ndrr"], "error: unknown link 'ndrr'"),
+        (["allreduce", "--size", "10Gb", "--fabric", "ndr"], "write 10GB for bytes"),
+    ):
+        with pytest.raises(SystemExit) as exit_info:
+            main(args)
+        assert exit_info.value.code == 2
+        err = capsys.readouterr().err  # type: ignore[attr-defined]
+        assert expected in err
+        assert expected in README
