@@ -98,8 +98,10 @@ def summarise(results: list[Result], regime: str) -> tuple[int, float, float]:
     return len(errors), statistics.median(errors), max(errors)
 
 
-def report(results: list[Result], skipped: list[Point], rows: bool) -> str:
-    """The printed report."""
+def report(
+    results: list[Result], skipped: list[Point], rows: bool, used: set[int] | None = None
+) -> str:
+    """The printed report; ``used`` holds the row numbers the calibration read."""
     lines = []
     for regime in ("bandwidth", "latency"):
         unit = "busbw" if regime == "bandwidth" else "time"
@@ -133,6 +135,12 @@ def report(results: list[Result], skipped: list[Point], rows: bool) -> str:
             + (f", max <= {target_max:.0%}" if target_max else "")
             + f": {verdict}"
         )
+        if used is not None:
+            held = [r for r in results if r.point.row not in used]
+            n2, med2, mx2 = summarise(held, regime)
+            lines.append(
+                f"{'HELD OUT (counted rows that no fit read)':<72} {n2:>3} {med2:>7.1%} {mx2:>7.1%}"
+            )
         lines.append("")
     if rows:
         lines.append("== rows")
@@ -164,7 +172,13 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     catalogue = load_catalogue(args.catalogue, use_env=False)
     results, skipped = evaluate(load_points(args.csv), catalogue)
-    print(report(results, skipped, args.rows))
+    used: set[int] | None = None
+    if args.csv == DEFAULT_CSV:
+        import calibrate
+
+        calibrate.derive()
+        used = calibrate.USED_ROWS
+    print(report(results, skipped, args.rows, used))
     return 0
 
 

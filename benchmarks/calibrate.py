@@ -16,6 +16,15 @@ Each constant below is fitted to named rows of ``benchmarks/data/measurements.cs
   network hop once the message reaches the fill size (below it the count falls linearly to
   NCCL's 2); grid search (factor 2..8 by 0.5, fill 1..256 MiB by powers of two) minimising the
   median busbw error of the multi-node EFA rows of 1 MiB and more.
+* ``ll_net_Bps``: per-rank LL throughput across the network at small sizes: S / (t - latency)
+  over the multi-node 32-64 KiB rows where NCCL runs LL; median, to 0.05 GB/s.
+* ``nvlink4.efficiency`` (a check of NCCL's 20.6 of 25 GB/s per link against H100 ring rows),
+  ``hdr.efficiency`` (DGX A100 8 x HDR ring, nccl#812, at an assumed large size),
+  ``efa-100g.efficiency`` (2 x p4de rows of 1 GiB and more): current efficiency x
+  median(measured / predicted busbw), to 0.005.
+
+Order matters where one fit uses another's result; running the script twice reaches the fixed
+point (the test checks that every value in use equals its derivation).
 
 ``python benchmarks/calibrate.py`` prints each derived value next to the one in use;
 ``tests/test_calibration.py`` re-runs these functions and fails if a value in use drifts.
@@ -45,8 +54,15 @@ GiB = 2**30
 MAX_SIMPLE_FACTOR = 8.0
 
 
+#: CSV row numbers read by any fit (filled by ``derive``); accuracy.py reports the others as
+#: held out.
+USED_ROWS: set[int] = set()
+
+
 def _rows(points: list[Point], where: Callable[[Point], bool]) -> list[Point]:
-    return [p for p in points if where(p)]
+    selected = [p for p in points if where(p)]
+    USED_ROWS.update(p.row for p in selected)
+    return selected
 
 
 def nvls_efficiency_nvlink4(points: list[Point], catalogue: Catalogue) -> float:
@@ -200,12 +216,14 @@ def simple_transport_terms(points: list[Point], catalogue: Catalogue) -> tuple[f
     """
     rows = _rows(
         points,
-        lambda p: p.spec is not None
-        and p.status != "excluded"
-        and p.busbw_GBps is not None
-        and p.size_bytes >= 2**20
-        and p.nodes > 1
-        and p.spec.system in ("aws-p4d", "aws-p4de", "aws-p5"),
+        lambda p: (
+            p.spec is not None
+            and p.status != "excluded"
+            and p.busbw_GBps is not None
+            and p.size_bytes >= 2**20
+            and p.nodes > 1
+            and p.spec.system in ("aws-p4d", "aws-p4de", "aws-p5")
+        ),
     )
     best = (2.0, float(2**20))
     best_err = float("inf")
@@ -261,6 +279,32 @@ def ll_net_throughput(points: list[Point], catalogue: Catalogue) -> float:
     return round(statistics.median(values) / 1e9 / 0.05) * 0.05 * 1e9
 
 
+def link_efficiency(
+    points: list[Point], catalogue: Catalogue, link_id: str, where: Callable[[Point], bool]
+) -> float:
+    """Efficiency of ``link_id`` that makes the engine reproduce the busbw of the rows selected
+    (rows of 1 GiB and more, where the link is the bottleneck): current efficiency x median of
+    measured / predicted busbw, to 0.005."""
+    rows = _rows(
+        points,
+        lambda p: (
+            p.spec is not None
+            and p.status != "excluded"
+            and p.busbw_GBps is not None
+            and p.size_bytes >= GiB
+            and where(p)
+        ),
+    )
+    current = find_link(catalogue, link_id).efficiency
+    ratios = []
+    for p in rows:
+        assert p.spec is not None
+        assert p.busbw_GBps is not None
+        est = estimate(catalogue, p.spec, p.collective, p.size_bytes, algorithm=p.algorithm)
+        ratios.append(p.busbw_GBps / (est.busbw_Bps / 1e9))
+    return round(current * statistics.median(ratios) / 0.005) * 0.005
+
+
 def derive(points: list[Point] | None = None) -> dict[str, tuple[float, float]]:
     """Every calibrated constant: name -> (derived value, value in use)."""
     pts = points if points is not None else load_points()
@@ -286,6 +330,41 @@ def derive(points: list[Point] | None = None) -> dict[str, tuple[float, float]]:
         "pcie3-host-staged.transport_latency_s": (
             transport_latency(pts, cat, "pcie3-host-staged", is_system("rtx2080ti-2")),
             staged.transport_latency_s,
+        ),
+        "nvlink4.efficiency (ring, checks NCCL's 20.6/25)": (
+            link_efficiency(
+                pts,
+                cat,
+                "nvlink4",
+                lambda p: (
+                    (p.nodes == 1 and p.algorithm is not None and p.algorithm.value == "ring")
+                    or (
+                        p.nodes == 1
+                        and p.spec is not None
+                        and p.spec.nvls is False
+                        and p.gpus_per_node == 8
+                    )
+                ),
+            ),
+            nvlink4.efficiency,
+        ),
+        "hdr.efficiency": (
+            link_efficiency(
+                pts,
+                cat,
+                "hdr",
+                lambda p: (
+                    p.spec is not None
+                    and p.spec.system == "dgx-a100"
+                    and p.algorithm is not None
+                    and p.algorithm.value == "ring"
+                ),
+            ),
+            links["hdr"].efficiency,
+        ),
+        "efa-100g.efficiency": (
+            link_efficiency(pts, cat, "efa-100g", is_system("aws-p4de")),
+            links["efa-100g"].efficiency,
         ),
         "nvlink4-bridge.efficiency": (
             bridge_efficiency(pts, cat),
