@@ -45,7 +45,28 @@ class Result:
         return (self.predicted - self.measured) / self.measured
 
 
-def evaluate(points: list[Point], catalogue: Catalogue) -> tuple[list[Result], list[Point]]:
+def baseline_catalogue(catalogue: Catalogue, kind: str) -> Catalogue:
+    """Catalogues for the two reference baselines the issue compares against.
+
+    ``line-rate``: spec-sheet rates (every efficiency 1, NVLS at the line rate, no transport
+    latency). ``nccl``: NCCL's own model, i.e. NCCL 2.30.7's constants and link bandwidths with
+    no transport latency (its IB plugin reports none) and none of the calibrated terms; the
+    prediction is then the tuner-view time of the tuner's choice.
+    """
+    links = []
+    for link in catalogue.links:
+        update: dict[str, object] = {"transport_latency_s": 0.0}
+        if kind == "line-rate":
+            update |= {"efficiency": 1.0, "duplex_efficiency": 1.0}
+            if link.nvls_efficiency is not None:
+                update["nvls_efficiency"] = 1.0
+        links.append(link.model_copy(update=update))
+    return catalogue.model_copy(update={"links": links})
+
+
+def evaluate(
+    points: list[Point], catalogue: Catalogue, *, baseline: str | None = None
+) -> tuple[list[Result], list[Point]]:
     """Predict every usable point; return results and the points left out (with reasons)."""
     results: list[Result] = []
     skipped: list[Point] = []
@@ -69,12 +90,14 @@ def evaluate(points: list[Point], catalogue: Catalogue) -> tuple[list[Result], l
             point.reasons.insert(0, f"model refused: {exc}")
             skipped.append(point)
             continue
+        time_s = est.best.selection_time_s if baseline == "nccl" else est.time_s
         if regime == "bandwidth":
             assert point.busbw_GBps is not None
-            measured, predicted = point.busbw_GBps, est.busbw_Bps / 1e9
+            measured = point.busbw_GBps
+            predicted = est.size_bytes / time_s * (est.busbw_Bps / est.algbw_Bps) / 1e9
         else:
             assert point.time_us is not None
-            measured, predicted = point.time_us, est.time_s * 1e6
+            measured, predicted = point.time_us, time_s * 1e6
         counted = regime == "latency" or point.nics_stated or _insensitive(point, catalogue, est)
         label = f"{est.best.algorithm.value}/{est.best.protocol.value}"
         results.append(Result(point, regime, measured, predicted, label, counted))
@@ -169,9 +192,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--catalogue", type=Path, action="append", default=[], help="catalogue override file(s)"
     )
+    parser.add_argument(
+        "--baseline",
+        choices=["line-rate", "nccl"],
+        help="score a reference model instead: spec-sheet line rates, or NCCL's own cost model",
+    )
     args = parser.parse_args(argv)
     catalogue = load_catalogue(args.catalogue, use_env=False)
-    results, skipped = evaluate(load_points(args.csv), catalogue)
+    if args.baseline:
+        catalogue = baseline_catalogue(catalogue, args.baseline)
+    results, skipped = evaluate(load_points(args.csv), catalogue, baseline=args.baseline)
     used: set[int] | None = None
     if args.csv == DEFAULT_CSV:
         import calibrate
