@@ -23,6 +23,9 @@ Each constant below is fitted to named rows of ``benchmarks/data/measurements.cs
   ``efa-100g.efficiency`` (2 x p4de rows of 1 GiB and more): current efficiency x
   median(measured / predicted busbw), to 0.005.
 
+* ``nvls_tree_factor``: NVLS bandwidth left to an NVLS-tree, current x median(measured /
+  predicted) over multi-node H100 rows of 1 GiB and more bound by NVLS inside the node.
+
 Order matters where one fit uses another's result; running the script twice reaches the fixed
 point (the test checks that every value in use equals its derivation).
 
@@ -32,6 +35,7 @@ point (the test checks that every value in use equals its derivation).
 
 from __future__ import annotations
 
+import math
 import statistics
 import sys
 from collections.abc import Callable, Iterator
@@ -46,7 +50,7 @@ from ibcalc.collectives.constants import CALIBRATED
 from ibcalc.engine import estimate
 from ibcalc.models import Catalogue, Collective
 from ibcalc.models import busbw_factor as factor_of
-from reference import Point, load_points
+from reference import EXTRA_CSV, Point, load_points
 
 GiB = 2**30
 #: Upper bound of the Simple-hop multiplier: a Simple step is at most four round trips
@@ -206,13 +210,26 @@ def _simple_terms(factor: float, fill_bytes: float) -> Iterator[None]:
         engine_base.SIMPLE_TRANSPORT_FACTOR, engine_base.SIMPLE_FILL_BYTES = saved
 
 
+def _software_transport(catalogue: Catalogue, point: Point) -> bool:
+    """True for rows whose scale-out link is a proxy-driven transport (EFA, TCPX/TCPXO)."""
+    spec = point.spec
+    if spec is None:
+        return False
+    inter = spec.inter
+    if inter is None and spec.system is not None:
+        inter = next(s.inter for s in catalogue.systems if s.id == spec.system)
+    return inter is not None and find_link(catalogue, inter).transport_latency_s > 0
+
+
 def simple_transport_terms(points: list[Point], catalogue: Catalogue) -> tuple[float, float]:
     """(factor, fill size): Simple's exposed transport latencies per network hop at large sizes,
     and the message size at which they are fully exposed.
 
     Grid: factor 2 (NCCL's own count) to 8 (four round trips per step: ready, data, flush,
     completion) in steps of 0.5; fill size 1 MiB to 256 MiB in powers of two. Criterion: median
-    |busbw error| over the multi-node EFA rows of 1 MiB and more (the sizes where Simple runs).
+    |log(predicted / measured busbw)| (to 0.001), ties broken by the mean, over the multi-node
+    rows of 1 MiB and more over proxy-driven transports (EFA, GPUDirect-TCPXO), the sizes where
+    Simple runs.
     """
     rows = _rows(
         points,
@@ -222,11 +239,11 @@ def simple_transport_terms(points: list[Point], catalogue: Catalogue) -> tuple[f
             and p.busbw_GBps is not None
             and p.size_bytes >= 2**20
             and p.nodes > 1
-            and p.spec.system in ("aws-p4d", "aws-p4de", "aws-p5")
+            and _software_transport(catalogue, p)
         ),
     )
     best = (2.0, float(2**20))
-    best_err = float("inf")
+    best_key = (float("inf"), float("inf"))
     factor = 2.0
     while factor <= MAX_SIMPLE_FACTOR:
         fill = float(2**20)
@@ -239,10 +256,10 @@ def simple_transport_terms(points: list[Point], catalogue: Catalogue) -> tuple[f
                     est = estimate(
                         catalogue, p.spec, p.collective, p.size_bytes, algorithm=p.algorithm
                     )
-                    errors.append(abs(est.busbw_Bps / 1e9 - p.busbw_GBps) / p.busbw_GBps)
-                err = statistics.median(errors)
-            if err < best_err - 1e-9:
-                best, best_err = (factor, fill), err
+                    errors.append(abs(math.log(est.busbw_Bps / 1e9 / p.busbw_GBps)))
+            key = (round(statistics.median(errors), 3), statistics.mean(errors))
+            if key < best_key:
+                best, best_key = (factor, fill), key
             fill *= 2
         factor += 0.5
     return best
@@ -305,9 +322,36 @@ def link_efficiency(
     return round(current * statistics.median(ratios) / 0.005) * 0.005
 
 
+def nvls_tree_factor(points: list[Point], catalogue: Catalogue) -> float:
+    """NVLS bandwidth an NVLS-tree keeps: current factor x median(measured / predicted busbw) over
+    the multi-node H100 rows of 1 GiB and more where NVLS inside the node is the bottleneck."""
+    from ibcalc.collectives.constants import NVLS_TREE_FACTOR
+
+    rows = _rows(
+        points,
+        lambda p: (
+            p.spec is not None
+            and p.status != "excluded"
+            and p.busbw_GBps is not None
+            and p.nodes > 1
+            and p.size_bytes >= GiB
+            and p.spec.system == "aws-p5"
+        ),
+    )
+    ratios = []
+    for p in rows:
+        assert p.spec is not None
+        assert p.busbw_GBps is not None
+        est = estimate(catalogue, p.spec, p.collective, p.size_bytes, algorithm=p.algorithm)
+        if est.best.algorithm.value == "nvlstree" and "NVLink SHARP" in est.best.bottleneck:
+            ratios.append(p.busbw_GBps / (est.busbw_Bps / 1e9))
+    return round(NVLS_TREE_FACTOR * statistics.median(ratios) / 0.005) * 0.005
+
+
 def derive(points: list[Point] | None = None) -> dict[str, tuple[float, float]]:
     """Every calibrated constant: name -> (derived value, value in use)."""
     pts = points if points is not None else load_points()
+    pts = pts + load_points(EXTRA_CSV, first_row=10_002)
     cat = load_catalogue(use_env=False)
     links = {link.id: link for link in cat.links}
 
@@ -375,6 +419,12 @@ def derive(points: list[Point] | None = None) -> dict[str, tuple[float, float]]:
             transport_latency(pts, cat, "efa-100g", is_system("aws-p4de")),
             links["efa-100g"].transport_latency_s,
         ),
+        "gcp-tcpxo.transport_latency_s": (
+            transport_latency(
+                pts, cat, "gcp-tcpxo", lambda p: p.spec is not None and p.spec.inter == "gcp-tcpxo"
+            ),
+            links["gcp-tcpxo"].transport_latency_s,
+        ),
         "efa-v2.transport_latency_s": (
             transport_latency(pts, cat, "efa-v2", is_system("aws-p5")),
             links["efa-v2"].transport_latency_s,
@@ -382,6 +432,7 @@ def derive(points: list[Point] | None = None) -> dict[str, tuple[float, float]]:
         "simple_transport_factor": (simple[0], CALIBRATED["simple_transport_factor"]),
         "simple_fill_bytes": (simple[1], CALIBRATED["simple_fill_bytes"]),
         "ll_net_Bps": (ll_net_throughput(pts, cat), CALIBRATED["ll_net_Bps"]),
+        "nvls_tree_factor": (nvls_tree_factor(pts, cat), CALIBRATED["nvls_tree_factor"]),
     }
 
 

@@ -29,6 +29,8 @@ from ibcalc.topology import ClusterSpec
 __all__ = [
     "BANDWIDTH_MIN_BYTES",
     "DEFAULT_CSV",
+    "EXTRA_CSV",
+    "HOLDOUT_CSV",
     "LARGE_SIZE_BYTES",
     "LATENCY_MAX_BYTES",
     "Point",
@@ -36,6 +38,10 @@ __all__ = [
 ]
 
 DEFAULT_CSV = Path(__file__).resolve().parent / "data" / "measurements.csv"
+#: Rows extracted from shared/reference/nccl_logs (real logs not in measurements.csv).
+EXTRA_CSV = Path(__file__).resolve().parent / "data" / "extra.csv"
+#: Published rows never read by any fit (held out).
+HOLDOUT_CSV = Path(__file__).resolve().parent / "data" / "holdout.csv"
 #: Bandwidth regime: sizes of 64 MiB and more (issue 3).
 BANDWIDTH_MIN_BYTES = 64 * 2**20
 #: Latency regime: sizes of 64 KiB and less (issue 3).
@@ -313,7 +319,8 @@ def _point(index: int, row: dict[str, str]) -> Point:
     )
 
 
-def load_points(path: Path = DEFAULT_CSV) -> list[Point]:
-    """Every row of a measurements CSV as a :class:`Point` (row numbers count the header as 1)."""
+def load_points(path: Path = DEFAULT_CSV, *, first_row: int = 2) -> list[Point]:
+    """Every row of a measurements CSV as a :class:`Point`; row numbers count the header as 1
+    (``first_row`` shifts them so that rows of several files stay distinct)."""
     with path.open(newline="", encoding="utf-8") as handle:
-        return [_point(i + 2, row) for i, row in enumerate(csv.DictReader(handle))]
+        return [_point(i + first_row, row) for i, row in enumerate(csv.DictReader(handle))]

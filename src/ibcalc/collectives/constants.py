@@ -25,11 +25,12 @@ __all__ = [
     "LL_MAX_BUSBW_BPS",
     "LL_NET_BPS",
     "LL_NET_SATURATION_BYTES",
-    "SIMPLE_FILL_BYTES",
     "NCCL_SIMPLE_TRANSPORT_FACTOR",
     "NET_OVERHEAD_S",
+    "NVLS_TREE_FACTOR",
     "PAT_FACTOR",
     "RING_PLATEAU_FACTOR",
+    "SIMPLE_FILL_BYTES",
     "SIMPLE_TRANSPORT_FACTOR",
     "TREE_CORRECTION",
     "TREE_LL128_FACTOR_MULTI",
@@ -197,11 +198,13 @@ TREE_CORRECTION: Final[dict[Protocol, tuple[float, ...]]] = {
 #: ``tests/test_calibration.py`` re-runs the fit and checks each value.
 CALIBRATED: Final[dict[str, float]] = {
     # one-way transport latencies per Simple network hop (NCCL itself counts 2)
-    "simple_transport_factor": 8.0,
+    "simple_transport_factor": 7.0,
     # sendrecv bandwidth / ring bandwidth on a scale-up link
     "p2p_efficiency": 0.8,
     # per-rank LL throughput across the network at small sizes, bytes/s
     "ll_net_Bps": 1.0e9,
+    # NVLS bandwidth left to an NVLS-tree (GPU also streams its shard to and from the NIC)
+    "nvls_tree_factor": 0.925,
     # message size at which Simple's transport handshake is fully exposed, bytes
     "simple_fill_bytes": 64 * 2**20,
 }
@@ -215,3 +218,5 @@ LL_NET_BPS: Final = CALIBRATED["ll_net_Bps"]
 LL_NET_SATURATION_BYTES: Final = 64 * 2**10
 #: See ``base.net_hop_latency``.
 SIMPLE_FILL_BYTES: Final = CALIBRATED["simple_fill_bytes"]
+#: See ``innetwork.nvls_tree``.
+NVLS_TREE_FACTOR: Final = CALIBRATED["nvls_tree_factor"]

@@ -12,8 +12,10 @@ does the reduction, so each GPU moves less than the 2(n-1)/n x S a point-to-poin
 * NVLS all-gather / reduce-scatter: multicast moves S in per GPU (all-gather) or out
   (reduce-scatter): ``t = S / B_nvls`` (no gain over ring; nccl#1506).
 * NVLS-tree all-reduce on N >= 2 domains: NVLS inside each domain, a tree between domains on
-  each GPU's shard: ``t = max(S (m+1)/(m B_nvls), c S / (nics B_nic))`` with c = 1 on two
+  each GPU's shard: ``t = max(S (m+1)/(m f B_nvls), c S / (nics B_nic))`` with c = 1 on two
   domains, 2 on more (see ``tree.py``); latency ``NVLS intra + 2 log2(N) x net`` (NCCL 2.30.7).
+  f = ``NVLS_TREE_FACTOR`` (calibrated, 2 x p5 at >= 1 GiB: 260 GB/s algbw against 276 on one
+  node): while NVLS runs, each GPU also streams its shard to and from the NIC.
 * NVLS + SHARP (``nvls`` on several domains, needs SHARP): ``t = max(S (m+1)/(m B_nvls),
   S / (nics B_nic))``: the switch tree sends S once into the fabric and receives S once.
 * CollNet (SHARP) all-reduce, Simple only, <= 8 GPUs per domain: Direct (needs NVSwitch)
@@ -32,6 +34,7 @@ from ibcalc.collectives.base import (
     make_cost,
     net_hop_latency,
 )
+from ibcalc.collectives.constants import NVLS_TREE_FACTOR
 from ibcalc.collectives.tree import tree_network_multiplier
 from ibcalc.models import Algorithm, Collective, Cost, Protocol
 
@@ -92,7 +95,7 @@ def nvls_tree(
     m, big_n = topo.m, topo.domains
     if big_n < 2:
         return None
-    intra_t = size_bytes * (m + 1) / (m * bw)
+    intra_t = size_bytes * (m + 1) / (m * bw * NVLS_TREE_FACTOR)
     net_t = tree_network_multiplier(big_n) * size_bytes / topo.domain_bw_Bps()
     where = (
         f"NVLink SHARP in the NVSwitch ({bw / 1e9:.0f} GB/s per GPU)"

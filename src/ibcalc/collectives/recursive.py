@@ -52,7 +52,8 @@ def rhd(
     net_steps = math.ceil(math.log2(big_n)) if big_n > 1 else 0
     intra_steps = math.ceil(math.log2(m)) if m > 1 else 0
     latency = base_latency(Algorithm.RING, protocol) + phases * (
-        net_steps * (net_hop_latency(topo, Algorithm.RING, protocol, size_bytes) if big_n > 1 else 0.0)
+        net_steps
+        * (net_hop_latency(topo, Algorithm.RING, protocol, size_bytes) if big_n > 1 else 0.0)
         + intra_steps * intra_hop_latency(topo, Algorithm.RING, protocol)
     )
     if pow2 != n:
