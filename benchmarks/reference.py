@@ -50,10 +50,6 @@ LATENCY_MAX_BYTES = 64 * 2**10
 LARGE_SIZE_BYTES = 8 * 2**30
 
 _COLLECTIVES = {c.value: c for c in Collective}
-#: Presets named by an instance type or an exact machine: they state the NIC count.
-_INSTANCE_SYSTEMS = frozenset(
-    {"aws-p4d", "aws-p4de", "aws-p5", "aws-p5en", "rtx2080ti-2", "h100-pcie-nvl-pair"}
-)
 
 
 @dataclass
@@ -107,35 +103,75 @@ def _short_source(source: str) -> str:
     return base
 
 
-def _intra(gpu: str, intra: str, reasons: list[str]) -> tuple[str | None, str | None]:
-    """Return (system preset, intra link) from the GPU and intra-fabric text."""
-    g, i = gpu.lower(), intra.lower()
-    if "p5en" in g:
-        return "aws-p5en", None
-    if "p5." in g or "(p5" in g:
-        return "aws-p5", None
-    if "p4de" in g:
-        return "aws-p4de", None
-    if "p4d" in g:
-        return "aws-p4d", None
-    if "mi300x" in g:
-        return "mi300x-8", None
-    if "p2p not supported" in i or ("rtx" in g and "pcie" in i):
-        return "rtx2080ti-2", None
-    if "h100 pcie" in g and "bridge" in i:
-        return "h100-pcie-nvl-pair", None
-    if "h800" in g:
-        return None, "nvlink4-h800"
-    if any(k in g for k in ("h100", "h200", "gh200")):
-        if "nvswitch" in i:
-            return "dgx-h100", None
-        reasons.append("H100 node without NVSwitch: NVLink 4 modelled as a full mesh")
-        return None, "nvlink4-mesh4"
-    if "a100" in g:
-        return "dgx-a100", None
-    if "b200" in g or "b300" in g:
-        return "dgx-b200", None
-    return None, None
+#: Instance types and named machines, matched anywhere in the GPU, fabric or source text.
+_NAMED_SYSTEMS = (
+    (("p5en",), "aws-p5en"),
+    (("p5.48xlarge", "(p5", " p5 ", "p5e."), "aws-p5"),
+    (("p4de",), "aws-p4de"),
+    (("p4d",), "aws-p4d"),
+    (("a3 mega", "a3-mega", "megagpu"), "gcp-a3-mega"),
+    (("a3 high", "a3-high", "highgpu"), "gcp-a3-high"),
+    (("nd h100 v5", "ndv5", "nd96isr_h100", "nd-h100-v5"), "azure-nd-h100-v5"),
+    (("nd a100 v4", "ndm a100", "ndv4", "nd96asr", "nd96amsr"), "azure-nd-a100-v4"),
+    (("bm.gpu.h100",), "oci-bm-gpu-h100"),
+    (("gb200", "nvl72"), "gb200-nvl72"),
+    (("dgx-1", "dgx1"), "dgx-1v"),
+)
+#: Presets picked from the GPU generation alone (they do not state the node's NICs).
+_GENERIC = (
+    (("h800",), None, "nvlink4-h800"),
+    (("h100", "h200", "h20 "), "dgx-h100", None),
+    (("b200", "b300"), "dgx-b200", None),
+    (("a100", "a800"), "dgx-a100", None),
+    (("v100",), "dgx-1v", None),
+    (("mi300x", "mi325x"), "mi300x-8", None),
+)
+
+
+def _intra(row: dict[str, str], reasons: list[str]) -> tuple[str | None, str | None, bool]:
+    """Return (system preset, intra link, named) from the row's GPU, fabric and source text.
+
+    ``named`` is True when an instance type or machine was recognised (its NIC count is known).
+    """
+    g, i = row["gpu"].lower(), row["intra_fabric"].lower()
+    everything = " ".join(row[k].lower() for k in ("gpu", "intra_fabric", "inter_fabric", "source"))
+    for keys, system in _NAMED_SYSTEMS:
+        if any(k in everything for k in keys):
+            return system, None, True
+    if "p2p not supported" in i or ("rtx" in g and "pcie" in i and "nvlink" not in i):
+        return "rtx2080ti-2", None, True
+    if ("h100 pcie" in g or "h100 nvl" in g) and "bridge" in i:
+        return "h100-pcie-nvl-pair", None, True
+    for keys, system, link in _GENERIC:
+        if not any(k in g for k in keys):
+            continue
+        hopper_or_later = system in ("dgx-h100", "dgx-b200")
+        if hopper_or_later and "nvswitch" not in i and ("gh200" in g or "nvlink" in i):
+            reasons.append("no NVSwitch stated: NVLink modelled as a direct mesh without NVLS")
+            return None, "nvlink4-mesh4" if system == "dgx-h100" else "nvlink5", False
+        if "pcie" in g and "nvlink" not in i:
+            reasons.append("PCIe card without NVLink: PCIe Gen4 x16 between GPUs assumed")
+            return None, "pcie4", False
+        return system, link, False
+    return None, None, False
+
+
+_LINK_RATE_GBPS = {
+    "efa-100g": 100,
+    "efa-v2": 100,
+    "efa-v3": 200,
+    "gcp-tcpx": 200,
+    "gcp-tcpxo": 200,
+    "slingshot-11": 200,
+    "roce-100g": 100,
+    "roce-200g": 200,
+    "roce-400g": 400,
+    "roce-800g": 800,
+    "edr": 100,
+    "hdr": 200,
+    "ndr": 400,
+    "xdr": 800,
+}
 
 
 def _inter(
@@ -146,46 +182,57 @@ def _inter(
     sharp = "sharp" in t
     if not t or t.startswith("none") or "intra-node" in t:
         return None, None, False
+    link: str | None = None
+    if "efa v3" in t or "efav3" in t or "efa-v3" in t:
+        link = "efa-v3"
+    elif "efa v2" in t or "efa-v2" in t or "efav2" in t:
+        link = "efa-v2"
+    elif "efa" in t:
+        link = "efa-100g"
+    elif "tcpxo" in t:
+        link = "gcp-tcpxo"
+    elif "tcpx" in t:
+        link = "gcp-tcpx"
+    elif "slingshot" in t:
+        link = "slingshot-11"
+    elif "roce" in t or "ethernet" in t or "spectrum" in t:
+        speed = re.search(r"(100|200|400|800)\s*g", t)
+        link = f"roce-{speed.group(1) if speed else '400'}g"
+    elif "infiniband" in t or " ib" in f" {t}" or "hca" in t or "connectx" in t:
+        for gen, ib in (
+            ("xdr", "xdr"),
+            ("ndr", "ndr"),
+            ("800g", "xdr"),
+            ("400g", "ndr"),
+            ("hdr", "hdr"),
+            ("200g", "hdr"),
+            ("edr", "edr"),
+            ("100g", "edr"),
+        ):
+            if gen in t:
+                link = ib
+                break
+        else:
+            link = "ndr" if any(k in gpu.lower() for k in ("h100", "h200", "b200")) else "hdr"
+            reasons.append(f"IB generation not stated: {link} assumed from the GPU generation")
+    if link is None:
+        reasons.append(f"unknown scale-out fabric {text!r}")
+        return None, None, sharp
     count: int | None = None
     for pattern in (
         r"(\d+)\s*x\s*\d+\s*g",  # 8x200G, 4x100G
-        r"(\d+)\s*efa interfaces",
-        r"(\d+)x ib",
-        r"(\d+)\s*x\s*(?:ib|hca)",
+        r"(\d+)\s*x\s*(?:ndr|hdr|xdr|edr|cx-?\d|connectx|ib\b|hca|nic|efa)",
+        r"(\d+)\s*(?:efa interfaces|efa devices|nics|hcas|network cards|rails)",
     ):
         match = re.search(pattern, t)
         if match:
             count = int(match.group(1))
             break
-    if "efa v2" in t or "efa-v2" in t:
-        if count is None and "3200" in t:
-            count = 32
-        return "efa-v2", count, sharp
-    if "efa" in t:
-        return "efa-100g", count, sharp
-    if "tcpx" in t:
-        return "gcp-tcpxo", count, sharp
-    if "slingshot" in t:
-        return "slingshot-11", count, sharp
-    if "roce" in t:
-        speed = re.search(r"(100|200|400|800)\s*g", t)
-        return f"roce-{speed.group(1) if speed else '400'}g", count, sharp
-    if "infiniband" in t or " ib" in f" {t}" or "hca" in t:
-        for gen, link in (
-            ("xdr", "xdr"),
-            ("ndr", "ndr"),
-            ("400g", "ndr"),
-            ("hdr", "hdr"),
-            ("200g", "hdr"),
-            ("edr", "edr"),
-        ):
-            if gen in t:
-                return link, count, sharp
-        link = "ndr" if "h100" in gpu.lower() else "hdr"
-        reasons.append(f"IB generation not stated: {link} assumed from the GPU generation")
-        return link, count, sharp
-    reasons.append(f"unknown scale-out fabric {text!r}")
-    return None, count, sharp
+    if count is None:
+        total = re.search(r"(\d+)\s*(?:gbps|gb/s|gbit/s)\s*(?:per|/)\s*(?:node|instance|host)", t)
+        if total and link in _LINK_RATE_GBPS:
+            count = max(1, round(int(total.group(1)) / _LINK_RATE_GBPS[link]))
+    return link, count, sharp
 
 
 def _algorithm(algo: str, reasons: list[str]) -> tuple[Algorithm | None, bool | None, str | None]:
@@ -259,7 +306,7 @@ def _point(index: int, row: dict[str, str]) -> Point:
     if skip:
         excluded.append(skip)
     nodes = int(nodes_value or 1)
-    system, intra = _intra(row["gpu"], row["intra_fabric"], reasons)
+    system, intra, named = _intra(row, reasons)
     if intra == "nvlink4-mesh4":
         intra, nvls = "nvlink4", False
     if system is None and intra is None and gpn > 1:
@@ -270,7 +317,7 @@ def _point(index: int, row: dict[str, str]) -> Point:
         inter, nics, sharp = _inter(inter_text, row["gpu"], gpn, reasons)
         if inter is None:
             excluded.append("scale-out fabric not recognised")
-        if nics is None and system not in _INSTANCE_SYSTEMS:
+        if nics is None and not named:
             nics_stated = False
             reasons.append("NICs per node not stated: one per GPU assumed")
             status = "inferred"
