@@ -14,6 +14,9 @@
   use the point-to-point scale-up bandwidth, the pair that crosses domains one NIC:
   ``t = max(S / B_p2p, S / B_nic) + base + hop``.
 
+With a WAN tier of s sites, (n - n/s)/n x S of each rank's all-to-all buffer crosses the WAN at
+the GPU's share of its site's WAN links, and the send/recv pair between sites uses one WAN link.
+
 The per-message cost and the point-to-point efficiency are calibrated (``constants.CALIBRATED``).
 """
 
@@ -26,6 +29,7 @@ from ibcalc.collectives.base import (
     make_cost,
     net_hop_latency,
     ring_protocol_bw,
+    wan_hop_latency,
 )
 from ibcalc.collectives.constants import CALIBRATED
 from ibcalc.models import Algorithm, Collective, Cost, Protocol
@@ -39,7 +43,9 @@ P2P_EFFICIENCY = CALIBRATED.get("p2p_efficiency", 0.81)
 PER_MESSAGE_S = CALIBRATED.get("per_message_s", 0.5e-6)
 
 
-def _alltoall_terms(size_bytes: float, topo: Topology, *, aggregated: bool) -> tuple[float, float]:
+def _alltoall_terms(
+    size_bytes: float, topo: Topology, *, aggregated: bool
+) -> tuple[float, float, float]:
     m, n = topo.m, topo.ranks
     intra_bytes = (m - 1) / n * size_bytes
     net_bytes = (n - m) / n * size_bytes
@@ -52,23 +58,31 @@ def _alltoall_terms(size_bytes: float, topo: Topology, *, aggregated: bool) -> t
         assert topo.out is not None
         contention = max(1.0, topo.out.oversubscription * topo.out.cross_leaf_fraction)
         net_t = contention * net_bytes / (topo.domain_bw_Bps() / m)
-    return intra_t, net_t
+    wan_t = 0.0
+    if topo.wan is not None:
+        per_site = n // topo.sites
+        wan_t = (n - per_site) / n * size_bytes / (topo.wan_bw_Bps() / per_site)
+    return intra_t, net_t, wan_t
 
 
 def _alltoall(
     algorithm: Algorithm, size_bytes: float, topo: Topology, protocol: Protocol, messages: int
 ) -> Cost:
-    intra_t, net_t = _alltoall_terms(size_bytes, topo, aggregated=algorithm is Algorithm.PXN)
+    aggregated = algorithm is Algorithm.PXN
+    intra_t, net_t, wan_t = _alltoall_terms(size_bytes, topo, aggregated=aggregated)
     hop = (
         net_hop_latency(topo, Algorithm.RING, protocol, size_bytes)
         if topo.domains > 1
         else intra_hop_latency(topo, Algorithm.RING, protocol)
     )
+    hop = max(hop, wan_hop_latency(topo, Algorithm.RING, protocol))
     latency = base_latency(Algorithm.RING, protocol) + hop + messages * PER_MESSAGE_S
-    transfer = max(intra_t, net_t)
+    transfer = max(intra_t, net_t, wan_t)
     if protocol is not Protocol.SIMPLE:
         transfer = transfer / (ring_protocol_bw(1.0, protocol, topo))
     where = "network (NIC share per GPU)" if net_t >= intra_t else "scale-up"
+    if wan_t > max(net_t, intra_t):
+        where = "WAN between sites (share per GPU)"
     return make_cost(
         algorithm,
         protocol,
@@ -111,6 +125,8 @@ def sendrecv(
     if topo.domains > 1:
         assert topo.out is not None
         net_t = size_bytes / topo.out.nic_bw_Bps
+    if topo.wan is not None:
+        net_t = max(net_t, size_bytes / min(topo.wan.nic_bw_Bps, topo.wan_bw_Bps()))
     transfer = max(intra_t, net_t)
     if protocol is not Protocol.SIMPLE:
         transfer = transfer / ring_protocol_bw(1.0, protocol, topo)
@@ -119,6 +135,7 @@ def sendrecv(
         if topo.domains > 1
         else intra_hop_latency(topo, Algorithm.RING, protocol)
     )
+    hop = max(hop, wan_hop_latency(topo, Algorithm.RING, protocol))
     where = "one NIC between nodes" if net_t >= intra_t else "scale-up point-to-point"
     return make_cost(
         Algorithm.P2P,

@@ -23,6 +23,7 @@ from ibcalc.collectives.constants import (
     SIMPLE_FILL_BYTES,
     SIMPLE_TRANSPORT_FACTOR,
     TREE_CORRECTION,
+    WAN_INFLIGHT_BYTES,
 )
 from ibcalc.models import Algorithm, Collective, Cost, Protocol, ScaleOutTier, ScaleUpTier
 
@@ -37,6 +38,7 @@ __all__ = [
     "protocols_for",
     "ring_protocol_bw",
     "tree_correction",
+    "wan_hop_latency",
 ]
 
 
@@ -45,9 +47,11 @@ class Topology:
     """A cluster reduced to tiers, as the engine sees it.
 
     ``up`` is None when each domain holds one GPU; ``out`` is None on a single domain.
-    ``arch`` selects NCCL's per-generation caps (volta, ampere, hopper, blackwell, other).
-    ``tuner_view`` evaluates costs as NCCL's tuner sees them (its own latency factors, no
-    measured small-message network throughput limit); ``select`` ranks candidates that way.
+    ``wan`` (tier 2) joins ``wan.domains`` sites of ``domains / sites`` domains each; its
+    ``nics_per_domain`` are the WAN links per site. ``arch`` selects NCCL's per-generation caps
+    (volta, ampere, hopper, blackwell, other). ``tuner_view`` evaluates costs as NCCL's tuner
+    sees them (its own latency factors, no measured small-message network limit); ``select``
+    ranks candidates that way.
     """
 
     ranks_per_domain: int
@@ -56,10 +60,13 @@ class Topology:
     out: ScaleOutTier | None
     arch: str = "hopper"
     tuner_view: bool = False
+    wan: ScaleOutTier | None = None
 
     def __post_init__(self) -> None:
         if self.ranks_per_domain < 1 or self.domains < 1:
             raise ValueError("a topology needs at least one GPU per domain and one domain")
+        if self.wan is not None and (self.wan.domains < 2 or self.domains % self.wan.domains):
+            raise ValueError("a WAN tier needs at least 2 sites that divide the domains evenly")
         if self.ranks_per_domain > 1 and self.up is None:
             raise ValueError("several GPUs per domain need a scale-up tier")
         if self.domains > 1 and self.out is None:
@@ -79,6 +86,26 @@ class Topology:
     def ranks(self) -> int:
         """Total ranks n = N x m."""
         return self.ranks_per_domain * self.domains
+
+    @property
+    def sites(self) -> int:
+        """Number of sites joined by the WAN tier (1 without one)."""
+        return self.wan.domains if self.wan is not None else 1
+
+    def wan_bw_Bps(self) -> float:
+        """Achievable WAN bandwidth of one site, per direction (inf without a WAN tier).
+
+        Besides the links' rate, a site can keep only NCCL's buffers in flight per round trip:
+        2 channels x 4 MiB (Simple buffer, cost_models.md 2.9) per WAN link over twice the
+        one-way latency, the bandwidth-delay limit of a long link.
+        """
+        if self.wan is None:
+            return math.inf
+        rate = self.wan.domain_bw_Bps
+        rtt = 2 * self.wan.transport_latency_s
+        if rtt > 0:
+            rate = min(rate, self.wan.nics_per_domain * WAN_INFLIGHT_BYTES / rtt)
+        return rate
 
     @property
     def intra_path(self) -> str:
@@ -149,6 +176,16 @@ def net_hop_latency(
             fill = min(1.0, size_bytes / SIMPLE_FILL_BYTES)
             factor += (SIMPLE_TRANSPORT_FACTOR - NCCL_SIMPLE_TRANSPORT_FACTOR) * fill
     return hw + extra * factor
+
+
+def wan_hop_latency(topo: Topology, algorithm: Algorithm, protocol: Protocol) -> float:
+    """Per-hop latency of a WAN crossing: NCCL's NET row plus the link's one-way latency."""
+    if topo.wan is None:
+        return 0.0
+    table = HOP_LATENCY_S["net"]
+    key = algorithm if algorithm in table else Algorithm.RING
+    hw = table[key].get(protocol, table[key].get(Protocol.SIMPLE, 0.0))
+    return hw + topo.wan.transport_latency_s
 
 
 def ll_network_transfer(topo: Topology, size_bytes: float, protocol: Protocol) -> float:

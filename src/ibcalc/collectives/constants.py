@@ -36,6 +36,7 @@ __all__ = [
     "TREE_LL128_FACTOR_MULTI",
     "TREE_LL128_FACTOR_SINGLE",
     "TREE_LL_DIVISOR",
+    "WAN_INFLIGHT_BYTES",
 ]
 
 _US: Final = 1e-6
@@ -218,5 +219,8 @@ LL_NET_BPS: Final = CALIBRATED["ll_net_Bps"]
 LL_NET_SATURATION_BYTES: Final = 64 * 2**10
 #: See ``base.net_hop_latency``.
 SIMPLE_FILL_BYTES: Final = CALIBRATED["simple_fill_bytes"]
+#: Bytes one WAN link keeps in flight: 2 channels x NCCL's 4 MiB Simple buffer (cost_models.md
+#: 2.9; NCCL_BUFFSIZE default). An assumption about channel count, stated where it is used.
+WAN_INFLIGHT_BYTES: Final = 2 * 4 * 2**20
 #: See ``innetwork.nvls_tree``.
 NVLS_TREE_FACTOR: Final = CALIBRATED["nvls_tree_factor"]

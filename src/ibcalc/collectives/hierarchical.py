@@ -23,6 +23,7 @@ from ibcalc.collectives.base import (
     intra_hop_latency,
     make_cost,
     net_hop_latency,
+    wan_hop_latency,
 )
 from ibcalc.models import Algorithm, Collective, Cost, Protocol
 
@@ -39,12 +40,18 @@ def hierarchical(
     if m < 2 or big_n < 2:
         return None
     intra_t = 2 * (m - 1) / m * size_bytes / topo.up_bw_Bps()
-    net_t = 2 * (big_n - 1) / big_n * size_bytes / topo.domain_bw_Bps()
+    # each rail's ring crosses the WAN once per site; the m rails share a site's WAN links
+    rail_bw = min(topo.domain_bw_Bps(), topo.wan_bw_Bps())
+    net_t = 2 * (big_n - 1) / big_n * size_bytes / rail_bw
     where = "network (all-reduce per rail)" if net_t >= intra_t else "scale-up (RS + AG inside)"
+    if net_t >= intra_t and topo.wan_bw_Bps() < topo.domain_bw_Bps():
+        where = "WAN between sites (all-reduce per rail)"
+    s_wan = 2 * (topo.sites - 1)
     latency = (
         3 * base_latency(Algorithm.RING, protocol)
         + 2 * (m - 1) * intra_hop_latency(topo, Algorithm.RING, protocol)
-        + 2 * (big_n - 1) * net_hop_latency(topo, Algorithm.RING, protocol, size_bytes)
+        + (2 * (big_n - 1) - s_wan) * net_hop_latency(topo, Algorithm.RING, protocol, size_bytes)
+        + s_wan * wan_hop_latency(topo, Algorithm.RING, protocol)
     )
     return make_cost(
         Algorithm.HIERARCHICAL,

@@ -33,6 +33,7 @@ from ibcalc.collectives.base import (
     intra_hop_latency,
     make_cost,
     net_hop_latency,
+    wan_hop_latency,
 )
 from ibcalc.collectives.constants import NVLS_TREE_FACTOR
 from ibcalc.collectives.tree import tree_network_multiplier
@@ -64,7 +65,10 @@ def nvls(
         return None
     m, big_n = topo.m, topo.domains
     if big_n > 1 and (
-        collective is not Collective.ALL_REDUCE or topo.out is None or not topo.out.sharp
+        collective is not Collective.ALL_REDUCE
+        or topo.out is None
+        or not topo.out.sharp
+        or topo.wan is not None  # a SHARP tree does not span sites
     ):
         return None
     latency = intra_hop_latency(topo, Algorithm.NVLS, protocol)
@@ -97,20 +101,26 @@ def nvls_tree(
         return None
     intra_t = size_bytes * (m + 1) / (m * bw * NVLS_TREE_FACTOR)
     net_t = tree_network_multiplier(big_n) * size_bytes / topo.domain_bw_Bps()
+    wan_t = tree_network_multiplier(topo.sites) * size_bytes / topo.wan_bw_Bps()
     where = (
         f"NVLink SHARP in the NVSwitch ({bw / 1e9:.0f} GB/s per GPU)"
-        if intra_t >= net_t
-        else "network (tree between nodes)"
+        if intra_t >= max(net_t, wan_t)
+        else ("WAN between sites" if wan_t > net_t else "network (tree between nodes)")
     )
     depth = math.floor(math.log2(big_n))
-    latency = intra_hop_latency(topo, Algorithm.NVLS_TREE, protocol) + 2 * depth * net_hop_latency(
-        topo, Algorithm.NVLS_TREE, protocol, size_bytes
+    wan_depth = math.ceil(math.log2(topo.sites)) if topo.sites > 1 else 0
+    latency = (
+        intra_hop_latency(topo, Algorithm.NVLS_TREE, protocol)
+        + 2
+        * max(depth - wan_depth, 0)
+        * net_hop_latency(topo, Algorithm.NVLS_TREE, protocol, size_bytes)
+        + 2 * wan_depth * wan_hop_latency(topo, Algorithm.NVLS_TREE, protocol)
     )
     return make_cost(
         Algorithm.NVLS_TREE,
         protocol,
         latency,
-        max(intra_t, net_t),
+        max(intra_t, net_t, wan_t),
         where,
         "max(S(m+1)/(m B_nvls), c S/(nics B_nic)) + NVLS + 2 log2(N) net",
         equivalent=True,
@@ -125,6 +135,7 @@ def _collnet_ok(collective: Collective, topo: Topology, protocol: Protocol) -> b
         and topo.out is not None
         and topo.out.sharp
         and topo.m <= _COLLNET_MAX_LOCAL
+        and topo.wan is None  # a SHARP tree does not span sites
     )
 
 

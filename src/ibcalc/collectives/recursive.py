@@ -5,9 +5,10 @@
   all-gather or reduce-scatter alone is one of the two phases. For p = 2^k ranks step j exchanges
   S/2^(j+1) with the partner at distance p/2^(j+1). Taking the far (cross-domain) partners
   first puts ``(N-1)/N x S`` of each phase on the network, at the GPU's NIC share
-  ``nics x B_nic / m``, and ``(m-1)/(m N) x S`` on the scale-up link. Latency: ``lg p`` steps per
-  phase, each a network or an intra-domain hop. A non-power-of-two count folds the surplus ranks
-  in with one extra exchange of S before and after (cost_models.md 3.2).
+  ``nics x B_nic / m``, and ``(m-1)/(m N) x S`` on the scale-up link. With s sites the first
+  steps cross the WAN: ``(s-1)/s x S`` at the GPU's share of its site's WAN. Latency: ``lg p``
+  steps per phase, each a WAN, network or intra-domain hop. A non-power-of-two count folds the
+  surplus ranks in with one extra exchange of S before and after (cost_models.md 3.2).
 * PAT (Jeaugey, arXiv:2506.20252; NCCL 2.30.7, cost_models.md 2.2, 2.5, 2.6): all-gather and
   reduce-scatter with one GPU per node only, Simple; bandwidth x 0.75;
   latency ``8 us + log2(N) x net / 3.5 + 2.8 us x n``.
@@ -23,6 +24,7 @@ from ibcalc.collectives.base import (
     intra_hop_latency,
     make_cost,
     net_hop_latency,
+    wan_hop_latency,
 )
 from ibcalc.collectives.constants import PAT_FACTOR
 from ibcalc.models import Algorithm, Collective, Cost, Protocol
@@ -46,13 +48,19 @@ def rhd(
     pow2 = 1 << int(math.log2(n))
     net_share = topo.domain_bw_Bps() / m
     up_bw = topo.up_bw_Bps()
-    net_bytes = (big_n - 1) / big_n * size_bytes if big_n > 1 else 0.0
+    sites = topo.sites
+    local_n = big_n // sites  # domains per site
+    wan_bytes = (sites - 1) / sites * size_bytes
+    net_bytes = (local_n - 1) / local_n * size_bytes / sites if local_n > 1 else 0.0
     intra_bytes = (m - 1) / (m * big_n) * size_bytes if m > 1 else 0.0
-    transfer = phases * (net_bytes / net_share + intra_bytes / up_bw)
-    net_steps = math.ceil(math.log2(big_n)) if big_n > 1 else 0
+    wan_share = min(topo.wan_bw_Bps() / (n // sites), net_share)
+    transfer = phases * (wan_bytes / wan_share + net_bytes / net_share + intra_bytes / up_bw)
+    wan_steps = math.ceil(math.log2(sites)) if sites > 1 else 0
+    net_steps = math.ceil(math.log2(local_n)) if local_n > 1 else 0
     intra_steps = math.ceil(math.log2(m)) if m > 1 else 0
     latency = base_latency(Algorithm.RING, protocol) + phases * (
-        net_steps
+        wan_steps * wan_hop_latency(topo, Algorithm.RING, protocol)
+        + net_steps
         * (net_hop_latency(topo, Algorithm.RING, protocol, size_bytes) if big_n > 1 else 0.0)
         + intra_steps * intra_hop_latency(topo, Algorithm.RING, protocol)
     )
@@ -70,6 +78,8 @@ def rhd(
         if net_bytes / net_share >= intra_bytes / up_bw
         else ("scale-up")
     )
+    if wan_bytes / wan_share > max(net_bytes / net_share, intra_bytes / up_bw):
+        where = "WAN between sites (share per GPU)"
     return make_cost(
         Algorithm.RHD,
         protocol,
@@ -87,7 +97,7 @@ def pat(
     """Cost of PAT all-gather / reduce-scatter (one GPU per node, Simple)."""
     if collective not in (Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
         return None
-    if protocol is not Protocol.SIMPLE or topo.m != 1 or topo.domains < 2:
+    if protocol is not Protocol.SIMPLE or topo.m != 1 or topo.domains < 2 or topo.wan is not None:
         return None
     n = topo.ranks
     bw = topo.domain_bw_Bps() * PAT_FACTOR

@@ -10,6 +10,8 @@ Formulas (n = N x m ranks, S in nccl-tests units, cost_models.md 2.5, 2.6, 3.2):
 * latency (NCCL 2.30.7): ``base + (nsteps - s_net) x max(intra, overhead) + s_net x net``, with
   nsteps = 2(n-1) or n-1 and s_net = 2(N-1) or N-1; x 1.4 for multi-node Simple all-reduce
   (the "ring plateau").
+* with a WAN tier of s sites the ring crosses it s times: B_ring is also capped by one site's
+  WAN bandwidth, and 2(s-1) (all-reduce) or s-1 of the network steps cost a WAN hop.
 * broadcast/reduce: a pipelined chain through n - 1 hops moves S once per rank:
   ``t = S / B + base + (n - N) x intra + (N - 1) x net`` (Thakur et al. 2005; NCCL ring).
 """
@@ -25,6 +27,7 @@ from ibcalc.collectives.base import (
     make_cost,
     net_hop_latency,
     ring_protocol_bw,
+    wan_hop_latency,
 )
 from ibcalc.collectives.constants import NET_OVERHEAD_S, RING_PLATEAU_FACTOR
 from ibcalc.models import Algorithm, Collective, Cost, Protocol
@@ -44,6 +47,13 @@ def ring_bandwidth(topo: Topology, *, duplex: bool = True) -> tuple[float, str]:
     """Per-rank ring bandwidth (bytes/s per direction) and which tier limits it."""
     up = topo.up_bw_Bps(duplex=duplex) if topo.m > 1 else float("inf")
     net = topo.domain_bw_Bps()
+    wan = topo.wan_bw_Bps()
+    if wan < min(net, up):
+        assert topo.wan is not None
+        return wan, (
+            f"WAN: {topo.wan.nics_per_domain} x {topo.wan.link_id} per site "
+            f"({wan / 1e9:.2f} GB/s usable)"
+        )
     if net < up:
         assert topo.out is not None
         return net, (
@@ -66,9 +76,11 @@ def ring(
     bw = ring_protocol_bw(bw, protocol, topo)
     intra = intra_hop_latency(topo, Algorithm.RING, protocol)
     net = net_hop_latency(topo, Algorithm.RING, protocol, size_bytes) if big_n > 1 else 0.0
+    wan = wan_hop_latency(topo, Algorithm.RING, protocol)
+    sites = topo.sites
     base = base_latency(Algorithm.RING, protocol)
     if one_way:
-        latency = base + (n - big_n) * intra + (big_n - 1) * net
+        latency = base + (n - big_n) * intra + (big_n - sites) * net + (sites - 1) * wan
         transfer = max(size_bytes / bw, ll_network_transfer(topo, size_bytes, protocol))
         formula = "S/B_ring + base + (n-N) x intra + (N-1) x net"
     else:
@@ -78,7 +90,10 @@ def ring(
         overhead = 0.0
         if big_n > 1:
             overhead = NET_OVERHEAD_S * (3 if protocol is Protocol.SIMPLE else 1)
-        latency = base + (nsteps - s_net) * max(intra, overhead) + s_net * net
+        s_wan = (2 * (sites - 1) if all_reduce else sites - 1) if sites > 1 else 0
+        latency = (
+            base + (nsteps - s_net) * max(intra, overhead) + (s_net - s_wan) * net + s_wan * wan
+        )
         if all_reduce and big_n > 1 and protocol is Protocol.SIMPLE:
             latency *= RING_PLATEAU_FACTOR
         transfer = bytes_factor(collective, n) * size_bytes / bw

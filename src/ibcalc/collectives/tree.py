@@ -15,7 +15,9 @@ the NIC rate; nccl#946). Hence
 c = 1 if N = 2 else 2; 0.92 is NCCL's tree factor, applied to the chain; f_p the protocol factor
 (LL: 1/3.8 capped by NCCL's LL cap; LL128: 120/128, or 7/9 on one node) times NCCL's
 size-dependent tree correction; and
-``latency = base + 2 x ((m - 1) x intra + log2(N) x net)``.
+``latency = base + 2 x ((m - 1) x intra + log2(N) x net)``. With a WAN tier the sites behave as
+nodes do one level up: each site's WAN links carry c' x S (c' = 1 on two sites, else 2) and
+ceil(log2(sites)) of the tree levels are WAN hops.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from ibcalc.collectives.base import (
     make_cost,
     net_hop_latency,
     tree_correction,
+    wan_hop_latency,
 )
 from ibcalc.collectives.constants import (
     TREE_LL128_FACTOR_MULTI,
@@ -61,7 +64,13 @@ def tree(
     m, big_n = topo.m, topo.domains
     chain_bw = topo.up_bw_Bps() / 2.0 * TREE_FACTOR if m > 1 else math.inf
     net_bw = topo.domain_bw_Bps() / tree_network_multiplier(big_n)
-    if net_bw < chain_bw:
+    wan_bw = topo.wan_bw_Bps() / tree_network_multiplier(topo.sites)
+    if wan_bw < min(net_bw, chain_bw):
+        bw, where = (
+            wan_bw,
+            "WAN between sites (tree: each site sends {}S)".format("1" if topo.sites <= 2 else "2"),
+        )
+    elif net_bw < chain_bw:
         bw, where = net_bw, "network (tree: each node sends {}S)".format("1" if big_n <= 2 else "2")
     else:
         bw, where = chain_bw, "scale-up chain inside the node (2S per GPU)"
@@ -73,7 +82,11 @@ def tree(
     intra = intra_hop_latency(topo, Algorithm.TREE, protocol)
     net = net_hop_latency(topo, Algorithm.TREE, protocol, size_bytes) if big_n > 1 else 0.0
     depth = math.floor(math.log2(big_n)) if big_n > 1 else 0
-    latency = base_latency(Algorithm.TREE, protocol) + 2 * ((m - 1) * intra + depth * net)
+    wan_depth = math.ceil(math.log2(topo.sites)) if topo.sites > 1 else 0
+    wan = wan_hop_latency(topo, Algorithm.TREE, protocol)
+    latency = base_latency(Algorithm.TREE, protocol) + 2 * (
+        (m - 1) * intra + max(depth - wan_depth, 0) * net + wan_depth * wan
+    )
     return make_cost(
         Algorithm.TREE,
         protocol,
