@@ -237,3 +237,52 @@ def test_forced_algorithm_refused_with_reason() -> None:
         select(Collective.ALL_REDUCE, S, topo(1, 8), Algorithm.NVLS)
     with pytest.raises(AlgorithmNotApplicableError, match="one GPU per node"):
         select(Collective.ALL_GATHER, S, topo(2, 8), Algorithm.PAT)
+
+
+def test_wan_tier_caps_ring_and_adds_wan_hops() -> None:
+    """4 nodes on 2 sites, one 10 GB/s WAN link per site with 1 ms one-way latency."""
+    wan = ScaleOutTier(
+        link_id="wan",
+        domains=2,
+        nics_per_domain=1,
+        nic_line_Bps=10 * GB,
+        nic_bw_Bps=10 * GB,
+        transport_latency_s=1e-3,
+    )
+    t = Topology(
+        ranks_per_domain=8, domains=4, up=topo(4, 8).up, out=topo(4, 8).out, arch="hopper", wan=wan
+    )
+    # bandwidth-delay limit: 2 channels x 4 MiB in flight per link per round trip (2 ms)
+    bdp = 2 * 4 * 2**20 / 2e-3
+    assert t.wan_bw_Bps() == pytest.approx(min(10 * GB, bdp))
+    n = 32
+    c = cost(t, Collective.ALL_REDUCE, Algorithm.RING, Protocol.SIMPLE)
+    assert c.transfer_s == pytest.approx(2 * (n - 1) / n * S / t.wan_bw_Bps())
+    # 2(n-1) = 62 steps: 2(N-1) = 6 network steps, of which 2(sites-1) = 2 cross the WAN
+    net = 14.0 + 0.0  # NET ring Simple, no transport latency on the site network
+    wan_hop = 14.0 + 1000.0
+    latency = (8.4 + (62 - 6) * 3.4 + 4 * net + 2 * wan_hop) * 1.4
+    assert c.latency_s == pytest.approx(latency * US)
+    # SHARP cannot span sites
+    assert not [
+        x
+        for x in evaluate(Collective.ALL_REDUCE, S, t)
+        if x.algorithm in (Algorithm.COLLNET_CHAIN, Algorithm.COLLNET_DIRECT)
+    ]
+
+
+def test_wan_sites_resolve_from_spec() -> None:
+    from ibcalc.catalogue import load_catalogue
+    from ibcalc.topology import ClusterSpec, resolve_cluster
+
+    cat = load_catalogue(use_env=False)
+    cluster = resolve_cluster(
+        cat, ClusterSpec(system="dgx-h100", nodes=8, sites=2, wan="wan-100g", wan_links=4)
+    )
+    wan = cluster.topology.wan
+    assert wan is not None
+    assert wan.domains == 2
+    assert wan.nics_per_domain == 4
+    assert wan.nic_line_Bps == pytest.approx(100e9 / 8)  # 100 Gb/s per direction
+    with pytest.raises(ValueError, match="evenly"):
+        resolve_cluster(cat, ClusterSpec(system="dgx-h100", nodes=3, sites=2))

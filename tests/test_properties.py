@@ -59,7 +59,19 @@ def topologies(draw: st.DrawFn) -> Topology:
             oversubscription=draw(st.sampled_from([1.0, 2.0, 4.0])),
         )
     arch = draw(st.sampled_from(["volta", "ampere", "hopper", "blackwell"]))
-    return Topology(ranks_per_domain=gpus, domains=nodes, up=up, out=out, arch=arch)
+    wan = None
+    sites = draw(st.sampled_from([1, 1, 2, 4]))
+    if nodes > 1 and nodes % sites == 0 and sites > 1:
+        wan_bw = draw(st.floats(0.1, 50)) * GB
+        wan = ScaleOutTier(
+            link_id="wan",
+            domains=sites,
+            nics_per_domain=draw(st.integers(1, 8)),
+            nic_line_Bps=wan_bw,
+            nic_bw_Bps=wan_bw,
+            transport_latency_s=draw(st.floats(0, 20e-3)),
+        )
+    return Topology(ranks_per_domain=gpus, domains=nodes, up=up, out=out, arch=arch, wan=wan)
 
 
 sizes = st.floats(min_value=1e3, max_value=1e11)
@@ -83,7 +95,17 @@ def _scaled(t: Topology, up: float, net: float) -> Topology:
                 "nic_line_Bps": t.out.nic_line_Bps * net,
             }
         )
-    return Topology(ranks_per_domain=t.m, domains=t.domains, up=new_up, out=new_out, arch=t.arch)
+    new_wan = None
+    if t.wan is not None:
+        new_wan = t.wan.model_copy(
+            update={
+                "nic_bw_Bps": t.wan.nic_bw_Bps * net,
+                "nic_line_Bps": t.wan.nic_line_Bps * net,
+            }
+        )
+    return Topology(
+        ranks_per_domain=t.m, domains=t.domains, up=new_up, out=new_out, arch=t.arch, wan=new_wan
+    )
 
 
 @settings(max_examples=150, deadline=None)

@@ -59,6 +59,9 @@ class ClusterSpec:
     sharp: bool = False
     nvls: bool | None = None
     oversubscription: float = 1.0
+    sites: int = 1
+    wan: str | None = None
+    wan_links: int = 1
 
 
 @dataclass(frozen=True)
@@ -183,8 +186,14 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         out_tier = _build_out(
             inter, host_pcie, nics_per_node * nodes_per_domain, domains, spec, notes
         )
+    wan_tier = _build_wan(catalogue, spec, domains, notes)
     topology = Topology(
-        ranks_per_domain=scale_up, domains=domains, up=up_tier, out=out_tier, arch=engine_arch
+        ranks_per_domain=scale_up,
+        domains=domains,
+        up=up_tier,
+        out=out_tier,
+        arch=engine_arch,
+        wan=wan_tier,
     )
     return ResolvedCluster(
         topology=topology,
@@ -266,6 +275,40 @@ def _build_up(
         transport_latency_s=intra.transport_latency_s,
         path=path,
         mesh=mesh,
+    )
+
+
+def _build_wan(
+    catalogue: Catalogue, spec: ClusterSpec, domains: int, notes: list[str]
+) -> ScaleOutTier | None:
+    """Tier 2: ``spec.sites`` sites joined by ``spec.wan_links`` WAN links each."""
+    if spec.sites <= 1:
+        if spec.wan is not None:
+            notes.append(f"--wan {spec.wan} ignored: one site (--sites to add more)")
+        return None
+    _check_count("--sites", spec.sites, 2, 1024)
+    _check_count("--wan-links", spec.wan_links, 1, 1024)
+    if domains % spec.sites:
+        raise UnitError(
+            f"{domains} nodes (scale-up domains) cannot be split evenly over {spec.sites} sites"
+        )
+    wan = find_link(catalogue, spec.wan or "wan-100g")
+    if spec.wan is None:
+        notes.append(f"WAN link {wan.id} assumed between sites (--wan)")
+    if wan.kind not in (LinkKind.WAN, LinkKind.SCALE_OUT):
+        raise UnitError(f"--wan {wan.id} is a {wan.kind} link; use a WAN or scale-out link")
+    latency = wan.transport_latency_s + (wan.latency_s or 0.0)
+    notes.append(
+        f"{spec.sites} sites of {domains // spec.sites} nodes, {spec.wan_links} x {wan.id} per "
+        f"site ({latency * 1e3:.3g} ms one way per WAN hop)"
+    )
+    return ScaleOutTier(
+        link_id=wan.id,
+        domains=spec.sites,
+        nics_per_domain=spec.wan_links,
+        nic_line_Bps=wan.per_direction_Bps,
+        nic_bw_Bps=wan.achievable_Bps,
+        transport_latency_s=latency,
     )
 
 
