@@ -107,7 +107,17 @@ def _check_names(
 ) -> list[ValidationProblem]:
     problems: list[ValidationProblem] = []
     seen: dict[str, str] = {}
+    ids: set[str] = set()
     for i, entry in enumerate(entries):
+        if entry.id in ids:
+            line, col = doc.locate((section, i, "id"))
+            problems.append(
+                ValidationProblem(
+                    doc.path, line, col, f"{section}[{i}]: id {entry.id!r} is used twice"
+                )
+            )
+            continue
+        ids.add(entry.id)
         for name in entry.names:
             if name in seen and seen[name] != entry.id:
                 line, col = doc.locate((section, i, "id" if name == entry.id else "aliases"))
@@ -189,6 +199,41 @@ def _check_systems(
     return problems
 
 
+def _check_across_files(docs: Sequence[tuple[Document, _CatalogueFile]]) -> list[ValidationProblem]:
+    """Names that clash with another entry of an earlier file, located in the later file.
+
+    An entry replaces the earlier entry with its id (and that entry's aliases); any other
+    name it uses must still be free.
+    """
+    problems: list[ValidationProblem] = []
+    for section in ("links", "systems"):
+        owner: dict[str, str] = {}
+        for doc, parsed in docs:
+            entries: Sequence[Link | System] = (
+                parsed.links if section == "links" else parsed.systems
+            )
+            replaced = {entry.id for entry in entries}
+            owner = {name: who for name, who in owner.items() if who not in replaced}
+            for i, entry in enumerate(entries):
+                for name in entry.names:
+                    if name in owner and owner[name] != entry.id:
+                        where = "id" if name == entry.id else "aliases"
+                        line, col = doc.locate((section, i, where))
+                        problems.append(
+                            ValidationProblem(
+                                doc.path,
+                                line,
+                                col,
+                                f"{section}[{i}] ({entry.id}): name {name!r} is already used "
+                                f"by {owner[name]!r}",
+                            )
+                        )
+            for entry in entries:
+                for name in entry.names:
+                    owner.setdefault(name, entry.id)
+    return problems
+
+
 def _parse(doc: Document) -> _CatalogueFile:
     if not isinstance(doc.data, dict):
         raise CatalogueError(
@@ -234,7 +279,7 @@ def load_catalogue(
             links[link.id] = link
         for system in parsed.systems:
             systems[system.id] = system
-    problems = _check_names(docs[0][0], "links", list(links.values())) if docs else []
+    problems = _check_across_files(docs)
     for doc, parsed in docs:
         problems += _check_systems(doc, parsed.systems, links)
     if problems:

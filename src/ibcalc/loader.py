@@ -168,7 +168,7 @@ def load_yaml(source: str | Path, *, text: str | None = None) -> Document:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         what = exc.problem or exc.context or "YAML syntax error"
-        if "\t" in what or "tab" in what.lower():
+        if "\t" in what or "'\\t'" in what or "tab" in what.lower():
             what = "tab character used for indentation (YAML needs spaces)"
         raise _problem(path, mark, f"YAML syntax error: {what}") from exc
     except yaml.YAMLError as exc:

@@ -80,7 +80,7 @@ _DECIMAL_PREFIX: dict[str, int] = {"": 1, "k": KB, "m": MB, "g": GB, "t": TB, "p
 _NUMBER = r"(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf|infinity))"
 _SIZE_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>[A-Za-z]*)\s*$", re.IGNORECASE)
 _BW_RE = re.compile(
-    rf"^\s*{_NUMBER}\s*(?P<prefix>[kKmMgGtTpP]?)(?P<unit>b|B|bit|bits|byte|bytes)"
+    rf"^\s*{_NUMBER}\s*(?P<prefix>[kKmMgGtTpP]?)(?P<unit>b|B|bit|bits|byte|bytes|Byte|Bytes)"
     r"\s*(?P<per>/\s*s|ps|/sec)\s*$"
 )
 _TIME_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>ns|us|µs|μs|ms|s|sec|min)?\s*$", re.IGNORECASE)
@@ -146,6 +146,8 @@ def parse_size(value: str | int | float, *, allow_zero: bool = False) -> float:
         raise UnitError(f"size {raw!r} is negative")
     if size == 0 and not allow_zero:
         raise UnitError(f"size {raw!r} is zero; a collective needs at least one byte")
+    if 0 < size < 1:
+        raise UnitError(f"size {raw!r} is less than one byte")
     if size > MAX_SIZE_BYTES:
         raise UnitError(f"size {raw!r} is absurdly large (the limit is 1 PiB)")
     return size
@@ -172,7 +174,7 @@ def parse_bandwidth(value: str | int | float) -> float:
         bw = _finite_number(match["num"], raw, "bandwidth")
         prefix = match["prefix"].lower()
         unit = match["unit"]
-        is_bits = unit in ("b", "bit", "bits")
+        is_bits = unit in ("b", "bit", "bits")  # B, byte, bytes, Byte, Bytes are bytes
         bw *= _DECIMAL_PREFIX[prefix]
         if is_bits:
             bw /= BITS_PER_BYTE
@@ -234,7 +236,7 @@ def format_bandwidth(bw_Bps: float) -> str:
         return f"{gbs:.0f} GB/s"
     if gbs >= 10:
         return f"{gbs:.1f} GB/s"
-    if gbs >= 0.01:
+    if gbs >= 1:
         return f"{gbs:.2f} GB/s"
     return f"{bw_Bps / MB:.3g} MB/s"
 

@@ -1,0 +1,581 @@
+"""The link catalogue: required entries, sourced facts, consistency checks, user overrides, look-up.
+
+Facts come from /work/shared/reference/link_specs.md (section cited next to each) and
+fabric_sizing.md; broken catalogues are written into tmp_path and the expected ``file:line:col`` is
+computed from the text written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from conftest import (
+    FACT_REL,
+    GB,
+    PER_DIRECTION_BPS,
+    REQUIRED_LINK_IDS,
+    REQUIRED_SYSTEM_IDS,
+)
+from ibcalc.catalogue import ENV_VAR, find_link, find_system, load_catalogue
+from ibcalc.errors import CatalogueError, InputFileError, UnknownNameError
+from ibcalc.models import Catalogue, Link, LinkKind, System
+
+Locate = Callable[..., tuple[int, int]]
+
+LANE_TOLERANCE = 0.015  # DESIGN/loader contract: links x lanes x lane rate x encoding within 1.5%
+
+
+def _links(cat: Catalogue) -> dict[str, Link]:
+    return {link.id: link for link in cat.links}
+
+
+def _systems(cat: Catalogue) -> dict[str, System]:
+    return {system.id: system for system in cat.systems}
+
+
+# =========================================================================== built-in catalogue
+
+
+def test_builtin_catalogue_loads(builtin_catalogue: Catalogue) -> None:
+    assert len(builtin_catalogue.links) >= len(REQUIRED_LINK_IDS)
+    assert len(builtin_catalogue.systems) >= len(REQUIRED_SYSTEM_IDS)
+
+
+@pytest.mark.parametrize("link_id", REQUIRED_LINK_IDS)
+def test_required_link_exists_with_sources(builtin_catalogue: Catalogue, link_id: str) -> None:
+    link = _links(builtin_catalogue)[link_id]
+    assert link.sources
+    assert all(source.strip() for source in link.sources)
+    assert link.efficiency_source.strip()
+
+
+@pytest.mark.parametrize(("link_id", "expected_Bps"), sorted(PER_DIRECTION_BPS.items()))
+def test_per_direction_matches_published_figure(
+    builtin_catalogue: Catalogue, link_id: str, expected_Bps: float
+) -> None:
+    link = _links(builtin_catalogue)[link_id]
+    assert link.per_direction_Bps == pytest.approx(expected_Bps, rel=FACT_REL)
+
+
+@pytest.mark.parametrize(
+    ("link_id", "gbytes"),
+    [
+        ("ndr", 50),  # link_specs.md 4.1 / 8.1: NDR 400 Gb/s = 50 GB/s, not 400
+        ("hdr", 25),
+        ("xdr", 100),
+        ("nvlink3", 300),  # link_specs.md 8.2: A100 300 per direction, 600 bidirectional
+        ("nvlink4", 450),  # H100 "900 GB/s" = 450 per direction
+        ("nvlink5", 900),  # B200 "1.8 TB/s" = 900
+        ("pcie4", 31.5),  # link_specs.md 3
+        ("pcie5", 63.0),  # link_specs.md 3 and 8.2: "PCIe Gen5 128 GB/s = 64 raw / 63 data"
+    ],
+)
+def test_headline_facts_in_gbytes(
+    builtin_catalogue: Catalogue, link_id: str, gbytes: float
+) -> None:
+    assert _links(builtin_catalogue)[link_id].per_direction_Bps / GB == pytest.approx(
+        gbytes, rel=FACT_REL
+    )
+
+
+@pytest.mark.parametrize(
+    ("link_id", "links", "per_link_GBps"),
+    [
+        # link_specs.md 1.1: links per GPU and per-link per-direction rate
+        ("nvlink1", 4, 20),
+        ("nvlink2", 6, 25),
+        ("nvlink3", 12, 25),
+        ("nvlink4", 18, 25),
+        ("nvlink5", 18, 50),
+        ("xgmi-mi300x", 7, 64),  # link_specs.md 6: 7 links, 64 GB/s per peer
+    ],
+)
+def test_link_counts(
+    builtin_catalogue: Catalogue, link_id: str, links: int, per_link_GBps: float
+) -> None:
+    link = _links(builtin_catalogue)[link_id]
+    assert link.links == links
+    assert link.per_direction_Bps / link.links == pytest.approx(per_link_GBps * GB, rel=FACT_REL)
+
+
+@pytest.mark.parametrize(
+    ("link_id", "lanes", "lane_Gbps", "encoding"),
+    [
+        # link_specs.md 4.1: IB 4x ports; PAM4 + RS(544,514) FEC carries 50 of 53.125 Gb/s
+        ("edr", 4, 25.78125, 64 / 66),
+        ("hdr", 4, 53.125, 50 / 53.125),
+        ("ndr", 4, 106.25, 100 / 106.25),
+        ("xdr", 4, 212.5, 200 / 212.5),
+        # link_specs.md 3: PCIe x16, 128b/130b for Gen3-5, FLIT 242/256 for Gen6
+        ("pcie3", 16, 8, 128 / 130),
+        ("pcie4", 16, 16, 128 / 130),
+        ("pcie5", 16, 32, 128 / 130),
+        ("pcie6", 16, 64, 242 / 256),
+        # link_specs.md 1.1: NVLink 4 is 2 pairs per direction per link at 106.25 Gb/s raw
+        ("nvlink4", 2, 106.25, 100 / 106.25),
+        ("nvlink5", 2, 212.5, 200 / 212.5),
+    ],
+)
+def test_signalling_facts(
+    builtin_catalogue: Catalogue, link_id: str, lanes: int, lane_Gbps: float, encoding: float
+) -> None:
+    link = _links(builtin_catalogue)[link_id]
+    assert link.lanes_per_link == lanes
+    assert link.lane_signalling_Bps is not None
+    assert link.lane_signalling_Bps * 8 / GB == pytest.approx(lane_Gbps, rel=1e-9)
+    assert link.encoding_efficiency == pytest.approx(encoding, rel=FACT_REL)
+
+
+def test_bidirectional_is_twice_per_direction_everywhere(builtin_catalogue: Catalogue) -> None:
+    wrong = [
+        link.id
+        for link in builtin_catalogue.links
+        if link.bidirectional_Bps is not None
+        and link.bidirectional_Bps != pytest.approx(2 * link.per_direction_Bps, rel=1e-9)
+    ]
+    assert wrong == []
+
+
+@pytest.mark.parametrize("link_id", REQUIRED_LINK_IDS)
+def test_required_links_state_bidirectional(builtin_catalogue: Catalogue, link_id: str) -> None:
+    link = _links(builtin_catalogue)[link_id]
+    assert link.bidirectional_Bps == pytest.approx(2 * link.per_direction_Bps, rel=1e-9)
+
+
+def test_lane_product_matches_per_direction_everywhere(builtin_catalogue: Catalogue) -> None:
+    with_lanes = [link for link in builtin_catalogue.links if link.lanes_per_link is not None]
+    assert len(with_lanes) >= 15  # IB, RoCE, PCIe and NVLink entries all carry lane fields
+    off = {}
+    for link in with_lanes:
+        assert link.lane_signalling_Bps is not None, link.id
+        assert link.encoding_efficiency is not None, link.id
+        derived = (
+            (link.links or 1)
+            * link.lanes_per_link
+            * link.lane_signalling_Bps
+            * link.encoding_efficiency
+        )
+        error = abs(derived - link.per_direction_Bps) / link.per_direction_Bps
+        if error > LANE_TOLERANCE:
+            off[link.id] = error
+    assert off == {}
+
+
+def test_names_are_unique(builtin_catalogue: Catalogue) -> None:
+    for entries in (builtin_catalogue.links, builtin_catalogue.systems):
+        names = [name for entry in entries for name in entry.names]
+        assert len(names) == len(set(names))
+
+
+def test_efficiencies_are_fractions(builtin_catalogue: Catalogue) -> None:
+    for link in builtin_catalogue.links:
+        assert 0 < link.efficiency <= 1, link.id
+        assert link.achievable_Bps <= link.per_direction_Bps, link.id
+
+
+# --- Gb/s vs GB/s (link_specs.md 8.1): an 8x slip must be impossible to miss
+
+
+@pytest.mark.parametrize(
+    "link_id",
+    ["edr", "hdr", "ndr", "xdr", "roce-100g", "roce-200g", "roce-400g", "roce-800g", "efa-100g"],
+)
+def test_network_ports_are_specified_in_gbits(builtin_catalogue: Catalogue, link_id: str) -> None:
+    link = _links(builtin_catalogue)[link_id]
+    # the per-port rate in Gb/s is the marketed 100/200/400/800, so per_direction x 8 / 1e9 is it
+    assert round(link.per_direction_Bps * 8 / GB) in (100, 200, 400, 800)
+    # misreading Gb/s as GB/s would put an 800G port at 800 GB/s; the fastest port is 100 GB/s
+    assert link.per_direction_Bps <= 100 * GB
+
+
+def test_no_scale_out_port_is_as_fast_as_a_gpu_link(builtin_catalogue: Catalogue) -> None:
+    # 1.6 TbE (link_specs.md 5.1) is the fastest Ethernet defined: 200 GB/s per direction
+    for link in builtin_catalogue.links:
+        if link.kind is LinkKind.SCALE_OUT:
+            assert link.per_direction_Bps <= 200 * GB, link.id
+
+
+def test_ndr_is_not_confused_with_nvlink(builtin_catalogue: Catalogue) -> None:
+    links = _links(builtin_catalogue)
+    assert links["ndr"].per_direction_Bps < 100 * GB
+    # link_specs.md: 450 GB/s NVLink 4 vs 50 GB/s NDR = 9x per GPU
+    assert links["nvlink4"].per_direction_Bps / links["ndr"].per_direction_Bps == pytest.approx(9)
+
+
+# --- systems
+
+
+@pytest.mark.parametrize("system_id", REQUIRED_SYSTEM_IDS)
+def test_required_system_references_existing_links(
+    builtin_catalogue: Catalogue, system_id: str
+) -> None:
+    system = _systems(builtin_catalogue)[system_id]
+    links = _links(builtin_catalogue)
+    assert system.sources
+    assert system.intra in links
+    assert links[system.intra].kind in (LinkKind.SCALE_UP, LinkKind.HOST)
+    if system.nics_per_node:
+        assert system.inter in links
+        assert links[system.inter].kind in (LinkKind.SCALE_OUT, LinkKind.WAN)
+    if system.host_pcie is not None:
+        assert links[system.host_pcie].kind is LinkKind.HOST
+
+
+def test_every_system_references_existing_links(builtin_catalogue: Catalogue) -> None:
+    links = _links(builtin_catalogue)
+    for system in builtin_catalogue.systems:
+        for ref in (system.intra, system.inter, system.host_pcie):
+            assert ref is None or ref in links, (system.id, ref)
+
+
+@pytest.mark.parametrize(
+    ("system_id", "gpus", "intra", "nics", "inter"),
+    [
+        # link_specs.md 1.2 (H100 SXM5 NVLink 4) and 4.3 (8 x ConnectX-7 at 400 Gb/s)
+        ("dgx-h100", 8, "nvlink4", 8, "ndr"),
+        # fabric_sizing.md 3.3: 8 x HDR 200 Gb/s compute HCAs per DGX A100; link_specs.md 1.2
+        ("dgx-a100", 8, "nvlink3", 8, "hdr"),
+        # fabric_sizing.md 3.2: "4x OSFP ports serving 8x single-port ConnectX-7" (NDR)
+        ("dgx-b200", 8, "nvlink5", 8, "ndr"),
+        # fabric_sizing.md 3.4: 4 B200 per compute tray, 4 NDR OSFP ports per tray
+        ("gb200-nvl72", 4, "nvlink5", 4, "ndr"),
+        # link_specs.md 5.5: p4d 4 x 100 Gb/s EFA v1; p5 32 x 100 Gb/s EFA v2
+        ("aws-p4d", 8, "nvlink3", 4, "efa-100g"),
+        ("aws-p5", 8, "nvlink4", 32, "efa-v2"),
+    ],
+)
+def test_system_shapes(
+    builtin_catalogue: Catalogue, system_id: str, gpus: int, intra: str, nics: int, inter: str
+) -> None:
+    system = _systems(builtin_catalogue)[system_id]
+    assert (system.gpus_per_node, system.intra, system.nics_per_node, system.inter) == (
+        gpus,
+        intra,
+        nics,
+        inter,
+    )
+
+
+def test_nvl72_is_one_72_gpu_nvlink_domain(builtin_catalogue: Catalogue) -> None:
+    # link_specs.md 2: GB200 NVL72, 72 GPUs on one non-blocking NVLink 5 switch fabric
+    system = _systems(builtin_catalogue)["gb200-nvl72"]
+    assert system.scale_up_domain == 72
+    assert system.nvswitch
+
+
+def test_mi300x_is_a_switchless_mesh(builtin_catalogue: Catalogue) -> None:
+    # link_specs.md 6: 7 links, full mesh of 8 GPUs, no switch
+    system = _systems(builtin_catalogue)["mi300x-8"]
+    assert system.gpus_per_node == 8
+    assert system.intra == "xgmi-mi300x"
+    assert not system.nvswitch
+    assert _links(builtin_catalogue)["xgmi-mi300x"].topology == "mesh"
+
+
+@pytest.mark.parametrize(
+    ("system_id", "per_node_GBps"),
+    [
+        ("dgx-h100", 8 * 50),  # 8 x 400 Gb/s = 400 GB/s per node (link_specs.md 4.3)
+        ("aws-p5", 400),  # link_specs.md 5.5: 3,200 Gb/s = 400 GB/s per node (50 per GPU)
+        ("aws-p4d", 50),  # link_specs.md 5.5: 400 Gb/s = 50 GB/s per node (6.25 per GPU)
+    ],
+)
+def test_node_injection_bandwidth(
+    builtin_catalogue: Catalogue, system_id: str, per_node_GBps: float
+) -> None:
+    system = _systems(builtin_catalogue)[system_id]
+    assert system.inter is not None
+    nic = _links(builtin_catalogue)[system.inter]
+    assert system.nics_per_node * nic.per_direction_Bps == pytest.approx(per_node_GBps * GB)
+
+
+def test_pcie_8gpu_has_no_nvlink(builtin_catalogue: Catalogue) -> None:
+    system = _systems(builtin_catalogue)["pcie-8gpu"]
+    assert system.intra is not None
+    assert _links(builtin_catalogue)[system.intra].family == "pcie"
+    assert not system.nvswitch
+
+
+# =========================================================================== broken user files
+
+LINK_TEMPLATE = """\
+  - id: {id}
+    aliases: [{aliases}]
+    name: "Test port"
+    kind: scale-out
+    family: infiniband
+    generation: "test"
+    scope: per-port
+    per_direction: "400 Gb/s"
+    bidirectional: "{bidirectional}"
+    links: 1
+    lanes_per_link: 4
+    lane_signalling: "{lane}"
+    encoding_efficiency: 0.9412
+    efficiency: 0.9
+    efficiency_source: "test value"
+    sources: ["test fixture"]
+    confidence: low
+"""
+
+HEAD = "schema: ibcalc-catalogue/1\nlinks:\n"
+
+
+def _link(
+    link_id: str = "testport",
+    aliases: str = "",
+    bidirectional: str = "800 Gb/s",
+    lane: str = "106.25 Gb/s",
+) -> str:
+    # 4 lanes x 106.25 Gb/s x 0.9412 = 400.0 Gb/s: consistent with per_direction "400 Gb/s"
+    return LINK_TEMPLATE.format(id=link_id, aliases=aliases, bidirectional=bidirectional, lane=lane)
+
+
+def _write(tmp_path: Path, text: str, name: str = "user.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _load_error(path: Path) -> InputFileError:
+    with pytest.raises(InputFileError) as info:
+        load_catalogue([path], use_env=False)
+    return info.value
+
+
+def test_valid_user_file_adds_a_link(tmp_path: Path) -> None:
+    path = _write(tmp_path, HEAD + _link())
+    cat = load_catalogue([path], use_env=False)
+    link = find_link(cat, "testport")
+    assert link.per_direction_Bps == 400e9 / 8
+    assert str(path) in cat.origins
+
+
+def test_bidirectional_not_twice_is_refused(tmp_path: Path, locate: Locate) -> None:
+    text = HEAD + _link(bidirectional="600 Gb/s")
+    path = _write(tmp_path, text)
+    error = _load_error(path)
+    assert isinstance(error, CatalogueError)
+    line, col = locate(text, "bidirectional:")
+    assert str(error).startswith(f"{path}:{line}:{col}:")
+    assert "bidirectional" in str(error)
+
+
+@pytest.mark.parametrize(
+    ("factor", "accepted"),
+    [(1.01, True), (0.99, True), (1.02, False), (0.98, False), (1.10, False), (0.90, False)],
+)
+def test_lane_product_tolerance_is_one_and_a_half_percent(
+    tmp_path: Path, locate: Locate, factor: float, accepted: bool
+) -> None:
+    text = HEAD + _link(lane=f"{106.25 * factor:.6f} Gb/s")
+    path = _write(tmp_path, text)
+    if accepted:
+        load_catalogue([path], use_env=False)
+        return
+    error = _load_error(path)
+    assert isinstance(error, CatalogueError)
+    line, col = locate(text, "lane_signalling:")
+    assert str(error).startswith(f"{path}:{line}:{col}:")
+
+
+def test_lane_product_off_by_ten_percent_is_refused(tmp_path: Path, locate: Locate) -> None:
+    # 4 x 116.875 Gb/s x 0.9412 = 440 Gb/s, 10% above the 400 Gb/s per_direction
+    text = HEAD + _link(lane="116.875 Gb/s")
+    path = _write(tmp_path, text)
+    error = _load_error(path)
+    line, col = locate(text, "lane_signalling:")
+    assert str(error).startswith(f"{path}:{line}:{col}:")
+    assert "10.0%" in str(error)
+
+
+def test_duplicate_id_is_refused_in_the_second_entry(tmp_path: Path, locate: Locate) -> None:
+    text = HEAD + _link("twin") + _link("twin")
+    path = _write(tmp_path, text)
+    error = _load_error(path)
+    assert isinstance(error, CatalogueError)
+    assert "'twin'" in str(error)
+    assert str(error).startswith(f"{path}:")
+    # the position lies inside the second entry
+    first, _ = locate(text, "id: twin", occurrence=2)
+    last, _ = locate(text, "confidence:", occurrence=2)
+    assert error.problems[0].line is not None
+    assert first <= error.problems[0].line <= last
+
+
+def test_duplicate_id_points_at_the_second_id(tmp_path: Path, locate: Locate) -> None:
+    text = HEAD + _link("twin") + _link("twin")
+    path = _write(tmp_path, text)
+    error = _load_error(path)
+    line, col = locate(text, "id: twin", occurrence=2)
+    assert str(error).startswith(f"{path}:{line}:{col}:")
+
+
+def test_alias_clashing_with_a_builtin_id_is_refused(tmp_path: Path) -> None:
+    path = _write(tmp_path, HEAD + _link("myport", aliases="ndr"))
+    error = _load_error(path)
+    assert isinstance(error, CatalogueError)
+    assert "'ndr'" in str(error)
+
+
+def test_alias_clash_points_at_the_user_file(tmp_path: Path, locate: Locate) -> None:
+    text = HEAD + _link("myport", aliases="ndr")
+    path = _write(tmp_path, text)
+    error = _load_error(path)
+    line, col = locate(text, "aliases:")
+    assert str(error).startswith(f"{path}:{line}:{col}:")
+
+
+def test_unknown_key_is_refused_at_its_line(tmp_path: Path, locate: Locate) -> None:
+    text = HEAD + _link().replace(
+        "    confidence: low\n", "    confidence: low\n    colour: blue\n"
+    )
+    path = _write(tmp_path, text)
+    error = _load_error(path)
+    line, col = locate(text, "colour:")
+    assert str(error).startswith(f"{path}:{line}:{col}:")
+    assert "unknown key" in str(error)
+
+
+def test_missing_sources_is_refused_at_the_entry(tmp_path: Path, locate: Locate) -> None:
+    text = HEAD + _link().replace('    sources: ["test fixture"]\n', "")
+    path = _write(tmp_path, text)
+    error = _load_error(path)
+    # no `sources` key to point at, so the message points at the entry itself
+    line, col = locate(text, "id: testport")
+    assert str(error).startswith(f"{path}:{line}:{col}:")
+    assert "sources" in str(error)
+
+
+@pytest.mark.parametrize("value", ["[]", '[" "]'])
+def test_empty_or_blank_sources_are_refused(tmp_path: Path, locate: Locate, value: str) -> None:
+    text = HEAD + _link().replace('["test fixture"]', value)
+    path = _write(tmp_path, text)
+    error = _load_error(path)
+    line, _ = locate(text, "sources:")
+    assert str(error).startswith(f"{path}:{line}:")
+
+
+def test_system_referencing_unknown_link_is_refused(tmp_path: Path, locate: Locate) -> None:
+    text = (
+        "schema: ibcalc-catalogue/1\n"
+        "systems:\n"
+        "  - id: my-node\n"
+        "    name: test node\n"
+        "    gpu: test\n"
+        "    gpu_arch: hopper\n"
+        "    gpus_per_node: 8\n"
+        "    scale_up_domain: 8\n"
+        "    intra: nvlink9\n"
+        "    nics_per_node: 0\n"
+        "    sources: [test fixture]\n"
+        "    confidence: low\n"
+    )
+    path = _write(tmp_path, text)
+    error = _load_error(path)
+    line, col = locate(text, "intra:")
+    message = str(error)
+    assert message.startswith(f"{path}:{line}:{col}:")
+    assert "nvlink9" in message
+    assert "nvlink" in message.split("nvlink9", 1)[1]  # suggests a real NVLink id
+
+
+def test_malformed_yaml_is_refused_with_position(tmp_path: Path, locate: Locate) -> None:
+    text = HEAD + _link().replace('name: "Test port"', "name: Test: port")
+    path = _write(tmp_path, text)
+    error = _load_error(path)
+    line, col = locate(text, ": port")
+    assert str(error).startswith(f"{path}:{line}:{col}:")
+
+
+def test_every_problem_in_a_file_is_reported(tmp_path: Path, locate: Locate) -> None:
+    text = HEAD + _link("first", bidirectional="600 Gb/s") + _link("second", lane="116.875 Gb/s")
+    path = _write(tmp_path, text)
+    error = _load_error(path)
+    where = {(p.line, p.col) for p in error.problems}
+    assert locate(text, 'bidirectional: "600') in where
+    assert locate(text, 'lane_signalling: "116.875') in where
+    assert "+1 more problem" in str(error)
+
+
+def test_missing_schema_is_refused(tmp_path: Path) -> None:
+    path = _write(tmp_path, "links: []\n")
+    assert "schema" in str(_load_error(path))
+
+
+def test_catalogue_errors_are_value_errors(tmp_path: Path) -> None:
+    path = _write(tmp_path, HEAD + _link(bidirectional="600 Gb/s"))
+    assert isinstance(_load_error(path), ValueError)
+
+
+# =========================================================================== user overrides
+
+
+def test_user_file_overrides_builtin_efficiency(
+    builtin_catalogue: Catalogue, data_dir: Path
+) -> None:
+    # tests/data/ndr_override.yaml sets ndr's efficiency to 0.5
+    assert find_link(builtin_catalogue, "ndr").efficiency != 0.5
+    cat = load_catalogue([data_dir / "ndr_override.yaml"], use_env=False)
+    assert find_link(cat, "ndr").efficiency == 0.5
+    assert find_link(cat, "ib-ndr").efficiency == 0.5
+    # replaced, not duplicated
+    assert sum(1 for link in cat.links if link.id == "ndr") == 1
+    assert len(cat.links) == len(builtin_catalogue.links)
+
+
+def test_env_var_names_a_user_catalogue(monkeypatch: pytest.MonkeyPatch, data_dir: Path) -> None:
+    monkeypatch.setenv(ENV_VAR, str(data_dir / "ndr_override.yaml"))
+    assert ENV_VAR == "IBCALC_CATALOGUE"
+    assert find_link(load_catalogue(), "ndr").efficiency == 0.5
+    # use_env=False ignores it
+    assert find_link(load_catalogue(use_env=False), "ndr").efficiency != 0.5
+
+
+def test_env_var_pointing_at_a_broken_file_is_refused(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    path = _write(tmp_path, HEAD + _link(bidirectional="600 Gb/s"))
+    monkeypatch.setenv(ENV_VAR, str(path))
+    with pytest.raises(CatalogueError) as info:
+        load_catalogue()
+    assert str(info.value).startswith(f"{path}:")
+
+
+# =========================================================================== look-up
+
+
+@pytest.mark.parametrize("name", ["ndr", "NDR", "Ndr", "ib-ndr", "IB-NDR", "NDR400", " ndr "])
+def test_find_link_ids_and_aliases_case_insensitive(
+    builtin_catalogue: Catalogue, name: str
+) -> None:
+    assert find_link(builtin_catalogue, name).id == "ndr"
+
+
+@pytest.mark.parametrize(("alias", "link_id"), [("nvlink-h100", "nvlink4"), ("PCIE-GEN5", "pcie5")])
+def test_find_link_other_aliases(builtin_catalogue: Catalogue, alias: str, link_id: str) -> None:
+    assert find_link(builtin_catalogue, alias).id == link_id
+
+
+def test_unknown_link_suggests_the_closest(builtin_catalogue: Catalogue) -> None:
+    with pytest.raises(UnknownNameError) as info:
+        find_link(builtin_catalogue, "ndrr")
+    assert "ndr" in info.value.suggestions
+    assert "did you mean" in str(info.value)
+    assert "'ndrr'" in str(info.value)
+    assert isinstance(info.value, KeyError)
+
+
+def test_find_system_by_id_and_alias(builtin_catalogue: Catalogue) -> None:
+    assert find_system(builtin_catalogue, "DGX-H100").id == "dgx-h100"
+    assert find_system(builtin_catalogue, "hgx-h100").id == "dgx-h100"
+    assert find_system(builtin_catalogue, "p5").id == "aws-p5"
+
+
+def test_unknown_system_suggests_the_closest(builtin_catalogue: Catalogue) -> None:
+    with pytest.raises(UnknownNameError) as info:
+        find_system(builtin_catalogue, "dgx-h10")
+    assert "dgx-h100" in info.value.suggestions

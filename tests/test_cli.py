@@ -1,0 +1,453 @@
+"""CLI contract: exit codes, stdout vs stderr, JSON shape and nccl-tests relations.
+
+Success paths run ``ibcalc.cli.app`` through typer's CliRunner; error paths call
+``ibcalc.cli.main`` (the console entry point and single error boundary) with capsys.
+Expected numbers are the sourced facts of conftest.py or relations worked in the test.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import ibcalc
+from conftest import (
+    FACT_REL,
+    GB,
+    PER_DIRECTION_BPS,
+    REQUIRED_LINK_IDS,
+    REQUIRED_SYSTEM_IDS,
+    position_of,
+)
+from ibcalc.catalogue import ENV_VAR, find_link
+from ibcalc.cli import app, main
+from ibcalc.models import Catalogue, LinkKind
+
+runner = CliRunner()
+
+COLLECTIVES = {
+    # command -> (nccl-tests name, busbw factor F(n)); DESIGN.md 3, nccl-tests PERFORMANCE.md
+    "allreduce": ("all_reduce", lambda n: 2 * (n - 1) / n),
+    "reducescatter": ("reduce_scatter", lambda n: (n - 1) / n),
+    "allgather": ("all_gather", lambda n: (n - 1) / n),
+    "alltoall": ("alltoall", lambda n: (n - 1) / n),
+    "broadcast": ("broadcast", lambda n: 1.0),
+    "reduce": ("reduce", lambda n: 1.0),
+    "sendrecv": ("sendrecv", lambda n: 1.0),
+}
+
+ESTIMATE_KEYS = {
+    "collective",
+    "size_bytes",
+    "nodes",
+    "gpus_per_node",
+    "ranks",
+    "intra",
+    "inter",
+    "nics_per_node",
+    "algorithm",
+    "protocol",
+    "time_s",
+    "algbw_GBps",
+    "busbw_GBps",
+    "bottleneck",
+    "assumptions",
+    "alternatives",
+}
+ALTERNATIVE_KEYS = {"algorithm", "protocol", "time_s", "busbw_GBps"}
+
+CLUSTERS = {
+    "ndr-default": ["--fabric", "ndr"],
+    "p5-4-nodes": ["--system", "aws-p5", "--nodes", "4"],
+    "a100-1-node": ["--system", "dgx-a100", "--nodes", "1"],
+}
+
+
+def _ok(*args: str, env: dict[str, str] | None = None) -> str:
+    result = runner.invoke(app, list(args), env=env)
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == ""
+    return result.stdout
+
+
+def _json(*args: str, env: dict[str, str] | None = None) -> Any:
+    return json.loads(_ok(*args, "--format", "json", env=env))
+
+
+# =========================================================================== version
+
+
+def test_version() -> None:
+    out = _ok("--version")
+    assert out == f"ibcalc {ibcalc.__version__}\n"
+    assert ibcalc.__version__ == version("ibcalc")
+
+
+# =========================================================================== links
+
+
+def test_links_json_lists_every_required_id_with_facts() -> None:
+    data = _json("links")
+    by_id = {entry["id"]: entry for entry in data}
+    assert set(REQUIRED_LINK_IDS) <= set(by_id)
+    for link_id in REQUIRED_LINK_IDS:
+        entry = by_id[link_id]
+        assert entry["sources"], link_id
+        assert all(s.strip() for s in entry["sources"]), link_id
+        assert entry["per_direction_Gbps"] == pytest.approx(8 * entry["per_direction_GBps"])
+        assert entry["bidirectional_GBps"] == pytest.approx(2 * entry["per_direction_GBps"])
+    for link_id, expected_Bps in PER_DIRECTION_BPS.items():
+        assert by_id[link_id]["per_direction_GBps"] == pytest.approx(
+            expected_Bps / GB, rel=FACT_REL
+        ), link_id
+
+
+@pytest.mark.parametrize(
+    ("link_id", "gbytes"),
+    [
+        ("ndr", 50),
+        ("hdr", 25),
+        ("xdr", 100),
+        ("nvlink3", 300),
+        ("nvlink4", 450),
+        ("nvlink5", 900),
+        ("pcie5", 63.0),
+        ("pcie4", 31.5),
+    ],
+)
+def test_links_json_headline_facts(link_id: str, gbytes: float) -> None:
+    # link_specs.md 1.1, 3, 4.1 (see conftest.py for the arithmetic)
+    by_id = {entry["id"]: entry for entry in _json("links")}
+    assert by_id[link_id]["per_direction_GBps"] == pytest.approx(gbytes, rel=FACT_REL)
+
+
+def test_links_kind_filter(builtin_catalogue: Catalogue) -> None:
+    data = _json("links", "--kind", "scale-out")
+    ids = {entry["id"] for entry in data}
+    assert all(entry["kind"] == "scale-out" for entry in data)
+    expected = {link.id for link in builtin_catalogue.links if link.kind is LinkKind.SCALE_OUT}
+    assert ids == expected
+    assert {"ndr", "hdr", "roce-400g", "efa-v2"} <= ids
+    assert "nvlink4" not in ids
+    assert "pcie5" not in ids
+
+
+def test_links_table_lists_links() -> None:
+    out = _ok("links")
+    for link_id in ("ndr", "nvlink4", "pcie5", "roce-400g"):
+        assert link_id in out
+
+
+def test_links_show_ndr_has_sources_and_confidence(builtin_catalogue: Catalogue) -> None:
+    out = _ok("links", "show", "ndr")
+    assert "sources:" in out
+    for source in find_link(builtin_catalogue, "ndr").sources:
+        assert source in out
+    assert "confidence" in out
+    assert "high" in out  # link_specs.md 4.1 grades the NDR row H
+    assert "50 GB/s" in out  # 400 Gb/s / 8
+
+
+def test_links_show_json_by_alias() -> None:
+    entry = _json("links", "show", "IB-NDR")
+    assert entry["id"] == "ndr"
+    assert entry["sources"]
+    assert entry["confidence"] == "high"
+    assert entry["per_direction_GBps"] == pytest.approx(400 / 8)
+
+
+def test_links_show_honours_catalogue_override(data_dir: Path) -> None:
+    # tests/data/ndr_override.yaml sets ndr's efficiency to 0.5
+    override = str(data_dir / "ndr_override.yaml")
+    entry = _json("links", "show", "ndr", "--catalogue", override)
+    assert entry["efficiency"] == 0.5
+    assert entry["achievable_GBps"] == pytest.approx(0.5 * 50)
+
+
+def test_env_var_catalogue_reaches_the_cli(data_dir: Path) -> None:
+    entry = _json("links", "show", "ndr", env={ENV_VAR: str(data_dir / "ndr_override.yaml")})
+    assert entry["efficiency"] == 0.5
+
+
+# =========================================================================== systems
+
+
+def test_systems_table_lists_presets() -> None:
+    out = _ok("systems")
+    for system_id in REQUIRED_SYSTEM_IDS:
+        assert system_id in out
+
+
+def test_systems_json() -> None:
+    data = _json("systems")
+    by_id = {entry["id"]: entry for entry in data}
+    assert set(REQUIRED_SYSTEM_IDS) <= set(by_id)
+    assert by_id["dgx-h100"]["intra"] == "nvlink4"
+    assert by_id["aws-p5"]["nics_per_node"] == 32  # link_specs.md 5.5
+
+
+def test_systems_show_dgx_h100() -> None:
+    out = _ok("systems", "show", "dgx-h100")
+    assert "dgx-h100" in out
+    assert "nvlink4" in out
+    assert "ndr" in out
+    assert "sources:" in out
+    entry = _json("systems", "show", "dgx-h100")
+    # link_specs.md 1.2 and 4.3: 8 H100 SXM on NVLink 4, 8 x 400 Gb/s NICs
+    assert (entry["gpus_per_node"], entry["intra"], entry["nics_per_node"], entry["inter"]) == (
+        8,
+        "nvlink4",
+        8,
+        "ndr",
+    )
+    assert entry["sources"]
+
+
+# =========================================================================== collectives
+
+
+@pytest.mark.parametrize("cluster", sorted(CLUSTERS))
+@pytest.mark.parametrize("command", sorted(COLLECTIVES))
+def test_collective_json_contract(command: str, cluster: str) -> None:
+    name, factor = COLLECTIVES[command]
+    data = _json(command, "--size", "1GB", *CLUSTERS[cluster])
+    assert set(data) >= ESTIMATE_KEYS
+    assert data["collective"] == name
+    n = data["ranks"]
+    assert n == data["nodes"] * data["gpus_per_node"]
+    assert n >= 2
+    # 1 GB = 10^9 B is a multiple of 16 B x n for every n used here, so no rounding
+    assert data["size_bytes"] == 10**9
+    assert data["time_s"] > 0
+    assert math.isfinite(data["time_s"])
+    # nccl-tests: algbw = S / t, busbw = algbw x F(n); GB/s = 10^9 B/s
+    assert data["algbw_GBps"] == pytest.approx(data["size_bytes"] / data["time_s"] / 1e9, rel=1e-9)
+    assert data["busbw_GBps"] == pytest.approx(data["algbw_GBps"] * factor(n), rel=1e-9)
+    assert isinstance(data["assumptions"], list)
+    assert data["assumptions"]
+    assert isinstance(data["bottleneck"], str)
+    assert data["bottleneck"]
+    assert isinstance(data["alternatives"], list)
+    for alt in data["alternatives"]:
+        assert set(alt) >= ALTERNATIVE_KEYS
+        alt_algbw = data["size_bytes"] / alt["time_s"] / 1e9
+        assert alt["busbw_GBps"] == pytest.approx(alt_algbw * factor(n), rel=1e-9)
+        assert alt["time_s"] > 0
+
+
+@pytest.mark.parametrize("command", sorted(COLLECTIVES))
+def test_collective_table_output(command: str) -> None:
+    out = _ok(command, "--size", "1GB", "--fabric", "ndr")
+    assert COLLECTIVES[command][0] in out
+    assert "busbw" in out
+    assert "assumptions" in out
+
+
+def test_allreduce_states_its_assumptions() -> None:
+    data = _json("allreduce", "--size", "10GB", "--fabric", "ndr")
+    assert data["size_bytes"] == 10 * 10**9  # 10GB is decimal
+    # no node shape given: a DGX H100 (8 GPUs, NVLink 4, 8 x NDR) and 2 nodes are assumed
+    assert (data["nodes"], data["gpus_per_node"], data["ranks"]) == (2, 8, 16)
+    assert (data["intra"], data["inter"], data["nics_per_node"]) == ("nvlink4", "ndr", 8)
+    notes = " | ".join(data["assumptions"])
+    assert "dgx-h100" in notes
+    assert "2 nodes" in notes
+    assert "--system" in notes  # how to change the node shape
+    assert "--nodes" in notes  # how to change the node count
+
+
+def test_allreduce_table_states_its_assumptions() -> None:
+    out = _ok("allreduce", "--size", "10GB", "--fabric", "ndr")
+    assert "assumptions" in out
+    assert "dgx-h100" in out
+    assert "--nodes" in out
+
+
+def test_size_rounding_is_reported() -> None:
+    # 1000 B fp32 = 250 elements; 250 // 8 ranks = 31, rounded down to a multiple of 4 -> 28;
+    # 28 x 4 B x 8 = 896 B
+    data = _json("allgather", "--size", "1000", "--system", "dgx-a100", "--nodes", "1")
+    assert data["ranks"] == 8
+    assert data["size_bytes"] == 896
+    assert any("896" in note for note in data["assumptions"])
+
+
+def test_sizes_in_binary_units() -> None:
+    data = _json("broadcast", "--size", "1GiB", "--fabric", "ndr")
+    assert data["size_bytes"] == 2**30
+
+
+def test_non_equivalent_busbw_stays_below_the_wire_rate() -> None:
+    # DGX H100: every GPU has 450 GB/s of NVLink per direction (link_specs.md 1.1); a ring's busbw
+    # is a wire rate and cannot exceed it (NVLS/tree results are flagged as equivalent instead)
+    data = _json("allreduce", "--size", "8GB", "--system", "dgx-h100", "--nodes", "2")
+    results = [data, *data["alternatives"]]
+    for result in results:
+        if not result["busbw_equivalent"]:
+            assert result["busbw_GBps"] <= 450 * (1 + 1e-9), result["algorithm"]
+
+
+# =========================================================================== errors
+
+
+@dataclass
+class Outcome:
+    code: int | str | None
+    out: str
+    err: str
+
+
+def _fail_main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> Outcome:
+    """Run the console entry point, which must end the process with SystemExit."""
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    captured = capsys.readouterr()
+    return Outcome(info.value.code, captured.out, captured.err)
+
+
+BAD_SIZES = ["-1", "0", "nan", "inf", "10Gb", "10XB", "1e30"]
+
+# (id, argv, substrings the one-line message must contain)
+ERRORS: list[tuple[str, list[str], list[str]]] = [
+    ("unknown-fabric", ["allreduce", "--size", "1GB", "--fabric", "ndrr"], ["'ndrr'", "ndr"]),
+    *[
+        (f"size={size}", ["allreduce", f"--size={size}", "--fabric", "ndr"], [repr(size)])
+        for size in BAD_SIZES
+    ],
+    *[
+        (f"size {size}", ["allreduce", "--size", size, "--fabric", "ndr"], [repr(size)])
+        for size in ("-1", "10Gb")
+    ],
+    (
+        "nvls-on-a100",
+        ["allreduce", "--size", "1GB", "--algo", "nvls", "--system", "dgx-a100"],
+        ["nvls"],
+    ),
+    ("unknown-kind", ["links", "--kind", "fast"], ["'fast'", "scale-out"]),
+    ("unknown-link", ["links", "show", "ndrr"], ["'ndrr'", "ndr"]),
+    ("unknown-system", ["systems", "show", "dgx-h10"], ["dgx-h100"]),
+    ("unknown-dtype", ["allreduce", "--size", "1GB", "--dtype", "fp33"], ["'fp33'"]),
+    ("unknown-option", ["allreduce", "--size", "1GB", "--bogus"], ["--bogus"]),
+    ("missing-size", ["allreduce", "--fabric", "ndr"], ["--size"]),
+    ("bad-int", ["allreduce", "--size", "1GB", "--nodes", "two"], ["--nodes"]),
+    ("unknown-command", ["allreduse", "--size", "1GB"], ["allreduse"]),
+]
+
+
+def _assert_one_line_error(outcome: Outcome, needles: list[str]) -> None:
+    assert outcome.code == 2
+    assert outcome.out == ""
+    assert "Traceback" not in outcome.err
+    lines = outcome.err.splitlines()
+    assert len(lines) == 1, outcome.err
+    assert lines[0].startswith("error: ")
+    for needle in needles:
+        assert needle in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("argv", "needles"),
+    [pytest.param(argv, needles, id=name) for name, argv, needles in ERRORS],
+)
+def test_error_exits_2_with_one_line_on_stderr(
+    argv: list[str], needles: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _assert_one_line_error(_fail_main(argv, capsys), needles)
+
+
+@pytest.mark.parametrize(
+    ("argv", "needles"),
+    [pytest.param(argv, needles, id=name) for name, argv, needles in ERRORS],
+)
+def test_error_exits_2_inside_the_app(argv: list[str], needles: list[str]) -> None:
+    # without main()'s boundary, usage errors keep the toolkit's own multi-line format
+    result = runner.invoke(app, argv)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert "Traceback" not in result.stderr
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+def test_success_through_main_returns_normally(capsys: pytest.CaptureFixture[str]) -> None:
+    # the console script does sys.exit(main()): returning None means exit status 0
+    main(["links", "show", "ndr", "--format", "json"])
+    captured = capsys.readouterr()
+    assert json.loads(captured.out)["id"] == "ndr"
+    assert captured.err == ""
+
+
+def test_unknown_fabric_suggests_ndr(capsys: pytest.CaptureFixture[str]) -> None:
+    outcome = _fail_main(["allreduce", "--size", "1GB", "--fabric", "ndrr"], capsys)
+    assert "did you mean" in outcome.err
+    assert "ndr," in outcome.err or "ndr?" in outcome.err
+
+
+def test_bits_size_hint_names_bytes(capsys: pytest.CaptureFixture[str]) -> None:
+    outcome = _fail_main(["allreduce", "--size", "10Gb", "--fabric", "ndr"], capsys)
+    assert "10GB" in outcome.err
+
+
+def test_nvls_on_a100_explains_why(capsys: pytest.CaptureFixture[str]) -> None:
+    outcome = _fail_main(
+        ["allreduce", "--size", "1GB", "--algo", "nvls", "--system", "dgx-a100"], capsys
+    )
+    # DGX A100 has second-generation NVSwitch without NVLink SHARP (link_specs.md 2, 2.1)
+    assert "NVSwitch" in outcome.err or "NVLink SHARP" in outcome.err
+
+
+def _broken_catalogue(tmp_path: Path) -> tuple[Path, int, int]:
+    text = (
+        "schema: ibcalc-catalogue/1\n"
+        "links:\n"
+        "  - id: testport\n"
+        "    name: test\n"
+        "    kind: scale-out\n"
+        "    family: infiniband\n"
+        "    generation: test\n"
+        "    scope: per-port\n"
+        '    per_direction: "400 Gb/s"\n'
+        "    efficiency: 0.9\n"
+        "    efficiency_source: test value\n"
+        "    sources: [test fixture]\n"
+        "    confidence: low\n"
+        "    colour: blue\n"
+    )
+    path = tmp_path / "broken.yaml"
+    path.write_text(text, encoding="utf-8")
+    line, col = position_of(text, "colour:")
+    return path, line, col
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["allreduce", "--size", "1GB", "--fabric", "ndr"],
+        ["links"],
+        ["links", "show", "ndr"],
+        ["systems"],
+    ],
+)
+def test_broken_catalogue_exits_2_with_file_line_col(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    path, line, col = _broken_catalogue(tmp_path)
+    outcome = _fail_main([*argv, "--catalogue", str(path)], capsys)
+    _assert_one_line_error(outcome, ["unknown key"])
+    assert outcome.err.startswith(f"error: {path}:{line}:{col}:")
+
+
+def test_broken_env_catalogue_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path, line, col = _broken_catalogue(tmp_path)
+    monkeypatch.setenv(ENV_VAR, str(path))
+    outcome = _fail_main(["links"], capsys)
+    _assert_one_line_error(outcome, [])
+    assert outcome.err.startswith(f"error: {path}:{line}:{col}:")

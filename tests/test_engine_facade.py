@@ -1,0 +1,93 @@
+"""The engine facade's size conventions (nccl-tests rounding, cost_models.md 1.3).
+
+nccl-tests: for all_gather, reduce_scatter and alltoall the per-rank count is floor(S / elt / n)
+rounded down to a multiple of 16 bytes, i.e. ``(count / n) & ~(16 / elt - 1)``; other collectives
+use floor(S / elt) whole elements. Every expected value below is worked by hand.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ibcalc.engine import effective_size
+from ibcalc.errors import UnitError
+from ibcalc.models import Collective
+
+PER_RANK = (Collective.ALL_GATHER, Collective.REDUCE_SCATTER, Collective.ALL_TO_ALL)
+WHOLE = (Collective.ALL_REDUCE, Collective.BROADCAST, Collective.REDUCE, Collective.SEND_RECV)
+
+
+@pytest.mark.parametrize("collective", PER_RANK)
+def test_all_gather_of_1000_bytes_fp32_over_3_ranks(collective: Collective) -> None:
+    # 1000 B / 4 B = 250 elements; 250 // 3 = 83 per rank; 16 B / 4 B = 4 -> 83 - 83 % 4 = 80;
+    # 80 elements x 4 B x 3 ranks = 960 B
+    assert effective_size(collective, 1000, 3, "fp32") == 80 * 4 * 3 == 960
+
+
+@pytest.mark.parametrize(
+    ("dtype", "elt", "expected"),
+    [
+        # 1000 // 2 = 500; 500 // 3 = 166; multiple of 16/2 = 8 -> 160; 160 x 2 x 3 = 960
+        ("bf16", 2, 960),
+        ("fp16", 2, 960),
+        # 1000 // 1 = 1000; 1000 // 3 = 333; multiple of 16 -> 320; 320 x 3 = 960
+        ("int8", 1, 960),
+        # 1000 // 8 = 125; 125 // 3 = 41; multiple of 2 -> 40; 40 x 8 x 3 = 960
+        ("fp64", 8, 960),
+    ],
+)
+def test_rounding_for_other_element_sizes(dtype: str, elt: int, expected: int) -> None:
+    assert effective_size(Collective.ALL_GATHER, 1000, 3, dtype) == expected
+
+
+def test_rounding_over_8_ranks() -> None:
+    # 1 MiB fp32 over 8 ranks is already a multiple of 16 x 8 B: unchanged
+    assert effective_size(Collective.ALL_GATHER, 2**20, 8, "fp32") == 2**20
+    # 1000 B / 4 = 250; 250 // 8 = 31; multiple of 4 -> 28; 28 x 4 x 8 = 896
+    assert effective_size(Collective.ALL_GATHER, 1000, 8, "fp32") == 896
+
+
+@pytest.mark.parametrize("collective", WHOLE)
+def test_whole_element_collectives_floor_to_elements(collective: Collective) -> None:
+    # 1001 B of fp32 is 250 whole elements = 1000 B; the rank count does not matter
+    assert effective_size(collective, 1001, 3, "fp32") == 1000
+    assert effective_size(collective, 1000, 3, "fp32") == 1000
+
+
+def test_dtype_names_are_case_insensitive() -> None:
+    assert effective_size(Collective.ALL_GATHER, 1000, 3, "FP32") == 960
+
+
+@pytest.mark.parametrize("dtype", ["fp33", "float128", "", "int4"])
+def test_unknown_dtype_is_refused(dtype: str) -> None:
+    with pytest.raises(UnitError) as info:
+        effective_size(Collective.ALL_REDUCE, 1000, 2, dtype)
+    assert repr(dtype) in str(info.value)
+    assert "fp32" in str(info.value)  # the message lists the valid names
+
+
+@pytest.mark.parametrize(
+    ("collective", "size", "ranks", "dtype"),
+    [
+        # 100 B / 4 = 25 elements; 25 // 16 = 1 per rank; rounded down to a multiple of 4 -> 0
+        (Collective.ALL_GATHER, 100, 16, "fp32"),
+        # 60 B / 4 = 15; 15 // 8 = 1 -> 0
+        (Collective.REDUCE_SCATTER, 60, 8, "fp32"),
+        # 3 B of fp32 is 0 whole elements
+        (Collective.ALL_REDUCE, 3, 2, "fp32"),
+        # 7 B of fp64 is 0 whole elements
+        (Collective.BROADCAST, 7, 2, "fp64"),
+    ],
+)
+def test_too_small_sizes_are_refused(
+    collective: Collective, size: int, ranks: int, dtype: str
+) -> None:
+    with pytest.raises(UnitError, match="too small"):
+        effective_size(collective, size, ranks, dtype)
+
+
+def test_smallest_all_gather_that_survives_rounding() -> None:
+    # 16 B per rank is the smallest unit: 16 B x 16 ranks = 256 B stays 256 B; 255 B becomes 0
+    assert effective_size(Collective.ALL_GATHER, 256, 16, "fp32") == 256
+    with pytest.raises(UnitError):
+        effective_size(Collective.ALL_GATHER, 255, 16, "fp32")

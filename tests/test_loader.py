@@ -1,0 +1,278 @@
+"""The YAML loader: safe loading only, hostile input refused quickly, positions kept.
+
+Expected positions are computed from the text each test writes (1-based line and column).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel, ConfigDict
+
+from ibcalc.errors import InputFileError
+from ibcalc.loader import MAX_DEPTH, MAX_FILE_BYTES, load_yaml, validate
+
+Locate = Callable[..., tuple[int, int]]
+
+
+def _write(tmp_path: Path, text: str, name: str = "in.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _refusal(path: Path) -> str:
+    with pytest.raises(InputFileError) as info:
+        load_yaml(path)
+    return str(info.value)
+
+
+# --------------------------------------------------------------------------- safe loading
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        "!!python/object/apply:os.system ['touch {marker}']\n",
+        "links:\n  - id: x\n    name: !!python/object/apply:os.system ['touch {marker}']\n",
+        "a: !!python/object/new:os.system ['touch {marker}']\n",
+    ],
+)
+def test_python_tags_are_refused_and_nothing_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, template: str
+) -> None:
+    marker = tmp_path / "pwned"
+    calls: list[str] = []
+    monkeypatch.setattr(os, "system", lambda cmd: calls.append(cmd) or 0)
+    path = _write(tmp_path, template.format(marker=marker))
+    message = _refusal(path)
+    assert message.startswith(f"{path}:")
+    assert "python/object" in message
+    assert calls == []
+    assert not marker.exists()
+
+
+def test_python_name_tag_is_refused(tmp_path: Path, locate: Locate) -> None:
+    text = "a: 1\nb: !!python/name:os.system\n"
+    path = _write(tmp_path, text)
+    line, col = locate(text, "!!python")
+    assert _refusal(path).startswith(f"{path}:{line}:{col}:")
+
+
+def test_merge_keys_are_refused(tmp_path: Path) -> None:
+    text = "base: &b {x: 1}\nother:\n  <<: *b\n  y: 2\n"
+    message = _refusal(_write(tmp_path, text))
+    assert "merge" in message
+
+
+# --------------------------------------------------------------------------- duplicate keys
+
+
+def test_duplicate_top_level_key_refused_at_second_occurrence(
+    tmp_path: Path, locate: Locate
+) -> None:
+    text = "schema: x\nlinks: []\nschema: y\n"
+    path = _write(tmp_path, text)
+    line, col = locate(text, "schema", occurrence=2)
+    message = _refusal(path)
+    assert message.startswith(f"{path}:{line}:{col}:")
+    assert "duplicate key 'schema'" in message
+
+
+def test_duplicate_nested_key_refused_with_line_and_col(tmp_path: Path, locate: Locate) -> None:
+    text = "links:\n  - id: a\n    name: first\n    kind: host\n    name: second\n"
+    path = _write(tmp_path, text)
+    line, col = locate(text, "name", occurrence=2)
+    assert (line, col) == (5, 5)  # sanity of the helper on this text
+    message = _refusal(path)
+    assert message.startswith(f"{path}:{line}:{col}:")
+    assert "duplicate key 'name'" in message
+
+
+def test_same_key_in_different_mappings_is_fine(tmp_path: Path) -> None:
+    doc = load_yaml(_write(tmp_path, "- id: a\n- id: b\n"))
+    assert doc.data == [{"id": "a"}, {"id": "b"}]
+
+
+# --------------------------------------------------------------------------- resource bombs
+
+
+def _billion_laughs(levels: int = 10, width: int = 10) -> str:
+    lines = ["a0: &a0 [" + ", ".join(['"lol"'] * width) + "]"]
+    for i in range(1, levels):
+        refs = ", ".join([f"*a{i - 1}"] * width)
+        lines.append(f"a{i}: &a{i} [{refs}]")
+    return "\n".join(lines) + "\n"
+
+
+def test_billion_laughs_is_refused_quickly(tmp_path: Path) -> None:
+    # 10 levels of 10 references expand to 10^10 strings; the text itself is under 1 KB
+    text = _billion_laughs()
+    assert len(text) < 1000
+    path = _write(tmp_path, text)
+    start = time.perf_counter()
+    message = _refusal(path)
+    elapsed = time.perf_counter() - start
+    assert elapsed < 2.0
+    assert "alias bomb" in message or "nodes" in message
+    assert message.startswith(f"{path}:")
+
+
+def test_small_alias_use_is_still_allowed(tmp_path: Path) -> None:
+    doc = load_yaml(_write(tmp_path, "a: &x [1, 2]\nb: *x\n"))
+    assert doc.data == {"a": [1, 2], "b": [1, 2]}
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH + 10, 1000])
+def test_deep_nesting_is_refused_quickly(tmp_path: Path, depth: int) -> None:
+    text = "a: " + "[" * depth + "]" * depth + "\n"
+    path = _write(tmp_path, text)
+    start = time.perf_counter()
+    message = _refusal(path)
+    assert time.perf_counter() - start < 2.0
+    assert f"deeper than {MAX_DEPTH}" in message
+    assert message.startswith(f"{path}:")
+
+
+def test_deep_block_mapping_is_refused_at_the_offending_line(tmp_path: Path) -> None:
+    # key k_i sits on line i+1 at depth i+1; the mapping below k_{MAX_DEPTH-1} is too deep
+    depth = MAX_DEPTH + 5
+    text = "".join("  " * i + f"k{i}:\n" for i in range(depth)) + "  " * depth + "leaf: 1\n"
+    message = _refusal(_write(tmp_path, text))
+    assert f"deeper than {MAX_DEPTH}" in message
+    line = int(message.split(":")[1])
+    assert MAX_DEPTH - 2 <= line <= MAX_DEPTH + 2
+
+
+def test_moderate_nesting_is_accepted(tmp_path: Path) -> None:
+    text = "a: " + "[" * 10 + "1" + "]" * 10 + "\n"
+    data = load_yaml(_write(tmp_path, text)).data
+    data = data["a"]
+    for _ in range(10):
+        data = data[0]
+    assert data == 1
+
+
+def test_huge_integer_is_refused_with_position(tmp_path: Path, locate: Locate) -> None:
+    text = "ok: 1\nbig: " + "9" * 5000 + "\n"
+    path = _write(tmp_path, text)
+    line, _ = locate(text, "big")
+    message = _refusal(path)
+    assert message.startswith(f"{path}:{line}:")
+
+
+def test_file_over_the_size_limit_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "big.yaml"
+    path.write_bytes(b"#" * (MAX_FILE_BYTES + 1))
+    assert "larger than" in _refusal(path)
+
+
+# --------------------------------------------------------------------------- bad files
+
+
+@pytest.mark.parametrize("content", [b"", b"   \n\n", b"\n"])
+def test_empty_file_is_refused(tmp_path: Path, content: bytes) -> None:
+    path = tmp_path / "empty.yaml"
+    path.write_bytes(content)
+    assert "empty" in _refusal(path)
+
+
+def test_comment_only_file_is_refused(tmp_path: Path) -> None:
+    assert "no YAML document" in _refusal(_write(tmp_path, "# nothing here\n"))
+
+
+def test_binary_file_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "blob.yaml"
+    path.write_bytes(b"\x7fELF\x02\x01\x01\x00\x00\x00" + bytes(range(256)))
+    assert "binary" in _refusal(path)
+
+
+def test_invalid_utf8_is_refused_at_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes(b"a: 1\nb: 2\nname: caf\xe9\n")
+    message = _refusal(path)
+    assert "UTF-8" in message
+    assert message.startswith(f"{path}:3:")
+
+
+def test_missing_file_is_refused(tmp_path: Path) -> None:
+    assert "no such file" in _refusal(tmp_path / "absent.yaml")
+
+
+def test_directory_is_refused(tmp_path: Path) -> None:
+    assert "directory" in _refusal(tmp_path)
+
+
+def test_two_documents_are_refused_at_the_second(tmp_path: Path) -> None:
+    text = "a: 1\n---\nb: 2\n"
+    path = _write(tmp_path, text)
+    assert _refusal(path).startswith(f"{path}:3:")
+
+
+def test_syntax_error_points_at_the_problem(tmp_path: Path, locate: Locate) -> None:
+    text = "schema: x\nlinks:\n  - id: a\n    name: one: two\n"
+    path = _write(tmp_path, text)
+    line, col = locate(text, ": two")
+    message = _refusal(path)
+    assert message.startswith(f"{path}:{line}:{col}:")
+    assert "YAML syntax error" in message
+
+
+def test_utf8_bom_is_accepted(tmp_path: Path) -> None:
+    path = tmp_path / "bom.yaml"
+    path.write_bytes("\ufeffa: 1\n".encode())
+    assert load_yaml(path).data == {"a": 1}
+
+
+# --------------------------------------------------------------------------- positions
+
+
+def test_positions_of_nested_keys(tmp_path: Path, locate: Locate) -> None:
+    text = "top:\n  inner:\n    - x: 1\n      y: 2\n    - z: 3\n  other: 4\n"
+    doc = load_yaml(_write(tmp_path, text))
+    assert doc.data == {"top": {"inner": [{"x": 1, "y": 2}, {"z": 3}]} | {"other": 4}}
+    assert doc.locate(("top",)) == locate(text, "top")
+    assert doc.locate(("top", "inner")) == locate(text, "inner")
+    assert doc.locate(("top", "inner", 0, "x")) == locate(text, "x:")
+    assert doc.locate(("top", "inner", 0, "y")) == locate(text, "y:")
+    assert doc.locate(("top", "inner", 1, "z")) == locate(text, "z:")
+    assert doc.locate(("top", "other")) == locate(text, "other")
+    # an unknown tail falls back to the deepest known prefix
+    assert doc.locate(("top", "inner", 1, "missing")) == locate(text, "z:")
+
+
+def test_text_argument_is_labelled_with_the_source(locate: Locate) -> None:
+    text = "a:\n  b: 1\n  b: 2\n"
+    line, col = locate(text, "b:", occurrence=2)
+    with pytest.raises(InputFileError) as info:
+        load_yaml("label.yaml", text=text)
+    assert str(info.value).startswith(f"label.yaml:{line}:{col}:")
+
+
+class _Inner(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    rate: int
+
+
+class _Outer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    items: list[_Inner]
+
+
+def test_validation_errors_point_at_the_offending_keys(tmp_path: Path, locate: Locate) -> None:
+    text = "items:\n  - rate: 1\n  - rate: fast\n  - rate: 3\n    colour: red\n"
+    path = _write(tmp_path, text)
+    doc = load_yaml(path)
+    with pytest.raises(InputFileError) as info:
+        validate(doc, _Outer)
+    problems = info.value.problems
+    # all problems are collected, not just the first
+    assert len(problems) == 2
+    where = {(p.line, p.col) for p in problems}
+    assert locate(text, "rate: fast") in where
+    assert locate(text, "colour") in where
+    assert any("unknown key" in p.message for p in problems)

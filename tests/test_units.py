@@ -1,0 +1,358 @@
+"""Units: sizes, bandwidths and times (DESIGN.md section 3).
+
+Expected values are worked from the definitions: GB = 10^9 B, GiB = 2^30 B, 1 B = 8 bit,
+1 us = 10^-6 s.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ibcalc.errors import IbcalcError, UnitError
+from ibcalc.units import (
+    format_bandwidth,
+    format_size,
+    format_time,
+    parse_bandwidth,
+    parse_size,
+    parse_time,
+)
+
+PIB = 2**50  # the documented upper limit of a size: 1 PiB
+
+# (suffix, bytes per unit) from the SI and IEC definitions
+DECIMAL_UNITS = [("B", 1), ("KB", 10**3), ("MB", 10**6), ("GB", 10**9), ("TB", 10**12)]
+BINARY_UNITS = [("KiB", 2**10), ("MiB", 2**20), ("GiB", 2**30), ("TiB", 2**40), ("PiB", 2**50)]
+
+
+# --------------------------------------------------------------------------- parse_size
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("10GB", 10 * 10**9),
+        ("10GiB", 10 * 2**30),
+        ("10 GB", 10 * 10**9),
+        ("64 MiB", 64 * 2**20),
+        ("64MiB", 64 * 2**20),
+        ("1KiB", 1024),
+        ("1KB", 1000),
+        ("1.5KB", 1500),
+        ("2TB", 2 * 10**12),
+        ("1PB", 10**15),
+        ("1PiB", 2**50),
+        ("1e9", 10**9),
+        ("1E9", 10**9),
+        ("2.5e3", 2500),
+        ("4096", 4096),
+        ("8", 8),
+        (" 10GB ", 10 * 10**9),
+        ("10 B", 10),
+        ("8G", 8 * 10**9),
+    ],
+)
+def test_parse_size_strings(text: str, expected: int) -> None:
+    assert parse_size(text) == expected
+
+
+def test_ten_gb_is_decimal_and_ten_gib_binary() -> None:
+    # The two differ by (2^30 - 10^9) x 10 = 737,418,240 bytes; a parser that confuses them fails.
+    assert parse_size("10GiB") - parse_size("10GB") == 10 * (2**30 - 10**9)
+
+
+@pytest.mark.parametrize(("value", "expected"), [(4096, 4096), (1, 1), (1e9, 10**9), (2.5e3, 2500)])
+def test_parse_size_numbers_are_bytes(value: float, expected: int) -> None:
+    assert parse_size(value) == expected
+
+
+def test_parse_size_accepts_exactly_one_pib() -> None:
+    assert parse_size("1PiB") == PIB
+    assert parse_size(PIB) == PIB
+
+
+@pytest.mark.parametrize("text", ["10Gb", "10 Gb", "1Mb", "5Tb"])
+def test_lowercase_b_after_prefix_is_refused_with_a_bytes_hint(text: str) -> None:
+    number, prefix = text.replace(" ", "")[:-2], text.replace(" ", "")[-2]
+    with pytest.raises(UnitError) as info:
+        parse_size(text)
+    message = str(info.value)
+    assert repr(text) in message
+    assert "bit" in message
+    # the hint names the byte spelling, e.g. 10GB for 10Gb
+    assert f"{number}{prefix}B" in message
+
+
+@pytest.mark.parametrize("text", ["10gb", "10kb", "10mb", "10b", "10mib", "10gib"])
+def test_lowercase_b_forms_are_refused(text: str) -> None:
+    # a trailing lower-case b means bits; such a size is never read as bytes
+    with pytest.raises(UnitError, match="lower-case 'b'"):
+        parse_size(text)
+
+
+def test_ten_gb_bits_never_silently_equals_ten_gigabytes() -> None:
+    # pydantic's ByteSize reads 10Gb as 10 gigabytes; ours must not return 10^10 or 1.25 x 10^9
+    with pytest.raises(UnitError):
+        parse_size("10Gb")
+
+
+@pytest.mark.parametrize(
+    ("value", "needle"),
+    [
+        ("-1", "negative"),
+        ("-10GB", "negative"),
+        ("0", "zero"),
+        ("0GB", "zero"),
+        ("nan", "NaN"),
+        ("NaN", "NaN"),
+        ("inf", "infinite"),
+        ("-inf", "infinite"),
+        ("infinity", "infinite"),
+        ("10XB", "unknown unit"),
+        ("10 parsecs", "unknown unit"),
+        ("1e30", "absurdly large"),
+        ("2PB", "absurdly large"),  # 2 x 10^15 > 2^50 = 1.126 x 10^15
+        ("1025TiB", "absurdly large"),  # 1025 x 2^40 > 1024 x 2^40 = 2^50
+        ("ten", "not understood"),
+        ("", "not understood"),
+        ("10 GB GB", "not understood"),
+    ],
+)
+def test_bad_sizes_are_refused_naming_the_value(value: str, needle: str) -> None:
+    with pytest.raises(UnitError) as info:
+        parse_size(value)
+    message = str(info.value)
+    assert repr(value) in message
+    assert needle in message
+
+
+@pytest.mark.parametrize("value", [-1, 0, float("nan"), float("inf"), 1e30, -0.5])
+def test_bad_numeric_sizes_are_refused(value: float) -> None:
+    with pytest.raises(UnitError):
+        parse_size(value)
+
+
+def test_bool_is_not_a_size() -> None:
+    with pytest.raises(UnitError):
+        parse_size(True)
+
+
+def test_zero_allowed_only_on_request() -> None:
+    assert parse_size("0", allow_zero=True) == 0
+    with pytest.raises(UnitError):
+        parse_size("0")
+
+
+def test_unit_error_is_a_value_error_and_an_ibcalc_error() -> None:
+    with pytest.raises(UnitError) as info:
+        parse_size("-1")
+    assert isinstance(info.value, ValueError)
+    assert isinstance(info.value, IbcalcError)
+
+
+@given(st.integers(min_value=1, max_value=2**20))
+def test_property_gib_is_two_to_the_thirty(n: int) -> None:
+    # n <= 2^20 keeps n GiB within the 1 PiB limit
+    assert parse_size(f"{n}GiB") == n * 2**30
+
+
+@given(st.integers(min_value=1, max_value=PIB // 10**9))
+def test_property_gb_is_ten_to_the_nine(n: int) -> None:
+    assert parse_size(f"{n}GB") == n * 10**9
+
+
+@given(
+    st.sampled_from(DECIMAL_UNITS + BINARY_UNITS).flatmap(
+        lambda unit: st.tuples(st.just(unit), st.integers(1, PIB // unit[1]))
+    ),
+    st.sampled_from(["", " "]),
+)
+def test_property_every_unit_multiplies_exactly(
+    unit_and_n: tuple[tuple[str, int], int], space: str
+) -> None:
+    (suffix, factor), n = unit_and_n
+    assert parse_size(f"{n}{space}{suffix}") == n * factor
+
+
+@given(st.integers(min_value=1, max_value=PIB))
+def test_property_plain_integers_are_bytes(n: int) -> None:
+    assert parse_size(str(n)) == n
+    assert parse_size(n) == n
+
+
+@given(st.integers(min_value=PIB + 1, max_value=10**30))
+def test_property_above_one_pib_is_refused(n: int) -> None:
+    with pytest.raises(UnitError, match="absurdly large"):
+        parse_size(str(n))
+
+
+# --------------------------------------------------------------------------- parse_bandwidth
+
+FIFTY_GBPS_IN_BYTES = 400 * 10**9 / 8  # 400 Gb/s / 8 bit per byte = 50 x 10^9 B/s
+
+
+@pytest.mark.parametrize(
+    "text", ["400Gb/s", "400Gbps", "400 Gbit/s", "400 Gb/s", "400Gbit/s", "400 gb/s"]
+)
+def test_bits_per_second(text: str) -> None:
+    assert parse_bandwidth(text) == FIFTY_GBPS_IN_BYTES
+
+
+@pytest.mark.parametrize("text", ["50GB/s", "50 GB/s", "50GBps", "50 Gbyte/s"])
+def test_bytes_per_second(text: str) -> None:
+    assert parse_bandwidth(text) == 50 * 10**9
+
+
+def test_bits_and_bytes_spellings_agree() -> None:
+    assert parse_bandwidth("400Gb/s") == parse_bandwidth("400Gbps") == parse_bandwidth("50GB/s")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1.6 Tb/s", 1.6e12 / 8),  # 1.6 Tb/s = 200 GB/s
+        ("1.6Tbps", 1.6e12 / 8),
+        ("800 Gb/s", 100e9),
+        ("100 Mb/s", 12.5e6),
+        ("10 kb/s", 1250),
+        ("1 GB/s", 1e9),
+        ("450 GB/s", 450e9),
+    ],
+)
+def test_other_bandwidths(text: str, expected: float) -> None:
+    assert parse_bandwidth(text) == pytest.approx(expected, rel=1e-12)
+
+
+def test_bare_number_bandwidth_is_bytes_per_second() -> None:
+    assert parse_bandwidth(5e10) == 5e10
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["400G", "400", "400 GB", "-400Gb/s", "0 Gb/s", "nan Gb/s", "inf GB/s", "fast", "1e20 GB/s"],
+)
+def test_bad_bandwidths_are_refused(text: str) -> None:
+    with pytest.raises(UnitError) as info:
+        parse_bandwidth(text)
+    assert repr(text) in str(info.value)
+
+
+@given(st.integers(min_value=1, max_value=10**6))
+def test_property_gbps_is_one_eighth_of_gbyte(n: int) -> None:
+    assert parse_bandwidth(f"{n}Gb/s") == pytest.approx(n * 10**9 / 8, rel=1e-15)
+    assert parse_bandwidth(f"{n}GB/s") == n * 10**9
+
+
+# --------------------------------------------------------------------------- parse_time
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("5us", 5e-6),
+        ("5 us", 5e-6),
+        ("5µs", 5e-6),  # U+00B5 MICRO SIGN
+        ("5 µs", 5e-6),
+        ("5μs", 5e-6),  # U+03BC GREEK SMALL LETTER MU
+        ("2ms", 2e-3),
+        ("90ns", 90e-9),
+        ("1.5s", 1.5),
+        ("1s", 1.0),
+        ("2", 2.0),
+        ("0", 0.0),
+    ],
+)
+def test_parse_time(text: str, expected: float) -> None:
+    assert parse_time(text) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("text", ["-5us", "nan", "inf us", "5 parsecs", "5 hours", "1e9 s"])
+def test_bad_times_are_refused(text: str) -> None:
+    with pytest.raises(UnitError) as info:
+        parse_time(text)
+    assert repr(text) in str(info.value)
+
+
+def test_zero_time_refused_on_request() -> None:
+    with pytest.raises(UnitError):
+        parse_time("0", allow_zero=False)
+
+
+# --------------------------------------------------------------------------- format_* round trips
+
+
+@pytest.mark.parametrize(
+    ("size_bytes", "text"),
+    [
+        (10 * 2**30, "10 GiB"),
+        (64 * 2**20, "64 MiB"),
+        (10 * 10**9, "10 GB"),
+        (1500, "1.5 KB"),
+        (8, "8 B"),
+    ],
+)
+def test_format_size(size_bytes: int, text: str) -> None:
+    assert format_size(size_bytes) == text
+
+
+@given(
+    st.sampled_from(BINARY_UNITS[:-1]),
+    st.integers(min_value=1, max_value=1023),
+)
+def test_property_binary_sizes_round_trip_exactly(unit: tuple[str, int], n: int) -> None:
+    size = n * unit[1]
+    assert parse_size(format_size(size)) == size
+
+
+@given(st.integers(min_value=1, max_value=10**15))
+def test_property_any_size_round_trips_within_four_digits(size: int) -> None:
+    # format_size keeps 4 significant digits: the relative error is at most 5e-4. Stop at 1 PB:
+    # just under the 1 PiB limit a size can print rounded up to a value above the limit.
+    assert parse_size(format_size(size)) == pytest.approx(size, rel=5e-4)
+
+
+@pytest.mark.parametrize(
+    ("bw", "text"),
+    [(50e9, "50.0 GB/s"), (450e9, "450 GB/s"), (1.25e9, "1.25 GB/s"), (1e6, "1 MB/s")],
+)
+def test_format_bandwidth(bw: float, text: str) -> None:
+    assert format_bandwidth(bw) == text
+
+
+@given(
+    st.one_of(st.floats(min_value=1e3, max_value=9.9e6), st.floats(min_value=1e9, max_value=1e15))
+)
+def test_property_bandwidth_round_trips(bw: float) -> None:
+    # below 10 MB/s and from 1 GB/s up, at least 3 significant digits are printed: relative
+    # error at most 5e-3
+    assert parse_bandwidth(format_bandwidth(bw)) == pytest.approx(bw, rel=5e-3)
+
+
+@given(st.floats(min_value=1e8, max_value=1e9))
+def test_property_tenths_of_gbytes_keep_two_digits(bw: float) -> None:
+    # 0.1-1 GB/s prints two decimals of GB/s, i.e. two significant digits: error below 5%
+    assert parse_bandwidth(format_bandwidth(bw)) == pytest.approx(bw, rel=5e-2)
+
+
+def test_tens_of_megabytes_keep_two_significant_digits() -> None:
+    for bw in (14.9e6, 24.9e6, 55.5e6):
+        assert parse_bandwidth(format_bandwidth(bw)) == pytest.approx(bw, rel=5e-2), bw
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [(5e-6, "5 us"), (123e-6, "123 us"), (2.5e-3, "2.5 ms"), (1.5, "1.5 s")],
+)
+def test_format_time(seconds: float, text: str) -> None:
+    assert format_time(seconds) == text
+
+
+@given(st.floats(min_value=1e-9, max_value=1e6))
+def test_property_time_round_trips(seconds: float) -> None:
+    # 3 significant digits: relative error at most 5e-3
+    back = parse_time(format_time(seconds))
+    assert math.isclose(back, seconds, rel_tol=5e-3)
