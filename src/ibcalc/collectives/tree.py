@@ -94,5 +94,5 @@ def tree(
         max(size_bytes / bw, ll_network_transfer(topo, size_bytes, protocol)),
         where,
         "max(2S/B_up, c x S/(nics x B_nic)) / f_p + base + 2((m-1) intra + log2(N) net)",
-        equivalent=big_n == 2,
+        equivalent=big_n == 2 or topo.sites == 2,
     )
