@@ -160,6 +160,9 @@ AlgoOpt = Annotated[
 ProtoOpt = Annotated[ProtoChoice, typer.Option("--proto", help="Protocol, or auto.")]
 DtypeOpt = Annotated[str, typer.Option("--dtype", "-d", help="Element type: fp32, bf16, fp8 ...")]
 SizeOpt = Annotated[str, typer.Option("--size", "-s", help="Size: 10GB (10^10 B), 1GiB, 1e9 ...")]
+SitesOpt = Annotated[int, typer.Option("--sites", help="Sites joined by a WAN (default 1).")]
+WanOpt = Annotated[str | None, typer.Option("--wan", help="WAN link id between sites (wan-100g).")]
+WanLinksOpt = Annotated[int, typer.Option("--wan-links", help="WAN links per site.")]
 OversubOpt = Annotated[
     float, typer.Option("--oversubscription", help="Leaf oversubscription ratio (down:up), >= 1.")
 ]
@@ -167,6 +170,18 @@ OversubOpt = Annotated[
 
 def _catalogue(files: Sequence[Path] | None) -> Catalogue:
     return load_catalogue(list(files or []))
+
+
+def _group_catalogue(ctx: typer.Context, own: list[Path] | None) -> list[Path] | None:
+    """A subcommand's --catalogue, else the one given to its group."""
+    if own:
+        return own
+    parent = ctx.parent.obj if ctx.parent is not None else None
+    if isinstance(parent, dict):
+        files = parent.get("catalogue")
+        if isinstance(files, list):
+            return files
+    return None
 
 
 def _cluster(
@@ -180,6 +195,9 @@ def _cluster(
     sharp: bool,
     nvls: bool | None,
     oversubscription: float = 1.0,
+    sites: int = 1,
+    wan: str | None = None,
+    wan_links: int = 1,
 ) -> ResolvedCluster:
     spec = ClusterSpec(
         nodes=nodes,
@@ -191,6 +209,9 @@ def _cluster(
         sharp=sharp,
         nvls=nvls,
         oversubscription=oversubscription,
+        sites=sites,
+        wan=wan,
+        wan_links=wan_links,
     )
     return resolve_cluster(catalogue, spec)
 
@@ -215,6 +236,9 @@ def _make_collective_command(collective: Collective, summary: str) -> Callable[.
         sharp: SharpOpt = False,
         nvls: NvlsOpt = None,
         oversubscription: OversubOpt = 1.0,
+        sites: SitesOpt = 1,
+        wan: WanOpt = None,
+        wan_links: WanLinksOpt = 1,
         algo: AlgoOpt = AlgoChoice.AUTO,
         proto: ProtoOpt = ProtoChoice.AUTO,
         dtype: DtypeOpt = "fp32",
@@ -235,6 +259,9 @@ def _make_collective_command(collective: Collective, summary: str) -> Callable[.
                 sharp,
                 nvls,
                 oversubscription,
+                sites,
+                wan,
+                wan_links,
             )
             est = estimate_on(
                 cluster,
@@ -413,6 +440,7 @@ def links(
 ) -> None:
     """List the catalogue's links (bandwidth per direction)."""
     if ctx.invoked_subcommand is not None:
+        ctx.obj = {"catalogue": catalogue}  # `links --catalogue F show X` applies F too
         return
     with _boundary():
         cat = _catalogue(catalogue)
@@ -430,13 +458,14 @@ def links(
 
 @links_app.command("show")
 def links_show(
+    ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Link id or alias.")],
     catalogue: CatalogueOpt = None,
     fmt: FormatOpt = OutputFormat.TABLE,
 ) -> None:
     """Show every field of one link, with its sources and confidence."""
     with _boundary():
-        link = find_link(_catalogue(catalogue), name)
+        link = find_link(_catalogue(_group_catalogue(ctx, catalogue)), name)
         if fmt is OutputFormat.JSON:
             render_json(link_dict(link))
         else:
@@ -451,6 +480,7 @@ def systems(
 ) -> None:
     """List node/system presets."""
     if ctx.invoked_subcommand is not None:
+        ctx.obj = {"catalogue": catalogue}
         return
     with _boundary():
         cat = _catalogue(catalogue)
@@ -462,13 +492,14 @@ def systems(
 
 @systems_app.command("show")
 def systems_show(
+    ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="System id or alias.")],
     catalogue: CatalogueOpt = None,
     fmt: FormatOpt = OutputFormat.TABLE,
 ) -> None:
     """Show every field of one system preset."""
     with _boundary():
-        system = find_system(_catalogue(catalogue), name)
+        system = find_system(_catalogue(_group_catalogue(ctx, catalogue)), name)
         if fmt is OutputFormat.JSON:
             render_json(system_dict(system))
         else:
@@ -476,6 +507,131 @@ def systems_show(
 
 
 # --- design commands (issue 4): check, schema, design show --------------------------------------
+
+design_app = typer.Typer(
+    help="Inspect cluster-design files.", rich_markup_mode=None, no_args_is_help=True
+)
+app.add_typer(design_app, name="design")
+
+
+class CheckFormat(StrEnum):
+    """Output formats of ``ibcalc check``."""
+
+    TEXT = "text"
+    JSON = "json"
+    GITHUB = "github"
+    JUNIT = "junit"
+
+
+class ShowFormat(StrEnum):
+    """Output formats of ``ibcalc design show``."""
+
+    TEXT = "text"
+    JSON = "json"
+
+
+OutputOpt = Annotated[
+    Path | None,
+    typer.Option("--output", "-o", help="Write the report to FILE (atomically).", metavar="FILE"),
+]
+
+
+@contextmanager
+def _design_boundary() -> Iterator[None]:
+    """``_boundary``, except that every problem of an input file gets its own error line."""
+    from ibcalc.errors import InputFileError
+
+    with _boundary():
+        try:
+            yield
+        except InputFileError as exc:
+            for problem in exc.problems:
+                typer.echo(f"error: {problem}", err=True)
+            raise typer.Exit(2) from None
+
+
+def _emit(text: str, output: Path | None) -> None:
+    from ibcalc.checkreport import write_atomic
+
+    if output is None:
+        if text:
+            typer.echo(text, nl=False)
+        return
+    try:
+        write_atomic(output, text)
+    except OSError as exc:
+        raise _UserError(f"{output}: cannot write: {exc.strerror or exc}") from None
+
+
+@app.command("check")
+def check_command(
+    files: Annotated[list[Path], typer.Argument(help="Cluster-design YAML files.", metavar="FILE")],
+    fmt: Annotated[
+        CheckFormat, typer.Option("--format", help="text, json, github or junit.")
+    ] = CheckFormat.TEXT,
+    output: OutputOpt = None,
+    catalogue: CatalogueOpt = None,
+) -> None:
+    """Check cluster-design files against their requirements (a CI gate).
+
+    Exit 0 when all pass, 1 when a requirement fails, 2 when a file cannot be read or validated
+    (the other files are still checked and reported).
+    """
+    from ibcalc.checkreport import FileOutcome, exit_code, render_check
+    from ibcalc.design import check_design
+    from ibcalc.errors import InputFileError, ValidationProblem
+
+    outcomes: list[FileOutcome] = []
+    with _design_boundary():
+        cat = _catalogue(catalogue)
+        for path in files:
+            label = str(path)
+            try:
+                outcomes.append(FileOutcome(label, check=check_design(path, cat)))
+            except InputFileError as exc:
+                outcomes.append(FileOutcome(label, problems=list(exc.problems)))
+            except IbcalcError as exc:
+                problem = ValidationProblem(label, None, None, str(exc))
+                outcomes.append(FileOutcome(label, problems=[problem]))
+        for outcome in outcomes:
+            for problem in outcome.problems:
+                typer.echo(f"error: {problem}", err=True)
+        _emit(render_check(outcomes, fmt.value), output)
+    code = exit_code(outcomes)
+    if code:
+        raise typer.Exit(code)
+
+
+@app.command("schema")
+def schema_command(output: OutputOpt = None) -> None:
+    """Print the JSON Schema of cluster-design files (for editors and CI)."""
+    from ibcalc.checkreport import schema_text
+    from ibcalc.design import json_schema
+
+    with _design_boundary():
+        _emit(schema_text(json_schema()), output)
+
+
+@design_app.command("show")
+def design_show_command(
+    file: Annotated[Path, typer.Argument(help="A cluster-design YAML file.", metavar="FILE")],
+    fmt: Annotated[ShowFormat, typer.Option("--format", help="text or json.")] = ShowFormat.TEXT,
+    catalogue: CatalogueOpt = None,
+) -> None:
+    """Show the resolved cluster (tiers, per-GPU bandwidths, bottleneck) and fabric sizing."""
+    from ibcalc.checkreport import render_design_json, render_design_text
+    from ibcalc.design import load_design, resolve_design
+
+    with _design_boundary():
+        cat = _catalogue(catalogue)
+        design, doc = load_design(file)
+        resolved = resolve_design(design, doc, cat)
+        text = (
+            render_design_json(resolved) if fmt is ShowFormat.JSON else render_design_text(resolved)
+        )
+        _emit(text, None)
+
+
 # (end of design commands)
 
 
@@ -666,12 +822,8 @@ def _sweep_plot_check(plot: Path | None, plot_time: bool, measured: Path | None)
         if plot_time or measured is not None:
             raise _UserError("--plot-time and --measured need --plot FILE.png|FILE.svg")
         return None
-    target = _plot_target(plot)
-    if measured is not None:
-        from ibcalc.plot import load_measured
-
-        load_measured(measured)
-    return target
+    # --measured itself is read (and filtered to the sweep) after the sweep, before any output.
+    return _plot_target(plot)
 
 
 def _sweep_estimates(
@@ -681,18 +833,28 @@ def _sweep_estimates(
     dtype: str,
     algorithm: Algorithm | None,
     protocol: Protocol | None,
+    *,
+    skip_inapplicable: bool = False,
 ) -> list[Estimate]:
-    """Estimates over ``sizes``, skipping sizes too small for this many ranks (as sweep does)."""
+    """Estimates over ``sizes``, skipping sizes too small for this many ranks (as sweep does).
+
+    ``skip_inapplicable`` also skips sizes where a forced algorithm does not run (for the
+    per-algorithm lines of a plot); otherwise that error reaches the user as in the sweep.
+    """
+    from ibcalc.errors import AlgorithmNotApplicableError
+
     estimates = []
     for s in sizes:
         try:
             estimates.append(
                 estimate_on(cluster, coll, s, dtype=dtype, algorithm=algorithm, protocol=protocol)
             )
+        except AlgorithmNotApplicableError:
+            if not skip_inapplicable:
+                raise
         except IbcalcError as exc:
-            if "too small" in str(exc) or "does not apply" in str(exc):
-                continue
-            raise
+            if "too small" not in str(exc):
+                raise
     return estimates
 
 
@@ -744,129 +906,58 @@ def _sweep_finish(
             if other.inter.id in seen:
                 continue
             seen.add(other.inter.id)
-            groups.append((other, _sweep_estimates(other, coll, sizes, dtype, algorithm, protocol)))
+            more = _sweep_estimates(other, coll, sizes, dtype, algorithm, protocol)
+            if not more:
+                raise _UserError("no size in the sweep is large enough for this many ranks")
+            groups.append((other, more))
+    # Measured points are read before any output, so a bad file leaves stdout empty.
+    from ibcalc.plot import load_measured
+
+    points, total = (
+        load_measured(
+            measured, collective=coll, nodes=cluster.nodes, gpus_per_node=cluster.gpus_per_node
+        )
+        if target is not None and measured is not None
+        else ([], 0)
+    )
+    if measured is not None and target is not None:
+        if not points:
+            raise _UserError(
+                f"no row of {measured} matches {coll.value} on {cluster.nodes} nodes x "
+                f"{cluster.gpus_per_node} GPUs (rows are filtered by their collective, nodes and "
+                "gpus_per_node columns when present; busbw 0 is skipped)"
+            )
+        typer.echo(f"measured: {len(points)} of {total} rows of {measured} plotted", err=True)
     if len(groups) == 1:
         render_sweep(estimates, fmt)
     else:
         from ibcalc.report import render_sweep_groups
 
         render_sweep_groups([(c.inter.id if c.inter else "-", ests) for c, ests in groups], fmt)
-    if target is not None:
-        _draw_sweep(target, coll, groups, sizes, algorithm, protocol, dtype, plot_time, measured)
+    if target is None:
+        return
+    from ibcalc.plot import plot_sweep_clusters
 
-
-def _fabric_label(cluster: ResolvedCluster) -> str:
-    from ibcalc.units import BITS_PER_BYTE, GB
-
-    if cluster.inter is None or cluster.topology.out is None:
-        return cluster.intra.id if cluster.intra else "-"
-    nics = cluster.topology.out.nics_per_domain
-    gbit = cluster.inter.per_direction_Bps * BITS_PER_BYTE / GB
-    return f"{cluster.inter.id}: {nics} x {gbit:g} Gb/s per node"
-
-
-def _draw_sweep(
-    target: Path,
-    coll: Collective,
-    groups: Sequence[tuple[ResolvedCluster, list[Estimate]]],
-    sizes: Sequence[float],
-    algorithm: Algorithm | None,
-    protocol: Protocol | None,
-    dtype: str,
-    plot_time: bool,
-    measured: Path | None,
-) -> None:
-    from dataclasses import replace
-
-    from ibcalc.plot import (
-        Ceiling,
-        MeasuredPoint,
-        Series,
-        algorithm_series,
-        color,
-        load_measured,
-        plot_sweep,
-        sweep_series,
-    )
-    from ibcalc.units import GB
-
-    first = groups[0][0]
-    series: list[Series] = []
-    ceilings: list[Ceiling] = []
-    single = len(groups) == 1
-    if single and algorithm is None:
-        estimates = groups[0][1]
-        used: dict[Algorithm, None] = {}
-        for est in estimates:
-            for cost in (est.best, *est.alternatives):
-                used.setdefault(cost.algorithm, None)
-        per_algorithm = {a: _sweep_estimates(first, coll, sizes, dtype, a, protocol) for a in used}
-        series.append(
-            sweep_series(f"NCCL-like choice ({_fabric_label(first)})", estimates, color="#000000")
+    per_algorithm = None
+    if len(groups) == 1 and algorithm is None:
+        # One line per algorithm that applies here, each as --algo A would report it.
+        used = dict.fromkeys(
+            c.algorithm for est in estimates for c in (est.best, *est.alternatives)
         )
-        series.extend(
-            s if s.color else replace(s, color=color(i))
-            for i, s in enumerate(algorithm_series(per_algorithm))
-        )
-    else:
-        for i, (cluster, estimates) in enumerate(groups):
-            series.append(sweep_series(_fabric_label(cluster), estimates, color=color(i)))
-    up = first.topology.up
-    if up is not None:
-        ceilings.append(Ceiling(f"{up.link_id} achievable per GPU", up.bw_Bps / GB, "scale-up"))
-    for i, (cluster, _ests) in enumerate(groups):
-        out = cluster.topology.out
-        if out is None:
-            continue
-        col = "#333333" if single else color(i)
-        node_GBps = out.domain_bw_Bps / GB
-        m = cluster.topology.m
-        ceilings.append(
-            Ceiling(
-                f"{out.link_id} achievable per {'node' if m > 1 else 'GPU'} "
-                f"({out.nics_per_domain} NIC{'s' if out.nics_per_domain > 1 else ''}, "
-                "ring ceiling)",
-                node_GBps,
-                "network-node",
-                col,
-            )
-        )
-        if m > 1:
-            ceilings.append(
-                Ceiling(f"{out.link_id} per-GPU share", node_GBps / m, "network-gpu", col)
-            )
-    points: list[MeasuredPoint] = []
-    if measured is not None:
-        points, total = load_measured(
-            measured, collective=coll, nodes=first.nodes, gpus_per_node=first.gpus_per_node
-        )
-        if not points:
-            raise _UserError(
-                f"no row of {measured} matches {coll.value} on {first.nodes} nodes x "
-                f"{first.gpus_per_node} GPUs (rows are filtered by their collective, nodes and "
-                "gpus_per_node columns when present; busbw 0 is skipped)"
-            )
-        typer.echo(f"measured: {len(points)} of {total} rows of {measured} plotted", err=True)
-    fabrics = ", ".join(c.inter.id for c, _ in groups if c.inter is not None) or "-"
-    inside = first.intra.id if first.intra else "-"
-    forced = f", --algo {algorithm.value}" if algorithm is not None else ""
-    title = (
-        f"{coll.value} busbw, {first.nodes} node{'s' if first.nodes != 1 else ''} x "
-        f"{first.gpus_per_node} GPUs ({inside} inside; {fabrics} between{forced})"
-    )
-    footnote = (
-        f"ibcalc {__version__} model estimates; busbw = algbw x nccl-tests factor; "
-        f"{dtype}; GB/s = 10^9 B/s per direction"
-    )
+        per_algorithm = {
+            a: _sweep_estimates(cluster, coll, sizes, dtype, a, protocol, skip_inapplicable=True)
+            for a in used
+        }
     _wrote(
-        plot_sweep(
+        plot_sweep_clusters(
             target,
-            series,
-            title=title,
-            ceilings=ceilings,
+            coll,
+            groups,
+            per_algorithm=per_algorithm,
+            forced=algorithm,
             measured=points,
             time_panel=plot_time,
-            footnote=footnote,
+            dtype=dtype,
         )
     )
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "AlgorithmNotApplicableError",
     "CatalogueError",
+    "FabricError",
     "IbcalcError",
     "InputFileError",
     "UnitError",
@@ -82,3 +83,7 @@ class CatalogueError(InputFileError):
 
 class AlgorithmNotApplicableError(IbcalcError, ValueError):
     """A forced algorithm cannot run on this cluster or collective."""
+
+
+class FabricError(IbcalcError, ValueError):
+    """A fabric the switch radix cannot build, or a switch that does not fit the NICs."""

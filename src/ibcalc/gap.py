@@ -443,7 +443,7 @@ def tp_whatif(
         f"({nics_per_node} NIC{'s' if nics_per_node != 1 else ''} each)",
         f"inside: {inside.best.algorithm.value}/{inside.best.protocol.value}; "
         f"across: {across.best.algorithm.value}/{across.best.protocol.value} "
-        "(fastest of NCCL's algorithms)",
+        "(NCCL-like choice in each placement)",
     ]
     return TpWhatIf(
         intra=up.id,

@@ -112,7 +112,8 @@ def _build(
                 doc.path, node.start_mark, f"unsupported YAML value: {exc.problem}"
             ) from exc
         except (ValueError, OverflowError) as exc:
-            raise _problem(doc.path, node.start_mark, f"value cannot be read: {exc}") from exc
+            reason = str(exc).split(";")[0]  # drop Python's sys.set_int_max_str_digits() hint
+            raise _problem(doc.path, node.start_mark, f"value cannot be read: {reason}") from exc
     raise _problem(doc.path, node.start_mark, "unsupported YAML node")  # pragma: no cover
 
 
@@ -128,6 +129,43 @@ def _check_text(path: str, raw: bytes) -> str:
         return_problem = ValidationProblem(path, line, 1, "file is not valid UTF-8")
         raise InputFileError([return_problem]) from exc
     return text.removeprefix("\ufeff")
+
+
+def _check_flow_depth(path: str, text: str) -> None:
+    """Refuse flow-style nesting deeper than MAX_DEPTH before the recursive parser sees it.
+
+    Counts unquoted ``[``/``{`` against ``]``/``}`` (quotes and comments skipped), so a
+    10,000-deep ``[[[[...`` is refused at once, with its position.
+    """
+    depth = 0
+    line, col = 1, 0
+    quote = ""
+    comment = False
+    for char in text:
+        col += 1
+        if char == "\n":
+            line, col, comment = line + 1, 0, False
+            if quote == "'" or quote == '"':
+                pass
+            continue
+        if comment:
+            continue
+        if quote:
+            if char == quote:
+                quote = ""
+            continue
+        if char in "'\"":
+            quote = char
+        elif char == "#":
+            comment = True
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise InputFileError(
+                    [ValidationProblem(path, line, col, f"nesting deeper than {MAX_DEPTH} levels")]
+                )
+        elif char in "]}":
+            depth = max(0, depth - 1)
 
 
 def load_yaml(source: str | Path, *, text: str | None = None) -> Document:
@@ -163,6 +201,7 @@ def load_yaml(source: str | Path, *, text: str | None = None) -> Document:
     elif not text.strip():
         raise InputFileError([ValidationProblem(path, None, None, "file is empty")])
     doc = Document(path=path, data=None)
+    _check_flow_depth(path, text)
     try:
         nodes = list(yaml.compose_all(text, Loader=yaml.SafeLoader))
     except yaml.MarkedYAMLError as exc:

@@ -14,19 +14,21 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import math
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ibcalc.errors import IbcalcError
 from ibcalc.gap import GapResult
-from ibcalc.models import Algorithm, Collective, Cost, Estimate, busbw_factor
-from ibcalc.units import GB, format_size, format_time
+from ibcalc.models import Algorithm, Collective, Estimate
+from ibcalc.topology import ResolvedCluster
+from ibcalc.units import BITS_PER_BYTE, GB, format_size, format_time
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -44,10 +46,12 @@ __all__ = [
     "Series",
     "algorithm_series",
     "check_target",
+    "color",
     "gap_bars",
     "load_measured",
     "plot_gap",
     "plot_sweep",
+    "plot_sweep_clusters",
     "require_matplotlib",
     "sweep_series",
 ]
@@ -100,6 +104,7 @@ class Series:
     equivalent: tuple[bool, ...]
     emphasis: bool = True
     color: str | None = None
+    width: float | None = None
 
 
 @dataclass(frozen=True)
@@ -181,15 +186,26 @@ def _new_figure(width_in: float, height_in: float) -> Figure:
 
 
 def _save(fig: Figure, target: Path, fmt: str) -> None:
-    """Write ``fig`` to ``target`` atomically (temporary file in the same directory, rename)."""
-    fd, tmp_name = tempfile.mkstemp(
-        prefix=f".{target.name}.", suffix=f".tmp{target.suffix}", dir=target.parent or Path()
-    )
+    """Write ``fig`` to ``target`` atomically (temporary file in the same directory, rename).
+
+    A reader never sees a half-written picture, and a failed write leaves an existing file as
+    it was. The same figure always gives the same bytes (no dates, fixed SVG id salt).
+    """
+    import matplotlib
+
+    directory = target.parent
+    try:
+        fd, tmp_name = tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=f".tmp{target.suffix}", dir=directory
+        )
+    except OSError as exc:
+        raise PlotError(f"cannot write {str(target)!r}: {exc.strerror or exc}") from None
     tmp = Path(tmp_name)
     try:
-        with os.fdopen(fd, "wb") as handle:
+        with os.fdopen(fd, "wb") as handle, matplotlib.rc_context({"svg.hashsalt": "ibcalc"}):
             fig.savefig(handle, format=fmt, dpi=_DPI, metadata=_metadata(fmt))
-        tmp.chmod(0o644)
+        # mkstemp makes the file private (0600); a picture is for sharing.
+        tmp.chmod(target.stat().st_mode & 0o777 if target.exists() else 0o644)
         tmp.replace(target)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
@@ -209,10 +225,6 @@ def _metadata(fmt: str) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------- sweep
 
 
-def _busbw_GBps(cost: Cost, size_bytes: float, collective: Collective, ranks: int) -> float:
-    return size_bytes / cost.time_s * busbw_factor(collective, ranks) / GB
-
-
 def sweep_series(
     label: str, estimates: Sequence[Estimate], *, emphasis: bool = True, color: str | None = None
 ) -> Series:
@@ -228,41 +240,20 @@ def sweep_series(
     )
 
 
-def algorithm_series(estimates: Sequence[Estimate]) -> list[Series]:
-    """One series per algorithm that applies at some size, each at its fastest protocol.
+def algorithm_series(per_algorithm: Mapping[Algorithm, Sequence[Estimate]]) -> list[Series]:
+    """One thin series per algorithm, from the estimates ``--algo A`` gives at each size.
 
-    Uses the costs the engine already evaluated (the choice plus its alternatives), which is
-    what ``--algo A`` would report. Algorithms NCCL cannot pick (hierarchical, rhd) are
-    labelled as what-ifs.
+    Algorithms NCCL cannot pick (hierarchical, rhd) are labelled as what-ifs and drawn dashed.
     """
     from ibcalc.collectives.select import NCCL_ALGORITHMS
 
-    best: dict[Algorithm, dict[int, Cost]] = {}
-    for i, est in enumerate(estimates):
-        for cost in (est.best, *est.alternatives):
-            known = best.setdefault(cost.algorithm, {}).get(i)
-            if known is None or cost.time_s < known.time_s:
-                best[cost.algorithm][i] = cost
     out: list[Series] = []
-    for algorithm in sorted(best, key=lambda a: list(Algorithm).index(a)):
-        points = sorted(best[algorithm].items())
-        sizes = tuple(estimates[i].size_bytes for i, _ in points)
+    for algorithm in sorted(per_algorithm, key=lambda a: list(Algorithm).index(a)):
+        estimates = per_algorithm[algorithm]
+        if not estimates:
+            continue
         label = algorithm.value + ("" if algorithm in NCCL_ALGORITHMS else " (what-if)")
-        out.append(
-            Series(
-                label=label,
-                size_bytes=sizes,
-                busbw_GBps=tuple(
-                    _busbw_GBps(
-                        c, estimates[i].size_bytes, estimates[i].collective, estimates[i].ranks
-                    )
-                    for i, c in points
-                ),
-                time_s=tuple(c.time_s for _, c in points),
-                equivalent=tuple(c.equivalent_busbw for _, c in points),
-                emphasis=False,
-            )
-        )
+        out.append(sweep_series(label, estimates, emphasis=False))
     return out
 
 
@@ -275,7 +266,8 @@ def load_measured(
 ) -> tuple[list[MeasuredPoint], int]:
     """Read measured points from a CSV with columns ``size_bytes,busbw_GBps`` at least.
 
-    Optional columns: ``time_us`` (for the time panel), ``label`` (one legend entry per label),
+    Optional columns: ``time_us`` (for the time panel), ``label`` (one legend entry per label;
+    else per ``gpu`` when that column exists, as in ``measurements.csv``),
     and ``collective``, ``nodes``, ``gpus_per_node``: when present, only rows matching the plotted
     sweep are kept, so a mixed file such as the reference ``measurements.csv`` can be given as
     is. Returns the points kept and the number of data rows read. Raises :class:`PlotError`
@@ -327,7 +319,9 @@ def load_measured(
         time_s = None
         if values.get("time_us"):
             time_s = _number(values["time_us"], name, line, "time_us") * 1e-6
-        label = values.get("label") or default_label
+        label = values.get("label") or (
+            f"measured: {values['gpu']}" if values.get("gpu") else default_label
+        )
         points.append(MeasuredPoint(size, busbw, time_s, label))
     return points, total
 
@@ -367,8 +361,9 @@ def _formatter(function: Any) -> Any:
 
 
 def _gbps_label(value: float) -> str:
-    if value >= 1:
-        return f"{value:g}"
+    """A bandwidth in GB/s with about 3 significant digits and no exponent."""
+    if value >= 100:
+        return f"{value:.0f}"
     return f"{value:.3g}"
 
 
@@ -391,7 +386,8 @@ def plot_sweep(
     target, fmt = check_target(path)
     if not series:
         raise PlotError("nothing to plot: the sweep has no sizes")
-    fig = _new_figure(9.0, 8.0 if time_panel else 5.6)
+    rows = math.ceil((len(series) + len(ceilings) + len({p.label for p in measured}) + 1) / 2)
+    fig = _new_figure(9.0, (7.6 if time_panel else 5.2) + 0.17 * rows)
     if time_panel:
         ax, ax_time = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
     else:
@@ -403,7 +399,7 @@ def plot_sweep(
     any_equivalent = False
     for ser in series:
         col = ser.color or color(next(palette))
-        width = 2.4 if ser.emphasis else 1.3
+        width = ser.width or (2.4 if ser.emphasis else 1.3)
         alpha = 1.0 if ser.emphasis else 0.85
         style = "-" if ser.emphasis else "--" if "what-if" in ser.label else "-"
         for axis, values in ((ax, ser.busbw_GBps), (ax_time, ser.time_s)):
@@ -417,7 +413,7 @@ def plot_sweep(
                 linewidth=width,
                 alpha=alpha,
                 label=ser.label if axis is ax else None,
-                zorder=3 if ser.emphasis else 2,
+                zorder=4 if ser.emphasis else 2,
             )
             solid = [
                 (s, v)
@@ -427,7 +423,7 @@ def plot_sweep(
             hollow = [
                 (s, v) for s, v, e in zip(ser.size_bytes, values, ser.equivalent, strict=True) if e
             ]
-            size = 4.0 if ser.emphasis else 2.5
+            size = max(2.5, 1.6 * width) if ser.emphasis else 2.5
             if solid:
                 axis.plot(
                     [p[0] for p in solid],
@@ -435,7 +431,7 @@ def plot_sweep(
                     "o",
                     color=col,
                     markersize=size,
-                    zorder=4,
+                    zorder=4.5 if ser.emphasis else 2.5,
                     alpha=alpha,
                 )
             if hollow:
@@ -447,7 +443,7 @@ def plot_sweep(
                     markerfacecolor="white",
                     markeredgecolor=col,
                     markersize=size + 1.5,
-                    zorder=4,
+                    zorder=4.5 if ser.emphasis else 2.5,
                     alpha=alpha,
                 )
 
@@ -499,10 +495,10 @@ def plot_sweep(
     ax.grid(True, which="major", alpha=0.35)
     ax.grid(True, which="minor", alpha=0.12)
     ax.yaxis.set_major_formatter(_formatter(_gbps_label))
+    handles, names = ax.get_legend_handles_labels()
     if any_equivalent:
         from matplotlib.lines import Line2D
 
-        handles, names = ax.get_legend_handles_labels()
         handles.append(
             Line2D(
                 [],
@@ -514,9 +510,8 @@ def plot_sweep(
             )
         )
         names.append("hollow: equivalent busbw, not a wire rate")
-        ax.legend(handles, names, fontsize=8, loc="upper left", framealpha=0.9)
-    else:
-        ax.legend(fontsize=8, loc="upper left", framealpha=0.9)
+    # Below the axes, so no curve or ceiling is hidden behind it.
+    fig.legend(handles, names, loc="outside lower center", ncols=2, fontsize=8, frameon=False)
     bottom = ax_time if ax_time is not None else ax
     if ax_time is not None:
         ax_time.set_xscale("log")
@@ -528,9 +523,133 @@ def plot_sweep(
     bottom.set_xlabel("message size S (bytes, nccl-tests convention)")
     _size_ticks(ax, low, high)
     if footnote:
-        fig.text(0.01, 0.002, footnote, fontsize=7, color="#444444", ha="left", va="bottom")
+        # Bottom right of the busbw panel: small sizes sit low on the left, ceilings at the top.
+        ax.text(
+            0.995,
+            0.012,
+            footnote,
+            transform=ax.transAxes,
+            fontsize=7,
+            color="#444444",
+            ha="right",
+            va="bottom",
+        )
     _save(fig, target, fmt)
     return target
+
+
+#: Collectives whose busbw across nodes is not bounded by the node's NIC bandwidth as a ring's is.
+_NOT_RING = (Collective.ALL_TO_ALL, Collective.SEND_RECV)
+
+
+def _cluster_label(cluster: ResolvedCluster) -> str:
+    out = cluster.topology.out
+    if cluster.inter is None or out is None:
+        return cluster.intra.id if cluster.intra else "-"
+    gbit = cluster.inter.per_direction_Bps * BITS_PER_BYTE / GB
+    return f"{cluster.inter.id}: {out.nics_per_domain} x {gbit:g} Gb/s per {_domain(cluster)}"
+
+
+def _domain(cluster: ResolvedCluster) -> str:
+    """What one scale-up domain is called: a node, or a multi-node NVLink domain (NVL72)."""
+    return "node" if cluster.topology.m <= cluster.gpus_per_node else "scale-up domain"
+
+
+def plot_sweep_clusters(
+    path: str | Path,
+    collective: Collective,
+    groups: Sequence[tuple[ResolvedCluster, Sequence[Estimate]]],
+    *,
+    per_algorithm: Mapping[Algorithm, Sequence[Estimate]] | None = None,
+    forced: Algorithm | None = None,
+    measured: Sequence[MeasuredPoint] = (),
+    time_panel: bool = False,
+    dtype: str = "fp32",
+) -> Path:
+    """Draw the sweeps of one or several clusters (one per fabric) with their ceilings.
+
+    One line per cluster (the engine's choice); with a single cluster and ``per_algorithm``, the
+    choice in black plus one thin line per algorithm. Ceilings (dashed): the scale-up link's
+    achievable rate per GPU, each fabric's achievable rate per node (the ring's busbw ceiling
+    across nodes, DESIGN.md 4), and for a single fabric the per-GPU share of it (the scale-out
+    side of the gap). Returns the path written.
+    """
+    from ibcalc import __version__
+
+    if not groups:
+        raise PlotError("nothing to plot: no sweep")
+    first = groups[0][0]
+    single = len(groups) == 1
+    series: list[Series] = []
+    if single and per_algorithm:
+        label = f"NCCL-like choice ({_cluster_label(first)})"
+        series.append(sweep_series(label, groups[0][1], color="#000000"))
+        series.extend(
+            replace(s, color=color(i)) for i, s in enumerate(algorithm_series(per_algorithm))
+        )
+    else:
+        # Thinner line for each later fabric: where fabrics agree (small sizes are latency-bound)
+        # the lines nest as coloured stripes instead of hiding each other.
+        series.extend(
+            replace(
+                sweep_series(_cluster_label(cluster), estimates, color=color(i)),
+                width=max(1.2, 3.8 - 1.1 * i) if not single else None,
+            )
+            for i, (cluster, estimates) in enumerate(groups)
+        )
+    ceilings: list[Ceiling] = []
+    up = first.topology.up
+    if up is not None:
+        ceilings.append(Ceiling(f"{up.link_id} achievable per GPU", up.bw_Bps / GB, "scale-up"))
+    for i, (cluster, _estimates) in enumerate(groups):
+        out = cluster.topology.out
+        if out is None:
+            continue
+        col = "#333333" if single else color(i)
+        node_GBps = out.domain_bw_Bps / GB
+        m = cluster.topology.m
+        nics = f"{out.nics_per_domain} NIC{'s' if out.nics_per_domain > 1 else ''}"
+        where = _domain(cluster) if m > 1 else "GPU"
+        ring = ", ring ceiling" if collective not in _NOT_RING else ""
+        ceilings.append(
+            Ceiling(
+                f"{out.link_id} achievable per {where} ({nics}{ring})",
+                node_GBps,
+                "network-node",
+                col,
+            )
+        )
+        if m > 1 and single:
+            ceilings.append(
+                Ceiling(
+                    f"{out.link_id} per-GPU share (the scale-out side of the gap)",
+                    node_GBps / m,
+                    "network-gpu",
+                    col,
+                )
+            )
+    fabrics = ", ".join(c.inter.id for c, _ in groups if c.inter is not None) or "-"
+    inside = first.intra.id if first.intra else "-"
+    nodes = f"{first.nodes} node{'s' if first.nodes != 1 else ''}"
+    title = (
+        f"{collective.value} busbw, {nodes} x {first.gpus_per_node} GPUs "
+        f"({inside} inside; {fabrics} between"
+        + (f", --algo {forced.value}" if forced is not None else "")
+        + ")"
+    )
+    footnote = (
+        f"ibcalc {__version__} model estimates; busbw = algbw x nccl-tests factor; "
+        f"{dtype}; GB/s = 10^9 B/s per direction"
+    )
+    return plot_sweep(
+        path,
+        series,
+        title=title,
+        ceilings=ceilings,
+        measured=measured,
+        time_panel=time_panel,
+        footnote=footnote,
+    )
 
 
 # ------------------------------------------------------------------------------------------ gap
@@ -589,20 +708,28 @@ def plot_gap(path: str | Path, results: Sequence[GapResult], *, title: str | Non
         ax.barh(y, bar.line_GBps, height=0.72, color=col, alpha=0.28, edgecolor=col)
         ax.barh(y, bar.achievable_GBps, height=0.42, color=col, alpha=0.95)
         ax.text(
-            bar.line_GBps * (1.06 if log else 1.0) + (0 if log else max(values) * 0.01),
+            bar.line_GBps * (1.08 if log else 1.0) + (0 if log else max(values) * 0.015),
             y,
             f"{_gbps_label(bar.line_GBps)} line / {_gbps_label(bar.achievable_GBps)} achievable",
             va="center",
             fontsize=8,
         )
     ax.set_yticks(positions, [b.label for b in bars], fontsize=9)
+    for above, below in itertools.pairwise(bars):
+        if above.side != below.side:
+            split = positions[bars.index(below)] + 0.5
+            ax.axhline(split, color="#999999", linewidth=0.8)
     if log:
         ax.set_xscale("log")
-        ax.set_xlim(min(values) / 2, max(values) * 12)
+        ax.set_xlim(min(values) / 2, max(values) * 30)
         ax.xaxis.set_major_formatter(_formatter(_gbps_label))
     else:
         ax.set_xlim(0, max(values) * 1.45)
-    ax.set_xlabel("GB/s per GPU, per direction (GB/s = 10^9 B/s; vendor 'bidirectional' = 2x)")
+    ax.set_xlabel(
+        "GB/s per GPU, per direction"
+        + (" (log scale)" if log else "")
+        + "\nGB/s = 10^9 B/s; vendor 'bidirectional' GPU-link figures are 2x these"
+    )
     ax.grid(True, axis="x", which="major", alpha=0.35)
     from matplotlib.patches import Patch
 
@@ -617,12 +744,16 @@ def plot_gap(path: str | Path, results: Sequence[GapResult], *, title: str | Non
         if len(results) == 1:
             r = results[0]
             title = (
-                f"{r.intra} vs {r.inter}, {r.gpus_per_node} GPUs and {r.nics_per_node} NICs per "
-                f"node: {r.ratio_line:.3g}x line, {r.ratio_achievable:.3g}x achievable; "
-                f"1 GB all-reduce {r.slowdown:.3g}x slower across nodes"
+                f"{r.intra} vs {r.inter} per GPU, per direction ({r.gpus_per_node} GPUs and "
+                f"{r.nics_per_node} NICs per node)\n"
+                f"gap {r.ratio_line:.1f}x at line rate, {r.ratio_achievable:.1f}x achievable; "
+                f"a 1 GB all-reduce is {r.slowdown:.1f}x slower across nodes"
             )
         else:
-            title = "Scale-up vs scale-out bandwidth per GPU, per direction"
+            title = (
+                "Scale-up vs scale-out bandwidth per GPU, per direction\n"
+                "(8-GPU nodes; pale bar = line rate, dark bar = achievable)"
+            )
     ax.set_title(title, fontsize=10)
     _save(fig, target, fmt)
     return target

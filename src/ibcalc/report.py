@@ -23,10 +23,13 @@ __all__ = [
     "estimate_dict",
     "link_dict",
     "render_estimate",
+    "render_gap",
+    "render_gap_table",
     "render_json",
     "render_link",
     "render_links",
     "render_sweep",
+    "render_sweep_groups",
     "render_system",
     "render_systems",
     "sweep_rows",
@@ -404,3 +407,209 @@ def _bar(fraction: float, width: int) -> str:
     eighths = round(fraction * width * 8)
     full, rest = divmod(eighths, 8)
     return "█" * full + (_BAR[rest - 1] if rest else "")
+
+
+def _ratio(value: float) -> str:
+    if value >= 100:
+        return f"{value:,.0f}x"
+    return f"{value:.1f}x" if value >= 1 else f"{value:.2f}x"
+
+
+def _nic_count(data: dict[str, Any]) -> str:
+    per_gpu = float(data["nics_per_gpu"])
+    if per_gpu == 1:
+        return "x1"
+    if per_gpu > 1:
+        return f"x{per_gpu:g}"
+    return f"x1/{data['gpus_per_node'] // data['nics_per_node']}"
+
+
+def render_gap_table(rows: Sequence[dict[str, Any]], stream: TextIO | None = None) -> None:
+    """Print the common pairings of :func:`ibcalc.gap.common_pairings` (as ``gap_dict`` rows)."""
+    console = _console(stream)
+    table = Table(
+        title="scale-up vs scale-out bandwidth per GPU, per direction "
+        "(1 GB all-reduce: 1 node x 8 GPUs inside vs 8 nodes x 1 GPU across)",
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+    )
+    for name, justify in (
+        ("scale-up", "left"),
+        ("line / achievable", "right"),
+        ("scale-out per GPU", "left"),
+        ("line / achievable ", "right"),
+        ("line ratio", "right"),
+        ("achievable ratio", "right"),
+        ("1 GB inside", "right"),
+        ("1 GB across", "right"),
+        ("slowdown", "right"),
+    ):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    previous = None
+    grouped = len(rows) > len({row["intra"] for row in rows})
+    for row in rows:
+        if grouped and previous is not None and row["intra"] != previous:
+            table.add_section()
+        previous = row["intra"]
+        inside, across = row["allreduce_inside"], row["allreduce_across"]
+        table.add_row(
+            row["intra"],
+            f"{format_bandwidth(row['intra_GBps'] * GB)} / "
+            f"{format_bandwidth(row['intra_achievable_GBps'] * GB)}",
+            f"{row['inter']} {_nic_count(row)}"
+            + (f" ({row['capped_by']} cap)" if row["capped_by"] else ""),
+            f"{format_bandwidth(row['inter_per_gpu_GBps'] * GB)} / "
+            f"{format_bandwidth(row['inter_per_gpu_achievable_GBps'] * GB)}",
+            _ratio(row["ratio_line"]),
+            _ratio(row["ratio_achievable"]),
+            f"{format_time(inside['time_s'])} {inside['algorithm']}",
+            f"{format_time(across['time_s'])} {across['algorithm']}",
+            _ratio(row["slowdown"]),
+        )
+    console.print(table)
+    for line in (
+        "conventions: per direction, per GPU; GB/s = 10^9 B/s; vendor 'bidirectional' figures "
+        "are 2x (H100 NVLink 4: 900 bidirectional = 450 per direction); network Gb/s / 8 = GB/s",
+        "achievable = line rate x catalogue efficiency; xN = NICs per GPU (efa-v2 x4 as on AWS "
+        "p5; wan-10g one link per 8-GPU node); NICs not capped by host PCIe (--system, "
+        "--host-pcie)",
+        "inside = 1 node x 8 GPUs on the scale-up link; across = 8 nodes x 1 GPU, each with "
+        "ceil(NICs per GPU) NICs; algorithm as NCCL would choose (shown after the time)",
+    ):
+        console.print(Text(line), soft_wrap=True)
+
+
+def render_gap(
+    data: dict[str, Any], tp: dict[str, Any] | None = None, stream: TextIO | None = None
+) -> None:
+    """Print one pairing of :func:`ibcalc.gap.gap` (its ``gap_dict``) and an optional TP what-if."""
+    console = _console(stream)
+    shape = f"{data['gpus_per_node']} GPUs and {data['nics_per_node']} x {data['inter']} per node"
+    if data["system"]:
+        shape += f" ({data['system']})"
+    table = Table(
+        title=f"gap: {data['intra']} (scale-up) vs {data['inter']} (scale-out), {shape}",
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+    )
+    table.add_column("per GPU, per direction")
+    table.add_column("line rate", justify="right")
+    table.add_column("achievable", justify="right")
+    table.add_column("note")
+    table.add_row(
+        f"scale-up ({data['intra']})",
+        format_bandwidth(data["intra_GBps"] * GB),
+        format_bandwidth(data["intra_achievable_GBps"] * GB),
+        f"vendor 'bidirectional': {format_bandwidth(data['intra_bidirectional_GBps'] * GB)}",
+    )
+    nic_gbit = data["nic_GBps"] * 8
+    cap = f", capped by {data['capped_by']}" if data["capped_by"] else ""
+    table.add_row(
+        f"scale-out ({data['inter']})",
+        format_bandwidth(data["inter_per_gpu_GBps"] * GB),
+        format_bandwidth(data["inter_per_gpu_achievable_GBps"] * GB),
+        f"{data['nics_per_gpu']:g} x {nic_gbit:g} Gb/s per GPU{cap}; node "
+        f"{format_bandwidth(data['inter_per_node_GBps'] * GB)} line, "
+        f"{format_bandwidth(data['inter_per_node_achievable_GBps'] * GB)} achievable",
+    )
+    table.add_row(
+        "ratio (scale-up / scale-out)",
+        _ratio(data["ratio_line"]),
+        _ratio(data["ratio_achievable"]),
+        "",
+    )
+    console.print(table)
+
+    runs = Table(
+        title=f"consequence: all-reduce of {format_size(data['allreduce_size_bytes'])}",
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+    )
+    for name, justify in (
+        ("placement", "left"),
+        ("time", "right"),
+        ("busbw", "right"),
+        ("algorithm", "left"),
+        ("bottleneck", "left"),
+    ):
+        runs.add_column(name, justify=justify)  # type: ignore[arg-type]
+    placements = [("inside (scale-up)", data["allreduce_inside"])]
+    placements.append(("across (scale-out)", data["allreduce_across"]))
+    rows = [(f"{label}: {_placement_shape(p)}", p) for label, p in placements]
+    if tp is not None:
+        rows.append((f"TP={tp['tp']} inside: {_placement_shape(tp['inside'])}", tp["inside"]))
+        rows.append((f"TP={tp['tp']} across: {_placement_shape(tp['across'])}", tp["across"]))
+    for label, p in rows:
+        runs.add_row(
+            label,
+            format_time(p["time_s"]),
+            format_bandwidth(p["busbw_GBps"] * GB) + ("*" if p["busbw_equivalent"] else ""),
+            f"{p['algorithm']}/{p['protocol']}",
+            p["bottleneck"],
+        )
+    console.print(runs)
+    console.print(
+        Text(f"slowdown across nodes: {_ratio(data['slowdown'])} (1 GB all-reduce)", style="bold")
+    )
+    if tp is not None:
+        console.print(
+            Text(
+                f"TP={tp['tp']} all-reduce of {format_size(tp['size_bytes'])}: "
+                f"{format_time(tp['inside_s'])} on the scale-up link vs "
+                f"{format_time(tp['across_s'])} across {tp['tp']} nodes, "
+                f"{_ratio(tp['slowdown'])} slower",
+                style="bold",
+            )
+        )
+    if any(p["busbw_equivalent"] for _, p in rows):
+        console.print(
+            Text("* busbw is an equivalent figure (in-network reduction), not a wire rate")
+        )
+    notes = list(data["assumptions"]) + (list(tp["assumptions"]) if tp is not None else [])
+    if notes:
+        console.print(Text("assumptions:", style="bold"))
+        for note in notes:
+            console.print(Text(f"  - {note}"), soft_wrap=True)
+    console.print(Text(f"conventions: {data['conventions']}"), soft_wrap=True)
+
+
+def _placement_shape(p: dict[str, Any]) -> str:
+    nodes, gpus = p["nodes"], p["gpus_per_node"]
+    where = f"{nodes} node{'s' if nodes != 1 else ''} x {gpus} GPU{'s' if gpus != 1 else ''}"
+    if nodes > 1:
+        return f"{where}, {p['nics_per_node']} x {p['link']} each"
+    return f"{where} on {p['link']}"
+
+
+def render_sweep_groups(
+    groups: Sequence[tuple[str, Sequence[Estimate]]],
+    fmt: str = "table",
+    stream: TextIO | None = None,
+) -> None:
+    """Print sweeps over several fabrics: one table each, or JSON/CSV with an ``inter`` key."""
+    out = stream if stream is not None else _stdout()
+    if fmt == "json":
+        render_json(
+            [
+                {
+                    "inter": inter,
+                    "nodes": estimates[0].nodes if estimates else None,
+                    "gpus_per_node": estimates[0].gpus_per_node if estimates else None,
+                    "nics_per_node": estimates[0].nics_per_node if estimates else None,
+                    "rows": sweep_rows(estimates),
+                }
+                for inter, estimates in groups
+            ],
+            out,
+        )
+        return
+    if fmt == "csv":
+        rows = [{"inter": inter, **row} for inter, ests in groups for row in sweep_rows(ests)]
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]) if rows else ["inter"])
+        writer.writeheader()
+        writer.writerows(rows)
+        out.write(buffer.getvalue())
+        return
+    for _inter, estimates in groups:
+        render_sweep(estimates, "table", stream)

@@ -59,6 +59,7 @@ class ClusterSpec:
     sharp: bool = False
     nvls: bool | None = None
     oversubscription: float = 1.0
+    cross_leaf_fraction: float = 1.0
     sites: int = 1
     wan: str | None = None
     wan_links: int = 1
@@ -337,6 +338,8 @@ def _build_out(
         latency += inter.latency_s
     if not math.isfinite(spec.oversubscription) or spec.oversubscription < 1:
         raise UnitError(f"oversubscription {spec.oversubscription} must be a ratio >= 1")
+    if not 0 <= spec.cross_leaf_fraction <= 1:
+        raise UnitError(f"cross-leaf fraction {spec.cross_leaf_fraction} must be within 0..1")
     return ScaleOutTier(
         link_id=inter.id,
         domains=domains,
@@ -346,4 +349,5 @@ def _build_out(
         transport_latency_s=latency,
         sharp=sharp,
         oversubscription=spec.oversubscription,
+        cross_leaf_fraction=spec.cross_leaf_fraction,
     )

@@ -1,0 +1,657 @@
+"""Fat-tree fabric sizing: switch, cable and transceiver counts from nodes, rails and radix.
+
+Pure functions of integers, no I/O (reference: ``fabric_sizing.md``). The rules, in the order the
+sizing applies them:
+
+* **Leaf port split** (section 2.4): a leaf with ``k`` ports at the NIC rate and oversubscription
+  ``o = p/q`` (down:up, in lowest terms) uses ``d = p*j`` down and ``u = q*j`` up ports with
+  ``j = k // (p + q)``, so the ratio is exactly ``o`` and leftover ports stay unused (1:1 gives
+  ``k/2`` and ``k/2``). If ``p + q > k``, ``d = floor(k*o/(1+o))`` and ``u = ceil(d/o)``.
+* **Whole scalable units** (section 2.6, 2.7): rail-optimized, an SU holds ``d`` nodes (the leaf's
+  down-port count) and one leaf per rail; the node count is rounded up to whole SUs, as NVIDIA
+  does ("the fabric should be designed to support the full SU"). Extra endpoints (UFM appliances)
+  take free leaf ports and can force another SU (NVIDIA Table 4: 31 nodes + 4 UFM ports per SU).
+  Not rail-optimized, endpoints fill ``ceil(E/d)`` leaves.
+* **Spines share a leaf's uplinks evenly** (section 2.6, NVIDIA rule): the spine count ``S`` of a
+  group of ``L`` leaves is the smallest divisor of ``u`` with ``S >= L*u/k_down``; two tiers use
+  every leaf in one group with ``k_down = k``.
+* **Three tiers** (section 2.6, 2.7): leaves are grouped per rail (rail-optimized) into pods of at
+  most ``k_spine_down`` leaves; each pod gets its own spines by the rule above with the spine's
+  down ports as capacity (``k/2`` at 1:1), each spine sends up as much as it takes in (divided by
+  its own oversubscription), and ``core = ceil(spine uplinks / k)``. A core switch must reach
+  every pod, so at most ``k`` pods: ``k^3/4`` endpoints at 1:1 (section 2.1).
+* **Cables**: one per endpoint at node-leaf, every leaf uplink at leaf-spine (NVIDIA cables the
+  full SU), every spine uplink at spine-core (section 2.3, 4.1).
+* **Transceivers** (section 4.1): switch side, the occupied cages per switch (down and up ports in
+  separate cages; a twin-port OSFP cage holds two 400G ports); node side, the node's cages where a
+  source gives them (DGX H100/B200: 4 twin-port OSFP for 8 NICs).
+* **Bisection bandwidth** per direction (section 2.5): half the narrowest tier boundary,
+  ``min(E, leaf uplinks, spine uplinks) / 2`` links at the port rate.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from ibcalc.errors import FabricError, UnknownNameError
+from ibcalc.units import BITS_PER_BYTE, GB, parse_bandwidth
+
+__all__ = [
+    "MAX_TIERS",
+    "NODE_CAGES",
+    "SWITCHES",
+    "FabricError",
+    "FabricSizing",
+    "NodeCages",
+    "PortMode",
+    "SwitchModel",
+    "find_switch",
+    "leaf_split",
+    "size_fat_tree",
+    "smallest_divisor_at_least",
+]
+
+#: Deepest fat tree the sizing builds (leaf, spine, core).
+MAX_TIERS = 3
+_RATE_TOLERANCE = 0.005
+
+
+@dataclass(frozen=True)
+class PortMode:
+    """One way to run a switch: ``ports`` ports at ``rate_gbps`` Gb/s per direction."""
+
+    ports: int
+    rate_gbps: int
+
+    @property
+    def rate_Bps(self) -> float:
+        """Port rate in bytes per second, per direction."""
+        return parse_bandwidth(f"{self.rate_gbps}Gb/s")
+
+
+@dataclass(frozen=True)
+class SwitchModel:
+    """A switch of the sizing catalogue: port modes, cages and the source of both."""
+
+    id: str
+    name: str
+    modes: tuple[PortMode, ...]
+    cages: int | None
+    source: str
+    aliases: tuple[str, ...] = ()
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The id followed by every alias."""
+        return (self.id, *self.aliases)
+
+    def describe(self) -> str:
+        """Short text such as ``64 x 400 Gb/s or 128 x 200 Gb/s``."""
+        return " or ".join(f"{m.ports} x {m.rate_gbps} Gb/s" for m in self.modes)
+
+    def mode_for(self, port_Bps: float) -> PortMode:
+        """The port mode whose rate is ``port_Bps``; raise :class:`FabricError` if none."""
+        for mode in self.modes:
+            if abs(mode.rate_Bps - port_Bps) <= _RATE_TOLERANCE * port_Bps:
+                return mode
+        nic_gbps = port_Bps * BITS_PER_BYTE / GB
+        raise FabricError(
+            f"switch {self.id} has no {nic_gbps:g} Gb/s ports (it offers {self.describe()}); "
+            "pick another switch or give `radix:` for one not in the catalogue"
+        )
+
+    def ports_per_cage(self, mode: PortMode) -> int | None:
+        """Ports of ``mode`` that share one cage (2 for twin-port OSFP at 400G), if known."""
+        if self.cages is None or mode.ports % self.cages:
+            return None
+        return mode.ports // self.cages
+
+
+_IT4I = "https://docs.it4i.cz/barbora/network/ ; https://docs.it4i.cz/karolina/network/"
+_QM97 = "https://docs.nvidia.com/networking/display/QM97X0PUB/Interfaces"
+_SN5000 = "https://docs.nvidia.com/networking/display/sn5000/data+interfaces"
+_Q3400 = (
+    "https://quantum-computing.news/what-is-nvidia-quantum-x800-how-it-works/ ; "
+    "https://docs.nvidia.com/dgx-superpod/reference-architecture/scalable-infrastructure-b300-xdr/"
+    "latest/dgx-superpod-architecture.html (72 down + 72 up per leaf)"
+)
+_TH5 = (
+    "https://convergedigest.blogspot.com/2022_08_21_archive.html ; "
+    "https://voonze.com/broadcom-tomahawk-5-network-chip-with-over-51-2-tbps/"
+)
+_MEGASCALE = "arXiv:2402.15627 section 3.6 (MegaScale: Tomahawk 4, 64 x 400 Gb/s)"
+_H100_RA = (
+    "NVIDIA DGX SuperPOD H100 reference architecture RA-11333-001 Table 1; "
+    "https://www.scribd.com/document/812182495/dgx-superpod-reference-architecture-dgx-h100"
+)
+
+#: Switches the sizing knows, by id. ``k`` is the port count at the NIC rate (fabric_sizing.md 4).
+SWITCHES: dict[str, SwitchModel] = {
+    s.id: s
+    for s in (
+        SwitchModel(
+            "qm8700",
+            "NVIDIA Quantum QM8700 HDR (managed)",
+            (PortMode(40, 200), PortMode(80, 100)),
+            40,
+            _IT4I,
+        ),
+        SwitchModel(
+            "qm8790",
+            "NVIDIA Quantum QM8790 HDR (unmanaged)",
+            (PortMode(40, 200), PortMode(80, 100)),
+            40,
+            _IT4I,
+        ),
+        SwitchModel(
+            "qm9700",
+            "NVIDIA Quantum-2 QM9700 NDR (managed), 32 twin-port OSFP",
+            (PortMode(64, 400), PortMode(128, 200)),
+            32,
+            _QM97,
+        ),
+        SwitchModel(
+            "qm9790",
+            "NVIDIA Quantum-2 QM9790 NDR (unmanaged), 32 twin-port OSFP",
+            (PortMode(64, 400), PortMode(128, 200)),
+            32,
+            _QM97,
+        ),
+        SwitchModel(
+            "q3400",
+            "NVIDIA Quantum-X800 Q3400-RA XDR (cage layout not confirmed)",
+            (PortMode(144, 800),),
+            None,
+            _Q3400,
+            ("q3400-ra",),
+        ),
+        SwitchModel(
+            "sn5600",
+            "NVIDIA Spectrum-4 SN5600, 64 OSFP",
+            (PortMode(64, 800), PortMode(128, 400), PortMode(256, 200)),
+            64,
+            _SN5000,
+        ),
+        SwitchModel(
+            "sn5400",
+            "NVIDIA Spectrum-4 SN5400",
+            (PortMode(64, 400), PortMode(128, 200), PortMode(256, 100)),
+            64,
+            _SN5000,
+        ),
+        SwitchModel(
+            "tomahawk5",
+            "Broadcom Tomahawk 5 (BCM78900) switch ASIC; cages depend on the box",
+            (PortMode(64, 800), PortMode(128, 400), PortMode(256, 200)),
+            None,
+            _TH5,
+            ("th5", "bcm78900"),
+        ),
+        SwitchModel(
+            "tomahawk4",
+            "Broadcom Tomahawk 4 switch ASIC; cages depend on the box",
+            (PortMode(64, 400),),
+            None,
+            _MEGASCALE,
+            ("th4",),
+        ),
+        SwitchModel(
+            "sn4600c",
+            "NVIDIA Spectrum-3 SN4600C, 64 QSFP28",
+            (PortMode(64, 100),),
+            64,
+            _H100_RA,
+        ),
+    )
+}
+
+
+@dataclass(frozen=True)
+class NodeCages:
+    """Network cages of a node preset: ``cages`` transceivers serve ``nics`` compute NICs."""
+
+    cages: int
+    nics: int
+    source: str
+
+
+#: Node-side compute transceivers where a source gives them (fabric_sizing.md 4.1, 3.2).
+NODE_CAGES: dict[str, NodeCages] = {
+    "dgx-h100": NodeCages(
+        4,
+        8,
+        "RA-11333-001: four OSFP ports serve eight single-port ConnectX-7 (508 for 127 nodes)",
+    ),
+    "dgx-b200": NodeCages(
+        4,
+        8,
+        "https://docs.nvidia.com/dgx-basepod/reference-architecture-infrastructure-foundation-"
+        "enterprise-ai/latest/core-components.html: 4x OSFP serving 8x ConnectX-7",
+    ),
+}
+
+
+def find_switch(name: str) -> SwitchModel:
+    """The switch with this id or alias (case-insensitive), or UnknownNameError with hints."""
+    key = name.strip().lower()
+    for switch in SWITCHES.values():
+        if key in switch.names:
+            return switch
+    names = [n for s in SWITCHES.values() for n in s.names]
+    raise UnknownNameError("switch", name, difflib.get_close_matches(key, names, n=3))
+
+
+def smallest_divisor_at_least(n: int, low: Fraction) -> int | None:
+    """Smallest divisor of ``n`` that is ``>= low``, or None when ``low > n``."""
+    for candidate in range(max(1, math.ceil(low)), n + 1):
+        if n % candidate == 0:
+            return candidate
+    return None
+
+
+def _ratio(value: float) -> Fraction:
+    if isinstance(value, bool) or not math.isfinite(value) or value < 1:
+        raise FabricError(f"oversubscription {value!r} must be a finite down:up ratio >= 1")
+    # repr keeps the decimal the user wrote (1.5 -> 3/2, 1.33 -> 133/100)
+    return Fraction(repr(float(value)))
+
+
+def leaf_split(radix: int, oversubscription: float) -> tuple[int, int]:
+    """Down and up ports of a switch with ``radix`` ports at down:up ``oversubscription``.
+
+    ``o = p/q`` in lowest terms gives ``(p*j, q*j)`` with ``j = radix // (p+q)``, so the ratio is
+    exact; when ``p + q > radix`` it is ``d = floor(k o/(1+o))``, ``u = ceil(d/o)`` (ratio <= o).
+    """
+    if radix < 2:
+        raise FabricError(f"switch radix {radix} is too small: a fat tree needs at least 2 ports")
+    o = _ratio(oversubscription)
+    j = radix // (o.numerator + o.denominator)
+    if j >= 1:
+        return o.numerator * j, o.denominator * j
+    down = math.floor(radix * o / (1 + o))
+    down = max(1, min(down, radix - 1))
+    up = max(1, math.ceil(down / o))
+    return down, up
+
+
+@dataclass(frozen=True)
+class FabricSizing:
+    """Switch, cable and transceiver counts of one fat tree, plus the rules' inputs.
+
+    Counts of a tier that does not exist are 0. ``switch_transceivers`` and
+    ``node_transceivers`` are None when the cage layout is not known.
+    """
+
+    tiers: int
+    radix: int
+    nodes: int
+    rails: int
+    extra_endpoints: int
+    rail_optimized: bool
+    leaf_down: int
+    leaf_up: int
+    spine_down: int
+    spine_up: int
+    scalable_units: int | None
+    su_nodes: int | None
+    pods: int
+    leaf_switches: int
+    spine_switches: int
+    core_switches: int
+    node_leaf_cables: int
+    leaf_spine_cables: int
+    spine_core_cables: int
+    switch_transceivers: int | None
+    node_transceivers: int | None
+    port_Bps: float | None
+    bisection_Bps: float | None
+    oversubscription: tuple[float, ...]
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def endpoints(self) -> int:
+        """Compute NIC ports attached to the fabric (nodes x rails)."""
+        return self.nodes * self.rails
+
+    @property
+    def total_switches(self) -> int:
+        """Leaf + spine + core switches."""
+        return self.leaf_switches + self.spine_switches + self.core_switches
+
+    @property
+    def total_cables(self) -> int:
+        """Cables over every tier boundary."""
+        return self.node_leaf_cables + self.leaf_spine_cables + self.spine_core_cables
+
+    @property
+    def worst_oversubscription(self) -> float:
+        """The largest down:up ratio of any tier (1.0 when non-blocking)."""
+        return max(self.oversubscription, default=1.0)
+
+    @property
+    def end_to_end_oversubscription(self) -> float:
+        """Product of the tier ratios: the slow-down of traffic that crosses the top tier."""
+        return math.prod(self.oversubscription) if self.oversubscription else 1.0
+
+
+@dataclass
+class _Plan:
+    leaves: int
+    su: int | None
+    leaf_down_used: list[int]
+    groups: list[int]
+
+
+def _place_leaves(
+    nodes: int, rails: int, extra: int, down: int, rail_optimized: bool
+) -> _Plan | None:
+    endpoints = nodes * rails + extra
+    if rail_optimized:
+        su = max(math.ceil(nodes / down), math.ceil(endpoints / (down * rails)))
+        used: list[int] = []
+        for index in range(su):
+            in_su = min(down, max(0, nodes - index * down))
+            used.extend([in_su] * rails)
+        remaining = extra
+        while remaining:
+            placed = False
+            for leaf in range(len(used) - 1, -1, -1):
+                if remaining and used[leaf] < down:
+                    used[leaf] += 1
+                    remaining -= 1
+                    placed = True
+            if not placed:  # pragma: no cover - su was sized to hold every endpoint
+                return None
+        return _Plan(len(used), su, used, [su] * rails)
+    leaves = math.ceil(endpoints / down)
+    used = [down] * (leaves - 1) + [endpoints - down * (leaves - 1)]
+    return _Plan(leaves, None, used, [leaves])
+
+
+def _cages(ports: int, per_cage: int | None) -> int:
+    return math.ceil(ports / per_cage) if per_cage else 0
+
+
+def size_fat_tree(
+    nodes: int,
+    rails: int,
+    radix: int,
+    *,
+    oversubscription: float | Sequence[float] = 1.0,
+    rail_optimized: bool = True,
+    tiers: int | None = None,
+    extra_endpoints: int = 0,
+    port_Bps: float | None = None,
+    ports_per_cage: int | None = None,
+    node_cages_per_node: int | None = None,
+) -> FabricSizing:
+    """Size a fat tree for ``nodes`` x ``rails`` NIC ports on ``radix``-port switches.
+
+    ``oversubscription`` is the leaf's down:up ratio, or ``[leaf, spine]``. ``tiers`` forces the
+    number of switch levels (1..3); by default the smallest that fits. ``extra_endpoints`` are
+    non-compute ports on leaves (UFM). ``port_Bps`` (the NIC rate) gives the bisection;
+    ``ports_per_cage`` the switch transceivers; ``node_cages_per_node`` the node transceivers.
+    Raises :class:`FabricError` for a fabric the radix cannot build. Rules: module docstring.
+    """
+    for name, value, low in (("nodes", nodes, 1), ("NICs per node", rails, 1)):
+        if isinstance(value, bool) or value < low:
+            raise FabricError(f"{name} {value} must be at least {low}")
+    if extra_endpoints < 0:
+        raise FabricError(f"extra endpoints {extra_endpoints} must not be negative")
+    if tiers is not None and not 1 <= tiers <= MAX_TIERS:
+        raise FabricError(f"tiers {tiers} is not supported (1 to {MAX_TIERS} switch levels)")
+    ratios = (
+        [float(oversubscription)]
+        if isinstance(oversubscription, int | float)
+        else [float(v) for v in oversubscription]
+    )
+    if not 1 <= len(ratios) <= MAX_TIERS - 1:
+        raise FabricError(
+            f"oversubscription takes one ratio per oversubscribable tier (leaf, spine): "
+            f"got {len(ratios)}"
+        )
+    leaf_o = ratios[0]
+    spine_o = ratios[1] if len(ratios) > 1 else 1.0
+    d, u = leaf_split(radix, leaf_o)
+    sd, su = leaf_split(radix, spine_o)
+    endpoints = nodes * rails + extra_endpoints
+    args = _Args(nodes, rails, radix, extra_endpoints, rail_optimized, d, u, sd, su)
+    args_out = _Outputs(port_Bps, ports_per_cage, node_cages_per_node, ratios)
+
+    if tiers is not None:
+        result = _build(tiers, args, args_out)
+        if result is None:
+            raise FabricError(_refusal(args, endpoints, tiers))
+        return result
+    for level in range(1, MAX_TIERS + 1):
+        result = _build(level, args, args_out)
+        if result is not None:
+            return result
+    raise FabricError(_refusal(args, endpoints, MAX_TIERS))
+
+
+@dataclass(frozen=True)
+class _Args:
+    nodes: int
+    rails: int
+    k: int
+    extra: int
+    rail_optimized: bool
+    d: int
+    u: int
+    sd: int
+    su: int
+
+
+@dataclass(frozen=True)
+class _Outputs:
+    port_Bps: float | None
+    ppc: int | None
+    node_cages: int | None
+    ratios: list[float]
+
+
+def _max_endpoints(args: _Args, tiers: int) -> int:
+    """Most compute endpoints ``tiers`` levels can hold with this split (rail-agnostic bound)."""
+    if tiers == 1:
+        return args.k
+    if tiers == 2:
+        return args.k * args.d
+    return args.k * args.sd * args.d
+
+
+def _refusal(args: _Args, endpoints: int, tiers: int) -> str:
+    limit = _max_endpoints(args, tiers)
+    what = f"{args.nodes} nodes x {args.rails} NICs"
+    if args.extra:
+        what += f" + {args.extra} extra ports"
+    levels = "level" if tiers == 1 else "levels"
+    hint = (
+        f"a {tiers}-{levels[:-1]} fat tree of {args.k}-port switches holds at most about "
+        f"{limit} endpoints with {args.d} down / {args.u} up leaf ports"
+    )
+    if tiers < MAX_TIERS:
+        hint += "; allow more tiers or use a larger switch"
+    else:
+        hint += f"; more than {MAX_TIERS} tiers is not modelled, use a larger switch"
+    return f"{what} = {endpoints} endpoints do not fit: {hint}"
+
+
+def _build(tiers: int, a: _Args, out: _Outputs) -> FabricSizing | None:
+    endpoints = a.nodes * a.rails + a.extra
+    notes: list[str] = []
+    ppc = out.ppc
+    if tiers == 1:
+        if endpoints > a.k:
+            return None
+        notes.append(f"one {a.k}-port switch holds all {endpoints} endpoints; no uplinks")
+        return _result(
+            tiers=1,
+            a=a,
+            out=out,
+            su=None,
+            su_nodes=None,
+            pods=0,
+            leaves=1,
+            spines=0,
+            core=0,
+            node_leaf=endpoints,
+            leaf_spine=0,
+            spine_core=0,
+            cages=_cages(endpoints, ppc) if ppc else None,
+            ratios=(),
+            notes=notes,
+        )
+    if endpoints > _max_endpoints(a, tiers):
+        return None  # cheap bound first: never lay out millions of leaves that cannot fit
+    plan = _place_leaves(a.nodes, a.rails, a.extra, a.d, a.rail_optimized)
+    if plan is None:  # pragma: no cover
+        return None
+    unused = a.k - a.d - a.u
+    if unused:
+        notes.append(
+            f"leaf uses {a.d} down / {a.u} up ports ({a.d}:{a.u}); {unused} port"
+            f"{'s' if unused > 1 else ''} left unused to keep the ratio"
+        )
+    if a.rail_optimized:
+        notes.append(
+            f"rail-optimized: scalable unit of {a.d} nodes and {a.rails} leaves (one per rail); "
+            f"{plan.su} SU for {a.nodes} nodes"
+        )
+    leaf_cages = (
+        sum(_cages(x, ppc) for x in plan.leaf_down_used) + plan.leaves * _cages(a.u, ppc)
+        if ppc
+        else None
+    )
+    if tiers == 2:
+        spines = smallest_divisor_at_least(a.u, Fraction(plan.leaves * a.u, a.k))
+        if spines is None:
+            return None
+        spine_ports = plan.leaves * a.u // spines
+        notes.append(
+            f"{spines} spines: smallest divisor of {a.u} uplinks >= {plan.leaves} x {a.u} / "
+            f"{a.k}; {a.u // spines} link(s) per leaf-spine pair"
+        )
+        cages = None if leaf_cages is None else leaf_cages + spines * _cages(spine_ports, ppc)
+        return _result(
+            tiers=2,
+            a=a,
+            out=out,
+            su=plan.su,
+            su_nodes=a.d if a.rail_optimized else None,
+            pods=1,
+            leaves=plan.leaves,
+            spines=spines,
+            core=0,
+            node_leaf=endpoints,
+            leaf_spine=plan.leaves * a.u,
+            spine_core=0,
+            cages=cages,
+            ratios=(a.d / a.u,),
+            notes=notes,
+        )
+    # three tiers: pods of at most sd leaves inside each group (one group per rail)
+    pods = 0
+    spines = 0
+    spine_cages = 0
+    spine_up_total = 0
+    for group in plan.groups:
+        remaining = group
+        while remaining:
+            size = min(remaining, a.sd)
+            remaining -= size
+            count = smallest_divisor_at_least(a.u, Fraction(size * a.u, a.sd))
+            if count is None:  # pragma: no cover - size <= sd guarantees a divisor
+                return None
+            down = size * a.u // count
+            up = math.ceil(down * a.su / a.sd)
+            pods += 1
+            spines += count
+            spine_up_total += count * up
+            spine_cages += count * (_cages(down, ppc) + _cages(up, ppc))
+    if pods > a.k:
+        return None
+    core = math.ceil(spine_up_total / a.k)
+    per_core, extra_ports = divmod(spine_up_total, core)
+    core_cages = extra_ports * _cages(per_core + 1, ppc) + (core - extra_ports) * _cages(
+        per_core, ppc
+    )
+    notes.append(
+        f"{pods} pod(s) of up to {a.sd} leaves"
+        + (" per rail" if a.rail_optimized else "")
+        + f"; core = ceil({spine_up_total} spine uplinks / {a.k}) = {core}"
+    )
+    cages = None if leaf_cages is None else leaf_cages + spine_cages + core_cages
+    return _result(
+        tiers=3,
+        a=a,
+        out=out,
+        su=plan.su,
+        su_nodes=a.d if a.rail_optimized else None,
+        pods=pods,
+        leaves=plan.leaves,
+        spines=spines,
+        core=core,
+        node_leaf=endpoints,
+        leaf_spine=plan.leaves * a.u,
+        spine_core=spine_up_total,
+        cages=cages,
+        ratios=(a.d / a.u, a.sd / a.su),
+        notes=notes,
+    )
+
+
+def _result(
+    *,
+    tiers: int,
+    a: _Args,
+    out: _Outputs,
+    su: int | None,
+    su_nodes: int | None,
+    pods: int,
+    leaves: int,
+    spines: int,
+    core: int,
+    node_leaf: int,
+    leaf_spine: int,
+    spine_core: int,
+    cages: int | None,
+    ratios: tuple[float, ...],
+    notes: list[str],
+) -> FabricSizing:
+    compute = a.nodes * a.rails
+    narrowest = min(x for x in (compute, leaf_spine or compute, spine_core or compute))
+    bisection = out.port_Bps * narrowest / 2 if out.port_Bps is not None else None
+    if tiers == 2 and len(out.ratios) > 1 and out.ratios[1] != 1:
+        notes.append("spine oversubscription ignored: two tiers have no spine uplinks")
+    return FabricSizing(
+        tiers=tiers,
+        radix=a.k,
+        nodes=a.nodes,
+        rails=a.rails,
+        extra_endpoints=a.extra,
+        rail_optimized=a.rail_optimized,
+        leaf_down=a.d if tiers > 1 else a.k,
+        leaf_up=a.u if tiers > 1 else 0,
+        spine_down=a.sd if tiers == 3 else (a.k if tiers == 2 else 0),
+        spine_up=a.su if tiers == 3 else 0,
+        scalable_units=su,
+        su_nodes=su_nodes,
+        pods=pods,
+        leaf_switches=leaves,
+        spine_switches=spines,
+        core_switches=core,
+        node_leaf_cables=node_leaf,
+        leaf_spine_cables=leaf_spine,
+        spine_core_cables=spine_core,
+        switch_transceivers=cages,
+        node_transceivers=a.nodes * out.node_cages if out.node_cages is not None else None,
+        port_Bps=out.port_Bps,
+        bisection_Bps=bisection,
+        oversubscription=ratios,
+        notes=tuple(notes),
+    )

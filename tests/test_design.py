@@ -1,0 +1,378 @@
+"""Design files: validation with file:line:col, resolution, findings, and the ``check`` CLI.
+
+Expected numbers are sourced or hand-worked in the comments (link_specs.md, fabric_sizing.md,
+cost_models.md); collective times are compared against the engine called directly (the check
+must report what the engine predicts) and against hand-worked lower bounds.
+"""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from ibcalc.cli import main
+from ibcalc.design import (
+    check_design,
+    cluster_bandwidths,
+    evaluate,
+    json_schema,
+    load_design,
+    resolve_design,
+)
+from ibcalc.engine import estimate
+from ibcalc.errors import InputFileError
+from ibcalc.models import Catalogue, Collective
+from ibcalc.topology import ClusterSpec
+
+GB = 10**9
+NDR_Bps = 400 * GB / 8  # link_specs.md 4.1: NDR 400 Gb/s per direction
+NVLINK4_Bps = 18 * 25 * GB  # link_specs.md 1.1: 450 GB/s per GPU per direction
+
+SU_DESIGN = """\
+name: su
+nodes: 31
+system: dgx-h100
+fabric:
+  switch: qm9700
+  extra_endpoints: 4
+requirements:
+  - allreduce: {size: 10GB, max_time: 1s}
+  - gap: {max_ratio: 12}
+  - oversubscription: {max: 1}
+  - switches: {max: 12}
+"""
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """Run ``ibcalc ARGS`` in-process; return (exit code, stdout, stderr)."""
+    code: int = 0
+    try:
+        main(args)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# --- validation --------------------------------------------------------------------------------
+
+
+def test_units_are_parsed() -> None:
+    text = """\
+name: units
+nodes: 4
+system: dgx-h100
+fabric: {switch: qm9700, oversubscription: "3:1"}
+requirements:
+  - allgather: {size: 4GiB, min_busbw: 400Gb/s, min_algbw: 1GB/s, max_time: 250us}
+"""
+    design, _ = load_design("units.yaml", text=text)
+    target = design.requirements[0].allgather
+    assert target is not None
+    assert target.size == 4 * 2**30
+    assert target.min_busbw == 400 * GB / 8
+    assert target.min_algbw == GB
+    assert target.max_time == pytest.approx(250e-6)
+    assert design.fabric is not None
+    assert design.fabric.oversubscription == (3.0,)
+
+
+def test_every_problem_is_reported_at_once(locate: Callable[..., tuple[int, int]]) -> None:
+    text = """\
+name: bad
+nodes: 0
+sytem: dgx-h100
+fabric:
+  switch: qm970
+  oversubscription: 0.5
+requirements:
+  - allredcue: {size: 10GB, max_time: 40ms}
+  - allgather: {size: 4GB}
+  - alltoall: {size: 10Gb, max_time: 25ms}
+  - gap: {max_ratio: 12}
+    switches: {max: 3}
+"""
+    with pytest.raises(InputFileError) as info:
+        load_design("bad.yaml", text=text)
+    problems = info.value.problems
+    by_line = {p.line: p for p in problems}
+    assert len(problems) == 8
+    assert all(p.path == "bad.yaml" for p in problems)
+    assert by_line[locate(text, "nodes: 0")[0]].message.startswith("nodes:")
+    assert "did you mean system?" in by_line[locate(text, "sytem")[0]].message
+    assert "did you mean" in by_line[locate(text, "qm970")[0]].message
+    assert "did you mean 2:1?" in by_line[locate(text, "0.5")[0]].message
+    line, col = locate(text, "allredcue")
+    assert (by_line[line].col, "did you mean allreduce?" in by_line[line].message) == (col, True)
+    assert "at least one target" in by_line[locate(text, "allgather")[0]].message
+    assert "lower-case 'b'" in by_line[locate(text, "10Gb")[0]].message
+    assert "one requirement per list item" in by_line[locate(text, "- gap")[0]].message
+    # sorted by position, so the report reads top to bottom
+    assert [p.line for p in problems] == sorted(p.line or 0 for p in problems)
+
+
+@pytest.mark.parametrize(
+    ("snippet", "needle", "message"),
+    [
+        ("nodes: 4\nsystem: dgx-h10\n", "dgx-h10", "unknown system 'dgx-h10'"),
+        ("nodes: 4\nsystem: dgx-h100\ninter: nvlink4\n", "inter:", "is a scale-up link"),
+        (
+            "nodes: 4\nsystem: dgx-h100\nfabric: {link: hdr, switch: qm9700}\n"
+            "requirements:\n  - gap: {max_ratio: 20}\n",
+            None,
+            None,
+        ),
+        ("nodes: 4\nsystem: dgx-h100\nfabric:\n  switch: qm8790\n", "switch:", "no 400 Gb/s ports"),
+        ("nodes: 512\nsystem: dgx-h100\nfabric:\n  switch: qm9700\n  tiers: 2\n", "tiers:", "fit"),
+        # 20 trays x 4 GPUs = 80 GPUs: not whole 72-GPU NVLink domains
+        ("nodes: 20\nsystem: gb200-nvl72\n", "nodes:", "scale-up domains"),
+        (
+            "nodes: 4\nsystem: dgx-a100\nrequirements:\n  - allreduce: {size: 1GB, "
+            "max_time: 1s, algo: nvls}\n",
+            "allreduce",
+            "nvls does not apply",
+        ),
+        (
+            "nodes: 4\nsystem: dgx-h100\nrequirements:\n  - switches: {max: 3}\n",
+            "switches",
+            "needs a sized fabric",
+        ),
+        (
+            "nodes: 4\nsystem: dgx-h100\ninter: ndr\nfabric: {link: ndr}\n",
+            "link: ndr",
+            "give the scale-out link once",
+        ),
+    ],
+)
+def test_semantic_problems_are_located(
+    tmp_path: Path,
+    builtin_catalogue: Catalogue,
+    locate: Callable[..., tuple[int, int]],
+    snippet: str,
+    needle: str | None,
+    message: str | None,
+) -> None:
+    text = "name: semantic\n" + snippet
+    path = write(tmp_path, "d.yaml", text)
+    if needle is None:  # a valid design: hdr links are not ndr ports, but qm9700 has 200G ports
+        check_design(path, builtin_catalogue)
+        return
+    with pytest.raises(InputFileError) as info:
+        check_design(path, builtin_catalogue)
+    (problem,) = info.value.problems
+    assert message is not None
+    assert message in problem.message
+    assert problem.line == locate(text, needle)[0]
+
+
+# --- resolution and findings -------------------------------------------------------------------
+
+
+def test_superpod_su_findings(tmp_path: Path, builtin_catalogue: Catalogue) -> None:
+    result = check_design(write(tmp_path, "su.yaml", SU_DESIGN), builtin_catalogue)
+    gap, oversub, switches = result.findings[1:]
+    # link_specs.md 1.1 and 4.1: 450 GB/s NVLink 4 vs 8 x 50 GB/s NDR shared by 8 GPUs
+    assert gap.predicted == pytest.approx(NVLINK4_Bps / NDR_Bps) == pytest.approx(9.0)
+    assert gap.margin == pytest.approx((12 - 9) / 12)
+    assert (oversub.predicted, oversub.passed, oversub.margin) == (1.0, True, 0.0)
+    # NVIDIA RA-11333-001 Table 4, 1 SU: 8 leaf + 4 spine
+    assert (switches.predicted, switches.passed) == (12.0, True)
+    assert result.passed
+    fabric = result.resolved.fabric
+    assert fabric is not None
+    assert (fabric.node_leaf_cables, fabric.leaf_spine_cables) == (252, 256)
+
+
+def test_collective_finding_is_the_engine_estimate(
+    tmp_path: Path, builtin_catalogue: Catalogue, locate: Callable[..., tuple[int, int]]
+) -> None:
+    result = check_design(write(tmp_path, "su.yaml", SU_DESIGN), builtin_catalogue)
+    finding = result.findings[0]
+    direct = estimate(
+        builtin_catalogue, ClusterSpec(nodes=31, system="dgx-h100"), Collective.ALL_REDUCE, 1e10
+    )
+    assert finding.predicted == pytest.approx(direct.time_s)
+    assert finding.unit == "s"
+    assert finding.margin == pytest.approx(1.0 - direct.time_s)
+    line, col = locate(SU_DESIGN, "max_time: 1s")
+    assert (finding.file, finding.line, finding.col) == (str(tmp_path / "su.yaml"), line, col)
+
+
+def test_failing_requirement_respects_the_nic_bound(
+    tmp_path: Path, builtin_catalogue: Catalogue
+) -> None:
+    """All-reduce lower bound without in-network reduction (cost_models.md 3.3): each node
+    sends 2 S (N-1)/N through its 8 NICs: 2 x 10 GB x 31/32 / (8 x 50 GB/s) = 48.4 ms > 40 ms."""
+    text = "name: f\nnodes: 32\nsystem: dgx-h100\nrequirements:\n"
+    text += "  - allreduce: {size: 10GB, max_time: 40ms}\n"
+    (finding,) = check_design(write(tmp_path, "f.yaml", text), builtin_catalogue).findings
+    bound = 2 * 10 * GB * 31 / 32 / (8 * NDR_Bps)
+    assert bound == pytest.approx(48.4375e-3)
+    assert finding.predicted >= bound
+    assert not finding.passed
+    assert finding.margin == pytest.approx((0.040 - finding.predicted) / 0.040)
+    assert "over the required <= 40 ms" in finding.message
+
+
+def test_oversubscription_slows_alltoall(tmp_path: Path, builtin_catalogue: Catalogue) -> None:
+    """cost_models.md 3.7: the network term of a cross-leaf all-to-all grows by max(1, k f).
+
+    QM9700 at 2:1 keeps 42 of 64 ports down. Not rail-optimized, a leaf serves 42 // 8 = 5 whole
+    DGX nodes, so f = (32 - 5) / 31 of a node's peers sit behind other leaves and the transfer
+    grows by 2 f. Rail-optimized, one leaf carries a rail for the whole 32-node unit: f = 0."""
+
+    def alltoall(ratio: str, rail: bool) -> float:
+        text = (
+            f"name: o\nnodes: 32\nsystem: dgx-h100\nfabric: {{switch: qm9700, "
+            f"oversubscription: {ratio}, rail_optimized: {str(rail).lower()}}}\n"
+            "requirements:\n  - alltoall: {size: 1GB, max_time: 1s}\n"
+        )
+        result = check_design(write(tmp_path, f"o{ratio}{rail}.yaml", text), builtin_catalogue)
+        assert result.resolved.oversubscription == float(ratio)
+        return result.findings[0].predicted
+
+    f = (32 - 42 // 8) / 31
+    flat, blocked = alltoall("1", False), alltoall("2", False)
+    assert blocked / flat == pytest.approx(2 * f, rel=0.01)
+    assert alltoall("2", True) == pytest.approx(alltoall("1", True), rel=1e-9)
+
+
+def test_cluster_bandwidths_gb200(builtin_catalogue: Catalogue) -> None:
+    """GB200 NVL72: 72-GPU NVLink 5 domain (900 GB/s per GPU), 4 NDR NICs per 4-GPU tray, so
+    50 GB/s per GPU: gap 18 (link_specs.md 1.1, fabric_sizing.md 3.4)."""
+    text = "name: g\nnodes: 144\nsystem: gb200-nvl72\n"
+    design, doc = load_design("g.yaml", text=text)
+    resolved = resolve_design(design, doc, builtin_catalogue)
+    bws = cluster_bandwidths(resolved.cluster)
+    assert (bws.gpus_per_domain, bws.domains, bws.nics_per_domain) == (72, 8, 72)
+    assert bws.out_line_per_gpu_Bps == pytest.approx(NDR_Bps)
+    assert bws.gap == pytest.approx(18.0)
+    assert evaluate(resolved, doc) == []
+
+
+# --- CLI ---------------------------------------------------------------------------------------
+
+
+def test_check_exit_codes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], locate: Callable[..., tuple[int, int]]
+) -> None:
+    good = write(tmp_path, "good.yaml", SU_DESIGN)
+    failing = write(tmp_path, "fail.yaml", SU_DESIGN.replace("max: 12}", "max: 11}"))
+    broken = write(tmp_path, "broken.yaml", "name: x\nnodes: [\n")
+    assert run(["check", str(good)], capsys)[0] == 0
+    code, out, err = run(["check", str(good), str(failing)], capsys)
+    assert code == 1
+    assert err == ""
+    line, col = locate(SU_DESIGN, "max: 12")
+    assert f"FAIL  {failing}:{line}:{col}  switches <= 11" in out
+    assert "8 requirements in 2 files: 7 passed, 1 failed" in out
+    code, out, err = run(["check", str(broken), str(failing), str(good)], capsys)
+    assert code == 2
+    assert err.startswith(f"error: {broken}:3:1: YAML syntax error")
+    assert len(err.splitlines()) == 1
+    assert "1 file could not be checked" in out
+    assert "Traceback" not in out + err
+
+
+def test_check_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "su.yaml", SU_DESIGN)
+    code, out, _ = run(["check", str(path), "--format", "json"], capsys)
+    data = json.loads(out)
+    assert code == 0
+    assert data["passed"] is True
+    assert data["summary"] == {
+        "requirements": 4,
+        "passed": 4,
+        "failed": 0,
+        "files": 1,
+        "files_with_errors": 0,
+    }
+    gap = data["files"][0]["findings"][1]
+    assert (gap["kind"], gap["predicted"], gap["required"], gap["line"]) == ("gap", 9.0, 12.0, 9)
+
+
+def test_check_github(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "fail.yaml", SU_DESIGN.replace("max_ratio: 12", "max_ratio: 8"))
+    code, out, _ = run(["check", str(path), "--format", "github"], capsys)
+    assert code == 1
+    errors = [line for line in out.splitlines() if line.startswith("::error ")]
+    assert len(errors) == 1
+    # properties escape ':' and ',' (GitHub workflow-command rules)
+    assert errors[0].startswith(f"::error file={path},line=9,col=")
+    assert "title=ibcalc check%3A gap%3A intra/inter per GPU <= 8x::" in errors[0]
+
+
+def test_check_junit_to_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    good = write(tmp_path, "good.yaml", SU_DESIGN)
+    failing = write(tmp_path, "fail.yaml", SU_DESIGN.replace("max: 12}", "max: 11}"))
+    report = tmp_path / "out" / "junit.xml"
+    report.parent.mkdir()
+    args = ["check", str(good), str(failing), "--format", "junit", "--output", str(report)]
+    code, out, _ = run(args, capsys)
+    assert (code, out) == (1, "")
+    root = ET.parse(report).getroot()
+    assert (root.tag, root.get("tests"), root.get("failures"), root.get("errors")) == (
+        "testsuites",
+        "8",
+        "1",
+        "0",
+    )
+    failures = root.findall(".//failure")
+    assert len(failures) == 1
+    assert "switches" in (failures[0].get("message") or "")
+    assert sorted(p.name for p in report.parent.iterdir()) == ["junit.xml"]  # no temp left
+
+
+def test_output_to_missing_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "su.yaml", SU_DESIGN)
+    code, out, err = run(["check", str(path), "-o", str(tmp_path / "no" / "r.txt")], capsys)
+    assert (code, out) == (2, "")
+    assert err.startswith("error: ")
+    assert "cannot write" in err
+    assert len(err.splitlines()) == 1
+
+
+def test_schema_command(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["schema"], capsys)
+    assert code == 0
+    schema = json.loads(out)
+    assert schema == json_schema()
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert set(schema["required"]) == {"name", "nodes"}
+    assert schema["additionalProperties"] is False
+
+
+def test_design_show(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = write(tmp_path, "su.yaml", SU_DESIGN)
+    code, out, _ = run(["design", "show", str(path)], capsys)
+    assert code == 0
+    assert "switches: 8 leaf + 4 spine + 0 core = 12" in out
+    assert "cables: 252 node-leaf + 256 leaf-spine + 0 spine-core = 508" in out
+    assert "gap (scale-up / scale-out line rate per GPU): 9x" in out
+    code, out, _ = run(["design", "show", str(path), "--format", "json"], capsys)
+    data = json.loads(out)
+    assert data["fabric"]["total_switches"] == 12
+    # 248 compute ports, half of them at 400 Gb/s (fabric_sizing.md 2.5)
+    assert data["fabric"]["bisection_per_direction_Bps"] == pytest.approx(124 * NDR_Bps)
+
+
+def test_design_show_reports_every_problem(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "bad.yaml", "name: b\nnodes: -1\nsystem: 3\n")
+    code, out, err = run(["design", "show", str(path)], capsys)
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        f"error: {path}:2:1: nodes: Input should be greater than or equal to 1",
+        f"error: {path}:3:1: system: Input should be a valid string",
+    ]

@@ -1,0 +1,325 @@
+"""Fat-tree sizing against published designs and closed-form formulas.
+
+Every expected number comes from /work/shared/reference/fabric_sizing.md (section named per test,
+with the primary source it quotes) or from a formula worked out in the test; none is copied from
+the program's output.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from ibcalc.errors import IbcalcError, UnknownNameError
+from ibcalc.fabric import (
+    SWITCHES,
+    FabricError,
+    FabricSizing,
+    find_switch,
+    leaf_split,
+    size_fat_tree,
+    smallest_divisor_at_least,
+)
+
+GB = 10**9
+NDR_Bps = 400 * GB / 8  # 400 Gb/s per direction (link_specs.md 4.1)
+
+# QM9700: 64 x NDR 400 Gb/s in 32 twin-port OSFP cages (fabric_sizing.md 4, QM97X0PUB/Interfaces)
+QM9700_K = 64
+QM9700_PORTS_PER_CAGE = 2
+# Q3400-RA: 144 x XDR 800 Gb/s (fabric_sizing.md 4)
+Q3400_K = 144
+# QM8790: 40 x HDR 200 Gb/s (fabric_sizing.md 4)
+QM8790_K = 40
+# DGX H100: 8 ConnectX-7 compute NICs (rails) in 4 twin-port OSFP cages (fabric_sizing.md 3.1, 4.1)
+DGX_RAILS = 8
+DGX_H100_CAGES = 4
+
+
+def h100(nodes: int, extra: int = 0) -> FabricSizing:
+    return size_fat_tree(
+        nodes,
+        DGX_RAILS,
+        QM9700_K,
+        extra_endpoints=extra,
+        port_Bps=NDR_Bps,
+        ports_per_cage=QM9700_PORTS_PER_CAGE,
+        node_cages_per_node=DGX_H100_CAGES,
+    )
+
+
+# NVIDIA DGX H100 SuperPOD RA-11333-001 V11, Table 3 "Larger SuperPOD component counts" (full
+# 32-node SUs); same numbers in the B200 RA HTML (fabric_sizing.md 3.1, 3.2).
+# (SU, nodes, leaf, spine, core, node-leaf cables, leaf-spine cables, spine-core cables)
+H100_TABLE3 = [
+    (4, 128, 32, 16, 0, 1024, 1024, 0),
+    (8, 256, 64, 32, 0, 2048, 2048, 0),
+    (16, 512, 128, 128, 64, 4096, 4096, 4096),
+    (32, 1024, 256, 256, 128, 8192, 8192, 8192),
+    (64, 2048, 512, 512, 256, 16384, 16384, 16384),
+]
+
+
+@pytest.mark.parametrize(
+    ("su", "nodes", "leaf", "spine", "core", "node_leaf", "leaf_spine", "spine_core"), H100_TABLE3
+)
+def test_dgx_h100_superpod_table3(
+    su: int,
+    nodes: int,
+    leaf: int,
+    spine: int,
+    core: int,
+    node_leaf: int,
+    leaf_spine: int,
+    spine_core: int,
+) -> None:
+    """Source: NVIDIA RA-11333-001 Table 3 (fabric_sizing.md 3.1)."""
+    sizing = h100(nodes)
+    assert sizing.scalable_units == su
+    assert sizing.su_nodes == 32
+    assert (sizing.leaf_switches, sizing.spine_switches, sizing.core_switches) == (
+        leaf,
+        spine,
+        core,
+    )
+    assert (sizing.node_leaf_cables, sizing.leaf_spine_cables, sizing.spine_core_cables) == (
+        node_leaf,
+        leaf_spine,
+        spine_core,
+    )
+    assert sizing.tiers == (3 if core else 2)
+
+
+# Same RA, Table 4 "compute fabric component count" (1-4 SU): one node slot dropped in total and
+# four UFM appliance links on the leaves. (SU, nodes, leaf, spine, compute+UFM cables, spine-leaf)
+H100_TABLE4 = [
+    (1, 31, 8, 4, 252, 256),
+    (2, 63, 16, 8, 508, 512),
+    (3, 95, 24, 16, 764, 768),
+    (4, 127, 32, 16, 1020, 1024),
+]
+
+
+@pytest.mark.parametrize(("su", "nodes", "leaf", "spine", "node_leaf", "leaf_spine"), H100_TABLE4)
+def test_dgx_h100_superpod_table4_with_ufm(
+    su: int, nodes: int, leaf: int, spine: int, node_leaf: int, leaf_spine: int
+) -> None:
+    """Source: NVIDIA RA-11333-001 Table 4; 4 UFM ports, 252 = 8 x 31 + 4 (fabric_sizing.md 3.1).
+
+    The 3-SU row needs 16 spines, not ceil(24 x 32 / 64) = 12: 12 does not divide 32 (section 2.6).
+    """
+    sizing = h100(nodes, extra=4)
+    assert sizing.scalable_units == su
+    assert (sizing.leaf_switches, sizing.spine_switches, sizing.core_switches) == (leaf, spine, 0)
+    assert (sizing.node_leaf_cables, sizing.leaf_spine_cables) == (node_leaf, leaf_spine)
+
+
+def test_ufm_ports_cost_a_node_slot() -> None:
+    """RA-11333-001 Table 4 footnote: "a DGX system must be removed to accommodate for UFM
+    connectivity": 32 nodes + 4 UFM ports = 260 ports > 8 leaves x 32 down, so a second SU."""
+    assert h100(32, extra=4).scalable_units == 2
+    assert h100(31, extra=4).scalable_units == 1
+
+
+def test_dgx_h100_4su_bill_of_materials() -> None:
+    """RA-11333-001 Appendix A (fabric_sizing.md 3.1): 48 compute QM9700, 1536 switch OSFP
+    transceivers (= 48 x 32 twin-port cages) and 508 system OSFP transceivers (127 x 4)."""
+    sizing = h100(127, extra=4)
+    assert sizing.total_switches == 48
+    assert sizing.switch_transceivers == 48 * 32 == 1536
+    assert sizing.node_transceivers == 127 * 4 == 508
+    # 2040 NDR cables "DGX H100 systems to leaf, leaf to spine" = 1016 + 1024 (UFM counted apart)
+    assert sizing.node_leaf_cables - 4 + sizing.leaf_spine_cables == 2040
+
+
+def test_bisection_of_one_h100_su() -> None:
+    """fabric_sizing.md 2.5 (derived): 1 SU, 256 NIC ports x 400 Gb/s -> 128 x 400 Gb/s = 51.2 Tb/s
+    per direction, i.e. 6.4 TB/s."""
+    sizing = h100(32)
+    assert sizing.bisection_Bps == pytest.approx(128 * NDR_Bps)
+    assert sizing.bisection_Bps == pytest.approx(51.2e12 / 8)
+
+
+# NVIDIA DGX B300 XDR SuperPOD, RA-11339-001, Table 3 "Example Compute Fabric Components"
+# (fabric_sizing.md 3.6). The 18-SU GPU column prints 9216, a typo for 1296 x 8 = 10368.
+# (SU, nodes, GPUs, leaf, spine, node-leaf, leaf-spine)
+B300_XDR = [
+    (1, 72, 576, 8, 4, 576, 576),
+    (2, 144, 1152, 16, 8, 1152, 1152),
+    (4, 288, 2304, 32, 18, 2304, 2304),
+    (8, 576, 4608, 64, 36, 4608, 4608),
+    (18, 1296, 10368, 144, 72, 10368, 10368),
+]
+
+
+@pytest.mark.parametrize(
+    ("su", "nodes", "gpus", "leaf", "spine", "node_leaf", "leaf_spine"), B300_XDR
+)
+def test_dgx_b300_xdr_table3(
+    su: int, nodes: int, gpus: int, leaf: int, spine: int, node_leaf: int, leaf_spine: int
+) -> None:
+    """Source: NVIDIA B300 XDR RA Table 3. Spines 18 and 36 follow the even-spread rule: the
+    smallest divisor of 72 uplinks >= 16 (resp. 32) is 18 (resp. 36) (fabric_sizing.md 2.6)."""
+    sizing = size_fat_tree(nodes, DGX_RAILS, Q3400_K)
+    assert sizing.tiers == 2
+    assert sizing.scalable_units == su
+    assert sizing.endpoints == gpus
+    assert (sizing.leaf_switches, sizing.spine_switches, sizing.core_switches) == (leaf, spine, 0)
+    assert (sizing.node_leaf_cables, sizing.leaf_spine_cables) == (node_leaf, leaf_spine)
+
+
+def test_b300_xdr_beyond_18_su_needs_a_core() -> None:
+    """18 SU fill 144 = k leaves, the 2-tier limit k^2/2 = 10368 (fabric_sizing.md 3.6)."""
+    assert size_fat_tree(1296 + 1, DGX_RAILS, Q3400_K).tiers == 3
+    with pytest.raises(FabricError, match="do not fit"):
+        size_fat_tree(1296 + 1, DGX_RAILS, Q3400_K, tiers=2)
+
+
+def test_dgx_a100_superpod_140_nodes() -> None:
+    """fabric_sizing.md 3.3 (derived from RA-09950-001, confidence M): 7 SU x 8 leaves = 56 leaf,
+    8 spine groups of 10 = 80 spine (smallest divisor of 20 uplinks >= 7 leaves x 20 / 20),
+    2 core groups of 14 = 28 core (80 x 14 / 40); 1120 cables at every tier boundary."""
+    sizing = size_fat_tree(140, DGX_RAILS, QM8790_K)
+    assert sizing.tiers == 3
+    assert (sizing.leaf_switches, sizing.spine_switches, sizing.core_switches) == (56, 80, 28)
+    assert (sizing.node_leaf_cables, sizing.leaf_spine_cables, sizing.spine_core_cables) == (
+        1120,
+        1120,
+        1120,
+    )
+    assert sizing.total_switches == 164
+
+
+@pytest.mark.parametrize("k", [64, 40])
+def test_k_ary_fat_tree(k: int) -> None:
+    """Al-Fares et al., SIGCOMM 2008 (fabric_sizing.md 2.1): k pods, k^3/4 hosts, (k/2)^2 core,
+    5k^2/4 switches. k = 64: 65536 hosts, 5120 switches; k = 40: 16000 hosts, 2000 switches."""
+    hosts = k**3 // 4
+    assert hosts == {64: 65536, 40: 16000}[k]
+    sizing = size_fat_tree(hosts, 1, k, rail_optimized=False)
+    assert sizing.tiers == 3
+    assert sizing.pods == k
+    assert sizing.leaf_switches == k * (k // 2)
+    assert sizing.spine_switches == k * (k // 2)
+    assert sizing.core_switches == (k // 2) ** 2
+    assert sizing.total_switches == 5 * k * k // 4 == {64: 5120, 40: 2000}[k]
+    # cables per endpoint = L (fabric_sizing.md 2.3)
+    assert sizing.total_cables == 3 * hosts
+
+
+def test_k_ary_limit_is_refused_beyond() -> None:
+    """One host more than k^3/4 needs a fourth tier, which is not modelled: refuse."""
+    with pytest.raises(FabricError, match="more than 3 tiers"):
+        size_fat_tree(65536 + 1, 1, 64, rail_optimized=False)
+
+
+@pytest.mark.parametrize("k", [64, 144])
+def test_two_tier_limit_k_squared_over_two(k: int) -> None:
+    """fabric_sizing.md 2.2: a non-blocking leaf-spine holds k^2/2 endpoints with k leaves and
+    k/2 spines (3k/2 switches); one more endpoint needs a third tier."""
+    limit = k * k // 2
+    sizing = size_fat_tree(limit, 1, k, rail_optimized=False)
+    assert sizing.tiers == 2
+    assert (sizing.leaf_switches, sizing.spine_switches) == (k, k // 2)
+    assert sizing.total_switches == 3 * k // 2
+    assert size_fat_tree(limit + 1, 1, k, rail_optimized=False).tiers == 3
+
+
+def test_single_switch_when_everything_fits() -> None:
+    """E <= k: one switch, no uplinks (L = 1: E_max = k, fabric_sizing.md 2.3)."""
+    sizing = size_fat_tree(8, 8, 64)
+    assert (sizing.tiers, sizing.total_switches, sizing.node_leaf_cables) == (1, 1, 64)
+    assert size_fat_tree(9, 8, 64).tiers == 2
+
+
+def test_refusals() -> None:
+    """A fabric the radix cannot build is refused with a clear message."""
+    # 16 SU of DGX H100 (4096 endpoints) in two tiers: 128 leaves > 64 spine ports
+    with pytest.raises(FabricError, match=r"4096 endpoints do not fit.*2-level"):
+        size_fat_tree(512, 8, 64, tiers=2)
+    with pytest.raises(FabricError, match="radix 1 is too small"):
+        size_fat_tree(4, 1, 1)
+    with pytest.raises(FabricError, match=">= 1"):
+        size_fat_tree(4, 8, 64, oversubscription=0.5)
+    with pytest.raises(FabricError, match="tiers 4"):
+        size_fat_tree(4, 8, 64, tiers=4)
+    assert issubclass(FabricError, IbcalcError)
+    assert issubclass(FabricError, ValueError)
+
+
+@pytest.mark.parametrize(
+    ("k", "o", "down", "up"),
+    [
+        (64, 1.0, 32, 32),  # 1:1 -> k/2 and k/2
+        (64, 3.0, 48, 16),  # 3:1: 4 ports per group, 16 groups
+        (64, 2.0, 42, 21),  # 2:1: 3 ports per group, 21 groups, 1 port unused
+        (128, 2.0, 84, 42),
+        (40, 1.5, 24, 16),  # 3:2: 5 ports per group, 8 groups
+    ],
+)
+def test_leaf_split(k: int, o: float, down: int, up: int) -> None:
+    """d = p*j, u = q*j with o = p/q and j = k // (p + q) (fabric_sizing.md 2.4: d = k o/(1+o))."""
+    assert leaf_split(k, o) == (down, up)
+
+
+def test_oversubscribed_two_tier() -> None:
+    """2:1 on 128 x 400G (SN5600): SU = 84 nodes; 128 nodes -> 2 SU x 8 rails = 16 leaves x 42
+    uplinks = 672; spines = smallest divisor of 42 >= 16 x 42 / 128 = 5.25 -> 6; bisection is set
+    by the uplinks: 672 / 2 links."""
+    sizing = size_fat_tree(128, 8, 128, oversubscription=2, port_Bps=NDR_Bps)
+    assert (sizing.scalable_units, sizing.leaf_switches, sizing.spine_switches) == (2, 16, 6)
+    assert sizing.leaf_spine_cables == 672
+    assert sizing.oversubscription == (2.0,)
+    assert sizing.bisection_Bps == pytest.approx(672 / 2 * NDR_Bps)
+
+
+def test_per_tier_oversubscription_in_three_tiers() -> None:
+    """[leaf, spine] ratios: 1:1 leaves, 3:1 spines (48 down / 16 up). 16 SU of DGX H100: per rail
+    16 leaves -> 16 spines taking 16 x 32 / 16 = 32 links down, ceil(32 x 16 / 48) = 11 up;
+    core = ceil(128 x 11 / 64) = 22."""
+    sizing = size_fat_tree(512, 8, 64, oversubscription=[1, 3])
+    assert (sizing.leaf_switches, sizing.spine_switches, sizing.core_switches) == (128, 128, 22)
+    assert sizing.spine_core_cables == 128 * 11
+    assert sizing.end_to_end_oversubscription == pytest.approx(3.0)
+
+
+def test_smallest_divisor() -> None:
+    """The even-spread rule of fabric_sizing.md 2.6, table rows."""
+    assert smallest_divisor_at_least(32, Fraction(12)) == 16
+    assert smallest_divisor_at_least(72, Fraction(16)) == 18
+    assert smallest_divisor_at_least(72, Fraction(32)) == 36
+    assert smallest_divisor_at_least(20, Fraction(9)) == 10  # Deucalion, 17 x 20 / 40 = 8.5
+    assert smallest_divisor_at_least(18, Fraction(8)) == 9  # JLab 12s: 16 x 18 / 36 = 8
+    assert smallest_divisor_at_least(32, Fraction(33)) is None
+
+
+def test_switch_catalogue() -> None:
+    """Port counts at the NIC rate (fabric_sizing.md 4) and a source per entry."""
+    ndr = find_switch("QM9700").mode_for(NDR_Bps)
+    assert ndr.ports == 64
+    assert find_switch("qm9700").ports_per_cage(ndr) == 2
+    assert find_switch("qm9700").mode_for(200 * GB / 8).ports == 128  # NDR200 split
+    assert find_switch("sn5600").mode_for(800 * GB / 8).ports == 64
+    assert find_switch("sn5600").mode_for(400 * GB / 8).ports == 128
+    assert find_switch("q3400").mode_for(800 * GB / 8).ports == 144
+    assert find_switch("qm8790").mode_for(200 * GB / 8).ports == 40
+    assert find_switch("tomahawk5").mode_for(400 * GB / 8).ports == 128
+    assert find_switch("sn4600c").mode_for(100 * GB / 8).ports == 64
+    for switch in SWITCHES.values():
+        assert "http" in switch.source or "arXiv" in switch.source or "RA-" in switch.source
+    with pytest.raises(FabricError, match="no 400 Gb/s ports"):
+        find_switch("qm8790").mode_for(NDR_Bps)
+    with pytest.raises(UnknownNameError, match="qm9700"):
+        find_switch("qm970")
+
+
+def test_huge_request_is_refused_fast() -> None:
+    """10^6 nodes x 256 NICs on 64-port switches: far beyond k^3/4, refused without laying out
+    the leaves (the bound is checked first)."""
+    import time
+
+    start = time.perf_counter()
+    with pytest.raises(FabricError, match="do not fit"):
+        size_fat_tree(1_000_000, 256, 64, extra_endpoints=100_000)
+    assert time.perf_counter() - start < 1.0

@@ -1,0 +1,355 @@
+"""Scale-up vs scale-out gap: numbers worked by hand, the engine link, and the CLI contract.
+
+Every expected bandwidth is worked in the test from a published fact (link_specs.md section
+cited) or from the catalogue's own fields read with ``find_link`` (line rate x efficiency), never
+copied from the program's output. Conventions: per direction, per GPU, GB/s = 10^9 B/s.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from typer.testing import CliRunner
+
+from ibcalc.catalogue import find_link, load_catalogue
+from ibcalc.cli import app, main
+from ibcalc.engine import estimate
+from ibcalc.errors import UnitError, UnknownNameError
+from ibcalc.gap import (
+    PAIRING_INTER,
+    PAIRING_INTRA,
+    GapResult,
+    common_pairings,
+    gap,
+    gap_dict,
+    gap_for_system,
+    nics_per_gpu_node,
+    tp_whatif,
+)
+from ibcalc.models import Catalogue, Collective
+from ibcalc.topology import ClusterSpec
+
+GB = 10**9
+BITS = 8
+runner = CliRunner()
+
+#: link_specs.md 1.1: NVLink 4, 18 links x 25 GB/s per direction = 450 GB/s per GPU (900 bidir).
+NVLINK4_PER_GPU = 18 * 25 * GB
+#: link_specs.md 1.1: NVLink 3, 12 links x 25 GB/s = 300 GB/s per GPU.
+NVLINK3_PER_GPU = 12 * 25 * GB
+#: link_specs.md 4.1: NDR 400 Gb/s, HDR 200 Gb/s per 4x port; / 8 bits.
+NDR_PORT = 400 * GB / BITS
+HDR_PORT = 200 * GB / BITS
+#: link_specs.md 5.5: p5 has 32 EFA v2 interfaces of 100 Gb/s for 8 GPUs.
+EFA_V2_PORT = 100 * GB / BITS
+#: link_specs.md 6: MI300X, 7 xGMI links of 64 GB/s per peer per direction.
+XGMI_PER_PEER = 64 * GB
+
+#: JSON keys the gap command promises (issue 5).
+GAP_KEYS = {
+    "intra",
+    "inter",
+    "intra_GBps",
+    "inter_per_gpu_GBps",
+    "ratio_line",
+    "ratio_achievable",
+    "intra_achievable_GBps",
+    "inter_per_gpu_achievable_GBps",
+    "allreduce_inside_s",
+    "allreduce_across_s",
+    "slowdown",
+    "conventions",
+    "assumptions",
+}
+
+
+@pytest.fixture(scope="module")
+def cat() -> Catalogue:
+    return load_catalogue(use_env=False)
+
+
+def _achievable(cat: Catalogue, name: str) -> float:
+    link = find_link(cat, name)
+    return link.per_direction_Bps * link.efficiency
+
+
+# ------------------------------------------------------------------------------ worked by hand
+
+
+def test_nvlink4_vs_ndr_one_nic_per_gpu_is_9x(cat: Catalogue) -> None:
+    result = gap(cat, "nvlink4", "ndr", gpus_per_node=8, nics_per_node=8)
+    assert result.intra_line_Bps == pytest.approx(NVLINK4_PER_GPU)
+    assert result.inter_line_Bps == pytest.approx(NDR_PORT)
+    # 450 GB/s / 50 GB/s
+    assert result.ratio_line == pytest.approx(9.0)
+    assert pytest.approx(9.0) == NVLINK4_PER_GPU / NDR_PORT
+
+
+def test_nvlink4_vs_hdr_is_18x_not_the_quoted_bidirectional_mix(cat: Catalogue) -> None:
+    result = gap(cat, "nvlink4", "hdr", 8, 8)
+    # 450 GB/s / 25 GB/s per direction. The publication's "900 vs about 50" compares both
+    # directions of NVLink with both directions of HDR: the same 18x, by luck of doubling both.
+    assert result.ratio_line == pytest.approx(18.0)
+    assert result.intra_bidirectional_Bps == pytest.approx(900 * GB)
+    assert result.inter_line_Bps == pytest.approx(25 * GB)
+
+
+def test_aws_p5_four_efa_per_gpu_is_9x(cat: Catalogue) -> None:
+    # 32 x 100 Gb/s for 8 GPUs = 4 x 12.5 GB/s = 50 GB/s per GPU; 450 / 50 = 9.
+    per_gpu = 32 / 8 * EFA_V2_PORT
+    assert per_gpu == pytest.approx(50 * GB)
+    by_hand = gap(cat, "nvlink4", "efa-v2", 8, 32, "pcie5")
+    preset = gap_for_system(cat, "aws-p5")
+    for result in (by_hand, preset):
+        assert result.inter_line_Bps == pytest.approx(per_gpu)
+        assert result.ratio_line == pytest.approx(NVLINK4_PER_GPU / per_gpu)
+        assert result.ratio_line == pytest.approx(9.0)
+        assert result.across_nics_per_node == 4
+    assert preset.system == "aws-p5"
+    assert preset.nics_per_node == 32
+
+
+def test_achievable_ratio_uses_catalogue_efficiencies(cat: Catalogue) -> None:
+    for inter in ("ndr", "hdr", "roce-400g"):
+        result = gap(cat, "nvlink4", inter, 8, 8)
+        expected = _achievable(cat, "nvlink4") / _achievable(cat, inter)
+        assert result.ratio_achievable == pytest.approx(expected)
+        assert result.intra_achievable_Bps == pytest.approx(_achievable(cat, "nvlink4"))
+        assert result.capped_by is None
+
+
+def test_pcie_capped_nic(cat: Catalogue) -> None:
+    # An NDR card (50 GB/s line) in a PCIe Gen4 x16 slot (31.5 GB/s line) on an A100 node.
+    pcie4_cap = _achievable(cat, "pcie4")
+    assert pcie4_cap < _achievable(cat, "ndr"), "the case needs a binding PCIe cap"
+    result = gap(cat, "nvlink3", "ndr", 8, 8, host_pcie="pcie4")
+    assert result.capped_by == "pcie4"
+    # Line rates are the links' own: 300 / 50 = 6.
+    assert result.ratio_line == pytest.approx(NVLINK3_PER_GPU / NDR_PORT)
+    assert result.ratio_line == pytest.approx(6.0)
+    # Achievable: the NIC gets no more than its PCIe link carries.
+    assert result.inter_achievable_Bps == pytest.approx(pcie4_cap)
+    assert result.ratio_achievable == pytest.approx(_achievable(cat, "nvlink3") / pcie4_cap)
+    assert any("capped" in note for note in result.assumptions)
+    # A Gen5 slot does not bind an NDR card.
+    assert gap(cat, "nvlink3", "ndr", 8, 8, host_pcie="pcie5").capped_by is None
+
+
+def test_fractional_nics_per_gpu_and_one_gpu_nodes(cat: Catalogue) -> None:
+    # One 10 Gb/s WAN link for an 8-GPU node: 1.25 GB/s / 8 per GPU.
+    result = gap(cat, "nvlink4", "wan-10g", 8, 1)
+    assert result.inter_line_Bps == pytest.approx(10 * GB / BITS / 8)
+    assert result.nics_per_gpu == pytest.approx(1 / 8)
+    # A node holding one GPU still gets a whole link (a share cannot be installed).
+    assert result.across_nics_per_node == 1
+    assert any("rounded up" in note for note in result.assumptions)
+    assert nics_per_gpu_node(32, 8) == 4
+    assert nics_per_gpu_node(4, 8) == 1
+    assert nics_per_gpu_node(12, 8) == 2
+
+
+def test_switchless_mesh_counts_only_links_in_use(cat: Catalogue) -> None:
+    # 4 MI300X in a full mesh: each GPU reaches 3 peers over 3 of its 7 links.
+    result = gap(cat, "xgmi-mi300x", "roce-400g", 4, 4)
+    assert result.intra_line_Bps == pytest.approx(3 * XGMI_PER_PEER)
+    eight = gap(cat, "xgmi-mi300x", "roce-400g", 8, 8)
+    assert eight.intra_line_Bps == pytest.approx(7 * XGMI_PER_PEER)
+
+
+# ------------------------------------------------------------------------- the consequence
+
+
+def test_allreduce_inside_vs_across_comes_from_the_engine(cat: Catalogue) -> None:
+    result = gap(cat, "nvlink4", "ndr", 8, 8)
+    inside = estimate(
+        cat,
+        ClusterSpec(nodes=1, gpus_per_node=8, intra="nvlink4"),
+        Collective.ALL_REDUCE,
+        1e9,
+    )
+    across = estimate(
+        cat,
+        ClusterSpec(nodes=8, gpus_per_node=1, nics_per_node=1, inter="ndr"),
+        Collective.ALL_REDUCE,
+        1e9,
+    )
+    assert result.allreduce_size_bytes == 1e9
+    assert (result.inside.nodes, result.inside.gpus_per_node) == (1, 8)
+    assert (result.across.nodes, result.across.gpus_per_node) == (8, 1)
+    assert result.inside.time_s == pytest.approx(inside.time_s)
+    assert result.across.time_s == pytest.approx(across.time_s)
+    assert result.slowdown == pytest.approx(across.time_s / inside.time_s)
+    # Across nodes the ring cannot beat the NIC: t >= 2(n-1)/n x S / B_nic,achievable.
+    floor = 2 * 7 / 8 * 1e9 / _achievable(cat, "ndr")
+    assert result.across.time_s >= floor * (1 - 1e-9)
+    assert result.slowdown > 1
+
+
+def test_tp_whatif_places_the_same_bytes(cat: Catalogue) -> None:
+    whatif = tp_whatif(cat, "nvlink4", "ndr", 4, 64e6, nics_per_node=1)
+    assert (whatif.inside.nodes, whatif.inside.gpus_per_node) == (1, 4)
+    assert (whatif.across.nodes, whatif.across.gpus_per_node) == (4, 1)
+    assert whatif.inside.size_bytes == whatif.across.size_bytes == whatif.size_bytes
+    assert whatif.slowdown == pytest.approx(whatif.across.time_s / whatif.inside.time_s)
+    assert whatif.slowdown > 1
+    # More NICs per one-GPU node can only help.
+    more = tp_whatif(cat, "nvlink4", "ndr", 4, 64e6, nics_per_node=2)
+    assert more.across.time_s <= whatif.across.time_s
+
+
+def test_common_pairings_cover_the_table(cat: Catalogue) -> None:
+    results = common_pairings(cat)
+    assert len(results) == len(PAIRING_INTRA) * len(PAIRING_INTER)
+    pairs = {(r.intra, r.inter): r for r in results}
+    for intra in ("nvlink3", "nvlink4", "nvlink5", "xgmi-mi300x", "pcie4", "pcie5"):
+        for inter in ("hdr", "ndr", "xdr", "roce-200g", "roce-400g", "roce-800g", "efa-v2"):
+            assert (intra, inter) in pairs
+        assert (intra, "wan-10g") in pairs
+    assert pairs["nvlink4", "ndr"].ratio_line == pytest.approx(9.0)
+    assert pairs["nvlink4", "hdr"].ratio_line == pytest.approx(18.0)
+    assert pairs["nvlink4", "efa-v2"].nics_per_node == 32
+    assert pairs["nvlink4", "wan-10g"].nics_per_node == 1
+    # NVLink 5 doubles NVLink 4 per GPU (link_specs.md 1.1: 900 vs 450 per direction).
+    assert pairs["nvlink5", "ndr"].ratio_line == pytest.approx(18.0)
+    # A PCIe-only node has a smaller scale-up than an NDR NIC: the gap inverts (31.5 vs 50).
+    assert pairs["pcie4", "ndr"].ratio_line < 1
+    for r in results:
+        assert math.isfinite(r.ratio_line)
+        assert r.ratio_line > 0
+        assert r.ratio_achievable > 0
+        assert r.host_pcie is None
+
+
+def test_gap_dict_keys_and_units(cat: Catalogue) -> None:
+    data = gap_dict(gap(cat, "nvlink4", "ndr", 8, 8))
+    assert set(data) >= GAP_KEYS
+    assert data["intra_GBps"] == pytest.approx(450.0)
+    assert data["inter_per_gpu_GBps"] == pytest.approx(50.0)
+    assert data["intra_bidirectional_GBps"] == pytest.approx(900.0)
+    assert data["inter_per_node_GBps"] == pytest.approx(400.0)
+    assert "per direction" in data["conventions"]
+    assert "per GPU" in data["conventions"]
+    json.dumps(data)  # serialisable as is
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "needle"),
+    [
+        (lambda c: gap(c, "nvlnk4", "ndr", 8, 8), UnknownNameError, "nvlink4"),
+        (lambda c: gap(c, "nvlink4", "ndrr", 8, 8), UnknownNameError, "ndr"),
+        (lambda c: gap(c, "ndr", "nvlink4", 8, 8), UnitError, "scale-out"),
+        (lambda c: gap(c, "nvlink4", "nvlink5", 8, 8), UnitError, "scale-up"),
+        (lambda c: gap(c, "nvlink4", "ndr", 8, 8, "ndr"), UnitError, "host"),
+        (lambda c: gap(c, "nvlink4", "ndr", 1, 1), UnitError, "--gpus-per-node"),
+        (lambda c: gap(c, "nvlink4", "ndr", 8, 0), UnitError, "--nics-per-node"),
+        (lambda c: tp_whatif(c, "nvlink4", "ndr", 1, 1e6), UnitError, "--tp"),
+        (lambda c: gap_for_system(c, "rtx2080ti-2"), UnitError, "--inter"),
+    ],
+)
+def test_library_errors(cat: Catalogue, call: object, error: type[Exception], needle: str) -> None:
+    assert callable(call)
+    with pytest.raises(error) as info:
+        call(cat)
+    assert needle in str(info.value)
+
+
+# ------------------------------------------------------------------------------ CLI contract
+
+
+def test_cli_gap_json_list_of_pairings() -> None:
+    result = runner.invoke(app, ["gap", "--format", "json"])
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr == ""
+    rows = json.loads(result.stdout)
+    assert isinstance(rows, list)
+    assert len(rows) == len(PAIRING_INTRA) * len(PAIRING_INTER)
+    for row in rows:
+        assert set(row) >= GAP_KEYS
+    pick = {(r["intra"], r["inter"]): r for r in rows}
+    assert pick["nvlink4", "ndr"]["ratio_line"] == pytest.approx(9.0)
+    assert pick["nvlink4", "hdr"]["ratio_line"] == pytest.approx(18.0)
+
+
+def test_cli_gap_one_pairing_json() -> None:
+    result = runner.invoke(
+        app, ["gap", "--intra", "nvlink4", "--inter", "ndr", "--format", "json", "--tp", "8"]
+    )
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert set(data) >= GAP_KEYS
+    assert data["ratio_line"] == pytest.approx(9.0)
+    assert data["tp"]["tp"] == 8
+    assert data["tp"]["slowdown"] == pytest.approx(data["tp"]["across_s"] / data["tp"]["inside_s"])
+    assert any("--tp-size" in note for note in data["tp"]["assumptions"])
+
+
+def test_cli_gap_system_preset() -> None:
+    result = runner.invoke(app, ["gap", "--system", "p5", "--format", "json"])
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert (data["inter"], data["nics_per_node"]) == ("efa-v2", 32)
+    assert data["ratio_line"] == pytest.approx(9.0)
+
+
+def test_cli_gap_table_states_conventions() -> None:
+    result = runner.invoke(app, ["gap"])
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    assert "per direction" in out
+    assert "per GPU" in out
+    assert "10^9 B/s" in out
+    assert "bidirectional" in out
+    assert "9.0x" in out
+    assert "18.0x" in out
+
+
+def test_cli_gap_detail_table() -> None:
+    result = runner.invoke(
+        app, ["gap", "--intra", "nvlink4", "--inter", "ndr", "--tp", "8", "--tp-size", "32MB"]
+    )
+    assert result.exit_code == 0, result.stderr
+    for needle in ("450 GB/s", "50.0 GB/s", "9.0x", "900 GB/s", "slowdown", "TP=8"):
+        assert needle in result.stdout
+
+
+def _fail(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    captured = capsys.readouterr()
+    assert info.value.code == 2
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1, captured.err
+    assert lines[0].startswith("error: ")
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("argv", "needles"),
+    [
+        (["gap", "--intra", "nvlnk4", "--inter", "ndr"], ["unknown link", "nvlink4"]),
+        (["gap", "--intra", "nvlink4", "--inter", "ndrr"], ["unknown link", "did you mean", "ndr"]),
+        (["gap", "--system", "p55"], ["unknown system", "p5"]),
+        (["gap", "--inter", "ndrx"], ["unknown link", "ndr"]),
+        (["gap", "--intra", "ndr", "--inter", "nvlink4"], ["scale-out link"]),
+        (["gap", "--gpus-per-node", "4"], ["--intra and --inter"]),
+        (["gap", "--intra", "nvlink4", "--inter", "ndr", "--tp", "16"], ["--tp 16"]),
+        (["gap", "--intra", "nvlink4", "--inter", "ndr", "--tp-size", "1GB"], ["--tp"]),
+        (["gap", "--intra", "tpu-v5p-ici"], ["not in the common pairings"]),
+    ],
+)
+def test_cli_gap_errors(
+    argv: list[str], needles: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _fail(argv, capsys)
+    for needle in needles:
+        assert needle in line
+
+
+def test_gap_result_is_frozen(cat: Catalogue) -> None:
+    result = gap(cat, "nvlink4", "ndr", 8, 8)
+    assert isinstance(result, GapResult)
+    with pytest.raises(ValueError, match="frozen"):
+        result.intra = "nvlink5"  # type: ignore[misc]

@@ -1,0 +1,92 @@
+"""Hostile input to ``ibcalc check``: refused fast, one ``error:`` line, exit 2, no traceback.
+
+The corpus lives in tests/hostile/ (plus a path that does not exist). Positions are those of
+the offending byte or node in each file, worked out by hand from its content.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from ibcalc.cli import main
+
+HOSTILE = Path(__file__).resolve().parent / "hostile"
+
+# file -> (line:col of the problem or None when the file has no position, words of the message)
+CASES: dict[str, tuple[str | None, str]] = {
+    "empty.yaml": (None, "file is empty"),
+    "binary.yaml": (None, "binary"),
+    "invalid-utf8.yaml": ("3:1", "not valid UTF-8"),  # the 0xff byte is on line 3
+    "syntax-error.yaml": ("6:8", "YAML syntax error"),  # unclosed '{' on line 5, seen on line 6
+    "tab-indent.yaml": ("5:1", "YAML syntax error"),  # the tab starts line 5
+    "billion-laughs.yaml": ("1:18", "alias bomb"),  # the first anchored list
+    # line 2 is "nodes: " then 10,000 "["; the 65th (first beyond 64 levels) is column 8 + 64
+    "deep-nesting.yaml": ("2:72", "nesting deeper than"),
+    "python-tag.yaml": ("4:14", "unsupported YAML tag"),  # the !!python tag on line 4
+    "duplicate-keys.yaml": ("4:1", "duplicate key 'nodes'"),  # second 'nodes' on line 4
+    "top-level-list.yaml": ("1:1", "must be a mapping"),
+    "top-level-scalar.yaml": ("1:1", "must be a mapping"),
+    "huge-float.yaml": ("5:17", "infinite"),  # size: 1e400 on line 5
+    "huge-int.yaml": ("2:8", "cannot be read"),  # 5000 digits after 'nodes: '
+    "nan-size.yaml": ("5:17", "NaN"),  # size: .nan on line 5
+    "directory.yaml": (None, "is a directory"),
+    "missing.yaml": (None, "no such file"),
+}
+TIME_LIMIT_S = 3.0
+
+
+def test_corpus_is_complete() -> None:
+    present = {p.name for p in HOSTILE.iterdir()}
+    assert set(CASES) - {"missing.yaml"} == present
+    assert not (HOSTILE / "missing.yaml").exists()
+    assert (HOSTILE / "directory.yaml").is_dir()
+    assert len((HOSTILE / "deep-nesting.yaml").read_text().split("[")) - 1 == 10_000
+    assert len((HOSTILE / "huge-int.yaml").read_text().split()[3]) == 5000
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_hostile_file_is_refused(
+    name: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    where, words = CASES[name]
+    path = HOSTILE / name
+    before = sorted(p.name for p in HOSTILE.iterdir())
+    monkeypatch.chdir(tmp_path)
+    start = time.perf_counter()
+    with pytest.raises(SystemExit) as info:
+        main(["check", str(path)])
+    elapsed = time.perf_counter() - start
+    out, err = capsys.readouterr()
+    assert info.value.code == 2
+    assert elapsed < TIME_LIMIT_S
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    prefix = f"error: {path}:{where}: " if where is not None else f"error: {path}: "
+    assert lines[0].startswith(prefix), lines[0]
+    assert words in lines[0]
+    assert "Traceback" not in out + err
+    assert out == ""
+    assert list(tmp_path.iterdir()) == []
+    assert sorted(p.name for p in HOSTILE.iterdir()) == before
+
+
+@pytest.mark.parametrize("fmt", ["json", "junit", "github"])
+def test_hostile_file_in_machine_formats(
+    fmt: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Machine formats still report the refused file (so CI shows it), and exit 2."""
+    report = tmp_path / "report"
+    with pytest.raises(SystemExit) as info:
+        main(["check", str(HOSTILE / "binary.yaml"), "--format", fmt, "-o", str(report)])
+    out, err = capsys.readouterr()
+    assert info.value.code == 2
+    assert out == ""
+    assert len(err.splitlines()) == 1
+    assert "binary" in report.read_text(encoding="utf-8")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]

@@ -1,0 +1,349 @@
+"""Pictures: files written (PNG magic, SVG root), atomically; sweep over several fabrics; the
+measured-points CSV; and the path without matplotlib (exit 2 with the install hint).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from ibcalc.catalogue import load_catalogue
+from ibcalc.cli import app, main
+from ibcalc.errors import IbcalcError
+from ibcalc.gap import gap
+from ibcalc.models import Collective
+from ibcalc.plot import (
+    INSTALL_HINT,
+    PlotError,
+    PlotUnavailableError,
+    check_target,
+    load_measured,
+    plot_gap,
+    require_matplotlib,
+)
+
+runner = CliRunner()
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+SWEEP = ["sweep", "allreduce", "-b", "1M", "-e", "64M", "-f", "4", "-N", "2"]
+
+
+def _is_png(path: Path) -> bool:
+    data = path.read_bytes()
+    return len(data) > 10_000 and data.startswith(PNG_MAGIC)
+
+
+def _is_svg(path: Path) -> bool:
+    root = ET.parse(path).getroot()  # our own output, not untrusted XML
+    return root.tag in ("svg", "{http://www.w3.org/2000/svg}svg")
+
+
+def _only(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir())
+
+
+def _fail(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    captured = capsys.readouterr()
+    assert info.value.code == 2
+    assert captured.out == ""
+    lines = captured.err.strip().splitlines()
+    assert len(lines) == 1, captured.err
+    assert lines[0].startswith("error: ")
+    return lines[0]
+
+
+# ------------------------------------------------------------------- without matplotlib
+
+
+@pytest.fixture
+def no_matplotlib(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make ``import matplotlib`` (and its submodules) fail, as when the extra is absent."""
+    for name in list(sys.modules):
+        if name == "matplotlib" or name.startswith("matplotlib."):
+            monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+
+
+@pytest.mark.usefixtures("no_matplotlib")
+def test_require_matplotlib_raises_install_hint() -> None:
+    with pytest.raises(PlotUnavailableError) as info:
+        require_matplotlib()
+    assert str(info.value) == INSTALL_HINT
+    assert isinstance(info.value, IbcalcError)
+    assert isinstance(info.value, ImportError)
+
+
+@pytest.mark.usefixtures("no_matplotlib")
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["gap", "--plot", "{dir}/gap.png"],
+        ["gap", "--intra", "nvlink4", "--inter", "ndr", "--plot", "{dir}/gap.svg"],
+        [*SWEEP, "--inter", "ndr", "--plot", "{dir}/sweep.png"],
+    ],
+)
+def test_no_matplotlib_exits_2_with_hint_before_any_output(
+    argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    line = _fail([a.format(dir=tmp_path) for a in argv], capsys)
+    assert line == "error: plotting needs matplotlib: pip install 'ibcalc[plot]'"
+    assert _only(tmp_path) == []
+
+
+@pytest.mark.usefixtures("no_matplotlib")
+def test_no_matplotlib_other_commands_still_work() -> None:
+    result = runner.invoke(app, ["gap", "--intra", "nvlink4", "--inter", "ndr"])
+    assert result.exit_code == 0, result.stderr
+    assert "9.0x" in result.stdout
+
+
+# ---------------------------------------------------------------------- target checks
+
+
+@pytest.mark.parametrize("name", ["x.pdf", "x", "x.png.txt", "x.jpeg"])
+def test_refuses_other_suffixes(name: str, tmp_path: Path) -> None:
+    with pytest.raises(PlotError, match=r"\.png or \.svg"):
+        check_target(tmp_path / name)
+
+
+def test_suffix_is_case_insensitive(tmp_path: Path) -> None:
+    assert check_target(tmp_path / "X.PNG")[1] == "png"
+    assert check_target(tmp_path / "x.Svg")[1] == "svg"
+
+
+def test_cli_bad_plot_targets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    line = _fail(["gap", "--plot", str(tmp_path / "gap.pdf")], capsys)
+    assert ".png or .svg" in line
+    line = _fail(["gap", "--plot", str(tmp_path / "missing" / "gap.png")], capsys)
+    assert "no directory" in line
+    line = _fail([*SWEEP, "--plot-time"], capsys)
+    assert "--plot" in line
+    line = _fail([*SWEEP, "--measured", str(tmp_path / "m.csv")], capsys)
+    assert "--plot" in line
+    assert _only(tmp_path) == []
+
+
+# ------------------------------------------------------------------------- gap pictures
+
+
+def test_gap_png_and_svg(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    png, svg = tmp_path / "gap.png", tmp_path / "gap.svg"
+    result = runner.invoke(app, ["gap", "--plot", str(png)])
+    assert result.exit_code == 0, result.stderr
+    assert "plot written to" in result.stderr
+    assert _is_png(png)
+    result = runner.invoke(app, ["gap", "--intra", "nvlink4", "--inter", "ndr", "--plot", str(svg)])
+    assert result.exit_code == 0, result.stderr
+    assert _is_svg(svg)
+    text = svg.read_text(encoding="utf-8")
+    assert "nvlink4" in text
+    assert "per direction" in text
+    assert _only(tmp_path) == ["gap.png", "gap.svg"]
+
+
+def test_gap_plot_keeps_table_output(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    args = ["gap", "--intra", "nvlink4", "--inter", "ndr"]
+    plain = runner.invoke(app, args)
+    plotted = runner.invoke(app, [*args, "--plot", str(tmp_path / "g.png")])
+    assert plain.exit_code == plotted.exit_code == 0
+    assert plain.stdout == plotted.stdout
+
+
+def test_same_picture_same_bytes(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    cat = load_catalogue(use_env=False)
+    result = gap(cat, "nvlink4", "ndr", 8, 8)
+    for suffix in (".png", ".svg"):
+        first, second = tmp_path / f"a{suffix}", tmp_path / f"b{suffix}"
+        plot_gap(first, [result])
+        plot_gap(second, [result])
+        assert first.read_bytes() == second.read_bytes()
+
+
+def test_failed_write_leaves_old_file_and_no_temp(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("matplotlib")
+    from matplotlib.figure import Figure
+
+    target = tmp_path / "gap.png"
+    target.write_bytes(b"old picture")
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(Figure, "savefig", broken)
+    cat = load_catalogue(use_env=False)
+    with pytest.raises(PlotError, match="No space left"):
+        plot_gap(target, [gap(cat, "nvlink4", "ndr", 8, 8)])
+    assert target.read_bytes() == b"old picture"
+    assert _only(tmp_path) == ["gap.png"]
+
+
+# ----------------------------------------------------------------------- sweep pictures
+
+
+def test_sweep_plot_keeps_table_output(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    args = [*SWEEP, "--inter", "ndr"]
+    plain = runner.invoke(app, args)
+    target = tmp_path / "sweep.png"
+    plotted = runner.invoke(app, [*args, "--plot", str(target), "--plot-time"])
+    assert plain.exit_code == plotted.exit_code == 0, plotted.stderr
+    assert plain.stdout == plotted.stdout
+    assert _is_png(target)
+
+
+def test_sweep_several_fabrics_png_and_svg(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    png, svg = tmp_path / "fabrics.png", tmp_path / "fabrics.svg"
+    args = [*SWEEP, "--inter", "ndr,hdr,roce-400g"]
+    result = runner.invoke(app, [*args, "--plot", str(png)])
+    assert result.exit_code == 0, result.stderr
+    assert _is_png(png)
+    # One nccl-tests table per fabric.
+    assert result.stdout.count("sweep on") == 3
+    for fabric in ("ndr between", "hdr between", "roce-400g between"):
+        assert fabric in result.stdout
+    result = runner.invoke(app, [*args, "--plot", str(svg), "--plot-time", "--algo", "ring"])
+    assert result.exit_code == 0, result.stderr
+    assert _is_svg(svg)
+    assert "roce-400g" in svg.read_text(encoding="utf-8")
+
+
+def test_sweep_several_fabrics_json_and_csv_share_the_node() -> None:
+    result = runner.invoke(app, [*SWEEP, "--inter", "ndr,hdr", "--format", "json"])
+    assert result.exit_code == 0, result.stderr
+    groups = json.loads(result.stdout)
+    assert [g["inter"] for g in groups] == ["ndr", "hdr"]
+    # The second fabric goes into the node the first resolved to (DGX H100: 8 GPUs, 8 NICs).
+    assert {(g["nodes"], g["gpus_per_node"], g["nics_per_node"]) for g in groups} == {(2, 8, 8)}
+    ndr, hdr = (g["rows"] for g in groups)
+    assert len(ndr) == len(hdr)
+    # HDR has half NDR's rate, so the largest size cannot be faster on it.
+    assert hdr[-1]["time_us"] >= ndr[-1]["time_us"]
+    result = runner.invoke(app, [*SWEEP, "--inter", "ndr,hdr", "--format", "csv"])
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.strip().splitlines()
+    assert lines[0].startswith("inter,size_bytes,")
+    assert {line.split(",")[0] for line in lines[1:]} == {"ndr", "hdr"}
+
+
+def test_sweep_single_fabric_output_unchanged_by_comma_syntax() -> None:
+    one = runner.invoke(app, [*SWEEP, "--inter", "ndr", "--format", "json"])
+    same = runner.invoke(app, [*SWEEP, "--inter", "ndr,", "--format", "json"])
+    assert one.exit_code == same.exit_code == 0
+    assert one.stdout == same.stdout
+    assert isinstance(json.loads(one.stdout), list)
+    assert "size_bytes" in json.loads(one.stdout)[0]
+
+
+def test_sweep_fabric_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    line = _fail([*SWEEP, "--inter", "ndr,hdrr"], capsys)
+    assert "unknown link 'hdrr'" in line
+    line = _fail(["sweep", "allreduce", "-N", "1", "--inter", "ndr,hdr"], capsys)
+    assert "more than one node" in line
+    line = _fail([*SWEEP, "--inter", ","], capsys)
+    assert "names no link" in line
+
+
+# ----------------------------------------------------------------------- measured points
+
+
+def _csv(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_load_measured_filters_to_the_sweep(tmp_path: Path) -> None:
+    source = _csv(
+        tmp_path / "m.csv",
+        "size_bytes,busbw_GBps,collective,nodes,gpus_per_node,time_us,label\n"
+        "1048576,20.5,all_reduce,2,8,95.0,cluster A\n"
+        "67108864,300.0,all_reduce,2,8,,cluster A\n"
+        "67108864,310.0,all_gather,2,8,,cluster A\n"
+        "67108864,150.0,all_reduce,4,8,,cluster B\n"
+        "8,0.00,all_reduce,2,8,,cluster A\n",
+    )
+    points, total = load_measured(
+        source, collective=Collective.ALL_REDUCE, nodes=2, gpus_per_node=8
+    )
+    assert total == 5
+    assert [(p.size_bytes, p.busbw_GBps) for p in points] == [(1048576, 20.5), (67108864, 300.0)]
+    assert points[0].time_s == pytest.approx(95e-6)
+    assert points[1].time_s is None
+    assert {p.label for p in points} == {"cluster A"}
+    # Without filter columns every row with a positive busbw is kept, under the file's name.
+    bare = _csv(tmp_path / "bare.csv", "size_bytes,busbw_GBps\n1000,1.5\n2000,2.5\n")
+    points, total = load_measured(bare, collective=Collective.ALL_REDUCE, nodes=2)
+    assert (len(points), total) == (2, 2)
+    assert points[0].label == "measured (bare.csv)"
+    # Without a label column, the reference file's gpu column tells the series apart.
+    by_gpu = _csv(tmp_path / "gpu.csv", "size_bytes,busbw_GBps,gpu\n1000,1.5,H100\n1000,1,A100\n")
+    assert {p.label for p in load_measured(by_gpu)[0]} == {"measured: H100", "measured: A100"}
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("size,busbw\n1,2\n", "missing columns size_bytes, busbw_GBps"),
+        ("size_bytes,busbw_GBps\n1000,fast\n", ":2: busbw_GBps 'fast' is not a number"),
+        ("size_bytes,busbw_GBps\n1000,1\n-5,2\n", ":3: size_bytes '-5'"),
+        ("size_bytes,busbw_GBps\nnan,1\n", "not a finite"),
+    ],
+)
+def test_load_measured_errors(text: str, needle: str, tmp_path: Path) -> None:
+    with pytest.raises(PlotError) as info:
+        load_measured(_csv(tmp_path / "bad.csv", text))
+    assert needle in str(info.value)
+    assert "bad.csv" in str(info.value)
+
+
+def test_load_measured_refuses_binary_and_missing(tmp_path: Path) -> None:
+    binary = tmp_path / "b.csv"
+    binary.write_bytes(b"size_bytes,busbw_GBps\n\x00\x01")
+    with pytest.raises(PlotError, match="binary"):
+        load_measured(binary)
+    with pytest.raises(PlotError, match="cannot read"):
+        load_measured(tmp_path / "absent.csv")
+
+
+def test_sweep_with_measured_overlay(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    source = _csv(
+        tmp_path / "m.csv",
+        "size_bytes,busbw_GBps,collective,nodes,gpus_per_node\n"
+        "1048576,20.5,all_reduce,2,8\n"
+        "16777216,180.0,all_reduce,2,8\n"
+        "16777216,90.0,all_reduce,4,8\n",
+    )
+    target = tmp_path / "m.png"
+    result = runner.invoke(
+        app,
+        [*SWEEP, "--inter", "ndr", "--plot", str(target), "--measured", str(source)],
+    )
+    assert result.exit_code == 0, result.stderr
+    assert "measured: 2 of 3 rows" in result.stderr
+    assert _is_png(target)
+
+
+def test_sweep_measured_problems_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("matplotlib")
+    bad = _csv(tmp_path / "bad.csv", "size,busbw\n1,2\n")
+    line = _fail([*SWEEP, "--plot", str(tmp_path / "x.png"), "--measured", str(bad)], capsys)
+    assert "bad.csv:1: missing columns" in line
+    other = _csv(
+        tmp_path / "other.csv",
+        "size_bytes,busbw_GBps,collective,nodes\n1000,1,all_gather,2\n1000,1,all_reduce,16\n",
+    )
+    line = _fail([*SWEEP, "--plot", str(tmp_path / "y.png"), "--measured", str(other)], capsys)
+    assert "no row of" in line
+    assert not (tmp_path / "x.png").exists()
