@@ -39,3 +39,22 @@ def test_readme_error_examples_match_the_tool(capsys: object) -> None:
         err = capsys.readouterr().err  # type: ignore[attr-defined]
         assert expected in err
         assert expected in README
+
+
+def test_readme_allreduce_example_is_current_output() -> None:
+    """The README's first example is what the tool prints now (rerun it after model changes)."""
+    from typer.testing import CliRunner
+
+    from ibcalc.cli import app
+
+    result = CliRunner().invoke(app, ["allreduce", "--size", "10GB", "--fabric", "ndr"])
+    assert result.exit_code == 0
+    head = result.output.split("alternatives")[0]
+    wanted = [
+        line.rstrip()
+        for line in head.splitlines()
+        if line.strip().split(" ")[0] in ("time", "algbw", "busbw", "algorithm", "bottleneck")
+    ]
+    assert len(wanted) == 5
+    for line in wanted:
+        assert line in README, line

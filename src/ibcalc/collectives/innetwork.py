@@ -103,7 +103,7 @@ def nvls_tree(
     net_t = tree_network_multiplier(big_n) * size_bytes / topo.domain_bw_Bps()
     wan_t = tree_network_multiplier(topo.sites) * size_bytes / topo.wan_bw_Bps()
     where = (
-        f"NVLink SHARP in the NVSwitch ({bw / 1e9:.0f} GB/s per GPU)"
+        f"NVLink SHARP in the NVSwitch ({bw * NVLS_TREE_FACTOR / 1e9:.0f} GB/s per GPU)"
         if intra_t >= max(net_t, wan_t)
         else ("WAN between sites" if wan_t > net_t else "network (tree between nodes)")
     )
