@@ -360,7 +360,7 @@ def sweep(
         ),
     ] = None,
 ) -> None:
-    """An nccl-tests-shaped table over sizes -b .. -e, multiplying by -f."""
+    """Sweep sizes like nccl-tests (-b/-e/-f) and print a table shaped like its output."""
     with _boundary():
         target = _sweep_plot_check(plot, plot_time, measured)
         fabrics = _fabric_list(inter)
