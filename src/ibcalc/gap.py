@@ -33,7 +33,7 @@ from ibcalc.catalogue import find_link, find_system
 from ibcalc.engine import estimate
 from ibcalc.errors import UnitError
 from ibcalc.models import Catalogue, Collective, Estimate, Link, LinkKind
-from ibcalc.topology import ClusterSpec, resolve_cluster
+from ibcalc.topology import ClusterSpec, check_count, resolve_cluster
 from ibcalc.units import GB
 
 __all__ = [
@@ -202,12 +202,6 @@ def _link(catalogue: Catalogue, name: str, kinds: tuple[LinkKind, ...], flag: st
     return link
 
 
-def _count(flag: str, value: int, low: int, high: int) -> int:
-    if not low <= value <= high:
-        raise UnitError(f"{flag} {value} is out of range ({low}..{high})")
-    return value
-
-
 def nics_per_gpu_node(nics_per_node: int, gpus_per_node: int) -> int:
     """NICs given to a node that holds one GPU: NICs per GPU rounded up, at least 1.
 
@@ -275,8 +269,8 @@ def gap(
     :class:`~ibcalc.errors.UnknownNameError` for unknown names (with suggestions) and
     :class:`~ibcalc.errors.UnitError` for links of the wrong kind or counts out of range.
     """
-    _count("--gpus-per-node", gpus_per_node, 2, _MAX_GPUS_PER_NODE)
-    _count("--nics-per-node", nics_per_node, 1, _MAX_NICS_PER_NODE)
+    check_count("--gpus-per-node", gpus_per_node, 2, _MAX_GPUS_PER_NODE)
+    check_count("--nics-per-node", nics_per_node, 1, _MAX_NICS_PER_NODE)
     up = _link(catalogue, intra, (LinkKind.SCALE_UP, LinkKind.HOST), "--intra")
     out = _link(catalogue, inter, (LinkKind.SCALE_OUT, LinkKind.WAN), "--inter")
     host = (
@@ -423,8 +417,8 @@ def tp_whatif(
     ``nics_per_node`` NICs each (each node holds one GPU, so give it that GPU's NICs). The
     same bytes move in both; only the links differ. Returns both estimates and the slowdown.
     """
-    _count("--tp", tp, 2, _MAX_GPUS_PER_NODE)
-    _count("--nics-per-node", nics_per_node, 1, _MAX_NICS_PER_NODE)
+    check_count("--tp", tp, 2, _MAX_GPUS_PER_NODE)
+    check_count("--nics-per-node", nics_per_node, 1, _MAX_NICS_PER_NODE)
     up = _link(catalogue, intra, (LinkKind.SCALE_UP, LinkKind.HOST), "--intra")
     out = _link(catalogue, inter, (LinkKind.SCALE_OUT, LinkKind.WAN), "--inter")
     host = (

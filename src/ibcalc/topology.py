@@ -16,7 +16,14 @@ from ibcalc.collectives.base import Topology
 from ibcalc.errors import UnitError
 from ibcalc.models import Catalogue, Link, LinkKind, ScaleOutTier, ScaleUpTier, System
 
-__all__ = ["DEFAULT_NODES", "DEFAULT_SYSTEM", "ClusterSpec", "ResolvedCluster", "resolve_cluster"]
+__all__ = [
+    "DEFAULT_NODES",
+    "DEFAULT_SYSTEM",
+    "ClusterSpec",
+    "ResolvedCluster",
+    "check_count",
+    "resolve_cluster",
+]
 
 #: Node shape assumed when only a fabric is named and no preset uses that fabric.
 DEFAULT_SYSTEM = "dgx-h100"
@@ -108,7 +115,8 @@ def _pick_system(catalogue: Catalogue, spec: ClusterSpec, notes: list[str]) -> S
     return system
 
 
-def _check_count(name: str, value: int, low: int, high: int) -> int:
+def check_count(name: str, value: int, low: int, high: int) -> int:
+    """Return ``value`` if ``low <= value <= high``; else refuse it naming the flag."""
     if not low <= value <= high:
         raise UnitError(f"{name} {value} is out of range ({low}..{high})")
     return value
@@ -120,7 +128,7 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
     system = _pick_system(catalogue, spec, notes)
 
     gpus_per_node = spec.gpus_per_node or (system.gpus_per_node if system else 8)
-    _check_count("--gpus-per-node", gpus_per_node, 1, 1024)
+    check_count("--gpus-per-node", gpus_per_node, 1, 1024)
     if spec.gpus_per_node is None and system is None:
         notes.append("8 GPUs per node assumed (--gpus-per-node)")
 
@@ -136,7 +144,7 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
             notes.append(f"scale-up link {intra.id} assumed (--intra)")
 
     nodes = spec.nodes if spec.nodes is not None else DEFAULT_NODES
-    _check_count("--nodes", nodes, 1, MAX_GPUS)
+    check_count("--nodes", nodes, 1, MAX_GPUS)
     if spec.nodes is None:
         notes.append(
             f"{nodes} nodes assumed (--nodes); 2 nodes let NCCL's tree halve network traffic"
@@ -173,7 +181,7 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         else:
             nics_per_node = gpus_per_node
             notes.append(f"{nics_per_node} NICs per node (one per GPU) assumed (--nics-per-node)")
-        _check_count("--nics-per-node", nics_per_node, 1, 256)
+        check_count("--nics-per-node", nics_per_node, 1, 256)
     elif spec.nics_per_node is not None:
         nics_per_node = spec.nics_per_node
 
@@ -287,8 +295,8 @@ def _build_wan(
         if spec.wan is not None:
             notes.append(f"--wan {spec.wan} ignored: one site (--sites to add more)")
         return None
-    _check_count("--sites", spec.sites, 2, 1024)
-    _check_count("--wan-links", spec.wan_links, 1, 1024)
+    check_count("--sites", spec.sites, 2, 1024)
+    check_count("--wan-links", spec.wan_links, 1, 1024)
     if domains % spec.sites:
         raise UnitError(
             f"{domains} nodes (scale-up domains) cannot be split evenly over {spec.sites} sites"
