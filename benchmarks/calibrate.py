@@ -239,6 +239,7 @@ def simple_transport_terms(points: list[Point], catalogue: Catalogue) -> tuple[f
             and p.busbw_GBps is not None
             and p.size_bytes >= 2**20
             and p.nodes > 1
+            and p.nics_stated  # a busbw fit needs the NIC count
             and _software_transport(catalogue, p)
         ),
     )
@@ -424,6 +425,19 @@ def derive(points: list[Point] | None = None) -> dict[str, tuple[float, float]]:
                 pts, cat, "gcp-tcpxo", lambda p: p.spec is not None and p.spec.inter == "gcp-tcpxo"
             ),
             links["gcp-tcpxo"].transport_latency_s,
+        ),
+        "slingshot-11.transport_latency_s": (
+            transport_latency(
+                pts,
+                cat,
+                "slingshot-11",
+                lambda p: (
+                    p.spec is not None
+                    and p.spec.inter == "slingshot-11"
+                    and p.collective is Collective.ALL_REDUCE
+                ),
+            ),
+            links["slingshot-11"].transport_latency_s,
         ),
         "efa-v2.transport_latency_s": (
             transport_latency(pts, cat, "efa-v2", is_system("aws-p5")),

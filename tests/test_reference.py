@@ -50,9 +50,6 @@ KNOWN_MISSES = {
         "64-rank ring all-gather takes 564 us at 1 KiB: about 35 us per network step, 7x the "
         "per-hop latency the same system's tree all-reduce shows; not explained by the model"
     ),
-    ("latency", "NREL/ESIFHPC4 all_reduce 16x4 no-nvls nccl2.21.5"): (
-        "Slingshot: 64 KiB takes 185 us, twice what the calibrated LL network rate gives"
-    ),
     ("latency", "aws-samples/awsome-distributed-training/aws-batch all_reduce 1x8"): (
         "single-node LL ring: NCCL's latency constants give 15.0-15.8 us against 12.9-19.1 us"
     ),
