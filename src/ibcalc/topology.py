@@ -100,11 +100,15 @@ def _pick_system(catalogue: Catalogue, spec: ClusterSpec, notes: list[str]) -> S
         return None
     if spec.inter is not None:
         inter = find_link(catalogue, spec.inter)
+        # Only presets a fabric implies: NVIDIA's own DGX generations (HDR -> DGX A100, NDR ->
+        # DGX H100) and cloud fabrics that exist on one cloud (EFA, GPUDirect-TCPX). Generic
+        # fabrics (RoCE, Slingshot, XDR) keep the default 8-GPU H100 node.
+        cloud_only = inter.family == "efa" or inter.id.startswith("gcp-")
         for system in catalogue.systems:
-            if system.inter == inter.id:
+            if system.inter == inter.id and (system.id.startswith("dgx-") or cloud_only):
                 notes.append(
-                    f"node shape: {system.id} ({system.name}), the first preset whose fabric is "
-                    f"{inter.id}; change with --system, --gpus-per-node, --intra"
+                    f"node shape: {system.id} ({system.name}), the preset {inter.id} implies; "
+                    "change with --system, --gpus-per-node, --intra"
                 )
                 return system
     system = find_system(catalogue, DEFAULT_SYSTEM)
