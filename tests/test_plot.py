@@ -242,8 +242,11 @@ def test_sweep_single_fabric_output_unchanged_by_comma_syntax() -> None:
     same = runner.invoke(app, [*SWEEP, "--inter", "ndr,", "--format", "json"])
     assert one.exit_code == same.exit_code == 0
     assert one.stdout == same.stdout
-    assert isinstance(json.loads(one.stdout), list)
-    assert "size_bytes" in json.loads(one.stdout)[0]
+    groups = json.loads(one.stdout)
+    assert isinstance(groups, list)
+    assert len(groups) == 1  # same shape as a multi-fabric sweep: one group per fabric
+    assert groups[0]["inter"] == "ndr"
+    assert "size_bytes" in groups[0]["rows"][0]
 
 
 def test_sweep_fabric_errors(capsys: pytest.CaptureFixture[str]) -> None:

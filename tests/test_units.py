@@ -53,7 +53,10 @@ BINARY_UNITS = [("KiB", 2**10), ("MiB", 2**20), ("GiB", 2**30), ("TiB", 2**40), 
         ("8", 8),
         (" 10GB ", 10 * 10**9),
         ("10 B", 10),
-        ("8G", 8 * 10**9),
+        # a bare letter follows nccl-tests' -b/-e parsing (src/common.cu): powers of two
+        ("8G", 8 * 2**30),
+        ("1M", 2**20),
+        ("4K", 4096),
     ],
 )
 def test_parse_size_strings(text: str, expected: int) -> None:

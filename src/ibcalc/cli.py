@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -163,6 +164,12 @@ SizeOpt = Annotated[str, typer.Option("--size", "-s", help="Size: 10GB (10^10 B)
 SitesOpt = Annotated[int, typer.Option("--sites", help="Sites joined by a WAN (default 1).")]
 WanOpt = Annotated[str | None, typer.Option("--wan", help="WAN link id between sites (wan-100g).")]
 WanLinksOpt = Annotated[int, typer.Option("--wan-links", help="WAN links per site.")]
+CrossLeafOpt = Annotated[
+    float,
+    typer.Option(
+        "--cross-leaf", help="Fraction (0..1) of all-to-all traffic crossing oversubscribed leaves."
+    ),
+]
 OversubOpt = Annotated[
     float, typer.Option("--oversubscription", help="Leaf oversubscription ratio (down:up), >= 1.")
 ]
@@ -198,6 +205,7 @@ def _cluster(
     sites: int = 1,
     wan: str | None = None,
     wan_links: int = 1,
+    cross_leaf: float = 1.0,
 ) -> ResolvedCluster:
     spec = ClusterSpec(
         nodes=nodes,
@@ -212,6 +220,7 @@ def _cluster(
         sites=sites,
         wan=wan,
         wan_links=wan_links,
+        cross_leaf_fraction=cross_leaf,
     )
     return resolve_cluster(catalogue, spec)
 
@@ -236,6 +245,7 @@ def _make_collective_command(collective: Collective, summary: str) -> Callable[.
         sharp: SharpOpt = False,
         nvls: NvlsOpt = None,
         oversubscription: OversubOpt = 1.0,
+        cross_leaf: CrossLeafOpt = 1.0,
         sites: SitesOpt = 1,
         wan: WanOpt = None,
         wan_links: WanLinksOpt = 1,
@@ -262,6 +272,7 @@ def _make_collective_command(collective: Collective, summary: str) -> Callable[.
                 sites,
                 wan,
                 wan_links,
+                cross_leaf,
             )
             est = estimate_on(
                 cluster,
@@ -335,6 +346,10 @@ def sweep(
     sharp: SharpOpt = False,
     nvls: NvlsOpt = None,
     oversubscription: OversubOpt = 1.0,
+    cross_leaf: CrossLeafOpt = 1.0,
+    sites: SitesOpt = 1,
+    wan: WanOpt = None,
+    wan_links: WanLinksOpt = 1,
     algo: AlgoOpt = AlgoChoice.AUTO,
     proto: ProtoOpt = ProtoChoice.AUTO,
     dtype: DtypeOpt = "fp32",
@@ -388,6 +403,10 @@ def sweep(
             sharp,
             nvls,
             oversubscription,
+            sites,
+            wan,
+            wan_links,
+            cross_leaf,
         )
         sizes: list[float] = []
         size = low
@@ -583,6 +602,15 @@ def check_command(
 
     outcomes: list[FileOutcome] = []
     with _design_boundary():
+        if output is not None and (
+            output.suffix.lower() in (".yaml", ".yml")
+            or any(output.resolve() == path.resolve() for path in files if path.exists())
+        ):
+            # `ibcalc check -o designs/*.yaml` would overwrite the first design with the report
+            raise _UserError(
+                f"--output {output} looks like a design file; a report is text, JSON or XML "
+                "(e.g. -o report.xml)"
+            )
         cat = _catalogue(catalogue)
         for path in files:
             label = str(path)
@@ -889,7 +917,8 @@ def _sweep_finish(
             # system and host PCIe, so the lines differ only in the network.
             other = resolve_cluster(
                 cat,
-                ClusterSpec(
+                replace(
+                    cluster.spec,
                     nodes=cluster.nodes,
                     gpus_per_node=cluster.gpus_per_node,
                     nics_per_node=nics_per_node,
@@ -897,9 +926,6 @@ def _sweep_finish(
                     inter=fabric,
                     system=cluster.system.id if cluster.system else None,
                     host_pcie=cluster.host_pcie.id if cluster.host_pcie else None,
-                    sharp=sharp,
-                    nvls=nvls,
-                    oversubscription=oversubscription,
                 ),
             )
             assert other.inter is not None

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import difflib
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -107,6 +108,24 @@ def _unit_value(parse: Any) -> Any:
     return convert
 
 
+def _needs_unit(parse: Any, what: str, example: str) -> Any:
+    """Like ``_unit_value`` but refuse bare numbers: in a CI gate ``max_time: 45`` or
+    ``min_busbw: 300`` is ambiguous and would silently mean seconds or bytes per second."""
+
+    def convert(value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError(f"{value!r} is not a quantity")
+        if isinstance(value, int | float) or (
+            isinstance(value, str) and re.fullmatch(r"\s*[-+0-9.eE]+\s*", value)
+        ):
+            raise ValueError(f"{what} {value!r} needs a unit (e.g. {example})")
+        if isinstance(value, str):
+            return parse(value)
+        return value
+
+    return convert
+
+
 Size = Annotated[
     float,
     BeforeValidator(_unit_value(parse_size)),
@@ -116,16 +135,18 @@ Size = Annotated[
 ]
 Duration = Annotated[
     float,
-    BeforeValidator(_unit_value(lambda v: parse_time(v, allow_zero=False))),
-    WithJsonSchema({**_NUMBER_OR_TEXT, "description": "Time: 40ms, 250us, 1.5s (bare: seconds)."}),
+    BeforeValidator(
+        _needs_unit(lambda v: parse_time(v, allow_zero=False), "time", "40ms, 250us, 1.5s")
+    ),
+    WithJsonSchema({"type": "string", "description": "Time with a unit: 40ms, 250us, 1.5s."}),
 ]
 Rate = Annotated[
     float,
-    BeforeValidator(_unit_value(parse_bandwidth)),
+    BeforeValidator(_needs_unit(parse_bandwidth, "bandwidth", "300GB/s or 400Gb/s")),
     WithJsonSchema(
         {
-            **_NUMBER_OR_TEXT,
-            "description": "Bandwidth per direction: 300GB/s (bytes) or 400Gb/s (bits).",
+            "type": "string",
+            "description": "Bandwidth per direction with a unit: 300GB/s (bytes), 400Gb/s (bits).",
         }
     ),
 ]

@@ -76,6 +76,7 @@ def estimate_on(
 ) -> Estimate:
     """Estimate ``collective`` of ``size_bytes`` on an already resolved cluster."""
     size = effective_size(collective, size_bytes, cluster.ranks, dtype)
+    topo = cluster.topology
     best, others = select(collective, size, cluster.topology, algorithm, protocol)
     notes = list(cluster.assumptions)
     if size != size_bytes:
@@ -124,6 +125,12 @@ def estimate_on(
         best=best,
         alternatives=others,
         assumptions=notes,
+        requested_size_bytes=size_bytes,
+        sharp=bool(topo.out is not None and topo.out.sharp),
+        oversubscription=topo.out.oversubscription if topo.out is not None else 1.0,
+        cross_leaf_fraction=topo.out.cross_leaf_fraction if topo.out is not None else 1.0,
+        sites=topo.sites,
+        wan=topo.wan.link_id if topo.wan is not None else None,
     )
 
 

@@ -299,6 +299,12 @@ class Estimate(BaseModel):
     best: Cost
     alternatives: list[Cost]
     assumptions: list[str]
+    requested_size_bytes: float | None = None
+    sharp: bool = False
+    oversubscription: float = 1.0
+    cross_leaf_fraction: float = 1.0
+    sites: int = 1
+    wan: str | None = None
 
     @property
     def time_s(self) -> float:

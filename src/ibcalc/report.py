@@ -89,6 +89,12 @@ def estimate_dict(est: Estimate) -> dict[str, Any]:
         "intra": est.intra,
         "inter": est.inter,
         "nics_per_node": est.nics_per_node,
+        "requested_size_bytes": est.requested_size_bytes,
+        "sharp": est.sharp,
+        "oversubscription": est.oversubscription,
+        "cross_leaf_fraction": est.cross_leaf_fraction,
+        "sites": est.sites,
+        "wan": est.wan,
         "algorithm": best["algorithm"],
         "protocol": best["protocol"],
         "time_s": best["time_s"],
@@ -334,7 +340,7 @@ def sweep_rows(estimates: Sequence[Estimate]) -> list[dict[str, Any]]:
     for est in estimates:
         rows.append(
             {
-                "size_bytes": est.size_bytes,
+                "size_bytes": int(est.size_bytes),
                 "count": est.count,
                 "type": est.dtype,
                 "time_us": est.time_s * 1e6,
@@ -353,15 +359,10 @@ def render_sweep(
 ) -> None:
     """Print a sweep in the shape of nccl-tests output (table), or as JSON or CSV."""
     rows = sweep_rows(estimates)
-    if fmt == "json":
-        render_json(rows, stream)
-        return
-    if fmt == "csv":
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]) if rows else ["size_bytes"])
-        writer.writeheader()
-        writer.writerows(rows)
-        (stream if stream is not None else _stdout()).write(buffer.getvalue())
+    if fmt in ("json", "csv"):
+        # one shape whether one fabric or several was swept: a list of groups / an inter column
+        inter = estimates[0].inter if estimates else None
+        render_sweep_groups([(inter or "-", estimates)], fmt, stream)
         return
     first = estimates[0]
     title = (
@@ -592,10 +593,14 @@ def render_sweep_groups(
         render_json(
             [
                 {
+                    "collective": estimates[0].collective.value if estimates else None,
                     "inter": inter,
+                    "intra": estimates[0].intra if estimates else None,
                     "nodes": estimates[0].nodes if estimates else None,
                     "gpus_per_node": estimates[0].gpus_per_node if estimates else None,
+                    "ranks": estimates[0].ranks if estimates else None,
                     "nics_per_node": estimates[0].nics_per_node if estimates else None,
+                    "dtype": estimates[0].dtype if estimates else None,
                     "rows": sweep_rows(estimates),
                 }
                 for inter, estimates in groups
@@ -606,7 +611,9 @@ def render_sweep_groups(
     if fmt == "csv":
         rows = [{"inter": inter, **row} for inter, ests in groups for row in sweep_rows(ests)]
         buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=list(rows[0]) if rows else ["inter"])
+        writer = csv.DictWriter(
+            buffer, fieldnames=list(rows[0]) if rows else ["inter"], lineterminator="\n"
+        )
         writer.writeheader()
         writer.writerows(rows)
         out.write(buffer.getvalue())

@@ -86,6 +86,7 @@ class ResolvedCluster:
     system: System | None
     gpu_arch: str
     assumptions: list[str] = field(default_factory=list)
+    spec: ClusterSpec = field(default_factory=ClusterSpec)
 
     @property
     def ranks(self) -> int:
@@ -126,15 +127,31 @@ def check_count(name: str, value: int, low: int, high: int) -> int:
     return value
 
 
+def _require_name(flag: str, value: str | None) -> None:
+    if value is not None and not value.strip():
+        raise UnitError(f"{flag} is empty; give a link or preset name")
+
+
 def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
     """Fill the gaps of ``spec`` and build its tiers; record each assumption made."""
+    for flag, value in (
+        ("--intra", spec.intra),
+        ("--inter", spec.inter),
+        ("--system", spec.system),
+        ("--wan", spec.wan),
+        ("--host-pcie", spec.host_pcie),
+    ):
+        _require_name(flag, value)
     notes: list[str] = []
     system = _pick_system(catalogue, spec, notes)
 
-    gpus_per_node = spec.gpus_per_node or (system.gpus_per_node if system else 8)
-    check_count("--gpus-per-node", gpus_per_node, 1, 1024)
+    if spec.gpus_per_node is not None:
+        gpus_per_node = check_count("--gpus-per-node", spec.gpus_per_node, 1, 1024)
+    else:
+        gpus_per_node = system.gpus_per_node if system else 8
     if spec.gpus_per_node is None and system is None:
         notes.append("8 GPUs per node assumed (--gpus-per-node)")
+    resized = system is not None and gpus_per_node != system.gpus_per_node
 
     intra: Link | None = None
     if gpus_per_node > 1:
@@ -146,12 +163,28 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
             )
         if spec.intra is None and system is None:
             notes.append(f"scale-up link {intra.id} assumed (--intra)")
+    if resized and system is not None and gpus_per_node > system.scale_up_domain:
+        notes.append(
+            f"{gpus_per_node} GPUs per node is more than {system.id}'s {system.scale_up_domain}: "
+            f"a {gpus_per_node}-GPU {intra.id if intra else 'scale-up'} domain is assumed"
+        )
 
-    nodes = spec.nodes if spec.nodes is not None else DEFAULT_NODES
+    no_nic_preset = system is not None and system.nics_per_node == 0 and spec.inter is None
+    default_nodes = 1 if no_nic_preset else DEFAULT_NODES
+    nodes = spec.nodes if spec.nodes is not None else default_nodes
     check_count("--nodes", nodes, 1, MAX_GPUS)
-    if spec.nodes is None:
+    if spec.nodes is None and nodes > 1:
         notes.append(
             f"{nodes} nodes assumed (--nodes); 2 nodes let NCCL's tree halve network traffic"
+        )
+    elif spec.nodes is None:
+        assert system is not None
+        notes.append(f"1 node assumed: {system.id} has no scale-out NIC (--nodes, --inter)")
+    if nodes > 1 and no_nic_preset:
+        assert system is not None
+        raise UnitError(
+            f"{system.id} has no scale-out NIC; give --inter and --nics-per-node to join "
+            f"{nodes} of them"
         )
     if nodes * gpus_per_node > MAX_GPUS:
         raise UnitError(f"{nodes} nodes x {gpus_per_node} GPUs is more than {MAX_GPUS} GPUs")
@@ -179,13 +212,25 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         if spec.inter is None and system is None:
             notes.append(f"scale-out link {inter.id} assumed (--inter)")
         if spec.nics_per_node is not None:
-            nics_per_node = spec.nics_per_node
+            nics_per_node = check_count("--nics-per-node", spec.nics_per_node, 1, 256)
         elif system is not None and system.inter == inter.id and system.nics_per_node > 0:
             nics_per_node = system.nics_per_node
+            if resized:
+                per_gpu = system.nics_per_node / system.gpus_per_node
+                nics_per_node = max(1, round(per_gpu * gpus_per_node))
+                notes.append(
+                    f"{nics_per_node} NIC{'s' if nics_per_node != 1 else ''} per node: "
+                    f"{system.id}'s {per_gpu:g} per GPU kept for {gpus_per_node} "
+                    f"GPU{'s' if gpus_per_node != 1 else ''} (--nics-per-node)"
+                )
         else:
             nics_per_node = gpus_per_node
+            if nics_per_node > 256:
+                raise UnitError(
+                    f"{gpus_per_node} GPUs per node would need {nics_per_node} NICs (one per "
+                    "GPU, more than 256); give --nics-per-node"
+                )
             notes.append(f"{nics_per_node} NICs per node (one per GPU) assumed (--nics-per-node)")
-        check_count("--nics-per-node", nics_per_node, 1, 256)
     elif spec.nics_per_node is not None:
         nics_per_node = spec.nics_per_node
 
@@ -197,7 +242,13 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
     if domains > 1:
         assert inter is not None
         out_tier = _build_out(
-            inter, host_pcie, nics_per_node * nodes_per_domain, domains, spec, notes
+            inter,
+            host_pcie,
+            nics_per_node * nodes_per_domain,
+            domains,
+            spec,
+            notes,
+            gpus=scale_up,
         )
     wan_tier = _build_wan(catalogue, spec, domains, notes)
     topology = Topology(
@@ -219,6 +270,7 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         system=system,
         gpu_arch=arch,
         assumptions=notes,
+        spec=spec,
     )
 
 
@@ -295,7 +347,9 @@ def _build_wan(
     catalogue: Catalogue, spec: ClusterSpec, domains: int, notes: list[str]
 ) -> ScaleOutTier | None:
     """Tier 2: ``spec.sites`` sites joined by ``spec.wan_links`` WAN links each."""
-    if spec.sites <= 1:
+    if spec.sites < 1:
+        raise UnitError(f"--sites {spec.sites} must be 1 or more")
+    if spec.sites == 1:
         if spec.wan is not None:
             notes.append(f"--wan {spec.wan} ignored: one site (--sites to add more)")
         return None
@@ -332,6 +386,8 @@ def _build_out(
     domains: int,
     spec: ClusterSpec,
     notes: list[str],
+    *,
+    gpus: int,
 ) -> ScaleOutTier:
     nic_bw = inter.achievable_Bps
     if host_pcie is not None and host_pcie.achievable_Bps < nic_bw:
@@ -339,6 +395,14 @@ def _build_out(
         notes.append(
             f"each {inter.id} NIC is capped by {host_pcie.id} at "
             f"{host_pcie.achievable_Bps / 1e9:.1f} GB/s achievable"
+        )
+    if host_pcie is not None and nics * nic_bw > gpus * host_pcie.achievable_Bps:
+        # every GPU reaches its NICs through its own PCIe x16 link: more NICs than that
+        # link can feed add nothing
+        nic_bw = gpus * host_pcie.achievable_Bps / nics
+        notes.append(
+            f"{nics} NICs for {gpus} GPUs exceed what each GPU's {host_pcie.id} link can feed: "
+            f"{gpus} x {host_pcie.achievable_Bps / 1e9:.1f} GB/s achievable across the domain"
         )
     sharp = spec.sharp and "sharp" in inter.capabilities
     if spec.sharp and not sharp:
@@ -352,6 +416,12 @@ def _build_out(
         raise UnitError(f"oversubscription {spec.oversubscription} must be a ratio >= 1")
     if not 0 <= spec.cross_leaf_fraction <= 1:
         raise UnitError(f"cross-leaf fraction {spec.cross_leaf_fraction} must be within 0..1")
+    if spec.oversubscription > 1:
+        notes.append(
+            f"oversubscription {spec.oversubscription:g}:1 at the leaves; "
+            f"{spec.cross_leaf_fraction:.0%} of all-to-all traffic assumed to cross them "
+            "(--cross-leaf; a design file with a fabric derives it from the switch layout)"
+        )
     return ScaleOutTier(
         link_id=inter.id,
         domains=domains,

@@ -3,8 +3,10 @@
 Conventions (DESIGN.md section 3):
 
 * sizes: ``10GB`` = 10 x 10^9 bytes, ``10GiB`` = 10 x 2^30 bytes, a bare number is bytes
-  (``1e9`` included). A lower-case ``b`` means bits: ``10Gb`` is refused as a size with a hint,
-  never silently read as bytes (pydantic's ``ByteSize`` would read it as ten gigabytes).
+  (``1e9`` included). A bare letter (``1M``, ``8G``) means what it means to nccl-tests'
+  ``-b``/``-e``: a power of two (``8G`` = 8 x 2^30). A lower-case ``b`` means bits: ``10Gb`` is
+  refused as a size with a hint, never silently read as bytes (pydantic's ``ByteSize`` would
+  read it as ten gigabytes).
 * bandwidths: ``400Gb/s``, ``400Gbps``, ``400 Gbit/s`` are bits per second; ``50GB/s``, ``50GBps``
   bytes per second. Internally bytes per second.
 * times: ``5us``, ``5 µs``, ``2ms``, ``1s``, ``90ns``. Internally seconds.
@@ -53,15 +55,16 @@ MAX_TIME_S = 365.0 * 24 * 3600
 _SIZE_FACTORS: dict[str, int] = {
     "": 1,
     "b": 1,
-    "k": KB,
+    # a bare letter follows nccl-tests (-b 1M -e 8G): powers of two
+    "k": KiB,
     "kb": KB,
-    "m": MB,
+    "m": MiB,
     "mb": MB,
-    "g": GB,
+    "g": GiB,
     "gb": GB,
-    "t": TB,
+    "t": TiB,
     "tb": TB,
-    "p": PB,
+    "p": PiB,
     "pb": PB,
     "ki": KiB,
     "kib": KiB,
