@@ -286,3 +286,28 @@ def test_wan_sites_resolve_from_spec() -> None:
     assert wan.nic_line_Bps == pytest.approx(100e9 / 8)  # 100 Gb/s per direction
     with pytest.raises(ValueError, match="evenly"):
         resolve_cluster(cat, ClusterSpec(system="dgx-h100", nodes=3, sites=2))
+
+
+def test_switch_reductions_refuse_8_bit_types_and_fp8_rings_are_a_last_resort() -> None:
+    """NVLS/SHARP reduce 16/32-bit types only; NCCL 2.30.7 multiplies its FP8 ring estimate
+    by 1024 above 8 ranks (cost_models.md 2.2)."""
+    from ibcalc.collectives.select import FP8_RING_PENALTY
+
+    one_node = topo(1, 8, nvls=50 * GB)
+    algos = {c.algorithm for c in evaluate(Collective.ALL_REDUCE, S, one_node, dtype="fp8")}
+    assert Algorithm.NVLS not in algos
+    assert Algorithm.NVLS in {c.algorithm for c in evaluate(Collective.ALL_REDUCE, S, one_node)}
+    # all-gather reduces nothing: NVLS multicast still applies to 8-bit data
+    ag = {c.algorithm for c in evaluate(Collective.ALL_GATHER, S, one_node, dtype="int8")}
+    assert Algorithm.NVLS in ag
+    t = topo(3, 8)
+    ring = cost(t, Collective.ALL_REDUCE, Algorithm.RING, Protocol.SIMPLE)
+    fp8 = [
+        c
+        for c in evaluate(Collective.ALL_REDUCE, S, t, dtype="fp8")
+        if c.algorithm is Algorithm.RING and c.protocol is Protocol.SIMPLE
+    ][0]
+    assert fp8.time_s == pytest.approx(ring.time_s)  # the wire time does not change
+    assert fp8.selection_time_s == pytest.approx(ring.selection_time_s * FP8_RING_PENALTY)
+    best, _ = select(Collective.ALL_REDUCE, S, t, dtype="fp8")
+    assert best.algorithm is not Algorithm.RING

@@ -77,7 +77,7 @@ def estimate_on(
     """Estimate ``collective`` of ``size_bytes`` on an already resolved cluster."""
     size = effective_size(collective, size_bytes, cluster.ranks, dtype)
     topo = cluster.topology
-    best, others = select(collective, size, cluster.topology, algorithm, protocol)
+    best, others = select(collective, size, cluster.topology, algorithm, protocol, dtype)
     notes = list(cluster.assumptions)
     if size != size_bytes:
         notes.append(f"size rounded to {size:.0f} B as nccl-tests does for {cluster.ranks} ranks")

@@ -23,7 +23,7 @@ from ibcalc.collectives.tree import tree
 from ibcalc.errors import AlgorithmNotApplicableError
 from ibcalc.models import Algorithm, Collective, Cost, Protocol
 
-__all__ = ["ALGORITHMS", "NCCL_ALGORITHMS", "evaluate", "select"]
+__all__ = ["ALGORITHMS", "FP8_RING_PENALTY", "NCCL_ALGORITHMS", "evaluate", "select"]
 
 CostFunction = Callable[[Collective, float, Topology, Protocol], Cost | None]
 
@@ -61,26 +61,58 @@ NCCL_ALGORITHMS: frozenset[Algorithm] = frozenset(
 )
 
 
+#: Element types NVLink SHARP and IB SHARP reduce in the switch (16- and 32-bit floats, 32-bit
+#: integers); 8-bit and 64-bit reductions run point-to-point (cost_models.md 2.2: CollNet needs
+#: "the datatype/op supported").
+_SWITCH_REDUCE_DTYPES = frozenset(
+    {"fp16", "half", "bf16", "bfloat16", "fp32", "float", "int32", "uint32"}
+)
+_FP8 = frozenset({"fp8", "fp8_e4m3", "fp8_e5m2"})
+_REDUCTIONS = (Collective.ALL_REDUCE, Collective.REDUCE_SCATTER, Collective.REDUCE)
+_IN_SWITCH = (
+    Algorithm.NVLS,
+    Algorithm.NVLS_TREE,
+    Algorithm.COLLNET_DIRECT,
+    Algorithm.COLLNET_CHAIN,
+)
+#: NCCL 2.30.7 multiplies its ring estimate by 1024 for FP8 reductions on more than 8 ranks,
+#: keeping long lossy reduction chains as a last resort (cost_models.md 2.2).
+FP8_RING_PENALTY = 1024.0
+
+
+def _dtype_allows(algorithm: Algorithm, collective: Collective, dtype: str) -> bool:
+    return not (
+        algorithm in _IN_SWITCH
+        and collective in _REDUCTIONS
+        and dtype.lower() not in _SWITCH_REDUCE_DTYPES
+    )
+
+
 def evaluate(
     collective: Collective,
     size_bytes: float,
     topo: Topology,
     algorithms: frozenset[Algorithm] | None = None,
+    dtype: str = "fp32",
 ) -> list[Cost]:
     """Every applicable (algorithm, protocol) cost, fastest first."""
     wanted = algorithms if algorithms is not None else frozenset(ALGORITHMS)
     tuner = replace(topo, tuner_view=True)
+    fp8_chain = dtype.lower() in _FP8 and topo.ranks > 8 and collective in _REDUCTIONS
     costs: list[Cost] = []
     for algorithm, function in ALGORITHMS.items():
-        if algorithm not in wanted:
+        if algorithm not in wanted or not _dtype_allows(algorithm, collective, dtype):
             continue
         for protocol in protocols_for(topo):
             cost = function(collective, size_bytes, topo, protocol)
             if cost is None:
                 continue
             seen = function(collective, size_bytes, tuner, protocol)
-            if seen is not None and seen.time_s != cost.time_s:
-                cost = cost.model_copy(update={"tuner_time_s": seen.time_s})
+            tuner_time = seen.time_s if seen is not None else cost.time_s
+            if fp8_chain and algorithm is Algorithm.RING:
+                tuner_time *= FP8_RING_PENALTY
+            if tuner_time != cost.time_s:
+                cost = cost.model_copy(update={"tuner_time_s": tuner_time})
             costs.append(cost)
     costs.sort(key=lambda c: c.time_s)
     return costs
@@ -92,38 +124,67 @@ def select(
     topo: Topology,
     algorithm: Algorithm | None = None,
     protocol: Protocol | None = None,
+    dtype: str = "fp32",
 ) -> tuple[Cost, list[Cost]]:
     """Return the chosen cost and the other candidates (fastest first).
 
-    With ``algorithm`` None (``auto``) the fastest of NCCL's algorithms wins and the what-if
-    algorithms (hierarchical, rhd) are listed as alternatives. Raises
+    With ``algorithm`` None (``auto``) the candidate NCCL's tuner ranks first wins and the
+    what-if algorithms (hierarchical, rhd) are listed as alternatives. Raises
     :class:`AlgorithmNotApplicableError` when a forced algorithm or protocol cannot run.
     """
-    everything = evaluate(collective, size_bytes, topo)
+    everything = evaluate(collective, size_bytes, topo, dtype=dtype)
+    pool = everything
     if protocol is not None:
-        everything = [c for c in everything if c.protocol is protocol]
+        pool = [c for c in pool if c.protocol is protocol]
     if algorithm is None:
-        candidates = [c for c in everything if c.algorithm in NCCL_ALGORITHMS]
+        candidates = [c for c in pool if c.algorithm in NCCL_ALGORITHMS]
     else:
-        candidates = [c for c in everything if c.algorithm is algorithm]
+        candidates = [c for c in pool if c.algorithm is algorithm]
     # NCCL's tuner decides with its own estimates; the reported time is the physical one
     candidates.sort(key=lambda c: c.selection_time_s)
     if not candidates:
         what = algorithm.value if algorithm is not None else "any algorithm"
         proto = f" with protocol {protocol.value}" if protocol is not None else ""
-        usable = sorted({c.algorithm.value for c in evaluate(collective, size_bytes, topo)})
+        usable = sorted({c.algorithm.value for c in everything})
+        reason = _why_not(algorithm, protocol, collective, topo, dtype, everything)
         raise AlgorithmNotApplicableError(
             f"{what}{proto} does not apply to {collective.value} on this cluster "
-            f"({_why_not(algorithm, collective, topo)}); applicable: {', '.join(usable) or 'none'}"
+            f"({reason}); applicable: {', '.join(usable) or 'none'}"
         )
     best = candidates[0]
     others = [c for c in everything if c is not best]
     return best, others
 
 
-def _why_not(algorithm: Algorithm | None, collective: Collective, topo: Topology) -> str:
-    """A short reason a forced algorithm is refused."""
+def _why_not(
+    algorithm: Algorithm | None,
+    protocol: Protocol | None,
+    collective: Collective,
+    topo: Topology,
+    dtype: str,
+    everything: list[Cost],
+) -> str:
+    """A short reason a forced algorithm or protocol is refused."""
+    if (
+        algorithm is not None
+        and protocol is not None
+        and any(c.algorithm is algorithm for c in everything)
+    ):
+        runs = sorted({c.protocol.value for c in everything if c.algorithm is algorithm})
+        return f"{algorithm.value} runs {', '.join(runs)} here, not {protocol.value}"
+    if protocol is Protocol.LL128 and not topo.ll128_allowed:
+        return (
+            "LL128 needs NVLink-class paths and, across nodes, a verbs transport (IB/RoCE), "
+            "not a PCIe-only box or a plugin transport such as EFA or TCPX"
+        )
+    if algorithm is not None and not _dtype_allows(algorithm, collective, dtype):
+        return f"switch reductions do not take {dtype}; they reduce 16/32-bit types"
     if algorithm in (Algorithm.NVLS, Algorithm.NVLS_TREE):
+        if topo.up is not None and topo.up.nvls_bw_Bps is None and topo.up.path == "nvlink":
+            return (
+                "needs NVLink SHARP: NVSwitch gen 3 or later (H100, B200), enabled "
+                "(not --no-nvls); this scale-up link or setting has none"
+            )
         if topo.up is None or topo.up.nvls_bw_Bps is None:
             return (
                 "needs NVLink SHARP: NVSwitch gen 3 or later (H100, B200), not this scale-up link"
