@@ -302,11 +302,11 @@ def test_switch_reductions_refuse_8_bit_types_and_fp8_rings_are_a_last_resort() 
     assert Algorithm.NVLS in ag
     t = topo(3, 8)
     ring = cost(t, Collective.ALL_REDUCE, Algorithm.RING, Protocol.SIMPLE)
-    fp8 = [
+    fp8 = next(
         c
         for c in evaluate(Collective.ALL_REDUCE, S, t, dtype="fp8")
         if c.algorithm is Algorithm.RING and c.protocol is Protocol.SIMPLE
-    ][0]
+    )
     assert fp8.time_s == pytest.approx(ring.time_s)  # the wire time does not change
     assert fp8.selection_time_s == pytest.approx(ring.selection_time_s * FP8_RING_PENALTY)
     best, _ = select(Collective.ALL_REDUCE, S, t, dtype="fp8")
