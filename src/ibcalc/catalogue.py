@@ -260,8 +260,11 @@ def load_catalogue(
     listing every problem with ``file:line:col``.
     """
     files: list[str | Path] = []
+    from_env: set[str] = set()
     if use_env and os.environ.get(ENV_VAR):
-        files.extend(p for p in os.environ[ENV_VAR].split(os.pathsep) if p)
+        env_files = [p for p in os.environ[ENV_VAR].split(os.pathsep) if p]
+        files.extend(env_files)
+        from_env.update(env_files)
     files.extend(extra)
     links: dict[str, Link] = {}
     systems: dict[str, System] = {}
@@ -270,7 +273,14 @@ def load_catalogue(
     sources: list[Document] = []
     if builtin:
         sources.append(load_yaml(BUILTIN_LABEL, text=builtin_text()))
-    sources.extend(load_yaml(path) for path in files)
+    for path in files:
+        try:
+            sources.append(load_yaml(path))
+        except InputFileError as exc:
+            if str(path) in from_env:
+                for problem in exc.problems:
+                    problem.message += f" (named by {ENV_VAR})"
+            raise
     for doc in sources:
         parsed = _parse(doc)
         docs.append((doc, parsed))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from ibcalc.collectives.select import select
 from ibcalc.errors import UnitError
-from ibcalc.models import Algorithm, Catalogue, Collective, Estimate, Protocol
+from ibcalc.models import Algorithm, Catalogue, Collective, Cost, Estimate, Protocol
 from ibcalc.topology import ClusterSpec, ResolvedCluster, resolve_cluster
 
 __all__ = ["DTYPE_BYTES", "effective_size", "estimate", "estimate_on"]
@@ -65,6 +65,19 @@ def effective_size(collective: Collective, size_bytes: float, ranks: int, dtype:
     return size
 
 
+def _why_equivalent(cost: Cost) -> str:
+    if cost.algorithm is Algorithm.TREE:
+        return "on 2 nodes (or 2 sites) the tree sends only S per node over the network"
+    if cost.algorithm in (Algorithm.HIERARCHICAL, Algorithm.RHD):
+        return (
+            "each node sends (N-1)/N of its data over its NICs, while busbw's factor counts "
+            "ranks, not nodes"
+        )
+    if cost.algorithm in (Algorithm.NVLS, Algorithm.NVLS_TREE):
+        return "the NVSwitch reduces or multicasts the data (NVLink SHARP)"
+    return "the network switches reduce the data (SHARP)"
+
+
 def estimate_on(
     cluster: ResolvedCluster,
     collective: Collective,
@@ -98,15 +111,10 @@ def estimate_on(
                     else ""
                 )
             )
+    if algorithm in (Algorithm.HIERARCHICAL, Algorithm.RHD):
+        notes.append(f"{algorithm.value} is a what-if: NCCL does not implement it")
     if best.equivalent_busbw:
-        notes.append(
-            "busbw is an equivalent figure, not a wire rate: "
-            + (
-                "the switch reduces data in the network"
-                if best.algorithm is not Algorithm.TREE
-                else "on 2 nodes the tree sends only S per node over the network"
-            )
-        )
+        notes.append("busbw is an equivalent figure, not a wire rate: " + _why_equivalent(best))
     elt = DTYPE_BYTES[dtype.lower()]
     count = int(size // elt)
     if collective in _PER_RANK_COLLECTIVES:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 from collections.abc import Sequence
 from typing import Any, TextIO
 
@@ -42,10 +43,22 @@ _BAR = "▏▎▍▌▋▊▉█"
 def _console(stream: TextIO | None = None) -> Console:
     console = Console(file=stream, highlight=False)
     if not console.is_terminal:
-        # Pipes and files get a wide page instead of rich's 80-column default, so tables
-        # stay one row per entry; a terminal keeps its own width.
-        console = Console(file=stream, highlight=False, width=160)
+        # Pipes and files get a wide page (or $COLUMNS) instead of rich's 80-column default,
+        # so tables stay one row per entry; a terminal keeps its own width.
+        try:
+            width = int(os.environ.get("COLUMNS", "160"))
+        except ValueError:
+            width = 160
+        console = Console(file=stream, highlight=False, width=max(40, width))
     return console
+
+
+def _fold(table: Table) -> Table:
+    """Wrap cells that do not fit instead of cutting them with an ellipsis: a cut id or number
+    is worse than a taller row."""
+    for column in table.columns:
+        column.overflow = "fold"
+    return table
 
 
 def render_json(data: Any, stream: TextIO | None = None) -> None:
@@ -137,7 +150,7 @@ def render_estimate(est: Estimate, stream: TextIO | None = None, alternatives: i
         f"latency {format_time(est.best.latency_s)} + transfer {format_time(est.best.transfer_s)}",
     )
     table.add_row("ranks", f"{est.ranks} ({est.intra or '-'} inside, {est.inter or '-'} between)")
-    console.print(table)
+    console.print(_fold(table))
     if est.alternatives and alternatives > 0:
         alt = Table(title="alternatives", box=box.SIMPLE_HEAD, title_justify="left")
         alt.add_column("algorithm")
@@ -154,7 +167,7 @@ def render_estimate(est: Estimate, stream: TextIO | None = None, alternatives: i
                 format_bandwidth(alg_bw * factor),
                 f"{cost.time_s / est.time_s:.2f}x",
             )
-        console.print(alt)
+        console.print(_fold(alt))
     if est.assumptions:
         console.print(Text("assumptions:", style="bold"))
         for note in est.assumptions:
@@ -203,11 +216,13 @@ def system_dict(system: System) -> dict[str, Any]:
 
 
 def render_links(links: Sequence[Link], stream: TextIO | None = None) -> None:
-    """Print the catalogue's links as a table."""
+    """Print the catalogue's links as a table (the name column only where it fits)."""
+    console = _console(stream)
+    wide = console.width >= 130
     table = Table(
         box=box.SIMPLE_HEAD, title="links (bandwidth per direction)", title_justify="left"
     )
-    for name, justify in (
+    columns = [
         ("id", "left"),
         ("kind", "left"),
         ("scope", "left"),
@@ -216,11 +231,13 @@ def render_links(links: Sequence[Link], stream: TextIO | None = None) -> None:
         ("eff", "right"),
         ("achievable", "right"),
         ("conf", "left"),
-        ("name", "left"),
-    ):
+    ]
+    if wide:
+        columns.append(("name", "left"))
+    for name, justify in columns:
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for link in links:
-        table.add_row(
+        cells = [
             link.id,
             link.kind.value,
             link.scope,
@@ -229,9 +246,11 @@ def render_links(links: Sequence[Link], stream: TextIO | None = None) -> None:
             f"{link.efficiency:.2f}",
             format_bandwidth(link.achievable_Bps),
             link.confidence.value,
-            link.name,
-        )
-    _console(stream).print(table)
+        ]
+        table.add_row(*cells, *([link.name] if wide else []))
+    console.print(_fold(table))
+    if not wide:
+        console.print(Text("(names and sources: ibcalc links show ID)"))
 
 
 def render_link(link: Link, stream: TextIO | None = None) -> None:
@@ -263,7 +282,7 @@ def render_link(link: Link, stream: TextIO | None = None) -> None:
         elif isinstance(value, float):
             value = f"{value:g}"
         table.add_row(key, f"{value}{units.get(key, '')}")
-    console.print(table)
+    console.print(_fold(table))
     console.print(Text("sources:", style="bold"))
     for source in link.sources:
         console.print(Text(f"  - {source}"), overflow="fold")
@@ -288,8 +307,11 @@ def render_systems(
         "net per GPU",
         "conf",
     ):
-        table.add_column(name, no_wrap=True)
-    table.add_column("GPU")
+        table.add_column(name)
+    console = _console(stream)
+    wide = console.width >= 140
+    if wide:
+        table.add_column("GPU")
     for system in systems:
         intra = links.get(system.intra or "")
         inter = links.get(system.inter or "")
@@ -308,9 +330,9 @@ def render_systems(
             format_bandwidth(inter.per_direction_Bps) if inter else "-",
             per_gpu_net,
             system.confidence.value,
-            system.gpu,
+            *([system.gpu] if wide else []),
         )
-    _console(stream).print(table)
+    console.print(_fold(table))
 
 
 def render_system(system: System, stream: TextIO | None = None) -> None:
@@ -328,7 +350,7 @@ def render_system(system: System, stream: TextIO | None = None) -> None:
         if value is None or key == "sources":
             continue
         table.add_row(key, ", ".join(value) if isinstance(value, list) else str(value))
-    console.print(table)
+    console.print(_fold(table))
     console.print(Text("sources:", style="bold"))
     for source in system.sources:
         console.print(Text(f"  - {source}"), overflow="fold")
@@ -396,7 +418,7 @@ def render_sweep(
             _bar(row["busbw_GBps"] / peak, 24),
         )
     console = _console(stream)
-    console.print(table)
+    console.print(_fold(table))
     if any(r["busbw_equivalent"] for r in rows):
         console.print(
             Text("* busbw is an equivalent figure (in-network or 2-node tree), not a wire rate")
@@ -467,7 +489,7 @@ def render_gap_table(rows: Sequence[dict[str, Any]], stream: TextIO | None = Non
             f"{format_time(across['time_s'])} {across['algorithm']}",
             _ratio(row["slowdown"]),
         )
-    console.print(table)
+    console.print(_fold(table))
     for line in (
         "conventions: per direction, per GPU; GB/s = 10^9 B/s; vendor 'bidirectional' figures "
         "are 2x (H100 NVLink 4: 900 bidirectional = 450 per direction); network Gb/s / 8 = GB/s",
@@ -519,7 +541,7 @@ def render_gap(
         _ratio(data["ratio_achievable"]),
         "",
     )
-    console.print(table)
+    console.print(_fold(table))
 
     runs = Table(
         title=f"consequence: all-reduce of {format_size(data['allreduce_size_bytes'])}",

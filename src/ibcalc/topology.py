@@ -143,6 +143,8 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
     ):
         _require_name(flag, value)
     notes: list[str] = []
+    if len(catalogue.origins) > 1:
+        notes.append("catalogue overrides loaded: " + ", ".join(catalogue.origins[1:]))
     system = _pick_system(catalogue, spec, notes)
 
     if spec.gpus_per_node is not None:

@@ -87,7 +87,8 @@ def rhd(
         transfer,
         where,
         "phases x ((N-1)/N S / (nics B_nic/m) + (m-1)/(mN) S / B_up) + lg p hops per phase",
-        equivalent=big_n > 1,
+        # all-reduce moves node-level 2(N-1)/N S per GPU share; AG/RS stay below the wire
+        equivalent=big_n > 1 and collective is Collective.ALL_REDUCE,
     )
 
 
