@@ -97,6 +97,13 @@ def _check_links(doc: Document, links: Sequence[Link]) -> list[ValidationProblem
         ):
             if present and not getattr(link, source_name):
                 add(i, field_name, f"({link.id}): {field_name} needs {source_name}")
+        if link.kind in (LinkKind.SCALE_OUT, LinkKind.WAN) and link.per_direction_Bps > 250e9:
+            add(
+                i,
+                "per_direction",
+                f"({link.id}): {link.per_direction_Bps / 1e9:g} GB/s per direction is more than "
+                "any network port (2 Tb/s); was Gb/s written as GB/s? (400 Gb/s = 50 GB/s)",
+            )
         if "nvls" in link.capabilities and link.nvls_efficiency is None:
             add(i, "capabilities", f"({link.id}): nvls capability needs nvls_efficiency")
     return problems

@@ -20,7 +20,7 @@ from typer._click import exceptions as click_exceptions
 from ibcalc import __version__
 from ibcalc.catalogue import find_link, find_system, load_catalogue
 from ibcalc.engine import estimate_on
-from ibcalc.errors import IbcalcError, UnknownNameError
+from ibcalc.errors import IbcalcError, InputFileError, UnknownNameError
 from ibcalc.models import Algorithm, Catalogue, Collective, Estimate, LinkKind, Protocol
 from ibcalc.report import (
     estimate_dict,
@@ -113,6 +113,11 @@ def _boundary() -> Iterator[None]:
         yield
     except UnknownNameError as exc:
         _fail(str(exc))
+    except InputFileError as exc:
+        # every problem of the file, one line each (DESIGN.md 5: report all, not the first)
+        for problem in exc.problems[:-1]:
+            typer.echo(f"error: {problem}", err=True)
+        _fail(str(exc.problems[-1]) if exc.problems else str(exc))
     except IbcalcError as exc:
         _fail(str(exc))
     except _UserError as exc:

@@ -131,7 +131,8 @@ def render_estimate(est: Estimate, stream: TextIO | None = None, alternatives: i
     """Print an estimate as a table: result, choice, runners-up, assumptions."""
     console = _console(stream)
     factor = busbw_factor(est.collective, est.ranks)
-    where = f"{est.nodes} node{'s' if est.nodes != 1 else ''} x {est.gpus_per_node} GPUs"
+    gpus, nodes = est.gpus_per_node, est.nodes
+    where = f"{nodes} node{'s' * (nodes != 1)} x {gpus} GPU{'s' * (gpus != 1)}"
     title = f"{est.collective.value} of {format_size(est.size_bytes)} ({est.dtype}) on {where}"
     table = Table(title=title, box=box.SIMPLE_HEAD, show_header=False, title_justify="left")
     table.add_column("what", style="bold")
