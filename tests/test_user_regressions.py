@@ -108,7 +108,7 @@ def test_catalogue_refuses_gigabits_written_as_gigabytes(tmp_path: Path) -> None
     text = (
         "schema: ibcalc-catalogue/1\nlinks:\n  - id: myib\n    name: x\n    kind: scale-out\n"
         "    family: infiniband\n    generation: NDR\n    scope: per-port\n"
-        '    per_direction: "400 GB/s"\n    efficiency: 0.9\n    efficiency_source: t\n'
+        '    per_direction: "400 GB/s"\n    efficiency: 0.9\n    efficiency_source: test\n'
         "    sources: [t]\n    confidence: low\n"
     )
     path = tmp_path / "c.yaml"
