@@ -19,6 +19,7 @@ on the unknown and is reported but kept out of the bandwidth targets.
 from __future__ import annotations
 
 import csv
+import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,14 +88,15 @@ def _float(text: str) -> float | None:
     if not text:
         return None
     try:
-        return float(text)
+        value = float(text)
     except ValueError:
         return None
+    return value if math.isfinite(value) and value >= 0 else None
 
 
 def _short_source(source: str) -> str:
     match = re.search(r"github\.com/([^/ ]+/[^@ /]+)", source)
-    base = match.group(1) if match else source.split()[0]
+    base = match.group(1) if match else (source.split() or ["(no source)"])[0]
     issue = re.search(r"(issue|PR) #?(\d+)", source)
     if issue:
         base += f"#{issue.group(2)}"
@@ -260,11 +262,32 @@ _EXCLUDE_NOTES = (
 )
 
 
-def _point(index: int, row: dict[str, str]) -> Point:
+_COLUMNS = (
+    "source",
+    "gpu",
+    "nodes",
+    "gpus_per_node",
+    "intra_fabric",
+    "inter_fabric",
+    "collective",
+    "dtype",
+    "size_bytes",
+    "algbw_GBps",
+    "busbw_GBps",
+    "time_us",
+    "nccl_version",
+    "algo_proto",
+    "note",
+)
+
+
+def _point(index: int, raw: dict[str, str | None]) -> Point:
+    # tolerate missing columns and empty cells: every rule reads plain strings
+    row = {key: (raw.get(key) or "").strip() for key in _COLUMNS}
     reasons: list[str] = []
     status = "validated"
     excluded: list[str] = []
-    collective = _COLLECTIVES.get(row["collective"].strip())
+    collective = _COLLECTIVES.get(row["collective"].lower().replace("-", "_"))
     if collective is None:
         excluded.append(f"collective {row['collective']!r} is not modelled")
         collective = Collective.ALL_REDUCE
