@@ -157,3 +157,13 @@ def position_of(text: str, needle: str, occurrence: int = 1) -> tuple[int, int]:
 def locate() -> Callable[..., tuple[int, int]]:
     """The :func:`position_of` helper, as a fixture."""
     return position_of
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--update-golden`` rewrites tests/golden/*.txt from the current output."""
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="rewrite the golden files of tests/test_golden.py from the current output",
+    )
