@@ -141,3 +141,19 @@ def test_cross_leaf_fraction_scales_the_oversubscription_penalty() -> None:
         times[f] = json.loads(result.stdout)["transfer_s"]
     assert times[1.0] == pytest.approx(2 * times[0.5])
     assert times[0.25] == pytest.approx(times[0.5])  # k f = 0.5 < 1: no slowdown
+
+
+def test_design_problems_of_every_kind_in_one_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    design = tmp_path / "multi.yaml"
+    design.write_text(
+        "name: multi\nnodes: 4\nsystem: dgx-h10\nfabric: {link: ndrr, colour: blue}\n"
+        "requirements:\n  - allreduce: {size: 1GB, max_time: 45}\n"
+    )
+    lines = _error(["check", str(design)], capsys).splitlines()
+    assert [line.split(":")[2] for line in lines] == ["3", "4", "4", "6"]  # sorted by line
+    assert "unknown system 'dgx-h10'" in lines[0]
+    assert "unknown link 'ndrr'" in lines[1]
+    assert "unknown key" in lines[2]
+    assert "needs a unit" in lines[3]

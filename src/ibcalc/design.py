@@ -1017,6 +1017,41 @@ def check_design(source: str | Path, catalogue: Catalogue) -> DesignCheck:
     Raises :class:`InputFileError` (every problem of the file, ``file:line:col``) when the file
     cannot be read, validated, resolved or evaluated.
     """
-    design, doc = load_design(source)
+    doc = load_yaml(source)
+    try:
+        design = _validate(doc)
+    except InputFileError as exc:
+        # report unknown system and link names with the schema problems, not one run later
+        extra = _raw_name_problems(doc, catalogue)
+        known = {(p.line, p.col) for p in exc.problems}
+        merged = exc.problems + [p for p in extra if (p.line, p.col) not in known]
+        merged.sort(key=lambda p: (p.line or 0, p.col or 0))
+        raise InputFileError(merged) from None
     resolved = resolve_design(design, doc, catalogue)
     return DesignCheck(path=doc.path, resolved=resolved, findings=evaluate(resolved, doc))
+
+
+def _raw_name_problems(doc: Document, catalogue: Catalogue) -> list[ValidationProblem]:
+    """Unknown system and link names read straight from the YAML (used when the schema failed,
+    so that one run reports both kinds of problem)."""
+    data = doc.data if isinstance(doc.data, dict) else {}
+    fabric = data.get("fabric") if isinstance(data.get("fabric"), dict) else {}
+    problems = _Problems(doc)
+    names: list[tuple[tuple[str, ...], object, bool]] = [
+        (("system",), data.get("system"), True),
+        (("intra",), data.get("intra"), False),
+        (("inter",), data.get("inter"), False),
+        (("host_pcie",), data.get("host_pcie"), False),
+        (("fabric", "link"), fabric.get("link") if isinstance(fabric, dict) else None, False),
+    ]
+    for loc, name, is_system in names:
+        if not isinstance(name, str):
+            continue
+        try:
+            if is_system:
+                find_system(catalogue, name)
+            else:
+                find_link(catalogue, name)
+        except UnknownNameError as exc:
+            problems.add(loc, str(exc))
+    return problems.items
