@@ -4,17 +4,41 @@ A sourced interconnect catalogue, a tiered cluster model and an analytic collect
 reported in nccl-tests conventions.
 """
 
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
 from ibcalc.catalogue import find_link, find_system, load_catalogue
-from ibcalc.design import check_design, load_design
 from ibcalc.engine import estimate, estimate_on
 from ibcalc.errors import IbcalcError
-from ibcalc.fabric import size_fat_tree
-from ibcalc.gap import common_pairings, gap, tp_whatif
 from ibcalc.models import Algorithm, Collective, Estimate, Link, Protocol, System
 from ibcalc.topology import ClusterSpec, resolve_cluster
 from ibcalc.units import parse_bandwidth, parse_size, parse_time
 
+if TYPE_CHECKING:
+    from ibcalc.design import check_design, load_design
+    from ibcalc.fabric import size_fat_tree
+    from ibcalc.gap import common_pairings, tp_whatif
+
 __version__ = "0.1.0"
+
+# Design files, fabric sizing and gap analysis load on first use, so that every CLI command
+# (which imports this package for __version__) does not pay for them at start-up.
+_LAZY = {
+    "check_design": "ibcalc.design",
+    "load_design": "ibcalc.design",
+    "size_fat_tree": "ibcalc.fabric",
+    "common_pairings": "ibcalc.gap",
+    "tp_whatif": "ibcalc.gap",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'ibcalc' has no attribute {name!r}")
+
 
 __all__ = [
     "Algorithm",
@@ -32,7 +56,6 @@ __all__ = [
     "estimate_on",
     "find_link",
     "find_system",
-    "gap",
     "load_catalogue",
     "load_design",
     "parse_bandwidth",

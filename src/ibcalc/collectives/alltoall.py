@@ -28,7 +28,7 @@ from ibcalc.collectives.base import (
     intra_hop_latency,
     make_cost,
     net_hop_latency,
-    ring_protocol_bw,
+    protocol_factor,
     wan_hop_latency,
 )
 from ibcalc.collectives.constants import CALIBRATED
@@ -79,7 +79,7 @@ def _alltoall(
     latency = base_latency(Algorithm.RING, protocol) + hop + messages * PER_MESSAGE_S
     transfer = max(intra_t, net_t, wan_t)
     if protocol is not Protocol.SIMPLE:
-        transfer = transfer / (ring_protocol_bw(1.0, protocol, topo))
+        transfer = transfer / protocol_factor(protocol)
     where = "network (NIC share per GPU)" if net_t >= intra_t else "scale-up"
     if wan_t > max(net_t, intra_t):
         where = "WAN between sites (share per GPU)"
@@ -129,7 +129,7 @@ def sendrecv(
         net_t = max(net_t, size_bytes / min(topo.wan.nic_bw_Bps, topo.wan_bw_Bps()))
     transfer = max(intra_t, net_t)
     if protocol is not Protocol.SIMPLE:
-        transfer = transfer / ring_protocol_bw(1.0, protocol, topo)
+        transfer = transfer / protocol_factor(protocol)
     hop = (
         net_hop_latency(topo, Algorithm.RING, protocol, size_bytes)
         if topo.domains > 1

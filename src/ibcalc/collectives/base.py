@@ -35,6 +35,7 @@ __all__ = [
     "ll_network_transfer",
     "make_cost",
     "net_hop_latency",
+    "protocol_factor",
     "protocols_for",
     "ring_protocol_bw",
     "tree_correction",
@@ -76,11 +77,6 @@ class Topology:
     def m(self) -> int:
         """GPUs (ranks) per scale-up domain."""
         return self.ranks_per_domain
-
-    @property
-    def n_domains(self) -> int:
-        """Number of scale-up domains (nodes)."""
-        return self.domains
 
     @property
     def ranks(self) -> int:
@@ -217,13 +213,20 @@ def protocols_for(topo: Topology) -> tuple[Protocol, ...]:
     return (Protocol.LL, Protocol.SIMPLE)
 
 
+def protocol_factor(protocol: Protocol) -> float:
+    """Payload fraction of a protocol: LL 0.5, LL128 0.92, Simple 1 (cost_models.md 2.5)."""
+    if protocol is Protocol.LL:
+        return LL_FACTOR
+    if protocol is Protocol.LL128:
+        return LL128_FACTOR
+    return 1.0
+
+
 def ring_protocol_bw(bw_Bps: float, protocol: Protocol, topo: Topology) -> float:
     """Apply a protocol's payload factor and cap to a ring bandwidth (cost_models.md 2.5)."""
     if protocol is Protocol.LL:
         return min(bw_Bps * LL_FACTOR, ll_cap_Bps(topo))
-    if protocol is Protocol.LL128:
-        return bw_Bps * LL128_FACTOR
-    return bw_Bps
+    return bw_Bps * protocol_factor(protocol)
 
 
 def tree_correction(size_bytes: float, protocol: Protocol) -> float:
