@@ -19,10 +19,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ibcalc.catalogue import load_catalogue
-from ibcalc.engine import estimate
+from ibcalc.catalogue.load import load_catalogue
+from ibcalc.catalogue.models import Catalogue
+from ibcalc.engine.types import Estimate
 from ibcalc.errors import IbcalcError
-from ibcalc.models import Catalogue, Estimate
+from ibcalc.facade import estimate
 from reference import DEFAULT_CSV, Point, load_points
 
 TARGETS = {"bandwidth": (0.05, 0.20), "latency": (0.10, None)}

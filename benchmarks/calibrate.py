@@ -44,12 +44,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import ibcalc.collectives.base as engine_base
-from ibcalc.catalogue import find_link, load_catalogue
-from ibcalc.collectives.constants import CALIBRATED
-from ibcalc.engine import estimate
-from ibcalc.models import Catalogue, Collective
-from ibcalc.models import busbw_factor as factor_of
+import ibcalc.engine.base as engine_base
+from ibcalc.catalogue.load import find_link, load_catalogue
+from ibcalc.catalogue.models import Catalogue
+from ibcalc.engine.constants import CALIBRATED
+from ibcalc.engine.types import Collective
+from ibcalc.engine.types import busbw_factor as factor_of
+from ibcalc.facade import estimate
 from reference import EXTRA_CSV, Point, load_points
 
 GiB = 2**30
@@ -272,7 +273,7 @@ def ll_net_throughput(points: list[Point], catalogue: Catalogue) -> float:
     For each row the engine's LL latency is taken as known (it reproduces the 8 B rows); the
     remaining time carries the 64 KiB: throughput = S / (t - latency). Median, in GB/s to 0.05.
     """
-    from ibcalc.models import Protocol
+    from ibcalc.engine.types import Protocol
 
     rows = _rows(
         points,
@@ -326,7 +327,7 @@ def link_efficiency(
 def nvls_tree_factor(points: list[Point], catalogue: Catalogue) -> float:
     """NVLS bandwidth an NVLS-tree keeps: current factor x median(measured / predicted busbw) over
     the multi-node H100 rows of 1 GiB and more where NVLS inside the node is the bottleneck."""
-    from ibcalc.collectives.constants import NVLS_TREE_FACTOR
+    from ibcalc.engine.constants import NVLS_TREE_FACTOR
 
     rows = _rows(
         points,

@@ -24,8 +24,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ibcalc.models import Algorithm, Collective
-from ibcalc.topology import ClusterSpec
+from ibcalc.cluster.resolve import ClusterSpec
+from ibcalc.engine.types import Algorithm, Collective
 
 __all__ = [
     "BANDWIDTH_MIN_BYTES",

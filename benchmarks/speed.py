@@ -14,10 +14,10 @@ import sys
 import time
 from collections.abc import Callable
 
-from ibcalc.catalogue import load_catalogue
-from ibcalc.engine import estimate_on
-from ibcalc.models import Collective
-from ibcalc.topology import ClusterSpec, resolve_cluster
+from ibcalc.catalogue.load import load_catalogue
+from ibcalc.cluster.resolve import ClusterSpec, resolve_cluster
+from ibcalc.engine.types import Collective
+from ibcalc.facade import estimate_on
 
 
 def _median_s(function: Callable[[], object], repeat: int) -> float:

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ibcalc.catalogue import ENV_VAR, load_catalogue
-from ibcalc.models import Catalogue
+from ibcalc.catalogue.load import ENV_VAR, load_catalogue
+from ibcalc.catalogue.models import Catalogue
 
 DATA_DIR = Path(__file__).parent / "data"
 

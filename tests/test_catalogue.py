@@ -19,9 +19,9 @@ from conftest import (
     REQUIRED_LINK_IDS,
     REQUIRED_SYSTEM_IDS,
 )
-from ibcalc.catalogue import ENV_VAR, find_link, find_system, load_catalogue
+from ibcalc.catalogue.load import ENV_VAR, find_link, find_system, load_catalogue
+from ibcalc.catalogue.models import Catalogue, Link, LinkKind, System
 from ibcalc.errors import CatalogueError, InputFileError, UnknownNameError
-from ibcalc.models import Catalogue, Link, LinkKind, System
 
 Locate = Callable[..., tuple[int, int]]
 

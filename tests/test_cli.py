@@ -26,9 +26,9 @@ from conftest import (
     REQUIRED_SYSTEM_IDS,
     position_of,
 )
-from ibcalc.catalogue import ENV_VAR, find_link
+from ibcalc.catalogue.load import ENV_VAR, find_link
+from ibcalc.catalogue.models import Catalogue, LinkKind
 from ibcalc.cli import app, main
-from ibcalc.models import Catalogue, LinkKind
 
 runner = CliRunner()
 

@@ -11,10 +11,10 @@ import math
 
 import pytest
 
-from ibcalc.collectives.base import Topology
-from ibcalc.collectives.select import evaluate, select
+from ibcalc.engine.base import Topology
+from ibcalc.engine.select import evaluate, select
+from ibcalc.engine.types import Algorithm, Collective, Protocol, ScaleOutTier, ScaleUpTier
 from ibcalc.errors import AlgorithmNotApplicableError
-from ibcalc.models import Algorithm, Collective, Protocol, ScaleOutTier, ScaleUpTier
 
 US = 1e-6
 GB = 1e9
@@ -81,7 +81,7 @@ def test_ring_ll_halves_bandwidth_and_is_capped() -> None:
     assert c.latency_s == pytest.approx((RING_BASE["LL"] + 14 * NVLINK_RING["LL"]) * US)
     # three nodes: LL cap of 20.4 GB/s (NCCL llMaxBws, >= 3 nodes, Intel row); across the
     # network LL also pays the calibrated small-message extra, min(S, 64 KiB) / ll_net_Bps
-    from ibcalc.collectives.constants import LL_NET_BPS
+    from ibcalc.engine.constants import LL_NET_BPS
 
     t3 = topo(3, 8)
     c3 = cost(t3, Collective.ALL_REDUCE, Algorithm.RING, Protocol.LL)
@@ -137,7 +137,7 @@ def test_nvls_single_node_moves_s_times_m_plus_1_over_m() -> None:
 
 @pytest.mark.parametrize("nodes", [2, 3])
 def test_nvls_tree(nodes: int) -> None:
-    from ibcalc.collectives.constants import NVLS_TREE_FACTOR
+    from ibcalc.engine.constants import NVLS_TREE_FACTOR
 
     t = topo(nodes, 8, nvls=50 * GB)
     intra = S * 9 / 8 / (50 * GB * NVLS_TREE_FACTOR)
@@ -220,7 +220,7 @@ def test_alltoall_pairwise_and_oversubscription() -> None:
 def test_sendrecv_crosses_one_nic() -> None:
     t = topo(2, 8)
     c = cost(t, Collective.SEND_RECV, Algorithm.P2P, Protocol.SIMPLE)
-    from ibcalc.collectives.alltoall import P2P_EFFICIENCY
+    from ibcalc.engine.algorithms.alltoall import P2P_EFFICIENCY
 
     assert c.transfer_s == pytest.approx(max(S / (B_UP * P2P_EFFICIENCY), S / B_NIC))
 
@@ -272,8 +272,8 @@ def test_wan_tier_caps_ring_and_adds_wan_hops() -> None:
 
 
 def test_wan_sites_resolve_from_spec() -> None:
-    from ibcalc.catalogue import load_catalogue
-    from ibcalc.topology import ClusterSpec, resolve_cluster
+    from ibcalc.catalogue.load import load_catalogue
+    from ibcalc.cluster.resolve import ClusterSpec, resolve_cluster
 
     cat = load_catalogue(use_env=False)
     cluster = resolve_cluster(
@@ -291,7 +291,7 @@ def test_wan_sites_resolve_from_spec() -> None:
 def test_switch_reductions_refuse_8_bit_types_and_fp8_rings_are_a_last_resort() -> None:
     """NVLS/SHARP reduce 16/32-bit types only; NCCL 2.30.7 multiplies its FP8 ring estimate
     by 1024 above 8 ranks (cost_models.md 2.2)."""
-    from ibcalc.collectives.select import FP8_RING_PENALTY
+    from ibcalc.engine.select import FP8_RING_PENALTY
 
     one_node = topo(1, 8, nvls=50 * GB)
     algos = {c.algorithm for c in evaluate(Collective.ALL_REDUCE, S, one_node, dtype="fp8")}

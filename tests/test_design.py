@@ -14,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli import main
-from ibcalc.design import (
+from ibcalc.cluster.resolve import ClusterSpec
+from ibcalc.design.check import (
     check_design,
     cluster_bandwidths,
     evaluate,
@@ -23,10 +25,9 @@ from ibcalc.design import (
     load_design,
     resolve_design,
 )
-from ibcalc.engine import estimate
+from ibcalc.engine.types import Collective
 from ibcalc.errors import InputFileError
-from ibcalc.models import Catalogue, Collective
-from ibcalc.topology import ClusterSpec
+from ibcalc.facade import estimate
 
 GB = 10**9
 NDR_Bps = 400 * GB / 8  # link_specs.md 4.1: NDR 400 Gb/s per direction

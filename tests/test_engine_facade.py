@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from ibcalc.engine import effective_size
+from ibcalc.engine.types import Collective
 from ibcalc.errors import UnitError
-from ibcalc.models import Collective
+from ibcalc.facade import effective_size
 
 PER_RANK = (Collective.ALL_GATHER, Collective.REDUCE_SCATTER, Collective.ALL_TO_ALL)
 WHOLE = (Collective.ALL_REDUCE, Collective.BROADCAST, Collective.REDUCE, Collective.SEND_RECV)

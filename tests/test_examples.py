@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from ibcalc.checkreport import schema_text
 from ibcalc.cli import main
-from ibcalc.design import json_schema
+from ibcalc.design.check import json_schema
+from ibcalc.render.check import schema_text
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 DESIGNS = sorted(EXAMPLES.glob("*.yaml"))

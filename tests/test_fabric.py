@@ -12,7 +12,7 @@ from fractions import Fraction
 import pytest
 
 from ibcalc.errors import IbcalcError, UnknownNameError
-from ibcalc.fabric import (
+from ibcalc.fabric.sizing import (
     SWITCHES,
     FabricError,
     FabricSizing,

@@ -13,10 +13,13 @@ import math
 import pytest
 from typer.testing import CliRunner
 
-from ibcalc.catalogue import find_link, load_catalogue
+from ibcalc.catalogue.load import find_link, load_catalogue
+from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli import app, main
-from ibcalc.engine import estimate
+from ibcalc.cluster.resolve import ClusterSpec
+from ibcalc.engine.types import Collective
 from ibcalc.errors import UnitError, UnknownNameError
+from ibcalc.facade import estimate
 from ibcalc.gap import (
     PAIRING_INTER,
     PAIRING_INTRA,
@@ -28,8 +31,6 @@ from ibcalc.gap import (
     nics_per_gpu_node,
     tp_whatif,
 )
-from ibcalc.models import Catalogue, Collective
-from ibcalc.topology import ClusterSpec
 
 GB = 10**9
 BITS = 8

@@ -14,7 +14,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from ibcalc.errors import InputFileError
-from ibcalc.loader import MAX_DEPTH, MAX_FILE_BYTES, load_yaml, validate
+from ibcalc.yamlio import MAX_DEPTH, MAX_FILE_BYTES, load_yaml, validate
 
 Locate = Callable[..., tuple[int, int]]
 

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from ibcalc.catalogue import load_catalogue
+from ibcalc.catalogue.load import load_catalogue
 from ibcalc.cli import app, main
+from ibcalc.engine.types import Collective
 from ibcalc.errors import IbcalcError
 from ibcalc.gap import gap
-from ibcalc.models import Collective
-from ibcalc.plot import (
+from ibcalc.render.plot import (
     INSTALL_HINT,
     PlotError,
     PlotUnavailableError,

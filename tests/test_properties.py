@@ -13,9 +13,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ibcalc.collectives.base import Topology
-from ibcalc.collectives.select import evaluate, select
-from ibcalc.models import Algorithm, Collective, ScaleOutTier, ScaleUpTier, busbw_factor
+from ibcalc.engine.base import Topology
+from ibcalc.engine.select import evaluate, select
+from ibcalc.engine.types import Algorithm, Collective, ScaleOutTier, ScaleUpTier, busbw_factor
 
 GB = 1e9
 IN_NETWORK = {

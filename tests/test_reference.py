@@ -21,7 +21,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 from accuracy import Result, evaluate
-from ibcalc.catalogue import load_catalogue
+from ibcalc.catalogue.load import load_catalogue
 from reference import DEFAULT_CSV, load_points
 
 RESULTS, _SKIPPED = evaluate(load_points(DEFAULT_CSV), load_catalogue(use_env=False))

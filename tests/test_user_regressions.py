@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from ibcalc.catalogue import find_link, load_catalogue
+from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.cli import app, main
+from ibcalc.cluster.resolve import ClusterSpec, resolve_cluster
 from ibcalc.errors import IbcalcError
-from ibcalc.topology import ClusterSpec, resolve_cluster
 from ibcalc.units import parse_size
 
 runner = CliRunner()

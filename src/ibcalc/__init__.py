@@ -9,16 +9,17 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from ibcalc.catalogue import find_link, find_system, load_catalogue
-from ibcalc.engine import estimate, estimate_on
+from ibcalc.catalogue.load import find_link, find_system, load_catalogue
+from ibcalc.catalogue.models import Link, System
+from ibcalc.cluster.resolve import ClusterSpec, resolve_cluster
+from ibcalc.engine.types import Algorithm, Collective, Estimate, Protocol
 from ibcalc.errors import IbcalcError
-from ibcalc.models import Algorithm, Collective, Estimate, Link, Protocol, System
-from ibcalc.topology import ClusterSpec, resolve_cluster
+from ibcalc.facade import estimate, estimate_on
 from ibcalc.units import parse_bandwidth, parse_size, parse_time
 
 if TYPE_CHECKING:
-    from ibcalc.design import check_design, load_design
-    from ibcalc.fabric import size_fat_tree
+    from ibcalc.design.check import check_design, load_design
+    from ibcalc.fabric.sizing import size_fat_tree
     from ibcalc.gap import common_pairings, tp_whatif
 
 __version__ = "0.1.0"
@@ -26,9 +27,9 @@ __version__ = "0.1.0"
 # Design files, fabric sizing and gap analysis load on first use, so that every CLI command
 # (which imports this package for __version__) does not pay for them at start-up.
 _LAZY = {
-    "check_design": "ibcalc.design",
-    "load_design": "ibcalc.design",
-    "size_fat_tree": "ibcalc.fabric",
+    "check_design": "ibcalc.design.check",
+    "load_design": "ibcalc.design.check",
+    "size_fat_tree": "ibcalc.fabric.sizing",
     "common_pairings": "ibcalc.gap",
     "tp_whatif": "ibcalc.gap",
 }

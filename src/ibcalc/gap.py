@@ -19,7 +19,7 @@ the right ratio, 18x, only by luck of doubling both sides; per direction it is 4
   on the scale-out link, ceil(NICs per node / G) NICs each), both from
   :func:`ibcalc.engine.estimate` with NCCL-like algorithm choice, and their ratio (slowdown).
 
-No I/O here: rendering lives in :mod:`ibcalc.report` and :mod:`ibcalc.plot`.
+No I/O here: rendering lives in :mod:`ibcalc.render.console` and :mod:`ibcalc.render.plot`.
 """
 
 from __future__ import annotations
@@ -29,11 +29,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ibcalc.catalogue import find_link, find_system
-from ibcalc.engine import estimate
+from ibcalc.catalogue.load import find_link, find_system
+from ibcalc.catalogue.models import Catalogue, Link, LinkKind
+from ibcalc.cluster.resolve import ClusterSpec, check_count, resolve_cluster
+from ibcalc.engine.types import Collective, Estimate
 from ibcalc.errors import UnitError
-from ibcalc.models import Catalogue, Collective, Estimate, Link, LinkKind
-from ibcalc.topology import ClusterSpec, check_count, resolve_cluster
+from ibcalc.facade import estimate
 from ibcalc.units import GB
 
 __all__ = [
@@ -348,8 +349,8 @@ def gap_for_system(
     """:func:`gap` for a system preset, each field overridable.
 
     The preset's NIC count is used only with the preset's own fabric; another ``inter`` gets one
-    NIC per GPU unless ``nics_per_node`` says otherwise (as :func:`~ibcalc.topology.resolve_cluster`
-    does).
+    NIC per GPU unless ``nics_per_node`` says otherwise (as
+    :func:`~ibcalc.cluster.resolve.resolve_cluster` does).
     """
     preset = find_system(catalogue, system)
     intra_id = intra or preset.intra

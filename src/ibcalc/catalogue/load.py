@@ -17,9 +17,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ibcalc.catalogue.models import Catalogue, Link, LinkKind, System
 from ibcalc.errors import CatalogueError, InputFileError, UnknownNameError, ValidationProblem
-from ibcalc.loader import Document, load_yaml, validate
-from ibcalc.models import Catalogue, Link, LinkKind, System
+from ibcalc.yamlio import Document, load_yaml, validate
 
 __all__ = [
     "BUILTIN_LABEL",

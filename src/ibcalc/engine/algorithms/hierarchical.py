@@ -17,7 +17,7 @@ that can exceed the NICs' rate on few nodes (cost_models.md 3.5).
 
 from __future__ import annotations
 
-from ibcalc.collectives.base import (
+from ibcalc.engine.base import (
     Topology,
     base_latency,
     intra_hop_latency,
@@ -25,7 +25,7 @@ from ibcalc.collectives.base import (
     net_hop_latency,
     wan_hop_latency,
 )
-from ibcalc.models import Algorithm, Collective, Cost, Protocol
+from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol
 
 __all__ = ["hierarchical"]
 

@@ -24,10 +24,10 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from ibcalc.cluster.resolve import ResolvedCluster
+from ibcalc.engine.types import Algorithm, Collective, Estimate
 from ibcalc.errors import IbcalcError
 from ibcalc.gap import GapResult
-from ibcalc.models import Algorithm, Collective, Estimate
-from ibcalc.topology import ResolvedCluster
 from ibcalc.units import BITS_PER_BYTE, GB, format_size, format_time
 
 if TYPE_CHECKING:
@@ -245,7 +245,7 @@ def algorithm_series(per_algorithm: Mapping[Algorithm, Sequence[Estimate]]) -> l
 
     Algorithms NCCL cannot pick (hierarchical, rhd) are labelled as what-ifs and drawn dashed.
     """
-    from ibcalc.collectives.select import NCCL_ALGORITHMS
+    from ibcalc.engine.select import NCCL_ALGORITHMS
 
     out: list[Series] = []
     for algorithm in sorted(per_algorithm, key=lambda a: list(Algorithm).index(a)):

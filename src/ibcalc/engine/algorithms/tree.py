@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 
-from ibcalc.collectives.base import (
+from ibcalc.engine.base import (
     Topology,
     base_latency,
     intra_hop_latency,
@@ -35,12 +35,12 @@ from ibcalc.collectives.base import (
     tree_correction,
     wan_hop_latency,
 )
-from ibcalc.collectives.constants import (
+from ibcalc.engine.constants import (
     TREE_LL128_FACTOR_MULTI,
     TREE_LL128_FACTOR_SINGLE,
     TREE_LL_DIVISOR,
 )
-from ibcalc.models import Algorithm, Collective, Cost, Protocol
+from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol
 
 __all__ = ["TREE_FACTOR", "tree", "tree_network_multiplier"]
 

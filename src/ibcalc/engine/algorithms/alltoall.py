@@ -22,7 +22,7 @@ The per-message cost and the point-to-point efficiency are calibrated (``constan
 
 from __future__ import annotations
 
-from ibcalc.collectives.base import (
+from ibcalc.engine.base import (
     Topology,
     base_latency,
     intra_hop_latency,
@@ -31,8 +31,8 @@ from ibcalc.collectives.base import (
     protocol_factor,
     wan_hop_latency,
 )
-from ibcalc.collectives.constants import CALIBRATED
-from ibcalc.models import Algorithm, Collective, Cost, Protocol
+from ibcalc.engine.constants import CALIBRATED
+from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol
 
 __all__ = ["P2P_EFFICIENCY", "PER_MESSAGE_S", "pairwise", "pxn", "sendrecv"]
 

@@ -18,7 +18,7 @@ Formulas (n = N x m ranks, S in nccl-tests units, cost_models.md 2.5, 2.6, 3.2):
 
 from __future__ import annotations
 
-from ibcalc.collectives.base import (
+from ibcalc.engine.base import (
     Topology,
     base_latency,
     bytes_factor,
@@ -29,8 +29,8 @@ from ibcalc.collectives.base import (
     ring_protocol_bw,
     wan_hop_latency,
 )
-from ibcalc.collectives.constants import NET_OVERHEAD_S, RING_PLATEAU_FACTOR
-from ibcalc.models import Algorithm, Collective, Cost, Protocol
+from ibcalc.engine.constants import NET_OVERHEAD_S, RING_PLATEAU_FACTOR
+from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol
 
 __all__ = ["ring", "ring_bandwidth"]
 

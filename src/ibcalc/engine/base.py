@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ibcalc.collectives.constants import (
+from ibcalc.engine.constants import (
     BASE_LATENCY_S,
     HOP_LATENCY_S,
     LL128_FACTOR,
@@ -25,7 +25,7 @@ from ibcalc.collectives.constants import (
     TREE_CORRECTION,
     WAN_INFLIGHT_BYTES,
 )
-from ibcalc.models import Algorithm, Collective, Cost, Protocol, ScaleOutTier, ScaleUpTier
+from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, ScaleOutTier, ScaleUpTier
 
 __all__ = [
     "Topology",

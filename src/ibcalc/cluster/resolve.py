@@ -11,10 +11,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ibcalc.catalogue import find_link, find_system
-from ibcalc.collectives.base import Topology
+from ibcalc.catalogue.load import find_link, find_system
+from ibcalc.catalogue.models import Catalogue, Link, LinkKind, System
+from ibcalc.engine.base import Topology
+from ibcalc.engine.types import ScaleOutTier, ScaleUpTier
 from ibcalc.errors import UnitError
-from ibcalc.models import Catalogue, Link, LinkKind, ScaleOutTier, ScaleUpTier, System
 
 __all__ = [
     "DEFAULT_NODES",

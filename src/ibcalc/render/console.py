@@ -17,7 +17,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ibcalc.models import Catalogue, Cost, Estimate, Link, System, busbw_factor
+from ibcalc.catalogue.models import Catalogue, Link, System
+from ibcalc.engine.types import Cost, Estimate, busbw_factor
 from ibcalc.units import GB, format_bandwidth, format_size, format_time
 
 __all__ = [

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 
-from ibcalc.collectives.base import (
+from ibcalc.engine.base import (
     Topology,
     base_latency,
     intra_hop_latency,
@@ -26,8 +26,8 @@ from ibcalc.collectives.base import (
     net_hop_latency,
     wan_hop_latency,
 )
-from ibcalc.collectives.constants import PAT_FACTOR
-from ibcalc.models import Algorithm, Collective, Cost, Protocol
+from ibcalc.engine.constants import PAT_FACTOR
+from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol
 
 __all__ = ["pat", "rhd"]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from ibcalc.models import Algorithm, Protocol
+from ibcalc.engine.types import Algorithm, Protocol
 
 __all__ = [
     "BASE_LATENCY_S",

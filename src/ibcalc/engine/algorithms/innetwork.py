@@ -28,16 +28,16 @@ from __future__ import annotations
 
 import math
 
-from ibcalc.collectives.base import (
+from ibcalc.engine.algorithms.tree import tree_network_multiplier
+from ibcalc.engine.base import (
     Topology,
     intra_hop_latency,
     make_cost,
     net_hop_latency,
     wan_hop_latency,
 )
-from ibcalc.collectives.constants import NVLS_TREE_FACTOR
-from ibcalc.collectives.tree import tree_network_multiplier
-from ibcalc.models import Algorithm, Collective, Cost, Protocol
+from ibcalc.engine.constants import NVLS_TREE_FACTOR
+from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol
 
 __all__ = ["collnet_chain", "collnet_direct", "nvls", "nvls_tree"]
 

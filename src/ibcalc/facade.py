@@ -3,15 +3,16 @@
 ``estimate`` resolves the cluster (``topology.resolve_cluster``), applies nccl-tests' size
 conventions (``--size`` is the total buffer for all-gather, reduce-scatter and all-to-all, and
 per-rank counts are rounded as nccl-tests rounds them), runs the cost engine and returns an
-:class:`~ibcalc.models.Estimate` with every assumption it made.
+:class:`~ibcalc.engine.types.Estimate` with every assumption it made.
 """
 
 from __future__ import annotations
 
-from ibcalc.collectives.select import select
+from ibcalc.catalogue.models import Catalogue
+from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
+from ibcalc.engine.select import select
+from ibcalc.engine.types import Algorithm, Collective, Cost, Estimate, Protocol
 from ibcalc.errors import UnitError
-from ibcalc.models import Algorithm, Catalogue, Collective, Cost, Estimate, Protocol
-from ibcalc.topology import ClusterSpec, ResolvedCluster, resolve_cluster
 
 __all__ = ["DTYPE_BYTES", "effective_size", "estimate", "estimate_on"]
 

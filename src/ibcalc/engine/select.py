@@ -13,15 +13,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from ibcalc.collectives.alltoall import pairwise, pxn, sendrecv
-from ibcalc.collectives.base import Topology, protocols_for
-from ibcalc.collectives.hierarchical import hierarchical
-from ibcalc.collectives.innetwork import collnet_chain, collnet_direct, nvls, nvls_tree
-from ibcalc.collectives.recursive import pat, rhd
-from ibcalc.collectives.ring import ring
-from ibcalc.collectives.tree import tree
+from ibcalc.engine.algorithms.alltoall import pairwise, pxn, sendrecv
+from ibcalc.engine.algorithms.hierarchical import hierarchical
+from ibcalc.engine.algorithms.innetwork import collnet_chain, collnet_direct, nvls, nvls_tree
+from ibcalc.engine.algorithms.recursive import pat, rhd
+from ibcalc.engine.algorithms.ring import ring
+from ibcalc.engine.algorithms.tree import tree
+from ibcalc.engine.base import Topology, protocols_for
+from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol
 from ibcalc.errors import AlgorithmNotApplicableError
-from ibcalc.models import Algorithm, Collective, Cost, Protocol
 
 __all__ = ["ALGORITHMS", "FP8_RING_PENALTY", "NCCL_ALGORITHMS", "evaluate", "select"]
 

@@ -1,4 +1,4 @@
-"""Frozen pydantic models: catalogue links and systems, resolved clusters, tiers and estimates.
+"""Frozen pydantic models of the catalogue: links and system presets.
 
 Catalogue files write quantities as strings with units (``"400 Gb/s"``, ``"5 us"``); the models
 convert them on input to SI floats whose field names carry the unit (``per_direction_Bps``,
@@ -15,17 +15,10 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_valida
 from ibcalc.units import parse_bandwidth, parse_time
 
 __all__ = [
-    "Algorithm",
     "Catalogue",
-    "Collective",
     "Confidence",
-    "Cost",
-    "Estimate",
     "Link",
     "LinkKind",
-    "Protocol",
-    "ScaleOutTier",
-    "ScaleUpTier",
     "System",
 ]
 
@@ -65,43 +58,6 @@ class Confidence(StrEnum):
     HIGH = "high"
     MEDIUM = "medium"
     LOW = "low"
-
-
-class Collective(StrEnum):
-    """Collectives, named as NCCL and nccl-tests name them."""
-
-    ALL_REDUCE = "all_reduce"
-    REDUCE_SCATTER = "reduce_scatter"
-    ALL_GATHER = "all_gather"
-    BROADCAST = "broadcast"
-    REDUCE = "reduce"
-    ALL_TO_ALL = "alltoall"
-    SEND_RECV = "sendrecv"
-
-
-class Algorithm(StrEnum):
-    """Algorithms the engine models (NCCL names where NCCL has one)."""
-
-    RING = "ring"
-    TREE = "tree"
-    NVLS = "nvls"
-    NVLS_TREE = "nvlstree"
-    COLLNET_DIRECT = "collnet"
-    COLLNET_CHAIN = "collnetchain"
-    HIERARCHICAL = "hierarchical"
-    RHD = "rhd"
-    PAT = "pat"
-    PAIRWISE = "pairwise"
-    PXN = "pxn"
-    P2P = "p2p"
-
-
-class Protocol(StrEnum):
-    """NCCL protocols."""
-
-    LL = "LL"
-    LL128 = "LL128"
-    SIMPLE = "Simple"
 
 
 class Link(BaseModel):
@@ -209,126 +165,3 @@ class Catalogue(BaseModel):
     links: list[Link]
     systems: list[System]
     origins: list[str] = Field(default_factory=list)
-
-
-class ScaleUpTier(BaseModel):
-    """Tier 0: GPUs sharing a scale-up fabric (NVLink/NVSwitch, xGMI mesh, PCIe).
-
-    ``bw_Bps`` is what one GPU can send per direction through the fabric in a ring or
-    point-to-point pattern; ``nvls_bw_Bps`` the per-GPU bandwidth of NVLink SHARP reductions.
-    """
-
-    model_config = _FROZEN
-
-    link_id: str
-    gpus: int = Field(ge=1)
-    line_Bps: float = Field(gt=0)
-    bw_Bps: float = Field(gt=0)
-    duplex_efficiency: float = Field(default=1.0, gt=0, le=1)
-    nvls_bw_Bps: float | None = None
-    transport_latency_s: float = Field(default=0.0, ge=0)
-    path: Literal["nvlink", "pci"] = "nvlink"
-    mesh: bool = False
-
-
-class ScaleOutTier(BaseModel):
-    """Tier 1: the fabric between scale-up domains.
-
-    ``nic_bw_Bps`` is one NIC's achievable per-direction bandwidth after the PCIe cap;
-    ``domain_bw_Bps`` = NICs per domain x that.
-    """
-
-    model_config = _FROZEN
-
-    link_id: str
-    domains: int = Field(ge=1)
-    nics_per_domain: int = Field(ge=1)
-    nic_line_Bps: float = Field(gt=0)
-    nic_bw_Bps: float = Field(gt=0)
-    transport_latency_s: float = Field(default=0.0, ge=0)
-    sharp: bool = False
-    oversubscription: float = Field(default=1.0, ge=1.0)
-    cross_leaf_fraction: float = Field(default=1.0, ge=0.0, le=1.0)
-
-    @property
-    def domain_bw_Bps(self) -> float:
-        """Aggregate achievable injection bandwidth of one domain, per direction."""
-        return self.nics_per_domain * self.nic_bw_Bps
-
-
-class Cost(BaseModel):
-    """Time of one (algorithm, protocol) for one collective, split into its terms."""
-
-    model_config = _FROZEN
-
-    algorithm: Algorithm
-    protocol: Protocol
-    latency_s: float = Field(ge=0)
-    transfer_s: float = Field(ge=0)
-    bottleneck: str
-    equivalent_busbw: bool = False
-    formula: str = ""
-    tuner_time_s: float | None = None
-
-    @property
-    def time_s(self) -> float:
-        """Total predicted time."""
-        return self.latency_s + self.transfer_s
-
-    @property
-    def selection_time_s(self) -> float:
-        """The time NCCL's own tuner would estimate (what ``auto`` ranks by)."""
-        return self.time_s if self.tuner_time_s is None else self.tuner_time_s
-
-
-class Estimate(BaseModel):
-    """A collective estimate in nccl-tests conventions, with the choice and its alternatives."""
-
-    model_config = _FROZEN
-
-    collective: Collective
-    size_bytes: float
-    dtype: str
-    count: int
-    nodes: int
-    gpus_per_node: int
-    ranks: int
-    intra: str | None
-    inter: str | None
-    nics_per_node: int
-    best: Cost
-    alternatives: list[Cost]
-    assumptions: list[str]
-    requested_size_bytes: float | None = None
-    sharp: bool = False
-    oversubscription: float = 1.0
-    cross_leaf_fraction: float = 1.0
-    sites: int = 1
-    wan: str | None = None
-
-    @property
-    def time_s(self) -> float:
-        """Predicted time of the chosen algorithm."""
-        return self.best.time_s
-
-    @property
-    def algbw_Bps(self) -> float:
-        """nccl-tests algorithm bandwidth S / t."""
-        return self.size_bytes / self.time_s
-
-    @property
-    def busbw_Bps(self) -> float:
-        """nccl-tests bus bandwidth algbw x F(n)."""
-        return self.algbw_Bps * busbw_factor(self.collective, self.ranks)
-
-
-def busbw_factor(collective: Collective, ranks: int) -> float:
-    """nccl-tests bus-bandwidth factor F(n) (cost_models.md section 1.3)."""
-    n = ranks
-    if n <= 1:
-        return 1.0
-    if collective is Collective.ALL_REDUCE:
-        return 2.0 * (n - 1) / n
-    if collective in (Collective.ALL_GATHER, Collective.REDUCE_SCATTER, Collective.ALL_TO_ALL):
-        return (n - 1) / n
-    return 1.0

@@ -44,8 +44,10 @@ from pydantic import (
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
-from ibcalc.catalogue import find_link, find_system
-from ibcalc.engine import DTYPE_BYTES, estimate_on
+from ibcalc.catalogue.load import find_link, find_system
+from ibcalc.catalogue.models import Catalogue, LinkKind
+from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
+from ibcalc.engine.types import Algorithm, Collective, Estimate
 from ibcalc.errors import (
     AlgorithmNotApplicableError,
     IbcalcError,
@@ -53,7 +55,7 @@ from ibcalc.errors import (
     UnknownNameError,
     ValidationProblem,
 )
-from ibcalc.fabric import (
+from ibcalc.fabric.sizing import (
     NODE_CAGES,
     SWITCHES,
     FabricError,
@@ -62,9 +64,7 @@ from ibcalc.fabric import (
     find_switch,
     size_fat_tree,
 )
-from ibcalc.loader import Document, load_yaml, problems_from
-from ibcalc.models import Algorithm, Catalogue, Collective, Estimate, LinkKind
-from ibcalc.topology import ClusterSpec, ResolvedCluster, resolve_cluster
+from ibcalc.facade import DTYPE_BYTES, estimate_on
 from ibcalc.units import (
     format_bandwidth,
     format_size,
@@ -73,6 +73,7 @@ from ibcalc.units import (
     parse_size,
     parse_time,
 )
+from ibcalc.yamlio import Document, load_yaml, problems_from
 
 __all__ = [
     "COLLECTIVE_KEYS",

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ibcalc.design import (
+from ibcalc.design.check import (
     DesignCheck,
     Finding,
     ResolvedDesign,

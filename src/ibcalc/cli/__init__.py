@@ -18,11 +18,13 @@ import typer
 from typer._click import exceptions as click_exceptions
 
 from ibcalc import __version__
-from ibcalc.catalogue import find_link, find_system, load_catalogue
-from ibcalc.engine import estimate_on
+from ibcalc.catalogue.load import find_link, find_system, load_catalogue
+from ibcalc.catalogue.models import Catalogue, LinkKind
+from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
+from ibcalc.engine.types import Algorithm, Collective, Estimate, Protocol
 from ibcalc.errors import IbcalcError, InputFileError, UnknownNameError
-from ibcalc.models import Algorithm, Catalogue, Collective, Estimate, LinkKind, Protocol
-from ibcalc.report import (
+from ibcalc.facade import estimate_on
+from ibcalc.render.console import (
     estimate_dict,
     link_dict,
     render_estimate,
@@ -34,7 +36,6 @@ from ibcalc.report import (
     render_systems,
     system_dict,
 )
-from ibcalc.topology import ClusterSpec, ResolvedCluster, resolve_cluster
 from ibcalc.units import parse_size
 
 __all__ = ["app", "main"]
@@ -386,7 +387,7 @@ def sweep(
         fabrics = _fabric_list(inter)
         coll = _SWEEP_NAMES.get(collective.lower())
         if coll is None:
-            from ibcalc.catalogue import suggest
+            from ibcalc.catalogue.load import suggest
 
             close = suggest(collective.lower(), list(_SWEEP_NAMES))
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
@@ -575,7 +576,7 @@ def _design_boundary() -> Iterator[None]:
 
 
 def _emit(text: str, output: Path | None) -> None:
-    from ibcalc.checkreport import write_atomic
+    from ibcalc.render.check import write_atomic
 
     if output is None:
         if text:
@@ -601,9 +602,9 @@ def check_command(
     Exit 0 when all pass, 1 when a requirement fails, 2 when a file cannot be read or validated
     (the other files are still checked and reported).
     """
-    from ibcalc.checkreport import FileOutcome, exit_code, render_check
-    from ibcalc.design import check_design
+    from ibcalc.design.check import check_design
     from ibcalc.errors import InputFileError, ValidationProblem
+    from ibcalc.render.check import FileOutcome, exit_code, render_check
 
     outcomes: list[FileOutcome] = []
     with _design_boundary():
@@ -638,8 +639,8 @@ def check_command(
 @app.command("schema")
 def schema_command(output: OutputOpt = None) -> None:
     """Print the JSON Schema of cluster-design files (for editors and CI)."""
-    from ibcalc.checkreport import schema_text
-    from ibcalc.design import json_schema
+    from ibcalc.design.check import json_schema
+    from ibcalc.render.check import schema_text
 
     with _design_boundary():
         _emit(schema_text(json_schema()), output)
@@ -652,8 +653,8 @@ def design_show_command(
     catalogue: CatalogueOpt = None,
 ) -> None:
     """Show the resolved cluster (tiers, per-GPU bandwidths, bottleneck) and fabric sizing."""
-    from ibcalc.checkreport import render_design_json, render_design_text
-    from ibcalc.design import load_design, resolve_design
+    from ibcalc.design.check import load_design, resolve_design
+    from ibcalc.render.check import render_design_json, render_design_text
 
     with _design_boundary():
         cat = _catalogue(catalogue)
@@ -679,7 +680,7 @@ def _plot_target(plot: Path | None) -> Path | None:
     """Check a --plot target and that matplotlib is importable, before any work is done."""
     if plot is None:
         return None
-    from ibcalc.plot import check_target, require_matplotlib
+    from ibcalc.render.plot import check_target, require_matplotlib
 
     target, _fmt = check_target(plot)
     require_matplotlib()
@@ -736,7 +737,7 @@ def gap_command(
         tp_dict,
         tp_whatif,
     )
-    from ibcalc.report import render_gap, render_gap_table
+    from ibcalc.render.console import render_gap, render_gap_table
 
     with _boundary():
         target = _plot_target(plot)
@@ -772,7 +773,7 @@ def gap_command(
             else:
                 render_gap_table(rows)
             if target is not None:
-                from ibcalc.plot import plot_gap
+                from ibcalc.render.plot import plot_gap
 
                 _wrote(plot_gap(target, results))
             return
@@ -834,7 +835,7 @@ def gap_command(
         else:
             render_gap(data, tp_data)
         if target is not None:
-            from ibcalc.plot import plot_gap
+            from ibcalc.render.plot import plot_gap
 
             _wrote(plot_gap(target, [result]))
 
@@ -942,7 +943,7 @@ def _sweep_finish(
                 raise _UserError("no size in the sweep is large enough for this many ranks")
             groups.append((other, more))
     # Measured points are read before any output, so a bad file leaves stdout empty.
-    from ibcalc.plot import load_measured
+    from ibcalc.render.plot import load_measured
 
     points, total = (
         load_measured(
@@ -962,12 +963,12 @@ def _sweep_finish(
     if len(groups) == 1:
         render_sweep(estimates, fmt)
     else:
-        from ibcalc.report import render_sweep_groups
+        from ibcalc.render.console import render_sweep_groups
 
         render_sweep_groups([(c.inter.id if c.inter else "-", ests) for c, ests in groups], fmt)
     if target is None:
         return
-    from ibcalc.plot import plot_sweep_clusters
+    from ibcalc.render.plot import plot_sweep_clusters
 
     per_algorithm = None
     if len(groups) == 1 and algorithm is None:
