@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -109,7 +109,7 @@ def _insensitive(point: Point, catalogue: Catalogue, est: Estimate) -> bool:
     """True when halving the (unstated) NIC count moves the predicted busbw by <= 2 %."""
     assert point.spec is not None
     half = max(1, est.nics_per_node // 2)
-    spec = replace(point.spec, nics_per_node=half)
+    spec = point.spec.replace(nics_per_node=half)
     other = estimate(catalogue, spec, point.collective, point.size_bytes, algorithm=point.algorithm)
     return abs(other.busbw_Bps - est.busbw_Bps) <= 0.02 * est.busbw_Bps
 

@@ -18,7 +18,7 @@ from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli import app, main
 from ibcalc.cluster.resolve import ClusterSpec
 from ibcalc.engine.types import Collective
-from ibcalc.errors import UnitError, UnknownNameError
+from ibcalc.errors import ClusterError, UnknownNameError
 from ibcalc.facade import estimate
 from ibcalc.gap import (
     PAIRING_INTER,
@@ -240,13 +240,13 @@ def test_gap_dict_keys_and_units(cat: Catalogue) -> None:
     [
         (lambda c: gap(c, "nvlnk4", "ndr", 8, 8), UnknownNameError, "nvlink4"),
         (lambda c: gap(c, "nvlink4", "ndrr", 8, 8), UnknownNameError, "ndr"),
-        (lambda c: gap(c, "ndr", "nvlink4", 8, 8), UnitError, "scale-out"),
-        (lambda c: gap(c, "nvlink4", "nvlink5", 8, 8), UnitError, "scale-up"),
-        (lambda c: gap(c, "nvlink4", "ndr", 8, 8, "ndr"), UnitError, "host"),
-        (lambda c: gap(c, "nvlink4", "ndr", 1, 1), UnitError, "--gpus-per-node"),
-        (lambda c: gap(c, "nvlink4", "ndr", 8, 0), UnitError, "--nics-per-node"),
-        (lambda c: tp_whatif(c, "nvlink4", "ndr", 1, 1e6), UnitError, "--tp"),
-        (lambda c: gap_for_system(c, "rtx2080ti-2"), UnitError, "--inter"),
+        (lambda c: gap(c, "ndr", "nvlink4", 8, 8), ClusterError, "scale-out"),
+        (lambda c: gap(c, "nvlink4", "nvlink5", 8, 8), ClusterError, "scale-up"),
+        (lambda c: gap(c, "nvlink4", "ndr", 8, 8, "ndr"), ClusterError, "host"),
+        (lambda c: gap(c, "nvlink4", "ndr", 1, 1), ClusterError, "gpus_per_node"),
+        (lambda c: gap(c, "nvlink4", "ndr", 8, 0), ClusterError, "nics_per_node"),
+        (lambda c: tp_whatif(c, "nvlink4", "ndr", 1, 1e6), ClusterError, "tp"),
+        (lambda c: gap_for_system(c, "rtx2080ti-2"), ClusterError, "inter"),
     ],
 )
 def test_library_errors(cat: Catalogue, call: object, error: type[Exception], needle: str) -> None:

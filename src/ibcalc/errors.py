@@ -2,20 +2,46 @@
 
 Every error the library raises for bad input derives from :class:`IbcalcError`; each also inherits
 the builtin that fits, so callers catching ``ValueError`` or ``KeyError`` keep working. The library
-never prints or exits: the CLI is the single error boundary (DESIGN.md section 5).
+never prints or exits: the CLI is the single error boundary (docs/architecture.md, "Errors").
+
+::
+
+    IbcalcError
+    +-- UnitError                  a size, bandwidth, time or dtype that cannot be read
+    |   +-- SizeTooSmallError      a size nccl-tests would round to 0 bytes
+    +-- UnknownNameError           a link, system, switch, collective ... name that is not known
+    +-- ClusterError               a cluster description that cannot be built (carries the field)
+    +-- AlgorithmNotApplicableError  a forced algorithm or protocol that cannot run here
+    +-- FabricError                a fabric the switch radix cannot build
+    +-- InputFileError             a file that cannot be read or does not validate (file:line:col)
+    |   +-- CatalogueError         the link catalogue or a cost-parameter file
+    |   +-- DesignError            a cluster-design file
+    +-- PlotError                  a picture that cannot be made
+    +-- OutputError                a result that cannot be written where it was asked to go
+    +-- LogParseError              nccl-tests / rccl-tests output that cannot be read
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Callable, Mapping
+
 __all__ = [
     "AlgorithmNotApplicableError",
     "CatalogueError",
+    "ClusterError",
+    "DesignError",
     "FabricError",
     "IbcalcError",
     "InputFileError",
+    "LogParseError",
+    "OutputError",
+    "PlotError",
+    "SizeTooSmallError",
     "UnitError",
     "UnknownNameError",
     "ValidationProblem",
+    "fill_fields",
 ]
 
 
@@ -25,6 +51,10 @@ class IbcalcError(Exception):
 
 class UnitError(IbcalcError, ValueError):
     """A size, bandwidth or time that cannot be read or makes no sense."""
+
+
+class SizeTooSmallError(UnitError):
+    """A size that nccl-tests would round to 0 bytes for this collective and rank count."""
 
 
 class UnknownNameError(IbcalcError, KeyError):
@@ -87,3 +117,63 @@ class AlgorithmNotApplicableError(IbcalcError, ValueError):
 
 class FabricError(IbcalcError, ValueError):
     """A fabric the switch radix cannot build, or a switch that does not fit the NICs."""
+
+
+class DesignError(InputFileError):
+    """A cluster-design file that does not validate or names unknown things."""
+
+
+class PlotError(IbcalcError, ValueError):
+    """A plot cannot be made: bad target file name, unreadable measurements, write failure."""
+
+
+class OutputError(IbcalcError, OSError):
+    """A result cannot be written where asked (missing folder, special file, full disk)."""
+
+
+class LogParseError(IbcalcError, ValueError):
+    """nccl-tests or rccl-tests output that cannot be read (no table, binary, not a log)."""
+
+
+#: ``{field}`` marks in a :class:`ClusterError` message or an assumption: a field name in braces.
+_FIELD_MARK = re.compile(r"\{([a-z_]+)\}")
+
+
+def fill_fields(template: str, name: Callable[[str], str] | Mapping[str, str]) -> str:
+    """``template`` with each ``{field}`` mark replaced by the caller's name for that field.
+
+    The library writes messages and assumptions about a cluster in terms of its fields
+    (``{nodes}``); the CLI names them as flags (``--nodes``), the design checker as YAML keys.
+    """
+    lookup: Callable[[str], str] = (lambda f: name.get(f, f)) if isinstance(name, Mapping) else name
+    return _FIELD_MARK.sub(lambda m: lookup(m.group(1)), template)
+
+
+class ClusterError(IbcalcError, ValueError):
+    """A cluster description that cannot be built.
+
+    ``field`` names the :class:`~ibcalc.cluster.spec.ClusterSpec` field at fault (``nodes``,
+    ``inter``, ...), never a command-line flag or a YAML key: the CLI maps fields to its flags
+    and the design checker to its keys and ``file:line:col``. The message may name other fields as
+    ``{field}``; :meth:`render` replaces each mark with the caller's name for it, ``str()`` with
+    the plain field name.
+    """
+
+    def __init__(self, message: str, *, field: str | None = None) -> None:
+        self.template = message
+        self.field = field
+        super().__init__(message)
+
+    @property
+    def fields(self) -> list[str]:
+        """Every field the message names, the one at fault first."""
+        named = _FIELD_MARK.findall(self.template)
+        first = [self.field] if self.field else []
+        return list(dict.fromkeys(first + named))
+
+    def render(self, name: Callable[[str], str] | Mapping[str, str]) -> str:
+        """The message with each ``{field}`` replaced by ``name(field)`` (or ``name[field]``)."""
+        return fill_fields(self.template, name)
+
+    def __str__(self) -> str:
+        return self.render(lambda f: f)

@@ -11,61 +11,48 @@ from __future__ import annotations
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
 from ibcalc.engine.select import select
-from ibcalc.engine.types import Algorithm, Collective, Cost, Estimate, Protocol
-from ibcalc.errors import UnitError
+from ibcalc.engine.types import Algorithm, Collective, Cost, DType, Estimate, Protocol
+from ibcalc.errors import SizeTooSmallError, UnitError
 
-__all__ = ["DTYPE_BYTES", "effective_size", "estimate", "estimate_on"]
-
-#: Element sizes of the datatypes nccl-tests accepts (``-d``), in bytes.
-DTYPE_BYTES: dict[str, int] = {
-    "int8": 1,
-    "uint8": 1,
-    "fp8": 1,
-    "fp8_e4m3": 1,
-    "fp8_e5m2": 1,
-    "fp16": 2,
-    "half": 2,
-    "bf16": 2,
-    "bfloat16": 2,
-    "int32": 4,
-    "uint32": 4,
-    "fp32": 4,
-    "float": 4,
-    "int64": 8,
-    "uint64": 8,
-    "fp64": 8,
-    "double": 8,
-}
+__all__ = ["effective_size", "estimate", "estimate_on", "parse_dtype"]
 
 #: An alternative is mentioned as faster than NCCL's choice only beyond 2 %: closer than that,
 #: the difference is inside the model's own error (median 0.8 % on the bandwidth rows).
 _NOTABLY_FASTER = 0.02
 
-_PER_RANK_COLLECTIVES = (Collective.ALL_GATHER, Collective.REDUCE_SCATTER, Collective.ALL_TO_ALL)
+
+def parse_dtype(dtype: DType | str) -> DType:
+    """``dtype`` as a :class:`DType`; :class:`~ibcalc.errors.UnitError` naming them if unknown."""
+    if isinstance(dtype, DType):
+        return dtype
+    try:
+        return DType.parse(dtype)
+    except ValueError:
+        names = ", ".join(DType.names())
+        raise UnitError(f"unknown dtype {dtype!r} (use one of {names})") from None
 
 
-def effective_size(collective: Collective, size_bytes: float, ranks: int, dtype: str) -> float:
+def effective_size(
+    collective: Collective, size_bytes: float, ranks: int, dtype: DType | str
+) -> float:
     """The size nccl-tests actually runs for a requested ``size_bytes`` (cost_models.md 1.3).
 
     Counts are whole elements; for all-gather, reduce-scatter and all-to-all the per-rank count is
     ``floor(S / elt / n)`` rounded down to a multiple of 16 bytes.
     """
-    try:
-        elt = DTYPE_BYTES[dtype.lower()]
-    except KeyError:
-        names = ", ".join(sorted(DTYPE_BYTES))
-        raise UnitError(f"unknown dtype {dtype!r} (use one of {names})") from None
+    dt = parse_dtype(dtype)
+    elt = dt.bytes
     count = int(size_bytes // elt)
-    if collective in _PER_RANK_COLLECTIVES:
+    if collective.per_rank_buffer:
         per_rank = count // ranks
         per_rank -= per_rank % max(1, 16 // elt)
         size = float(per_rank * elt * ranks)
     else:
         size = float(count * elt)
     if size <= 0:
-        raise UnitError(
-            f"size {size_bytes:g} B is too small for {collective.value} of {dtype} over {ranks} "
-            "ranks (nccl-tests rounds it to 0 bytes)"
+        raise SizeTooSmallError(
+            f"size {size_bytes:g} B is too small for {collective.value} of {dt.value} over "
+            f"{ranks} ranks (nccl-tests rounds it to 0 bytes)"
         )
     return size
 
@@ -88,14 +75,15 @@ def estimate_on(
     collective: Collective,
     size_bytes: float,
     *,
-    dtype: str = "fp32",
+    dtype: DType | str = DType.FP32,
     algorithm: Algorithm | None = None,
     protocol: Protocol | None = None,
 ) -> Estimate:
     """Estimate ``collective`` of ``size_bytes`` on an already resolved cluster."""
-    size = effective_size(collective, size_bytes, cluster.ranks, dtype)
+    dt = parse_dtype(dtype)
+    size = effective_size(collective, size_bytes, cluster.ranks, dt)
     topo = cluster.topology
-    best, others = select(collective, size, cluster.topology, algorithm, protocol, dtype)
+    best, others = select(collective, size, cluster.topology, algorithm, protocol, dt)
     notes = list(cluster.assumptions)
     if size != size_bytes:
         notes.append(f"size rounded to {size:.0f} B as nccl-tests does for {cluster.ranks} ranks")
@@ -120,14 +108,13 @@ def estimate_on(
         notes.append(f"{algorithm.value} is a what-if: NCCL does not implement it")
     if best.equivalent_busbw:
         notes.append("busbw is an equivalent figure, not a wire rate: " + _why_equivalent(best))
-    elt = DTYPE_BYTES[dtype.lower()]
-    count = int(size // elt)
-    if collective in _PER_RANK_COLLECTIVES:
+    count = int(size // dt.bytes)
+    if collective.per_rank_buffer:
         count //= cluster.ranks
     return Estimate(
         collective=collective,
         size_bytes=size,
-        dtype=dtype.lower(),
+        dtype=dt.value,
         count=count,
         nodes=cluster.nodes,
         gpus_per_node=cluster.gpus_per_node,
@@ -153,7 +140,7 @@ def estimate(
     collective: Collective,
     size_bytes: float,
     *,
-    dtype: str = "fp32",
+    dtype: DType | str = DType.FP32,
     algorithm: Algorithm | None = None,
     protocol: Protocol | None = None,
 ) -> Estimate:

@@ -31,9 +31,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ibcalc.catalogue.load import find_link, find_system
 from ibcalc.catalogue.models import Catalogue, Link, LinkKind
-from ibcalc.cluster.resolve import ClusterSpec, check_count, resolve_cluster
+from ibcalc.cluster.resolve import check_count, resolve_cluster
+from ibcalc.cluster.spec import MAX_GPUS_PER_NODE, MAX_NICS_PER_NODE, ClusterSpec
 from ibcalc.engine.types import Collective, Estimate
-from ibcalc.errors import UnitError
+from ibcalc.errors import ClusterError
 from ibcalc.facade import estimate
 from ibcalc.units import GB
 
@@ -66,9 +67,6 @@ CONVENTIONS = (
 
 #: Scale-up links of the common pairings table (8 GPUs per node each).
 PAIRING_INTRA: tuple[str, ...] = ("nvlink3", "nvlink4", "nvlink5", "xgmi-mi300x", "pcie4", "pcie5")
-
-_MAX_GPUS_PER_NODE = 1024
-_MAX_NICS_PER_NODE = 256
 
 
 class PairingNode(BaseModel):
@@ -195,11 +193,13 @@ class TpWhatIf(BaseModel):
         return self.across.time_s / self.inside.time_s
 
 
-def _link(catalogue: Catalogue, name: str, kinds: tuple[LinkKind, ...], flag: str) -> Link:
+def _link(catalogue: Catalogue, name: str, kinds: tuple[LinkKind, ...], field: str) -> Link:
     link = find_link(catalogue, name)
     if link.kind not in kinds:
         wanted = " or ".join(k.value for k in kinds)
-        raise UnitError(f"{flag} {link.id} is a {link.kind.value} link; use a {wanted} link")
+        raise ClusterError(
+            f"{{{field}}} {link.id} is a {link.kind.value} link; use a {wanted} link", field=field
+        )
     return link
 
 
@@ -268,14 +268,14 @@ def gap(
     ``host_pcie`` the PCIe link each NIC sits on (caps the NIC's achievable rate). ``system``
     only lends its GPU generation and NVSwitch flag to the two all-reduce estimates. Raises
     :class:`~ibcalc.errors.UnknownNameError` for unknown names (with suggestions) and
-    :class:`~ibcalc.errors.UnitError` for links of the wrong kind or counts out of range.
+    `~ibcalc.errors.ClusterError` for links of the wrong kind or counts out of range.
     """
-    check_count("--gpus-per-node", gpus_per_node, 2, _MAX_GPUS_PER_NODE)
-    check_count("--nics-per-node", nics_per_node, 1, _MAX_NICS_PER_NODE)
-    up = _link(catalogue, intra, (LinkKind.SCALE_UP, LinkKind.HOST), "--intra")
-    out = _link(catalogue, inter, (LinkKind.SCALE_OUT, LinkKind.WAN), "--inter")
+    check_count("gpus_per_node", gpus_per_node, 2, MAX_GPUS_PER_NODE)
+    check_count("nics_per_node", nics_per_node, 1, MAX_NICS_PER_NODE)
+    up = _link(catalogue, intra, (LinkKind.SCALE_UP, LinkKind.HOST), "intra")
+    out = _link(catalogue, inter, (LinkKind.SCALE_OUT, LinkKind.WAN), "inter")
     host = (
-        _link(catalogue, host_pcie, (LinkKind.HOST,), "--host-pcie")
+        _link(catalogue, host_pcie, (LinkKind.HOST,), "host_pcie")
         if host_pcie is not None
         else None
     )
@@ -356,9 +356,13 @@ def gap_for_system(
     intra_id = intra or preset.intra
     inter_id = inter or preset.inter
     if intra_id is None:
-        raise UnitError(f"system {preset.id} has no scale-up link; give --intra")
+        raise ClusterError(
+            f"system {preset.id} has no scale-up link; give {{intra}}", field="intra"
+        )
     if inter_id is None:
-        raise UnitError(f"system {preset.id} has no scale-out fabric; give --inter")
+        raise ClusterError(
+            f"system {preset.id} has no scale-out fabric; give {{inter}}", field="inter"
+        )
     gpus = gpus_per_node or preset.gpus_per_node
     notes: list[str] = []
     if nics_per_node is not None:
@@ -367,7 +371,7 @@ def gap_for_system(
         nics = preset.nics_per_node
     else:
         nics = gpus
-        notes.append(f"{nics} NICs per node (one per GPU) assumed (--nics-per-node)")
+        notes.append(f"{nics} NICs per node (one per GPU) assumed ({{nics_per_node}})")
     result = gap(
         catalogue,
         intra_id,
@@ -418,12 +422,12 @@ def tp_whatif(
     ``nics_per_node`` NICs each (each node holds one GPU, so give it that GPU's NICs). The
     same bytes move in both; only the links differ. Returns both estimates and the slowdown.
     """
-    check_count("--tp", tp, 2, _MAX_GPUS_PER_NODE)
-    check_count("--nics-per-node", nics_per_node, 1, _MAX_NICS_PER_NODE)
-    up = _link(catalogue, intra, (LinkKind.SCALE_UP, LinkKind.HOST), "--intra")
-    out = _link(catalogue, inter, (LinkKind.SCALE_OUT, LinkKind.WAN), "--inter")
+    check_count("tp", tp, 2, MAX_GPUS_PER_NODE)
+    check_count("nics_per_node", nics_per_node, 1, MAX_NICS_PER_NODE)
+    up = _link(catalogue, intra, (LinkKind.SCALE_UP, LinkKind.HOST), "intra")
+    out = _link(catalogue, inter, (LinkKind.SCALE_OUT, LinkKind.WAN), "inter")
     host = (
-        _link(catalogue, host_pcie, (LinkKind.HOST,), "--host-pcie")
+        _link(catalogue, host_pcie, (LinkKind.HOST,), "host_pcie")
         if host_pcie is not None
         else None
     )

@@ -9,7 +9,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
@@ -22,7 +21,14 @@ from ibcalc.catalogue.load import find_link, find_system, load_catalogue
 from ibcalc.catalogue.models import Catalogue, LinkKind
 from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
 from ibcalc.engine.types import Algorithm, Collective, Estimate, Protocol
-from ibcalc.errors import IbcalcError, InputFileError, UnknownNameError
+from ibcalc.errors import (
+    ClusterError,
+    IbcalcError,
+    InputFileError,
+    SizeTooSmallError,
+    UnknownNameError,
+    fill_fields,
+)
 from ibcalc.facade import estimate_on
 from ibcalc.render.console import (
     estimate_dict,
@@ -98,6 +104,30 @@ class ProtoChoice(StrEnum):
     SIMPLE = "Simple"
 
 
+#: The flag that sets each ClusterSpec field: library messages name fields as ``{field}``.
+FIELD_FLAGS: dict[str, str] = {
+    "nodes": "--nodes",
+    "gpus_per_node": "--gpus-per-node",
+    "nics_per_node": "--nics-per-node",
+    "intra": "--intra",
+    "inter": "--inter",
+    "system": "--system",
+    "host_pcie": "--host-pcie",
+    "sharp": "--sharp",
+    "nvls": "--nvls",
+    "oversubscription": "--oversubscription",
+    "cross_leaf_fraction": "--cross-leaf",
+    "sites": "--sites",
+    "wan": "--wan",
+    "wan_links": "--wan-links",
+    "tp": "--tp",
+}
+
+
+def _flags(notes: Sequence[str]) -> list[str]:
+    return [fill_fields(n, FIELD_FLAGS) for n in notes]
+
+
 class _UserError(Exception):
     """Raised inside commands for bad input found by the CLI itself."""
 
@@ -114,6 +144,8 @@ def _boundary() -> Iterator[None]:
         yield
     except UnknownNameError as exc:
         _fail(str(exc))
+    except ClusterError as exc:
+        _fail(exc.render(FIELD_FLAGS))
     except InputFileError as exc:
         # every problem of the file, one line each (DESIGN.md 5: report all, not the first)
         for problem in exc.problems[:-1]:
@@ -295,6 +327,7 @@ def _make_collective_command(collective: Collective, summary: str) -> Callable[.
 
 
 def _print_estimate(est: Estimate, fmt: OutputFormat) -> None:
+    est = est.model_copy(update={"assumptions": _flags(est.assumptions)})
     if fmt is OutputFormat.JSON:
         render_json(estimate_dict(est))
     else:
@@ -427,10 +460,8 @@ def sweep(
                         cluster, coll, s, dtype=dtype, algorithm=_algo(algo), protocol=_proto(proto)
                     )
                 )
-            except IbcalcError as exc:
-                if "too small" in str(exc):
-                    continue
-                raise
+            except SizeTooSmallError:
+                continue
         if not estimates:
             raise _UserError("no size in the sweep is large enough for this many ranks")
         _sweep_finish(
@@ -804,6 +835,7 @@ def gap_command(
             result = gap(cat, intra, inter, gpus, nics, host_pcie)
             result = result.model_copy(update={"assumptions": notes + result.assumptions})
             domain = gpus
+        result = result.model_copy(update={"assumptions": _flags(result.assumptions)})
         data = gap_dict(result)
         tp_data = None
         if tp is None and tp_size is not None:
@@ -824,6 +856,7 @@ def gap_command(
                 host_pcie=result.host_pcie,
                 system=result.system,
             )
+            whatif = whatif.model_copy(update={"assumptions": _flags(whatif.assumptions)})
             tp_data = tp_dict(whatif)
             if tp_size is None:
                 tp_data["assumptions"].insert(
@@ -886,9 +919,8 @@ def _sweep_estimates(
         except AlgorithmNotApplicableError:
             if not skip_inapplicable:
                 raise
-        except IbcalcError as exc:
-            if "too small" not in str(exc):
-                raise
+        except SizeTooSmallError:
+            pass
     return estimates
 
 
@@ -923,8 +955,7 @@ def _sweep_finish(
             # system and host PCIe, so the lines differ only in the network.
             other = resolve_cluster(
                 cat,
-                replace(
-                    cluster.spec,
+                cluster.spec.replace(
                     nodes=cluster.nodes,
                     gpus_per_node=cluster.gpus_per_node,
                     nics_per_node=nics_per_node,

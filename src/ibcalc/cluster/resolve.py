@@ -8,18 +8,19 @@ change them (DESIGN.md section 1).
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from ibcalc.catalogue.load import find_link, find_system
 from ibcalc.catalogue.models import Catalogue, Link, LinkKind, System
+from ibcalc.cluster.spec import MAX_GPUS, MAX_NICS_PER_NODE, ClusterSpec
 from ibcalc.engine.base import Topology
 from ibcalc.engine.types import ScaleOutTier, ScaleUpTier
-from ibcalc.errors import UnitError
+from ibcalc.errors import ClusterError
 
 __all__ = [
     "DEFAULT_NODES",
     "DEFAULT_SYSTEM",
+    "MAX_GPUS",
     "ClusterSpec",
     "ResolvedCluster",
     "check_count",
@@ -30,8 +31,6 @@ __all__ = [
 DEFAULT_SYSTEM = "dgx-h100"
 #: Node count assumed when none is given: the smallest job that crosses the fabric.
 DEFAULT_NODES = 2
-#: Largest cluster accepted (GPUs); beyond this the question is not about one job.
-MAX_GPUS = 1_000_000
 
 _ARCH_BY_LINK = {
     "nvlink1": "volta",
@@ -51,26 +50,6 @@ _ENGINE_ARCH = {
     "hopper": "hopper",
     "blackwell": "blackwell",
 }
-
-
-@dataclass(frozen=True)
-class ClusterSpec:
-    """What the user asked for; None means 'not given, assume'."""
-
-    nodes: int | None = None
-    gpus_per_node: int | None = None
-    nics_per_node: int | None = None
-    intra: str | None = None
-    inter: str | None = None
-    system: str | None = None
-    host_pcie: str | None = None
-    sharp: bool = False
-    nvls: bool | None = None
-    oversubscription: float = 1.0
-    cross_leaf_fraction: float = 1.0
-    sites: int = 1
-    wan: str | None = None
-    wan_links: int = 1
 
 
 @dataclass(frozen=True)
@@ -110,50 +89,37 @@ def _pick_system(catalogue: Catalogue, spec: ClusterSpec, notes: list[str]) -> S
             if system.inter == inter.id and (system.id.startswith("dgx-") or cloud_only):
                 notes.append(
                     f"node shape: {system.id} ({system.name}), the preset {inter.id} implies; "
-                    "change with --system, --gpus-per-node, --intra"
+                    "change with {system}, {gpus_per_node}, {intra}"
                 )
                 return system
     system = find_system(catalogue, DEFAULT_SYSTEM)
     notes.append(
-        f"node shape: {system.id} ({system.name}) assumed; change with --system, "
-        "--gpus-per-node, --intra"
+        f"node shape: {system.id} ({system.name}) assumed; change with {{system}}, "
+        "{gpus_per_node}, {intra}"
     )
     return system
 
 
-def check_count(name: str, value: int, low: int, high: int) -> int:
-    """Return ``value`` if ``low <= value <= high``; else refuse it naming the flag."""
+def check_count(field: str, value: int, low: int, high: int) -> int:
+    """Return ``value`` if ``low <= value <= high``; else refuse it naming the field."""
     if not low <= value <= high:
-        raise UnitError(f"{name} {value} is out of range ({low}..{high})")
+        raise ClusterError(f"{{{field}}} {value} is out of range ({low}..{high})", field=field)
     return value
-
-
-def _require_name(flag: str, value: str | None) -> None:
-    if value is not None and not value.strip():
-        raise UnitError(f"{flag} is empty; give a link or preset name")
 
 
 def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
     """Fill the gaps of ``spec`` and build its tiers; record each assumption made."""
-    for flag, value in (
-        ("--intra", spec.intra),
-        ("--inter", spec.inter),
-        ("--system", spec.system),
-        ("--wan", spec.wan),
-        ("--host-pcie", spec.host_pcie),
-    ):
-        _require_name(flag, value)
     notes: list[str] = []
     if len(catalogue.origins) > 1:
         notes.append("catalogue overrides loaded: " + ", ".join(catalogue.origins[1:]))
     system = _pick_system(catalogue, spec, notes)
 
     if spec.gpus_per_node is not None:
-        gpus_per_node = check_count("--gpus-per-node", spec.gpus_per_node, 1, 1024)
+        gpus_per_node = spec.gpus_per_node
     else:
         gpus_per_node = system.gpus_per_node if system else 8
     if spec.gpus_per_node is None and system is None:
-        notes.append("8 GPUs per node assumed (--gpus-per-node)")
+        notes.append("8 GPUs per node assumed ({gpus_per_node})")
     resized = system is not None and gpus_per_node != system.gpus_per_node
 
     intra: Link | None = None
@@ -161,11 +127,12 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         intra_name = spec.intra or (system.intra if system else None) or "nvlink4"
         intra = find_link(catalogue, intra_name)
         if intra.kind not in (LinkKind.SCALE_UP, LinkKind.HOST):
-            raise UnitError(
-                f"--intra {intra.id} is a {intra.kind} link; use a scale-up or PCIe link"
+            raise ClusterError(
+                f"{{intra}} {intra.id} is a {intra.kind} link; use a scale-up or PCIe link",
+                field="intra",
             )
         if spec.intra is None and system is None:
-            notes.append(f"scale-up link {intra.id} assumed (--intra)")
+            notes.append(f"scale-up link {intra.id} assumed ({{intra}})")
     if resized and system is not None and gpus_per_node > system.scale_up_domain:
         notes.append(
             f"{gpus_per_node} GPUs per node is more than {system.id}'s {system.scale_up_domain}: "
@@ -175,24 +142,28 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
     no_nic_preset = system is not None and system.nics_per_node == 0 and spec.inter is None
     default_nodes = 1 if no_nic_preset else DEFAULT_NODES
     nodes = spec.nodes if spec.nodes is not None else default_nodes
-    check_count("--nodes", nodes, 1, MAX_GPUS)
     if spec.nodes is None and nodes > 1:
         notes.append(
-            f"{nodes} nodes assumed (--nodes); 2 nodes let NCCL's tree halve network traffic"
+            f"{nodes} nodes assumed ({{nodes}}); 2 nodes let NCCL's tree halve network traffic"
         )
     elif spec.nodes is None:
         assert system is not None
-        notes.append(f"1 node assumed: {system.id} has no scale-out NIC (--nodes, --inter)")
+        notes.append(f"1 node assumed: {system.id} has no scale-out NIC ({{nodes}}, {{inter}})")
     if nodes > 1 and no_nic_preset:
         assert system is not None
-        raise UnitError(
-            f"{system.id} has no scale-out NIC; give --inter and --nics-per-node to join "
-            f"{nodes} of them"
+        raise ClusterError(
+            f"{system.id} has no scale-out NIC; give {{inter}} and {{nics_per_node}} to join "
+            f"{nodes} of them",
+            field="nodes",
         )
     if nodes * gpus_per_node > MAX_GPUS:
-        raise UnitError(f"{nodes} nodes x {gpus_per_node} GPUs is more than {MAX_GPUS} GPUs")
+        raise ClusterError(
+            f"{nodes} nodes x {gpus_per_node} GPUs is more than {MAX_GPUS} GPUs", field="nodes"
+        )
     if nodes * gpus_per_node < 2:
-        raise UnitError("a collective needs at least 2 GPUs (--nodes, --gpus-per-node)")
+        raise ClusterError(
+            "a collective needs at least 2 GPUs ({nodes}, {gpus_per_node})", field="nodes"
+        )
 
     host_pcie: Link | None = None
     host_name = spec.host_pcie or (system.host_pcie if system else None)
@@ -209,13 +180,14 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         inter_name = spec.inter or (system.inter if system else None) or "ndr"
         inter = find_link(catalogue, inter_name)
         if inter.kind not in (LinkKind.SCALE_OUT, LinkKind.WAN):
-            raise UnitError(
-                f"--inter {inter.id} is a {inter.kind} link; use a scale-out or WAN link"
+            raise ClusterError(
+                f"{{inter}} {inter.id} is a {inter.kind} link; use a scale-out or WAN link",
+                field="inter",
             )
         if spec.inter is None and system is None:
-            notes.append(f"scale-out link {inter.id} assumed (--inter)")
+            notes.append(f"scale-out link {inter.id} assumed ({{inter}})")
         if spec.nics_per_node is not None:
-            nics_per_node = check_count("--nics-per-node", spec.nics_per_node, 1, 256)
+            nics_per_node = spec.nics_per_node
         elif system is not None and system.inter == inter.id and system.nics_per_node > 0:
             nics_per_node = system.nics_per_node
             if resized:
@@ -224,16 +196,17 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
                 notes.append(
                     f"{nics_per_node} NIC{'s' if nics_per_node != 1 else ''} per node: "
                     f"{system.id}'s {per_gpu:g} per GPU kept for {gpus_per_node} "
-                    f"GPU{'s' if gpus_per_node != 1 else ''} (--nics-per-node)"
+                    f"GPU{'s' if gpus_per_node != 1 else ''} ({{nics_per_node}})"
                 )
         else:
             nics_per_node = gpus_per_node
-            if nics_per_node > 256:
-                raise UnitError(
+            if nics_per_node > MAX_NICS_PER_NODE:
+                raise ClusterError(
                     f"{gpus_per_node} GPUs per node would need {nics_per_node} NICs (one per "
-                    "GPU, more than 256); give --nics-per-node"
+                    f"GPU, more than {MAX_NICS_PER_NODE}); give {{nics_per_node}}",
+                    field="nics_per_node",
                 )
-            notes.append(f"{nics_per_node} NICs per node (one per GPU) assumed (--nics-per-node)")
+            notes.append(f"{nics_per_node} NICs per node (one per GPU) assumed ({{nics_per_node}})")
     elif spec.nics_per_node is not None:
         nics_per_node = spec.nics_per_node
 
@@ -290,10 +263,11 @@ def _scale_up_domain(
         notes.append(f"all {total} GPUs share one {system.id} NVLink domain of up to {domain}")
         return total
     if total % domain:
-        raise UnitError(
+        raise ClusterError(
             f"{nodes} nodes x {gpus_per_node} GPUs = {total} GPUs do not fill whole "
             f"{domain}-GPU scale-up domains of {system.id}; use a multiple of "
-            f"{domain // gpus_per_node} nodes"
+            f"{domain // gpus_per_node} nodes",
+            field="nodes",
         )
     notes.append(f"{total // domain} scale-up domains of {domain} GPUs ({system.id})")
     return domain
@@ -350,23 +324,22 @@ def _build_wan(
     catalogue: Catalogue, spec: ClusterSpec, domains: int, notes: list[str]
 ) -> ScaleOutTier | None:
     """Tier 2: ``spec.sites`` sites joined by ``spec.wan_links`` WAN links each."""
-    if spec.sites < 1:
-        raise UnitError(f"--sites {spec.sites} must be 1 or more")
     if spec.sites == 1:
         if spec.wan is not None:
-            notes.append(f"--wan {spec.wan} ignored: one site (--sites to add more)")
+            notes.append(f"{{wan}} {spec.wan} ignored: one site ({{sites}} to add more)")
         return None
-    check_count("--sites", spec.sites, 2, 1024)
-    check_count("--wan-links", spec.wan_links, 1, 1024)
     if domains % spec.sites:
-        raise UnitError(
-            f"{domains} nodes (scale-up domains) cannot be split evenly over {spec.sites} sites"
+        raise ClusterError(
+            f"{domains} nodes (scale-up domains) cannot be split evenly over {spec.sites} sites",
+            field="sites",
         )
     wan = find_link(catalogue, spec.wan or "wan-100g")
     if spec.wan is None:
-        notes.append(f"WAN link {wan.id} assumed between sites (--wan)")
+        notes.append(f"WAN link {wan.id} assumed between sites ({{wan}})")
     if wan.kind not in (LinkKind.WAN, LinkKind.SCALE_OUT):
-        raise UnitError(f"--wan {wan.id} is a {wan.kind} link; use a WAN or scale-out link")
+        raise ClusterError(
+            f"{{wan}} {wan.id} is a {wan.kind} link; use a WAN or scale-out link", field="wan"
+        )
     latency = wan.transport_latency_s + (wan.latency_s or 0.0)
     notes.append(
         f"{spec.sites} sites of {domains // spec.sites} nodes, {spec.wan_links} x {wan.id} per "
@@ -411,19 +384,16 @@ def _build_out(
     if spec.sharp and not sharp:
         notes.append(f"SHARP requested but {inter.id} has no SHARP capability; not used")
     elif not spec.sharp and "sharp" in inter.capabilities:
-        notes.append(f"{inter.id} supports SHARP (CollNet); enable with --sharp")
+        notes.append(f"{inter.id} supports SHARP (CollNet); enable with {{sharp}}")
     latency = inter.transport_latency_s
     if inter.kind is LinkKind.WAN and inter.latency_s is not None:
         latency += inter.latency_s
-    if not math.isfinite(spec.oversubscription) or spec.oversubscription < 1:
-        raise UnitError(f"oversubscription {spec.oversubscription} must be a ratio >= 1")
-    if not 0 <= spec.cross_leaf_fraction <= 1:
-        raise UnitError(f"cross-leaf fraction {spec.cross_leaf_fraction} must be within 0..1")
     if spec.oversubscription > 1:
         notes.append(
             f"oversubscription {spec.oversubscription:g}:1 at the leaves; "
             f"{spec.cross_leaf_fraction:.0%} of all-to-all traffic assumed to cross them "
-            "(--cross-leaf; a design file with a fabric derives it from the switch layout)"
+            "({cross_leaf_fraction}; a design file with a fabric derives it from the switch "
+            "layout)"
         )
     return ScaleOutTier(
         link_id=inter.id,

@@ -47,7 +47,7 @@ from pydantic_core import core_schema
 from ibcalc.catalogue.load import find_link, find_system
 from ibcalc.catalogue.models import Catalogue, LinkKind
 from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
-from ibcalc.engine.types import Algorithm, Collective, Estimate
+from ibcalc.engine.types import Algorithm, Collective, DType, Estimate
 from ibcalc.errors import (
     AlgorithmNotApplicableError,
     IbcalcError,
@@ -64,7 +64,7 @@ from ibcalc.fabric.sizing import (
     find_switch,
     size_fat_tree,
 )
-from ibcalc.facade import DTYPE_BYTES, estimate_on
+from ibcalc.facade import estimate_on
 from ibcalc.units import (
     format_bandwidth,
     format_size,
@@ -286,11 +286,12 @@ class CollectiveTarget(BaseModel):
     @field_validator("dtype")
     @classmethod
     def _known_dtype(cls, value: str) -> str:
-        if value.lower() not in DTYPE_BYTES:
-            close = difflib.get_close_matches(value.lower(), list(DTYPE_BYTES), n=3)
+        try:
+            return DType.parse(value).value
+        except ValueError:
+            close = difflib.get_close_matches(value.lower(), DType.names(), n=3)
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
-            raise ValueError(f"unknown dtype {value!r}{hint}")
-        return value.lower()
+            raise ValueError(f"unknown dtype {value!r}{hint}") from None
 
     @model_validator(mode="after")
     def _has_target(self) -> CollectiveTarget:
@@ -550,6 +551,22 @@ def _cross_leaf_fraction(sizing: FabricSizing) -> float:
     else:
         group = max(1, sizing.leaf_down // max(1, sizing.rails))
     return max(0.0, (sizing.nodes - group) / (sizing.nodes - 1))
+
+
+#: How a design file names each ClusterSpec field (messages say ``fabric.sharp``, not ``--sharp``).
+DESIGN_KEYS: dict[str, str] = {
+    "nodes": "nodes",
+    "gpus_per_node": "gpus_per_node",
+    "nics_per_node": "nics_per_node",
+    "intra": "intra",
+    "inter": "inter (or fabric.link)",
+    "system": "system",
+    "host_pcie": "host_pcie",
+    "sharp": "fabric.sharp",
+    "nvls": "nvls",
+    "oversubscription": "fabric.oversubscription",
+    "cross_leaf_fraction": "the fabric layout",
+}
 
 
 def _spec(design: Design, oversubscription: float, cross_leaf: float = 1.0) -> ClusterSpec:

@@ -20,7 +20,7 @@ from ibcalc.engine.algorithms.recursive import pat, rhd
 from ibcalc.engine.algorithms.ring import ring
 from ibcalc.engine.algorithms.tree import tree
 from ibcalc.engine.base import Topology, protocols_for
-from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol
+from ibcalc.engine.types import Algorithm, Collective, Cost, DType, Protocol
 from ibcalc.errors import AlgorithmNotApplicableError
 
 __all__ = ["ALGORITHMS", "FP8_RING_PENALTY", "NCCL_ALGORITHMS", "evaluate", "select"]
@@ -64,10 +64,7 @@ NCCL_ALGORITHMS: frozenset[Algorithm] = frozenset(
 #: Element types NVLink SHARP and IB SHARP reduce in the switch (16- and 32-bit floats, 32-bit
 #: integers); 8-bit and 64-bit reductions run point-to-point (cost_models.md 2.2: CollNet needs
 #: "the datatype/op supported").
-_SWITCH_REDUCE_DTYPES = frozenset(
-    {"fp16", "half", "bf16", "bfloat16", "fp32", "float", "int32", "uint32"}
-)
-_FP8 = frozenset({"fp8", "fp8_e4m3", "fp8_e5m2"})
+_SWITCH_REDUCE_DTYPES = frozenset({DType.FP16, DType.BF16, DType.FP32, DType.INT32, DType.UINT32})
 _REDUCTIONS = (Collective.ALL_REDUCE, Collective.REDUCE_SCATTER, Collective.REDUCE)
 _IN_SWITCH = (
     Algorithm.NVLS,
@@ -80,11 +77,9 @@ _IN_SWITCH = (
 FP8_RING_PENALTY = 1024.0
 
 
-def _dtype_allows(algorithm: Algorithm, collective: Collective, dtype: str) -> bool:
+def _dtype_allows(algorithm: Algorithm, collective: Collective, dtype: DType) -> bool:
     return not (
-        algorithm in _IN_SWITCH
-        and collective in _REDUCTIONS
-        and dtype.lower() not in _SWITCH_REDUCE_DTYPES
+        algorithm in _IN_SWITCH and collective in _REDUCTIONS and dtype not in _SWITCH_REDUCE_DTYPES
     )
 
 
@@ -93,12 +88,13 @@ def evaluate(
     size_bytes: float,
     topo: Topology,
     algorithms: frozenset[Algorithm] | None = None,
-    dtype: str = "fp32",
+    dtype: DType | str = DType.FP32,
 ) -> list[Cost]:
     """Every applicable (algorithm, protocol) cost, fastest first."""
+    dtype = DType.parse(dtype)
     wanted = algorithms if algorithms is not None else frozenset(ALGORITHMS)
     tuner = replace(topo, tuner_view=True)
-    fp8_chain = dtype.lower() in _FP8 and topo.ranks > 8 and collective in _REDUCTIONS
+    fp8_chain = dtype.is_fp8 and topo.ranks > 8 and collective in _REDUCTIONS
     costs: list[Cost] = []
     for algorithm, function in ALGORITHMS.items():
         if algorithm not in wanted or not _dtype_allows(algorithm, collective, dtype):
@@ -124,7 +120,7 @@ def select(
     topo: Topology,
     algorithm: Algorithm | None = None,
     protocol: Protocol | None = None,
-    dtype: str = "fp32",
+    dtype: DType | str = DType.FP32,
 ) -> tuple[Cost, list[Cost]]:
     """Return the chosen cost and the other candidates (fastest first).
 
@@ -132,6 +128,7 @@ def select(
     what-if algorithms (hierarchical, rhd) are listed as alternatives. Raises
     :class:`AlgorithmNotApplicableError` when a forced algorithm or protocol cannot run.
     """
+    dtype = DType.parse(dtype)
     everything = evaluate(collective, size_bytes, topo, dtype=dtype)
     pool = everything
     if protocol is not None:
@@ -161,7 +158,7 @@ def _why_not(
     protocol: Protocol | None,
     collective: Collective,
     topo: Topology,
-    dtype: str,
+    dtype: DType,
     everything: list[Cost],
 ) -> str:
     """A short reason a forced algorithm or protocol is refused."""

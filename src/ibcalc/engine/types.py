@@ -15,6 +15,7 @@ __all__ = [
     "Algorithm",
     "Collective",
     "Cost",
+    "DType",
     "Estimate",
     "Protocol",
     "ScaleOutTier",
@@ -26,7 +27,11 @@ _FROZEN = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
 
 class Collective(StrEnum):
-    """Collectives, named as NCCL and nccl-tests name them."""
+    """Collectives, named as NCCL and nccl-tests name them (``all_reduce`` of ``all_reduce_perf``).
+
+    This enum is the one list of collectives: CLI command names (:attr:`command`), design-file
+    keys and JSON Schema enums are derived from it.
+    """
 
     ALL_REDUCE = "all_reduce"
     REDUCE_SCATTER = "reduce_scatter"
@@ -35,6 +40,100 @@ class Collective(StrEnum):
     REDUCE = "reduce"
     ALL_TO_ALL = "alltoall"
     SEND_RECV = "sendrecv"
+
+    @property
+    def command(self) -> str:
+        """The CLI command and design-file key: the name without underscores (``allreduce``)."""
+        return self.value.replace("_", "")
+
+    @property
+    def per_rank_buffer(self) -> bool:
+        """True when nccl-tests' size is the total buffer split over ranks (AG, RS, all-to-all)."""
+        return self in (Collective.ALL_GATHER, Collective.REDUCE_SCATTER, Collective.ALL_TO_ALL)
+
+    @classmethod
+    def lookup(cls, name: str) -> Collective | None:
+        """The collective a user's name means (``allreduce``, ``all_reduce``, any case), or None."""
+        key = name.strip().lower().replace("-", "_")
+        for member in cls:
+            if key in (member.value, member.command):
+                return member
+        return None
+
+
+class DType(StrEnum):
+    """Element types nccl-tests accepts (``-d``), by the names ibcalc prints.
+
+    :meth:`parse` also takes nccl-tests' own spellings (``float``, ``half``, ``bfloat16`` ...).
+    """
+
+    INT8 = "int8"
+    UINT8 = "uint8"
+    FP8 = "fp8"
+    FP8_E4M3 = "fp8_e4m3"
+    FP8_E5M2 = "fp8_e5m2"
+    FP16 = "fp16"
+    BF16 = "bf16"
+    INT32 = "int32"
+    UINT32 = "uint32"
+    FP32 = "fp32"
+    INT64 = "int64"
+    UINT64 = "uint64"
+    FP64 = "fp64"
+
+    @property
+    def bytes(self) -> int:
+        """Size of one element in bytes."""
+        return _DTYPE_BYTES[self]
+
+    @property
+    def is_fp8(self) -> bool:
+        """True for the 8-bit floating-point types."""
+        return self in (DType.FP8, DType.FP8_E4M3, DType.FP8_E5M2)
+
+    @classmethod
+    def parse(cls, name: str) -> DType:
+        """The type ``name`` means (any case, nccl-tests spellings too); ValueError if none."""
+        key = name.strip().lower()
+        key = _DTYPE_ALIASES.get(key, key)
+        try:
+            return cls(key)
+        except ValueError:
+            raise ValueError(f"unknown dtype {name!r}") from None
+
+    @classmethod
+    def names(cls) -> list[str]:
+        """Every accepted spelling: the members and nccl-tests' aliases."""
+        return sorted({*(m.value for m in cls), *_DTYPE_ALIASES})
+
+
+_DTYPE_BYTES: dict[DType, int] = {
+    DType.INT8: 1,
+    DType.UINT8: 1,
+    DType.FP8: 1,
+    DType.FP8_E4M3: 1,
+    DType.FP8_E5M2: 1,
+    DType.FP16: 2,
+    DType.BF16: 2,
+    DType.INT32: 4,
+    DType.UINT32: 4,
+    DType.FP32: 4,
+    DType.INT64: 8,
+    DType.UINT64: 8,
+    DType.FP64: 8,
+}
+#: nccl-tests' own type names (``-d``) and common spellings, mapped to ours.
+_DTYPE_ALIASES: dict[str, str] = {
+    "half": "fp16",
+    "float16": "fp16",
+    "bfloat16": "bf16",
+    "float": "fp32",
+    "float32": "fp32",
+    "double": "fp64",
+    "float64": "fp64",
+    "f8e4m3": "fp8_e4m3",
+    "f8e5m2": "fp8_e5m2",
+}
 
 
 class Algorithm(StrEnum):

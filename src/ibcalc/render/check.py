@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from ibcalc.design.check import (
+    DESIGN_KEYS,
     DesignCheck,
     Finding,
     ResolvedDesign,
     cluster_bandwidths,
     format_quantity,
 )
-from ibcalc.errors import ValidationProblem
+from ibcalc.errors import ValidationProblem, fill_fields
 from ibcalc.units import BITS_PER_BYTE, format_bandwidth, gbps_from_Bps
 
 __all__ = [
@@ -350,7 +351,9 @@ def design_dict(resolved: ResolvedDesign) -> dict[str, Any]:
         "bottleneck": bws.bottleneck,
         "sharp": cluster.topology.out.sharp if cluster.topology.out is not None else False,
         "oversubscription": resolved.oversubscription,
-        "assumptions": list(cluster.assumptions) + list(resolved.notes),
+        "assumptions": [
+            fill_fields(n, DESIGN_KEYS) for n in (*cluster.assumptions, *resolved.notes)
+        ],
     }
     fab = resolved.fabric
     if fab is None:
@@ -469,7 +472,7 @@ def render_design_text(resolved: ResolvedDesign) -> str:
                 f"({_tbps(fab.bisection_Bps)})"
             )
         lines.extend(f"  - {note}" for note in fab.notes)
-    notes = list(cluster.assumptions) + list(resolved.notes)
+    notes = [fill_fields(n, DESIGN_KEYS) for n in (*cluster.assumptions, *resolved.notes)]
     if notes:
         lines.append("assumptions:")
         lines.extend(f"  - {note}" for note in notes)

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ibcalc.cluster.resolve import ResolvedCluster
 from ibcalc.engine.types import Algorithm, Collective, Estimate
-from ibcalc.errors import IbcalcError
+from ibcalc.errors import PlotError
 from ibcalc.gap import GapResult
 from ibcalc.units import BITS_PER_BYTE, GB, format_size, format_time
 
@@ -76,10 +76,6 @@ _COLORS = (
     "#bcbd22",
 )
 _SCALE_UP_COLOR = "#555555"
-
-
-class PlotError(IbcalcError, ValueError):
-    """A plot cannot be made: bad target file name, unreadable measurements, write failure."""
 
 
 class PlotUnavailableError(PlotError, ImportError):

@@ -87,8 +87,10 @@ def rhd(
         transfer,
         where,
         "phases x ((N-1)/N S / (nics B_nic/m) + (m-1)/(mN) S / B_up) + lg p hops per phase",
-        # all-reduce moves node-level 2(N-1)/N S per GPU share; AG/RS stay below the wire
-        equivalent=big_n > 1 and collective is Collective.ALL_REDUCE,
+        # across domains the far steps put (N-1)/N S on the network and only (m-1)/(mN) S on
+        # the scale-up link, so busbw's (n-1)/n factor is a node-level equivalent for every
+        # collective (a property test found RS busbw above min(B_up, nics B_nic))
+        equivalent=big_n > 1,
     )
 
 

@@ -1,0 +1,132 @@
+"""What the user asked for: :class:`ClusterSpec`, each field optional, each limit defined once.
+
+Command-line flags, design-file keys and the library API all build a ``ClusterSpec``; the limits
+below are the only place the accepted ranges live (the CLI, the design schema and the error
+messages read them from here). Errors name the *field* (``nodes``), never a flag or a YAML key:
+see :class:`~ibcalc.errors.ClusterError`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Annotated, Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ibcalc.errors import ClusterError
+
+__all__ = [
+    "MAX_GPUS",
+    "MAX_GPUS_PER_NODE",
+    "MAX_NICS_PER_NODE",
+    "MAX_OVERSUBSCRIPTION",
+    "MAX_SITES",
+    "MAX_WAN_LINKS",
+    "ClusterSpec",
+]
+
+#: Largest cluster accepted (GPUs); beyond this the question is not about one job.
+MAX_GPUS = 1_000_000
+#: Most GPUs in one node (a scale-up domain larger than a node is a system preset's business).
+MAX_GPUS_PER_NODE = 1024
+#: Most scale-out NICs in one node.
+MAX_NICS_PER_NODE = 256
+#: Most sites joined by a WAN, and WAN links per site.
+MAX_SITES = 1024
+MAX_WAN_LINKS = 1024
+#: Largest leaf oversubscription (down:up) accepted: 64:1 is already a storage network, not a
+#: training fabric; beyond it a number is more likely a typo than a design.
+MAX_OVERSUBSCRIPTION = 64.0
+
+Name = Annotated[str, Field(max_length=200)]
+
+
+class ClusterSpec(BaseModel):
+    """A cluster as the user described it; ``None`` means "not given: assume, and say so".
+
+    Constructing one with a value out of range raises :class:`~ibcalc.errors.ClusterError`
+    naming the field, not pydantic's ``ValidationError``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    nodes: int | None = Field(default=None, ge=1, le=MAX_GPUS, description="Number of nodes.")
+    gpus_per_node: int | None = Field(
+        default=None, ge=1, le=MAX_GPUS_PER_NODE, description="GPUs per node."
+    )
+    nics_per_node: int | None = Field(
+        default=None, ge=1, le=MAX_NICS_PER_NODE, description="Scale-out NICs per node."
+    )
+    intra: Name | None = Field(default=None, description="Scale-up link id (nvlink4 ...).")
+    inter: Name | None = Field(default=None, description="Scale-out link id (ndr ...).")
+    system: Name | None = Field(default=None, description="System preset id (dgx-h100 ...).")
+    host_pcie: Name | None = Field(default=None, description="PCIe link each NIC sits on.")
+    sharp: bool = Field(default=False, description="Use IB SHARP (CollNet) when the fabric has it.")
+    nvls: bool | None = Field(default=None, description="Allow NVLink SHARP (default: if present).")
+    oversubscription: float = Field(
+        default=1.0,
+        ge=1.0,
+        le=MAX_OVERSUBSCRIPTION,
+        description="Leaf oversubscription, down:up ratio.",
+    )
+    cross_leaf_fraction: float = Field(
+        default=1.0, ge=0.0, le=1.0, description="Fraction of traffic crossing leaves."
+    )
+    sites: int = Field(default=1, ge=1, le=MAX_SITES, description="Sites joined by a WAN.")
+    wan: Name | None = Field(default=None, description="WAN link id between sites.")
+    wan_links: int = Field(default=1, ge=1, le=MAX_WAN_LINKS, description="WAN links per site.")
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            raise _cluster_error(exc) from None
+
+    @field_validator("intra", "inter", "system", "host_pcie", "wan")
+    @classmethod
+    def _not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("is empty; give a link or preset name")
+        return value
+
+    @field_validator("oversubscription", "cross_leaf_fraction")
+    @classmethod
+    def _finite(cls, value: float) -> float:
+        if not math.isfinite(value):
+            raise ValueError("must be a finite number")
+        return value
+
+    def replace(self, **changes: Any) -> ClusterSpec:
+        """A copy with ``changes`` applied and validated."""
+        return ClusterSpec(**{**self.model_dump(), **changes})
+
+
+def _cluster_error(exc: ValidationError) -> ClusterError:
+    """The first problem of a ClusterSpec validation as a ClusterError naming its field."""
+    error = exc.errors()[0]
+    field = str(error["loc"][0]) if error["loc"] else None
+    value = error.get("input")
+    context = error.get("ctx") or {}
+    kind = error["type"]
+    shown = f"{value!r}" if isinstance(value, str) else f"{value}"
+    if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than") and field:
+        info = ClusterSpec.model_fields[field]
+        low = next((m.ge for m in info.metadata if getattr(m, "ge", None) is not None), None)
+        high = next((m.le for m in info.metadata if getattr(m, "le", None) is not None), None)
+        message = f"{{{field}}} {shown} is out of range ({_num(low)}..{_num(high)})"
+    elif kind == "extra_forbidden":
+        message = f"unknown cluster field {field!r}"
+        field = None
+    elif "error" in context and str(context["error"]).startswith("is empty"):
+        message = f"{{{field}}} {context['error']}"
+    elif "error" in context:
+        message = f"{{{field}}} {shown} {context['error']}"
+    else:
+        message = f"{{{field}}} {shown}: {error['msg'].lower()}"
+    return ClusterError(message, field=field)
+
+
+def _num(value: object) -> str:
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
