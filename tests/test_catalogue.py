@@ -579,3 +579,139 @@ def test_unknown_system_suggests_the_closest(builtin_catalogue: Catalogue) -> No
     with pytest.raises(UnknownNameError) as info:
         find_system(builtin_catalogue, "dgx-h10")
     assert "dgx-h100" in info.value.suggestions
+
+
+# ============================================================ systems of the published sweeps
+# Entries added so that every run in benchmarks/data/sweeps/ (SOURCES.md) can be described. Each
+# expected number is worked out from the public figure in the comment, not read from the program.
+
+
+@pytest.mark.parametrize(
+    ("link_id", "links", "lanes", "lane_Gbps", "encoding", "per_direction_GBps"),
+    [
+        # AMD MI355X: 7 Infinity Fabric links of 153.6 GB/s bidirectional = 76.8 GB/s per direction;
+        # 76.8 GB/s x 8 / 16 lanes = 38.4 Gb/s per lane; 7 x 16 x 38.4 / 8 = 537.6 GB/s per GPU
+        ("xgmi-mi355x", 7, 16, 38.4, 1.0, 537.6),
+        # 4-GPU H100 board: 3 peer bundles x 6 NVLink 4 links x 2 pairs = 12 lanes per bundle at
+        # 106.25 Gb/s raw, 100/106.25 after FEC: 3 x 12 x 100 / 8 = 450 GB/s per GPU (18 x 25)
+        ("nvlink4-mesh4", 3, 12, 106.25, 100 / 106.25, 450.0),
+        # PCIe Gen4 x16 (L40S, A100 PCIe): 16 lanes x 16 GT/s x 128/130 / 8 = 31.5 GB/s
+        ("pcie4", 1, 16, 16, 128 / 130, 16 * 16 * 128 / 130 / 8),
+        # PCIe Gen5 x16 (RTX 5090): 16 x 32 GT/s x 128/130 / 8 = 63.0 GB/s
+        ("pcie5", 1, 16, 32, 128 / 130, 16 * 32 * 128 / 130 / 8),
+    ],
+)
+def test_sweep_scale_up_links_match_public_figures(
+    builtin_catalogue: Catalogue,
+    link_id: str,
+    links: int,
+    lanes: int,
+    lane_Gbps: float,
+    encoding: float,
+    per_direction_GBps: float,
+) -> None:
+    link = _links(builtin_catalogue)[link_id]
+    assert (link.links, link.lanes_per_link) == (links, lanes)
+    assert link.lane_signalling_Bps is not None
+    assert link.lane_signalling_Bps * 8 / GB == pytest.approx(lane_Gbps, rel=1e-9)
+    assert link.encoding_efficiency == pytest.approx(encoding, rel=FACT_REL)
+    assert link.per_direction_Bps / GB == pytest.approx(per_direction_GBps, rel=FACT_REL)
+    assert link.bidirectional_Bps == pytest.approx(2 * link.per_direction_Bps, rel=1e-9)
+
+
+def test_pcie_gen4_and_gen5_x16_headline_figures(builtin_catalogue: Catalogue) -> None:
+    links = _links(builtin_catalogue)
+    # 16 x 16 x 128/130 / 8 = 31.51 GB/s; 16 x 32 x 128/130 / 8 = 63.02 GB/s
+    assert links["pcie4"].per_direction_Bps / GB == pytest.approx(31.5, rel=2e-3)
+    assert links["pcie5"].per_direction_Bps / GB == pytest.approx(63.0, rel=2e-3)
+
+
+def test_mi355x_link_is_a_seven_peer_mesh(builtin_catalogue: Catalogue) -> None:
+    link = _links(builtin_catalogue)["xgmi-mi355x"]
+    assert link.topology == "mesh"
+    assert link.kind is LinkKind.SCALE_UP
+    # one peer gets one link: 153.6 GB/s bidirectional / 2 = 76.8 GB/s per direction
+    assert link.links is not None
+    assert link.per_direction_Bps / link.links / GB == pytest.approx(76.8, rel=FACT_REL)
+    # 1,075.2 GB/s bidirectional aggregate = 7 x 153.6
+    assert link.bidirectional_Bps is not None
+    assert link.bidirectional_Bps / GB == pytest.approx(7 * 153.6, rel=FACT_REL)
+
+
+def test_four_gpu_nvlink_mesh_has_no_nvls(builtin_catalogue: Catalogue) -> None:
+    link = _links(builtin_catalogue)["nvlink4-mesh4"]
+    assert link.topology == "mesh"
+    assert "nvls" not in link.capabilities
+    assert link.nvls_efficiency is None
+    # each peer pair: 6 NVLink 4 links x 25 GB/s = 150 GB/s per direction
+    assert link.links is not None
+    assert link.per_direction_Bps / link.links / GB == pytest.approx(6 * 25, rel=FACT_REL)
+    # same NCCL SM90 constant as nvlink4: 20.6 / 25
+    assert link.efficiency == pytest.approx(20.6 / 25, rel=1e-3)
+
+
+def test_two_gpus_of_the_four_gpu_mesh_see_one_peer_bundle(builtin_catalogue: Catalogue) -> None:
+    from ibcalc.cluster.resolve import resolve_cluster
+    from ibcalc.cluster.spec import ClusterSpec
+
+    cluster = resolve_cluster(
+        builtin_catalogue, ClusterSpec(system="snellius-h100", nodes=1, gpus_per_node=2)
+    )
+    up = cluster.topology.up
+    assert up is not None
+    # 2 GPUs use 1 of 3 bundles: 450 / 3 = 150 GB/s line rate, and no NVLS without NVSwitch
+    assert up.line_Bps / GB == pytest.approx(150, rel=FACT_REL)
+    assert up.nvls_bw_Bps is None
+
+
+@pytest.mark.parametrize("alias", ["pollara-400", "ainic-400g"])
+def test_pollara_ai_nic_is_400g_roce(builtin_catalogue: Catalogue, alias: str) -> None:
+    # AMD Pensando Pollara 400: 400 Gb/s Ethernet (RoCEv2) = 400 / 8 = 50 GB/s per direction
+    link = find_link(builtin_catalogue, alias)
+    assert link.id == "roce-400g"
+    assert link.per_direction_Bps / GB == pytest.approx(400 / 8, rel=FACT_REL)
+    assert link.pcie_host == "pcie5"  # PCIe Gen5 x16 card
+
+
+@pytest.mark.parametrize(
+    ("system_id", "gpus", "intra", "nvswitch", "nics", "inter", "node_GBps"),
+    [
+        # 8 x MI355X, 8 ionic AI NICs of 400 Gb/s: 8 x 50 = 400 GB/s per node
+        ("mi355x-8", 8, "xgmi-mi355x", False, 8, "roce-400g", 8 * 400 / 8),
+        # Snellius: 4 H100, four IB ports at "Rate: 200" (ibstat): 4 x 200 / 8 = 100 GB/s
+        ("snellius-h100", 4, "nvlink4-mesh4", False, 4, "ndr200", 4 * 200 / 8),
+        # ABCI 2.0 node (A): 8 x A100 SXM4 on NVSwitch, InfiniBand HDR 200 Gb/s x 4 = 100 GB/s
+        ("abci2-a", 8, "nvlink3", True, 4, "hdr", 4 * 200 / 8),
+        # Alps: 4 GH200, one 200 Gb/s Slingshot 11 NIC per module: 4 x 25 = 100 GB/s
+        ("alps-gh200", 4, "nvlink4-mesh4", False, 4, "slingshot-11", 4 * 200 / 8),
+        # GPUs that meet over PCIe only; no scale-out NIC modelled
+        ("a100-pcie-pair", 2, "pcie4", False, 0, None, 0.0),
+        ("rtx5090-8", 8, "pcie5", False, 0, None, 0.0),
+        ("l40s-pcie", 1, "pcie4", False, 0, None, 0.0),
+    ],
+)
+def test_sweep_system_shapes(
+    builtin_catalogue: Catalogue,
+    system_id: str,
+    gpus: int,
+    intra: str,
+    nvswitch: bool,
+    nics: int,
+    inter: str | None,
+    node_GBps: float,
+) -> None:
+    system = _systems(builtin_catalogue)[system_id]
+    links = _links(builtin_catalogue)
+    assert (system.gpus_per_node, system.intra, system.nvswitch) == (gpus, intra, nvswitch)
+    assert (system.nics_per_node, system.inter) == (nics, inter)
+    assert system.scale_up_domain == gpus
+    injected = system.nics_per_node * links[inter].per_direction_Bps if inter else 0.0
+    assert injected / GB == pytest.approx(node_GBps, rel=FACT_REL)
+    assert system.sources
+
+
+def test_sweep_systems_with_assumed_hardware_say_so(builtin_catalogue: Catalogue) -> None:
+    # The NIC layouts of these presets are inferred or recalled, not stated by a cited copy.
+    systems = _systems(builtin_catalogue)
+    for system_id in ("mi355x-8", "snellius-h100", "abci2-a", "alps-gh200", "rtx5090-8"):
+        assert systems[system_id].confidence.value == "low", system_id
