@@ -13,6 +13,7 @@ __all__ = [
     "FabricError",
     "IbcalcError",
     "InputFileError",
+    "LogParseError",
     "UnitError",
     "UnknownNameError",
     "ValidationProblem",
@@ -87,3 +88,10 @@ class AlgorithmNotApplicableError(IbcalcError, ValueError):
 
 class FabricError(IbcalcError, ValueError):
     """A fabric the switch radix cannot build, or a switch that does not fit the NICs."""
+
+
+class LogParseError(IbcalcError, ValueError):
+    """Text that is not an nccl-tests / rccl-tests log (or JSON result file) ibcalc can read.
+
+    The message is one line and names the source, and the line where one applies.
+    """
