@@ -259,11 +259,11 @@ class _Signature:
 
 
 def _ar(n: int) -> float:
-    return 2.0 * (n - 1) / n
+    return 2.0 * (n - 1) / n if n > 0 else math.nan
 
 
 def _nm1(n: int) -> float:
-    return (n - 1) / n
+    return (n - 1) / n if n > 0 else math.nan
 
 
 def _one(n: int) -> float:
@@ -318,6 +318,8 @@ def _ratio_interval(rows: list[Row]) -> tuple[float, float, int] | None:
 
 def _fits(value: float, interval: tuple[float, float, int]) -> bool:
     lo, hi, _ = interval
+    if math.isnan(value):
+        return False
     return lo * (1 - 1e-9) - 1e-12 <= value <= hi * (1 + 1e-9) + 1e-12
 
 
@@ -354,10 +356,14 @@ def _integers_for(
         n_hi = 1.0 / (1.0 - hi) if hi < 1.0 else math.inf
     else:
         return None
+    if math.isinf(n_lo):
+        return math.inf, math.inf  # the ratio is at or above the limit: no rank count fits
     return max(n_lo, 1.0), n_hi
 
 
 def _choose_ranks(n_lo: float, n_hi: float, minimum: int) -> tuple[int | None, list[int], str]:
+    if math.isinf(n_lo):
+        return None, [], "no rank count fits"
     first = max(math.ceil(n_lo - 1e-9), minimum, 1)
     if math.isinf(n_hi):
         return None, [], f"n >= {first}"
@@ -442,7 +448,7 @@ class _Builder:
                     if span is None:
                         if not _fits(1.0, self.interval):
                             continue
-                    elif math.ceil(span[0] - 1e-9) > span[1] + 1e-9:
+                    elif math.isinf(span[0]) or math.ceil(span[0] - 1e-9) > span[1] + 1e-9:
                         continue
             survivors[sig.name] = (sig, implied)
         names, tie = self._break_ties(list(survivors))
@@ -733,13 +739,15 @@ def build_run(facts: RunFacts, *, next_line: int | None = None) -> Run:
         )
     truncated = not f.has_trailer
     if truncated:
-        where = (
-            f"the next run starts at line {next_line}" if next_line is not None else "the log ends"
-        )
-        b.notes.append(
-            f"run has {len(f.rows)} rows and no 'Avg bus bandwidth' trailer: {where}"
-            + (" after an incomplete row" if f.last_row_incomplete else "")
-        )
+        rows = f"{len(f.rows)} row{'s' if len(f.rows) != 1 else ''}"
+        cut = " and an incomplete row" if f.last_row_incomplete else ""
+        if next_line is None:
+            b.notes.append(f"log ends after {rows}{cut} without the 'Avg bus bandwidth' trailer")
+        else:
+            b.notes.append(
+                f"run ends after {rows}{cut} without the 'Avg bus bandwidth' trailer; "
+                f"the next run starts at line {next_line}"
+            )
     if f.out_of_bounds:
         b.notes.append(f"'Out of bounds values' reports {f.out_of_bounds}")
     b.row_checks(f.avg_busbw_GBps)

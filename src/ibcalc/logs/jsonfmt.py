@@ -52,6 +52,7 @@ _ALGBW = ("algbw", "algbwgbps", "algbandwidth", "algorithmbandwidth")
 _BUSBW = ("busbw", "busbwgbps", "busbandwidth")
 _WRONG = ("wrong", "nwrong", "numwrong", "wrongelements", "errors")
 _ERROR = ("error", "maxerror")
+_LIMIT = 2**64  # nccl-tests sizes and counts are size_t
 _CONFIG = ("config", "configuration", "parameters", "params", "args", "options")
 
 
@@ -76,6 +77,8 @@ def _get(obj: dict[str, Any], aliases: tuple[str, ...]) -> Any:
 def _num(value: Any) -> float | None:
     if isinstance(value, bool):
         return None
+    if isinstance(value, int) and abs(value) > _LIMIT:
+        return None
     if isinstance(value, int | float):
         number = float(value)
     elif isinstance(value, str):
@@ -92,7 +95,7 @@ def _whole(value: Any) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, int):
-        return value
+        return value if abs(value) <= _LIMIT else None
     number = _num(value)
     if number is None or number != int(number):
         return None
@@ -103,8 +106,6 @@ def _signed(value: Any) -> int | None:
     if isinstance(value, str) and value.strip().startswith("-"):
         inner = _whole(value.strip()[1:])
         return None if inner is None else -inner
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
     return _whole(value)
 
 
@@ -317,6 +318,8 @@ def parse_json(text: str, *, source: str) -> tuple[list[RunFacts], list[str]]:
         raise LogParseError(f"{source}:{exc.lineno}: not valid JSON ({exc.msg})") from None
     except RecursionError:
         raise LogParseError(f"{source}: JSON nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer literal beyond Python's digit limit
+        raise LogParseError(f"{source}: unreadable JSON ({str(exc)[:80]})") from None
     end = text.count("\n") + 1
     runs: list[RunFacts] = []
     notes: list[str] = []
@@ -339,11 +342,14 @@ def parse_json(text: str, *, source: str) -> tuple[list[RunFacts], list[str]]:
         if isinstance(results, list):
             runs.append(_run(obj, results, outer, end))
     kept: list[RunFacts] = []
+    problems: list[str] = []
     for number, facts in enumerate(runs, start=1):
         if facts.rows:
             kept.append(facts)
         else:
             notes.append(f"JSON run {number} has no usable results; skipped")
+            problems.extend(facts.notes)
     if not kept:
-        raise LogParseError(f"{source}: JSON without nccl-tests results")
+        first = f" ({problems[0]})" if problems else ""
+        raise LogParseError(f"{source}: JSON without nccl-tests results{first}")
     return kept, notes

@@ -201,7 +201,7 @@ def _float(tok: str) -> float | None:
 
 def _int(tok: str) -> int | None:
     body = tok[1:] if tok.startswith("-") else tok
-    if not body.isdigit() or not body.isascii() or len(body) > 30:
+    if not body.isdigit() or not body.isascii() or len(body) > 20:
         return None
     return int(tok)
 
@@ -399,7 +399,7 @@ class _Reader:
         cur = self.cur
         if cur is not None and not self.closed and cur.info_nranks is None and "nranks" in s:
             m = _NRANKS.search(s)
-            if m:
+            if m and int(m.group(1)[:9]) > 0:
                 cur.info_nranks = int(m.group(1)[:9])
                 cur.info_nranks_line = lineno
         if self.cols is not None and not self.closed and s[0].isdigit() and _ROW_START.match(s):
