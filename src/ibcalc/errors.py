@@ -93,5 +93,9 @@ class FabricError(IbcalcError, ValueError):
 class LogParseError(IbcalcError, ValueError):
     """Text that is not an nccl-tests / rccl-tests log (or JSON result file) ibcalc can read.
 
-    The message is one line and names the source, and the line where one applies.
+    The message is one line (line breaks in it, e.g. from a file name, are escaped) and names
+    the source, and the line where one applies.
     """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message.replace("\r", "\\r").replace("\n", "\\n"))

@@ -799,3 +799,12 @@ def test_run_cut_short_by_the_next_run() -> None:
     assert len(b.rows) == 31
     assert b.line_start == 21
     assert not b.truncated
+
+
+def test_error_message_stays_on_one_line_for_odd_sources(tmp_path: Path) -> None:
+    odd = tmp_path / "a\nb.log"
+    odd.write_text("not a log\n", encoding="utf-8")
+    with pytest.raises(LogParseError) as info:
+        parse_file(odd)
+    assert "\n" not in str(info.value)
+    assert "a\\nb.log" in str(info.value)
