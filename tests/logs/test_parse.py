@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from ibcalc.errors import IbcalcError, LogParseError
 from ibcalc.logs import ParsedLog, Run, parse_file, parse_log
+from ibcalc.logs.infer import normalize_dtype, version_from_code
 from ibcalc.models import Collective
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -808,3 +809,96 @@ def test_error_message_stays_on_one_line_for_odd_sources(tmp_path: Path) -> None
         parse_file(odd)
     assert "\n" not in str(info.value)
     assert "a\\nb.log" in str(info.value)
+
+
+# --------------------------------------------------------------------------- names and inference
+
+
+@pytest.mark.parametrize("name", ["scatter", "gather", "hypercube"])
+def test_collectives_that_are_not_modelled(name: str) -> None:
+    text = text_of("06_allreduce_2node_16xH100_gcp_a3mega.txt")
+    run = parse_log(f"$ mpirun -np 16 ./build/{name}_perf -b 8 -e 8G\n{text}").runs[0]
+    assert run.raw_collective == name
+    assert run.collective is None
+    assert has_note(run, f"collective {name} is not modelled")
+    assert len(run.rows) == 31
+
+
+def test_starting_line_wins_over_command_line() -> None:
+    text = text_of("12_allreduce_2node_2xGH200_slingshot_nccltests2.18.2.txt")
+    run = parse_log(text.replace("all_reduce_perf -b 1M", "all_gather_perf -b 1M")).runs[0]
+    assert run.collective is Collective.ALL_REDUCE
+    assert has_note(run, "command line runs all_gather but the log says all_reduce")
+
+
+def _without_names(text: str) -> str:
+    keep = [
+        line
+        for line in text.split("\n")
+        if "_perf" not in line  # drop the command line and "Collective test starting/concluded"
+    ]
+    return "\n".join(keep)
+
+
+def test_two_ranks_all_reduce_vs_sendrecv_from_in_place_column() -> None:
+    # 2 ranks: all_reduce and sendrecv both have busbw = algbw and count x 4 B = size
+    text = _without_names(text_of("12_allreduce_2node_2xGH200_slingshot_nccltests2.18.2.txt"))
+    run = parse_log(text).runs[0]
+    assert run.collective is Collective.ALL_REDUCE
+    assert "in-place #wrong is checked" in inference(run, "collective")
+    lines = text.split("\n")
+    na = [
+        line[: line.rstrip().rfind(" ")] + "    N/A" if " sum " in line else line for line in lines
+    ]
+    run = parse_log("\n".join(na)).runs[0]
+    assert run.collective is Collective.SEND_RECV
+    assert "N/A" in inference(run, "collective")
+
+
+def test_all_gather_vs_alltoall_stays_ambiguous_without_signals() -> None:
+    # sweep 08 (all_gather, 16 ranks) with only its out-of-place columns: counts are 16-byte
+    # aligned and there is no in-place #wrong column, so nothing tells all_gather from alltoall
+    lines = text_of("sweep_08_allgather_2node_16xA100-40GB_net-notstated.txt").split("\n")
+    header = "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+    rows = [" ".join(line.split()[:9]) for line in lines if line.startswith(" ")]
+    run = parse_log("\n".join([header, *rows])).runs[0]
+    assert run.collective is None
+    coll = next(i for i in run.inferences if i.field == "collective")
+    assert sorted(coll.candidates) == ["all_gather", "alltoall"]
+    assert run.ranks == 16  # both print size = count x 4 B x 16
+
+
+def test_ranks_from_nccl_info_nranks() -> None:
+    # the device list of file 10 is elided; an NCCL INFO line stating nranks takes precedence
+    text = text_of("10_allreduce_OLD_FORMAT_128rank_A100-80GB_ib_coreweave.txt")
+    info = "w0:33:60 [0] NCCL INFO comm 0x1 rank 0 nranks 128 cudaDev 0 - Init COMPLETE"
+    marker = "#                                                       out-of-place"
+    run = parse_log(text.replace(marker, info + "\n" + marker)).runs[0]
+    assert run.ranks == 128
+    assert "nranks 128" in inference(run, "ranks")
+
+
+@pytest.mark.parametrize(
+    ("raw", "short"),
+    [
+        ("float", "fp32"),
+        ("half", "fp16"),
+        ("bfloat16", "bf16"),
+        ("double", "fp64"),
+        ("int8", "int8"),
+        ("uint8", "uint8"),
+        ("int32", "int32"),
+        ("int64", "int64"),
+        ("f8e4m3", "fp8_e4m3"),
+    ],
+)
+def test_dtype_names(raw: str, short: str) -> None:
+    assert normalize_dtype(raw) == short
+
+
+@pytest.mark.parametrize(
+    ("code", "version"),
+    [(22902, "2.29.2"), (21605, "2.16.5"), (22707, "2.27.7"), (23007, "2.30.7"), (2804, "2.8.4")],
+)
+def test_version_codes(code: int, version: str) -> None:
+    assert version_from_code(code) == version

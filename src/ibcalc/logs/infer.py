@@ -89,7 +89,7 @@ __all__ = [
     "dtype_bytes",
     "normalize_dtype",
     "normalize_version",
-    "test_name",
+    "nccl_test_name",
     "version_from_code",
 ]
 
@@ -184,7 +184,7 @@ def version_from_code(code: int) -> str | None:
     return f"{major}.{minor}.{patch}"
 
 
-def test_name(raw: str) -> str | None:
+def nccl_test_name(raw: str) -> str | None:
     """Map a binary or test name (``all_reduce_perf_mpi``, ``AllReduce``) to the nccl-tests name.
 
     Returns None for names that are not nccl-tests collectives.

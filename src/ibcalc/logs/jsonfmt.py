@@ -32,7 +32,7 @@ from ibcalc.logs.infer import (
     RunFacts,
     normalize_dtype,
     normalize_version,
-    test_name,
+    nccl_test_name,
     version_from_code,
 )
 from ibcalc.logs.records import Row, Timing
@@ -234,7 +234,10 @@ def _meta(facts: RunFacts, meta: dict[str, Any]) -> None:
             merged.setdefault(key, value)
     for test_keys in (("collective", "test", "testname", "benchmark", "binary"), ("name",)):
         value = _get(merged, test_keys)
-        if isinstance(value, str) and (name := test_name(value.rsplit("/", 1)[-1])) is not None:
+        if (
+            isinstance(value, str)
+            and (name := nccl_test_name(value.rsplit("/", 1)[-1])) is not None
+        ):
             facts.command_collective = name
             facts.command_evidence = f"JSON key naming the test: {value[:60]!r}"
             break

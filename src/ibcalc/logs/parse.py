@@ -41,7 +41,7 @@ from ibcalc.logs.infer import (
     build_run,
     normalize_dtype,
     normalize_version,
-    test_name,
+    nccl_test_name,
 )
 from ibcalc.logs.jsonfmt import parse_json
 from ibcalc.logs.records import ParsedLog, Row, Run, Timing
@@ -147,7 +147,6 @@ class _Columns:
     root: int | None
     groups: list[dict[str, int]]  # out-of-place first, then in-place
     line: int
-    implicit: bool = False
 
 
 def _is_noise(s: str) -> bool:
@@ -275,7 +274,6 @@ def _implicit_columns(tokens: list[str], line: int) -> _Columns | None:
     cols = _columns(names, line)
     if cols is None or _row(tokens, cols, line) is None:
         return None
-    cols.implicit = True
     return cols
 
 
@@ -421,7 +419,7 @@ class _Reader:
         self.head = None
 
     def _command(self, s: str, binary: str, lineno: int) -> None:
-        name = test_name(binary)
+        name = nccl_test_name(binary)
         if name is None:
             return
         if self.cur is not None:
@@ -467,7 +465,7 @@ class _Reader:
             return
         m = _STARTING.match(s)
         if m:
-            name = test_name(m.group(2))
+            name = nccl_test_name(m.group(2))
             if m.group(1) == "starting":
                 cur = self._open(lineno, _STAGE_START)
                 if name is not None:
