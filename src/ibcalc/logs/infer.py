@@ -87,9 +87,9 @@ __all__ = [
     "RunFacts",
     "build_run",
     "dtype_bytes",
+    "nccl_test_name",
     "normalize_dtype",
     "normalize_version",
-    "nccl_test_name",
     "version_from_code",
 ]
 

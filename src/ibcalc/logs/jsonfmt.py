@@ -30,9 +30,9 @@ from ibcalc.errors import LogParseError
 from ibcalc.logs.infer import (
     Device,
     RunFacts,
+    nccl_test_name,
     normalize_dtype,
     normalize_version,
-    nccl_test_name,
     version_from_code,
 )
 from ibcalc.logs.records import Row, Timing

@@ -39,9 +39,9 @@ from ibcalc.logs.infer import (
     Device,
     RunFacts,
     build_run,
+    nccl_test_name,
     normalize_dtype,
     normalize_version,
-    nccl_test_name,
 )
 from ibcalc.logs.jsonfmt import parse_json
 from ibcalc.logs.records import ParsedLog, Row, Run, Timing
