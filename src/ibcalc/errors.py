@@ -132,7 +132,14 @@ class OutputError(IbcalcError, OSError):
 
 
 class LogParseError(IbcalcError, ValueError):
-    """nccl-tests or rccl-tests output that cannot be read (no table, binary, not a log)."""
+    """Text that is not an nccl-tests / rccl-tests log (or JSON result file) ibcalc can read.
+
+    The message is one line (line breaks in it, e.g. from a file name, are escaped) and names
+    the source, and the line where one applies.
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message.replace("\r", "\\r").replace("\n", "\\n"))
 
 
 #: ``{field}`` marks in a :class:`ClusterError` message or an assumption: a field name in braces.

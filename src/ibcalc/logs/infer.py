@@ -1,0 +1,758 @@
+"""Turn the raw facts of one nccl-tests run into a :class:`~ibcalc.logs.records.Run`.
+
+The readers (text and JSON) collect what a log prints into a :class:`RunFacts`; :func:`build_run`
+fills in what it does not print and records every such step as an
+:class:`~ibcalc.logs.records.Inference` with its evidence. The rules, in the order applied:
+
+Collective
+    1. ``# Collective test starting: X_perf`` (or ``... concluded: X_perf``) names it.
+    2. Else the command line before the run (``./build/X_perf ...``, ``srun ... /path/X_perf``,
+       a JSON ``collective``/``test`` key). ``_perf`` and ``_mpi`` are dropped. If 1 and 2
+       disagree, 1 wins and a note says so. scatter, gather and hypercube are parsed but not
+       modelled: ``raw_collective`` is set and ``collective`` is None.
+    3. Else from the table. Each nccl-tests collective has a signature:
+
+       ============== ======= ====== ============================ ==================
+       collective     redop   root   size column                  busbw / algbw
+       ============== ======= ====== ============================ ==================
+       all_reduce     an op   -1     count x type size            2(n-1)/n
+       reduce_scatter an op   -1     count x type size x n        (n-1)/n
+       reduce         an op   >= 0   count x type size            1
+       broadcast      none    >= 0   count x type size            1
+       all_gather     none    -1     count x type size x n        (n-1)/n
+       alltoall       none    -1     count x type size x n        (n-1)/n
+       sendrecv       any     -1     count x type size            1
+       scatter/gather none    >= 0   count x type size x n        (n-1)/n
+       ============== ======= ====== ============================ ==================
+
+       (pre-2.10 tables print the redop column only for reducing collectives and the root
+       column only for rooted ones; a missing column reads as ``none`` / ``-1``). The ratio is
+       checked against the interval every row allows, given that algbw and busbw are printed
+       with two decimals. Remaining ties are broken so:
+
+       * all_gather vs alltoall: nccl-tests rounds the all_gather per-rank count down to a
+         multiple of 16 bytes (sweeps 08 and nccl_logs 09/13: 0-size rows until count x type
+         reaches 16 B), alltoall in older versions does not (sweeps 09: count 1, 2 at 64 B and
+         128 B with 16 ranks). A count x type size that is not a multiple of 16 means alltoall.
+         Else the in-place ``#wrong`` column decides: nccl-tests prints ``N/A`` there for
+         alltoall (and sendrecv) and a number for all_gather (every such log in the reference
+         set). With neither signal (old ``error`` format, no in-place columns) the collective
+         stays None and the inference lists both candidates.
+       * all_reduce vs sendrecv with 2 ranks (both ratio 1): in-place ``N/A`` means sendrecv,
+         a number means all_reduce.
+       * scatter vs gather: indistinguishable from the table; both are listed.
+
+Ranks
+    1. The number of ``# Rank N ...`` lines in the device list, unless the list is elided
+       (a ``...`` line or a gap in the rank numbers). 2. A JSON rank count. 3. ``nranks N`` in
+    NCCL INFO lines. 4. For per-rank-count collectives, size / (count x type size). 5. The
+    busbw/algbw interval: n = 2/(2 - r) for all_reduce, n = 1/(1 - r) for the (n-1)/n
+    collectives; if several integers fit, the only multiple of 8 (then 4) is taken and the
+    inference says it was a choice; an elided list gives a lower bound.
+
+Ranks per node, nodes, hosts
+    From the hostnames of the device list when it is complete: nodes = distinct hostnames,
+    ranks per node = ranks on each (None, with a note, if they differ).
+
+Library and versions
+    ``nccl-tests version``/``rccl-tests version`` header, ``NCCL version X`` and
+    ``RCCL version : X`` lines name the library; else the GPU vendor in the device list
+    (AMD -> rccl, NVIDIA -> nccl) is used as an inference. The library version is the printed
+    ``NCCL version``/``RCCL version`` (normalised to X.Y.Z), else the decoded
+    ``nccl-library=``/``rccl-library=`` code (22902 -> 2.29.2; codes below 10000 are the pre-2.9
+    scheme, 2804 -> 2.8.4). The nccl-tests version comes from the header, else from a
+    ``nccl-tests-X.Y.Z`` directory in the binary path.
+
+Row checks (notes only, rows are kept)
+    A non-zero-size row with a time below 1 us (the 1-GPU in-place reduce in nccl_logs 09 prints
+    0.19 us) is flagged "in-place time implausible" (or out-of-place); non-zero ``#wrong`` and
+    out-of-bounds counts are reported.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ibcalc.engine.types import Collective, DType
+from ibcalc.logs.records import Inference, Row, Run, Timing
+
+__all__ = [
+    "MODELLED",
+    "NOT_MODELLED",
+    "Device",
+    "RunFacts",
+    "build_run",
+    "dtype_bytes",
+    "nccl_test_name",
+    "normalize_dtype",
+    "normalize_version",
+    "version_from_code",
+]
+
+#: nccl-tests binary names (without ``_perf``) ibcalc models, and the enum member for each.
+MODELLED: dict[str, Collective] = {
+    "all_reduce": Collective.ALL_REDUCE,
+    "reduce_scatter": Collective.REDUCE_SCATTER,
+    "all_gather": Collective.ALL_GATHER,
+    "broadcast": Collective.BROADCAST,
+    "reduce": Collective.REDUCE,
+    "alltoall": Collective.ALL_TO_ALL,
+    "sendrecv": Collective.SEND_RECV,
+}
+#: nccl-tests binaries that are parsed but whose collective is not modelled.
+NOT_MODELLED = frozenset({"scatter", "gather", "hypercube"})
+
+_VERSION = re.compile(r"(\d{1,3})\.(\d{1,3})\.(\d{1,4})")
+_HALF_ULP = 0.005  # algbw and busbw are printed with two decimals
+_IMPLAUSIBLE_US = 1.0  # no collective on real hardware completes in under a microsecond
+_ALIGN_BYTES = 16  # nccl-tests all_gather per-rank alignment
+
+
+#: nccl-tests type names the DType enum does not spell itself (C type names).
+_NCCL_TEST_TYPES = {"char": "int8", "int": "int32"}
+
+
+def normalize_dtype(raw: str) -> str:
+    """Return the short dtype name (``float`` -> ``fp32``, ``half`` -> ``fp16`` ...).
+
+    Unknown names come back lower-cased as printed.
+    """
+    key = raw.strip().lower()
+    try:
+        return DType.parse(_NCCL_TEST_TYPES.get(key, key)).value
+    except ValueError:
+        return key
+
+
+def dtype_bytes(dtype: str | None) -> int | None:
+    """Return the element size in bytes of a normalised dtype, or None if unknown."""
+    if dtype is None:
+        return None
+    try:
+        return DType.parse(dtype).bytes
+    except ValueError:
+        return None
+
+
+def normalize_version(text: str) -> str | None:
+    """Return the first ``X.Y.Z`` in ``text`` (``2.27.7-HEAD:96a25b5`` -> ``2.27.7``), or None."""
+    match = _VERSION.search(text)
+    return None if match is None else ".".join(str(int(g)) for g in match.groups())
+
+
+def version_from_code(code: int) -> str | None:
+    """Decode an NCCL version code: 22902 -> ``2.29.2``, 2804 -> ``2.8.4``; None if implausible."""
+    if code >= 10000:
+        major, minor, patch = code // 10000, (code % 10000) // 100, code % 100
+    elif code >= 1000:
+        major, minor, patch = code // 1000, (code % 1000) // 100, code % 100
+    else:
+        return None
+    if major > 9:
+        return None
+    return f"{major}.{minor}.{patch}"
+
+
+def nccl_test_name(raw: str) -> str | None:
+    """Map a binary or test name (``all_reduce_perf_mpi``, ``AllReduce``) to the nccl-tests name.
+
+    Returns None for names that are not nccl-tests collectives.
+    """
+    name = raw.strip().lower()
+    for suffix in ("_mpi", "_perf"):
+        name = name.removesuffix(suffix)
+    squashed = re.sub(r"[^a-z]", "", name)
+    for known in (*MODELLED, *sorted(NOT_MODELLED)):
+        if squashed == known.replace("_", ""):
+            return known
+    return None
+
+
+@dataclass
+class Device:
+    """One ``# Rank N ... on HOST device D [bus] NAME`` line."""
+
+    rank: int
+    host: str
+    name: str
+    line: int
+
+
+@dataclass
+class RunFacts:
+    """What one run prints, collected by a reader before inference (mutable, internal)."""
+
+    line_start: int
+    line_end: int
+    named_collective: str | None = None  # from "Collective test starting/concluded"
+    named_evidence: str = ""
+    command_collective: str | None = None  # from the command line or a JSON key
+    command_evidence: str = ""
+    command_tests_version: str | None = None
+    tests_version: str | None = None
+    tests_library: str | None = None  # "nccl" / "rccl" from the version header
+    library_code: int | None = None
+    library_code_text: str = ""
+    nccl_version_line: str | None = None
+    rccl_version_line: str | None = None
+    explicit_ranks: int | None = None  # JSON
+    info_nranks: int | None = None
+    info_nranks_line: int = 0
+    threads: int | None = None
+    gpus_per_process: int | None = None
+    min_bytes: int | None = None
+    max_bytes: int | None = None
+    step_factor: int | None = None
+    step_bytes: int | None = None
+    warmup_iters: int | None = None
+    iters: int | None = None
+    devices: list[Device] = field(default_factory=list)
+    devices_elided: bool = False
+    rows: list[Row] = field(default_factory=list)
+    zero_rows: list[int] = field(default_factory=list)
+    avg_busbw_GBps: float | None = None
+    out_of_bounds: int | None = None
+    has_trailer: bool = False
+    last_row_incomplete: bool = False
+    notes: list[str] = field(default_factory=list)
+    from_json: bool = False  # positions are result indexes, the device list is a JSON list
+
+
+@dataclass
+class _Signature:
+    name: str
+    reducing: bool | None  # None: either
+    rooted: bool
+    per_rank: bool
+    factor: Callable[[int], float]
+
+
+def _ar(n: int) -> float:
+    return 2.0 * (n - 1) / n if n > 0 else math.nan
+
+
+def _nm1(n: int) -> float:
+    return (n - 1) / n if n > 0 else math.nan
+
+
+def _one(n: int) -> float:
+    return 1.0
+
+
+_SIGNATURES = (
+    _Signature("all_reduce", True, False, False, _ar),
+    _Signature("reduce_scatter", True, False, True, _nm1),
+    _Signature("reduce", True, True, False, _one),
+    _Signature("broadcast", False, True, False, _one),
+    _Signature("all_gather", False, False, True, _nm1),
+    _Signature("alltoall", False, False, True, _nm1),
+    _Signature("sendrecv", None, False, False, _one),
+    _Signature("scatter", False, True, True, _nm1),
+    _Signature("gather", False, True, True, _nm1),
+)
+_FACTOR_TEXT: dict[Callable[[int], float], str] = {_ar: "2(n-1)/n", _nm1: "(n-1)/n", _one: "1"}
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.5g}"
+
+
+def _span(lines: list[int], unit: str = "line") -> str:
+    return f"{unit} {lines[0]}" if len(lines) == 1 else f"{unit}s {lines[0]}-{lines[-1]}"
+
+
+def _timings(rows: list[Row]) -> list[Timing]:
+    out: list[Timing] = []
+    for row in rows:
+        out.append(row.oop)
+        if row.ip is not None:
+            out.append(row.ip)
+    return out
+
+
+def _ratio_interval(rows: list[Row]) -> tuple[float, float, int] | None:
+    """The busbw/algbw interval every printed row allows (two-decimal rounding), or None."""
+    lo, hi, used = 0.0, math.inf, 0
+    for t in _timings(rows):
+        a, b = t.algbw_GBps, t.busbw_GBps
+        if a <= _HALF_ULP * 2 or b < 0:
+            continue
+        lo = max(lo, (b - _HALF_ULP) / (a + _HALF_ULP))
+        hi = min(hi, (b + _HALF_ULP) / (a - _HALF_ULP))
+        used += 1
+    if used == 0 or lo > hi * (1 + 1e-9):
+        return None
+    return lo, hi, used
+
+
+def _fits(value: float, interval: tuple[float, float, int]) -> bool:
+    lo, hi, _ = interval
+    if math.isnan(value):
+        return False
+    return lo * (1 - 1e-9) - 1e-12 <= value <= hi * (1 + 1e-9) + 1e-12
+
+
+def _count_relation(rows: list[Row]) -> tuple[int | None, str]:
+    """size / (count x type size), if the same integer for every row; with a description."""
+    ks: set[int] = set()
+    for row in rows:
+        width = dtype_bytes(row.dtype)
+        if width is None or row.count <= 0:
+            return None, "count or type size unknown"
+        unit = row.count * width
+        if row.size_bytes % unit:
+            return None, f"size {row.size_bytes} is not a multiple of count x {width} B"
+        ks.add(row.size_bytes // unit)
+        if len(ks) > 1:
+            return None, "size / (count x type size) differs between rows"
+    if not ks:
+        return None, "no rows"
+    k = ks.pop()
+    return k, f"size = count x {dtype_bytes(rows[0].dtype)} B x {k} in every row"
+
+
+def _integers_for(
+    factor: Callable[[int], float], interval: tuple[float, float, int]
+) -> tuple[float, float] | None:
+    """The n range for which factor(n) lies in the ratio interval (factor increasing in n)."""
+    lo, hi, _ = interval
+    if factor is _ar:
+        top = 2.0
+        n_lo = 2.0 / (2.0 - lo) if lo < top else math.inf
+        n_hi = 2.0 / (2.0 - hi) if hi < top else math.inf
+    elif factor is _nm1:
+        n_lo = 1.0 / (1.0 - lo) if lo < 1.0 else math.inf
+        n_hi = 1.0 / (1.0 - hi) if hi < 1.0 else math.inf
+    else:
+        return None
+    if math.isinf(n_lo):
+        return math.inf, math.inf  # the ratio is at or above the limit: no rank count fits
+    return max(n_lo, 1.0), n_hi
+
+
+def _choose_ranks(n_lo: float, n_hi: float, minimum: int) -> tuple[int | None, list[int], str]:
+    if math.isinf(n_lo):
+        return None, [], "no rank count fits"
+    first = max(math.ceil(n_lo - 1e-9), minimum, 1)
+    if math.isinf(n_hi):
+        return None, [], f"n >= {first}"
+    last = math.floor(n_hi + 1e-9)
+    if last - first > 64:
+        return None, [], f"n in {first}..{last}"
+    options = list(range(first, last + 1))
+    if len(options) == 1:
+        return options[0], options, "exactly one integer fits"
+    for step in (8, 4):
+        multiples = [n for n in options if n % step == 0]
+        if len(multiples) == 1:
+            return multiples[0], options, f"chose {multiples[0]}, the only multiple of {step}"
+    return None, options, "several integers fit"
+
+
+class _Builder:
+    """Builds one Run from RunFacts; collects notes and inferences on the way."""
+
+    def __init__(self, facts: RunFacts, *, next_line: int | None) -> None:
+        self.f = facts
+        self.next_line = next_line
+        self.notes: list[str] = list(facts.notes)
+        self.inferences: list[Inference] = []
+        self.rows = facts.rows
+        self.interval = _ratio_interval(self.rows)
+
+    # -- collective -------------------------------------------------------------------------
+    def collective(self, ranks: int | None) -> tuple[str | None, list[str]]:
+        """Return the raw collective name (or None) and the candidates when it is ambiguous."""
+        f = self.f
+        if f.named_collective is not None:
+            if f.command_collective is not None and f.command_collective != f.named_collective:
+                self.notes.append(
+                    f"command line runs {f.command_collective} but the log says "
+                    f"{f.named_collective}; using {f.named_collective}"
+                )
+            self._infer("collective", f.named_collective, f.named_evidence)
+            return f.named_collective, []
+        if f.command_collective is not None:
+            self._infer("collective", f.command_collective, f.command_evidence)
+            return f.command_collective, []
+        return self._collective_from_table(ranks)
+
+    def _collective_from_table(self, ranks: int | None) -> tuple[str | None, list[str]]:
+        rows = self.rows
+        if not rows:
+            return None, []
+        redop, root = rows[0].redop, rows[0].root
+        reducing = redop is not None and redop.lower() != "none"
+        rooted = root is not None and root >= 0
+        k, k_text = _count_relation(rows)
+        why = [
+            f"redop {redop if redop is not None else '(no column)'}",
+            f"root {root if root is not None else '(no column)'}",
+            k_text,
+        ]
+        if self.interval is not None:
+            lo, hi, _ = self.interval
+            ratio = f"{_fmt(lo)}" if _fmt(lo) == _fmt(hi) else f"{_fmt(lo)}-{_fmt(hi)}"
+            why.append(f"busbw/algbw = {ratio}")
+        survivors: dict[str, tuple[_Signature, int | None]] = {}
+        for sig in _SIGNATURES:
+            if sig.reducing is not None and sig.reducing != reducing:
+                continue
+            if sig.rooted != rooted:
+                continue
+            implied = ranks
+            if k is not None:
+                if sig.per_rank:
+                    if ranks is not None and k != ranks:
+                        continue
+                    implied = k
+                elif k != 1:
+                    continue
+            if self.interval is not None:
+                if implied is not None:
+                    if not _fits(sig.factor(implied), self.interval):
+                        continue
+                else:
+                    span = _integers_for(sig.factor, self.interval)
+                    if span is None:
+                        if not _fits(1.0, self.interval):
+                            continue
+                    elif math.isinf(span[0]) or math.ceil(span[0] - 1e-9) > span[1] + 1e-9:
+                        continue
+            survivors[sig.name] = (sig, implied)
+        names, tie = self._break_ties(list(survivors))
+        if tie:
+            why.append(tie)
+        evidence = "; ".join(why)
+        if len(names) == 1:
+            sig, implied = survivors[names[0]]
+            detail = _FACTOR_TEXT[sig.factor]
+            if implied is not None:
+                detail += f" with n={implied}"
+            self._infer("collective", sig.name, f"{evidence}; matches {sig.name} ({detail})")
+            return sig.name, []
+        if names:
+            self._infer(
+                "collective",
+                None,
+                f"{evidence}; the table fits several collectives",
+                candidates=names,
+            )
+            return None, names
+        self._infer("collective", None, f"{evidence}; no nccl-tests collective fits")
+        return None, []
+
+    def _break_ties(self, names: list[str]) -> tuple[list[str], str]:
+        rows = self.rows
+        ip_known = [r.ip for r in rows if r.ip is not None]
+        ip_na = bool(ip_known) and all(t.wrong is None and t.max_error is None for t in ip_known)
+        ip_numeric = bool(ip_known) and all(
+            t.wrong is not None or t.max_error is not None for t in ip_known
+        )
+        if "all_gather" in names and "alltoall" in names:
+            unaligned = [
+                r
+                for r in rows
+                if (w := dtype_bytes(r.dtype)) is not None and (r.count * w) % _ALIGN_BYTES
+            ]
+            if unaligned:
+                r = unaligned[0]
+                names = [n for n in names if n != "all_gather"]
+                return names, (
+                    f"count {r.count} at {r.size_bytes} B is not a multiple of "
+                    f"{_ALIGN_BYTES} B per rank (all_gather aligns it, alltoall does not)"
+                )
+            if ip_na:
+                names = [n for n in names if n != "all_gather"]
+                return names, "in-place #wrong is N/A (nccl-tests prints N/A for alltoall)"
+            if ip_numeric:
+                names = [n for n in names if n != "alltoall"]
+                return names, "in-place #wrong is checked (alltoall would print N/A)"
+        if "all_reduce" in names and "sendrecv" in names:
+            if ip_na:
+                names = [n for n in names if n != "all_reduce"]
+                return names, "in-place #wrong is N/A (nccl-tests prints N/A for sendrecv)"
+            if ip_numeric:
+                names = [n for n in names if n != "sendrecv"]
+                return names, "in-place #wrong is checked (sendrecv would print N/A)"
+        return names, ""
+
+    # -- ranks --------------------------------------------------------------------------------
+    def known_ranks(self) -> int | None:
+        f = self.f
+        if f.devices and not f.devices_elided:
+            lines = [d.line for d in f.devices]
+            where = (
+                f"{len(lines)} entries in the JSON device list"
+                if f.from_json
+                else f"{len(lines)} 'Rank' lines in the device list ({_span(lines)})"
+            )
+            self._infer("ranks", len(f.devices), where)
+            return len(f.devices)
+        if f.explicit_ranks is not None:
+            self._infer("ranks", f.explicit_ranks, "rank count stated in the JSON")
+            return f.explicit_ranks
+        if f.info_nranks is not None:
+            self._infer(
+                "ranks",
+                f.info_nranks,
+                f"'nranks {f.info_nranks}' in NCCL INFO output (line {f.info_nranks_line})",
+            )
+            return f.info_nranks
+        return None
+
+    def ranks_from_count(self, names: list[str]) -> int | None:
+        sigs = [s for s in _SIGNATURES if s.name in names]
+        if not sigs or not all(s.per_rank for s in sigs):
+            return None
+        k, text = _count_relation(self.rows)
+        if k is None or k < 2:
+            return None
+        self._infer(
+            "ranks", k, f"{text}: the size column of {'/'.join(names)} is the total over n ranks"
+        )
+        return k
+
+    def ranks_from_ratio(self, names: list[str]) -> int | None:
+        factors = {s.factor for s in _SIGNATURES if s.name in names}
+        if len(factors) != 1 or self.interval is None:
+            return None
+        factor = factors.pop()
+        span = _integers_for(factor, self.interval)
+        if span is None:
+            return None
+        minimum = len({d.rank for d in self.f.devices})
+        value, options, how = _choose_ranks(span[0], span[1], minimum)
+        lo, hi, used = self.interval
+        formula = "2/(2 - r)" if factor is _ar else "1/(1 - r)"
+        evidence = (
+            f"busbw/algbw r = {_fmt(lo)}-{_fmt(hi)} over {used} measurements gives "
+            f"n = {formula} in {_fmt(span[0])}-{_fmt(span[1])} for {', '.join(names)}"
+        )
+        if minimum:
+            evidence += f"; the elided device list shows {minimum} ranks"
+        evidence += f"; {how}"
+        self._infer("ranks", value, evidence, candidates=[str(n) for n in options])
+        return value
+
+    # -- helpers ------------------------------------------------------------------------------
+    def _infer(
+        self,
+        name: str,
+        value: str | int | float | None,
+        evidence: str,
+        *,
+        candidates: list[str] | None = None,
+    ) -> None:
+        self.inferences.append(
+            Inference(field=name, value=value, evidence=evidence, candidates=candidates or [])
+        )
+
+    def placement(self) -> tuple[list[str], int | None, int | None]:
+        f = self.f
+        if not f.devices:
+            return [], None, None
+        if f.devices_elided:
+            self.notes.append(
+                f"device list elided after {len(f.devices)} ranks; ranks per node unknown"
+            )
+            return [], None, None
+        per_host = Counter(d.host for d in f.devices)
+        hosts = list(per_host)
+        counts = set(per_host.values())
+        listing = ", ".join(f"{h} x{c}" for h, c in per_host.items())
+        if len(listing) > 200:
+            listing = listing[:197] + "..."
+        self._infer("nodes", len(hosts), f"distinct hostnames in the device list: {listing}")
+        if len(counts) == 1:
+            rpn = counts.pop()
+            self._infer("ranks_per_node", rpn, f"every host lists {rpn} ranks")
+            return hosts, rpn, len(hosts)
+        self.notes.append(f"ranks per node differ between hosts ({listing})")
+        return hosts, None, len(hosts)
+
+    def gpu_model(self) -> str | None:
+        names = Counter(d.name for d in self.f.devices if d.name)
+        if not names:
+            return None
+        if len(names) > 1:
+            self.notes.append(
+                "mixed GPU models: " + ", ".join(f"{n} x{c}" for n, c in names.items())
+            )
+        return names.most_common(1)[0][0]
+
+    def library(self, gpu: str | None) -> str | None:
+        f = self.f
+        if f.tests_library == "rccl" or f.rccl_version_line is not None:
+            return "rccl"
+        if f.tests_library == "nccl" or f.nccl_version_line is not None:
+            return "nccl"
+        if gpu is None:
+            return None
+        low = gpu.lower()
+        if low.startswith(("amd", "instinct", "radeon")):
+            self._infer("library", "rccl", f"device name {gpu!r} is an AMD GPU")
+            return "rccl"
+        if low.startswith(("nvidia", "tesla", "quadro", "geforce")) or re.match(
+            r"^[abhltvp]\d{2,3}\b", low
+        ):
+            self._infer("library", "nccl", f"device name {gpu!r} is an NVIDIA GPU")
+            return "nccl"
+        return None
+
+    def library_version(self) -> str | None:
+        f = self.f
+        printed = f.nccl_version_line or f.rccl_version_line
+        decoded = version_from_code(f.library_code) if f.library_code is not None else None
+        if printed is not None:
+            if decoded is not None and decoded != printed:
+                self.notes.append(
+                    f"library version line says {printed} but {f.library_code_text} "
+                    f"decodes as {decoded}; using {printed}"
+                )
+            return printed
+        if decoded is not None:
+            self._infer("nccl_version", decoded, f"{f.library_code_text} decodes as {decoded}")
+        return decoded
+
+    def tests_version(self) -> str | None:
+        f = self.f
+        if f.tests_version is not None:
+            return f.tests_version
+        if f.command_tests_version is not None:
+            self._infer(
+                "tests_version",
+                f.command_tests_version,
+                f"binary path contains nccl-tests-{f.command_tests_version} ({f.command_evidence})",
+            )
+        return f.command_tests_version
+
+    def row_checks(self, avg: float | None) -> None:
+        rows = self.rows
+        unit = "result" if self.f.from_json else "line"
+        for place in ("in-place", "out-of-place"):
+            bad = [
+                (r, t)
+                for r in rows
+                if (t := (r.ip if place == "in-place" else r.oop)) is not None
+                and t.time_us < _IMPLAUSIBLE_US
+            ]
+            if not bad:
+                continue
+            times = [t.time_us for _, t in bad]
+            top_bw = max(t.algbw_GBps for _, t in bad)
+            msg = (
+                f"{place} time implausible in {len(bad)} rows "
+                f"({_span([r.line for r, _ in bad], unit)}): "
+                f"{_fmt(min(times))}-{_fmt(max(times))} us"
+                f" for non-empty buffers, so their {place} bandwidths (up to {_fmt(top_bw)}"
+                " GB/s) are not measurements"
+            )
+            if avg is not None:
+                msg += "; the 'Avg bus bandwidth' trailer averages them in"
+            self.notes.append(msg)
+        wrong = [r for r in rows if any(t is not None and t.wrong for t in (r.oop, r.ip))]
+        if wrong:
+            self.notes.append(
+                f"#wrong is non-zero in {len(wrong)} rows ({wrong[0].size_bytes}-"
+                f"{wrong[-1].size_bytes} B): those results failed validation"
+            )
+
+    def ratio_check(self, raw: str | None, ranks: int | None) -> None:
+        sig = next((s for s in _SIGNATURES if s.name == raw), None)
+        if sig is None or ranks is None or self.interval is None:
+            return
+        if not _fits(sig.factor(ranks), self.interval):
+            lo, hi, _ = self.interval
+            self.notes.append(
+                f"busbw/algbw = {_fmt(lo)}-{_fmt(hi)} does not match {raw} with {ranks} ranks "
+                f"(expected {_fmt(sig.factor(ranks))})"
+            )
+
+
+def _common(values: list[str | None], what: str, notes: list[str]) -> str | None:
+    seen = Counter(values)
+    if len(seen) > 1:
+        notes.append(f"rows use several {what}s: " + ", ".join(str(v) for v in seen))
+    return seen.most_common(1)[0][0] if seen else None
+
+
+def build_run(facts: RunFacts, *, next_line: int | None = None) -> Run:
+    """Infer what ``facts`` does not state and return the frozen Run.
+
+    ``next_line`` is the line where the next run starts when this one was cut short by it.
+    """
+    b = _Builder(facts, next_line=next_line)
+    f = facts
+    ranks = b.known_ranks()
+    raw, candidates = b.collective(ranks)
+    names = [raw] if raw is not None else candidates
+    if ranks is None:
+        ranks = b.ranks_from_count(names)
+    if ranks is None:
+        ranks = b.ranks_from_ratio(names)
+    b.ratio_check(raw, ranks)
+    collective = MODELLED.get(raw) if raw is not None else None
+    if raw in NOT_MODELLED:
+        b.notes.append(f"collective {raw} is not modelled by ibcalc")
+    hosts, rpn, nodes = b.placement()
+    gpu = b.gpu_model()
+    library = b.library(gpu)
+    nccl_version = b.library_version()
+    tests_version = b.tests_version()
+    if f.zero_rows:
+        n = len(f.zero_rows)
+        unit = "result" if f.from_json else "line"
+        b.notes.append(
+            f"{n} row{'s' if n > 1 else ''} of size 0 skipped ({_span(f.zero_rows, unit)})"
+        )
+    truncated = not f.has_trailer
+    if truncated:
+        rows = f"{len(f.rows)} row{'s' if len(f.rows) != 1 else ''}"
+        cut = " and an incomplete row" if f.last_row_incomplete else ""
+        if next_line is None:
+            b.notes.append(f"log ends after {rows}{cut} without the 'Avg bus bandwidth' trailer")
+        else:
+            b.notes.append(
+                f"run ends after {rows}{cut} without the 'Avg bus bandwidth' trailer; "
+                f"the next run starts at line {next_line}"
+            )
+    if f.out_of_bounds:
+        b.notes.append(f"'Out of bounds values' reports {f.out_of_bounds}")
+    b.row_checks(f.avg_busbw_GBps)
+    dtype = _common([r.dtype for r in f.rows], "dtype", b.notes)
+    redop = _common([r.redop for r in f.rows], "redop", b.notes)
+    return Run(
+        raw_collective=raw,
+        collective=collective,
+        rows=list(f.rows),
+        ranks=ranks,
+        ranks_per_node=rpn,
+        nodes=nodes,
+        hosts=hosts,
+        gpus_per_process=f.gpus_per_process,
+        threads=f.threads,
+        gpu_model=gpu,
+        dtype=dtype,
+        redop=redop,
+        nccl_version=nccl_version,
+        library="rccl" if library == "rccl" else "nccl" if library == "nccl" else None,
+        tests_version=tests_version,
+        warmup_iters=f.warmup_iters,
+        iters=f.iters,
+        min_bytes=f.min_bytes,
+        max_bytes=f.max_bytes,
+        step_factor=f.step_factor,
+        step_bytes=f.step_bytes,
+        avg_busbw_GBps=f.avg_busbw_GBps,
+        out_of_bounds=f.out_of_bounds,
+        truncated=truncated,
+        notes=b.notes,
+        inferences=b.inferences,
+        line_start=f.line_start,
+        line_end=f.line_end,
+    )

@@ -1,0 +1,688 @@
+"""Read nccl-tests / rccl-tests output (text or JSON) into :class:`~ibcalc.logs.records.ParsedLog`.
+
+Text logs are read line by line. Before a line is looked at:
+
+* a trailing ``\\r`` (CRLF files) and leading indentation are removed;
+* an mpirun ``--tag-output`` prefix (``[1,0]<stdout>:``) and a kubectl ``[pod/...]`` prefix are
+  removed; an ``srun -l`` prefix (`` 0: ``, ``10: ``) is removed only when what follows is a
+  ``#`` header line, a result row or a version line, so data is never cut;
+* NCCL ``INFO``/``WARN``/``TRACE`` lines, UCX, PMIX and libfabric lines are skipped wherever they
+  appear (inside the table too); ``NCCL version`` and ``nranks N`` are still read from them.
+
+A log may hold several runs (a shell session, a sweep script). A run starts at a command line
+naming an nccl-tests binary, or at the first of its header lines (``# nccl-tests version``,
+``# Collective test starting``, ``# nThread``, the device list, the column header) when the
+current run already has rows or already printed that header; it ends at ``# Avg bus
+bandwidth`` (or ``# Collective test concluded``). The column header decides how rows are read,
+so the old (pre-2.10: no Group, no root column, ``error`` column), current and newest
+(``unalign``, two-decimal times) layouts all work. A table without a column header is read with
+the standard layout for its width, and a note says so.
+
+Rows of size 0 are skipped (with a note). A row that does not have every column (a cut log, or
+output of another process glued to it) is dropped with a note naming its line. A run without the
+trailer is marked ``truncated``. See :mod:`ibcalc.logs.infer` for the inference rules.
+
+Input that is not a log (binary data, empty text, text without a result table) raises
+:class:`~ibcalc.errors.LogParseError` with a one-line message naming the source.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import stat
+from dataclasses import dataclass
+
+from ibcalc.errors import LogParseError
+from ibcalc.logs.infer import (
+    Device,
+    RunFacts,
+    build_run,
+    nccl_test_name,
+    normalize_dtype,
+    normalize_version,
+)
+from ibcalc.logs.jsonfmt import parse_json
+from ibcalc.logs.records import ParsedLog, Row, Run, Timing
+
+__all__ = ["MAX_LOG_BYTES", "parse_file", "parse_log"]
+
+#: Largest file :func:`parse_file` reads (64 MiB).
+MAX_LOG_BYTES = 64 * 1024 * 1024
+
+_MPI_PREFIX = re.compile(r"^\s*\[\d+,\d+\]<std(?:out|err)>:")
+_POD_PREFIX = re.compile(r"^\s*\[pod/[^\]]*\]\s")
+_SRUN_PREFIX = re.compile(r"^\s*\d+:\s")
+_ROW_START = re.compile(r"^\d+\s+\d+\s")
+_NUMBERS = re.compile(r"^\d+(?:\.\d+)?\s+\d+(?:\.\d+)?\s")
+_NOISE_WORDS = ("NCCL INFO", "NCCL WARN", "NCCL TRACE", "UCX ", "PMIX", "libfabric:")
+_NCCL_VERSION = re.compile(r"\bNCCL version\s+v?(\d+\.\d+\.\d+)")
+_RCCL_VERSION = re.compile(r"^RCCL version\s*:\s*v?(\d+\.\d+\.\d+)")
+_GLUED_NOISE = re.compile(r"[A-Za-z_][\w.-]*:\d+:\d+\s+\[\d+\]\s+NCCL\s")
+_NRANKS = re.compile(r"\bnranks (\d+)\b")
+_TESTS_VERSION = re.compile(
+    r"^#\s*(nccl|rccl)-tests version\s+(\S+)(?:.*?\b(?:nccl|rccl)-library=(\d+))?"
+)
+_STARTING = re.compile(r"^#\s*Collective test (starting|concluded):\s*(\S+)")
+_NTHREAD = re.compile(r"^#\s*nThread\s+(\d+)\s+nGpus\s+(\d+)")
+_KEYS = {
+    "min_bytes": re.compile(r"\bminBytes\s+(\d+)"),
+    "max_bytes": re.compile(r"\bmaxBytes\s+(\d+)"),
+    "warmup_iters": re.compile(r"\bwarmup iters:\s*(\d+)"),
+    "iters": re.compile(r"(?<!warmup )(?<!agg )\biters:\s*(\d+)"),
+}
+_STEP = re.compile(r"\bstep:\s*(\d+)\((factor|bytes)\)")
+_RANK = re.compile(
+    r"^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+"
+    r"\[[^\]]*\]\s*(.*?)\s*$"
+)
+_REDUCING_MAX = re.compile(r"^#\s*Reducing maxBytes to (\d+)")
+_OOB = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d+)")
+_AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\S+)")
+_COMMAND = re.compile(
+    r"(?:^|[\s/=])((?:all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|sendrecv|"
+    r"scatter|gather|hypercube)_perf(?:_mpi)?)(?=\s|$|\"|')"
+)
+_TESTS_DIR = re.compile(r"\b[nr]ccl-tests[-_]v?(\d+\.\d+\.\d+)\b")
+
+# Header stages: a stage at or before the last one seen starts a new run.
+_STAGE_VERSION, _STAGE_START, _STAGE_NTHREAD, _STAGE_DEVICES, _STAGE_COLUMNS = range(5)
+
+# Standard layouts for a table without its column header, by number of columns.
+_STD_NEW = [
+    "size",
+    "count",
+    "type",
+    "redop",
+    "root",
+    "time",
+    "algbw",
+    "busbw",
+    "wrong",
+    "time",
+    "algbw",
+    "busbw",
+    "wrong",
+]
+_STD_OLD_OP = [
+    "size",
+    "count",
+    "type",
+    "redop",
+    "time",
+    "algbw",
+    "busbw",
+    "error",
+    "time",
+    "algbw",
+    "busbw",
+    "error",
+]
+_STD_OLD_ROOT = [
+    "size",
+    "count",
+    "type",
+    "root",
+    "time",
+    "algbw",
+    "busbw",
+    "error",
+    "time",
+    "algbw",
+    "busbw",
+    "error",
+]
+
+
+@dataclass
+class _Columns:
+    """Where each field sits in a row of the current table."""
+
+    width: int
+    size: int
+    count: int
+    dtype: int | None
+    redop: int | None
+    root: int | None
+    groups: list[dict[str, int]]  # out-of-place first, then in-place
+    line: int
+
+
+def _is_noise(s: str) -> bool:
+    """NCCL debug output, UCX/PMIX/libfabric messages: skipped wherever they appear."""
+    return any(word in s for word in _NOISE_WORDS)
+
+
+def _columns(names: list[str], line: int) -> _Columns | None:
+    names = [n.lstrip("#").lower() for n in names]
+    if "size" not in names or "count" not in names or "time" not in names:
+        return None
+    starts = [i for i, n in enumerate(names) if n == "time"][:2]
+    groups: list[dict[str, int]] = []
+    for g, start in enumerate(starts):
+        end = starts[g + 1] if g + 1 < len(starts) else len(names)
+        group = {names[i]: i for i in range(start, end)}
+        if "algbw" not in group or "busbw" not in group:
+            return None
+        groups.append(group)
+    fixed = names[: starts[0]]
+    return _Columns(
+        width=len(names),
+        size=names.index("size"),
+        count=names.index("count"),
+        dtype=fixed.index("type") if "type" in fixed else None,
+        redop=fixed.index("redop") if "redop" in fixed else None,
+        root=fixed.index("root") if "root" in fixed else None,
+        groups=groups,
+        line=line,
+    )
+
+
+def _header_names(text: str) -> list[str]:
+    """Column names of a ``#  size count type ...`` header; ``# wrong`` is joined to ``wrong``."""
+    tokens = text.lstrip("#").split()
+    out: list[str] = []
+    for tok in tokens:
+        if tok == "#":
+            continue
+        out.append(tok)
+    return out
+
+
+def _float(tok: str) -> float | None:
+    try:
+        value = float(tok)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) and value >= 0 else None
+
+
+def _int(tok: str) -> int | None:
+    body = tok[1:] if tok.startswith("-") else tok
+    if not body.isdigit() or not body.isascii() or len(body) > 20:
+        return None
+    return int(tok)
+
+
+def _timing(tokens: list[str], group: dict[str, int]) -> Timing | None:
+    time_us = _float(tokens[group["time"]])
+    algbw = _float(tokens[group["algbw"]])
+    busbw = _float(tokens[group["busbw"]])
+    if time_us is None or algbw is None or busbw is None:
+        return None
+    wrong: int | None = None
+    max_error: float | None = None
+    if "wrong" in group:
+        tok = tokens[group["wrong"]]
+        if tok.upper() != "N/A":
+            wrong = _int(tok)
+            if wrong is None:
+                as_float = _float(tok)  # "%5g" can print 1e+06
+                if as_float is None or as_float != int(as_float):
+                    return None
+                wrong = int(as_float)
+            if wrong < 0:
+                return None
+    elif "error" in group:
+        tok = tokens[group["error"]]
+        if tok.upper() != "N/A":
+            max_error = _float(tok)
+            if max_error is None:
+                return None
+    return Timing(
+        time_us=time_us, algbw_GBps=algbw, busbw_GBps=busbw, wrong=wrong, max_error=max_error
+    )
+
+
+def _row(tokens: list[str], cols: _Columns, line: int) -> Row | None:
+    size = _int(tokens[cols.size])
+    count = _int(tokens[cols.count])
+    if size is None or count is None or size < 0 or count < 0:
+        return None
+    dtype = normalize_dtype(tokens[cols.dtype]) if cols.dtype is not None else None
+    redop = tokens[cols.redop].lower() if cols.redop is not None else None
+    root: int | None = None
+    if cols.root is not None:
+        root = _int(tokens[cols.root])
+        if root is None:
+            return None
+    timings = [_timing(tokens, g) for g in cols.groups]
+    oop = timings[0]
+    if oop is None or any(t is None for t in timings[1:]):
+        return None
+    return Row(
+        size_bytes=size,
+        count=count,
+        dtype=dtype,
+        redop=redop,
+        root=root,
+        oop=oop,
+        ip=timings[1] if len(timings) > 1 else None,
+        line=line,
+    )
+
+
+def _implicit_columns(tokens: list[str], line: int) -> _Columns | None:
+    """The standard layout for a headerless row, if the row fits it."""
+    if len(tokens) == 13:
+        names = _STD_NEW
+    elif len(tokens) == 12:
+        names = _STD_OLD_ROOT if _int(tokens[3]) is not None else _STD_OLD_OP
+    else:
+        return None
+    cols = _columns(names, line)
+    if cols is None or _row(tokens, cols, line) is None:
+        return None
+    return cols
+
+
+class _Reader:
+    """The line-by-line state machine; collects RunFacts and log-level notes."""
+
+    def __init__(self) -> None:
+        self.done: list[tuple[RunFacts, int | None]] = []
+        self.notes: list[str] = []
+        self.cur: RunFacts | None = None
+        self.stage = -1
+        self.cols: _Columns | None = None
+        self.closed = False  # trailer seen
+        self.in_devices = False
+        self.pending: RunFacts | None = None  # command line / versions before a run's header
+        self.head: tuple[list[str], int] | None = None  # first half of a row split by noise
+
+    # -- run boundaries -----------------------------------------------------------------------
+    def _finish(self, next_line: int | None) -> None:
+        self._drop_head()
+        cur = self.cur
+        if cur is not None:
+            if cur.rows:
+                self.done.append((cur, None if cur.has_trailer else next_line))
+            elif cur.zero_rows:
+                self.notes.append(
+                    f"run at lines {cur.line_start}-{cur.line_end} has only rows of size 0; skipped"
+                )
+            else:
+                self.notes.append(
+                    f"run header at lines {cur.line_start}-{cur.line_end} has no result rows;"
+                    " skipped"
+                )
+        self.cur = None
+        self.stage = -1
+        self.cols = None
+        self.closed = False
+        self.in_devices = False
+
+    def _open(self, lineno: int, stage: int) -> RunFacts:
+        """The run a header line at ``stage`` belongs to, starting a new one if needed."""
+        cur = self.cur
+        if cur is not None and not self.closed and not cur.rows and stage > self.stage:
+            self.stage = stage
+            cur.line_end = lineno
+            return cur
+        if cur is not None:
+            self._finish(lineno)
+        pending = self.pending
+        self.pending = None
+        if pending is not None:
+            pending.line_end = lineno
+            self.cur = pending
+        else:
+            self.cur = RunFacts(line_start=lineno, line_end=lineno)
+        self.stage = stage
+        return self.cur
+
+    def _pending(self, lineno: int) -> RunFacts:
+        if self.pending is None:
+            self.pending = RunFacts(line_start=lineno, line_end=lineno)
+        return self.pending
+
+    def _meta_target(self, lineno: int) -> RunFacts:
+        """Where a version line goes: the open run, else the next one."""
+        if self.cur is not None and not self.closed:
+            self.cur.line_end = max(self.cur.line_end, lineno)
+            return self.cur
+        return self._pending(lineno)
+
+    # -- lines --------------------------------------------------------------------------------
+    def feed(self, raw: str, lineno: int) -> None:
+        line = raw.rstrip("\r\n")
+        m = _MPI_PREFIX.match(line) or _POD_PREFIX.match(line)
+        if m:
+            line = line[m.end() :]
+        s = line.strip()
+        if not s:
+            return
+        if not s.startswith("#"):
+            m = _SRUN_PREFIX.match(s)
+            if m:
+                rest = s[m.end() :].lstrip()
+                if rest.startswith("#") or _NUMBERS.match(rest) or "version" in rest:
+                    s = rest
+        if _is_noise(s):
+            self._noise(s, lineno)
+            return
+        if s.startswith("#"):
+            self._hash_line(s, lineno)
+            return
+        if s[0].isdigit():
+            self._data(s, lineno)
+            return
+        m = _NCCL_VERSION.search(s)
+        if m and s.startswith("NCCL version"):
+            target = self._meta_target(lineno)
+            target.nccl_version_line = self._first(target.nccl_version_line, m.group(1))
+            return
+        m = _RCCL_VERSION.match(s)
+        if m:
+            target = self._meta_target(lineno)
+            target.rccl_version_line = self._first(target.rccl_version_line, m.group(1))
+            return
+        if s in ("...", "\u2026") and self.in_devices and self.cur is not None:
+            self.cur.devices_elided = True
+            return
+        m = _COMMAND.search(s)
+        if m:
+            self._command(s, m.group(1), lineno)
+
+    @staticmethod
+    def _first(old: str | None, new: str | None) -> str | None:
+        return old if old is not None else new
+
+    def _noise(self, s: str, lineno: int) -> None:
+        m = _NCCL_VERSION.search(s) if "NCCL version" in s else None
+        if m:
+            target = self._meta_target(lineno)
+            target.nccl_version_line = self._first(target.nccl_version_line, m.group(1))
+        cur = self.cur
+        if cur is not None and not self.closed and cur.info_nranks is None and "nranks" in s:
+            m = _NRANKS.search(s)
+            if m and int(m.group(1)[:9]) > 0:
+                cur.info_nranks = int(m.group(1)[:9])
+                cur.info_nranks_line = lineno
+        if self.cols is not None and not self.closed and s[0].isdigit() and _ROW_START.match(s):
+            # nccl-tests prints size..root before running a size and the timings after it, so
+            # NCCL output can land in between: keep the first half and wait for the rest.
+            assert self.cur is not None
+            self._drop_head()
+            glued = _GLUED_NOISE.search(s)
+            head = s[: glued.start()].split() if glued else []
+            if glued and len(head) == self.cols.groups[0]["time"]:
+                self.head = (head, lineno)
+            else:
+                self.cur.notes.append(f"row at line {lineno} is mixed with other output, dropped")
+
+    def _drop_head(self) -> None:
+        if self.head is not None and self.cur is not None:
+            self.cur.notes.append(f"row at line {self.head[1]} incomplete, dropped")
+            self.cur.last_row_incomplete = True
+        self.head = None
+
+    def _command(self, s: str, binary: str, lineno: int) -> None:
+        name = nccl_test_name(binary)
+        if name is None:
+            return
+        if self.cur is not None:
+            self._finish(lineno)
+        pending = RunFacts(line_start=lineno, line_end=lineno)
+        pending.command_collective = name
+        short = s if len(s) <= 80 else s[:77] + "..."
+        pending.command_evidence = f"command line at line {lineno}: {short!r}"
+        m = _TESTS_DIR.search(s)
+        if m:
+            pending.command_tests_version = normalize_version(m.group(1))
+        self.pending = pending
+
+    def _hash_line(self, s: str, lineno: int) -> None:
+        m = _RANK.match(s)
+        if m:
+            self._rank(m, lineno)
+            return
+        body = s.lstrip("#").strip()
+        if body == "Using devices":
+            self._open(lineno, _STAGE_DEVICES)
+            self.in_devices = True
+            return
+        if self.in_devices and body in ("...", "\u2026") and self.cur is not None:
+            self.cur.devices_elided = True
+            return
+        self.in_devices = False
+        if body.startswith("size") or body.startswith("(B)") or "out-of-place" in body:
+            if body.startswith("size"):
+                cols = _columns(_header_names(s), lineno)
+                if cols is not None:
+                    self._open(lineno, _STAGE_COLUMNS)
+                    self.cols = cols
+            return
+        m = _TESTS_VERSION.match(s)
+        if m:
+            cur = self._open(lineno, _STAGE_VERSION)
+            cur.tests_library = m.group(1)
+            cur.tests_version = normalize_version(m.group(2))
+            if m.group(3):
+                cur.library_code = int(m.group(3)[:9])
+                cur.library_code_text = f"{m.group(1)}-library={m.group(3)}"
+            return
+        m = _STARTING.match(s)
+        if m:
+            name = nccl_test_name(m.group(2))
+            if m.group(1) == "starting":
+                cur = self._open(lineno, _STAGE_START)
+                if name is not None:
+                    cur.named_collective = name
+                    cur.named_evidence = f"line {lineno}: 'Collective test starting: {m.group(2)}'"
+            elif self.cur is not None:
+                self.cur.line_end = lineno
+                if self.cur.named_collective is None and name is not None:
+                    self.cur.named_collective = name
+                    self.cur.named_evidence = (
+                        f"line {lineno}: 'Collective test concluded: {m.group(2)}'"
+                    )
+                self.closed = True
+            return
+        m = _NTHREAD.match(s)
+        if m:
+            self._nthread(s, m, lineno)
+            return
+        if self.cur is None:
+            return
+        m = _REDUCING_MAX.match(s)
+        if m:
+            self.cur.notes.append(
+                f"maxBytes reduced to {m.group(1)} for lack of memory (line {lineno})"
+            )
+            self.cur.line_end = lineno
+            return
+        if self.cols is None or (self.closed and self.cur.has_trailer):
+            return
+        self._drop_head()
+        m = _OOB.match(s)
+        if m:
+            self.cur.out_of_bounds = int(m.group(1)[:12])
+            self.cur.line_end = lineno
+            return
+        m = _AVG.match(s)
+        if m:
+            self.cur.avg_busbw_GBps = _float(m.group(1))
+            self.cur.has_trailer = True
+            self.cur.line_end = lineno
+            self.closed = True
+
+    def _nthread(self, s: str, m: re.Match[str], lineno: int) -> None:
+        cur = self._open(lineno, _STAGE_NTHREAD)
+        cur.threads = int(m.group(1)[:9])
+        cur.gpus_per_process = int(m.group(2)[:9])
+        values: dict[str, int] = {}
+        for key, rx in _KEYS.items():
+            km = rx.search(s)
+            if km:
+                values[key] = int(km.group(1)[:20])
+        cur.min_bytes = values.get("min_bytes")
+        cur.max_bytes = values.get("max_bytes")
+        cur.warmup_iters = values.get("warmup_iters")
+        cur.iters = values.get("iters")
+        sm = _STEP.search(s)
+        if sm:
+            if sm.group(2) == "factor":
+                cur.step_factor = int(sm.group(1)[:20])
+            else:
+                cur.step_bytes = int(sm.group(1)[:20])
+
+    def _rank(self, m: re.Match[str], lineno: int) -> None:
+        rank = int(m.group(1)[:9])
+        cur = self.cur
+        fresh = (
+            cur is None
+            or self.closed
+            or bool(cur.rows)
+            or self.stage > _STAGE_DEVICES
+            or any(d.rank == rank for d in cur.devices)
+        )
+        if fresh or self.stage < _STAGE_DEVICES:
+            cur = self._open(lineno, _STAGE_DEVICES)
+        assert cur is not None
+        cur.line_end = lineno
+        expected = len(cur.devices)
+        if rank != expected:
+            cur.devices_elided = True
+        cur.devices.append(Device(rank=rank, host=m.group(2), name=m.group(3), line=lineno))
+        self.in_devices = True
+
+    def _data(self, s: str, lineno: int) -> None:
+        self.in_devices = False
+        if self.head is not None and self.cols is not None and not _ROW_START.match(s):
+            head, head_line = self.head
+            tokens = s.split()
+            if len(head) + len(tokens) == self.cols.width:
+                self.head = None
+                assert self.cur is not None
+                self.cur.notes.append(
+                    f"row at line {head_line} was split by other output; completed from line "
+                    f"{lineno}"
+                )
+                self._add_row(head + tokens, head_line, lineno)
+                return
+        if not _ROW_START.match(s):
+            return
+        self._drop_head()
+        tokens = s.split()
+        cols = self.cols
+        if cols is None or self.closed:
+            implicit = _implicit_columns(tokens, lineno)
+            if implicit is None:
+                return
+            self._open(lineno, _STAGE_COLUMNS)
+            assert self.cur is not None
+            self.cur.notes.append(
+                f"no column header before the row at line {lineno}; read it with the standard "
+                f"{len(tokens)}-column layout"
+            )
+            self.cols = cols = implicit
+        cur = self.cur
+        assert cur is not None
+        if len(tokens) != cols.width:
+            if len(tokens) == cols.groups[0]["time"]:
+                self.head = (tokens, lineno)  # the timings may follow on a later line
+                cur.line_end = lineno
+                return
+            what = "incomplete" if len(tokens) < cols.width else "has extra fields"
+            cur.notes.append(f"row at line {lineno} {what}, dropped")
+            cur.last_row_incomplete = True
+            cur.line_end = lineno
+            return
+        self._add_row(tokens, lineno, lineno)
+
+    def _add_row(self, tokens: list[str], lineno: int, last_line: int) -> None:
+        cur, cols = self.cur, self.cols
+        assert cur is not None
+        assert cols is not None
+        row = _row(tokens, cols, lineno)
+        cur.line_end = last_line
+        if row is None:
+            cur.notes.append(f"row at line {lineno} malformed, dropped")
+            cur.last_row_incomplete = True
+            return
+        cur.last_row_incomplete = False
+        if row.size_bytes == 0:
+            cur.zero_rows.append(lineno)
+            return
+        cur.rows.append(row)
+
+    def finish(self) -> list[Run]:
+        self._finish(None)
+        runs: list[Run] = []
+        for facts, next_line in self.done:
+            runs.append(build_run(facts, next_line=next_line))
+        return runs
+
+
+def _looks_binary(text: str) -> bool:
+    if "\x00" in text:
+        return True
+    sample = text[:4096]
+    if not sample:
+        return False
+    bad = sum(1 for ch in sample if (ord(ch) < 32 and ch not in "\t\n\r\f\v") or ch == "\ufffd")
+    return bad > len(sample) // 10
+
+
+def parse_log(text: str, *, source: str = "<stdin>") -> ParsedLog:
+    """Parse nccl-tests / rccl-tests output (text, or the JSON that ``-J`` writes).
+
+    ``source`` names the input in error messages and in the result. Raises
+    :class:`~ibcalc.errors.LogParseError` when the text holds no result table.
+    """
+    if _looks_binary(text):
+        raise LogParseError(f"{source}: binary data, not an nccl-tests log")
+    if not text.strip():
+        raise LogParseError(f"{source}: empty input, not an nccl-tests log")
+    stripped = text.lstrip("\ufeff \t\r\n")
+    json_error: LogParseError | None = None
+    if stripped[:1] in ("{", "["):
+        try:
+            facts, notes = parse_json(stripped, source=source)
+        except LogParseError as exc:
+            json_error = exc  # maybe a text log starting with "[host ~]$" or "[1,0]<stdout>:"
+        else:
+            runs = [build_run(f) for f in facts]
+            return ParsedLog(source=source, format="json", runs=runs, notes=notes)
+    reader = _Reader()
+    for lineno, raw in enumerate(text.split("\n"), start=1):
+        reader.feed(raw, lineno)
+    runs = reader.finish()
+    if not runs:
+        if json_error is not None and stripped.startswith("{"):
+            raise json_error
+        extra = f" ({reader.notes[0]})" if reader.notes else ""
+        raise LogParseError(f"{source}: no nccl-tests result rows found{extra}")
+    return ParsedLog(source=source, format="text", runs=runs, notes=reader.notes)
+
+
+def parse_file(path: str | os.PathLike[str]) -> ParsedLog:
+    """Parse the log in ``path`` (a regular file of at most 64 MiB; UTF-8, bad bytes replaced).
+
+    Raises :class:`~ibcalc.errors.LogParseError` for a missing, unreadable, special or too large
+    file and for content that is not a log. Reading stdin (``-``) is the caller's job.
+    """
+    name = os.fspath(path)
+    try:
+        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise LogParseError(f"{name}: cannot open: {exc.strerror or exc}") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise LogParseError(f"{name}: not a regular file")
+        if info.st_size > MAX_LOG_BYTES:
+            raise LogParseError(f"{name}: larger than {MAX_LOG_BYTES // (1024 * 1024)} MiB")
+        with os.fdopen(fd, "rb", closefd=False) as handle:
+            data = handle.read(MAX_LOG_BYTES + 1)
+    except OSError as exc:
+        raise LogParseError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(fd)
+    if len(data) > MAX_LOG_BYTES:
+        raise LogParseError(f"{name}: larger than {MAX_LOG_BYTES // (1024 * 1024)} MiB")
+    if b"\x00" in data:
+        raise LogParseError(f"{name}: binary data, not an nccl-tests log")
+    return parse_log(data.decode("utf-8", errors="replace"), source=name)

@@ -1,0 +1,123 @@
+"""Frozen records of nccl-tests / rccl-tests results: Timing, Row, Inference, Run, ParsedLog.
+
+Field names carry their unit (``time_us``, ``algbw_GBps``, ``size_bytes``). GB/s here is what
+nccl-tests prints: 10^9 bytes per second. ``model_dump(mode="json")`` gives plain JSON.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ibcalc.engine.types import Collective
+
+__all__ = ["Inference", "ParsedLog", "Row", "Run", "Timing"]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class Timing(BaseModel):
+    """One measurement of one row: out-of-place or in-place.
+
+    ``wrong`` is the ``#wrong`` count (None when the log prints ``N/A`` or the column is absent);
+    ``max_error`` is the float in the ``error`` column of pre-2.10 nccl-tests (None otherwise).
+    """
+
+    model_config = _FROZEN
+
+    time_us: float
+    algbw_GBps: float
+    busbw_GBps: float
+    wrong: int | None = None
+    max_error: float | None = None
+
+
+class Row(BaseModel):
+    """One result row of the table.
+
+    ``dtype`` is normalised (``float`` -> ``fp32`` ...). ``redop`` is as printed (``sum``,
+    ``none``, ...) and None when the table has no redop column (old format). ``root`` is as
+    printed (``-1`` means no root) and None when the table has no root column. ``line`` is the
+    1-based line of the row in the input (for JSON input: the 1-based index of the result).
+    """
+
+    model_config = _FROZEN
+
+    size_bytes: int
+    count: int
+    dtype: str | None
+    redop: str | None
+    root: int | None
+    oop: Timing
+    ip: Timing | None
+    line: int
+
+
+class Inference(BaseModel):
+    """A value the log does not print directly, with the evidence it was worked out from.
+
+    ``value`` is None when the evidence was not enough; ``candidates`` then lists what remains.
+    """
+
+    model_config = _FROZEN
+
+    field: str
+    value: str | int | float | None
+    evidence: str
+    candidates: list[str] = []
+
+
+class Run(BaseModel):
+    """One nccl-tests run (one binary invocation): its configuration, rows and provenance.
+
+    ``raw_collective`` is the nccl-tests name without ``_perf`` (``all_reduce``, ``scatter`` ...);
+    ``collective`` is set only for collectives ibcalc models (scatter, gather and hypercube are
+    parsed but have ``collective=None``). ``ranks_per_node``/``nodes``/``hosts`` come from the
+    hostnames of the device list and are None when the list is elided or absent.
+    ``truncated`` is True when the run ends without the ``Avg bus bandwidth`` trailer;
+    ``notes`` says what was cut, skipped or looks wrong; ``inferences`` says how every value the
+    log does not state was worked out.
+    """
+
+    model_config = _FROZEN
+
+    raw_collective: str | None
+    collective: Collective | None
+    rows: list[Row]
+    ranks: int | None
+    ranks_per_node: int | None
+    nodes: int | None
+    hosts: list[str]
+    gpus_per_process: int | None
+    threads: int | None
+    gpu_model: str | None
+    dtype: str | None
+    redop: str | None
+    nccl_version: str | None
+    library: Literal["nccl", "rccl"] | None
+    tests_version: str | None
+    warmup_iters: int | None
+    iters: int | None
+    min_bytes: int | None
+    max_bytes: int | None
+    step_factor: int | None
+    step_bytes: int | None
+    avg_busbw_GBps: float | None
+    out_of_bounds: int | None
+    truncated: bool
+    notes: list[str]
+    inferences: list[Inference]
+    line_start: int
+    line_end: int
+
+
+class ParsedLog(BaseModel):
+    """Everything read from one input: its runs in input order, and notes about skipped parts."""
+
+    model_config = _FROZEN
+
+    source: str
+    format: Literal["text", "json"]
+    runs: list[Run]
+    notes: list[str]

@@ -1,0 +1,913 @@
+"""Tests of ibcalc.logs: real nccl-tests / rccl-tests logs, synthetic JSON, hostile input.
+
+Every expected number below was read from the fixture text (tests/logs/fixtures, sources in
+SOURCES.md) by hand - row counts by counting the table lines, times and bandwidths from the row
+named in the comment - never copied from the parser's output.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from ibcalc.engine.types import Collective
+from ibcalc.errors import IbcalcError, LogParseError
+from ibcalc.logs import ParsedLog, Run, parse_file, parse_log
+from ibcalc.logs.infer import normalize_dtype, version_from_code
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+#: The published sweeps live once in the repository, with the benchmark data (SOURCES.md there).
+SWEEPS = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "sweeps"
+
+
+def fixture(name: str) -> Path:
+    """A fixture file; ``sweep_<file>`` names a published sweep in benchmarks/data/sweeps."""
+    if name.startswith("sweep_"):
+        return SWEEPS / name.removeprefix("sweep_")
+    return FIXTURES / name
+
+
+def load(name: str) -> ParsedLog:
+    return parse_file(fixture(name))
+
+
+def only_run(name: str) -> Run:
+    log = load(name)
+    assert len(log.runs) == 1
+    return log.runs[0]
+
+
+def text_of(name: str) -> str:
+    return fixture(name).read_text(encoding="utf-8")
+
+
+def inference(run: Run, field: str) -> str:
+    found = [i for i in run.inferences if i.field == field]
+    assert found, f"no inference for {field}"
+    return found[-1].evidence
+
+
+def has_note(run: Run, *words: str) -> bool:
+    return any(all(w in note for w in words) for note in run.notes)
+
+
+# --------------------------------------------------------------------------- nccl_logs
+
+
+def test_01_srun_prefixes_debug_noise_and_ambiguous_scatter() -> None:
+    run = only_run("01_scatter_2node_16xA100-40GB_p4d_efa_slurm_full_debug_log.txt")
+    # 29 table lines, the first three of size 0 (8, 16, 32 B round to 0 per rank)
+    assert len(run.rows) == 26
+    assert has_note(run, "3 rows of size 0 skipped")
+    assert run.rows[0].size_bytes == 64
+    assert run.rows[0].count == 1
+    assert run.rows[0].oop.time_us == 89.27
+    assert run.rows[0].ip is not None
+    assert run.rows[0].ip.time_us == 89.52
+    assert run.rows[-1].size_bytes == 2147483648
+    assert run.rows[-1].oop.time_us == 24982
+    assert run.rows[-1].oop.busbw_GBps == 80.59
+    assert run.rows[0].root == 0
+    assert run.redop == "none"
+    assert run.avg_busbw_GBps == 20.2635  # trailer after 16 "Destroy COMPLETE" lines
+    assert run.out_of_bounds == 0
+    assert not run.truncated
+    assert run.ranks == 16
+    assert run.ranks_per_node == 8
+    assert run.nodes == 2
+    assert run.hosts == ["compute-gpu-st-distributed-ml-1", "compute-gpu-st-distributed-ml-2"]
+    assert run.gpu_model == "NVIDIA A100-SXM4-40GB"
+    assert run.nccl_version == "2.18.3"  # " 0: NCCL version 2.18.3+cuda12.2"
+    assert run.library == "nccl"
+    assert run.warmup_iters == 5
+    assert run.iters == 100
+    # no command line: redop none, root 0, size = count x 4 B x 16 fits scatter and gather
+    assert run.raw_collective is None
+    assert run.collective is None
+    coll = next(i for i in run.inferences if i.field == "collective")
+    assert coll.value is None
+    assert sorted(coll.candidates) == ["gather", "scatter"]
+
+
+def test_06_no_command_all_reduce_inferred_from_ratio() -> None:
+    run = only_run("06_allreduce_2node_16xH100_gcp_a3mega.txt")
+    assert len(run.rows) == 31  # 8 B .. 8 GiB
+    assert run.rows[0].size_bytes == 8
+    assert run.rows[0].oop.time_us == 135.8
+    assert run.rows[-1].size_bytes == 8589934592
+    assert run.rows[-1].oop.time_us == 47535
+    assert run.rows[-1].oop.busbw_GBps == 338.82
+    assert run.avg_busbw_GBps == 70.742
+    assert run.collective is Collective.ALL_REDUCE
+    assert "1.875" in inference(run, "collective")  # busbw/algbw = 2 * 15 / 16
+    assert run.ranks == 16
+    assert run.ranks_per_node == 8
+    assert run.nodes == 2
+    assert run.gpu_model == "NVIDIA H100 80GB HBM3"
+    assert run.nccl_version is None  # not printed
+    assert run.library == "nccl"  # inferred from the device name
+    assert "NVIDIA" in inference(run, "library")
+    assert run.warmup_iters == 5
+    assert run.iters == 20
+    assert run.step_factor == 2
+    assert run.dtype == "fp32"
+    assert run.redop == "sum"
+
+
+def test_08_int8_wrong_counts_and_truncation() -> None:
+    run = only_run("08_allreduce_int8_4node_16xGH200_slingshot_WRONG_truncated.txt")
+    assert len(run.rows) == 28  # 1 B .. 128 MiB
+    assert run.rows[0].size_bytes == 1
+    assert run.rows[-1].size_bytes == 134217728
+    assert run.dtype == "int8"
+    two_mib = next(r for r in run.rows if r.size_bytes == 2097152)
+    assert two_mib.oop.wrong == 18134
+    assert two_mib.ip is not None
+    assert two_mib.ip.wrong == 9609
+    four_mib = next(r for r in run.rows if r.size_bytes == 4194304)
+    assert four_mib.ip is not None
+    assert four_mib.ip.time_us == 10542.7
+    assert four_mib.ip.wrong == 124342
+    assert next(r for r in run.rows if r.size_bytes == 33554432).oop.wrong == 951005
+    assert has_note(run, "#wrong is non-zero in 6 rows")
+    assert run.truncated
+    assert run.avg_busbw_GBps is None
+    assert has_note(run, "log ends after 28 rows without the 'Avg bus bandwidth' trailer")
+    assert run.collective is Collective.ALL_REDUCE
+    assert run.ranks == 16
+    assert run.ranks_per_node == 4
+    assert run.nodes == 4
+    assert run.gpu_model == "NVIDIA GH200 120GB"
+    assert run.tests_version == "2.17.9"
+    assert run.nccl_version == "2.29.2"  # nccl-library=22902
+    assert "22902" in inference(run, "nccl_version")
+
+
+def test_09_six_runs_in_one_session() -> None:
+    log = load("09_multi_collective_session_1node_2xRTX2080Ti_pcie.txt")
+    assert [r.raw_collective for r in log.runs] == [
+        "all_reduce",
+        "all_gather",
+        "broadcast",
+        "reduce",
+        "reduce",
+        "alltoall",
+    ]
+    assert [r.avg_busbw_GBps for r in log.runs] == [
+        2.05774,
+        1.6651,
+        5.07658,
+        5.23248,
+        202818,
+        2.06935,
+    ]
+    assert [len(r.rows) for r in log.runs] == [28, 26, 28, 28, 28, 26]
+    assert [r.ranks for r in log.runs] == [2, 2, 2, 2, 1, 2]
+    assert [r.gpus_per_process for r in log.runs] == [2, 2, 2, 2, 1, 2]
+    assert all(r.gpu_model == "NVIDIA GeForce RTX 2080 Ti" for r in log.runs)
+    assert all(not r.truncated for r in log.runs)
+    assert [r.line_start for r in log.runs] == [1, 43, 85, 128, 170, 212]  # the prompts
+    all_gather = log.runs[1]
+    assert has_note(all_gather, "2 rows of size 0 skipped")
+    assert all_gather.rows[0].size_bytes == 32
+    assert all_gather.rows[0].count == 4
+    broadcast = log.runs[2]
+    assert broadcast.collective is Collective.BROADCAST
+    assert broadcast.rows[0].root == 0
+    assert "broadcast_perf" in inference(broadcast, "collective")
+
+
+def test_09_one_gpu_reduce_in_place_implausible() -> None:
+    run = load("09_multi_collective_session_1node_2xRTX2080Ti_pcie.txt").runs[4]
+    assert run.collective is Collective.REDUCE
+    assert run.ranks == 1
+    assert len(run.rows) == 28  # kept, not dropped
+    last = run.rows[-1]
+    assert last.size_bytes == 1073741824
+    assert last.oop.time_us == 4016.0
+    assert last.ip is not None
+    assert last.ip.time_us == 0.19
+    assert last.ip.algbw_GBps == 5706839.35
+    assert has_note(run, "in-place time implausible", "28 rows")
+    assert not has_note(run, "out-of-place time implausible")
+
+
+def test_09_alltoall_in_place_wrong_is_na() -> None:
+    run = load("09_multi_collective_session_1node_2xRTX2080Ti_pcie.txt").runs[5]
+    assert run.collective is Collective.ALL_TO_ALL
+    assert all(r.ip is not None and r.ip.wrong is None for r in run.rows)
+    assert all(r.oop.wrong == 0 for r in run.rows)
+    assert run.rows[-1].oop.time_us == 116573
+
+
+def test_10_old_format_and_elided_device_list() -> None:
+    run = only_run("10_allreduce_OLD_FORMAT_128rank_A100-80GB_ib_coreweave.txt")
+    assert len(run.rows) == 30  # 4 B .. 2 GiB
+    first = run.rows[0]
+    assert first.size_bytes == 4
+    assert first.root is None  # no root column
+    assert first.redop == "sum"
+    assert first.oop.time_us == 58.20
+    assert first.oop.wrong is None
+    assert first.oop.max_error == 5e-07
+    assert first.ip is not None
+    assert first.ip.max_error == 7e-07
+    assert run.rows[-1].size_bytes == 2147483648
+    assert run.rows[-1].oop.time_us == 95238
+    assert run.avg_busbw_GBps == 13.0489
+    assert run.warmup_iters == 50
+    assert run.iters == 50
+    assert run.gpu_model == "NVIDIA A100-SXM4-80GB"
+    assert run.collective is Collective.ALL_REDUCE
+    # only Rank 0..4 are listed, then "...": ranks come from busbw/algbw = 2 * 127 / 128
+    assert run.ranks == 128
+    evidence = inference(run, "ranks")
+    assert "busbw/algbw" in evidence
+    assert "multiple of 8" in evidence
+    assert run.ranks_per_node is None
+    assert run.nodes is None
+    assert has_note(run, "device list elided")
+    assert run.line_start == 9  # the "# nThread" line after the kubectl lines
+
+
+def test_11_indented_log_and_version_from_binary_path() -> None:
+    run = only_run("11_allreduce_2node_8xGH200_slingshot_nccltests2.17.1_indented_degraded.txt")
+    assert len(run.rows) == 25  # 8 B .. 128 MiB
+    assert run.rows[0].oop.time_us == 85.47
+    assert run.rows[-1].size_bytes == 134217728
+    assert run.rows[-1].oop.time_us == 43293
+    assert run.avg_busbw_GBps == 1.58767
+    assert run.ranks == 8
+    assert run.ranks_per_node == 4
+    assert run.nodes == 2
+    assert run.tests_version == "2.17.1"
+    assert "nccl-tests-2.17.1" in inference(run, "tests_version")
+    assert run.collective is Collective.ALL_REDUCE
+    assert "Collective test starting" in inference(run, "collective")
+    assert run.line_start == 1  # "$ srun ..."
+    assert run.line_end == 46  # "# Collective test concluded"
+
+
+def test_12_newest_format() -> None:
+    run = only_run("12_allreduce_2node_2xGH200_slingshot_nccltests2.18.2.txt")
+    assert len(run.rows) == 8
+    assert run.rows[0].size_bytes == 1048576
+    assert run.rows[0].oop.time_us == 339.61
+    assert run.rows[0].oop.algbw_GBps == 3.09
+    assert run.rows[-1].oop.time_us == 5871.07
+    assert run.avg_busbw_GBps == 14.9966
+    assert run.tests_version == "2.18.2"
+    assert run.nccl_version == "2.30.7"
+    assert run.ranks == 2
+    assert run.ranks_per_node == 1
+    assert run.nodes == 2
+    assert run.min_bytes == 1048576
+    assert run.max_bytes == 134217728
+
+
+def test_13_crlf_table_only() -> None:
+    run = only_run("13_allgather_16node_64xH100_slingshot_kestrel_table_only_crlf.txt")
+    assert len(run.rows) == 23
+    assert has_note(run, "7 rows of size 0 skipped")
+    assert run.rows[0].size_bytes == 1024
+    assert run.rows[0].count == 4
+    assert run.rows[-1].size_bytes == 4294967296
+    assert run.rows[-1].oop.time_us == 92644
+    assert run.rows[-1].ip is not None
+    assert run.rows[-1].ip.time_us == 92619
+    assert run.collective is Collective.ALL_GATHER
+    assert run.ranks == 64  # 1024 B = 4 elements x 4 B x 64 ranks
+    assert "x 64" in inference(run, "ranks")
+    assert run.ranks_per_node is None
+    assert run.gpu_model is None
+    assert run.truncated
+    assert run.threads is None
+
+
+# --------------------------------------------------------------------------- sweeps
+
+
+def test_sweep_01_rccl_single_process() -> None:
+    run = only_run("sweep_01_allreduce_1node_8xMI355X_intranode-rccl.txt")
+    assert run.library == "rccl"
+    assert run.tests_version == "2.17.9"  # "2.17.9-develop:2596ca5f71"
+    assert run.nccl_version == "2.27.7"  # rccl-library=22707
+    assert run.gpus_per_process == 8
+    assert run.ranks == 8
+    assert run.ranks_per_node == 8
+    assert run.nodes == 1
+    assert run.gpu_model == "AMD Radeon Graphics"
+    assert len(run.rows) == 29  # 4 B .. 1 GiB
+    assert run.rows[-1].oop.time_us == 4667.81
+    assert run.avg_busbw_GBps == 105.615
+    assert run.line_start == 1  # the docker command line
+
+
+def test_sweep_03_rccl_version_line_and_ucx_noise() -> None:
+    run = only_run("sweep_03_allreduce_2node_16xMI355X_ainic-ethernet-rccl.txt")
+    assert run.nccl_version == "2.27.7"  # "RCCL version : 2.27.7-HEAD:96a25b5"
+    assert run.library == "rccl"
+    assert len(run.rows) == 31  # 16 B .. 16 GiB
+    assert run.rows[0].size_bytes == 16
+    assert run.rows[-1].size_bytes == 17179869184
+    assert run.rows[-1].oop.time_us == 83456.7
+    assert run.avg_busbw_GBps == 129.28
+    assert run.ranks == 16
+    assert run.ranks_per_node == 8
+    assert run.hosts == ["Aliyun3", "Aliyun1"]
+    assert run.warmup_iters == 5
+    assert run.iters == 20
+
+
+def test_sweep_05_mpirun_prefix_old_format() -> None:
+    run = only_run("sweep_05_allreduce_2node_16xA100-40GB_efa.txt")
+    assert len(run.rows) == 30  # 8 B .. 4 GiB
+    assert run.rows[0].oop.time_us == 179.1
+    assert run.rows[0].oop.max_error == 2e-07
+    assert run.rows[-1].size_bytes == 4294967296
+    assert run.avg_busbw_GBps == 11.2432
+    assert run.nccl_version == "2.9.9"
+    assert run.gpu_model == "A100-SXM4-40GB"
+    assert run.ranks == 16
+    assert run.ranks_per_node == 8
+    assert run.collective is Collective.ALL_REDUCE
+
+
+def test_sweep_06_big_log_fast() -> None:
+    text = text_of("sweep_06_allreduce_2node_16xH100_efa.txt")
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        log = parse_log(text, source="sweep06")
+        best = min(best, time.perf_counter() - start)
+    assert best < 0.1  # 2947 lines
+    run = log.runs[0]
+    assert len(run.rows) == 32  # 8 B .. 16 GiB
+    assert run.rows[-1].oop.time_us == 66154
+    assert run.avg_busbw_GBps == 124.343
+    assert run.nccl_version == "2.20.3"
+    assert run.ranks == 16
+    assert run.hosts == ["test-nccl-worker-0", "test-nccl-worker-1"]
+
+
+def test_sweep_08_all_gather_from_count_column() -> None:
+    run = only_run("sweep_08_allgather_2node_16xA100-40GB_net-notstated.txt")
+    assert run.collective is Collective.ALL_GATHER
+    assert run.rows[0].size_bytes == 256
+    assert run.rows[0].count == 4
+    assert len(run.rows) == 23
+    assert has_note(run, "6 rows of size 0 skipped")
+    assert run.avg_busbw_GBps == 40.815
+
+
+def test_sweep_09_alltoall_from_count_column() -> None:
+    run = only_run("sweep_09_alltoall_2node_16xA100-40GB_net-notstated.txt")
+    assert run.collective is Collective.ALL_TO_ALL
+    assert run.rows[0].size_bytes == 64
+    assert run.rows[0].count == 1
+    assert "count 1 at 64 B" in inference(run, "collective")
+    assert len(run.rows) == 25
+    assert run.avg_busbw_GBps == 11.5365
+
+
+def test_sweep_10_row_split_by_nccl_info() -> None:
+    run = only_run("sweep_10_allreduce_2node_8xH100_ib.txt")
+    assert len(run.rows) == 31  # 8 B .. 8 GiB, every size present
+    split = next(r for r in run.rows if r.size_bytes == 2097152)
+    assert split.line == 334
+    assert split.count == 524288
+    assert split.oop.time_us == 87.18  # from line 396
+    assert split.ip is not None
+    assert split.ip.busbw_GBps == 43.12
+    assert has_note(run, "line 334", "line 396")
+    assert run.nccl_version == "2.22.3"  # only inside NCCL INFO lines
+    assert run.raw_collective == "all_reduce"  # all_reduce_perf_mpi
+    assert run.ranks == 8
+    assert run.ranks_per_node == 4
+    assert run.avg_busbw_GBps == 48.8121
+
+
+def test_sweep_13_single_process_four_gpus() -> None:
+    run = only_run("sweep_13_allreduce_1node_4xH100_intranode.txt")
+    assert run.gpus_per_process == 4
+    assert run.ranks == 4
+    assert run.nodes == 1
+    assert run.gpu_model == "NVIDIA H100"
+    assert len(run.rows) == 26  # 4 B .. 128 MiB
+    assert run.avg_busbw_GBps == 67.3623
+
+
+def test_sweep_15_old_format_error_values() -> None:
+    run = only_run("sweep_15_allreduce_1node_8xA100-40GB_intranode.txt")
+    first = run.rows[0]
+    assert first.oop.max_error == 0.0  # "0e+00"
+    assert first.ip is not None
+    assert first.ip.max_error == 1e-07
+    assert first.oop.time_us == 17.29
+    assert run.rows[-1].size_bytes == 33554432
+    assert run.rows[-1].oop.busbw_GBps == 158.41
+    assert len(run.rows) == 24
+    assert run.avg_busbw_GBps == 21.2687
+    assert run.collective is Collective.ALL_REDUCE
+
+
+def test_sweep_16_old_broadcast_without_redop_column() -> None:
+    run = only_run("sweep_16_broadcast_1node_8xA100-40GB_intranode.txt")
+    assert run.collective is Collective.BROADCAST
+    assert run.rows[0].redop is None
+    assert run.rows[0].root == 0
+    assert run.rows[0].oop.time_us == 7.78
+    assert len(run.rows) == 24
+    assert run.avg_busbw_GBps == 23.013
+
+
+def test_sweep_20_double_and_reduced_max_bytes() -> None:
+    run = only_run("sweep_20_alltoall_1node_8xH100_intranode.txt")
+    assert run.dtype == "fp64"
+    assert len(run.rows) == 10
+    assert run.rows[0].size_bytes == 33554432
+    assert run.rows[-1].size_bytes == 17179869184
+    assert run.rows[0].oop.time_us == 124.79
+    assert has_note(run, "maxBytes reduced to 26549638485")
+    assert run.max_bytes == 68719476736
+    assert run.tests_version == "2.17.8"
+    assert run.nccl_version == "2.29.2"
+    assert run.avg_busbw_GBps == 313.838
+    assert run.collective is Collective.ALL_TO_ALL
+
+
+def test_sweep_23_linear_step() -> None:
+    run = only_run("sweep_23_allreduce_1node_2xA100-PCIE-40GB_pcie.txt")
+    assert run.step_bytes == 10485760
+    assert run.step_factor is None
+    assert len(run.rows) == 103
+    assert run.rows[0].size_bytes == 1048576
+    assert run.rows[1].size_bytes == 11534336
+    assert run.rows[-1].size_bytes == 1070596096
+    assert run.rows[-1].oop.time_us == 72437.4
+    assert run.nccl_version == "2.16.5"
+    assert run.tests_version == "2.17.6"
+    assert run.avg_busbw_GBps == 14.6024
+
+
+def test_sweep_24_no_trailer() -> None:
+    run = only_run("sweep_24_allreduce_1node_8xRTX5090_pcie.txt")
+    assert run.truncated
+    assert len(run.rows) == 25  # 8 B .. 128 MiB
+    assert run.rows[-1].oop.time_us == 5355.16
+    assert run.gpus_per_process == 8
+    assert run.gpu_model == "NVIDIA GeForce RTX 5090"
+    assert run.nccl_version == "2.29.7"
+    assert run.tests_version == "2.18.2"
+
+
+def test_sweep_27_command_line_starting_with_bracket() -> None:
+    log = load("sweep_27_allreduce_2node_2xL40S_ethernet-ibdisabled.txt")
+    assert log.format == "text"
+    run = log.runs[0]
+    assert run.collective is Collective.ALL_REDUCE
+    assert "mpirun" in inference(run, "collective")
+    assert len(run.rows) == 31
+    assert run.rows[-1].oop.time_us == 1059765
+    assert run.nccl_version == "2.27.3"
+    assert run.avg_busbw_GBps == 3.98762
+    assert run.ranks_per_node == 1
+    assert run.nodes == 2
+    assert has_note(run, "maxBytes reduced to 15534478677")
+
+
+# --------------------------------------------------------------------------- JSON (synthetic)
+
+
+def test_json_nested() -> None:
+    log = load("synthetic_nested.json")
+    assert log.format == "json"
+    run = log.runs[0]
+    assert run.collective is Collective.ALL_REDUCE
+    assert len(run.rows) == 4
+    assert run.rows[0].oop.time_us == 100.0
+    assert run.rows[0].ip is not None
+    assert run.rows[0].ip.busbw_GBps == 18.63
+    assert run.ranks == 8
+    assert run.ranks_per_node == 4
+    assert run.nodes == 2
+    assert run.nccl_version == "2.27.3"
+    assert run.tests_version == "2.17.9"
+    assert run.warmup_iters == 5
+    assert run.avg_busbw_GBps == 26.31
+
+
+def test_json_flat_pairs_and_inference() -> None:
+    run = load("synthetic_flat.json").runs[0]
+    assert len(run.rows) == 3
+    assert run.rows[0].size_bytes == 65536
+    assert run.rows[0].oop.time_us == 40.0
+    assert run.rows[0].ip is not None
+    assert run.rows[0].ip.time_us == 41.0
+    assert run.rows[0].ip.wrong is None  # "N/A"
+    assert has_note(run, "1 row of size 0 skipped")
+    assert run.collective is Collective.ALL_TO_ALL
+    assert run.ranks == 16
+
+
+def test_json_variants_prefixed_keys() -> None:
+    text = (
+        '{"test": "reduce_scatter_perf", "nranks": 4, "results": ['
+        '{"size": 4096, "count": 256, "dtype": "bfloat16", "op": "sum", "root": -1,'
+        ' "oop_time_us": 10.0, "oop_algbw": 0.41, "oop_busbw": 0.31, "oop_wrong": 0,'
+        ' "ip_time_us": 11.0, "ip_algbw": 0.37, "ip_busbw": 0.28, "ip_wrong": 0}]}'
+    )
+    run = parse_log(text, source="x.json").runs[0]
+    assert run.collective is Collective.REDUCE_SCATTER
+    assert run.ranks == 4
+    assert run.dtype == "bf16"
+    assert run.rows[0].ip is not None
+    assert run.rows[0].ip.time_us == 11.0
+
+
+# --------------------------------------------------------------------------- robustness
+
+
+def test_truncated_last_row_is_dropped_with_note() -> None:
+    lines = text_of("06_allreduce_2node_16xH100_gcp_a3mega.txt").splitlines()
+    last_row = next(i for i, line in enumerate(lines) if line.lstrip().startswith("8589934592"))
+    cut = [*lines[:last_row], lines[last_row][:60]]
+    run = parse_log("\n".join(cut), source="cut").runs[0]
+    assert len(run.rows) == 30
+    assert run.rows[-1].size_bytes == 4294967296
+    assert run.truncated
+    assert has_note(run, f"row at line {last_row + 1} incomplete, dropped")
+    assert has_note(run, "log ends after 30 rows and an incomplete row without the 'Avg bus")
+
+
+def test_table_without_header_uses_standard_layout() -> None:
+    lines = text_of("06_allreduce_2node_16xH100_gcp_a3mega.txt").splitlines()
+    rows = [line for line in lines if line[:1] == " "]
+    run = parse_log("\n".join(rows), source="rows").runs[0]
+    assert len(run.rows) == 31
+    assert has_note(run, "no column header")
+    assert run.collective is Collective.ALL_REDUCE
+    assert run.ranks == 16  # 2 / (2 - 1.875)
+
+
+def test_srun_prefix_is_not_taken_from_data() -> None:
+    text = (
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+        "10: # garbage that is not a row\n"
+        "        1024           256     float     sum      -1    12.10    0.08    0.08      0\n"
+        " 3:        2048           512     float     sum      -1    11.83    0.17    0.17      0\n"
+    )
+    run = parse_log(text).runs[0]
+    assert [r.size_bytes for r in run.rows] == [1024, 2048]
+    assert run.rows[1].count == 512
+
+
+def test_rows_mixed_with_other_output() -> None:
+    text = (
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+        "        1024           256     float     sum      -1    12.10    0.08    0.08      0\n"
+        "        2048           512     float     sum      -1host1:1:2 [0] NCCL INFO x\n"
+        "        4096          1024     float     sum      -1    11.79    0.35    0.35      0\n"
+    )
+    run = parse_log(text).runs[0]
+    assert [r.size_bytes for r in run.rows] == [1024, 4096]
+    assert has_note(run, "row at line 3 incomplete, dropped")
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("", "empty input"),
+        ("   \n\n\t\n", "empty input"),
+        ("\x00\x01\x02ELF", "binary data"),
+        ("hello world\nthis is not a log\n", "no nccl-tests result rows"),
+        ("# nThread 1 nGpus 1 minBytes 8\n#\n# Using devices\n", "no nccl-tests result rows"),
+        ("{", "not valid JSON"),
+        ('{"results": []}', "JSON without nccl-tests results"),
+        ('{"a": 1}', "JSON without nccl-tests results"),
+        ("[1, 2, 3]", "no nccl-tests result rows"),
+        ("[" * 100000, "no nccl-tests result rows"),
+        ("{" * 100000, "JSON"),
+        ('{"a": 1' + "0" * 5000 + "}", "unreadable JSON"),
+        (
+            '{"results": [{"size": 1' + "0" * 400 + ', "count": 1, "time": 1, "algbw": 1,'
+            ' "busbw": 1}]}',
+            "result 1 has no usable size or count",
+        ),
+        ("        1" + "0" * 30 + "  2  float  sum  -1  1.0  1.0  1.0  0", "no nccl-tests result"),
+    ],
+)
+def test_garbage_raises_one_line_error(text: str, words: str) -> None:
+    with pytest.raises(LogParseError) as info:
+        parse_log(text, source="bad.log")
+    message = str(info.value)
+    assert message.startswith("bad.log")
+    assert words in message
+    assert "\n" not in message
+    assert isinstance(info.value, IbcalcError)
+    assert isinstance(info.value, ValueError)
+
+
+def test_parse_file_refuses_non_regular_and_large_files(tmp_path: Path) -> None:
+    with pytest.raises(LogParseError, match="cannot open"):
+        parse_file(tmp_path / "missing.txt")
+    with pytest.raises(LogParseError, match="not a regular file"):
+        parse_file(tmp_path)
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(LogParseError, match="not a regular file"):
+        parse_file(fifo)
+    big = tmp_path / "big.txt"
+    with big.open("wb") as handle:
+        handle.truncate(64 * 1024 * 1024 + 1)
+    with pytest.raises(LogParseError, match="larger than 64 MiB"):
+        parse_file(big)
+    binary = tmp_path / "bin.log"
+    binary.write_bytes(b"# nThread 1\x00\x00\xff")
+    with pytest.raises(LogParseError, match="binary"):
+        parse_file(binary)
+
+
+def test_records_are_frozen_and_round_trip_through_json() -> None:
+    log = load("09_multi_collective_session_1node_2xRTX2080Ti_pcie.txt")
+    with pytest.raises(ValidationError):
+        log.runs[0].ranks = 3  # type: ignore[misc]
+    assert ParsedLog.model_validate_json(log.model_dump_json()) == log
+    dumped = log.model_dump(mode="json")
+    assert dumped["runs"][0]["collective"] == "all_reduce"
+    assert dumped["runs"][0]["rows"][0]["oop"]["time_us"] == 12.25
+
+
+# --------------------------------------------------------------------------- never a traceback
+
+_REAL = [
+    "01_scatter_2node_16xA100-40GB_p4d_efa_slurm_full_debug_log.txt",
+    "09_multi_collective_session_1node_2xRTX2080Ti_pcie.txt",
+    "10_allreduce_OLD_FORMAT_128rank_A100-80GB_ib_coreweave.txt",
+    "13_allgather_16node_64xH100_slingshot_kestrel_table_only_crlf.txt",
+    "sweep_05_allreduce_2node_16xA100-40GB_efa.txt",
+    "sweep_16_broadcast_1node_8xA100-40GB_intranode.txt",
+    "sweep_20_alltoall_1node_8xH100_intranode.txt",
+    "synthetic_nested.json",
+]
+_REAL_LINES = {name: text_of(name).split("\n") for name in _REAL}
+
+
+def _parse_or_error(text: str) -> None:
+    try:
+        log = parse_log(text, source="fuzz")
+    except LogParseError as exc:
+        message = str(exc)
+    else:
+        message = ""
+    if message:
+        assert "\n" not in message
+        assert message.startswith("fuzz")
+        return
+    assert isinstance(log, ParsedLog)
+    assert log.runs
+    for run in log.runs:
+        assert run.rows
+
+
+_FRAGMENTS = st.sampled_from(
+    [
+        "",
+        "#",
+        "# Avg bus bandwidth    : 1.5",
+        "# Out of bounds values : 0 OK",
+        "# nThread 1 nGpus 8 minBytes 8 maxBytes 8 step: 2(factor) warmup iters: 5 iters: 20",
+        "#  Rank  0 Group  0 Pid  1 on host device  0 [0x1] GPU",
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong",
+        "#       size   count   type   time   algbw   busbw  error     time   algbw   busbw  error",
+        "           8             2     float     sum      -1    12.25    0.00    0.00      0",
+        "           8             2     float     sum      -1    1e999    nan    -1      N/A",
+        "        1024           256     float     sum      -1    12.10",
+        "   87.18   24.05   42.10      0    85.11   24.64   43.12      0",
+        "...",
+        " 0: # Collective test starting: scatter_perf",
+        "[1,0]<stdout>:# nccl-tests version 2.17.9 nccl-headers=1 nccl-library=99999999",
+        "./build/alltoall_perf -g 2",
+        "host:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 0 - Init COMPLETE",
+        "RCCL version : 9.9",
+        "{",
+        '{"results": [{"size": -1}]}',
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.text(max_size=400))
+def test_random_text_never_crashes(text: str) -> None:
+    _parse_or_error(text)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    name=st.sampled_from(_REAL),
+    edits=st.lists(
+        st.tuples(
+            st.sampled_from(["delete", "duplicate", "swap", "cut", "insert", "garble"]),
+            st.integers(min_value=0, max_value=10**6),
+            st.integers(min_value=0, max_value=200),
+            _FRAGMENTS | st.text(max_size=40),
+        ),
+        max_size=8,
+    ),
+)
+def test_mutated_real_logs_never_crash(name: str, edits: list[tuple[str, int, int, str]]) -> None:
+    lines = list(_REAL_LINES[name])
+    for action, where, col, fragment in edits:
+        if not lines:
+            lines = [fragment]
+            continue
+        i = where % len(lines)
+        if action == "delete":
+            del lines[i]
+        elif action == "duplicate":
+            lines.insert(i, lines[i])
+        elif action == "swap":
+            j = (i + col) % len(lines)
+            lines[i], lines[j] = lines[j], lines[i]
+        elif action == "cut":
+            lines[i] = lines[i][:col]
+        elif action == "insert":
+            lines.insert(i, fragment)
+        else:
+            line = lines[i]
+            pos = col % (len(line) + 1)
+            lines[i] = line[:pos] + fragment + line[pos + len(fragment) :]
+    _parse_or_error("\n".join(lines))
+
+
+_JSON_KEYS = st.sampled_from(
+    [
+        "results",
+        "runs",
+        "size",
+        "count",
+        "type",
+        "redop",
+        "root",
+        "time",
+        "algbw",
+        "busbw",
+        "wrong",
+        "in_place",
+        "out_of_place",
+        "oop_time",
+        "placement",
+        "collective",
+        "nranks",
+        "devices",
+        "hostname",
+        "name",
+        "config",
+        "nccl_version",
+        "avg_busbw",
+    ]
+)
+_JSON_LEAVES = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.sampled_from(["float", "sum", "none", "N/A", "all_gather_perf", "-1", "1e999", "x"])
+)
+_JSON_DOCS = st.recursive(
+    _JSON_LEAVES,
+    lambda children: (
+        st.lists(children, max_size=5) | st.dictionaries(_JSON_KEYS, children, max_size=6)
+    ),
+    max_leaves=40,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_JSON_DOCS)
+def test_random_json_never_crashes(doc: object) -> None:
+    _parse_or_error(json.dumps(doc))
+
+
+def test_run_cut_short_by_the_next_run() -> None:
+    first = text_of("12_allreduce_2node_2xGH200_slingshot_nccltests2.18.2.txt").split("\n")
+    cut = first[:20]  # lines 1-20: command, header and all 8 rows, no trailer
+    second = text_of("06_allreduce_2node_16xH100_gcp_a3mega.txt")
+    log = parse_log("\n".join(cut) + "\n" + second, source="two")
+    assert len(log.runs) == 2
+    a, b = log.runs
+    assert len(a.rows) == 8
+    assert a.truncated
+    assert has_note(a, "run ends after 8 rows", "the next run starts at line 21")
+    assert len(b.rows) == 31
+    assert b.line_start == 21
+    assert not b.truncated
+
+
+def test_error_message_stays_on_one_line_for_odd_sources(tmp_path: Path) -> None:
+    odd = tmp_path / "a\nb.log"
+    odd.write_text("not a log\n", encoding="utf-8")
+    with pytest.raises(LogParseError) as info:
+        parse_file(odd)
+    assert "\n" not in str(info.value)
+    assert "a\\nb.log" in str(info.value)
+
+
+# --------------------------------------------------------------------------- names and inference
+
+
+@pytest.mark.parametrize("name", ["scatter", "gather", "hypercube"])
+def test_collectives_that_are_not_modelled(name: str) -> None:
+    text = text_of("06_allreduce_2node_16xH100_gcp_a3mega.txt")
+    run = parse_log(f"$ mpirun -np 16 ./build/{name}_perf -b 8 -e 8G\n{text}").runs[0]
+    assert run.raw_collective == name
+    assert run.collective is None
+    assert has_note(run, f"collective {name} is not modelled")
+    assert len(run.rows) == 31
+
+
+def test_starting_line_wins_over_command_line() -> None:
+    text = text_of("12_allreduce_2node_2xGH200_slingshot_nccltests2.18.2.txt")
+    run = parse_log(text.replace("all_reduce_perf -b 1M", "all_gather_perf -b 1M")).runs[0]
+    assert run.collective is Collective.ALL_REDUCE
+    assert has_note(run, "command line runs all_gather but the log says all_reduce")
+
+
+def _without_names(text: str) -> str:
+    keep = [
+        line
+        for line in text.split("\n")
+        if "_perf" not in line  # drop the command line and "Collective test starting/concluded"
+    ]
+    return "\n".join(keep)
+
+
+def test_two_ranks_all_reduce_vs_sendrecv_from_in_place_column() -> None:
+    # 2 ranks: all_reduce and sendrecv both have busbw = algbw and count x 4 B = size
+    text = _without_names(text_of("12_allreduce_2node_2xGH200_slingshot_nccltests2.18.2.txt"))
+    run = parse_log(text).runs[0]
+    assert run.collective is Collective.ALL_REDUCE
+    assert "in-place #wrong is checked" in inference(run, "collective")
+    lines = text.split("\n")
+    na = [
+        line[: line.rstrip().rfind(" ")] + "    N/A" if " sum " in line else line for line in lines
+    ]
+    run = parse_log("\n".join(na)).runs[0]
+    assert run.collective is Collective.SEND_RECV
+    assert "N/A" in inference(run, "collective")
+
+
+def test_all_gather_vs_alltoall_stays_ambiguous_without_signals() -> None:
+    # sweep 08 (all_gather, 16 ranks) with only its out-of-place columns: counts are 16-byte
+    # aligned and there is no in-place #wrong column, so nothing tells all_gather from alltoall
+    lines = text_of("sweep_08_allgather_2node_16xA100-40GB_net-notstated.txt").split("\n")
+    header = "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+    rows = [" ".join(line.split()[:9]) for line in lines if line.startswith(" ")]
+    run = parse_log("\n".join([header, *rows])).runs[0]
+    assert run.collective is None
+    coll = next(i for i in run.inferences if i.field == "collective")
+    assert sorted(coll.candidates) == ["all_gather", "alltoall"]
+    assert run.ranks == 16  # both print size = count x 4 B x 16
+
+
+def test_ranks_from_nccl_info_nranks() -> None:
+    # the device list of file 10 is elided; an NCCL INFO line stating nranks takes precedence
+    text = text_of("10_allreduce_OLD_FORMAT_128rank_A100-80GB_ib_coreweave.txt")
+    info = "w0:33:60 [0] NCCL INFO comm 0x1 rank 0 nranks 128 cudaDev 0 - Init COMPLETE"
+    marker = "#                                                       out-of-place"
+    run = parse_log(text.replace(marker, info + "\n" + marker)).runs[0]
+    assert run.ranks == 128
+    assert "nranks 128" in inference(run, "ranks")
+
+
+@pytest.mark.parametrize(
+    ("raw", "short"),
+    [
+        ("float", "fp32"),
+        ("half", "fp16"),
+        ("bfloat16", "bf16"),
+        ("double", "fp64"),
+        ("int8", "int8"),
+        ("uint8", "uint8"),
+        ("int32", "int32"),
+        ("int64", "int64"),
+        ("f8e4m3", "fp8_e4m3"),
+    ],
+)
+def test_dtype_names(raw: str, short: str) -> None:
+    assert normalize_dtype(raw) == short
+
+
+@pytest.mark.parametrize(
+    ("code", "version"),
+    [(22902, "2.29.2"), (21605, "2.16.5"), (22707, "2.27.7"), (23007, "2.30.7"), (2804, "2.8.4")],
+)
+def test_version_codes(code: int, version: str) -> None:
+    assert version_from_code(code) == version
