@@ -34,17 +34,22 @@ the link values by modified copies of the catalogue; nothing global is assigned.
 Order matters where one fit uses another's result; running the script twice reaches the fixed
 point (the test checks that every value in use equals its derivation).
 
-``python benchmarks/calibrate.py`` prints each derived value next to the one in use;
-``tests/test_calibration.py`` re-runs these functions and fails if a value in use drifts.
+``python benchmarks/calibrate.py`` prints each derived value next to the one in use
+(``--write FILE`` also writes the derived cost parameters as an override file, to use with
+``IBCALC_COST_PARAMS``); ``tests/test_calibration.py`` re-runs these functions and fails if a
+value in use drifts.
 """
 
 from __future__ import annotations
 
+import argparse
 import math
 import statistics
 import sys
 from collections.abc import Callable
 from pathlib import Path
+
+import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -490,12 +495,50 @@ def derive(points: list[Point] | None = None) -> dict[str, tuple[float, float]]:
     }
 
 
-def main() -> int:
-    """Print derived vs in-use values."""
+#: How each derived cost parameter is written in YAML (the unit it carries); factors are plain.
+_WRITE_AS: dict[str, Callable[[float], object]] = {
+    "calibrated.simple_fill": lambda v: f"{v / 2**20:g} MiB",
+    "calibrated.ll_net_bandwidth": lambda v: f"{v / 1e9:g} GB/s",
+}
+
+
+def override_text(derived: dict[str, tuple[float, float]]) -> str:
+    """An override file (data/cost_params.yaml layout) holding every derived cost parameter,
+    each with the function that derives it and the rows it reads."""
+    builtin = load_cost_params(use_env=False).provenance
+    groups: dict[str, dict[str, dict[str, object]]] = {}
+    for name in COST_PARAM_FUNCTIONS:
+        group, key = name.split(".")
+        value = derived[name][0]
+        prov = builtin[name]
+        groups.setdefault(group, {})[key] = {
+            "value": _WRITE_AS.get(name, float)(value),
+            "derived_by": f"benchmarks/calibrate.py::{COST_PARAM_FUNCTIONS[name]}",
+            "rows": prov.rows if prov.kind == "derived_by" else "benchmarks/data (this run)",
+        }
+    header = (
+        "# Written by benchmarks/calibrate.py --write; use with IBCALC_COST_PARAMS=<this file>\n"
+    )
+    body = yaml.safe_dump({"schema": "ibcalc-cost-params/1", **groups}, sort_keys=False, width=96)
+    return header + body
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print derived vs in-use values; ``--write FILE`` also writes the derived cost parameters
+    as an override file."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--write", type=Path, help="write the derived cost parameters as an override file"
+    )
+    args = parser.parse_args(argv)
+    derived = derive()
     print(f"{'constant':<40} {'derived':>12} {'in use':>12}")
-    for name, (derived, used) in derive().items():
-        flag = "" if abs(derived - used) <= 1e-9 + 0.005 * abs(derived) else "   <-- update"
-        print(f"{name:<40} {derived:>12.6g} {used:>12.6g}{flag}")
+    for name, (value, used) in derived.items():
+        flag = "" if abs(value - used) <= 1e-9 + 0.005 * abs(value) else "   <-- update"
+        print(f"{name:<40} {value:>12.6g} {used:>12.6g}{flag}")
+    if args.write is not None:
+        args.write.write_text(override_text(derived), encoding="utf-8")
+        print(f"wrote {args.write}")
     return 0
 
 

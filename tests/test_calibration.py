@@ -16,7 +16,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import calibrate
-from ibcalc.catalogue.cost_params import builtin_cost_params
+from ibcalc.catalogue.cost_params import builtin_cost_params, load_cost_params
 
 DERIVED = calibrate.derive()
 
@@ -41,3 +41,16 @@ def test_every_derived_cost_parameter_is_derived_by_the_function_it_names() -> N
         assert text == f"benchmarks/calibrate.py::{calibrate.COST_PARAM_FUNCTIONS[name]}", name
         # the value compared above is the one data/cost_params.yaml holds
         assert DERIVED[name][1] == values[name], name
+
+
+def test_written_override_file_loads_and_holds_the_derived_values(tmp_path: Path) -> None:
+    """``calibrate.py --write`` writes the override format the loader reads (what a future
+    ``ibcalc calibrate`` will write)."""
+    path = tmp_path / "derived.yaml"
+    path.write_text(calibrate.override_text(DERIVED), encoding="utf-8")
+    params = load_cost_params([path], use_env=False)
+    values = params.flat()
+    for name, function in calibrate.COST_PARAM_FUNCTIONS.items():
+        assert values[name] == pytest.approx(DERIVED[name][0], rel=1e-12), name
+        assert params.provenance[name].text == f"benchmarks/calibrate.py::{function}"
+        assert params.provenance[name].origin.startswith(f"{path}:")

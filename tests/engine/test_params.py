@@ -29,6 +29,7 @@ from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Protocol, ScaleOutTier
 from ibcalc.errors import CatalogueError, InputFileError
 from ibcalc.facade import estimate
+from ibcalc.yamlio import load_yaml
 
 ROOT = Path(__file__).resolve().parents[2]
 US = 1e-6
@@ -101,7 +102,7 @@ def test_every_value_has_a_source() -> None:
     for name, prov in params.provenance.items():
         counts[prov.kind] += 1
         assert prov.text.strip(), name
-        assert prov.origin.startswith(f"{BUILTIN_LABEL}:"), name
+        assert prov.origin == BUILTIN_LABEL, name
         group = name.split(".")[0]
         if group.startswith("nccl_"):
             # NCCL's own constants: cite NCCL's version and source file
@@ -128,6 +129,15 @@ def test_every_value_has_a_source() -> None:
 
 def test_shipped_file_is_the_repository_file() -> None:
     assert builtin_text() == (ROOT / "data" / "cost_params.yaml").read_text(encoding="utf-8")
+
+
+def test_builtin_file_passes_the_strict_reader() -> None:
+    """The built-in file is read with libyaml for speed; the strict reader (duplicate keys,
+    tags, ...) that reads user files reads the same mapping from it."""
+    doc = load_yaml(BUILTIN_LABEL, text=builtin_text())
+    strict = CostParams.from_mapping(doc.data, label=doc.path, locate=doc.locate)
+    assert strict == builtin_cost_params()
+    assert strict.document == builtin_cost_params().document
 
 
 def test_per_message_cost_is_an_assumption_not_a_calibration() -> None:
@@ -219,6 +229,22 @@ def test_override_of_a_list_replaces_it_whole_and_a_tuner_view_section_moves_onl
     assert params.tuner_view().calibrated.simple_transport_factor == 3
     # the tuner view keeps its other entry
     assert params.tuner_view().calibrated.ll_net_Bps is None
+
+
+def test_the_documented_override_example_loads(tmp_path: Path) -> None:
+    """The example in ibcalc.catalogue.cost_params' docstring is a valid override file."""
+    import textwrap
+
+    from ibcalc.catalogue import cost_params
+
+    doc = cost_params.__doc__ or ""
+    block = doc.split("Override file format")[1].split("::\n\n", 1)[1].split("\n\n")[0]
+    path = tmp_path / "example.yaml"
+    path.write_text(textwrap.dedent(block) + "\n", encoding="utf-8")
+    params = load_cost_params([path], use_env=False)
+    assert params.nccl_tuner.base_latency_s[Algorithm.RING][Protocol.LL] == pytest.approx(16.6 * US)
+    assert params.calibrated.simple_transport_factor == 6.5
+    assert params.tuner_view().calibrated.simple_transport_factor == 2
 
 
 def test_overrides_apply_in_order(tmp_path: Path) -> None:

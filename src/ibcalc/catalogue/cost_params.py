@@ -1,10 +1,14 @@
 """Load the cost-model constants: the built-in ``data/cost_params.yaml`` plus user override files.
 
 The built-in file ships inside the package (``ibcalc/data/cost_params.yaml``) and is parsed once
-per process. Override files, named by ``IBCALC_COST_PARAMS`` (several joined with the path
-separator, ``:`` on Linux) and then by the ``paths`` argument, are applied in that order; each
-may change any value and gives only the entries it changes. Every problem is reported as
-``file:line:col`` in one :class:`~ibcalc.errors.CatalogueError`.
+per process, with libyaml when it is there (a few ms, where the positioned parser takes about
+50): the CLI reads it on every call. Only if it does not validate is it parsed again with
+positions, to report ``file:line:col``.
+
+Override files, named by ``IBCALC_COST_PARAMS`` (several joined with the path separator, ``:``
+on Linux) and then by the ``paths`` argument, are applied in that order; each may change any
+value and gives only the entries it changes. Every problem is reported as ``file:line:col`` in
+one :class:`~ibcalc.errors.CatalogueError`.
 
 Override file format (the layout of ``data/cost_params.yaml``, partial)::
 
@@ -40,6 +44,8 @@ from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
+import yaml
+
 from ibcalc.engine.params import SCHEMA, CostParams
 from ibcalc.errors import CatalogueError, InputFileError, ValidationProblem
 from ibcalc.yamlio import Document, load_yaml
@@ -67,8 +73,14 @@ def builtin_text() -> str:
 @functools.cache
 def builtin_cost_params() -> CostParams:
     """The built-in cost parameters alone (parsed and checked once per process)."""
-    doc = load_yaml(BUILTIN_LABEL, text=builtin_text())
-    return CostParams.from_mapping(_mapping(doc), label=doc.path, locate=doc.locate)
+    text = builtin_text()
+    try:
+        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        return CostParams.from_mapping(data, label=BUILTIN_LABEL)
+    except (yaml.YAMLError, CatalogueError):
+        # a broken built-in file: parse it again, strictly and with positions, to say where
+        doc = load_yaml(BUILTIN_LABEL, text=text)
+        return CostParams.from_mapping(_mapping(doc), label=doc.path, locate=doc.locate)
 
 
 def _mapping(doc: Document) -> dict[str, object]:

@@ -106,6 +106,7 @@ class _Quantity(_Kind):
     hi: float = math.inf
     lo_open: bool = False
     nullable: bool = False
+    hi_text: str = ""
 
     def parse(self, raw: object, loc: _Loc, problems: _Problems, *, partial: bool) -> Any:
         if raw is None and self.nullable:
@@ -120,8 +121,11 @@ class _Quantity(_Kind):
         except UnitError as exc:
             problems.append((loc, str(exc)))
             return None
-        if value < self.lo or (self.lo_open and value == self.lo) or value > self.hi:
-            problems.append((loc, f"{raw!r} is out of range for this {self.what}"))
+        if value > self.hi:
+            problems.append((loc, f"{raw!r} is more than {self.hi_text}: not a plausible value"))
+            return None
+        if value < self.lo or (self.lo_open and value == self.lo):
+            problems.append((loc, f"{raw!r} must be more than {self.lo:g}"))
             return None
         return value
 
@@ -224,7 +228,8 @@ class _List(_Kind):
         )
 
 
-_LATENCY = _Quantity("time", parse_time, "6.8 us", hi=1.0)
+#: A latency over a second is no per-hop or per-message latency (ms written for us?).
+_LATENCY = _Quantity("time", parse_time, "6.8 us", hi=1.0, hi_text="1 s")
 _SIZE = _Quantity("size", parse_size, "4 MiB", lo_open=True)
 _BANDWIDTH = _Quantity("bandwidth", parse_bandwidth, "39 GB/s", lo_open=True)
 _FRACTION = _Number(0.0, 1.0, lo_open=True)
