@@ -22,6 +22,7 @@ that turns a key path into its line and column.
 
 from __future__ import annotations
 
+import copy
 import difflib
 import math
 import re
@@ -623,6 +624,7 @@ class CostParams:
         problems = _check_document(data, full=True)
         if problems:
             _raise(problems, label, locate)
+        data = copy.deepcopy(data)  # the document kept must not change with the caller's data
         groups = {g: data[g] for g in _GROUPS}
         overlay = data.get("tuner_view") or {}
         provenance = _provenances(groups, (), label, locate, {})
@@ -671,6 +673,7 @@ class CostParams:
         problems = _check_document(data, full=False)
         if problems:
             _raise(problems, label, locate)
+        data = copy.deepcopy(data)
         given = {g: data[g] for g in _GROUPS if g in data}
         overlay_given = data.get("tuner_view") or {}
         overlay = self.document.get("tuner_view") or {}
