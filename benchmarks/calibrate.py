@@ -26,29 +26,38 @@ Each constant below is fitted to named rows of ``benchmarks/data/measurements.cs
 * ``nvls_tree_factor``: NVLS bandwidth left to an NVLS-tree, current x median(measured /
   predicted) over multi-node H100 rows of 1 GiB and more bound by NVLS inside the node.
 
+The cost-model values (``calibrated.*`` in ``data/cost_params.yaml``, each naming its function
+here as ``derived_by``) are varied by building modified copies of the built-in
+:class:`~ibcalc.engine.params.CostParams` (``with_overrides``, the format of an override file),
+the link values by modified copies of the catalogue; nothing global is assigned.
+
 Order matters where one fit uses another's result; running the script twice reaches the fixed
 point (the test checks that every value in use equals its derivation).
 
-``python benchmarks/calibrate.py`` prints each derived value next to the one in use;
-``tests/test_calibration.py`` re-runs these functions and fails if a value in use drifts.
+``python benchmarks/calibrate.py`` prints each derived value next to the one in use
+(``--write FILE`` also writes the derived cost parameters as an override file, to use with
+``IBCALC_COST_PARAMS``); ``tests/test_calibration.py`` re-runs these functions and fails if a
+value in use drifts.
 """
 
 from __future__ import annotations
 
+import argparse
 import math
 import statistics
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
+
+import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import ibcalc.engine.base as engine_base
+from ibcalc.catalogue.cost_params import load_cost_params
 from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.catalogue.models import Catalogue
-from ibcalc.engine.constants import CALIBRATED
-from ibcalc.engine.types import Collective
+from ibcalc.engine.params import CostParams
+from ibcalc.engine.types import Collective, Protocol
 from ibcalc.engine.types import busbw_factor as factor_of
 from ibcalc.facade import estimate
 from reference import EXTRA_CSV, Point, load_points
@@ -200,15 +209,19 @@ def transport_latency(
     return round(statistics.median(values) * 1e6, 1) * 1e-6
 
 
-@contextmanager
-def _simple_terms(factor: float, fill_bytes: float) -> Iterator[None]:
-    saved = (engine_base.SIMPLE_TRANSPORT_FACTOR, engine_base.SIMPLE_FILL_BYTES)
-    engine_base.SIMPLE_TRANSPORT_FACTOR = factor
-    engine_base.SIMPLE_FILL_BYTES = fill_bytes
-    try:
-        yield
-    finally:
-        engine_base.SIMPLE_TRANSPORT_FACTOR, engine_base.SIMPLE_FILL_BYTES = saved
+def _simple_terms(params: CostParams, factor: float, fill_bytes: float) -> CostParams:
+    """``params`` with one grid point of the Simple transport terms (an in-memory override)."""
+    why = "a grid point of benchmarks/calibrate.py::simple_transport_terms"
+    return params.with_overrides(
+        {
+            "schema": "ibcalc-cost-params/1",
+            "calibrated": {
+                "simple_transport_factor": {"value": factor, "assumed": why},
+                "simple_fill": {"value": f"{fill_bytes / 2**20:g} MiB", "assumed": why},
+            },
+        },
+        label="calibrate.py grid",
+    )
 
 
 def _software_transport(catalogue: Catalogue, point: Point) -> bool:
@@ -222,7 +235,9 @@ def _software_transport(catalogue: Catalogue, point: Point) -> bool:
     return inter is not None and find_link(catalogue, inter).transport_latency_s > 0
 
 
-def simple_transport_terms(points: list[Point], catalogue: Catalogue) -> tuple[float, float]:
+def simple_transport_terms(
+    points: list[Point], catalogue: Catalogue, params: CostParams
+) -> tuple[float, float]:
     """(factor, fill size): Simple's exposed transport latencies per network hop at large sizes,
     and the message size at which they are fully exposed.
 
@@ -250,15 +265,20 @@ def simple_transport_terms(points: list[Point], catalogue: Catalogue) -> tuple[f
     while factor <= MAX_SIMPLE_FACTOR:
         fill = float(2**20)
         while fill <= 2**28:
-            with _simple_terms(factor, fill):
-                errors = []
-                for p in rows:
-                    assert p.spec is not None
-                    assert p.busbw_GBps is not None
-                    est = estimate(
-                        catalogue, p.spec, p.collective, p.size_bytes, algorithm=p.algorithm
-                    )
-                    errors.append(abs(math.log(est.busbw_Bps / 1e9 / p.busbw_GBps)))
+            trial = _simple_terms(params, factor, fill)
+            errors = []
+            for p in rows:
+                assert p.spec is not None
+                assert p.busbw_GBps is not None
+                est = estimate(
+                    catalogue,
+                    p.spec,
+                    p.collective,
+                    p.size_bytes,
+                    algorithm=p.algorithm,
+                    params=trial,
+                )
+                errors.append(abs(math.log(est.busbw_Bps / 1e9 / p.busbw_GBps)))
             key = (round(statistics.median(errors), 3), statistics.mean(errors))
             if key < best_key:
                 best, best_key = (factor, fill), key
@@ -267,14 +287,12 @@ def simple_transport_terms(points: list[Point], catalogue: Catalogue) -> tuple[f
     return best
 
 
-def ll_net_throughput(points: list[Point], catalogue: Catalogue) -> float:
+def ll_net_throughput(points: list[Point], catalogue: Catalogue, params: CostParams) -> float:
     """Per-rank LL throughput across the network, from multi-node 64 KiB rows run with LL.
 
     For each row the engine's LL latency is taken as known (it reproduces the 8 B rows); the
     remaining time carries the 64 KiB: throughput = S / (t - latency). Median, in GB/s to 0.05.
     """
-    from ibcalc.engine.types import Protocol
-
     rows = _rows(
         points,
         lambda p: (
@@ -289,7 +307,9 @@ def ll_net_throughput(points: list[Point], catalogue: Catalogue) -> float:
     for p in rows:
         assert p.spec is not None
         assert p.time_us is not None
-        est = estimate(catalogue, p.spec, p.collective, p.size_bytes, algorithm=p.algorithm)
+        est = estimate(
+            catalogue, p.spec, p.collective, p.size_bytes, algorithm=p.algorithm, params=params
+        )
         if est.best.protocol is not Protocol.LL:
             continue
         extra = p.time_us * 1e-6 - est.best.latency_s
@@ -324,11 +344,9 @@ def link_efficiency(
     return round(current * statistics.median(ratios) / 0.005) * 0.005
 
 
-def nvls_tree_factor(points: list[Point], catalogue: Catalogue) -> float:
+def nvls_tree_factor(points: list[Point], catalogue: Catalogue, params: CostParams) -> float:
     """NVLS bandwidth an NVLS-tree keeps: current factor x median(measured / predicted busbw) over
     the multi-node H100 rows of 1 GiB and more where NVLS inside the node is the bottleneck."""
-    from ibcalc.engine.constants import NVLS_TREE_FACTOR
-
     rows = _rows(
         points,
         lambda p: (
@@ -344,17 +362,37 @@ def nvls_tree_factor(points: list[Point], catalogue: Catalogue) -> float:
     for p in rows:
         assert p.spec is not None
         assert p.busbw_GBps is not None
-        est = estimate(catalogue, p.spec, p.collective, p.size_bytes, algorithm=p.algorithm)
+        est = estimate(
+            catalogue, p.spec, p.collective, p.size_bytes, algorithm=p.algorithm, params=params
+        )
         if est.best.algorithm.value == "nvlstree" and "NVLink SHARP" in est.best.bottleneck:
             ratios.append(p.busbw_GBps / (est.busbw_Bps / 1e9))
-    return round(NVLS_TREE_FACTOR * statistics.median(ratios) / 0.005) * 0.005
+    current = params.calibrated.nvls_tree_factor
+    return round(current * statistics.median(ratios) / 0.005) * 0.005
+
+
+#: Cost parameters derived here (``calibrated.*`` in data/cost_params.yaml) -> the function that
+#: derives each, as the YAML's ``derived_by`` names it.
+COST_PARAM_FUNCTIONS = {
+    "calibrated.simple_transport_factor": "simple_transport_terms",
+    "calibrated.simple_fill": "simple_transport_terms",
+    "calibrated.p2p_efficiency": "p2p_efficiency",
+    "calibrated.ll_net_bandwidth": "ll_net_throughput",
+    "calibrated.nvls_tree_factor": "nvls_tree_factor",
+}
 
 
 def derive(points: list[Point] | None = None) -> dict[str, tuple[float, float]]:
-    """Every calibrated constant: name -> (derived value, value in use)."""
+    """Every calibrated constant: name -> (derived value, value in use).
+
+    Cost parameters are named as in data/cost_params.yaml (``calibrated.simple_fill``), link
+    values as ``<link id>.<field>``. The values in use are the built-in ones (no override file).
+    """
     pts = points if points is not None else load_points()
     pts = pts + load_points(EXTRA_CSV, first_row=10_002)
     cat = load_catalogue(use_env=False)
+    params = load_cost_params(use_env=False)
+    calibrated = params.calibrated
     links = {link.id: link for link in cat.links}
 
     def is_system(name: str) -> Callable[[Point], bool]:
@@ -362,7 +400,7 @@ def derive(points: list[Point] | None = None) -> dict[str, tuple[float, float]]:
 
     nvlink4 = links["nvlink4"]
     staged = links["pcie3-host-staged"]
-    simple = simple_transport_terms(pts, cat)
+    simple = simple_transport_terms(pts, cat, params)
     return {
         "nvlink4.nvls_efficiency": (
             nvls_efficiency_nvlink4(pts, cat),
@@ -416,7 +454,7 @@ def derive(points: list[Point] | None = None) -> dict[str, tuple[float, float]]:
             bridge_efficiency(pts, cat),
             links["nvlink4-bridge"].efficiency,
         ),
-        "p2p_efficiency": (p2p_efficiency(pts, cat), CALIBRATED["p2p_efficiency"]),
+        "calibrated.p2p_efficiency": (p2p_efficiency(pts, cat), calibrated.p2p_efficiency),
         "efa-100g.transport_latency_s": (
             transport_latency(pts, cat, "efa-100g", is_system("aws-p4de")),
             links["efa-100g"].transport_latency_s,
@@ -444,19 +482,63 @@ def derive(points: list[Point] | None = None) -> dict[str, tuple[float, float]]:
             transport_latency(pts, cat, "efa-v2", is_system("aws-p5")),
             links["efa-v2"].transport_latency_s,
         ),
-        "simple_transport_factor": (simple[0], CALIBRATED["simple_transport_factor"]),
-        "simple_fill_bytes": (simple[1], CALIBRATED["simple_fill_bytes"]),
-        "ll_net_Bps": (ll_net_throughput(pts, cat), CALIBRATED["ll_net_Bps"]),
-        "nvls_tree_factor": (nvls_tree_factor(pts, cat), CALIBRATED["nvls_tree_factor"]),
+        "calibrated.simple_transport_factor": (simple[0], calibrated.simple_transport_factor),
+        "calibrated.simple_fill": (simple[1], calibrated.simple_fill_bytes),
+        "calibrated.ll_net_bandwidth": (
+            ll_net_throughput(pts, cat, params),
+            calibrated.ll_net_Bps if calibrated.ll_net_Bps is not None else math.inf,
+        ),
+        "calibrated.nvls_tree_factor": (
+            nvls_tree_factor(pts, cat, params),
+            calibrated.nvls_tree_factor,
+        ),
     }
 
 
-def main() -> int:
-    """Print derived vs in-use values."""
+#: How each derived cost parameter is written in YAML (the unit it carries); factors are plain.
+_WRITE_AS: dict[str, Callable[[float], object]] = {
+    "calibrated.simple_fill": lambda v: f"{v / 2**20:g} MiB",
+    "calibrated.ll_net_bandwidth": lambda v: f"{v / 1e9:g} GB/s",
+}
+
+
+def override_text(derived: dict[str, tuple[float, float]]) -> str:
+    """An override file (data/cost_params.yaml layout) holding every derived cost parameter,
+    each with the function that derives it and the rows it reads."""
+    builtin = load_cost_params(use_env=False).provenance
+    groups: dict[str, dict[str, dict[str, object]]] = {}
+    for name in COST_PARAM_FUNCTIONS:
+        group, key = name.split(".")
+        value = derived[name][0]
+        prov = builtin[name]
+        groups.setdefault(group, {})[key] = {
+            "value": _WRITE_AS.get(name, float)(value),
+            "derived_by": f"benchmarks/calibrate.py::{COST_PARAM_FUNCTIONS[name]}",
+            "rows": prov.rows if prov.kind == "derived_by" else "benchmarks/data (this run)",
+        }
+    header = (
+        "# Written by benchmarks/calibrate.py --write; use with IBCALC_COST_PARAMS=<this file>\n"
+    )
+    body = yaml.safe_dump({"schema": "ibcalc-cost-params/1", **groups}, sort_keys=False, width=96)
+    return header + body
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print derived vs in-use values; ``--write FILE`` also writes the derived cost parameters
+    as an override file."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--write", type=Path, help="write the derived cost parameters as an override file"
+    )
+    args = parser.parse_args(argv)
+    derived = derive()
     print(f"{'constant':<40} {'derived':>12} {'in use':>12}")
-    for name, (derived, used) in derive().items():
-        flag = "" if abs(derived - used) <= 1e-9 + 0.005 * abs(derived) else "   <-- update"
-        print(f"{name:<40} {derived:>12.6g} {used:>12.6g}{flag}")
+    for name, (value, used) in derived.items():
+        flag = "" if abs(value - used) <= 1e-9 + 0.005 * abs(value) else "   <-- update"
+        print(f"{name:<40} {value:>12.6g} {used:>12.6g}{flag}")
+    if args.write is not None:
+        args.write.write_text(override_text(derived), encoding="utf-8")
+        print(f"wrote {args.write}")
     return 0
 
 

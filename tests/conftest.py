@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from ibcalc.catalogue.cost_params import ENV_VAR as COST_PARAMS_ENV_VAR
 from ibcalc.catalogue.load import ENV_VAR, load_catalogue
 from ibcalc.catalogue.models import Catalogue
 
@@ -126,8 +127,9 @@ FACT_REL = 1e-3
 
 @pytest.fixture(autouse=True)
 def _no_user_catalogue(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Keep a developer's IBCALC_CATALOGUE from leaking into any test."""
+    """Keep a developer's IBCALC_CATALOGUE and IBCALC_COST_PARAMS from leaking into any test."""
     monkeypatch.delenv(ENV_VAR, raising=False)
+    monkeypatch.delenv(COST_PARAMS_ENV_VAR, raising=False)
 
 
 @pytest.fixture(scope="session")

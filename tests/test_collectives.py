@@ -11,11 +11,14 @@ import math
 
 import pytest
 
+from ibcalc.catalogue.cost_params import load_cost_params
 from ibcalc.engine.base import Topology
 from ibcalc.engine.select import evaluate, select
 from ibcalc.engine.types import Algorithm, Collective, Protocol, ScaleOutTier, ScaleUpTier
 from ibcalc.errors import AlgorithmNotApplicableError
 
+#: The built-in cost parameters (data/cost_params.yaml), no override file.
+PARAMS = load_cost_params(use_env=False)
 US = 1e-6
 GB = 1e9
 # cost_models.md 2.4, NCCL 2.30.7
@@ -51,7 +54,9 @@ def topo(
 
 
 def cost(t: Topology, coll: Collective, algo: Algorithm, proto: Protocol, size: float = S):
-    costs = [c for c in evaluate(coll, size, t) if c.algorithm is algo and c.protocol is proto]
+    costs = [
+        c for c in evaluate(coll, size, t, PARAMS) if c.algorithm is algo and c.protocol is proto
+    ]
     assert len(costs) == 1, f"{algo}/{proto} not evaluated"
     return costs[0]
 
@@ -81,8 +86,8 @@ def test_ring_ll_halves_bandwidth_and_is_capped() -> None:
     assert c.latency_s == pytest.approx((RING_BASE["LL"] + 14 * NVLINK_RING["LL"]) * US)
     # three nodes: LL cap of 20.4 GB/s (NCCL llMaxBws, >= 3 nodes, Intel row); across the
     # network LL also pays the calibrated small-message extra, min(S, 64 KiB) / ll_net_Bps
-    from ibcalc.engine.constants import LL_NET_BPS
-
+    LL_NET_BPS = PARAMS.calibrated.ll_net_Bps
+    assert LL_NET_BPS is not None
     t3 = topo(3, 8)
     c3 = cost(t3, Collective.ALL_REDUCE, Algorithm.RING, Protocol.LL)
     assert c3.transfer_s == pytest.approx(max(2 * 23 / 24 * S / (20.4 * GB), 65536 / LL_NET_BPS))
@@ -137,8 +142,7 @@ def test_nvls_single_node_moves_s_times_m_plus_1_over_m() -> None:
 
 @pytest.mark.parametrize("nodes", [2, 3])
 def test_nvls_tree(nodes: int) -> None:
-    from ibcalc.engine.constants import NVLS_TREE_FACTOR
-
+    NVLS_TREE_FACTOR = PARAMS.calibrated.nvls_tree_factor
     t = topo(nodes, 8, nvls=50 * GB)
     intra = S * 9 / 8 / (50 * GB * NVLS_TREE_FACTOR)
     net = (1 if nodes == 2 else 2) * S / (80 * GB)
@@ -151,7 +155,7 @@ def test_nvls_tree(nodes: int) -> None:
 def test_collnet_needs_sharp_and_halves_network_traffic() -> None:
     assert not [
         c
-        for c in evaluate(Collective.ALL_REDUCE, S, topo(3, 8))
+        for c in evaluate(Collective.ALL_REDUCE, S, topo(3, 8), PARAMS)
         if c.algorithm is Algorithm.COLLNET_CHAIN
     ]
     t = topo(3, 8, sharp=True)
@@ -187,7 +191,9 @@ def test_pat_one_gpu_per_node_only() -> None:
     assert c.transfer_s == pytest.approx(3 / 4 * S / (0.75 * B_NIC))
     assert c.latency_s == pytest.approx((8.0 + 2 * 14.0 / 3.5 + 2.8 * 4) * US)
     assert not [
-        x for x in evaluate(Collective.ALL_GATHER, S, topo(4, 8)) if x.algorithm is Algorithm.PAT
+        x
+        for x in evaluate(Collective.ALL_GATHER, S, topo(4, 8), PARAMS)
+        if x.algorithm is Algorithm.PAT
     ]
 
 
@@ -220,23 +226,22 @@ def test_alltoall_pairwise_and_oversubscription() -> None:
 def test_sendrecv_crosses_one_nic() -> None:
     t = topo(2, 8)
     c = cost(t, Collective.SEND_RECV, Algorithm.P2P, Protocol.SIMPLE)
-    from ibcalc.engine.algorithms.alltoall import P2P_EFFICIENCY
-
+    P2P_EFFICIENCY = PARAMS.calibrated.p2p_efficiency
     assert c.transfer_s == pytest.approx(max(S / (B_UP * P2P_EFFICIENCY), S / B_NIC))
 
 
 def test_auto_picks_fastest_and_keeps_alternatives() -> None:
     t = topo(2, 8, nvls=50 * GB)
-    best, others = select(Collective.ALL_REDUCE, S, t)
+    best, others = select(Collective.ALL_REDUCE, S, t, PARAMS)
     assert others
     assert all(best.time_s <= o.time_s for o in others if o.algorithm is not Algorithm.RHD)
 
 
 def test_forced_algorithm_refused_with_reason() -> None:
     with pytest.raises(AlgorithmNotApplicableError, match="NVLink SHARP"):
-        select(Collective.ALL_REDUCE, S, topo(1, 8), Algorithm.NVLS)
+        select(Collective.ALL_REDUCE, S, topo(1, 8), PARAMS, Algorithm.NVLS)
     with pytest.raises(AlgorithmNotApplicableError, match="one GPU per node"):
-        select(Collective.ALL_GATHER, S, topo(2, 8), Algorithm.PAT)
+        select(Collective.ALL_GATHER, S, topo(2, 8), PARAMS, Algorithm.PAT)
 
 
 def test_wan_tier_caps_ring_and_adds_wan_hops() -> None:
@@ -254,10 +259,10 @@ def test_wan_tier_caps_ring_and_adds_wan_hops() -> None:
     )
     # bandwidth-delay limit: 2 channels x 4 MiB in flight per link per round trip (2 ms)
     bdp = 2 * 4 * 2**20 / 2e-3
-    assert t.wan_bw_Bps() == pytest.approx(min(10 * GB, bdp))
+    assert t.wan_bw_Bps(PARAMS) == pytest.approx(min(10 * GB, bdp))
     n = 32
     c = cost(t, Collective.ALL_REDUCE, Algorithm.RING, Protocol.SIMPLE)
-    assert c.transfer_s == pytest.approx(2 * (n - 1) / n * S / t.wan_bw_Bps())
+    assert c.transfer_s == pytest.approx(2 * (n - 1) / n * S / t.wan_bw_Bps(PARAMS))
     # 2(n-1) = 62 steps: 2(N-1) = 6 network steps, of which 2(sites-1) = 2 cross the WAN
     net = 14.0 + 0.0  # NET ring Simple, no transport latency on the site network
     wan_hop = 14.0 + 1000.0
@@ -266,7 +271,7 @@ def test_wan_tier_caps_ring_and_adds_wan_hops() -> None:
     # SHARP cannot span sites
     assert not [
         x
-        for x in evaluate(Collective.ALL_REDUCE, S, t)
+        for x in evaluate(Collective.ALL_REDUCE, S, t, PARAMS)
         if x.algorithm in (Algorithm.COLLNET_CHAIN, Algorithm.COLLNET_DIRECT)
     ]
 
@@ -291,23 +296,24 @@ def test_wan_sites_resolve_from_spec() -> None:
 def test_switch_reductions_refuse_8_bit_types_and_fp8_rings_are_a_last_resort() -> None:
     """NVLS/SHARP reduce 16/32-bit types only; NCCL 2.30.7 multiplies its FP8 ring estimate
     by 1024 above 8 ranks (cost_models.md 2.2)."""
-    from ibcalc.engine.select import FP8_RING_PENALTY
-
+    FP8_RING_PENALTY = PARAMS.nccl_tuner.fp8_ring_penalty
     one_node = topo(1, 8, nvls=50 * GB)
-    algos = {c.algorithm for c in evaluate(Collective.ALL_REDUCE, S, one_node, dtype="fp8")}
+    algos = {c.algorithm for c in evaluate(Collective.ALL_REDUCE, S, one_node, PARAMS, dtype="fp8")}
     assert Algorithm.NVLS not in algos
-    assert Algorithm.NVLS in {c.algorithm for c in evaluate(Collective.ALL_REDUCE, S, one_node)}
+    assert Algorithm.NVLS in {
+        c.algorithm for c in evaluate(Collective.ALL_REDUCE, S, one_node, PARAMS)
+    }
     # all-gather reduces nothing: NVLS multicast still applies to 8-bit data
-    ag = {c.algorithm for c in evaluate(Collective.ALL_GATHER, S, one_node, dtype="int8")}
+    ag = {c.algorithm for c in evaluate(Collective.ALL_GATHER, S, one_node, PARAMS, dtype="int8")}
     assert Algorithm.NVLS in ag
     t = topo(3, 8)
     ring = cost(t, Collective.ALL_REDUCE, Algorithm.RING, Protocol.SIMPLE)
     fp8 = next(
         c
-        for c in evaluate(Collective.ALL_REDUCE, S, t, dtype="fp8")
+        for c in evaluate(Collective.ALL_REDUCE, S, t, PARAMS, dtype="fp8")
         if c.algorithm is Algorithm.RING and c.protocol is Protocol.SIMPLE
     )
     assert fp8.time_s == pytest.approx(ring.time_s)  # the wire time does not change
     assert fp8.selection_time_s == pytest.approx(ring.selection_time_s * FP8_RING_PENALTY)
-    best, _ = select(Collective.ALL_REDUCE, S, t, dtype="fp8")
+    best, _ = select(Collective.ALL_REDUCE, S, t, PARAMS, dtype="fp8")
     assert best.algorithm is not Algorithm.RING

@@ -13,10 +13,13 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ibcalc.catalogue.cost_params import load_cost_params
 from ibcalc.engine.base import Topology
 from ibcalc.engine.select import evaluate, select
 from ibcalc.engine.types import Algorithm, Collective, ScaleOutTier, ScaleUpTier, busbw_factor
 
+#: The built-in cost parameters (data/cost_params.yaml), no override file.
+PARAMS = load_cost_params(use_env=False)
 GB = 1e9
 IN_NETWORK = {
     Algorithm.NVLS,
@@ -116,8 +119,8 @@ def test_time_grows_with_size(t: Topology, size: float, coll: Collective, factor
     NCCL's own choice can dip where its tuner switches protocol (measured: 2 x p5 all-reduce,
     64 KiB in 135 us, 1 MiB in 123 us), so the property is stated per algorithm and protocol.
     """
-    small = {(c.algorithm, c.protocol): c.time_s for c in evaluate(coll, size, t)}
-    large = {(c.algorithm, c.protocol): c.time_s for c in evaluate(coll, size * factor, t)}
+    small = {(c.algorithm, c.protocol): c.time_s for c in evaluate(coll, size, t, PARAMS)}
+    large = {(c.algorithm, c.protocol): c.time_s for c in evaluate(coll, size * factor, t, PARAMS)}
     for key, time_s in small.items():
         if key in large:
             assert large[key] >= time_s * (1 - 1e-12), key
@@ -135,13 +138,16 @@ def test_time_grows_with_size(t: Topology, size: float, coll: Collective, factor
 def test_more_bandwidth_never_slows(
     t: Topology, size: float, coll: Collective, up: float, net: float
 ) -> None:
-    before = {(c.algorithm, c.protocol): c.time_s for c in evaluate(coll, size, t)}
-    after = {(c.algorithm, c.protocol): c.time_s for c in evaluate(coll, size, _scaled(t, up, net))}
+    before = {(c.algorithm, c.protocol): c.time_s for c in evaluate(coll, size, t, PARAMS)}
+    after = {
+        (c.algorithm, c.protocol): c.time_s
+        for c in evaluate(coll, size, _scaled(t, up, net), PARAMS)
+    }
     for key, time_s in before.items():
         assert after[key] <= time_s * (1 + 1e-12)
-    assert select(coll, size, _scaled(t, up, net))[0].time_s <= select(coll, size, t)[0].time_s * (
-        1 + 1e-12
-    )
+    assert select(coll, size, _scaled(t, up, net), PARAMS)[0].time_s <= select(
+        coll, size, t, PARAMS
+    )[0].time_s * (1 + 1e-12)
 
 
 def _injection(t: Topology) -> float:
@@ -168,7 +174,7 @@ def test_no_point_to_point_algorithm_beats_the_lower_bounds(
 ) -> None:
     n, big_n = t.ranks, t.domains
     per_rank = _BOUND[coll](n) * size / _injection(t)
-    for c in evaluate(coll, size, t):
+    for c in evaluate(coll, size, t, PARAMS):
         if c.algorithm in IN_NETWORK:
             continue
         assert c.transfer_s >= per_rank * (1 - 1e-9), c
@@ -180,7 +186,7 @@ def test_no_point_to_point_algorithm_beats_the_lower_bounds(
 @settings(max_examples=150, deadline=None)
 @given(t=topologies(), size=sizes)
 def test_in_network_reduction_bound(t: Topology, size: float) -> None:
-    for c in evaluate(Collective.ALL_REDUCE, size, t):
+    for c in evaluate(Collective.ALL_REDUCE, size, t, PARAMS):
         if c.algorithm in (Algorithm.NVLS, Algorithm.NVLS_TREE):
             assert t.up is not None
             assert t.up.nvls_bw_Bps is not None
@@ -194,7 +200,7 @@ def test_in_network_reduction_bound(t: Topology, size: float) -> None:
 def test_busbw_within_physical_ceiling(t: Topology, size: float, coll: Collective) -> None:
     n = t.ranks
     up_line = t.up.line_Bps if t.up is not None and t.m > 1 else float("inf")
-    for c in evaluate(coll, size, t):
+    for c in evaluate(coll, size, t, PARAMS):
         if c.equivalent_busbw:
             continue
         busbw = size / c.time_s * busbw_factor(coll, n)

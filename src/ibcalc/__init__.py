@@ -9,9 +9,11 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
+from ibcalc.catalogue.cost_params import load_cost_params
 from ibcalc.catalogue.load import find_link, find_system, load_catalogue
 from ibcalc.catalogue.models import Link, System
 from ibcalc.cluster.resolve import ClusterSpec, resolve_cluster
+from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Estimate, Protocol
 from ibcalc.errors import IbcalcError
 from ibcalc.facade import estimate, estimate_on
@@ -45,6 +47,7 @@ __all__ = [
     "Algorithm",
     "ClusterSpec",
     "Collective",
+    "CostParams",
     "Estimate",
     "IbcalcError",
     "Link",
@@ -58,6 +61,7 @@ __all__ = [
     "find_link",
     "find_system",
     "load_catalogue",
+    "load_cost_params",
     "load_design",
     "parse_bandwidth",
     "parse_size",

@@ -3,22 +3,22 @@
 ``estimate`` resolves the cluster (``topology.resolve_cluster``), applies nccl-tests' size
 conventions (``--size`` is the total buffer for all-gather, reduce-scatter and all-to-all, and
 per-rank counts are rounded as nccl-tests rounds them), runs the cost engine and returns an
-:class:`~ibcalc.engine.types.Estimate` with every assumption it made.
+:class:`~ibcalc.engine.types.Estimate` with every assumption it made. The cost model's constants
+are a :class:`~ibcalc.engine.params.CostParams`: the built-in ``data/cost_params.yaml`` unless the
+caller passes others (``ibcalc.catalogue.cost_params.load_cost_params`` reads override files).
 """
 
 from __future__ import annotations
 
+from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
+from ibcalc.engine.params import CostParams
 from ibcalc.engine.select import select
 from ibcalc.engine.types import Algorithm, Collective, Cost, DType, Estimate, Protocol
 from ibcalc.errors import SizeTooSmallError, UnitError
 
 __all__ = ["effective_size", "estimate", "estimate_on", "parse_dtype"]
-
-#: An alternative is mentioned as faster than NCCL's choice only beyond 2 %: closer than that,
-#: the difference is inside the model's own error (median 0.8 % on the bandwidth rows).
-_NOTABLY_FASTER = 0.02
 
 
 def parse_dtype(dtype: DType | str) -> DType:
@@ -78,12 +78,15 @@ def estimate_on(
     dtype: DType | str = DType.FP32,
     algorithm: Algorithm | None = None,
     protocol: Protocol | None = None,
+    params: CostParams | None = None,
 ) -> Estimate:
-    """Estimate ``collective`` of ``size_bytes`` on an already resolved cluster."""
+    """Estimate ``collective`` of ``size_bytes`` on an already resolved cluster, with the cost
+    parameters ``params`` (default: the built-in ones)."""
+    params = params if params is not None else builtin_cost_params()
     dt = parse_dtype(dtype)
     size = effective_size(collective, size_bytes, cluster.ranks, dt)
     topo = cluster.topology
-    best, others = select(collective, size, cluster.topology, algorithm, protocol, dt)
+    best, others = select(collective, size, cluster.topology, params, algorithm, protocol, dt)
     notes = list(cluster.assumptions)
     if size != size_bytes:
         notes.append(f"size rounded to {size:.0f} B as nccl-tests does for {cluster.ranks} ranks")
@@ -92,7 +95,9 @@ def estimate_on(
             f"algorithm: {best.algorithm.value}/{best.protocol.value}, the one NCCL's tuner "
             "would pick here (--algo to force another)"
         )
-        faster = [c for c in others if c.time_s < best.time_s * (1 - _NOTABLY_FASTER)]
+        # an alternative within the model's own error of the choice is not called faster
+        threshold = 1 - params.reporting.notably_faster
+        faster = [c for c in others if c.time_s < best.time_s * threshold]
         if faster:
             alt = faster[0]
             notes.append(
@@ -143,9 +148,17 @@ def estimate(
     dtype: DType | str = DType.FP32,
     algorithm: Algorithm | None = None,
     protocol: Protocol | None = None,
+    params: CostParams | None = None,
 ) -> Estimate:
-    """Resolve ``spec`` against ``catalogue`` and estimate ``collective`` of ``size_bytes``."""
+    """Resolve ``spec`` against ``catalogue`` and estimate ``collective`` of ``size_bytes``, with
+    the cost parameters ``params`` (default: the built-in ones)."""
     cluster = resolve_cluster(catalogue, spec)
     return estimate_on(
-        cluster, collective, size_bytes, dtype=dtype, algorithm=algorithm, protocol=protocol
+        cluster,
+        collective,
+        size_bytes,
+        dtype=dtype,
+        algorithm=algorithm,
+        protocol=protocol,
+        params=params,
     )

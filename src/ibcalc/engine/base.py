@@ -3,28 +3,17 @@
 The engine is a set of pure functions of numbers: no I/O, no catalogue, no YAML. A cluster
 arrives here already reduced to tiers (DESIGN.md section 4): tier 0, the scale-up domain of
 ``m`` GPUs with a per-GPU bandwidth; tier 1, ``N`` domains joined by NICs whose aggregate
-per-domain bandwidth is ``nics x NIC rate`` (capped by PCIe).
+per-domain bandwidth is ``nics x NIC rate`` (capped by PCIe). The model's constants arrive as a
+:class:`~ibcalc.engine.params.CostParams`, passed to every function that needs one.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ibcalc.engine.constants import (
-    BASE_LATENCY_S,
-    HOP_LATENCY_S,
-    LL128_FACTOR,
-    LL_FACTOR,
-    LL_MAX_BUSBW_BPS,
-    LL_NET_BPS,
-    LL_NET_SATURATION_BYTES,
-    NCCL_SIMPLE_TRANSPORT_FACTOR,
-    SIMPLE_FILL_BYTES,
-    SIMPLE_TRANSPORT_FACTOR,
-    TREE_CORRECTION,
-    WAN_INFLIGHT_BYTES,
-)
+from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, ScaleOutTier, ScaleUpTier
 
 __all__ = [
@@ -50,9 +39,8 @@ class Topology:
     ``up`` is None when each domain holds one GPU; ``out`` is None on a single domain.
     ``wan`` (tier 2) joins ``wan.domains`` sites of ``domains / sites`` domains each; its
     ``nics_per_domain`` are the WAN links per site. ``arch`` selects NCCL's per-generation caps
-    (volta, ampere, hopper, blackwell, other). ``tuner_view`` evaluates costs as NCCL's tuner
-    sees them (its own latency factors, no measured small-message network limit); ``select``
-    ranks candidates that way.
+    (volta, ampere, hopper, blackwell, other). What NCCL's tuner assumes is not a property of
+    the cluster: it is ``CostParams.tuner_view()``.
     """
 
     ranks_per_domain: int
@@ -60,7 +48,6 @@ class Topology:
     up: ScaleUpTier | None
     out: ScaleOutTier | None
     arch: str = "hopper"
-    tuner_view: bool = False
     wan: ScaleOutTier | None = None
 
     def __post_init__(self) -> None:
@@ -88,19 +75,20 @@ class Topology:
         """Number of sites joined by the WAN tier (1 without one)."""
         return self.wan.domains if self.wan is not None else 1
 
-    def wan_bw_Bps(self) -> float:
+    def wan_bw_Bps(self, params: CostParams) -> float:
         """Achievable WAN bandwidth of one site, per direction (inf without a WAN tier).
 
         Besides the links' rate, a site can keep only NCCL's buffers in flight per round trip:
-        2 channels x 4 MiB (Simple buffer, cost_models.md 2.9) per WAN link over twice the
-        one-way latency, the bandwidth-delay limit of a long link.
+        ``wan_channels`` x the Simple buffer (2 x 4 MiB) per WAN link over twice the one-way
+        latency, the bandwidth-delay limit of a long link.
         """
         if self.wan is None:
             return math.inf
         rate = self.wan.domain_bw_Bps
         rtt = 2 * self.wan.transport_latency_s
         if rtt > 0:
-            rate = min(rate, self.wan.nics_per_domain * WAN_INFLIGHT_BYTES / rtt)
+            inflight = params.assumptions.wan_channels * params.nccl_runtime.simple_buffer_bytes
+            rate = min(rate, self.wan.nics_per_domain * inflight / rtt)
         return rate
 
     @property
@@ -134,73 +122,90 @@ class Topology:
         return self.out.domain_bw_Bps
 
 
-def base_latency(algorithm: Algorithm, protocol: Protocol) -> float:
+def base_latency(algorithm: Algorithm, protocol: Protocol, params: CostParams) -> float:
     """NCCL's base latency of an algorithm and protocol (0 where NCCL has none)."""
-    return BASE_LATENCY_S.get(algorithm, {}).get(protocol, 0.0)
+    return params.nccl_tuner.base_latency_s.get(algorithm, {}).get(protocol, 0.0)
 
 
-def intra_hop_latency(topo: Topology, algorithm: Algorithm, protocol: Protocol) -> float:
+def _hop(
+    table: Mapping[Algorithm, Mapping[Protocol, float]], algorithm: Algorithm, protocol: Protocol
+) -> float:
+    """A cell of NCCL's hwLat row; algorithms NCCL does not model use the Ring row, protocols a
+    row lacks its Simple cell."""
+    row = table[algorithm] if algorithm in table else table[Algorithm.RING]
+    return row.get(protocol, row.get(Protocol.SIMPLE, 0.0))
+
+
+def intra_hop_latency(
+    topo: Topology, algorithm: Algorithm, protocol: Protocol, params: CostParams
+) -> float:
     """Per-hop latency inside the scale-up domain (NCCL hwLat NVLink or PCI row)."""
-    table = HOP_LATENCY_S[topo.intra_path]
-    key = algorithm if algorithm in table else Algorithm.RING
-    hw = table[key].get(protocol, table[key].get(Protocol.SIMPLE, 0.0))
+    hw = _hop(params.nccl_tuner.hop_latency_s[topo.intra_path], algorithm, protocol)
     extra = topo.up.transport_latency_s if topo.up is not None else 0.0
     return hw + extra
 
 
 def net_hop_latency(
-    topo: Topology, algorithm: Algorithm, protocol: Protocol, size_bytes: float = math.inf
+    topo: Topology,
+    algorithm: Algorithm,
+    protocol: Protocol,
+    size_bytes: float,
+    params: CostParams,
 ) -> float:
     """Per-hop network latency: NCCL's NET row plus the transport's own latency.
 
     NCCL adds its net plugin's reported latency once per hop, and once more for Simple (the
-    flush; cost_models.md 2.6); the tuner view keeps exactly that. Physically, Simple moves data
-    in chunks that NCCL grows with the message, each step paying a ready/data/flush handshake
-    over the transport; on proxy-driven transports (EFA, TCPX) the exposed cost grows from
-    NCCL's 2 one-way latencies for small messages to ``SIMPLE_TRANSPORT_FACTOR`` once the
-    message reaches ``SIMPLE_FILL_BYTES``. Both are calibrated on the EFA runs
-    (benchmarks/calibrate.py); InfiniBand, whose transport latency is 0, is unchanged.
+    flush; ``simple_transport_count``, cost_models.md 2.6). Physically, Simple moves data in
+    chunks that NCCL grows with the message, each step paying a ready/data/flush handshake over
+    the transport; on proxy-driven transports (EFA, TCPX) the exposed cost grows from NCCL's 2
+    one-way latencies for small messages to ``simple_transport_factor`` once the message
+    reaches ``simple_fill``. Both are calibrated on the EFA runs (benchmarks/calibrate.py); the
+    tuner view sets the factor to NCCL's 2, so it stays 2 at every size. InfiniBand, whose
+    transport latency is 0, is unchanged.
     """
-    table = HOP_LATENCY_S["net"]
-    key = algorithm if algorithm in table else Algorithm.RING
-    hw = table[key].get(protocol, table[key].get(Protocol.SIMPLE, 0.0))
+    hw = _hop(params.nccl_tuner.hop_latency_s["net"], algorithm, protocol)
     extra = topo.out.transport_latency_s if topo.out is not None else 0.0
     factor = 1.0
     if protocol is Protocol.SIMPLE:
-        factor = NCCL_SIMPLE_TRANSPORT_FACTOR
-        if not topo.tuner_view:
-            fill = min(1.0, size_bytes / SIMPLE_FILL_BYTES)
-            factor += (SIMPLE_TRANSPORT_FACTOR - NCCL_SIMPLE_TRANSPORT_FACTOR) * fill
+        nccl_count = params.nccl_tuner.simple_transport_count
+        fill = min(1.0, size_bytes / params.calibrated.simple_fill_bytes)
+        factor = nccl_count + (params.calibrated.simple_transport_factor - nccl_count) * fill
     return hw + extra * factor
 
 
-def wan_hop_latency(topo: Topology, algorithm: Algorithm, protocol: Protocol) -> float:
+def wan_hop_latency(
+    topo: Topology, algorithm: Algorithm, protocol: Protocol, params: CostParams
+) -> float:
     """Per-hop latency of a WAN crossing: NCCL's NET row plus the link's one-way latency."""
     if topo.wan is None:
         return 0.0
-    table = HOP_LATENCY_S["net"]
-    key = algorithm if algorithm in table else Algorithm.RING
-    hw = table[key].get(protocol, table[key].get(Protocol.SIMPLE, 0.0))
+    hw = _hop(params.nccl_tuner.hop_latency_s["net"], algorithm, protocol)
     return hw + topo.wan.transport_latency_s
 
 
-def ll_network_transfer(topo: Topology, size_bytes: float, protocol: Protocol) -> float:
+def ll_network_transfer(
+    topo: Topology, size_bytes: float, protocol: Protocol, params: CostParams
+) -> float:
     """Least time LL needs to move ``size_bytes`` per rank across the network.
 
     Measured small all-reduces over EFA and InfiniBand take about 60 us more at 64 KiB than at
-    1 KiB: about 1 GB/s per rank (calibrated ``ll_net_Bps``), ten times below the LL bandwidth
-    NCCL's tuner assumes. The extra stops growing past ``LL_NET_SATURATION_BYTES`` (64 KiB, the
-    top of the calibration range): 2 x A3 Mega runs 64 KiB to 512 KiB in 159-174 us and 2 x p5
-    runs 1 MiB faster than 64 KiB. NCCL does not know this, so the tuner view leaves it out.
+    1 KiB: about 1 GB/s per rank (calibrated ``ll_net_bandwidth``), ten times below the LL
+    bandwidth NCCL's tuner assumes. The extra stops growing past ``ll_net_saturation`` (64 KiB,
+    the top of the calibration range): 2 x A3 Mega runs 64 KiB to 512 KiB in 159-174 us and
+    2 x p5 runs 1 MiB faster than 64 KiB. NCCL does not know this: the tuner view has no such
+    limit (``ll_net_bandwidth`` null).
     """
-    if protocol is not Protocol.LL or topo.domains < 2 or topo.tuner_view:
+    ll_net_Bps = params.calibrated.ll_net_Bps
+    if protocol is not Protocol.LL or topo.domains < 2 or ll_net_Bps is None:
         return 0.0
-    return min(size_bytes, LL_NET_SATURATION_BYTES) / LL_NET_BPS
+    return min(size_bytes, params.assumptions.ll_net_saturation_bytes) / ll_net_Bps
 
 
-def ll_cap_Bps(topo: Topology) -> float:
-    """NCCL's LL bus-bandwidth cap for this GPU generation and node count."""
-    caps = LL_MAX_BUSBW_BPS.get(topo.arch, LL_MAX_BUSBW_BPS["hopper"])
+def ll_cap_Bps(topo: Topology, params: CostParams) -> float:
+    """NCCL's LL bus-bandwidth cap for this GPU generation and node count (Hopper's row for a
+    generation NCCL's table does not list)."""
+    table = params.nccl_tuner.ll_max_busbw_Bps
+    caps = table.get(topo.arch, table["hopper"])
     if topo.domains == 1:
         return caps[0]
     return caps[1] if topo.domains == 2 else caps[2]
@@ -213,28 +218,31 @@ def protocols_for(topo: Topology) -> tuple[Protocol, ...]:
     return (Protocol.LL, Protocol.SIMPLE)
 
 
-def protocol_factor(protocol: Protocol) -> float:
+def protocol_factor(protocol: Protocol, params: CostParams) -> float:
     """Payload fraction of a protocol: LL 0.5, LL128 0.92, Simple 1 (cost_models.md 2.5)."""
     if protocol is Protocol.LL:
-        return LL_FACTOR
+        return params.nccl_tuner.ring_ll_factor
     if protocol is Protocol.LL128:
-        return LL128_FACTOR
+        return params.nccl_tuner.ring_ll128_factor
     return 1.0
 
 
-def ring_protocol_bw(bw_Bps: float, protocol: Protocol, topo: Topology) -> float:
+def ring_protocol_bw(
+    bw_Bps: float, protocol: Protocol, topo: Topology, params: CostParams
+) -> float:
     """Apply a protocol's payload factor and cap to a ring bandwidth (cost_models.md 2.5)."""
     if protocol is Protocol.LL:
-        return min(bw_Bps * LL_FACTOR, ll_cap_Bps(topo))
-    return bw_Bps * protocol_factor(protocol)
+        return min(bw_Bps * params.nccl_tuner.ring_ll_factor, ll_cap_Bps(topo, params))
+    return bw_Bps * protocol_factor(protocol, params)
 
 
-def tree_correction(size_bytes: float, protocol: Protocol) -> float:
+def tree_correction(size_bytes: float, protocol: Protocol, params: CostParams) -> float:
     """NCCL's size-dependent tree bandwidth correction (1.0 outside 64 B .. 512 MiB)."""
-    if size_bytes < 64:
+    first = params.nccl_tuner.tree_correction_first_bucket_bytes
+    if size_bytes < first:
         return 1.0
-    index = int(math.log2(size_bytes / 64))
-    table = TREE_CORRECTION[protocol]
+    index = int(math.log2(size_bytes / first))
+    table = params.nccl_tuner.tree_correction[protocol]
     return table[index] if 0 <= index < len(table) else 1.0
 
 

@@ -1,17 +1,17 @@
 """Evaluate every applicable (algorithm, protocol) and pick the one NCCL's tuner would pick.
 
 NCCL evaluates ``time = latency + bytes / bandwidth`` for every enabled pair and picks the
-minimum (cost_models.md 2.1, 2.7). ``select`` ranks candidates by the same estimate as NCCL's
-tuner makes it (``Cost.selection_time_s``: NCCL's latency factors, without the measured limits
-NCCL does not know about) and reports the physical time of the choice, so a prediction follows
-NCCL's decisions, good or bad. A forced algorithm is evaluated over its protocols only, and
-refused when it cannot run.
+minimum (cost_models.md 2.1, 2.7). ``evaluate`` costs every candidate twice: with the physical
+parameters and with ``params.tuner_view()``, the values NCCL's own tuner assumes (its latency
+factors, without the measured limits NCCL does not know about). ``select`` ranks candidates by the
+tuner's estimate (``Cost.selection_time_s``) and reports the physical time of the choice, so a
+prediction follows NCCL's decisions, good or bad. A forced algorithm is evaluated over its
+protocols only, and refused when it cannot run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 
 from ibcalc.engine.algorithms.alltoall import pairwise, pxn, sendrecv
 from ibcalc.engine.algorithms.hierarchical import hierarchical
@@ -20,12 +20,13 @@ from ibcalc.engine.algorithms.recursive import pat, rhd
 from ibcalc.engine.algorithms.ring import ring
 from ibcalc.engine.algorithms.tree import tree
 from ibcalc.engine.base import Topology, protocols_for
+from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, DType, Protocol
 from ibcalc.errors import AlgorithmNotApplicableError
 
-__all__ = ["ALGORITHMS", "FP8_RING_PENALTY", "NCCL_ALGORITHMS", "evaluate", "select"]
+__all__ = ["ALGORITHMS", "NCCL_ALGORITHMS", "evaluate", "select"]
 
-CostFunction = Callable[[Collective, float, Topology, Protocol], Cost | None]
+CostFunction = Callable[[Collective, float, Topology, Protocol, CostParams], Cost | None]
 
 #: Every modelled algorithm and its cost function.
 ALGORITHMS: dict[Algorithm, CostFunction] = {
@@ -72,9 +73,6 @@ _IN_SWITCH = (
     Algorithm.COLLNET_DIRECT,
     Algorithm.COLLNET_CHAIN,
 )
-#: NCCL 2.30.7 multiplies its ring estimate by 1024 for FP8 reductions on more than 8 ranks,
-#: keeping long lossy reduction chains as a last resort (cost_models.md 2.2).
-FP8_RING_PENALTY = 1024.0
 
 
 def _dtype_allows(algorithm: Algorithm, collective: Collective, dtype: DType) -> bool:
@@ -87,26 +85,38 @@ def evaluate(
     collective: Collective,
     size_bytes: float,
     topo: Topology,
+    params: CostParams,
     algorithms: frozenset[Algorithm] | None = None,
     dtype: DType | str = DType.FP32,
 ) -> list[Cost]:
-    """Every applicable (algorithm, protocol) cost, fastest first."""
+    """Every applicable (algorithm, protocol) cost, fastest first.
+
+    Each cost is the physical one (``params``); where NCCL's tuner (``params.tuner_view()``)
+    estimates another time, that is kept as ``tuner_time_s``. NCCL 2.30.7 multiplies its ring
+    estimate of an FP8 reduction on more than 8 ranks by 1024 (``fp8_ring_penalty``), keeping
+    long lossy reduction chains as a last resort (cost_models.md 2.2).
+    """
     dtype = DType.parse(dtype)
     wanted = algorithms if algorithms is not None else frozenset(ALGORITHMS)
-    tuner = replace(topo, tuner_view=True)
-    fp8_chain = dtype.is_fp8 and topo.ranks > 8 and collective in _REDUCTIONS
+    tuner = params.tuner_view()
+    nccl = tuner.nccl_tuner
+    fp8_chain = (
+        dtype.is_fp8
+        and topo.ranks > nccl.fp8_ring_penalty_above_ranks
+        and collective in _REDUCTIONS
+    )
     costs: list[Cost] = []
     for algorithm, function in ALGORITHMS.items():
         if algorithm not in wanted or not _dtype_allows(algorithm, collective, dtype):
             continue
         for protocol in protocols_for(topo):
-            cost = function(collective, size_bytes, topo, protocol)
+            cost = function(collective, size_bytes, topo, protocol, params)
             if cost is None:
                 continue
-            seen = function(collective, size_bytes, tuner, protocol)
+            seen = function(collective, size_bytes, topo, protocol, tuner)
             tuner_time = seen.time_s if seen is not None else cost.time_s
             if fp8_chain and algorithm is Algorithm.RING:
-                tuner_time *= FP8_RING_PENALTY
+                tuner_time *= nccl.fp8_ring_penalty
             if tuner_time != cost.time_s:
                 cost = cost.model_copy(update={"tuner_time_s": tuner_time})
             costs.append(cost)
@@ -118,6 +128,7 @@ def select(
     collective: Collective,
     size_bytes: float,
     topo: Topology,
+    params: CostParams,
     algorithm: Algorithm | None = None,
     protocol: Protocol | None = None,
     dtype: DType | str = DType.FP32,
@@ -129,7 +140,7 @@ def select(
     :class:`AlgorithmNotApplicableError` when a forced algorithm or protocol cannot run.
     """
     dtype = DType.parse(dtype)
-    everything = evaluate(collective, size_bytes, topo, dtype=dtype)
+    everything = evaluate(collective, size_bytes, topo, params, dtype=dtype)
     pool = everything
     if protocol is not None:
         pool = [c for c in pool if c.protocol is protocol]

@@ -17,7 +17,9 @@
 With a WAN tier of s sites, (n - n/s)/n x S of each rank's all-to-all buffer crosses the WAN at
 the GPU's share of its site's WAN links, and the send/recv pair between sites uses one WAN link.
 
-The per-message cost and the point-to-point efficiency are calibrated (``constants.CALIBRATED``).
+The point-to-point efficiency is calibrated (``calibrated.p2p_efficiency``: A100 sendrecv 195 GB/s
+against 240 GB/s ring, li-plus/playground); the per-message cost is an assumption
+(``assumptions.per_message_latency``, which no measurement isolates).
 """
 
 from __future__ import annotations
@@ -31,20 +33,14 @@ from ibcalc.engine.base import (
     protocol_factor,
     wan_hop_latency,
 )
-from ibcalc.engine.constants import CALIBRATED
+from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol
 
-__all__ = ["P2P_EFFICIENCY", "PER_MESSAGE_S", "pairwise", "pxn", "sendrecv"]
-
-#: Point-to-point efficiency relative to ring bandwidth on a scale-up link (calibrated:
-#: A100 sendrecv 195 GB/s vs 240 GB/s ring, li-plus/playground; see benchmarks/calibrate.py).
-P2P_EFFICIENCY = CALIBRATED.get("p2p_efficiency", 0.81)
-#: Cost of posting one more peer message in a grouped all-to-all (calibrated).
-PER_MESSAGE_S = CALIBRATED.get("per_message_s", 0.5e-6)
+__all__ = ["pairwise", "pxn", "sendrecv"]
 
 
 def _alltoall_terms(
-    size_bytes: float, topo: Topology, *, aggregated: bool
+    size_bytes: float, topo: Topology, params: CostParams, *, aggregated: bool
 ) -> tuple[float, float, float]:
     m, n = topo.m, topo.ranks
     intra_bytes = (m - 1) / n * size_bytes
@@ -61,25 +57,34 @@ def _alltoall_terms(
     wan_t = 0.0
     if topo.wan is not None:
         per_site = n // topo.sites
-        wan_t = (n - per_site) / n * size_bytes / (topo.wan_bw_Bps() / per_site)
+        wan_t = (n - per_site) / n * size_bytes / (topo.wan_bw_Bps(params) / per_site)
     return intra_t, net_t, wan_t
 
 
 def _alltoall(
-    algorithm: Algorithm, size_bytes: float, topo: Topology, protocol: Protocol, messages: int
+    algorithm: Algorithm,
+    size_bytes: float,
+    topo: Topology,
+    protocol: Protocol,
+    messages: int,
+    params: CostParams,
 ) -> Cost:
     aggregated = algorithm is Algorithm.PXN
-    intra_t, net_t, wan_t = _alltoall_terms(size_bytes, topo, aggregated=aggregated)
+    intra_t, net_t, wan_t = _alltoall_terms(size_bytes, topo, params, aggregated=aggregated)
     hop = (
-        net_hop_latency(topo, Algorithm.RING, protocol, size_bytes)
+        net_hop_latency(topo, Algorithm.RING, protocol, size_bytes, params)
         if topo.domains > 1
-        else intra_hop_latency(topo, Algorithm.RING, protocol)
+        else intra_hop_latency(topo, Algorithm.RING, protocol, params)
     )
-    hop = max(hop, wan_hop_latency(topo, Algorithm.RING, protocol))
-    latency = base_latency(Algorithm.RING, protocol) + hop + messages * PER_MESSAGE_S
+    hop = max(hop, wan_hop_latency(topo, Algorithm.RING, protocol, params))
+    latency = (
+        base_latency(Algorithm.RING, protocol, params)
+        + hop
+        + messages * params.assumptions.per_message_s
+    )
     transfer = max(intra_t, net_t, wan_t)
     if protocol is not Protocol.SIMPLE:
-        transfer = transfer / protocol_factor(protocol)
+        transfer = transfer / protocol_factor(protocol, params)
     where = "network (NIC share per GPU)" if net_t >= intra_t else "scale-up"
     if wan_t > max(net_t, intra_t):
         where = "WAN between sites (share per GPU)"
@@ -94,16 +99,24 @@ def _alltoall(
 
 
 def pairwise(
-    collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol
+    collective: Collective,
+    size_bytes: float,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
 ) -> Cost | None:
     """All-to-all as concurrent pairwise sends (one message per peer)."""
     if collective is not Collective.ALL_TO_ALL or topo.ranks < 2 or protocol is Protocol.LL128:
         return None
-    return _alltoall(Algorithm.PAIRWISE, size_bytes, topo, protocol, topo.ranks - 1)
+    return _alltoall(Algorithm.PAIRWISE, size_bytes, topo, protocol, topo.ranks - 1, params)
 
 
 def pxn(
-    collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol
+    collective: Collective,
+    size_bytes: float,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
 ) -> Cost | None:
     """All-to-all with PXN rail aggregation (needs several GPUs per node and several nodes)."""
     if collective is not Collective.ALL_TO_ALL or topo.m < 2 or topo.domains < 2:
@@ -111,36 +124,42 @@ def pxn(
     if protocol is Protocol.LL128:
         return None
     messages = (topo.domains - 1) + (topo.m - 1)
-    return _alltoall(Algorithm.PXN, size_bytes, topo, protocol, messages)
+    return _alltoall(Algorithm.PXN, size_bytes, topo, protocol, messages, params)
 
 
 def sendrecv(
-    collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol
+    collective: Collective,
+    size_bytes: float,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
 ) -> Cost | None:
     """nccl-tests sendrecv: every rank sends S to the next and receives S from the previous."""
     if collective is not Collective.SEND_RECV or topo.ranks < 2 or protocol is Protocol.LL128:
         return None
-    intra_t = size_bytes / (topo.up_bw_Bps() * P2P_EFFICIENCY) if topo.m > 1 else 0.0
+    intra_t = (
+        size_bytes / (topo.up_bw_Bps() * params.calibrated.p2p_efficiency) if topo.m > 1 else 0.0
+    )
     net_t = 0.0
     if topo.domains > 1:
         assert topo.out is not None
         net_t = size_bytes / topo.out.nic_bw_Bps
     if topo.wan is not None:
-        net_t = max(net_t, size_bytes / min(topo.wan.nic_bw_Bps, topo.wan_bw_Bps()))
+        net_t = max(net_t, size_bytes / min(topo.wan.nic_bw_Bps, topo.wan_bw_Bps(params)))
     transfer = max(intra_t, net_t)
     if protocol is not Protocol.SIMPLE:
-        transfer = transfer / protocol_factor(protocol)
+        transfer = transfer / protocol_factor(protocol, params)
     hop = (
-        net_hop_latency(topo, Algorithm.RING, protocol, size_bytes)
+        net_hop_latency(topo, Algorithm.RING, protocol, size_bytes, params)
         if topo.domains > 1
-        else intra_hop_latency(topo, Algorithm.RING, protocol)
+        else intra_hop_latency(topo, Algorithm.RING, protocol, params)
     )
-    hop = max(hop, wan_hop_latency(topo, Algorithm.RING, protocol))
+    hop = max(hop, wan_hop_latency(topo, Algorithm.RING, protocol, params))
     where = "one NIC between nodes" if net_t >= intra_t else "scale-up point-to-point"
     return make_cost(
         Algorithm.P2P,
         protocol,
-        base_latency(Algorithm.RING, protocol) + hop,
+        base_latency(Algorithm.RING, protocol, params) + hop,
         transfer,
         where,
         "max(S/B_p2p, S/B_nic) + base + hop",

@@ -25,13 +25,18 @@ from ibcalc.engine.base import (
     net_hop_latency,
     wan_hop_latency,
 )
+from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol
 
 __all__ = ["hierarchical"]
 
 
 def hierarchical(
-    collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol
+    collective: Collective,
+    size_bytes: float,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
 ) -> Cost | None:
     """Cost of the 2-level all-reduce (needs m > 1 and N > 1)."""
     if collective is not Collective.ALL_REDUCE or protocol is not Protocol.SIMPLE:
@@ -41,17 +46,18 @@ def hierarchical(
         return None
     intra_t = 2 * (m - 1) / m * size_bytes / topo.up_bw_Bps()
     # each rail's ring crosses the WAN once per site; the m rails share a site's WAN links
-    rail_bw = min(topo.domain_bw_Bps(), topo.wan_bw_Bps())
+    rail_bw = min(topo.domain_bw_Bps(), topo.wan_bw_Bps(params))
     net_t = 2 * (big_n - 1) / big_n * size_bytes / rail_bw
     where = "network (all-reduce per rail)" if net_t >= intra_t else "scale-up (RS + AG inside)"
-    if net_t >= intra_t and topo.wan_bw_Bps() < topo.domain_bw_Bps():
+    if net_t >= intra_t and topo.wan_bw_Bps(params) < topo.domain_bw_Bps():
         where = "WAN between sites (all-reduce per rail)"
     s_wan = 2 * (topo.sites - 1)
     latency = (
-        3 * base_latency(Algorithm.RING, protocol)
-        + 2 * (m - 1) * intra_hop_latency(topo, Algorithm.RING, protocol)
-        + (2 * (big_n - 1) - s_wan) * net_hop_latency(topo, Algorithm.RING, protocol, size_bytes)
-        + s_wan * wan_hop_latency(topo, Algorithm.RING, protocol)
+        3 * base_latency(Algorithm.RING, protocol, params)
+        + 2 * (m - 1) * intra_hop_latency(topo, Algorithm.RING, protocol, params)
+        + (2 * (big_n - 1) - s_wan)
+        * net_hop_latency(topo, Algorithm.RING, protocol, size_bytes, params)
+        + s_wan * wan_hop_latency(topo, Algorithm.RING, protocol, params)
     )
     return make_cost(
         Algorithm.HIERARCHICAL,

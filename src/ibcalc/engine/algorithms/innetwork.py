@@ -14,7 +14,7 @@ does the reduction, so each GPU moves less than the 2(n-1)/n x S a point-to-poin
 * NVLS-tree all-reduce on N >= 2 domains: NVLS inside each domain, a tree between domains on
   each GPU's shard: ``t = max(S (m+1)/(m f B_nvls), c S / (nics B_nic))`` with c = 1 on two
   domains, 2 on more (see ``tree.py``); latency ``NVLS intra + 2 log2(N) x net`` (NCCL 2.30.7).
-  f = ``NVLS_TREE_FACTOR`` (calibrated, 2 x p5 at >= 1 GiB: 260 GB/s algbw against 276 on one
+  f = ``calibrated.nvls_tree_factor`` (2 x p5 at >= 1 GiB: 260 GB/s algbw against 276 on one
   node): while NVLS runs, each GPU also streams its shard to and from the NIC.
 * NVLS + SHARP (``nvls`` on several domains, needs SHARP): ``t = max(S (m+1)/(m B_nvls),
   S / (nics B_nic))``: the switch tree sends S once into the fabric and receives S once.
@@ -36,15 +36,10 @@ from ibcalc.engine.base import (
     net_hop_latency,
     wan_hop_latency,
 )
-from ibcalc.engine.constants import NVLS_TREE_FACTOR
+from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol
 
 __all__ = ["collnet_chain", "collnet_direct", "nvls", "nvls_tree"]
-
-#: NCCL serialises the fan-in of CollNetDirect at 0.4 us per extra local rank (cost_models.md 2.6).
-_COLLNET_FANIN_S = 0.4e-6
-#: CollNet supports at most 8 local ranks (cost_models.md 2.2).
-_COLLNET_MAX_LOCAL = 8
 
 
 def _nvls_bw(topo: Topology) -> float | None:
@@ -54,7 +49,11 @@ def _nvls_bw(topo: Topology) -> float | None:
 
 
 def nvls(
-    collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol
+    collective: Collective,
+    size_bytes: float,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
 ) -> Cost | None:
     """NVLink SHARP inside one domain (all-reduce, all-gather, reduce-scatter); with IB SHARP
     across domains for all-reduce."""
@@ -71,9 +70,9 @@ def nvls(
         or topo.wan is not None  # a SHARP tree does not span sites
     ):
         return None
-    latency = intra_hop_latency(topo, Algorithm.NVLS, protocol)
+    latency = intra_hop_latency(topo, Algorithm.NVLS, protocol, params)
     if big_n > 1:
-        latency += net_hop_latency(topo, Algorithm.NVLS, protocol, size_bytes)
+        latency += net_hop_latency(topo, Algorithm.NVLS, protocol, size_bytes, params)
     assert topo.up is not None
     where = f"NVLink SHARP in the NVSwitch ({bw / 1e9:.0f} GB/s per GPU)"
     if collective is Collective.ALL_REDUCE:
@@ -90,7 +89,11 @@ def nvls(
 
 
 def nvls_tree(
-    collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol
+    collective: Collective,
+    size_bytes: float,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
 ) -> Cost | None:
     """NVLS inside each domain with a tree across domains (all-reduce, N >= 2)."""
     bw = _nvls_bw(topo)
@@ -99,22 +102,23 @@ def nvls_tree(
     m, big_n = topo.m, topo.domains
     if big_n < 2:
         return None
-    intra_t = size_bytes * (m + 1) / (m * bw * NVLS_TREE_FACTOR)
+    factor = params.calibrated.nvls_tree_factor
+    intra_t = size_bytes * (m + 1) / (m * bw * factor)
     net_t = tree_network_multiplier(big_n) * size_bytes / topo.domain_bw_Bps()
-    wan_t = tree_network_multiplier(topo.sites) * size_bytes / topo.wan_bw_Bps()
+    wan_t = tree_network_multiplier(topo.sites) * size_bytes / topo.wan_bw_Bps(params)
     where = (
-        f"NVLink SHARP in the NVSwitch ({bw * NVLS_TREE_FACTOR / 1e9:.0f} GB/s per GPU)"
+        f"NVLink SHARP in the NVSwitch ({bw * factor / 1e9:.0f} GB/s per GPU)"
         if intra_t >= max(net_t, wan_t)
         else ("WAN between sites" if wan_t > net_t else "network (tree between nodes)")
     )
     depth = math.floor(math.log2(big_n))
     wan_depth = math.ceil(math.log2(topo.sites)) if topo.sites > 1 else 0
     latency = (
-        intra_hop_latency(topo, Algorithm.NVLS_TREE, protocol)
+        intra_hop_latency(topo, Algorithm.NVLS_TREE, protocol, params)
         + 2
         * max(depth - wan_depth, 0)
-        * net_hop_latency(topo, Algorithm.NVLS_TREE, protocol, size_bytes)
-        + 2 * wan_depth * wan_hop_latency(topo, Algorithm.NVLS_TREE, protocol)
+        * net_hop_latency(topo, Algorithm.NVLS_TREE, protocol, size_bytes, params)
+        + 2 * wan_depth * wan_hop_latency(topo, Algorithm.NVLS_TREE, protocol, params)
     )
     return make_cost(
         Algorithm.NVLS_TREE,
@@ -127,23 +131,33 @@ def nvls_tree(
     )
 
 
-def _collnet_ok(collective: Collective, topo: Topology, protocol: Protocol) -> bool:
+def _collnet_ok(
+    collective: Collective, topo: Topology, protocol: Protocol, params: CostParams
+) -> bool:
     return (
         collective is Collective.ALL_REDUCE
         and protocol is Protocol.SIMPLE
         and topo.domains > 1
         and topo.out is not None
         and topo.out.sharp
-        and topo.m <= _COLLNET_MAX_LOCAL
+        and topo.m <= params.nccl_tuner.collnet_max_local_ranks
         and topo.wan is None  # a SHARP tree does not span sites
     )
 
 
 def collnet_direct(
-    collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol
+    collective: Collective,
+    size_bytes: float,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
 ) -> Cost | None:
     """CollNetDirect: intra-domain reduce-scatter to per-GPU heads, SHARP across, all-gather."""
-    if not _collnet_ok(collective, topo, protocol) or topo.up is None or topo.up.path != "nvlink":
+    if (
+        not _collnet_ok(collective, topo, protocol, params)
+        or topo.up is None
+        or topo.up.path != "nvlink"
+    ):
         return None
     m = topo.m
     intra_t = 2 * (m - 1) / m * size_bytes / topo.up_bw_Bps()
@@ -152,9 +166,9 @@ def collnet_direct(
         "network into the SHARP switch tree" if net_t >= intra_t else "scale-up (RS/AG to heads)"
     )
     latency = 2 * (
-        min(1, m - 1) * intra_hop_latency(topo, Algorithm.COLLNET_DIRECT, protocol)
-        + _COLLNET_FANIN_S * (m - 1)
-    ) + net_hop_latency(topo, Algorithm.COLLNET_DIRECT, protocol, size_bytes)
+        min(1, m - 1) * intra_hop_latency(topo, Algorithm.COLLNET_DIRECT, protocol, params)
+        + params.nccl_tuner.collnet_fanin_s * (m - 1)
+    ) + net_hop_latency(topo, Algorithm.COLLNET_DIRECT, protocol, size_bytes, params)
     return make_cost(
         Algorithm.COLLNET_DIRECT,
         protocol,
@@ -167,10 +181,14 @@ def collnet_direct(
 
 
 def collnet_chain(
-    collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol
+    collective: Collective,
+    size_bytes: float,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
 ) -> Cost | None:
     """CollNetChain: a chain inside each domain, SHARP across domains."""
-    if not _collnet_ok(collective, topo, protocol):
+    if not _collnet_ok(collective, topo, protocol, params):
         return None
     m = topo.m
     intra_t = 2 * size_bytes / topo.up_bw_Bps() if m > 1 else 0.0
@@ -179,8 +197,8 @@ def collnet_chain(
         "network into the SHARP switch tree" if net_t >= intra_t else "scale-up chain (2S per GPU)"
     )
     latency = 2 * (m - 1) * intra_hop_latency(
-        topo, Algorithm.COLLNET_CHAIN, protocol
-    ) + net_hop_latency(topo, Algorithm.COLLNET_CHAIN, protocol, size_bytes)
+        topo, Algorithm.COLLNET_CHAIN, protocol, params
+    ) + net_hop_latency(topo, Algorithm.COLLNET_CHAIN, protocol, size_bytes, params)
     return make_cost(
         Algorithm.COLLNET_CHAIN,
         protocol,

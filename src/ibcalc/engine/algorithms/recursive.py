@@ -26,17 +26,18 @@ from ibcalc.engine.base import (
     net_hop_latency,
     wan_hop_latency,
 )
-from ibcalc.engine.constants import PAT_FACTOR
+from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol
 
 __all__ = ["pat", "rhd"]
 
-_PAT_PER_RANK_S = 2.8e-6
-_PAT_NET_DIVISOR = 3.5
-
 
 def rhd(
-    collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol
+    collective: Collective,
+    size_bytes: float,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
 ) -> Cost | None:
     """Cost of recursive halving-doubling (all-reduce, all-gather, reduce-scatter)."""
     if protocol is not Protocol.SIMPLE or topo.ranks < 2:
@@ -53,24 +54,28 @@ def rhd(
     wan_bytes = (sites - 1) / sites * size_bytes
     net_bytes = (local_n - 1) / local_n * size_bytes / sites if local_n > 1 else 0.0
     intra_bytes = (m - 1) / (m * big_n) * size_bytes if m > 1 else 0.0
-    wan_share = min(topo.wan_bw_Bps() / (n // sites), net_share)
+    wan_share = min(topo.wan_bw_Bps(params) / (n // sites), net_share)
     transfer = phases * (wan_bytes / wan_share + net_bytes / net_share + intra_bytes / up_bw)
     wan_steps = math.ceil(math.log2(sites)) if sites > 1 else 0
     net_steps = math.ceil(math.log2(local_n)) if local_n > 1 else 0
     intra_steps = math.ceil(math.log2(m)) if m > 1 else 0
-    latency = base_latency(Algorithm.RING, protocol) + phases * (
-        wan_steps * wan_hop_latency(topo, Algorithm.RING, protocol)
+    latency = base_latency(Algorithm.RING, protocol, params) + phases * (
+        wan_steps * wan_hop_latency(topo, Algorithm.RING, protocol, params)
         + net_steps
-        * (net_hop_latency(topo, Algorithm.RING, protocol, size_bytes) if big_n > 1 else 0.0)
-        + intra_steps * intra_hop_latency(topo, Algorithm.RING, protocol)
+        * (
+            net_hop_latency(topo, Algorithm.RING, protocol, size_bytes, params)
+            if big_n > 1
+            else 0.0
+        )
+        + intra_steps * intra_hop_latency(topo, Algorithm.RING, protocol, params)
     )
     if pow2 != n:
         slowest = min(net_share, up_bw)
         transfer += 2 * size_bytes / slowest
         hop = (
-            net_hop_latency(topo, Algorithm.RING, protocol, size_bytes)
+            net_hop_latency(topo, Algorithm.RING, protocol, size_bytes, params)
             if big_n > 1
-            else (intra_hop_latency(topo, Algorithm.RING, protocol))
+            else (intra_hop_latency(topo, Algorithm.RING, protocol, params))
         )
         latency += 2 * hop
     where = (
@@ -95,7 +100,11 @@ def rhd(
 
 
 def pat(
-    collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol
+    collective: Collective,
+    size_bytes: float,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
 ) -> Cost | None:
     """Cost of PAT all-gather / reduce-scatter (one GPU per node, Simple)."""
     if collective not in (Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
@@ -103,13 +112,13 @@ def pat(
     if protocol is not Protocol.SIMPLE or topo.m != 1 or topo.domains < 2 or topo.wan is not None:
         return None
     n = topo.ranks
-    bw = topo.domain_bw_Bps() * PAT_FACTOR
+    bw = topo.domain_bw_Bps() * params.nccl_tuner.pat_factor
     latency = (
-        base_latency(Algorithm.PAT, protocol)
+        base_latency(Algorithm.PAT, protocol, params)
         + math.log2(topo.domains)
-        * net_hop_latency(topo, Algorithm.PAT, protocol, size_bytes)
-        / _PAT_NET_DIVISOR
-        + _PAT_PER_RANK_S * n
+        * net_hop_latency(topo, Algorithm.PAT, protocol, size_bytes, params)
+        / params.nccl_tuner.pat_net_divisor
+        + params.nccl_tuner.pat_per_rank_s * n
     )
     return make_cost(
         Algorithm.PAT,

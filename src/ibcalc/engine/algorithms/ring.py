@@ -29,7 +29,7 @@ from ibcalc.engine.base import (
     ring_protocol_bw,
     wan_hop_latency,
 )
-from ibcalc.engine.constants import NET_OVERHEAD_S, RING_PLATEAU_FACTOR
+from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol
 
 __all__ = ["ring", "ring_bandwidth"]
@@ -43,11 +43,11 @@ _RING_COLLECTIVES = (
 )
 
 
-def ring_bandwidth(topo: Topology, *, duplex: bool = True) -> tuple[float, str]:
+def ring_bandwidth(topo: Topology, params: CostParams, *, duplex: bool = True) -> tuple[float, str]:
     """Per-rank ring bandwidth (bytes/s per direction) and which tier limits it."""
     up = topo.up_bw_Bps(duplex=duplex) if topo.m > 1 else float("inf")
     net = topo.domain_bw_Bps()
-    wan = topo.wan_bw_Bps()
+    wan = topo.wan_bw_Bps(params)
     if wan < min(net, up):
         assert topo.wan is not None
         return wan, (
@@ -65,23 +65,27 @@ def ring_bandwidth(topo: Topology, *, duplex: bool = True) -> tuple[float, str]:
 
 
 def ring(
-    collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol
+    collective: Collective,
+    size_bytes: float,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
 ) -> Cost | None:
     """Cost of NCCL's ring for ``collective``, or None when it does not apply."""
     if collective not in _RING_COLLECTIVES or topo.ranks < 2:
         return None
     n, big_n = topo.ranks, topo.domains
     one_way = collective in (Collective.BROADCAST, Collective.REDUCE)
-    bw, where = ring_bandwidth(topo, duplex=not one_way)
-    bw = ring_protocol_bw(bw, protocol, topo)
-    intra = intra_hop_latency(topo, Algorithm.RING, protocol)
-    net = net_hop_latency(topo, Algorithm.RING, protocol, size_bytes) if big_n > 1 else 0.0
-    wan = wan_hop_latency(topo, Algorithm.RING, protocol)
+    bw, where = ring_bandwidth(topo, params, duplex=not one_way)
+    bw = ring_protocol_bw(bw, protocol, topo, params)
+    intra = intra_hop_latency(topo, Algorithm.RING, protocol, params)
+    net = net_hop_latency(topo, Algorithm.RING, protocol, size_bytes, params) if big_n > 1 else 0.0
+    wan = wan_hop_latency(topo, Algorithm.RING, protocol, params)
     sites = topo.sites
-    base = base_latency(Algorithm.RING, protocol)
+    base = base_latency(Algorithm.RING, protocol, params)
     if one_way:
         latency = base + (n - big_n) * intra + (big_n - sites) * net + (sites - 1) * wan
-        transfer = max(size_bytes / bw, ll_network_transfer(topo, size_bytes, protocol))
+        transfer = max(size_bytes / bw, ll_network_transfer(topo, size_bytes, protocol, params))
         formula = "S/B_ring + base + (n-N) x intra + (N-1) x net"
     else:
         all_reduce = collective is Collective.ALL_REDUCE
@@ -89,15 +93,17 @@ def ring(
         s_net = (2 * (big_n - 1) if all_reduce else big_n - 1) if big_n > 1 else 0
         overhead = 0.0
         if big_n > 1:
-            overhead = NET_OVERHEAD_S * (3 if protocol is Protocol.SIMPLE else 1)
+            tuner = params.nccl_tuner
+            simple = protocol is Protocol.SIMPLE
+            overhead = tuner.net_overhead_s * (tuner.net_overhead_simple_factor if simple else 1)
         s_wan = (2 * (sites - 1) if all_reduce else sites - 1) if sites > 1 else 0
         latency = (
             base + (nsteps - s_net) * max(intra, overhead) + (s_net - s_wan) * net + s_wan * wan
         )
         if all_reduce and big_n > 1 and protocol is Protocol.SIMPLE:
-            latency *= RING_PLATEAU_FACTOR
+            latency *= params.nccl_tuner.ring_plateau_factor
         transfer = bytes_factor(collective, n) * size_bytes / bw
-        transfer = max(transfer, ll_network_transfer(topo, size_bytes, protocol))
+        transfer = max(transfer, ll_network_transfer(topo, size_bytes, protocol, params))
         formula = (
             f"{'2(n-1)/n' if all_reduce else '(n-1)/n'} x S / B_ring + base"
             " + (nsteps - s_net) x intra + s_net x net"

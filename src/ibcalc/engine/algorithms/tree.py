@@ -35,19 +35,10 @@ from ibcalc.engine.base import (
     tree_correction,
     wan_hop_latency,
 )
-from ibcalc.engine.constants import (
-    TREE_LL128_FACTOR_MULTI,
-    TREE_LL128_FACTOR_SINGLE,
-    TREE_LL_DIVISOR,
-)
+from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol
 
-__all__ = ["TREE_FACTOR", "tree", "tree_network_multiplier"]
-
-#: NCCL 2.30.7 multiplies tree all-reduce bandwidth by 0.92 (cost_models.md 2.5). Applied here to
-#: the chain inside the node only: network-bound 2-node trees reach the full NIC rate (2 x p4de:
-#: 78.3 GB/s busbw = 0.835 x the 93.75 GB/s node bound, the same fraction EFA reaches in rings).
-TREE_FACTOR = 0.92
+__all__ = ["tree", "tree_network_multiplier"]
 
 
 def tree_network_multiplier(domains: int) -> float:
@@ -56,15 +47,23 @@ def tree_network_multiplier(domains: int) -> float:
 
 
 def tree(
-    collective: Collective, size_bytes: float, topo: Topology, protocol: Protocol
+    collective: Collective,
+    size_bytes: float,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
 ) -> Cost | None:
     """Cost of the double binary tree all-reduce, or None when it does not apply."""
     if collective is not Collective.ALL_REDUCE or topo.ranks < 2:
         return None
+    nccl = params.nccl_tuner
     m, big_n = topo.m, topo.domains
-    chain_bw = topo.up_bw_Bps() / 2.0 * TREE_FACTOR if m > 1 else math.inf
+    # NCCL's tree factor (0.92) on the chain inside the node only: network-bound 2-node trees
+    # reach the full NIC rate (2 x p4de: 78.3 GB/s busbw = 0.835 x the 93.75 GB/s node bound,
+    # the same fraction EFA reaches in rings)
+    chain_bw = topo.up_bw_Bps() / 2.0 * nccl.tree_factor if m > 1 else math.inf
     net_bw = topo.domain_bw_Bps() / tree_network_multiplier(big_n)
-    wan_bw = topo.wan_bw_Bps() / tree_network_multiplier(topo.sites)
+    wan_bw = topo.wan_bw_Bps(params) / tree_network_multiplier(topo.sites)
     if wan_bw < min(net_bw, chain_bw):
         bw, where = (
             wan_bw,
@@ -75,23 +74,23 @@ def tree(
     else:
         bw, where = chain_bw, "scale-up chain inside the node (2S per GPU)"
     if protocol is Protocol.LL:
-        bw = min(bw / TREE_LL_DIVISOR, ll_cap_Bps(topo) / 2.0)
+        bw = min(bw / nccl.tree_ll_divisor, ll_cap_Bps(topo, params) / 2.0)
     elif protocol is Protocol.LL128:
-        bw *= TREE_LL128_FACTOR_SINGLE if big_n == 1 else TREE_LL128_FACTOR_MULTI
-    bw *= tree_correction(size_bytes, protocol)
-    intra = intra_hop_latency(topo, Algorithm.TREE, protocol)
-    net = net_hop_latency(topo, Algorithm.TREE, protocol, size_bytes) if big_n > 1 else 0.0
+        bw *= nccl.tree_ll128_factor_one_node if big_n == 1 else nccl.tree_ll128_factor_multi_node
+    bw *= tree_correction(size_bytes, protocol, params)
+    intra = intra_hop_latency(topo, Algorithm.TREE, protocol, params)
+    net = net_hop_latency(topo, Algorithm.TREE, protocol, size_bytes, params) if big_n > 1 else 0.0
     depth = math.floor(math.log2(big_n)) if big_n > 1 else 0
     wan_depth = math.ceil(math.log2(topo.sites)) if topo.sites > 1 else 0
-    wan = wan_hop_latency(topo, Algorithm.TREE, protocol)
-    latency = base_latency(Algorithm.TREE, protocol) + 2 * (
+    wan = wan_hop_latency(topo, Algorithm.TREE, protocol, params)
+    latency = base_latency(Algorithm.TREE, protocol, params) + 2 * (
         (m - 1) * intra + max(depth - wan_depth, 0) * net + wan_depth * wan
     )
     return make_cost(
         Algorithm.TREE,
         protocol,
         latency,
-        max(size_bytes / bw, ll_network_transfer(topo, size_bytes, protocol)),
+        max(size_bytes / bw, ll_network_transfer(topo, size_bytes, protocol, params)),
         where,
         "max(2S/B_up, c x S/(nics x B_nic)) / f_p + base + 2((m-1) intra + log2(N) net)",
         equivalent=big_n == 2 or topo.sites == 2,

@@ -1,0 +1,710 @@
+"""The constants of the cost model as one frozen, validated object: :class:`CostParams`.
+
+Every number the engine uses that is not a property of the cluster lives here, built from a
+plain mapping with the layout of ``data/cost_params.yaml``. Each value is written with its unit
+(``"6.8 us"``, ``"39 GB/s"``, ``"4 MiB"``; factors and counts are plain numbers, ``7/9`` allowed)
+and carries where it comes from: a public ``source``, a ``derived_by`` calibration with the
+``rows`` it reads, or an ``assumed`` reason. Groups:
+
+* ``nccl_tuner``: NCCL 2.30.7's own cost-model constants (``src/graph/tuning.cc``);
+* ``nccl_runtime``: other NCCL defaults the model needs (the Simple buffer size);
+* ``calibrated``: values fitted to published measurements by ``benchmarks/calibrate.py``;
+* ``assumptions``: values no measurement pins down, each with its reason;
+* ``reporting``: thresholds of what is said about a result, not of the result itself;
+* ``tuner_view``: the values NCCL's own tuner assumes where they differ from the physical ones.
+  :meth:`CostParams.tuner_view` returns that second instance (the physical values with this
+  section laid over them); ``select`` ranks candidates with it, as NCCL does.
+
+The engine does no I/O: reading the YAML and reporting problems as ``file:line:col`` is done by
+``ibcalc.catalogue.cost_params``, which passes each file's data here with a ``locate`` callback
+that turns a key path into its line and column.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from types import MappingProxyType
+from typing import Any, Literal
+
+from ibcalc.engine.types import Algorithm, Protocol
+from ibcalc.errors import CatalogueError, UnitError, ValidationProblem
+from ibcalc.units import parse_bandwidth, parse_size, parse_time
+
+__all__ = [
+    "SCHEMA",
+    "Assumptions",
+    "Calibrated",
+    "CostParams",
+    "Locator",
+    "NcclRuntime",
+    "NcclTuner",
+    "Provenance",
+    "Reporting",
+]
+
+#: The ``schema:`` every cost-parameter file declares.
+SCHEMA = "ibcalc-cost-params/1"
+
+#: Turns a key path of the mapping (``("nccl_tuner", "base_latency", "value")``) into its
+#: 1-based (line, column) in the file it came from, or (None, None).
+Locator = Callable[[Sequence[str | int]], tuple[int | None, int | None]]
+
+_Loc = tuple[str | int, ...]
+_Problems = list[tuple[_Loc, str]]
+
+_PROVENANCE_KEYS: tuple[Literal["source", "derived_by", "assumed"], ...] = (
+    "source",
+    "derived_by",
+    "assumed",
+)
+_ENTRY_KEYS = ("value", *_PROVENANCE_KEYS, "rows")
+_DERIVED_BY = re.compile(r"^[\w./-]+\.py::\w+$")
+_HAS_UNIT = re.compile(r"[A-Za-zµμ]")
+_RATIO = re.compile(r"^\s*([0-9.eE+-]+)\s*/\s*([0-9.eE+-]+)\s*$")
+
+
+def _hint(name: object, choices: Iterable[str]) -> str:
+    pool = list(choices)
+    close = difflib.get_close_matches(str(name), pool, n=1, cutoff=0.5)
+    if not close:
+        lower = {c.lower(): c for c in pool}
+        close = [lower[m] for m in difflib.get_close_matches(str(name).lower(), lower, n=1)]
+    if close:
+        return f" (did you mean {close[0]}?)"
+    return f" (known: {', '.join(pool)})"
+
+
+def _range_text(lo: float, hi: float, lo_open: bool, hi_open: bool) -> str:
+    left = "(" if lo_open else "["
+    right = ")" if hi_open or math.isinf(hi) else "]"
+    return f"{left}{lo:g}, {hi:g}{right}"
+
+
+class _Kind:
+    """How one value (or table of values) is written, and what it becomes."""
+
+    def parse(self, raw: object, loc: _Loc, problems: _Problems, *, partial: bool) -> Any:
+        """The value ``raw`` means; appends a problem (and returns None) when it means none.
+
+        ``partial`` allows a table to give only some of its cells (an override file).
+        """
+        raise NotImplementedError  # pragma: no cover
+
+
+@dataclass(frozen=True)
+class _Quantity(_Kind):
+    """A dimensioned scalar written with its unit: a time, a bandwidth or a size."""
+
+    what: str
+    reader: Callable[[str], float]
+    example: str
+    lo: float = 0.0
+    hi: float = math.inf
+    lo_open: bool = False
+    nullable: bool = False
+    hi_text: str = ""
+
+    def parse(self, raw: object, loc: _Loc, problems: _Problems, *, partial: bool) -> Any:
+        if raw is None and self.nullable:
+            return None
+        if not isinstance(raw, str) or not _HAS_UNIT.search(raw):
+            problems.append(
+                (loc, f"{raw!r} is not a {self.what} with its unit (write e.g. {self.example!r})")
+            )
+            return None
+        try:
+            value = self.reader(raw)
+        except UnitError as exc:
+            problems.append((loc, str(exc)))
+            return None
+        if value > self.hi:
+            problems.append((loc, f"{raw!r} is more than {self.hi_text}: not a plausible value"))
+            return None
+        if value < self.lo or (self.lo_open and value == self.lo):
+            problems.append((loc, f"{raw!r} must be more than {self.lo:g}"))
+            return None
+        return value
+
+
+@dataclass(frozen=True)
+class _Number(_Kind):
+    """A dimensionless factor or count: a plain number, or a ratio such as ``7/9``."""
+
+    lo: float
+    hi: float
+    lo_open: bool = False
+    hi_open: bool = False
+    integer: bool = False
+
+    def _read(self, raw: object) -> float | None:
+        if isinstance(raw, bool):
+            return None
+        if isinstance(raw, int | float):
+            return float(raw)
+        if isinstance(raw, str) and not self.integer:
+            match = _RATIO.match(raw)
+            if match is not None:
+                try:
+                    num, den = float(match[1]), float(match[2])
+                except ValueError:
+                    return None
+                return num / den if den != 0 else None
+        return None
+
+    def parse(self, raw: object, loc: _Loc, problems: _Problems, *, partial: bool) -> Any:
+        value = self._read(raw)
+        kind = "a whole number" if self.integer else "a plain number (or a ratio such as 7/9)"
+        if value is None or not math.isfinite(value):
+            problems.append((loc, f"{raw!r} is not {kind}; factors and counts carry no unit"))
+            return None
+        if self.integer and value != int(value):
+            problems.append((loc, f"{raw!r} is not a whole number"))
+            return None
+        too_low = value < self.lo or (self.lo_open and value == self.lo)
+        too_high = value > self.hi or (self.hi_open and value == self.hi)
+        if too_low or too_high:
+            bounds = _range_text(self.lo, self.hi, self.lo_open, self.hi_open)
+            problems.append((loc, f"{raw!r} is out of range: must be in {bounds}"))
+            return None
+        return int(value) if self.integer else value
+
+
+@dataclass(frozen=True)
+class _Table(_Kind):
+    """A mapping with a fixed set of keys, each with its own kind (NCCL's constant tables).
+
+    ``key`` turns a YAML key into the engine's key (an Algorithm, a Protocol); ``finish`` turns
+    the complete mapping into the engine's form (a tuple for the LL caps).
+    """
+
+    cells: Mapping[str, _Kind]
+    what: str
+    key: Callable[[str], Any] = str
+    finish: Callable[[Mapping[Any, Any]], Any] | None = None
+
+    def parse(self, raw: object, loc: _Loc, problems: _Problems, *, partial: bool) -> Any:
+        if not isinstance(raw, Mapping):
+            problems.append(
+                (loc, f"expected a mapping of {self.what} to values ({', '.join(self.cells)})")
+            )
+            return None
+        out: dict[Any, Any] = {}
+        for name, item in raw.items():
+            kind = self.cells.get(name) if isinstance(name, str) else None
+            if kind is None:
+                problems.append(
+                    ((*loc, name), f"unknown {self.what} {name!r}{_hint(name, self.cells)}")
+                )
+                continue
+            out[self.key(name)] = kind.parse(item, (*loc, name), problems, partial=partial)
+        if not partial:
+            missing = [name for name in self.cells if name not in raw]
+            if missing:
+                problems.append((loc, f"missing {self.what} {', '.join(missing)}"))
+                return None
+            if self.finish is not None:
+                return self.finish(out)
+        return MappingProxyType(out)
+
+
+@dataclass(frozen=True)
+class _List(_Kind):
+    """A list of a fixed length (replaced whole by an override)."""
+
+    item: _Kind
+    length: int
+    what: str
+
+    def parse(self, raw: object, loc: _Loc, problems: _Problems, *, partial: bool) -> Any:
+        if not isinstance(raw, list) or len(raw) != self.length:
+            problems.append((loc, f"expected a list of {self.length} {self.what}"))
+            return None
+        return tuple(
+            self.item.parse(item, (*loc, i), problems, partial=False) for i, item in enumerate(raw)
+        )
+
+
+#: A latency over a second is no per-hop or per-message latency (ms written for us?).
+_LATENCY = _Quantity("time", parse_time, "6.8 us", hi=1.0, hi_text="1 s")
+_SIZE = _Quantity("size", parse_size, "4 MiB", lo_open=True)
+_BANDWIDTH = _Quantity("bandwidth", parse_bandwidth, "39 GB/s", lo_open=True)
+_FRACTION = _Number(0.0, 1.0, lo_open=True)
+
+
+def _protocols(*names: Protocol) -> _Table:
+    return _Table({p.value: _LATENCY for p in names}, "protocol", Protocol)
+
+
+_ALL_PROTOCOLS = (Protocol.LL, Protocol.LL128, Protocol.SIMPLE)
+#: NCCL's latency tables have a row per algorithm it models; the engine runs Tree and Ring with
+#: every protocol and the others with Simple only, so those rows hold Simple alone.
+_LATENCY_BY_ALGORITHM = _Table(
+    {
+        Algorithm.TREE.value: _protocols(*_ALL_PROTOCOLS),
+        Algorithm.RING.value: _protocols(*_ALL_PROTOCOLS),
+        Algorithm.COLLNET_DIRECT.value: _protocols(Protocol.SIMPLE),
+        Algorithm.COLLNET_CHAIN.value: _protocols(Protocol.SIMPLE),
+        Algorithm.NVLS.value: _protocols(Protocol.SIMPLE),
+        Algorithm.NVLS_TREE.value: _protocols(Protocol.SIMPLE),
+        Algorithm.PAT.value: _protocols(Protocol.SIMPLE),
+    },
+    "algorithm",
+    Algorithm,
+)
+_NODE_COUNTS = ("one_node", "two_nodes", "three_or_more_nodes")
+_LL_CAPS = _Table(
+    {
+        arch: _Table(
+            dict.fromkeys(_NODE_COUNTS, _BANDWIDTH),
+            "node count",
+            finish=lambda caps: tuple(caps[n] for n in _NODE_COUNTS),
+        )
+        for arch in ("volta", "ampere", "hopper", "blackwell")
+    },
+    "GPU generation",
+)
+#: NCCL's tree correction table has 23 buckets: 64 B x 2^i for 0 <= i < 23.
+_TREE_CORRECTION = _Table(
+    {p.value: _List(_FRACTION, 23, "factors (one per size bucket)") for p in _ALL_PROTOCOLS},
+    "protocol",
+    Protocol,
+)
+
+
+def _param(key: str, kind: _Kind) -> Any:
+    """A group field read from the YAML entry ``key`` as ``kind``."""
+    return field(metadata={"key": key, "kind": kind})
+
+
+@dataclass(frozen=True)
+class NcclTuner:
+    """NCCL 2.30.7's cost-model constants (``src/graph/tuning.cc``). Times in seconds."""
+
+    #: Base latency per algorithm and protocol (``baseLat``).
+    base_latency_s: Mapping[Algorithm, Mapping[Protocol, float]] = _param(
+        "base_latency", _LATENCY_BY_ALGORITHM
+    )
+    #: Per-hop latency per path class (nvlink, pci, net), algorithm and protocol (``hwLat``).
+    hop_latency_s: Mapping[str, Mapping[Algorithm, Mapping[Protocol, float]]] = _param(
+        "hop_latency",
+        _Table(dict.fromkeys(("nvlink", "pci", "net"), _LATENCY_BY_ALGORITHM), "path class"),
+    )
+    #: Network post overhead per ring step on more than one node.
+    net_overhead_s: float = _param("net_overhead", _LATENCY)
+    #: The post overhead is multiplied by this for Simple.
+    net_overhead_simple_factor: float = _param("net_overhead_simple_factor", _Number(1.0, 100.0))
+    #: One-way transport latencies NCCL counts per Simple network hop (the hop and the flush).
+    simple_transport_count: float = _param("simple_transport_count", _Number(0.0, 100.0))
+    #: Ring + Simple all-reduce latency factor on several nodes (the "ring plateau").
+    ring_plateau_factor: float = _param("ring_plateau_factor", _Number(1.0, 100.0))
+    #: Ring + LL bandwidth factor (8 bytes of data per 16-byte line).
+    ring_ll_factor: float = _param("ring_ll_factor", _FRACTION)
+    #: Ring + LL128 bandwidth factor.
+    ring_ll128_factor: float = _param("ring_ll128_factor", _FRACTION)
+    #: Tree all-reduce bandwidth factor (applied by the engine to the chain inside a node).
+    tree_factor: float = _param("tree_factor", _FRACTION)
+    #: Tree + LL bandwidth divisor.
+    tree_ll_divisor: float = _param("tree_ll_divisor", _Number(1.0, 100.0))
+    #: Tree + LL128 bandwidth factor on one node.
+    tree_ll128_factor_one_node: float = _param("tree_ll128_factor_one_node", _FRACTION)
+    #: Tree + LL128 bandwidth factor on several nodes.
+    tree_ll128_factor_multi_node: float = _param("tree_ll128_factor_multi_node", _FRACTION)
+    #: PAT bandwidth factor.
+    pat_factor: float = _param("pat_factor", _FRACTION)
+    #: PAT latency term per rank.
+    pat_per_rank_s: float = _param("pat_per_rank_latency", _LATENCY)
+    #: PAT divides its log2(N) network hops by this.
+    pat_net_divisor: float = _param("pat_net_divisor", _Number(0.0, 100.0, lo_open=True))
+    #: CollNetDirect fan-in serialisation per extra local rank.
+    collnet_fanin_s: float = _param("collnet_fanin_latency", _LATENCY)
+    #: CollNet runs with at most this many GPUs per node.
+    collnet_max_local_ranks: int = _param(
+        "collnet_max_local_ranks", _Number(1.0, 1e6, integer=True)
+    )
+    #: LL bus-bandwidth caps per GPU generation on 1, 2 and >= 3 nodes, bytes/s (``llMaxBws``).
+    ll_max_busbw_Bps: Mapping[str, tuple[float, float, float]] = _param("ll_max_busbw", _LL_CAPS)
+    #: Tree all-reduce bandwidth correction per size bucket (``treeCorrectionFactor``).
+    tree_correction: Mapping[Protocol, tuple[float, ...]] = _param(
+        "tree_correction", _TREE_CORRECTION
+    )
+    #: Start of the tree correction's first bucket; bucket i starts at this x 2^i.
+    tree_correction_first_bucket_bytes: float = _param("tree_correction_first_bucket", _SIZE)
+    #: NCCL multiplies its ring estimate by this for FP8 reductions ...
+    fp8_ring_penalty: float = _param("fp8_ring_penalty", _Number(1.0, 1e12))
+    #: ... on more than this many ranks.
+    fp8_ring_penalty_above_ranks: int = _param(
+        "fp8_ring_penalty_above_ranks", _Number(0.0, 1e9, integer=True)
+    )
+
+
+@dataclass(frozen=True)
+class NcclRuntime:
+    """NCCL defaults outside its tuner that the model needs."""
+
+    #: Simple protocol buffer per connection (``NCCL_BUFFSIZE``), bytes.
+    simple_buffer_bytes: float = _param("simple_buffer", _SIZE)
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """Values fitted to published measurements (``benchmarks/calibrate.py`` re-derives each)."""
+
+    #: One-way transport latencies per Simple network hop once the message fills the pipeline.
+    simple_transport_factor: float = _param("simple_transport_factor", _Number(0.0, 100.0))
+    #: Message size at which Simple's transport handshake is fully exposed, bytes.
+    simple_fill_bytes: float = _param("simple_fill", _SIZE)
+    #: sendrecv bandwidth / ring bandwidth on a scale-up link.
+    p2p_efficiency: float = _param("p2p_efficiency", _FRACTION)
+    #: Per-rank LL throughput across the network at small sizes, bytes/s (None: no such limit).
+    ll_net_Bps: float | None = _param(
+        "ll_net_bandwidth",
+        _Quantity("bandwidth", parse_bandwidth, "1 GB/s", lo_open=True, nullable=True),
+    )
+    #: NVLS bandwidth left to an NVLS-tree (the GPU also streams its shard to and from the NIC).
+    nvls_tree_factor: float = _param("nvls_tree_factor", _FRACTION)
+
+
+@dataclass(frozen=True)
+class Assumptions:
+    """Values no measurement pins down; each entry of the YAML says why it is what it is."""
+
+    #: Cost of posting one more peer message in a grouped all-to-all.
+    per_message_s: float = _param("per_message_latency", _LATENCY)
+    #: LL's network extra stops growing at this size, bytes.
+    ll_net_saturation_bytes: float = _param("ll_net_saturation", _SIZE)
+    #: Channels NCCL keeps busy over one WAN link.
+    wan_channels: int = _param("wan_channels", _Number(1.0, 1024.0, integer=True))
+
+
+@dataclass(frozen=True)
+class Reporting:
+    """Thresholds of what is said about a result (they do not change any time)."""
+
+    #: An alternative is named as faster than NCCL's choice only beyond this fraction.
+    notably_faster: float = _param("notably_faster", _Number(0.0, 1.0, hi_open=True))
+
+
+_GROUPS: dict[str, type[Any]] = {
+    "nccl_tuner": NcclTuner,
+    "nccl_runtime": NcclRuntime,
+    "calibrated": Calibrated,
+    "assumptions": Assumptions,
+    "reporting": Reporting,
+}
+#: group -> YAML key -> (attribute, kind)
+_SPECS: dict[str, dict[str, tuple[str, _Kind]]] = {
+    group: {f.metadata["key"]: (f.name, f.metadata["kind"]) for f in fields(cls)}
+    for group, cls in _GROUPS.items()
+}
+_TOP_KEYS = ("schema", *_GROUPS, "tuner_view")
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where one parameter's value comes from.
+
+    ``kind`` is ``source`` (a public source), ``derived_by`` (a calibration function, reading
+    ``rows``) or ``assumed`` (the reason); ``origin`` is the file (and line) that set it, and
+    ``previous`` what it replaced when an override set it.
+    """
+
+    kind: Literal["source", "derived_by", "assumed"]
+    text: str
+    origin: str
+    rows: str | None = None
+    previous: Provenance | None = None
+
+
+def _check_entry(
+    kind: _Kind, entry: object, loc: _Loc, problems: _Problems, *, partial: bool
+) -> None:
+    if not isinstance(entry, Mapping):
+        problems.append(
+            (
+                loc,
+                "write a parameter as a mapping: {value: ..., source: ...} (or derived_by/assumed)",
+            )
+        )
+        return
+    for key in entry:
+        if key not in _ENTRY_KEYS:
+            problems.append(((*loc, key), f"unknown key {key!r}{_hint(key, _ENTRY_KEYS)}"))
+    if "value" not in entry:
+        problems.append((loc, "missing value"))
+    else:
+        kind.parse(entry["value"], (*loc, "value"), problems, partial=partial)
+    given = [k for k in _PROVENANCE_KEYS if k in entry]
+    if not given:
+        problems.append(
+            (loc, "needs source:, derived_by: or assumed: (where the value comes from)")
+        )
+    elif len(given) > 1:
+        problems.append(((*loc, given[1]), f"give one of {', '.join(given)}, not several"))
+    for key in (*given, "rows"):
+        text = entry.get(key)
+        if key in entry and (not isinstance(text, str) or not text.strip()):
+            problems.append(((*loc, key), f"{key} must be a non-empty text"))
+    if "derived_by" in entry:
+        if isinstance(entry["derived_by"], str) and not _DERIVED_BY.match(entry["derived_by"]):
+            problems.append(
+                ((*loc, "derived_by"), "derived_by names a function: path/to/script.py::function")
+            )
+        if "rows" not in entry:
+            problems.append((loc, "derived_by needs rows: (the data the derivation reads)"))
+    elif "rows" in entry:
+        problems.append(((*loc, "rows"), "rows goes with derived_by only"))
+
+
+def _check_groups(data: Mapping[Any, Any], loc: _Loc, problems: _Problems, *, full: bool) -> None:
+    """Check the groups of a file (``loc`` empty) or of its tuner_view section; ``full`` when
+    every parameter and every table cell must be there (the built-in file)."""
+    for group, entries in data.items():
+        specs = _SPECS.get(group) if isinstance(group, str) else None
+        if specs is None:
+            choices = list(_GROUPS) if loc else list(_TOP_KEYS)
+            problems.append(((*loc, group), f"unknown key {group!r}{_hint(group, choices)}"))
+            continue
+        if not isinstance(entries, Mapping):
+            problems.append(((*loc, group), f"{group} must be a mapping of parameters"))
+            continue
+        for name, entry in entries.items():
+            spec = specs.get(name) if isinstance(name, str) else None
+            if spec is None:
+                problems.append(
+                    ((*loc, group, name), f"unknown parameter {name!r}{_hint(name, specs)}")
+                )
+                continue
+            _check_entry(spec[1], entry, (*loc, group, name), problems, partial=not full)
+        missing = [name for name in specs if name not in entries]
+        if full and missing:
+            problems.append(((*loc, group), f"missing {', '.join(missing)}"))
+
+
+def _check_document(data: object, *, full: bool) -> _Problems:
+    """Every problem of one file's data; ``full`` for the built-in file (every key present)."""
+    problems: _Problems = []
+    if not isinstance(data, Mapping):
+        return [((), f"a cost-parameter file is a mapping: schema: {SCHEMA}, then groups")]
+    if data.get("schema") != SCHEMA:
+        where: _Loc = ("schema",) if "schema" in data else ()
+        problems.append((where, f"schema: {SCHEMA} is required"))
+    groups = {k: v for k, v in data.items() if k not in ("schema", "tuner_view")}
+    _check_groups(groups, (), problems, full=full)
+    if full:
+        missing = [g for g in _GROUPS if g not in data]
+        if missing:
+            problems.append(((), f"missing group {', '.join(missing)}"))
+    overlay = data.get("tuner_view")
+    if "tuner_view" in data:
+        if not isinstance(overlay, Mapping):
+            problems.append((("tuner_view",), "tuner_view must be a mapping of groups"))
+        else:
+            _check_groups(overlay, ("tuner_view",), problems, full=False)
+    return problems
+
+
+def _deep_merge(old: object, new: object) -> object:
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        merged = dict(old)
+        for key, value in new.items():
+            merged[key] = _deep_merge(old.get(key), value)
+        return merged
+    return new
+
+
+def _merge_groups(base: Mapping[str, Any], override: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` with each entry of ``override`` laid over it: values merge cell by cell, the
+    provenance of an entry replaces the previous one whole."""
+    merged = {group: dict(entries) for group, entries in base.items()}
+    for group, entries in override.items():
+        target = merged.setdefault(group, {})
+        for name, entry in entries.items():
+            old = target.get(name, {})
+            new = {k: v for k, v in old.items() if k not in (*_PROVENANCE_KEYS, "rows")}
+            new.update({k: v for k, v in entry.items() if k != "value"})
+            new["value"] = _deep_merge(old.get("value"), entry["value"])
+            target[name] = new
+    return merged
+
+
+def _dotted(groups: Mapping[str, Any]) -> list[str]:
+    return [f"{group}.{name}" for group, entries in groups.items() for name in entries]
+
+
+def _provenances(
+    groups: Mapping[str, Any],
+    prefix: _Loc,
+    label: str,
+    locate: Locator | None,
+    previous: Mapping[str, Provenance],
+) -> dict[str, Provenance]:
+    """The provenance of every entry of ``groups`` (checked: each has exactly one kind)."""
+    out: dict[str, Provenance] = {}
+    for group, entries in groups.items():
+        for name, entry in entries.items():
+            kind: Literal["source", "derived_by", "assumed"] = next(
+                k for k in _PROVENANCE_KEYS if k in entry
+            )
+            line = locate((*prefix, group, name))[0] if locate is not None else None
+            dotted = f"{group}.{name}"
+            out[dotted] = Provenance(
+                kind=kind,
+                text=entry[kind],
+                origin=f"{label}:{line}" if line is not None else label,
+                rows=entry.get("rows"),
+                previous=previous.get(dotted),
+            )
+    return out
+
+
+def _raise(problems: _Problems, label: str, locate: Locator | None) -> None:
+    located = []
+    for loc, message in problems:
+        line, col = locate(loc) if locate is not None else (None, None)
+        where = ".".join(str(part) for part in loc if part != "value")
+        text = f"{where}: {message}" if where else message
+        located.append(ValidationProblem(label, line, col, text))
+    raise CatalogueError(located)
+
+
+def _build_groups(groups: Mapping[str, Any]) -> dict[str, Any]:
+    problems: _Problems = []
+    built: dict[str, Any] = {}
+    for group, cls in _GROUPS.items():
+        values = {
+            attr: kind.parse(groups[group][key]["value"], (group, key), problems, partial=False)
+            for key, (attr, kind) in _SPECS[group].items()
+        }
+        built[group] = cls(**values)
+    if problems:  # pragma: no cover - every file is checked before it is merged
+        _raise(problems, "cost parameters", None)
+    return built
+
+
+@dataclass(frozen=True)
+class CostParams:
+    """Every constant of the cost model, by group; built with :meth:`from_mapping`.
+
+    ``provenance`` maps each parameter (``"nccl_tuner.base_latency"``) to where its value comes
+    from; ``origins`` lists the files applied, built-in first. The physical instance is what
+    costs are computed with; :meth:`tuner_view` returns what NCCL's own tuner assumes.
+    """
+
+    nccl_tuner: NcclTuner
+    nccl_runtime: NcclRuntime
+    calibrated: Calibrated
+    assumptions: Assumptions
+    reporting: Reporting
+    provenance: Mapping[str, Provenance] = field(compare=False, repr=False)
+    origins: tuple[str, ...] = field(compare=False)
+    is_tuner_view: bool = False
+    #: The merged mapping these values were built from (the layout of data/cost_params.yaml).
+    document: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    _tuner: CostParams | None = field(default=None, compare=False, repr=False)
+
+    @classmethod
+    def from_mapping(
+        cls,
+        data: Mapping[str, Any],
+        *,
+        label: str = "cost parameters",
+        locate: Locator | None = None,
+    ) -> CostParams:
+        """Build from a complete mapping: every group, parameter and table cell, each entry
+        with its provenance.
+
+        Raises :class:`~ibcalc.errors.CatalogueError` listing every problem, each located with
+        ``locate`` (``file:line:col`` when the mapping came from the file named ``label``).
+        """
+        problems = _check_document(data, full=True)
+        if problems:
+            _raise(problems, label, locate)
+        data = copy.deepcopy(data)  # the document kept must not change with the caller's data
+        groups = {g: data[g] for g in _GROUPS}
+        overlay = data.get("tuner_view") or {}
+        provenance = _provenances(groups, (), label, locate, {})
+        overlay_provenance = _provenances(overlay, ("tuner_view",), label, locate, provenance)
+        return cls._assemble(groups, overlay, provenance, overlay_provenance, (label,))
+
+    @classmethod
+    def _assemble(
+        cls,
+        groups: Mapping[str, Any],
+        overlay: Mapping[str, Any],
+        provenance: Mapping[str, Provenance],
+        overlay_provenance: Mapping[str, Provenance],
+        origins: tuple[str, ...],
+    ) -> CostParams:
+        tuner_groups = _merge_groups(groups, overlay)
+        tuner = cls(
+            **_build_groups(tuner_groups),
+            provenance=MappingProxyType({**provenance, **overlay_provenance}),
+            origins=origins,
+            is_tuner_view=True,
+            document=MappingProxyType({"schema": SCHEMA, **tuner_groups}),
+        )
+        return cls(
+            **_build_groups(groups),
+            provenance=MappingProxyType(dict(provenance)),
+            origins=origins,
+            document=MappingProxyType({"schema": SCHEMA, **groups, "tuner_view": overlay}),
+            _tuner=tuner,
+        )
+
+    def with_overrides(
+        self,
+        data: Mapping[str, Any],
+        *,
+        label: str = "cost parameters",
+        locate: Locator | None = None,
+    ) -> CostParams:
+        """A copy with the entries of a partial mapping (an override file) laid over these.
+
+        Only the keys given change: a table may give some of its cells (a list is replaced
+        whole), and a ``tuner_view`` section changes what the tuner view lays over the values.
+        Every entry needs its value and its provenance. Raises
+        :class:`~ibcalc.errors.CatalogueError` with every problem, located with ``locate``.
+        """
+        problems = _check_document(data, full=False)
+        if problems:
+            _raise(problems, label, locate)
+        data = copy.deepcopy(data)
+        given = {g: data[g] for g in _GROUPS if g in data}
+        overlay_given = data.get("tuner_view") or {}
+        overlay = self.document.get("tuner_view") or {}
+        provenance = {
+            **self.provenance,
+            **_provenances(given, (), label, locate, self.provenance),
+        }
+        seen_by_tuner = self.tuner_view().provenance
+        overlay_provenance = {key: seen_by_tuner[key] for key in _dotted(overlay)}
+        overlay_provenance.update(
+            _provenances(overlay_given, ("tuner_view",), label, locate, seen_by_tuner)
+        )
+        return type(self)._assemble(
+            _merge_groups({g: self.document[g] for g in _GROUPS}, given),
+            _merge_groups(overlay, overlay_given),
+            provenance,
+            overlay_provenance,
+            (*self.origins, label),
+        )
+
+    def tuner_view(self) -> CostParams:
+        """What NCCL's own tuner assumes: these values with the ``tuner_view`` section laid over
+        them (NCCL's Simple transport count at every size, no LL network limit). Built once,
+        with this instance; the tuner view of the tuner view is itself."""
+        return self._tuner if self._tuner is not None else self
+
+    def flat(self) -> dict[str, Any]:
+        """Every value by its dotted name (``"nccl_tuner.base_latency"``), in engine units."""
+        out: dict[str, Any] = {}
+        for group in _GROUPS:
+            values = getattr(self, group)
+            for key, (attr, _kind) in _SPECS[group].items():
+                out[f"{group}.{key}"] = getattr(values, attr)
+        return out

@@ -1,0 +1,499 @@
+"""The cost model's constants as data: data/cost_params.yaml, CostParams, overrides, tuner view.
+
+Expected numbers are NCCL 2.30.7's constants as published in its src/graph/tuning.cc (restated in
+the reference notes, section 2.4) or worked out by hand in the test; none is read from the file
+under test and compared with itself.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from ibcalc.catalogue.cost_params import (
+    BUILTIN_LABEL,
+    ENV_VAR,
+    builtin_cost_params,
+    builtin_text,
+    load_cost_params,
+)
+from ibcalc.catalogue.load import load_catalogue
+from ibcalc.cluster.spec import ClusterSpec
+from ibcalc.engine.base import Topology, net_hop_latency
+from ibcalc.engine.params import CostParams
+from ibcalc.engine.types import Algorithm, Collective, Protocol, ScaleOutTier
+from ibcalc.errors import CatalogueError, InputFileError
+from ibcalc.facade import estimate
+from ibcalc.yamlio import load_yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+US = 1e-6
+GB = 1e9
+
+_HEADER = "schema: ibcalc-cost-params/1\n"
+
+
+def _write(tmp_path: Path, text: str, name: str = "override.yaml") -> Path:
+    path = tmp_path / name
+    path.write_text(_HEADER + text, encoding="utf-8")
+    return path
+
+
+def _calibrate_module() -> object:
+    spec = importlib.util.spec_from_file_location(
+        "calibrate_script", ROOT / "benchmarks" / "calibrate.py"
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# --- the built-in file ----------------------------------------------------------------------
+
+
+def test_builtin_file_loads_with_nccl_2_30_7_values() -> None:
+    params = load_cost_params(use_env=False)
+    assert params == builtin_cost_params()
+    assert params.origins == (BUILTIN_LABEL,)
+    nccl = params.nccl_tuner
+    # NCCL 2.30.7 baseLat (us): Ring LL 6.6, Tree Simple 8.4, PAT 8
+    assert nccl.base_latency_s[Algorithm.RING][Protocol.LL] == pytest.approx(6.6 * US)
+    assert nccl.base_latency_s[Algorithm.TREE][Protocol.SIMPLE] == pytest.approx(8.4 * US)
+    assert nccl.base_latency_s[Algorithm.PAT][Protocol.SIMPLE] == pytest.approx(8.0 * US)
+    # hwLat: NET Ring Simple 14, NVLink NVLS 25, NET NVLSTree 20.9 (2.28.9 and later)
+    assert nccl.hop_latency_s["net"][Algorithm.RING][Protocol.SIMPLE] == pytest.approx(14 * US)
+    assert nccl.hop_latency_s["nvlink"][Algorithm.NVLS][Protocol.SIMPLE] == pytest.approx(25 * US)
+    assert nccl.hop_latency_s["net"][Algorithm.NVLS_TREE][Protocol.SIMPLE] == pytest.approx(
+        20.9 * US
+    )
+    # llMaxBws: Hopper on one node 141 GB/s; Intel hosts on >= 3 nodes 20.4 GB/s
+    assert nccl.ll_max_busbw_Bps["hopper"] == pytest.approx((141 * GB, 39 * GB, 20.4 * GB))
+    # Tree + LL128 on one node: 7/9 exactly; several nodes 120/128
+    assert nccl.tree_ll128_factor_one_node == 7 / 9
+    assert nccl.tree_ll128_factor_multi_node == 120 / 128
+    # treeCorrectionFactor: 23 buckets from 64 B; Simple at 64 B is 0.9, LL at 128 KiB is 0.5
+    assert all(len(row) == 23 for row in nccl.tree_correction.values())
+    assert nccl.tree_correction[Protocol.SIMPLE][0] == 0.9
+    assert nccl.tree_correction[Protocol.LL][11] == 0.5  # 64 x 2^11 = 128 KiB
+    assert nccl.tree_correction_first_bucket_bytes == 64
+    # the WAN in-flight limit: 2 channels x NCCL's 4 MiB Simple buffer
+    assert params.assumptions.wan_channels * params.nccl_runtime.simple_buffer_bytes == 8 * 2**20
+
+
+def test_builtin_is_parsed_once() -> None:
+    assert builtin_cost_params() is builtin_cost_params()
+    assert load_cost_params(use_env=False) is builtin_cost_params()
+
+
+def test_every_value_has_a_source() -> None:
+    params = builtin_cost_params()
+    calibrate = _calibrate_module()
+    names = set(params.flat())
+    assert names == set(params.provenance)
+    counts = {"source": 0, "derived_by": 0, "assumed": 0}
+    for name, prov in params.provenance.items():
+        counts[prov.kind] += 1
+        assert prov.text.strip(), name
+        assert prov.origin == BUILTIN_LABEL, name
+        group = name.split(".")[0]
+        if group.startswith("nccl_"):
+            # NCCL's own constants: cite NCCL's version and source file
+            assert prov.kind == "source", name
+            assert "NCCL 2.30.7 src/" in prov.text, name
+        elif group == "calibrated":
+            assert prov.kind == "derived_by", name
+            script, function = prov.text.split("::")
+            assert script == "benchmarks/calibrate.py", name
+            assert callable(getattr(calibrate, function)), name
+            assert prov.rows, name
+        else:
+            # assumptions and reporting thresholds say why they are what they are
+            assert prov.kind == "assumed", name
+            assert len(prov.text) > 80, name
+    # the tuner view's values are NCCL's, so each cites NCCL
+    tuner = params.tuner_view()
+    for name in ("calibrated.simple_transport_factor", "calibrated.ll_net_bandwidth"):
+        assert tuner.provenance[name].kind == "source"
+        assert "NCCL 2.30.7" in tuner.provenance[name].text
+        assert tuner.provenance[name].previous is params.provenance[name]
+    assert counts == {"source": 23, "derived_by": 5, "assumed": 4}
+
+
+def test_shipped_file_is_the_repository_file() -> None:
+    assert builtin_text() == (ROOT / "data" / "cost_params.yaml").read_text(encoding="utf-8")
+
+
+def test_builtin_file_passes_the_strict_reader() -> None:
+    """The built-in file is read with libyaml for speed; the strict reader (duplicate keys,
+    tags, ...) that reads user files reads the same mapping from it."""
+    doc = load_yaml(BUILTIN_LABEL, text=builtin_text())
+    strict = CostParams.from_mapping(doc.data, label=doc.path, locate=doc.locate)
+    assert strict == builtin_cost_params()
+    assert strict.document == builtin_cost_params().document
+
+
+def test_per_message_cost_is_an_assumption_not_a_calibration() -> None:
+    """The per-message all-to-all cost is not produced by any calibration: it says so."""
+    prov = builtin_cost_params().provenance["assumptions.per_message_latency"]
+    assert prov.kind == "assumed"
+    assert "not fitted" in prov.text.lower()
+
+
+# --- overrides ------------------------------------------------------------------------------
+
+
+def _ring_ll_8b(params: CostParams | None) -> tuple[float, float]:
+    est = estimate(
+        load_catalogue(use_env=False),
+        ClusterSpec(system="dgx-h100", nodes=1),
+        Collective.ALL_REDUCE,
+        8,
+        algorithm=Algorithm.RING,
+        protocol=Protocol.LL,
+        params=params,
+    )
+    return est.best.latency_s, est.best.transfer_s
+
+
+def test_override_file_replaces_one_value_and_the_estimate_moves_by_that_much(
+    tmp_path: Path,
+) -> None:
+    path = _write(
+        tmp_path,
+        "nccl_tuner:\n"
+        "  base_latency:\n"
+        "    value:\n"
+        "      ring: {LL: 16.6 us}\n"
+        "    source: NCCL 6.6 us plus 10 us, for a test\n",
+    )
+    params = load_cost_params([path], use_env=False)
+    assert params.origins == (BUILTIN_LABEL, str(path))
+    table = params.nccl_tuner.base_latency_s
+    assert table[Algorithm.RING][Protocol.LL] == pytest.approx(16.6 * US)
+    # the other cells keep NCCL's values
+    assert table[Algorithm.RING][Protocol.LL128] == pytest.approx(14.0 * US)
+    assert table[Algorithm.TREE][Protocol.LL] == pytest.approx(6.8 * US)
+    # ...and so does the tuner view, which lays its own section over these
+    assert params.tuner_view().nccl_tuner.base_latency_s[Algorithm.RING][Protocol.LL] == (
+        pytest.approx(16.6 * US)
+    )
+    prov = params.provenance["nccl_tuner.base_latency"]
+    assert prov.origin == f"{path}:3"  # the line of base_latency
+    assert prov.previous is builtin_cost_params().provenance["nccl_tuner.base_latency"]
+
+    # 8 GPUs on NVLink 4, ring LL all-reduce of 8 B: base + 2(n-1) = 14 NVLink hops of 0.6 us
+    before_latency, before_transfer = _ring_ll_8b(None)
+    after_latency, after_transfer = _ring_ll_8b(params)
+    assert before_latency == pytest.approx((6.6 + 14 * 0.6) * US)
+    assert after_latency == pytest.approx((16.6 + 14 * 0.6) * US)
+    assert after_latency - before_latency == pytest.approx(10 * US, rel=1e-9)
+    assert after_transfer == before_transfer
+
+
+def test_override_named_by_the_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = _write(
+        tmp_path,
+        "reporting:\n  notably_faster: {value: 0.05, assumed: a test wants a wider margin here}\n",
+    )
+    monkeypatch.setenv(ENV_VAR, str(path))
+    assert load_cost_params().reporting.notably_faster == 0.05
+    assert load_cost_params(use_env=False).reporting.notably_faster == 0.02
+
+
+def test_override_of_a_list_replaces_it_whole_and_a_tuner_view_section_moves_only_the_tuner(
+    tmp_path: Path,
+) -> None:
+    ones = ", ".join(["1.0"] * 23)
+    path = _write(
+        tmp_path,
+        "nccl_tuner:\n"
+        "  tree_correction:\n"
+        f"    value: {{Simple: [{ones}]}}\n"
+        "    source: a flat table, for a test\n"
+        "tuner_view:\n"
+        "  calibrated:\n"
+        "    simple_transport_factor: {value: 3, assumed: a tuner plugin that counts 3}\n",
+    )
+    params = load_cost_params([path], use_env=False)
+    assert params.nccl_tuner.tree_correction[Protocol.SIMPLE] == (1.0,) * 23
+    assert params.nccl_tuner.tree_correction[Protocol.LL][11] == 0.5
+    assert params.calibrated.simple_transport_factor == 7
+    assert params.tuner_view().calibrated.simple_transport_factor == 3
+    # the tuner view keeps its other entry
+    assert params.tuner_view().calibrated.ll_net_Bps is None
+
+
+def test_the_documented_override_example_loads(tmp_path: Path) -> None:
+    """The example in ibcalc.catalogue.cost_params' docstring is a valid override file."""
+    import textwrap
+
+    from ibcalc.catalogue import cost_params
+
+    doc = cost_params.__doc__ or ""
+    block = doc.split("Override file format")[1].split("::\n\n", 1)[1].split("\n\n")[0]
+    path = tmp_path / "example.yaml"
+    path.write_text(textwrap.dedent(block) + "\n", encoding="utf-8")
+    params = load_cost_params([path], use_env=False)
+    assert params.nccl_tuner.base_latency_s[Algorithm.RING][Protocol.LL] == pytest.approx(16.6 * US)
+    assert params.calibrated.simple_transport_factor == 6.5
+    assert params.tuner_view().calibrated.simple_transport_factor == 2
+
+
+def test_overrides_apply_in_order(tmp_path: Path) -> None:
+    first = _write(
+        tmp_path, "calibrated:\n  p2p_efficiency: {value: 0.7, assumed: first}\n", "a.yaml"
+    )
+    second = _write(
+        tmp_path, "calibrated:\n  p2p_efficiency: {value: 0.6, assumed: second}\n", "b.yaml"
+    )
+    params = load_cost_params([first, second], use_env=False)
+    assert params.calibrated.p2p_efficiency == 0.6
+    prov = params.provenance["calibrated.p2p_efficiency"]
+    assert prov.text == "second"
+    assert prov.previous is not None
+    assert prov.previous.text == "first"
+
+
+# --- bad override files ---------------------------------------------------------------------
+
+
+def _error(path: Path) -> CatalogueError:
+    with pytest.raises(CatalogueError) as info:
+        load_cost_params([path], use_env=False)
+    return info.value
+
+
+@pytest.mark.parametrize(
+    ("body", "needle", "message"),
+    [
+        (
+            "nccl_tuner:\n  base_latncy:\n    value: {ring: {LL: 7 us}}\n    source: x\n",
+            "base_latncy",
+            "unknown parameter 'base_latncy' (did you mean base_latency?)",
+        ),
+        (
+            "nccl_tuner:\n  base_latency:\n    value: {ring: {ll: 7 us}}\n    source: x\n",
+            "ll: 7 us",
+            "unknown protocol 'll' (did you mean LL?)",
+        ),
+        (
+            "calibrated:\n  simple_fil: {value: 32 MiB, assumed: x}\n",
+            "simple_fil",
+            "did you mean simple_fill?",
+        ),
+        (
+            "nccl_tuner:\n  base_latency:\n    value: {ring: {LL: 16.6 GB/s}}\n    source: x\n",
+            "LL: 16.6 GB/s",
+            "time '16.6 GB/s' is not understood",
+        ),
+        (
+            "nccl_tuner:\n  base_latency:\n    value: {ring: {LL: -1 us}}\n    source: x\n",
+            "LL: -1 us",
+            "time '-1 us' is negative",
+        ),
+        (
+            "nccl_tuner:\n  net_overhead: {value: 1, source: x}\n",
+            "value: 1,",
+            "1 is not a time with its unit (write e.g. '6.8 us')",
+        ),
+        (
+            "calibrated:\n  p2p_efficiency: {value: 80 %, assumed: x}\n",
+            "value: 80 %",
+            "factors and counts carry no unit",
+        ),
+        (
+            "calibrated:\n  p2p_efficiency: {value: 1.2, assumed: x}\n",
+            "value: 1.2",
+            "out of range: must be in (0, 1]",
+        ),
+        (
+            "calibrated:\n  p2p_efficiency: {value: 0.7}\n",
+            "p2p_efficiency",
+            "needs source:, derived_by: or assumed:",
+        ),
+        (
+            "calibrated:\n  p2p_efficiency: {value: 0.7, derived_by: my_fit}\n",
+            "derived_by",
+            "derived_by names a function",
+        ),
+        (
+            "calibrated:\n  simple_transport_factor: {value: 7, sorce: x}\n",
+            "sorce",
+            "unknown key 'sorce' (did you mean source?)",
+        ),
+        (
+            "nccl_tunr:\n  net_overhead: {value: 1 us, source: x}\n",
+            "nccl_tunr",
+            "unknown key 'nccl_tunr' (did you mean nccl_tuner?)",
+        ),
+    ],
+)
+def test_bad_override_is_reported_at_its_line_and_column(
+    tmp_path: Path,
+    locate: Callable[..., tuple[int, int]],
+    body: str,
+    needle: str,
+    message: str,
+) -> None:
+    path = _write(tmp_path, body)
+    error = _error(path)
+    line, col = locate(_HEADER + body, needle)
+    assert str(error.problems[0]).startswith(f"{path}:{line}:{col}: "), str(error)
+    assert message in str(error.problems[0])
+
+
+def test_every_problem_of_every_file_is_reported(tmp_path: Path) -> None:
+    first = _write(
+        tmp_path,
+        "nccl_tuner:\n  net_overhead: {value: -1 us, source: x}\n"
+        "  pat_factor: {value: 2, source: x}\n",
+        "a.yaml",
+    )
+    second = tmp_path / "b.yaml"
+    second.write_text("reporting: {}\n", encoding="utf-8")  # no schema
+    with pytest.raises(CatalogueError) as info:
+        load_cost_params([first, second], use_env=False)
+    text = [str(p) for p in info.value.problems]
+    assert len(text) == 3, text
+    assert text[0].startswith(f"{first}:3:")
+    assert "negative" in text[0]
+    assert text[1].startswith(f"{first}:4:")
+    assert "out of range" in text[1]
+    assert text[2].startswith(f"{second}:")
+    assert "schema: ibcalc-cost-params/1" in text[2]
+
+
+def test_file_named_by_the_environment_says_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _write(tmp_path, "reporting:\n  notably_faster: {value: 2 %, assumed: x}\n")
+    monkeypatch.setenv(ENV_VAR, str(path))
+    with pytest.raises(CatalogueError, match=f"named by {ENV_VAR}"):
+        load_cost_params()
+    monkeypatch.setenv(ENV_VAR, str(tmp_path / "missing.yaml"))
+    with pytest.raises(InputFileError, match="no such file"):
+        load_cost_params()
+
+
+def test_incomplete_mapping_is_refused_with_every_missing_key() -> None:
+    document = {k: v for k, v in builtin_cost_params().document.items() if k != "reporting"}
+    nccl = dict(document["nccl_tuner"])
+    del nccl["pat_factor"]
+    latency = dict(nccl["base_latency"])
+    latency["value"] = {k: v for k, v in latency["value"].items() if k != "pat"}
+    nccl["base_latency"] = latency
+    with pytest.raises(CatalogueError) as info:
+        CostParams.from_mapping({**document, "nccl_tuner": nccl})
+    text = " | ".join(str(p) for p in info.value.problems)
+    assert "missing group reporting" in text
+    assert "nccl_tuner: missing pat_factor" in text
+    assert "nccl_tuner.base_latency: missing algorithm pat" in text
+
+
+# --- the tuner view -------------------------------------------------------------------------
+
+
+def test_tuner_view_differs_from_the_physical_values_exactly_where_documented() -> None:
+    params = builtin_cost_params()
+    tuner = params.tuner_view()
+    assert tuner is params.tuner_view()  # built once
+    assert tuner.tuner_view() is tuner
+    assert tuner.is_tuner_view
+    assert not params.is_tuner_view
+    physical_values, tuner_values = params.flat(), tuner.flat()
+    differ = {name for name in physical_values if physical_values[name] != tuner_values[name]}
+    documented = {
+        f"{group}.{name}"
+        for group, entries in params.document["tuner_view"].items()
+        for name in entries
+    }
+    assert (
+        differ
+        == documented
+        == {
+            "calibrated.simple_transport_factor",
+            "calibrated.ll_net_bandwidth",
+        }
+    )
+    # NCCL counts the transport latency twice per Simple hop (the hop and the flush), at every
+    # size; it knows no small-message LL network limit
+    assert tuner.calibrated.simple_transport_factor == 2
+    assert tuner.calibrated.ll_net_Bps is None
+    assert params.calibrated.simple_transport_factor == 7
+
+
+def test_tuner_view_of_a_simple_network_hop_on_a_proxy_transport() -> None:
+    """EFA-like transport with 20 us one-way latency: NCCL's tuner counts 2 of them per Simple
+    hop at any size; physically 2 for small messages, growing linearly to 7 at 64 MiB."""
+    params = builtin_cost_params()
+    net = ScaleOutTier(
+        link_id="efa",
+        domains=2,
+        nics_per_domain=1,
+        nic_line_Bps=12.5 * GB,
+        nic_bw_Bps=12.5 * GB,
+        transport_latency_s=20 * US,
+    )
+    topo = Topology(ranks_per_domain=1, domains=2, up=None, out=net)
+    hop = 14.0 * US  # NCCL NET Ring Simple
+    ring, simple = Algorithm.RING, Protocol.SIMPLE
+    tuner = params.tuner_view()
+    assert net_hop_latency(topo, ring, simple, 2**30, tuner) == pytest.approx(hop + 2 * 20 * US)
+    assert net_hop_latency(topo, ring, simple, 2**30, params) == pytest.approx(hop + 7 * 20 * US)
+    half = 32 * 2**20  # half way to the 64 MiB fill: 2 + (7 - 2) / 2 = 4.5 latencies
+    assert net_hop_latency(topo, ring, simple, half, params) == pytest.approx(hop + 4.5 * 20 * US)
+
+
+# --- purity ---------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ruff") is None, reason="ruff is not installed")
+@pytest.mark.parametrize(
+    ("module", "where"),
+    [
+        ("yaml", "src/ibcalc/engine/params.py"),
+        ("pathlib", "src/ibcalc/engine/algorithms/ring.py"),
+        ("ibcalc.catalogue.load", "src/ibcalc/engine/base.py"),
+        ("ibcalc.facade", "src/ibcalc/engine/select.py"),
+        ("typer", "src/ibcalc/engine/types.py"),
+    ],
+)
+def test_engine_imports_nothing_that_does_io(module: str, where: str) -> None:
+    """The nested ruff.toml of the engine bans these imports there (and only there)."""
+    source = f"import {module}\n\nprint({module})\n"
+    run = subprocess.run(
+        [sys.executable, "-m", "ruff", "check", "--no-cache", "--stdin-filename", where, "-"],
+        input=source,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert "TID251" in run.stdout, run.stdout + run.stderr
+    if not module.startswith("typer"):
+        outside = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "ruff",
+                "check",
+                "--no-cache",
+                "--stdin-filename",
+                "src/ibcalc/catalogue/x.py",
+                "-",
+            ],
+            input=source,
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            check=False,
+        )
+        assert "TID251" not in outside.stdout, outside.stdout
