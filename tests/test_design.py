@@ -16,10 +16,10 @@ import pytest
 
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli import main
+from ibcalc.cluster.bandwidths import per_gpu_bandwidths
 from ibcalc.cluster.resolve import ClusterSpec
 from ibcalc.design.check import (
     check_design,
-    cluster_bandwidths,
     evaluate,
     json_schema,
     load_design,
@@ -28,6 +28,7 @@ from ibcalc.design.check import (
 from ibcalc.engine.types import Collective
 from ibcalc.errors import InputFileError
 from ibcalc.facade import estimate
+from ibcalc.render.check import finding_message
 
 GB = 10**9
 NDR_Bps = 400 * GB / 8  # link_specs.md 4.1: NDR 400 Gb/s per direction
@@ -222,7 +223,7 @@ def test_failing_requirement_respects_the_nic_bound(
     assert finding.predicted >= bound
     assert not finding.passed
     assert finding.margin == pytest.approx((0.040 - finding.predicted) / 0.040)
-    assert "over the required <= 40 ms" in finding.message
+    assert "over the required <= 40 ms" in finding_message(finding)
 
 
 def test_oversubscription_slows_alltoall(tmp_path: Path, builtin_catalogue: Catalogue) -> None:
@@ -248,13 +249,13 @@ def test_oversubscription_slows_alltoall(tmp_path: Path, builtin_catalogue: Cata
     assert alltoall("2", True) == pytest.approx(alltoall("1", True), rel=1e-9)
 
 
-def test_cluster_bandwidths_gb200(builtin_catalogue: Catalogue) -> None:
+def test_per_gpu_bandwidths_gb200(builtin_catalogue: Catalogue) -> None:
     """GB200 NVL72: 72-GPU NVLink 5 domain (900 GB/s per GPU), 4 NDR NICs per 4-GPU tray, so
     50 GB/s per GPU: gap 18 (link_specs.md 1.1, fabric_sizing.md 3.4)."""
     text = "name: g\nnodes: 144\nsystem: gb200-nvl72\n"
     design, doc = load_design("g.yaml", text=text)
     resolved = resolve_design(design, doc, builtin_catalogue)
-    bws = cluster_bandwidths(resolved.cluster)
+    bws = per_gpu_bandwidths(resolved.cluster.topology)
     assert (bws.gpus_per_domain, bws.domains, bws.nics_per_domain) == (72, 8, 72)
     assert bws.out_line_per_gpu_Bps == pytest.approx(NDR_Bps)
     assert bws.gap == pytest.approx(18.0)

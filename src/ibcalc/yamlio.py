@@ -7,6 +7,7 @@ node budget (billion laughs), nesting deeper than a limit, duplicate keys, pytho
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -241,11 +242,18 @@ def _format_loc(loc: Iterable[str | int]) -> str:
     return "".join(parts)
 
 
-def validate(doc: Document, model: type[M], *, prefix: Sequence[str | int] = ()) -> M:
+def validate(
+    doc: Document,
+    model: type[M],
+    *,
+    prefix: Sequence[str | int] = (),
+    known_keys: Iterable[str] = (),
+) -> M:
     """Validate ``doc.data`` (or the part at ``prefix``) against ``model``.
 
     Every pydantic error becomes a :class:`ValidationProblem` at the YAML position of the
-    offending key; all of them are raised together.
+    offending key; all of them are raised together. An unknown key gets a "did you mean" hint
+    from ``known_keys`` when one is close.
     """
     data: Any = doc.data
     for part in prefix:
@@ -253,13 +261,18 @@ def validate(doc: Document, model: type[M], *, prefix: Sequence[str | int] = ())
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise InputFileError(problems_from(doc, exc, prefix)) from None
+        raise InputFileError(problems_from(doc, exc, prefix, known_keys=known_keys)) from None
 
 
 def problems_from(
-    doc: Document, exc: ValidationError, prefix: Sequence[str | int] = ()
+    doc: Document,
+    exc: ValidationError,
+    prefix: Sequence[str | int] = (),
+    *,
+    known_keys: Iterable[str] = (),
 ) -> list[ValidationProblem]:
-    """Map pydantic errors to positioned problems."""
+    """Map pydantic errors to positioned problems (unknown keys hinted from ``known_keys``)."""
+    keys = sorted(known_keys)
     problems = []
     for error in exc.errors(include_url=False):
         loc = (*prefix, *error["loc"])
@@ -268,6 +281,9 @@ def problems_from(
         message = error["msg"]
         if error["type"] == "extra_forbidden":
             message = "unknown key (not allowed here)"
+            close = difflib.get_close_matches(str(loc[-1]), keys, n=1) if loc and keys else []
+            if close:
+                message += f" (did you mean {close[0]}?)"
         elif message.startswith("Value error, "):
             message = message.removeprefix("Value error, ")
         problems.append(ValidationProblem(doc.path, line, col, f"{where}: {message}"))

@@ -689,7 +689,7 @@ def design_show_command(
 
     with _design_boundary():
         cat = _catalogue(catalogue)
-        design, doc = load_design(file)
+        design, doc = load_design(file, catalogue=cat)
         resolved = resolve_design(design, doc, cat)
         text = (
             render_design_json(resolved) if fmt is ShowFormat.JSON else render_design_text(resolved)

@@ -1,6 +1,8 @@
 """Fat-tree fabric sizing: switch, cable and transceiver counts from nodes, rails and radix.
 
-Pure functions of integers, no I/O (reference: ``fabric_sizing.md``). The rules, in the order the
+Pure functions of integers, no I/O (reference: ``fabric_sizing.md``). The switch models
+(``data/switches.yaml``) live in :mod:`ibcalc.fabric.switches`; ``SWITCHES``, ``NODE_CAGES`` and
+``find_switch`` are re-exported here. The rules, in the order the
 sizing applies them:
 
 * **Leaf port split** (section 2.4): a leaf with ``k`` ports at the NIC rate and oversubscription
@@ -31,19 +33,24 @@ sizing applies them:
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
+from typing import Any
 
-from ibcalc.errors import FabricError, UnknownNameError
-from ibcalc.units import BITS_PER_BYTE, GB, parse_bandwidth
+from ibcalc.errors import FabricError
+from ibcalc.fabric.switches import (
+    NodeCages,
+    PortMode,
+    SwitchModel,
+    find_switch,
+    node_cages,
+    switches,
+)
 
 __all__ = [
     "MAX_TIERS",
-    "NODE_CAGES",
-    "SWITCHES",
     "FabricError",
     "FabricSizing",
     "NodeCages",
@@ -57,192 +64,17 @@ __all__ = [
 
 #: Deepest fat tree the sizing builds (leaf, spine, core).
 MAX_TIERS = 3
-_RATE_TOLERANCE = 0.005
 
 
-@dataclass(frozen=True)
-class PortMode:
-    """One way to run a switch: ``ports`` ports at ``rate_gbps`` Gb/s per direction."""
-
-    ports: int
-    rate_gbps: int
-
-    @property
-    def rate_Bps(self) -> float:
-        """Port rate in bytes per second, per direction."""
-        return parse_bandwidth(f"{self.rate_gbps}Gb/s")
-
-
-@dataclass(frozen=True)
-class SwitchModel:
-    """A switch of the sizing catalogue: port modes, cages and the source of both."""
-
-    id: str
-    name: str
-    modes: tuple[PortMode, ...]
-    cages: int | None
-    source: str
-    aliases: tuple[str, ...] = ()
-
-    @property
-    def names(self) -> tuple[str, ...]:
-        """The id followed by every alias."""
-        return (self.id, *self.aliases)
-
-    def describe(self) -> str:
-        """Short text such as ``64 x 400 Gb/s or 128 x 200 Gb/s``."""
-        return " or ".join(f"{m.ports} x {m.rate_gbps} Gb/s" for m in self.modes)
-
-    def mode_for(self, port_Bps: float) -> PortMode:
-        """The port mode whose rate is ``port_Bps``; raise :class:`FabricError` if none."""
-        for mode in self.modes:
-            if abs(mode.rate_Bps - port_Bps) <= _RATE_TOLERANCE * port_Bps:
-                return mode
-        nic_gbps = port_Bps * BITS_PER_BYTE / GB
-        raise FabricError(
-            f"switch {self.id} has no {nic_gbps:g} Gb/s ports (it offers {self.describe()}); "
-            "pick another switch or give `radix:` for one not in the catalogue"
-        )
-
-    def ports_per_cage(self, mode: PortMode) -> int | None:
-        """Ports of ``mode`` that share one cage (2 for twin-port OSFP at 400G), if known."""
-        if self.cages is None or mode.ports % self.cages:
-            return None
-        return mode.ports // self.cages
-
-
-_IT4I = "https://docs.it4i.cz/barbora/network/ ; https://docs.it4i.cz/karolina/network/"
-_QM97 = "https://docs.nvidia.com/networking/display/QM97X0PUB/Interfaces"
-_SN5000 = "https://docs.nvidia.com/networking/display/sn5000/data+interfaces"
-_Q3400 = (
-    "https://quantum-computing.news/what-is-nvidia-quantum-x800-how-it-works/ ; "
-    "https://docs.nvidia.com/dgx-superpod/reference-architecture/scalable-infrastructure-b300-xdr/"
-    "latest/dgx-superpod-architecture.html (72 down + 72 up per leaf)"
-)
-_TH5 = (
-    "https://convergedigest.blogspot.com/2022_08_21_archive.html ; "
-    "https://voonze.com/broadcom-tomahawk-5-network-chip-with-over-51-2-tbps/"
-)
-_MEGASCALE = "arXiv:2402.15627 section 3.6 (MegaScale: Tomahawk 4, 64 x 400 Gb/s)"
-_H100_RA = (
-    "NVIDIA DGX SuperPOD H100 reference architecture RA-11333-001 Table 1; "
-    "https://www.scribd.com/document/812182495/dgx-superpod-reference-architecture-dgx-h100"
-)
-
-#: Switches the sizing knows, by id. ``k`` is the port count at the NIC rate (fabric_sizing.md 4).
-SWITCHES: dict[str, SwitchModel] = {
-    s.id: s
-    for s in (
-        SwitchModel(
-            "qm8700",
-            "NVIDIA Quantum QM8700 HDR (managed)",
-            (PortMode(40, 200), PortMode(80, 100)),
-            40,
-            _IT4I,
-        ),
-        SwitchModel(
-            "qm8790",
-            "NVIDIA Quantum QM8790 HDR (unmanaged)",
-            (PortMode(40, 200), PortMode(80, 100)),
-            40,
-            _IT4I,
-        ),
-        SwitchModel(
-            "qm9700",
-            "NVIDIA Quantum-2 QM9700 NDR (managed), 32 twin-port OSFP",
-            (PortMode(64, 400), PortMode(128, 200)),
-            32,
-            _QM97,
-        ),
-        SwitchModel(
-            "qm9790",
-            "NVIDIA Quantum-2 QM9790 NDR (unmanaged), 32 twin-port OSFP",
-            (PortMode(64, 400), PortMode(128, 200)),
-            32,
-            _QM97,
-        ),
-        SwitchModel(
-            "q3400",
-            "NVIDIA Quantum-X800 Q3400-RA XDR (cage layout not confirmed)",
-            (PortMode(144, 800),),
-            None,
-            _Q3400,
-            ("q3400-ra",),
-        ),
-        SwitchModel(
-            "sn5600",
-            "NVIDIA Spectrum-4 SN5600, 64 OSFP",
-            (PortMode(64, 800), PortMode(128, 400), PortMode(256, 200)),
-            64,
-            _SN5000,
-        ),
-        SwitchModel(
-            "sn5400",
-            "NVIDIA Spectrum-4 SN5400",
-            (PortMode(64, 400), PortMode(128, 200), PortMode(256, 100)),
-            64,
-            _SN5000,
-        ),
-        SwitchModel(
-            "tomahawk5",
-            "Broadcom Tomahawk 5 (BCM78900) switch ASIC; cages depend on the box",
-            (PortMode(64, 800), PortMode(128, 400), PortMode(256, 200)),
-            None,
-            _TH5,
-            ("th5", "bcm78900"),
-        ),
-        SwitchModel(
-            "tomahawk4",
-            "Broadcom Tomahawk 4 switch ASIC; cages depend on the box",
-            (PortMode(64, 400),),
-            None,
-            _MEGASCALE,
-            ("th4",),
-        ),
-        SwitchModel(
-            "sn4600c",
-            "NVIDIA Spectrum-3 SN4600C, 64 QSFP28",
-            (PortMode(64, 100),),
-            64,
-            _H100_RA,
-        ),
-    )
-}
-
-
-@dataclass(frozen=True)
-class NodeCages:
-    """Network cages of a node preset: ``cages`` transceivers serve ``nics`` compute NICs."""
-
-    cages: int
-    nics: int
-    source: str
-
-
-#: Node-side compute transceivers where a source gives them (fabric_sizing.md 4.1, 3.2).
-NODE_CAGES: dict[str, NodeCages] = {
-    "dgx-h100": NodeCages(
-        4,
-        8,
-        "RA-11333-001: four OSFP ports serve eight single-port ConnectX-7 (508 for 127 nodes)",
-    ),
-    "dgx-b200": NodeCages(
-        4,
-        8,
-        "https://docs.nvidia.com/dgx-basepod/reference-architecture-infrastructure-foundation-"
-        "enterprise-ai/latest/core-components.html: 4x OSFP serving 8x ConnectX-7",
-    ),
-}
-
-
-def find_switch(name: str) -> SwitchModel:
-    """The switch with this id or alias (case-insensitive), or UnknownNameError with hints."""
-    key = name.strip().lower()
-    for switch in SWITCHES.values():
-        if key in switch.names:
-            return switch
-    names = [n for s in SWITCHES.values() for n in s.names]
-    raise UnknownNameError("switch", name, difflib.get_close_matches(key, names, n=3))
+def __getattr__(name: str) -> Any:
+    """``SWITCHES`` and ``NODE_CAGES``, kept for importers of this module: the switch catalogue
+    (``data/switches.yaml``) by id, read on first use. New code calls
+    :func:`ibcalc.fabric.switches.switches` and :func:`~ibcalc.fabric.switches.node_cages`."""
+    if name == "SWITCHES":
+        return switches()
+    if name == "NODE_CAGES":
+        return node_cages()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def smallest_divisor_at_least(n: int, low: Fraction) -> int | None:

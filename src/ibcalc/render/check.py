@@ -1,7 +1,9 @@
 """Rendering of ``ibcalc check`` and ``ibcalc design show``: text, JSON, GitHub, JUnit.
 
-Plain strings only (no rich), so that CI logs and files stay byte-stable. Writers of files go
-through :func:`write_atomic` (temp file in the target directory, then rename).
+All wording of design checks lives here: a finding from :mod:`ibcalc.design.check` is numbers,
+its requirement line, message and detail are composed below. Plain strings only (no rich), so
+that CI logs and files stay byte-stable. Writers of files go through :func:`write_atomic`
+(temp file in the target directory, then rename).
 """
 
 from __future__ import annotations
@@ -13,26 +15,42 @@ import secrets
 import shutil
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ibcalc.cluster.bandwidths import PerGpuBandwidths, per_gpu_bandwidths
 from ibcalc.design.check import (
-    DESIGN_KEYS,
+    CollectiveBasis,
     DesignCheck,
     Finding,
+    GapBasis,
+    OversubscriptionBasis,
     ResolvedDesign,
-    cluster_bandwidths,
-    format_quantity,
+    SwitchesBasis,
 )
+from ibcalc.engine.types import DType
 from ibcalc.errors import ValidationProblem, fill_fields
-from ibcalc.units import BITS_PER_BYTE, format_bandwidth, gbps_from_Bps
+from ibcalc.units import (
+    BITS_PER_BYTE,
+    format_bandwidth,
+    format_size,
+    format_time,
+    gbps_from_Bps,
+)
 
 __all__ = [
     "FORMATS",
     "FileOutcome",
+    "bottleneck_text",
     "design_dict",
+    "design_notes",
     "exit_code",
+    "finding_detail",
+    "finding_dict",
+    "finding_message",
+    "finding_requirement",
+    "format_quantity",
     "render_check",
     "render_design_json",
     "render_design_text",
@@ -47,6 +65,116 @@ __all__ = [
 #: Output formats of ``ibcalc check``.
 FORMATS = ("text", "json", "github", "junit")
 _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+# --- wording of findings -----------------------------------------------------------------------
+
+
+def format_quantity(value: float, unit: str) -> str:
+    """Human text of a finding's value in its unit."""
+    if unit == "s":
+        return format_time(value)
+    if unit == "B/s":
+        return format_bandwidth(value)
+    if unit == "x":
+        return f"{value:.3g}x"
+    if unit == "down:up":
+        return f"{value:.3g}:1"
+    if unit == "switches":
+        return f"{value:.0f} switches"
+    return f"{value:g} {unit}"  # pragma: no cover
+
+
+#: What a collective target measures, by target key.
+_MEASURED = {"max_time": "time", "min_busbw": "busbw", "min_algbw": "algbw"}
+
+
+def _measured(f: Finding) -> str:
+    """The quantity a finding compares, as its message names it."""
+    if isinstance(f.basis, CollectiveBasis):
+        return _MEASURED[f.target]
+    if isinstance(f.basis, GapBasis):
+        return "intra/inter line rate per GPU"
+    if isinstance(f.basis, OversubscriptionBasis):
+        return "worst tier down:up"
+    return "total"
+
+
+def finding_requirement(f: Finding) -> str:
+    """The requirement as one line: ``allreduce 10 GB: time <= 40 ms``, ``switches <= 12``."""
+    basis = f.basis
+    if isinstance(basis, CollectiveBasis):
+        label = f"{f.kind} {format_size(basis.size_bytes)}"
+        if basis.algorithm is not None:
+            label += f" ({basis.algorithm.value})"
+        if basis.dtype != DType.FP32:
+            label += f" {basis.dtype}"
+        return f"{label}: {_measured(f)} {f.comparison} {format_quantity(f.required, f.unit)}"
+    if isinstance(basis, GapBasis):
+        return f"gap: intra/inter per GPU <= {f.required:g}x"
+    if isinstance(basis, OversubscriptionBasis):
+        return f"oversubscription <= {f.required:g}:1"
+    return f"switches <= {f.required:.0f}"
+
+
+def finding_detail(f: Finding) -> str:
+    """What the prediction rests on: the estimate's algorithm and bottleneck, the per-GPU
+    rates, the fabric's levels or switch counts."""
+    basis = f.basis
+    if isinstance(basis, CollectiveBasis):
+        best = basis.estimate.best
+        detail = f"{best.algorithm.value}/{best.protocol.value}, bottleneck {best.bottleneck}"
+        if best.equivalent_busbw:
+            detail += "; busbw is an equivalent figure (in-network reduction or 2-node tree)"
+        return detail
+    if isinstance(basis, GapBasis):
+        return (
+            f"{format_bandwidth(basis.up_line_Bps)} scale-up vs "
+            f"{format_bandwidth(basis.out_line_per_gpu_Bps)} scale-out per GPU"
+        )
+    if isinstance(basis, OversubscriptionBasis):
+        if basis.source == "sized":
+            return f"fabric sized with {basis.tiers} switch level(s)"
+        return "as declared" if basis.source == "declared" else "no fabric given: non-blocking"
+    assert isinstance(basis, SwitchesBasis)
+    return f"{basis.leaf} leaf + {basis.spine} spine + {basis.core} core"
+
+
+def finding_message(f: Finding) -> str:
+    """Predicted vs required with the margin, then the detail: ``time 53.4 ms, 33.6% over the
+    required <= 40 ms; ...``."""
+    pred, req = format_quantity(f.predicted, f.unit), format_quantity(f.required, f.unit)
+    what = _measured(f)
+    if f.passed:
+        message = f"{what} {pred}, required {f.comparison} {req} (margin {f.margin:+.1%})"
+    else:
+        word = "over" if f.comparison == "<=" else "under"
+        message = f"{what} {pred}, {abs(f.margin):.1%} {word} the required {f.comparison} {req}"
+    detail = finding_detail(f)
+    return f"{message}; {detail}" if detail else message
+
+
+def finding_dict(f: Finding) -> dict[str, Any]:
+    """The JSON object of a finding (keys keep their meaning across versions)."""
+    return {
+        "requirement": finding_requirement(f),
+        "file": f.file,
+        "line": f.line,
+        "col": f.col,
+        "passed": f.passed,
+        "predicted": f.predicted,
+        "required": f.required,
+        "margin": f.margin,
+        "unit": f.unit,
+        "message": finding_message(f),
+        "kind": f.kind,
+        "target": f.target,
+        "comparison": f.comparison,
+        "design": f.design,
+        "detail": finding_detail(f),
+        "predicted_text": format_quantity(f.predicted, f.unit),
+        "required_text": format_quantity(f.required, f.unit),
+    }
 
 
 @dataclass(frozen=True)
@@ -107,7 +235,7 @@ def _header(check: DesignCheck) -> str:
 def _line(f: Finding) -> str:
     word = "PASS" if f.passed else "FAIL"
     return (
-        f"{word}  {_where(f.file, f.line, f.col)}  {f.requirement}  "
+        f"{word}  {_where(f.file, f.line, f.col)}  {finding_requirement(f)}  "
         f"predicted {format_quantity(f.predicted, f.unit)}  margin {f.margin:+.1%}"
     )
 
@@ -127,7 +255,7 @@ def render_text(outcomes: Sequence[FileOutcome]) -> str:
         for f in outcome.findings:
             lines.append(_line(f))
             if not f.passed:
-                lines.append(f"      {f.message}")
+                lines.append(f"      {finding_message(f)}")
         if not outcome.findings:
             lines.append("      (no requirements)")
     lines.append(_summary(outcomes))
@@ -152,14 +280,7 @@ def render_json(outcomes: Sequence[FileOutcome]) -> str:
                 gpus_per_node=cluster.gpus_per_node,
                 passed=outcome.check.passed,
             )
-        entry["findings"] = [
-            {
-                **asdict(f),
-                "predicted_text": format_quantity(f.predicted, f.unit),
-                "required_text": format_quantity(f.required, f.unit),
-            }
-            for f in outcome.findings
-        ]
+        entry["findings"] = [finding_dict(f) for f in outcome.findings]
         entry["errors"] = [_problem_dict(p) for p in outcome.problems]
         files.append(entry)
     data = {
@@ -213,8 +334,8 @@ def render_github(outcomes: Sequence[FileOutcome]) -> str:
                         f.file,
                         f.line,
                         f.col,
-                        f"ibcalc check: {f.requirement}",
-                        f"{f.design}: {f.message}",
+                        f"ibcalc check: {finding_requirement(f)}",
+                        f"{f.design}: {finding_message(f)}",
                     )
                 )
     lines.append(_summary(outcomes))
@@ -251,16 +372,17 @@ def render_junit(outcomes: Sequence[FileOutcome]) -> str:
                 suite,
                 "testcase",
                 classname=_xml_text(f"ibcalc.{f.design}"),
-                name=_xml_text(f.requirement),
+                name=_xml_text(finding_requirement(f)),
                 file=_xml_text(f.file),
             )
             if f.line is not None:
                 case.set("line", str(f.line))
+            message = finding_message(f)
             if f.passed:
-                ET.SubElement(case, "system-out").text = _xml_text(f.message)
+                ET.SubElement(case, "system-out").text = _xml_text(message)
             else:
-                failure = ET.SubElement(case, "failure", message=_xml_text(f.message), type="FAIL")
-                failure.text = _xml_text(f"{_where(f.file, f.line, f.col)}: {f.message}")
+                failure = ET.SubElement(case, "failure", message=_xml_text(message), type="FAIL")
+                failure.text = _xml_text(f"{_where(f.file, f.line, f.col)}: {message}")
         if outcome.problems:
             case = ET.SubElement(
                 suite,
@@ -321,10 +443,48 @@ def _gbit(bw_Bps: float) -> str:
     return f"{gbps_from_Bps(bw_Bps) * BITS_PER_BYTE:.4g} Gb/s"
 
 
+def bottleneck_text(bws: PerGpuBandwidths) -> str:
+    """Which tier limits a GPU's bandwidth, with both rates: ``scale-out: 50.0 GB/s per GPU
+    across domains vs 360 GB/s inside (7.2x)``."""
+    if bws.limit is None:  # pragma: no cover - resolve_cluster needs 2 GPUs
+        return "none"
+    if bws.out_per_gpu_Bps is None:
+        return f"scale-up only ({bws.domains} domain)"
+    out = format_bandwidth(bws.out_per_gpu_Bps)
+    if bws.up_Bps is None:
+        return f"scale-out: {out} per GPU (one GPU per domain)"
+    up = format_bandwidth(bws.up_Bps)
+    if bws.limit == "scale-out":
+        return (
+            f"scale-out: {out} per GPU across domains vs {up} inside "
+            f"({bws.up_Bps / bws.out_per_gpu_Bps:.1f}x)"
+        )
+    return f"scale-up: {up} per GPU inside vs {out} across domains"
+
+
+def design_notes(resolved: ResolvedDesign) -> list[str]:
+    """The cluster's assumptions, then the design's own notes, each field named as the file
+    names it (``fabric.sharp``, never a command-line flag)."""
+    notes = list(resolved.cluster.assumptions)
+    if resolved.fabric_asked and resolved.cluster.inter is None:
+        notes.append("the whole cluster is one scale-up domain: no scale-out fabric to size")
+    if resolved.cross_leaf_fraction is not None and resolved.oversubscription > 1:
+        notes.append(
+            f"{resolved.cross_leaf_fraction:.0%} of rail-aligned all-to-all traffic crosses "
+            "leaves (the rest stays on its leaf)"
+        )
+    if resolved.oversubscription > 1:
+        notes.append(
+            f"oversubscription {resolved.oversubscription:.3g}:1 slows network-bound all-to-all "
+            "(cost_models.md 3.7)"
+        )
+    return [fill_fields(n, resolved.keys) for n in notes]
+
+
 def design_dict(resolved: ResolvedDesign) -> dict[str, Any]:
     """The JSON object of ``ibcalc design show``: cluster tiers, gap, fabric sizing."""
     cluster = resolved.cluster
-    bws = cluster_bandwidths(cluster)
+    bws = per_gpu_bandwidths(cluster.topology)
     data: dict[str, Any] = {
         "file": resolved.path,
         "design": resolved.design.name,
@@ -348,12 +508,10 @@ def design_dict(resolved: ResolvedDesign) -> dict[str, Any]:
             "scale_out_per_gpu_Bps": bws.out_per_gpu_Bps,
         },
         "gap": bws.gap,
-        "bottleneck": bws.bottleneck,
+        "bottleneck": bottleneck_text(bws),
         "sharp": cluster.topology.out.sharp if cluster.topology.out is not None else False,
         "oversubscription": resolved.oversubscription,
-        "assumptions": [
-            fill_fields(n, DESIGN_KEYS) for n in (*cluster.assumptions, *resolved.notes)
-        ],
+        "assumptions": design_notes(resolved),
     }
     fab = resolved.fabric
     if fab is None:
@@ -398,7 +556,7 @@ def _bw(value: float | None) -> str:
 def render_design_text(resolved: ResolvedDesign) -> str:
     """``ibcalc design show``: the resolved cluster, then the fabric sizing."""
     cluster = resolved.cluster
-    bws = cluster_bandwidths(cluster)
+    bws = per_gpu_bandwidths(cluster.topology)
     out = cluster.topology.out
     lines = [f"design {resolved.design.name} ({resolved.path})"]
     system = f" ({cluster.system.id})" if cluster.system is not None else ""
@@ -421,7 +579,7 @@ def render_design_text(resolved: ResolvedDesign) -> str:
         )
     if bws.gap is not None:
         lines.append(f"  gap (scale-up / scale-out line rate per GPU): {bws.gap:.3g}x")
-    lines.append(f"  bottleneck: {bws.bottleneck}")
+    lines.append(f"  bottleneck: {bottleneck_text(bws)}")
     sharp = out.sharp if out is not None else False
     lines.append(
         f"  SHARP {'on' if sharp else 'off'}; oversubscription fed to the engine "
@@ -472,7 +630,7 @@ def render_design_text(resolved: ResolvedDesign) -> str:
                 f"({_tbps(fab.bisection_Bps)})"
             )
         lines.extend(f"  - {note}" for note in fab.notes)
-    notes = [fill_fields(n, DESIGN_KEYS) for n in (*cluster.assumptions, *resolved.notes)]
+    notes = design_notes(resolved)
     if notes:
         lines.append("assumptions:")
         lines.extend(f"  - {note}" for note in notes)

@@ -1,0 +1,504 @@
+"""The schema of a cluster-design file: pydantic models, quantities with units, JSON Schema.
+
+A design file names a cluster (nodes plus a system preset or an explicit node shape), optionally
+its fat-tree fabric (switch, tiers, oversubscription, rails) and a list of requirements:
+collective targets (time, busbw, algbw), the intra/inter bandwidth gap, oversubscription and
+switch count. Every list here is derived from the one place that owns it: requirement keys of
+collectives from :class:`~ibcalc.engine.types.Collective` (``Collective.command``), element types
+from :class:`~ibcalc.engine.types.DType`, algorithms from
+:class:`~ibcalc.engine.types.Algorithm`, cluster limits from :mod:`ibcalc.cluster.spec`, switch
+names from ``data/switches.yaml``. The JSON Schema (:func:`json_schema`) is generated from these
+models, so its enums are the same lists.
+
+Choices (DESIGN.md is silent on them):
+
+* the scale-out link is given once, either as top-level ``inter`` or as ``fabric.link``;
+* sizing needs ``fabric.switch`` or ``fabric.radix``; without either,
+  ``fabric.oversubscription`` still feeds the engine as declared;
+* quantities of a target need a unit (``max_time: 45`` would silently mean seconds).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Callable
+from fractions import Fraction
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    WithJsonSchema,
+    create_model,
+    field_validator,
+    model_validator,
+)
+from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
+from pydantic_core import core_schema
+
+from ibcalc.cluster.spec import (
+    MAX_GPUS,
+    MAX_GPUS_PER_NODE,
+    MAX_NICS_PER_NODE,
+    MAX_OVERSUBSCRIPTION,
+)
+from ibcalc.engine.types import Algorithm, Collective, DType
+from ibcalc.fabric.sizing import MAX_TIERS
+from ibcalc.fabric.switches import switches
+from ibcalc.units import parse_bandwidth, parse_size, parse_time
+
+__all__ = [
+    "COLLECTIVE_KEYS",
+    "DESIGN_KEYS",
+    "FIELD_PATHS",
+    "KNOWN_KEYS",
+    "MAX_EXTRA_ENDPOINTS",
+    "MAX_RADIX",
+    "MAX_REQUIREMENTS",
+    "OTHER_KEYS",
+    "REQUIREMENT_KEYS",
+    "CollectiveTarget",
+    "Design",
+    "FabricSpec",
+    "GapTarget",
+    "OversubscriptionTarget",
+    "RequirementItem",
+    "SwitchesTarget",
+    "json_schema",
+    "parse_ratio",
+]
+
+#: Most ports per switch at the NIC rate accepted as ``fabric.radix`` (a 144-port Quantum-X800
+#: is the largest in data/switches.yaml; beyond a few thousand a number is more likely a typo).
+MAX_RADIX = 4096
+#: Most non-compute leaf ports (``fabric.extra_endpoints``).
+MAX_EXTRA_ENDPOINTS = 100_000
+#: Most requirements in one file.
+MAX_REQUIREMENTS = 10_000
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+_NUMBER_OR_TEXT: dict[str, Any] = {"anyOf": [{"type": "string"}, {"type": "number"}]}
+
+
+def _unit_value(parse: Callable[[Any], float]) -> Callable[[Any], Any]:
+    def convert(value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError(f"{value!r} is not a quantity")
+        if isinstance(value, str | int | float):
+            return parse(value)
+        return value
+
+    return convert
+
+
+def _needs_unit(parse: Callable[[Any], float], what: str, example: str) -> Callable[[Any], Any]:
+    """Like ``_unit_value`` but refuse bare numbers: in a CI gate ``max_time: 45`` or
+    ``min_busbw: 300`` is ambiguous and would silently mean seconds or bytes per second."""
+
+    def convert(value: Any) -> Any:
+        if isinstance(value, bool):
+            raise ValueError(f"{value!r} is not a quantity")
+        if isinstance(value, int | float) or (
+            isinstance(value, str) and re.fullmatch(r"\s*[-+0-9.eE]+\s*", value)
+        ):
+            raise ValueError(f"{what} {value!r} needs a unit (e.g. {example})")
+        if isinstance(value, str):
+            return parse(value)
+        return value
+
+    return convert
+
+
+Size = Annotated[
+    float,
+    BeforeValidator(_unit_value(parse_size)),
+    WithJsonSchema(
+        {**_NUMBER_OR_TEXT, "description": "Bytes: 10GB (10^10 B), 1GiB, 64MB, 1e9, 4096."}
+    ),
+]
+Duration = Annotated[
+    float,
+    BeforeValidator(
+        _needs_unit(lambda v: parse_time(v, allow_zero=False), "time", "40ms, 250us, 1.5s")
+    ),
+    WithJsonSchema({"type": "string", "description": "Time with a unit: 40ms, 250us, 1.5s."}),
+]
+Rate = Annotated[
+    float,
+    BeforeValidator(_needs_unit(parse_bandwidth, "bandwidth", "300GB/s or 400Gb/s")),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "description": "Bandwidth per direction with a unit: 300GB/s (bytes), 400Gb/s (bits).",
+        }
+    ),
+]
+PositiveRatio = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+
+
+def parse_ratio(value: Any) -> float:
+    """A down:up oversubscription ratio: ``2``, ``1.5``, ``"3:1"`` or ``"4:3"``.
+
+    Raises ValueError unless it is finite, at least 1 and at most
+    :data:`~ibcalc.cluster.spec.MAX_OVERSUBSCRIPTION`.
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"oversubscription {value!r} is not a ratio")
+    if isinstance(value, str):
+        text = value.strip()
+        if ":" in text:
+            down, _, up = text.partition(":")
+            try:
+                ratio = float(Fraction(down.strip()) / Fraction(up.strip()))
+            except (ValueError, ZeroDivisionError):
+                raise ValueError(
+                    f"oversubscription {value!r} is not a down:up ratio such as 2:1"
+                ) from None
+        else:
+            try:
+                ratio = float(text)
+            except ValueError:
+                raise ValueError(
+                    f"oversubscription {value!r} is not a ratio (write 2 or 2:1)"
+                ) from None
+    elif isinstance(value, int | float):
+        ratio = float(value)
+    else:
+        raise ValueError(f"oversubscription {value!r} is not a ratio (write 2 or 2:1)")
+    if not math.isfinite(ratio):
+        raise ValueError(f"oversubscription {value!r} is not a finite ratio")
+    if ratio < 1:
+        hint = f" (down:up; did you mean {1 / ratio:g}:1?)" if ratio > 0 else ""
+        raise ValueError(f"oversubscription {value!r} must be >= 1{hint}")
+    if ratio > MAX_OVERSUBSCRIPTION:
+        raise ValueError(f"oversubscription {value!r} is more than {MAX_OVERSUBSCRIPTION:g}:1")
+    return ratio
+
+
+def _ratios(value: Any) -> Any:
+    if isinstance(value, list | tuple):
+        if not 1 <= len(value) <= MAX_TIERS - 1:
+            raise ValueError("oversubscription takes one ratio, or a list [leaf, spine]")
+        return tuple(parse_ratio(v) for v in value)
+    return (parse_ratio(value),)
+
+
+_RATIO_SCHEMA: dict[str, Any] = {
+    "anyOf": [
+        {"type": "number", "minimum": 1, "maximum": MAX_OVERSUBSCRIPTION},
+        {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*(:\s*\d+(\.\d+)?\s*)?$"},
+    ]
+}
+Oversubscription = Annotated[
+    tuple[float, ...],
+    BeforeValidator(_ratios),
+    WithJsonSchema(
+        {
+            "anyOf": [
+                *_RATIO_SCHEMA["anyOf"],
+                {
+                    "type": "array",
+                    "items": _RATIO_SCHEMA,
+                    "minItems": 1,
+                    "maxItems": MAX_TIERS - 1,
+                },
+            ],
+            "description": "Down:up bandwidth ratio, >= 1: 1 (non-blocking), 2, '3:1', or a "
+            "per-tier list [leaf, spine].",
+        }
+    ),
+]
+
+
+def _switch_examples(schema: dict[str, Any]) -> None:
+    """The switch ids of data/switches.yaml, read when the JSON Schema is generated."""
+    schema["examples"] = sorted(switches())
+
+
+def _dtype_enum(schema: dict[str, Any]) -> None:
+    """Every element type spelling :meth:`DType.parse` takes (members and nccl-tests names)."""
+    schema["enum"] = DType.names()
+
+
+class FabricSpec(BaseModel):
+    """The scale-out fabric: link, fat-tree shape and switch."""
+
+    model_config = _FROZEN
+
+    link: str | None = Field(
+        default=None, description="Scale-out link id (ndr, hdr, roce-400g ...); default: system's."
+    )
+    topology: Literal["fat-tree"] = Field(default="fat-tree", description="Only fat-tree for now.")
+    tiers: StrictInt | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_TIERS,
+        description="Switch levels (1-3); default: the fewest that fit.",
+    )
+    switch: str | None = Field(
+        default=None,
+        description="Switch model (its port count at the NIC rate is the radix).",
+        json_schema_extra=_switch_examples,
+    )
+    radix: StrictInt | None = Field(
+        default=None,
+        ge=2,
+        le=MAX_RADIX,
+        description="Ports per switch at the NIC rate (no switch).",
+    )
+    rail_optimized: StrictBool = Field(
+        default=True, description="NIC i of every node on leaf i of its scalable unit."
+    )
+    oversubscription: Oversubscription = (1.0,)
+    sharp: StrictBool = Field(default=False, description="In-network reduction (IB SHARP).")
+    extra_endpoints: StrictInt = Field(
+        default=0,
+        ge=0,
+        le=MAX_EXTRA_ENDPOINTS,
+        description="Non-compute leaf ports, e.g. 4 for UFM in an NVIDIA SuperPOD.",
+    )
+
+    @model_validator(mode="after")
+    def _switch_or_radix(self) -> FabricSpec:
+        if self.switch is not None and self.radix is not None:
+            raise ValueError("give either switch or radix, not both")
+        if self.switch is None and self.radix is None:
+            for key in ("tiers", "extra_endpoints"):
+                if key in self.model_fields_set:
+                    raise ValueError(f"{key} needs switch or radix to size the fabric")
+        return self
+
+
+class CollectiveTarget(BaseModel):
+    """A collective of `size` bytes and at least one target for it."""
+
+    model_config = _FROZEN
+
+    size: Size
+    max_time: Duration | None = None
+    min_busbw: Rate | None = None
+    min_algbw: Rate | None = None
+    algo: Algorithm | None = Field(
+        default=None, description="Force one algorithm; default: NCCL-like choice."
+    )
+    dtype: str = Field(
+        default=DType.FP32.value,
+        description="Element type: fp32, bf16, fp8 ...",
+        json_schema_extra=_dtype_enum,
+    )
+
+    @field_validator("dtype")
+    @classmethod
+    def _known_dtype(cls, value: str) -> str:
+        try:
+            return DType.parse(value).value
+        except ValueError:
+            close = difflib.get_close_matches(value.lower(), DType.names(), n=3)
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            raise ValueError(f"unknown dtype {value!r}{hint}") from None
+
+    @model_validator(mode="after")
+    def _has_target(self) -> CollectiveTarget:
+        if self.max_time is None and self.min_busbw is None and self.min_algbw is None:
+            raise ValueError("give at least one target: max_time, min_busbw or min_algbw")
+        return self
+
+
+class GapTarget(BaseModel):
+    """Largest allowed ratio of per-GPU scale-up to scale-out line rate."""
+
+    model_config = _FROZEN
+
+    max_ratio: PositiveRatio
+
+
+class OversubscriptionTarget(BaseModel):
+    """Largest allowed down:up ratio of any fabric tier."""
+
+    model_config = _FROZEN
+
+    max: Annotated[float, Field(ge=1, allow_inf_nan=False)]
+
+
+class SwitchesTarget(BaseModel):
+    """Largest allowed number of fabric switches (leaf + spine + core)."""
+
+    model_config = _FROZEN
+
+    max: Annotated[StrictInt, Field(ge=0)]
+
+
+#: Requirement keys naming a collective (``Collective.command``: allreduce, alltoall ...).
+COLLECTIVE_KEYS: dict[str, Collective] = {c.command: c for c in Collective}
+#: The other requirement keys and the target each takes.
+_OTHER_TARGETS: dict[str, type[BaseModel]] = {
+    "gap": GapTarget,
+    "oversubscription": OversubscriptionTarget,
+    "switches": SwitchesTarget,
+}
+OTHER_KEYS: tuple[str, ...] = tuple(_OTHER_TARGETS)
+#: Every requirement key, in the order the schema lists them.
+REQUIREMENT_KEYS: tuple[str, ...] = (*COLLECTIVE_KEYS, *OTHER_KEYS)
+
+Target = CollectiveTarget | GapTarget | OversubscriptionTarget | SwitchesTarget
+
+
+class _Requirement(BaseModel):
+    """One requirement: a mapping with exactly one key (its fields: :data:`REQUIREMENT_KEYS`)."""
+
+    model_config = ConfigDict(
+        frozen=True, extra="forbid", json_schema_extra={"minProperties": 1, "maxProperties": 1}
+    )
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> _Requirement:
+        given = [key for key in REQUIREMENT_KEYS if getattr(self, key) is not None]
+        if not given:
+            raise ValueError("empty requirement: use one of " + ", ".join(REQUIREMENT_KEYS))
+        if len(given) > 1:
+            raise ValueError(
+                f"one requirement per list item, found {', '.join(given)} (start each with '- ')"
+            )
+        return self
+
+    @property
+    def kind(self) -> str:
+        """The requirement's key (allreduce, gap ...)."""
+        for key in REQUIREMENT_KEYS:
+            if getattr(self, key) is not None:
+                return key
+        raise AssertionError("validated requirement has no key")  # pragma: no cover
+
+    @property
+    def target(self) -> Target:
+        """The target under the requirement's key."""
+        value: Target = getattr(self, self.kind)
+        return value
+
+    @property
+    def collective(self) -> Collective | None:
+        """The engine's collective of a collective requirement, else None."""
+        return COLLECTIVE_KEYS.get(self.kind)
+
+
+if TYPE_CHECKING:
+    RequirementItem = _Requirement
+else:
+    # one optional field per requirement key, the collective ones derived from Collective
+    RequirementItem = create_model(
+        "RequirementItem",
+        __base__=_Requirement,
+        __doc__="One requirement: a mapping with exactly one key.",
+        __module__=__name__,
+        **dict.fromkeys(COLLECTIVE_KEYS, (CollectiveTarget | None, None)),
+        **{key: (model | None, None) for key, model in _OTHER_TARGETS.items()},
+    )
+
+
+class Design(BaseModel):
+    """A cluster design: the cluster, its fabric, and the requirements CI checks."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", title="ibcalc cluster design")
+
+    name: str = Field(min_length=1, max_length=200, description="Name shown in reports.")
+    description: str | None = None
+    nodes: StrictInt = Field(ge=1, le=MAX_GPUS, description="Number of nodes (GB200: trays).")
+    system: str | None = Field(
+        default=None, description="System preset (dgx-h100, gb200-nvl72, aws-p5 ...)."
+    )
+    gpus_per_node: StrictInt | None = Field(default=None, ge=1, le=MAX_GPUS_PER_NODE)
+    intra: str | None = Field(default=None, description="Scale-up link id.")
+    nics_per_node: StrictInt | None = Field(
+        default=None, ge=1, le=MAX_NICS_PER_NODE, description="Scale-out NICs (rails) per node."
+    )
+    inter: str | None = Field(default=None, description="Scale-out link id; or fabric.link.")
+    host_pcie: str | None = Field(default=None, description="NIC's PCIe link.")
+    nvls: StrictBool | None = Field(
+        default=None, description="Allow NVLink SHARP (default: when present)."
+    )
+    fabric: FabricSpec | None = None
+    requirements: list[RequirementItem] = Field(default_factory=list, max_length=MAX_REQUIREMENTS)
+
+    @property
+    def inter_link(self) -> str | None:
+        """The scale-out link named by ``inter`` or ``fabric.link``."""
+        if self.inter is not None:
+            return self.inter
+        return self.fabric.link if self.fabric is not None else None
+
+
+#: Where each :class:`~ibcalc.cluster.spec.ClusterSpec` field lives in a design file: the YAML
+#: paths that set it, the first one present in the file wins (``inter`` or ``fabric.link``).
+FIELD_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "nodes": (("nodes",),),
+    "gpus_per_node": (("gpus_per_node",),),
+    "nics_per_node": (("nics_per_node",),),
+    "intra": (("intra",),),
+    "inter": (("inter",), ("fabric", "link")),
+    "system": (("system",),),
+    "host_pcie": (("host_pcie",),),
+    "sharp": (("fabric", "sharp"),),
+    "nvls": (("nvls",),),
+    "oversubscription": (("fabric", "oversubscription"),),
+    "cross_leaf_fraction": (("fabric",),),
+}
+
+#: How messages name each ClusterSpec field when the file does not set it (never ``--sharp``).
+DESIGN_KEYS: dict[str, str] = {
+    "nodes": "nodes",
+    "gpus_per_node": "gpus_per_node",
+    "nics_per_node": "nics_per_node",
+    "intra": "intra",
+    "inter": "inter (or fabric.link)",
+    "system": "system",
+    "host_pcie": "host_pcie",
+    "sharp": "fabric.sharp",
+    "nvls": "nvls",
+    "oversubscription": "fabric.oversubscription",
+    "cross_leaf_fraction": "the fabric layout",
+}
+
+
+def _model_keys(model: type[BaseModel], seen: set[str]) -> None:
+    for name, info in model.model_fields.items():
+        seen.add(name)
+        for arg in getattr(info.annotation, "__args__", (info.annotation,)):
+            inner = getattr(arg, "__args__", (arg,))
+            for candidate in (arg, *inner):
+                if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+                    _model_keys(candidate, seen)
+
+
+def _known_keys() -> frozenset[str]:
+    seen: set[str] = set()
+    _model_keys(Design, seen)
+    return frozenset(seen)
+
+
+#: Every key a design file may use at any level (for "did you mean" hints).
+KNOWN_KEYS: frozenset[str] = _known_keys()
+
+
+class _DesignSchema(GenerateJsonSchema):
+    """Optional keys are omitted, never null: drop pydantic's ``anyOf [X, null]``."""
+
+    def nullable_schema(self, schema: core_schema.NullableSchema) -> JsonSchemaValue:
+        return self.generate_inner(schema["schema"])
+
+    def default_schema(self, schema: core_schema.WithDefaultSchema) -> JsonSchemaValue:
+        result = super().default_schema(schema)
+        if result.get("default", 0) is None:
+            result = {k: v for k, v in result.items() if k != "default"}
+        return result
+
+
+def json_schema() -> dict[str, Any]:
+    """JSON Schema (draft 2020-12) of a design file, for editors and CI."""
+    schema = Design.model_json_schema(schema_generator=_DesignSchema)
+    return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}

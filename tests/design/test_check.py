@@ -1,0 +1,387 @@
+"""Design checks: findings as numbers, margins, pass/fail boundaries, and problems located at
+the YAML key that caused them (line numbers counted by hand in each test's YAML text).
+
+The margin oracle is arithmetic, not the engine: targets are placed just above and below the
+prediction the finding reports, and the margin must be (target - predicted) / target.
+Hand-worked values: DGX H100 gap 450 GB/s NVLink 4 / (8 x 50 GB/s NDR / 8 GPUs) = 9 (NVIDIA
+H100 and Quantum-2 datasheets: 18 NVLinks x 25 GB/s per direction, 400 Gb/s per port); one
+DGX H100 SuperPOD scalable unit = 8 leaf + 4 spine QM9700 (NVIDIA RA-11333-001 Table 4).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from ibcalc.catalogue.models import Catalogue
+from ibcalc.cli import main
+from ibcalc.design.check import (
+    CollectiveBasis,
+    Comparison,
+    Finding,
+    GapBasis,
+    OversubscriptionBasis,
+    SwitchesBasis,
+    check_design,
+    cluster_problem,
+    field_keys,
+    judge,
+    load_design,
+    resolve_design,
+)
+from ibcalc.engine.types import Collective, Estimate
+from ibcalc.errors import ClusterError, DesignError
+from ibcalc.render.check import design_dict, render_design_text
+from ibcalc.yamlio import load_yaml
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = 0
+    try:
+        main(args)
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# --- margins and the pass/fail boundary ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("predicted", "required", "comparison", "passed", "margin"),
+    [
+        (9.0, 12.0, "<=", True, 0.25),  # (12 - 9) / 12
+        (15.0, 12.0, "<=", False, -0.25),  # (12 - 15) / 12
+        (12.0, 12.0, "<=", True, 0.0),  # on the boundary: passes
+        (300.0, 250.0, ">=", True, 0.2),  # (300 - 250) / 250
+        (200.0, 250.0, ">=", False, -0.2),  # (200 - 250) / 250
+        (250.0, 250.0, ">=", True, 0.0),
+        (0.0, 0.0, "<=", True, 0.0),  # switches: {max: 0} with none
+        (1.0, 0.0, "<=", False, -1.0),  # switches: {max: 0} with one
+    ],
+)
+def test_judge(
+    predicted: float, required: float, comparison: Comparison, passed: bool, margin: float
+) -> None:
+    assert judge(predicted, required, comparison) == (passed, pytest.approx(margin))
+
+
+TWO_NODES = """\
+name: two-dgx
+nodes: 2
+system: dgx-h100
+fabric: {link: ndr}
+requirements:
+  - allreduce: {size: 1GB, max_time: 1s, min_busbw: 1GB/s}
+"""
+
+
+def test_collective_margin_and_boundary(tmp_path: Path, builtin_catalogue: Catalogue) -> None:
+    first = check_design(write(tmp_path, "a.yaml", TWO_NODES), builtin_catalogue).findings[0]
+    assert isinstance(first.basis, CollectiveBasis)
+    time_s, busbw = first.predicted, first.basis.estimate.busbw_Bps
+    # targets just above and below the prediction; an exact one (repr round-trips in seconds)
+    text = TWO_NODES.replace(
+        "  - allreduce: {size: 1GB, max_time: 1s, min_busbw: 1GB/s}\n",
+        f"  - allreduce: {{size: 1GB, max_time: {time_s * 1.01 * 1e6:.6f}us}}\n"  # line 6
+        f"  - allreduce: {{size: 1GB, max_time: {time_s * 0.99 * 1e6:.6f}us}}\n"  # line 7
+        f"  - allreduce: {{size: 1GB, min_busbw: {busbw * 0.99 / 1e9:.9f}GB/s}}\n"  # line 8
+        f"  - allreduce: {{size: 1GB, min_busbw: {busbw * 1.01 / 1e9:.9f}GB/s}}\n"  # line 9
+        f"  - allreduce: {{size: 1GB, max_time: {time_s!r}s}}\n",  # line 10
+    )
+    above, below, busbw_low, busbw_high, exact = check_design(
+        write(tmp_path, "b.yaml", text), builtin_catalogue
+    ).findings
+    for f in (above, below, exact):
+        assert (f.kind, f.target, f.unit, f.comparison) == ("allreduce", "max_time", "s", "<=")
+        assert f.predicted == time_s
+        assert f.margin == (f.required - f.predicted) / f.required
+    for f in (busbw_low, busbw_high):
+        assert (f.kind, f.target, f.unit, f.comparison) == ("allreduce", "min_busbw", "B/s", ">=")
+        assert f.predicted == busbw
+        assert f.margin == (f.predicted - f.required) / f.required
+    assert above.required == pytest.approx(1.01 * time_s, rel=1e-6)
+    assert (above.passed, above.margin) == (True, pytest.approx(0.01 / 1.01, rel=1e-4))
+    assert (below.passed, below.margin) == (False, pytest.approx(-0.01 / 0.99, rel=1e-4))
+    assert (busbw_low.passed, busbw_low.margin) == (True, pytest.approx(0.01 / 0.99, rel=1e-4))
+    assert (busbw_high.passed, busbw_high.margin) == (False, pytest.approx(-0.01 / 1.01, rel=1e-4))
+    assert (exact.required, exact.passed, exact.margin) == (time_s, True, 0.0)
+    # each finding sits at its target key: "  - allreduce: {size: 1GB, " is 27 characters
+    assert [(f.line, f.col) for f in (above, below, busbw_low, busbw_high, exact)] == [
+        (6, 28),
+        (7, 28),
+        (8, 28),
+        (9, 28),
+        (10, 28),
+    ]
+
+
+def test_findings_are_numbers(tmp_path: Path, builtin_catalogue: Catalogue) -> None:
+    (finding,) = check_design(write(tmp_path, "a.yaml", TWO_NODES), builtin_catalogue).findings[:1]
+    names = {f.name for f in dataclasses.fields(Finding)}
+    assert not names & {"message", "requirement", "detail"}  # wording lives in render.check
+    basis = finding.basis
+    assert isinstance(basis, CollectiveBasis)
+    assert isinstance(basis.estimate, Estimate)
+    assert (basis.collective, basis.size_bytes, basis.dtype) == (Collective.ALL_REDUCE, 1e9, "fp32")
+    assert basis.algorithm is None
+    assert finding.predicted == basis.estimate.time_s  # the estimate used, not a copy
+    assert finding.required == 1.0
+    assert (finding.file, finding.line, finding.design) == (str(tmp_path / "a.yaml"), 6, "two-dgx")
+
+
+SU = """\
+name: su
+nodes: 31
+system: dgx-h100
+fabric:
+  switch: qm9700
+  extra_endpoints: 4
+requirements:
+  - gap: {max_ratio: 9}
+  - gap: {max_ratio: 8}
+  - switches: {max: 12}
+  - switches: {max: 11}
+  - oversubscription: {max: 1}
+"""
+
+
+def test_gap_switches_oversubscription(tmp_path: Path, builtin_catalogue: Catalogue) -> None:
+    gap9, gap8, sw12, sw11, over = check_design(
+        write(tmp_path, "su.yaml", SU), builtin_catalogue
+    ).findings
+    # 450 GB/s / (8 x 50 GB/s / 8) = 9: exactly on the 9x target
+    assert (gap9.predicted, gap9.passed, gap9.margin) == (
+        pytest.approx(9.0),
+        True,
+        pytest.approx(0),
+    )
+    assert (gap8.passed, gap8.margin) == (False, pytest.approx((8 - 9) / 8))
+    assert isinstance(gap9.basis, GapBasis)
+    assert gap9.basis.up_line_Bps == pytest.approx(450e9)
+    assert gap9.basis.out_line_per_gpu_Bps == pytest.approx(50e9)
+    # 8 leaf + 4 spine (RA-11333-001 Table 4)
+    assert (sw12.predicted, sw12.passed, sw12.margin) == (12.0, True, 0.0)
+    assert (sw11.passed, sw11.margin) == (False, pytest.approx((11 - 12) / 11))
+    assert sw12.basis == SwitchesBasis(leaf=8, spine=4, core=0)
+    assert (over.predicted, over.passed, over.unit) == (1.0, True, "down:up")
+    assert over.basis == OversubscriptionBasis("sized", 2)
+    assert [f.line for f in (gap9, gap8, sw12, sw11, over)] == [8, 9, 10, 11, 12]
+
+
+def test_declared_oversubscription(tmp_path: Path, builtin_catalogue: Catalogue) -> None:
+    text = (
+        "name: o\nnodes: 4\nsystem: dgx-h100\nfabric: {oversubscription: '3:2'}\n"
+        "requirements:\n  - oversubscription: {max: 1.2}\n"
+    )
+    (f,) = check_design(write(tmp_path, "o.yaml", text), builtin_catalogue).findings
+    assert (f.predicted, f.passed) == (1.5, False)
+    assert f.margin == pytest.approx((1.2 - 1.5) / 1.2)
+    assert f.basis == OversubscriptionBasis("declared")
+
+
+# --- problems at their keys -------------------------------------------------------------------
+
+FABRIC_LINK = """\
+name: m
+nodes: 4
+system: dgx-h100
+fabric:
+  link: ndr
+  sharp: true
+  oversubscription: 2
+"""
+INTER = """\
+name: m
+nodes: 4
+system: dgx-h100
+inter: ndr
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "line", "col", "key"),
+    [
+        (FABRIC_LINK, "inter", 5, 3, "fabric.link"),
+        (FABRIC_LINK, "sharp", 6, 3, "fabric.sharp"),
+        (FABRIC_LINK, "oversubscription", 7, 3, "fabric.oversubscription"),
+        (FABRIC_LINK, "nodes", 2, 1, "nodes"),
+        (FABRIC_LINK, "system", 3, 1, "system"),
+        (INTER, "inter", 4, 1, "inter"),
+        # not in the file: named by its key, placed at nodes
+        (INTER, "sharp", 2, 1, "fabric.sharp"),
+        (INTER, "nics_per_node", 2, 1, "nics_per_node"),
+    ],
+)
+def test_cluster_error_fields_map_to_yaml_keys(
+    text: str, field: str, line: int, col: int, key: str
+) -> None:
+    doc = load_yaml("m.yaml", text=text)
+    problem = cluster_problem(doc, ClusterError(f"{{{field}}} x is refused", field=field))
+    assert (problem.path, problem.line, problem.col) == ("m.yaml", line, col)
+    assert problem.message == f"{key}: x is refused"
+
+
+def test_cluster_error_names_other_fields_as_keys() -> None:
+    doc = load_yaml("m.yaml", text=FABRIC_LINK)
+    exc = ClusterError("needs {sharp}, {inter} and {nics_per_node}", field="nics_per_node")
+    problem = cluster_problem(doc, exc)
+    # nics_per_node is not in the file: the first named field it sets (fabric.sharp, line 6)
+    assert (problem.line, problem.col) == (6, 3)
+    assert problem.message == "nics_per_node: needs fabric.sharp, fabric.link and nics_per_node"
+    inter = load_yaml("i.yaml", text="name: i\nnodes: 2\n")
+    assert field_keys(inter)["inter"] == "inter (or fabric.link)"
+    assert field_keys(load_yaml("m.yaml", text=INTER))["inter"] == "inter"
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "col", "start", "words"),
+    [
+        # 20 trays x 4 GPUs = 80 GPUs: not whole 72-GPU NVLink domains (line 2: nodes)
+        ("name: g\nnodes: 20\nsystem: gb200-nvl72\n", 2, 1, "nodes: ", "multiple of 18 nodes"),
+        # 8 x 16 = 128:1 end to end, beyond the 64:1 ClusterSpec accepts (line 5)
+        (
+            "name: o\nnodes: 4\nsystem: dgx-h100\nfabric:\n  oversubscription: [8, 16]\n",
+            5,
+            3,
+            "fabric.oversubscription: ",
+            "out of range (1..64)",
+        ),
+        # 512 GPUs per node would need 512 NICs: nics_per_node is not in the file
+        (
+            "name: n\nnodes: 4\ngpus_per_node: 512\nintra: nvlink4\ninter: ndr\n",
+            2,
+            1,
+            "nics_per_node: ",
+            "give nics_per_node",
+        ),
+    ],
+)
+def test_cluster_errors_from_the_library_are_located(
+    tmp_path: Path,
+    builtin_catalogue: Catalogue,
+    text: str,
+    line: int,
+    col: int,
+    start: str,
+    words: str,
+) -> None:
+    with pytest.raises(DesignError) as info:
+        check_design(write(tmp_path, "c.yaml", text), builtin_catalogue)
+    (problem,) = info.value.problems
+    assert (problem.line, problem.col) == (line, col)
+    assert problem.message.startswith(start)
+    assert words in problem.message
+    assert "--" not in problem.message
+
+
+def test_every_problem_at_once(tmp_path: Path, builtin_catalogue: Catalogue) -> None:
+    text = """\
+name: all
+nodes: 4
+system: dgx-h10
+intra: ndr
+inter: ndr
+fabric:
+  link: hdr
+  switch: qm970
+  colour: red
+requirements:
+  - allreduce: {size: 1GB, max_time: 45}
+"""
+    with pytest.raises(DesignError) as info:
+        check_design(write(tmp_path, "all.yaml", text), builtin_catalogue)
+    problems = info.value.problems
+    assert [(p.line, p.col) for p in problems] == [(3, 1), (4, 1), (7, 3), (8, 3), (9, 3), (11, 28)]
+    messages = [p.message for p in problems]
+    assert messages[0].startswith("system: unknown system 'dgx-h10' (did you mean dgx-h100")
+    assert messages[1] == "intra: ndr is a scale-out link; use a scale-up or PCIe link"
+    assert messages[2] == "fabric.link: give the scale-out link once: inter or fabric.link"
+    assert messages[3].startswith("fabric.switch: unknown switch 'qm970' (did you mean")
+    assert messages[4].startswith("fabric.colour: unknown key")
+    assert "needs a unit" in messages[4 + 1]
+
+
+def test_design_show_reports_names_and_schema_together(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "s.yaml", "name: s\nnodes: 2\nsystem: dgx-h10\nfabrik: {}\n")
+    code, out, err = run(["design", "show", str(path)], capsys)
+    assert (code, out) == (2, "")
+    lines = err.splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith(f"error: {path}:3:1: system: unknown system 'dgx-h10'")
+    assert lines[1] == (
+        f"error: {path}:4:1: fabrik: unknown key (not allowed here) (did you mean fabric?)"
+    )
+
+
+def test_design_errors_are_design_errors(tmp_path: Path, builtin_catalogue: Catalogue) -> None:
+    for text, line in [
+        ("name: x\nnodes: [\n", 3),  # YAML syntax: the unclosed list is seen on line 3
+        ("- a list\n", 1),
+        ("name: x\nnodes: 4\nsystem: dgx-h100\nrequirements:\n  - switches: {max: 3}\n", 5),
+    ]:
+        with pytest.raises(DesignError) as info:
+            check_design(write(tmp_path, "e.yaml", text), builtin_catalogue)
+        assert info.value.problems[0].line == line
+
+
+# --- no command-line flags in design messages or notes ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # RoCE has no SHARP: the request is noted, by key
+        (
+            "name: r\nnodes: 4\nsystem: mi300x-8\nfabric:\n  link: roce-400g\n  sharp: true\n",
+            "SHARP requested but roce-400g has no SHARP capability; not used",
+        ),
+        (
+            "name: r\nnodes: 4\nsystem: mi300x-8\ninter: roce-400g\nfabric: {sharp: true}\n",
+            "SHARP requested but roce-400g has no SHARP capability; not used",
+        ),
+        # NDR has SHARP, not enabled: the hint names the YAML key
+        ("name: i\nnodes: 4\nsystem: dgx-h100\n", "enable with fabric.sharp"),
+        # no preset: every assumed value names its key
+        ("name: p\nnodes: 4\n", "change with system, gpus_per_node, intra"),
+        ("name: p\nnodes: 2\ngpus_per_node: 8\nintra: nvlink4\n", "assumed (inter (or fabric"),
+    ],
+)
+def test_design_show_names_keys_not_flags(
+    builtin_catalogue: Catalogue, text: str, expected: str
+) -> None:
+    design, doc = load_design("d.yaml", text=text, catalogue=builtin_catalogue)
+    resolved = resolve_design(design, doc, builtin_catalogue)
+    shown = render_design_text(resolved)
+    assert expected in shown
+    assert "--" not in shown
+    assert not any("--" in note for note in design_dict(resolved)["assumptions"])
+
+
+def test_engine_refusal_names_the_design_key(tmp_path: Path, builtin_catalogue: Catalogue) -> None:
+    text = """\
+name: n
+nodes: 4
+system: dgx-h100
+nvls: false
+requirements:
+  - allreduce: {size: 1GB, max_time: 1s, algo: nvls}
+"""
+    with pytest.raises(DesignError) as info:
+        check_design(write(tmp_path, "n.yaml", text), builtin_catalogue)
+    (problem,) = info.value.problems
+    # "  - allreduce: {size: 1GB, max_time: 1s, " is 41 characters
+    assert (problem.line, problem.col) == (6, 42)
+    assert "(not nvls: false)" in problem.message
+    assert "--" not in problem.message

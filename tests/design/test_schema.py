@@ -1,0 +1,192 @@
+"""The design-file schema: its lists come from the enums and limits that own them.
+
+The JSON Schema's enums must equal the enum members (Algorithm, DType), the requirement keys the
+collectives' command names, the limits the ClusterSpec constants; ratios and units are checked
+against values worked out by hand.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import pytest
+
+from ibcalc.cluster.spec import (
+    MAX_GPUS,
+    MAX_GPUS_PER_NODE,
+    MAX_NICS_PER_NODE,
+    MAX_OVERSUBSCRIPTION,
+    ClusterSpec,
+)
+from ibcalc.design.check import load_design
+from ibcalc.design.schema import (
+    COLLECTIVE_KEYS,
+    FIELD_PATHS,
+    KNOWN_KEYS,
+    OTHER_KEYS,
+    REQUIREMENT_KEYS,
+    CollectiveTarget,
+    Design,
+    json_schema,
+    parse_ratio,
+)
+from ibcalc.engine.types import Algorithm, Collective, DType
+from ibcalc.errors import DesignError
+from ibcalc.fabric.sizing import MAX_TIERS
+from ibcalc.fabric.switches import switches
+
+GB = 10**9
+
+
+@pytest.fixture(scope="module")
+def schema() -> dict[str, Any]:
+    return json_schema()
+
+
+def test_algorithm_enum_is_the_engine_enum(schema: dict[str, Any]) -> None:
+    assert schema["$defs"]["Algorithm"]["enum"] == [a.value for a in Algorithm]
+
+
+def test_dtype_enum_is_every_dtype_spelling(schema: dict[str, Any]) -> None:
+    enum = schema["$defs"]["CollectiveTarget"]["properties"]["dtype"]["enum"]
+    assert enum == DType.names()
+    # every member is there, and every other entry is an alias DType.parse maps to a member
+    assert {d.value for d in DType} <= set(enum)
+    assert all(DType.parse(name) in DType for name in enum)
+
+
+def test_requirement_keys_are_the_collective_commands(schema: dict[str, Any]) -> None:
+    commands = [c.command for c in Collective]
+    assert list(COLLECTIVE_KEYS) == commands
+    assert [COLLECTIVE_KEYS[c.command] for c in Collective] == list(Collective)
+    assert OTHER_KEYS == ("gap", "oversubscription", "switches")
+    assert (*commands, *OTHER_KEYS) == REQUIREMENT_KEYS
+    item = schema["$defs"]["RequirementItem"]
+    assert list(item["properties"]) == list(REQUIREMENT_KEYS)
+    assert (item["minProperties"], item["maxProperties"]) == (1, 1)
+    for command in commands:
+        assert item["properties"][command] == {"$ref": "#/$defs/CollectiveTarget"}
+
+
+def test_limits_are_the_cluster_spec_constants(schema: dict[str, Any]) -> None:
+    props = schema["properties"]
+    assert props["nodes"]["maximum"] == MAX_GPUS
+    assert props["gpus_per_node"]["maximum"] == MAX_GPUS_PER_NODE
+    assert props["nics_per_node"]["maximum"] == MAX_NICS_PER_NODE
+    fabric = schema["$defs"]["FabricSpec"]["properties"]
+    assert fabric["tiers"]["maximum"] == MAX_TIERS
+    ratio = fabric["oversubscription"]["anyOf"][0]
+    assert (ratio["minimum"], ratio["maximum"]) == (1, MAX_OVERSUBSCRIPTION)
+    # and ClusterSpec itself holds the same limits
+    nodes = ClusterSpec.model_fields["nodes"].metadata
+    assert any(getattr(m, "le", None) == MAX_GPUS for m in nodes)
+
+
+def test_switch_examples_are_the_switch_catalogue(schema: dict[str, Any]) -> None:
+    switch = schema["$defs"]["FabricSpec"]["properties"]["switch"]
+    assert switch["examples"] == sorted(switches())
+    assert "qm9700" in switch["examples"]
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "ok"),
+    [
+        ("nodes", MAX_GPUS, True),
+        ("nodes", MAX_GPUS + 1, False),
+        ("gpus_per_node", MAX_GPUS_PER_NODE, True),
+        ("gpus_per_node", MAX_GPUS_PER_NODE + 1, False),
+        ("nics_per_node", MAX_NICS_PER_NODE, True),
+        ("nics_per_node", MAX_NICS_PER_NODE + 1, False),
+    ],
+)
+def test_limits_are_enforced_at_the_key(key: str, value: int, ok: bool) -> None:
+    base = {"nodes": 2, "gpus_per_node": 8, "nics_per_node": 8}
+    base[key] = value
+    # line 1 name, 2 nodes, 3 gpus_per_node, 4 nics_per_node
+    text = "name: l\n" + "".join(f"{k}: {v}\n" for k, v in base.items())
+    if ok:
+        design, _ = load_design("l.yaml", text=text)
+        assert getattr(design, key) == value
+        return
+    with pytest.raises(DesignError) as info:
+        load_design("l.yaml", text=text)
+    (problem,) = info.value.problems
+    line = {"nodes": 2, "gpus_per_node": 3, "nics_per_node": 4}[key]
+    assert (problem.line, problem.col) == (line, 1)
+    assert problem.message.startswith(f"{key}: ")
+
+
+@pytest.mark.parametrize(
+    ("text", "ratio"),
+    [
+        ("3:1", 3.0),
+        ("4:3", float(Fraction(4, 3))),
+        (" 5 : 3 ", float(Fraction(5, 3))),
+        ("2", 2.0),
+        (1, 1.0),
+        (1.5, 1.5),
+        (MAX_OVERSUBSCRIPTION, MAX_OVERSUBSCRIPTION),
+    ],
+)
+def test_parse_ratio(text: object, ratio: float) -> None:
+    assert parse_ratio(text) == ratio
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("1:2", "did you mean 2:1?"),
+        (0.25, "did you mean 4:1?"),
+        ("2:0", "not a down:up ratio"),
+        ("inf", "not a finite ratio"),
+        (True, "not a ratio"),
+        (MAX_OVERSUBSCRIPTION + 1, f"more than {MAX_OVERSUBSCRIPTION:g}:1"),
+        ("x", "not a ratio"),
+    ],
+)
+def test_parse_ratio_refuses(text: object, words: str) -> None:
+    with pytest.raises(ValueError, match=words.replace("?", r"\?")):
+        parse_ratio(text)
+
+
+def test_quantities_and_dtypes() -> None:
+    text = (
+        "name: q\nnodes: 2\nrequirements:\n"
+        "  - allreduce: {size: 1GiB, max_time: 2ms, min_busbw: 400Gb/s, dtype: BFloat16}\n"
+        "  - alltoall: {size: 64MB, min_algbw: 25GB/s, dtype: float}\n"
+    )
+    design, _ = load_design("q.yaml", text=text)
+    first, second = (item.target for item in design.requirements)
+    assert (design.requirements[0].collective, design.requirements[1].collective) == (
+        Collective.ALL_REDUCE,
+        Collective.ALL_TO_ALL,
+    )
+    assert isinstance(first, CollectiveTarget)
+    assert isinstance(second, CollectiveTarget)
+    assert first.size == 2**30
+    assert first.max_time == pytest.approx(2e-3)
+    assert first.min_busbw == 400 * GB / 8
+    assert first.dtype == "bf16"
+    assert (second.size, second.min_algbw, second.dtype) == (64e6, 25e9, "fp32")
+
+
+def test_unknown_dtype_suggests() -> None:
+    text = (
+        "name: d\nnodes: 2\nrequirements:\n  - allreduce: {size: 1GB, max_time: 1s, dtype: bf61}\n"
+    )
+    with pytest.raises(DesignError) as info:
+        load_design("d.yaml", text=text)
+    (problem,) = info.value.problems
+    assert problem.line == 4
+    assert "unknown dtype 'bf61' (did you mean bf16" in problem.message
+
+
+def test_field_paths_are_design_keys() -> None:
+    """Every ClusterSpec field a design sets has a path made of keys the schema knows."""
+    for paths in FIELD_PATHS.values():
+        for path in paths:
+            assert set(path) <= KNOWN_KEYS
+    assert set(FIELD_PATHS) <= set(ClusterSpec.model_fields)
+    assert FIELD_PATHS["inter"] == (("inter",), ("fabric", "link"))
+    assert set(Design.model_fields) <= KNOWN_KEYS
