@@ -167,7 +167,7 @@ SWITCHES: dict[str, SwitchModel] = {
             (PortMode(144, 800),),
             None,
             _Q3400,
-            ("q3400-ra",),
+            aliases=("q3400-ra",),
         ),
         SwitchModel(
             "sn5600",
@@ -189,7 +189,7 @@ SWITCHES: dict[str, SwitchModel] = {
             (PortMode(64, 800), PortMode(128, 400), PortMode(256, 200)),
             None,
             _TH5,
-            ("th5", "bcm78900"),
+            aliases=("th5", "bcm78900"),
         ),
         SwitchModel(
             "tomahawk4",
@@ -197,7 +197,7 @@ SWITCHES: dict[str, SwitchModel] = {
             (PortMode(64, 400),),
             None,
             _MEGASCALE,
-            ("th4",),
+            aliases=("th4",),
         ),
         SwitchModel(
             "sn4600c",
@@ -419,7 +419,17 @@ def size_fat_tree(
     d, u = leaf_split(radix, leaf_o)
     sd, su = leaf_split(radix, spine_o)
     endpoints = nodes * rails + extra_endpoints
-    args = _Args(nodes, rails, radix, extra_endpoints, rail_optimized, d, u, sd, su)
+    args = _Args(
+        nodes=nodes,
+        rails=rails,
+        k=radix,
+        extra=extra_endpoints,
+        rail_optimized=rail_optimized,
+        d=d,
+        u=u,
+        sd=sd,
+        su=su,
+    )
     args_out = _Outputs(port_Bps, ports_per_cage, node_cages_per_node, ratios)
 
     if tiers is not None:
