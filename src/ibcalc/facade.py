@@ -8,13 +8,14 @@ per-rank counts are rounded as nccl-tests rounds them), runs the cost engine and
 
 from __future__ import annotations
 
+from ibcalc.catalogue.load import suggest
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
 from ibcalc.engine.select import select
 from ibcalc.engine.types import Algorithm, Collective, Cost, DType, Estimate, Protocol
-from ibcalc.errors import SizeTooSmallError, UnitError
+from ibcalc.errors import SizeTooSmallError, UnitError, UnknownNameError
 
-__all__ = ["effective_size", "estimate", "estimate_on", "parse_dtype"]
+__all__ = ["effective_size", "estimate", "estimate_on", "parse_collective", "parse_dtype"]
 
 #: An alternative is mentioned as faster than NCCL's choice only beyond 2 %: closer than that,
 #: the difference is inside the model's own error (median 0.8 % on the bandwidth rows).
@@ -30,6 +31,18 @@ def parse_dtype(dtype: DType | str) -> DType:
     except ValueError:
         names = ", ".join(DType.names())
         raise UnitError(f"unknown dtype {dtype!r} (use one of {names})") from None
+
+
+def parse_collective(name: str) -> Collective:
+    """The collective ``name`` means: ``allreduce``, ``all_reduce`` (nccl-tests), any case.
+
+    :class:`~ibcalc.errors.UnknownNameError` with the closest names if none.
+    """
+    found = Collective.lookup(name)
+    if found is None:
+        names = [*(c.command for c in Collective), *(c.value for c in Collective)]
+        raise UnknownNameError("collective", name, suggest(name.lower(), names))
+    return found
 
 
 def effective_size(
@@ -83,7 +96,7 @@ def estimate_on(
     dt = parse_dtype(dtype)
     size = effective_size(collective, size_bytes, cluster.ranks, dt)
     topo = cluster.topology
-    best, others = select(collective, size, cluster.topology, algorithm, protocol, dt)
+    best, others = select(collective, size, topo, algorithm, protocol, dtype=dt)
     notes = list(cluster.assumptions)
     if size != size_bytes:
         notes.append(f"size rounded to {size:.0f} B as nccl-tests does for {cluster.ranks} ranks")
