@@ -36,8 +36,12 @@ PlotOpt = Annotated[
 ]
 
 
+#: The cluster options of ``gap``: one node's links and counts, in ``--help`` order.
+GAP_FIELDS = ("intra", "inter", "system", "gpus_per_node", "nics_per_node", "host_pcie")
+
+
 @guard
-@cluster_options("intra", "inter", "system", "gpus_per_node", "nics_per_node", "host_pcie")
+@cluster_options(*GAP_FIELDS)
 def gap_command(
     *,
     cluster: ClusterSpec,
