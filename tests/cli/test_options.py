@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import json
+import re
+from pathlib import Path
 
 import pytest
 import typer
@@ -10,7 +13,7 @@ import typer.main
 from typer.testing import CliRunner
 
 from ibcalc.cli import app
-from ibcalc.cli.boundary import guard
+from ibcalc.cli.boundary import FIELD_FLAGS, guard
 from ibcalc.cli.options import (
     ESTIMATE_FIELDS,
     AlgoChoice,
@@ -24,6 +27,7 @@ from ibcalc.engine.types import Algorithm, Collective, Protocol
 from ibcalc.render.console import Format
 
 runner = CliRunner()
+_MARK = re.compile(r"\{([a-z_]+)\}")
 
 
 def _commands() -> dict[str, typer.core.TyperCommand]:
@@ -110,3 +114,45 @@ def test_unknown_dtype_lists_the_names() -> None:
     assert result.stderr.startswith("error: unknown dtype 'fp33' (use one of ")
     assert "bfloat16" in result.stderr
     assert "fp8_e4m3" in result.stderr
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    found = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            found.add(id(body[0].value))
+    return found
+
+
+def test_every_field_mark_the_cli_may_print_has_a_flag() -> None:
+    # messages and assumptions name fields as {field}; the CLI fills them from FIELD_FLAGS
+    # (design files name them by their YAML keys, so ibcalc/design is not the CLI's to name)
+    src = Path(__file__).resolve().parents[2] / "src" / "ibcalc"
+    marks: dict[str, str] = {}
+    for path in src.rglob("*.py"):
+        if "design" in path.relative_to(src).parts:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skip = _docstrings(tree)
+        for node in ast.walk(tree):
+            if id(node) in skip:
+                continue
+            if isinstance(node, ast.JoinedStr):
+                parts = [v.value for v in node.values if isinstance(v, ast.Constant)]
+            elif isinstance(node, ast.Constant):
+                parts = [node.value]
+            else:
+                continue
+            for part in parts:
+                if isinstance(part, str):
+                    marks.update(dict.fromkeys(_MARK.findall(part), path.name))
+    assert {"nodes", "inter", "tp_size_bytes", "factor"} <= marks.keys()
+    assert {mark: where for mark, where in marks.items() if mark not in FIELD_FLAGS} == {}
+
+
+def test_check_formats_are_the_renderers() -> None:
+    from ibcalc.cli.design import CheckFormat
+    from ibcalc.render.check import FORMATS
+
+    assert tuple(f.value for f in CheckFormat) == FORMATS
