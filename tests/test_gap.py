@@ -21,13 +21,11 @@ from ibcalc.engine.types import Collective
 from ibcalc.errors import ClusterError, UnknownNameError
 from ibcalc.facade import estimate
 from ibcalc.gap import (
-    PAIRING_INTER,
-    PAIRING_INTRA,
     GapResult,
     common_pairings,
     gap,
-    gap_dict,
     gap_for_system,
+    load_pairings,
     nics_per_gpu_node,
     tp_whatif,
 )
@@ -35,6 +33,9 @@ from ibcalc.gap import (
 GB = 10**9
 BITS = 8
 runner = CliRunner()
+#: The common pairings table: data/pairings.yaml.
+PAIRING_INTRA = load_pairings().intra
+PAIRING_INTER = load_pairings().inter
 
 #: link_specs.md 1.1: NVLink 4, 18 links x 25 GB/s per direction = 450 GB/s per GPU (900 bidir).
 NVLINK4_PER_GPU = 18 * 25 * GB
@@ -223,8 +224,8 @@ def test_common_pairings_cover_the_table(cat: Catalogue) -> None:
         assert r.host_pcie is None
 
 
-def test_gap_dict_keys_and_units(cat: Catalogue) -> None:
-    data = gap_dict(gap(cat, "nvlink4", "ndr", 8, 8))
+def test_gap_json_keys_and_units(cat: Catalogue) -> None:
+    data = gap(cat, "nvlink4", "ndr", 8, 8).model_dump(mode="json")
     assert set(data) >= GAP_KEYS
     assert data["intra_GBps"] == pytest.approx(450.0)
     assert data["inter_per_gpu_GBps"] == pytest.approx(50.0)

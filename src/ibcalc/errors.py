@@ -10,7 +10,8 @@ never prints or exits: the CLI is the single error boundary (docs/architecture.m
     +-- UnitError                  a size, bandwidth, time or dtype that cannot be read
     |   +-- SizeTooSmallError      a size nccl-tests would round to 0 bytes
     +-- UnknownNameError           a link, system, switch, collective ... name that is not known
-    +-- ClusterError               a cluster description that cannot be built (carries the field)
+    +-- FieldError                 bad input naming the field at fault ({field} marks)
+    |   +-- ClusterError           a cluster description that cannot be built
     +-- AlgorithmNotApplicableError  a forced algorithm or protocol that cannot run here
     +-- FabricError                a fabric the switch radix cannot build
     +-- InputFileError             a file that cannot be read or does not validate (file:line:col)
@@ -32,6 +33,7 @@ __all__ = [
     "ClusterError",
     "DesignError",
     "FabricError",
+    "FieldError",
     "IbcalcError",
     "InputFileError",
     "LogParseError",
@@ -156,14 +158,13 @@ def fill_fields(template: str, name: Callable[[str], str] | Mapping[str, str]) -
     return _FIELD_MARK.sub(lambda m: lookup(m.group(1)), template)
 
 
-class ClusterError(IbcalcError, ValueError):
-    """A cluster description that cannot be built.
+class FieldError(IbcalcError, ValueError):
+    """Bad input that names the field at fault, so each caller can say it in its own words.
 
-    ``field`` names the :class:`~ibcalc.cluster.spec.ClusterSpec` field at fault (``nodes``,
-    ``inter``, ...), never a command-line flag or a YAML key: the CLI maps fields to its flags
-    and the design checker to its keys and ``file:line:col``. The message may name other fields as
-    ``{field}``; :meth:`render` replaces each mark with the caller's name for it, ``str()`` with
-    the plain field name.
+    ``field`` names the parameter at fault (``nodes``, ``max_bytes`` ...), never a command-line
+    flag or a YAML key: the CLI maps fields to its flags and the design checker to its keys and
+    ``file:line:col``. The message may name other fields as ``{field}``; :meth:`render` replaces
+    each mark with the caller's name for it, ``str()`` with the plain field name.
     """
 
     def __init__(self, message: str, *, field: str | None = None) -> None:
@@ -184,3 +185,11 @@ class ClusterError(IbcalcError, ValueError):
 
     def __str__(self) -> str:
         return self.render(lambda f: f)
+
+
+class ClusterError(FieldError):
+    """A cluster description that cannot be built.
+
+    ``field`` names the :class:`~ibcalc.cluster.spec.ClusterSpec` field at fault (``nodes``,
+    ``inter``, ...); see :class:`FieldError` for the ``{field}`` marks.
+    """

@@ -11,14 +11,15 @@ caller passes others (``ibcalc.catalogue.cost_params.load_cost_params`` reads ov
 from __future__ import annotations
 
 from ibcalc.catalogue.cost_params import builtin_cost_params
+from ibcalc.catalogue.load import suggest
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.select import select
 from ibcalc.engine.types import Algorithm, Collective, Cost, DType, Estimate, Protocol
-from ibcalc.errors import SizeTooSmallError, UnitError
+from ibcalc.errors import SizeTooSmallError, UnitError, UnknownNameError
 
-__all__ = ["effective_size", "estimate", "estimate_on", "parse_dtype"]
+__all__ = ["effective_size", "estimate", "estimate_on", "parse_collective", "parse_dtype"]
 
 
 def parse_dtype(dtype: DType | str) -> DType:
@@ -30,6 +31,18 @@ def parse_dtype(dtype: DType | str) -> DType:
     except ValueError:
         names = ", ".join(DType.names())
         raise UnitError(f"unknown dtype {dtype!r} (use one of {names})") from None
+
+
+def parse_collective(name: str) -> Collective:
+    """The collective ``name`` means: ``allreduce``, ``all_reduce`` (nccl-tests), any case.
+
+    :class:`~ibcalc.errors.UnknownNameError` with the closest names if none.
+    """
+    found = Collective.lookup(name)
+    if found is None:
+        names = [*(c.command for c in Collective), *(c.value for c in Collective)]
+        raise UnknownNameError("collective", name, suggest(name.lower(), names))
+    return found
 
 
 def effective_size(
@@ -86,7 +99,9 @@ def estimate_on(
     dt = parse_dtype(dtype)
     size = effective_size(collective, size_bytes, cluster.ranks, dt)
     topo = cluster.topology
-    best, others = select(collective, size, cluster.topology, params, algorithm, protocol, dt)
+    best, others = select(
+        collective, size, topo, params, algorithm=algorithm, protocol=protocol, dtype=dt
+    )
     notes = list(cluster.assumptions)
     if size != size_bytes:
         notes.append(f"size rounded to {size:.0f} B as nccl-tests does for {cluster.ranks} ranks")

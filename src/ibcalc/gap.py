@@ -19,39 +19,56 @@ the right ratio, 18x, only by luck of doubling both sides; per direction it is 4
   on the scale-out link, ceil(NICs per node / G) NICs each), both from
   :func:`ibcalc.engine.estimate` with NCCL-like algorithm choice, and their ratio (slowdown).
 
-No I/O here: rendering lives in :mod:`ibcalc.render.console` and :mod:`ibcalc.render.plot`.
+The JSON of each result (``model_dump(mode="json")``) is what ``ibcalc gap --format json``
+prints. The common pairings are data (``data/pairings.yaml``, each with its source). No I/O
+beyond reading that file: rendering lives in :mod:`ibcalc.render.console` and
+:mod:`ibcalc.render.plot`.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from functools import cache
+from importlib import resources
+from typing import Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    FieldSerializationInfo,
+    computed_field,
+    field_serializer,
+)
 
 from ibcalc.catalogue.load import find_link, find_system
 from ibcalc.catalogue.models import Catalogue, Link, LinkKind
-from ibcalc.cluster.resolve import check_count, resolve_cluster
+from ibcalc.cluster.resolve import DEFAULT_GPUS_PER_NODE, check_count, resolve_cluster
 from ibcalc.cluster.spec import MAX_GPUS_PER_NODE, MAX_NICS_PER_NODE, ClusterSpec
 from ibcalc.engine.types import Collective, Estimate
 from ibcalc.errors import ClusterError
 from ibcalc.facade import estimate
-from ibcalc.units import GB
+from ibcalc.jsonmodel import JsonModel
+from ibcalc.units import GB, parse_size
+from ibcalc.yamlio import load_yaml, validate
 
 __all__ = [
     "ALLREDUCE_SIZE_BYTES",
     "CONVENTIONS",
-    "PAIRING_INTER",
-    "PAIRING_INTRA",
+    "TP_DEFAULT_SIZE",
+    "GapReport",
     "GapResult",
+    "PairingLink",
     "PairingNode",
+    "Pairings",
+    "Placement",
     "TpWhatIf",
     "common_pairings",
     "gap",
-    "gap_dict",
     "gap_for_system",
+    "gap_report",
+    "load_pairings",
     "nics_per_gpu_node",
-    "tp_dict",
     "tp_whatif",
 ]
 
@@ -65,49 +82,179 @@ CONVENTIONS = (
     "achievable = line rate x catalogue efficiency"
 )
 
-#: Scale-up links of the common pairings table (8 GPUs per node each).
-PAIRING_INTRA: tuple[str, ...] = ("nvlink3", "nvlink4", "nvlink5", "xgmi-mi300x", "pcie4", "pcie5")
+#: Message size of the tensor-parallel what-if when none is given: one layer's activations of a
+#: large model (1 x 4096 tokens x 8192 hidden x 2 bytes is about 67 MB).
+TP_DEFAULT_SIZE = "64MB"
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class PairingLink(BaseModel):
+    """A scale-up link of the common pairings table, and why it is there."""
+
+    model_config = _FROZEN
+
+    link: str
+    why: str = Field(min_length=3)
+    source: str = Field(min_length=3)
 
 
 class PairingNode(BaseModel):
     """The node shape a scale-out link is paired with in :func:`common_pairings`."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = _FROZEN
 
     inter: str
-    gpus_per_node: int = Field(ge=1)
-    nics_per_node: int = Field(ge=1)
-    why: str
+    gpus_per_node: int = Field(ge=1, le=MAX_GPUS_PER_NODE)
+    nics_per_node: int = Field(ge=1, le=MAX_NICS_PER_NODE)
+    why: str = Field(min_length=3)
+    source: str = Field(min_length=3)
 
 
-#: Scale-out links of the common pairings table and the node each sits in: one NIC per GPU,
-#: except EFA v2 (32 x 100 Gb/s for 8 GPUs, as on AWS p5; link_specs.md 5.5) and the WAN tier
-#: (one inter-site link per node).
-PAIRING_INTER: tuple[PairingNode, ...] = (
-    PairingNode(inter="hdr", gpus_per_node=8, nics_per_node=8, why="one NIC per GPU"),
-    PairingNode(inter="ndr", gpus_per_node=8, nics_per_node=8, why="one NIC per GPU"),
-    PairingNode(inter="xdr", gpus_per_node=8, nics_per_node=8, why="one NIC per GPU"),
-    PairingNode(inter="roce-200g", gpus_per_node=8, nics_per_node=8, why="one NIC per GPU"),
-    PairingNode(inter="roce-400g", gpus_per_node=8, nics_per_node=8, why="one NIC per GPU"),
-    PairingNode(inter="roce-800g", gpus_per_node=8, nics_per_node=8, why="one NIC per GPU"),
-    PairingNode(
-        inter="efa-v2", gpus_per_node=8, nics_per_node=32, why="4 EFA v2 per GPU, as on AWS p5"
-    ),
-    PairingNode(inter="wan-10g", gpus_per_node=8, nics_per_node=1, why="one WAN link per node"),
-)
+class Pairings(BaseModel):
+    """``data/pairings.yaml``: the links :func:`common_pairings` compares."""
 
-_FROZEN = ConfigDict(frozen=True, extra="forbid")
+    model_config = _FROZEN
+
+    schema_: Literal["ibcalc-pairings/1"] = Field(alias="schema")
+    intra: list[PairingLink] = Field(min_length=1)
+    inter: list[PairingNode] = Field(min_length=1)
 
 
-class GapResult(BaseModel):
+@cache
+def load_pairings() -> Pairings:
+    """The common pairings shipped with ibcalc (``data/pairings.yaml``), read once."""
+    text = resources.files("ibcalc").joinpath("data", "pairings.yaml").read_text(encoding="utf-8")
+    return validate(load_yaml("<built-in pairings>", text=text), Pairings)
+
+
+class Placement(JsonModel):
+    """One all-reduce of a gap comparison: where it ran and what it took (its JSON object)."""
+
+    model_config = _FROZEN
+
+    estimate: Estimate
+    link: str
+
+    json_keys: ClassVar[tuple[str, ...]] = (
+        "nodes",
+        "gpus_per_node",
+        "nics_per_node",
+        "link",
+        "size_bytes",
+        "time_s",
+        "algorithm",
+        "protocol",
+        "busbw_GBps",
+        "busbw_equivalent",
+        "bottleneck",
+    )
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def nodes(self) -> int:
+        """Nodes of this placement."""
+        return self.estimate.nodes
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def gpus_per_node(self) -> int:
+        """GPUs per node of this placement."""
+        return self.estimate.gpus_per_node
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def nics_per_node(self) -> int:
+        """Scale-out NICs per node of this placement."""
+        return self.estimate.nics_per_node
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def size_bytes(self) -> float:
+        """Size of the all-reduce in bytes."""
+        return self.estimate.size_bytes
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def time_s(self) -> float:
+        """Its predicted time."""
+        return self.estimate.time_s
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def algorithm(self) -> str:
+        """The algorithm NCCL would choose here."""
+        return self.estimate.best.algorithm.value
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def protocol(self) -> str:
+        """The protocol NCCL would choose here."""
+        return self.estimate.best.protocol.value
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def busbw_GBps(self) -> float:
+        """Bus bandwidth in GB/s."""
+        return self.estimate.busbw_Bps / GB
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def busbw_equivalent(self) -> bool:
+        """True when busbw is an equivalent figure (in-network reduction), not a wire rate."""
+        return self.estimate.best.equivalent_busbw
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def bottleneck(self) -> str:
+        """What limits it."""
+        return self.estimate.best.bottleneck
+
+
+class GapResult(JsonModel):
     """Scale-up vs scale-out bandwidth of one node shape, per GPU and per direction.
 
     Bandwidths are bytes per second per direction. ``inside`` is the all-reduce of
     ``allreduce_size_bytes`` on 1 node x ``gpus_per_node`` GPUs; ``across`` the same on
     ``gpus_per_node`` nodes x 1 GPU with ``across_nics_per_node`` NICs each.
+
+    Its JSON gives bandwidths in GB/s (10^9 B/s), per direction: ``intra_GBps`` and
+    ``inter_per_gpu_GBps`` are line rates per GPU, ``ratio_line`` their ratio; the
+    ``*_achievable_*`` keys and ``ratio_achievable`` apply the catalogue efficiencies (and the
+    host PCIe cap, named in ``capped_by``).
     """
 
     model_config = _FROZEN
+
+    json_keys: ClassVar[tuple[str, ...]] = (
+        "intra",
+        "inter",
+        "host_pcie",
+        "system",
+        "gpus_per_node",
+        "nics_per_node",
+        "nics_per_gpu",
+        "intra_GBps",
+        "intra_achievable_GBps",
+        "intra_bidirectional_GBps",
+        "nic_GBps",
+        "nic_achievable_GBps",
+        "inter_per_gpu_GBps",
+        "inter_per_gpu_achievable_GBps",
+        "inter_per_node_GBps",
+        "inter_per_node_achievable_GBps",
+        "capped_by",
+        "ratio_line",
+        "ratio_achievable",
+        "allreduce_size_bytes",
+        "allreduce_inside_s",
+        "allreduce_across_s",
+        "slowdown",
+        "allreduce_inside",
+        "allreduce_across",
+        "conventions",
+        "assumptions",
+    )
 
     intra: str
     inter: str
@@ -126,6 +273,7 @@ class GapResult(BaseModel):
     across: Estimate
     assumptions: list[str]
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def nics_per_gpu(self) -> float:
         """Scale-out NICs per GPU (may be fractional: 1 WAN link for 8 GPUs = 0.125)."""
@@ -156,26 +304,130 @@ class GapResult(BaseModel):
         """Scale-out achievable rate of the whole node (the ring's per-rank ceiling)."""
         return self.nics_per_node * self.nic_achievable_Bps
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def ratio_line(self) -> float:
         """Scale-up line rate / scale-out line rate, per GPU and direction."""
         return self.intra_line_Bps / self.inter_line_Bps
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def ratio_achievable(self) -> float:
         """Scale-up achievable / scale-out achievable, per GPU and direction."""
         return self.intra_achievable_Bps / self.inter_achievable_Bps
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def slowdown(self) -> float:
         """Time of the all-reduce across nodes / time inside one node."""
         return self.across.time_s / self.inside.time_s
 
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def intra_GBps(self) -> float:
+        """Scale-up line rate per GPU in GB/s."""
+        return self.intra_line_Bps / GB
 
-class TpWhatIf(BaseModel):
-    """One tensor-parallel all-reduce placed inside a node vs spread over nodes."""
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def intra_achievable_GBps(self) -> float:
+        """Scale-up achievable rate per GPU in GB/s."""
+        return self.intra_achievable_Bps / GB
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def intra_bidirectional_GBps(self) -> float:
+        """Scale-up rate as vendors quote it (2 x line) in GB/s."""
+        return self.intra_bidirectional_Bps / GB
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def nic_GBps(self) -> float:
+        """One NIC's line rate in GB/s."""
+        return self.nic_line_Bps / GB
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def nic_achievable_GBps(self) -> float:
+        """One NIC's achievable rate (PCIe cap applied) in GB/s."""
+        return self.nic_achievable_Bps / GB
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def inter_per_gpu_GBps(self) -> float:
+        """Scale-out line rate per GPU in GB/s."""
+        return self.inter_line_Bps / GB
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def inter_per_gpu_achievable_GBps(self) -> float:
+        """Scale-out achievable rate per GPU in GB/s."""
+        return self.inter_achievable_Bps / GB
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def inter_per_node_GBps(self) -> float:
+        """Scale-out line rate of the node in GB/s."""
+        return self.inter_node_line_Bps / GB
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def inter_per_node_achievable_GBps(self) -> float:
+        """Scale-out achievable rate of the node in GB/s."""
+        return self.inter_node_achievable_Bps / GB
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def allreduce_inside_s(self) -> float:
+        """Time of the all-reduce inside one node."""
+        return self.inside.time_s
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def allreduce_across_s(self) -> float:
+        """Time of the all-reduce across nodes."""
+        return self.across.time_s
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def allreduce_inside(self) -> Placement:
+        """The all-reduce inside one node, on the scale-up link."""
+        return Placement(estimate=self.inside, link=self.intra)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def allreduce_across(self) -> Placement:
+        """The all-reduce across nodes, on the scale-out link."""
+        return Placement(estimate=self.across, link=self.inter)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def conventions(self) -> str:
+        """The units and conventions of every figure (repeated in each result)."""
+        return CONVENTIONS
+
+
+class TpWhatIf(JsonModel):
+    """One tensor-parallel all-reduce placed inside a node vs spread over nodes.
+
+    Its JSON shows ``inside`` and ``across`` as :class:`Placement` objects.
+    """
 
     model_config = _FROZEN
+
+    json_keys: ClassVar[tuple[str, ...]] = (
+        "intra",
+        "inter",
+        "host_pcie",
+        "tp",
+        "size_bytes",
+        "inside_s",
+        "across_s",
+        "slowdown",
+        "inside",
+        "across",
+        "assumptions",
+    )
 
     intra: str
     inter: str
@@ -187,10 +439,39 @@ class TpWhatIf(BaseModel):
     across: Estimate
     assumptions: list[str]
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def slowdown(self) -> float:
         """Time across nodes / time inside one node."""
         return self.across.time_s / self.inside.time_s
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def inside_s(self) -> float:
+        """Time of the all-reduce inside one node."""
+        return self.inside.time_s
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def across_s(self) -> float:
+        """Time of the all-reduce across nodes."""
+        return self.across.time_s
+
+    @field_serializer("inside", "across")
+    def _placement(self, est: Estimate, info: FieldSerializationInfo) -> dict[str, Any]:
+        # a dict, not the model: pydantic cannot reuse Placement's schema for a serializer's return
+        link = self.intra if info.field_name == "inside" else self.inter
+        return Placement(estimate=est, link=link).model_dump(mode=info.mode)
+
+
+class GapReport(BaseModel):
+    """What ``ibcalc gap`` shows: the table of common pairings, or one pairing and a TP what-if."""
+
+    model_config = _FROZEN
+
+    common: bool = Field(description="True: the common pairings table (no one pairing named).")
+    pairings: list[GapResult]
+    tp: TpWhatIf | None = None
 
 
 def _link(catalogue: Catalogue, name: str, kinds: tuple[LinkKind, ...], field: str) -> Link:
@@ -217,10 +498,10 @@ def _placements(
     intra: Link,
     inter: Link,
     host_pcie: Link | None,
+    *,
     ranks: int,
     across_nics: int,
     size_bytes: float,
-    *,
     system: str | None,
     dtype: str,
 ) -> tuple[Estimate, Estimate]:
@@ -314,7 +595,15 @@ def gap(
             "rounded up)"
         )
     inside, across = _placements(
-        catalogue, up, out, host, gpus_per_node, across_nics, size_bytes, system=system, dtype=dtype
+        catalogue,
+        up,
+        out,
+        host,
+        ranks=gpus_per_node,
+        across_nics=across_nics,
+        size_bytes=size_bytes,
+        system=system,
+        dtype=dtype,
     )
     return GapResult(
         intra=up.id,
@@ -378,7 +667,7 @@ def gap_for_system(
         inter_id,
         gpus,
         nics,
-        host_pcie or preset.host_pcie,
+        host_pcie=host_pcie or preset.host_pcie,
         system=preset.id,
     )
     notes.insert(0, f"node shape from {preset.id} ({preset.name})")
@@ -388,14 +677,16 @@ def gap_for_system(
 def common_pairings(catalogue: Catalogue) -> list[GapResult]:
     """The gap for every common scale-up link against every common scale-out link.
 
-    Scale-up: :data:`PAIRING_INTRA` (8 GPUs per node); scale-out: :data:`PAIRING_INTER` with the
-    NIC count each fabric usually has. No host PCIe cap is applied: this is a comparison of links
-    (use :func:`gap` with ``host_pcie`` or :func:`gap_for_system` for a real node).
+    The links and node shapes are :func:`load_pairings` (``data/pairings.yaml``): each scale-up
+    link in each scale-out link's node, with the NIC count that fabric usually has. No host PCIe
+    cap is applied: this is a comparison of links (use :func:`gap` with ``host_pcie`` or
+    :func:`gap_for_system` for a real node).
     """
+    pairings = load_pairings()
     results: list[GapResult] = []
-    for intra in PAIRING_INTRA:
-        for node in PAIRING_INTER:
-            result = gap(catalogue, intra, node.inter, node.gpus_per_node, node.nics_per_node)
+    for up in pairings.intra:
+        for node in pairings.inter:
+            result = gap(catalogue, up.link, node.inter, node.gpus_per_node, node.nics_per_node)
             if node.nics_per_node != node.gpus_per_node:
                 result = result.model_copy(
                     update={"assumptions": [f"{node.inter}: {node.why}", *result.assumptions]}
@@ -434,7 +725,15 @@ def tp_whatif(
     if system is not None:
         system = find_system(catalogue, system).id
     inside, across = _placements(
-        catalogue, up, out, host, tp, nics_per_node, size_bytes, system=system, dtype=dtype
+        catalogue,
+        up,
+        out,
+        host,
+        ranks=tp,
+        across_nics=nics_per_node,
+        size_bytes=size_bytes,
+        system=system,
+        dtype=dtype,
     )
     notes = [
         f"the same all-reduce of {inside.size_bytes:.0f} B ({dtype}) over {tp} GPUs: "
@@ -457,72 +756,116 @@ def tp_whatif(
     )
 
 
-def _placement_dict(est: Estimate, link: str) -> dict[str, Any]:
-    return {
-        "nodes": est.nodes,
-        "gpus_per_node": est.gpus_per_node,
-        "nics_per_node": est.nics_per_node,
-        "link": link,
-        "size_bytes": est.size_bytes,
-        "time_s": est.time_s,
-        "algorithm": est.best.algorithm.value,
-        "protocol": est.best.protocol.value,
-        "busbw_GBps": est.busbw_Bps / GB,
-        "busbw_equivalent": est.best.equivalent_busbw,
-        "bottleneck": est.best.bottleneck,
-    }
+def _common(catalogue: Catalogue, intra: str | None, inter: str | None) -> list[GapResult]:
+    """The common pairings, only those with ``intra`` and/or ``inter`` when given."""
+    results = common_pairings(catalogue)
+    if intra is not None:
+        wanted = find_link(catalogue, intra).id
+        results = [r for r in results if r.intra == wanted]
+    if inter is not None:
+        wanted = find_link(catalogue, inter).id
+        results = [r for r in results if r.inter == wanted]
+    if not results:
+        given, field = (intra, "intra") if intra is not None else (inter, "inter")
+        raise ClusterError(
+            f"{given!r} is not in the common pairings; give both {{intra}} and {{inter}} "
+            "to compare any two links",
+            field=field,
+        )
+    return results
 
 
-def gap_dict(result: GapResult) -> dict[str, Any]:
-    """The JSON object of a gap result; bandwidths in GB/s (10^9 B/s), per direction.
+def _one_pairing(catalogue: Catalogue, spec: ClusterSpec) -> tuple[GapResult, int]:
+    """The pairing ``spec`` names (a system, or an intra and an inter link) and its domain size."""
+    if spec.system is not None:
+        result = gap_for_system(
+            catalogue,
+            spec.system,
+            intra=spec.intra,
+            inter=spec.inter,
+            gpus_per_node=spec.gpus_per_node,
+            nics_per_node=spec.nics_per_node,
+            host_pcie=spec.host_pcie,
+        )
+        if spec.gpus_per_node is not None:
+            return result, spec.gpus_per_node
+        return result, find_system(catalogue, spec.system).scale_up_domain
+    assert spec.intra is not None
+    assert spec.inter is not None
+    notes: list[str] = []
+    gpus = spec.gpus_per_node if spec.gpus_per_node is not None else DEFAULT_GPUS_PER_NODE
+    if spec.gpus_per_node is None:
+        notes.append(f"{gpus} GPUs per node assumed ({{gpus_per_node}})")
+    nics = spec.nics_per_node if spec.nics_per_node is not None else gpus
+    if spec.nics_per_node is None:
+        notes.append(f"{nics} NICs per node (one per GPU) assumed ({{nics_per_node}})")
+    result = gap(catalogue, spec.intra, spec.inter, gpus, nics, host_pcie=spec.host_pcie)
+    return result.model_copy(update={"assumptions": notes + result.assumptions}), gpus
 
-    ``intra_GBps`` and ``inter_per_gpu_GBps`` are line rates per GPU; ``ratio_line`` is their
-    ratio; the ``*_achievable_*`` keys and ``ratio_achievable`` apply the catalogue efficiencies
-    (and the host PCIe cap, named in ``capped_by``).
+
+#: ClusterSpec fields the gap reads; any other field set is refused rather than ignored.
+_GAP_FIELDS = frozenset({"intra", "inter", "system", "gpus_per_node", "nics_per_node", "host_pcie"})
+
+
+def gap_report(
+    catalogue: Catalogue,
+    spec: ClusterSpec,
+    *,
+    tp: int | None = None,
+    tp_size_bytes: float | None = None,
+) -> GapReport:
+    """The gap ``spec`` asks for: one pairing, or the common pairings table.
+
+    One pairing when ``spec`` names a ``system``, or both ``intra`` and ``inter``: its gap, and
+    with ``tp`` a tensor-parallel what-if (an all-reduce of ``tp_size_bytes``, default
+    :data:`TP_DEFAULT_SIZE`, on ``tp`` GPUs inside one scale-up domain vs across ``tp`` nodes).
+    Otherwise the :func:`common_pairings`, only those with ``intra`` or ``inter`` when one is
+    given; options that describe one pairing are refused there. Errors name fields
+    (:class:`~ibcalc.errors.ClusterError`), ``tp`` and ``tp_size_bytes`` included.
     """
-    return {
-        "intra": result.intra,
-        "inter": result.inter,
-        "host_pcie": result.host_pcie,
-        "system": result.system,
-        "gpus_per_node": result.gpus_per_node,
-        "nics_per_node": result.nics_per_node,
-        "nics_per_gpu": result.nics_per_gpu,
-        "intra_GBps": result.intra_line_Bps / GB,
-        "intra_achievable_GBps": result.intra_achievable_Bps / GB,
-        "intra_bidirectional_GBps": result.intra_bidirectional_Bps / GB,
-        "nic_GBps": result.nic_line_Bps / GB,
-        "nic_achievable_GBps": result.nic_achievable_Bps / GB,
-        "inter_per_gpu_GBps": result.inter_line_Bps / GB,
-        "inter_per_gpu_achievable_GBps": result.inter_achievable_Bps / GB,
-        "inter_per_node_GBps": result.inter_node_line_Bps / GB,
-        "inter_per_node_achievable_GBps": result.inter_node_achievable_Bps / GB,
-        "capped_by": result.capped_by,
-        "ratio_line": result.ratio_line,
-        "ratio_achievable": result.ratio_achievable,
-        "allreduce_size_bytes": result.allreduce_size_bytes,
-        "allreduce_inside_s": result.inside.time_s,
-        "allreduce_across_s": result.across.time_s,
-        "slowdown": result.slowdown,
-        "allreduce_inside": _placement_dict(result.inside, result.intra),
-        "allreduce_across": _placement_dict(result.across, result.inter),
-        "conventions": CONVENTIONS,
-        "assumptions": list(result.assumptions),
-    }
-
-
-def tp_dict(whatif: TpWhatIf) -> dict[str, Any]:
-    """The JSON object of a tensor-parallel what-if."""
-    return {
-        "intra": whatif.intra,
-        "inter": whatif.inter,
-        "host_pcie": whatif.host_pcie,
-        "tp": whatif.tp,
-        "size_bytes": whatif.size_bytes,
-        "inside_s": whatif.inside.time_s,
-        "across_s": whatif.across.time_s,
-        "slowdown": whatif.slowdown,
-        "inside": _placement_dict(whatif.inside, whatif.intra),
-        "across": _placement_dict(whatif.across, whatif.inter),
-        "assumptions": list(whatif.assumptions),
-    }
+    for name, info in ClusterSpec.model_fields.items():
+        if name not in _GAP_FIELDS and getattr(spec, name) != info.default:
+            raise ClusterError(
+                f"{{{name}}} does not apply to the gap (it compares the links of one node)",
+                field=name,
+            )
+    if spec.system is None and (spec.intra is None or spec.inter is None):
+        for name, value in (
+            ("gpus_per_node", spec.gpus_per_node),
+            ("nics_per_node", spec.nics_per_node),
+            ("host_pcie", spec.host_pcie),
+            ("tp", tp),
+            ("tp_size_bytes", tp_size_bytes),
+        ):
+            if value is not None:
+                raise ClusterError(
+                    f"{{{name}}} describes one pairing: give {{intra}} and {{inter}}, "
+                    "or {system}",
+                    field=name,
+                )
+        return GapReport(common=True, pairings=_common(catalogue, spec.intra, spec.inter))
+    result, domain = _one_pairing(catalogue, spec)
+    if tp is None:
+        if tp_size_bytes is not None:
+            raise ClusterError(
+                "{tp_size_bytes} needs {tp} T (the tensor-parallel degree)", field="tp_size_bytes"
+            )
+        return GapReport(common=False, pairings=[result])
+    if tp > domain:
+        raise ClusterError(
+            f"{{tp}} {tp} does not fit inside one scale-up domain of {domain} GPUs", field="tp"
+        )
+    whatif = tp_whatif(
+        catalogue,
+        result.intra,
+        result.inter,
+        tp,
+        tp_size_bytes if tp_size_bytes is not None else parse_size(TP_DEFAULT_SIZE),
+        nics_per_node=nics_per_gpu_node(result.nics_per_node, result.gpus_per_node),
+        host_pcie=result.host_pcie,
+        system=result.system,
+    )
+    if tp_size_bytes is None:
+        note = f"TP all-reduce size {TP_DEFAULT_SIZE} assumed ({{tp_size_bytes}})"
+        whatif = whatif.model_copy(update={"assumptions": [note, *whatif.assumptions]})
+    return GapReport(common=False, pairings=[result], tp=whatif)

@@ -85,7 +85,7 @@ def _build(
                 raise _problem(
                     doc.path, key_node.start_mark, "YAML merge keys (<<) are not allowed"
                 )
-            key = _build(key_node, (*loc, "<key>"), doc, budget, depth + 1, constructor)
+            key = _build(key_node, (*loc, "<key>"), doc, budget, depth + 1, constructor=constructor)
             if not isinstance(key, str | int | float | bool):
                 raise _problem(doc.path, key_node.start_mark, "mapping keys must be plain scalars")
             if key in result:
@@ -95,7 +95,9 @@ def _build(
                 key_node.start_mark.line + 1,
                 key_node.start_mark.column + 1,
             )
-            result[key] = _build(value_node, (*loc, path_key), doc, budget, depth + 1, constructor)
+            result[key] = _build(
+                value_node, (*loc, path_key), doc, budget, depth + 1, constructor=constructor
+            )
         return result
     if isinstance(node, yaml.SequenceNode):
         if node.tag != "tag:yaml.org,2002:seq":
@@ -103,7 +105,9 @@ def _build(
         items = []
         for index, item in enumerate(node.value):
             doc.marks[(*loc, index)] = (item.start_mark.line + 1, item.start_mark.column + 1)
-            items.append(_build(item, (*loc, index), doc, budget, depth + 1, constructor))
+            items.append(
+                _build(item, (*loc, index), doc, budget, depth + 1, constructor=constructor)
+            )
         return items
     if isinstance(node, yaml.ScalarNode):
         try:
@@ -224,7 +228,7 @@ def load_yaml(source: str | Path, *, text: str | None = None) -> Document:
         raise _problem(path, nodes[1].start_mark, "file holds more than one YAML document")
     constructor = yaml.constructor.SafeConstructor()
     try:
-        doc.data = _build(nodes[0], (), doc, _Budget(path), 0, constructor)
+        doc.data = _build(nodes[0], (), doc, _Budget(path), 0, constructor=constructor)
     except RecursionError as exc:
         raise InputFileError(
             [ValidationProblem(path, None, None, f"nesting deeper than {MAX_DEPTH} levels")]

@@ -8,11 +8,12 @@ convert them on input to SI floats whose field names carry the unit (``per_direc
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, computed_field, field_validator
 
-from ibcalc.units import parse_bandwidth, parse_time
+from ibcalc.jsonmodel import JsonModel
+from ibcalc.units import GB, parse_bandwidth, parse_time
 
 __all__ = [
     "Catalogue",
@@ -60,10 +61,45 @@ class Confidence(StrEnum):
     LOW = "low"
 
 
-class Link(BaseModel):
-    """One interconnect of the catalogue. All rates are per direction unless named otherwise."""
+class Link(JsonModel):
+    """One interconnect of the catalogue. All rates are per direction unless named otherwise.
+
+    Its JSON (``model_dump(mode="json")``, what ``ibcalc links --format json`` prints) gives
+    bandwidths in GB/s (10^9 B/s) and network rates in Gb/s, times in seconds.
+    """
 
     model_config = _FROZEN
+
+    json_keys: ClassVar[tuple[str, ...]] = (
+        "id",
+        "aliases",
+        "name",
+        "kind",
+        "family",
+        "generation",
+        "scope",
+        "per_direction_GBps",
+        "per_direction_Gbps",
+        "bidirectional_GBps",
+        "links",
+        "lanes_per_link",
+        "lane_signalling_Gbps",
+        "encoding",
+        "encoding_efficiency",
+        "efficiency",
+        "efficiency_source",
+        "achievable_GBps",
+        "nvls_efficiency",
+        "duplex_efficiency",
+        "latency_s",
+        "transport_latency_s",
+        "topology",
+        "capabilities",
+        "pcie_host",
+        "sources",
+        "confidence",
+        "notes",
+    )
 
     id: Identifier
     aliases: list[Identifier] = Field(default_factory=list)
@@ -109,6 +145,36 @@ class Link(BaseModel):
     def achievable_Bps(self) -> float:
         """Per-direction bandwidth a collective can use at large sizes: line rate x efficiency."""
         return self.per_direction_Bps * self.efficiency
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def per_direction_GBps(self) -> float:
+        """Line rate per direction in GB/s."""
+        return self.per_direction_Bps / GB
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def per_direction_Gbps(self) -> float:
+        """Line rate per direction in Gb/s, as networks are quoted (NDR: 400)."""
+        return self.per_direction_Bps * 8 / GB
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def bidirectional_GBps(self) -> float | None:
+        """The vendor's bidirectional figure in GB/s, when the catalogue gives one."""
+        return (self.bidirectional_Bps / GB) if self.bidirectional_Bps else None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def lane_signalling_Gbps(self) -> float | None:
+        """Signalling rate of one lane in Gb/s, when given."""
+        return self.lane_signalling_Bps * 8 / GB if self.lane_signalling_Bps else None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def achievable_GBps(self) -> float:
+        """Achievable rate per direction (line x efficiency) in GB/s."""
+        return self.achievable_Bps / GB
 
     @property
     def names(self) -> list[str]:

@@ -18,6 +18,7 @@ from ibcalc.engine.types import ScaleOutTier, ScaleUpTier
 from ibcalc.errors import ClusterError
 
 __all__ = [
+    "DEFAULT_GPUS_PER_NODE",
     "DEFAULT_NODES",
     "DEFAULT_SYSTEM",
     "MAX_GPUS",
@@ -29,6 +30,8 @@ __all__ = [
 
 #: Node shape assumed when only a fabric is named and no preset uses that fabric.
 DEFAULT_SYSTEM = "dgx-h100"
+#: GPUs per node assumed when neither a preset nor the user gives a number (an HGX/DGX baseboard).
+DEFAULT_GPUS_PER_NODE = 8
 #: Node count assumed when none is given: the smallest job that crosses the fabric.
 DEFAULT_NODES = 2
 
@@ -117,9 +120,9 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
     if spec.gpus_per_node is not None:
         gpus_per_node = spec.gpus_per_node
     else:
-        gpus_per_node = system.gpus_per_node if system else 8
+        gpus_per_node = system.gpus_per_node if system else DEFAULT_GPUS_PER_NODE
     if spec.gpus_per_node is None and system is None:
-        notes.append("8 GPUs per node assumed ({gpus_per_node})")
+        notes.append(f"{DEFAULT_GPUS_PER_NODE} GPUs per node assumed ({{gpus_per_node}})")
     resized = system is not None and gpus_per_node != system.gpus_per_node
 
     intra: Link | None = None
@@ -213,7 +216,9 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
     arch = system.gpu_arch if system else _ARCH_BY_LINK.get(intra.id if intra else "", "hopper")
     engine_arch = _ENGINE_ARCH.get(arch, "ampere")
 
-    up_tier = _build_up(intra, scale_up, system, spec, arch, notes) if scale_up > 1 else None
+    up_tier = (
+        _build_up(intra, scale_up, system, spec, arch=arch, notes=notes) if scale_up > 1 else None
+    )
     out_tier = None
     if domains > 1:
         assert inter is not None
@@ -223,7 +228,7 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
             nics_per_node * nodes_per_domain,
             domains,
             spec,
-            notes,
+            notes=notes,
             gpus=scale_up,
         )
     wan_tier = _build_wan(catalogue, spec, domains, notes)

@@ -370,6 +370,7 @@ def _cluster(
     problems: _Problems,
     keys: Mapping[str, str],
     oversubscription: float,
+    *,
     cross_leaf: float = 1.0,
 ) -> ResolvedCluster:
     try:
@@ -452,7 +453,9 @@ def _resolve(design: Design, doc: Document, catalogue: Catalogue) -> ResolvedDes
         oversubscription = sizing.end_to_end_oversubscription
         fraction = cross_leaf_fraction(sizing)
         if oversubscription != declared or fraction < 1.0:
-            cluster = _cluster(catalogue, design, problems, keys, oversubscription, fraction)
+            cluster = _cluster(
+                catalogue, design, problems, keys, oversubscription, cross_leaf=fraction
+            )
             cross_leaf = fraction
     return ResolvedDesign(
         path=doc.path,
@@ -597,6 +600,7 @@ def _collective_findings(
     resolved: ResolvedDesign,
     doc: Document,
     loc: Loc,
+    *,
     collective: Collective,
     target: CollectiveTarget,
     problems: _Problems,
@@ -720,7 +724,9 @@ def evaluate(resolved: ResolvedDesign, doc: Document) -> list[Finding]:
         target = item.target
         collective = item.collective
         if collective is not None and isinstance(target, CollectiveTarget):
-            findings += _collective_findings(resolved, doc, loc, collective, target, problems)
+            findings += _collective_findings(
+                resolved, doc, loc, collective=collective, target=target, problems=problems
+            )
         elif isinstance(target, GapTarget):
             gap = _gap_finding(resolved, doc, loc, target)
             if gap is None:

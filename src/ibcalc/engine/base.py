@@ -249,11 +249,11 @@ def tree_correction(size_bytes: float, protocol: Protocol, params: CostParams) -
 def make_cost(
     algorithm: Algorithm,
     protocol: Protocol,
+    *,
     latency_s: float,
     transfer_s: float,
     bottleneck: str,
     formula: str,
-    *,
     equivalent: bool = False,
 ) -> Cost:
     """Build a :class:`Cost`, guarding against negative or non-finite terms."""

@@ -154,7 +154,14 @@ def select(
         what = algorithm.value if algorithm is not None else "any algorithm"
         proto = f" with protocol {protocol.value}" if protocol is not None else ""
         usable = sorted({c.algorithm.value for c in everything})
-        reason = _why_not(algorithm, protocol, collective, topo, dtype, everything)
+        reason = _why_not(
+            algorithm,
+            protocol,
+            collective=collective,
+            topo=topo,
+            dtype=dtype,
+            everything=everything,
+        )
         raise AlgorithmNotApplicableError(
             f"{what}{proto} does not apply to {collective.value} on this cluster "
             f"({reason}); applicable: {', '.join(usable) or 'none'}"
@@ -167,6 +174,7 @@ def select(
 def _why_not(
     algorithm: Algorithm | None,
     protocol: Protocol | None,
+    *,
     collective: Collective,
     topo: Topology,
     dtype: DType,

@@ -251,7 +251,17 @@ def size_fat_tree(
     d, u = leaf_split(radix, leaf_o)
     sd, su = leaf_split(radix, spine_o)
     endpoints = nodes * rails + extra_endpoints
-    args = _Args(nodes, rails, radix, extra_endpoints, rail_optimized, d, u, sd, su)
+    args = _Args(
+        nodes=nodes,
+        rails=rails,
+        k=radix,
+        extra=extra_endpoints,
+        rail_optimized=rail_optimized,
+        d=d,
+        u=u,
+        sd=sd,
+        su=su,
+    )
     args_out = _Outputs(port_Bps, ports_per_cage, node_cages_per_node, ratios)
 
     if tiers is not None:

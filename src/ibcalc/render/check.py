@@ -307,7 +307,7 @@ def _gh_prop(text: str) -> str:
 
 
 def _gh_command(
-    kind: str, path: str, line: int | None, col: int | None, title: str, msg: str
+    kind: str, path: str, *, line: int | None, col: int | None, title: str, msg: str
 ) -> str:
     props = [f"file={_gh_prop(path)}"]
     if line is not None:
@@ -322,7 +322,14 @@ def render_github(outcomes: Sequence[FileOutcome]) -> str:
     for outcome in outcomes:
         for p in outcome.problems:
             lines.append(
-                _gh_command("error", p.path, p.line, p.col, "ibcalc: invalid design", p.message)
+                _gh_command(
+                    "error",
+                    p.path,
+                    line=p.line,
+                    col=p.col,
+                    title="ibcalc: invalid design",
+                    msg=p.message,
+                )
             )
         for f in outcome.findings:
             if f.passed:
@@ -332,10 +339,10 @@ def render_github(outcomes: Sequence[FileOutcome]) -> str:
                     _gh_command(
                         "error",
                         f.file,
-                        f.line,
-                        f.col,
-                        f"ibcalc check: {finding_requirement(f)}",
-                        f"{f.design}: {finding_message(f)}",
+                        line=f.line,
+                        col=f.col,
+                        title=f"ibcalc check: {finding_requirement(f)}",
+                        msg=f"{f.design}: {finding_message(f)}",
                     )
                 )
     lines.append(_summary(outcomes))

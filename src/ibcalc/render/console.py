@@ -1,6 +1,10 @@
 """Rendering: rich tables for people, JSON and CSV for machines. The only module importing rich.
 
-Every printed number carries its unit; GB/s is 10^9 bytes per second (the nccl-tests unit).
+Every function takes a result object and a :class:`Format`. JSON is the result's own
+``model_dump(mode="json")`` (its derived figures are computed fields), never a dict built here.
+Assumptions carry ``{field}`` marks; ``names`` says how the caller names each field (the CLI:
+flags), applied by :func:`named_notes` alone. Every printed number carries its unit; GB/s is
+10^9 bytes per second (the nccl-tests unit).
 """
 
 from __future__ import annotations
@@ -9,8 +13,9 @@ import csv
 import io
 import json
 import os
-from collections.abc import Sequence
-from typing import Any, TextIO
+from collections.abc import Mapping, Sequence
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, TextIO
 
 from rich import box
 from rich.console import Console
@@ -18,25 +23,39 @@ from rich.table import Table
 from rich.text import Text
 
 from ibcalc.catalogue.models import Catalogue, Link, System
-from ibcalc.engine.types import Cost, Estimate, busbw_factor
+from ibcalc.engine.types import Estimate, busbw_factor
+from ibcalc.errors import fill_fields
+from ibcalc.results import EstimateResult
 from ibcalc.units import GB, format_bandwidth, format_size, format_time
 
+if TYPE_CHECKING:
+    from ibcalc.gap import GapReport
+    from ibcalc.sweep import SweepResult
+
 __all__ = [
-    "estimate_dict",
-    "link_dict",
+    "Format",
+    "named_notes",
     "render_estimate",
     "render_gap",
-    "render_gap_table",
     "render_json",
     "render_link",
     "render_links",
     "render_sweep",
-    "render_sweep_groups",
     "render_system",
     "render_systems",
-    "sweep_rows",
-    "system_dict",
 ]
+
+
+class Format(StrEnum):
+    """Output formats of results: a table for people, JSON or CSV (sweeps) for machines."""
+
+    TABLE = "table"
+    JSON = "json"
+    CSV = "csv"
+
+
+#: How fields are named when the caller gives no names: as themselves.
+_PLAIN: Mapping[str, str] = {}
 
 _BAR = "▏▎▍▌▋▊▉█"
 
@@ -74,62 +93,40 @@ def _stdout() -> TextIO:
     return sys.stdout
 
 
-def _cost_dict(cost: Cost, size_bytes: float, factor: float) -> dict[str, Any]:
-    algbw = size_bytes / cost.time_s if cost.time_s > 0 else 0.0
-    return {
-        "algorithm": cost.algorithm.value,
-        "protocol": cost.protocol.value,
-        "time_s": cost.time_s,
-        "latency_s": cost.latency_s,
-        "transfer_s": cost.transfer_s,
-        "algbw_GBps": algbw / GB,
-        "busbw_GBps": algbw * factor / GB,
-        "busbw_equivalent": cost.equivalent_busbw,
-        "bottleneck": cost.bottleneck,
-    }
+def named_notes(notes: Sequence[str], names: Mapping[str, str] = _PLAIN) -> list[str]:
+    """``notes`` with each ``{field}`` mark replaced by ``names[field]`` (else the field)."""
+    return [fill_fields(note, names) for note in notes]
 
 
-def estimate_dict(est: Estimate) -> dict[str, Any]:
-    """The JSON object of an estimate (keys keep their meaning across versions)."""
-    factor = busbw_factor(est.collective, est.ranks)
-    best = _cost_dict(est.best, est.size_bytes, factor)
-    return {
-        "collective": est.collective.value,
-        "size_bytes": est.size_bytes,
-        "dtype": est.dtype,
-        "nodes": est.nodes,
-        "gpus_per_node": est.gpus_per_node,
-        "ranks": est.ranks,
-        "intra": est.intra,
-        "inter": est.inter,
-        "nics_per_node": est.nics_per_node,
-        "requested_size_bytes": est.requested_size_bytes,
-        "sharp": est.sharp,
-        "oversubscription": est.oversubscription,
-        "cross_leaf_fraction": est.cross_leaf_fraction,
-        "sites": est.sites,
-        "wan": est.wan,
-        "algorithm": best["algorithm"],
-        "protocol": best["protocol"],
-        "time_s": best["time_s"],
-        "latency_s": best["latency_s"],
-        "transfer_s": best["transfer_s"],
-        "algbw_GBps": best["algbw_GBps"],
-        "busbw_GBps": best["busbw_GBps"],
-        "busbw_equivalent": best["busbw_equivalent"],
-        "busbw_factor": factor,
-        "bottleneck": best["bottleneck"],
-        "formula": est.best.formula,
-        "assumptions": list(est.assumptions),
-        "alternatives": [
-            {k: v for k, v in _cost_dict(c, est.size_bytes, factor).items() if k != "bottleneck"}
-            for c in est.alternatives
-        ],
-    }
+def _named(data: Any, names: Mapping[str, str]) -> Any:
+    """A JSON dump with every ``assumptions`` list in it passed through :func:`named_notes`."""
+    if isinstance(data, dict):
+        return {
+            key: named_notes(value, names) if key == "assumptions" else _named(value, names)
+            for key, value in data.items()
+        }
+    if isinstance(data, list):
+        return [_named(item, names) for item in data]
+    return data
 
 
-def render_estimate(est: Estimate, stream: TextIO | None = None, alternatives: int = 5) -> None:
-    """Print an estimate as a table: result, choice, runners-up, assumptions."""
+def render_estimate(
+    est: Estimate,
+    fmt: str = Format.TABLE,
+    *,
+    names: Mapping[str, str] = _PLAIN,
+    stream: TextIO | None = None,
+) -> None:
+    """Print an estimate: a table (result, choice, runners-up, assumptions) or its JSON."""
+    if fmt == Format.JSON:
+        render_json(_named(EstimateResult.of(est).model_dump(mode="json"), names), stream)
+    else:
+        _estimate_table(est, named_notes(est.assumptions, names), stream)
+
+
+def _estimate_table(
+    est: Estimate, notes: Sequence[str], stream: TextIO | None, alternatives: int = 5
+) -> None:
     console = _console(stream)
     factor = busbw_factor(est.collective, est.ranks)
     gpus, nodes = est.gpus_per_node, est.nodes
@@ -170,55 +167,19 @@ def render_estimate(est: Estimate, stream: TextIO | None = None, alternatives: i
                 f"{cost.time_s / est.time_s:.2f}x",
             )
         console.print(_fold(alt))
-    if est.assumptions:
+    if notes:
         console.print(Text("assumptions:", style="bold"))
-        for note in est.assumptions:
+        for note in notes:
             console.print(Text(f"  - {note}"), soft_wrap=True)
 
 
-def link_dict(link: Link) -> dict[str, Any]:
-    """A link as JSON: every field, bandwidths in GB/s and Gb/s, times in seconds."""
-    return {
-        "id": link.id,
-        "aliases": list(link.aliases),
-        "name": link.name,
-        "kind": link.kind.value,
-        "family": link.family,
-        "generation": link.generation,
-        "scope": link.scope,
-        "per_direction_GBps": link.per_direction_Bps / GB,
-        "per_direction_Gbps": link.per_direction_Bps * 8 / GB,
-        "bidirectional_GBps": (link.bidirectional_Bps / GB) if link.bidirectional_Bps else None,
-        "links": link.links,
-        "lanes_per_link": link.lanes_per_link,
-        "lane_signalling_Gbps": (
-            link.lane_signalling_Bps * 8 / GB if link.lane_signalling_Bps else None
-        ),
-        "encoding": link.encoding,
-        "encoding_efficiency": link.encoding_efficiency,
-        "efficiency": link.efficiency,
-        "efficiency_source": link.efficiency_source,
-        "achievable_GBps": link.achievable_Bps / GB,
-        "nvls_efficiency": link.nvls_efficiency,
-        "duplex_efficiency": link.duplex_efficiency,
-        "latency_s": link.latency_s,
-        "transport_latency_s": link.transport_latency_s,
-        "topology": link.topology,
-        "capabilities": list(link.capabilities),
-        "pcie_host": link.pcie_host,
-        "sources": list(link.sources),
-        "confidence": link.confidence.value,
-        "notes": link.notes,
-    }
-
-
-def system_dict(system: System) -> dict[str, Any]:
-    """A system preset as JSON."""
-    return system.model_dump(mode="json")
-
-
-def render_links(links: Sequence[Link], stream: TextIO | None = None) -> None:
-    """Print the catalogue's links as a table (the name column only where it fits)."""
+def render_links(
+    links: Sequence[Link], fmt: str = Format.TABLE, stream: TextIO | None = None
+) -> None:
+    """Print links as a table (the name column only where it fits) or as a JSON list."""
+    if fmt == Format.JSON:
+        render_json([link.model_dump(mode="json") for link in links], stream)
+        return
     console = _console(stream)
     wide = console.width >= 130
     table = Table(
@@ -255,8 +216,12 @@ def render_links(links: Sequence[Link], stream: TextIO | None = None) -> None:
         console.print(Text("(names and sources: ibcalc links show ID)"))
 
 
-def render_link(link: Link, stream: TextIO | None = None) -> None:
-    """Print every field of one link, with its sources."""
+def render_link(link: Link, fmt: str = Format.TABLE, stream: TextIO | None = None) -> None:
+    """Print every field of one link with its sources, or its JSON."""
+    data = link.model_dump(mode="json")
+    if fmt == Format.JSON:
+        render_json(data, stream)
+        return
     console = _console(stream)
     table = Table(
         box=box.SIMPLE_HEAD,
@@ -266,7 +231,6 @@ def render_link(link: Link, stream: TextIO | None = None) -> None:
     )
     table.add_column("field", style="bold")
     table.add_column("value", overflow="fold")
-    data = link_dict(link)
     units = {
         "per_direction_GBps": " GB/s",
         "per_direction_Gbps": " Gb/s",
@@ -291,9 +255,15 @@ def render_link(link: Link, stream: TextIO | None = None) -> None:
 
 
 def render_systems(
-    systems: Sequence[System], catalogue: Catalogue, stream: TextIO | None = None
+    systems: Sequence[System],
+    catalogue: Catalogue,
+    fmt: str = Format.TABLE,
+    stream: TextIO | None = None,
 ) -> None:
-    """Print the system presets as a table."""
+    """Print the system presets as a table (rates from ``catalogue``'s links) or a JSON list."""
+    if fmt == Format.JSON:
+        render_json([system.model_dump(mode="json") for system in systems], stream)
+        return
     links = {link.id: link for link in catalogue.links}
     table = Table(
         box=box.SIMPLE_HEAD, title="systems (bandwidth per direction)", title_justify="left"
@@ -337,8 +307,12 @@ def render_systems(
     console.print(_fold(table))
 
 
-def render_system(system: System, stream: TextIO | None = None) -> None:
-    """Print every field of one system preset."""
+def render_system(system: System, fmt: str = Format.TABLE, stream: TextIO | None = None) -> None:
+    """Print every field of one system preset, or its JSON."""
+    data = system.model_dump(mode="json")
+    if fmt == Format.JSON:
+        render_json(data, stream)
+        return
     console = _console(stream)
     table = Table(
         box=box.SIMPLE_HEAD,
@@ -348,7 +322,7 @@ def render_system(system: System, stream: TextIO | None = None) -> None:
     )
     table.add_column("field", style="bold")
     table.add_column("value", overflow="fold")
-    for key, value in system_dict(system).items():
+    for key, value in data.items():
         if value is None or key == "sources":
             continue
         table.add_row(key, ", ".join(value) if isinstance(value, list) else str(value))
@@ -358,40 +332,42 @@ def render_system(system: System, stream: TextIO | None = None) -> None:
         console.print(Text(f"  - {source}"), overflow="fold")
 
 
-def sweep_rows(estimates: Sequence[Estimate]) -> list[dict[str, Any]]:
-    """One dict per size, nccl-tests columns plus the chosen algorithm."""
-    rows = []
-    for est in estimates:
-        rows.append(
-            {
-                "size_bytes": int(est.size_bytes),
-                "count": est.count,
-                "type": est.dtype,
-                "time_us": est.time_s * 1e6,
-                "algbw_GBps": est.algbw_Bps / GB,
-                "busbw_GBps": est.busbw_Bps / GB,
-                "algorithm": est.best.algorithm.value,
-                "protocol": est.best.protocol.value,
-                "busbw_equivalent": est.best.equivalent_busbw,
-            }
-        )
-    return rows
-
-
 def render_sweep(
-    estimates: Sequence[Estimate], fmt: str = "table", stream: TextIO | None = None
+    result: SweepResult, fmt: str = Format.TABLE, stream: TextIO | None = None
 ) -> None:
-    """Print a sweep in the shape of nccl-tests output (table), or as JSON or CSV."""
-    rows = sweep_rows(estimates)
-    if fmt in ("json", "csv"):
-        # one shape whether one fabric or several was swept: a list of groups / an inter column
-        inter = estimates[0].inter if estimates else None
-        render_sweep_groups([(inter or "-", estimates)], fmt, stream)
+    """Print a sweep: one nccl-tests-shaped table per group, or JSON/CSV of every group.
+
+    JSON is a list with one object per group (one shape whether one fabric or several was
+    swept); CSV has one row per size and group, the group's ``inter`` first.
+    """
+    out = stream if stream is not None else _stdout()
+    if fmt == Format.JSON:
+        render_json([group.model_dump(mode="json") for group in result.groups], out)
         return
-    first = estimates[0]
+    if fmt == Format.CSV:
+        rows = [
+            {"inter": group.label, **row.model_dump(mode="json")}
+            for group in result.groups
+            for row in group.rows
+        ]
+        buffer = io.StringIO()
+        writer = csv.DictWriter(
+            buffer, fieldnames=list(rows[0]) if rows else ["inter"], lineterminator="\n"
+        )
+        writer.writeheader()
+        writer.writerows(rows)
+        out.write(buffer.getvalue())
+        return
+    for group in result.groups:
+        _sweep_table(group.model_dump(mode="json"), stream)
+
+
+def _sweep_table(group: dict[str, Any], stream: TextIO | None) -> None:
+    """One group's sweep in the shape of nccl-tests output."""
+    rows: list[dict[str, Any]] = group["rows"]
     title = (
-        f"{first.collective.value} sweep on {first.nodes} x {first.gpus_per_node} GPUs "
-        f"({first.intra or '-'} inside, {first.inter or '-'} between)"
+        f"{group['collective']} sweep on {group['nodes']} x {group['gpus_per_node']} GPUs "
+        f"({group['intra'] or '-'} inside, {group['inter']} between)"
     )
     table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
     for name in (
@@ -449,8 +425,35 @@ def _nic_count(data: dict[str, Any]) -> str:
     return f"x1/{data['gpus_per_node'] // data['nics_per_node']}"
 
 
-def render_gap_table(rows: Sequence[dict[str, Any]], stream: TextIO | None = None) -> None:
-    """Print the common pairings of :func:`ibcalc.gap.common_pairings` (as ``gap_dict`` rows)."""
+def render_gap(
+    report: GapReport,
+    fmt: str = Format.TABLE,
+    *,
+    names: Mapping[str, str] = _PLAIN,
+    stream: TextIO | None = None,
+) -> None:
+    """Print a gap report: the common pairings table, or one pairing (and its TP what-if).
+
+    JSON: a list of pairings for the table; one pairing's object otherwise, with the what-if
+    under ``tp`` when there is one.
+    """
+    pairings = [_named(r.model_dump(mode="json"), names) for r in report.pairings]
+    if report.common:
+        if fmt == Format.JSON:
+            render_json(pairings, stream)
+        else:
+            _gap_table(pairings, stream)
+        return
+    data = pairings[0]
+    tp = _named(report.tp.model_dump(mode="json"), names) if report.tp is not None else None
+    if fmt == Format.JSON:
+        render_json(data if tp is None else {**data, "tp": tp}, stream)
+    else:
+        _gap_pairing(data, tp, stream)
+
+
+def _gap_table(rows: Sequence[dict[str, Any]], stream: TextIO | None) -> None:
+    """The common pairings, one row each (rows are GapResult JSON objects)."""
     console = _console(stream)
     table = Table(
         title="scale-up vs scale-out bandwidth per GPU, per direction "
@@ -504,10 +507,8 @@ def render_gap_table(rows: Sequence[dict[str, Any]], stream: TextIO | None = Non
         console.print(Text(line), soft_wrap=True)
 
 
-def render_gap(
-    data: dict[str, Any], tp: dict[str, Any] | None = None, stream: TextIO | None = None
-) -> None:
-    """Print one pairing of :func:`ibcalc.gap.gap` (its ``gap_dict``) and an optional TP what-if."""
+def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO | None) -> None:
+    """One pairing (a GapResult's JSON) and an optional TP what-if (a TpWhatIf's JSON)."""
     console = _console(stream)
     shape = f"{data['gpus_per_node']} GPUs and {data['nics_per_node']} x {data['inter']} per node"
     if data["system"]:
@@ -604,43 +605,3 @@ def _placement_shape(p: dict[str, Any]) -> str:
     if nodes > 1:
         return f"{where}, {p['nics_per_node']} x {p['link']} each"
     return f"{where} on {p['link']}"
-
-
-def render_sweep_groups(
-    groups: Sequence[tuple[str, Sequence[Estimate]]],
-    fmt: str = "table",
-    stream: TextIO | None = None,
-) -> None:
-    """Print sweeps over several fabrics: one table each, or JSON/CSV with an ``inter`` key."""
-    out = stream if stream is not None else _stdout()
-    if fmt == "json":
-        render_json(
-            [
-                {
-                    "collective": estimates[0].collective.value if estimates else None,
-                    "inter": inter,
-                    "intra": estimates[0].intra if estimates else None,
-                    "nodes": estimates[0].nodes if estimates else None,
-                    "gpus_per_node": estimates[0].gpus_per_node if estimates else None,
-                    "ranks": estimates[0].ranks if estimates else None,
-                    "nics_per_node": estimates[0].nics_per_node if estimates else None,
-                    "dtype": estimates[0].dtype if estimates else None,
-                    "rows": sweep_rows(estimates),
-                }
-                for inter, estimates in groups
-            ],
-            out,
-        )
-        return
-    if fmt == "csv":
-        rows = [{"inter": inter, **row} for inter, ests in groups for row in sweep_rows(ests)]
-        buffer = io.StringIO()
-        writer = csv.DictWriter(
-            buffer, fieldnames=list(rows[0]) if rows else ["inter"], lineterminator="\n"
-        )
-        writer.writeheader()
-        writer.writerows(rows)
-        out.write(buffer.getvalue())
-        return
-    for _inter, estimates in groups:
-        render_sweep(estimates, "table", stream)

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure
 
+    from ibcalc.sweep import SweepResult
+
 __all__ = [
     "INSTALL_HINT",
     "MAX_MEASURED_BYTES",
@@ -49,9 +51,11 @@ __all__ = [
     "color",
     "gap_bars",
     "load_measured",
+    "load_measured_for",
     "plot_gap",
     "plot_sweep",
     "plot_sweep_clusters",
+    "plot_sweep_result",
     "require_matplotlib",
     "sweep_series",
 ]
@@ -645,6 +649,52 @@ def plot_sweep_clusters(
         measured=measured,
         time_panel=time_panel,
         footnote=footnote,
+    )
+
+
+def load_measured_for(path: str | Path, result: SweepResult) -> tuple[list[MeasuredPoint], int]:
+    """:func:`load_measured`, keeping the rows that match ``result`` (its first group's cluster).
+
+    Returns the points kept and the rows read; :class:`PlotError` when no row matches.
+    """
+    first = result.groups[0]
+    points, total = load_measured(
+        path,
+        collective=result.collective,
+        nodes=first.nodes,
+        gpus_per_node=first.gpus_per_node,
+    )
+    if not points:
+        raise PlotError(
+            f"no row of {path} matches {result.collective.value} on {first.nodes} nodes x "
+            f"{first.gpus_per_node} GPUs (rows are filtered by their collective, nodes and "
+            "gpus_per_node columns when present; busbw 0 is skipped)"
+        )
+    return points, total
+
+
+def plot_sweep_result(
+    path: str | Path,
+    result: SweepResult,
+    *,
+    per_algorithm: Mapping[Algorithm, Sequence[Estimate]] | None = None,
+    measured: Sequence[MeasuredPoint] = (),
+    time_panel: bool = False,
+) -> Path:
+    """Draw a sweep (:func:`ibcalc.sweep.sweep_fabrics`): :func:`plot_sweep_clusters` of its groups.
+
+    ``per_algorithm`` (:func:`ibcalc.sweep.algorithm_lines`) adds one thin line per algorithm to
+    a single-cluster sweep. Returns the path written.
+    """
+    return plot_sweep_clusters(
+        path,
+        result.collective,
+        [(group.cluster, group.estimates) for group in result.groups],
+        per_algorithm=per_algorithm,
+        forced=result.algorithm,
+        measured=measured,
+        time_panel=time_panel,
+        dtype=result.dtype.value,
     )
 
 

@@ -65,6 +65,7 @@ def _alltoall(
     algorithm: Algorithm,
     size_bytes: float,
     topo: Topology,
+    *,
     protocol: Protocol,
     messages: int,
     params: CostParams,
@@ -91,10 +92,10 @@ def _alltoall(
     return make_cost(
         algorithm,
         protocol,
-        latency,
-        transfer,
-        where,
-        "max((m-1)/n S/B_up, max(1,kf) (n-m)/n S/(nics B_nic/m)) + base + hop + msgs x c",
+        latency_s=latency,
+        transfer_s=transfer,
+        bottleneck=where,
+        formula="max((m-1)/n S/B_up, max(1,kf) (n-m)/n S/(nics B_nic/m)) + base + hop + msgs x c",
     )
 
 
@@ -108,7 +109,14 @@ def pairwise(
     """All-to-all as concurrent pairwise sends (one message per peer)."""
     if collective is not Collective.ALL_TO_ALL or topo.ranks < 2 or protocol is Protocol.LL128:
         return None
-    return _alltoall(Algorithm.PAIRWISE, size_bytes, topo, protocol, topo.ranks - 1, params)
+    return _alltoall(
+        Algorithm.PAIRWISE,
+        size_bytes,
+        topo,
+        protocol=protocol,
+        messages=topo.ranks - 1,
+        params=params,
+    )
 
 
 def pxn(
@@ -124,7 +132,9 @@ def pxn(
     if protocol is Protocol.LL128:
         return None
     messages = (topo.domains - 1) + (topo.m - 1)
-    return _alltoall(Algorithm.PXN, size_bytes, topo, protocol, messages, params)
+    return _alltoall(
+        Algorithm.PXN, size_bytes, topo, protocol=protocol, messages=messages, params=params
+    )
 
 
 def sendrecv(
@@ -159,8 +169,8 @@ def sendrecv(
     return make_cost(
         Algorithm.P2P,
         protocol,
-        base_latency(Algorithm.RING, protocol, params) + hop,
-        transfer,
-        where,
-        "max(S/B_p2p, S/B_nic) + base + hop",
+        latency_s=base_latency(Algorithm.RING, protocol, params) + hop,
+        transfer_s=transfer,
+        bottleneck=where,
+        formula="max(S/B_p2p, S/B_nic) + base + hop",
     )

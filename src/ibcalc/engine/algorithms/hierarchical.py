@@ -62,10 +62,10 @@ def hierarchical(
     return make_cost(
         Algorithm.HIERARCHICAL,
         protocol,
-        latency,
-        intra_t + net_t,
-        where,
-        "2(m-1)/m S/B_up + 2(N-1)/N S/(nics B_nic) + 3 base + 2(m-1) intra + 2(N-1) net",
+        latency_s=latency,
+        transfer_s=intra_t + net_t,
+        bottleneck=where,
+        formula="2(m-1)/m S/B_up + 2(N-1)/N S/(nics B_nic) + 3 base + 2(m-1) intra + 2(N-1) net",
         # each node sends 2(N-1)/N S, not 2(n-1)/n S per rank: busbw is a node-level equivalent
         equivalent=True,
     )

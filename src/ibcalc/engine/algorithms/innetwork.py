@@ -85,7 +85,15 @@ def nvls(
     else:
         transfer = size_bytes / bw
         formula = "S / B_nvls + latency"
-    return make_cost(Algorithm.NVLS, protocol, latency, transfer, where, formula, equivalent=True)
+    return make_cost(
+        Algorithm.NVLS,
+        protocol,
+        latency_s=latency,
+        transfer_s=transfer,
+        bottleneck=where,
+        formula=formula,
+        equivalent=True,
+    )
 
 
 def nvls_tree(
@@ -123,10 +131,10 @@ def nvls_tree(
     return make_cost(
         Algorithm.NVLS_TREE,
         protocol,
-        latency,
-        max(intra_t, net_t, wan_t),
-        where,
-        "max(S(m+1)/(m B_nvls), c S/(nics B_nic)) + NVLS + 2 log2(N) net",
+        latency_s=latency,
+        transfer_s=max(intra_t, net_t, wan_t),
+        bottleneck=where,
+        formula="max(S(m+1)/(m B_nvls), c S/(nics B_nic)) + NVLS + 2 log2(N) net",
         equivalent=True,
     )
 
@@ -172,10 +180,10 @@ def collnet_direct(
     return make_cost(
         Algorithm.COLLNET_DIRECT,
         protocol,
-        latency,
-        max(intra_t, net_t),
-        where,
-        "max(2(m-1)/m S/B_up, S/(nics B_nic)) + latency",
+        latency_s=latency,
+        transfer_s=max(intra_t, net_t),
+        bottleneck=where,
+        formula="max(2(m-1)/m S/B_up, S/(nics B_nic)) + latency",
         equivalent=True,
     )
 
@@ -202,9 +210,9 @@ def collnet_chain(
     return make_cost(
         Algorithm.COLLNET_CHAIN,
         protocol,
-        latency,
-        max(intra_t, net_t),
-        where,
-        "max(2S/B_up, S/(nics B_nic)) + 2(m-1) intra + net",
+        latency_s=latency,
+        transfer_s=max(intra_t, net_t),
+        bottleneck=where,
+        formula="max(2S/B_up, S/(nics B_nic)) + 2(m-1) intra + net",
         equivalent=True,
     )

@@ -88,10 +88,10 @@ def rhd(
     return make_cost(
         Algorithm.RHD,
         protocol,
-        latency,
-        transfer,
-        where,
-        "phases x ((N-1)/N S / (nics B_nic/m) + (m-1)/(mN) S / B_up) + lg p hops per phase",
+        latency_s=latency,
+        transfer_s=transfer,
+        bottleneck=where,
+        formula="phases x ((N-1)/N S / (nics B_nic/m) + (m-1)/(mN) S / B_up) + lg p hops per phase",
         # across domains the far steps put (N-1)/N S on the network and only (m-1)/(mN) S on
         # the scale-up link, so busbw's (n-1)/n factor is a node-level equivalent for every
         # collective (a property test found RS busbw above min(B_up, nics B_nic))
@@ -123,8 +123,8 @@ def pat(
     return make_cost(
         Algorithm.PAT,
         protocol,
-        latency,
-        (n - 1) / n * size_bytes / bw,
-        "network (one GPU per node)",
-        "(n-1)/n S / (0.75 B_nic) + 8 us + log2(N) net/3.5 + 2.8 us x n",
+        latency_s=latency,
+        transfer_s=(n - 1) / n * size_bytes / bw,
+        bottleneck="network (one GPU per node)",
+        formula="(n-1)/n S / (0.75 B_nic) + 8 us + log2(N) net/3.5 + 2.8 us x n",
     )

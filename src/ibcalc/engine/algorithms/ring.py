@@ -108,4 +108,11 @@ def ring(
             f"{'2(n-1)/n' if all_reduce else '(n-1)/n'} x S / B_ring + base"
             " + (nsteps - s_net) x intra + s_net x net"
         )
-    return make_cost(Algorithm.RING, protocol, latency, transfer, where, formula)
+    return make_cost(
+        Algorithm.RING,
+        protocol,
+        latency_s=latency,
+        transfer_s=transfer,
+        bottleneck=where,
+        formula=formula,
+    )

@@ -89,9 +89,9 @@ def tree(
     return make_cost(
         Algorithm.TREE,
         protocol,
-        latency,
-        max(size_bytes / bw, ll_network_transfer(topo, size_bytes, protocol, params)),
-        where,
-        "max(2S/B_up, c x S/(nics x B_nic)) / f_p + base + 2((m-1) intra + log2(N) net)",
+        latency_s=latency,
+        transfer_s=max(size_bytes / bw, ll_network_transfer(topo, size_bytes, protocol, params)),
+        bottleneck=where,
+        formula="max(2S/B_up, c x S/(nics x B_nic)) / f_p + base + 2((m-1) intra + log2(N) net)",
         equivalent=big_n == 2 or topo.sites == 2,
     )

@@ -1,0 +1,80 @@
+"""The root ``ibcalc`` app, ``--version`` and the console entry point :func:`main`.
+
+Each command group lives in its own module and adds itself with ``register(app)``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from typing import Annotated
+
+import typer
+
+from ibcalc import __version__
+from ibcalc.cli import catalogue, design, estimate, gap
+from ibcalc.cli.boundary import boundary
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="ibcalc",
+    help="How fast can this cluster move these bytes? Interconnect catalogue and collective costs.",
+    add_completion=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"ibcalc {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback(invoke_without_command=True)
+def _root(
+    ctx: typer.Context,
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print the version."),
+    ] = False,
+) -> None:
+    """ibcalc: interconnect catalogue and analytic collective-cost calculator."""
+    # `ibcalc` alone prints the help and succeeds (what no_args_is_help would do, without the
+    # toolkit's help-as-an-error exception)
+    if ctx.invoked_subcommand is None:
+        typer.echo(ctx.get_help())
+        raise typer.Exit(0)
+
+
+# Command groups, in the order `ibcalc --help` lists them (commands first, then groups):
+estimate.register(app)  # allreduce ... sendrecv, sweep          (cli/estimate.py)
+catalogue.register(app)  # links [show], systems [show]          (cli/catalogue.py)
+design.register(app)  # check, schema, design show               (cli/design.py)
+gap.register(app)  # gap                                         (cli/gap.py)
+# Coming groups register here the same way, one module each:
+#   nccl-check  (cli/nccl_check.py)   compare nccl-tests logs with the model
+#   calibrate   (cli/calibrate.py)    fit link efficiencies to measurements
+#   train       (cli/train.py)        step time of a training job
+#   infer       (cli/infer.py)        latency and throughput of inference
+#   checkpoint  (cli/checkpoint.py)   time to write and read checkpoints
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console entry point: run the app inside the error boundary; exit 2 on bad input."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        with boundary():
+            # Without standalone mode typer raises usage errors (the boundary makes them one
+            # line) and returns an Exit's code instead of exiting.
+            code = app(args=args, prog_name="ibcalc", standalone_mode=False)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        typer.echo("error: aborted", err=True)
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(0)
+    if isinstance(code, int) and code != 0:
+        sys.exit(code)

@@ -1,0 +1,104 @@
+"""The CLI's one error boundary: bad input becomes ``error: ...`` lines on stderr and exit code 2.
+
+:func:`boundary` (a context manager) and :func:`guard` (the same as a decorator, on every command)
+turn
+
+* a :class:`~ibcalc.errors.FieldError` (a :class:`~ibcalc.errors.ClusterError` among them) into
+  one line naming fields as flags (:data:`FIELD_FLAGS`),
+* an :class:`~ibcalc.errors.InputFileError` into one line per problem (``file:line:col: ...``),
+* any other :class:`~ibcalc.errors.IbcalcError` into one line,
+* a usage error of the toolkit (unknown option, missing argument, bad value, no such command)
+  into one line ``error: ... (see 'ibcalc X --help')``.
+
+Usage errors happen while typer parses, before a command runs, so only the boundary around the
+whole app (:func:`ibcalc.cli.app.main`) sees them. They are caught as ``typer.TyperException``,
+the public root of every error typer raises (typer 0.2x keeps its toolkit in a private module);
+the command path of the hint comes from the error's documented ``ctx.command_path``.
+tests/cli/test_boundary.py fails loudly if either moves. Nothing here reads a message's text.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import NoReturn, ParamSpec, TypeVar
+
+import typer
+
+from ibcalc.errors import FieldError, IbcalcError, InputFileError
+
+__all__ = ["FIELD_FLAGS", "CliUsageError", "boundary", "guard", "usage_line"]
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+#: How the CLI names each field the library's messages and assumptions mark as ``{field}``:
+#: every :class:`~ibcalc.cluster.spec.ClusterSpec` field, and the parameters of the gap and sweep.
+#: The options are declared with these flags (:mod:`ibcalc.cli.options`), so the two agree.
+FIELD_FLAGS: dict[str, str] = {
+    "nodes": "--nodes",
+    "gpus_per_node": "--gpus-per-node",
+    "nics_per_node": "--nics-per-node",
+    "intra": "--intra",
+    "inter": "--inter",
+    "system": "--system",
+    "host_pcie": "--host-pcie",
+    "sharp": "--sharp",
+    "nvls": "--nvls",
+    "oversubscription": "--oversubscription",
+    "cross_leaf_fraction": "--cross-leaf",
+    "sites": "--sites",
+    "wan": "--wan",
+    "wan_links": "--wan-links",
+    "tp": "--tp",
+    "tp_size_bytes": "--tp-size",
+    "min_bytes": "--minbytes",
+    "max_bytes": "--maxbytes",
+    "factor": "--stepfactor",
+}
+
+
+class CliUsageError(IbcalcError):
+    """Input only the command line can judge: options that do not go together."""
+
+
+def _fail(lines: Sequence[str]) -> NoReturn:
+    for line in lines:
+        typer.echo(f"error: {line}", err=True)
+    raise typer.Exit(2)
+
+
+def usage_line(exc: typer.TyperException) -> str:
+    """One line for an error of the toolkit, naming the command's ``--help`` when known."""
+    # a usage error carries the context of the command it was raised for (`ctx`)
+    path = getattr(getattr(exc, "ctx", None), "command_path", None)
+    hint = f" (see '{path} --help')" if isinstance(path, str) and path else ""
+    return f"{exc.format_message()}{hint}"
+
+
+@contextmanager
+def boundary() -> Iterator[None]:
+    """Turn bad input into ``error:`` lines on stderr and ``typer.Exit(2)``; let the rest pass."""
+    try:
+        yield
+    except FieldError as exc:
+        _fail([exc.render(FIELD_FLAGS)])
+    except InputFileError as exc:
+        # every problem of the file, one line each (report all, not the first)
+        _fail([str(problem) for problem in exc.problems] or [str(exc)])
+    except IbcalcError as exc:
+        _fail([str(exc)])
+    except typer.TyperException as exc:
+        _fail([usage_line(exc)])
+
+
+def guard(command: Callable[P, R]) -> Callable[P, R]:
+    """Run ``command`` inside :func:`boundary` (keeps its signature for typer)."""
+
+    @functools.wraps(command)
+    def guarded(*args: P.args, **kwargs: P.kwargs) -> R:
+        with boundary():
+            return command(*args, **kwargs)
+
+    return guarded

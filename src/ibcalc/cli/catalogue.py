@@ -1,0 +1,118 @@
+"""The catalogue commands: ``links``, ``links show``, ``systems``, ``systems show``.
+
+``links --catalogue F show X`` applies F as ``links show X --catalogue F`` would: a group's
+``--catalogue`` reaches its ``show`` through the context.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ibcalc.catalogue.load import find_link, find_system
+from ibcalc.catalogue.models import LinkKind
+from ibcalc.cli.boundary import CliUsageError, guard
+from ibcalc.cli.options import FORMAT_TABLE, CatalogueOpt, FormatOpt, catalogue_of
+from ibcalc.render.console import (
+    render_link,
+    render_links,
+    render_system,
+    render_systems,
+)
+
+__all__ = ["register"]
+
+links_app = typer.Typer(
+    help="List the link catalogue, or show one link with its sources.", rich_markup_mode=None
+)
+systems_app = typer.Typer(help="List node/system presets, or show one.", rich_markup_mode=None)
+
+
+def _group_catalogue(ctx: typer.Context, own: list[Path] | None) -> list[Path] | None:
+    """A subcommand's ``--catalogue``, else the one given to its group."""
+    if own:
+        return own
+    parent = ctx.parent.obj if ctx.parent is not None else None
+    if isinstance(parent, dict):
+        files = parent.get("catalogue")
+        if isinstance(files, list):
+            return files
+    return None
+
+
+def _kind(name: str | None) -> LinkKind | None:
+    """``--kind`` as a LinkKind (None: every kind)."""
+    if name is None:
+        return None
+    try:
+        return LinkKind(name)
+    except ValueError:
+        kinds = ", ".join(kind.value for kind in LinkKind)
+        raise CliUsageError(f"unknown kind {name!r} (use {kinds})") from None
+
+
+@links_app.callback(invoke_without_command=True)
+@guard
+def links(
+    ctx: typer.Context,
+    kind: Annotated[
+        str | None,
+        typer.Option("--kind", help=f"{', '.join(k.value for k in LinkKind)}."),
+    ] = None,
+    catalogue: CatalogueOpt = None,
+    fmt: FormatOpt = FORMAT_TABLE,
+) -> None:
+    """List the catalogue's links (bandwidth per direction)."""
+    if ctx.invoked_subcommand is not None:
+        ctx.obj = {"catalogue": catalogue}  # `links --catalogue F show X` applies F too
+        return
+    wanted = _kind(kind)
+    cat = catalogue_of(catalogue)
+    render_links([link for link in cat.links if wanted in (None, link.kind)], fmt)
+
+
+@links_app.command("show")
+@guard
+def links_show(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Link id or alias.")],
+    catalogue: CatalogueOpt = None,
+    fmt: FormatOpt = FORMAT_TABLE,
+) -> None:
+    """Show every field of one link, with its sources and confidence."""
+    render_link(find_link(catalogue_of(_group_catalogue(ctx, catalogue)), name), fmt)
+
+
+@systems_app.callback(invoke_without_command=True)
+@guard
+def systems(
+    ctx: typer.Context,
+    catalogue: CatalogueOpt = None,
+    fmt: FormatOpt = FORMAT_TABLE,
+) -> None:
+    """List node/system presets."""
+    if ctx.invoked_subcommand is not None:
+        ctx.obj = {"catalogue": catalogue}
+        return
+    cat = catalogue_of(catalogue)
+    render_systems(cat.systems, cat, fmt)
+
+
+@systems_app.command("show")
+@guard
+def systems_show(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="System id or alias.")],
+    catalogue: CatalogueOpt = None,
+    fmt: FormatOpt = FORMAT_TABLE,
+) -> None:
+    """Show every field of one system preset."""
+    render_system(find_system(catalogue_of(_group_catalogue(ctx, catalogue)), name), fmt)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``links`` and ``systems`` groups to ``app``."""
+    app.add_typer(links_app, name="links")
+    app.add_typer(systems_app, name="systems")

@@ -1,0 +1,161 @@
+"""The design-file commands: ``check``, ``schema``, ``design show``.
+
+They call :mod:`ibcalc.design.check` and :mod:`ibcalc.render.check`, imported when a command
+runs (the design checker is the heaviest import, and most commands do not need it).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from ibcalc.cli.boundary import CliUsageError, guard
+from ibcalc.cli.options import CatalogueOpt, catalogue_of
+from ibcalc.errors import OutputError
+
+if TYPE_CHECKING:
+    from ibcalc.render.check import FileOutcome
+
+__all__ = ["CheckFormat", "ShowFormat", "register"]
+
+design_app = typer.Typer(help="Inspect cluster-design files.", rich_markup_mode=None)
+
+
+class CheckFormat(StrEnum):
+    """Output formats of ``ibcalc check`` (those of :func:`ibcalc.render.check.render_check`)."""
+
+    TEXT = "text"
+    JSON = "json"
+    GITHUB = "github"
+    JUNIT = "junit"
+
+
+class ShowFormat(StrEnum):
+    """Output formats of ``ibcalc design show``."""
+
+    TEXT = "text"
+    JSON = "json"
+
+
+OutputOpt = Annotated[
+    Path | None,
+    typer.Option("--output", "-o", help="Write the report to FILE (atomically).", metavar="FILE"),
+]
+
+
+def _emit(text: str, output: Path | None) -> None:
+    """Print ``text``, or write it to ``output`` atomically."""
+    from ibcalc.render.check import write_atomic
+
+    if output is None:
+        if text:
+            typer.echo(text, nl=False)
+        return
+    try:
+        write_atomic(output, text)
+    except OSError as exc:
+        raise OutputError(f"{output}: cannot write: {exc.strerror or exc}") from None
+
+
+def _refuse_design_target(output: Path | None, files: list[Path]) -> None:
+    """``ibcalc check -o designs/*.yaml`` would overwrite the first design with the report."""
+    if output is not None and (
+        output.suffix.lower() in (".yaml", ".yml")
+        or any(output.resolve() == path.resolve() for path in files if path.exists())
+    ):
+        raise CliUsageError(
+            f"--output {output} looks like a design file; a report is text, JSON or XML "
+            "(e.g. -o report.xml)"
+        )
+
+
+def _outcomes(files: list[Path], catalogue: list[Path] | None) -> list[FileOutcome]:
+    """Check every file; a file that cannot be read or validated is an outcome too."""
+    from ibcalc.design.check import check_design
+    from ibcalc.errors import IbcalcError, InputFileError, ValidationProblem
+    from ibcalc.render.check import FileOutcome
+
+    cat = catalogue_of(catalogue)
+    outcomes: list[FileOutcome] = []
+    for path in files:
+        label = str(path)
+        try:
+            outcomes.append(FileOutcome(label, check=check_design(path, cat)))
+        except InputFileError as exc:
+            outcomes.append(FileOutcome(label, problems=list(exc.problems)))
+        except IbcalcError as exc:
+            problem = ValidationProblem(label, None, None, str(exc))
+            outcomes.append(FileOutcome(label, problems=[problem]))
+    return outcomes
+
+
+@guard
+def check_command(
+    files: Annotated[list[Path], typer.Argument(help="Cluster-design YAML files.", metavar="FILE")],
+    fmt: Annotated[
+        CheckFormat, typer.Option("--format", help="text, json, github or junit.")
+    ] = CheckFormat.TEXT,
+    output: OutputOpt = None,
+    catalogue: CatalogueOpt = None,
+) -> None:
+    """Check cluster-design files against their requirements (a CI gate).
+
+    Exit 0 when all pass, 1 when a requirement fails, 2 when a file cannot be read or validated
+    (the other files are still checked and reported).
+    """
+    from ibcalc.render.check import exit_code, render_check
+
+    _refuse_design_target(output, files)
+    outcomes = _outcomes(files, catalogue)
+    for outcome in outcomes:
+        for problem in outcome.problems:
+            typer.echo(f"error: {problem}", err=True)
+    _emit(render_check(outcomes, fmt.value), output)
+    code = exit_code(outcomes)
+    if code:
+        raise typer.Exit(code)
+
+
+@guard
+def schema_command(output: OutputOpt = None) -> None:
+    """Print the JSON Schema of cluster-design files (for editors and CI)."""
+    from ibcalc.design.check import json_schema
+    from ibcalc.render.check import schema_text
+
+    _emit(schema_text(json_schema()), output)
+
+
+@guard
+def design_show_command(
+    file: Annotated[Path, typer.Argument(help="A cluster-design YAML file.", metavar="FILE")],
+    fmt: Annotated[ShowFormat, typer.Option("--format", help="text or json.")] = ShowFormat.TEXT,
+    catalogue: CatalogueOpt = None,
+) -> None:
+    """Show the resolved cluster (tiers, per-GPU bandwidths, bottleneck) and fabric sizing."""
+    from ibcalc.design.check import load_design, resolve_design
+    from ibcalc.render.check import render_design_json, render_design_text
+
+    cat = catalogue_of(catalogue)
+    design, doc = load_design(file, catalogue=cat)
+    resolved = resolve_design(design, doc, cat)
+    text = render_design_json(resolved) if fmt is ShowFormat.JSON else render_design_text(resolved)
+    _emit(text, None)
+
+
+@design_app.callback(invoke_without_command=True)
+def _design_group(ctx: typer.Context) -> None:
+    """Inspect cluster-design files."""
+    if ctx.invoked_subcommand is None:
+        typer.echo(ctx.get_help())
+        raise typer.Exit(0)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``check``, ``schema`` and the ``design`` group to ``app``."""
+    app.command("check")(check_command)
+    app.command("schema")(schema_command)
+    design_app.command("show")(design_show_command)
+    app.add_typer(design_app, name="design")

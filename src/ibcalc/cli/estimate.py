@@ -1,0 +1,188 @@
+"""The collective commands (``allreduce`` ... ``sendrecv``, one per Collective) and ``sweep``.
+
+Each parses its options into library objects, calls one library function
+(:func:`ibcalc.facade.estimate`, :func:`ibcalc.sweep.sweep_fabrics`) and hands the result to a
+renderer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError, guard
+from ibcalc.cli.options import (
+    ALGO_AUTO,
+    ESTIMATE_FIELDS,
+    FORMAT_TABLE,
+    PROTO_AUTO,
+    SWEEP_TABLE,
+    AlgoOpt,
+    CatalogueOpt,
+    DtypeOpt,
+    FactorOpt,
+    FormatOpt,
+    MaxBytesOpt,
+    MinBytesOpt,
+    ProtoOpt,
+    SizeOpt,
+    SweepFormatOpt,
+    algorithm_of,
+    catalogue_of,
+    cluster_options,
+    fabrics_of,
+    plot_target,
+    protocol_of,
+)
+from ibcalc.cluster.spec import ClusterSpec
+from ibcalc.engine.types import Collective, DType
+from ibcalc.facade import estimate, parse_collective, parse_dtype
+from ibcalc.render.console import render_estimate, render_sweep
+from ibcalc.units import parse_size
+
+__all__ = ["register"]
+
+#: The help line of each collective's command (the command is named ``Collective.command``).
+_SUMMARIES: dict[Collective, str] = {
+    Collective.ALL_REDUCE: "Estimate an all-reduce (nccl-tests all_reduce_perf).",
+    Collective.REDUCE_SCATTER: (
+        "Estimate a reduce-scatter; --size is the total buffer (nccl-tests convention)."
+    ),
+    Collective.ALL_GATHER: (
+        "Estimate an all-gather; --size is the total gathered buffer (nccl-tests convention)."
+    ),
+    Collective.BROADCAST: "Estimate a broadcast.",
+    Collective.REDUCE: "Estimate a reduce.",
+    Collective.ALL_TO_ALL: "Estimate an all-to-all; --size is each rank's send buffer.",
+    Collective.SEND_RECV: "Estimate nccl-tests sendrecv (ring shift of S per rank).",
+}
+
+
+def _collective_command(collective: Collective) -> Callable[..., None]:
+    """The command estimating ``collective``: options -> ClusterSpec -> estimate -> renderer."""
+
+    @guard
+    @cluster_options(*ESTIMATE_FIELDS)
+    def command(
+        size: SizeOpt,
+        *,
+        cluster: ClusterSpec,
+        algo: AlgoOpt = ALGO_AUTO,
+        proto: ProtoOpt = PROTO_AUTO,
+        dtype: DtypeOpt = DType.FP32.value,
+        catalogue: CatalogueOpt = None,
+        fmt: FormatOpt = FORMAT_TABLE,
+    ) -> None:
+        result = estimate(
+            catalogue_of(catalogue),
+            cluster,
+            collective,
+            parse_size(size),
+            dtype=parse_dtype(dtype),
+            algorithm=algorithm_of(algo),
+            protocol=protocol_of(proto),
+        )
+        render_estimate(result, fmt, names=FIELD_FLAGS)
+
+    command.__doc__ = _SUMMARIES[collective]
+    return command
+
+
+FabricsOpt = Annotated[
+    str | None,
+    typer.Option(
+        FIELD_FLAGS["inter"],
+        "--fabric",
+        help="Scale-out link id, or a comma list to sweep several (e.g. ndr,hdr,roce-400g).",
+    ),
+]
+PlotOpt = Annotated[
+    Path | None,
+    typer.Option("--plot", help="Also draw busbw vs size to FILE.png or FILE.svg.", metavar="FILE"),
+]
+PlotTimeOpt = Annotated[
+    bool, typer.Option("--plot-time", help="Add a time panel to the --plot picture.")
+]
+MeasuredOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--measured",
+        help="CSV of measured points (size_bytes,busbw_GBps) to overlay on --plot.",
+        metavar="FILE",
+    ),
+]
+CollectiveArg = Annotated[
+    str,
+    typer.Argument(
+        help=f"{', '.join(c.command for c in Collective)} (or {Collective.ALL_REDUCE.value} ...)"
+    ),
+]
+
+
+@guard
+@cluster_options(*ESTIMATE_FIELDS, own={"inter"})
+def sweep_command(
+    collective: CollectiveArg,
+    *,
+    begin: MinBytesOpt = "8",
+    end: MaxBytesOpt = "8G",
+    factor: FactorOpt = 2,
+    cluster: ClusterSpec,
+    inter: FabricsOpt = None,
+    algo: AlgoOpt = ALGO_AUTO,
+    proto: ProtoOpt = PROTO_AUTO,
+    dtype: DtypeOpt = DType.FP32.value,
+    catalogue: CatalogueOpt = None,
+    fmt: SweepFormatOpt = SWEEP_TABLE,
+    plot: PlotOpt = None,
+    plot_time: PlotTimeOpt = False,
+    measured: MeasuredOpt = None,
+) -> None:
+    """Sweep sizes like nccl-tests (-b/-e/-f) and print a table shaped like its output."""
+    from ibcalc.sweep import algorithm_lines, sweep_fabrics, sweep_sizes
+
+    if plot is None and (plot_time or measured is not None):
+        raise CliUsageError("--plot-time and --measured need --plot FILE.png|FILE.svg")
+    target = plot_target(plot)
+    fabrics = fabrics_of(inter)
+    coll = parse_collective(collective)
+    sizes = sweep_sizes(parse_size(begin), parse_size(end), factor)
+    result = sweep_fabrics(
+        catalogue_of(catalogue),
+        cluster,
+        coll,
+        sizes,
+        fabrics=fabrics,
+        dtype=parse_dtype(dtype),
+        algorithm=algorithm_of(algo),
+        protocol=protocol_of(proto),
+    )
+    if target is None:
+        render_sweep(result, fmt)
+        return
+    from ibcalc.render.plot import load_measured_for, plot_sweep_result
+
+    # measured points are read before any output, so a bad file leaves stdout empty
+    points, total = load_measured_for(measured, result) if measured is not None else ([], 0)
+    if measured is not None:
+        typer.echo(f"measured: {len(points)} of {total} rows of {measured} plotted", err=True)
+    render_sweep(result, fmt)
+    path = plot_sweep_result(
+        target,
+        result,
+        per_algorithm=algorithm_lines(result),
+        measured=points,
+        time_panel=plot_time,
+    )
+    typer.echo(f"plot written to {path}", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the collective commands and ``sweep`` to ``app``."""
+    for collective in Collective:
+        summary = _SUMMARIES[collective]
+        app.command(collective.command, help=summary)(_collective_command(collective))
+    app.command("sweep")(sweep_command)

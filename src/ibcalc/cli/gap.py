@@ -1,0 +1,77 @@
+"""The ``gap`` command: scale-up vs scale-out bandwidth per GPU, and what the gap costs.
+
+Its options describe one node (a ClusterSpec: links, system, GPUs and NICs per node, host PCIe);
+:func:`ibcalc.gap.gap_report` decides between the common-pairings table and one pairing.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from ibcalc.cli.boundary import FIELD_FLAGS, guard
+from ibcalc.cli.options import (
+    FORMAT_TABLE,
+    CatalogueOpt,
+    FormatOpt,
+    TpOpt,
+    TpSizeOpt,
+    catalogue_of,
+    cluster_options,
+    plot_target,
+)
+from ibcalc.cluster.spec import ClusterSpec
+from ibcalc.render.console import render_gap
+from ibcalc.units import parse_size
+
+__all__ = ["register"]
+
+PlotOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--plot", help="Also draw the gap as bars to FILE.png or FILE.svg.", metavar="FILE"
+    ),
+]
+
+
+#: The cluster options of ``gap``: one node's links and counts, in ``--help`` order.
+GAP_FIELDS = ("intra", "inter", "system", "gpus_per_node", "nics_per_node", "host_pcie")
+
+
+@guard
+@cluster_options(*GAP_FIELDS)
+def gap_command(
+    *,
+    cluster: ClusterSpec,
+    tp: TpOpt = None,
+    tp_size: TpSizeOpt = None,
+    plot: PlotOpt = None,
+    catalogue: CatalogueOpt = None,
+    fmt: FormatOpt = FORMAT_TABLE,
+) -> None:
+    """Scale-up vs scale-out bandwidth per GPU (per direction), ratios, and what they cost.
+
+    Without --intra/--inter/--system: a table of common pairings. With --intra and --inter, or
+    --system: one pairing in detail; --tp adds a tensor-parallel what-if.
+    """
+    from ibcalc.gap import gap_report
+
+    target = plot_target(plot)
+    report = gap_report(
+        catalogue_of(catalogue),
+        cluster,
+        tp=tp,
+        tp_size_bytes=parse_size(tp_size) if tp_size is not None else None,
+    )
+    render_gap(report, fmt, names=FIELD_FLAGS)
+    if target is not None:
+        from ibcalc.render.plot import plot_gap
+
+        typer.echo(f"plot written to {plot_gap(target, report.pairings)}", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``gap`` to ``app``."""
+    app.command("gap")(gap_command)

@@ -1,0 +1,328 @@
+"""Options shared by the commands, each declared once, and their parsing into library objects.
+
+The options that describe a cluster are declared here once per
+:class:`~ibcalc.cluster.spec.ClusterSpec` field (flag from :data:`FIELD_FLAGS`, default and range
+from ``ClusterSpec`` itself). A command takes them with :func:`cluster_options`: it declares one
+parameter ``cluster: ClusterSpec`` and receives the spec, built once from the options it lists.
+Choice lists come from the library's enums (``--algo`` from ``Algorithm``, ``--proto`` from
+``Protocol``, ``--format`` from :class:`~ibcalc.render.console.Format`).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Collection, Iterable
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
+
+import typer
+
+from ibcalc.catalogue.load import load_catalogue
+from ibcalc.catalogue.models import Catalogue
+from ibcalc.cli.boundary import FIELD_FLAGS
+from ibcalc.cluster.spec import ClusterSpec
+from ibcalc.engine.types import Algorithm, DType, Protocol
+from ibcalc.errors import ClusterError
+from ibcalc.render.console import Format
+
+__all__ = [
+    "ALGO_AUTO",
+    "AUTO",
+    "ESTIMATE_FIELDS",
+    "FORMAT_TABLE",
+    "PROTO_AUTO",
+    "SWEEP_TABLE",
+    "AlgoChoice",
+    "AlgoOpt",
+    "CatalogueOpt",
+    "DtypeOpt",
+    "FactorOpt",
+    "FormatOpt",
+    "MaxBytesOpt",
+    "MinBytesOpt",
+    "OutputFormat",
+    "ProtoChoice",
+    "ProtoOpt",
+    "SizeOpt",
+    "SweepFormat",
+    "SweepFormatOpt",
+    "TpOpt",
+    "TpSizeOpt",
+    "algorithm_of",
+    "catalogue_of",
+    "choices",
+    "cluster_options",
+    "fabrics_of",
+    "plot_target",
+    "protocol_of",
+]
+
+R = TypeVar("R")
+
+#: ``--algo auto`` / ``--proto auto``: leave the choice to the model (NCCL-like).
+AUTO = "auto"
+
+
+def choices(name: str, values: Iterable[str]) -> type[StrEnum]:
+    """A StrEnum of ``values``: typer lists them in ``--help`` and refuses any other value."""
+    return cast(type[StrEnum], StrEnum(name, [(value, value) for value in values]))
+
+
+# The choice enums are built from the library's own lists. mypy cannot see members of an enum
+# built at run time, so it is told only that each is a StrEnum.
+if TYPE_CHECKING:
+    AlgoChoice = StrEnum
+    ProtoChoice = StrEnum
+    OutputFormat = StrEnum
+    SweepFormat = StrEnum
+else:
+    AlgoChoice = choices("AlgoChoice", [AUTO, *Algorithm])
+    ProtoChoice = choices("ProtoChoice", [AUTO, *Protocol])
+    OutputFormat = choices("OutputFormat", [Format.TABLE, Format.JSON])
+    SweepFormat = choices("SweepFormat", list(Format))
+
+
+#: The defaults of those options (module-level: a default is evaluated once anyway).
+ALGO_AUTO = AlgoChoice(AUTO)
+PROTO_AUTO = ProtoChoice(AUTO)
+FORMAT_TABLE = OutputFormat(Format.TABLE)
+SWEEP_TABLE = SweepFormat(Format.TABLE)
+
+
+def algorithm_of(choice: str) -> Algorithm | None:
+    """``--algo`` as the library takes it: None for auto."""
+    return None if choice == AUTO else Algorithm(choice)
+
+
+def protocol_of(choice: str) -> Protocol | None:
+    """``--proto`` as the library takes it: None for auto."""
+    return None if choice == AUTO else Protocol(choice)
+
+
+def _flag(field: str) -> str:
+    return FIELD_FLAGS[field]
+
+
+def _limits(field: str) -> str:
+    """``low..high`` of a numeric ClusterSpec field, read from the model (never retyped)."""
+    metadata = ClusterSpec.model_fields[field].metadata
+    low = next(m.ge for m in metadata if getattr(m, "ge", None) is not None)
+    high = next(m.le for m in metadata if getattr(m, "le", None) is not None)
+    return f"{_number(low)}..{_number(high)}"
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+# --- the cluster -----------------------------------------------------------------------------
+
+#: One option per ClusterSpec field: (annotation, help). Defaults are ClusterSpec's own.
+_CLUSTER_OPTIONS: dict[str, Any] = {
+    "nodes": Annotated[
+        int | None,
+        typer.Option(_flag("nodes"), "-N", help=f"Number of nodes ({_limits('nodes')})."),
+    ],
+    "gpus_per_node": Annotated[
+        int | None,
+        typer.Option(
+            _flag("gpus_per_node"), "-g", help=f"GPUs per node ({_limits('gpus_per_node')})."
+        ),
+    ],
+    "nics_per_node": Annotated[
+        int | None,
+        typer.Option(
+            _flag("nics_per_node"),
+            help=f"Scale-out NICs per node ({_limits('nics_per_node')}).",
+        ),
+    ],
+    "intra": Annotated[
+        str | None, typer.Option(_flag("intra"), help="Scale-up link id (e.g. nvlink4).")
+    ],
+    "inter": Annotated[
+        str | None,
+        typer.Option(_flag("inter"), "--fabric", help="Scale-out link id (e.g. ndr, roce-400g)."),
+    ],
+    "system": Annotated[
+        str | None, typer.Option(_flag("system"), help="System preset (e.g. dgx-h100).")
+    ],
+    "host_pcie": Annotated[
+        str | None,
+        typer.Option(
+            _flag("host_pcie"), help="PCIe link each NIC sits on; caps its rate (e.g. pcie5)."
+        ),
+    ],
+    "sharp": Annotated[
+        bool, typer.Option(f"{_flag('sharp')}/--no-sharp", help="Enable IB SHARP (CollNet).")
+    ],
+    "nvls": Annotated[
+        bool | None,
+        typer.Option(
+            f"{_flag('nvls')}/--no-nvls", help="Allow NVLink SHARP (default: when present)."
+        ),
+    ],
+    "oversubscription": Annotated[
+        float,
+        typer.Option(
+            _flag("oversubscription"),
+            help=f"Leaf oversubscription ratio (down:up), {_limits('oversubscription')}.",
+        ),
+    ],
+    "cross_leaf_fraction": Annotated[
+        float,
+        typer.Option(
+            _flag("cross_leaf_fraction"),
+            help=f"Fraction ({_limits('cross_leaf_fraction')}) of all-to-all traffic crossing "
+            "oversubscribed leaves.",
+        ),
+    ],
+    "sites": Annotated[
+        int, typer.Option(_flag("sites"), help=f"Sites joined by a WAN ({_limits('sites')}).")
+    ],
+    "wan": Annotated[
+        str | None, typer.Option(_flag("wan"), help="WAN link id between sites (wan-100g).")
+    ],
+    "wan_links": Annotated[
+        int,
+        typer.Option(_flag("wan_links"), help=f"WAN links per site ({_limits('wan_links')})."),
+    ],
+}
+
+#: The cluster options of the collective commands, in ``--help`` order.
+ESTIMATE_FIELDS: tuple[str, ...] = (
+    "nodes",
+    "gpus_per_node",
+    "nics_per_node",
+    "intra",
+    "inter",
+    "system",
+    "sharp",
+    "nvls",
+    "oversubscription",
+    "cross_leaf_fraction",
+    "sites",
+    "wan",
+    "wan_links",
+)
+
+
+def cluster_options(
+    *fields: str, own: Collection[str] = ()
+) -> Callable[[Callable[..., R]], Callable[..., R]]:
+    """Give a command the options of ``fields`` (ClusterSpec fields) as one ``ClusterSpec``.
+
+    The command declares a parameter ``cluster: ClusterSpec``; in its place typer sees one
+    option per field, in the order given, and the command is called with
+    ``cluster=ClusterSpec(...)`` built from them (out-of-range values raise
+    :class:`~ibcalc.errors.ClusterError` naming the field, inside the command's boundary).
+    A field in ``own`` is an option the command declares itself (``sweep``'s ``--inter`` takes a
+    list of fabrics): it is shown at that field's place and passed to the command as is.
+    """
+    unknown = [field for field in fields if field not in _CLUSTER_OPTIONS]
+    if unknown:
+        raise ValueError(f"not ClusterSpec options: {unknown}")
+    spec_fields = [field for field in fields if field not in own]
+
+    def decorate(command: Callable[..., R]) -> Callable[..., R]:
+        signature = inspect.signature(command, eval_str=True)
+        declared = signature.parameters
+        if "cluster" not in declared or not set(own) <= declared.keys():
+            raise TypeError(f"{command.__name__} must declare cluster and {sorted(own)}")
+        keyword = inspect.Parameter.KEYWORD_ONLY
+        parameters: list[inspect.Parameter] = []
+        for parameter in declared.values():
+            if parameter.name in own:
+                continue
+            if parameter.name != "cluster":
+                parameters.append(parameter.replace(kind=keyword))
+                continue
+            parameters.extend(
+                declared[field].replace(kind=keyword)
+                if field in own
+                else inspect.Parameter(
+                    field,
+                    keyword,
+                    annotation=_CLUSTER_OPTIONS[field],
+                    default=ClusterSpec.model_fields[field].default,
+                )
+                for field in fields
+            )
+
+        @functools.wraps(command)
+        def with_cluster(**kwargs: Any) -> R:
+            spec = ClusterSpec(**{field: kwargs.pop(field) for field in spec_fields})
+            return command(cluster=spec, **kwargs)
+
+        # typer reads the signature and the annotations: show it the options, not `cluster`
+        with_cluster.__signature__ = signature.replace(  # type: ignore[attr-defined]
+            parameters=parameters
+        )
+        with_cluster.__annotations__ = {p.name: p.annotation for p in parameters}
+        return with_cluster
+
+    return decorate
+
+
+def fabrics_of(inter: str | None) -> list[str]:
+    """``--inter ndr,hdr`` -> ``["ndr", "hdr"]``: duplicates dropped, order kept."""
+    if inter is None:
+        return []
+    names = list(dict.fromkeys(name.strip() for name in inter.split(",") if name.strip()))
+    if not names:
+        raise ClusterError(
+            f"{{inter}} {inter!r} names no link (e.g. {{inter}} ndr,hdr)", field="inter"
+        )
+    return names
+
+
+# --- everything else -------------------------------------------------------------------------
+
+CatalogueOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--catalogue", help="Extra catalogue YAML (adds or overrides entries).", metavar="FILE"
+    ),
+]
+FormatOpt = Annotated[OutputFormat, typer.Option("--format", help="table or json.")]
+SweepFormatOpt = Annotated[SweepFormat, typer.Option("--format", help="table, json or csv.")]
+AlgoOpt = Annotated[
+    AlgoChoice, typer.Option("--algo", help="Algorithm, or auto (NCCL-like choice).")
+]
+ProtoOpt = Annotated[ProtoChoice, typer.Option("--proto", help="Protocol, or auto.")]
+DtypeOpt = Annotated[
+    str,
+    typer.Option(
+        "--dtype",
+        "-d",
+        help=f"Element type: {', '.join(DType)}; nccl-tests' names (float, half ...) too.",
+    ),
+]
+SizeOpt = Annotated[str, typer.Option("--size", "-s", help="Size: 10GB (10^10 B), 1GiB, 1e9 ...")]
+MinBytesOpt = Annotated[str, typer.Option(_flag("min_bytes"), "-b", help="Smallest size.")]
+MaxBytesOpt = Annotated[str, typer.Option(_flag("max_bytes"), "-e", help="Largest size.")]
+FactorOpt = Annotated[int, typer.Option(_flag("factor"), "-f", help="Size multiplier.")]
+TpOpt = Annotated[
+    int | None,
+    typer.Option(_flag("tp"), help="Tensor-parallel degree T: one all-reduce inside vs across."),
+]
+TpSizeOpt = Annotated[
+    str | None, typer.Option(_flag("tp_size_bytes"), help="Size of that all-reduce.")
+]
+
+
+def catalogue_of(files: Iterable[Path] | None) -> Catalogue:
+    """The built-in catalogue with ``--catalogue`` files (and ``IBCALC_CATALOGUE``) applied."""
+    return load_catalogue(list(files or []))
+
+
+def plot_target(plot: Path | None) -> Path | None:
+    """Check a ``--plot`` target, and that matplotlib is importable, before any work is done."""
+    if plot is None:
+        return None
+    from ibcalc.render.plot import check_target, require_matplotlib
+
+    target, _fmt = check_target(plot)
+    require_matplotlib()
+    return target

@@ -1,0 +1,205 @@
+"""An estimate with the figures nccl-tests prints, as one JSON object.
+
+:class:`~ibcalc.engine.types.Estimate` is the engine's result: sizes, the chosen cost and its
+alternatives. :class:`EstimateResult` is the same estimate with the derived figures people read
+(``time_s``, ``algbw_GBps``, ``busbw_GBps``, ``busbw_factor`` ...) as computed fields, so that its
+``model_dump(mode="json")`` is what ``ibcalc allreduce --format json`` prints. Bandwidths are
+GB/s = 10^9 B/s (the nccl-tests unit).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field, field_serializer
+
+from ibcalc.engine.types import Algorithm, Cost, Estimate, Protocol, busbw_factor
+from ibcalc.jsonmodel import JsonModel
+from ibcalc.units import GB
+
+__all__ = ["CostResult", "EstimateResult"]
+
+
+def _algbw_Bps(size_bytes: float, time_s: float) -> float:
+    """nccl-tests' algorithm bandwidth S / t (0 for a zero time, which no cost has)."""
+    return size_bytes / time_s if time_s > 0 else 0.0
+
+
+class CostResult(BaseModel):
+    """One (algorithm, protocol) costed for an estimate's size, in nccl-tests units.
+
+    The JSON of one runner-up in an estimate's ``alternatives``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    cost: Cost = Field(exclude=True)
+    size_bytes: float = Field(exclude=True)
+    factor: float = Field(exclude=True, description="nccl-tests busbw factor F(n).")
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def algorithm(self) -> Algorithm:
+        """The algorithm costed."""
+        return self.cost.algorithm
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def protocol(self) -> Protocol:
+        """The protocol costed."""
+        return self.cost.protocol
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def time_s(self) -> float:
+        """Predicted time: latency + transfer."""
+        return self.cost.time_s
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def latency_s(self) -> float:
+        """The latency term."""
+        return self.cost.latency_s
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def transfer_s(self) -> float:
+        """The bandwidth term."""
+        return self.cost.transfer_s
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def algbw_GBps(self) -> float:
+        """Algorithm bandwidth S / t in GB/s."""
+        return _algbw_Bps(self.size_bytes, self.cost.time_s) / GB
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def busbw_GBps(self) -> float:
+        """Bus bandwidth algbw x F(n) in GB/s."""
+        return _algbw_Bps(self.size_bytes, self.cost.time_s) * self.factor / GB
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def busbw_equivalent(self) -> bool:
+        """True when busbw is an equivalent figure (in-network reduction ...), not a wire rate."""
+        return self.cost.equivalent_busbw
+
+
+class EstimateResult(Estimate, JsonModel):
+    """An :class:`Estimate` whose JSON carries the chosen cost's figures and its runners-up.
+
+    Build one with :meth:`of`. The chosen cost's fields are flattened into the object
+    (``algorithm``, ``time_s``, ``busbw_GBps`` ...); ``alternatives`` are :class:`CostResult`.
+    """
+
+    json_keys: ClassVar[tuple[str, ...]] = (
+        "collective",
+        "size_bytes",
+        "dtype",
+        "nodes",
+        "gpus_per_node",
+        "ranks",
+        "intra",
+        "inter",
+        "nics_per_node",
+        "requested_size_bytes",
+        "sharp",
+        "oversubscription",
+        "cross_leaf_fraction",
+        "sites",
+        "wan",
+        "algorithm",
+        "protocol",
+        "time_s",
+        "latency_s",
+        "transfer_s",
+        "algbw_GBps",
+        "busbw_GBps",
+        "busbw_equivalent",
+        "busbw_factor",
+        "bottleneck",
+        "formula",
+        "assumptions",
+        "alternatives",
+    )
+
+    @classmethod
+    def of(cls, estimate: Estimate) -> EstimateResult:
+        """``estimate`` with its published figures (no copy when it already is one)."""
+        if isinstance(estimate, EstimateResult):
+            return estimate
+        return cls.model_validate(estimate, from_attributes=True)
+
+    def _cost(self, cost: Cost) -> CostResult:
+        return CostResult(cost=cost, size_bytes=self.size_bytes, factor=self.busbw_factor)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def busbw_factor(self) -> float:
+        """nccl-tests bus-bandwidth factor F(n) of this collective and rank count."""
+        return busbw_factor(self.collective, self.ranks)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def algorithm(self) -> Algorithm:
+        """The chosen algorithm."""
+        return self.best.algorithm
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def protocol(self) -> Protocol:
+        """The chosen protocol."""
+        return self.best.protocol
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def time_s(self) -> float:
+        """Predicted time of the chosen algorithm."""
+        return self.best.time_s
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def latency_s(self) -> float:
+        """The chosen cost's latency term."""
+        return self.best.latency_s
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def transfer_s(self) -> float:
+        """The chosen cost's bandwidth term."""
+        return self.best.transfer_s
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def algbw_GBps(self) -> float:
+        """Algorithm bandwidth S / t in GB/s."""
+        return self._cost(self.best).algbw_GBps
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def busbw_GBps(self) -> float:
+        """Bus bandwidth algbw x F(n) in GB/s."""
+        return self._cost(self.best).busbw_GBps
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def busbw_equivalent(self) -> bool:
+        """True when busbw is an equivalent figure, not a wire rate (see the assumptions)."""
+        return self.best.equivalent_busbw
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def bottleneck(self) -> str:
+        """What limits the chosen cost."""
+        return self.best.bottleneck
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def formula(self) -> str:
+        """The chosen cost's formula, for reading the model."""
+        return self.best.formula
+
+    @field_serializer("alternatives")
+    def _alternatives(self, costs: list[Cost]) -> list[CostResult]:
+        return [self._cost(cost) for cost in costs]

@@ -1,0 +1,372 @@
+"""Sweeps over message sizes as nccl-tests runs them (``-b``/``-e``/``-f``), on one or more fabrics.
+
+:func:`sweep_sizes` builds nccl-tests' size series; :func:`sweep` estimates a collective at each
+size on one resolved cluster, :func:`sweep_fabrics` on the same node shape with each of several
+scale-out fabrics. Sizes too small for the rank count (nccl-tests would run 0 bytes) are skipped
+and listed in the result, as nccl-tests skips them. :func:`algorithm_lines` adds one series per
+algorithm, as ``--algo A`` would report each, for pictures.
+
+The JSON of a sweep group (``model_dump(mode="json")``) is what ``ibcalc sweep --format json``
+prints for it: the group's cluster and one row per size in nccl-tests' columns.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field
+
+from ibcalc.catalogue.models import Catalogue
+from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
+from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, Protocol
+from ibcalc.errors import AlgorithmNotApplicableError, ClusterError, FieldError, SizeTooSmallError
+from ibcalc.facade import estimate_on, parse_dtype
+from ibcalc.units import GB, format_size
+
+__all__ = [
+    "MAX_SWEEP_SIZES",
+    "SweepGroup",
+    "SweepResult",
+    "SweepRow",
+    "algorithm_lines",
+    "sweep",
+    "sweep_fabrics",
+    "sweep_sizes",
+]
+
+#: Most sizes in one sweep: -b 1 -e 1P -f 2 is 51 sizes, so 200 only stops a runaway series.
+MAX_SWEEP_SIZES = 200
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+def sweep_sizes(min_bytes: float, max_bytes: float, factor: int) -> list[float]:
+    """nccl-tests' size series: ``min_bytes``, times ``factor`` each step, up to ``max_bytes``.
+
+    ``max_bytes`` is included when the series lands on it (within rounding); at most
+    :data:`MAX_SWEEP_SIZES` sizes. ``-b 8 -e 8G -f 16`` gives 8 sizes: 8, 128, 2048 ... 2^31.
+    Raises :class:`~ibcalc.errors.FieldError` naming ``min_bytes``, ``max_bytes`` or ``factor``.
+    """
+    if not (math.isfinite(min_bytes) and min_bytes > 0):
+        raise FieldError(f"{{min_bytes}} {min_bytes:g} is not a positive size", field="min_bytes")
+    if not math.isfinite(max_bytes) or max_bytes < min_bytes:
+        raise FieldError(
+            f"{{max_bytes}} {format_size(max_bytes)} is smaller than {{min_bytes}} "
+            f"{format_size(min_bytes)}",
+            field="max_bytes",
+        )
+    if factor < 2:
+        raise FieldError("{factor} must be 2 or more", field="factor")
+    sizes: list[float] = []
+    size = float(min_bytes)
+    # 1e-12: a series of float products may land a hair above a max it meets exactly
+    while size <= max_bytes * (1 + 1e-12) and len(sizes) < MAX_SWEEP_SIZES:
+        sizes.append(size)
+        size *= factor
+    return sizes
+
+
+class SweepRow(BaseModel):
+    """One size of a sweep in nccl-tests' columns (its JSON is one row of the output)."""
+
+    model_config = _FROZEN
+
+    estimate: Estimate = Field(exclude=True)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def size_bytes(self) -> int:
+        """Size actually run, in bytes (nccl-tests' ``size`` column)."""
+        return int(self.estimate.size_bytes)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def count(self) -> int:
+        """Elements per rank (nccl-tests' ``count``)."""
+        return self.estimate.count
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def type(self) -> str:
+        """Element type (nccl-tests' ``type``)."""
+        return self.estimate.dtype
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def time_us(self) -> float:
+        """Predicted time in microseconds (nccl-tests' ``time``)."""
+        return self.estimate.time_s * 1e6
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def algbw_GBps(self) -> float:
+        """Algorithm bandwidth in GB/s."""
+        return self.estimate.algbw_Bps / GB
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def busbw_GBps(self) -> float:
+        """Bus bandwidth in GB/s."""
+        return self.estimate.busbw_Bps / GB
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def algorithm(self) -> Algorithm:
+        """The algorithm chosen (or forced) at this size."""
+        return self.estimate.best.algorithm
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def protocol(self) -> Protocol:
+        """The protocol chosen (or forced) at this size."""
+        return self.estimate.best.protocol
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def busbw_equivalent(self) -> bool:
+        """True when busbw is an equivalent figure, not a wire rate."""
+        return self.estimate.best.equivalent_busbw
+
+
+class SweepGroup(BaseModel):
+    """The sweep of one cluster: an estimate per size that runs, and the sizes skipped.
+
+    Its JSON: the collective, the cluster's links and shape, and one :class:`SweepRow` per size.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    cluster: ResolvedCluster = Field(exclude=True)
+    estimates: list[Estimate] = Field(exclude=True, min_length=1)
+    skipped_bytes: list[float] = Field(
+        default_factory=list,
+        exclude=True,
+        description="Sizes too small for this many ranks (nccl-tests would run 0 bytes).",
+    )
+
+    @property
+    def label(self) -> str:
+        """The group's name in tables, CSV and legends: its scale-out link, ``-`` if none."""
+        return self.cluster.inter.id if self.cluster.inter is not None else "-"
+
+    @property
+    def _first(self) -> Estimate:
+        return self.estimates[0]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def collective(self) -> Collective:
+        """The collective swept."""
+        return self._first.collective
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def inter(self) -> str:
+        """The scale-out link (``-`` on one node): the group's label."""
+        return self.label
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def intra(self) -> str | None:
+        """The scale-up link."""
+        return self._first.intra
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def nodes(self) -> int:
+        """Nodes in the job."""
+        return self._first.nodes
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def gpus_per_node(self) -> int:
+        """GPUs per node."""
+        return self._first.gpus_per_node
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def ranks(self) -> int:
+        """Ranks (GPUs) in the job."""
+        return self._first.ranks
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def nics_per_node(self) -> int:
+        """Scale-out NICs per node."""
+        return self._first.nics_per_node
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def dtype(self) -> str:
+        """Element type."""
+        return self._first.dtype
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def rows(self) -> list[SweepRow]:
+        """One row per size that runs, smallest first."""
+        return [SweepRow(estimate=est) for est in self.estimates]
+
+
+class SweepResult(BaseModel):
+    """A sweep: the sizes asked for, the choices forced (None: NCCL-like), one group per cluster."""
+
+    model_config = _FROZEN
+
+    collective: Collective
+    sizes: list[float]
+    dtype: DType
+    algorithm: Algorithm | None = None
+    protocol: Protocol | None = None
+    groups: list[SweepGroup] = Field(min_length=1)
+
+    @property
+    def skipped_bytes(self) -> list[float]:
+        """Sizes skipped as too small in any group (every group has the same rank count)."""
+        return sorted({size for group in self.groups for size in group.skipped_bytes})
+
+
+def _group(
+    cluster: ResolvedCluster,
+    collective: Collective,
+    sizes: Sequence[float],
+    *,
+    dtype: DType,
+    algorithm: Algorithm | None,
+    protocol: Protocol | None,
+) -> SweepGroup:
+    """Estimates at each size on ``cluster``; sizes too small for its ranks are skipped."""
+    estimates: list[Estimate] = []
+    skipped: list[float] = []
+    for size in sizes:
+        try:
+            estimates.append(
+                estimate_on(
+                    cluster, collective, size, dtype=dtype, algorithm=algorithm, protocol=protocol
+                )
+            )
+        except SizeTooSmallError:
+            skipped.append(size)
+    if not estimates:
+        raise SizeTooSmallError("no size in the sweep is large enough for this many ranks")
+    return SweepGroup(cluster=cluster, estimates=estimates, skipped_bytes=skipped)
+
+
+def sweep(
+    cluster: ResolvedCluster,
+    collective: Collective,
+    sizes: Sequence[float],
+    *,
+    dtype: DType | str = DType.FP32,
+    algorithm: Algorithm | None = None,
+    protocol: Protocol | None = None,
+) -> SweepResult:
+    """Estimate ``collective`` at each of ``sizes`` on one resolved cluster.
+
+    Sizes nccl-tests would round to 0 bytes for this many ranks are skipped (and listed);
+    :class:`~ibcalc.errors.SizeTooSmallError` if every size is. A forced ``algorithm`` that
+    cannot run raises :class:`~ibcalc.errors.AlgorithmNotApplicableError`.
+    """
+    dt = parse_dtype(dtype)
+    group = _group(cluster, collective, sizes, dtype=dt, algorithm=algorithm, protocol=protocol)
+    return SweepResult(
+        collective=collective,
+        sizes=list(sizes),
+        dtype=dt,
+        algorithm=algorithm,
+        protocol=protocol,
+        groups=[group],
+    )
+
+
+def sweep_fabrics(
+    catalogue: Catalogue,
+    spec: ClusterSpec,
+    collective: Collective,
+    sizes: Sequence[float],
+    *,
+    fabrics: Sequence[str] = (),
+    dtype: DType | str = DType.FP32,
+    algorithm: Algorithm | None = None,
+    protocol: Protocol | None = None,
+) -> SweepResult:
+    """Sweep ``spec`` once per scale-out link of ``fabrics`` (none: ``spec.inter``).
+
+    The first fabric resolves the node (GPUs, scale-up link, system, host PCIe, NIC count as
+    given); every other fabric goes into that same node, so the groups differ only in the
+    network. Fabrics that resolve to a link already swept are dropped. Several fabrics need more
+    than one node (:class:`~ibcalc.errors.ClusterError` naming ``inter``).
+    """
+    dt = parse_dtype(dtype)
+    first = spec.replace(inter=fabrics[0]) if fabrics else spec
+    cluster = resolve_cluster(catalogue, first)
+    groups = [_group(cluster, collective, sizes, dtype=dt, algorithm=algorithm, protocol=protocol)]
+    if len(fabrics) > 1:
+        if cluster.inter is None:
+            raise ClusterError(
+                "several {inter} fabrics need more than one node ({nodes})", field="inter"
+            )
+        seen = {cluster.inter.id}
+        for fabric in fabrics[1:]:
+            other = resolve_cluster(catalogue, _same_node(cluster, fabric))
+            assert other.inter is not None  # the node count is the first cluster's, above 1
+            if other.inter.id in seen:
+                continue
+            seen.add(other.inter.id)
+            groups.append(
+                _group(other, collective, sizes, dtype=dt, algorithm=algorithm, protocol=protocol)
+            )
+    return SweepResult(
+        collective=collective,
+        sizes=list(sizes),
+        dtype=dt,
+        algorithm=algorithm,
+        protocol=protocol,
+        groups=groups,
+    )
+
+
+def _same_node(cluster: ResolvedCluster, fabric: str) -> ClusterSpec:
+    """The spec of ``cluster``'s resolved node with ``fabric`` as its scale-out link."""
+    return cluster.spec.replace(
+        nodes=cluster.nodes,
+        gpus_per_node=cluster.gpus_per_node,
+        intra=cluster.intra.id if cluster.intra else None,
+        inter=fabric,
+        system=cluster.system.id if cluster.system else None,
+        host_pcie=cluster.host_pcie.id if cluster.host_pcie else None,
+    )
+
+
+def algorithm_lines(result: SweepResult) -> dict[Algorithm, list[Estimate]]:
+    """One series per algorithm the NCCL-like choice weighed, each as ``--algo A`` reports it.
+
+    Only for a single-cluster sweep with the algorithm left to the model (empty otherwise). Sizes
+    where an algorithm does not run, or that are too small, are left out of its series.
+    """
+    if len(result.groups) != 1 or result.algorithm is not None:
+        return {}
+    group = result.groups[0]
+    used = dict.fromkeys(
+        cost.algorithm for est in group.estimates for cost in (est.best, *est.alternatives)
+    )
+    lines: dict[Algorithm, list[Estimate]] = {}
+    for algorithm in used:
+        series: list[Estimate] = []
+        for size in result.sizes:
+            try:
+                series.append(
+                    estimate_on(
+                        group.cluster,
+                        result.collective,
+                        size,
+                        dtype=result.dtype,
+                        algorithm=algorithm,
+                        protocol=result.protocol,
+                    )
+                )
+            except (AlgorithmNotApplicableError, SizeTooSmallError):
+                continue
+        lines[algorithm] = series
+    return lines

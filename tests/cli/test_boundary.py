@@ -1,0 +1,188 @@
+"""The CLI's one error boundary: every kind of bad input is one ``error:`` line and exit code 2.
+
+Library errors go through :func:`ibcalc.cli.boundary.boundary` directly (each class once), usage
+errors through the console entry point, where typer raises them. A failure here after a typer
+upgrade means typer moved what the boundary relies on: ``typer.TyperException`` as the root of
+its usage errors, or their ``ctx.command_path`` (see ibcalc/cli/boundary.py).
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from pathlib import Path
+
+import pytest
+import typer
+import typer.main
+
+import ibcalc.errors as errors_module
+from ibcalc.cli import app, main
+from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError, boundary, guard
+from ibcalc.cluster.spec import ClusterSpec
+from ibcalc.errors import (
+    AlgorithmNotApplicableError,
+    CatalogueError,
+    ClusterError,
+    DesignError,
+    FabricError,
+    FieldError,
+    IbcalcError,
+    InputFileError,
+    LogParseError,
+    OutputError,
+    PlotError,
+    SizeTooSmallError,
+    UnitError,
+    UnknownNameError,
+    ValidationProblem,
+)
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "ibcalc"
+
+TWO_PROBLEMS = [
+    ValidationProblem("a.yaml", 3, 5, "unknown key 'colour'"),
+    ValidationProblem("a.yaml", 9, 1, "duplicate key 'nodes'"),
+]
+
+#: (exception, the exact lines it must print after "error: ")
+CASES: list[tuple[Exception, list[str]]] = [
+    (IbcalcError("plain"), ["plain"]),
+    (UnitError("size '1x' is not understood"), ["size '1x' is not understood"]),
+    (SizeTooSmallError("size 1 B is too small"), ["size 1 B is too small"]),
+    (UnknownNameError("link", "ndrr", ["ndr"]), ["unknown link 'ndrr' (did you mean ndr?)"]),
+    (
+        ClusterError("{nodes} 0 is out of range (1..9); see {cross_leaf_fraction}", field="nodes"),
+        ["--nodes 0 is out of range (1..9); see --cross-leaf"],
+    ),
+    (FieldError("{factor} must be 2 or more", field="factor"), ["--stepfactor must be 2 or more"]),
+    (AlgorithmNotApplicableError("nvls does not apply"), ["nvls does not apply"]),
+    (FabricError("radix too small"), ["radix too small"]),
+    (InputFileError(TWO_PROBLEMS), [str(p) for p in TWO_PROBLEMS]),
+    (CatalogueError(TWO_PROBLEMS[:1]), [str(TWO_PROBLEMS[0])]),
+    (DesignError(TWO_PROBLEMS), [str(p) for p in TWO_PROBLEMS]),
+    (InputFileError([]), ["invalid input file"]),
+    (PlotError("cannot write a plot to 'x.txt'"), ["cannot write a plot to 'x.txt'"]),
+    (OutputError("out.xml: cannot write"), ["out.xml: cannot write"]),
+    (LogParseError("not a log"), ["not a log"]),
+    (CliUsageError("--tp-size needs --tp"), ["--tp-size needs --tp"]),
+    (typer.BadParameter("bad value"), ["Invalid value: bad value"]),
+]
+
+
+@pytest.mark.parametrize(("exc", "lines"), CASES, ids=[type(e).__name__ for e, _ in CASES])
+def test_each_error_is_one_line_per_problem_and_exit_2(
+    exc: Exception, lines: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(typer.Exit) as info, boundary():
+        raise exc
+    assert info.value.exit_code == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.splitlines() == [f"error: {line}" for line in lines]
+
+
+def test_every_error_class_has_a_case() -> None:
+    covered = {type(exc) for exc, _ in CASES}
+    classes = {
+        obj
+        for obj in vars(errors_module).values()
+        if inspect.isclass(obj) and issubclass(obj, IbcalcError)
+    }
+    assert classes - covered == set()
+
+
+def test_other_exceptions_pass_through() -> None:
+    # a bug is not bad input: it keeps its traceback
+    with pytest.raises(ZeroDivisionError), boundary():
+        _ = 1 / 0
+
+
+def test_guard_keeps_the_signature_typer_reads() -> None:
+    def command(size: int, *, fmt: str = "table") -> None:
+        raise UnitError(f"{size} {fmt}")
+
+    guarded = guard(command)
+    assert inspect.signature(guarded) == inspect.signature(command)
+    with pytest.raises(typer.Exit):
+        guarded(1)
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (
+            ["allreduce", "--size", "1GB", "--bogus"],
+            "No such option: --bogus (see 'ibcalc allreduce --help')",
+        ),
+        (["links", "show"], "Missing argument 'name'. (see 'ibcalc links show --help')"),
+        (["design", "bogus"], "No such command 'bogus'. (see 'ibcalc design --help')"),
+        (
+            ["sweep", "allreduce", "--algo", "fast"],
+            "Invalid value for '--algo': Value error, 'fast' is not one of 'auto', 'ring', "
+            "'tree', 'nvls', 'nvlstree', 'collnet', 'collnetchain', 'hierarchical', 'rhd', "
+            "'pat', 'pairwise', 'pxn', 'p2p'. (see 'ibcalc sweep --help')",
+        ),
+    ],
+)
+def test_usage_errors_name_the_command_help(
+    argv: list[str], line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == f"error: {line}\n"
+
+
+def test_typer_usage_errors_derive_from_its_public_root() -> None:
+    # the boundary catches typer.TyperException; every usage error must be one
+    assert issubclass(typer.BadParameter, typer.TyperException)
+    with pytest.raises(typer.TyperException) as info:
+        app(args=["allreduce", "--bogus"], prog_name="ibcalc", standalone_mode=False)
+    assert info.value.ctx.command_path == "ibcalc allreduce"  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("argv", [[], ["design"]])
+def test_no_command_prints_help_and_succeeds(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    main(argv)
+    out, err = capsys.readouterr()
+    assert out.startswith("Usage: ibcalc")
+    assert "Commands:" in out
+    assert err == ""
+
+
+def _option_flags() -> set[str]:
+    flags: set[str] = set()
+
+    def walk(command: object) -> None:
+        for param in getattr(command, "params", []):
+            flags.update(getattr(param, "opts", []))
+        for sub in getattr(command, "commands", {}).values():
+            walk(sub)
+
+    walk(typer.main.get_command(app))
+    return flags
+
+
+def test_field_flags_name_every_cluster_field_by_a_real_option() -> None:
+    assert set(ClusterSpec.model_fields) <= set(FIELD_FLAGS)
+    missing = {field: flag for field, flag in FIELD_FLAGS.items() if flag not in _option_flags()}
+    assert missing == {}
+
+
+def test_no_private_typer_import_in_src() -> None:
+    for path in SRC.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            for name in names:
+                parts = name.split(".")
+                private = any(p.startswith("_") for p in parts[1:])
+                assert not (parts[0] in ("typer", "click") and private), f"{path}: {name}"

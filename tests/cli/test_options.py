@@ -1,0 +1,158 @@
+"""Shared options: one source per list, and the cluster options parsed once into a ClusterSpec."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+import pytest
+import typer
+import typer.main
+from typer.testing import CliRunner
+
+from ibcalc.cli import app
+from ibcalc.cli.boundary import FIELD_FLAGS, guard
+from ibcalc.cli.options import (
+    ESTIMATE_FIELDS,
+    AlgoChoice,
+    OutputFormat,
+    ProtoChoice,
+    SweepFormat,
+    cluster_options,
+)
+from ibcalc.cluster.spec import MAX_GPUS, MAX_GPUS_PER_NODE, MAX_NICS_PER_NODE, ClusterSpec
+from ibcalc.engine.types import Algorithm, Collective, Protocol
+from ibcalc.render.console import Format
+
+runner = CliRunner()
+_MARK = re.compile(r"\{([a-z_]+)\}")
+
+
+def _commands() -> dict[str, typer.core.TyperCommand]:
+    return typer.main.get_command(app).commands  # type: ignore[attr-defined, no-any-return]
+
+
+def test_choices_come_from_the_library_enums() -> None:
+    assert [c.value for c in AlgoChoice] == ["auto", *(a.value for a in Algorithm)]
+    assert [c.value for c in ProtoChoice] == ["auto", *(p.value for p in Protocol)]
+    assert [c.value for c in SweepFormat] == [f.value for f in Format]
+    assert [c.value for c in OutputFormat] == ["table", "json"]
+
+
+def test_one_command_per_collective() -> None:
+    commands = _commands()
+    for collective in Collective:
+        assert collective.command in commands
+        assert commands[collective.command].help
+
+
+def test_cluster_option_defaults_are_the_spec_defaults() -> None:
+    params = {p.name: p for p in _commands()["allreduce"].params}
+    assert set(ESTIMATE_FIELDS) <= params.keys()
+    for field in ESTIMATE_FIELDS:
+        assert params[field].default == ClusterSpec.model_fields[field].default, field
+
+
+def test_limits_in_help_come_from_the_spec() -> None:
+    result = runner.invoke(app, ["allreduce", "--help"], env={"COLUMNS": "200"})
+    assert f"(1..{MAX_GPUS})" in result.stdout
+    assert f"(1..{MAX_GPUS_PER_NODE})" in result.stdout
+    assert f"(1..{MAX_NICS_PER_NODE})" in result.stdout
+
+
+def _probe() -> typer.Typer:
+    probe = typer.Typer()
+    seen: list[ClusterSpec] = []
+
+    @probe.command()
+    @guard
+    @cluster_options("nodes", "sharp", "inter")
+    def show(*, cluster: ClusterSpec, tag: str = "x") -> None:
+        seen.append(cluster)
+        typer.echo(f"{tag} {cluster.model_dump_json()}")
+
+    return probe
+
+
+def test_cluster_options_build_one_spec() -> None:
+    result = runner.invoke(_probe(), ["--nodes", "4", "--sharp", "--fabric", "ndr", "--tag", "y"])
+    assert result.exit_code == 0, result.stderr
+    tag, spec = result.stdout.split(" ", 1)
+    assert tag == "y"
+    assert ClusterSpec.model_validate_json(spec) == ClusterSpec(nodes=4, sharp=True, inter="ndr")
+    default = runner.invoke(_probe(), [])
+    assert ClusterSpec.model_validate_json(default.stdout.split(" ", 1)[1]) == ClusterSpec()
+
+
+def test_cluster_option_out_of_range_names_the_flag() -> None:
+    result = runner.invoke(_probe(), ["--nodes", "0"])
+    assert result.exit_code == 2
+    assert result.stderr == f"error: --nodes 0 is out of range (1..{MAX_GPUS})\n"
+
+
+def test_cluster_options_refuse_what_is_not_a_spec_field() -> None:
+    with pytest.raises(ValueError, match="tp"):
+        cluster_options("nodes", "tp")
+
+
+@pytest.mark.parametrize(
+    ("spelling", "dtype"), [("half", "fp16"), ("float", "fp32"), ("BF16", "bf16")]
+)
+def test_dtype_takes_nccl_tests_spellings(spelling: str, dtype: str) -> None:
+    result = runner.invoke(
+        app, ["allreduce", "--size", "1GB", "--fabric", "ndr", "-d", spelling, "--format", "json"]
+    )
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["dtype"] == dtype
+
+
+def test_unknown_dtype_lists_the_names() -> None:
+    result = runner.invoke(app, ["allreduce", "--size", "1GB", "-d", "fp33"])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: unknown dtype 'fp33' (use one of ")
+    assert "bfloat16" in result.stderr
+    assert "fp8_e4m3" in result.stderr
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    found = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            found.add(id(body[0].value))
+    return found
+
+
+def test_every_field_mark_the_cli_may_print_has_a_flag() -> None:
+    # messages and assumptions name fields as {field}; the CLI fills them from FIELD_FLAGS
+    # (design files name them by their YAML keys, so ibcalc/design is not the CLI's to name)
+    src = Path(__file__).resolve().parents[2] / "src" / "ibcalc"
+    marks: dict[str, str] = {}
+    for path in src.rglob("*.py"):
+        if "design" in path.relative_to(src).parts:
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        skip = _docstrings(tree)
+        for node in ast.walk(tree):
+            if id(node) in skip:
+                continue
+            if isinstance(node, ast.JoinedStr):
+                parts = [v.value for v in node.values if isinstance(v, ast.Constant)]
+            elif isinstance(node, ast.Constant):
+                parts = [node.value]
+            else:
+                continue
+            for part in parts:
+                if isinstance(part, str):
+                    marks.update(dict.fromkeys(_MARK.findall(part), path.name))
+    assert {"nodes", "inter", "tp_size_bytes", "factor"} <= marks.keys()
+    assert {mark: where for mark, where in marks.items() if mark not in FIELD_FLAGS} == {}
+
+
+def test_check_formats_are_the_renderers() -> None:
+    from ibcalc.cli.design import CheckFormat
+    from ibcalc.render.check import FORMATS
+
+    assert tuple(f.value for f in CheckFormat) == FORMATS

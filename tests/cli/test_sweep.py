@@ -1,0 +1,172 @@
+"""The library sweep: nccl-tests' size series, sizes skipped as too small, one group per fabric.
+
+Every expected series and skip is worked by hand from nccl-tests' rules: sizes grow by the step
+factor from -b while they do not exceed -e; all-to-all runs floor(S / 4 B / ranks) elements per
+rank, rounded down to a multiple of 16 bytes, and a size that rounds to 0 is skipped.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from ibcalc.catalogue.load import load_catalogue
+from ibcalc.catalogue.models import Catalogue
+from ibcalc.cli import app
+from ibcalc.cli.boundary import FIELD_FLAGS
+from ibcalc.cluster.resolve import resolve_cluster
+from ibcalc.cluster.spec import ClusterSpec
+from ibcalc.engine.types import Algorithm, Collective
+from ibcalc.errors import ClusterError, FieldError, SizeTooSmallError
+from ibcalc.sweep import MAX_SWEEP_SIZES, algorithm_lines, sweep, sweep_fabrics, sweep_sizes
+from ibcalc.units import parse_size
+
+KiB, MiB, GiB = 2**10, 2**20, 2**30
+runner = CliRunner()
+
+
+@pytest.fixture(scope="module")
+def cat() -> Catalogue:
+    return load_catalogue(use_env=False)
+
+
+def test_sizes_8_to_8g_by_16() -> None:
+    # -b 8 -e 8G -f 16: 8 x 16^k for k = 0..7; the next, 8 x 16^8 = 2^35, is above 8 x 2^30 = 2^33
+    sizes = sweep_sizes(parse_size("8"), parse_size("8G"), 16)
+    assert sizes == [8, 128, 2048, 32768, 524288, 8388608, 134217728, 2147483648]
+
+
+def test_sizes_1m_to_1g_by_2_include_both_ends() -> None:
+    # -b 1M -e 1G -f 2: 2^20, 2^21 ... 2^30 is 11 sizes (bare letters are powers of two)
+    sizes = sweep_sizes(parse_size("1M"), parse_size("1G"), 2)
+    assert len(sizes) == 11
+    assert sizes[0] == MiB
+    assert sizes[-1] == GiB
+
+
+def test_sizes_stop_below_a_max_between_steps() -> None:
+    assert sweep_sizes(1000, 9999, 10) == [1000]
+    assert sweep_sizes(5, 5, 2) == [5]
+
+
+def test_sizes_are_capped() -> None:
+    # 2^-300 ... 2^0 by 2 would be 301 sizes
+    sizes = sweep_sizes(2.0**-300, 1, 2)
+    assert len(sizes) == MAX_SWEEP_SIZES == 200
+    assert sizes[-1] == 2.0 ** (-300 + 199)
+
+
+@pytest.mark.parametrize(
+    ("args", "field", "message"),
+    [
+        ((8, 8, 1), "factor", "--stepfactor must be 2 or more"),
+        ((1 * GiB, 1 * MiB, 2), "max_bytes", "--maxbytes 1 MiB is smaller than --minbytes 1 GiB"),
+        ((0, 8, 2), "min_bytes", "--minbytes 0 is not a positive size"),
+    ],
+)
+def test_size_errors_name_their_field(
+    args: tuple[float, float, int], field: str, message: str
+) -> None:
+    with pytest.raises(FieldError) as info:
+        sweep_sizes(*args)
+    assert info.value.field == field
+    assert info.value.render(FIELD_FLAGS) == message
+
+
+def test_sizes_too_small_for_the_ranks_are_skipped_and_listed(cat: Catalogue) -> None:
+    # all-to-all on 16 x 8 = 128 ranks, fp32: S = 1024 gives 256 elements, 2 per rank, rounded
+    # down to 4 (16 bytes) = 0: skipped; S = 2048 gives 4 per rank = 2048 bytes: runs
+    cluster = resolve_cluster(cat, ClusterSpec(nodes=16, gpus_per_node=8, inter="ndr"))
+    result = sweep(cluster, Collective.ALL_TO_ALL, sweep_sizes(8, MiB, 2))
+    (group,) = result.groups
+    assert group.skipped_bytes == [2.0**k for k in range(3, 11)]
+    assert result.skipped_bytes == group.skipped_bytes
+    assert [e.size_bytes for e in group.estimates] == [2.0**k for k in range(11, 21)]
+    assert [row.count for row in group.rows] == [4 * 2**k for k in range(10)]
+
+
+def test_every_size_too_small_is_an_error(cat: Catalogue) -> None:
+    cluster = resolve_cluster(cat, ClusterSpec(nodes=16, gpus_per_node=8, inter="ndr"))
+    with pytest.raises(SizeTooSmallError):
+        sweep(cluster, Collective.ALL_TO_ALL, sweep_sizes(8, 64, 2))
+
+
+def test_fabrics_share_the_node_and_duplicates_drop(cat: Catalogue) -> None:
+    spec = ClusterSpec(nodes=4, system="dgx-h100")
+    # ndr400 is an alias of ndr: swept once
+    result = sweep_fabrics(
+        cat, spec, Collective.ALL_REDUCE, [MiB, GiB], fabrics=["ndr", "hdr", "ndr400"]
+    )
+    assert [g.label for g in result.groups] == ["ndr", "hdr"]
+    for group in result.groups:
+        assert (group.nodes, group.gpus_per_node, group.intra) == (4, 8, "nvlink4")
+        assert group.nics_per_node == 8
+        assert len(group.estimates) == 2
+    # HDR (200 Gb/s) moves 1 GiB more slowly than NDR (400 Gb/s) between the same nodes
+    ndr, hdr = (g.estimates[-1].time_s for g in result.groups)
+    assert hdr > ndr
+
+
+def test_several_fabrics_need_several_nodes(cat: Catalogue) -> None:
+    with pytest.raises(ClusterError) as info:
+        sweep_fabrics(
+            cat, ClusterSpec(nodes=1), Collective.ALL_REDUCE, [MiB], fabrics=["ndr", "hdr"]
+        )
+    assert info.value.field == "inter"
+    assert info.value.render(FIELD_FLAGS) == (
+        "several --inter fabrics need more than one node (--nodes)"
+    )
+
+
+def test_algorithm_lines_only_for_one_cluster_and_auto(cat: Catalogue) -> None:
+    spec = ClusterSpec(nodes=2, system="dgx-h100")
+    result = sweep_fabrics(cat, spec, Collective.ALL_REDUCE, sweep_sizes(KiB, GiB, 32))
+    lines = algorithm_lines(result)
+    chosen = {e.best.algorithm for e in result.groups[0].estimates}
+    assert chosen <= lines.keys()
+    assert Algorithm.RING in lines
+    for algorithm, series in lines.items():
+        assert all(e.best.algorithm is algorithm for e in series)
+    forced = sweep_fabrics(cat, spec, Collective.ALL_REDUCE, [MiB], algorithm=Algorithm.RING)
+    assert algorithm_lines(forced) == {}
+
+
+def test_group_json_is_nccl_tests_rows(cat: Catalogue) -> None:
+    spec = ClusterSpec(nodes=2, system="dgx-h100")
+    result = sweep_fabrics(cat, spec, Collective.ALL_REDUCE, [GiB])
+    data = result.groups[0].model_dump(mode="json")
+    assert list(data) == [
+        "collective",
+        "inter",
+        "intra",
+        "nodes",
+        "gpus_per_node",
+        "ranks",
+        "nics_per_node",
+        "dtype",
+        "rows",
+    ]
+    (row,) = data["rows"]
+    assert row["size_bytes"] == GiB
+    assert isinstance(row["size_bytes"], int)
+    # all_reduce of 2^30 B in fp32: 2^28 elements; busbw = algbw x 2 (n-1)/n, n = 16
+    assert row["count"] == 2**28
+    assert row["busbw_GBps"] == pytest.approx(row["algbw_GBps"] * 2 * 15 / 16)
+    assert row["time_us"] == pytest.approx(GiB / (row["algbw_GBps"] * 1e9) * 1e6)
+
+
+def test_cli_sweep_json_lists_each_fabric() -> None:
+    result = runner.invoke(
+        app,
+        [
+            *("sweep", "all-reduce", "-b", "1M", "-e", "1G", "-f", "32"),
+            *("--inter", "ndr,hdr", "-N", "2", "--format", "json"),
+        ],
+    )
+    assert result.exit_code == 0, result.stderr
+    groups = json.loads(result.stdout)
+    assert [g["inter"] for g in groups] == ["ndr", "hdr"]
+    # 1 MiB, 32 MiB and 1 GiB = 1 MiB x 32^2
+    assert [[r["size_bytes"] for r in g["rows"]] for g in groups] == [[MiB, 32 * MiB, GiB]] * 2
