@@ -30,8 +30,6 @@ from ibcalc.engine.types import Algorithm, Collective
 __all__ = [
     "BANDWIDTH_MIN_BYTES",
     "DEFAULT_CSV",
-    "EXTRA_CSV",
-    "HOLDOUT_CSV",
     "LARGE_SIZE_BYTES",
     "LATENCY_MAX_BYTES",
     "Point",
@@ -39,10 +37,6 @@ __all__ = [
 ]
 
 DEFAULT_CSV = Path(__file__).resolve().parent / "data" / "measurements.csv"
-#: Rows extracted from shared/reference/nccl_logs (real logs not in measurements.csv).
-EXTRA_CSV = Path(__file__).resolve().parent / "data" / "extra.csv"
-#: Published rows never read by any fit (held out).
-HOLDOUT_CSV = Path(__file__).resolve().parent / "data" / "holdout.csv"
 #: Bandwidth regime: sizes of 64 MiB and more (issue 3).
 BANDWIDTH_MIN_BYTES = 64 * 2**20
 #: Latency regime: sizes of 64 KiB and less (issue 3).

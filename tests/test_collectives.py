@@ -13,6 +13,7 @@ import pytest
 
 from ibcalc.catalogue.cost_params import load_cost_params
 from ibcalc.engine.base import Topology
+from ibcalc.engine.params import CostParams
 from ibcalc.engine.select import evaluate, select
 from ibcalc.engine.types import Algorithm, Collective, Protocol, ScaleOutTier, ScaleUpTier
 from ibcalc.errors import AlgorithmNotApplicableError
@@ -35,7 +36,13 @@ S = 2**30  # 1 GiB: outside NCCL's tree correction table (which ends at 512 MiB)
 
 
 def topo(
-    nodes: int, gpus: int, nics: int = 8, *, nvls: float | None = None, sharp: bool = False
+    nodes: int,
+    gpus: int,
+    nics: int = 8,
+    *,
+    nvls: float | None = None,
+    sharp: bool = False,
+    transport_latency_s: float = 0.0,
 ) -> Topology:
     up = None
     if gpus > 1:
@@ -49,13 +56,23 @@ def topo(
             nic_line_Bps=B_NIC,
             nic_bw_Bps=B_NIC,
             sharp=sharp,
+            transport_latency_s=transport_latency_s,
         )
     return Topology(ranks_per_domain=gpus, domains=nodes, up=up, out=out, arch="hopper")
 
 
-def cost(t: Topology, coll: Collective, algo: Algorithm, proto: Protocol, size: float = S):
+def cost(
+    t: Topology,
+    coll: Collective,
+    algo: Algorithm,
+    proto: Protocol,
+    size: float = S,
+    params: CostParams | None = None,
+):
     costs = [
-        c for c in evaluate(coll, size, t, PARAMS) if c.algorithm is algo and c.protocol is proto
+        c
+        for c in evaluate(coll, size, t, params or PARAMS)
+        if c.algorithm is algo and c.protocol is proto
     ]
     assert len(costs) == 1, f"{algo}/{proto} not evaluated"
     return costs[0]
@@ -84,17 +101,24 @@ def test_ring_ll_halves_bandwidth_and_is_capped() -> None:
     c = cost(t, Collective.ALL_REDUCE, Algorithm.RING, Protocol.LL)
     assert c.transfer_s == pytest.approx(2 * 7 / 8 * S / (50 * GB))
     assert c.latency_s == pytest.approx((RING_BASE["LL"] + 14 * NVLINK_RING["LL"]) * US)
-    # three nodes: LL cap of 20.4 GB/s (NCCL llMaxBws, >= 3 nodes, Intel row); across the
-    # network LL also pays the calibrated small-message extra, min(S, 64 KiB) / ll_net_Bps
-    LL_NET_BPS = PARAMS.calibrated.ll_net_Bps
-    assert LL_NET_BPS is not None
+    # three nodes: LL cap of 20.4 GB/s (NCCL llMaxBws, >= 3 nodes, Intel row); over verbs (no
+    # transport latency, as here) no small-message LL network limit applies
     t3 = topo(3, 8)
     c3 = cost(t3, Collective.ALL_REDUCE, Algorithm.RING, Protocol.LL)
-    assert c3.transfer_s == pytest.approx(max(2 * 23 / 24 * S / (20.4 * GB), 65536 / LL_NET_BPS))
+    assert c3.transfer_s == pytest.approx(2 * 23 / 24 * S / (20.4 * GB))
     small = cost(t3, Collective.ALL_REDUCE, Algorithm.RING, Protocol.LL, size=65536)
-    assert small.transfer_s == pytest.approx(65536 / LL_NET_BPS)
-    # NCCL's tuner does not know that limit: it ranks LL by its own bandwidth
-    assert small.tuner_time_s == pytest.approx(small.latency_s + 2 * 23 / 24 * 65536 / (20.4 * GB))
+    assert small.transfer_s == pytest.approx(2 * 23 / 24 * 65536 / (20.4 * GB))
+    # over a plugin transport LL needs at least min(S, 64 KiB) / ll_net_Bps across the network
+    # (calibrated), a limit NCCL's tuner does not know: it ranks LL by its own bandwidth
+    ll_net = PARAMS.calibrated.ll_net_Bps
+    assert ll_net is not None
+    plugin = topo(3, 8, transport_latency_s=20e-6)
+    slow = cost(plugin, Collective.ALL_REDUCE, Algorithm.RING, Protocol.LL, size=65536)
+    assert slow.transfer_s == pytest.approx(65536 / ll_net)
+    assert slow.tuner_time_s == pytest.approx(slow.latency_s + 2 * 23 / 24 * 65536 / (20.4 * GB))
+    big = cost(plugin, Collective.ALL_REDUCE, Algorithm.RING, Protocol.LL, size=2**24)
+    # the extra stops growing at 64 KiB: past it the LL bandwidth term dominates again
+    assert big.transfer_s == pytest.approx(max(2 * 23 / 24 * 2**24 / (20.4 * GB), 65536 / ll_net))
 
 
 def test_ring_allgather_and_broadcast() -> None:
@@ -160,11 +184,12 @@ def test_collnet_needs_sharp_and_halves_network_traffic() -> None:
     ]
     t = topo(3, 8, sharp=True)
     chain = cost(t, Collective.ALL_REDUCE, Algorithm.COLLNET_CHAIN, Protocol.SIMPLE)
-    # chain inside (2S / B_up) vs S once into the switch tree (S / (nics x B_nic))
-    assert chain.transfer_s == pytest.approx(max(2 * S / B_UP, S / (80 * GB)))
+    # chain inside (2S / B_up) vs the switch tree at NCCL's CollNet rating: algbw = 0.5 x the
+    # node's NIC bandwidth (S / (0.5 x nics x B_nic); NCCL 2.30.7 ncclTopoTuneModel)
+    assert chain.transfer_s == pytest.approx(max(2 * S / B_UP, S / (0.5 * 80 * GB)))
     assert chain.latency_s == pytest.approx((2 * 7 * 2.8 + 30.0) * US)
     direct = cost(t, Collective.ALL_REDUCE, Algorithm.COLLNET_DIRECT, Protocol.SIMPLE)
-    assert direct.transfer_s == pytest.approx(max(2 * 7 / 8 * S / B_UP, S / (80 * GB)))
+    assert direct.transfer_s == pytest.approx(max(2 * 7 / 8 * S / B_UP, S / (0.5 * 80 * GB)))
     assert direct.latency_s == pytest.approx((2 * (3.7 + 0.4 * 7) + 31.0) * US)
 
 

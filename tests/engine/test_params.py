@@ -12,6 +12,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -44,16 +45,9 @@ def _write(tmp_path: Path, text: str, name: str = "override.yaml") -> Path:
     return path
 
 
-def _calibrate_module() -> object:
-    spec = importlib.util.spec_from_file_location(
-        "calibrate_script", ROOT / "benchmarks" / "calibrate.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
+def _fits_module() -> Any:
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return importlib.import_module("fits")
 
 
 # --- the built-in file ----------------------------------------------------------------------
@@ -95,27 +89,32 @@ def test_builtin_is_parsed_once() -> None:
 
 def test_every_value_has_a_source() -> None:
     params = builtin_cost_params()
-    calibrate = _calibrate_module()
     names = set(params.flat())
     assert names == set(params.provenance)
     counts = {"source": 0, "derived_by": 0, "assumed": 0}
+    fitted_names = {fit.name.rpartition(".")[2] for fit in _fits_module().FITS}
     for name, prov in params.provenance.items():
         counts[prov.kind] += 1
         assert prov.text.strip(), name
         assert prov.origin == BUILTIN_LABEL, name
         group = name.split(".")[0]
         if group.startswith("nccl_"):
-            # NCCL's own constants: cite NCCL's version and source file
+            # NCCL's own constants cite NCCL's version and source file (nccl-tests' defaults
+            # cite nccl-tests)
             assert prov.kind == "source", name
-            assert "NCCL 2.30.7 src/" in prov.text, name
-        elif group == "calibrated":
-            assert prov.kind == "derived_by", name
+            assert "NCCL 2.30.7 src/" in prov.text or "nccl-tests" in prov.text, name
+        elif group == "pipeline":
+            # how NCCL splits work: NCCL's own rules, or the modelling choice said as such
+            assert prov.kind in ("source", "assumed"), name
+            if prov.kind == "source":
+                assert "NCCL 2.30.7 src/" in prov.text, name
+        elif group == "calibrated" and prov.kind == "derived_by":
             script, function = prov.text.split("::")
-            assert script == "benchmarks/calibrate.py", name
-            assert callable(getattr(calibrate, function)), name
+            assert script == "benchmarks/fits.py", name
+            assert function in fitted_names, name
             assert prov.rows, name
         else:
-            # assumptions and reporting thresholds say why they are what they are
+            # assumptions (including calibrated values no fit sets) say why they are what they are
             assert prov.kind == "assumed", name
             assert len(prov.text) > 80, name
     # the tuner view's values are NCCL's, so each cites NCCL
@@ -124,7 +123,7 @@ def test_every_value_has_a_source() -> None:
         assert tuner.provenance[name].kind == "source"
         assert "NCCL 2.30.7" in tuner.provenance[name].text
         assert tuner.provenance[name].previous is params.provenance[name]
-    assert counts == {"source": 23, "derived_by": 5, "assumed": 4}
+    assert counts == {"source": 32, "derived_by": 5, "assumed": 6}
 
 
 def test_shipped_file_is_the_repository_file() -> None:
@@ -225,7 +224,10 @@ def test_override_of_a_list_replaces_it_whole_and_a_tuner_view_section_moves_onl
     params = load_cost_params([path], use_env=False)
     assert params.nccl_tuner.tree_correction[Protocol.SIMPLE] == (1.0,) * 23
     assert params.nccl_tuner.tree_correction[Protocol.LL][11] == 0.5
-    assert params.calibrated.simple_transport_factor == 7
+    assert (
+        params.calibrated.simple_transport_factor
+        == builtin_cost_params().calibrated.simple_transport_factor
+    )
     assert params.tuner_view().calibrated.simple_transport_factor == 3
     # the tuner view keeps its other entry
     assert params.tuner_view().calibrated.ll_net_Bps is None
@@ -421,13 +423,17 @@ def test_tuner_view_differs_from_the_physical_values_exactly_where_documented() 
         == {
             "calibrated.simple_transport_factor",
             "calibrated.ll_net_bandwidth",
+            "pipeline.model_fill",
         }
     )
     # NCCL counts the transport latency twice per Simple hop (the hop and the flush), at every
     # size; it knows no small-message LL network limit
     assert tuner.calibrated.simple_transport_factor == 2
     assert tuner.calibrated.ll_net_Bps is None
-    assert params.calibrated.simple_transport_factor == 7
+    assert (
+        params.calibrated.simple_transport_factor
+        == builtin_cost_params().calibrated.simple_transport_factor
+    )
 
 
 def test_tuner_view_of_a_simple_network_hop_on_a_proxy_transport() -> None:
@@ -447,9 +453,14 @@ def test_tuner_view_of_a_simple_network_hop_on_a_proxy_transport() -> None:
     ring, simple = Algorithm.RING, Protocol.SIMPLE
     tuner = params.tuner_view()
     assert net_hop_latency(topo, ring, simple, 2**30, tuner) == pytest.approx(hop + 2 * 20 * US)
-    assert net_hop_latency(topo, ring, simple, 2**30, params) == pytest.approx(hop + 7 * 20 * US)
-    half = 32 * 2**20  # half way to the 64 MiB fill: 2 + (7 - 2) / 2 = 4.5 latencies
-    assert net_hop_latency(topo, ring, simple, half, params) == pytest.approx(hop + 4.5 * 20 * US)
+    factor = params.calibrated.simple_transport_factor
+    assert net_hop_latency(topo, ring, simple, 2**30, params) == pytest.approx(
+        hop + factor * 20 * US
+    )
+    half = 32 * 2**20  # half way to the 64 MiB fill: 2 + (factor - 2) / 2 latencies
+    assert net_hop_latency(topo, ring, simple, half, params) == pytest.approx(
+        hop + (2 + (factor - 2) / 2) * 20 * US
+    )
 
 
 # --- purity ---------------------------------------------------------------------------------

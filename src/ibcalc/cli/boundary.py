@@ -51,6 +51,7 @@ FIELD_FLAGS: dict[str, str] = {
     "sites": "--sites",
     "wan": "--wan",
     "wan_links": "--wan-links",
+    "gpus_per_process": "--gpus-per-process",
     "tp": "--tp",
     "tp_size_bytes": "--tp-size",
     "min_bytes": "--minbytes",

@@ -174,8 +174,8 @@ _CLUSTER_OPTIONS: dict[str, Any] = {
         float,
         typer.Option(
             _flag("cross_leaf_fraction"),
-            help=f"Fraction ({_limits('cross_leaf_fraction')}) of all-to-all traffic crossing "
-            "oversubscribed leaves.",
+            help=f"Fraction ({_limits('cross_leaf_fraction')}) of each node's network traffic "
+            "crossing oversubscribed leaf uplinks.",
         ),
     ],
     "sites": Annotated[
@@ -187,6 +187,14 @@ _CLUSTER_OPTIONS: dict[str, Any] = {
     "wan_links": Annotated[
         int,
         typer.Option(_flag("wan_links"), help=f"WAN links per site ({_limits('wan_links')})."),
+    ],
+    "gpus_per_process": Annotated[
+        int,
+        typer.Option(
+            _flag("gpus_per_process"),
+            help="GPUs one process drives, as nccl-tests -g "
+            f"({_limits('gpus_per_process')}; launches are serial on the host).",
+        ),
     ],
 }
 
@@ -205,6 +213,7 @@ ESTIMATE_FIELDS: tuple[str, ...] = (
     "sites",
     "wan",
     "wan_links",
+    "gpus_per_process",
 )
 
 

@@ -239,6 +239,7 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         out=out_tier,
         arch=engine_arch,
         wan=wan_tier,
+        gpus_per_process=_gpus_per_process(spec, gpus_per_node, notes),
     )
     return ResolvedCluster(
         topology=topology,
@@ -253,6 +254,23 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         assumptions=notes,
         spec=spec,
     )
+
+
+def _gpus_per_process(spec: ClusterSpec, gpus_per_node: int, notes: list[str]) -> int:
+    """GPUs one process drives (nccl-tests ``-g``); at most a node's GPUs."""
+    g = spec.gpus_per_process
+    if g > gpus_per_node:
+        raise ClusterError(
+            f"{{gpus_per_process}} {g} is more than the {gpus_per_node} GPUs of a node; one "
+            "process drives GPUs of its own node only",
+            field="gpus_per_process",
+        )
+    if g > 1:
+        notes.append(
+            f"one process drives {g} GPUs (nccl-tests -g {g}): the host launches their share "
+            "of every collective one after another ({gpus_per_process})"
+        )
+    return g
 
 
 def _scale_up_domain(
@@ -394,11 +412,12 @@ def _build_out(
     if inter.kind is LinkKind.WAN and inter.latency_s is not None:
         latency += inter.latency_s
     if spec.oversubscription > 1:
+        k, f = spec.oversubscription, spec.cross_leaf_fraction
         notes.append(
-            f"oversubscription {spec.oversubscription:g}:1 at the leaves; "
-            f"{spec.cross_leaf_fraction:.0%} of all-to-all traffic assumed to cross them "
-            "({cross_leaf_fraction}; a design file with a fabric derives it from the switch "
-            "layout)"
+            f"oversubscription {k:g}:1 at the leaves; {f:.0%} of each node's network traffic "
+            "assumed to cross the leaf uplinks ({cross_leaf_fraction}; a design file with a "
+            "fabric derives it from the switch layout): every collective's network term runs "
+            f"x{max(1.0, k * f):.3g} slower (max(1, k x f))"
         )
     return ScaleOutTier(
         link_id=inter.id,

@@ -75,6 +75,12 @@ class ClusterSpec(BaseModel):
     sites: int = Field(default=1, ge=1, le=MAX_SITES, description="Sites joined by a WAN.")
     wan: Name | None = Field(default=None, description="WAN link id between sites.")
     wan_links: int = Field(default=1, ge=1, le=MAX_WAN_LINKS, description="WAN links per site.")
+    gpus_per_process: int = Field(
+        default=1,
+        ge=1,
+        le=MAX_GPUS_PER_NODE,
+        description="GPUs one process drives (nccl-tests -g); launches are serial on the host.",
+    )
 
     def __init__(self, **data: Any) -> None:
         try:

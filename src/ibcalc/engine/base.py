@@ -49,6 +49,8 @@ class Topology:
     out: ScaleOutTier | None
     arch: str = "hopper"
     wan: ScaleOutTier | None = None
+    #: GPUs one process drives (nccl-tests ``-g``); 1 is one process per GPU.
+    gpus_per_process: int = 1
 
     def __post_init__(self) -> None:
         if self.ranks_per_domain < 1 or self.domains < 1:
@@ -59,6 +61,8 @@ class Topology:
             raise ValueError("several GPUs per domain need a scale-up tier")
         if self.domains > 1 and self.out is None:
             raise ValueError("several domains need a scale-out tier")
+        if self.gpus_per_process < 1:
+            raise ValueError("a process drives at least one GPU")
 
     @property
     def m(self) -> int:
@@ -115,11 +119,26 @@ class Topology:
             return math.inf
         return self.up.bw_Bps * (self.up.duplex_efficiency if duplex else 1.0)
 
+    @property
+    def leaf_contention(self) -> float:
+        """How much slower network traffic runs through tapered leaves: ``max(1, k f)``.
+
+        With leaf oversubscription k:1 (down:up) and a fraction f of a node's network bytes
+        crossing the leaf uplinks, the uplinks give that traffic 1/k of the NICs' rate; once
+        k f > 1 they, not the NICs, set the pace (cost_models: Chan et al. bisection argument,
+        docs/model.md#oversubscription-and-cross-leaf-traffic). Every algorithm's network term
+        pays it; the fraction comes from the design's fabric layout or ``--cross-leaf``.
+        """
+        if self.out is None or self.domains == 1:
+            return 1.0
+        return max(1.0, self.out.oversubscription * self.out.cross_leaf_fraction)
+
     def domain_bw_Bps(self) -> float:
-        """Aggregate achievable network bandwidth of one domain (inf on a single domain)."""
+        """Aggregate achievable network bandwidth of one domain (inf on a single domain), after
+        leaf contention."""
         if self.out is None or self.domains == 1:
             return math.inf
-        return self.out.domain_bw_Bps
+        return self.out.domain_bw_Bps / self.leaf_contention
 
 
 def base_latency(algorithm: Algorithm, protocol: Protocol, params: CostParams) -> float:
@@ -186,17 +205,24 @@ def wan_hop_latency(
 def ll_network_transfer(
     topo: Topology, size_bytes: float, protocol: Protocol, params: CostParams
 ) -> float:
-    """Least time LL needs to move ``size_bytes`` per rank across the network.
+    """Least time LL needs to move ``size_bytes`` per rank across a plugin transport.
 
-    Measured small all-reduces over EFA and InfiniBand take about 60 us more at 64 KiB than at
-    1 KiB: about 1 GB/s per rank (calibrated ``ll_net_bandwidth``), ten times below the LL
-    bandwidth NCCL's tuner assumes. The extra stops growing past ``ll_net_saturation`` (64 KiB,
-    the top of the calibration range): 2 x A3 Mega runs 64 KiB to 512 KiB in 159-174 us and
-    2 x p5 runs 1 MiB faster than 64 KiB. NCCL does not know this: the tuner view has no such
-    limit (``ll_net_bandwidth`` null).
+    On transports driven by a host proxy through a network plugin (EFA, GPUDirect-TCPX(O),
+    Slingshot CXI: the links with a ``transport_latency``), LL's 8-byte flagged lines cross the
+    network slowly while the proxy's pipeline fills: measured small all-reduces take 20-125 us
+    more at 64 KiB than at 1 KiB (2 x p4de and 2 x p5 on EFA, 2 x A3 Mega on TCPXO, 16 x 4 H100 on
+    Slingshot), about 1 GB/s per rank (``ll_net_bandwidth``, fitted in benchmarks/fits.py); past
+    ``ll_net_saturation`` (64 KiB) the extra stops growing: 2 x A3 Mega runs 64 KiB to 512 KiB in
+    159-174 us. Over InfiniBand and RoCE verbs the same sizes cost a few microseconds more
+    (2 x 4 H100 NDR200: +7.7 us), so no extra applies there. NCCL's tuner does not know it (the
+    tuner view has no limit), so it keeps LL where LL is slow until its own estimate switches to
+    Simple: measured 2 x p5 runs 1 MiB faster than 64 KiB, the one place a predicted time falls as
+    size grows. For a fixed protocol the time never falls.
     """
     ll_net_Bps = params.calibrated.ll_net_Bps
     if protocol is not Protocol.LL or topo.domains < 2 or ll_net_Bps is None:
+        return 0.0
+    if topo.out is None or topo.out.transport_latency_s <= 0:
         return 0.0
     return min(size_bytes, params.assumptions.ll_net_saturation_bytes) / ll_net_Bps
 

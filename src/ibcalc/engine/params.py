@@ -322,6 +322,8 @@ class NcclTuner:
     pat_net_divisor: float = _param("pat_net_divisor", _Number(0.0, 100.0, lo_open=True))
     #: CollNetDirect fan-in serialisation per extra local rank.
     collnet_fanin_s: float = _param("collnet_fanin_latency", _LATENCY)
+    #: CollNet / NVLS+SHARP algorithm bandwidth as a fraction of its bus bandwidth.
+    collnet_algbw_factor: float = _param("collnet_algbw_factor", _FRACTION)
     #: CollNet runs with at most this many GPUs per node.
     collnet_max_local_ranks: int = _param(
         "collnet_max_local_ranks", _Number(1.0, 1e6, integer=True)
@@ -348,6 +350,8 @@ class NcclRuntime:
 
     #: Simple protocol buffer per connection (``NCCL_BUFFSIZE``), bytes.
     simple_buffer_bytes: float = _param("simple_buffer", _SIZE)
+    #: Timed iterations nccl-tests launches back to back per size (``-n``, default 20).
+    tests_iterations: int = _param("tests_iterations", _Number(1.0, 1e6, integer=True))
 
 
 @dataclass(frozen=True)
@@ -367,6 +371,9 @@ class Calibrated:
     )
     #: NVLS bandwidth left to an NVLS-tree (the GPU also streams its shard to and from the NIC).
     nvls_tree_factor: float = _param("nvls_tree_factor", _FRACTION)
+    #: Host time to launch one GPU's share of a collective when one process drives several GPUs
+    #: (nccl-tests ``-g``): launches are serial on the host.
+    launch_per_gpu_s: float = _param("launch_per_gpu", _LATENCY)
 
 
 @dataclass(frozen=True)
@@ -375,7 +382,7 @@ class Assumptions:
 
     #: Cost of posting one more peer message in a grouped all-to-all.
     per_message_s: float = _param("per_message_latency", _LATENCY)
-    #: LL's network extra stops growing at this size, bytes.
+    #: LL's extra over plugin transports stops growing at this size, bytes.
     ll_net_saturation_bytes: float = _param("ll_net_saturation", _SIZE)
     #: Channels NCCL keeps busy over one WAN link.
     wan_channels: int = _param("wan_channels", _Number(1.0, 1024.0, integer=True))
@@ -389,9 +396,33 @@ class Reporting:
     notably_faster: float = _param("notably_faster", _Number(0.0, 1.0, hi_open=True))
 
 
+@dataclass(frozen=True)
+class Pipeline:
+    """How NCCL splits a collective into channels and chunks (``engine/pipeline.py``)."""
+
+    #: 1: the physical view models pipeline fill instead of NCCL's tree correction table; the
+    #: tuner view sets 0 (NCCL ranks with its table).
+    model_fill: int = _param("model_fill", _Number(0.0, 1.0, integer=True))
+    #: Channels (CTAs) a collective runs on inside one node.
+    channels_single_node: int = _param("channels_single_node", _Number(1.0, 64.0, integer=True))
+    #: Channels per scale-out NIC of a node.
+    channels_per_nic: int = _param("channels_per_nic", _Number(1.0, 64.0, integer=True))
+    #: Most channels NCCL runs.
+    max_channels: int = _param("max_channels", _Number(1.0, 64.0, integer=True))
+    #: Buffer steps per connection (``NCCL_STEPS``).
+    steps: int = _param("steps", _Number(1.0, 64.0, integer=True))
+    #: Smallest chunk the tree pipeline shrinks to (Simple), bytes.
+    tree_min_chunk_bytes: float = _param("tree_min_chunk", _SIZE)
+    #: Payload of one LL step (half its 16-byte lines), bytes.
+    ll_step_bytes: float = _param("ll_step", _SIZE)
+    #: Payload of one LL128 step (120 of every 128 bytes), bytes.
+    ll128_step_bytes: float = _param("ll128_step", _SIZE)
+
+
 _GROUPS: dict[str, type[Any]] = {
     "nccl_tuner": NcclTuner,
     "nccl_runtime": NcclRuntime,
+    "pipeline": Pipeline,
     "calibrated": Calibrated,
     "assumptions": Assumptions,
     "reporting": Reporting,
@@ -597,6 +628,7 @@ class CostParams:
 
     nccl_tuner: NcclTuner
     nccl_runtime: NcclRuntime
+    pipeline: Pipeline
     calibrated: Calibrated
     assumptions: Assumptions
     reporting: Reporting

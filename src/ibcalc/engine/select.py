@@ -20,6 +20,7 @@ from ibcalc.engine.algorithms.recursive import pat, rhd
 from ibcalc.engine.algorithms.ring import ring
 from ibcalc.engine.algorithms.tree import tree
 from ibcalc.engine.base import Topology, protocols_for
+from ibcalc.engine.measure import measured
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, DType, Protocol
 from ibcalc.errors import AlgorithmNotApplicableError
@@ -113,6 +114,7 @@ def evaluate(
             cost = function(collective, size_bytes, topo, protocol, params)
             if cost is None:
                 continue
+            cost = measured(cost, topo, params)
             seen = function(collective, size_bytes, topo, protocol, tuner)
             tuner_time = seen.time_s if seen is not None else cost.time_s
             if fp8_chain and algorithm is Algorithm.RING:

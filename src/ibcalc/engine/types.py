@@ -219,11 +219,24 @@ class Cost(BaseModel):
     equivalent_busbw: bool = False
     formula: str = ""
     tuner_time_s: float | None = None
+    #: Pipeline fill: the first chunk crossing every stage before the pipeline runs full.
+    fill_s: float = Field(default=0.0, ge=0)
+    #: Steady-state time between back-to-back operations, when shorter than one operation (a
+    #: one-way chain such as broadcast starts its next operation before the last finished).
+    period_s: float | None = Field(default=None, ge=0)
+    #: What nccl-tests reports per operation (see ``engine/measure.py``), when it differs from
+    #: one operation's latency + transfer + fill.
+    measured_s: float | None = Field(default=None, ge=0)
+
+    @property
+    def single_s(self) -> float:
+        """Time of one operation on its own: latency + transfer + fill."""
+        return self.latency_s + self.transfer_s + self.fill_s
 
     @property
     def time_s(self) -> float:
-        """Total predicted time."""
-        return self.latency_s + self.transfer_s
+        """Predicted time per operation as nccl-tests measures it."""
+        return self.single_s if self.measured_s is None else self.measured_s
 
     @property
     def selection_time_s(self) -> float:

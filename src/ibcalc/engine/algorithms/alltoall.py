@@ -52,8 +52,8 @@ def _alltoall_terms(
     net_t = 0.0
     if topo.domains > 1:
         assert topo.out is not None
-        contention = max(1.0, topo.out.oversubscription * topo.out.cross_leaf_fraction)
-        net_t = contention * net_bytes / (topo.domain_bw_Bps() / m)
+        # domain_bw_Bps already divides by the leaf contention max(1, k f)
+        net_t = net_bytes / (topo.domain_bw_Bps() / m)
     wan_t = 0.0
     if topo.wan is not None:
         per_site = n // topo.sites
@@ -153,7 +153,7 @@ def sendrecv(
     net_t = 0.0
     if topo.domains > 1:
         assert topo.out is not None
-        net_t = size_bytes / topo.out.nic_bw_Bps
+        net_t = size_bytes * topo.leaf_contention / topo.out.nic_bw_Bps
     if topo.wan is not None:
         net_t = max(net_t, size_bytes / min(topo.wan.nic_bw_Bps, topo.wan_bw_Bps(params)))
     transfer = max(intra_t, net_t)

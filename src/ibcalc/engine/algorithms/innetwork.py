@@ -77,7 +77,7 @@ def nvls(
     where = f"NVLink SHARP in the NVSwitch ({bw / 1e9:.0f} GB/s per GPU)"
     if collective is Collective.ALL_REDUCE:
         intra_t = size_bytes * (m + 1) / (m * bw)
-        net_t = size_bytes / topo.domain_bw_Bps() if big_n > 1 else 0.0
+        net_t = sharp_network_s(size_bytes, topo, params) if big_n > 1 else 0.0
         if net_t > intra_t:
             where = "network into the SHARP switch tree"
         transfer = max(intra_t, net_t)
@@ -139,6 +139,20 @@ def nvls_tree(
     )
 
 
+def sharp_network_s(size_bytes: float, topo: Topology, params: CostParams) -> float:
+    """Network time of a SHARP (in-network) all-reduce: ``S / (a x nics x B_nic)``.
+
+    An ideal switch reduction sends S into the switch tree and receives S back (a = 1): busbw
+    would reach twice the node's NIC rate. NCCL's own tuner does not expect that: it rates CollNet
+    (and NVLS with SHARP) at half its bus bandwidth, a = ``collnet_algbw_factor`` = 0.5
+    (NCCL 2.30.7 ``ncclTopoTuneModel``), so busbw tops out at the NIC rate. The published SHARP
+    runs agree: 8 x 8 H100 with 8 x NDR, CollNetChain 366-387 GB/s busbw at 1-8 GiB (8 x 47 =
+    376 GB/s of NICs); 4 x 8 A100 on HDR SHARP 152-160 GB/s.
+    """
+    a = params.nccl_tuner.collnet_algbw_factor
+    return size_bytes / (a * topo.domain_bw_Bps())
+
+
 def _collnet_ok(
     collective: Collective, topo: Topology, protocol: Protocol, params: CostParams
 ) -> bool:
@@ -169,7 +183,7 @@ def collnet_direct(
         return None
     m = topo.m
     intra_t = 2 * (m - 1) / m * size_bytes / topo.up_bw_Bps()
-    net_t = size_bytes / topo.domain_bw_Bps()
+    net_t = sharp_network_s(size_bytes, topo, params)
     where = (
         "network into the SHARP switch tree" if net_t >= intra_t else "scale-up (RS/AG to heads)"
     )
@@ -183,7 +197,7 @@ def collnet_direct(
         latency_s=latency,
         transfer_s=max(intra_t, net_t),
         bottleneck=where,
-        formula="max(2(m-1)/m S/B_up, S/(nics B_nic)) + latency",
+        formula="max(2(m-1)/m S/B_up, S/(a nics B_nic)) + latency",
         equivalent=True,
     )
 
@@ -200,7 +214,7 @@ def collnet_chain(
         return None
     m = topo.m
     intra_t = 2 * size_bytes / topo.up_bw_Bps() if m > 1 else 0.0
-    net_t = size_bytes / topo.domain_bw_Bps()
+    net_t = sharp_network_s(size_bytes, topo, params)
     where = (
         "network into the SHARP switch tree" if net_t >= intra_t else "scale-up chain (2S per GPU)"
     )
@@ -213,6 +227,6 @@ def collnet_chain(
         latency_s=latency,
         transfer_s=max(intra_t, net_t),
         bottleneck=where,
-        formula="max(2S/B_up, S/(nics B_nic)) + 2(m-1) intra + net",
+        formula="max(2S/B_up, S/(a nics B_nic)) + 2(m-1) intra + net",
         equivalent=True,
     )

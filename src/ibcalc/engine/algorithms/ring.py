@@ -56,9 +56,12 @@ def ring_bandwidth(topo: Topology, params: CostParams, *, duplex: bool = True) -
         )
     if net < up:
         assert topo.out is not None
+        tapered = (
+            f", leaf uplinks x{topo.leaf_contention:.2g} slower" if topo.leaf_contention > 1 else ""
+        )
         return net, (
             f"network: {topo.out.nics_per_domain} x {topo.out.link_id} per node "
-            f"({topo.out.nic_bw_Bps / 1e9:.1f} GB/s achievable each)"
+            f"({topo.out.nic_bw_Bps / 1e9:.1f} GB/s achievable each{tapered})"
         )
     assert topo.up is not None
     return up, f"scale-up: {topo.up.link_id} ({up / 1e9:.0f} GB/s achievable per GPU)"
@@ -76,17 +79,26 @@ def ring(
         return None
     n, big_n = topo.ranks, topo.domains
     one_way = collective in (Collective.BROADCAST, Collective.REDUCE)
-    bw, where = ring_bandwidth(topo, params, duplex=not one_way)
+    # Across nodes, each channel's path inside a mesh node is a one-way chain from the GPU its
+    # data arrives on to the GPU whose NIC sends it on: mesh links carry ring traffic one way,
+    # without the both-ways loss of a single-node ring (duplex_efficiency). On a switch every
+    # GPU port carries both directions either way.
+    mesh_chain = topo.up is not None and topo.up.mesh and big_n > 1
+    bw, where = ring_bandwidth(topo, params, duplex=not (one_way or mesh_chain))
     bw = ring_protocol_bw(bw, protocol, topo, params)
     intra = intra_hop_latency(topo, Algorithm.RING, protocol, params)
     net = net_hop_latency(topo, Algorithm.RING, protocol, size_bytes, params) if big_n > 1 else 0.0
     wan = wan_hop_latency(topo, Algorithm.RING, protocol, params)
     sites = topo.sites
     base = base_latency(Algorithm.RING, protocol, params)
+    period = None
     if one_way:
         latency = base + (n - big_n) * intra + (big_n - sites) * net + (sites - 1) * wan
         transfer = max(size_bytes / bw, ll_network_transfer(topo, size_bytes, protocol, params))
         formula = "S/B_ring + base + (n-N) x intra + (N-1) x net"
+        # a chain: the next operation enters as soon as the first stage is free, so back-to-back
+        # operations complete once per slowest stage (engine/measure.py)
+        period = base + max(intra if topo.m > 1 else 0.0, net, wan) + transfer
     else:
         all_reduce = collective is Collective.ALL_REDUCE
         nsteps = 2 * (n - 1) if all_reduce else n - 1
@@ -108,7 +120,7 @@ def ring(
             f"{'2(n-1)/n' if all_reduce else '(n-1)/n'} x S / B_ring + base"
             " + (nsteps - s_net) x intra + s_net x net"
         )
-    return make_cost(
+    cost = make_cost(
         Algorithm.RING,
         protocol,
         latency_s=latency,
@@ -116,3 +128,4 @@ def ring(
         bottleneck=where,
         formula=formula,
     )
+    return cost if period is None else cost.model_copy(update={"period_s": period})

@@ -36,6 +36,7 @@ from ibcalc.engine.base import (
     wan_hop_latency,
 )
 from ibcalc.engine.params import CostParams
+from ibcalc.engine.pipeline import fill_s
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol
 
 __all__ = ["tree", "tree_network_multiplier"]
@@ -77,7 +78,8 @@ def tree(
         bw = min(bw / nccl.tree_ll_divisor, ll_cap_Bps(topo, params) / 2.0)
     elif protocol is Protocol.LL128:
         bw *= nccl.tree_ll128_factor_one_node if big_n == 1 else nccl.tree_ll128_factor_multi_node
-    bw *= tree_correction(size_bytes, protocol, params)
+    if not params.pipeline.model_fill:
+        bw *= tree_correction(size_bytes, protocol, params)
     intra = intra_hop_latency(topo, Algorithm.TREE, protocol, params)
     net = net_hop_latency(topo, Algorithm.TREE, protocol, size_bytes, params) if big_n > 1 else 0.0
     depth = math.floor(math.log2(big_n)) if big_n > 1 else 0
@@ -86,12 +88,18 @@ def tree(
     latency = base_latency(Algorithm.TREE, protocol, params) + 2 * (
         (m - 1) * intra + max(depth - wan_depth, 0) * net + wan_depth * wan
     )
-    return make_cost(
+    # up the chain and the tree to the root, then back down: every stage holds a chunk
+    stages = (2 * (m - 1), 2 * (max(depth - wan_depth, 0) + wan_depth))
+    cost = make_cost(
         Algorithm.TREE,
         protocol,
         latency_s=latency,
         transfer_s=max(size_bytes / bw, ll_network_transfer(topo, size_bytes, protocol, params)),
         bottleneck=where,
-        formula="max(2S/B_up, c x S/(nics x B_nic)) / f_p + base + 2((m-1) intra + log2(N) net)",
+        formula=(
+            "max(2S/B_up, c x S/(nics x B_nic)) / f_p + fill + base + 2((m-1) intra + log2(N) net)"
+        ),
         equivalent=big_n == 2 or topo.sites == 2,
     )
+    fill = fill_s(size_bytes, stages, bw, topo, protocol=protocol, params=params)
+    return cost.model_copy(update={"fill_s": fill}) if fill else cost

@@ -1,0 +1,601 @@
+"""The model's fitted constants: which published rows derive each one, and how.
+
+A *model* here is a catalogue plus cost parameters (:class:`Model`). Every fitted constant is a
+:class:`Fit`: the rows it may read, a rule that derives the value from them, and a **prior**, the
+value it takes when no row is left (a public figure, or a typical value of its class, each said
+where it is defined). :func:`fit_all` applies the fits in order to the samples it is given and
+returns the fitted model with a report of what each fit read.
+
+``benchmarks/accuracy.py`` calls :func:`fit_all` once per source group with that group left
+out (leave-one-source-out); ``benchmarks/calibrate.py`` calls it on every sample and compares the
+result with the values shipped in ``data/links.yaml`` and ``data/cost_params.yaml``
+(``tests/test_calibration.py`` fails if they drift apart).
+
+Fits read only samples marked ``fit`` (:mod:`dataset`): sweeps whose hardware is stated, and CSV
+rows whose cluster the written rules did not have to guess.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from dataset import Sample
+from ibcalc.catalogue.cost_params import load_cost_params
+from ibcalc.catalogue.load import find_link, load_catalogue
+from ibcalc.catalogue.models import Catalogue, Link
+from ibcalc.cluster.resolve import ResolvedCluster, resolve_cluster
+from ibcalc.engine.params import CostParams
+from ibcalc.engine.types import Algorithm, Collective, Estimate, busbw_factor
+from ibcalc.errors import IbcalcError
+from ibcalc.facade import estimate_on
+
+__all__ = ["FITS", "Fit", "FitReport", "Model", "base_model", "fit_all", "predict"]
+
+GiB = 2**30
+
+
+@dataclass(frozen=True)
+class Model:
+    """A catalogue and cost parameters: everything a prediction depends on."""
+
+    catalogue: Catalogue
+    params: CostParams
+    _clusters: dict[Any, ResolvedCluster] = field(default_factory=dict, compare=False)
+
+    def link(self, link_id: str) -> Link:
+        """One link of the catalogue."""
+        return find_link(self.catalogue, link_id)
+
+    def with_link(self, link_id: str, **fields: Any) -> Model:
+        """A copy whose link ``link_id`` has ``fields`` changed."""
+        links = [
+            link.model_copy(update=fields) if link.id == link_id else link
+            for link in self.catalogue.links
+        ]
+        return Model(self.catalogue.model_copy(update={"links": links}), self.params)
+
+    def with_params(self, overrides: dict[str, Any]) -> Model:
+        """A copy with cost-parameter overrides ``{group: {name: value}}`` (values in the YAML's
+        notation, e.g. ``"4.3 us"``)."""
+        data: dict[str, Any] = {
+            "schema": "ibcalc-cost-params/1",
+            **{
+                group: {
+                    name: {
+                        "value": value,
+                        "derived_by": "benchmarks/fits.py::fit_all",
+                        "rows": "fit",
+                    }
+                    for name, value in entries.items()
+                }
+                for group, entries in overrides.items()
+            },
+        }
+        return Model(self.catalogue, self.params.with_overrides(data, label="fit"))
+
+    def cluster(self, sample: Sample) -> ResolvedCluster:
+        """The resolved cluster of a sample (cached per model)."""
+        key = sample.spec
+        found = self._clusters.get(key)
+        if found is None:
+            found = resolve_cluster(self.catalogue, sample.spec)
+            self._clusters[key] = found
+        return found
+
+
+def base_model() -> Model:
+    """The shipped catalogue and cost parameters, no user override."""
+    return Model(load_catalogue(use_env=False), load_cost_params(use_env=False))
+
+
+def predict(model: Model, sample: Sample) -> Estimate:
+    """The model's estimate for one sample (raises IbcalcError when it cannot run)."""
+    return estimate_on(
+        model.cluster(sample),
+        sample.collective,
+        sample.size_bytes,
+        dtype=sample.dtype,
+        algorithm=sample.algorithm,
+        params=model.params,
+    )
+
+
+@dataclass(frozen=True)
+class FitReport:
+    """What one fit did: the value, the rows and source groups it read, or the prior used."""
+
+    name: str
+    value: float
+    rows: int
+    groups: tuple[str, ...]
+    prior: bool
+
+
+@dataclass(frozen=True)
+class Fit:
+    """One fitted constant.
+
+    ``select`` picks the rows it may read; ``derive`` turns them (with the model fitted so far)
+    into a value, or None when they cannot; ``prior`` gives the value without rows; ``apply``
+    puts a value into the model.
+    """
+
+    name: str
+    select: Callable[[Sample, Model], bool]
+    derive: Callable[[list[Sample], Model], float | None]
+    prior: Callable[[Model, dict[str, float]], float]
+    apply: Callable[[Model, float], Model]
+    doc: str = ""
+
+
+def _time_ratio(rows: list[Sample], model: Model) -> list[float]:
+    return [s.time_us * 1e-6 / predict(model, s).time_s for s in rows if s.time_us]
+
+
+# --- the rules ------------------------------------------------------------------------------
+
+
+def _launch_rows(sample: Sample, model: Model) -> bool:
+    return sample.gpus_per_process > 1 and sample.size_bytes <= 4096 and sample.time_us is not None
+
+
+def _derive_launch(rows: list[Sample], model: Model) -> float | None:
+    """Per-GPU host launch time: measured = (T + (k-1) g t_l) / k, solved for t_l per row."""
+    k = model.params.nccl_runtime.tests_iterations
+    bare = model.with_params({"calibrated": {"launch_per_gpu": "0 us"}})
+    values = []
+    for s in rows:
+        assert s.time_us is not None
+        single = predict(bare, s).time_s
+        value = (k * s.time_us * 1e-6 - single) / ((k - 1) * s.gpus_per_process)
+        values.append(value)
+    return round(statistics.median(values) * 1e7) / 1e7 if values else None
+
+
+def _transport_rows(
+    link_id: str, *, all_reduce_only: bool = True
+) -> Callable[[Sample, Model], bool]:
+    def select(sample: Sample, model: Model) -> bool:
+        if sample.size_bytes > 1024 or sample.time_us is None or sample.gpus_per_process > 1:
+            return False
+        # network transports: all-reduce rows only, because a 64-rank ring all-gather on Kestrel
+        # takes 7x the per-hop time of the same system's all-reduce (not modelled;
+        # docs/model.md#limitations)
+        if all_reduce_only and sample.collective is not Collective.ALL_REDUCE:
+            return False
+        if sample.algorithm is not None:
+            return False
+        cluster = model.cluster(sample)
+        used = {cluster.inter.id if cluster.inter and cluster.nodes > 1 else None}
+        used.add(cluster.intra.id if cluster.intra else None)
+        return link_id in used
+
+    return select
+
+
+def _derive_transport(link_id: str) -> Callable[[list[Sample], Model], float | None]:
+    def derive(rows: list[Sample], model: Model) -> float | None:
+        """Latency that reproduces the small rows: the time is affine in it (two probes)."""
+        values = []
+        for s in rows:
+            assert s.time_us is not None
+            t0 = predict(model.with_link(link_id, transport_latency_s=0.0), s).time_s
+            t1 = predict(model.with_link(link_id, transport_latency_s=1e-6), s).time_s
+            slope = (t1 - t0) / 1e-6
+            if slope > 0:
+                values.append(max(0.0, (s.time_us * 1e-6 - t0) / slope))
+        return round(statistics.median(values) * 1e7) / 1e7 if values else None
+
+    return derive
+
+
+def _transport_prior(link_id: str) -> Callable[[Model, dict[str, float]], float]:
+    def prior(model: Model, fitted: dict[str, float]) -> float:
+        """Without rows of its own, a plugin transport costs what the others fitted here cost
+        (their median), never its shipped value (which its own rows derived)."""
+        others = [
+            value
+            for name, value in fitted.items()
+            if name.endswith(".transport_latency_s") and name.split(".")[0] in _PLUGIN_TRANSPORTS
+        ]
+        return statistics.median(others) if others else 0.0
+
+    return prior
+
+
+#: Links whose per-hop latency includes a software transport (fitted per link).
+_PLUGIN_TRANSPORTS = ("efa-100g", "efa-v2", "gcp-tcpxo", "slingshot-11")
+
+
+def _set_link(link_id: str, field_name: str) -> Callable[[Model, float], Model]:
+    return lambda model, value: model.with_link(link_id, **{field_name: value})
+
+
+def _nvls_rows(sample: Sample, model: Model) -> bool:
+    return (
+        sample.spec.nodes == 1
+        and (sample.spec.gpus_per_node or 0) >= 5
+        and sample.collective is Collective.ALL_REDUCE
+        and sample.busbw_GBps is not None
+        and sample.size_bytes >= 4 * GiB
+        and sample.spec.nvls is not False
+        and model.cluster(sample).intra is not None
+        and model.cluster(sample).intra.id == "nvlink4"  # type: ignore[union-attr]
+        and sample.algorithm in (None, Algorithm.NVLS)
+        and sample.gpus_per_process == 1
+    )
+
+
+def _derive_nvls(rows: list[Sample], model: Model) -> float | None:
+    """NVLS moves S (m+1)/m per GPU: B_nvls = algbw (m+1)/m; over NVLink 4's line rate."""
+    values = []
+    for s in rows:
+        assert s.busbw_GBps is not None
+        assert s.spec.gpus_per_node is not None
+        m = s.spec.gpus_per_node
+        algbw = s.busbw_GBps / busbw_factor(s.collective, m)
+        values.append(algbw * (m + 1) / m)
+    if not values:
+        return None
+    line = model.link("nvlink4").per_direction_Bps / 1e9
+    return round(statistics.median(values) / line, 3)
+
+
+def _efficiency_rows(
+    link_id: str, where: Callable[[Sample, Model], bool]
+) -> Callable[[Sample, Model], bool]:
+    def select(sample: Sample, model: Model) -> bool:
+        return (
+            sample.busbw_GBps is not None
+            and sample.regime == "bandwidth"
+            and sample.size_bytes >= GiB
+            and sample.nics_stated
+            and where(sample, model)
+        )
+
+    return select
+
+
+def _derive_efficiency(link_id: str) -> Callable[[list[Sample], Model], float | None]:
+    def derive(rows: list[Sample], model: Model) -> float | None:
+        """Current efficiency x median(measured / predicted busbw), to 0.005."""
+        current = model.link(link_id).efficiency
+        ratios = [s.busbw_GBps / (predict(model, s).busbw_Bps / 1e9) for s in rows if s.busbw_GBps]
+        if not ratios:
+            return None
+        return min(1.0, round(current * statistics.median(ratios) / 0.005) * 0.005)
+
+    return derive
+
+
+def _uses(link_id: str, *, inter: bool) -> Callable[[Sample, Model], bool]:
+    def where(sample: Sample, model: Model) -> bool:
+        cluster = model.cluster(sample)
+        link = cluster.inter if inter else cluster.intra
+        if inter and cluster.nodes < 2:
+            return False
+        return link is not None and link.id == link_id and sample.gpus_per_process == 1
+
+    return where
+
+
+def _p2p_rows(sample: Sample, model: Model) -> bool:
+    return (
+        sample.collective is Collective.SEND_RECV
+        and sample.size_bytes >= 256 * 2**20
+        and sample.busbw_GBps is not None
+        and sample.spec.nodes == 1
+        and model.cluster(sample).intra is not None
+        and model.cluster(sample).intra.family == "nvlink"  # type: ignore[union-attr]
+    )
+
+
+def _derive_p2p(rows: list[Sample], model: Model) -> float | None:
+    """sendrecv busbw over the ring bandwidth of the same link: the median per source group,
+    then the median of the groups (one long sweep must not outvote another source)."""
+    by_group: dict[str, list[float]] = {}
+    for s in rows:
+        intra = model.cluster(s).intra
+        assert intra is not None
+        assert s.busbw_GBps is not None
+        by_group.setdefault(s.group, []).append(s.busbw_GBps / (intra.achievable_Bps / 1e9))
+    if not by_group:
+        return None
+    return round(statistics.median(statistics.median(v) for v in by_group.values()), 2)
+
+
+def _nvls_tree_rows(sample: Sample, model: Model) -> bool:
+    return (
+        (sample.spec.nodes or 1) > 1
+        and sample.collective is Collective.ALL_REDUCE
+        and sample.busbw_GBps is not None
+        and sample.size_bytes >= GiB
+        and sample.nics_stated
+        and sample.spec.system == "aws-p5"
+    )
+
+
+def _derive_nvls_tree(rows: list[Sample], model: Model) -> float | None:
+    """Current factor x median(measured / predicted) over rows the NVLS stage bounds."""
+    current = model.params.calibrated.nvls_tree_factor
+    ratios = []
+    for s in rows:
+        est = predict(model, s)
+        if est.best.algorithm is Algorithm.NVLS_TREE and "NVLink SHARP" in est.best.bottleneck:
+            assert s.busbw_GBps is not None
+            ratios.append(s.busbw_GBps / (est.busbw_Bps / 1e9))
+    if not ratios:
+        return None
+    return min(1.0, round(current * statistics.median(ratios) / 0.005) * 0.005)
+
+
+def _simple_rows(sample: Sample, model: Model) -> bool:
+    if (sample.spec.nodes or 1) < 2 or sample.size_bytes < 2**20 or not sample.nics_stated:
+        return False
+    if sample.busbw_GBps is None or sample.gpus_per_process > 1:
+        return False
+    inter = model.cluster(sample).inter
+    return inter is not None and inter.transport_latency_s > 0
+
+
+def _derive_simple(rows: list[Sample], model: Model) -> float | None:
+    """One-way transport latencies per Simple network hop once the message fills the pipeline:
+    the factor (2 .. 8 by 0.5) minimising the median busbw error of the rows."""
+    best: tuple[float, float] | None = None
+    for step in range(4, 17):
+        factor = step / 2
+        trial = model.with_params({"calibrated": {"simple_transport_factor": factor}})
+        errors = []
+        for s in rows:
+            assert s.busbw_GBps is not None
+            est = predict(trial, s)
+            errors.append(abs(est.busbw_Bps / 1e9 - s.busbw_GBps) / s.busbw_GBps)
+        score = statistics.median(errors)
+        if best is None or score < best[0] - 1e-12:
+            best = (score, factor)
+    return best[1] if best else None
+
+
+def _system_rows(system: str, collective: Collective | None = None, min_bytes: float = GiB):
+    def select(sample: Sample, model: Model) -> bool:
+        return (
+            sample.spec.system == system
+            and (collective is None or sample.collective is collective)
+            and sample.size_bytes >= min_bytes
+            and sample.busbw_GBps is not None
+        )
+
+    return select
+
+
+def _derive_line_fraction(link_id: str) -> Callable[[list[Sample], Model], float | None]:
+    def derive(rows: list[Sample], model: Model) -> float | None:
+        """Median measured busbw over the link's line rate (the link is the only path)."""
+        line = model.link(link_id).per_direction_Bps / 1e9
+        values = [s.busbw_GBps / line for s in rows if s.busbw_GBps]
+        return round(statistics.median(values), 3) if values else None
+
+    return derive
+
+
+def _derive_duplex(rows: list[Sample], model: Model) -> float | None:
+    """Both directions busy (all-reduce, all-gather, all-to-all) over one direction (broadcast)."""
+    one_way = [s.busbw_GBps for s in rows if s.collective is Collective.BROADCAST and s.busbw_GBps]
+    both = {}
+    for c in (Collective.ALL_REDUCE, Collective.ALL_GATHER, Collective.ALL_TO_ALL):
+        values = [s.busbw_GBps for s in rows if s.collective is c and s.busbw_GBps]
+        if values:
+            both[c] = statistics.median(values)
+    if not one_way or not both:
+        return None
+    return round(statistics.median(both.values()) / statistics.median(one_way), 3)
+
+
+def _ll_net_rows(sample: Sample, model: Model) -> bool:
+    if (sample.spec.nodes or 1) < 2 or not 16 * 1024 <= sample.size_bytes <= 64 * 1024:
+        return False
+    if sample.collective is not Collective.ALL_REDUCE or sample.time_us is None:
+        return False
+    if sample.algorithm is not None or sample.gpus_per_process > 1:
+        return False
+    inter = model.cluster(sample).inter
+    return inter is not None and inter.transport_latency_s > 0
+
+
+def _derive_ll_net(rows: list[Sample], model: Model) -> float | None:
+    """LL throughput per rank across a plugin transport: S / (measured - model without it)."""
+    bare = model.with_params({"calibrated": {"ll_net_bandwidth": None}})
+    by_group: dict[str, list[float]] = {}
+    for s in rows:
+        est = predict(bare, s)
+        if est.best.protocol.value != "LL":
+            continue
+        assert s.time_us is not None
+        extra = s.time_us * 1e-6 - est.time_s
+        if extra > 0:
+            by_group.setdefault(s.group, []).append(s.size_bytes / extra)
+    if not by_group:
+        return None
+    value = statistics.median(statistics.median(v) for v in by_group.values())
+    return round(value / 0.05e9) * 0.05e9
+
+
+def _param(group: str, name: str, unit: str = "") -> Callable[[Model, float], Model]:
+    def apply(model: Model, value: float) -> Model:
+        text: str | float | None = value
+        if unit == "us":
+            text = f"{value * 1e6:.4g} us"
+        elif unit == "B/s":
+            text = f"{value / 1e9:.4g} GB/s" if math.isfinite(value) else None
+        return model.with_params({group: {name: text}})
+
+    return apply
+
+
+FITS: tuple[Fit, ...] = (
+    Fit(
+        "calibrated.launch_per_gpu",
+        _launch_rows,
+        _derive_launch,
+        # an assumption when no single-process sweep is available: about one CUDA kernel
+        # launch per GPU
+        lambda model, fitted: 5e-6,
+        _param("calibrated", "launch_per_gpu", "us"),
+        doc="rows of <= 4 KiB of single-process (-g > 1) sweeps",
+    ),
+    *(
+        Fit(
+            f"{link_id}.transport_latency_s",
+            _transport_rows(link_id),
+            _derive_transport(link_id),
+            _transport_prior(link_id),
+            _set_link(link_id, "transport_latency_s"),
+            doc=f"rows of <= 1 KiB over {link_id}",
+        )
+        for link_id in _PLUGIN_TRANSPORTS
+    ),
+    Fit(
+        "calibrated.simple_transport_factor",
+        _simple_rows,
+        _derive_simple,
+        # NCCL's own count: the plugin's latency twice per Simple hop
+        lambda model, fitted: model.params.nccl_tuner.simple_transport_count,
+        _param("calibrated", "simple_transport_factor"),
+        doc="multi-node rows of 1 MiB and more over plugin transports, stated NIC counts",
+    ),
+    Fit(
+        "pcie3-host-staged.transport_latency_s",
+        _transport_rows("pcie3-host-staged", all_reduce_only=False),
+        _derive_transport("pcie3-host-staged"),
+        lambda model, fitted: 0.0,  # no rows: NCCL's PCI hop alone
+        _set_link("pcie3-host-staged", "transport_latency_s"),
+        doc="8 B - 1 KiB rows of every collective on the 2 x RTX 2080 Ti box (no GPU P2P)",
+    ),
+    Fit(
+        "pcie3-host-staged.efficiency",
+        _system_rows("rtx2080ti-2", Collective.BROADCAST),
+        _derive_line_fraction("pcie3-host-staged"),
+        # PCIe packet overhead alone (TLP headers at 256-byte payloads, about 0.8): the catalogue's
+        # figure for PCIe links with peer-to-peer
+        lambda model, fitted: 0.8,
+        _set_link("pcie3-host-staged", "efficiency"),
+        doc="2 x RTX 2080 Ti broadcast busbw at 1 GiB (one direction busy) over the line rate",
+    ),
+    Fit(
+        "pcie3-host-staged.duplex_efficiency",
+        _system_rows("rtx2080ti-2"),
+        _derive_duplex,
+        lambda model, fitted: 1.0,  # no evidence: both directions as fast as one
+        _set_link("pcie3-host-staged", "duplex_efficiency"),
+        doc="2 x RTX 2080 Ti: all-reduce, all-gather, all-to-all busbw over broadcast, 1 GiB",
+    ),
+    Fit(
+        "nvlink4-bridge.efficiency",
+        _system_rows("h100-pcie-nvl-pair"),
+        _derive_line_fraction("nvlink4-bridge"),
+        # NCCL's NVLink 4 figure: 20.6 of 25 GB/s per link (NCCL 2.30.7 src/graph/topo.h)
+        lambda model, fitted: 20.6 / 25,
+        _set_link("nvlink4-bridge", "efficiency"),
+        doc="2 x H100 PCIe + NVLink bridge all-reduce busbw at 1 GiB and more over 300 GB/s",
+    ),
+    Fit(
+        "calibrated.ll_net_bandwidth",
+        _ll_net_rows,
+        _derive_ll_net,
+        lambda model, fitted: math.inf,  # no rows: no limit (NCCL's own view)
+        _param("calibrated", "ll_net_bandwidth", "B/s"),
+        doc="multi-node all-reduce rows of 16-64 KiB over plugin transports (EFA, TCPXO, CXI)",
+    ),
+    Fit(
+        "nvlink4.nvls_efficiency",
+        _nvls_rows,
+        _derive_nvls,
+        # NCCL 2.30.7's nvlsEfficiency for Hopper (0.85) on its 18 x 20.6 GB/s of NVLink 4
+        lambda model, fitted: 0.85 * 370.8 / 450,
+        _set_link("nvlink4", "nvls_efficiency"),
+        doc="single-node H100 NVLS all-reduce rows of 4 GiB and more",
+    ),
+    Fit(
+        "hdr.efficiency",
+        _efficiency_rows("hdr", _uses("hdr", inter=True)),
+        _derive_efficiency("hdr"),
+        # NVIDIA: 46-48 of 50 GB/s per NDR NIC through NCCL (nccl-tests#290)
+        lambda model, fitted: 0.94,
+        _set_link("hdr", "efficiency"),
+        doc="multi-node HDR rows of 1 GiB and more with a stated NIC count",
+    ),
+    Fit(
+        "efa-100g.efficiency",
+        _efficiency_rows("efa-100g", _uses("efa-100g", inter=True)),
+        _derive_efficiency("efa-100g"),
+        lambda model, fitted: 0.94,  # no EFA figure outside the measurements: the InfiniBand one
+        _set_link("efa-100g", "efficiency"),
+        doc="multi-node EFA v1 rows of 1 GiB and more",
+    ),
+    Fit(
+        "p2p_efficiency",
+        _p2p_rows,
+        _derive_p2p,
+        lambda model, fitted: 1.0,  # no evidence: point-to-point as fast as the ring
+        _param("calibrated", "p2p_efficiency"),
+        doc="single-node NVLink sendrecv rows of 256 MiB and more",
+    ),
+    Fit(
+        "calibrated.nvls_tree_factor",
+        _nvls_tree_rows,
+        _derive_nvls_tree,
+        lambda model, fitted: 1.0,  # no evidence: NVLS inside an NVLS-tree as fast as alone
+        _param("calibrated", "nvls_tree_factor"),
+        doc="multi-node aws-p5 rows of 1 GiB and more bound by NVLS inside the node",
+    ),
+)
+
+
+def fit_all(
+    samples: Sequence[Sample], model: Model | None = None, fits: Sequence[Fit] = FITS
+) -> tuple[Model, list[FitReport]]:
+    """Apply every fit in order to the fit-eligible ``samples``; return the model and a report.
+
+    A fit with no usable row takes its prior, after every fit that has rows (so a prior may use
+    what was fitted in this pass, and never a shipped value that the missing rows derived).
+    Rows the model refuses are skipped.
+    """
+    model = model if model is not None else base_model()
+    eligible = [s for s in samples if s.fit]
+    reports: dict[str, FitReport] = {}
+    fitted: dict[str, float] = {}
+    deferred = []
+    for fit in fits:
+        rows = []
+        for s in eligible:
+            try:
+                if fit.select(s, model):
+                    rows.append(s)
+            except IbcalcError:
+                continue
+        value: float | None = None
+        if rows:
+            try:
+                value = fit.derive(rows, model)
+            except IbcalcError:
+                value = None
+        if value is None or not math.isfinite(value):
+            deferred.append(fit)
+            continue
+        model = fit.apply(model, value)
+        fitted[fit.name] = value
+        groups = tuple(sorted({s.group for s in rows}))
+        reports[fit.name] = FitReport(fit.name, value, len(rows), groups, prior=False)
+    for fit in deferred:
+        value = fit.prior(model, fitted)
+        model = fit.apply(model, value)
+        reports[fit.name] = FitReport(fit.name, value, 0, (), prior=True)
+    return model, [reports[f.name] for f in fits]

@@ -1,0 +1,50 @@
+"""What nccl-tests reports for a collective, given what one operation costs.
+
+nccl-tests launches its timed iterations back to back and divides the wall time by their number
+(``src/common.cu``, ``BenchTime``: ``-n`` iterations, default 20, no synchronisation between
+them). Two consequences shape the small-message times it prints:
+
+* **One-way chains overlap.** In a broadcast or reduce every rank only forwards to the next, so
+  the root starts operation i+1 while operation i still travels down the chain. In steady state
+  a new operation completes every *period* (one stage: a hop and its data), not every full chain
+  latency: ``t = (T + (k - 1) P) / k`` for k iterations, one operation taking T. Collectives in
+  which every rank waits for every other (all-reduce, all-gather, ...) have P = T.
+* **One process driving several GPUs is host-bound.** With ``-g g`` a single host thread
+  launches each of its g GPUs' kernels in turn, about ``launch_per_gpu`` apiece (fitted on three
+  published single-process sweeps, ``benchmarks/fits.py``). Iterations queue up behind the host:
+  the period is at least ``g x launch_per_gpu``. Between 4 KiB and a few MiB this floor hides the
+  collective entirely (4 x H100, ``-g 4``: 16.6-17.3 us flat from 4 B to 1 MiB), and it fades
+  once one operation takes longer than the host needs to launch the next.
+
+NCCL's tuner knows neither: it ranks candidates by one operation's latency and transfer.
+"""
+
+from __future__ import annotations
+
+from ibcalc.engine.base import Topology
+from ibcalc.engine.params import CostParams
+from ibcalc.engine.types import Cost
+
+__all__ = ["host_period_s", "measured"]
+
+
+def host_period_s(topo: Topology, params: CostParams) -> float:
+    """Least time between back-to-back operations set by the host launching ``-g`` GPUs."""
+    g = topo.gpus_per_process
+    return g * params.calibrated.launch_per_gpu_s if g > 1 else 0.0
+
+
+def measured(cost: Cost, topo: Topology, params: CostParams) -> Cost:
+    """``cost`` with the per-operation time nccl-tests would print (``Cost.measured_s``).
+
+    ``t = (T + (k - 1) x max(P, host)) / k`` with T one operation, P its steady-state period
+    (T unless the algorithm overlaps successive operations), host the launch floor and k the
+    iterations; t = T when neither applies.
+    """
+    single = cost.single_s
+    period = cost.period_s if cost.period_s is not None else single
+    period = max(period, host_period_s(topo, params))
+    if period == single:
+        return cost
+    k = params.nccl_runtime.tests_iterations
+    return cost.model_copy(update={"measured_s": (single + (k - 1) * period) / k})

@@ -1,0 +1,88 @@
+"""Channels and chunks: how a collective's bytes move through NCCL's pipeline.
+
+NCCL splits a collective's buffer over *channels* (each a CTA with its own connections) and moves
+each channel's share in *chunks*: a stage receives a whole chunk (one buffer step) before it
+passes the chunk on. A pipeline of ``stages`` stages therefore takes, for D bytes per channel in
+chunks of C at b bytes/s per channel::
+
+    t = D / b + (stages - 1) x C / b
+
+The first term is the transfer every model has; the second is the **fill**: the first chunk
+crossing every stage before the pipeline runs full. It matters where D is not much larger than
+``stages x C``: the mid sizes (1-64 MiB) of trees, where NCCL's own tuner instead multiplies tree
+bandwidth by a size-bucket correction table (NCCL 2.30.7 ``treeCorrectionFactor``, 0.4-0.9 over
+64 KiB - 512 MiB, "trees do not follow the model well at medium sizes").
+
+Chunk sizes follow NCCL 2.30.7 ``src/enqueue.cc`` (``calcCollChunking``): the tree Simple chunk
+starts at one buffer step (512 KiB) and halves while a channel has fewer than 8 x depth chunks
+(down to 128 KiB), fewer than 4 x depth (down to 64 KiB), and fewer than depth (down to
+``tree_min_chunk``); LL and LL128 move one step's payload at a time. Channels: ``channels_per_nic``
+per NIC across nodes, ``channels_single_node`` inside one (``data/cost_params.yaml`` cites each).
+"""
+
+from __future__ import annotations
+
+from ibcalc.engine.base import Topology
+from ibcalc.engine.params import CostParams
+from ibcalc.engine.types import Protocol
+
+__all__ = ["channels", "fill_s", "tree_chunk_bytes"]
+
+
+def channels(topo: Topology, params: CostParams) -> int:
+    """Channels a ring or tree collective runs on (per rank)."""
+    pipe = params.pipeline
+    if topo.domains > 1 and topo.out is not None:
+        per_gpu = max(1, topo.out.nics_per_domain * pipe.channels_per_nic // topo.m)
+        return min(pipe.max_channels, max(2, per_gpu * (2 if topo.m == 1 else 1)))
+    return min(pipe.max_channels, pipe.channels_single_node)
+
+
+def tree_chunk_bytes(
+    per_channel_bytes: float, depth: int, protocol: Protocol, params: CostParams
+) -> float:
+    """Chunk a tree stage holds at a time (NCCL's ``calcCollChunking``), at most the channel's
+    whole share."""
+    pipe = params.pipeline
+    if protocol is Protocol.LL:
+        return min(per_channel_bytes, pipe.ll_step_bytes)
+    if protocol is Protocol.LL128:
+        return min(per_channel_bytes, pipe.ll128_step_bytes)
+    chunk = params.nccl_runtime.simple_buffer_bytes / pipe.steps
+    for factor, floor in ((8, 128 * 1024), (4, 64 * 1024), (1, pipe.tree_min_chunk_bytes)):
+        while per_channel_bytes / chunk < depth * factor and chunk > floor:
+            chunk /= 2
+    return min(per_channel_bytes, chunk)
+
+
+def fill_s(
+    size_bytes: float,
+    stages: tuple[int, int],
+    bw_Bps: float,
+    topo: Topology,
+    *,
+    protocol: Protocol,
+    params: CostParams,
+) -> float:
+    """Pipeline fill of a chain or tree: ``(stages - 1) x C / b`` with b = bw / channels.
+
+    ``stages`` is (stages inside a node, network stages) along the pipeline; ``size_bytes`` is
+    what crosses it per rank and ``bw_Bps`` its total bandwidth for that (the transfer term is
+    ``size_bytes / bw_Bps``). Simple synchronises every stage per chunk. LL and LL128 carry a flag
+    in every line, so inside a node each stage forwards lines as they land (no fill), but across
+    the network the proxy posts a send only once a buffer step is ready: their network stages hold
+    one step (or the channel's whole share, if smaller). 0 in NCCL's tuner view.
+    """
+    intra, net = stages
+    total = intra + net
+    if not params.pipeline.model_fill or total < 2 or bw_Bps <= 0:
+        return 0.0
+    nc = channels(topo, params)
+    per_channel = size_bytes / nc
+    if protocol is Protocol.SIMPLE:
+        chunk = tree_chunk_bytes(per_channel, max(1, total // 2), protocol, params)
+        held = total - 1
+    else:
+        chunk = tree_chunk_bytes(per_channel, 1, protocol, params)
+        held = net
+    return held * chunk / (bw_Bps / nc)
