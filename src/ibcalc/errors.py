@@ -11,6 +11,7 @@ never prints or exits: the CLI is the single error boundary (docs/architecture.m
     |   +-- SizeTooSmallError      a size nccl-tests would round to 0 bytes
     +-- UnknownNameError           a link, system, switch, collective ... name that is not known
     +-- ClusterError               a cluster description that cannot be built (carries the field)
+    |   +-- WorkloadError          a model or parallel layout that cannot be costed on a cluster
     +-- AlgorithmNotApplicableError  a forced algorithm or protocol that cannot run here
     +-- FabricError                a fabric the switch radix cannot build
     +-- InputFileError             a file that cannot be read or does not validate (file:line:col)
@@ -41,6 +42,7 @@ __all__ = [
     "UnitError",
     "UnknownNameError",
     "ValidationProblem",
+    "WorkloadError",
     "fill_fields",
 ]
 
@@ -184,3 +186,11 @@ class ClusterError(IbcalcError, ValueError):
 
     def __str__(self) -> str:
         return self.render(lambda f: f)
+
+
+class WorkloadError(ClusterError):
+    """A model, parallel layout or storage request that cannot be costed on the cluster.
+
+    Like :class:`ClusterError` it names the field at fault (``tp``, ``layers``, ``storage`` ...),
+    which the CLI renders as its flag.
+    """
