@@ -22,7 +22,7 @@ from ibcalc.workload.placement import Placement, Tier
 
 __all__ = ["Per", "Phase", "build_phase", "time_range"]
 
-Per = Literal["step", "token", "request"]
+Per = Literal["step", "token", "request", "checkpoint"]
 
 
 class Phase(BaseModel):

@@ -33,7 +33,7 @@ from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import ScaleOutTier
 from ibcalc.errors import WorkloadError
 
-__all__ = ["Placement", "Tier", "place_group", "single_domain"]
+__all__ = ["Placement", "Tier", "inherit", "place_group", "single_domain"]
 
 Tier = Literal["scale-up", "scale-out", "wan", "storage"]
 
@@ -68,10 +68,13 @@ def _scaled(tier: ScaleOutTier, scale: float) -> ScaleOutTier:
     )
 
 
-def _finish(
-    parent: ResolvedCluster, sub: ResolvedCluster, nic_scale: float, wan_scale: float
+def inherit(
+    parent: ResolvedCluster,
+    sub: ResolvedCluster,
+    nic_scale: float = 1.0,
+    wan_scale: float = 1.0,
 ) -> ResolvedCluster:
-    """Keep the parent's GPU generation and apply fractional NIC and WAN shares."""
+    """``sub`` with the parent's GPU generation, its NIC and WAN rates scaled to a share."""
     topo = sub.topology
     topo = dataclasses.replace(
         topo,
@@ -96,7 +99,7 @@ def single_domain(catalogue: Catalogue, parent: ResolvedCluster, gpus: int) -> R
         host_pcie=parent.host_pcie.id if parent.host_pcie else None,
         nvls=parent.spec.nvls,
     )
-    return _finish(parent, resolve_cluster(catalogue, spec), 1.0, 1.0)
+    return inherit(parent, resolve_cluster(catalogue, spec), 1.0, 1.0)
 
 
 def place_group(
@@ -178,7 +181,7 @@ def place_group(
             )
         notes.append(f"{name} group: {size} GPUs inside one {d}-GPU scale-up domain")
         sub = resolve_cluster(catalogue, spec)
-        return Placement(_finish(parent, sub, 1.0, 1.0), "scale-up", per_domain, 1, notes)
+        return Placement(inherit(parent, sub, 1.0, 1.0), "scale-up", per_domain, 1, notes)
 
     out = topo.out
     assert out is not None  # more than one domain in the parent
@@ -230,4 +233,4 @@ def place_group(
         )
         tier = "wan"
     sub = resolve_cluster(catalogue, ClusterSpec(**fields))
-    return Placement(_finish(parent, sub, nic_scale, wan_scale), tier, per_domain, domains, notes)
+    return Placement(inherit(parent, sub, nic_scale, wan_scale), tier, per_domain, domains, notes)
