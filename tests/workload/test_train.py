@@ -143,7 +143,7 @@ def test_sequence_parallel_splits_each_all_reduce_into_rs_and_ag(
 
 def test_pipeline_send_recv_and_bubble(builtin_catalogue: Catalogue) -> None:
     # tp 8 x pp 2 x dp 8 = 128 GPUs, M = 4 micro-batches
-    # PP: b x s x h x 2 / tp = 8192 x 8192 x 2 / 8 = 16,777,216 B, forward + backward per micro-batch
+    # PP: b x s x h x 2 / tp = 8192 x 8192 x 2 / 8 = 16,777,216 B, forward + backward each
     result = _run(
         builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=8, pp=2, dp=8, microbatches=4
     )
