@@ -25,6 +25,7 @@ other collective sits on the critical path and is exposed in full.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterator
 
@@ -168,8 +169,19 @@ def fit_cluster(
     the cluster's GPUs / (tp x cp x pp); with both, they must agree.
     """
     model_par = tp * cp * pp
+    filled = False
     if dp is None and spec.nodes is None:
-        dp = 1
+        # neither given: the smallest job of whole nodes
+        gpn = _gpus_per_node(catalogue, spec)
+        nodes = -(-model_par // gpn)
+        if (nodes * gpn) % model_par:
+            raise WorkloadError(
+                f"tp x cp x pp = {model_par} does not divide {nodes} x {gpn} GPUs; give {{dp}} "
+                "or {nodes}",
+                field="dp",
+            )
+        dp = nodes * gpn // model_par
+        filled = True
     if dp is not None:
         world = model_par * dp
         if spec.nodes is None:
@@ -197,6 +209,14 @@ def fit_cluster(
                 field="tp",
             )
         dp = cluster.ranks // model_par
+    if filled:
+        cluster = dataclasses.replace(
+            cluster,
+            assumptions=[
+                f"dp {dp} assumed: the smallest job of whole nodes ({{dp}}, {{nodes}})",
+                *cluster.assumptions,
+            ],
+        )
     return cluster, Parallelism(tp=tp, pp=pp, dp=dp, ep=ep, cp=cp)
 
 
