@@ -301,11 +301,11 @@ def test_dp_across_two_sites_on_10g_is_impractical_and_compression_helps(
         grad_dtype="int8",
         hierarchical=True,
     )
-    wan = _phase(hier, "dp-allreduce.ar-wan")
+    wan = _phase(hier, "dp-ar@wan")
     # reduce-scatter inside each site (8 ranks), then each GPU's 1/8 shard crosses: 8.75e9 / 8
     assert wan.bytes_per_gpu == pytest.approx(8.75e9 / 8)
     assert wan.ranks == 2
-    assert _phase(hier, "dp-allreduce.rs-site").ranks == 8
+    assert _phase(hier, "dp-rs@site").ranks == 8
     assert hier.totals.exposed_s < bf16.totals.exposed_s / 1.9
 
 

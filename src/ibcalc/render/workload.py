@@ -205,6 +205,11 @@ def _phase_table(title: str, phases: Sequence[Phase], per_label: str) -> Table:
         ("algorithm", "left"),
     ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    _fold(table)
+    # phase names stay whole: a folded name reads as two phases
+    table.columns[0].min_width = max((len(p.name) for p in phases), default=5)
+    table.columns[0].overflow = "ellipsis"
+    table.columns[0].no_wrap = True
     for p in phases:
         est = p.estimate
         table.add_row(
@@ -219,7 +224,7 @@ def _phase_table(title: str, phases: Sequence[Phase], per_label: str) -> Table:
             format_time(p.exposed_s),
             f"{est.best.algorithm.value}/{est.best.protocol.value}" if est is not None else "-",
         )
-    return _fold(table)
+    return table
 
 
 def _notes(console: Any, warnings: Sequence[str], assumptions: Sequence[str]) -> None:

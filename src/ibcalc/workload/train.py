@@ -550,22 +550,25 @@ def _dp_phases(
         local = dp_site * par.cp
         shard = size / local
         wan_stride = b.cluster.topology.m
+        # dp-allreduce -> dp-rs@site, dp-ar@wan, dp-ag@site; dp-allgather-fwd -> dp-ag-fwd@wan ...
+        tail = name.removeprefix("dp-").removeprefix("allreduce").removeprefix("allgather")
+        tail = tail.removeprefix("reducescatter")
         steps: list[tuple[str, str, Collective, float]] = []
         if coll is Collective.ALL_REDUCE:
             steps = [
-                ("site", f"{name}.rs-site", Collective.REDUCE_SCATTER, size),
-                ("wan", f"{name}.ar-wan", Collective.ALL_REDUCE, shard),
-                ("site", f"{name}.ag-site", Collective.ALL_GATHER, size),
+                ("site", f"dp-rs{tail}@site", Collective.REDUCE_SCATTER, size),
+                ("wan", f"dp-ar{tail}@wan", Collective.ALL_REDUCE, shard),
+                ("site", f"dp-ag{tail}@site", Collective.ALL_GATHER, size),
             ]
         elif coll is Collective.REDUCE_SCATTER:
             steps = [
-                ("site", f"{name}.rs-site", Collective.REDUCE_SCATTER, size),
-                ("wan", f"{name}.rs-wan", Collective.REDUCE_SCATTER, shard),
+                ("site", f"dp-rs{tail}@site", Collective.REDUCE_SCATTER, size),
+                ("wan", f"dp-rs{tail}@wan", Collective.REDUCE_SCATTER, shard),
             ]
         else:
             steps = [
-                ("wan", f"{name}.ag-wan", Collective.ALL_GATHER, shard),
-                ("site", f"{name}.ag-site", Collective.ALL_GATHER, size),
+                ("wan", f"dp-ag{tail}@wan", Collective.ALL_GATHER, shard),
+                ("site", f"dp-ag{tail}@site", Collective.ALL_GATHER, size),
             ]
         for where, step_name, step_coll, step_size in steps:
             if where == "site":
