@@ -211,3 +211,16 @@ def test_errors_are_one_line(args: list[str], needle: str) -> None:
     message = _error(*args)
     assert needle in message
     assert message.count("\n") == 1
+
+
+def test_train_on_a_design_file() -> None:
+    from pathlib import Path
+
+    design = Path(__file__).parents[2] / "examples" / "dgx-h100-superpod-su-ndr.yaml"
+    data = _json("train", "--model", "llama3-70b", "--tp", "8", "--design", str(design))
+    # the SU's 31 DGX H100 nodes: 248 GPUs = tp 8 x dp 31
+    assert data["nodes"] == 31
+    assert data["parallel"]["dp"] == 31
+    assert _error("train", "--params", "70B", "--design", str(design), "--nodes", "4").startswith(
+        "error: --nodes and --design both describe the cluster"
+    )
