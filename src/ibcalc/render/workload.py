@@ -190,20 +190,24 @@ def _time(seconds: float, band: tuple[float, float] | None = None) -> str:
     return text
 
 
-def _phase_table(title: str, phases: Sequence[Phase], per_label: str) -> Table:
+def _phase_table(
+    title: str, phases: Sequence[Phase], total_label: str, *, exposed: bool = True
+) -> Table:
     table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
-    for name, justify in (
+    columns = [
         ("phase", "left"),
         ("collective", "left"),
         ("size/GPU", "right"),
         ("ranks", "right"),
         ("tier", "left"),
-        ("each", "right"),
-        ("count", "right"),
-        (per_label, "right"),
+        ("each x count", "right"),
+        (total_label, "right"),
         ("exposed", "right"),
         ("algorithm", "left"),
-    ):
+    ]
+    if not exposed:
+        columns.remove(("exposed", "right"))
+    for name, justify in columns:
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     _fold(table)
     # phase names stay whole: a folded name reads as two phases
@@ -212,18 +216,21 @@ def _phase_table(title: str, phases: Sequence[Phase], per_label: str) -> Table:
     table.columns[0].no_wrap = True
     for p in phases:
         est = p.estimate
-        table.add_row(
+        per = "" if p.per in ("step", "checkpoint") else f"/{p.per[:3]}"
+        cells = [
             p.name,
-            p.collective.value if p.collective is not None else "-",
+            p.collective.command if p.collective is not None else "-",
             format_size(p.bytes_per_gpu),
             str(p.ranks),
             p.tier,
-            _time(p.time_s, p.time_s_range),
-            f"x{p.count}" + ("" if p.per in ("step", "checkpoint") else f"/{p.per}"),
+            f"{format_time(p.time_s)} x {p.count}{per}",
             _time(p.total_s, p.total_s_range),
             format_time(p.exposed_s),
             f"{est.best.algorithm.value}/{est.best.protocol.value}" if est is not None else "-",
-        )
+        ]
+        if not exposed:
+            del cells[7]
+        table.add_row(*cells)
     return table
 
 
@@ -327,7 +334,8 @@ def render_infer(result: InferResult, stream: TextIO | None = None) -> None:
         f"tokens, {spec.output_tokens} output tokens"
         + (", disaggregated prefill/decode" if spec.disaggregated else "")
     )
-    console.print(_phase_table(title, result.phases, "total"))
+    # serving compute is not modelled: every phase is exposed, the column would repeat "total"
+    console.print(_phase_table(title, result.phases, "total", exposed=False))
     rows = [
         ("per token", f"{format_time(result.per_token_s)} of communication per decode step"),
         (
