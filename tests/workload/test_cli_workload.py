@@ -224,3 +224,16 @@ def test_train_on_a_design_file() -> None:
     assert _error("train", "--params", "70B", "--design", str(design), "--nodes", "4").startswith(
         "error: --nodes and --design both describe the cluster"
     )
+
+
+def test_main_cli_refuses_wan_links_without_sites(capsys: pytest.CaptureFixture[str]) -> None:
+    # before: `ibcalc allreduce --wan-links 4` without --sites dropped the flag silently
+    from ibcalc.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["allreduce", "--size", "1GB", "--system", "dgx-h100", "--wan-links", "4"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "error: --wan-links 4 needs several sites: WAN links join sites (give --sites 2 or more)\n"
+    )
