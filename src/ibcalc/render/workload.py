@@ -120,7 +120,8 @@ def compare_dict(results: Sequence[TrainResult], skipped: Sequence[str]) -> dict
             for i, r in enumerate(results)
         ],
         "skipped": list(skipped),
-        "note": "ranked by exposed communication per step; memory fit is not checked",
+        "note": "ranked by exposed communication per step; each layout's step is its own batch "
+        "(dp x micro-batches x micro-batch sequences); memory fit is not checked",
     }
 
 
@@ -257,7 +258,10 @@ def render_train(result: TrainResult, stream: TextIO | None = None) -> None:
     console = _console(stream)
     spec, par, totals = result.spec, result.spec.parallel, result.totals
     sharding = f"ZeRO-{spec.zero}" if spec.zero else "no sharding"
-    where = f"{result.nodes} nodes x {result.gpus_per_node} GPUs"
+    where = (
+        f"{result.nodes} node{'s' if result.nodes != 1 else ''} x {result.gpus_per_node} "
+        f"GPU{'s' if result.gpus_per_node != 1 else ''}"
+    )
     if result.sites > 1:
         where += f" over {result.sites} sites"
     title = (
@@ -296,7 +300,8 @@ def render_compare(
         gpus = first.nodes * first.gpus_per_node
         table = Table(
             title=f"layouts of {gpus} GPUs for {first.spec.model.label}, least exposed "
-            "communication first (memory fit not checked)",
+            "communication per step first (each step is its layout's own batch: dp x "
+            "micro-batches; memory fit not checked)",
             box=box.SIMPLE_HEAD,
             title_justify="left",
         )

@@ -164,18 +164,12 @@ def place_group(
                 nvls=parent.spec.nvls,
             )
         else:
-            # a multi-node NVLink domain (NVL72 ...): whole nodes of the preset, one domain
-            if per_domain % gpn:
-                raise WorkloadError(
-                    f"{{{name}}} {size} does not fill whole {gpn}-GPU nodes of the "
-                    f"{d}-GPU scale-up domain",
-                    field=name,
-                )
+            # inside a multi-node NVLink domain (NVL72 ...) node boundaries do not matter: the
+            # group is per_domain GPUs on the domain's scale-up link (GPU generation kept below)
             spec = ClusterSpec(
-                nodes=per_domain // gpn,
-                gpus_per_node=gpn,
+                nodes=1,
+                gpus_per_node=per_domain,
                 intra=intra,
-                system=system,
                 host_pcie=host,
                 nvls=parent.spec.nvls,
             )
