@@ -453,3 +453,23 @@ def test_wan_fields_without_sites_are_refused(builtin_catalogue: Catalogue) -> N
 
 def test_dtype_default_is_bf16() -> None:
     assert TrainSpec(model=LLAMA70, parallel=Parallelism()).grad_dtype is DType.BF16
+
+
+def test_groups_inside_an_nvl72_rack_stay_on_nvlink(builtin_catalogue: Catalogue) -> None:
+    # GB200 NVL72: 18 nodes x 4 GPUs share one 72-GPU NVLink domain. tp 8 x dp 9 = 72: the DP
+    # group (9 ranks, 8 apart) never leaves the rack, so it is a 9-GPU NVLink 5 all-reduce
+    result = _run(builtin_catalogue, ClusterSpec(system="gb200-nvl72"), tp=8, dp=9)
+    assert result.nodes == 18
+    dp = _phase(result, "dp-allreduce")
+    assert dp.tier == "scale-up"
+    same = estimate(
+        builtin_catalogue,
+        ClusterSpec(nodes=1, gpus_per_node=9, intra="nvlink5"),
+        Collective.ALL_REDUCE,
+        17.5e9,
+        dtype="bf16",
+    )
+    assert dp.time_s == same.time_s
+    # two racks: 9 per rack, across the NDR fabric with 72 x 9 / 72 = 9 NICs per rack share
+    two = _run(builtin_catalogue, ClusterSpec(system="gb200-nvl72"), tp=8, dp=18)
+    assert _phase(two, "dp-allreduce").tier == "scale-out"
