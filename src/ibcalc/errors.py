@@ -12,6 +12,7 @@ never prints or exits: the CLI is the single error boundary (docs/architecture.m
     +-- UnknownNameError           a link, system, switch, collective ... name that is not known
     +-- FieldError                 bad input naming the field at fault ({field} marks)
     |   +-- ClusterError           a cluster description that cannot be built
+    |       +-- WorkloadError      a model or parallel layout that cannot be costed on a cluster
     +-- AlgorithmNotApplicableError  a forced algorithm or protocol that cannot run here
     +-- FabricError                a fabric the switch radix cannot build
     +-- InputFileError             a file that cannot be read or does not validate (file:line:col)
@@ -43,6 +44,7 @@ __all__ = [
     "UnitError",
     "UnknownNameError",
     "ValidationProblem",
+    "WorkloadError",
     "fill_fields",
 ]
 
@@ -192,4 +194,12 @@ class ClusterError(FieldError):
 
     ``field`` names the :class:`~ibcalc.cluster.spec.ClusterSpec` field at fault (``nodes``,
     ``inter``, ...); see :class:`FieldError` for the ``{field}`` marks.
+    """
+
+
+class WorkloadError(ClusterError):
+    """A model, parallel layout or storage request that cannot be costed on the cluster.
+
+    Like :class:`ClusterError` it names the field at fault (``tp``, ``layers``, ``storage`` ...),
+    which the CLI renders as its flag.
     """

@@ -29,6 +29,8 @@ __all__ = [
     "format_time",
     "gbps_from_Bps",
     "parse_bandwidth",
+    "parse_count",
+    "parse_distance",
     "parse_size",
     "parse_time",
 ]
@@ -252,3 +254,69 @@ def format_time(seconds: float) -> str:
         ms = seconds * 1e3
         return f"{ms:.3g} ms" if ms < 100 else f"{ms:.0f} ms"
     return f"{seconds:.3g} s"
+
+
+_COUNT_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>[A-Za-z]?)\s*$")
+#: Count suffixes as model cards write parameter counts: 70B = 70 x 10^9 (decimal only).
+_COUNT_FACTORS = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
+#: Largest count accepted (10^15): beyond any model or token count a planner writes.
+MAX_COUNT = 1e15
+
+
+def parse_count(value: str | int | float, *, what: str = "count") -> float:
+    """Return a count from ``70B``, ``405b``, ``1.5T``, ``8e9`` or a number (decimal prefixes).
+
+    ``B`` (or ``G``) is 10^9 as in "a 70B model", ``T`` 10^12, ``M`` 10^6, ``K`` 10^3; the count
+    is not a size, so no byte unit is meant. Raises :class:`UnitError` for zero, negative, NaN,
+    infinite, unknown-suffix or absurdly large values.
+    """
+    raw = str(value)
+    if isinstance(value, bool):
+        raise UnitError(f"{what} {raw!r} is not a number")
+    if isinstance(value, int | float):
+        count = _finite_number(repr(float(value)), raw, what)
+    else:
+        match = _COUNT_RE.match(value)
+        if match is None:
+            raise UnitError(f"{what} {raw!r} is not understood (e.g. 70B, 1.5T, 8e9)")
+        count = _finite_number(match["num"], raw, what)
+        factor = _COUNT_FACTORS.get(match["unit"].lower())
+        if factor is None:
+            raise UnitError(f"{what} {raw!r} has an unknown suffix (use K, M, B or T)")
+        count *= factor
+    if count <= 0:
+        raise UnitError(f"{what} {raw!r} must be positive")
+    if count > MAX_COUNT:
+        raise UnitError(f"{what} {raw!r} is absurdly large (the limit is 10^15)")
+    return count
+
+
+_DISTANCE_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>km|m|mi)\s*$", re.IGNORECASE)
+_DISTANCE_FACTORS = {"m": 1.0, "km": 1e3, "mi": 1609.344}
+#: Longest distance accepted: half the Earth's circumference is ~20,000 km; fibre routes are
+#: longer than great circles, so allow twice that.
+MAX_DISTANCE_M = 40_000e3
+
+
+def parse_distance(value: str | int | float) -> float:
+    """Return a distance in metres from ``800km``, ``800 km``, ``5000m`` or ``500mi``.
+
+    A unit is required in strings (a bare ``800`` could be metres or kilometres); a bare number
+    is metres. Raises :class:`UnitError` for negative, NaN, infinite or absurd values.
+    """
+    raw = str(value)
+    if isinstance(value, bool):
+        raise UnitError(f"distance {raw!r} is not a number")
+    if isinstance(value, int | float):
+        metres = _finite_number(repr(float(value)), raw, "distance")
+    else:
+        match = _DISTANCE_RE.match(value)
+        if match is None:
+            raise UnitError(f"distance {raw!r} is not understood (give a unit: 800km, 5000m)")
+        metres = _finite_number(match["num"], raw, "distance")
+        metres *= _DISTANCE_FACTORS[match["unit"].lower()]
+    if metres < 0:
+        raise UnitError(f"distance {raw!r} is negative")
+    if metres > MAX_DISTANCE_M:
+        raise UnitError(f"distance {raw!r} is longer than any fibre route (40,000 km)")
+    return metres

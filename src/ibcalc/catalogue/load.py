@@ -17,7 +17,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ibcalc.catalogue.models import Catalogue, Link, LinkKind, System
+from ibcalc.catalogue.models import Catalogue, Link, LinkKind, Storage, StorageKind, System
 from ibcalc.errors import CatalogueError, InputFileError, UnknownNameError, ValidationProblem
 from ibcalc.yamlio import Document, load_yaml, validate
 
@@ -27,6 +27,7 @@ __all__ = [
     "LANE_TOLERANCE",
     "builtin_text",
     "find_link",
+    "find_storage",
     "find_system",
     "load_catalogue",
     "suggest",
@@ -45,6 +46,70 @@ class _CatalogueFile(BaseModel):
     schema_: Literal["ibcalc-catalogue/1"] = Field(alias="schema")
     links: list[Link] = Field(default_factory=list)
     systems: list[System] = Field(default_factory=list)
+    storage: list[Storage] = Field(default_factory=list)
+
+
+#: A storage unit delivering more than this (bytes/s) is more likely Gb/s written as GB/s, or a
+#: whole site's storage written as one unit, than one appliance: 10 TB/s.
+MAX_STORAGE_UNIT_BPS = 10e12
+
+
+def _check_storage(doc: Document, storage: Sequence[Storage]) -> list[ValidationProblem]:
+    """Each stated number has its source; a client never gets more than the whole unit."""
+    problems: list[ValidationProblem] = []
+
+    def add(index: int, key: str, message: str) -> None:
+        line, col = doc.locate(("storage", index, key))
+        problems.append(ValidationProblem(doc.path, line, col, f"storage[{index}] {message}"))
+
+    for i, entry in enumerate(storage):
+        for field_name, source_name, present in (
+            (
+                "aggregate_read",
+                "aggregate_source",
+                entry.aggregate_read_Bps is not None or entry.aggregate_write_Bps is not None,
+            ),
+            (
+                "per_client_read",
+                "per_client_source",
+                entry.per_client_read_Bps is not None or entry.per_client_write_Bps is not None,
+            ),
+            ("latency", "latency_source", entry.latency_s is not None),
+            (
+                "read_requests_per_s",
+                "requests_source",
+                entry.read_requests_per_s is not None or entry.write_requests_per_s is not None,
+            ),
+        ):
+            if present and not getattr(entry, source_name):
+                add(i, field_name, f"({entry.id}): {field_name} needs {source_name}")
+        for direction in ("read", "write"):
+            unit = getattr(entry, f"aggregate_{direction}_Bps")
+            client = getattr(entry, f"per_client_{direction}_Bps")
+            if unit is not None and client is not None and client > unit:
+                add(
+                    i,
+                    f"per_client_{direction}",
+                    f"({entry.id}): per_client_{direction} {client / 1e9:g} GB/s is more than "
+                    f"the unit's aggregate_{direction} {unit / 1e9:g} GB/s",
+                )
+            if unit is not None and unit > MAX_STORAGE_UNIT_BPS:
+                add(
+                    i,
+                    f"aggregate_{direction}",
+                    f"({entry.id}): {unit / 1e9:g} GB/s for one unit is more than 10 TB/s; was "
+                    "Gb/s written as GB/s, or a whole site given as one unit?",
+                )
+        if (entry.read_requests_per_s or entry.write_requests_per_s) and not entry.request_scope:
+            add(i, "request_scope", f"({entry.id}): request rates need request_scope")
+        if entry.kind is not StorageKind.OBJECT and entry.aggregate_write_Bps is None:
+            add(
+                i,
+                "kind",
+                f"({entry.id}): a {entry.kind} entry needs aggregate_write (only object stores "
+                "scale without a stated limit)",
+            )
+    return problems
 
 
 def builtin_text() -> str:
@@ -110,7 +175,7 @@ def _check_links(doc: Document, links: Sequence[Link]) -> list[ValidationProblem
 
 
 def _check_names(
-    doc: Document, section: str, entries: Sequence[Link | System]
+    doc: Document, section: str, entries: Sequence[Link | System | Storage]
 ) -> list[ValidationProblem]:
     problems: list[ValidationProblem] = []
     seen: dict[str, str] = {}
@@ -213,11 +278,15 @@ def _check_across_files(docs: Sequence[tuple[Document, _CatalogueFile]]) -> list
     name it uses must still be free.
     """
     problems: list[ValidationProblem] = []
-    for section in ("links", "systems"):
+    for section in ("links", "systems", "storage"):
         owner: dict[str, str] = {}
         for doc, parsed in docs:
-            entries: Sequence[Link | System] = (
-                parsed.links if section == "links" else parsed.systems
+            entries: Sequence[Link | System | Storage] = (
+                parsed.links
+                if section == "links"
+                else parsed.systems
+                if section == "systems"
+                else parsed.storage
             )
             replaced = {entry.id for entry in entries}
             owner = {name: who for name, who in owner.items() if who not in replaced}
@@ -253,6 +322,8 @@ def _parse(doc: Document) -> _CatalogueFile:
     problems = _check_links(doc, parsed.links)
     problems += _check_names(doc, "links", parsed.links)
     problems += _check_names(doc, "systems", parsed.systems)
+    problems += _check_storage(doc, parsed.storage)
+    problems += _check_names(doc, "storage", parsed.storage)
     if problems:
         raise CatalogueError(problems)
     return parsed
@@ -275,6 +346,7 @@ def load_catalogue(
     files.extend(extra)
     links: dict[str, Link] = {}
     systems: dict[str, System] = {}
+    storage: dict[str, Storage] = {}
     origins: list[str] = []
     docs: list[tuple[Document, _CatalogueFile]] = []
     sources: list[Document] = []
@@ -296,12 +368,19 @@ def load_catalogue(
             links[link.id] = link
         for system in parsed.systems:
             systems[system.id] = system
+        for entry in parsed.storage:
+            storage[entry.id] = entry
     problems = _check_across_files(docs)
     for doc, parsed in docs:
         problems += _check_systems(doc, parsed.systems, links)
     if problems:
         raise CatalogueError(problems)
-    return Catalogue(links=list(links.values()), systems=list(systems.values()), origins=origins)
+    return Catalogue(
+        links=list(links.values()),
+        systems=list(systems.values()),
+        origins=origins,
+        storage=list(storage.values()),
+    )
 
 
 def suggest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
@@ -331,3 +410,13 @@ def find_system(catalogue: Catalogue, name: str) -> System:
             return system
     names = [n for system in catalogue.systems for n in system.names]
     raise UnknownNameError("system", name, suggest(key, names))
+
+
+def find_storage(catalogue: Catalogue, name: str) -> Storage:
+    """Return the storage entry with this id or alias, or raise with suggestions."""
+    key = name.strip().lower()
+    for entry in catalogue.storage:
+        if key in entry.names:
+            return entry
+    names = [n for entry in catalogue.storage for n in entry.names]
+    raise UnknownNameError("storage", name, suggest(key, names))

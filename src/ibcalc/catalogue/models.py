@@ -1,4 +1,4 @@
-"""Frozen pydantic models of the catalogue: links and system presets.
+"""Frozen pydantic models of the catalogue: links, system presets and storage systems.
 
 Catalogue files write quantities as strings with units (``"400 Gb/s"``, ``"5 us"``); the models
 convert them on input to SI floats whose field names carry the unit (``per_direction_Bps``,
@@ -20,6 +20,8 @@ __all__ = [
     "Confidence",
     "Link",
     "LinkKind",
+    "Storage",
+    "StorageKind",
     "System",
 ]
 
@@ -223,11 +225,64 @@ class System(BaseModel):
         return [self.id, *self.aliases]
 
 
+class StorageKind(StrEnum):
+    """What a storage entry is: a block target, a parallel file system, an object store."""
+
+    NVME_OF = "nvme-of"
+    PARALLEL_FS = "parallel-fs"
+    OBJECT = "object"
+
+
+class Storage(BaseModel):
+    """A storage system checkpoints are written to and read from (``storage:`` in the catalogue).
+
+    Bandwidths are bytes per second. ``aggregate_*`` is what one *unit* delivers (one NVMe-oF
+    target, one file-system appliance); ``None`` means no stated limit (an object store scales
+    out). ``per_client_*`` caps one client node; ``None`` means the client's own NICs bound it.
+    ``*_requests_per_s`` are request-rate limits per ``request_scope`` (S3: per prefix).
+    """
+
+    model_config = _FROZEN
+
+    id: Identifier
+    aliases: list[Identifier] = Field(default_factory=list)
+    name: str
+    kind: StorageKind
+    aggregate_read_Bps: Bandwidth | None = Field(default=None, alias="aggregate_read", gt=0)
+    aggregate_write_Bps: Bandwidth | None = Field(default=None, alias="aggregate_write", gt=0)
+    aggregate_source: str | None = None
+    per_client_read_Bps: Bandwidth | None = Field(default=None, alias="per_client_read", gt=0)
+    per_client_write_Bps: Bandwidth | None = Field(default=None, alias="per_client_write", gt=0)
+    per_client_source: str | None = None
+    latency_s: Seconds | None = Field(default=None, alias="latency")
+    latency_source: str | None = None
+    read_requests_per_s: float | None = Field(default=None, gt=0, le=1e9)
+    write_requests_per_s: float | None = Field(default=None, gt=0, le=1e9)
+    request_scope: Literal["per-prefix"] | None = None
+    requests_source: str | None = None
+    sources: list[str] = Field(min_length=1)
+    confidence: Confidence
+    notes: str | None = None
+
+    @field_validator("sources")
+    @classmethod
+    def _sources_not_blank(cls, value: list[str]) -> list[str]:
+        if any(not s.strip() for s in value):
+            raise ValueError("a source must not be blank")
+        return value
+
+    @property
+    def names(self) -> list[str]:
+        """The id followed by every alias."""
+        return [self.id, *self.aliases]
+
+
 class Catalogue(BaseModel):
-    """The whole catalogue: links and system presets, after checks."""
+    """The whole catalogue: links, system presets and storage systems, after checks."""
 
     model_config = _FROZEN
 
     links: list[Link]
     systems: list[System]
     origins: list[str] = Field(default_factory=list)
+    storage: list[Storage] = Field(default_factory=list)

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from ibcalc import __version__
-from ibcalc.cli import catalogue, design, estimate, gap
+from ibcalc.cli import catalogue, design, estimate, gap, workload_commands
 from ibcalc.cli.boundary import boundary
 
 __all__ = ["app", "main"]
@@ -53,12 +53,10 @@ estimate.register(app)  # allreduce ... sendrecv, sweep          (cli/estimate.p
 catalogue.register(app)  # links [show], systems [show]          (cli/catalogue.py)
 design.register(app)  # check, schema, design show               (cli/design.py)
 gap.register(app)  # gap                                         (cli/gap.py)
+workload_commands.register(app)  # train, infer, checkpoint      (cli/workload_commands.py)
 # Coming groups register here the same way, one module each:
 #   nccl-check  (cli/nccl_check.py)   compare nccl-tests logs with the model
 #   calibrate   (cli/calibrate.py)    fit link efficiencies to measurements
-#   train       (cli/train.py)        step time of a training job
-#   infer       (cli/infer.py)        latency and throughput of inference
-#   checkpoint  (cli/checkpoint.py)   time to write and read checkpoints
 
 
 def main(argv: Sequence[str] | None = None) -> None:

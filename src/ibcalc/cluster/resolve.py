@@ -346,8 +346,24 @@ def _build_up(
 def _build_wan(
     catalogue: Catalogue, spec: ClusterSpec, domains: int, notes: list[str]
 ) -> ScaleOutTier | None:
-    """Tier 2: ``spec.sites`` sites joined by ``spec.wan_links`` WAN links each."""
+    """Tier 2: ``spec.sites`` sites joined by ``spec.wan_links`` WAN links each.
+
+    ``spec.wan_latency_s``, when given, replaces the WAN link's own latency (a distance or a
+    round trip the user knows); the link's transport latency is still added.
+    """
     if spec.sites == 1:
+        # a WAN property without sites would be dropped silently: refuse it with the fix
+        if spec.wan_links != 1:
+            raise ClusterError(
+                f"{{wan_links}} {spec.wan_links} needs several sites: WAN links join sites "
+                "(give {sites} 2 or more)",
+                field="wan_links",
+            )
+        if spec.wan_latency_s is not None:
+            raise ClusterError(
+                "a WAN latency ({wan_latency_s}) needs several sites (give {sites} 2 or more)",
+                field="wan_latency_s",
+            )
         if spec.wan is not None:
             notes.append(f"{{wan}} {spec.wan} ignored: one site ({{sites}} to add more)")
         return None
@@ -363,7 +379,14 @@ def _build_wan(
         raise ClusterError(
             f"{{wan}} {wan.id} is a {wan.kind} link; use a WAN or scale-out link", field="wan"
         )
-    latency = wan.transport_latency_s + (wan.latency_s or 0.0)
+    if spec.wan_latency_s is not None:
+        latency = wan.transport_latency_s + spec.wan_latency_s
+        notes.append(
+            f"WAN latency {spec.wan_latency_s * 1e3:.3g} ms one way given ({{wan_latency_s}}), "
+            f"instead of {wan.id}'s {(wan.latency_s or 0.0) * 1e3:.3g} ms"
+        )
+    else:
+        latency = wan.transport_latency_s + (wan.latency_s or 0.0)
     notes.append(
         f"{spec.sites} sites of {domains // spec.sites} nodes, {spec.wan_links} x {wan.id} per "
         f"site ({latency * 1e3:.3g} ms one way per WAN hop)"

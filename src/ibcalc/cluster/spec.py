@@ -21,6 +21,7 @@ __all__ = [
     "MAX_NICS_PER_NODE",
     "MAX_OVERSUBSCRIPTION",
     "MAX_SITES",
+    "MAX_WAN_LATENCY_S",
     "MAX_WAN_LINKS",
     "ClusterSpec",
 ]
@@ -34,6 +35,8 @@ MAX_NICS_PER_NODE = 256
 #: Most sites joined by a WAN, and WAN links per site.
 MAX_SITES = 1024
 MAX_WAN_LINKS = 1024
+#: Longest one-way WAN latency accepted (s): a geostationary satellite hop is about 0.25 s.
+MAX_WAN_LATENCY_S = 1.0
 #: Largest leaf oversubscription (down:up) accepted: 64:1 is already a storage network, not a
 #: training fabric; beyond it a number is more likely a typo than a design.
 MAX_OVERSUBSCRIPTION = 64.0
@@ -81,6 +84,12 @@ class ClusterSpec(BaseModel):
         le=MAX_GPUS_PER_NODE,
         description="GPUs one process drives (nccl-tests -g); launches are serial on the host.",
     )
+    wan_latency_s: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=MAX_WAN_LATENCY_S,
+        description="One-way WAN latency between sites (default: the WAN link's own).",
+    )
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -95,10 +104,10 @@ class ClusterSpec(BaseModel):
             raise ValueError("is empty; give a link or preset name")
         return value
 
-    @field_validator("oversubscription", "cross_leaf_fraction")
+    @field_validator("oversubscription", "cross_leaf_fraction", "wan_latency_s")
     @classmethod
-    def _finite(cls, value: float) -> float:
-        if not math.isfinite(value):
+    def _finite(cls, value: float | None) -> float | None:
+        if value is not None and not math.isfinite(value):
             raise ValueError("must be a finite number")
         return value
 

@@ -1,0 +1,395 @@
+"""Rendering of workload results (train, infer, checkpoint): rich tables and JSON objects.
+
+JSON shape (docs/workload.md, "Output"): ``phases: [{name, collective, bytes_per_gpu, ranks, tier,
+time_s, time_s_range, exposed_s, ...}]`` plus ``totals``; times in seconds, sizes in bytes.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ibcalc.units import format_bandwidth, format_size, format_time
+from ibcalc.workload.checkpoint import CheckpointResult, Transfer
+from ibcalc.workload.infer import InferResult
+from ibcalc.workload.phases import Phase
+from ibcalc.workload.train import TrainResult
+
+__all__ = [
+    "checkpoint_dict",
+    "compare_dict",
+    "infer_dict",
+    "phase_dict",
+    "render_checkpoint",
+    "render_compare",
+    "render_infer",
+    "render_train",
+    "train_dict",
+]
+
+
+def _console(stream: TextIO | None = None) -> Console:
+    """A console as ``render.console`` makes one: pipes get a wide page ($COLUMNS or 160)."""
+    console = Console(file=stream, highlight=False)
+    if not console.is_terminal:
+        try:
+            width = int(os.environ.get("COLUMNS", "160"))
+        except ValueError:
+            width = 160
+        console = Console(file=stream, highlight=False, width=max(40, width))
+    return console
+
+
+def _fold(table: Table) -> Table:
+    """Wrap cells that do not fit rather than cutting them."""
+    for column in table.columns:
+        column.overflow = "fold"
+    return table
+
+
+def phase_dict(phase: Phase) -> dict[str, Any]:
+    """A phase as JSON: the required keys first, then the collective's algorithm and notes."""
+    est = phase.estimate
+    return {
+        "name": phase.name,
+        "collective": phase.collective.value if phase.collective is not None else None,
+        "bytes_per_gpu": phase.bytes_per_gpu,
+        "ranks": phase.ranks,
+        "tier": phase.tier,
+        "time_s": phase.time_s,
+        "time_s_range": list(phase.time_s_range) if phase.time_s_range is not None else None,
+        "exposed_s": phase.exposed_s,
+        "count": phase.count,
+        "per": phase.per,
+        "total_s": phase.total_s,
+        "overlaps": phase.overlaps,
+        "algorithm": est.best.algorithm.value if est is not None else None,
+        "protocol": est.best.protocol.value if est is not None else None,
+        "bottleneck": est.best.bottleneck if est is not None else None,
+        "nodes": est.nodes if est is not None else None,
+        "gpus_per_node": est.gpus_per_node if est is not None else None,
+        "assumptions": list(phase.assumptions),
+    }
+
+
+def train_dict(result: TrainResult) -> dict[str, Any]:
+    """A training step as JSON."""
+    spec, par, totals = result.spec, result.spec.parallel, result.totals
+    return {
+        "model": spec.model.label,
+        "params": spec.model.params,
+        "parallel": {"tp": par.tp, "pp": par.pp, "dp": par.dp, "ep": par.ep, "cp": par.cp},
+        "zero": spec.zero,
+        "grad_dtype": spec.grad_dtype.value,
+        "nodes": result.nodes,
+        "gpus_per_node": result.gpus_per_node,
+        "sites": result.sites,
+        "micro_batch": spec.micro_batch,
+        "microbatches": result.microbatches,
+        "seq_len": result.seq_len,
+        "phases": [phase_dict(p) for p in result.phases],
+        "totals": totals.model_dump(),
+        "warnings": list(result.warnings),
+        "assumptions": list(result.assumptions),
+    }
+
+
+def compare_dict(results: Sequence[TrainResult], skipped: Sequence[str]) -> dict[str, Any]:
+    """Ranked layouts as JSON (least exposed communication first)."""
+    return {
+        "layouts": [
+            {
+                "rank": i + 1,
+                "tp": r.spec.parallel.tp,
+                "pp": r.spec.parallel.pp,
+                "dp": r.spec.parallel.dp,
+                "ep": r.spec.parallel.ep,
+                "cp": r.spec.parallel.cp,
+                "exposed_s": r.totals.exposed_s,
+                "comm_s": r.totals.comm_s,
+                "step_s": r.totals.step_s,
+                "bubble_fraction": r.totals.bubble_fraction,
+                "warnings": list(r.warnings),
+            }
+            for i, r in enumerate(results)
+        ],
+        "skipped": list(skipped),
+        "note": "ranked by exposed communication per step; each layout's step is its own batch "
+        "(dp x micro-batches x micro-batch sequences); memory fit is not checked",
+    }
+
+
+def infer_dict(result: InferResult) -> dict[str, Any]:
+    """Serving communication as JSON."""
+    spec = result.spec
+    return {
+        "model": spec.model.label,
+        "tp": spec.tp,
+        "pp": spec.pp,
+        "ep": spec.ep,
+        "batch": spec.batch,
+        "prompt_tokens": spec.prompt_tokens,
+        "output_tokens": spec.output_tokens,
+        "disaggregated": spec.disaggregated,
+        "phases": [phase_dict(p) for p in result.phases],
+        "totals": {
+            "per_token_s": result.per_token_s,
+            "per_request_s": result.per_request_s,
+            "kv_bytes_per_token": result.kv_bytes_per_token,
+            "kv_bytes_per_request": result.kv_bytes_per_request,
+            "tier_s": dict(result.tier_s),
+            "dominant_tier": result.dominant_tier,
+        },
+        "warnings": list(result.warnings),
+        "assumptions": list(result.assumptions),
+    }
+
+
+def _transfer_dict(t: Transfer) -> dict[str, Any]:
+    return {
+        "bytes": t.bytes,
+        "time_s": t.time_s,
+        "bound": t.bound,
+        "latency_s": t.latency_s,
+        "bounds": [b.model_dump() for b in t.bounds],
+    }
+
+
+def checkpoint_dict(result: CheckpointResult) -> dict[str, Any]:
+    """A checkpoint's save and restore as JSON."""
+    return {
+        "model": result.spec.model.label,
+        "storage": result.storage_id,
+        "storage_units": result.spec.storage_units,
+        "nodes": result.nodes,
+        "ranks": result.ranks,
+        "weights_bytes": result.weights_bytes,
+        "optimizer_bytes": result.optimizer_bytes,
+        "phases": [phase_dict(p) for p in result.phases],
+        "totals": {
+            "save_s": result.save.time_s,
+            "restore_s": result.restore.time_s,
+            "save_bound": result.save.bound,
+            "restore_bound": result.restore.bound,
+        },
+        "save": _transfer_dict(result.save),
+        "restore": _transfer_dict(result.restore),
+        "assumptions": list(result.assumptions),
+    }
+
+
+def _time(seconds: float, band: tuple[float, float] | None = None) -> str:
+    text = format_time(seconds)
+    if band is not None:
+        text += f" ({format_time(band[0])}-{format_time(band[1])})"
+    return text
+
+
+def _phase_table(
+    title: str, phases: Sequence[Phase], total_label: str, *, exposed: bool = True
+) -> Table:
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+    columns = [
+        ("phase", "left"),
+        ("collective", "left"),
+        ("size/GPU", "right"),
+        ("ranks", "right"),
+        ("tier", "left"),
+        ("each x count", "right"),
+        (total_label, "right"),
+        ("exposed", "right"),
+        ("algorithm", "left"),
+    ]
+    if not exposed:
+        columns.remove(("exposed", "right"))
+    for name, justify in columns:
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    _fold(table)
+    # phase names stay whole: a folded name reads as two phases
+    table.columns[0].min_width = max((len(p.name) for p in phases), default=5)
+    table.columns[0].overflow = "ellipsis"
+    table.columns[0].no_wrap = True
+    for p in phases:
+        est = p.estimate
+        per = "" if p.per in ("step", "checkpoint") else f"/{p.per[:3]}"
+        cells = [
+            p.name,
+            p.collective.command if p.collective is not None else "-",
+            format_size(p.bytes_per_gpu),
+            str(p.ranks),
+            p.tier,
+            f"{format_time(p.time_s)} x {p.count}{per}",
+            _time(p.total_s, p.total_s_range),
+            format_time(p.exposed_s),
+            f"{est.best.algorithm.value}/{est.best.protocol.value}" if est is not None else "-",
+        ]
+        if not exposed:
+            del cells[7]
+        table.add_row(*cells)
+    return table
+
+
+def _notes(console: Any, warnings: Sequence[str], assumptions: Sequence[str]) -> None:
+    for warning in warnings:
+        console.print(Text(f"warning: {warning}", style="bold"), soft_wrap=True)
+    if assumptions:
+        console.print(Text("assumptions:", style="bold"))
+        for note in dict.fromkeys(assumptions):
+            console.print(Text(f"  - {note}"), soft_wrap=True)
+
+
+def _kv_table(rows: Sequence[tuple[str, str]]) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("value")
+    for key, value in rows:
+        table.add_row(key, value)
+    return _fold(table)
+
+
+def render_train(result: TrainResult, stream: TextIO | None = None) -> None:
+    """Print a training step: phases, totals, warnings, assumptions."""
+    console = _console(stream)
+    spec, par, totals = result.spec, result.spec.parallel, result.totals
+    sharding = f"ZeRO-{spec.zero}" if spec.zero else "no sharding"
+    where = (
+        f"{result.nodes} node{'s' if result.nodes != 1 else ''} x {result.gpus_per_node} "
+        f"GPU{'s' if result.gpus_per_node != 1 else ''}"
+    )
+    if result.sites > 1:
+        where += f" over {result.sites} sites"
+    title = (
+        f"train {spec.model.label}: {par.label}, {sharding}, {spec.grad_dtype.value} gradients "
+        f"on {where} (per step: {result.microbatches} micro-batch"
+        f"{'es' if result.microbatches != 1 else ''} of {spec.micro_batch} x {result.seq_len} "
+        "tokens)"
+    )
+    console.print(_phase_table(title, result.phases, "per step"))
+    rows = [
+        ("communication", f"{format_time(totals.comm_s)} per step"),
+        ("exposed", f"{format_time(totals.exposed_s)} per step (not hidden under compute)"),
+    ]
+    if totals.compute_s is not None:
+        rows.append(("compute", f"{format_time(totals.compute_s)} (forward + backward)"))
+    if totals.bubble_fraction > 0:
+        bubble = f"{totals.bubble_fraction:.0%} of compute"
+        if totals.bubble_s is not None:
+            bubble += f" = {format_time(totals.bubble_s)}"
+        rows.append(("pipeline bubble", bubble))
+    if totals.step_s is not None:
+        rows.append(("step", f"{format_time(totals.step_s)} (compute + bubble + exposed)"))
+    console.print(_kv_table(rows))
+    _notes(console, result.warnings, result.assumptions)
+
+
+def render_compare(
+    results: Sequence[TrainResult], skipped: Sequence[str], stream: TextIO | None = None
+) -> None:
+    """Print layouts ranked by exposed communication per step."""
+    console = _console(stream)
+    if not results:
+        console.print("no valid layout")
+    else:
+        first = results[0]
+        gpus = first.nodes * first.gpus_per_node
+        table = Table(
+            title=f"layouts of {gpus} GPUs for {first.spec.model.label}, least exposed "
+            "communication per step first (each step is its layout's own batch: dp x "
+            "micro-batches; memory fit not checked)",
+            box=box.SIMPLE_HEAD,
+            title_justify="left",
+        )
+        for name in ("#", "tp", "pp", "dp", "ep", "exposed", "communication", "step", "note"):
+            table.add_column(name, justify="left" if name == "note" else "right")
+        for i, r in enumerate(results, start=1):
+            par = r.spec.parallel
+            note = "; ".join(w.split(":")[0] for w in r.warnings)
+            table.add_row(
+                str(i),
+                str(par.tp),
+                str(par.pp),
+                str(par.dp),
+                str(par.ep),
+                format_time(r.totals.exposed_s),
+                format_time(r.totals.comm_s),
+                format_time(r.totals.step_s) if r.totals.step_s is not None else "-",
+                note,
+            )
+        console.print(_fold(table))
+    if skipped:
+        console.print(Text("skipped:", style="bold"))
+        for line in skipped:
+            console.print(Text(f"  - {line}"), soft_wrap=True)
+
+
+def render_infer(result: InferResult, stream: TextIO | None = None) -> None:
+    """Print serving communication per token and per request."""
+    console = _console(stream)
+    spec = result.spec
+    layout = f"tp{spec.tp}" + (f" pp{spec.pp}" if spec.pp > 1 else "")
+    layout += f" ep{spec.ep}" if spec.ep > 1 else ""
+    title = (
+        f"infer {spec.model.label}: {layout}, batch {spec.batch}, prompt {spec.prompt_tokens} "
+        f"tokens, {spec.output_tokens} output tokens"
+        + (", disaggregated prefill/decode" if spec.disaggregated else "")
+    )
+    # serving compute is not modelled: every phase is exposed, the column would repeat "total"
+    console.print(_phase_table(title, result.phases, "total", exposed=False))
+    rows = [
+        ("per token", f"{format_time(result.per_token_s)} of communication per decode step"),
+        (
+            "per request",
+            f"{format_time(result.per_request_s)} (prefill + KV transfer + "
+            f"{spec.output_tokens} x per token)",
+        ),
+    ]
+    if result.kv_bytes_per_token is not None:
+        kv = f"{result.kv_bytes_per_token:,.0f} B per token ({spec.kv_dtype.value})"
+        if result.kv_bytes_per_request is not None:
+            kv += f", {format_size(result.kv_bytes_per_request)} per prompt"
+        rows.append(("KV cache", kv))
+    if result.dominant_tier is not None:
+        shares = ", ".join(f"{t} {format_time(s)}" for t, s in result.tier_s.items())
+        rows.append(("dominant tier", f"{result.dominant_tier} (per request: {shares})"))
+    console.print(_kv_table(rows))
+    _notes(console, result.warnings, result.assumptions)
+
+
+def render_checkpoint(result: CheckpointResult, stream: TextIO | None = None) -> None:
+    """Print save and restore times with every bound, the one that sets the time marked."""
+    console = _console(stream)
+    spec = result.spec
+    what = f"{format_size(result.weights_bytes)} of {spec.weights_dtype.value} weights"
+    if result.optimizer_bytes:
+        what += f" + {format_size(result.optimizer_bytes)} of optimizer state"
+    title = (
+        f"checkpoint {spec.model.label}: {what} to {spec.storage_units} x {result.storage_id} "
+        f"from {result.nodes} nodes"
+    )
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+    for name in ("transfer", "bytes", "bound", "rate", "time", "limit", ""):
+        table.add_column(name, justify="right" if name in ("bytes", "rate", "time") else "left")
+    for t in (result.save, result.restore):
+        for i, b in enumerate(t.bounds):
+            table.add_row(
+                t.name if i == 0 else "",
+                format_size(t.bytes) if i == 0 else "",
+                b.name,
+                format_bandwidth(b.bw_Bps) if b.bw_Bps is not None else "-",
+                format_time(b.time_s),
+                b.detail,
+                "<- bound" if b.name == t.bound else "",
+            )
+    console.print(_fold(table))
+    rows = [
+        ("save", f"{format_time(result.save.time_s)} ({result.save.bound}-bound)"),
+        ("restore", f"{format_time(result.restore.time_s)} ({result.restore.bound}-bound)"),
+    ]
+    console.print(_kv_table(rows))
+    _notes(console, [], result.assumptions)

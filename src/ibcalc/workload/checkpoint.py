@@ -1,0 +1,274 @@
+"""Save and restore time of a checkpoint (docs/workload.md, "Checkpoints").
+
+Bytes: ``P x bytes(weights)``, plus ``12 x P`` with the optimizer state of mixed-precision Adam
+(fp32 master weights, momentum and variance, 4 + 4 + 4 bytes per parameter: Rajbhandari et al.,
+SC'20, arXiv:1910.02054, section 3.1). The save is fully sharded and deduplicated: every node
+writes ``1 / nodes`` of it (as torch.distributed.checkpoint's planner does). A restore reads the
+optimizer state once and the weights once per data-parallel replica (``replicas``), each rank
+reading what it holds.
+
+The time is the largest of its bounds, plus one storage latency:
+
+* client NICs: ``bytes / (nodes x min(storage NICs x NIC rate, the storage's per-client cap))``;
+* storage: ``bytes / (units x the unit's aggregate rate)`` (read or write);
+* fabric: ``bytes / fabric bandwidth`` between clients and storage, when given;
+* requests (object stores): ``parts / (prefixes x requests per second)``, where every rank's
+  share is cut into parts of ``part_size``.
+
+The result names the bound that sets the time.
+"""
+
+from __future__ import annotations
+
+import math
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ibcalc.catalogue.load import find_link
+from ibcalc.catalogue.models import Catalogue, LinkKind, Storage
+from ibcalc.cluster.resolve import ResolvedCluster
+from ibcalc.cluster.spec import MAX_NICS_PER_NODE
+from ibcalc.engine.types import DType
+from ibcalc.errors import WorkloadError
+from ibcalc.units import format_bandwidth, format_size
+from ibcalc.workload.model import ModelSpec
+from ibcalc.workload.phases import Phase
+
+__all__ = [
+    "ADAM_STATE_BYTES_PER_PARAM",
+    "Bound",
+    "CheckpointResult",
+    "CheckpointSpec",
+    "Transfer",
+    "checkpoint",
+]
+
+#: fp32 master weights + Adam momentum + variance: 4 + 4 + 4 bytes per parameter (ZeRO, 3.1).
+ADAM_STATE_BYTES_PER_PARAM = 12
+#: Default object-store part size: AWS's guidelines name 8 MB or 16 MB as typical (S3 entry).
+DEFAULT_PART_BYTES = 16e6
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class CheckpointSpec(BaseModel):
+    """What is saved, where, and through which client NICs."""
+
+    model_config = _FROZEN
+
+    model: ModelSpec
+    storage: str
+    weights_dtype: DType = DType.BF16
+    optimizer: bool = False
+    storage_units: int = Field(default=1, ge=1, le=100_000)
+    client_link: str | None = None
+    client_nics: int = Field(default=1, ge=1, le=MAX_NICS_PER_NODE)
+    replicas: int = Field(default=1, ge=1, le=1_000_000)
+    fabric_Bps: float | None = Field(default=None, gt=0)
+    part_bytes: float = Field(default=DEFAULT_PART_BYTES, gt=0)
+    prefixes: int = Field(default=1, ge=1, le=1_000_000)
+
+
+class Bound(BaseModel):
+    """One limit on a transfer: its name, rate (None for a request limit) and time."""
+
+    model_config = _FROZEN
+
+    name: str
+    bw_Bps: float | None
+    time_s: float
+    detail: str
+
+
+class Transfer(BaseModel):
+    """A save or a restore: bytes, every bound, and the one that sets the time."""
+
+    model_config = _FROZEN
+
+    name: str
+    bytes: float
+    bounds: list[Bound]
+    bound: str
+    latency_s: float
+    time_s: float
+
+
+class CheckpointResult(BaseModel):
+    """Save and restore of one checkpoint, as transfers and as phases (for JSON)."""
+
+    model_config = _FROZEN
+
+    spec: CheckpointSpec
+    storage_id: str
+    nodes: int
+    ranks: int
+    weights_bytes: float
+    optimizer_bytes: float
+    save: Transfer
+    restore: Transfer
+    phases: list[Phase]
+    assumptions: list[str]
+
+
+def _transfer(
+    name: str,
+    total: float,
+    *,
+    nodes: int,
+    ranks: int,
+    client_Bps: float,
+    client_detail: str,
+    storage: Storage,
+    units: int,
+    write: bool,
+    spec: CheckpointSpec,
+) -> Transfer:
+    bounds: list[Bound] = []
+    per_client = storage.per_client_write_Bps if write else storage.per_client_read_Bps
+    node_rate = client_Bps if per_client is None else min(client_Bps, per_client)
+    detail = client_detail
+    if per_client is not None and per_client < client_Bps:
+        detail += f", capped by {storage.id} at {format_bandwidth(per_client)} per client"
+    bounds.append(Bound(name="client NICs", bw_Bps=nodes * node_rate, time_s=0.0, detail=detail))
+    unit = storage.aggregate_write_Bps if write else storage.aggregate_read_Bps
+    if unit is not None:
+        bounds.append(
+            Bound(
+                name="storage",
+                bw_Bps=units * unit,
+                time_s=0.0,
+                detail=f"{units} x {storage.id} at {format_bandwidth(unit)} "
+                f"{'write' if write else 'read'}",
+            )
+        )
+    if spec.fabric_Bps is not None:
+        bounds.append(
+            Bound(
+                name="fabric",
+                bw_Bps=spec.fabric_Bps,
+                time_s=0.0,
+                detail=f"{format_bandwidth(spec.fabric_Bps)} between clients and storage",
+            )
+        )
+    bounds = [b.model_copy(update={"time_s": total / (b.bw_Bps or 1.0)}) for b in bounds]
+    rate = storage.write_requests_per_s if write else storage.read_requests_per_s
+    if rate is not None:
+        parts = ranks * math.ceil(total / ranks / spec.part_bytes)
+        bounds.append(
+            Bound(
+                name="requests",
+                bw_Bps=None,
+                time_s=parts / (spec.prefixes * rate),
+                detail=f"{parts} parts of {format_size(spec.part_bytes)} at {rate:g}/s per "
+                f"prefix x {spec.prefixes} prefix{'es' if spec.prefixes != 1 else ''}",
+            )
+        )
+    worst = max(bounds, key=lambda b: b.time_s)
+    latency = storage.latency_s or 0.0
+    return Transfer(
+        name=name,
+        bytes=total,
+        bounds=bounds,
+        bound=worst.name,
+        latency_s=latency,
+        time_s=worst.time_s + latency,
+    )
+
+
+def checkpoint(
+    catalogue: Catalogue, cluster: ResolvedCluster, spec: CheckpointSpec
+) -> CheckpointResult:
+    """Save and restore times of ``spec``'s checkpoint from ``cluster``'s nodes.
+
+    Every node writes through ``client_nics`` NICs of ``client_link`` (default: the cluster's
+    scale-out link). Raises :class:`~ibcalc.errors.WorkloadError` or
+    :class:`~ibcalc.errors.UnknownNameError` for unknown storage or links.
+    """
+    from ibcalc.catalogue.load import find_storage
+
+    storage = find_storage(catalogue, spec.storage)
+    notes: list[str] = []
+    link_name = spec.client_link
+    if link_name is None:
+        if cluster.inter is not None:
+            link_name = cluster.inter.id
+        elif cluster.system is not None and cluster.system.inter is not None:
+            link_name = cluster.system.inter
+        else:
+            raise WorkloadError(
+                "give the client NIC for storage ({client_link})", field="client_link"
+            )
+        notes.append(
+            f"each node reaches storage through {spec.client_nics} x {link_name} "
+            "(the cluster's scale-out NIC; --storage-link, --storage-nics to change)"
+        )
+    link = find_link(catalogue, link_name)
+    if link.kind not in (LinkKind.SCALE_OUT, LinkKind.WAN):
+        raise WorkloadError(
+            f"{{client_link}} {link.id} is a {link.kind} link; use a network link",
+            field="client_link",
+        )
+    client_Bps = spec.client_nics * link.achievable_Bps
+    client_detail = (
+        f"{cluster.nodes} nodes x {spec.client_nics} x {link.id} "
+        f"({format_bandwidth(link.achievable_Bps)} achievable each)"
+    )
+    weights = spec.model.params * spec.weights_dtype.bytes
+    optimizer = spec.model.params * ADAM_STATE_BYTES_PER_PARAM if spec.optimizer else 0.0
+    save_bytes = weights + optimizer
+    restore_bytes = weights * spec.replicas + optimizer
+    save, restore = (
+        _transfer(
+            name,
+            total,
+            nodes=cluster.nodes,
+            ranks=cluster.ranks,
+            client_Bps=client_Bps,
+            client_detail=client_detail,
+            storage=storage,
+            units=spec.storage_units,
+            write=write,
+            spec=spec,
+        )
+        for name, total, write in (("save", save_bytes, True), ("restore", restore_bytes, False))
+    )
+    if storage.aggregate_write_Bps is None and storage.aggregate_read_Bps is None:
+        notes.append(f"{storage.id} states no aggregate limit: it scales with the clients")
+    if spec.optimizer:
+        notes.append("optimizer state: 12 bytes per parameter (fp32 weights, Adam m and v)")
+    notes.append(
+        "fully sharded save: every node writes 1/nodes of the checkpoint; blocking (an "
+        "asynchronous save hides it behind training)"
+    )
+    if spec.replicas > 1:
+        notes.append(
+            f"restore: the weights are read by each of {spec.replicas} data-parallel replicas, "
+            "the optimizer state once"
+        )
+    phases = [
+        Phase(
+            name=t.name,
+            collective=None,
+            bytes_per_gpu=t.bytes / cluster.ranks,
+            ranks=cluster.ranks,
+            tier="storage",
+            time_s=t.time_s,
+            count=1,
+            per="checkpoint",
+            exposed_s=t.time_s,
+            assumptions=[f"bound: {t.bound}"],
+        )
+        for t in (save, restore)
+    ]
+    return CheckpointResult(
+        spec=spec,
+        storage_id=storage.id,
+        nodes=cluster.nodes,
+        ranks=cluster.ranks,
+        weights_bytes=weights,
+        optimizer_bytes=optimizer,
+        save=save,
+        restore=restore,
+        phases=phases,
+        assumptions=[*notes, *cluster.assumptions],
+    )

@@ -1,0 +1,289 @@
+"""Communication of serving a model: per generated token and per request (docs/workload.md).
+
+Decode step (one new token for each of B sequences in the batch), per GPU:
+
+* TP: 2 all-reduces per layer (after attention, after the MLP) of ``B x h x bytes(act)``
+  (Shoeybi et al. 2019, arXiv:1909.08053): small messages, the latency regime.
+* EP: all-to-all dispatch and combine per MoE layer of ``B x top_k x h x bytes(act)``.
+* PP: one send/receive of ``B x h x bytes(act)`` per stage boundary (pp - 1 per token).
+
+Per request, with prefill and decode on different nodes (disaggregated serving): the prompt's KV
+cache, ``prompt x layers x kv_elements x bytes(kv)`` with ``kv_elements = 2 x kv_heads x
+head_dim`` (keys and values of every KV head; DeepSeek-V3's MLA caches d_c + d_h^R instead),
+moves from a prefill node to a decode node over the scale-out fabric, striped over the NICs it
+may use. Prefill itself all-reduces ``prompt x h x bytes`` twice per layer over TP.
+
+Compute is not modelled: the times are what communication adds to each token and request.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ibcalc.catalogue.models import Catalogue
+from ibcalc.cluster.resolve import ResolvedCluster, resolve_cluster
+from ibcalc.cluster.spec import MAX_GPUS, MAX_NICS_PER_NODE, ClusterSpec
+from ibcalc.engine.params import CostParams
+from ibcalc.engine.types import Collective, DType
+from ibcalc.errors import WorkloadError
+from ibcalc.units import format_size
+from ibcalc.workload.model import ModelSpec
+from ibcalc.workload.phases import Phase, build_phase
+from ibcalc.workload.placement import Placement, inherit, place_group
+
+__all__ = ["InferResult", "InferSpec", "infer"]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+class InferSpec(BaseModel):
+    """A serving setup: model, parallel degrees, batch, prompt and output lengths, dtypes."""
+
+    model_config = _FROZEN
+
+    model: ModelSpec
+    tp: int = Field(default=1, ge=1, le=MAX_GPUS)
+    pp: int = Field(default=1, ge=1, le=MAX_GPUS)
+    ep: int = Field(default=1, ge=1, le=MAX_GPUS)
+    batch: int = Field(default=1, ge=1, le=10_000_000)
+    prompt_tokens: int = Field(default=1, ge=1, le=100_000_000)
+    output_tokens: int = Field(default=1, ge=1, le=100_000_000)
+    act_dtype: DType = DType.BF16
+    kv_dtype: DType = DType.BF16
+    disaggregated: bool = False
+    kv_nics: int | None = Field(default=None, ge=1, le=MAX_NICS_PER_NODE)
+
+    @property
+    def gpus(self) -> int:
+        """GPUs of one serving instance: tp x ep x pp."""
+        return self.tp * self.ep * self.pp
+
+
+class InferResult(BaseModel):
+    """Phases per token and per request, totals, the dominant tier, warnings and assumptions."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    spec: InferSpec
+    phases: list[Phase]
+    per_token_s: float
+    per_request_s: float
+    kv_bytes_per_token: float | None
+    kv_bytes_per_request: float | None
+    tier_s: dict[str, float]
+    dominant_tier: str | None
+    warnings: list[str]
+    assumptions: list[str]
+
+
+def _kv_placement(
+    catalogue: Catalogue, cluster: ResolvedCluster, nics: int, senders: int
+) -> Placement:
+    """One of ``senders`` GPU pairs (prefill node -> decode node) with its share of ``nics``.
+
+    The senders ship their parts of the cache at once, each through its own NIC share: the
+    engine's point-to-point model runs one GPU's transfer over one path, so the cache is split
+    over the GPUs that hold it rather than striped by one GPU over every NIC.
+    """
+    inter = _inter_id(cluster)
+    per_sender = nics / senders
+    whole = max(1, int(per_sender))
+    spec = ClusterSpec(
+        nodes=2,
+        gpus_per_node=1,
+        nics_per_node=whole,
+        inter=inter,
+        system=cluster.system.id
+        if cluster.system and cluster.system.scale_up_domain == cluster.gpus_per_node
+        else None,
+        host_pcie=cluster.host_pcie.id if cluster.host_pcie else None,
+    )
+    sub = inherit(cluster, resolve_cluster(catalogue, spec), nic_scale=per_sender / whole)
+    notes = [
+        f"KV cache sent from a prefill node to a decode node: {senders} GPU(s) each ship "
+        f"1/{senders} of it through {per_sender:g} x {inter} at the same time ({nics} NICs)"
+    ]
+    return Placement(sub, "scale-out", 1, 2, notes)
+
+
+def infer(
+    catalogue: Catalogue,
+    cluster: ResolvedCluster,
+    spec: InferSpec,
+    *,
+    params: CostParams | None = None,
+) -> InferResult:
+    """Communication per token and per request of serving ``spec`` on ``cluster``'s nodes.
+
+    The cluster gives the node shape and links; one serving instance uses tp x ep x pp of its
+    GPUs. Raises :class:`~ibcalc.errors.WorkloadError` naming the field at fault.
+    """
+    model = spec.model
+    if spec.gpus > cluster.ranks:
+        raise WorkloadError(
+            f"tp x ep x pp = {spec.gpus} GPUs is more than the cluster's {cluster.ranks} "
+            "({nodes})",
+            field="nodes",
+        )
+    if spec.ep > 1 and not model.is_moe:
+        raise WorkloadError(
+            "{ep} above 1 needs a mixture-of-experts model ({experts}, {top_k})", field="ep"
+        )
+    act = spec.act_dtype.bytes
+    phases: list[Phase] = []
+    warnings: list[str] = []
+    notes: list[str] = [
+        "communication only: the compute of each token (weight and KV-cache reads) is not included"
+    ]
+    layers = model.need("layers", "serving") if spec.tp > 1 or spec.ep > 1 else model.layers
+    if spec.tp > 1:
+        hidden = model.need("hidden", "tensor parallelism")
+        assert layers is not None
+        tp_place = place_group(catalogue, cluster, "tp", spec.tp, 1)
+        phases.append(
+            build_phase(
+                catalogue,
+                tp_place,
+                "decode-tp-allreduce",
+                Collective.ALL_REDUCE,
+                float(spec.batch * hidden * act),
+                spec.act_dtype,
+                2 * layers,
+                per="token",
+                params=params,
+                notes=[f"2 per layer x {layers} layers, {spec.batch} token(s) per step"],
+            )
+        )
+        if tp_place.crosses_domains:
+            warnings.append(
+                f"tp {spec.tp} crosses the {cluster.topology.m}-GPU scale-up domain: every "
+                f"decode all-reduce goes over {tp_place.tier}"
+            )
+        phases.append(
+            build_phase(
+                catalogue,
+                tp_place,
+                "prefill-tp-allreduce",
+                Collective.ALL_REDUCE,
+                float(spec.prompt_tokens * hidden * act),
+                spec.act_dtype,
+                2 * layers,
+                per="request",
+                params=params,
+                notes=[f"prompt of {spec.prompt_tokens} tokens, 2 all-reduces per layer"],
+            )
+        )
+    if spec.ep > 1:
+        hidden = model.need("hidden", "expert parallelism")
+        top_k = model.need("top_k", "expert parallelism")
+        moe = model.moe_layer_count()
+        phases.append(
+            build_phase(
+                catalogue,
+                place_group(catalogue, cluster, "ep", spec.ep, spec.tp),
+                "decode-ep-alltoall",
+                Collective.ALL_TO_ALL,
+                float(spec.batch * top_k * hidden * act),
+                spec.act_dtype,
+                2 * moe,
+                per="token",
+                params=params,
+                notes=[f"dispatch and combine per MoE layer x {moe} MoE layers"],
+            )
+        )
+    if spec.pp > 1:
+        hidden = model.need("hidden", "pipeline parallelism")
+        phases.append(
+            build_phase(
+                catalogue,
+                place_group(catalogue, cluster, "pp", 2, spec.tp * spec.ep),
+                "decode-pp-sendrecv",
+                Collective.SEND_RECV,
+                float(spec.batch * hidden * act),
+                spec.act_dtype,
+                spec.pp - 1,
+                per="token",
+                params=params,
+            )
+        )
+    kv_token: float | None = None
+    kv_request: float | None = None
+    if spec.disaggregated or model.layers is not None:
+        try:
+            kv_token = model.kv_bytes_per_token(spec.kv_dtype.bytes)
+        except WorkloadError:
+            if spec.disaggregated:
+                raise
+        if kv_token is not None:
+            kv_request = kv_token * spec.prompt_tokens
+    if spec.disaggregated:
+        assert kv_request is not None
+        nics = spec.kv_nics
+        if nics is None:
+            nics = _default_kv_nics(cluster, spec.tp)
+            notes.append(
+                f"the KV transfer uses {nics} NIC{'s' if nics != 1 else ''}: the NICs of the "
+                f"{min(spec.tp, cluster.gpus_per_node)} GPU(s) of one TP group on a node "
+                "(--kv-nics to change)"
+            )
+        senders = max(1, min(spec.tp, cluster.gpus_per_node, nics))
+        placement = _kv_placement(catalogue, cluster, nics, senders)
+        phases.append(
+            build_phase(
+                catalogue,
+                placement,
+                "kv-transfer",
+                Collective.SEND_RECV,
+                kv_request / senders,
+                spec.kv_dtype,
+                1,
+                per="request",
+                params=params,
+                notes=[
+                    f"{format_size(kv_token or 0)} per token x {spec.prompt_tokens} prompt "
+                    f"tokens ({spec.kv_dtype.value})"
+                ],
+            )
+        )
+    per_token = sum(p.total_s for p in phases if p.per == "token")
+    per_request_only = sum(p.total_s for p in phases if p.per == "request")
+    per_request = per_request_only + spec.output_tokens * per_token
+    tier_s: dict[str, float] = {}
+    for p in phases:
+        weight = spec.output_tokens if p.per == "token" else 1
+        tier_s[p.tier] = tier_s.get(p.tier, 0.0) + p.total_s * weight
+    dominant = max(tier_s, key=lambda t: tier_s[t]) if tier_s else None
+    if not phases:
+        notes.append("one GPU per instance and no disaggregation: no communication to cost")
+    return InferResult(
+        spec=spec,
+        phases=phases,
+        per_token_s=per_token,
+        per_request_s=per_request,
+        kv_bytes_per_token=kv_token,
+        kv_bytes_per_request=kv_request,
+        tier_s=tier_s,
+        dominant_tier=dominant,
+        warnings=warnings,
+        assumptions=[*notes, *cluster.assumptions],
+    )
+
+
+def _inter_id(cluster: ResolvedCluster) -> str:
+    """The scale-out link between nodes: the cluster's, else its preset's (a one-node cluster)."""
+    if cluster.inter is not None:
+        return cluster.inter.id
+    if cluster.system is not None and cluster.system.inter is not None:
+        return cluster.system.inter
+    raise WorkloadError(
+        "moving the KV cache between nodes needs a scale-out link ({inter})", field="inter"
+    )
+
+
+def _default_kv_nics(cluster: ResolvedCluster, tp: int) -> int:
+    """NICs of one TP group's GPUs on one node: nics_per_node x min(tp, gpn) / gpn, >= 1."""
+    gpn = cluster.gpus_per_node
+    nics = cluster.nics_per_node
+    if nics == 0 and cluster.system is not None:
+        nics = cluster.system.nics_per_node
+    return max(1, max(nics, 1) * min(tp, gpn) // gpn)

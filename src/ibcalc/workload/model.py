@@ -1,0 +1,272 @@
+"""What a model is, as far as its communication goes: parameter count and the shapes traffic needs.
+
+A :class:`ModelSpec` holds the numbers the formulas of ``docs/workload.md`` read: the parameter
+count (gradients, weights, checkpoints), layers and hidden size (tensor- and pipeline-parallel
+activations), attention heads, key/value heads and head dimension (the KV cache), experts and
+top-k (expert-parallel all-to-all). Fields not given stay ``None``; a formula that needs one
+raises :class:`~ibcalc.errors.WorkloadError` naming it.
+
+Presets hold only what their papers state (each preset lists its source):
+
+* Llama 3 8B/70B/405B: Dubey et al., "The Llama 3 Herd of Models", arXiv:2407.21783, Table 3
+  (layers, model dimension, attention heads, key/value heads) and section 3.1 (8K-token
+  pre-training context).
+* Mixtral 8x7B: Jiang et al., "Mixtral of Experts", arXiv:2401.04088, Table 1 and section 1
+  (47B parameters, 13B active per token; 32k context).
+* DeepSeek-V3: DeepSeek-AI, "DeepSeek-V3 Technical Report", arXiv:2412.19437, section 4.2
+  (61 layers, hidden 7168, 128 heads of 128, MLA with d_c = 512 and d_h^R = 64, 256 routed experts
+  with 8 active, first three layers dense, 671B total / 37B active, 4K pre-training length).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ibcalc.catalogue.load import suggest
+from ibcalc.errors import UnknownNameError, WorkloadError
+from ibcalc.units import parse_count
+
+__all__ = ["MODEL_PRESETS", "ModelSpec", "find_model", "model_from"]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+#: Largest count of layers, heads, experts ... accepted: beyond any published model.
+_MAX_DIM = 10_000_000
+
+
+class ModelSpec(BaseModel):
+    """A model's communication-relevant shape; ``None`` means "not given"."""
+
+    model_config = _FROZEN
+
+    id: str | None = None
+    name: str | None = None
+    params: float = Field(gt=0, le=1e15, description="Total parameters.")
+    active_params: float | None = Field(
+        default=None, gt=0, le=1e15, description="Parameters used per token (MoE); default all."
+    )
+    layers: int | None = Field(default=None, ge=1, le=_MAX_DIM)
+    hidden: int | None = Field(default=None, ge=1, le=_MAX_DIM)
+    heads: int | None = Field(default=None, ge=1, le=_MAX_DIM)
+    kv_heads: int | None = Field(default=None, ge=1, le=_MAX_DIM)
+    head_dim: int | None = Field(default=None, ge=1, le=_MAX_DIM)
+    kv_elements_per_layer: int | None = Field(
+        default=None,
+        ge=1,
+        le=_MAX_DIM,
+        description="Cached elements per token per layer, when not 2 x kv_heads x head_dim (MLA).",
+    )
+    seq_len: int | None = Field(default=None, ge=1, le=_MAX_DIM, description="Training length.")
+    experts: int | None = Field(default=None, ge=1, le=_MAX_DIM, description="Routed experts.")
+    top_k: int | None = Field(default=None, ge=1, le=_MAX_DIM, description="Experts per token.")
+    moe_layers: int | None = Field(default=None, ge=1, le=_MAX_DIM)
+    sources: list[str] = Field(default_factory=list)
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            field = str(error["loc"][0]) if error["loc"] else None
+            raise WorkloadError(
+                f"{{{field}}} {error.get('input')!r}: {error['msg'].lower()}", field=field
+            ) from None
+        if self.top_k is not None and self.experts is not None and self.top_k > self.experts:
+            raise WorkloadError(
+                f"{{top_k}} {self.top_k} is more than {{experts}} {self.experts}", field="top_k"
+            )
+        if (
+            self.layers is not None
+            and self.moe_layers is not None
+            and self.moe_layers > self.layers
+        ):
+            raise WorkloadError(
+                f"moe_layers {self.moe_layers} is more than {{layers}} {self.layers}",
+                field="layers",
+            )
+
+    @property
+    def label(self) -> str:
+        """The preset id, or the parameter count (``70B``)."""
+        if self.id is not None:
+            return self.id
+        return f"{self.params / 1e9:g}B model"
+
+    @property
+    def is_moe(self) -> bool:
+        """True for a mixture-of-experts model (experts and top-k given)."""
+        return self.experts is not None and self.experts > 1
+
+    @property
+    def flops_params(self) -> float:
+        """Parameters a token's forward pass multiplies with: active ones for MoE."""
+        return self.active_params if self.active_params is not None else self.params
+
+    def need(self, field: str, why: str) -> int:
+        """The integer field ``field``, or a WorkloadError saying ``why`` it is needed."""
+        value = getattr(self, field)
+        if value is None:
+            raise WorkloadError(
+                f"{why} needs the model's {{{field}}} (or a preset with {{model}})", field=field
+            )
+        return int(value)
+
+    @property
+    def head_dim_or_derived(self) -> int | None:
+        """Head dimension as given, else hidden / heads when both are known."""
+        if self.head_dim is not None:
+            return self.head_dim
+        if self.hidden is not None and self.heads is not None and self.hidden % self.heads == 0:
+            return self.hidden // self.heads
+        return None
+
+    def kv_elements(self) -> int:
+        """Cached key/value elements per token per layer: 2 x kv_heads x head_dim, or the
+        stated ``kv_elements_per_layer`` (DeepSeek-V3's MLA caches d_c + d_h^R = 576)."""
+        if self.kv_elements_per_layer is not None:
+            return self.kv_elements_per_layer
+        kv_heads = self.kv_heads if self.kv_heads is not None else self.heads
+        if kv_heads is None:
+            raise WorkloadError(
+                "the KV cache needs the model's {kv_heads} (or a preset with {model})",
+                field="kv_heads",
+            )
+        head_dim = self.head_dim_or_derived
+        if head_dim is None:
+            raise WorkloadError(
+                "the KV cache needs the model's {head_dim} (or {hidden} and {heads})",
+                field="head_dim",
+            )
+        return 2 * kv_heads * head_dim
+
+    def kv_bytes_per_token(self, dtype_bytes: int) -> float:
+        """KV-cache bytes per token: layers x kv_elements x bytes (docs/workload.md)."""
+        layers = self.need("layers", "the KV cache")
+        return float(layers * self.kv_elements() * dtype_bytes)
+
+    def moe_layer_count(self) -> int:
+        """Layers with an MoE block: ``moe_layers`` if given, else every layer."""
+        if self.moe_layers is not None:
+            return self.moe_layers
+        return self.need("layers", "expert parallelism")
+
+
+_LLAMA3 = "Dubey et al. 2024, The Llama 3 Herd of Models, arXiv:2407.21783, Table 3 and 3.1"
+_MIXTRAL = "Jiang et al. 2024, Mixtral of Experts, arXiv:2401.04088, Table 1"
+_DSV3 = "DeepSeek-AI 2024, DeepSeek-V3 Technical Report, arXiv:2412.19437, section 4.2"
+
+#: Public models by the numbers their papers state.
+MODEL_PRESETS: dict[str, ModelSpec] = {
+    m.id or "": m
+    for m in (
+        ModelSpec(
+            id="llama3-8b",
+            name="Llama 3 8B",
+            params=8e9,
+            layers=32,
+            hidden=4096,
+            heads=32,
+            kv_heads=8,
+            head_dim=128,
+            seq_len=8192,
+            sources=[_LLAMA3],
+        ),
+        ModelSpec(
+            id="llama3-70b",
+            name="Llama 3 70B",
+            params=70e9,
+            layers=80,
+            hidden=8192,
+            heads=64,
+            kv_heads=8,
+            head_dim=128,
+            seq_len=8192,
+            sources=[_LLAMA3],
+        ),
+        ModelSpec(
+            id="llama3-405b",
+            name="Llama 3 405B",
+            params=405e9,
+            layers=126,
+            hidden=16384,
+            heads=128,
+            kv_heads=8,
+            head_dim=128,
+            seq_len=8192,
+            sources=[_LLAMA3],
+        ),
+        ModelSpec(
+            id="mixtral-8x7b",
+            name="Mixtral 8x7B",
+            params=47e9,
+            active_params=13e9,
+            layers=32,
+            hidden=4096,
+            heads=32,
+            kv_heads=8,
+            head_dim=128,
+            seq_len=32768,
+            experts=8,
+            top_k=2,
+            sources=[_MIXTRAL],
+        ),
+        ModelSpec(
+            id="deepseek-v3",
+            name="DeepSeek-V3",
+            params=671e9,
+            active_params=37e9,
+            layers=61,
+            hidden=7168,
+            heads=128,
+            head_dim=128,
+            kv_elements_per_layer=512 + 64,
+            seq_len=4096,
+            experts=256,
+            top_k=8,
+            moe_layers=61 - 3,
+            sources=[_DSV3],
+        ),
+    )
+}
+
+
+def find_model(name: str) -> ModelSpec:
+    """The preset called ``name`` (case-insensitive), or UnknownNameError with suggestions."""
+    key = name.strip().lower()
+    if key in MODEL_PRESETS:
+        return MODEL_PRESETS[key]
+    raise UnknownNameError("model", name, suggest(key, list(MODEL_PRESETS)))
+
+
+def model_from(
+    preset: str | None = None,
+    *,
+    params: str | float | None = None,
+    **shape: int | None,
+) -> ModelSpec:
+    """A model from a preset and/or a parameter count (``"70B"``), with ``shape`` overriding.
+
+    ``shape`` takes the integer fields of :class:`ModelSpec` (layers, hidden, heads, kv_heads,
+    head_dim, seq_len, experts, top_k, moe_layers); ``None`` values are ignored.
+    """
+    given = {k: v for k, v in shape.items() if v is not None}
+    unknown = sorted(set(given) - set(ModelSpec.model_fields))
+    if unknown:
+        raise WorkloadError(f"unknown model field {unknown[0]!r}", field=None)
+    if preset is not None:
+        base = find_model(preset)
+        data = base.model_dump()
+        if given or params is not None:
+            data["id"] = f"{base.id} (modified)"
+    elif params is None:
+        raise WorkloadError("give the model: {params} (e.g. 70B) or {model}", field="params")
+    else:
+        data = {}
+    if params is not None:
+        data["params"] = parse_count(params, what="parameter count")
+        if preset is not None:
+            data["active_params"] = None
+    data.update(given)
+    return ModelSpec(**data)

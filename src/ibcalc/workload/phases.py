@@ -1,0 +1,110 @@
+"""A phase: one kind of collective a workload repeats, costed on the sub-cluster it runs on.
+
+``bytes_per_gpu`` is the collective's buffer in nccl-tests' convention, what ``ibcalc allreduce
+--size`` would take: the whole buffer for all-reduce, the total (gathered or scattered) buffer for
+all-gather and reduce-scatter, each rank's send buffer for all-to-all and send/receive.
+``time_s`` is one occurrence; ``count`` occurrences happen per ``per`` (a training step, a
+decode step, a request); ``exposed_s`` is the part of ``time_s x count`` that compute does not
+hide, per ``per``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ibcalc.catalogue.models import Catalogue
+from ibcalc.engine.params import CostParams
+from ibcalc.engine.types import Collective, DType, Estimate
+from ibcalc.facade import estimate_on
+from ibcalc.workload.placement import Placement, Tier
+
+__all__ = ["Per", "Phase", "build_phase", "time_range"]
+
+Per = Literal["step", "token", "request", "checkpoint"]
+
+
+class Phase(BaseModel):
+    """One collective (or storage transfer) a workload repeats ``count`` times per ``per``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    collective: Collective | None
+    bytes_per_gpu: float = Field(ge=0)
+    ranks: int = Field(ge=1)
+    tier: Tier
+    time_s: float = Field(ge=0)
+    time_s_range: tuple[float, float] | None = None
+    count: int = Field(ge=0)
+    per: Per = "step"
+    exposed_s: float = Field(ge=0)
+    overlaps: str | None = None
+    estimate: Estimate | None = None
+    assumptions: list[str] = Field(default_factory=list)
+
+    @property
+    def count_per_step(self) -> int:
+        """Occurrences per ``per`` (the name the issue uses)."""
+        return self.count
+
+    @property
+    def total_s(self) -> float:
+        """Time of all occurrences per ``per``: ``time_s x count``."""
+        return self.time_s * self.count
+
+    @property
+    def total_s_range(self) -> tuple[float, float] | None:
+        """The error band of :attr:`total_s`, when the estimate has one."""
+        if self.time_s_range is None:
+            return None
+        low, high = self.time_s_range
+        return (low * self.count, high * self.count)
+
+
+def time_range(est: Estimate) -> tuple[float, float] | None:
+    """The estimate's error band (``Estimate.time_s_range``) where the engine provides one."""
+    band = getattr(est, "time_s_range", None)
+    if band is None:
+        return None
+    low, high = band
+    return (float(low), float(high))
+
+
+def build_phase(
+    catalogue: Catalogue,
+    placement: Placement,
+    name: str,
+    collective: Collective,
+    size_bytes: float,
+    dtype: DType,
+    count: int,
+    *,
+    per: Per = "step",
+    exposed: bool = True,
+    overlaps: str | None = None,
+    params: CostParams | None = None,
+    notes: list[str] | None = None,
+) -> Phase:
+    """Cost ``collective`` of ``size_bytes`` on ``placement``'s sub-cluster as a phase.
+
+    ``exposed`` False leaves ``exposed_s`` at 0 for the caller's overlap rule to fill in.
+    """
+    del catalogue  # the placement is already resolved against it
+    est = estimate_on(placement.cluster, collective, size_bytes, dtype=dtype, params=params)
+    return Phase(
+        name=name,
+        collective=collective,
+        bytes_per_gpu=est.size_bytes,
+        ranks=est.ranks,
+        tier=placement.tier,
+        time_s=est.time_s,
+        time_s_range=time_range(est),
+        count=count,
+        per=per,
+        exposed_s=est.time_s * count if exposed else 0.0,
+        overlaps=overlaps,
+        estimate=est,
+        assumptions=[*placement.notes, *(notes or [])],
+    )

@@ -1,0 +1,230 @@
+"""The sub-cluster one parallel group runs its collective on (docs/workload.md, "Placement").
+
+Ranks are numbered as Megatron-LM numbers them (``tp-cp-ep-dp-pp``, tensor parallel fastest), and
+packed into scale-up domains in order: ranks 0..D-1 share the first domain (a node, or an NVLink
+rack of several nodes). A group of ``size`` ranks ``stride`` apart then has
+
+* ``per_domain = min(size, D // stride)`` members in each domain it touches (1 when
+  ``stride >= D``), and ``size / per_domain`` domains;
+* the sub-cluster is those domains with ``per_domain`` GPUs each, on the cluster's own links.
+
+Every group of the same kind runs at the same time (all 8 DP groups of a tp=8 job reduce their
+gradients together), so a group gets only its share of what the domain and the site have:
+``D / per_domain`` groups share a domain's NICs, so each gets ``nics x per_domain / D`` of them;
+all groups crossing a WAN share the site's WAN links in proportion to their ranks in the site.
+A share that is not a whole number of NICs is given as the next lower whole number (at least
+one) with each NIC's rate scaled so the total is the share (a 4-NIC, 8-GPU node gives each
+one-GPU group half a NIC).
+
+With several sites, each site holds ``dp / sites`` whole model replicas: tensor, context, expert
+and pipeline groups stay inside a site; only data-parallel groups cross the WAN.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass
+from typing import Literal
+
+from ibcalc.catalogue.models import Catalogue
+from ibcalc.cluster.resolve import ResolvedCluster, resolve_cluster
+from ibcalc.cluster.spec import ClusterSpec
+from ibcalc.engine.types import ScaleOutTier
+from ibcalc.errors import WorkloadError
+
+__all__ = ["Placement", "Tier", "inherit", "place_group", "single_domain"]
+
+Tier = Literal["scale-up", "scale-out", "wan", "storage"]
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a group runs: the sub-cluster, the tier it crosses, and why."""
+
+    cluster: ResolvedCluster
+    tier: Tier
+    per_domain: int
+    domains: int
+    notes: list[str]
+
+    @property
+    def crosses_domains(self) -> bool:
+        """True when the group leaves one scale-up domain."""
+        return self.domains > 1
+
+
+def _share(total: float) -> tuple[int, float]:
+    """A share of ``total`` NICs/links as (whole count >= 1, rate scale giving the share)."""
+    whole = max(1, math.floor(total + 1e-9))
+    return whole, total / whole
+
+
+def _scaled(tier: ScaleOutTier, scale: float) -> ScaleOutTier:
+    if abs(scale - 1.0) < 1e-12:
+        return tier
+    return tier.model_copy(
+        update={"nic_bw_Bps": tier.nic_bw_Bps * scale, "nic_line_Bps": tier.nic_line_Bps * scale}
+    )
+
+
+def inherit(
+    parent: ResolvedCluster,
+    sub: ResolvedCluster,
+    nic_scale: float = 1.0,
+    wan_scale: float = 1.0,
+) -> ResolvedCluster:
+    """``sub`` with the parent's GPU generation, its NIC and WAN rates scaled to a share."""
+    topo = sub.topology
+    topo = dataclasses.replace(
+        topo,
+        arch=parent.topology.arch,
+        out=_scaled(topo.out, nic_scale) if topo.out is not None else None,
+        wan=_scaled(topo.wan, wan_scale) if topo.wan is not None else None,
+    )
+    return dataclasses.replace(sub, topology=topo, gpu_arch=parent.gpu_arch)
+
+
+def single_domain(catalogue: Catalogue, parent: ResolvedCluster, gpus: int) -> ResolvedCluster:
+    """``gpus`` GPUs in one scale-up domain of the parent's scale-up link (hypothetical when
+    larger than the parent's domain: "what if the group fitted inside")."""
+    if parent.intra is None:
+        raise WorkloadError(
+            "the cluster has no scale-up link to compare against ({intra})", field="intra"
+        )
+    spec = ClusterSpec(
+        nodes=1,
+        gpus_per_node=gpus,
+        intra=parent.intra.id,
+        host_pcie=parent.host_pcie.id if parent.host_pcie else None,
+        nvls=parent.spec.nvls,
+    )
+    return inherit(parent, resolve_cluster(catalogue, spec), 1.0, 1.0)
+
+
+def place_group(
+    catalogue: Catalogue,
+    parent: ResolvedCluster,
+    name: str,
+    size: int,
+    stride: int,
+    *,
+    across_sites: bool = False,
+) -> Placement:
+    """The sub-cluster of a group of ``size`` ranks ``stride`` apart (see the module doc).
+
+    ``across_sites`` spreads the group evenly over the parent's sites (data parallelism);
+    otherwise it stays in one site. Raises :class:`WorkloadError` naming ``name`` when the
+    group does not divide evenly into the cluster's scale-up domains.
+    """
+    if size < 2:
+        raise WorkloadError(f"a {name} group needs at least 2 ranks", field=name)
+    topo = parent.topology
+    d = topo.m
+    sites = topo.sites if across_sites else 1
+    if size % sites:
+        raise WorkloadError(
+            f"{{{name}}} {size} ranks cannot be split evenly over {sites} sites", field=name
+        )
+    per_site = size // sites
+    if stride >= d:
+        if stride % d:
+            raise WorkloadError(
+                f"{name} ranks {stride} apart straddle the {d}-GPU scale-up domains unevenly",
+                field=name,
+            )
+        per_domain = 1
+    else:
+        if d % stride:
+            raise WorkloadError(
+                f"{name} ranks {stride} apart do not tile the {d}-GPU scale-up domain",
+                field=name,
+            )
+        per_domain = min(per_site, d // stride)
+    if per_site % per_domain:
+        raise WorkloadError(
+            f"{{{name}}} {size} does not divide into groups of {per_domain} per "
+            f"{d}-GPU scale-up domain",
+            field=name,
+        )
+    domains = per_site // per_domain * sites
+    gpn = parent.gpus_per_node
+    host = parent.host_pcie.id if parent.host_pcie else None
+    system = parent.system.id if parent.system else None
+    intra = parent.intra.id if parent.intra else None
+    notes: list[str] = []
+    if domains == 1:
+        if per_domain <= gpn:
+            spec = ClusterSpec(
+                nodes=1,
+                gpus_per_node=per_domain,
+                intra=intra,
+                system=system,
+                host_pcie=host,
+                nvls=parent.spec.nvls,
+            )
+        else:
+            # inside a multi-node NVLink domain (NVL72 ...) node boundaries do not matter: the
+            # group is per_domain GPUs on the domain's scale-up link (GPU generation kept below)
+            spec = ClusterSpec(
+                nodes=1,
+                gpus_per_node=per_domain,
+                intra=intra,
+                host_pcie=host,
+                nvls=parent.spec.nvls,
+            )
+        notes.append(f"{name} group: {size} GPUs inside one {d}-GPU scale-up domain")
+        sub = resolve_cluster(catalogue, spec)
+        return Placement(inherit(parent, sub, 1.0, 1.0), "scale-up", per_domain, 1, notes)
+
+    out = topo.out
+    assert out is not None  # more than one domain in the parent
+    nic_total = out.nics_per_domain * per_domain / d
+    nics, nic_scale = _share(nic_total)
+    # a preset whose domain spans several nodes cannot be resized to per_domain GPUs per domain
+    # through its own shape, so the sub-cluster names its links instead (GPU generation kept)
+    keep_system = system if d == gpn else None
+    fields: dict[str, object] = {
+        "nodes": domains,
+        "gpus_per_node": per_domain,
+        "nics_per_node": nics,
+        "intra": intra,
+        "inter": out.link_id if parent.inter is None else parent.inter.id,
+        "system": keep_system,
+        "host_pcie": host,
+        "sharp": parent.spec.sharp,
+        "nvls": parent.spec.nvls,
+        "oversubscription": parent.spec.oversubscription,
+        "cross_leaf_fraction": parent.spec.cross_leaf_fraction,
+    }
+    groups_per_domain = d // per_domain
+    notes.append(
+        f"{name} group: {size} GPUs, {per_domain} in each of {domains} scale-up domains; "
+        f"{groups_per_domain} such group{'s' if groups_per_domain != 1 else ''} per domain "
+        f"share its {out.nics_per_domain} x {out.link_id}: {nic_total:g} NIC"
+        f"{'s' if nic_total != 1 else ''} each"
+    )
+    wan_scale = 1.0
+    tier: Tier = "scale-out"
+    if sites > 1:
+        wan = topo.wan
+        assert wan is not None
+        ranks_per_site = topo.ranks // sites
+        wan_total = wan.nics_per_domain * per_site / ranks_per_site
+        wan_links, wan_scale = _share(wan_total)
+        fields.update(
+            sites=sites,
+            wan=wan.link_id,
+            wan_links=wan_links,
+            wan_latency_s=parent.spec.wan_latency_s,
+        )
+        groups_per_site = ranks_per_site // per_site
+        notes.append(
+            f"{name} group spans {sites} sites, {per_site} GPUs in each; {groups_per_site} "
+            f"such group{'s' if groups_per_site != 1 else ''} per site share its "
+            f"{wan.nics_per_domain} x {wan.link_id}: {wan_total:.3g} link"
+            f"{'s' if wan_total != 1 else ''} each"
+        )
+        tier = "wan"
+    sub = resolve_cluster(catalogue, ClusterSpec(**fields))
+    return Placement(inherit(parent, sub, nic_scale, wan_scale), tier, per_domain, domains, notes)

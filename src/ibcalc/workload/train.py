@@ -1,0 +1,719 @@
+"""Communication of one training step, per parallel dimension (docs/workload.md, "Training").
+
+Per GPU and per step (M micro-batches of b sequences of s tokens, hidden size h, L layers):
+
+* DP, gradients: all-reduce of ``P x bytes(grad) / (tp x pp)`` over the ``dp x cp`` ranks holding
+  the same weights; with ZeRO-1/2 a reduce-scatter of that plus an all-gather of the updated
+  weights ``P x bytes(param) / (tp x pp)`` (2 Psi, as plain DP); with ZeRO-3/FSDP the weights are
+  all-gathered in every micro-batch's forward and backward and gradients reduce-scattered each
+  micro-batch (3 Psi per micro-batch). Rajbhandari et al., SC'20, arXiv:1910.02054, section 7.
+* TP (Megatron): 2 all-reduces forward and 2 backward per layer of ``b x s/cp x h x bytes(act)``;
+  with sequence parallelism 4 all-gathers and 4 reduce-scatters of the same buffer. Shoeybi et
+  al. 2019, arXiv:1909.08053, section 3; Korthikanti et al. 2022, arXiv:2205.05198, section 4.2.
+* PP: one send/receive of ``b x s/cp x h x bytes(act) / tp`` per micro-batch per stage boundary
+  forward and one backward (Narayanan et al., SC'21, arXiv:2104.04473, section 4.1 and its
+  scatter/gather optimisation); 1F1B bubble ``(pp - 1) / M`` of the compute time.
+* EP: all-to-all dispatch and combine per MoE layer forward, and both again backward, of
+  ``b x s/cp x top_k x h x bytes(act)`` per GPU (Lepikhin et al. 2020, GShard, arXiv:2006.16668;
+  DeepSeek-V3, arXiv:2412.19437, section 3.2.2).
+* CP (all-gather based, Llama 3, arXiv:2407.21783, section 3.3.2): all-gather of K and V per
+  layer forward, reduce-scatter of their gradients backward, ``b x s x kv_elements x bytes / tp``.
+
+Overlap (docs/workload.md, "Overlap"): data-parallel collectives run under compute windows; every
+other collective sits on the critical path and is exposed in full.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Iterator
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ibcalc.catalogue.load import find_system
+from ibcalc.catalogue.models import Catalogue
+from ibcalc.cluster.resolve import ResolvedCluster, resolve_cluster
+from ibcalc.cluster.spec import MAX_GPUS, ClusterSpec
+from ibcalc.engine.params import CostParams
+from ibcalc.engine.types import Collective, DType
+from ibcalc.errors import IbcalcError, WorkloadError
+from ibcalc.units import format_size, format_time
+from ibcalc.workload.model import ModelSpec
+from ibcalc.workload.phases import Phase, build_phase
+from ibcalc.workload.placement import place_group, single_domain
+
+__all__ = [
+    "Parallelism",
+    "TrainResult",
+    "TrainSpec",
+    "TrainTotals",
+    "compare_layouts",
+    "factorisations",
+    "fit_cluster",
+    "train_step",
+]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+#: Backward over forward compute: 2 (forward 2 N D FLOPs per token, backward 4 N D; Kaplan et
+#: al. 2020, arXiv:2001.08361, section 2.1).
+BACKWARD_OVER_FORWARD = 2.0
+#: Training FLOPs per parameter per token (forward + backward), same source.
+FLOPS_PER_PARAM_TOKEN = 6.0
+
+
+class Parallelism(BaseModel):
+    """Parallel degrees: tensor, pipeline, data, expert (carved out of dp) and context."""
+
+    model_config = _FROZEN
+
+    tp: int = Field(default=1, ge=1, le=MAX_GPUS)
+    pp: int = Field(default=1, ge=1, le=MAX_GPUS)
+    dp: int = Field(default=1, ge=1, le=MAX_GPUS)
+    ep: int = Field(default=1, ge=1, le=MAX_GPUS)
+    cp: int = Field(default=1, ge=1, le=MAX_GPUS)
+
+    @property
+    def world(self) -> int:
+        """GPUs in the job: tp x cp x pp x dp (ep reuses dp's ranks)."""
+        return self.tp * self.cp * self.pp * self.dp
+
+    @property
+    def label(self) -> str:
+        """``tp8 pp1 dp16`` (ep and cp when above 1)."""
+        parts = [f"tp{self.tp}", f"pp{self.pp}", f"dp{self.dp}"]
+        if self.ep > 1:
+            parts.append(f"ep{self.ep}")
+        if self.cp > 1:
+            parts.append(f"cp{self.cp}")
+        return " ".join(parts)
+
+
+class TrainSpec(BaseModel):
+    """A training job: model, layout, sharding, precisions, batch shape and compute time."""
+
+    model_config = _FROZEN
+
+    model: ModelSpec
+    parallel: Parallelism
+    zero: int = Field(default=0, ge=0, le=3)
+    grad_dtype: DType = DType.BF16
+    param_dtype: DType = DType.BF16
+    act_dtype: DType = DType.BF16
+    micro_batch: int = Field(default=1, ge=1, le=1_000_000)
+    seq_len: int | None = Field(default=None, ge=1, le=100_000_000)
+    microbatches: int | None = Field(default=None, ge=1, le=1_000_000)
+    sequence_parallel: bool = False
+    hierarchical: bool = False
+    backward_s: float | None = Field(default=None, gt=0, le=1e6)
+    tflops: float | None = Field(default=None, gt=0, le=1e6)
+
+
+class TrainTotals(BaseModel):
+    """Per-step totals. Compute-dependent fields are None when no compute time was given."""
+
+    model_config = _FROZEN
+
+    comm_s: float
+    exposed_s: float
+    forward_s: float | None
+    backward_s: float | None
+    compute_s: float | None
+    bubble_fraction: float
+    bubble_s: float | None
+    step_s: float | None
+
+
+class TrainResult(BaseModel):
+    """One training step's phases, totals, warnings and assumptions."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    spec: TrainSpec
+    nodes: int
+    gpus_per_node: int
+    sites: int
+    microbatches: int
+    seq_len: int
+    phases: list[Phase]
+    totals: TrainTotals
+    warnings: list[str]
+    assumptions: list[str]
+
+
+def _gpus_per_node(catalogue: Catalogue, spec: ClusterSpec) -> int:
+    if spec.gpus_per_node is not None:
+        return spec.gpus_per_node
+    if spec.system is not None:
+        return find_system(catalogue, spec.system).gpus_per_node
+    probe = resolve_cluster(
+        catalogue, spec.replace(nodes=None, sites=1, wan=None, wan_links=1, wan_latency_s=None)
+    )
+    return probe.gpus_per_node
+
+
+def fit_cluster(
+    catalogue: Catalogue,
+    spec: ClusterSpec,
+    *,
+    tp: int = 1,
+    pp: int = 1,
+    dp: int | None = None,
+    ep: int = 1,
+    cp: int = 1,
+) -> tuple[ResolvedCluster, Parallelism]:
+    """Resolve ``spec`` for a job of tp x cp x pp x dp GPUs, filling whichever is missing.
+
+    Without ``nodes`` the cluster gets world / GPUs-per-node nodes; without ``dp`` the job gets
+    the cluster's GPUs / (tp x cp x pp); with both, they must agree.
+    """
+    model_par = tp * cp * pp
+    filled = False
+    if dp is None and spec.nodes is None:
+        # neither given: the smallest job of whole nodes
+        gpn = _gpus_per_node(catalogue, spec)
+        nodes = -(-model_par // gpn)
+        if (nodes * gpn) % model_par:
+            raise WorkloadError(
+                f"tp x cp x pp = {model_par} does not divide {nodes} x {gpn} GPUs; give {{dp}} "
+                "or {nodes}",
+                field="dp",
+            )
+        dp = nodes * gpn // model_par
+        filled = True
+    if dp is not None:
+        world = model_par * dp
+        if spec.nodes is None:
+            gpn = _gpus_per_node(catalogue, spec)
+            if world % gpn:
+                raise WorkloadError(
+                    f"tp x cp x pp x dp = {world} GPUs do not fill whole {gpn}-GPU nodes; "
+                    "give {gpus_per_node} or {nodes}",
+                    field="dp",
+                )
+            spec = spec.replace(nodes=world // gpn)
+        cluster = resolve_cluster(catalogue, spec)
+        if cluster.ranks != world:
+            raise WorkloadError(
+                f"tp x cp x pp x dp = {tp} x {cp} x {pp} x {dp} = {world} GPUs, but the cluster "
+                f"has {cluster.nodes} nodes x {cluster.gpus_per_node} = {cluster.ranks}; "
+                "change {dp} or {nodes}",
+                field="dp",
+            )
+    else:
+        cluster = resolve_cluster(catalogue, spec)
+        if cluster.ranks % model_par:
+            raise WorkloadError(
+                f"{cluster.ranks} GPUs are not a multiple of tp x cp x pp = {model_par}",
+                field="tp",
+            )
+        dp = cluster.ranks // model_par
+    if filled:
+        cluster = dataclasses.replace(
+            cluster,
+            assumptions=[
+                f"dp {dp} assumed: the smallest job of whole nodes ({{dp}}, {{nodes}})",
+                *cluster.assumptions,
+            ],
+        )
+    return cluster, Parallelism(tp=tp, pp=pp, dp=dp, ep=ep, cp=cp)
+
+
+class _Builder:
+    """Collects phases and notes for one step (keeps :func:`train_step` readable)."""
+
+    def __init__(
+        self,
+        catalogue: Catalogue,
+        cluster: ResolvedCluster,
+        spec: TrainSpec,
+        params: CostParams | None,
+    ) -> None:
+        self.cat = catalogue
+        self.cluster = cluster
+        self.spec = spec
+        self.params = params
+        self.phases: list[tuple[Phase, str | None]] = []
+        self.warnings: list[str] = []
+        self.notes: list[str] = []
+
+    def add(
+        self,
+        group: str,
+        size: int,
+        stride: int,
+        name: str,
+        collective: Collective,
+        size_bytes: float,
+        dtype: DType,
+        count: int,
+        window: str | None = None,
+        *,
+        across_sites: bool = False,
+        notes: list[str] | None = None,
+    ) -> Phase:
+        placement = place_group(
+            self.cat, self.cluster, group, size, stride, across_sites=across_sites
+        )
+        phase = build_phase(
+            self.cat,
+            placement,
+            name,
+            collective,
+            size_bytes,
+            dtype,
+            count,
+            exposed=window is None,
+            overlaps=window,
+            params=self.params,
+            notes=notes,
+        )
+        self.phases.append((phase, window))
+        return phase
+
+
+def _per_stage(count: int, pp: int, what: str, notes: list[str]) -> int:
+    if count % pp:
+        notes.append(
+            f"{count} {what} do not split evenly over {pp} pipeline stages: the busiest stage "
+            f"({math.ceil(count / pp)}) is costed"
+        )
+    return math.ceil(count / pp)
+
+
+def _check(spec: TrainSpec, cluster: ResolvedCluster, warnings: list[str]) -> None:
+    par, model = spec.parallel, spec.model
+    if par.world != cluster.ranks:
+        raise WorkloadError(
+            f"the layout {par.label} needs {par.world} GPUs; the cluster has {cluster.ranks}",
+            field="dp",
+        )
+    sites = cluster.topology.sites
+    if par.dp % sites:
+        raise WorkloadError(
+            f"{{dp}} {par.dp} cannot be split over {sites} sites: each site holds dp / sites "
+            "whole replicas",
+            field="dp",
+        )
+    if par.ep > 1:
+        if not model.is_moe:
+            raise WorkloadError(
+                "{ep} above 1 needs a mixture-of-experts model ({experts}, {top_k})", field="ep"
+            )
+        if par.dp % par.ep:
+            raise WorkloadError(
+                f"{{ep}} {par.ep} must divide {{dp}} {par.dp} (expert groups are carved out of "
+                "the data-parallel ranks)",
+                field="ep",
+            )
+        assert model.experts is not None
+        if model.experts % par.ep:
+            raise WorkloadError(
+                f"{{ep}} {par.ep} does not divide the model's {model.experts} experts", field="ep"
+            )
+    if model.heads is not None and model.heads % par.tp:
+        warnings.append(
+            f"tp {par.tp} does not divide the model's {model.heads} attention heads "
+            "(Megatron needs it to)"
+        )
+    if model.kv_heads is not None and par.tp > model.kv_heads:
+        warnings.append(
+            f"tp {par.tp} is more than the model's {model.kv_heads} key/value heads: "
+            "each KV head is replicated over tp / kv_heads GPUs"
+        )
+
+
+def train_step(
+    catalogue: Catalogue,
+    cluster: ResolvedCluster,
+    spec: TrainSpec,
+    *,
+    params: CostParams | None = None,
+) -> TrainResult:
+    """The communication of one training step of ``spec`` on ``cluster`` (docs/workload.md).
+
+    ``cluster`` must hold exactly tp x cp x pp x dp GPUs (:func:`fit_cluster` makes one).
+    Raises :class:`~ibcalc.errors.WorkloadError` naming the field at fault.
+    """
+    b = _Builder(catalogue, cluster, spec, params)
+    _check(spec, cluster, b.warnings)
+    par, model = spec.parallel, spec.model
+    sites = cluster.topology.sites
+    dp_site = par.dp // sites
+    m = spec.microbatches if spec.microbatches is not None else (par.pp if par.pp > 1 else 1)
+    if spec.microbatches is None and par.pp > 1:
+        b.notes.append(f"{m} micro-batches per step assumed (= pp; --microbatches to change)")
+    needs_shape = par.tp > 1 or par.pp > 1 or par.ep > 1 or par.cp > 1
+    seq = spec.seq_len if spec.seq_len is not None else model.seq_len
+    if seq is None:
+        if needs_shape or spec.tflops is not None:
+            raise WorkloadError(
+                "tensor, pipeline, expert or context parallelism (and --tflops) need the "
+                "sequence length ({seq_len})",
+                field="seq_len",
+            )
+        seq = 1
+    elif spec.seq_len is None:
+        b.notes.append(f"sequence length {seq} from {model.label} (--seq-len to change)")
+    if seq % par.cp:
+        raise WorkloadError(f"{{seq_len}} {seq} does not split over cp {par.cp}", field="cp")
+    s_local = seq // par.cp
+    act = spec.act_dtype.bytes
+    mb = spec.micro_batch
+
+    forward_s, backward_s = _compute(spec, model, par, seq, m, b.notes)
+    _dp_phases(b, par, model, sites, dp_site, m)
+
+    if par.tp > 1:
+        hidden = model.need("hidden", "tensor parallelism")
+        layers = _per_stage(model.need("layers", "tensor parallelism"), par.pp, "layers", b.notes)
+        size = float(mb * s_local * hidden * act)
+        count = 4 * layers * m
+        if spec.sequence_parallel:
+            first = b.add(
+                "tp", par.tp, 1, "tp-allgather", Collective.ALL_GATHER, size, spec.act_dtype, count
+            )
+            b.add(
+                "tp",
+                par.tp,
+                1,
+                "tp-reducescatter",
+                Collective.REDUCE_SCATTER,
+                size,
+                spec.act_dtype,
+                count,
+            )
+        else:
+            first = b.add(
+                "tp", par.tp, 1, "tp-allreduce", Collective.ALL_REDUCE, size, spec.act_dtype, count
+            )
+        _tp_warning(b, first, size)
+    if par.cp > 1:
+        layers = _per_stage(model.need("layers", "context parallelism"), par.pp, "layers", b.notes)
+        kv = model.kv_elements()
+        size = float(mb * seq * kv * act) / par.tp
+        for name, coll in (
+            ("cp-allgather-kv", Collective.ALL_GATHER),
+            ("cp-reducescatter-kv", Collective.REDUCE_SCATTER),
+        ):
+            b.add("cp", par.cp, par.tp, name, coll, size, spec.act_dtype, layers * m)
+    if par.ep > 1:
+        hidden = model.need("hidden", "expert parallelism")
+        top_k = model.need("top_k", "expert parallelism")
+        moe = _per_stage(model.moe_layer_count(), par.pp, "MoE layers", b.notes)
+        tokens = mb * s_local // (par.tp if spec.sequence_parallel else 1)
+        size = float(tokens * top_k * hidden * act)
+        b.add(
+            "ep",
+            par.ep,
+            par.tp * par.cp,
+            "ep-alltoall",
+            Collective.ALL_TO_ALL,
+            size,
+            spec.act_dtype,
+            4 * moe * m,
+            notes=["dispatch and combine forward, and both again backward, per MoE layer"],
+        )
+    if par.pp > 1:
+        hidden = model.need("hidden", "pipeline parallelism")
+        size = float(mb * s_local * hidden * act) / par.tp
+        b.add(
+            "pp",
+            2,
+            par.tp * par.cp * dp_site,
+            "pp-sendrecv",
+            Collective.SEND_RECV,
+            size,
+            spec.act_dtype,
+            2 * m,
+            notes=["activations forward and their gradients backward, per micro-batch"],
+        )
+
+    phases = _apply_overlap(b.phases, forward_s, backward_s, m)
+    comm = sum(p.total_s for p in phases)
+    exposed = sum(p.exposed_s for p in phases)
+    bubble = (par.pp - 1) / m if par.pp > 1 else 0.0
+    compute = forward_s + backward_s if forward_s is not None and backward_s is not None else None
+    bubble_s = bubble * compute if compute is not None else None
+    step = compute + (bubble_s or 0.0) + exposed if compute is not None else None
+    if compute is None:
+        b.notes.append(
+            "no compute time given (--backward-time or --tflops): nothing is hidden, every "
+            "collective counts as exposed"
+        )
+    elif exposed > compute:
+        b.warnings.append(
+            f"communication-bound: {format_time(exposed)} of exposed communication per step "
+            f"against {format_time(compute)} of compute ({exposed / compute:.3g}x)"
+        )
+    if spec.grad_dtype.bytes < 2:
+        b.notes.append(
+            f"{spec.grad_dtype.value} gradients: compressed before the exchange and summed in "
+            "higher precision at each hop (1-bit Adam / ZeRO++ style), so the wire carries "
+            f"{spec.grad_dtype.bytes} byte per element; quantisation scales and compute ignored"
+        )
+    if model.is_moe and par.dp * par.cp > 1:
+        b.notes.append(
+            "MoE: every parameter's gradient is reduced over all dp ranks (an upper bound: "
+            "expert gradients only need the dp / ep ranks holding the same experts)"
+        )
+    totals = TrainTotals(
+        comm_s=comm,
+        exposed_s=exposed,
+        forward_s=forward_s,
+        backward_s=backward_s,
+        compute_s=compute,
+        bubble_fraction=bubble,
+        bubble_s=bubble_s,
+        step_s=step,
+    )
+    return TrainResult(
+        spec=spec,
+        nodes=cluster.nodes,
+        gpus_per_node=cluster.gpus_per_node,
+        sites=sites,
+        microbatches=m,
+        seq_len=seq,
+        phases=phases,
+        totals=totals,
+        warnings=b.warnings,
+        assumptions=[*b.notes, *_cluster_notes(cluster)],
+    )
+
+
+def _cluster_notes(cluster: ResolvedCluster) -> list[str]:
+    return list(cluster.assumptions)
+
+
+def _compute(
+    spec: TrainSpec, model: ModelSpec, par: Parallelism, seq: int, m: int, notes: list[str]
+) -> tuple[float | None, float | None]:
+    """Forward and backward compute per step per GPU, from --backward-time or --tflops."""
+    if spec.backward_s is not None:
+        backward = spec.backward_s
+        forward = backward / BACKWARD_OVER_FORWARD
+        notes.append(
+            f"backward compute {format_time(backward)} per step given; forward taken as half "
+            "of it (backward ~ 2 x forward FLOPs)"
+        )
+        return forward, backward
+    if spec.tflops is not None:
+        tokens = spec.micro_batch * seq * m
+        flops = FLOPS_PER_PARAM_TOKEN * model.flops_params * tokens / (par.tp * par.pp * par.cp)
+        total = flops / (spec.tflops * 1e12)
+        forward = total / (1 + BACKWARD_OVER_FORWARD)
+        notes.append(
+            f"compute from 6 x {model.flops_params / 1e9:g}B params x {tokens} tokens per "
+            f"replica / (tp x pp x cp) at {spec.tflops:g} TFLOP/s per GPU = "
+            f"{format_time(total)} per step (attention FLOPs ignored)"
+        )
+        return forward, total - forward
+    return None, None
+
+
+def _dp_phases(
+    b: _Builder, par: Parallelism, model: ModelSpec, sites: int, dp_site: int, m: int
+) -> None:
+    """Data-parallel gradient and weight collectives (flat, or within site then across)."""
+    spec = b.spec
+    ranks = par.dp * par.cp
+    if ranks < 2:
+        return
+    grad = model.params * spec.grad_dtype.bytes / (par.tp * par.pp)
+    weights = model.params * spec.param_dtype.bytes / (par.tp * par.pp)
+    last_bwd = "backward of the last micro-batch"
+    first_fwd = "forward of the first micro-batch"
+    plan: list[tuple[str, Collective, float, DType, int, str]]
+    if spec.zero == 0:
+        plan = [("dp-allreduce", Collective.ALL_REDUCE, grad, spec.grad_dtype, 1, last_bwd)]
+    elif spec.zero in (1, 2):
+        plan = [
+            ("dp-reducescatter", Collective.REDUCE_SCATTER, grad, spec.grad_dtype, 1, last_bwd),
+            ("dp-allgather", Collective.ALL_GATHER, weights, spec.param_dtype, 1, first_fwd),
+        ]
+    else:
+        plan = [
+            ("dp-allgather-fwd", Collective.ALL_GATHER, weights, spec.param_dtype, m, "forward"),
+            ("dp-allgather-bwd", Collective.ALL_GATHER, weights, spec.param_dtype, m, "backward"),
+            ("dp-reducescatter", Collective.REDUCE_SCATTER, grad, spec.grad_dtype, m, "backward"),
+        ]
+    hierarchical = spec.hierarchical and sites > 1
+    if spec.hierarchical and sites == 1:
+        b.notes.append("--hierarchical applies across sites only; one site: flat collectives")
+    for name, coll, size, dtype, count, window in plan:
+        if not hierarchical:
+            b.add(
+                "dp", ranks, par.tp, name, coll, size, dtype, count, window, across_sites=sites > 1
+            )
+            continue
+        local = dp_site * par.cp
+        shard = size / local
+        wan_stride = b.cluster.topology.m
+        # dp-allreduce -> dp-rs@site, dp-ar@wan, dp-ag@site; dp-allgather-fwd -> dp-ag-fwd@wan ...
+        tail = name.removeprefix("dp-").removeprefix("allreduce").removeprefix("allgather")
+        tail = tail.removeprefix("reducescatter")
+        steps: list[tuple[str, str, Collective, float]] = []
+        if coll is Collective.ALL_REDUCE:
+            steps = [
+                ("site", f"dp-rs{tail}@site", Collective.REDUCE_SCATTER, size),
+                ("wan", f"dp-ar{tail}@wan", Collective.ALL_REDUCE, shard),
+                ("site", f"dp-ag{tail}@site", Collective.ALL_GATHER, size),
+            ]
+        elif coll is Collective.REDUCE_SCATTER:
+            steps = [
+                ("site", f"dp-rs{tail}@site", Collective.REDUCE_SCATTER, size),
+                ("wan", f"dp-rs{tail}@wan", Collective.REDUCE_SCATTER, shard),
+            ]
+        else:
+            steps = [
+                ("wan", f"dp-ag{tail}@wan", Collective.ALL_GATHER, shard),
+                ("site", f"dp-ag{tail}@site", Collective.ALL_GATHER, size),
+            ]
+        for where, step_name, step_coll, step_size in steps:
+            if where == "site":
+                if local < 2:
+                    continue
+                b.add("dp", local, par.tp, step_name, step_coll, step_size, dtype, count, window)
+            else:
+                b.add(
+                    "dp",
+                    sites,
+                    wan_stride,
+                    step_name,
+                    step_coll,
+                    step_size,
+                    dtype,
+                    count,
+                    window,
+                    across_sites=True,
+                    notes=[
+                        f"hierarchical: each GPU exchanges its 1/{local} shard with its "
+                        f"counterpart in the other site{'s' if sites > 2 else ''}"
+                    ],
+                )
+
+
+def _tp_warning(b: _Builder, phase: Phase, size: float) -> None:
+    """Warn when TP leaves the scale-up domain, with the slowdown against staying inside."""
+    par = b.spec.parallel
+    domain = b.cluster.topology.m
+    if par.tp <= domain:
+        return
+    assert phase.collective is not None
+    total = phase.time_s * phase.count
+    if b.cluster.intra is None:
+        b.warnings.append(
+            f"tp {par.tp} crosses the scale-up domain ({domain} GPU): every TP collective "
+            f"goes over {phase.tier}, {format_time(total)} per step"
+        )
+        return
+    from ibcalc.facade import estimate_on
+
+    inside = estimate_on(
+        single_domain(b.cat, b.cluster, par.tp),
+        phase.collective,
+        size,
+        dtype=b.spec.act_dtype,
+        params=b.params,
+    )
+    slowdown = phase.time_s / inside.time_s
+    b.warnings.append(
+        f"tp {par.tp} crosses the {domain}-GPU scale-up domain: each TP "
+        f"{phase.collective.value} of {format_size(size)} takes {format_time(phase.time_s)}, "
+        f"against {format_time(inside.time_s)} inside one {par.tp}-GPU {b.cluster.intra.id} "
+        f"domain ({slowdown:.3g}x slower; {format_time(total)} vs "
+        f"{format_time(inside.time_s * phase.count)} per step for this collective)"
+    )
+
+
+def _apply_overlap(
+    phases: list[tuple[Phase, str | None]],
+    forward_s: float | None,
+    backward_s: float | None,
+    m: int,
+) -> list[Phase]:
+    """Fill ``exposed_s`` of the overlappable phases from their compute windows.
+
+    A window's exposed time is ``max(0, its phases' total - its compute)``, shared among them in
+    proportion to their time. Without compute times every phase is exposed in full.
+    """
+    windows: dict[str, float] = {}
+    if forward_s is not None and backward_s is not None:
+        windows = {
+            "backward of the last micro-batch": backward_s / m,
+            "forward of the first micro-batch": forward_s / m,
+            "backward": backward_s,
+            "forward": forward_s,
+        }
+    totals: dict[str, float] = {}
+    for phase, window in phases:
+        if window is not None:
+            totals[window] = totals.get(window, 0.0) + phase.total_s
+    out: list[Phase] = []
+    for phase, window in phases:
+        if window is None:
+            out.append(phase)
+            continue
+        if window not in windows:
+            out.append(phase.model_copy(update={"exposed_s": phase.total_s}))
+            continue
+        busy = totals[window]
+        exposed_window = max(0.0, busy - windows[window])
+        share = phase.total_s / busy if busy > 0 else 0.0
+        out.append(phase.model_copy(update={"exposed_s": exposed_window * share}))
+    return out
+
+
+def factorisations(world: int, cp: int = 1) -> Iterator[tuple[int, int, int]]:
+    """Every (tp, pp, dp) with tp x pp x dp x cp = world, tp fastest-growing last."""
+    if world % cp:
+        return
+    rest = world // cp
+    for tp in range(1, rest + 1):
+        if rest % tp:
+            continue
+        for pp in range(1, rest // tp + 1):
+            if (rest // tp) % pp:
+                continue
+            yield tp, pp, rest // tp // pp
+
+
+def compare_layouts(
+    catalogue: Catalogue,
+    cluster: ResolvedCluster,
+    spec: TrainSpec,
+    *,
+    params: CostParams | None = None,
+) -> tuple[list[TrainResult], list[str]]:
+    """Every valid (tp, pp, dp[, ep]) layout of ``cluster``'s GPUs, least exposed time first.
+
+    Valid: tp divides the attention heads and pp the layers (when known), dp splits over the
+    sites, ep divides dp and the experts (MoE only; ep = 1 otherwise), and the groups tile the
+    scale-up domains. Memory is not checked. Returns the results and the layouts skipped, each
+    with its reason.
+    """
+    model = spec.model
+    results: list[TrainResult] = []
+    skipped: list[str] = []
+    for tp, pp, dp in factorisations(cluster.ranks, spec.parallel.cp):
+        if model.heads is not None and model.heads % tp:
+            continue
+        if model.layers is not None and (model.layers % pp or pp > model.layers):
+            continue
+        eps = [1]
+        if model.is_moe:
+            assert model.experts is not None
+            eps = [e for e in range(1, dp + 1) if dp % e == 0 and model.experts % e == 0]
+        for ep in eps:
+            par = Parallelism(tp=tp, pp=pp, dp=dp, ep=ep, cp=spec.parallel.cp)
+            try:
+                result = train_step(
+                    catalogue, cluster, spec.model_copy(update={"parallel": par}), params=params
+                )
+            except IbcalcError as exc:
+                skipped.append(f"{par.label}: {exc}")
+                continue
+            results.append(result)
+    results.sort(key=lambda r: (r.totals.exposed_s, r.totals.comm_s))
+    return results, skipped

@@ -1,0 +1,140 @@
+"""ibcalc.workload.checkpoint: bytes, bounds and which one sets the time, worked by hand."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ibcalc.catalogue.load import load_catalogue
+from ibcalc.catalogue.models import Catalogue
+from ibcalc.cluster.resolve import resolve_cluster
+from ibcalc.cluster.spec import ClusterSpec
+from ibcalc.errors import UnknownNameError
+from ibcalc.workload.checkpoint import CheckpointSpec, checkpoint
+from ibcalc.workload.model import find_model
+
+#: A 400 Gb/s client NIC at full rate (50 GB/s) and a 200 GB/s storage system, as in the issue.
+OVERRIDE = """\
+schema: ibcalc-catalogue/1
+links:
+  - id: client-400g
+    name: "test client NIC, 400 Gb/s at line rate"
+    kind: scale-out
+    family: ethernet
+    generation: test
+    scope: per-port
+    per_direction: "400 Gb/s"
+    efficiency: 1.0
+    efficiency_source: "test value"
+    sources: ["test"]
+    confidence: low
+storage:
+  - id: test-200
+    name: "test storage, 200 GB/s"
+    kind: parallel-fs
+    aggregate_read: "200 GB/s"
+    aggregate_write: "200 GB/s"
+    aggregate_source: "test value"
+    sources: ["test"]
+    confidence: low
+"""
+
+
+@pytest.fixture
+def test_catalogue(tmp_path: Path) -> Catalogue:
+    path = tmp_path / "override.yaml"
+    path.write_text(OVERRIDE, encoding="utf-8")
+    return load_catalogue([path], use_env=False)
+
+
+def test_405b_to_200_GBps_storage_is_storage_bound(test_catalogue: Catalogue) -> None:
+    # 405e9 x 2 bytes = 810 GB; 16 nodes x 1 x 50 GB/s = 800 GB/s of client NICs -> 1.0125 s;
+    # storage 200 GB/s -> 4.05 s: storage-bound, 4.05 s
+    cluster = resolve_cluster(test_catalogue, ClusterSpec(system="dgx-h100", nodes=16))
+    spec = CheckpointSpec(
+        model=find_model("llama3-405b"), storage="test-200", client_link="client-400g"
+    )
+    result = checkpoint(test_catalogue, cluster, spec)
+    assert result.save.bytes == 810e9
+    bounds = {b.name: b for b in result.save.bounds}
+    assert bounds["client NICs"].bw_Bps == pytest.approx(800e9)
+    assert bounds["client NICs"].time_s == pytest.approx(1.0125)
+    assert bounds["storage"].time_s == pytest.approx(4.05)
+    assert result.save.bound == "storage"
+    assert result.save.time_s == pytest.approx(4.05)
+    assert result.phases[0].name == "save"
+    assert result.phases[0].tier == "storage"
+    assert result.phases[0].time_s == pytest.approx(4.05)
+
+
+def test_more_storage_units_move_the_bound_to_the_clients(test_catalogue: Catalogue) -> None:
+    # 5 x 200 = 1000 GB/s of storage > 800 GB/s of clients: client-bound, 810 / 800 = 1.0125 s
+    cluster = resolve_cluster(test_catalogue, ClusterSpec(system="dgx-h100", nodes=16))
+    spec = CheckpointSpec(
+        model=find_model("llama3-405b"),
+        storage="test-200",
+        client_link="client-400g",
+        storage_units=5,
+    )
+    result = checkpoint(test_catalogue, cluster, spec)
+    assert result.save.bound == "client NICs"
+    assert result.save.time_s == pytest.approx(1.0125)
+
+
+def test_fabric_bound(test_catalogue: Catalogue) -> None:
+    # a 100 GB/s path to storage: 810 / 100 = 8.1 s
+    cluster = resolve_cluster(test_catalogue, ClusterSpec(system="dgx-h100", nodes=16))
+    spec = CheckpointSpec(
+        model=find_model("llama3-405b"),
+        storage="test-200",
+        client_link="client-400g",
+        fabric_Bps=100e9,
+    )
+    result = checkpoint(test_catalogue, cluster, spec)
+    assert result.save.bound == "fabric"
+    assert result.save.time_s == pytest.approx(8.1)
+
+
+def test_optimizer_state_and_restore_replicas(test_catalogue: Catalogue) -> None:
+    # + 12 bytes per parameter: 405e9 x 12 = 4.86 TB; restore reads the weights per replica
+    cluster = resolve_cluster(test_catalogue, ClusterSpec(system="dgx-h100", nodes=16))
+    spec = CheckpointSpec(
+        model=find_model("llama3-405b"),
+        storage="test-200",
+        client_link="client-400g",
+        optimizer=True,
+        replicas=4,
+    )
+    result = checkpoint(test_catalogue, cluster, spec)
+    assert result.optimizer_bytes == pytest.approx(4.86e12)
+    assert result.save.bytes == pytest.approx(810e9 + 4.86e12)
+    assert result.restore.bytes == pytest.approx(4 * 810e9 + 4.86e12)
+    assert result.restore.time_s == pytest.approx((4 * 810e9 + 4.86e12) / 200e9)
+
+
+def test_object_store_request_bound(builtin_catalogue: Catalogue) -> None:
+    # 810 GB over 128 ranks = 6.328 GB each = 396 parts of 16 MB; 128 x 396 = 50,688 PUTs at
+    # 3,500 per second per prefix = 14.48 s, slower than the NICs (810 GB / (16 x 47 GB/s))
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=16))
+    spec = CheckpointSpec(model=find_model("llama3-405b"), storage="s3")
+    result = checkpoint(builtin_catalogue, cluster, spec)
+    requests = next(b for b in result.save.bounds if b.name == "requests")
+    assert requests.time_s == pytest.approx(128 * 396 / 3500)
+    assert result.save.bound == "requests"
+    # S3's 100 ms first-byte latency is added once
+    assert result.save.time_s == pytest.approx(128 * 396 / 3500 + 0.1)
+    # ten prefixes cut it tenfold
+    ten = checkpoint(builtin_catalogue, cluster, spec.model_copy(update={"prefixes": 10}))
+    assert next(b for b in ten.save.bounds if b.name == "requests").time_s == pytest.approx(
+        128 * 396 / 35000
+    )
+
+
+def test_unknown_storage(builtin_catalogue: Catalogue) -> None:
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    with pytest.raises(UnknownNameError) as err:
+        checkpoint(
+            builtin_catalogue, cluster, CheckpointSpec(model=find_model("llama3-8b"), storage="s4")
+        )
+    assert "s3" in str(err.value)

@@ -1,0 +1,239 @@
+"""The workload commands through the command line: registered on a fresh Typer app."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from ibcalc.cli.workload_commands import register
+
+runner = CliRunner()
+
+
+def _app() -> typer.Typer:
+    app = typer.Typer(rich_markup_mode=None, pretty_exceptions_enable=False)
+
+    @app.callback()
+    def _root() -> None:
+        """Test root."""
+
+    register(app)
+    return app
+
+
+APP = _app()
+
+
+def _json(*args: str) -> dict[str, Any]:
+    result = runner.invoke(APP, [*args, "--format", "json"])
+    assert result.exit_code == 0, result.stderr
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def _error(*args: str) -> str:
+    result = runner.invoke(APP, list(args))
+    assert result.exit_code == 2, result.stdout
+    assert result.stderr.startswith("error: ")
+    assert "Traceback" not in result.stderr
+    return result.stderr
+
+
+PHASE_KEYS = ["name", "collective", "bytes_per_gpu", "ranks", "tier", "time_s", "time_s_range"]
+
+
+def _check_phases(data: dict[str, Any]) -> None:
+    assert data["phases"]
+    for phase in data["phases"]:
+        assert list(phase)[: len(PHASE_KEYS)] == PHASE_KEYS
+        assert "exposed_s" in phase
+        assert phase["tier"] in ("scale-up", "scale-out", "wan", "storage")
+    assert "totals" in data
+
+
+def test_train_json(builtin_catalogue: object) -> None:
+    data = _json(
+        "train", "--model", "llama3-70b", "--tp", "8", "--dp", "16", "--system", "dgx-h100"
+    )
+    _check_phases(data)
+    assert data["nodes"] == 16
+    dp = data["phases"][0]
+    assert (dp["name"], dp["collective"], dp["bytes_per_gpu"]) == (
+        "dp-allreduce",
+        "all_reduce",
+        17.5e9,
+    )
+    # no compute given: everything exposed
+    assert data["totals"]["exposed_s"] == pytest.approx(data["totals"]["comm_s"])
+
+
+def test_train_params_only_and_compressed_gradients() -> None:
+    data = _json(
+        "train", "--params", "70B", "--dp", "16", "--system", "dgx-h100", "--grad-dtype", "int8"
+    )
+    # 70e9 x 1 byte, every GPU holds the whole model (tp = pp = 1)
+    assert data["phases"][0]["bytes_per_gpu"] == 70e9
+    assert data["nodes"] == 2
+
+
+def test_train_table_has_tp_warning() -> None:
+    result = runner.invoke(
+        APP,
+        ["train", "--model", "llama3-70b", "--tp", "16", "--dp", "8", "--system", "dgx-h100"],
+    )
+    assert result.exit_code == 0, result.stderr
+    assert "crosses the 8-GPU scale-up domain" in result.stdout
+    assert "tp-allreduce" in result.stdout
+
+
+def test_train_across_sites_with_distance() -> None:
+    data = _json(
+        "train",
+        "--model",
+        "llama3-70b",
+        "--tp",
+        "8",
+        "--dp",
+        "16",
+        "--system",
+        "dgx-h100",
+        "--sites",
+        "2",
+        "--wan",
+        "wan-10g",
+        "--distance",
+        "800km",
+        "--backward-time",
+        "2s",
+    )
+    assert data["sites"] == 2
+    assert data["phases"][0]["tier"] == "wan"
+    assert any("4 ms one way given (--distance/--rtt)" in a for a in data["assumptions"])
+    assert any("communication-bound" in w for w in data["warnings"])
+
+
+def test_train_compare() -> None:
+    data = _json(
+        "train",
+        "--model",
+        "llama3-8b",
+        "--nodes",
+        "2",
+        "--system",
+        "dgx-h100",
+        "--compare",
+        "--tflops",
+        "400",
+    )
+    layouts = data["layouts"]
+    assert len(layouts) == 15  # ordered factorisations of 16 into tp x pp x dp
+    exposed = [row["exposed_s"] for row in layouts]
+    assert exposed == sorted(exposed)
+
+
+def test_infer_json() -> None:
+    data = _json(
+        "infer",
+        "--model",
+        "llama3-70b",
+        "--tp",
+        "8",
+        "--batch",
+        "32",
+        "--prompt",
+        "8192",
+        "--disaggregated",
+        "--system",
+        "dgx-h100",
+    )
+    _check_phases(data)
+    assert data["totals"]["kv_bytes_per_token"] == 327_680
+    assert data["totals"]["dominant_tier"] in ("scale-up", "scale-out")
+
+
+def test_checkpoint_json() -> None:
+    data = _json(
+        "checkpoint",
+        "--model",
+        "llama3-405b",
+        "--storage",
+        "ddn-ai400x2",
+        "--storage-units",
+        "2",
+        "--nodes",
+        "16",
+        "--system",
+        "dgx-h100",
+    )
+    _check_phases(data)
+    # 810 GB over 2 x 65 GB/s of writes = 6.23 s, against 16 NDR NICs (~750 GB/s)
+    assert data["totals"]["save_bound"] == "storage"
+    assert data["totals"]["save_s"] == pytest.approx(810e9 / 130e9)
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (
+            ["train", "--params", "70B", "--system", "dgx-h100", "--wan-links", "4"],
+            "--wan-links 4 needs several sites",
+        ),
+        (
+            ["train", "--params", "70B", "--system", "dgx-h100", "--distance", "800km"],
+            "needs several sites (give --sites 2 or more)",
+        ),
+        (["train", "--params", "70B", "--fsdp", "--zero", "1"], "--fsdp is ZeRO stage 3"),
+        (["train", "--model", "llama3-7b"], "unknown model 'llama3-7b'"),
+        (["train", "--params", "70B", "--tp", "8", "--system", "dgx-h100"], "sequence length"),
+        (
+            ["train", "--params", "70B", "--tp", "8", "--dp", "3", "--nodes", "2"],
+            "change --dp or --nodes",
+        ),
+        (["train", "--params", "70X"], "unknown suffix"),
+        (
+            ["train", "--params", "70B", "--system", "dgx-h100", "--distance", "800"],
+            "give a unit",
+        ),
+        (["train", "--params", "70B", "--nodes", "2", "--compare", "--tp", "8"], "drop --tp"),
+        (["checkpoint", "--params", "8B", "--storage", "s4"], "unknown storage 's4'"),
+        (["infer", "--params", "8B", "--kv-nics", "2"], "--kv-nics applies to --disaggregated"),
+        (
+            ["infer", "--model", "llama3-70b", "--ep", "2", "--system", "dgx-h100"],
+            "--ep above 1 needs a mixture-of-experts model (--experts, --top-k)",
+        ),
+    ],
+)
+def test_errors_are_one_line(args: list[str], needle: str) -> None:
+    message = _error(*args)
+    assert needle in message
+    assert message.count("\n") == 1
+
+
+def test_train_on_a_design_file() -> None:
+    from pathlib import Path
+
+    design = Path(__file__).parents[2] / "examples" / "dgx-h100-superpod-su-ndr.yaml"
+    data = _json("train", "--model", "llama3-70b", "--tp", "8", "--design", str(design))
+    # the SU's 31 DGX H100 nodes: 248 GPUs = tp 8 x dp 31
+    assert data["nodes"] == 31
+    assert data["parallel"]["dp"] == 31
+    assert _error("train", "--params", "70B", "--design", str(design), "--nodes", "4").startswith(
+        "error: --nodes and --design both describe the cluster"
+    )
+
+
+def test_main_cli_refuses_wan_links_without_sites(capsys: pytest.CaptureFixture[str]) -> None:
+    # before: `ibcalc allreduce --wan-links 4` without --sites dropped the flag silently
+    from ibcalc.cli import main
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["allreduce", "--size", "1GB", "--system", "dgx-h100", "--wan-links", "4"])
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert err == (
+        "error: --wan-links 4 needs several sites: WAN links join sites (give --sites 2 or more)\n"
+    )

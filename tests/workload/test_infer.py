@@ -1,0 +1,114 @@
+"""ibcalc.workload.infer: decode per token, prefill and KV transfer per request, by hand."""
+
+from __future__ import annotations
+
+import pytest
+
+from ibcalc.catalogue.models import Catalogue
+from ibcalc.cluster.resolve import resolve_cluster
+from ibcalc.cluster.spec import ClusterSpec
+from ibcalc.engine.types import Collective
+from ibcalc.errors import WorkloadError
+from ibcalc.facade import estimate
+from ibcalc.workload.infer import InferSpec, infer
+from ibcalc.workload.model import find_model
+
+
+def _dgx(cat: Catalogue, nodes: int = 1):  # type: ignore[no-untyped-def]
+    return resolve_cluster(cat, ClusterSpec(system="dgx-h100", nodes=nodes))
+
+
+def test_decode_tp_all_reduce_per_token(builtin_catalogue: Catalogue) -> None:
+    # batch 32 x hidden 8192 x 2 bytes = 524,288 B per all-reduce, 2 per layer x 80 layers
+    spec = InferSpec(model=find_model("llama3-70b"), tp=8, batch=32, output_tokens=100)
+    result = infer(builtin_catalogue, _dgx(builtin_catalogue), spec)
+    decode = next(p for p in result.phases if p.name == "decode-tp-allreduce")
+    assert decode.bytes_per_gpu == 524_288
+    assert decode.count == 160
+    assert decode.per == "token"
+    same = estimate(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100", nodes=1, gpus_per_node=8),
+        Collective.ALL_REDUCE,
+        524_288,
+        dtype="bf16",
+    )
+    assert decode.time_s == same.time_s
+    assert result.per_token_s == pytest.approx(160 * same.time_s)
+    prefill = next(p for p in result.phases if p.name == "prefill-tp-allreduce")
+    # prompt (default 1 token here) x 8192 x 2
+    assert prefill.bytes_per_gpu == 1 * 8192 * 2
+    assert result.per_request_s == pytest.approx(prefill.total_s + 100 * result.per_token_s)
+    assert result.dominant_tier == "scale-up"
+
+
+def test_kv_transfer_for_disaggregated_serving(builtin_catalogue: Catalogue) -> None:
+    # 327,680 B per token x 8192 prompt tokens = 2,684,354,560 B; the 8 TP ranks of a DGX H100
+    # each ship 1/8 (335,544,320 B) through their own NDR NIC, all at once
+    spec = InferSpec(
+        model=find_model("llama3-70b"),
+        tp=8,
+        batch=32,
+        prompt_tokens=8192,
+        output_tokens=512,
+        disaggregated=True,
+    )
+    result = infer(builtin_catalogue, _dgx(builtin_catalogue), spec)
+    assert result.kv_bytes_per_token == 327_680
+    assert result.kv_bytes_per_request == 327_680 * 8192 == 2_684_354_560
+    kv = next(p for p in result.phases if p.name == "kv-transfer")
+    assert kv.bytes_per_gpu == 335_544_320
+    assert kv.tier == "scale-out"
+    same = estimate(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100", nodes=2, gpus_per_node=1, nics_per_node=1, inter="ndr"),
+        Collective.SEND_RECV,
+        335_544_320,
+        dtype="bf16",
+    )
+    assert kv.time_s == same.time_s
+    # bandwidth bound by hand: 335.5 MB over one NDR NIC's achievable rate (~47 GB/s): ~7 ms
+    assert 335_544_320 / 50e9 < kv.time_s < 335_544_320 / 40e9
+    per_request = sum(p.total_s for p in result.phases if p.per == "request")
+    assert result.per_request_s == pytest.approx(per_request + 512 * result.per_token_s)
+
+
+def test_fewer_kv_nics_is_slower(builtin_catalogue: Catalogue) -> None:
+    model = find_model("llama3-70b")
+    cluster = _dgx(builtin_catalogue)
+    times = []
+    for nics in (8, 1):
+        spec = InferSpec(model=model, tp=8, prompt_tokens=8192, disaggregated=True, kv_nics=nics)
+        result = infer(builtin_catalogue, cluster, spec)
+        times.append(next(p for p in result.phases if p.name == "kv-transfer").time_s)
+    # one NIC carries the 8 shards one after the other: about 8x the time
+    assert times[1] / times[0] == pytest.approx(8, rel=0.05)
+
+
+def test_moe_decode_all_to_all(builtin_catalogue: Catalogue) -> None:
+    # DeepSeek-V3: batch 64 x top-8 x hidden 7168 x 2 bytes = 7,340,032 B per dispatch/combine,
+    # 2 per MoE layer x 58 MoE layers; ep 16 = two DGX H100 nodes
+    spec = InferSpec(model=find_model("deepseek-v3"), ep=16, batch=64)
+    result = infer(builtin_catalogue, _dgx(builtin_catalogue, 2), spec)
+    ep = next(p for p in result.phases if p.name == "decode-ep-alltoall")
+    assert ep.bytes_per_gpu == 64 * 8 * 7168 * 2 == 7_340_032
+    assert ep.count == 116
+    assert ep.tier == "scale-out"
+    assert result.dominant_tier == "scale-out"
+
+
+def test_instance_must_fit(builtin_catalogue: Catalogue) -> None:
+    with pytest.raises(WorkloadError) as err:
+        infer(
+            builtin_catalogue,
+            _dgx(builtin_catalogue),
+            InferSpec(model=find_model("llama3-70b"), tp=16),
+        )
+    assert err.value.field == "nodes"
+    with pytest.raises(WorkloadError) as dense:
+        infer(
+            builtin_catalogue,
+            _dgx(builtin_catalogue),
+            InferSpec(model=find_model("llama3-70b"), ep=2),
+        )
+    assert dense.value.field == "ep"

@@ -1,0 +1,110 @@
+"""Model presets and parsing: the papers' numbers, the KV-cache formula, counts and distances."""
+
+from __future__ import annotations
+
+import pytest
+
+from ibcalc.errors import UnitError, UnknownNameError, WorkloadError
+from ibcalc.units import parse_count, parse_distance
+from ibcalc.workload.model import MODEL_PRESETS, find_model, model_from
+
+
+def test_llama3_70b_kv_cache_per_token() -> None:
+    # Llama 3 paper Table 3: 80 layers, 8 KV heads; head dim 8192 / 64 heads = 128; bf16
+    # 2 (K and V) x 80 x 8 x 128 x 2 bytes = 327,680 B per token
+    model = find_model("llama3-70b")
+    assert (model.layers, model.kv_heads, model.head_dim, model.hidden, model.heads) == (
+        80,
+        8,
+        128,
+        8192,
+        64,
+    )
+    assert model.kv_bytes_per_token(2) == 2 * 80 * 8 * 128 * 2 == 327_680
+
+
+def test_llama3_405b_and_8b_shapes() -> None:
+    big = find_model("llama3-405b")
+    assert (big.layers, big.hidden, big.heads, big.kv_heads) == (126, 16384, 128, 8)
+    assert big.params == 405e9
+    small = find_model("llama3-8b")
+    assert (small.layers, small.hidden, small.heads, small.kv_heads) == (32, 4096, 32, 8)
+
+
+def test_deepseek_v3_mla_cache() -> None:
+    # MLA caches the compressed latent (d_c = 512) and the decoupled RoPE key (d_h^R = 64)
+    # per layer: 61 x (512 + 64) x 2 bytes = 70,272 B per token in bf16
+    model = find_model("deepseek-v3")
+    assert model.kv_bytes_per_token(2) == 61 * 576 * 2 == 70_272
+    assert (model.experts, model.top_k, model.moe_layers) == (256, 8, 58)
+    assert (model.params, model.active_params) == (671e9, 37e9)
+
+
+def test_mixtral_shape() -> None:
+    model = find_model("mixtral-8x7b")
+    assert (model.experts, model.top_k, model.layers, model.hidden) == (8, 2, 32, 4096)
+    assert model.is_moe
+    assert model.flops_params == 13e9
+    # Mixtral's 8 KV heads of 128: 2 x 32 x 8 x 128 x 2 = 131,072 B per token
+    assert model.kv_bytes_per_token(2) == 131_072
+
+
+def test_every_preset_has_a_source() -> None:
+    for model in MODEL_PRESETS.values():
+        assert model.sources
+        assert all("arXiv:" in s for s in model.sources)
+
+
+def test_model_from_params_and_overrides() -> None:
+    model = model_from(params="70B", layers=80, hidden=8192)
+    assert model.params == 70e9
+    assert (model.layers, model.hidden, model.heads) == (80, 8192, None)
+    changed = model_from("llama3-70b", seq_len=4096)
+    assert changed.seq_len == 4096
+    assert changed.layers == 80
+    assert changed.id == "llama3-70b (modified)"
+    with pytest.raises(WorkloadError) as err:
+        model_from()
+    assert err.value.field == "params"
+    with pytest.raises(UnknownNameError) as unknown:
+        find_model("llama3-7b")
+    assert "llama3-70b" in str(unknown.value) or "llama3-8b" in str(unknown.value)
+    with pytest.raises(WorkloadError) as bad:
+        model_from(params="8B", experts=2, top_k=4)
+    assert bad.value.field == "top_k"
+
+
+def test_kv_cache_needs_the_shape() -> None:
+    with pytest.raises(WorkloadError) as err:
+        model_from(params="70B", layers=80).kv_bytes_per_token(2)
+    assert err.value.field == "kv_heads"
+    # head dim derived from hidden / heads when not given
+    model = model_from(params="70B", layers=80, hidden=8192, heads=64, kv_heads=8)
+    assert model.kv_bytes_per_token(2) == 327_680
+
+
+@pytest.mark.parametrize(
+    ("text", "count"),
+    [("70B", 70e9), ("405b", 405e9), ("1.5T", 1.5e12), ("8e9", 8e9), ("13M", 13e6), (7, 7.0)],
+)
+def test_parse_count(text: str | int, count: float) -> None:
+    assert parse_count(text) == count
+
+
+@pytest.mark.parametrize("text", ["", "70X", "-5B", "0", "nan", "1e16", "70 GB"])
+def test_parse_count_refuses(text: str) -> None:
+    with pytest.raises(UnitError):
+        parse_count(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "metres"), [("800km", 800e3), ("800 km", 800e3), ("5000m", 5000.0), ("1 mi", 1609.344)]
+)
+def test_parse_distance(text: str, metres: float) -> None:
+    assert parse_distance(text) == pytest.approx(metres)
+
+
+@pytest.mark.parametrize("text", ["800", "-3km", "50000km", "far"])
+def test_parse_distance_refuses(text: str) -> None:
+    with pytest.raises(UnitError):
+        parse_distance(text)

@@ -1,0 +1,475 @@
+"""ibcalc.workload.train: every formula of docs/workload.md ("Training") by a hand-worked case.
+
+Model numbers are the Llama 3 paper's (arXiv:2407.21783, Table 3): 70B has 80 layers, hidden 8192,
+64 heads, 8 KV heads of dimension 128, 8K-token pre-training sequences. Times are checked against
+the engine's own estimate of the same collective on the sub-cluster worked out here by hand, never
+against numbers copied from the program's output.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ibcalc.catalogue.models import Catalogue
+from ibcalc.cluster.resolve import resolve_cluster
+from ibcalc.cluster.spec import ClusterSpec
+from ibcalc.engine.types import Collective, DType
+from ibcalc.errors import ClusterError, WorkloadError
+from ibcalc.facade import estimate
+from ibcalc.workload.model import find_model
+from ibcalc.workload.placement import place_group
+from ibcalc.workload.train import (
+    Parallelism,
+    TrainResult,
+    TrainSpec,
+    compare_layouts,
+    factorisations,
+    fit_cluster,
+    train_step,
+)
+
+LLAMA70 = find_model("llama3-70b")
+
+
+def _run(
+    cat: Catalogue,
+    cluster: ClusterSpec,
+    *,
+    tp: int = 1,
+    pp: int = 1,
+    dp: int | None = None,
+    ep: int = 1,
+    cp: int = 1,
+    model_id: str = "llama3-70b",
+    **train: object,
+) -> TrainResult:
+    resolved, par = fit_cluster(cat, cluster, tp=tp, pp=pp, dp=dp, ep=ep, cp=cp)
+    spec = TrainSpec(model=find_model(model_id), parallel=par, **train)  # type: ignore[arg-type]
+    return train_step(cat, resolved, spec)
+
+
+def _phase(result: TrainResult, name: str):  # type: ignore[no-untyped-def]
+    matches = [p for p in result.phases if p.name == name]
+    assert len(matches) == 1, [p.name for p in result.phases]
+    return matches[0]
+
+
+def test_dp_allreduce_bytes_and_time_equal_ibcalc_allreduce(builtin_catalogue: Catalogue) -> None:
+    # 70e9 params x 2 bytes (bf16) / (tp 8 x pp 1) = 17.5e9 bytes per GPU
+    result = _run(builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=8, dp=16)
+    assert result.nodes == 16  # 8 x 16 = 128 GPUs = 16 DGX H100 nodes
+    dp = _phase(result, "dp-allreduce")
+    assert dp.bytes_per_gpu == pytest.approx(17.5e9)
+    assert dp.ranks == 16
+    assert dp.tier == "scale-out"
+    assert dp.count_per_step == 1
+    # the DP group: ranks 8 apart, one per node, each with its own rail NIC (8 NICs / 8 GPUs)
+    same = estimate(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100", nodes=16, gpus_per_node=1, nics_per_node=1, inter="ndr"),
+        Collective.ALL_REDUCE,
+        17.5e9,
+        dtype="bf16",
+    )
+    assert dp.time_s == same.time_s
+    assert dp.estimate is not None
+    assert dp.estimate.best == same.best
+
+
+@pytest.mark.parametrize(
+    ("grad", "expected"), [("fp32", 35e9), ("bf16", 17.5e9), ("fp16", 17.5e9), ("int8", 8.75e9)]
+)
+def test_gradient_dtype_scales_dp_bytes(
+    builtin_catalogue: Catalogue, grad: str, expected: float
+) -> None:
+    result = _run(builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=8, dp=16, grad_dtype=grad)
+    assert _phase(result, "dp-allreduce").bytes_per_gpu == pytest.approx(expected)
+
+
+def test_zero1_is_reduce_scatter_plus_all_gather_of_the_same_bytes(
+    builtin_catalogue: Catalogue,
+) -> None:
+    # ZeRO-1/2 (Rajbhandari et al. section 7): RS of gradients + AG of weights, 2 Psi as plain DP
+    result = _run(builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=8, dp=16, zero=1)
+    rs = _phase(result, "dp-reducescatter")
+    ag = _phase(result, "dp-allgather")
+    assert rs.collective is Collective.REDUCE_SCATTER
+    assert ag.collective is Collective.ALL_GATHER
+    assert rs.bytes_per_gpu == pytest.approx(17.5e9)
+    assert ag.bytes_per_gpu == pytest.approx(17.5e9)
+    assert (rs.count, ag.count) == (1, 1)
+
+
+def test_zero3_gathers_weights_every_micro_batch(builtin_catalogue: Catalogue) -> None:
+    # tp 4 x pp 2 x dp 16 = 128 GPUs; M defaults to pp = 2 micro-batches
+    # weights per GPU: 70e9 x 2 / (4 x 2) = 17.5e9; AG forward + AG backward + RS, each x M
+    result = _run(builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=4, pp=2, dp=16, zero=3)
+    assert result.microbatches == 2
+    for name in ("dp-allgather-fwd", "dp-allgather-bwd", "dp-reducescatter"):
+        phase = _phase(result, name)
+        assert phase.bytes_per_gpu == pytest.approx(17.5e9)
+        assert phase.count == 2
+
+
+def test_tp_allreduce_size_and_count(builtin_catalogue: Catalogue) -> None:
+    # b x s x h x 2 bytes = 1 x 8192 x 8192 x 2 = 134,217,728 B; 4 per layer x 80 layers x 1
+    result = _run(builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=8, dp=16)
+    tp = _phase(result, "tp-allreduce")
+    assert tp.bytes_per_gpu == 134_217_728
+    assert tp.count == 320
+    assert tp.tier == "scale-up"
+    inside = estimate(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100", nodes=1, gpus_per_node=8),
+        Collective.ALL_REDUCE,
+        134_217_728,
+        dtype="bf16",
+    )
+    assert tp.time_s == inside.time_s
+    assert tp.exposed_s == pytest.approx(320 * inside.time_s)  # TP is never hidden
+
+
+def test_sequence_parallel_splits_each_all_reduce_into_rs_and_ag(
+    builtin_catalogue: Catalogue,
+) -> None:
+    # Korthikanti et al. 2022: 4 all-gathers + 4 reduce-scatters per layer of the same buffer
+    result = _run(
+        builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=8, dp=16, sequence_parallel=True
+    )
+    ag, rs = _phase(result, "tp-allgather"), _phase(result, "tp-reducescatter")
+    assert ag.bytes_per_gpu == rs.bytes_per_gpu == 134_217_728
+    assert ag.count == rs.count == 320
+
+
+def test_pipeline_send_recv_and_bubble(builtin_catalogue: Catalogue) -> None:
+    # tp 8 x pp 2 x dp 8 = 128 GPUs, M = 4 micro-batches
+    # PP: b x s x h x 2 / tp = 8192 x 8192 x 2 / 8 = 16,777,216 B, forward + backward each
+    result = _run(
+        builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=8, pp=2, dp=8, microbatches=4
+    )
+    pp = _phase(result, "pp-sendrecv")
+    assert pp.bytes_per_gpu == 16_777_216
+    assert pp.count == 2 * 4
+    assert pp.ranks == 2
+    assert pp.tier == "scale-out"  # stage neighbours are tp x dp = 64 ranks apart: other nodes
+    # TP: 80 layers / 2 stages = 40 per GPU, x 4 per layer x 4 micro-batches
+    assert _phase(result, "tp-allreduce").count == 40 * 4 * 4
+    # DP: 70e9 x 2 / (8 x 2) = 8.75e9
+    assert _phase(result, "dp-allreduce").bytes_per_gpu == pytest.approx(8.75e9)
+    assert result.totals.bubble_fraction == pytest.approx(1 / 4)  # (pp - 1) / M
+
+
+def test_expert_parallel_all_to_all(builtin_catalogue: Catalogue) -> None:
+    # Mixtral 8x7B (arXiv:2401.04088 Table 1): 32 layers, hidden 4096, top-2 of 8, 32k context
+    # per GPU: b x s x top_k x h x 2 = 1 x 32768 x 2 x 4096 x 2 = 536,870,912 B
+    # dispatch + combine, forward and backward, per MoE layer: 4 x 32 = 128
+    result = _run(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100"),
+        tp=1,
+        dp=16,
+        ep=8,
+        model_id="mixtral-8x7b",
+    )
+    ep = _phase(result, "ep-alltoall")
+    assert ep.collective is Collective.ALL_TO_ALL
+    assert ep.bytes_per_gpu == 536_870_912
+    assert ep.count == 128
+    assert ep.ranks == 8
+    assert ep.tier == "scale-up"  # 8 consecutive ranks: one DGX node
+
+
+def test_context_parallel_all_gathers_kv(builtin_catalogue: Catalogue) -> None:
+    # Llama 3's all-gather CP: K and V of b x s x kv_heads x head_dim, split over tp
+    # 1 x 8192 x (2 x 8 x 128) x 2 / 8 = 4,194,304 B per layer, AG forward, RS backward
+    result = _run(builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=8, cp=2, dp=8)
+    ag, rs = _phase(result, "cp-allgather-kv"), _phase(result, "cp-reducescatter-kv")
+    assert ag.bytes_per_gpu == rs.bytes_per_gpu == 4_194_304
+    assert ag.count == rs.count == 80
+    # CP splits the sequence: TP activations are 8192 / 2 tokens
+    assert _phase(result, "tp-allreduce").bytes_per_gpu == 4096 * 8192 * 2
+    # gradients are reduced over dp x cp = 16 ranks
+    assert _phase(result, "dp-allreduce").ranks == 16
+
+
+def test_overlap_hides_dp_under_backward(builtin_catalogue: Catalogue) -> None:
+    cluster = ClusterSpec(system="dgx-h100")
+    hidden = _run(builtin_catalogue, cluster, tp=8, dp=16, backward_s=10.0)
+    dp = _phase(hidden, "dp-allreduce")
+    assert dp.time_s < 10.0
+    assert dp.exposed_s == 0.0
+    assert hidden.totals.forward_s == pytest.approx(5.0)  # backward ~ 2 x forward
+    short = _run(builtin_catalogue, cluster, tp=8, dp=16, backward_s=0.1)
+    dp_short = _phase(short, "dp-allreduce")
+    assert dp_short.exposed_s == pytest.approx(dp_short.time_s - 0.1)
+    # step = forward + backward + exposed (TP fully exposed)
+    tp = _phase(short, "tp-allreduce")
+    assert short.totals.step_s == pytest.approx(0.05 + 0.1 + dp_short.exposed_s + tp.total_s)
+
+
+def test_overlap_window_is_the_last_micro_batch(builtin_catalogue: Catalogue) -> None:
+    # with M micro-batches the gradient exchange can only hide under the last one's backward
+    result = _run(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100"),
+        tp=8,
+        pp=2,
+        dp=8,
+        microbatches=4,
+        backward_s=1.0,
+    )
+    dp = _phase(result, "dp-allreduce")
+    assert dp.exposed_s == pytest.approx(max(0.0, dp.time_s - 1.0 / 4))
+
+
+def test_zero3_windows(builtin_catalogue: Catalogue) -> None:
+    # ZeRO-3: M forward all-gathers under the forward (backward / 2), the rest under backward
+    result = _run(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100"),
+        tp=8,
+        dp=16,
+        zero=3,
+        backward_s=0.2,
+    )
+    fwd = _phase(result, "dp-allgather-fwd")
+    bwd, rs = _phase(result, "dp-allgather-bwd"), _phase(result, "dp-reducescatter")
+    assert fwd.exposed_s == pytest.approx(max(0.0, fwd.total_s - 0.1))
+    assert bwd.exposed_s + rs.exposed_s == pytest.approx(max(0.0, bwd.total_s + rs.total_s - 0.2))
+
+
+def test_tflops_gives_compute(builtin_catalogue: Catalogue) -> None:
+    # 6 x 70e9 x (1 x 8192 tokens) / (tp 8) / 400e12 = 1.0752 s per step; forward a third
+    result = _run(builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=8, dp=16, tflops=400)
+    assert result.totals.compute_s == pytest.approx(6 * 70e9 * 8192 / 8 / 400e12)
+    assert result.totals.forward_s == pytest.approx(6 * 70e9 * 8192 / 8 / 400e12 / 3)
+
+
+def test_tp_across_nodes_warns_with_the_slowdown(builtin_catalogue: Catalogue) -> None:
+    result = _run(builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=16, dp=8)
+    tp = _phase(result, "tp-allreduce")
+    assert tp.tier == "scale-out"
+    # across: the 16 TP ranks are two whole DGX H100 nodes with all 8 NICs each
+    across = estimate(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100", nodes=2, gpus_per_node=8, nics_per_node=8, inter="ndr"),
+        Collective.ALL_REDUCE,
+        134_217_728,
+        dtype="bf16",
+    )
+    # inside: a (hypothetical) 16-GPU NVLink 4 domain
+    inside = estimate(
+        builtin_catalogue,
+        ClusterSpec(nodes=1, gpus_per_node=16, intra="nvlink4"),
+        Collective.ALL_REDUCE,
+        134_217_728,
+        dtype="bf16",
+    )
+    assert tp.time_s == across.time_s
+    slowdown = across.time_s / inside.time_s
+    assert slowdown > 1
+    warning = next(w for w in result.warnings if "crosses the 8-GPU scale-up domain" in w)
+    assert f"({slowdown:.3g}x slower" in warning
+    # inside one node there is no such warning
+    ok = _run(builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=8, dp=16)
+    assert not any("crosses" in w for w in ok.warnings)
+
+
+def test_dp_across_two_sites_on_10g_is_impractical_and_compression_helps(
+    builtin_catalogue: Catalogue,
+) -> None:
+    cluster = ClusterSpec(system="dgx-h100", sites=2, wan="wan-10g")
+    bf16 = _run(builtin_catalogue, cluster, tp=8, dp=16, backward_s=2.0)
+    dp = _phase(bf16, "dp-allreduce")
+    assert dp.tier == "wan"
+    # each site's one 10 Gb/s link (1.25 GB/s x 0.9 efficiency) is shared by the 8 DP groups
+    # (one per rail); on 2 sites the cheapest schedule still sends each GPU's 17.5 GB across once,
+    # so no schedule beats 17.5e9 / (1.125e9 / 8) = 124.4 s
+    floor = 17.5e9 / (1.25e9 * 0.9 / 8)
+    assert dp.time_s >= floor * 0.999
+    assert bf16.totals.compute_s is not None
+    assert dp.time_s > 30 * bf16.totals.compute_s  # >> the 3 s of compute
+    int8 = _run(builtin_catalogue, cluster, tp=8, dp=16, backward_s=2.0, grad_dtype="int8")
+    ratio = dp.time_s / _phase(int8, "dp-allreduce").time_s
+    assert 1.9 < ratio <= 2.0  # half the bytes; the WAN latency terms stay
+    hier = _run(
+        builtin_catalogue,
+        cluster,
+        tp=8,
+        dp=16,
+        backward_s=2.0,
+        grad_dtype="int8",
+        hierarchical=True,
+    )
+    wan = _phase(hier, "dp-ar@wan")
+    # reduce-scatter inside each site (8 ranks), then each GPU's 1/8 shard crosses: 8.75e9 / 8
+    assert wan.bytes_per_gpu == pytest.approx(8.75e9 / 8)
+    assert wan.ranks == 2
+    assert _phase(hier, "dp-rs@site").ranks == 8
+    assert hier.totals.exposed_s < bf16.totals.exposed_s / 1.9
+
+
+def test_sites_need_dp_to_split(builtin_catalogue: Catalogue) -> None:
+    with pytest.raises(WorkloadError) as err:
+        # 2 nodes split over 2 sites, but the one replica (dp 1) cannot be
+        _run(builtin_catalogue, ClusterSpec(system="dgx-h100", sites=2), tp=16, dp=1)
+    assert err.value.field == "dp"
+
+
+def test_fit_cluster_fills_nodes_or_dp(builtin_catalogue: Catalogue) -> None:
+    cluster, par = fit_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=4), tp=8)
+    assert (cluster.nodes, par.dp) == (4, 4)
+    cluster, par = fit_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=8, dp=2)
+    assert cluster.nodes == 2
+    with pytest.raises(WorkloadError) as err:
+        fit_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=4), tp=8, dp=3)
+    assert err.value.field == "dp"
+    assert "32" in str(err.value)
+
+
+def test_missing_model_shape_names_the_field(builtin_catalogue: Catalogue) -> None:
+    from ibcalc.workload.model import model_from
+
+    cluster, par = fit_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=8, dp=2)
+    spec = TrainSpec(model=model_from(params="70B"), parallel=par, seq_len=4096)
+    with pytest.raises(WorkloadError) as err:
+        train_step(builtin_catalogue, cluster, spec)
+    assert err.value.field == "hidden"
+    # without TP/PP/EP/CP the parameter count alone is enough
+    cluster, par = fit_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100"), dp=16)
+    only_dp = train_step(
+        builtin_catalogue, cluster, TrainSpec(model=model_from(params="70B"), parallel=par)
+    )
+    assert [p.name for p in only_dp.phases] == ["dp-allreduce"]
+    # 70e9 x 2 / 1: each of the 16 GPUs holds every parameter
+    assert only_dp.phases[0].bytes_per_gpu == pytest.approx(140e9)
+
+
+def test_ep_checks(builtin_catalogue: Catalogue) -> None:
+    with pytest.raises(WorkloadError) as err:
+        _run(builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=8, dp=2, ep=2)
+    assert err.value.field == "ep"  # llama is dense
+    with pytest.raises(WorkloadError) as err:
+        _run(
+            builtin_catalogue,
+            ClusterSpec(system="dgx-h100"),
+            tp=1,
+            dp=16,
+            ep=16,
+            model_id="mixtral-8x7b",
+        )
+    assert err.value.field == "ep"  # 8 experts cannot spread over 16
+
+
+def test_fractional_nic_share(builtin_catalogue: Catalogue) -> None:
+    # AWS p4d: 4 EFA NICs for 8 GPUs. A DP group with one GPU per node gets half a NIC: one NIC
+    # at half its rate.
+    parent = resolve_cluster(builtin_catalogue, ClusterSpec(system="aws-p4d", nodes=4))
+    placement = place_group(builtin_catalogue, parent, "dp", 4, 8)
+    assert placement.cluster.nics_per_node == 1
+    assert parent.topology.out is not None
+    out = placement.cluster.topology.out
+    assert out is not None
+    assert out.nic_bw_Bps == pytest.approx(parent.topology.out.nic_bw_Bps / 2)
+    assert placement.cluster.topology.arch == parent.topology.arch
+
+
+def test_factorisations_by_hand() -> None:
+    # 8 = tp x pp x dp: the ordered triples of divisors
+    expected = {
+        (1, 1, 8),
+        (1, 2, 4),
+        (1, 4, 2),
+        (1, 8, 1),
+        (2, 1, 4),
+        (2, 2, 2),
+        (2, 4, 1),
+        (4, 1, 2),
+        (4, 2, 1),
+        (8, 1, 1),
+    }
+    assert set(factorisations(8)) == expected
+    assert len(list(factorisations(8))) == 10
+    assert set(factorisations(8, cp=2)) == {
+        (1, 1, 4),
+        (1, 2, 2),
+        (1, 4, 1),
+        (2, 1, 2),
+        (2, 2, 1),
+        (4, 1, 1),
+    }
+
+
+def test_compare_ranks_every_layout_by_exposed_time(builtin_catalogue: Catalogue) -> None:
+    # Llama 3 8B (32 heads, 32 layers) on 2 DGX H100 nodes (16 GPUs): every factorisation is
+    # valid: tp in {1,2,4,8,16} divides 32 heads, pp in {1,2,4,8,16} divides 32 layers
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    base = TrainSpec(model=find_model("llama3-8b"), parallel=Parallelism(dp=16), tflops=400)
+    results, skipped = compare_layouts(builtin_catalogue, cluster, base)
+    layouts = [(r.spec.parallel.tp, r.spec.parallel.pp, r.spec.parallel.dp) for r in results]
+    assert sorted(layouts) == sorted(factorisations(16))
+    assert len(layouts) == 15
+    assert skipped == []
+    # the ranking is each layout's own train_step, sorted by exposed time
+    exposed = {}
+    for tp, pp, dp in layouts:
+        spec = base.model_copy(update={"parallel": Parallelism(tp=tp, pp=pp, dp=dp)})
+        exposed[(tp, pp, dp)] = train_step(builtin_catalogue, cluster, spec).totals.exposed_s
+    assert [exposed[k] for k in layouts] == sorted(exposed.values())
+    # TP 16 crosses the node: it is not the winner
+    assert layouts[0][0] <= 8
+
+
+def test_wan_latency_from_distance(builtin_catalogue: Catalogue) -> None:
+    from ibcalc.workload.wan import one_way_latency
+
+    # 800 km of fibre at 5 us per km = 4 ms one way; a 12 ms round trip is 6 ms one way
+    assert one_way_latency(distance_m=800e3) == pytest.approx(4e-3)
+    assert one_way_latency(rtt_s=12e-3) == pytest.approx(6e-3)
+    wan = builtin_catalogue_link(builtin_catalogue, "wan-10g")
+    cluster = resolve_cluster(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100", nodes=2, sites=2, wan="wan-10g", wan_latency_s=4e-3),
+    )
+    assert cluster.topology.wan is not None
+    assert cluster.topology.wan.transport_latency_s == pytest.approx(wan.transport_latency_s + 4e-3)
+
+
+def builtin_catalogue_link(cat: Catalogue, name: str):  # type: ignore[no-untyped-def]
+    from ibcalc.catalogue.load import find_link
+
+    return find_link(cat, name)
+
+
+def test_wan_fields_without_sites_are_refused(builtin_catalogue: Catalogue) -> None:
+    with pytest.raises(ClusterError) as err:
+        resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", wan_links=4))
+    assert err.value.field == "wan_links"
+    assert "sites" in err.value.fields
+    with pytest.raises(ClusterError) as err:
+        resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", wan_latency_s=0.004))
+    assert err.value.field == "wan_latency_s"
+
+
+def test_dtype_default_is_bf16() -> None:
+    assert TrainSpec(model=LLAMA70, parallel=Parallelism()).grad_dtype is DType.BF16
+
+
+def test_groups_inside_an_nvl72_rack_stay_on_nvlink(builtin_catalogue: Catalogue) -> None:
+    # GB200 NVL72: 18 nodes x 4 GPUs share one 72-GPU NVLink domain. tp 8 x dp 9 = 72: the DP
+    # group (9 ranks, 8 apart) never leaves the rack, so it is a 9-GPU NVLink 5 all-reduce
+    result = _run(builtin_catalogue, ClusterSpec(system="gb200-nvl72"), tp=8, dp=9)
+    assert result.nodes == 18
+    dp = _phase(result, "dp-allreduce")
+    assert dp.tier == "scale-up"
+    same = estimate(
+        builtin_catalogue,
+        ClusterSpec(nodes=1, gpus_per_node=9, intra="nvlink5"),
+        Collective.ALL_REDUCE,
+        17.5e9,
+        dtype="bf16",
+    )
+    assert dp.time_s == same.time_s
+    # two racks: 9 per rack, across the NDR fabric with 72 x 9 / 72 = 9 NICs per rack share
+    two = _run(builtin_catalogue, ClusterSpec(system="gb200-nvl72"), tp=8, dp=18)
+    assert _phase(two, "dp-allreduce").tier == "scale-out"
