@@ -37,6 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from dataset import Sample, load_samples
 from fits import Model, base_model, fit_all, predict
+from ibcalc.engine.band import time_range, transport_class
+from ibcalc.engine.params import BAND_CLASSES
 from ibcalc.engine.types import Collective, busbw_factor
 from ibcalc.errors import IbcalcError
 
@@ -126,6 +128,51 @@ def loso(samples: Sequence[Sample], base: Model | None = None) -> list[Result]:
         model, _ = fit_all(train, base)
         results.extend(score(model, [s for s in samples if s.group == group]))
     return results
+
+
+#: Fewest rows a (regime, transport class) needs for quantiles of its own; fewer pool the regime.
+MIN_BAND_ROWS = 8
+
+
+def error_band(results: Sequence[Result], model: Model) -> dict[str, dict[str, list[float]]]:
+    """10th and 90th percentiles of the signed time error, per size regime and transport class
+    (``error_band.time_error_quantiles`` in data/cost_params.yaml; engine/band.py uses them)."""
+    errors: dict[tuple[str, str], list[float]] = {}
+    pooled: dict[str, list[float]] = {}
+    for r in results:
+        if r.sample.time_us is None:
+            continue
+        cls = transport_class(model.cluster(r.sample).topology)
+        errors.setdefault((r.sample.regime, cls), []).append(r.time_error)
+        pooled.setdefault(r.sample.regime, []).append(r.time_error)
+    band: dict[str, dict[str, list[float]]] = {}
+    for regime in REGIMES:
+        band[regime] = {}
+        for cls in BAND_CLASSES:
+            values = errors.get((regime, cls), [])
+            if len(values) < MIN_BAND_ROWS:
+                values = pooled.get(regime, [])
+            band[regime][cls] = [
+                round(quantile(values, 0.1), 2),
+                round(quantile(values, 0.9), 2),
+            ]
+    return band
+
+
+def coverage(results: Sequence[Result], model: Model) -> dict[str, float]:
+    """Fraction of results whose measured time lies in the shipped model's error band."""
+    inside: dict[str, list[bool]] = {}
+    for r in results:
+        s = r.sample
+        if s.time_us is None:
+            continue
+        low, high = time_range(
+            r.predicted_time_s, s.size_bytes, model.cluster(s).topology, model.params
+        )
+        ok = low * (1 - 1e-9) <= s.time_us * 1e-6 <= high * (1 + 1e-9)
+        inside.setdefault(s.regime, []).append(ok)
+        inside.setdefault("all", []).append(ok)
+    return {k: sum(v) / len(v) for k, v in inside.items()}
 
 
 def quantile(values: Sequence[float], q: float) -> float:
@@ -250,6 +297,21 @@ def report(samples: Sequence[Sample], *, groups: bool = False, insample_only: bo
             f"{_cell(summary(others['inductor'], regime))}  "
             f"<= {target[0]:.0%} / {target[1]:.0%} {verdict}"
         )
+    if held:
+        band = error_band(held, base)
+        cover = coverage(held, base)
+        lines += [
+            "",
+            "error band (10th / 90th percentile of the held-out signed time error):",
+            *(
+                f"  {regime:10s} "
+                + "  ".join(f"{cls} {lo:+.0%}/{hi:+.0%}" for cls, (lo, hi) in band[regime].items())
+                for regime in REGIMES
+            ),
+            "shipped band holds "
+            + ", ".join(f"{k} {v:.0%}" for k, v in sorted(cover.items()))
+            + " of the held-out rows",
+        ]
     lines += ["", "fitted constants (in-sample):"]
     for r in fitted:
         where = f"{r.rows} rows from {', '.join(r.groups)}" if not r.prior else "prior (no rows)"

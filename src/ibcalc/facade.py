@@ -14,6 +14,7 @@ from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import suggest
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
+from ibcalc.engine.band import time_range
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.select import select
 from ibcalc.engine.types import Algorithm, Collective, Cost, DType, Estimate, Protocol
@@ -151,6 +152,7 @@ def estimate_on(
         cross_leaf_fraction=topo.out.cross_leaf_fraction if topo.out is not None else 1.0,
         sites=topo.sites,
         wan=topo.wan.link_id if topo.wan is not None else None,
+        time_s_range=time_range(best.time_s, size, topo, params),
     )
 
 

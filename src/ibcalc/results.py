@@ -112,10 +112,13 @@ class EstimateResult(Estimate, JsonModel):
         "algorithm",
         "protocol",
         "time_s",
+        "time_s_range",
         "latency_s",
         "transfer_s",
+        "fill_s",
         "algbw_GBps",
         "busbw_GBps",
+        "busbw_GBps_range",
         "busbw_equivalent",
         "busbw_factor",
         "bottleneck",
@@ -172,6 +175,12 @@ class EstimateResult(Estimate, JsonModel):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
+    def fill_s(self) -> float:
+        """The chosen cost's pipeline fill (the first chunk crossing every stage)."""
+        return self.best.fill_s
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
     def algbw_GBps(self) -> float:
         """Algorithm bandwidth S / t in GB/s."""
         return self._cost(self.best).algbw_GBps
@@ -181,6 +190,13 @@ class EstimateResult(Estimate, JsonModel):
     def busbw_GBps(self) -> float:
         """Bus bandwidth algbw x F(n) in GB/s."""
         return self._cost(self.best).busbw_GBps
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def busbw_GBps_range(self) -> tuple[float, float] | None:
+        """The busbw (GB/s) a measurement is likely to show: the error band of the time."""
+        bounds = self.busbw_Bps_range
+        return None if bounds is None else (bounds[0] / GB, bounds[1] / GB)
 
     @computed_field  # type: ignore[prop-decorator]
     @property

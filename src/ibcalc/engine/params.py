@@ -268,6 +268,22 @@ _LL_CAPS = _Table(
     },
     "GPU generation",
 )
+#: Size regimes and transport classes the error band distinguishes (``engine/band.py``).
+BAND_REGIMES = ("latency", "mid", "bandwidth")
+BAND_CLASSES = ("scale-up", "verbs", "plugin")
+_BAND = _Table(
+    {
+        regime: _Table(
+            {
+                cls: _List(_Number(-1.0, 100.0, lo_open=True), 2, "quantiles (10th, 90th)")
+                for cls in BAND_CLASSES
+            },
+            "transport class",
+        )
+        for regime in BAND_REGIMES
+    },
+    "size regime",
+)
 #: NCCL's tree correction table has 23 buckets: 64 B x 2^i for 0 <= i < 23.
 _TREE_CORRECTION = _Table(
     {p.value: _List(_FRACTION, 23, "factors (one per size bucket)") for p in _ALL_PROTOCOLS},
@@ -419,6 +435,19 @@ class Pipeline:
     ll128_step_bytes: float = _param("ll128_step", _SIZE)
 
 
+@dataclass(frozen=True)
+class ErrorBand:
+    """How far measurements fall from the model: signed relative time errors,
+    ``(predicted - measured) / measured``, of leave-one-source-out predictions."""
+
+    #: (10th, 90th) percentile of the signed time error, per size regime and transport class.
+    time_error_quantiles: Mapping[str, Mapping[str, tuple[float, float]]] = _param(
+        "time_error_quantiles", _BAND
+    )
+    #: Fraction of held-out measurements the band is meant to hold (the quantiles' spread).
+    coverage: float = _param("coverage", _FRACTION)
+
+
 _GROUPS: dict[str, type[Any]] = {
     "nccl_tuner": NcclTuner,
     "nccl_runtime": NcclRuntime,
@@ -426,6 +455,7 @@ _GROUPS: dict[str, type[Any]] = {
     "calibrated": Calibrated,
     "assumptions": Assumptions,
     "reporting": Reporting,
+    "error_band": ErrorBand,
 }
 #: group -> YAML key -> (attribute, kind)
 _SPECS: dict[str, dict[str, tuple[str, _Kind]]] = {
@@ -632,6 +662,7 @@ class CostParams:
     calibrated: Calibrated
     assumptions: Assumptions
     reporting: Reporting
+    error_band: ErrorBand
     provenance: Mapping[str, Provenance] = field(compare=False, repr=False)
     origins: tuple[str, ...] = field(compare=False)
     is_tuner_view: bool = False

@@ -23,7 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ibcalc.catalogue.models import Catalogue, Link, System
-from ibcalc.engine.types import Estimate, busbw_factor
+from ibcalc.engine.types import Cost, Estimate, busbw_factor
 from ibcalc.errors import fill_fields
 from ibcalc.results import EstimateResult
 from ibcalc.units import GB, format_bandwidth, format_size, format_time
@@ -124,6 +124,32 @@ def render_estimate(
         _estimate_table(est, named_notes(est.assumptions, names), stream)
 
 
+_UNIT_SCALE = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+
+
+def _span(bounds: tuple[float, float], shown: str, *, scale: float | None = None) -> str:
+    """``36-43``: the bounds in the unit of ``shown`` (``39.5 ms``, ``470 GB/s``)."""
+    unit = shown.split()[-1]
+    if scale is None:
+        scale = _UNIT_SCALE.get(unit, 1.0)
+    elif unit.startswith("TB"):
+        scale = 1e12
+    elif unit.startswith("MB"):
+        scale = 1e6
+    low, high = (b / scale for b in bounds)
+    return f"{low:.3g}-{high:.3g}"
+
+
+def _terms_text(cost: Cost) -> str:
+    """One operation's terms, and what nccl-tests' back-to-back timing makes of them."""
+    text = f"latency {format_time(cost.latency_s)} + transfer {format_time(cost.transfer_s)}"
+    if cost.fill_s > 0.005 * cost.single_s:
+        text += f" + pipeline fill {format_time(cost.fill_s)}"
+    if cost.measured_s is not None:
+        text += f"; measured per operation {format_time(cost.measured_s)} (back-to-back)"
+    return text
+
+
 def _estimate_table(
     est: Estimate, notes: Sequence[str], stream: TextIO | None, alternatives: int = 5
 ) -> None:
@@ -136,18 +162,20 @@ def _estimate_table(
     table.add_column("what", style="bold")
     table.add_column("value")
     busbw = est.busbw_Bps
-    busbw_text = format_bandwidth(busbw)
-    if est.best.equivalent_busbw:
-        busbw_text += "  (equivalent, not a wire rate)"
-    table.add_row("time", format_time(est.time_s))
+    time_text = format_time(est.time_s)
+    if est.time_s_range is not None:
+        time_text += f" ({_span(est.time_s_range, time_text)})  likely range of a measurement"
+    table.add_row("time", time_text)
     table.add_row("algbw", format_bandwidth(est.algbw_Bps))
+    busbw_text = format_bandwidth(busbw)
+    if est.busbw_Bps_range is not None:
+        busbw_text += f" ({_span(est.busbw_Bps_range, busbw_text, scale=1e9)})"
+    if est.best.equivalent_busbw:
+        busbw_text += "  equivalent, not a wire rate"
     table.add_row("busbw", f"{busbw_text}  [busbw = algbw x {factor:.4g}]")
     table.add_row("algorithm", f"{est.best.algorithm.value} / {est.best.protocol.value}")
     table.add_row("bottleneck", est.best.bottleneck)
-    table.add_row(
-        "terms",
-        f"latency {format_time(est.best.latency_s)} + transfer {format_time(est.best.transfer_s)}",
-    )
+    table.add_row("terms", _terms_text(est.best))
     table.add_row("ranks", f"{est.ranks} ({est.intra or '-'} inside, {est.inter or '-'} between)")
     console.print(_fold(table))
     if est.alternatives and alternatives > 0:
