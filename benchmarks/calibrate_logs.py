@@ -6,7 +6,7 @@ even-numbered sizes (1st, 3rd, 5th ... row of the table) and the model, before a
 the odd-numbered ones. Printed per run: the parameters the fit determined, and the held-out error
 before and after: the median |relative error| of the time over the held-out rows of the latency
 regime (S <= 64 KiB) and of the bandwidth regime (S >= 64 MiB, the same as the busbw error), and
-the root-mean-square log error over both.
+the mean |log error| over both (|ln(measured / predicted)|, about the relative error when small).
 
 A second table shows how little a calibration needs: one small and one large size per run (the
 smallest and the largest row) fit the transport latency and the link efficiency, and the model
@@ -67,8 +67,8 @@ class Holdout:
     latency_after: float | None
     bandwidth_before: float | None
     bandwidth_after: float | None
-    rms_before: float | None
-    rms_after: float | None
+    mean_before: float | None
+    mean_after: float | None
     rows: int
     error: str = ""
     bandwidth_max_before: float | None = None
@@ -103,7 +103,7 @@ def _fit_rows(rows: list[Row]) -> list[Row]:
 def _errors(
     case: Case, rows: list[Row], catalogue: Catalogue, params: CostParams
 ) -> tuple[float | None, float | None, float | None, float | None]:
-    """(median |rel err| latency, median |rel err| bandwidth, rms log err, max |rel err|
+    """(median |rel err| latency, median |rel err| bandwidth, mean |log err|, max |rel err|
     bandwidth) of the time (for bandwidth rows the same as the busbw error)."""
     assert case.run.collective is not None
     cluster = resolve_cluster(catalogue, case.spec)
@@ -126,7 +126,7 @@ def _errors(
     return (
         statistics.median(lat) if lat else None,
         statistics.median(bw) if bw else None,
-        math.sqrt(sum(e * e for e in logs) / len(logs)) if logs else None,
+        sum(abs(e) for e in logs) / len(logs) if logs else None,
         max(bw) if bw else None,
     )
 
@@ -213,7 +213,7 @@ def main(argv: list[str] | None = None) -> int:
         "after",
         "bandwidth before",
         "after",
-        "rms log before",
+        "mean |log| before",
         "after",
         "fitted",
     ]
@@ -236,8 +236,8 @@ def main(argv: list[str] | None = None) -> int:
             _pct(h.latency_after),
             _pct(h.bandwidth_before),
             _pct(h.bandwidth_after),
-            f"{h.rms_before:.3f}" if h.rms_before is not None else "-",
-            f"{h.rms_after:.3f}" if h.rms_after is not None else "-",
+            f"{h.mean_before:.3f}" if h.mean_before is not None else "-",
+            f"{h.mean_after:.3f}" if h.mean_after is not None else "-",
             h.error or _params(h.calibration),
         ]
         print(("| " + " | ".join(cells) + " |") if args.markdown else sep.join(cells))

@@ -72,6 +72,7 @@ __all__ = [
     "Undetermined",
     "apply_calibration",
     "calibrate",
+    "changed",
     "cost_params_path",
     "write_override",
 ]
@@ -520,7 +521,7 @@ def calibrate(
         rms_before=_rms(base),
         rms_after=_rms(after),
         assumptions=assumptions,
-        link_entries=_link_entries(parameters, catalogue, inputs, date, after),
+        link_entries=_link_entries(parameters, catalogue, inputs, date),
         cost_entries=_cost_entries(parameters, inputs, date),
     )
 
@@ -851,8 +852,9 @@ def _run_fits(
 def apply_calibration(
     calibration: Calibration, catalogue: Catalogue, params: CostParams
 ) -> tuple[Catalogue, CostParams]:
-    """``catalogue`` and ``params`` with the calibrated values laid over them (in memory; the
-    same values :func:`write_override` writes)."""
+    """``catalogue`` and ``params`` with every fitted value laid over them, in memory
+    (:func:`write_override` writes those that differ from the values in use, see
+    :func:`changed`)."""
     values: dict[_Param, float] = {}
     for p in calibration.parameters:
         attr = _ATTRIBUTES.get(p.field, p.field)
@@ -901,17 +903,24 @@ def link_entry(link: Link) -> dict[str, Any]:
     return data
 
 
+def changed(p: FittedParameter) -> bool:
+    """True when a fitted value differs from the one in use (by more than 0.5 %, or 0.05 us for
+    a latency): only those are written to an override file; the others are confirmed."""
+    if p.unit == "s":
+        return abs(p.value - p.before) > 5e-8
+    return abs(p.value - p.before) > 0.005 * abs(p.before)
+
+
 def _link_entries(
     parameters: Sequence[FittedParameter],
     catalogue: Catalogue,
     inputs: Sequence[str],
     date: str,
-    residuals: Sequence[float],
 ) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     by_link: dict[str, list[FittedParameter]] = {}
     for p in parameters:
-        if p.kind == "link":
+        if p.kind == "link" and changed(p):
             by_link.setdefault(p.target, []).append(p)
     for link_id, fitted in by_link.items():
         link = find_link(catalogue, link_id)
@@ -932,7 +941,7 @@ def _cost_entries(
 ) -> dict[str, Any]:
     entries: dict[str, Any] = {}
     for p in parameters:
-        if p.kind != "cost":
+        if p.kind != "cost" or not changed(p):
             continue
         pm = f" +- {_fmt_value(p, p.uncertainty)}" if p.uncertainty is not None else ""
         value: float | str = round(p.value, 6)
@@ -966,8 +975,9 @@ def _header(kind: str, calibration: Calibration, use: str) -> str:
     ]
     for p in calibration.parameters:
         pm = f" +- {_fmt_value(p, p.uncertainty)}" if p.uncertainty is not None else ""
+        what = "fitted" if changed(p) else "confirmed (not written)"
         lines.append(
-            f"# fitted: {p.name} {_fmt_value(p, p.before)} -> {_fmt_value(p, p.value)}{pm}"
+            f"# {what}: {p.name} {_fmt_value(p, p.before)} -> {_fmt_value(p, p.value)}{pm}"
         )
     for u in calibration.undetermined:
         lines.append(f"# not determined: {u.name}: {u.reason}")

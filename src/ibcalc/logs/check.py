@@ -618,9 +618,8 @@ def _infer_network(
             "inter",
             preset_inter,
             "preset",
-            f"the log does not show the network; {preset_inter} x "
-            f"{values.get('nics_per_node') or system_obj.nics_per_node} per node assumed from "
-            f"the {system_obj.id} preset ({{inter}}, {{nics_per_node}}, {{system}})",
+            f"the log does not show the network; {preset_inter} assumed from the "
+            f"{system_obj.id} preset ({{inter}}, {{nics_per_node}}, {{system}})",
         )
     return False, nics_known
 
@@ -1044,6 +1043,7 @@ class _Hypothesis:
     cause: str
     changes: Mapping[str, Any]
     about_network: bool
+    catalogue: Catalogue | None = None  # a link changed, rather than the cluster's shape
 
 
 @dataclass(frozen=True)
@@ -1059,8 +1059,9 @@ def diagnose(ctx: _Context) -> list[Finding]:
     """Ranked findings for a checked run (see the module docstring)."""
     findings: list[Finding] = []
     findings += _corruption(ctx)
-    findings += _bandwidth_findings(ctx)
-    findings += _latency_findings(ctx)
+    latency = _latency_fit(ctx)
+    findings += _bandwidth_findings(ctx, latency)
+    findings += _latency_findings(ctx, latency)
     findings += _erratic(ctx)
     findings += _transport(ctx)
     order = {"error": 0, "warning": 1, "info": 2}
@@ -1177,8 +1178,9 @@ def _hypotheses(ctx: _Context) -> list[_Hypothesis]:
 
 
 def _score(ctx: _Context, hyp: _Hypothesis) -> _Scored | None:
+    catalogue = hyp.catalogue if hyp.catalogue is not None else ctx.catalogue
     try:
-        alt = resolve_cluster(ctx.catalogue, ctx.cluster.spec.replace(**hyp.changes))
+        alt = resolve_cluster(catalogue, ctx.cluster.spec.replace(**hyp.changes))
     except IbcalcError:
         return None
     ests = ctx.predict_under(alt)
@@ -1209,7 +1211,7 @@ def _curve(rows: Sequence[RowCheck], ests: Sequence[Estimate | None]) -> list[tu
     ]
 
 
-def _bandwidth_findings(ctx: _Context) -> list[Finding]:
+def _bandwidth_findings(ctx: _Context, latency: _LatencyFit | None) -> list[Finding]:
     # rows that failed validation are reported as corruption, not diagnosed as slow
     bw = [r for r in ctx.rows if r.regime == "bandwidth" and not (r.wrong or 0) > 0]
     if not bw:
@@ -1259,7 +1261,25 @@ def _bandwidth_findings(ctx: _Context) -> list[Finding]:
         f"(median efficiency {_pct(median_eff)}, {ctx.cluster.topology.domains} "
         f"{'nodes' if ctx.cluster.topology.domains > 1 else 'node'})"
     )
-    scored = [s for h in _hypotheses(ctx) if (s := _score(ctx, h)) is not None]
+    hypotheses = _hypotheses(ctx)
+    if latency is not None and latency.fit is not None and latency.fit[1] > 0:
+        # the latency the small sizes need, if the transport also pays it at every pipeline
+        # step of a large message, may account for the large sizes as well
+        link, added, _error = latency.fit
+        hypotheses.append(
+            _Hypothesis(
+                f"{link.id}.transport_latency += {added * 1e6:.1f} us",
+                "a slow transport: the per-message latency that explains the small sizes "
+                "(fitted from them) accounts for the large sizes too, since every pipeline step "
+                "pays it (a proxy-driven network plugin, or its CPU threads starved)",
+                {},
+                ctx.multi,
+                catalogue_with_link(
+                    ctx.catalogue, link.id, transport_latency_s=link.transport_latency_s + added
+                ),
+            )
+        )
+    scored = [s for h in hypotheses if (s := _score(ctx, h)) is not None]
     explaining = sorted((s for s in scored if s.share >= _EXPLAIN_SHARE), key=lambda s: s.error)
     severity: Severity = "error" if median_eff < band.low else "warning"
     if explaining:
@@ -1558,14 +1578,29 @@ def _host_cap(cluster: ResolvedCluster) -> float:
     return cluster.host_pcie.achievable_Bps if cluster.host_pcie is not None else math.inf
 
 
-def _latency_findings(ctx: _Context) -> list[Finding]:
+@dataclass(frozen=True)
+class _LatencyFit:
+    """The added per-hop transport latency that reproduces the slow small sizes."""
+
+    rows: list[RowCheck]
+    ratio: float  # median measured / expected time over the latency rows
+    fit: tuple[Link, float, float] | None  # (link, added seconds, median error)
+
+
+def _latency_fit(ctx: _Context) -> _LatencyFit | None:
     lat = [r for r in ctx.rows if r.regime == "latency"]
     if len(lat) < 2:
-        return []
-    band = BANDS["latency"]
+        return None
     ratio = statistics.median(r.time_ratio for r in lat)
-    if ratio * band.ok <= 1.0:
+    if ratio * BANDS["latency"].ok <= 1.0:
+        return None
+    return _LatencyFit(lat, ratio, _fit_latency(ctx, lat))
+
+
+def _latency_findings(ctx: _Context, latency: _LatencyFit | None) -> list[Finding]:
+    if latency is None:
         return []
+    lat, ratio = latency.rows, latency.ratio
     bw = [r for r in ctx.rows if r.regime == "bandwidth"]
     bw_fine = bool(bw) and statistics.median(r.efficiency for r in bw) >= BANDS["bandwidth"].ok
     measured = statistics.median(r.measured_time_us for r in lat)
@@ -1574,7 +1609,7 @@ def _latency_findings(ctx: _Context) -> list[Finding]:
         f"sizes {_size_span(lat)} take {measured:.1f} us against {expected:.1f} us expected "
         f"(median {ratio:.1f}x)"
     ]
-    fitted = _fit_latency(ctx, lat)
+    fitted = latency.fit
     if fitted is not None:
         link, added, error = fitted
         evidence.append(

@@ -177,12 +177,14 @@ def render_checks(
                 )
         if check.rows:
             console.print(_rows_table(check))
-        if check.findings:
-            console.print("likely causes, most likely first:" if check.flagged else "findings:")
-            for n, finding in enumerate(check.findings, start=1):
-                console.print(_finding_lines(n, finding, names))
+        if check.flagged:
+            console.print("likely causes, most likely first:")
         elif check.rows:
             console.print(Text("no problem found: the run matches the model", style="green"))
+        if check.findings and not check.flagged:
+            console.print("notes:")
+        for n, finding in enumerate(check.findings, start=1):
+            console.print(_finding_lines(n, finding, names))
         for note in check.notes:
             console.print(Text(f"note: {note}", style="dim"))
     text = buffer.getvalue()
