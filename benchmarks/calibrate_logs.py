@@ -192,6 +192,8 @@ def _params(cal: Calibration | None) -> str:
     for p in cal.parameters:
         if p.unit == "s":
             parts.append(f"{p.name} {p.before * 1e6:.3g}->{p.value * 1e6:.3g} us")
+        elif p.unit == "B/s":
+            parts.append(f"{p.name} {p.before / 1e9:.3g}->{p.value / 1e9:.3g} GB/s")
         else:
             parts.append(f"{p.name} {p.before:.3g}->{p.value:.3g}")
     return "; ".join(parts)
@@ -213,7 +215,7 @@ def main(argv: list[str] | None = None) -> int:
         "after",
         "bandwidth before",
         "after",
-        "mean |log| before",
+        "mean abs log error before",
         "after",
         "fitted",
     ]

@@ -926,7 +926,8 @@ def _link_entries(
         link = find_link(catalogue, link_id)
         update: dict[str, Any] = {}
         for p in fitted:
-            update[_ATTRIBUTES.get(p.field, p.field)] = p.value
+            # six significant digits: far below any fit's uncertainty, and readable
+            update[_ATTRIBUTES.get(p.field, p.field)] = float(f"{p.value:.6g}")
             update[f"{p.field}_source"] = _why(p, inputs, date)
         names = ", ".join(p.field for p in fitted)
         update["sources"] = [f"ibcalc calibrate {date} on {', '.join(inputs)}", *link.sources]

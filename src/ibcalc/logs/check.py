@@ -754,15 +754,7 @@ def check_run(
     env = env if env is not None else LogEnvironment()
     coll = collective or run.collective
     notes = list(run.notes)
-    assumptions: list[Assumption] = []
-    for inf in run.inferences:
-        if (
-            inf.field in ("collective", "ranks", "library", "nccl_version")
-            and inf.value is not None
-        ):
-            assumptions.append(
-                Assumption(field=inf.field, value=inf.value, source="log", evidence=inf.evidence)
-            )
+    assumptions = _log_facts(run, dtype)
     if collective is not None and collective is not run.collective:
         assumptions.append(
             Assumption(
@@ -880,6 +872,42 @@ def check_run(
         min_bandwidth_efficiency=min_eff,
         notes=notes,
     )
+
+
+def _log_facts(run: Run, dtype: str | None) -> list[Assumption]:
+    """What the log says about the run beyond its placement, each with where it comes from:
+    the parser's inferences (collective, ranks, library, versions), and the values it prints
+    (GPU model, GPUs per process, dtype, library version)."""
+    out: list[Assumption] = []
+    inferred = {inf.field for inf in run.inferences if inf.value is not None}
+    for inf in run.inferences:
+        # nodes and ranks per node are listed with the cluster they describe
+        if inf.value is not None and inf.field not in ("nodes", "ranks_per_node"):
+            out.append(
+                Assumption(field=inf.field, value=inf.value, source="log", evidence=inf.evidence)
+            )
+    printed: list[tuple[str, str | int | None, str]] = [
+        ("gpu_model", run.gpu_model, "the device list"),
+        ("gpus_per_process", run.gpus_per_process, "the header's nGpus (nccl-tests -g)"),
+        ("nccl_version", run.nccl_version, "the library's version line"),
+    ]
+    if dtype is None:
+        printed.append(("dtype", run.dtype, "the type column of the rows"))
+    for field, value, where in printed:
+        if value is not None and field not in inferred:
+            out.append(
+                Assumption(field=field, value=value, source="log", evidence=f"printed in {where}")
+            )
+    if dtype is not None:
+        out.append(
+            Assumption(
+                field="dtype",
+                value=dtype,
+                source="flag",
+                evidence=f"given by the caller (the log says {run.dtype or 'nothing'})",
+            )
+        )
+    return out
 
 
 def _describe(cluster: ResolvedCluster) -> str:

@@ -399,7 +399,7 @@ def render_calibration(calibration: Calibration, stream: TextIO | None = None) -
         fit.add_column(name, no_wrap=True)
     for r in calibration.runs:
         fit.add_row(
-            f"{r.source} (run {r.run_index + 1}, {r.collective})",
+            f"{Path(r.source).name} (run {r.run_index + 1}, {r.collective})",
             str(r.rows),
             _pct(r.latency_before),
             _pct(r.latency_after),
