@@ -410,3 +410,48 @@ def test_check_run_takes_a_resolved_cluster(catalogue: Catalogue) -> None:
     assert check.nics_per_node == 1
     # 134217728 B in 5871.07 us: 22.86 GB/s busbw (2 ranks: busbw = algbw), as printed
     assert check.rows[-1].measured_busbw_GBps == pytest.approx(22.86, abs=0.01)
+
+
+# ------------------------------------------------------------------------------- error bands
+
+
+def test_the_estimates_error_band_is_used_when_it_has_one(
+    catalogue: Catalogue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cost model will give estimates a band (``time_s_range``, ``busbw_GBps_range``); a
+    row inside it is ``ok`` and explains nothing, whatever its efficiency."""
+    from pydantic import ConfigDict
+
+    from ibcalc.engine.types import Estimate
+    from ibcalc.logs import check as check_module
+
+    class Banded(Estimate):
+        model_config = ConfigDict(frozen=True, extra="forbid")
+        time_s_range: tuple[float, float] | None = None
+        busbw_GBps_range: tuple[float, float] | None = None
+
+    real = check_module.estimate_on
+
+    def banded(*args: Any, **kwargs: Any) -> Estimate:
+        est = real(*args, **kwargs)
+        busbw = est.busbw_Bps / 1e9
+        return Banded(
+            **est.model_dump(),
+            time_s_range=(est.time_s * 0.7, est.time_s * 1.4),
+            busbw_GBps_range=(busbw / 1.4, busbw / 0.7),
+        )
+
+    monkeypatch.setattr(check_module, "estimate_on", banded)
+    sizes = [GiB, 2 * GiB, 4 * GiB, 8 * GiB]
+    # the NVLS-off figure (algbw 211 GB/s) is 0.77 of the expectation: inside a 0.7x-1.4x band
+    text = table([(s, s / 211e3) for s in sizes], gpu="NVIDIA H100 80GB HBM3")
+    check = check_log(parse_log(text, source="banded"), text, catalogue=catalogue)[0]
+    assert all(r.within_band for r in check.rows)
+    assert all(r.verdict == "ok" for r in check.rows)
+    assert check.rows[0].expected_busbw_GBps_range is not None
+    assert not check.flagged
+    # outside the band (algbw 150 GB/s: 0.55 of the expectation) it is judged as before
+    text = table([(s, s / 150e3) for s in sizes], gpu="NVIDIA H100 80GB HBM3")
+    check = check_log(parse_log(text, source="banded"), text, catalogue=catalogue)[0]
+    assert not any(r.within_band for r in check.rows)
+    assert check.flagged

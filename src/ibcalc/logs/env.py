@@ -138,7 +138,8 @@ def scan_environment(
             nvls = EnvFact(value="NVLS multicast support is not available", line=lineno)
         if len(settings) < _MAX_SETTINGS and "NCCL_" in line:
             for m in (*_SET_BY_ENV.finditer(line), *_ASSIGNMENT.finditer(line)):
-                settings.setdefault(m.group(1), EnvFact(value=m.group(2)[:120], line=lineno))
+                value = m.group(2)[:120].rstrip(".,;")
+                settings.setdefault(m.group(1), EnvFact(value=value, line=lineno))
     gdr: bool | None = None
     gdr_line: int | None = None
     if gdr_yes is not None or gdr_no is not None:
