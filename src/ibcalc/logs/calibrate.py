@@ -1,0 +1,1085 @@
+"""Calibrate the model to a cluster's own nccl-tests runs, and write the result as overrides.
+
+:func:`calibrate` fits what the logs can determine about the cluster they come from, by least
+squares over sizes (the squared log error of the predicted time at each row):
+
+* the per-hop latency of each transport (``transport_latency`` of the scale-out link across
+  nodes, of the scale-up link inside one), pinned by the small sizes;
+* the achievable efficiency of each link class (``efficiency`` of the network and the scale-up
+  link), pinned by the large sizes where that link is the bottleneck;
+* the NVLS efficiency of the scale-up link (``nvls_efficiency``), when NVLS runs;
+* two constants of the cost model when the runs exercise them: ``calibrated.p2p_efficiency``
+  (send/receive and all-to-all inside a node) and ``calibrated.nvls_tree_factor`` (NVLS-tree).
+
+The model is a black box here: each candidate value is applied to a copy of the catalogue (or of
+the cost parameters), the cluster is resolved again and ``estimate_on`` evaluated, and each
+parameter is minimised in turn over a bounded interval (:func:`~ibcalc.logs.fit.minimize_scalar`,
+a grid then golden section) until the values settle. That keeps working whatever the model's
+formulas become. A parameter is *determined* only when moving it moves the fitted rows (by 1 % at
+least) and in a way no parameter fitted before it already does (columns of the sensitivity
+matrix less than 0.995 alike); every other one is listed with the reason the logs cannot pin it
+(a single-node log says nothing about the network; no size of 64 KiB or less; the large sizes are
+limited by another link ...). The uncertainty of each value is the Gauss-Newton standard error
+``s^2 (J^T J)^-1`` at the optimum, with ``s^2`` the residual variance.
+
+:func:`write_override` writes what was fitted: link values as a catalogue override file (links
+replace whole entries, so each fitted link is copied complete with the new values and their
+sources), model constants as a cost-parameter override file next to it
+(``NAME.cost-params.yaml``) when there are any. Both start with a header naming the source logs
+and the date, are validated by the loaders that will read them (``load_catalogue``,
+``load_cost_params``) before they are put in place, and are written atomically; an existing file
+is kept unless ``force``, and an input is never written over.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import os
+import statistics
+import tempfile
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict
+
+from ibcalc.catalogue.cost_params import builtin_cost_params, load_cost_params
+from ibcalc.catalogue.load import find_link, load_catalogue
+from ibcalc.catalogue.models import Catalogue, Link
+from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
+from ibcalc.engine.params import SCHEMA as COST_PARAMS_SCHEMA
+from ibcalc.engine.params import CostParams
+from ibcalc.engine.types import Algorithm, Collective, DType
+from ibcalc.errors import IbcalcError, InputFileError, OutputError
+from ibcalc.logs.check import (
+    BANDWIDTH_MIN_BYTES,
+    LATENCY_MAX_BYTES,
+    catalogue_with_link,
+    infer_spec,
+    predict,
+)
+from ibcalc.logs.env import LogEnvironment
+from ibcalc.logs.fit import minimize_scalar
+from ibcalc.logs.records import Row, Run
+
+__all__ = [
+    "Calibration",
+    "FittedParameter",
+    "RunFit",
+    "Undetermined",
+    "apply_calibration",
+    "calibrate",
+    "changed",
+    "cost_params_path",
+    "write_override",
+]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+#: A parameter is determined when moving it changes some fitted row's time by this much.
+_SENSITIVITY = 0.01
+#: Sensitivity columns this alike (cosine) cannot be told apart.
+_COLLINEAR = 0.995
+#: Sweeps of bounded 1-D searches before the joint refinement (they only find the basin).
+_SWEEPS = 2
+#: Where the derivation of a fitted cost constant is recorded (``derived_by`` in the file).
+_DERIVED_BY = "ibcalc/logs/calibrate.py::calibrate"
+
+
+class FittedParameter(BaseModel):
+    """One value the logs determine: before and after, its standard error and what pins it.
+
+    ``name`` is ``<link>.<field>`` or ``calibrated.<key>``; ``unit`` is ``s`` for latencies
+    and empty for efficiencies and factors; ``rows`` counts the fitted rows it moves.
+    """
+
+    model_config = _FROZEN
+
+    name: str
+    kind: Literal["link", "cost"]
+    target: str
+    field: str
+    unit: str
+    before: float
+    value: float
+    uncertainty: float | None
+    at_bound: bool
+    rows: int
+    regime: Literal["latency", "bandwidth"]
+
+
+class Undetermined(BaseModel):
+    """A parameter the logs cannot determine, and why."""
+
+    model_config = _FROZEN
+
+    name: str
+    reason: str
+
+
+class RunFit(BaseModel):
+    """Fit quality on one run: median |relative error| of the time per regime, before and after
+    (None where the run has no fitted row of that regime)."""
+
+    model_config = _FROZEN
+
+    source: str
+    run_index: int
+    collective: str
+    rows: int
+    latency_before: float | None
+    latency_after: float | None
+    bandwidth_before: float | None
+    bandwidth_after: float | None
+
+
+class Calibration(BaseModel):
+    """What :func:`calibrate` found: fitted values, what could not be determined, fit quality.
+
+    ``rms_before``/``rms_after`` are the root-mean-square log errors of the time over every
+    fitted row (latency and bandwidth regimes). ``link_entries`` are the complete catalogue
+    entries of the links with fitted values, as written to the override file; ``cost_entries``
+    the cost-parameter override mapping (groups to entries).
+    """
+
+    model_config = _FROZEN
+
+    inputs: list[str]
+    date: str
+    parameters: list[FittedParameter]
+    undetermined: list[Undetermined]
+    runs: list[RunFit]
+    rows: int
+    rms_before: float
+    rms_after: float
+    assumptions: list[str]
+    link_entries: list[dict[str, Any]]
+    cost_entries: dict[str, Any]
+
+
+# ------------------------------------------------------------------------------- problem setup
+
+
+@dataclass
+class _Case:
+    """One run to fit: its cluster spec, collective, dtype and the rows it is fitted on."""
+
+    source: str
+    index: int
+    spec: ClusterSpec
+    collective: Collective
+    dtype: str | None
+    algorithm: Algorithm | None
+    rows: list[Row]
+    multi: bool = False
+    up_link: str | None = None
+    out_link: str | None = None
+    bottleneck: str = ""
+
+
+@dataclass(frozen=True)
+class _Param:
+    kind: Literal["link", "cost"]
+    target: str  # link id, or the cost-parameter group
+    field: str  # Link attribute, or the cost-parameter key
+    regime: Literal["latency", "bandwidth"]
+    lo: float
+    hi: float
+    log_scale: bool
+
+    @property
+    def name(self) -> str:
+        return f"{self.target}.{_FIELD_NAMES.get(self.field, self.field)}"
+
+    @property
+    def unit(self) -> str:
+        return _UNITS.get(self.field, "")
+
+    @property
+    def key(self) -> str:
+        """The name in the file (catalogue or cost-parameter key)."""
+        return _FIELD_NAMES.get(self.field, self.field)
+
+
+#: Engine attribute -> the file's key (what a user reads in the override).
+_FIELD_NAMES = {"transport_latency_s": "transport_latency", "ll_net_Bps": "ll_net_bandwidth"}
+_ATTRIBUTES = {v: k for k, v in _FIELD_NAMES.items()}
+_UNITS = {"transport_latency_s": "s", "ll_net_Bps": "B/s"}
+#: Cost constants runs can pin: (attribute, regime, lo, hi). p2p_efficiency moves send/receive
+#: and all-to-all inside a node, nvls_tree_factor NVLS-tree all-reduce, ll_net_bandwidth the
+#: LL protocol's small messages across nodes (32-64 KiB).
+_COST_PARAMS: tuple[tuple[str, Literal["latency", "bandwidth"], float, float], ...] = (
+    ("p2p_efficiency", "bandwidth", 0.02, 1.0),
+    ("nvls_tree_factor", "bandwidth", 0.02, 1.0),
+    ("ll_net_Bps", "latency", 1e7, 1e12),
+)
+
+
+def _file_value(p: _Param, value: float) -> float | str:
+    """A value as an override file writes it (with its unit where it has one)."""
+    if p.field == "ll_net_Bps":
+        return f"{value / 1e9:.10g} GB/s"
+    return value
+
+
+@dataclass
+class _State:
+    """Current parameter values and the model inputs they give."""
+
+    catalogue: Catalogue
+    params: CostParams
+    values: dict[_Param, float] = field(default_factory=dict)
+
+
+def _regime_rows(rows: Iterable[Row]) -> list[Row]:
+    return [
+        r
+        for r in rows
+        if r.size_bytes > 0
+        and r.oop.time_us > 0
+        and (r.size_bytes <= LATENCY_MAX_BYTES or r.size_bytes >= BANDWIDTH_MIN_BYTES)
+        and not (r.oop.wrong or 0) > 0
+    ]
+
+
+def _cost_override(key: str, value: float, rows: str) -> dict[str, Any]:
+    return {"calibrated": {key: {"value": value, "derived_by": _DERIVED_BY, "rows": rows}}}
+
+
+def _apply(
+    base_catalogue: Catalogue, base_params: CostParams, values: Mapping[_Param, float]
+) -> tuple[Catalogue, CostParams]:
+    catalogue, params = base_catalogue, base_params
+    per_link: dict[str, dict[str, float]] = {}
+    cost: dict[str, Any] = {}
+    for p, v in values.items():
+        if p.kind == "link":
+            per_link.setdefault(p.target, {})[p.field] = v
+        else:
+            cost.setdefault("calibrated", {})[p.key] = {
+                "value": _file_value(p, v),
+                "derived_by": _DERIVED_BY,
+                "rows": "candidate value during the fit",
+            }
+    for link_id, update in per_link.items():
+        catalogue = catalogue_with_link(catalogue, link_id, **update)
+    if cost:
+        params = params.with_overrides({"schema": COST_PARAMS_SCHEMA, **cost}, label="calibration")
+    return catalogue, params
+
+
+_Mask = Sequence[Sequence[int]]
+
+
+def _residuals(
+    cases: Sequence[_Case],
+    catalogue: Catalogue,
+    params: CostParams,
+    mask: _Mask | None = None,
+) -> list[float] | None:
+    """ln(measured / predicted) at every fitted row of every case, or at the rows ``mask``
+    keeps (per case, row indexes); None if the model refuses a row."""
+    out: list[float] = []
+    for i, case in enumerate(cases):
+        rows = case.rows if mask is None else [case.rows[j] for j in mask[i]]
+        if not rows:
+            continue
+        try:
+            cluster = resolve_cluster(catalogue, case.spec)
+        except IbcalcError:
+            return None
+        ests = predict(
+            cluster,
+            case.collective,
+            [r.size_bytes for r in rows],
+            dtype=case.dtype,
+            params=params,
+            algorithm=case.algorithm,
+        )
+        for row, est in zip(rows, ests, strict=True):
+            if est is None:
+                return None
+            out.append(math.log(row.oop.time_us * 1e-6 / est.time_s))
+    return out
+
+
+def _sse(residuals: Sequence[float] | None) -> float:
+    return math.inf if residuals is None else sum(r * r for r in residuals)
+
+
+def _current(p: _Param, catalogue: Catalogue, params: CostParams) -> float | None:
+    if p.kind == "link":
+        value = getattr(find_link(catalogue, p.target), p.field)
+        return None if value is None else float(value)
+    value = getattr(params.calibrated, p.field)
+    return None if value is None else float(value)
+
+
+def _candidates(
+    cases: Sequence[_Case], catalogue: Catalogue
+) -> tuple[list[_Param], list[Undetermined]]:
+    """Every parameter the runs' clusters use, latencies first (they are pinned by rows the
+    efficiencies barely move), and those ruled out before any fit.
+
+    A scale-up link's latency is a candidate only when a single-node run uses that link: across
+    nodes the small sizes are dominated by the network hops, and the two latencies move the
+    same rows nearly alike."""
+    ups = list(dict.fromkeys(c.up_link for c in cases if c.up_link))
+    outs = list(dict.fromkeys(c.out_link for c in cases if c.out_link))
+    alone = {c.up_link for c in cases if c.up_link and not c.multi}
+    latency: list[_Param] = []
+    bandwidth: list[_Param] = []
+    ruled_out: list[Undetermined] = []
+    for link_id in [*outs, *ups]:
+        if link_id in ups and link_id not in outs and link_id not in alone:
+            ruled_out.append(
+                Undetermined(
+                    name=f"{link_id}.transport_latency",
+                    reason="no single-node run: across nodes the small sizes are dominated by "
+                    "the network hops",
+                )
+            )
+            continue
+        latency.append(_Param("link", link_id, "transport_latency_s", "latency", 0.0, 2e-3, False))
+    for link_id in [*outs, *ups]:
+        bandwidth.append(_Param("link", link_id, "efficiency", "bandwidth", 0.02, 1.0, True))
+    for link_id in ups:
+        if find_link(catalogue, link_id).nvls_efficiency is not None:
+            bandwidth.append(
+                _Param("link", link_id, "nvls_efficiency", "bandwidth", 0.02, 1.0, True)
+            )
+    # the constants of one algorithm come before the links: a sendrecv log pins the
+    # point-to-point efficiency, not the ring efficiency of the link every collective uses
+    cost = [_Param("cost", "calibrated", a, reg, lo, hi, True) for a, reg, lo, hi in _COST_PARAMS]
+    return latency + [p for p in cost if p.regime == "latency"] + [
+        p for p in cost if p.regime == "bandwidth"
+    ] + bandwidth, ruled_out
+
+
+def _network_link(spec: ClusterSpec, catalogue: Catalogue) -> str | None:
+    """The scale-out link a spec names or implies, even on one node (where it is not used)."""
+    if spec.inter is not None:
+        return find_link(catalogue, spec.inter).id
+    if spec.system is not None:
+        for system in catalogue.systems:
+            if spec.system in system.names and system.inter is not None:
+                return find_link(catalogue, system.inter).id
+    return None
+
+
+# ------------------------------------------------------------------------------- the fit
+
+
+def calibrate(
+    runs: Sequence[Run],
+    cluster: ResolvedCluster | ClusterSpec | None = None,
+    params: CostParams | None = None,
+    catalogue: Catalogue | None = None,
+    *,
+    sources: Sequence[str] = (),
+    envs: Sequence[LogEnvironment | None] = (),
+    row_filter: Callable[[Run, Row], bool] | None = None,
+    date: str | None = None,
+) -> Calibration:
+    """Fit what ``runs`` determine about their cluster (see the module docstring).
+
+    ``cluster``: a resolved cluster (its spec is used for every run), a :class:`ClusterSpec`
+    of flags laid over what each run's log says, or None (each run's cluster from its log).
+    ``sources`` names each run's file (for the report and the override header); ``envs`` is each
+    run's NCCL debug output (:func:`~ibcalc.logs.env.scan_environment`); ``row_filter`` keeps
+    only some rows for the fit (e.g. every other size, to test on the rest). Only rows of the
+    latency (<= 64 KiB) and bandwidth (>= 64 MiB) regimes are fitted, the mid sizes being where
+    the model is weakest (NCCL's channel trimming). Raises
+    :class:`~ibcalc.errors.IbcalcError` when no run can be fitted.
+    """
+    catalogue = catalogue if catalogue is not None else load_catalogue(use_env=False)
+    params = params if params is not None else builtin_cost_params()
+    date = date or datetime.date.today().isoformat()
+    assumptions: list[str] = []
+    cases: list[_Case] = []
+    labels = list(sources) + [f"run {i}" for i in range(len(sources), len(runs))]
+    for i, run in enumerate(runs):
+        label = labels[i]
+        if run.collective is None or (run.ranks is not None and run.ranks < 2):
+            assumptions.append(f"{label}: skipped (collective not modelled, or one GPU)")
+            continue
+        env = envs[i] if i < len(envs) else None
+        if isinstance(cluster, ResolvedCluster):
+            spec = cluster.spec
+        else:
+            spec, notes, _known = infer_spec(run, catalogue, env=env, flags=cluster)
+            assumptions += [
+                f"{label}: {n.field} = {n.value} ({n.evidence})"
+                for n in notes
+                if n.source != "flag" and n.value is not None
+            ]
+        rows = [r for r in run.rows if row_filter is None or row_filter(run, r)]
+        dtype = run.dtype
+        if dtype is not None:
+            try:
+                DType.parse(dtype)
+            except ValueError:
+                dtype = None
+        cases.append(_Case(label, i, spec, run.collective, dtype, None, _regime_rows(rows)))
+    cases = [c for c in cases if c.rows]
+    if not cases:
+        raise IbcalcError("no run has rows of 64 KiB or less or of 64 MiB or more to fit")
+    for case in cases:
+        resolved = resolve_cluster(catalogue, case.spec)
+        ests = predict(
+            resolved,
+            case.collective,
+            [r.size_bytes for r in case.rows],
+            dtype=case.dtype,
+            params=params,
+        )
+        dropped = [r for r, e in zip(case.rows, ests, strict=True) if e is None]
+        if dropped:
+            assumptions.append(
+                f"{case.source}: {len(dropped)} rows the model cannot run left out (lines "
+                f"{', '.join(str(r.line) for r in dropped[:5])})"
+            )
+            case.rows = [r for r, e in zip(case.rows, ests, strict=True) if e is not None]
+        if not case.rows:
+            continue
+        case.multi = resolved.topology.domains > 1 and resolved.inter is not None
+        case.up_link = resolved.intra.id if resolved.intra and resolved.topology.m > 1 else None
+        case.out_link = resolved.inter.id if case.multi and resolved.inter else None
+        largest = predict(
+            resolved,
+            case.collective,
+            [case.rows[-1].size_bytes],
+            dtype=case.dtype,
+            params=params,
+        )[0]
+        case.bottleneck = largest.best.bottleneck if largest is not None else ""
+    cases = [c for c in cases if c.rows]
+    if not cases:
+        raise IbcalcError("the model cannot run any of the rows to fit")
+
+    base = _residuals(cases, catalogue, params)
+    if base is None:
+        raise IbcalcError("the model cannot run every fitted row")
+    candidates, ruled_out = _candidates(cases, catalogue)
+    starts = {p: _current(p, catalogue, params) for p in candidates}
+    candidates = [p for p in candidates if starts[p] is not None]
+    determined, undetermined, masks = _determinable(cases, candidates, starts, catalogue, params)
+    undetermined = ruled_out + undetermined
+    for link_id in dict.fromkeys(_network_link(c.spec, catalogue) for c in cases if not c.multi):
+        if link_id is not None and not any(c.out_link == link_id for c in cases):
+            undetermined.append(
+                Undetermined(
+                    name=f"{link_id}.*",
+                    reason="no multi-node run: a single-node log says nothing about the network",
+                )
+            )
+
+    values = {p: float(starts[p] or 0.0) for p in determined}
+    # one sweep of bounded 1-D searches over each whole interval finds the basin (the model's
+    # algorithm switches make the error surface kinked far from it); a joint
+    # Levenberg-Marquardt refinement then settles correlated parameters together
+    for sweep in range(_SWEEPS):
+        moved = 0.0
+        for p in determined:
+            x = _fit_one(p, values, masks[p], cases, catalogue, params, local=sweep > 0)
+            scale = max(abs(values[p]), 1e-9 if p.field == "transport_latency_s" else 1e-6)
+            moved = max(moved, abs(x - values[p]) / scale)
+            values[p] = x
+        if moved < 1e-2:
+            break
+    values = _levenberg_marquardt(cases, determined, values, catalogue, params)
+    cat, par = _apply(catalogue, params, values)
+    after = _residuals(cases, cat, par) or base
+    fitted = _standard_errors(cases, determined, values, catalogue, params, after)
+    run_fits = _run_fits(cases, base, after)
+    parameters = [
+        FittedParameter(
+            name=p.name,
+            kind=p.kind,
+            target=p.target,
+            field=p.key,
+            unit=p.unit,
+            before=float(starts[p] or 0.0),
+            value=values[p],
+            uncertainty=fitted[p][0],
+            at_bound=values[p] <= p.lo * 1.001 or values[p] >= p.hi * 0.999,
+            rows=fitted[p][1],
+            regime=p.regime,
+        )
+        for p in determined
+    ]
+    inputs = list(dict.fromkeys(c.source for c in cases))
+    return Calibration(
+        inputs=inputs,
+        date=date,
+        parameters=parameters,
+        undetermined=undetermined,
+        runs=run_fits,
+        rows=len(base),
+        rms_before=_rms(base),
+        rms_after=_rms(after),
+        assumptions=assumptions,
+        link_entries=_link_entries(parameters, catalogue, inputs, date),
+        cost_entries=_cost_entries(parameters, inputs, date),
+    )
+
+
+def _to_u(p: _Param, x: float) -> float:
+    """The coordinate the joint refinement works in: log for factors and bandwidths, the value
+    in microseconds for latencies (which may be 0)."""
+    return x * 1e6 if p.field == "transport_latency_s" else math.log(x)
+
+
+def _from_u(p: _Param, u: float) -> float:
+    if p.field == "transport_latency_s":
+        return min(max(u * 1e-6, 0.0), p.hi)
+    return min(max(math.exp(u), p.lo), p.hi)
+
+
+def _levenberg_marquardt(
+    cases: Sequence[_Case],
+    determined: Sequence[_Param],
+    start: Mapping[_Param, float],
+    catalogue: Catalogue,
+    params: CostParams,
+    *,
+    max_iter: int = 40,
+) -> dict[_Param, float]:
+    """Joint least-squares refinement of ``determined`` from ``start`` (Levenberg-Marquardt,
+    forward-difference Jacobian, values kept inside their bounds)."""
+    values = dict(start)
+    if not determined:
+        return values
+
+    def residuals(vals: Mapping[_Param, float]) -> list[float] | None:
+        cat, par = _apply(catalogue, params, vals)
+        return _residuals(cases, cat, par)
+
+    res = residuals(values)
+    if res is None:
+        return values
+    sse = _sse(res)
+    damping = 1e-3
+    gain = 0.0
+    for _ in range(max_iter):
+        jac: list[list[float]] = []  # one column per parameter
+        for p in determined:
+            u = _to_u(p, values[p])
+            h = 1e-4 if p.field != "transport_latency_s" else max(1e-3, abs(u) * 1e-4)
+            moved = residuals({**values, p: _from_u(p, u + h)})
+            if moved is None:
+                moved = residuals({**values, p: _from_u(p, u - h)})
+                h = -h
+            if moved is None:
+                jac.append([0.0] * len(res))
+                continue
+            jac.append([(m - r) / h for m, r in zip(moved, res, strict=True)])
+        k = len(determined)
+        jtj = [
+            [sum(a * b for a, b in zip(jac[i], jac[j], strict=True)) for j in range(k)]
+            for i in range(k)
+        ]
+        jtr = [sum(a * b for a, b in zip(jac[i], res, strict=True)) for i in range(k)]
+        improved = False
+        for _attempt in range(8):
+            lhs = [
+                [jtj[i][j] + (damping * (jtj[i][i] or 1.0) if i == j else 0.0) for j in range(k)]
+                for i in range(k)
+            ]
+            inv = _invert(lhs)
+            if inv is None:
+                damping *= 10
+                continue
+            step = [-sum(inv[i][j] * jtr[j] for j in range(k)) for i in range(k)]
+            trial = {p: _from_u(p, _to_u(p, values[p]) + step[i]) for i, p in enumerate(determined)}
+            trial_res = residuals(trial)
+            trial_sse = _sse(trial_res)
+            if trial_res is not None and trial_sse < sse:
+                gain = (sse - trial_sse) / max(sse, 1e-300)
+                values, res, sse = trial, trial_res, trial_sse
+                damping = max(damping / 3, 1e-9)
+                improved = True
+                break
+            damping *= 4
+        if not improved or gain < 1e-9:
+            break
+    return values
+
+
+def _fit_one(
+    p: _Param,
+    values: Mapping[_Param, float],
+    mask: _Mask,
+    cases: Sequence[_Case],
+    catalogue: Catalogue,
+    params: CostParams,
+    *,
+    local: bool,
+) -> float:
+    """The value of ``p`` minimising the squared log error of the rows it moves, the others
+    held. The first sweep searches the whole interval; later ones near the current value."""
+
+    def cost(x: float) -> float:
+        cat, par = _apply(catalogue, params, {**values, p: x})
+        return _sse(_residuals(cases, cat, par, mask))
+
+    current = values[p]
+    latency = p.field == "transport_latency_s"
+    if local:
+        if latency and current < 1e-8:
+            lo, hi = 1e-9, 2e-6
+        else:
+            lo, hi = max(current / 1.5, p.lo, 1e-9), min(current * 1.5, p.hi)
+        best = minimize_scalar(cost, lo, hi, grid=5, log_scale=True, rel_tol=1e-2)
+    else:
+        lo = 1e-9 if latency else p.lo
+        best = minimize_scalar(cost, lo, p.hi, grid=15, log_scale=True, rel_tol=1e-2)
+    if latency and cost(0.0) <= best.cost:
+        return 0.0
+    return best.x
+
+
+def _rms(residuals: Sequence[float]) -> float:
+    return math.sqrt(sum(r * r for r in residuals) / len(residuals))
+
+
+def _sensitivity(
+    cases: Sequence[_Case],
+    p: _Param,
+    start: float,
+    catalogue: Catalogue,
+    params: CostParams,
+    base: Sequence[float],
+) -> list[float] | None:
+    """Change of ln(time) at each fitted row when ``p`` moves by a finite step."""
+    if p.field == "transport_latency_s":
+        step = max(0.5 * start, 5e-6)
+        moved = start + step
+    else:
+        moved = start * 0.8 if start * 0.8 >= p.lo else start * 1.2
+    cat, par = _apply(catalogue, params, {p: moved})
+    res = _residuals(cases, cat, par)
+    if res is None:
+        return None
+    return [b - r for b, r in zip(base, res, strict=True)]  # ln(t_moved / t_base)
+
+
+def _determinable(
+    cases: Sequence[_Case],
+    candidates: Sequence[_Param],
+    starts: Mapping[_Param, float | None],
+    catalogue: Catalogue,
+    params: CostParams,
+) -> tuple[list[_Param], list[Undetermined], dict[_Param, _Mask]]:
+    """The parameters the rows determine, those they do not (with the reason), and for each
+    determined one the rows it moves (the fit evaluates only those)."""
+    base = _residuals(cases, catalogue, params)
+    assert base is not None
+    regimes = [
+        ("latency" if r.size_bytes <= LATENCY_MAX_BYTES else "bandwidth")
+        for c in cases
+        for r in c.rows
+    ]
+    has = {reg: reg in regimes for reg in ("latency", "bandwidth")}
+    determined: list[_Param] = []
+    columns: list[list[float]] = []
+    out: list[Undetermined] = []
+    for p in candidates:
+        start = float(starts[p] or 0.0)
+        if not has[p.regime]:
+            size = "64 KiB or less" if p.regime == "latency" else "64 MiB or more"
+            out.append(Undetermined(name=p.name, reason=f"no fitted row of {size}"))
+            continue
+        column = _sensitivity(cases, p, start, catalogue, params, base)
+        if column is None or max((abs(x) for x in column), default=0.0) < _SENSITIVITY:
+            out.append(Undetermined(name=p.name, reason=_insensitive_reason(p, cases)))
+            continue
+        twin = next(
+            (
+                q
+                for q, col in zip(determined, columns, strict=True)
+                if _cosine(col, column) > _COLLINEAR
+            ),
+            None,
+        )
+        if twin is not None:
+            out.append(
+                Undetermined(
+                    name=p.name,
+                    reason=f"moves the same rows in the same proportion as {twin.name}: the "
+                    "logs cannot separate the two (it keeps its value)",
+                )
+            )
+            continue
+        determined.append(p)
+        columns.append(column)
+    masks: dict[_Param, _Mask] = {}
+    for p, column in zip(determined, columns, strict=True):
+        per_case: list[list[int]] = []
+        k = 0
+        for case in cases:
+            per_case.append([j for j in range(len(case.rows)) if abs(column[k + j]) > 1e-4])
+            k += len(case.rows)
+        masks[p] = per_case
+    return determined, out, masks
+
+
+def _insensitive_reason(p: _Param, cases: Sequence[_Case]) -> str:
+    users = [c for c in cases if p.target in (c.up_link, c.out_link)]
+    if p.kind == "cost":
+        if p.field == "p2p_efficiency":
+            return (
+                "the fitted rows do not depend on it (the model applies it to sendrecv inside "
+                "a node)"
+            )
+        if p.field == "ll_net_Bps":
+            return "no fitted multi-node row runs the LL protocol across the network"
+        return (
+            "no fitted row is limited by NVLS-tree's NVLS step (NVLS inside nodes joined by "
+            "a network)"
+        )
+    if p.field == "transport_latency_s":
+        return "the small sizes do not depend on it (other latency terms dominate them)"
+    if p.field == "nvls_efficiency":
+        return "no fitted row runs NVLS, or NVLS is not the bottleneck where it runs"
+    limits = sorted({c.bottleneck for c in users if c.bottleneck})
+    where = f": the large sizes are limited by {'; '.join(limits)}" if limits else ""
+    return f"the large sizes do not depend on it{where}"
+
+
+def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    na = math.sqrt(sum(x * x for x in a))
+    nb = math.sqrt(sum(x * x for x in b))
+    if na == 0 or nb == 0:
+        return 0.0
+    return abs(sum(x * y for x, y in zip(a, b, strict=True))) / (na * nb)
+
+
+def _standard_errors(
+    cases: Sequence[_Case],
+    determined: Sequence[_Param],
+    values: Mapping[_Param, float],
+    catalogue: Catalogue,
+    params: CostParams,
+    residuals: Sequence[float],
+) -> dict[_Param, tuple[float | None, int]]:
+    """Gauss-Newton standard error of each value, and the rows each one moves."""
+    n, k = len(residuals), len(determined)
+    jac: list[list[float]] = []
+    counts: list[int] = []
+    for p in determined:
+        x = values[p]
+        h = max(abs(x) * 1e-3, 1e-9 if p.field == "transport_latency_s" else 1e-6)
+        cat, par = _apply(catalogue, params, {**values, p: x + h})
+        moved = _residuals(cases, cat, par)
+        if moved is None:
+            jac.append([0.0] * n)
+            counts.append(0)
+            continue
+        # d ln(t)/dp = -(d residual/dp)
+        col = [(r0 - r1) / h for r0, r1 in zip(residuals, moved, strict=True)]
+        jac.append(col)
+        typical = max(abs(x), 5e-6) if p.field == "transport_latency_s" else abs(x)
+        counts.append(sum(1 for c in col if abs(c * typical) >= _SENSITIVITY / 10))
+    out: dict[_Param, tuple[float | None, int]] = {}
+    dof = n - k
+    if dof <= 0:
+        return {p: (None, c) for p, c in zip(determined, counts, strict=True)}
+    s2 = sum(r * r for r in residuals) / dof
+    jtj = [
+        [sum(a * b for a, b in zip(jac[i], jac[j], strict=True)) for j in range(k)]
+        for i in range(k)
+    ]
+    inv = _invert(jtj)
+    for i, p in enumerate(determined):
+        if inv is None or inv[i][i] < 0:
+            out[p] = (None, counts[i])
+        else:
+            out[p] = (math.sqrt(s2 * inv[i][i]), counts[i])
+    return out
+
+
+def _invert(matrix: Sequence[Sequence[float]]) -> list[list[float]] | None:
+    """Inverse of a small square matrix by Gauss-Jordan elimination (None when singular)."""
+    k = len(matrix)
+    a = [[*row, *(1.0 if i == j else 0.0 for j in range(k))] for i, row in enumerate(matrix)]
+    for col in range(k):
+        pivot = max(range(col, k), key=lambda r: abs(a[r][col]))
+        if abs(a[pivot][col]) < 1e-300:
+            return None
+        a[col], a[pivot] = a[pivot], a[col]
+        div = a[col][col]
+        a[col] = [x / div for x in a[col]]
+        for r in range(k):
+            if r != col and a[r][col] != 0.0:
+                factor = a[r][col]
+                a[r] = [x - factor * y for x, y in zip(a[r], a[col], strict=True)]
+    return [row[k:] for row in a]
+
+
+def _median_abs(values: Sequence[float]) -> float | None:
+    return math.expm1(statistics.median(abs(v) for v in values)) if values else None
+
+
+def _run_fits(
+    cases: Sequence[_Case], before: Sequence[float], after: Sequence[float]
+) -> list[RunFit]:
+    out: list[RunFit] = []
+    i = 0
+    for case in cases:
+        n = len(case.rows)
+        b, a = before[i : i + n], after[i : i + n]
+        lat = [j for j, r in enumerate(case.rows) if r.size_bytes <= LATENCY_MAX_BYTES]
+        bw = [j for j, r in enumerate(case.rows) if r.size_bytes >= BANDWIDTH_MIN_BYTES]
+        out.append(
+            RunFit(
+                source=case.source,
+                run_index=case.index,
+                collective=case.collective.value,
+                rows=n,
+                latency_before=_median_abs([b[j] for j in lat]),
+                latency_after=_median_abs([a[j] for j in lat]),
+                bandwidth_before=_median_abs([b[j] for j in bw]),
+                bandwidth_after=_median_abs([a[j] for j in bw]),
+            )
+        )
+        i += n
+    return out
+
+
+def apply_calibration(
+    calibration: Calibration, catalogue: Catalogue, params: CostParams
+) -> tuple[Catalogue, CostParams]:
+    """``catalogue`` and ``params`` with every fitted value laid over them, in memory
+    (:func:`write_override` writes those that differ from the values in use, see
+    :func:`changed`)."""
+    values: dict[_Param, float] = {}
+    for p in calibration.parameters:
+        attr = _ATTRIBUTES.get(p.field, p.field)
+        values[_Param(p.kind, p.target, attr, p.regime, 0.0, 1.0, False)] = p.value
+    return _apply(catalogue, params, values)
+
+
+# ------------------------------------------------------------------------------- the files
+
+
+def _fmt_value(p: FittedParameter, value: float) -> str:
+    if p.unit == "s":
+        return f"{value * 1e6:.4g} us"
+    if p.unit == "B/s":
+        return f"{value / 1e9:.4g} GB/s"
+    return f"{value:.4g}"
+
+
+def _why(p: FittedParameter, inputs: Sequence[str], date: str) -> str:
+    pm = f" +- {_fmt_value(p, p.uncertainty)}" if p.uncertainty is not None else ""
+    return (
+        f"ibcalc calibrate {date}: {_fmt_value(p, p.value)}{pm}, least squares over {p.rows} "
+        f"rows of {', '.join(inputs)} (was {_fmt_value(p, p.before)})"
+    )
+
+
+def _bandwidth_text(bps: float) -> str:
+    return f"{bps / 1e9:.12g} GB/s"
+
+
+def _time_text(seconds: float) -> str:
+    return f"{seconds * 1e6:.12g} us"
+
+
+def link_entry(link: Link) -> dict[str, Any]:
+    """A catalogue entry (the YAML mapping of ``data/links.yaml``) for ``link``."""
+    data = link.model_dump(mode="json", by_alias=True, exclude_none=True)
+    for key in ("per_direction", "bidirectional", "lane_signalling"):
+        if key in data:
+            data[key] = _bandwidth_text(float(data[key]))
+    for key in ("latency", "transport_latency"):
+        if key in data:
+            data[key] = _time_text(float(data[key]))
+    if data.get("transport_latency") == _time_text(0.0):
+        del data["transport_latency"]
+    return data
+
+
+def changed(p: FittedParameter) -> bool:
+    """True when a fitted value differs from the one in use (by more than 0.5 %, or 0.05 us for
+    a latency): only those are written to an override file; the others are confirmed."""
+    if p.unit == "s":
+        return abs(p.value - p.before) > 5e-8
+    return abs(p.value - p.before) > 0.005 * abs(p.before)
+
+
+def _link_entries(
+    parameters: Sequence[FittedParameter],
+    catalogue: Catalogue,
+    inputs: Sequence[str],
+    date: str,
+) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    by_link: dict[str, list[FittedParameter]] = {}
+    for p in parameters:
+        if p.kind == "link" and changed(p):
+            by_link.setdefault(p.target, []).append(p)
+    for link_id, fitted in by_link.items():
+        link = find_link(catalogue, link_id)
+        update: dict[str, Any] = {}
+        for p in fitted:
+            # six significant digits: far below any fit's uncertainty, and readable
+            update[_ATTRIBUTES.get(p.field, p.field)] = float(f"{p.value:.6g}")
+            update[f"{p.field}_source"] = _why(p, inputs, date)
+        names = ", ".join(p.field for p in fitted)
+        update["sources"] = [f"ibcalc calibrate {date} on {', '.join(inputs)}", *link.sources]
+        note = f"{names} calibrated to {', '.join(inputs)} ({date})."
+        update["notes"] = f"{note} {link.notes}" if link.notes else note
+        out.append(link_entry(link.model_copy(update=update)))
+    return out
+
+
+def _cost_entries(
+    parameters: Sequence[FittedParameter], inputs: Sequence[str], date: str
+) -> dict[str, Any]:
+    entries: dict[str, Any] = {}
+    for p in parameters:
+        if p.kind != "cost" or not changed(p):
+            continue
+        pm = f" +- {_fmt_value(p, p.uncertainty)}" if p.uncertainty is not None else ""
+        value: float | str = round(p.value, 6)
+        if p.unit == "B/s":
+            value = f"{p.value / 1e9:.6g} GB/s"
+        entries.setdefault(p.target, {})[p.field] = {
+            "value": value,
+            "derived_by": _DERIVED_BY,
+            "rows": f"{p.rows} rows of {', '.join(inputs)} ({date}); fit {_fmt_value(p, p.value)}"
+            f"{pm}, was {_fmt_value(p, p.before)}",
+        }
+    return entries
+
+
+def cost_params_path(path: str | os.PathLike[str]) -> Path:
+    """Where the cost-parameter override goes for a catalogue override at ``path``:
+    ``NAME.cost-params.yaml`` beside it."""
+    target = Path(path)
+    stem = target.name[: -len(target.suffix)] if target.suffix else target.name
+    return target.with_name(f"{stem}.cost-params{target.suffix or '.yaml'}")
+
+
+def _header(kind: str, calibration: Calibration, use: str) -> str:
+    lines = [
+        f"# ibcalc calibrate: {kind} fitted to nccl-tests runs.",
+        f"# source logs: {', '.join(calibration.inputs)}",
+        f"# date: {calibration.date}",
+        f"# use: {use}",
+        f"# fit: rms log error of the time {calibration.rms_before:.3f} -> "
+        f"{calibration.rms_after:.3f} over {calibration.rows} rows",
+    ]
+    for p in calibration.parameters:
+        pm = f" +- {_fmt_value(p, p.uncertainty)}" if p.uncertainty is not None else ""
+        what = "fitted" if changed(p) else "confirmed (not written)"
+        lines.append(
+            f"# {what}: {p.name} {_fmt_value(p, p.before)} -> {_fmt_value(p, p.value)}{pm}"
+        )
+    for u in calibration.undetermined:
+        lines.append(f"# not determined: {u.name}: {u.reason}")
+    return "\n".join(line.replace("\n", " ") for line in lines) + "\n"
+
+
+def _dump(data: Mapping[str, Any]) -> str:
+    return yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True, width=100)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.exists() and b.exists() and a.samefile(b)
+    except OSError:
+        return False
+
+
+def write_override(
+    calibration: Calibration,
+    path: str | os.PathLike[str],
+    *,
+    force: bool = False,
+    inputs: Sequence[str | os.PathLike[str]] = (),
+) -> list[Path]:
+    """Write the calibration as override files and return their paths.
+
+    ``path`` receives the catalogue override (links); the cost-parameter override, when model
+    constants were fitted, goes to :func:`cost_params_path` of it. Each file is checked by the
+    loader that will read it, written to a temporary file in the target directory and moved into
+    place. Raises :class:`~ibcalc.errors.OutputError` when a target exists and ``force`` is
+    False, when a target is one of ``inputs``, or when it cannot be written.
+    """
+    target = Path(path)
+    files: list[tuple[Path, str, Callable[[Path], object]]] = []
+    catalogue_text = _header(
+        "catalogue override (links)",
+        calibration,
+        f"--catalogue {target.name} (or IBCALC_CATALOGUE={target.name})",
+    ) + _dump({"schema": "ibcalc-catalogue/1", "links": calibration.link_entries})
+    files.append((target, catalogue_text, lambda p: load_catalogue([p], use_env=False)))
+    if calibration.cost_entries:
+        cost_target = cost_params_path(target)
+        cost_text = _header(
+            "cost-parameter override",
+            calibration,
+            f"IBCALC_COST_PARAMS={cost_target.name} (or --cost-params {cost_target.name})",
+        ) + _dump({"schema": COST_PARAMS_SCHEMA, **calibration.cost_entries})
+        files.append((cost_target, cost_text, lambda p: load_cost_params([p], use_env=False)))
+    input_paths = [Path(i) for i in inputs if str(i) != "-"]
+    for out, _text, _check in files:
+        if any(_same_file(out, i) or out.resolve() == i.resolve() for i in input_paths):
+            raise OutputError(f"{out}: is one of the input logs; refusing to write over it")
+        if out.is_dir():
+            raise OutputError(f"{out}: is a directory")
+        if (out.exists() or out.is_symlink()) and not force:
+            raise OutputError(f"{out}: exists; use --force to overwrite it")
+        parent = out.parent if str(out.parent) else Path()
+        if not parent.is_dir():
+            raise OutputError(f"{out}: no directory {str(parent)!r}")
+    written: list[Path] = []
+    for out, text, check in files:
+        _write_one(out, text, check, force=force)
+        written.append(out)
+    return written
+
+
+def _write_one(target: Path, text: str, check: Callable[[Path], object], *, force: bool) -> None:
+    directory = target.parent if str(target.parent) else Path()
+    try:
+        fd, tmp_name = tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=".tmp.yaml", dir=directory
+        )
+    except OSError as exc:
+        raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            check(tmp)
+        except InputFileError as exc:  # pragma: no cover - a bug in what we write
+            raise OutputError(f"{target}: the override would not load: {exc}") from None
+        tmp.chmod(0o644)
+        if force:
+            tmp.replace(target)
+        else:
+            # link() refuses an existing target: no window in which another writer's file
+            # could be replaced
+            try:
+                os.link(tmp, target)
+            except FileExistsError:
+                raise OutputError(f"{target}: exists; use --force to overwrite it") from None
+            except OSError:
+                if target.exists():
+                    raise OutputError(f"{target}: exists; use --force to overwrite it") from None
+                tmp.replace(target)
+    except OutputError:
+        raise
+    except OSError as exc:
+        raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
+    finally:
+        tmp.unlink(missing_ok=True)

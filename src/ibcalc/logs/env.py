@@ -1,0 +1,162 @@
+"""What the NCCL debug output around a run says about how it ran: network, GPUDirect, settings.
+
+The parser (:mod:`ibcalc.logs.parse`) skips NCCL ``INFO`` lines; the checker wants a few facts
+from them, because they decide which expectation is fair and what a slow run means:
+
+* the network transport NCCL chose: ``NCCL INFO Using network IB`` (verbs: InfiniBand or RoCE),
+  ``Using network Socket`` (NCCL's TCP fallback), ``Using network AWS Libfabric`` or another
+  plugin name (``NET/OFI`` lines are the aws-ofi-nccl plugin); ``Selected Provider is efa
+  (found 32 nics)`` names the libfabric provider and its NIC count;
+* the platform aws-ofi-nccl detects (``Running on p5.48xlarge platform``, ``Running on P4d
+  platform``);
+* whether the network channels use GPUDirect RDMA: channel lines ``via NET/IB/1/GDRDMA`` (or
+  ``via NET/AWS Libfabric/0/GDRDMA``) do, ``via NET/IB/1`` without ``/GDRDMA`` do not; the
+  distinct device numbers on those lines are the NICs that carry channels;
+* NCCL settings the log shows, from ``NCCL_X set by environment to Y`` lines and from
+  ``NCCL_X=Y`` on a command line (``mpirun -x NCCL_IB_DISABLE=1``, ``env NCCL_ALGO=ring``);
+* ``NVLS multicast support is not available`` (NCCL could not use NVLink SHARP).
+
+:func:`scan_environment` reads a line range of the raw text (a run's own lines and the lines
+before it back to the previous run) and returns a :class:`LogEnvironment` whose every fact keeps
+the line it came from. A pure function of text: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["EnvFact", "LogEnvironment", "scan_environment"]
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+_USING_NETWORK = re.compile(r"NCCL INFO Using network\s+(.+?)\s*$")
+_PROVIDER = re.compile(r"Selected Provider is (\w+)(?: \(found (\d+) nics\))?")
+_PLATFORM = re.compile(r"Running on ([\w.-]+) platform")
+_CHANNEL_NET = re.compile(r"via NET/([^/\s]+(?: [^/\s]+)*)/(\d+)(?:\(\d+\))?(/GDRDMA)?")
+_SET_BY_ENV = re.compile(r"\b(NCCL_[A-Z0-9_]+) set by environment to ([^\s,]+)")
+_ASSIGNMENT = re.compile(r"(?:^|[\s\"'])(NCCL_[A-Z0-9_]+)=([^\s\"']+)")
+_NVLS_UNAVAILABLE = re.compile(r"NVLS multicast support is not available")
+_GDR_STATE = re.compile(r"GPU Direct RDMA (Enabled|Disabled)")
+_MAX_SETTINGS = 64  # a log is not a configuration dump: keep the first few dozen settings
+
+
+class EnvFact(BaseModel):
+    """One fact read from the log, with the 1-based line it came from."""
+
+    model_config = _FROZEN
+
+    value: str
+    line: int
+
+
+class LogEnvironment(BaseModel):
+    """Facts about how a run ran, read from NCCL's debug output and command lines.
+
+    ``network``: the transport NCCL reports (``IB``, ``Socket``, ``AWS Libfabric`` ...);
+    ``provider``: the libfabric provider (``efa``, ``cxi``); ``provider_nics``: its NIC count;
+    ``platform``: the instance type aws-ofi-nccl detected; ``gdr``: True when the network
+    channels use GPUDirect RDMA, False when channel lines exist without it, None when no channel
+    line shows the network; ``net_devices``: the distinct network device numbers carrying
+    channels; ``settings``: NCCL variables the log shows (first value wins); ``nvls_unavailable``:
+    NCCL said NVLS multicast is not available.
+    """
+
+    model_config = _FROZEN
+
+    network: EnvFact | None = None
+    provider: EnvFact | None = None
+    provider_nics: int | None = None
+    platform: EnvFact | None = None
+    gdr: bool | None = None
+    gdr_line: int | None = None
+    net_devices: list[int] = []
+    net_devices_line: int | None = None
+    settings: dict[str, EnvFact] = {}
+    nvls_unavailable: EnvFact | None = None
+
+    @property
+    def empty(self) -> bool:
+        """True when the log shows none of these facts."""
+        return (
+            self.network is None
+            and self.provider is None
+            and self.platform is None
+            and self.gdr is None
+            and not self.settings
+            and self.nvls_unavailable is None
+        )
+
+    def setting(self, name: str) -> str | None:
+        """The value the log shows for an NCCL variable, or None."""
+        fact = self.settings.get(name)
+        return None if fact is None else fact.value
+
+
+def scan_environment(
+    text: str, first_line: int = 1, last_line: int | None = None
+) -> LogEnvironment:
+    """Read the facts of :class:`LogEnvironment` from lines ``first_line..last_line`` (1-based,
+    inclusive; ``last_line`` None means to the end) of ``text``."""
+    network: EnvFact | None = None
+    provider: EnvFact | None = None
+    provider_nics: int | None = None
+    platform: EnvFact | None = None
+    gdr_yes: int | None = None
+    gdr_no: int | None = None
+    gdr_stated: tuple[bool, int] | None = None
+    devices: dict[int, int] = {}
+    settings: dict[str, EnvFact] = {}
+    nvls: EnvFact | None = None
+    for lineno, raw in enumerate(text.split("\n"), start=1):
+        if lineno < first_line:
+            continue
+        if last_line is not None and lineno > last_line:
+            break
+        line = raw.rstrip("\r")
+        if "NCCL" not in line and "via NET/" not in line and "platform" not in line:
+            continue
+        if network is None and (m := _USING_NETWORK.search(line)):
+            network = EnvFact(value=m.group(1)[:60], line=lineno)
+        if provider is None and (m := _PROVIDER.search(line)):
+            provider = EnvFact(value=m.group(1).lower(), line=lineno)
+            if m.group(2):
+                provider_nics = int(m.group(2)[:6])
+        if platform is None and (m := _PLATFORM.search(line)):
+            platform = EnvFact(value=m.group(1)[:40], line=lineno)
+        if "via NET/" in line:
+            for m in _CHANNEL_NET.finditer(line):
+                devices.setdefault(int(m.group(2)[:6]), lineno)
+                if m.group(3):
+                    gdr_yes = gdr_yes or lineno
+                else:
+                    gdr_no = gdr_no or lineno
+        if gdr_stated is None and (m := _GDR_STATE.search(line)):
+            gdr_stated = (m.group(1) == "Enabled", lineno)
+        if nvls is None and _NVLS_UNAVAILABLE.search(line):
+            nvls = EnvFact(value="NVLS multicast support is not available", line=lineno)
+        if len(settings) < _MAX_SETTINGS and "NCCL_" in line:
+            for m in (*_SET_BY_ENV.finditer(line), *_ASSIGNMENT.finditer(line)):
+                value = m.group(2)[:120].rstrip(".,;")
+                settings.setdefault(m.group(1), EnvFact(value=value, line=lineno))
+    gdr: bool | None = None
+    gdr_line: int | None = None
+    if gdr_yes is not None or gdr_no is not None:
+        # any channel without GDRDMA means some traffic is staged through host memory
+        gdr = gdr_no is None
+        gdr_line = gdr_no if gdr_no is not None else gdr_yes
+    elif gdr_stated is not None:
+        gdr, gdr_line = gdr_stated
+    return LogEnvironment(
+        network=network,
+        provider=provider,
+        provider_nics=provider_nics,
+        platform=platform,
+        gdr=gdr,
+        gdr_line=gdr_line,
+        net_devices=sorted(devices),
+        net_devices_line=min(devices.values()) if devices else None,
+        settings=settings,
+        nvls_unavailable=nvls,
+    )

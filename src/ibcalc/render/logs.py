@@ -1,0 +1,420 @@
+"""Rendering of ``ibcalc nccl-check`` and ``ibcalc calibrate``: rich tables, JSON, GitHub, plots.
+
+Tables go through rich (this is a render module); JSON is the result models' ``model_dump``;
+GitHub output is workflow commands (``::warning file=F,line=L::...``) pointing at the log line of
+each row or finding; the plot overlays measured and expected busbw with
+:func:`ibcalc.render.plot.plot_sweep` (matplotlib stays optional, with the same install hint and
+atomic write). Library texts may name cluster fields as ``{field}``; every renderer takes
+``names`` (field -> what the caller calls it, e.g. ``--nodes``) to fill them in.
+
+Every number carries its unit: sizes in bytes (KiB, MiB, GiB), times in us, bandwidths in GB/s
+(10^9 bytes per second, per direction, as nccl-tests prints them).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, TextIO
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ibcalc.errors import fill_fields
+from ibcalc.logs.calibrate import Calibration
+from ibcalc.logs.check import Finding, RowCheck, RunCheck
+from ibcalc.render.plot import MeasuredPoint, Series, plot_sweep
+
+__all__ = [
+    "calibration_dict",
+    "checks_dict",
+    "plot_check",
+    "render_calibration",
+    "render_checks",
+    "render_checks_github",
+    "render_checks_json",
+]
+
+_VERDICT_STYLE = {
+    "ok": "green",
+    "above": "cyan",
+    "low": "yellow",
+    "bad": "red",
+    "corrupt": "bold red",
+    "unknown": "dim",
+    "not_checked": "dim",
+}
+_SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def _console(stream: TextIO) -> Console:
+    try:
+        width = int(os.environ.get("COLUMNS", "140"))
+    except ValueError:
+        width = 140
+    return Console(file=stream, highlight=False, width=max(60, width), soft_wrap=False)
+
+
+def _fill(text: str, names: Mapping[str, str] | None) -> str:
+    return fill_fields(text, names) if names else fill_fields(text, lambda f: f)
+
+
+def _size(size: int) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if size >= scale and size % scale == 0:
+            return f"{size // scale} {unit}"
+    return f"{size} B"
+
+
+def _us(value: float) -> str:
+    if value >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.3g}" if value < 10 else f"{value:.1f}"
+
+
+def _gbps(value: float) -> str:
+    if value >= 100:
+        return f"{value:.0f}"
+    if value >= 1:
+        return f"{value:.1f}"
+    return f"{value:.3f}"
+
+
+def _expected_busbw(row: RowCheck) -> str:
+    text = _gbps(row.expected_busbw_GBps)
+    if row.expected_busbw_GBps_range is not None:
+        lo, hi = row.expected_busbw_GBps_range
+        text += f" ({_gbps(lo)}-{_gbps(hi)})"
+    return text
+
+
+def _rows_table(check: RunCheck) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    for name, justify in (
+        ("size", "right"),
+        ("time us", "right"),
+        ("expected us", "right"),
+        ("busbw GB/s", "right"),
+        ("expected GB/s", "right"),
+        ("efficiency", "right"),
+        ("verdict", "left"),
+        ("regime", "left"),
+        ("model", "left"),
+        ("line", "right"),
+    ):
+        table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    for row in check.rows:
+        verdict = row.verdict if not (row.wrong or 0) else f"{row.verdict}, #wrong {row.wrong}"
+        table.add_row(
+            _size(row.size_bytes),
+            _us(row.measured_time_us),
+            _us(row.expected_time_us),
+            _gbps(row.measured_busbw_GBps),
+            _expected_busbw(row),
+            f"{row.efficiency * 100:.0f}%",
+            Text(verdict, style=_VERDICT_STYLE.get(row.verdict, "")),
+            row.regime,
+            row.algorithm,
+            str(row.line),
+        )
+    return table
+
+
+def _finding_lines(index: int, finding: Finding, names: Mapping[str, str] | None) -> Text:
+    text = Text()
+    text.append(f"{index}. ", style="bold")
+    text.append(
+        f"[{finding.severity}, {finding.confidence} confidence] ",
+        style=_SEVERITY_STYLE[finding.severity],
+    )
+    text.append(_fill(finding.cause, names))
+    for item in finding.evidence:
+        text.append(f"\n     - {_fill(item, names)}")
+    return text
+
+
+def render_checks(
+    checks: Sequence[RunCheck],
+    stream: TextIO | None = None,
+    *,
+    names: Mapping[str, str] | None = None,
+    show_assumptions: bool = True,
+) -> str:
+    """Tables and ranked causes for each checked run; written to ``stream`` and returned."""
+    buffer = io.StringIO()
+    console = _console(buffer)
+    for i, check in enumerate(checks):
+        if i:
+            console.print()
+        title = Text()
+        title.append(f"{check.source}", style="bold")
+        title.append(f" (run {check.run_index + 1}, lines {check.line_start}-{check.line_end}): ")
+        title.append(f"{check.raw_collective or check.collective or 'unknown collective'}")
+        if check.dtype:
+            title.append(f" {check.dtype}")
+        title.append(f" on {check.cluster}")
+        console.print(title)
+        verdict = Text("verdict: ")
+        verdict.append(check.verdict, style=_VERDICT_STYLE.get(check.verdict, ""))
+        if check.min_bandwidth_efficiency is not None:
+            verdict.append(
+                f" (lowest efficiency at 64 MiB and more: {check.min_bandwidth_efficiency:.0%})"
+            )
+        console.print(verdict)
+        if show_assumptions and check.assumptions:
+            console.print("assumptions:")
+            for a in check.assumptions:
+                if a.source == "flag":
+                    continue
+                value = "" if a.value is None else f" = {a.value}"
+                console.print(
+                    Text(f"  - {a.field}{value} [{a.source}]: {_fill(a.evidence, names)}")
+                )
+        if check.rows:
+            console.print(_rows_table(check))
+        if check.flagged:
+            console.print("likely causes, most likely first:")
+        elif check.rows:
+            console.print(Text("no problem found: the run matches the model", style="green"))
+        if check.findings and not check.flagged:
+            console.print("notes:")
+        for n, finding in enumerate(check.findings, start=1):
+            console.print(_finding_lines(n, finding, names))
+        for note in check.notes:
+            console.print(Text(f"note: {note}", style="dim"))
+    text = buffer.getvalue()
+    if stream is not None:
+        stream.write(text)
+    return text
+
+
+def _filled(data: Any, names: Mapping[str, str] | None) -> Any:
+    if isinstance(data, str):
+        return _fill(data, names)
+    if isinstance(data, list):
+        return [_filled(x, names) for x in data]
+    if isinstance(data, dict):
+        return {k: _filled(v, names) for k, v in data.items()}
+    return data
+
+
+def checks_dict(
+    checks: Sequence[RunCheck], *, names: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """The checks as JSON-ready data: every run's ``model_dump`` plus ``flagged``."""
+    runs = []
+    for check in checks:
+        data = check.model_dump(mode="json")
+        data["flagged"] = check.flagged
+        runs.append(_filled(data, names))
+    return {
+        "schema": "ibcalc-nccl-check/1",
+        "units": "sizes in bytes, times in us, bandwidths in GB/s (10^9 B/s per direction)",
+        "runs": runs,
+    }
+
+
+def render_checks_json(
+    checks: Sequence[RunCheck], *, names: Mapping[str, str] | None = None
+) -> str:
+    """:func:`checks_dict` as indented JSON text."""
+    return json.dumps(checks_dict(checks, names=names), indent=2) + "\n"
+
+
+def _gh_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _gh_prop(text: str) -> str:
+    return _gh_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _gh(kind: str, path: str, line: int | None, title: str, message: str) -> str:
+    props = [f"file={_gh_prop(path)}"]
+    if line is not None:
+        props.append(f"line={line}")
+    props.append(f"title={_gh_prop(title)}")
+    return f"::{kind} {','.join(props)}::{_gh_data(message)}"
+
+
+_GH_KIND = {"error": "error", "warning": "warning", "info": "notice"}
+
+
+def render_checks_github(
+    checks: Sequence[RunCheck], *, names: Mapping[str, str] | None = None
+) -> str:
+    """GitHub Actions workflow commands: one annotation per finding (at its first log line) and
+    one per large size below the ok band (at the row's line), then a summary line per run."""
+    lines: list[str] = []
+    for check in checks:
+        where = check.source
+        for finding in check.findings:
+            line = finding.lines[0] if finding.lines else check.line_start
+            message = _fill(finding.cause, names)
+            if finding.evidence:
+                message += "\n" + "\n".join(_fill(e, names) for e in finding.evidence)
+            lines.append(
+                _gh(
+                    _GH_KIND[finding.severity],
+                    where,
+                    line,
+                    f"nccl-check: {finding.kind.replace('_', ' ')}",
+                    message,
+                )
+            )
+        for row in check.rows:
+            if row.regime == "bandwidth" and row.verdict in ("low", "bad"):
+                lines.append(
+                    _gh(
+                        "warning",
+                        where,
+                        row.line,
+                        f"nccl-check: {_size(row.size_bytes)} {row.verdict}",
+                        f"{_size(row.size_bytes)}: busbw {_gbps(row.measured_busbw_GBps)} GB/s, "
+                        f"expected {_expected_busbw(row)} GB/s ({row.efficiency:.0%}, "
+                        f"{row.algorithm})",
+                    )
+                )
+        eff = (
+            f", lowest efficiency at 64 MiB and more {check.min_bandwidth_efficiency:.0%}"
+            if check.min_bandwidth_efficiency is not None
+            else ""
+        )
+        lines.append(f"nccl-check {check.source} run {check.run_index + 1}: {check.verdict}{eff}")
+    return "\n".join(lines) + "\n"
+
+
+def plot_check(path: str | Path, check: RunCheck) -> Path:
+    """Measured busbw (markers) over the model's expectation (line) for one run, with the top
+    finding's what-if curve when it has one; written atomically to ``path`` (.png or .svg)."""
+    rows = check.rows
+    series = [
+        Series(
+            label=f"expected ({check.cluster})",
+            size_bytes=tuple(float(r.size_bytes) for r in rows),
+            busbw_GBps=tuple(r.expected_busbw_GBps for r in rows),
+            time_s=tuple(r.expected_time_us * 1e-6 for r in rows),
+            equivalent=tuple(False for _ in rows),
+            emphasis=True,
+        )
+    ]
+    banded = [r for r in rows if r.expected_busbw_GBps_range is not None]
+    if banded:
+        for label, pick in (("model band, low", 0), ("model band, high", 1)):
+            series.append(
+                Series(
+                    label=label,
+                    size_bytes=tuple(float(r.size_bytes) for r in banded),
+                    busbw_GBps=tuple(
+                        r.expected_busbw_GBps_range[pick]  # type: ignore[index]
+                        for r in banded
+                    ),
+                    time_s=tuple(r.expected_time_us * 1e-6 for r in banded),
+                    equivalent=tuple(False for _ in banded),
+                    emphasis=False,
+                    color="#999999",
+                    width=0.8,
+                )
+            )
+    top = next((f for f in check.findings if f.curve and f.hypothesis), None)
+    if top is not None:
+        series.append(
+            Series(
+                label=f"what-if {top.hypothesis}",
+                size_bytes=tuple(float(s) for s, _ in top.curve),
+                busbw_GBps=tuple(b for _, b in top.curve),
+                time_s=tuple(0.0 for _ in top.curve),
+                equivalent=tuple(False for _ in top.curve),
+                emphasis=False,
+            )
+        )
+    measured = [
+        MeasuredPoint(
+            size_bytes=float(r.size_bytes),
+            busbw_GBps=max(r.measured_busbw_GBps, 1e-6),
+            time_s=r.measured_time_us * 1e-6,
+            label=f"measured ({Path(check.source).name})",
+        )
+        for r in rows
+    ]
+    title = (
+        f"{check.raw_collective or check.collective}: measured vs expected busbw ({check.verdict})"
+    )
+    return plot_sweep(path, series, title=title, measured=measured)
+
+
+def calibration_dict(calibration: Calibration) -> dict[str, Any]:
+    """The calibration as JSON-ready data (``model_dump``)."""
+    return {"schema": "ibcalc-calibration/1", **calibration.model_dump(mode="json")}
+
+
+def _value(unit: str, value: float | None) -> str:
+    if value is None:
+        return "-"
+    if unit == "s":
+        return f"{value * 1e6:.3g} us"
+    if unit == "B/s":
+        return f"{value / 1e9:.3g} GB/s"
+    return f"{value:.4g}"
+
+
+def _pct(value: float | None) -> str:
+    return "-" if value is None else f"{value * 100:.1f}%"
+
+
+def render_calibration(calibration: Calibration, stream: TextIO | None = None) -> str:
+    """The fitted values, what the logs could not determine, and the fit quality per run."""
+    buffer = io.StringIO()
+    console = _console(buffer)
+    console.print(
+        Text(f"calibration on {', '.join(calibration.inputs)} ({calibration.date})", style="bold")
+    )
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title="fitted")
+    for name in ("parameter", "before", "fitted", "+-", "rows", "note"):
+        table.add_column(name, no_wrap=name != "note")
+    for p in calibration.parameters:
+        table.add_row(
+            p.name,
+            _value(p.unit, p.before),
+            _value(p.unit, p.value),
+            _value(p.unit, p.uncertainty),
+            str(p.rows),
+            "at the bound of its range" if p.at_bound else "",
+        )
+    if calibration.parameters:
+        console.print(table)
+    else:
+        console.print("no parameter could be determined from these runs")
+    if calibration.undetermined:
+        console.print("not determined:")
+        for u in calibration.undetermined:
+            console.print(Text(f"  - {u.name}: {u.reason}"))
+    fit = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title="fit quality")
+    for name in ("run", "rows", "latency before", "after", "bandwidth before", "after"):
+        fit.add_column(name, no_wrap=True)
+    for r in calibration.runs:
+        fit.add_row(
+            f"{Path(r.source).name} (run {r.run_index + 1}, {r.collective})",
+            str(r.rows),
+            _pct(r.latency_before),
+            _pct(r.latency_after),
+            _pct(r.bandwidth_before),
+            _pct(r.bandwidth_after),
+        )
+    console.print(fit)
+    console.print(
+        f"rms log error of the time over {calibration.rows} rows: "
+        f"{calibration.rms_before:.3f} -> {calibration.rms_after:.3f} "
+        "(latency: median |error| of sizes <= 64 KiB; bandwidth: of sizes >= 64 MiB)"
+    )
+    for note in calibration.assumptions:
+        console.print(Text(f"assumed: {note}", style="dim"))
+    text = buffer.getvalue()
+    if stream is not None:
+        stream.write(text)
+    return text

@@ -1,0 +1,204 @@
+"""The ``nccl-check`` and ``calibrate`` commands, registered on a bare Typer app.
+
+The commands live in ``ibcalc.cli.logs_commands`` with a ``register(app)`` function; the main
+application wires them in. Here each test builds its own app, registers them, and runs it with
+Typer's CliRunner: exit codes (0 ok, 1 gate failed, 2 unreadable input or refused output),
+stdin, the three output formats, the plot, and the override file.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from ibcalc.catalogue.load import find_link, load_catalogue
+from ibcalc.cli.logs_commands import register
+
+FIXTURES = Path(__file__).resolve().parents[1] / "logs" / "fixtures"
+SWEEPS = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "sweeps"
+DEGRADED = FIXTURES / "11_allreduce_2node_8xGH200_slingshot_nccltests2.17.1_indented_degraded.txt"
+HEALTHY = FIXTURES / "12_allreduce_2node_2xGH200_slingshot_nccltests2.18.2.txt"
+WRONG = FIXTURES / "08_allreduce_int8_4node_16xGH200_slingshot_WRONG_truncated.txt"
+
+
+def make_app() -> typer.Typer:
+    app = typer.Typer(add_completion=False)
+
+    @app.callback()
+    def _root() -> None:
+        """Test application."""
+
+    register(app)
+    return app
+
+
+def run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    result = CliRunner().invoke(make_app(), list(args), input=stdin)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_healthy_run_passes_the_gate() -> None:
+    code, out, err = run("nccl-check", str(HEALTHY), "--min-efficiency", "0.85")
+    assert code == 0, err
+    assert "verdict: ok" in out
+    assert "no problem found" in out
+
+
+def test_degraded_run_fails_the_gate() -> None:
+    code, out, err = run("nccl-check", str(DEGRADED), "--min-efficiency", "0.85")
+    assert code == 1
+    assert "verdict: bad" in out
+    assert "not on the RDMA NICs" in out
+    # 64 MiB and 128 MiB are the sizes of the bandwidth regime in this log
+    assert "FAIL" in err
+    assert "67108864 B" in err
+    assert "134217728 B" in err
+
+
+def test_without_a_gate_a_bad_run_exits_0() -> None:
+    code, out, _ = run("nccl-check", str(DEGRADED))
+    assert code == 0
+    assert "likely causes, most likely first" in out
+
+
+def test_wrong_results_fail_the_gate_at_any_threshold() -> None:
+    code, out, err = run("nccl-check", str(WRONG), "--min-efficiency", "0")
+    assert code == 1
+    assert "data corruption" in out
+    assert "#wrong" in err
+
+
+def test_unreadable_file_exits_2_and_the_others_are_still_checked(tmp_path: Path) -> None:
+    missing = tmp_path / "missing.log"
+    code, out, err = run("nccl-check", str(missing), str(HEALTHY))
+    assert code == 2
+    assert err.startswith("error: ")
+    assert "missing.log" in err
+    assert "verdict: ok" in out
+
+
+def test_not_a_log_exits_2(tmp_path: Path) -> None:
+    junk = tmp_path / "junk.txt"
+    junk.write_text("hello\n", encoding="utf-8")
+    code, _, err = run("nccl-check", str(junk))
+    assert code == 2
+    assert "no nccl-tests result rows" in err
+
+
+def test_stdin() -> None:
+    code, out, _ = run("nccl-check", "-", stdin=HEALTHY.read_text(encoding="utf-8"))
+    assert code == 0
+    assert "<stdin>" in out
+
+
+def test_json_output() -> None:
+    code, out, _ = run("nccl-check", str(DEGRADED), "--format", "json")
+    assert code == 0
+    data = json.loads(out)
+    assert data["schema"] == "ibcalc-nccl-check/1"
+    (check,) = data["runs"]
+    assert check["flagged"] is True
+    assert check["verdict"] == "bad"
+    assert [r["size_bytes"] for r in check["rows"]][-1] == 134217728
+    # field marks are filled with this command's flags
+    assert "--inter" in json.dumps(check)
+    assert "{inter}" not in json.dumps(check)
+
+
+def test_github_output_points_at_log_lines() -> None:
+    code, out, _ = run("nccl-check", str(DEGRADED), "--format", "github")
+    assert code == 0
+    lines = out.splitlines()
+    # the 128 MiB row is line 42 of the fixture
+    assert any(line.startswith("::warning ") and ",line=42," in line for line in lines)
+    assert any(line.startswith("::error ") for line in lines)
+    assert lines[-1].startswith("nccl-check ")
+    assert lines[-1].endswith("bad, lowest efficiency at 64 MiB and more 4%")
+
+
+def test_flags_override_the_log_and_bad_flags_exit_2() -> None:
+    code, out, _ = run(
+        "nccl-check",
+        str(DEGRADED),
+        "--system",
+        "alps-gh200",
+        "--inter",
+        "slingshot-11",
+        "--nics-per-node",
+        "4",
+    )
+    assert code == 0
+    assert "[log]" in out
+    code, _, err = run("nccl-check", str(DEGRADED), "--system", "no-such-system")
+    assert code == 2
+    assert "unknown system" in err
+    code, _, err = run("nccl-check", str(HEALTHY), "--nodes", "4")
+    assert code == 2
+    assert "--nodes" in err
+    assert "the log ran 2 ranks" in err
+
+
+def test_collective_flag() -> None:
+    code, _, err = run("nccl-check", str(HEALTHY), "--collective", "bogus")
+    assert code == 2
+    assert "unknown collective" in err
+
+
+def test_plot(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    target = tmp_path / "check.png"
+    code, _, err = run("nccl-check", str(DEGRADED), "--plot", str(target))
+    assert code == 0
+    assert target.stat().st_size > 1000
+    assert f"wrote {target}" in err
+    code, _, err = run("nccl-check", str(DEGRADED), "--plot", str(tmp_path / "check.gif"))
+    assert code == 2
+    assert ".png or .svg" in err
+
+
+def test_calibrate_writes_an_override_once(tmp_path: Path) -> None:
+    log = SWEEPS / "13_allreduce_1node_4xH100_intranode.txt"
+    out_file = tmp_path / "site.yaml"
+    code, out, err = run("calibrate", str(log), "-o", str(out_file))
+    assert code == 0, err
+    assert "nvlink4-mesh4.efficiency" in out
+    assert "single-node log says nothing about the network" in out
+    catalogue = load_catalogue([out_file], use_env=False)
+    assert find_link(catalogue, "nvlink4-mesh4").efficiency != 0.824
+    code, _, err = run("calibrate", str(log), "-o", str(out_file))
+    assert code == 2
+    assert "exists; use --force" in err
+    code, _, err = run("calibrate", str(log), "-o", str(out_file), "--force")
+    assert code == 0, err
+
+
+def test_calibrate_never_writes_over_its_input(tmp_path: Path) -> None:
+    log = tmp_path / "run.log"
+    log.write_text((SWEEPS / "13_allreduce_1node_4xH100_intranode.txt").read_text(encoding="utf-8"))
+    before = log.read_bytes()
+    code, _, err = run("calibrate", str(log), "-o", str(log), "--force")
+    assert code == 2
+    assert "input" in err
+    assert log.read_bytes() == before
+
+
+def test_calibrate_json() -> None:
+    code, out, _ = run(
+        "calibrate", str(SWEEPS / "13_allreduce_1node_4xH100_intranode.txt"), "--format", "json"
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert data["schema"] == "ibcalc-calibration/1"
+    assert {p["name"] for p in data["parameters"]} >= {"nvlink4-mesh4.efficiency"}
+
+
+def test_calibrate_unreadable_input_exits_2(tmp_path: Path) -> None:
+    code, _, err = run("calibrate", str(tmp_path / "nope.log"))
+    assert code == 2
+    assert err.startswith("error: ")

@@ -1,0 +1,235 @@
+"""Tests of ibcalc.logs.calibrate (``ibcalc calibrate``).
+
+* Round trip: logs rendered from the model with known link values (``ibcalc.logs.synth``) are
+  parsed and calibrated; the values must come back within 2 %.
+* Held out: every multi-size published run of benchmarks/data/sweeps (cluster from its manifest
+  entry) is calibrated on every other size and predicts the others
+  (``benchmarks/calibrate_logs.py``, which prints the figures); where the fit determines a
+  parameter inside its range, the held-out error must fall.
+* What a log cannot determine is said, with the reason: a single-node log says nothing about the
+  network.
+* Override files: written atomically, read back by both loaders, never over an input, never
+  over an existing file without ``force``.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from ibcalc.catalogue.cost_params import builtin_cost_params, load_cost_params
+from ibcalc.catalogue.load import find_link, load_catalogue
+from ibcalc.catalogue.models import Catalogue
+from ibcalc.cluster.resolve import resolve_cluster
+from ibcalc.cluster.spec import ClusterSpec
+from ibcalc.engine.types import Collective
+from ibcalc.errors import OutputError
+from ibcalc.facade import estimate_on
+from ibcalc.logs import parse_file, parse_log
+from ibcalc.logs.calibrate import (
+    Calibration,
+    apply_calibration,
+    calibrate,
+    cost_params_path,
+    write_override,
+)
+from ibcalc.logs.check import catalogue_with_link
+from ibcalc.logs.synth import synthesize_log
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+import calibrate_logs
+
+SWEEPS = calibrate_logs.SWEEPS
+
+
+@pytest.fixture(scope="module")
+def catalogue() -> Catalogue:
+    return load_catalogue(use_env=False)
+
+
+def _log(catalogue: Catalogue, spec: ClusterSpec, collective: Collective, name: str) -> str:
+    cluster = resolve_cluster(catalogue, spec)
+    ests = [
+        estimate_on(cluster, collective, 2**k)
+        for k in range(3, 34)
+        if collective is Collective.ALL_REDUCE or 2**k >= 16 * cluster.ranks
+    ]
+    return synthesize_log(ests, note=f"synthetic {name}: rendered from known parameters")
+
+
+@pytest.fixture(scope="module")
+def round_trip(catalogue: Catalogue) -> Calibration:
+    # known values, away from the built-in ones: NDR at 0.80 of line rate with 5 us per hop
+    # (built-in 0.94, 0 us); NVLink 4 NVLS at 0.60 (built-in 0.686) with 2 us per hop (0 us)
+    truth = catalogue_with_link(catalogue, "ndr", efficiency=0.80, transport_latency_s=5e-6)
+    truth = catalogue_with_link(truth, "nvlink4", nvls_efficiency=0.60, transport_latency_s=2e-6)
+    texts = [
+        _log(truth, ClusterSpec(system="dgx-h100", nodes=1), Collective.ALL_REDUCE, "1 node"),
+        _log(truth, ClusterSpec(system="dgx-h100", nodes=2), Collective.ALL_GATHER, "2 nodes"),
+    ]
+    runs = [parse_log(t, source=f"synthetic-{i}.log").runs[0] for i, t in enumerate(texts)]
+    return calibrate(
+        runs,
+        ClusterSpec(system="dgx-h100"),
+        builtin_cost_params(),
+        catalogue,
+        sources=["synthetic-0.log", "synthetic-1.log"],
+        date="2026-01-02",
+    )
+
+
+def test_round_trip_recovers_the_parameters(round_trip: Calibration) -> None:
+    fitted = {p.name: p for p in round_trip.parameters}
+    assert fitted["ndr.efficiency"].value == pytest.approx(0.80, rel=0.02)
+    assert fitted["ndr.transport_latency"].value == pytest.approx(5e-6, rel=0.02)
+    assert fitted["nvlink4.nvls_efficiency"].value == pytest.approx(0.60, rel=0.02)
+    assert fitted["nvlink4.transport_latency"].value == pytest.approx(2e-6, rel=0.02)
+    assert fitted["ndr.efficiency"].before == 0.94
+    assert round_trip.rms_after < 0.01 < round_trip.rms_before
+    for p in round_trip.parameters:
+        assert p.uncertainty is not None
+        assert p.uncertainty < 0.02 * abs(p.value) + 1e-7
+
+
+def test_round_trip_says_what_it_cannot_determine(round_trip: Calibration) -> None:
+    why = {u.name: u.reason for u in round_trip.undetermined}
+    # the scale-up ring efficiency and the network efficiency move the same 2-node rows alike
+    assert "nvlink4.efficiency" in why
+    assert "calibrated.p2p_efficiency" in why  # no sendrecv run
+
+
+def test_single_node_log_says_nothing_about_the_network(catalogue: Catalogue) -> None:
+    run = parse_file(SWEEPS / "13_allreduce_1node_4xH100_intranode.txt").runs[0]
+    cal = calibrate([run], ClusterSpec(system="snellius-h100"), catalogue=catalogue)
+    why = {u.name: u.reason for u in cal.undetermined}
+    assert "single-node log says nothing about the network" in why["ndr200.*"]
+    assert {p.name for p in cal.parameters} == {
+        "nvlink4-mesh4.transport_latency",
+        "nvlink4-mesh4.efficiency",
+    }
+
+
+def test_sendrecv_pins_the_point_to_point_constant(catalogue: Catalogue) -> None:
+    run = parse_file(SWEEPS / "26_sendrecv_1node_2xA100-PCIE-40GB_pcie.txt").runs[0]
+    cal = calibrate([run], ClusterSpec(system="a100-pcie-pair"), catalogue=catalogue)
+    names = {p.name for p in cal.parameters}
+    assert "calibrated.p2p_efficiency" in names
+    assert "pcie4.efficiency" not in names  # a sendrecv log does not speak for rings
+
+
+CASES = [
+    c
+    for c in calibrate_logs.manifest_cases()
+    if c.use != "exclude" and c.run.collective is not None
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.file for c in CASES])
+def test_calibrating_on_half_the_sizes_predicts_the_other_half(
+    case: calibrate_logs.Case, catalogue: Catalogue
+) -> None:
+    result = calibrate_logs.holdout(case, catalogue, builtin_cost_params())
+    assert result.calibration is not None, result.error
+    free = [p for p in result.calibration.parameters if not p.at_bound]
+    if not free:
+        pytest.skip("the fit determines no parameter inside its range")
+    assert result.mean_before is not None
+    assert result.mean_after is not None
+    # the held-out error falls, unless the model already fits the run within the noise of
+    # the run itself (6 %: alternate sizes of one run scatter that much)
+    assert (
+        result.mean_after < result.mean_before or max(result.mean_before, result.mean_after) <= 0.06
+    ), (result.mean_before, result.mean_after)
+
+
+def test_one_small_point_sets_the_gcp_transport_latency(catalogue: Catalogue) -> None:
+    # the 8 B row alone of the 2 x A3 Mega run fits the TCPXO latency; the busbw of 64 MiB to
+    # 8 GiB must then be within 4.7 % (issue 10)
+    case = next(c for c in calibrate_logs.manifest_cases() if c.file.startswith("log06_"))
+    result = calibrate_logs.holdout(case, catalogue, builtin_cost_params(), keep="smallest")
+    assert result.calibration is not None
+    assert [p.name for p in result.calibration.parameters] == ["gcp-tcpxo.transport_latency"]
+    assert result.bandwidth_max_after is not None
+    assert result.bandwidth_max_after < 0.047
+
+
+# ------------------------------------------------------------------------------- override files
+
+
+def test_override_files_load_and_carry_the_values(
+    round_trip: Calibration, catalogue: Catalogue, tmp_path: Path
+) -> None:
+    target = tmp_path / "my-cluster.yaml"
+    written = write_override(round_trip, target, inputs=["synthetic-0.log"])
+    assert written == [target]  # no model constant was fitted: links only
+    text = target.read_text(encoding="utf-8")
+    assert text.startswith("# ibcalc calibrate: catalogue override (links)")
+    assert "# source logs: synthetic-0.log, synthetic-1.log" in text
+    assert "# date: 2026-01-02" in text
+    loaded = load_catalogue([target], use_env=False)
+    ndr = find_link(loaded, "ndr")
+    assert ndr.efficiency == pytest.approx(0.80, rel=0.02)
+    assert ndr.transport_latency_s == pytest.approx(5e-6, rel=0.02)
+    assert "ibcalc calibrate 2026-01-02" in (ndr.efficiency_source or "")
+    # everything else of the entry is the built-in one
+    builtin = find_link(catalogue, "ndr")
+    assert ndr.per_direction_Bps == builtin.per_direction_Bps
+    assert ndr.aliases == builtin.aliases
+    assert find_link(loaded, "nvlink4").nvls_efficiency == pytest.approx(0.60, rel=0.02)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp file left
+
+
+def test_cost_constants_go_to_their_own_file(catalogue: Catalogue, tmp_path: Path) -> None:
+    log = SWEEPS / "26_sendrecv_1node_2xA100-PCIE-40GB_pcie.txt"
+    cal = calibrate(
+        [parse_file(log).runs[0]],
+        ClusterSpec(system="a100-pcie-pair"),
+        catalogue=catalogue,
+        sources=[log.name],
+    )
+    target = tmp_path / "pair.yaml"
+    written = write_override(cal, target, inputs=[log])
+    assert written == [target, tmp_path / "pair.cost-params.yaml"]
+    assert cost_params_path(target) == tmp_path / "pair.cost-params.yaml"
+    params = load_cost_params([written[1]], use_env=False)
+    fitted = next(p for p in cal.parameters if p.name == "calibrated.p2p_efficiency")
+    assert params.calibrated.p2p_efficiency == pytest.approx(fitted.value, rel=1e-4)
+    assert params.provenance["calibrated.p2p_efficiency"].kind == "derived_by"
+    load_catalogue([written[0]], use_env=False)
+    # the files give the same model as the calibration in memory
+    cat, par = apply_calibration(cal, catalogue, builtin_cost_params())
+    assert par.calibrated.p2p_efficiency == pytest.approx(
+        params.calibrated.p2p_efficiency, rel=1e-4
+    )
+    assert find_link(cat, "pcie4").transport_latency_s == pytest.approx(
+        find_link(load_catalogue([written[0]], use_env=False), "pcie4").transport_latency_s,
+        rel=1e-6,
+    )
+
+
+def test_an_existing_file_is_kept_without_force(round_trip: Calibration, tmp_path: Path) -> None:
+    target = tmp_path / "out.yaml"
+    target.write_text("mine\n", encoding="utf-8")
+    with pytest.raises(OutputError, match="exists; use --force"):
+        write_override(round_trip, target)
+    assert target.read_text(encoding="utf-8") == "mine\n"
+    write_override(round_trip, target, force=True)
+    assert target.read_text(encoding="utf-8").startswith("# ibcalc calibrate")
+
+
+def test_an_input_is_never_written_over(round_trip: Calibration, tmp_path: Path) -> None:
+    log = tmp_path / "run.yaml"
+    log.write_text("a log\n", encoding="utf-8")
+    with pytest.raises(OutputError, match="one of the input logs"):
+        write_override(round_trip, log, force=True, inputs=[log])
+    with pytest.raises(OutputError, match="one of the input logs"):
+        write_override(round_trip, tmp_path / "." / "run.yaml", force=True, inputs=[str(log)])
+    assert log.read_text(encoding="utf-8") == "a log\n"
+
+
+def test_a_missing_directory_is_refused(round_trip: Calibration, tmp_path: Path) -> None:
+    with pytest.raises(OutputError, match="no directory"):
+        write_override(round_trip, tmp_path / "nope" / "out.yaml")

@@ -1,0 +1,457 @@
+"""Tests of ibcalc.logs.check (``ibcalc nccl-check``): real published runs, and what their sources
+say about them.
+
+Expected outcomes come from the sources (tests/logs/fixtures/SOURCES.md,
+benchmarks/data/sweeps/SOURCES.md and manifest.yaml) or from the log text read by hand (line
+numbers, sizes, times, the printed busbw), never from the checker's own output:
+
+* nccl_logs/08 (Sigma2 Olivia): the page shows ``#wrong`` non-zero from 2 MiB to 64 MiB (LL128
+  data corruption, NVIDIA/nccl#2001): corruption must be the first finding.
+* nccl_logs/11 (CSCS Alps): run with the CXI container hook disabled, so NCCL is not on the
+  Slingshot NICs; busbw about 5 GB/s (trailer 1.58767) where the same setup's normal run on the
+  page averages 19.7866, 12.5x more: it must be flagged, as a network-transport problem.
+* nccl_logs/12 (CSCS Alps, 1 rank per node), sweeps 06 (2 x p5), 11 and 12 (Snellius), the
+  2 x A3 Mega run (nccl_logs/06): normal runs their pages present as such; not flagged.
+* nccl_logs/10 (CoreWeave, old format): its 45 GB/s plateau at 1 GiB on 16 x 8 A100 is "far
+  below later runs", cause not explained in the source (measurements.csv): flagged.
+* sweep 01 (MI355X, rccl-tests): one process drives 8 GPUs (``-g 8``, stated): small sizes slow,
+  large sizes normal.
+* NVIDIA/nccl#2140: 8 x H100 all-reduce busbw 370 GB/s (algbw 211) with NVLS off, 480 (algbw 275)
+  with NVLS on. No log was published, so the test writes those figures into an nccl-tests table
+  (large sizes; the issue gives none): the 370 table must be diagnosed as NVLS off, the 480 one
+  not flagged.
+* aws-samples/awsome-distributed-training aws-batch README: a single p5 node's all-reduce rows
+  (NVLS likely), copied into measurements.csv: not flagged.
+
+Synthetic logs rendered from the model (``ibcalc.logs.synth``) with one fault built in (one NIC,
+PCIe Gen3, NVLS off, an added transport latency) check that each diagnosis finds its own cause.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ibcalc.catalogue.load import load_catalogue
+from ibcalc.catalogue.models import Catalogue
+from ibcalc.cluster.resolve import resolve_cluster
+from ibcalc.cluster.spec import ClusterSpec
+from ibcalc.engine.types import Collective
+from ibcalc.errors import ClusterError
+from ibcalc.facade import estimate_on
+from ibcalc.logs import parse_file, parse_log
+from ibcalc.logs.check import (
+    BANDS,
+    RunCheck,
+    catalogue_with_link,
+    check_log,
+    check_run,
+    gate_failures,
+    regime,
+)
+from ibcalc.logs.env import scan_environment
+from ibcalc.logs.synth import synthesize_log
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+SWEEPS = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "sweeps"
+MiB = 2**20
+GiB = 2**30
+
+
+@pytest.fixture(scope="module")
+def catalogue() -> Catalogue:
+    return load_catalogue(use_env=False)
+
+
+def check_file(path: Path, catalogue: Catalogue, **kwargs: Any) -> list[RunCheck]:
+    text = path.read_text(encoding="utf-8", errors="replace")
+    return check_log(parse_file(path), text, catalogue=catalogue, **kwargs)
+
+
+def one(path: Path, catalogue: Catalogue, **kwargs: Any) -> RunCheck:
+    checks = check_file(path, catalogue, **kwargs)
+    assert len(checks) == 1
+    return checks[0]
+
+
+def table(rows: list[tuple[int, float]], *, ranks: int = 8, gpu: str) -> str:
+    """An nccl-tests all_reduce table (2.13+ layout, one host) holding measured (size, time)."""
+    lines = [
+        "# nThread 1 nGpus 1 minBytes 8 maxBytes 17179869184 step: 2(factor) warmup iters: 5 "
+        "iters: 20 agg iters: 1 validation: 1 graph: 0",
+        "#",
+        "# Using devices",
+    ]
+    for r in range(ranks):
+        lines.append(
+            f"#  Rank {r:2d} Group  0 Pid {100 + r:6d} on      host0 device {r:2d} "
+            f"[0000:{r + 1:02x}:00] {gpu}"
+        )
+    lines += [
+        "#",
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+        "     time   algbw   busbw #wrong",
+        "#        (B)    (elements)                               (us)  (GB/s)  (GB/s)       "
+        "     (us)  (GB/s)  (GB/s)       ",
+    ]
+    factor = 2 * (ranks - 1) / ranks
+    for size, t in rows:
+        alg = size / t / 1e3
+        timing = f"{t:8.1f} {alg:7.2f} {alg * factor:7.2f} {0:6d}"
+        lines.append(
+            f"{size:12d} {size // 4:13d} {'float':>9s} {'sum':>7s} {-1:7d} {timing} {timing}"
+        )
+    lines += ["# Out of bounds values : 0 OK", "# Avg bus bandwidth    : 1 ", "#"]
+    return "\n".join(lines) + "\n"
+
+
+# ------------------------------------------------------------------------------- regimes
+
+
+def test_regimes_follow_the_sweeps_manifest() -> None:
+    assert regime(64 * 1024) == "latency"
+    assert regime(64 * 1024 + 1) == "mid"
+    assert regime(64 * MiB - 1) == "mid"
+    assert regime(64 * MiB) == "bandwidth"
+    assert BANDS["bandwidth"].ok == 0.85
+    assert BANDS["bandwidth"].low == 0.6
+
+
+# ------------------------------------------------------------------------------- published runs
+
+
+def test_wrong_results_come_first(catalogue: Catalogue) -> None:
+    check = one(
+        FIXTURES / "08_allreduce_int8_4node_16xGH200_slingshot_WRONG_truncated.txt", catalogue
+    )
+    assert check.verdict == "corrupt"
+    assert check.dtype == "int8"
+    first = check.findings[0]
+    assert first.kind == "data_corruption"
+    assert first.severity == "error"
+    # #wrong is non-zero out-of-place in the rows of 2 MiB .. 64 MiB, lines 47-52 of the fixture
+    assert first.lines == [47, 48, 49, 50, 51, 52]
+    failing = gate_failures(check, 0.0)
+    assert [r.size_bytes for r in failing] == [2 * MiB * 2**i for i in range(6)]
+    assert check.flagged
+
+
+def test_alps_run_without_the_cxi_hook_is_flagged_as_a_network_problem(
+    catalogue: Catalogue,
+) -> None:
+    path = FIXTURES / "11_allreduce_2node_8xGH200_slingshot_nccltests2.17.1_indented_degraded.txt"
+    # the cluster as the manifest states it: 2 Alps nodes of 4 GH200 on Slingshot 11
+    flags = ClusterSpec(system="alps-gh200", inter="slingshot-11", nics_per_node=4)
+    check = one(path, catalogue, flags=flags)
+    assert check.flagged
+    assert check.verdict == "bad"
+    row = next(r for r in check.rows if r.size_bytes == 128 * MiB)
+    # 134217728 B in 43293 us, x 2 x 7/8: 5.43 GB/s busbw, as the log prints it
+    assert row.measured_busbw_GBps == pytest.approx(5.43, abs=0.01)
+    top = check.findings[0]
+    assert top.kind == "low_bandwidth"
+    assert top.severity == "error"
+    assert "not on the RDMA NICs" in top.cause
+    assert "TCP socket" in top.cause
+    # in-place and out-of-place 2x apart at 512 B (163.2 vs 357.5 us) and 1 KiB (373.0 vs 59.31)
+    erratic = [f for f in check.findings if f.kind == "erratic" and "in-place" in f.cause]
+    assert erratic
+    assert erratic[0].lines == [24, 25]
+
+
+def test_alps_run_is_flagged_without_flags_too_but_with_low_confidence(
+    catalogue: Catalogue,
+) -> None:
+    path = FIXTURES / "11_allreduce_2node_8xGH200_slingshot_nccltests2.17.1_indented_degraded.txt"
+    check = one(path, catalogue)
+    assert check.flagged
+    assert check.system == "alps-gh200"  # from 'NVIDIA GH200 120GB', 4 per node
+    assert not check.network_known  # the log shows no NCCL network output
+    top = check.findings[0]
+    assert top.kind == "low_bandwidth"
+    assert top.confidence == "low"
+    assert any(f.kind == "network_assumed" for f in check.findings)
+
+
+@pytest.mark.parametrize(
+    ("path", "flags"),
+    [
+        (FIXTURES / "12_allreduce_2node_2xGH200_slingshot_nccltests2.18.2.txt", None),
+        (SWEEPS / "06_allreduce_2node_16xH100_efa.txt", None),
+        (SWEEPS / "11_reducescatter_2node_8xH100_ib.txt", None),
+        (SWEEPS / "12_allgather_2node_8xH100_ib.txt", None),
+        # the A3 Mega log prints no network output: the system comes from the caller
+        (FIXTURES / "06_allreduce_2node_16xH100_gcp_a3mega.txt", ClusterSpec(system="gcp-a3-mega")),
+    ],
+    ids=lambda v: v.name if isinstance(v, Path) else str(v),
+)
+def test_healthy_runs_are_not_flagged(
+    path: Path, flags: ClusterSpec | None, catalogue: Catalogue
+) -> None:
+    check = one(path, catalogue, flags=flags)
+    assert check.verdict == "ok"
+    assert not check.flagged, [f.cause for f in check.findings]
+    assert check.min_bandwidth_efficiency is not None
+    assert gate_failures(check, 0.85) == []
+
+
+def test_p5_cluster_is_read_from_nccl_output(catalogue: Catalogue) -> None:
+    check = one(SWEEPS / "06_allreduce_2node_16xH100_efa.txt", catalogue)
+    found = {a.field: a for a in check.assumptions}
+    # line 67: 'NET/OFI Running on p5.48xlarge platform'; line 293: '(found 32 nics)'
+    assert found["system"].value == "aws-p5"
+    assert "(line 67)" in found["system"].evidence
+    assert found["nics_per_node"].value == 32
+    assert "(line 293)" in found["nics_per_node"].evidence
+    assert check.nodes == 2
+    assert check.gpus_per_node == 8
+    assert check.inter == "efa-v2"
+    assert check.network_known
+
+
+def test_snellius_cluster_is_read_from_nccl_output(catalogue: Catalogue) -> None:
+    check = one(SWEEPS / "11_reducescatter_2node_8xH100_ib.txt", catalogue)
+    found = {a.field: a for a in check.assumptions}
+    assert found["system"].value == "snellius-h100"  # 'NVIDIA H100', 4 per node
+    # channels 'via NET/IB/1/GDRDMA' .. NET/IB/4 (first at line 214); NVLS unavailable, line 86
+    assert found["nics_per_node"].value == 4
+    assert found["nvls"].value is False
+    assert "(line 86)" in found["nvls"].evidence
+    assert "Using network IB" in found["inter"].evidence
+
+
+def test_old_format_run_is_read_and_flagged(catalogue: Catalogue) -> None:
+    check = one(FIXTURES / "10_allreduce_OLD_FORMAT_128rank_A100-80GB_ib_coreweave.txt", catalogue)
+    assert check.ranks == 128  # busbw/algbw = 2 x 127/128 (the device list is elided)
+    found = {a.field: a for a in check.assumptions}
+    assert found["gpus_per_node"].source == "preset"  # ranks per node are not in the log
+    assert found["nodes"].value == 16
+    assert check.system == "dgx-a100"  # 'A100-SXM4-80GB'
+    assert check.flagged
+    assert check.verdict in ("low", "bad")
+
+
+def test_rccl_single_process_run_is_latency_not_bandwidth(catalogue: Catalogue) -> None:
+    check = one(SWEEPS / "01_allreduce_1node_8xMI355X_intranode-rccl.txt", catalogue)
+    assert check.system == "mi355x-8"
+    assert any("AMD Radeon Graphics" in a.evidence for a in check.assumptions)
+    assert check.verdict == "ok"
+    latency = next(f for f in check.findings if f.kind == "latency")
+    assert latency.cause.startswith("small sizes slow but large sizes fine")
+    assert "-g 8" in latency.cause
+
+
+def test_socket_transport_is_reported(catalogue: Catalogue) -> None:
+    # sweep 27: 'mpirun ... -x NCCL_IB_DISABLE=1 ... -x NCCL_ALGO=ring' on line 1, one L40S per
+    # pod; the manifest: busbw plateaus at 8.1 GB/s, 16 % of one 400GbE port
+    flags = ClusterSpec(inter="roce-400g", nics_per_node=1)
+    check = one(
+        SWEEPS / "27_allreduce_2node_2xL40S_ethernet-ibdisabled.txt", catalogue, flags=flags
+    )
+    transport = next(f for f in check.findings if f.kind == "transport")
+    assert transport.lines == [1]
+    assert "NCCL_IB_DISABLE=1" in transport.cause
+    assert {a.field: a.value for a in check.assumptions}["algorithm"] == "ring"
+    assert all(r.algorithm.startswith("ring/") for r in check.rows)
+    assert check.flagged
+    assert check.verdict == "bad"
+
+
+def test_runs_that_cannot_be_checked(catalogue: Catalogue) -> None:
+    scatter = one(
+        FIXTURES / "01_scatter_2node_16xA100-40GB_p4d_efa_slurm_full_debug_log.txt", catalogue
+    )
+    assert scatter.verdict == "not_checked"
+    assert not scatter.flagged
+    session = check_file(
+        FIXTURES / "09_multi_collective_session_1node_2xRTX2080Ti_pcie.txt", catalogue
+    )
+    assert len(session) == 6
+    assert session[4].verdict == "not_checked"  # the 1-GPU reduce run
+    assert [c.collective for c in session[:4]] == [
+        "all_reduce",
+        "all_gather",
+        "broadcast",
+        "reduce",
+    ]
+
+
+def test_flags_that_contradict_the_log_are_refused(catalogue: Catalogue) -> None:
+    path = FIXTURES / "12_allreduce_2node_2xGH200_slingshot_nccltests2.18.2.txt"
+    with pytest.raises(ClusterError) as err:
+        one(path, catalogue, flags=ClusterSpec(nodes=4))
+    assert err.value.field == "nodes"
+    assert "the log ran 2 ranks" in str(err.value)
+
+
+# ------------------------------------------------------------------------------- NVLS figures
+
+
+def test_single_node_nvls_off_figure_is_diagnosed(catalogue: Catalogue) -> None:
+    sizes = [GiB, 2 * GiB, 4 * GiB, 8 * GiB]
+    # NVIDIA/nccl#2140: algbw 211 GB/s with NVLS off -> time = S / 211 GB/s
+    text = table([(s, s / 211e3) for s in sizes], gpu="NVIDIA H100 80GB HBM3")
+    check = check_log(parse_log(text, source="nccl2140-off"), text, catalogue=catalogue)[0]
+    assert check.system == "dgx-h100"
+    assert check.verdict == "low"
+    top = check.findings[0]
+    assert top.hypothesis == "nvls=False"
+    assert top.cause.startswith("NVLS (NVLink SHARP) is not in use")
+
+
+def test_single_node_nvls_on_figure_is_healthy(catalogue: Catalogue) -> None:
+    sizes = [GiB, 2 * GiB, 4 * GiB, 8 * GiB]
+    text = table([(s, s / 275e3) for s in sizes], gpu="NVIDIA H100 80GB HBM3")  # algbw 275
+    check = check_log(parse_log(text, source="nccl2140-on"), text, catalogue=catalogue)[0]
+    assert check.verdict == "ok"
+    assert not check.flagged
+
+
+def test_single_p5_node_rows_are_healthy(catalogue: Catalogue) -> None:
+    # aws-batch README (measurements.csv): size (B), out-of-place time (us)
+    rows = [
+        (8, 12.90),
+        (1024, 16.43),
+        (65536, 19.09),
+        (1048576, 28.56),
+        (16777216, 124.0),
+        (134217728, 592.8),
+        (1073741824, 4253.0),
+        (8589934592, 31289.0),
+        (17179869184, 62239.0),
+    ]
+    text = table(rows, gpu="NVIDIA H100 80GB HBM3")
+    check = check_log(parse_log(text, source="aws-batch-p5"), text, catalogue=catalogue)[0]
+    assert check.verdict == "ok"
+    assert not check.flagged
+
+
+# ------------------------------------------------------------------------------- built-in faults
+
+
+def _synthetic(
+    catalogue: Catalogue, spec: ClusterSpec, collective: Collective = Collective.ALL_REDUCE
+) -> str:
+    cluster = resolve_cluster(catalogue, spec)
+    ests = [
+        estimate_on(cluster, collective, 2**k)
+        for k in range(3, 34)
+        if collective is Collective.ALL_REDUCE or 2**k >= 16 * cluster.ranks
+    ]
+    return synthesize_log(ests)
+
+
+@pytest.mark.parametrize(
+    ("fault", "collective", "hypothesis"),
+    [
+        ({"nics_per_node": 1}, Collective.ALL_REDUCE, "nics_per_node=1"),
+        ({"host_pcie": "pcie3"}, Collective.ALL_GATHER, "host_pcie=pcie3"),
+        ({"nodes": 4, "nics_per_node": 4}, Collective.ALL_GATHER, "nics_per_node=4"),
+    ],
+)
+def test_a_built_in_network_fault_is_found(
+    catalogue: Catalogue, fault: dict[str, Any], collective: Collective, hypothesis: str
+) -> None:
+    spec = ClusterSpec(system="dgx-h100", nodes=2).replace(**fault)
+    text = _synthetic(catalogue, spec, collective)
+    flags = ClusterSpec(system="dgx-h100")  # the caller says what the nodes should be
+    check = check_log(parse_log(text, source="synthetic"), text, catalogue=catalogue, flags=flags)[
+        0
+    ]
+    assert check.flagged
+    assert check.findings[0].hypothesis == hypothesis
+
+
+def test_nvls_tree_off_is_named_on_two_nodes(catalogue: Catalogue) -> None:
+    text = _synthetic(catalogue, ClusterSpec(system="dgx-h100", nodes=2, nvls=False))
+    flags = ClusterSpec(system="dgx-h100")
+    check = check_log(parse_log(text, source="synthetic"), text, catalogue=catalogue, flags=flags)[
+        0
+    ]
+    top = check.findings[0]
+    assert top.hypothesis == "nvls=False"
+    assert "NVLS-tree" in top.cause
+
+
+def test_added_latency_is_latency_not_bandwidth(catalogue: Catalogue) -> None:
+    slow = catalogue_with_link(catalogue, "nvlink4", transport_latency_s=10e-6)
+    text = _synthetic(slow, ClusterSpec(system="dgx-h100", nodes=1))
+    check = check_log(parse_log(text, source="synthetic"), text, catalogue=catalogue)[0]
+    assert check.verdict == "ok"
+    latency = next(f for f in check.findings if f.kind == "latency")
+    assert latency.cause.startswith("small sizes slow but large sizes fine")
+    assert latency.hypothesis == "nvlink4.transport_latency += 10.0 us"
+
+
+def test_a_model_made_log_is_healthy(catalogue: Catalogue) -> None:
+    text = _synthetic(catalogue, ClusterSpec(system="dgx-h100", nodes=2), Collective.ALL_GATHER)
+    check = check_log(
+        parse_log(text, source="synthetic"),
+        text,
+        catalogue=catalogue,
+        flags=ClusterSpec(system="dgx-h100"),
+    )[0]
+    assert check.verdict == "ok"
+    assert not check.flagged
+    assert all(
+        r.efficiency == pytest.approx(1.0, rel=0.01) for r in check.rows if r.regime != "latency"
+    )
+
+
+def test_check_run_takes_a_resolved_cluster(catalogue: Catalogue) -> None:
+    path = FIXTURES / "12_allreduce_2node_2xGH200_slingshot_nccltests2.18.2.txt"
+    run = parse_file(path).runs[0]
+    cluster = resolve_cluster(catalogue, ClusterSpec(system="alps-gh200", nodes=2, gpus_per_node=1))
+    env = scan_environment(path.read_text(encoding="utf-8"))
+    check = check_run(run, cluster, catalogue=catalogue, env=env, source="log12")
+    assert check.network_known
+    assert check.nics_per_node == 1
+    # 134217728 B in 5871.07 us: 22.86 GB/s busbw (2 ranks: busbw = algbw), as printed
+    assert check.rows[-1].measured_busbw_GBps == pytest.approx(22.86, abs=0.01)
+
+
+# ------------------------------------------------------------------------------- error bands
+
+
+def test_the_estimates_error_band_is_used_when_it_has_one(
+    catalogue: Catalogue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cost model will give estimates a band (``time_s_range``, ``busbw_GBps_range``); a
+    row inside it is ``ok`` and explains nothing, whatever its efficiency."""
+    from pydantic import ConfigDict
+
+    from ibcalc.engine.types import Estimate
+    from ibcalc.logs import check as check_module
+
+    class Banded(Estimate):
+        model_config = ConfigDict(frozen=True, extra="forbid")
+        time_s_range: tuple[float, float] | None = None
+        busbw_GBps_range: tuple[float, float] | None = None
+
+    real = check_module.estimate_on
+
+    def banded(*args: Any, **kwargs: Any) -> Estimate:
+        est = real(*args, **kwargs)
+        busbw = est.busbw_Bps / 1e9
+        return Banded(
+            **est.model_dump(),
+            time_s_range=(est.time_s * 0.7, est.time_s * 1.4),
+            busbw_GBps_range=(busbw / 1.4, busbw / 0.7),
+        )
+
+    monkeypatch.setattr(check_module, "estimate_on", banded)
+    sizes = [GiB, 2 * GiB, 4 * GiB, 8 * GiB]
+    # the NVLS-off figure (algbw 211 GB/s) is 0.77 of the expectation: inside a 0.7x-1.4x band
+    text = table([(s, s / 211e3) for s in sizes], gpu="NVIDIA H100 80GB HBM3")
+    check = check_log(parse_log(text, source="banded"), text, catalogue=catalogue)[0]
+    assert all(r.within_band for r in check.rows)
+    assert all(r.verdict == "ok" for r in check.rows)
+    assert check.rows[0].expected_busbw_GBps_range is not None
+    assert not check.flagged
+    # outside the band (algbw 150 GB/s: 0.55 of the expectation) it is judged as before
+    text = table([(s, s / 150e3) for s in sizes], gpu="NVIDIA H100 80GB HBM3")
+    check = check_log(parse_log(text, source="banded"), text, catalogue=catalogue)[0]
+    assert not any(r.within_band for r in check.rows)
+    assert check.flagged
