@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from ibcalc.catalogue.cost_params import load_cost_params
 from ibcalc.engine.base import Topology
-from ibcalc.engine.select import evaluate, select
+from ibcalc.engine.select import evaluate
 from ibcalc.engine.types import Algorithm, Collective, ScaleOutTier, ScaleUpTier, busbw_factor
 
 #: The built-in cost parameters (data/cost_params.yaml), no override file.
@@ -145,9 +145,10 @@ def test_more_bandwidth_never_slows(
     }
     for key, time_s in before.items():
         assert after[key] <= time_s * (1 + 1e-12)
-    assert select(coll, size, _scaled(t, up, net), PARAMS)[0].time_s <= select(
-        coll, size, t, PARAMS
-    )[0].time_s * (1 + 1e-12)
+    # the fastest candidate never slows either; NCCL's *choice* may (more bandwidth can move its
+    # tuner from LL to Simple where Simple is physically slower on a plugin transport: the model
+    # reports what NCCL would run, docs/model.md#how-auto-picks)
+    assert min(after.values()) <= min(before.values()) * (1 + 1e-12)
 
 
 def _injection(t: Topology) -> float:

@@ -14,7 +14,7 @@ from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import suggest
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
-from ibcalc.engine.band import time_range
+from ibcalc.engine.band import time_range, transport_class
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.select import select
 from ibcalc.engine.types import Algorithm, Collective, Cost, DType, Estimate, Protocol
@@ -153,6 +153,7 @@ def estimate_on(
         sites=topo.sites,
         wan=topo.wan.link_id if topo.wan is not None else None,
         time_s_range=time_range(best.time_s, size, topo, params),
+        transport_class=transport_class(topo),
     )
 
 

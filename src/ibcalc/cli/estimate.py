@@ -22,7 +22,9 @@ from ibcalc.cli.options import (
     SWEEP_TABLE,
     AlgoOpt,
     CatalogueOpt,
+    CostParamsOpt,
     DtypeOpt,
+    ExplainOpt,
     FactorOpt,
     FormatOpt,
     MaxBytesOpt,
@@ -34,6 +36,7 @@ from ibcalc.cli.options import (
     catalogue_of,
     cluster_options,
     fabrics_of,
+    params_of,
     plot_target,
     protocol_of,
 )
@@ -74,6 +77,8 @@ def _collective_command(collective: Collective) -> Callable[..., None]:
         proto: ProtoOpt = PROTO_AUTO,
         dtype: DtypeOpt = DType.FP32.value,
         catalogue: CatalogueOpt = None,
+        cost_params: CostParamsOpt = None,
+        explain: ExplainOpt = False,
         fmt: FormatOpt = FORMAT_TABLE,
     ) -> None:
         result = estimate(
@@ -84,8 +89,9 @@ def _collective_command(collective: Collective) -> Callable[..., None]:
             dtype=parse_dtype(dtype),
             algorithm=algorithm_of(algo),
             protocol=protocol_of(proto),
+            params=params_of(cost_params),
         )
-        render_estimate(result, fmt, names=FIELD_FLAGS)
+        render_estimate(result, fmt, names=FIELD_FLAGS, explain=explain)
 
     command.__doc__ = _SUMMARIES[collective]
     return command

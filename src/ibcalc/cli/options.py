@@ -23,6 +23,7 @@ from ibcalc.catalogue.load import load_catalogue
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli.boundary import FIELD_FLAGS
 from ibcalc.cluster.spec import ClusterSpec
+from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, DType, Protocol
 from ibcalc.errors import ClusterError
 from ibcalc.render.console import Format
@@ -294,6 +295,21 @@ CatalogueOpt = Annotated[
         "--catalogue", help="Extra catalogue YAML (adds or overrides entries).", metavar="FILE"
     ),
 ]
+CostParamsOpt = Annotated[
+    list[Path] | None,
+    typer.Option(
+        "--cost-params",
+        help="Cost-parameter override YAML (e.g. written by ibcalc calibrate); also "
+        "IBCALC_COST_PARAMS.",
+        metavar="FILE",
+    ),
+]
+ExplainOpt = Annotated[
+    bool,
+    typer.Option(
+        "--explain", help="Show the derivation term by term, and why NCCL picks the algorithm."
+    ),
+]
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", help="table or json.")]
 SweepFormatOpt = Annotated[SweepFormat, typer.Option("--format", help="table, json or csv.")]
 AlgoOpt = Annotated[
@@ -324,6 +340,13 @@ TpSizeOpt = Annotated[
 def catalogue_of(files: Iterable[Path] | None) -> Catalogue:
     """The built-in catalogue with ``--catalogue`` files (and ``IBCALC_CATALOGUE``) applied."""
     return load_catalogue(list(files or []))
+
+
+def params_of(files: Iterable[Path] | None) -> CostParams:
+    """The built-in cost parameters with ``--cost-params`` files (and ``IBCALC_COST_PARAMS``)."""
+    from ibcalc.catalogue.cost_params import load_cost_params
+
+    return load_cost_params(list(files or []))
 
 
 def plot_target(plot: Path | None) -> Path | None:

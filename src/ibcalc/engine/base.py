@@ -10,11 +10,19 @@ per-domain bandwidth is ``nics x NIC rate`` (capped by PCIe). The model's consta
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, ScaleOutTier, ScaleUpTier
+from ibcalc.engine.types import (
+    Algorithm,
+    Collective,
+    Cost,
+    Protocol,
+    ScaleOutTier,
+    ScaleUpTier,
+    Term,
+)
 
 __all__ = [
     "Topology",
@@ -192,6 +200,48 @@ def net_hop_latency(
     return hw + extra * factor
 
 
+def us(seconds: float) -> str:
+    """A time in microseconds for explanations (``8.4 us``)."""
+    return f"{seconds * 1e6:.3g} us"
+
+
+def gbps(bw_Bps: float) -> str:
+    """A bandwidth in GB/s for explanations (``371 GB/s``)."""
+    return f"{bw_Bps / 1e9:.3g} GB/s"
+
+
+def intra_hop_detail(
+    topo: Topology, algorithm: Algorithm, protocol: Protocol, params: CostParams
+) -> str:
+    """How :func:`intra_hop_latency` is made up."""
+    hw = _hop(params.nccl_tuner.hop_latency_s[topo.intra_path], algorithm, protocol)
+    text = f"NCCL {topo.intra_path} hop {us(hw)} ({algorithm.value}/{protocol.value}, hwLat)"
+    extra = topo.up.transport_latency_s if topo.up is not None else 0.0
+    if extra:
+        text += f" + {us(extra)} transport ({topo.up.link_id if topo.up else ''})"
+    return text
+
+
+def net_hop_detail(
+    topo: Topology,
+    algorithm: Algorithm,
+    protocol: Protocol,
+    size_bytes: float,
+    params: CostParams,
+) -> str:
+    """How :func:`net_hop_latency` is made up."""
+    hw = _hop(params.nccl_tuner.hop_latency_s["net"], algorithm, protocol)
+    text = f"NCCL NET hop {us(hw)} ({algorithm.value}/{protocol.value}, hwLat)"
+    extra = topo.out.transport_latency_s if topo.out is not None else 0.0
+    if extra:
+        total = net_hop_latency(topo, algorithm, protocol, size_bytes, params) - hw
+        text += (
+            f" + {total / extra:.3g} x {us(extra)} {topo.out.link_id if topo.out else ''} "
+            "transport latency (fitted; Simple exposes more of it as the message grows)"
+        )
+    return text
+
+
 def wan_hop_latency(
     topo: Topology, algorithm: Algorithm, protocol: Protocol, params: CostParams
 ) -> float:
@@ -281,6 +331,7 @@ def make_cost(
     bottleneck: str,
     formula: str,
     equivalent: bool = False,
+    terms: Sequence[Term] = (),
 ) -> Cost:
     """Build a :class:`Cost`, guarding against negative or non-finite terms."""
     if not (math.isfinite(latency_s) and math.isfinite(transfer_s)):
@@ -293,6 +344,11 @@ def make_cost(
         bottleneck=bottleneck,
         equivalent_busbw=equivalent,
         formula=formula,
+        terms=tuple(terms)
+        or (
+            Term(name="latency", seconds=max(latency_s, 0.0), detail=f"formula: {formula}"),
+            Term(name="transfer", seconds=max(transfer_s, 0.0), detail=f"through {bottleneck}"),
+        ),
     )
 
 

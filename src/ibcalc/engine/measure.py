@@ -43,8 +43,22 @@ def measured(cost: Cost, topo: Topology, params: CostParams) -> Cost:
     """
     single = cost.single_s
     period = cost.period_s if cost.period_s is not None else single
-    period = max(period, host_period_s(topo, params))
-    if period == single:
+    host = host_period_s(topo, params)
+    if host > period:
+        why = (
+            f"one process drives {topo.gpus_per_process} GPUs: the host launches each "
+            f"operation in {host * 1e6:.3g} us ({topo.gpus_per_process} x "
+            f"{params.calibrated.launch_per_gpu_s * 1e6:.3g} us, calibrated.launch_per_gpu)"
+        )
+        period = host
+    elif period < single:
+        why = (
+            f"one-way chain: back-to-back operations complete every {period * 1e6:.3g} us (one "
+            "stage), not every full chain latency"
+        )
+    else:
         return cost
     k = params.nccl_runtime.tests_iterations
-    return cost.model_copy(update={"measured_s": (single + (k - 1) * period) / k})
+    measured_s = (single + (k - 1) * period) / k
+    note = f"{why}; nccl-tests times {k} iterations: (T + {k - 1} x period) / {k}"
+    return cost.model_copy(update={"measured_s": measured_s, "measure_note": note})

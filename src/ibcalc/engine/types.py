@@ -20,6 +20,7 @@ __all__ = [
     "Protocol",
     "ScaleOutTier",
     "ScaleUpTier",
+    "Term",
     "busbw_factor",
 ]
 
@@ -206,6 +207,17 @@ class ScaleOutTier(BaseModel):
         return self.nics_per_domain * self.nic_bw_Bps
 
 
+class Term(BaseModel):
+    """One term of a cost, for ``--explain``: its name, its time and how it was worked out
+    (the numbers and the constants used, each with where it comes from)."""
+
+    model_config = _FROZEN
+
+    name: str
+    seconds: float
+    detail: str
+
+
 class Cost(BaseModel):
     """Time of one (algorithm, protocol) for one collective, split into its terms."""
 
@@ -227,6 +239,10 @@ class Cost(BaseModel):
     #: What nccl-tests reports per operation (see ``engine/measure.py``), when it differs from
     #: one operation's latency + transfer + fill.
     measured_s: float | None = Field(default=None, ge=0)
+    #: The latency, transfer and fill terms one by one, with how each was worked out.
+    terms: tuple[Term, ...] = ()
+    #: How nccl-tests' timing changed the single-operation time (``engine/measure.py``).
+    measure_note: str = ""
 
     @property
     def single_s(self) -> float:
@@ -271,6 +287,8 @@ class Estimate(BaseModel):
     #: Where a measurement of this estimate is likely to fall (``engine/band.py``): about 80 %
     #: of held-out published measurements land inside.
     time_s_range: tuple[float, float] | None = None
+    #: The transport class the band was read for: scale-up, verbs or plugin.
+    transport_class: str = "scale-up"
 
     @property
     def time_s(self) -> float:

@@ -25,6 +25,7 @@ from rich.text import Text
 from ibcalc.catalogue.models import Catalogue, Link, System
 from ibcalc.engine.types import Cost, Estimate, busbw_factor
 from ibcalc.errors import fill_fields
+from ibcalc.explain import Explanation
 from ibcalc.results import EstimateResult
 from ibcalc.units import GB, format_bandwidth, format_size, format_time
 
@@ -116,12 +117,67 @@ def render_estimate(
     *,
     names: Mapping[str, str] = _PLAIN,
     stream: TextIO | None = None,
+    explain: bool = False,
 ) -> None:
-    """Print an estimate: a table (result, choice, runners-up, assumptions) or its JSON."""
+    """Print an estimate: a table (result, choice, runners-up, assumptions) or its JSON; with
+    ``explain``, its derivation too (``explanation`` in the JSON)."""
+    from ibcalc.explain import explain as derive
+
     if fmt == Format.JSON:
-        render_json(_named(EstimateResult.of(est).model_dump(mode="json"), names), stream)
+        data = _named(EstimateResult.of(est).model_dump(mode="json"), names)
+        if explain:
+            data["explanation"] = derive(est).model_dump(mode="json")
+        render_json(data, stream)
     else:
         _estimate_table(est, named_notes(est.assumptions, names), stream)
+        if explain:
+            _explanation(derive(est), stream)
+
+
+def _explanation(ex: Explanation, stream: TextIO | None) -> None:
+    console = _console(stream)
+    terms = Table(
+        title=f"derivation of {ex.chosen} (one operation)",
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+    )
+    terms.add_column("term")
+    terms.add_column("time", justify="right")
+    terms.add_column("how it is worked out (constants: docs/model.md, data/cost_params.yaml)")
+    for term in ex.terms:
+        terms.add_row(term.name, format_time(term.seconds), term.detail)
+    terms.add_row("one operation", format_time(ex.single_s), "sum of the terms above")
+    console.print(_fold(terms))
+    console.print(Text(f"as nccl-tests measures it: {format_time(ex.time_s)}", style="bold"))
+    console.print(Text(f"  {ex.measurement}"), soft_wrap=True)
+    if ex.time_s_range is not None:
+        low, high = ex.time_s_range
+        console.print(
+            Text(
+                f"  likely measured {format_time(low)} - {format_time(high)}: the 10th-90th "
+                f"percentile of held-out errors in the {ex.regime} regime, {ex.transport_class} "
+                "transport (error_band in data/cost_params.yaml)"
+            ),
+            soft_wrap=True,
+        )
+    ranking = Table(
+        title="why this algorithm: NCCL's tuner ranks by its own estimate",
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+    )
+    ranking.add_column("algorithm / protocol")
+    ranking.add_column("NCCL's estimate", justify="right")
+    ranking.add_column("this model", justify="right")
+    ranking.add_column("")
+    for c in ex.candidates[:8]:
+        ranking.add_row(
+            f"{c.algorithm} / {c.protocol}",
+            format_time(c.tuner_time_s),
+            format_time(c.model_time_s),
+            "chosen" if c.chosen else "",
+        )
+    console.print(_fold(ranking))
+    console.print(Text(f"  {ex.why_chosen}"), soft_wrap=True)
 
 
 _UNIT_SCALE = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}

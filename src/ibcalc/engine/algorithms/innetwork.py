@@ -31,13 +31,17 @@ import math
 from ibcalc.engine.algorithms.tree import tree_network_multiplier
 from ibcalc.engine.base import (
     Topology,
+    gbps,
+    intra_hop_detail,
     intra_hop_latency,
     make_cost,
+    net_hop_detail,
     net_hop_latency,
+    us,
     wan_hop_latency,
 )
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol
+from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
 
 __all__ = ["collnet_chain", "collnet_direct", "nvls", "nvls_tree"]
 
@@ -70,9 +74,26 @@ def nvls(
         or topo.wan is not None  # a SHARP tree does not span sites
     ):
         return None
-    latency = intra_hop_latency(topo, Algorithm.NVLS, protocol, params)
+    hop = intra_hop_latency(topo, Algorithm.NVLS, protocol, params)
+    terms = [
+        Term(
+            name="NVLS latency",
+            seconds=hop,
+            detail=intra_hop_detail(topo, Algorithm.NVLS, protocol, params)
+            + " (NCCL's NVLS base latency is 0)",
+        )
+    ]
+    latency = hop
     if big_n > 1:
-        latency += net_hop_latency(topo, Algorithm.NVLS, protocol, size_bytes, params)
+        net = net_hop_latency(topo, Algorithm.NVLS, protocol, size_bytes, params)
+        latency += net
+        terms.append(
+            Term(
+                name="SHARP network hop",
+                seconds=net,
+                detail=net_hop_detail(topo, Algorithm.NVLS, protocol, size_bytes, params),
+            )
+        )
     assert topo.up is not None
     where = f"NVLink SHARP in the NVSwitch ({bw / 1e9:.0f} GB/s per GPU)"
     if collective is Collective.ALL_REDUCE:
@@ -82,9 +103,20 @@ def nvls(
             where = "network into the SHARP switch tree"
         transfer = max(intra_t, net_t)
         formula = "S(m+1)/(m B_nvls)" + (" max S/(nics B_nic)" if big_n > 1 else "") + " + latency"
+        detail = (
+            f"S (m+1)/m = {size_bytes * (m + 1) / m:.4g} B per GPU through the NVSwitch at "
+            f"{gbps(bw)} (NVLS bandwidth: the link's line rate x its nvls_efficiency)"
+        )
+        if big_n > 1:
+            detail += (
+                f"; the SHARP tree: S at {gbps(size_bytes / net_t)} per node "
+                "(NCCL rates CollNet at half its bus bandwidth)"
+            )
     else:
         transfer = size_bytes / bw
         formula = "S / B_nvls + latency"
+        detail = f"S = {size_bytes:.4g} B per GPU by multicast at {gbps(bw)}"
+    terms.append(Term(name="transfer", seconds=transfer, detail=f"{detail}; {where}"))
     return make_cost(
         Algorithm.NVLS,
         protocol,
@@ -93,6 +125,7 @@ def nvls(
         bottleneck=where,
         formula=formula,
         equivalent=True,
+        terms=terms,
     )
 
 
@@ -121,21 +154,48 @@ def nvls_tree(
     )
     depth = math.floor(math.log2(big_n))
     wan_depth = math.ceil(math.log2(topo.sites)) if topo.sites > 1 else 0
-    latency = (
-        intra_hop_latency(topo, Algorithm.NVLS_TREE, protocol, params)
-        + 2
-        * max(depth - wan_depth, 0)
-        * net_hop_latency(topo, Algorithm.NVLS_TREE, protocol, size_bytes, params)
-        + 2 * wan_depth * wan_hop_latency(topo, Algorithm.NVLS_TREE, protocol, params)
+    hop = intra_hop_latency(topo, Algorithm.NVLS_TREE, protocol, params)
+    net = net_hop_latency(topo, Algorithm.NVLS_TREE, protocol, size_bytes, params)
+    wan = wan_hop_latency(topo, Algorithm.NVLS_TREE, protocol, params)
+    net_levels = max(depth - wan_depth, 0)
+    latency = hop + 2 * net_levels * net + 2 * wan_depth * wan
+    terms = [
+        Term(
+            name="NVLS latency",
+            seconds=hop,
+            detail=intra_hop_detail(topo, Algorithm.NVLS_TREE, protocol, params),
+        ),
+        Term(
+            name="tree levels across nodes",
+            seconds=2 * net_levels * net,
+            detail=f"2 x {net_levels} levels (log2 {big_n} nodes) x {us(net)}: "
+            + net_hop_detail(topo, Algorithm.NVLS_TREE, protocol, size_bytes, params),
+        ),
+    ]
+    if wan_depth:
+        terms.append(
+            Term(name="tree levels across sites", seconds=2 * wan_depth * wan, detail="WAN hops")
+        )
+    transfer = max(intra_t, net_t, wan_t)
+    terms.append(
+        Term(
+            name="transfer",
+            seconds=transfer,
+            detail=f"max of NVLS inside the node S (m+1)/m at {gbps(bw * factor)} "
+            f"(nvls_tree_factor {factor:g} of NVLS alone) = {us(intra_t)}, and the tree "
+            f"between nodes {tree_network_multiplier(big_n):g} x S over the node's NICs = "
+            f"{us(net_t)}; {where}",
+        )
     )
     return make_cost(
         Algorithm.NVLS_TREE,
         protocol,
         latency_s=latency,
-        transfer_s=max(intra_t, net_t, wan_t),
+        transfer_s=transfer,
         bottleneck=where,
         formula="max(S(m+1)/(m B_nvls), c S/(nics B_nic)) + NVLS + 2 log2(N) net",
         equivalent=True,
+        terms=terms,
     )
 
 

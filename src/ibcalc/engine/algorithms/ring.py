@@ -22,15 +22,20 @@ from ibcalc.engine.base import (
     Topology,
     base_latency,
     bytes_factor,
+    gbps,
+    intra_hop_detail,
     intra_hop_latency,
     ll_network_transfer,
     make_cost,
+    net_hop_detail,
     net_hop_latency,
     ring_protocol_bw,
+    us,
     wan_hop_latency,
 )
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol
+from ibcalc.engine.pipeline import channels
+from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
 
 __all__ = ["ring", "ring_bandwidth"]
 
@@ -92,6 +97,11 @@ def ring(
     sites = topo.sites
     base = base_latency(Algorithm.RING, protocol, params)
     period = None
+    base_term = Term(
+        name="base latency",
+        seconds=base,
+        detail=f"NCCL ring/{protocol.value} base latency {us(base)} (baseLat)",
+    )
     if one_way:
         latency = base + (n - big_n) * intra + (big_n - sites) * net + (sites - 1) * wan
         transfer = max(size_bytes / bw, ll_network_transfer(topo, size_bytes, protocol, params))
@@ -99,6 +109,14 @@ def ring(
         # a chain: the next operation enters as soon as the first stage is free, so back-to-back
         # operations complete once per slowest stage (engine/measure.py)
         period = base + max(intra if topo.m > 1 else 0.0, net, wan) + transfer
+        hops = [
+            ("hops inside nodes", n - big_n, intra, "intra"),
+            ("network hops", big_n - sites, net, "net"),
+            ("WAN hops", sites - 1, wan, "wan"),
+        ]
+        moved = size_bytes
+        factor_text = "S (a pipelined chain moves the buffer once)"
+        plateau = 0.0
     else:
         all_reduce = collective is Collective.ALL_REDUCE
         nsteps = 2 * (n - 1) if all_reduce else n - 1
@@ -112,14 +130,54 @@ def ring(
         latency = (
             base + (nsteps - s_net) * max(intra, overhead) + (s_net - s_wan) * net + s_wan * wan
         )
-        if all_reduce and big_n > 1 and protocol is Protocol.SIMPLE:
-            latency *= params.nccl_tuner.ring_plateau_factor
+        plateau = 0.0
+        # NCCL's "ring plateau": x1.4 once each rank's per-channel share reaches 64 bytes
+        # (NCCL 2.30.7 ncclTopoGetAlgoTime)
+        per_channel = size_bytes / (channels(topo, params) * n)
+        if all_reduce and big_n > 1 and protocol is Protocol.SIMPLE and per_channel >= 64:
+            plateau = latency * (params.nccl_tuner.ring_plateau_factor - 1)
+            latency += plateau
         transfer = bytes_factor(collective, n) * size_bytes / bw
         transfer = max(transfer, ll_network_transfer(topo, size_bytes, protocol, params))
         formula = (
             f"{'2(n-1)/n' if all_reduce else '(n-1)/n'} x S / B_ring + base"
             " + (nsteps - s_net) x intra + s_net x net"
         )
+        hops = [
+            ("steps inside nodes", nsteps - s_net, max(intra, overhead), "intra"),
+            ("network steps", s_net - s_wan, net, "net"),
+            ("WAN steps", s_wan, wan, "wan"),
+        ]
+        moved = bytes_factor(collective, n) * size_bytes
+        factor_text = f"{'2(n-1)/n' if all_reduce else '(n-1)/n'} x S (n = {n})"
+    terms = [base_term]
+    for name, count, each, kind in hops:
+        if count <= 0 or each <= 0:
+            continue
+        if kind == "intra":
+            how = intra_hop_detail(topo, Algorithm.RING, protocol, params)
+        elif kind == "net":
+            how = net_hop_detail(topo, Algorithm.RING, protocol, size_bytes, params)
+        else:
+            how = "NET hop + the WAN link's one-way latency"
+        terms.append(Term(name=name, seconds=count * each, detail=f"{count} x {us(each)}: {how}"))
+    if plateau:
+        terms.append(
+            Term(
+                name="ring plateau",
+                seconds=plateau,
+                detail=f"x{params.nccl_tuner.ring_plateau_factor:g} on the latency (NCCL's ring "
+                "plateau on several nodes, Simple, once a channel's share reaches 64 B)",
+            )
+        )
+    terms.append(
+        Term(
+            name="transfer",
+            seconds=transfer,
+            detail=f"{factor_text} = {moved:.4g} B per rank at {gbps(bw)} ({protocol.value}) "
+            f"through the bottleneck, {where}",
+        )
+    )
     cost = make_cost(
         Algorithm.RING,
         protocol,
@@ -127,5 +185,6 @@ def ring(
         transfer_s=transfer,
         bottleneck=where,
         formula=formula,
+        terms=terms,
     )
     return cost if period is None else cost.model_copy(update={"period_s": period})

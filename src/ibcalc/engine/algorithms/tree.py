@@ -27,17 +27,21 @@ import math
 from ibcalc.engine.base import (
     Topology,
     base_latency,
+    gbps,
+    intra_hop_detail,
     intra_hop_latency,
     ll_cap_Bps,
     ll_network_transfer,
     make_cost,
+    net_hop_detail,
     net_hop_latency,
     tree_correction,
+    us,
     wan_hop_latency,
 )
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.pipeline import fill_s
-from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol
+from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
 
 __all__ = ["tree", "tree_network_multiplier"]
 
@@ -85,21 +89,74 @@ def tree(
     depth = math.floor(math.log2(big_n)) if big_n > 1 else 0
     wan_depth = math.ceil(math.log2(topo.sites)) if topo.sites > 1 else 0
     wan = wan_hop_latency(topo, Algorithm.TREE, protocol, params)
-    latency = base_latency(Algorithm.TREE, protocol, params) + 2 * (
-        (m - 1) * intra + max(depth - wan_depth, 0) * net + wan_depth * wan
-    )
+    base = base_latency(Algorithm.TREE, protocol, params)
+    net_levels = max(depth - wan_depth, 0)
+    latency = base + 2 * ((m - 1) * intra + net_levels * net + wan_depth * wan)
     # up the chain and the tree to the root, then back down: every stage holds a chunk
-    stages = (2 * (m - 1), 2 * (max(depth - wan_depth, 0) + wan_depth))
+    stages = (2 * (m - 1), 2 * (net_levels + wan_depth))
+    transfer = max(size_bytes / bw, ll_network_transfer(topo, size_bytes, protocol, params))
+    fill = fill_s(size_bytes, stages, bw, topo, protocol=protocol, params=params)
+    terms = [
+        Term(
+            name="base latency",
+            seconds=base,
+            detail=f"NCCL tree/{protocol.value} base latency {us(base)} (baseLat)",
+        )
+    ]
+    if m > 1:
+        terms.append(
+            Term(
+                name="chain inside the node",
+                seconds=2 * (m - 1) * intra,
+                detail=f"2 x {m - 1} hops (up and down) x {us(intra)}: "
+                + intra_hop_detail(topo, Algorithm.TREE, protocol, params),
+            )
+        )
+    if net_levels:
+        terms.append(
+            Term(
+                name="tree levels across nodes",
+                seconds=2 * net_levels * net,
+                detail=f"2 x {net_levels} levels (log2 {big_n} nodes) x {us(net)}: "
+                + net_hop_detail(topo, Algorithm.TREE, protocol, size_bytes, params),
+            )
+        )
+    if wan_depth:
+        terms.append(
+            Term(
+                name="tree levels across sites",
+                seconds=2 * wan_depth * wan,
+                detail=f"2 x {wan_depth} levels x {us(wan)} (NET hop + the WAN's one-way latency)",
+            )
+        )
+    terms.append(
+        Term(
+            name="transfer",
+            seconds=transfer,
+            detail=f"S = {size_bytes:.4g} B through the tree at {gbps(bw)} "
+            f"({protocol.value}; {where})",
+        )
+    )
+    if fill:
+        terms.append(
+            Term(
+                name="pipeline fill",
+                seconds=fill,
+                detail=f"{stages[0]} stages in nodes + {stages[1]} across: the first chunk "
+                "crosses each before the pipeline runs full (NCCL chunk sizes, "
+                "engine/pipeline.py)",
+            )
+        )
     cost = make_cost(
         Algorithm.TREE,
         protocol,
         latency_s=latency,
-        transfer_s=max(size_bytes / bw, ll_network_transfer(topo, size_bytes, protocol, params)),
+        transfer_s=transfer,
         bottleneck=where,
         formula=(
             "max(2S/B_up, c x S/(nics x B_nic)) / f_p + fill + base + 2((m-1) intra + log2(N) net)"
         ),
         equivalent=big_n == 2 or topo.sites == 2,
+        terms=terms,
     )
-    fill = fill_s(size_bytes, stages, bw, topo, protocol=protocol, params=params)
     return cost.model_copy(update={"fill_s": fill}) if fill else cost

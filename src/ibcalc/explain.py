@@ -1,0 +1,90 @@
+"""``--explain``: the derivation of an estimate, term by term, and why NCCL picks it.
+
+:func:`explain` turns an :class:`~ibcalc.engine.types.Estimate` into an :class:`Explanation`: the
+chosen cost's terms (each with its time and how it was worked out: the counts, the constants and
+where they come from), what nccl-tests' timing does to one operation's time, the error band and
+the regime and transport class it was read for, and the candidates NCCL's tuner ranked, with its
+own estimate beside this model's. Pure: no I/O (the renderer prints it).
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+from ibcalc.engine.band import regime_of
+from ibcalc.engine.select import NCCL_ALGORITHMS
+from ibcalc.engine.types import Estimate, Term
+
+__all__ = ["Candidate", "Explanation", "explain"]
+
+
+class Candidate(BaseModel):
+    """One (algorithm, protocol) NCCL's tuner considered."""
+
+    model_config = ConfigDict(frozen=True)
+
+    algorithm: str
+    protocol: str
+    tuner_time_s: float
+    model_time_s: float
+    chosen: bool
+
+
+class Explanation(BaseModel):
+    """The derivation of one estimate."""
+
+    model_config = ConfigDict(frozen=True)
+
+    chosen: str
+    terms: list[Term]
+    single_s: float
+    measurement: str
+    time_s: float
+    time_s_range: tuple[float, float] | None
+    regime: str
+    transport_class: str
+    candidates: list[Candidate]
+    why_chosen: str
+
+
+def explain(est: Estimate) -> Explanation:
+    """The derivation of ``est`` (see the module docstring)."""
+    best = est.best
+    nccl = [c for c in est.alternatives if c.algorithm in NCCL_ALGORITHMS]
+    ranked = sorted([best, *nccl], key=lambda c: c.selection_time_s)
+    candidates = [
+        Candidate(
+            algorithm=c.algorithm.value,
+            protocol=c.protocol.value,
+            tuner_time_s=c.selection_time_s,
+            model_time_s=c.time_s,
+            chosen=c is best,
+        )
+        for c in ranked
+    ]
+    fastest = min([best, *est.alternatives], key=lambda c: c.time_s)
+    if ranked and ranked[0] is best:
+        why = (
+            f"NCCL's tuner ranks {best.algorithm.value}/{best.protocol.value} first by its own "
+            "estimate (base + per-hop latencies + bytes / its bandwidth, NCCL 2.30.7 "
+            "tuning.cc); this model reports that choice's physical time"
+        )
+    else:
+        why = f"{best.algorithm.value}/{best.protocol.value} was forced (--algo / --proto)"
+    if fastest is not best and fastest.time_s < best.time_s:
+        why += (
+            f"; {fastest.algorithm.value}/{fastest.protocol.value} would take "
+            f"{fastest.time_s / best.time_s:.2f}x the time here"
+        )
+    return Explanation(
+        chosen=f"{best.algorithm.value}/{best.protocol.value}",
+        terms=list(best.terms),
+        single_s=best.single_s,
+        measurement=best.measure_note or "one operation's time (no overlap across iterations)",
+        time_s=best.time_s,
+        time_s_range=est.time_s_range,
+        regime=regime_of(est.size_bytes),
+        transport_class=est.transport_class,
+        candidates=candidates,
+        why_chosen=why,
+    )
