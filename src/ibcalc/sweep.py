@@ -100,6 +100,13 @@ class SweepRow(BaseModel):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
+    def time_us_range(self) -> tuple[float, float] | None:
+        """Where a measurement of this size likely falls, microseconds (the error band)."""
+        bounds = self.estimate.time_s_range
+        return None if bounds is None else (bounds[0] * 1e6, bounds[1] * 1e6)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
     def algbw_GBps(self) -> float:
         """Algorithm bandwidth in GB/s."""
         return self.estimate.algbw_Bps / GB

@@ -468,7 +468,17 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None) -> None:
             name, justify="left" if name in ("type", "algorithm", "busbw") else "right"
         )
     peak = max((r["busbw_GBps"] for r in rows), default=1.0) or 1.0
+    falls: list[str] = []
+    previous: dict[str, Any] | None = None
     for row in rows:
+        choice = f"{row['algorithm']}/{row['protocol']}"
+        changed = previous is not None and choice != (
+            f"{previous['algorithm']}/{previous['protocol']}"
+        )
+        if changed and previous is not None and row["time_us"] < previous["time_us"]:
+            falls.append(
+                f"{row['size_bytes']:.0f} B ({previous['time_us']:.1f} -> {row['time_us']:.1f} us)"
+            )
         table.add_row(
             f"{row['size_bytes']:.0f}",
             str(row["count"]),
@@ -476,14 +486,26 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None) -> None:
             f"{row['time_us']:.2f}",
             f"{row['algbw_GBps']:.2f}",
             f"{row['busbw_GBps']:.2f}" + ("*" if row["busbw_equivalent"] else ""),
-            f"{row['algorithm']}/{row['protocol']}",
+            ("> " if changed else "  ") + choice,
             _bar(row["busbw_GBps"] / peak, 24),
         )
+        previous = row
     console = _console(stream)
     console.print(_fold(table))
     if any(r["busbw_equivalent"] for r in rows):
         console.print(
             Text("* busbw is an equivalent figure (in-network or 2-node tree), not a wire rate")
+        )
+    if len({(r["algorithm"], r["protocol"]) for r in rows}) > 1:
+        console.print(Text("> NCCL's tuner changes algorithm or protocol at this size"))
+    if falls:
+        console.print(
+            Text(
+                "time falls where NCCL's tuner switches later than the physical crossover, at "
+                + ", ".join(falls)
+                + " (measured this way on EFA: 2 x p5 runs 1 MiB faster than 64 KiB)"
+            ),
+            soft_wrap=True,
         )
 
 

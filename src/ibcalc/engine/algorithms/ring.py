@@ -102,7 +102,19 @@ def ring(
         seconds=base,
         detail=f"NCCL ring/{protocol.value} base latency {us(base)} (baseLat)",
     )
-    if one_way:
+    if one_way and not params.pipeline.model_fill:
+        # NCCL's tuner prices a ring broadcast/reduce at its base latency plus one hop when all
+        # channels take the same path (sameChannels, NCCL 2.30.7 ncclTopoTuneModel): it sees a
+        # pipeline, not the chain. The physical view below prices the chain and its overlap.
+        hop = net if big_n > 1 else intra
+        latency = base + max(hop, wan)
+        transfer = max(size_bytes / bw, ll_network_transfer(topo, size_bytes, protocol, params))
+        formula = "S/B_ring + base + one hop (NCCL's tuner)"
+        hops = []
+        moved = size_bytes
+        factor_text = "S"
+        plateau = 0.0
+    elif one_way:
         latency = base + (n - big_n) * intra + (big_n - sites) * net + (sites - 1) * wan
         transfer = max(size_bytes / bw, ll_network_transfer(topo, size_bytes, protocol, params))
         formula = "S/B_ring + base + (n-N) x intra + (N-1) x net"
