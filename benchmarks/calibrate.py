@@ -31,9 +31,11 @@ def in_use(model: Model, name: str) -> float:
     head, _, attr = name.partition(".")
     if head in ("calibrated", "assumptions", "pipeline", "nccl_tuner", "nccl_runtime"):
         group = getattr(model.params, head)
-        key = {"launch_per_gpu": "launch_per_gpu_s", "ll_net_bandwidth": "ll_net_Bps"}.get(
-            attr, attr
-        )
+        key = {
+            "launch_per_gpu": "launch_per_gpu_s",
+            "ll_net_bandwidth": "ll_net_Bps",
+            "per_message_latency": "per_message_s",
+        }.get(attr, attr)
         value = getattr(group, key)
         return float("inf") if value is None else float(value)
     if head == "p2p_efficiency":
@@ -57,7 +59,7 @@ def override_text(reports: list[FitReport]) -> str:
             head, attr = "calibrated", "p2p_efficiency"
         if head != "calibrated":
             continue
-        if attr == "launch_per_gpu":
+        if attr in ("launch_per_gpu", "per_message_latency"):
             value = f'"{r.value * 1e6:.4g} us"'
         elif attr == "ll_net_bandwidth":
             value = f'"{r.value / 1e9:.4g} GB/s"' if r.value != float("inf") else "null"

@@ -134,6 +134,9 @@ class Fit:
     prior: Callable[[Model, dict[str, float]], float]
     apply: Callable[[Model, float], Model]
     doc: str = ""
+    #: Also read test-only sources: for small-message fits whose rows do not depend on the NIC
+    #: count or rate that made those sources test-only.
+    small_rows_of_any_source: bool = False
 
 
 def _time_ratio(rows: list[Sample], model: Model) -> list[float]:
@@ -171,6 +174,9 @@ def _transport_rows(
         # docs/model.md#limitations)
         if all_reduce_only and sample.collective is not Collective.ALL_REDUCE:
             return False
+        # all-to-all rows fit the per-message cost instead (calibrated.per_message_latency)
+        if sample.collective is Collective.ALL_TO_ALL:
+            return False
         if sample.algorithm is not None:
             return False
         cluster = model.cluster(sample)
@@ -197,14 +203,24 @@ def _derive_transport(link_id: str) -> Callable[[list[Sample], Model], float | N
     return derive
 
 
+#: Transports whose NIC offloads RDMA as verbs do (libfabric CXI on Slingshot): without rows of
+#: their own they get the verbs prior, no transport latency beyond NCCL's NET hop.
+_HARDWARE_RDMA = ("slingshot-11",)
+
+
 def _transport_prior(link_id: str) -> Callable[[Model, dict[str, float]], float]:
     def prior(model: Model, fitted: dict[str, float]) -> float:
-        """Without rows of its own, a plugin transport costs what the others fitted here cost
-        (their median), never its shipped value (which its own rows derived)."""
+        """Without rows of its own, a software transport (EFA's SRD, TCPX over TCP) costs what
+        the other software transports fitted here cost (their median), never its shipped value
+        (which its own rows derived); a hardware RDMA transport costs nothing extra."""
+        if link_id in _HARDWARE_RDMA:
+            return 0.0
         others = [
             value
             for name, value in fitted.items()
-            if name.endswith(".transport_latency_s") and name.split(".")[0] in _PLUGIN_TRANSPORTS
+            if name.endswith(".transport_latency_s")
+            and name.split(".")[0] in _PLUGIN_TRANSPORTS
+            and name.split(".")[0] not in _HARDWARE_RDMA
         ]
         return statistics.median(others) if others else 0.0
 
@@ -428,6 +444,40 @@ def _derive_ll_net(rows: list[Sample], model: Model) -> float | None:
     return round(value / 0.05e9) * 0.05e9
 
 
+def _alltoall_rows(sample: Sample, model: Model) -> bool:
+    return (
+        sample.collective is Collective.ALL_TO_ALL
+        and sample.size_bytes <= 1024
+        and sample.time_us is not None
+        and sample.gpus_per_process == 1
+    )
+
+
+def _derive_per_message(rows: list[Sample], model: Model) -> float | None:
+    """Per-peer message cost of a grouped all-to-all: (measured - model without it) / messages."""
+    bare = model.with_params({"calibrated": {"per_message_latency": "0 us"}})
+    by_group: dict[str, list[float]] = {}
+    for s in rows:
+        try:
+            est = predict(bare, s)
+        except IbcalcError:
+            continue
+        topo = model.cluster(s).topology
+        messages = (
+            (topo.domains - 1) + (topo.m - 1)
+            if est.best.algorithm is Algorithm.PXN
+            else topo.ranks - 1
+        )
+        assert s.time_us is not None
+        by_group.setdefault(s.group, []).append(
+            max(0.0, (s.time_us * 1e-6 - est.time_s) / messages)
+        )
+    if not by_group:
+        return None
+    value = statistics.median(statistics.median(v) for v in by_group.values())
+    return round(value * 1e7) / 1e7
+
+
 def _param(group: str, name: str, unit: str = "") -> Callable[[Model, float], Model]:
     def apply(model: Model, value: float) -> Model:
         text: str | float | None = value
@@ -463,6 +513,15 @@ FITS: tuple[Fit, ...] = (
         for link_id in _PLUGIN_TRANSPORTS
     ),
     Fit(
+        "calibrated.per_message_latency",
+        _alltoall_rows,
+        _derive_per_message,
+        lambda model, fitted: 0.5e-6,  # an order-of-magnitude guess for one more send/recv
+        _param("calibrated", "per_message_latency", "us"),
+        doc="all-to-all rows of 1 KiB and less, one process per GPU",
+        small_rows_of_any_source=True,
+    ),
+    Fit(
         "calibrated.simple_transport_factor",
         _simple_rows,
         _derive_simple,
@@ -477,7 +536,7 @@ FITS: tuple[Fit, ...] = (
         _derive_transport("pcie3-host-staged"),
         lambda model, fitted: 0.0,  # no rows: NCCL's PCI hop alone
         _set_link("pcie3-host-staged", "transport_latency_s"),
-        doc="8 B - 1 KiB rows of every collective on the 2 x RTX 2080 Ti box (no GPU P2P)",
+        doc="8 B - 1 KiB rows of the 2 x RTX 2080 Ti box (no GPU P2P), all but all-to-all",
     ),
     Fit(
         "pcie3-host-staged.efficiency",
@@ -570,12 +629,13 @@ def fit_all(
     """
     model = model if model is not None else base_model()
     eligible = [s for s in samples if s.fit]
+    small = [s for s in samples if s.scored and s.regime == "latency"]
     reports: dict[str, FitReport] = {}
     fitted: dict[str, float] = {}
     deferred = []
     for fit in fits:
         rows = []
-        for s in eligible:
+        for s in small if fit.small_rows_of_any_source else eligible:
             try:
                 if fit.select(s, model):
                     rows.append(s)

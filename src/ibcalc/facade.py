@@ -52,14 +52,18 @@ def effective_size(
     """The size nccl-tests actually runs for a requested ``size_bytes`` (cost_models.md 1.3).
 
     Counts are whole elements; for all-gather, reduce-scatter and all-to-all the per-rank count is
-    ``floor(S / elt / n)`` rounded down to a multiple of 16 bytes.
+    ``floor(S / elt / n)``, rounded down to a multiple of 16 bytes for all-gather and
+    reduce-scatter (all-to-all runs print sizes that are not: 64 B on 16 ranks).
     """
     dt = parse_dtype(dtype)
     elt = dt.bytes
     count = int(size_bytes // elt)
     if collective.per_rank_buffer:
         per_rank = count // ranks
-        per_rank -= per_rank % max(1, 16 // elt)
+        if collective is not Collective.ALL_TO_ALL:
+            # all-gather and reduce-scatter align each rank's share to 16 bytes; all-to-all does
+            # not (published 16-rank alltoall runs print 64 B: one 4-byte element per peer)
+            per_rank -= per_rank % max(1, 16 // elt)
         size = float(per_rank * elt * ranks)
     else:
         size = float(count * elt)

@@ -76,15 +76,20 @@ def test_size_errors_name_their_field(
 
 
 def test_sizes_too_small_for_the_ranks_are_skipped_and_listed(cat: Catalogue) -> None:
-    # all-to-all on 16 x 8 = 128 ranks, fp32: S = 1024 gives 256 elements, 2 per rank, rounded
+    # all-gather on 16 x 8 = 128 ranks, fp32: S = 1024 gives 256 elements, 2 per rank, rounded
     # down to 4 (16 bytes) = 0: skipped; S = 2048 gives 4 per rank = 2048 bytes: runs
     cluster = resolve_cluster(cat, ClusterSpec(nodes=16, gpus_per_node=8, inter="ndr"))
-    result = sweep(cluster, Collective.ALL_TO_ALL, sweep_sizes(8, MiB, 2))
+    result = sweep(cluster, Collective.ALL_GATHER, sweep_sizes(8, MiB, 2))
     (group,) = result.groups
     assert group.skipped_bytes == [2.0**k for k in range(3, 11)]
     assert result.skipped_bytes == group.skipped_bytes
     assert [e.size_bytes for e in group.estimates] == [2.0**k for k in range(11, 21)]
     assert [row.count for row in group.rows] == [4 * 2**k for k in range(10)]
+    # all-to-all does not align to 16 bytes (published 16-rank runs print 64 B): on 128 ranks
+    # S = 512 B is one 4-byte element per peer and runs; S = 256 B rounds to 0 and is skipped
+    a2a = sweep(cluster, Collective.ALL_TO_ALL, sweep_sizes(8, MiB, 2)).groups[0]
+    assert a2a.skipped_bytes == [2.0**k for k in range(3, 9)]
+    assert a2a.rows[0].size_bytes == 512
 
 
 def test_every_size_too_small_is_an_error(cat: Catalogue) -> None:

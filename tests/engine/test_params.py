@@ -127,7 +127,7 @@ def test_every_value_has_a_source() -> None:
         assert tuner.provenance[name].kind == "source"
         assert "NCCL 2.30.7" in tuner.provenance[name].text
         assert tuner.provenance[name].previous is params.provenance[name]
-    assert counts == {"source": 32, "derived_by": 6, "assumed": 7}
+    assert counts == {"source": 32, "derived_by": 7, "assumed": 6}
 
 
 def test_shipped_file_is_the_repository_file() -> None:
@@ -143,11 +143,13 @@ def test_builtin_file_passes_the_strict_reader() -> None:
     assert strict.document == builtin_cost_params().document
 
 
-def test_per_message_cost_is_an_assumption_not_a_calibration() -> None:
-    """The per-message all-to-all cost is not produced by any calibration: it says so."""
-    prov = builtin_cost_params().provenance["assumptions.per_message_latency"]
-    assert prov.kind == "assumed"
-    assert "not fitted" in prov.text.lower()
+def test_per_message_cost_is_fitted_with_its_rows_named() -> None:
+    """The per-message all-to-all cost is fitted to small all-to-all rows, and says which."""
+    prov = builtin_cost_params().provenance["calibrated.per_message_latency"]
+    assert prov.kind == "derived_by"
+    assert prov.text == "benchmarks/fits.py::per_message_latency"
+    assert prov.rows is not None
+    assert "all-to-all" in prov.rows
 
 
 # --- overrides ------------------------------------------------------------------------------

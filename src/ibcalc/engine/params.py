@@ -387,6 +387,8 @@ class Calibrated:
     )
     #: NVLS bandwidth left to an NVLS-tree (the GPU also streams its shard to and from the NIC).
     nvls_tree_factor: float = _param("nvls_tree_factor", _FRACTION)
+    #: Cost of posting one more peer message in a grouped all-to-all.
+    per_message_s: float = _param("per_message_latency", _LATENCY)
     #: Host time to launch one GPU's share of a collective when one process drives several GPUs
     #: (nccl-tests ``-g``): launches are serial on the host.
     launch_per_gpu_s: float = _param("launch_per_gpu", _LATENCY)
@@ -396,8 +398,6 @@ class Calibrated:
 class Assumptions:
     """Values no measurement pins down; each entry of the YAML says why it is what it is."""
 
-    #: Cost of posting one more peer message in a grouped all-to-all.
-    per_message_s: float = _param("per_message_latency", _LATENCY)
     #: LL's extra over plugin transports stops growing at this size, bytes.
     ll_net_saturation_bytes: float = _param("ll_net_saturation", _SIZE)
     #: Channels NCCL keeps busy over one WAN link.

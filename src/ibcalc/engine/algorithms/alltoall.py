@@ -19,7 +19,7 @@ the GPU's share of its site's WAN links, and the send/recv pair between sites us
 
 The point-to-point efficiency is calibrated (``calibrated.p2p_efficiency``: A100 sendrecv 195 GB/s
 against 240 GB/s ring, li-plus/playground); the per-message cost is an assumption
-(``assumptions.per_message_latency``, which no measurement isolates).
+(``calibrated.per_message_latency``, fitted to small all-to-all rows).
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def _alltoall(
     latency = (
         base_latency(Algorithm.RING, protocol, params)
         + hop
-        + messages * params.assumptions.per_message_s
+        + messages * params.calibrated.per_message_s
     )
     transfer = max(intra_t, net_t, wan_t)
     if protocol is not Protocol.SIMPLE:
