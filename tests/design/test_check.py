@@ -385,3 +385,27 @@ requirements:
     assert (problem.line, problem.col) == (6, 42)
     assert "(not nvls: false)" in problem.message
     assert "--" not in problem.message
+
+
+def test_pessimistic_check_judges_the_slow_end_of_the_error_band(tmp_path: Path) -> None:
+    """--pessimistic: a time target is judged against predicted / (1 + q10), the 10th
+    percentile of held-out errors for the estimate's regime and transport class, worked out
+    here from the shipped band rather than taken from the engine's own range."""
+    from ibcalc.catalogue.cost_params import load_cost_params
+    from ibcalc.catalogue.load import load_catalogue
+    from ibcalc.design.check import check_design
+
+    path = tmp_path / "d.yaml"
+    path.write_text(
+        "name: pessimistic\nnodes: 2\nsystem: dgx-h100\n"
+        "requirements:\n  - allreduce: {size: 1GB, max_time: 1s}\n",
+        encoding="utf-8",
+    )
+    cat = load_catalogue(use_env=False)
+    plain = check_design(path, cat).findings[0]
+    slow = check_design(path, cat, pessimistic=True).findings[0]
+    q10 = load_cost_params(use_env=False).error_band.time_error_quantiles["bandwidth"]["verbs"][0]
+    assert not plain.pessimistic
+    assert slow.pessimistic
+    assert slow.predicted == pytest.approx(plain.predicted / (1 + q10), rel=1e-9)
+    assert slow.predicted > plain.predicted

@@ -538,6 +538,9 @@ class Finding:
     file: str
     line: int | None
     col: int | None
+    #: True when ``predicted`` is the pessimistic end of the estimate's error band
+    #: (``ibcalc check --pessimistic``): the slow time, the low bandwidth.
+    pessimistic: bool = False
 
 
 def judge(predicted: float, required: float, comparison: Comparison) -> tuple[bool, float]:
@@ -568,6 +571,7 @@ def _finding(
     comparison: Comparison,
     unit: str,
     basis: Basis,
+    pessimistic: bool = False,
 ) -> Finding:
     passed, margin = judge(predicted, required, comparison)
     line, col = doc.locate(loc)
@@ -585,6 +589,7 @@ def _finding(
         file=doc.path,
         line=line,
         col=col,
+        pessimistic=pessimistic,
     )
 
 
@@ -604,6 +609,7 @@ def _collective_findings(
     collective: Collective,
     target: CollectiveTarget,
     problems: _Problems,
+    pessimistic: bool = False,
 ) -> list[Finding]:
     try:
         est = estimate_on(
@@ -625,6 +631,10 @@ def _collective_findings(
         required = getattr(target, name)
         if required is None:
             continue
+        predicted = float(getattr(est, figure))
+        if pessimistic and est.time_s_range is not None:
+            slow_s = est.time_s_range[1]
+            predicted = slow_s if figure == "time_s" else predicted * est.time_s / slow_s
         found.append(
             _finding(
                 resolved,
@@ -632,11 +642,12 @@ def _collective_findings(
                 (*loc, name),
                 kind=str(loc[-1]),
                 target=name,
-                predicted=getattr(est, figure),
+                predicted=predicted,
                 required=required,
                 comparison=comparison,
                 unit=unit,
                 basis=basis,
+                pessimistic=pessimistic and est.time_s_range is not None,
             )
         )
     return found
@@ -710,7 +721,9 @@ def _switches_finding(
     )
 
 
-def evaluate(resolved: ResolvedDesign, doc: Document) -> list[Finding]:
+def evaluate(
+    resolved: ResolvedDesign, doc: Document, *, pessimistic: bool = False
+) -> list[Finding]:
     """One :class:`Finding` per requirement target, in file order.
 
     A requirement that cannot be evaluated (a forced algorithm that does not apply, a size too
@@ -725,7 +738,13 @@ def evaluate(resolved: ResolvedDesign, doc: Document) -> list[Finding]:
         collective = item.collective
         if collective is not None and isinstance(target, CollectiveTarget):
             findings += _collective_findings(
-                resolved, doc, loc, collective=collective, target=target, problems=problems
+                resolved,
+                doc,
+                loc,
+                collective=collective,
+                target=target,
+                problems=problems,
+                pessimistic=pessimistic,
             )
         elif isinstance(target, GapTarget):
             gap = _gap_finding(resolved, doc, loc, target)
@@ -770,12 +789,16 @@ class DesignCheck:
         return all(f.passed for f in self.findings)
 
 
-def check_design(source: str | Path, catalogue: Catalogue) -> DesignCheck:
-    """Load, resolve and evaluate one design file.
+def check_design(
+    source: str | Path, catalogue: Catalogue, *, pessimistic: bool = False
+) -> DesignCheck:
+    """Load, resolve and evaluate one design file; with ``pessimistic``, collective targets are
+    judged against the pessimistic end of each estimate's error band.
 
     Raises :class:`DesignError` (every problem of the file, ``file:line:col``) when the file
     cannot be read, validated, resolved or evaluated.
     """
     design, doc = load_design(source, catalogue=catalogue)
     resolved = _resolve(design, doc, catalogue)
-    return DesignCheck(path=doc.path, resolved=resolved, findings=evaluate(resolved, doc))
+    findings = evaluate(resolved, doc, pessimistic=pessimistic)
+    return DesignCheck(path=doc.path, resolved=resolved, findings=findings)

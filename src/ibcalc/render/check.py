@@ -150,6 +150,8 @@ def finding_message(f: Finding) -> str:
     else:
         word = "over" if f.comparison == "<=" else "under"
         message = f"{what} {pred}, {abs(f.margin):.1%} {word} the required {f.comparison} {req}"
+    if f.pessimistic:
+        message += " (the pessimistic end of the estimate's error band)"
     detail = finding_detail(f)
     return f"{message}; {detail}" if detail else message
 
@@ -166,6 +168,7 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "required": f.required,
         "margin": f.margin,
         "unit": f.unit,
+        "pessimistic": f.pessimistic,
         "message": finding_message(f),
         "kind": f.kind,
         "target": f.target,
