@@ -127,7 +127,7 @@ def test_every_value_has_a_source() -> None:
         assert tuner.provenance[name].kind == "source"
         assert "NCCL 2.30.7" in tuner.provenance[name].text
         assert tuner.provenance[name].previous is params.provenance[name]
-    assert counts == {"source": 32, "derived_by": 7, "assumed": 6}
+    assert counts == {"source": 32, "derived_by": 7, "assumed": 7}
 
 
 def test_shipped_file_is_the_repository_file() -> None:
@@ -430,6 +430,7 @@ def test_tuner_view_differs_from_the_physical_values_exactly_where_documented() 
             "calibrated.simple_transport_factor",
             "calibrated.ll_net_bandwidth",
             "pipeline.model_fill",
+            "assumptions.simple_transport_floor",
         }
     )
     # NCCL counts the transport latency twice per Simple hop (the hop and the flush), at every
@@ -444,7 +445,8 @@ def test_tuner_view_differs_from_the_physical_values_exactly_where_documented() 
 
 def test_tuner_view_of_a_simple_network_hop_on_a_proxy_transport() -> None:
     """EFA-like transport with 20 us one-way latency: NCCL's tuner counts 2 of them per Simple
-    hop at any size; physically 2 for small messages, growing linearly to 7 at 64 MiB."""
+    hop at any size; physically 0 for small messages (simple_transport_floor), growing linearly
+    to the fitted factor at 64 MiB."""
     params = builtin_cost_params()
     net = ScaleOutTier(
         link_id="efa",
@@ -463,9 +465,13 @@ def test_tuner_view_of_a_simple_network_hop_on_a_proxy_transport() -> None:
     assert net_hop_latency(topo, ring, simple, 2**30, params) == pytest.approx(
         hop + factor * 20 * US
     )
-    half = 32 * 2**20  # half way to the 64 MiB fill: 2 + (factor - 2) / 2 latencies
+    half = 32 * 2**20  # half way to the 64 MiB fill: 0 + (factor - 0) / 2 latencies
+    assert params.assumptions.simple_transport_floor == 0
     assert net_hop_latency(topo, ring, simple, half, params) == pytest.approx(
-        hop + (2 + (factor - 2) / 2) * 20 * US
+        hop + factor / 2 * 20 * US
+    )
+    assert net_hop_latency(topo, ring, simple, 8, params) == pytest.approx(
+        hop + factor * 8 / 2**26 * 20 * US
     )
 
 

@@ -181,22 +181,23 @@ def net_hop_latency(
 ) -> float:
     """Per-hop network latency: NCCL's NET row plus the transport's own latency.
 
-    NCCL adds its net plugin's reported latency once per hop, and once more for Simple (the
-    flush; ``simple_transport_count``, cost_models.md 2.6). Physically, Simple moves data in
-    chunks that NCCL grows with the message, each step paying a ready/data/flush handshake over
-    the transport; on proxy-driven transports (EFA, TCPX) the exposed cost grows from NCCL's 2
-    one-way latencies for small messages to ``simple_transport_factor`` once the message
-    reaches ``simple_fill``. Both are calibrated on the EFA runs (benchmarks/calibrate.py); the
-    tuner view sets the factor to NCCL's 2, so it stays 2 at every size. InfiniBand, whose
+    NCCL's tuner adds its net plugin's reported latency once per hop, and once more for Simple
+    (the flush: 2; ``simple_transport_count``, NCCL 2.30.7 ncclTopoTuneModel). Physically, on
+    proxy-driven transports (EFA, TCPX(O), CXI) Simple's exposed handshake cost grows with the
+    data a step carries: from ``simple_transport_floor`` one-way latencies for small messages to
+    ``simple_transport_factor`` once the message reaches ``simple_fill`` (fitted on the EFA and
+    Slingshot runs, benchmarks/fits.py). The floor is 0: a published 8 MiB all-gather on 2 x A3
+    Mega (TCPXO, 47 us one way) takes 166.6 us in all, less than NCCL's 2 latencies per network
+    step would leave room for. The tuner view keeps NCCL's 2 at every size. InfiniBand, whose
     transport latency is 0, is unchanged.
     """
     hw = _hop(params.nccl_tuner.hop_latency_s["net"], algorithm, protocol)
     extra = topo.out.transport_latency_s if topo.out is not None else 0.0
     factor = 1.0
     if protocol is Protocol.SIMPLE:
-        nccl_count = params.nccl_tuner.simple_transport_count
+        low = params.assumptions.simple_transport_floor
         fill = min(1.0, size_bytes / params.calibrated.simple_fill_bytes)
-        factor = nccl_count + (params.calibrated.simple_transport_factor - nccl_count) * fill
+        factor = low + (params.calibrated.simple_transport_factor - low) * fill
     return hw + extra * factor
 
 

@@ -398,6 +398,8 @@ class Calibrated:
 class Assumptions:
     """Values no measurement pins down; each entry of the YAML says why it is what it is."""
 
+    #: One-way transport latencies a small Simple message exposes per network hop.
+    simple_transport_floor: float = _param("simple_transport_floor", _Number(0.0, 100.0))
     #: LL's extra over plugin transports stops growing at this size, bytes.
     ll_net_saturation_bytes: float = _param("ll_net_saturation", _SIZE)
     #: Channels NCCL keeps busy over one WAN link.

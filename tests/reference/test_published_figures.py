@@ -1,0 +1,93 @@
+"""Published figures the model must reproduce: SHARP on H100, MI300X rings across nodes,
+GPUDirect-TCPXO's small all-gather, and oversubscription on every collective that crosses leaves.
+
+Each expected value is the published measurement with a tolerance, or a hand-worked factor.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from ibcalc.catalogue.load import load_catalogue
+from ibcalc.cluster import ClusterSpec, resolve_cluster
+from ibcalc.engine.types import Algorithm, Collective
+from ibcalc.facade import estimate, estimate_on
+
+CAT = load_catalogue(use_env=False)
+GiB = 2**30
+MiB = 2**20
+
+
+@pytest.mark.parametrize("nodes", [8, 64])
+def test_sharp_on_dgx_h100_stays_at_the_published_level(nodes: int) -> None:
+    # coreweave/nccl-tests@fb4787c README: 8 x 8 H100 with 8 x NDR, CollNetChain forced,
+    # 365.9 GB/s busbw at 1 GiB and 383-387 GB/s at 4-8 GiB; no published H100 figure is higher.
+    # The earlier model gave 534-547 GB/s with --sharp here.
+    est = estimate(
+        CAT, ClusterSpec(system="dgx-h100", nodes=nodes, sharp=True), Collective.ALL_REDUCE, GiB
+    )
+    busbw = est.busbw_Bps / 1e9
+    assert busbw <= 387 * 1.05
+    assert busbw == pytest.approx(365.9, rel=0.10)
+
+
+def test_forced_collnet_chain_matches_the_published_rows() -> None:
+    spec = ClusterSpec(system="dgx-h100", nodes=8, sharp=True)
+    for size, measured in ((GiB, 365.90), (8 * GiB, 386.56)):
+        est = estimate(CAT, spec, Collective.ALL_REDUCE, size, algorithm=Algorithm.COLLNET_CHAIN)
+        assert est.busbw_Bps / 1e9 == pytest.approx(measured, rel=0.06)
+
+
+@pytest.mark.parametrize("nodes", [2, 4, 8])
+def test_mi300x_rings_across_nodes_exceed_the_single_node_figure(nodes: int) -> None:
+    # rccl-tests all-reduce on 2-8 nodes of 8 x MI300X with 8 x 400G NICs: 350-357 GB/s busbw
+    # (runs quoted in the project's issue tracker), above the single-node 312.9 GB/s
+    # (stas00/ml-engineering network/README.md)
+    one = estimate(CAT, ClusterSpec(system="mi300x-8", nodes=1), Collective.ALL_REDUCE, 8 * GiB)
+    assert one.busbw_Bps / 1e9 == pytest.approx(312.9, rel=0.02)
+    many = estimate(
+        CAT,
+        ClusterSpec(system="mi300x-8", nodes=nodes),
+        Collective.ALL_REDUCE,
+        8 * GiB,
+        algorithm=Algorithm.RING,
+    )
+    assert 350 * 0.97 <= many.busbw_Bps / 1e9 <= 357 * 1.03
+
+
+def test_tcpxo_all_gather_latency_term_stays_below_the_measured_total() -> None:
+    # 8 MiB all-gather on 2 x A3 Mega (GPUDirect-TCPXO): 166.6 us measured (a run quoted in the
+    # project's issue tracker). The earlier model carried a 222 us latency term alone.
+    est = estimate(CAT, ClusterSpec(system="gcp-a3-mega", nodes=2), Collective.ALL_GATHER, 8 * MiB)
+    assert est.best.latency_s * 1e6 < 166.6
+    assert est.time_s * 1e6 == pytest.approx(166.6, rel=0.15)
+
+
+@pytest.mark.parametrize(
+    ("collective", "algorithm"),
+    [
+        (Collective.ALL_REDUCE, Algorithm.RING),
+        (Collective.ALL_REDUCE, Algorithm.TREE),
+        (Collective.ALL_GATHER, Algorithm.RING),
+        (Collective.REDUCE_SCATTER, Algorithm.RING),
+        (Collective.ALL_TO_ALL, Algorithm.PAIRWISE),
+    ],
+)
+def test_oversubscription_slows_every_collective_that_crosses_leaves(
+    collective: Collective, algorithm: Algorithm
+) -> None:
+    # 16 nodes of 1 GPU and 1 x NDR each: every algorithm here is network-bound. With 2:1 leaves
+    # and all traffic crossing them (k f = 2), the network term takes twice as long.
+    base = dict(nodes=16, gpus_per_node=1, intra="nvlink4", inter="ndr", nics_per_node=1)
+    size = 4 * GiB
+    flat = resolve_cluster(CAT, ClusterSpec(**base))
+    tapered = resolve_cluster(
+        CAT, ClusterSpec(**base, oversubscription=2.0, cross_leaf_fraction=1.0)
+    )
+    a = estimate_on(flat, collective, size, algorithm=algorithm)
+    b = estimate_on(tapered, collective, size, algorithm=algorithm)
+    assert b.best.transfer_s == pytest.approx(2 * a.best.transfer_s, rel=1e-9)
+    # half the traffic crossing (k f = 1) costs nothing more
+    half = resolve_cluster(CAT, ClusterSpec(**base, oversubscription=2.0, cross_leaf_fraction=0.5))
+    c = estimate_on(half, collective, size, algorithm=algorithm)
+    assert c.best.transfer_s == pytest.approx(a.best.transfer_s, rel=1e-9)
