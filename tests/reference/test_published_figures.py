@@ -6,6 +6,8 @@ Each expected value is the published measurement with a tolerance, or a hand-wor
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from ibcalc.catalogue.load import load_catalogue
@@ -78,7 +80,13 @@ def test_oversubscription_slows_every_collective_that_crosses_leaves(
 ) -> None:
     # 16 nodes of 1 GPU and 1 x NDR each: every algorithm here is network-bound. With 2:1 leaves
     # and all traffic crossing them (k f = 2), the network term takes twice as long.
-    base = dict(nodes=16, gpus_per_node=1, intra="nvlink4", inter="ndr", nics_per_node=1)
+    base: dict[str, Any] = {
+        "nodes": 16,
+        "gpus_per_node": 1,
+        "intra": "nvlink4",
+        "inter": "ndr",
+        "nics_per_node": 1,
+    }
     size = 4 * GiB
     flat = resolve_cluster(CAT, ClusterSpec(**base))
     tapered = resolve_cluster(
