@@ -9,8 +9,9 @@ Two kinds of input, both copied into the repository with their sources beside th
 
 Each :class:`Sample` carries its **source group** (one repository, issue thread or cluster):
 leave-one-source-out cross-validation holds out a whole group at once, so no constant fitted to a
-group ever scores that group. ``fit`` says whether a sample may be read by a fit at all (the
-manifest's ``use``; a CSV row the rules had to guess too much for is test-only).
+group ever scores that group. ``fit`` says whether a sample may be read by a fit at all: a sweep's
+manifest ``use`` decides; every CSV row may be (the efficiency fits still skip rows whose NIC
+count the source does not state, ``Sample.nics_stated``).
 """
 
 from __future__ import annotations

@@ -54,3 +54,18 @@ def test_written_override_file_loads_and_holds_the_derived_values(tmp_path: Path
     assert params.calibrated.p2p_efficiency == pytest.approx(
         DERIVED["p2p_efficiency"][0].value, rel=1e-9
     )
+
+
+#: Links whose fitted value is copied from a sibling with the same transport (no data of their own).
+COPIES = {"efa-v3": "efa-v2", "gcp-tcpx": "gcp-tcpxo"}
+
+
+@pytest.mark.parametrize("copy", sorted(COPIES))
+def test_copied_transport_latency_follows_its_fitted_sibling(copy: str) -> None:
+    from ibcalc.catalogue import find_link, load_catalogue
+
+    catalogue = load_catalogue()
+    fitted = find_link(catalogue, COPIES[copy])
+    copied = find_link(catalogue, copy)
+    assert copied.transport_latency_s == pytest.approx(fitted.transport_latency_s, rel=0.005)
+    assert "copy" in (copied.transport_latency_source or "")

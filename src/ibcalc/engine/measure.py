@@ -12,9 +12,10 @@ them). Two consequences shape the small-message times it prints:
 * **One process driving several GPUs is host-bound.** With ``-g g`` a single host thread
   launches each of its g GPUs' kernels in turn, about ``launch_per_gpu`` apiece (fitted on three
   published single-process sweeps, ``benchmarks/fits.py``). Iterations queue up behind the host:
-  the period is at least ``g x launch_per_gpu``. Between 4 KiB and a few MiB this floor hides the
-  collective entirely (4 x H100, ``-g 4``: 16.6-17.3 us flat from 4 B to 1 MiB), and it fades
-  once one operation takes longer than the host needs to launch the next.
+  the period is at least ``g x launch_per_gpu``. Up to tens of KiB this floor hides the
+  collective entirely (4 x H100 all-reduce, ``-g 4``: 16.6-17.3 us flat from 4 B to 32 KiB, then
+  17.8 us at 64 KiB and 20.7 us at 1 MiB), and it fades once one operation takes longer than the
+  host needs to launch the next.
 
 NCCL's tuner knows neither: it ranks candidates by one operation's latency and transfer.
 """
