@@ -48,11 +48,20 @@ def test_one_command_per_collective() -> None:
         assert commands[collective.command].help
 
 
+#: Fields set through options of their own (the WAN latency from a distance or a round trip).
+DERIVED = {"wan_latency_s": ("distance", "rtt")}
+
+
 def test_cluster_option_defaults_are_the_spec_defaults() -> None:
     params = {p.name: p for p in _commands()["allreduce"].params}
-    assert set(ESTIMATE_FIELDS) <= params.keys()
-    for field in ESTIMATE_FIELDS:
+    direct = [field for field in ESTIMATE_FIELDS if field not in DERIVED]
+    assert set(direct) <= params.keys()
+    for field in direct:
         assert params[field].default == ClusterSpec.model_fields[field].default, field
+    for field in set(ESTIMATE_FIELDS) & DERIVED.keys():
+        # not given: the field keeps its default (None: the WAN link's own latency)
+        assert ClusterSpec.model_fields[field].default is None
+        assert [params[name].default for name in DERIVED[field]] == [None, None]
 
 
 def test_limits_in_help_come_from_the_spec() -> None:

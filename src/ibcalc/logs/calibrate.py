@@ -39,7 +39,8 @@ import os
 import statistics
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any, Literal
 
@@ -61,8 +62,9 @@ from ibcalc.logs.check import (
     infer_spec,
     predict,
 )
-from ibcalc.logs.env import LogEnvironment
+from ibcalc.logs.env import LogEnvironment, scan_environment
 from ibcalc.logs.fit import minimize_scalar
+from ibcalc.logs.parse import LogInput
 from ibcalc.logs.records import Row, Run
 
 __all__ = [
@@ -72,6 +74,7 @@ __all__ = [
     "Undetermined",
     "apply_calibration",
     "calibrate",
+    "calibrate_logs",
     "changed",
     "cost_params_path",
     "write_override",
@@ -185,6 +188,7 @@ class _Param:
     target: str  # link id, or the cost-parameter group
     field: str  # Link attribute, or the cost-parameter key
     regime: Literal["latency", "bandwidth"]
+    _: KW_ONLY
     lo: float
     hi: float
     log_scale: bool
@@ -342,17 +346,28 @@ def _candidates(
                 )
             )
             continue
-        latency.append(_Param("link", link_id, "transport_latency_s", "latency", 0.0, 2e-3, False))
+        latency.append(
+            _Param(
+                "link", link_id, "transport_latency_s", "latency", lo=0.0, hi=2e-3, log_scale=False
+            )
+        )
     for link_id in [*outs, *ups]:
-        bandwidth.append(_Param("link", link_id, "efficiency", "bandwidth", 0.02, 1.0, True))
+        bandwidth.append(
+            _Param("link", link_id, "efficiency", "bandwidth", lo=0.02, hi=1.0, log_scale=True)
+        )
     for link_id in ups:
         if find_link(catalogue, link_id).nvls_efficiency is not None:
             bandwidth.append(
-                _Param("link", link_id, "nvls_efficiency", "bandwidth", 0.02, 1.0, True)
+                _Param(
+                    "link", link_id, "nvls_efficiency", "bandwidth", lo=0.02, hi=1.0, log_scale=True
+                )
             )
     # the constants of one algorithm come before the links: a sendrecv log pins the
     # point-to-point efficiency, not the ring efficiency of the link every collective uses
-    cost = [_Param("cost", "calibrated", a, reg, lo, hi, True) for a, reg, lo, hi in _COST_PARAMS]
+    cost = [
+        _Param("cost", "calibrated", a, reg, lo=lo, hi=hi, log_scale=True)
+        for a, reg, lo, hi in _COST_PARAMS
+    ]
     return latency + [p for p in cost if p.regime == "latency"] + [
         p for p in cost if p.regime == "bandwidth"
     ] + bandwidth, ruled_out
@@ -422,7 +437,11 @@ def calibrate(
                 DType.parse(dtype)
             except ValueError:
                 dtype = None
-        cases.append(_Case(label, i, spec, run.collective, dtype, None, _regime_rows(rows)))
+        cases.append(
+            _Case(
+                label, i, spec, run.collective, dtype=dtype, algorithm=None, rows=_regime_rows(rows)
+            )
+        )
     cases = [c for c in cases if c.rows]
     if not cases:
         raise IbcalcError("no run has rows of 64 KiB or less or of 64 MiB or more to fit")
@@ -483,7 +502,9 @@ def calibrate(
     for sweep in range(_SWEEPS):
         moved = 0.0
         for p in determined:
-            x = _fit_one(p, values, masks[p], cases, catalogue, params, local=sweep > 0)
+            x = _fit_one(
+                p, values, masks[p], cases, catalogue=catalogue, params=params, local=sweep > 0
+            )
             scale = max(abs(values[p]), 1e-9 if p.field == "transport_latency_s" else 1e-6)
             moved = max(moved, abs(x - values[p]) / scale)
             values[p] = x
@@ -492,7 +513,9 @@ def calibrate(
     values = _levenberg_marquardt(cases, determined, values, catalogue, params)
     cat, par = _apply(catalogue, params, values)
     after = _residuals(cases, cat, par) or base
-    fitted = _standard_errors(cases, determined, values, catalogue, params, after)
+    fitted = _standard_errors(
+        cases, determined, values, catalogue=catalogue, params=params, residuals=after
+    )
     run_fits = _run_fits(cases, base, after)
     parameters = [
         FittedParameter(
@@ -524,6 +547,27 @@ def calibrate(
         link_entries=_link_entries(parameters, catalogue, inputs, date),
         cost_entries=_cost_entries(parameters, inputs, date),
     )
+
+
+def calibrate_logs(
+    logs: Sequence[LogInput],
+    cluster: ClusterSpec | None = None,
+    params: CostParams | None = None,
+    catalogue: Catalogue | None = None,
+) -> Calibration:
+    """:func:`calibrate` on every run of ``logs``, each with its file's name and the NCCL debug
+    output around it (the lines from the end of the previous run to its own end)."""
+    runs: list[Run] = []
+    sources: list[str] = []
+    envs: list[LogEnvironment | None] = []
+    for log in logs:
+        previous_end = 0
+        for run in log.parsed.runs:
+            runs.append(run)
+            sources.append(log.label)
+            envs.append(scan_environment(log.text, previous_end + 1, run.line_end))
+            previous_end = run.line_end
+    return calibrate(runs, cluster, params, catalogue, sources=sources, envs=envs)
 
 
 def _to_u(p: _Param, x: float) -> float:
@@ -613,9 +657,9 @@ def _fit_one(
     values: Mapping[_Param, float],
     mask: _Mask,
     cases: Sequence[_Case],
+    *,
     catalogue: Catalogue,
     params: CostParams,
-    *,
     local: bool,
 ) -> float:
     """The value of ``p`` minimising the squared log error of the rows it moves, the others
@@ -649,6 +693,7 @@ def _sensitivity(
     cases: Sequence[_Case],
     p: _Param,
     start: float,
+    *,
     catalogue: Catalogue,
     params: CostParams,
     base: Sequence[float],
@@ -692,7 +737,7 @@ def _determinable(
             size = "64 KiB or less" if p.regime == "latency" else "64 MiB or more"
             out.append(Undetermined(name=p.name, reason=f"no fitted row of {size}"))
             continue
-        column = _sensitivity(cases, p, start, catalogue, params, base)
+        column = _sensitivity(cases, p, start, catalogue=catalogue, params=params, base=base)
         if column is None or max((abs(x) for x in column), default=0.0) < _SENSITIVITY:
             out.append(Undetermined(name=p.name, reason=_insensitive_reason(p, cases)))
             continue
@@ -761,6 +806,7 @@ def _standard_errors(
     cases: Sequence[_Case],
     determined: Sequence[_Param],
     values: Mapping[_Param, float],
+    *,
     catalogue: Catalogue,
     params: CostParams,
     residuals: Sequence[float],
@@ -858,7 +904,7 @@ def apply_calibration(
     values: dict[_Param, float] = {}
     for p in calibration.parameters:
         attr = _ATTRIBUTES.get(p.field, p.field)
-        values[_Param(p.kind, p.target, attr, p.regime, 0.0, 1.0, False)] = p.value
+        values[_Param(p.kind, p.target, attr, p.regime, lo=0.0, hi=1.0, log_scale=False)] = p.value
     return _apply(catalogue, params, values)
 
 
@@ -890,14 +936,26 @@ def _time_text(seconds: float) -> str:
 
 
 def link_entry(link: Link) -> dict[str, Any]:
-    """A catalogue entry (the YAML mapping of ``data/links.yaml``) for ``link``."""
-    data = link.model_dump(mode="json", by_alias=True, exclude_none=True)
-    for key in ("per_direction", "bidirectional", "lane_signalling"):
-        if key in data:
-            data[key] = _bandwidth_text(float(data[key]))
-    for key in ("latency", "transport_latency"):
-        if key in data:
-            data[key] = _time_text(float(data[key]))
+    """A catalogue entry (the YAML mapping of ``data/links.yaml``) for ``link``.
+
+    Built from the model's fields under their file keys (the aliases): the model's own dump is
+    the published JSON of ``ibcalc links``, in other keys and units.
+    """
+    data: dict[str, Any] = {}
+    for name, info in type(link).model_fields.items():
+        value = getattr(link, name)
+        if value is None:
+            continue
+        key = info.alias or name
+        if name.endswith("_Bps"):
+            value = _bandwidth_text(float(value))
+        elif name.endswith("_s"):
+            value = _time_text(float(value))
+        elif isinstance(value, Enum):
+            value = value.value
+        elif isinstance(value, list):
+            value = [v.value if isinstance(v, Enum) else v for v in value]
+        data[key] = value
     if data.get("transport_latency") == _time_text(0.0):
         del data["transport_latency"]
     return data

@@ -529,7 +529,9 @@ def _infer(
     multi = (values.get("nodes") or 1) > 1 or (run.nodes or 1) > 1
     network_known = nics_known = not multi
     if multi:
-        network_known, nics_known = _infer_network(env, values, given, system_obj, catalogue, note)
+        network_known, nics_known = _infer_network(
+            env, values, given, system_obj=system_obj, catalogue=catalogue, note=note
+        )
 
     algorithm: Algorithm | None = None
     forced = env.setting("NCCL_ALGO")
@@ -549,6 +551,7 @@ def _infer_network(
     env: LogEnvironment,
     values: dict[str, Any],
     given: Mapping[str, Any],
+    *,
     system_obj: Any,
     catalogue: Catalogue,
     note: Callable[[str, Any, Any, str], None],
@@ -661,24 +664,14 @@ def predict(
     return out
 
 
-def _band(est: Estimate) -> tuple[float, float] | None:
-    band = getattr(est, "time_s_range", None)
-    if band is None:
-        return None
-    lo, hi = band
-    return (float(lo), float(hi))
-
-
 def _busbw_band(est: Estimate) -> tuple[float, float] | None:
-    band = getattr(est, "busbw_GBps_range", None)
-    if band is None:
-        return None
-    lo, hi = band
-    return (float(lo), float(hi))
+    """The estimate's busbw band in GB/s (None where the engine gives no band)."""
+    band = est.busbw_Bps_range
+    return None if band is None else (band[0] / GB, band[1] / GB)
 
 
 def _within(est: Estimate, measured_s: float, tolerance: float) -> bool:
-    band = _band(est)
+    band = est.time_s_range
     if band is not None:
         return band[0] <= measured_s <= band[1]
     return abs(math.log(measured_s / est.time_s)) <= math.log1p(tolerance)
@@ -763,11 +756,11 @@ def check_run(
     if run.ranks is not None and run.ranks < 2:
         return _unchecked(
             run,
-            source,
-            run_index,
-            assumptions,
-            notes,
             "a run on one GPU moves no data between GPUs",
+            source=source,
+            run_index=run_index,
+            assumptions=assumptions,
+            notes=notes,
         )
     if coll is None:
         why = (
@@ -775,7 +768,9 @@ def check_run(
             if run.raw_collective
             else "the collective could not be told from the log; give it"
         )
-        return _unchecked(run, source, run_index, assumptions, notes, why)
+        return _unchecked(
+            run, why, source=source, run_index=run_index, assumptions=assumptions, notes=notes
+        )
 
     if cluster is None:
         inferred = _infer(run, catalogue, env, flags)
@@ -790,6 +785,7 @@ def check_run(
         assumptions.append(Assumption(field="cluster", value=None, source="default", evidence=text))
     if run.ranks is not None and cluster.ranks != run.ranks:
         raise ClusterError(
+            f"{source + ': ' if source else ''}"
             f"the cluster has {cluster.nodes} nodes x {cluster.gpus_per_node} GPUs = "
             f"{cluster.ranks} ranks, but the log ran {run.ranks} ranks ({{nodes}}, "
             "{gpus_per_node})",
@@ -924,11 +920,12 @@ def _describe(cluster: ResolvedCluster) -> str:
 
 def _unchecked(
     run: Run,
+    why: str,
+    *,
     source: str,
     run_index: int,
     assumptions: list[Assumption],
     notes: list[str],
-    why: str,
 ) -> RunCheck:
     finding = Finding(
         kind="not_checked", cause=why, confidence="high", severity="info", evidence=[]
@@ -963,7 +960,7 @@ def _row_check(row: Row, est: Estimate, collective: Collective, ranks: int) -> R
     measured_s = row.oop.time_us * 1e-6
     efficiency = est.time_s / measured_s
     reg = regime(row.size_bytes)
-    band = _band(est)
+    band = est.time_s_range
     busbw_band = _busbw_band(est)
     wrong = [t.wrong for t in (row.oop, row.ip) if t is not None and t.wrong is not None]
     within = (band[0] <= measured_s <= band[1]) if band else None

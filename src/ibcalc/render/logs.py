@@ -31,14 +31,23 @@ from ibcalc.logs.check import Finding, RowCheck, RunCheck
 from ibcalc.render.plot import MeasuredPoint, Series, plot_sweep
 
 __all__ = [
+    "CALIBRATION_FORMATS",
+    "CHECK_FORMATS",
     "calibration_dict",
     "checks_dict",
     "plot_check",
     "render_calibration",
+    "render_calibration_report",
+    "render_check_report",
     "render_checks",
     "render_checks_github",
     "render_checks_json",
 ]
+
+#: Output formats of a check report (:func:`render_check_report`).
+CHECK_FORMATS = ("table", "json", "github")
+#: Output formats of a calibration report (:func:`render_calibration_report`).
+CALIBRATION_FORMATS = ("table", "json")
 
 _VERDICT_STYLE = {
     "ok": "green",
@@ -418,3 +427,21 @@ def render_calibration(calibration: Calibration, stream: TextIO | None = None) -
     if stream is not None:
         stream.write(text)
     return text
+
+
+def render_check_report(
+    checks: Sequence[RunCheck], fmt: str = "table", *, names: Mapping[str, str] | None = None
+) -> str:
+    """The checks in one of :data:`CHECK_FORMATS`: tables, JSON, or GitHub annotations."""
+    if fmt == "json":
+        return render_checks_json(checks, names=names)
+    if fmt == "github":
+        return render_checks_github(checks, names=names)
+    return render_checks(checks, names=names)
+
+
+def render_calibration_report(calibration: Calibration, fmt: str = "table") -> str:
+    """The calibration in one of :data:`CALIBRATION_FORMATS`: tables or JSON."""
+    if fmt == "json":
+        return json.dumps(calibration_dict(calibration), indent=2) + "\n"
+    return render_calibration(calibration)
