@@ -28,13 +28,14 @@ Regimes and verdicts
 Diagnoses (:func:`diagnose`)
     Each cause is decided by re-running the model under the hypothesis and asking whether it
     explains the measured bandwidth rows within the error band (the estimate's band when it has
-    one, :data:`BANDWIDTH_TOLERANCE` otherwise). A row inside the estimate's band is ``ok``,
-    unless a cause fits the rows within half of :data:`BANDWIDTH_TOLERANCE` (then the rows are
-    judged by their efficiency again: the band is the model's error, not the run's health): one NIC, half the NICs, NICs behind PCIe Gen4 or
+    one, :data:`BANDWIDTH_TOLERANCE` otherwise): one NIC, half the NICs, NICs behind PCIe Gen4 or
     Gen3, NVLS (NVLS-tree) off, GPU peer-to-peer off. When none does, the network (or scale-up)
     rate that does is fitted and compared with one NIC. Small sizes slow while large sizes are
     fine is fitted as an added per-hop latency. Data corruption (``#wrong``) and erratic results
     (out-of-place and in-place 2x apart, busbw falling at large sizes) come from the rows alone.
+    A row inside the estimate's band is ``ok``, unless a cause fits the rows within half of
+    :data:`BANDWIDTH_TOLERANCE`: then the rows are judged by their efficiency again (the band is
+    the model's error, not the run's health).
 """
 
 from __future__ import annotations
