@@ -313,6 +313,24 @@ def _sse(residuals: Sequence[float] | None) -> float:
     return math.inf if residuals is None else sum(r * r for r in residuals)
 
 
+#: Scale of the robust loss (a log error): rows the model misses by more than this weigh in
+#: linearly, not squared, so a row or a size range the model's shape cannot follow does not
+#: drag every fitted value (soft-L1 loss, as scipy.optimize.least_squares' ``soft_l1``).
+_ROBUST_SCALE = 0.1
+
+
+def _robust(residuals: list[float] | None) -> list[float] | None:
+    """Pseudo-residuals whose sum of squares is the soft-L1 loss of ``residuals``:
+    sign(r) sqrt(2 c^2 (sqrt(1 + (r / c)^2) - 1)), about r when |r| << c."""
+    if residuals is None:
+        return None
+    c = _ROBUST_SCALE
+    return [
+        math.copysign(math.sqrt(2 * c * c * (math.sqrt(1 + (r / c) ** 2) - 1)), r)
+        for r in residuals
+    ]
+
+
 def _current(p: _Param, catalogue: Catalogue, params: CostParams) -> float | None:
     if p.kind == "link":
         value = getattr(find_link(catalogue, p.target), p.field)
@@ -599,7 +617,7 @@ def _levenberg_marquardt(
 
     def residuals(vals: Mapping[_Param, float]) -> list[float] | None:
         cat, par = _apply(catalogue, params, vals)
-        return _residuals(cases, cat, par)
+        return _robust(_residuals(cases, cat, par))
 
     res = residuals(values)
     if res is None:
@@ -667,7 +685,7 @@ def _fit_one(
 
     def cost(x: float) -> float:
         cat, par = _apply(catalogue, params, {**values, p: x})
-        return _sse(_residuals(cases, cat, par, mask))
+        return _sse(_robust(_residuals(cases, cat, par, mask)))
 
     current = values[p]
     latency = p.field == "transport_latency_s"

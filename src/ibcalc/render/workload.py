@@ -193,43 +193,51 @@ def checkpoint_dict(result: CheckpointResult, names: Mapping[str, str] = _PLAIN)
     }
 
 
+#: Seconds per unit of the times :func:`format_time` prints.
+_TIME_SCALE = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
+
+
 def _time(seconds: float, band: tuple[float, float] | None = None) -> str:
+    """``3.44 ms``, with the likely range in the same unit: ``3.44 ms (3.28-9.06)``."""
     text = format_time(seconds)
     if band is not None:
-        text += f" ({format_time(band[0])}-{format_time(band[1])})"
+        scale = _TIME_SCALE[text.split()[-1]]
+        low, high = (b / scale for b in band)
+        text += f" ({low:.3g}-{high:.3g})"
     return text
 
 
 def _phase_table(
     title: str, phases: Sequence[Phase], total_label: str, *, exposed: bool = True
 ) -> Table:
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+    """One row per phase. The collective is in the phase's name (and the JSON); cells keep
+    whole (numbers are never folded), one space apart: the table fits 100 columns."""
+    table = Table(
+        title=title,
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+        pad_edge=False,
+        padding=0,
+    )
     columns = [
         ("phase", "left"),
-        ("collective", "left"),
         ("size/GPU", "right"),
         ("ranks", "right"),
         ("tier", "left"),
         ("each x count", "right"),
-        (total_label, "right"),
+        (f"{total_label} (likely range)", "right"),
         ("exposed", "right"),
         ("algorithm", "left"),
     ]
     if not exposed:
         columns.remove(("exposed", "right"))
     for name, justify in columns:
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    _fold(table)
-    # phase names stay whole: a folded name reads as two phases
-    table.columns[0].min_width = max((len(p.name) for p in phases), default=5)
-    table.columns[0].overflow = "ellipsis"
-    table.columns[0].no_wrap = True
+        table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     for p in phases:
         est = p.estimate
         per = "" if p.per in ("step", "checkpoint") else f"/{p.per[:3]}"
         cells = [
             p.name,
-            p.collective.command if p.collective is not None else "-",
             format_size(p.bytes_per_gpu),
             str(p.ranks),
             p.tier,
@@ -239,7 +247,7 @@ def _phase_table(
             f"{est.best.algorithm.value}/{est.best.protocol.value}" if est is not None else "-",
         ]
         if not exposed:
-            del cells[7]
+            del cells[6]
         table.add_row(*cells)
     return table
 
@@ -405,8 +413,8 @@ def render_checkpoint(
     names: Mapping[str, str] = _PLAIN,
     stream: TextIO | None = None,
 ) -> None:
-    """Print save and restore times with every bound, the one that sets the time marked (or
-    their JSON)."""
+    """Print save and restore times with every bound, the one that sets the time marked ``<-``
+    (or their JSON)."""
     if fmt == Format.JSON:
         render_json(checkpoint_dict(result, names), stream)
         return
@@ -419,9 +427,13 @@ def render_checkpoint(
         f"checkpoint {spec.model.label}: {what} to {spec.storage_units} x {result.storage_id} "
         f"from {result.nodes} nodes"
     )
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
-    for name in ("transfer", "bytes", "bound", "rate", "time", "limit", ""):
-        table.add_column(name, justify="right" if name in ("bytes", "rate", "time") else "left")
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False, padding=0)
+    for name in ("transfer", "bytes", "bound", "rate", "time", "", "limit"):
+        table.add_column(
+            name,
+            justify="right" if name in ("bytes", "rate", "time") else "left",
+            no_wrap=name != "limit",
+        )
     for t in (result.save, result.restore):
         for i, b in enumerate(t.bounds):
             table.add_row(
@@ -430,8 +442,8 @@ def render_checkpoint(
                 b.name,
                 format_bandwidth(b.bw_Bps) if b.bw_Bps is not None else "-",
                 format_time(b.time_s),
+                "<-" if b.name == t.bound else "",
                 b.detail,
-                "<- bound" if b.name == t.bound else "",
             )
     console.print(_fold(table))
     rows = [

@@ -100,8 +100,10 @@ def _kv_placement(
     )
     sub = inherit(cluster, resolve_cluster(catalogue, spec), nic_scale=per_sender / whole)
     notes = [
-        f"KV cache sent from a prefill node to a decode node: {senders} GPU(s) each ship "
-        f"1/{senders} of it through {per_sender:g} x {inter} at the same time ({nics} NICs)"
+        "KV cache sent from a prefill node to a decode node: "
+        + (f"{senders} GPUs each ship 1/{senders} of it" if senders > 1 else "one GPU ships it")
+        + f" through {per_sender:g} x {inter} at the same time ({nics} NIC"
+        + ("s)" if nics != 1 else ")")
     ]
     return Placement(sub, "scale-out", 1, 2, notes)
 
@@ -162,7 +164,10 @@ def infer(
                 count=2 * layers,
                 per="token",
                 params=params,
-                notes=[f"2 per layer x {layers} layers, {spec.batch} token(s) per step"],
+                notes=[
+                    f"2 per layer x {layers} layers, {spec.batch} "
+                    f"token{'s' if spec.batch != 1 else ''} per step"
+                ],
             )
         )
         if tp_place.crosses_domains:
@@ -231,7 +236,7 @@ def infer(
             nics = _default_kv_nics(cluster, spec.tp)
             notes.append(
                 f"the KV transfer uses {nics} NIC{'s' if nics != 1 else ''}: the NICs of the "
-                f"{min(spec.tp, cluster.gpus_per_node)} GPU(s) of one TP group on a node "
+                f"{_gpus(min(spec.tp, cluster.gpus_per_node))} of one TP group on a node "
                 "(--kv-nics to change)"
             )
         senders = max(1, min(spec.tp, cluster.gpus_per_node, nics))
@@ -274,6 +279,10 @@ def infer(
         warnings=warnings,
         assumptions=[*notes, *cluster.assumptions],
     )
+
+
+def _gpus(count: int) -> str:
+    return "one GPU" if count == 1 else f"{count} GPUs"
 
 
 def _inter_id(cluster: ResolvedCluster) -> str:
