@@ -225,9 +225,12 @@ def calibrate_command(
     """
     from ibcalc.catalogue.cost_params import load_cost_params
     from ibcalc.logs import read_log
-    from ibcalc.logs.calibrate import calibrate_logs, write_override
+    from ibcalc.logs.calibrate import calibrate_logs, check_override_target, write_override
     from ibcalc.render.logs import render_calibration_report
 
+    if output is not None:
+        # refused before the fit, not after it
+        check_override_target(output, force=force, inputs=files)
     cat = catalogue_of(catalogue)
     params = load_cost_params(list(cost_params or []))
     spec = design_node_shape(cluster, design, cat)

@@ -76,6 +76,7 @@ __all__ = [
     "calibrate",
     "calibrate_logs",
     "changed",
+    "check_override_target",
     "cost_params_path",
     "write_override",
 ]
@@ -1103,22 +1104,35 @@ def write_override(
             f"IBCALC_COST_PARAMS={cost_target.name} (or --cost-params {cost_target.name})",
         ) + _dump({"schema": COST_PARAMS_SCHEMA, **calibration.cost_entries})
         files.append((cost_target, cost_text, lambda p: load_cost_params([p], use_env=False)))
-    input_paths = [Path(i) for i in inputs if str(i) != "-"]
     for out, _text, _check in files:
-        if any(_same_file(out, i) or out.resolve() == i.resolve() for i in input_paths):
-            raise OutputError(f"{out}: is one of the input logs; refusing to write over it")
-        if out.is_dir():
-            raise OutputError(f"{out}: is a directory")
-        if (out.exists() or out.is_symlink()) and not force:
-            raise OutputError(f"{out}: exists; use --force to overwrite it")
-        parent = out.parent if str(out.parent) else Path()
-        if not parent.is_dir():
-            raise OutputError(f"{out}: no directory {str(parent)!r}")
+        check_override_target(out, force=force, inputs=inputs)
     written: list[Path] = []
     for out, text, check in files:
         _write_one(out, text, check, force=force)
         written.append(out)
     return written
+
+
+def check_override_target(
+    path: str | os.PathLike[str],
+    *,
+    force: bool = False,
+    inputs: Sequence[str | os.PathLike[str]] = (),
+) -> None:
+    """Raise :class:`~ibcalc.errors.OutputError` when :func:`write_override` would refuse
+    ``path`` (an input, a directory, an existing file without ``force``, a missing directory):
+    a caller checks it before a fit rather than after."""
+    out = Path(path)
+    input_paths = [Path(i) for i in inputs if str(i) != "-"]
+    if any(_same_file(out, i) or out.resolve() == i.resolve() for i in input_paths):
+        raise OutputError(f"{out}: is one of the input logs; refusing to write over it")
+    if out.is_dir():
+        raise OutputError(f"{out}: is a directory")
+    if (out.exists() or out.is_symlink()) and not force:
+        raise OutputError(f"{out}: exists; use --force to overwrite it")
+    parent = out.parent if str(out.parent) else Path()
+    if not parent.is_dir():
+        raise OutputError(f"{out}: no directory {str(parent)!r}")
 
 
 def _write_one(target: Path, text: str, check: Callable[[Path], object], *, force: bool) -> None:
