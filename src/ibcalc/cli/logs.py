@@ -236,7 +236,7 @@ def calibrate_command(
     spec = design_node_shape(cluster, design, cat)
     logs = [read_log(path, stdin=sys.stdin.buffer) for path in files]
     result = calibrate_logs(logs, spec, params, cat)
-    typer.echo(render_calibration_report(result, fmt), nl=False)
+    typer.echo(render_calibration_report(result, fmt, names=FIELD_FLAGS), nl=False)
     if output is not None:
         for target in write_override(result, output, force=force, inputs=list(files)):
             typer.echo(f"wrote {target}", err=True)
