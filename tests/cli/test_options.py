@@ -165,3 +165,57 @@ def test_check_formats_are_the_renderers() -> None:
     from ibcalc.render.check import FORMATS
 
     assert tuple(f.value for f in CheckFormat) == FORMATS
+
+
+#: What each command needs besides the cluster options (the collective commands: --size).
+_REQUIRED = {"sweep": ["allreduce"], "train": ["--params", "8B"]}
+
+
+def _takes(flag: str) -> list[str]:
+    return [
+        name
+        for name, command in _commands().items()
+        if any(flag in getattr(p, "opts", []) for p in command.params)
+    ]
+
+
+def test_wan_options_without_sites_are_refused_by_every_command_that_takes_them() -> None:
+    # before: `ibcalc allreduce --wan-links 4` without --sites dropped the flag silently
+    takers = _takes("--wan-links")
+    assert {"allreduce", "sweep", "train"} <= set(takers)
+    assert set(_takes("--distance")) == set(takers) == set(_takes("--rtt"))
+    for name in takers:
+        base = [name, *_REQUIRED.get(name, ["--size", "1GB"]), "--system", "dgx-h100"]
+        for extra, line in (
+            (
+                ["--wan-links", "4"],
+                "--wan-links 4 needs several sites: WAN links join sites (give --sites 2 or more)",
+            ),
+            (
+                ["--rtt", "12ms"],
+                "a WAN latency (a distance or round trip between sites) needs several sites "
+                "(give --sites 2 or more)",
+            ),
+        ):
+            result = runner.invoke(app, [*base, *extra])
+            assert result.exit_code == 2, (name, extra, result.stdout)
+            assert result.stdout == ""
+            assert result.stderr == f"error: {line}\n", (name, extra)
+
+
+def test_distance_and_rtt_set_the_wan_latency() -> None:
+    base = ["allreduce", "--size", "1GB", "--system", "dgx-h100", "--nodes", "2", "--sites", "2"]
+    # 800 km of fibre at 5 us/km: 4 ms one way; a 12 ms round trip: 6 ms one way
+    for extra, one_way in ((["--distance", "800km"], "4 ms"), (["--rtt", "12ms"], "6 ms")):
+        result = runner.invoke(app, [*base, *extra, "--format", "json"])
+        assert result.exit_code == 0, result.stderr
+        notes = json.loads(result.stdout)["assumptions"]
+        assert any(f"WAN latency {one_way} one way given" in n for n in notes), notes
+    both = runner.invoke(app, [*base, "--distance", "800km", "--rtt", "12ms"])
+    assert both.exit_code == 2
+    assert both.stderr == "error: give --distance or --rtt, not both\n"
+    far = runner.invoke(app, [*base, "--rtt", "3s"])
+    assert far.exit_code == 2
+    assert far.stderr == (
+        "error: --rtt 3s is a WAN latency of 1.5 s one way; at most 1 s is accepted\n"
+    )
