@@ -35,21 +35,23 @@ from ibcalc.workload.train import TrainSpec, compare_layouts, fit_cluster, train
 
 __all__ = ["GradDtype", "WireDtype", "register"]
 
-#: The cluster options of ``train``: nodes and links, and the sites with their WAN.
-TRAIN_FIELDS = (
+#: The cluster options of ``infer`` and ``checkpoint``: one site's nodes, links and fabric (the
+#: assumptions name them: "enable with --sharp").
+NODE_FIELDS = (
     "nodes",
     "gpus_per_node",
     "nics_per_node",
     "intra",
     "inter",
     "system",
-    "sites",
-    "wan",
-    "wan_links",
-    "wan_latency_s",
+    "host_pcie",
+    "sharp",
+    "nvls",
+    "oversubscription",
+    "cross_leaf_fraction",
 )
-#: The cluster options of ``infer`` and ``checkpoint``: one site's nodes and links.
-NODE_FIELDS = ("nodes", "gpus_per_node", "nics_per_node", "intra", "inter", "system")
+#: The cluster options of ``train``: those, and the sites with their WAN.
+TRAIN_FIELDS = (*NODE_FIELDS, "sites", "wan", "wan_links", "wan_latency_s")
 
 
 class GradDtype(StrEnum):

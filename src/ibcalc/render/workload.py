@@ -255,12 +255,22 @@ def _phase_table(
 def _notes(
     console: Any, warnings: Sequence[str], assumptions: Sequence[str], names: Mapping[str, str]
 ) -> None:
+    """Warnings, then the assumptions as a list; long lines wrap under their own text."""
+    notes = Table.grid(padding=(0, 1))
+    notes.add_column(no_wrap=True)
+    notes.add_column(overflow="fold")
     for warning in named_notes(warnings, names):
-        console.print(Text(f"warning: {warning}", style="bold"), soft_wrap=True)
+        notes.add_row(Text("warning:", style="bold"), Text(warning, style="bold"))
+    if warnings:
+        console.print(notes)
     if assumptions:
         console.print(Text("assumptions:", style="bold"))
+        items = Table.grid(padding=(0, 1))
+        items.add_column(no_wrap=True)
+        items.add_column(overflow="fold")
         for note in dict.fromkeys(named_notes(assumptions, names)):
-            console.print(Text(f"  - {note}"), soft_wrap=True)
+            items.add_row("  -", note)
+        console.print(items)
 
 
 def _kv_table(rows: Sequence[tuple[str, str]]) -> Table:
