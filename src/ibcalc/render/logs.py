@@ -419,7 +419,7 @@ def render_calibration(
         Text(f"calibration on {', '.join(calibration.inputs)} ({calibration.date})", style="bold")
     )
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title="fitted")
-    for name in ("parameter", "before", "fitted", "+-", "rows", "note"):
+    for name in ("parameter", "before", "fitted", "std. error", "rows", "note"):
         table.add_column(name, no_wrap=name != "note")
     for p in calibration.parameters:
         table.add_row(
