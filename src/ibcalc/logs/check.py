@@ -3,7 +3,7 @@
 :func:`check_run` takes one parsed :class:`~ibcalc.logs.records.Run` and returns a
 :class:`RunCheck`: per size the measured and expected time and busbw, the efficiency and a verdict;
 then ranked :class:`Finding` objects, each a likely cause in plain words with the evidence from the
-log. A library piece: no printing (``ibcalc.render.logs`` renders, ``ibcalc.cli.logs_commands``
+log. A library piece: no printing (``ibcalc.render.logs`` renders, ``ibcalc.cli.logs``
 parses options).
 
 The cluster
