@@ -219,3 +219,30 @@ def test_distance_and_rtt_set_the_wan_latency() -> None:
     assert far.stderr == (
         "error: --rtt 3s is a WAN latency of 1.5 s one way; at most 1 s is accepted\n"
     )
+
+
+def test_check_report_formats_are_the_renderers() -> None:
+    from ibcalc.cli.logs import CheckFormat
+    from ibcalc.render.logs import CHECK_FORMATS
+
+    assert tuple(f.value for f in CheckFormat) == CHECK_FORMATS
+
+
+@pytest.mark.parametrize(
+    ("command", "formats"),
+    [
+        (["train"], OutputFormat),
+        (["infer"], OutputFormat),
+        (["checkpoint", "--storage", "aws-s3"], OutputFormat),
+        (["calibrate", "x.log"], OutputFormat),
+        (["nccl-check", "x.log"], None),
+    ],
+)
+def test_format_choices_come_from_one_list(command: list[str], formats: object) -> None:
+    from ibcalc.cli.logs import CheckFormat
+
+    choices = [c.value for c in (formats if formats is not None else CheckFormat)]  # type: ignore[attr-defined]
+    result = runner.invoke(app, [*command, "--format", "xml"])
+    assert result.exit_code == 2
+    listed = ", ".join(f"'{c}'" for c in choices)
+    assert f"'xml' is not one of {listed}" in result.stderr

@@ -23,8 +23,10 @@ import typer
 
 from ibcalc.cli.boundary import FIELD_FLAGS, boundary, guard
 from ibcalc.cli.options import (
+    FORMAT_TABLE,
     CatalogueOpt,
     DesignOpt,
+    FormatOpt,
     catalogue_of,
     cluster_options,
     design_node_shape,
@@ -35,7 +37,7 @@ from ibcalc.cluster.spec import ClusterSpec
 if TYPE_CHECKING:
     from ibcalc.logs.check import RunCheck
 
-__all__ = ["CalibrateFormat", "CheckFormat", "register"]
+__all__ = ["CheckFormat", "register"]
 
 #: The cluster options of both commands: what a log may not say, or may say wrongly.
 LOG_FIELDS = (
@@ -58,13 +60,6 @@ class CheckFormat(StrEnum):
     TABLE = "table"
     JSON = "json"
     GITHUB = "github"
-
-
-class CalibrateFormat(StrEnum):
-    """Output formats of ``calibrate`` (:data:`ibcalc.render.logs.CALIBRATION_FORMATS`)."""
-
-    TABLE = "table"
-    JSON = "json"
 
 
 CostParamsOpt = Annotated[
@@ -211,9 +206,7 @@ def calibrate_command(
     ] = False,
     cluster: ClusterSpec,
     design: DesignOpt = None,
-    fmt: Annotated[
-        CalibrateFormat, typer.Option("--format", help="table or json.")
-    ] = CalibrateFormat.TABLE,
+    fmt: FormatOpt = FORMAT_TABLE,
     catalogue: CatalogueOpt = None,
     cost_params: CostParamsOpt = None,
 ) -> None:

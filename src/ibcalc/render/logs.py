@@ -31,7 +31,6 @@ from ibcalc.logs.check import Finding, RowCheck, RunCheck
 from ibcalc.render.plot import MeasuredPoint, Series, plot_sweep
 
 __all__ = [
-    "CALIBRATION_FORMATS",
     "CHECK_FORMATS",
     "calibration_dict",
     "checks_dict",
@@ -46,8 +45,6 @@ __all__ = [
 
 #: Output formats of a check report (:func:`render_check_report`).
 CHECK_FORMATS = ("table", "json", "github")
-#: Output formats of a calibration report (:func:`render_calibration_report`).
-CALIBRATION_FORMATS = ("table", "json")
 
 _VERDICT_STYLE = {
     "ok": "green",
@@ -480,7 +477,7 @@ def render_check_report(
 def render_calibration_report(
     calibration: Calibration, fmt: str = "table", *, names: Mapping[str, str] | None = None
 ) -> str:
-    """The calibration in one of :data:`CALIBRATION_FORMATS`: tables or JSON."""
+    """The calibration as tables, or its JSON (``fmt`` json)."""
     if fmt == "json":
         return json.dumps(calibration_dict(calibration, names=names), indent=2) + "\n"
     return render_calibration(calibration, names=names)
