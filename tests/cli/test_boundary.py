@@ -36,6 +36,7 @@ from ibcalc.errors import (
     UnitError,
     UnknownNameError,
     ValidationProblem,
+    WorkloadError,
 )
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "ibcalc"
@@ -56,6 +57,10 @@ CASES: list[tuple[Exception, list[str]]] = [
         ["--nodes 0 is out of range (1..9); see --cross-leaf"],
     ),
     (FieldError("{factor} must be 2 or more", field="factor"), ["--stepfactor must be 2 or more"]),
+    (
+        WorkloadError("{ep} 3 does not divide {dp} 16; see {top_k}", field="ep"),
+        ["--ep 3 does not divide --dp 16; see --top-k"],
+    ),
     (AlgorithmNotApplicableError("nvls does not apply"), ["nvls does not apply"]),
     (FabricError("radix too small"), ["radix too small"]),
     (InputFileError(TWO_PROBLEMS), [str(p) for p in TWO_PROBLEMS]),
@@ -90,6 +95,19 @@ def test_every_error_class_has_a_case() -> None:
         if inspect.isclass(obj) and issubclass(obj, IbcalcError)
     }
     assert classes - covered == set()
+
+
+def test_a_workload_error_of_a_real_command_names_its_flags(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Llama 3 70B is dense: expert parallelism is refused by ibcalc.workload (a WorkloadError
+    # naming ep, experts and top_k), and the boundary names them as the command's flags
+    with pytest.raises(SystemExit) as info:
+        main(["infer", "--model", "llama3-70b", "--ep", "2", "--system", "dgx-h100"])
+    assert info.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == ("error: --ep above 1 needs a mixture-of-experts model (--experts, --top-k)\n")
 
 
 def test_other_exceptions_pass_through() -> None:

@@ -1,9 +1,7 @@
-"""The ``nccl-check`` and ``calibrate`` commands, registered on a bare Typer app.
+"""The ``nccl-check`` and ``calibrate`` commands through the ``ibcalc`` app.
 
-The commands live in ``ibcalc.cli.logs_commands`` with a ``register(app)`` function; the main
-application wires them in. Here each test builds its own app, registers them, and runs it with
-Typer's CliRunner: exit codes (0 ok, 1 gate failed, 2 unreadable input or refused output),
-stdin, the three output formats, the plot, and the override file.
+Exit codes (0 ok, 1 gate failed, 2 unreadable input or refused output), stdin, the three output
+formats, the plot, and the override file.
 """
 
 from __future__ import annotations
@@ -12,11 +10,10 @@ import json
 from pathlib import Path
 
 import pytest
-import typer
 from typer.testing import CliRunner
 
 from ibcalc.catalogue.load import find_link, load_catalogue
-from ibcalc.cli.logs_commands import register
+from ibcalc.cli import app
 
 FIXTURES = Path(__file__).resolve().parents[1] / "logs" / "fixtures"
 SWEEPS = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "sweeps"
@@ -25,19 +22,8 @@ HEALTHY = FIXTURES / "12_allreduce_2node_2xGH200_slingshot_nccltests2.18.2.txt"
 WRONG = FIXTURES / "08_allreduce_int8_4node_16xGH200_slingshot_WRONG_truncated.txt"
 
 
-def make_app() -> typer.Typer:
-    app = typer.Typer(add_completion=False)
-
-    @app.callback()
-    def _root() -> None:
-        """Test application."""
-
-    register(app)
-    return app
-
-
 def run(*args: str, stdin: str | None = None) -> tuple[int, str, str]:
-    result = CliRunner().invoke(make_app(), list(args), input=stdin)
+    result = CliRunner().invoke(app, list(args), input=stdin)
     if result.exception is not None and not isinstance(result.exception, SystemExit):
         raise result.exception
     return result.exit_code, result.stdout, result.stderr

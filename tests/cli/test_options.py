@@ -48,11 +48,20 @@ def test_one_command_per_collective() -> None:
         assert commands[collective.command].help
 
 
+#: Fields set through options of their own (the WAN latency from a distance or a round trip).
+DERIVED = {"wan_latency_s": ("distance", "rtt")}
+
+
 def test_cluster_option_defaults_are_the_spec_defaults() -> None:
     params = {p.name: p for p in _commands()["allreduce"].params}
-    assert set(ESTIMATE_FIELDS) <= params.keys()
-    for field in ESTIMATE_FIELDS:
+    direct = [field for field in ESTIMATE_FIELDS if field not in DERIVED]
+    assert set(direct) <= params.keys()
+    for field in direct:
         assert params[field].default == ClusterSpec.model_fields[field].default, field
+    for field in set(ESTIMATE_FIELDS) & DERIVED.keys():
+        # not given: the field keeps its default (None: the WAN link's own latency)
+        assert ClusterSpec.model_fields[field].default is None
+        assert [params[name].default for name in DERIVED[field]] == [None, None]
 
 
 def test_limits_in_help_come_from_the_spec() -> None:
@@ -156,3 +165,84 @@ def test_check_formats_are_the_renderers() -> None:
     from ibcalc.render.check import FORMATS
 
     assert tuple(f.value for f in CheckFormat) == FORMATS
+
+
+#: What each command needs besides the cluster options (the collective commands: --size).
+_REQUIRED = {"sweep": ["allreduce"], "train": ["--params", "8B"]}
+
+
+def _takes(flag: str) -> list[str]:
+    return [
+        name
+        for name, command in _commands().items()
+        if any(flag in getattr(p, "opts", []) for p in command.params)
+    ]
+
+
+def test_wan_options_without_sites_are_refused_by_every_command_that_takes_them() -> None:
+    # before: `ibcalc allreduce --wan-links 4` without --sites dropped the flag silently
+    takers = _takes("--wan-links")
+    assert {"allreduce", "sweep", "train"} <= set(takers)
+    assert set(_takes("--distance")) == set(takers) == set(_takes("--rtt"))
+    for name in takers:
+        base = [name, *_REQUIRED.get(name, ["--size", "1GB"]), "--system", "dgx-h100"]
+        for extra, line in (
+            (
+                ["--wan-links", "4"],
+                "--wan-links 4 needs several sites: WAN links join sites (give --sites 2 or more)",
+            ),
+            (
+                ["--rtt", "12ms"],
+                "a WAN latency (a distance or round trip between sites) needs several sites "
+                "(give --sites 2 or more)",
+            ),
+        ):
+            result = runner.invoke(app, [*base, *extra])
+            assert result.exit_code == 2, (name, extra, result.stdout)
+            assert result.stdout == ""
+            assert result.stderr == f"error: {line}\n", (name, extra)
+
+
+def test_distance_and_rtt_set_the_wan_latency() -> None:
+    base = ["allreduce", "--size", "1GB", "--system", "dgx-h100", "--nodes", "2", "--sites", "2"]
+    # 800 km of fibre at 5 us/km: 4 ms one way; a 12 ms round trip: 6 ms one way
+    for extra, one_way in ((["--distance", "800km"], "4 ms"), (["--rtt", "12ms"], "6 ms")):
+        result = runner.invoke(app, [*base, *extra, "--format", "json"])
+        assert result.exit_code == 0, result.stderr
+        notes = json.loads(result.stdout)["assumptions"]
+        assert any(f"WAN latency {one_way} one way given" in n for n in notes), notes
+    both = runner.invoke(app, [*base, "--distance", "800km", "--rtt", "12ms"])
+    assert both.exit_code == 2
+    assert both.stderr == "error: give --distance or --rtt, not both\n"
+    far = runner.invoke(app, [*base, "--rtt", "3s"])
+    assert far.exit_code == 2
+    assert far.stderr == (
+        "error: --rtt 3s is a WAN latency of 1.5 s one way; at most 1 s is accepted\n"
+    )
+
+
+def test_check_report_formats_are_the_renderers() -> None:
+    from ibcalc.cli.logs import CheckFormat
+    from ibcalc.render.logs import CHECK_FORMATS
+
+    assert tuple(f.value for f in CheckFormat) == CHECK_FORMATS
+
+
+@pytest.mark.parametrize(
+    ("command", "formats"),
+    [
+        (["train"], OutputFormat),
+        (["infer"], OutputFormat),
+        (["checkpoint", "--storage", "aws-s3"], OutputFormat),
+        (["calibrate", "x.log"], OutputFormat),
+        (["nccl-check", "x.log"], None),
+    ],
+)
+def test_format_choices_come_from_one_list(command: list[str], formats: object) -> None:
+    from ibcalc.cli.logs import CheckFormat
+
+    choices = [c.value for c in (formats if formats is not None else CheckFormat)]  # type: ignore[attr-defined]
+    result = runner.invoke(app, [*command, "--format", "xml"])
+    assert result.exit_code == 2
+    listed = ", ".join(f"'{c}'" for c in choices)
+    assert f"'xml' is not one of {listed}" in result.stderr

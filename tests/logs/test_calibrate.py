@@ -148,7 +148,7 @@ def test_calibrating_on_half_the_sizes_predicts_the_other_half(
 def test_one_small_point_sets_the_gcp_transport_latency(catalogue: Catalogue) -> None:
     # the 8 B row alone of the 2 x A3 Mega run fits the TCPXO latency; the busbw of 64 MiB to
     # 8 GiB must then be within 4.7 % (issue 10)
-    case = next(c for c in calibrate_logs.manifest_cases() if c.file.startswith("log06_"))
+    case = next(c for c in CASES if c.file.startswith("log06_"))
     result = calibrate_logs.holdout(case, catalogue, builtin_cost_params(), keep="smallest")
     assert result.calibration is not None
     assert [p.name for p in result.calibration.parameters] == ["gcp-tcpxo.transport_latency"]

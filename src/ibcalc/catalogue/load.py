@@ -9,6 +9,7 @@ problem is reported as ``file:line:col``.
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 from collections.abc import Iterable, Sequence
 from importlib import resources
@@ -329,6 +330,14 @@ def _parse(doc: Document) -> _CatalogueFile:
     return parsed
 
 
+@functools.cache
+def _builtin() -> tuple[Document, _CatalogueFile]:
+    """The shipped catalogue, read and validated once per process (its entries are frozen; the
+    pure-Python YAML reader that keeps line marks takes a quarter of a second over it)."""
+    doc = load_yaml(BUILTIN_LABEL, text=builtin_text())
+    return doc, _parse(doc)
+
+
 def load_catalogue(
     extra: Iterable[str | Path] = (), *, use_env: bool = True, builtin: bool = True
 ) -> Catalogue:
@@ -348,10 +357,8 @@ def load_catalogue(
     systems: dict[str, System] = {}
     storage: dict[str, Storage] = {}
     origins: list[str] = []
-    docs: list[tuple[Document, _CatalogueFile]] = []
+    docs: list[tuple[Document, _CatalogueFile]] = [_builtin()] if builtin else []
     sources: list[Document] = []
-    if builtin:
-        sources.append(load_yaml(BUILTIN_LABEL, text=builtin_text()))
     for path in files:
         try:
             sources.append(load_yaml(path))
@@ -360,9 +367,8 @@ def load_catalogue(
                 for problem in exc.problems:
                     problem.message += f" (named by {ENV_VAR})"
             raise
-    for doc in sources:
-        parsed = _parse(doc)
-        docs.append((doc, parsed))
+    docs += [(doc, _parse(doc)) for doc in sources]
+    for doc, parsed in docs:
         origins.append(doc.path)
         for link in parsed.links:
             links[link.id] = link

@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from ibcalc import __version__
-from ibcalc.cli import catalogue, design, estimate, gap, workload_commands
+from ibcalc.cli import catalogue, design, estimate, gap, logs, workload
 from ibcalc.cli.boundary import boundary
 
 __all__ = ["app", "main"]
@@ -53,10 +53,8 @@ estimate.register(app)  # allreduce ... sendrecv, sweep          (cli/estimate.p
 catalogue.register(app)  # links [show], systems [show]          (cli/catalogue.py)
 design.register(app)  # check, schema, design show               (cli/design.py)
 gap.register(app)  # gap                                         (cli/gap.py)
-workload_commands.register(app)  # train, infer, checkpoint      (cli/workload_commands.py)
-# Coming groups register here the same way, one module each:
-#   nccl-check  (cli/nccl_check.py)   compare nccl-tests logs with the model
-#   calibrate   (cli/calibrate.py)    fit link efficiencies to measurements
+workload.register(app)  # train, infer, checkpoint               (cli/workload.py)
+logs.register(app)  # nccl-check, calibrate                      (cli/logs.py)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -34,8 +34,11 @@ P = ParamSpec("P")
 R = TypeVar("R")
 
 #: How the CLI names each field the library's messages and assumptions mark as ``{field}``:
-#: every :class:`~ibcalc.cluster.spec.ClusterSpec` field, and the parameters of the gap and sweep.
-#: The options are declared with these flags (:mod:`ibcalc.cli.options`), so the two agree.
+#: every :class:`~ibcalc.cluster.spec.ClusterSpec` field, the parameters of the gap and sweep,
+#: and the model, layout and storage fields of the workload commands. The options are declared
+#: with these flags (:mod:`ibcalc.cli.options`), so the two agree. ``wan_latency_s`` is derived
+#: from ``--distance`` or ``--rtt``; it is named by the first (a message about it that must tell
+#: the two apart names the flag itself, :func:`ibcalc.cli.options.cluster_options`).
 FIELD_FLAGS: dict[str, str] = {
     "nodes": "--nodes",
     "gpus_per_node": "--gpus-per-node",
@@ -52,11 +55,29 @@ FIELD_FLAGS: dict[str, str] = {
     "wan": "--wan",
     "wan_links": "--wan-links",
     "gpus_per_process": "--gpus-per-process",
+    "wan_latency_s": "--distance",
     "tp": "--tp",
     "tp_size_bytes": "--tp-size",
     "min_bytes": "--minbytes",
     "max_bytes": "--maxbytes",
     "factor": "--stepfactor",
+    # workload: the layout, the model, the storage
+    "pp": "--pp",
+    "dp": "--dp",
+    "ep": "--ep",
+    "cp": "--cp",
+    "model": "--model",
+    "params": "--params",
+    "layers": "--layers",
+    "hidden": "--hidden",
+    "heads": "--heads",
+    "kv_heads": "--kv-heads",
+    "head_dim": "--head-dim",
+    "seq_len": "--seq-len",
+    "experts": "--experts",
+    "top_k": "--top-k",
+    "storage": "--storage",
+    "client_link": "--storage-link",
 }
 
 

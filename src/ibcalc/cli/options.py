@@ -4,6 +4,8 @@ The options that describe a cluster are declared here once per
 :class:`~ibcalc.cluster.spec.ClusterSpec` field (flag from :data:`FIELD_FLAGS`, default and range
 from ``ClusterSpec`` itself). A command takes them with :func:`cluster_options`: it declares one
 parameter ``cluster: ClusterSpec`` and receives the spec, built once from the options it lists.
+One field is derived rather than given: ``wan_latency_s``, from ``--distance 800km`` (fibre) or
+``--rtt 12ms`` (a measured round trip).
 Choice lists come from the library's enums (``--algo`` from ``Algorithm``, ``--proto`` from
 ``Protocol``, ``--format`` from :class:`~ibcalc.render.console.Format`).
 """
@@ -21,12 +23,14 @@ import typer
 
 from ibcalc.catalogue.load import load_catalogue
 from ibcalc.catalogue.models import Catalogue
-from ibcalc.cli.boundary import FIELD_FLAGS
-from ibcalc.cluster.spec import ClusterSpec
+from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError
+from ibcalc.cluster.spec import MAX_WAN_LATENCY_S, ClusterSpec
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, DType, Protocol
 from ibcalc.errors import ClusterError
 from ibcalc.render.console import Format
+from ibcalc.units import parse_distance, parse_time
+from ibcalc.workload.wan import one_way_latency
 
 __all__ = [
     "ALGO_AUTO",
@@ -38,6 +42,7 @@ __all__ = [
     "AlgoChoice",
     "AlgoOpt",
     "CatalogueOpt",
+    "DesignOpt",
     "DtypeOpt",
     "FactorOpt",
     "FormatOpt",
@@ -55,6 +60,8 @@ __all__ = [
     "catalogue_of",
     "choices",
     "cluster_options",
+    "design_cluster",
+    "design_node_shape",
     "fabrics_of",
     "plot_target",
     "protocol_of",
@@ -199,6 +206,47 @@ _CLUSTER_OPTIONS: dict[str, Any] = {
     ],
 }
 
+DistanceOpt = Annotated[
+    str | None,
+    typer.Option(
+        FIELD_FLAGS["wan_latency_s"],
+        help="Fibre distance between sites, e.g. 800km: the WAN latency at 5 us/km one way.",
+    ),
+]
+RttOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--rtt", help="Measured round trip between sites, e.g. 12ms (instead of --distance)."
+    ),
+]
+
+#: Fields derived from options of their own: field -> its options (parameter name, annotation).
+_DERIVED_OPTIONS: dict[str, tuple[tuple[str, Any], ...]] = {
+    "wan_latency_s": (("distance", DistanceOpt), ("rtt", RttOpt)),
+}
+
+
+def _wan_latency_s(distance: str | None, rtt: str | None) -> float | None:
+    """The one-way WAN latency ``--distance`` or ``--rtt`` gives (None: neither given)."""
+    if distance is None and rtt is None:
+        return None
+    if distance is not None and rtt is not None:
+        raise CliUsageError("give --distance or --rtt, not both")
+    latency = one_way_latency(
+        distance_m=parse_distance(distance) if distance is not None else None,
+        rtt_s=parse_time(rtt, allow_zero=False) if rtt is not None else None,
+    )
+    assert latency is not None
+    if latency > MAX_WAN_LATENCY_S:
+        # said in the user's terms: ClusterSpec would name the one-way latency in seconds
+        flag, given = ("--rtt", rtt) if rtt is not None else ("--distance", distance)
+        raise CliUsageError(
+            f"{flag} {given} is a WAN latency of {latency:g} s one way; at most "
+            f"{MAX_WAN_LATENCY_S:g} s is accepted"
+        )
+    return latency
+
+
 #: The cluster options of the collective commands, in ``--help`` order.
 ESTIMATE_FIELDS: tuple[str, ...] = (
     "nodes",
@@ -214,6 +262,7 @@ ESTIMATE_FIELDS: tuple[str, ...] = (
     "sites",
     "wan",
     "wan_links",
+    "wan_latency_s",
     "gpus_per_process",
 )
 
@@ -230,10 +279,11 @@ def cluster_options(
     A field in ``own`` is an option the command declares itself (``sweep``'s ``--inter`` takes a
     list of fabrics): it is shown at that field's place and passed to the command as is.
     """
-    unknown = [field for field in fields if field not in _CLUSTER_OPTIONS]
+    unknown = [f for f in fields if f not in _CLUSTER_OPTIONS and f not in _DERIVED_OPTIONS]
     if unknown:
         raise ValueError(f"not ClusterSpec options: {unknown}")
-    spec_fields = [field for field in fields if field not in own]
+    spec_fields = [f for f in fields if f not in own and f not in _DERIVED_OPTIONS]
+    derived = [f for f in fields if f in _DERIVED_OPTIONS]
 
     def decorate(command: Callable[..., R]) -> Callable[..., R]:
         signature = inspect.signature(command, eval_str=True)
@@ -248,22 +298,39 @@ def cluster_options(
             if parameter.name != "cluster":
                 parameters.append(parameter.replace(kind=keyword))
                 continue
-            parameters.extend(
-                declared[field].replace(kind=keyword)
-                if field in own
-                else inspect.Parameter(
-                    field,
-                    keyword,
-                    annotation=_CLUSTER_OPTIONS[field],
-                    default=ClusterSpec.model_fields[field].default,
-                )
-                for field in fields
-            )
+            for field in fields:
+                if field in own:
+                    parameters.append(declared[field].replace(kind=keyword))
+                elif field in _DERIVED_OPTIONS:
+                    parameters.extend(
+                        inspect.Parameter(name, keyword, annotation=annotation, default=None)
+                        for name, annotation in _DERIVED_OPTIONS[field]
+                    )
+                else:
+                    parameters.append(
+                        inspect.Parameter(
+                            field,
+                            keyword,
+                            annotation=_CLUSTER_OPTIONS[field],
+                            default=ClusterSpec.model_fields[field].default,
+                        )
+                    )
 
         @functools.wraps(command)
         def with_cluster(**kwargs: Any) -> R:
-            spec = ClusterSpec(**{field: kwargs.pop(field) for field in spec_fields})
-            return command(cluster=spec, **kwargs)
+            # only the options given (not at their default) are set: a spec's fields_set is
+            # what the user said, which commands that infer the rest (nccl-check) rely on
+            values = {field: kwargs.pop(field) for field in spec_fields}
+            given = {
+                field: value
+                for field, value in values.items()
+                if value != ClusterSpec.model_fields[field].default
+            }
+            for field in derived:
+                options = {name: kwargs.pop(name) for name, _ in _DERIVED_OPTIONS[field]}
+                if any(value is not None for value in options.values()):
+                    given[field] = _wan_latency_s(**options)
+            return command(cluster=ClusterSpec(**given), **kwargs)
 
         # typer reads the signature and the annotations: show it the options, not `cluster`
         with_cluster.__signature__ = signature.replace(  # type: ignore[attr-defined]
@@ -309,6 +376,10 @@ ExplainOpt = Annotated[
     typer.Option(
         "--explain", help="Show the derivation term by term, and why NCCL picks the algorithm."
     ),
+]
+DesignOpt = Annotated[
+    Path | None,
+    typer.Option("--design", help="Take the cluster from a cluster-design file.", metavar="FILE"),
 ]
 FormatOpt = Annotated[OutputFormat, typer.Option("--format", help="table or json.")]
 SweepFormatOpt = Annotated[SweepFormat, typer.Option("--format", help="table, json or csv.")]
@@ -358,3 +429,42 @@ def plot_target(plot: Path | None) -> Path | None:
     target, _fmt = check_target(plot)
     require_matplotlib()
     return target
+
+
+def _design_spec(design: Path, catalogue: Catalogue) -> ClusterSpec:
+    from ibcalc.design.check import load_design, resolve_design
+
+    loaded, doc = load_design(design, catalogue=catalogue)
+    return resolve_design(loaded, doc, catalogue).cluster.spec
+
+
+#: The fields that describe the nodes (what a design file gives).
+_NODE_FIELDS = ("nodes", "gpus_per_node", "nics_per_node", "intra", "inter", "system")
+
+
+def design_cluster(cluster: ClusterSpec, design: Path | None, catalogue: Catalogue) -> ClusterSpec:
+    """The cluster of ``--design FILE`` with the other cluster options given (sites, WAN ...).
+
+    Without a design, ``cluster`` itself. Options that describe the nodes too are refused: the
+    design and the flags would both describe them.
+    """
+    if design is None:
+        return cluster
+    both = [FIELD_FLAGS[f] for f in _NODE_FIELDS if f in cluster.model_fields_set]
+    if both:
+        raise CliUsageError(f"{', '.join(both)} and --design both describe the cluster")
+    given = {f: getattr(cluster, f) for f in cluster.model_fields_set}
+    return _design_spec(design, catalogue).replace(**given)
+
+
+def design_node_shape(
+    cluster: ClusterSpec, design: Path | None, catalogue: Catalogue
+) -> ClusterSpec:
+    """The node shape of ``--design FILE`` (not its node count) with the options given laid
+    over it; only what the two give is set (the rest is left to be inferred, from a log)."""
+    if design is None:
+        return cluster
+    spec = _design_spec(design, catalogue)
+    values = {f: getattr(spec, f) for f in spec.model_fields_set if f != "nodes"}
+    values.update({f: getattr(cluster, f) for f in cluster.model_fields_set})
+    return ClusterSpec(**values)

@@ -360,8 +360,11 @@ def _build_wan(
                 field="wan_links",
             )
         if spec.wan_latency_s is not None:
+            # no {wan_latency_s} mark: the CLI sets it from --distance or --rtt, and the
+            # message cannot tell which one the user gave
             raise ClusterError(
-                "a WAN latency ({wan_latency_s}) needs several sites (give {sites} 2 or more)",
+                "a WAN latency (a distance or round trip between sites) needs several sites "
+                "(give {sites} 2 or more)",
                 field="wan_latency_s",
             )
         if spec.wan is not None:
@@ -382,8 +385,8 @@ def _build_wan(
     if spec.wan_latency_s is not None:
         latency = wan.transport_latency_s + spec.wan_latency_s
         notes.append(
-            f"WAN latency {spec.wan_latency_s * 1e3:.3g} ms one way given ({{wan_latency_s}}), "
-            f"instead of {wan.id}'s {(wan.latency_s or 0.0) * 1e3:.3g} ms"
+            f"WAN latency {spec.wan_latency_s * 1e3:.3g} ms one way given (a distance or round "
+            f"trip), instead of {wan.id}'s {(wan.latency_s or 0.0) * 1e3:.3g} ms"
         )
     else:
         latency = wan.transport_latency_s + (wan.latency_s or 0.0)

@@ -39,7 +39,8 @@ import os
 import statistics
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any, Literal
 
@@ -61,8 +62,9 @@ from ibcalc.logs.check import (
     infer_spec,
     predict,
 )
-from ibcalc.logs.env import LogEnvironment
+from ibcalc.logs.env import LogEnvironment, scan_environment
 from ibcalc.logs.fit import minimize_scalar
+from ibcalc.logs.parse import LogInput
 from ibcalc.logs.records import Row, Run
 
 __all__ = [
@@ -72,7 +74,9 @@ __all__ = [
     "Undetermined",
     "apply_calibration",
     "calibrate",
+    "calibrate_logs",
     "changed",
+    "check_override_target",
     "cost_params_path",
     "write_override",
 ]
@@ -185,6 +189,7 @@ class _Param:
     target: str  # link id, or the cost-parameter group
     field: str  # Link attribute, or the cost-parameter key
     regime: Literal["latency", "bandwidth"]
+    _: KW_ONLY
     lo: float
     hi: float
     log_scale: bool
@@ -309,6 +314,24 @@ def _sse(residuals: Sequence[float] | None) -> float:
     return math.inf if residuals is None else sum(r * r for r in residuals)
 
 
+#: Scale of the robust loss (a log error): rows the model misses by more than this weigh in
+#: linearly, not squared, so a row or a size range the model's shape cannot follow does not
+#: drag every fitted value (soft-L1 loss, as scipy.optimize.least_squares' ``soft_l1``).
+_ROBUST_SCALE = 0.1
+
+
+def _robust(residuals: list[float] | None) -> list[float] | None:
+    """Pseudo-residuals whose sum of squares is the soft-L1 loss of ``residuals``:
+    sign(r) sqrt(2 c^2 (sqrt(1 + (r / c)^2) - 1)), about r when |r| << c."""
+    if residuals is None:
+        return None
+    c = _ROBUST_SCALE
+    return [
+        math.copysign(math.sqrt(2 * c * c * (math.sqrt(1 + (r / c) ** 2) - 1)), r)
+        for r in residuals
+    ]
+
+
 def _current(p: _Param, catalogue: Catalogue, params: CostParams) -> float | None:
     if p.kind == "link":
         value = getattr(find_link(catalogue, p.target), p.field)
@@ -342,17 +365,28 @@ def _candidates(
                 )
             )
             continue
-        latency.append(_Param("link", link_id, "transport_latency_s", "latency", 0.0, 2e-3, False))
+        latency.append(
+            _Param(
+                "link", link_id, "transport_latency_s", "latency", lo=0.0, hi=2e-3, log_scale=False
+            )
+        )
     for link_id in [*outs, *ups]:
-        bandwidth.append(_Param("link", link_id, "efficiency", "bandwidth", 0.02, 1.0, True))
+        bandwidth.append(
+            _Param("link", link_id, "efficiency", "bandwidth", lo=0.02, hi=1.0, log_scale=True)
+        )
     for link_id in ups:
         if find_link(catalogue, link_id).nvls_efficiency is not None:
             bandwidth.append(
-                _Param("link", link_id, "nvls_efficiency", "bandwidth", 0.02, 1.0, True)
+                _Param(
+                    "link", link_id, "nvls_efficiency", "bandwidth", lo=0.02, hi=1.0, log_scale=True
+                )
             )
     # the constants of one algorithm come before the links: a sendrecv log pins the
     # point-to-point efficiency, not the ring efficiency of the link every collective uses
-    cost = [_Param("cost", "calibrated", a, reg, lo, hi, True) for a, reg, lo, hi in _COST_PARAMS]
+    cost = [
+        _Param("cost", "calibrated", a, reg, lo=lo, hi=hi, log_scale=True)
+        for a, reg, lo, hi in _COST_PARAMS
+    ]
     return latency + [p for p in cost if p.regime == "latency"] + [
         p for p in cost if p.regime == "bandwidth"
     ] + bandwidth, ruled_out
@@ -422,7 +456,11 @@ def calibrate(
                 DType.parse(dtype)
             except ValueError:
                 dtype = None
-        cases.append(_Case(label, i, spec, run.collective, dtype, None, _regime_rows(rows)))
+        cases.append(
+            _Case(
+                label, i, spec, run.collective, dtype=dtype, algorithm=None, rows=_regime_rows(rows)
+            )
+        )
     cases = [c for c in cases if c.rows]
     if not cases:
         raise IbcalcError("no run has rows of 64 KiB or less or of 64 MiB or more to fit")
@@ -483,7 +521,9 @@ def calibrate(
     for sweep in range(_SWEEPS):
         moved = 0.0
         for p in determined:
-            x = _fit_one(p, values, masks[p], cases, catalogue, params, local=sweep > 0)
+            x = _fit_one(
+                p, values, masks[p], cases, catalogue=catalogue, params=params, local=sweep > 0
+            )
             scale = max(abs(values[p]), 1e-9 if p.field == "transport_latency_s" else 1e-6)
             moved = max(moved, abs(x - values[p]) / scale)
             values[p] = x
@@ -492,7 +532,9 @@ def calibrate(
     values = _levenberg_marquardt(cases, determined, values, catalogue, params)
     cat, par = _apply(catalogue, params, values)
     after = _residuals(cases, cat, par) or base
-    fitted = _standard_errors(cases, determined, values, catalogue, params, after)
+    fitted = _standard_errors(
+        cases, determined, values, catalogue=catalogue, params=params, residuals=after
+    )
     run_fits = _run_fits(cases, base, after)
     parameters = [
         FittedParameter(
@@ -526,6 +568,27 @@ def calibrate(
     )
 
 
+def calibrate_logs(
+    logs: Sequence[LogInput],
+    cluster: ClusterSpec | None = None,
+    params: CostParams | None = None,
+    catalogue: Catalogue | None = None,
+) -> Calibration:
+    """:func:`calibrate` on every run of ``logs``, each with its file's name and the NCCL debug
+    output around it (the lines from the end of the previous run to its own end)."""
+    runs: list[Run] = []
+    sources: list[str] = []
+    envs: list[LogEnvironment | None] = []
+    for log in logs:
+        previous_end = 0
+        for run in log.parsed.runs:
+            runs.append(run)
+            sources.append(log.label)
+            envs.append(scan_environment(log.text, previous_end + 1, run.line_end))
+            previous_end = run.line_end
+    return calibrate(runs, cluster, params, catalogue, sources=sources, envs=envs)
+
+
 def _to_u(p: _Param, x: float) -> float:
     """The coordinate the joint refinement works in: log for factors and bandwidths, the value
     in microseconds for latencies (which may be 0)."""
@@ -555,7 +618,7 @@ def _levenberg_marquardt(
 
     def residuals(vals: Mapping[_Param, float]) -> list[float] | None:
         cat, par = _apply(catalogue, params, vals)
-        return _residuals(cases, cat, par)
+        return _robust(_residuals(cases, cat, par))
 
     res = residuals(values)
     if res is None:
@@ -613,9 +676,9 @@ def _fit_one(
     values: Mapping[_Param, float],
     mask: _Mask,
     cases: Sequence[_Case],
+    *,
     catalogue: Catalogue,
     params: CostParams,
-    *,
     local: bool,
 ) -> float:
     """The value of ``p`` minimising the squared log error of the rows it moves, the others
@@ -623,7 +686,7 @@ def _fit_one(
 
     def cost(x: float) -> float:
         cat, par = _apply(catalogue, params, {**values, p: x})
-        return _sse(_residuals(cases, cat, par, mask))
+        return _sse(_robust(_residuals(cases, cat, par, mask)))
 
     current = values[p]
     latency = p.field == "transport_latency_s"
@@ -649,6 +712,7 @@ def _sensitivity(
     cases: Sequence[_Case],
     p: _Param,
     start: float,
+    *,
     catalogue: Catalogue,
     params: CostParams,
     base: Sequence[float],
@@ -692,7 +756,7 @@ def _determinable(
             size = "64 KiB or less" if p.regime == "latency" else "64 MiB or more"
             out.append(Undetermined(name=p.name, reason=f"no fitted row of {size}"))
             continue
-        column = _sensitivity(cases, p, start, catalogue, params, base)
+        column = _sensitivity(cases, p, start, catalogue=catalogue, params=params, base=base)
         if column is None or max((abs(x) for x in column), default=0.0) < _SENSITIVITY:
             out.append(Undetermined(name=p.name, reason=_insensitive_reason(p, cases)))
             continue
@@ -761,6 +825,7 @@ def _standard_errors(
     cases: Sequence[_Case],
     determined: Sequence[_Param],
     values: Mapping[_Param, float],
+    *,
     catalogue: Catalogue,
     params: CostParams,
     residuals: Sequence[float],
@@ -858,7 +923,7 @@ def apply_calibration(
     values: dict[_Param, float] = {}
     for p in calibration.parameters:
         attr = _ATTRIBUTES.get(p.field, p.field)
-        values[_Param(p.kind, p.target, attr, p.regime, 0.0, 1.0, False)] = p.value
+        values[_Param(p.kind, p.target, attr, p.regime, lo=0.0, hi=1.0, log_scale=False)] = p.value
     return _apply(catalogue, params, values)
 
 
@@ -890,14 +955,26 @@ def _time_text(seconds: float) -> str:
 
 
 def link_entry(link: Link) -> dict[str, Any]:
-    """A catalogue entry (the YAML mapping of ``data/links.yaml``) for ``link``."""
-    data = link.model_dump(mode="json", by_alias=True, exclude_none=True)
-    for key in ("per_direction", "bidirectional", "lane_signalling"):
-        if key in data:
-            data[key] = _bandwidth_text(float(data[key]))
-    for key in ("latency", "transport_latency"):
-        if key in data:
-            data[key] = _time_text(float(data[key]))
+    """A catalogue entry (the YAML mapping of ``data/links.yaml``) for ``link``.
+
+    Built from the model's fields under their file keys (the aliases): the model's own dump is
+    the published JSON of ``ibcalc links``, in other keys and units.
+    """
+    data: dict[str, Any] = {}
+    for name, info in type(link).model_fields.items():
+        value = getattr(link, name)
+        if value is None:
+            continue
+        key = info.alias or name
+        if name.endswith("_Bps"):
+            value = _bandwidth_text(float(value))
+        elif name.endswith("_s"):
+            value = _time_text(float(value))
+        elif isinstance(value, Enum):
+            value = value.value
+        elif isinstance(value, list):
+            value = [v.value if isinstance(v, Enum) else v for v in value]
+        data[key] = value
     if data.get("transport_latency") == _time_text(0.0):
         del data["transport_latency"]
     return data
@@ -1027,22 +1104,35 @@ def write_override(
             f"IBCALC_COST_PARAMS={cost_target.name} (or --cost-params {cost_target.name})",
         ) + _dump({"schema": COST_PARAMS_SCHEMA, **calibration.cost_entries})
         files.append((cost_target, cost_text, lambda p: load_cost_params([p], use_env=False)))
-    input_paths = [Path(i) for i in inputs if str(i) != "-"]
     for out, _text, _check in files:
-        if any(_same_file(out, i) or out.resolve() == i.resolve() for i in input_paths):
-            raise OutputError(f"{out}: is one of the input logs; refusing to write over it")
-        if out.is_dir():
-            raise OutputError(f"{out}: is a directory")
-        if (out.exists() or out.is_symlink()) and not force:
-            raise OutputError(f"{out}: exists; use --force to overwrite it")
-        parent = out.parent if str(out.parent) else Path()
-        if not parent.is_dir():
-            raise OutputError(f"{out}: no directory {str(parent)!r}")
+        check_override_target(out, force=force, inputs=inputs)
     written: list[Path] = []
     for out, text, check in files:
         _write_one(out, text, check, force=force)
         written.append(out)
     return written
+
+
+def check_override_target(
+    path: str | os.PathLike[str],
+    *,
+    force: bool = False,
+    inputs: Sequence[str | os.PathLike[str]] = (),
+) -> None:
+    """Raise :class:`~ibcalc.errors.OutputError` when :func:`write_override` would refuse
+    ``path`` (an input, a directory, an existing file without ``force``, a missing directory):
+    a caller checks it before a fit rather than after."""
+    out = Path(path)
+    input_paths = [Path(i) for i in inputs if str(i) != "-"]
+    if any(_same_file(out, i) or out.resolve() == i.resolve() for i in input_paths):
+        raise OutputError(f"{out}: is one of the input logs; refusing to write over it")
+    if out.is_dir():
+        raise OutputError(f"{out}: is a directory")
+    if (out.exists() or out.is_symlink()) and not force:
+        raise OutputError(f"{out}: exists; use --force to overwrite it")
+    parent = out.parent if str(out.parent) else Path()
+    if not parent.is_dir():
+        raise OutputError(f"{out}: no directory {str(parent)!r}")
 
 
 def _write_one(target: Path, text: str, check: Callable[[Path], object], *, force: bool) -> None:

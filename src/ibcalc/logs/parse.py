@@ -33,6 +33,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass
+from typing import BinaryIO
 
 from ibcalc.errors import LogParseError
 from ibcalc.logs.infer import (
@@ -46,7 +47,10 @@ from ibcalc.logs.infer import (
 from ibcalc.logs.jsonfmt import parse_json
 from ibcalc.logs.records import ParsedLog, Row, Run, Timing
 
-__all__ = ["MAX_LOG_BYTES", "parse_file", "parse_log"]
+__all__ = ["MAX_LOG_BYTES", "STDIN", "LogInput", "parse_file", "parse_log", "read_log"]
+
+#: The file name that means standard input (:func:`read_log`).
+STDIN = "-"
 
 #: Largest file :func:`parse_file` reads (64 MiB).
 MAX_LOG_BYTES = 64 * 1024 * 1024
@@ -658,13 +662,48 @@ def parse_log(text: str, *, source: str = "<stdin>") -> ParsedLog:
     return ParsedLog(source=source, format="text", runs=runs, notes=reader.notes)
 
 
+@dataclass(frozen=True)
+class LogInput:
+    """A log as read: its label (the file name, or ``<stdin>``), its text (NCCL's debug output
+    in it is read by :func:`~ibcalc.logs.env.scan_environment`) and the runs parsed from it."""
+
+    label: str
+    text: str
+    parsed: ParsedLog
+
+
+def read_log(path: str | os.PathLike[str], *, stdin: BinaryIO | None = None) -> LogInput:
+    """Read and parse the log in ``path``, or ``stdin`` when ``path`` is ``-`` and a stream is
+    given (at most 64 MiB either way; UTF-8, bad bytes replaced).
+
+    Raises :class:`~ibcalc.errors.LogParseError` as :func:`parse_file` does.
+    """
+    if os.fspath(path) == STDIN and stdin is not None:
+        label = "<stdin>"
+        data = stdin.read(MAX_LOG_BYTES + 1)
+    else:
+        label = os.fspath(path)
+        data = _read_file(label)
+    if len(data) > MAX_LOG_BYTES:
+        raise LogParseError(f"{label}: larger than {MAX_LOG_BYTES // (1024 * 1024)} MiB")
+    if b"\x00" in data:
+        raise LogParseError(f"{label}: binary data, not an nccl-tests log")
+    text = data.decode("utf-8", errors="replace")
+    return LogInput(label, text, parse_log(text, source=label))
+
+
 def parse_file(path: str | os.PathLike[str]) -> ParsedLog:
     """Parse the log in ``path`` (a regular file of at most 64 MiB; UTF-8, bad bytes replaced).
 
     Raises :class:`~ibcalc.errors.LogParseError` for a missing, unreadable, special or too large
-    file and for content that is not a log. Reading stdin (``-``) is the caller's job.
+    file and for content that is not a log. Reading stdin (``-``) is the caller's job
+    (:func:`read_log` with its stream).
     """
-    name = os.fspath(path)
+    return read_log(path).parsed
+
+
+def _read_file(name: str) -> bytes:
+    """The bytes of the regular file ``name``: at most one more than :data:`MAX_LOG_BYTES`."""
     try:
         fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
@@ -681,8 +720,4 @@ def parse_file(path: str | os.PathLike[str]) -> ParsedLog:
         raise LogParseError(f"{name}: cannot read: {exc.strerror or exc}") from None
     finally:
         os.close(fd)
-    if len(data) > MAX_LOG_BYTES:
-        raise LogParseError(f"{name}: larger than {MAX_LOG_BYTES // (1024 * 1024)} MiB")
-    if b"\x00" in data:
-        raise LogParseError(f"{name}: binary data, not an nccl-tests log")
-    return parse_log(data.decode("utf-8", errors="replace"), source=name)
+    return data

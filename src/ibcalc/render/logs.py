@@ -16,7 +16,7 @@ from __future__ import annotations
 import io
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -31,14 +31,20 @@ from ibcalc.logs.check import Finding, RowCheck, RunCheck
 from ibcalc.render.plot import MeasuredPoint, Series, plot_sweep
 
 __all__ = [
+    "CHECK_FORMATS",
     "calibration_dict",
     "checks_dict",
     "plot_check",
     "render_calibration",
+    "render_calibration_report",
+    "render_check_report",
     "render_checks",
     "render_checks_github",
     "render_checks_json",
 ]
+
+#: Output formats of a check report (:func:`render_check_report`).
+CHECK_FORMATS = ("table", "json", "github")
 
 _VERDICT_STYLE = {
     "ok": "green",
@@ -86,25 +92,33 @@ def _gbps(value: float) -> str:
 
 
 def _expected_busbw(row: RowCheck) -> str:
+    """The expected busbw, with the range a measurement is likely to show where busbw is what
+    the row is judged on (latency rows are judged on time)."""
     text = _gbps(row.expected_busbw_GBps)
-    if row.expected_busbw_GBps_range is not None:
+    if row.expected_busbw_GBps_range is not None and row.regime != "latency":
         lo, hi = row.expected_busbw_GBps_range
         text += f" ({_gbps(lo)}-{_gbps(hi)})"
     return text
 
 
+#: Under a rows table: what the efficiency is, and what the brackets mean.
+_LEGEND = "eff.: measured busbw / expected (= expected time / measured time)"
+_RANGE_LEGEND = "; (a-b): the busbw a measurement is likely to show (the model's error band)"
+
+
 def _rows_table(check: RunCheck) -> Table:
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    """One row per size, whole cells one space apart: it fits 100 columns."""
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=0)
     for name, justify in (
         ("size", "right"),
-        ("time us", "right"),
-        ("expected us", "right"),
-        ("busbw GB/s", "right"),
-        ("expected GB/s", "right"),
-        ("efficiency", "right"),
+        ("time\nus", "right"),
+        ("expected\nus", "right"),
+        ("busbw\nGB/s", "right"),
+        ("expected\nGB/s", "right"),
+        ("eff.", "right"),
         ("verdict", "left"),
         ("regime", "left"),
-        ("model", "left"),
+        ("algorithm", "left"),
         ("line", "right"),
     ):
         table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
@@ -125,17 +139,22 @@ def _rows_table(check: RunCheck) -> Table:
     return table
 
 
-def _finding_lines(index: int, finding: Finding, names: Mapping[str, str] | None) -> Text:
-    text = Text()
-    text.append(f"{index}. ", style="bold")
-    text.append(
+def _finding_lines(index: int, finding: Finding, names: Mapping[str, str] | None) -> Table:
+    """``1. [severity, confidence] cause`` with its evidence as a list below; wrapped lines stay
+    under the text they continue."""
+    head = Text()
+    head.append(
         f"[{finding.severity}, {finding.confidence} confidence] ",
         style=_SEVERITY_STYLE[finding.severity],
     )
-    text.append(_fill(finding.cause, names))
-    for item in finding.evidence:
-        text.append(f"\n     - {_fill(item, names)}")
-    return text
+    head.append(_fill(finding.cause, names))
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True, style="bold")
+    grid.add_column(overflow="fold")
+    grid.add_row(f"{index}.", head)
+    if finding.evidence:
+        grid.add_row("", _items(_fill(item, names) for item in finding.evidence))
+    return grid
 
 
 def render_checks(
@@ -168,15 +187,18 @@ def render_checks(
         console.print(verdict)
         if show_assumptions and check.assumptions:
             console.print("assumptions:")
-            for a in check.assumptions:
-                if a.source == "flag":
-                    continue
-                value = "" if a.value is None else f" = {a.value}"
-                console.print(
-                    Text(f"  - {a.field}{value} [{a.source}]: {_fill(a.evidence, names)}")
+            console.print(
+                _items(
+                    f"{a.field}{'' if a.value is None else f' = {a.value}'} [{a.source}]: "
+                    f"{_fill(a.evidence, names)}"
+                    for a in check.assumptions
+                    if a.source != "flag"
                 )
+            )
         if check.rows:
             console.print(_rows_table(check))
+            ranges = any(r.expected_busbw_GBps_range is not None for r in check.rows)
+            console.print(Text(_LEGEND + (_RANGE_LEGEND if ranges else ""), style="dim"))
         if check.flagged:
             console.print("likely causes, most likely first:")
         elif check.rows:
@@ -348,9 +370,12 @@ def plot_check(path: str | Path, check: RunCheck) -> Path:
     return plot_sweep(path, series, title=title, measured=measured)
 
 
-def calibration_dict(calibration: Calibration) -> dict[str, Any]:
-    """The calibration as JSON-ready data (``model_dump``)."""
-    return {"schema": "ibcalc-calibration/1", **calibration.model_dump(mode="json")}
+def calibration_dict(
+    calibration: Calibration, *, names: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """The calibration as JSON-ready data (``model_dump``, ``{field}`` marks filled)."""
+    data = {"schema": "ibcalc-calibration/1", **calibration.model_dump(mode="json")}
+    return {key: _filled(value, names) for key, value in data.items()}
 
 
 def _value(unit: str, value: float | None) -> str:
@@ -367,15 +392,31 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value * 100:.1f}%"
 
 
-def render_calibration(calibration: Calibration, stream: TextIO | None = None) -> str:
-    """The fitted values, what the logs could not determine, and the fit quality per run."""
+def _items(lines: Iterable[str], style: str = "") -> Table:
+    """A bulleted list whose long items wrap under their own text, not under the bullet."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")
+    for line in lines:
+        grid.add_row("  -", Text(line, style=style))
+    return grid
+
+
+def render_calibration(
+    calibration: Calibration,
+    stream: TextIO | None = None,
+    *,
+    names: Mapping[str, str] | None = None,
+) -> str:
+    """The fitted values, what the logs could not determine, and the fit quality per run;
+    ``names`` fills the ``{field}`` marks of the reasons and assumptions."""
     buffer = io.StringIO()
     console = _console(buffer)
     console.print(
         Text(f"calibration on {', '.join(calibration.inputs)} ({calibration.date})", style="bold")
     )
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title="fitted")
-    for name in ("parameter", "before", "fitted", "+-", "rows", "note"):
+    for name in ("parameter", "before", "fitted", "std. error", "rows", "note"):
         table.add_column(name, no_wrap=name != "note")
     for p in calibration.parameters:
         table.add_row(
@@ -392,19 +433,20 @@ def render_calibration(calibration: Calibration, stream: TextIO | None = None) -
         console.print("no parameter could be determined from these runs")
     if calibration.undetermined:
         console.print("not determined:")
-        for u in calibration.undetermined:
-            console.print(Text(f"  - {u.name}: {u.reason}"))
+        console.print(
+            _items(f"{u.name}: {_fill(u.reason, names)}" for u in calibration.undetermined)
+        )
     fit = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title="fit quality")
-    for name in ("run", "rows", "latency before", "after", "bandwidth before", "after"):
-        fit.add_column(name, no_wrap=True)
+    # the file name may be long: it folds, the figures do not
+    fit.add_column("run", overflow="fold")
+    for name in ("rows", "latency error", "bandwidth error"):
+        fit.add_column(name, no_wrap=True, justify="right" if name == "rows" else "left")
     for r in calibration.runs:
         fit.add_row(
             f"{Path(r.source).name} (run {r.run_index + 1}, {r.collective})",
             str(r.rows),
-            _pct(r.latency_before),
-            _pct(r.latency_after),
-            _pct(r.bandwidth_before),
-            _pct(r.bandwidth_after),
+            f"{_pct(r.latency_before)} -> {_pct(r.latency_after)}",
+            f"{_pct(r.bandwidth_before)} -> {_pct(r.bandwidth_after)}",
         )
     console.print(fit)
     console.print(
@@ -412,9 +454,30 @@ def render_calibration(calibration: Calibration, stream: TextIO | None = None) -
         f"{calibration.rms_before:.3f} -> {calibration.rms_after:.3f} "
         "(latency: median |error| of sizes <= 64 KiB; bandwidth: of sizes >= 64 MiB)"
     )
-    for note in calibration.assumptions:
-        console.print(Text(f"assumed: {note}", style="dim"))
+    if calibration.assumptions:
+        console.print(Text("assumed:", style="dim"))
+        console.print(_items((_fill(n, names) for n in calibration.assumptions), style="dim"))
     text = buffer.getvalue()
     if stream is not None:
         stream.write(text)
     return text
+
+
+def render_check_report(
+    checks: Sequence[RunCheck], fmt: str = "table", *, names: Mapping[str, str] | None = None
+) -> str:
+    """The checks in one of :data:`CHECK_FORMATS`: tables, JSON, or GitHub annotations."""
+    if fmt == "json":
+        return render_checks_json(checks, names=names)
+    if fmt == "github":
+        return render_checks_github(checks, names=names)
+    return render_checks(checks, names=names)
+
+
+def render_calibration_report(
+    calibration: Calibration, fmt: str = "table", *, names: Mapping[str, str] | None = None
+) -> str:
+    """The calibration as tables, or its JSON (``fmt`` json)."""
+    if fmt == "json":
+        return json.dumps(calibration_dict(calibration, names=names), indent=2) + "\n"
+    return render_calibration(calibration, names=names)

@@ -2,12 +2,14 @@
 
 JSON shape (docs/workload.md, "Output"): ``phases: [{name, collective, bytes_per_gpu, ranks, tier,
 time_s, time_s_range, exposed_s, ...}]`` plus ``totals``; times in seconds, sizes in bytes.
+Each ``render_*`` prints a table or, with ``fmt`` json, the JSON object; ``names`` (field -> the
+caller's name for it, e.g. ``--tp``) fills the ``{field}`` marks of warnings and assumptions.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
 from rich import box
@@ -15,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ibcalc.render.console import Format, named_notes, render_json
 from ibcalc.units import format_bandwidth, format_size, format_time
 from ibcalc.workload.checkpoint import CheckpointResult, Transfer
 from ibcalc.workload.infer import InferResult
@@ -32,6 +35,10 @@ __all__ = [
     "render_train",
     "train_dict",
 ]
+
+
+#: Field names as themselves, when the caller gives none.
+_PLAIN: Mapping[str, str] = {}
 
 
 def _console(stream: TextIO | None = None) -> Console:
@@ -53,7 +60,7 @@ def _fold(table: Table) -> Table:
     return table
 
 
-def phase_dict(phase: Phase) -> dict[str, Any]:
+def phase_dict(phase: Phase, names: Mapping[str, str] = _PLAIN) -> dict[str, Any]:
     """A phase as JSON: the required keys first, then the collective's algorithm and notes."""
     est = phase.estimate
     return {
@@ -74,11 +81,11 @@ def phase_dict(phase: Phase) -> dict[str, Any]:
         "bottleneck": est.best.bottleneck if est is not None else None,
         "nodes": est.nodes if est is not None else None,
         "gpus_per_node": est.gpus_per_node if est is not None else None,
-        "assumptions": list(phase.assumptions),
+        "assumptions": named_notes(phase.assumptions, names),
     }
 
 
-def train_dict(result: TrainResult) -> dict[str, Any]:
+def train_dict(result: TrainResult, names: Mapping[str, str] = _PLAIN) -> dict[str, Any]:
     """A training step as JSON."""
     spec, par, totals = result.spec, result.spec.parallel, result.totals
     return {
@@ -93,14 +100,16 @@ def train_dict(result: TrainResult) -> dict[str, Any]:
         "micro_batch": spec.micro_batch,
         "microbatches": result.microbatches,
         "seq_len": result.seq_len,
-        "phases": [phase_dict(p) for p in result.phases],
+        "phases": [phase_dict(p, names) for p in result.phases],
         "totals": totals.model_dump(),
-        "warnings": list(result.warnings),
-        "assumptions": list(result.assumptions),
+        "warnings": named_notes(result.warnings, names),
+        "assumptions": named_notes(result.assumptions, names),
     }
 
 
-def compare_dict(results: Sequence[TrainResult], skipped: Sequence[str]) -> dict[str, Any]:
+def compare_dict(
+    results: Sequence[TrainResult], skipped: Sequence[str], names: Mapping[str, str] = _PLAIN
+) -> dict[str, Any]:
     """Ranked layouts as JSON (least exposed communication first)."""
     return {
         "layouts": [
@@ -115,17 +124,17 @@ def compare_dict(results: Sequence[TrainResult], skipped: Sequence[str]) -> dict
                 "comm_s": r.totals.comm_s,
                 "step_s": r.totals.step_s,
                 "bubble_fraction": r.totals.bubble_fraction,
-                "warnings": list(r.warnings),
+                "warnings": named_notes(r.warnings, names),
             }
             for i, r in enumerate(results)
         ],
-        "skipped": list(skipped),
+        "skipped": named_notes(skipped, names),
         "note": "ranked by exposed communication per step; each layout's step is its own batch "
         "(dp x micro-batches x micro-batch sequences); memory fit is not checked",
     }
 
 
-def infer_dict(result: InferResult) -> dict[str, Any]:
+def infer_dict(result: InferResult, names: Mapping[str, str] = _PLAIN) -> dict[str, Any]:
     """Serving communication as JSON."""
     spec = result.spec
     return {
@@ -137,7 +146,7 @@ def infer_dict(result: InferResult) -> dict[str, Any]:
         "prompt_tokens": spec.prompt_tokens,
         "output_tokens": spec.output_tokens,
         "disaggregated": spec.disaggregated,
-        "phases": [phase_dict(p) for p in result.phases],
+        "phases": [phase_dict(p, names) for p in result.phases],
         "totals": {
             "per_token_s": result.per_token_s,
             "per_request_s": result.per_request_s,
@@ -146,8 +155,8 @@ def infer_dict(result: InferResult) -> dict[str, Any]:
             "tier_s": dict(result.tier_s),
             "dominant_tier": result.dominant_tier,
         },
-        "warnings": list(result.warnings),
-        "assumptions": list(result.assumptions),
+        "warnings": named_notes(result.warnings, names),
+        "assumptions": named_notes(result.assumptions, names),
     }
 
 
@@ -161,7 +170,7 @@ def _transfer_dict(t: Transfer) -> dict[str, Any]:
     }
 
 
-def checkpoint_dict(result: CheckpointResult) -> dict[str, Any]:
+def checkpoint_dict(result: CheckpointResult, names: Mapping[str, str] = _PLAIN) -> dict[str, Any]:
     """A checkpoint's save and restore as JSON."""
     return {
         "model": result.spec.model.label,
@@ -171,7 +180,7 @@ def checkpoint_dict(result: CheckpointResult) -> dict[str, Any]:
         "ranks": result.ranks,
         "weights_bytes": result.weights_bytes,
         "optimizer_bytes": result.optimizer_bytes,
-        "phases": [phase_dict(p) for p in result.phases],
+        "phases": [phase_dict(p, names) for p in result.phases],
         "totals": {
             "save_s": result.save.time_s,
             "restore_s": result.restore.time_s,
@@ -180,47 +189,55 @@ def checkpoint_dict(result: CheckpointResult) -> dict[str, Any]:
         },
         "save": _transfer_dict(result.save),
         "restore": _transfer_dict(result.restore),
-        "assumptions": list(result.assumptions),
+        "assumptions": named_notes(result.assumptions, names),
     }
 
 
+#: Seconds per unit of the times :func:`format_time` prints.
+_TIME_SCALE = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
+
+
 def _time(seconds: float, band: tuple[float, float] | None = None) -> str:
+    """``3.44 ms``, with the likely range in the same unit: ``3.44 ms (3.28-9.06)``."""
     text = format_time(seconds)
     if band is not None:
-        text += f" ({format_time(band[0])}-{format_time(band[1])})"
+        scale = _TIME_SCALE[text.split()[-1]]
+        low, high = (b / scale for b in band)
+        text += f" ({low:.3g}-{high:.3g})"
     return text
 
 
 def _phase_table(
     title: str, phases: Sequence[Phase], total_label: str, *, exposed: bool = True
 ) -> Table:
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+    """One row per phase. The collective is in the phase's name (and the JSON); cells keep
+    whole (numbers are never folded), one space apart: the table fits 100 columns."""
+    table = Table(
+        title=title,
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+        pad_edge=False,
+        padding=0,
+    )
     columns = [
         ("phase", "left"),
-        ("collective", "left"),
         ("size/GPU", "right"),
         ("ranks", "right"),
         ("tier", "left"),
         ("each x count", "right"),
-        (total_label, "right"),
+        (f"{total_label} (likely range)", "right"),
         ("exposed", "right"),
         ("algorithm", "left"),
     ]
     if not exposed:
         columns.remove(("exposed", "right"))
     for name, justify in columns:
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
-    _fold(table)
-    # phase names stay whole: a folded name reads as two phases
-    table.columns[0].min_width = max((len(p.name) for p in phases), default=5)
-    table.columns[0].overflow = "ellipsis"
-    table.columns[0].no_wrap = True
+        table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     for p in phases:
         est = p.estimate
         per = "" if p.per in ("step", "checkpoint") else f"/{p.per[:3]}"
         cells = [
             p.name,
-            p.collective.command if p.collective is not None else "-",
             format_size(p.bytes_per_gpu),
             str(p.ranks),
             p.tier,
@@ -230,18 +247,30 @@ def _phase_table(
             f"{est.best.algorithm.value}/{est.best.protocol.value}" if est is not None else "-",
         ]
         if not exposed:
-            del cells[7]
+            del cells[6]
         table.add_row(*cells)
     return table
 
 
-def _notes(console: Any, warnings: Sequence[str], assumptions: Sequence[str]) -> None:
-    for warning in warnings:
-        console.print(Text(f"warning: {warning}", style="bold"), soft_wrap=True)
+def _notes(
+    console: Any, warnings: Sequence[str], assumptions: Sequence[str], names: Mapping[str, str]
+) -> None:
+    """Warnings, then the assumptions as a list; long lines wrap under their own text."""
+    notes = Table.grid(padding=(0, 1))
+    notes.add_column(no_wrap=True)
+    notes.add_column(overflow="fold")
+    for warning in named_notes(warnings, names):
+        notes.add_row(Text("warning:", style="bold"), Text(warning, style="bold"))
+    if warnings:
+        console.print(notes)
     if assumptions:
         console.print(Text("assumptions:", style="bold"))
-        for note in dict.fromkeys(assumptions):
-            console.print(Text(f"  - {note}"), soft_wrap=True)
+        items = Table.grid(padding=(0, 1))
+        items.add_column(no_wrap=True)
+        items.add_column(overflow="fold")
+        for note in dict.fromkeys(named_notes(assumptions, names)):
+            items.add_row("  -", note)
+        console.print(items)
 
 
 def _kv_table(rows: Sequence[tuple[str, str]]) -> Table:
@@ -253,8 +282,17 @@ def _kv_table(rows: Sequence[tuple[str, str]]) -> Table:
     return _fold(table)
 
 
-def render_train(result: TrainResult, stream: TextIO | None = None) -> None:
-    """Print a training step: phases, totals, warnings, assumptions."""
+def render_train(
+    result: TrainResult,
+    fmt: str = Format.TABLE,
+    *,
+    names: Mapping[str, str] = _PLAIN,
+    stream: TextIO | None = None,
+) -> None:
+    """Print a training step: phases, totals, warnings, assumptions (or its JSON)."""
+    if fmt == Format.JSON:
+        render_json(train_dict(result, names), stream)
+        return
     console = _console(stream)
     spec, par, totals = result.spec, result.spec.parallel, result.totals
     sharding = f"ZeRO-{spec.zero}" if spec.zero else "no sharding"
@@ -285,13 +323,21 @@ def render_train(result: TrainResult, stream: TextIO | None = None) -> None:
     if totals.step_s is not None:
         rows.append(("step", f"{format_time(totals.step_s)} (compute + bubble + exposed)"))
     console.print(_kv_table(rows))
-    _notes(console, result.warnings, result.assumptions)
+    _notes(console, result.warnings, result.assumptions, names)
 
 
 def render_compare(
-    results: Sequence[TrainResult], skipped: Sequence[str], stream: TextIO | None = None
+    results: Sequence[TrainResult],
+    skipped: Sequence[str],
+    fmt: str = Format.TABLE,
+    *,
+    names: Mapping[str, str] = _PLAIN,
+    stream: TextIO | None = None,
 ) -> None:
-    """Print layouts ranked by exposed communication per step."""
+    """Print layouts ranked by exposed communication per step (or their JSON)."""
+    if fmt == Format.JSON:
+        render_json(compare_dict(results, skipped, names), stream)
+        return
     console = _console(stream)
     if not results:
         console.print("no valid layout")
@@ -309,7 +355,7 @@ def render_compare(
             table.add_column(name, justify="left" if name == "note" else "right")
         for i, r in enumerate(results, start=1):
             par = r.spec.parallel
-            note = "; ".join(w.split(":")[0] for w in r.warnings)
+            note = "; ".join(w.split(":")[0] for w in named_notes(r.warnings, names))
             table.add_row(
                 str(i),
                 str(par.tp),
@@ -324,12 +370,21 @@ def render_compare(
         console.print(_fold(table))
     if skipped:
         console.print(Text("skipped:", style="bold"))
-        for line in skipped:
+        for line in named_notes(skipped, names):
             console.print(Text(f"  - {line}"), soft_wrap=True)
 
 
-def render_infer(result: InferResult, stream: TextIO | None = None) -> None:
-    """Print serving communication per token and per request."""
+def render_infer(
+    result: InferResult,
+    fmt: str = Format.TABLE,
+    *,
+    names: Mapping[str, str] = _PLAIN,
+    stream: TextIO | None = None,
+) -> None:
+    """Print serving communication per token and per request (or its JSON)."""
+    if fmt == Format.JSON:
+        render_json(infer_dict(result, names), stream)
+        return
     console = _console(stream)
     spec = result.spec
     layout = f"tp{spec.tp}" + (f" pp{spec.pp}" if spec.pp > 1 else "")
@@ -358,11 +413,21 @@ def render_infer(result: InferResult, stream: TextIO | None = None) -> None:
         shares = ", ".join(f"{t} {format_time(s)}" for t, s in result.tier_s.items())
         rows.append(("dominant tier", f"{result.dominant_tier} (per request: {shares})"))
     console.print(_kv_table(rows))
-    _notes(console, result.warnings, result.assumptions)
+    _notes(console, result.warnings, result.assumptions, names)
 
 
-def render_checkpoint(result: CheckpointResult, stream: TextIO | None = None) -> None:
-    """Print save and restore times with every bound, the one that sets the time marked."""
+def render_checkpoint(
+    result: CheckpointResult,
+    fmt: str = Format.TABLE,
+    *,
+    names: Mapping[str, str] = _PLAIN,
+    stream: TextIO | None = None,
+) -> None:
+    """Print save and restore times with every bound, the one that sets the time marked ``<-``
+    (or their JSON)."""
+    if fmt == Format.JSON:
+        render_json(checkpoint_dict(result, names), stream)
+        return
     console = _console(stream)
     spec = result.spec
     what = f"{format_size(result.weights_bytes)} of {spec.weights_dtype.value} weights"
@@ -372,9 +437,13 @@ def render_checkpoint(result: CheckpointResult, stream: TextIO | None = None) ->
         f"checkpoint {spec.model.label}: {what} to {spec.storage_units} x {result.storage_id} "
         f"from {result.nodes} nodes"
     )
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
-    for name in ("transfer", "bytes", "bound", "rate", "time", "limit", ""):
-        table.add_column(name, justify="right" if name in ("bytes", "rate", "time") else "left")
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False, padding=0)
+    for name in ("transfer", "bytes", "bound", "rate", "time", "", "limit"):
+        table.add_column(
+            name,
+            justify="right" if name in ("bytes", "rate", "time") else "left",
+            no_wrap=name != "limit",
+        )
     for t in (result.save, result.restore):
         for i, b in enumerate(t.bounds):
             table.add_row(
@@ -383,8 +452,8 @@ def render_checkpoint(result: CheckpointResult, stream: TextIO | None = None) ->
                 b.name,
                 format_bandwidth(b.bw_Bps) if b.bw_Bps is not None else "-",
                 format_time(b.time_s),
+                "<-" if b.name == t.bound else "",
                 b.detail,
-                "<- bound" if b.name == t.bound else "",
             )
     console.print(_fold(table))
     rows = [
@@ -392,4 +461,4 @@ def render_checkpoint(result: CheckpointResult, stream: TextIO | None = None) ->
         ("restore", f"{format_time(result.restore.time_s)} ({result.restore.bound}-bound)"),
     ]
     console.print(_kv_table(rows))
-    _notes(console, [], result.assumptions)
+    _notes(console, [], result.assumptions, names)

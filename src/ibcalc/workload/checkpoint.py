@@ -211,7 +211,7 @@ def checkpoint(
     client_Bps = spec.client_nics * link.achievable_Bps
     client_detail = (
         f"{cluster.nodes} nodes x {spec.client_nics} x {link.id} "
-        f"({format_bandwidth(link.achievable_Bps)} achievable each)"
+        f"at {format_bandwidth(link.achievable_Bps)} each"
     )
     weights = spec.model.params * spec.weights_dtype.bytes
     optimizer = spec.model.params * ADAM_STATE_BYTES_PER_PARAM if spec.optimizer else 0.0

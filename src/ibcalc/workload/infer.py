@@ -31,7 +31,7 @@ from ibcalc.workload.model import ModelSpec
 from ibcalc.workload.phases import Phase, build_phase
 from ibcalc.workload.placement import Placement, inherit, place_group
 
-__all__ = ["InferResult", "InferSpec", "infer"]
+__all__ = ["InferResult", "InferSpec", "infer", "serving_cluster"]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -100,10 +100,24 @@ def _kv_placement(
     )
     sub = inherit(cluster, resolve_cluster(catalogue, spec), nic_scale=per_sender / whole)
     notes = [
-        f"KV cache sent from a prefill node to a decode node: {senders} GPU(s) each ship "
-        f"1/{senders} of it through {per_sender:g} x {inter} at the same time ({nics} NICs)"
+        "KV cache sent from a prefill node to a decode node: "
+        + (f"{senders} GPUs each ship 1/{senders} of it" if senders > 1 else "one GPU ships it")
+        + f" through {per_sender:g} x {inter} at the same time ({nics} NIC"
+        + ("s)" if nics != 1 else ")")
     ]
     return Placement(sub, "scale-out", 1, 2, notes)
+
+
+def serving_cluster(catalogue: Catalogue, spec: ClusterSpec, gpus: int) -> ResolvedCluster:
+    """The cluster ``spec`` describes; without its node count, just enough nodes for ``gpus``
+    GPUs (one serving instance; at least the preset's own node count)."""
+    if spec.nodes is not None:
+        return resolve_cluster(catalogue, spec)
+    probe = resolve_cluster(catalogue, spec)
+    needed = max(1, -(-gpus // probe.gpus_per_node))
+    if needed * probe.gpus_per_node >= 2 and needed != probe.nodes:
+        return resolve_cluster(catalogue, spec.replace(nodes=needed))
+    return probe
 
 
 def infer(
@@ -142,16 +156,18 @@ def infer(
         tp_place = place_group(catalogue, cluster, "tp", spec.tp, 1)
         phases.append(
             build_phase(
-                catalogue,
                 tp_place,
                 "decode-tp-allreduce",
                 Collective.ALL_REDUCE,
                 float(spec.batch * hidden * act),
-                spec.act_dtype,
-                2 * layers,
+                dtype=spec.act_dtype,
+                count=2 * layers,
                 per="token",
                 params=params,
-                notes=[f"2 per layer x {layers} layers, {spec.batch} token(s) per step"],
+                notes=[
+                    f"2 per layer x {layers} layers, {spec.batch} "
+                    f"token{'s' if spec.batch != 1 else ''} per step"
+                ],
             )
         )
         if tp_place.crosses_domains:
@@ -161,13 +177,12 @@ def infer(
             )
         phases.append(
             build_phase(
-                catalogue,
                 tp_place,
                 "prefill-tp-allreduce",
                 Collective.ALL_REDUCE,
                 float(spec.prompt_tokens * hidden * act),
-                spec.act_dtype,
-                2 * layers,
+                dtype=spec.act_dtype,
+                count=2 * layers,
                 per="request",
                 params=params,
                 notes=[f"prompt of {spec.prompt_tokens} tokens, 2 all-reduces per layer"],
@@ -179,13 +194,12 @@ def infer(
         moe = model.moe_layer_count()
         phases.append(
             build_phase(
-                catalogue,
                 place_group(catalogue, cluster, "ep", spec.ep, spec.tp),
                 "decode-ep-alltoall",
                 Collective.ALL_TO_ALL,
                 float(spec.batch * top_k * hidden * act),
-                spec.act_dtype,
-                2 * moe,
+                dtype=spec.act_dtype,
+                count=2 * moe,
                 per="token",
                 params=params,
                 notes=[f"dispatch and combine per MoE layer x {moe} MoE layers"],
@@ -195,13 +209,12 @@ def infer(
         hidden = model.need("hidden", "pipeline parallelism")
         phases.append(
             build_phase(
-                catalogue,
                 place_group(catalogue, cluster, "pp", 2, spec.tp * spec.ep),
                 "decode-pp-sendrecv",
                 Collective.SEND_RECV,
                 float(spec.batch * hidden * act),
-                spec.act_dtype,
-                spec.pp - 1,
+                dtype=spec.act_dtype,
+                count=spec.pp - 1,
                 per="token",
                 params=params,
             )
@@ -223,20 +236,19 @@ def infer(
             nics = _default_kv_nics(cluster, spec.tp)
             notes.append(
                 f"the KV transfer uses {nics} NIC{'s' if nics != 1 else ''}: the NICs of the "
-                f"{min(spec.tp, cluster.gpus_per_node)} GPU(s) of one TP group on a node "
+                f"{_gpus(min(spec.tp, cluster.gpus_per_node))} of one TP group on a node "
                 "(--kv-nics to change)"
             )
         senders = max(1, min(spec.tp, cluster.gpus_per_node, nics))
         placement = _kv_placement(catalogue, cluster, nics, senders)
         phases.append(
             build_phase(
-                catalogue,
                 placement,
                 "kv-transfer",
                 Collective.SEND_RECV,
                 kv_request / senders,
-                spec.kv_dtype,
-                1,
+                dtype=spec.kv_dtype,
+                count=1,
                 per="request",
                 params=params,
                 notes=[
@@ -267,6 +279,10 @@ def infer(
         warnings=warnings,
         assumptions=[*notes, *cluster.assumptions],
     )
+
+
+def _gpus(count: int) -> str:
+    return "one GPU" if count == 1 else f"{count} GPUs"
 
 
 def _inter_id(cluster: ResolvedCluster) -> str:

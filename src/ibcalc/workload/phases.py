@@ -14,13 +14,12 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ibcalc.catalogue.models import Catalogue
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Collective, DType, Estimate
 from ibcalc.facade import estimate_on
 from ibcalc.workload.placement import Placement, Tier
 
-__all__ = ["Per", "Phase", "build_phase", "time_range"]
+__all__ = ["Per", "Phase", "build_phase"]
 
 Per = Literal["step", "token", "request", "checkpoint"]
 
@@ -63,35 +62,25 @@ class Phase(BaseModel):
         return (low * self.count, high * self.count)
 
 
-def time_range(est: Estimate) -> tuple[float, float] | None:
-    """The estimate's error band (``Estimate.time_s_range``) where the engine provides one."""
-    band = getattr(est, "time_s_range", None)
-    if band is None:
-        return None
-    low, high = band
-    return (float(low), float(high))
-
-
 def build_phase(
-    catalogue: Catalogue,
     placement: Placement,
     name: str,
     collective: Collective,
     size_bytes: float,
+    *,
     dtype: DType,
     count: int,
-    *,
     per: Per = "step",
     exposed: bool = True,
     overlaps: str | None = None,
     params: CostParams | None = None,
     notes: list[str] | None = None,
 ) -> Phase:
-    """Cost ``collective`` of ``size_bytes`` on ``placement``'s sub-cluster as a phase.
+    """Cost ``collective`` of ``size_bytes`` of ``dtype`` on ``placement``'s sub-cluster as a
+    phase repeated ``count`` times per ``per``, with the estimate's error band.
 
     ``exposed`` False leaves ``exposed_s`` at 0 for the caller's overlap rule to fill in.
     """
-    del catalogue  # the placement is already resolved against it
     est = estimate_on(placement.cluster, collective, size_bytes, dtype=dtype, params=params)
     return Phase(
         name=name,
@@ -100,7 +89,7 @@ def build_phase(
         ranks=est.ranks,
         tier=placement.tier,
         time_s=est.time_s,
-        time_s_range=time_range(est),
+        time_s_range=est.time_s_range,
         count=count,
         per=per,
         exposed_s=est.time_s * count if exposed else 0.0,

@@ -220,6 +220,17 @@ def fit_cluster(
     return cluster, Parallelism(tp=tp, pp=pp, dp=dp, ep=ep, cp=cp)
 
 
+@dataclasses.dataclass(frozen=True)
+class _Group:
+    """The ranks of one parallel dimension: ``size`` GPUs ``stride`` apart (``name`` for the
+    placement's notes); ``across_sites`` when the group spans the sites."""
+
+    name: str
+    size: int
+    stride: int
+    across_sites: bool = False
+
+
 class _Builder:
     """Collects phases and notes for one step (keeps :func:`train_step` readable)."""
 
@@ -240,30 +251,33 @@ class _Builder:
 
     def add(
         self,
-        group: str,
-        size: int,
-        stride: int,
+        group: _Group,
         name: str,
         collective: Collective,
         size_bytes: float,
+        *,
         dtype: DType,
         count: int,
         window: str | None = None,
-        *,
-        across_sites: bool = False,
         notes: list[str] | None = None,
     ) -> Phase:
+        """Cost ``count`` x ``collective`` of ``size_bytes`` over ``group``; a ``window`` is the
+        compute it may hide under (None: exposed in full)."""
         placement = place_group(
-            self.cat, self.cluster, group, size, stride, across_sites=across_sites
+            self.cat,
+            self.cluster,
+            group.name,
+            group.size,
+            group.stride,
+            across_sites=group.across_sites,
         )
         phase = build_phase(
-            self.cat,
             placement,
             name,
             collective,
             size_bytes,
-            dtype,
-            count,
+            dtype=dtype,
+            count=count,
             exposed=window is None,
             overlaps=window,
             params=self.params,
@@ -362,32 +376,21 @@ def train_step(
     act = spec.act_dtype.bytes
     mb = spec.micro_batch
 
-    forward_s, backward_s = _compute(spec, model, par, seq, m, b.notes)
-    _dp_phases(b, par, model, sites, dp_site, m)
+    forward_s, backward_s = _compute(spec, seq=seq, m=m, notes=b.notes)
+    _dp_phases(b, sites=sites, dp_site=dp_site, m=m)
 
     if par.tp > 1:
         hidden = model.need("hidden", "tensor parallelism")
         layers = _per_stage(model.need("layers", "tensor parallelism"), par.pp, "layers", b.notes)
         size = float(mb * s_local * hidden * act)
         count = 4 * layers * m
+        tp = _Group("tp", par.tp, 1)
+        dtype = spec.act_dtype
         if spec.sequence_parallel:
-            first = b.add(
-                "tp", par.tp, 1, "tp-allgather", Collective.ALL_GATHER, size, spec.act_dtype, count
-            )
-            b.add(
-                "tp",
-                par.tp,
-                1,
-                "tp-reducescatter",
-                Collective.REDUCE_SCATTER,
-                size,
-                spec.act_dtype,
-                count,
-            )
+            first = b.add(tp, "tp-allgather", Collective.ALL_GATHER, size, dtype=dtype, count=count)
+            b.add(tp, "tp-reducescatter", Collective.REDUCE_SCATTER, size, dtype=dtype, count=count)
         else:
-            first = b.add(
-                "tp", par.tp, 1, "tp-allreduce", Collective.ALL_REDUCE, size, spec.act_dtype, count
-            )
+            first = b.add(tp, "tp-allreduce", Collective.ALL_REDUCE, size, dtype=dtype, count=count)
         _tp_warning(b, first, size)
     if par.cp > 1:
         layers = _per_stage(model.need("layers", "context parallelism"), par.pp, "layers", b.notes)
@@ -397,7 +400,14 @@ def train_step(
             ("cp-allgather-kv", Collective.ALL_GATHER),
             ("cp-reducescatter-kv", Collective.REDUCE_SCATTER),
         ):
-            b.add("cp", par.cp, par.tp, name, coll, size, spec.act_dtype, layers * m)
+            b.add(
+                _Group("cp", par.cp, par.tp),
+                name,
+                coll,
+                size,
+                dtype=spec.act_dtype,
+                count=layers * m,
+            )
     if par.ep > 1:
         hidden = model.need("hidden", "expert parallelism")
         top_k = model.need("top_k", "expert parallelism")
@@ -405,28 +415,24 @@ def train_step(
         tokens = mb * s_local // (par.tp if spec.sequence_parallel else 1)
         size = float(tokens * top_k * hidden * act)
         b.add(
-            "ep",
-            par.ep,
-            par.tp * par.cp,
+            _Group("ep", par.ep, par.tp * par.cp),
             "ep-alltoall",
             Collective.ALL_TO_ALL,
             size,
-            spec.act_dtype,
-            4 * moe * m,
+            dtype=spec.act_dtype,
+            count=4 * moe * m,
             notes=["dispatch and combine forward, and both again backward, per MoE layer"],
         )
     if par.pp > 1:
         hidden = model.need("hidden", "pipeline parallelism")
         size = float(mb * s_local * hidden * act) / par.tp
         b.add(
-            "pp",
-            2,
-            par.tp * par.cp * dp_site,
+            _Group("pp", 2, par.tp * par.cp * dp_site),
             "pp-sendrecv",
             Collective.SEND_RECV,
             size,
-            spec.act_dtype,
-            2 * m,
+            dtype=spec.act_dtype,
+            count=2 * m,
             notes=["activations forward and their gradients backward, per micro-batch"],
         )
 
@@ -487,9 +493,10 @@ def _cluster_notes(cluster: ResolvedCluster) -> list[str]:
 
 
 def _compute(
-    spec: TrainSpec, model: ModelSpec, par: Parallelism, seq: int, m: int, notes: list[str]
+    spec: TrainSpec, *, seq: int, m: int, notes: list[str]
 ) -> tuple[float | None, float | None]:
     """Forward and backward compute per step per GPU, from --backward-time or --tflops."""
+    model, par = spec.model, spec.parallel
     if spec.backward_s is not None:
         backward = spec.backward_s
         forward = backward / BACKWARD_OVER_FORWARD
@@ -512,11 +519,10 @@ def _compute(
     return None, None
 
 
-def _dp_phases(
-    b: _Builder, par: Parallelism, model: ModelSpec, sites: int, dp_site: int, m: int
-) -> None:
+def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
     """Data-parallel gradient and weight collectives (flat, or within site then across)."""
     spec = b.spec
+    par, model = spec.parallel, spec.model
     ranks = par.dp * par.cp
     if ranks < 2:
         return
@@ -543,9 +549,8 @@ def _dp_phases(
         b.notes.append("--hierarchical applies across sites only; one site: flat collectives")
     for name, coll, size, dtype, count, window in plan:
         if not hierarchical:
-            b.add(
-                "dp", ranks, par.tp, name, coll, size, dtype, count, window, across_sites=sites > 1
-            )
+            flat = _Group("dp", ranks, par.tp, across_sites=sites > 1)
+            b.add(flat, name, coll, size, dtype=dtype, count=count, window=window)
             continue
         local = dp_site * par.cp
         shard = size / local
@@ -574,19 +579,19 @@ def _dp_phases(
             if where == "site":
                 if local < 2:
                     continue
-                b.add("dp", local, par.tp, step_name, step_coll, step_size, dtype, count, window)
+                site = _Group("dp", local, par.tp)
+                b.add(
+                    site, step_name, step_coll, step_size, dtype=dtype, count=count, window=window
+                )
             else:
                 b.add(
-                    "dp",
-                    sites,
-                    wan_stride,
+                    _Group("dp", sites, wan_stride, across_sites=True),
                     step_name,
                     step_coll,
                     step_size,
-                    dtype,
-                    count,
-                    window,
-                    across_sites=True,
+                    dtype=dtype,
+                    count=count,
+                    window=window,
                     notes=[
                         f"hierarchical: each GPU exchanges its 1/{local} shard with its "
                         f"counterpart in the other site{'s' if sites > 2 else ''}"

@@ -1,0 +1,237 @@
+"""``ibcalc nccl-check`` and ``ibcalc calibrate``: read nccl-tests logs, check or calibrate.
+
+Each reads its logs (:func:`ibcalc.logs.read_log`; ``-`` is standard input, at most 64 MiB),
+takes the cluster options (flags override what the log says; ``--design`` gives the node shape),
+calls :func:`ibcalc.logs.check.check_log` or :func:`ibcalc.logs.calibrate.calibrate_logs`, and
+hands the result to :mod:`ibcalc.render.logs` (docs/nccl-check.md). The library is imported when
+a command runs: it is the heaviest part of the package, and most commands do not need it.
+
+Exit codes: ``nccl-check`` exits 0, or 1 when ``--min-efficiency`` is given and a size of
+64 MiB or more falls below it (or a row fails validation, ``#wrong`` > 0), or 2 when a file
+cannot be read or an option is wrong (the other files are still checked). ``calibrate`` exits
+0, or 2 on unreadable input or an output it refuses to write.
+"""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+from ibcalc.cli.boundary import FIELD_FLAGS, boundary, guard
+from ibcalc.cli.options import (
+    FORMAT_TABLE,
+    CatalogueOpt,
+    CostParamsOpt,
+    DesignOpt,
+    FormatOpt,
+    catalogue_of,
+    cluster_options,
+    design_node_shape,
+    params_of,
+    plot_target,
+)
+from ibcalc.cluster.spec import ClusterSpec
+
+if TYPE_CHECKING:
+    from ibcalc.logs.check import RunCheck
+
+__all__ = ["CheckFormat", "register"]
+
+#: The cluster options of both commands: what a log may not say, or may say wrongly.
+LOG_FIELDS = (
+    "nodes",
+    "gpus_per_node",
+    "nics_per_node",
+    "intra",
+    "inter",
+    "system",
+    "host_pcie",
+    "nvls",
+    "sharp",
+    "gpus_per_process",
+)
+
+
+class CheckFormat(StrEnum):
+    """Output formats of ``nccl-check`` (:data:`ibcalc.render.logs.CHECK_FORMATS`)."""
+
+    TABLE = "table"
+    JSON = "json"
+    GITHUB = "github"
+
+
+FilesArg = Annotated[
+    list[str],
+    typer.Argument(help="nccl-tests / rccl-tests logs ('-' reads stdin).", metavar="FILE"),
+]
+
+
+def _plot_path(base: Path, index: int) -> Path:
+    """``check.png``, then ``check-2.png`` ... for the runs after the first."""
+    if index == 0:
+        return base
+    return base.with_name(f"{base.stem}-{index + 1}{base.suffix}")
+
+
+@guard
+@cluster_options(*LOG_FIELDS)
+def nccl_check(
+    files: FilesArg,
+    *,
+    cluster: ClusterSpec,
+    design: DesignOpt = None,
+    collective: Annotated[
+        str | None,
+        typer.Option(
+            "--collective", help="Collective, when the log does not say (all_gather ...)."
+        ),
+    ] = None,
+    dtype: Annotated[
+        str | None, typer.Option("--dtype", help="Element type, when the log does not say.")
+    ] = None,
+    min_efficiency: Annotated[
+        float | None,
+        typer.Option(
+            "--min-efficiency",
+            help="Gate: exit 1 when a size of 64 MiB or more reaches less than this fraction "
+            "of the expected busbw (e.g. 0.85).",
+            min=0.0,
+            max=10.0,
+        ),
+    ] = None,
+    fmt: Annotated[
+        CheckFormat, typer.Option("--format", help="table, json or github.")
+    ] = CheckFormat.TABLE,
+    plot: Annotated[
+        Path | None,
+        typer.Option(
+            "--plot", help="Write measured vs expected busbw to FILE (.png/.svg).", metavar="FILE"
+        ),
+    ] = None,
+    catalogue: CatalogueOpt = None,
+    cost_params: CostParamsOpt = None,
+) -> None:
+    """Is my number normal? Compare nccl-tests / rccl-tests results with the model, per size,
+    and say why they differ.
+
+    The cluster comes from the log (nodes, ranks per node, GPU model, NCCL's own network
+    output); flags and --design override it, and every inferred value is listed as an
+    assumption. Exit 0; 1 when --min-efficiency fails; 2 when a file cannot be read.
+    """
+    from ibcalc.facade import parse_collective
+    from ibcalc.logs import read_log
+    from ibcalc.logs.check import check_log
+    from ibcalc.render.logs import plot_check, render_check_report
+
+    # options first: a wrong one stops the command before any file is read
+    cat = catalogue_of(catalogue)
+    params = params_of(cost_params)
+    spec = design_node_shape(cluster, design, cat)
+    coll = parse_collective(collective) if collective is not None else None
+    target = plot_target(plot)
+    checks: list[RunCheck] = []
+    unreadable = False
+    for path in files:
+        # each file inside its own boundary: the others are still checked, and the exit is 2
+        try:
+            with boundary():
+                log = read_log(path, stdin=sys.stdin.buffer)
+                checks += check_log(
+                    log.parsed,
+                    log.text,
+                    catalogue=cat,
+                    params=params,
+                    flags=spec,
+                    collective=coll,
+                    dtype=dtype,
+                )
+        except typer.Exit:
+            unreadable = True
+    typer.echo(render_check_report(checks, fmt, names=FIELD_FLAGS), nl=False)
+    if target is not None:
+        for i, check in enumerate(c for c in checks if c.rows):
+            typer.echo(f"wrote {plot_check(_plot_path(target, i), check)}", err=True)
+    if unreadable:
+        raise typer.Exit(2)
+    if min_efficiency is not None and _gate(checks, min_efficiency):
+        raise typer.Exit(1)
+
+
+def _gate(checks: list[RunCheck], min_efficiency: float) -> bool:
+    """Say each run that fails ``--min-efficiency`` on stderr; True when one does."""
+    from ibcalc.logs.check import gate_failures
+
+    failed = False
+    for check in checks:
+        rows = gate_failures(check, min_efficiency)
+        if not rows:
+            continue
+        failed = True
+        sizes = ", ".join(
+            f"{r.size_bytes} B ({r.efficiency:.0%}{', #wrong' if r.wrong else ''})"
+            for r in rows[:6]
+        )
+        typer.echo(
+            f"FAIL {check.source} run {check.run_index + 1}: below {min_efficiency:g} of the "
+            f"expected busbw at {sizes}",
+            err=True,
+        )
+    return failed
+
+
+@guard
+@cluster_options(*LOG_FIELDS)
+def calibrate_command(
+    files: FilesArg,
+    *,
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write the override: links to FILE (a --catalogue file), model constants to "
+            "FILE's name with .cost-params (an IBCALC_COST_PARAMS file).",
+            metavar="FILE",
+        ),
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Overwrite existing output files.")
+    ] = False,
+    cluster: ClusterSpec,
+    design: DesignOpt = None,
+    fmt: FormatOpt = FORMAT_TABLE,
+    catalogue: CatalogueOpt = None,
+    cost_params: CostParamsOpt = None,
+) -> None:
+    """Fit the model to your own nccl-tests runs: transport latencies, link efficiencies, NVLS
+    efficiency; report the fit and what the runs cannot determine; write an override file.
+
+    Exit 0; 2 when a file cannot be read or the output would overwrite a file (use --force;
+    an input is never overwritten).
+    """
+    from ibcalc.logs import read_log
+    from ibcalc.logs.calibrate import calibrate_logs, check_override_target, write_override
+    from ibcalc.render.logs import render_calibration_report
+
+    if output is not None:
+        # refused before the fit, not after it
+        check_override_target(output, force=force, inputs=files)
+    cat = catalogue_of(catalogue)
+    params = params_of(cost_params)
+    spec = design_node_shape(cluster, design, cat)
+    logs = [read_log(path, stdin=sys.stdin.buffer) for path in files]
+    result = calibrate_logs(logs, spec, params, cat)
+    typer.echo(render_calibration_report(result, fmt, names=FIELD_FLAGS), nl=False)
+    if output is not None:
+        for target in write_override(result, output, force=force, inputs=list(files)):
+            typer.echo(f"wrote {target}", err=True)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``nccl-check`` and ``calibrate`` to ``app``."""
+    app.command("nccl-check")(nccl_check)
+    app.command("calibrate")(calibrate_command)

@@ -1,0 +1,365 @@
+"""The workload commands: ``train``, ``infer`` and ``checkpoint`` (docs/workload.md).
+
+Each parses its options into library objects (a :class:`~ibcalc.workload.model.ModelSpec`, a
+:class:`~ibcalc.cluster.spec.ClusterSpec` from the shared cluster options, or ``--design``),
+resolves the cluster for the job and costs it (:mod:`ibcalc.workload`), and hands the result to
+:mod:`ibcalc.render.workload`. Errors go through the CLI's one boundary (:func:`guard`).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated, Any
+
+import typer
+
+from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError, guard
+from ibcalc.cli.options import (
+    FORMAT_TABLE,
+    CatalogueOpt,
+    DesignOpt,
+    FormatOpt,
+    catalogue_of,
+    cluster_options,
+    design_cluster,
+)
+from ibcalc.cluster.resolve import resolve_cluster
+from ibcalc.cluster.spec import ClusterSpec
+from ibcalc.engine.types import DType
+from ibcalc.render.workload import render_checkpoint, render_compare, render_infer, render_train
+from ibcalc.units import parse_bandwidth, parse_size, parse_time
+from ibcalc.workload.checkpoint import CheckpointSpec, checkpoint
+from ibcalc.workload.infer import InferSpec, infer, serving_cluster
+from ibcalc.workload.model import model_from
+from ibcalc.workload.train import TrainSpec, compare_layouts, fit_cluster, train_step
+
+__all__ = ["GradDtype", "WireDtype", "register"]
+
+#: The cluster options of ``infer`` and ``checkpoint``: one site's nodes, links and fabric (the
+#: assumptions name them: "enable with --sharp").
+NODE_FIELDS = (
+    "nodes",
+    "gpus_per_node",
+    "nics_per_node",
+    "intra",
+    "inter",
+    "system",
+    "host_pcie",
+    "sharp",
+    "nvls",
+    "oversubscription",
+    "cross_leaf_fraction",
+)
+#: The cluster options of ``train``: those, and the sites with their WAN.
+TRAIN_FIELDS = (*NODE_FIELDS, "sites", "wan", "wan_links", "wan_latency_s")
+
+
+class GradDtype(StrEnum):
+    """Gradient element types on the wire (int8: compressed, 1-bit Adam / ZeRO++ style)."""
+
+    FP32 = DType.FP32.value
+    BF16 = DType.BF16.value
+    FP16 = DType.FP16.value
+    FP8 = DType.FP8.value
+    INT8 = DType.INT8.value
+
+
+class WireDtype(StrEnum):
+    """Activation, weight and KV-cache element types."""
+
+    FP32 = DType.FP32.value
+    BF16 = DType.BF16.value
+    FP16 = DType.FP16.value
+    FP8 = DType.FP8.value
+
+
+def _flag(field: str) -> str:
+    return FIELD_FLAGS[field]
+
+
+def _degree(field: str, what: str) -> Any:
+    """The option of a parallel degree (1 or more), named by its field's flag."""
+    return typer.Option(_flag(field), min=1, help=what)
+
+
+# --- the model --------------------------------------------------------------------------------
+
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        _flag("model"), help="Model preset: llama3-8b/70b/405b, mixtral-8x7b, deepseek-v3."
+    ),
+]
+ParamsOpt = Annotated[
+    str | None,
+    typer.Option(_flag("params"), help="Parameter count, e.g. 70B (overrides --model's)."),
+]
+LayersOpt = Annotated[int | None, typer.Option(_flag("layers"), help="Transformer layers.")]
+HiddenOpt = Annotated[int | None, typer.Option(_flag("hidden"), help="Hidden (model) dimension.")]
+HeadsOpt = Annotated[int | None, typer.Option(_flag("heads"), help="Attention heads.")]
+KvHeadsOpt = Annotated[int | None, typer.Option(_flag("kv_heads"), help="Key/value heads (GQA).")]
+HeadDimOpt = Annotated[int | None, typer.Option(_flag("head_dim"), help="Head dimension.")]
+SeqOpt = Annotated[int | None, typer.Option(_flag("seq_len"), help="Sequence length (tokens).")]
+ExpertsOpt = Annotated[int | None, typer.Option(_flag("experts"), help="Routed experts (MoE).")]
+TopKOpt = Annotated[int | None, typer.Option(_flag("top_k"), help="Experts per token (MoE).")]
+
+TpOpt = Annotated[int, _degree("tp", "Tensor-parallel degree.")]
+PpOpt = Annotated[int, _degree("pp", "Pipeline-parallel degree.")]
+
+
+# --- commands ---------------------------------------------------------------------------------
+
+
+@guard
+@cluster_options(*TRAIN_FIELDS)
+def train_command(
+    *,
+    model: ModelOpt = None,
+    params: ParamsOpt = None,
+    layers: LayersOpt = None,
+    hidden: HiddenOpt = None,
+    heads: HeadsOpt = None,
+    kv_heads: KvHeadsOpt = None,
+    seq_len: SeqOpt = None,
+    experts: ExpertsOpt = None,
+    top_k: TopKOpt = None,
+    micro_batch: Annotated[
+        int, typer.Option("--micro-batch", min=1, help="Sequences per micro-batch.")
+    ] = 1,
+    microbatches: Annotated[
+        int | None,
+        typer.Option("--microbatches", min=1, help="Micro-batches per step (default: pp)."),
+    ] = None,
+    tp: TpOpt = 1,
+    pp: PpOpt = 1,
+    dp: Annotated[
+        int | None, _degree("dp", "Data-parallel degree (default: the rest of the GPUs).")
+    ] = None,
+    ep: Annotated[int, _degree("ep", "Expert-parallel degree (out of dp; MoE).")] = 1,
+    cp: Annotated[int, _degree("cp", "Context-parallel degree.")] = 1,
+    zero: Annotated[
+        int, typer.Option("--zero", min=0, max=3, help="ZeRO stage 0-3 (0: plain DP).")
+    ] = 0,
+    fsdp: Annotated[bool, typer.Option("--fsdp", help="Fully sharded (= --zero 3).")] = False,
+    grad_dtype: Annotated[
+        GradDtype, typer.Option("--grad-dtype", help="Gradients on the wire.")
+    ] = GradDtype.BF16,
+    sequence_parallel: Annotated[
+        bool,
+        typer.Option(
+            "--sequence-parallel", help="TP as reduce-scatter + all-gather (Megatron SP)."
+        ),
+    ] = False,
+    hierarchical: Annotated[
+        bool,
+        typer.Option("--hierarchical", help="Across sites: reduce within each site first."),
+    ] = False,
+    backward_time: Annotated[
+        str | None,
+        typer.Option("--backward-time", help="Backward compute per step, e.g. 2s (for overlap)."),
+    ] = None,
+    tflops: Annotated[
+        float | None,
+        typer.Option(
+            "--tflops", help="Achieved TFLOP/s per GPU (compute from 6 x params x tokens)."
+        ),
+    ] = None,
+    compare: Annotated[
+        bool,
+        typer.Option("--compare", help="Rank every (tp, pp, dp[, ep]) layout of the GPUs."),
+    ] = False,
+    cluster: ClusterSpec,
+    design: DesignOpt = None,
+    catalogue: CatalogueOpt = None,
+    fmt: FormatOpt = FORMAT_TABLE,
+) -> None:
+    """Communication of one training step, per parallel dimension, with overlap and warnings."""
+    if fsdp and zero not in (0, 3):
+        raise CliUsageError(f"--fsdp is ZeRO stage 3; it contradicts --zero {zero}")
+    if backward_time is not None and tflops is not None:
+        raise CliUsageError("give --backward-time or --tflops, not both")
+    if compare:
+        given = [_flag(f) for f, v in (("tp", tp), ("pp", pp), ("ep", ep)) if v != 1]
+        given += [_flag("dp")] if dp is not None else []
+        if given:
+            raise CliUsageError(f"--compare tries every layout; drop {', '.join(given)}")
+    spec_model = model_from(
+        model,
+        params=params,
+        layers=layers,
+        hidden=hidden,
+        heads=heads,
+        kv_heads=kv_heads,
+        seq_len=seq_len,
+        experts=experts,
+        top_k=top_k,
+    )
+    cat = catalogue_of(catalogue)
+    spec = design_cluster(cluster, design, cat)
+    if compare and spec.nodes is None:
+        raise CliUsageError("--compare needs the GPU count: give --nodes (or --design)")
+    resolved, layout = fit_cluster(cat, spec, tp=tp, pp=pp, dp=dp, ep=ep, cp=cp)
+    job = TrainSpec(
+        model=spec_model,
+        parallel=layout,
+        zero=3 if fsdp else zero,
+        grad_dtype=DType(grad_dtype.value),
+        micro_batch=micro_batch,
+        microbatches=microbatches,
+        sequence_parallel=sequence_parallel,
+        hierarchical=hierarchical,
+        backward_s=(
+            parse_time(backward_time, allow_zero=False) if backward_time is not None else None
+        ),
+        tflops=tflops,
+    )
+    if compare:
+        results, skipped = compare_layouts(cat, resolved, job)
+        render_compare(results, skipped, fmt, names=FIELD_FLAGS)
+        return
+    render_train(train_step(cat, resolved, job), fmt, names=FIELD_FLAGS)
+
+
+@guard
+@cluster_options(*NODE_FIELDS)
+def infer_command(
+    *,
+    model: ModelOpt = None,
+    params: ParamsOpt = None,
+    layers: LayersOpt = None,
+    hidden: HiddenOpt = None,
+    heads: HeadsOpt = None,
+    kv_heads: KvHeadsOpt = None,
+    head_dim: HeadDimOpt = None,
+    experts: ExpertsOpt = None,
+    top_k: TopKOpt = None,
+    tp: TpOpt = 1,
+    pp: PpOpt = 1,
+    ep: Annotated[int, _degree("ep", "Expert-parallel degree (MoE).")] = 1,
+    batch: Annotated[
+        int, typer.Option("--batch", min=1, help="Sequences decoded together (tokens per step).")
+    ] = 1,
+    prompt: Annotated[int, typer.Option("--prompt", min=1, help="Prompt length in tokens.")] = 1024,
+    output_tokens: Annotated[
+        int, typer.Option("--output-tokens", min=1, help="Tokens generated per request.")
+    ] = 256,
+    dtype: Annotated[
+        WireDtype, typer.Option("--dtype", help="Activation element type.")
+    ] = WireDtype.BF16,
+    kv_dtype: Annotated[
+        WireDtype, typer.Option("--kv-dtype", help="KV-cache element type.")
+    ] = WireDtype.BF16,
+    disaggregated: Annotated[
+        bool,
+        typer.Option("--disaggregated", help="Prefill and decode on different nodes."),
+    ] = False,
+    kv_nics: Annotated[
+        int | None,
+        typer.Option("--kv-nics", min=1, help="NICs the KV-cache transfer may use."),
+    ] = None,
+    cluster: ClusterSpec,
+    design: DesignOpt = None,
+    catalogue: CatalogueOpt = None,
+    fmt: FormatOpt = FORMAT_TABLE,
+) -> None:
+    """Communication per generated token and per request of serving a model."""
+    if kv_nics is not None and not disaggregated:
+        raise CliUsageError("--kv-nics applies to --disaggregated serving")
+    job = InferSpec(
+        model=model_from(
+            model,
+            params=params,
+            layers=layers,
+            hidden=hidden,
+            heads=heads,
+            kv_heads=kv_heads,
+            head_dim=head_dim,
+            experts=experts,
+            top_k=top_k,
+        ),
+        tp=tp,
+        pp=pp,
+        ep=ep,
+        batch=batch,
+        prompt_tokens=prompt,
+        output_tokens=output_tokens,
+        act_dtype=DType(dtype.value),
+        kv_dtype=DType(kv_dtype.value),
+        disaggregated=disaggregated,
+        kv_nics=kv_nics,
+    )
+    cat = catalogue_of(catalogue)
+    resolved = serving_cluster(cat, design_cluster(cluster, design, cat), job.gpus)
+    render_infer(infer(cat, resolved, job), fmt, names=FIELD_FLAGS)
+
+
+@guard
+@cluster_options(*NODE_FIELDS)
+def checkpoint_command(
+    *,
+    storage: Annotated[
+        str,
+        typer.Option(_flag("storage"), help="Storage id: nvmeof-target, ddn-ai400x2, aws-s3 ..."),
+    ],
+    model: ModelOpt = None,
+    params: ParamsOpt = None,
+    weights_dtype: Annotated[
+        WireDtype, typer.Option("--weights-dtype", help="Weight element type in the checkpoint.")
+    ] = WireDtype.BF16,
+    optimizer: Annotated[
+        bool,
+        typer.Option("--optimizer/--no-optimizer", help="Include Adam state (12 B/param)."),
+    ] = False,
+    storage_units: Annotated[
+        int, typer.Option("--storage-units", min=1, help="Targets or appliances.")
+    ] = 1,
+    storage_link: Annotated[
+        str | None,
+        typer.Option(_flag("client_link"), help="Client NIC link id (default: the cluster's)."),
+    ] = None,
+    storage_nics: Annotated[
+        int, typer.Option("--storage-nics", min=1, help="Storage NICs per node.")
+    ] = 1,
+    storage_fabric: Annotated[
+        str | None,
+        typer.Option("--storage-fabric", help="Fabric bandwidth to storage, e.g. 1.6TB/s."),
+    ] = None,
+    replicas: Annotated[
+        int,
+        typer.Option("--replicas", min=1, help="Data-parallel replicas reading the weights back."),
+    ] = 1,
+    part_size: Annotated[
+        str, typer.Option("--part-size", help="Object-store part size (default 16MB).")
+    ] = "16MB",
+    prefixes: Annotated[
+        int, typer.Option("--prefixes", min=1, help="Object-store prefixes written in parallel.")
+    ] = 1,
+    cluster: ClusterSpec,
+    design: DesignOpt = None,
+    catalogue: CatalogueOpt = None,
+    fmt: FormatOpt = FORMAT_TABLE,
+) -> None:
+    """Save and restore time of a checkpoint, and which bound sets it."""
+    job = CheckpointSpec(
+        model=model_from(model, params=params),
+        storage=storage,
+        weights_dtype=DType(weights_dtype.value),
+        optimizer=optimizer,
+        storage_units=storage_units,
+        client_link=storage_link,
+        client_nics=storage_nics,
+        replicas=replicas,
+        fabric_Bps=parse_bandwidth(storage_fabric) if storage_fabric is not None else None,
+        part_bytes=parse_size(part_size),
+        prefixes=prefixes,
+    )
+    cat = catalogue_of(catalogue)
+    resolved = resolve_cluster(cat, design_cluster(cluster, design, cat))
+    render_checkpoint(checkpoint(cat, resolved, job), fmt, names=FIELD_FLAGS)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``train``, ``infer`` and ``checkpoint`` to ``app``."""
+    app.command("train")(train_command)
+    app.command("infer")(infer_command)
+    app.command("checkpoint")(checkpoint_command)
