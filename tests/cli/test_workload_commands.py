@@ -4,6 +4,7 @@ codes, JSON that parses with the phases shape, one-line errors naming the flags.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -224,3 +225,48 @@ def test_main_cli_refuses_wan_links_without_sites(capsys: pytest.CaptureFixture[
     assert err == (
         "error: --wan-links 4 needs several sites: WAN links join sites (give --sites 2 or more)\n"
     )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("infer", "--model", "mixtral-8x7b", "--system", "dgx-h100", "--tp", "1", "--ep", "8"),
+        (
+            "train",
+            "--model",
+            "mixtral-8x7b",
+            "--system",
+            "dgx-h100",
+            "--nodes",
+            "2",
+            "--tp",
+            "1",
+            "--ep",
+            "8",
+        ),
+    ],
+    ids=["infer", "train"],
+)
+def test_workload_commands_read_cost_parameter_overrides(
+    args: tuple[str, ...], tmp_path: Path
+) -> None:
+    """--cost-params reaches train and infer: an all-to-all of 8 ranks pays 7 messages, so
+    raising the per-message cost to 100 us adds 7 x (100 us - the built-in value) per phase."""
+    from ibcalc.catalogue.cost_params import builtin_cost_params
+
+    path = tmp_path / "slow.yaml"
+    path.write_text(
+        "schema: ibcalc-cost-params/1\ncalibrated:\n  per_message_latency:\n"
+        "    assumed: a test value\n    value: 100 us\n",
+        encoding="utf-8",
+    )
+
+    def alltoall_s(*extra: str) -> float:
+        phases = _json(*args, *extra)["phases"]
+        (phase,) = [p for p in phases if p["collective"] == "alltoall"]
+        assert phase["ranks"] == 8
+        return float(phase["time_s"])
+
+    builtin = builtin_cost_params().calibrated.per_message_s
+    delta = alltoall_s("--cost-params", str(path)) - alltoall_s()
+    assert delta == pytest.approx(7 * (100e-6 - builtin), rel=1e-6)

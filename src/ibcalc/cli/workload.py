@@ -17,11 +17,13 @@ from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError, guard
 from ibcalc.cli.options import (
     FORMAT_TABLE,
     CatalogueOpt,
+    CostParamsOpt,
     DesignOpt,
     FormatOpt,
     catalogue_of,
     cluster_options,
     design_cluster,
+    params_of,
 )
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
@@ -171,6 +173,7 @@ def train_command(
     cluster: ClusterSpec,
     design: DesignOpt = None,
     catalogue: CatalogueOpt = None,
+    cost_params: CostParamsOpt = None,
     fmt: FormatOpt = FORMAT_TABLE,
 ) -> None:
     """Communication of one training step, per parallel dimension, with overlap and warnings."""
@@ -195,6 +198,7 @@ def train_command(
         top_k=top_k,
     )
     cat = catalogue_of(catalogue)
+    cost = params_of(cost_params)
     spec = design_cluster(cluster, design, cat)
     if compare and spec.nodes is None:
         raise CliUsageError("--compare needs the GPU count: give --nodes (or --design)")
@@ -214,10 +218,10 @@ def train_command(
         tflops=tflops,
     )
     if compare:
-        results, skipped = compare_layouts(cat, resolved, job)
+        results, skipped = compare_layouts(cat, resolved, job, params=cost)
         render_compare(results, skipped, fmt, names=FIELD_FLAGS)
         return
-    render_train(train_step(cat, resolved, job), fmt, names=FIELD_FLAGS)
+    render_train(train_step(cat, resolved, job, params=cost), fmt, names=FIELD_FLAGS)
 
 
 @guard
@@ -260,6 +264,7 @@ def infer_command(
     cluster: ClusterSpec,
     design: DesignOpt = None,
     catalogue: CatalogueOpt = None,
+    cost_params: CostParamsOpt = None,
     fmt: FormatOpt = FORMAT_TABLE,
 ) -> None:
     """Communication per generated token and per request of serving a model."""
@@ -290,7 +295,7 @@ def infer_command(
     )
     cat = catalogue_of(catalogue)
     resolved = serving_cluster(cat, design_cluster(cluster, design, cat), job.gpus)
-    render_infer(infer(cat, resolved, job), fmt, names=FIELD_FLAGS)
+    render_infer(infer(cat, resolved, job, params=params_of(cost_params)), fmt, names=FIELD_FLAGS)
 
 
 @guard
