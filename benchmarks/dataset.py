@@ -2,10 +2,11 @@
 
 Two kinds of input, both copied into the repository with their sources beside them:
 
-* ``data/measurements.csv``: single rows quoted from public nccl-tests results, read by
+* ``benchmarks/data/measurements.csv``: single rows quoted from public nccl-tests results, read by
   :mod:`reference` (written rules infer the cluster of each row);
-* ``data/sweeps/``: complete published sweeps (``SOURCES.md``), parsed with :mod:`ibcalc.logs`,
-  their clusters described in ``manifest.yaml`` with the provenance of every field.
+* ``benchmarks/data/sweeps/``: complete published sweeps (``SOURCES.md``), parsed with
+  :mod:`ibcalc.logs`, their clusters described in ``manifest.yaml`` with the provenance of every
+  field.
 
 Each :class:`Sample` carries its **source group** (one repository, issue thread or cluster):
 leave-one-source-out cross-validation holds out a whole group at once, so no constant fitted to a

@@ -2,8 +2,7 @@
 
 The rules only read the CSV's own columns (gpu, nodes, gpus_per_node, intra_fabric, inter_fabric,
 algo_proto, note), so the same code runs on any file with the columns of
-``shared/reference/measurements.csv`` (``benchmarks/data/measurements.csv`` is a copy; each row
-names its source). Every row gets a status:
+``benchmarks/data/measurements.csv`` (each row names its public source). Every row gets a status:
 
 * ``validated``: the configuration is stated by the source (or by a named instance type);
 * ``inferred``: something was filled in by a rule below (said in ``reasons``);
@@ -37,9 +36,9 @@ __all__ = [
 ]
 
 DEFAULT_CSV = Path(__file__).resolve().parent / "data" / "measurements.csv"
-#: Bandwidth regime: sizes of 64 MiB and more (issue 3).
+#: Bandwidth regime: sizes of 64 MiB and more (docs/model.md#accuracy).
 BANDWIDTH_MIN_BYTES = 64 * 2**20
-#: Latency regime: sizes of 64 KiB and less (issue 3).
+#: Latency regime: sizes of 64 KiB and less (docs/model.md#accuracy).
 LATENCY_MAX_BYTES = 64 * 2**10
 #: Size used for statements such as "peak busbw" with no size: a large message.
 LARGE_SIZE_BYTES = 8 * 2**30

@@ -1,6 +1,6 @@
 """The library facade: one call from a cluster description and a collective to an Estimate.
 
-``estimate`` resolves the cluster (``topology.resolve_cluster``), applies nccl-tests' size
+``estimate`` resolves the cluster (``cluster.resolve.resolve_cluster``), applies nccl-tests' size
 conventions (``--size`` is the total buffer for all-gather, reduce-scatter and all-to-all, and
 per-rank counts are rounded as nccl-tests rounds them), runs the cost engine and returns an
 :class:`~ibcalc.engine.types.Estimate` with every assumption it made. The cost model's constants
@@ -49,11 +49,12 @@ def parse_collective(name: str) -> Collective:
 def effective_size(
     collective: Collective, size_bytes: float, ranks: int, dtype: DType | str
 ) -> float:
-    """The size nccl-tests actually runs for a requested ``size_bytes`` (cost_models.md 1.3).
+    """The size nccl-tests actually runs for a requested ``size_bytes``.
 
-    Counts are whole elements; for all-gather, reduce-scatter and all-to-all the per-rank count is
-    ``floor(S / elt / n)``, rounded down to a multiple of 16 bytes for all-gather and
-    reduce-scatter (all-to-all runs print sizes that are not: 64 B on 16 ranks).
+    See docs/model.md#size-and-count-rounding. Counts are whole elements; for all-gather,
+    reduce-scatter and all-to-all the per-rank count is ``floor(S / elt / n)``, rounded down to a
+    multiple of 16 bytes for all-gather and reduce-scatter (all-to-all runs print sizes that are
+    not: 64 B on 16 ranks).
     """
     dt = parse_dtype(dtype)
     elt = dt.bytes

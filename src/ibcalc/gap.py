@@ -1,11 +1,12 @@
 """Scale-up vs scale-out bandwidth per GPU: the gap that decides where TP, PP and DP go.
 
-Conventions (link_specs.md sections 0 and 8): every bandwidth here is **per direction** and
-**per GPU**, in bytes per second (printed as GB/s = 10^9 B/s). Vendor GPU-link headlines are
-bidirectional, twice these figures (H100 NVLink 4 "900 GB/s" = 450 GB/s per direction); network
-rates are quoted in Gb/s (NDR "400" = 400 Gb/s = 50 GB/s per direction). So "NVLink 4 900 GB/s
-vs HDR 50 GB/s, nearly 20x" compares a bidirectional figure with a bidirectional one and gives
-the right ratio, 18x, only by luck of doubling both sides; per direction it is 450 vs 25.
+Conventions (docs/catalogue.md#units-and-conventions, docs/catalogue.md#common-mistakes): every
+bandwidth here is **per direction** and **per GPU**, in bytes per second (printed as GB/s =
+10^9 B/s). Vendor GPU-link headlines are bidirectional, twice these figures (H100 NVLink 4
+"900 GB/s" = 450 GB/s per direction); network rates are quoted in Gb/s (NDR "400" = 400 Gb/s =
+50 GB/s per direction). So "NVLink 4 900 GB/s vs HDR 50 GB/s, nearly 20x" compares a
+bidirectional figure with a bidirectional one and gives the right ratio, 18x, only by luck of
+doubling both sides; per direction it is 450 vs 25.
 
 * **scale-up per GPU**: the intra link's per-GPU rate as the engine's tier 0 sees it (a
   switchless mesh counts only the links a node of this size uses). Line rate, and achievable
@@ -17,7 +18,7 @@ the right ratio, 18x, only by luck of doubling both sides; per direction it is 4
 * **the consequence**: the time of one all-reduce of the same size inside one node
   (1 node x G GPUs on the scale-up link) vs across nodes with one GPU per node (G nodes x 1 GPU
   on the scale-out link, ceil(NICs per node / G) NICs each), both from
-  :func:`ibcalc.engine.estimate` with NCCL-like algorithm choice, and their ratio (slowdown).
+  :func:`ibcalc.facade.estimate` with NCCL-like algorithm choice, and their ratio (slowdown).
 
 The JSON of each result (``model_dump(mode="json")``) is what ``ibcalc gap --format json``
 prints. The common pairings are data (``data/pairings.yaml``, each with its source). No I/O

@@ -1,6 +1,6 @@
 """Parse and format sizes, bandwidths and times: the only home of 1e9, 2**30 and 8.
 
-Conventions (DESIGN.md section 3):
+Conventions (docs/architecture.md#units-and-conventions):
 
 * sizes: ``10GB`` = 10 x 10^9 bytes, ``10GiB`` = 10 x 2^30 bytes, a bare number is bytes
   (``1e9`` included). A bare letter (``1M``, ``8G``) means what it means to nccl-tests'

@@ -56,7 +56,7 @@ class LinkKind(StrEnum):
 
 
 class Confidence(StrEnum):
-    """How well the sources support an entry (link_specs.md section 0)."""
+    """How well the sources support an entry (docs/catalogue.md#confidence-grades)."""
 
     HIGH = "high"
     MEDIUM = "medium"

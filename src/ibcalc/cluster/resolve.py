@@ -3,7 +3,7 @@
 A :class:`ClusterSpec` holds the user's choices, each optional. :func:`resolve_cluster` fills the
 gaps from a system preset or from sensible defaults and records every assumption it made, so
 that each result can say which node shape, GPUs per node, links and NIC count it used and how to
-change them (DESIGN.md section 1).
+change them (docs/architecture.md#results-state-their-assumptions).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ The library does no printing: every problem it finds in a file is raised at once
 (:class:`~ibcalc.errors.ClusterError`) is reported at the YAML key of the field at fault, named
 as the file names it (``fabric.sharp``, never ``--sharp``).
 
-Choices (DESIGN.md is silent on them):
+Choices (docs/architecture.md#design-choices):
 
 * the engine gets the end-to-end oversubscription (product of the built tiers' down:up ratios),
   the ``oversubscription`` requirement checks the worst single tier;
@@ -334,10 +334,11 @@ class ResolvedDesign:
 
 
 def cross_leaf_fraction(sizing: FabricSizing) -> float:
-    """Share of a node's rail-aligned peers that sit behind another leaf (cost_models.md 3.7).
+    """Share of a node's rail-aligned peers that sit behind another leaf.
 
     Rail-optimized: a leaf serves one rail of a whole scalable unit, so peers in the same SU are
-    one hop away. Otherwise a leaf serves ``leaf_down / rails`` whole nodes.
+    one hop away. Otherwise a leaf serves ``leaf_down / rails`` whole nodes
+    (docs/design-files.md#oversubscription-and-cross-leaf-fraction).
     """
     if sizing.tiers < 2 or sizing.nodes < 2:
         return 0.0

@@ -10,7 +10,7 @@ from :class:`~ibcalc.engine.types.DType`, algorithms from
 names from ``data/switches.yaml``. The JSON Schema (:func:`json_schema`) is generated from these
 models, so its enums are the same lists.
 
-Choices (DESIGN.md is silent on them):
+Choices (docs/architecture.md#design-choices):
 
 * the scale-out link is given once, either as top-level ``inter`` or as ``fabric.link``;
 * sizing needs ``fabric.switch`` or ``fabric.radix``; without either,

@@ -1,7 +1,7 @@
 """Shared pieces of the cost engine: the tiered topology, latency look-ups, protocol factors.
 
 The engine is a set of pure functions of numbers: no I/O, no catalogue, no YAML. A cluster
-arrives here already reduced to tiers (DESIGN.md section 4): tier 0, the scale-up domain of
+arrives here already reduced to tiers (docs/model.md#tiers): tier 0, the scale-up domain of
 ``m`` GPUs with a per-GPU bandwidth; tier 1, ``N`` domains joined by NICs whose aggregate
 per-domain bandwidth is ``nics x NIC rate`` (capped by PCIe). The model's constants arrive as a
 :class:`~ibcalc.engine.params.CostParams`, passed to every function that needs one.
@@ -110,12 +110,14 @@ class Topology:
 
     @property
     def ll128_allowed(self) -> bool:
-        """LL128 needs NVLink-class paths inside the domain (cost_models.md 2.2) and, across
-        domains, a transport that writes 128-byte lines straight into GPU memory.
+        """LL128 needs NVLink-class paths inside the domain and, across domains, a transport
+        that writes 128-byte lines straight into GPU memory (docs/model.md#applicability).
 
         InfiniBand/RoCE verbs do; proxy-driven plugin transports (EFA, TCPX), which carry a
         transport latency here, are treated as Simple/LL only: the held-out 2 x A3 Mega sweep
-        (nccl_logs/06) follows Simple's latency at 64-128 MiB, where LL128 would be 2x faster.
+        (github.com/lessizzmore/create-a3mega-ztan-fork@5f9e1dd, copied to
+        benchmarks/data/sweeps/log06_allreduce_2node_16xH100_gcp_a3mega.txt) follows Simple's
+        latency at 64-128 MiB, where LL128 would be 2x faster.
         """
         if self.up is not None and self.up.path != "nvlink":
             return False
@@ -133,7 +135,7 @@ class Topology:
 
         With leaf oversubscription k:1 (down:up) and a fraction f of a node's network bytes
         crossing the leaf uplinks, the uplinks give that traffic 1/k of the NICs' rate; once
-        k f > 1 they, not the NICs, set the pace (cost_models: Chan et al. bisection argument,
+        k f > 1 they, not the NICs, set the pace (Chan et al. bisection argument,
         docs/model.md#oversubscription-and-cross-leaf-traffic). Every algorithm's network term
         pays it; the fraction comes from the design's fabric layout or ``--cross-leaf``.
         """
@@ -296,7 +298,7 @@ def protocols_for(topo: Topology) -> tuple[Protocol, ...]:
 
 
 def protocol_factor(protocol: Protocol, params: CostParams) -> float:
-    """Payload fraction of a protocol: LL 0.5, LL128 0.92, Simple 1 (cost_models.md 2.5)."""
+    """Payload fraction of a protocol: LL 0.5, LL128 0.92, Simple 1 (docs/model.md#protocols)."""
     if protocol is Protocol.LL:
         return params.nccl_tuner.ring_ll_factor
     if protocol is Protocol.LL128:
@@ -307,7 +309,7 @@ def protocol_factor(protocol: Protocol, params: CostParams) -> float:
 def ring_protocol_bw(
     bw_Bps: float, protocol: Protocol, topo: Topology, params: CostParams
 ) -> float:
-    """Apply a protocol's payload factor and cap to a ring bandwidth (cost_models.md 2.5)."""
+    """Apply a protocol's payload factor and cap to a ring bandwidth (docs/model.md#protocols)."""
     if protocol is Protocol.LL:
         return min(bw_Bps * params.nccl_tuner.ring_ll_factor, ll_cap_Bps(topo, params))
     return bw_Bps * protocol_factor(protocol, params)
@@ -357,7 +359,8 @@ def bytes_factor(collective: Collective, ranks: int) -> float:
     """Bytes each rank must send per byte of S for a point-to-point algorithm (the lower bound).
 
     2(n-1)/n for all-reduce, (n-1)/n for all-gather, reduce-scatter and all-to-all, 1 for
-    broadcast, reduce and sendrecv (cost_models.md 1.4 and 3.3).
+    broadcast, reduce and sendrecv (docs/model.md#why-the-busbw-factors,
+    docs/model.md#lower-bounds).
     """
     n = ranks
     if collective is Collective.ALL_REDUCE:

@@ -1,12 +1,12 @@
 """Evaluate every applicable (algorithm, protocol) and pick the one NCCL's tuner would pick.
 
-NCCL evaluates ``time = latency + bytes / bandwidth`` for every enabled pair and picks the
-minimum (cost_models.md 2.1, 2.7). ``evaluate`` costs every candidate twice: with the physical
+NCCL evaluates ``time = latency + bytes / bandwidth`` for every enabled pair and picks the minimum
+(docs/model.md#the-nccl-tuner-model). ``evaluate`` costs every candidate twice: with the physical
 parameters and with ``params.tuner_view()``, the values NCCL's own tuner assumes (its latency
 factors, without the measured limits NCCL does not know about). ``select`` ranks candidates by the
 tuner's estimate (``Cost.selection_time_s``) and reports the physical time of the choice, so a
-prediction follows NCCL's decisions, good or bad. A forced algorithm is evaluated over its
-protocols only, and refused when it cannot run.
+prediction follows NCCL's decisions, good or bad. A forced algorithm is evaluated over its protocols
+only, and refused when it cannot run.
 """
 
 from __future__ import annotations
@@ -64,8 +64,8 @@ NCCL_ALGORITHMS: frozenset[Algorithm] = frozenset(
 
 
 #: Element types NVLink SHARP and IB SHARP reduce in the switch (16- and 32-bit floats, 32-bit
-#: integers); 8-bit and 64-bit reductions run point-to-point (cost_models.md 2.2: CollNet needs
-#: "the datatype/op supported").
+#: integers); 8-bit and 64-bit reductions run point-to-point (docs/model.md#applicability:
+#: CollNet needs "the datatype/op supported").
 _SWITCH_REDUCE_DTYPES = frozenset({DType.FP16, DType.BF16, DType.FP32, DType.INT32, DType.UINT32})
 _REDUCTIONS = (Collective.ALL_REDUCE, Collective.REDUCE_SCATTER, Collective.REDUCE)
 _IN_SWITCH = (
@@ -95,7 +95,7 @@ def evaluate(
     Each cost is the physical one (``params``); where NCCL's tuner (``params.tuner_view()``)
     estimates another time, that is kept as ``tuner_time_s``. NCCL 2.30.7 multiplies its ring
     estimate of an FP8 reduction on more than 8 ranks by 1024 (``fp8_ring_penalty``), keeping
-    long lossy reduction chains as a last resort (cost_models.md 2.2).
+    long lossy reduction chains as a last resort (docs/model.md#tuner-constants).
     """
     dtype = DType.parse(dtype)
     wanted = algorithms if algorithms is not None else frozenset(ALGORITHMS)

@@ -316,7 +316,7 @@ class Estimate(BaseModel):
 
 
 def busbw_factor(collective: Collective, ranks: int) -> float:
-    """nccl-tests bus-bandwidth factor F(n) (cost_models.md section 1.3)."""
+    """nccl-tests bus-bandwidth factor F(n) (docs/model.md#algbw-and-busbw)."""
     n = ranks
     if n <= 1:
         return 1.0

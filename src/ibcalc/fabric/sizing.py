@@ -1,34 +1,36 @@
 """Fat-tree fabric sizing: switch, cable and transceiver counts from nodes, rails and radix.
 
-Pure functions of integers, no I/O (reference: ``fabric_sizing.md``). The switch models
+Pure functions of integers, no I/O (docs/design-files.md#fabric-sizing). The switch models
 (``data/switches.yaml``) live in :mod:`ibcalc.fabric.switches`; ``SWITCHES``, ``NODE_CAGES`` and
 ``find_switch`` are re-exported here. The rules, in the order the
 sizing applies them:
 
-* **Leaf port split** (section 2.4): a leaf with ``k`` ports at the NIC rate and oversubscription
-  ``o = p/q`` (down:up, in lowest terms) uses ``d = p*j`` down and ``u = q*j`` up ports with
-  ``j = k // (p + q)``, so the ratio is exactly ``o`` and leftover ports stay unused (1:1 gives
-  ``k/2`` and ``k/2``). If ``p + q > k``, ``d = floor(k*o/(1+o))`` and ``u = ceil(d/o)``.
-* **Whole scalable units** (section 2.6, 2.7): rail-optimized, an SU holds ``d`` nodes (the leaf's
-  down-port count) and one leaf per rail; the node count is rounded up to whole SUs, as NVIDIA
-  does ("the fabric should be designed to support the full SU"). Extra endpoints (UFM appliances)
-  take free leaf ports and can force another SU (NVIDIA Table 4: 31 nodes + 4 UFM ports per SU).
-  Not rail-optimized, endpoints fill ``ceil(E/d)`` leaves.
-* **Spines share a leaf's uplinks evenly** (section 2.6, NVIDIA rule): the spine count ``S`` of a
-  group of ``L`` leaves is the smallest divisor of ``u`` with ``S >= L*u/k_down``; two tiers use
-  every leaf in one group with ``k_down = k``.
-* **Three tiers** (section 2.6, 2.7): leaves are grouped per rail (rail-optimized) into pods of at
-  most ``k_spine_down`` leaves; each pod gets its own spines by the rule above with the spine's
-  down ports as capacity (``k/2`` at 1:1), each spine sends up as much as it takes in (divided by
-  its own oversubscription), and ``core = ceil(spine uplinks / k)``. A core switch must reach
-  every pod, so at most ``k`` pods: ``k^3/4`` endpoints at 1:1 (section 2.1).
-* **Cables**: one per endpoint at node-leaf, every leaf uplink at leaf-spine (NVIDIA cables the
-  full SU), every spine uplink at spine-core (section 2.3, 4.1).
-* **Transceivers** (section 4.1): switch side, the occupied cages per switch (down and up ports in
-  separate cages; a twin-port OSFP cage holds two 400G ports); node side, the node's cages where a
-  source gives them (DGX H100/B200: 4 twin-port OSFP for 8 NICs).
-* **Bisection bandwidth** per direction (section 2.5): half the narrowest tier boundary,
-  ``min(E, leaf uplinks, spine uplinks) / 2`` links at the port rate.
+* **Leaf port split** (docs/design-files.md#leaf-port-split): a leaf with ``k`` ports at the NIC
+  rate and oversubscription ``o = p/q`` (down:up, in lowest terms) uses ``d = p*j`` down and
+  ``u = q*j`` up ports with ``j = k // (p + q)``, so the ratio is exactly ``o`` and leftover ports
+  stay unused (1:1 gives ``k/2`` and ``k/2``). If ``p + q > k``, ``d = floor(k*o/(1+o))`` and
+  ``u = ceil(d/o)``.
+* **Whole scalable units** (docs/design-files.md#scalable-units-and-rails): rail-optimized, an SU
+  holds ``d`` nodes (the leaf's down-port count) and one leaf per rail; the node count is rounded
+  up to whole SUs, as NVIDIA does ("the fabric should be designed to support the full SU"). Extra
+  endpoints (UFM appliances) take free leaf ports and can force another SU (NVIDIA Table 4: 31
+  nodes + 4 UFM ports per SU). Not rail-optimized, endpoints fill ``ceil(E/d)`` leaves.
+* **Spines share a leaf's uplinks evenly** (NVIDIA rule; docs/design-files.md#spine-count-rule):
+  the spine count ``S`` of a group of ``L`` leaves is the smallest divisor of ``u`` with
+  ``S >= L*u/k_down``; two tiers use every leaf in one group with ``k_down = k``.
+* **Three tiers** (docs/design-files.md#three-tiers): leaves are grouped per rail (rail-optimized)
+  into pods of at most ``k_spine_down`` leaves; each pod gets its own spines by the rule above with
+  the spine's down ports as capacity (``k/2`` at 1:1), each spine sends up as much as it takes in
+  (divided by its own oversubscription), and ``core = ceil(spine uplinks / k)``. A core switch must
+  reach every pod, so at most ``k`` pods: ``k^3/4`` endpoints at 1:1
+  (docs/design-files.md#fat-tree-limits).
+* **Cables**: one per endpoint at node-leaf, every leaf uplink at leaf-spine (NVIDIA cables the full
+  SU), every spine uplink at spine-core (docs/design-files.md#cables-and-transceivers).
+* **Transceivers** (docs/design-files.md#cables-and-transceivers): switch side, the occupied cages
+  per switch (down and up ports in separate cages; a twin-port OSFP cage holds two 400G ports); node
+  side, the node's cages where a source gives them (DGX H100/B200: 4 twin-port OSFP for 8 NICs).
+* **Bisection bandwidth** per direction (docs/design-files.md#bisection-bandwidth): half the
+  narrowest tier boundary, ``min(E, leaf uplinks, spine uplinks) / 2`` links at the port rate.
 """
 
 from __future__ import annotations

@@ -30,14 +30,14 @@ Collective
        checked against the interval every row allows, given that algbw and busbw are printed
        with two decimals. Remaining ties are broken so:
 
-       * all_gather vs alltoall: nccl-tests rounds the all_gather per-rank count down to a
-         multiple of 16 bytes (sweeps 08 and nccl_logs 09/13: 0-size rows until count x type
-         reaches 16 B), alltoall in older versions does not (sweeps 09: count 1, 2 at 64 B and
-         128 B with 16 ranks). A count x type size that is not a multiple of 16 means alltoall.
-         Else the in-place ``#wrong`` column decides: nccl-tests prints ``N/A`` there for
-         alltoall (and sendrecv) and a number for all_gather (every such log in the reference
-         set). With neither signal (old ``error`` format, no in-place columns) the collective
-         stays None and the inference lists both candidates.
+       * all_gather vs alltoall: nccl-tests rounds the all_gather per-rank count down to a multiple
+         of 16 bytes (sweep 08, the Anthony-Hoo AutoDL log and NREL/ESIFHPC4's Kestrel log: 0-size
+         rows until count x type reaches 16 B), alltoall in older versions does not (sweeps 09:
+         count 1, 2 at 64 B and 128 B with 16 ranks). A count x type size that is not a multiple of
+         16 means alltoall. Else the in-place ``#wrong`` column decides: nccl-tests prints ``N/A``
+         there for alltoall (and sendrecv) and a number for all_gather (every such log in the
+         reference set). With neither signal (old ``error`` format, no in-place columns) the
+         collective stays None and the inference lists both candidates.
        * all_reduce vs sendrecv with 2 ranks (both ratio 1): in-place ``N/A`` means sendrecv,
          a number means all_reduce.
        * scatter vs gather: indistinguishable from the table; both are listed.
@@ -64,9 +64,9 @@ Library and versions
     ``nccl-tests-X.Y.Z`` directory in the binary path.
 
 Row checks (notes only, rows are kept)
-    A non-zero-size row with a time below 1 us (the 1-GPU in-place reduce in nccl_logs 09 prints
-    0.19 us) is flagged "in-place time implausible" (or out-of-place); non-zero ``#wrong`` and
-    out-of-bounds counts are reported.
+    A non-zero-size row with a time below 1 us (the 1-GPU in-place reduce in the Anthony-Hoo
+    AutoDL log prints 0.19 us) is flagged "in-place time implausible" (or out-of-place); non-zero
+    ``#wrong`` and out-of-bounds counts are reported.
 """
 
 from __future__ import annotations

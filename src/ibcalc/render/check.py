@@ -486,7 +486,7 @@ def design_notes(resolved: ResolvedDesign) -> list[str]:
     if resolved.oversubscription > 1:
         notes.append(
             f"oversubscription {resolved.oversubscription:.3g}:1 slows network-bound all-to-all "
-            "(cost_models.md 3.7)"
+            "(docs/model.md#oversubscription-and-cross-leaf-traffic)"
         )
     return [fill_fields(n, resolved.keys) for n in notes]
 

@@ -1,7 +1,7 @@
 """Pictures: busbw and time over message sizes, and the scale-up vs scale-out gap as bars.
 
 The only module importing matplotlib, and only lazily, inside :func:`require_matplotlib`:
-matplotlib is the optional extra ``ibcalc[plot]``, so ``import ibcalc.plot`` works without it
+matplotlib is the optional extra ``ibcalc[plot]``, so ``import ibcalc.render.plot`` works without it
 and a plotting call raises :class:`PlotUnavailableError` with the install hint. Figures are
 drawn with the object API on the Agg canvas (no display needed) and written atomically: to a
 temporary file in the target's directory, then renamed over the target.
@@ -267,9 +267,9 @@ def load_measured(
     """Read measured points from a CSV with columns ``size_bytes,busbw_GBps`` at least.
 
     Optional columns: ``time_us`` (for the time panel), ``label`` (one legend entry per label;
-    else per ``gpu`` when that column exists, as in ``measurements.csv``),
+    else per ``gpu`` when that column exists, as in ``benchmarks/data/measurements.csv``),
     and ``collective``, ``nodes``, ``gpus_per_node``: when present, only rows matching the plotted
-    sweep are kept, so a mixed file such as the reference ``measurements.csv`` can be given as
+    sweep are kept, so a mixed file such as ``benchmarks/data/measurements.csv`` can be given as
     is. Returns the points kept and the number of data rows read. Raises :class:`PlotError`
     with ``file:line`` for unreadable files or values.
     """
@@ -570,9 +570,9 @@ def plot_sweep_clusters(
 
     One line per cluster (the engine's choice); with a single cluster and ``per_algorithm``, the
     choice in black plus one thin line per algorithm. Ceilings (dashed): the scale-up link's
-    achievable rate per GPU, each fabric's achievable rate per node (the ring's busbw ceiling
-    across nodes, DESIGN.md 4), and for a single fabric the per-GPU share of it (the scale-out
-    side of the gap). Returns the path written.
+    achievable rate per GPU, each fabric's achievable rate per node (the ring's busbw ceiling across
+    nodes, docs/model.md#tiers), and for a single fabric the per-GPU share of it (the scale-out side
+    of the gap). Returns the path written.
     """
     from ibcalc import __version__
 

@@ -1,11 +1,11 @@
 """All-to-all (pairwise and rail-aggregated PXN) and send/recv.
 
-* All-to-all (Thakur et al. 2005 pairwise exchange; cost_models.md 3.2, 3.5, 3.7): each rank sends
-  S/n to every rank, S being its whole send buffer. (m-1)/n x S stays in the domain, (n-m)/n x S
-  leaves it through the GPU's share of the NICs, ``nics x B_nic / m``. With oversubscription k at
-  the leaf and a fraction f of that traffic crossing leaves, the network term grows by
-  ``max(1, k f)`` (cost_models.md 3.7). All sends run at once:
-  ``t = max((m-1)/n S / B_up, max(1, k f) (n-m)/n S / (nics B_nic / m)) + latency``.
+* All-to-all (Thakur et al. 2005 pairwise exchange; docs/model.md#all-to-all-pairwise-and-pxn): each
+  rank sends S/n to every rank, S being its whole send buffer. (m-1)/n x S stays in the domain,
+  (n-m)/n x S leaves it through the GPU's share of the NICs, ``nics x B_nic / m``. With
+  oversubscription k at the leaf and a fraction f of that traffic crossing leaves, the network term
+  grows by ``max(1, k f)`` (docs/model.md#oversubscription-and-cross-leaf-traffic). All sends
+  run at once: ``t = max((m-1)/n S / B_up, max(1, k f) (n-m)/n S / (nics B_nic / m)) + latency``.
   Pairwise posts one message per peer: latency ``base + hop + (n-1) x per-message cost``.
   PXN (NCCL 2.12 blog, "Doubling all2all performance") first moves off-node data over NVLink to
   the GPU on the destination's rail, which aggregates it: the NVLink term carries the network

@@ -1,7 +1,7 @@
 """Hierarchical (2-level) all-reduce: reduce-scatter inside, all-reduce per rail, all-gather inside.
 
-Source: cost_models.md 3.5 (classic 2D all-reduce, e.g. Thakur et al. 2005 and the
-"hierarchical all-reduce" of Horovod/BlueConnect). With N domains of m GPUs, per-GPU scale-up
+Source: docs/model.md#hierarchical-all-reduce (classic 2D all-reduce, e.g. Thakur et al. 2005 and
+the "hierarchical all-reduce" of Horovod/BlueConnect). With N domains of m GPUs, per-GPU scale-up
 bandwidth B_up and one NIC share per GPU (rail-aligned), phases run one after the other:
 
 1. reduce-scatter inside the domain: ``(m-1)/m x S / B_up`` + (m-1) intra hops;
@@ -12,7 +12,7 @@ bandwidth B_up and one NIC share per GPU (rail-aligned), phases run one after th
 Simple protocol only (bulk phases); not pipelined, which is what separates it from NCCL's flat
 ring (same bandwidth terms, ``2(m-1) + 2(N-1)`` latency steps instead of ``2(n-1)``). Each node
 moves 2(N-1)/N x S over its NICs, so nccl-tests' busbw (x 2(n-1)/n) is a node-level equivalent
-that can exceed the NICs' rate on few nodes (cost_models.md 3.5).
+that can exceed the NICs' rate on few nodes (docs/model.md#equivalent-busbw).
 """
 
 from __future__ import annotations

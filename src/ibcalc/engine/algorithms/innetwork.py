@@ -2,9 +2,9 @@
 
 For these algorithms nccl-tests' busbw is an *equivalent* figure, not a wire rate: the switch
 does the reduction, so each GPU moves less than the 2(n-1)/n x S a point-to-point algorithm must
-(nccl-tests#212, #366; cost_models.md 1.5 and 3.6).
+(nccl-tests#212, #366; docs/model.md#equivalent-busbw, docs/model.md#nvls).
 
-* NVLS all-reduce inside one domain (cost_models.md 3.6): rank i owns 1/m of the buffer; a
+* NVLS all-reduce inside one domain (docs/model.md#nvls): rank i owns 1/m of the buffer; a
   multimem load-reduce pulls slice i from every GPU and a multimem store multicasts the sum.
   Per GPU and direction: S(m+1)/m, so ``t = S (m+1) / (m B_nvls) + latency``. B_nvls is the
   link's NVLS bandwidth (line rate x the catalogue's ``nvls_efficiency``, calibrated on H100
@@ -21,7 +21,7 @@ does the reduction, so each GPU moves less than the 2(n-1)/n x S a point-to-poin
 * CollNet (SHARP) all-reduce, Simple only, <= 8 GPUs per domain: Direct (needs NVSwitch)
   reduce-scatters to one head per GPU, then SHARP: ``max(2(m-1)/m x S / B_up, S / (nics B_nic))``;
   Chain runs a chain inside the node: ``max(2S / B_up, S / (nics B_nic))``. Latencies are
-  NCCL 2.30.7's (cost_models.md 2.6).
+  NCCL 2.30.7's (docs/model.md#tuner-latency-formula).
 """
 
 from __future__ import annotations

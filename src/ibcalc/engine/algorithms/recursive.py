@@ -1,15 +1,15 @@
 """Recursive halving-doubling (Rabenseifner) and NCCL's PAT.
 
-* Recursive halving-doubling (Thakur, Rabenseifner, Gropp, IJHPCA 19(1), 2005; cost_models.md
-  3.2): all-reduce = reduce-scatter by recursive halving + all-gather by recursive doubling;
-  all-gather or reduce-scatter alone is one of the two phases. For p = 2^k ranks step j exchanges
-  S/2^(j+1) with the partner at distance p/2^(j+1). Taking the far (cross-domain) partners
-  first puts ``(N-1)/N x S`` of each phase on the network, at the GPU's NIC share
-  ``nics x B_nic / m``, and ``(m-1)/(m N) x S`` on the scale-up link. With s sites the first
-  steps cross the WAN: ``(s-1)/s x S`` at the GPU's share of its site's WAN. Latency: ``lg p``
-  steps per phase, each a WAN, network or intra-domain hop. A non-power-of-two count folds the
-  surplus ranks in with one extra exchange of S before and after (cost_models.md 3.2).
-* PAT (Jeaugey, arXiv:2506.20252; NCCL 2.30.7, cost_models.md 2.2, 2.5, 2.6): all-gather and
+* Recursive halving-doubling (Thakur, Rabenseifner, Gropp, IJHPCA 19(1), 2005;
+  docs/model.md#recursive-halving-doubling): all-reduce = reduce-scatter by recursive halving +
+  all-gather by recursive doubling; all-gather or reduce-scatter alone is one of the two phases. For
+  p = 2^k ranks step j exchanges S/2^(j+1) with the partner at distance p/2^(j+1). Taking the far
+  (cross-domain) partners first puts ``(N-1)/N x S`` of each phase on the network, at the GPU's NIC
+  share ``nics x B_nic / m``, and ``(m-1)/(m N) x S`` on the scale-up link. With s sites the first
+  steps cross the WAN: ``(s-1)/s x S`` at the GPU's share of its site's WAN. Latency: ``lg p`` steps
+  per phase, each a WAN, network or intra-domain hop. A non-power-of-two count folds the surplus
+  ranks in with one extra exchange of S before and after (docs/model.md#recursive-halving-doubling).
+* PAT (Jeaugey, arXiv:2506.20252; NCCL 2.30.7; docs/model.md#pat): all-gather and
   reduce-scatter with one GPU per node only, Simple; bandwidth x 0.75;
   latency ``8 us + log2(N) x net / 3.5 + 2.8 us x n``.
 """

@@ -1,6 +1,7 @@
 """Ring algorithms: all-reduce, all-gather, reduce-scatter, and the pipelined broadcast/reduce.
 
-Formulas (n = N x m ranks, S in nccl-tests units, cost_models.md 2.5, 2.6, 3.2):
+Formulas (n = N x m ranks, S in nccl-tests units, docs/model.md#ring,
+docs/model.md#the-nccl-tuner-model):
 
 * bandwidth: each rank moves F x S bytes, F = 2(n-1)/n (all-reduce) or (n-1)/n (all-gather,
   reduce-scatter), through the slowest hop of the ring. Inside a domain that is the per-GPU

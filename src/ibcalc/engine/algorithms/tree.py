@@ -2,7 +2,7 @@
 
 Source: Sanders, Speck, Traeff, Parallel Computing 35(12), 2009 (two-tree algorithms); NCCL's
 trees (NVIDIA blog "Massively scale your deep learning training with NCCL 2.4"); NCCL 2.30.7
-constants (cost_models.md 2.5-2.7, 3.4).
+constants (docs/model.md#the-nccl-tuner-model, docs/model.md#double-binary-tree).
 
 Per rank and direction, a pipelined all-reduce over a chain or tree moves about 2S: reduce up
 (receive S, send S) then broadcast down. Across domains each node is interior in one tree and a
