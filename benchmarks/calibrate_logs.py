@@ -39,7 +39,8 @@ from ibcalc.engine.params import CostParams
 from ibcalc.errors import IbcalcError
 from ibcalc.logs import Row, Run, parse_file
 from ibcalc.logs.calibrate import Calibration, apply_calibration, calibrate
-from ibcalc.logs.check import BANDWIDTH_MIN_BYTES, LATENCY_MAX_BYTES, predict
+from ibcalc.logs.expect import predict
+from ibcalc.logs.results import BANDWIDTH_MIN_BYTES, LATENCY_MAX_BYTES
 
 SWEEPS = Path(__file__).resolve().parent / "data" / "sweeps"
 MANIFEST = SWEEPS / "manifest.yaml"

@@ -35,7 +35,7 @@ from ibcalc.logs.calibrate import (
     cost_params_path,
     write_override,
 )
-from ibcalc.logs.check import catalogue_with_link
+from ibcalc.logs.expect import catalogue_with_link
 from ibcalc.logs.synth import synthesize_log
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))

@@ -42,16 +42,10 @@ from ibcalc.engine.types import Collective
 from ibcalc.errors import ClusterError
 from ibcalc.facade import estimate_on
 from ibcalc.logs import parse_file, parse_log
-from ibcalc.logs.check import (
-    BANDS,
-    RunCheck,
-    catalogue_with_link,
-    check_log,
-    check_run,
-    gate_failures,
-    regime,
-)
+from ibcalc.logs.check import check_log, check_run
 from ibcalc.logs.env import scan_environment
+from ibcalc.logs.expect import catalogue_with_link
+from ibcalc.logs.results import BANDS, RunCheck, gate_failures, regime
 from ibcalc.logs.synth import synthesize_log
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -418,15 +412,15 @@ def test_check_run_takes_a_resolved_cluster(catalogue: Catalogue) -> None:
 def _banded(monkeypatch: pytest.MonkeyPatch) -> None:
     """Give every estimate nccl-check makes the band 0.7x-1.4x of its time."""
     from ibcalc.engine.types import Estimate
-    from ibcalc.logs import check as check_module
+    from ibcalc.logs import expect as expect_module
 
-    real = check_module.estimate_on
+    real = expect_module.estimate_on
 
     def banded(*args: Any, **kwargs: Any) -> Estimate:
         est = real(*args, **kwargs)
         return est.model_copy(update={"time_s_range": (est.time_s * 0.7, est.time_s * 1.4)})
 
-    monkeypatch.setattr(check_module, "estimate_on", banded)
+    monkeypatch.setattr(expect_module, "estimate_on", banded)
 
 
 def _h100_node(catalogue: Catalogue, algbw_GBps: float) -> RunCheck:

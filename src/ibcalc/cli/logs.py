@@ -37,7 +37,7 @@ from ibcalc.cli.options import (
 from ibcalc.cluster.spec import ClusterSpec
 
 if TYPE_CHECKING:
-    from ibcalc.logs.check import RunCheck
+    from ibcalc.logs.results import RunCheck
 
 __all__ = ["CheckFormat", "register"]
 
@@ -163,7 +163,7 @@ def nccl_check(
 
 def _gate(checks: list[RunCheck], min_efficiency: float) -> bool:
     """Say each run that fails ``--min-efficiency`` on stderr; True when one does."""
-    from ibcalc.logs.check import gate_failures
+    from ibcalc.logs.results import gate_failures
 
     failed = False
     for check in checks:

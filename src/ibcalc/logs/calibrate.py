@@ -55,17 +55,13 @@ from ibcalc.engine.params import SCHEMA as COST_PARAMS_SCHEMA
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType
 from ibcalc.errors import IbcalcError, InputFileError, OutputError
-from ibcalc.logs.check import (
-    BANDWIDTH_MIN_BYTES,
-    LATENCY_MAX_BYTES,
-    catalogue_with_link,
-    infer_spec,
-    predict,
-)
+from ibcalc.logs.cluster import infer_spec
 from ibcalc.logs.env import LogEnvironment, scan_environment
+from ibcalc.logs.expect import catalogue_with_link, predict
 from ibcalc.logs.fit import minimize_scalar
 from ibcalc.logs.parse import LogInput
 from ibcalc.logs.records import Row, Run
+from ibcalc.logs.results import BANDWIDTH_MIN_BYTES, LATENCY_MAX_BYTES
 
 __all__ = [
     "Calibration",

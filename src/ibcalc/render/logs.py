@@ -27,7 +27,7 @@ from rich.text import Text
 
 from ibcalc.errors import fill_fields
 from ibcalc.logs.calibrate import Calibration
-from ibcalc.logs.check import Finding, RowCheck, RunCheck
+from ibcalc.logs.results import Finding, RowCheck, RunCheck
 from ibcalc.render.plot import MeasuredPoint, Series, plot_sweep
 
 __all__ = [

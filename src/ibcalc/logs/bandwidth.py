@@ -1,0 +1,570 @@
+"""Why the large sizes of a checked run are slow: a cause re-run through the model, or a fit.
+
+:func:`bandwidth_findings` is the bandwidth part of :func:`ibcalc.logs.diagnose.diagnose`. Each
+named cause (one NIC, half the NICs, NICs behind PCIe Gen4 or Gen3, NVLS or NVLS-tree off, GPU
+peer-to-peer off, a slow transport) is decided by re-running the model under it and asking whether
+it explains the measured bandwidth rows within the error band (the estimate's band when it has
+one, :data:`~ibcalc.logs.results.BANDWIDTH_TOLERANCE` otherwise). When none does, the network (or
+scale-up, or NVLS) rate that does is fitted and compared with one NIC. See docs/nccl-check.md,
+"Diagnoses".
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ibcalc.catalogue.load import find_link
+from ibcalc.catalogue.models import Catalogue, Link
+from ibcalc.cluster.resolve import ResolvedCluster, resolve_cluster
+from ibcalc.engine.types import Algorithm, Estimate
+from ibcalc.errors import IbcalcError
+from ibcalc.logs.expect import RunContext, catalogue_with_link, predict
+from ibcalc.logs.fit import minimize_scalar
+from ibcalc.logs.results import (
+    BANDS,
+    BANDWIDTH_TOLERANCE,
+    Band,
+    Confidence,
+    Finding,
+    RowCheck,
+    Severity,
+    fmt_size,
+    pct,
+    size_span,
+)
+from ibcalc.units import GB
+
+__all__ = [
+    "bandwidth_findings",
+]
+
+#: Share of the bandwidth rows a hypothesis must explain.
+_EXPLAIN_SHARE = 0.7
+_FIT_FLOOR = 2e-3  # a fitted efficiency this low sits on the search bound: not a fit
+_MODEST = 0.6  # a fitted rate at least this fraction of the catalogue's is "below", not "broken"
+
+
+@dataclass(frozen=True)
+class _Hypothesis:
+    key: str
+    cause: str
+    changes: Mapping[str, Any]
+    about_network: bool
+    catalogue: Catalogue | None = None  # a link changed, rather than the cluster's shape
+
+
+@dataclass(frozen=True)
+class _Scored:
+    hypothesis: _Hypothesis
+    estimates: list[Estimate | None]
+    error: float  # median |relative error| over the bandwidth rows
+    share: float  # share of bandwidth rows within the band
+    predicted: float  # median predicted busbw over the bandwidth rows, GB/s
+
+
+def bandwidth_findings(
+    ctx: RunContext, latency_fit: tuple[Link, float, float] | None
+) -> list[Finding]:
+    """Findings about the bandwidth rows: the cause that explains them, else a fitted rate.
+
+    ``latency_fit`` is the per-hop latency fitted to the small sizes (link, added seconds,
+    median error), re-run as a slow-transport hypothesis."""
+    # rows that failed validation are reported as corruption, not diagnosed as slow
+    bw = [r for r in ctx.rows if r.regime == "bandwidth" and not (r.wrong or 0) > 0]
+    if not bw:
+        return []
+    band = BANDS["bandwidth"]
+    median_eff = statistics.median(r.efficiency for r in bw)
+    measured = statistics.median(r.measured_busbw_GBps for r in bw)
+    expected = statistics.median(r.expected_busbw_GBps for r in bw)
+    lines = [r.line for r in bw]
+    span = size_span(bw)
+    findings: list[Finding] = []
+    if not ctx.network_known and ctx.multi:
+        inter_id = ctx.cluster.inter.id if ctx.cluster.inter else "?"
+        findings.append(
+            Finding(
+                kind="network_assumed",
+                cause="the log does not show the network: the expectation assumes "
+                f"{ctx.cluster.nics_per_node} x {inter_id} per node; give the network "
+                "({inter}, {nics_per_node} or {system}) to judge it",
+                confidence="high",
+                severity="info",
+                evidence=[],
+            )
+        )
+    below = [r for r in bw if r.efficiency < band.ok]
+    low = [r for r in below if not r.within_band]
+    # every row below the verdict band is inside the model's error band: the model cannot tell
+    # such a run from a healthy one by its numbers alone, only by a cause that fits it closely
+    banded = bool(below) and not low
+    if median_eff > band.above:
+        findings.append(
+            Finding(
+                kind="faster_than_expected",
+                cause="faster than the model expects at large sizes: the cluster differs from "
+                "the one assumed (more NICs, in-network reduction), or the model underestimates it",
+                confidence="medium",
+                severity="info",
+                evidence=[
+                    f"busbw {measured:.1f} GB/s against {expected:.1f} expected at {span} "
+                    f"(median efficiency {pct(median_eff)})"
+                ],
+                lines=lines,
+            )
+        )
+    if median_eff >= band.ok or not below:
+        if low:
+            findings.append(_some_rows_low(bw, low, band))
+        return findings
+    headline = (
+        f"busbw {measured:.1f} GB/s against {expected:.1f} GB/s expected at {span} "
+        f"(median efficiency {pct(median_eff)}, {ctx.cluster.topology.domains} "
+        f"{'nodes' if ctx.cluster.topology.domains > 1 else 'node'})"
+    )
+    hypotheses = _hypotheses(ctx)
+    if latency_fit is not None and latency_fit[1] > 0:
+        # the latency the small sizes need, if the transport also pays it at every pipeline
+        # step of a large message, may account for the large sizes as well
+        link, added, _error = latency_fit
+        hypotheses.append(
+            _Hypothesis(
+                f"{link.id}.transport_latency += {added * 1e6:.1f} us",
+                "a slow transport: the per-message latency that explains the small sizes "
+                "(fitted from them) accounts for the large sizes too, since every pipeline step "
+                "pays it (a proxy-driven network plugin, or its CPU threads starved)",
+                {},
+                ctx.multi,
+                catalogue_with_link(
+                    ctx.catalogue, link.id, transport_latency_s=link.transport_latency_s + added
+                ),
+            )
+        )
+    scored = [s for h in hypotheses if (s := _score(ctx, h)) is not None]
+    explaining = sorted((s for s in scored if s.share >= _EXPLAIN_SHARE), key=lambda s: s.error)
+    if banded:
+        explaining = [s for s in explaining if s.error <= BANDWIDTH_TOLERANCE / 2]
+        if not explaining:
+            findings.append(_inside_band(bw, headline))
+            return findings
+    severity: Severity = "error" if median_eff < band.low else "warning"
+    if explaining:
+        best = explaining[0]
+        # hypotheses whose predictions the measurement cannot tell apart from the best one
+        twins = [
+            s
+            for s in explaining[1:]
+            if abs(math.log(s.predicted / best.predicted)) <= math.log1p(BANDWIDTH_TOLERANCE / 2)
+        ]
+        others = [s for s in explaining[1:] if s not in twins]
+        cause = best.hypothesis.cause
+        if twins:
+            cause += "; or " + "; or ".join(s.hypothesis.cause for s in twins)
+        confidence: Confidence = "high" if best.error <= BANDWIDTH_TOLERANCE / 2 else "medium"
+        if twins:
+            confidence = "medium"
+        if best.hypothesis.about_network and not ctx.network_known:
+            confidence = "low"
+        evidence = [
+            headline,
+            f"re-run with {best.hypothesis.key}: {best.predicted:.1f} GB/s expected, within "
+            f"{pct(best.error)} of the measurement (median over {len(bw)} rows)",
+        ]
+        evidence += [
+            f"re-run with {s.hypothesis.key}: {s.predicted:.1f} GB/s, also within {pct(s.error)}"
+            for s in twins
+        ]
+        evidence += ctx.env_evidence(best.hypothesis.changes)
+        if "nics_per_node" in best.hypothesis.changes and not ctx.nics_known:
+            confidence = "low"
+            evidence.append(
+                f"the NIC count ({ctx.cluster.nics_per_node} per node) is assumed, not read from "
+                "the log ({nics_per_node})"
+            )
+        findings.append(
+            Finding(
+                kind="low_bandwidth",
+                cause=cause,
+                confidence=confidence,
+                severity=severity,
+                evidence=evidence,
+                lines=lines,
+                hypothesis=best.hypothesis.key,
+                fit_error=best.error,
+                curve=_curve(ctx.rows, best.estimates),
+            )
+        )
+        for s in others[:2]:
+            findings.append(
+                Finding(
+                    kind="low_bandwidth",
+                    cause=s.hypothesis.cause + " (less likely)",
+                    confidence="low",
+                    severity="info",
+                    evidence=[
+                        f"re-run with {s.hypothesis.key}: {s.predicted:.1f} GB/s, within "
+                        f"{pct(s.error)} of the measurement"
+                    ],
+                    lines=lines,
+                    hypothesis=s.hypothesis.key,
+                    fit_error=s.error,
+                    curve=_curve(ctx.rows, s.estimates),
+                )
+            )
+        return findings
+    findings.append(_rate_finding(ctx, bw, headline, scored, severity))
+    return findings
+
+
+def _hypotheses(ctx: RunContext) -> list[_Hypothesis]:
+    cluster = ctx.cluster
+    out: list[_Hypothesis] = []
+    topo = cluster.topology
+    uses_nvls = any(
+        e.best.algorithm in (Algorithm.NVLS, Algorithm.NVLS_TREE)
+        for e, r in zip(ctx.estimates, ctx.rows, strict=True)
+        if r.regime == "bandwidth"
+    )
+    if ctx.multi:
+        nics = cluster.nics_per_node
+        # the log's channel lines show how many NICs carried traffic: fewer is ruled out
+        seen = len(ctx.env.net_devices)
+        if nics > 1 and seen <= 1:
+            gdr = ""
+            if ctx.env.gdr is False:
+                gdr = " (the log's network channels run without GDRDMA)"
+            out.append(
+                _Hypothesis(
+                    "nics_per_node=1",
+                    f"busbw near one NIC's rate: one NIC in use, or GPUDirect RDMA off{gdr}",
+                    {"nics_per_node": 1},
+                    True,
+                )
+            )
+        if nics >= 4 and seen <= nics // 2:
+            out.append(
+                _Hypothesis(
+                    f"nics_per_node={nics // 2}",
+                    f"half of the NICs carry the traffic ({nics // 2} of {nics}): NICs down, "
+                    "excluded (NCCL_IB_HCA) or not matched to the GPUs",
+                    {"nics_per_node": nics // 2},
+                    True,
+                )
+            )
+        host = cluster.host_pcie
+        host_bw = host.achievable_Bps if host is not None else math.inf
+        for pcie, words in (
+            ("pcie4", "NICs behind PCIe Gen4 x16 links (about half of Gen5)"),
+            ("pcie3", "NICs behind PCIe Gen3 x16 (or Gen4 x8) links"),
+        ):
+            try:
+                link = find_link(ctx.catalogue, pcie)
+            except IbcalcError:
+                continue
+            if link.achievable_Bps < host_bw * 0.9:
+                out.append(_Hypothesis(f"host_pcie={pcie}", words, {"host_pcie": pcie}, True))
+    if uses_nvls:
+        where = "NVLS-tree (NVLink SHARP inside each node)" if ctx.multi else "NVLS (NVLink SHARP)"
+        out.append(
+            _Hypothesis(
+                "nvls=False",
+                f"{where} is not in use: NCCL_NVLS_ENABLE=0, the fabric manager or multicast "
+                "support missing, or NCCL chose another algorithm",
+                {"nvls": False},
+                False,
+            )
+        )
+    intra = cluster.intra
+    if (
+        intra is not None
+        and intra.family == "nvlink"
+        and topo.m > 1
+        and cluster.host_pcie is not None
+    ):
+        out.append(
+            _Hypothesis(
+                f"intra={cluster.host_pcie.id}",
+                "GPU-to-GPU traffic inside the node goes over PCIe instead of NVLink "
+                "(peer-to-peer over NVLink disabled or NVLink down)",
+                {"intra": cluster.host_pcie.id, "nvls": False},
+                False,
+            )
+        )
+    return out
+
+
+def _score(ctx: RunContext, hyp: _Hypothesis) -> _Scored | None:
+    catalogue = hyp.catalogue if hyp.catalogue is not None else ctx.catalogue
+    try:
+        alt = resolve_cluster(catalogue, ctx.cluster.spec.replace(**hyp.changes))
+    except IbcalcError:
+        return None
+    ests = ctx.predict_under(alt)
+    errors: list[float] = []
+    within = 0
+    predicted: list[float] = []
+    for row, est in zip(ctx.rows, ests, strict=True):
+        if row.regime != "bandwidth" or est is None or (row.wrong or 0) > 0:
+            continue
+        measured_s = row.measured_time_us * 1e-6
+        errors.append(abs(math.log(measured_s / est.time_s)))
+        within += _within(est, measured_s, BANDWIDTH_TOLERANCE)
+        predicted.append(est.busbw_Bps / GB)
+    if not errors:
+        return None
+    return _Scored(
+        hyp,
+        ests,
+        math.expm1(statistics.median(errors)),
+        within / len(errors),
+        statistics.median(predicted),
+    )
+
+
+def _within(est: Estimate, measured_s: float, tolerance: float) -> bool:
+    band = est.time_s_range
+    if band is not None:
+        return band[0] <= measured_s <= band[1]
+    return abs(math.log(measured_s / est.time_s)) <= math.log1p(tolerance)
+
+
+def _curve(rows: Sequence[RowCheck], ests: Sequence[Estimate | None]) -> list[tuple[int, float]]:
+    return [
+        (r.size_bytes, e.busbw_Bps / GB) for r, e in zip(rows, ests, strict=True) if e is not None
+    ]
+
+
+def _inside_band(bw: Sequence[RowCheck], headline: str) -> Finding:
+    """Large sizes below the verdict band but inside the model's error band, no cause fitting."""
+    spans = [r.expected_busbw_GBps_range for r in bw if r.expected_busbw_GBps_range is not None]
+    likely = (
+        f"; a measurement is likely to show {min(s[0] for s in spans):.1f}-"
+        f"{max(s[1] for s in spans):.1f} GB/s"
+        if spans
+        else ""
+    )
+    return Finding(
+        kind="low_bandwidth",
+        cause="below the expected busbw, but inside the model's error band and explained by no "
+        "cause it re-runs: within what published runs of this kind measure, not judged a fault",
+        confidence="low",
+        severity="info",
+        evidence=[headline + likely],
+        lines=[r.line for r in bw],
+    )
+
+
+def _some_rows_low(bw: Sequence[RowCheck], low: Sequence[RowCheck], band: Band) -> Finding:
+    """Most large sizes fine, some below the band: a late ramp or an unsteady run."""
+    evidence = [
+        f"{fmt_size(r.size_bytes)}: {r.measured_busbw_GBps:.1f} GB/s against "
+        f"{r.expected_busbw_GBps:.1f} ({pct(r.efficiency)}, line {r.line})"
+        for r in low[:4]
+    ]
+    if list(low) == list(bw[: len(low)]):
+        # only the smallest sizes of the regime: NCCL switches protocol or algorithm later
+        # than the model (its tuner constants differ between versions), not a fault
+        return Finding(
+            kind="low_bandwidth",
+            cause=f"the smallest {len(low)} of {len(bw)} large sizes fall below "
+            f"{pct(band.ok)} of the expected busbw, the larger ones reach it: busbw ramps up "
+            "later than the model expects (NCCL's protocol and algorithm switch points differ "
+            "from its tuner model), not a configuration fault",
+            confidence="medium",
+            severity="info",
+            evidence=evidence,
+            lines=[r.line for r in low],
+        )
+    return Finding(
+        kind="low_bandwidth",
+        cause=f"{len(low)} of {len(bw)} large sizes below {pct(band.ok)} of the expected busbw, "
+        "scattered among sizes that reach it: an unsteady run (other jobs, throttling, a "
+        "congested link) more than a configuration fault",
+        confidence="low",
+        severity="warning",
+        evidence=evidence,
+        lines=[r.line for r in low],
+    )
+
+
+def _rate_finding(
+    ctx: RunContext,
+    bw: Sequence[RowCheck],
+    headline: str,
+    scored: Sequence[_Scored],
+    severity: Severity,
+) -> Finding:
+    """No named fault explains the rows: fit the rate of the limiting link instead."""
+    cluster = ctx.cluster
+    ruled_out = [
+        f"re-run with {s.hypothesis.key}: {s.predicted:.1f} GB/s (does not fit)" for s in scored
+    ]
+    candidates: list[tuple[str, Link, str]] = []
+    if ctx.multi and cluster.inter is not None:
+        candidates.append(("network", cluster.inter, "efficiency"))
+    if cluster.intra is not None and cluster.topology.m > 1:
+        candidates.append(("scale-up", cluster.intra, "efficiency"))
+        up = cluster.topology.up
+        if cluster.intra.nvls_efficiency is not None and up is not None and up.nvls_bw_Bps:
+            candidates.append(("nvls", cluster.intra, "nvls_efficiency"))
+    fits: list[tuple[float, str, Link, str, float, list[Estimate | None]]] = []
+    for what, link, field in candidates:
+        fitted = _fit_scale(ctx, link, field, bw)
+        if fitted is not None and fitted[0] > _FIT_FLOOR:
+            value, error, ests = fitted
+            fits.append((error, what, link, field, value, ests))
+    if not fits:
+        return Finding(
+            kind="low_bandwidth",
+            cause="large sizes well below the expected busbw, and no modelled fault explains it",
+            confidence="low",
+            severity=severity,
+            evidence=[headline, *ruled_out],
+            lines=[r.line for r in bw],
+        )
+    # a fit that sits on the search bound or misses the rows explains nothing
+    good = [f for f in fits if f[0] <= BANDWIDTH_TOLERANCE]
+    if not good:
+        best_fit = min(fits, key=lambda f: f[0])
+        return Finding(
+            kind="low_bandwidth",
+            cause="large sizes well below the expected busbw, and no modelled fault explains it",
+            confidence="low",
+            severity=severity,
+            evidence=[
+                headline,
+                *ruled_out,
+                f"the closest single rate change ({best_fit[2].id} {best_fit[3]} = "
+                f"{best_fit[4]:.3g}) still misses the rows by {pct(best_fit[0])}",
+            ],
+            lines=[r.line for r in bw],
+        )
+    # the smallest departure from the catalogue that reproduces the rows is the likeliest
+    good.sort(key=lambda f: abs(math.log(f[4] / float(getattr(f[2], f[3])))))
+    error, what, link, field, value, ests = good[0]
+    current = getattr(link, field)
+    assert isinstance(current, float)
+    evidence = [headline, *ruled_out]
+    confidence: Confidence = "medium" if error <= BANDWIDTH_TOLERANCE else "low"
+    if what == "network":
+        nic_GBps = link.per_direction_Bps * value / GB
+        nics = cluster.nics_per_node
+        one_nic = min(link.achievable_Bps, _host_cap(cluster)) / GB
+        evidence.append(
+            f"the rows fit a network of {nic_GBps:.2f} GB/s per NIC ({nics} per node: "
+            f"{nic_GBps * nics:.1f} GB/s per node) where the catalogue gives "
+            f"{link.achievable_Bps / GB:.1f} GB/s per NIC (within {pct(error)})"
+        )
+        evidence += ctx.env_evidence()
+        if nic_GBps * nics < one_nic * 0.9:
+            cause = (
+                "less than one NIC's worth of network bandwidth per node: the traffic is not "
+                "on the RDMA NICs (NCCL fell back to its TCP socket transport: the network "
+                "plugin not loaded, NCCL_IB_DISABLE, or a container without the NIC devices), "
+                "or GPUDirect RDMA is off"
+            )
+        elif value / current >= _MODEST:
+            cause = (
+                f"the network delivers {pct(value / current)} of the rate per NIC the model "
+                "expects: below the catalogue's figure, not broken (fewer channels or QPs per "
+                "NIC, an older NCCL or plugin, MTU, congestion)"
+            )
+        else:
+            cause = (
+                f"the network delivers {pct(value / current)} of the expected rate per NIC: "
+                "slower links (check the port speed), link errors, congestion, or an older "
+                "NCCL or network plugin"
+            )
+        if not ctx.network_known:
+            confidence = "low"
+    elif what == "nvls":
+        cause = (
+            f"NVLS reductions run at {pct(value / current)} of the expected rate: NVLink "
+            "or NVSwitch degraded, or NCCL using fewer channels"
+        )
+        evidence.append(
+            f"the rows fit an NVLS efficiency of {value:.3f} where the catalogue gives "
+            f"{current:.3f} (within {pct(error)})"
+        )
+    else:
+        per_gpu = link.per_direction_Bps * value / GB
+        if value / current >= _MODEST:
+            cause = (
+                f"the scale-up fabric delivers {pct(value / current)} of the rate the model "
+                f"expects ({per_gpu:.0f} GB/s per GPU instead of "
+                f"{link.achievable_Bps / GB:.0f}): below the catalogue's figure, not broken "
+                "(fewer channels, clocks, GPUs on different sockets, one process driving "
+                "several GPUs)"
+            )
+        else:
+            cause = (
+                f"the scale-up fabric delivers {pct(value / current)} of the expected rate "
+                f"({per_gpu:.0f} GB/s per GPU instead of {link.achievable_Bps / GB:.0f}): "
+                "links down or degraded, or traffic through the host"
+            )
+        evidence.append(
+            f"the rows fit {link.id} at {per_gpu:.1f} GB/s per GPU per direction "
+            f"(within {pct(error)})"
+        )
+    return Finding(
+        kind="low_bandwidth",
+        cause=cause,
+        confidence=confidence,
+        severity=severity,
+        evidence=evidence,
+        lines=[r.line for r in bw],
+        hypothesis=f"{link.id}.{field}={value:.3g}",
+        fit_error=error,
+        curve=_curve(ctx.rows, ests),
+    )
+
+
+def _fit_scale(
+    ctx: RunContext, link: Link, field: str, rows: Sequence[RowCheck]
+) -> tuple[float, float, list[Estimate | None]] | None:
+    """The value of ``link.<field>`` (an efficiency) that best reproduces ``rows``' times:
+    (value, median relative error, estimates at every checked size)."""
+    measured = [r.measured_time_us * 1e-6 for r in rows]
+    sizes = [r.size_bytes for r in rows]
+
+    def cost(value: float) -> float:
+        cat = catalogue_with_link(ctx.catalogue, link.id, **{field: value})
+        try:
+            cluster = resolve_cluster(cat, ctx.cluster.spec)
+        except IbcalcError:
+            return math.inf
+        ests = predict(
+            cluster,
+            ctx.collective,
+            sizes,
+            dtype=ctx.dtype,
+            params=ctx.params,
+            algorithm=ctx.algorithm,
+        )
+        total = 0.0
+        for m, e in zip(measured, ests, strict=True):
+            if e is None:
+                return math.inf
+            total += math.log(m / e.time_s) ** 2
+        return total
+
+    best = minimize_scalar(cost, 1e-3, 1.0, log_scale=True)
+    if not math.isfinite(best.cost):
+        return None
+    cat = catalogue_with_link(ctx.catalogue, link.id, **{field: best.x})
+    cluster = resolve_cluster(cat, ctx.cluster.spec)
+    ests = ctx.predict_under(cluster)
+    errors = [
+        abs(math.log(r.measured_time_us * 1e-6 / e.time_s))
+        for r, e in zip(ctx.rows, ests, strict=True)
+        if e is not None and r.regime == "bandwidth"
+    ]
+    return best.x, math.expm1(statistics.median(errors)) if errors else math.nan, ests
+
+
+def _host_cap(cluster: ResolvedCluster) -> float:
+    return cluster.host_pcie.achievable_Bps if cluster.host_pcie is not None else math.inf

@@ -1,0 +1,403 @@
+"""The cluster a measured run ran on, worked out from its log: node rules and network inference.
+
+:func:`infer_spec` (and :func:`infer_cluster`, which also returns what the check needs beyond the
+spec) read one parsed :class:`~ibcalc.logs.records.Run` and NCCL's debug output around it
+(docs/nccl-check.md, "What is inferred"):
+
+The cluster
+    Nodes and ranks per node from the device list; the node type from the GPU name by the table
+    :data:`NODE_RULES` (each rule with the evidence it rests on); the network from NCCL's own
+    output when the log has it (``Using network IB``, the aws-ofi-nccl platform and provider, the
+    NICs carrying channels, see :mod:`ibcalc.logs.env`). Flags (a :class:`ClusterSpec`) override
+    every inferred value. Each value that does not come from a flag is listed as an
+    :class:`~ibcalc.logs.results.Assumption` with its evidence; a network taken from a preset
+    because the log does not show one is said to be assumed, and diagnoses that rest on it get
+    low confidence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ibcalc.catalogue.load import find_link, find_system
+from ibcalc.catalogue.models import Catalogue
+from ibcalc.cluster.resolve import ClusterSpec
+from ibcalc.engine.types import Algorithm
+from ibcalc.logs.env import LogEnvironment
+from ibcalc.logs.records import Run
+from ibcalc.logs.results import Assumption
+
+__all__ = [
+    "NODE_RULES",
+    "Inferred",
+    "NodeRule",
+    "infer_cluster",
+    "infer_spec",
+]
+
+# ------------------------------------------------------------------------------- node rules
+
+
+@dataclass(frozen=True)
+class NodeRule:
+    """A GPU name (as nccl-tests prints it) -> the system preset whose node it most likely is.
+
+    ``ranks_per_node`` restricts the rule to runs with that many ranks per node (None: any);
+    ``efa`` names the preset to use instead when the log shows AWS EFA (aws-ofi-nccl).
+    """
+
+    pattern: re.Pattern[str]
+    system: str
+    evidence: str
+    ranks_per_node: int | None = None
+    efa: str | None = None
+
+
+def _rule(
+    pattern: str, system: str, evidence: str, *, rpn: int | None = None, efa: str | None = None
+) -> NodeRule:
+    return NodeRule(re.compile(pattern, re.IGNORECASE), system, evidence, rpn, efa)
+
+
+#: First match wins. Each rule names the evidence that a GPU name means that node.
+NODE_RULES: tuple[NodeRule, ...] = (
+    _rule(
+        r"MI355X|AMD Radeon Graphics",
+        "mi355x-8",
+        "rccl-tests prints 'AMD Radeon Graphics' for MI355X (gfx950) in the published runs of "
+        "prasad-nair-amd/alibaba, whose ib_write_bw names the part 'AMD Instinct MI355X'; the "
+        "name is generic to ROCm, so another AMD GPU is possible",
+    ),
+    _rule(r"MI300X", "mi300x-8", "'MI300X' names the AMD Instinct MI300X 8-GPU platform"),
+    _rule(r"\bB200\b", "dgx-b200", "'B200' in 8-GPU nodes is an HGX/DGX B200 board"),
+    _rule(
+        r"GH200",
+        "alps-gh200",
+        "GH200 nodes of 4 (HPE Cray EX quad-GH200 blades, joined by NVLink between the 4 "
+        "modules: the alps-gh200 preset); its Slingshot network is an assumption",
+    ),
+    _rule(r"H200", "hgx-h200", "'H200' in 8-GPU nodes is an HGX H200 board", efa="aws-p5en"),
+    _rule(
+        r"H100 (?:80GB HBM3|SXM)|H100-SXM",
+        "dgx-h100",
+        "'H100 80GB HBM3' is the SXM5 part, shipped only on HGX boards with NVSwitch (8 GPUs)",
+        rpn=8,
+        efa="aws-p5",
+    ),
+    _rule(
+        r"^(?:NVIDIA )?H100$|H100 (?:80GB HBM3|SXM)|H100-SXM",
+        "snellius-h100",
+        "4 H100 SXM per node are joined by NVLink without NVSwitch (the 4-GPU HGX board, as on "
+        "Snellius, whose GPUs print as 'NVIDIA H100')",
+        rpn=4,
+    ),
+    _rule(r"^(?:NVIDIA )?H100$", "dgx-h100", "'NVIDIA H100' in 8-GPU nodes: an HGX H100 board"),
+    _rule(
+        r"H100 (?:PCIe|NVL)",
+        "h100-pcie-nvl-pair",
+        "'H100 PCIe'/'H100 NVL' in pairs joined by an NVLink bridge",
+        rpn=2,
+    ),
+    _rule(
+        r"A100-SXM4-80GB",
+        "dgx-a100",
+        "'A100-SXM4-80GB' is the SXM part, shipped only on HGX/DGX A100 boards (8 GPUs, NVSwitch)",
+        efa="aws-p4de",
+    ),
+    _rule(
+        r"A100-SXM4-40GB",
+        "dgx-a100",
+        "'A100-SXM4-40GB' is the SXM part, shipped only on HGX/DGX A100 boards (8 GPUs, NVSwitch)",
+        efa="aws-p4d",
+    ),
+    _rule(r"A100-PCIE", "a100-pcie-pair", "'A100-PCIE' cards talk over PCIe Gen4"),
+    _rule(r"RTX 5090", "rtx5090-8", "'GeForce RTX 5090' cards talk over PCIe Gen5"),
+    _rule(r"RTX 2080 Ti", "rtx2080ti-2", "'GeForce RTX 2080 Ti' cards without peer-to-peer"),
+    _rule(r"L40S", "l40s-pcie", "'L40S' cards talk over PCIe Gen4 (no NVLink)"),
+    _rule(r"V100-SXM2", "dgx-1v", "'V100-SXM2' in 8-GPU nodes: the DGX-1 hybrid cube mesh"),
+)
+
+
+#: aws-ofi-nccl's "Running on <platform> platform" -> the preset (aws-ofi-nccl sets the topology
+#: file by it, so the log states the instance type).
+_PLATFORMS = {
+    "p5.48xlarge": "aws-p5",
+    "p5e.48xlarge": "aws-p5",
+    "p5en.48xlarge": "aws-p5en",
+    "p4d": "aws-p4d",
+    "p4d.24xlarge": "aws-p4d",
+    "p4de.24xlarge": "aws-p4de",
+}
+
+
+#: NCCL_ALGO values (lower case) the engine models, for a log that forces one.
+_ALGOS = {
+    "ring": Algorithm.RING,
+    "tree": Algorithm.TREE,
+    "nvls": Algorithm.NVLS,
+    "nvlstree": Algorithm.NVLS_TREE,
+    "collnetdirect": Algorithm.COLLNET_DIRECT,
+    "collnetchain": Algorithm.COLLNET_CHAIN,
+    "pat": Algorithm.PAT,
+}
+
+
+def _match_rule(gpu: str, rpn: int | None) -> NodeRule | None:
+    name = gpu.strip()
+    for rule in NODE_RULES:
+        if rule.ranks_per_node is not None and rpn is not None and rule.ranks_per_node != rpn:
+            continue
+        if rule.ranks_per_node is not None and rpn is None and rule.ranks_per_node != 8:
+            continue
+        if rule.pattern.search(name):
+            return rule
+    return None
+
+
+# ------------------------------------------------------------------------------- inference
+
+
+@dataclass(frozen=True)
+class Inferred:
+    """What :func:`infer_cluster` works out: the spec, the assumptions behind it, whether the
+    network and its NIC count are known (not only from a preset or a default), and the algorithm
+    the log forces (``NCCL_ALGO``), if any."""
+
+    spec: ClusterSpec
+    assumptions: list[Assumption]
+    network_known: bool
+    nics_known: bool
+    algorithm: Algorithm | None
+
+
+def infer_spec(
+    run: Run,
+    catalogue: Catalogue,
+    *,
+    env: LogEnvironment | None = None,
+    flags: ClusterSpec | None = None,
+) -> tuple[ClusterSpec, list[Assumption], bool]:
+    """The cluster a run ran on, from the log and the caller's flags.
+
+    Returns the spec, the assumptions behind each value (flags included, marked ``flag``) and
+    whether the network is known (from a flag or from NCCL's output, not only from a preset).
+    """
+    inferred = infer_cluster(run, catalogue, env or LogEnvironment(), flags)
+    return inferred.spec, inferred.assumptions, inferred.network_known
+
+
+def _given(flags: ClusterSpec | None) -> dict[str, Any]:
+    if flags is None:
+        return {}
+    data = flags.model_dump()
+    return {k: data[k] for k in flags.model_fields_set}
+
+
+def infer_cluster(
+    run: Run, catalogue: Catalogue, env: LogEnvironment, flags: ClusterSpec | None
+) -> Inferred:
+    """The cluster a run ran on, with everything a check needs beyond the spec (see
+    :class:`Inferred`); ``flags`` override every inferred value."""
+    given = _given(flags)
+    notes: list[Assumption] = [
+        Assumption(field=k, value=v, source="flag", evidence="given by the caller")
+        for k, v in given.items()
+    ]
+    values: dict[str, Any] = dict(given)
+
+    def note(field: str, value: Any, source: Any, evidence: str) -> None:
+        notes.append(Assumption(field=field, value=value, source=source, evidence=evidence))
+
+    def log_evidence(field: str) -> str:
+        for inf in run.inferences:
+            if inf.field == field and inf.value is not None:
+                return inf.evidence
+        return "printed in the log"
+
+    # node type: the platform aws-ofi-nccl names, else the GPU name
+    efa = env.provider is not None and env.provider.value == "efa"
+    if "system" not in given and "intra" not in given:
+        system: str | None = None
+        if env.platform is not None and env.platform.value.lower() in _PLATFORMS:
+            system = _PLATFORMS[env.platform.value.lower()]
+            note(
+                "system",
+                system,
+                "environment",
+                f"aws-ofi-nccl reports 'Running on {env.platform.value} platform' "
+                f"(line {env.platform.line})",
+            )
+        elif run.gpu_model:
+            rpn = given.get("gpus_per_node") or run.ranks_per_node
+            rule = _match_rule(run.gpu_model, rpn)
+            if rule is not None:
+                system = rule.efa if efa and rule.efa else rule.system
+                why = rule.evidence
+                if system != rule.system:
+                    assert env.provider is not None
+                    why += (
+                        f"; the log shows AWS EFA ('Selected Provider is efa', line "
+                        f"{env.provider.line}), so {system}"
+                    )
+                note("system", system, "log", f"GPU {run.gpu_model!r}: {why}")
+            else:
+                note(
+                    "system",
+                    None,
+                    "log",
+                    f"GPU {run.gpu_model!r} matches no node rule; the resolver's default node "
+                    "is used ({system}, {gpus_per_node}, {intra})",
+                )
+        else:
+            note(
+                "system",
+                None,
+                "log",
+                "the log names no GPU (no device list); the resolver's default node is used "
+                "({system}, {gpus_per_node}, {intra})",
+            )
+        if system is not None:
+            find_system(catalogue, system)
+            values["system"] = system
+
+    system_obj = find_system(catalogue, values["system"]) if values.get("system") else None
+
+    # placement: ranks per node and nodes from the device list
+    ranks = run.ranks
+    if "gpus_per_node" not in given:
+        if run.ranks_per_node is not None:
+            values["gpus_per_node"] = run.ranks_per_node
+            note("gpus_per_node", run.ranks_per_node, "log", log_evidence("ranks_per_node"))
+        elif system_obj is not None:
+            note(
+                "gpus_per_node",
+                system_obj.gpus_per_node,
+                "preset",
+                f"ranks per node not in the log (device list {'elided' if ranks else 'absent'}); "
+                f"{system_obj.id} has {system_obj.gpus_per_node} ({{gpus_per_node}})",
+            )
+    gpn = values.get("gpus_per_node") or (system_obj.gpus_per_node if system_obj else 8)
+    if "nodes" not in given:
+        if run.nodes is not None:
+            values["nodes"] = run.nodes
+            note("nodes", run.nodes, "log", log_evidence("nodes"))
+        elif ranks is not None and ranks % gpn == 0 and ranks >= gpn:
+            values["nodes"] = ranks // gpn
+            note(
+                "nodes",
+                ranks // gpn,
+                "log",
+                f"{ranks} ranks ({log_evidence('ranks')}) at {gpn} per node ({{nodes}})",
+            )
+    if "nvls" not in given and env.nvls_unavailable is not None:
+        values["nvls"] = False
+        note(
+            "nvls",
+            False,
+            "environment",
+            f"NCCL says '{env.nvls_unavailable.value}' (line {env.nvls_unavailable.line})",
+        )
+    if "nvls" not in given and env.setting("NCCL_NVLS_ENABLE") == "0":
+        fact = env.settings["NCCL_NVLS_ENABLE"]
+        values["nvls"] = False
+        note("nvls", False, "environment", f"NCCL_NVLS_ENABLE=0 (line {fact.line})")
+
+    # the network
+    multi = (values.get("nodes") or 1) > 1 or (run.nodes or 1) > 1
+    network_known = nics_known = not multi
+    if multi:
+        network_known, nics_known = _infer_network(
+            env, values, given, system_obj=system_obj, catalogue=catalogue, note=note
+        )
+
+    algorithm: Algorithm | None = None
+    forced = env.setting("NCCL_ALGO")
+    if forced is not None and forced.lower().replace("_", "") in _ALGOS:
+        algorithm = _ALGOS[forced.lower().replace("_", "")]
+        fact = env.settings["NCCL_ALGO"]
+        note(
+            "algorithm",
+            algorithm.value,
+            "environment",
+            f"NCCL_ALGO={forced} (line {fact.line}): the expectation uses that algorithm",
+        )
+    return Inferred(ClusterSpec(**values), notes, network_known, nics_known, algorithm)
+
+
+def _infer_network(
+    env: LogEnvironment,
+    values: dict[str, Any],
+    given: Mapping[str, Any],
+    *,
+    system_obj: Any,
+    catalogue: Catalogue,
+    note: Callable[[str, Any, Any, str], None],
+) -> tuple[bool, bool]:
+    """Fill the network fields from NCCL's output; return whether the network, and its NIC
+    count, are known (from a flag or NCCL's output, not only from a preset or a default)."""
+    known = "inter" in given or "system" in given
+    platform = env.platform is not None and env.platform.value.lower() in _PLATFORMS
+    nics_known = "nics_per_node" in given or "system" in given or platform
+    preset_inter = system_obj.inter if system_obj is not None else None
+    if "nics_per_node" not in given:
+        nics_known = nics_known or env.provider_nics is not None or bool(env.net_devices)
+        if env.provider_nics is not None and env.provider is not None:
+            values["nics_per_node"] = env.provider_nics
+            note(
+                "nics_per_node",
+                env.provider_nics,
+                "environment",
+                f"'Selected Provider is {env.provider.value} (found {env.provider_nics} nics)' "
+                f"(line {env.provider.line})",
+            )
+        elif len(env.net_devices) >= 1 and env.network is not None:
+            count = len(env.net_devices)
+            values["nics_per_node"] = count
+            devices = ", ".join(str(d) for d in env.net_devices)
+            note(
+                "nics_per_node",
+                count,
+                "environment",
+                f"channels run over {count} network device{'s' if count > 1 else ''} "
+                f"(NET/{env.network.value}/{devices}, first at line {env.net_devices_line})",
+            )
+    if known or platform:  # a platform names the instance type, so its preset's network
+        return True, nics_known
+    if env.network is not None:
+        kind = env.network.value
+        if kind.lower() == "socket":
+            note(
+                "inter",
+                None,
+                "environment",
+                f"NCCL uses its TCP socket transport ('Using network Socket', line "
+                f"{env.network.line}); no catalogue link models it, so the expectation uses "
+                f"{preset_inter or 'the default link'} ({{inter}})",
+            )
+            return False, nics_known
+        family = None
+        if preset_inter is not None:
+            family = find_link(catalogue, preset_inter).family
+        if kind.upper() == "IB" and family in ("infiniband", "ethernet"):
+            note(
+                "inter",
+                preset_inter,
+                "environment",
+                f"NCCL uses verbs ('Using network IB', line {env.network.line}); the link speed "
+                f"is {preset_inter}'s, from the preset ({{inter}})",
+            )
+            return True, nics_known
+        if env.provider is not None and env.provider.value == "efa" and family == "efa":
+            return True, nics_known
+    if preset_inter is not None:
+        note(
+            "inter",
+            preset_inter,
+            "preset",
+            f"the log does not show the network; {preset_inter} assumed from the "
+            f"{system_obj.id} preset ({{inter}}, {{nics_per_node}}, {{system}})",
+        )
+    return False, nics_known

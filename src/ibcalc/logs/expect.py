@@ -1,0 +1,124 @@
+"""What the model expects for a log's sizes, and the what-ifs a diagnosis re-runs it under.
+
+:func:`predict` runs the engine at each size of a run (None where it cannot);
+:func:`catalogue_with_link` changes one link of a catalogue (a hypothesis or a fitted rate);
+:class:`RunContext` is what every diagnosis of a checked run works on: the run, its cluster, the
+checked rows and the model's inputs, to re-run the model on another cluster
+(docs/nccl-check.md, "Diagnoses").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ibcalc.catalogue.models import Catalogue
+from ibcalc.cluster.resolve import ResolvedCluster
+from ibcalc.engine.params import CostParams
+from ibcalc.engine.types import Algorithm, Collective, DType, Estimate
+from ibcalc.errors import IbcalcError
+from ibcalc.facade import estimate_on
+from ibcalc.logs.env import LogEnvironment
+from ibcalc.logs.records import Row, Run
+from ibcalc.logs.results import RowCheck
+
+__all__ = [
+    "RunContext",
+    "catalogue_with_link",
+    "predict",
+]
+
+
+def catalogue_with_link(catalogue: Catalogue, link_id: str, **update: Any) -> Catalogue:
+    """A copy of ``catalogue`` whose link ``link_id`` has the fields in ``update`` changed
+    (engine units: ``efficiency``, ``nvls_efficiency``, ``transport_latency_s`` ...)."""
+    links = [
+        link.model_copy(update=update) if link.id == link_id else link for link in catalogue.links
+    ]
+    return catalogue.model_copy(update={"links": links})
+
+
+def predict(
+    cluster: ResolvedCluster,
+    collective: Collective,
+    sizes: Iterable[float],
+    *,
+    dtype: str | None,
+    params: CostParams,
+    algorithm: Algorithm | None = None,
+) -> list[Estimate | None]:
+    """The model's estimate at each size (None where it cannot run: size rounds to 0, a forced
+    algorithm does not apply)."""
+    out: list[Estimate | None] = []
+    for size in sizes:
+        try:
+            out.append(
+                estimate_on(
+                    cluster,
+                    collective,
+                    size,
+                    dtype=dtype or DType.FP32,
+                    algorithm=algorithm,
+                    params=params,
+                )
+            )
+        except IbcalcError:
+            out.append(None)
+    return out
+
+
+@dataclass(frozen=True)
+class RunContext:
+    """Everything a diagnosis needs: the run, its cluster, the rows and the model's inputs."""
+
+    run: Run
+    cluster: ResolvedCluster
+    catalogue: Catalogue
+    params: CostParams
+    collective: Collective
+    dtype: str | None
+    algorithm: Algorithm | None
+    rows: list[RowCheck]
+    rows_in: list[Row]
+    estimates: list[Estimate]
+    env: LogEnvironment
+    network_known: bool
+    nics_known: bool
+
+    @property
+    def multi(self) -> bool:
+        """True when the run crosses the scale-out network."""
+        return self.cluster.topology.domains > 1 and self.cluster.inter is not None
+
+    def predict_under(self, cluster: ResolvedCluster) -> list[Estimate | None]:
+        """The model on ``cluster`` at every checked size."""
+        return predict(
+            cluster,
+            self.collective,
+            [r.size_bytes for r in self.rows],
+            dtype=self.dtype,
+            params=self.params,
+            algorithm=self.algorithm,
+        )
+
+    def env_evidence(self, changes: Mapping[str, Any] | None = None) -> list[str]:
+        """What NCCL's output says about the transport and settings a cause may rest on; with
+        ``changes`` turning NVLS off, NCCL's line saying NVLS is not available too."""
+        env = self.env
+        out: list[str] = []
+        if env.gdr is False and env.gdr_line is not None:
+            out.append(f"network channels without GPUDirect RDMA (line {env.gdr_line})")
+        if env.network is not None and env.network.value.lower() == "socket":
+            out.append(f"NCCL uses its TCP socket transport (line {env.network.line})")
+        for name in ("NCCL_IB_DISABLE", "NCCL_NET_GDR_LEVEL", "NCCL_IB_HCA", "NCCL_P2P_DISABLE"):
+            fact = env.settings.get(name)
+            if fact is not None:
+                out.append(f"{name}={fact.value} (line {fact.line})")
+        if (
+            changes is not None
+            and changes.get("nvls") is False
+            and env.nvls_unavailable is not None
+        ):
+            out.append(f"NCCL: '{env.nvls_unavailable.value}' (line {env.nvls_unavailable.line})")
+        return out

@@ -1,0 +1,248 @@
+"""What a check of a measured run returns: the size regimes, the verdict bands, the result models.
+
+:class:`RunCheck` (one run), :class:`RowCheck` (one size), :class:`Finding` (a likely cause),
+:class:`Assumption` (a value no flag gave); :func:`gate_failures` for a CI gate. Models only:
+:mod:`ibcalc.logs.check` fills them, ``ibcalc.render.logs`` renders them (docs/nccl-check.md).
+
+Regimes and verdicts
+    ``latency`` (S <= 64 KiB), ``mid`` and ``bandwidth`` (S >= 64 MiB), as in
+    ``benchmarks/data/sweeps/manifest.yaml`` and the accuracy report (docs/model.md). Efficiency is
+    measured busbw / expected busbw, which is expected time / measured time (computed from the
+    times, which the log prints with more digits than the bandwidths). Verdict bands per regime
+    are :data:`BANDS`: ``ok``, ``low``, ``bad``, and ``above`` for rows faster than the model by
+    more than its error. Latency rows are judged on time (a row 1.5x slower than expected is still
+    ``ok``: the model's latency error reaches that on published runs). See docs/nccl-check.md,
+    "Regimes and verdicts".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from ibcalc.units import KiB, MiB
+
+__all__ = [
+    "BANDS",
+    "BANDWIDTH_MIN_BYTES",
+    "BANDWIDTH_TOLERANCE",
+    "LATENCY_MAX_BYTES",
+    "Assumption",
+    "Band",
+    "Confidence",
+    "Finding",
+    "Regime",
+    "RowCheck",
+    "RunCheck",
+    "RunVerdict",
+    "Severity",
+    "Verdict",
+    "fmt_size",
+    "gate_failures",
+    "pct",
+    "regime",
+    "size_span",
+]
+
+#: Largest size of the latency regime, and smallest of the bandwidth regime (the sweeps manifest).
+LATENCY_MAX_BYTES = 64 * KiB
+BANDWIDTH_MIN_BYTES = 64 * MiB
+#: Relative error within which a prediction "explains" a bandwidth row when the estimate carries
+#: no error band of its own: between the model's median (5 %) and maximum (20 %) busbw error
+#: targets on published runs (docs/model.md, Accuracy).
+BANDWIDTH_TOLERANCE = 0.15
+
+
+Regime = Literal["latency", "mid", "bandwidth"]
+Verdict = Literal["ok", "low", "bad", "above"]
+
+
+_FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+@dataclass(frozen=True)
+class Band:
+    """Verdict thresholds of one regime, on efficiency (expected time / measured time).
+
+    ``ok`` at or above ``ok``, ``low`` at or above ``low``, else ``bad``; ``above`` beyond
+    ``above`` (faster than the model by more than its error).
+    """
+
+    ok: float
+    low: float
+    above: float
+
+
+#: Verdict bands. Bandwidth: ok >= 0.85, low 0.6-0.85, bad < 0.6, above > 1.2 (the model's
+#: largest busbw error target is 20 %). Mid sizes: the model does not model NCCL's channel
+#: trimming there (docs/model.md, Limitations), so ok >= 0.7, low >= 0.4. Latency: judged on
+#: time, ok up to 1.5x the expected time, low up to 3x, bad beyond; above when 2x faster.
+BANDS: dict[Regime, Band] = {
+    "bandwidth": Band(ok=0.85, low=0.6, above=1.2),
+    "mid": Band(ok=0.7, low=0.4, above=1.5),
+    "latency": Band(ok=1 / 1.5, low=1 / 3, above=2.0),
+}
+
+
+def regime(size_bytes: float) -> Regime:
+    """The size regime of a row: latency (<= 64 KiB), bandwidth (>= 64 MiB) or mid."""
+    if size_bytes <= LATENCY_MAX_BYTES:
+        return "latency"
+    if size_bytes >= BANDWIDTH_MIN_BYTES:
+        return "bandwidth"
+    return "mid"
+
+
+# ------------------------------------------------------------------------------- result models
+
+
+class Assumption(BaseModel):
+    """A value the check used that no flag gave: where it comes from and why.
+
+    ``source``: ``log`` (read or inferred from the log), ``environment`` (NCCL's debug output in
+    the log), ``preset`` (a system preset's value the log does not confirm), ``default`` (the
+    resolver's default), ``flag`` (given by the caller; listed so JSON shows every input).
+    Text may name cluster fields as ``{field}`` (see :func:`ibcalc.errors.fill_fields`).
+    """
+
+    model_config = _FROZEN
+
+    field: str
+    value: str | int | float | bool | None
+    source: Literal["log", "environment", "preset", "default", "flag"]
+    evidence: str
+
+
+class RowCheck(BaseModel):
+    """One size of the run: measured (out-of-place) against expected.
+
+    ``efficiency`` = measured busbw / expected busbw = expected time / measured time;
+    ``time_ratio`` = measured time / expected time. ``expected_*_range`` is the model's error
+    band when the estimate has one. ``line`` is the row's line in the log.
+    """
+
+    model_config = _FROZEN
+
+    size_bytes: int
+    line: int
+    regime: Regime
+    measured_time_us: float
+    measured_busbw_GBps: float
+    inplace_time_us: float | None
+    expected_time_us: float
+    expected_busbw_GBps: float
+    expected_time_us_range: tuple[float, float] | None = None
+    expected_busbw_GBps_range: tuple[float, float] | None = None
+    algorithm: str
+    efficiency: float
+    time_ratio: float
+    within_band: bool | None = None
+    verdict: Verdict
+    wrong: int | None = None
+
+
+Confidence = Literal["high", "medium", "low"]
+Severity = Literal["error", "warning", "info"]
+
+
+class Finding(BaseModel):
+    """A likely cause, in plain words, with the evidence from the log.
+
+    ``kind`` groups findings (``data_corruption``, ``low_bandwidth``, ``latency``, ``erratic``,
+    ``faster_than_expected``, ``transport``, ``network_assumed``, ``not_checked``);
+    ``hypothesis`` is the what-if the model was re-run with (``nics_per_node=1``) and
+    ``fit_error`` the median relative error with which it reproduces the bandwidth rows;
+    ``curve`` its predicted busbw (GB/s) at each checked size; ``lines`` the log lines of the rows
+    that support it. Findings are ranked: the first is the most likely and most serious.
+    """
+
+    model_config = _FROZEN
+
+    kind: str
+    cause: str
+    confidence: Confidence
+    severity: Severity
+    evidence: list[str]
+    lines: list[int] = []
+    hypothesis: str | None = None
+    fit_error: float | None = None
+    curve: list[tuple[int, float]] = []
+
+
+RunVerdict = Literal["ok", "low", "bad", "corrupt", "unknown", "not_checked"]
+
+
+class RunCheck(BaseModel):
+    """The check of one run: its cluster, every row, the verdict and the ranked findings.
+
+    ``verdict`` is the worst bandwidth-regime row (``unknown`` without a row of 64 MiB or more,
+    ``corrupt`` when ``#wrong`` is non-zero, ``not_checked`` when the collective is not
+    modelled). ``flagged`` is True when a finding is a warning or an error.
+    """
+
+    model_config = _FROZEN
+
+    source: str
+    run_index: int
+    line_start: int
+    line_end: int
+    collective: str | None
+    raw_collective: str | None
+    dtype: str | None
+    ranks: int | None
+    nodes: int | None
+    gpus_per_node: int | None
+    cluster: str
+    system: str | None
+    intra: str | None
+    inter: str | None
+    nics_per_node: int | None
+    network_known: bool
+    assumptions: list[Assumption]
+    rows: list[RowCheck]
+    findings: list[Finding]
+    verdict: RunVerdict
+    min_bandwidth_efficiency: float | None
+    notes: list[str]
+
+    @property
+    def flagged(self) -> bool:
+        """True when a finding is a warning or an error (the run is not healthy)."""
+        return any(f.severity in ("error", "warning") for f in self.findings)
+
+
+def gate_failures(check: RunCheck, min_efficiency: float) -> list[RowCheck]:
+    """Bandwidth-regime rows below ``min_efficiency``, and every row whose ``#wrong`` is
+    non-zero (a run whose results fail validation does not pass a gate, however fast)."""
+    return [
+        r
+        for r in check.rows
+        if (r.regime == "bandwidth" and r.efficiency < min_efficiency) or (r.wrong or 0) > 0
+    ]
+
+
+# ------------------------------------------------------------------------------- wording
+
+
+def fmt_size(size: float) -> str:
+    """A size as a finding words it: ``64 MiB`` for a whole power-of-two unit, else bytes."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if size >= scale and size % scale == 0:
+            return f"{int(size // scale)} {unit}"
+    return f"{int(size)} B"
+
+
+def size_span(rows: Sequence[RowCheck]) -> str:
+    """The sizes from the first row to the last (``1 MiB-8 GiB``), or ``no rows``."""
+    if not rows:
+        return "no rows"
+    lo, hi = rows[0].size_bytes, rows[-1].size_bytes
+    return fmt_size(lo) if lo == hi else f"{fmt_size(lo)}-{fmt_size(hi)}"
+
+
+def pct(x: float) -> str:
+    """A fraction as a whole percentage (0.853 -> ``85%``)."""
+    return f"{x * 100:.0f}%"
