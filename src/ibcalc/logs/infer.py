@@ -93,18 +93,12 @@ __all__ = [
     "version_from_code",
 ]
 
-#: nccl-tests binary names (without ``_perf``) ibcalc models, and the enum member for each.
-MODELLED: dict[str, Collective] = {
-    "all_reduce": Collective.ALL_REDUCE,
-    "reduce_scatter": Collective.REDUCE_SCATTER,
-    "all_gather": Collective.ALL_GATHER,
-    "broadcast": Collective.BROADCAST,
-    "reduce": Collective.REDUCE,
-    "alltoall": Collective.ALL_TO_ALL,
-    "sendrecv": Collective.SEND_RECV,
-}
-#: nccl-tests binaries that are parsed but whose collective is not modelled.
-NOT_MODELLED = frozenset({"scatter", "gather", "hypercube"})
+#: nccl-tests binary names (without ``_perf``) ibcalc models, and the enum member for each: the
+#: enum's values are the binaries' names, so a collective added to it is parsed with no edit here.
+MODELLED: dict[str, Collective] = {member.value: member for member in Collective}
+#: nccl-tests binaries that are parsed but whose collective is not modelled (less any the enum
+#: has since gained).
+NOT_MODELLED = frozenset({"scatter", "gather", "hypercube"} - MODELLED.keys())
 
 _VERSION = re.compile(r"(\d{1,3})\.(\d{1,3})\.(\d{1,4})")
 _HALF_ULP = 0.005  # algbw and busbw are printed with two decimals
