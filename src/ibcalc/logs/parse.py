@@ -37,6 +37,8 @@ from typing import BinaryIO
 
 from ibcalc.errors import LogParseError
 from ibcalc.logs.infer import (
+    MODELLED,
+    NOT_MODELLED,
     Device,
     RunFacts,
     build_run,
@@ -84,9 +86,11 @@ _RANK = re.compile(
 _REDUCING_MAX = re.compile(r"^#\s*Reducing maxBytes to (\d+)")
 _OOB = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d+)")
 _AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\S+)")
+#: A command line running an nccl-tests binary: every name the parser knows (``X_perf``).
 _COMMAND = re.compile(
-    r"(?:^|[\s/=])((?:all_reduce|all_gather|reduce_scatter|broadcast|reduce|alltoall|sendrecv|"
-    r"scatter|gather|hypercube)_perf(?:_mpi)?)(?=\s|$|\"|')"
+    r"(?:^|[\s/=])((?:"
+    + "|".join(sorted((*MODELLED, *NOT_MODELLED), key=lambda n: (-len(n), n)))
+    + r")_perf(?:_mpi)?)(?=\s|$|\"|')"
 )
 _TESTS_DIR = re.compile(r"\b[nr]ccl-tests[-_]v?(\d+\.\d+\.\d+)\b")
 
