@@ -33,12 +33,13 @@ __all__ = ["FIELD_FLAGS", "CliUsageError", "boundary", "guard", "usage_line"]
 P = ParamSpec("P")
 R = TypeVar("R")
 
-#: How the CLI names each field the library's messages and assumptions mark as ``{field}``:
-#: every :class:`~ibcalc.cluster.spec.ClusterSpec` field, the parameters of the gap and sweep,
-#: and the model, layout and storage fields of the workload commands. The options are declared
-#: with these flags (:mod:`ibcalc.cli.options`), so the two agree. ``wan_latency_s`` is derived
-#: from ``--distance`` or ``--rtt``; it is named by the first (a message about it that must tell
-#: the two apart names the flag itself, :func:`ibcalc.cli.options.cluster_options`).
+#: How the CLI names each field the library's messages and assumptions mark as ``{field}``: every
+#: :class:`~ibcalc.cluster.spec.ClusterSpec` field, the size of the collective commands, the
+#: parameters of the gap and sweep, and the model, layout and storage fields of the workload
+#: commands. The options are declared with these flags (:mod:`ibcalc.cli.options`), so the two
+#: agree. ``wan_latency_s`` is derived from ``--distance`` or ``--rtt``; it is named by the first (a
+#: message about it that must tell the two apart names the flag itself,
+#: :func:`ibcalc.cli.options.cluster_options`).
 FIELD_FLAGS: dict[str, str] = {
     "nodes": "--nodes",
     "gpus_per_node": "--gpus-per-node",
@@ -58,6 +59,7 @@ FIELD_FLAGS: dict[str, str] = {
     "wan_latency_s": "--distance",
     "tp": "--tp",
     "tp_size_bytes": "--tp-size",
+    "size_bytes": "--size",
     "min_bytes": "--minbytes",
     "max_bytes": "--maxbytes",
     "factor": "--stepfactor",

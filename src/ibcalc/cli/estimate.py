@@ -42,26 +42,18 @@ from ibcalc.cli.options import (
 )
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import Collective, DType
+from ibcalc.errors import fill_fields
 from ibcalc.facade import estimate, parse_collective, parse_dtype
 from ibcalc.render.console import render_estimate, render_sweep
 from ibcalc.units import parse_size
 
 __all__ = ["register"]
 
-#: The help line of each collective's command (the command is named ``Collective.command``).
-_SUMMARIES: dict[Collective, str] = {
-    Collective.ALL_REDUCE: "Estimate an all-reduce (nccl-tests all_reduce_perf).",
-    Collective.REDUCE_SCATTER: (
-        "Estimate a reduce-scatter; --size is the total buffer (nccl-tests convention)."
-    ),
-    Collective.ALL_GATHER: (
-        "Estimate an all-gather; --size is the total gathered buffer (nccl-tests convention)."
-    ),
-    Collective.BROADCAST: "Estimate a broadcast.",
-    Collective.REDUCE: "Estimate a reduce.",
-    Collective.ALL_TO_ALL: "Estimate an all-to-all; --size is each rank's send buffer.",
-    Collective.SEND_RECV: "Estimate nccl-tests sendrecv (ring shift of S per rank).",
-}
+
+def _summary(collective: Collective) -> str:
+    """The help line of the collective's command (named ``Collective.command``), from the
+    collective's own description with its fields named as flags (``--size``)."""
+    return f"Estimate {fill_fields(collective.description, FIELD_FLAGS)}."
 
 
 def _collective_command(collective: Collective) -> Callable[..., None]:
@@ -93,7 +85,7 @@ def _collective_command(collective: Collective) -> Callable[..., None]:
         )
         render_estimate(result, fmt, names=FIELD_FLAGS, explain=explain)
 
-    command.__doc__ = _SUMMARIES[collective]
+    command.__doc__ = _summary(collective)
     return command
 
 
@@ -189,6 +181,5 @@ def sweep_command(
 def register(app: typer.Typer) -> None:
     """Add the collective commands and ``sweep`` to ``app``."""
     for collective in Collective:
-        summary = _SUMMARIES[collective]
-        app.command(collective.command, help=summary)(_collective_command(collective))
+        app.command(collective.command, help=_summary(collective))(_collective_command(collective))
     app.command("sweep")(sweep_command)

@@ -395,7 +395,9 @@ DtypeOpt = Annotated[
         help=f"Element type: {', '.join(DType)}; nccl-tests' names (float, half ...) too.",
     ),
 ]
-SizeOpt = Annotated[str, typer.Option("--size", "-s", help="Size: 10GB (10^10 B), 1GiB, 1e9 ...")]
+SizeOpt = Annotated[
+    str, typer.Option(_flag("size_bytes"), "-s", help="Size: 10GB (10^10 B), 1GiB, 1e9 ...")
+]
 MinBytesOpt = Annotated[str, typer.Option(_flag("min_bytes"), "-b", help="Smallest size.")]
 MaxBytesOpt = Annotated[str, typer.Option(_flag("max_bytes"), "-e", help="Largest size.")]
 FactorOpt = Annotated[int, typer.Option(_flag("factor"), "-f", help="Size multiplier.")]

@@ -52,6 +52,14 @@ class Collective(StrEnum):
         """True when nccl-tests' size is the total buffer split over ranks (AG, RS, all-to-all)."""
         return self in (Collective.ALL_GATHER, Collective.REDUCE_SCATTER, Collective.ALL_TO_ALL)
 
+    @property
+    def description(self) -> str:
+        """What an estimate of it is, as a noun phrase with the size convention (the CLI's help).
+
+        The size a caller gives is marked ``{size_bytes}`` (see :func:`ibcalc.errors.fill_fields`).
+        """
+        return _DESCRIPTIONS[self]
+
     @classmethod
     def lookup(cls, name: str) -> Collective | None:
         """The collective a user's name means (``allreduce``, ``all_reduce``, any case), or None."""
@@ -60,6 +68,22 @@ class Collective(StrEnum):
             if key in (member.value, member.command):
                 return member
         return None
+
+
+#: :attr:`Collective.description` of each collective.
+_DESCRIPTIONS: dict[Collective, str] = {
+    Collective.ALL_REDUCE: "an all-reduce (nccl-tests all_reduce_perf)",
+    Collective.REDUCE_SCATTER: (
+        "a reduce-scatter; {size_bytes} is the total buffer (nccl-tests convention)"
+    ),
+    Collective.ALL_GATHER: (
+        "an all-gather; {size_bytes} is the total gathered buffer (nccl-tests convention)"
+    ),
+    Collective.BROADCAST: "a broadcast",
+    Collective.REDUCE: "a reduce",
+    Collective.ALL_TO_ALL: "an all-to-all; {size_bytes} is each rank's send buffer",
+    Collective.SEND_RECV: "nccl-tests sendrecv (ring shift of S per rank)",
+}
 
 
 class DType(StrEnum):
