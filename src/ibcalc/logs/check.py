@@ -62,14 +62,14 @@ def check_run(
 ) -> RunCheck:
     """Check one run against the model and diagnose it.
 
-    ``cluster``: the resolved cluster to compare with (then the log's placement is only
-    checked against it); None: worked out from the log (:func:`infer_spec`) with ``flags``
-    laid over. ``catalogue``: the catalogue the cluster is (to be) resolved with, also used to
-    re-run the model under each hypothesis (default: the built-in one). ``params``: cost
+    ``cluster``: the resolved cluster to compare with (then the log's placement is only checked
+    against it); None: worked out from the log (:func:`~ibcalc.logs.cluster.infer_spec`) with
+    ``flags`` laid over. ``catalogue``: the catalogue the cluster is (to be) resolved with, also
+    used to re-run the model under each hypothesis (default: the built-in one). ``params``: cost
     parameters (default: built-in). ``env``: NCCL's debug output around the run
-    (:func:`~ibcalc.logs.env.scan_environment`). ``collective``/``dtype``/``algorithm``
-    override what the log says. Raises :class:`~ibcalc.errors.ClusterError` when the cluster
-    does not have the log's rank count.
+    (:func:`~ibcalc.logs.env.scan_environment`). ``collective``/``dtype``/``algorithm`` override
+    what the log says. Raises :class:`~ibcalc.errors.ClusterError` when the cluster does not have
+    the log's rank count.
     """
     catalogue = catalogue if catalogue is not None else load_catalogue(use_env=False)
     params = params if params is not None else builtin_cost_params()
