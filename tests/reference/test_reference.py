@@ -6,7 +6,7 @@ regime (<= 64 KiB) median <= 10 % of time. The rows are ``benchmarks/data/measur
 fitted constants in ``benchmarks/fits.py`` (fitted here on every sample, as shipped). Rows whose
 NIC count the source does not state are left out of the bandwidth targets (their busbw depends on
 that guess). The leave-one-source-out figures for every regime are printed by
-``benchmarks/accuracy.py``; ``tests/reference/test_band.py`` checks the error band derived from them.
+``benchmarks/accuracy.py``; ``tests/reference/test_band.py`` checks the band derived from them.
 
 Groups that miss their target are ``xfail(strict=True)`` with the reason: the miss is known and
 explained, and the test fails loudly if the group starts to pass (then the mark must go).
