@@ -13,7 +13,8 @@ import typer
 
 from ibcalc import __version__
 from ibcalc.cli import catalogue, design, estimate, gap, workload_commands
-from ibcalc.cli.boundary import boundary
+from ibcalc.cli.boundary import SIGPIPE_EXIT, boundary, quiet_stdout
+from ibcalc.cli.output import StdoutError, guarded_stdout
 
 __all__ = ["app", "main"]
 
@@ -60,19 +61,32 @@ workload_commands.register(app)  # train, infer, checkpoint      (cli/workload_c
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Console entry point: run the app inside the error boundary; exit 2 on bad input."""
+    """Console entry point: run the app inside the error boundary; exit 2 on bad input.
+
+    stdout that cannot be written ends the run like git does: a closed pipe quietly with
+    :data:`~ibcalc.cli.boundary.SIGPIPE_EXIT`, a full device (``> /dev/full``) with ``error:
+    cannot write output: No space left on device`` and exit 2; never a traceback.
+    """
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        with boundary():
+        with guarded_stdout(), boundary():
             # Without standalone mode typer raises usage errors (the boundary makes them one
             # line) and returns an Exit's code instead of exiting.
             code = app(args=args, prog_name="ibcalc", standalone_mode=False)
+            sys.stdout.flush()  # here, not at exit, so that a write error is handled below
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except typer.Abort:
         typer.echo("error: aborted", err=True)
         sys.exit(130)
+    except KeyboardInterrupt:
+        sys.exit(130)
     except BrokenPipeError:
-        sys.exit(0)
+        quiet_stdout()
+        sys.exit(SIGPIPE_EXIT)
+    except StdoutError as exc:
+        quiet_stdout()
+        typer.echo(f"error: cannot write output: {exc.strerror or exc}", err=True)
+        sys.exit(2)
     if isinstance(code, int) and code != 0:
         sys.exit(code)

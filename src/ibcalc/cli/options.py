@@ -349,12 +349,13 @@ def params_of(files: Iterable[Path] | None) -> CostParams:
     return load_cost_params(list(files or []))
 
 
-def plot_target(plot: Path | None) -> Path | None:
-    """Check a ``--plot`` target, and that matplotlib is importable, before any work is done."""
+def plot_target(plot: Path | None, inputs: Iterable[str | Path] = ()) -> Path | None:
+    """Check a ``--plot`` target (not one of ``inputs``, the files the run reads), and that
+    matplotlib is importable, before any work is done."""
     if plot is None:
         return None
     from ibcalc.render.plot import check_target, require_matplotlib
 
-    target, _fmt = check_target(plot)
+    target, _fmt = check_target(plot, inputs=inputs)
     require_matplotlib()
     return target

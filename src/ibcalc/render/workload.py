@@ -7,6 +7,7 @@ time_s, time_s_range, exposed_s, ...}]`` plus ``totals``; times in seconds, size
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Sequence
 from typing import Any, TextIO
 
@@ -15,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ibcalc.render.stream import TrimmedStream
 from ibcalc.units import format_bandwidth, format_size, format_time
 from ibcalc.workload.checkpoint import CheckpointResult, Transfer
 from ibcalc.workload.infer import InferResult
@@ -36,6 +38,8 @@ __all__ = [
 
 def _console(stream: TextIO | None = None) -> Console:
     """A console as ``render.console`` makes one: pipes get a wide page ($COLUMNS or 160)."""
+    # rich pads every table line to the page width: trim those spaces on the way out
+    stream = TrimmedStream(stream if stream is not None else sys.stdout)  # type: ignore[assignment]
     console = Console(file=stream, highlight=False)
     if not console.is_terminal:
         try:
