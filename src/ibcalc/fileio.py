@@ -36,6 +36,7 @@ __all__ = [
     "check_output",
     "read_regular",
     "same_file",
+    "signals_raise",
     "write_output",
     "write_text",
 ]
@@ -216,7 +217,7 @@ class _Signalled(BaseException):
 
 
 @contextlib.contextmanager
-def _signals_raise() -> Iterator[None]:
+def signals_raise() -> Iterator[None]:
     """Turn SIGTERM/SIGHUP/SIGINT into an exception for the duration (main thread only), so the
     ``finally`` that removes a temporary file runs; the signal is re-delivered afterwards."""
     if threading.current_thread() is not threading.main_thread():
@@ -268,7 +269,7 @@ def write_output(
     real = target.real
     tmp = real.with_name(f".{real.name[:60]}.{secrets.token_hex(6)}.tmp")
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
-    with _signals_raise():
+    with signals_raise():
         try:
             with os.fdopen(os.open(tmp, flags, 0o666), "wb") as handle:
                 write(handle)

@@ -307,7 +307,6 @@ def render_json(outcomes: Sequence[FileOutcome]) -> str:
             "failed": failed,
             "files": len(outcomes),
             "files_with_errors": errors,
-            "warnings": sum(len(o.warnings) for o in outcomes),
         },
         "files": files,
     }
