@@ -31,7 +31,7 @@ from pydantic import BaseModel, ValidationError
 
 from ibcalc.errors import InputFileError, ValidationProblem
 from ibcalc.fileio import ReadRefused, read_regular
-from ibcalc.textsafe import shown
+from ibcalc.textsafe import printable, shown
 
 __all__ = [
     "MAX_DEPTH",
@@ -424,8 +424,27 @@ def load_yaml(source: str | Path, *, text: str | None = None) -> Document:
         if "\t" in what or "'\\t'" in what or "tab" in what.lower():
             what = "tab character used for indentation (YAML needs spaces)"
         raise _problem(path, mark, f"YAML syntax error: {what}") from exc
+    except yaml.reader.ReaderError as exc:
+        # a control character: PyYAML says where as an index into the text
+        where = max(0, min(exc.position, len(text)))
+        line = text.count("\n", 0, where) + 1
+        col = where - text.rfind("\n", 0, where)
+        char = exc.character if isinstance(exc.character, str) else chr(exc.character)
+        raise InputFileError(
+            [
+                ValidationProblem(
+                    path,
+                    line,
+                    col,
+                    f"control character {printable(char)} is not allowed in YAML text "
+                    '(write it as an escape inside double quotes, "\\x07", if it is meant)',
+                )
+            ]
+        ) from None
     except yaml.YAMLError as exc:
-        raise InputFileError([ValidationProblem(path, None, None, f"YAML error: {exc}")]) from exc
+        raise InputFileError(
+            [ValidationProblem(path, None, None, f"YAML error: {printable(exc)}")]
+        ) from exc
     except RecursionError as exc:
         raise InputFileError(
             [ValidationProblem(path, None, None, f"nesting deeper than {MAX_DEPTH} levels")]

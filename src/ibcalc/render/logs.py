@@ -29,7 +29,7 @@ from ibcalc.errors import fill_fields
 from ibcalc.logs.calibrate import Calibration
 from ibcalc.logs.check import Finding, RowCheck, RunCheck
 from ibcalc.render.plot import MeasuredPoint, Series, plot_sweep
-from ibcalc.render.stream import TrimmedStream
+from ibcalc.render.stream import PipeConsole, TrimmedStream
 
 __all__ = [
     "calibration_dict",
@@ -59,7 +59,7 @@ def _console(stream: TextIO) -> Console:
     except ValueError:
         width = 140
     trimmed = TrimmedStream(stream)  # rich pads table lines to the width: no trailing spaces
-    return Console(file=trimmed, highlight=False, width=max(60, width), soft_wrap=False)  # type: ignore[arg-type]
+    return PipeConsole(file=trimmed, highlight=False, width=max(60, width), soft_wrap=False)  # type: ignore[arg-type]
 
 
 def _fill(text: str, names: Mapping[str, str] | None) -> str:

@@ -11,7 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any, TextIO
 
-__all__ = ["TrimmedStream", "trim_line"]
+from rich.console import Console
+
+__all__ = ["PipeConsole", "TrimmedStream", "trim_line"]
 
 _TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$")
 
@@ -46,3 +48,17 @@ class TrimmedStream:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._stream, name)
+
+
+class PipeConsole(Console):
+    """A rich console that lets a closed stdout reach the CLI's error boundary.
+
+    rich answers a BrokenPipeError with ``SystemExit(1)``, which ``ibcalc check`` documents as
+    "a requirement fails"; the boundary ends such a run quietly with 141 (128 + SIGPIPE), as
+    git does.
+    """
+
+    def on_broken_pipe(self) -> None:
+        """Stop writing and raise BrokenPipeError for the CLI to handle."""
+        self.quiet = True
+        raise BrokenPipeError

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ibcalc.render.stream import TrimmedStream
+from ibcalc.render.stream import PipeConsole, TrimmedStream
 from ibcalc.units import format_bandwidth, format_size, format_time
 from ibcalc.workload.checkpoint import CheckpointResult, Transfer
 from ibcalc.workload.infer import InferResult
@@ -40,13 +40,13 @@ def _console(stream: TextIO | None = None) -> Console:
     """A console as ``render.console`` makes one: pipes get a wide page ($COLUMNS or 160)."""
     # rich pads every table line to the page width: trim those spaces on the way out
     stream = TrimmedStream(stream if stream is not None else sys.stdout)  # type: ignore[assignment]
-    console = Console(file=stream, highlight=False)
+    console = PipeConsole(file=stream, highlight=False)
     if not console.is_terminal:
         try:
             width = int(os.environ.get("COLUMNS", "160"))
         except ValueError:
             width = 160
-        console = Console(file=stream, highlight=False, width=max(40, width))
+        console = PipeConsole(file=stream, highlight=False, width=max(40, width))
     return console
 
 
