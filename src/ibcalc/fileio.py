@@ -17,6 +17,7 @@ delivered as it would have been.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import secrets
 import signal
@@ -200,6 +201,14 @@ def check_output(
             f"the directory {printable(str(directory))!r} is not writable "
             "(the file is written next to it, then renamed)",
         )
+    # permissions do not tell everything (root on a read-only file system, /proc): create and
+    # remove the temporary file's sibling now, so that the write cannot fail for this later
+    probe = directory / f".{real.name[:60]}.{secrets.token_hex(6)}.probe"
+    try:
+        os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except OSError as exc:
+        raise _fail(name, exc.strerror or str(exc)) from None
+    _remove(probe)
     return OutputTarget(given, real, direct=False)
 
 
@@ -259,10 +268,20 @@ def write_output(
         target = check_output(target)
     if target.direct:
         try:
-            # no O_TRUNC: /dev/stdout may be a file the shell opened for appending
-            fd = os.open(target.path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0))
+            # no O_TRUNC: /dev/stdout may be a file the shell opened for appending; O_NONBLOCK:
+            # a FIFO nobody reads fails at once (ENXIO) instead of blocking the open for ever
+            flags = os.O_WRONLY | os.O_APPEND | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+            try:
+                fd = os.open(target.path, flags)
+            except OSError as exc:
+                if exc.errno == errno.ENXIO:
+                    raise _fail(target.path, "it is a FIFO that no process reads") from None
+                raise
+            os.set_blocking(fd, True)
             with os.fdopen(fd, "wb") as handle:
                 write(handle)
+        except (BrokenPipeError, OutputError):
+            raise  # a reader that went away (`-o /dev/stdout | head`): the CLI stops quietly
         except OSError as exc:
             raise _error(target, exc) from None
         return

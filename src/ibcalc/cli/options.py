@@ -27,6 +27,7 @@ from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, DType, Protocol
 from ibcalc.errors import ClusterError
 from ibcalc.render.console import Format
+from ibcalc.textsafe import shown
 
 __all__ = [
     "ALGO_AUTO",
@@ -282,7 +283,7 @@ def fabrics_of(inter: str | None) -> list[str]:
     names = list(dict.fromkeys(name.strip() for name in inter.split(",") if name.strip()))
     if not names:
         raise ClusterError(
-            f"{{inter}} {inter!r} names no link (e.g. {{inter}} ndr,hdr)", field="inter"
+            f"{{inter}} {shown(inter)} names no link (e.g. {{inter}} ndr,hdr)", field="inter"
         )
     return names
 

@@ -89,7 +89,7 @@ _FROZEN = ConfigDict(frozen=True, extra="forbid")
 def _unit_value(parse: Callable[[Any], float]) -> Callable[[Any], Any]:
     def convert(value: Any) -> Any:
         if isinstance(value, bool):
-            raise ValueError(f"{value!r} is not a quantity")
+            raise ValueError(f"{shown(value)} is not a quantity")
         if isinstance(value, str | int | float):
             return parse(value)
         return value
@@ -110,7 +110,7 @@ def _needs_unit(
 
     def convert(value: Any) -> Any:
         if isinstance(value, bool):
-            raise ValueError(f"{value!r} is not a quantity")
+            raise ValueError(f"{shown(value)} is not a quantity")
         if isinstance(value, int | float) or (
             isinstance(value, str) and re.fullmatch(r"\s*[-+0-9.eE]+\s*", value)
         ):
@@ -207,7 +207,7 @@ def parse_ratio(value: Any) -> float:
     :data:`~ibcalc.cluster.spec.MAX_OVERSUBSCRIPTION`.
     """
     if isinstance(value, bool):
-        raise ValueError(f"oversubscription {value!r} is not a ratio")
+        raise ValueError(f"oversubscription {shown(value)} is not a ratio")
     if isinstance(value, str):
         text = value.strip()
         if ":" in text:
@@ -216,26 +216,26 @@ def parse_ratio(value: Any) -> float:
                 ratio = float(Fraction(down.strip()) / Fraction(up.strip()))
             except (ValueError, ZeroDivisionError):
                 raise ValueError(
-                    f"oversubscription {value!r} is not a down:up ratio such as 2:1"
+                    f"oversubscription {shown(value)} is not a down:up ratio such as 2:1"
                 ) from None
         else:
             try:
                 ratio = float(text)
             except ValueError:
                 raise ValueError(
-                    f"oversubscription {value!r} is not a ratio (write 2 or 2:1)"
+                    f"oversubscription {shown(value)} is not a ratio (write 2 or 2:1)"
                 ) from None
     elif isinstance(value, int | float):
         ratio = float(value)
     else:
-        raise ValueError(f"oversubscription {value!r} is not a ratio (write 2 or 2:1)")
+        raise ValueError(f"oversubscription {shown(value)} is not a ratio (write 2 or 2:1)")
     if not math.isfinite(ratio):
-        raise ValueError(f"oversubscription {value!r} is not a finite ratio")
+        raise ValueError(f"oversubscription {shown(value)} is not a finite ratio")
     if ratio < 1:
         hint = f" (down:up; did you mean {1 / ratio:g}:1?)" if ratio > 0 else ""
-        raise ValueError(f"oversubscription {value!r} must be >= 1{hint}")
+        raise ValueError(f"oversubscription {shown(value)} must be >= 1{hint}")
     if ratio > MAX_OVERSUBSCRIPTION:
-        raise ValueError(f"oversubscription {value!r} is more than {MAX_OVERSUBSCRIPTION:g}:1")
+        raise ValueError(f"oversubscription {shown(value)} is more than {MAX_OVERSUBSCRIPTION:g}:1")
     return ratio
 
 
@@ -385,7 +385,7 @@ class CollectiveTarget(BaseModel):
         except ValueError:
             close = difflib.get_close_matches(value.lower(), DType.names(), n=3)
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
-            raise ValueError(f"unknown dtype {value!r}{hint}") from None
+            raise ValueError(f"unknown dtype {shown(value)}{hint}") from None
 
     model_config = ConfigDict(
         frozen=True,
