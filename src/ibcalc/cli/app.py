@@ -5,6 +5,7 @@ Each command group lives in its own module and adds itself with ``register(app)`
 
 from __future__ import annotations
 
+import errno
 import sys
 from collections.abc import Sequence
 from typing import Annotated
@@ -60,6 +61,11 @@ workload_commands.register(app)  # train, infer, checkpoint      (cli/workload_c
 #   calibrate   (cli/calibrate.py)    fit link efficiencies to measurements
 
 
+#: Errors of a write to a device that is full or failing (never of reading an input: inputs
+#: are read through ibcalc.fileio, which turns their errors into one-line refusals).
+_WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Console entry point: run the app inside the error boundary; exit 2 on bad input.
 
@@ -68,12 +74,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     cannot write output: No space left on device`` and exit 2; never a traceback.
     """
     args = list(sys.argv[1:] if argv is None else argv)
+    stdout = None
     try:
-        with guarded_stdout(), boundary():
+        with guarded_stdout() as stdout, boundary():
             # Without standalone mode typer raises usage errors (the boundary makes them one
             # line) and returns an Exit's code instead of exiting.
             code = app(args=args, prog_name="ibcalc", standalone_mode=False)
             sys.stdout.flush()  # here, not at exit, so that a write error is handled below
+    except SystemExit:
+        # the toolkit ends `--help | head` with exit 1 ("a requirement fails" for check)
+        if stdout is not None and stdout.broken:
+            quiet_stdout()
+            sys.exit(SIGPIPE_EXIT)
+        raise
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except typer.Abort:
@@ -84,7 +97,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     except BrokenPipeError:
         quiet_stdout()
         sys.exit(SIGPIPE_EXIT)
-    except StdoutError as exc:
+    except OSError as exc:
+        # StdoutError: a write to stdout failed; the errnos below come from a write that went
+        # around the guard (the toolkit re-wraps stdout under some locales); the rest is a bug
+        if not isinstance(exc, StdoutError) and exc.errno not in _WRITE_ERRNOS:
+            raise
         quiet_stdout()
         typer.echo(f"error: cannot write output: {exc.strerror or exc}", err=True)
         sys.exit(2)

@@ -16,8 +16,6 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO
 
-import typer
-
 from ibcalc.fileio import OutputTarget, check_output, write_text
 
 __all__ = ["StdoutError", "emit", "guarded_stdout", "output_target", "run_inputs"]
@@ -57,7 +55,10 @@ def emit(text: str, target: OutputTarget | None) -> None:
     """Print ``text``, or write it to ``target`` (see :func:`ibcalc.fileio.write_output`)."""
     if target is None:
         if text:
-            typer.echo(text, nl=False)
+            # sys.stdout itself (the entry point's guarded stream): click's echo may re-wrap the
+            # stream under a non-UTF-8 locale, and a write error would then escape the guard
+            sys.stdout.write(text)
+            sys.stdout.flush()
         return
     write_text(target, text)
 
@@ -72,11 +73,14 @@ class _GuardedStdout:
 
     def __init__(self, stream: TextIO) -> None:
         self._stream = stream
+        #: True once a write found the reader gone (the toolkit may turn that into exit 1)
+        self.broken = False
 
     def write(self, text: str) -> int:
         try:
             return self._stream.write(text)
         except BrokenPipeError:
+            self.broken = True
             raise
         except OSError as exc:
             raise StdoutError(exc.errno, exc.strerror) from exc
@@ -85,6 +89,7 @@ class _GuardedStdout:
         try:
             self._stream.flush()
         except BrokenPipeError:
+            self.broken = True
             raise
         except OSError as exc:
             raise StdoutError(exc.errno, exc.strerror) from exc
@@ -94,12 +99,14 @@ class _GuardedStdout:
 
 
 @contextlib.contextmanager
-def guarded_stdout() -> Iterator[None]:
+def guarded_stdout() -> Iterator[_GuardedStdout]:
     """Route sys.stdout through a wrapper that raises :class:`StdoutError` for its own write
-    errors, for the duration (the entry point's whole run)."""
+    errors, for the duration (the entry point's whole run); yield it (its ``broken`` says
+    whether the reader went away)."""
     original = sys.stdout
-    sys.stdout = _GuardedStdout(original)
+    guarded = _GuardedStdout(original)
+    sys.stdout = guarded
     try:
-        yield
+        yield guarded
     finally:
         sys.stdout = original
