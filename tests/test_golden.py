@@ -1,11 +1,17 @@
 """Golden files: the exact text of tables and error reports users read.
 
 A change to the output shows up here as a diff to review; after checking it is intended, run
-``pytest tests/test_golden.py --update-golden`` and commit the rewritten files.
+``pytest tests/test_golden.py --update-golden`` and commit the rewritten files. Under
+``--update-golden`` a test never passes: it compares first, rewrites the file, and is skipped
+with what changed (or "unchanged"), so a run that rewrote files cannot be mistaken for a
+green one.
 """
 
 from __future__ import annotations
 
+import difflib
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -51,7 +57,62 @@ def test_output_matches_golden(
 ) -> None:
     text = _run(CASES[name], capsys, monkeypatch)
     path = GOLDEN / f"{name}.txt"
+    old = path.read_text(encoding="utf-8") if path.exists() else None
     if request.config.getoption("--update-golden"):
         path.write_text(text, encoding="utf-8")
-    assert path.exists(), f"no golden file {path.name}: run with --update-golden"
-    assert text == path.read_text(encoding="utf-8")
+        pytest.skip(f"{path.name}: {diff_stat(old, text)} (rewritten, not compared)")
+    assert old is not None, f"no golden file {path.name}: run with --update-golden"
+    assert text == old
+
+
+def diff_stat(old: str | None, new: str) -> str:
+    """``+3 -1 lines`` between two texts, ``new file`` or ``unchanged``."""
+    if old is None:
+        return f"new file, {len(new.splitlines())} lines"
+    if old == new:
+        return "unchanged"
+    lines = list(difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=0))
+    added = sum(1 for line in lines if line.startswith("+") and not line.startswith("+++"))
+    removed = sum(1 for line in lines if line.startswith("-") and not line.startswith("---"))
+    return f"+{added} -{removed} lines"
+
+
+def test_diff_stat_counts_changed_lines() -> None:
+    assert diff_stat("a\nb\n", "a\nb\n") == "unchanged"
+    assert diff_stat(None, "a\nb\n") == "new file, 2 lines"
+    assert diff_stat("a\nb\nc\n", "a\nB\nc\nd\n") == "+2 -1 lines"
+
+
+def test_update_golden_skips_instead_of_passing(tmp_path: Path) -> None:
+    """This very file, run on a copy with an empty golden folder: --update-golden writes the
+    file and skips (never passes), a plain run then passes, and a changed golden file fails."""
+    (tmp_path / "test_golden.py").write_text(Path(__file__).read_text(encoding="utf-8"))
+    (tmp_path / "conftest.py").write_text(
+        "def pytest_addoption(parser):\n"
+        "    parser.addoption('--update-golden', action='store_true', default=False)\n"
+    )
+    (tmp_path / "golden").mkdir()
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-k",
+        "test_output_matches_golden and error_bits_size",
+        str(tmp_path / "test_golden.py"),
+    ]
+
+    def run(*extra: str) -> str:
+        done = subprocess.run(
+            [*command, *extra], capture_output=True, text=True, cwd=tmp_path, check=False
+        )
+        return done.stdout.strip().splitlines()[-1]
+
+    assert "1 skipped" in run("--update-golden")
+    assert "1 passed" in run()
+    golden = tmp_path / "golden" / "error_bits_size.txt"
+    golden.write_text(golden.read_text() + "one more line\n")
+    assert "1 failed" in run()
+    assert "1 skipped" in run("--update-golden")

@@ -28,6 +28,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
+from ibcalc.textsafe import printable, shown
+
 __all__ = [
     "AlgorithmNotApplicableError",
     "CatalogueError",
@@ -72,7 +74,7 @@ class UnknownNameError(IbcalcError, KeyError):
 
     def __str__(self) -> str:
         hint = f" (did you mean {', '.join(self.suggestions)}?)" if self.suggestions else ""
-        return f"unknown {self.what} {self.name!r}{hint}"
+        return f"unknown {self.what} {shown(self.name)}{hint}"
 
 
 class ValidationProblem:
@@ -87,9 +89,10 @@ class ValidationProblem:
         self.message = message
 
     def __str__(self) -> str:
+        path = printable(self.path, None)  # a file name may hold a newline or an escape code
         if self.line is None:
-            return f"{self.path}: {self.message}"
-        return f"{self.path}:{self.line}:{self.col or 1}: {self.message}"
+            return f"{path}: {self.message}"
+        return f"{path}:{self.line}:{self.col or 1}: {self.message}"
 
     def __repr__(self) -> str:
         return f"ValidationProblem({self!s})"

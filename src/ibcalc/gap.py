@@ -50,6 +50,7 @@ from ibcalc.engine.types import Collective, Estimate
 from ibcalc.errors import ClusterError
 from ibcalc.facade import estimate
 from ibcalc.jsonmodel import JsonModel
+from ibcalc.textsafe import shown
 from ibcalc.units import GB, parse_size
 from ibcalc.yamlio import load_yaml, validate
 
@@ -769,7 +770,7 @@ def _common(catalogue: Catalogue, intra: str | None, inter: str | None) -> list[
     if not results:
         given, field = (intra, "intra") if intra is not None else (inter, "inter")
         raise ClusterError(
-            f"{given!r} is not in the common pairings; give both {{intra}} and {{inter}} "
+            f"{shown(given)} is not in the common pairings; give both {{intra}} and {{inter}} "
             "to compare any two links",
             field=field,
         )

@@ -18,6 +18,7 @@ import math
 import re
 
 from ibcalc.errors import UnitError
+from ibcalc.textsafe import shown
 
 __all__ = [
     "BITS_PER_BYTE",
@@ -82,7 +83,8 @@ _SIZE_FACTORS: dict[str, int] = {
 
 _DECIMAL_PREFIX: dict[str, int] = {"": 1, "k": KB, "m": MB, "g": GB, "t": TB, "p": PB}
 
-_NUMBER = r"(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf|infinity))"
+# YAML's spellings (.nan, .inf) included: a file's `size: .nan` is named NaN, not "not understood"
+_NUMBER = r"(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|[+-]?\.?(?:nan|inf|infinity))"
 _SIZE_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>[A-Za-z]*)\s*$", re.IGNORECASE)
 _BW_RE = re.compile(
     rf"^\s*{_NUMBER}\s*(?P<prefix>[kKmMgGtTpP]?)(?P<unit>b|B|bit|bits|byte|bytes|Byte|Bytes)"
@@ -103,13 +105,13 @@ _TIME_FACTORS = {
 
 def _finite_number(text: str, raw: str, what: str) -> float:
     try:
-        value = float(text)
+        value = float(re.sub(r"^([+-]?)\.(?=[A-Za-z])", r"\1", text))
     except ValueError as exc:  # pragma: no cover - the regex only lets numbers through
-        raise UnitError(f"{what} {raw!r} is not a number") from exc
+        raise UnitError(f"{what} {shown(raw)} is not a number") from exc
     if math.isnan(value):
-        raise UnitError(f"{what} {raw!r} is not a number (NaN)")
+        raise UnitError(f"{what} {shown(raw)} is not a number (NaN)")
     if math.isinf(value):
-        raise UnitError(f"{what} {raw!r} is infinite")
+        raise UnitError(f"{what} {shown(raw)} is infinite")
     return value
 
 
@@ -123,38 +125,38 @@ def parse_size(value: str | int | float, *, allow_zero: bool = False) -> float:
     """
     raw = str(value)
     if isinstance(value, bool):
-        raise UnitError(f"size {raw!r} is not a number of bytes")
+        raise UnitError(f"size {shown(raw)} is not a number of bytes")
     if isinstance(value, int | float):
         size = _finite_number(repr(float(value)), raw, "size")
     else:
         match = _SIZE_RE.match(value)
         if match is None:
             raise UnitError(
-                f"size {raw!r} is not understood (use bytes, e.g. 4096, 1e9, 64MB, 10GiB)"
+                f"size {shown(raw)} is not understood (use bytes, e.g. 4096, 1e9, 64MB, 10GiB)"
             )
         size = _finite_number(match["num"], raw, "size")
         unit = match["unit"]
         if unit.endswith("b"):
             fixed = (unit[:1].upper() + unit[1:-1] + "B") if len(unit) > 1 else "B"
             raise UnitError(
-                f"size {raw!r} uses a lower-case 'b', which means bits; "
+                f"size {shown(raw)} uses a lower-case 'b', which means bits; "
                 f"write {match['num']}{fixed} for bytes"
             )
         factor = _SIZE_FACTORS.get(unit.lower())
         if factor is None:
             raise UnitError(
-                f"size {raw!r} has an unknown unit {unit!r} "
+                f"size {shown(raw)} has an unknown unit {shown(unit)} "
                 "(use B, KB, MB, GB, TB or KiB, MiB, GiB, TiB)"
             )
         size *= factor
     if size < 0:
-        raise UnitError(f"size {raw!r} is negative")
+        raise UnitError(f"size {shown(raw)} is negative")
     if size == 0 and not allow_zero:
-        raise UnitError(f"size {raw!r} is zero; a collective needs at least one byte")
+        raise UnitError(f"size {shown(raw)} is zero; a collective needs at least one byte")
     if 0 < size < 1:
-        raise UnitError(f"size {raw!r} is less than one byte")
+        raise UnitError(f"size {shown(raw)} is less than one byte")
     if size > MAX_SIZE_BYTES:
-        raise UnitError(f"size {raw!r} is absurdly large (the limit is 1 PiB)")
+        raise UnitError(f"size {shown(raw)} is absurdly large (the limit is 1 PiB)")
     return size
 
 
@@ -166,14 +168,14 @@ def parse_bandwidth(value: str | int | float) -> float:
     """
     raw = str(value)
     if isinstance(value, bool):
-        raise UnitError(f"bandwidth {raw!r} is not a number")
+        raise UnitError(f"bandwidth {shown(raw)} is not a number")
     if isinstance(value, int | float):
         bw = _finite_number(repr(float(value)), raw, "bandwidth")
     else:
         match = _BW_RE.match(value)
         if match is None:
             raise UnitError(
-                f"bandwidth {raw!r} is not understood "
+                f"bandwidth {shown(raw)} is not understood "
                 "(write bits as 400Gb/s or 400Gbps, bytes as 50GB/s)"
             )
         bw = _finite_number(match["num"], raw, "bandwidth")
@@ -184,9 +186,9 @@ def parse_bandwidth(value: str | int | float) -> float:
         if is_bits:
             bw /= BITS_PER_BYTE
     if bw <= 0:
-        raise UnitError(f"bandwidth {raw!r} must be positive")
+        raise UnitError(f"bandwidth {shown(raw)} must be positive")
     if bw > MAX_BANDWIDTH_BPS:
-        raise UnitError(f"bandwidth {raw!r} is absurdly large (the limit is 1 PB/s)")
+        raise UnitError(f"bandwidth {shown(raw)} is absurdly large (the limit is 1 PB/s)")
     return bw
 
 
@@ -197,22 +199,22 @@ def parse_time(value: str | int | float, *, allow_zero: bool = True) -> float:
     """
     raw = str(value)
     if isinstance(value, bool):
-        raise UnitError(f"time {raw!r} is not a number")
+        raise UnitError(f"time {shown(raw)} is not a number")
     if isinstance(value, int | float):
         seconds = _finite_number(repr(float(value)), raw, "time")
     else:
         match = _TIME_RE.match(value)
         if match is None:
-            raise UnitError(f"time {raw!r} is not understood (use ns, us, ms or s)")
+            raise UnitError(f"time {shown(raw)} is not understood (use ns, us, ms or s)")
         seconds = _finite_number(match["num"], raw, "time")
         unit = (match["unit"] or "s").lower()
         seconds *= _TIME_FACTORS[unit]
     if seconds < 0:
-        raise UnitError(f"time {raw!r} is negative")
+        raise UnitError(f"time {shown(raw)} is negative")
     if seconds == 0 and not allow_zero:
-        raise UnitError(f"time {raw!r} must be positive")
+        raise UnitError(f"time {shown(raw)} must be positive")
     if seconds > MAX_TIME_S:
-        raise UnitError(f"time {raw!r} is absurdly large")
+        raise UnitError(f"time {shown(raw)} is absurdly large")
     return seconds
 
 
@@ -272,22 +274,22 @@ def parse_count(value: str | int | float, *, what: str = "count") -> float:
     """
     raw = str(value)
     if isinstance(value, bool):
-        raise UnitError(f"{what} {raw!r} is not a number")
+        raise UnitError(f"{what} {shown(raw)} is not a number")
     if isinstance(value, int | float):
         count = _finite_number(repr(float(value)), raw, what)
     else:
         match = _COUNT_RE.match(value)
         if match is None:
-            raise UnitError(f"{what} {raw!r} is not understood (e.g. 70B, 1.5T, 8e9)")
+            raise UnitError(f"{what} {shown(raw)} is not understood (e.g. 70B, 1.5T, 8e9)")
         count = _finite_number(match["num"], raw, what)
         factor = _COUNT_FACTORS.get(match["unit"].lower())
         if factor is None:
-            raise UnitError(f"{what} {raw!r} has an unknown suffix (use K, M, B or T)")
+            raise UnitError(f"{what} {shown(raw)} has an unknown suffix (use K, M, B or T)")
         count *= factor
     if count <= 0:
-        raise UnitError(f"{what} {raw!r} must be positive")
+        raise UnitError(f"{what} {shown(raw)} must be positive")
     if count > MAX_COUNT:
-        raise UnitError(f"{what} {raw!r} is absurdly large (the limit is 10^15)")
+        raise UnitError(f"{what} {shown(raw)} is absurdly large (the limit is 10^15)")
     return count
 
 
@@ -306,17 +308,17 @@ def parse_distance(value: str | int | float) -> float:
     """
     raw = str(value)
     if isinstance(value, bool):
-        raise UnitError(f"distance {raw!r} is not a number")
+        raise UnitError(f"distance {shown(raw)} is not a number")
     if isinstance(value, int | float):
         metres = _finite_number(repr(float(value)), raw, "distance")
     else:
         match = _DISTANCE_RE.match(value)
         if match is None:
-            raise UnitError(f"distance {raw!r} is not understood (give a unit: 800km, 5000m)")
+            raise UnitError(f"distance {shown(raw)} is not understood (give a unit: 800km, 5000m)")
         metres = _finite_number(match["num"], raw, "distance")
         metres *= _DISTANCE_FACTORS[match["unit"].lower()]
     if metres < 0:
-        raise UnitError(f"distance {raw!r} is negative")
+        raise UnitError(f"distance {shown(raw)} is negative")
     if metres > MAX_DISTANCE_M:
-        raise UnitError(f"distance {raw!r} is longer than any fibre route (40,000 km)")
+        raise UnitError(f"distance {shown(raw)} is longer than any fibre route (40,000 km)")
     return metres

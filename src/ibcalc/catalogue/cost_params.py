@@ -48,7 +48,7 @@ import yaml
 
 from ibcalc.engine.params import SCHEMA, CostParams
 from ibcalc.errors import CatalogueError, InputFileError, ValidationProblem
-from ibcalc.yamlio import Document, load_yaml
+from ibcalc.yamlio import Document, load_yaml, safe_load
 
 __all__ = [
     "BUILTIN_LABEL",
@@ -75,7 +75,7 @@ def builtin_cost_params() -> CostParams:
     """The built-in cost parameters alone (parsed and checked once per process)."""
     text = builtin_text()
     try:
-        data = yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+        data = safe_load(text)
         return CostParams.from_mapping(data, label=BUILTIN_LABEL)
     except (yaml.YAMLError, CatalogueError):
         # a broken built-in file: parse it again, strictly and with positions, to say where

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ibcalc.catalogue.models import Catalogue, Link, LinkKind, Storage, StorageKind, System
 from ibcalc.errors import CatalogueError, InputFileError, UnknownNameError, ValidationProblem
+from ibcalc.textsafe import shown
 from ibcalc.yamlio import Document, load_yaml, validate
 
 __all__ = [
@@ -238,7 +239,8 @@ def _check_systems(
                         doc.path,
                         line,
                         col,
-                        f"systems[{i}] ({system.id}): {field_name} {ref!r} is not a link id{hint}",
+                        f"systems[{i}] ({system.id}): {field_name} {shown(ref)} is not a link "
+                        f"id{hint}",
                     )
                 )
             elif link.kind not in kinds:
@@ -247,8 +249,8 @@ def _check_systems(
                         doc.path,
                         line,
                         col,
-                        f"systems[{i}] ({system.id}): {field_name} {ref!r} is a {link.kind} link, "
-                        f"expected {' or '.join(kinds)}",
+                        f"systems[{i}] ({system.id}): {field_name} {shown(ref)} is a "
+                        f"{link.kind} link, expected {' or '.join(kinds)}",
                     )
                 )
         if system.nics_per_node > 0 and system.inter is None:

@@ -7,12 +7,23 @@ convert them on input to SI floats whose field names carry the unit (``per_direc
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, computed_field, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    computed_field,
+    field_validator,
+)
 
 from ibcalc.jsonmodel import JsonModel
+from ibcalc.textsafe import printable, shown
 from ibcalc.units import GB, parse_bandwidth, parse_time
 
 __all__ = [
@@ -26,21 +37,82 @@ __all__ = [
 ]
 
 
+#: Sane ranges of catalogue quantities, stated in every refusal. A value outside is a typo or a
+#: unit slip (``5e-324 B/s`` or ``1e-300 GB/s`` would pass a "positive" check and then make
+#: every time infinite): the slowest link is a 10 Mb/s management port, the fastest a GPU's
+#: whole scale-up bandwidth (900 GB/s per direction today, 100 TB/s leaves two orders to grow).
+MIN_BANDWIDTH_BPS = 1e6
+MAX_BANDWIDTH_BPS = 100e12
+#: Longest link latency accepted: a WAN across the planet is ~0.1-0.2 s one way.
+MAX_LINK_LATENCY_S = 1.0
+#: Longest storage latency accepted (an object store's first byte is well under a second).
+MAX_STORAGE_LATENCY_S = 10.0
+#: Smallest efficiency accepted (line rate x efficiency is what a collective gets).
+MIN_FRACTION = 0.01
+#: Request-rate limits accepted, per second.
+MIN_REQUESTS_PER_S, MAX_REQUESTS_PER_S = 1.0, 1e9
+
+
 def _bandwidth(value: Any) -> Any:
     if isinstance(value, str | int | float) and not isinstance(value, bool):
-        return parse_bandwidth(value)
+        bw = parse_bandwidth(value)
+        if not MIN_BANDWIDTH_BPS <= bw <= MAX_BANDWIDTH_BPS:
+            raise ValueError(
+                f"bandwidth {shown(value)} is out of range: allowed 1 MB/s (8 Mb/s) to "
+                "100 TB/s per direction"
+            )
+        return bw
     return value
 
 
-def _time(value: Any) -> Any:
-    if isinstance(value, str | int | float) and not isinstance(value, bool):
-        return parse_time(value)
+def _time_up_to(limit_s: float) -> Any:
+    def convert(value: Any) -> Any:
+        if isinstance(value, str | int | float) and not isinstance(value, bool):
+            seconds = parse_time(value)
+            if seconds > limit_s:
+                raise ValueError(f"time {shown(value)} is out of range: allowed 0 to {limit_s:g} s")
+            return seconds
+        return value
+
+    return convert
+
+
+def _fraction(value: float) -> float:
+    if not (MIN_FRACTION <= value <= 1.0):
+        raise ValueError(f"{value:g} is out of range: allowed {MIN_FRACTION:g} to 1")
+    return value
+
+
+def _requests(value: float) -> float:
+    if not (MIN_REQUESTS_PER_S <= value <= MAX_REQUESTS_PER_S):
+        raise ValueError(
+            f"{value:g} requests/s is out of range: allowed {MIN_REQUESTS_PER_S:g} to "
+            f"{MAX_REQUESTS_PER_S:g}"
+        )
+    return value
+
+
+#: Control characters a catalogue's text may not hold: an escape code or a carriage return in a
+#: link's name or notes would reach the terminal through every table that shows it.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _no_control(value: Any) -> Any:
+    texts = value if isinstance(value, list) else [value]
+    for text in texts:
+        if isinstance(text, str) and (found := _CONTROL.search(text)):
+            raise ValueError(
+                f"holds the control character {printable(found.group(0))} (text only; an escape "
+                "code would reach the terminal)"
+            )
     return value
 
 
 Bandwidth = Annotated[float, BeforeValidator(_bandwidth)]
-Seconds = Annotated[float, BeforeValidator(_time)]
-Fraction = Annotated[float, Field(gt=0.0, le=1.0)]
+Seconds = Annotated[float, BeforeValidator(_time_up_to(MAX_LINK_LATENCY_S))]
+StorageSeconds = Annotated[float, BeforeValidator(_time_up_to(MAX_STORAGE_LATENCY_S))]
+Fraction = Annotated[float, Field(allow_inf_nan=False), AfterValidator(_fraction)]
+RequestRate = Annotated[float, Field(allow_inf_nan=False), AfterValidator(_requests)]
 Identifier = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9.+-]*$", max_length=64)]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
@@ -143,6 +215,8 @@ class Link(JsonModel):
             raise ValueError("a source must not be blank")
         return value
 
+    _text = field_validator("*", mode="before")(_no_control)
+
     @property
     def achievable_Bps(self) -> float:
         """Per-direction bandwidth a collective can use at large sizes: line rate x efficiency."""
@@ -211,13 +285,15 @@ class System(BaseModel):
     gpus_per_node: int = Field(ge=1, le=1024)
     scale_up_domain: int = Field(ge=1, le=100_000)
     intra: str | None = None
-    nvswitch: bool = False
+    nvswitch: StrictBool = False
     nics_per_node: int = Field(ge=0, le=256)
     inter: str | None = None
     host_pcie: str | None = None
     sources: list[str] = Field(min_length=1)
     confidence: Confidence
     notes: str | None = None
+
+    _text = field_validator("*", mode="before")(_no_control)
 
     @property
     def names(self) -> list[str]:
@@ -254,10 +330,10 @@ class Storage(BaseModel):
     per_client_read_Bps: Bandwidth | None = Field(default=None, alias="per_client_read", gt=0)
     per_client_write_Bps: Bandwidth | None = Field(default=None, alias="per_client_write", gt=0)
     per_client_source: str | None = None
-    latency_s: Seconds | None = Field(default=None, alias="latency")
+    latency_s: StorageSeconds | None = Field(default=None, alias="latency")
     latency_source: str | None = None
-    read_requests_per_s: float | None = Field(default=None, gt=0, le=1e9)
-    write_requests_per_s: float | None = Field(default=None, gt=0, le=1e9)
+    read_requests_per_s: RequestRate | None = None
+    write_requests_per_s: RequestRate | None = None
     request_scope: Literal["per-prefix"] | None = None
     requests_source: str | None = None
     sources: list[str] = Field(min_length=1)
@@ -270,6 +346,8 @@ class Storage(BaseModel):
         if any(not s.strip() for s in value):
             raise ValueError("a source must not be blank")
         return value
+
+    _text = field_validator("*", mode="before")(_no_control)
 
     @property
     def names(self) -> list[str]:

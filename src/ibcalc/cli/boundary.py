@@ -8,7 +8,13 @@ turn
 * an :class:`~ibcalc.errors.InputFileError` into one line per problem (``file:line:col: ...``),
 * any other :class:`~ibcalc.errors.IbcalcError` into one line,
 * a usage error of the toolkit (unknown option, missing argument, bad value, no such command)
-  into one line ``error: ... (see 'ibcalc X --help')``.
+  into one line ``error: ... (see 'ibcalc X --help')``,
+* a closed stdout (``ibcalc links | head -1``) into a quiet exit with :data:`SIGPIPE_EXIT`, as
+  git ends (its shell sees 128 + SIGPIPE), never the exit code 1 that ``check`` gives a failing
+  requirement.
+
+Every line is passed through :func:`ibcalc.textsafe.printable`: control characters from a file
+name or a value are shown escaped, so an error is one line whatever the input held.
 
 Usage errors happen while typer parses, before a command runs, so only the boundary around the
 whole app (:func:`ibcalc.cli.app.main`) sees them. They are caught as ``typer.TyperException``,
@@ -19,7 +25,10 @@ tests/cli/test_boundary.py fails loudly if either moves. Nothing here reads a me
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import NoReturn, ParamSpec, TypeVar
@@ -27,8 +36,24 @@ from typing import NoReturn, ParamSpec, TypeVar
 import typer
 
 from ibcalc.errors import FieldError, IbcalcError, InputFileError
+from ibcalc.textsafe import printable
 
-__all__ = ["FIELD_FLAGS", "CliUsageError", "boundary", "guard", "usage_line"]
+__all__ = [
+    "FIELD_FLAGS",
+    "MAX_ERROR_LINE",
+    "SIGPIPE_EXIT",
+    "CliUsageError",
+    "boundary",
+    "guard",
+    "quiet_stdout",
+    "usage_line",
+]
+
+#: Exit code when the reader of stdout went away: 128 + SIGPIPE (13), what a shell reports for
+#: git or cat in ``... | head -1``.
+SIGPIPE_EXIT = 141
+#: Longest ``error:`` line printed (a safety net: values are already cut where they are echoed).
+MAX_ERROR_LINE = 2000
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -89,8 +114,17 @@ class CliUsageError(IbcalcError):
 
 def _fail(lines: Sequence[str]) -> NoReturn:
     for line in lines:
-        typer.echo(f"error: {line}", err=True)
+        typer.echo(f"error: {printable(line, MAX_ERROR_LINE)}", err=True)
     raise typer.Exit(2)
+
+
+def quiet_stdout() -> None:
+    """Send what is left for stdout to /dev/null, so that the interpreter's last flush of a
+    closed pipe or a full device raises nothing (Python's documented recipe for SIGPIPE)."""
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def usage_line(exc: typer.TyperException) -> str:
@@ -115,6 +149,10 @@ def boundary() -> Iterator[None]:
         _fail([str(exc)])
     except typer.TyperException as exc:
         _fail([usage_line(exc)])
+    except BrokenPipeError:
+        # the reader of stdout is gone (`| head -1`, `| true`): stop quietly, like git
+        quiet_stdout()
+        raise typer.Exit(SIGPIPE_EXIT) from None
 
 
 def guard(command: Callable[P, R]) -> Callable[P, R]:

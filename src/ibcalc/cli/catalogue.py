@@ -21,6 +21,7 @@ from ibcalc.render.console import (
     render_system,
     render_systems,
 )
+from ibcalc.textsafe import shown
 
 __all__ = ["register"]
 
@@ -50,7 +51,7 @@ def _kind(name: str | None) -> LinkKind | None:
         return LinkKind(name)
     except ValueError:
         kinds = ", ".join(kind.value for kind in LinkKind)
-        raise CliUsageError(f"unknown kind {name!r} (use {kinds})") from None
+        raise CliUsageError(f"unknown kind {shown(name)} (use {kinds})") from None
 
 
 @links_app.callback(invoke_without_command=True)

@@ -14,7 +14,8 @@ import typer
 
 from ibcalc.cli.boundary import CliUsageError, guard
 from ibcalc.cli.options import CatalogueOpt, catalogue_of
-from ibcalc.errors import OutputError
+from ibcalc.cli.output import emit, output_target, run_inputs
+from ibcalc.textsafe import printable
 
 if TYPE_CHECKING:
     from ibcalc.render.check import FileOutcome
@@ -41,41 +42,29 @@ class ShowFormat(StrEnum):
 
 
 OutputOpt = Annotated[
-    Path | None,
+    str | None,
     typer.Option("--output", "-o", help="Write the report to FILE (atomically).", metavar="FILE"),
 ]
 
 
-def _emit(text: str, output: Path | None) -> None:
-    """Print ``text``, or write it to ``output`` atomically."""
-    from ibcalc.render.check import write_atomic
-
-    if output is None:
-        if text:
-            typer.echo(text, nl=False)
-        return
-    try:
-        write_atomic(output, text)
-    except OSError as exc:
-        raise OutputError(f"{output}: cannot write: {exc.strerror or exc}") from None
-
-
-def _refuse_design_target(output: Path | None, files: list[Path]) -> None:
+def _refuse_design_target(output: str | None, files: list[Path]) -> None:
     """``ibcalc check -o designs/*.yaml`` would overwrite the first design with the report."""
-    if output is not None and (
-        output.suffix.lower() in (".yaml", ".yml")
-        or any(output.resolve() == path.resolve() for path in files if path.exists())
-    ):
+    if output is not None and Path(output).suffix.lower() in (".yaml", ".yml"):
         raise CliUsageError(
-            f"--output {output} looks like a design file; a report is text, JSON or XML "
+            f"--output {printable(output)} looks like a design file; a report is text, JSON or XML "
             "(e.g. -o report.xml)"
         )
 
 
 def _outcomes(
-    files: list[Path], catalogue: list[Path] | None, *, pessimistic: bool = False
+    files: list[Path],
+    catalogue: list[Path] | None,
+    *,
+    pessimistic: bool = False,
+    allow_empty: bool = False,
 ) -> list[FileOutcome]:
-    """Check every file; a file that cannot be read or validated is an outcome too."""
+    """Check every file; a file that cannot be read or validated is an outcome too, and so is
+    a file without requirements unless ``allow_empty``."""
     from ibcalc.design.check import check_design
     from ibcalc.errors import IbcalcError, InputFileError, ValidationProblem
     from ibcalc.render.check import FileOutcome
@@ -85,7 +74,7 @@ def _outcomes(
     for path in files:
         label = str(path)
         try:
-            check = check_design(path, cat, pessimistic=pessimistic)
+            check = check_design(path, cat, pessimistic=pessimistic, allow_empty=allow_empty)
             outcomes.append(FileOutcome(label, check=check))
         except InputFileError as exc:
             outcomes.append(FileOutcome(label, problems=list(exc.problems)))
@@ -111,20 +100,30 @@ def check_command(
             "estimate's error band (about 90 % of measurements are faster).",
         ),
     ] = False,
+    allow_empty: Annotated[
+        bool,
+        typer.Option(
+            "--allow-empty",
+            help="Accept a file without requirements (by default it is an error: a gate that "
+            "checks nothing would pass).",
+        ),
+    ] = False,
 ) -> None:
     """Check cluster-design files against their requirements (a CI gate).
 
     Exit 0 when all pass, 1 when a requirement fails, 2 when a file cannot be read or validated
-    (the other files are still checked and reported).
+    or has no requirements (unless --allow-empty); the other files are still checked and
+    reported.
     """
     from ibcalc.render.check import exit_code, render_check
 
     _refuse_design_target(output, files)
-    outcomes = _outcomes(files, catalogue, pessimistic=pessimistic)
+    target = output_target(output, run_inputs(files, catalogue), what="report")
+    outcomes = _outcomes(files, catalogue, pessimistic=pessimistic, allow_empty=allow_empty)
     for outcome in outcomes:
         for problem in outcome.problems:
-            typer.echo(f"error: {problem}", err=True)
-    _emit(render_check(outcomes, fmt.value), output)
+            typer.echo(f"error: {printable(problem, None)}", err=True)
+    emit(render_check(outcomes, fmt.value), target)
     code = exit_code(outcomes)
     if code:
         raise typer.Exit(code)
@@ -136,7 +135,8 @@ def schema_command(output: OutputOpt = None) -> None:
     from ibcalc.design.check import json_schema
     from ibcalc.render.check import schema_text
 
-    _emit(schema_text(json_schema()), output)
+    target = output_target(output, run_inputs(), what="schema")
+    emit(schema_text(json_schema()), target)
 
 
 @guard
@@ -153,7 +153,7 @@ def design_show_command(
     design, doc = load_design(file, catalogue=cat)
     resolved = resolve_design(design, doc, cat)
     text = render_design_json(resolved) if fmt is ShowFormat.JSON else render_design_text(resolved)
-    _emit(text, None)
+    emit(text, None)
 
 
 @design_app.callback(invoke_without_command=True)

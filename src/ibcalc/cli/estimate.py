@@ -40,11 +40,13 @@ from ibcalc.cli.options import (
     plot_target,
     protocol_of,
 )
+from ibcalc.cli.output import run_inputs
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import fill_fields
 from ibcalc.facade import estimate, parse_collective, parse_dtype
 from ibcalc.render.console import render_estimate, render_sweep
+from ibcalc.textsafe import printable
 from ibcalc.units import parse_size
 
 __all__ = ["register"]
@@ -144,7 +146,7 @@ def sweep_command(
 
     if plot is None and (plot_time or measured is not None):
         raise CliUsageError("--plot-time and --measured need --plot FILE.png|FILE.svg")
-    target = plot_target(plot)
+    target = plot_target(plot, run_inputs(catalogue, measured))
     fabrics = fabrics_of(inter)
     coll = parse_collective(collective)
     sizes = sweep_sizes(parse_size(begin), parse_size(end), factor)
@@ -166,8 +168,10 @@ def sweep_command(
     # measured points are read before any output, so a bad file leaves stdout empty
     points, total = load_measured_for(measured, result) if measured is not None else ([], 0)
     if measured is not None:
-        typer.echo(f"measured: {len(points)} of {total} rows of {measured} plotted", err=True)
-    render_sweep(result, fmt)
+        typer.echo(
+            f"measured: {len(points)} of {total} rows of {printable(measured)} plotted", err=True
+        )
+    # the picture first: a write that fails after all leaves stdout empty
     path = plot_sweep_result(
         target,
         result,
@@ -175,7 +179,8 @@ def sweep_command(
         measured=points,
         time_panel=plot_time,
     )
-    typer.echo(f"plot written to {path}", err=True)
+    render_sweep(result, fmt)
+    typer.echo(f"plot written to {printable(path)}", err=True)
 
 
 def register(app: typer.Typer) -> None:

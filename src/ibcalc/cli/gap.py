@@ -22,8 +22,10 @@ from ibcalc.cli.options import (
     cluster_options,
     plot_target,
 )
+from ibcalc.cli.output import run_inputs
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.render.console import render_gap
+from ibcalc.textsafe import printable
 from ibcalc.units import parse_size
 
 __all__ = ["register"]
@@ -58,18 +60,22 @@ def gap_command(
     """
     from ibcalc.gap import gap_report
 
-    target = plot_target(plot)
+    target = plot_target(plot, run_inputs(catalogue))
     report = gap_report(
         catalogue_of(catalogue),
         cluster,
         tp=tp,
         tp_size_bytes=parse_size(tp_size) if tp_size is not None else None,
     )
-    render_gap(report, fmt, names=FIELD_FLAGS)
+    written = None
     if target is not None:
         from ibcalc.render.plot import plot_gap
 
-        typer.echo(f"plot written to {plot_gap(target, report.pairings)}", err=True)
+        # the picture first: a write that fails after all leaves stdout empty
+        written = plot_gap(target, report.pairings)
+    render_gap(report, fmt, names=FIELD_FLAGS)
+    if written is not None:
+        typer.echo(f"plot written to {printable(written)}", err=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -29,6 +29,7 @@ from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, DType, Protocol
 from ibcalc.errors import ClusterError
 from ibcalc.render.console import Format
+from ibcalc.textsafe import shown
 from ibcalc.units import parse_distance, parse_time
 from ibcalc.workload.wan import one_way_latency
 
@@ -349,7 +350,7 @@ def fabrics_of(inter: str | None) -> list[str]:
     names = list(dict.fromkeys(name.strip() for name in inter.split(",") if name.strip()))
     if not names:
         raise ClusterError(
-            f"{{inter}} {inter!r} names no link (e.g. {{inter}} ndr,hdr)", field="inter"
+            f"{{inter}} {shown(inter)} names no link (e.g. {{inter}} ndr,hdr)", field="inter"
         )
     return names
 
@@ -422,13 +423,14 @@ def params_of(files: Iterable[Path] | None) -> CostParams:
     return load_cost_params(list(files or []))
 
 
-def plot_target(plot: Path | None) -> Path | None:
-    """Check a ``--plot`` target, and that matplotlib is importable, before any work is done."""
+def plot_target(plot: Path | None, inputs: Iterable[str | Path] = ()) -> Path | None:
+    """Check a ``--plot`` target (not one of ``inputs``, the files the run reads), and that
+    matplotlib is importable, before any work is done."""
     if plot is None:
         return None
     from ibcalc.render.plot import check_target, require_matplotlib
 
-    target, _fmt = check_target(plot)
+    target, _fmt = check_target(plot, inputs=inputs)
     require_matplotlib()
     return target
 

@@ -14,6 +14,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ibcalc.errors import ClusterError
+from ibcalc.textsafe import shown as echo
 
 __all__ = [
     "MAX_GPUS",
@@ -123,7 +124,7 @@ def _cluster_error(exc: ValidationError) -> ClusterError:
     value = error.get("input")
     context = error.get("ctx") or {}
     kind = error["type"]
-    shown = f"{value!r}" if isinstance(value, str) else f"{value}"
+    shown = echo(value)
     if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than") and field:
         info = ClusterSpec.model_fields[field]
         low = next((m.ge for m in info.metadata if getattr(m, "ge", None) is not None), None)

@@ -75,6 +75,7 @@ __all__ = [
     "check_design",
     "cluster_problem",
     "cross_leaf_fraction",
+    "design_warnings",
     "evaluate",
     "field_keys",
     "field_location",
@@ -771,13 +772,47 @@ def evaluate(
     return findings
 
 
+def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationProblem]:
+    """Settings of the file the cluster cannot honour, each at its key: ``fabric.sharp: true``
+    on a fabric without SHARP, ``nvls: true`` on a scale-up link without NVLink SHARP. The
+    check still runs (without them), but a setting silently dropped would make a passing CI
+    gate claim something about a cluster that is not the one written."""
+    problems = _Problems(doc)
+    design, cluster = resolved.design, resolved.cluster
+    fabric = design.fabric
+    if fabric is not None and fabric.sharp:
+        out = cluster.topology.out
+        if out is None or cluster.inter is None:
+            problems.add(
+                ("fabric", "sharp"),
+                "true, but the cluster has no scale-out fabric: SHARP (in-network reduction in "
+                "the switches) is not used",
+            )
+        elif not out.sharp:
+            problems.add(
+                ("fabric", "sharp"),
+                f"true, but {cluster.inter.id} has no SHARP (in-network reduction): not used; "
+                "the predictions are without it",
+            )
+    up = cluster.topology.up
+    if design.nvls and (up is None or up.nvls_bw_Bps is None):
+        link = cluster.intra.id if cluster.intra is not None else "this scale-up link"
+        problems.add(
+            ("nvls",),
+            f"true, but {link} here has no NVLink SHARP: not used; the predictions are without it",
+        )
+    return problems.items
+
+
 @dataclass(frozen=True)
 class DesignCheck:
-    """One checked design file: the resolved design and its findings."""
+    """One checked design file: the resolved design, its findings, and its warnings (settings
+    of the file that the cluster cannot honour, located at their keys)."""
 
     path: str
     resolved: ResolvedDesign
     findings: list[Finding]
+    warnings: list[ValidationProblem] = field(default_factory=list)
 
     @property
     def design(self) -> Design:
@@ -791,15 +826,34 @@ class DesignCheck:
 
 
 def check_design(
-    source: str | Path, catalogue: Catalogue, *, pessimistic: bool = False
+    source: str | Path,
+    catalogue: Catalogue,
+    *,
+    pessimistic: bool = False,
+    allow_empty: bool = True,
 ) -> DesignCheck:
     """Load, resolve and evaluate one design file; with ``pessimistic``, collective targets are
     judged against the pessimistic end of each estimate's error band.
 
     Raises :class:`DesignError` (every problem of the file, ``file:line:col``) when the file
-    cannot be read, validated, resolved or evaluated.
+    cannot be read, validated, resolved or evaluated, and, unless ``allow_empty``, when it has
+    no requirements (a CI gate over it would pass having checked nothing).
     """
     design, doc = load_design(source, catalogue=catalogue)
     resolved = _resolve(design, doc, catalogue)
-    findings = evaluate(resolved, doc, pessimistic=pessimistic)
-    return DesignCheck(path=doc.path, resolved=resolved, findings=findings)
+    if not allow_empty and not design.requirements:
+        problems = _Problems(doc)
+        where = ("requirements",) if _present(doc, ("requirements",)) else ()
+        problems.add(
+            where,
+            "none given: nothing to check, so the check would pass vacuously (add "
+            "requirements, or give --allow-empty)",
+            where=("requirements",),
+        )
+        problems.raise_if_any()
+    return DesignCheck(
+        path=doc.path,
+        resolved=resolved,
+        findings=evaluate(resolved, doc, pessimistic=pessimistic),
+        warnings=design_warnings(resolved, doc),
+    )

@@ -51,7 +51,8 @@ from ibcalc.cluster.spec import (
 from ibcalc.engine.types import Algorithm, Collective, DType
 from ibcalc.fabric.sizing import MAX_TIERS
 from ibcalc.fabric.switches import switches
-from ibcalc.units import parse_bandwidth, parse_size, parse_time
+from ibcalc.textsafe import shown
+from ibcalc.units import MAX_SIZE_BYTES, parse_bandwidth, parse_size, parse_time
 
 __all__ = [
     "COLLECTIVE_KEYS",
@@ -83,13 +84,12 @@ MAX_EXTRA_ENDPOINTS = 100_000
 MAX_REQUIREMENTS = 10_000
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
-_NUMBER_OR_TEXT: dict[str, Any] = {"anyOf": [{"type": "string"}, {"type": "number"}]}
 
 
 def _unit_value(parse: Callable[[Any], float]) -> Callable[[Any], Any]:
     def convert(value: Any) -> Any:
         if isinstance(value, bool):
-            raise ValueError(f"{value!r} is not a quantity")
+            raise ValueError(f"{shown(value)} is not a quantity")
         if isinstance(value, str | int | float):
             return parse(value)
         return value
@@ -97,49 +97,107 @@ def _unit_value(parse: Callable[[Any], float]) -> Callable[[Any], Any]:
     return convert
 
 
-def _needs_unit(parse: Callable[[Any], float], what: str, example: str) -> Callable[[Any], Any]:
+def _needs_unit(
+    parse: Callable[[Any], float],
+    what: str,
+    example: str,
+    allowed: tuple[float, float, str],
+) -> Callable[[Any], Any]:
     """Like ``_unit_value`` but refuse bare numbers: in a CI gate ``max_time: 45`` or
-    ``min_busbw: 300`` is ambiguous and would silently mean seconds or bytes per second."""
+    ``min_busbw: 300`` is ambiguous and would silently mean seconds or bytes per second. The
+    value must also lie in ``allowed`` (low, high, how the range is said)."""
+    low, high, words = allowed
 
     def convert(value: Any) -> Any:
         if isinstance(value, bool):
-            raise ValueError(f"{value!r} is not a quantity")
+            raise ValueError(f"{shown(value)} is not a quantity")
         if isinstance(value, int | float) or (
             isinstance(value, str) and re.fullmatch(r"\s*[-+0-9.eE]+\s*", value)
         ):
-            raise ValueError(f"{what} {value!r} needs a unit (e.g. {example})")
+            raise ValueError(f"{what} {shown(value)} needs a unit (e.g. {example})")
         if isinstance(value, str):
-            return parse(value)
+            number = parse(value)
+            if not low <= number <= high:
+                raise ValueError(f"{what} {shown(value)} is out of range: allowed {words}")
+            return number
         return value
 
     return convert
+
+
+#: Sane ranges of the targets (a target outside passes or fails whatever the cluster).
+MIN_TARGET_TIME_S, MAX_TARGET_TIME_S = 1e-9, 365.0 * 24 * 3600
+MIN_TARGET_BPS, MAX_TARGET_BPS = 1e3, 1e15
+MIN_GAP_RATIO, MAX_GAP_RATIO = 0.01, 10_000.0
+MAX_SWITCHES = 1_000_000
+
+#: Text forms of the quantities, as the JSON Schema states them; tests check that the loader
+#: reads every string these accept and refuses those they refuse (tests/design/test_schema.py).
+NUMBER_PATTERN = r"[+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
+# a number that is all zeros is refused (a collective needs at least one byte)
+SIZE_PATTERN = (
+    r"^(?!\s*\+?0*\.?0*(?:[eE][-+]?[0-9]+)?\s*[A-Za-z]*\s*$)"
+    rf"\s*{NUMBER_PATTERN}\s*(?:[kKmMgGtTpP][iI]?B?|B)?\s*$"
+)
+TIME_PATTERN = rf"^\s*{NUMBER_PATTERN}\s*(?:ns|us|µs|μs|ms|s|sec|min)\s*$"
+RATE_PATTERN = (
+    rf"^\s*{NUMBER_PATTERN}\s*[kKmMgGtTpP]?(?:b|B|bit|bits|byte|bytes|Byte|Bytes)"
+    r"\s*(?:/\s*s|ps|/sec)\s*$"
+)
 
 
 Size = Annotated[
     float,
     BeforeValidator(_unit_value(parse_size)),
     WithJsonSchema(
-        {**_NUMBER_OR_TEXT, "description": "Bytes: 10GB (10^10 B), 1GiB, 64MB, 1e9, 4096."}
+        {
+            "anyOf": [
+                {"type": "string", "pattern": SIZE_PATTERN},
+                {"type": "number", "minimum": 1, "maximum": MAX_SIZE_BYTES},
+            ],
+            "description": "Bytes: 10GB (10^10 B), 1GiB, 64MB, 1e9, 4096 (1 B to 1 PiB); "
+            "10Gb (bits) is refused.",
+        }
     ),
 ]
 Duration = Annotated[
     float,
     BeforeValidator(
-        _needs_unit(lambda v: parse_time(v, allow_zero=False), "time", "40ms, 250us, 1.5s")
+        _needs_unit(
+            lambda v: parse_time(v, allow_zero=False),
+            "time",
+            "40ms, 250us, 1.5s",
+            (MIN_TARGET_TIME_S, MAX_TARGET_TIME_S, "1 ns to 1 year"),
+        )
     ),
-    WithJsonSchema({"type": "string", "description": "Time with a unit: 40ms, 250us, 1.5s."}),
-]
-Rate = Annotated[
-    float,
-    BeforeValidator(_needs_unit(parse_bandwidth, "bandwidth", "300GB/s or 400Gb/s")),
     WithJsonSchema(
         {
             "type": "string",
-            "description": "Bandwidth per direction with a unit: 300GB/s (bytes), 400Gb/s (bits).",
+            "pattern": TIME_PATTERN,
+            "description": "Time with a unit: 40ms, 250us, 1.5s (1 ns to 1 year).",
         }
     ),
 ]
-PositiveRatio = Annotated[float, Field(gt=0, allow_inf_nan=False)]
+Rate = Annotated[
+    float,
+    BeforeValidator(
+        _needs_unit(
+            parse_bandwidth,
+            "bandwidth",
+            "300GB/s or 400Gb/s",
+            (MIN_TARGET_BPS, MAX_TARGET_BPS, "1 kB/s to 1 PB/s"),
+        )
+    ),
+    WithJsonSchema(
+        {
+            "type": "string",
+            "pattern": RATE_PATTERN,
+            "description": "Bandwidth per direction with a unit: 300GB/s (bytes), 400Gb/s "
+            "(bits); 1 kB/s to 1 PB/s.",
+        }
+    ),
+]
+GapRatio = Annotated[float, Field(ge=MIN_GAP_RATIO, le=MAX_GAP_RATIO, allow_inf_nan=False)]
 
 
 def parse_ratio(value: Any) -> float:
@@ -149,7 +207,7 @@ def parse_ratio(value: Any) -> float:
     :data:`~ibcalc.cluster.spec.MAX_OVERSUBSCRIPTION`.
     """
     if isinstance(value, bool):
-        raise ValueError(f"oversubscription {value!r} is not a ratio")
+        raise ValueError(f"oversubscription {shown(value)} is not a ratio")
     if isinstance(value, str):
         text = value.strip()
         if ":" in text:
@@ -158,26 +216,26 @@ def parse_ratio(value: Any) -> float:
                 ratio = float(Fraction(down.strip()) / Fraction(up.strip()))
             except (ValueError, ZeroDivisionError):
                 raise ValueError(
-                    f"oversubscription {value!r} is not a down:up ratio such as 2:1"
+                    f"oversubscription {shown(value)} is not a down:up ratio such as 2:1"
                 ) from None
         else:
             try:
                 ratio = float(text)
             except ValueError:
                 raise ValueError(
-                    f"oversubscription {value!r} is not a ratio (write 2 or 2:1)"
+                    f"oversubscription {shown(value)} is not a ratio (write 2 or 2:1)"
                 ) from None
     elif isinstance(value, int | float):
         ratio = float(value)
     else:
-        raise ValueError(f"oversubscription {value!r} is not a ratio (write 2 or 2:1)")
+        raise ValueError(f"oversubscription {shown(value)} is not a ratio (write 2 or 2:1)")
     if not math.isfinite(ratio):
-        raise ValueError(f"oversubscription {value!r} is not a finite ratio")
+        raise ValueError(f"oversubscription {shown(value)} is not a finite ratio")
     if ratio < 1:
         hint = f" (down:up; did you mean {1 / ratio:g}:1?)" if ratio > 0 else ""
-        raise ValueError(f"oversubscription {value!r} must be >= 1{hint}")
+        raise ValueError(f"oversubscription {shown(value)} must be >= 1{hint}")
     if ratio > MAX_OVERSUBSCRIPTION:
-        raise ValueError(f"oversubscription {value!r} is more than {MAX_OVERSUBSCRIPTION:g}:1")
+        raise ValueError(f"oversubscription {shown(value)} is more than {MAX_OVERSUBSCRIPTION:g}:1")
     return ratio
 
 
@@ -189,10 +247,38 @@ def _ratios(value: Any) -> Any:
     return (parse_ratio(value),)
 
 
+def _ratio_text_schemas() -> list[dict[str, Any]]:
+    """The string forms of a ratio the JSON Schema accepts, each agreeing with
+    :func:`parse_ratio`: ``"X"`` and ``"X:1"`` with X from 1 to 64 (decimals allowed), and
+    ``"N:M"`` of whole numbers (up to 4 digits, M >= 2) with N >= M. A regular expression cannot
+    compare two numbers, so N >= M is said as "not N < M": N with fewer digits than M, or the
+    first differing digit of N smaller (a back-reference keeps the common prefix equal). Not
+    said: N/M <= 64 when M >= 2 (``"130:2"`` passes the schema, the loader refuses it)."""
+    up_to_64 = r"(?:(?:[1-9]|[1-5][0-9]|6[0-3])(?:\.[0-9]+)?|64(?:\.0+)?)"
+    one = r"1(?:\.0+)?"
+    whole = r"[1-9][0-9]{0,3}"
+    less = [rf"[1-9][0-9]{{{d - 1}}}\s*:\s*[1-9][0-9]{{{d},}}" for d in range(1, 4)]
+    group = 0
+    for digit in range(9):
+        for rest in range(4):
+            group += 1
+            less.append(
+                rf"([0-9]*){digit}[0-9]{{{rest}}}\s*:\s*\{group}[{digit + 1}-9][0-9]{{{rest}}}"
+            )
+    return [
+        {"type": "string", "pattern": rf"^\s*{up_to_64}\s*(?::\s*{one}\s*)?$"},
+        {
+            "type": "string",
+            "pattern": rf"^\s*{whole}\s*:\s*(?:[2-9]|[1-9][0-9]{{1,3}})\s*$",
+            "not": {"pattern": rf"^\s*(?:{'|'.join(less)})\s*$"},
+        },
+    ]
+
+
 _RATIO_SCHEMA: dict[str, Any] = {
     "anyOf": [
         {"type": "number", "minimum": 1, "maximum": MAX_OVERSUBSCRIPTION},
-        {"type": "string", "pattern": r"^\s*\d+(\.\d+)?\s*(:\s*\d+(\.\d+)?\s*)?$"},
+        *_ratio_text_schemas(),
     ]
 }
 Oversubscription = Annotated[
@@ -278,8 +364,6 @@ class FabricSpec(BaseModel):
 class CollectiveTarget(BaseModel):
     """A collective of `size` bytes and at least one target for it."""
 
-    model_config = _FROZEN
-
     size: Size
     max_time: Duration | None = None
     min_busbw: Rate | None = None
@@ -301,7 +385,15 @@ class CollectiveTarget(BaseModel):
         except ValueError:
             close = difflib.get_close_matches(value.lower(), DType.names(), n=3)
             hint = f" (did you mean {', '.join(close)}?)" if close else ""
-            raise ValueError(f"unknown dtype {value!r}{hint}") from None
+            raise ValueError(f"unknown dtype {shown(value)}{hint}") from None
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        json_schema_extra={
+            "anyOf": [{"required": [key]} for key in ("max_time", "min_busbw", "min_algbw")]
+        },
+    )
 
     @model_validator(mode="after")
     def _has_target(self) -> CollectiveTarget:
@@ -315,7 +407,7 @@ class GapTarget(BaseModel):
 
     model_config = _FROZEN
 
-    max_ratio: PositiveRatio
+    max_ratio: GapRatio
 
 
 class OversubscriptionTarget(BaseModel):
@@ -323,7 +415,7 @@ class OversubscriptionTarget(BaseModel):
 
     model_config = _FROZEN
 
-    max: Annotated[float, Field(ge=1, allow_inf_nan=False)]
+    max: Annotated[float, Field(ge=1, le=MAX_OVERSUBSCRIPTION, allow_inf_nan=False)]
 
 
 class SwitchesTarget(BaseModel):
@@ -331,7 +423,7 @@ class SwitchesTarget(BaseModel):
 
     model_config = _FROZEN
 
-    max: Annotated[StrictInt, Field(ge=0)]
+    max: Annotated[StrictInt, Field(ge=0, le=MAX_SWITCHES)]
 
 
 #: Requirement keys naming a collective (``Collective.command``: allreduce, alltoall ...).

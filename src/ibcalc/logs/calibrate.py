@@ -55,6 +55,7 @@ from ibcalc.engine.params import SCHEMA as COST_PARAMS_SCHEMA
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType
 from ibcalc.errors import IbcalcError, InputFileError, OutputError
+from ibcalc.fileio import check_output, signals_raise, write_text
 from ibcalc.logs.cluster import infer_spec
 from ibcalc.logs.env import LogEnvironment, scan_environment
 from ibcalc.logs.expect import catalogue_with_link, predict
@@ -1124,7 +1125,8 @@ def check_override_target(
         raise OutputError(f"{out}: is one of the input logs; refusing to write over it")
     if out.is_dir():
         raise OutputError(f"{out}: is a directory")
-    if (out.exists() or out.is_symlink()) and not force:
+    if not force and (out.is_file() or (out.is_symlink() and not out.exists())):
+        # a special file (/dev/stdout, a pipe) is written in place, never "overwritten"
         raise OutputError(f"{out}: exists; use --force to overwrite it")
     parent = out.parent if str(out.parent) else Path()
     if not parent.is_dir():
@@ -1132,6 +1134,17 @@ def check_override_target(
 
 
 def _write_one(target: Path, text: str, check: Callable[[Path], object], *, force: bool) -> None:
+    if target.exists() and not target.is_file():
+        # /dev/stdout, a pipe: written in place (a rename would replace the device node)
+        write_text(check_output(target, what="override"), text)
+        return
+    with signals_raise():  # SIGTERM or Ctrl-C during the write: the temp file goes too
+        _write_via_temp(target, text, check, force=force)
+
+
+def _write_via_temp(
+    target: Path, text: str, check: Callable[[Path], object], *, force: bool
+) -> None:
     directory = target.parent if str(target.parent) else Path()
     try:
         fd, tmp_name = tempfile.mkstemp(

@@ -9,10 +9,7 @@ that CI logs and files stay byte-stable. Writers of files go through :func:`writ
 from __future__ import annotations
 
 import json
-import os
 import re
-import secrets
-import shutil
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -31,6 +28,8 @@ from ibcalc.design.check import (
 )
 from ibcalc.engine.types import DType
 from ibcalc.errors import ValidationProblem, fill_fields
+from ibcalc.fileio import write_text
+from ibcalc.textsafe import printable
 from ibcalc.units import (
     BITS_PER_BYTE,
     format_bandwidth,
@@ -193,6 +192,15 @@ class FileOutcome:
         """Findings of the file (empty when it could not be checked)."""
         return self.check.findings if self.check is not None else []
 
+    @property
+    def warnings(self) -> list[ValidationProblem]:
+        """Settings of the file the cluster cannot honour (``fabric.sharp`` on RoCE ...)."""
+        return self.check.warnings if self.check is not None else []
+
+
+def _warning_line(p: ValidationProblem) -> str:
+    return f"WARN  {_where(p.path, p.line, p.col)}  {printable(p.message, None)}"
+
 
 def _counts(outcomes: Sequence[FileOutcome]) -> tuple[int, int, int, int]:
     findings = [f for o in outcomes for f in o.findings]
@@ -210,6 +218,7 @@ def exit_code(outcomes: Sequence[FileOutcome]) -> int:
 
 
 def _where(path: str, line: int | None, col: int | None) -> str:
+    path = printable(path, None)
     return f"{path}:{line}:{col or 1}" if line is not None else path
 
 
@@ -222,6 +231,9 @@ def _summary(outcomes: Sequence[FileOutcome]) -> str:
     )
     if errors:
         text += f"; {errors} file{'s' if errors != 1 else ''} could not be checked"
+    warned = sum(len(o.warnings) for o in outcomes)
+    if warned:
+        text += f"; {warned} warning{'s' if warned != 1 else ''}"
     return text
 
 
@@ -229,9 +241,10 @@ def _header(check: DesignCheck) -> str:
     cluster = check.resolved.cluster
     system = f", {cluster.system.id}" if cluster.system is not None else ""
     links = " / ".join(x.id for x in (cluster.intra, cluster.inter) if x is not None)
+    # the name comes from the file: escaped, so a newline in it cannot start a fake FAIL line
     return (
-        f"{check.path}: {check.design.name} ({cluster.nodes} nodes x {cluster.gpus_per_node} "
-        f"GPUs{system}; {links})"
+        f"{printable(check.path, None)}: {printable(check.design.name)} ({cluster.nodes} nodes x "
+        f"{cluster.gpus_per_node} GPUs{system}; {links})"
     )
 
 
@@ -255,6 +268,7 @@ def render_text(outcomes: Sequence[FileOutcome]) -> str:
         if outcome.check is None:
             continue
         lines.append(_header(outcome.check))
+        lines.extend(_warning_line(w) for w in outcome.warnings)
         for f in outcome.findings:
             lines.append(_line(f))
             if not f.passed:
@@ -284,6 +298,7 @@ def render_json(outcomes: Sequence[FileOutcome]) -> str:
                 passed=outcome.check.passed,
             )
         entry["findings"] = [finding_dict(f) for f in outcome.findings]
+        entry["warnings"] = [_problem_dict(w) for w in outcome.warnings]
         entry["errors"] = [_problem_dict(p) for p in outcome.problems]
         files.append(entry)
     data = {
@@ -302,7 +317,8 @@ def render_json(outcomes: Sequence[FileOutcome]) -> str:
 
 
 def _gh_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return printable(text, None)  # any other control character (an escape code) shown escaped
 
 
 def _gh_prop(text: str) -> str:
@@ -332,6 +348,17 @@ def render_github(outcomes: Sequence[FileOutcome]) -> str:
                     col=p.col,
                     title="ibcalc: invalid design",
                     msg=p.message,
+                )
+            )
+        for w in outcome.warnings:
+            lines.append(
+                _gh_command(
+                    "warning",
+                    w.path,
+                    line=w.line,
+                    col=w.col,
+                    title="ibcalc: setting not used",
+                    msg=w.message,
                 )
             )
         for f in outcome.findings:
@@ -393,6 +420,10 @@ def render_junit(outcomes: Sequence[FileOutcome]) -> str:
             else:
                 failure = ET.SubElement(case, "failure", message=_xml_text(message), type="FAIL")
                 failure.text = _xml_text(f"{_where(f.file, f.line, f.col)}: {message}")
+        if outcome.warnings:
+            ET.SubElement(suite, "system-err").text = _xml_text(
+                "\n".join(_warning_line(w) for w in outcome.warnings)
+            )
         if outcome.problems:
             case = ET.SubElement(
                 suite,
@@ -421,23 +452,15 @@ def render_check(outcomes: Sequence[FileOutcome], fmt: str) -> str:
 
 
 def write_atomic(path: str | Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temp file in the same directory and a rename.
+    """Write ``text`` to ``path`` through a temp file in the same directory and a rename
+    (:func:`ibcalc.fileio.write_output`; a special file such as ``/dev/null`` is written
+    directly).
 
     Readers never see a half-written file; on error the temp file is removed and the target is
     left as it was. A new file gets the umask's permissions, an existing one keeps its mode.
-    Raises OSError.
+    Raises :class:`~ibcalc.errors.OutputError` (an OSError).
     """
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    try:
-        with tmp.open("x", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
-        if target.exists():
-            shutil.copymode(target, tmp)
-        tmp.replace(target)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    write_text(path, text)
 
 
 def schema_text(schema: dict[str, Any]) -> str:
@@ -568,7 +591,7 @@ def render_design_text(resolved: ResolvedDesign) -> str:
     cluster = resolved.cluster
     bws = per_gpu_bandwidths(cluster.topology)
     out = cluster.topology.out
-    lines = [f"design {resolved.design.name} ({resolved.path})"]
+    lines = [f"design {printable(resolved.design.name)} ({printable(resolved.path, None)})"]
     system = f" ({cluster.system.id})" if cluster.system is not None else ""
     lines.append(
         f"cluster: {cluster.nodes} nodes x {cluster.gpus_per_node} GPUs = {cluster.ranks} GPUs"

@@ -26,6 +26,7 @@ from ibcalc.catalogue.models import Catalogue, Link, System
 from ibcalc.engine.types import Cost, Estimate, busbw_factor
 from ibcalc.errors import fill_fields
 from ibcalc.explain import Explanation
+from ibcalc.render.stream import PipeConsole, TrimmedStream
 from ibcalc.results import EstimateResult
 from ibcalc.units import GB, format_bandwidth, format_size, format_time
 
@@ -62,7 +63,9 @@ _BAR = "▏▎▍▌▋▊▉█"
 
 
 def _console(stream: TextIO | None = None) -> Console:
-    console = Console(file=stream, highlight=False)
+    # rich pads every table line to the page width: trim those spaces on the way out
+    stream = TrimmedStream(stream if stream is not None else _stdout())  # type: ignore[assignment]
+    console = PipeConsole(file=stream, highlight=False)
     if not console.is_terminal:
         # Pipes and files get a wide page (or $COLUMNS) instead of rich's 80-column default,
         # so tables stay one row per entry; a terminal keeps its own width.
@@ -70,7 +73,7 @@ def _console(stream: TextIO | None = None) -> Console:
             width = int(os.environ.get("COLUMNS", "160"))
         except ValueError:
             width = 160
-        console = Console(file=stream, highlight=False, width=max(40, width))
+        console = PipeConsole(file=stream, highlight=False, width=max(40, width))
     return console
 
 

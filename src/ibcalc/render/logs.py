@@ -29,6 +29,7 @@ from ibcalc.errors import fill_fields
 from ibcalc.logs.calibrate import Calibration
 from ibcalc.logs.results import Finding, RowCheck, RunCheck
 from ibcalc.render.plot import MeasuredPoint, Series, plot_sweep
+from ibcalc.render.stream import PipeConsole, TrimmedStream
 
 __all__ = [
     "CHECK_FORMATS",
@@ -63,7 +64,8 @@ def _console(stream: TextIO) -> Console:
         width = int(os.environ.get("COLUMNS", "140"))
     except ValueError:
         width = 140
-    return Console(file=stream, highlight=False, width=max(60, width), soft_wrap=False)
+    trimmed = TrimmedStream(stream)  # rich pads table lines to the width: no trailing spaces
+    return PipeConsole(file=trimmed, highlight=False, width=max(60, width), soft_wrap=False)  # type: ignore[arg-type]
 
 
 def _fill(text: str, names: Mapping[str, str] | None) -> str:

@@ -18,16 +18,17 @@ import itertools
 import math
 import os
 import sys
-import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal
 
 from ibcalc.cluster.resolve import ResolvedCluster
 from ibcalc.engine.types import Algorithm, Collective, Estimate
-from ibcalc.errors import PlotError
+from ibcalc.errors import OutputError, PlotError
+from ibcalc.fileio import ReadRefused, check_output, read_regular, write_output
 from ibcalc.gap import GapResult
+from ibcalc.textsafe import printable
 from ibcalc.units import BITS_PER_BYTE, GB, format_size, format_time
 
 if TYPE_CHECKING:
@@ -142,23 +143,27 @@ def color(index: int) -> str:
     return _COLORS[index % len(_COLORS)]
 
 
-def check_target(path: str | Path) -> tuple[Path, str]:
+def check_target(
+    path: str | Path, *, inputs: Iterable[str | os.PathLike[str]] = ()
+) -> tuple[Path, str]:
     """Return (path, format) for a plot target, or raise :class:`PlotError`.
 
-    The suffix decides the format (.png or .svg); the directory must exist.
+    The suffix decides the format (.png or .svg); the directory must exist and be writable, the
+    target must not be a directory, nor one of ``inputs`` (files this run reads). Called before
+    any work is done, so a bad target leaves stdout empty.
     """
     target = Path(path)
     fmt = SUFFIXES.get(target.suffix.lower())
     if fmt is None:
         allowed = " or ".join(SUFFIXES)
         raise PlotError(
-            f"cannot write a plot to {str(target)!r}: the file name must end in {allowed}"
+            f"cannot write a plot to {printable(str(target))!r}: the file name must end in "
+            f"{allowed}"
         )
-    parent = target.parent if str(target.parent) else Path()
-    if not parent.is_dir():
-        raise PlotError(f"cannot write a plot to {str(target)!r}: no directory {str(parent)!r}")
-    if target.is_dir():
-        raise PlotError(f"cannot write a plot to {str(target)!r}: it is a directory")
+    try:
+        check_output(target, inputs=inputs, what="plot")
+    except OutputError as exc:
+        raise PlotError(str(exc)) from None
     return target, fmt
 
 
@@ -193,26 +198,14 @@ def _save(fig: Figure, target: Path, fmt: str) -> None:
     """
     import matplotlib
 
-    directory = target.parent
-    try:
-        fd, tmp_name = tempfile.mkstemp(
-            prefix=f".{target.name}.", suffix=f".tmp{target.suffix}", dir=directory
-        )
-    except OSError as exc:
-        raise PlotError(f"cannot write {str(target)!r}: {exc.strerror or exc}") from None
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(fd, "wb") as handle, matplotlib.rc_context({"svg.hashsalt": "ibcalc"}):
+    def draw(handle: IO[bytes]) -> None:
+        with matplotlib.rc_context({"svg.hashsalt": "ibcalc"}):
             fig.savefig(handle, format=fmt, dpi=_DPI, metadata=_metadata(fmt))
-        # mkstemp makes the file private (0600); a picture is for sharing.
-        tmp.chmod(target.stat().st_mode & 0o777 if target.exists() else 0o644)
-        tmp.replace(target)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise PlotError(f"cannot write {str(target)!r}: {exc.strerror or exc}") from None
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+
+    try:
+        write_output(check_output(target, what="plot"), draw)
+    except OutputError as exc:
+        raise PlotError(str(exc)) from None
 
 
 def _metadata(fmt: str) -> dict[str, Any]:
@@ -274,13 +267,14 @@ def load_measured(
     with ``file:line`` for unreadable files or values.
     """
     source = Path(path)
-    name = str(source)
+    name = printable(str(source))
     try:
-        if source.stat().st_size > MAX_MEASURED_BYTES:
-            raise PlotError(f"{name}: larger than {MAX_MEASURED_BYTES // 2**20} MiB")
-        raw = source.read_bytes()
-    except OSError as exc:
-        raise PlotError(f"{name}: cannot read ({exc.strerror or exc})") from None
+        raw = read_regular(source, MAX_MEASURED_BYTES)
+    except ReadRefused as exc:
+        if exc.reason.startswith("file is larger"):
+            raise PlotError(f"{name}: larger than {MAX_MEASURED_BYTES // 2**20} MiB") from None
+        reason = exc.reason.removeprefix("cannot read file: ")
+        raise PlotError(f"{name}: cannot read ({reason})") from None
     if b"\0" in raw:
         raise PlotError(f"{name}: binary file, expected CSV")
     try:

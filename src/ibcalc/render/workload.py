@@ -9,6 +9,7 @@ caller's name for it, e.g. ``--tp``) fills the ``{field}`` marks of warnings and
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
 
@@ -18,6 +19,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ibcalc.render.console import Format, named_notes, render_json
+from ibcalc.render.stream import PipeConsole, TrimmedStream
 from ibcalc.units import format_bandwidth, format_size, format_time
 from ibcalc.workload.checkpoint import CheckpointResult, Transfer
 from ibcalc.workload.infer import InferResult
@@ -43,13 +45,15 @@ _PLAIN: Mapping[str, str] = {}
 
 def _console(stream: TextIO | None = None) -> Console:
     """A console as ``render.console`` makes one: pipes get a wide page ($COLUMNS or 160)."""
-    console = Console(file=stream, highlight=False)
+    # rich pads every table line to the page width: trim those spaces on the way out
+    stream = TrimmedStream(stream if stream is not None else sys.stdout)  # type: ignore[assignment]
+    console = PipeConsole(file=stream, highlight=False)
     if not console.is_terminal:
         try:
             width = int(os.environ.get("COLUMNS", "160"))
         except ValueError:
             width = 160
-        console = Console(file=stream, highlight=False, width=max(40, width))
+        console = PipeConsole(file=stream, highlight=False, width=max(40, width))
     return console
 
 

@@ -1,0 +1,112 @@
+"""Files a command writes (``-o``, ``--plot``): checked before any work, never over an input.
+
+:func:`run_inputs` lists every file a run reads (its arguments and options, and the files
+``IBCALC_CATALOGUE`` and ``IBCALC_COST_PARAMS`` name); :func:`output_target` checks an output path
+against them and against the file system (:func:`ibcalc.fileio.check_output`) before the
+command computes anything, so a bad path leaves stdout empty; :func:`emit` writes text there
+(atomically for a regular file, directly for ``/dev/null`` or ``/dev/stdout``) or prints it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any, TextIO
+
+from ibcalc.fileio import OutputTarget, check_output, write_text
+
+__all__ = ["StdoutError", "emit", "guarded_stdout", "output_target", "run_inputs"]
+
+#: Environment variables that name input files (catalogue and cost-parameter overrides).
+_INPUT_VARIABLES = ("IBCALC_CATALOGUE", "IBCALC_COST_PARAMS")
+
+
+def run_inputs(
+    *groups: Iterable[str | os.PathLike[str]] | str | os.PathLike[str] | None,
+) -> list[str]:
+    """Every file this run reads: the ``groups`` given (paths, lists of paths or None) and the
+    files named by ``IBCALC_CATALOGUE`` and ``IBCALC_COST_PARAMS``."""
+    files: list[str] = []
+    for group in groups:
+        if group is None:
+            continue
+        if isinstance(group, str | os.PathLike):
+            files.append(os.fspath(group))
+        else:
+            files.extend(os.fspath(item) for item in group)
+    for variable in _INPUT_VARIABLES:
+        files.extend(p for p in os.environ.get(variable, "").split(os.pathsep) if p)
+    return [f for f in files if f != "-"]
+
+
+def output_target(
+    path: str | Path | None, inputs: Iterable[str | os.PathLike[str]], *, what: str = "output"
+) -> OutputTarget | None:
+    """Check ``path`` (``None``: print to stdout) before any work; raise OutputError."""
+    if path is None:
+        return None
+    return check_output(path, inputs=inputs, what=what)
+
+
+def emit(text: str, target: OutputTarget | None) -> None:
+    """Print ``text``, or write it to ``target`` (see :func:`ibcalc.fileio.write_output`)."""
+    if target is None:
+        if text:
+            # sys.stdout itself (the entry point's guarded stream): click's echo may re-wrap the
+            # stream under a non-UTF-8 locale, and a write error would then escape the guard
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        return
+    write_text(target, text)
+
+
+class StdoutError(OSError):
+    """stdout cannot be written (a full device, an I/O error); a closed pipe stays a
+    BrokenPipeError, which the error boundary turns into a quiet exit."""
+
+
+class _GuardedStdout:
+    """sys.stdout, with its write errors told apart from any other OSError of a command."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+        #: True once a write found the reader gone (the toolkit may turn that into exit 1)
+        self.broken = False
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            self.broken = True
+            raise
+        except OSError as exc:
+            raise StdoutError(exc.errno, exc.strerror) from exc
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self.broken = True
+            raise
+        except OSError as exc:
+            raise StdoutError(exc.errno, exc.strerror) from exc
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def guarded_stdout() -> Iterator[_GuardedStdout]:
+    """Route sys.stdout through a wrapper that raises :class:`StdoutError` for its own write
+    errors, for the duration (the entry point's whole run); yield it (its ``broken`` says
+    whether the reader went away)."""
+    original = sys.stdout
+    guarded = _GuardedStdout(original)
+    sys.stdout = guarded
+    try:
+        yield guarded
+    finally:
+        sys.stdout = original

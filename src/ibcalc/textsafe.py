@@ -1,0 +1,51 @@
+"""Show text that came from the user (a file, an option, a file name) safely in one line.
+
+Anything echoed from input goes through :func:`shown` (quoted, like ``repr``) or
+:func:`printable` (bare): control characters, escape sequences and the Unicode controls that
+reorder text (bidi overrides) are written as ``\\x1b``, ``\\n``, ``\\u202e``, so a design name with
+a newline cannot fake a report line and an escape code cannot repaint the terminal; and long
+text is cut to :data:`MAX_ECHO` characters with ``...``, so a 100,000-character value is not
+printed back in full. This module imports nothing of ibcalc (errors.py uses it).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["MAX_ECHO", "printable", "shown"]
+
+#: Longest piece of user text echoed in a message or a report line, in characters.
+MAX_ECHO = 200
+
+# C0 and C1 controls, DEL, and the format controls that reorder or hide text (bidi embeddings,
+# overrides and isolates, zero-width joiners are left alone: they do not move other text)
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group(0)
+    if char in _NAMED:
+        return _NAMED[char]
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def printable(text: object, limit: int | None = MAX_ECHO) -> str:
+    """``text`` (``str()`` of it) with control characters escaped, cut to ``limit`` characters
+    (``None``: no cut) with ``...`` marking the cut."""
+    value = str(text)
+    cut = limit is not None and len(value) > limit
+    if cut:
+        assert limit is not None
+        value = value[:limit]
+    value = _UNSAFE.sub(_escape, value)
+    return value + "..." if cut else value
+
+
+def shown(value: object, limit: int = MAX_ECHO) -> str:
+    """``repr``-like quoting of a value from the user: strings in quotes, escaped and cut to
+    ``limit`` characters; other values as ``str()`` (cut too)."""
+    if isinstance(value, str):
+        return "'" + printable(value, limit).replace("'", "\\'") + "'"
+    return printable(value, limit)

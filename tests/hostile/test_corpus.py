@@ -1,0 +1,993 @@
+"""The regression corpus of issue 12: every hostile or surprising input, one line per case.
+
+Each row of :data:`CASES` is one ``ibcalc`` command line, the exit code it must end with, a
+fragment its stderr (or stdout) must hold, and what it guards. Inputs are the ``corpus-*``
+files beside this module, files a row's ``setup`` makes in a temporary folder (FIFOs, a 4 MiB
+list, a read-only target), and special files (``/dev/zero``, ``/dev/full``). ``{h}`` is this
+folder, ``{tmp}`` the temporary one, ``{ex}`` ``examples/``.
+
+Every row also checks: no traceback; exit 2 comes with ``error:`` lines only, each one line;
+a refusal leaves stdout empty and takes less than :data:`TIME_LIMIT_S` in-process (start-up
+excluded). Rows marked ``sub`` run the installed entry point in a subprocess, for what only a
+real process shows (a closed pipe, a full stdout). The slowest refusal is printed with ``-s``.
+
+The older corpus, one file per hostile YAML (billion laughs, deep nesting, binary ...), is
+``tests/test_hostile.py``; a few cases that are not one command line (signals during a write,
+the log reader, memory of the 4 MiB refusal) follow the table as their own tests.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import stat
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from ibcalc.cli import main
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+EXAMPLES = ROOT / "examples"
+#: Longest a refusal may take in-process (the CLI's own start-up excluded).
+TIME_LIMIT_S = 1.0
+LONG = "1" * 100_000
+ESC = "\x1b"
+PASSING = "{ex}/aws-p5-efa.yaml"
+SWEEP = ["sweep", "allreduce", "-b", "1M", "-e", "4M", "--system", "dgx-h100", "-N", "2"]
+
+
+@dataclass(frozen=True)
+class Case:
+    """One command line of the corpus and what it must do."""
+
+    id: str
+    args: tuple[str, ...]
+    code: int
+    fragment: str
+    guards: str
+    where: str = "err"  # the stream holding `fragment`: err or out
+    absent: str | None = None  # a text no stream may hold
+    env: dict[str, str] = field(default_factory=dict)
+    setup: str | None = None  # a function below that makes files in {tmp}
+    run: str = "in"  # in: in-process main(); sub: a real process (pipes, full stdout)
+    stdout: str = "capture"  # for run=sub: capture, closed (reader gone) or full (/dev/full)
+
+
+def C(id_: str, args: str | list[str], code: int, fragment: str, guards: str, **kw: object) -> Case:
+    """A row: ``args`` as one string split on spaces, or a list when an argument has one."""
+    argv = tuple(args.split()) if isinstance(args, str) else tuple(args)
+    return Case(id_, argv, code, fragment, guards, **kw)  # type: ignore[arg-type]
+
+
+CASES: list[Case] = [
+    # --- silent wrong answers: YAML 1.1 implicit types -----------------------------------------
+    C(
+        "yaml-ratio-2:1-is-a-ratio",
+        "design show {h}/corpus-ratio-unquoted.yaml",
+        0,
+        "fed to the engine 2:1",
+        "oversubscription: 2:1 unquoted is 2, not base-60 121",
+        where="out",
+    ),
+    C(
+        "yaml-nodes-base60",
+        "check {h}/corpus-nodes-base60.yaml",
+        2,
+        ":2:1: nodes: '1:30' is not an integer",
+        "nodes: 1:30 is refused, not read as 90",
+    ),
+    C(
+        "yaml-nodes-hex",
+        "check {h}/corpus-nodes-hex.yaml",
+        2,
+        "'0x10' is not an integer",
+        "nodes: 0x10 is refused, not read as 16",
+    ),
+    C(
+        "yaml-nodes-octal",
+        "check {h}/corpus-nodes-octal.yaml",
+        2,
+        "'017' is not an integer",
+        "nodes: 017 is refused, not read as octal 15",
+    ),
+    C(
+        "yaml-nodes-0o",
+        "check {h}/corpus-nodes-0o.yaml",
+        2,
+        "'0o17' is not an integer",
+        "nodes: 0o17 is refused",
+    ),
+    C(
+        "yaml-nodes-underscore",
+        "check {h}/corpus-nodes-underscore.yaml",
+        2,
+        "without '_'",
+        "nodes: 1_000 is refused, not read as 1000",
+    ),
+    C(
+        "yaml-yes-is-not-true",
+        "check {h}/corpus-nvls-yes.yaml",
+        2,
+        "nvls: 'yes' is not true or false",
+        "nvls: yes is refused, not read as a boolean",
+    ),
+    C(
+        "yaml-on-is-not-true",
+        "check {h}/corpus-sharp-on.yaml",
+        2,
+        "fabric.sharp: 'on' is not",
+        "fabric.sharp: on is refused, not read as a boolean",
+    ),
+    C(
+        "yaml-inf-ratio",
+        "check {h}/corpus-ratio-inf.yaml",
+        2,
+        "'.inf' is not a ratio",
+        "oversubscription: .inf is refused, not infinity",
+    ),
+    C(
+        "catalogue-base60-latency",
+        "links --catalogue {h}/corpus-catalogue-base60.yaml",
+        2,
+        "latency: time '1:30' is not understood",
+        "a catalogue latency 1:30 is not 90 s",
+    ),
+    C(
+        "catalogue-yes-nvswitch",
+        "links --catalogue {h}/corpus-catalogue-yes.yaml",
+        2,
+        "nvswitch: 'yes' is not true or false",
+        "a catalogue's nvswitch: yes is refused",
+    ),
+    C(
+        "cost-params-base60",
+        "allreduce -s 1GB --cost-params {h}/corpus-cost-params-base60.yaml",
+        2,
+        "'6:5' is not a plain number",
+        "a cost-parameter 6:5 is not base-60 365",
+    ),
+    C(
+        "cost-params-inf",
+        "allreduce -s 1GB --cost-params {h}/corpus-cost-params-inf.yaml",
+        2,
+        "'.inf' is not a plain number",
+        "a cost parameter .inf is refused",
+    ),
+    # --- silent wrong answers: settings dropped ------------------------------------------------
+    C(
+        "wan-links-without-sites",
+        "allreduce -s 1GB --wan-links 8",
+        2,
+        "--wan-links 8 needs several sites",
+        "--wan-links is not ignored without --sites",
+    ),
+    C(
+        "sharp-on-roce-warns",
+        "check {h}/corpus-sharp-roce.yaml",
+        0,
+        "WARN  {h}/corpus-sharp-roce.yaml:6:3  fabric.sharp: true, but roce-400g has no SHARP",
+        "sharp: true on RoCE is a finding at fabric.sharp",
+        where="out",
+    ),
+    C(
+        "sharp-on-roce-json",
+        "check {h}/corpus-sharp-roce.yaml --format json",
+        0,
+        '"line": 6',
+        "the fabric.sharp warning is in the JSON report",
+        where="out",
+    ),
+    C(
+        "sharp-on-roce-github",
+        "check {h}/corpus-sharp-roce.yaml --format github",
+        0,
+        "::warning file=",
+        "the fabric.sharp warning is a GitHub annotation",
+        where="out",
+    ),
+    C(
+        "nvls-on-a100-warns",
+        "check {h}/corpus-nvls-a100.yaml",
+        0,
+        "nvls: true, but nvlink3",
+        "nvls: true without NVLink SHARP is a finding",
+        where="out",
+    ),
+    C(
+        "design-show-names-the-key",
+        "design show {h}/corpus-sharp-roce.yaml",
+        0,
+        "SHARP requested",
+        "design show says SHARP is not used, naming no CLI flag",
+        where="out",
+        absent="--sharp",
+    ),
+    C(
+        "requirements-empty",
+        "check {h}/corpus-requirements-empty.yaml",
+        2,
+        ":4:1: requirements: none given",
+        "requirements: [] does not pass a CI gate vacuously",
+    ),
+    C(
+        "requirements-missing",
+        "check {h}/corpus-requirements-missing.yaml",
+        2,
+        "--allow-empty",
+        "no requirements key does not pass a CI gate vacuously",
+    ),
+    C(
+        "requirements-allow-empty",
+        "check {h}/corpus-requirements-missing.yaml --allow-empty",
+        0,
+        "(no requirements)",
+        "--allow-empty accepts a file without requirements",
+        where="out",
+    ),
+    # --- silent wrong answers: sane ranges -----------------------------------------------------
+    C(
+        "catalogue-5e-324-Bps",
+        "links --catalogue {h}/corpus-catalogue-denormal.yaml",
+        2,
+        "'5e-324 B/s' is out of range: allowed 1 MB/s",
+        "a denormal bandwidth is refused at load",
+    ),
+    C(
+        "catalogue-1e-300-GBps",
+        "links --catalogue {h}/corpus-catalogue-tiny-gbps.yaml",
+        2,
+        "'1e-300 GB/s' is out of range",
+        "a 1e-300 GB/s bandwidth is refused at load",
+    ),
+    C(
+        "catalogue-efficiency",
+        "links --catalogue {h}/corpus-catalogue-efficiency.yaml",
+        2,
+        "efficiency: 1e-300 is out of range: allowed 0.01 to 1",
+        "an efficiency of 1e-300 is refused",
+    ),
+    C(
+        "catalogue-latency-5s",
+        "links --catalogue {h}/corpus-catalogue-latency.yaml",
+        2,
+        "allowed 0 to 1 s",
+        "a 5 s link latency is refused",
+    ),
+    C(
+        "cli-oversubscription-1e40",
+        "allreduce -s 1GB --oversubscription 1e40",
+        2,
+        "--oversubscription 1e+40 is out of range (1..64)",
+        "--oversubscription 1e40 is refused",
+    ),
+    C(
+        "cli-oversubscription-nan",
+        "allreduce -s 1GB --oversubscription nan",
+        2,
+        "out of range",
+        "--oversubscription nan is refused",
+    ),
+    C(
+        "cli-cross-leaf-2",
+        "allreduce -s 1GB --cross-leaf 2",
+        2,
+        "out of range (0..1)",
+        "--cross-leaf above 1 is refused",
+    ),
+    C(
+        "cli-size-2PiB",
+        "allreduce -s 2PiB",
+        2,
+        "the limit is 1 PiB",
+        "a size above 1 PiB is refused",
+    ),
+    C("cli-size-nan", "allreduce -s nan", 2, "NaN", "a NaN size is refused"),
+    C(
+        "design-time-1e-300",
+        "check {h}/corpus-time-tiny.yaml",
+        2,
+        "allowed 1 ns to 1 year",
+        "a max_time of 1e-300 s is refused",
+    ),
+    C(
+        "design-busbw-denormal",
+        "check {h}/corpus-busbw-denormal.yaml",
+        2,
+        "allowed 1 kB/s to 1 PB/s",
+        "a min_busbw of 5e-324 B/s is refused",
+    ),
+    C(
+        "design-gap-1e300",
+        "check {h}/corpus-gap-huge.yaml",
+        2,
+        "less than or equal to 10000",
+        "a gap target of 1e300 is refused",
+    ),
+    C(
+        "design-dtype-fp33",
+        "check {h}/corpus-dtype-fp33.yaml",
+        2,
+        "unknown dtype 'fp33' (did you mean fp32?)",
+        "dtype fp33 is refused (the schema refuses it too)",
+    ),
+    # --- hangs and unbounded reads -------------------------------------------------------------
+    C(
+        "fifo-design",
+        "check {tmp}/fifo.yaml",
+        2,
+        "is a FIFO (named pipe), not a regular file",
+        "a FIFO as a design file does not hang",
+        setup="fifo",
+    ),
+    C(
+        "fifo-catalogue",
+        "links --catalogue {tmp}/fifo.yaml",
+        2,
+        "is a FIFO",
+        "a FIFO as --catalogue does not hang",
+        setup="fifo",
+    ),
+    C(
+        "fifo-env-catalogue",
+        "links",
+        2,
+        "(named by IBCALC_CATALOGUE)",
+        "a FIFO in IBCALC_CATALOGUE does not hang",
+        setup="fifo",
+        env={"IBCALC_CATALOGUE": "{tmp}/fifo.yaml"},
+    ),
+    C(
+        "fifo-cost-params",
+        "allreduce -s 1GB --cost-params {tmp}/fifo.yaml",
+        2,
+        "is a FIFO",
+        "a FIFO as --cost-params does not hang",
+        setup="fifo",
+    ),
+    C(
+        "fifo-env-cost-params",
+        "allreduce -s 1GB",
+        2,
+        "(named by IBCALC_COST_PARAMS)",
+        "a FIFO in IBCALC_COST_PARAMS does not hang",
+        setup="fifo",
+        env={"IBCALC_COST_PARAMS": "{tmp}/fifo.yaml"},
+    ),
+    C(
+        "fifo-measured",
+        [*SWEEP, "--plot", "{tmp}/s.png", "--measured", "{tmp}/fifo.yaml"],
+        2,
+        "is a FIFO",
+        "a FIFO as --measured does not hang",
+        setup="fifo",
+    ),
+    C(
+        "dev-zero-design",
+        "check /dev/zero",
+        2,
+        "is a character device, not a regular file",
+        "/dev/zero as a design is not read without end",
+    ),
+    C(
+        "dev-urandom-catalogue",
+        "links --catalogue /dev/urandom",
+        2,
+        "is a character device",
+        "/dev/urandom as --catalogue is not read without end",
+    ),
+    C(
+        "dev-zero-cost-params",
+        "allreduce -s 1GB --cost-params /dev/zero",
+        2,
+        "character device",
+        "/dev/zero as --cost-params is not read",
+    ),
+    C(
+        "dev-zero-measured",
+        [*SWEEP, "--plot", "{tmp}/s.png", "--measured", "/dev/zero"],
+        2,
+        "character device",
+        "/dev/zero as --measured is not read",
+    ),
+    C(
+        "directory-catalogue",
+        "links --catalogue {tmp}",
+        2,
+        "is a directory, not a file",
+        "a directory as --catalogue is refused",
+    ),
+    C(
+        "big-flow-list-4MiB",
+        "check {tmp}/big-flow.yaml",
+        2,
+        "more than 100000 YAML nodes",
+        "a 4 MiB list of 2.1 million items is refused fast, with the true reason (no alias)",
+        setup="big_flow",
+        absent="alias",
+    ),
+    C(
+        "big-block-list-600KB",
+        "check {tmp}/big-block.yaml",
+        2,
+        "more than 100000 YAML nodes",
+        "a 600 KB block list is refused fast",
+        setup="big_block",
+        absent="alias",
+    ),
+    C(
+        "recursive-alias",
+        "check {h}/corpus-recursive-alias.yaml",
+        2,
+        ":1:4: recursive alias",
+        "an alias inside its own anchor is refused",
+    ),
+    # --- files the tool writes -----------------------------------------------------------------
+    C(
+        "junit-to-dev-null",
+        f"check {PASSING} --format junit -o /dev/null",
+        0,
+        "",
+        "-o /dev/null is written directly, the device node stays",
+        setup="dev_null_check",
+    ),
+    C(
+        "schema-to-dev-full",
+        "schema -o /dev/full",
+        2,
+        "cannot write /dev/full: No space left on device",
+        "a full disk is exit 2, not 0",
+    ),
+    C(
+        "check-to-dev-full",
+        f"check {PASSING} -o /dev/full",
+        2,
+        "No space left on device",
+        "a full report target is exit 2",
+    ),
+    C(
+        "schema-to-dev-stdout",
+        "schema -o /dev/stdout",
+        0,
+        '"$schema"',
+        "-o /dev/stdout writes to stdout, no rename over the device",
+        where="out",
+        run="sub",
+    ),
+    C(
+        "output-is-catalogue",
+        f"check {PASSING} --catalogue {{tmp}}/cat.txt -o {{tmp}}/cat.txt",
+        2,
+        "it is also an input of this run",
+        "-o never overwrites --catalogue",
+        setup="catalogue",
+    ),
+    C(
+        "output-is-catalogue-link",
+        f"check {PASSING} --catalogue {{tmp}}/cat.txt -o {{tmp}}/link.txt",
+        2,
+        "also an input",
+        "-o through a symlink to an input is refused",
+        setup="catalogue",
+    ),
+    C(
+        "output-is-env-catalogue",
+        f"check {PASSING} -o {{tmp}}/cat.txt",
+        2,
+        "also an input",
+        "-o never overwrites an IBCALC_CATALOGUE file",
+        setup="catalogue",
+        env={"IBCALC_CATALOGUE": "{tmp}/cat.txt"},
+    ),
+    C(
+        "output-is-design",
+        "check {tmp}/d.txt -o {tmp}/d.txt",
+        2,
+        "also an input",
+        "-o never overwrites the design it checks",
+        setup="design_txt",
+    ),
+    C(
+        "plot-is-measured",
+        [*SWEEP, "--measured", "{tmp}/m.png", "--plot", "{tmp}/m.png"],
+        2,
+        "also an input",
+        "--plot never overwrites --measured",
+        setup="measured_png",
+    ),
+    C(
+        "output-empty-name",
+        ["schema", "-o", ""],
+        2,
+        "the file name is empty",
+        "-o '' is one error line",
+    ),
+    C(
+        "output-name-too-long",
+        ["schema", "-o", "{tmp}/" + "a" * 300],
+        2,
+        "longer than 255 bytes",
+        "a too long -o name is one error line",
+    ),
+    C(
+        "output-no-directory",
+        "schema -o {tmp}/no/such/dir/s.json",
+        2,
+        "no directory",
+        "-o into a missing folder is refused before work",
+    ),
+    C(
+        "output-fifo-no-reader",
+        "schema -o {tmp}/fifo.yaml",
+        2,
+        "it is a FIFO that no process reads",
+        "-o onto a FIFO nobody reads does not hang",
+        setup="fifo",
+    ),
+    C(
+        "output-unwritable-dir",
+        "schema -o /proc/ibcalc-schema.json",
+        2,
+        "cannot write /proc/",
+        "-o where no file can be created is refused before work, even as root",
+    ),
+    C(
+        "plot-is-a-directory",
+        "gap --plot {tmp}/dir.svg",
+        2,
+        "it is a directory",
+        "--plot onto a directory is refused before work",
+        setup="dir_svg",
+    ),
+    C(
+        "plot-cannot-be-written",
+        "gap --plot /proc/ibcalc-gap.svg",
+        2,
+        "cannot write",
+        "a --plot that fails leaves stdout empty (the picture is written before the table)",
+    ),
+    # --- stdout --------------------------------------------------------------------------------
+    C(
+        "closed-pipe-check",
+        f"check {PASSING}",
+        141,
+        "",
+        "check | true ends quietly with 141, not 1 (a failing requirement)",
+        run="sub",
+        stdout="closed",
+    ),
+    C(
+        "closed-pipe-links",
+        "links",
+        141,
+        "",
+        "links | head -1 ends quietly",
+        run="sub",
+        stdout="closed",
+    ),
+    C(
+        "closed-pipe-help",
+        "--help",
+        141,
+        "",
+        "ibcalc --help | head -1 ends quietly, not with the toolkit's exit 1",
+        run="sub",
+        stdout="closed",
+    ),
+    C(
+        "closed-pipe-failing-check",
+        "check {ex}/failing-requirement.yaml",
+        141,
+        "",
+        "a failing check | true is 141, told apart from its exit 1",
+        run="sub",
+        stdout="closed",
+    ),
+    C(
+        "full-stdout-ascii-locale",
+        f"check {PASSING}",
+        2,
+        "cannot write output: No space left",
+        "check > /dev/full under an ASCII stdout encoding is exit 2, no traceback",
+        run="sub",
+        stdout="full",
+        env={"PYTHONIOENCODING": "ascii"},
+    ),
+    C(
+        "full-stdout-links",
+        "links",
+        2,
+        "error: cannot write output: No space left on device",
+        "links > /dev/full is one error line, exit 2",
+        run="sub",
+        stdout="full",
+    ),
+    C(
+        "full-stdout-check",
+        f"check {PASSING}",
+        2,
+        "cannot write output: No space left",
+        "check > /dev/full is one error line, exit 2",
+        run="sub",
+        stdout="full",
+    ),
+    C(
+        "full-stdout-json",
+        "allreduce -s 1GB --format json",
+        2,
+        "No space left on device",
+        "a JSON estimate > /dev/full is exit 2",
+        run="sub",
+        stdout="full",
+    ),
+    # --- echoed user text ----------------------------------------------------------------------
+    C(
+        "control-char-in-design",
+        "check {h}/corpus-control-char.yaml",
+        2,
+        ":1:8: control character \\x07",
+        "a raw control character is one error line with its line and column",
+    ),
+    C(
+        "design-name-fakes-fail",
+        "check {h}/corpus-name-newline.yaml",
+        0,
+        "ok\\nFAIL",
+        "a newline in a design name cannot fake a FAIL line",
+        where="out",
+        absent="\nFAIL",
+    ),
+    C(
+        "design-name-escape-code",
+        "check {h}/corpus-name-newline.yaml",
+        0,
+        "\\x1b[32m",
+        "an escape code in a design name is shown escaped",
+        where="out",
+        absent=ESC,
+    ),
+    C(
+        "file-name-with-newline",
+        ["check", "{tmp}/a\nFAIL x.yaml"],
+        2,
+        "a\\nFAIL x.yaml: no such file",
+        "a newline in a file name stays in one error line",
+    ),
+    C(
+        "escape-in-fabric",
+        ["allreduce", "-s", "1GB", "--fabric", ESC + "[2Jndr"],
+        2,
+        "\\x1b[2Jndr",
+        "an escape code in a value is echoed escaped",
+        absent=ESC,
+    ),
+    C(
+        "long-size-cut",
+        ["allreduce", "-s", LONG],
+        2,
+        "...' is infinite",
+        "a 100,000-character size is echoed cut to 200 characters",
+        absent="1" * 201,
+    ),
+    C(
+        "long-fabric-cut",
+        ["allreduce", "-s", "1GB", "--fabric", "x" * 100_000],
+        2,
+        "...'",
+        "a 100,000-character name is echoed cut",
+        absent="x" * 201,
+    ),
+    C(
+        "catalogue-escape-code",
+        "links --catalogue {h}/corpus-catalogue-escape.yaml",
+        2,
+        "control character \\x1b",
+        "an escape code in a catalogue's text is refused at load",
+    ),
+    # --- consistency ---------------------------------------------------------------------------
+    C(
+        "ndr800-is-not-xdr",
+        "allreduce -s 1GB --fabric ndr800",
+        2,
+        "unknown link 'ndr800' (did you mean xdr800, ndr400",
+        "ndr800 does not silently mean 800G XDR",
+    ),
+    C(
+        "sweep-json-collective",
+        "sweep alltoall -b 1M -e 1M --system dgx-h100 -N 2 --format json",
+        0,
+        '"collective": "alltoall"',
+        "sweep JSON names all-to-all as estimate JSON does",
+        where="out",
+    ),
+    C(
+        "estimate-json-collective",
+        "alltoall -s 1MB --system dgx-h100 -N 2 --format json",
+        0,
+        '"collective": "alltoall"',
+        "estimate JSON names all-to-all as sweep JSON does",
+        where="out",
+    ),
+    C(
+        "gap-no-trailing-spaces",
+        "gap",
+        0,
+        "scale-up",
+        "gap prints no trailing spaces",
+        where="out",
+        absent=" \n",
+    ),
+    C(
+        "links-no-trailing-spaces",
+        "links",
+        0,
+        "links (bandwidth",
+        "links prints no trailing spaces",
+        where="out",
+        absent=" \n",
+    ),
+]
+
+
+# --- setups: files a row needs in {tmp} --------------------------------------------------------
+
+
+def _fifo(tmp: Path) -> None:
+    os.mkfifo(tmp / "fifo.yaml")
+
+
+def _big_flow(tmp: Path) -> None:
+    # 4 MiB, 2.1 million items, no alias anywhere
+    items = ",".join(["1"] * 2_090_000)
+    (tmp / "big-flow.yaml").write_text(f"name: big\nnodes: 4\ndescription: [{items}]\n")
+    assert (tmp / "big-flow.yaml").stat().st_size > 4_000_000
+
+
+def _big_block(tmp: Path) -> None:
+    (tmp / "big-block.yaml").write_text("name: big\nnodes: 4\nlist:\n" + "- 1\n" * 150_000)
+    assert (tmp / "big-block.yaml").stat().st_size == 600_025
+
+
+def _catalogue(tmp: Path) -> None:
+    (tmp / "cat.txt").write_bytes((ROOT / "tests" / "data" / "ndr_override.yaml").read_bytes())
+    (tmp / "link.txt").symlink_to(tmp / "cat.txt")
+
+
+def _design_txt(tmp: Path) -> None:
+    (tmp / "d.txt").write_bytes((EXAMPLES / "aws-p5-efa.yaml").read_bytes())
+
+
+def _measured_png(tmp: Path) -> None:
+    (tmp / "m.png").write_text("size_bytes,busbw_GBps\n1048576,10\n")
+
+
+def _dir_svg(tmp: Path) -> None:
+    (tmp / "dir.svg").mkdir()
+
+
+def _dev_null_check(tmp: Path) -> None:
+    del tmp
+    assert stat.S_ISCHR(Path("/dev/null").stat().st_mode)
+
+
+SETUPS: dict[str, Callable[[Path], None]] = {
+    "fifo": _fifo,
+    "big_flow": _big_flow,
+    "big_block": _big_block,
+    "catalogue": _catalogue,
+    "design_txt": _design_txt,
+    "measured_png": _measured_png,
+    "dir_svg": _dir_svg,
+    "dev_null_check": _dev_null_check,
+}
+
+#: Inputs kept unchanged by every row (an output never lands on them).
+_TIMES: dict[str, float] = {}
+
+
+def _fill(text: str, tmp: Path) -> str:
+    return text.replace("{h}", str(HERE)).replace("{tmp}", str(tmp)).replace("{ex}", str(EXAMPLES))
+
+
+def _snapshot(tmp: Path) -> dict[str, bytes]:
+    return {
+        p.name: p.read_bytes()
+        for p in tmp.iterdir()
+        if p.is_file() and not stat.S_ISFIFO(p.lstat().st_mode)
+    }
+
+
+def _run_in_process(
+    args: list[str], capsys: pytest.CaptureFixture[str]
+) -> tuple[int, str, str, float]:
+    start = time.perf_counter()
+    try:
+        main(args)
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    elapsed = time.perf_counter() - start
+    out, err = capsys.readouterr()
+    return code, out, err, elapsed
+
+
+def _run_subprocess(args: list[str], mode: str, env: dict[str, str]) -> tuple[int, str, str]:
+    command = [sys.executable, "-c", "from ibcalc.cli import main; main()", *args]
+    full_env = {**os.environ, **env}
+    if mode == "full":
+        with Path("/dev/full").open("w") as full:
+            done = subprocess.run(
+                command, stdout=full, stderr=subprocess.PIPE, text=True, env=full_env, check=False
+            )
+        return done.returncode, "", done.stderr
+    if mode == "closed":
+        read, write = os.pipe()
+        os.close(read)  # the reader is gone before the first write, as `| true` ends at once
+        done = subprocess.run(
+            command, stdout=write, stderr=subprocess.PIPE, text=True, env=full_env, check=False
+        )
+        os.close(write)
+        return done.returncode, "", done.stderr
+    done = subprocess.run(command, capture_output=True, text=True, env=full_env, check=False)
+    return done.returncode, done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_corpus_case(
+    case: Case,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    if case.id.startswith(("fifo", "closed", "full")) and not hasattr(os, "mkfifo"):
+        pytest.skip("POSIX only")  # pragma: no cover
+    if "plot" in " ".join(case.args) or "--plot" in case.args:
+        pytest.importorskip("matplotlib")
+    if case.setup is not None:
+        SETUPS[case.setup](tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("COLUMNS", "140")
+    env = {key: _fill(value, tmp_path) for key, value in case.env.items()}
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    args = [_fill(arg, tmp_path) for arg in case.args]
+    before = _snapshot(tmp_path)
+    if case.run == "sub":
+        code, out, err = _run_subprocess(args, case.stdout, env)
+        elapsed = 0.0
+    else:
+        code, out, err, elapsed = _run_in_process(args, capsys)
+    assert code == case.code, f"exit {code}\nstdout: {out[:500]}\nstderr: {err[:500]}"
+    assert "Traceback" not in out + err
+    fragment = _fill(case.fragment, tmp_path)
+    assert fragment in (err if case.where == "err" else out), (out[:800], err[:800])
+    if case.absent is not None:
+        assert case.absent not in out + err
+    if code == 2:
+        lines = err.splitlines()
+        assert lines, "a refusal says why"
+        assert all(line.startswith("error: ") for line in lines), err
+        assert out == "", "a refusal leaves stdout empty"
+        if case.run == "in":
+            _TIMES[case.id] = elapsed
+            assert elapsed < TIME_LIMIT_S, f"{case.id} took {elapsed:.2f} s"
+    if case.code == 141:
+        assert err == "", "a closed pipe ends quietly"
+    # no output ever lands on an input, and no temporary file is left behind
+    after = _snapshot(tmp_path)
+    assert {name: after.get(name) for name in before} == before
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".")]
+    assert stat.S_ISCHR(Path("/dev/null").stat().st_mode)
+
+
+def test_corpus_is_one_line_per_case_and_every_file_is_used() -> None:
+    ids = [case.id for case in CASES]
+    assert len(ids) == len(set(ids))
+    assert all(case.guards.strip() for case in CASES)
+    used = {Path(arg).name for case in CASES for arg in case.args if "{h}/" in arg}
+    present = {p.name for p in HERE.glob("corpus-*")}
+    assert present == used
+
+
+def test_slowest_refusal_is_reported(capsys: pytest.CaptureFixture[str]) -> None:
+    """Print the slowest in-process refusal measured above (``pytest -s`` shows it)."""
+    if not _TIMES:
+        pytest.skip("run with the corpus cases")
+    name = max(_TIMES, key=_TIMES.__getitem__)
+    with capsys.disabled():
+        print(f"\ncorpus: {len(CASES)} cases; slowest refusal {name}: {_TIMES[name]:.3f} s")
+
+
+# --- cases that are not one command line ---------------------------------------------------------
+
+
+_WRITER = """
+import sys, time
+from pathlib import Path
+from ibcalc.fileio import write_output
+
+def slow(handle):
+    handle.write(b"x" * 1000)
+    handle.flush()
+    Path(sys.argv[2]).write_text("writing")
+    time.sleep(30)
+
+write_output(sys.argv[1], slow)
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_signal_during_a_write_leaves_no_temporary_file(tmp_path: Path, signum: int) -> None:
+    """Guards: SIGTERM (or Ctrl-C, or a hang-up) while a file is written removes the hidden
+    temporary file, keeps the old target, and still ends the process by that signal."""
+    target, flag = tmp_path / "out" / "plot.svg", tmp_path / "flag"
+    target.parent.mkdir()
+    target.write_text("old")
+    process = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(target), str(flag)], stderr=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 30
+    while not flag.exists():
+        assert time.monotonic() < deadline, "the writer never started"
+        time.sleep(0.02)
+    assert [p.name for p in target.parent.iterdir() if p.name != "plot.svg"]  # the temp file
+    os.kill(process.pid, signum)
+    code = process.wait(timeout=30)
+    assert sorted(p.name for p in target.parent.iterdir()) == ["plot.svg"]
+    assert target.read_text() == "old"
+    assert code in (-signum, 128 + signum, 130 if signum == signal.SIGINT else -signum)
+
+
+def test_the_log_reader_refuses_fifos_devices_and_big_files(tmp_path: Path) -> None:
+    """Guards: nccl-check's log reader reads only regular files, capped at 64 MiB."""
+    from ibcalc.errors import LogParseError
+    from ibcalc.logs import MAX_LOG_BYTES, parse_file
+
+    fifo = tmp_path / "log"
+    os.mkfifo(fifo)
+    for path, words in (
+        (fifo, "not a regular file"),
+        (Path("/dev/zero"), "not a regular file"),
+        (tmp_path, "not a regular file"),
+    ):
+        with pytest.raises(LogParseError, match=words):
+            parse_file(path)
+    big = tmp_path / "big.log"
+    with big.open("wb") as handle:
+        handle.truncate(MAX_LOG_BYTES + 1)
+    with pytest.raises(LogParseError, match="larger than 64 MiB"):
+        parse_file(big)
+
+
+def test_the_4_mib_list_is_refused_within_200_mb(tmp_path: Path) -> None:
+    """Guards: the 2.1-million-item list costs less than 200 MB and 1 s to refuse."""
+    _big_flow(tmp_path)
+    code = (
+        "import resource, sys, time\n"
+        "from ibcalc.yamlio import load_yaml\n"
+        "from ibcalc.errors import InputFileError\n"
+        "start = time.perf_counter()\n"
+        "try:\n"
+        "    load_yaml(sys.argv[1])\n"
+        "except InputFileError as exc:\n"
+        "    print(exc)\n"
+        "print(time.perf_counter() - start)\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "big-flow.yaml")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    message, seconds, peak_kib = done.stdout.splitlines()
+    assert re.search(r":3:\d+: document has more than 100000 YAML nodes$", message)
+    assert float(seconds) < TIME_LIMIT_S
+    assert int(peak_kib) < 200 * 1024

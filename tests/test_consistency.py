@@ -1,0 +1,96 @@
+"""One name for each thing in every output: collectives, links; and no padding in tables.
+
+Issue 12: sweep JSON said ``alltoall`` where estimate JSON said ``all_to_all``; ``ndr800``
+resolved to XDR; tables were padded with trailing spaces to ~157 columns.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from ibcalc.catalogue.load import find_link
+from ibcalc.catalogue.models import Catalogue
+from ibcalc.cli import app
+from ibcalc.engine.types import Collective
+from ibcalc.errors import UnknownNameError
+
+runner = CliRunner()
+CLUSTER = ["--system", "dgx-h100", "-N", "2"]
+
+
+@pytest.mark.parametrize("collective", list(Collective), ids=[c.value for c in Collective])
+def test_every_json_output_names_a_collective_by_the_enum_value(collective: Collective) -> None:
+    """Estimate JSON, sweep JSON and nccl-tests-style sweep output all say Collective.value."""
+    estimate = runner.invoke(app, [collective.command, "-s", "64MB", *CLUSTER, "--format", "json"])
+    assert estimate.exit_code == 0, estimate.stderr
+    assert json.loads(estimate.stdout)["collective"] == collective.value
+    for spelling in (collective.command, collective.value):
+        sweep = runner.invoke(
+            app, ["sweep", spelling, "-b", "1M", "-e", "2M", *CLUSTER, "--format", "json"]
+        )
+        assert sweep.exit_code == 0, sweep.stderr
+        assert {group["collective"] for group in json.loads(sweep.stdout)} == {collective.value}
+
+
+def test_alltoall_has_one_spelling() -> None:
+    # the value NCCL's tests use (alltoall_perf) is the one name; the engine enum carries it
+    assert Collective.ALL_TO_ALL.value == "alltoall"
+    assert Collective.ALL_TO_ALL.command == "alltoall"
+    sweep = runner.invoke(app, ["sweep", "alltoall", "-b", "1M", "-e", "1M", *CLUSTER])
+    assert "all_to_all" not in sweep.stdout
+
+
+def test_ndr800_is_not_xdr(builtin_catalogue: Catalogue) -> None:
+    """NDR is 400 Gb/s per port; "800G" NDR parts are twin-port cages of two NDR ports. The
+    name is ambiguous, so it is refused, and the hint offers both readings."""
+    assert find_link(builtin_catalogue, "ndr").per_direction_Bps == 400e9 / 8
+    assert find_link(builtin_catalogue, "xdr").per_direction_Bps == 800e9 / 8
+    with pytest.raises(UnknownNameError) as info:
+        find_link(builtin_catalogue, "ndr800")
+    assert "ndr400" in str(info.value)
+    assert "xdr800" in str(info.value)
+    result = runner.invoke(app, ["allreduce", "-s", "1GB", "--fabric", "ndr800"])
+    assert result.exit_code == 2
+    assert "unknown link 'ndr800'" in result.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["gap"],
+        ["links"],
+        ["links", "show", "ndr"],
+        ["systems"],
+        ["systems", "show", "dgx-h100"],
+        ["gap", "--intra", "nvlink4", "--inter", "ndr", "--tp", "8"],
+        ["allreduce", "-s", "1GB", *CLUSTER, "--explain"],
+        ["sweep", "allreduce", "-b", "1K", "-e", "1M", *CLUSTER],
+    ],
+    ids=lambda a: " ".join(a),
+)
+@pytest.mark.parametrize("columns", [80, 140])
+def test_tables_have_no_trailing_spaces_and_fit_the_width(
+    args: list[str], columns: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", str(columns))
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert [line for line in lines if line != line.rstrip()] == []
+    # rule and table lines fit; prose notes are printed unwrapped (one line each, for grep)
+    table_lines = [line for line in lines if "─" in line or "  " in line.strip()]
+    assert table_lines
+    assert max(len(line) for line in table_lines) <= columns
+
+
+def test_sweep_csv_has_no_padding() -> None:
+    result = runner.invoke(
+        app, ["sweep", "allreduce", "-b", "1K", "-e", "4K", *CLUSTER, "--format", "csv"]
+    )
+    rows = list(csv.reader(io.StringIO(result.stdout)))
+    assert all(cell == cell.strip() for row in rows for cell in row)
