@@ -188,3 +188,19 @@ def test_calibrate_unreadable_input_exits_2(tmp_path: Path) -> None:
     code, _, err = run("calibrate", str(tmp_path / "nope.log"))
     assert code == 2
     assert err.startswith("error: ")
+
+
+@pytest.mark.parametrize("flag", ["--catalogue", "--cost-params"])
+def test_calibrate_never_writes_over_a_file_it_reads(flag: str, tmp_path: Path) -> None:
+    """The override target may not be the --catalogue or --cost-params file the run reads, even
+    with --force: the file is left as it was."""
+    given = tmp_path / "mine.yaml"
+    schema = "ibcalc-catalogue/1" if flag == "--catalogue" else "ibcalc-cost-params/1"
+    text = f"schema: {schema}\n"
+    given.write_text(text, encoding="utf-8")
+    log = str(SWEEPS / "13_allreduce_1node_4xH100_intranode.txt")
+    args = ["calibrate", log, "--system", "snellius-h100", flag, str(given)]
+    result = CliRunner().invoke(app, [*args, "-o", str(given), "--force"])
+    assert result.exit_code == 2
+    assert "one of this run's inputs" in result.stderr
+    assert given.read_text(encoding="utf-8") == text

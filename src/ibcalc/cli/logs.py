@@ -34,6 +34,7 @@ from ibcalc.cli.options import (
     params_of,
     plot_target,
 )
+from ibcalc.cli.output import run_inputs
 from ibcalc.cluster.spec import ClusterSpec
 
 if TYPE_CHECKING:
@@ -217,9 +218,12 @@ def calibrate_command(
     from ibcalc.logs.calibrate import calibrate_logs, check_override_target, write_override
     from ibcalc.render.logs import render_calibration_report
 
+    # every file the run reads (logs, --catalogue, --cost-params, --design and the files the
+    # environment names) is an input an override must never replace
+    inputs = run_inputs(files, catalogue, cost_params, design)
     if output is not None:
         # refused before the fit, not after it
-        check_override_target(output, force=force, inputs=files)
+        check_override_target(output, force=force, inputs=inputs)
     cat = catalogue_of(catalogue)
     params = params_of(cost_params)
     spec = design_node_shape(cluster, design, cat)
@@ -227,7 +231,7 @@ def calibrate_command(
     result = calibrate_logs(logs, spec, params, cat)
     typer.echo(render_calibration_report(result, fmt, names=FIELD_FLAGS), nl=False)
     if output is not None:
-        for target in write_override(result, output, force=force, inputs=list(files)):
+        for target in write_override(result, output, force=force, inputs=inputs):
             typer.echo(f"wrote {target}", err=True)
 
 

@@ -1122,7 +1122,7 @@ def check_override_target(
     out = Path(path)
     input_paths = [Path(i) for i in inputs if str(i) != "-"]
     if any(_same_file(out, i) or out.resolve() == i.resolve() for i in input_paths):
-        raise OutputError(f"{out}: is one of the input logs; refusing to write over it")
+        raise OutputError(f"{out}: is one of this run's inputs; refusing to write over it")
     if out.is_dir():
         raise OutputError(f"{out}: is a directory")
     if not force and (out.is_file() or (out.is_symlink() and not out.exists())):
