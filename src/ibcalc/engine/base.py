@@ -23,6 +23,7 @@ from ibcalc.engine.types import (
     ScaleUpTier,
     Term,
 )
+from ibcalc.units import format_time
 
 __all__ = [
     "Topology",
@@ -204,8 +205,9 @@ def net_hop_latency(
 
 
 def us(seconds: float) -> str:
-    """A time in microseconds for explanations (``8.4 us``)."""
-    return f"{seconds * 1e6:.3g} us"
+    """A time for explanations, in us below a millisecond (``8.4 us``), else ms or s
+    (``4.01 ms``, never ``4.01e+03 us``)."""
+    return format_time(seconds)
 
 
 def gbps(bw_Bps: float) -> str:
