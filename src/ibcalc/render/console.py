@@ -456,19 +456,26 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None) -> None:
         f"{group['collective']} sweep on {group['nodes']} x {group['gpus_per_node']} GPUs "
         f"({group['intra'] or '-'} inside, {group['inter']} between)"
     )
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", collapse_padding=True)
+    console = _console(stream)
+    # a bar of busbw where the terminal has room for it (none below 90 columns)
+    bar_width = 24 if console.width >= 102 else 12 if console.width >= 90 else 0
     for name in (
-        "size (B)",
+        "size\n(B)",
         "count",
         "type",
-        "time (us)",
-        "algbw (GB/s)",
-        "busbw (GB/s)",
+        "time\n(us)",
+        "algbw\n(GB/s)",
+        "busbw\n(GB/s)",
         "algorithm",
         "busbw",
-    ):
+    )[: 8 if bar_width else 7]:
         table.add_column(
-            name, justify="left" if name in ("type", "algorithm", "busbw") else "right"
+            name,
+            justify="left" if name in ("type", "algorithm", "busbw") else "right",
+            # numbers and the algorithm stay on one line; the bar is cut to the room left
+            no_wrap=True,
+            overflow="crop" if name == "busbw" else "ellipsis",
         )
     peak = max((r["busbw_GBps"] for r in rows), default=1.0) or 1.0
     falls: list[str] = []
@@ -490,10 +497,9 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None) -> None:
             f"{row['algbw_GBps']:.2f}",
             f"{row['busbw_GBps']:.2f}" + ("*" if row["busbw_equivalent"] else ""),
             ("> " if changed else "  ") + choice,
-            _bar(row["busbw_GBps"] / peak, 24),
+            *([_bar(row["busbw_GBps"] / peak, bar_width)] if bar_width else []),
         )
         previous = row
-    console = _console(stream)
     console.print(_fold(table))
     if any(r["busbw_equivalent"] for r in rows):
         console.print(
