@@ -167,5 +167,5 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--update-golden",
         action="store_true",
         default=False,
-        help="rewrite the golden files of tests/test_golden.py from the current output",
+        help="rewrite the golden files of tests/golden/test_golden.py from the current output",
     )

@@ -12,8 +12,8 @@ excluded). Rows marked ``sub`` run the installed entry point in a subprocess, fo
 real process shows (a closed pipe, a full stdout). The slowest refusal is printed with ``-s``.
 
 The older corpus, one file per hostile YAML (billion laughs, deep nesting, binary ...), is
-``tests/test_hostile.py``; a few cases that are not one command line (signals during a write,
-the log reader, memory of the 4 MiB refusal) follow the table as their own tests.
+``test_hostile.py`` in this folder; a few cases that are not one command line (signals during a
+write, the log reader, memory of the 4 MiB refusal) follow the table as their own tests.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from ibcalc.cli import main
 from ibcalc.design.check import json_schema
 from ibcalc.render.check import schema_text
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 DESIGNS = sorted(EXAMPLES.glob("*.yaml"))
 FAILING = EXAMPLES / "failing-requirement.yaml"
 SCHEMA = EXAMPLES / "ibcalc-design.schema.json"
