@@ -14,6 +14,7 @@ import pytest
 from ibcalc.catalogue.cost_params import ENV_VAR as COST_PARAMS_ENV_VAR
 from ibcalc.catalogue.load import ENV_VAR, load_catalogue
 from ibcalc.catalogue.models import Catalogue
+from ibcalc.cli import main
 
 DATA_DIR = Path(__file__).parent / "data"
 
@@ -153,6 +154,18 @@ def position_of(text: str, needle: str, occurrence: int = 1) -> tuple[int, int]:
             if seen == occurrence:
                 return number, line.index(needle) + 1
     raise AssertionError(f"{needle!r} (occurrence {occurrence}) not in the text")
+
+
+def main_error(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """Run ``ibcalc ARGS`` through the console entry point, which must refuse them: exit 2,
+    nothing on stdout, stderr starting with ``error:``. Returns stderr (one line per problem)."""
+    with pytest.raises(SystemExit) as info:
+        main(args)
+    assert info.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("error: ")
+    return err
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from conftest import (
 )
 from ibcalc.catalogue.load import ENV_VAR, find_link, find_system, load_catalogue
 from ibcalc.catalogue.models import Catalogue, Link, LinkKind, System
-from ibcalc.errors import CatalogueError, InputFileError, UnknownNameError
+from ibcalc.errors import CatalogueError, IbcalcError, InputFileError, UnknownNameError
 
 Locate = Callable[..., tuple[int, int]]
 
@@ -715,3 +715,16 @@ def test_sweep_systems_with_assumed_hardware_say_so(builtin_catalogue: Catalogue
     systems = _systems(builtin_catalogue)
     for system_id in ("mi355x-8", "snellius-h100", "abci2-a", "alps-gh200", "rtx5090-8"):
         assert systems[system_id].confidence.value == "low", system_id
+
+
+def test_catalogue_refuses_gigabits_written_as_gigabytes(tmp_path: Path) -> None:
+    text = (
+        "schema: ibcalc-catalogue/1\nlinks:\n  - id: myib\n    name: x\n    kind: scale-out\n"
+        "    family: infiniband\n    generation: NDR\n    scope: per-port\n"
+        '    per_direction: "400 GB/s"\n    efficiency: 0.9\n    efficiency_source: test\n'
+        "    sources: [t]\n    confidence: low\n"
+    )
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(IbcalcError, match="Gb/s written as GB/s"):
+        load_catalogue([path], use_env=False)

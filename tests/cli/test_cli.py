@@ -24,6 +24,7 @@ from conftest import (
     PER_DIRECTION_BPS,
     REQUIRED_LINK_IDS,
     REQUIRED_SYSTEM_IDS,
+    main_error,
     position_of,
 )
 from ibcalc.catalogue.load import ENV_VAR, find_link
@@ -451,3 +452,57 @@ def test_broken_env_catalogue_exits_2(
     outcome = _fail_main(["links"], capsys)
     _assert_one_line_error(outcome, [])
     assert outcome.err.startswith(f"error: {path}:{line}:{col}:")
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["-g", "0"], "--gpus-per-node 0"),
+        (["--sites", "0"], "--sites 0"),
+        (["--intra", ""], "--intra is empty"),
+        (["-g", "1000"], "--nics-per-node"),
+    ],
+)
+def test_bad_cluster_flags_are_refused(
+    args: list[str], words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert words in main_error(["allreduce", "-s", "1GB", *args], capsys)
+
+
+def test_check_will_not_write_over_a_design(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "aws-p5-efa.yaml"
+    target = tmp_path / "a.yaml"
+    target.write_text(example.read_text())
+    before = target.read_text()
+    assert "looks like a design file" in main_error(
+        ["check", "-o", str(target), str(example)], capsys
+    )
+    assert target.read_text() == before
+
+
+def test_cross_leaf_fraction_scales_the_oversubscription_penalty() -> None:
+    # cost_models.md 3.7: the network term grows by max(1, k f)
+    times = {}
+    for f in (1.0, 0.5, 0.25):
+        result = runner.invoke(
+            app,
+            [
+                "alltoall",
+                "-s",
+                "1GB",
+                "-N",
+                "4",
+                "--oversubscription",
+                "2",
+                "--cross-leaf",
+                str(f),
+                "--format",
+                "json",
+            ],
+        )
+        assert result.exit_code == 0
+        times[f] = json.loads(result.stdout)["transfer_s"]
+    assert times[1.0] == pytest.approx(2 * times[0.5])
+    assert times[0.25] == pytest.approx(times[0.5])  # k f = 0.5 < 1: no slowdown

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import main_error
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli import main
 from ibcalc.cluster.bandwidths import per_gpu_bandwidths
@@ -378,3 +379,34 @@ def test_design_show_reports_every_problem(
         f"error: {path}:2:1: nodes: Input should be greater than or equal to 1",
         f"error: {path}:3:1: system: Input should be a valid string",
     ]
+
+
+def test_design_quantities_need_units(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    design = tmp_path / "bare.yaml"
+    design.write_text(
+        "name: bare\nnodes: 4\nsystem: dgx-h100\nrequirements:\n"
+        "  - allreduce: {size: 1000000000, min_busbw: 300}\n"
+        "  - allreduce: {size: 1GB, max_time: '45'}\n"
+    )
+    err = main_error(["check", str(design)], capsys)
+    lines = err.splitlines()
+    assert len(lines) == 2  # both problems, each with its position
+    assert f"{design}:5:" in lines[0]
+    assert "needs a unit" in lines[0]
+    assert f"{design}:6:" in lines[1]
+
+
+def test_design_problems_of_every_kind_in_one_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    design = tmp_path / "multi.yaml"
+    design.write_text(
+        "name: multi\nnodes: 4\nsystem: dgx-h10\nfabric: {link: ndrr, colour: blue}\n"
+        "requirements:\n  - allreduce: {size: 1GB, max_time: 45}\n"
+    )
+    lines = main_error(["check", str(design)], capsys).splitlines()
+    assert [line.split(":")[2] for line in lines] == ["3", "4", "4", "6"]  # sorted by line
+    assert "unknown system 'dgx-h10'" in lines[0]
+    assert "unknown link 'ndrr'" in lines[1]
+    assert "unknown key" in lines[2]
+    assert "needs a unit" in lines[3]
