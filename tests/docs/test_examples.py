@@ -93,7 +93,8 @@ def test_superpod_example_matches_nvidia_table4(capsys: pytest.CaptureFixture[st
 
 
 def test_a100_example_matches_derived_superpod(capsys: pytest.CaptureFixture[str]) -> None:
-    """fabric_sizing.md 3.3 (derived from RA-09950-001): 56 leaf, 80 spine, 28 core."""
+    """docs/design-files.md#dgx-a100-superpod (derived from RA-09950-001): 56 leaf, 80 spine,
+    28 core."""
     path = EXAMPLES / "dgx-a100-pod-hdr.yaml"
     code, out, _ = run(["design", "show", str(path), "--format", "json"], capsys)
     fabric = json.loads(out)["fabric"]

@@ -1,4 +1,4 @@
-"""The regression corpus of issue 12: every hostile or surprising input, one line per case.
+"""The regression corpus: every hostile or surprising input, one line per case.
 
 Each row of :data:`CASES` is one ``ibcalc`` command line, the exit code it must end with, a
 fragment its stderr (or stdout) must hold, and what it guards. Inputs are the ``corpus-*``
