@@ -1,7 +1,8 @@
 """Shared fixtures: the built-in catalogue, sourced facts about links, helpers for fixture files.
 
-Every number here comes from /work/shared/reference/link_specs.md (section cited per entry) or from
-a formula worked out in the comment next to it; none is copied from the program's output.
+Every number here comes from the vendor or standards source cited next to each entry (conventions
+in docs/catalogue.md) or from a formula worked out in the comment next to it; none is copied from
+the program's output.
 """
 
 from __future__ import annotations
@@ -14,13 +15,14 @@ import pytest
 from ibcalc.catalogue.cost_params import ENV_VAR as COST_PARAMS_ENV_VAR
 from ibcalc.catalogue.load import ENV_VAR, load_catalogue
 from ibcalc.catalogue.models import Catalogue
+from ibcalc.cli import main
 
 DATA_DIR = Path(__file__).parent / "data"
 
-GB = 10**9  # GB/s = 10^9 bytes per second (link_specs.md section 0)
-BITS = 8  # 1 GB/s = 8 Gb/s (link_specs.md section 0)
+GB = 10**9  # GB/s = 10^9 bytes per second (docs/catalogue.md#units-and-conventions)
+BITS = 8  # 1 GB/s = 8 Gb/s (docs/catalogue.md#units-and-conventions)
 
-#: Link ids the catalogue must carry (issue brief).
+#: Link ids the catalogue must carry.
 REQUIRED_LINK_IDS = (
     "nvlink1",
     "nvlink2",
@@ -49,7 +51,7 @@ REQUIRED_LINK_IDS = (
     "wan-100g",
 )
 
-#: System presets the catalogue must carry (issue brief).
+#: System presets the catalogue must carry.
 REQUIRED_SYSTEM_IDS = (
     "dgx-a100",
     "dgx-h100",
@@ -76,47 +78,52 @@ def _pcie_x16(gt_per_s: float, efficiency: float) -> float:
 
 #: Per-direction data rate in bytes/s, each worked from a published figure.
 PER_DIRECTION_BPS: dict[str, float] = {
-    # link_specs.md 1.1: NVLink 1.0, 4 links x 20 GB/s per direction = 80 GB/s per GPU
+    # NVLink 1.0 (P100; Microway, "NVIDIA Tesla P100 NVLink 16GB GPU Accelerator"):
+    # 4 links x 20 GB/s per direction = 80 GB/s per GPU
     "nvlink1": 4 * 20 * GB,
-    # link_specs.md 1.1: NVLink 2.0, 6 links x 25 GB/s = 150 GB/s per GPU
+    # NVLink 2.0 (V100; NVIDIA NVLink page, 2017): 6 links x 25 GB/s = 150 GB/s per GPU
     "nvlink2": 6 * 25 * GB,
-    # link_specs.md 1.1: NVLink 3.0, 12 links x 25 GB/s = 300 GB/s per GPU
+    # NVLink 3.0 (A100; NVIDIA NVLink page): 12 links x 25 GB/s = 300 GB/s per GPU
     "nvlink3": 12 * 25 * GB,
-    # link_specs.md 1.1: NVLink 4.0, 18 links x 25 GB/s = 450 GB/s per GPU ("900 GB/s" is bidir)
+    # NVLink 4.0 (H100; NVIDIA Hopper architecture page, "900 GB/s" bidirectional):
+    # 18 links x 25 GB/s = 450 GB/s per GPU per direction
     "nvlink4": 18 * 25 * GB,
-    # link_specs.md 1.1: NVLink 5.0, 18 links x 50 GB/s = 900 GB/s per GPU ("1.8 TB/s" is bidir)
+    # NVLink 5.0 (B200; NVIDIA NVLink page, "1.8 TB/s" bidirectional):
+    # 18 links x 50 GB/s = 900 GB/s per GPU per direction
     "nvlink5": 18 * 50 * GB,
-    # link_specs.md 3: 8 GT/s x 16 lanes, 128b/130b -> 15.75 GB/s
+    # PCI-SIG base specifications (PCIe 3.0-6.0): 8 GT/s x 16 lanes, 128b/130b -> 15.75 GB/s
     "pcie3": _pcie_x16(8, 128 / 130),
-    # link_specs.md 3: 16 GT/s x 16 lanes, 128b/130b -> 31.5 GB/s
+    # PCIe 4.0: 16 GT/s x 16 lanes, 128b/130b -> 31.5 GB/s
     "pcie4": _pcie_x16(16, 128 / 130),
-    # link_specs.md 3: 32 GT/s x 16 lanes, 128b/130b -> 63.0 GB/s
+    # PCIe 5.0: 32 GT/s x 16 lanes, 128b/130b -> 63.0 GB/s
     "pcie5": _pcie_x16(32, 128 / 130),
-    # link_specs.md 3: 64 GT/s PAM4 x 16 lanes, FLIT 242/256 -> 121 GB/s
+    # PCIe 6.0: 64 GT/s PAM4 x 16 lanes, FLIT 242/256 -> 121 GB/s
     "pcie6": _pcie_x16(64, 242 / 256),
-    # link_specs.md 4.1: InfiniBand 4x ports, Gb/s data rate / 8
+    # InfiniBand 4x ports (IBTA data rates, as in the Linux kernel's IB speed table), Gb/s / 8
     "edr": _gbit(100),
     "hdr": _gbit(200),
     "ndr": _gbit(400),
     "xdr": _gbit(800),
-    # link_specs.md 5.1: "per-direction = N/8 GB/s" for N GbE
+    # N GbE carries N Gb/s = N/8 GB/s per direction (IEEE 802.3;
+    # docs/catalogue.md#units-and-conventions)
     "roce-100g": _gbit(100),
     "roce-200g": _gbit(200),
     "roce-400g": _gbit(400),
     "roce-800g": _gbit(800),
-    # link_specs.md 5.5: p4d has 4 x 100 Gb/s EFA v1, p5 has 32 x 100 Gb/s EFA v2; one interface
-    # per entry
+    # AWS EC2 instance network bandwidth page: p4d has 4 x 100 Gb/s EFA v1, p5 32 x 100 Gb/s
+    # EFA v2; one interface per entry
     "efa-100g": _gbit(100),
     "efa-v2": _gbit(100),
     # HPE Slingshot 11: the Cassini NIC is sold as the "HPE Slingshot 200Gb NIC" (200 Gb/s per port)
     "slingshot-11": _gbit(200),
-    # link_specs.md 6: MI300X, 7 xGMI links x 64 GB/s per peer = 448 GB/s ("896" is bidir)
+    # AMD MI300X (as quoted in github.com/stas00/ml-engineering network/README.md): 7 xGMI links x
+    # 64 GB/s per peer = 448 GB/s ("896" is bidir)
     "xgmi-mi300x": 7 * 64 * GB,
-    # link_specs.md 6 and 8.12: TPU v5p 1,200 GB/s bidirectional per chip = 600 GB/s per direction
+    # Google Cloud TPU v5p page: 1,200 GB/s bidirectional ICI per chip = 600 GB/s per direction
     "tpu-v5p-ici": 1200 * GB / 2,
-    # link_specs.md 6: UALink 200G x4 port = 800 Gb/s = 100 GB/s per direction
+    # UALink 200G 1.0 specification (UALink consortium): x4 port = 800 Gb/s = 100 GB/s per direction
     "ualink-200g": _gbit(800),
-    # link_specs.md 7.2: nominal WAN tiers, named by their Gb/s rate
+    # nominal WAN tiers, named by their Gb/s rate (an assumption, not a product)
     "wan-10g": _gbit(10),
     "wan-100g": _gbit(100),
 }
@@ -155,6 +162,18 @@ def position_of(text: str, needle: str, occurrence: int = 1) -> tuple[int, int]:
     raise AssertionError(f"{needle!r} (occurrence {occurrence}) not in the text")
 
 
+def main_error(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """Run ``ibcalc ARGS`` through the console entry point, which must refuse them: exit 2,
+    nothing on stdout, stderr starting with ``error:``. Returns stderr (one line per problem)."""
+    with pytest.raises(SystemExit) as info:
+        main(args)
+    assert info.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("error: ")
+    return err
+
+
 @pytest.fixture
 def locate() -> Callable[..., tuple[int, int]]:
     """The :func:`position_of` helper, as a fixture."""
@@ -167,5 +186,5 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--update-golden",
         action="store_true",
         default=False,
-        help="rewrite the golden files of tests/test_golden.py from the current output",
+        help="rewrite the golden files of tests/golden/test_golden.py from the current output",
     )

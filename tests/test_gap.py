@@ -1,6 +1,6 @@
 """Scale-up vs scale-out gap: numbers worked by hand, the engine link, and the CLI contract.
 
-Every expected bandwidth is worked in the test from a published fact (link_specs.md section
+Every expected bandwidth is worked in the test from a published fact (source
 cited) or from the catalogue's own fields read with ``find_link`` (line rate x efficiency), never
 copied from the program's output. Conventions: per direction, per GPU, GB/s = 10^9 B/s.
 """
@@ -37,19 +37,19 @@ runner = CliRunner()
 PAIRING_INTRA = load_pairings().intra
 PAIRING_INTER = load_pairings().inter
 
-#: link_specs.md 1.1: NVLink 4, 18 links x 25 GB/s per direction = 450 GB/s per GPU (900 bidir).
+#: NVLink 4 (NVIDIA Hopper page): 18 links x 25 GB/s per direction = 450 GB/s per GPU (900 bidir).
 NVLINK4_PER_GPU = 18 * 25 * GB
-#: link_specs.md 1.1: NVLink 3, 12 links x 25 GB/s = 300 GB/s per GPU.
+#: NVLink 3 (NVIDIA NVLink page): 12 links x 25 GB/s = 300 GB/s per GPU.
 NVLINK3_PER_GPU = 12 * 25 * GB
-#: link_specs.md 4.1: NDR 400 Gb/s, HDR 200 Gb/s per 4x port; / 8 bits.
+#: IBTA rates (Linux kernel IB speed table): NDR 400 Gb/s, HDR 200 Gb/s per 4x port; / 8 bits.
 NDR_PORT = 400 * GB / BITS
 HDR_PORT = 200 * GB / BITS
-#: link_specs.md 5.5: p5 has 32 EFA v2 interfaces of 100 Gb/s for 8 GPUs.
+#: AWS EC2 instance network bandwidth page: p5 has 32 EFA v2 interfaces of 100 Gb/s for 8 GPUs.
 EFA_V2_PORT = 100 * GB / BITS
-#: link_specs.md 6: MI300X, 7 xGMI links of 64 GB/s per peer per direction.
+#: MI300X (stas00/ml-engineering network/README.md): 7 xGMI links of 64 GB/s per peer per direction.
 XGMI_PER_PEER = 64 * GB
 
-#: JSON keys the gap command promises (issue 5).
+#: JSON keys the gap command promises.
 GAP_KEYS = {
     "intra",
     "inter",
@@ -188,8 +188,8 @@ def test_allreduce_inside_vs_across_comes_from_the_engine(cat: Catalogue) -> Non
     assert (result.across.nodes, result.across.gpus_per_node) == (8, 1)
     assert result.inside.time_s == pytest.approx(inside.time_s)
     assert result.across.time_s == pytest.approx(across.time_s)
-    # Worked by hand from the bandwidth terms (cost_models.md 3.6 and 1.2), latencies (tens of
-    # us) being under 1% of these times: inside, NVLS moves S (m+1)/m per GPU at the NVLS
+    # Worked by hand from the bandwidth terms (docs/model.md#nvls, docs/model.md#ring), latencies
+    # (tens of us) being under 1% of these times: inside, NVLS moves S (m+1)/m per GPU at the NVLS
     # bandwidth (line rate x nvls_efficiency): 1e9 x 9/8 / (450 GB/s x 0.686) = 3.64 ms; across,
     # a ring moves 2 (n-1)/n x S through each NIC: 2 x 7/8 x 1e9 / (50 GB/s x 0.94) = 37.2 ms.
     nvls_Bps = NVLINK4_PER_GPU * _nvls_efficiency(cat, "nvlink4")
@@ -231,7 +231,7 @@ def test_common_pairings_cover_the_table(cat: Catalogue) -> None:
     assert pairs["nvlink4", "hdr"].ratio_line == pytest.approx(18.0)
     assert pairs["nvlink4", "efa-v2"].nics_per_node == 32
     assert pairs["nvlink4", "wan-10g"].nics_per_node == 1
-    # NVLink 5 doubles NVLink 4 per GPU (link_specs.md 1.1: 900 vs 450 per direction).
+    # NVLink 5 doubles NVLink 4 per GPU (NVIDIA NVLink pages: 900 vs 450 per direction).
     assert pairs["nvlink5", "ndr"].ratio_line == pytest.approx(18.0)
     # A PCIe-only node has a smaller scale-up than an NDR NIC: the gap inverts (31.5 vs 50).
     assert pairs["pcie4", "ndr"].ratio_line < 1

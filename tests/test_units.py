@@ -1,4 +1,4 @@
-"""Units: sizes, bandwidths and times (DESIGN.md section 3).
+"""Units: sizes, bandwidths and times (docs/architecture.md#units-and-conventions).
 
 Expected values are worked from the definitions: GB = 10^9 B, GiB = 2^30 B, 1 B = 8 bit,
 1 us = 10^-6 s.

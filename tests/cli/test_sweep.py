@@ -175,3 +175,16 @@ def test_cli_sweep_json_lists_each_fabric() -> None:
     assert [g["inter"] for g in groups] == ["ndr", "hdr"]
     # 1 MiB, 32 MiB and 1 GiB = 1 MiB x 32^2
     assert [[r["size_bytes"] for r in g["rows"]] for g in groups] == [[MiB, 32 * MiB, GiB]] * 2
+
+
+def test_bare_size_letters_follow_nccl_tests() -> None:
+    assert parse_size("1M") == 2**20
+    assert parse_size("1MB") == 10**6
+    result = runner.invoke(
+        app,
+        ["sweep", "allreduce", "-b", "1M", "-e", "1G", "-f", "2", "-N", "1", "--format", "json"],
+    )
+    assert result.exit_code == 0
+    (group,) = json.loads(result.stdout)
+    sizes = [row["size_bytes"] for row in group["rows"]]
+    assert sizes == [2**20 * 2**i for i in range(11)]  # 1 MiB .. 1 GiB, as all_reduce_perf

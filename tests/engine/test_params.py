@@ -1,7 +1,7 @@
 """The cost model's constants as data: data/cost_params.yaml, CostParams, overrides, tuner view.
 
 Expected numbers are NCCL 2.30.7's constants as published in its src/graph/tuning.cc (restated in
-the reference notes, section 2.4) or worked out by hand in the test; none is read from the file
+docs/model.md#tuner-constants) or worked out by hand in the test; none is read from the file
 under test and compared with itself.
 """
 

@@ -1,4 +1,4 @@
-"""The regression corpus of issue 12: every hostile or surprising input, one line per case.
+"""The regression corpus: every hostile or surprising input, one line per case.
 
 Each row of :data:`CASES` is one ``ibcalc`` command line, the exit code it must end with, a
 fragment its stderr (or stdout) must hold, and what it guards. Inputs are the ``corpus-*``
@@ -12,8 +12,8 @@ excluded). Rows marked ``sub`` run the installed entry point in a subprocess, fo
 real process shows (a closed pipe, a full stdout). The slowest refusal is printed with ``-s``.
 
 The older corpus, one file per hostile YAML (billion laughs, deep nesting, binary ...), is
-``tests/test_hostile.py``; a few cases that are not one command line (signals during a write,
-the log reader, memory of the 4 MiB refusal) follow the table as their own tests.
+``test_hostile.py`` in this folder; a few cases that are not one command line (signals during a
+write, the log reader, memory of the 4 MiB refusal) follow the table as their own tests.
 """
 
 from __future__ import annotations

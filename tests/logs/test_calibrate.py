@@ -172,7 +172,7 @@ def test_calibrating_on_half_the_sizes_predicts_the_other_half(
 )
 def test_one_small_point_sets_the_gcp_transport_latency(catalogue: Catalogue) -> None:
     # the 8 B row alone of the 2 x A3 Mega run fits the TCPXO latency; the busbw of 64 MiB to
-    # 8 GiB must then be within 4.7 % (issue 10's figure, from an earlier model)
+    # 8 GiB must then be within 4.7 % (a figure from an earlier model)
     case = next(c for c in CASES if c.file.startswith("log06_"))
     result = calibrate_logs.holdout(case, catalogue, builtin_cost_params(), keep="smallest")
     assert result.calibration is not None

@@ -5,15 +5,16 @@ Expected outcomes come from the sources (tests/logs/fixtures/SOURCES.md,
 benchmarks/data/sweeps/SOURCES.md and manifest.yaml) or from the log text read by hand (line
 numbers, sizes, times, the printed busbw), never from the checker's own output:
 
-* nccl_logs/08 (Sigma2 Olivia): the page shows ``#wrong`` non-zero from 2 MiB to 64 MiB (LL128
+* fixture 08 (Sigma2 Olivia): the page shows ``#wrong`` non-zero from 2 MiB to 64 MiB (LL128
   data corruption, NVIDIA/nccl#2001): corruption must be the first finding.
-* nccl_logs/11 (CSCS Alps): run with the CXI container hook disabled, so NCCL is not on the
+* fixture 11 (CSCS Alps): run with the CXI container hook disabled, so NCCL is not on the
   Slingshot NICs; busbw about 5 GB/s (trailer 1.58767) where the same setup's normal run on the
   page averages 19.7866, 12.5x more: it must be flagged, as a network-transport problem.
-* nccl_logs/12 (CSCS Alps, 1 rank per node), sweeps 06 (2 x p5), 11 and 12 (Snellius), the
-  2 x A3 Mega run (nccl_logs/06): normal runs their pages present as such; not flagged.
-* nccl_logs/10 (CoreWeave, old format): its 45 GB/s plateau at 1 GiB on 16 x 8 A100 is "far
-  below later runs", cause not explained in the source (measurements.csv): flagged.
+* fixture 12 (CSCS Alps, 1 rank per node), sweeps 06 (2 x p5), 11 and 12 (Snellius), the
+  2 x A3 Mega run (fixture 06): normal runs their pages present as such; not flagged.
+* fixture 10 (CoreWeave, old format): its 45 GB/s plateau at 1 GiB on 16 x 8 A100 is "far
+  below later runs", cause not explained in the source (benchmarks/data/measurements.csv):
+  flagged.
 * sweep 01 (MI355X, rccl-tests): one process drives 8 GPUs (``-g 8``, stated): small sizes slow,
   large sizes normal.
 * NVIDIA/nccl#2140: 8 x H100 all-reduce busbw 370 GB/s (algbw 211) with NVLS off, 480 (algbw 275)
@@ -21,7 +22,7 @@ numbers, sizes, times, the printed busbw), never from the checker's own output:
   (large sizes; the issue gives none): the 370 table must be diagnosed as NVLS off, the 480 one
   not flagged.
 * aws-samples/awsome-distributed-training aws-batch README: a single p5 node's all-reduce rows
-  (NVLS likely), copied into measurements.csv: not flagged.
+  (NVLS likely), copied into benchmarks/data/measurements.csv: not flagged.
 
 Synthetic logs rendered from the model (``ibcalc.logs.synth``) with one fault built in (one NIC,
 PCIe Gen3, NVLS off, an added transport latency) check that each diagnosis finds its own cause.
@@ -304,7 +305,7 @@ def test_single_node_nvls_on_figure_is_healthy(catalogue: Catalogue) -> None:
 
 
 def test_single_p5_node_rows_are_healthy(catalogue: Catalogue) -> None:
-    # aws-batch README (measurements.csv): size (B), out-of-place time (us)
+    # aws-batch README (benchmarks/data/measurements.csv): size (B), out-of-place time (us)
     rows = [
         (8, 12.90),
         (1024, 16.43),

@@ -58,7 +58,7 @@ def has_note(run: Run, *words: str) -> bool:
     return any(all(w in note for w in words) for note in run.notes)
 
 
-# --------------------------------------------------------------------------- nccl_logs
+# ---------------------------------------------------- published logs (tests/logs/fixtures)
 
 
 def test_01_srun_prefixes_debug_noise_and_ambiguous_scatter() -> None:

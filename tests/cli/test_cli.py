@@ -24,6 +24,7 @@ from conftest import (
     PER_DIRECTION_BPS,
     REQUIRED_LINK_IDS,
     REQUIRED_SYSTEM_IDS,
+    main_error,
     position_of,
 )
 from ibcalc.catalogue.load import ENV_VAR, find_link
@@ -33,7 +34,8 @@ from ibcalc.cli import app, main
 runner = CliRunner()
 
 COLLECTIVES = {
-    # command -> (nccl-tests name, busbw factor F(n)); DESIGN.md 3, nccl-tests PERFORMANCE.md
+    # command -> (nccl-tests name, busbw factor F(n)); nccl-tests doc/PERFORMANCE.md
+    # (docs/model.md#algbw-and-busbw)
     "allreduce": ("all_reduce", lambda n: 2 * (n - 1) / n),
     "reducescatter": ("reduce_scatter", lambda n: (n - 1) / n),
     "allgather": ("all_gather", lambda n: (n - 1) / n),
@@ -123,7 +125,7 @@ def test_links_json_lists_every_required_id_with_facts() -> None:
     ],
 )
 def test_links_json_headline_facts(link_id: str, gbytes: float) -> None:
-    # link_specs.md 1.1, 3, 4.1 (see conftest.py for the arithmetic)
+    # NVLink, PCIe and InfiniBand rates (see conftest.py for the sources and the arithmetic)
     by_id = {entry["id"]: entry for entry in _json("links")}
     assert by_id[link_id]["per_direction_GBps"] == pytest.approx(gbytes, rel=FACT_REL)
 
@@ -151,7 +153,7 @@ def test_links_show_ndr_has_sources_and_confidence(builtin_catalogue: Catalogue)
     for source in find_link(builtin_catalogue, "ndr").sources:
         assert source in out
     assert "confidence" in out
-    assert "high" in out  # link_specs.md 4.1 grades the NDR row H
+    assert "high" in out  # NDR is graded high (docs/catalogue.md#confidence-grades)
     assert "50 GB/s" in out  # 400 Gb/s / 8
 
 
@@ -190,7 +192,8 @@ def test_systems_json() -> None:
     by_id = {entry["id"]: entry for entry in data}
     assert set(REQUIRED_SYSTEM_IDS) <= set(by_id)
     assert by_id["dgx-h100"]["intra"] == "nvlink4"
-    assert by_id["aws-p5"]["nics_per_node"] == 32  # link_specs.md 5.5
+    # 32 x 100 Gb/s EFA v2 (AWS EC2 instance network bandwidth page)
+    assert by_id["aws-p5"]["nics_per_node"] == 32
 
 
 def test_systems_show_dgx_h100() -> None:
@@ -200,7 +203,7 @@ def test_systems_show_dgx_h100() -> None:
     assert "ndr" in out
     assert "sources:" in out
     entry = _json("systems", "show", "dgx-h100")
-    # link_specs.md 1.2 and 4.3: 8 H100 SXM on NVLink 4, 8 x 400 Gb/s NICs
+    # DGX H100 SuperPOD RA-11333-001: 8 H100 SXM on NVLink 4, 8 x 400 Gb/s NICs
     assert (entry["gpus_per_node"], entry["intra"], entry["nics_per_node"], entry["inter"]) == (
         8,
         "nvlink4",
@@ -285,7 +288,7 @@ def test_sizes_in_binary_units() -> None:
 
 
 def test_non_equivalent_busbw_stays_below_the_wire_rate() -> None:
-    # DGX H100: every GPU has 450 GB/s of NVLink per direction (link_specs.md 1.1); a ring's busbw
+    # DGX H100: every GPU has 450 GB/s of NVLink per direction (NVIDIA Hopper page); a ring's busbw
     # is a wire rate and cannot exceed it (NVLS/tree results are flagged as equivalent instead)
     data = _json("allreduce", "--size", "8GB", "--system", "dgx-h100", "--nodes", "2")
     results = [data, *data["alternatives"]]
@@ -398,7 +401,8 @@ def test_nvls_on_a100_explains_why(capsys: pytest.CaptureFixture[str]) -> None:
     outcome = _fail_main(
         ["allreduce", "--size", "1GB", "--algo", "nvls", "--system", "dgx-a100"], capsys
     )
-    # DGX A100 has second-generation NVSwitch without NVLink SHARP (link_specs.md 2, 2.1)
+    # DGX A100 has second-generation NVSwitch without NVLink SHARP (A100 whitepaper;
+    # docs/catalogue.md#nvls-efficiency)
     assert "NVSwitch" in outcome.err or "NVLink SHARP" in outcome.err
 
 
@@ -451,3 +455,57 @@ def test_broken_env_catalogue_exits_2(
     outcome = _fail_main(["links"], capsys)
     _assert_one_line_error(outcome, [])
     assert outcome.err.startswith(f"error: {path}:{line}:{col}:")
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["-g", "0"], "--gpus-per-node 0"),
+        (["--sites", "0"], "--sites 0"),
+        (["--intra", ""], "--intra is empty"),
+        (["-g", "1000"], "--nics-per-node"),
+    ],
+)
+def test_bad_cluster_flags_are_refused(
+    args: list[str], words: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert words in main_error(["allreduce", "-s", "1GB", *args], capsys)
+
+
+def test_check_will_not_write_over_a_design(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "aws-p5-efa.yaml"
+    target = tmp_path / "a.yaml"
+    target.write_text(example.read_text())
+    before = target.read_text()
+    assert "looks like a design file" in main_error(
+        ["check", "-o", str(target), str(example)], capsys
+    )
+    assert target.read_text() == before
+
+
+def test_cross_leaf_fraction_scales_the_oversubscription_penalty() -> None:
+    # docs/model.md#oversubscription-and-cross-leaf-traffic: the network term grows by max(1, k f)
+    times = {}
+    for f in (1.0, 0.5, 0.25):
+        result = runner.invoke(
+            app,
+            [
+                "alltoall",
+                "-s",
+                "1GB",
+                "-N",
+                "4",
+                "--oversubscription",
+                "2",
+                "--cross-leaf",
+                str(f),
+                "--format",
+                "json",
+            ],
+        )
+        assert result.exit_code == 0
+        times[f] = json.loads(result.stdout)["transfer_s"]
+    assert times[1.0] == pytest.approx(2 * times[0.5])
+    assert times[0.25] == pytest.approx(times[0.5])  # k f = 0.5 < 1: no slowdown

@@ -1,8 +1,8 @@
 """Design files: validation with file:line:col, resolution, findings, and the ``check`` CLI.
 
-Expected numbers are sourced or hand-worked in the comments (link_specs.md, fabric_sizing.md,
-cost_models.md); collective times are compared against the engine called directly (the check
-must report what the engine predicts) and against hand-worked lower bounds.
+Expected numbers are sourced or hand-worked in the comments (public sources; docs/model.md,
+docs/design-files.md#fabric-sizing); collective times are compared against the engine called
+directly (the check must report what the engine predicts) and against hand-worked lower bounds.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import main_error
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli import main
 from ibcalc.cluster.bandwidths import per_gpu_bandwidths
@@ -31,8 +32,8 @@ from ibcalc.facade import estimate
 from ibcalc.render.check import finding_message
 
 GB = 10**9
-NDR_Bps = 400 * GB / 8  # link_specs.md 4.1: NDR 400 Gb/s per direction
-NVLINK4_Bps = 18 * 25 * GB  # link_specs.md 1.1: 450 GB/s per GPU per direction
+NDR_Bps = 400 * GB / 8  # NDR 400 Gb/s per direction (IBTA rate, Linux kernel IB speed table)
+NVLINK4_Bps = 18 * 25 * GB  # 450 GB/s per GPU per direction (NVIDIA Hopper page)
 
 SU_DESIGN = """\
 name: su
@@ -183,7 +184,7 @@ def test_semantic_problems_are_located(
 def test_superpod_su_findings(tmp_path: Path, builtin_catalogue: Catalogue) -> None:
     result = check_design(write(tmp_path, "su.yaml", SU_DESIGN), builtin_catalogue)
     gap, oversub, switches = result.findings[1:]
-    # link_specs.md 1.1 and 4.1: 450 GB/s NVLink 4 vs 8 x 50 GB/s NDR shared by 8 GPUs
+    # 450 GB/s NVLink 4 vs 8 x 50 GB/s NDR shared by 8 GPUs
     assert gap.predicted == pytest.approx(NVLINK4_Bps / NDR_Bps) == pytest.approx(9.0)
     assert gap.margin == pytest.approx((12 - 9) / 12)
     assert (oversub.predicted, oversub.passed, oversub.margin) == (1.0, True, 0.0)
@@ -213,7 +214,7 @@ def test_collective_finding_is_the_engine_estimate(
 def test_failing_requirement_respects_the_nic_bound(
     tmp_path: Path, builtin_catalogue: Catalogue
 ) -> None:
-    """All-reduce lower bound without in-network reduction (cost_models.md 3.3): each node
+    """All-reduce lower bound without in-network reduction (docs/model.md#lower-bounds): each node
     sends 2 S (N-1)/N through its 8 NICs: 2 x 10 GB x 31/32 / (8 x 50 GB/s) = 48.4 ms > 40 ms."""
     text = "name: f\nnodes: 32\nsystem: dgx-h100\nrequirements:\n"
     text += "  - allreduce: {size: 10GB, max_time: 40ms}\n"
@@ -227,7 +228,8 @@ def test_failing_requirement_respects_the_nic_bound(
 
 
 def test_oversubscription_slows_alltoall(tmp_path: Path, builtin_catalogue: Catalogue) -> None:
-    """cost_models.md 3.7: the network term of a cross-leaf all-to-all grows by max(1, k f).
+    """docs/model.md#oversubscription-and-cross-leaf-traffic: the network term of a cross-leaf
+    all-to-all grows by max(1, k f).
 
     QM9700 at 2:1 keeps 42 of 64 ports down. Not rail-optimized, a leaf serves 42 // 8 = 5 whole
     DGX nodes, so f = (32 - 5) / 31 of a node's peers sit behind other leaves and the transfer
@@ -251,7 +253,7 @@ def test_oversubscription_slows_alltoall(tmp_path: Path, builtin_catalogue: Cata
 
 def test_per_gpu_bandwidths_gb200(builtin_catalogue: Catalogue) -> None:
     """GB200 NVL72: 72-GPU NVLink 5 domain (900 GB/s per GPU), 4 NDR NICs per 4-GPU tray, so
-    50 GB/s per GPU: gap 18 (link_specs.md 1.1, fabric_sizing.md 3.4)."""
+    50 GB/s per GPU: gap 18 (NVIDIA NVLink page; docs/design-files.md#dgx-gb200-superpod)."""
     text = "name: g\nnodes: 144\nsystem: gb200-nvl72\n"
     design, doc = load_design("g.yaml", text=text)
     resolved = resolve_design(design, doc, builtin_catalogue)
@@ -364,7 +366,7 @@ def test_design_show(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     code, out, _ = run(["design", "show", str(path), "--format", "json"], capsys)
     data = json.loads(out)
     assert data["fabric"]["total_switches"] == 12
-    # 248 compute ports, half of them at 400 Gb/s (fabric_sizing.md 2.5)
+    # 248 compute ports, half of them at 400 Gb/s (docs/design-files.md#bisection-bandwidth)
     assert data["fabric"]["bisection_per_direction_Bps"] == pytest.approx(124 * NDR_Bps)
 
 
@@ -378,3 +380,34 @@ def test_design_show_reports_every_problem(
         f"error: {path}:2:1: nodes: Input should be greater than or equal to 1",
         f"error: {path}:3:1: system: Input should be a valid string",
     ]
+
+
+def test_design_quantities_need_units(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    design = tmp_path / "bare.yaml"
+    design.write_text(
+        "name: bare\nnodes: 4\nsystem: dgx-h100\nrequirements:\n"
+        "  - allreduce: {size: 1000000000, min_busbw: 300}\n"
+        "  - allreduce: {size: 1GB, max_time: '45'}\n"
+    )
+    err = main_error(["check", str(design)], capsys)
+    lines = err.splitlines()
+    assert len(lines) == 2  # both problems, each with its position
+    assert f"{design}:5:" in lines[0]
+    assert "needs a unit" in lines[0]
+    assert f"{design}:6:" in lines[1]
+
+
+def test_design_problems_of_every_kind_in_one_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    design = tmp_path / "multi.yaml"
+    design.write_text(
+        "name: multi\nnodes: 4\nsystem: dgx-h10\nfabric: {link: ndrr, colour: blue}\n"
+        "requirements:\n  - allreduce: {size: 1GB, max_time: 45}\n"
+    )
+    lines = main_error(["check", str(design)], capsys).splitlines()
+    assert [line.split(":")[2] for line in lines] == ["3", "4", "4", "6"]  # sorted by line
+    assert "unknown system 'dgx-h10'" in lines[0]
+    assert "unknown link 'ndrr'" in lines[1]
+    assert "unknown key" in lines[2]
+    assert "needs a unit" in lines[3]

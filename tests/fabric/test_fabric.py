@@ -1,8 +1,8 @@
 """Fat-tree sizing against published designs and closed-form formulas.
 
-Every expected number comes from /work/shared/reference/fabric_sizing.md (section named per test,
-with the primary source it quotes) or from a formula worked out in the test; none is copied from
-the program's output.
+Every expected number comes from the public source named per test (NVIDIA DGX SuperPOD reference
+architectures, switch manuals, Al-Fares et al. 2008; summarised in docs/design-files.md) or from a
+formula worked out in the test; none is copied from the program's output.
 """
 
 from __future__ import annotations
@@ -23,16 +23,19 @@ from ibcalc.fabric.sizing import (
 )
 
 GB = 10**9
-NDR_Bps = 400 * GB / 8  # 400 Gb/s per direction (link_specs.md 4.1)
+NDR_Bps = 400 * GB / 8  # 400 Gb/s per direction (IBTA rate, Linux kernel IB speed table)
 
-# QM9700: 64 x NDR 400 Gb/s in 32 twin-port OSFP cages (fabric_sizing.md 4, QM97X0PUB/Interfaces)
+# QM9700: 64 x NDR 400 Gb/s in 32 twin-port OSFP cages (NVIDIA QM97X0 manual, Interfaces;
+# docs/design-files.md#switch-catalogue)
 QM9700_K = 64
 QM9700_PORTS_PER_CAGE = 2
-# Q3400-RA: 144 x XDR 800 Gb/s (fabric_sizing.md 4)
+# Q3400-RA: 144 x XDR 800 Gb/s (NVIDIA Q3200-RA/Q3400-RA manual;
+# docs/design-files.md#switch-catalogue)
 Q3400_K = 144
-# QM8790: 40 x HDR 200 Gb/s (fabric_sizing.md 4)
+# QM8790: 40 x HDR 200 Gb/s (IT4I Barbora network page; docs/design-files.md#switch-catalogue)
 QM8790_K = 40
-# DGX H100: 8 ConnectX-7 compute NICs (rails) in 4 twin-port OSFP cages (fabric_sizing.md 3.1, 4.1)
+# DGX H100: 8 ConnectX-7 compute NICs (rails) in 4 twin-port OSFP cages (RA-11333-001;
+# docs/design-files.md#cables-and-transceivers)
 DGX_RAILS = 8
 DGX_H100_CAGES = 4
 
@@ -50,7 +53,7 @@ def h100(nodes: int, extra: int = 0) -> FabricSizing:
 
 
 # NVIDIA DGX H100 SuperPOD RA-11333-001 V11, Table 3 "Larger SuperPOD component counts" (full
-# 32-node SUs); same numbers in the B200 RA HTML (fabric_sizing.md 3.1, 3.2).
+# 32-node SUs); same numbers in the B200 RA HTML (docs/design-files.md#dgx-h100-and-b200-superpod).
 # (SU, nodes, leaf, spine, core, node-leaf cables, leaf-spine cables, spine-core cables)
 H100_TABLE3 = [
     (4, 128, 32, 16, 0, 1024, 1024, 0),
@@ -74,7 +77,7 @@ def test_dgx_h100_superpod_table3(
     leaf_spine: int,
     spine_core: int,
 ) -> None:
-    """Source: NVIDIA RA-11333-001 Table 3 (fabric_sizing.md 3.1)."""
+    """Source: NVIDIA RA-11333-001 Table 3 (docs/design-files.md#dgx-h100-and-b200-superpod)."""
     sizing = h100(nodes)
     assert sizing.scalable_units == su
     assert sizing.su_nodes == 32
@@ -105,9 +108,10 @@ H100_TABLE4 = [
 def test_dgx_h100_superpod_table4_with_ufm(
     su: int, nodes: int, leaf: int, spine: int, node_leaf: int, leaf_spine: int
 ) -> None:
-    """Source: NVIDIA RA-11333-001 Table 4; 4 UFM ports, 252 = 8 x 31 + 4 (fabric_sizing.md 3.1).
+    """Source: NVIDIA RA-11333-001 Table 4; 4 UFM ports, 252 = 8 x 31 + 4.
 
-    The 3-SU row needs 16 spines, not ceil(24 x 32 / 64) = 12: 12 does not divide 32 (section 2.6).
+    The 3-SU row needs 16 spines, not ceil(24 x 32 / 64) = 12: 12 does not divide 32
+    (docs/design-files.md#spine-count-rule).
     """
     sizing = h100(nodes, extra=4)
     assert sizing.scalable_units == su
@@ -123,7 +127,7 @@ def test_ufm_ports_cost_a_node_slot() -> None:
 
 
 def test_dgx_h100_4su_bill_of_materials() -> None:
-    """RA-11333-001 Appendix A (fabric_sizing.md 3.1): 48 compute QM9700, 1536 switch OSFP
+    """RA-11333-001 Appendix A: 48 compute QM9700, 1536 switch OSFP
     transceivers (= 48 x 32 twin-port cages) and 508 system OSFP transceivers (127 x 4)."""
     sizing = h100(127, extra=4)
     assert sizing.total_switches == 48
@@ -134,15 +138,16 @@ def test_dgx_h100_4su_bill_of_materials() -> None:
 
 
 def test_bisection_of_one_h100_su() -> None:
-    """fabric_sizing.md 2.5 (derived): 1 SU, 256 NIC ports x 400 Gb/s -> 128 x 400 Gb/s = 51.2 Tb/s
-    per direction, i.e. 6.4 TB/s."""
+    """docs/design-files.md#bisection-bandwidth (derived): 1 SU, 256 NIC ports x 400 Gb/s ->
+    128 x 400 Gb/s = 51.2 Tb/s per direction, i.e. 6.4 TB/s."""
     sizing = h100(32)
     assert sizing.bisection_Bps == pytest.approx(128 * NDR_Bps)
     assert sizing.bisection_Bps == pytest.approx(51.2e12 / 8)
 
 
 # NVIDIA DGX B300 XDR SuperPOD, RA-11339-001, Table 3 "Example Compute Fabric Components"
-# (fabric_sizing.md 3.6). The 18-SU GPU column prints 9216, a typo for 1296 x 8 = 10368.
+# (docs/design-files.md#dgx-b300-superpod). The 18-SU GPU column prints 9216, a typo for
+# 1296 x 8 = 10368.
 # (SU, nodes, GPUs, leaf, spine, node-leaf, leaf-spine)
 B300_XDR = [
     (1, 72, 576, 8, 4, 576, 576),
@@ -160,7 +165,8 @@ def test_dgx_b300_xdr_table3(
     su: int, nodes: int, gpus: int, leaf: int, spine: int, node_leaf: int, leaf_spine: int
 ) -> None:
     """Source: NVIDIA B300 XDR RA Table 3. Spines 18 and 36 follow the even-spread rule: the
-    smallest divisor of 72 uplinks >= 16 (resp. 32) is 18 (resp. 36) (fabric_sizing.md 2.6)."""
+    smallest divisor of 72 uplinks >= 16 (resp. 32) is 18 (resp. 36)
+    (docs/design-files.md#spine-count-rule)."""
     sizing = size_fat_tree(nodes, DGX_RAILS, Q3400_K)
     assert sizing.tiers == 2
     assert sizing.scalable_units == su
@@ -170,16 +176,18 @@ def test_dgx_b300_xdr_table3(
 
 
 def test_b300_xdr_beyond_18_su_needs_a_core() -> None:
-    """18 SU fill 144 = k leaves, the 2-tier limit k^2/2 = 10368 (fabric_sizing.md 3.6)."""
+    """18 SU fill 144 = k leaves, the 2-tier limit k^2/2 = 10368 (RA-11339-001;
+    docs/design-files.md#dgx-b300-superpod)."""
     assert size_fat_tree(1296 + 1, DGX_RAILS, Q3400_K).tiers == 3
     with pytest.raises(FabricError, match="do not fit"):
         size_fat_tree(1296 + 1, DGX_RAILS, Q3400_K, tiers=2)
 
 
 def test_dgx_a100_superpod_140_nodes() -> None:
-    """fabric_sizing.md 3.3 (derived from RA-09950-001, confidence M): 7 SU x 8 leaves = 56 leaf,
-    8 spine groups of 10 = 80 spine (smallest divisor of 20 uplinks >= 7 leaves x 20 / 20),
-    2 core groups of 14 = 28 core (80 x 14 / 40); 1120 cables at every tier boundary."""
+    """docs/design-files.md#dgx-a100-superpod (derived from RA-09950-001, medium confidence):
+    7 SU x 8 leaves = 56 leaf, 8 spine groups of 10 = 80 spine (smallest divisor of 20 uplinks
+    >= 7 leaves x 20 / 20), 2 core groups of 14 = 28 core (80 x 14 / 40); 1120 cables at every
+    tier boundary."""
     sizing = size_fat_tree(140, DGX_RAILS, QM8790_K)
     assert sizing.tiers == 3
     assert (sizing.leaf_switches, sizing.spine_switches, sizing.core_switches) == (56, 80, 28)
@@ -193,8 +201,9 @@ def test_dgx_a100_superpod_140_nodes() -> None:
 
 @pytest.mark.parametrize("k", [64, 40])
 def test_k_ary_fat_tree(k: int) -> None:
-    """Al-Fares et al., SIGCOMM 2008 (fabric_sizing.md 2.1): k pods, k^3/4 hosts, (k/2)^2 core,
-    5k^2/4 switches. k = 64: 65536 hosts, 5120 switches; k = 40: 16000 hosts, 2000 switches."""
+    """Al-Fares et al., SIGCOMM 2008 (docs/design-files.md#fat-tree-limits): k pods, k^3/4 hosts,
+    (k/2)^2 core, 5k^2/4 switches. k = 64: 65536 hosts, 5120 switches; k = 40: 16000 hosts,
+    2000 switches."""
     hosts = k**3 // 4
     assert hosts == {64: 65536, 40: 16000}[k]
     sizing = size_fat_tree(hosts, 1, k, rail_optimized=False)
@@ -204,7 +213,7 @@ def test_k_ary_fat_tree(k: int) -> None:
     assert sizing.spine_switches == k * (k // 2)
     assert sizing.core_switches == (k // 2) ** 2
     assert sizing.total_switches == 5 * k * k // 4 == {64: 5120, 40: 2000}[k]
-    # cables per endpoint = L (fabric_sizing.md 2.3)
+    # cables per endpoint = L (Al-Fares 2008; docs/design-files.md#fat-tree-limits)
     assert sizing.total_cables == 3 * hosts
 
 
@@ -216,8 +225,8 @@ def test_k_ary_limit_is_refused_beyond() -> None:
 
 @pytest.mark.parametrize("k", [64, 144])
 def test_two_tier_limit_k_squared_over_two(k: int) -> None:
-    """fabric_sizing.md 2.2: a non-blocking leaf-spine holds k^2/2 endpoints with k leaves and
-    k/2 spines (3k/2 switches); one more endpoint needs a third tier."""
+    """docs/design-files.md#fat-tree-limits: a non-blocking leaf-spine holds k^2/2 endpoints with
+    k leaves and k/2 spines (3k/2 switches); one more endpoint needs a third tier."""
     limit = k * k // 2
     sizing = size_fat_tree(limit, 1, k, rail_optimized=False)
     assert sizing.tiers == 2
@@ -227,7 +236,7 @@ def test_two_tier_limit_k_squared_over_two(k: int) -> None:
 
 
 def test_single_switch_when_everything_fits() -> None:
-    """E <= k: one switch, no uplinks (L = 1: E_max = k, fabric_sizing.md 2.3)."""
+    """E <= k: one switch, no uplinks (L = 1: E_max = k, docs/design-files.md#fat-tree-limits)."""
     sizing = size_fat_tree(8, 8, 64)
     assert (sizing.tiers, sizing.total_switches, sizing.node_leaf_cables) == (1, 1, 64)
     assert size_fat_tree(9, 8, 64).tiers == 2
@@ -259,7 +268,8 @@ def test_refusals() -> None:
     ],
 )
 def test_leaf_split(k: int, o: float, down: int, up: int) -> None:
-    """d = p*j, u = q*j with o = p/q and j = k // (p + q) (fabric_sizing.md 2.4: d = k o/(1+o))."""
+    """d = p*j, u = q*j with o = p/q and j = k // (p + q) (docs/design-files.md#leaf-port-split:
+    d = k o/(1+o))."""
     assert leaf_split(k, o) == (down, up)
 
 
@@ -285,7 +295,7 @@ def test_per_tier_oversubscription_in_three_tiers() -> None:
 
 
 def test_smallest_divisor() -> None:
-    """The even-spread rule of fabric_sizing.md 2.6, table rows."""
+    """The even-spread rule of docs/design-files.md#spine-count-rule, table rows."""
     assert smallest_divisor_at_least(32, Fraction(12)) == 16
     assert smallest_divisor_at_least(72, Fraction(16)) == 18
     assert smallest_divisor_at_least(72, Fraction(32)) == 36
@@ -295,7 +305,7 @@ def test_smallest_divisor() -> None:
 
 
 def test_switch_catalogue() -> None:
-    """Port counts at the NIC rate (fabric_sizing.md 4) and a source per entry."""
+    """Port counts at the NIC rate (docs/design-files.md#switch-catalogue), a source per entry."""
     ndr = find_switch("QM9700").mode_for(NDR_Bps)
     assert ndr.ports == 64
     assert find_switch("qm9700").ports_per_cage(ndr) == 2

@@ -1,7 +1,7 @@
 """Golden files: the exact text of tables and error reports users read.
 
 A change to the output shows up here as a diff to review; after checking it is intended, run
-``pytest tests/test_golden.py --update-golden`` and commit the rewritten files. Under
+``pytest tests/golden/test_golden.py --update-golden`` and commit the rewritten files. Under
 ``--update-golden`` a test never passes: it compares first, rewrites the file, and is skipped
 with what changed (or "unchanged"), so a run that rewrote files cannot be mistaken for a
 green one.
@@ -18,8 +18,8 @@ import pytest
 
 from ibcalc.cli import main
 
-GOLDEN = Path(__file__).parent / "golden"
-ROOT = Path(__file__).resolve().parents[1]
+GOLDEN = Path(__file__).parent  # the golden files sit next to this module
+ROOT = Path(__file__).resolve().parents[2]
 
 CASES = {
     "links_scale_out": ["links", "--kind", "scale-out"],
@@ -86,12 +86,13 @@ def test_diff_stat_counts_changed_lines() -> None:
 def test_update_golden_skips_instead_of_passing(tmp_path: Path) -> None:
     """This very file, run on a copy with an empty golden folder: --update-golden writes the
     file and skips (never passes), a plain run then passes, and a changed golden file fails."""
-    (tmp_path / "test_golden.py").write_text(Path(__file__).read_text(encoding="utf-8"))
-    (tmp_path / "conftest.py").write_text(
+    folder = tmp_path / "golden"  # the module reads its golden files from its own folder
+    folder.mkdir()
+    (folder / "test_golden.py").write_text(Path(__file__).read_text(encoding="utf-8"))
+    (folder / "conftest.py").write_text(
         "def pytest_addoption(parser):\n"
         "    parser.addoption('--update-golden', action='store_true', default=False)\n"
     )
-    (tmp_path / "golden").mkdir()
     command = [
         sys.executable,
         "-m",
@@ -101,7 +102,7 @@ def test_update_golden_skips_instead_of_passing(tmp_path: Path) -> None:
         "no:cacheprovider",
         "-k",
         "test_output_matches_golden and error_bits_size",
-        str(tmp_path / "test_golden.py"),
+        str(folder / "test_golden.py"),
     ]
 
     def run(*extra: str) -> str:

@@ -1,4 +1,4 @@
-"""The engine facade's size conventions (nccl-tests rounding, cost_models.md 1.3).
+"""The facade's size conventions (nccl-tests rounding, docs/model.md#size-and-count-rounding).
 
 nccl-tests: for all_gather, reduce_scatter and alltoall the per-rank count is floor(S / elt / n)
 rounded down to a multiple of 16 bytes, i.e. ``(count / n) & ~(16 / elt - 1)``; other collectives

@@ -13,7 +13,7 @@ import pytest
 
 from ibcalc.cli import main
 
-HOSTILE = Path(__file__).resolve().parent / "hostile"
+HOSTILE = Path(__file__).resolve().parent
 
 # file -> (line:col of the problem or None when the file has no position, words of the message)
 CASES: dict[str, tuple[str | None, str]] = {

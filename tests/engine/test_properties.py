@@ -1,9 +1,9 @@
 """Properties of the cost engine over random clusters and sizes (hypothesis).
 
 * time grows with size; more bandwidth never slows anything;
-* no point-to-point algorithm beats the lower bounds of cost_models.md 3.3 (per-rank injection)
-  and 3.5 (node-level, treating each node as one rank with its NICs' bandwidth);
-* in-network algorithms (NVLS, SHARP) respect their own bound, S / B per GPU (section 3.6);
+* no point-to-point algorithm beats the lower bounds of docs/model.md#lower-bounds (per-rank
+  injection, and node-level: each node treated as one rank with its NICs' bandwidth);
+* in-network algorithms (NVLS, SHARP) respect their own bound, S / B per GPU (docs/model.md#nvls);
 * busbw never exceeds the physical ceiling of the tier crossed, except for the stated
   equivalent figures (NVLS, SHARP, 2-node tree).
 """

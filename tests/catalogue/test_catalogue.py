@@ -1,8 +1,8 @@
 """The link catalogue: required entries, sourced facts, consistency checks, user overrides, look-up.
 
-Facts come from /work/shared/reference/link_specs.md (section cited next to each) and
-fabric_sizing.md; broken catalogues are written into tmp_path and the expected ``file:line:col`` is
-computed from the text written.
+Facts come from the vendor or standards source cited next to each (conventions in
+docs/catalogue.md; reference designs in docs/design-files.md#reference-designs); broken catalogues
+are written into tmp_path and the expected ``file:line:col`` is computed from the text written.
 """
 
 from __future__ import annotations
@@ -21,11 +21,12 @@ from conftest import (
 )
 from ibcalc.catalogue.load import ENV_VAR, find_link, find_system, load_catalogue
 from ibcalc.catalogue.models import Catalogue, Link, LinkKind, System
-from ibcalc.errors import CatalogueError, InputFileError, UnknownNameError
+from ibcalc.errors import CatalogueError, IbcalcError, InputFileError, UnknownNameError
 
 Locate = Callable[..., tuple[int, int]]
 
-LANE_TOLERANCE = 0.015  # DESIGN/loader contract: links x lanes x lane rate x encoding within 1.5%
+# loader contract (docs/catalogue.md#loader-checks): links x lanes x lane rate x encoding, 1.5%
+LANE_TOLERANCE = 0.015
 
 
 def _links(cat: Catalogue) -> dict[str, Link]:
@@ -63,14 +64,16 @@ def test_per_direction_matches_published_figure(
 @pytest.mark.parametrize(
     ("link_id", "gbytes"),
     [
-        ("ndr", 50),  # link_specs.md 4.1 / 8.1: NDR 400 Gb/s = 50 GB/s, not 400
+        ("ndr", 50),  # NDR 400 Gb/s = 50 GB/s, not 400 (docs/catalogue.md#common-mistakes)
         ("hdr", 25),
         ("xdr", 100),
-        ("nvlink3", 300),  # link_specs.md 8.2: A100 300 per direction, 600 bidirectional
+        # A100 300 per direction, 600 bidirectional (docs/catalogue.md#common-mistakes)
+        ("nvlink3", 300),
         ("nvlink4", 450),  # H100 "900 GB/s" = 450 per direction
         ("nvlink5", 900),  # B200 "1.8 TB/s" = 900
-        ("pcie4", 31.5),  # link_specs.md 3
-        ("pcie5", 63.0),  # link_specs.md 3 and 8.2: "PCIe Gen5 128 GB/s = 64 raw / 63 data"
+        ("pcie4", 31.5),  # PCI-SIG: 16 GT/s x 16 lanes x 128/130 / 8
+        # "PCIe Gen5 128 GB/s" = 64 raw / 63 data per direction (docs/catalogue.md#common-mistakes)
+        ("pcie5", 63.0),
     ],
 )
 def test_headline_facts_in_gbytes(
@@ -84,13 +87,14 @@ def test_headline_facts_in_gbytes(
 @pytest.mark.parametrize(
     ("link_id", "links", "per_link_GBps"),
     [
-        # link_specs.md 1.1: links per GPU and per-link per-direction rate
+        # links per GPU and per-link per-direction rate (NVIDIA NVLink pages; NVLink health check)
         ("nvlink1", 4, 20),
         ("nvlink2", 6, 25),
         ("nvlink3", 12, 25),
         ("nvlink4", 18, 25),
         ("nvlink5", 18, 50),
-        ("xgmi-mi300x", 7, 64),  # link_specs.md 6: 7 links, 64 GB/s per peer
+        # 7 links, 64 GB/s per peer (stas00/ml-engineering network/README.md)
+        ("xgmi-mi300x", 7, 64),
     ],
 )
 def test_link_counts(
@@ -104,17 +108,19 @@ def test_link_counts(
 @pytest.mark.parametrize(
     ("link_id", "lanes", "lane_Gbps", "encoding"),
     [
-        # link_specs.md 4.1: IB 4x ports; PAM4 + RS(544,514) FEC carries 50 of 53.125 Gb/s
+        # IB 4x ports (Linux kernel IB speed table; Open MPI PR #4946; NVIDIA cable "key
+        # technologies" page): PAM4 + RS(544,514) FEC carries 50 of 53.125 Gb/s
         ("edr", 4, 25.78125, 64 / 66),
         ("hdr", 4, 53.125, 50 / 53.125),
         ("ndr", 4, 106.25, 100 / 106.25),
         ("xdr", 4, 212.5, 200 / 212.5),
-        # link_specs.md 3: PCIe x16, 128b/130b for Gen3-5, FLIT 242/256 for Gen6
+        # PCI-SIG: PCIe x16, 128b/130b for Gen3-5, FLIT 242/256 for Gen6
         ("pcie3", 16, 8, 128 / 130),
         ("pcie4", 16, 16, 128 / 130),
         ("pcie5", 16, 32, 128 / 130),
         ("pcie6", 16, 64, 242 / 256),
-        # link_specs.md 1.1: NVLink 4 is 2 pairs per direction per link at 106.25 Gb/s raw
+        # NVLink 4 is 2 pairs per direction per link at 106.25 Gb/s raw (NVIDIA third-generation
+        # NVSwitch blog: 50 GBd PAM4)
         ("nvlink4", 2, 106.25, 100 / 106.25),
         ("nvlink5", 2, 212.5, 200 / 212.5),
     ],
@@ -176,7 +182,7 @@ def test_efficiencies_are_fractions(builtin_catalogue: Catalogue) -> None:
         assert link.achievable_Bps <= link.per_direction_Bps, link.id
 
 
-# --- Gb/s vs GB/s (link_specs.md 8.1): an 8x slip must be impossible to miss
+# --- Gb/s vs GB/s (docs/catalogue.md#common-mistakes): an 8x slip must be impossible to miss
 
 
 @pytest.mark.parametrize(
@@ -192,7 +198,7 @@ def test_network_ports_are_specified_in_gbits(builtin_catalogue: Catalogue, link
 
 
 def test_no_scale_out_port_is_as_fast_as_a_gpu_link(builtin_catalogue: Catalogue) -> None:
-    # 1.6 TbE (link_specs.md 5.1) is the fastest Ethernet defined: 200 GB/s per direction
+    # 1.6 TbE (IEEE 802.3dj) is the fastest Ethernet defined: 200 GB/s per direction
     for link in builtin_catalogue.links:
         if link.kind is LinkKind.SCALE_OUT:
             assert link.per_direction_Bps <= 200 * GB, link.id
@@ -201,7 +207,7 @@ def test_no_scale_out_port_is_as_fast_as_a_gpu_link(builtin_catalogue: Catalogue
 def test_ndr_is_not_confused_with_nvlink(builtin_catalogue: Catalogue) -> None:
     links = _links(builtin_catalogue)
     assert links["ndr"].per_direction_Bps < 100 * GB
-    # link_specs.md: 450 GB/s NVLink 4 vs 50 GB/s NDR = 9x per GPU
+    # 450 GB/s NVLink 4 vs 50 GB/s NDR = 9x per GPU (docs/catalogue.md#units-and-conventions)
     assert links["nvlink4"].per_direction_Bps / links["ndr"].per_direction_Bps == pytest.approx(9)
 
 
@@ -234,15 +240,18 @@ def test_every_system_references_existing_links(builtin_catalogue: Catalogue) ->
 @pytest.mark.parametrize(
     ("system_id", "gpus", "intra", "nics", "inter"),
     [
-        # link_specs.md 1.2 (H100 SXM5 NVLink 4) and 4.3 (8 x ConnectX-7 at 400 Gb/s)
+        # NVIDIA Hopper page (H100 SXM5 NVLink 4); DGX H100 SuperPOD RA-11333-001 (8 x ConnectX-7
+        # at 400 Gb/s)
         ("dgx-h100", 8, "nvlink4", 8, "ndr"),
-        # fabric_sizing.md 3.3: 8 x HDR 200 Gb/s compute HCAs per DGX A100; link_specs.md 1.2
+        # DGX SuperPOD RA-09950-001: 8 x HDR 200 Gb/s compute HCAs per DGX A100
+        # (docs/design-files.md#dgx-a100-superpod); A100 NVLink 3 (NVIDIA NVLink page)
         ("dgx-a100", 8, "nvlink3", 8, "hdr"),
-        # fabric_sizing.md 3.2: "4x OSFP ports serving 8x single-port ConnectX-7" (NDR)
+        # DGX BasePOD core components: "4x OSFP ports serving 8x single-port ConnectX-7" (NDR)
         ("dgx-b200", 8, "nvlink5", 8, "ndr"),
-        # fabric_sizing.md 3.4: 4 B200 per compute tray, 4 NDR OSFP ports per tray
+        # DGX GB200 RA-11338-001: 4 B200 per compute tray, 4 NDR OSFP ports per tray
+        # (docs/design-files.md#dgx-gb200-superpod)
         ("gb200-nvl72", 4, "nvlink5", 4, "ndr"),
-        # link_specs.md 5.5: p4d 4 x 100 Gb/s EFA v1; p5 32 x 100 Gb/s EFA v2
+        # AWS EC2 instance network bandwidth page: p4d 4 x 100 Gb/s EFA v1; p5 32 x 100 Gb/s EFA v2
         ("aws-p4d", 8, "nvlink3", 4, "efa-100g"),
         ("aws-p5", 8, "nvlink4", 32, "efa-v2"),
     ],
@@ -260,14 +269,14 @@ def test_system_shapes(
 
 
 def test_nvl72_is_one_72_gpu_nvlink_domain(builtin_catalogue: Catalogue) -> None:
-    # link_specs.md 2: GB200 NVL72, 72 GPUs on one non-blocking NVLink 5 switch fabric
+    # NVIDIA NVLink page: GB200 NVL72, 72 GPUs on one non-blocking NVLink 5 switch fabric
     system = _systems(builtin_catalogue)["gb200-nvl72"]
     assert system.scale_up_domain == 72
     assert system.nvswitch
 
 
 def test_mi300x_is_a_switchless_mesh(builtin_catalogue: Catalogue) -> None:
-    # link_specs.md 6: 7 links, full mesh of 8 GPUs, no switch
+    # MI300X (stas00/ml-engineering network/README.md): 7 links, full mesh of 8 GPUs, no switch
     system = _systems(builtin_catalogue)["mi300x-8"]
     assert system.gpus_per_node == 8
     assert system.intra == "xgmi-mi300x"
@@ -278,9 +287,9 @@ def test_mi300x_is_a_switchless_mesh(builtin_catalogue: Catalogue) -> None:
 @pytest.mark.parametrize(
     ("system_id", "per_node_GBps"),
     [
-        ("dgx-h100", 8 * 50),  # 8 x 400 Gb/s = 400 GB/s per node (link_specs.md 4.3)
-        ("aws-p5", 400),  # link_specs.md 5.5: 3,200 Gb/s = 400 GB/s per node (50 per GPU)
-        ("aws-p4d", 50),  # link_specs.md 5.5: 400 Gb/s = 50 GB/s per node (6.25 per GPU)
+        ("dgx-h100", 8 * 50),  # 8 x 400 Gb/s = 400 GB/s per node (RA-11333-001)
+        ("aws-p5", 400),  # AWS: 3,200 Gb/s = 400 GB/s per node (50 per GPU)
+        ("aws-p4d", 50),  # AWS: 400 Gb/s = 50 GB/s per node (6.25 per GPU)
     ],
 )
 def test_node_injection_bandwidth(
@@ -715,3 +724,16 @@ def test_sweep_systems_with_assumed_hardware_say_so(builtin_catalogue: Catalogue
     systems = _systems(builtin_catalogue)
     for system_id in ("mi355x-8", "snellius-h100", "abci2-a", "alps-gh200", "rtx5090-8"):
         assert systems[system_id].confidence.value == "low", system_id
+
+
+def test_catalogue_refuses_gigabits_written_as_gigabytes(tmp_path: Path) -> None:
+    text = (
+        "schema: ibcalc-catalogue/1\nlinks:\n  - id: myib\n    name: x\n    kind: scale-out\n"
+        "    family: infiniband\n    generation: NDR\n    scope: per-port\n"
+        '    per_direction: "400 GB/s"\n    efficiency: 0.9\n    efficiency_source: test\n'
+        "    sources: [t]\n    confidence: low\n"
+    )
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(IbcalcError, match="Gb/s written as GB/s"):
+        load_catalogue([path], use_env=False)

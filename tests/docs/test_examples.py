@@ -16,7 +16,7 @@ from ibcalc.cli import main
 from ibcalc.design.check import json_schema
 from ibcalc.render.check import schema_text
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 DESIGNS = sorted(EXAMPLES.glob("*.yaml"))
 FAILING = EXAMPLES / "failing-requirement.yaml"
 SCHEMA = EXAMPLES / "ibcalc-design.schema.json"
@@ -93,7 +93,8 @@ def test_superpod_example_matches_nvidia_table4(capsys: pytest.CaptureFixture[st
 
 
 def test_a100_example_matches_derived_superpod(capsys: pytest.CaptureFixture[str]) -> None:
-    """fabric_sizing.md 3.3 (derived from RA-09950-001): 56 leaf, 80 spine, 28 core."""
+    """docs/design-files.md#dgx-a100-superpod (derived from RA-09950-001): 56 leaf, 80 spine,
+    28 core."""
     path = EXAMPLES / "dgx-a100-pod-hdr.yaml"
     code, out, _ = run(["design", "show", str(path), "--format", "json"], capsys)
     fabric = json.loads(out)["fabric"]

@@ -1,7 +1,7 @@
 """Hand-worked checks of each algorithm's formula (2 and 3 nodes, 1 and 8 GPUs per node).
 
 Every expected value is computed here from the formula in the algorithm's docstring and NCCL
-2.30.7's constants as restated in shared/reference/cost_models.md section 2.4 (typed in below
+2.30.7's constants (src/graph/tuning.cc, restated in docs/model.md#tuner-constants; typed in below
 from that table, not read from the code), on round-number tiers so the arithmetic is checkable.
 """
 
@@ -22,7 +22,7 @@ from ibcalc.errors import AlgorithmNotApplicableError
 PARAMS = load_cost_params(use_env=False)
 US = 1e-6
 GB = 1e9
-# cost_models.md 2.4, NCCL 2.30.7
+# NCCL 2.30.7 src/graph/tuning.cc (docs/model.md#tuner-constants)
 RING_BASE = {"LL": 6.6, "LL128": 14.0, "Simple": 8.4}
 TREE_BASE = {"LL": 6.8, "LL128": 14.0, "Simple": 8.4}
 NVLINK_RING = {"LL": 0.6, "LL128": 1.9, "Simple": 3.4}
@@ -244,7 +244,8 @@ def test_alltoall_pairwise_and_oversubscription() -> None:
         arch="hopper",
     )
     c2 = cost(over, Collective.ALL_TO_ALL, Algorithm.PAIRWISE, Protocol.SIMPLE)
-    # cost_models.md 3.7: with k = 2 and all cross traffic leaving the leaf (f = 1), x 2
+    # docs/model.md#oversubscription-and-cross-leaf-traffic: k = 2 and f = 1 (all cross traffic
+    # leaves the leaf): x 2
     assert c2.transfer_s == pytest.approx(2 * net)
 
 
@@ -320,7 +321,7 @@ def test_wan_sites_resolve_from_spec() -> None:
 
 def test_switch_reductions_refuse_8_bit_types_and_fp8_rings_are_a_last_resort() -> None:
     """NVLS/SHARP reduce 16/32-bit types only; NCCL 2.30.7 multiplies its FP8 ring estimate
-    by 1024 above 8 ranks (cost_models.md 2.2)."""
+    by 1024 above 8 ranks (docs/model.md#tuner-constants)."""
     FP8_RING_PENALTY = PARAMS.nccl_tuner.fp8_ring_penalty
     one_node = topo(1, 8, nvls=50 * GB)
     algos = {c.algorithm for c in evaluate(Collective.ALL_REDUCE, S, one_node, PARAMS, dtype="fp8")}

@@ -20,7 +20,7 @@ from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import Collective, DType
 
-SWEEPS = Path(__file__).resolve().parent.parent / "benchmarks" / "data" / "sweeps"
+SWEEPS = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "sweeps"
 MANIFEST = SWEEPS / "manifest.yaml"
 CLUSTER_FIELDS = (
     "system",

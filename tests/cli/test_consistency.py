@@ -1,6 +1,6 @@
 """One name for each thing in every output: collectives, links; and no padding in tables.
 
-Issue 12: sweep JSON said ``alltoall`` where estimate JSON said ``all_to_all``; ``ndr800``
+Regressions: sweep JSON said ``alltoall`` where estimate JSON said ``all_to_all``; ``ndr800``
 resolved to XDR; tables were padded with trailing spaces to ~157 columns.
 """
 

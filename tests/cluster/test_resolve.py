@@ -1,0 +1,285 @@
+"""cluster/resolve.py: a cluster spec resolved into tiers, NIC counts and assumptions.
+
+Expected values are worked by hand from published line rates (per direction) and the
+catalogue's efficiencies; errors must name the ClusterSpec field at fault.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import main_error
+from ibcalc.catalogue.load import find_link, load_catalogue
+from ibcalc.cluster.resolve import ClusterSpec, check_count, resolve_cluster
+from ibcalc.errors import ClusterError
+
+CAT = load_catalogue(use_env=False)
+
+
+def test_fewer_gpus_on_a_preset_keeps_its_nics_per_gpu() -> None:
+    # dgx-h100: 8 NDR for 8 GPUs -> one GPU per node gets one NIC, not eight
+    cluster = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", gpus_per_node=1, nodes=8))
+    assert cluster.nics_per_node == 1
+    assert cluster.topology.domain_bw_Bps() == pytest.approx(find_link(CAT, "ndr").achievable_Bps)
+
+
+def test_nics_beyond_what_pcie_feeds_add_nothing() -> None:
+    # 256 NICs for 8 GPUs: each GPU reaches its NICs through one PCIe Gen5 x16 link
+    cluster = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=8, nics_per_node=256))
+    pcie5 = find_link(CAT, "pcie5").achievable_Bps
+    assert cluster.topology.domain_bw_Bps() == pytest.approx(8 * pcie5)
+
+
+def test_presets_without_nics_stay_in_one_box(capsys: pytest.CaptureFixture[str]) -> None:
+    cluster = resolve_cluster(CAT, ClusterSpec(system="rtx2080ti-2"))
+    assert cluster.nodes == 1
+    assert "no scale-out NIC" in main_error(
+        ["allreduce", "-s", "1GB", "--system", "rtx2080ti-2", "-N", "2"], capsys
+    )
+
+
+# --- tiers and NIC counts, worked by hand ------------------------------------------------------
+#
+# Line rates are the published figures (NDR: 400 Gb/s per port = 50 GB/s per direction; NVLink 4:
+# 18 links x 25 GB/s = 450 GB/s per GPU per direction); achievable = line x the catalogue entry's
+# efficiency, read from the entry so a re-fitted efficiency does not break the arithmetic here.
+
+GB = 1e9
+
+
+def _eff(link_id: str) -> float:
+    return find_link(CAT, link_id).efficiency
+
+
+def test_dgx_h100_tiers_and_nic_count() -> None:
+    cluster = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=4))
+    assert (cluster.nodes, cluster.gpus_per_node, cluster.ranks) == (4, 8, 32)
+    assert cluster.nics_per_node == 8  # 8 x ConnectX-7 NDR, one per GPU
+    assert cluster.intra is not None
+    assert cluster.intra.id == "nvlink4"
+    assert cluster.inter is not None
+    assert cluster.inter.id == "ndr"
+    assert cluster.host_pcie is not None
+    assert cluster.host_pcie.id == "pcie5"
+    assert cluster.gpu_arch == "hopper"
+    topo = cluster.topology
+    assert (topo.ranks_per_domain, topo.domains, topo.arch) == (8, 4, "hopper")
+    up, out = topo.up, topo.out
+    assert up is not None
+    assert out is not None
+    assert up.gpus == 8
+    assert up.line_Bps == pytest.approx(18 * 25 * GB)  # 450 GB/s per GPU per direction
+    assert up.bw_Bps == pytest.approx(450 * GB * _eff("nvlink4"))
+    # NVLS: NVLink 4 has NVLink SHARP, the node has NVSwitches and Hopper GPUs
+    assert up.nvls_bw_Bps == pytest.approx(450 * GB * find_link(CAT, "nvlink4").nvls_efficiency)
+    assert (up.path, up.mesh) == ("nvlink", False)
+    assert out.domains == 4
+    assert out.nics_per_domain == 8
+    assert out.nic_line_Bps == pytest.approx(400e9 / 8)  # 400 Gb/s = 50 GB/s
+    # the NIC sits on PCIe Gen5 x16 (63 GB/s line), which does not cap a 50 GB/s NDR port
+    assert out.nic_bw_Bps == pytest.approx(50 * GB * _eff("ndr"))
+    # 8 NICs x 50 GB/s = 400 GB/s line per node, 8 x achievable per NIC
+    assert out.nics_per_domain * out.nic_line_Bps == pytest.approx(400 * GB)
+    assert out.domain_bw_Bps == pytest.approx(8 * 50 * GB * _eff("ndr"))
+    assert not out.sharp  # SHARP is only used when asked for
+    assert topo.wan is None
+    assert cluster.assumptions == ["ndr supports SHARP (CollNet); enable with {sharp}"]
+
+
+def test_dgx_a100_has_no_nvls_and_hdr_nics() -> None:
+    cluster = resolve_cluster(CAT, ClusterSpec(system="dgx-a100", nodes=2))
+    up, out = cluster.topology.up, cluster.topology.out
+    assert up is not None
+    assert out is not None
+    assert up.line_Bps == pytest.approx(12 * 25 * GB)  # NVLink 3: 12 links x 25 GB/s
+    assert up.nvls_bw_Bps is None  # NVLink SHARP needs NVLink 4 (Hopper) or later
+    assert out.nic_line_Bps == pytest.approx(200e9 / 8)  # HDR: 200 Gb/s = 25 GB/s
+    # 8 HDR on PCIe Gen4 x16 (31.5 GB/s line): the 25 GB/s port is not capped
+    assert out.domain_bw_Bps == pytest.approx(8 * 25 * GB * _eff("hdr"))
+    assert cluster.topology.arch == "ampere"
+
+
+def test_slow_host_pcie_caps_each_nic() -> None:
+    # an NDR port (50 GB/s) on PCIe Gen4 x16 (31.5 GB/s line) gets the PCIe link's achievable rate
+    cluster = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=2, host_pcie="pcie4"))
+    out = cluster.topology.out
+    assert out is not None
+    pcie4 = 16e9 * 16 * (128 / 130) / 8  # 16 GT/s x 16 lanes, 128b/130b = 31.5 GB/s
+    assert pcie4 == pytest.approx(31.5 * GB, rel=1e-3)
+    assert out.nic_line_Bps == pytest.approx(50 * GB)  # the line rate stays the NIC's
+    assert out.nic_bw_Bps == pytest.approx(31.5 * GB * _eff("pcie4"))
+    assert out.domain_bw_Bps == pytest.approx(8 * 31.5 * GB * _eff("pcie4"))
+    assert any(note.startswith("each ndr NIC is capped by pcie4") for note in cluster.assumptions)
+
+
+def test_no_preset_assumes_eight_gpus_and_one_nic_per_gpu() -> None:
+    cluster = resolve_cluster(CAT, ClusterSpec(intra="nvlink4", inter="roce-400g"))
+    assert cluster.system is None
+    assert (cluster.nodes, cluster.gpus_per_node, cluster.nics_per_node) == (2, 8, 8)
+    out = cluster.topology.out
+    assert out is not None
+    # 400GbE: 400 Gb/s = 50 GB/s per port; no host PCIe given, so no cap
+    assert out.domain_bw_Bps == pytest.approx(8 * 50 * GB * _eff("roce-400g"))
+    assert cluster.assumptions == [
+        "8 GPUs per node assumed ({gpus_per_node})",
+        "2 nodes assumed ({nodes}); 2 nodes let NCCL's tree halve network traffic",
+        "8 NICs per node (one per GPU) assumed ({nics_per_node})",
+    ]
+
+
+def test_fewer_gpus_keep_a_mesh_to_the_links_in_use() -> None:
+    # MI300X: 7 xGMI links x 64 GB/s = 448 GB/s to its 7 peers; with 4 GPUs each uses 3 links
+    cluster = resolve_cluster(CAT, ClusterSpec(system="mi300x-8", gpus_per_node=4, nodes=2))
+    up = cluster.topology.up
+    assert up is not None
+    assert up.mesh
+    assert up.line_Bps == pytest.approx(3 * 64 * GB)  # 192 GB/s
+    assert up.bw_Bps == pytest.approx(3 * 64 * GB * _eff("xgmi-mi300x"))
+    # 8 NICs for 8 GPUs on the preset: 1 per GPU kept, so 4 NICs for 4 GPUs
+    assert cluster.nics_per_node == 4
+    assert "xgmi-mi300x is a switchless mesh: 4 GPUs use 3 of 7 links each" in cluster.assumptions
+
+
+def test_aws_p5_keeps_four_efa_per_gpu_when_resized() -> None:
+    # p5: 32 x 100 Gb/s EFA v2 for 8 GPUs = 4 per GPU; 2 GPUs per node keep 8 of them
+    cluster = resolve_cluster(CAT, ClusterSpec(system="aws-p5", gpus_per_node=2, nodes=2))
+    assert cluster.nics_per_node == 8
+    out = cluster.topology.out
+    assert out is not None
+    assert out.nics_per_domain * out.nic_line_Bps == pytest.approx(8 * 100e9 / 8)  # 100 GB/s
+
+
+def test_rack_scale_domain_spans_nodes() -> None:
+    # GB200 NVL72: 18 trays x 4 GPUs share one 72-GPU NVLink domain
+    one = resolve_cluster(CAT, ClusterSpec(system="gb200-nvl72", nodes=18))
+    assert (one.topology.ranks_per_domain, one.topology.domains) == (72, 1)
+    assert one.topology.out is None
+    assert one.inter is None
+    assert "all 72 GPUs share one gb200-nvl72 NVLink domain of up to 72" in one.assumptions
+    two = resolve_cluster(CAT, ClusterSpec(system="gb200-nvl72", nodes=36))
+    assert (two.topology.ranks_per_domain, two.topology.domains) == (72, 2)
+    out = two.topology.out
+    assert out is not None
+    assert out.nics_per_domain == 18 * 4  # 4 NICs per tray x 18 trays per domain
+
+
+def test_sites_add_a_wan_tier() -> None:
+    # 4 DGX H100 over 2 sites, one wan-100g link each: 100 Gb/s = 12.5 GB/s, 1 ms one way
+    cluster = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=4, sites=2))
+    wan = cluster.topology.wan
+    assert wan is not None
+    assert (wan.link_id, wan.domains, wan.nics_per_domain) == ("wan-100g", 2, 1)
+    assert wan.nic_line_Bps == pytest.approx(12.5 * GB)
+    assert wan.nic_bw_Bps == pytest.approx(12.5 * GB * _eff("wan-100g"))
+    assert wan.transport_latency_s == pytest.approx(1e-3)
+    given = resolve_cluster(
+        CAT, ClusterSpec(system="dgx-h100", nodes=4, sites=2, wan_latency_s=5e-3)
+    )
+    assert given.topology.wan is not None
+    assert given.topology.wan.transport_latency_s == pytest.approx(5e-3)
+
+
+def test_oversubscription_reaches_the_scale_out_tier() -> None:
+    spec = ClusterSpec(system="dgx-h100", nodes=4, oversubscription=2, cross_leaf_fraction=0.5)
+    cluster = resolve_cluster(CAT, spec)
+    out = cluster.topology.out
+    assert out is not None
+    assert (out.oversubscription, out.cross_leaf_fraction) == (2.0, 0.5)
+    # max(1, k f) = max(1, 2 x 0.5) = 1: stated in the assumptions
+    assert any("x1 slower" in note for note in cluster.assumptions)
+
+
+# --- errors name the field at fault --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("spec", "field", "message"),
+    [
+        (
+            {"intra": "ndr"},
+            "intra",
+            "{intra} ndr is a scale-out link; use a scale-up or PCIe link",
+        ),
+        (
+            {"inter": "nvlink4"},
+            "inter",
+            "{inter} nvlink4 is a scale-up link; use a scale-out or WAN link",
+        ),
+        (
+            {"system": "rtx2080ti-2", "nodes": 2},
+            "nodes",
+            "rtx2080ti-2 has no scale-out NIC; give {inter} and {nics_per_node} to join 2 of them",
+        ),
+        (
+            {"nodes": 1, "gpus_per_node": 1},
+            "nodes",
+            "a collective needs at least 2 GPUs ({nodes}, {gpus_per_node})",
+        ),
+        (
+            # 200,000 x 8 = 1,600,000 GPUs > the 1,000,000 limit
+            {"nodes": 200_000, "gpus_per_node": 8},
+            "nodes",
+            "200000 nodes x 8 GPUs is more than 1000000 GPUs",
+        ),
+        (
+            # 20 x 4 = 80 GPUs: not a multiple of 72; 72 / 4 = 18 nodes per domain
+            {"system": "gb200-nvl72", "nodes": 20},
+            "nodes",
+            "20 nodes x 4 GPUs = 80 GPUs do not fill whole 72-GPU scale-up domains of "
+            "gb200-nvl72; use a multiple of 18 nodes",
+        ),
+        (
+            {"intra": "nvlink4", "gpus_per_node": 512, "nodes": 2},
+            "nics_per_node",
+            "512 GPUs per node would need 512 NICs (one per GPU, more than 256); give "
+            "{nics_per_node}",
+        ),
+        (
+            {"system": "dgx-h100", "nodes": 4, "sites": 3},
+            "sites",
+            "4 nodes (scale-up domains) cannot be split evenly over 3 sites",
+        ),
+        (
+            {"system": "dgx-h100", "wan_links": 2},
+            "wan_links",
+            "{wan_links} 2 needs several sites: WAN links join sites (give {sites} 2 or more)",
+        ),
+        (
+            {"system": "dgx-h100", "gpus_per_process": 9},
+            "gpus_per_process",
+            "{gpus_per_process} 9 is more than the 8 GPUs of a node; one process drives GPUs of "
+            "its own node only",
+        ),
+    ],
+)
+def test_cluster_errors_name_the_field(spec: dict[str, object], field: str, message: str) -> None:
+    with pytest.raises(ClusterError) as info:
+        resolve_cluster(CAT, ClusterSpec(**spec))
+    assert info.value.field == field
+    assert info.value.template == message
+
+
+@pytest.mark.parametrize(
+    ("spec", "field", "message"),
+    [
+        ({"nodes": 0}, "nodes", "nodes 0 is out of range (1..1000000)"),
+        ({"nics_per_node": 257}, "nics_per_node", "nics_per_node 257 is out of range (1..256)"),
+        ({"oversubscription": 0.5}, "oversubscription", "oversubscription 0.5 is out of range"),
+        ({"inter": " "}, "inter", "inter is empty; give a link or preset name"),
+    ],
+)
+def test_spec_refuses_values_out_of_range(
+    spec: dict[str, object], field: str, message: str
+) -> None:
+    with pytest.raises(ClusterError) as info:
+        ClusterSpec(**spec)
+    assert info.value.field == field
+    assert str(info.value).startswith(message)
+
+
+def test_check_count_names_the_field() -> None:
+    assert check_count("nodes", 4, 1, 8) == 4
+    with pytest.raises(ClusterError) as info:
+        check_count("nodes", 9, 1, 8)
+    assert info.value.field == "nodes"
+    assert str(info.value) == "nodes 9 is out of range (1..8)"

@@ -1,0 +1,239 @@
+"""render/console.py: an Estimate as a table (a unit on every number) and as JSON (its fields).
+
+The estimate and the link are built here by hand, so every figure is worked out below: 1.6 GB
+all-reduced in 10 ms over 16 ranks is algbw 1.6e9 B / 0.01 s = 160 GB/s, and busbw 160 x
+2 (16 - 1) / 16 = 160 x 1.875 = 300 GB/s (nccl-tests' all-reduce factor).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+
+import pytest
+
+from ibcalc.catalogue.models import Link
+from ibcalc.engine.types import Algorithm, Collective, Cost, Estimate, Protocol
+from ibcalc.render.console import Format, render_estimate, render_links
+
+BEST = Cost(
+    algorithm=Algorithm.RING,
+    protocol=Protocol.SIMPLE,
+    latency_s=50e-6,
+    transfer_s=9.95e-3,
+    bottleneck="ndr NICs",
+)
+# 0.5 ms + 12 ms = 12.5 ms: algbw 1.6e9 / 0.0125 = 128 GB/s, busbw 128 x 1.875 = 240 GB/s
+RUNNER_UP = Cost(
+    algorithm=Algorithm.TREE,
+    protocol=Protocol.LL128,
+    latency_s=0.5e-3,
+    transfer_s=12e-3,
+    bottleneck="ndr NICs",
+)
+ESTIMATE = Estimate(
+    collective=Collective.ALL_REDUCE,
+    size_bytes=1.6e9,
+    dtype="fp32",
+    count=400_000_000,  # 1.6e9 B / 4 B per fp32 element
+    nodes=2,
+    gpus_per_node=8,
+    ranks=16,
+    intra="nvlink4",
+    inter="ndr",
+    nics_per_node=8,
+    best=BEST,
+    alternatives=[RUNNER_UP],
+    assumptions=["2 nodes assumed ({nodes})"],
+)
+NAMES = {"nodes": "--nodes"}
+
+
+def _table(est: Estimate, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The table's lines with runs of spaces folded to one (cells are padded)."""
+    monkeypatch.setenv("COLUMNS", "160")
+    out = io.StringIO()
+    render_estimate(est, Format.TABLE, names=NAMES, stream=out)
+    return [" ".join(line.split()) for line in out.getvalue().splitlines() if line.strip()]
+
+
+def test_table_shows_the_worked_figures(monkeypatch: pytest.MonkeyPatch) -> None:
+    lines = _table(ESTIMATE, monkeypatch)
+    assert lines[0] == "all_reduce of 1.6 GB (fp32) on 2 nodes x 8 GPUs"
+    for row in (
+        "time 10 ms",
+        "algbw 160 GB/s",
+        "busbw 300 GB/s",
+        "algorithm ring / Simple",
+        "bottleneck ndr NICs",
+        "terms latency 50 us + transfer 9.95 ms",
+        "ranks 16 (nvlink4 inside, ndr between)",
+        # runner-up: 12.5 ms, 240 GB/s busbw, 12.5 / 10 = 1.25 x the chosen time
+        "tree LL128 12.5 ms 240 GB/s 1.25x",
+        "assumptions:",
+        "- 2 nodes assumed (--nodes)",  # the {nodes} mark named as the caller names it
+    ):
+        assert row in lines, row
+
+
+#: Units a number in an estimate table may carry (counts of nodes and GPUs, the busbw factor
+#: after "x", and the ratio to the chosen time "1.25x" are the only unit-less figures).
+_UNIT = re.compile(r"\s?(us|ms|s|GB/s|MB/s|GB|x|nodes?|GPUs?)\b|x(?=\s|$)")
+
+
+def test_every_number_in_the_table_has_a_unit(monkeypatch: pytest.MonkeyPatch) -> None:
+    for line in _table(ESTIMATE, monkeypatch):
+        if line.startswith(("ranks ", "- ")):  # a rank count; assumptions are prose
+            continue
+        for number in re.finditer(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])", line):
+            after = line[number.end() :]
+            factor = line[: number.start()].endswith("x ")  # "algbw x 1.875"
+            assert factor or _UNIT.match(after), f"{number.group()!r} without a unit in {line!r}"
+
+
+def test_table_shows_the_likely_range_in_the_value_unit(monkeypatch: pytest.MonkeyPatch) -> None:
+    est = ESTIMATE.model_copy(update={"time_s_range": (8e-3, 12.5e-3)})
+    lines = _table(est, monkeypatch)
+    # busbw 1.6e9 / 0.0125 x 1.875 = 240 GB/s and 1.6e9 / 0.008 x 1.875 = 375 GB/s
+    assert "time 10 ms (8-12.5) likely range of a measurement" in lines
+    assert "busbw 300 GB/s (240-375)" in lines
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="render/console.py passes the row's text to rich as markup, which reads "
+    "'[busbw = algbw x 1.875]' as a style tag and drops it (tests/golden pins the row without it)",
+)
+def test_table_states_the_busbw_factor(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert "busbw 300 GB/s [busbw = algbw x 1.875]" in _table(ESTIMATE, monkeypatch)
+
+
+def _json(est: Estimate) -> dict[str, object]:
+    out = io.StringIO()
+    render_estimate(est, Format.JSON, names=NAMES, stream=out)
+    data: dict[str, object] = json.loads(out.getvalue())
+    return data
+
+
+def test_json_keys_are_the_published_ones_in_order() -> None:
+    assert list(_json(ESTIMATE)) == [
+        "collective",
+        "size_bytes",
+        "dtype",
+        "nodes",
+        "gpus_per_node",
+        "ranks",
+        "intra",
+        "inter",
+        "nics_per_node",
+        "requested_size_bytes",
+        "sharp",
+        "oversubscription",
+        "cross_leaf_fraction",
+        "sites",
+        "wan",
+        "algorithm",
+        "protocol",
+        "time_s",
+        "time_s_range",
+        "latency_s",
+        "transfer_s",
+        "fill_s",
+        "algbw_GBps",
+        "busbw_GBps",
+        "busbw_GBps_range",
+        "busbw_equivalent",
+        "busbw_factor",
+        "bottleneck",
+        "formula",
+        "assumptions",
+        "alternatives",
+    ]
+
+
+def test_json_values_are_the_estimate_fields_and_worked_figures() -> None:
+    data = _json(ESTIMATE)
+    for key in (
+        "size_bytes",
+        "dtype",
+        "nodes",
+        "gpus_per_node",
+        "ranks",
+        "intra",
+        "inter",
+        "nics_per_node",
+        "requested_size_bytes",
+        "sharp",
+        "oversubscription",
+        "cross_leaf_fraction",
+        "sites",
+        "wan",
+        "time_s_range",
+    ):
+        assert data[key] == getattr(ESTIMATE, key), key
+    assert data["collective"] == "all_reduce"
+    assert (data["algorithm"], data["protocol"]) == ("ring", "Simple")
+    assert data["time_s"] == pytest.approx(0.01)
+    assert (data["latency_s"], data["transfer_s"], data["fill_s"]) == (50e-6, 9.95e-3, 0.0)
+    assert data["algbw_GBps"] == pytest.approx(160)
+    assert data["busbw_GBps"] == pytest.approx(300)
+    assert data["busbw_factor"] == pytest.approx(1.875)
+    assert data["busbw_equivalent"] is False
+    assert data["bottleneck"] == "ndr NICs"
+    assert data["assumptions"] == ["2 nodes assumed (--nodes)"]
+    (alternative,) = data["alternatives"]  # type: ignore[misc]
+    assert alternative == {
+        "algorithm": "tree",
+        "protocol": "LL128",
+        "time_s": pytest.approx(0.0125),
+        "latency_s": 0.5e-3,
+        "transfer_s": 12e-3,
+        "algbw_GBps": pytest.approx(128),
+        "busbw_GBps": pytest.approx(240),
+        "busbw_equivalent": False,
+    }
+
+
+def test_json_range_in_seconds_and_gigabytes() -> None:
+    data = _json(ESTIMATE.model_copy(update={"time_s_range": (8e-3, 12.5e-3)}))
+    assert data["time_s_range"] == [8e-3, 12.5e-3]
+    assert data["busbw_GBps_range"] == [pytest.approx(240), pytest.approx(375)]
+
+
+LINK = Link.model_validate(
+    {
+        "id": "test-ib",
+        "name": "a 400G test port",
+        "kind": "scale-out",
+        "family": "infiniband",
+        "generation": "test",
+        "scope": "per-port",
+        "per_direction": "400 Gb/s",
+        "efficiency": 0.9,
+        "efficiency_source": "a round number for the test",
+        "sources": ["this test"],
+        "confidence": "low",
+    }
+)
+
+
+def test_links_table_gives_rates_in_both_units(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "160")
+    out = io.StringIO()
+    render_links([LINK], Format.TABLE, stream=out)
+    rows = [" ".join(line.split()) for line in out.getvalue().splitlines()]
+    # 400 Gb/s / 8 = 50 GB/s line; x 0.9 = 45 GB/s achievable
+    assert (
+        "test-ib scale-out per-port 50.0 GB/s 400 Gb/s 0.90 45.0 GB/s low a 400G test port" in rows
+    )
+
+
+def test_links_json_gives_rates_in_gigabytes_and_gigabits() -> None:
+    out = io.StringIO()
+    render_links([LINK], Format.JSON, stream=out)
+    (data,) = json.loads(out.getvalue())
+    assert data["per_direction_GBps"] == pytest.approx(50)
+    assert data["per_direction_Gbps"] == pytest.approx(400)
+    assert data["achievable_GBps"] == pytest.approx(45)
+    assert data["efficiency"] == 0.9
