@@ -9,7 +9,7 @@ returns the fitted model with a report of what each fit read.
 ``benchmarks/accuracy.py`` calls :func:`fit_all` once per source group with that group left
 out (leave-one-source-out); ``benchmarks/calibrate.py`` calls it on every sample and compares the
 result with the values shipped in ``data/links.yaml`` and ``data/cost_params.yaml``
-(``tests/test_calibration.py`` fails if they drift apart).
+(``tests/reference/test_calibration.py`` fails if they drift apart).
 
 Fits read only samples marked ``fit`` (:mod:`dataset`): sweeps whose hardware is stated, and CSV
 rows whose cluster the written rules did not have to guess.

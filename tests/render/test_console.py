@@ -64,7 +64,7 @@ def test_table_shows_the_worked_figures(monkeypatch: pytest.MonkeyPatch) -> None
     for row in (
         "time 10 ms",
         "algbw 160 GB/s",
-        "busbw 300 GB/s",
+        "busbw 300 GB/s [busbw = algbw x 1.875]",
         "algorithm ring / Simple",
         "bottleneck ndr NICs",
         "terms latency 50 us + transfer 9.95 ms",
@@ -97,14 +97,9 @@ def test_table_shows_the_likely_range_in_the_value_unit(monkeypatch: pytest.Monk
     lines = _table(est, monkeypatch)
     # busbw 1.6e9 / 0.0125 x 1.875 = 240 GB/s and 1.6e9 / 0.008 x 1.875 = 375 GB/s
     assert "time 10 ms (8-12.5) likely range of a measurement" in lines
-    assert "busbw 300 GB/s (240-375)" in lines
+    assert "busbw 300 GB/s (240-375) [busbw = algbw x 1.875]" in lines
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="render/console.py passes the row's text to rich as markup, which reads "
-    "'[busbw = algbw x 1.875]' as a style tag and drops it (tests/golden pins the row without it)",
-)
 def test_table_states_the_busbw_factor(monkeypatch: pytest.MonkeyPatch) -> None:
     assert "busbw 300 GB/s [busbw = algbw x 1.875]" in _table(ESTIMATE, monkeypatch)
 

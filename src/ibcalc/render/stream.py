@@ -55,8 +55,13 @@ class PipeConsole(Console):
 
     rich answers a BrokenPipeError with ``SystemExit(1)``, which ``ibcalc check`` documents as
     "a requirement fails"; the boundary ends such a run quietly with 141 (128 + SIGPIPE), as
-    git does.
+    git does. Console markup is off: our text is never rich markup, and with it on, a bracket in
+    a cell (``[busbw = algbw x 1.875]``, a design name) would be read as a style tag and lost.
     """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("markup", False)
+        super().__init__(*args, **kwargs)
 
     def on_broken_pipe(self) -> None:
         """Stop writing and raise BrokenPipeError for the CLI to handle."""
