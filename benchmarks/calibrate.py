@@ -6,8 +6,8 @@ the rows and source groups it read, or that it fell back to its prior. ``--write
 derived cost parameters as an override file (``IBCALC_COST_PARAMS`` / ``load_cost_params`` read
 it); link values are printed for ``data/links.yaml``.
 
-``tests/reference/test_calibration.py`` runs the same derivation and fails when a shipped value drifts from
-it, so no fitted number is typed in by hand without a test that re-derives it.
+``tests/reference/test_calibration.py`` runs the same derivation and fails when a shipped value
+drifts from it, so no fitted number is typed in by hand without a test that re-derives it.
 
     python benchmarks/calibrate.py [--write FILE]
 """

@@ -65,7 +65,7 @@ def _console(stream: TextIO) -> Console:
     except ValueError:
         width = 140
     trimmed = TrimmedStream(stream)  # rich pads table lines to the width: no trailing spaces
-    return PipeConsole(file=trimmed, highlight=False, width=max(60, width), soft_wrap=False)  # type: ignore[arg-type]
+    return PipeConsole(file=trimmed, highlight=False, width=max(60, width), soft_wrap=False)
 
 
 def _fill(text: str, names: Mapping[str, str] | None) -> str:
