@@ -37,7 +37,8 @@ CASES: dict[str, tuple[str | None, str]] = {
     "directory.yaml": (None, "is a directory"),
     "missing.yaml": (None, "no such file"),
 }
-TIME_LIMIT_S = 3.0
+#: Longer than this is a hang or a runaway read (timings: benchmarks/refusals.py).
+HANG_GUARD_S = 10.0
 
 
 def test_corpus_is_complete() -> None:
@@ -71,7 +72,7 @@ def test_hostile_file_is_refused(
     elapsed = time.perf_counter() - start
     out, err = capsys.readouterr()
     assert info.value.code == 2
-    assert elapsed < TIME_LIMIT_S
+    assert elapsed < HANG_GUARD_S
     lines = err.splitlines()
     assert len(lines) == 1, err
     prefix = f"error: {path}:{where}: " if where is not None else f"error: {path}: "
