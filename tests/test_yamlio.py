@@ -117,7 +117,7 @@ def test_billion_laughs_is_refused_quickly(tmp_path: Path) -> None:
     start = time.perf_counter()
     message = _refusal(path)
     elapsed = time.perf_counter() - start
-    assert elapsed < 2.0
+    assert elapsed < 10.0  # expanding 10^10 strings would never end: a hang guard
     assert "alias bomb" in message or "nodes" in message
     assert message.startswith(f"{path}:")
 
@@ -133,7 +133,7 @@ def test_deep_nesting_is_refused_quickly(tmp_path: Path, depth: int) -> None:
     path = _write(tmp_path, text)
     start = time.perf_counter()
     message = _refusal(path)
-    assert time.perf_counter() - start < 2.0
+    assert time.perf_counter() - start < 10.0  # a hang guard, not a speed target
     assert f"deeper than {MAX_DEPTH}" in message
     assert message.startswith(f"{path}:")
 

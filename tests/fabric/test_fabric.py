@@ -332,4 +332,5 @@ def test_huge_request_is_refused_fast() -> None:
     start = time.perf_counter()
     with pytest.raises(FabricError, match="do not fit"):
         size_fat_tree(1_000_000, 256, 64, extra_endpoints=100_000)
-    assert time.perf_counter() - start < 1.0
+    # a guard against laying out 256 million ports (minutes), not a speed target
+    assert time.perf_counter() - start < 10.0
