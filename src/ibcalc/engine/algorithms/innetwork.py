@@ -43,6 +43,7 @@ from ibcalc.engine.base import (
 )
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
+from ibcalc.units import format_size
 
 __all__ = [
     "collnet_chain",
@@ -137,8 +138,9 @@ def nvls_timing(
                 "S(m+1)/(m B_nvls)" + (" max S/(nics B_nic)" if big_n > 1 else "") + " + latency"
             )
             detail = (
-                f"S (m+1)/m = {size_bytes * (m + 1) / m:.4g} B per GPU through the NVSwitch at "
-                f"{gbps(bw)} (NVLS bandwidth: the link's line rate x its nvls_efficiency)"
+                f"S (m+1)/m = {format_size(size_bytes * (m + 1) / m)} per GPU through the "
+                f"NVSwitch at {gbps(bw)} (NVLS bandwidth: the link's line rate x its "
+                "nvls_efficiency)"
             )
             if big_n > 1:
                 detail += (
@@ -147,7 +149,7 @@ def nvls_timing(
                 )
         else:
             formula = "S / B_nvls + latency"
-            detail = f"S = {size_bytes:.4g} B per GPU by multicast at {gbps(bw)}"
+            detail = f"S = {format_size(size_bytes)} per GPU by multicast at {gbps(bw)}"
         terms.append(Term(name="transfer", seconds=transfer, detail=f"{detail}; {where}"))
         return make_cost(
             Algorithm.NVLS,

@@ -38,6 +38,7 @@ from ibcalc.engine.base import (
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.pipeline import channels
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
+from ibcalc.units import format_size
 
 __all__ = ["ring", "ring_bandwidth", "ring_timing"]
 
@@ -221,8 +222,8 @@ def ring_timing(
             Term(
                 name="transfer",
                 seconds=transfer,
-                detail=f"{factor_text} = {moved:.4g} B per rank at {gbps(bw)} ({protocol.value}) "
-                f"through the bottleneck, {where}",
+                detail=f"{factor_text} = {format_size(moved)} per rank at {gbps(bw)} "
+                f"({protocol.value}) through the bottleneck, {where}",
             )
         )
         return make_cost(

@@ -43,6 +43,7 @@ from ibcalc.engine.base import (
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.pipeline import fill_s
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
+from ibcalc.units import format_size
 
 __all__ = ["tree", "tree_network_multiplier", "tree_timing"]
 
@@ -154,7 +155,7 @@ def tree_timing(
             Term(
                 name="transfer",
                 seconds=transfer,
-                detail=f"S = {size_bytes:.4g} B through the tree at {gbps(bw)} "
+                detail=f"S = {format_size(size_bytes)} through the tree at {gbps(bw)} "
                 f"({protocol.value}; {where})",
             )
         )
