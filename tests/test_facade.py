@@ -7,11 +7,17 @@ use floor(S / elt) whole elements. Every expected value below is worked by hand.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from ibcalc.engine.types import Collective
-from ibcalc.errors import UnitError
-from ibcalc.facade import effective_size
+from ibcalc.catalogue.cost_params import builtin_cost_params
+from ibcalc.catalogue.models import Catalogue
+from ibcalc.cluster.resolve import resolve_cluster
+from ibcalc.cluster.spec import ClusterSpec
+from ibcalc.engine.types import Algorithm, Collective, Protocol
+from ibcalc.errors import AlgorithmNotApplicableError, SizeTooSmallError, UnitError
+from ibcalc.facade import CollectivePlan, effective_size, estimate_many, estimate_on
 
 PER_RANK = (Collective.ALL_GATHER, Collective.REDUCE_SCATTER)
 WHOLE = (Collective.ALL_REDUCE, Collective.BROADCAST, Collective.REDUCE, Collective.SEND_RECV)
@@ -97,3 +103,93 @@ def test_smallest_all_gather_that_survives_rounding() -> None:
     assert effective_size(Collective.ALL_GATHER, 256, 16, "fp32") == 256
     with pytest.raises(UnitError):
         effective_size(Collective.ALL_GATHER, 255, 16, "fp32")
+
+
+# -- CollectivePlan: many sizes on one cluster ------------------------------------------------
+
+
+def _numbers(est: Any) -> tuple[Any, ...]:
+    if hasattr(est, "best"):
+        return (
+            est.size_bytes,
+            est.time_s,
+            est.algbw_Bps,
+            est.busbw_Bps,
+            est.best.algorithm,
+            est.best.protocol,
+        )
+    return (est.size_bytes, est.time_s, est.algbw_Bps, est.busbw_Bps, est.algorithm, est.protocol)
+
+
+_PLAN_SPECS = [
+    ClusterSpec(system="dgx-h100", nodes=2),
+    ClusterSpec(system="aws-p5", nodes=16),
+    ClusterSpec(system="dgx-a100", nodes=4, sharp=True),
+    ClusterSpec(system="dgx-h100", nodes=4, sites=2, wan="wan-100g"),
+    ClusterSpec(system="pcie-8gpu", nodes=1, gpus_per_process=4),
+]
+
+
+@pytest.mark.parametrize("spec", _PLAN_SPECS, ids=lambda s: f"{s.system}x{s.nodes}")
+def test_a_plan_gives_estimate_ons_estimates_and_numbers(
+    spec: ClusterSpec, builtin_catalogue: Catalogue
+) -> None:
+    cluster = resolve_cluster(builtin_catalogue, spec)
+    sizes = [1.0, 7.0, 1000.0, 65536.0, 1e6 + 7, 2.0**27, 3e9]
+    for collective in Collective:
+        for dtype in ("fp32", "bf16", "fp8"):
+            plan = CollectivePlan(cluster, collective, dtype=dtype)
+            for size in sizes:
+                try:
+                    full = estimate_on(cluster, collective, size, dtype=dtype)
+                except SizeTooSmallError:
+                    with pytest.raises(SizeTooSmallError):
+                        plan.quick(size)
+                    continue
+                assert plan.estimate(size) == full
+                assert _numbers(plan.quick(size)) == _numbers(full)
+                assert plan.time_s(size) == full.time_s
+
+
+def test_a_plan_with_a_forced_choice_refuses_as_estimate_on(builtin_catalogue: Catalogue) -> None:
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="aws-p5", nodes=2))
+    plan = CollectivePlan(cluster, Collective.ALL_REDUCE, protocol=Protocol.LL128)
+    with pytest.raises(AlgorithmNotApplicableError) as fast:
+        plan.quick(2.0**20)
+    with pytest.raises(AlgorithmNotApplicableError) as full:
+        estimate_on(cluster, Collective.ALL_REDUCE, 2.0**20, protocol=Protocol.LL128)
+    assert str(fast.value) == str(full.value)
+    tree = CollectivePlan(cluster, Collective.ALL_REDUCE, algorithm=Algorithm.TREE)
+    assert tree.quick(2.0**20).algorithm is Algorithm.TREE
+
+
+def test_estimate_many_is_estimate_on_at_each_size(builtin_catalogue: Catalogue) -> None:
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    sizes = [2.0**k for k in range(13, 34, 5)]
+    many = estimate_many(cluster, Collective.ALL_GATHER, sizes, dtype="bf16")
+    assert many == [estimate_on(cluster, Collective.ALL_GATHER, s, dtype="bf16") for s in sizes]
+
+
+def test_plans_do_not_leak_between_cost_parameters(builtin_catalogue: Catalogue) -> None:
+    """A calibrated parameter set (``--cost-params``) gets its own plan: its results differ from
+    the built-in ones, and asking with the built-in ones again gives the built-in results."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=1))
+    builtin = builtin_cost_params()
+    # NCCL's ring LL base latency 6.6 us, raised by 10 us (tests/engine/test_params.py)
+    calibrated = builtin.with_overrides(
+        {
+            "schema": "ibcalc-cost-params/1",
+            "nccl_tuner": {
+                "base_latency": {"value": {"ring": {"LL": "16.6 us"}}, "source": "a test"}
+            },
+        }
+    )
+    kwargs: dict[str, Any] = {"algorithm": Algorithm.RING, "protocol": Protocol.LL}
+    before = estimate_on(cluster, Collective.ALL_REDUCE, 8, **kwargs).time_s
+    after = estimate_on(cluster, Collective.ALL_REDUCE, 8, params=calibrated, **kwargs).time_s
+    again = estimate_on(cluster, Collective.ALL_REDUCE, 8, **kwargs).time_s
+    assert after - before == pytest.approx(10e-6, rel=1e-9)
+    assert again == before
+    fast = CollectivePlan(cluster, Collective.ALL_REDUCE, params=calibrated, **kwargs)
+    assert fast.time_s(8) == after
+    assert CollectivePlan(cluster, Collective.ALL_REDUCE, **kwargs).time_s(8) == before

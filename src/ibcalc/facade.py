@@ -10,17 +10,38 @@ caller passes others (``ibcalc.catalogue.cost_params.load_cost_params`` reads ov
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from dataclasses import dataclass
+
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import suggest
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
 from ibcalc.engine.band import time_range, transport_class
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.select import select
-from ibcalc.engine.types import Algorithm, Collective, Cost, DType, Estimate, Protocol
+from ibcalc.engine.plan import Plan, plan_for
+from ibcalc.engine.select import refuse, select_on
+from ibcalc.engine.types import (
+    Algorithm,
+    Collective,
+    Cost,
+    DType,
+    Estimate,
+    Protocol,
+    busbw_factor,
+)
 from ibcalc.errors import SizeTooSmallError, UnitError, UnknownNameError
 
-__all__ = ["effective_size", "estimate", "estimate_on", "parse_collective", "parse_dtype"]
+__all__ = [
+    "CollectivePlan",
+    "QuickEstimate",
+    "effective_size",
+    "estimate",
+    "estimate_many",
+    "estimate_on",
+    "parse_collective",
+    "parse_dtype",
+]
 
 
 def parse_dtype(dtype: DType | str) -> DType:
@@ -103,11 +124,21 @@ def estimate_on(
     parameters ``params`` (default: the built-in ones)."""
     params = params if params is not None else builtin_cost_params()
     dt = parse_dtype(dtype)
+    plan = plan_for(collective, cluster.topology, params, dtype=dt)
+    return _estimate(cluster, plan, size_bytes, algorithm, protocol)
+
+
+def _estimate(
+    cluster: ResolvedCluster,
+    plan: Plan,
+    size_bytes: float,
+    algorithm: Algorithm | None,
+    protocol: Protocol | None,
+) -> Estimate:
+    collective, dt, params = plan.collective, plan.dtype, plan.params
     size = effective_size(collective, size_bytes, cluster.ranks, dt)
     topo = cluster.topology
-    best, others = select(
-        collective, size, topo, params, algorithm=algorithm, protocol=protocol, dtype=dt
-    )
+    best, others = select_on(plan, size, algorithm, protocol)
     notes = list(cluster.assumptions)
     if size != size_bytes:
         notes.append(f"size rounded to {size:.0f} B as nccl-tests does for {cluster.ranks} ranks")
@@ -160,6 +191,99 @@ def estimate_on(
         time_s_range=time_range(best.time_s, size, topo, params),
         transport_class=transport_class(topo),
     )
+
+
+@dataclass(frozen=True, slots=True)
+class QuickEstimate:
+    """The numbers of an :class:`~ibcalc.engine.types.Estimate` without its explanation: the
+    size run, the time, algbw and busbw, and the algorithm and protocol chosen. Each equals the
+    full estimate's to the bit (``est.size_bytes``, ``est.time_s``, ``est.algbw_Bps``,
+    ``est.busbw_Bps``, ``est.best.algorithm``, ``est.best.protocol``)."""
+
+    size_bytes: float
+    time_s: float
+    algbw_Bps: float
+    busbw_Bps: float
+    algorithm: Algorithm
+    protocol: Protocol
+
+
+class CollectivePlan:
+    """Estimates of one collective on one resolved cluster at any number of sizes.
+
+    What does not depend on the size (which algorithms and protocols run, NCCL's tuner view) is
+    worked out once. :meth:`estimate` returns exactly what :func:`estimate_on` with the same
+    arguments returns; :meth:`quick` and :meth:`time_s` only the numbers, the same to the bit,
+    much faster (no explanation is built): the API for throughput (sweeps, layout searches).
+    """
+
+    __slots__ = ("_factor", "_plan", "algorithm", "cluster", "protocol")
+
+    def __init__(
+        self,
+        cluster: ResolvedCluster,
+        collective: Collective,
+        *,
+        dtype: DType | str = DType.FP32,
+        algorithm: Algorithm | None = None,
+        protocol: Protocol | None = None,
+        params: CostParams | None = None,
+    ) -> None:
+        params = params if params is not None else builtin_cost_params()
+        self.cluster = cluster
+        self.algorithm = algorithm
+        self.protocol = protocol
+        self._plan = plan_for(collective, cluster.topology, params, dtype=parse_dtype(dtype))
+        self._factor = busbw_factor(collective, cluster.ranks)
+
+    @property
+    def collective(self) -> Collective:
+        """The collective estimated."""
+        return self._plan.collective
+
+    def estimate(self, size_bytes: float) -> Estimate:
+        """The full estimate at ``size_bytes``, as :func:`estimate_on` gives it."""
+        return _estimate(self.cluster, self._plan, size_bytes, self.algorithm, self.protocol)
+
+    def quick(self, size_bytes: float) -> QuickEstimate:
+        """The numbers of :meth:`estimate` at ``size_bytes``; the same errors
+        (:class:`~ibcalc.errors.SizeTooSmallError`,
+        :class:`~ibcalc.errors.AlgorithmNotApplicableError`)."""
+        plan = self._plan
+        size = effective_size(plan.collective, size_bytes, self.cluster.ranks, plan.dtype)
+        choice = plan.choose(size, self.algorithm, self.protocol)
+        if choice is None:
+            refuse(plan, self.algorithm, self.protocol)
+        algbw = size / choice.time_s
+        return QuickEstimate(
+            size_bytes=size,
+            time_s=choice.time_s,
+            algbw_Bps=algbw,
+            busbw_Bps=algbw * self._factor,
+            algorithm=choice.algorithm,
+            protocol=choice.protocol,
+        )
+
+    def time_s(self, size_bytes: float) -> float:
+        """The time nccl-tests would report at ``size_bytes`` (:attr:`Estimate.time_s`)."""
+        return self.quick(size_bytes).time_s
+
+
+def estimate_many(
+    cluster: ResolvedCluster,
+    collective: Collective,
+    sizes: Iterable[float],
+    *,
+    dtype: DType | str = DType.FP32,
+    algorithm: Algorithm | None = None,
+    protocol: Protocol | None = None,
+    params: CostParams | None = None,
+) -> list[Estimate]:
+    """:func:`estimate_on` at each of ``sizes`` (errors as it raises them)."""
+    plan = CollectivePlan(
+        cluster, collective, dtype=dtype, algorithm=algorithm, protocol=protocol, params=params
+    )
+    return [plan.estimate(size) for size in sizes]
 
 
 def estimate(

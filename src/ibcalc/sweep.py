@@ -21,7 +21,7 @@ from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
 from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, Protocol
 from ibcalc.errors import AlgorithmNotApplicableError, ClusterError, FieldError, SizeTooSmallError
-from ibcalc.facade import estimate_on, parse_dtype
+from ibcalc.facade import CollectivePlan, parse_dtype
 from ibcalc.units import GB, format_size
 
 __all__ = [
@@ -246,13 +246,10 @@ def _group(
     """Estimates at each size on ``cluster``; sizes too small for its ranks are skipped."""
     estimates: list[Estimate] = []
     skipped: list[float] = []
+    plan = CollectivePlan(cluster, collective, dtype=dtype, algorithm=algorithm, protocol=protocol)
     for size in sizes:
         try:
-            estimates.append(
-                estimate_on(
-                    cluster, collective, size, dtype=dtype, algorithm=algorithm, protocol=protocol
-                )
-            )
+            estimates.append(plan.estimate(size))
         except SizeTooSmallError:
             skipped.append(size)
     if not estimates:
@@ -361,18 +358,16 @@ def algorithm_lines(result: SweepResult) -> dict[Algorithm, list[Estimate]]:
     lines: dict[Algorithm, list[Estimate]] = {}
     for algorithm in used:
         series: list[Estimate] = []
+        plan = CollectivePlan(
+            group.cluster,
+            result.collective,
+            dtype=result.dtype,
+            algorithm=algorithm,
+            protocol=result.protocol,
+        )
         for size in result.sizes:
             try:
-                series.append(
-                    estimate_on(
-                        group.cluster,
-                        result.collective,
-                        size,
-                        dtype=result.dtype,
-                        algorithm=algorithm,
-                        protocol=result.protocol,
-                    )
-                )
+                series.append(plan.estimate(size))
             except (AlgorithmNotApplicableError, SizeTooSmallError):
                 continue
         lines[algorithm] = series

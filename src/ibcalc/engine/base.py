@@ -10,7 +10,7 @@ per-domain bandwidth is ``nics x NIC rate`` (capped by PCIe). The model's consta
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ibcalc.engine.params import CostParams
@@ -26,6 +26,7 @@ from ibcalc.engine.types import (
 from ibcalc.units import format_time
 
 __all__ = [
+    "Timing",
     "Topology",
     "base_latency",
     "intra_hop_latency",
@@ -337,6 +338,8 @@ def make_cost(
     formula: str,
     equivalent: bool = False,
     terms: Sequence[Term] = (),
+    fill_s: float = 0.0,
+    period_s: float | None = None,
 ) -> Cost:
     """Build a :class:`Cost`, guarding against negative or non-finite terms."""
     if not (math.isfinite(latency_s) and math.isfinite(transfer_s)):
@@ -349,12 +352,65 @@ def make_cost(
         bottleneck=bottleneck,
         equivalent_busbw=equivalent,
         formula=formula,
+        fill_s=fill_s,
+        period_s=period_s,
         terms=tuple(terms)
         or (
             Term(name="latency", seconds=max(latency_s, 0.0), detail=f"formula: {formula}"),
             Term(name="transfer", seconds=max(transfer_s, 0.0), detail=f"through {bottleneck}"),
         ),
     )
+
+
+class Timing:
+    """The numbers of one (algorithm, protocol) cost, with its explanation built on demand.
+
+    A cost function works out the times first and hands the words (``Cost.terms``, the
+    bottleneck, the formula) over as ``explain``, which builds the full :class:`Cost` only
+    when one is shown: ranking the candidates needs only the numbers. ``latency_s`` and
+    ``transfer_s`` are clamped at 0 as :func:`make_cost` clamps them, and a non-finite one is
+    refused here already, so :attr:`single_s` is the built cost's ``single_s`` to the bit.
+    """
+
+    __slots__ = (
+        "_explain",
+        "algorithm",
+        "fill_s",
+        "latency_s",
+        "period_s",
+        "protocol",
+        "transfer_s",
+    )
+
+    def __init__(
+        self,
+        algorithm: Algorithm,
+        protocol: Protocol,
+        latency_s: float,
+        transfer_s: float,
+        explain: Callable[[], Cost],
+        *,
+        fill_s: float = 0.0,
+        period_s: float | None = None,
+    ) -> None:
+        if not (math.isfinite(latency_s) and math.isfinite(transfer_s)):
+            raise ValueError(f"{algorithm}/{protocol}: non-finite cost")
+        self.algorithm = algorithm
+        self.protocol = protocol
+        self.latency_s = max(latency_s, 0.0)
+        self.transfer_s = max(transfer_s, 0.0)
+        self.fill_s = fill_s
+        self.period_s = period_s
+        self._explain = explain
+
+    @property
+    def single_s(self) -> float:
+        """Time of one operation on its own, as :attr:`Cost.single_s`."""
+        return self.latency_s + self.transfer_s + self.fill_s
+
+    def cost(self) -> Cost:
+        """The full :class:`Cost`, with its terms and how each was worked out."""
+        return self._explain()
 
 
 def bytes_factor(collective: Collective, ranks: int) -> float:

@@ -26,7 +26,7 @@ from ibcalc.engine.base import Topology
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Cost
 
-__all__ = ["host_period_s", "measured"]
+__all__ = ["host_period_s", "measured", "measured_s"]
 
 
 def host_period_s(topo: Topology, params: CostParams) -> float:
@@ -35,14 +35,33 @@ def host_period_s(topo: Topology, params: CostParams) -> float:
     return g * params.calibrated.launch_per_gpu_s if g > 1 else 0.0
 
 
-def measured(cost: Cost, topo: Topology, params: CostParams) -> Cost:
-    """``cost`` with the per-operation time nccl-tests would print (``Cost.measured_s``).
+def measured_s(
+    single_s: float, period_s: float | None, topo: Topology, params: CostParams
+) -> float | None:
+    """What nccl-tests prints per operation for one taking ``single_s`` with steady-state
+    ``period_s`` (None: not overlapped), or None when that is ``single_s`` itself.
 
     ``t = (T + (k - 1) x max(P, host)) / k`` with T one operation, P its steady-state period
     (T unless the algorithm overlaps successive operations), host the launch floor and k the
     iterations; t = T when neither applies.
     """
+    period = period_s if period_s is not None else single_s
+    host = host_period_s(topo, params)
+    if host > period:
+        period = host
+    elif period >= single_s:
+        return None
+    k = params.nccl_runtime.tests_iterations
+    return (single_s + (k - 1) * period) / k
+
+
+def measured(cost: Cost, topo: Topology, params: CostParams) -> Cost:
+    """``cost`` with the per-operation time nccl-tests would print (``Cost.measured_s``), and
+    how it came about (``Cost.measure_note``); ``cost`` itself when that is its single time."""
     single = cost.single_s
+    time = measured_s(single, cost.period_s, topo, params)
+    if time is None:
+        return cost
     period = cost.period_s if cost.period_s is not None else single
     host = host_period_s(topo, params)
     if host > period:
@@ -51,15 +70,11 @@ def measured(cost: Cost, topo: Topology, params: CostParams) -> Cost:
             f"operation in {host * 1e6:.3g} us ({topo.gpus_per_process} x "
             f"{params.calibrated.launch_per_gpu_s * 1e6:.3g} us, calibrated.launch_per_gpu)"
         )
-        period = host
-    elif period < single:
+    else:
         why = (
             f"one-way chain: back-to-back operations complete every {period * 1e6:.3g} us (one "
             "stage), not every full chain latency"
         )
-    else:
-        return cost
     k = params.nccl_runtime.tests_iterations
-    measured_s = (single + (k - 1) * period) / k
     note = f"{why}; nccl-tests times {k} iterations: (T + {k - 1} x period) / {k}"
-    return cost.model_copy(update={"measured_s": measured_s, "measure_note": note})
+    return cost.model_copy(update={"measured_s": time, "measure_note": note})

@@ -11,7 +11,8 @@ only, and refused when it cannot run.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from ibcalc.engine.algorithms.alltoall import pairwise, pxn, sendrecv
 from ibcalc.engine.algorithms.hierarchical import hierarchical
@@ -19,17 +20,18 @@ from ibcalc.engine.algorithms.innetwork import collnet_chain, collnet_direct, nv
 from ibcalc.engine.algorithms.recursive import pat, rhd
 from ibcalc.engine.algorithms.ring import ring
 from ibcalc.engine.algorithms.tree import tree
-from ibcalc.engine.base import Topology, protocols_for
-from ibcalc.engine.measure import measured
+from ibcalc.engine.base import Timing, Topology
 from ibcalc.engine.params import CostParams
+from ibcalc.engine.plan import NCCL_ALGORITHMS, Plan, dtype_allows, plan_for
 from ibcalc.engine.types import Algorithm, Collective, Cost, DType, Protocol
 from ibcalc.errors import AlgorithmNotApplicableError
 
-__all__ = ["ALGORITHMS", "NCCL_ALGORITHMS", "evaluate", "select"]
+__all__ = ["ALGORITHMS", "NCCL_ALGORITHMS", "evaluate", "refuse", "select"]
 
 CostFunction = Callable[[Collective, float, Topology, Protocol, CostParams], Cost | None]
 
-#: Every modelled algorithm and its cost function.
+#: Every modelled algorithm and its cost function (``engine/plan.py`` ranks with their numbers
+#: alone, ``*_timing``).
 ALGORITHMS: dict[Algorithm, CostFunction] = {
     Algorithm.RING: ring,
     Algorithm.TREE: tree,
@@ -44,42 +46,6 @@ ALGORITHMS: dict[Algorithm, CostFunction] = {
     Algorithm.PXN: pxn,
     Algorithm.P2P: sendrecv,
 }
-
-#: Algorithms NCCL itself can choose; ``auto`` picks among these (the others are what-ifs:
-#: a hand-written hierarchical all-reduce, MPI-style recursive halving-doubling).
-NCCL_ALGORITHMS: frozenset[Algorithm] = frozenset(
-    {
-        Algorithm.RING,
-        Algorithm.TREE,
-        Algorithm.NVLS,
-        Algorithm.NVLS_TREE,
-        Algorithm.COLLNET_DIRECT,
-        Algorithm.COLLNET_CHAIN,
-        Algorithm.PAT,
-        Algorithm.PAIRWISE,
-        Algorithm.PXN,
-        Algorithm.P2P,
-    }
-)
-
-
-#: Element types NVLink SHARP and IB SHARP reduce in the switch (16- and 32-bit floats, 32-bit
-#: integers); 8-bit and 64-bit reductions run point-to-point (docs/model.md#applicability:
-#: CollNet needs "the datatype/op supported").
-_SWITCH_REDUCE_DTYPES = frozenset({DType.FP16, DType.BF16, DType.FP32, DType.INT32, DType.UINT32})
-_REDUCTIONS = (Collective.ALL_REDUCE, Collective.REDUCE_SCATTER, Collective.REDUCE)
-_IN_SWITCH = (
-    Algorithm.NVLS,
-    Algorithm.NVLS_TREE,
-    Algorithm.COLLNET_DIRECT,
-    Algorithm.COLLNET_CHAIN,
-)
-
-
-def _dtype_allows(algorithm: Algorithm, collective: Collective, dtype: DType) -> bool:
-    return not (
-        algorithm in _IN_SWITCH and collective in _REDUCTIONS and dtype not in _SWITCH_REDUCE_DTYPES
-    )
 
 
 def evaluate(
@@ -98,32 +64,8 @@ def evaluate(
     long lossy reduction chains as a last resort (docs/model.md#tuner-constants).
     """
     dtype = DType.parse(dtype)
-    wanted = algorithms if algorithms is not None else frozenset(ALGORITHMS)
-    tuner = params.tuner_view()
-    nccl = tuner.nccl_tuner
-    fp8_chain = (
-        dtype.is_fp8
-        and topo.ranks > nccl.fp8_ring_penalty_above_ranks
-        and collective in _REDUCTIONS
-    )
-    costs: list[Cost] = []
-    for algorithm, function in ALGORITHMS.items():
-        if algorithm not in wanted or not _dtype_allows(algorithm, collective, dtype):
-            continue
-        for protocol in protocols_for(topo):
-            cost = function(collective, size_bytes, topo, protocol, params)
-            if cost is None:
-                continue
-            cost = measured(cost, topo, params)
-            seen = function(collective, size_bytes, topo, protocol, tuner)
-            tuner_time = seen.time_s if seen is not None else cost.time_s
-            if fp8_chain and algorithm is Algorithm.RING:
-                tuner_time *= nccl.fp8_ring_penalty
-            if tuner_time != cost.time_s:
-                cost = cost.model_copy(update={"tuner_time_s": tuner_time})
-            costs.append(cost)
-    costs.sort(key=lambda c: c.time_s)
-    return costs
+    plan = plan_for(collective, topo, params, dtype=dtype, algorithms=algorithms)
+    return plan.costs(size_bytes)
 
 
 def select(
@@ -142,35 +84,59 @@ def select(
     :class:`AlgorithmNotApplicableError` when a forced algorithm or protocol cannot run.
     """
     dtype = DType.parse(dtype)
-    everything = evaluate(collective, size_bytes, topo, params, dtype=dtype)
+    plan = plan_for(collective, topo, params, dtype=dtype)
+    return select_on(plan, size_bytes, algorithm, protocol)
+
+
+def select_on(
+    plan: Plan,
+    size_bytes: float,
+    algorithm: Algorithm | None = None,
+    protocol: Protocol | None = None,
+) -> tuple[Cost, list[Cost]]:
+    """:func:`select` with a :class:`~ibcalc.engine.plan.Plan` made already."""
+    everything = plan.scored(size_bytes)
     pool = everything
     if protocol is not None:
-        pool = [c for c in pool if c.protocol is protocol]
+        pool = [c for c in pool if c.timing.protocol is protocol]
     if algorithm is None:
-        candidates = [c for c in pool if c.algorithm in NCCL_ALGORITHMS]
+        candidates = [c for c in pool if c.timing.algorithm in NCCL_ALGORITHMS]
     else:
-        candidates = [c for c in pool if c.algorithm is algorithm]
+        candidates = [c for c in pool if c.timing.algorithm is algorithm]
     # NCCL's tuner decides with its own estimates; the reported time is the physical one
-    candidates.sort(key=lambda c: c.selection_time_s)
+    candidates.sort(key=lambda c: c.tuner_time_s)
     if not candidates:
-        what = algorithm.value if algorithm is not None else "any algorithm"
-        proto = f" with protocol {protocol.value}" if protocol is not None else ""
-        usable = sorted({c.algorithm.value for c in everything})
-        reason = _why_not(
-            algorithm,
-            protocol,
-            collective=collective,
-            topo=topo,
-            dtype=dtype,
-            everything=everything,
-        )
-        raise AlgorithmNotApplicableError(
-            f"{what}{proto} does not apply to {collective.value} on this cluster "
-            f"({reason}); applicable: {', '.join(usable) or 'none'}"
-        )
+        refuse(plan, algorithm, protocol, [c.timing for c in everything])
     best = candidates[0]
-    others = [c for c in everything if c is not best]
-    return best, others
+    return plan.cost(best), [plan.cost(c) for c in everything if c is not best]
+
+
+def refuse(
+    plan: Plan,
+    algorithm: Algorithm | None,
+    protocol: Protocol | None,
+    everything: Sequence[Timing] | None = None,
+) -> NoReturn:
+    """Raise :class:`AlgorithmNotApplicableError`: ``algorithm`` and ``protocol`` (None: any)
+    have no candidate in ``plan`` (``everything``: its candidates at some size)."""
+    if everything is None:
+        everything = [c.timing for c in plan.scored(1024.0)]
+    collective = plan.collective
+    what = algorithm.value if algorithm is not None else "any algorithm"
+    proto = f" with protocol {protocol.value}" if protocol is not None else ""
+    usable = sorted({c.algorithm.value for c in everything})
+    reason = _why_not(
+        algorithm,
+        protocol,
+        collective=collective,
+        topo=plan.topo,
+        dtype=plan.dtype,
+        everything=everything,
+    )
+    raise AlgorithmNotApplicableError(
+        f"{what}{proto} does not apply to {collective.value} on this cluster "
+        f"({reason}); applicable: {', '.join(usable) or 'none'}"
+    )
 
 
 def _why_not(
@@ -180,7 +146,7 @@ def _why_not(
     collective: Collective,
     topo: Topology,
     dtype: DType,
-    everything: list[Cost],
+    everything: Sequence[Timing],
 ) -> str:
     """A short reason a forced algorithm or protocol is refused."""
     if (
@@ -195,7 +161,7 @@ def _why_not(
             "LL128 needs NVLink-class paths and, across nodes, a verbs transport (IB/RoCE), "
             "not a PCIe-only box or a plugin transport such as EFA or TCPX"
         )
-    if algorithm is not None and not _dtype_allows(algorithm, collective, dtype):
+    if algorithm is not None and not dtype_allows(algorithm, collective, dtype):
         return f"switch reductions do not take {dtype}; they reduce 16/32-bit types"
     if algorithm in (Algorithm.NVLS, Algorithm.NVLS_TREE):
         if topo.up is not None and topo.up.nvls_bw_Bps is None and topo.up.path == "nvlink":

@@ -25,6 +25,7 @@ against 240 GB/s ring, li-plus/playground); the per-message cost is an assumptio
 from __future__ import annotations
 
 from ibcalc.engine.base import (
+    Timing,
     Topology,
     base_latency,
     intra_hop_latency,
@@ -36,7 +37,7 @@ from ibcalc.engine.base import (
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol
 
-__all__ = ["pairwise", "pxn", "sendrecv"]
+__all__ = ["pairwise", "pairwise_timing", "pxn", "pxn_timing", "sendrecv", "sendrecv_timing"]
 
 
 def _alltoall_terms(
@@ -69,7 +70,7 @@ def _alltoall(
     protocol: Protocol,
     messages: int,
     params: CostParams,
-) -> Cost:
+) -> Timing:
     aggregated = algorithm is Algorithm.PXN
     intra_t, net_t, wan_t = _alltoall_terms(size_bytes, topo, params, aggregated=aggregated)
     hop = (
@@ -86,17 +87,23 @@ def _alltoall(
     transfer = max(intra_t, net_t, wan_t)
     if protocol is not Protocol.SIMPLE:
         transfer = transfer / protocol_factor(protocol, params)
-    where = "network (NIC share per GPU)" if net_t >= intra_t else "scale-up"
-    if wan_t > max(net_t, intra_t):
-        where = "WAN between sites (share per GPU)"
-    return make_cost(
-        algorithm,
-        protocol,
-        latency_s=latency,
-        transfer_s=transfer,
-        bottleneck=where,
-        formula="max((m-1)/n S/B_up, max(1,kf) (n-m)/n S/(nics B_nic/m)) + base + hop + msgs x c",
-    )
+
+    def explain() -> Cost:
+        where = "network (NIC share per GPU)" if net_t >= intra_t else "scale-up"
+        if wan_t > max(net_t, intra_t):
+            where = "WAN between sites (share per GPU)"
+        return make_cost(
+            algorithm,
+            protocol,
+            latency_s=latency,
+            transfer_s=transfer,
+            bottleneck=where,
+            formula=(
+                "max((m-1)/n S/B_up, max(1,kf) (n-m)/n S/(nics B_nic/m)) + base + hop + msgs x c"
+            ),
+        )
+
+    return Timing(algorithm, protocol, latency, transfer, explain)
 
 
 def pairwise(
@@ -107,6 +114,18 @@ def pairwise(
     params: CostParams,
 ) -> Cost | None:
     """All-to-all as concurrent pairwise sends (one message per peer)."""
+    timing = pairwise_timing(collective, size_bytes, topo, protocol, params)
+    return None if timing is None else timing.cost()
+
+
+def pairwise_timing(
+    collective: Collective,
+    size_bytes: float,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+) -> Timing | None:
+    """:func:`pairwise`'s numbers, its explanation built on demand."""
     if collective is not Collective.ALL_TO_ALL or topo.ranks < 2 or protocol is Protocol.LL128:
         return None
     return _alltoall(
@@ -127,6 +146,18 @@ def pxn(
     params: CostParams,
 ) -> Cost | None:
     """All-to-all with PXN rail aggregation (needs several GPUs per node and several nodes)."""
+    timing = pxn_timing(collective, size_bytes, topo, protocol, params)
+    return None if timing is None else timing.cost()
+
+
+def pxn_timing(
+    collective: Collective,
+    size_bytes: float,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+) -> Timing | None:
+    """:func:`pxn`'s numbers, its explanation built on demand."""
     if collective is not Collective.ALL_TO_ALL or topo.m < 2 or topo.domains < 2:
         return None
     if protocol is Protocol.LL128:
@@ -145,6 +176,18 @@ def sendrecv(
     params: CostParams,
 ) -> Cost | None:
     """nccl-tests sendrecv: every rank sends S to the next and receives S from the previous."""
+    timing = sendrecv_timing(collective, size_bytes, topo, protocol, params)
+    return None if timing is None else timing.cost()
+
+
+def sendrecv_timing(
+    collective: Collective,
+    size_bytes: float,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+) -> Timing | None:
+    """:func:`sendrecv`'s numbers, its explanation built on demand."""
     if collective is not Collective.SEND_RECV or topo.ranks < 2 or protocol is Protocol.LL128:
         return None
     intra_t = (
@@ -165,12 +208,16 @@ def sendrecv(
         else intra_hop_latency(topo, Algorithm.RING, protocol, params)
     )
     hop = max(hop, wan_hop_latency(topo, Algorithm.RING, protocol, params))
-    where = "one NIC between nodes" if net_t >= intra_t else "scale-up point-to-point"
-    return make_cost(
-        Algorithm.P2P,
-        protocol,
-        latency_s=base_latency(Algorithm.RING, protocol, params) + hop,
-        transfer_s=transfer,
-        bottleneck=where,
-        formula="max(S/B_p2p, S/B_nic) + base + hop",
-    )
+    latency = base_latency(Algorithm.RING, protocol, params) + hop
+
+    def explain() -> Cost:
+        return make_cost(
+            Algorithm.P2P,
+            protocol,
+            latency_s=latency,
+            transfer_s=transfer,
+            bottleneck="one NIC between nodes" if net_t >= intra_t else "scale-up point-to-point",
+            formula="max(S/B_p2p, S/B_nic) + base + hop",
+        )
+
+    return Timing(Algorithm.P2P, protocol, latency, transfer, explain)

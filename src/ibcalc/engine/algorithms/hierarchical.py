@@ -18,6 +18,7 @@ that can exceed the NICs' rate on few nodes (docs/model.md#equivalent-busbw).
 from __future__ import annotations
 
 from ibcalc.engine.base import (
+    Timing,
     Topology,
     base_latency,
     intra_hop_latency,
@@ -28,7 +29,7 @@ from ibcalc.engine.base import (
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol
 
-__all__ = ["hierarchical"]
+__all__ = ["hierarchical", "hierarchical_timing"]
 
 
 def hierarchical(
@@ -39,6 +40,18 @@ def hierarchical(
     params: CostParams,
 ) -> Cost | None:
     """Cost of the 2-level all-reduce (needs m > 1 and N > 1)."""
+    timing = hierarchical_timing(collective, size_bytes, topo, protocol, params)
+    return None if timing is None else timing.cost()
+
+
+def hierarchical_timing(
+    collective: Collective,
+    size_bytes: float,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+) -> Timing | None:
+    """:func:`hierarchical`'s numbers, its explanation built on demand."""
     if collective is not Collective.ALL_REDUCE or protocol is not Protocol.SIMPLE:
         return None
     m, big_n = topo.m, topo.domains
@@ -48,9 +61,6 @@ def hierarchical(
     # each rail's ring crosses the WAN once per site; the m rails share a site's WAN links
     rail_bw = min(topo.domain_bw_Bps(), topo.wan_bw_Bps(params))
     net_t = 2 * (big_n - 1) / big_n * size_bytes / rail_bw
-    where = "network (all-reduce per rail)" if net_t >= intra_t else "scale-up (RS + AG inside)"
-    if net_t >= intra_t and topo.wan_bw_Bps(params) < topo.domain_bw_Bps():
-        where = "WAN between sites (all-reduce per rail)"
     s_wan = 2 * (topo.sites - 1)
     latency = (
         3 * base_latency(Algorithm.RING, protocol, params)
@@ -59,13 +69,24 @@ def hierarchical(
         * net_hop_latency(topo, Algorithm.RING, protocol, size_bytes, params)
         + s_wan * wan_hop_latency(topo, Algorithm.RING, protocol, params)
     )
-    return make_cost(
-        Algorithm.HIERARCHICAL,
-        protocol,
-        latency_s=latency,
-        transfer_s=intra_t + net_t,
-        bottleneck=where,
-        formula="2(m-1)/m S/B_up + 2(N-1)/N S/(nics B_nic) + 3 base + 2(m-1) intra + 2(N-1) net",
-        # each node sends 2(N-1)/N S, not 2(n-1)/n S per rank: busbw is a node-level equivalent
-        equivalent=True,
-    )
+    transfer = intra_t + net_t
+
+    def explain() -> Cost:
+        where = "network (all-reduce per rail)" if net_t >= intra_t else "scale-up (RS + AG inside)"
+        if net_t >= intra_t and topo.wan_bw_Bps(params) < topo.domain_bw_Bps():
+            where = "WAN between sites (all-reduce per rail)"
+        return make_cost(
+            Algorithm.HIERARCHICAL,
+            protocol,
+            latency_s=latency,
+            transfer_s=transfer,
+            bottleneck=where,
+            formula=(
+                "2(m-1)/m S/B_up + 2(N-1)/N S/(nics B_nic) + 3 base + 2(m-1) intra + 2(N-1) net"
+            ),
+            # each node sends 2(N-1)/N S, not 2(n-1)/n S per rank: busbw is a node-level
+            # equivalent
+            equivalent=True,
+        )
+
+    return Timing(Algorithm.HIERARCHICAL, protocol, latency, transfer, explain)

@@ -30,6 +30,7 @@ import math
 
 from ibcalc.engine.algorithms.tree import tree_network_multiplier
 from ibcalc.engine.base import (
+    Timing,
     Topology,
     gbps,
     intra_hop_detail,
@@ -42,8 +43,18 @@ from ibcalc.engine.base import (
 )
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
+from ibcalc.units import format_size
 
-__all__ = ["collnet_chain", "collnet_direct", "nvls", "nvls_tree"]
+__all__ = [
+    "collnet_chain",
+    "collnet_chain_timing",
+    "collnet_direct",
+    "collnet_direct_timing",
+    "nvls",
+    "nvls_timing",
+    "nvls_tree",
+    "nvls_tree_timing",
+]
 
 
 def _nvls_bw(topo: Topology) -> float | None:
@@ -61,6 +72,18 @@ def nvls(
 ) -> Cost | None:
     """NVLink SHARP inside one domain (all-reduce, all-gather, reduce-scatter); with IB SHARP
     across domains for all-reduce."""
+    timing = nvls_timing(collective, size_bytes, topo, protocol, params)
+    return None if timing is None else timing.cost()
+
+
+def nvls_timing(
+    collective: Collective,
+    size_bytes: float,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+) -> Timing | None:
+    """:func:`nvls`'s numbers, its explanation built on demand."""
     bw = _nvls_bw(topo)
     if bw is None or protocol is not Protocol.SIMPLE:
         return None
@@ -75,58 +98,71 @@ def nvls(
     ):
         return None
     hop = intra_hop_latency(topo, Algorithm.NVLS, protocol, params)
-    terms = [
-        Term(
-            name="NVLS latency",
-            seconds=hop,
-            detail=intra_hop_detail(topo, Algorithm.NVLS, protocol, params)
-            + " (NCCL's NVLS base latency is 0)",
-        )
-    ]
     latency = hop
+    net = 0.0
     if big_n > 1:
         net = net_hop_latency(topo, Algorithm.NVLS, protocol, size_bytes, params)
         latency += net
-        terms.append(
-            Term(
-                name="SHARP network hop",
-                seconds=net,
-                detail=net_hop_detail(topo, Algorithm.NVLS, protocol, size_bytes, params),
-            )
-        )
     assert topo.up is not None
-    where = f"NVLink SHARP in the NVSwitch ({bw / 1e9:.0f} GB/s per GPU)"
-    if collective is Collective.ALL_REDUCE:
+    all_reduce = collective is Collective.ALL_REDUCE
+    net_t = intra_t = 0.0
+    if all_reduce:
         intra_t = size_bytes * (m + 1) / (m * bw)
         net_t = sharp_network_s(size_bytes, topo, params) if big_n > 1 else 0.0
-        if net_t > intra_t:
-            where = "network into the SHARP switch tree"
         transfer = max(intra_t, net_t)
-        formula = "S(m+1)/(m B_nvls)" + (" max S/(nics B_nic)" if big_n > 1 else "") + " + latency"
-        detail = (
-            f"S (m+1)/m = {size_bytes * (m + 1) / m:.4g} B per GPU through the NVSwitch at "
-            f"{gbps(bw)} (NVLS bandwidth: the link's line rate x its nvls_efficiency)"
-        )
-        if big_n > 1:
-            detail += (
-                f"; the SHARP tree: S at {gbps(size_bytes / net_t)} per node "
-                "(NCCL rates CollNet at half its bus bandwidth)"
-            )
     else:
         transfer = size_bytes / bw
-        formula = "S / B_nvls + latency"
-        detail = f"S = {size_bytes:.4g} B per GPU by multicast at {gbps(bw)}"
-    terms.append(Term(name="transfer", seconds=transfer, detail=f"{detail}; {where}"))
-    return make_cost(
-        Algorithm.NVLS,
-        protocol,
-        latency_s=latency,
-        transfer_s=transfer,
-        bottleneck=where,
-        formula=formula,
-        equivalent=True,
-        terms=terms,
-    )
+
+    def explain() -> Cost:
+        terms = [
+            Term(
+                name="NVLS latency",
+                seconds=hop,
+                detail=intra_hop_detail(topo, Algorithm.NVLS, protocol, params)
+                + " (NCCL's NVLS base latency is 0)",
+            )
+        ]
+        if big_n > 1:
+            terms.append(
+                Term(
+                    name="SHARP network hop",
+                    seconds=net,
+                    detail=net_hop_detail(topo, Algorithm.NVLS, protocol, size_bytes, params),
+                )
+            )
+        where = f"NVLink SHARP in the NVSwitch ({bw / 1e9:.0f} GB/s per GPU)"
+        if all_reduce:
+            if net_t > intra_t:
+                where = "network into the SHARP switch tree"
+            formula = (
+                "S(m+1)/(m B_nvls)" + (" max S/(nics B_nic)" if big_n > 1 else "") + " + latency"
+            )
+            detail = (
+                f"S (m+1)/m = {format_size(size_bytes * (m + 1) / m)} per GPU through the "
+                f"NVSwitch at {gbps(bw)} (NVLS bandwidth: the link's line rate x its "
+                "nvls_efficiency)"
+            )
+            if big_n > 1:
+                detail += (
+                    f"; the SHARP tree: S at {gbps(size_bytes / net_t)} per node "
+                    "(NCCL rates CollNet at half its bus bandwidth)"
+                )
+        else:
+            formula = "S / B_nvls + latency"
+            detail = f"S = {format_size(size_bytes)} per GPU by multicast at {gbps(bw)}"
+        terms.append(Term(name="transfer", seconds=transfer, detail=f"{detail}; {where}"))
+        return make_cost(
+            Algorithm.NVLS,
+            protocol,
+            latency_s=latency,
+            transfer_s=transfer,
+            bottleneck=where,
+            formula=formula,
+            equivalent=True,
+            terms=terms,
+        )
+
+    return Timing(Algorithm.NVLS, protocol, latency, transfer, explain)
 
 
 def nvls_tree(
@@ -137,6 +173,18 @@ def nvls_tree(
     params: CostParams,
 ) -> Cost | None:
     """NVLS inside each domain with a tree across domains (all-reduce, N >= 2)."""
+    timing = nvls_tree_timing(collective, size_bytes, topo, protocol, params)
+    return None if timing is None else timing.cost()
+
+
+def nvls_tree_timing(
+    collective: Collective,
+    size_bytes: float,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+) -> Timing | None:
+    """:func:`nvls_tree`'s numbers, its explanation built on demand."""
     bw = _nvls_bw(topo)
     if bw is None or protocol is not Protocol.SIMPLE or collective is not Collective.ALL_REDUCE:
         return None
@@ -147,11 +195,6 @@ def nvls_tree(
     intra_t = size_bytes * (m + 1) / (m * bw * factor)
     net_t = tree_network_multiplier(big_n) * size_bytes / topo.domain_bw_Bps()
     wan_t = tree_network_multiplier(topo.sites) * size_bytes / topo.wan_bw_Bps(params)
-    where = (
-        f"NVLink SHARP in the NVSwitch ({bw * factor / 1e9:.0f} GB/s per GPU)"
-        if intra_t >= max(net_t, wan_t)
-        else ("WAN between sites" if wan_t > net_t else "network (tree between nodes)")
-    )
     depth = math.floor(math.log2(big_n))
     wan_depth = math.ceil(math.log2(topo.sites)) if topo.sites > 1 else 0
     hop = intra_hop_latency(topo, Algorithm.NVLS_TREE, protocol, params)
@@ -159,44 +202,55 @@ def nvls_tree(
     wan = wan_hop_latency(topo, Algorithm.NVLS_TREE, protocol, params)
     net_levels = max(depth - wan_depth, 0)
     latency = hop + 2 * net_levels * net + 2 * wan_depth * wan
-    terms = [
-        Term(
-            name="NVLS latency",
-            seconds=hop,
-            detail=intra_hop_detail(topo, Algorithm.NVLS_TREE, protocol, params),
-        ),
-        Term(
-            name="tree levels across nodes",
-            seconds=2 * net_levels * net,
-            detail=f"2 x {net_levels} levels (log2 {big_n} nodes) x {us(net)}: "
-            + net_hop_detail(topo, Algorithm.NVLS_TREE, protocol, size_bytes, params),
-        ),
-    ]
-    if wan_depth:
-        terms.append(
-            Term(name="tree levels across sites", seconds=2 * wan_depth * wan, detail="WAN hops")
-        )
     transfer = max(intra_t, net_t, wan_t)
-    terms.append(
-        Term(
-            name="transfer",
-            seconds=transfer,
-            detail=f"max of NVLS inside the node S (m+1)/m at {gbps(bw * factor)} "
-            f"(nvls_tree_factor {factor:g} of NVLS alone) = {us(intra_t)}, and the tree "
-            f"between nodes {tree_network_multiplier(big_n):g} x S over the node's NICs = "
-            f"{us(net_t)}; {where}",
+
+    def explain() -> Cost:
+        where = (
+            f"NVLink SHARP in the NVSwitch ({bw * factor / 1e9:.0f} GB/s per GPU)"
+            if intra_t >= max(net_t, wan_t)
+            else ("WAN between sites" if wan_t > net_t else "network (tree between nodes)")
         )
-    )
-    return make_cost(
-        Algorithm.NVLS_TREE,
-        protocol,
-        latency_s=latency,
-        transfer_s=transfer,
-        bottleneck=where,
-        formula="max(S(m+1)/(m B_nvls), c S/(nics B_nic)) + NVLS + 2 log2(N) net",
-        equivalent=True,
-        terms=terms,
-    )
+        terms = [
+            Term(
+                name="NVLS latency",
+                seconds=hop,
+                detail=intra_hop_detail(topo, Algorithm.NVLS_TREE, protocol, params),
+            ),
+            Term(
+                name="tree levels across nodes",
+                seconds=2 * net_levels * net,
+                detail=f"2 x {net_levels} levels (log2 {big_n} nodes) x {us(net)}: "
+                + net_hop_detail(topo, Algorithm.NVLS_TREE, protocol, size_bytes, params),
+            ),
+        ]
+        if wan_depth:
+            terms.append(
+                Term(
+                    name="tree levels across sites", seconds=2 * wan_depth * wan, detail="WAN hops"
+                )
+            )
+        terms.append(
+            Term(
+                name="transfer",
+                seconds=transfer,
+                detail=f"max of NVLS inside the node S (m+1)/m at {gbps(bw * factor)} "
+                f"(nvls_tree_factor {factor:g} of NVLS alone) = {us(intra_t)}, and the tree "
+                f"between nodes {tree_network_multiplier(big_n):g} x S over the node's NICs = "
+                f"{us(net_t)}; {where}",
+            )
+        )
+        return make_cost(
+            Algorithm.NVLS_TREE,
+            protocol,
+            latency_s=latency,
+            transfer_s=transfer,
+            bottleneck=where,
+            formula="max(S(m+1)/(m B_nvls), c S/(nics B_nic)) + NVLS + 2 log2(N) net",
+            equivalent=True,
+            terms=terms,
+        )
+
+    return Timing(Algorithm.NVLS_TREE, protocol, latency, transfer, explain)
 
 
 def sharp_network_s(size_bytes: float, topo: Topology, params: CostParams) -> float:
@@ -235,6 +289,18 @@ def collnet_direct(
     params: CostParams,
 ) -> Cost | None:
     """CollNetDirect: intra-domain reduce-scatter to per-GPU heads, SHARP across, all-gather."""
+    timing = collnet_direct_timing(collective, size_bytes, topo, protocol, params)
+    return None if timing is None else timing.cost()
+
+
+def collnet_direct_timing(
+    collective: Collective,
+    size_bytes: float,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+) -> Timing | None:
+    """:func:`collnet_direct`'s numbers, its explanation built on demand."""
     if (
         not _collnet_ok(collective, topo, protocol, params)
         or topo.up is None
@@ -244,22 +310,28 @@ def collnet_direct(
     m = topo.m
     intra_t = 2 * (m - 1) / m * size_bytes / topo.up_bw_Bps()
     net_t = sharp_network_s(size_bytes, topo, params)
-    where = (
-        "network into the SHARP switch tree" if net_t >= intra_t else "scale-up (RS/AG to heads)"
-    )
     latency = 2 * (
         min(1, m - 1) * intra_hop_latency(topo, Algorithm.COLLNET_DIRECT, protocol, params)
         + params.nccl_tuner.collnet_fanin_s * (m - 1)
     ) + net_hop_latency(topo, Algorithm.COLLNET_DIRECT, protocol, size_bytes, params)
-    return make_cost(
-        Algorithm.COLLNET_DIRECT,
-        protocol,
-        latency_s=latency,
-        transfer_s=max(intra_t, net_t),
-        bottleneck=where,
-        formula="max(2(m-1)/m S/B_up, S/(a nics B_nic)) + latency",
-        equivalent=True,
-    )
+    transfer = max(intra_t, net_t)
+
+    def explain() -> Cost:
+        return make_cost(
+            Algorithm.COLLNET_DIRECT,
+            protocol,
+            latency_s=latency,
+            transfer_s=transfer,
+            bottleneck=(
+                "network into the SHARP switch tree"
+                if net_t >= intra_t
+                else "scale-up (RS/AG to heads)"
+            ),
+            formula="max(2(m-1)/m S/B_up, S/(a nics B_nic)) + latency",
+            equivalent=True,
+        )
+
+    return Timing(Algorithm.COLLNET_DIRECT, protocol, latency, transfer, explain)
 
 
 def collnet_chain(
@@ -270,23 +342,41 @@ def collnet_chain(
     params: CostParams,
 ) -> Cost | None:
     """CollNetChain: a chain inside each domain, SHARP across domains."""
+    timing = collnet_chain_timing(collective, size_bytes, topo, protocol, params)
+    return None if timing is None else timing.cost()
+
+
+def collnet_chain_timing(
+    collective: Collective,
+    size_bytes: float,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+) -> Timing | None:
+    """:func:`collnet_chain`'s numbers, its explanation built on demand."""
     if not _collnet_ok(collective, topo, protocol, params):
         return None
     m = topo.m
     intra_t = 2 * size_bytes / topo.up_bw_Bps() if m > 1 else 0.0
     net_t = sharp_network_s(size_bytes, topo, params)
-    where = (
-        "network into the SHARP switch tree" if net_t >= intra_t else "scale-up chain (2S per GPU)"
-    )
     latency = 2 * (m - 1) * intra_hop_latency(
         topo, Algorithm.COLLNET_CHAIN, protocol, params
     ) + net_hop_latency(topo, Algorithm.COLLNET_CHAIN, protocol, size_bytes, params)
-    return make_cost(
-        Algorithm.COLLNET_CHAIN,
-        protocol,
-        latency_s=latency,
-        transfer_s=max(intra_t, net_t),
-        bottleneck=where,
-        formula="max(2S/B_up, S/(a nics B_nic)) + 2(m-1) intra + net",
-        equivalent=True,
-    )
+    transfer = max(intra_t, net_t)
+
+    def explain() -> Cost:
+        return make_cost(
+            Algorithm.COLLNET_CHAIN,
+            protocol,
+            latency_s=latency,
+            transfer_s=transfer,
+            bottleneck=(
+                "network into the SHARP switch tree"
+                if net_t >= intra_t
+                else "scale-up chain (2S per GPU)"
+            ),
+            formula="max(2S/B_up, S/(a nics B_nic)) + 2(m-1) intra + net",
+            equivalent=True,
+        )
+
+    return Timing(Algorithm.COLLNET_CHAIN, protocol, latency, transfer, explain)

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 
 from ibcalc.engine.base import (
+    Timing,
     Topology,
     base_latency,
     intra_hop_latency,
@@ -29,7 +30,7 @@ from ibcalc.engine.base import (
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol
 
-__all__ = ["pat", "rhd"]
+__all__ = ["pat", "pat_timing", "rhd", "rhd_timing"]
 
 
 def rhd(
@@ -40,6 +41,18 @@ def rhd(
     params: CostParams,
 ) -> Cost | None:
     """Cost of recursive halving-doubling (all-reduce, all-gather, reduce-scatter)."""
+    timing = rhd_timing(collective, size_bytes, topo, protocol, params)
+    return None if timing is None else timing.cost()
+
+
+def rhd_timing(
+    collective: Collective,
+    size_bytes: float,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+) -> Timing | None:
+    """:func:`rhd`'s numbers, its explanation built on demand."""
     if protocol is not Protocol.SIMPLE or topo.ranks < 2:
         return None
     if collective not in (Collective.ALL_REDUCE, Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
@@ -78,25 +91,31 @@ def rhd(
             else (intra_hop_latency(topo, Algorithm.RING, protocol, params))
         )
         latency += 2 * hop
-    where = (
-        "network (NIC share per GPU)"
-        if net_bytes / net_share >= intra_bytes / up_bw
-        else ("scale-up")
-    )
-    if wan_bytes / wan_share > max(net_bytes / net_share, intra_bytes / up_bw):
-        where = "WAN between sites (share per GPU)"
-    return make_cost(
-        Algorithm.RHD,
-        protocol,
-        latency_s=latency,
-        transfer_s=transfer,
-        bottleneck=where,
-        formula="phases x ((N-1)/N S / (nics B_nic/m) + (m-1)/(mN) S / B_up) + lg p hops per phase",
-        # across domains the far steps put (N-1)/N S on the network and only (m-1)/(mN) S on
-        # the scale-up link, so busbw's (n-1)/n factor is a node-level equivalent for every
-        # collective (a property test found RS busbw above min(B_up, nics B_nic))
-        equivalent=big_n > 1,
-    )
+
+    def explain() -> Cost:
+        where = (
+            "network (NIC share per GPU)"
+            if net_bytes / net_share >= intra_bytes / up_bw
+            else ("scale-up")
+        )
+        if wan_bytes / wan_share > max(net_bytes / net_share, intra_bytes / up_bw):
+            where = "WAN between sites (share per GPU)"
+        return make_cost(
+            Algorithm.RHD,
+            protocol,
+            latency_s=latency,
+            transfer_s=transfer,
+            bottleneck=where,
+            formula=(
+                "phases x ((N-1)/N S / (nics B_nic/m) + (m-1)/(mN) S / B_up) + lg p hops per phase"
+            ),
+            # across domains the far steps put (N-1)/N S on the network and only (m-1)/(mN) S
+            # on the scale-up link, so busbw's (n-1)/n factor is a node-level equivalent for
+            # every collective (a property test found RS busbw above min(B_up, nics B_nic))
+            equivalent=big_n > 1,
+        )
+
+    return Timing(Algorithm.RHD, protocol, latency, transfer, explain)
 
 
 def pat(
@@ -107,6 +126,18 @@ def pat(
     params: CostParams,
 ) -> Cost | None:
     """Cost of PAT all-gather / reduce-scatter (one GPU per node, Simple)."""
+    timing = pat_timing(collective, size_bytes, topo, protocol, params)
+    return None if timing is None else timing.cost()
+
+
+def pat_timing(
+    collective: Collective,
+    size_bytes: float,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+) -> Timing | None:
+    """:func:`pat`'s numbers, its explanation built on demand."""
     if collective not in (Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
         return None
     if protocol is not Protocol.SIMPLE or topo.m != 1 or topo.domains < 2 or topo.wan is not None:
@@ -120,11 +151,16 @@ def pat(
         / params.nccl_tuner.pat_net_divisor
         + params.nccl_tuner.pat_per_rank_s * n
     )
-    return make_cost(
-        Algorithm.PAT,
-        protocol,
-        latency_s=latency,
-        transfer_s=(n - 1) / n * size_bytes / bw,
-        bottleneck="network (one GPU per node)",
-        formula="(n-1)/n S / (0.75 B_nic) + 8 us + log2(N) net/3.5 + 2.8 us x n",
-    )
+    transfer = (n - 1) / n * size_bytes / bw
+
+    def explain() -> Cost:
+        return make_cost(
+            Algorithm.PAT,
+            protocol,
+            latency_s=latency,
+            transfer_s=transfer,
+            bottleneck="network (one GPU per node)",
+            formula="(n-1)/n S / (0.75 B_nic) + 8 us + log2(N) net/3.5 + 2.8 us x n",
+        )
+
+    return Timing(Algorithm.PAT, protocol, latency, transfer, explain)

@@ -20,6 +20,7 @@ docs/model.md#the-nccl-tuner-model):
 from __future__ import annotations
 
 from ibcalc.engine.base import (
+    Timing,
     Topology,
     base_latency,
     bytes_factor,
@@ -37,8 +38,9 @@ from ibcalc.engine.base import (
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.pipeline import channels
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
+from ibcalc.units import format_size
 
-__all__ = ["ring", "ring_bandwidth"]
+__all__ = ["ring", "ring_bandwidth", "ring_timing"]
 
 _RING_COLLECTIVES = (
     Collective.ALL_REDUCE,
@@ -49,28 +51,43 @@ _RING_COLLECTIVES = (
 )
 
 
-def ring_bandwidth(topo: Topology, params: CostParams, *, duplex: bool = True) -> tuple[float, str]:
-    """Per-rank ring bandwidth (bytes/s per direction) and which tier limits it."""
+def _ring_bw(topo: Topology, params: CostParams, duplex: bool) -> tuple[float, str]:
+    """Per-rank ring bandwidth and which tier limits it: ``wan``, ``net`` or ``up``."""
     up = topo.up_bw_Bps(duplex=duplex) if topo.m > 1 else float("inf")
     net = topo.domain_bw_Bps()
     wan = topo.wan_bw_Bps(params)
     if wan < min(net, up):
-        assert topo.wan is not None
-        return wan, (
-            f"WAN: {topo.wan.nics_per_domain} x {topo.wan.link_id} per site "
-            f"({wan / 1e9:.2f} GB/s usable)"
-        )
+        return wan, "wan"
     if net < up:
+        return net, "net"
+    return up, "up"
+
+
+def _ring_where(limit: str, bw: float, topo: Topology) -> str:
+    """The words for the tier :func:`_ring_bw` found limiting."""
+    if limit == "wan":
+        assert topo.wan is not None
+        return (
+            f"WAN: {topo.wan.nics_per_domain} x {topo.wan.link_id} per site "
+            f"({bw / 1e9:.2f} GB/s usable)"
+        )
+    if limit == "net":
         assert topo.out is not None
         tapered = (
             f", leaf uplinks x{topo.leaf_contention:.2g} slower" if topo.leaf_contention > 1 else ""
         )
-        return net, (
+        return (
             f"network: {topo.out.nics_per_domain} x {topo.out.link_id} per node "
             f"({topo.out.nic_bw_Bps / 1e9:.1f} GB/s achievable each{tapered})"
         )
     assert topo.up is not None
-    return up, f"scale-up: {topo.up.link_id} ({up / 1e9:.0f} GB/s achievable per GPU)"
+    return f"scale-up: {topo.up.link_id} ({bw / 1e9:.0f} GB/s achievable per GPU)"
+
+
+def ring_bandwidth(topo: Topology, params: CostParams, *, duplex: bool = True) -> tuple[float, str]:
+    """Per-rank ring bandwidth (bytes/s per direction) and which tier limits it."""
+    bw, limit = _ring_bw(topo, params, duplex)
+    return bw, _ring_where(limit, bw, topo)
 
 
 def ring(
@@ -81,6 +98,18 @@ def ring(
     params: CostParams,
 ) -> Cost | None:
     """Cost of NCCL's ring for ``collective``, or None when it does not apply."""
+    timing = ring_timing(collective, size_bytes, topo, protocol, params)
+    return None if timing is None else timing.cost()
+
+
+def ring_timing(
+    collective: Collective,
+    size_bytes: float,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+) -> Timing | None:
+    """:func:`ring`'s numbers, its explanation built on demand."""
     if collective not in _RING_COLLECTIVES or topo.ranks < 2:
         return None
     n, big_n = topo.ranks, topo.domains
@@ -90,19 +119,17 @@ def ring(
     # without the both-ways loss of a single-node ring (duplex_efficiency). On a switch every
     # GPU port carries both directions either way.
     mesh_chain = topo.up is not None and topo.up.mesh and big_n > 1
-    bw, where = ring_bandwidth(topo, params, duplex=not (one_way or mesh_chain))
-    bw = ring_protocol_bw(bw, protocol, topo, params)
+    raw_bw, limit = _ring_bw(topo, params, not (one_way or mesh_chain))
+    bw = ring_protocol_bw(raw_bw, protocol, topo, params)
     intra = intra_hop_latency(topo, Algorithm.RING, protocol, params)
     net = net_hop_latency(topo, Algorithm.RING, protocol, size_bytes, params) if big_n > 1 else 0.0
     wan = wan_hop_latency(topo, Algorithm.RING, protocol, params)
     sites = topo.sites
     base = base_latency(Algorithm.RING, protocol, params)
     period = None
-    base_term = Term(
-        name="base latency",
-        seconds=base,
-        detail=f"NCCL ring/{protocol.value} base latency {us(base)} (baseLat)",
-    )
+    all_reduce = collective is Collective.ALL_REDUCE
+    nsteps = s_net = s_wan = 0
+    overhead = plateau = 0.0
     if one_way and not params.pipeline.model_fill:
         # NCCL's tuner prices a ring broadcast/reduce at its base latency plus one hop when all
         # channels take the same path (sameChannels, NCCL 2.30.7 ncclTopoTuneModel): it sees a
@@ -110,31 +137,15 @@ def ring(
         hop = net if big_n > 1 else intra
         latency = base + max(hop, wan)
         transfer = max(size_bytes / bw, ll_network_transfer(topo, size_bytes, protocol, params))
-        formula = "S/B_ring + base + one hop (NCCL's tuner)"
-        hops = []
-        moved = size_bytes
-        factor_text = "S"
-        plateau = 0.0
     elif one_way:
         latency = base + (n - big_n) * intra + (big_n - sites) * net + (sites - 1) * wan
         transfer = max(size_bytes / bw, ll_network_transfer(topo, size_bytes, protocol, params))
-        formula = "S/B_ring + base + (n-N) x intra + (N-1) x net"
         # a chain: the next operation enters as soon as the first stage is free, so back-to-back
         # operations complete once per slowest stage (engine/measure.py)
         period = base + max(intra if topo.m > 1 else 0.0, net, wan) + transfer
-        hops = [
-            ("hops inside nodes", n - big_n, intra, "intra"),
-            ("network hops", big_n - sites, net, "net"),
-            ("WAN hops", sites - 1, wan, "wan"),
-        ]
-        moved = size_bytes
-        factor_text = "S (a pipelined chain moves the buffer once)"
-        plateau = 0.0
     else:
-        all_reduce = collective is Collective.ALL_REDUCE
         nsteps = 2 * (n - 1) if all_reduce else n - 1
         s_net = (2 * (big_n - 1) if all_reduce else big_n - 1) if big_n > 1 else 0
-        overhead = 0.0
         if big_n > 1:
             tuner = params.nccl_tuner
             simple = protocol is Protocol.SIMPLE
@@ -143,7 +154,6 @@ def ring(
         latency = (
             base + (nsteps - s_net) * max(intra, overhead) + (s_net - s_wan) * net + s_wan * wan
         )
-        plateau = 0.0
         # NCCL's "ring plateau": x1.4 once each rank's per-channel share reaches 64 bytes
         # (NCCL 2.30.7 ncclTopoGetAlgoTime)
         per_channel = size_bytes / (channels(topo, params) * n)
@@ -152,52 +162,79 @@ def ring(
             latency += plateau
         transfer = bytes_factor(collective, n) * size_bytes / bw
         transfer = max(transfer, ll_network_transfer(topo, size_bytes, protocol, params))
-        formula = (
-            f"{'2(n-1)/n' if all_reduce else '(n-1)/n'} x S / B_ring + base"
-            " + (nsteps - s_net) x intra + s_net x net"
+
+    def explain() -> Cost:
+        base_term = Term(
+            name="base latency",
+            seconds=base,
+            detail=f"NCCL ring/{protocol.value} base latency {us(base)} (baseLat)",
         )
-        hops = [
-            ("steps inside nodes", nsteps - s_net, max(intra, overhead), "intra"),
-            ("network steps", s_net - s_wan, net, "net"),
-            ("WAN steps", s_wan, wan, "wan"),
-        ]
-        moved = bytes_factor(collective, n) * size_bytes
-        factor_text = f"{'2(n-1)/n' if all_reduce else '(n-1)/n'} x S (n = {n})"
-    terms = [base_term]
-    for name, count, each, kind in hops:
-        if count <= 0 or each <= 0:
-            continue
-        if kind == "intra":
-            how = intra_hop_detail(topo, Algorithm.RING, protocol, params)
-        elif kind == "net":
-            how = net_hop_detail(topo, Algorithm.RING, protocol, size_bytes, params)
+        if one_way and not params.pipeline.model_fill:
+            formula = "S/B_ring + base + one hop (NCCL's tuner)"
+            hops = []
+            moved = size_bytes
+            factor_text = "S"
+        elif one_way:
+            formula = "S/B_ring + base + (n-N) x intra + (N-1) x net"
+            hops = [
+                ("hops inside nodes", n - big_n, intra, "intra"),
+                ("network hops", big_n - sites, net, "net"),
+                ("WAN hops", sites - 1, wan, "wan"),
+            ]
+            moved = size_bytes
+            factor_text = "S (a pipelined chain moves the buffer once)"
         else:
-            how = "NET hop + the WAN link's one-way latency"
-        terms.append(Term(name=name, seconds=count * each, detail=f"{count} x {us(each)}: {how}"))
-    if plateau:
+            formula = (
+                f"{'2(n-1)/n' if all_reduce else '(n-1)/n'} x S / B_ring + base"
+                " + (nsteps - s_net) x intra + s_net x net"
+            )
+            hops = [
+                ("steps inside nodes", nsteps - s_net, max(intra, overhead), "intra"),
+                ("network steps", s_net - s_wan, net, "net"),
+                ("WAN steps", s_wan, wan, "wan"),
+            ]
+            moved = bytes_factor(collective, n) * size_bytes
+            factor_text = f"{'2(n-1)/n' if all_reduce else '(n-1)/n'} x S (n = {n})"
+        where = _ring_where(limit, raw_bw, topo)
+        terms = [base_term]
+        for name, count, each, kind in hops:
+            if count <= 0 or each <= 0:
+                continue
+            if kind == "intra":
+                how = intra_hop_detail(topo, Algorithm.RING, protocol, params)
+            elif kind == "net":
+                how = net_hop_detail(topo, Algorithm.RING, protocol, size_bytes, params)
+            else:
+                how = "NET hop + the WAN link's one-way latency"
+            terms.append(
+                Term(name=name, seconds=count * each, detail=f"{count} x {us(each)}: {how}")
+            )
+        if plateau:
+            terms.append(
+                Term(
+                    name="ring plateau",
+                    seconds=plateau,
+                    detail=f"x{params.nccl_tuner.ring_plateau_factor:g} on the latency (NCCL's "
+                    "ring plateau on several nodes, Simple, once a channel's share reaches 64 B)",
+                )
+            )
         terms.append(
             Term(
-                name="ring plateau",
-                seconds=plateau,
-                detail=f"x{params.nccl_tuner.ring_plateau_factor:g} on the latency (NCCL's ring "
-                "plateau on several nodes, Simple, once a channel's share reaches 64 B)",
+                name="transfer",
+                seconds=transfer,
+                detail=f"{factor_text} = {format_size(moved)} per rank at {gbps(bw)} "
+                f"({protocol.value}) through the bottleneck, {where}",
             )
         )
-    terms.append(
-        Term(
-            name="transfer",
-            seconds=transfer,
-            detail=f"{factor_text} = {moved:.4g} B per rank at {gbps(bw)} ({protocol.value}) "
-            f"through the bottleneck, {where}",
+        return make_cost(
+            Algorithm.RING,
+            protocol,
+            latency_s=latency,
+            transfer_s=transfer,
+            bottleneck=where,
+            formula=formula,
+            terms=terms,
+            period_s=period,
         )
-    )
-    cost = make_cost(
-        Algorithm.RING,
-        protocol,
-        latency_s=latency,
-        transfer_s=transfer,
-        bottleneck=where,
-        formula=formula,
-        terms=terms,
-    )
-    return cost if period is None else cost.model_copy(update={"period_s": period})
+
+    return Timing(Algorithm.RING, protocol, latency, transfer, explain, period_s=period)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 
 from ibcalc.engine.base import (
+    Timing,
     Topology,
     base_latency,
     gbps,
@@ -42,8 +43,9 @@ from ibcalc.engine.base import (
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.pipeline import fill_s
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
+from ibcalc.units import format_size
 
-__all__ = ["tree", "tree_network_multiplier"]
+__all__ = ["tree", "tree_network_multiplier", "tree_timing"]
 
 
 def tree_network_multiplier(domains: int) -> float:
@@ -59,6 +61,18 @@ def tree(
     params: CostParams,
 ) -> Cost | None:
     """Cost of the double binary tree all-reduce, or None when it does not apply."""
+    timing = tree_timing(collective, size_bytes, topo, protocol, params)
+    return None if timing is None else timing.cost()
+
+
+def tree_timing(
+    collective: Collective,
+    size_bytes: float,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+) -> Timing | None:
+    """:func:`tree`'s numbers, its explanation built on demand."""
     if collective is not Collective.ALL_REDUCE or topo.ranks < 2:
         return None
     nccl = params.nccl_tuner
@@ -70,14 +84,11 @@ def tree(
     net_bw = topo.domain_bw_Bps() / tree_network_multiplier(big_n)
     wan_bw = topo.wan_bw_Bps(params) / tree_network_multiplier(topo.sites)
     if wan_bw < min(net_bw, chain_bw):
-        bw, where = (
-            wan_bw,
-            "WAN between sites (tree: each site sends {}S)".format("1" if topo.sites <= 2 else "2"),
-        )
+        bw, limit = wan_bw, "wan"
     elif net_bw < chain_bw:
-        bw, where = net_bw, "network (tree: each node sends {}S)".format("1" if big_n <= 2 else "2")
+        bw, limit = net_bw, "net"
     else:
-        bw, where = chain_bw, "scale-up chain inside the node (2S per GPU)"
+        bw, limit = chain_bw, "up"
     if protocol is Protocol.LL:
         bw = min(bw / nccl.tree_ll_divisor, ll_cap_Bps(topo, params) / 2.0)
     elif protocol is Protocol.LL128:
@@ -96,67 +107,81 @@ def tree(
     stages = (2 * (m - 1), 2 * (net_levels + wan_depth))
     transfer = max(size_bytes / bw, ll_network_transfer(topo, size_bytes, protocol, params))
     fill = fill_s(size_bytes, stages, bw, topo, protocol=protocol, params=params)
-    terms = [
-        Term(
-            name="base latency",
-            seconds=base,
-            detail=f"NCCL tree/{protocol.value} base latency {us(base)} (baseLat)",
-        )
-    ]
-    if m > 1:
+
+    def explain() -> Cost:
+        if limit == "wan":
+            where = "WAN between sites (tree: each site sends {}S)".format(
+                "1" if topo.sites <= 2 else "2"
+            )
+        elif limit == "net":
+            where = "network (tree: each node sends {}S)".format("1" if big_n <= 2 else "2")
+        else:
+            where = "scale-up chain inside the node (2S per GPU)"
+        terms = [
+            Term(
+                name="base latency",
+                seconds=base,
+                detail=f"NCCL tree/{protocol.value} base latency {us(base)} (baseLat)",
+            )
+        ]
+        if m > 1:
+            terms.append(
+                Term(
+                    name="chain inside the node",
+                    seconds=2 * (m - 1) * intra,
+                    detail=f"2 x {m - 1} hops (up and down) x {us(intra)}: "
+                    + intra_hop_detail(topo, Algorithm.TREE, protocol, params),
+                )
+            )
+        if net_levels:
+            terms.append(
+                Term(
+                    name="tree levels across nodes",
+                    seconds=2 * net_levels * net,
+                    detail=f"2 x {net_levels} levels (log2 {big_n} nodes) x {us(net)}: "
+                    + net_hop_detail(topo, Algorithm.TREE, protocol, size_bytes, params),
+                )
+            )
+        if wan_depth:
+            terms.append(
+                Term(
+                    name="tree levels across sites",
+                    seconds=2 * wan_depth * wan,
+                    detail=f"2 x {wan_depth} levels x {us(wan)} (NET hop + the WAN's one-way "
+                    "latency)",
+                )
+            )
         terms.append(
             Term(
-                name="chain inside the node",
-                seconds=2 * (m - 1) * intra,
-                detail=f"2 x {m - 1} hops (up and down) x {us(intra)}: "
-                + intra_hop_detail(topo, Algorithm.TREE, protocol, params),
+                name="transfer",
+                seconds=transfer,
+                detail=f"S = {format_size(size_bytes)} through the tree at {gbps(bw)} "
+                f"({protocol.value}; {where})",
             )
         )
-    if net_levels:
-        terms.append(
-            Term(
-                name="tree levels across nodes",
-                seconds=2 * net_levels * net,
-                detail=f"2 x {net_levels} levels (log2 {big_n} nodes) x {us(net)}: "
-                + net_hop_detail(topo, Algorithm.TREE, protocol, size_bytes, params),
+        if fill:
+            terms.append(
+                Term(
+                    name="pipeline fill",
+                    seconds=fill,
+                    detail=f"{stages[0]} stages in nodes + {stages[1]} across: the first chunk "
+                    "crosses each before the pipeline runs full (NCCL chunk sizes, "
+                    "engine/pipeline.py)",
+                )
             )
+        return make_cost(
+            Algorithm.TREE,
+            protocol,
+            latency_s=latency,
+            transfer_s=transfer,
+            bottleneck=where,
+            formula=(
+                "max(2S/B_up, c x S/(nics x B_nic)) / f_p + fill + base "
+                "+ 2((m-1) intra + log2(N) net)"
+            ),
+            equivalent=big_n == 2 or topo.sites == 2,
+            terms=terms,
+            fill_s=fill,
         )
-    if wan_depth:
-        terms.append(
-            Term(
-                name="tree levels across sites",
-                seconds=2 * wan_depth * wan,
-                detail=f"2 x {wan_depth} levels x {us(wan)} (NET hop + the WAN's one-way latency)",
-            )
-        )
-    terms.append(
-        Term(
-            name="transfer",
-            seconds=transfer,
-            detail=f"S = {size_bytes:.4g} B through the tree at {gbps(bw)} "
-            f"({protocol.value}; {where})",
-        )
-    )
-    if fill:
-        terms.append(
-            Term(
-                name="pipeline fill",
-                seconds=fill,
-                detail=f"{stages[0]} stages in nodes + {stages[1]} across: the first chunk "
-                "crosses each before the pipeline runs full (NCCL chunk sizes, "
-                "engine/pipeline.py)",
-            )
-        )
-    cost = make_cost(
-        Algorithm.TREE,
-        protocol,
-        latency_s=latency,
-        transfer_s=transfer,
-        bottleneck=where,
-        formula=(
-            "max(2S/B_up, c x S/(nics x B_nic)) / f_p + fill + base + 2((m-1) intra + log2(N) net)"
-        ),
-        equivalent=big_n == 2 or topo.sites == 2,
-        terms=terms,
-    )
-    return cost.model_copy(update={"fill_s": fill}) if fill else cost
+
+    return Timing(Algorithm.TREE, protocol, latency, transfer, explain, fill_s=fill)

@@ -1,0 +1,101 @@
+"""Engine throughput through the Python API (issue "Speed"), beside its targets.
+
+* ``estimate_on``: one full estimate (every candidate's cost with its explanation), all-reduce on
+  16 x AWS p5 (128 H100 over EFA), over 32 sizes 4 B .. 8 GiB;
+* ``CollectivePlan.quick``: the fastest public API for single-collective estimates on a
+  resolved cluster (``ibcalc.facade.CollectivePlan``): the chosen algorithm and protocol, time,
+  algbw and busbw, equal to ``estimate_on``'s to the bit; target >= 100,000 per second;
+* a 32-size sweep (``ibcalc.sweep.sweep``: full estimates) and the same 32 sizes through
+  ``CollectivePlan.quick``;
+* a ``train --compare``-style layout search (``ibcalc.workload.train.compare_layouts``): every
+  (tp, pp, dp[, ep]) layout of every model preset on 64, 128 and 256 DGX H100 nodes; target:
+  under a second.
+
+Best of several repeats, one core, no timed test asserts any of it. Runs in about 20 s.
+
+    python benchmarks/engine_speed.py
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from ibcalc.catalogue.load import load_catalogue
+from ibcalc.cluster.resolve import ClusterSpec, resolve_cluster
+from ibcalc.engine.types import Collective
+from ibcalc.facade import CollectivePlan, estimate_on
+from ibcalc.sweep import sweep
+from ibcalc.workload.model import MODEL_PRESETS, find_model
+from ibcalc.workload.train import Parallelism, TrainSpec, compare_layouts
+
+SIZES = [float(2 ** (2 + i)) for i in range(32)]
+TARGET_PER_S = 100_000
+TARGET_SEARCH_S = 1.0
+
+
+def best_of(run: Callable[[], object], repeats: int) -> float:
+    """Least wall time of ``repeats`` runs, seconds."""
+    best = float("inf")
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main() -> None:
+    catalogue = load_catalogue(use_env=False)
+    cluster = resolve_cluster(catalogue, ClusterSpec(system="aws-p5", nodes=16))
+    collective = Collective.ALL_REDUCE
+    print("all-reduce on 16 x aws-p5 (128 H100, EFA), 32 sizes 4 B .. 8 GiB, best of repeats")
+
+    rounds = 10
+    full = best_of(
+        lambda: [estimate_on(cluster, collective, s) for _ in range(rounds) for s in SIZES], 3
+    )
+    per_full = full / (rounds * len(SIZES))
+    print(f"  estimate_on:               {per_full * 1e6:8.1f} us each  ({1 / per_full:>9,.0f}/s)")
+
+    plan = CollectivePlan(cluster, collective)
+    rounds = 50
+    quick = best_of(lambda: [plan.quick(s) for _ in range(rounds) for s in SIZES], 5)
+    per_quick = quick / (rounds * len(SIZES))
+    verdict = "met" if 1 / per_quick >= TARGET_PER_S else "NOT met"
+    print(
+        f"  CollectivePlan.quick:      {per_quick * 1e6:8.1f} us each  ({1 / per_quick:>9,.0f}/s;"
+        f" target >= {TARGET_PER_S:,}/s: {verdict})"
+    )
+
+    swept = best_of(lambda: sweep(cluster, collective, SIZES), 5)
+    print(f"  sweep of 32 sizes:         {swept * 1e3:8.2f} ms (full estimates)")
+    swept_quick = best_of(lambda: [CollectivePlan(cluster, collective).quick(s) for s in SIZES], 5)
+    print(f"  32 sizes, quick:           {swept_quick * 1e3:8.2f} ms (plan made once)")
+
+    layouts = phases = 0
+    searches: list[tuple[object, TrainSpec]] = []
+    for nodes in (64, 128, 256):
+        big = resolve_cluster(catalogue, ClusterSpec(system="dgx-h100", nodes=nodes))
+        for name in MODEL_PRESETS:
+            job = TrainSpec(model=find_model(name), parallel=Parallelism(dp=nodes * 8), tflops=400)
+            searches.append((big, job))
+
+    def search() -> None:
+        nonlocal layouts, phases
+        layouts = phases = 0
+        for big, job in searches:
+            results, _ = compare_layouts(catalogue, big, job)  # type: ignore[arg-type]
+            layouts += len(results)
+            phases += sum(len(r.phases) for r in results)
+
+    searched = best_of(search, 2)
+    verdict = "met" if searched < TARGET_SEARCH_S else "NOT met"
+    print(
+        f"  layout search:             {searched:8.2f} s  ({layouts} layouts of "
+        f"{len(MODEL_PRESETS)} models on 512/1024/2048 GPUs, {phases} phases; "
+        f"target < {TARGET_SEARCH_S:g} s: {verdict})"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,316 @@
+"""A costing plan: what one collective on one topology with one set of parameters needs, once.
+
+``select`` ranks every applicable (algorithm, protocol) by NCCL's tuner view and reports the
+physical time of the choice (docs/model.md#the-nccl-tuner-model). Which pairs apply does not depend
+on the message size, and neither does the tuner view, so a :class:`Plan` works them out once per
+(collective, topology, parameters, dtype). Per size it then runs only the numbers of each cost
+function (:class:`~ibcalc.engine.base.Timing`); the words of ``--explain`` (``Cost.terms``, the
+bottleneck, the formula) are built only for the costs an estimate returns.
+
+:meth:`Plan.costs` and :meth:`Plan.select` give what :func:`~ibcalc.engine.select.evaluate` and
+:func:`~ibcalc.engine.select.select` give (they are built on them); :meth:`Plan.choose` gives
+only the chosen pair and its time, the same to the bit, without building any
+:class:`~ibcalc.engine.types.Cost`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from ibcalc.engine.algorithms.alltoall import pairwise_timing, pxn_timing, sendrecv_timing
+from ibcalc.engine.algorithms.hierarchical import hierarchical_timing
+from ibcalc.engine.algorithms.innetwork import (
+    collnet_chain_timing,
+    collnet_direct_timing,
+    nvls_timing,
+    nvls_tree_timing,
+)
+from ibcalc.engine.algorithms.recursive import pat_timing, rhd_timing
+from ibcalc.engine.algorithms.ring import ring_timing
+from ibcalc.engine.algorithms.tree import tree_timing
+from ibcalc.engine.base import Timing, Topology, protocols_for
+from ibcalc.engine.measure import measured, measured_s
+from ibcalc.engine.params import CostParams
+from ibcalc.engine.types import Algorithm, Collective, Cost, DType, Protocol
+
+__all__ = ["NCCL_ALGORITHMS", "TIMINGS", "Choice", "Plan", "Scored", "plan_for"]
+
+TimingFunction = Callable[[Collective, float, Topology, Protocol, CostParams], Timing | None]
+
+#: Every modelled algorithm and the numbers of its cost function, in ranking order (a tie in
+#: time goes to the one listed first).
+TIMINGS: dict[Algorithm, TimingFunction] = {
+    Algorithm.RING: ring_timing,
+    Algorithm.TREE: tree_timing,
+    Algorithm.NVLS: nvls_timing,
+    Algorithm.NVLS_TREE: nvls_tree_timing,
+    Algorithm.COLLNET_DIRECT: collnet_direct_timing,
+    Algorithm.COLLNET_CHAIN: collnet_chain_timing,
+    Algorithm.HIERARCHICAL: hierarchical_timing,
+    Algorithm.RHD: rhd_timing,
+    Algorithm.PAT: pat_timing,
+    Algorithm.PAIRWISE: pairwise_timing,
+    Algorithm.PXN: pxn_timing,
+    Algorithm.P2P: sendrecv_timing,
+}
+
+#: Algorithms NCCL itself can choose; ``auto`` picks among these (the others are what-ifs:
+#: a hand-written hierarchical all-reduce, MPI-style recursive halving-doubling).
+NCCL_ALGORITHMS: frozenset[Algorithm] = frozenset(
+    {
+        Algorithm.RING,
+        Algorithm.TREE,
+        Algorithm.NVLS,
+        Algorithm.NVLS_TREE,
+        Algorithm.COLLNET_DIRECT,
+        Algorithm.COLLNET_CHAIN,
+        Algorithm.PAT,
+        Algorithm.PAIRWISE,
+        Algorithm.PXN,
+        Algorithm.P2P,
+    }
+)
+
+#: Element types NVLink SHARP and IB SHARP reduce in the switch (16- and 32-bit floats, 32-bit
+#: integers); 8-bit and 64-bit reductions run point-to-point (docs/model.md#applicability:
+#: CollNet needs "the datatype/op supported").
+_SWITCH_REDUCE_DTYPES = frozenset({DType.FP16, DType.BF16, DType.FP32, DType.INT32, DType.UINT32})
+REDUCTIONS = (Collective.ALL_REDUCE, Collective.REDUCE_SCATTER, Collective.REDUCE)
+_IN_SWITCH = (
+    Algorithm.NVLS,
+    Algorithm.NVLS_TREE,
+    Algorithm.COLLNET_DIRECT,
+    Algorithm.COLLNET_CHAIN,
+)
+
+
+def dtype_allows(algorithm: Algorithm, collective: Collective, dtype: DType) -> bool:
+    """False for an in-switch reduction of a type the switch does not reduce."""
+    return not (
+        algorithm in _IN_SWITCH and collective in REDUCTIONS and dtype not in _SWITCH_REDUCE_DTYPES
+    )
+
+
+#: Size at which a plan asks each cost function whether it applies (none depends on the size).
+_PROBE_BYTES = 1024.0
+
+
+@dataclass(frozen=True, slots=True)
+class _Entry:
+    """One (algorithm, protocol) a plan costs."""
+
+    algorithm: Algorithm
+    protocol: Protocol
+    function: TimingFunction
+    #: NCCL's tuner sees this pair too (its cost function applies with the tuner's values).
+    tuned: bool
+    #: NCCL's FP8 ring penalty applies to the tuner's estimate.
+    penalised: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Scored:
+    """One candidate's numbers: its physical timing, what nccl-tests would time and what NCCL's
+    tuner estimates (``Cost.time_s`` and ``Cost.selection_time_s``)."""
+
+    timing: Timing
+    time_s: float
+    tuner_time_s: float
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """The pair :meth:`Plan.choose` picks and the time nccl-tests would report for it."""
+
+    algorithm: Algorithm
+    protocol: Protocol
+    time_s: float
+
+
+class Plan:
+    """Costing of ``collective`` on ``topo`` with ``params`` for any size (see the module).
+
+    ``algorithms`` limits the pairs costed (None: every modelled algorithm); ``dtype`` drops the
+    switch reductions the type does not allow and sets NCCL's FP8 ring penalty.
+    """
+
+    __slots__ = ("_entries", "collective", "dtype", "params", "topo", "tuner")
+
+    def __init__(
+        self,
+        collective: Collective,
+        topo: Topology,
+        params: CostParams,
+        *,
+        dtype: DType = DType.FP32,
+        algorithms: frozenset[Algorithm] | None = None,
+    ) -> None:
+        self.collective = collective
+        self.topo = topo
+        self.params = params
+        self.dtype = dtype
+        self.tuner = tuner = params.tuner_view()
+        nccl = tuner.nccl_tuner
+        fp8_chain = (
+            dtype.is_fp8
+            and topo.ranks > nccl.fp8_ring_penalty_above_ranks
+            and collective in REDUCTIONS
+        )
+        entries: list[_Entry] = []
+        for algorithm, function in TIMINGS.items():
+            if algorithms is not None and algorithm not in algorithms:
+                continue
+            if not dtype_allows(algorithm, collective, dtype):
+                continue
+            for protocol in protocols_for(topo):
+                if not _applies(function, collective, topo, protocol, params):
+                    continue
+                entries.append(
+                    _Entry(
+                        algorithm,
+                        protocol,
+                        function,
+                        tuned=_applies(function, collective, topo, protocol, tuner),
+                        penalised=fp8_chain and algorithm is Algorithm.RING,
+                    )
+                )
+        self._entries = tuple(entries)
+
+    def _score(self, entry: _Entry, size_bytes: float) -> Scored | None:
+        topo = self.topo
+        timing = entry.function(self.collective, size_bytes, topo, entry.protocol, self.params)
+        if timing is None:  # pragma: no cover - applicability does not depend on the size
+            return None
+        single = timing.single_s
+        time = measured_s(single, timing.period_s, topo, self.params)
+        if time is None:
+            time = single
+        seen = (
+            entry.function(self.collective, size_bytes, topo, entry.protocol, self.tuner)
+            if entry.tuned
+            else None
+        )
+        tuner_time = seen.single_s if seen is not None else time
+        if entry.penalised:
+            tuner_time *= self.tuner.nccl_tuner.fp8_ring_penalty
+        return Scored(timing, time, tuner_time)
+
+    def scored(self, size_bytes: float) -> list[Scored]:
+        """Every applicable candidate's numbers at ``size_bytes``, fastest first (a tie keeps
+        the :data:`TIMINGS` order)."""
+        out = [s for e in self._entries if (s := self._score(e, size_bytes)) is not None]
+        out.sort(key=_by_time)
+        return out
+
+    def costs(self, size_bytes: float) -> list[Cost]:
+        """Every applicable cost at ``size_bytes``, fastest first, as ``select.evaluate``."""
+        return [self.cost(s) for s in self.scored(size_bytes)]
+
+    def cost(self, scored: Scored) -> Cost:
+        """The full :class:`Cost` of a scored candidate, with its terms and notes."""
+        cost = measured(scored.timing.cost(), self.topo, self.params)
+        if scored.tuner_time_s != cost.time_s:
+            cost = cost.model_copy(update={"tuner_time_s": scored.tuner_time_s})
+        return cost
+
+    def choose(
+        self,
+        size_bytes: float,
+        algorithm: Algorithm | None = None,
+        protocol: Protocol | None = None,
+    ) -> Choice | None:
+        """The pair ``select`` would pick at ``size_bytes`` and its time, or None when no
+        candidate runs (``select`` says why).
+
+        Only NCCL's tuner estimate is worked out for every candidate; the physical time only
+        for the one picked, and for those tied with it (a tie goes to the physically faster,
+        then to the one listed first, as ``select``'s two stable sorts do).
+        """
+        best: list[tuple[_Entry, Scored | None]] = []
+        best_tuner = 0.0
+        collective, topo, tuner = self.collective, self.topo, self.tuner
+        for entry in self._entries:
+            if algorithm is None:
+                if entry.algorithm not in NCCL_ALGORITHMS:
+                    continue
+            elif entry.algorithm is not algorithm:
+                continue
+            if protocol is not None and entry.protocol is not protocol:
+                continue
+            scored = None
+            if entry.tuned:
+                seen = entry.function(collective, size_bytes, topo, entry.protocol, tuner)
+                assert seen is not None
+                tuner_time = seen.single_s
+            else:
+                scored = self._score(entry, size_bytes)
+                assert scored is not None
+                tuner_time = scored.time_s
+            if entry.penalised:
+                tuner_time *= tuner.nccl_tuner.fp8_ring_penalty
+            if not best or tuner_time < best_tuner:
+                best, best_tuner = [(entry, scored)], tuner_time
+            elif tuner_time == best_tuner:
+                best.append((entry, scored))
+        if not best:
+            return None
+        picked: tuple[float, _Entry] | None = None
+        for entry, scored in best:
+            if scored is None:
+                scored = self._score(entry, size_bytes)
+                assert scored is not None
+            if picked is None or scored.time_s < picked[0]:
+                picked = (scored.time_s, entry)
+        assert picked is not None
+        time, entry = picked
+        return Choice(entry.algorithm, entry.protocol, time)
+
+
+def _by_time(scored: Scored) -> float:
+    return scored.time_s
+
+
+def _applies(
+    function: TimingFunction,
+    collective: Collective,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+) -> bool:
+    """Whether ``function`` costs ``protocol`` here (asked once: no cost function's
+    applicability depends on the size; a probe that fails keeps the pair, to fail again when
+    costed)."""
+    try:
+        return function(collective, _PROBE_BYTES, topo, protocol, params) is not None
+    except ValueError:
+        return True
+
+
+_CACHE: dict[tuple[object, ...], tuple[CostParams, Plan]] = {}
+#: Plans kept; past this the cache starts afresh (a layout search builds a few hundred).
+_CACHE_SIZE = 1024
+
+
+def plan_for(
+    collective: Collective,
+    topo: Topology,
+    params: CostParams,
+    *,
+    dtype: DType = DType.FP32,
+    algorithms: frozenset[Algorithm] | None = None,
+) -> Plan:
+    """The :class:`Plan` of these arguments, built once and reused.
+
+    Topologies are matched by value (two equal topologies cost the same), parameters by
+    identity (a ``--cost-params`` file gives another object, hence another plan).
+    """
+    key = (collective, topo, id(params), dtype, algorithms)
+    hit = _CACHE.get(key)
+    if hit is not None and hit[0] is params:
+        return hit[1]
+    plan = Plan(collective, topo, params, dtype=dtype, algorithms=algorithms)
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.clear()
+    _CACHE[key] = (params, plan)
+    return plan
