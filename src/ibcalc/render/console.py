@@ -150,6 +150,7 @@ def _explanation(ex: Explanation, stream: TextIO | None) -> None:
     for term in ex.terms:
         terms.add_row(term.name, format_time(term.seconds), term.detail)
     terms.add_row("one operation", format_time(ex.single_s), "sum of the terms above")
+    console.print()  # a blank line between the assumptions and the derivation
     console.print(_fold(terms))
     console.print(Text(f"as nccl-tests measures it: {format_time(ex.time_s)}", style="bold"))
     console.print(Text(f"  {ex.measurement}"), soft_wrap=True)
