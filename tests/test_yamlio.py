@@ -14,7 +14,17 @@ import pytest
 from pydantic import BaseModel, ConfigDict
 
 from ibcalc.errors import InputFileError
-from ibcalc.yamlio import MAX_DEPTH, MAX_FILE_BYTES, load_yaml, validate
+from ibcalc.yamlio import (
+    MAX_DEPTH,
+    MAX_FILE_BYTES,
+    CSafeLoader,
+    SafeLoader,
+    TrustedDocument,
+    load_yaml,
+    safe_load,
+    trusted_document,
+    validate,
+)
 
 Locate = Callable[..., tuple[int, int]]
 
@@ -276,3 +286,73 @@ def test_validation_errors_point_at_the_offending_keys(tmp_path: Path, locate: L
     assert locate(text, "rate: fast") in where
     assert locate(text, "colour") in where
     assert any("unknown key" in p.message for p in problems)
+
+
+# --------------------------------------------------------------------------- shipped files
+
+#: The YAML files shipped with the package (src/ibcalc/data/*.yaml link to data/*.yaml).
+SHIPPED = sorted((Path(__file__).parent.parent / "data").glob("*.yaml"))
+
+
+def test_shipped_files_are_there() -> None:
+    assert {path.name for path in SHIPPED} >= {
+        "links.yaml",
+        "cost_params.yaml",
+        "switches.yaml",
+        "pairings.yaml",
+    }
+
+
+def test_libyaml_is_the_fast_loader() -> None:
+    """PyYAML here has libyaml; without it the fast reader falls back to the pure-Python one."""
+    import yaml
+
+    assert yaml.__with_libyaml__
+    assert issubclass(CSafeLoader, yaml.CSafeLoader)
+    assert CSafeLoader.yaml_implicit_resolvers == SafeLoader.yaml_implicit_resolvers
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda path: path.name)
+def test_shipped_file_reads_the_same_through_both_loaders(path: Path) -> None:
+    """The fast reader of shipped files (libyaml, no positions) and the strict positioned
+    reader of user files (duplicate keys, tags, limits) give the same data, types included."""
+    text = path.read_text(encoding="utf-8")
+    strict = load_yaml(path.name, text=text).data
+    fast = safe_load(text)
+    assert fast == strict
+    assert repr(fast) == repr(strict)  # 1 vs 1.0 vs True, key order
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ratio: 2:1\nhex: 0x10\noctal: 017\nflag: yes\nnan: .nan\nwhen: 2024-01-01\n",
+        "grouped: 1_000\nbinary: 0b11\noff: off\nnum: 1.5e+3\nint: -3\nnothing: ~\nt: true\n",
+    ],
+)
+def test_fast_loader_keeps_the_strict_scalar_rules(text: str) -> None:
+    """YAML 1.1's base-60, hex, octal, yes/no, .nan and dates stay strings in both readers."""
+    assert repr(safe_load(text)) == repr(load_yaml("x.yaml", text=text).data)
+
+
+def test_trusted_document_positions_are_the_strict_reader_s() -> None:
+    path = next(path for path in SHIPPED if path.name == "links.yaml")
+    text = path.read_text(encoding="utf-8")
+    doc = trusted_document("data/links.yaml", text)
+    assert isinstance(doc, TrustedDocument)
+    assert doc.marks == {}  # nothing worked out until a position is asked for
+    strict = load_yaml("data/links.yaml", text=text)
+    for loc in [("links", 0, "id"), ("links", 3, "per_direction"), ("systems", 2), ("schema",)]:
+        assert doc.locate(loc) == strict.locate(loc)
+        assert doc.locate(loc) != (None, None)
+    assert doc.marks == strict.marks
+
+
+def test_trusted_document_of_broken_text_says_where(locate: Locate) -> None:
+    text = "schema: x\nlinks:\n  - id: a\n    name: [unclosed\n"
+    with pytest.raises(InputFileError) as info:
+        trusted_document("data/broken.yaml", text)
+    problem = info.value.problems[0]
+    assert problem.path == "data/broken.yaml"
+    assert problem.line is not None
+    assert problem.col is not None

@@ -9,38 +9,64 @@ from __future__ import annotations
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
-from ibcalc.catalogue.cost_params import load_cost_params
-from ibcalc.catalogue.load import find_link, find_system, load_catalogue
-from ibcalc.catalogue.models import Link, System
-from ibcalc.cluster.resolve import ClusterSpec, resolve_cluster
-from ibcalc.engine.params import CostParams
-from ibcalc.engine.types import Algorithm, Collective, Estimate, Protocol
-from ibcalc.errors import IbcalcError
-from ibcalc.facade import estimate, estimate_on
-from ibcalc.units import parse_bandwidth, parse_size, parse_time
-
 if TYPE_CHECKING:
+    from ibcalc.catalogue.cost_params import load_cost_params
+    from ibcalc.catalogue.load import find_link, find_system, load_catalogue
+    from ibcalc.catalogue.models import Link, System
+    from ibcalc.cluster.resolve import ClusterSpec, resolve_cluster
     from ibcalc.design.check import check_design, load_design
+    from ibcalc.engine.params import CostParams
+    from ibcalc.engine.types import Algorithm, Collective, Estimate, Protocol
+    from ibcalc.errors import IbcalcError
     from ibcalc.fabric.sizing import size_fat_tree
+    from ibcalc.facade import estimate, estimate_on
     from ibcalc.gap import common_pairings, tp_whatif
+    from ibcalc.units import parse_bandwidth, parse_size, parse_time
 
 __version__ = "0.1.0"
 
-# Design files, fabric sizing and gap analysis load on first use, so that every CLI command
-# (which imports this package for __version__) does not pay for them at start-up.
+# Every public name loads its module on first use: the command line imports this package (for
+# __version__, and as the parent of ibcalc.cli) on every call, and `ibcalc --help` or
+# `ibcalc --version` need none of the catalogue, the engine or pydantic.
 _LAZY = {
+    "Algorithm": "ibcalc.engine.types",
+    "ClusterSpec": "ibcalc.cluster.resolve",
+    "Collective": "ibcalc.engine.types",
+    "CostParams": "ibcalc.engine.params",
+    "Estimate": "ibcalc.engine.types",
+    "IbcalcError": "ibcalc.errors",
+    "Link": "ibcalc.catalogue.models",
+    "Protocol": "ibcalc.engine.types",
+    "System": "ibcalc.catalogue.models",
     "check_design": "ibcalc.design.check",
-    "load_design": "ibcalc.design.check",
-    "size_fat_tree": "ibcalc.fabric.sizing",
     "common_pairings": "ibcalc.gap",
+    "estimate": "ibcalc.facade",
+    "estimate_on": "ibcalc.facade",
+    "find_link": "ibcalc.catalogue.load",
+    "find_system": "ibcalc.catalogue.load",
+    "load_catalogue": "ibcalc.catalogue.load",
+    "load_cost_params": "ibcalc.catalogue.cost_params",
+    "load_design": "ibcalc.design.check",
+    "parse_bandwidth": "ibcalc.units",
+    "parse_size": "ibcalc.units",
+    "parse_time": "ibcalc.units",
+    "resolve_cluster": "ibcalc.cluster.resolve",
+    "size_fat_tree": "ibcalc.fabric.sizing",
     "tp_whatif": "ibcalc.gap",
 }
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'ibcalc' has no attribute {name!r}")
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'ibcalc' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # looked up once; later reads are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
 
 
 __all__ = [

@@ -40,8 +40,10 @@ __all__ = [
     "CSafeLoader",
     "Document",
     "SafeLoader",
+    "TrustedDocument",
     "load_yaml",
     "safe_load",
+    "trusted_document",
     "validate",
 ]
 
@@ -130,6 +132,37 @@ class Document:
             if not key:
                 return (None, None)
             key = key[:-1]
+
+
+@dataclass
+class TrustedDocument(Document):
+    """A file shipped with the package, read by :func:`safe_load` (libyaml, no positions).
+
+    Its positions are worked out by the positioned parser (:func:`load_yaml`) the first time one
+    is asked for, to report a problem, so a clean run never pays for them (the positioned
+    parser takes several times as long over the built-in catalogue). tests/test_yamlio.py checks
+    that both parsers read every shipped file to the same data.
+    """
+
+    text: str = field(default="", repr=False)
+    located: bool = field(default=False, repr=False)
+
+    def locate(self, loc: Sequence[str | int]) -> tuple[int | None, int | None]:
+        if not self.located:
+            self.marks = load_yaml(self.path, text=self.text).marks
+            self.located = True
+        return super().locate(loc)
+
+
+def trusted_document(label: str, text: str) -> Document:
+    """The document of ``text``, a file shipped with the package, labelled ``label``: read fast
+    by :func:`safe_load`, positioned on demand (:class:`TrustedDocument`). Text libyaml refuses
+    is read by :func:`load_yaml`, which says where it is wrong."""
+    try:
+        data = safe_load(text)
+    except yaml.YAMLError:
+        return load_yaml(label, text=text)
+    return TrustedDocument(path=label, data=data, text=text)
 
 
 class _Budget:

@@ -737,3 +737,45 @@ def test_catalogue_refuses_gigabits_written_as_gigabytes(tmp_path: Path) -> None
     path.write_text(text)
     with pytest.raises(IbcalcError, match="Gb/s written as GB/s"):
         load_catalogue([path], use_env=False)
+
+
+def test_problem_in_the_builtin_file_is_located_there(tmp_path: Path) -> None:
+    """The built-in file is read without positions (libyaml); a problem found in it, here a
+    built-in system naming a link a user file made scale-up, still gets its file:line:col."""
+    import yaml
+
+    from ibcalc.catalogue.load import BUILTIN_LABEL, builtin_text
+    from ibcalc.yamlio import safe_load
+
+    text = builtin_text()
+    ndr = next(link for link in safe_load(text)["links"] if link["id"] == "ndr")
+    user = tmp_path / "ndr_scale_up.yaml"
+    user.write_text(
+        yaml.safe_dump({"schema": "ibcalc-catalogue/1", "links": [{**ndr, "kind": "scale-up"}]}),
+        encoding="utf-8",
+    )
+    with pytest.raises(CatalogueError) as info:
+        load_catalogue([user], use_env=False)
+    located = [p for p in info.value.problems if "inter 'ndr' is a scale-up link" in p.message]
+    assert located
+    lines = text.splitlines()
+    for problem in located:
+        assert problem.path == BUILTIN_LABEL
+        assert problem.line is not None
+        assert problem.col is not None
+        # the position is that of the system's `inter:` key naming ndr
+        assert lines[problem.line - 1][problem.col - 1 :].startswith("inter: ndr")
+
+
+def test_clean_load_reads_the_builtin_file_once_without_positions() -> None:
+    """A clean load never asks the built-in file for a position, so its positioned parse (the
+    strict reader, several times slower than libyaml over 100 KB) never runs."""
+    from ibcalc.catalogue.load import _builtin
+    from ibcalc.yamlio import TrustedDocument
+
+    _builtin.cache_clear()  # another test may have asked it for a position
+    load_catalogue(use_env=False)
+    doc, _parsed = _builtin()
+    assert isinstance(doc, TrustedDocument)
+    assert not doc.located
+    assert doc.marks == {}

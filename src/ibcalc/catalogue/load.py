@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ibcalc.catalogue.models import Catalogue, Link, LinkKind, Storage, StorageKind, System
 from ibcalc.errors import CatalogueError, InputFileError, UnknownNameError, ValidationProblem
 from ibcalc.textsafe import shown
-from ibcalc.yamlio import Document, load_yaml, validate
+from ibcalc.yamlio import Document, load_yaml, trusted_document, validate
 
 __all__ = [
     "BUILTIN_LABEL",
@@ -229,8 +229,12 @@ def _check_systems(
             ref = getattr(system, field_name)
             if ref is None:
                 continue
-            line, col = doc.locate(("systems", i, field_name))
             link = links.get(ref)
+            if link is not None and link.kind in kinds:
+                continue
+            # located only when there is a problem (the built-in file's positions are worked
+            # out on demand)
+            line, col = doc.locate(("systems", i, field_name))
             if link is None:
                 close = difflib.get_close_matches(ref, list(links), n=3)
                 hint = f" (did you mean {', '.join(close)}?)" if close else ""
@@ -243,7 +247,7 @@ def _check_systems(
                         f"id{hint}",
                     )
                 )
-            elif link.kind not in kinds:
+            else:
                 problems.append(
                     ValidationProblem(
                         doc.path,
@@ -334,9 +338,12 @@ def _parse(doc: Document) -> _CatalogueFile:
 
 @functools.cache
 def _builtin() -> tuple[Document, _CatalogueFile]:
-    """The shipped catalogue, read and validated once per process (its entries are frozen; the
-    pure-Python YAML reader that keeps line marks takes a quarter of a second over it)."""
-    doc = load_yaml(BUILTIN_LABEL, text=builtin_text())
+    """The shipped catalogue, read and validated once per process (its entries are frozen).
+
+    It is read by libyaml without positions (:func:`~ibcalc.yamlio.trusted_document`); they are
+    worked out only if a problem is to be reported in it (a user file replacing a link that a
+    built-in system names with a link of another kind, say). Validation stays complete."""
+    doc = trusted_document(BUILTIN_LABEL, builtin_text())
     return doc, _parse(doc)
 
 

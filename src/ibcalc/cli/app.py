@@ -1,26 +1,191 @@
 """The root ``ibcalc`` app, ``--version`` and the console entry point :func:`main`.
 
-Each command group lives in its own module and adds itself with ``register(app)``.
+Each command group lives in its own module and adds itself with ``register(app)``. The modules
+load lazily: :data:`COMMANDS` names every top-level command with its module and its help
+text, ``ibcalc --help`` and ``ibcalc --version`` list or print from it without importing any
+command module (nor the engine, the catalogue or pydantic), and ``ibcalc X`` imports only the
+module of ``X``. tests/cli/test_app.py checks the table against the registered commands.
 """
 
 from __future__ import annotations
 
 import errno
 import sys
-from collections.abc import Sequence
-from typing import Annotated
+from collections.abc import Iterator, Mapping, Sequence
+from importlib import import_module
+from typing import Annotated, Any, NamedTuple
 
 import typer
+import typer.core
 
 from ibcalc import __version__
-from ibcalc.cli import catalogue, design, estimate, gap, logs, workload
 from ibcalc.cli.boundary import SIGPIPE_EXIT, boundary, quiet_stdout
 from ibcalc.cli.output import StdoutError, guarded_stdout
 
-__all__ = ["app", "main"]
+__all__ = ["COMMANDS", "CommandEntry", "app", "main"]
+
+
+class CommandEntry(NamedTuple):
+    """Where a top-level command lives and what ``ibcalc --help`` says of it."""
+
+    #: The module under ``ibcalc.cli`` whose ``register(app)`` adds the command.
+    module: str
+    #: The command's help text as the command has it (its first paragraph is enough: the
+    #: listing shows the first sentence, cut to the terminal's width).
+    help: str
+
+
+#: Every top-level command, in the order ``ibcalc --help`` lists them (each module's commands,
+#: then its groups), with the module that registers it and its help text.
+COMMANDS: dict[str, CommandEntry] = {
+    # cli/estimate.py: one command per Collective (help from Collective.description), sweep
+    "allreduce": CommandEntry("estimate", "Estimate an all-reduce (nccl-tests all_reduce_perf)."),
+    "reducescatter": CommandEntry(
+        "estimate",
+        "Estimate a reduce-scatter; --size is the total buffer (nccl-tests convention).",
+    ),
+    "allgather": CommandEntry(
+        "estimate",
+        "Estimate an all-gather; --size is the total gathered buffer (nccl-tests convention).",
+    ),
+    "broadcast": CommandEntry("estimate", "Estimate a broadcast."),
+    "reduce": CommandEntry("estimate", "Estimate a reduce."),
+    "alltoall": CommandEntry(
+        "estimate", "Estimate an all-to-all; --size is each rank's send buffer."
+    ),
+    "sendrecv": CommandEntry(
+        "estimate", "Estimate nccl-tests sendrecv (ring shift of S per rank)."
+    ),
+    "sweep": CommandEntry(
+        "estimate",
+        "Sweep sizes like nccl-tests (-b/-e/-f) and print a table shaped like its output.",
+    ),
+    # cli/design.py
+    "check": CommandEntry(
+        "design", "Check cluster-design files against their requirements (a CI gate)."
+    ),
+    "schema": CommandEntry(
+        "design", "Print the JSON Schema of cluster-design files (for editors and CI)."
+    ),
+    # cli/gap.py
+    "gap": CommandEntry(
+        "gap",
+        "Scale-up vs scale-out bandwidth per GPU (per direction), ratios, and what they cost.",
+    ),
+    # cli/workload.py
+    "train": CommandEntry(
+        "workload",
+        "Communication of one training step, per parallel dimension, with overlap and warnings.",
+    ),
+    "infer": CommandEntry(
+        "workload", "Communication per generated token and per request of serving a model."
+    ),
+    "checkpoint": CommandEntry(
+        "workload", "Save and restore time of a checkpoint, and which bound sets it."
+    ),
+    # cli/logs.py
+    "nccl-check": CommandEntry(
+        "logs",
+        "Is my number normal? Compare nccl-tests / rccl-tests results with the model, per size, "
+        "and say why they differ.",
+    ),
+    "calibrate": CommandEntry(
+        "logs",
+        "Fit the model to your own nccl-tests runs: transport latencies, link efficiencies, NVLS "
+        "efficiency; report the fit and what the runs cannot determine; write an override file.",
+    ),
+    # cli/catalogue.py (groups)
+    "links": CommandEntry(
+        "catalogue", "List the link catalogue, or show one link with its sources."
+    ),
+    "systems": CommandEntry("catalogue", "List node/system presets, or show one."),
+    # cli/design.py (group)
+    "design": CommandEntry("design", "Inspect cluster-design files."),
+}
+
+#: The command modules' own apps, each built once per process by its ``register``.
+_MODULE_APPS: dict[str, typer.Typer] = {}
+
+
+def _module_app(module: str) -> typer.Typer:
+    """The app to which ``ibcalc.cli.<module>`` registered its commands (imported on first use)."""
+    if module not in _MODULE_APPS:
+        sub = typer.Typer(rich_markup_mode=None, add_completion=False)
+        import_module(f"ibcalc.cli.{module}").register(sub)
+        _MODULE_APPS[module] = sub
+    return _MODULE_APPS[module]
+
+
+def _build(name: str) -> Any:
+    """The toolkit's command (or group) ``name``, built from its module's app alone: the
+    module's other commands are not built (their options cost a few milliseconds each)."""
+    sub = _module_app(COMMANDS[name].module)
+    one = typer.Typer(rich_markup_mode=sub.rich_markup_mode, add_completion=False)
+    one.registered_commands = [info for info in sub.registered_commands if info.name == name]
+    one.registered_groups = [info for info in sub.registered_groups if info.name == name]
+    built = typer.main.get_group(one).commands
+    if name not in built:  # pragma: no cover - every register() names its commands
+        built = typer.main.get_group(sub).commands
+    return built[name]
+
+
+class _LazyCommands(Mapping[str, Any]):
+    """The root group's commands: the names are :data:`COMMANDS`' keys, and a command is
+    built (its module imported and its toolkit objects made) when it is looked up."""
+
+    def __init__(self, eager: Mapping[str, Any]) -> None:
+        self.eager = dict(eager)
+        self._built: dict[str, Any] = {}
+
+    def __getitem__(self, name: str) -> Any:
+        if name in self.eager:
+            return self.eager[name]
+        if name not in self._built:
+            if name not in COMMANDS:
+                raise KeyError(name)
+            self._built[name] = _build(name)
+        return self._built[name]
+
+    def __iter__(self) -> Iterator[str]:
+        yield from self.eager
+        yield from (name for name in COMMANDS if name not in self.eager)
+
+    def __len__(self) -> int:
+        return len(self.eager.keys() | COMMANDS.keys())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.eager or name in COMMANDS
+
+
+class LazyGroup(typer.core.TyperGroup):
+    """The root group: lists its commands from :data:`COMMANDS` and imports a command's module
+    only when the command runs (or its own help is asked for)."""
+
+    def __init__(self, *, commands: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
+        super().__init__(commands=None, **kwargs)
+        self.commands = _LazyCommands(commands or {})  # type: ignore[assignment]
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return list(self.commands)
+
+    def format_commands(self, ctx: Any, formatter: Any) -> None:
+        # the listing as the toolkit writes it, from stand-ins holding each command's help
+        # (the short help is cut from it to the terminal's width), so nothing is imported
+        lazy: Any = self.commands
+        stand_ins = {
+            name: lazy.eager[name]
+            if name in lazy.eager
+            else typer.core.TyperCommand(name, help=COMMANDS[name].help, rich_markup_mode=None)
+            for name in self.list_commands(ctx)
+        }
+        typer.core.TyperGroup(commands=stand_ins, rich_markup_mode=None).format_commands(
+            ctx, formatter
+        )
+
 
 app = typer.Typer(
     name="ibcalc",
+    cls=LazyGroup,
     help="How fast can this cluster move these bytes? Interconnect catalogue and collective costs.",
     add_completion=False,
     rich_markup_mode=None,
@@ -48,15 +213,6 @@ def _root(
     if ctx.invoked_subcommand is None:
         typer.echo(ctx.get_help())
         raise typer.Exit(0)
-
-
-# Command groups, in the order `ibcalc --help` lists them (commands first, then groups):
-estimate.register(app)  # allreduce ... sendrecv, sweep          (cli/estimate.py)
-catalogue.register(app)  # links [show], systems [show]          (cli/catalogue.py)
-design.register(app)  # check, schema, design show               (cli/design.py)
-gap.register(app)  # gap                                         (cli/gap.py)
-workload.register(app)  # train, infer, checkpoint               (cli/workload.py)
-logs.register(app)  # nccl-check, calibrate                      (cli/logs.py)
 
 
 #: Errors of a write to a device that is full or failing (never of reading an input: inputs

@@ -139,6 +139,7 @@ def schema_command(output: OutputOpt = None) -> None:
     emit(schema_text(json_schema()), target)
 
 
+@design_app.command("show")  # registered here: register() only adds the group
 @guard
 def design_show_command(
     file: Annotated[Path, typer.Argument(help="A cluster-design YAML file.", metavar="FILE")],
@@ -168,5 +169,4 @@ def register(app: typer.Typer) -> None:
     """Add ``check``, ``schema`` and the ``design`` group to ``app``."""
     app.command("check")(check_command)
     app.command("schema")(schema_command)
-    design_app.command("show")(design_show_command)
     app.add_typer(design_app, name="design")

@@ -25,12 +25,11 @@ from rich.text import Text
 from ibcalc.catalogue.models import Catalogue, Link, System
 from ibcalc.engine.types import Cost, Estimate, busbw_factor
 from ibcalc.errors import fill_fields
-from ibcalc.explain import Explanation
 from ibcalc.render.stream import PipeConsole, TrimmedStream
-from ibcalc.results import EstimateResult
 from ibcalc.units import GB, format_bandwidth, format_size, format_time
 
 if TYPE_CHECKING:
+    from ibcalc.explain import Explanation
     from ibcalc.gap import GapReport
     from ibcalc.sweep import SweepResult
 
@@ -124,16 +123,21 @@ def render_estimate(
 ) -> None:
     """Print an estimate: a table (result, choice, runners-up, assumptions) or its JSON; with
     ``explain``, its derivation too (``explanation`` in the JSON)."""
-    from ibcalc.explain import explain as derive
-
+    # the JSON model and the derivation load when asked for: a table needs neither
     if fmt == Format.JSON:
+        from ibcalc.results import EstimateResult
+
         data = _named(EstimateResult.of(est).model_dump(mode="json"), names)
         if explain:
+            from ibcalc.explain import explain as derive
+
             data["explanation"] = derive(est).model_dump(mode="json")
         render_json(data, stream)
     else:
         _estimate_table(est, named_notes(est.assumptions, names), stream)
         if explain:
+            from ibcalc.explain import explain as derive
+
             _explanation(derive(est), stream)
 
 

@@ -1,0 +1,156 @@
+"""The root app's lazy command table (src/ibcalc/cli/app.py).
+
+``ibcalc --help`` and ``ibcalc --version`` list or print from :data:`ibcalc.cli.app.COMMANDS`
+without importing a command module; ``ibcalc X`` imports the module of ``X`` only. These tests
+check the table against the commands the modules register (names, order, help), the listing
+against the one the toolkit writes from the real commands, and what a run imports (in a fresh
+interpreter, through ``sys.modules``). Nothing here is timed: the speed figures are
+benchmarks/speed.py's.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib import import_module
+
+import pytest
+import typer
+import typer.core
+import typer.main
+from typer.testing import CliRunner
+
+from ibcalc.cli import app
+from ibcalc.cli.app import COMMANDS
+
+#: The command modules (each adds its commands with ``register(app)``), in the order the root
+#: app registered them before the table (the listing's order: each module's commands, then the
+#: groups).
+MODULES = ("estimate", "catalogue", "design", "gap", "workload", "logs")
+
+#: What ``ibcalc --help`` / ``--version`` must not import: every command module, the engine,
+#: the catalogue, the renderers, and the heavy libraries none of that needs.
+NOT_AT_START = (
+    *(f"ibcalc.cli.{module}" for module in MODULES),
+    "ibcalc.cli.options",
+    "ibcalc.engine",
+    "ibcalc.catalogue",
+    "ibcalc.render",
+    "ibcalc.render.workload",
+    "ibcalc.facade",
+    "pydantic",
+    "rich",
+    "yaml",
+)
+
+
+def _eager_app() -> typer.Typer:
+    """The root app as it was before the table: every module registered on it at import."""
+    eager = typer.Typer(
+        name="ibcalc", help=app.info.help, add_completion=False, rich_markup_mode=None
+    )
+    eager.registered_callback = app.registered_callback
+    for module in MODULES:
+        sub = typer.Typer(rich_markup_mode=None)
+        import_module(f"ibcalc.cli.{module}").register(sub)
+        eager.registered_commands += sub.registered_commands
+        eager.registered_groups += sub.registered_groups
+    return eager
+
+
+def _eager_group() -> typer.core.TyperGroup:
+    return typer.main.get_group(_eager_app())
+
+
+def _imported_after(args: list[str]) -> set[str]:
+    """The modules a fresh interpreter holds after ``ibcalc ARGS`` (run through its entry
+    point, output discarded)."""
+    code = (
+        "import io, json, sys\n"
+        "from ibcalc.cli import main\n"
+        "out, sys.stdout = sys.stdout, io.StringIO()\n"
+        "try:\n"
+        f"    main({args!r})\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "out.write(json.dumps(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    return set(json.loads(done.stdout))
+
+
+def test_table_lists_the_registered_commands_in_order() -> None:
+    assert list(_eager_group().commands) == list(COMMANDS)
+    for name, entry in COMMANDS.items():
+        registered = typer.Typer(rich_markup_mode=None)
+        import_module(f"ibcalc.cli.{entry.module}").register(registered)
+        names = [info.name for info in registered.registered_commands]
+        names += [info.name for info in registered.registered_groups]
+        assert name in names, f"{name} is not registered by ibcalc.cli.{entry.module}"
+
+
+@pytest.mark.parametrize("name", list(COMMANDS))
+def test_table_help_gives_the_command_s_listing_line(name: str) -> None:
+    """The stand-in listing line is the real command's at every terminal width."""
+    real = _eager_group().commands[name]
+    stand_in = typer.core.TyperCommand(name, help=COMMANDS[name].help, rich_markup_mode=None)
+    assert not real.hidden
+    for limit in range(10, 200):
+        assert stand_in.get_short_help_str(limit) == real.get_short_help_str(limit), limit
+
+
+@pytest.mark.parametrize("width", [40, 80, 120, 200])
+def test_help_listing_is_the_eager_one(width: int) -> None:
+    runner = CliRunner()
+    lazy = runner.invoke(app, ["--help"], terminal_width=width)
+    eager = runner.invoke(_eager_app(), ["--help"], prog_name="ibcalc", terminal_width=width)
+    assert lazy.exit_code == eager.exit_code == 0
+    assert lazy.output == eager.output
+    assert "allreduce" in lazy.output
+    assert "design" in lazy.output
+
+
+def test_every_table_command_runs_its_own_help() -> None:
+    runner = CliRunner()
+    for name in COMMANDS:
+        result = runner.invoke(app, [name, "--help"])
+        assert result.exit_code == 0, (name, result.output)
+        assert result.output.startswith(f"Usage: ibcalc {name} "), name
+
+
+def test_commands_mapping_builds_each_command_on_lookup() -> None:
+    group = typer.main.get_command(app)
+    assert list(group.commands) == list(COMMANDS)  # type: ignore[attr-defined]
+    assert "allreduce" in group.commands  # type: ignore[attr-defined]
+    assert "no-such-command" not in group.commands  # type: ignore[attr-defined]
+    with pytest.raises(KeyError):
+        group.commands["no-such-command"]  # type: ignore[attr-defined]
+    assert group.commands["allreduce"].name == "allreduce"  # type: ignore[attr-defined]
+
+
+def test_unknown_command_still_gets_suggestions(capsys: pytest.CaptureFixture[str]) -> None:
+    from ibcalc.cli import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["allredcue"])
+    assert info.value.code == 2
+    assert "Did you mean 'allreduce'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("args", [["--help"], ["--version"]])
+def test_help_and_version_import_no_command_module(args: list[str]) -> None:
+    imported = _imported_after(args)
+    assert "ibcalc.cli.app" in imported
+    assert sorted(imported & set(NOT_AT_START)) == []
+
+
+def test_a_command_imports_its_own_module_only() -> None:
+    imported = _imported_after(["allreduce", "--size", "1GB", "--fabric", "ndr"])
+    assert "ibcalc.cli.estimate" in imported
+    assert "ibcalc.engine" in imported
+    others = {f"ibcalc.cli.{module}" for module in MODULES if module != "estimate"}
+    assert sorted(imported & others) == []
+    assert "ibcalc.render.workload" not in imported

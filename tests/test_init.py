@@ -1,0 +1,80 @@
+"""The package's public names (src/ibcalc/__init__.py): each loads its module on first use.
+
+``import ibcalc`` (which every CLI call does) must not import the engine, the catalogue or
+pydantic; every name of ``__all__`` is still there, the same object as in its module.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from importlib import import_module
+
+import pytest
+
+import ibcalc
+
+#: Where each public name is defined (the package re-exports it).
+HOMES = {
+    "Algorithm": "ibcalc.engine.types",
+    "ClusterSpec": "ibcalc.cluster.spec",
+    "Collective": "ibcalc.engine.types",
+    "CostParams": "ibcalc.engine.params",
+    "Estimate": "ibcalc.engine.types",
+    "IbcalcError": "ibcalc.errors",
+    "Link": "ibcalc.catalogue.models",
+    "Protocol": "ibcalc.engine.types",
+    "System": "ibcalc.catalogue.models",
+    "check_design": "ibcalc.design.check",
+    "common_pairings": "ibcalc.gap",
+    "estimate": "ibcalc.facade",
+    "estimate_on": "ibcalc.facade",
+    "find_link": "ibcalc.catalogue.load",
+    "find_system": "ibcalc.catalogue.load",
+    "load_catalogue": "ibcalc.catalogue.load",
+    "load_cost_params": "ibcalc.catalogue.cost_params",
+    "load_design": "ibcalc.design.check",
+    "parse_bandwidth": "ibcalc.units",
+    "parse_size": "ibcalc.units",
+    "parse_time": "ibcalc.units",
+    "resolve_cluster": "ibcalc.cluster.resolve",
+    "size_fat_tree": "ibcalc.fabric.sizing",
+    "tp_whatif": "ibcalc.gap",
+}
+
+
+def test_all_names_every_public_name() -> None:
+    assert sorted(ibcalc.__all__) == sorted([*HOMES, "__version__"])
+
+
+@pytest.mark.parametrize("name", sorted(HOMES))
+def test_public_name_is_its_module_s_object(name: str) -> None:
+    assert getattr(ibcalc, name) is getattr(import_module(HOMES[name]), name)
+    assert name in dir(ibcalc)
+
+
+def test_from_import_of_every_public_name() -> None:
+    namespace: dict[str, object] = {}
+    exec("from ibcalc import *", namespace)
+    assert set(HOMES) <= set(namespace)
+
+
+def test_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'estimat'"):
+        _ = ibcalc.estimat  # type: ignore[attr-defined]
+
+
+def test_import_and_version_load_nothing_heavy() -> None:
+    code = (
+        "import json, sys\n"
+        "import ibcalc\n"
+        "assert ibcalc.__version__\n"
+        "print(json.dumps(sorted(sys.modules)))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    imported = set(json.loads(done.stdout))
+    assert sorted(m for m in imported if m.startswith("ibcalc")) == ["ibcalc"]
+    assert {"pydantic", "yaml", "rich", "typer"}.isdisjoint(imported)
