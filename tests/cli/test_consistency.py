@@ -88,6 +88,28 @@ def test_tables_have_no_trailing_spaces_and_fit_the_width(
     assert max(len(line) for line in table_lines) <= columns
 
 
+@pytest.mark.parametrize(("columns", "line_rates"), [(80, False), (100, True), (160, True)])
+def test_gap_table_keeps_every_figure_whole(
+    columns: int, line_rates: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # nvlink4 vs ndr: 450 GB/s line, 371 achievable per GPU; ndr 50 line, 47.0 achievable; the
+    # 1 GB all-reduce across 8 nodes takes 37.5 ms. Below 98 columns the line-rate columns give
+    # way; no figure is ever cut or folded.
+    monkeypatch.setenv("COLUMNS", str(columns))
+    result = runner.invoke(app, ["gap"])
+    assert result.exit_code == 0, result.stderr
+    assert "…" not in result.stdout
+    cells = next(
+        cells
+        for cells in (line.split() for line in result.stdout.splitlines())
+        if cells[:1] == ["nvlink4"] and "ndr" in cells
+    )
+    assert ("450" in cells) is line_rates
+    assert ("9.0x" in cells) is line_rates  # line ratio 450 / 50
+    assert "371" in cells
+    assert "37.5" in cells  # across: 37.5 ms (the unit follows as its own word)
+
+
 def test_sweep_csv_has_no_padding() -> None:
     result = runner.invoke(
         app, ["sweep", "allreduce", "-b", "1K", "-e", "4K", *CLUSTER, "--format", "csv"]

@@ -530,6 +530,15 @@ def _bar(fraction: float, width: int) -> str:
     return "█" * full + (_BAR[rest - 1] if rest else "")
 
 
+def _gbps(value_GBps: float) -> str:
+    """A bandwidth under a ``(GB/s)`` header: three significant digits (``450``, ``94.0``)."""
+    if value_GBps >= 100:
+        return f"{value_GBps:.0f}"
+    if value_GBps >= 10:
+        return f"{value_GBps:.1f}"
+    return f"{value_GBps:.2f}" if value_GBps >= 1 else f"{value_GBps:.3g}"
+
+
 def _ratio(value: float) -> str:
     if value >= 100:
         return f"{value:,.0f}x"
@@ -573,26 +582,38 @@ def render_gap(
 
 
 def _gap_table(rows: Sequence[dict[str, Any]], stream: TextIO | None) -> None:
-    """The common pairings, one row each (rows are GapResult JSON objects)."""
+    """The common pairings, one row each (rows are GapResult JSON objects).
+
+    Fits 100 columns: bandwidths are bare numbers under a ``GB/s`` header, the algorithm of
+    each all-reduce sits under its time, a NIC cap under the NIC count.
+    """
     console = _console(stream)
     table = Table(
         title="scale-up vs scale-out bandwidth per GPU, per direction "
         "(1 GB all-reduce: 1 node x 8 GPUs inside vs 8 nodes x 1 GPU across)",
         box=box.SIMPLE_HEAD,
         title_justify="left",
+        collapse_padding=True,
+        pad_edge=False,
     )
-    for name, justify in (
-        ("scale-up", "left"),
-        ("line / achievable", "right"),
-        ("scale-out per GPU", "left"),
-        ("line / achievable ", "right"),
-        ("line ratio", "right"),
-        ("achievable ratio", "right"),
-        ("1 GB inside", "right"),
-        ("1 GB across", "right"),
-        ("slowdown", "right"),
-    ):
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+    # below 98 columns the line-rate columns give way (achievable rates and times stay whole)
+    full = console.width >= 98
+    columns = (
+        ("scale-up", "left", True),
+        ("line\n(GB/s)", "right", full),
+        ("achv.\n(GB/s)", "right", True),
+        ("scale-out\nper GPU", "left", True),
+        ("line\n(GB/s)", "right", full),
+        ("achv.\n(GB/s)", "right", True),
+        ("ratio\nline", "right", full),
+        ("ratio\nachv.", "right", True),
+        ("1 GB\ninside", "right", True),
+        ("1 GB\nacross", "right", True),
+        ("slow-\ndown", "right", True),
+    )
+    for name, justify, shown in columns:
+        if shown:
+            table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     previous = None
     grouped = len(rows) > len({row["intra"] for row in rows})
     for row in rows:
@@ -600,29 +621,30 @@ def _gap_table(rows: Sequence[dict[str, Any]], stream: TextIO | None) -> None:
             table.add_section()
         previous = row["intra"]
         inside, across = row["allreduce_inside"], row["allreduce_across"]
-        table.add_row(
+        cells = (
             row["intra"],
-            f"{format_bandwidth(row['intra_GBps'] * GB)} / "
-            f"{format_bandwidth(row['intra_achievable_GBps'] * GB)}",
+            _gbps(row["intra_GBps"]),
+            _gbps(row["intra_achievable_GBps"]),
             f"{row['inter']} {_nic_count(row)}"
-            + (f" ({row['capped_by']} cap)" if row["capped_by"] else ""),
-            f"{format_bandwidth(row['inter_per_gpu_GBps'] * GB)} / "
-            f"{format_bandwidth(row['inter_per_gpu_achievable_GBps'] * GB)}",
+            + (f"\n({row['capped_by']} cap)" if row["capped_by"] else ""),
+            _gbps(row["inter_per_gpu_GBps"]),
+            _gbps(row["inter_per_gpu_achievable_GBps"]),
             _ratio(row["ratio_line"]),
             _ratio(row["ratio_achievable"]),
-            f"{format_time(inside['time_s'])} {inside['algorithm']}",
-            f"{format_time(across['time_s'])} {across['algorithm']}",
+            f"{format_time(inside['time_s'])}\n{inside['algorithm']}",
+            f"{format_time(across['time_s'])}\n{across['algorithm']}",
             _ratio(row["slowdown"]),
         )
+        table.add_row(*(cell for cell, (_, _, shown) in zip(cells, columns, strict=True) if shown))
     console.print(_fold(table))
     for line in (
         "conventions: per direction, per GPU; GB/s = 10^9 B/s; vendor 'bidirectional' figures "
         "are 2x (H100 NVLink 4: 900 bidirectional = 450 per direction); network Gb/s / 8 = GB/s",
-        "achievable = line rate x catalogue efficiency; xN = NICs per GPU (efa-v2 x4 as on AWS "
-        "p5; wan-10g one link per 8-GPU node); NICs not capped by host PCIe (--system, "
-        "--host-pcie)",
+        "achv. = achievable = line rate x catalogue efficiency; xN = NICs per GPU (efa-v2 x4 "
+        "as on AWS p5; wan-10g one link per 8-GPU node); NICs not capped by host PCIe "
+        "(--system, --host-pcie)",
         "inside = 1 node x 8 GPUs on the scale-up link; across = 8 nodes x 1 GPU, each with "
-        "ceil(NICs per GPU) NICs; algorithm as NCCL would choose (shown after the time)",
+        "ceil(NICs per GPU) NICs; algorithm as NCCL would choose (shown under the time)",
     ):
         console.print(Text(line), soft_wrap=True)
 
