@@ -30,7 +30,8 @@ from ibcalc.engine.algorithms.recursive import pat_timing, rhd_timing
 from ibcalc.engine.algorithms.ring import ring_timing
 from ibcalc.engine.algorithms.tree import tree_timing
 from ibcalc.engine.base import Timing, Topology, protocols_for
-from ibcalc.engine.measure import measured, measured_s
+from ibcalc.engine.kernels import Kernel, kernel_for
+from ibcalc.engine.measure import host_period_s, measured, measured_s
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, DType, Protocol
 
@@ -107,6 +108,9 @@ class _Entry:
     tuned: bool
     #: NCCL's FP8 ring penalty applies to the tuner's estimate.
     penalised: bool
+    #: ``function``'s numbers size by size, physical and (when ``tuned``) in the tuner's view.
+    kernel: Kernel
+    tuner_kernel: Kernel | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +139,18 @@ class Plan:
     switch reductions the type does not allow and sets NCCL's FP8 ring penalty.
     """
 
-    __slots__ = ("_entries", "collective", "dtype", "params", "topo", "tuner")
+    __slots__ = (
+        "_entries",
+        "_host_s",
+        "_iterations",
+        "_penalty",
+        "_pools",
+        "collective",
+        "dtype",
+        "params",
+        "topo",
+        "tuner",
+    )
 
     def __init__(
         self,
@@ -166,16 +181,27 @@ class Plan:
             for protocol in protocols_for(topo):
                 if not _applies(function, collective, topo, protocol, params):
                     continue
+                tuned = _applies(function, collective, topo, protocol, tuner)
                 entries.append(
                     _Entry(
                         algorithm,
                         protocol,
                         function,
-                        tuned=_applies(function, collective, topo, protocol, tuner),
+                        tuned=tuned,
                         penalised=fp8_chain and algorithm is Algorithm.RING,
+                        kernel=kernel_for(function, collective, topo, protocol, params),
+                        tuner_kernel=(
+                            kernel_for(function, collective, topo, protocol, tuner)
+                            if tuned
+                            else None
+                        ),
                     )
                 )
         self._entries = tuple(entries)
+        self._pools: dict[tuple[Algorithm | None, Protocol | None], tuple[_Entry, ...]] = {}
+        self._host_s = host_period_s(topo, params)
+        self._iterations = params.nccl_runtime.tests_iterations
+        self._penalty = tuner.nccl_tuner.fp8_ring_penalty
 
     def _score(self, entry: _Entry, size_bytes: float) -> Scored | None:
         topo = self.topo
@@ -227,44 +253,56 @@ class Plan:
         for the one picked, and for those tied with it (a tie goes to the physically faster,
         then to the one listed first, as ``select``'s two stable sorts do).
         """
-        best: list[tuple[_Entry, Scored | None]] = []
+        pool = self._pools.get((algorithm, protocol))
+        if pool is None:
+            pool = self._pools[(algorithm, protocol)] = self._pool(algorithm, protocol)
+        best: list[tuple[_Entry, float | None]] = []
         best_tuner = 0.0
-        collective, topo, tuner = self.collective, self.topo, self.tuner
-        for entry in self._entries:
-            if algorithm is None:
-                if entry.algorithm not in NCCL_ALGORITHMS:
-                    continue
-            elif entry.algorithm is not algorithm:
-                continue
-            if protocol is not None and entry.protocol is not protocol:
-                continue
-            scored = None
-            if entry.tuned:
-                seen = entry.function(collective, size_bytes, topo, entry.protocol, tuner)
-                assert seen is not None
-                tuner_time = seen.single_s
+        for entry in pool:
+            time: float | None = None
+            if entry.tuner_kernel is not None:
+                tuner_time = entry.tuner_kernel(size_bytes)[0]
             else:
-                scored = self._score(entry, size_bytes)
-                assert scored is not None
-                tuner_time = scored.time_s
+                tuner_time = time = self._time(entry, size_bytes)
             if entry.penalised:
-                tuner_time *= tuner.nccl_tuner.fp8_ring_penalty
+                tuner_time *= self._penalty
             if not best or tuner_time < best_tuner:
-                best, best_tuner = [(entry, scored)], tuner_time
+                best, best_tuner = [(entry, time)], tuner_time
             elif tuner_time == best_tuner:
-                best.append((entry, scored))
+                best.append((entry, time))
         if not best:
             return None
         picked: tuple[float, _Entry] | None = None
-        for entry, scored in best:
-            if scored is None:
-                scored = self._score(entry, size_bytes)
-                assert scored is not None
-            if picked is None or scored.time_s < picked[0]:
-                picked = (scored.time_s, entry)
+        for entry, time in best:
+            if time is None:
+                time = self._time(entry, size_bytes)
+            if picked is None or time < picked[0]:
+                picked = (time, entry)
         assert picked is not None
         time, entry = picked
         return Choice(entry.algorithm, entry.protocol, time)
+
+    def _pool(self, algorithm: Algorithm | None, protocol: Protocol | None) -> tuple[_Entry, ...]:
+        """The entries :meth:`choose` ranks for a forced ``algorithm`` and ``protocol``."""
+        if algorithm is None:
+            entries = [e for e in self._entries if e.algorithm in NCCL_ALGORITHMS]
+        else:
+            entries = [e for e in self._entries if e.algorithm is algorithm]
+        return tuple(e for e in entries if protocol is None or e.protocol is protocol)
+
+    def _time(self, entry: _Entry, size_bytes: float) -> float:
+        """What nccl-tests would time for ``entry`` (``_score(...).time_s``, from its kernel;
+        ``engine.measure.measured_s`` inlined)."""
+        single, period = entry.kernel(size_bytes)
+        if period is None:
+            period = single
+        host = self._host_s
+        if host > period:
+            period = host
+        elif period >= single:
+            return single
+        k = self._iterations
+        return (single + (k - 1) * period) / k
 
 
 def _by_time(scored: Scored) -> float:
