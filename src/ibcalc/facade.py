@@ -217,7 +217,17 @@ class CollectivePlan:
     much faster (no explanation is built): the API for throughput (sweeps, layout searches).
     """
 
-    __slots__ = ("_factor", "_plan", "algorithm", "cluster", "protocol")
+    __slots__ = (
+        "_align",
+        "_elt",
+        "_factor",
+        "_per_rank",
+        "_plan",
+        "_ranks",
+        "algorithm",
+        "cluster",
+        "protocol",
+    )
 
     def __init__(
         self,
@@ -235,6 +245,16 @@ class CollectivePlan:
         self.protocol = protocol
         self._plan = plan_for(collective, cluster.topology, params, dtype=parse_dtype(dtype))
         self._factor = busbw_factor(collective, cluster.ranks)
+        # effective_size's rounding, worked out once
+        plan = self._plan
+        self._elt = plan.dtype.bytes
+        self._ranks = cluster.ranks
+        self._per_rank = collective.per_rank_buffer
+        self._align = (
+            max(1, 16 // self._elt)
+            if self._per_rank and collective is not Collective.ALL_TO_ALL
+            else 1
+        )
 
     @property
     def collective(self) -> Collective:
@@ -250,7 +270,18 @@ class CollectivePlan:
         (:class:`~ibcalc.errors.SizeTooSmallError`,
         :class:`~ibcalc.errors.AlgorithmNotApplicableError`)."""
         plan = self._plan
-        size = effective_size(plan.collective, size_bytes, self.cluster.ranks, plan.dtype)
+        # effective_size, inlined
+        elt = self._elt
+        count = int(size_bytes // elt)
+        if self._per_rank:
+            ranks = self._ranks
+            per_rank = count // ranks
+            per_rank -= per_rank % self._align
+            size = float(per_rank * elt * ranks)
+        else:
+            size = float(count * elt)
+        if size <= 0:
+            effective_size(plan.collective, size_bytes, self._ranks, plan.dtype)  # raises
         choice = plan.choose(size, self.algorithm, self.protocol)
         if choice is None:
             refuse(plan, self.algorithm, self.protocol)

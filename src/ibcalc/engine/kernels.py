@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from ibcalc.engine.algorithms.alltoall import sendrecv_timing
 from ibcalc.engine.algorithms.innetwork import _nvls_bw, nvls_tree_timing
 from ibcalc.engine.algorithms.ring import _RING_COLLECTIVES, _ring_bw, ring_timing
 from ibcalc.engine.algorithms.tree import tree_network_multiplier, tree_timing
@@ -31,11 +32,12 @@ from ibcalc.engine.base import (
     bytes_factor,
     intra_hop_latency,
     ll_cap_Bps,
+    protocol_factor,
     ring_protocol_bw,
     wan_hop_latency,
 )
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.pipeline import channels, tree_chunk_bytes
+from ibcalc.engine.pipeline import channels
 from ibcalc.engine.types import Algorithm, Collective, Protocol
 
 __all__ = ["Kernel", "kernel_for"]
@@ -236,6 +238,19 @@ def _tree_kernel(
     net_varies, net_const, hw, extra, low, span, fill_bytes = _unpack_net(net_hop)
     ll_on, ll_sat, ll_bw = _unpack_ll(ll_net)
     fills = model_fill and total_stages >= 2
+    # engine.pipeline.tree_chunk_bytes: LL and LL128 hold one step, Simple halves its chunk
+    pipe = params.pipeline
+    chunk_halvings: tuple[tuple[int, float], ...] = ()
+    if protocol is Protocol.LL:
+        chunk_start = pipe.ll_step_bytes
+    elif protocol is Protocol.LL128:
+        chunk_start = pipe.ll128_step_bytes
+    else:
+        chunk_start = params.nccl_runtime.simple_buffer_bytes / pipe.steps
+        chunk_halvings = tuple(
+            (chunk_depth * factor, floor)
+            for factor, floor in ((8, 128 * 1024), (4, 64 * 1024), (1, pipe.tree_min_chunk_bytes))
+        )
 
     def kernel(size_bytes: float) -> tuple[float, float | None]:
         b = bw
@@ -259,7 +274,12 @@ def _tree_kernel(
         elif transfer < 0.0:
             transfer = 0.0
         if fills and b > 0:
-            chunk = tree_chunk_bytes(size_bytes / nc, chunk_depth, protocol, params)
+            per_channel = size_bytes / nc
+            chunk = chunk_start
+            for limit, floor in chunk_halvings:
+                while per_channel / chunk < limit and chunk > floor:
+                    chunk /= 2
+            chunk = chunk if chunk < per_channel else per_channel
             pipeline_fill = held * chunk / (b / nc)
         else:
             pipeline_fill = 0.0
@@ -321,6 +341,63 @@ def _nvls_tree_kernel(
     return kernel
 
 
+def _sendrecv_kernel(
+    collective: Collective,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+    fallback: Kernel,
+) -> Kernel | None:
+    """:func:`~ibcalc.engine.algorithms.alltoall.sendrecv_timing`, size by size."""
+    if collective is not Collective.SEND_RECV or topo.ranks < 2 or protocol is Protocol.LL128:
+        return None
+    intra = topo.m > 1
+    intra_bw = topo.up_bw_Bps() * params.calibrated.p2p_efficiency if intra else 1.0
+    across = topo.domains > 1
+    contention, nic_bw = 1.0, 1.0
+    if across:
+        assert topo.out is not None
+        contention, nic_bw = topo.leaf_contention, topo.out.nic_bw_Bps
+    wan_bw = min(topo.wan.nic_bw_Bps, topo.wan_bw_Bps(params)) if topo.wan is not None else None
+    simple = protocol is Protocol.SIMPLE
+    payload = 1.0 if simple else protocol_factor(protocol, params)
+    net_hop = (
+        _net_hop(topo, Algorithm.RING, protocol, params)
+        if across
+        else intra_hop_latency(topo, Algorithm.RING, protocol, params)
+    )
+    net_varies, net_const, hw, extra, low, span, fill_bytes = _unpack_net(net_hop)
+    wan_hop = wan_hop_latency(topo, Algorithm.RING, protocol, params)
+    base = base_latency(Algorithm.RING, protocol, params)
+
+    def kernel(size_bytes: float) -> tuple[float, float | None]:
+        intra_t = size_bytes / intra_bw if intra else 0.0
+        net_t = size_bytes * contention / nic_bw if across else 0.0
+        if wan_bw is not None:
+            wan_t = size_bytes / wan_bw
+            if wan_t > net_t:
+                net_t = wan_t
+        transfer = net_t if net_t > intra_t else intra_t
+        if not simple:
+            transfer = transfer / payload
+        if net_varies:
+            fill = size_bytes / fill_bytes
+            hop = hw + extra * (low + span * (fill if fill < 1.0 else 1.0))
+        else:
+            hop = net_const
+        if wan_hop > hop:
+            hop = wan_hop
+        latency = base + hop
+        total = latency + transfer
+        if total - total != 0.0:  # a non-finite term: the cost function raises
+            return fallback(size_bytes)
+        return (0.0 if latency < 0.0 else latency) + (
+            0.0 if transfer < 0.0 else transfer
+        ) + 0.0, None
+
+    return kernel
+
+
 _MAKERS: dict[
     TimingFunction,
     Callable[[Collective, Topology, Protocol, CostParams, Kernel], Kernel | None],
@@ -328,4 +405,5 @@ _MAKERS: dict[
     ring_timing: _ring_kernel,
     tree_timing: _tree_kernel,
     nvls_tree_timing: _nvls_tree_kernel,
+    sendrecv_timing: _sendrecv_kernel,
 }
