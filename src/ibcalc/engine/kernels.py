@@ -20,8 +20,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from ibcalc.engine.algorithms.alltoall import sendrecv_timing
-from ibcalc.engine.algorithms.innetwork import _nvls_bw, nvls_tree_timing
+from ibcalc.engine.algorithms.alltoall import pairwise_timing, pxn_timing, sendrecv_timing
+from ibcalc.engine.algorithms.innetwork import _nvls_bw, nvls_timing, nvls_tree_timing
 from ibcalc.engine.algorithms.ring import _RING_COLLECTIVES, _ring_bw, ring_timing
 from ibcalc.engine.algorithms.tree import tree_network_multiplier, tree_timing
 from ibcalc.engine.base import (
@@ -398,6 +398,140 @@ def _sendrecv_kernel(
     return kernel
 
 
+def _alltoall_kernel(
+    collective: Collective,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+    fallback: Kernel,
+    *,
+    aggregated: bool,
+) -> Kernel | None:
+    """``alltoall._alltoall`` (pairwise, or PXN when ``aggregated``), size by size."""
+    m, n = topo.m, topo.ranks
+    if aggregated:
+        if collective is not Collective.ALL_TO_ALL or m < 2 or topo.domains < 2:
+            return None
+        if protocol is Protocol.LL128:
+            return None
+        messages = (topo.domains - 1) + (m - 1)
+    else:
+        if collective is not Collective.ALL_TO_ALL or n < 2 or protocol is Protocol.LL128:
+            return None
+        messages = n - 1
+    intra_share = (m - 1) / n
+    net_share = (n - m) / n
+    up_bw = topo.up_bw_Bps() if m > 1 else 1.0
+    across = topo.domains > 1
+    net_bw = topo.domain_bw_Bps() / m if across else 1.0
+    wan = topo.wan is not None
+    wan_share, wan_bw = 0.0, 1.0
+    if topo.wan is not None:
+        per_site = n // topo.sites
+        wan_share = (n - per_site) / n
+        wan_bw = topo.wan_bw_Bps(params) / per_site
+    net_hop = (
+        _net_hop(topo, Algorithm.RING, protocol, params)
+        if across
+        else intra_hop_latency(topo, Algorithm.RING, protocol, params)
+    )
+    net_varies, net_const, hw, extra, low, span, fill_bytes = _unpack_net(net_hop)
+    wan_hop = wan_hop_latency(topo, Algorithm.RING, protocol, params)
+    base = base_latency(Algorithm.RING, protocol, params)
+    messages_s = messages * params.calibrated.per_message_s
+    simple = protocol is Protocol.SIMPLE
+    payload = 1.0 if simple else protocol_factor(protocol, params)
+
+    def kernel(size_bytes: float) -> tuple[float, float | None]:
+        net_bytes = net_share * size_bytes
+        intra_t = 0.0
+        if m > 1:
+            more = net_bytes * (m - 1) / m if aggregated else 0.0
+            intra_t = (intra_share * size_bytes + more) / up_bw
+        net_t = net_bytes / net_bw if across else 0.0
+        wan_t = wan_share * size_bytes / wan_bw if wan else 0.0
+        if net_varies:
+            fill = size_bytes / fill_bytes
+            hop = hw + extra * (low + span * (fill if fill < 1.0 else 1.0))
+        else:
+            hop = net_const
+        if wan_hop > hop:
+            hop = wan_hop
+        latency = base + hop + messages_s
+        transfer = intra_t
+        if net_t > transfer:
+            transfer = net_t
+        if wan_t > transfer:
+            transfer = wan_t
+        if not simple:
+            transfer = transfer / payload
+        total = latency + transfer
+        if total - total != 0.0:  # a non-finite term: the cost function raises
+            return fallback(size_bytes)
+        return (0.0 if latency < 0.0 else latency) + (
+            0.0 if transfer < 0.0 else transfer
+        ) + 0.0, None
+
+    return kernel
+
+
+def _pairwise_kernel(
+    collective: Collective,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+    fallback: Kernel,
+) -> Kernel | None:
+    return _alltoall_kernel(collective, topo, protocol, params, fallback, aggregated=False)
+
+
+def _pxn_kernel(
+    collective: Collective,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+    fallback: Kernel,
+) -> Kernel | None:
+    return _alltoall_kernel(collective, topo, protocol, params, fallback, aggregated=True)
+
+
+def _nvls_kernel(
+    collective: Collective,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+    fallback: Kernel,
+) -> Kernel | None:
+    """:func:`~ibcalc.engine.algorithms.innetwork.nvls_timing` inside one domain, size by size
+    (across domains, with IB SHARP, the cost function itself)."""
+    bw = _nvls_bw(topo)
+    if bw is None or protocol is not Protocol.SIMPLE:
+        return None
+    if collective not in (Collective.ALL_REDUCE, Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
+        return None
+    if topo.domains > 1:
+        return fallback
+    m = topo.m
+    latency = intra_hop_latency(topo, Algorithm.NVLS, protocol, params)
+    all_reduce = collective is Collective.ALL_REDUCE
+    m1, den = m + 1, m * bw
+    clamped = 0.0 if latency < 0.0 else latency
+    finite = latency - latency == 0.0
+
+    def kernel(size_bytes: float) -> tuple[float, float | None]:
+        if all_reduce:
+            transfer = size_bytes * m1 / den
+            if transfer < 0.0:  # max(intra_t, net_t = 0.0)
+                transfer = 0.0
+        else:
+            transfer = size_bytes / bw
+        if not finite or transfer - transfer != 0.0:
+            return fallback(size_bytes)
+        return clamped + (0.0 if transfer < 0.0 else transfer) + 0.0, None
+
+    return kernel
+
+
 _MAKERS: dict[
     TimingFunction,
     Callable[[Collective, Topology, Protocol, CostParams, Kernel], Kernel | None],
@@ -406,4 +540,7 @@ _MAKERS: dict[
     tree_timing: _tree_kernel,
     nvls_tree_timing: _nvls_tree_kernel,
     sendrecv_timing: _sendrecv_kernel,
+    pairwise_timing: _pairwise_kernel,
+    pxn_timing: _pxn_kernel,
+    nvls_timing: _nvls_kernel,
 }

@@ -256,24 +256,33 @@ class Plan:
         pool = self._pools.get((algorithm, protocol))
         if pool is None:
             pool = self._pools[(algorithm, protocol)] = self._pool(algorithm, protocol)
-        best: list[tuple[_Entry, float | None]] = []
+        best: _Entry | None = None
+        best_time: float | None = None
         best_tuner = 0.0
+        ties: list[tuple[_Entry, float | None]] | None = None
         for entry in pool:
             time: float | None = None
-            if entry.tuner_kernel is not None:
-                tuner_time = entry.tuner_kernel(size_bytes)[0]
+            tuner_kernel = entry.tuner_kernel
+            if tuner_kernel is not None:
+                tuner_time = tuner_kernel(size_bytes)[0]
             else:
                 tuner_time = time = self._time(entry, size_bytes)
             if entry.penalised:
                 tuner_time *= self._penalty
-            if not best or tuner_time < best_tuner:
-                best, best_tuner = [(entry, time)], tuner_time
+            if best is None or tuner_time < best_tuner:
+                best, best_time, best_tuner, ties = entry, time, tuner_time, None
             elif tuner_time == best_tuner:
-                best.append((entry, time))
-        if not best:
+                if ties is None:
+                    ties = [(best, best_time)]
+                ties.append((entry, time))
+        if best is None:
             return None
+        if ties is None:
+            if best_time is None:
+                best_time = self._time(best, size_bytes)
+            return Choice(best.algorithm, best.protocol, best_time)
         picked: tuple[float, _Entry] | None = None
-        for entry, time in best:
+        for entry, time in ties:
             if time is None:
                 time = self._time(entry, size_bytes)
             if picked is None or time < picked[0]:

@@ -78,6 +78,7 @@ def build_phase(
     params: CostParams | None = None,
     notes: list[str] | None = None,
     quick: bool = False,
+    plan: CollectivePlan | None = None,
 ) -> Phase:
     """Cost ``collective`` of ``size_bytes`` of ``dtype`` on ``placement``'s sub-cluster as a
     phase repeated ``count`` times per ``per``, with the estimate's error band.
@@ -85,12 +86,15 @@ def build_phase(
     ``exposed`` False leaves ``exposed_s`` at 0 for the caller's overlap rule to fill in.
     ``quick`` costs it through :meth:`~ibcalc.facade.CollectivePlan.quick` and leaves
     :attr:`Phase.estimate` None: every number is the same to the bit, several times faster
-    (what a layout search ranks by; nothing there shows the estimate).
+    (what a layout search ranks by; nothing there shows the estimate). ``plan``: the
+    :class:`~ibcalc.facade.CollectivePlan` of these arguments, when the caller keeps one.
     """
     if quick:
         cost = params if params is not None else builtin_cost_params()
         cluster = placement.cluster
-        q = CollectivePlan(cluster, collective, dtype=dtype, params=cost).quick(size_bytes)
+        if plan is None:
+            plan = CollectivePlan(cluster, collective, dtype=dtype, params=cost)
+        q = plan.quick(size_bytes)
         return Phase(
             name=name,
             collective=collective,

@@ -38,6 +38,7 @@ from ibcalc.cluster.spec import MAX_GPUS, ClusterSpec
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import IbcalcError, WorkloadError
+from ibcalc.facade import CollectivePlan
 from ibcalc.units import format_size, format_time
 from ibcalc.workload.model import ModelSpec
 from ibcalc.workload.phases import Phase, build_phase
@@ -242,15 +243,15 @@ class _Builder:
         params: CostParams | None,
         *,
         quick: bool = False,
-        placements: dict[_Group, Placement] | None = None,
+        shared: _Shared | None = None,
     ) -> None:
         self.cat = catalogue
         self.cluster = cluster
         self.spec = spec
         self.params = params
         self.quick = quick
-        #: groups placed already on this cluster (a layout search shares it between layouts)
-        self.placements: dict[_Group, Placement] = {} if placements is None else placements
+        #: what a layout search works out once for all its layouts
+        self.shared = _Shared() if shared is None else shared
         self.phases: list[tuple[Phase, str | None]] = []
         self.warnings: list[str] = []
         self.notes: list[str] = []
@@ -269,7 +270,7 @@ class _Builder:
     ) -> Phase:
         """Cost ``count`` x ``collective`` of ``size_bytes`` over ``group``; a ``window`` is the
         compute it may hide under (None: exposed in full)."""
-        placement = self.placements.get(group)
+        placement = self.shared.placements.get(group)
         if placement is None:
             placement = place_group(
                 self.cat,
@@ -279,7 +280,7 @@ class _Builder:
                 group.stride,
                 across_sites=group.across_sites,
             )
-            self.placements[group] = placement
+            self.shared.placements[group] = placement
         phase = build_phase(
             placement,
             name,
@@ -292,9 +293,32 @@ class _Builder:
             params=self.params,
             notes=notes,
             quick=self.quick,
+            plan=self._plan(group, placement, collective, dtype) if self.quick else None,
         )
         self.phases.append((phase, window))
         return phase
+
+    def _plan(
+        self, group: _Group, placement: Placement, collective: Collective, dtype: DType
+    ) -> CollectivePlan:
+        key = (group, collective, dtype)
+        plan = self.shared.plans.get(key)
+        if plan is None:
+            plan = CollectivePlan(placement.cluster, collective, dtype=dtype, params=self.params)
+            self.shared.plans[key] = plan
+        return plan
+
+
+@dataclasses.dataclass
+class _Shared:
+    """What the layouts of one search (one cluster, one job) work out once: each group's
+    placement, the plan of each collective on it, and each TP group's one-domain cluster."""
+
+    placements: dict[_Group, Placement] = dataclasses.field(default_factory=dict)
+    plans: dict[tuple[_Group, Collective, DType], CollectivePlan] = dataclasses.field(
+        default_factory=dict
+    )
+    domains: dict[int, ResolvedCluster] = dataclasses.field(default_factory=dict)
 
 
 def _per_stage(count: int, pp: int, what: str, notes: list[str]) -> int:
@@ -373,9 +397,9 @@ def _train_step(
     *,
     params: CostParams | None,
     quick: bool,
-    placements: dict[_Group, Placement] | None = None,
+    shared: _Shared | None = None,
 ) -> TrainResult:
-    b = _Builder(catalogue, cluster, spec, params, quick=quick, placements=placements)
+    b = _Builder(catalogue, cluster, spec, params, quick=quick, shared=shared)
     _check(spec, cluster, b.warnings)
     par, model = spec.parallel, spec.model
     sites = cluster.topology.sites
@@ -638,10 +662,11 @@ def _tp_warning(b: _Builder, phase: Phase, size: float) -> None:
             f"goes over {phase.tier}, {format_time(total)} per step"
         )
         return
-    from ibcalc.facade import CollectivePlan
-
+    alone = b.shared.domains.get(par.tp)
+    if alone is None:
+        alone = b.shared.domains[par.tp] = single_domain(b.cat, b.cluster, par.tp)
     inside = CollectivePlan(
-        single_domain(b.cat, b.cluster, par.tp),
+        alone,
         phase.collective,
         dtype=b.spec.act_dtype,
         params=b.params,
@@ -732,7 +757,7 @@ def compare_layouts(
     model = spec.model
     results: list[TrainResult] = []
     skipped: list[str] = []
-    placements: dict[_Group, Placement] = {}
+    shared = _Shared()
     for tp, pp, dp in factorisations(cluster.ranks, spec.parallel.cp):
         if model.heads is not None and model.heads % tp:
             continue
@@ -751,7 +776,7 @@ def compare_layouts(
                     spec.model_copy(update={"parallel": par}),
                     params=params,
                     quick=quick,
-                    placements=placements,
+                    shared=shared,
                 )
             except IbcalcError as exc:
                 skipped.append(f"{par.label}: {exc}")
