@@ -11,7 +11,7 @@ caller passes others (``ibcalc.catalogue.cost_params.load_cost_params`` reads ov
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import suggest
@@ -193,12 +193,12 @@ def _estimate(
     )
 
 
-@dataclass(frozen=True, slots=True)
-class QuickEstimate:
+class QuickEstimate(NamedTuple):
     """The numbers of an :class:`~ibcalc.engine.types.Estimate` without its explanation: the
     size run, the time, algbw and busbw, and the algorithm and protocol chosen. Each equals the
     full estimate's to the bit (``est.size_bytes``, ``est.time_s``, ``est.algbw_Bps``,
-    ``est.busbw_Bps``, ``est.best.algorithm``, ``est.best.protocol``)."""
+    ``est.busbw_Bps``, ``est.best.algorithm``, ``est.best.protocol``). A named tuple: the
+    cheapest immutable record Python builds."""
 
     size_bytes: float
     time_s: float
@@ -282,22 +282,16 @@ class CollectivePlan:
             size = float(count * elt)
         if size <= 0:
             effective_size(plan.collective, size_bytes, self._ranks, plan.dtype)  # raises
-        choice = plan.choose(size, self.algorithm, self.protocol)
-        if choice is None:
+        picked = plan.pick(size, self.algorithm, self.protocol)
+        if picked is None:
             refuse(plan, self.algorithm, self.protocol)
-        algbw = size / choice.time_s
-        return QuickEstimate(
-            size_bytes=size,
-            time_s=choice.time_s,
-            algbw_Bps=algbw,
-            busbw_Bps=algbw * self._factor,
-            algorithm=choice.algorithm,
-            protocol=choice.protocol,
-        )
+        algorithm, protocol, time = picked
+        algbw = size / time
+        return QuickEstimate(size, time, algbw, algbw * self._factor, algorithm, protocol)
 
     def time_s(self, size_bytes: float) -> float:
         """The time nccl-tests would report at ``size_bytes`` (:attr:`Estimate.time_s`)."""
-        return self.quick(size_bytes).time_s
+        return self.quick(size_bytes)[1]
 
 
 def estimate_many(

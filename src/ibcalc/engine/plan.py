@@ -253,6 +253,19 @@ class Plan:
         for the one picked, and for those tied with it (a tie goes to the physically faster,
         then to the one listed first, as ``select``'s two stable sorts do).
         """
+        picked = self.pick(size_bytes, algorithm, protocol)
+        if picked is None:
+            return None
+        algo, proto, time = picked
+        return Choice(algo, proto, time)
+
+    def pick(
+        self,
+        size_bytes: float,
+        algorithm: Algorithm | None = None,
+        protocol: Protocol | None = None,
+    ) -> tuple[Algorithm, Protocol, float] | None:
+        """:meth:`choose` as a plain (algorithm, protocol, time) tuple, for throughput."""
         pool = self._pools.get((algorithm, protocol))
         if pool is None:
             pool = self._pools[(algorithm, protocol)] = self._pool(algorithm, protocol)
@@ -280,7 +293,7 @@ class Plan:
         if ties is None:
             if best_time is None:
                 best_time = self._time(best, size_bytes)
-            return Choice(best.algorithm, best.protocol, best_time)
+            return best.algorithm, best.protocol, best_time
         picked: tuple[float, _Entry] | None = None
         for entry, time in ties:
             if time is None:
@@ -289,7 +302,7 @@ class Plan:
                 picked = (time, entry)
         assert picked is not None
         time, entry = picked
-        return Choice(entry.algorithm, entry.protocol, time)
+        return entry.algorithm, entry.protocol, time
 
     def _pool(self, algorithm: Algorithm | None, protocol: Protocol | None) -> tuple[_Entry, ...]:
         """The entries :meth:`choose` ranks for a forced ``algorithm`` and ``protocol``."""
