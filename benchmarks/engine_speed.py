@@ -1,17 +1,33 @@
-"""Engine throughput through the Python API (issue "Speed"), beside its targets.
+"""Engine throughput through the Python API (issue 12, "Speed"), beside its targets.
 
 * ``estimate_on``: one full estimate (every candidate's cost with its explanation), all-reduce on
   16 x AWS p5 (128 H100 over EFA), over 32 sizes 4 B .. 8 GiB;
 * ``CollectivePlan.quick``: the fastest public API for single-collective estimates on a
   resolved cluster (``ibcalc.facade.CollectivePlan``): the chosen algorithm and protocol, time,
-  algbw and busbw, equal to ``estimate_on``'s to the bit; target >= 100,000 per second;
+  algbw and busbw, equal to ``estimate_on``'s to the bit (``engine_identity.py check-quick``);
+  target >= 100,000 per second. Its plan costs each candidate through a size-only kernel
+  (``engine/kernels.py``), once in NCCL's tuner view and once, for the pick, physically. Also on
+  16 x DGX H100 (InfiniBand; three protocols, so more candidates);
 * a 32-size sweep (``ibcalc.sweep.sweep``: full estimates) and the same 32 sizes through
   ``CollectivePlan.quick``;
-* a ``train --compare``-style layout search (``ibcalc.workload.train.compare_layouts``): every
-  (tp, pp, dp[, ep]) layout of every model preset on 64, 128 and 256 DGX H100 nodes; target:
-  under a second.
+* a ``train --compare``-style layout search (``ibcalc.workload.train.compare_layouts``, quick by
+  default): every valid (tp, pp, dp[, ep]) layout of each of the 5 model presets on DGX H100,
+  DGX B200, AWS p5 (512, 1024, 2048 GPUs) and GB200 NVL72 (576, 1152, 2304): 60 searches,
+  2,923 layouts, 8,657 costed phases; target: under a second. Then the DGX H100 third of it
+  (827 layouts) with ``quick=False``, which builds every phase's full Estimate.
 
-Best of several repeats, one core, no timed test asserts any of it. Runs in about 20 s.
+Figures on the development machine (one core of a 2-vCPU VM, Python 3.11, best of repeats;
+they vary by 10-20 % from run to run):
+
+    estimate_on                    FIXME
+    CollectivePlan.quick (p5)      FIXME
+    CollectivePlan.quick (DGX)     FIXME
+    sweep of 32 sizes              FIXME
+    32 sizes, quick                FIXME
+    layout search                  FIXME
+    its DGX H100 third, full       FIXME
+
+No timed test asserts any of it. Runs in about 30 s.
 
     python benchmarks/engine_speed.py
 """
@@ -74,6 +90,15 @@ def main() -> None:
     print(
         f"  CollectivePlan.quick:      {per_quick * 1e6:8.1f} us each  ({1 / per_quick:>9,.0f}/s;"
         f" target >= {TARGET_PER_S:,}/s: {verdict})"
+    )
+
+    dgx = resolve_cluster(catalogue, ClusterSpec(system="dgx-h100", nodes=16))
+    dgx_plan = CollectivePlan(dgx, collective)
+    quick_dgx = best_of(lambda: [dgx_plan.quick(s) for _ in range(rounds) for s in SIZES], 5)
+    per_dgx = quick_dgx / (rounds * len(SIZES))
+    print(
+        f"  quick, 16 x DGX H100:      {per_dgx * 1e6:8.1f} us each  ({1 / per_dgx:>9,.0f}/s;"
+        " InfiniBand: LL, LL128 and Simple)"
     )
 
     swept = best_of(lambda: sweep(cluster, collective, SIZES), 5)

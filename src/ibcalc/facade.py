@@ -208,6 +208,9 @@ class QuickEstimate(NamedTuple):
     protocol: Protocol
 
 
+_new_tuple = tuple.__new__
+
+
 class CollectivePlan:
     """Estimates of one collective on one resolved cluster at any number of sizes.
 
@@ -287,7 +290,11 @@ class CollectivePlan:
             refuse(plan, self.algorithm, self.protocol)
         algorithm, protocol, time = picked
         algbw = size / time
-        return QuickEstimate(size, time, algbw, algbw * self._factor, algorithm, protocol)
+        # QuickEstimate(size, time, algbw, busbw, algorithm, protocol), without the keyword
+        # handling of a named tuple's constructor
+        return _new_tuple(
+            QuickEstimate, (size, time, algbw, algbw * self._factor, algorithm, protocol)
+        )
 
     def time_s(self, size_bytes: float) -> float:
         """The time nccl-tests would report at ``size_bytes`` (:attr:`Estimate.time_s`)."""
