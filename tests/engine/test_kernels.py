@@ -52,14 +52,16 @@ def test_every_kernel_equals_its_cost_function(
         plan = Plan(collective, cluster.topology, params, dtype=DType.BF16)
         for entry in plan._entries:
             views = [(entry.kernel, params)]
-            if entry.tuner_kernel is not None:
+            if entry.tuned:
                 views.append((entry.tuner_kernel, plan.tuner))
             for kernel, view in views:
+                if kernel is None:
+                    continue
                 for size in SIZES:
                     timing = entry.function(collective, size, plan.topo, entry.protocol, view)
                     assert timing is not None
-                    got = kernel(size)
-                    assert got == (timing.single_s, timing.period_s), (
+                    assert timing.period_s is None
+                    assert kernel(size) == timing.single_s, (
                         entry.algorithm,
                         entry.protocol,
                         collective,

@@ -5,14 +5,17 @@ returns a :class:`~ibcalc.engine.base.Timing`. For a fixed (collective, topology
 parameters), most of what it computes does not depend on the size: hop latencies, bandwidths
 and their protocol factors and caps, channels, base latencies, step counts. A *kernel* works
 those out once and, per size, runs only the size-dependent arithmetic, in the same order of
-floating-point operations as the cost function, so its result is the same to the bit: ``(single,
-period)`` with ``single`` the cost function's ``Timing.single_s`` and ``period`` its
-``period_s``.
+floating-point operations as the cost function, so its result is the same to the bit: the cost
+function's ``Timing.single_s`` (every kernel stands for a cost function whose ``period_s`` is
+None: operations that do not overlap).
 
-:func:`kernel_for` gives a hand-written kernel for the algorithms that dominate estimates (ring
-and tree) and otherwise one that calls the cost function. A non-finite intermediate falls back
-to the cost function too, which then raises as it always did. ``tests/engine/test_kernels.py``
-and ``benchmarks/engine_identity.py check-quick`` hold every kernel to its cost function.
+:func:`kernel_for` gives a hand-written kernel for the algorithms that dominate estimates and
+layout searches (ring and tree, NVLS in one domain, NVLS-tree, all-to-all, send/receive) and
+None elsewhere (CollNet, PAT, RHD, hierarchical, the overlapping ring chains of broadcast and
+reduce, NVLS with IB SHARP): the plan then calls the cost function itself. A non-finite
+intermediate falls back to the cost function, which then raises as it always did.
+``tests/engine/test_kernels.py`` and ``benchmarks/engine_identity.py check-quick`` hold every
+kernel to its cost function.
 """
 
 from __future__ import annotations
@@ -42,8 +45,8 @@ from ibcalc.engine.types import Algorithm, Collective, Protocol
 
 __all__ = ["Kernel", "kernel_for"]
 
-#: size -> (single_s, period_s) of one cost function.
-Kernel = Callable[[float], tuple[float, float | None]]
+#: size -> single_s of one cost function (one whose operations do not overlap: period_s None).
+Kernel = Callable[[float], float]
 TimingFunction = Callable[[Collective, float, Topology, Protocol, CostParams], Timing | None]
 
 _log2 = math.log2
@@ -55,20 +58,17 @@ def kernel_for(
     topo: Topology,
     protocol: Protocol,
     params: CostParams,
-) -> Kernel:
-    """The kernel of ``function`` for these arguments (see the module)."""
+) -> Kernel | None:
+    """The kernel of ``function`` for these arguments, or None where there is none (the cost
+    function itself is then called; see the module)."""
 
-    def fallback(size_bytes: float) -> tuple[float, float | None]:
+    def fallback(size_bytes: float) -> float:
         timing = function(collective, size_bytes, topo, protocol, params)
         assert timing is not None  # applicability does not depend on the size
-        return timing.single_s, timing.period_s
+        return timing.single_s
 
     maker = _MAKERS.get(function)
-    if maker is not None:
-        made = maker(collective, topo, protocol, params, fallback)
-        if made is not None:
-            return made
-    return fallback
+    return maker(collective, topo, protocol, params, fallback) if maker is not None else None
 
 
 def _net_hop(
@@ -142,8 +142,8 @@ def _ring_kernel(
     base = base_latency(Algorithm.RING, protocol, params)
     ll_net = _ll_net(topo, protocol, params)
     if one_way:
-        # the chain and NCCL's one-hop view: rare enough to cost through ring_timing
-        return fallback
+        # the chain (its operations overlap) and NCCL's one-hop view: costed by ring_timing
+        return None
     all_reduce = collective is Collective.ALL_REDUCE
     nsteps = 2 * (n - 1) if all_reduce else n - 1
     s_net = (2 * (big_n - 1) if all_reduce else big_n - 1) if big_n > 1 else 0
@@ -164,7 +164,7 @@ def _ring_kernel(
     net_varies, net_const, hw, extra, low, span, fill_bytes = _unpack_net(net_hop)
     ll_on, ll_sat, ll_bw = _unpack_ll(ll_net)
 
-    def kernel(size_bytes: float) -> tuple[float, float | None]:
+    def kernel(size_bytes: float) -> float:
         if net_varies:
             fill = size_bytes / fill_bytes
             net = hw + extra * (low + span * (fill if fill < 1.0 else 1.0))
@@ -183,7 +183,7 @@ def _ring_kernel(
         total = latency + transfer
         if total - total != 0.0:  # a non-finite term: the cost function raises
             return fallback(size_bytes)
-        return (0.0 if latency < 0.0 else latency) + transfer + 0.0, None
+        return (0.0 if latency < 0.0 else latency) + transfer + 0.0
 
     return kernel
 
@@ -217,7 +217,7 @@ def _tree_kernel(
     first = nccl.tree_correction_first_bucket_bytes
     table = () if model_fill else nccl.tree_correction.get(protocol)
     if table is None:
-        return fallback
+        return None
     intra = intra_hop_latency(topo, Algorithm.TREE, protocol, params)
     net_hop = _net_hop(topo, Algorithm.TREE, protocol, params) if big_n > 1 else 0.0
     depth = math.floor(math.log2(big_n)) if big_n > 1 else 0
@@ -252,7 +252,7 @@ def _tree_kernel(
             for factor, floor in ((8, 128 * 1024), (4, 64 * 1024), (1, pipe.tree_min_chunk_bytes))
         )
 
-    def kernel(size_bytes: float) -> tuple[float, float | None]:
+    def kernel(size_bytes: float) -> float:
         b = bw
         if not model_fill:
             corr = 1.0
@@ -286,7 +286,7 @@ def _tree_kernel(
         total = latency + transfer
         if total - total != 0.0:  # a non-finite term: the cost function raises
             return fallback(size_bytes)
-        return (0.0 if latency < 0.0 else latency) + transfer + pipeline_fill, None
+        return (0.0 if latency < 0.0 else latency) + transfer + pipeline_fill
 
     return kernel
 
@@ -320,7 +320,7 @@ def _nvls_tree_kernel(
     net_levels2 = 2 * max(depth - wan_depth, 0)
     wan_part = 2 * wan_depth * wan
 
-    def kernel(size_bytes: float) -> tuple[float, float | None]:
+    def kernel(size_bytes: float) -> float:
         fill = size_bytes / fill_bytes
         net = hw + extra * (low + span * (fill if fill < 1.0 else 1.0))
         latency = hop + net_levels2 * net + wan_part
@@ -334,9 +334,7 @@ def _nvls_tree_kernel(
         total = latency + transfer
         if total - total != 0.0:  # a non-finite term: the cost function raises
             return fallback(size_bytes)
-        return (0.0 if latency < 0.0 else latency) + (
-            0.0 if transfer < 0.0 else transfer
-        ) + 0.0, None
+        return (0.0 if latency < 0.0 else latency) + (0.0 if transfer < 0.0 else transfer) + 0.0
 
     return kernel
 
@@ -370,7 +368,7 @@ def _sendrecv_kernel(
     wan_hop = wan_hop_latency(topo, Algorithm.RING, protocol, params)
     base = base_latency(Algorithm.RING, protocol, params)
 
-    def kernel(size_bytes: float) -> tuple[float, float | None]:
+    def kernel(size_bytes: float) -> float:
         intra_t = size_bytes / intra_bw if intra else 0.0
         net_t = size_bytes * contention / nic_bw if across else 0.0
         if wan_bw is not None:
@@ -391,9 +389,7 @@ def _sendrecv_kernel(
         total = latency + transfer
         if total - total != 0.0:  # a non-finite term: the cost function raises
             return fallback(size_bytes)
-        return (0.0 if latency < 0.0 else latency) + (
-            0.0 if transfer < 0.0 else transfer
-        ) + 0.0, None
+        return (0.0 if latency < 0.0 else latency) + (0.0 if transfer < 0.0 else transfer) + 0.0
 
     return kernel
 
@@ -442,7 +438,7 @@ def _alltoall_kernel(
     simple = protocol is Protocol.SIMPLE
     payload = 1.0 if simple else protocol_factor(protocol, params)
 
-    def kernel(size_bytes: float) -> tuple[float, float | None]:
+    def kernel(size_bytes: float) -> float:
         net_bytes = net_share * size_bytes
         intra_t = 0.0
         if m > 1:
@@ -468,9 +464,7 @@ def _alltoall_kernel(
         total = latency + transfer
         if total - total != 0.0:  # a non-finite term: the cost function raises
             return fallback(size_bytes)
-        return (0.0 if latency < 0.0 else latency) + (
-            0.0 if transfer < 0.0 else transfer
-        ) + 0.0, None
+        return (0.0 if latency < 0.0 else latency) + (0.0 if transfer < 0.0 else transfer) + 0.0
 
     return kernel
 
@@ -510,7 +504,7 @@ def _nvls_kernel(
     if collective not in (Collective.ALL_REDUCE, Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
         return None
     if topo.domains > 1:
-        return fallback
+        return None
     m = topo.m
     latency = intra_hop_latency(topo, Algorithm.NVLS, protocol, params)
     all_reduce = collective is Collective.ALL_REDUCE
@@ -518,7 +512,7 @@ def _nvls_kernel(
     clamped = 0.0 if latency < 0.0 else latency
     finite = latency - latency == 0.0
 
-    def kernel(size_bytes: float) -> tuple[float, float | None]:
+    def kernel(size_bytes: float) -> float:
         if all_reduce:
             transfer = size_bytes * m1 / den
             if transfer < 0.0:  # max(intra_t, net_t = 0.0)
@@ -527,7 +521,7 @@ def _nvls_kernel(
             transfer = size_bytes / bw
         if not finite or transfer - transfer != 0.0:
             return fallback(size_bytes)
-        return clamped + (0.0 if transfer < 0.0 else transfer) + 0.0, None
+        return clamped + (0.0 if transfer < 0.0 else transfer) + 0.0
 
     return kernel
 

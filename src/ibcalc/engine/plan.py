@@ -108,8 +108,9 @@ class _Entry:
     tuned: bool
     #: NCCL's FP8 ring penalty applies to the tuner's estimate.
     penalised: bool
-    #: ``function``'s numbers size by size, physical and (when ``tuned``) in the tuner's view.
-    kernel: Kernel
+    #: ``function``'s ``single_s`` size by size (engine/kernels.py), physical and in the
+    #: tuner's view; None: call ``function``.
+    kernel: Kernel | None
     tuner_kernel: Kernel | None
 
 
@@ -275,9 +276,16 @@ class Plan:
         ties: list[tuple[_Entry, float | None]] | None = None
         for entry in pool:
             time: float | None = None
-            tuner_kernel = entry.tuner_kernel
-            if tuner_kernel is not None:
-                tuner_time = tuner_kernel(size_bytes)[0]
+            if entry.tuned:
+                tuner_kernel = entry.tuner_kernel
+                if tuner_kernel is not None:
+                    tuner_time = tuner_kernel(size_bytes)
+                else:
+                    seen = entry.function(
+                        self.collective, size_bytes, self.topo, entry.protocol, self.tuner
+                    )
+                    assert seen is not None
+                    tuner_time = seen.single_s
             else:
                 tuner_time = time = self._time(entry, size_bytes)
             if entry.penalised:
@@ -315,9 +323,16 @@ class Plan:
     def _time(self, entry: _Entry, size_bytes: float) -> float:
         """What nccl-tests would time for ``entry`` (``_score(...).time_s``, from its kernel;
         ``engine.measure.measured_s`` inlined)."""
-        single, period = entry.kernel(size_bytes)
-        if period is None:
-            period = single
+        kernel = entry.kernel
+        if kernel is not None:
+            single = period = kernel(size_bytes)
+        else:
+            timing = entry.function(
+                self.collective, size_bytes, self.topo, entry.protocol, self.params
+            )
+            assert timing is not None
+            single = timing.single_s
+            period = timing.period_s if timing.period_s is not None else single
         host = self._host_s
         if host > period:
             period = host
