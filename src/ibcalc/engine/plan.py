@@ -8,9 +8,11 @@ function (:class:`~ibcalc.engine.base.Timing`); the words of ``--explain`` (``Co
 bottleneck, the formula) are built only for the costs an estimate returns.
 
 :meth:`Plan.costs` and :meth:`Plan.select` give what :func:`~ibcalc.engine.select.evaluate` and
-:func:`~ibcalc.engine.select.select` give (they are built on them); :meth:`Plan.choose` gives
-only the chosen pair and its time, the same to the bit, without building any
-:class:`~ibcalc.engine.types.Cost`.
+:func:`~ibcalc.engine.select.select` give (they are built on them); :meth:`Plan.choose` (and
+:meth:`Plan.pick`, the same as a tuple) gives only the chosen pair and its time, the same to the
+bit, without building any :class:`~ibcalc.engine.types.Cost` or Timing: each candidate's
+size-independent numbers are worked out once, in the plan, as a kernel
+(:mod:`ibcalc.engine.kernels`), physical and in the tuner's view.
 """
 
 from __future__ import annotations
