@@ -13,6 +13,10 @@ override that changes tuner and physical values.
 
     python benchmarks/engine_identity.py dump /tmp/engine_identity.jsonl.gz
     python benchmarks/engine_identity.py check /tmp/engine_identity.jsonl.gz [--mask-sizes]
+    python benchmarks/engine_identity.py check-quick
+
+``check-quick`` needs no dump: it holds ``CollectivePlan.quick`` (the size-only kernels of
+``engine/kernels.py``) to ``estimate_on`` on every case of the grid, numbers and errors.
 
 ``--mask-sizes`` compares explanation text with the byte counts masked out (the sizes in
 ``Term.detail`` were once printed as ``2.621e+07 B`` and now as ``26.2 MB``): every number of the
@@ -35,7 +39,7 @@ from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType, Protocol
 from ibcalc.errors import IbcalcError
-from ibcalc.facade import estimate_on
+from ibcalc.facade import CollectivePlan, estimate_on
 
 #: (label, spec) of every cluster in the grid.
 SPECS: list[tuple[str, ClusterSpec]] = [
@@ -156,6 +160,31 @@ def run(case: Case, params: CostParams) -> dict[str, Any]:
     return est.model_dump(mode="json")
 
 
+def quick_matches(case: Case, params: CostParams) -> str | None:
+    """None when ``CollectivePlan.quick`` gives the numbers of the case's full estimate to the
+    bit (or raises the same error), else what differs."""
+    _, cluster, collective, size, dtype, algorithm, protocol = case
+    kwargs: dict[str, Any] = {"dtype": dtype, "algorithm": algorithm, "protocol": protocol}
+    try:
+        est = estimate_on(cluster, collective, size, params=params, **kwargs)
+        full: Any = (
+            est.size_bytes,
+            est.time_s,
+            est.algbw_Bps,
+            est.busbw_Bps,
+            est.best.algorithm,
+            est.best.protocol,
+        )
+    except IbcalcError as exc:
+        full = (type(exc).__name__, str(exc))
+    try:
+        q = CollectivePlan(cluster, collective, params=params, **kwargs).quick(size)
+        quick: Any = (q.size_bytes, q.time_s, q.algbw_Bps, q.busbw_Bps, q.algorithm, q.protocol)
+    except IbcalcError as exc:
+        quick = (type(exc).__name__, str(exc))
+    return None if quick == full else f"full {full!r}, quick {quick!r}"
+
+
 def key_of(case: Case, params_label: str) -> str:
     label, _, collective, size, dtype, algorithm, protocol = case
     algo = algorithm.value if algorithm else "auto"
@@ -163,11 +192,17 @@ def key_of(case: Case, params_label: str) -> str:
     return f"{params_label}/{label}/{collective.value}/{size!r}/{dtype.value}/{algo}/{proto}"
 
 
-def records() -> Iterator[tuple[str, dict[str, Any]]]:
+def records(*, quick: bool = False) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(key, estimate JSON) of every case; with ``quick``, (key, {"quick": what differs}) of
+    each case whose ``CollectivePlan.quick`` differs from its full estimate."""
     resolved = clusters()
     for params_label, params in params_sets():
         for case in cases(resolved, forced=params_label == "builtin"):
-            yield key_of(case, params_label), run(case, params)
+            if quick:
+                differs = quick_matches(case, params)
+                yield key_of(case, params_label), {"quick": differs} if differs else {}
+            else:
+                yield key_of(case, params_label), run(case, params)
 
 
 _SIZE_TEXT = re.compile(r"\d[\d.]*(?:e[+-]\d+)? (?:[KMGTP]i?)?B\b")
@@ -196,10 +231,22 @@ def _diff(path: str, old: Any, new: Any, out: list[str]) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("mode", choices=("dump", "check"))
-    parser.add_argument("path")
+    parser.add_argument("mode", choices=("dump", "check", "check-quick"))
+    parser.add_argument("path", nargs="?")
     parser.add_argument("--mask-sizes", action="store_true", help="mask byte counts in text")
     args = parser.parse_args()
+    if args.mode == "check-quick":
+        seen = bad = 0
+        for key, record in records(quick=True):
+            seen += 1
+            if record:
+                bad += 1
+                if bad <= 5:
+                    print(f"QUICK DIFFERS {key}: {record['quick']}")
+        print(f"{seen} cases, {bad} where CollectivePlan.quick differs from estimate_on")
+        return 1 if bad else 0
+    if args.path is None:
+        parser.error("dump and check need a path")
     if args.mode == "dump":
         count = 0
         with gzip.open(args.path, "wt", encoding="utf-8") as fh:

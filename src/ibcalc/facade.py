@@ -11,7 +11,7 @@ caller passes others (``ibcalc.catalogue.cost_params.load_cost_params`` reads ov
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import suggest
@@ -193,12 +193,12 @@ def _estimate(
     )
 
 
-@dataclass(frozen=True, slots=True)
-class QuickEstimate:
+class QuickEstimate(NamedTuple):
     """The numbers of an :class:`~ibcalc.engine.types.Estimate` without its explanation: the
     size run, the time, algbw and busbw, and the algorithm and protocol chosen. Each equals the
     full estimate's to the bit (``est.size_bytes``, ``est.time_s``, ``est.algbw_Bps``,
-    ``est.busbw_Bps``, ``est.best.algorithm``, ``est.best.protocol``)."""
+    ``est.busbw_Bps``, ``est.best.algorithm``, ``est.best.protocol``). A named tuple: the
+    cheapest immutable record Python builds."""
 
     size_bytes: float
     time_s: float
@@ -206,6 +206,9 @@ class QuickEstimate:
     busbw_Bps: float
     algorithm: Algorithm
     protocol: Protocol
+
+
+_new_tuple = tuple.__new__
 
 
 class CollectivePlan:
@@ -217,7 +220,17 @@ class CollectivePlan:
     much faster (no explanation is built): the API for throughput (sweeps, layout searches).
     """
 
-    __slots__ = ("_factor", "_plan", "algorithm", "cluster", "protocol")
+    __slots__ = (
+        "_align",
+        "_elt",
+        "_factor",
+        "_per_rank",
+        "_plan",
+        "_ranks",
+        "algorithm",
+        "cluster",
+        "protocol",
+    )
 
     def __init__(
         self,
@@ -235,6 +248,16 @@ class CollectivePlan:
         self.protocol = protocol
         self._plan = plan_for(collective, cluster.topology, params, dtype=parse_dtype(dtype))
         self._factor = busbw_factor(collective, cluster.ranks)
+        # effective_size's rounding, worked out once
+        plan = self._plan
+        self._elt = plan.dtype.bytes
+        self._ranks = cluster.ranks
+        self._per_rank = collective.per_rank_buffer
+        self._align = (
+            max(1, 16 // self._elt)
+            if self._per_rank and collective is not Collective.ALL_TO_ALL
+            else 1
+        )
 
     @property
     def collective(self) -> Collective:
@@ -250,23 +273,32 @@ class CollectivePlan:
         (:class:`~ibcalc.errors.SizeTooSmallError`,
         :class:`~ibcalc.errors.AlgorithmNotApplicableError`)."""
         plan = self._plan
-        size = effective_size(plan.collective, size_bytes, self.cluster.ranks, plan.dtype)
-        choice = plan.choose(size, self.algorithm, self.protocol)
-        if choice is None:
+        # effective_size, inlined
+        elt = self._elt
+        count = int(size_bytes // elt)
+        if self._per_rank:
+            ranks = self._ranks
+            per_rank = count // ranks
+            per_rank -= per_rank % self._align
+            size = float(per_rank * elt * ranks)
+        else:
+            size = float(count * elt)
+        if size <= 0:
+            effective_size(plan.collective, size_bytes, self._ranks, plan.dtype)  # raises
+        picked = plan.pick(size, self.algorithm, self.protocol)
+        if picked is None:
             refuse(plan, self.algorithm, self.protocol)
-        algbw = size / choice.time_s
-        return QuickEstimate(
-            size_bytes=size,
-            time_s=choice.time_s,
-            algbw_Bps=algbw,
-            busbw_Bps=algbw * self._factor,
-            algorithm=choice.algorithm,
-            protocol=choice.protocol,
+        algorithm, protocol, time = picked
+        algbw = size / time
+        # QuickEstimate(size, time, algbw, busbw, algorithm, protocol), without the keyword
+        # handling of a named tuple's constructor
+        return _new_tuple(
+            QuickEstimate, (size, time, algbw, algbw * self._factor, algorithm, protocol)
         )
 
     def time_s(self, size_bytes: float) -> float:
         """The time nccl-tests would report at ``size_bytes`` (:attr:`Estimate.time_s`)."""
-        return self.quick(size_bytes).time_s
+        return self.quick(size_bytes)[1]
 
 
 def estimate_many(

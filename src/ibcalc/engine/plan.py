@@ -8,9 +8,11 @@ function (:class:`~ibcalc.engine.base.Timing`); the words of ``--explain`` (``Co
 bottleneck, the formula) are built only for the costs an estimate returns.
 
 :meth:`Plan.costs` and :meth:`Plan.select` give what :func:`~ibcalc.engine.select.evaluate` and
-:func:`~ibcalc.engine.select.select` give (they are built on them); :meth:`Plan.choose` gives
-only the chosen pair and its time, the same to the bit, without building any
-:class:`~ibcalc.engine.types.Cost`.
+:func:`~ibcalc.engine.select.select` give (they are built on them); :meth:`Plan.choose` (and
+:meth:`Plan.pick`, the same as a tuple) gives only the chosen pair and its time, the same to the
+bit, without building any :class:`~ibcalc.engine.types.Cost` or Timing: each candidate's
+size-independent numbers are worked out once, in the plan, as a kernel
+(:mod:`ibcalc.engine.kernels`), physical and in the tuner's view.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from ibcalc.engine.algorithms.recursive import pat_timing, rhd_timing
 from ibcalc.engine.algorithms.ring import ring_timing
 from ibcalc.engine.algorithms.tree import tree_timing
 from ibcalc.engine.base import Timing, Topology, protocols_for
-from ibcalc.engine.measure import measured, measured_s
+from ibcalc.engine.kernels import Kernel, kernel_for
+from ibcalc.engine.measure import host_period_s, measured, measured_s
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, DType, Protocol
 
@@ -107,6 +110,10 @@ class _Entry:
     tuned: bool
     #: NCCL's FP8 ring penalty applies to the tuner's estimate.
     penalised: bool
+    #: ``function``'s ``single_s`` size by size (engine/kernels.py), physical and in the
+    #: tuner's view; None: call ``function``.
+    kernel: Kernel | None
+    tuner_kernel: Kernel | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +142,18 @@ class Plan:
     switch reductions the type does not allow and sets NCCL's FP8 ring penalty.
     """
 
-    __slots__ = ("_entries", "collective", "dtype", "params", "topo", "tuner")
+    __slots__ = (
+        "_entries",
+        "_host_s",
+        "_iterations",
+        "_penalty",
+        "_pools",
+        "collective",
+        "dtype",
+        "params",
+        "topo",
+        "tuner",
+    )
 
     def __init__(
         self,
@@ -166,16 +184,27 @@ class Plan:
             for protocol in protocols_for(topo):
                 if not _applies(function, collective, topo, protocol, params):
                     continue
+                tuned = _applies(function, collective, topo, protocol, tuner)
                 entries.append(
                     _Entry(
                         algorithm,
                         protocol,
                         function,
-                        tuned=_applies(function, collective, topo, protocol, tuner),
+                        tuned=tuned,
                         penalised=fp8_chain and algorithm is Algorithm.RING,
+                        kernel=kernel_for(function, collective, topo, protocol, params),
+                        tuner_kernel=(
+                            kernel_for(function, collective, topo, protocol, tuner)
+                            if tuned
+                            else None
+                        ),
                     )
                 )
         self._entries = tuple(entries)
+        self._pools: dict[tuple[Algorithm | None, Protocol | None], tuple[_Entry, ...]] = {}
+        self._host_s = host_period_s(topo, params)
+        self._iterations = params.nccl_runtime.tests_iterations
+        self._penalty = tuner.nccl_tuner.fp8_ring_penalty
 
     def _score(self, entry: _Entry, size_bytes: float) -> Scored | None:
         topo = self.topo
@@ -227,44 +256,92 @@ class Plan:
         for the one picked, and for those tied with it (a tie goes to the physically faster,
         then to the one listed first, as ``select``'s two stable sorts do).
         """
-        best: list[tuple[_Entry, Scored | None]] = []
-        best_tuner = 0.0
-        collective, topo, tuner = self.collective, self.topo, self.tuner
-        for entry in self._entries:
-            if algorithm is None:
-                if entry.algorithm not in NCCL_ALGORITHMS:
-                    continue
-            elif entry.algorithm is not algorithm:
-                continue
-            if protocol is not None and entry.protocol is not protocol:
-                continue
-            scored = None
-            if entry.tuned:
-                seen = entry.function(collective, size_bytes, topo, entry.protocol, tuner)
-                assert seen is not None
-                tuner_time = seen.single_s
-            else:
-                scored = self._score(entry, size_bytes)
-                assert scored is not None
-                tuner_time = scored.time_s
-            if entry.penalised:
-                tuner_time *= tuner.nccl_tuner.fp8_ring_penalty
-            if not best or tuner_time < best_tuner:
-                best, best_tuner = [(entry, scored)], tuner_time
-            elif tuner_time == best_tuner:
-                best.append((entry, scored))
-        if not best:
+        picked = self.pick(size_bytes, algorithm, protocol)
+        if picked is None:
             return None
+        algo, proto, time = picked
+        return Choice(algo, proto, time)
+
+    def pick(
+        self,
+        size_bytes: float,
+        algorithm: Algorithm | None = None,
+        protocol: Protocol | None = None,
+    ) -> tuple[Algorithm, Protocol, float] | None:
+        """:meth:`choose` as a plain (algorithm, protocol, time) tuple, for throughput."""
+        pool = self._pools.get((algorithm, protocol))
+        if pool is None:
+            pool = self._pools[(algorithm, protocol)] = self._pool(algorithm, protocol)
+        best: _Entry | None = None
+        best_time: float | None = None
+        best_tuner = 0.0
+        ties: list[tuple[_Entry, float | None]] | None = None
+        for entry in pool:
+            time: float | None = None
+            if entry.tuned:
+                tuner_kernel = entry.tuner_kernel
+                if tuner_kernel is not None:
+                    tuner_time = tuner_kernel(size_bytes)
+                else:
+                    seen = entry.function(
+                        self.collective, size_bytes, self.topo, entry.protocol, self.tuner
+                    )
+                    assert seen is not None
+                    tuner_time = seen.single_s
+            else:
+                tuner_time = time = self._time(entry, size_bytes)
+            if entry.penalised:
+                tuner_time *= self._penalty
+            if best is None or tuner_time < best_tuner:
+                best, best_time, best_tuner, ties = entry, time, tuner_time, None
+            elif tuner_time == best_tuner:
+                if ties is None:
+                    ties = [(best, best_time)]
+                ties.append((entry, time))
+        if best is None:
+            return None
+        if ties is None:
+            if best_time is None:
+                best_time = self._time(best, size_bytes)
+            return best.algorithm, best.protocol, best_time
         picked: tuple[float, _Entry] | None = None
-        for entry, scored in best:
-            if scored is None:
-                scored = self._score(entry, size_bytes)
-                assert scored is not None
-            if picked is None or scored.time_s < picked[0]:
-                picked = (scored.time_s, entry)
+        for entry, time in ties:
+            if time is None:
+                time = self._time(entry, size_bytes)
+            if picked is None or time < picked[0]:
+                picked = (time, entry)
         assert picked is not None
         time, entry = picked
-        return Choice(entry.algorithm, entry.protocol, time)
+        return entry.algorithm, entry.protocol, time
+
+    def _pool(self, algorithm: Algorithm | None, protocol: Protocol | None) -> tuple[_Entry, ...]:
+        """The entries :meth:`choose` ranks for a forced ``algorithm`` and ``protocol``."""
+        if algorithm is None:
+            entries = [e for e in self._entries if e.algorithm in NCCL_ALGORITHMS]
+        else:
+            entries = [e for e in self._entries if e.algorithm is algorithm]
+        return tuple(e for e in entries if protocol is None or e.protocol is protocol)
+
+    def _time(self, entry: _Entry, size_bytes: float) -> float:
+        """What nccl-tests would time for ``entry`` (``_score(...).time_s``, from its kernel;
+        ``engine.measure.measured_s`` inlined)."""
+        kernel = entry.kernel
+        if kernel is not None:
+            single = period = kernel(size_bytes)
+        else:
+            timing = entry.function(
+                self.collective, size_bytes, self.topo, entry.protocol, self.params
+            )
+            assert timing is not None
+            single = timing.single_s
+            period = timing.period_s if timing.period_s is not None else single
+        host = self._host_s
+        if host > period:
+            period = host
+        elif period >= single:
+            return single
+        k = self._iterations
+        return (single + (k - 1) * period) / k
 
 
 def _by_time(scored: Scored) -> float:

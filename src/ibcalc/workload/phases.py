@@ -14,9 +14,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ibcalc.catalogue.cost_params import builtin_cost_params
+from ibcalc.engine.band import time_range
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Collective, DType, Estimate
-from ibcalc.facade import estimate_on
+from ibcalc.facade import CollectivePlan, estimate_on
 from ibcalc.workload.placement import Placement, Tier
 
 __all__ = ["Per", "Phase", "build_phase"]
@@ -75,12 +77,38 @@ def build_phase(
     overlaps: str | None = None,
     params: CostParams | None = None,
     notes: list[str] | None = None,
+    quick: bool = False,
+    plan: CollectivePlan | None = None,
 ) -> Phase:
     """Cost ``collective`` of ``size_bytes`` of ``dtype`` on ``placement``'s sub-cluster as a
     phase repeated ``count`` times per ``per``, with the estimate's error band.
 
     ``exposed`` False leaves ``exposed_s`` at 0 for the caller's overlap rule to fill in.
+    ``quick`` costs it through :meth:`~ibcalc.facade.CollectivePlan.quick` and leaves
+    :attr:`Phase.estimate` None: every number is the same to the bit, several times faster
+    (what a layout search ranks by; nothing there shows the estimate). ``plan``: the
+    :class:`~ibcalc.facade.CollectivePlan` of these arguments, when the caller keeps one.
     """
+    if quick:
+        cost = params if params is not None else builtin_cost_params()
+        cluster = placement.cluster
+        if plan is None:
+            plan = CollectivePlan(cluster, collective, dtype=dtype, params=cost)
+        q = plan.quick(size_bytes)
+        return Phase(
+            name=name,
+            collective=collective,
+            bytes_per_gpu=q.size_bytes,
+            ranks=cluster.ranks,
+            tier=placement.tier,
+            time_s=q.time_s,
+            time_s_range=time_range(q.time_s, q.size_bytes, cluster.topology, cost),
+            count=count,
+            per=per,
+            exposed_s=q.time_s * count if exposed else 0.0,
+            overlaps=overlaps,
+            assumptions=[*placement.notes, *(notes or [])],
+        )
     est = estimate_on(placement.cluster, collective, size_bytes, dtype=dtype, params=params)
     return Phase(
         name=name,

@@ -38,10 +38,11 @@ from ibcalc.cluster.spec import MAX_GPUS, ClusterSpec
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import IbcalcError, WorkloadError
+from ibcalc.facade import CollectivePlan
 from ibcalc.units import format_size, format_time
 from ibcalc.workload.model import ModelSpec
 from ibcalc.workload.phases import Phase, build_phase
-from ibcalc.workload.placement import place_group, single_domain
+from ibcalc.workload.placement import Placement, place_group, single_domain
 
 __all__ = [
     "Parallelism",
@@ -240,11 +241,17 @@ class _Builder:
         cluster: ResolvedCluster,
         spec: TrainSpec,
         params: CostParams | None,
+        *,
+        quick: bool = False,
+        shared: _Shared | None = None,
     ) -> None:
         self.cat = catalogue
         self.cluster = cluster
         self.spec = spec
         self.params = params
+        self.quick = quick
+        #: what a layout search works out once for all its layouts
+        self.shared = _Shared() if shared is None else shared
         self.phases: list[tuple[Phase, str | None]] = []
         self.warnings: list[str] = []
         self.notes: list[str] = []
@@ -263,14 +270,17 @@ class _Builder:
     ) -> Phase:
         """Cost ``count`` x ``collective`` of ``size_bytes`` over ``group``; a ``window`` is the
         compute it may hide under (None: exposed in full)."""
-        placement = place_group(
-            self.cat,
-            self.cluster,
-            group.name,
-            group.size,
-            group.stride,
-            across_sites=group.across_sites,
-        )
+        placement = self.shared.placements.get(group)
+        if placement is None:
+            placement = place_group(
+                self.cat,
+                self.cluster,
+                group.name,
+                group.size,
+                group.stride,
+                across_sites=group.across_sites,
+            )
+            self.shared.placements[group] = placement
         phase = build_phase(
             placement,
             name,
@@ -282,9 +292,33 @@ class _Builder:
             overlaps=window,
             params=self.params,
             notes=notes,
+            quick=self.quick,
+            plan=self._plan(group, placement, collective, dtype) if self.quick else None,
         )
         self.phases.append((phase, window))
         return phase
+
+    def _plan(
+        self, group: _Group, placement: Placement, collective: Collective, dtype: DType
+    ) -> CollectivePlan:
+        key = (group, collective, dtype)
+        plan = self.shared.plans.get(key)
+        if plan is None:
+            plan = CollectivePlan(placement.cluster, collective, dtype=dtype, params=self.params)
+            self.shared.plans[key] = plan
+        return plan
+
+
+@dataclasses.dataclass
+class _Shared:
+    """What the layouts of one search (one cluster, one job) work out once: each group's
+    placement, the plan of each collective on it, and each TP group's one-domain cluster."""
+
+    placements: dict[_Group, Placement] = dataclasses.field(default_factory=dict)
+    plans: dict[tuple[_Group, Collective, DType], CollectivePlan] = dataclasses.field(
+        default_factory=dict
+    )
+    domains: dict[int, ResolvedCluster] = dataclasses.field(default_factory=dict)
 
 
 def _per_stage(count: int, pp: int, what: str, notes: list[str]) -> int:
@@ -344,13 +378,28 @@ def train_step(
     spec: TrainSpec,
     *,
     params: CostParams | None = None,
+    quick: bool = False,
 ) -> TrainResult:
     """The communication of one training step of ``spec`` on ``cluster`` (docs/workload.md).
 
     ``cluster`` must hold exactly tp x cp x pp x dp GPUs (:func:`fit_cluster` makes one).
-    Raises :class:`~ibcalc.errors.WorkloadError` naming the field at fault.
+    Raises :class:`~ibcalc.errors.WorkloadError` naming the field at fault. ``quick`` leaves
+    each phase's ``estimate`` None (every number, warning and note is the same; see
+    :func:`~ibcalc.workload.phases.build_phase`).
     """
-    b = _Builder(catalogue, cluster, spec, params)
+    return _train_step(catalogue, cluster, spec, params=params, quick=quick)
+
+
+def _train_step(
+    catalogue: Catalogue,
+    cluster: ResolvedCluster,
+    spec: TrainSpec,
+    *,
+    params: CostParams | None,
+    quick: bool,
+    shared: _Shared | None = None,
+) -> TrainResult:
+    b = _Builder(catalogue, cluster, spec, params, quick=quick, shared=shared)
     _check(spec, cluster, b.warnings)
     par, model = spec.parallel, spec.model
     sites = cluster.topology.sites
@@ -613,15 +662,15 @@ def _tp_warning(b: _Builder, phase: Phase, size: float) -> None:
             f"goes over {phase.tier}, {format_time(total)} per step"
         )
         return
-    from ibcalc.facade import estimate_on
-
-    inside = estimate_on(
-        single_domain(b.cat, b.cluster, par.tp),
+    alone = b.shared.domains.get(par.tp)
+    if alone is None:
+        alone = b.shared.domains[par.tp] = single_domain(b.cat, b.cluster, par.tp)
+    inside = CollectivePlan(
+        alone,
         phase.collective,
-        size,
         dtype=b.spec.act_dtype,
         params=b.params,
-    )
+    ).quick(size)
     slowdown = phase.time_s / inside.time_s
     b.warnings.append(
         f"tp {par.tp} crosses the {domain}-GPU scale-up domain: each TP "
@@ -690,6 +739,7 @@ def compare_layouts(
     spec: TrainSpec,
     *,
     params: CostParams | None = None,
+    quick: bool = True,
 ) -> tuple[list[TrainResult], list[str]]:
     """Every valid (tp, pp, dp[, ep]) layout of ``cluster``'s GPUs, least exposed time first.
 
@@ -697,10 +747,17 @@ def compare_layouts(
     sites, ep divides dp and the experts (MoE only; ep = 1 otherwise), and the groups tile the
     scale-up domains. Memory is not checked. Returns the results and the layouts skipped, each
     with its reason.
+
+    By default (``quick``, what ``ibcalc train --compare`` runs) each phase is costed without
+    building its :class:`~ibcalc.engine.types.Estimate` (``Phase.estimate`` is None): the
+    ranking and every number, warning and note are those of ``quick=False``, to the bit, several
+    times faster. ``quick=False`` keeps each phase's full estimate (its algorithm, bottleneck
+    and explanation), as :func:`train_step` gives it.
     """
     model = spec.model
     results: list[TrainResult] = []
     skipped: list[str] = []
+    shared = _Shared()
     for tp, pp, dp in factorisations(cluster.ranks, spec.parallel.cp):
         if model.heads is not None and model.heads % tp:
             continue
@@ -713,8 +770,13 @@ def compare_layouts(
         for ep in eps:
             par = Parallelism(tp=tp, pp=pp, dp=dp, ep=ep, cp=spec.parallel.cp)
             try:
-                result = train_step(
-                    catalogue, cluster, spec.model_copy(update={"parallel": par}), params=params
+                result = _train_step(
+                    catalogue,
+                    cluster,
+                    spec.model_copy(update={"parallel": par}),
+                    params=params,
+                    quick=quick,
+                    shared=shared,
                 )
             except IbcalcError as exc:
                 skipped.append(f"{par.label}: {exc}")

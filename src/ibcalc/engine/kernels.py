@@ -1,0 +1,540 @@
+"""Size-only kernels: the numbers of a cost function with everything else worked out once.
+
+A cost function (``*_timing``) takes (collective, size, topology, protocol, parameters) and
+returns a :class:`~ibcalc.engine.base.Timing`. For a fixed (collective, topology, protocol,
+parameters), most of what it computes does not depend on the size: hop latencies, bandwidths
+and their protocol factors and caps, channels, base latencies, step counts. A *kernel* works
+those out once and, per size, runs only the size-dependent arithmetic, in the same order of
+floating-point operations as the cost function, so its result is the same to the bit: the cost
+function's ``Timing.single_s`` (every kernel stands for a cost function whose ``period_s`` is
+None: operations that do not overlap).
+
+:func:`kernel_for` gives a hand-written kernel for the algorithms that dominate estimates and
+layout searches (ring and tree, NVLS in one domain, NVLS-tree, all-to-all, send/receive) and
+None elsewhere (CollNet, PAT, RHD, hierarchical, the overlapping ring chains of broadcast and
+reduce, NVLS with IB SHARP): the plan then calls the cost function itself. A non-finite
+intermediate falls back to the cost function, which then raises as it always did.
+``tests/engine/test_kernels.py`` and ``benchmarks/engine_identity.py check-quick`` hold every
+kernel to its cost function.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from ibcalc.engine.algorithms.alltoall import pairwise_timing, pxn_timing, sendrecv_timing
+from ibcalc.engine.algorithms.innetwork import _nvls_bw, nvls_timing, nvls_tree_timing
+from ibcalc.engine.algorithms.ring import _RING_COLLECTIVES, _ring_bw, ring_timing
+from ibcalc.engine.algorithms.tree import tree_network_multiplier, tree_timing
+from ibcalc.engine.base import (
+    Timing,
+    Topology,
+    _hop,
+    base_latency,
+    bytes_factor,
+    intra_hop_latency,
+    ll_cap_Bps,
+    protocol_factor,
+    ring_protocol_bw,
+    wan_hop_latency,
+)
+from ibcalc.engine.params import CostParams
+from ibcalc.engine.pipeline import channels
+from ibcalc.engine.types import Algorithm, Collective, Protocol
+
+__all__ = ["Kernel", "kernel_for"]
+
+#: size -> single_s of one cost function (one whose operations do not overlap: period_s None).
+Kernel = Callable[[float], float]
+TimingFunction = Callable[[Collective, float, Topology, Protocol, CostParams], Timing | None]
+
+_log2 = math.log2
+
+
+def kernel_for(
+    function: TimingFunction,
+    collective: Collective,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+) -> Kernel | None:
+    """The kernel of ``function`` for these arguments, or None where there is none (the cost
+    function itself is then called; see the module)."""
+
+    def fallback(size_bytes: float) -> float:
+        timing = function(collective, size_bytes, topo, protocol, params)
+        assert timing is not None  # applicability does not depend on the size
+        return timing.single_s
+
+    maker = _MAKERS.get(function)
+    return maker(collective, topo, protocol, params, fallback) if maker is not None else None
+
+
+def _net_hop(
+    topo: Topology, algorithm: Algorithm, protocol: Protocol, params: CostParams
+) -> tuple[float, float, float, float, float] | float:
+    """``net_hop_latency`` as a constant when it does not depend on the size, else the
+    (hw, extra, low, span, fill_bytes) it computes ``hw + extra x (low + span x fill)`` from."""
+    hw = _hop(params.nccl_tuner.hop_latency_s["net"], algorithm, protocol)
+    extra = topo.out.transport_latency_s if topo.out is not None else 0.0
+    if protocol is not Protocol.SIMPLE:
+        return hw + extra * 1.0
+    low = params.assumptions.simple_transport_floor
+    span = params.calibrated.simple_transport_factor - low
+    return hw, extra, low, span, params.calibrated.simple_fill_bytes
+
+
+def _simple_net_hop(
+    topo: Topology, algorithm: Algorithm, params: CostParams
+) -> tuple[float, float, float, float, float]:
+    """:func:`_net_hop` of Simple."""
+    found = _net_hop(topo, algorithm, Protocol.SIMPLE, params)
+    assert isinstance(found, tuple)
+    return found
+
+
+def _unpack_net(
+    net_hop: tuple[float, float, float, float, float] | float,
+) -> tuple[bool, float, float, float, float, float, float]:
+    """(varies, constant, hw, extra, low, span, fill_bytes) of a :func:`_net_hop`."""
+    if isinstance(net_hop, tuple):
+        return (True, 0.0, *net_hop)
+    return False, net_hop, 0.0, 0.0, 0.0, 0.0, 1.0
+
+
+def _unpack_ll(ll_net: tuple[float, float] | None) -> tuple[bool, float, float]:
+    """(applies, saturation, bandwidth) of an :func:`_ll_net`."""
+    if ll_net is None:
+        return False, 0.0, 1.0
+    return True, *ll_net
+
+
+def _ll_net(topo: Topology, protocol: Protocol, params: CostParams) -> tuple[float, float] | None:
+    """(saturation, bandwidth) of ``ll_network_transfer`` where it is not 0."""
+    ll_net_Bps = params.calibrated.ll_net_Bps
+    if protocol is not Protocol.LL or topo.domains < 2 or ll_net_Bps is None:
+        return None
+    if topo.out is None or topo.out.transport_latency_s <= 0:
+        return None
+    return params.assumptions.ll_net_saturation_bytes, ll_net_Bps
+
+
+def _ring_kernel(
+    collective: Collective,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+    fallback: Kernel,
+) -> Kernel | None:
+    """:func:`~ibcalc.engine.algorithms.ring.ring_timing`, size by size."""
+    if collective not in _RING_COLLECTIVES or topo.ranks < 2:
+        return None
+    n, big_n = topo.ranks, topo.domains
+    one_way = collective in (Collective.BROADCAST, Collective.REDUCE)
+    mesh_chain = topo.up is not None and topo.up.mesh and big_n > 1
+    raw_bw, _ = _ring_bw(topo, params, not (one_way or mesh_chain))
+    bw = ring_protocol_bw(raw_bw, protocol, topo, params)
+    intra = intra_hop_latency(topo, Algorithm.RING, protocol, params)
+    net_hop = _net_hop(topo, Algorithm.RING, protocol, params) if big_n > 1 else 0.0
+    wan = wan_hop_latency(topo, Algorithm.RING, protocol, params)
+    sites = topo.sites
+    base = base_latency(Algorithm.RING, protocol, params)
+    ll_net = _ll_net(topo, protocol, params)
+    if one_way:
+        # the chain (its operations overlap) and NCCL's one-hop view: costed by ring_timing
+        return None
+    all_reduce = collective is Collective.ALL_REDUCE
+    nsteps = 2 * (n - 1) if all_reduce else n - 1
+    s_net = (2 * (big_n - 1) if all_reduce else big_n - 1) if big_n > 1 else 0
+    overhead = 0.0
+    if big_n > 1:
+        tuner = params.nccl_tuner
+        simple = protocol is Protocol.SIMPLE
+        overhead = tuner.net_overhead_s * (tuner.net_overhead_simple_factor if simple else 1)
+    s_wan = (2 * (sites - 1) if all_reduce else sites - 1) if sites > 1 else 0
+    head = base + (nsteps - s_net) * max(intra, overhead)
+    net_steps = s_net - s_wan
+    wan_part = s_wan * wan
+    plateau_on = all_reduce and big_n > 1 and protocol is Protocol.SIMPLE
+    plateau_factor = params.nccl_tuner.ring_plateau_factor - 1
+    per_channel_ranks = channels(topo, params) * n
+    factor = bytes_factor(collective, n)
+
+    net_varies, net_const, hw, extra, low, span, fill_bytes = _unpack_net(net_hop)
+    ll_on, ll_sat, ll_bw = _unpack_ll(ll_net)
+
+    def kernel(size_bytes: float) -> float:
+        if net_varies:
+            fill = size_bytes / fill_bytes
+            net = hw + extra * (low + span * (fill if fill < 1.0 else 1.0))
+        else:
+            net = net_const
+        latency = head + net_steps * net + wan_part
+        if plateau_on and size_bytes / per_channel_ranks >= 64:
+            latency += latency * plateau_factor
+        transfer = factor * size_bytes / bw
+        if ll_on:
+            ll = (ll_sat if ll_sat < size_bytes else size_bytes) / ll_bw
+            if ll > transfer:
+                transfer = ll
+        elif transfer < 0.0:
+            transfer = 0.0
+        total = latency + transfer
+        if total - total != 0.0:  # a non-finite term: the cost function raises
+            return fallback(size_bytes)
+        return (0.0 if latency < 0.0 else latency) + transfer + 0.0
+
+    return kernel
+
+
+def _tree_kernel(
+    collective: Collective,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+    fallback: Kernel,
+) -> Kernel | None:
+    """:func:`~ibcalc.engine.algorithms.tree.tree_timing`, size by size."""
+    if collective is not Collective.ALL_REDUCE or topo.ranks < 2:
+        return None
+    nccl = params.nccl_tuner
+    m, big_n = topo.m, topo.domains
+    chain_bw = topo.up_bw_Bps() / 2.0 * nccl.tree_factor if m > 1 else math.inf
+    net_bw = topo.domain_bw_Bps() / tree_network_multiplier(big_n)
+    wan_bw = topo.wan_bw_Bps(params) / tree_network_multiplier(topo.sites)
+    if wan_bw < min(net_bw, chain_bw):
+        bw = wan_bw
+    elif net_bw < chain_bw:
+        bw = net_bw
+    else:
+        bw = chain_bw
+    if protocol is Protocol.LL:
+        bw = min(bw / nccl.tree_ll_divisor, ll_cap_Bps(topo, params) / 2.0)
+    elif protocol is Protocol.LL128:
+        bw *= nccl.tree_ll128_factor_one_node if big_n == 1 else nccl.tree_ll128_factor_multi_node
+    model_fill = bool(params.pipeline.model_fill)
+    first = nccl.tree_correction_first_bucket_bytes
+    table = () if model_fill else nccl.tree_correction.get(protocol)
+    if table is None:
+        return None
+    intra = intra_hop_latency(topo, Algorithm.TREE, protocol, params)
+    net_hop = _net_hop(topo, Algorithm.TREE, protocol, params) if big_n > 1 else 0.0
+    depth = math.floor(math.log2(big_n)) if big_n > 1 else 0
+    wan_depth = math.ceil(math.log2(topo.sites)) if topo.sites > 1 else 0
+    wan = wan_hop_latency(topo, Algorithm.TREE, protocol, params)
+    base = base_latency(Algorithm.TREE, protocol, params)
+    net_levels = max(depth - wan_depth, 0)
+    chain = (m - 1) * intra
+    wan_part = wan_depth * wan
+    intra_stages, net_stages = 2 * (m - 1), 2 * (net_levels + wan_depth)
+    total_stages = intra_stages + net_stages
+    ll_net = _ll_net(topo, protocol, params)
+    nc = channels(topo, params)
+    simple = protocol is Protocol.SIMPLE
+    held = total_stages - 1 if simple else net_stages
+    chunk_depth = max(1, total_stages // 2) if simple else 1
+
+    net_varies, net_const, hw, extra, low, span, fill_bytes = _unpack_net(net_hop)
+    ll_on, ll_sat, ll_bw = _unpack_ll(ll_net)
+    fills = model_fill and total_stages >= 2
+    # engine.pipeline.tree_chunk_bytes: LL and LL128 hold one step, Simple halves its chunk
+    pipe = params.pipeline
+    chunk_halvings: tuple[tuple[int, float], ...] = ()
+    if protocol is Protocol.LL:
+        chunk_start = pipe.ll_step_bytes
+    elif protocol is Protocol.LL128:
+        chunk_start = pipe.ll128_step_bytes
+    else:
+        chunk_start = params.nccl_runtime.simple_buffer_bytes / pipe.steps
+        chunk_halvings = tuple(
+            (chunk_depth * factor, floor)
+            for factor, floor in ((8, 128 * 1024), (4, 64 * 1024), (1, pipe.tree_min_chunk_bytes))
+        )
+
+    def kernel(size_bytes: float) -> float:
+        b = bw
+        if not model_fill:
+            corr = 1.0
+            if size_bytes >= first:
+                index = int(_log2(size_bytes / first))
+                corr = table[index] if 0 <= index < len(table) else 1.0
+            b *= corr
+        if net_varies:
+            fill = size_bytes / fill_bytes
+            net = hw + extra * (low + span * (fill if fill < 1.0 else 1.0))
+        else:
+            net = net_const
+        latency = base + 2 * (chain + net_levels * net + wan_part)
+        transfer = size_bytes / b
+        if ll_on:
+            ll = (ll_sat if ll_sat < size_bytes else size_bytes) / ll_bw
+            if ll > transfer:
+                transfer = ll
+        elif transfer < 0.0:
+            transfer = 0.0
+        if fills and b > 0:
+            per_channel = size_bytes / nc
+            chunk = chunk_start
+            for limit, floor in chunk_halvings:
+                while per_channel / chunk < limit and chunk > floor:
+                    chunk /= 2
+            chunk = chunk if chunk < per_channel else per_channel
+            pipeline_fill = held * chunk / (b / nc)
+        else:
+            pipeline_fill = 0.0
+        total = latency + transfer
+        if total - total != 0.0:  # a non-finite term: the cost function raises
+            return fallback(size_bytes)
+        return (0.0 if latency < 0.0 else latency) + transfer + pipeline_fill
+
+    return kernel
+
+
+def _nvls_tree_kernel(
+    collective: Collective,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+    fallback: Kernel,
+) -> Kernel | None:
+    """:func:`~ibcalc.engine.algorithms.innetwork.nvls_tree_timing`, size by size."""
+    bw = _nvls_bw(topo)
+    if bw is None or protocol is not Protocol.SIMPLE or collective is not Collective.ALL_REDUCE:
+        return None
+    m, big_n = topo.m, topo.domains
+    if big_n < 2:
+        return None
+    factor = params.calibrated.nvls_tree_factor
+    m1 = m + 1
+    intra_den = m * bw * factor
+    net_mult = tree_network_multiplier(big_n)
+    net_bw = topo.domain_bw_Bps()
+    wan_mult = tree_network_multiplier(topo.sites)
+    wan_bw = topo.wan_bw_Bps(params)
+    depth = math.floor(math.log2(big_n))
+    wan_depth = math.ceil(math.log2(topo.sites)) if topo.sites > 1 else 0
+    hop = intra_hop_latency(topo, Algorithm.NVLS_TREE, protocol, params)
+    hw, extra, low, span, fill_bytes = _simple_net_hop(topo, Algorithm.NVLS_TREE, params)
+    wan = wan_hop_latency(topo, Algorithm.NVLS_TREE, protocol, params)
+    net_levels2 = 2 * max(depth - wan_depth, 0)
+    wan_part = 2 * wan_depth * wan
+
+    def kernel(size_bytes: float) -> float:
+        fill = size_bytes / fill_bytes
+        net = hw + extra * (low + span * (fill if fill < 1.0 else 1.0))
+        latency = hop + net_levels2 * net + wan_part
+        transfer = size_bytes * m1 / intra_den
+        net_t = net_mult * size_bytes / net_bw
+        if net_t > transfer:
+            transfer = net_t
+        wan_t = wan_mult * size_bytes / wan_bw
+        if wan_t > transfer:
+            transfer = wan_t
+        total = latency + transfer
+        if total - total != 0.0:  # a non-finite term: the cost function raises
+            return fallback(size_bytes)
+        return (0.0 if latency < 0.0 else latency) + (0.0 if transfer < 0.0 else transfer) + 0.0
+
+    return kernel
+
+
+def _sendrecv_kernel(
+    collective: Collective,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+    fallback: Kernel,
+) -> Kernel | None:
+    """:func:`~ibcalc.engine.algorithms.alltoall.sendrecv_timing`, size by size."""
+    if collective is not Collective.SEND_RECV or topo.ranks < 2 or protocol is Protocol.LL128:
+        return None
+    intra = topo.m > 1
+    intra_bw = topo.up_bw_Bps() * params.calibrated.p2p_efficiency if intra else 1.0
+    across = topo.domains > 1
+    contention, nic_bw = 1.0, 1.0
+    if across:
+        assert topo.out is not None
+        contention, nic_bw = topo.leaf_contention, topo.out.nic_bw_Bps
+    wan_bw = min(topo.wan.nic_bw_Bps, topo.wan_bw_Bps(params)) if topo.wan is not None else None
+    simple = protocol is Protocol.SIMPLE
+    payload = 1.0 if simple else protocol_factor(protocol, params)
+    net_hop = (
+        _net_hop(topo, Algorithm.RING, protocol, params)
+        if across
+        else intra_hop_latency(topo, Algorithm.RING, protocol, params)
+    )
+    net_varies, net_const, hw, extra, low, span, fill_bytes = _unpack_net(net_hop)
+    wan_hop = wan_hop_latency(topo, Algorithm.RING, protocol, params)
+    base = base_latency(Algorithm.RING, protocol, params)
+
+    def kernel(size_bytes: float) -> float:
+        intra_t = size_bytes / intra_bw if intra else 0.0
+        net_t = size_bytes * contention / nic_bw if across else 0.0
+        if wan_bw is not None:
+            wan_t = size_bytes / wan_bw
+            if wan_t > net_t:
+                net_t = wan_t
+        transfer = net_t if net_t > intra_t else intra_t
+        if not simple:
+            transfer = transfer / payload
+        if net_varies:
+            fill = size_bytes / fill_bytes
+            hop = hw + extra * (low + span * (fill if fill < 1.0 else 1.0))
+        else:
+            hop = net_const
+        if wan_hop > hop:
+            hop = wan_hop
+        latency = base + hop
+        total = latency + transfer
+        if total - total != 0.0:  # a non-finite term: the cost function raises
+            return fallback(size_bytes)
+        return (0.0 if latency < 0.0 else latency) + (0.0 if transfer < 0.0 else transfer) + 0.0
+
+    return kernel
+
+
+def _alltoall_kernel(
+    collective: Collective,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+    fallback: Kernel,
+    *,
+    aggregated: bool,
+) -> Kernel | None:
+    """``alltoall._alltoall`` (pairwise, or PXN when ``aggregated``), size by size."""
+    m, n = topo.m, topo.ranks
+    if aggregated:
+        if collective is not Collective.ALL_TO_ALL or m < 2 or topo.domains < 2:
+            return None
+        if protocol is Protocol.LL128:
+            return None
+        messages = (topo.domains - 1) + (m - 1)
+    else:
+        if collective is not Collective.ALL_TO_ALL or n < 2 or protocol is Protocol.LL128:
+            return None
+        messages = n - 1
+    intra_share = (m - 1) / n
+    net_share = (n - m) / n
+    up_bw = topo.up_bw_Bps() if m > 1 else 1.0
+    across = topo.domains > 1
+    net_bw = topo.domain_bw_Bps() / m if across else 1.0
+    wan = topo.wan is not None
+    wan_share, wan_bw = 0.0, 1.0
+    if topo.wan is not None:
+        per_site = n // topo.sites
+        wan_share = (n - per_site) / n
+        wan_bw = topo.wan_bw_Bps(params) / per_site
+    net_hop = (
+        _net_hop(topo, Algorithm.RING, protocol, params)
+        if across
+        else intra_hop_latency(topo, Algorithm.RING, protocol, params)
+    )
+    net_varies, net_const, hw, extra, low, span, fill_bytes = _unpack_net(net_hop)
+    wan_hop = wan_hop_latency(topo, Algorithm.RING, protocol, params)
+    base = base_latency(Algorithm.RING, protocol, params)
+    messages_s = messages * params.calibrated.per_message_s
+    simple = protocol is Protocol.SIMPLE
+    payload = 1.0 if simple else protocol_factor(protocol, params)
+
+    def kernel(size_bytes: float) -> float:
+        net_bytes = net_share * size_bytes
+        intra_t = 0.0
+        if m > 1:
+            more = net_bytes * (m - 1) / m if aggregated else 0.0
+            intra_t = (intra_share * size_bytes + more) / up_bw
+        net_t = net_bytes / net_bw if across else 0.0
+        wan_t = wan_share * size_bytes / wan_bw if wan else 0.0
+        if net_varies:
+            fill = size_bytes / fill_bytes
+            hop = hw + extra * (low + span * (fill if fill < 1.0 else 1.0))
+        else:
+            hop = net_const
+        if wan_hop > hop:
+            hop = wan_hop
+        latency = base + hop + messages_s
+        transfer = intra_t
+        if net_t > transfer:
+            transfer = net_t
+        if wan_t > transfer:
+            transfer = wan_t
+        if not simple:
+            transfer = transfer / payload
+        total = latency + transfer
+        if total - total != 0.0:  # a non-finite term: the cost function raises
+            return fallback(size_bytes)
+        return (0.0 if latency < 0.0 else latency) + (0.0 if transfer < 0.0 else transfer) + 0.0
+
+    return kernel
+
+
+def _pairwise_kernel(
+    collective: Collective,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+    fallback: Kernel,
+) -> Kernel | None:
+    return _alltoall_kernel(collective, topo, protocol, params, fallback, aggregated=False)
+
+
+def _pxn_kernel(
+    collective: Collective,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+    fallback: Kernel,
+) -> Kernel | None:
+    return _alltoall_kernel(collective, topo, protocol, params, fallback, aggregated=True)
+
+
+def _nvls_kernel(
+    collective: Collective,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+    fallback: Kernel,
+) -> Kernel | None:
+    """:func:`~ibcalc.engine.algorithms.innetwork.nvls_timing` inside one domain, size by size
+    (across domains, with IB SHARP, the cost function itself)."""
+    bw = _nvls_bw(topo)
+    if bw is None or protocol is not Protocol.SIMPLE:
+        return None
+    if collective not in (Collective.ALL_REDUCE, Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
+        return None
+    if topo.domains > 1:
+        return None
+    m = topo.m
+    latency = intra_hop_latency(topo, Algorithm.NVLS, protocol, params)
+    all_reduce = collective is Collective.ALL_REDUCE
+    m1, den = m + 1, m * bw
+    clamped = 0.0 if latency < 0.0 else latency
+    finite = latency - latency == 0.0
+
+    def kernel(size_bytes: float) -> float:
+        if all_reduce:
+            transfer = size_bytes * m1 / den
+            if transfer < 0.0:  # max(intra_t, net_t = 0.0)
+                transfer = 0.0
+        else:
+            transfer = size_bytes / bw
+        if not finite or transfer - transfer != 0.0:
+            return fallback(size_bytes)
+        return clamped + (0.0 if transfer < 0.0 else transfer) + 0.0
+
+    return kernel
+
+
+_MAKERS: dict[
+    TimingFunction,
+    Callable[[Collective, Topology, Protocol, CostParams, Kernel], Kernel | None],
+] = {
+    ring_timing: _ring_kernel,
+    tree_timing: _tree_kernel,
+    nvls_tree_timing: _nvls_tree_kernel,
+    sendrecv_timing: _sendrecv_kernel,
+    pairwise_timing: _pairwise_kernel,
+    pxn_timing: _pxn_kernel,
+    nvls_timing: _nvls_kernel,
+}
