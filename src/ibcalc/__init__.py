@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ibcalc.engine.types import Algorithm, Collective, Estimate, Protocol
     from ibcalc.errors import IbcalcError
     from ibcalc.fabric.sizing import size_fat_tree
-    from ibcalc.facade import estimate, estimate_on
+    from ibcalc.facade import CollectivePlan, QuickEstimate, estimate, estimate_many, estimate_on
     from ibcalc.gap import common_pairings, tp_whatif
     from ibcalc.units import parse_bandwidth, parse_size, parse_time
 
@@ -32,15 +32,18 @@ _LAZY = {
     "Algorithm": "ibcalc.engine.types",
     "ClusterSpec": "ibcalc.cluster.resolve",
     "Collective": "ibcalc.engine.types",
+    "CollectivePlan": "ibcalc.facade",
     "CostParams": "ibcalc.engine.params",
     "Estimate": "ibcalc.engine.types",
     "IbcalcError": "ibcalc.errors",
     "Link": "ibcalc.catalogue.models",
     "Protocol": "ibcalc.engine.types",
+    "QuickEstimate": "ibcalc.facade",
     "System": "ibcalc.catalogue.models",
     "check_design": "ibcalc.design.check",
     "common_pairings": "ibcalc.gap",
     "estimate": "ibcalc.facade",
+    "estimate_many": "ibcalc.facade",
     "estimate_on": "ibcalc.facade",
     "find_link": "ibcalc.catalogue.load",
     "find_system": "ibcalc.catalogue.load",
@@ -73,16 +76,19 @@ __all__ = [
     "Algorithm",
     "ClusterSpec",
     "Collective",
+    "CollectivePlan",
     "CostParams",
     "Estimate",
     "IbcalcError",
     "Link",
     "Protocol",
+    "QuickEstimate",
     "System",
     "__version__",
     "check_design",
     "common_pairings",
     "estimate",
+    "estimate_many",
     "estimate_on",
     "find_link",
     "find_system",
