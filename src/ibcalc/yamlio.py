@@ -592,7 +592,9 @@ def problems_from(
         if error["type"] == "extra_forbidden":
             message = "unknown key (not allowed here)"
             close = difflib.get_close_matches(str(loc[-1]), keys, n=1) if loc and keys else []
-            if close:
+            if close and close[0] == str(loc[-1]):
+                message += " (a key of another section: check where it is indented)"
+            elif close:
                 message += f" (did you mean {close[0]}?)"
         elif message.startswith("Value error, "):
             message = message.removeprefix("Value error, ")

@@ -124,6 +124,36 @@ requirements:
     assert [p.line for p in problems] == sorted(p.line or 0 for p in problems)
 
 
+def test_a_flat_requirement_gets_one_line_that_shows_the_form() -> None:
+    # {collective: allgather, size: ..., max_time: ...}: one problem, not one per key, and the
+    # message shows the one-key form with the collective the user wrote
+    text = """\
+name: flat
+nodes: 2
+system: dgx-h100
+requirements:
+  - collective: allgather
+    size: 1GB
+    max_time: 10ms
+"""
+    with pytest.raises(InputFileError) as info:
+        load_design("flat.yaml", text=text)
+    (problem,) = info.value.problems
+    assert problem.line == 5
+    assert "'- allgather: {size: 1GB, max_time: 10ms}'" in problem.message
+
+
+def test_a_key_at_the_wrong_level_is_not_told_to_mean_itself() -> None:
+    # 'size' is a key of a requirement's target, not of the design: no "did you mean size?"
+    text = "name: x\nnodes: 2\nsystem: dgx-h100\nsize: 1GB\n"
+    with pytest.raises(InputFileError) as info:
+        load_design("level.yaml", text=text)
+    (problem,) = info.value.problems
+    assert problem.line == 4
+    assert "did you mean" not in problem.message
+    assert "a key of another section" in problem.message
+
+
 @pytest.mark.parametrize(
     ("snippet", "needle", "message"),
     [

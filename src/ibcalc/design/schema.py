@@ -448,6 +448,23 @@ class _Requirement(BaseModel):
         frozen=True, extra="forbid", json_schema_extra={"minProperties": 1, "maxProperties": 1}
     )
 
+    @model_validator(mode="before")
+    @classmethod
+    def _one_key_form(cls, data: Any) -> Any:
+        # the flat form other tools use ({collective: allreduce, size: ...}) gets one clear
+        # line instead of an "unknown key" per field
+        if (
+            isinstance(data, dict)
+            and "collective" in data
+            and not set(data) & set(REQUIREMENT_KEYS)
+        ):
+            name = data["collective"] if isinstance(data["collective"], str) else "allreduce"
+            raise ValueError(
+                f"a requirement is one key naming what it checks, e.g. '- {name}: {{size: 1GB, "
+                "max_time: 10ms}', not 'collective: ...' beside its targets"
+            )
+        return data
+
     @model_validator(mode="after")
     def _exactly_one(self) -> _Requirement:
         given = [key for key in REQUIREMENT_KEYS if getattr(self, key) is not None]
