@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterator
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -41,7 +42,7 @@ from ibcalc.errors import IbcalcError, WorkloadError
 from ibcalc.facade import CollectivePlan
 from ibcalc.units import format_size, format_time
 from ibcalc.workload.model import ModelSpec
-from ibcalc.workload.phases import Phase, build_phase
+from ibcalc.workload.phases import Phase, phase_fields
 from ibcalc.workload.placement import Placement, place_group, single_domain
 
 __all__ = [
@@ -252,7 +253,8 @@ class _Builder:
         self.quick = quick
         #: what a layout search works out once for all its layouts
         self.shared = _Shared() if shared is None else shared
-        self.phases: list[tuple[Phase, str | None]] = []
+        #: each phase, or the fields of one still to be built, with its compute window
+        self.phases: list[tuple[Phase | dict[str, Any], str | None]] = []
         self.warnings: list[str] = []
         self.notes: list[str] = []
 
@@ -265,11 +267,42 @@ class _Builder:
         *,
         dtype: DType,
         count: int,
-        window: str | None = None,
         notes: list[str] | None = None,
     ) -> Phase:
-        """Cost ``count`` x ``collective`` of ``size_bytes`` over ``group``; a ``window`` is the
-        compute it may hide under (None: exposed in full)."""
+        """Cost ``count`` x ``collective`` of ``size_bytes`` over ``group``, exposed in full."""
+        fields = self._fields(group, name, collective, size_bytes, dtype, count, None, notes)
+        phase = Phase(**fields)
+        self.phases.append((phase, None))
+        return phase
+
+    def add_hidden(
+        self,
+        group: _Group,
+        name: str,
+        collective: Collective,
+        size_bytes: float,
+        *,
+        dtype: DType,
+        count: int,
+        window: str,
+        notes: list[str] | None = None,
+    ) -> None:
+        """As :meth:`add`, for a collective that may hide under the compute ``window``: its
+        phase is built by :func:`_apply_overlap`, once the window's exposed time is known."""
+        fields = self._fields(group, name, collective, size_bytes, dtype, count, window, notes)
+        self.phases.append((fields, window))
+
+    def _fields(
+        self,
+        group: _Group,
+        name: str,
+        collective: Collective,
+        size_bytes: float,
+        dtype: DType,
+        count: int,
+        window: str | None,
+        notes: list[str] | None,
+    ) -> dict[str, Any]:
         placement = self.shared.placements.get(group)
         if placement is None:
             placement = place_group(
@@ -281,7 +314,7 @@ class _Builder:
                 across_sites=group.across_sites,
             )
             self.shared.placements[group] = placement
-        phase = build_phase(
+        return phase_fields(
             placement,
             name,
             collective,
@@ -295,8 +328,6 @@ class _Builder:
             quick=self.quick,
             plan=self._plan(group, placement, collective, dtype) if self.quick else None,
         )
-        self.phases.append((phase, window))
-        return phase
 
     def _plan(
         self, group: _Group, placement: Placement, collective: Collective, dtype: DType
@@ -599,7 +630,7 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
     for name, coll, size, dtype, count, window in plan:
         if not hierarchical:
             flat = _Group("dp", ranks, par.tp, across_sites=sites > 1)
-            b.add(flat, name, coll, size, dtype=dtype, count=count, window=window)
+            b.add_hidden(flat, name, coll, size, dtype=dtype, count=count, window=window)
             continue
         local = dp_site * par.cp
         shard = size / local
@@ -629,11 +660,11 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
                 if local < 2:
                     continue
                 site = _Group("dp", local, par.tp)
-                b.add(
+                b.add_hidden(
                     site, step_name, step_coll, step_size, dtype=dtype, count=count, window=window
                 )
             else:
-                b.add(
+                b.add_hidden(
                     _Group("dp", sites, wan_stride, across_sites=True),
                     step_name,
                     step_coll,
@@ -682,12 +713,13 @@ def _tp_warning(b: _Builder, phase: Phase, size: float) -> None:
 
 
 def _apply_overlap(
-    phases: list[tuple[Phase, str | None]],
+    phases: list[tuple[Phase | dict[str, Any], str | None]],
     forward_s: float | None,
     backward_s: float | None,
     m: int,
 ) -> list[Phase]:
-    """Fill ``exposed_s`` of the overlappable phases from their compute windows.
+    """Build the overlappable phases (given as their fields) with ``exposed_s`` from their
+    compute windows.
 
     A window's exposed time is ``max(0, its phases' total - its compute)``, shared among them in
     proportion to their time. Without compute times every phase is exposed in full.
@@ -701,21 +733,26 @@ def _apply_overlap(
             "forward": forward_s,
         }
     totals: dict[str, float] = {}
-    for phase, window in phases:
+    for fields, window in phases:
         if window is not None:
-            totals[window] = totals.get(window, 0.0) + phase.total_s
+            assert isinstance(fields, dict)
+            # Phase.total_s
+            totals[window] = totals.get(window, 0.0) + fields["time_s"] * fields["count"]
     out: list[Phase] = []
     for phase, window in phases:
         if window is None:
+            assert isinstance(phase, Phase)
             out.append(phase)
             continue
+        assert isinstance(phase, dict)
+        total = phase["time_s"] * phase["count"]
         if window not in windows:
-            out.append(phase.model_copy(update={"exposed_s": phase.total_s}))
+            out.append(Phase(**{**phase, "exposed_s": total}))
             continue
         busy = totals[window]
         exposed_window = max(0.0, busy - windows[window])
-        share = phase.total_s / busy if busy > 0 else 0.0
-        out.append(phase.model_copy(update={"exposed_s": exposed_window * share}))
+        share = total / busy if busy > 0 else 0.0
+        out.append(Phase(**{**phase, "exposed_s": exposed_window * share}))
     return out
 
 
