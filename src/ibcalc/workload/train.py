@@ -335,21 +335,47 @@ class _Builder:
         key = (group, collective, dtype)
         plan = self.shared.plans.get(key)
         if plan is None:
-            plan = CollectivePlan(placement.cluster, collective, dtype=dtype, params=self.params)
-            self.shared.plans[key] = plan
+            plan = self.shared.plans[key] = _plan_on(
+                placement.cluster, collective, dtype, self.params
+            )
         return plan
+
+
+_PLANS: dict[
+    tuple[int, Collective, DType, int],
+    tuple[ResolvedCluster, CostParams | None, CollectivePlan],
+] = {}
+#: Plans kept; past this the memo starts afresh (a layout search makes a few dozen).
+_PLANS_SIZE = 1024
+
+
+def _plan_on(
+    cluster: ResolvedCluster, collective: Collective, dtype: DType, params: CostParams | None
+) -> CollectivePlan:
+    """``CollectivePlan(cluster, collective, dtype=dtype, params=params)``, made once per cluster
+    object and parameters object (placements share their sub-clusters between searches)."""
+    key = (id(cluster), collective, dtype, id(params))
+    hit = _PLANS.get(key)
+    if hit is not None and hit[0] is cluster and hit[1] is params:
+        return hit[2]
+    plan = CollectivePlan(cluster, collective, dtype=dtype, params=params)
+    if len(_PLANS) >= _PLANS_SIZE:
+        _PLANS.clear()
+    _PLANS[key] = (cluster, params, plan)
+    return plan
 
 
 @dataclasses.dataclass
 class _Shared:
     """What the layouts of one search (one cluster, one job) work out once: each group's
-    placement, the plan of each collective on it, and each TP group's one-domain cluster."""
+    placement, the plan of each collective on it, and the plan of each TP collective inside one
+    domain."""
 
     placements: dict[_Group, Placement] = dataclasses.field(default_factory=dict)
     plans: dict[tuple[_Group, Collective, DType], CollectivePlan] = dataclasses.field(
         default_factory=dict
     )
-    domains: dict[int, ResolvedCluster] = dataclasses.field(default_factory=dict)
+    inside: dict[tuple[int, Collective], CollectivePlan] = dataclasses.field(default_factory=dict)
 
 
 def _per_stage(count: int, pp: int, what: str, notes: list[str]) -> int:
@@ -693,15 +719,12 @@ def _tp_warning(b: _Builder, phase: Phase, size: float) -> None:
             f"goes over {phase.tier}, {format_time(total)} per step"
         )
         return
-    alone = b.shared.domains.get(par.tp)
-    if alone is None:
-        alone = b.shared.domains[par.tp] = single_domain(b.cat, b.cluster, par.tp)
-    inside = CollectivePlan(
-        alone,
-        phase.collective,
-        dtype=b.spec.act_dtype,
-        params=b.params,
-    ).quick(size)
+    key = (par.tp, phase.collective)
+    plan = b.shared.inside.get(key)
+    if plan is None:
+        alone = single_domain(b.cat, b.cluster, par.tp)
+        plan = b.shared.inside[key] = _plan_on(alone, phase.collective, b.spec.act_dtype, b.params)
+    inside = plan.quick(size)
     slowdown = phase.time_s / inside.time_s
     b.warnings.append(
         f"tp {par.tp} crosses the {domain}-GPU scale-up domain: each TP "
@@ -756,17 +779,27 @@ def _apply_overlap(
     return out
 
 
+def _divisors(n: int) -> list[int]:
+    """The divisors of ``n``, ascending."""
+    low: list[int] = []
+    high: list[int] = []
+    d = 1
+    while d * d <= n:
+        if n % d == 0:
+            low.append(d)
+            if d * d != n:
+                high.append(n // d)
+        d += 1
+    return low + high[::-1]
+
+
 def factorisations(world: int, cp: int = 1) -> Iterator[tuple[int, int, int]]:
     """Every (tp, pp, dp) with tp x pp x dp x cp = world, tp fastest-growing last."""
     if world % cp:
         return
     rest = world // cp
-    for tp in range(1, rest + 1):
-        if rest % tp:
-            continue
-        for pp in range(1, rest // tp + 1):
-            if (rest // tp) % pp:
-                continue
+    for tp in _divisors(rest):
+        for pp in _divisors(rest // tp):
             yield tp, pp, rest // tp // pp
 
 
