@@ -270,7 +270,9 @@ class _Builder:
         notes: list[str] | None = None,
     ) -> Phase:
         """Cost ``count`` x ``collective`` of ``size_bytes`` over ``group``, exposed in full."""
-        fields = self._fields(group, name, collective, size_bytes, dtype, count, None, notes)
+        fields = self._fields(
+            group, name, collective, size_bytes, dtype=dtype, count=count, window=None, notes=notes
+        )
         phase = Phase(**fields)
         self.phases.append((phase, None))
         return phase
@@ -289,7 +291,16 @@ class _Builder:
     ) -> None:
         """As :meth:`add`, for a collective that may hide under the compute ``window``: its
         phase is built by :func:`_apply_overlap`, once the window's exposed time is known."""
-        fields = self._fields(group, name, collective, size_bytes, dtype, count, window, notes)
+        fields = self._fields(
+            group,
+            name,
+            collective,
+            size_bytes,
+            dtype=dtype,
+            count=count,
+            window=window,
+            notes=notes,
+        )
         self.phases.append((fields, window))
 
     def _fields(
@@ -298,6 +309,7 @@ class _Builder:
         name: str,
         collective: Collective,
         size_bytes: float,
+        *,
         dtype: DType,
         count: int,
         window: str | None,
