@@ -25,8 +25,14 @@ they vary by 10-20 % from run to run; "before" is the merge of the engine branch
     CollectivePlan.quick (DGX)     -                          5.8-6.0 us (168,000-172,000/s)
     sweep of 32 sizes              14-16 ms                   15-17 ms (full estimates)
     32 sizes, quick                2.90 ms                    0.27-0.29 ms
-    layout search, 2,923 layouts   -                          0.70-0.72 s
+    layout search, 2,923 layouts   -                          0.42-0.52 s (0.65-0.77 s at 7b0796b)
     its DGX H100 third (827)       1.52 s (full Estimates)    0.19 s quick; 1.6-1.8 s full
+
+The layout search's figure is the quiet machine's; when the VM is busy both it and 7b0796b's
+take up to twice as long (interleaved runs keep the ratio, 0.55-0.65). Since 7b0796b a search
+resolves each group's sub-cluster, and makes each plan on it, once per (catalogue, spec) for all
+searches (``workload/placement.py``, ``workload/train.py``), builds each overlappable phase once,
+and walks only the divisors of the GPU count.
 
 The fastest API is ``CollectivePlan(cluster, collective).quick(size)`` (or ``.time_s(size)``):
 the plan is built once per (cluster, collective, dtype, forced algorithm/protocol); a plan for a

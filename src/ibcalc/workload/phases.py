@@ -10,7 +10,7 @@ hide, per ``per``.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,7 +21,7 @@ from ibcalc.engine.types import Collective, DType, Estimate
 from ibcalc.facade import CollectivePlan, estimate_on
 from ibcalc.workload.placement import Placement, Tier
 
-__all__ = ["Per", "Phase", "build_phase"]
+__all__ = ["Per", "Phase", "build_phase", "phase_fields"]
 
 Per = Literal["step", "token", "request", "checkpoint"]
 
@@ -89,39 +89,76 @@ def build_phase(
     (what a layout search ranks by; nothing there shows the estimate). ``plan``: the
     :class:`~ibcalc.facade.CollectivePlan` of these arguments, when the caller keeps one.
     """
+    return Phase(
+        **phase_fields(
+            placement,
+            name,
+            collective,
+            size_bytes,
+            dtype=dtype,
+            count=count,
+            per=per,
+            exposed=exposed,
+            overlaps=overlaps,
+            params=params,
+            notes=notes,
+            quick=quick,
+            plan=plan,
+        )
+    )
+
+
+def phase_fields(
+    placement: Placement,
+    name: str,
+    collective: Collective,
+    size_bytes: float,
+    *,
+    dtype: DType,
+    count: int,
+    per: Per = "step",
+    exposed: bool = True,
+    overlaps: str | None = None,
+    params: CostParams | None = None,
+    notes: list[str] | None = None,
+    quick: bool = False,
+    plan: CollectivePlan | None = None,
+) -> dict[str, Any]:
+    """The fields of :func:`build_phase`'s :class:`Phase`, for a caller that sets ``exposed_s``
+    before building it (``exposed_s`` is 0 when ``exposed`` is False)."""
     if quick:
         cost = params if params is not None else builtin_cost_params()
         cluster = placement.cluster
         if plan is None:
             plan = CollectivePlan(cluster, collective, dtype=dtype, params=cost)
         q = plan.quick(size_bytes)
-        return Phase(
-            name=name,
-            collective=collective,
-            bytes_per_gpu=q.size_bytes,
-            ranks=cluster.ranks,
-            tier=placement.tier,
-            time_s=q.time_s,
-            time_s_range=time_range(q.time_s, q.size_bytes, cluster.topology, cost),
-            count=count,
-            per=per,
-            exposed_s=q.time_s * count if exposed else 0.0,
-            overlaps=overlaps,
-            assumptions=[*placement.notes, *(notes or [])],
-        )
+        return {
+            "name": name,
+            "collective": collective,
+            "bytes_per_gpu": q.size_bytes,
+            "ranks": cluster.ranks,
+            "tier": placement.tier,
+            "time_s": q.time_s,
+            "time_s_range": time_range(q.time_s, q.size_bytes, cluster.topology, cost),
+            "count": count,
+            "per": per,
+            "exposed_s": q.time_s * count if exposed else 0.0,
+            "overlaps": overlaps,
+            "assumptions": [*placement.notes, *(notes or [])],
+        }
     est = estimate_on(placement.cluster, collective, size_bytes, dtype=dtype, params=params)
-    return Phase(
-        name=name,
-        collective=collective,
-        bytes_per_gpu=est.size_bytes,
-        ranks=est.ranks,
-        tier=placement.tier,
-        time_s=est.time_s,
-        time_s_range=est.time_s_range,
-        count=count,
-        per=per,
-        exposed_s=est.time_s * count if exposed else 0.0,
-        overlaps=overlaps,
-        estimate=est,
-        assumptions=[*placement.notes, *(notes or [])],
-    )
+    return {
+        "name": name,
+        "collective": collective,
+        "bytes_per_gpu": est.size_bytes,
+        "ranks": est.ranks,
+        "tier": placement.tier,
+        "time_s": est.time_s,
+        "time_s_range": est.time_s_range,
+        "count": count,
+        "per": per,
+        "exposed_s": est.time_s * count if exposed else 0.0,
+        "overlaps": overlaps,
+        "estimate": est,
+        "assumptions": [*placement.notes, *(notes or [])],
+    }

@@ -85,6 +85,44 @@ def inherit(
     return dataclasses.replace(sub, topology=topo, gpu_arch=parent.gpu_arch)
 
 
+_SUBS: dict[tuple[object, ...], tuple[Catalogue, ResolvedCluster]] = {}
+#: Sub-clusters kept; past this the memo starts afresh (a layout search resolves a few dozen).
+_SUBS_SIZE = 1024
+
+
+def _sub_cluster(
+    catalogue: Catalogue,
+    parent: ResolvedCluster,
+    fields: dict[str, object],
+    nic_scale: float = 1.0,
+    wan_scale: float = 1.0,
+) -> ResolvedCluster:
+    """``inherit(parent, resolve_cluster(catalogue, ClusterSpec(**fields)), ...)``, resolved once.
+
+    The same spec on the same catalogue (matched by identity) resolves to the same cluster, so a
+    layout search, which places the same groups for every layout and every model, resolves each
+    sub-cluster once. The result is shared: like every :class:`ResolvedCluster`, not to be
+    mutated.
+    """
+    key = (
+        id(catalogue),
+        *fields.items(),
+        parent.topology.arch,
+        parent.gpu_arch,
+        nic_scale,
+        wan_scale,
+    )
+    hit = _SUBS.get(key)
+    if hit is not None and hit[0] is catalogue:
+        return hit[1]
+    sub = resolve_cluster(catalogue, ClusterSpec(**fields))
+    cluster = inherit(parent, sub, nic_scale, wan_scale)
+    if len(_SUBS) >= _SUBS_SIZE:
+        _SUBS.clear()
+    _SUBS[key] = (catalogue, cluster)
+    return cluster
+
+
 def single_domain(catalogue: Catalogue, parent: ResolvedCluster, gpus: int) -> ResolvedCluster:
     """``gpus`` GPUs in one scale-up domain of the parent's scale-up link (hypothetical when
     larger than the parent's domain: "what if the group fitted inside")."""
@@ -92,14 +130,14 @@ def single_domain(catalogue: Catalogue, parent: ResolvedCluster, gpus: int) -> R
         raise WorkloadError(
             "the cluster has no scale-up link to compare against ({intra})", field="intra"
         )
-    spec = ClusterSpec(
-        nodes=1,
-        gpus_per_node=gpus,
-        intra=parent.intra.id,
-        host_pcie=parent.host_pcie.id if parent.host_pcie else None,
-        nvls=parent.spec.nvls,
-    )
-    return inherit(parent, resolve_cluster(catalogue, spec), 1.0, 1.0)
+    fields: dict[str, object] = {
+        "nodes": 1,
+        "gpus_per_node": gpus,
+        "intra": parent.intra.id,
+        "host_pcie": parent.host_pcie.id if parent.host_pcie else None,
+        "nvls": parent.spec.nvls,
+    }
+    return _sub_cluster(catalogue, parent, fields)
 
 
 def place_group(
@@ -155,27 +193,27 @@ def place_group(
     notes: list[str] = []
     if domains == 1:
         if per_domain <= gpn:
-            spec = ClusterSpec(
-                nodes=1,
-                gpus_per_node=per_domain,
-                intra=intra,
-                system=system,
-                host_pcie=host,
-                nvls=parent.spec.nvls,
-            )
+            one: dict[str, object] = {
+                "nodes": 1,
+                "gpus_per_node": per_domain,
+                "intra": intra,
+                "system": system,
+                "host_pcie": host,
+                "nvls": parent.spec.nvls,
+            }
         else:
             # inside a multi-node NVLink domain (NVL72 ...) node boundaries do not matter: the
             # group is per_domain GPUs on the domain's scale-up link (GPU generation kept below)
-            spec = ClusterSpec(
-                nodes=1,
-                gpus_per_node=per_domain,
-                intra=intra,
-                host_pcie=host,
-                nvls=parent.spec.nvls,
-            )
+            one = {
+                "nodes": 1,
+                "gpus_per_node": per_domain,
+                "intra": intra,
+                "host_pcie": host,
+                "nvls": parent.spec.nvls,
+            }
         notes.append(f"{name} group: {size} GPUs inside one {d}-GPU scale-up domain")
-        sub = resolve_cluster(catalogue, spec)
-        return Placement(inherit(parent, sub, 1.0, 1.0), "scale-up", per_domain, 1, notes)
+        sub = _sub_cluster(catalogue, parent, one)
+        return Placement(sub, "scale-up", per_domain, 1, notes)
 
     out = topo.out
     assert out is not None  # more than one domain in the parent
@@ -226,5 +264,5 @@ def place_group(
             f"{'s' if wan_total != 1 else ''} each"
         )
         tier = "wan"
-    sub = resolve_cluster(catalogue, ClusterSpec(**fields))
-    return Placement(inherit(parent, sub, nic_scale, wan_scale), tier, per_domain, domains, notes)
+    sub = _sub_cluster(catalogue, parent, fields, nic_scale, wan_scale)
+    return Placement(sub, tier, per_domain, domains, notes)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterator
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -41,7 +42,7 @@ from ibcalc.errors import IbcalcError, WorkloadError
 from ibcalc.facade import CollectivePlan
 from ibcalc.units import format_size, format_time
 from ibcalc.workload.model import ModelSpec
-from ibcalc.workload.phases import Phase, build_phase
+from ibcalc.workload.phases import Phase, phase_fields
 from ibcalc.workload.placement import Placement, place_group, single_domain
 
 __all__ = [
@@ -252,7 +253,8 @@ class _Builder:
         self.quick = quick
         #: what a layout search works out once for all its layouts
         self.shared = _Shared() if shared is None else shared
-        self.phases: list[tuple[Phase, str | None]] = []
+        #: each phase, or the fields of one still to be built, with its compute window
+        self.phases: list[tuple[Phase | dict[str, Any], str | None]] = []
         self.warnings: list[str] = []
         self.notes: list[str] = []
 
@@ -265,11 +267,54 @@ class _Builder:
         *,
         dtype: DType,
         count: int,
-        window: str | None = None,
         notes: list[str] | None = None,
     ) -> Phase:
-        """Cost ``count`` x ``collective`` of ``size_bytes`` over ``group``; a ``window`` is the
-        compute it may hide under (None: exposed in full)."""
+        """Cost ``count`` x ``collective`` of ``size_bytes`` over ``group``, exposed in full."""
+        fields = self._fields(
+            group, name, collective, size_bytes, dtype=dtype, count=count, window=None, notes=notes
+        )
+        phase = Phase(**fields)
+        self.phases.append((phase, None))
+        return phase
+
+    def add_hidden(
+        self,
+        group: _Group,
+        name: str,
+        collective: Collective,
+        size_bytes: float,
+        *,
+        dtype: DType,
+        count: int,
+        window: str,
+        notes: list[str] | None = None,
+    ) -> None:
+        """As :meth:`add`, for a collective that may hide under the compute ``window``: its
+        phase is built by :func:`_apply_overlap`, once the window's exposed time is known."""
+        fields = self._fields(
+            group,
+            name,
+            collective,
+            size_bytes,
+            dtype=dtype,
+            count=count,
+            window=window,
+            notes=notes,
+        )
+        self.phases.append((fields, window))
+
+    def _fields(
+        self,
+        group: _Group,
+        name: str,
+        collective: Collective,
+        size_bytes: float,
+        *,
+        dtype: DType,
+        count: int,
+        window: str | None,
+        notes: list[str] | None,
+    ) -> dict[str, Any]:
         placement = self.shared.placements.get(group)
         if placement is None:
             placement = place_group(
@@ -281,7 +326,7 @@ class _Builder:
                 across_sites=group.across_sites,
             )
             self.shared.placements[group] = placement
-        phase = build_phase(
+        return phase_fields(
             placement,
             name,
             collective,
@@ -295,8 +340,6 @@ class _Builder:
             quick=self.quick,
             plan=self._plan(group, placement, collective, dtype) if self.quick else None,
         )
-        self.phases.append((phase, window))
-        return phase
 
     def _plan(
         self, group: _Group, placement: Placement, collective: Collective, dtype: DType
@@ -304,21 +347,47 @@ class _Builder:
         key = (group, collective, dtype)
         plan = self.shared.plans.get(key)
         if plan is None:
-            plan = CollectivePlan(placement.cluster, collective, dtype=dtype, params=self.params)
-            self.shared.plans[key] = plan
+            plan = self.shared.plans[key] = _plan_on(
+                placement.cluster, collective, dtype, self.params
+            )
         return plan
+
+
+_PLANS: dict[
+    tuple[int, Collective, DType, int],
+    tuple[ResolvedCluster, CostParams | None, CollectivePlan],
+] = {}
+#: Plans kept; past this the memo starts afresh (a layout search makes a few dozen).
+_PLANS_SIZE = 1024
+
+
+def _plan_on(
+    cluster: ResolvedCluster, collective: Collective, dtype: DType, params: CostParams | None
+) -> CollectivePlan:
+    """``CollectivePlan(cluster, collective, dtype=dtype, params=params)``, made once per cluster
+    object and parameters object (placements share their sub-clusters between searches)."""
+    key = (id(cluster), collective, dtype, id(params))
+    hit = _PLANS.get(key)
+    if hit is not None and hit[0] is cluster and hit[1] is params:
+        return hit[2]
+    plan = CollectivePlan(cluster, collective, dtype=dtype, params=params)
+    if len(_PLANS) >= _PLANS_SIZE:
+        _PLANS.clear()
+    _PLANS[key] = (cluster, params, plan)
+    return plan
 
 
 @dataclasses.dataclass
 class _Shared:
     """What the layouts of one search (one cluster, one job) work out once: each group's
-    placement, the plan of each collective on it, and each TP group's one-domain cluster."""
+    placement, the plan of each collective on it, and the plan of each TP collective inside one
+    domain."""
 
     placements: dict[_Group, Placement] = dataclasses.field(default_factory=dict)
     plans: dict[tuple[_Group, Collective, DType], CollectivePlan] = dataclasses.field(
         default_factory=dict
     )
-    domains: dict[int, ResolvedCluster] = dataclasses.field(default_factory=dict)
+    inside: dict[tuple[int, Collective], CollectivePlan] = dataclasses.field(default_factory=dict)
 
 
 def _per_stage(count: int, pp: int, what: str, notes: list[str]) -> int:
@@ -599,7 +668,7 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
     for name, coll, size, dtype, count, window in plan:
         if not hierarchical:
             flat = _Group("dp", ranks, par.tp, across_sites=sites > 1)
-            b.add(flat, name, coll, size, dtype=dtype, count=count, window=window)
+            b.add_hidden(flat, name, coll, size, dtype=dtype, count=count, window=window)
             continue
         local = dp_site * par.cp
         shard = size / local
@@ -629,11 +698,11 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
                 if local < 2:
                     continue
                 site = _Group("dp", local, par.tp)
-                b.add(
+                b.add_hidden(
                     site, step_name, step_coll, step_size, dtype=dtype, count=count, window=window
                 )
             else:
-                b.add(
+                b.add_hidden(
                     _Group("dp", sites, wan_stride, across_sites=True),
                     step_name,
                     step_coll,
@@ -662,15 +731,12 @@ def _tp_warning(b: _Builder, phase: Phase, size: float) -> None:
             f"goes over {phase.tier}, {format_time(total)} per step"
         )
         return
-    alone = b.shared.domains.get(par.tp)
-    if alone is None:
-        alone = b.shared.domains[par.tp] = single_domain(b.cat, b.cluster, par.tp)
-    inside = CollectivePlan(
-        alone,
-        phase.collective,
-        dtype=b.spec.act_dtype,
-        params=b.params,
-    ).quick(size)
+    key = (par.tp, phase.collective)
+    plan = b.shared.inside.get(key)
+    if plan is None:
+        alone = single_domain(b.cat, b.cluster, par.tp)
+        plan = b.shared.inside[key] = _plan_on(alone, phase.collective, b.spec.act_dtype, b.params)
+    inside = plan.quick(size)
     slowdown = phase.time_s / inside.time_s
     b.warnings.append(
         f"tp {par.tp} crosses the {domain}-GPU scale-up domain: each TP "
@@ -682,12 +748,13 @@ def _tp_warning(b: _Builder, phase: Phase, size: float) -> None:
 
 
 def _apply_overlap(
-    phases: list[tuple[Phase, str | None]],
+    phases: list[tuple[Phase | dict[str, Any], str | None]],
     forward_s: float | None,
     backward_s: float | None,
     m: int,
 ) -> list[Phase]:
-    """Fill ``exposed_s`` of the overlappable phases from their compute windows.
+    """Build the overlappable phases (given as their fields) with ``exposed_s`` from their
+    compute windows.
 
     A window's exposed time is ``max(0, its phases' total - its compute)``, shared among them in
     proportion to their time. Without compute times every phase is exposed in full.
@@ -701,22 +768,41 @@ def _apply_overlap(
             "forward": forward_s,
         }
     totals: dict[str, float] = {}
-    for phase, window in phases:
+    for fields, window in phases:
         if window is not None:
-            totals[window] = totals.get(window, 0.0) + phase.total_s
+            assert isinstance(fields, dict)
+            # Phase.total_s
+            totals[window] = totals.get(window, 0.0) + fields["time_s"] * fields["count"]
     out: list[Phase] = []
     for phase, window in phases:
         if window is None:
+            assert isinstance(phase, Phase)
             out.append(phase)
             continue
+        assert isinstance(phase, dict)
+        total = phase["time_s"] * phase["count"]
         if window not in windows:
-            out.append(phase.model_copy(update={"exposed_s": phase.total_s}))
+            out.append(Phase(**{**phase, "exposed_s": total}))
             continue
         busy = totals[window]
         exposed_window = max(0.0, busy - windows[window])
-        share = phase.total_s / busy if busy > 0 else 0.0
-        out.append(phase.model_copy(update={"exposed_s": exposed_window * share}))
+        share = total / busy if busy > 0 else 0.0
+        out.append(Phase(**{**phase, "exposed_s": exposed_window * share}))
     return out
+
+
+def _divisors(n: int) -> list[int]:
+    """The divisors of ``n``, ascending."""
+    low: list[int] = []
+    high: list[int] = []
+    d = 1
+    while d * d <= n:
+        if n % d == 0:
+            low.append(d)
+            if d * d != n:
+                high.append(n // d)
+        d += 1
+    return low + high[::-1]
 
 
 def factorisations(world: int, cp: int = 1) -> Iterator[tuple[int, int, int]]:
@@ -724,12 +810,8 @@ def factorisations(world: int, cp: int = 1) -> Iterator[tuple[int, int, int]]:
     if world % cp:
         return
     rest = world // cp
-    for tp in range(1, rest + 1):
-        if rest % tp:
-            continue
-        for pp in range(1, rest // tp + 1):
-            if (rest // tp) % pp:
-                continue
+    for tp in _divisors(rest):
+        for pp in _divisors(rest // tp):
             yield tp, pp, rest // tp // pp
 
 
