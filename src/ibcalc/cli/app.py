@@ -19,10 +19,12 @@ import typer
 import typer.core
 
 from ibcalc import __version__
-from ibcalc.cli.boundary import SIGPIPE_EXIT, boundary, quiet_stdout
+from ibcalc.cli.boundary import FIELD_FLAGS, SIGPIPE_EXIT, boundary, quiet_stdout
 from ibcalc.cli.output import StdoutError, guarded_stdout
+from ibcalc.collectives import Collective
+from ibcalc.errors import fill_fields
 
-__all__ = ["COMMANDS", "CommandEntry", "app", "main"]
+__all__ = ["COMMANDS", "CommandEntry", "app", "collective_help", "main"]
 
 
 class CommandEntry(NamedTuple):
@@ -35,27 +37,17 @@ class CommandEntry(NamedTuple):
     help: str
 
 
+def collective_help(collective: Collective) -> str:
+    """The help line of the collective's command (named ``Collective.command``), from the
+    collective's own description with its fields named as flags (``--size``)."""
+    return f"Estimate {fill_fields(collective.description, FIELD_FLAGS)}."
+
+
 #: Every top-level command, in the order ``ibcalc --help`` lists them (each module's commands,
 #: then its groups), with the module that registers it and its help text.
 COMMANDS: dict[str, CommandEntry] = {
     # cli/estimate.py: one command per Collective (help from Collective.description), sweep
-    "allreduce": CommandEntry("estimate", "Estimate an all-reduce (nccl-tests all_reduce_perf)."),
-    "reducescatter": CommandEntry(
-        "estimate",
-        "Estimate a reduce-scatter; --size is the total buffer (nccl-tests convention).",
-    ),
-    "allgather": CommandEntry(
-        "estimate",
-        "Estimate an all-gather; --size is the total gathered buffer (nccl-tests convention).",
-    ),
-    "broadcast": CommandEntry("estimate", "Estimate a broadcast."),
-    "reduce": CommandEntry("estimate", "Estimate a reduce."),
-    "alltoall": CommandEntry(
-        "estimate", "Estimate an all-to-all; --size is each rank's send buffer."
-    ),
-    "sendrecv": CommandEntry(
-        "estimate", "Estimate nccl-tests sendrecv (ring shift of S per rank)."
-    ),
+    **{c.command: CommandEntry("estimate", collective_help(c)) for c in Collective},
     "sweep": CommandEntry(
         "estimate",
         "Sweep sizes like nccl-tests (-b/-e/-f) and print a table shaped like its output.",

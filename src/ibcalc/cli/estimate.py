@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from ibcalc.cli.app import collective_help
 from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError, guard
 from ibcalc.cli.options import (
     ALGO_AUTO,
@@ -43,19 +44,12 @@ from ibcalc.cli.options import (
 from ibcalc.cli.output import run_inputs
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import Collective, DType
-from ibcalc.errors import fill_fields
 from ibcalc.facade import estimate, parse_collective, parse_dtype
 from ibcalc.render.console import render_estimate, render_sweep
 from ibcalc.textsafe import printable
 from ibcalc.units import parse_size
 
 __all__ = ["register"]
-
-
-def _summary(collective: Collective) -> str:
-    """The help line of the collective's command (named ``Collective.command``), from the
-    collective's own description with its fields named as flags (``--size``)."""
-    return f"Estimate {fill_fields(collective.description, FIELD_FLAGS)}."
 
 
 def _collective_command(collective: Collective) -> Callable[..., None]:
@@ -87,7 +81,7 @@ def _collective_command(collective: Collective) -> Callable[..., None]:
         )
         render_estimate(result, fmt, names=FIELD_FLAGS, explain=explain)
 
-    command.__doc__ = _summary(collective)
+    command.__doc__ = collective_help(collective)
     return command
 
 
@@ -186,5 +180,7 @@ def sweep_command(
 def register(app: typer.Typer) -> None:
     """Add the collective commands and ``sweep`` to ``app``."""
     for collective in Collective:
-        app.command(collective.command, help=_summary(collective))(_collective_command(collective))
+        app.command(collective.command, help=collective_help(collective))(
+            _collective_command(collective)
+        )
     app.command("sweep")(sweep_command)

@@ -11,6 +11,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+# The one list of collectives lives in a module without pydantic, so that `ibcalc --help` can
+# list the collective commands without loading the engine; it is re-exported here.
+from ibcalc.collectives import Collective
+
 __all__ = [
     "Algorithm",
     "Collective",
@@ -25,65 +29,6 @@ __all__ = [
 ]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
-
-
-class Collective(StrEnum):
-    """Collectives, named as NCCL and nccl-tests name them (``all_reduce`` of ``all_reduce_perf``).
-
-    This enum is the one list of collectives: CLI command names (:attr:`command`), design-file
-    keys and JSON Schema enums are derived from it.
-    """
-
-    ALL_REDUCE = "all_reduce"
-    REDUCE_SCATTER = "reduce_scatter"
-    ALL_GATHER = "all_gather"
-    BROADCAST = "broadcast"
-    REDUCE = "reduce"
-    ALL_TO_ALL = "alltoall"
-    SEND_RECV = "sendrecv"
-
-    @property
-    def command(self) -> str:
-        """The CLI command and design-file key: the name without underscores (``allreduce``)."""
-        return self.value.replace("_", "")
-
-    @property
-    def per_rank_buffer(self) -> bool:
-        """True when nccl-tests' size is the total buffer split over ranks (AG, RS, all-to-all)."""
-        return self in (Collective.ALL_GATHER, Collective.REDUCE_SCATTER, Collective.ALL_TO_ALL)
-
-    @property
-    def description(self) -> str:
-        """What an estimate of it is, as a noun phrase with the size convention (the CLI's help).
-
-        The size a caller gives is marked ``{size_bytes}`` (see :func:`ibcalc.errors.fill_fields`).
-        """
-        return _DESCRIPTIONS[self]
-
-    @classmethod
-    def lookup(cls, name: str) -> Collective | None:
-        """The collective a user's name means (``allreduce``, ``all_reduce``, any case), or None."""
-        key = name.strip().lower().replace("-", "_")
-        for member in cls:
-            if key in (member.value, member.command):
-                return member
-        return None
-
-
-#: :attr:`Collective.description` of each collective.
-_DESCRIPTIONS: dict[Collective, str] = {
-    Collective.ALL_REDUCE: "an all-reduce (nccl-tests all_reduce_perf)",
-    Collective.REDUCE_SCATTER: (
-        "a reduce-scatter; {size_bytes} is the total buffer (nccl-tests convention)"
-    ),
-    Collective.ALL_GATHER: (
-        "an all-gather; {size_bytes} is the total gathered buffer (nccl-tests convention)"
-    ),
-    Collective.BROADCAST: "a broadcast",
-    Collective.REDUCE: "a reduce",
-    Collective.ALL_TO_ALL: "an all-to-all; {size_bytes} is each rank's send buffer",
-    Collective.SEND_RECV: "nccl-tests sendrecv (ring shift of S per rank)",
-}
 
 
 class DType(StrEnum):
