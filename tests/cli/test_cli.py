@@ -196,6 +196,35 @@ def test_systems_json() -> None:
     assert by_id["aws-p5"]["nics_per_node"] == 32
 
 
+def test_storage_lists_the_checkpoint_targets_with_units(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "120")
+    out = _ok("storage")
+    # DDN AI400X2 datasheet: up to 90 GB/s read, 65 GB/s write per appliance
+    row = next(line.split() for line in out.splitlines() if "ddn-ai400x2" in line)
+    assert row[:6] == ["ddn-ai400x2", "parallel-fs", "90.0", "GB/s", "65.0", "GB/s"]
+    # an object store states no aggregate limit: shown as '-', never as 0
+    s3 = next(line.split() for line in out.splitlines() if "aws-s3" in line)
+    assert s3[2:4] == ["-", "-"]
+    data = _json("storage")
+    by_id = {entry["id"]: entry for entry in data}
+    assert by_id["ddn-ai400x2"]["aggregate_read_Bps"] == 90e9
+    assert by_id["ddn-ai400x2"]["aggregate_write_Bps"] == 65e9
+    assert by_id["aws-s3"]["aggregate_read_Bps"] is None
+
+
+def test_storage_show_by_alias_and_unknown_name() -> None:
+    out = _ok("storage", "show", "s3")
+    assert "aws-s3" in out
+    # AWS S3 user guide: 5,500 GET/HEAD and 3,500 PUT requests per second per prefix
+    assert "5,500 requests/s" in out
+    assert "3,500 requests/s" in out
+    assert "sources:" in out
+    result = runner.invoke(app, ["storage", "show", "ddn-ai400"])
+    assert result.exit_code == 2
+    (line,) = result.stderr.strip().splitlines()
+    assert line.startswith("error: unknown storage 'ddn-ai400' (did you mean ddn-ai400x2")
+
+
 def test_systems_show_dgx_h100() -> None:
     out = _ok("systems", "show", "dgx-h100")
     assert "dgx-h100" in out

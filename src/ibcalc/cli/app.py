@@ -91,6 +91,9 @@ COMMANDS: dict[str, CommandEntry] = {
         "catalogue", "List the link catalogue, or show one link with its sources."
     ),
     "systems": CommandEntry("catalogue", "List node/system presets, or show one."),
+    "storage": CommandEntry(
+        "catalogue", "List the storage catalogue (checkpoint targets), or show one entry."
+    ),
     # cli/design.py (group)
     "design": CommandEntry("design", "Inspect cluster-design files."),
 }

@@ -1,4 +1,4 @@
-"""The catalogue commands: ``links``, ``links show``, ``systems``, ``systems show``.
+"""The catalogue commands: ``links``, ``systems`` and ``storage``, each with ``show``.
 
 ``links --catalogue F show X`` applies F as ``links show X --catalogue F`` would: a group's
 ``--catalogue`` reaches its ``show`` through the context.
@@ -11,13 +11,15 @@ from typing import Annotated
 
 import typer
 
-from ibcalc.catalogue.load import find_link, find_system
+from ibcalc.catalogue.load import find_link, find_storage, find_system
 from ibcalc.catalogue.models import LinkKind
 from ibcalc.cli.boundary import CliUsageError, guard
 from ibcalc.cli.options import FORMAT_TABLE, CatalogueOpt, FormatOpt, catalogue_of
 from ibcalc.render.console import (
     render_link,
     render_links,
+    render_storage,
+    render_storage_list,
     render_system,
     render_systems,
 )
@@ -29,6 +31,10 @@ links_app = typer.Typer(
     help="List the link catalogue, or show one link with its sources.", rich_markup_mode=None
 )
 systems_app = typer.Typer(help="List node/system presets, or show one.", rich_markup_mode=None)
+storage_app = typer.Typer(
+    help="List the storage catalogue (checkpoint targets), or show one entry.",
+    rich_markup_mode=None,
+)
 
 
 def _group_catalogue(ctx: typer.Context, own: list[Path] | None) -> list[Path] | None:
@@ -113,7 +119,34 @@ def systems_show(
     render_system(find_system(catalogue_of(_group_catalogue(ctx, catalogue)), name), fmt)
 
 
+@storage_app.callback(invoke_without_command=True)
+@guard
+def storage(
+    ctx: typer.Context,
+    catalogue: CatalogueOpt = None,
+    fmt: FormatOpt = FORMAT_TABLE,
+) -> None:
+    """List the storage entries ``ibcalc checkpoint --storage`` takes."""
+    if ctx.invoked_subcommand is not None:
+        ctx.obj = {"catalogue": catalogue}
+        return
+    render_storage_list(catalogue_of(catalogue).storage, fmt)
+
+
+@storage_app.command("show")
+@guard
+def storage_show(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Storage id or alias.")],
+    catalogue: CatalogueOpt = None,
+    fmt: FormatOpt = FORMAT_TABLE,
+) -> None:
+    """Show every field of one storage entry, with its sources and confidence."""
+    render_storage(find_storage(catalogue_of(_group_catalogue(ctx, catalogue)), name), fmt)
+
+
 def register(app: typer.Typer) -> None:
-    """Add the ``links`` and ``systems`` groups to ``app``."""
+    """Add the ``links``, ``systems`` and ``storage`` groups to ``app``."""
     app.add_typer(links_app, name="links")
     app.add_typer(systems_app, name="systems")
+    app.add_typer(storage_app, name="storage")

@@ -22,7 +22,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ibcalc.catalogue.models import Catalogue, Link, System
+from ibcalc.catalogue.models import Catalogue, Link, Storage, System
 from ibcalc.engine.types import Cost, Estimate, busbw_factor
 from ibcalc.errors import fill_fields
 from ibcalc.render.stream import PipeConsole, TrimmedStream
@@ -421,6 +421,82 @@ def render_system(system: System, fmt: str = Format.TABLE, stream: TextIO | None
     console.print(_fold(table))
     console.print(Text("sources:", style="bold"))
     for source in system.sources:
+        console.print(Text(f"  - {source}"), overflow="fold")
+
+
+def render_storage_list(
+    entries: Sequence[Storage], fmt: str = Format.TABLE, stream: TextIO | None = None
+) -> None:
+    """Print the storage catalogue as a table (bandwidth per unit and per client) or JSON."""
+    if fmt == Format.JSON:
+        render_json([entry.model_dump(mode="json") for entry in entries], stream)
+        return
+    console = _console(stream)
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        title="storage (per unit: one target or appliance; - = no stated limit)",
+        title_justify="left",
+    )
+    for name, justify in (
+        ("id", "left"),
+        ("kind", "left"),
+        ("read", "right"),
+        ("write", "right"),
+        ("per client\nread / write", "right"),
+        ("latency", "right"),
+        ("conf", "left"),
+    ):
+        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+
+    def rate(value: float | None) -> str:
+        return format_bandwidth(value) if value is not None else "-"
+
+    for entry in entries:
+        table.add_row(
+            entry.id,
+            entry.kind.value,
+            rate(entry.aggregate_read_Bps),
+            rate(entry.aggregate_write_Bps),
+            f"{rate(entry.per_client_read_Bps)} / {rate(entry.per_client_write_Bps)}",
+            format_time(entry.latency_s) if entry.latency_s is not None else "-",
+            entry.confidence.value,
+        )
+    console.print(_fold(table))
+    console.print(Text("(names, sources and request limits: ibcalc storage show ID)"))
+
+
+def render_storage(entry: Storage, fmt: str = Format.TABLE, stream: TextIO | None = None) -> None:
+    """Print every field of one storage entry with its sources, or its JSON."""
+    data = entry.model_dump(mode="json")
+    if fmt == Format.JSON:
+        render_json(data, stream)
+        return
+    console = _console(stream)
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        show_header=False,
+        title=f"{entry.id}: {entry.name}",
+        title_justify="left",
+    )
+    table.add_column("field", style="bold")
+    table.add_column("value", overflow="fold")
+    for key, value in data.items():
+        if value is None or value == [] or key == "sources":
+            continue
+        if isinstance(value, list):
+            value = ", ".join(str(v) for v in value)
+        elif key.endswith("_Bps"):
+            value = format_bandwidth(value)
+        elif key == "latency_s":
+            value = format_time(value)
+        elif key.endswith("_per_s"):
+            value = f"{value:,.0f} requests/s"
+        elif isinstance(value, float):
+            value = f"{value:g}"
+        table.add_row(key, str(value))
+    console.print(_fold(table))
+    console.print(Text("sources:", style="bold"))
+    for source in entry.sources:
         console.print(Text(f"  - {source}"), overflow="fold")
 
 
