@@ -384,10 +384,11 @@ def _value(unit: str, value: float | None) -> str:
     if value is None:
         return "-"
     if unit == "s":
-        return f"{value * 1e6:.3g} us"
+        return f"{value * 1e6:#.3g} us"
     if unit == "B/s":
-        return f"{value / 1e9:.3g} GB/s"
-    return f"{value:.4g}"
+        return f"{value / 1e9:#.3g} GB/s"
+    # three significant digits, trailing zeros kept, so a column reads 0.900 / 0.912 / 0.0183
+    return f"{value:#.3g}"
 
 
 def _pct(value: float | None) -> str:
@@ -417,7 +418,13 @@ def render_calibration(
     console.print(
         Text(f"calibration on {', '.join(calibration.inputs)} ({calibration.date})", style="bold")
     )
-    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title="fitted")
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        show_edge=False,
+        title="fitted parameters",
+        title_justify="left",
+    )
     for name in ("parameter", "before", "fitted", "std. error", "rows", "note"):
         table.add_column(name, no_wrap=name != "note")
     for p in calibration.parameters:
@@ -438,7 +445,13 @@ def render_calibration(
         console.print(
             _items(f"{u.name}: {_fill(u.reason, names)}" for u in calibration.undetermined)
         )
-    fit = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, title="fit quality")
+    fit = Table(
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+        show_edge=False,
+        title="fit quality per run",
+        title_justify="left",
+    )
     # the file name may be long: it folds, the figures do not
     fit.add_column("run", overflow="fold")
     for name in ("rows", "latency error", "bandwidth error"):
