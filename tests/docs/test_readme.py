@@ -58,3 +58,48 @@ def test_readme_allreduce_example_is_current_output() -> None:
     assert len(wanted) == 5
     for line in wanted:
         assert line in README, line
+
+
+def _examples() -> list[tuple[str, list[str]]]:
+    """Each ``$ ibcalc ...`` command in the README's ``text`` blocks, with the lines shown under
+    it (up to the next command or the end of the block)."""
+    examples: list[tuple[str, list[str]]] = []
+    for block in re.findall(r"```text\n(.*?)```", README, flags=re.S):
+        for line in block.splitlines():
+            if line.startswith("$ ibcalc "):
+                examples.append((line[2:], []))
+            elif examples and line.strip() and block.startswith("$ ibcalc "):
+                examples[-1][1].append(line.rstrip())
+    return examples
+
+
+_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def test_readme_examples_are_current_output(monkeypatch: object) -> None:
+    """Every README example is what the tool prints now at 100 columns: its lines appear in the
+    command's output, in order (an example may leave lines out, never change one). Dates are
+    compared as dates. Rerun the commands after a change and paste their output."""
+    import shlex
+
+    import pytest
+    from typer.testing import CliRunner
+
+    from ibcalc.cli import app
+
+    assert isinstance(monkeypatch, pytest.MonkeyPatch)
+    monkeypatch.chdir(ROOT)
+    examples = _examples()
+    assert len(examples) >= 10
+    runner = CliRunner()
+    for command, shown in examples:
+        result = runner.invoke(app, shlex.split(command)[1:], env={"COLUMNS": "100"})
+        output = result.output + (result.stderr if result.stderr_bytes else "")
+        printed = [_DATE.sub("DATE", line.rstrip()) for line in output.splitlines()]
+        position = 0
+        for line in shown:
+            wanted = _DATE.sub("DATE", line)
+            while position < len(printed) and printed[position] != wanted:
+                position += 1
+            assert position < len(printed), f"{command}: not printed (in this order): {line!r}"
+            position += 1
