@@ -19,7 +19,7 @@ from conftest import (
     REQUIRED_LINK_IDS,
     REQUIRED_SYSTEM_IDS,
 )
-from ibcalc.catalogue.load import ENV_VAR, find_link, find_system, load_catalogue
+from ibcalc.catalogue.load import ENV_VAR, find_link, find_storage, find_system, load_catalogue
 from ibcalc.catalogue.models import Catalogue, Link, LinkKind, System
 from ibcalc.errors import CatalogueError, IbcalcError, InputFileError, UnknownNameError
 
@@ -576,6 +576,19 @@ def test_unknown_link_suggests_the_closest(builtin_catalogue: Catalogue) -> None
     assert "did you mean" in str(info.value)
     assert "'ndrr'" in str(info.value)
     assert isinstance(info.value, KeyError)
+
+
+def test_suggestions_name_each_entry_once(builtin_catalogue: Catalogue) -> None:
+    # 'ndr400' is an alias of the ndr link: once 'ndr' is suggested, the alias is not
+    assert "ndr400" in find_link(builtin_catalogue, "ndr").names
+    with pytest.raises(UnknownNameError) as info:
+        find_link(builtin_catalogue, "ndrr")
+    assert info.value.suggestions[0] == "ndr"
+    assert "ndr400" not in info.value.suggestions
+    # the DDN appliance has the id 'ddn-ai400x2' and the alias 'ai400x2': one of them
+    with pytest.raises(UnknownNameError) as info:
+        find_storage(builtin_catalogue, "ddn-ai400")
+    assert info.value.suggestions == ["ddn-ai400x2"]
 
 
 def test_find_system_by_id_and_alias(builtin_catalogue: Catalogue) -> None:

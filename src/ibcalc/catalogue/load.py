@@ -407,14 +407,31 @@ def suggest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
     return close
 
 
+def _suggest_entries(
+    name: str, entries: Iterable[tuple[str, Sequence[str]]], n: int = 3
+) -> list[str]:
+    """Closest names to ``name``, at most one per entry (an id and its alias never both)."""
+    owner: dict[str, str] = {}
+    for entry_id, names in entries:
+        for candidate in names:
+            owner.setdefault(candidate, entry_id)
+    picked: list[str] = []
+    seen: set[str] = set()
+    for candidate in suggest(name, owner, n=len(owner)):
+        if owner[candidate] not in seen:
+            seen.add(owner[candidate])
+            picked.append(candidate)
+    return picked[:n]
+
+
 def find_link(catalogue: Catalogue, name: str) -> Link:
     """Return the link with this id or alias (case-insensitive), or raise with suggestions."""
     key = name.strip().lower()
     for link in catalogue.links:
         if key in link.names:
             return link
-    names = [n for link in catalogue.links for n in link.names]
-    raise UnknownNameError("link", name, suggest(key, names))
+    entries = [(link.id, link.names) for link in catalogue.links]
+    raise UnknownNameError("link", name, _suggest_entries(key, entries))
 
 
 def find_system(catalogue: Catalogue, name: str) -> System:
@@ -423,8 +440,8 @@ def find_system(catalogue: Catalogue, name: str) -> System:
     for system in catalogue.systems:
         if key in system.names:
             return system
-    names = [n for system in catalogue.systems for n in system.names]
-    raise UnknownNameError("system", name, suggest(key, names))
+    entries = [(system.id, system.names) for system in catalogue.systems]
+    raise UnknownNameError("system", name, _suggest_entries(key, entries))
 
 
 def find_storage(catalogue: Catalogue, name: str) -> Storage:
@@ -433,5 +450,5 @@ def find_storage(catalogue: Catalogue, name: str) -> Storage:
     for entry in catalogue.storage:
         if key in entry.names:
             return entry
-    names = [n for entry in catalogue.storage for n in entry.names]
-    raise UnknownNameError("storage", name, suggest(key, names))
+    entries = [(entry.id, entry.names) for entry in catalogue.storage]
+    raise UnknownNameError("storage", name, _suggest_entries(key, entries))
