@@ -132,7 +132,9 @@ def usage_line(exc: typer.TyperException) -> str:
     # a usage error carries the context of the command it was raised for (`ctx`)
     path = getattr(getattr(exc, "ctx", None), "command_path", None)
     hint = f" (see '{path} --help')" if isinstance(path, str) and path else ""
-    return f"{exc.format_message()}{hint}"
+    # an option's own validator speaks through pydantic, which prefixes "Value error, "
+    message = exc.format_message().replace(": Value error, ", ": ")
+    return f"{message}{hint}"
 
 
 @contextmanager
