@@ -123,6 +123,16 @@ def test_train_compare() -> None:
     assert exposed == sorted(exposed)
 
 
+@pytest.mark.parametrize(("compute", "noted"), [([], True), (["--tflops", "400"], False)])
+def test_train_compare_says_when_no_compute_is_given(compute: list[str], noted: bool) -> None:
+    # without compute nothing overlaps and no step (nor its pipeline bubble) is costed: the
+    # ranking favours deep pipelines, and the table says so
+    args = ["train", "--model", "llama3-8b", "--nodes", "2", "--system", "dgx-h100", "--compare"]
+    result = runner.invoke(APP, [*args, *compute])
+    assert result.exit_code == 0, result.output
+    assert ("no compute time given" in result.output) is noted
+
+
 def test_infer_json() -> None:
     data = _json(
         "infer",

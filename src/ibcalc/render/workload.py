@@ -372,6 +372,15 @@ def render_compare(
                 note,
             )
         console.print(_fold(table))
+        if first.totals.step_s is None:
+            console.print(
+                Text(
+                    "no compute time given: every collective counts as exposed and no step time "
+                    "(with its pipeline bubble) is worked out, so deep pipelines rank high; give "
+                    "--tflops or --backward-time for overlap and step times"
+                ),
+                soft_wrap=True,
+            )
     if skipped:
         console.print(Text("skipped:", style="bold"))
         for line in named_notes(skipped, names):
