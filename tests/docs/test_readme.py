@@ -103,3 +103,15 @@ def test_readme_examples_are_current_output(monkeypatch: object) -> None:
                 position += 1
             assert position < len(printed), f"{command}: not printed (in this order): {line!r}"
             position += 1
+
+
+def test_readme_python_example_prints_what_it_shows(capsys: object) -> None:
+    """The README's Python example runs and prints the block shown under it."""
+    import pytest
+
+    assert isinstance(capsys, pytest.CaptureFixture)
+    code = re.findall(r"```python\n(.*?)```", README, flags=re.S)
+    assert len(code) == 1
+    shown = README.split(code[0], 1)[1].split("```text\n", 1)[1].split("```", 1)[0]
+    exec(compile(code[0], "README.md", "exec"), {})
+    assert capsys.readouterr().out == shown
