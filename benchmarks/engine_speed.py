@@ -113,6 +113,22 @@ def main() -> None:
         " InfiniBand: LL, LL128 and Simple)"
     )
 
+    bcast_plan = CollectivePlan(dgx, Collective.BROADCAST)
+    quick_bcast = best_of(lambda: [bcast_plan.quick(s) for _ in range(rounds) for s in SIZES], 5)
+    per_bcast = quick_bcast / (rounds * len(SIZES))
+    print(
+        f"  broadcast, 16 x DGX H100:  {per_bcast * 1e6:8.1f} us each  ({1 / per_bcast:>9,.0f}/s;"
+        " quick: the ring chain and its overlap)"
+    )
+    sharp = resolve_cluster(catalogue, ClusterSpec(system="dgx-h100", nodes=16, sharp=True))
+    sharp_plan = CollectivePlan(sharp, collective)
+    quick_sharp = best_of(lambda: [sharp_plan.quick(s) for _ in range(rounds) for s in SIZES], 5)
+    per_sharp = quick_sharp / (rounds * len(SIZES))
+    print(
+        f"  SHARP all-reduce, 16 x DGX: {per_sharp * 1e6:7.1f} us each  ({1 / per_sharp:>9,.0f}/s;"
+        " quick: CollNet and NVLS with IB SHARP)"
+    )
+
     swept = best_of(lambda: sweep(cluster, collective, SIZES), 5)
     print(f"  sweep of 32 sizes:         {swept * 1e3:8.2f} ms (full estimates)")
     swept_quick = best_of(lambda: [CollectivePlan(cluster, collective).quick(s) for s in SIZES], 5)
