@@ -3,9 +3,11 @@
 A plan costs each candidate through a kernel (the size-independent part worked out once); here
 every kernel of every plan, physical and in NCCL's tuner view, is held to the ``*_timing``
 function it stands for, over clusters that exercise each branch (plugin transports, WAN sites,
-one-GPU nodes, PCIe, NVLS, oversubscription, overlapped chains) and sizes around every
-threshold. ``benchmarks/engine_identity.py check-quick`` does the same through the public API
-on the full identity grid.
+one-GPU nodes, PCIe, NVLS, IB SHARP, oversubscription, overlapped chains), sizes around every
+threshold and the edges (0, overflow, infinity: the same value or the same error). The chain
+kernels of the ring broadcast/reduce give the cost function's single and period, and the plan's
+time from them is ``Plan._score``'s. ``benchmarks/engine_identity.py check-quick`` does the
+same through the public API on the full identity grid.
 """
 
 from __future__ import annotations

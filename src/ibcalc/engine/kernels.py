@@ -6,14 +6,17 @@ parameters), most of what it computes does not depend on the size: hop latencies
 and their protocol factors and caps, channels, base latencies, step counts. A *kernel* works
 those out once and, per size, runs only the size-dependent arithmetic, in the same order of
 floating-point operations as the cost function, so its result is the same to the bit: the cost
-function's ``Timing.single_s`` (every kernel stands for a cost function whose ``period_s`` is
-None: operations that do not overlap).
+function's ``Timing.single_s``.
 
-:func:`kernel_for` gives a hand-written kernel for the algorithms that dominate estimates and
-layout searches (ring and tree, NVLS in one domain, NVLS-tree, all-to-all, send/receive) and
-None elsewhere (CollNet, PAT, RHD, hierarchical, the overlapping ring chains of broadcast and
-reduce, NVLS with IB SHARP): the plan then calls the cost function itself. A non-finite
-intermediate falls back to the cost function, which then raises as it always did.
+:func:`kernel_for` gives a hand-written kernel for every modelled algorithm (ring and tree, NVLS
+in one domain and with IB SHARP across domains, NVLS-tree, CollNet direct and chain, RHD, PAT,
+hierarchical, all-to-all, send/receive) where its operations do not overlap (``period_s``
+None). The one cost function whose operations overlap, the ring chain of broadcast and reduce
+(``pipeline.model_fill``), has a *chain kernel* (:func:`chain_kernel_for`): size ->
+(``single_s``, ``period_s``), the two numbers from which the plan makes nccl-tests' time as
+``engine.measure.measured_s`` does, ``(T + (k - 1) max(P, host)) / k``. Elsewhere both give None
+and the plan calls the cost function itself. A non-finite intermediate falls back to the cost
+function, which then raises as it always did.
 ``tests/engine/test_kernels.py`` and ``benchmarks/engine_identity.py check-quick`` hold every
 kernel to its cost function.
 """

@@ -332,7 +332,8 @@ class Plan:
         return tuple(e for e in entries if protocol is None or e.protocol is protocol)
 
     def _time(self, entry: _Entry, size_bytes: float) -> float:
-        """What nccl-tests would time for ``entry`` (``_score(...).time_s``, from its kernel;
+        """What nccl-tests would time for ``entry`` (``_score(...).time_s``, from its kernel or,
+        for an overlapping chain, its chain kernel's single and period;
         ``engine.measure.measured_s`` inlined)."""
         kernel = entry.kernel
         chain = entry.chain
