@@ -7,7 +7,9 @@
   algbw and busbw, equal to ``estimate_on``'s to the bit (``engine_identity.py check-quick``);
   target >= 100,000 per second. Its plan costs each candidate through a size-only kernel
   (``engine/kernels.py``), once in NCCL's tuner view and once, for the pick, physically. Also on
-  16 x DGX H100 (InfiniBand; three protocols, so more candidates);
+  16 x DGX H100 (InfiniBand; three protocols, so more candidates), a broadcast there (the ring
+  chain, whose kernel gives one operation's time and its period) and an all-reduce on 16 x DGX
+  H100 with IB SHARP (CollNet direct and chain, NVLS with SHARP: ten NCCL candidates);
 * a 32-size sweep (``ibcalc.sweep.sweep``: full estimates) and the same 32 sizes through
   ``CollectivePlan.quick``;
 * a ``train --compare``-style layout search (``ibcalc.workload.train.compare_layouts``, quick by
@@ -23,6 +25,8 @@ they vary by 10-20 % from run to run; "before" is the merge of the engine branch
     estimate_on                    ~520-590 us                ~520-590 us (unchanged path)
     CollectivePlan.quick (p5)      86.8 us (11,500/s)         5.1-5.2 us (192,000-198,000/s)
     CollectivePlan.quick (DGX)     -                          5.8-6.0 us (168,000-172,000/s)
+    broadcast (DGX), busy VM       35-68 us (15,000-28,000/s) 4.7-5.2 us (192,000-211,000/s)
+    SHARP all-reduce (DGX), busy   33-62 us (16,000-30,000/s) 11.6-12.7 us (79,000-86,000/s)
     sweep of 32 sizes              14-16 ms                   15-17 ms (full estimates)
     32 sizes, quick                2.90 ms                    0.27-0.29 ms
     layout search, 2,923 layouts   -                          0.42-0.52 s (0.65-0.77 s at 7b0796b)
@@ -111,6 +115,22 @@ def main() -> None:
     print(
         f"  quick, 16 x DGX H100:      {per_dgx * 1e6:8.1f} us each  ({1 / per_dgx:>9,.0f}/s;"
         " InfiniBand: LL, LL128 and Simple)"
+    )
+
+    bcast_plan = CollectivePlan(dgx, Collective.BROADCAST)
+    quick_bcast = best_of(lambda: [bcast_plan.quick(s) for _ in range(rounds) for s in SIZES], 5)
+    per_bcast = quick_bcast / (rounds * len(SIZES))
+    print(
+        f"  broadcast, 16 x DGX H100:  {per_bcast * 1e6:8.1f} us each  ({1 / per_bcast:>9,.0f}/s;"
+        " quick: the ring chain and its overlap)"
+    )
+    sharp = resolve_cluster(catalogue, ClusterSpec(system="dgx-h100", nodes=16, sharp=True))
+    sharp_plan = CollectivePlan(sharp, collective)
+    quick_sharp = best_of(lambda: [sharp_plan.quick(s) for _ in range(rounds) for s in SIZES], 5)
+    per_sharp = quick_sharp / (rounds * len(SIZES))
+    print(
+        f"  SHARP all-reduce, 16 x DGX: {per_sharp * 1e6:7.1f} us each  ({1 / per_sharp:>9,.0f}/s;"
+        " quick: CollNet and NVLS with IB SHARP)"
     )
 
     swept = best_of(lambda: sweep(cluster, collective, SIZES), 5)

@@ -3,12 +3,17 @@
 A plan costs each candidate through a kernel (the size-independent part worked out once); here
 every kernel of every plan, physical and in NCCL's tuner view, is held to the ``*_timing``
 function it stands for, over clusters that exercise each branch (plugin transports, WAN sites,
-one-GPU nodes, PCIe, NVLS, oversubscription, overlapped chains) and sizes around every
-threshold. ``benchmarks/engine_identity.py check-quick`` does the same through the public API
-on the full identity grid.
+one-GPU nodes, PCIe, NVLS, IB SHARP, oversubscription, overlapped chains), sizes around every
+threshold and the edges (0, overflow, infinity: the same value or the same error). The chain
+kernels of the ring broadcast/reduce give the cost function's single and period, and the plan's
+time from them is ``Plan._score``'s. ``benchmarks/engine_identity.py check-quick`` does the
+same through the public API on the full identity grid.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from functools import partial
 
 import pytest
 
@@ -16,9 +21,11 @@ from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
-from ibcalc.engine.kernels import _MAKERS
+from ibcalc.engine.base import Topology
+from ibcalc.engine.kernels import _CHAIN_MAKERS, _MAKERS, TimingFunction
+from ibcalc.engine.params import CostParams
 from ibcalc.engine.plan import Plan
-from ibcalc.engine.types import Collective, DType
+from ibcalc.engine.types import Algorithm, Collective, DType, Protocol
 
 SPECS = [
     ClusterSpec(system="dgx-h100", nodes=1),
@@ -39,6 +46,45 @@ SPECS = [
     ClusterSpec(intra="nvlink4-mesh4", gpus_per_node=4, nodes=2, inter="hdr"),
 ]
 SIZES = [1.0, 3.0, 64.0, 1000.0, 4096.0, 65536.0, 65537.0, 2.0**20, 3e6, 2.0**26, 2.0**29, 2.0**34]
+#: Sizes at the edges: nothing, the largest finite float (terms overflow), infinity.
+EDGES = [0.0, 1e308, float("inf")]
+
+
+def _outcome(run: Callable[[float], object], size: float) -> object:
+    """What ``run(size)`` returns, or the type of what it raises."""
+    try:
+        return run(size)
+    except (ValueError, ArithmeticError) as error:
+        return type(error)
+
+
+def _single(
+    function: TimingFunction,
+    collective: Collective,
+    size_bytes: float,
+    *,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+) -> float:
+    timing = function(collective, size_bytes, topo, protocol, params)
+    assert timing is not None
+    return timing.single_s
+
+
+def _chain(
+    function: TimingFunction,
+    collective: Collective,
+    size_bytes: float,
+    *,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+) -> tuple[float, float]:
+    timing = function(collective, size_bytes, topo, protocol, params)
+    assert timing is not None
+    assert timing.period_s is not None
+    return timing.single_s, timing.period_s
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=lambda s: f"{s.system}x{s.nodes}")
@@ -68,14 +114,97 @@ def test_every_kernel_equals_its_cost_function(
                         size,
                     )
                     checked += 1
+                cost = partial(
+                    _single,
+                    entry.function,
+                    collective,
+                    topo=plan.topo,
+                    protocol=entry.protocol,
+                    params=view,
+                )
+                for size in EDGES:
+                    expected = _outcome(cost, size)
+                    assert _outcome(kernel, size) == expected, (entry.algorithm, size)
     assert checked > 0
 
 
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: f"{s.system}x{s.nodes}")
+def test_every_chain_kernel_equals_its_cost_function(
+    builtin_catalogue: Catalogue, spec: ClusterSpec
+) -> None:
+    # the ring chains of broadcast and reduce: (single_s, period_s), from which the plan makes
+    # nccl-tests' time as engine.measure.measured_s does
+    cluster = resolve_cluster(builtin_catalogue, spec)
+    params = builtin_cost_params()
+    for collective in (Collective.BROADCAST, Collective.REDUCE):
+        plan = Plan(collective, cluster.topology, params)
+        chains = [e for e in plan._entries if e.chain is not None]
+        assert {e.algorithm for e in chains} == {Algorithm.RING}
+        for entry in chains:
+            chain = entry.chain
+            assert chain is not None
+            assert entry.kernel is None
+            cost = partial(
+                _chain,
+                entry.function,
+                collective,
+                topo=plan.topo,
+                protocol=entry.protocol,
+                params=params,
+            )
+            for size in SIZES + EDGES:
+                expected = _outcome(cost, size)
+                assert _outcome(chain, size) == expected, (entry.protocol, size)
+            for size in SIZES:
+                scored = plan._score(entry, size)
+                assert scored is not None
+                assert plan._time(entry, size) == scored.time_s
+
+
+def test_every_kernel_maker_makes_kernels(builtin_catalogue: Catalogue) -> None:
+    # each hand-written kernel stands in for its cost function on some cluster of SPECS, in the
+    # physical view and, where NCCL's tuner sees the algorithm, in the tuner's
+    params = builtin_cost_params()
+    made: set[str] = set()
+    tuned: set[str] = set()
+    chained: set[str] = set()
+    for spec in SPECS:
+        topo = resolve_cluster(builtin_catalogue, spec).topology
+        for collective in Collective:
+            plan = Plan(collective, topo, params, dtype=DType.BF16)
+            for entry in plan._entries:
+                name = entry.function.__name__
+                if entry.kernel is not None:
+                    made.add(name)
+                if entry.tuner_kernel is not None:
+                    tuned.add(name)
+                if entry.chain is not None:
+                    chained.add(name)
+    assert made == {f.__name__ for f in _MAKERS}
+    assert tuned >= made - {"rhd_timing", "hierarchical_timing"}
+    assert chained == {f.__name__ for f in _CHAIN_MAKERS}
+
+
+def test_a_chain_kernel_follows_the_parameters(builtin_catalogue: Catalogue) -> None:
+    # without the pipeline model the physical view prices a broadcast as NCCL's tuner does (one
+    # hop, no overlap): a plain kernel, no chain
+    spec = ClusterSpec(system="dgx-h100", nodes=4)
+    topo = resolve_cluster(builtin_catalogue, spec).topology
+    params = builtin_cost_params()
+    flat = params.tuner_view()
+    assert not flat.pipeline.model_fill
+    for view, has_chain in ((params, True), (flat, False)):
+        assert isinstance(view, CostParams)
+        plan = Plan(Collective.BROADCAST, topo, view)
+        (ring_entry,) = [e for e in plan._entries if e.algorithm is Algorithm.RING][:1]
+        assert (ring_entry.chain is not None) is has_chain
+        assert (ring_entry.kernel is None) is has_chain
+
+
 def test_the_hand_written_kernels_are_exercised() -> None:
-    # hand-written kernels stand for the algorithms that dominate estimates and layout searches;
-    # the others (CollNet, PAT, RHD, hierarchical, ring broadcast/reduce chains, NVLS with IB
-    # SHARP) call their cost function, exact by construction
-    assert {f.__name__ for f in _MAKERS} >= {
+    # every modelled algorithm has a hand-written kernel; the ring chains of broadcast and reduce
+    # have a chain kernel (single and period)
+    assert {f.__name__ for f in _MAKERS} == {
         "ring_timing",
         "tree_timing",
         "nvls_tree_timing",
@@ -83,4 +212,10 @@ def test_the_hand_written_kernels_are_exercised() -> None:
         "pairwise_timing",
         "pxn_timing",
         "nvls_timing",
+        "collnet_direct_timing",
+        "collnet_chain_timing",
+        "rhd_timing",
+        "pat_timing",
+        "hierarchical_timing",
     }
+    assert {f.__name__ for f in _CHAIN_MAKERS} == {"ring_timing"}

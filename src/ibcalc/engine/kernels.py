@@ -6,14 +6,17 @@ parameters), most of what it computes does not depend on the size: hop latencies
 and their protocol factors and caps, channels, base latencies, step counts. A *kernel* works
 those out once and, per size, runs only the size-dependent arithmetic, in the same order of
 floating-point operations as the cost function, so its result is the same to the bit: the cost
-function's ``Timing.single_s`` (every kernel stands for a cost function whose ``period_s`` is
-None: operations that do not overlap).
+function's ``Timing.single_s``.
 
-:func:`kernel_for` gives a hand-written kernel for the algorithms that dominate estimates and
-layout searches (ring and tree, NVLS in one domain, NVLS-tree, all-to-all, send/receive) and
-None elsewhere (CollNet, PAT, RHD, hierarchical, the overlapping ring chains of broadcast and
-reduce, NVLS with IB SHARP): the plan then calls the cost function itself. A non-finite
-intermediate falls back to the cost function, which then raises as it always did.
+:func:`kernel_for` gives a hand-written kernel for every modelled algorithm (ring and tree, NVLS
+in one domain and with IB SHARP across domains, NVLS-tree, CollNet direct and chain, RHD, PAT,
+hierarchical, all-to-all, send/receive) where its operations do not overlap (``period_s``
+None). The one cost function whose operations overlap, the ring chain of broadcast and reduce
+(``pipeline.model_fill``), has a *chain kernel* (:func:`chain_kernel_for`): size ->
+(``single_s``, ``period_s``), the two numbers from which the plan makes nccl-tests' time as
+``engine.measure.measured_s`` does, ``(T + (k - 1) max(P, host)) / k``. Elsewhere both give None
+and the plan calls the cost function itself. A non-finite intermediate falls back to the cost
+function, which then raises as it always did.
 ``tests/engine/test_kernels.py`` and ``benchmarks/engine_identity.py check-quick`` hold every
 kernel to its cost function.
 """
@@ -24,7 +27,16 @@ import math
 from collections.abc import Callable
 
 from ibcalc.engine.algorithms.alltoall import pairwise_timing, pxn_timing, sendrecv_timing
-from ibcalc.engine.algorithms.innetwork import _nvls_bw, nvls_timing, nvls_tree_timing
+from ibcalc.engine.algorithms.hierarchical import hierarchical_timing
+from ibcalc.engine.algorithms.innetwork import (
+    _collnet_ok,
+    _nvls_bw,
+    collnet_chain_timing,
+    collnet_direct_timing,
+    nvls_timing,
+    nvls_tree_timing,
+)
+from ibcalc.engine.algorithms.recursive import pat_timing, rhd_timing
 from ibcalc.engine.algorithms.ring import _RING_COLLECTIVES, _ring_bw, ring_timing
 from ibcalc.engine.algorithms.tree import tree_network_multiplier, tree_timing
 from ibcalc.engine.base import (
@@ -43,10 +55,12 @@ from ibcalc.engine.params import CostParams
 from ibcalc.engine.pipeline import channels
 from ibcalc.engine.types import Algorithm, Collective, Protocol
 
-__all__ = ["Kernel", "kernel_for"]
+__all__ = ["ChainKernel", "Kernel", "chain_kernel_for", "kernel_for"]
 
 #: size -> single_s of one cost function (one whose operations do not overlap: period_s None).
 Kernel = Callable[[float], float]
+#: size -> (single_s, period_s) of one cost function whose operations overlap (period_s set).
+ChainKernel = Callable[[float], tuple[float, float]]
 TimingFunction = Callable[[Collective, float, Topology, Protocol, CostParams], Timing | None]
 
 _log2 = math.log2
@@ -68,6 +82,27 @@ def kernel_for(
         return timing.single_s
 
     maker = _MAKERS.get(function)
+    return maker(collective, topo, protocol, params, fallback) if maker is not None else None
+
+
+def chain_kernel_for(
+    function: TimingFunction,
+    collective: Collective,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+) -> ChainKernel | None:
+    """The kernel of ``function`` for these arguments where its operations overlap (its
+    ``period_s`` is not None): size -> (``single_s``, ``period_s``), the two numbers
+    ``engine.measure.measured_s`` makes nccl-tests' time from; None where there is none."""
+
+    def fallback(size_bytes: float) -> tuple[float, float]:
+        timing = function(collective, size_bytes, topo, protocol, params)
+        assert timing is not None
+        assert timing.period_s is not None  # the chain overlaps at every size
+        return timing.single_s, timing.period_s
+
+    maker = _CHAIN_MAKERS.get(function)
     return maker(collective, topo, protocol, params, fallback) if maker is not None else None
 
 
@@ -141,9 +176,35 @@ def _ring_kernel(
     sites = topo.sites
     base = base_latency(Algorithm.RING, protocol, params)
     ll_net = _ll_net(topo, protocol, params)
+    net_varies, net_const, hw, extra, low, span, fill_bytes = _unpack_net(net_hop)
+    ll_on, ll_sat, ll_bw = _unpack_ll(ll_net)
     if one_way:
-        # the chain (its operations overlap) and NCCL's one-hop view: costed by ring_timing
-        return None
+        if params.pipeline.model_fill:
+            return None  # the chain, whose operations overlap: see _ring_chain_kernel
+        multi = big_n > 1
+
+        def one_hop(size_bytes: float) -> float:
+            # NCCL's tuner view of a broadcast/reduce: base + one hop
+            if net_varies:
+                fill = size_bytes / fill_bytes
+                net = hw + extra * (low + span * (fill if fill < 1.0 else 1.0))
+            else:
+                net = net_const
+            hop = net if multi else intra
+            latency = base + (wan if wan > hop else hop)
+            transfer = size_bytes / bw
+            if ll_on:
+                ll = (ll_sat if ll_sat < size_bytes else size_bytes) / ll_bw
+                if ll > transfer:
+                    transfer = ll
+            elif transfer < 0.0:
+                transfer = 0.0
+            total = latency + transfer
+            if total - total != 0.0:  # a non-finite term: the cost function raises
+                return fallback(size_bytes)
+            return (0.0 if latency < 0.0 else latency) + transfer + 0.0
+
+        return one_hop
     all_reduce = collective is Collective.ALL_REDUCE
     nsteps = 2 * (n - 1) if all_reduce else n - 1
     s_net = (2 * (big_n - 1) if all_reduce else big_n - 1) if big_n > 1 else 0
@@ -160,9 +221,6 @@ def _ring_kernel(
     plateau_factor = params.nccl_tuner.ring_plateau_factor - 1
     per_channel_ranks = channels(topo, params) * n
     factor = bytes_factor(collective, n)
-
-    net_varies, net_const, hw, extra, low, span, fill_bytes = _unpack_net(net_hop)
-    ll_on, ll_sat, ll_bw = _unpack_ll(ll_net)
 
     def kernel(size_bytes: float) -> float:
         if net_varies:
@@ -496,17 +554,24 @@ def _nvls_kernel(
     params: CostParams,
     fallback: Kernel,
 ) -> Kernel | None:
-    """:func:`~ibcalc.engine.algorithms.innetwork.nvls_timing` inside one domain, size by size
-    (across domains, with IB SHARP, the cost function itself)."""
+    """:func:`~ibcalc.engine.algorithms.innetwork.nvls_timing`, size by size."""
     bw = _nvls_bw(topo)
     if bw is None or protocol is not Protocol.SIMPLE:
         return None
     if collective not in (Collective.ALL_REDUCE, Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
         return None
-    if topo.domains > 1:
-        return None
     m = topo.m
     latency = intra_hop_latency(topo, Algorithm.NVLS, protocol, params)
+    if topo.domains > 1:
+        # with IB SHARP across domains (all-reduce only)
+        if collective is not Collective.ALL_REDUCE or topo.out is None or not topo.out.sharp:
+            return None
+        if topo.wan is not None:
+            return None
+        sharp = (m + 1, m * bw)
+        return _sharp_kernel(
+            topo, params, Algorithm.NVLS, head=latency, intra=sharp, fallback=fallback
+        )
     all_reduce = collective is Collective.ALL_REDUCE
     m1, den = m + 1, m * bw
     clamped = 0.0 if latency < 0.0 else latency
@@ -526,6 +591,267 @@ def _nvls_kernel(
     return kernel
 
 
+def _ring_chain_kernel(
+    collective: Collective,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+    fallback: ChainKernel,
+) -> ChainKernel | None:
+    """The chain of :func:`~ibcalc.engine.algorithms.ring.ring_timing`'s broadcast and reduce
+    (``model_fill``), size by size: its ``single_s`` and its ``period_s``."""
+    if collective not in (Collective.BROADCAST, Collective.REDUCE) or topo.ranks < 2:
+        return None
+    if not params.pipeline.model_fill:
+        return None
+    n, big_n = topo.ranks, topo.domains
+    raw_bw, _ = _ring_bw(topo, params, False)
+    bw = ring_protocol_bw(raw_bw, protocol, topo, params)
+    intra = intra_hop_latency(topo, Algorithm.RING, protocol, params)
+    net_hop = _net_hop(topo, Algorithm.RING, protocol, params) if big_n > 1 else 0.0
+    wan = wan_hop_latency(topo, Algorithm.RING, protocol, params)
+    sites = topo.sites
+    base = base_latency(Algorithm.RING, protocol, params)
+    head = base + (n - big_n) * intra
+    net_hops = big_n - sites
+    tail = (sites - 1) * wan
+    first = intra if topo.m > 1 else 0.0
+    net_varies, net_const, hw, extra, low, span, fill_bytes = _unpack_net(net_hop)
+    ll_on, ll_sat, ll_bw = _unpack_ll(_ll_net(topo, protocol, params))
+
+    def kernel(size_bytes: float) -> tuple[float, float]:
+        if net_varies:
+            fill = size_bytes / fill_bytes
+            net = hw + extra * (low + span * (fill if fill < 1.0 else 1.0))
+        else:
+            net = net_const
+        latency = head + net_hops * net + tail
+        transfer = size_bytes / bw
+        if ll_on:
+            ll = (ll_sat if ll_sat < size_bytes else size_bytes) / ll_bw
+            if ll > transfer:
+                transfer = ll
+        elif transfer < 0.0:
+            transfer = 0.0
+        stage = first
+        if net > stage:
+            stage = net
+        if wan > stage:
+            stage = wan
+        total = latency + transfer
+        if total - total != 0.0:  # a non-finite term: the cost function raises
+            return fallback(size_bytes)
+        single = (0.0 if latency < 0.0 else latency) + transfer + 0.0
+        return single, base + stage + transfer
+
+    return kernel
+
+
+def _sharp_kernel(
+    topo: Topology,
+    params: CostParams,
+    algorithm: Algorithm,
+    *,
+    head: float,
+    intra: tuple[float, float] | None,
+    fallback: Kernel,
+) -> Kernel:
+    """A SHARP all-reduce, size by size: ``latency = head + net_hop(S)``, ``transfer =
+    max(intra_t, S / (a x domain bandwidth))`` with ``intra_t = c x S / d`` from ``intra``'s
+    (c, d), or 0.0 without one (``innetwork.sharp_network_s``; Simple only)."""
+    hw, extra, low, span, fill_bytes = _simple_net_hop(topo, algorithm, params)
+    den = params.nccl_tuner.collnet_algbw_factor * topo.domain_bw_Bps()
+    has_intra = intra is not None
+    c, d = intra if intra is not None else (0.0, 1.0)
+
+    def kernel(size_bytes: float) -> float:
+        fill = size_bytes / fill_bytes
+        latency = head + (hw + extra * (low + span * (fill if fill < 1.0 else 1.0)))
+        transfer = c * size_bytes / d if has_intra else 0.0
+        net_t = size_bytes / den
+        if net_t > transfer:
+            transfer = net_t
+        total = latency + transfer
+        if total - total != 0.0:  # a non-finite term: the cost function raises
+            return fallback(size_bytes)
+        return (0.0 if latency < 0.0 else latency) + (0.0 if transfer < 0.0 else transfer) + 0.0
+
+    return kernel
+
+
+def _collnet_direct_kernel(
+    collective: Collective,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+    fallback: Kernel,
+) -> Kernel | None:
+    """:func:`~ibcalc.engine.algorithms.innetwork.collnet_direct_timing`, size by size."""
+    if not _collnet_ok(collective, topo, protocol, params):
+        return None
+    if topo.up is None or topo.up.path != "nvlink":
+        return None
+    m = topo.m
+    head = 2 * (
+        min(1, m - 1) * intra_hop_latency(topo, Algorithm.COLLNET_DIRECT, protocol, params)
+        + params.nccl_tuner.collnet_fanin_s * (m - 1)
+    )
+    intra = (2 * (m - 1) / m, topo.up_bw_Bps())
+    return _sharp_kernel(
+        topo, params, Algorithm.COLLNET_DIRECT, head=head, intra=intra, fallback=fallback
+    )
+
+
+def _collnet_chain_kernel(
+    collective: Collective,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+    fallback: Kernel,
+) -> Kernel | None:
+    """:func:`~ibcalc.engine.algorithms.innetwork.collnet_chain_timing`, size by size."""
+    if not _collnet_ok(collective, topo, protocol, params):
+        return None
+    m = topo.m
+    head = 2 * (m - 1) * intra_hop_latency(topo, Algorithm.COLLNET_CHAIN, protocol, params)
+    intra = (2, topo.up_bw_Bps()) if m > 1 else None
+    return _sharp_kernel(
+        topo, params, Algorithm.COLLNET_CHAIN, head=head, intra=intra, fallback=fallback
+    )
+
+
+def _rhd_kernel(
+    collective: Collective,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+    fallback: Kernel,
+) -> Kernel | None:
+    """:func:`~ibcalc.engine.algorithms.recursive.rhd_timing`, size by size."""
+    if protocol is not Protocol.SIMPLE or topo.ranks < 2:
+        return None
+    if collective not in (Collective.ALL_REDUCE, Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
+        return None
+    m, big_n, n = topo.m, topo.domains, topo.ranks
+    phases = 2 if collective is Collective.ALL_REDUCE else 1
+    pow2 = 1 << int(math.log2(n))
+    net_share = topo.domain_bw_Bps() / m
+    up_bw = topo.up_bw_Bps()
+    sites = topo.sites
+    local_n = big_n // sites
+    wan_c = (sites - 1) / sites
+    net_on = local_n > 1
+    net_c = (local_n - 1) / local_n if net_on else 0.0
+    intra_on = m > 1
+    intra_c = (m - 1) / (m * big_n) if intra_on else 0.0
+    wan_share = min(topo.wan_bw_Bps(params) / (n // sites), net_share)
+    wan_steps = math.ceil(math.log2(sites)) if sites > 1 else 0
+    net_steps = math.ceil(math.log2(local_n)) if local_n > 1 else 0
+    intra_steps = math.ceil(math.log2(m)) if m > 1 else 0
+    base = base_latency(Algorithm.RING, protocol, params)
+    wan_part = wan_steps * wan_hop_latency(topo, Algorithm.RING, protocol, params)
+    intra_hop = intra_hop_latency(topo, Algorithm.RING, protocol, params)
+    intra_part = intra_steps * intra_hop
+    multi = big_n > 1
+    hw, extra, low, span, fill_bytes = _simple_net_hop(topo, Algorithm.RING, params)
+    folds = pow2 != n
+    slowest = min(net_share, up_bw)
+
+    def kernel(size_bytes: float) -> float:
+        wan_bytes = wan_c * size_bytes
+        net_bytes = net_c * size_bytes / sites if net_on else 0.0
+        intra_bytes = intra_c * size_bytes if intra_on else 0.0
+        transfer = phases * (wan_bytes / wan_share + net_bytes / net_share + intra_bytes / up_bw)
+        if multi:
+            fill = size_bytes / fill_bytes
+            net = hw + extra * (low + span * (fill if fill < 1.0 else 1.0))
+        else:
+            net = 0.0
+        latency = base + phases * (wan_part + net_steps * net + intra_part)
+        if folds:
+            transfer += 2 * size_bytes / slowest
+            latency += 2 * (net if multi else intra_hop)
+        total = latency + transfer
+        if total - total != 0.0:  # a non-finite term: the cost function raises
+            return fallback(size_bytes)
+        return (0.0 if latency < 0.0 else latency) + (0.0 if transfer < 0.0 else transfer) + 0.0
+
+    return kernel
+
+
+def _pat_kernel(
+    collective: Collective,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+    fallback: Kernel,
+) -> Kernel | None:
+    """:func:`~ibcalc.engine.algorithms.recursive.pat_timing`, size by size."""
+    if collective not in (Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
+        return None
+    if protocol is not Protocol.SIMPLE or topo.m != 1 or topo.domains < 2 or topo.wan is not None:
+        return None
+    n = topo.ranks
+    nccl = params.nccl_tuner
+    bw = topo.domain_bw_Bps() * nccl.pat_factor
+    base = base_latency(Algorithm.PAT, protocol, params)
+    levels = math.log2(topo.domains)
+    divisor = nccl.pat_net_divisor
+    per_rank = nccl.pat_per_rank_s * n
+    factor = (n - 1) / n
+    hw, extra, low, span, fill_bytes = _simple_net_hop(topo, Algorithm.PAT, params)
+
+    def kernel(size_bytes: float) -> float:
+        fill = size_bytes / fill_bytes
+        net = hw + extra * (low + span * (fill if fill < 1.0 else 1.0))
+        latency = base + levels * net / divisor + per_rank
+        transfer = factor * size_bytes / bw
+        total = latency + transfer
+        if total - total != 0.0:  # a non-finite term: the cost function raises
+            return fallback(size_bytes)
+        return (0.0 if latency < 0.0 else latency) + (0.0 if transfer < 0.0 else transfer) + 0.0
+
+    return kernel
+
+
+def _hierarchical_kernel(
+    collective: Collective,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+    fallback: Kernel,
+) -> Kernel | None:
+    """:func:`~ibcalc.engine.algorithms.hierarchical.hierarchical_timing`, size by size."""
+    if collective is not Collective.ALL_REDUCE or protocol is not Protocol.SIMPLE:
+        return None
+    m, big_n = topo.m, topo.domains
+    if m < 2 or big_n < 2:
+        return None
+    intra_c = 2 * (m - 1) / m
+    up_bw = topo.up_bw_Bps()
+    rail_bw = min(topo.domain_bw_Bps(), topo.wan_bw_Bps(params))
+    net_c = 2 * (big_n - 1) / big_n
+    s_wan = 2 * (topo.sites - 1)
+    head = 3 * base_latency(Algorithm.RING, protocol, params) + 2 * (m - 1) * intra_hop_latency(
+        topo, Algorithm.RING, protocol, params
+    )
+    net_hops = 2 * (big_n - 1) - s_wan
+    wan_part = s_wan * wan_hop_latency(topo, Algorithm.RING, protocol, params)
+    hw, extra, low, span, fill_bytes = _simple_net_hop(topo, Algorithm.RING, params)
+
+    def kernel(size_bytes: float) -> float:
+        fill = size_bytes / fill_bytes
+        net = hw + extra * (low + span * (fill if fill < 1.0 else 1.0))
+        latency = head + net_hops * net + wan_part
+        transfer = intra_c * size_bytes / up_bw + net_c * size_bytes / rail_bw
+        total = latency + transfer
+        if total - total != 0.0:  # a non-finite term: the cost function raises
+            return fallback(size_bytes)
+        return (0.0 if latency < 0.0 else latency) + (0.0 if transfer < 0.0 else transfer) + 0.0
+
+    return kernel
+
+
 _MAKERS: dict[
     TimingFunction,
     Callable[[Collective, Topology, Protocol, CostParams, Kernel], Kernel | None],
@@ -537,4 +863,16 @@ _MAKERS: dict[
     pairwise_timing: _pairwise_kernel,
     pxn_timing: _pxn_kernel,
     nvls_timing: _nvls_kernel,
+    collnet_direct_timing: _collnet_direct_kernel,
+    collnet_chain_timing: _collnet_chain_kernel,
+    rhd_timing: _rhd_kernel,
+    pat_timing: _pat_kernel,
+    hierarchical_timing: _hierarchical_kernel,
+}
+
+_CHAIN_MAKERS: dict[
+    TimingFunction,
+    Callable[[Collective, Topology, Protocol, CostParams, ChainKernel], ChainKernel | None],
+] = {
+    ring_timing: _ring_chain_kernel,
 }

@@ -32,7 +32,7 @@ from ibcalc.engine.algorithms.recursive import pat_timing, rhd_timing
 from ibcalc.engine.algorithms.ring import ring_timing
 from ibcalc.engine.algorithms.tree import tree_timing
 from ibcalc.engine.base import Timing, Topology, protocols_for
-from ibcalc.engine.kernels import Kernel, kernel_for
+from ibcalc.engine.kernels import ChainKernel, Kernel, chain_kernel_for, kernel_for
 from ibcalc.engine.measure import host_period_s, measured, measured_s
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, DType, Protocol
@@ -114,6 +114,9 @@ class _Entry:
     #: tuner's view; None: call ``function``.
     kernel: Kernel | None
     tuner_kernel: Kernel | None
+    #: ``function``'s (single_s, period_s) size by size where its operations overlap (a ring
+    #: broadcast/reduce chain), physical; None: ``kernel`` or ``function``.
+    chain: ChainKernel | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +188,7 @@ class Plan:
                 if not _applies(function, collective, topo, protocol, params):
                     continue
                 tuned = _applies(function, collective, topo, protocol, tuner)
+                kernel = kernel_for(function, collective, topo, protocol, params)
                 entries.append(
                     _Entry(
                         algorithm,
@@ -192,10 +196,15 @@ class Plan:
                         function,
                         tuned=tuned,
                         penalised=fp8_chain and algorithm is Algorithm.RING,
-                        kernel=kernel_for(function, collective, topo, protocol, params),
+                        kernel=kernel,
                         tuner_kernel=(
                             kernel_for(function, collective, topo, protocol, tuner)
                             if tuned
+                            else None
+                        ),
+                        chain=(
+                            chain_kernel_for(function, collective, topo, protocol, params)
+                            if kernel is None
                             else None
                         ),
                     )
@@ -323,11 +332,15 @@ class Plan:
         return tuple(e for e in entries if protocol is None or e.protocol is protocol)
 
     def _time(self, entry: _Entry, size_bytes: float) -> float:
-        """What nccl-tests would time for ``entry`` (``_score(...).time_s``, from its kernel;
+        """What nccl-tests would time for ``entry`` (``_score(...).time_s``, from its kernel or,
+        for an overlapping chain, its chain kernel's single and period;
         ``engine.measure.measured_s`` inlined)."""
         kernel = entry.kernel
+        chain = entry.chain
         if kernel is not None:
             single = period = kernel(size_bytes)
+        elif chain is not None:
+            single, period = chain(size_bytes)
         else:
             timing = entry.function(
                 self.collective, size_bytes, self.topo, entry.protocol, self.params
