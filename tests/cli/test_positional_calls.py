@@ -1,8 +1,7 @@
 """No call in src/ passes more than five positional arguments: past five, name them.
 
-Calls in modules other engineers are restructuring now (the engine, the design checker and its
-renderer) are listed in ALLOWED, by module and callee; that list may only shrink. ``add_row``
-is rich's ``Table.add_row(*cells)``, one positional argument per table cell.
+``add_row`` is rich's ``Table.add_row(*cells)``, one positional argument per table cell. ALLOWED
+(module, callee) exceptions are empty and should stay so.
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 MAX_POSITIONAL = 5
 VARIADIC = {"add_row"}
 
-#: (module, callee) pairs left as they are until their owners change those modules.
+#: (module, callee) pairs exempted; none is.
 ALLOWED: set[tuple[str, str]] = set()
 
 
