@@ -14,15 +14,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from ibcalc.engine.algorithms.alltoall import pairwise, pxn, sendrecv
-from ibcalc.engine.algorithms.hierarchical import hierarchical
-from ibcalc.engine.algorithms.innetwork import collnet_chain, collnet_direct, nvls, nvls_tree
-from ibcalc.engine.algorithms.recursive import pat, rhd
-from ibcalc.engine.algorithms.ring import ring
-from ibcalc.engine.algorithms.tree import tree
 from ibcalc.engine.base import Timing, Topology
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.plan import NCCL_ALGORITHMS, Plan, dtype_allows, plan_for
+from ibcalc.engine.plan import (
+    NCCL_ALGORITHMS,
+    TIMINGS,
+    Plan,
+    TimingFunction,
+    dtype_allows,
+    plan_for,
+)
 from ibcalc.engine.types import Algorithm, Collective, Cost, DType, Protocol
 from ibcalc.errors import AlgorithmNotApplicableError
 
@@ -30,22 +31,26 @@ __all__ = ["ALGORITHMS", "NCCL_ALGORITHMS", "evaluate", "refuse", "select"]
 
 CostFunction = Callable[[Collective, float, Topology, Protocol, CostParams], Cost | None]
 
-#: Every modelled algorithm and its cost function (``engine/plan.py`` ranks with their numbers
-#: alone, ``*_timing``).
-ALGORITHMS: dict[Algorithm, CostFunction] = {
-    Algorithm.RING: ring,
-    Algorithm.TREE: tree,
-    Algorithm.NVLS: nvls,
-    Algorithm.NVLS_TREE: nvls_tree,
-    Algorithm.COLLNET_DIRECT: collnet_direct,
-    Algorithm.COLLNET_CHAIN: collnet_chain,
-    Algorithm.HIERARCHICAL: hierarchical,
-    Algorithm.RHD: rhd,
-    Algorithm.PAT: pat,
-    Algorithm.PAIRWISE: pairwise,
-    Algorithm.PXN: pxn,
-    Algorithm.P2P: sendrecv,
-}
+
+def _costed(timing: TimingFunction) -> CostFunction:
+    """The cost function of a ``*_timing`` function: its numbers with their explanation."""
+
+    def cost(
+        collective: Collective,
+        size_bytes: float,
+        topo: Topology,
+        protocol: Protocol,
+        params: CostParams,
+    ) -> Cost | None:
+        found = timing(collective, size_bytes, topo, protocol, params)
+        return None if found is None else found.cost()
+
+    return cost
+
+
+#: Every modelled algorithm and its cost function, made from ``engine/plan.py``'s TIMINGS (the
+#: plan ranks with their numbers alone and explains only what it returns).
+ALGORITHMS: dict[Algorithm, CostFunction] = {a: _costed(f) for a, f in TIMINGS.items()}
 
 
 def evaluate(

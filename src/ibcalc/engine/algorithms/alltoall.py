@@ -37,7 +37,7 @@ from ibcalc.engine.base import (
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol
 
-__all__ = ["pairwise", "pairwise_timing", "pxn", "pxn_timing", "sendrecv", "sendrecv_timing"]
+__all__ = ["pairwise_timing", "pxn_timing", "sendrecv_timing"]
 
 
 def _alltoall_terms(
@@ -106,18 +106,6 @@ def _alltoall(
     return Timing(algorithm, protocol, latency, transfer, explain)
 
 
-def pairwise(
-    collective: Collective,
-    size_bytes: float,
-    topo: Topology,
-    protocol: Protocol,
-    params: CostParams,
-) -> Cost | None:
-    """All-to-all as concurrent pairwise sends (one message per peer)."""
-    timing = pairwise_timing(collective, size_bytes, topo, protocol, params)
-    return None if timing is None else timing.cost()
-
-
 def pairwise_timing(
     collective: Collective,
     size_bytes: float,
@@ -125,7 +113,10 @@ def pairwise_timing(
     protocol: Protocol,
     params: CostParams,
 ) -> Timing | None:
-    """:func:`pairwise`'s numbers, its explanation built on demand."""
+    """All-to-all as concurrent pairwise sends (one message per peer).
+
+    Returns its numbers; the explanation (``Timing.cost()``) is built on demand.
+    """
     if collective is not Collective.ALL_TO_ALL or topo.ranks < 2 or protocol is Protocol.LL128:
         return None
     return _alltoall(
@@ -138,18 +129,6 @@ def pairwise_timing(
     )
 
 
-def pxn(
-    collective: Collective,
-    size_bytes: float,
-    topo: Topology,
-    protocol: Protocol,
-    params: CostParams,
-) -> Cost | None:
-    """All-to-all with PXN rail aggregation (needs several GPUs per node and several nodes)."""
-    timing = pxn_timing(collective, size_bytes, topo, protocol, params)
-    return None if timing is None else timing.cost()
-
-
 def pxn_timing(
     collective: Collective,
     size_bytes: float,
@@ -157,7 +136,10 @@ def pxn_timing(
     protocol: Protocol,
     params: CostParams,
 ) -> Timing | None:
-    """:func:`pxn`'s numbers, its explanation built on demand."""
+    """All-to-all with PXN rail aggregation (needs several GPUs per node and several nodes).
+
+    Returns its numbers; the explanation (``Timing.cost()``) is built on demand.
+    """
     if collective is not Collective.ALL_TO_ALL or topo.m < 2 or topo.domains < 2:
         return None
     if protocol is Protocol.LL128:
@@ -168,18 +150,6 @@ def pxn_timing(
     )
 
 
-def sendrecv(
-    collective: Collective,
-    size_bytes: float,
-    topo: Topology,
-    protocol: Protocol,
-    params: CostParams,
-) -> Cost | None:
-    """nccl-tests sendrecv: every rank sends S to the next and receives S from the previous."""
-    timing = sendrecv_timing(collective, size_bytes, topo, protocol, params)
-    return None if timing is None else timing.cost()
-
-
 def sendrecv_timing(
     collective: Collective,
     size_bytes: float,
@@ -187,7 +157,10 @@ def sendrecv_timing(
     protocol: Protocol,
     params: CostParams,
 ) -> Timing | None:
-    """:func:`sendrecv`'s numbers, its explanation built on demand."""
+    """nccl-tests sendrecv: every rank sends S to the next and receives S from the previous.
+
+    Returns its numbers; the explanation (``Timing.cost()``) is built on demand.
+    """
     if collective is not Collective.SEND_RECV or topo.ranks < 2 or protocol is Protocol.LL128:
         return None
     intra_t = (

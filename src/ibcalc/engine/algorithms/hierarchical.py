@@ -29,19 +29,7 @@ from ibcalc.engine.base import (
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol
 
-__all__ = ["hierarchical", "hierarchical_timing"]
-
-
-def hierarchical(
-    collective: Collective,
-    size_bytes: float,
-    topo: Topology,
-    protocol: Protocol,
-    params: CostParams,
-) -> Cost | None:
-    """Cost of the 2-level all-reduce (needs m > 1 and N > 1)."""
-    timing = hierarchical_timing(collective, size_bytes, topo, protocol, params)
-    return None if timing is None else timing.cost()
+__all__ = ["hierarchical_timing"]
 
 
 def hierarchical_timing(
@@ -51,7 +39,10 @@ def hierarchical_timing(
     protocol: Protocol,
     params: CostParams,
 ) -> Timing | None:
-    """:func:`hierarchical`'s numbers, its explanation built on demand."""
+    """Cost of the 2-level all-reduce (needs m > 1 and N > 1).
+
+    Returns its numbers; the explanation (``Timing.cost()``) is built on demand.
+    """
     if collective is not Collective.ALL_REDUCE or protocol is not Protocol.SIMPLE:
         return None
     m, big_n = topo.m, topo.domains

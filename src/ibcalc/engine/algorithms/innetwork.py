@@ -45,35 +45,13 @@ from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
 from ibcalc.units import format_size
 
-__all__ = [
-    "collnet_chain",
-    "collnet_chain_timing",
-    "collnet_direct",
-    "collnet_direct_timing",
-    "nvls",
-    "nvls_timing",
-    "nvls_tree",
-    "nvls_tree_timing",
-]
+__all__ = ["collnet_chain_timing", "collnet_direct_timing", "nvls_timing", "nvls_tree_timing"]
 
 
 def _nvls_bw(topo: Topology) -> float | None:
     if topo.up is None or topo.up.nvls_bw_Bps is None or topo.m < 2:
         return None
     return topo.up.nvls_bw_Bps
-
-
-def nvls(
-    collective: Collective,
-    size_bytes: float,
-    topo: Topology,
-    protocol: Protocol,
-    params: CostParams,
-) -> Cost | None:
-    """NVLink SHARP inside one domain (all-reduce, all-gather, reduce-scatter); with IB SHARP
-    across domains for all-reduce."""
-    timing = nvls_timing(collective, size_bytes, topo, protocol, params)
-    return None if timing is None else timing.cost()
 
 
 def nvls_timing(
@@ -83,7 +61,11 @@ def nvls_timing(
     protocol: Protocol,
     params: CostParams,
 ) -> Timing | None:
-    """:func:`nvls`'s numbers, its explanation built on demand."""
+    """NVLink SHARP inside one domain (all-reduce, all-gather, reduce-scatter); with IB SHARP
+    across domains for all-reduce.
+
+    Returns its numbers; the explanation (``Timing.cost()``) is built on demand.
+    """
     bw = _nvls_bw(topo)
     if bw is None or protocol is not Protocol.SIMPLE:
         return None
@@ -165,18 +147,6 @@ def nvls_timing(
     return Timing(Algorithm.NVLS, protocol, latency, transfer, explain)
 
 
-def nvls_tree(
-    collective: Collective,
-    size_bytes: float,
-    topo: Topology,
-    protocol: Protocol,
-    params: CostParams,
-) -> Cost | None:
-    """NVLS inside each domain with a tree across domains (all-reduce, N >= 2)."""
-    timing = nvls_tree_timing(collective, size_bytes, topo, protocol, params)
-    return None if timing is None else timing.cost()
-
-
 def nvls_tree_timing(
     collective: Collective,
     size_bytes: float,
@@ -184,7 +154,10 @@ def nvls_tree_timing(
     protocol: Protocol,
     params: CostParams,
 ) -> Timing | None:
-    """:func:`nvls_tree`'s numbers, its explanation built on demand."""
+    """NVLS inside each domain with a tree across domains (all-reduce, N >= 2).
+
+    Returns its numbers; the explanation (``Timing.cost()``) is built on demand.
+    """
     bw = _nvls_bw(topo)
     if bw is None or protocol is not Protocol.SIMPLE or collective is not Collective.ALL_REDUCE:
         return None
@@ -281,18 +254,6 @@ def _collnet_ok(
     )
 
 
-def collnet_direct(
-    collective: Collective,
-    size_bytes: float,
-    topo: Topology,
-    protocol: Protocol,
-    params: CostParams,
-) -> Cost | None:
-    """CollNetDirect: intra-domain reduce-scatter to per-GPU heads, SHARP across, all-gather."""
-    timing = collnet_direct_timing(collective, size_bytes, topo, protocol, params)
-    return None if timing is None else timing.cost()
-
-
 def collnet_direct_timing(
     collective: Collective,
     size_bytes: float,
@@ -300,7 +261,10 @@ def collnet_direct_timing(
     protocol: Protocol,
     params: CostParams,
 ) -> Timing | None:
-    """:func:`collnet_direct`'s numbers, its explanation built on demand."""
+    """CollNetDirect: intra-domain reduce-scatter to per-GPU heads, SHARP across, all-gather.
+
+    Returns its numbers; the explanation (``Timing.cost()``) is built on demand.
+    """
     if (
         not _collnet_ok(collective, topo, protocol, params)
         or topo.up is None
@@ -334,18 +298,6 @@ def collnet_direct_timing(
     return Timing(Algorithm.COLLNET_DIRECT, protocol, latency, transfer, explain)
 
 
-def collnet_chain(
-    collective: Collective,
-    size_bytes: float,
-    topo: Topology,
-    protocol: Protocol,
-    params: CostParams,
-) -> Cost | None:
-    """CollNetChain: a chain inside each domain, SHARP across domains."""
-    timing = collnet_chain_timing(collective, size_bytes, topo, protocol, params)
-    return None if timing is None else timing.cost()
-
-
 def collnet_chain_timing(
     collective: Collective,
     size_bytes: float,
@@ -353,7 +305,10 @@ def collnet_chain_timing(
     protocol: Protocol,
     params: CostParams,
 ) -> Timing | None:
-    """:func:`collnet_chain`'s numbers, its explanation built on demand."""
+    """CollNetChain: a chain inside each domain, SHARP across domains.
+
+    Returns its numbers; the explanation (``Timing.cost()``) is built on demand.
+    """
     if not _collnet_ok(collective, topo, protocol, params):
         return None
     m = topo.m

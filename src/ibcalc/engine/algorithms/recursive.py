@@ -30,19 +30,7 @@ from ibcalc.engine.base import (
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol
 
-__all__ = ["pat", "pat_timing", "rhd", "rhd_timing"]
-
-
-def rhd(
-    collective: Collective,
-    size_bytes: float,
-    topo: Topology,
-    protocol: Protocol,
-    params: CostParams,
-) -> Cost | None:
-    """Cost of recursive halving-doubling (all-reduce, all-gather, reduce-scatter)."""
-    timing = rhd_timing(collective, size_bytes, topo, protocol, params)
-    return None if timing is None else timing.cost()
+__all__ = ["pat_timing", "rhd_timing"]
 
 
 def rhd_timing(
@@ -52,7 +40,10 @@ def rhd_timing(
     protocol: Protocol,
     params: CostParams,
 ) -> Timing | None:
-    """:func:`rhd`'s numbers, its explanation built on demand."""
+    """Cost of recursive halving-doubling (all-reduce, all-gather, reduce-scatter).
+
+    Returns its numbers; the explanation (``Timing.cost()``) is built on demand.
+    """
     if protocol is not Protocol.SIMPLE or topo.ranks < 2:
         return None
     if collective not in (Collective.ALL_REDUCE, Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
@@ -118,18 +109,6 @@ def rhd_timing(
     return Timing(Algorithm.RHD, protocol, latency, transfer, explain)
 
 
-def pat(
-    collective: Collective,
-    size_bytes: float,
-    topo: Topology,
-    protocol: Protocol,
-    params: CostParams,
-) -> Cost | None:
-    """Cost of PAT all-gather / reduce-scatter (one GPU per node, Simple)."""
-    timing = pat_timing(collective, size_bytes, topo, protocol, params)
-    return None if timing is None else timing.cost()
-
-
 def pat_timing(
     collective: Collective,
     size_bytes: float,
@@ -137,7 +116,10 @@ def pat_timing(
     protocol: Protocol,
     params: CostParams,
 ) -> Timing | None:
-    """:func:`pat`'s numbers, its explanation built on demand."""
+    """Cost of PAT all-gather / reduce-scatter (one GPU per node, Simple).
+
+    Returns its numbers; the explanation (``Timing.cost()``) is built on demand.
+    """
     if collective not in (Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
         return None
     if protocol is not Protocol.SIMPLE or topo.m != 1 or topo.domains < 2 or topo.wan is not None:

@@ -40,7 +40,7 @@ from ibcalc.engine.pipeline import channels
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
 from ibcalc.units import format_size
 
-__all__ = ["ring", "ring_bandwidth", "ring_timing"]
+__all__ = ["ring_bandwidth", "ring_timing"]
 
 _RING_COLLECTIVES = (
     Collective.ALL_REDUCE,
@@ -90,18 +90,6 @@ def ring_bandwidth(topo: Topology, params: CostParams, *, duplex: bool = True) -
     return bw, _ring_where(limit, bw, topo)
 
 
-def ring(
-    collective: Collective,
-    size_bytes: float,
-    topo: Topology,
-    protocol: Protocol,
-    params: CostParams,
-) -> Cost | None:
-    """Cost of NCCL's ring for ``collective``, or None when it does not apply."""
-    timing = ring_timing(collective, size_bytes, topo, protocol, params)
-    return None if timing is None else timing.cost()
-
-
 def ring_timing(
     collective: Collective,
     size_bytes: float,
@@ -109,7 +97,10 @@ def ring_timing(
     protocol: Protocol,
     params: CostParams,
 ) -> Timing | None:
-    """:func:`ring`'s numbers, its explanation built on demand."""
+    """Cost of NCCL's ring for ``collective``, or None when it does not apply.
+
+    Returns its numbers; the explanation (``Timing.cost()``) is built on demand.
+    """
     if collective not in _RING_COLLECTIVES or topo.ranks < 2:
         return None
     n, big_n = topo.ranks, topo.domains

@@ -45,24 +45,12 @@ from ibcalc.engine.pipeline import fill_s
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
 from ibcalc.units import format_size
 
-__all__ = ["tree", "tree_network_multiplier", "tree_timing"]
+__all__ = ["tree_network_multiplier", "tree_timing"]
 
 
 def tree_network_multiplier(domains: int) -> float:
     """Bytes per byte of S each domain sends over the network in a double binary tree."""
     return 1.0 if domains <= 2 else 2.0
-
-
-def tree(
-    collective: Collective,
-    size_bytes: float,
-    topo: Topology,
-    protocol: Protocol,
-    params: CostParams,
-) -> Cost | None:
-    """Cost of the double binary tree all-reduce, or None when it does not apply."""
-    timing = tree_timing(collective, size_bytes, topo, protocol, params)
-    return None if timing is None else timing.cost()
 
 
 def tree_timing(
@@ -72,7 +60,10 @@ def tree_timing(
     protocol: Protocol,
     params: CostParams,
 ) -> Timing | None:
-    """:func:`tree`'s numbers, its explanation built on demand."""
+    """Cost of the double binary tree all-reduce, or None when it does not apply.
+
+    Returns its numbers; the explanation (``Timing.cost()``) is built on demand.
+    """
     if collective is not Collective.ALL_REDUCE or topo.ranks < 2:
         return None
     nccl = params.nccl_tuner
