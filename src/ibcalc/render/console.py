@@ -13,7 +13,7 @@ import csv
 import io
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -308,21 +308,28 @@ def render_links(
         console.print(Text("(names and sources: ibcalc links show ID)"))
 
 
+def _entry_table(
+    title: str, rows: Iterable[tuple[str, str]], sources: Sequence[str], stream: TextIO | None
+) -> None:
+    """One catalogue entry as field/value rows under its title, then its sources."""
+    console = _console(stream)
+    table = Table(box=box.SIMPLE_HEAD, show_header=False, title=title, title_justify="left")
+    table.add_column("field", style="bold")
+    table.add_column("value", overflow="fold")
+    for key, value in rows:
+        table.add_row(key, value)
+    console.print(_fold(table))
+    console.print(Text("sources:", style="bold"))
+    for source in sources:
+        console.print(Text(f"  - {source}"), overflow="fold")
+
+
 def render_link(link: Link, fmt: str = Format.TABLE, stream: TextIO | None = None) -> None:
     """Print every field of one link with its sources, or its JSON."""
     data = link.model_dump(mode="json")
     if fmt == Format.JSON:
         render_json(data, stream)
         return
-    console = _console(stream)
-    table = Table(
-        box=box.SIMPLE_HEAD,
-        show_header=False,
-        title=f"{link.id}: {link.name}",
-        title_justify="left",
-    )
-    table.add_column("field", style="bold")
-    table.add_column("value", overflow="fold")
     units = {
         "per_direction_GBps": " GB/s",
         "per_direction_Gbps": " Gb/s",
@@ -332,6 +339,7 @@ def render_link(link: Link, fmt: str = Format.TABLE, stream: TextIO | None = Non
         "latency_s": " s",
         "transport_latency_s": " s",
     }
+    rows = []
     for key, value in data.items():
         if value is None or value == [] or key in ("sources",):
             continue
@@ -339,11 +347,8 @@ def render_link(link: Link, fmt: str = Format.TABLE, stream: TextIO | None = Non
             value = ", ".join(str(v) for v in value)
         elif isinstance(value, float):
             value = f"{value:g}"
-        table.add_row(key, f"{value}{units.get(key, '')}")
-    console.print(_fold(table))
-    console.print(Text("sources:", style="bold"))
-    for source in link.sources:
-        console.print(Text(f"  - {source}"), overflow="fold")
+        rows.append((key, f"{value}{units.get(key, '')}"))
+    _entry_table(f"{link.id}: {link.name}", rows, link.sources, stream)
 
 
 def render_systems(
@@ -405,23 +410,12 @@ def render_system(system: System, fmt: str = Format.TABLE, stream: TextIO | None
     if fmt == Format.JSON:
         render_json(data, stream)
         return
-    console = _console(stream)
-    table = Table(
-        box=box.SIMPLE_HEAD,
-        show_header=False,
-        title=f"{system.id}: {system.name}",
-        title_justify="left",
-    )
-    table.add_column("field", style="bold")
-    table.add_column("value", overflow="fold")
-    for key, value in data.items():
-        if value is None or key == "sources":
-            continue
-        table.add_row(key, ", ".join(value) if isinstance(value, list) else str(value))
-    console.print(_fold(table))
-    console.print(Text("sources:", style="bold"))
-    for source in system.sources:
-        console.print(Text(f"  - {source}"), overflow="fold")
+    rows = [
+        (key, ", ".join(value) if isinstance(value, list) else str(value))
+        for key, value in data.items()
+        if value is not None and key != "sources"
+    ]
+    _entry_table(f"{system.id}: {system.name}", rows, system.sources, stream)
 
 
 def render_storage_list(
@@ -471,15 +465,7 @@ def render_storage(entry: Storage, fmt: str = Format.TABLE, stream: TextIO | Non
     if fmt == Format.JSON:
         render_json(data, stream)
         return
-    console = _console(stream)
-    table = Table(
-        box=box.SIMPLE_HEAD,
-        show_header=False,
-        title=f"{entry.id}: {entry.name}",
-        title_justify="left",
-    )
-    table.add_column("field", style="bold")
-    table.add_column("value", overflow="fold")
+    rows = []
     for key, value in data.items():
         if value is None or value == [] or key == "sources":
             continue
@@ -493,11 +479,8 @@ def render_storage(entry: Storage, fmt: str = Format.TABLE, stream: TextIO | Non
             value = f"{value:,.0f} requests/s"
         elif isinstance(value, float):
             value = f"{value:g}"
-        table.add_row(key, str(value))
-    console.print(_fold(table))
-    console.print(Text("sources:", style="bold"))
-    for source in entry.sources:
-        console.print(Text(f"  - {source}"), overflow="fold")
+        rows.append((key, str(value)))
+    _entry_table(f"{entry.id}: {entry.name}", rows, entry.sources, stream)
 
 
 def render_sweep(
