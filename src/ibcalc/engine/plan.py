@@ -36,6 +36,7 @@ from ibcalc.engine.kernels import ChainKernel, Kernel, chain_kernel_for, kernel_
 from ibcalc.engine.measure import host_period_s, measured, measured_s
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, DType, Protocol
+from ibcalc.memo import IdentityMemo
 
 __all__ = ["NCCL_ALGORITHMS", "TIMINGS", "Choice", "Plan", "Scored", "plan_for"]
 
@@ -377,9 +378,7 @@ def _applies(
         return True
 
 
-_CACHE: dict[tuple[object, ...], tuple[CostParams, Plan]] = {}
-#: Plans kept; past this the cache starts afresh (a layout search builds a few hundred).
-_CACHE_SIZE = 1024
+_CACHE: IdentityMemo[Plan] = IdentityMemo()
 
 
 def plan_for(
@@ -395,12 +394,8 @@ def plan_for(
     Topologies are matched by value (two equal topologies cost the same), parameters by
     identity (a ``--cost-params`` file gives another object, hence another plan).
     """
-    key = (collective, topo, id(params), dtype, algorithms)
-    hit = _CACHE.get(key)
-    if hit is not None and hit[0] is params:
-        return hit[1]
-    plan = Plan(collective, topo, params, dtype=dtype, algorithms=algorithms)
-    if len(_CACHE) >= _CACHE_SIZE:
-        _CACHE.clear()
-    _CACHE[key] = (params, plan)
-    return plan
+    return _CACHE.get(
+        (collective, topo, id(params), dtype, algorithms),
+        (params,),
+        lambda: Plan(collective, topo, params, dtype=dtype, algorithms=algorithms),
+    )

@@ -32,6 +32,7 @@ from ibcalc.cluster.resolve import ResolvedCluster, resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import ScaleOutTier
 from ibcalc.errors import WorkloadError
+from ibcalc.memo import IdentityMemo
 
 __all__ = ["Placement", "Tier", "inherit", "place_group", "single_domain"]
 
@@ -85,9 +86,7 @@ def inherit(
     return dataclasses.replace(sub, topology=topo, gpu_arch=parent.gpu_arch)
 
 
-_SUBS: dict[tuple[object, ...], tuple[Catalogue, ResolvedCluster]] = {}
-#: Sub-clusters kept; past this the memo starts afresh (a layout search resolves a few dozen).
-_SUBS_SIZE = 1024
+_SUBS: IdentityMemo[ResolvedCluster] = IdentityMemo()
 
 
 def _sub_cluster(
@@ -112,15 +111,13 @@ def _sub_cluster(
         nic_scale,
         wan_scale,
     )
-    hit = _SUBS.get(key)
-    if hit is not None and hit[0] is catalogue:
-        return hit[1]
-    sub = resolve_cluster(catalogue, ClusterSpec(**fields))
-    cluster = inherit(parent, sub, nic_scale, wan_scale)
-    if len(_SUBS) >= _SUBS_SIZE:
-        _SUBS.clear()
-    _SUBS[key] = (catalogue, cluster)
-    return cluster
+    return _SUBS.get(
+        key,
+        (catalogue,),
+        lambda: inherit(
+            parent, resolve_cluster(catalogue, ClusterSpec(**fields)), nic_scale, wan_scale
+        ),
+    )
 
 
 def single_domain(catalogue: Catalogue, parent: ResolvedCluster, gpus: int) -> ResolvedCluster:

@@ -40,6 +40,7 @@ from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import IbcalcError, WorkloadError
 from ibcalc.facade import CollectivePlan
+from ibcalc.memo import IdentityMemo
 from ibcalc.units import format_size, format_time
 from ibcalc.workload.model import ModelSpec
 from ibcalc.workload.phases import Phase, phase_fields
@@ -353,12 +354,7 @@ class _Builder:
         return plan
 
 
-_PLANS: dict[
-    tuple[int, Collective, DType, int],
-    tuple[ResolvedCluster, CostParams | None, CollectivePlan],
-] = {}
-#: Plans kept; past this the memo starts afresh (a layout search makes a few dozen).
-_PLANS_SIZE = 1024
+_PLANS: IdentityMemo[CollectivePlan] = IdentityMemo()
 
 
 def _plan_on(
@@ -366,15 +362,11 @@ def _plan_on(
 ) -> CollectivePlan:
     """``CollectivePlan(cluster, collective, dtype=dtype, params=params)``, made once per cluster
     object and parameters object (placements share their sub-clusters between searches)."""
-    key = (id(cluster), collective, dtype, id(params))
-    hit = _PLANS.get(key)
-    if hit is not None and hit[0] is cluster and hit[1] is params:
-        return hit[2]
-    plan = CollectivePlan(cluster, collective, dtype=dtype, params=params)
-    if len(_PLANS) >= _PLANS_SIZE:
-        _PLANS.clear()
-    _PLANS[key] = (cluster, params, plan)
-    return plan
+    return _PLANS.get(
+        (id(cluster), collective, dtype, id(params)),
+        (cluster, params),
+        lambda: CollectivePlan(cluster, collective, dtype=dtype, params=params),
+    )
 
 
 @dataclasses.dataclass
