@@ -52,7 +52,7 @@ from ibcalc.engine.base import (
     wan_hop_latency,
 )
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.pipeline import channels
+from ibcalc.engine.pipeline import active_channels, channel_unit_bytes, channels
 from ibcalc.engine.types import Algorithm, Collective, Protocol
 
 __all__ = ["ChainKernel", "Kernel", "chain_kernel_for", "kernel_for"]
@@ -178,6 +178,8 @@ def _ring_kernel(
     ll_net = _ll_net(topo, protocol, params)
     net_varies, net_const, hw, extra, low, span, fill_bytes = _unpack_net(net_hop)
     ll_on, ll_sat, ll_bw = _unpack_ll(ll_net)
+    full = channels(topo, params)
+    unit = channel_unit_bytes(topo, protocol, params, ring=True)
     if one_way:
         if params.pipeline.model_fill:
             return None  # the chain, whose operations overlap: see _ring_chain_kernel
@@ -192,7 +194,8 @@ def _ring_kernel(
                 net = net_const
             hop = net if multi else intra
             latency = base + (wan if wan > hop else hop)
-            transfer = size_bytes / bw
+            active = active_channels(size_bytes, full, unit)
+            transfer = size_bytes / (bw * active / full if active < full else bw)
             if ll_on:
                 ll = (ll_sat if ll_sat < size_bytes else size_bytes) / ll_bw
                 if ll > transfer:
@@ -219,7 +222,7 @@ def _ring_kernel(
     wan_part = s_wan * wan
     plateau_on = all_reduce and big_n > 1 and protocol is Protocol.SIMPLE
     plateau_factor = params.nccl_tuner.ring_plateau_factor - 1
-    per_channel_ranks = channels(topo, params) * n
+    per_channel_ranks = full * n
     factor = bytes_factor(collective, n)
 
     def kernel(size_bytes: float) -> float:
@@ -231,7 +234,8 @@ def _ring_kernel(
         latency = head + net_steps * net + wan_part
         if plateau_on and size_bytes / per_channel_ranks >= 64:
             latency += latency * plateau_factor
-        transfer = factor * size_bytes / bw
+        active = active_channels(size_bytes, full, unit)
+        transfer = factor * size_bytes / (bw * active / full if active < full else bw)
         if ll_on:
             ll = (ll_sat if ll_sat < size_bytes else size_bytes) / ll_bw
             if ll > transfer:
@@ -288,7 +292,8 @@ def _tree_kernel(
     intra_stages, net_stages = 2 * (m - 1), 2 * (net_levels + wan_depth)
     total_stages = intra_stages + net_stages
     ll_net = _ll_net(topo, protocol, params)
-    nc = channels(topo, params)
+    full = channels(topo, params)
+    unit = channel_unit_bytes(topo, protocol, params, ring=False)
     simple = protocol is Protocol.SIMPLE
     held = total_stages - 1 if simple else net_stages
     chunk_depth = max(1, total_stages // 2) if simple else 1
@@ -311,7 +316,8 @@ def _tree_kernel(
         )
 
     def kernel(size_bytes: float) -> float:
-        b = bw
+        nc = active_channels(size_bytes, full, unit)
+        b = bw * nc / full if nc < full else bw
         if not model_fill:
             corr = 1.0
             if size_bytes >= first:
@@ -618,6 +624,8 @@ def _ring_chain_kernel(
     first = intra if topo.m > 1 else 0.0
     net_varies, net_const, hw, extra, low, span, fill_bytes = _unpack_net(net_hop)
     ll_on, ll_sat, ll_bw = _unpack_ll(_ll_net(topo, protocol, params))
+    full = channels(topo, params)
+    unit = channel_unit_bytes(topo, protocol, params, ring=True)
 
     def kernel(size_bytes: float) -> tuple[float, float]:
         if net_varies:
@@ -626,7 +634,8 @@ def _ring_chain_kernel(
         else:
             net = net_const
         latency = head + net_hops * net + tail
-        transfer = size_bytes / bw
+        active = active_channels(size_bytes, full, unit)
+        transfer = size_bytes / (bw * active / full if active < full else bw)
         if ll_on:
             ll = (ll_sat if ll_sat < size_bytes else size_bytes) / ll_bw
             if ll > transfer:

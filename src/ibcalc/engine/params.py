@@ -292,6 +292,12 @@ _TREE_CORRECTION = _Table(
 )
 
 
+_THREADS = _Table(
+    {p.value: _Number(32.0, 1024.0, integer=True) for p in _ALL_PROTOCOLS}, "protocol", Protocol
+)
+_PER_THREAD = _Table({p.value: _SIZE for p in _ALL_PROTOCOLS}, "protocol", Protocol)
+
+
 def _param(key: str, kind: _Kind) -> Any:
     """A group field read from the YAML entry ``key`` as ``kind``."""
     return field(metadata={"key": key, "kind": kind})
@@ -423,7 +429,9 @@ class Pipeline:
     model_fill: int = _param("model_fill", _Number(0.0, 1.0, integer=True))
     #: Channels (CTAs) a collective runs on inside one node.
     channels_single_node: int = _param("channels_single_node", _Number(1.0, 64.0, integer=True))
-    #: Channels per scale-out NIC of a node.
+    #: Channels inside one node whose GPUs talk over PCIe.
+    channels_pcie: int = _param("channels_pcie", _Number(1.0, 64.0, integer=True))
+    #: Channels per ring across nodes (one ring per NIC a GPU sends through).
     channels_per_nic: int = _param("channels_per_nic", _Number(1.0, 64.0, integer=True))
     #: Most channels NCCL runs.
     max_channels: int = _param("max_channels", _Number(1.0, 64.0, integer=True))
@@ -435,6 +443,13 @@ class Pipeline:
     ll_step_bytes: float = _param("ll_step", _SIZE)
     #: Payload of one LL128 step (120 of every 128 bytes), bytes.
     ll128_step_bytes: float = _param("ll128_step", _SIZE)
+    #: 1: a small collective runs on fewer channels, as NCCL trims them (the tuner view: 0).
+    trim_channels: int = _param("trim_channels", _Number(0.0, 1.0, integer=True))
+    #: Threads per channel (CTA) by protocol.
+    max_threads: Mapping[Protocol, int] = _param("max_threads", _THREADS)
+    #: Bytes per thread below which NCCL gives a collective fewer channels, by protocol (the
+    #: ring's LL threshold is this times the rank count).
+    thread_threshold_bytes: Mapping[Protocol, float] = _param("thread_threshold", _PER_THREAD)
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,14 @@ Chunk sizes follow NCCL 2.30.7 ``src/enqueue.cc`` (``calcCollChunking``): the tr
 starts at one buffer step (512 KiB) and halves while a channel has fewer than 8 x depth chunks
 (down to 128 KiB), fewer than 4 x depth (down to 64 KiB), and fewer than depth (down to
 ``tree_min_chunk``); LL and LL128 move one step's payload at a time. Channels: ``channels_per_nic``
-per NIC across nodes, ``channels_single_node`` inside one (``data/cost_params.yaml`` cites each).
+per GPU-NIC ring across nodes, ``channels_single_node`` (NVLink) or ``channels_pcie`` inside one
+(``data/cost_params.yaml`` cites each).
+
+A small collective does not get every channel: NCCL gives a ring or tree collective of B bytes
+only as many channels as it has ``threads x threshold`` bytes for (:func:`active_channels`), and
+its bandwidth is that share of the channels' (NCCL's tuner multiplies a per-channel bandwidth by
+the channel count). That is why mid sizes (64 KiB - a few MiB) run slower than a full-bandwidth
+model says: an 8 x H100 ring all-reduce in Simple uses all 24 channels only from 768 KiB.
 """
 
 from __future__ import annotations
@@ -26,16 +33,58 @@ from ibcalc.engine.base import Topology
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Protocol
 
-__all__ = ["channels", "fill_s", "tree_chunk_bytes"]
+__all__ = [
+    "active_channels",
+    "channel_unit_bytes",
+    "channels",
+    "fill_s",
+    "tree_chunk_bytes",
+]
 
 
 def channels(topo: Topology, params: CostParams) -> int:
-    """Channels a ring or tree collective runs on (per rank)."""
+    """Channels of the communicator (NCCL's ``nChannels``): every rank of a ring or tree
+    collective runs on each of them.
+
+    Across nodes one ring per GPU-NIC pair, ``channels_per_nic`` channels each; inside a node
+    ``channels_single_node`` over NVLink and ``channels_pcie`` over PCIe
+    (``data/cost_params.yaml`` cites each, with NCCL's logs).
+    """
     pipe = params.pipeline
     if topo.domains > 1 and topo.out is not None:
-        per_gpu = max(1, topo.out.nics_per_domain * pipe.channels_per_nic // topo.m)
-        return min(pipe.max_channels, max(2, per_gpu * (2 if topo.m == 1 else 1)))
+        rings = min(topo.out.nics_per_domain, topo.m)
+        return min(pipe.max_channels, max(2, rings * pipe.channels_per_nic))
+    if topo.intra_path == "pci":
+        return min(pipe.max_channels, pipe.channels_pcie)
     return min(pipe.max_channels, pipe.channels_single_node)
+
+
+def channel_unit_bytes(
+    topo: Topology, protocol: Protocol, params: CostParams, *, ring: bool
+) -> float:
+    """Bytes a collective needs per channel before NCCL gives it that channel (0: no trimming).
+
+    NCCL 2.30.7 ``src/enqueue.cc``: a ring or tree collective of B bytes runs on the largest
+    channel count c <= nChannels with ``B >= c x threads x threshold`` (at least one), where
+    threads and threshold are the protocol's (``pipeline.max_threads``,
+    ``pipeline.thread_threshold``; the ring's LL threshold is multiplied by the rank count).
+    """
+    pipe = params.pipeline
+    if not pipe.trim_channels:
+        return 0.0
+    threshold = pipe.thread_threshold_bytes[protocol]
+    if ring and protocol is Protocol.LL:
+        threshold *= topo.ranks
+    return pipe.max_threads[protocol] * threshold
+
+
+def active_channels(size_bytes: float, full: int, unit_bytes: float) -> int:
+    """Channels a collective of ``size_bytes`` runs on, of ``full``, given
+    :func:`channel_unit_bytes`: ``min(full, max(1, floor(size / unit)))``."""
+    if unit_bytes <= 0:
+        return full
+    fits = int(size_bytes // unit_bytes)
+    return full if fits >= full else (fits if fits > 1 else 1)
 
 
 def tree_chunk_bytes(
@@ -63,6 +112,7 @@ def fill_s(
     *,
     protocol: Protocol,
     params: CostParams,
+    active: int | None = None,
 ) -> float:
     """Pipeline fill of a chain or tree: ``(stages - 1) x C / b`` with b = bw / channels.
 
@@ -71,13 +121,15 @@ def fill_s(
     ``size_bytes / bw_Bps``). Simple synchronises every stage per chunk. LL and LL128 carry a flag
     in every line, so inside a node each stage forwards lines as they land (no fill), but across
     the network the proxy posts a send only once a buffer step is ready: their network stages hold
-    one step (or the channel's whole share, if smaller). 0 in NCCL's tuner view.
+    one step (or the channel's whole share, if smaller). 0 in NCCL's tuner view. ``active`` is
+    the channels the collective runs on (:func:`active_channels`; all of them by default) and
+    ``bw_Bps`` their bandwidth together.
     """
     intra, net = stages
     total = intra + net
     if not params.pipeline.model_fill or total < 2 or bw_Bps <= 0:
         return 0.0
-    nc = channels(topo, params)
+    nc = channels(topo, params) if active is None else active
     per_channel = size_bytes / nc
     if protocol is Protocol.SIMPLE:
         chunk = tree_chunk_bytes(per_channel, max(1, total // 2), protocol, params)

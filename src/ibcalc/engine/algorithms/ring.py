@@ -36,11 +36,11 @@ from ibcalc.engine.base import (
     wan_hop_latency,
 )
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.pipeline import channels
+from ibcalc.engine.pipeline import active_channels, channel_unit_bytes, channels
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
 from ibcalc.units import format_size
 
-__all__ = ["ring_bandwidth", "ring_timing"]
+__all__ = ["ring_bandwidth", "ring_timing", "trimmed_text"]
 
 _RING_COLLECTIVES = (
     Collective.ALL_REDUCE,
@@ -84,6 +84,16 @@ def _ring_where(limit: str, bw: float, topo: Topology) -> str:
     return f"scale-up: {topo.up.link_id} ({bw / 1e9:.0f} GB/s achievable per GPU)"
 
 
+def trimmed_text(active: int, full: int) -> str:
+    """Words for a collective that runs on fewer than all channels (empty when it has all)."""
+    if active >= full:
+        return ""
+    return (
+        f"; on {active} of {full} channels, as NCCL gives a collective this small "
+        f"(bandwidth x {active}/{full})"
+    )
+
+
 def ring_bandwidth(topo: Topology, params: CostParams, *, duplex: bool = True) -> tuple[float, str]:
     """Per-rank ring bandwidth (bytes/s per direction) and which tier limits it."""
     bw, limit = _ring_bw(topo, params, duplex)
@@ -112,6 +122,11 @@ def ring_timing(
     mesh_chain = topo.up is not None and topo.up.mesh and big_n > 1
     raw_bw, limit = _ring_bw(topo, params, not (one_way or mesh_chain))
     bw = ring_protocol_bw(raw_bw, protocol, topo, params)
+    full = channels(topo, params)
+    unit = channel_unit_bytes(topo, protocol, params, ring=True)
+    active = active_channels(size_bytes, full, unit)
+    if active < full:
+        bw = bw * active / full
     intra = intra_hop_latency(topo, Algorithm.RING, protocol, params)
     net = net_hop_latency(topo, Algorithm.RING, protocol, size_bytes, params) if big_n > 1 else 0.0
     wan = wan_hop_latency(topo, Algorithm.RING, protocol, params)
@@ -147,7 +162,7 @@ def ring_timing(
         )
         # NCCL's "ring plateau": x1.4 once each rank's per-channel share reaches 64 bytes
         # (NCCL 2.30.7 ncclTopoGetAlgoTime)
-        per_channel = size_bytes / (channels(topo, params) * n)
+        per_channel = size_bytes / (full * n)
         if all_reduce and big_n > 1 and protocol is Protocol.SIMPLE and per_channel >= 64:
             plateau = latency * (params.nccl_tuner.ring_plateau_factor - 1)
             latency += plateau
@@ -214,7 +229,7 @@ def ring_timing(
                 name="transfer",
                 seconds=transfer,
                 detail=f"{factor_text} = {format_size(moved)} per rank at {gbps(bw)} "
-                f"({protocol.value}) through the bottleneck, {where}",
+                f"({protocol.value}) through the bottleneck, {where}{trimmed_text(active, full)}",
             )
         )
         return make_cost(

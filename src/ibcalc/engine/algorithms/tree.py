@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 
+from ibcalc.engine.algorithms.ring import trimmed_text
 from ibcalc.engine.base import (
     Timing,
     Topology,
@@ -41,7 +42,7 @@ from ibcalc.engine.base import (
     wan_hop_latency,
 )
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.pipeline import fill_s
+from ibcalc.engine.pipeline import active_channels, channel_unit_bytes, channels, fill_s
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
 from ibcalc.units import format_size
 
@@ -84,6 +85,11 @@ def tree_timing(
         bw = min(bw / nccl.tree_ll_divisor, ll_cap_Bps(topo, params) / 2.0)
     elif protocol is Protocol.LL128:
         bw *= nccl.tree_ll128_factor_one_node if big_n == 1 else nccl.tree_ll128_factor_multi_node
+    full = channels(topo, params)
+    unit = channel_unit_bytes(topo, protocol, params, ring=False)
+    active = active_channels(size_bytes, full, unit)
+    if active < full:
+        bw = bw * active / full
     if not params.pipeline.model_fill:
         bw *= tree_correction(size_bytes, protocol, params)
     intra = intra_hop_latency(topo, Algorithm.TREE, protocol, params)
@@ -97,7 +103,7 @@ def tree_timing(
     # up the chain and the tree to the root, then back down: every stage holds a chunk
     stages = (2 * (m - 1), 2 * (net_levels + wan_depth))
     transfer = max(size_bytes / bw, ll_network_transfer(topo, size_bytes, protocol, params))
-    fill = fill_s(size_bytes, stages, bw, topo, protocol=protocol, params=params)
+    fill = fill_s(size_bytes, stages, bw, topo, protocol=protocol, params=params, active=active)
 
     def explain() -> Cost:
         if limit == "wan":
@@ -147,7 +153,7 @@ def tree_timing(
                 name="transfer",
                 seconds=transfer,
                 detail=f"S = {format_size(size_bytes)} through the tree at {gbps(bw)} "
-                f"({protocol.value}; {where})",
+                f"({protocol.value}; {where}){trimmed_text(active, full)}",
             )
         )
         if fill:
