@@ -240,6 +240,7 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         arch=engine_arch,
         wan=wan_tier,
         gpus_per_process=_gpus_per_process(spec, gpus_per_node, notes),
+        gpu_arch=arch,
     )
     return ResolvedCluster(
         topology=topology,

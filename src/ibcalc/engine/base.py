@@ -29,6 +29,7 @@ __all__ = [
     "Timing",
     "Topology",
     "base_latency",
+    "clock_scale",
     "intra_hop_latency",
     "ll_cap_Bps",
     "ll_network_transfer",
@@ -61,6 +62,9 @@ class Topology:
     wan: ScaleOutTier | None = None
     #: GPUs one process drives (nccl-tests ``-g``); 1 is one process per GPU.
     gpus_per_process: int = 1
+    #: The GPU generation as the catalogue names it (``ampere``, ``ada``, ``cdna3``...); its
+    #: clock scales NCCL's hop latencies (:func:`clock_scale`). Empty: unknown, unscaled.
+    gpu_arch: str = ""
 
     def __post_init__(self) -> None:
         if self.ranks_per_domain < 1 or self.domains < 1:
@@ -167,11 +171,27 @@ def _hop(
     return row.get(protocol, row.get(Protocol.SIMPLE, 0.0))
 
 
+def clock_scale(topo: Topology, params: CostParams) -> float:
+    """How much longer than NCCL's constant a hop takes on this GPU: Hopper's clock over this
+    GPU's (``assumptions.clock_scaled_hops``, docs/model.md#gpu-clock); 1 for a GPU generation
+    without a clock in ``assumptions.gpu_clock_mhz`` and in the tuner view."""
+    assume = params.assumptions
+    clock = assume.gpu_clock_mhz.get(topo.gpu_arch)
+    if not assume.clock_scaled_hops or clock is None:
+        return 1.0
+    return assume.gpu_clock_mhz["hopper"] / clock
+
+
 def intra_hop_latency(
     topo: Topology, algorithm: Algorithm, protocol: Protocol, params: CostParams
 ) -> float:
-    """Per-hop latency inside the scale-up domain (NCCL hwLat NVLink or PCI row)."""
+    """Per-hop latency inside the scale-up domain: NCCL's hwLat NVLink or PCI cell, scaled by
+    the GPU's clock (:func:`clock_scale`: a GPU-to-GPU step is GPU work), plus the link's
+    transport latency. Network hops are not scaled: their time is the NIC's and the proxy's."""
     hw = _hop(params.nccl_tuner.hop_latency_s[topo.intra_path], algorithm, protocol)
+    scale = clock_scale(topo, params)
+    if scale != 1.0:
+        hw *= scale
     extra = topo.up.transport_latency_s if topo.up is not None else 0.0
     return hw + extra
 
@@ -222,10 +242,23 @@ def intra_hop_detail(
     """How :func:`intra_hop_latency` is made up."""
     hw = _hop(params.nccl_tuner.hop_latency_s[topo.intra_path], algorithm, protocol)
     text = f"NCCL {topo.intra_path} hop {us(hw)} ({algorithm.value}/{protocol.value}, hwLat)"
+    text += _clock_words(topo, params)
     extra = topo.up.transport_latency_s if topo.up is not None else 0.0
     if extra:
         text += f" + {us(extra)} transport ({topo.up.link_id if topo.up else ''})"
     return text
+
+
+def _clock_words(topo: Topology, params: CostParams) -> str:
+    """`` x 1.40 (A100 clock)``-style words for a scaled hop; empty when unscaled."""
+    scale = clock_scale(topo, params)
+    if scale == 1.0:
+        return ""
+    clock = params.assumptions.gpu_clock_mhz[topo.gpu_arch]
+    return (
+        f" x {scale:.2f} ({topo.gpu_arch} GPU at {clock:g} MHz against Hopper's "
+        f"{params.assumptions.gpu_clock_mhz['hopper']:g} MHz)"
+    )
 
 
 def net_hop_detail(

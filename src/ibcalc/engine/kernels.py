@@ -52,7 +52,7 @@ from ibcalc.engine.base import (
     wan_hop_latency,
 )
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.pipeline import active_channels, channel_unit_bytes, channels
+from ibcalc.engine.pipeline import active_channels, channel_unit_bytes, channels, chunk_plan
 from ibcalc.engine.types import Algorithm, Collective, Protocol
 
 __all__ = ["ChainKernel", "Kernel", "chain_kernel_for", "kernel_for"]
@@ -301,19 +301,8 @@ def _tree_kernel(
     net_varies, net_const, hw, extra, low, span, fill_bytes = _unpack_net(net_hop)
     ll_on, ll_sat, ll_bw = _unpack_ll(ll_net)
     fills = model_fill and total_stages >= 2
-    # engine.pipeline.tree_chunk_bytes: LL and LL128 hold one step, Simple halves its chunk
-    pipe = params.pipeline
-    chunk_halvings: tuple[tuple[int, float], ...] = ()
-    if protocol is Protocol.LL:
-        chunk_start = pipe.ll_step_bytes
-    elif protocol is Protocol.LL128:
-        chunk_start = pipe.ll128_step_bytes
-    else:
-        chunk_start = params.nccl_runtime.simple_buffer_bytes / pipe.steps
-        chunk_halvings = tuple(
-            (chunk_depth * factor, floor)
-            for factor, floor in ((8, 128 * 1024), (4, 64 * 1024), (1, pipe.tree_min_chunk_bytes))
-        )
+    # engine.pipeline.tree_chunk_bytes, with the chunk plan worked out once
+    chunk_start, chunk_halvings = chunk_plan(topo, protocol, chunk_depth, params)
 
     def kernel(size_bytes: float) -> float:
         nc = active_channels(size_bytes, full, unit)

@@ -292,6 +292,9 @@ _TREE_CORRECTION = _Table(
 )
 
 
+#: GPU generations whose clock scales NCCL's hop latencies (NVIDIA's; NCCL's constants).
+CLOCKED_ARCHS = ("volta", "turing", "ampere", "ada", "hopper", "blackwell")
+_CLOCKS = _Table({arch: _Number(100.0, 5000.0) for arch in CLOCKED_ARCHS}, "GPU generation")
 _THREADS = _Table(
     {p.value: _Number(32.0, 1024.0, integer=True) for p in _ALL_PROTOCOLS}, "protocol", Protocol
 )
@@ -410,6 +413,11 @@ class Assumptions:
     ll_net_saturation_bytes: float = _param("ll_net_saturation", _SIZE)
     #: Channels NCCL keeps busy over one WAN link.
     wan_channels: int = _param("wan_channels", _Number(1.0, 1024.0, integer=True))
+    #: 1: NCCL's per-hop latencies scale with the GPU's clock against Hopper's (the tuner
+    #: view: 0, NCCL's constants as they are).
+    clock_scaled_hops: int = _param("clock_scaled_hops", _Number(0.0, 1.0, integer=True))
+    #: Boost clock of each NVIDIA GPU generation, MHz (``hopper`` is the reference).
+    gpu_clock_mhz: Mapping[str, float] = _param("gpu_clock_mhz", _CLOCKS)
 
 
 @dataclass(frozen=True)

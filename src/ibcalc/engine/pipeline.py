@@ -29,6 +29,8 @@ model says: an 8 x H100 ring all-reduce in Simple uses all 24 channels only from
 
 from __future__ import annotations
 
+import math
+
 from ibcalc.engine.base import Topology
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Protocol
@@ -37,6 +39,7 @@ __all__ = [
     "active_channels",
     "channel_unit_bytes",
     "channels",
+    "chunk_plan",
     "fill_s",
     "tree_chunk_bytes",
 ]
@@ -87,19 +90,43 @@ def active_channels(size_bytes: float, full: int, unit_bytes: float) -> int:
     return full if fits >= full else (fits if fits > 1 else 1)
 
 
-def tree_chunk_bytes(
-    per_channel_bytes: float, depth: int, protocol: Protocol, params: CostParams
-) -> float:
-    """Chunk a tree stage holds at a time (NCCL's ``calcCollChunking``), at most the channel's
-    whole share."""
+def chunk_plan(
+    topo: Topology, protocol: Protocol, depth: int, params: CostParams
+) -> tuple[float, tuple[tuple[float, float], ...]]:
+    """(first chunk, halvings) of NCCL's ``calcCollChunking`` for a tree stage.
+
+    The chunk starts at one buffer step and, for each (chunks, floor) in turn, halves while a
+    channel holds fewer than ``chunks`` chunks and the chunk is above ``floor``. Simple (tree
+    up-down): 8 x depth down to 128 KiB, 4 x depth down to 64 KiB, depth down to
+    ``tree_min_chunk``. LL128: with s = 1 + log2(nodes) + 0.1 x (GPUs per node), s x 64 / ppn
+    down to 128 KiB, then s x 16 / ppn down to 32 KiB. LL: one step, no halving.
+    """
     pipe = params.pipeline
     if protocol is Protocol.LL:
-        return min(per_channel_bytes, pipe.ll_step_bytes)
+        return pipe.ll_step_bytes, ()
     if protocol is Protocol.LL128:
-        return min(per_channel_bytes, pipe.ll128_step_bytes)
-    chunk = params.nccl_runtime.simple_buffer_bytes / pipe.steps
-    for factor, floor in ((8, 128 * 1024), (4, 64 * 1024), (1, pipe.tree_min_chunk_bytes)):
-        while per_channel_bytes / chunk < depth * factor and chunk > floor:
+        ppn = float(topo.m)
+        nsteps = 1 + math.floor(math.log2(topo.domains)) + 0.1 * ppn
+        return pipe.ll128_step_bytes, (
+            (nsteps * 64 / ppn, 128 * 1024),
+            (nsteps * 16 / ppn, 32 * 1024),
+        )
+    start = params.nccl_runtime.simple_buffer_bytes / pipe.steps
+    return start, tuple(
+        (depth * factor, floor)
+        for factor, floor in ((8, 128 * 1024), (4, 64 * 1024), (1, pipe.tree_min_chunk_bytes))
+    )
+
+
+def tree_chunk_bytes(
+    per_channel_bytes: float,
+    plan: tuple[float, tuple[tuple[float, float], ...]],
+) -> float:
+    """Chunk a tree stage holds at a time (:func:`chunk_plan`), at most the channel's whole
+    share."""
+    chunk, halvings = plan
+    for limit, floor in halvings:
+        while per_channel_bytes / chunk < limit and chunk > floor:
             chunk /= 2
     return min(per_channel_bytes, chunk)
 
@@ -131,10 +158,7 @@ def fill_s(
         return 0.0
     nc = channels(topo, params) if active is None else active
     per_channel = size_bytes / nc
-    if protocol is Protocol.SIMPLE:
-        chunk = tree_chunk_bytes(per_channel, max(1, total // 2), protocol, params)
-        held = total - 1
-    else:
-        chunk = tree_chunk_bytes(per_channel, 1, protocol, params)
-        held = net
+    depth = max(1, total // 2) if protocol is Protocol.SIMPLE else 1
+    chunk = tree_chunk_bytes(per_channel, chunk_plan(topo, protocol, depth, params))
+    held = total - 1 if protocol is Protocol.SIMPLE else net
     return held * chunk / (bw_Bps / nc)
