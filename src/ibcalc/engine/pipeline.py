@@ -81,13 +81,19 @@ def channel_unit_bytes(
     return pipe.max_threads[protocol] * threshold
 
 
-def active_channels(size_bytes: float, full: int, unit_bytes: float) -> int:
+def active_channels(size_bytes: float, full: int, unit_bytes: float) -> float:
     """Channels a collective of ``size_bytes`` runs on, of ``full``, given
-    :func:`channel_unit_bytes`: ``min(full, max(1, floor(size / unit)))``."""
+    :func:`channel_unit_bytes`: ``min(full, max(1, size / unit))``.
+
+    NCCL takes whole channels (``floor(size / unit)``), so its time steps down a little each
+    time a channel is added; the model takes the continuous share, so that for a fixed
+    algorithm and protocol the time never falls as the size grows (in the trimmed range the
+    transfer term is flat instead of a saw-tooth around it).
+    """
     if unit_bytes <= 0:
-        return full
-    fits = int(size_bytes // unit_bytes)
-    return full if fits >= full else (fits if fits > 1 else 1)
+        return float(full)
+    share = size_bytes / unit_bytes
+    return float(full) if share >= full else (share if share > 1.0 else 1.0)
 
 
 def chunk_plan(
@@ -139,7 +145,7 @@ def fill_s(
     *,
     protocol: Protocol,
     params: CostParams,
-    active: int | None = None,
+    active: float | None = None,
 ) -> float:
     """Pipeline fill of a chain or tree: ``(stages - 1) x C / b`` with b = bw / channels.
 

@@ -84,13 +84,14 @@ def _ring_where(limit: str, bw: float, topo: Topology) -> str:
     return f"scale-up: {topo.up.link_id} ({bw / 1e9:.0f} GB/s achievable per GPU)"
 
 
-def trimmed_text(active: int, full: int) -> str:
+def trimmed_text(active: float, full: int, unit_bytes: float) -> str:
     """Words for a collective that runs on fewer than all channels (empty when it has all)."""
     if active >= full:
         return ""
     return (
-        f"; on {active} of {full} channels, as NCCL gives a collective this small "
-        f"(bandwidth x {active}/{full})"
+        f"; a collective this small gets {active:.3g} of the {full} channels "
+        f"(NCCL gives one per {format_size(unit_bytes)} = threads x bytes-per-thread threshold; "
+        f"bandwidth x {active / full:.2g})"
     )
 
 
@@ -208,6 +209,11 @@ def ring_timing(
                 continue
             if kind == "intra":
                 how = intra_hop_detail(topo, Algorithm.RING, protocol, params)
+                if overhead > intra:
+                    how = (
+                        f"NCCL's per-step overhead on several nodes {us(overhead)}, more than "
+                        f"the hop ({how})"
+                    )
             elif kind == "net":
                 how = net_hop_detail(topo, Algorithm.RING, protocol, size_bytes, params)
             else:
@@ -229,7 +235,8 @@ def ring_timing(
                 name="transfer",
                 seconds=transfer,
                 detail=f"{factor_text} = {format_size(moved)} per rank at {gbps(bw)} "
-                f"({protocol.value}) through the bottleneck, {where}{trimmed_text(active, full)}",
+                f"({protocol.value}) through the bottleneck, {where}"
+                + trimmed_text(active, full, unit),
             )
         )
         return make_cost(

@@ -153,7 +153,7 @@ def tree_timing(
                 name="transfer",
                 seconds=transfer,
                 detail=f"S = {format_size(size_bytes)} through the tree at {gbps(bw)} "
-                f"({protocol.value}; {where}){trimmed_text(active, full)}",
+                f"({protocol.value}; {where}){trimmed_text(active, full, unit)}",
             )
         )
         if fill:
