@@ -108,6 +108,10 @@ def test_every_value_has_a_source() -> None:
             assert prov.kind in ("source", "assumed"), name
             if prov.kind == "source":
                 assert "NCCL 2.30.7 src/" in prov.text, name
+        elif group == "gpu":
+            # facts of the GPUs themselves, from their data sheets
+            assert prov.kind == "source", name
+            assert "data sheet" in prov.text, name
         elif group == "calibrated" and prov.kind == "derived_by":
             script, function = prov.text.split("::")
             assert script == "benchmarks/fits.py", name
@@ -127,7 +131,7 @@ def test_every_value_has_a_source() -> None:
         assert tuner.provenance[name].kind == "source"
         assert "NCCL 2.30.7" in tuner.provenance[name].text
         assert tuner.provenance[name].previous is params.provenance[name]
-    assert counts == {"source": 32, "derived_by": 7, "assumed": 7}
+    assert counts == {"source": 37, "derived_by": 7, "assumed": 8}
 
 
 def test_shipped_file_is_the_repository_file() -> None:
@@ -430,9 +434,15 @@ def test_tuner_view_differs_from_the_physical_values_exactly_where_documented() 
             "calibrated.simple_transport_factor",
             "calibrated.ll_net_bandwidth",
             "pipeline.model_fill",
+            "pipeline.trim_channels",
             "assumptions.simple_transport_floor",
+            "assumptions.clock_scaled_hops",
         }
     )
+    # NCCL's tuner prices every size with all channels, and its hop latencies are the same on
+    # every GPU generation
+    assert tuner.pipeline.trim_channels == 0
+    assert tuner.assumptions.clock_scaled_hops == 0
     # NCCL counts the transport latency twice per Simple hop (the hop and the flush), at every
     # size; it knows no small-message LL network limit
     assert tuner.calibrated.simple_transport_factor == 2

@@ -129,6 +129,13 @@ CASES = [
 
 #: Runs on which calibrating on half the sizes is known not to help the other half (measured).
 KNOWN_MISSES = {
+    "15_allreduce_1node_8xA100-40GB_intranode.txt": (
+        "held-out mean error 0.080 before, 0.084 after: with NCCL's channel trimming and the "
+        "A100's clock-scaled NVLink hops the model already lands within 8% at every held-out "
+        "size (6.9% median on the latency rows); the one free parameter, the NVLink transport "
+        "latency, fits to 0.019 us and cannot remove the rest: 4-512 B run 2-8% faster than the "
+        "model and 1-64 KiB 5-21% slower, an error a latency cannot move both ways"
+    ),
     "16_broadcast_1node_8xA100-40GB_intranode.txt": (
         "held-out mean error 0.203 before, 0.209 after: the model's single-node broadcast grows "
         "too slowly above 2 KiB (1 MiB is measured 2.8x slower than expected), a shape a "

@@ -174,12 +174,12 @@ def _hop(
 def clock_scale(topo: Topology, params: CostParams) -> float:
     """How much longer than NCCL's constant a hop takes on this GPU: Hopper's clock over this
     GPU's (``assumptions.clock_scaled_hops``, docs/model.md#gpu-clock); 1 for a GPU generation
-    without a clock in ``assumptions.gpu_clock_mhz`` and in the tuner view."""
-    assume = params.assumptions
-    clock = assume.gpu_clock_mhz.get(topo.gpu_arch)
-    if not assume.clock_scaled_hops or clock is None:
+    without a clock in ``gpu.clock_mhz`` and in the tuner view."""
+    clocks = params.gpu.clock_mhz
+    clock = clocks.get(topo.gpu_arch)
+    if not params.assumptions.clock_scaled_hops or clock is None:
         return 1.0
-    return assume.gpu_clock_mhz["hopper"] / clock
+    return clocks["hopper"] / clock
 
 
 def intra_hop_latency(
@@ -254,10 +254,10 @@ def _clock_words(topo: Topology, params: CostParams) -> str:
     scale = clock_scale(topo, params)
     if scale == 1.0:
         return ""
-    clock = params.assumptions.gpu_clock_mhz[topo.gpu_arch]
+    clocks = params.gpu.clock_mhz
     return (
-        f" x {scale:.2f} ({topo.gpu_arch} GPU at {clock:g} MHz against Hopper's "
-        f"{params.assumptions.gpu_clock_mhz['hopper']:g} MHz)"
+        f" x {scale:.2f} ({topo.gpu_arch} GPU at {clocks[topo.gpu_arch]:g} MHz against "
+        f"Hopper's {clocks['hopper']:g} MHz)"
     )
 
 

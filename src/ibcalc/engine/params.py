@@ -413,11 +413,17 @@ class Assumptions:
     ll_net_saturation_bytes: float = _param("ll_net_saturation", _SIZE)
     #: Channels NCCL keeps busy over one WAN link.
     wan_channels: int = _param("wan_channels", _Number(1.0, 1024.0, integer=True))
-    #: 1: NCCL's per-hop latencies scale with the GPU's clock against Hopper's (the tuner
-    #: view: 0, NCCL's constants as they are).
+    #: 1: NCCL's per-hop latencies inside a node scale with the GPU's clock against Hopper's
+    #: (the tuner view: 0, NCCL's constants as they are).
     clock_scaled_hops: int = _param("clock_scaled_hops", _Number(0.0, 1.0, integer=True))
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """Facts about GPU generations from their data sheets."""
+
     #: Boost clock of each NVIDIA GPU generation, MHz (``hopper`` is the reference).
-    gpu_clock_mhz: Mapping[str, float] = _param("gpu_clock_mhz", _CLOCKS)
+    clock_mhz: Mapping[str, float] = _param("clock_mhz", _CLOCKS)
 
 
 @dataclass(frozen=True)
@@ -479,6 +485,7 @@ _GROUPS: dict[str, type[Any]] = {
     "pipeline": Pipeline,
     "calibrated": Calibrated,
     "assumptions": Assumptions,
+    "gpu": Gpu,
     "reporting": Reporting,
     "error_band": ErrorBand,
 }
@@ -686,6 +693,7 @@ class CostParams:
     pipeline: Pipeline
     calibrated: Calibrated
     assumptions: Assumptions
+    gpu: Gpu
     reporting: Reporting
     error_band: ErrorBand
     provenance: Mapping[str, Provenance] = field(compare=False, repr=False)
