@@ -1,0 +1,154 @@
+"""Channels, the channels a small collective gets, chunks and the GPU clock, worked by hand.
+
+Expected values come from NCCL's rules as docs/model.md#pipeline-fill states them (NCCL 2.30.7
+src/enqueue.cc, src/graph/tuning.cc, src/include/device.h) and from NCCL's own logs copied in
+benchmarks/data/sweeps, which print the communicator's "N coll channels".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from ibcalc.catalogue.cost_params import load_cost_params
+from ibcalc.engine.base import Topology, clock_scale, intra_hop_latency, net_hop_latency
+from ibcalc.engine.pipeline import (
+    active_channels,
+    channel_unit_bytes,
+    channels,
+    chunk_plan,
+    tree_chunk_bytes,
+)
+from ibcalc.engine.select import evaluate
+from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, ScaleOutTier, ScaleUpTier
+
+PARAMS = load_cost_params(use_env=False)
+TUNER = PARAMS.tuner_view()
+GB = 1e9
+KIB = 1024
+
+
+def cluster(
+    nodes: int, gpus: int, nics: int = 8, *, path: str = "nvlink", gpu_arch: str = ""
+) -> Topology:
+    """Round-number tiers: 100 GB/s per GPU inside, 10 GB/s per NIC between nodes."""
+    up = None
+    if gpus > 1:
+        up = ScaleUpTier(link_id="up", gpus=gpus, line_Bps=100 * GB, bw_Bps=100 * GB, path=path)
+    out = None
+    if nodes > 1:
+        out = ScaleOutTier(
+            link_id="net",
+            domains=nodes,
+            nics_per_domain=nics,
+            nic_line_Bps=10 * GB,
+            nic_bw_Bps=10 * GB,
+        )
+    return Topology(ranks_per_domain=gpus, domains=nodes, up=up, out=out, gpu_arch=gpu_arch)
+
+
+@pytest.mark.parametrize(
+    ("nodes", "gpus", "nics", "path", "expected", "log"),
+    [
+        (1, 4, 8, "nvlink", 24, "sweeps 13, 14: 4 x H100 on one node, '24 coll channels'"),
+        (1, 2, 8, "pci", 4, "sweeps 23, 25, 26: 2 x A100 PCIe, '4 coll channels'"),
+        (2, 8, 4, "nvlink", 8, "sweep 05: 2 x p4d, 4 EFA NICs per 8 A100, '8 coll channels'"),
+        (2, 8, 32, "nvlink", 16, "sweep 06: 2 x p5, 32 EFA interfaces per 8 H100, '16'"),
+        (2, 4, 4, "nvlink", 8, "sweeps 10-12: 2 x 4 H100, 4 NICs each, '8 coll channels'"),
+    ],
+)
+def test_channel_counts_are_the_ones_nccl_logs(
+    nodes: int, gpus: int, nics: int, path: str, expected: int, log: str
+) -> None:
+    assert channels(cluster(nodes, gpus, nics, path=path), PARAMS) == expected, log
+
+
+def test_a_small_collective_gets_one_channel_per_threads_times_threshold() -> None:
+    one_node = cluster(1, 8)
+    # Simple: 512 threads x 64 B = 32 KiB per channel, of 24
+    simple = channel_unit_bytes(one_node, Protocol.SIMPLE, PARAMS, ring=True)
+    assert simple == 512 * 64
+    assert active_channels(384 * KIB, 24, simple) == 12
+    assert active_channels(24 * 32 * KIB, 24, simple) == 24  # all of them from 768 KiB
+    assert active_channels(4 * KIB, 24, simple) == 1  # never fewer than one
+    # LL128: 640 threads x 8 B; the ring's LL threshold grows with the ranks: 512 x 8 B x 8
+    assert channel_unit_bytes(one_node, Protocol.LL128, PARAMS, ring=True) == 640 * 8
+    assert channel_unit_bytes(one_node, Protocol.LL, PARAMS, ring=True) == 512 * 8 * 8
+    assert channel_unit_bytes(one_node, Protocol.LL, PARAMS, ring=False) == 512 * 8
+    # the tuner prices every size with all channels
+    assert channel_unit_bytes(one_node, Protocol.SIMPLE, TUNER, ring=True) == 0
+    assert active_channels(4 * KIB, 24, 0.0) == 24
+
+
+def _cost(topo: Topology, size: float, algorithm: Algorithm, protocol: Protocol) -> Cost:
+    found = [
+        c
+        for c in evaluate(Collective.ALL_REDUCE, size, topo, PARAMS)
+        if c.algorithm is algorithm and c.protocol is protocol
+    ]
+    assert len(found) == 1
+    return found[0]
+
+
+def test_ring_transfer_runs_on_the_channels_it_gets() -> None:
+    # one node of 8: ring Simple at 100 GB/s x duplex 1 (the test tier) moves 2 x 7/8 x S; at
+    # 384 KiB it gets 12 of 24 channels, so half the bandwidth: 2 x 7/8 x 384 KiB / 50 GB/s
+    topo = cluster(1, 8)
+    small = _cost(topo, 384 * KIB, Algorithm.RING, Protocol.SIMPLE)
+    assert small.transfer_s == pytest.approx(2 * 7 / 8 * 384 * KIB / (50 * GB))
+    large = _cost(topo, 2**30, Algorithm.RING, Protocol.SIMPLE)
+    assert large.transfer_s == pytest.approx(2 * 7 / 8 * 2**30 / (100 * GB))
+    # in the trimmed range the transfer is flat: twice the bytes on twice the channels
+    double = _cost(topo, 2 * 384 * KIB, Algorithm.RING, Protocol.SIMPLE)
+    assert double.transfer_s == pytest.approx(small.transfer_s)
+
+
+def test_tree_fill_uses_the_channel_count_and_nccl_chunks() -> None:
+    # 2 nodes x 8 GPUs, 8 NICs of 10 GB/s: 16 channels. Tree/Simple at 4 MiB is bound by the
+    # chain inside the node: 100 GB/s / 2 (up and down) x NCCL's tree factor 0.92 = 46 GB/s
+    # (below the 80 GB/s of the 2-node network tree). Stages: 2 x 7 in the nodes, 2 across (16,
+    # depth 8); per channel D = 256 KiB; the chunk halves 512 -> 256 -> 128 KiB (D/C < 64),
+    # then 64 KiB (D/C < 32) and 32 KiB (D/C < 8): fill = 15 x 32 KiB / (46 GB/s / 16)
+    topo = cluster(2, 8)
+    tree = _cost(topo, 4 * 2**20, Algorithm.TREE, Protocol.SIMPLE)
+    assert tree.transfer_s == pytest.approx(4 * 2**20 / (46 * GB))
+    assert tree.fill_s == pytest.approx(15 * 32 * KIB / (46 * GB / 16))
+
+
+def test_ll128_tree_chunk_halves_for_the_node_count() -> None:
+    # 2 x 8 GPUs: s = 1 + log2(2) + 0.1 x 8 = 2.8; the step of 576,000 B halves while a channel
+    # holds fewer than 2.8 x 64 / 8 = 22.4 chunks (above 128 KiB), then fewer than 5.6 (above
+    # 32 KiB). D = 256 KiB: 576,000 -> 288,000 -> 144,000 -> 72,000, then 36,000
+    plan = chunk_plan(cluster(2, 8), Protocol.LL128, 1, PARAMS)
+    assert plan[0] == 576_000
+    assert plan[1] == (pytest.approx((2.8 * 64 / 8, 128 * KIB)), pytest.approx((5.6, 32 * KIB)))
+    assert tree_chunk_bytes(256 * KIB, plan) == 36_000
+    # a channel's whole share when that is smaller; LL holds one step (32 KiB of payload)
+    assert tree_chunk_bytes(10_000, plan) == 10_000
+    # 20,000 B per channel: 36,000 is still above 32 KiB and halves once more
+    assert tree_chunk_bytes(20_000, plan) == 18_000
+    assert tree_chunk_bytes(256 * KIB, chunk_plan(cluster(2, 8), Protocol.LL, 1, PARAMS)) == (
+        32 * KIB
+    )
+
+
+def test_intra_node_hops_scale_with_the_gpu_clock() -> None:
+    ampere = cluster(2, 8, gpu_arch="ampere")
+    # A100 1410 MHz against H100's 1980 MHz: NCCL's 0.6 us NVLink ring/LL hop takes 0.6 x 1.404
+    assert clock_scale(ampere, PARAMS) == pytest.approx(1980 / 1410)
+    hop = intra_hop_latency(ampere, Algorithm.RING, Protocol.LL, PARAMS)
+    assert hop == pytest.approx(0.6e-6 * 1980 / 1410)
+    # network hops are the NIC's and the proxy's: NCCL's 2.7 us, unscaled
+    assert net_hop_latency(ampere, Algorithm.RING, Protocol.LL, 1024, PARAMS) == pytest.approx(
+        2.7e-6
+    )
+    # Hopper is the reference; AMD, unknown generations and NCCL's tuner view stay unscaled
+    for arch, params in (("hopper", PARAMS), ("cdna3", PARAMS), ("", PARAMS), ("ampere", TUNER)):
+        topo = dataclasses.replace(ampere, gpu_arch=arch)
+        assert clock_scale(topo, params) == 1.0
+        assert intra_hop_latency(topo, Algorithm.RING, Protocol.LL, params) == pytest.approx(0.6e-6)
+    # Ada (L40S, 2520 MHz) is faster than the reference
+    assert clock_scale(dataclasses.replace(ampere, gpu_arch="ada"), PARAMS) == pytest.approx(
+        1980 / 2520
+    )
