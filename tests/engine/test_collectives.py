@@ -7,6 +7,7 @@ from that table, not read from the code), on round-number tiers so the arithmeti
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -137,6 +138,26 @@ def test_ring_allgather_and_broadcast() -> None:
     # pipelined chain: S / B_ring, (n - N) intra hops and N - 1 network hops
     assert b.transfer_s == pytest.approx(S / (80 * GB))
     assert b.latency_s == pytest.approx((8.4 + 14 * 3.4 + 1 * 14.0) * US)
+
+
+def test_ring_steps_pay_nccls_network_overhead_of_the_host() -> None:
+    """NCCL's getNetOverhead: each intra-node step of a multi-node ring costs at least 1 us
+    (Intel and other hosts) or 2 us (AMD x86 hosts), tripled for Simple."""
+    intel = topo(2, 8)
+    amd = dataclasses.replace(intel, host_cpu="amd")
+    # LL: the NVLink hop (0.6 us) is below the overhead on both hosts
+    ll_intel = cost(intel, Collective.ALL_GATHER, Algorithm.RING, Protocol.LL)
+    ll_amd = cost(amd, Collective.ALL_GATHER, Algorithm.RING, Protocol.LL)
+    assert ll_intel.latency_s == pytest.approx((RING_BASE["LL"] + 14 * 1.0 + 2.7) * US)
+    assert ll_amd.latency_s == pytest.approx((RING_BASE["LL"] + 14 * 2.0 + 2.7) * US)
+    # Simple: 3 x 1 us is below the 3.4 us NVLink hop; 3 x 2 us is above it
+    simple_amd = cost(amd, Collective.ALL_GATHER, Algorithm.RING, Protocol.SIMPLE)
+    assert simple_amd.latency_s == pytest.approx((8.4 + 14 * 6.0 + 1 * 14.0) * US)
+    # NCCL's tuner knows it too (its estimate is what picks); one node has no overhead
+    assert ll_amd.selection_time_s == pytest.approx(ll_amd.time_s)
+    one_node = dataclasses.replace(topo(1, 8), host_cpu="amd")
+    single = cost(one_node, Collective.ALL_GATHER, Algorithm.RING, Protocol.LL)
+    assert single.latency_s == pytest.approx((RING_BASE["LL"] + 7 * NVLINK_RING["LL"]) * US)
 
 
 @pytest.mark.parametrize("nodes", [2, 3])

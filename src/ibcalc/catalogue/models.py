@@ -289,6 +289,9 @@ class System(BaseModel):
     nics_per_node: int = Field(ge=0, le=256)
     inter: str | None = None
     host_pcie: str | None = None
+    #: The host CPU family (``amd``, ``intel``, ``arm``); NCCL's per-step network overhead
+    #: depends on it. None: not stated (NCCL's default, as for Intel).
+    host_cpu: Literal["intel", "amd", "arm"] | None = None
     sources: list[str] = Field(min_length=1)
     confidence: Confidence
     notes: str | None = None

@@ -241,6 +241,7 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         wan=wan_tier,
         gpus_per_process=_gpus_per_process(spec, gpus_per_node, notes),
         gpu_arch=arch,
+        host_cpu=(system.host_cpu or "") if system is not None else "",
     )
     return ResolvedCluster(
         topology=topology,

@@ -35,6 +35,7 @@ __all__ = [
     "ll_network_transfer",
     "make_cost",
     "net_hop_latency",
+    "net_overhead",
     "protocol_factor",
     "protocols_for",
     "ring_protocol_bw",
@@ -65,6 +66,8 @@ class Topology:
     #: The GPU generation as the catalogue names it (``ampere``, ``ada``, ``cdna3``...); its
     #: clock scales NCCL's hop latencies (:func:`clock_scale`). Empty: unknown, unscaled.
     gpu_arch: str = ""
+    #: The host CPU family (``amd``, ``intel``, ``arm``; empty: not stated, NCCL's default).
+    host_cpu: str = ""
 
     def __post_init__(self) -> None:
         if self.ranks_per_domain < 1 or self.domains < 1:
@@ -155,6 +158,16 @@ class Topology:
         if self.out is None or self.domains == 1:
             return math.inf
         return self.out.domain_bw_Bps / self.leaf_contention
+
+
+def net_overhead(topo: Topology, protocol: Protocol, params: CostParams) -> float:
+    """NCCL's network post overhead per ring step on several nodes (``getNetOverhead``): 2 us on
+    AMD x86 hosts, 1 us on the others, tripled for Simple; 0 on one domain."""
+    if topo.domains < 2:
+        return 0.0
+    tuner = params.nccl_tuner
+    each = tuner.net_overhead_amd_s if topo.host_cpu == "amd" else tuner.net_overhead_s
+    return each * (tuner.net_overhead_simple_factor if protocol is Protocol.SIMPLE else 1)
 
 
 def base_latency(algorithm: Algorithm, protocol: Protocol, params: CostParams) -> float:

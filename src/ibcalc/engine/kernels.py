@@ -47,6 +47,7 @@ from ibcalc.engine.base import (
     bytes_factor,
     intra_hop_latency,
     ll_cap_Bps,
+    net_overhead,
     protocol_factor,
     ring_protocol_bw,
     wan_hop_latency,
@@ -211,11 +212,7 @@ def _ring_kernel(
     all_reduce = collective is Collective.ALL_REDUCE
     nsteps = 2 * (n - 1) if all_reduce else n - 1
     s_net = (2 * (big_n - 1) if all_reduce else big_n - 1) if big_n > 1 else 0
-    overhead = 0.0
-    if big_n > 1:
-        tuner = params.nccl_tuner
-        simple = protocol is Protocol.SIMPLE
-        overhead = tuner.net_overhead_s * (tuner.net_overhead_simple_factor if simple else 1)
+    overhead = net_overhead(topo, protocol, params)
     s_wan = (2 * (sites - 1) if all_reduce else sites - 1) if sites > 1 else 0
     head = base + (nsteps - s_net) * max(intra, overhead)
     net_steps = s_net - s_wan

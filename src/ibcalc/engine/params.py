@@ -321,6 +321,8 @@ class NcclTuner:
     )
     #: Network post overhead per ring step on more than one node.
     net_overhead_s: float = _param("net_overhead", _LATENCY)
+    #: The same overhead on hosts with AMD x86 CPUs.
+    net_overhead_amd_s: float = _param("net_overhead_amd", _LATENCY)
     #: The post overhead is multiplied by this for Simple.
     net_overhead_simple_factor: float = _param("net_overhead_simple_factor", _Number(1.0, 100.0))
     #: One-way transport latencies NCCL counts per Simple network hop (the hop and the flush).

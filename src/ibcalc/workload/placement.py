@@ -81,6 +81,7 @@ def inherit(
         topo,
         arch=parent.topology.arch,
         gpu_arch=parent.topology.gpu_arch,
+        host_cpu=parent.topology.host_cpu,
         out=_scaled(topo.out, nic_scale) if topo.out is not None else None,
         wan=_scaled(topo.wan, wan_scale) if topo.wan is not None else None,
     )

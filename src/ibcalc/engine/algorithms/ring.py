@@ -31,6 +31,7 @@ from ibcalc.engine.base import (
     make_cost,
     net_hop_detail,
     net_hop_latency,
+    net_overhead,
     ring_protocol_bw,
     us,
     wan_hop_latency,
@@ -153,10 +154,7 @@ def ring_timing(
     else:
         nsteps = 2 * (n - 1) if all_reduce else n - 1
         s_net = (2 * (big_n - 1) if all_reduce else big_n - 1) if big_n > 1 else 0
-        if big_n > 1:
-            tuner = params.nccl_tuner
-            simple = protocol is Protocol.SIMPLE
-            overhead = tuner.net_overhead_s * (tuner.net_overhead_simple_factor if simple else 1)
+        overhead = net_overhead(topo, protocol, params)
         s_wan = (2 * (sites - 1) if all_reduce else sites - 1) if sites > 1 else 0
         latency = (
             base + (nsteps - s_net) * max(intra, overhead) + (s_net - s_wan) * net + s_wan * wan
@@ -210,9 +208,10 @@ def ring_timing(
             if kind == "intra":
                 how = intra_hop_detail(topo, Algorithm.RING, protocol, params)
                 if overhead > intra:
+                    host = " on an AMD host" if topo.host_cpu == "amd" else ""
                     how = (
-                        f"NCCL's per-step overhead on several nodes {us(overhead)}, more than "
-                        f"the hop ({how})"
+                        f"NCCL's per-step overhead on several nodes{host} {us(overhead)}, more "
+                        f"than the hop ({how})"
                     )
             elif kind == "net":
                 how = net_hop_detail(topo, Algorithm.RING, protocol, size_bytes, params)
