@@ -129,6 +129,13 @@ CASES = [
 
 #: Runs on which calibrating on half the sizes is known not to help the other half (measured).
 KNOWN_MISSES = {
+    "07_allreduce_2node_16xA100-40GB_net-notstated.txt": (
+        "held-out mean error 0.155 before, 0.156 after: the small sizes run 20-23% slower than "
+        "the model, but the one parameter that could lift them, a transport latency on hdr, "
+        "stays at its 0 bound: any such latency makes hdr a plugin transport, which drops LL128 "
+        "across nodes and slows 256 KiB - 256 MiB more than it helps; the efficiency fitted "
+        "alone (0.8 -> 0.62) trades the mid sizes for the large ones"
+    ),
     "15_allreduce_1node_8xA100-40GB_intranode.txt": (
         "held-out mean error 0.080 before, 0.084 after: with NCCL's channel trimming and the "
         "A100's clock-scaled NVLink hops the model already lands within 8% at every held-out "
