@@ -538,3 +538,16 @@ def test_cross_leaf_fraction_scales_the_oversubscription_penalty() -> None:
         times[f] = json.loads(result.stdout)["transfer_s"]
     assert times[1.0] == pytest.approx(2 * times[0.5])
     assert times[0.25] == pytest.approx(times[0.5])  # k f = 0.5 < 1: no slowdown
+
+
+def test_host_cpu_option_sets_nccls_network_overhead() -> None:
+    # 2 x 8 A100 over HDR, all-gather of 1 KiB, ring/LL: 14 intra-node steps each cost NCCL's
+    # per-step network overhead, 1 us on Intel hosts and 2 us on AMD ones (more than the 0.84 us
+    # clock-scaled NVLink hop), so the AMD host takes 14 us longer
+    base = ["allgather", "-s", "1KiB", "--intra", "nvlink3", "--inter", "hdr", "-N", "2", "-g", "8"]
+    intel = _json(*base, "--host-cpu", "intel")
+    amd = _json(*base, "--host-cpu", "amd")
+    assert (intel["algorithm"], amd["algorithm"]) == ("ring", "ring")
+    assert amd["time_s"] - intel["time_s"] == pytest.approx(14e-6, rel=1e-6)
+    # not given: NCCL's default, as on Intel
+    assert _json(*base)["time_s"] == pytest.approx(intel["time_s"])

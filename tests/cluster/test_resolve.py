@@ -283,3 +283,19 @@ def test_check_count_names_the_field() -> None:
         check_count("nodes", 9, 1, 8)
     assert info.value.field == "nodes"
     assert str(info.value) == "nodes 9 is out of range (1..8)"
+
+
+def test_host_cpu_comes_from_the_user_then_the_system() -> None:
+    # dgx-a100 states AMD hosts (dual AMD Rome 7742); aws-p4d Intel; a cluster by flags none
+    amd = resolve_cluster(CAT, ClusterSpec(system="dgx-a100", nodes=2))
+    assert amd.topology.host_cpu == "amd"
+    told = resolve_cluster(CAT, ClusterSpec(system="dgx-a100", nodes=2, host_cpu="intel"))
+    assert told.topology.host_cpu == "intel"
+    assert resolve_cluster(CAT, ClusterSpec(system="aws-p4d", nodes=2)).topology.host_cpu == (
+        "intel"
+    )
+    flags = ClusterSpec(intra="nvlink3", inter="hdr", nodes=2, gpus_per_node=8)
+    assert resolve_cluster(CAT, flags).topology.host_cpu == ""
+    with pytest.raises(ClusterError) as info:
+        ClusterSpec(host_cpu="power9")  # type: ignore[arg-type]
+    assert info.value.field == "host_cpu"

@@ -409,3 +409,17 @@ def test_pessimistic_check_judges_the_slow_end_of_the_error_band(tmp_path: Path)
     assert slow.pessimistic
     assert slow.predicted == pytest.approx(plain.predicted / (1 + q10), rel=1e-9)
     assert slow.predicted > plain.predicted
+
+
+def test_host_cpu_key_overrides_the_presets(tmp_path: Path, builtin_catalogue: Catalogue) -> None:
+    # 2 x DGX A100 (AMD hosts): a 1 KiB ring/LL all-gather pays NCCL's 2 us per intra-node
+    # step; with host_cpu: intel, 1 us: 14 steps, 14 us less
+    body = (
+        "nodes: 2\nsystem: dgx-a100\n{extra}requirements:\n"
+        "  - allgather: {{size: 1KiB, max_time: 1ms}}\n"
+    )
+    preset = write(tmp_path, "a.yaml", "name: a\n" + body.format(extra=""))
+    intel = write(tmp_path, "b.yaml", "name: b\n" + body.format(extra="host_cpu: intel\n"))
+    (amd_finding,) = check_design(preset, builtin_catalogue).findings
+    (intel_finding,) = check_design(intel, builtin_catalogue).findings
+    assert amd_finding.predicted - intel_finding.predicted == pytest.approx(14e-6, rel=1e-6)

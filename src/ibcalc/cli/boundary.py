@@ -73,6 +73,7 @@ FIELD_FLAGS: dict[str, str] = {
     "inter": "--inter",
     "system": "--system",
     "host_pcie": "--host-pcie",
+    "host_cpu": "--host-cpu",
     "sharp": "--sharp",
     "nvls": "--nvls",
     "oversubscription": "--oversubscription",

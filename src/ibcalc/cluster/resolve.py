@@ -241,7 +241,7 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         wan=wan_tier,
         gpus_per_process=_gpus_per_process(spec, gpus_per_node, notes),
         gpu_arch=arch,
-        host_cpu=(system.host_cpu or "") if system is not None else "",
+        host_cpu=_host_cpu(spec, system),
     )
     return ResolvedCluster(
         topology=topology,
@@ -256,6 +256,16 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         assumptions=notes,
         spec=spec,
     )
+
+
+def _host_cpu(spec: ClusterSpec, system: System | None) -> str:
+    """The host CPU family: the user's, else the system's; empty when neither says (NCCL's
+    default network overhead, as on Intel)."""
+    if spec.host_cpu is not None:
+        return spec.host_cpu
+    if system is not None and system.host_cpu is not None:
+        return system.host_cpu
+    return ""
 
 
 def _gpus_per_process(spec: ClusterSpec, gpus_per_node: int, notes: list[str]) -> int:

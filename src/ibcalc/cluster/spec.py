@@ -9,7 +9,7 @@ see :class:`~ibcalc.errors.ClusterError`.
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -65,6 +65,10 @@ class ClusterSpec(BaseModel):
     inter: Name | None = Field(default=None, description="Scale-out link id (ndr ...).")
     system: Name | None = Field(default=None, description="System preset id (dgx-h100 ...).")
     host_pcie: Name | None = Field(default=None, description="PCIe link each NIC sits on.")
+    host_cpu: Literal["intel", "amd", "arm"] | None = Field(
+        default=None,
+        description="Host CPU family (NCCL's per-step network overhead: 2 us on AMD, else 1 us).",
+    )
     sharp: bool = Field(default=False, description="Use IB SHARP (CollNet) when the fabric has it.")
     nvls: bool | None = Field(default=None, description="Allow NVLink SHARP (default: if present).")
     oversubscription: float = Field(

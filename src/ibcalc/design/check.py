@@ -359,6 +359,7 @@ def _spec(design: Design, oversubscription: float, cross_leaf: float = 1.0) -> C
         inter=design.inter_link,
         system=design.system,
         host_pcie=design.host_pcie,
+        host_cpu=design.host_cpu,
         sharp=design.fabric.sharp if design.fabric is not None else False,
         nvls=design.nvls,
         oversubscription=oversubscription,

@@ -528,6 +528,10 @@ class Design(BaseModel):
     )
     inter: str | None = Field(default=None, description="Scale-out link id; or fabric.link.")
     host_pcie: str | None = Field(default=None, description="NIC's PCIe link.")
+    host_cpu: Literal["intel", "amd", "arm"] | None = Field(
+        default=None,
+        description="Host CPU family (NCCL's per-step network overhead: 2 us on AMD, else 1 us).",
+    )
     nvls: StrictBool | None = Field(
         default=None, description="Allow NVLink SHARP (default: when present)."
     )
@@ -552,6 +556,7 @@ FIELD_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
     "inter": (("inter",), ("fabric", "link")),
     "system": (("system",),),
     "host_pcie": (("host_pcie",),),
+    "host_cpu": (("host_cpu",),),
     "sharp": (("fabric", "sharp"),),
     "nvls": (("nvls",),),
     "oversubscription": (("fabric", "oversubscription"),),
@@ -567,6 +572,7 @@ DESIGN_KEYS: dict[str, str] = {
     "inter": "inter (or fabric.link)",
     "system": "system",
     "host_pcie": "host_pcie",
+    "host_cpu": "host_cpu",
     "sharp": "fabric.sharp",
     "nvls": "nvls",
     "oversubscription": "fabric.oversubscription",
