@@ -12,6 +12,7 @@ from conftest import main_error
 from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.cluster.resolve import ClusterSpec, check_count, resolve_cluster
 from ibcalc.errors import ClusterError
+from ibcalc.logs.expect import catalogue_with_link
 
 CAT = load_catalogue(use_env=False)
 
@@ -299,3 +300,17 @@ def test_host_cpu_comes_from_the_user_then_the_system() -> None:
     with pytest.raises(ClusterError) as info:
         ClusterSpec(host_cpu="power9")  # type: ignore[arg-type]
     assert info.value.field == "host_cpu"
+
+
+def test_the_catalogue_says_which_transports_are_plugins() -> None:
+    p5 = resolve_cluster(CAT, ClusterSpec(system="aws-p5", nodes=2)).topology.out
+    ndr = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=2)).topology.out
+    assert p5 is not None
+    assert ndr is not None
+    assert (p5.is_plugin, ndr.is_plugin) == (True, False)
+    # a latency fitted to NDR keeps it a verbs link
+    fitted = catalogue_with_link(CAT, "ndr", transport_latency_s=3e-6)
+    out = resolve_cluster(fitted, ClusterSpec(system="dgx-h100", nodes=2)).topology.out
+    assert out is not None
+    assert out.transport_latency_s == 3e-6
+    assert not out.is_plugin

@@ -12,7 +12,14 @@ import dataclasses
 import pytest
 
 from ibcalc.catalogue.cost_params import load_cost_params
-from ibcalc.engine.base import Topology, clock_scale, intra_hop_latency, net_hop_latency
+from ibcalc.engine.band import transport_class
+from ibcalc.engine.base import (
+    Topology,
+    clock_scale,
+    intra_hop_latency,
+    ll_network_transfer,
+    net_hop_latency,
+)
 from ibcalc.engine.pipeline import (
     active_channels,
     channel_unit_bytes,
@@ -152,3 +159,30 @@ def test_intra_node_hops_scale_with_the_gpu_clock() -> None:
     assert clock_scale(dataclasses.replace(ampere, gpu_arch="ada"), PARAMS) == pytest.approx(
         1980 / 2520
     )
+
+
+def test_a_verbs_link_with_a_latency_stays_verbs() -> None:
+    # InfiniBand given a 5 us latency (as `ibcalc calibrate` may fit): once per network hop for
+    # every protocol, LL128 still allowed, no LL network extra, the verbs error band
+    verbs = cluster(2, 8)
+    assert verbs.out is not None
+    calibrated = dataclasses.replace(
+        verbs, out=verbs.out.model_copy(update={"transport_latency_s": 5e-6, "plugin": False})
+    )
+    assert calibrated.ll128_allowed
+    simple = net_hop_latency(calibrated, Algorithm.RING, Protocol.SIMPLE, 2**30, PARAMS)
+    assert simple == pytest.approx(14.0e-6 + 5e-6)  # NCCL's NET Simple hop + the latency, once
+    assert transport_class(calibrated) == "verbs"
+    assert ll_network_transfer(calibrated, 65536, Protocol.LL, PARAMS) == 0.0
+    # the same latency on a plugin transport: no LL128, the Simple ramp (8 x at 1 GiB), the
+    # LL network extra, the plugin band
+    plugin = dataclasses.replace(
+        verbs, out=verbs.out.model_copy(update={"transport_latency_s": 5e-6, "plugin": True})
+    )
+    assert not plugin.ll128_allowed
+    ramp = PARAMS.calibrated.simple_transport_factor
+    assert net_hop_latency(plugin, Algorithm.RING, Protocol.SIMPLE, 2**30, PARAMS) == (
+        pytest.approx(14.0e-6 + ramp * 5e-6)
+    )
+    assert transport_class(plugin) == "plugin"
+    assert ll_network_transfer(plugin, 65536, Protocol.LL, PARAMS) > 0

@@ -199,6 +199,10 @@ class Link(JsonModel):
     latency_source: str | None = None
     transport_latency_s: Seconds = Field(default=0.0, alias="transport_latency")
     transport_latency_source: str | None = None
+    #: How NCCL drives a scale-out NIC: ``verbs`` (InfiniBand, RoCE: the NIC writes straight into
+    #: GPU memory) or ``plugin`` (a host proxy through a net plugin: EFA, TCPX(O), CXI). None:
+    #: a link with a transport latency is taken as a plugin.
+    transport: Literal["verbs", "plugin"] | None = None
     topology: Literal["switched", "mesh", "torus", "bridge", "ring", "host-staged"] | None = None
     capabilities: list[
         Literal["nvls", "sharp", "multicast", "gpudirect-rdma", "adaptive-routing"]

@@ -464,6 +464,7 @@ def _build_out(
         nic_line_Bps=inter.per_direction_Bps,
         nic_bw_Bps=nic_bw,
         transport_latency_s=latency,
+        plugin=inter.transport == "plugin" if inter.transport is not None else None,
         sharp=sharp,
         oversubscription=spec.oversubscription,
         cross_leaf_fraction=spec.cross_leaf_fraction,

@@ -42,7 +42,7 @@ def transport_class(topo: Topology) -> str:
     TCPX(O), CXI) or ``verbs`` (InfiniBand, RoCE)."""
     if topo.domains == 1 or topo.out is None:
         return "scale-up"
-    return "plugin" if topo.out.transport_latency_s > 0 else "verbs"
+    return "plugin" if topo.out.is_plugin else "verbs"
 
 
 def time_range(

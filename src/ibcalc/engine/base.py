@@ -122,15 +122,15 @@ class Topology:
         """LL128 needs NVLink-class paths inside the domain and, across domains, a transport
         that writes 128-byte lines straight into GPU memory (docs/model.md#applicability).
 
-        InfiniBand/RoCE verbs do; proxy-driven plugin transports (EFA, TCPX), which carry a
-        transport latency here, are treated as Simple/LL only: the held-out 2 x A3 Mega sweep
-        (github.com/lessizzmore/create-a3mega-ztan-fork@5f9e1dd, copied to
+        InfiniBand/RoCE verbs do; proxy-driven plugin transports (EFA, TCPX, CXI; the
+        catalogue's ``transport: plugin``) are treated as Simple/LL only: the held-out 2 x A3
+        Mega sweep (github.com/lessizzmore/create-a3mega-ztan-fork@5f9e1dd, copied to
         benchmarks/data/sweeps/log06_allreduce_2node_16xH100_gcp_a3mega.txt) follows Simple's
         latency at 64-128 MiB, where LL128 would be 2x faster.
         """
         if self.up is not None and self.up.path != "nvlink":
             return False
-        return self.out is None or self.domains < 2 or self.out.transport_latency_s == 0
+        return self.out is None or self.domains < 2 or not self.out.is_plugin
 
     def up_bw_Bps(self, *, duplex: bool = True) -> float:
         """Per-GPU scale-up bandwidth; ``duplex`` when every GPU sends and receives at once."""
@@ -231,7 +231,7 @@ def net_hop_latency(
     hw = _hop(params.nccl_tuner.hop_latency_s["net"], algorithm, protocol)
     extra = topo.out.transport_latency_s if topo.out is not None else 0.0
     factor = 1.0
-    if protocol is Protocol.SIMPLE:
+    if protocol is Protocol.SIMPLE and topo.out is not None and topo.out.is_plugin:
         low = params.assumptions.simple_transport_floor
         fill = min(1.0, size_bytes / params.calibrated.simple_fill_bytes)
         factor = low + (params.calibrated.simple_transport_factor - low) * fill
@@ -287,9 +287,10 @@ def net_hop_detail(
     extra = topo.out.transport_latency_s if topo.out is not None else 0.0
     if extra:
         total = net_hop_latency(topo, algorithm, protocol, size_bytes, params) - hw
-        text += (
-            f" + {total / extra:.3g} x {us(extra)} {topo.out.link_id if topo.out else ''} "
+        text += f" + {total / extra:.3g} x {us(extra)} {topo.out.link_id if topo.out else ''} " + (
             "transport latency (fitted; Simple exposes more of it as the message grows)"
+            if topo.out is not None and topo.out.is_plugin
+            else "transport latency (verbs: once per hop)"
         )
     return text
 
@@ -324,7 +325,7 @@ def ll_network_transfer(
     ll_net_Bps = params.calibrated.ll_net_Bps
     if protocol is not Protocol.LL or topo.domains < 2 or ll_net_Bps is None:
         return 0.0
-    if topo.out is None or topo.out.transport_latency_s <= 0:
+    if topo.out is None or not topo.out.is_plugin or topo.out.transport_latency_s <= 0:
         return 0.0
     return min(size_bytes, params.assumptions.ll_net_saturation_bytes) / ll_net_Bps
 

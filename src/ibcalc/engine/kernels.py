@@ -114,7 +114,8 @@ def _net_hop(
     (hw, extra, low, span, fill_bytes) it computes ``hw + extra x (low + span x fill)`` from."""
     hw = _hop(params.nccl_tuner.hop_latency_s["net"], algorithm, protocol)
     extra = topo.out.transport_latency_s if topo.out is not None else 0.0
-    if protocol is not Protocol.SIMPLE:
+    plugin = topo.out is not None and topo.out.is_plugin
+    if protocol is not Protocol.SIMPLE or not plugin:
         return hw + extra * 1.0
     low = params.assumptions.simple_transport_floor
     span = params.calibrated.simple_transport_factor - low
@@ -124,10 +125,14 @@ def _net_hop(
 def _simple_net_hop(
     topo: Topology, algorithm: Algorithm, params: CostParams
 ) -> tuple[float, float, float, float, float]:
-    """:func:`_net_hop` of Simple."""
+    """:func:`_net_hop` of Simple, as (hw, extra, low, span, fill_bytes) even on verbs, where
+    the latency does not ramp (low 1, span 0)."""
     found = _net_hop(topo, algorithm, Protocol.SIMPLE, params)
-    assert isinstance(found, tuple)
-    return found
+    if isinstance(found, tuple):
+        return found
+    hw = _hop(params.nccl_tuner.hop_latency_s["net"], algorithm, Protocol.SIMPLE)
+    extra = topo.out.transport_latency_s if topo.out is not None else 0.0
+    return hw, extra, 1.0, 0.0, 1.0
 
 
 def _unpack_net(
@@ -151,7 +156,7 @@ def _ll_net(topo: Topology, protocol: Protocol, params: CostParams) -> tuple[flo
     ll_net_Bps = params.calibrated.ll_net_Bps
     if protocol is not Protocol.LL or topo.domains < 2 or ll_net_Bps is None:
         return None
-    if topo.out is None or topo.out.transport_latency_s <= 0:
+    if topo.out is None or not topo.out.is_plugin or topo.out.transport_latency_s <= 0:
         return None
     return params.assumptions.ll_net_saturation_bytes, ll_net_Bps
 

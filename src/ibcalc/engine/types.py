@@ -166,6 +166,9 @@ class ScaleOutTier(BaseModel):
     nic_line_Bps: float = Field(gt=0)
     nic_bw_Bps: float = Field(gt=0)
     transport_latency_s: float = Field(default=0.0, ge=0)
+    #: True for a host-proxy (net plugin) transport: EFA, TCPX(O), CXI; False for verbs
+    #: (InfiniBand, RoCE). None: a tier with a transport latency is a plugin (:attr:`is_plugin`).
+    plugin: bool | None = None
     sharp: bool = False
     oversubscription: float = Field(default=1.0, ge=1.0)
     cross_leaf_fraction: float = Field(default=1.0, ge=0.0, le=1.0)
@@ -174,6 +177,13 @@ class ScaleOutTier(BaseModel):
     def domain_bw_Bps(self) -> float:
         """Aggregate achievable injection bandwidth of one domain, per direction."""
         return self.nics_per_domain * self.nic_bw_Bps
+
+    @property
+    def is_plugin(self) -> bool:
+        """A host-proxy transport: ``plugin`` when given, else whether it has a transport
+        latency (the catalogue's plugin links all do; a verbs link calibrated to a latency
+        states ``transport: verbs`` and stays verbs)."""
+        return self.plugin if self.plugin is not None else self.transport_latency_s > 0
 
 
 class Term(BaseModel):
