@@ -22,6 +22,7 @@ from pydantic import (
     field_validator,
 )
 
+from ibcalc.engine.types import HostCpu
 from ibcalc.jsonmodel import JsonModel
 from ibcalc.textsafe import printable, shown
 from ibcalc.units import GB, parse_bandwidth, parse_time
@@ -295,7 +296,7 @@ class System(BaseModel):
     host_pcie: str | None = None
     #: The host CPU family (``amd``, ``intel``, ``arm``); NCCL's per-step network overhead
     #: depends on it. None: not stated (NCCL's default, as for Intel).
-    host_cpu: Literal["intel", "amd", "arm"] | None = None
+    host_cpu: HostCpu | None = None
     sources: list[str] = Field(min_length=1)
     confidence: Confidence
     notes: str | None = None

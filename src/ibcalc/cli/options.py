@@ -26,7 +26,7 @@ from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError
 from ibcalc.cluster.spec import MAX_WAN_LATENCY_S, ClusterSpec
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.types import Algorithm, DType, Protocol
+from ibcalc.engine.types import HOST_CPUS, Algorithm, DType, Protocol
 from ibcalc.errors import ClusterError
 from ibcalc.render.console import Format
 from ibcalc.textsafe import shown
@@ -92,7 +92,7 @@ else:
     ProtoChoice = choices("ProtoChoice", [AUTO, *Protocol])
     OutputFormat = choices("OutputFormat", [Format.TABLE, Format.JSON])
     SweepFormat = choices("SweepFormat", list(Format))
-    HostCpu = choices("HostCpu", ["intel", "amd", "arm"])
+    HostCpu = choices("HostCpu", HOST_CPUS)
 
 
 #: The defaults of those options (module-level: a default is evaluated once anyway).

@@ -9,10 +9,11 @@ see :class:`~ibcalc.errors.ClusterError`.
 from __future__ import annotations
 
 import math
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from ibcalc.engine.types import HostCpu
 from ibcalc.errors import ClusterError
 from ibcalc.textsafe import shown as echo
 
@@ -65,7 +66,7 @@ class ClusterSpec(BaseModel):
     inter: Name | None = Field(default=None, description="Scale-out link id (ndr ...).")
     system: Name | None = Field(default=None, description="System preset id (dgx-h100 ...).")
     host_pcie: Name | None = Field(default=None, description="PCIe link each NIC sits on.")
-    host_cpu: Literal["intel", "amd", "arm"] | None = Field(
+    host_cpu: HostCpu | None = Field(
         default=None,
         description="Host CPU family (NCCL's per-step network overhead: 2 us on AMD, else 1 us).",
     )

@@ -48,7 +48,7 @@ from ibcalc.cluster.spec import (
     MAX_NICS_PER_NODE,
     MAX_OVERSUBSCRIPTION,
 )
-from ibcalc.engine.types import Algorithm, Collective, DType
+from ibcalc.engine.types import Algorithm, Collective, DType, HostCpu
 from ibcalc.fabric.sizing import MAX_TIERS
 from ibcalc.fabric.switches import switches
 from ibcalc.textsafe import shown
@@ -528,7 +528,7 @@ class Design(BaseModel):
     )
     inter: str | None = Field(default=None, description="Scale-out link id; or fabric.link.")
     host_pcie: str | None = Field(default=None, description="NIC's PCIe link.")
-    host_cpu: Literal["intel", "amd", "arm"] | None = Field(
+    host_cpu: HostCpu | None = Field(
         default=None,
         description="Host CPU family (NCCL's per-step network overhead: 2 us on AMD, else 1 us).",
     )

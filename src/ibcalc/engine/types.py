@@ -7,7 +7,7 @@ per second per direction, times are seconds.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -16,11 +16,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from ibcalc.collectives import Collective
 
 __all__ = [
+    "HOST_CPUS",
     "Algorithm",
     "Collective",
     "Cost",
     "DType",
     "Estimate",
+    "HostCpu",
     "Protocol",
     "ScaleOutTier",
     "ScaleUpTier",
@@ -121,6 +123,13 @@ class Algorithm(StrEnum):
     PAIRWISE = "pairwise"
     PXN = "pxn"
     P2P = "p2p"
+
+
+#: Host CPU families, the one list of them: NCCL's per-step network overhead depends on the
+#: family (``getNetOverhead``: 2 us on AMD x86 hosts, 1 us on the others). The catalogue's
+#: systems, the cluster spec, design files and ``--host-cpu`` take these values.
+HostCpu = Literal["intel", "amd", "arm"]
+HOST_CPUS: tuple[str, ...] = get_args(HostCpu)
 
 
 class Protocol(StrEnum):
