@@ -53,7 +53,13 @@ from ibcalc.engine.base import (
     wan_hop_latency,
 )
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.pipeline import active_channels, channel_unit_bytes, channels, chunk_plan
+from ibcalc.engine.pipeline import (
+    active_channels,
+    channel_unit_bytes,
+    channels,
+    chunk_plan,
+    trimmed_bw,
+)
 from ibcalc.engine.types import Algorithm, Collective, Protocol
 
 __all__ = ["ChainKernel", "Kernel", "chain_kernel_for", "kernel_for"]
@@ -201,7 +207,7 @@ def _ring_kernel(
             hop = net if multi else intra
             latency = base + (wan if wan > hop else hop)
             active = active_channels(size_bytes, full, unit)
-            transfer = size_bytes / (bw * active / full if active < full else bw)
+            transfer = size_bytes / trimmed_bw(bw, active, full)
             if ll_on:
                 ll = (ll_sat if ll_sat < size_bytes else size_bytes) / ll_bw
                 if ll > transfer:
@@ -237,7 +243,7 @@ def _ring_kernel(
         if plateau_on and size_bytes / per_channel_ranks >= 64:
             latency += latency * plateau_factor
         active = active_channels(size_bytes, full, unit)
-        transfer = factor * size_bytes / (bw * active / full if active < full else bw)
+        transfer = factor * size_bytes / trimmed_bw(bw, active, full)
         if ll_on:
             ll = (ll_sat if ll_sat < size_bytes else size_bytes) / ll_bw
             if ll > transfer:
@@ -308,7 +314,7 @@ def _tree_kernel(
 
     def kernel(size_bytes: float) -> float:
         nc = active_channels(size_bytes, full, unit)
-        b = bw * nc / full if nc < full else bw
+        b = trimmed_bw(bw, nc, full)
         if not model_fill:
             corr = 1.0
             if size_bytes >= first:
@@ -626,7 +632,7 @@ def _ring_chain_kernel(
             net = net_const
         latency = head + net_hops * net + tail
         active = active_channels(size_bytes, full, unit)
-        transfer = size_bytes / (bw * active / full if active < full else bw)
+        transfer = size_bytes / trimmed_bw(bw, active, full)
         if ll_on:
             ll = (ll_sat if ll_sat < size_bytes else size_bytes) / ll_bw
             if ll > transfer:

@@ -42,6 +42,7 @@ __all__ = [
     "chunk_plan",
     "fill_s",
     "tree_chunk_bytes",
+    "trimmed_bw",
 ]
 
 
@@ -94,6 +95,12 @@ def active_channels(size_bytes: float, full: int, unit_bytes: float) -> float:
         return float(full)
     share = size_bytes / unit_bytes
     return float(full) if share >= full else (share if share > 1.0 else 1.0)
+
+
+def trimmed_bw(bw_Bps: float, active: float, full: int) -> float:
+    """``bw_Bps`` of all ``full`` channels scaled to the ``active`` ones a collective runs on
+    (:func:`active_channels`); unchanged when it has them all."""
+    return bw_Bps * active / full if active < full else bw_Bps
 
 
 def chunk_plan(

@@ -37,7 +37,7 @@ from ibcalc.engine.base import (
     wan_hop_latency,
 )
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.pipeline import active_channels, channel_unit_bytes, channels
+from ibcalc.engine.pipeline import active_channels, channel_unit_bytes, channels, trimmed_bw
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
 from ibcalc.units import format_size
 
@@ -127,8 +127,7 @@ def ring_timing(
     full = channels(topo, params)
     unit = channel_unit_bytes(topo, protocol, params, ring=True)
     active = active_channels(size_bytes, full, unit)
-    if active < full:
-        bw = bw * active / full
+    bw = trimmed_bw(bw, active, full)
     intra = intra_hop_latency(topo, Algorithm.RING, protocol, params)
     net = net_hop_latency(topo, Algorithm.RING, protocol, size_bytes, params) if big_n > 1 else 0.0
     wan = wan_hop_latency(topo, Algorithm.RING, protocol, params)

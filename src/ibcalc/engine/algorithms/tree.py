@@ -42,7 +42,13 @@ from ibcalc.engine.base import (
     wan_hop_latency,
 )
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.pipeline import active_channels, channel_unit_bytes, channels, fill_s
+from ibcalc.engine.pipeline import (
+    active_channels,
+    channel_unit_bytes,
+    channels,
+    fill_s,
+    trimmed_bw,
+)
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
 from ibcalc.units import format_size
 
@@ -88,8 +94,7 @@ def tree_timing(
     full = channels(topo, params)
     unit = channel_unit_bytes(topo, protocol, params, ring=False)
     active = active_channels(size_bytes, full, unit)
-    if active < full:
-        bw = bw * active / full
+    bw = trimmed_bw(bw, active, full)
     if not params.pipeline.model_fill:
         bw *= tree_correction(size_bytes, protocol, params)
     intra = intra_hop_latency(topo, Algorithm.TREE, protocol, params)
