@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -16,6 +17,8 @@ from ibcalc.catalogue.cost_params import ENV_VAR as COST_PARAMS_ENV_VAR
 from ibcalc.catalogue.load import ENV_VAR, load_catalogue
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli import main
+from ibcalc.engine.base import Topology
+from ibcalc.engine.types import ScaleOutTier, ScaleUpTier
 
 DATA_DIR = Path(__file__).parent / "data"
 
@@ -64,6 +67,45 @@ REQUIRED_SYSTEM_IDS = (
     "mi300x-8",
     "pcie-8gpu",
 )
+
+
+#: Round-number tiers the hand-worked engine tests use: 100 GB/s per GPU inside a node, 10 GB/s
+#: per NIC between nodes.
+B_UP = 100e9
+B_NIC = 10e9
+
+
+def round_topology(
+    nodes: int,
+    gpus: int,
+    nics: int = 8,
+    *,
+    nvls: float | None = None,
+    sharp: bool = False,
+    transport_latency_s: float = 0.0,
+    path: Literal["nvlink", "pci"] = "nvlink",
+    gpu_arch: str = "",
+) -> Topology:
+    """A cluster on :data:`B_UP` and :data:`B_NIC` tiers, so a test's arithmetic is checkable."""
+    up = None
+    if gpus > 1:
+        up = ScaleUpTier(
+            link_id="up", gpus=gpus, line_Bps=B_UP, bw_Bps=B_UP, nvls_bw_Bps=nvls, path=path
+        )
+    out = None
+    if nodes > 1:
+        out = ScaleOutTier(
+            link_id="net",
+            domains=nodes,
+            nics_per_domain=nics,
+            nic_line_Bps=B_NIC,
+            nic_bw_Bps=B_NIC,
+            sharp=sharp,
+            transport_latency_s=transport_latency_s,
+        )
+    return Topology(
+        ranks_per_domain=gpus, domains=nodes, up=up, out=out, arch="hopper", gpu_arch=gpu_arch
+    )
 
 
 def _gbit(gbps: float) -> float:

@@ -12,11 +12,12 @@ import math
 
 import pytest
 
+from conftest import B_NIC, B_UP, round_topology
 from ibcalc.catalogue.cost_params import load_cost_params
 from ibcalc.engine.base import Topology
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.select import evaluate, select
-from ibcalc.engine.types import Algorithm, Collective, Protocol, ScaleOutTier, ScaleUpTier
+from ibcalc.engine.types import Algorithm, Collective, Protocol, ScaleOutTier
 from ibcalc.errors import AlgorithmNotApplicableError
 
 #: The built-in cost parameters (data/cost_params.yaml), no override file.
@@ -31,35 +32,10 @@ NVLINK_TREE = {"LL": 0.6, "LL128": 1.25, "Simple": 4.0}
 NET_RING = {"LL": 2.7, "LL128": 4.0, "Simple": 14.0}
 NET_TREE = {"LL": 5.0, "LL128": 8.5, "Simple": 14.0}
 
-B_UP = 100 * GB  # per-GPU scale-up bandwidth, round number
-B_NIC = 10 * GB  # per-NIC achievable bandwidth
 S = 2**30  # 1 GiB: outside NCCL's tree correction table (which ends at 512 MiB)
 
 
-def topo(
-    nodes: int,
-    gpus: int,
-    nics: int = 8,
-    *,
-    nvls: float | None = None,
-    sharp: bool = False,
-    transport_latency_s: float = 0.0,
-) -> Topology:
-    up = None
-    if gpus > 1:
-        up = ScaleUpTier(link_id="up", gpus=gpus, line_Bps=B_UP, bw_Bps=B_UP, nvls_bw_Bps=nvls)
-    out = None
-    if nodes > 1:
-        out = ScaleOutTier(
-            link_id="net",
-            domains=nodes,
-            nics_per_domain=nics,
-            nic_line_Bps=B_NIC,
-            nic_bw_Bps=B_NIC,
-            sharp=sharp,
-            transport_latency_s=transport_latency_s,
-        )
-    return Topology(ranks_per_domain=gpus, domains=nodes, up=up, out=out, arch="hopper")
+topo = round_topology
 
 
 def cost(

@@ -11,6 +11,7 @@ import dataclasses
 
 import pytest
 
+from conftest import round_topology
 from ibcalc.catalogue.cost_params import load_cost_params
 from ibcalc.engine.band import transport_class
 from ibcalc.engine.base import (
@@ -28,7 +29,7 @@ from ibcalc.engine.pipeline import (
     tree_chunk_bytes,
 )
 from ibcalc.engine.select import evaluate
-from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, ScaleOutTier, ScaleUpTier
+from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol
 
 PARAMS = load_cost_params(use_env=False)
 TUNER = PARAMS.tuner_view()
@@ -36,23 +37,7 @@ GB = 1e9
 KIB = 1024
 
 
-def cluster(
-    nodes: int, gpus: int, nics: int = 8, *, path: str = "nvlink", gpu_arch: str = ""
-) -> Topology:
-    """Round-number tiers: 100 GB/s per GPU inside, 10 GB/s per NIC between nodes."""
-    up = None
-    if gpus > 1:
-        up = ScaleUpTier(link_id="up", gpus=gpus, line_Bps=100 * GB, bw_Bps=100 * GB, path=path)
-    out = None
-    if nodes > 1:
-        out = ScaleOutTier(
-            link_id="net",
-            domains=nodes,
-            nics_per_domain=nics,
-            nic_line_Bps=10 * GB,
-            nic_bw_Bps=10 * GB,
-        )
-    return Topology(ranks_per_domain=gpus, domains=nodes, up=up, out=out, gpu_arch=gpu_arch)
+cluster = round_topology
 
 
 @pytest.mark.parametrize(
