@@ -34,6 +34,7 @@ import math
 from ibcalc.engine.base import Topology
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Protocol
+from ibcalc.units import format_size
 
 __all__ = [
     "active_channels",
@@ -43,6 +44,7 @@ __all__ = [
     "fill_s",
     "tree_chunk_bytes",
     "trimmed_bw",
+    "trimmed_text",
 ]
 
 
@@ -103,10 +105,22 @@ def trimmed_bw(bw_Bps: float, active: float, full: int) -> float:
     return bw_Bps * active / full if active < full else bw_Bps
 
 
+def trimmed_text(active: float, full: int, unit_bytes: float) -> str:
+    """Words for a collective that runs on fewer than all channels (empty when it has all)."""
+    if active >= full:
+        return ""
+    return (
+        f"; a collective this small gets {active:.3g} of the {full} channels "
+        f"(NCCL gives one per {format_size(unit_bytes)} = threads x bytes-per-thread threshold; "
+        f"bandwidth x {active / full:.2g})"
+    )
+
+
 def chunk_plan(
     topo: Topology, protocol: Protocol, depth: int, params: CostParams
 ) -> tuple[float, tuple[tuple[float, float], ...]]:
-    """(first chunk, halvings) of NCCL's ``calcCollChunking`` for a tree stage.
+    """(first chunk, halvings) of NCCL's ``calcCollChunking`` (NCCL 2.30.7 ``src/enqueue.cc``)
+    for a tree stage; every number below is that function's.
 
     The chunk starts at one buffer step and, for each (chunks, floor) in turn, halves while a
     channel holds fewer than ``chunks`` chunks and the chunk is above ``floor``. Simple (tree

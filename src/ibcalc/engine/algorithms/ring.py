@@ -37,11 +37,17 @@ from ibcalc.engine.base import (
     wan_hop_latency,
 )
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.pipeline import active_channels, channel_unit_bytes, channels, trimmed_bw
+from ibcalc.engine.pipeline import (
+    active_channels,
+    channel_unit_bytes,
+    channels,
+    trimmed_bw,
+    trimmed_text,
+)
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
 from ibcalc.units import format_size
 
-__all__ = ["ring_bandwidth", "ring_timing", "trimmed_text"]
+__all__ = ["ring_bandwidth", "ring_timing"]
 
 _RING_COLLECTIVES = (
     Collective.ALL_REDUCE,
@@ -83,17 +89,6 @@ def _ring_where(limit: str, bw: float, topo: Topology) -> str:
         )
     assert topo.up is not None
     return f"scale-up: {topo.up.link_id} ({bw / 1e9:.0f} GB/s achievable per GPU)"
-
-
-def trimmed_text(active: float, full: int, unit_bytes: float) -> str:
-    """Words for a collective that runs on fewer than all channels (empty when it has all)."""
-    if active >= full:
-        return ""
-    return (
-        f"; a collective this small gets {active:.3g} of the {full} channels "
-        f"(NCCL gives one per {format_size(unit_bytes)} = threads x bytes-per-thread threshold; "
-        f"bandwidth x {active / full:.2g})"
-    )
 
 
 def ring_bandwidth(topo: Topology, params: CostParams, *, duplex: bool = True) -> tuple[float, str]:

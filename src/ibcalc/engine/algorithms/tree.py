@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 
-from ibcalc.engine.algorithms.ring import trimmed_text
 from ibcalc.engine.base import (
     Timing,
     Topology,
@@ -48,6 +47,7 @@ from ibcalc.engine.pipeline import (
     channels,
     fill_s,
     trimmed_bw,
+    trimmed_text,
 )
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
 from ibcalc.units import format_size
