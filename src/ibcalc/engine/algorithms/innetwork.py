@@ -278,24 +278,42 @@ def collnet_direct_timing(
         min(1, m - 1) * intra_hop_latency(topo, Algorithm.COLLNET_DIRECT, protocol, params)
         + params.nccl_tuner.collnet_fanin_s * (m - 1)
     ) + net_hop_latency(topo, Algorithm.COLLNET_DIRECT, protocol, size_bytes, params)
+    return _collnet_timing(
+        Algorithm.COLLNET_DIRECT,
+        protocol,
+        latency,
+        (intra_t, net_t),
+        intra_words="scale-up (RS/AG to heads)",
+        formula="max(2(m-1)/m S/B_up, S/(a nics B_nic)) + latency",
+    )
+
+
+def _collnet_timing(
+    algorithm: Algorithm,
+    protocol: Protocol,
+    latency: float,
+    times: tuple[float, float],
+    *,
+    intra_words: str,
+    formula: str,
+) -> Timing:
+    """A CollNet cost: the latency, and the slower of the scale-up and SHARP network transfers
+    ``times`` (intra, net), named as the bottleneck."""
+    intra_t, net_t = times
     transfer = max(intra_t, net_t)
 
     def explain() -> Cost:
         return make_cost(
-            Algorithm.COLLNET_DIRECT,
+            algorithm,
             protocol,
             latency_s=latency,
             transfer_s=transfer,
-            bottleneck=(
-                "network into the SHARP switch tree"
-                if net_t >= intra_t
-                else "scale-up (RS/AG to heads)"
-            ),
-            formula="max(2(m-1)/m S/B_up, S/(a nics B_nic)) + latency",
+            bottleneck="network into the SHARP switch tree" if net_t >= intra_t else intra_words,
+            formula=formula,
             equivalent=True,
         )
 
-    return Timing(Algorithm.COLLNET_DIRECT, protocol, latency, transfer, explain)
+    return Timing(algorithm, protocol, latency, transfer, explain)
 
 
 def collnet_chain_timing(
@@ -317,21 +335,11 @@ def collnet_chain_timing(
     latency = 2 * (m - 1) * intra_hop_latency(
         topo, Algorithm.COLLNET_CHAIN, protocol, params
     ) + net_hop_latency(topo, Algorithm.COLLNET_CHAIN, protocol, size_bytes, params)
-    transfer = max(intra_t, net_t)
-
-    def explain() -> Cost:
-        return make_cost(
-            Algorithm.COLLNET_CHAIN,
-            protocol,
-            latency_s=latency,
-            transfer_s=transfer,
-            bottleneck=(
-                "network into the SHARP switch tree"
-                if net_t >= intra_t
-                else "scale-up chain (2S per GPU)"
-            ),
-            formula="max(2S/B_up, S/(a nics B_nic)) + 2(m-1) intra + net",
-            equivalent=True,
-        )
-
-    return Timing(Algorithm.COLLNET_CHAIN, protocol, latency, transfer, explain)
+    return _collnet_timing(
+        Algorithm.COLLNET_CHAIN,
+        protocol,
+        latency,
+        (intra_t, net_t),
+        intra_words="scale-up chain (2S per GPU)",
+        formula="max(2S/B_up, S/(a nics B_nic)) + 2(m-1) intra + net",
+    )
