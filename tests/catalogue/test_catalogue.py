@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import ibcalc
 from conftest import (
     FACT_REL,
     GB,
@@ -457,6 +458,37 @@ def test_missing_sources_is_refused_at_the_entry(tmp_path: Path, locate: Locate)
     line, col = locate(text, "id: testport")
     assert str(error).startswith(f"{path}:{line}:{col}:")
     assert "sources" in str(error)
+
+
+def test_simple_floor_without_its_source_is_refused_at_its_line(
+    tmp_path: Path, locate: Locate
+) -> None:
+    text = HEAD + _link().replace(
+        "    confidence: low\n",
+        "    confidence: low\n    transport: plugin\n    simple_transport_floor: 0\n",
+    )
+    path = _write(tmp_path, text)
+    error = _load_error(path)
+    line, col = locate(text, "simple_transport_floor:")
+    assert str(error).startswith(f"{path}:{line}:{col}:")
+    assert "simple_transport_floor needs simple_transport_floor_source" in str(error)
+
+
+def test_simple_floor_reaches_the_scale_out_tier(tmp_path: Path) -> None:
+    text = HEAD + _link().replace(
+        "    confidence: low\n",
+        "    confidence: low\n    transport: plugin\n    simple_transport_floor: 1\n"
+        '    simple_transport_floor_source: "test value"\n',
+    )
+    cat = load_catalogue([_write(tmp_path, text)], use_env=False)
+    assert find_link(cat, "testport").simple_transport_floor == 1.0
+    builtin = load_catalogue(use_env=False)
+    assert find_link(builtin, "gcp-tcpxo").simple_transport_floor == 0.0
+    # every other plugin keeps NCCL's count (the engine's assumptions.simple_transport_floor)
+    assert find_link(builtin, "efa-v2").simple_transport_floor is None
+    a3_mega = ibcalc.resolve_cluster(builtin, ibcalc.ClusterSpec(system="gcp-a3-mega", nodes=2))
+    assert a3_mega.topology.out is not None
+    assert a3_mega.topology.out.simple_floor == 0.0
 
 
 @pytest.mark.parametrize("value", ["[]", '[" "]'])

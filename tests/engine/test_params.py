@@ -131,7 +131,7 @@ def test_every_value_has_a_source() -> None:
         assert tuner.provenance[name].kind == "source"
         assert "NCCL 2.30.7" in tuner.provenance[name].text
         assert tuner.provenance[name].previous is params.provenance[name]
-    assert counts == {"source": 38, "derived_by": 7, "assumed": 8}
+    assert counts == {"source": 38, "derived_by": 7, "assumed": 9}
 
 
 def test_shipped_file_is_the_repository_file() -> None:
@@ -435,7 +435,7 @@ def test_tuner_view_differs_from_the_physical_values_exactly_where_documented() 
             "calibrated.ll_net_bandwidth",
             "pipeline.model_fill",
             "pipeline.trim_channels",
-            "assumptions.simple_transport_floor",
+            "assumptions.link_simple_floor",
             "assumptions.clock_scaled_hops",
         }
     )
@@ -455,18 +455,10 @@ def test_tuner_view_differs_from_the_physical_values_exactly_where_documented() 
 
 def test_tuner_view_of_a_simple_network_hop_on_a_proxy_transport() -> None:
     """EFA-like transport with 20 us one-way latency: NCCL's tuner counts 2 of them per Simple
-    hop at any size; physically 0 for small messages (simple_transport_floor), growing linearly
-    to the fitted factor at 64 MiB."""
+    hop at any size; physically NCCL's 2 for small messages too (simple_transport_floor), growing
+    linearly to the fitted factor at 64 MiB."""
     params = builtin_cost_params()
-    net = ScaleOutTier(
-        link_id="efa",
-        domains=2,
-        nics_per_domain=1,
-        nic_line_Bps=12.5 * GB,
-        nic_bw_Bps=12.5 * GB,
-        transport_latency_s=20 * US,
-    )
-    topo = Topology(ranks_per_domain=1, domains=2, up=None, out=net)
+    topo = _two_plugin_nodes(20 * US)
     hop = 14.0 * US  # NCCL NET Ring Simple
     ring, simple = Algorithm.RING, Protocol.SIMPLE
     tuner = params.tuner_view()
@@ -475,14 +467,48 @@ def test_tuner_view_of_a_simple_network_hop_on_a_proxy_transport() -> None:
     assert net_hop_latency(topo, ring, simple, 2**30, params) == pytest.approx(
         hop + factor * 20 * US
     )
-    half = 32 * 2**20  # half way to the 64 MiB fill: 0 + (factor - 0) / 2 latencies
-    assert params.assumptions.simple_transport_floor == 0
+    half = 32 * 2**20  # half way to the 64 MiB fill: 2 + (factor - 2) / 2 latencies
+    assert params.assumptions.simple_transport_floor == 2
     assert net_hop_latency(topo, ring, simple, half, params) == pytest.approx(
-        hop + factor / 2 * 20 * US
+        hop + (2 + (factor - 2) / 2) * 20 * US
     )
     assert net_hop_latency(topo, ring, simple, 8, params) == pytest.approx(
-        hop + factor * 8 / 2**26 * 20 * US
+        hop + (2 + (factor - 2) * 8 / 2**26) * 20 * US
     )
+
+
+def test_a_link_with_its_own_simple_floor_keeps_it_physically_not_in_the_tuner_view() -> None:
+    """GPUDirect-TCPXO-like link stating 0 exposed latencies for a small Simple message: at 8 MiB
+    (1/8 of the 64 MiB fill) a hop carries 0 + 8 x 1/8 = 1 one-way latency, not NCCL's
+    2 + 6/8 = 2.75; NCCL's tuner still counts 2."""
+    params = builtin_cost_params()
+    ring, simple = Algorithm.RING, Protocol.SIMPLE
+    assert params.calibrated.simple_transport_factor == 8
+    eight_mib = 8 * 2**20
+    own = _two_plugin_nodes(48.9 * US, simple_floor=0.0)
+    assert net_hop_latency(own, ring, simple, eight_mib, params) == pytest.approx(
+        (14.0 + 1.0 * 48.9) * US
+    )
+    assert net_hop_latency(
+        _two_plugin_nodes(48.9 * US), ring, simple, eight_mib, params
+    ) == pytest.approx((14.0 + 2.75 * 48.9) * US)
+    assert net_hop_latency(own, ring, simple, eight_mib, params.tuner_view()) == pytest.approx(
+        (14.0 + 2 * 48.9) * US
+    )
+
+
+def _two_plugin_nodes(latency_s: float, simple_floor: float | None = None) -> Topology:
+    """Two one-GPU nodes joined by one 12.5 GB/s proxy-driven (plugin) NIC each."""
+    net = ScaleOutTier(
+        link_id="plugin",
+        domains=2,
+        nics_per_domain=1,
+        nic_line_Bps=12.5 * GB,
+        nic_bw_Bps=12.5 * GB,
+        transport_latency_s=latency_s,
+        simple_floor=simple_floor,
+    )
+    return Topology(ranks_per_domain=1, domains=2, up=None, out=net)
 
 
 # --- purity ---------------------------------------------------------------------------------

@@ -160,6 +160,11 @@ def _check_links(doc: Document, links: Sequence[Link]) -> list[ValidationProblem
             ("latency", "latency_source", link.latency_s is not None),
             ("nvls_efficiency", "nvls_efficiency_source", link.nvls_efficiency is not None),
             ("transport_latency", "transport_latency_source", link.transport_latency_s > 0),
+            (
+                "simple_transport_floor",
+                "simple_transport_floor_source",
+                link.simple_transport_floor is not None,
+            ),
             ("duplex_efficiency", "duplex_efficiency_source", link.duplex_efficiency < 1.0),
         ):
             if present and not getattr(link, source_name):

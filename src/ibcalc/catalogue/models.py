@@ -165,9 +165,16 @@ class Link(JsonModel):
         "efficiency_source",
         "achievable_GBps",
         "nvls_efficiency",
+        "nvls_efficiency_source",
         "duplex_efficiency",
+        "duplex_efficiency_source",
         "latency_s",
+        "latency_source",
         "transport_latency_s",
+        "transport_latency_source",
+        "transport",
+        "simple_transport_floor",
+        "simple_transport_floor_source",
         "topology",
         "capabilities",
         "pcie_host",
@@ -204,6 +211,11 @@ class Link(JsonModel):
     #: GPU memory) or ``plugin`` (a host proxy through a net plugin: EFA, TCPX(O), CXI). None:
     #: a link with a transport latency is taken as a plugin.
     transport: Literal["verbs", "plugin"] | None = None
+    #: One-way transport latencies a small Simple message exposes per network hop on this plugin
+    #: transport, where a measurement shows it differs from NCCL's count of 2 (the engine's
+    #: ``assumptions.simple_transport_floor``). None: NCCL's count.
+    simple_transport_floor: float | None = Field(default=None, ge=0, le=100)
+    simple_transport_floor_source: str | None = None
     topology: Literal["switched", "mesh", "torus", "bridge", "ring", "host-staged"] | None = None
     capabilities: list[
         Literal["nvls", "sharp", "multicast", "gpudirect-rdma", "adaptive-routing"]

@@ -465,6 +465,7 @@ def _build_out(
         nic_bw_Bps=nic_bw,
         transport_latency_s=latency,
         plugin=inter.transport == "plugin" if inter.transport is not None else None,
+        simple_floor=inter.simple_transport_floor,
         sharp=sharp,
         oversubscription=spec.oversubscription,
         cross_leaf_fraction=spec.cross_leaf_fraction,

@@ -23,7 +23,7 @@ from ibcalc.engine.types import (
     ScaleUpTier,
     Term,
 )
-from ibcalc.units import format_time
+from ibcalc.units import format_size, format_time
 
 __all__ = [
     "Timing",
@@ -39,6 +39,7 @@ __all__ = [
     "protocol_factor",
     "protocols_for",
     "ring_protocol_bw",
+    "simple_floor",
     "tree_correction",
     "wan_hop_latency",
 ]
@@ -209,6 +210,17 @@ def intra_hop_latency(
     return hw + extra
 
 
+def simple_floor(topo: Topology, params: CostParams) -> float:
+    """One-way transport latencies a small Simple message exposes per network hop: the scale-out
+    link's own count where the catalogue gives one (``simple_transport_floor``: 0 for
+    GPUDirect-TCPXO) and ``assumptions.link_simple_floor`` is on, else
+    ``assumptions.simple_transport_floor`` (NCCL's tuner count, 2)."""
+    own = topo.out.simple_floor if topo.out is not None else None
+    if own is not None and params.assumptions.link_simple_floor:
+        return own
+    return params.assumptions.simple_transport_floor
+
+
 def net_hop_latency(
     topo: Topology,
     algorithm: Algorithm,
@@ -221,18 +233,16 @@ def net_hop_latency(
     NCCL's tuner adds its net plugin's reported latency once per hop, and once more for Simple
     (the flush: 2; ``simple_transport_count``, NCCL 2.30.7 ncclTopoTuneModel). Physically, on
     proxy-driven transports (EFA, TCPX(O), CXI) Simple's exposed handshake cost grows with the
-    data a step carries: from ``simple_transport_floor`` one-way latencies for small messages to
-    ``simple_transport_factor`` once the message reaches ``simple_fill`` (fitted on the EFA and
-    Slingshot runs, benchmarks/fits.py). The floor is 0: a published 8 MiB all-gather on 2 x A3
-    Mega (TCPXO, 47 us one way) takes 166.6 us in all, less than NCCL's 2 latencies per network
-    step would leave room for. The tuner view keeps NCCL's 2 at every size. InfiniBand, whose
-    transport latency is 0, is unchanged.
+    data a step carries: from :func:`simple_floor` one-way latencies for small messages (NCCL's
+    2, or the link's own count) to ``simple_transport_factor`` once the message reaches
+    ``simple_fill`` (fitted on the EFA and Slingshot runs, benchmarks/fits.py). The tuner view
+    keeps NCCL's 2 at every size. InfiniBand, whose transport latency is 0, is unchanged.
     """
     hw = _hop(params.nccl_tuner.hop_latency_s["net"], algorithm, protocol)
     extra = topo.out.transport_latency_s if topo.out is not None else 0.0
     factor = 1.0
     if protocol is Protocol.SIMPLE and topo.out is not None and topo.out.is_plugin:
-        low = params.assumptions.simple_transport_floor
+        low = simple_floor(topo, params)
         fill = min(1.0, size_bytes / params.calibrated.simple_fill_bytes)
         factor = low + (params.calibrated.simple_transport_factor - low) * fill
     return hw + extra * factor
@@ -287,11 +297,23 @@ def net_hop_detail(
     extra = topo.out.transport_latency_s if topo.out is not None else 0.0
     if extra:
         total = net_hop_latency(topo, algorithm, protocol, size_bytes, params) - hw
-        text += f" + {total / extra:.3g} x {us(extra)} {topo.out.link_id if topo.out else ''} " + (
-            "transport latency (fitted; Simple exposes more of it as the message grows)"
-            if topo.out is not None and topo.out.is_plugin
-            else "transport latency (verbs: once per hop)"
-        )
+        text += f" + {total / extra:.3g} x {us(extra)} {topo.out.link_id if topo.out else ''} "
+        if topo.out is None or not topo.out.is_plugin:
+            text += "transport latency (verbs: once per hop)"
+        elif protocol is not Protocol.SIMPLE:
+            text += "transport latency (fitted; once per hop)"
+        else:
+            floor = simple_floor(topo, params)
+            whose = (
+                "NCCL's count"
+                if floor == params.assumptions.simple_transport_floor
+                else "the link's own count"
+            )
+            text += (
+                f"transport latency (fitted; Simple exposes {floor:g} for a small message "
+                f"({whose}), rising to {params.calibrated.simple_transport_factor:g} at "
+                f"{format_size(params.calibrated.simple_fill_bytes)})"
+            )
     return text
 
 

@@ -50,6 +50,7 @@ from ibcalc.engine.base import (
     net_overhead,
     protocol_factor,
     ring_protocol_bw,
+    simple_floor,
     wan_hop_latency,
 )
 from ibcalc.engine.params import CostParams
@@ -123,7 +124,7 @@ def _net_hop(
     plugin = topo.out is not None and topo.out.is_plugin
     if protocol is not Protocol.SIMPLE or not plugin:
         return hw + extra * 1.0
-    low = params.assumptions.simple_transport_floor
+    low = simple_floor(topo, params)
     span = params.calibrated.simple_transport_factor - low
     return hw, extra, low, span, params.calibrated.simple_fill_bytes
 

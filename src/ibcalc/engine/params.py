@@ -418,6 +418,9 @@ class Assumptions:
     #: 1: NCCL's per-hop latencies inside a node scale with the GPU's clock against Hopper's
     #: (the tuner view: 0, NCCL's constants as they are).
     clock_scaled_hops: int = _param("clock_scaled_hops", _Number(0.0, 1.0, integer=True))
+    #: 1: a link's own ``simple_transport_floor`` replaces ``simple_transport_floor`` (the tuner
+    #: view: 0, NCCL's count for every plugin).
+    link_simple_floor: int = _param("link_simple_floor", _Number(0.0, 1.0, integer=True))
 
 
 @dataclass(frozen=True)

@@ -178,6 +178,8 @@ class ScaleOutTier(BaseModel):
     #: True for a host-proxy (net plugin) transport: EFA, TCPX(O), CXI; False for verbs
     #: (InfiniBand, RoCE). None: a tier with a transport latency is a plugin (:attr:`is_plugin`).
     plugin: bool | None = None
+    #: The link's own ``simple_transport_floor`` (None: ``assumptions.simple_transport_floor``).
+    simple_floor: float | None = Field(default=None, ge=0)
     sharp: bool = False
     oversubscription: float = Field(default=1.0, ge=1.0)
     cross_leaf_fraction: float = Field(default=1.0, ge=0.0, le=1.0)
