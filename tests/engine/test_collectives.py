@@ -116,6 +116,22 @@ def test_ring_allgather_and_broadcast() -> None:
     assert b.latency_s == pytest.approx((8.4 + 14 * 3.4 + 1 * 14.0) * US)
 
 
+def test_broadcast_chains_overlap_back_to_back_in_ll_only() -> None:
+    """nccl-tests times 20 back-to-back operations: an LL chain completes one per stage
+    (base + slowest hop + data), an LL128 or Simple chain one per operation (engine/measure.py:
+    the published broadcasts, ABCI 2.0)."""
+    t = topo(2, 8)
+    ll = cost(t, Collective.BROADCAST, Algorithm.RING, Protocol.LL, size=1024)
+    chain = (RING_BASE["LL"] + 14 * NVLINK_RING["LL"] + 1 * NET_RING["LL"]) * US
+    assert ll.latency_s == pytest.approx(chain)
+    period = (RING_BASE["LL"] + NET_RING["LL"]) * US + ll.transfer_s
+    assert ll.time_s == pytest.approx((chain + ll.transfer_s + 19 * period) / 20)
+    for protocol in (Protocol.LL128, Protocol.SIMPLE):
+        c = cost(t, Collective.BROADCAST, Algorithm.RING, protocol, size=2**20)
+        assert c.measured_s is None
+        assert c.time_s == pytest.approx(c.latency_s + c.transfer_s)
+
+
 def test_ring_steps_pay_nccls_network_overhead_of_the_host() -> None:
     """NCCL's getNetOverhead: each intra-node step of a multi-node ring costs at least 1 us
     (Intel and other hosts) or 2 us (AMD x86 hosts), tripled for Simple."""

@@ -11,8 +11,8 @@ function's ``Timing.single_s``.
 :func:`kernel_for` gives a hand-written kernel for every modelled algorithm (ring and tree, NVLS
 in one domain and with IB SHARP across domains, NVLS-tree, CollNet direct and chain, RHD, PAT,
 hierarchical, all-to-all, send/receive) where its operations do not overlap (``period_s``
-None). The one cost function whose operations overlap, the ring chain of broadcast and reduce
-(``pipeline.model_fill``), has a *chain kernel* (:func:`chain_kernel_for`): size ->
+None). The one cost function whose operations overlap (in LL), the ring chain of broadcast and
+reduce (``pipeline.model_fill``), has a *chain kernel* (:func:`chain_kernel_for`): size ->
 (``single_s``, ``period_s``), the two numbers from which the plan makes nccl-tests' time as
 ``engine.measure.measured_s`` does, ``(T + (k - 1) max(P, host)) / k``. Elsewhere both give None
 and the plan calls the cost function itself. A non-finite intermediate falls back to the cost
@@ -100,15 +100,16 @@ def chain_kernel_for(
     protocol: Protocol,
     params: CostParams,
 ) -> ChainKernel | None:
-    """The kernel of ``function`` for these arguments where its operations overlap (its
-    ``period_s`` is not None): size -> (``single_s``, ``period_s``), the two numbers
+    """The kernel of ``function`` for these arguments where its operations may overlap (the
+    ring chain of broadcast and reduce; ``period_s`` set in LL): size -> (``single_s``,
+    ``period_s``, ``single_s`` again where they do not overlap), the two numbers
     ``engine.measure.measured_s`` makes nccl-tests' time from; None where there is none."""
 
     def fallback(size_bytes: float) -> tuple[float, float]:
         timing = function(collective, size_bytes, topo, protocol, params)
         assert timing is not None
-        assert timing.period_s is not None  # the chain overlaps at every size
-        return timing.single_s, timing.period_s
+        period = timing.period_s
+        return timing.single_s, timing.single_s if period is None else period
 
     maker = _CHAIN_MAKERS.get(function)
     return maker(collective, topo, protocol, params, fallback) if maker is not None else None
@@ -603,7 +604,8 @@ def _ring_chain_kernel(
     fallback: ChainKernel,
 ) -> ChainKernel | None:
     """The chain of :func:`~ibcalc.engine.algorithms.ring.ring_timing`'s broadcast and reduce
-    (``model_fill``), size by size: its ``single_s`` and its ``period_s``."""
+    (``model_fill``), size by size: its ``single_s`` and its ``period_s`` (in LL; in LL128 and
+    Simple successive operations do not overlap and the period is ``single_s``)."""
     if collective not in (Collective.BROADCAST, Collective.REDUCE) or topo.ranks < 2:
         return None
     if not params.pipeline.model_fill:
@@ -624,6 +626,7 @@ def _ring_chain_kernel(
     ll_on, ll_sat, ll_bw = _unpack_ll(_ll_net(topo, protocol, params))
     full = channels(topo, params)
     unit = channel_unit_bytes(topo, protocol, params, ring=True)
+    overlaps = protocol is Protocol.LL
 
     def kernel(size_bytes: float) -> tuple[float, float]:
         if net_varies:
@@ -649,7 +652,7 @@ def _ring_chain_kernel(
         if total - total != 0.0:  # a non-finite term: the cost function raises
             return fallback(size_bytes)
         single = (0.0 if latency < 0.0 else latency) + transfer + 0.0
-        return single, base + stage + transfer
+        return single, (base + stage + transfer) if overlaps else single
 
     return kernel
 

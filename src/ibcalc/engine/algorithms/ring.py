@@ -142,9 +142,11 @@ def ring_timing(
     elif one_way:
         latency = base + (n - big_n) * intra + (big_n - sites) * net + (sites - 1) * wan
         transfer = max(size_bytes / bw, ll_network_transfer(topo, size_bytes, protocol, params))
-        # a chain: the next operation enters as soon as the first stage is free, so back-to-back
-        # operations complete once per slowest stage (engine/measure.py)
-        period = base + max(intra if topo.m > 1 else 0.0, net, wan) + transfer
+        # a chain in LL: the next operation enters as soon as the first stage is free, so
+        # back-to-back operations complete once per slowest stage; in LL128 and Simple the
+        # published broadcasts run at one operation's time (engine/measure.py)
+        if protocol is Protocol.LL:
+            period = base + max(intra if topo.m > 1 else 0.0, net, wan) + transfer
     else:
         nsteps = 2 * (n - 1) if all_reduce else n - 1
         s_net = (2 * (big_n - 1) if all_reduce else big_n - 1) if big_n > 1 else 0
