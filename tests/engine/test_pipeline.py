@@ -21,6 +21,7 @@ from ibcalc.engine.base import (
     ll_network_transfer,
     net_hop_latency,
 )
+from ibcalc.engine.params import CostParams
 from ibcalc.engine.pipeline import (
     active_channels,
     channel_unit_bytes,
@@ -73,10 +74,16 @@ def test_a_small_collective_gets_one_channel_per_threads_times_threshold() -> No
     assert active_channels(4 * KIB, 24, 0.0) == 24
 
 
-def _cost(topo: Topology, size: float, algorithm: Algorithm, protocol: Protocol) -> Cost:
+def _cost(
+    topo: Topology,
+    size: float,
+    algorithm: Algorithm,
+    protocol: Protocol,
+    params: CostParams = PARAMS,
+) -> Cost:
     found = [
         c
-        for c in evaluate(Collective.ALL_REDUCE, size, topo, PARAMS)
+        for c in evaluate(Collective.ALL_REDUCE, size, topo, params)
         if c.algorithm is algorithm and c.protocol is protocol
     ]
     assert len(found) == 1
@@ -101,11 +108,17 @@ def test_tree_fill_uses_the_channel_count_and_nccl_chunks() -> None:
     # chain inside the node: 100 GB/s / 2 (up and down) x NCCL's tree factor 0.92 = 46 GB/s
     # (below the 80 GB/s of the 2-node network tree). Stages: 2 x 7 in the nodes, 2 across (16,
     # depth 8); per channel D = 256 KiB; the chunk halves 512 -> 256 -> 128 KiB (D/C < 64),
-    # then 64 KiB (D/C < 32) and 32 KiB (D/C < 8): fill = 15 x 32 KiB / (46 GB/s / 16)
+    # then 64 KiB (D/C < 32) and 32 KiB (D/C < 8). NCCL's tree correction for Simple at 4 MiB
+    # (bucket 4M) is 0.7, applied on top of the fill: the tree runs at 0.7 x 46 GB/s and
+    # fill = 15 x 32 KiB / (0.7 x 46 GB/s / 16)
     topo = cluster(2, 8)
     tree = _cost(topo, 4 * 2**20, Algorithm.TREE, Protocol.SIMPLE)
-    assert tree.transfer_s == pytest.approx(4 * 2**20 / (46 * GB))
-    assert tree.fill_s == pytest.approx(15 * 32 * KIB / (46 * GB / 16))
+    assert tree.transfer_s == pytest.approx(4 * 2**20 / (0.7 * 46 * GB))
+    assert tree.fill_s == pytest.approx(15 * 32 * KIB / (0.7 * 46 * GB / 16))
+    # LL keeps the fill alone: at 4 MiB NCCL's LL factor (0.7) is not applied
+    ll = _cost(topo, 4 * 2**20, Algorithm.TREE, Protocol.LL)
+    tuner_ll = _cost(topo, 4 * 2**20, Algorithm.TREE, Protocol.LL, params=TUNER)
+    assert tuner_ll.transfer_s == pytest.approx(ll.transfer_s / 0.7)
 
 
 def test_ll128_tree_chunk_halves_for_the_node_count() -> None:

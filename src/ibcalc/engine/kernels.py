@@ -287,7 +287,9 @@ def _tree_kernel(
         bw *= nccl.tree_ll128_factor_one_node if big_n == 1 else nccl.tree_ll128_factor_multi_node
     model_fill = bool(params.pipeline.model_fill)
     first = nccl.tree_correction_first_bucket_bytes
-    table = () if model_fill else nccl.tree_correction.get(protocol)
+    # NCCL's correction: the tuner's everywhere, the physical view's for LL128 and Simple
+    corrected = not model_fill or protocol is not Protocol.LL
+    table = nccl.tree_correction.get(protocol)
     if table is None:
         return None
     intra = intra_hop_latency(topo, Algorithm.TREE, protocol, params)
@@ -317,7 +319,7 @@ def _tree_kernel(
     def kernel(size_bytes: float) -> float:
         nc = active_channels(size_bytes, full, unit)
         b = trimmed_bw(bw, nc, full)
-        if not model_fill:
+        if corrected:
             corr = 1.0
             if size_bytes >= first:
                 index = int(_log2(size_bytes / first))

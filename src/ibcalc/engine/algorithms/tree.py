@@ -95,7 +95,10 @@ def tree_timing(
     unit = channel_unit_bytes(topo, protocol, params, ring=False)
     active = active_channels(size_bytes, full, unit)
     bw = trimmed_bw(bw, active, full)
-    if not params.pipeline.model_fill:
+    # NCCL's size-bucket correction ("trees do not follow the model well at medium sizes"): the
+    # tuner's; in the physical view on top of the fill for LL128 and Simple, which the fill alone
+    # leaves too fast at mid sizes (docs/model.md#tree-correction-and-ring-plateau)
+    if not params.pipeline.model_fill or protocol is not Protocol.LL:
         bw *= tree_correction(size_bytes, protocol, params)
     intra = intra_hop_latency(topo, Algorithm.TREE, protocol, params)
     net = net_hop_latency(topo, Algorithm.TREE, protocol, size_bytes, params) if big_n > 1 else 0.0
