@@ -161,7 +161,8 @@ def test_tree_allreduce(nodes: int) -> None:
     assert c.transfer_s == pytest.approx(max(chain, net))
     depth = math.floor(math.log2(nodes))
     latency = TREE_BASE["Simple"] + 2 * (7 * NVLINK_TREE["Simple"] + depth * NET_TREE["Simple"])
-    assert c.latency_s == pytest.approx(latency * US)
+    # and the proxy's post overhead on each network hop: 1 us x 3 for Simple (not an AMD host)
+    assert c.latency_s == pytest.approx((latency + 2 * depth * 3.0) * US)
     assert c.equivalent_busbw is (nodes == 2)
 
 
@@ -169,7 +170,27 @@ def test_tree_one_gpu_per_node() -> None:
     t = topo(3, 1, nics=1)
     c = cost(t, Collective.ALL_REDUCE, Algorithm.TREE, Protocol.SIMPLE)
     assert c.transfer_s == pytest.approx(2 * S / B_NIC)
-    assert c.latency_s == pytest.approx((8.4 + 2 * 1 * 14.0) * US)
+    assert c.latency_s == pytest.approx((8.4 + 2 * 1 * 14.0 + 2 * 1 * 3.0) * US)
+
+
+def test_tree_network_hops_pay_the_proxys_post_overhead() -> None:
+    """NCCL's getNetOverhead (1 us, 2 us on AMD x86 hosts, x3 for Simple), which its tuner
+    charges to ring steps, on each of a tree's network hops in physical time: 2 x 1 level."""
+    amd = dataclasses.replace(topo(2, 8), host_cpu="amd")
+    ll = cost(amd, Collective.ALL_REDUCE, Algorithm.TREE, Protocol.LL, size=1024)
+    chain = TREE_BASE["LL"] + 2 * (7 * NVLINK_TREE["LL"] + 1 * NET_TREE["LL"])
+    assert ll.latency_s == pytest.approx((chain + 2 * 1 * 2.0) * US)
+    # NCCL's tuner does not charge it to trees
+    tuner = cost(amd, Collective.ALL_REDUCE, Algorithm.TREE, Protocol.LL, 1024, PARAMS.tuner_view())
+    assert tuner.latency_s == pytest.approx(chain * US)
+    no_posts = PARAMS.with_overrides(
+        {
+            "schema": "ibcalc-cost-params/1",
+            "assumptions": {"tree_net_overhead": {"value": 0, "assumed": "a test"}},
+        }
+    )
+    plain = cost(amd, Collective.ALL_REDUCE, Algorithm.TREE, Protocol.LL, 1024, no_posts)
+    assert plain.latency_s == pytest.approx(chain * US)
 
 
 def test_nvls_single_node_moves_s_times_m_plus_1_over_m() -> None:
@@ -191,7 +212,7 @@ def test_nvls_tree(nodes: int) -> None:
     c = cost(t, Collective.ALL_REDUCE, Algorithm.NVLS_TREE, Protocol.SIMPLE)
     assert c.transfer_s == pytest.approx(max(intra, net))
     depth = math.floor(math.log2(nodes))
-    assert c.latency_s == pytest.approx((25.0 + 2 * depth * 20.9) * US)
+    assert c.latency_s == pytest.approx((25.0 + 2 * depth * 20.9 + 2 * depth * 3.0) * US)
 
 
 def test_collnet_needs_sharp_and_halves_network_traffic() -> None:

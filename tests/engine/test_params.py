@@ -131,7 +131,7 @@ def test_every_value_has_a_source() -> None:
         assert tuner.provenance[name].kind == "source"
         assert "NCCL 2.30.7" in tuner.provenance[name].text
         assert tuner.provenance[name].previous is params.provenance[name]
-    assert counts == {"source": 38, "derived_by": 7, "assumed": 9}
+    assert counts == {"source": 38, "derived_by": 7, "assumed": 10}
 
 
 def test_shipped_file_is_the_repository_file() -> None:
@@ -436,6 +436,7 @@ def test_tuner_view_differs_from_the_physical_values_exactly_where_documented() 
             "pipeline.model_fill",
             "pipeline.trim_channels",
             "assumptions.link_simple_floor",
+            "assumptions.tree_net_overhead",
             "assumptions.clock_scaled_hops",
         }
     )
@@ -479,19 +480,19 @@ def test_tuner_view_of_a_simple_network_hop_on_a_proxy_transport() -> None:
 
 def test_a_link_with_its_own_simple_floor_keeps_it_physically_not_in_the_tuner_view() -> None:
     """GPUDirect-TCPXO-like link stating 0 exposed latencies for a small Simple message: at 8 MiB
-    (1/8 of the 64 MiB fill) a hop carries 0 + 8 x 1/8 = 1 one-way latency, not NCCL's
-    2 + 6/8 = 2.75; NCCL's tuner still counts 2."""
+    (1/8 of the 64 MiB fill) a hop carries 0 + factor x 1/8 one-way latencies, not NCCL's
+    2 + (factor - 2) x 1/8; NCCL's tuner still counts 2."""
     params = builtin_cost_params()
     ring, simple = Algorithm.RING, Protocol.SIMPLE
-    assert params.calibrated.simple_transport_factor == 8
+    factor = params.calibrated.simple_transport_factor
     eight_mib = 8 * 2**20
     own = _two_plugin_nodes(48.9 * US, simple_floor=0.0)
     assert net_hop_latency(own, ring, simple, eight_mib, params) == pytest.approx(
-        (14.0 + 1.0 * 48.9) * US
+        (14.0 + factor / 8 * 48.9) * US
     )
     assert net_hop_latency(
         _two_plugin_nodes(48.9 * US), ring, simple, eight_mib, params
-    ) == pytest.approx((14.0 + 2.75 * 48.9) * US)
+    ) == pytest.approx((14.0 + (2 + (factor - 2) / 8) * 48.9) * US)
     assert net_hop_latency(own, ring, simple, eight_mib, params.tuner_view()) == pytest.approx(
         (14.0 + 2 * 48.9) * US
     )

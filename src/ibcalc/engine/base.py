@@ -38,9 +38,11 @@ __all__ = [
     "net_overhead",
     "protocol_factor",
     "protocols_for",
+    "proxy_posts_term",
     "ring_protocol_bw",
     "simple_floor",
     "tree_correction",
+    "tree_post_overhead",
     "wan_hop_latency",
 ]
 
@@ -169,6 +171,28 @@ def net_overhead(topo: Topology, protocol: Protocol, params: CostParams) -> floa
     tuner = params.nccl_tuner
     each = tuner.net_overhead_amd_s if topo.host_cpu == "amd" else tuner.net_overhead_s
     return each * (tuner.net_overhead_simple_factor if protocol is Protocol.SIMPLE else 1)
+
+
+def tree_post_overhead(topo: Topology, protocol: Protocol, params: CostParams) -> float:
+    """:func:`net_overhead` that a tree (NVLS-tree too) pays once on the way up and once on the
+    way down across nodes, in the physical view (``assumptions.tree_net_overhead``): the host
+    proxy posts its network sends as it posts a ring's steps; NCCL's tuner charges it to rings
+    only. Once each way, whatever the depth: the published 4- and 16-node trees show no more."""
+    if not params.assumptions.tree_net_overhead:
+        return 0.0
+    return net_overhead(topo, protocol, params)
+
+
+def proxy_posts_term(post_s: float, topo: Topology) -> Term:
+    """The explanation of :func:`tree_post_overhead` (once up, once down)."""
+    host = topo.host_cpu or "other"
+    return Term(
+        name="proxy posts across nodes",
+        seconds=2 * post_s,
+        detail=f"2 x {us(post_s)} (up and down, whatever the depth): NCCL's network post overhead "
+        f"per step ({host} host; getNetOverhead, tripled for Simple), which NCCL's tuner charges "
+        "to ring steps only",
+    )
 
 
 def base_latency(algorithm: Algorithm, protocol: Protocol, params: CostParams) -> float:

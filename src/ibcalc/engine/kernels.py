@@ -51,6 +51,7 @@ from ibcalc.engine.base import (
     protocol_factor,
     ring_protocol_bw,
     simple_floor,
+    tree_post_overhead,
     wan_hop_latency,
 )
 from ibcalc.engine.params import CostParams
@@ -301,6 +302,7 @@ def _tree_kernel(
     net_levels = max(depth - wan_depth, 0)
     chain = (m - 1) * intra
     wan_part = wan_depth * wan
+    posts = 2 * min(1, net_levels + wan_depth) * tree_post_overhead(topo, protocol, params)
     intra_stages, net_stages = 2 * (m - 1), 2 * (net_levels + wan_depth)
     total_stages = intra_stages + net_stages
     ll_net = _ll_net(topo, protocol, params)
@@ -330,7 +332,7 @@ def _tree_kernel(
             net = hw + extra * (low + span * (fill if fill < 1.0 else 1.0))
         else:
             net = net_const
-        latency = base + 2 * (chain + net_levels * net + wan_part)
+        latency = base + 2 * (chain + net_levels * net + wan_part) + posts
         transfer = size_bytes / b
         if ll_on:
             ll = (ll_sat if ll_sat < size_bytes else size_bytes) / ll_bw
@@ -384,11 +386,16 @@ def _nvls_tree_kernel(
     wan = wan_hop_latency(topo, Algorithm.NVLS_TREE, protocol, params)
     net_levels2 = 2 * max(depth - wan_depth, 0)
     wan_part = 2 * wan_depth * wan
+    posts = (
+        2
+        * min(1, max(depth - wan_depth, 0) + wan_depth)
+        * tree_post_overhead(topo, protocol, params)
+    )
 
     def kernel(size_bytes: float) -> float:
         fill = size_bytes / fill_bytes
         net = hw + extra * (low + span * (fill if fill < 1.0 else 1.0))
-        latency = hop + net_levels2 * net + wan_part
+        latency = hop + net_levels2 * net + wan_part + posts
         transfer = size_bytes * m1 / intra_den
         net_t = net_mult * size_bytes / net_bw
         if net_t > transfer:

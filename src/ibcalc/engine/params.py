@@ -421,6 +421,9 @@ class Assumptions:
     #: 1: a link's own ``simple_transport_floor`` replaces ``simple_transport_floor`` (the tuner
     #: view: 0, NCCL's count for every plugin).
     link_simple_floor: int = _param("link_simple_floor", _Number(0.0, 1.0, integer=True))
+    #: 1: every network hop of a tree pays NCCL's per-step network overhead, as ring steps do
+    #: (the tuner view: 0, NCCL charges it to rings only).
+    tree_net_overhead: int = _param("tree_net_overhead", _Number(0.0, 1.0, integer=True))
 
 
 @dataclass(frozen=True)

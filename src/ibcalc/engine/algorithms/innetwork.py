@@ -38,6 +38,8 @@ from ibcalc.engine.base import (
     make_cost,
     net_hop_detail,
     net_hop_latency,
+    proxy_posts_term,
+    tree_post_overhead,
     us,
     wan_hop_latency,
 )
@@ -174,7 +176,9 @@ def nvls_tree_timing(
     net = net_hop_latency(topo, Algorithm.NVLS_TREE, protocol, size_bytes, params)
     wan = wan_hop_latency(topo, Algorithm.NVLS_TREE, protocol, params)
     net_levels = max(depth - wan_depth, 0)
-    latency = hop + 2 * net_levels * net + 2 * wan_depth * wan
+    post = tree_post_overhead(topo, protocol, params)
+    posts = 2 * min(1, net_levels + wan_depth) * post
+    latency = hop + 2 * net_levels * net + 2 * wan_depth * wan + posts
     transfer = max(intra_t, net_t, wan_t)
 
     def explain() -> Cost:
@@ -202,6 +206,8 @@ def nvls_tree_timing(
                     name="tree levels across sites", seconds=2 * wan_depth * wan, detail="WAN hops"
                 )
             )
+        if posts:
+            terms.append(proxy_posts_term(post, topo))
         terms.append(
             Term(
                 name="transfer",

@@ -36,7 +36,9 @@ from ibcalc.engine.base import (
     make_cost,
     net_hop_detail,
     net_hop_latency,
+    proxy_posts_term,
     tree_correction,
+    tree_post_overhead,
     us,
     wan_hop_latency,
 )
@@ -107,7 +109,11 @@ def tree_timing(
     wan = wan_hop_latency(topo, Algorithm.TREE, protocol, params)
     base = base_latency(Algorithm.TREE, protocol, params)
     net_levels = max(depth - wan_depth, 0)
-    latency = base + 2 * ((m - 1) * intra + net_levels * net + wan_depth * wan)
+    # the host proxy's post overhead (NCCL's per-step network overhead), once on the way up and
+    # once down: the published trees show it does not grow with the depth
+    post = tree_post_overhead(topo, protocol, params)
+    posts = 2 * min(1, net_levels + wan_depth) * post
+    latency = base + 2 * ((m - 1) * intra + net_levels * net + wan_depth * wan) + posts
     # up the chain and the tree to the root, then back down: every stage holds a chunk
     stages = (2 * (m - 1), 2 * (net_levels + wan_depth))
     transfer = max(size_bytes / bw, ll_network_transfer(topo, size_bytes, protocol, params))
@@ -156,6 +162,8 @@ def tree_timing(
                     "latency)",
                 )
             )
+        if posts:
+            terms.append(proxy_posts_term(post, topo))
         terms.append(
             Term(
                 name="transfer",
