@@ -85,6 +85,7 @@ def round_topology(
     transport_latency_s: float = 0.0,
     path: Literal["nvlink", "pci"] = "nvlink",
     gpu_arch: str = "",
+    simple_floor: float | None = None,
 ) -> Topology:
     """A cluster on :data:`B_UP` and :data:`B_NIC` tiers, so a test's arithmetic is checkable."""
     up = None
@@ -102,6 +103,7 @@ def round_topology(
             nic_bw_Bps=B_NIC,
             sharp=sharp,
             transport_latency_s=transport_latency_s,
+            simple_floor=simple_floor,
         )
     return Topology(
         ranks_per_domain=gpus, domains=nodes, up=up, out=out, arch="hopper", gpu_arch=gpu_arch

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from conftest import round_topology
 from ibcalc.catalogue.cost_params import (
     BUILTIN_LABEL,
     ENV_VAR,
@@ -25,9 +26,9 @@ from ibcalc.catalogue.cost_params import (
 )
 from ibcalc.catalogue.load import load_catalogue
 from ibcalc.cluster.spec import ClusterSpec
-from ibcalc.engine.base import Topology, net_hop_latency
+from ibcalc.engine.base import net_hop_latency
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.types import Algorithm, Collective, Protocol, ScaleOutTier
+from ibcalc.engine.types import Algorithm, Collective, Protocol
 from ibcalc.errors import CatalogueError, InputFileError
 from ibcalc.facade import estimate
 from ibcalc.yamlio import load_yaml
@@ -459,7 +460,7 @@ def test_tuner_view_of_a_simple_network_hop_on_a_proxy_transport() -> None:
     hop at any size; physically NCCL's 2 for small messages too (simple_transport_floor), growing
     linearly to the fitted factor at 64 MiB."""
     params = builtin_cost_params()
-    topo = _two_plugin_nodes(20 * US)
+    topo = round_topology(2, 1, nics=1, transport_latency_s=20 * US)
     hop = 14.0 * US  # NCCL NET Ring Simple
     ring, simple = Algorithm.RING, Protocol.SIMPLE
     tuner = params.tuner_view()
@@ -486,30 +487,16 @@ def test_a_link_with_its_own_simple_floor_keeps_it_physically_not_in_the_tuner_v
     ring, simple = Algorithm.RING, Protocol.SIMPLE
     factor = params.calibrated.simple_transport_factor
     eight_mib = 8 * 2**20
-    own = _two_plugin_nodes(48.9 * US, simple_floor=0.0)
+    own = round_topology(2, 1, nics=1, transport_latency_s=48.9 * US, simple_floor=0.0)
     assert net_hop_latency(own, ring, simple, eight_mib, params) == pytest.approx(
         (14.0 + factor / 8 * 48.9) * US
     )
     assert net_hop_latency(
-        _two_plugin_nodes(48.9 * US), ring, simple, eight_mib, params
+        round_topology(2, 1, nics=1, transport_latency_s=48.9 * US), ring, simple, eight_mib, params
     ) == pytest.approx((14.0 + (2 + (factor - 2) / 8) * 48.9) * US)
     assert net_hop_latency(own, ring, simple, eight_mib, params.tuner_view()) == pytest.approx(
         (14.0 + 2 * 48.9) * US
     )
-
-
-def _two_plugin_nodes(latency_s: float, simple_floor: float | None = None) -> Topology:
-    """Two one-GPU nodes joined by one 12.5 GB/s proxy-driven (plugin) NIC each."""
-    net = ScaleOutTier(
-        link_id="plugin",
-        domains=2,
-        nics_per_domain=1,
-        nic_line_Bps=12.5 * GB,
-        nic_bw_Bps=12.5 * GB,
-        transport_latency_s=latency_s,
-        simple_floor=simple_floor,
-    )
-    return Topology(ranks_per_domain=1, domains=2, up=None, out=net)
 
 
 # --- purity ---------------------------------------------------------------------------------

@@ -41,6 +41,7 @@ __all__ = [
     "proxy_posts_term",
     "ring_protocol_bw",
     "simple_floor",
+    "tree_corrected",
     "tree_correction",
     "tree_post_overhead",
     "wan_hop_latency",
@@ -174,24 +175,25 @@ def net_overhead(topo: Topology, protocol: Protocol, params: CostParams) -> floa
 
 
 def tree_post_overhead(topo: Topology, protocol: Protocol, params: CostParams) -> float:
-    """:func:`net_overhead` that a tree (NVLS-tree too) pays once on the way up and once on the
-    way down across nodes, in the physical view (``assumptions.tree_net_overhead``): the host
-    proxy posts its network sends as it posts a ring's steps; NCCL's tuner charges it to rings
-    only. Once each way, whatever the depth: the published 4- and 16-node trees show no more."""
+    """What a tree (NVLS-tree too) across nodes pays for the host proxy's posts:
+    :func:`net_overhead` once on the way up and once on the way down, in the physical view
+    (``assumptions.tree_net_overhead``; 0 on one domain). The proxy posts a tree's network sends
+    as it posts a ring's steps; NCCL's tuner charges it to rings only. Once each way, whatever the
+    depth: the published 4- and 16-node trees show no more."""
     if not params.assumptions.tree_net_overhead:
         return 0.0
-    return net_overhead(topo, protocol, params)
+    return 2 * net_overhead(topo, protocol, params)
 
 
-def proxy_posts_term(post_s: float, topo: Topology) -> Term:
-    """The explanation of :func:`tree_post_overhead` (once up, once down)."""
+def proxy_posts_term(posts_s: float, topo: Topology) -> Term:
+    """The explanation of :func:`tree_post_overhead` (``posts_s``: both ways)."""
     host = topo.host_cpu or "other"
     return Term(
         name="proxy posts across nodes",
-        seconds=2 * post_s,
-        detail=f"2 x {us(post_s)} (up and down, whatever the depth): NCCL's network post overhead "
-        f"per step ({host} host; getNetOverhead, tripled for Simple), which NCCL's tuner charges "
-        "to ring steps only",
+        seconds=posts_s,
+        detail=f"2 x {us(posts_s / 2)} (up and down, whatever the depth): NCCL's network post "
+        f"overhead per step ({host} host; getNetOverhead, tripled for Simple), which NCCL's tuner "
+        "charges to ring steps only",
     )
 
 
@@ -239,10 +241,15 @@ def simple_floor(topo: Topology, params: CostParams) -> float:
     link's own count where the catalogue gives one (``simple_transport_floor``: 0 for
     GPUDirect-TCPXO) and ``assumptions.link_simple_floor`` is on, else
     ``assumptions.simple_transport_floor`` (NCCL's tuner count, 2)."""
+    own = _link_simple_floor(topo, params)
+    return params.assumptions.simple_transport_floor if own is None else own
+
+
+def _link_simple_floor(topo: Topology, params: CostParams) -> float | None:
+    """The scale-out link's own ``simple_transport_floor`` where it states one and
+    ``assumptions.link_simple_floor`` is on; None otherwise."""
     own = topo.out.simple_floor if topo.out is not None else None
-    if own is not None and params.assumptions.link_simple_floor:
-        return own
-    return params.assumptions.simple_transport_floor
+    return own if params.assumptions.link_simple_floor else None
 
 
 def net_hop_latency(
@@ -330,7 +337,7 @@ def net_hop_detail(
             floor = simple_floor(topo, params)
             whose = (
                 "NCCL's count"
-                if floor == params.assumptions.simple_transport_floor
+                if _link_simple_floor(topo, params) is None
                 else "the link's own count"
             )
             text += (
@@ -409,6 +416,14 @@ def ring_protocol_bw(
     if protocol is Protocol.LL:
         return min(bw_Bps * params.nccl_tuner.ring_ll_factor, ll_cap_Bps(topo, params))
     return bw_Bps * protocol_factor(protocol, params)
+
+
+def tree_corrected(protocol: Protocol, params: CostParams) -> bool:
+    """Whether a tree's bandwidth takes NCCL's size-bucket correction (:func:`tree_correction`):
+    always in the tuner view, as NCCL does; in the physical view on top of the fill for LL128 and
+    Simple, which the fill alone leaves too fast at mid sizes, not for LL
+    (docs/model.md#tree-correction-and-ring-plateau)."""
+    return not params.pipeline.model_fill or protocol is not Protocol.LL
 
 
 def tree_correction(size_bytes: float, protocol: Protocol, params: CostParams) -> float:

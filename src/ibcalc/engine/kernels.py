@@ -51,9 +51,11 @@ from ibcalc.engine.base import (
     protocol_factor,
     ring_protocol_bw,
     simple_floor,
+    tree_corrected,
     tree_post_overhead,
     wan_hop_latency,
 )
+from ibcalc.engine.measure import chain_overlaps
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.pipeline import (
     active_channels,
@@ -288,8 +290,7 @@ def _tree_kernel(
         bw *= nccl.tree_ll128_factor_one_node if big_n == 1 else nccl.tree_ll128_factor_multi_node
     model_fill = bool(params.pipeline.model_fill)
     first = nccl.tree_correction_first_bucket_bytes
-    # NCCL's correction: the tuner's everywhere, the physical view's for LL128 and Simple
-    corrected = not model_fill or protocol is not Protocol.LL
+    corrected = tree_corrected(protocol, params)
     table = nccl.tree_correction.get(protocol)
     if table is None:
         return None
@@ -302,7 +303,7 @@ def _tree_kernel(
     net_levels = max(depth - wan_depth, 0)
     chain = (m - 1) * intra
     wan_part = wan_depth * wan
-    posts = 2 * min(1, net_levels + wan_depth) * tree_post_overhead(topo, protocol, params)
+    posts = tree_post_overhead(topo, protocol, params)
     intra_stages, net_stages = 2 * (m - 1), 2 * (net_levels + wan_depth)
     total_stages = intra_stages + net_stages
     ll_net = _ll_net(topo, protocol, params)
@@ -386,11 +387,7 @@ def _nvls_tree_kernel(
     wan = wan_hop_latency(topo, Algorithm.NVLS_TREE, protocol, params)
     net_levels2 = 2 * max(depth - wan_depth, 0)
     wan_part = 2 * wan_depth * wan
-    posts = (
-        2
-        * min(1, max(depth - wan_depth, 0) + wan_depth)
-        * tree_post_overhead(topo, protocol, params)
-    )
+    posts = tree_post_overhead(topo, protocol, params)
 
     def kernel(size_bytes: float) -> float:
         fill = size_bytes / fill_bytes
@@ -635,7 +632,7 @@ def _ring_chain_kernel(
     ll_on, ll_sat, ll_bw = _unpack_ll(_ll_net(topo, protocol, params))
     full = channels(topo, params)
     unit = channel_unit_bytes(topo, protocol, params, ring=True)
-    overlaps = protocol is Protocol.LL
+    overlaps = chain_overlaps(protocol)
 
     def kernel(size_bytes: float) -> tuple[float, float]:
         if net_varies:

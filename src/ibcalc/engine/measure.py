@@ -28,9 +28,15 @@ from __future__ import annotations
 
 from ibcalc.engine.base import Topology
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.types import Cost
+from ibcalc.engine.types import Cost, Protocol
 
-__all__ = ["host_period_s", "measured", "measured_s"]
+__all__ = ["chain_overlaps", "host_period_s", "measured", "measured_s"]
+
+
+def chain_overlaps(protocol: Protocol) -> bool:
+    """Whether back-to-back operations of a one-way chain (ring broadcast, reduce) overlap: in LL
+    only, as the published broadcasts show (module docstring)."""
+    return protocol is Protocol.LL
 
 
 def host_period_s(topo: Topology, params: CostParams) -> float:

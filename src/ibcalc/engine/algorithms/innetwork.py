@@ -176,8 +176,7 @@ def nvls_tree_timing(
     net = net_hop_latency(topo, Algorithm.NVLS_TREE, protocol, size_bytes, params)
     wan = wan_hop_latency(topo, Algorithm.NVLS_TREE, protocol, params)
     net_levels = max(depth - wan_depth, 0)
-    post = tree_post_overhead(topo, protocol, params)
-    posts = 2 * min(1, net_levels + wan_depth) * post
+    posts = tree_post_overhead(topo, protocol, params)
     latency = hop + 2 * net_levels * net + 2 * wan_depth * wan + posts
     transfer = max(intra_t, net_t, wan_t)
 
@@ -207,7 +206,7 @@ def nvls_tree_timing(
                 )
             )
         if posts:
-            terms.append(proxy_posts_term(post, topo))
+            terms.append(proxy_posts_term(posts, topo))
         terms.append(
             Term(
                 name="transfer",

@@ -36,6 +36,7 @@ from ibcalc.engine.base import (
     us,
     wan_hop_latency,
 )
+from ibcalc.engine.measure import chain_overlaps
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.pipeline import (
     active_channels,
@@ -145,7 +146,7 @@ def ring_timing(
         # a chain in LL: the next operation enters as soon as the first stage is free, so
         # back-to-back operations complete once per slowest stage; in LL128 and Simple the
         # published broadcasts run at one operation's time (engine/measure.py)
-        if protocol is Protocol.LL:
+        if chain_overlaps(protocol):
             period = base + max(intra if topo.m > 1 else 0.0, net, wan) + transfer
     else:
         nsteps = 2 * (n - 1) if all_reduce else n - 1

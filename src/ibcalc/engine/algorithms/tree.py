@@ -37,6 +37,7 @@ from ibcalc.engine.base import (
     net_hop_detail,
     net_hop_latency,
     proxy_posts_term,
+    tree_corrected,
     tree_correction,
     tree_post_overhead,
     us,
@@ -97,10 +98,8 @@ def tree_timing(
     unit = channel_unit_bytes(topo, protocol, params, ring=False)
     active = active_channels(size_bytes, full, unit)
     bw = trimmed_bw(bw, active, full)
-    # NCCL's size-bucket correction ("trees do not follow the model well at medium sizes"): the
-    # tuner's; in the physical view on top of the fill for LL128 and Simple, which the fill alone
-    # leaves too fast at mid sizes (docs/model.md#tree-correction-and-ring-plateau)
-    if not params.pipeline.model_fill or protocol is not Protocol.LL:
+    # NCCL's size-bucket correction ("trees do not follow the model well at medium sizes")
+    if tree_corrected(protocol, params):
         bw *= tree_correction(size_bytes, protocol, params)
     intra = intra_hop_latency(topo, Algorithm.TREE, protocol, params)
     net = net_hop_latency(topo, Algorithm.TREE, protocol, size_bytes, params) if big_n > 1 else 0.0
@@ -111,8 +110,7 @@ def tree_timing(
     net_levels = max(depth - wan_depth, 0)
     # the host proxy's post overhead (NCCL's per-step network overhead), once on the way up and
     # once down: the published trees show it does not grow with the depth
-    post = tree_post_overhead(topo, protocol, params)
-    posts = 2 * min(1, net_levels + wan_depth) * post
+    posts = tree_post_overhead(topo, protocol, params)
     latency = base + 2 * ((m - 1) * intra + net_levels * net + wan_depth * wan) + posts
     # up the chain and the tree to the root, then back down: every stage holds a chunk
     stages = (2 * (m - 1), 2 * (net_levels + wan_depth))
@@ -163,7 +161,7 @@ def tree_timing(
                 )
             )
         if posts:
-            terms.append(proxy_posts_term(post, topo))
+            terms.append(proxy_posts_term(posts, topo))
         terms.append(
             Term(
                 name="transfer",
