@@ -215,3 +215,20 @@ def test_busbw_within_physical_ceiling(t: Topology, size: float, coll: Collectiv
         else:
             ceiling = up_line
         assert busbw <= ceiling * (1 + 1e-9), (c, busbw, ceiling)
+
+
+@settings(max_examples=150, deadline=None)
+@given(t=topologies(), size=sizes, coll=st.sampled_from(COLLECTIVES))
+def test_explanations_add_up(t: Topology, size: float, coll: Collective) -> None:
+    """``--explain`` lists every cost term by term, each with the numbers it was worked out
+    from, and the terms add up to one operation's time (the table's "sum of the terms above")."""
+    for cost in evaluate(coll, size, t, PARAMS):
+        assert len(cost.terms) >= 2, cost.algorithm
+        assert not any(term.detail.startswith("formula:") for term in cost.terms), cost.algorithm
+        total = sum(term.seconds for term in cost.terms)
+        assert abs(total - cost.single_s) <= 1e-9 * cost.single_s + 1e-15, (
+            cost.algorithm,
+            cost.protocol,
+            total,
+            cost.single_s,
+        )

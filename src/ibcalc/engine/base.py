@@ -29,7 +29,10 @@ __all__ = [
     "Timing",
     "Topology",
     "base_latency",
+    "base_term",
     "clock_scale",
+    "hop_term",
+    "hop_terms",
     "intra_hop_latency",
     "ll_cap_Bps",
     "ll_network_transfer",
@@ -37,10 +40,12 @@ __all__ = [
     "net_hop_latency",
     "net_overhead",
     "protocol_factor",
+    "protocol_words",
     "protocols_for",
     "proxy_posts_term",
     "ring_protocol_bw",
     "simple_floor",
+    "tapered_words",
     "tree_corrected",
     "tree_correction",
     "tree_post_overhead",
@@ -358,6 +363,91 @@ def wan_hop_latency(
     return hw + topo.wan.transport_latency_s
 
 
+def base_term(algorithm: Algorithm, protocol: Protocol, params: CostParams, count: int = 1) -> Term:
+    """The explanation of ``count`` x :func:`base_latency` (a pipeline of several collectives
+    pays one base each)."""
+    each = base_latency(algorithm, protocol, params)
+    times = f"{count} x " if count != 1 else ""
+    return Term(
+        name="base latency",
+        seconds=count * each,
+        detail=f"{times}NCCL {algorithm.value}/{protocol.value} base latency {us(each)} (baseLat)",
+    )
+
+
+def hop_term(
+    name: str,
+    count: float,
+    kind: str,
+    topo: Topology,
+    *,
+    algorithm: Algorithm,
+    protocol: Protocol,
+    size_bytes: float,
+    params: CostParams,
+) -> Term | None:
+    """``count`` hops of ``kind`` (``intra``, ``net`` or ``wan``), each worked out as
+    :func:`intra_hop_latency`, :func:`net_hop_latency` or :func:`wan_hop_latency` for
+    ``algorithm``'s row of NCCL's hwLat table; None when there are none."""
+    if kind == "intra":
+        each = intra_hop_latency(topo, algorithm, protocol, params)
+        how = intra_hop_detail(topo, algorithm, protocol, params)
+    elif kind == "net":
+        each = net_hop_latency(topo, algorithm, protocol, size_bytes, params)
+        how = net_hop_detail(topo, algorithm, protocol, size_bytes, params)
+    else:
+        each = wan_hop_latency(topo, algorithm, protocol, params)
+        link = topo.wan.link_id if topo.wan is not None else ""
+        how = f"NCCL NET hop + the WAN link's one-way latency ({link})"
+    if count <= 0 or each <= 0:
+        return None
+    return Term(name=name, seconds=count * each, detail=f"{count:g} x {us(each)}: {how}")
+
+
+def hop_terms(
+    rows: Sequence[tuple[str, float, str]],
+    topo: Topology,
+    *,
+    algorithm: Algorithm,
+    protocol: Protocol,
+    size_bytes: float,
+    params: CostParams,
+) -> list[Term]:
+    """:func:`hop_term` for each (name, count, kind) of ``rows`` that has hops."""
+    terms = []
+    for name, count, kind in rows:
+        found = hop_term(
+            name,
+            count,
+            kind,
+            topo,
+            algorithm=algorithm,
+            protocol=protocol,
+            size_bytes=size_bytes,
+            params=params,
+        )
+        if found is not None:
+            terms.append(found)
+    return terms
+
+
+def tapered_words(topo: Topology) -> str:
+    """`` (leaf uplinks x2 slower)`` when tapered leaves slow the network, else empty."""
+    if topo.leaf_contention <= 1:
+        return ""
+    return f" (leaf uplinks x{topo.leaf_contention:.2g} slower)"
+
+
+def protocol_words(protocol: Protocol, params: CostParams) -> str:
+    """How a non-Simple protocol slows a point-to-point transfer (empty for Simple)."""
+    if protocol is Protocol.SIMPLE:
+        return ""
+    return (
+        f"; {protocol.value} carries {protocol_factor(protocol, params):.3g} of each line as "
+        "data (the rest is flags), so the transfer takes that much longer"
+    )
+
+
 def ll_network_transfer(
     topo: Topology, size_bytes: float, protocol: Protocol, params: CostParams
 ) -> float:
@@ -444,12 +534,13 @@ def make_cost(
     transfer_s: float,
     bottleneck: str,
     formula: str,
+    terms: Sequence[Term],
     equivalent: bool = False,
-    terms: Sequence[Term] = (),
     fill_s: float = 0.0,
     period_s: float | None = None,
 ) -> Cost:
-    """Build a :class:`Cost`, guarding against negative or non-finite terms."""
+    """Build a :class:`Cost`, guarding against negative or non-finite times; ``terms`` explain
+    it term by term (they add up to one operation's time: tests/engine/test_properties.py)."""
     if not (math.isfinite(latency_s) and math.isfinite(transfer_s)):
         raise ValueError(f"{algorithm}/{protocol}: non-finite cost")
     return Cost(
@@ -462,11 +553,7 @@ def make_cost(
         formula=formula,
         fill_s=fill_s,
         period_s=period_s,
-        terms=tuple(terms)
-        or (
-            Term(name="latency", seconds=max(latency_s, 0.0), detail=f"formula: {formula}"),
-            Term(name="transfer", seconds=max(transfer_s, 0.0), detail=f"through {bottleneck}"),
-        ),
+        terms=tuple(terms),
     )
 
 

@@ -28,16 +28,51 @@ from ibcalc.engine.base import (
     Timing,
     Topology,
     base_latency,
+    base_term,
+    gbps,
+    hop_terms,
     intra_hop_latency,
     make_cost,
     net_hop_latency,
     protocol_factor,
+    protocol_words,
+    tapered_words,
+    us,
     wan_hop_latency,
 )
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol
+from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
+from ibcalc.units import format_size
 
 __all__ = ["pairwise_timing", "pxn_timing", "sendrecv_timing"]
+
+
+def _one_hop(
+    size_bytes: float, topo: Topology, protocol: Protocol, params: CostParams
+) -> tuple[float, str]:
+    """The one hop a point-to-point message pays (NCCL's ring row): the network's across
+    domains, the scale-up link's inside one, the WAN's if slower; and which kind it is."""
+    if topo.domains > 1:
+        hop, kind = net_hop_latency(topo, Algorithm.RING, protocol, size_bytes, params), "net"
+    else:
+        hop, kind = intra_hop_latency(topo, Algorithm.RING, protocol, params), "intra"
+    wan = wan_hop_latency(topo, Algorithm.RING, protocol, params)
+    return (wan, "wan") if wan > hop else (hop, kind)
+
+
+def _latency_terms(
+    size_bytes: float, topo: Topology, protocol: Protocol, params: CostParams, kind: str
+) -> list[Term]:
+    """Base latency and the one hop of :func:`_one_hop`, as explanation terms."""
+    hop = hop_terms(
+        [("one hop", 1, kind)],
+        topo,
+        algorithm=Algorithm.RING,
+        protocol=protocol,
+        size_bytes=size_bytes,
+        params=params,
+    )
+    return [base_term(Algorithm.RING, protocol, params), *hop]
 
 
 def _alltoall_terms(
@@ -62,6 +97,36 @@ def _alltoall_terms(
     return intra_t, net_t, wan_t
 
 
+def _alltoall_parts(
+    size_bytes: float, topo: Topology, params: CostParams, *, aggregated: bool
+) -> list[str]:
+    """Words for each path of :func:`_alltoall_terms`: its bytes per GPU, its rate and time."""
+    m, n = topo.m, topo.ranks
+    intra_t, net_t, wan_t = _alltoall_terms(size_bytes, topo, params, aggregated=aggregated)
+    parts = []
+    if m > 1:
+        what = f"(m-1)/n x S = {format_size((m - 1) / n * size_bytes)}"
+        if aggregated and topo.domains > 1:
+            what += (
+                " + the rail traffic PXN gathers, (n-m)/n x S x (m-1)/m = "
+                f"{format_size((n - m) / n * size_bytes * (m - 1) / m)}"
+            )
+        parts.append(f"scale-up {what} per GPU at {gbps(topo.up_bw_Bps())}: {us(intra_t)}")
+    if topo.domains > 1 and topo.out is not None:
+        parts.append(
+            f"network (n-m)/n x S = {format_size((n - m) / n * size_bytes)} per GPU at its share "
+            f"of the NICs, {topo.out.nics_per_domain} x {topo.out.link_id} / {m} = "
+            f"{gbps(topo.domain_bw_Bps() / m)}{tapered_words(topo)}: {us(net_t)}"
+        )
+    if topo.wan is not None:
+        per_site = n // topo.sites
+        parts.append(
+            f"WAN (n - n/s)/n x S = {format_size((n - per_site) / n * size_bytes)} per GPU at "
+            f"{gbps(topo.wan_bw_Bps(params) / per_site)}: {us(wan_t)}"
+        )
+    return parts
+
+
 def _alltoall(
     algorithm: Algorithm,
     size_bytes: float,
@@ -73,12 +138,7 @@ def _alltoall(
 ) -> Timing:
     aggregated = algorithm is Algorithm.PXN
     intra_t, net_t, wan_t = _alltoall_terms(size_bytes, topo, params, aggregated=aggregated)
-    hop = (
-        net_hop_latency(topo, Algorithm.RING, protocol, size_bytes, params)
-        if topo.domains > 1
-        else intra_hop_latency(topo, Algorithm.RING, protocol, params)
-    )
-    hop = max(hop, wan_hop_latency(topo, Algorithm.RING, protocol, params))
+    hop, hop_kind = _one_hop(size_bytes, topo, protocol, params)
     latency = (
         base_latency(Algorithm.RING, protocol, params)
         + hop
@@ -92,6 +152,34 @@ def _alltoall(
         where = "network (NIC share per GPU)" if net_t >= intra_t else "scale-up"
         if wan_t > max(net_t, intra_t):
             where = "WAN between sites (share per GPU)"
+        c = params.calibrated.per_message_s
+        if aggregated:
+            why = (
+                f"(N-1) + (m-1) = {messages} messages (PXN sends one per node over the rail "
+                "and one per local GPU over the scale-up link)"
+            )
+        else:
+            why = f"n-1 = {messages} messages (one per peer)"
+        terms = _latency_terms(size_bytes, topo, protocol, params, hop_kind)
+        if messages and c > 0:
+            terms.append(
+                Term(
+                    name="messages",
+                    seconds=messages * c,
+                    detail=f"{why} x {us(c)} per message (calibrated.per_message_latency, "
+                    "fitted by benchmarks/fits.py to small all-to-all rows)",
+                )
+            )
+        parts = _alltoall_parts(size_bytes, topo, params, aggregated=aggregated)
+        terms.append(
+            Term(
+                name="transfer",
+                seconds=transfer,
+                detail="all sends run at once, so the slowest path sets the time: "
+                + "; ".join(parts)
+                + protocol_words(protocol, params),
+            )
+        )
         return make_cost(
             algorithm,
             protocol,
@@ -101,6 +189,7 @@ def _alltoall(
             formula=(
                 "max((m-1)/n S/B_up, max(1,kf) (n-m)/n S/(nics B_nic/m)) + base + hop + msgs x c"
             ),
+            terms=terms,
         )
 
     return Timing(algorithm, protocol, latency, transfer, explain)
@@ -175,15 +264,36 @@ def sendrecv_timing(
     transfer = max(intra_t, net_t)
     if protocol is not Protocol.SIMPLE:
         transfer = transfer / protocol_factor(protocol, params)
-    hop = (
-        net_hop_latency(topo, Algorithm.RING, protocol, size_bytes, params)
-        if topo.domains > 1
-        else intra_hop_latency(topo, Algorithm.RING, protocol, params)
-    )
-    hop = max(hop, wan_hop_latency(topo, Algorithm.RING, protocol, params))
+    hop, hop_kind = _one_hop(size_bytes, topo, protocol, params)
     latency = base_latency(Algorithm.RING, protocol, params) + hop
 
     def explain() -> Cost:
+        parts = []
+        if topo.m > 1 and topo.up is not None:
+            eff = params.calibrated.p2p_efficiency
+            parts.append(
+                f"inside a node S at {gbps(topo.up_bw_Bps() * eff)} ({topo.up.link_id} "
+                f"{gbps(topo.up_bw_Bps())} x point-to-point efficiency {eff:.3g}, "
+                f"calibrated.p2p_efficiency): {us(intra_t)}"
+            )
+        if topo.domains > 1 and topo.out is not None:
+            parts.append(
+                f"the pair across nodes S through one {topo.out.link_id} NIC at "
+                f"{gbps(topo.out.nic_bw_Bps / topo.leaf_contention)}{tapered_words(topo)}"
+                + (" (or the WAN link, if slower)" if topo.wan is not None else "")
+                + f": {us(net_t)}"
+            )
+        terms = _latency_terms(size_bytes, topo, protocol, params, hop_kind)
+        terms.append(
+            Term(
+                name="transfer",
+                seconds=transfer,
+                detail=f"every rank sends S = {format_size(size_bytes)} to the next at once, so "
+                "the slowest pair sets the time: "
+                + "; ".join(parts)
+                + protocol_words(protocol, params),
+            )
+        )
         return make_cost(
             Algorithm.P2P,
             protocol,
@@ -191,6 +301,7 @@ def sendrecv_timing(
             transfer_s=transfer,
             bottleneck="one NIC between nodes" if net_t >= intra_t else "scale-up point-to-point",
             formula="max(S/B_p2p, S/B_nic) + base + hop",
+            terms=terms,
         )
 
     return Timing(Algorithm.P2P, protocol, latency, transfer, explain)

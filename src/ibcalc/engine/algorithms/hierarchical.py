@@ -21,13 +21,17 @@ from ibcalc.engine.base import (
     Timing,
     Topology,
     base_latency,
+    base_term,
+    gbps,
+    hop_terms,
     intra_hop_latency,
     make_cost,
     net_hop_latency,
     wan_hop_latency,
 )
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol
+from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
+from ibcalc.units import format_size
 
 __all__ = ["hierarchical_timing"]
 
@@ -66,12 +70,51 @@ def hierarchical_timing(
         where = "network (all-reduce per rail)" if net_t >= intra_t else "scale-up (RS + AG inside)"
         if net_t >= intra_t and topo.wan_bw_Bps(params) < topo.domain_bw_Bps():
             where = "WAN between sites (all-reduce per rail)"
+        terms = [base_term(Algorithm.RING, protocol, params, count=3)]
+        terms[0] = terms[0].model_copy(
+            update={
+                "detail": terms[0].detail + ", one per phase (reduce-scatter, all-reduce, "
+                "all-gather)"
+            }
+        )
+        terms += hop_terms(
+            [
+                ("steps inside nodes", 2 * (m - 1), "intra"),
+                ("network steps", 2 * (big_n - 1) - s_wan, "net"),
+                ("WAN steps", s_wan, "wan"),
+            ],
+            topo,
+            algorithm=Algorithm.RING,
+            protocol=protocol,
+            size_bytes=size_bytes,
+            params=params,
+        )
+        out = f"{topo.out.nics_per_domain} x {topo.out.link_id}" if topo.out is not None else ""
+        if topo.wan is not None:
+            out += "; the WAN's share instead where slower"
+        terms += [
+            Term(
+                name="transfer inside nodes",
+                seconds=intra_t,
+                detail=f"reduce-scatter then all-gather inside: 2(m-1)/m x S = "
+                f"{format_size(2 * (m - 1) / m * size_bytes)} per GPU at "
+                f"{gbps(topo.up_bw_Bps())}",
+            ),
+            Term(
+                name="network transfer",
+                seconds=net_t,
+                detail=f"all-reduce of the S/m shards across nodes, one ring per rail: the node "
+                f"sends 2(N-1)/N x S = {format_size(2 * (big_n - 1) / big_n * size_bytes)} at "
+                f"{gbps(rail_bw)} ({out})",
+            ),
+        ]
         return make_cost(
             Algorithm.HIERARCHICAL,
             protocol,
             latency_s=latency,
             transfer_s=transfer,
             bottleneck=where,
+            terms=terms,
             formula=(
                 "2(m-1)/m S/B_up + 2(N-1)/N S/(nics B_nic) + 3 base + 2(m-1) intra + 2(N-1) net"
             ),

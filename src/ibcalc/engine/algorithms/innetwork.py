@@ -27,12 +27,14 @@ does the reduction, so each GPU moves less than the 2(n-1)/n x S a point-to-poin
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from ibcalc.engine.algorithms.tree import tree_network_multiplier
 from ibcalc.engine.base import (
     Timing,
     Topology,
     gbps,
+    hop_terms,
     intra_hop_detail,
     intra_hop_latency,
     make_cost,
@@ -283,13 +285,73 @@ def collnet_direct_timing(
         min(1, m - 1) * intra_hop_latency(topo, Algorithm.COLLNET_DIRECT, protocol, params)
         + params.nccl_tuner.collnet_fanin_s * (m - 1)
     ) + net_hop_latency(topo, Algorithm.COLLNET_DIRECT, protocol, size_bytes, params)
+    algorithm = Algorithm.COLLNET_DIRECT
+
+    def latency_terms() -> list[Term]:
+        fanin = params.nccl_tuner.collnet_fanin_s
+        terms = _collnet_hops(
+            size_bytes, topo, protocol, params, algorithm=algorithm, intra=2 * min(1, m - 1)
+        )
+        if m > 1 and fanin > 0:
+            terms.insert(
+                1,
+                Term(
+                    name="fan-in inside nodes",
+                    seconds=2 * fanin * (m - 1),
+                    detail=f"2 x (m-1) = {2 * (m - 1)} x {us(fanin)}: each head gathers from "
+                    "and scatters to the other GPUs (NCCL's CollNetDirect fan-in, "
+                    "nccl_tuner.collnet_fanin_latency)",
+                ),
+            )
+        return terms
+
+    def transfer_words() -> str:
+        return (
+            f"reduce-scatter to and all-gather from the per-GPU heads inside, 2(m-1)/m x S = "
+            f"{format_size(2 * (m - 1) / m * size_bytes)} per GPU at {gbps(topo.up_bw_Bps())}: "
+            f"{us(intra_t)}; " + _sharp_words(size_bytes, topo, params, net_t)
+        )
+
     return _collnet_timing(
-        Algorithm.COLLNET_DIRECT,
+        algorithm,
         protocol,
         latency,
         (intra_t, net_t),
         intra_words="scale-up (RS/AG to heads)",
         formula="max(2(m-1)/m S/B_up, S/(a nics B_nic)) + latency",
+        latency_terms=latency_terms,
+        transfer_words=transfer_words,
+    )
+
+
+def _collnet_hops(
+    size_bytes: float,
+    topo: Topology,
+    protocol: Protocol,
+    params: CostParams,
+    *,
+    algorithm: Algorithm,
+    intra: int,
+) -> list[Term]:
+    """``intra`` hops inside the node and the one SHARP network hop, as explanation terms."""
+    return hop_terms(
+        [("hops inside nodes", intra, "intra"), ("SHARP network hop", 1, "net")],
+        topo,
+        algorithm=algorithm,
+        protocol=protocol,
+        size_bytes=size_bytes,
+        params=params,
+    )
+
+
+def _sharp_words(size_bytes: float, topo: Topology, params: CostParams, net_t: float) -> str:
+    """How :func:`sharp_network_s` is worked out."""
+    a = params.nccl_tuner.collnet_algbw_factor
+    nics = f"{topo.out.nics_per_domain} x {topo.out.link_id}" if topo.out is not None else "NICs"
+    return (
+        f"the SHARP switch tree: S = {format_size(size_bytes)} per node at {a:g} x the node's "
+        f"network ({nics}, {gbps(topo.domain_bw_Bps())}) = {gbps(a * topo.domain_bw_Bps())} "
+        f"(NCCL rates CollNet at half its bus bandwidth): {us(net_t)}"
     )
 
 
@@ -301,13 +363,24 @@ def _collnet_timing(
     *,
     intra_words: str,
     formula: str,
+    latency_terms: Callable[[], list[Term]],
+    transfer_words: Callable[[], str],
 ) -> Timing:
     """A CollNet cost: the latency, and the slower of the scale-up and SHARP network transfers
-    ``times`` (intra, net), named as the bottleneck."""
+    ``times`` (intra, net), named as the bottleneck; ``latency_terms`` and ``transfer_words``
+    explain them."""
     intra_t, net_t = times
     transfer = max(intra_t, net_t)
 
     def explain() -> Cost:
+        terms = latency_terms()
+        terms.append(
+            Term(
+                name="transfer",
+                seconds=transfer,
+                detail="the slower of the two, as they run at once: " + transfer_words(),
+            )
+        )
         return make_cost(
             algorithm,
             protocol,
@@ -316,6 +389,7 @@ def _collnet_timing(
             bottleneck="network into the SHARP switch tree" if net_t >= intra_t else intra_words,
             formula=formula,
             equivalent=True,
+            terms=terms,
         )
 
     return Timing(algorithm, protocol, latency, transfer, explain)
@@ -340,6 +414,21 @@ def collnet_chain_timing(
     latency = 2 * (m - 1) * intra_hop_latency(
         topo, Algorithm.COLLNET_CHAIN, protocol, params
     ) + net_hop_latency(topo, Algorithm.COLLNET_CHAIN, protocol, size_bytes, params)
+
+    def latency_terms() -> list[Term]:
+        return _collnet_hops(
+            size_bytes, topo, protocol, params, algorithm=Algorithm.COLLNET_CHAIN, intra=2 * (m - 1)
+        )
+
+    def transfer_words() -> str:
+        inside = (
+            f"a chain inside the node, up and back down, 2 x S = {format_size(2 * size_bytes)} "
+            f"per GPU at {gbps(topo.up_bw_Bps())}: {us(intra_t)}; "
+            if m > 1
+            else ""
+        )
+        return inside + _sharp_words(size_bytes, topo, params, net_t)
+
     return _collnet_timing(
         Algorithm.COLLNET_CHAIN,
         protocol,
@@ -347,4 +436,6 @@ def collnet_chain_timing(
         (intra_t, net_t),
         intra_words="scale-up chain (2S per GPU)",
         formula="max(2S/B_up, S/(a nics B_nic)) + 2(m-1) intra + net",
+        latency_terms=latency_terms,
+        transfer_words=transfer_words,
     )

@@ -22,13 +22,19 @@ from ibcalc.engine.base import (
     Timing,
     Topology,
     base_latency,
+    base_term,
+    gbps,
+    hop_terms,
     intra_hop_latency,
     make_cost,
+    net_hop_detail,
     net_hop_latency,
+    us,
     wan_hop_latency,
 )
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol
+from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
+from ibcalc.units import format_size
 
 __all__ = ["pat_timing", "rhd_timing"]
 
@@ -91,12 +97,72 @@ def rhd_timing(
         )
         if wan_bytes / wan_share > max(net_bytes / net_share, intra_bytes / up_bw):
             where = "WAN between sites (share per GPU)"
+        times = f"{phases} phases x " if phases > 1 else ""
+        step = "steps per phase" if phases > 1 else "steps"
+
+        def hops(rows: list[tuple[str, float, str]]) -> list[Term]:
+            return hop_terms(
+                rows,
+                topo,
+                algorithm=Algorithm.RING,
+                protocol=protocol,
+                size_bytes=size_bytes,
+                params=params,
+            )
+
+        terms = [base_term(Algorithm.RING, protocol, params)]
+        for name, count, kind, words in (
+            ("WAN steps", wan_steps, "wan", f"lg s = {wan_steps} {step}"),
+            ("network steps", net_steps, "net", f"lg N = {net_steps} {step}"),
+            ("steps inside nodes", intra_steps, "intra", f"lg m = {intra_steps} {step}"),
+        ):
+            for found in hops([(name, phases * count, kind)]):
+                terms.append(found.model_copy(update={"detail": f"{times}{words}; {found.detail}"}))
+        nics = (
+            f"{topo.out.nics_per_domain} x {topo.out.link_id} / {m}" if topo.out is not None else ""
+        )
+        for name, moved, bw, words in (
+            ("WAN transfer", wan_bytes, wan_share, "(s-1)/s x S crosses the WAN"),
+            (
+                "network transfer",
+                net_bytes,
+                net_share,
+                f"(N-1)/N x S goes to the far partners over the GPU's share of the NICs ({nics})",
+            ),
+            (
+                "transfer inside nodes",
+                intra_bytes,
+                up_bw,
+                "(m-1)/(mN) x S goes to the partners inside the node",
+            ),
+        ):
+            if moved > 0:
+                terms.append(
+                    Term(
+                        name=name,
+                        seconds=phases * moved / bw,
+                        detail=f"{times}{words}: {format_size(moved)} per GPU at {gbps(bw)}",
+                    )
+                )
+        if pow2 != n:
+            kind = "net" if big_n > 1 else "intra"
+            terms += hops([("fold-in hops", 2, kind)])
+            terms.append(
+                Term(
+                    name="fold-in transfer",
+                    seconds=2 * size_bytes / slowest,
+                    detail=f"{n} ranks is not a power of two: the {n - pow2} surplus ranks send "
+                    f"their S in before and take it back after, 2 x {format_size(size_bytes)} "
+                    f"at {gbps(slowest)} (the slower tier)",
+                )
+            )
         return make_cost(
             Algorithm.RHD,
             protocol,
             latency_s=latency,
             transfer_s=transfer,
             bottleneck=where,
+            terms=terms,
             formula=(
                 "phases x ((N-1)/N S / (nics B_nic/m) + (m-1)/(mN) S / B_up) + lg p hops per phase"
             ),
@@ -136,6 +202,31 @@ def pat_timing(
     transfer = (n - 1) / n * size_bytes / bw
 
     def explain() -> Cost:
+        tuner = params.nccl_tuner
+        steps = math.log2(topo.domains)
+        net = net_hop_latency(topo, Algorithm.PAT, protocol, size_bytes, params)
+        terms = [
+            base_term(Algorithm.PAT, protocol, params),
+            Term(
+                name="network steps",
+                seconds=steps * net / tuner.pat_net_divisor,
+                detail=f"log2(N) = {steps:.3g} steps x {us(net)} / {tuner.pat_net_divisor:g} "
+                "(NCCL's PAT model: its steps overlap); "
+                + net_hop_detail(topo, Algorithm.PAT, protocol, size_bytes, params),
+            ),
+            Term(
+                name="per rank",
+                seconds=tuner.pat_per_rank_s * n,
+                detail=f"{n} ranks x {us(tuner.pat_per_rank_s)} (NCCL's PAT model)",
+            ),
+            Term(
+                name="transfer",
+                seconds=transfer,
+                detail=f"(n-1)/n x S = {format_size((n - 1) / n * size_bytes)} per GPU at "
+                f"{gbps(bw)}: the node's network {gbps(topo.domain_bw_Bps())} x "
+                f"{tuner.pat_factor:g} (NCCL's PAT bandwidth factor)",
+            ),
+        ]
         return make_cost(
             Algorithm.PAT,
             protocol,
@@ -143,6 +234,7 @@ def pat_timing(
             transfer_s=transfer,
             bottleneck="network (one GPU per node)",
             formula="(n-1)/n S / (0.75 B_nic) + 8 us + log2(N) net/3.5 + 2.8 us x n",
+            terms=terms,
         )
 
     return Timing(Algorithm.PAT, protocol, latency, transfer, explain)
