@@ -23,6 +23,7 @@ from ibcalc.engine.base import (
     Timing,
     Topology,
     base_latency,
+    base_term,
     bytes_factor,
     gbps,
     intra_hop_detail,
@@ -166,11 +167,6 @@ def ring_timing(
         transfer = max(transfer, ll_network_transfer(topo, size_bytes, protocol, params))
 
     def explain() -> Cost:
-        base_term = Term(
-            name="base latency",
-            seconds=base,
-            detail=f"NCCL ring/{protocol.value} base latency {us(base)} (baseLat)",
-        )
         if one_way and not params.pipeline.model_fill:
             formula = "S/B_ring + base + one hop (NCCL's tuner)"
             hops = []
@@ -198,7 +194,7 @@ def ring_timing(
             moved = bytes_factor(collective, n) * size_bytes
             factor_text = f"{'2(n-1)/n' if all_reduce else '(n-1)/n'} x S (n = {n})"
         where = _ring_where(limit, raw_bw, topo)
-        terms = [base_term]
+        terms = [base_term(Algorithm.RING, protocol, params)]
         for name, count, each, kind in hops:
             if count <= 0 or each <= 0:
                 continue

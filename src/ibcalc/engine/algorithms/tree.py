@@ -28,6 +28,7 @@ from ibcalc.engine.base import (
     Timing,
     Topology,
     base_latency,
+    base_term,
     gbps,
     intra_hop_detail,
     intra_hop_latency,
@@ -126,13 +127,7 @@ def tree_timing(
             where = "network (tree: each node sends {}S)".format("1" if big_n <= 2 else "2")
         else:
             where = "scale-up chain inside the node (2S per GPU)"
-        terms = [
-            Term(
-                name="base latency",
-                seconds=base,
-                detail=f"NCCL tree/{protocol.value} base latency {us(base)} (baseLat)",
-            )
-        ]
+        terms = [base_term(Algorithm.TREE, protocol, params)]
         if m > 1:
             terms.append(
                 Term(
