@@ -277,11 +277,16 @@ def sendrecv_timing(
                 f"calibrated.p2p_efficiency): {us(intra_t)}"
             )
         if topo.domains > 1 and topo.out is not None:
+            nic_bw = topo.out.nic_bw_Bps / topo.leaf_contention
             parts.append(
                 f"the pair across nodes S through one {topo.out.link_id} NIC at "
-                f"{gbps(topo.out.nic_bw_Bps / topo.leaf_contention)}{tapered_words(topo)}"
-                + (" (or the WAN link, if slower)" if topo.wan is not None else "")
-                + f": {us(net_t)}"
+                f"{gbps(nic_bw)}{tapered_words(topo)}: {us(size_bytes / nic_bw)}"
+            )
+        if topo.wan is not None:
+            wan_bw = min(topo.wan.nic_bw_Bps, topo.wan_bw_Bps(params))
+            parts.append(
+                f"the pair across sites S through one {topo.wan.link_id} link at "
+                f"{gbps(wan_bw)}: {us(size_bytes / wan_bw)}"
             )
         terms = _latency_terms(size_bytes, topo, protocol, params, hop_kind)
         terms.append(

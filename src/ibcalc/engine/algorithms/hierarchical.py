@@ -90,8 +90,8 @@ def hierarchical_timing(
             params=params,
         )
         out = f"{topo.out.nics_per_domain} x {topo.out.link_id}" if topo.out is not None else ""
-        if topo.wan is not None:
-            out += "; the WAN's share instead where slower"
+        if topo.wan is not None and topo.wan_bw_Bps(params) < topo.domain_bw_Bps():
+            out = f"the site's {topo.wan.link_id} WAN links, slower than {out}"
         terms += [
             Term(
                 name="transfer inside nodes",

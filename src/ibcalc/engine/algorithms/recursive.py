@@ -121,13 +121,14 @@ def rhd_timing(
         nics = (
             f"{topo.out.nics_per_domain} x {topo.out.link_id} / {m}" if topo.out is not None else ""
         )
+        net_words = "(N-1)/N x S" if sites == 1 else "(N/s-1)/(N/s) x S/s (N/s nodes per site)"
         for name, moved, bw, words in (
             ("WAN transfer", wan_bytes, wan_share, "(s-1)/s x S crosses the WAN"),
             (
                 "network transfer",
                 net_bytes,
                 net_share,
-                f"(N-1)/N x S goes to the far partners over the GPU's share of the NICs ({nics})",
+                f"{net_words} goes to the far partners over the GPU's share of the NICs ({nics})",
             ),
             (
                 "transfer inside nodes",
