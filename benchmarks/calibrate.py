@@ -35,6 +35,7 @@ def in_use(model: Model, name: str) -> float:
             "launch_per_gpu": "launch_per_gpu_s",
             "ll_net_bandwidth": "ll_net_Bps",
             "per_message_latency": "per_message_s",
+            "proxy_op_latency": "proxy_op_s",
         }.get(attr, attr)
         value = getattr(group, key)
         return float("inf") if value is None else float(value)

@@ -17,6 +17,7 @@ rows whose cluster the written rules did not have to guess.
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 import sys
@@ -33,6 +34,7 @@ from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.catalogue.models import Catalogue, Link
 from ibcalc.cluster.resolve import ResolvedCluster, resolve_cluster
 from ibcalc.engine.params import CostParams
+from ibcalc.engine.pipeline import active_channels, channel_unit_bytes, channels
 from ibcalc.engine.types import Algorithm, Collective, Estimate, busbw_factor
 from ibcalc.errors import IbcalcError
 from ibcalc.facade import estimate_on
@@ -478,6 +480,72 @@ def _derive_per_message(rows: list[Sample], model: Model) -> float | None:
     return round(value * 1e7) / 1e7
 
 
+_PROXY_COLLECTIVES = (
+    Collective.ALL_REDUCE,
+    Collective.ALL_GATHER,
+    Collective.REDUCE_SCATTER,
+    Collective.BROADCAST,
+    Collective.REDUCE,
+)
+
+
+def _proxy_rows(sample: Sample, model: Model) -> bool:
+    return (
+        (sample.spec.nodes or 1) >= 2
+        and sample.collective in _PROXY_COLLECTIVES
+        and sample.time_us is not None
+        and sample.algorithm is None
+        and sample.gpus_per_process == 1
+    )
+
+
+def _active_channels(model: Model, sample: Sample, est: Estimate) -> float | None:
+    """Channels NCCL gives the estimate's ring or tree at the sample's size (None otherwise)."""
+    algorithm = est.best.algorithm
+    if algorithm not in (Algorithm.RING, Algorithm.TREE):
+        return None
+    topo = model.cluster(sample).topology
+    full = channels(topo, model.params)
+    unit = channel_unit_bytes(
+        topo, est.best.protocol, model.params, ring=algorithm is Algorithm.RING
+    )
+    return active_channels(sample.size_bytes, full, unit)
+
+
+def _derive_proxy_op(rows: list[Sample], model: Model) -> float | None:
+    """Time per added channel: over consecutive sizes of one sweep that keep the model's
+    algorithm and protocol while NCCL adds channels, (measured step - model step without the
+    cost) / added channels; median per source, then the median of the sources."""
+    bare = model.with_params({"calibrated": {"proxy_op_latency": "0 us"}})
+    # per sweep: (size, measured s, model s, channels, (algorithm, protocol), source group)
+    sweeps: dict[str, list[tuple[float, float, float, float, str, str]]] = {}
+    for s in rows:
+        try:
+            est = predict(bare, s)
+        except IbcalcError:
+            continue
+        active = _active_channels(bare, s, est)
+        if active is None:
+            continue
+        assert s.time_us is not None
+        kind = f"{est.best.algorithm.value}/{est.best.protocol.value}"
+        point = (s.size_bytes, s.time_us * 1e-6, est.time_s, active, kind, s.group)
+        sweeps.setdefault(s.label, []).append(point)
+    by_group: dict[str, list[float]] = {}
+    for points in sweeps.values():
+        points.sort()
+        for a, b in itertools.pairwise(points):
+            added = b[3] - a[3]
+            if a[4] != b[4] or added < 0.5:
+                continue
+            step = (b[1] - a[1]) - (b[2] - a[2])
+            by_group.setdefault(b[5], []).append(step / added)
+    if not by_group:
+        return None
+    value = statistics.median(statistics.median(v) for v in by_group.values())
+    return round(max(0.0, value) * 1e7) / 1e7
+
+
 def _param(group: str, name: str, unit: str = "") -> Callable[[Model, float], Model]:
     def apply(model: Model, value: float) -> Model:
         text: str | float | None = value
@@ -520,6 +588,14 @@ FITS: tuple[Fit, ...] = (
         _param("calibrated", "per_message_latency", "us"),
         doc="all-to-all rows of 1 KiB and less, one process per GPU",
         small_rows_of_any_source=True,
+    ),
+    Fit(
+        "calibrated.proxy_op_latency",
+        _proxy_rows,
+        _derive_proxy_op,
+        lambda model, fitted: 0.0,  # no evidence: NCCL's tuner has no per-channel term
+        _param("calibrated", "proxy_op_latency", "us"),
+        doc="consecutive sizes of multi-node ring and tree sweeps where NCCL adds channels",
     ),
     Fit(
         "calibrated.simple_transport_factor",

@@ -33,6 +33,20 @@ NET_RING = {"LL": 2.7, "LL128": 4.0, "Simple": 14.0}
 NET_TREE = {"LL": 5.0, "LL128": 8.5, "Simple": 14.0}
 
 S = 2**30  # 1 GiB: outside NCCL's tree correction table (which ends at 512 MiB)
+#: calibrated.proxy_op_latency: the proxy's start-up per channel of a collective across nodes
+PROXY = PARAMS.calibrated.proxy_op_s
+
+
+def proxy_s(t: Topology, channels: float | None = None) -> float:
+    """``base.proxy_ops_s`` by hand: PROXY x the channels a ring or tree runs on, 0 on one node.
+    At 1 GiB it has all of them: 2 per ring (``pipeline.channels_per_nic``), one ring per GPU-NIC
+    pair (min(NICs, GPUs)), at least 2."""
+    if t.domains < 2:
+        return 0.0
+    if channels is None:
+        assert t.out is not None
+        channels = max(2, 2 * min(t.out.nics_per_domain, t.m))
+    return PROXY * channels
 
 
 topo = round_topology
@@ -69,7 +83,7 @@ def test_ring_allreduce_simple(nodes: int, gpus: int) -> None:
         latency *= 1.4  # ring plateau, multi-node Simple all-reduce
     c = cost(t, Collective.ALL_REDUCE, Algorithm.RING, Protocol.SIMPLE)
     assert c.transfer_s == pytest.approx(transfer, rel=1e-9)
-    assert c.latency_s == pytest.approx(latency * US, rel=1e-9)
+    assert c.latency_s == pytest.approx(latency * US + proxy_s(t), rel=1e-9)
 
 
 def test_ring_ll_halves_bandwidth_and_is_capped() -> None:
@@ -97,7 +111,10 @@ def test_ring_ll_halves_bandwidth_and_is_capped() -> None:
     assert 65536 / ll_net > on_one_channel  # the plugin limit binds here
     assert slow.transfer_s == pytest.approx(65536 / ll_net)
     # the tuner prices every size with all channels and no plugin limit
-    assert slow.tuner_time_s == pytest.approx(slow.latency_s + 2 * 23 / 24 * 65536 / (0.5 * B_NIC))
+    # (and without the proxy's start-up of the one channel, which its time has no term for)
+    assert slow.tuner_time_s == pytest.approx(
+        slow.latency_s - proxy_s(plugin, 1) + 2 * 23 / 24 * 65536 / (0.5 * B_NIC)
+    )
     big = cost(plugin, Collective.ALL_REDUCE, Algorithm.RING, Protocol.LL, size=2**24)
     # the extra stops growing at 64 KiB: past it the LL bandwidth term dominates again
     assert big.transfer_s == pytest.approx(max(2 * 23 / 24 * 2**24 / (0.5 * B_NIC), 65536 / ll_net))
@@ -108,12 +125,13 @@ def test_ring_allgather_and_broadcast() -> None:
     n = 16
     c = cost(t, Collective.ALL_GATHER, Algorithm.RING, Protocol.SIMPLE)
     assert c.transfer_s == pytest.approx((n - 1) / n * S / (80 * GB))
-    # all-gather latency: n-1 steps, N-1 of them on the network, no plateau factor
-    assert c.latency_s == pytest.approx((8.4 + 14 * 3.4 + 1 * 14.0) * US)
+    # all-gather latency: n-1 steps, N-1 of them on the network, no plateau factor; and the
+    # proxy's start-up of its 16 channels (2 per GPU-NIC ring)
+    assert c.latency_s == pytest.approx((8.4 + 14 * 3.4 + 1 * 14.0) * US + 16 * PROXY)
     b = cost(t, Collective.BROADCAST, Algorithm.RING, Protocol.SIMPLE)
     # pipelined chain: S / B_ring, (n - N) intra hops and N - 1 network hops
     assert b.transfer_s == pytest.approx(S / (80 * GB))
-    assert b.latency_s == pytest.approx((8.4 + 14 * 3.4 + 1 * 14.0) * US)
+    assert b.latency_s == pytest.approx((8.4 + 14 * 3.4 + 1 * 14.0) * US + 16 * PROXY)
 
 
 def test_broadcast_chains_overlap_back_to_back_in_ll_only() -> None:
@@ -122,9 +140,10 @@ def test_broadcast_chains_overlap_back_to_back_in_ll_only() -> None:
     the published broadcasts, ABCI 2.0)."""
     t = topo(2, 8)
     ll = cost(t, Collective.BROADCAST, Algorithm.RING, Protocol.LL, size=1024)
-    chain = (RING_BASE["LL"] + 14 * NVLINK_RING["LL"] + 1 * NET_RING["LL"]) * US
+    # 1 KiB runs on one channel (an LL ring channel takes 512 x 8 B x 16 ranks = 64 KiB)
+    chain = (RING_BASE["LL"] + 14 * NVLINK_RING["LL"] + 1 * NET_RING["LL"]) * US + PROXY
     assert ll.latency_s == pytest.approx(chain)
-    period = (RING_BASE["LL"] + NET_RING["LL"]) * US + ll.transfer_s
+    period = (RING_BASE["LL"] + NET_RING["LL"]) * US + PROXY + ll.transfer_s
     assert ll.time_s == pytest.approx((chain + ll.transfer_s + 19 * period) / 20)
     for protocol in (Protocol.LL128, Protocol.SIMPLE):
         c = cost(t, Collective.BROADCAST, Algorithm.RING, protocol, size=2**20)
@@ -140,13 +159,15 @@ def test_ring_steps_pay_nccls_network_overhead_of_the_host() -> None:
     # LL: the NVLink hop (0.6 us) is below the overhead on both hosts
     ll_intel = cost(intel, Collective.ALL_GATHER, Algorithm.RING, Protocol.LL)
     ll_amd = cost(amd, Collective.ALL_GATHER, Algorithm.RING, Protocol.LL)
-    assert ll_intel.latency_s == pytest.approx((RING_BASE["LL"] + 14 * 1.0 + 2.7) * US)
-    assert ll_amd.latency_s == pytest.approx((RING_BASE["LL"] + 14 * 2.0 + 2.7) * US)
+    proxy = proxy_s(intel)
+    assert ll_intel.latency_s == pytest.approx((RING_BASE["LL"] + 14 * 1.0 + 2.7) * US + proxy)
+    assert ll_amd.latency_s == pytest.approx((RING_BASE["LL"] + 14 * 2.0 + 2.7) * US + proxy)
     # Simple: 3 x 1 us is below the 3.4 us NVLink hop; 3 x 2 us is above it
     simple_amd = cost(amd, Collective.ALL_GATHER, Algorithm.RING, Protocol.SIMPLE)
-    assert simple_amd.latency_s == pytest.approx((8.4 + 14 * 6.0 + 1 * 14.0) * US)
-    # NCCL's tuner knows it too (its estimate is what picks); one node has no overhead
-    assert ll_amd.selection_time_s == pytest.approx(ll_amd.time_s)
+    assert simple_amd.latency_s == pytest.approx((8.4 + 14 * 6.0 + 1 * 14.0) * US + proxy)
+    # NCCL's tuner knows it too (its estimate is what picks; it has no proxy start-up term); one
+    # node has no overhead
+    assert ll_amd.selection_time_s == pytest.approx(ll_amd.time_s - proxy)
     one_node = dataclasses.replace(topo(1, 8), host_cpu="amd")
     single = cost(one_node, Collective.ALL_GATHER, Algorithm.RING, Protocol.LL)
     assert single.latency_s == pytest.approx((RING_BASE["LL"] + 7 * NVLINK_RING["LL"]) * US)
@@ -162,7 +183,7 @@ def test_tree_allreduce(nodes: int) -> None:
     depth = math.floor(math.log2(nodes))
     latency = TREE_BASE["Simple"] + 2 * (7 * NVLINK_TREE["Simple"] + depth * NET_TREE["Simple"])
     # and the proxy's post overhead on each network hop: 1 us x 3 for Simple (not an AMD host)
-    assert c.latency_s == pytest.approx((latency + 2 * depth * 3.0) * US)
+    assert c.latency_s == pytest.approx((latency + 2 * depth * 3.0) * US + proxy_s(t))
     assert c.equivalent_busbw is (nodes == 2)
 
 
@@ -170,7 +191,7 @@ def test_tree_one_gpu_per_node() -> None:
     t = topo(3, 1, nics=1)
     c = cost(t, Collective.ALL_REDUCE, Algorithm.TREE, Protocol.SIMPLE)
     assert c.transfer_s == pytest.approx(2 * S / B_NIC)
-    assert c.latency_s == pytest.approx((8.4 + 2 * 1 * 14.0 + 2 * 1 * 3.0) * US)
+    assert c.latency_s == pytest.approx((8.4 + 2 * 1 * 14.0 + 2 * 1 * 3.0) * US + 2 * PROXY)
 
 
 def test_tree_network_hops_pay_the_proxys_post_overhead() -> None:
@@ -179,7 +200,8 @@ def test_tree_network_hops_pay_the_proxys_post_overhead() -> None:
     amd = dataclasses.replace(topo(2, 8), host_cpu="amd")
     ll = cost(amd, Collective.ALL_REDUCE, Algorithm.TREE, Protocol.LL, size=1024)
     chain = TREE_BASE["LL"] + 2 * (7 * NVLINK_TREE["LL"] + 1 * NET_TREE["LL"])
-    assert ll.latency_s == pytest.approx((chain + 2 * 1 * 2.0) * US)
+    # 1 KiB runs on one channel (a tree LL channel takes 512 x 8 B = 4 KiB)
+    assert ll.latency_s == pytest.approx((chain + 2 * 1 * 2.0) * US + PROXY)
     # NCCL's tuner does not charge it to trees
     tuner = cost(amd, Collective.ALL_REDUCE, Algorithm.TREE, Protocol.LL, 1024, PARAMS.tuner_view())
     assert tuner.latency_s == pytest.approx(chain * US)
@@ -190,7 +212,7 @@ def test_tree_network_hops_pay_the_proxys_post_overhead() -> None:
         }
     )
     plain = cost(amd, Collective.ALL_REDUCE, Algorithm.TREE, Protocol.LL, 1024, no_posts)
-    assert plain.latency_s == pytest.approx(chain * US)
+    assert plain.latency_s == pytest.approx(chain * US + PROXY)
 
 
 def test_nvls_single_node_moves_s_times_m_plus_1_over_m() -> None:
@@ -335,7 +357,7 @@ def test_wan_tier_caps_ring_and_adds_wan_hops() -> None:
     net = 14.0 + 0.0  # NET ring Simple, no transport latency on the site network
     wan_hop = 14.0 + 1000.0
     latency = (8.4 + (62 - 6) * 3.4 + 4 * net + 2 * wan_hop) * 1.4
-    assert c.latency_s == pytest.approx(latency * US)
+    assert c.latency_s == pytest.approx(latency * US + proxy_s(t))
     # SHARP cannot span sites
     assert not [
         x
@@ -385,3 +407,27 @@ def test_switch_reductions_refuse_8_bit_types_and_fp8_rings_are_a_last_resort() 
     assert fp8.selection_time_s == pytest.approx(ring.selection_time_s * FP8_RING_PENALTY)
     best, _ = select(Collective.ALL_REDUCE, S, t, PARAMS, dtype="fp8")
     assert best.algorithm is not Algorithm.RING
+
+
+def test_proxy_starts_one_network_operation_per_channel() -> None:
+    """Across nodes a ring or tree pays calibrated.proxy_op_latency per channel it runs on, the
+    same for every collective at one buffer size (docs/model.md#proxy-operations); one node has
+    no proxy, and NCCL's tuner no such term."""
+    t = topo(2, 8)  # 16 ranks: an LL ring channel takes 512 threads x 8 B x 16 = 64 KiB
+    ag = {
+        s: cost(t, Collective.ALL_GATHER, Algorithm.RING, Protocol.LL, size=s)
+        for s in (2**17, 2**18)
+    }
+    ar = {
+        s: cost(t, Collective.ALL_REDUCE, Algorithm.RING, Protocol.LL, size=s)
+        for s in (2**17, 2**18)
+    }
+    # 128 KiB: 2 channels, 256 KiB: 4; the LL ring's steps: 14 at the 1 us network overhead + 1 NET
+    assert ag[2**18].latency_s == pytest.approx((RING_BASE["LL"] + 14 * 1.0 + 2.7) * US + 4 * PROXY)
+    assert ag[2**18].latency_s - ag[2**17].latency_s == pytest.approx(2 * PROXY)
+    assert ar[2**18].latency_s - ar[2**17].latency_s == pytest.approx(2 * PROXY)
+    tuner = cost(t, Collective.ALL_GATHER, Algorithm.RING, Protocol.LL, 2**18, PARAMS.tuner_view())
+    assert tuner.latency_s == pytest.approx((RING_BASE["LL"] + 14 * 1.0 + 2.7) * US)
+    one = cost(topo(1, 8), Collective.ALL_GATHER, Algorithm.RING, Protocol.LL, size=2**18)
+    assert one.latency_s == pytest.approx((RING_BASE["LL"] + 7 * NVLINK_RING["LL"]) * US)
+    assert 0.2e-6 <= PROXY <= 2e-6  # the fitted value: half a microsecond, give or take

@@ -128,11 +128,15 @@ def test_every_value_has_a_source() -> None:
             assert len(prov.text) > 80, name
     # the tuner view's values are NCCL's, so each cites NCCL
     tuner = params.tuner_view()
-    for name in ("calibrated.simple_transport_factor", "calibrated.ll_net_bandwidth"):
+    for name in (
+        "calibrated.simple_transport_factor",
+        "calibrated.ll_net_bandwidth",
+        "calibrated.proxy_op_latency",
+    ):
         assert tuner.provenance[name].kind == "source"
         assert "NCCL 2.30.7" in tuner.provenance[name].text
         assert tuner.provenance[name].previous is params.provenance[name]
-    assert counts == {"source": 38, "derived_by": 7, "assumed": 10}
+    assert counts == {"source": 38, "derived_by": 8, "assumed": 10}
 
 
 def test_shipped_file_is_the_repository_file() -> None:
@@ -434,6 +438,7 @@ def test_tuner_view_differs_from_the_physical_values_exactly_where_documented() 
         == {
             "calibrated.simple_transport_factor",
             "calibrated.ll_net_bandwidth",
+            "calibrated.proxy_op_latency",
             "pipeline.model_fill",
             "pipeline.trim_channels",
             "assumptions.link_simple_floor",
@@ -449,6 +454,8 @@ def test_tuner_view_differs_from_the_physical_values_exactly_where_documented() 
     # size; it knows no small-message LL network limit
     assert tuner.calibrated.simple_transport_factor == 2
     assert tuner.calibrated.ll_net_Bps is None
+    # and no per-channel term in its time
+    assert tuner.calibrated.proxy_op_s == 0
     assert (
         params.calibrated.simple_transport_factor
         == builtin_cost_params().calibrated.simple_transport_factor

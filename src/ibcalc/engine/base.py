@@ -42,6 +42,8 @@ __all__ = [
     "protocol_factor",
     "protocol_words",
     "protocols_for",
+    "proxy_ops_s",
+    "proxy_ops_term",
     "proxy_posts_term",
     "ring_protocol_bw",
     "simple_floor",
@@ -199,6 +201,34 @@ def proxy_posts_term(posts_s: float, topo: Topology) -> Term:
         detail=f"2 x {us(posts_s / 2)} (up and down, whatever the depth): NCCL's network post "
         f"overhead per step ({host} host; getNetOverhead, tripled for Simple), which NCCL's tuner "
         "charges to ring steps only",
+    )
+
+
+def proxy_ops_s(topo: Topology, active: float, params: CostParams) -> float:
+    """The proxy's per-channel start-up across nodes: ``calibrated.proxy_op_latency`` x the
+    channels a ring or tree runs on (0 on one domain and in the tuner view).
+
+    NCCL's host hands the proxy thread one network operation per channel of a collective that
+    crosses nodes, and the proxy thread starts them one after another; the collective ends with
+    its last channel. Published sweeps show the per-channel step: while NCCL adds channels with
+    size (docs/model.md#pipeline-fill), 2 x 4 H100 all-reduce, all-gather and reduce-scatter in
+    LL rise by the same 14.7 us from 128 to 512 KiB although the all-reduce moves twice the bytes
+    (docs/model.md#proxy-operations).
+    """
+    if topo.domains < 2:
+        return 0.0
+    return params.calibrated.proxy_op_s * active
+
+
+def proxy_ops_term(seconds: float, active: float, params: CostParams) -> Term:
+    """The explanation of :func:`proxy_ops_s`."""
+    return Term(
+        name="proxy operations",
+        seconds=seconds,
+        detail=f"{active:.3g} channel{'' if active == 1 else 's'} x "
+        f"{us(params.calibrated.proxy_op_s)}: the proxy thread "
+        "starts one network operation per channel, one after another "
+        "(calibrated.proxy_op_latency, fitted by benchmarks/fits.py)",
     )
 
 

@@ -197,6 +197,7 @@ def _ring_kernel(
     ll_on, ll_sat, ll_bw = _unpack_ll(ll_net)
     full = channels(topo, params)
     unit = channel_unit_bytes(topo, protocol, params, ring=True)
+    op_s = params.calibrated.proxy_op_s if big_n > 1 else 0.0  # base.proxy_ops_s per channel
     if one_way:
         if params.pipeline.model_fill:
             return None  # the chain, whose operations overlap: see _ring_chain_kernel
@@ -212,6 +213,7 @@ def _ring_kernel(
             hop = net if multi else intra
             latency = base + (wan if wan > hop else hop)
             active = active_channels(size_bytes, full, unit)
+            latency += op_s * active
             transfer = size_bytes / trimmed_bw(bw, active, full)
             if ll_on:
                 ll = (ll_sat if ll_sat < size_bytes else size_bytes) / ll_bw
@@ -248,6 +250,7 @@ def _ring_kernel(
         if plateau_on and size_bytes / per_channel_ranks >= 64:
             latency += latency * plateau_factor
         active = active_channels(size_bytes, full, unit)
+        latency += op_s * active
         transfer = factor * size_bytes / trimmed_bw(bw, active, full)
         if ll_on:
             ll = (ll_sat if ll_sat < size_bytes else size_bytes) / ll_bw
@@ -309,6 +312,7 @@ def _tree_kernel(
     ll_net = _ll_net(topo, protocol, params)
     full = channels(topo, params)
     unit = channel_unit_bytes(topo, protocol, params, ring=False)
+    op_s = params.calibrated.proxy_op_s if big_n > 1 else 0.0  # base.proxy_ops_s per channel
     simple = protocol is Protocol.SIMPLE
     held = total_stages - 1 if simple else net_stages
     chunk_depth = max(1, total_stages // 2) if simple else 1
@@ -333,7 +337,7 @@ def _tree_kernel(
             net = hw + extra * (low + span * (fill if fill < 1.0 else 1.0))
         else:
             net = net_const
-        latency = base + 2 * (chain + net_levels * net + wan_part) + posts
+        latency = base + 2 * (chain + net_levels * net + wan_part) + posts + op_s * nc
         transfer = size_bytes / b
         if ll_on:
             ll = (ll_sat if ll_sat < size_bytes else size_bytes) / ll_bw
@@ -632,6 +636,7 @@ def _ring_chain_kernel(
     ll_on, ll_sat, ll_bw = _unpack_ll(_ll_net(topo, protocol, params))
     full = channels(topo, params)
     unit = channel_unit_bytes(topo, protocol, params, ring=True)
+    op_s = params.calibrated.proxy_op_s if big_n > 1 else 0.0  # base.proxy_ops_s per channel
     overlaps = chain_overlaps(protocol)
 
     def kernel(size_bytes: float) -> tuple[float, float]:
@@ -642,6 +647,8 @@ def _ring_chain_kernel(
             net = net_const
         latency = head + net_hops * net + tail
         active = active_channels(size_bytes, full, unit)
+        ops = op_s * active
+        latency += ops
         transfer = size_bytes / trimmed_bw(bw, active, full)
         if ll_on:
             ll = (ll_sat if ll_sat < size_bytes else size_bytes) / ll_bw
@@ -658,7 +665,7 @@ def _ring_chain_kernel(
         if total - total != 0.0:  # a non-finite term: the cost function raises
             return fallback(size_bytes)
         single = (0.0 if latency < 0.0 else latency) + transfer + 0.0
-        return single, (base + stage + transfer) if overlaps else single
+        return single, (base + stage + transfer + ops) if overlaps else single
 
     return kernel
 

@@ -400,6 +400,9 @@ class Calibrated:
     nvls_tree_factor: float = _param("nvls_tree_factor", _FRACTION)
     #: Cost of posting one more peer message in a grouped all-to-all.
     per_message_s: float = _param("per_message_latency", _LATENCY)
+    #: Cost of one more channel's network operation for NCCL's proxy thread (a ring or tree
+    #: across nodes posts one per channel it runs on).
+    proxy_op_s: float = _param("proxy_op_latency", _LATENCY)
     #: Host time to launch one GPU's share of a collective when one process drives several GPUs
     #: (nccl-tests ``-g``): launches are serial on the host.
     launch_per_gpu_s: float = _param("launch_per_gpu", _LATENCY)

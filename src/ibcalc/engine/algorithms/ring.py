@@ -33,6 +33,8 @@ from ibcalc.engine.base import (
     net_hop_detail,
     net_hop_latency,
     net_overhead,
+    proxy_ops_s,
+    proxy_ops_term,
     ring_protocol_bw,
     us,
     wan_hop_latency,
@@ -165,6 +167,11 @@ def ring_timing(
             latency += plateau
         transfer = bytes_factor(collective, n) * size_bytes / bw
         transfer = max(transfer, ll_network_transfer(topo, size_bytes, protocol, params))
+    # the proxy starts one network operation per channel (0 on one node and in NCCL's view)
+    ops = proxy_ops_s(topo, active, params)
+    latency += ops
+    if period is not None:
+        period += ops
 
     def explain() -> Cost:
         if one_way and not params.pipeline.model_fill:
@@ -213,6 +220,8 @@ def ring_timing(
             terms.append(
                 Term(name=name, seconds=count * each, detail=f"{count} x {us(each)}: {how}")
             )
+        if ops:
+            terms.append(proxy_ops_term(ops, active, params))
         if plateau:
             terms.append(
                 Term(

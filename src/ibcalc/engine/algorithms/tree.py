@@ -37,6 +37,8 @@ from ibcalc.engine.base import (
     make_cost,
     net_hop_detail,
     net_hop_latency,
+    proxy_ops_s,
+    proxy_ops_term,
     proxy_posts_term,
     tree_corrected,
     tree_correction,
@@ -112,7 +114,9 @@ def tree_timing(
     # the host proxy's post overhead (NCCL's per-step network overhead), once on the way up and
     # once down: the published trees show it does not grow with the depth
     posts = tree_post_overhead(topo, protocol, params)
-    latency = base + 2 * ((m - 1) * intra + net_levels * net + wan_depth * wan) + posts
+    # the proxy starts one network operation per channel (0 on one node and in NCCL's view)
+    ops = proxy_ops_s(topo, active, params)
+    latency = base + 2 * ((m - 1) * intra + net_levels * net + wan_depth * wan) + posts + ops
     # up the chain and the tree to the root, then back down: every stage holds a chunk
     stages = (2 * (m - 1), 2 * (net_levels + wan_depth))
     transfer = max(size_bytes / bw, ll_network_transfer(topo, size_bytes, protocol, params))
@@ -157,6 +161,8 @@ def tree_timing(
             )
         if posts:
             terms.append(proxy_posts_term(posts, topo))
+        if ops:
+            terms.append(proxy_ops_term(ops, active, params))
         terms.append(
             Term(
                 name="transfer",
