@@ -536,6 +536,8 @@ def _derive_proxy_op(rows: list[Sample], model: Model) -> float | None:
         points.sort()
         for a, b in itertools.pairwise(points):
             added = b[3] - a[3]
+            # same algorithm and protocol, and at least half a channel more: below that the
+            # step is mostly bandwidth and measurement noise, not channels
             if a[4] != b[4] or added < 0.5:
                 continue
             step = (b[1] - a[1]) - (b[2] - a[2])

@@ -31,7 +31,6 @@ __all__ = [
     "base_latency",
     "base_term",
     "clock_scale",
-    "hop_term",
     "hop_terms",
     "intra_hop_latency",
     "ll_cap_Bps",
@@ -42,6 +41,7 @@ __all__ = [
     "protocol_factor",
     "protocol_words",
     "protocols_for",
+    "proxy_op_per_channel_s",
     "proxy_ops_s",
     "proxy_ops_term",
     "proxy_posts_term",
@@ -204,6 +204,12 @@ def proxy_posts_term(posts_s: float, topo: Topology) -> Term:
     )
 
 
+def proxy_op_per_channel_s(topo: Topology, params: CostParams) -> float:
+    """What each channel a ring or tree runs on adds for the proxy's start-up
+    (:func:`proxy_ops_s`): ``calibrated.proxy_op_latency`` across nodes, 0 on one domain."""
+    return params.calibrated.proxy_op_s if topo.domains > 1 else 0.0
+
+
 def proxy_ops_s(topo: Topology, active: float, params: CostParams) -> float:
     """The proxy's per-channel start-up across nodes: ``calibrated.proxy_op_latency`` x the
     channels a ring or tree runs on (0 on one domain and in the tuner view).
@@ -215,9 +221,7 @@ def proxy_ops_s(topo: Topology, active: float, params: CostParams) -> float:
     LL rise by the same 14.7 us from 128 to 512 KiB although the all-reduce moves twice the bytes
     (docs/model.md#proxy-operations).
     """
-    if topo.domains < 2:
-        return 0.0
-    return params.calibrated.proxy_op_s * active
+    return proxy_op_per_channel_s(topo, params) * active
 
 
 def proxy_ops_term(seconds: float, active: float, params: CostParams) -> Term:
@@ -405,7 +409,7 @@ def base_term(algorithm: Algorithm, protocol: Protocol, params: CostParams, coun
     )
 
 
-def hop_term(
+def _hop_term(
     name: str,
     count: float,
     kind: str,
@@ -443,10 +447,10 @@ def hop_terms(
     size_bytes: float,
     params: CostParams,
 ) -> list[Term]:
-    """:func:`hop_term` for each (name, count, kind) of ``rows`` that has hops."""
+    """:func:`_hop_term` for each (name, count, kind) of ``rows`` that has hops."""
     terms = []
     for name, count, kind in rows:
-        found = hop_term(
+        found = _hop_term(
             name,
             count,
             kind,

@@ -49,6 +49,7 @@ from ibcalc.engine.base import (
     ll_cap_Bps,
     net_overhead,
     protocol_factor,
+    proxy_op_per_channel_s,
     ring_protocol_bw,
     simple_floor,
     tree_corrected,
@@ -197,7 +198,7 @@ def _ring_kernel(
     ll_on, ll_sat, ll_bw = _unpack_ll(ll_net)
     full = channels(topo, params)
     unit = channel_unit_bytes(topo, protocol, params, ring=True)
-    op_s = params.calibrated.proxy_op_s if big_n > 1 else 0.0  # base.proxy_ops_s per channel
+    op_s = proxy_op_per_channel_s(topo, params)
     if one_way:
         if params.pipeline.model_fill:
             return None  # the chain, whose operations overlap: see _ring_chain_kernel
@@ -312,7 +313,7 @@ def _tree_kernel(
     ll_net = _ll_net(topo, protocol, params)
     full = channels(topo, params)
     unit = channel_unit_bytes(topo, protocol, params, ring=False)
-    op_s = params.calibrated.proxy_op_s if big_n > 1 else 0.0  # base.proxy_ops_s per channel
+    op_s = proxy_op_per_channel_s(topo, params)
     simple = protocol is Protocol.SIMPLE
     held = total_stages - 1 if simple else net_stages
     chunk_depth = max(1, total_stages // 2) if simple else 1
@@ -636,7 +637,7 @@ def _ring_chain_kernel(
     ll_on, ll_sat, ll_bw = _unpack_ll(_ll_net(topo, protocol, params))
     full = channels(topo, params)
     unit = channel_unit_bytes(topo, protocol, params, ring=True)
-    op_s = params.calibrated.proxy_op_s if big_n > 1 else 0.0  # base.proxy_ops_s per channel
+    op_s = proxy_op_per_channel_s(topo, params)
     overlaps = chain_overlaps(protocol)
 
     def kernel(size_bytes: float) -> tuple[float, float]:

@@ -424,8 +424,8 @@ class Assumptions:
     #: 1: a link's own ``simple_transport_floor`` replaces ``simple_transport_floor`` (the tuner
     #: view: 0, NCCL's count for every plugin).
     link_simple_floor: int = _param("link_simple_floor", _Number(0.0, 1.0, integer=True))
-    #: 1: every network hop of a tree pays NCCL's per-step network overhead, as ring steps do
-    #: (the tuner view: 0, NCCL charges it to rings only).
+    #: 1: a tree across nodes pays NCCL's per-step network overhead once on the way up and once
+    #: down (the tuner view: 0, NCCL charges it to rings only).
     tree_net_overhead: int = _param("tree_net_overhead", _Number(0.0, 1.0, integer=True))
 
 

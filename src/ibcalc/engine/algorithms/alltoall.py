@@ -98,11 +98,17 @@ def _alltoall_terms(
 
 
 def _alltoall_parts(
-    size_bytes: float, topo: Topology, params: CostParams, *, aggregated: bool
+    size_bytes: float,
+    topo: Topology,
+    params: CostParams,
+    times: tuple[float, float, float],
+    *,
+    aggregated: bool,
 ) -> list[str]:
-    """Words for each path of :func:`_alltoall_terms`: its bytes per GPU, its rate and time."""
+    """Words for each path of :func:`_alltoall_terms` (whose ``times`` they are): its bytes per
+    GPU, its rate and time."""
     m, n = topo.m, topo.ranks
-    intra_t, net_t, wan_t = _alltoall_terms(size_bytes, topo, params, aggregated=aggregated)
+    intra_t, net_t, wan_t = times
     parts = []
     if m > 1:
         what = f"(m-1)/n x S = {format_size((m - 1) / n * size_bytes)}"
@@ -170,7 +176,9 @@ def _alltoall(
                     "fitted by benchmarks/fits.py to small all-to-all rows)",
                 )
             )
-        parts = _alltoall_parts(size_bytes, topo, params, aggregated=aggregated)
+        parts = _alltoall_parts(
+            size_bytes, topo, params, (intra_t, net_t, wan_t), aggregated=aggregated
+        )
         terms.append(
             Term(
                 name="transfer",

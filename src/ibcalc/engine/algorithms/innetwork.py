@@ -27,7 +27,7 @@ does the reduction, so each GPU moves less than the 2(n-1)/n x S a point-to-poin
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ibcalc.engine.algorithms.tree import tree_network_multiplier
 from ibcalc.engine.base import (
@@ -289,21 +289,26 @@ def collnet_direct_timing(
 
     def latency_terms() -> list[Term]:
         fanin = params.nccl_tuner.collnet_fanin_s
-        terms = _collnet_hops(
-            size_bytes, topo, protocol, params, algorithm=algorithm, intra=2 * min(1, m - 1)
-        )
+        fan_in = []
         if m > 1 and fanin > 0:
-            terms.insert(
-                1,
+            fan_in.append(
                 Term(
                     name="fan-in inside nodes",
                     seconds=2 * fanin * (m - 1),
                     detail=f"2 x (m-1) = {2 * (m - 1)} x {us(fanin)}: each head gathers from "
                     "and scatters to the other GPUs (NCCL's CollNetDirect fan-in, "
                     "nccl_tuner.collnet_fanin_latency)",
-                ),
+                )
             )
-        return terms
+        return _collnet_hops(
+            size_bytes,
+            topo,
+            protocol,
+            params,
+            algorithm=algorithm,
+            intra=2 * min(1, m - 1),
+            between=fan_in,
+        )
 
     def transfer_words() -> str:
         return (
@@ -332,16 +337,26 @@ def _collnet_hops(
     *,
     algorithm: Algorithm,
     intra: int,
+    between: Sequence[Term] = (),
 ) -> list[Term]:
-    """``intra`` hops inside the node and the one SHARP network hop, as explanation terms."""
-    return hop_terms(
-        [("hops inside nodes", intra, "intra"), ("SHARP network hop", 1, "net")],
-        topo,
-        algorithm=algorithm,
-        protocol=protocol,
-        size_bytes=size_bytes,
-        params=params,
-    )
+    """``intra`` hops inside the node, the terms ``between``, then the one SHARP network hop, as
+    explanation terms."""
+
+    def hops(name: str, count: int, kind: str) -> list[Term]:
+        return hop_terms(
+            [(name, count, kind)],
+            topo,
+            algorithm=algorithm,
+            protocol=protocol,
+            size_bytes=size_bytes,
+            params=params,
+        )
+
+    return [
+        *hops("hops inside nodes", intra, "intra"),
+        *between,
+        *hops("SHARP network hop", 1, "net"),
+    ]
 
 
 def _sharp_words(size_bytes: float, topo: Topology, params: CostParams, net_t: float) -> str:
