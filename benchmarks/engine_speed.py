@@ -10,6 +10,11 @@
   16 x DGX H100 (InfiniBand; three protocols, so more candidates), a broadcast there (the ring
   chain, whose kernel gives one operation's time and its period) and an all-reduce on 16 x DGX
   H100 with IB SHARP (CollNet direct and chain, NVLS with SHARP: ten NCCL candidates);
+* ``CollectivePlan.quick`` on 16 x p5 again under each ``PYTHONHASHSEED`` 0-8, each in 5 fresh
+  processes (the script re-runs itself with ``--one-run``; the passes over the seeds are
+  interleaved), beside a fixed pure-Python reference loop timed in turns with it in the same
+  process: each seed's best time, and the median of its ratio to the reference loop (quick us
+  per reference ms), which the machine's slow and fast spells barely move (see "Hash seed");
 * a 32-size sweep (``ibcalc.sweep.sweep``: full estimates) and the same 32 sizes through
   ``CollectivePlan.quick``;
 * a ``train --compare``-style layout search (``ibcalc.workload.train.compare_layouts``, quick by
@@ -19,9 +24,10 @@
   (827 layouts) with ``quick=False``, which builds every phase's full Estimate.
 
 Figures on the development machine (one core of a 2-vCPU VM, Python 3.11, best of repeats;
-they vary by 10-20 % from run to run; "before" is the merge of the engine branch, 46112fd):
+they vary by 10-20 % from run to run; "before" is the merge of the engine branch, 46112fd;
+"then" is ef3dd43, on a quieter VM than the one below):
 
-                                   before                     now
+                                   before                     then
     estimate_on                    ~520-590 us                ~520-590 us (unchanged path)
     CollectivePlan.quick (p5)      86.8 us (11,500/s)         5.1-5.2 us (192,000-198,000/s)
     CollectivePlan.quick (DGX)     -                          5.8-6.0 us (168,000-172,000/s)
@@ -38,18 +44,55 @@ resolves each group's sub-cluster, and makes each plan on it, once per (catalogu
 searches (``workload/placement.py``, ``workload/train.py``), builds each overlappable phase once,
 and walks only the divisors of the GPU count.
 
+At 1170942 (2026-12-01; seven runs of this script, PYTHONHASHSEED random in the main process)
+the VM ran in spells: a pure-Python loop took 2.7 ms in a fast spell and 4.0-5.4 ms in a slow
+one, each vCPU flipping on its own after a fraction of a second to a few seconds. Each range
+below runs from a run in a fast spell to one in a slow spell:
+
+    estimate_on                    768-1,341 us
+    CollectivePlan.quick (p5)      6.2-11.9 us (84,000-161,000/s)
+    CollectivePlan.quick (DGX)     7.5-14.0 us
+    broadcast (DGX)                3.6-7.6 us
+    SHARP all-reduce (DGX)         8.3-16.8 us
+    sweep of 32 sizes              22-40 ms
+    32 sizes, quick                0.42-0.84 ms
+    layout search, 2,923 layouts   0.48-0.87 s
+    its DGX H100 third (827)       2.0-3.5 s full
+
+Hash seed. quick's time on this VM is bimodal, about 6.2 us or 10-13 us per call on p5, and
+timing one seed after another makes that look like a property of ``PYTHONHASHSEED`` (as first
+reported: 1: 6.5 us, 2: 11.3, 3: 6.5, 4: 12.1). It is not one: two such sweeps of seeds 0-8 in a
+row here had 0-2 slow and 3-8 fast, then 0-3 and 6-8 slow. At 1170942, under seeds 0-8, the
+instructions per call are the same to 0.5 % (valgrind, 48,591-48,838 per call: no seed takes
+another path or longer probes), cProfile counts the same calls of the same functions, and the
+same seed is fast in one process and slow in the next, or changes mid-process (also with ASLR
+off); the reference loop, which uses no str or Enum keys, slows by the same factor in the same
+runs. The sweep's per-seed figures at 1170942 (three runs of 5 passes; "best" is each seed's
+best of its 5 processes, "ratio" its median quick us per reference ms):
+
+    best, most seeds               6.1-6.8 us
+    best, a seed none of whose     7.4-10.5 us (one to four seeds a run: 4, 5 and 7; 7; 4-7.
+    5 processes hit a fast spell   Seed 7 then ran at 6.5 and 6.9 us in 2 of 8 more processes)
+    ratio, across seeds            2.19-2.48 (max/min 1.08-1.11 per run)
+
+Read a seed's high "best" beside its ratio: a normal ratio means the machine, not the seed.
+
 The fastest API is ``CollectivePlan(cluster, collective).quick(size)`` (or ``.time_s(size)``):
 the plan is built once per (cluster, collective, dtype, forced algorithm/protocol); a plan for a
 cluster seen before comes from a cache. ``estimate_on`` builds every candidate's explanation and
 stays about 100x slower: use it (or ``CollectivePlan.estimate``) for what a person reads.
 
-No timed test asserts any of it. Runs in about 30 s.
+No timed test asserts any of it. Runs in about 45 s (the seed sweep about 35 s of it).
 
     python benchmarks/engine_speed.py
 """
 
 from __future__ import annotations
 
+import os
+import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 
@@ -73,6 +116,14 @@ SEARCH_SYSTEMS: list[tuple[str, Callable[[int], int]]] = [
     ("gb200-nvl72", lambda gpus: gpus * 9 // 8 // 4),
 ]
 SEARCH_GPUS = (512, 1024, 2048)
+#: Hash seeds ``CollectivePlan.quick`` on 16 x p5 is timed under, each in a fresh process, and the
+#: passes over them (one process per seed and pass; a pass runs every seed, so the runs of one seed
+#: are seconds apart).
+SEEDS = tuple(range(9))
+PASSES = 5
+#: The argument the seed sweep re-runs this script with: time quick on p5 and the reference loop
+#: only, print the two.
+ONE_RUN = "--one-run"
 
 
 def best_of(run: Callable[[], object], repeats: int) -> float:
@@ -83,6 +134,71 @@ def best_of(run: Callable[[], object], repeats: int) -> float:
         run()
         best = min(best, time.perf_counter() - start)
     return best
+
+
+def reference_loop() -> float:
+    """A fixed pure-Python loop, without ibcalc and without any str or Enum hashing (int keys):
+    the speed of the machine at the moment, next to which a run's quick figure is read."""
+    table: dict[int, float] = {}
+    x = 0.0
+    for i in range(20_000):
+        x += (i * 1.5) / (i + 1.0)
+        table[i & 63] = x
+    return x
+
+
+def time_quick(plan: CollectivePlan, repeats: int = 5) -> float:
+    """Seconds per ``plan.quick`` over :data:`SIZES`: best of ``repeats`` runs of 50 rounds."""
+    rounds = 50
+    best = best_of(lambda: [plan.quick(s) for _ in range(rounds) for s in SIZES], repeats)
+    return best / (rounds * len(SIZES))
+
+
+def one_run() -> None:
+    """Time quick on 16 x p5 and the reference loop in turns, 5 times, and print the best of
+    each (seconds) and the median of the turns' ratios (quick us per reference ms: a figure of the
+    code, which the machine's slow and fast spells change much less than either time)."""
+    catalogue = load_catalogue(use_env=False)
+    cluster = resolve_cluster(catalogue, ClusterSpec(system="aws-p5", nodes=16))
+    plan = CollectivePlan(cluster, Collective.ALL_REDUCE)
+    turns = [(time_quick(plan, 1), best_of(reference_loop, 1)) for _ in range(5)]
+    ratio = statistics.median(q * 1e6 / (r * 1e3) for q, r in turns)
+    print(min(q for q, _ in turns), min(r for _, r in turns), ratio)
+
+
+def seed_sweep() -> None:
+    """quick on 16 x p5 under each of :data:`SEEDS` (``PYTHONHASHSEED``), :data:`PASSES` times
+    each, one fresh process per run: each seed's best time and median ratio to the reference
+    loop, and the spread across seeds and runs."""
+    runs: dict[int, list[tuple[float, float, float]]] = {seed: [] for seed in SEEDS}
+    for _ in range(PASSES):
+        for seed in SEEDS:
+            env = {**os.environ, "PYTHONHASHSEED": str(seed)}
+            out = subprocess.run(
+                [sys.executable, __file__, ONE_RUN], env=env, capture_output=True, text=True
+            )
+            if out.returncode != 0:
+                raise SystemExit(f"seed {seed}: {out.stderr.strip()}")
+            quick_s, reference_s, ratio = (float(word) for word in out.stdout.split())
+            runs[seed].append((quick_s, reference_s, ratio))
+    bests = [min(run[0] for run in runs[seed]) * 1e6 for seed in SEEDS]
+    ratios = [statistics.median(run[2] for run in runs[seed]) for seed in SEEDS]
+    every = [run for seed in SEEDS for run in runs[seed]]
+    print(f"  quick (p5) by PYTHONHASHSEED, {PASSES} fresh processes each (passes interleaved):")
+    print("    seed            " + "".join(f"{seed:>6}" for seed in SEEDS))
+    print("    best, us        " + "".join(f"{best:6.1f}" for best in bests))
+    print("    us per ref. ms  " + "".join(f"{ratio:6.2f}" for ratio in ratios))
+    for name, values, unit in (("best", bests, " us"), ("ratio", ratios, "")):
+        print(
+            f"    {name} across seeds: min {min(values):.2f}{unit}, median"
+            f" {statistics.median(values):.2f}{unit}, max {max(values):.2f}{unit}"
+            f" (max/min {max(values) / min(values):.2f})"
+        )
+    print(
+        f"    every run: {min(r[0] for r in every) * 1e6:.1f}-{max(r[0] for r in every) * 1e6:.1f}"
+        f" us, while the reference loop (pure Python, no ibcalc) took"
+        f" {min(r[1] for r in every) * 1e3:.2f}-{max(r[1] for r in every) * 1e3:.2f} ms"
+    )
 
 
 def main() -> None:
@@ -100,13 +216,14 @@ def main() -> None:
 
     plan = CollectivePlan(cluster, collective)
     rounds = 50
-    quick = best_of(lambda: [plan.quick(s) for _ in range(rounds) for s in SIZES], 5)
-    per_quick = quick / (rounds * len(SIZES))
+    per_quick = time_quick(plan)
     verdict = "met" if 1 / per_quick >= TARGET_PER_S else "NOT met"
+    seed = os.environ.get("PYTHONHASHSEED", "random")
     print(
         f"  CollectivePlan.quick:      {per_quick * 1e6:8.1f} us each  ({1 / per_quick:>9,.0f}/s;"
-        f" target >= {TARGET_PER_S:,}/s: {verdict})"
+        f" target >= {TARGET_PER_S:,}/s: {verdict}; this process: PYTHONHASHSEED={seed})"
     )
+    seed_sweep()
 
     dgx = resolve_cluster(catalogue, ClusterSpec(system="dgx-h100", nodes=16))
     dgx_plan = CollectivePlan(dgx, collective)
@@ -175,4 +292,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == [ONE_RUN]:
+        one_run()
+    else:
+        main()
