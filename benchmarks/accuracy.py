@@ -41,6 +41,7 @@ from ibcalc.engine.band import time_range, transport_class
 from ibcalc.engine.params import BAND_CLASSES
 from ibcalc.engine.types import Collective, busbw_factor
 from ibcalc.errors import IbcalcError
+from ibcalc.logs.diagnose import OLDEST_COMPARED_NCCL, older_than_compared
 
 __all__ = [
     "REGIMES",
@@ -263,6 +264,25 @@ def baselines(samples: Sequence[Sample]) -> dict[str, list[Result]]:
 # --- report ----------------------------------------------------------------------------------
 
 
+def by_release(results: Sequence[Result]) -> list[str]:
+    """The held-out figures split by the NCCL release the source states: older than the oldest
+    release whose tuner constants the model was compared with (``OLDEST_COMPARED_NCCL``), and
+    the rest (that release or later, or not stated). Not a target: the old runs are also
+    unusual systems, so the split does not separate the release from the system."""
+    old = [r for r in results if older_than_compared(r.sample.nccl_version)]
+    rest = [r for r in results if not older_than_compared(r.sample.nccl_version)]
+    oldest = ".".join(str(x) for x in OLDEST_COMPARED_NCCL)
+    lines = ["held out, by the NCCL release the source states (not a target):"]
+    for name, part in ((f"older than {oldest}", old), (f"{oldest} or later, or not stated", rest)):
+        groups = len({r.sample.group for r in part})
+        cells = "  ".join(
+            f"{regime} {_cell(summary(part, regime)).strip()} ({summary(part, regime)[0]})"
+            for regime in REGIMES
+        )
+        lines.append(f"  {name:32s} {groups:2d} sources  {cells}")
+    return lines
+
+
 def _cell(stats: tuple[int, float, float]) -> str:
     n, median, p90 = stats
     return f"{median:6.1%} / {p90:6.1%}" if n else "      -        "
@@ -311,6 +331,8 @@ def report(samples: Sequence[Sample], *, groups: bool = False, insample_only: bo
             "shipped band holds "
             + ", ".join(f"{k} {v:.0%}" for k, v in sorted(cover.items()))
             + " of the held-out rows",
+            "",
+            *by_release(held),
         ]
     lines += ["", "fitted constants (in-sample):"]
     for r in fitted:

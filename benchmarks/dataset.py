@@ -75,6 +75,7 @@ class Sample:
     nics_stated: bool = True
     regimes: tuple[str, ...] = ("latency", "mid", "bandwidth")
     notes: tuple[str, ...] = field(default_factory=tuple)
+    nccl_version: str | None = None  # as the source states it (None: not stated)
 
     @property
     def regime(self) -> str:
@@ -120,6 +121,7 @@ def _from_csv(path: Path, *, fit: bool) -> list[Sample]:
                 algorithm=p.algorithm,
                 nics_stated=p.nics_stated,
                 notes=tuple(p.reasons),
+                nccl_version=p.nccl_version,
             )
         )
     return out
@@ -182,6 +184,7 @@ def _from_manifest() -> list[Sample]:
                         gpus_per_process=int(gpp),
                         nics_stated=nics_stated,
                         regimes=tuple(entry.get("regimes") or ()),
+                        nccl_version=entry.get("nccl_version"),
                     )
                 )
     return out

@@ -65,6 +65,7 @@ class Point:
     status: str
     reasons: list[str] = field(default_factory=list)
     nics_stated: bool = True
+    nccl_version: str | None = None
 
     @property
     def regime(self) -> str | None:
@@ -359,10 +360,13 @@ def _point(index: int, raw: dict[str, str | None]) -> Point:
         group += f" {algorithm.value}"
     elif nvls is False:
         group += " no-nvls"
+    version: str | None = None
     if row["nccl_version"].strip() and row["nccl_version"].strip() != "not stated":
         version = row["nccl_version"].split()[0]
         if re.match(r"^\d+\.\d+", version):
             group += f" nccl{version}"
+        else:
+            version = None
     return Point(
         row=index,
         source=row["source"],
@@ -378,6 +382,7 @@ def _point(index: int, raw: dict[str, str | None]) -> Point:
         time_us=time_us,
         status="excluded" if excluded else status,
         reasons=excluded + reasons,
+        nccl_version=version,
         nics_stated=nics_stated,
     )
 

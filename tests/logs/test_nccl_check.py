@@ -254,6 +254,23 @@ def test_socket_transport_is_reported(catalogue: Catalogue) -> None:
     assert check.verdict == "bad"
 
 
+def test_a_release_older_than_the_compared_ones_is_noted(catalogue: Catalogue) -> None:
+    # sweep 05 prints 'NCCL version 2.9.9+cuda11.2' (manifest: nccl_version_evidence) and sweep
+    # 25 'NCCL version 2.16.5+cuda11.8': both older than 2.18; sweep 10 prints 2.22.3; sweep 01
+    # is RCCL (2.27.7), whose releases are not NCCL's
+    old = one(SWEEPS / "05_allreduce_2node_16xA100-40GB_efa.txt", catalogue)
+    note = next(f for f in old.findings if f.kind == "library_version")
+    assert note.cause.startswith("NCCL 2.9.9 is older than 2.18,")
+    assert (note.severity, note.confidence) == ("info", "medium")
+    pcie = one(SWEEPS / "25_allreduce_1node_2xA100-PCIE-40GB_pcie.txt", catalogue)
+    assert [f.kind for f in pcie.findings].count("library_version") == 1
+    for newer in (
+        "10_allreduce_2node_8xH100_ib.txt",
+        "01_allreduce_1node_8xMI355X_intranode-rccl.txt",
+    ):
+        assert "library_version" not in [f.kind for f in one(SWEEPS / newer, catalogue).findings]
+
+
 def test_runs_that_cannot_be_checked(catalogue: Catalogue) -> None:
     scatter = one(
         FIXTURES / "01_scatter_2node_16xA100-40GB_p4d_efa_slurm_full_debug_log.txt", catalogue

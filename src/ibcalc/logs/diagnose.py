@@ -21,6 +21,7 @@ Diagnoses
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -37,7 +38,10 @@ from ibcalc.units import MiB
 __all__ = [
     "DROP_FRACTION",
     "ERRATIC_RATIO",
+    "OLDEST_COMPARED_NCCL",
     "diagnose",
+    "nccl_release",
+    "older_than_compared",
 ]
 
 #: Out-of-place and in-place times this many times apart at one size are erratic.
@@ -47,6 +51,11 @@ DROP_FRACTION = 0.25
 _DROP_MIN_BYTES = 1 * MiB
 _IMPLAUSIBLE_US = 1.0  # the parser's threshold: no collective completes in under 1 us
 _LATENCY_WARN_RATIO = 2.0  # latency rows this many times slower than expected are flagged
+#: The oldest NCCL release (major, minor) whose tuner constants the model was compared with: the
+#: model restates NCCL 2.30.7's ``src/graph/tuning.cc``, and the same file was read at 2.18.3,
+#: 2.21.5, 2.23.4, 2.27.5, 2.28.3, 2.28.9 and 2.29.7 (docs/model.md, "Tuner constants across
+#: releases"). Older releases chose algorithms and protocols with other constants.
+OLDEST_COMPARED_NCCL = (2, 18)
 
 
 def diagnose(ctx: RunContext) -> list[Finding]:
@@ -58,6 +67,7 @@ def diagnose(ctx: RunContext) -> list[Finding]:
     findings += _latency_findings(ctx, latency)
     findings += _erratic(ctx)
     findings += _transport(ctx)
+    findings += _library_release(ctx)
     order = {"error": 0, "warning": 1, "info": 2}
     rank = {"high": 0, "medium": 1, "low": 2}
     findings.sort(
@@ -302,3 +312,41 @@ def _transport(ctx: RunContext) -> list[Finding]:
             )
         ]
     return []
+
+
+def nccl_release(version: str | None) -> tuple[int, int] | None:
+    """``(major, minor)`` of a version string such as ``2.8.4`` or ``2.22.3+cuda12.4``; None when
+    it does not start with two numbers."""
+    match = re.match(r"\s*(\d+)\.(\d+)", version or "")
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def older_than_compared(version: str | None) -> bool:
+    """True for an NCCL release older than :data:`OLDEST_COMPARED_NCCL`."""
+    release = nccl_release(version)
+    return release is not None and release < OLDEST_COMPARED_NCCL
+
+
+def _library_release(ctx: RunContext) -> list[Finding]:
+    run = ctx.run
+    if run.library == "rccl" or not older_than_compared(run.nccl_version):
+        return []
+    oldest = ".".join(str(x) for x in OLDEST_COMPARED_NCCL)
+    return [
+        Finding(
+            kind="library_version",
+            cause=f"NCCL {run.nccl_version} is older than {oldest}, the oldest release whose "
+            "tuner constants the model was compared with: that NCCL picked algorithms and "
+            "protocols with other constants, so part of any difference can be the library's, "
+            "not the cluster's (docs/model.md, accuracy by NCCL release)",
+            confidence="medium",
+            severity="info",
+            evidence=[
+                f"NCCL {run.nccl_version}: "
+                + next(
+                    (i.evidence for i in run.inferences if i.field == "nccl_version"),
+                    "printed in the library's version line",
+                )
+            ],
+        )
+    ]
