@@ -314,3 +314,16 @@ def test_the_catalogue_says_which_transports_are_plugins() -> None:
     assert out is not None
     assert out.transport_latency_s == 3e-6
     assert not out.is_plugin
+
+
+def test_amd_gpus_say_that_rccl_is_priced_as_nccl() -> None:
+    # MI300X and MI355X presets (gpu_arch cdna3 / cdna4), and an xGMI link given without a
+    # preset, run RCCL; the model has only NCCL 2.30.7's tuner constants (docs/model.md)
+    def rccl(spec: ClusterSpec) -> list[str]:
+        notes = resolve_cluster(CAT, spec).assumptions
+        return [n for n in notes if n.startswith("AMD GPUs run RCCL")]
+
+    assert len(rccl(ClusterSpec(system="mi300x-8"))) == 1
+    assert len(rccl(ClusterSpec(system="mi355x-8", nodes=2))) == 1
+    assert len(rccl(ClusterSpec(intra="xgmi-mi300x", gpus_per_node=8))) == 1
+    assert rccl(ClusterSpec(system="dgx-h100", nodes=2)) == []

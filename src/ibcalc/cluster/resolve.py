@@ -44,6 +44,8 @@ _ARCH_BY_LINK = {
     "nvlink4-bridge": "hopper",
     "nvlink5": "blackwell",
 }
+#: GPU architectures whose collectives run on RCCL rather than NCCL.
+_AMD_ARCHS = frozenset({"cdna2", "cdna3", "cdna4"})
 _ENGINE_ARCH = {
     "pascal": "volta",
     "volta": "volta",
@@ -215,6 +217,11 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
 
     arch = system.gpu_arch if system else _ARCH_BY_LINK.get(intra.id if intra else "", "hopper")
     engine_arch = _ENGINE_ARCH.get(arch, "ampere")
+    if arch in _AMD_ARCHS or (intra is not None and intra.family == "xgmi"):
+        notes.append(
+            "AMD GPUs run RCCL, priced here with NCCL 2.30.7's tuner constants and protocols: "
+            "RCCL's own constants are not modelled (docs/model.md#limitations)"
+        )
 
     up_tier = (
         _build_up(intra, scale_up, system, spec, arch=arch, notes=notes) if scale_up > 1 else None
