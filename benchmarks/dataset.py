@@ -76,6 +76,7 @@ class Sample:
     regimes: tuple[str, ...] = ("latency", "mid", "bandwidth")
     notes: tuple[str, ...] = field(default_factory=tuple)
     nccl_version: str | None = None  # as the source states it (None: not stated)
+    library: str | None = None  # "nccl" or "rccl" when the source states it
 
     @property
     def regime(self) -> str:
@@ -185,6 +186,7 @@ def _from_manifest() -> list[Sample]:
                         nics_stated=nics_stated,
                         regimes=tuple(entry.get("regimes") or ()),
                         nccl_version=entry.get("nccl_version"),
+                        library=entry.get("library"),
                     )
                 )
     return out

@@ -32,6 +32,7 @@ from dataset import Sample
 from ibcalc.catalogue.cost_params import load_cost_params
 from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.catalogue.models import Catalogue, Link
+from ibcalc.catalogue.releases import for_release
 from ibcalc.cluster.resolve import ResolvedCluster, resolve_cluster
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.pipeline import active_channels, channel_unit_bytes, channels
@@ -99,15 +100,32 @@ def base_model() -> Model:
 
 
 def predict(model: Model, sample: Sample) -> Estimate:
-    """The model's estimate for one sample (raises IbcalcError when it cannot run)."""
+    """The model's estimate for one sample (raises IbcalcError when it cannot run), with the
+    tuner constants of the NCCL release the source states (``ibcalc --nccl-version``; RCCL
+    runs and sources that state none keep the built-in ones)."""
     return estimate_on(
         model.cluster(sample),
         sample.collective,
         sample.size_bytes,
         dtype=sample.dtype,
         algorithm=sample.algorithm,
-        params=model.params,
+        params=_release_params(model.params, sample),
     )
+
+
+#: release -> (the parameters last asked for, those parameters for that release): one entry per
+#: release, replaced when the fits move on to other parameters
+_RELEASE_PARAMS: dict[str, tuple[CostParams, CostParams]] = {}
+
+
+def _release_params(params: CostParams, sample: Sample) -> CostParams:
+    if sample.nccl_version is None or sample.library == "rccl":
+        return params
+    cached = _RELEASE_PARAMS.get(sample.nccl_version)
+    if cached is None or cached[0] is not params:
+        cached = (params, for_release(params, sample.nccl_version))
+        _RELEASE_PARAMS[sample.nccl_version] = cached
+    return cached[1]
 
 
 @dataclass(frozen=True)

@@ -140,6 +140,8 @@ def _estimate(
     topo = cluster.topology
     best, others = select_on(plan, size, algorithm, protocol)
     notes = list(cluster.assumptions)
+    # what was laid over the built-in cost parameters: override files, an NCCL release
+    notes += [f"cost parameters: {origin}" for origin in params.origins[1:]]
     if size != size_bytes:
         notes.append(f"size rounded to {size:.0f} B as nccl-tests does for {cluster.ranks} ranks")
     if algorithm is None:

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
+from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, Protocol
 from ibcalc.errors import AlgorithmNotApplicableError, ClusterError, FieldError, SizeTooSmallError
 from ibcalc.facade import CollectivePlan, parse_dtype
@@ -242,11 +243,14 @@ def _group(
     dtype: DType,
     algorithm: Algorithm | None,
     protocol: Protocol | None,
+    params: CostParams | None = None,
 ) -> SweepGroup:
     """Estimates at each size on ``cluster``; sizes too small for its ranks are skipped."""
     estimates: list[Estimate] = []
     skipped: list[float] = []
-    plan = CollectivePlan(cluster, collective, dtype=dtype, algorithm=algorithm, protocol=protocol)
+    plan = CollectivePlan(
+        cluster, collective, dtype=dtype, algorithm=algorithm, protocol=protocol, params=params
+    )
     for size in sizes:
         try:
             estimates.append(plan.estimate(size))
@@ -265,15 +269,25 @@ def sweep(
     dtype: DType | str = DType.FP32,
     algorithm: Algorithm | None = None,
     protocol: Protocol | None = None,
+    params: CostParams | None = None,
 ) -> SweepResult:
-    """Estimate ``collective`` at each of ``sizes`` on one resolved cluster.
+    """Estimate ``collective`` at each of ``sizes`` on one resolved cluster, with the cost
+    parameters ``params`` (default: the built-in ones).
 
     Sizes nccl-tests would round to 0 bytes for this many ranks are skipped (and listed);
     :class:`~ibcalc.errors.SizeTooSmallError` if every size is. A forced ``algorithm`` that
     cannot run raises :class:`~ibcalc.errors.AlgorithmNotApplicableError`.
     """
     dt = parse_dtype(dtype)
-    group = _group(cluster, collective, sizes, dtype=dt, algorithm=algorithm, protocol=protocol)
+    group = _group(
+        cluster,
+        collective,
+        sizes,
+        dtype=dt,
+        algorithm=algorithm,
+        protocol=protocol,
+        params=params,
+    )
     return SweepResult(
         collective=collective,
         sizes=list(sizes),
@@ -294,6 +308,7 @@ def sweep_fabrics(
     dtype: DType | str = DType.FP32,
     algorithm: Algorithm | None = None,
     protocol: Protocol | None = None,
+    params: CostParams | None = None,
 ) -> SweepResult:
     """Sweep ``spec`` once per scale-out link of ``fabrics`` (none: ``spec.inter``).
 
@@ -305,7 +320,13 @@ def sweep_fabrics(
     dt = parse_dtype(dtype)
     first = spec.replace(inter=fabrics[0]) if fabrics else spec
     cluster = resolve_cluster(catalogue, first)
-    groups = [_group(cluster, collective, sizes, dtype=dt, algorithm=algorithm, protocol=protocol)]
+
+    def group(on: ResolvedCluster) -> SweepGroup:
+        return _group(
+            on, collective, sizes, dtype=dt, algorithm=algorithm, protocol=protocol, params=params
+        )
+
+    groups = [group(cluster)]
     if len(fabrics) > 1:
         if cluster.inter is None:
             raise ClusterError(
@@ -318,9 +339,7 @@ def sweep_fabrics(
             if other.inter.id in seen:
                 continue
             seen.add(other.inter.id)
-            groups.append(
-                _group(other, collective, sizes, dtype=dt, algorithm=algorithm, protocol=protocol)
-            )
+            groups.append(group(other))
     return SweepResult(
         collective=collective,
         sizes=list(sizes),

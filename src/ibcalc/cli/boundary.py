@@ -106,6 +106,7 @@ FIELD_FLAGS: dict[str, str] = {
     "top_k": "--top-k",
     "storage": "--storage",
     "client_link": "--storage-link",
+    "nccl_version": "--nccl-version",
 }
 
 

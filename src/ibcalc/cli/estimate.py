@@ -30,6 +30,7 @@ from ibcalc.cli.options import (
     FormatOpt,
     MaxBytesOpt,
     MinBytesOpt,
+    NcclVersionOpt,
     ProtoOpt,
     SizeOpt,
     SweepFormatOpt,
@@ -66,6 +67,7 @@ def _collective_command(collective: Collective) -> Callable[..., None]:
         dtype: DtypeOpt = DType.FP32.value,
         catalogue: CatalogueOpt = None,
         cost_params: CostParamsOpt = None,
+        nccl_version: NcclVersionOpt = None,
         explain: ExplainOpt = False,
         fmt: FormatOpt = FORMAT_TABLE,
     ) -> None:
@@ -77,7 +79,7 @@ def _collective_command(collective: Collective) -> Callable[..., None]:
             dtype=parse_dtype(dtype),
             algorithm=algorithm_of(algo),
             protocol=protocol_of(proto),
-            params=params_of(cost_params),
+            params=params_of(cost_params, nccl_version),
         )
         render_estimate(result, fmt, names=FIELD_FLAGS, explain=explain)
 
@@ -130,6 +132,8 @@ def sweep_command(
     proto: ProtoOpt = PROTO_AUTO,
     dtype: DtypeOpt = DType.FP32.value,
     catalogue: CatalogueOpt = None,
+    cost_params: CostParamsOpt = None,
+    nccl_version: NcclVersionOpt = None,
     fmt: SweepFormatOpt = SWEEP_TABLE,
     plot: PlotOpt = None,
     plot_time: PlotTimeOpt = False,
@@ -140,7 +144,7 @@ def sweep_command(
 
     if plot is None and (plot_time or measured is not None):
         raise CliUsageError("--plot-time and --measured need --plot FILE.png|FILE.svg")
-    target = plot_target(plot, run_inputs(catalogue, measured))
+    target = plot_target(plot, run_inputs(catalogue, cost_params, measured))
     fabrics = fabrics_of(inter)
     coll = parse_collective(collective)
     sizes = sweep_sizes(parse_size(begin), parse_size(end), factor)
@@ -153,6 +157,7 @@ def sweep_command(
         dtype=parse_dtype(dtype),
         algorithm=algorithm_of(algo),
         protocol=protocol_of(proto),
+        params=params_of(cost_params, nccl_version),
     )
     if target is None:
         render_sweep(result, fmt)

@@ -49,6 +49,7 @@ __all__ = [
     "FormatOpt",
     "MaxBytesOpt",
     "MinBytesOpt",
+    "NcclVersionOpt",
     "OutputFormat",
     "ProtoChoice",
     "ProtoOpt",
@@ -375,6 +376,15 @@ CatalogueOpt = Annotated[
         "--catalogue", help="Extra catalogue YAML (adds or overrides entries).", metavar="FILE"
     ),
 ]
+NcclVersionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--nccl-version",
+        help="NCCL release the cluster runs (e.g. 2.21.5): NCCL's algorithm and protocol choice "
+        "follows that release's tuner constants (releases read: 2.18.3 to 2.30.7).",
+        metavar="X.Y[.Z]",
+    ),
+]
 CostParamsOpt = Annotated[
     list[Path] | None,
     typer.Option(
@@ -428,11 +438,17 @@ def catalogue_of(files: Iterable[Path] | None) -> Catalogue:
     return load_catalogue(list(files or []))
 
 
-def params_of(files: Iterable[Path] | None) -> CostParams:
-    """The built-in cost parameters with ``--cost-params`` files (and ``IBCALC_COST_PARAMS``)."""
+def params_of(files: Iterable[Path] | None, nccl_version: str | None = None) -> CostParams:
+    """The built-in cost parameters with ``--cost-params`` files (and ``IBCALC_COST_PARAMS``),
+    and the tuner constants of ``--nccl-version`` over NCCL's tuner view."""
     from ibcalc.catalogue.cost_params import load_cost_params
 
-    return load_cost_params(list(files or []))
+    params = load_cost_params(list(files or []))
+    if nccl_version is None:
+        return params
+    from ibcalc.catalogue.releases import for_release
+
+    return for_release(params, nccl_version)
 
 
 def plot_target(plot: Path | None, inputs: Iterable[str | Path] = ()) -> Path | None:

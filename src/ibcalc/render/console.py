@@ -511,6 +511,10 @@ def render_sweep(
         return
     for group in result.groups:
         _sweep_table(group.model_dump(mode="json"), stream)
+    # what was laid over the built-in cost parameters (override files, an NCCL release)
+    notes = [a for a in result.groups[0].estimates[0].assumptions if a.startswith("cost param")]
+    for note in notes:
+        _console(stream).print(Text(f"note: {note}", style="dim"), soft_wrap=True)
 
 
 def _sweep_table(group: dict[str, Any], stream: TextIO | None) -> None:

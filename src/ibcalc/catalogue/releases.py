@@ -1,0 +1,138 @@
+"""NCCL releases: the tuner constants of the release a user runs, laid over NCCL's tuner view.
+
+``data/nccl_releases.yaml`` lists, for each NCCL release ibcalc has read, the tuner constants
+that differ from NCCL 2.30.7's (which ``data/cost_params.yaml`` restates). :func:`for_release`
+picks the nearest read release at or before the one given and lays its cells over the *tuner
+view* of a :class:`~ibcalc.engine.params.CostParams` only: NCCL's choice of algorithm and
+protocol follows that release, while the physical times keep 2.30.7's hops, since a tuner
+constant is NCCL's estimate, not the hardware's time
+(docs/model.md#tuner-constants-across-releases).
+
+The release applied is recorded in the parameters' ``origins``, which every estimate lists among
+its assumptions.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+from ibcalc.engine.params import SCHEMA, CostParams
+from ibcalc.errors import FieldError
+from ibcalc.yamlio import safe_load
+
+__all__ = ["Release", "for_release", "newest", "parse_release", "releases"]
+
+_VERSION = re.compile(r"^\s*(\d{1,2})\.(\d{1,3})(?:\.(\d{1,3}))?(?:[-+][\w.+-]*)?\s*$")
+#: A version given without its patch number stands for every patch of that release line: the
+#: nearest read release at or before its last patch applies.
+_ANY_PATCH = 999
+
+
+@dataclass(frozen=True)
+class Release:
+    """One read NCCL release: its version, the source and the tuner-view cells it changes."""
+
+    version: tuple[int, int, int]
+    source: str
+    tuner_view: Mapping[str, Any]
+    not_modelled: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        """``2.21.5``."""
+        return ".".join(str(x) for x in self.version)
+
+
+def parse_release(text: str) -> tuple[int, int, int]:
+    """``(major, minor, patch)`` of ``2.21.5``, ``2.22.3+cuda12.4`` or ``2.21`` (every patch);
+    a one-line :class:`~ibcalc.errors.FieldError` (field ``nccl_version``) otherwise."""
+    match = _VERSION.match(text)
+    if match is None:
+        raise FieldError(
+            f"NCCL version {text!r} is not a release number such as 2.21.5 or 2.21",
+            field="nccl_version",
+        )
+    major, minor, patch = match.groups()
+    return int(major), int(minor), int(patch) if patch is not None else _ANY_PATCH
+
+
+@functools.cache
+def _data() -> Mapping[str, Any]:
+    text = resources.files("ibcalc").joinpath("data", "nccl_releases.yaml").read_text("utf-8")
+    data: Mapping[str, Any] = safe_load(text)
+    return data
+
+
+def newest() -> tuple[int, int, int]:
+    """The newest release read (``newest`` in ``data/nccl_releases.yaml``)."""
+    return parse_release(str(_data()["newest"]))
+
+
+@functools.cache
+def releases() -> tuple[Release, ...]:
+    """The read releases, oldest first (``data/nccl_releases.yaml``)."""
+    data = _data()
+    out = []
+    for entry in data["releases"]:
+        version = parse_release(str(entry["release"]))
+        out.append(
+            Release(
+                version=version,
+                source=str(entry["source"]),
+                tuner_view=entry["tuner_view"] or {},
+                not_modelled=tuple(entry["not_modelled"] or ()),
+            )
+        )
+    return tuple(sorted(out, key=lambda r: r.version))
+
+
+def _with_source(groups: Mapping[str, Any], source: str) -> dict[str, Any]:
+    """The release's cells as override entries, each with the release's source."""
+    return {
+        group: {name: {**entry, "source": source} for name, entry in entries.items()}
+        for group, entries in groups.items()
+    }
+
+
+def for_release(params: CostParams, version: str) -> CostParams:
+    """``params`` with the tuner constants of NCCL ``version`` laid over its tuner view.
+
+    The nearest read release at or before ``version`` applies; before the oldest read one, and
+    after the newest, the built-in (2.30.7) constants stay, and the label says so. The label,
+    in the result's ``origins``, is what an estimate lists among its assumptions.
+    """
+    wanted = parse_release(version)
+    known = releases()
+    shown = version.strip()
+    if wanted < known[0].version:
+        label = (
+            f"NCCL {shown} is older than {known[0].name}, the oldest release whose tuner "
+            "constants ibcalc has read: NCCL 2.30.7's are used, and held out such runs are "
+            "predicted worse (docs/model.md#accuracy-by-nccl-release)"
+        )
+        return params.with_overrides({"schema": SCHEMA}, label=label)
+    release = [r for r in known if r.version <= wanted][-1]
+    if not release.tuner_view:
+        last = newest()
+        beyond = wanted[:2] > last[:2] if wanted[2] == _ANY_PATCH else wanted > last
+        if beyond:
+            label = (
+                f"NCCL {shown} is newer than {'.'.join(map(str, last))}, the newest release "
+                "whose tuner constants ibcalc has read: those are used"
+            )
+        else:
+            label = f"NCCL {shown}: NCCL 2.30.7's tuner constants (unchanged since {release.name})"
+        return params.with_overrides({"schema": SCHEMA}, label=label)
+    label = (
+        f"NCCL {shown}: algorithm and protocol chosen with NCCL {release.name}'s tuner constants "
+        f"({release.source}); times keep 2.30.7's hops"
+    )
+    if release.not_modelled:
+        label += "; not modelled: " + "; ".join(release.not_modelled)
+    overlay = {"schema": SCHEMA, "tuner_view": _with_source(release.tuner_view, release.source)}
+    return params.with_overrides(overlay, label=label)

@@ -1,0 +1,142 @@
+"""catalogue/releases.py: the tuner constants of an NCCL release over NCCL's tuner view.
+
+Expected values are the cells of data/nccl_releases.yaml (NCCL's src/graph/tuning.cc at the tags
+named there, docs/model.md#tuner-constants-across-releases) and NCCL's tuner formulas worked by
+hand; the measured point is a published nccl-tests row.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from conftest import main_error
+from ibcalc import ClusterSpec, load_catalogue, resolve_cluster
+from ibcalc.catalogue.cost_params import builtin_cost_params
+from ibcalc.catalogue.releases import for_release, parse_release, releases
+from ibcalc.cli import main
+from ibcalc.engine.types import Algorithm, Collective, Protocol
+from ibcalc.errors import FieldError
+from ibcalc.facade import estimate_on
+
+US = 1e-6
+KiB = 1024
+MiB = 2**20
+
+
+def test_release_numbers() -> None:
+    assert parse_release("2.21.5") == (2, 21, 5)
+    assert parse_release(" 2.22.3+cuda12.4 ") == (2, 22, 3)
+    assert parse_release("2.18.3-1") == (2, 18, 3)
+    assert parse_release("2.21") == (2, 21, 999)  # every patch of 2.21
+    for bad in ("2", "2.x", "v2.21.5", "2.21.5.1", "", "2.21 5"):
+        with pytest.raises(FieldError, match="is not a release number") as exc:
+            parse_release(bad)
+        assert exc.value.field == "nccl_version"
+
+
+def test_the_read_releases_are_in_order() -> None:
+    assert [r.name for r in releases()] == [
+        "2.18.3",
+        "2.21.5",
+        "2.23.4",
+        "2.27.5",
+        "2.28.3",
+        "2.28.9",
+    ]
+
+
+def test_a_release_changes_the_tuner_view_only() -> None:
+    base = builtin_cost_params()
+    old = for_release(base, "2.20.3")  # between 2.18.3 and 2.21.5: 2.18.3's cells
+    tuner, builtin = old.tuner_view().nccl_tuner, base.tuner_view().nccl_tuner
+    assert tuner.base_latency_s[Algorithm.TREE][Protocol.SIMPLE] == 0.0  # 8.4 us in 2.30.7
+    nvlink, net = tuner.hop_latency_s["nvlink"], tuner.hop_latency_s["net"]
+    # 2.18.3: NVLSTree base 23 us + NVLink hop 0, carried as a 23 us hop (2.30.7: 0 + 25 us)
+    assert nvlink[Algorithm.NVLS_TREE][Protocol.SIMPLE] == pytest.approx(23 * US)
+    assert net[Algorithm.NVLS_TREE][Protocol.SIMPLE] == pytest.approx(19 * US)  # 20.9 us
+    assert net[Algorithm.COLLNET_DIRECT][Protocol.SIMPLE] == pytest.approx(10.7 * US)  # 31 us
+    assert tuner.ring_ll128_factor == builtin.ring_ll128_factor  # a cell the release keeps
+    assert old.nccl_tuner == base.nccl_tuner  # the physical view keeps 2.30.7's
+    assert "NCCL 2.18.3's tuner constants" in old.origins[-1]
+    newer = for_release(base, "2.23.4").tuner_view().nccl_tuner
+    assert newer.pat_factor == pytest.approx(0.85)
+    assert newer.base_latency_s[Algorithm.TREE][Protocol.SIMPLE] == pytest.approx(8.4 * US)
+
+
+@pytest.mark.parametrize(
+    ("version", "words"),
+    [
+        ("2.16.5", "older than 2.18.3"),
+        ("2.29.2", "unchanged since 2.28.9"),
+        ("2.31", "newer than 2.30.7"),
+    ],
+)
+def test_outside_the_table_the_builtin_constants_stay(version: str, words: str) -> None:
+    base = builtin_cost_params()
+    params = for_release(base, version)
+    assert params.tuner_view().nccl_tuner == base.tuner_view().nccl_tuner
+    assert words in params.origins[-1]
+
+
+def test_the_nvls_tree_estimate_moves_by_the_release_cells() -> None:
+    # 2 x p5, all-reduce 512 KiB. NCCL's NVLSTree latency is base + NVLink hop +
+    # 2 log2(2 nodes) x NET hop: from 2.30.7 (0 + 25 + 2 x 20.9) to 2.18.3 (23 + 0 + 2 x 19) it
+    # falls by 5.8 us, to 2.21.5 (0 + 25 + 2 x 14) by 13.8 us; the bandwidth term is the same
+    cluster = resolve_cluster(load_catalogue(use_env=False), ClusterSpec(system="aws-p5", nodes=2))
+    base = builtin_cost_params()
+
+    def nvls_tree(version: str | None) -> float:
+        params = base if version is None else for_release(base, version)
+        est = estimate_on(cluster, Collective.ALL_REDUCE, 512 * KiB, params=params)
+        (c,) = [c for c in (est.best, *est.alternatives) if c.algorithm is Algorithm.NVLS_TREE]
+        assert c.tuner_time_s is not None
+        return c.tuner_time_s
+
+    builtin = nvls_tree(None)
+    assert nvls_tree("2.18.3") - builtin == pytest.approx(-5.8 * US, abs=1e-9)
+    assert nvls_tree("2.21.5") - builtin == pytest.approx(-13.8 * US, abs=1e-9)
+
+
+def test_nccl_version_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    # 2 x p5 all-reduce at 512 KiB; KeitaW/p5-nccl-test (NCCL 2.20.3) measured 125.5 us. With
+    # 2.21.5's constants NCCL's tuner ranks NVLS-tree first (above): the estimate names the
+    # release and lands closer to the measurement than 2.30.7's tree/LL
+    args = ["allreduce", "--size", "512KiB", "--system", "aws-p5", "-N", "2", "--format", "json"]
+
+    def run(more: list[str]) -> dict[str, Any]:
+        main([*args, *more])  # returns normally on success (exit status 0)
+        out: dict[str, Any] = json.loads(capsys.readouterr().out)
+        return out
+
+    default = run([])
+    release = run(["--nccl-version", "2.21.5"])
+    assert (default["algorithm"], release["algorithm"]) == ("tree", "nvlstree")
+    measured = 125.5 * US
+    assert abs(release["time_s"] - measured) < abs(default["time_s"] - measured)
+    assert any("NCCL 2.21.5's tuner constants" in a for a in release["assumptions"])
+    message = main_error([*args, "--nccl-version", "two"], capsys)
+    assert message == "error: NCCL version 'two' is not a release number such as 2.21.5 or 2.21\n"
+
+
+def test_a_sweep_names_the_release(capsys: pytest.CaptureFixture[str]) -> None:
+    # 2 x p5 all-reduce 256 KiB - 1 MiB: with 2.21.5's constants NCCL's tuner switches to
+    # NVLS-tree at 512 KiB (2.30.7's stays on tree/LL there, test above); the table says which
+    # release chose
+    args = ["sweep", "allreduce", "--system", "aws-p5", "-N", "2", "-b", "256K", "-e", "1M"]
+
+    def at_512_kib(out: str) -> str:
+        (row,) = [line for line in out.splitlines() if line.split()[:1] == ["524288"]]
+        return row
+
+    main([*args, "--nccl-version", "2.21.5"])
+    out = capsys.readouterr().out
+    assert "> nvlstree/Simple" in at_512_kib(out)
+    assert (
+        "note: cost parameters: NCCL 2.21.5: algorithm and protocol chosen with NCCL 2.21.5's"
+        in (out.replace("\n", " "))
+    )
+    main(args)
+    assert "tree/LL" in at_512_kib(capsys.readouterr().out).replace("nvlstree", "")
