@@ -271,6 +271,18 @@ def test_a_release_older_than_the_compared_ones_is_noted(catalogue: Catalogue) -
         assert "library_version" not in [f.kind for f in one(SWEEPS / newer, catalogue).findings]
 
 
+def test_the_logs_nccl_release_sets_the_tuner_constants(catalogue: Catalogue) -> None:
+    # sweep 10 prints 'NCCL version 2.22.3': between the read 2.21.5 and 2.23.4, so 2.21.5's
+    # cells apply (data/nccl_releases.yaml); sweep 01 is RCCL 2.27.7: no release table
+    def tuner(path: str) -> list[str]:
+        check = one(SWEEPS / path, catalogue)
+        return [a.evidence for a in check.assumptions if a.field == "tuner_constants"]
+
+    (evidence,) = tuner("10_allreduce_2node_8xH100_ib.txt")
+    assert evidence.startswith("NCCL 2.22.3: algorithm and protocol chosen with NCCL 2.21.5's")
+    assert tuner("01_allreduce_1node_8xMI355X_intranode-rccl.txt") == []
+
+
 def test_runs_that_cannot_be_checked(catalogue: Catalogue) -> None:
     scatter = one(
         FIXTURES / "01_scatter_2node_16xA100-40GB_p4d_efa_slurm_full_debug_log.txt", catalogue
