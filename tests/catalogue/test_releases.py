@@ -35,6 +35,12 @@ def test_release_numbers() -> None:
         with pytest.raises(FieldError, match="is not a release number") as exc:
             parse_release(bad)
         assert exc.value.field == "nccl_version"
+    with pytest.raises(FieldError) as exc:
+        parse_release("9" * 5000)  # quoted cut to 40 characters
+    assert (
+        str(exc.value)
+        == f"NCCL version '{'9' * 40}...' is not a release number such as 2.21.5 or 2.21"
+    )
 
 
 def test_the_read_releases_are_in_order() -> None:

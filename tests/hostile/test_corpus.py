@@ -293,6 +293,20 @@ CASES: list[Case] = [
     ),
     C("cli-size-nan", "allreduce -s nan", 2, "NaN", "a NaN size is refused"),
     C(
+        "cli-nccl-version-nan",
+        "allreduce -s 1GB --nccl-version nan",
+        2,
+        "NCCL version 'nan' is not a release number",
+        "--nccl-version takes a release number only",
+    ),
+    C(
+        "cli-nccl-version-long",
+        ["sweep", "allreduce", "--nccl-version", "2." + "9" * 4000],
+        2,
+        "...' is not a release number",
+        "a 4,000-digit --nccl-version is refused with its text cut",
+    ),
+    C(
         "design-time-1e-300",
         "check {h}/corpus-time-tiny.yaml",
         2,

@@ -53,8 +53,9 @@ def parse_release(text: str) -> tuple[int, int, int]:
     a one-line :class:`~ibcalc.errors.FieldError` (field ``nccl_version``) otherwise."""
     match = _VERSION.match(text)
     if match is None:
+        shown = text if len(text) <= 40 else text[:40] + "..."
         raise FieldError(
-            f"NCCL version {text!r} is not a release number such as 2.21.5 or 2.21",
+            f"NCCL version {shown!r} is not a release number such as 2.21.5 or 2.21",
             field="nccl_version",
         )
     major, minor, patch = match.groups()
