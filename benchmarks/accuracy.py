@@ -41,7 +41,7 @@ from ibcalc.engine.band import time_range, transport_class
 from ibcalc.engine.params import BAND_CLASSES
 from ibcalc.engine.types import Collective, busbw_factor
 from ibcalc.errors import IbcalcError
-from ibcalc.logs.diagnose import OLDEST_COMPARED_NCCL, older_than_compared
+from ibcalc.logs.diagnose import older_than_compared, oldest_compared
 
 __all__ = [
     "REGIMES",
@@ -266,12 +266,12 @@ def baselines(samples: Sequence[Sample]) -> dict[str, list[Result]]:
 
 def by_release(results: Sequence[Result]) -> list[str]:
     """The held-out figures split by the NCCL release the source states: older than the oldest
-    release whose tuner constants the model was compared with (``OLDEST_COMPARED_NCCL``), and
+    release whose tuner constants the model was compared with (``oldest_compared``), and
     the rest (that release or later, or not stated). Not a target: the old runs are also
     unusual systems, so the split does not separate the release from the system."""
     old = [r for r in results if older_than_compared(r.sample.nccl_version)]
     rest = [r for r in results if not older_than_compared(r.sample.nccl_version)]
-    oldest = ".".join(str(x) for x in OLDEST_COMPARED_NCCL)
+    oldest = ".".join(str(x) for x in oldest_compared())
     lines = ["held out, by the NCCL release the source states (not a target):"]
     for name, part in ((f"older than {oldest}", old), (f"{oldest} or later, or not stated", rest)):
         groups = len({r.sample.group for r in part})

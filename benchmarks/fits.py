@@ -32,7 +32,7 @@ from dataset import Sample
 from ibcalc.catalogue.cost_params import load_cost_params
 from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.catalogue.models import Catalogue, Link
-from ibcalc.catalogue.releases import for_release
+from ibcalc.catalogue.releases import for_stated_release
 from ibcalc.cluster.resolve import ResolvedCluster, resolve_cluster
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.pipeline import active_channels, channel_unit_bytes, channels
@@ -113,18 +113,19 @@ def predict(model: Model, sample: Sample) -> Estimate:
     )
 
 
-#: release -> (the parameters last asked for, those parameters for that release): one entry per
-#: release, replaced when the fits move on to other parameters
+#: "library release" -> (the parameters last asked for, those parameters for that release): one
+#: entry per release, replaced when the fits move on to other parameters
 _RELEASE_PARAMS: dict[str, tuple[CostParams, CostParams]] = {}
 
 
 def _release_params(params: CostParams, sample: Sample) -> CostParams:
-    if sample.nccl_version is None or sample.library == "rccl":
+    if sample.nccl_version is None:
         return params
-    cached = _RELEASE_PARAMS.get(sample.nccl_version)
+    key = f"{sample.library} {sample.nccl_version}"
+    cached = _RELEASE_PARAMS.get(key)
     if cached is None or cached[0] is not params:
-        cached = (params, for_release(params, sample.nccl_version))
-        _RELEASE_PARAMS[sample.nccl_version] = cached
+        cached = (params, for_stated_release(params, sample.nccl_version, sample.library))
+        _RELEASE_PARAMS[key] = cached
     return cached[1]
 
 

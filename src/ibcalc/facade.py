@@ -22,6 +22,7 @@ from ibcalc.engine.params import CostParams
 from ibcalc.engine.plan import Plan, plan_for
 from ibcalc.engine.select import refuse, select_on
 from ibcalc.engine.types import (
+    COST_PARAMETERS_NOTE,
     Algorithm,
     Collective,
     Cost,
@@ -141,7 +142,7 @@ def _estimate(
     best, others = select_on(plan, size, algorithm, protocol)
     notes = list(cluster.assumptions)
     # what was laid over the built-in cost parameters: override files, an NCCL release
-    notes += [f"cost parameters: {origin}" for origin in params.origins[1:]]
+    notes += [COST_PARAMETERS_NOTE + origin for origin in params.origins[1:]]
     if size != size_bytes:
         notes.append(f"size rounded to {size:.0f} B as nccl-tests does for {cluster.ranks} ranks")
     if algorithm is None:

@@ -25,7 +25,15 @@ from ibcalc.engine.params import SCHEMA, CostParams
 from ibcalc.errors import FieldError
 from ibcalc.yamlio import safe_load
 
-__all__ = ["Release", "for_release", "newest", "parse_release", "releases"]
+__all__ = [
+    "Release",
+    "for_release",
+    "for_stated_release",
+    "newest",
+    "oldest",
+    "parse_release",
+    "releases",
+]
 
 _VERSION = re.compile(r"^\s*(\d{1,2})\.(\d{1,3})(?:\.(\d{1,3}))?(?:[-+][\w.+-]*)?\s*$")
 #: A version given without its patch number stands for every patch of that release line: the
@@ -45,7 +53,11 @@ class Release:
     @property
     def name(self) -> str:
         """``2.21.5``."""
-        return ".".join(str(x) for x in self.version)
+        return _dotted(self.version)
+
+
+def _dotted(version: tuple[int, ...]) -> str:
+    return ".".join(str(x) for x in version)
 
 
 def parse_release(text: str) -> tuple[int, int, int]:
@@ -70,8 +82,14 @@ def _data() -> Mapping[str, Any]:
 
 
 def newest() -> tuple[int, int, int]:
-    """The newest release read (``newest`` in ``data/nccl_releases.yaml``)."""
+    """The newest release read (``newest`` in ``data/nccl_releases.yaml``): the one whose
+    constants ``data/cost_params.yaml`` restates."""
     return parse_release(str(_data()["newest"]))
+
+
+def oldest() -> tuple[int, int, int]:
+    """The oldest release read."""
+    return releases()[0].version
 
 
 @functools.cache
@@ -108,32 +126,44 @@ def for_release(params: CostParams, version: str) -> CostParams:
     in the result's ``origins``, is what an estimate lists among its assumptions.
     """
     wanted = parse_release(version)
-    known = releases()
-    shown = version.strip()
+    known, last = releases(), newest()
+    shown, builtin = version.strip(), _dotted(last)
     if wanted < known[0].version:
         label = (
             f"NCCL {shown} is older than {known[0].name}, the oldest release whose tuner "
-            "constants ibcalc has read: NCCL 2.30.7's are used, and held out such runs are "
+            f"constants ibcalc has read: NCCL {builtin}'s are used, and held out such runs are "
             "predicted worse (docs/model.md#accuracy-by-nccl-release)"
         )
-        return params.with_overrides({"schema": SCHEMA}, label=label)
-    release = [r for r in known if r.version <= wanted][-1]
-    if not release.tuner_view:
-        last = newest()
-        beyond = wanted[:2] > last[:2] if wanted[2] == _ANY_PATCH else wanted > last
-        if beyond:
+    elif (wanted[:2] > last[:2]) if wanted[2] == _ANY_PATCH else (wanted > last):
+        label = (
+            f"NCCL {shown} is newer than {builtin}, the newest release whose tuner constants "
+            "ibcalc has read: those are used"
+        )
+    else:
+        release = [r for r in known if r.version <= wanted][-1]
+        if not release.tuner_view:
             label = (
-                f"NCCL {shown} is newer than {'.'.join(map(str, last))}, the newest release "
-                "whose tuner constants ibcalc has read: those are used"
+                f"NCCL {shown}: NCCL {builtin}'s tuner constants (unchanged since {release.name})"
             )
         else:
-            label = f"NCCL {shown}: NCCL 2.30.7's tuner constants (unchanged since {release.name})"
-        return params.with_overrides({"schema": SCHEMA}, label=label)
-    label = (
-        f"NCCL {shown}: algorithm and protocol chosen with NCCL {release.name}'s tuner constants "
-        f"({release.source}); times keep 2.30.7's hops"
-    )
-    if release.not_modelled:
-        label += "; not modelled: " + "; ".join(release.not_modelled)
-    overlay = {"schema": SCHEMA, "tuner_view": _with_source(release.tuner_view, release.source)}
-    return params.with_overrides(overlay, label=label)
+            label = (
+                f"NCCL {shown}: algorithm and protocol chosen with NCCL {release.name}'s tuner "
+                f"constants ({release.source}); times keep {builtin}'s hops"
+            )
+            if release.not_modelled:
+                label += "; not modelled: " + "; ".join(release.not_modelled)
+            overlay = _with_source(release.tuner_view, release.source)
+            return params.with_overrides({"schema": SCHEMA, "tuner_view": overlay}, label=label)
+    return params.with_overrides({"schema": SCHEMA}, label=label)
+
+
+def for_stated_release(params: CostParams, version: str | None, library: str | None) -> CostParams:
+    """:func:`for_release` for a run that states its library and release (a log, a published
+    sweep): ``params`` itself for RCCL, whose releases are not NCCL's, and when no release
+    number is given."""
+    if library == "rccl" or version is None:
+        return params
+    try:
+        return for_release(params, version)
+    except FieldError:  # a version string that is not a release number
+        return params

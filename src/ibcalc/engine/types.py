@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ibcalc.collectives import Collective
 
 __all__ = [
+    "COST_PARAMETERS_NOTE",
     "HOST_CPUS",
     "Algorithm",
     "Collective",
@@ -248,6 +249,11 @@ class Cost(BaseModel):
     def selection_time_s(self) -> float:
         """The time NCCL's own tuner would estimate (what ``auto`` ranks by)."""
         return self.time_s if self.tuner_time_s is None else self.tuner_time_s
+
+
+#: How an estimate's assumptions name what was laid over the built-in cost parameters (override
+#: files, an NCCL release): this prefix, then the label (``CostParams.origins``).
+COST_PARAMETERS_NOTE = "cost parameters: "
 
 
 class Estimate(BaseModel):

@@ -18,11 +18,11 @@ from __future__ import annotations
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import load_catalogue
 from ibcalc.catalogue.models import Catalogue
-from ibcalc.catalogue.releases import for_release
+from ibcalc.catalogue.releases import for_stated_release
 from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, busbw_factor
-from ibcalc.errors import ClusterError, FieldError
+from ibcalc.errors import ClusterError
 from ibcalc.logs.cluster import infer_cluster
 from ibcalc.logs.diagnose import diagnose
 from ibcalc.logs.env import LogEnvironment, scan_environment
@@ -256,11 +256,8 @@ def _release_params(run: Run, params: CostParams, assumptions: list[Assumption])
     """``params`` with the tuner constants of the NCCL release the log gives (as
     ``--nccl-version`` does: NCCL's choice follows that release); RCCL runs, and logs that give
     no release, keep them."""
-    if run.library == "rccl" or run.nccl_version is None:
-        return params
-    try:
-        released = for_release(params, run.nccl_version)
-    except FieldError:  # a version string that is not a release number
+    released = for_stated_release(params, run.nccl_version, run.library)
+    if released is params:
         return params
     assumptions.append(
         Assumption(

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ibcalc.catalogue.models import Link
+from ibcalc.catalogue.releases import oldest
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.errors import IbcalcError
 from ibcalc.logs.bandwidth import bandwidth_findings
@@ -38,10 +39,10 @@ from ibcalc.units import MiB
 __all__ = [
     "DROP_FRACTION",
     "ERRATIC_RATIO",
-    "OLDEST_COMPARED_NCCL",
     "diagnose",
     "nccl_release",
     "older_than_compared",
+    "oldest_compared",
 ]
 
 #: Out-of-place and in-place times this many times apart at one size are erratic.
@@ -51,11 +52,6 @@ DROP_FRACTION = 0.25
 _DROP_MIN_BYTES = 1 * MiB
 _IMPLAUSIBLE_US = 1.0  # the parser's threshold: no collective completes in under 1 us
 _LATENCY_WARN_RATIO = 2.0  # latency rows this many times slower than expected are flagged
-#: The oldest NCCL release (major, minor) whose tuner constants the model was compared with: the
-#: model restates NCCL 2.30.7's ``src/graph/tuning.cc``, and the same file was read at 2.18.3,
-#: 2.21.5, 2.23.4, 2.27.5, 2.28.3, 2.28.9 and 2.29.7 (docs/model.md, "Tuner constants across
-#: releases"). Older releases chose algorithms and protocols with other constants.
-OLDEST_COMPARED_NCCL = (2, 18)
 
 
 def diagnose(ctx: RunContext) -> list[Finding]:
@@ -321,21 +317,29 @@ def nccl_release(version: str | None) -> tuple[int, int] | None:
     return (int(match.group(1)), int(match.group(2))) if match else None
 
 
+def oldest_compared() -> tuple[int, int]:
+    """``(major, minor)`` of the oldest NCCL release whose tuner constants the model was
+    compared with: the oldest in ``data/nccl_releases.yaml`` (docs/model.md, "Tuner constants
+    across releases"). Older releases chose algorithms and protocols with other constants."""
+    major, minor, _patch = oldest()
+    return major, minor
+
+
 def older_than_compared(version: str | None) -> bool:
-    """True for an NCCL release older than :data:`OLDEST_COMPARED_NCCL`."""
+    """True for an NCCL release older than :func:`oldest_compared`."""
     release = nccl_release(version)
-    return release is not None and release < OLDEST_COMPARED_NCCL
+    return release is not None and release < oldest_compared()
 
 
 def _library_release(ctx: RunContext) -> list[Finding]:
     run = ctx.run
     if run.library == "rccl" or not older_than_compared(run.nccl_version):
         return []
-    oldest = ".".join(str(x) for x in OLDEST_COMPARED_NCCL)
+    first = ".".join(str(x) for x in oldest_compared())
     return [
         Finding(
             kind="library_version",
-            cause=f"NCCL {run.nccl_version} is older than {oldest}, the oldest release whose "
+            cause=f"NCCL {run.nccl_version} is older than {first}, the oldest release whose "
             "tuner constants the model was compared with: that NCCL picked algorithms and "
             "protocols with other constants, so part of any difference can be the library's, "
             "not the cluster's (docs/model.md, accuracy by NCCL release)",

@@ -23,7 +23,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ibcalc.catalogue.models import Catalogue, Link, Storage, System
-from ibcalc.engine.types import Cost, Estimate, busbw_factor
+from ibcalc.engine.types import COST_PARAMETERS_NOTE, Cost, Estimate, busbw_factor
 from ibcalc.errors import fill_fields
 from ibcalc.render.stream import PipeConsole, TrimmedStream
 from ibcalc.units import GB, format_bandwidth, format_size, format_time
@@ -512,7 +512,8 @@ def render_sweep(
     for group in result.groups:
         _sweep_table(group.model_dump(mode="json"), stream)
     # what was laid over the built-in cost parameters (override files, an NCCL release)
-    notes = [a for a in result.groups[0].estimates[0].assumptions if a.startswith("cost param")]
+    assumptions = result.groups[0].estimates[0].assumptions
+    notes = [a for a in assumptions if a.startswith(COST_PARAMETERS_NOTE)]
     for note in notes:
         _console(stream).print(Text(f"note: {note}", style="dim"), soft_wrap=True)
 
