@@ -165,12 +165,41 @@ def test_ring_steps_pay_nccls_network_overhead_of_the_host() -> None:
     # Simple: 3 x 1 us is below the 3.4 us NVLink hop; 3 x 2 us is above it
     simple_amd = cost(amd, Collective.ALL_GATHER, Algorithm.RING, Protocol.SIMPLE)
     assert simple_amd.latency_s == pytest.approx((8.4 + 14 * 6.0 + 1 * 14.0) * US + proxy)
-    # NCCL's tuner knows it too (its estimate is what picks; it has no proxy start-up term); one
-    # node has no overhead
-    assert ll_amd.selection_time_s == pytest.approx(ll_amd.time_s - proxy)
+    # NCCL's tuner knows it too (its estimate is what picks; it has no proxy start-up term, and
+    # on an AMD host it caps LL at 22.5 GB/s on 2 nodes: the test below); one node has no overhead
+    assert ll_amd.selection_time_s == pytest.approx(
+        ll_amd.latency_s - proxy + 15 / 16 * S / (22.5 * GB)
+    )
     one_node = dataclasses.replace(topo(1, 8), host_cpu="amd")
     single = cost(one_node, Collective.ALL_GATHER, Algorithm.RING, Protocol.LL)
     assert single.latency_s == pytest.approx((RING_BASE["LL"] + 7 * NVLINK_RING["LL"]) * US)
+
+
+def test_on_amd_hosts_nccls_tuner_caps_ll_with_its_amd_row() -> None:
+    """NCCL 2.30.7 llMaxBws: on several nodes the row follows the CPU vendor, 39.0 GB/s (2 nodes)
+    and 20.4 GB/s (3 or more) on Intel and other hosts, 22.5 and 19.0 GB/s on AMD x86 hosts.
+    NCCL's tuner ranks with it; the physical LL rate keeps the first row
+    (assumptions.amd_host_ll_cap)."""
+    n = 16
+    data = (n - 1) / n * S  # ring all-gather, bytes per rank
+    # 8 NICs x 10 GB/s: LL's 0.5 x 80 GB/s = 40 GB/s is above every cap
+    latency = (RING_BASE["LL"] + 14 * 2.0 + 1 * NET_RING["LL"]) * US  # AMD: 2 us per step
+    amd = dataclasses.replace(topo(2, 8), host_cpu="amd")
+    ll = cost(amd, Collective.ALL_GATHER, Algorithm.RING, Protocol.LL)
+    assert ll.transfer_s == pytest.approx(data / (39.0 * GB))
+    assert ll.tuner_time_s == pytest.approx(latency + data / (22.5 * GB))
+    # three nodes: 19.0 GB/s in NCCL's estimate, 20.4 GB/s physically
+    amd3 = dataclasses.replace(topo(3, 8), host_cpu="amd")
+    ll3 = cost(amd3, Collective.ALL_GATHER, Algorithm.RING, Protocol.LL)
+    data3 = 23 / 24 * S
+    assert ll3.transfer_s == pytest.approx(data3 / (20.4 * GB))
+    latency3 = (RING_BASE["LL"] + 21 * 2.0 + 2 * NET_RING["LL"]) * US
+    assert ll3.tuner_time_s == pytest.approx(latency3 + data3 / (19.0 * GB))
+    # an Intel host's tuner keeps the first row (1 us per step)
+    intel = cost(topo(2, 8), Collective.ALL_GATHER, Algorithm.RING, Protocol.LL)
+    assert intel.tuner_time_s == pytest.approx(
+        (RING_BASE["LL"] + 14 * 1.0 + NET_RING["LL"]) * US + data / (39.0 * GB)
+    )
 
 
 @pytest.mark.parametrize("nodes", [2, 3])

@@ -132,11 +132,12 @@ def test_every_value_has_a_source() -> None:
         "calibrated.simple_transport_factor",
         "calibrated.ll_net_bandwidth",
         "calibrated.proxy_op_latency",
+        "assumptions.amd_host_ll_cap",
     ):
         assert tuner.provenance[name].kind == "source"
         assert "NCCL 2.30.7" in tuner.provenance[name].text
         assert tuner.provenance[name].previous is params.provenance[name]
-    assert counts == {"source": 38, "derived_by": 8, "assumed": 10}
+    assert counts == {"source": 39, "derived_by": 8, "assumed": 11}
 
 
 def test_shipped_file_is_the_repository_file() -> None:
@@ -444,12 +445,14 @@ def test_tuner_view_differs_from_the_physical_values_exactly_where_documented() 
             "assumptions.link_simple_floor",
             "assumptions.tree_net_overhead",
             "assumptions.clock_scaled_hops",
+            "assumptions.amd_host_ll_cap",
         }
     )
-    # NCCL's tuner prices every size with all channels, and its hop latencies are the same on
-    # every GPU generation
+    # NCCL's tuner prices every size with all channels, its hop latencies are the same on
+    # every GPU generation, and its LL cap on several nodes follows the host's CPU vendor
     assert tuner.pipeline.trim_channels == 0
     assert tuner.assumptions.clock_scaled_hops == 0
+    assert (params.assumptions.amd_host_ll_cap, tuner.assumptions.amd_host_ll_cap) == (0, 1)
     # NCCL counts the transport latency twice per Simple hop (the hop and the flush), at every
     # size; it knows no small-message LL network limit
     assert tuner.calibrated.simple_transport_factor == 2

@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
+from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import load_catalogue
 from ibcalc.cluster import ClusterSpec, resolve_cluster
-from ibcalc.engine.types import Algorithm, Collective
+from ibcalc.engine.types import Algorithm, Collective, Protocol
 from ibcalc.facade import estimate, estimate_on
 
 CAT = load_catalogue(use_env=False)
@@ -99,3 +100,26 @@ def test_oversubscription_slows_every_collective_that_crosses_leaves(
     half = resolve_cluster(CAT, ClusterSpec(**base, oversubscription=2.0, cross_leaf_fraction=0.5))
     c = estimate_on(half, collective, size, algorithm=algorithm)
     assert c.best.transfer_s == pytest.approx(a.best.transfer_s, rel=1e-9)
+
+
+def test_amd_hosted_p5_switches_to_nvls_tree_where_the_published_run_does() -> None:
+    # KeitaW/p5-nccl-test-2024-07-19 (2 x p5, AMD EPYC hosts, NCCL 2.20.3): all-reduce of 512 KiB
+    # in 125.5 us, 1 MiB in 125.7 us, faster than 64 KiB (135.8 us): NCCL has left LL there.
+    # With llMaxBws' AMD row (22.5 GB/s on 2 nodes, NCCL 2.30.7 tuning.cc) NCCL's tuner ranks
+    # NVLS-tree first at 512 KiB; with the Intel row (39.0 GB/s) it keeps tree/LL, 185 us
+    cluster = resolve_cluster(CAT, ClusterSpec(system="aws-p5", nodes=2))
+    params = builtin_cost_params()
+    intel_row = params.with_overrides(
+        {
+            "schema": "ibcalc-cost-params/1",
+            "tuner_view": {
+                "assumptions": {"amd_host_ll_cap": {"value": 0, "assumed": "a test: row 0"}}
+            },
+        }
+    )
+    est = estimate_on(cluster, Collective.ALL_REDUCE, 512 * 1024, params=params)
+    before = estimate_on(cluster, Collective.ALL_REDUCE, 512 * 1024, params=intel_row)
+    assert (est.best.algorithm, est.best.protocol) == (Algorithm.NVLS_TREE, Protocol.SIMPLE)
+    assert (before.best.algorithm, before.best.protocol) == (Algorithm.TREE, Protocol.LL)
+    measured = 125.5e-6
+    assert abs(est.time_s - measured) < abs(before.time_s - measured)

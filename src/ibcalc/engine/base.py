@@ -509,11 +509,16 @@ def ll_network_transfer(
 
 def ll_cap_Bps(topo: Topology, params: CostParams) -> float:
     """NCCL's LL bus-bandwidth cap for this GPU generation and node count (Hopper's row for a
-    generation NCCL's table does not list)."""
-    table = params.nccl_tuner.ll_max_busbw_Bps
-    caps = table.get(topo.arch, table["hopper"])
+    generation NCCL's table does not list). On several nodes NCCL picks the row by CPU vendor:
+    AMD x86 hosts take ``ll_max_busbw_amd_host`` where ``assumptions.amd_host_ll_cap`` is set
+    (NCCL's tuner view)."""
+    tuner = params.nccl_tuner
     if topo.domains == 1:
-        return caps[0]
+        return tuner.ll_max_busbw_Bps.get(topo.arch, tuner.ll_max_busbw_Bps["hopper"])[0]
+    if topo.host_cpu == "amd" and params.assumptions.amd_host_ll_cap:
+        caps: tuple[float, ...] = (0.0, *tuner.ll_max_busbw_amd_host_Bps)
+    else:
+        caps = tuner.ll_max_busbw_Bps.get(topo.arch, tuner.ll_max_busbw_Bps["hopper"])
     return caps[1] if topo.domains == 2 else caps[2]
 
 

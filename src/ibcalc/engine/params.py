@@ -268,6 +268,12 @@ _LL_CAPS = _Table(
     },
     "GPU generation",
 )
+_MULTI_NODE_COUNTS = _NODE_COUNTS[1:]
+_LL_CAPS_AMD_HOST = _Table(
+    dict.fromkeys(_MULTI_NODE_COUNTS, _BANDWIDTH),
+    "node count",
+    finish=lambda caps: tuple(caps[n] for n in _MULTI_NODE_COUNTS),
+)
 #: Size regimes and transport classes the error band distinguishes (``engine/band.py``).
 BAND_REGIMES = ("latency", "mid", "bandwidth")
 BAND_CLASSES = ("scale-up", "verbs", "plugin")
@@ -357,6 +363,11 @@ class NcclTuner:
     )
     #: LL bus-bandwidth caps per GPU generation on 1, 2 and >= 3 nodes, bytes/s (``llMaxBws``).
     ll_max_busbw_Bps: Mapping[str, tuple[float, float, float]] = _param("ll_max_busbw", _LL_CAPS)
+    #: The LL caps on 2 and >= 3 nodes of hosts with AMD x86 CPUs, bytes/s (``llMaxBws`` row 1,
+    #: which NCCL takes on several nodes by CPU vendor instead of GPU generation).
+    ll_max_busbw_amd_host_Bps: tuple[float, float] = _param(
+        "ll_max_busbw_amd_host", _LL_CAPS_AMD_HOST
+    )
     #: Tree all-reduce bandwidth correction per size bucket (``treeCorrectionFactor``).
     tree_correction: Mapping[Protocol, tuple[float, ...]] = _param(
         "tree_correction", _TREE_CORRECTION
@@ -427,6 +438,10 @@ class Assumptions:
     #: 1: a tree across nodes pays NCCL's per-step network overhead once on the way up and once
     #: down (the tuner view: 0, NCCL charges it to rings only).
     tree_net_overhead: int = _param("tree_net_overhead", _Number(0.0, 1.0, integer=True))
+    #: 1: on several nodes of AMD x86 hosts the LL cap is NCCL's AMD row
+    #: (``nccl_tuner.ll_max_busbw_amd_host``; the tuner view: 1, NCCL's indexing); 0: the
+    #: generation's row, as on every other host.
+    amd_host_ll_cap: int = _param("amd_host_ll_cap", _Number(0.0, 1.0, integer=True))
 
 
 @dataclass(frozen=True)
