@@ -92,9 +92,11 @@ def test_tables_have_no_trailing_spaces_and_fit_the_width(
 def test_gap_table_keeps_every_figure_whole(
     columns: int, line_rates: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # nvlink4 vs ndr: 450 GB/s line, 371 achievable per GPU; ndr 50 line, 47.0 achievable; the
-    # 1 GB all-reduce across 8 nodes takes 37.5 ms. Below 98 columns the line-rate columns give
-    # way; no figure is ever cut or folded.
+    # nvlink4 vs ndr: 450 GB/s line, 371 achievable per GPU (x 0.824, the catalogue's efficiency);
+    # ndr 50 line, 47.0 achievable; the 1 GB all-reduce across 8 nodes of one GPU takes 37.5 ms
+    # (ring transfer 2 x 7/8 x 1 GB / 47.0 GB/s = 37.2 ms, tests/test_gap.py, plus the Simple
+    # ring's 14 network steps). The figures only locate the row: the test is about the layout.
+    # Below 98 columns the line-rate columns give way; no figure is ever cut or folded.
     monkeypatch.setenv("COLUMNS", str(columns))
     result = runner.invoke(app, ["gap"])
     assert result.exit_code == 0, result.stderr

@@ -14,6 +14,8 @@ from typer.testing import CliRunner
 
 from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.cli import app
+from ibcalc.logs.calibrate import calibrate
+from ibcalc.logs.parse import parse_file
 
 FIXTURES = Path(__file__).resolve().parents[1] / "logs" / "fixtures"
 SWEEPS = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "sweeps"
@@ -156,8 +158,13 @@ def test_calibrate_writes_an_override_once(tmp_path: Path) -> None:
     assert code == 0, err
     assert "nvlink4-mesh4.efficiency" in out
     assert "single-node log says nothing about the network" in out
+    # the file carries the efficiency the library's calibrate() fits to the same log
+    (run_13,) = parse_file(log).runs
+    fitted = {p.name: p.value for p in calibrate([run_13]).parameters}
     catalogue = load_catalogue([out_file], use_env=False)
-    assert find_link(catalogue, "nvlink4-mesh4").efficiency != 0.824
+    written = find_link(catalogue, "nvlink4-mesh4").efficiency
+    assert written == pytest.approx(fitted["nvlink4-mesh4.efficiency"], rel=1e-5)
+    assert written != pytest.approx(0.824, rel=1e-3)  # the built-in value it replaces
     code, _, err = run("calibrate", str(log), "-o", str(out_file))
     assert code == 2
     assert "exists; use --force" in err

@@ -117,3 +117,29 @@ def test_update_golden_skips_instead_of_passing(tmp_path: Path) -> None:
     golden.write_text(golden.read_text() + "one more line\n")
     assert "1 failed" in run()
     assert "1 skipped" in run("--update-golden")
+
+
+def test_the_dgx_a100_golden_terms_worked_by_hand() -> None:
+    """allreduce_dgx_a100_16's latency and transfer from the formulas, not from the tool: the
+    golden guards the text, this guards two of its three terms (the fill is checked on round
+    tiers in tests/engine/test_pipeline.py)."""
+    from ibcalc.catalogue.load import load_catalogue
+    from ibcalc.cluster import ClusterSpec
+    from ibcalc.engine.types import Algorithm, Collective
+    from ibcalc.facade import estimate
+
+    est = estimate(
+        load_catalogue(use_env=False),
+        ClusterSpec(system="dgx-a100", nodes=16),
+        Collective.ALL_REDUCE,
+        1e9,
+    )
+    best = est.best
+    assert best.algorithm is Algorithm.TREE
+    # 16 nodes: each node sends 2S over 8 HDR ports of 25 GB/s x 0.975 (hdr's efficiency)
+    assert best.transfer_s == pytest.approx(2 * 1e9 / (8 * 25e9 * 0.975), rel=1e-6)
+    # NCCL 2.30.7 tree/Simple: base 8.4 us; 2 x 7 NVLink hops of 4.0 us x 1980/1410 (A100 clock);
+    # 2 x log2(16) = 8 NET hops of 14 us; the proxy's post overhead 2 x (2 us x 3) on DGX A100's
+    # AMD hosts; 16 channels (8 NICs x 2) x 0.5 us of proxy operations
+    latency_us = 8.4 + 2 * 7 * 4.0 * 1980 / 1410 + 8 * 14.0 + 2 * 6.0 + 16 * 0.5
+    assert best.latency_s == pytest.approx(latency_us * 1e-6, rel=1e-6)

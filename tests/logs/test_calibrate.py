@@ -144,6 +144,12 @@ KNOWN_MISSES = {
         "latency, fits to 0.019 us and cannot remove the rest: 4-512 B run 2-8% faster than the "
         "model and 1-64 KiB 5-21% slower, an error a latency cannot move both ways"
     ),
+    "06_allreduce_2node_16xH100_efa.txt": (
+        "held-out mean error 0.037 before, 0.042 after: the shipped EFA v2 constants are fitted "
+        "on this run among others and already land within 4 %; three free constants (transport "
+        "latency, efficiency, NVLS-tree factor) fitted on alternate sizes follow that half's "
+        "scatter, and the other half gets slightly worse"
+    ),
     "16_broadcast_1node_8xA100-40GB_intranode.txt": (
         "held-out mean error 0.062 before, 0.066 after: the model's single-node broadcast grows "
         "too slowly above 2 KiB (1 MiB is measured 2.9x slower than expected), a shape a "
@@ -172,11 +178,7 @@ def test_calibrating_on_half_the_sizes_predicts_the_other_half(
         pytest.skip("the fit determines no parameter inside its range")
     assert result.mean_before is not None
     assert result.mean_after is not None
-    # the held-out error falls, unless the model already fits the run within the noise of
-    # the run itself (6 %: alternate sizes of one run scatter that much)
-    assert (
-        result.mean_after < result.mean_before or max(result.mean_before, result.mean_after) <= 0.06
-    ), (result.mean_before, result.mean_after)
+    assert result.mean_after < result.mean_before, (result.mean_before, result.mean_after)
 
 
 def test_one_small_point_sets_the_gcp_transport_latency(catalogue: Catalogue) -> None:

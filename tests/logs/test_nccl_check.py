@@ -470,7 +470,12 @@ def test_a_row_inside_the_error_band_is_ok_unless_a_cause_fits_it(
     check = _h100_node(catalogue, 230)
     assert all(r.within_band for r in check.rows)
     assert all(r.verdict == "ok" for r in check.rows)
-    assert check.rows[0].expected_busbw_GBps_range is not None
+    # the busbw band is the time band inverted: busbw / 1.4 .. busbw / 0.7
+    first = check.rows[0]
+    assert first.expected_busbw_GBps_range is not None
+    low, high = first.expected_busbw_GBps_range
+    assert low == pytest.approx(first.expected_busbw_GBps / 1.4)
+    assert high == pytest.approx(first.expected_busbw_GBps / 0.7)
     assert check.verdict == "ok"
     assert not check.flagged
     assert "inside the model's error band" in check.findings[0].cause

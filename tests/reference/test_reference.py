@@ -1,15 +1,18 @@
 """Per published reference group: the model's error stays under the targets of the CSV rows.
 
 Targets: bandwidth regime (>= 64 MiB) median |error| <= 5 % and max <= 20 % of busbw; latency
-regime (<= 64 KiB) median <= 10 % of time. The rows are ``benchmarks/data/measurements.csv``
-(a source per row); the rules mapping rows to clusters are in ``benchmarks/reference.py``, the
-fitted constants in ``benchmarks/fits.py`` (fitted here on every sample, as shipped). Rows whose
-NIC count the source does not state are left out of the bandwidth targets (their busbw depends on
-that guess). The leave-one-source-out figures for every regime are printed by
-``benchmarks/accuracy.py``; ``tests/reference/test_band.py`` checks the band derived from them.
+regime (<= 64 KiB) median <= 10 % of time; mid sizes median <= 12 % of time (issue 9's target).
+The rows are ``benchmarks/data/measurements.csv`` (a source per row); the rules mapping rows to
+clusters are in ``benchmarks/reference.py``, the fitted constants in ``benchmarks/fits.py`` (fitted
+here on every sample, as shipped: these are in-sample figures; the leave-one-source-out figures
+for every regime are printed by ``benchmarks/accuracy.py``, and ``tests/reference/test_band.py``
+checks the band derived from them). Groups whose NIC count the source does not state are held to
+the same targets; where they miss, the reason names the guess.
 
 Groups that miss their target are ``xfail(strict=True)`` with the reason: the miss is known and
-explained, and the test fails loudly if the group starts to pass (then the mark must go).
+explained, and the test fails loudly if the group starts to pass (then the mark must go). A single
+row that misses is taken out of its group's test and marked on its own (``KNOWN_ROW_MISSES``), so
+the rest of the group stays held to the target.
 """
 
 from __future__ import annotations
@@ -28,21 +31,28 @@ from fits import fit_all
 
 SAMPLES = load_samples()
 MODEL, _ = fit_all(SAMPLES)
-RESULTS = [
-    r
-    for r in score(MODEL, [s for s in SAMPLES if s.key.startswith("measurements.csv")])
-    if r.sample.regime == "latency" or (r.sample.regime == "bandwidth" and r.sample.nics_stated)
-]
+RESULTS = score(MODEL, [s for s in SAMPLES if s.key.startswith("measurements.csv")])
+#: Median |error| target per regime, and the largest single |error| where one is set.
+TARGETS = {"latency": (0.10, None), "mid": (0.12, None), "bandwidth": (0.05, 0.20)}
+
+#: (regime, group, system, size): one row that misses, with the reason.
+KNOWN_ROW_MISSES = {
+    (
+        "bandwidth",
+        "aws-samples/awsome-distributed-training all_reduce 2x8",
+        "aws-p4de",
+        128 * 2**20,
+    ): (
+        "2 x p4de at 128 MiB: 25 % below (tree/Simple: NCCL's tree correction, 0.9 at 128 MiB, "
+        "on top of the fill and of EFA v1's Simple ramp, 7.5 x 62.5 us per network hop); the "
+        "group's other rows (p4de at 1-2 GiB, p5) stay held to the target"
+    ),
+}
 
 KNOWN_MISSES = {
     ("bandwidth", "aws-samples/awsome-distributed-training all_reduce 2x8 nccl2.18.5"): (
         "EKS run on the same 2 x p5 as the Slurm table, 2.2x slower at 128 MiB and 1.4x at 1 GiB; "
         "the model (fitted to neither) follows the Slurm run"
-    ),
-    ("bandwidth", "aws-samples/awsome-distributed-training all_reduce 2x8"): (
-        "2 x p4de at 128 MiB: 26 % below in-sample (tree/Simple: NCCL's tree correction, 0.9 at "
-        "128 MiB, on top of the fill and of EFA v1's Simple ramp, 7.5 x 62.5 us per network hop); "
-        "its 1-2 GiB rows and the 2 x p5 rows are within 5 %"
     ),
     ("bandwidth", "li-plus/playground sendrecv 1x8"): (
         "the 128 MiB point takes 1211 us against 1423 us for 256 MiB (first size of the sweep); "
@@ -74,7 +84,51 @@ KNOWN_MISSES = {
     ("latency", "coreweave/nccl-tests all_reduce 4x8"): (
         "SHARP cluster, 4 nodes: 57-58 us at <= 1 KiB against 35 us from NCCL's tree constants"
     ),
+    ("bandwidth", "NREL/ESIFHPC4 all_gather 16x4 no-nvls nccl2.21.5"): (
+        "Kestrel (Slingshot 11): the NIC count per node is not stated (4 assumed); busbw "
+        "61-95 % above the measured rows, which reach 16-20 GB/s"
+    ),
+    ("bandwidth", "NREL/ESIFHPC4 all_reduce 16x4 no-nvls nccl2.21.5"): (
+        "Kestrel (Slingshot 11): the NIC count per node is not stated (4 assumed); busbw "
+        "49-94 % above the measured rows"
+    ),
+    ("bandwidth", "coreweave/nccl-tests all_reduce 4x8"): (
+        "the NIC count is not stated (8 HDR assumed): busbw 21-84 % above the measured rows; "
+        "the same README's 8-node CollNetChain rows are within 6 %"
+    ),
+    ("mid", "Anthony-Hoo/Anthony-Hoo.github.io all_gather 1x2"): (
+        "host-staged PCIe: all-gather runs 18-20 % below the duplex factor shared with "
+        "all-reduce and all-to-all (as in its bandwidth rows)"
+    ),
+    ("mid", "NREL/ESIFHPC4 all_gather 16x4 no-nvls nccl2.21.5"): (
+        "Kestrel (Slingshot 11): 37-71 % slower than the model at 1 and 16 MiB; its small "
+        "all-gathers are slower still (latency group above), not explained by the model"
+    ),
+    ("mid", "NREL/ESIFHPC4 all_reduce 16x4 no-nvls nccl2.21.5"): (
+        "Kestrel (Slingshot 11): 58-74 % slower than the model at 1 and 16 MiB, while its "
+        "small all-reduces are within 8 %; the NIC count is not stated"
+    ),
+    ("mid", "aws-samples/awsome-distributed-training all_reduce 2x8"): (
+        "EFA at 1 MiB: 2 x p4de 16 % faster than measured (ring/LL), 2 x p5 30 % slower "
+        "(NVLS-tree under EFA's Simple handshake ramp, one fitted factor for both EFA "
+        "generations); the 16 MiB rows are within 13 %"
+    ),
+    ("mid", "aws-samples/awsome-distributed-training/aws-batch all_reduce 1x8"): (
+        "1 x p5 at 16 MiB: NVLS 30 % faster than measured (124 us) with the efficiency fitted "
+        "on 4-8 GiB rows; 1 MiB (ring/LL) is within 2 %"
+    ),
+    ("mid", "coreweave/nccl-tests all_reduce 16x8"): (
+        "NIC count not stated: 23-60 % faster than measured at 1 and 16 MiB"
+    ),
+    ("mid", "coreweave/nccl-tests all_reduce 4x8"): (
+        "SHARP cluster with no stated NIC count: 51-60 % faster than measured at 1 and 16 MiB"
+    ),
 }
+
+
+def _row_miss(r: Result) -> tuple[str, str, str, float] | None:
+    key = (r.sample.regime, r.sample.label, r.sample.spec.system or "", r.sample.size_bytes)
+    return key if key in KNOWN_ROW_MISSES else None
 
 
 def _groups() -> list[tuple[str, str]]:
@@ -91,7 +145,11 @@ def _params() -> list[object]:
 
 
 def _results(regime: str, group: str) -> list[Result]:
-    return [r for r in RESULTS if r.sample.regime == regime and r.sample.label == group]
+    return [
+        r
+        for r in RESULTS
+        if r.sample.regime == regime and r.sample.label == group and _row_miss(r) is None
+    ]
 
 
 @pytest.mark.parametrize(("regime", "group"), _params())
@@ -100,21 +158,35 @@ def test_group_within_target(regime: str, group: str) -> None:
     errors = [abs(r.error) for r in results]
     median = statistics.median(errors)
     detail = "; ".join(f"{r.sample.size_bytes:.0f} B {r.error:+.1%}" for r in results)
-    if regime == "bandwidth":
-        assert median <= 0.05, f"median {median:.1%} > 5%: {detail}"
-        assert max(errors) <= 0.20, f"max {max(errors):.1%} > 20%: {detail}"
-    else:
-        assert median <= 0.10, f"median {median:.1%} > 10%: {detail}"
+    median_target, max_target = TARGETS[regime]
+    assert median <= median_target, f"median {median:.1%} > {median_target:.0%}: {detail}"
+    if max_target is not None:
+        assert max(errors) <= max_target, f"max {max(errors):.1%} > {max_target:.0%}: {detail}"
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        pytest.param(key, marks=pytest.mark.xfail(strict=True, reason=reason), id=str(key))
+        for key, reason in KNOWN_ROW_MISSES.items()
+    ],
+)
+def test_known_row_miss(key: tuple[str, str, str, float]) -> None:
+    (row,) = [r for r in RESULTS if _row_miss(r) == key]
+    assert abs(row.error) <= (TARGETS[key[0]][1] or TARGETS[key[0]][0])
 
 
 def test_known_misses_are_real_groups() -> None:
     assert set(KNOWN_MISSES) <= set(_groups())
+    assert all(_results(regime, group) for regime, group in _groups())
+    for key in KNOWN_ROW_MISSES:  # each names exactly one row (its test is an xfail)
+        assert sum(_row_miss(r) == key for r in RESULTS) == 1, key
 
 
 @pytest.mark.parametrize(
     ("regime", "median_target"), [("bandwidth", 0.05), ("latency", 0.10)], ids=str
 )
 def test_overall_median_meets_target(regime: str, median_target: float) -> None:
-    errors = [abs(r.error) for r in RESULTS if r.sample.regime == regime]
+    errors = [abs(r.error) for r in RESULTS if r.sample.regime == regime and r.sample.nics_stated]
     assert len(errors) >= 20
     assert statistics.median(errors) <= median_target
