@@ -150,7 +150,7 @@ class LogParseError(IbcalcError, ValueError):
 
 
 #: ``{field}`` marks in a :class:`ClusterError` message or an assumption: a field name in braces.
-_FIELD_MARK = re.compile(r"\{([a-z_]+)\}")
+_FIELD_MARK = re.compile(r"\{([a-z][A-Za-z_]*)\}")
 
 
 def fill_fields(template: str, name: Callable[[str], str] | Mapping[str, str]) -> str:

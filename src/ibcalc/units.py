@@ -84,7 +84,11 @@ _SIZE_FACTORS: dict[str, int] = {
 _DECIMAL_PREFIX: dict[str, int] = {"": 1, "k": KB, "m": MB, "g": GB, "t": TB, "p": PB}
 
 # YAML's spellings (.nan, .inf) included: a file's `size: .nan` is named NaN, not "not understood"
-_NUMBER = r"(?P<num>[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|[+-]?\.?(?:nan|inf|infinity))"
+#: ASCII digits only (``\d`` would take any script's digits, which float() then reads).
+_NUMBER = (
+    r"(?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+    r"|[+-]?\.?(?:nan|inf|infinity))"
+)
 _SIZE_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>[A-Za-z]*)\s*$", re.IGNORECASE)
 _BW_RE = re.compile(
     rf"^\s*{_NUMBER}\s*(?P<prefix>[kKmMgGtTpP]?)(?P<unit>b|B|bit|bits|byte|bytes|Byte|Bytes)"
@@ -152,7 +156,7 @@ def parse_size(value: str | int | float, *, allow_zero: bool = False) -> float:
     if size < 0:
         raise UnitError(f"size {shown(raw)} is negative")
     if size == 0 and not allow_zero:
-        raise UnitError(f"size {shown(raw)} is zero; a collective needs at least one byte")
+        raise UnitError(f"size {shown(raw)} is zero; give at least one byte")
     if 0 < size < 1:
         raise UnitError(f"size {shown(raw)} is less than one byte")
     if size > MAX_SIZE_BYTES:

@@ -60,7 +60,9 @@ class Case:
     env: dict[str, str] = field(default_factory=dict)
     setup: str | None = None  # a function below that makes files in {tmp}
     run: str = "in"  # in: in-process main(); sub: a real process (pipes, full stdout)
-    stdout: str = "capture"  # for run=sub: capture, closed (reader gone) or full (/dev/full)
+    stdout: str = "capture"  # for run=sub: capture, closed (reader gone), full (/dev/full)
+    # or shut (no stdout at all: `>&-`)
+    stdin: str = "inherit"  # for run=sub: inherit, or shut (no stdin at all: `<&-`)
 
 
 def C(id_: str, args: str | list[str], code: int, fragment: str, guards: str, **kw: object) -> Case:
@@ -707,6 +709,140 @@ CASES: list[Case] = [
         "control character \\x1b",
         "an escape code in a catalogue's text is refused at load",
     ),
+    # --- numbers and settings the toolkit would take as they are ---------------------------------
+    C(
+        "train-tflops-0",
+        "train --model llama3-8b --tflops 0",
+        2,
+        "--tflops 0.0: input should be greater than or equal to 0.001",
+        "an out-of-range workload option is one line naming its flag, not pydantic's traceback",
+    ),
+    C(
+        "train-tflops-nan",
+        "train --model llama3-8b --tflops nan",
+        2,
+        "--tflops nan is not a finite number",
+        "NaN is named as such, not as 'less than or equal to 1000000'",
+    ),
+    C(
+        "infer-batch-huge",
+        "infer --model llama3-8b --batch 100000000",
+        2,
+        "--batch 100000000: input should be less than or equal to 10000000",
+        "infer's batch above its range",
+    ),
+    C(
+        "checkpoint-part-1B",
+        "checkpoint --storage aws-s3 --model llama3-8b --part-size 1B",
+        2,
+        "--part-size 1.0 B: input should be greater than or equal to 4096 B",
+        "a 1-byte object-store part (16e9 requests) is refused, in bytes",
+    ),
+    C(
+        "nodes-underscore",
+        "allreduce -s 1GB -N 1_000",
+        2,
+        "'1_000' is not a plain number",
+        "the toolkit's int() reads 1_000 as 1000; ibcalc refuses separators everywhere",
+    ),
+    C(
+        "nodes-fullwidth",
+        ["allreduce", "-s", "1GB", "-N", "\uff14"],
+        2,
+        "is not a plain number",
+        "a fullwidth digit (U+FF14) is not read as 4",
+    ),
+    C(
+        "size-fullwidth",
+        ["allreduce", "-s", "\uff15GB"],
+        2,
+        "is not understood",
+        "the size parser takes ASCII digits only",
+    ),
+    C(
+        "nccl-version-fullwidth",
+        ["allreduce", "-s", "1GB", "--nccl-version", "\uff12.21.5"],
+        2,
+        "is not a release number",
+        "a release number in ASCII digits only",
+    ),
+    C(
+        "fabric-list-empty-name",
+        [*SWEEP[:4], "--fabric", "ndr,,hdr"],
+        2,
+        "has an empty name between commas",
+        "ndr,,hdr is a typo, not two fabrics",
+    ),
+    C(
+        "gpus-per-process-3-of-8",
+        "allreduce -s 1GB --gpus-per-process 3",
+        2,
+        "--gpus-per-process 3 does not divide the 8 GPUs of a node",
+        "nccl-tests -g must divide a node's GPUs",
+    ),
+    C(
+        "nccl-check-dtype-fp33",
+        "nccl-check {h}/corpus-log-implausible.txt --dtype fp33",
+        2,
+        "unknown dtype 'fp33'",
+        "a dtype the user names is refused as allreduce -d refuses it (the log's own is a note)",
+    ),
+    C(
+        "nccl-check-implausible-row",
+        "nccl-check {h}/corpus-log-implausible.txt",
+        0,
+        "faster than 1 PB/s, not a measurement; dropped",
+        "a 0.001 us row (1 PB/s) is dropped with a note, not judged 6977803 % above expectation",
+        where="out",
+    ),
+    C(
+        "design-ratio-overflow",
+        "check {h}/corpus-ratio-overflow.yaml",
+        2,
+        "'1e400:1' is not a down:up ratio such as 2:1",
+        "1e400:1 overflows float(); one line at file:line:col, not OverflowError",
+    ),
+    C(
+        "measured-busbw-1e300",
+        [*SWEEP, "--plot", "{tmp}/p.png", "--measured", "{h}/corpus-measured-huge.csv"],
+        2,
+        "busbw_GBps '1e300' is above 1e+06, not a measurement",
+        "a measured busbw of 1e300 GB/s is refused (it made matplotlib warn on stderr)",
+    ),
+    C(
+        "one-node-network-options",
+        "allreduce -s 1GB -N 1 --sharp --oversubscription 2",
+        0,
+        "--sharp, --oversubscription ignored: one scale-up domain, no network",
+        "network options on one node are named as ignored, not dropped silently",
+        where="out",
+    ),
+    C(
+        "check-reads-cost-params-env",
+        f"check {PASSING}",
+        2,
+        "no such file (named by IBCALC_COST_PARAMS)",
+        "check honours IBCALC_COST_PARAMS as the estimate commands do",
+        env={"IBCALC_COST_PARAMS": "{tmp}/missing.yaml"},
+    ),
+    C(
+        "stdout-shut",
+        "allreduce -s 1GB",
+        2,
+        "error: cannot write output: stdout is closed",
+        "`>&-`: one line and exit 2, not AttributeError on None",
+        run="sub",
+        stdout="shut",
+    ),
+    C(
+        "stdin-shut",
+        "nccl-check -",
+        2,
+        "'-' reads the log from stdin, which is closed",
+        "`<&-`: one line and exit 2, not AttributeError on None",
+        run="sub",
+        stdin="shut",
+    ),
     # --- consistency ---------------------------------------------------------------------------
     C(
         "ndr800-is-not-xdr",
@@ -831,9 +967,24 @@ def _run_in_process(
     return code, out, err, elapsed
 
 
-def _run_subprocess(args: list[str], mode: str, env: dict[str, str]) -> tuple[int, str, str]:
+def _run_subprocess(
+    args: list[str], mode: str, env: dict[str, str], stdin: str = "inherit"
+) -> tuple[int, str, str]:
     command = [sys.executable, "-c", "from ibcalc.cli import main; main()", *args]
     full_env = {**os.environ, **env}
+    if mode == "shut" or stdin == "shut":
+        # the shell's `>&-` / `<&-`: the descriptor is not open at all in the child
+        shut = [fd for fd, how in ((1, mode), (0, stdin)) if how == "shut"]
+        done = subprocess.run(
+            command,
+            stdout=None if 1 in shut else subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=full_env,
+            check=False,
+            preexec_fn=lambda: [os.close(fd) for fd in shut] and None,
+        )
+        return done.returncode, done.stdout or "", done.stderr
     if mode == "full":
         with Path("/dev/full").open("w") as full:
             done = subprocess.run(
@@ -873,7 +1024,7 @@ def test_corpus_case(
     args = [_fill(arg, tmp_path) for arg in case.args]
     before = _snapshot(tmp_path)
     if case.run == "sub":
-        code, out, err = _run_subprocess(args, case.stdout, env)
+        code, out, err = _run_subprocess(args, case.stdout, env, case.stdin)
         elapsed = 0.0
     else:
         code, out, err, elapsed = _run_in_process(args, capsys)

@@ -35,7 +35,7 @@ __all__ = [
     "releases",
 ]
 
-_VERSION = re.compile(r"^\s*(\d{1,2})\.(\d{1,3})(?:\.(\d{1,3}))?(?:[-+][\w.+-]*)?\s*$")
+_VERSION = re.compile(r"^\s*(\d{1,2})\.(\d{1,3})(?:\.(\d{1,3}))?(?:[-+][\w.+-]*)?\s*$", re.ASCII)
 #: A version given without its patch number stands for every patch of that release line: the
 #: nearest read release at or before its last patch applies.
 _ANY_PATCH = 999

@@ -19,10 +19,17 @@ import typer
 import typer.core
 
 from ibcalc import __version__
-from ibcalc.cli.boundary import FIELD_FLAGS, SIGPIPE_EXIT, boundary, quiet_stdout
+from ibcalc.cli.boundary import (
+    FIELD_FLAGS,
+    SIGPIPE_EXIT,
+    CliUsageError,
+    boundary,
+    quiet_stdout,
+)
 from ibcalc.cli.output import StdoutError, guarded_stdout
 from ibcalc.collectives import Collective
 from ibcalc.errors import fill_fields
+from ibcalc.textsafe import shown
 
 __all__ = ["COMMANDS", "CommandEntry", "app", "collective_help", "main"]
 
@@ -215,6 +222,24 @@ def _root(
 _WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 
 
+def refuse_unplain_numbers(args: Sequence[str]) -> None:
+    """Refuse a number Python would read but a user may not mean: digit separators (``1_000``)
+    or another script's digits (fullwidth or Arabic-Indic ones), which the toolkit's int and
+    float options take as they are. Every number ibcalc reads itself (sizes, rates, times)
+    takes ASCII digits only."""
+    for arg in args:
+        value = arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg
+        if value.isascii() and "_" not in value:
+            continue
+        try:
+            float(value)
+        except ValueError:
+            continue  # not a number at all: the option it belongs to judges it
+        raise CliUsageError(
+            f"{shown(value)} is not a plain number: write ASCII digits without separators"
+        )
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Console entry point: run the app inside the error boundary; exit 2 on bad input.
 
@@ -226,6 +251,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     stdout = None
     try:
         with guarded_stdout() as stdout, boundary():
+            refuse_unplain_numbers(args)
             # Without standalone mode typer raises usage errors (the boundary makes them one
             # line) and returns an Exit's code instead of exiting.
             code = app(args=args, prog_name="ibcalc", standalone_mode=False)

@@ -107,6 +107,22 @@ FIELD_FLAGS: dict[str, str] = {
     "storage": "--storage",
     "client_link": "--storage-link",
     "nccl_version": "--nccl-version",
+    # workload: the job (TrainSpec, InferSpec, CheckpointSpec)
+    "zero": "--zero",
+    "micro_batch": "--micro-batch",
+    "microbatches": "--microbatches",
+    "backward_s": "--backward-time",
+    "tflops": "--tflops",
+    "batch": "--batch",
+    "prompt_tokens": "--prompt",
+    "output_tokens": "--output-tokens",
+    "kv_nics": "--kv-nics",
+    "storage_units": "--storage-units",
+    "client_nics": "--storage-nics",
+    "replicas": "--replicas",
+    "fabric_Bps": "--storage-fabric",
+    "part_bytes": "--part-size",
+    "prefixes": "--prefixes",
 }
 
 

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ibcalc.cli.boundary import CliUsageError, guard
-from ibcalc.cli.options import CatalogueOpt, catalogue_of
+from ibcalc.cli.options import CatalogueOpt, CostParamsOpt, catalogue_of, params_of
 from ibcalc.cli.output import emit, output_target, run_inputs
 from ibcalc.textsafe import printable
 
 if TYPE_CHECKING:
+    from ibcalc.engine.params import CostParams
     from ibcalc.render.check import FileOutcome
 
 __all__ = ["CheckFormat", "ShowFormat", "register"]
@@ -62,6 +63,7 @@ def _outcomes(
     *,
     pessimistic: bool = False,
     allow_empty: bool = False,
+    params: CostParams | None = None,
 ) -> list[FileOutcome]:
     """Check every file; a file that cannot be read or validated is an outcome too, and so is
     a file without requirements unless ``allow_empty``."""
@@ -74,7 +76,9 @@ def _outcomes(
     for path in files:
         label = str(path)
         try:
-            check = check_design(path, cat, pessimistic=pessimistic, allow_empty=allow_empty)
+            check = check_design(
+                path, cat, pessimistic=pessimistic, allow_empty=allow_empty, params=params
+            )
             outcomes.append(FileOutcome(label, check=check))
         except InputFileError as exc:
             outcomes.append(FileOutcome(label, problems=list(exc.problems)))
@@ -92,6 +96,7 @@ def check_command(
     ] = CheckFormat.TEXT,
     output: OutputOpt = None,
     catalogue: CatalogueOpt = None,
+    cost_params: CostParamsOpt = None,
     pessimistic: Annotated[
         bool,
         typer.Option(
@@ -118,8 +123,11 @@ def check_command(
     from ibcalc.render.check import exit_code, render_check
 
     _refuse_design_target(output, files)
-    target = output_target(output, run_inputs(files, catalogue), what="report")
-    outcomes = _outcomes(files, catalogue, pessimistic=pessimistic, allow_empty=allow_empty)
+    target = output_target(output, run_inputs(files, catalogue, cost_params), what="report")
+    params = params_of(cost_params)
+    outcomes = _outcomes(
+        files, catalogue, pessimistic=pessimistic, allow_empty=allow_empty, params=params
+    )
     for outcome in outcomes:
         for problem in outcome.problems:
             typer.echo(f"error: {printable(problem, None)}", err=True)

@@ -17,11 +17,11 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, BinaryIO
 
 import typer
 
-from ibcalc.cli.boundary import FIELD_FLAGS, boundary, guard
+from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError, boundary, guard
 from ibcalc.cli.options import (
     FORMAT_TABLE,
     CatalogueOpt,
@@ -69,6 +69,16 @@ FilesArg = Annotated[
     list[str],
     typer.Argument(help="nccl-tests / rccl-tests logs ('-' reads stdin).", metavar="FILE"),
 ]
+
+
+def _stdin(path: str) -> BinaryIO | None:
+    """stdin's byte stream for a log named ``-``; a one-line refusal when stdin is closed."""
+    if path != "-":
+        return None
+    if sys.stdin is None or getattr(sys.stdin, "buffer", None) is None:
+        raise CliUsageError("'-' reads the log from stdin, which is closed")
+    stream: BinaryIO = sys.stdin.buffer
+    return stream
 
 
 def _plot_path(base: Path, index: int) -> Path:
@@ -140,7 +150,7 @@ def nccl_check(
         # each file inside its own boundary: the others are still checked, and the exit is 2
         try:
             with boundary():
-                log = read_log(path, stdin=sys.stdin.buffer)
+                log = read_log(path, stdin=_stdin(path))
                 checks += check_log(
                     log.parsed,
                     log.text,
@@ -227,7 +237,7 @@ def calibrate_command(
     cat = catalogue_of(catalogue)
     params = params_of(cost_params)
     spec = design_node_shape(cluster, design, cat)
-    logs = [read_log(path, stdin=sys.stdin.buffer) for path in files]
+    logs = [read_log(path, stdin=_stdin(path)) for path in files]
     result = calibrate_logs(logs, spec, params, cat)
     typer.echo(render_calibration_report(result, fmt, names=FIELD_FLAGS), nl=False)
     if output is not None:

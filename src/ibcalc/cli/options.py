@@ -357,15 +357,24 @@ def cluster_options(
 
 
 def fabrics_of(inter: str | None) -> list[str]:
-    """``--inter ndr,hdr`` -> ``["ndr", "hdr"]``: duplicates dropped, order kept."""
+    """``--inter ndr,hdr`` -> ``["ndr", "hdr"]``: duplicates dropped, order kept, a trailing
+    comma allowed (``ndr,``: a list built in a shell loop); an empty name between commas
+    (``ndr,,hdr``) is refused as the typo it likely is."""
     if inter is None:
         return []
-    names = list(dict.fromkeys(name.strip() for name in inter.split(",") if name.strip()))
-    if not names:
+    items = [name.strip() for name in inter.split(",")]
+    if len(items) > 1 and not items[-1]:
+        items.pop()
+    if not any(items):
         raise ClusterError(
             f"{{inter}} {shown(inter)} names no link (e.g. {{inter}} ndr,hdr)", field="inter"
         )
-    return names
+    if not all(items):
+        raise ClusterError(
+            f"{{inter}} {shown(inter)} has an empty name between commas (e.g. {{inter}} ndr,hdr)",
+            field="inter",
+        )
+    return list(dict.fromkeys(items))
 
 
 # --- everything else -------------------------------------------------------------------------

@@ -10,6 +10,7 @@ command computes anything, so a bad path leaves stdout empty; :func:`emit` write
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import sys
 from collections.abc import Iterable, Iterator
@@ -71,7 +72,7 @@ class StdoutError(OSError):
 class _GuardedStdout:
     """sys.stdout, with its write errors told apart from any other OSError of a command."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO | _ClosedStdout) -> None:
         self._stream = stream
         #: True once a write found the reader gone (the toolkit may turn that into exit 1)
         self.broken = False
@@ -98,13 +99,32 @@ class _GuardedStdout:
         return getattr(self._stream, name)
 
 
+class _ClosedStdout:
+    """What sys.stdout is when the shell closed it (``>&-``, Python sets it to None): writing
+    any text fails with EBADF, which the entry point reports in one line; a flush does nothing."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def write(self, text: str) -> int:
+        if text:
+            raise OSError(errno.EBADF, "stdout is closed")
+        return 0
+
+    def flush(self) -> None:
+        return None
+
+    def isatty(self) -> bool:
+        return False
+
+
 @contextlib.contextmanager
 def guarded_stdout() -> Iterator[_GuardedStdout]:
     """Route sys.stdout through a wrapper that raises :class:`StdoutError` for its own write
     errors, for the duration (the entry point's whole run); yield it (its ``broken`` says
     whether the reader went away)."""
     original = sys.stdout
-    guarded = _GuardedStdout(original)
+    guarded = _GuardedStdout(original if original is not None else _ClosedStdout())
     sys.stdout = guarded
     try:
         yield guarded

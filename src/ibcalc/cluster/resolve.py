@@ -238,6 +238,19 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
             notes=notes,
             gpus=scale_up,
         )
+    else:
+        # network options with no network to act on: say so rather than drop them
+        ignored = [
+            flag
+            for flag, given in (
+                ("{sharp}", spec.sharp),
+                ("{oversubscription}", spec.oversubscription > 1),
+                ("{cross_leaf_fraction}", spec.cross_leaf_fraction != 1),
+            )
+            if given
+        ]
+        if ignored:
+            notes.append(f"{', '.join(ignored)} ignored: one scale-up domain, no network")
     wan_tier = _build_wan(catalogue, spec, domains, notes)
     topology = Topology(
         ranks_per_domain=scale_up,
@@ -282,6 +295,12 @@ def _gpus_per_process(spec: ClusterSpec, gpus_per_node: int, notes: list[str]) -
         raise ClusterError(
             f"{{gpus_per_process}} {g} is more than the {gpus_per_node} GPUs of a node; one "
             "process drives GPUs of its own node only",
+            field="gpus_per_process",
+        )
+    if gpus_per_node % g:
+        raise ClusterError(
+            f"{{gpus_per_process}} {g} does not divide the {gpus_per_node} GPUs of a node: "
+            "every process drives the same number of GPUs (nccl-tests -g)",
             field="gpus_per_process",
         )
     if g > 1:

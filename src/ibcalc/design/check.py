@@ -44,6 +44,7 @@ from ibcalc.design.schema import (
     SwitchesTarget,
     json_schema,
 )
+from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Estimate
 from ibcalc.errors import (
     AlgorithmNotApplicableError,
@@ -613,6 +614,7 @@ def _collective_findings(
     target: CollectiveTarget,
     problems: _Problems,
     pessimistic: bool = False,
+    params: CostParams | None = None,
 ) -> list[Finding]:
     try:
         est = estimate_on(
@@ -621,6 +623,7 @@ def _collective_findings(
             target.size,
             dtype=target.dtype,
             algorithm=target.algo,
+            params=params,
         )
     except AlgorithmNotApplicableError as exc:
         problems.add((*loc, "algo"), _without_flags(str(exc), resolved.keys))
@@ -725,9 +728,14 @@ def _switches_finding(
 
 
 def evaluate(
-    resolved: ResolvedDesign, doc: Document, *, pessimistic: bool = False
+    resolved: ResolvedDesign,
+    doc: Document,
+    *,
+    pessimistic: bool = False,
+    params: CostParams | None = None,
 ) -> list[Finding]:
-    """One :class:`Finding` per requirement target, in file order.
+    """One :class:`Finding` per requirement target, in file order; collectives are estimated
+    with ``params`` (the built-in cost parameters when None).
 
     A requirement that cannot be evaluated (a forced algorithm that does not apply, a size too
     small for the ranks, a gap without two tiers, a switch count without a sized fabric) is a
@@ -748,6 +756,7 @@ def evaluate(
                 target=target,
                 problems=problems,
                 pessimistic=pessimistic,
+                params=params,
             )
         elif isinstance(target, GapTarget):
             gap = _gap_finding(resolved, doc, loc, target)
@@ -832,9 +841,11 @@ def check_design(
     *,
     pessimistic: bool = False,
     allow_empty: bool = True,
+    params: CostParams | None = None,
 ) -> DesignCheck:
     """Load, resolve and evaluate one design file; with ``pessimistic``, collective targets are
-    judged against the pessimistic end of each estimate's error band.
+    judged against the pessimistic end of each estimate's error band; ``params``: the cost
+    parameters collectives are estimated with (the built-in ones when None).
 
     Raises :class:`DesignError` (every problem of the file, ``file:line:col``) when the file
     cannot be read, validated, resolved or evaluated, and, unless ``allow_empty``, when it has
@@ -855,6 +866,6 @@ def check_design(
     return DesignCheck(
         path=doc.path,
         resolved=resolved,
-        findings=evaluate(resolved, doc, pessimistic=pessimistic),
+        findings=evaluate(resolved, doc, pessimistic=pessimistic, params=params),
         warnings=design_warnings(resolved, doc),
     )

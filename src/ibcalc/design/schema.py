@@ -200,6 +200,11 @@ Rate = Annotated[
 GapRatio = Annotated[float, Field(ge=MIN_GAP_RATIO, le=MAX_GAP_RATIO, allow_inf_nan=False)]
 
 
+#: One side of a ratio: a plain decimal number in ASCII digits (no sign, separator or other
+#: script's digits, which Fraction and float would read).
+_PLAIN_RATIO = re.compile(r"^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$")
+
+
 def parse_ratio(value: Any) -> float:
     """A down:up oversubscription ratio: ``2``, ``1.5``, ``"3:1"`` or ``"4:3"``.
 
@@ -211,10 +216,12 @@ def parse_ratio(value: Any) -> float:
     if isinstance(value, str):
         text = value.strip()
         if ":" in text:
-            down, _, up = text.partition(":")
+            down, _, up = (part.strip() for part in text.partition(":"))
             try:
-                ratio = float(Fraction(down.strip()) / Fraction(up.strip()))
-            except (ValueError, ZeroDivisionError):
+                if not (_PLAIN_RATIO.match(down) and _PLAIN_RATIO.match(up)):
+                    raise ValueError
+                ratio = float(Fraction(down) / Fraction(up))
+            except (ValueError, ZeroDivisionError, OverflowError):
                 raise ValueError(
                     f"oversubscription {shown(value)} is not a down:up ratio such as 2:1"
                 ) from None
@@ -222,9 +229,11 @@ def parse_ratio(value: Any) -> float:
             try:
                 ratio = float(text)
             except ValueError:
-                raise ValueError(
-                    f"oversubscription {shown(value)} is not a ratio (write 2 or 2:1)"
-                ) from None
+                ratio = 0.0
+            # inf and nan fall to the finiteness test below; other spellings float() reads
+            # (1_0, other scripts' digits, a sign) are no plain ratio
+            if math.isfinite(ratio) and not _PLAIN_RATIO.match(text):
+                raise ValueError(f"oversubscription {shown(value)} is not a ratio (write 2 or 2:1)")
     elif isinstance(value, int | float):
         ratio = float(value)
     else:

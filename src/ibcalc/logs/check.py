@@ -23,6 +23,7 @@ from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, busbw_factor
 from ibcalc.errors import ClusterError
+from ibcalc.facade import parse_dtype
 from ibcalc.logs.cluster import infer_cluster
 from ibcalc.logs.diagnose import diagnose
 from ibcalc.logs.env import LogEnvironment, scan_environment
@@ -127,11 +128,14 @@ def check_run(
             field="nodes",
         )
     ranks = cluster.ranks
+    if dtype is not None:
+        parse_dtype(dtype)  # a type the user names must be known: refused in one line otherwise
     run_dtype = dtype or run.dtype
     if run_dtype is not None:
         try:
             DType.parse(run_dtype)
         except ValueError:
+            # what the log prints may be a type ibcalc does not model: a note, not a refusal
             notes.append(f"dtype {run_dtype!r} is not modelled; fp32 used")
             run_dtype = None
     rows_in = [r for r in run.rows if r.size_bytes > 0 and r.oop.time_us > 0]

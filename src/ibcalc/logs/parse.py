@@ -243,6 +243,11 @@ def _timing(tokens: list[str], group: dict[str, int]) -> Timing | None:
     )
 
 
+#: No row moves its bytes faster than this (1 PB/s: a thousand times any GPU's memory); a
+#: faster one is a typo or an edited table.
+MAX_PLAUSIBLE_Bps = 1e15
+
+
 def _row(tokens: list[str], cols: _Columns, line: int) -> Row | None:
     size = _int(tokens[cols.size])
     count = _int(tokens[cols.count])
@@ -613,6 +618,14 @@ class _Reader:
         cur.last_row_incomplete = False
         if row.size_bytes == 0:
             cur.zero_rows.append(lineno)
+            return
+        # the out-of-place time (in place, one GPU's reduce moves nothing and may be ~0 us)
+        oop_us = row.oop.time_us
+        if oop_us > 0 and row.size_bytes / (oop_us * 1e-6) > MAX_PLAUSIBLE_Bps:
+            cur.notes.append(
+                f"row at line {lineno}: {row.size_bytes} B in {oop_us:g} us out of place is "
+                f"faster than {MAX_PLAUSIBLE_Bps / 1e15:g} PB/s, not a measurement; dropped"
+            )
             return
         cur.rows.append(row)
 

@@ -295,6 +295,8 @@ def load_measured(
     for row in reader:
         total += 1
         line = reader.line_num
+        if row.get(None):
+            raise PlotError(f"{name}:{line}: more fields than the header's {len(columns)}")
         values = {(k or "").strip(): (v or "").strip() for k, v in row.items() if k is not None}
         if collective is not None and "collective" in values:
             wanted = {collective.value, collective.value.replace("_", "")}
@@ -329,6 +331,10 @@ def _matches(values: dict[str, str], column: str, wanted: int | None) -> bool:
         return False
 
 
+#: Largest value accepted per column of a measured CSV: 1 PB, 1 PB/s, about 11.6 days.
+_MEASURED_LIMITS = {"size_bytes": 1e15, "busbw_GBps": 1e6, "time_us": 1e12}
+
+
 def _number(text: str, name: str, line: int, column: str) -> float:
     try:
         value = float(text)
@@ -336,6 +342,11 @@ def _number(text: str, name: str, line: int, column: str) -> float:
         raise PlotError(f"{name}:{line}: {column} {text!r} is not a number") from None
     if not math.isfinite(value) or value < 0:
         raise PlotError(f"{name}:{line}: {column} {text!r} is not a finite non-negative number")
+    if value > _MEASURED_LIMITS[column]:
+        raise PlotError(
+            f"{name}:{line}: {column} {text!r} is above {_MEASURED_LIMITS[column]:g}, "
+            "not a measurement"
+        )
     return value
 
 

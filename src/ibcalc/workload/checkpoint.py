@@ -31,7 +31,7 @@ from ibcalc.cluster.spec import MAX_NICS_PER_NODE
 from ibcalc.engine.types import DType
 from ibcalc.errors import WorkloadError
 from ibcalc.units import format_bandwidth, format_size
-from ibcalc.workload.model import ModelSpec
+from ibcalc.workload.model import CheckedSpec, ModelSpec
 from ibcalc.workload.phases import Phase
 
 __all__ = [
@@ -51,7 +51,7 @@ DEFAULT_PART_BYTES = 16e6
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
-class CheckpointSpec(BaseModel):
+class CheckpointSpec(CheckedSpec):
     """What is saved, where, and through which client NICs."""
 
     model_config = _FROZEN
@@ -64,8 +64,10 @@ class CheckpointSpec(BaseModel):
     client_link: str | None = None
     client_nics: int = Field(default=1, ge=1, le=MAX_NICS_PER_NODE)
     replicas: int = Field(default=1, ge=1, le=1_000_000)
-    fabric_Bps: float | None = Field(default=None, gt=0)
-    part_bytes: float = Field(default=DEFAULT_PART_BYTES, gt=0)
+    #: at least 1 MB/s: a storage fabric slower than that is no fabric
+    fabric_Bps: float | None = Field(default=None, ge=1e6, le=1e15)
+    #: at least 4 KiB (a page), at most 1 TiB: a part is one request to the object store
+    part_bytes: float = Field(default=DEFAULT_PART_BYTES, ge=4096, le=2**40)
     prefixes: int = Field(default=1, ge=1, le=1_000_000)
 
 

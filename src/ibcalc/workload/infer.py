@@ -27,7 +27,7 @@ from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import WorkloadError
 from ibcalc.units import format_size
-from ibcalc.workload.model import ModelSpec
+from ibcalc.workload.model import CheckedSpec, ModelSpec
 from ibcalc.workload.phases import Phase, build_phase
 from ibcalc.workload.placement import Placement, inherit, place_group
 
@@ -36,7 +36,7 @@ __all__ = ["InferResult", "InferSpec", "infer", "serving_cluster"]
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
-class InferSpec(BaseModel):
+class InferSpec(CheckedSpec):
     """A serving setup: model, parallel degrees, batch, prompt and output lengths, dtypes."""
 
     model_config = _FROZEN

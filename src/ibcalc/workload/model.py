@@ -20,6 +20,7 @@ Presets hold only what their papers state (each preset lists its source):
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -28,15 +29,43 @@ from ibcalc.catalogue.load import suggest
 from ibcalc.errors import UnknownNameError, WorkloadError
 from ibcalc.units import parse_count
 
-__all__ = ["MODEL_PRESETS", "ModelSpec", "find_model", "model_from"]
+__all__ = ["MODEL_PRESETS", "CheckedSpec", "ModelSpec", "find_model", "model_from"]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+
+#: Field-name endings of values held in SI base units, and the unit to print after them.
+_UNITS = (("_Bps", " B/s"), ("_bytes", " B"), ("_s", " s"))
+
+
+class CheckedSpec(BaseModel):
+    """A workload input model whose bad values raise :class:`~ibcalc.errors.WorkloadError`
+    naming the field (``{field}``, which the CLI turns into its flag), not pydantic's
+    ``ValidationError``: the first problem, with the value given."""
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as exc:
+            error = exc.errors()[0]
+            field = str(error["loc"][0]) if error["loc"] else None
+            value = error.get("input")
+            if isinstance(value, float) and not math.isfinite(value):
+                raise WorkloadError(
+                    f"{{{field}}} {value!r} is not a finite number", field=field
+                ) from None
+            # fields in SI base units say so (the user may have typed GB/s or ms)
+            unit = next((u for end, u in _UNITS if (field or "").endswith(end)), "")
+            raise WorkloadError(
+                f"{{{field}}} {value!r}{unit}: {error['msg'].lower()}{unit}", field=field
+            ) from None
+
 
 #: Largest count of layers, heads, experts ... accepted: beyond any published model.
 _MAX_DIM = 10_000_000
 
 
-class ModelSpec(BaseModel):
+class ModelSpec(CheckedSpec):
     """A model's communication-relevant shape; ``None`` means "not given"."""
 
     model_config = _FROZEN
@@ -65,14 +94,7 @@ class ModelSpec(BaseModel):
     sources: list[str] = Field(default_factory=list)
 
     def __init__(self, **data: Any) -> None:
-        try:
-            super().__init__(**data)
-        except ValidationError as exc:
-            error = exc.errors()[0]
-            field = str(error["loc"][0]) if error["loc"] else None
-            raise WorkloadError(
-                f"{{{field}}} {error.get('input')!r}: {error['msg'].lower()}", field=field
-            ) from None
+        super().__init__(**data)
         if self.top_k is not None and self.experts is not None and self.top_k > self.experts:
             raise WorkloadError(
                 f"{{top_k}} {self.top_k} is more than {{experts}} {self.experts}", field="top_k"

@@ -42,7 +42,7 @@ from ibcalc.errors import IbcalcError, WorkloadError
 from ibcalc.facade import CollectivePlan
 from ibcalc.memo import IdentityMemo
 from ibcalc.units import format_size, format_time
-from ibcalc.workload.model import ModelSpec
+from ibcalc.workload.model import CheckedSpec, ModelSpec
 from ibcalc.workload.phases import Phase, phase_fields
 from ibcalc.workload.placement import Placement, place_group, single_domain
 
@@ -66,7 +66,7 @@ BACKWARD_OVER_FORWARD = 2.0
 FLOPS_PER_PARAM_TOKEN = 6.0
 
 
-class Parallelism(BaseModel):
+class Parallelism(CheckedSpec):
     """Parallel degrees: tensor, pipeline, data, expert (carved out of dp) and context."""
 
     model_config = _FROZEN
@@ -93,7 +93,7 @@ class Parallelism(BaseModel):
         return " ".join(parts)
 
 
-class TrainSpec(BaseModel):
+class TrainSpec(CheckedSpec):
     """A training job: model, layout, sharding, precisions, batch shape and compute time."""
 
     model_config = _FROZEN
@@ -109,8 +109,10 @@ class TrainSpec(BaseModel):
     microbatches: int | None = Field(default=None, ge=1, le=1_000_000)
     sequence_parallel: bool = False
     hierarchical: bool = False
-    backward_s: float | None = Field(default=None, gt=0, le=1e6)
-    tflops: float | None = Field(default=None, gt=0, le=1e6)
+    #: at least 1 ns (as design files), at most about 11.6 days per step
+    backward_s: float | None = Field(default=None, ge=1e-9, le=1e6)
+    #: at least 1 GFLOP/s, at most 1 EFLOP/s per GPU
+    tflops: float | None = Field(default=None, ge=1e-3, le=1e6)
 
 
 class TrainTotals(BaseModel):
