@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ibcalc.catalogue.models import Catalogue, Link, LinkKind, Storage, StorageKind, System
 from ibcalc.errors import CatalogueError, InputFileError, UnknownNameError, ValidationProblem
-from ibcalc.textsafe import shown
+from ibcalc.textsafe import printable, shown
 from ibcalc.yamlio import Document, load_yaml, trusted_document, validate
 
 __all__ = [
@@ -220,8 +220,38 @@ def _check_names(
     return problems
 
 
+def _check_pcie_hosts(
+    doc: Document, file_links: Sequence[Link], links: dict[str, Link]
+) -> list[ValidationProblem]:
+    """A link's ``pcie_host`` names a host link of the merged catalogue."""
+    problems: list[ValidationProblem] = []
+    for i, link in enumerate(file_links):
+        ref = link.pcie_host
+        if ref is None:
+            continue
+        host = links.get(ref)
+        if host is not None and host.kind is LinkKind.HOST:
+            continue
+        line, col = doc.locate(("links", i, "pcie_host"))
+        if host is None:
+            close = difflib.get_close_matches(ref, list(links), n=3)
+            hint = f" (did you mean {', '.join(close)}?)" if close else ""
+            what = f"is not a link id{hint}"
+        else:
+            what = f"is a {host.kind} link, expected {LinkKind.HOST}"
+        problems.append(
+            ValidationProblem(
+                doc.path, line, col, f"links[{i}] ({link.id}): pcie_host {shown(ref)} {what}"
+            )
+        )
+    return problems
+
+
 def _check_systems(
-    doc: Document, systems: Sequence[System], links: dict[str, Link]
+    doc: Document,
+    systems: Sequence[System],
+    links: dict[str, Link],
+    origin_of: dict[str, str] | None = None,
 ) -> list[ValidationProblem]:
     problems: list[ValidationProblem] = []
     kinds_for = {
@@ -253,13 +283,16 @@ def _check_systems(
                     )
                 )
             else:
+                # a link another file redefined: name that file, the one to fix
+                origin = (origin_of or {}).get(link.id, doc.path)
+                by = f" (as {printable(origin, None)} defines it)" if origin != doc.path else ""
                 problems.append(
                     ValidationProblem(
                         doc.path,
                         line,
                         col,
                         f"systems[{i}] ({system.id}): {field_name} {shown(ref)} is a "
-                        f"{link.kind} link, expected {' or '.join(kinds)}",
+                        f"{link.kind} link{by}, expected {' or '.join(kinds)}",
                     )
                 )
         if system.nics_per_node > 0 and system.inter is None:
@@ -382,17 +415,20 @@ def load_catalogue(
                     problem.message += f" (named by {ENV_VAR})"
             raise
     docs += [(doc, _parse(doc)) for doc in sources]
+    origin_of: dict[str, str] = {}  # link id -> the file that defines it last
     for doc, parsed in docs:
         origins.append(doc.path)
         for link in parsed.links:
             links[link.id] = link
+            origin_of[link.id] = doc.path
         for system in parsed.systems:
             systems[system.id] = system
         for entry in parsed.storage:
             storage[entry.id] = entry
     problems = _check_across_files(docs)
     for doc, parsed in docs:
-        problems += _check_systems(doc, parsed.systems, links)
+        problems += _check_systems(doc, parsed.systems, links, origin_of)
+        problems += _check_pcie_hosts(doc, parsed.links, links)
     if problems:
         raise CatalogueError(problems)
     return Catalogue(
@@ -456,4 +492,7 @@ def find_storage(catalogue: Catalogue, name: str) -> Storage:
         if key in entry.names:
             return entry
     entries = [(entry.id, entry.names) for entry in catalogue.storage]
-    raise UnknownNameError("storage", name, _suggest_entries(key, entries))
+    # the storage catalogue is short: with no close name, list it all (a link id such as ndr
+    # is a likely slip: the client link is --storage-link)
+    close = _suggest_entries(key, entries) or [entry.id for entry in catalogue.storage]
+    raise UnknownNameError("storage", name, close)

@@ -14,6 +14,7 @@ cannot be read or an option is wrong (the other files are still checked). ``cali
 
 from __future__ import annotations
 
+import math
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -109,9 +110,7 @@ def nccl_check(
         typer.Option(
             "--min-efficiency",
             help="Gate: exit 1 when a size of 64 MiB or more reaches less than this fraction "
-            "of the expected busbw (e.g. 0.85).",
-            min=0.0,
-            max=10.0,
+            "of the expected busbw (e.g. 0.85; 0..10).",
         ),
     ] = None,
     fmt: Annotated[
@@ -139,6 +138,10 @@ def nccl_check(
     from ibcalc.render.logs import plot_check, render_check_report
 
     # options first: a wrong one stops the command before any file is read
+    if min_efficiency is not None and not 0.0 <= min_efficiency <= 10.0:
+        # checked here, not by the toolkit's range, whose message for nan is "<= 10"
+        what = "is not a finite number" if math.isnan(min_efficiency) else "is out of range"
+        raise CliUsageError(f"--min-efficiency {min_efficiency:g} {what} (0..10)")
     cat = catalogue_of(catalogue)
     params = params_of(cost_params)
     spec = design_node_shape(cluster, design, cat)

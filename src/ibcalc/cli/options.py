@@ -244,10 +244,14 @@ def _wan_latency_s(distance: str | None, rtt: str | None) -> float | None:
         return None
     if distance is not None and rtt is not None:
         raise CliUsageError("give --distance or --rtt, not both")
-    latency = one_way_latency(
-        distance_m=parse_distance(distance) if distance is not None else None,
-        rtt_s=parse_time(rtt, allow_zero=False) if rtt is not None else None,
-    )
+    distance_m = parse_distance(distance) if distance is not None else None
+    rtt_s = parse_time(rtt, allow_zero=False) if rtt is not None else None
+    # sites a WAN joins are apart: below 1 m or 1 ns the value is a slip of the unit
+    if distance_m is not None and distance_m < 1.0:
+        raise CliUsageError(f"--distance {shown(distance)} is under 1 m: WAN sites are apart")
+    if rtt_s is not None and rtt_s < 1e-9:
+        raise CliUsageError(f"--rtt {shown(rtt)} is under 1 ns")
+    latency = one_way_latency(distance_m=distance_m, rtt_s=rtt_s)
     assert latency is not None
     if latency > MAX_WAN_LATENCY_S:
         # said in the user's terms: ClusterSpec would name the one-way latency in seconds
