@@ -861,6 +861,14 @@ CASES: list[Case] = [
         "with no close storage name, the short storage catalogue is listed",
     ),
     C(
+        "nccl-check-collective-given",
+        "nccl-check {h}/corpus-log-implausible.txt --collective alltoall",
+        0,
+        "alltoall (given; the log says all_reduce)",
+        "the report's headline names the collective the rows were judged as, not the log's",
+        where="out",
+    ),
+    C(
         "stdout-shut",
         "allreduce -s 1GB",
         2,

@@ -175,7 +175,11 @@ def render_checks(
         title = Text()
         title.append(f"{check.source}", style="bold")
         title.append(f" (run {check.run_index + 1}, lines {check.line_start}-{check.line_end}): ")
-        title.append(f"{check.raw_collective or check.collective or 'unknown collective'}")
+        given = any(a.field == "collective" and a.source == "flag" for a in check.assumptions)
+        if given:  # the caller's collective, not the log's, is what the rows were judged as
+            title.append(f"{check.collective} (given; the log says {check.raw_collective})")
+        else:
+            title.append(f"{check.raw_collective or check.collective or 'unknown collective'}")
         if check.dtype:
             title.append(f" {check.dtype}")
         title.append(f" on {check.cluster}")
