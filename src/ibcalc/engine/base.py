@@ -513,13 +513,12 @@ def ll_cap_Bps(topo: Topology, params: CostParams) -> float:
     AMD x86 hosts take ``ll_max_busbw_amd_host`` where ``assumptions.amd_host_ll_cap`` is set
     (NCCL's tuner view)."""
     tuner = params.nccl_tuner
+    one, two, more = tuner.ll_max_busbw_Bps.get(topo.arch, tuner.ll_max_busbw_Bps["hopper"])
     if topo.domains == 1:
-        return tuner.ll_max_busbw_Bps.get(topo.arch, tuner.ll_max_busbw_Bps["hopper"])[0]
+        return one
     if topo.host_cpu == "amd" and params.assumptions.amd_host_ll_cap:
-        caps: tuple[float, ...] = (0.0, *tuner.ll_max_busbw_amd_host_Bps)
-    else:
-        caps = tuner.ll_max_busbw_Bps.get(topo.arch, tuner.ll_max_busbw_Bps["hopper"])
-    return caps[1] if topo.domains == 2 else caps[2]
+        two, more = tuner.ll_max_busbw_amd_host_Bps
+    return two if topo.domains == 2 else more
 
 
 def protocols_for(topo: Topology) -> tuple[Protocol, ...]:

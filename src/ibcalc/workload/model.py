@@ -49,15 +49,16 @@ class CheckedSpec(BaseModel):
         except ValidationError as exc:
             error = exc.errors()[0]
             field = str(error["loc"][0]) if error["loc"] else None
+            name = f"{{{field}}}" if field else type(self).__name__
             value = error.get("input")
             if isinstance(value, float) and not math.isfinite(value):
                 raise WorkloadError(
-                    f"{{{field}}} {value!r} is not a finite number", field=field
+                    f"{name} {value!r} is not a finite number", field=field
                 ) from None
             # fields in SI base units say so (the user may have typed GB/s or ms)
             unit = next((u for end, u in _UNITS if (field or "").endswith(end)), "")
             raise WorkloadError(
-                f"{{{field}}} {value!r}{unit}: {error['msg'].lower()}{unit}", field=field
+                f"{name} {value!r}{unit}: {error['msg'].lower()}{unit}", field=field
             ) from None
 
 
