@@ -42,9 +42,11 @@ __all__ = [
     "SafeLoader",
     "TrustedDocument",
     "load_yaml",
+    "other_kind",
     "safe_load",
     "trusted_document",
     "validate",
+    "wrong_kind_problem",
 ]
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -113,6 +115,46 @@ def safe_load(text: str) -> Any:
 
 
 M = TypeVar("M", bound=BaseModel)
+
+
+#: The kinds of ibcalc YAML file: the schema line each carries (design files need none) and
+#: top-level keys only that kind has.
+FILE_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "catalogue": ("ibcalc-catalogue/", ("links", "systems", "storage")),
+    "cost-parameter": (
+        "ibcalc-cost-params/",
+        ("nccl_tuner", "nccl_runtime", "pipeline", "calibrated", "error_band", "tuner_view"),
+    ),
+    "cluster-design": ("ibcalc-design/", ("requirements", "fabric", "nodes")),
+}
+
+
+def other_kind(data: object, expected: str) -> str | None:
+    """The kind of ibcalc file (a key of :data:`FILE_KINDS`) ``data`` is when it is not
+    ``expected``, by its schema line or by keys only that kind has; None when it may be
+    ``expected`` (or is no ibcalc file at all). Lets a loader say "a catalogue file, not a
+    cost-parameter file" in one line instead of one line per unknown key."""
+    if not isinstance(data, dict):
+        return None
+    schema = data.get("schema")
+    if isinstance(schema, str):
+        for kind, (prefix, _) in FILE_KINDS.items():
+            if schema.startswith(prefix):
+                return None if kind == expected else kind
+    if any(key in data for key in FILE_KINDS[expected][1]):
+        return None
+    for kind, (_, keys) in FILE_KINDS.items():
+        if kind != expected and any(key in data for key in keys):
+            return kind
+    return None
+
+
+def wrong_kind_problem(doc: Document, expected: str) -> ValidationProblem | None:
+    """One problem at the file's first line when ``doc`` is another kind of ibcalc file."""
+    kind = other_kind(doc.data, expected)
+    if kind is None:
+        return None
+    return ValidationProblem(doc.path, 1, 1, f"a {kind} file, not a {expected} file")
 
 
 @dataclass

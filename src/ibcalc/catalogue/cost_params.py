@@ -48,7 +48,7 @@ import yaml
 
 from ibcalc.engine.params import SCHEMA, CostParams
 from ibcalc.errors import CatalogueError, InputFileError, ValidationProblem
-from ibcalc.yamlio import Document, load_yaml, safe_load
+from ibcalc.yamlio import Document, load_yaml, safe_load, wrong_kind_problem
 
 __all__ = [
     "BUILTIN_LABEL",
@@ -95,6 +95,9 @@ def _mapping(doc: Document) -> dict[str, object]:
                 )
             ]
         )
+    problem = wrong_kind_problem(doc, "cost-parameter")
+    if problem is not None:
+        raise CatalogueError([problem])
     return doc.data
 
 

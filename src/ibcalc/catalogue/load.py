@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ibcalc.catalogue.models import Catalogue, Link, LinkKind, Storage, StorageKind, System
 from ibcalc.errors import CatalogueError, InputFileError, UnknownNameError, ValidationProblem
 from ibcalc.textsafe import printable, shown
-from ibcalc.yamlio import Document, load_yaml, trusted_document, validate
+from ibcalc.yamlio import Document, load_yaml, trusted_document, validate, wrong_kind_problem
 
 __all__ = [
     "BUILTIN_LABEL",
@@ -360,6 +360,9 @@ def _parse(doc: Document) -> _CatalogueFile:
         raise CatalogueError(
             [ValidationProblem(doc.path, 1, 1, "a catalogue must be a mapping with links/systems")]
         )
+    problem = wrong_kind_problem(doc, "catalogue")
+    if problem is not None:
+        raise CatalogueError([problem])
     try:
         parsed = validate(doc, _CatalogueFile)
     except InputFileError as exc:

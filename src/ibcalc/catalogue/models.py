@@ -55,7 +55,10 @@ MIN_REQUESTS_PER_S, MAX_REQUESTS_PER_S = 1.0, 1e9
 
 
 def _bandwidth(value: Any) -> Any:
-    if isinstance(value, str | int | float) and not isinstance(value, bool):
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        # a bare number in a catalogue file is a unit left out (400 meant 400 Gb/s or GB/s?)
+        raise ValueError(f"bandwidth {shown(value)} has no unit: write 400Gb/s or 50GB/s")
+    if isinstance(value, str):
         bw = parse_bandwidth(value)
         if not MIN_BANDWIDTH_BPS <= bw <= MAX_BANDWIDTH_BPS:
             raise ValueError(

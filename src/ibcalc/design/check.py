@@ -60,7 +60,7 @@ from ibcalc.errors import (
 from ibcalc.fabric.sizing import FabricSizing, size_fat_tree
 from ibcalc.fabric.switches import SwitchModel, find_switch, node_cages
 from ibcalc.facade import estimate_on
-from ibcalc.yamlio import Document, load_yaml, validate
+from ibcalc.yamlio import Document, load_yaml, validate, wrong_kind_problem
 
 __all__ = [
     "DESIGN_KEYS",
@@ -226,6 +226,9 @@ def _read(source: str | Path, text: str | None) -> Document:
                 )
             ]
         )
+    problem = wrong_kind_problem(doc, "cluster-design")
+    if problem is not None:
+        raise DesignError([problem])
     return doc
 
 

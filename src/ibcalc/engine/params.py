@@ -66,6 +66,8 @@ _ENTRY_KEYS = ("value", *_PROVENANCE_KEYS, "rows")
 _DERIVED_BY = re.compile(r"^[\w./-]+\.py::\w+$")
 _HAS_UNIT = re.compile(r"[A-Za-zµμ]")
 _RATIO = re.compile(r"^\s*([0-9.eE+-]+)\s*/\s*([0-9.eE+-]+)\s*$")
+#: A plain number written as a string (ASCII digits): YAML 1.1 reads 1e300 without a dot so.
+_PLAIN = re.compile(r"^\s*[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\s*$")
 
 
 def _hint(name: object, choices: Iterable[str]) -> str:
@@ -146,6 +148,9 @@ class _Number(_Kind):
             return None
         if isinstance(raw, int | float):
             return float(raw)
+        if isinstance(raw, str) and _PLAIN.match(raw):
+            # YAML 1.1 reads 1e300 (no dot) as a string
+            return float(raw)
         if isinstance(raw, str) and not self.integer:
             match = _RATIO.match(raw)
             if match is not None:
@@ -153,12 +158,17 @@ class _Number(_Kind):
                     num, den = float(match[1]), float(match[2])
                 except ValueError:
                     return None
-                return num / den if den != 0 else None
+                if not (math.isfinite(num) and math.isfinite(den)) or den == 0:
+                    return None  # 1/1e400 is no ratio of two numbers
+                return num / den
         return None
 
     def parse(self, raw: object, loc: _Loc, problems: _Problems, *, partial: bool) -> Any:
         value = self._read(raw)
         kind = "a whole number" if self.integer else "a plain number (or a ratio such as 7/9)"
+        if raw is None:
+            problems.append((loc, f"no value (null): give {kind}"))
+            return None
         if value is None or not math.isfinite(value):
             problems.append((loc, f"{raw!r} is not {kind}; factors and counts carry no unit"))
             return None
