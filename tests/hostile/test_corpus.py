@@ -897,6 +897,13 @@ CASES: list[Case] = [
         "a bare 400 was refused as out of range, which hid the missing unit",
     ),
     C(
+        "plot-empty-name",
+        [*SWEEP, "--plot", ""],
+        2,
+        "--plot needs a file name ending in .png or .svg",
+        "--plot '' reached the writer as '.' ('cannot write a plot to .')",
+    ),
+    C(
         "stdout-shut",
         "allreduce -s 1GB",
         2,

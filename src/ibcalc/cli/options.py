@@ -469,6 +469,8 @@ def plot_target(plot: Path | None, inputs: Iterable[str | Path] = ()) -> Path | 
     matplotlib is importable, before any work is done."""
     if plot is None:
         return None
+    if plot == Path():  # the toolkit turns an empty --plot '' into '.'
+        raise CliUsageError("--plot needs a file name ending in .png or .svg")
     from ibcalc.render.plot import check_target, require_matplotlib
 
     target, _fmt = check_target(plot, inputs=inputs)
