@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from ibcalc.catalogue.load import find_link
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
@@ -83,6 +84,28 @@ def test_fewer_kv_nics_is_slower(builtin_catalogue: Catalogue) -> None:
         times.append(next(p for p in result.phases if p.name == "kv-transfer").time_s)
     # one NIC carries the 8 shards one after the other: about 8x the time
     assert times[1] / times[0] == pytest.approx(8, rel=0.05)
+
+
+def test_more_kv_nics_for_one_sender_are_never_slower(builtin_catalogue: Catalogue) -> None:
+    # tp 1: one GPU ships the whole cache. Through 1 NDR NIC (50 GB/s x 0.94 achievable) it is
+    # NIC-bound; through 2 or more it is bound by the GPU's own PCIe Gen5 x16 link to them, so
+    # more NICs neither help further nor (as a per-NIC share of that link once did) slow it
+    model = find_model("llama3-8b")
+    cluster = _dgx(builtin_catalogue, 2)
+    pcie = find_link(builtin_catalogue, "pcie5").achievable_Bps
+    ndr = find_link(builtin_catalogue, "ndr").achievable_Bps
+    times = {}
+    for nics in (1, 2, 8):
+        spec = InferSpec(model=model, prompt_tokens=1024, disaggregated=True, kv_nics=nics)
+        result = infer(builtin_catalogue, cluster, spec)
+        kv = next(p for p in result.phases if p.name == "kv-transfer")
+        times[nics] = (kv.time_s, kv.bytes_per_gpu)
+    size = times[1][1]
+    assert times[1][0] > size / ndr  # one NIC: at most its rate
+    assert times[2][0] == times[8][0]  # both held to the PCIe link
+    assert size / pcie < times[8][0] < times[1][0]
+    with pytest.raises(WorkloadError, match="more than the 8 NICs of a node"):
+        infer(builtin_catalogue, cluster, InferSpec(model=model, disaggregated=True, kv_nics=16))
 
 
 def test_moe_decode_all_to_all(builtin_catalogue: Catalogue) -> None:

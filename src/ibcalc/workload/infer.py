@@ -87,23 +87,33 @@ def _kv_placement(
     """
     inter = _inter_id(cluster)
     per_sender = nics / senders
-    whole = max(1, int(per_sender))
     spec = ClusterSpec(
         nodes=2,
         gpus_per_node=1,
-        nics_per_node=whole,
+        nics_per_node=1,
         inter=inter,
         system=cluster.system.id
         if cluster.system and cluster.system.scale_up_domain == cluster.gpus_per_node
         else None,
         host_pcie=cluster.host_pcie.id if cluster.host_pcie else None,
     )
-    sub = inherit(cluster, resolve_cluster(catalogue, spec), nic_scale=per_sender / whole)
+    one = resolve_cluster(catalogue, spec)
+    # the sender's share of NICs as one path (the engine's point-to-point model sends one
+    # GPU's transfer over one path), and never faster than the GPU's own PCIe link to them
+    assert one.topology.out is not None
+    nic_Bps = one.topology.out.nic_bw_Bps
+    path_Bps = nic_Bps * per_sender
+    capped = ""
+    if cluster.host_pcie is not None and path_Bps > cluster.host_pcie.achievable_Bps:
+        path_Bps = cluster.host_pcie.achievable_Bps
+        capped = f", capped by the GPU's {cluster.host_pcie.id} link at {path_Bps / 1e9:.1f} GB/s"
+    sub = inherit(cluster, one, nic_scale=path_Bps / nic_Bps)
     notes = [
         "KV cache sent from a prefill node to a decode node: "
         + (f"{senders} GPUs each ship 1/{senders} of it" if senders > 1 else "one GPU ships it")
         + f" through {per_sender:g} x {inter} at the same time ({nics} NIC"
-        + ("s)" if nics != 1 else ")")
+        + ("s" if nics != 1 else "")
+        + f"{capped})"
     ]
     return Placement(sub, "scale-out", 1, 2, notes)
 
@@ -232,6 +242,13 @@ def infer(
     if spec.disaggregated:
         assert kv_request is not None
         nics = spec.kv_nics
+        node_nics = cluster.nics_per_node or (
+            cluster.system.nics_per_node if cluster.system is not None else 0
+        )
+        if nics is not None and node_nics and nics > node_nics:
+            raise WorkloadError(
+                f"{{kv_nics}} {nics} is more than the {node_nics} NICs of a node", field="kv_nics"
+            )
         if nics is None:
             nics = _default_kv_nics(cluster, spec.tp)
             notes.append(
