@@ -904,6 +904,14 @@ CASES: list[Case] = [
         "--plot '' reached the writer as '.' ('cannot write a plot to .')",
     ),
     C(
+        "gate-judged-nothing",
+        "nccl-check {h}/corpus-log-small-sizes.txt --min-efficiency 0.99",
+        2,
+        "--min-efficiency judged nothing: no run has a checked row of 64 MiB or more",
+        "a gate over a log without bandwidth rows passed with exit 0 (verdict: unknown)",
+        where="err",
+    ),
+    C(
         "stdout-shut",
         "allreduce -s 1GB",
         2,

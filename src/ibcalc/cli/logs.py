@@ -130,7 +130,8 @@ def nccl_check(
 
     The cluster comes from the log (nodes, ranks per node, GPU model, NCCL's own network
     output); flags and --design override it, and every inferred value is listed as an
-    assumption. Exit 0; 1 when --min-efficiency fails; 2 when a file cannot be read.
+    assumption. Exit 0; 1 when --min-efficiency fails; 2 when a file cannot be read, or when
+    --min-efficiency has no row of 64 MiB or more to judge.
     """
     from ibcalc.facade import parse_collective
     from ibcalc.logs import read_log
@@ -165,6 +166,13 @@ def nccl_check(
                 )
         except typer.Exit:
             unreadable = True
+    judged = any(r.regime == "bandwidth" for check in checks for r in check.rows)
+    if min_efficiency is not None and not judged and not unreadable:
+        # a gate that judged nothing must not pass (as check refuses a design without
+        # requirements): refused before any report
+        raise CliUsageError(
+            "--min-efficiency judged nothing: no run has a checked row of 64 MiB or more"
+        )
     typer.echo(render_check_report(checks, fmt, names=FIELD_FLAGS), nl=False)
     if target is not None:
         for i, check in enumerate(c for c in checks if c.rows):
