@@ -912,6 +912,13 @@ CASES: list[Case] = [
         where="err",
     ),
     C(
+        "calibrate-output-dash",
+        "calibrate {h}/corpus-log-small-sizes.txt -o -",
+        2,
+        "-o -: overrides are files",
+        "-o - wrote files named '-' and '-.cost-params.yaml' in the working directory",
+    ),
+    C(
         "stdout-shut",
         "allreduce -s 1GB",
         2,

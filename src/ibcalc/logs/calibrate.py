@@ -532,6 +532,24 @@ def calibrate(
     fitted = _standard_errors(
         cases, determined, values, catalogue=catalogue, params=params, residuals=after
     )
+    # a constant that no fitted row's time depends on and that the search drove to a bound
+    # of its range is not fitted (it only moved NCCL's choice away from an algorithm): it
+    # keeps its value
+    at_bound = {p: values[p] <= p.lo * 1.001 or values[p] >= p.hi * 0.999 for p in determined}
+    unsupported = [p for p in determined if fitted[p][1] == 0 and at_bound[p]]
+    for p in unsupported:
+        determined.remove(p)
+        values[p] = float(starts[p] or 0.0)
+        undetermined.append(
+            Undetermined(
+                name=p.name,
+                reason="no fitted row's time depends on it; the fit only drove it to a bound of "
+                "its range (it keeps its value)",
+            )
+        )
+    if unsupported:
+        cat, par = _apply(catalogue, params, values)
+        after = _residuals(cases, cat, par) or base
     run_fits = _run_fits(cases, base, after)
     parameters = [
         FittedParameter(
@@ -543,7 +561,7 @@ def calibrate(
             before=float(starts[p] or 0.0),
             value=values[p],
             uncertainty=fitted[p][0],
-            at_bound=values[p] <= p.lo * 1.001 or values[p] >= p.hi * 0.999,
+            at_bound=at_bound[p],
             rows=fitted[p][1],
             regime=p.regime,
         )
@@ -1094,6 +1112,13 @@ def write_override(
     ) + _dump({"schema": "ibcalc-catalogue/1", "links": calibration.link_entries})
     files.append((target, catalogue_text, lambda p: load_catalogue([p], use_env=False)))
     if calibration.cost_entries:
+        if target.exists() and not target.is_file():
+            # /dev/null, /dev/stdout, a pipe: the second file would land beside the device
+            # (/dev/null.cost-params.yaml), not where the user looks
+            raise OutputError(
+                f"{target}: a special file; constants were fitted too, and their override goes "
+                "beside the catalogue override: give -o a regular file name"
+            )
         cost_target = cost_params_path(target)
         cost_text = _header(
             "cost-parameter override",
@@ -1119,6 +1144,10 @@ def check_override_target(
     """Raise :class:`~ibcalc.errors.OutputError` when :func:`write_override` would refuse
     ``path`` (an input, a directory, an existing file without ``force``, a missing directory):
     a caller checks it before a fit rather than after."""
+    if str(path) == "-":
+        raise OutputError(
+            "-o -: overrides are files (they are read back with --catalogue); give a name"
+        )
     out = Path(path)
     input_paths = [Path(i) for i in inputs if str(i) != "-"]
     if any(_same_file(out, i) or out.resolve() == i.resolve() for i in input_paths):
