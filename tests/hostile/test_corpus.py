@@ -919,6 +919,21 @@ CASES: list[Case] = [
         "-o - wrote files named '-' and '-.cost-params.yaml' in the working directory",
     ),
     C(
+        "checkpoint-replicas-over-gpus",
+        "checkpoint --storage ddn-ai400x2 --model llama3-70b --replicas 1000 -N 2",
+        2,
+        "--replicas 1000 is more than the cluster's 16 GPUs",
+        "1000 replicas restored on 16 GPUs (140 TB read) was priced",
+    ),
+    C(
+        "gb200-other-node-shape",
+        "allreduce -s 1GB --system gb200-nvl72 -g 8 -N 9",
+        0,
+        "its 72-GPU NVLink domain is not assumed",
+        "a node shape other than the preset's dropped the rack-wide NVLink domain silently",
+        where="out",
+    ),
+    C(
         "stdout-shut",
         "allreduce -s 1GB",
         2,

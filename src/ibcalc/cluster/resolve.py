@@ -318,6 +318,10 @@ def _scale_up_domain(
     if system is None or system.scale_up_domain <= system.gpus_per_node:
         return gpus_per_node
     if spec.gpus_per_node not in (None, system.gpus_per_node):
+        notes.append(
+            f"{{gpus_per_node}} {gpus_per_node} is not {system.id}'s {system.gpus_per_node}: its "
+            f"{system.scale_up_domain}-GPU NVLink domain is not assumed (one node per domain)"
+        )
         return gpus_per_node
     domain = system.scale_up_domain
     if total <= domain:

@@ -215,6 +215,13 @@ def checkpoint(
         f"{cluster.nodes} nodes x {spec.client_nics} x {link.id} "
         f"at {format_bandwidth(link.achievable_Bps)} each"
     )
+    gpus = cluster.nodes * cluster.gpus_per_node
+    if spec.replicas > gpus:
+        raise WorkloadError(
+            f"{{replicas}} {spec.replicas} is more than the cluster's {gpus} GPUs: a "
+            "data-parallel replica holds at least one GPU",
+            field="replicas",
+        )
     weights = spec.model.params * spec.weights_dtype.bytes
     optimizer = spec.model.params * ADAM_STATE_BYTES_PER_PARAM if spec.optimizer else 0.0
     save_bytes = weights + optimizer
