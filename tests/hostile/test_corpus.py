@@ -907,7 +907,7 @@ CASES: list[Case] = [
         "gate-judged-nothing",
         "nccl-check {h}/corpus-log-small-sizes.txt --min-efficiency 0.99",
         2,
-        "--min-efficiency judged nothing: no run has a checked row of 64 MiB or more",
+        "--min-efficiency would judge nothing: no run has a row of 64 MiB or more",
         "a gate over a log without bandwidth rows passed with exit 0 (verdict: unknown)",
         where="err",
     ),

@@ -134,8 +134,9 @@ def nccl_check(
     --min-efficiency has no row of 64 MiB or more to judge.
     """
     from ibcalc.facade import parse_collective
-    from ibcalc.logs import read_log
+    from ibcalc.logs import LogInput, read_log
     from ibcalc.logs.check import check_log
+    from ibcalc.logs.results import BANDWIDTH_MIN_BYTES
     from ibcalc.render.logs import plot_check, render_check_report
 
     # options first: a wrong one stops the command before any file is read
@@ -150,11 +151,28 @@ def nccl_check(
     target = plot_target(plot)
     checks: list[RunCheck] = []
     unreadable = False
+    logs: list[LogInput] = []
     for path in files:
         # each file inside its own boundary: the others are still checked, and the exit is 2
         try:
             with boundary():
-                log = read_log(path, stdin=_stdin(path))
+                logs.append(read_log(path, stdin=_stdin(path)))
+        except typer.Exit:
+            unreadable = True
+    rows = [r for log in logs for run in log.parsed.runs for r in run.rows]
+    # a gate that would judge nothing must not pass (as check refuses a design without
+    # requirements): refused before any work or report
+    if (
+        min_efficiency is not None
+        and not unreadable
+        and not any(r.size_bytes >= BANDWIDTH_MIN_BYTES for r in rows)
+    ):
+        raise CliUsageError(
+            "--min-efficiency would judge nothing: no run has a row of 64 MiB or more"
+        )
+    for log in logs:
+        try:
+            with boundary():
                 checks += check_log(
                     log.parsed,
                     log.text,
@@ -166,13 +184,6 @@ def nccl_check(
                 )
         except typer.Exit:
             unreadable = True
-    judged = any(r.regime == "bandwidth" for check in checks for r in check.rows)
-    if min_efficiency is not None and not judged and not unreadable:
-        # a gate that judged nothing must not pass (as check refuses a design without
-        # requirements): refused before any report
-        raise CliUsageError(
-            "--min-efficiency judged nothing: no run has a checked row of 64 MiB or more"
-        )
     typer.echo(render_check_report(checks, fmt, names=FIELD_FLAGS), nl=False)
     if target is not None:
         for i, check in enumerate(c for c in checks if c.rows):
