@@ -24,6 +24,7 @@ __all__ = [
     "BITS_PER_BYTE",
     "GB",
     "MAX_SIZE_BYTES",
+    "UNSIGNED_NUMBER",
     "GiB",
     "format_bandwidth",
     "format_size",
@@ -85,10 +86,9 @@ _DECIMAL_PREFIX: dict[str, int] = {"": 1, "k": KB, "m": MB, "g": GB, "t": TB, "p
 
 # YAML's spellings (.nan, .inf) included: a file's `size: .nan` is named NaN, not "not understood"
 #: ASCII digits only (``\d`` would take any script's digits, which float() then reads).
-_NUMBER = (
-    r"(?P<num>[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-    r"|[+-]?\.?(?:nan|inf|infinity))"
-)
+#: An unsigned decimal number in ASCII digits (the one spelling every parser here accepts).
+UNSIGNED_NUMBER = r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+_NUMBER = rf"(?P<num>[+-]?{UNSIGNED_NUMBER}|[+-]?\.?(?:nan|inf|infinity))"
 _SIZE_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>[A-Za-z]*)\s*$", re.IGNORECASE)
 _BW_RE = re.compile(
     rf"^\s*{_NUMBER}\s*(?P<prefix>[kKmMgGtTpP]?)(?P<unit>b|B|bit|bits|byte|bytes|Byte|Bytes)"

@@ -52,7 +52,7 @@ from ibcalc.engine.types import Algorithm, Collective, DType, HostCpu
 from ibcalc.fabric.sizing import MAX_TIERS
 from ibcalc.fabric.switches import switches
 from ibcalc.textsafe import shown
-from ibcalc.units import MAX_SIZE_BYTES, parse_bandwidth, parse_size, parse_time
+from ibcalc.units import MAX_SIZE_BYTES, UNSIGNED_NUMBER, parse_bandwidth, parse_size, parse_time
 
 __all__ = [
     "COLLECTIVE_KEYS",
@@ -202,7 +202,7 @@ GapRatio = Annotated[float, Field(ge=MIN_GAP_RATIO, le=MAX_GAP_RATIO, allow_inf_
 
 #: One side of a ratio: a plain decimal number in ASCII digits (no sign, separator or other
 #: script's digits, which Fraction and float would read).
-_PLAIN_RATIO = re.compile(r"^(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?$")
+_PLAIN_RATIO = re.compile(rf"^{UNSIGNED_NUMBER}$")
 
 
 def parse_ratio(value: Any) -> float:

@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from ibcalc.engine.types import Algorithm, Protocol
 from ibcalc.errors import CatalogueError, UnitError, ValidationProblem
-from ibcalc.units import parse_bandwidth, parse_size, parse_time
+from ibcalc.units import UNSIGNED_NUMBER, parse_bandwidth, parse_size, parse_time
 
 __all__ = [
     "SCHEMA",
@@ -67,7 +67,7 @@ _DERIVED_BY = re.compile(r"^[\w./-]+\.py::\w+$")
 _HAS_UNIT = re.compile(r"[A-Za-zµμ]")
 _RATIO = re.compile(r"^\s*([0-9.eE+-]+)\s*/\s*([0-9.eE+-]+)\s*$")
 #: A plain number written as a string (ASCII digits): YAML 1.1 reads 1e300 without a dot so.
-_PLAIN = re.compile(r"^\s*[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?\s*$")
+_PLAIN = re.compile(rf"^\s*[+-]?{UNSIGNED_NUMBER}\s*$")
 
 
 def _hint(name: object, choices: Iterable[str]) -> str:
