@@ -135,3 +135,40 @@ def test_instance_must_fit(builtin_catalogue: Catalogue) -> None:
             InferSpec(model=find_model("llama3-70b"), ep=2),
         )
     assert dense.value.field == "ep"
+
+
+def test_prefill_moves_the_prompt_through_experts_and_stages(builtin_catalogue: Catalogue) -> None:
+    # Mixtral 8x7B: 32 MoE layers, top-2, hidden 4096. A 1024-token prompt dispatches
+    # 1024 x 2 x 4096 x 2 B = 16 MiB per all-to-all, 2 per MoE layer, once per request
+    spec = InferSpec(model=find_model("mixtral-8x7b"), tp=2, ep=4, prompt_tokens=1024)
+    result = infer(builtin_catalogue, _dgx(builtin_catalogue), spec)
+    prefill = next(p for p in result.phases if p.name == "prefill-ep-alltoall")
+    assert prefill.bytes_per_gpu == 1024 * 2 * 4096 * 2 == 16_777_216
+    assert (prefill.count, prefill.per) == (64, "request")
+    same = estimate(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100", nodes=1, gpus_per_node=4),
+        Collective.ALL_TO_ALL,
+        16_777_216,
+        dtype="bf16",
+    )
+    assert prefill.time_s == pytest.approx(same.time_s)
+    per_request = sum(p.total_s for p in result.phases if p.per == "request")
+    assert result.per_request_s == pytest.approx(
+        per_request + spec.output_tokens * result.per_token_s
+    )
+    # Llama 3 70B on two pipeline stages of 8: the prompt's activations (1024 x 8192 x 2 B)
+    # cross the one stage boundary once per request, a decode token's once per token
+    spec = InferSpec(model=find_model("llama3-70b"), tp=8, pp=2, prompt_tokens=1024)
+    result = infer(builtin_catalogue, _dgx(builtin_catalogue, 2), spec)
+    by_name = {p.name: p for p in result.phases}
+    assert by_name["prefill-pp-sendrecv"].bytes_per_gpu == 1024 * 8192 * 2
+    assert by_name["decode-pp-sendrecv"].bytes_per_gpu == 8192 * 2
+    assert by_name["prefill-pp-sendrecv"].count == by_name["decode-pp-sendrecv"].count == 1
+
+
+def test_more_stages_than_layers_are_refused(builtin_catalogue: Catalogue) -> None:
+    spec = InferSpec(model=find_model("llama3-8b"), pp=33)  # 32 layers
+    with pytest.raises(WorkloadError, match="pp 33 is more than the model's 32 layers") as err:
+        infer(builtin_catalogue, _dgx(builtin_catalogue, 5), spec)
+    assert err.value.field == "pp"

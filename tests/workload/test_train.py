@@ -16,7 +16,7 @@ from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import ClusterError, WorkloadError
 from ibcalc.facade import estimate
-from ibcalc.workload.model import find_model
+from ibcalc.workload.model import ModelSpec, find_model
 from ibcalc.workload.placement import place_group
 from ibcalc.workload.train import (
     Parallelism,
@@ -473,3 +473,28 @@ def test_groups_inside_an_nvl72_rack_stay_on_nvlink(builtin_catalogue: Catalogue
     # two racks: 9 per rack, across the NDR fabric with 72 x 9 / 72 = 9 NICs per rack share
     two = _run(builtin_catalogue, ClusterSpec(system="gb200-nvl72"), tp=8, dp=18)
     assert _phase(two, "dp-allreduce").tier == "scale-out"
+
+
+def test_shapes_that_cannot_exist_are_refused(builtin_catalogue: Catalogue) -> None:
+    # Llama 3 70B has 80 layers: 81 pipeline stages would leave one without a layer
+    with pytest.raises(WorkloadError, match="pp 81 is more than the model's 80 layers"):
+        _run(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=81), pp=81, dp=8)
+    _run(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=10), pp=80, dp=1)  # one each
+    # 64 query heads: 65 key/value heads cannot share them
+    with pytest.raises(WorkloadError) as err:
+        ModelSpec(**{**LLAMA70.model_dump(), "kv_heads": 65})
+    assert err.value.field == "kv_heads"
+    # sequence parallelism splits each sequence over tp: 8190 tokens do not split over 8
+    with pytest.raises(WorkloadError, match="8190 does not split over tp 8") as err:
+        _run(
+            builtin_catalogue,
+            ClusterSpec(system="dgx-h100"),
+            tp=8,
+            dp=16,
+            sequence_parallel=True,
+            seq_len=8190,
+        )
+    assert err.value.field == "seq_len"
+    # without sequence parallelism the same length is costed (each rank holds all of it)
+    plain = _run(builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=8, dp=16, seq_len=8190)
+    assert _phase(plain, "tp-allreduce").bytes_per_gpu == 8190 * 8192 * 2

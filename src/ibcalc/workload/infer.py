@@ -11,7 +11,9 @@ Per request, with prefill and decode on different nodes (disaggregated serving):
 cache, ``prompt x layers x kv_elements x bytes(kv)`` with ``kv_elements = 2 x kv_heads x
 head_dim`` (keys and values of every KV head; DeepSeek-V3's MLA caches d_c + d_h^R instead),
 moves from a prefill node to a decode node over the scale-out fabric, striped over the NICs it
-may use. Prefill itself all-reduces ``prompt x h x bytes`` twice per layer over TP.
+may use. Prefill moves the whole prompt through the same groups once per request: two
+all-reduces of ``prompt x h x bytes`` per layer over TP, the MoE all-to-alls of
+``prompt x top_k x h x bytes`` and the stage send/receives of ``prompt x h x bytes``.
 
 Compute is not modelled: the times are what communication adds to each token and request.
 """
@@ -28,7 +30,7 @@ from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import WorkloadError
 from ibcalc.units import format_size
 from ibcalc.workload.model import CheckedSpec, ModelSpec
-from ibcalc.workload.phases import Phase, build_phase
+from ibcalc.workload.phases import Per, Phase, build_phase
 from ibcalc.workload.placement import Placement, inherit, place_group
 
 __all__ = ["InferResult", "InferSpec", "infer", "serving_cluster"]
@@ -149,6 +151,7 @@ def infer(
             "({nodes})",
             field="nodes",
         )
+    model.check_stages(spec.pp)
     if spec.ep > 1 and not model.is_moe:
         raise WorkloadError(
             "{ep} above 1 needs a mixture-of-experts model ({experts}, {top_k})", field="ep"
@@ -202,32 +205,27 @@ def infer(
         hidden = model.need("hidden", "expert parallelism")
         top_k = model.need("top_k", "expert parallelism")
         moe = model.moe_layer_count()
-        phases.append(
-            build_phase(
-                place_group(catalogue, cluster, "ep", spec.ep, spec.tp),
-                "decode-ep-alltoall",
-                Collective.ALL_TO_ALL,
-                float(spec.batch * top_k * hidden * act),
-                dtype=spec.act_dtype,
-                count=2 * moe,
-                per="token",
-                params=params,
-                notes=[f"dispatch and combine per MoE layer x {moe} MoE layers"],
-            )
+        phases += _decode_and_prefill(
+            spec,
+            place_group(catalogue, cluster, "ep", spec.ep, spec.tp),
+            "ep-alltoall",
+            Collective.ALL_TO_ALL,
+            top_k * hidden * act,
+            count=2 * moe,
+            params=params,
+            note=f"dispatch and combine per MoE layer x {moe} MoE layers, top-{top_k}",
         )
     if spec.pp > 1:
         hidden = model.need("hidden", "pipeline parallelism")
-        phases.append(
-            build_phase(
-                place_group(catalogue, cluster, "pp", 2, spec.tp * spec.ep),
-                "decode-pp-sendrecv",
-                Collective.SEND_RECV,
-                float(spec.batch * hidden * act),
-                dtype=spec.act_dtype,
-                count=spec.pp - 1,
-                per="token",
-                params=params,
-            )
+        phases += _decode_and_prefill(
+            spec,
+            place_group(catalogue, cluster, "pp", 2, spec.tp * spec.ep),
+            "pp-sendrecv",
+            Collective.SEND_RECV,
+            hidden * act,
+            count=spec.pp - 1,
+            params=params,
+            note=f"{spec.pp - 1} stage boundar{'ies' if spec.pp > 2 else 'y'}",
         )
     kv_token: float | None = None
     kv_request: float | None = None
@@ -296,6 +294,42 @@ def infer(
         warnings=warnings,
         assumptions=[*notes, *cluster.assumptions],
     )
+
+
+_PER_TOKEN: Per = "token"
+_PER_REQUEST: Per = "request"
+
+
+def _decode_and_prefill(
+    spec: InferSpec,
+    placement: Placement,
+    stem: str,
+    collective: Collective,
+    bytes_per_token: int,
+    *,
+    count: int,
+    params: CostParams | None,
+    note: str,
+) -> list[Phase]:
+    """``decode-<stem>`` (the batch's tokens, per token) and ``prefill-<stem>`` (the prompt's
+    tokens, once per request): the same collective of ``bytes_per_token`` per token."""
+    return [
+        build_phase(
+            placement,
+            f"{when}-{stem}",
+            collective,
+            float(tokens * bytes_per_token),
+            dtype=spec.act_dtype,
+            count=count,
+            per=per,
+            params=params,
+            notes=[f"{note}; {tokens} token{'s' if tokens != 1 else ''}"],
+        )
+        for when, tokens, per in (
+            ("decode", spec.batch, _PER_TOKEN),
+            ("prefill", spec.prompt_tokens, _PER_REQUEST),
+        )
+    ]
 
 
 def _gpus(count: int) -> str:

@@ -100,6 +100,14 @@ class ModelSpec(CheckedSpec):
             raise WorkloadError(
                 f"{{top_k}} {self.top_k} is more than {{experts}} {self.experts}", field="top_k"
             )
+        if self.kv_heads is not None and self.heads is not None and self.kv_heads > self.heads:
+            # grouped-query attention shares each key/value head among heads / kv_heads query
+            # heads (Ainslie et al., arXiv:2305.13245): there are never more KV heads than heads
+            raise WorkloadError(
+                f"{{kv_heads}} {self.kv_heads} is more than {{heads}} {self.heads} "
+                "(each key/value head serves one or more query heads)",
+                field="kv_heads",
+            )
         if (
             self.layers is not None
             and self.moe_layers is not None
@@ -126,6 +134,15 @@ class ModelSpec(CheckedSpec):
     def flops_params(self) -> float:
         """Parameters a token's forward pass multiplies with: active ones for MoE."""
         return self.active_params if self.active_params is not None else self.params
+
+    def check_stages(self, pp: int) -> None:
+        """Refuse more pipeline stages than the model has layers (each stage holds one or more)."""
+        if self.layers is not None and pp > self.layers:
+            raise WorkloadError(
+                f"{{pp}} {pp} is more than the model's {self.layers} layers: every pipeline "
+                "stage holds at least one layer",
+                field="pp",
+            )
 
     def need(self, field: str, why: str) -> int:
         """The integer field ``field``, or a WorkloadError saying ``why`` it is needed."""

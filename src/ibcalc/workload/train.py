@@ -400,6 +400,7 @@ def _check(spec: TrainSpec, cluster: ResolvedCluster, warnings: list[str]) -> No
             f"the layout {par.label} needs {par.world} GPUs; the cluster has {cluster.ranks}",
             field="dp",
         )
+    model.check_stages(par.pp)
     sites = cluster.topology.sites
     if par.dp % sites:
         raise WorkloadError(
@@ -485,6 +486,14 @@ def _train_step(
     if seq % par.cp:
         raise WorkloadError(f"{{seq_len}} {seq} does not split over cp {par.cp}", field="cp")
     s_local = seq // par.cp
+    if spec.sequence_parallel and par.tp > 1 and s_local % par.tp:
+        # Megatron's sequence parallelism splits each rank's sequence over the tp group
+        # (Korthikanti et al., arXiv:2205.05198, section 4.2.2)
+        raise WorkloadError(
+            f"{{seq_len}} {seq} does not split over tp {par.tp} for sequence parallelism"
+            + (f" ({s_local} tokens per context-parallel rank)" if par.cp > 1 else ""),
+            field="seq_len",
+        )
     act = spec.act_dtype.bytes
     mb = spec.micro_batch
 
