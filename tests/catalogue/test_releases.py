@@ -7,6 +7,7 @@ hand; the measured point is a published nccl-tests row.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -83,8 +84,49 @@ def test_a_release_changes_the_tuner_view_only() -> None:
 def test_outside_the_table_the_builtin_constants_stay(version: str, words: str) -> None:
     base = builtin_cost_params()
     params = for_release(base, version)
-    assert params.tuner_view().nccl_tuner == base.tuner_view().nccl_tuner
+    tuner, builtin = params.tuner_view().nccl_tuner, base.tuner_view().nccl_tuner
+    # every constant stays; only the algorithms an older release predates are switched off
+    assert dataclasses.replace(tuner, algorithms=builtin.algorithms) == builtin
     assert words in params.origins[-1]
+
+
+@pytest.mark.parametrize(
+    ("version", "without"),
+    [
+        ("2.16.5", {Algorithm.NVLS, Algorithm.NVLS_TREE, Algorithm.PAT}),
+        ("2.17", {Algorithm.NVLS_TREE, Algorithm.PAT}),  # every 2.17 patch: 2.17.1 added NVLS
+        ("2.18.3", {Algorithm.PAT}),
+        ("2.21.5", {Algorithm.PAT}),
+        ("2.23.4", set()),
+        ("2.31", set()),
+    ],
+)
+def test_a_release_runs_only_the_algorithms_it_has(version: str, without: set[Algorithm]) -> None:
+    # NVLS came with 2.17.1, NVLSTree with 2.18.1, PAT with 2.23.4 (release notes)
+    params = for_release(builtin_cost_params(), version)
+    algorithms = params.tuner_view().nccl_tuner.algorithms
+    assert {a for a, on in algorithms.items() if not on} == without
+    assert params.nccl_tuner.algorithms == dict.fromkeys(algorithms, 1)  # physical view: all
+
+
+def test_a_release_without_pat_never_picks_it_and_refuses_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # 4 x p5 with one GPU per node (EFA: no LL128): all-gather of 1 MiB runs PAT on 2.30.7 (and
+    # 2.23.4), another algorithm on 2.21.5, which has no PAT; forcing PAT there is refused
+    args = ["allgather", "--size", "1MiB", "--system", "aws-p5", "-N", "4", "-g", "1"]
+    json_args = [*args, "--format", "json"]
+    for version, expected in (("2.30.7", "pat"), ("2.23.4", "pat")):
+        main([*json_args, "--nccl-version", version])
+        assert json.loads(capsys.readouterr().out)["algorithm"] == expected
+    main([*json_args, "--nccl-version", "2.21.5"])
+    out = json.loads(capsys.readouterr().out)
+    assert out["algorithm"] != "pat"
+    assert all(a["algorithm"] != "pat" for a in out["alternatives"])
+    message = main_error([*args, "--algo", "pat", "--nccl-version", "2.21.5"], capsys)
+    assert message.startswith("error: pat does not apply to all_gather")
+    assert "NCCL 2.21.5 predates pat (first in 2.23.4)" in message
+    assert message.count("\n") == 1
 
 
 def test_the_nvls_tree_estimate_moves_by_the_release_cells() -> None:
@@ -124,6 +166,12 @@ def test_nccl_version_on_the_command_line(capsys: pytest.CaptureFixture[str]) ->
     assert any("NCCL 2.21.5's tuner constants" in a for a in release["assumptions"])
     message = main_error([*args, "--nccl-version", "two"], capsys)
     assert message == "error: NCCL version 'two' is not a release number such as 2.21.5 or 2.21\n"
+    message = main_error([*args, "--nccl-version", "2.21.5-"], capsys)  # a suffix needs a body
+    assert (
+        message == "error: NCCL version '2.21.5-' is not a release number such as 2.21.5 or 2.21\n"
+    )
+    message = main_error([*args, "--nccl-version", "1.3.4"], capsys)
+    assert message == "error: NCCL version '1.3.4': ibcalc models NCCL 2.0 and later\n"
 
 
 def test_a_sweep_names_the_release(capsys: pytest.CaptureFixture[str]) -> None:

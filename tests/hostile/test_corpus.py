@@ -954,6 +954,27 @@ CASES: list[Case] = [
         "33 serving stages of a 32-layer model were priced",
     ),
     C(
+        "nccl-version-1x",
+        "allreduce -s 1MB --system dgx-h100 --nccl-version 0.0.0",
+        2,
+        "ibcalc models NCCL 2.0 and later",
+        "NCCL 0.0.0 was priced with 2.30.7's constants",
+    ),
+    C(
+        "nccl-version-empty-suffix",
+        "allreduce -s 1MB --system dgx-h100 --nccl-version 2.21.5-",
+        2,
+        "'2.21.5-' is not a release number",
+        "a version with an empty suffix was read as 2.21.5",
+    ),
+    C(
+        "pat-before-its-release",
+        "allgather -s 1MiB --system aws-p5 -N 4 -g 1 --algo pat --nccl-version 2.21.5",
+        2,
+        "NCCL 2.21.5 predates pat (first in 2.23.4)",
+        "PAT was priced for a release whose own note said it has no PAT",
+    ),
+    C(
         "gb200-other-node-shape",
         "allreduce -s 1GB --system gb200-nvl72 -g 8 -N 9",
         0,

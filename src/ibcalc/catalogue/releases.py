@@ -22,6 +22,7 @@ from importlib import resources
 from typing import Any
 
 from ibcalc.engine.params import SCHEMA, CostParams
+from ibcalc.engine.types import Algorithm
 from ibcalc.errors import FieldError
 from ibcalc.yamlio import safe_load
 
@@ -29,13 +30,14 @@ __all__ = [
     "Release",
     "for_release",
     "for_stated_release",
+    "introduced",
     "newest",
     "oldest",
     "parse_release",
     "releases",
 ]
 
-_VERSION = re.compile(r"^\s*(\d{1,2})\.(\d{1,3})(?:\.(\d{1,3}))?(?:[-+][\w.+-]*)?\s*$", re.ASCII)
+_VERSION = re.compile(r"^\s*(\d{1,2})\.(\d{1,3})(?:\.(\d{1,3}))?(?:[-+][\w.+-]+)?\s*$", re.ASCII)
 #: A version given without its patch number stands for every patch of that release line: the
 #: nearest read release at or before its last patch applies.
 _ANY_PATCH = 999
@@ -71,6 +73,12 @@ def parse_release(text: str) -> tuple[int, int, int]:
             field="nccl_version",
         )
     major, minor, patch = match.groups()
+    if int(major) < 2:
+        # NCCL 1.x was a single-node library; 2.0 (2017) added the network transports
+        raise FieldError(
+            f"NCCL version {text.strip()!r}: ibcalc models NCCL 2.0 and later",
+            field="nccl_version",
+        )
     return int(major), int(minor), int(patch) if patch is not None else _ANY_PATCH
 
 
@@ -110,6 +118,30 @@ def releases() -> tuple[Release, ...]:
     return tuple(sorted(out, key=lambda r: r.version))
 
 
+@functools.cache
+def introduced() -> Mapping[Algorithm, tuple[tuple[int, int, int], str]]:
+    """The release that added each later algorithm, with its source (``introduced``)."""
+    return {
+        Algorithm(name): (parse_release(str(entry["release"])), str(entry["source"]))
+        for name, entry in _data()["introduced"].items()
+    }
+
+
+def _absent(wanted: tuple[int, int, int], shown: str) -> dict[str, Any]:
+    """The ``nccl_tuner.algorithms`` cells of the algorithms release ``wanted`` predates, as an
+    override entry with its source ({} when it has them all)."""
+    missing = {a: v for a, v in introduced().items() if wanted < v[0]}
+    if not missing:
+        return {}
+    source = (
+        f"NCCL {shown} predates "
+        + ", ".join(f"{a.value} (first in {_dotted(v[0])})" for a, v in missing.items())
+        + ": NVIDIA/nccl release notes of those tags (data/nccl_releases.yaml)"
+    )
+    cells = {a.value: 0 for a in missing}
+    return {"nccl_tuner": {"algorithms": {"source": source, "value": cells}}}
+
+
 def _with_source(groups: Mapping[str, Any], source: str) -> dict[str, Any]:
     """The release's cells as override entries, each with the release's source."""
     return {
@@ -128,6 +160,7 @@ def for_release(params: CostParams, version: str) -> CostParams:
     wanted = parse_release(version)
     known, last = releases(), newest()
     shown, builtin = version.strip(), _dotted(last)
+    overlay: dict[str, Any] = {}
     if wanted < known[0].version:
         label = (
             f"NCCL {shown} is older than {known[0].name}, the oldest release whose tuner "
@@ -153,8 +186,14 @@ def for_release(params: CostParams, version: str) -> CostParams:
             if release.not_modelled:
                 label += "; not modelled: " + "; ".join(release.not_modelled)
             overlay = _with_source(release.tuner_view, release.source)
-            return params.with_overrides({"schema": SCHEMA, "tuner_view": overlay}, label=label)
-    return params.with_overrides({"schema": SCHEMA}, label=label)
+    absent = _absent(wanted, shown)
+    if absent:
+        missing = absent["nccl_tuner"]["algorithms"]["value"]
+        label += f"; without {', '.join(missing)} (added in later releases)"
+        overlay.setdefault("nccl_tuner", {}).update(absent["nccl_tuner"])
+    if not overlay:
+        return params.with_overrides({"schema": SCHEMA}, label=label)
+    return params.with_overrides({"schema": SCHEMA, "tuner_view": overlay}, label=label)
 
 
 def for_stated_release(params: CostParams, version: str | None, library: str | None) -> CostParams:

@@ -310,6 +310,15 @@ _TREE_CORRECTION = _Table(
 
 #: GPU generations whose clock scales NCCL's hop latencies (NVIDIA's; NCCL's constants).
 CLOCKED_ARCHS = ("volta", "turing", "ampere", "ada", "hopper", "blackwell")
+#: Algorithms NCCL added after 2.0: whether the release the constants describe has them.
+_RELEASE_ALGORITHMS = _Table(
+    {
+        a.value: _Number(0.0, 1.0, integer=True)
+        for a in (Algorithm.NVLS, Algorithm.NVLS_TREE, Algorithm.PAT)
+    },
+    "algorithm",
+    Algorithm,
+)
 _CLOCKS = _Table({arch: _Number(100.0, 5000.0) for arch in CLOCKED_ARCHS}, "GPU generation")
 _THREADS = _Table(
     {p.value: _Number(32.0, 1024.0, integer=True) for p in _ALL_PROTOCOLS}, "protocol", Protocol
@@ -371,6 +380,8 @@ class NcclTuner:
     collnet_max_local_ranks: int = _param(
         "collnet_max_local_ranks", _Number(1.0, 1e6, integer=True)
     )
+    #: 1 where the NCCL release has the algorithm, 0 where it predates it (NVLS, NVLS-tree, PAT).
+    algorithms: Mapping[Algorithm, int] = _param("algorithms", _RELEASE_ALGORITHMS)
     #: LL bus-bandwidth caps per GPU generation on 1, 2 and >= 3 nodes, bytes/s (``llMaxBws``).
     ll_max_busbw_Bps: Mapping[str, tuple[float, float, float]] = _param("ll_max_busbw", _LL_CAPS)
     #: The LL caps on 2 and >= 3 nodes of hosts with AMD x86 CPUs, bytes/s (``llMaxBws`` row 1,

@@ -185,6 +185,8 @@ class Plan:
                 continue
             if not dtype_allows(algorithm, collective, dtype):
                 continue
+            if not nccl.algorithms.get(algorithm, 1):  # the NCCL release predates it
+                continue
             for protocol in protocols_for(topo):
                 if not _applies(function, collective, topo, protocol, params):
                     continue

@@ -130,14 +130,18 @@ def refuse(
     what = algorithm.value if algorithm is not None else "any algorithm"
     proto = f" with protocol {protocol.value}" if protocol is not None else ""
     usable = sorted({c.algorithm.value for c in everything})
-    reason = _why_not(
-        algorithm,
-        protocol,
-        collective=collective,
-        topo=plan.topo,
-        dtype=plan.dtype,
-        everything=everything,
-    )
+    if algorithm is not None and not plan.tuner.nccl_tuner.algorithms.get(algorithm, 1):
+        # the NCCL release the constants describe predates it: the override's source says so
+        reason = plan.tuner.provenance["nccl_tuner.algorithms"].text
+    else:
+        reason = _why_not(
+            algorithm,
+            protocol,
+            collective=collective,
+            topo=plan.topo,
+            dtype=plan.dtype,
+            everything=everything,
+        )
     raise AlgorithmNotApplicableError(
         f"{what}{proto} does not apply to {collective.value} on this cluster "
         f"({reason}); applicable: {', '.join(usable) or 'none'}"
