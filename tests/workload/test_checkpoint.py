@@ -131,6 +131,23 @@ def test_object_store_request_bound(builtin_catalogue: Catalogue) -> None:
     )
 
 
+def test_object_store_options_on_a_file_system_are_said_to_be_ignored(
+    builtin_catalogue: Catalogue,
+) -> None:
+    # a DDN appliance has no request-rate limit: parts and prefixes change nothing, and say so
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    spec = CheckpointSpec(model=find_model("llama3-70b"), storage="ddn-ai400x2")
+    plain = checkpoint(builtin_catalogue, cluster, spec)
+    given = checkpoint(
+        builtin_catalogue, cluster, spec.model_copy(update={"part_bytes": 64e6, "prefixes": 4})
+    )
+    assert given.save.time_s == plain.save.time_s
+    assert all(b.name != "requests" for b in given.save.bounds)
+    (note,) = [a for a in given.assumptions if "ignored" in a]
+    assert note.startswith("--part-size and --prefixes ignored: ddn-ai400x2 has no request-rate")
+    assert not any("ignored" in a for a in plain.assumptions)
+
+
 def test_unknown_storage(builtin_catalogue: Catalogue) -> None:
     cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
     with pytest.raises(UnknownNameError) as err:

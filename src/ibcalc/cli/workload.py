@@ -334,11 +334,14 @@ def checkpoint_command(
         typer.Option("--replicas", min=1, help="Data-parallel replicas reading the weights back."),
     ] = 1,
     part_size: Annotated[
-        str, typer.Option("--part-size", help="Object-store part size (default 16MB).")
-    ] = "16MB",
+        str | None, typer.Option("--part-size", help="Object-store part size (default 16MB).")
+    ] = None,
     prefixes: Annotated[
-        int, typer.Option("--prefixes", min=1, help="Object-store prefixes written in parallel.")
-    ] = 1,
+        int | None,
+        typer.Option(
+            "--prefixes", min=1, help="Object-store prefixes written in parallel (default 1)."
+        ),
+    ] = None,
     cluster: ClusterSpec,
     design: DesignOpt = None,
     catalogue: CatalogueOpt = None,
@@ -355,7 +358,7 @@ def checkpoint_command(
         client_nics=storage_nics,
         replicas=replicas,
         fabric_Bps=parse_bandwidth(storage_fabric) if storage_fabric is not None else None,
-        part_bytes=parse_size(part_size),
+        part_bytes=parse_size(part_size) if part_size is not None else None,
         prefixes=prefixes,
     )
     cat = catalogue_of(catalogue)

@@ -67,8 +67,20 @@ class CheckpointSpec(CheckedSpec):
     #: at least 1 MB/s: a storage fabric slower than that is no fabric
     fabric_Bps: float | None = Field(default=None, ge=1e6, le=1e15)
     #: at least 4 KiB (a page), at most 1 TiB: a part is one request to the object store
-    part_bytes: float = Field(default=DEFAULT_PART_BYTES, ge=4096, le=2**40)
-    prefixes: int = Field(default=1, ge=1, le=1_000_000)
+    #: None: 16 MB (``DEFAULT_PART_BYTES``); only a store with a request rate uses it
+    part_bytes: float | None = Field(default=None, ge=4096, le=2**40)
+    #: None: 1; only a store with a request rate uses it
+    prefixes: int | None = Field(default=None, ge=1, le=1_000_000)
+
+    @property
+    def part(self) -> float:
+        """Bytes per object-store part (the default when not given)."""
+        return self.part_bytes if self.part_bytes is not None else DEFAULT_PART_BYTES
+
+    @property
+    def prefix_count(self) -> int:
+        """Object-store prefixes written in parallel (1 when not given)."""
+        return self.prefixes if self.prefixes is not None else 1
 
 
 class Bound(BaseModel):
@@ -155,14 +167,15 @@ def _transfer(
     bounds = [b.model_copy(update={"time_s": total / (b.bw_Bps or 1.0)}) for b in bounds]
     rate = storage.write_requests_per_s if write else storage.read_requests_per_s
     if rate is not None:
-        parts = ranks * math.ceil(total / ranks / spec.part_bytes)
+        parts = ranks * math.ceil(total / ranks / spec.part)
+        prefixes = spec.prefix_count
         bounds.append(
             Bound(
                 name="requests",
                 bw_Bps=None,
-                time_s=parts / (spec.prefixes * rate),
-                detail=f"{parts} parts of {format_size(spec.part_bytes)} at {rate:g}/s per "
-                f"prefix x {spec.prefixes} prefix{'es' if spec.prefixes != 1 else ''}",
+                time_s=parts / (prefixes * rate),
+                detail=f"{parts} parts of {format_size(spec.part)} at {rate:g}/s per "
+                f"prefix x {prefixes} prefix{'es' if prefixes != 1 else ''}",
             )
         )
     worst = max(bounds, key=lambda b: b.time_s)
@@ -190,6 +203,17 @@ def checkpoint(
 
     storage = find_storage(catalogue, spec.storage)
     notes: list[str] = []
+    if storage.write_requests_per_s is None and storage.read_requests_per_s is None:
+        given = [
+            flag
+            for flag, value in (("--part-size", spec.part_bytes), ("--prefixes", spec.prefixes))
+            if value is not None
+        ]
+        if given:
+            notes.append(
+                f"{' and '.join(given)} ignored: {storage.id} has no request-rate limit (they "
+                "apply to object stores)"
+            )
     link_name = spec.client_link
     if link_name is None:
         if cluster.inter is not None:
