@@ -55,7 +55,7 @@ from ibcalc.engine.params import SCHEMA as COST_PARAMS_SCHEMA
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType
 from ibcalc.errors import IbcalcError, InputFileError, OutputError
-from ibcalc.fileio import check_output, signals_raise, write_text
+from ibcalc.fileio import OutputTarget, check_output, same_file, signals_raise, write_text
 from ibcalc.logs.cluster import infer_spec
 from ibcalc.logs.env import LogEnvironment, scan_environment
 from ibcalc.logs.expect import catalogue_with_link, predict
@@ -1081,13 +1081,6 @@ def _dump(data: Mapping[str, Any]) -> str:
     return yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True, width=100)
 
 
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.exists() and b.exists() and a.samefile(b)
-    except OSError:
-        return False
-
-
 def write_override(
     calibration: Calibration,
     path: str | os.PathLike[str],
@@ -1101,7 +1094,8 @@ def write_override(
     constants were fitted, goes to :func:`cost_params_path` of it. Each file is checked by the
     loader that will read it, written to a temporary file in the target directory and moved into
     place. Raises :class:`~ibcalc.errors.OutputError` when a target exists and ``force`` is
-    False, when a target is one of ``inputs``, or when it cannot be written.
+    False, when a target is one of ``inputs``, or when it cannot be written; both targets are
+    checked before either file is written.
     """
     target = Path(path)
     files: list[tuple[Path, str, Callable[[Path], object]]] = []
@@ -1112,7 +1106,7 @@ def write_override(
     ) + _dump({"schema": "ibcalc-catalogue/1", "links": calibration.link_entries})
     files.append((target, catalogue_text, lambda p: load_catalogue([p], use_env=False)))
     if calibration.cost_entries:
-        if target.exists() and not target.is_file():
+        if _check_one(target, force=force, inputs=inputs).direct:
             # /dev/null, /dev/stdout, a pipe: the second file would land beside the device
             # (/dev/null.cost-params.yaml), not where the user looks
             raise OutputError(
@@ -1126,12 +1120,13 @@ def write_override(
             f"IBCALC_COST_PARAMS={cost_target.name} (or --cost-params {cost_target.name})",
         ) + _dump({"schema": COST_PARAMS_SCHEMA, **calibration.cost_entries})
         files.append((cost_target, cost_text, lambda p: load_cost_params([p], use_env=False)))
-    for out, _text, _check in files:
-        check_override_target(out, force=force, inputs=inputs)
+    checked = [
+        (_check_one(out, force=force, inputs=inputs), text, check) for out, text, check in files
+    ]
     written: list[Path] = []
-    for out, text, check in files:
+    for out, text, check in checked:
         _write_one(out, text, check, force=force)
-        written.append(out)
+        written.append(out.path)
     return written
 
 
@@ -1142,33 +1137,60 @@ def check_override_target(
     inputs: Sequence[str | os.PathLike[str]] = (),
 ) -> None:
     """Raise :class:`~ibcalc.errors.OutputError` when :func:`write_override` would refuse
-    ``path`` (an input, a directory, an existing file without ``force``, a missing directory):
-    a caller checks it before a fit rather than after."""
+    ``path``: a caller checks it before a fit rather than after.
+
+    Refused: ``-``, one of ``inputs``, an empty or too long name, a directory, a block device,
+    an existing file without ``force``, a missing directory or one where no file can be created
+    (probed, as :func:`~ibcalc.fileio.check_output` does), a special file that may not be
+    written. The cost-parameter override that may go beside a regular target
+    (:func:`cost_params_path`) is checked too, except for an existing file (it is written only
+    when the fit gives model constants): its name must be usable and it may not be an input.
+    """
+    target = _check_one(path, force=force, inputs=inputs)
+    if not target.direct:
+        companion = cost_params_path(target.path)
+        if any(same_file(companion, i) for i in inputs if str(i) != "-"):
+            raise OutputError(
+                f"{companion}: is one of this run's inputs, and the cost-parameter override "
+                f"of -o {target.path} goes there; give -o another name"
+            )
+        try:
+            check_output(companion, what="override")
+        except OutputError as exc:
+            raise OutputError(f"the cost-parameter override beside -o: {exc}") from None
+
+
+def _check_one(
+    path: str | os.PathLike[str],
+    *,
+    force: bool,
+    inputs: Sequence[str | os.PathLike[str]],
+) -> OutputTarget:
+    """The checks of one override file (see :func:`check_override_target`); its target."""
     if str(path) == "-":
         raise OutputError(
             "-o -: overrides are files (they are read back with --catalogue); give a name"
         )
     out = Path(path)
-    input_paths = [Path(i) for i in inputs if str(i) != "-"]
-    if any(_same_file(out, i) or out.resolve() == i.resolve() for i in input_paths):
+    if any(same_file(out, i) for i in inputs if str(i) != "-"):
         raise OutputError(f"{out}: is one of this run's inputs; refusing to write over it")
-    if out.is_dir():
-        raise OutputError(f"{out}: is a directory")
-    if not force and (out.is_file() or (out.is_symlink() and not out.exists())):
+    # the name, the directory (a file is created there and removed), a special file's access
+    target = check_output(out, what="override")
+    if not force and not target.direct and (out.is_file() or out.is_symlink()):
         # a special file (/dev/stdout, a pipe) is written in place, never "overwritten"
         raise OutputError(f"{out}: exists; use --force to overwrite it")
-    parent = out.parent if str(out.parent) else Path()
-    if not parent.is_dir():
-        raise OutputError(f"{out}: no directory {str(parent)!r}")
+    return target
 
 
-def _write_one(target: Path, text: str, check: Callable[[Path], object], *, force: bool) -> None:
-    if target.exists() and not target.is_file():
+def _write_one(
+    target: OutputTarget, text: str, check: Callable[[Path], object], *, force: bool
+) -> None:
+    if target.direct:
         # /dev/stdout, a pipe: written in place (a rename would replace the device node)
-        write_text(check_output(target, what="override"), text)
+        write_text(target, text)
         return
     with signals_raise():  # SIGTERM or Ctrl-C during the write: the temp file goes too
-        _write_via_temp(target, text, check, force=force)
+        _write_via_temp(target.path, text, check, force=force)
 
 
 def _write_via_temp(
