@@ -316,3 +316,20 @@ def test_calibrate_to_dev_stdout_keeps_the_report_and_the_override(tmp_path: Pat
     report, override = text.split("# ibcalc calibrate: catalogue override (links)", 1)
     assert "rms log error of the time over 15 rows" in report
     assert "\nschema: ibcalc-catalogue/1\nlinks:\n" in override
+
+
+def test_calibrate_says_each_assumption_once() -> None:
+    """A session log of six runs on one 2 x RTX 2080 Ti node (five fitted, the sixth skipped)
+    listed system, GPUs per node and nodes once per run: 16 lines, now 4."""
+    log = FIXTURES / "09_multi_collective_session_1node_2xRTX2080Ti_pcie.txt"
+    code, out, err = run("calibrate", str(log))
+    assert code == 0, err
+    assumed = out.split("\nassumed:\n", 1)[1]
+    items = [item.split(": ", 1)[1] for item in assumed.split("  - ")[1:]]
+    assert [" ".join(item.split()) for item in items] == [
+        "system = rtx2080ti-2 (GPU 'NVIDIA GeForce RTX 2080 Ti': 'GeForce RTX 2080 Ti' cards "
+        "without peer-to-peer)",
+        "gpus_per_node = 2 (every host lists 2 ranks)",
+        "nodes = 1 (distinct hostnames in the device list: autodl-container-xxxxx x2)",
+        "skipped (collective not modelled, or one GPU)",
+    ]

@@ -128,6 +128,31 @@ def test_sendrecv_pins_the_point_to_point_constant(catalogue: Catalogue) -> None
     assert "pcie4.efficiency" not in names  # a sendrecv log does not speak for rings
 
 
+def test_an_assumption_is_said_once_naming_every_log_it_applies_to(
+    catalogue: Catalogue,
+) -> None:
+    """Two logs of one cluster (2 x 8 A100-SXM4-40GB, sophia-gpu-04 and -09) infer the same four
+    facts: four lines naming both logs, not eight (each log said them again)."""
+    logs = [
+        SWEEPS / "07_allreduce_2node_16xA100-40GB_net-notstated.txt",
+        SWEEPS / "08_allgather_2node_16xA100-40GB_net-notstated.txt",
+    ]
+    cal = calibrate(
+        [parse_file(p).runs[0] for p in logs],
+        catalogue=catalogue,
+        sources=[p.name for p in logs],
+        row_filter=lambda _run, row: row.size_bytes <= 64 * 1024,  # the fit is not the point
+    )
+    both = f"{logs[0].name}, {logs[1].name}: "
+    assert len(cal.assumptions) == 4
+    assert all(line.startswith(both) for line in cal.assumptions)
+    assert f"{both}gpus_per_node = 8 (every host lists 8 ranks)" in cal.assumptions
+    assert (
+        f"{both}nodes = 2 (distinct hostnames in the device list: sophia-gpu-04 x8, "
+        "sophia-gpu-09 x8)"
+    ) in cal.assumptions
+
+
 CASES = [
     c
     for c in calibrate_logs.manifest_cases()

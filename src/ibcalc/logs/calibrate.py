@@ -140,9 +140,10 @@ class Calibration(BaseModel):
     """What :func:`calibrate` found: fitted values, what could not be determined, fit quality.
 
     ``rms_before``/``rms_after`` are the root-mean-square log errors of the time over every
-    fitted row (latency and bandwidth regimes). ``link_entries`` are the complete catalogue
-    entries of the links with fitted values, as written to the override file; ``cost_entries``
-    the cost-parameter override mapping (groups to entries).
+    fitted row (latency and bandwidth regimes). ``assumptions`` are what was inferred about the
+    runs' clusters, one line per fact naming the logs it holds for. ``link_entries`` are the
+    complete catalogue entries of the links with fitted values, as written to the override file;
+    ``cost_entries`` the cost-parameter override mapping (groups to entries).
     """
 
     model_config = _FROZEN
@@ -428,22 +429,22 @@ def calibrate(
     catalogue = catalogue if catalogue is not None else load_catalogue(use_env=False)
     params = params if params is not None else builtin_cost_params()
     date = date or datetime.date.today().isoformat()
-    assumptions: list[str] = []
+    notes: list[tuple[str, str]] = []  # (the log, what was assumed for its run)
     cases: list[_Case] = []
     labels = list(sources) + [f"run {i}" for i in range(len(sources), len(runs))]
     for i, run in enumerate(runs):
         label = labels[i]
         if run.collective is None or (run.ranks is not None and run.ranks < 2):
-            assumptions.append(f"{label}: skipped (collective not modelled, or one GPU)")
+            notes.append((label, "skipped (collective not modelled, or one GPU)"))
             continue
         env = envs[i] if i < len(envs) else None
         if isinstance(cluster, ResolvedCluster):
             spec = cluster.spec
         else:
-            spec, notes, _known = infer_spec(run, catalogue, env=env, flags=cluster)
-            assumptions += [
-                f"{label}: {n.field} = {n.value} ({n.evidence})"
-                for n in notes
+            spec, inferred, _known = infer_spec(run, catalogue, env=env, flags=cluster)
+            notes += [
+                (label, f"{n.field} = {n.value} ({n.evidence})")
+                for n in inferred
                 if n.source != "flag" and n.value is not None
             ]
         rows = [r for r in run.rows if row_filter is None or row_filter(run, r)]
@@ -472,9 +473,12 @@ def calibrate(
         )
         dropped = [r for r, e in zip(case.rows, ests, strict=True) if e is None]
         if dropped:
-            assumptions.append(
-                f"{case.source}: {len(dropped)} rows the model cannot run left out (lines "
-                f"{', '.join(str(r.line) for r in dropped[:5])})"
+            notes.append(
+                (
+                    case.source,
+                    f"{len(dropped)} rows the model cannot run left out (lines "
+                    f"{', '.join(str(r.line) for r in dropped[:5])})",
+                )
             )
             case.rows = [r for r, e in zip(case.rows, ests, strict=True) if e is not None]
         if not case.rows:
@@ -577,10 +581,22 @@ def calibrate(
         rows=len(base),
         rms_before=_rms(base),
         rms_after=_rms(after),
-        assumptions=assumptions,
+        assumptions=_merged_notes(notes),
         link_entries=_link_entries(parameters, catalogue, inputs, date),
         cost_entries=_cost_entries(parameters, inputs, date),
     )
+
+
+def _merged_notes(notes: Iterable[tuple[str, str]]) -> list[str]:
+    """One line per distinct assumption, first seen first, naming the logs it applies to (each
+    run of a log inferred the same facts again: a log of five runs said each of them five
+    times)."""
+    logs: dict[str, list[str]] = {}
+    for label, text in notes:
+        seen = logs.setdefault(text, [])
+        if label not in seen:
+            seen.append(label)
+    return [f"{', '.join(labels)}: {text}" for text, labels in logs.items()]
 
 
 def calibrate_logs(
