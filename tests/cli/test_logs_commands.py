@@ -333,3 +333,27 @@ def test_calibrate_says_each_assumption_once() -> None:
         "nodes = 1 (distinct hostnames in the device list: autodl-container-xxxxx x2)",
         "skipped (collective not modelled, or one GPU)",
     ]
+
+
+def test_calibrate_warns_when_logs_of_different_clusters_share_a_value(tmp_path: Path) -> None:
+    """Two L40S nodes on sockets (NCCL_IB_DISABLE=1) and two 4 x H100 Snellius nodes, both
+    priced on NDR (--inter ndr): one ndr.efficiency (0.269) was fitted to both, silently."""
+    logs = [
+        str(SWEEPS / "27_allreduce_2node_2xL40S_ethernet-ibdisabled.txt"),
+        str(SWEEPS / "10_allreduce_2node_8xH100_ib.txt"),
+    ]
+    target = tmp_path / "site.yaml"
+    code, out, err = run("calibrate", *logs, "--inter", "ndr", "-o", str(target))
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert flat.startswith(f"calibration on {logs[0]}, {logs[1]} (")
+    warning = (
+        f"warning: these logs come from different clusters: {logs[0]} (node preset l40s-pcie, "
+        "GPU architecture ada, GPUs per node 1, scale-up link none, NICs per node 1) vs "
+        f"{logs[1]} (node preset snellius-h100, GPU architecture hopper, GPUs per node 4, "
+        "scale-up link nvlink4-mesh4, NICs per node 4); one value of ndr.transport_latency, "
+        "ndr.efficiency was fitted to all of them (calibrate each cluster's logs on their own)"
+    )
+    assert warning in flat
+    assert flat.index(warning) < flat.index("fitted parameters")
+    assert f"# {warning}" in target.read_text(encoding="utf-8").splitlines()

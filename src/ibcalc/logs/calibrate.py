@@ -22,6 +22,10 @@ matrix less than 0.995 alike); every other one is listed with the reason the log
 limited by another link ...). The uncertainty of each value is the Gauss-Newton standard error
 ``s^2 (J^T J)^-1`` at the optimum, with ``s^2`` the residual variance.
 
+Each parameter gets one value, whatever clusters the runs come from: when runs of different
+clusters (node preset, GPU, scale-up link, network ...; not the node count) move the same fitted
+value, the calibration carries a warning naming them and the values they share.
+
 :func:`write_override` writes what was fitted: link values as a catalogue override file (links
 replace whole entries, so each fitted link is copied complete with the new values and their
 sources), model constants as a cost-parameter override file next to it
@@ -141,9 +145,11 @@ class Calibration(BaseModel):
 
     ``rms_before``/``rms_after`` are the root-mean-square log errors of the time over every
     fitted row (latency and bandwidth regimes). ``assumptions`` are what was inferred about the
-    runs' clusters, one line per fact naming the logs it holds for. ``link_entries`` are the
-    complete catalogue entries of the links with fitted values, as written to the override file;
-    ``cost_entries`` the cost-parameter override mapping (groups to entries).
+    runs' clusters, one line per fact naming the logs it holds for; ``warnings`` what the
+    reader must know before using the values (runs of different clusters that share a fitted
+    value). ``link_entries`` are the complete catalogue entries of the links with fitted values,
+    as written to the override file; ``cost_entries`` the cost-parameter override mapping
+    (groups to entries).
     """
 
     model_config = _FROZEN
@@ -157,6 +163,7 @@ class Calibration(BaseModel):
     rms_before: float
     rms_after: float
     assumptions: list[str]
+    warnings: list[str] = []
     link_entries: list[dict[str, Any]]
     cost_entries: dict[str, Any]
 
@@ -179,6 +186,8 @@ class _Case:
     up_link: str | None = None
     out_link: str | None = None
     bottleneck: str = ""
+    #: what tells its cluster from another's (:func:`_shape`)
+    shape: dict[str, str | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -494,6 +503,7 @@ def calibrate(
             params=params,
         )[0]
         case.bottleneck = largest.best.bottleneck if largest is not None else ""
+        case.shape = _shape(resolved, multi=case.multi)
     cases = [c for c in cases if c.rows]
     if not cases:
         raise IbcalcError("the model cannot run any of the rows to fit")
@@ -555,6 +565,7 @@ def calibrate(
         cat, par = _apply(catalogue, params, values)
         after = _residuals(cases, cat, par) or base
     run_fits = _run_fits(cases, base, after)
+    warnings = _mixed_clusters(cases, determined, masks, {p: fitted[p][2] for p in determined})
     parameters = [
         FittedParameter(
             name=p.name,
@@ -582,9 +593,91 @@ def calibrate(
         rms_before=_rms(base),
         rms_after=_rms(after),
         assumptions=_merged_notes(notes),
+        warnings=warnings,
         link_entries=_link_entries(parameters, catalogue, inputs, date),
         cost_entries=_cost_entries(parameters, inputs, date),
     )
+
+
+#: What tells one cluster from another in :func:`_shape` (the node count does not: one- and
+#: two-node runs of the same cluster are what a calibration wants).
+_SHAPE_FIELDS = (
+    "node preset",
+    "GPU architecture",
+    "GPUs per node",
+    "scale-up link",
+    "network",
+    "NICs per node",
+)
+
+
+def _shape(resolved: ResolvedCluster, *, multi: bool) -> dict[str, str | None]:
+    """The cluster a run ran on, as the model sees it: ``None`` where the run says nothing (the
+    network of a single-node run, which it does not use)."""
+    up = resolved.intra.id if resolved.intra is not None and resolved.topology.m > 1 else "none"
+    return {
+        "node preset": resolved.system.id if resolved.system is not None else "none",
+        "GPU architecture": resolved.gpu_arch,
+        "GPUs per node": str(resolved.gpus_per_node),
+        "scale-up link": up,
+        "network": resolved.inter.id if multi and resolved.inter is not None else None,
+        "NICs per node": str(resolved.nics_per_node) if multi else None,
+    }
+
+
+def _differ(a: Mapping[str, str | None], b: Mapping[str, str | None]) -> bool:
+    return any(a[k] is not None and b[k] is not None and a[k] != b[k] for k in _SHAPE_FIELDS)
+
+
+def _mixed_clusters(
+    cases: Sequence[_Case],
+    determined: Sequence[_Param],
+    masks: Mapping[_Param, _Mask],
+    moved: Mapping[_Param, Sequence[bool]],
+) -> list[str]:
+    """A warning when a fitted value moves rows of runs whose clusters differ (one value was
+    fitted to all of them), naming how they differ and the values they share; else none.
+
+    A value moves a run's rows when they depend on it at the built-in values (``masks``) or at
+    the fitted ones (``moved``, one flag per fitted row): an efficiency fitted far down can
+    make a link the bottleneck of runs it did not limit before."""
+    shared: list[str] = []
+    involved: dict[int, _Case] = {}
+    for p in determined:
+        users: list[_Case] = []
+        start = 0
+        for case, rows in zip(cases, masks[p], strict=True):
+            if rows or any(moved[p][start : start + len(case.rows)]):
+                users.append(case)
+            start += len(case.rows)
+        pairs = [
+            (a, b) for i, a in enumerate(users) for b in users[i + 1 :] if _differ(a.shape, b.shape)
+        ]
+        if pairs:
+            shared.append(p.name)
+            for a, b in pairs:
+                involved.setdefault(id(a), a)
+                involved.setdefault(id(b), b)
+    if not shared:
+        return []
+    members = list(involved.values())
+    keys = [k for k in _SHAPE_FIELDS if len({c.shape[k] for c in members} - {None}) > 1]
+    clusters: dict[tuple[str | None, ...], list[str]] = {}
+    for case in members:
+        labels = clusters.setdefault(tuple(case.shape[k] for k in keys), [])
+        if case.source not in labels:
+            labels.append(case.source)
+    described = [
+        f"{', '.join(labels)} ("
+        + ", ".join(f"{k} {v}" for k, v in zip(keys, values, strict=True) if v is not None)
+        + ")"
+        for values, labels in clusters.items()
+    ]
+    return [
+        f"these logs come from different clusters: {' vs '.join(described)}; one value of "
+        f"{', '.join(shared)} was fitted to all of them (calibrate each cluster's logs on their "
+        "own)"
+    ]
 
 
 def _merged_notes(notes: Iterable[tuple[str, str]]) -> list[str]:
@@ -860,11 +953,13 @@ def _standard_errors(
     catalogue: Catalogue,
     params: CostParams,
     residuals: Sequence[float],
-) -> dict[_Param, tuple[float | None, int]]:
-    """Gauss-Newton standard error of each value, and the rows each one moves."""
+) -> dict[_Param, tuple[float | None, int, list[bool]]]:
+    """Gauss-Newton standard error of each value, how many rows it moves, and which (one flag
+    per fitted row)."""
     n, k = len(residuals), len(determined)
     jac: list[list[float]] = []
     counts: list[int] = []
+    rows: list[list[bool]] = []
     for p in determined:
         x = values[p]
         h = max(abs(x) * 1e-3, 1e-9 if p.field == "transport_latency_s" else 1e-6)
@@ -873,16 +968,18 @@ def _standard_errors(
         if moved is None:
             jac.append([0.0] * n)
             counts.append(0)
+            rows.append([False] * n)
             continue
         # d ln(t)/dp = -(d residual/dp)
         col = [(r0 - r1) / h for r0, r1 in zip(residuals, moved, strict=True)]
         jac.append(col)
         typical = max(abs(x), 5e-6) if p.field == "transport_latency_s" else abs(x)
-        counts.append(sum(1 for c in col if abs(c * typical) >= _SENSITIVITY / 10))
-    out: dict[_Param, tuple[float | None, int]] = {}
+        rows.append([abs(c * typical) >= _SENSITIVITY / 10 for c in col])
+        counts.append(sum(rows[-1]))
+    out: dict[_Param, tuple[float | None, int, list[bool]]] = {}
     dof = n - k
     if dof <= 0:
-        return {p: (None, c) for p, c in zip(determined, counts, strict=True)}
+        return {p: (None, counts[i], rows[i]) for i, p in enumerate(determined)}
     s2 = sum(r * r for r in residuals) / dof
     jtj = [
         [sum(a * b for a, b in zip(jac[i], jac[j], strict=True)) for j in range(k)]
@@ -891,9 +988,9 @@ def _standard_errors(
     inv = _invert(jtj)
     for i, p in enumerate(determined):
         if inv is None or inv[i][i] < 0:
-            out[p] = (None, counts[i])
+            out[p] = (None, counts[i], rows[i])
         else:
-            out[p] = (math.sqrt(s2 * inv[i][i]), counts[i])
+            out[p] = (math.sqrt(s2 * inv[i][i]), counts[i], rows[i])
     return out
 
 
@@ -1082,6 +1179,7 @@ def _header(kind: str, calibration: Calibration, use: str) -> str:
         f"# fit: rms log error of the time {calibration.rms_before:.3f} -> "
         f"{calibration.rms_after:.3f} over {calibration.rows} rows",
     ]
+    lines += [f"# warning: {w}" for w in calibration.warnings]
     for p in calibration.parameters:
         pm = f" +- {_fmt_value(p, p.uncertainty)}" if p.uncertainty is not None else ""
         what = "fitted" if changed(p) else "confirmed (not written)"
