@@ -212,3 +212,148 @@ def test_calibrate_never_writes_over_a_file_it_reads(flag: str, tmp_path: Path) 
     assert result.exit_code == 2
     assert "one of this run's inputs" in result.stderr
     assert given.read_text(encoding="utf-8") == text
+
+
+SMALL = Path(__file__).resolve().parents[1] / "hostile" / "corpus-log-small-sizes.txt"
+SENDRECV = SWEEPS / "21_sendrecv_1node_8xH100_intranode.txt"
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        # a directory in which no file can be created, even by root (the probe finds it)
+        ("/proc/ibcalc-calibrate.yaml", "error: cannot write /proc/ibcalc-calibrate.yaml: "),
+        ("/nonexistent-dir/site.yaml", "no directory '/nonexistent-dir'"),
+        ("a" * 300 + ".yaml", "a name in the path is longer than 255 bytes"),
+        # 250 + 5 bytes is a valid name; NAME.cost-params.yaml beside it (267 bytes) is not
+        ("b" * 250 + ".yaml", "the cost-parameter override beside -o: cannot write bbb"),
+        ("", "-o needs a file name"),
+    ],
+)
+def test_calibrate_refuses_an_unwritable_output_before_the_fit(
+    target: str, message: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The -o target is checked before any log is fitted: one error line, nothing on stdout
+    (the report was printed in full, then the write failed; a 300-byte name was a traceback)."""
+    import ibcalc.logs.calibrate as calibrate_module
+
+    def no_fit(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the fit ran before the output was checked")
+
+    monkeypatch.setattr(calibrate_module, "calibrate_logs", no_fit)
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run("calibrate", str(SMALL), "-o", target)
+    assert code == 2
+    assert out == ""
+    assert len(err.splitlines()) == 1
+    assert err.startswith("error: ")
+    assert message in err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_calibrate_refuses_a_cost_params_input_beside_the_output(tmp_path: Path) -> None:
+    """-o site.yaml would put its constants in site.cost-params.yaml: when that file is the
+    run's --cost-params, the run is refused before the fit, and the file is kept."""
+    given = tmp_path / "site.cost-params.yaml"
+    given.write_text("schema: ibcalc-cost-params/1\n", encoding="utf-8")
+    args = ["calibrate", str(SENDRECV), "--cost-params", str(given)]
+    code, out, err = run(*args, "-o", str(tmp_path / "site.yaml"), "--force")
+    assert code == 2
+    assert out == ""
+    assert "site.cost-params.yaml: is one of this run's inputs" in err
+    assert given.read_text(encoding="utf-8") == "schema: ibcalc-cost-params/1\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site.cost-params.yaml"]
+
+
+@pytest.mark.parametrize(
+    ("log", "target", "message"),
+    [
+        # what only the write shows (a full device) ...
+        (SMALL, "/dev/full", "error: cannot write /dev/full: No space left on device"),
+        # ... or only the fit (sendrecv inside a node fits calibrated.p2p_efficiency, whose
+        # file would go beside /dev/null)
+        (SENDRECV, "/dev/null", "error: /dev/null: a special file; constants were fitted too"),
+    ],
+)
+def test_calibrate_writes_before_it_reports(log: Path, target: str, message: str) -> None:
+    """A write refused after the fit leaves stdout empty too: the override is written before
+    the report is printed."""
+    code, out, err = run("calibrate", str(log), "-o", target)
+    assert code == 2
+    assert out == ""
+    assert err.splitlines() == [err.strip()]
+    assert err.startswith(message)
+
+
+def test_calibrate_reports_after_writing(tmp_path: Path) -> None:
+    target = tmp_path / "site.yaml"
+    code, out, err = run("calibrate", str(SENDRECV), "-o", str(target))
+    assert code == 0, err
+    assert "calibrated.p2p_efficiency" in out
+    assert err.splitlines() == [f"wrote {target}", f"wrote {tmp_path / 'site.cost-params.yaml'}"]
+
+
+def test_calibrate_to_dev_stdout_keeps_the_report_and_the_override(tmp_path: Path) -> None:
+    """-o /dev/stdout with stdout redirected to a file: the override follows the report whole
+    (written before the report, it was overwritten by it from byte 0)."""
+    import subprocess
+    import sys
+
+    out_file = tmp_path / "out.txt"
+    command = [sys.executable, "-c", "from ibcalc.cli import main; main()"]
+    with out_file.open("w") as stdout:
+        done = subprocess.run(
+            [*command, "calibrate", str(SMALL), "-o", "/dev/stdout"],
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            text=True,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == "wrote /dev/stdout\n"
+    text = out_file.read_text(encoding="utf-8")
+    assert text.startswith("calibration on ")
+    report, override = text.split("# ibcalc calibrate: catalogue override (links)", 1)
+    assert "rms log error of the time over 15 rows" in report
+    assert "\nschema: ibcalc-catalogue/1\nlinks:\n" in override
+
+
+def test_calibrate_says_each_assumption_once() -> None:
+    """A session log of six runs on one 2 x RTX 2080 Ti node (five fitted, the sixth skipped)
+    listed system, GPUs per node and nodes once per run: 16 lines, now 4."""
+    log = FIXTURES / "09_multi_collective_session_1node_2xRTX2080Ti_pcie.txt"
+    code, out, err = run("calibrate", str(log))
+    assert code == 0, err
+    assumed = out.split("\nassumed:\n", 1)[1]
+    items = [item.split(": ", 1)[1] for item in assumed.split("  - ")[1:]]
+    assert [" ".join(item.split()) for item in items] == [
+        "system = rtx2080ti-2 (GPU 'NVIDIA GeForce RTX 2080 Ti': 'GeForce RTX 2080 Ti' cards "
+        "without peer-to-peer)",
+        "gpus_per_node = 2 (every host lists 2 ranks)",
+        "nodes = 1 (distinct hostnames in the device list: autodl-container-xxxxx x2)",
+        "skipped (collective not modelled, or one GPU)",
+    ]
+
+
+def test_calibrate_warns_when_logs_of_different_clusters_share_a_value(tmp_path: Path) -> None:
+    """Two L40S nodes on sockets (NCCL_IB_DISABLE=1) and two 4 x H100 Snellius nodes, both
+    priced on NDR (--inter ndr): one ndr.efficiency (0.269) was fitted to both, silently."""
+    logs = [
+        str(SWEEPS / "27_allreduce_2node_2xL40S_ethernet-ibdisabled.txt"),
+        str(SWEEPS / "10_allreduce_2node_8xH100_ib.txt"),
+    ]
+    target = tmp_path / "site.yaml"
+    code, out, err = run("calibrate", *logs, "--inter", "ndr", "-o", str(target))
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert flat.startswith(f"calibration on {logs[0]}, {logs[1]} (")
+    warning = (
+        f"warning: these logs come from different clusters: {logs[0]} (node preset l40s-pcie, "
+        "GPU architecture ada, GPUs per node 1, scale-up link none, NICs per node 1) vs "
+        f"{logs[1]} (node preset snellius-h100, GPU architecture hopper, GPUs per node 4, "
+        "scale-up link nvlink4-mesh4, NICs per node 4); one value of ndr.transport_latency, "
+        "ndr.efficiency was fitted to all of them (calibrate each cluster's logs on their own)"
+    )
+    assert warning in flat
+    assert flat.index(warning) < flat.index("fitted parameters")
+    assert f"# {warning}" in target.read_text(encoding="utf-8").splitlines()

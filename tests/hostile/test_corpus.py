@@ -919,6 +919,20 @@ CASES: list[Case] = [
         "-o - wrote files named '-' and '-.cost-params.yaml' in the working directory",
     ),
     C(
+        "calibrate-output-unwritable",
+        "calibrate {h}/corpus-log-small-sizes.txt -o /proc/ibcalc-calibrate.yaml",
+        2,
+        "cannot write /proc/ibcalc-calibrate.yaml: No such file or directory",
+        "-o where no file can be created: the whole report was printed, then exit 2",
+    ),
+    C(
+        "calibrate-output-name-too-long",
+        ["calibrate", "{h}/corpus-log-small-sizes.txt", "-o", "{tmp}/" + "a" * 300],
+        2,
+        "a name in the path is longer than 255 bytes",
+        "a 300-byte -o name was an OSError traceback (File name too long)",
+    ),
+    C(
         "checkpoint-replicas-over-gpus",
         "checkpoint --storage ddn-ai400x2 --model llama3-70b --replicas 1000 -N 2",
         2,

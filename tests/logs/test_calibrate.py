@@ -128,6 +128,68 @@ def test_sendrecv_pins_the_point_to_point_constant(catalogue: Catalogue) -> None
     assert "pcie4.efficiency" not in names  # a sendrecv log does not speak for rings
 
 
+def test_an_assumption_is_said_once_naming_every_log_it_applies_to(
+    catalogue: Catalogue,
+) -> None:
+    """Two logs of one cluster (2 x 8 A100-SXM4-40GB, sophia-gpu-04 and -09) infer the same four
+    facts: four lines naming both logs, not eight (each log said them again)."""
+    logs = [
+        SWEEPS / "07_allreduce_2node_16xA100-40GB_net-notstated.txt",
+        SWEEPS / "08_allgather_2node_16xA100-40GB_net-notstated.txt",
+    ]
+    cal = calibrate(
+        [parse_file(p).runs[0] for p in logs],
+        catalogue=catalogue,
+        sources=[p.name for p in logs],
+        row_filter=lambda _run, row: row.size_bytes <= 64 * 1024,  # the fit is not the point
+    )
+    both = f"{logs[0].name}, {logs[1].name}: "
+    assert len(cal.assumptions) == 4
+    assert all(line.startswith(both) for line in cal.assumptions)
+    assert f"{both}gpus_per_node = 8 (every host lists 8 ranks)" in cal.assumptions
+    assert (
+        f"{both}nodes = 2 (distinct hostnames in the device list: sophia-gpu-04 x8, "
+        "sophia-gpu-09 x8)"
+    ) in cal.assumptions
+
+
+def test_logs_of_different_clusters_sharing_a_fitted_value_are_warned_about(
+    catalogue: Catalogue, tmp_path: Path
+) -> None:
+    """A sendrecv log of a DGX H100 (NVLink 4, 8 GPUs) and one of two A100 PCIe cards both pin
+    calibrated.p2p_efficiency (alone 0.934 and 0.855): fitted together they get one value, and
+    the calibration says which clusters and which value."""
+    logs = [
+        SWEEPS / "21_sendrecv_1node_8xH100_intranode.txt",
+        SWEEPS / "26_sendrecv_1node_2xA100-PCIE-40GB_pcie.txt",
+    ]
+    cal = calibrate(
+        [parse_file(p).runs[0] for p in logs], catalogue=catalogue, sources=[p.name for p in logs]
+    )
+    assert cal.warnings == [
+        "these logs come from different clusters: 21_sendrecv_1node_8xH100_intranode.txt (node "
+        "preset dgx-h100, GPU architecture hopper, GPUs per node 8, scale-up link nvlink4) vs "
+        "26_sendrecv_1node_2xA100-PCIE-40GB_pcie.txt (node preset a100-pcie-pair, GPU "
+        "architecture ampere, GPUs per node 2, scale-up link pcie4); one value of "
+        "calibrated.p2p_efficiency was fitted to all of them (calibrate each cluster's logs on "
+        "their own)"
+    ]
+    # a link only one of them uses is fitted to that one alone: not named as shared
+    assert {p.name for p in cal.parameters} >= {"pcie4.efficiency", "calibrated.p2p_efficiency"}
+    # the override files carry the warning in their header, one comment line
+    for written in write_override(cal, tmp_path / "site.yaml", inputs=logs):
+        lines = written.read_text(encoding="utf-8").splitlines()
+        assert f"# warning: {cal.warnings[0]}" in lines
+
+
+def test_one_and_two_node_logs_of_one_cluster_are_not_warned_about(
+    round_trip: Calibration,
+) -> None:
+    """The round trip's 1-node and 2-node DGX H100 logs are one cluster (the node count and the
+    network a 1-node run does not use do not make another): no warning."""
+    assert round_trip.warnings == []
+
+
 CASES = [
     c
     for c in calibrate_logs.manifest_cases()

@@ -15,6 +15,7 @@ cannot be read or an option is wrong (the other files are still checked). ``cali
 from __future__ import annotations
 
 import math
+import os
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -80,6 +81,14 @@ def _stdin(path: str) -> BinaryIO | None:
         raise CliUsageError("'-' reads the log from stdin, which is closed")
     stream: BinaryIO = sys.stdin.buffer
     return stream
+
+
+def _is_stdout(path: Path) -> bool:
+    """True when ``path`` is the file stdout writes to (``-o /dev/stdout``, a terminal)."""
+    try:
+        return os.path.samestat(path.stat(), os.fstat(sys.stdout.fileno()))
+    except (OSError, ValueError, AttributeError):
+        return False
 
 
 def _plot_path(base: Path, index: int) -> Path:
@@ -254,6 +263,8 @@ def calibrate_command(
     # environment names) is an input an override must never replace
     inputs = run_inputs(files, catalogue, cost_params, design)
     if output is not None:
+        if output == Path():  # the toolkit turns an empty -o '' into '.'
+            raise CliUsageError("-o needs a file name (the catalogue override to write)")
         # refused before the fit, not after it
         check_override_target(output, force=force, inputs=inputs)
     cat = catalogue_of(catalogue)
@@ -261,10 +272,21 @@ def calibrate_command(
     spec = design_node_shape(cluster, design, cat)
     logs = [read_log(path, stdin=_stdin(path)) for path in files]
     result = calibrate_logs(logs, spec, params, cat)
-    typer.echo(render_calibration_report(result, fmt, names=FIELD_FLAGS), nl=False)
-    if output is not None:
-        for target in write_override(result, output, force=force, inputs=inputs):
-            typer.echo(f"wrote {target}", err=True)
+    report = render_calibration_report(result, fmt, names=FIELD_FLAGS)
+    written: list[Path] = []
+    if output is not None and _is_stdout(output):
+        # -o /dev/stdout: the override follows the report on the same stream (written first,
+        # a file stdout was redirected to would have it overwritten by the report)
+        typer.echo(report, nl=False)
+        written = write_override(result, output, force=force, inputs=inputs)
+    else:
+        # the files before the report: what only the write itself can find (a full disk, a
+        # special file where a second file must go beside it) is a refusal with stdout empty
+        if output is not None:
+            written = write_override(result, output, force=force, inputs=inputs)
+        typer.echo(report, nl=False)
+    for target in written:
+        typer.echo(f"wrote {target}", err=True)
 
 
 def register(app: typer.Typer) -> None:

@@ -22,6 +22,10 @@ matrix less than 0.995 alike); every other one is listed with the reason the log
 limited by another link ...). The uncertainty of each value is the Gauss-Newton standard error
 ``s^2 (J^T J)^-1`` at the optimum, with ``s^2`` the residual variance.
 
+Each parameter gets one value, whatever clusters the runs come from: when runs of different
+clusters (node preset, GPU, scale-up link, network ...; not the node count) move the same fitted
+value, the calibration carries a warning naming them and the values they share.
+
 :func:`write_override` writes what was fitted: link values as a catalogue override file (links
 replace whole entries, so each fitted link is copied complete with the new values and their
 sources), model constants as a cost-parameter override file next to it
@@ -55,7 +59,7 @@ from ibcalc.engine.params import SCHEMA as COST_PARAMS_SCHEMA
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType
 from ibcalc.errors import IbcalcError, InputFileError, OutputError
-from ibcalc.fileio import check_output, signals_raise, write_text
+from ibcalc.fileio import OutputTarget, check_output, same_file, signals_raise, write_text
 from ibcalc.logs.cluster import infer_spec
 from ibcalc.logs.env import LogEnvironment, scan_environment
 from ibcalc.logs.expect import catalogue_with_link, predict
@@ -140,9 +144,12 @@ class Calibration(BaseModel):
     """What :func:`calibrate` found: fitted values, what could not be determined, fit quality.
 
     ``rms_before``/``rms_after`` are the root-mean-square log errors of the time over every
-    fitted row (latency and bandwidth regimes). ``link_entries`` are the complete catalogue
-    entries of the links with fitted values, as written to the override file; ``cost_entries``
-    the cost-parameter override mapping (groups to entries).
+    fitted row (latency and bandwidth regimes). ``assumptions`` are what was inferred about the
+    runs' clusters, one line per fact naming the logs it holds for; ``warnings`` what the
+    reader must know before using the values (runs of different clusters that share a fitted
+    value). ``link_entries`` are the complete catalogue entries of the links with fitted values,
+    as written to the override file; ``cost_entries`` the cost-parameter override mapping
+    (groups to entries).
     """
 
     model_config = _FROZEN
@@ -156,6 +163,7 @@ class Calibration(BaseModel):
     rms_before: float
     rms_after: float
     assumptions: list[str]
+    warnings: list[str] = []
     link_entries: list[dict[str, Any]]
     cost_entries: dict[str, Any]
 
@@ -178,6 +186,8 @@ class _Case:
     up_link: str | None = None
     out_link: str | None = None
     bottleneck: str = ""
+    #: what tells its cluster from another's (:func:`_shape`)
+    shape: dict[str, str | None] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -428,22 +438,22 @@ def calibrate(
     catalogue = catalogue if catalogue is not None else load_catalogue(use_env=False)
     params = params if params is not None else builtin_cost_params()
     date = date or datetime.date.today().isoformat()
-    assumptions: list[str] = []
+    notes: list[tuple[str, str]] = []  # (the log, what was assumed for its run)
     cases: list[_Case] = []
     labels = list(sources) + [f"run {i}" for i in range(len(sources), len(runs))]
     for i, run in enumerate(runs):
         label = labels[i]
         if run.collective is None or (run.ranks is not None and run.ranks < 2):
-            assumptions.append(f"{label}: skipped (collective not modelled, or one GPU)")
+            notes.append((label, "skipped (collective not modelled, or one GPU)"))
             continue
         env = envs[i] if i < len(envs) else None
         if isinstance(cluster, ResolvedCluster):
             spec = cluster.spec
         else:
-            spec, notes, _known = infer_spec(run, catalogue, env=env, flags=cluster)
-            assumptions += [
-                f"{label}: {n.field} = {n.value} ({n.evidence})"
-                for n in notes
+            spec, inferred, _known = infer_spec(run, catalogue, env=env, flags=cluster)
+            notes += [
+                (label, f"{n.field} = {n.value} ({n.evidence})")
+                for n in inferred
                 if n.source != "flag" and n.value is not None
             ]
         rows = [r for r in run.rows if row_filter is None or row_filter(run, r)]
@@ -472,9 +482,12 @@ def calibrate(
         )
         dropped = [r for r, e in zip(case.rows, ests, strict=True) if e is None]
         if dropped:
-            assumptions.append(
-                f"{case.source}: {len(dropped)} rows the model cannot run left out (lines "
-                f"{', '.join(str(r.line) for r in dropped[:5])})"
+            notes.append(
+                (
+                    case.source,
+                    f"{len(dropped)} rows the model cannot run left out (lines "
+                    f"{', '.join(str(r.line) for r in dropped[:5])})",
+                )
             )
             case.rows = [r for r, e in zip(case.rows, ests, strict=True) if e is not None]
         if not case.rows:
@@ -490,6 +503,7 @@ def calibrate(
             params=params,
         )[0]
         case.bottleneck = largest.best.bottleneck if largest is not None else ""
+        case.shape = _shape(resolved, multi=case.multi)
     cases = [c for c in cases if c.rows]
     if not cases:
         raise IbcalcError("the model cannot run any of the rows to fit")
@@ -551,6 +565,7 @@ def calibrate(
         cat, par = _apply(catalogue, params, values)
         after = _residuals(cases, cat, par) or base
     run_fits = _run_fits(cases, base, after)
+    warnings = _mixed_clusters(cases, determined, masks, {p: fitted[p][2] for p in determined})
     parameters = [
         FittedParameter(
             name=p.name,
@@ -577,10 +592,104 @@ def calibrate(
         rows=len(base),
         rms_before=_rms(base),
         rms_after=_rms(after),
-        assumptions=assumptions,
+        assumptions=_merged_notes(notes),
+        warnings=warnings,
         link_entries=_link_entries(parameters, catalogue, inputs, date),
         cost_entries=_cost_entries(parameters, inputs, date),
     )
+
+
+#: What tells one cluster from another in :func:`_shape` (the node count does not: one- and
+#: two-node runs of the same cluster are what a calibration wants).
+_SHAPE_FIELDS = (
+    "node preset",
+    "GPU architecture",
+    "GPUs per node",
+    "scale-up link",
+    "network",
+    "NICs per node",
+)
+
+
+def _shape(resolved: ResolvedCluster, *, multi: bool) -> dict[str, str | None]:
+    """The cluster a run ran on, as the model sees it: ``None`` where the run says nothing (the
+    network of a single-node run, which it does not use)."""
+    up = resolved.intra.id if resolved.intra is not None and resolved.topology.m > 1 else "none"
+    return {
+        "node preset": resolved.system.id if resolved.system is not None else "none",
+        "GPU architecture": resolved.gpu_arch,
+        "GPUs per node": str(resolved.gpus_per_node),
+        "scale-up link": up,
+        "network": resolved.inter.id if multi and resolved.inter is not None else None,
+        "NICs per node": str(resolved.nics_per_node) if multi else None,
+    }
+
+
+def _differ(a: Mapping[str, str | None], b: Mapping[str, str | None]) -> bool:
+    return any(a[k] is not None and b[k] is not None and a[k] != b[k] for k in _SHAPE_FIELDS)
+
+
+def _mixed_clusters(
+    cases: Sequence[_Case],
+    determined: Sequence[_Param],
+    masks: Mapping[_Param, _Mask],
+    moved: Mapping[_Param, Sequence[bool]],
+) -> list[str]:
+    """A warning when a fitted value moves rows of runs whose clusters differ (one value was
+    fitted to all of them), naming how they differ and the values they share; else none.
+
+    A value moves a run's rows when they depend on it at the built-in values (``masks``) or at
+    the fitted ones (``moved``, one flag per fitted row): an efficiency fitted far down can
+    make a link the bottleneck of runs it did not limit before."""
+    shared: list[str] = []
+    involved: dict[int, _Case] = {}
+    for p in determined:
+        users: list[_Case] = []
+        start = 0
+        for case, rows in zip(cases, masks[p], strict=True):
+            if rows or any(moved[p][start : start + len(case.rows)]):
+                users.append(case)
+            start += len(case.rows)
+        pairs = [
+            (a, b) for i, a in enumerate(users) for b in users[i + 1 :] if _differ(a.shape, b.shape)
+        ]
+        if pairs:
+            shared.append(p.name)
+            for a, b in pairs:
+                involved.setdefault(id(a), a)
+                involved.setdefault(id(b), b)
+    if not shared:
+        return []
+    members = list(involved.values())
+    keys = [k for k in _SHAPE_FIELDS if len({c.shape[k] for c in members} - {None}) > 1]
+    clusters: dict[tuple[str | None, ...], list[str]] = {}
+    for case in members:
+        labels = clusters.setdefault(tuple(case.shape[k] for k in keys), [])
+        if case.source not in labels:
+            labels.append(case.source)
+    described = [
+        f"{', '.join(labels)} ("
+        + ", ".join(f"{k} {v}" for k, v in zip(keys, values, strict=True) if v is not None)
+        + ")"
+        for values, labels in clusters.items()
+    ]
+    return [
+        f"these logs come from different clusters: {' vs '.join(described)}; one value of "
+        f"{', '.join(shared)} was fitted to all of them (calibrate each cluster's logs on their "
+        "own)"
+    ]
+
+
+def _merged_notes(notes: Iterable[tuple[str, str]]) -> list[str]:
+    """One line per distinct assumption, first seen first, naming the logs it applies to (each
+    run of a log inferred the same facts again: a log of five runs said each of them five
+    times)."""
+    logs: dict[str, list[str]] = {}
+    for label, text in notes:
+        seen = logs.setdefault(text, [])
+        if label not in seen:
+            seen.append(label)
+    return [f"{', '.join(labels)}: {text}" for text, labels in logs.items()]
 
 
 def calibrate_logs(
@@ -844,11 +953,13 @@ def _standard_errors(
     catalogue: Catalogue,
     params: CostParams,
     residuals: Sequence[float],
-) -> dict[_Param, tuple[float | None, int]]:
-    """Gauss-Newton standard error of each value, and the rows each one moves."""
+) -> dict[_Param, tuple[float | None, int, list[bool]]]:
+    """Gauss-Newton standard error of each value, how many rows it moves, and which (one flag
+    per fitted row)."""
     n, k = len(residuals), len(determined)
     jac: list[list[float]] = []
     counts: list[int] = []
+    rows: list[list[bool]] = []
     for p in determined:
         x = values[p]
         h = max(abs(x) * 1e-3, 1e-9 if p.field == "transport_latency_s" else 1e-6)
@@ -857,16 +968,18 @@ def _standard_errors(
         if moved is None:
             jac.append([0.0] * n)
             counts.append(0)
+            rows.append([False] * n)
             continue
         # d ln(t)/dp = -(d residual/dp)
         col = [(r0 - r1) / h for r0, r1 in zip(residuals, moved, strict=True)]
         jac.append(col)
         typical = max(abs(x), 5e-6) if p.field == "transport_latency_s" else abs(x)
-        counts.append(sum(1 for c in col if abs(c * typical) >= _SENSITIVITY / 10))
-    out: dict[_Param, tuple[float | None, int]] = {}
+        rows.append([abs(c * typical) >= _SENSITIVITY / 10 for c in col])
+        counts.append(sum(rows[-1]))
+    out: dict[_Param, tuple[float | None, int, list[bool]]] = {}
     dof = n - k
     if dof <= 0:
-        return {p: (None, c) for p, c in zip(determined, counts, strict=True)}
+        return {p: (None, counts[i], rows[i]) for i, p in enumerate(determined)}
     s2 = sum(r * r for r in residuals) / dof
     jtj = [
         [sum(a * b for a, b in zip(jac[i], jac[j], strict=True)) for j in range(k)]
@@ -875,9 +988,9 @@ def _standard_errors(
     inv = _invert(jtj)
     for i, p in enumerate(determined):
         if inv is None or inv[i][i] < 0:
-            out[p] = (None, counts[i])
+            out[p] = (None, counts[i], rows[i])
         else:
-            out[p] = (math.sqrt(s2 * inv[i][i]), counts[i])
+            out[p] = (math.sqrt(s2 * inv[i][i]), counts[i], rows[i])
     return out
 
 
@@ -1066,6 +1179,7 @@ def _header(kind: str, calibration: Calibration, use: str) -> str:
         f"# fit: rms log error of the time {calibration.rms_before:.3f} -> "
         f"{calibration.rms_after:.3f} over {calibration.rows} rows",
     ]
+    lines += [f"# warning: {w}" for w in calibration.warnings]
     for p in calibration.parameters:
         pm = f" +- {_fmt_value(p, p.uncertainty)}" if p.uncertainty is not None else ""
         what = "fitted" if changed(p) else "confirmed (not written)"
@@ -1081,13 +1195,6 @@ def _dump(data: Mapping[str, Any]) -> str:
     return yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True, width=100)
 
 
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.exists() and b.exists() and a.samefile(b)
-    except OSError:
-        return False
-
-
 def write_override(
     calibration: Calibration,
     path: str | os.PathLike[str],
@@ -1101,7 +1208,8 @@ def write_override(
     constants were fitted, goes to :func:`cost_params_path` of it. Each file is checked by the
     loader that will read it, written to a temporary file in the target directory and moved into
     place. Raises :class:`~ibcalc.errors.OutputError` when a target exists and ``force`` is
-    False, when a target is one of ``inputs``, or when it cannot be written.
+    False, when a target is one of ``inputs``, or when it cannot be written; both targets are
+    checked before either file is written.
     """
     target = Path(path)
     files: list[tuple[Path, str, Callable[[Path], object]]] = []
@@ -1112,7 +1220,7 @@ def write_override(
     ) + _dump({"schema": "ibcalc-catalogue/1", "links": calibration.link_entries})
     files.append((target, catalogue_text, lambda p: load_catalogue([p], use_env=False)))
     if calibration.cost_entries:
-        if target.exists() and not target.is_file():
+        if _check_one(target, force=force, inputs=inputs).direct:
             # /dev/null, /dev/stdout, a pipe: the second file would land beside the device
             # (/dev/null.cost-params.yaml), not where the user looks
             raise OutputError(
@@ -1126,12 +1234,13 @@ def write_override(
             f"IBCALC_COST_PARAMS={cost_target.name} (or --cost-params {cost_target.name})",
         ) + _dump({"schema": COST_PARAMS_SCHEMA, **calibration.cost_entries})
         files.append((cost_target, cost_text, lambda p: load_cost_params([p], use_env=False)))
-    for out, _text, _check in files:
-        check_override_target(out, force=force, inputs=inputs)
+    checked = [
+        (_check_one(out, force=force, inputs=inputs), text, check) for out, text, check in files
+    ]
     written: list[Path] = []
-    for out, text, check in files:
+    for out, text, check in checked:
         _write_one(out, text, check, force=force)
-        written.append(out)
+        written.append(out.path)
     return written
 
 
@@ -1142,33 +1251,60 @@ def check_override_target(
     inputs: Sequence[str | os.PathLike[str]] = (),
 ) -> None:
     """Raise :class:`~ibcalc.errors.OutputError` when :func:`write_override` would refuse
-    ``path`` (an input, a directory, an existing file without ``force``, a missing directory):
-    a caller checks it before a fit rather than after."""
+    ``path``: a caller checks it before a fit rather than after.
+
+    Refused: ``-``, one of ``inputs``, an empty or too long name, a directory, a block device,
+    an existing file without ``force``, a missing directory or one where no file can be created
+    (probed, as :func:`~ibcalc.fileio.check_output` does), a special file that may not be
+    written. The cost-parameter override that may go beside a regular target
+    (:func:`cost_params_path`) is checked too, except for an existing file (it is written only
+    when the fit gives model constants): its name must be usable and it may not be an input.
+    """
+    target = _check_one(path, force=force, inputs=inputs)
+    if not target.direct:
+        companion = cost_params_path(target.path)
+        if any(same_file(companion, i) for i in inputs if str(i) != "-"):
+            raise OutputError(
+                f"{companion}: is one of this run's inputs, and the cost-parameter override "
+                f"of -o {target.path} goes there; give -o another name"
+            )
+        try:
+            check_output(companion, what="override")
+        except OutputError as exc:
+            raise OutputError(f"the cost-parameter override beside -o: {exc}") from None
+
+
+def _check_one(
+    path: str | os.PathLike[str],
+    *,
+    force: bool,
+    inputs: Sequence[str | os.PathLike[str]],
+) -> OutputTarget:
+    """The checks of one override file (see :func:`check_override_target`); its target."""
     if str(path) == "-":
         raise OutputError(
             "-o -: overrides are files (they are read back with --catalogue); give a name"
         )
     out = Path(path)
-    input_paths = [Path(i) for i in inputs if str(i) != "-"]
-    if any(_same_file(out, i) or out.resolve() == i.resolve() for i in input_paths):
+    if any(same_file(out, i) for i in inputs if str(i) != "-"):
         raise OutputError(f"{out}: is one of this run's inputs; refusing to write over it")
-    if out.is_dir():
-        raise OutputError(f"{out}: is a directory")
-    if not force and (out.is_file() or (out.is_symlink() and not out.exists())):
+    # the name, the directory (a file is created there and removed), a special file's access
+    target = check_output(out, what="override")
+    if not force and not target.direct and (out.is_file() or out.is_symlink()):
         # a special file (/dev/stdout, a pipe) is written in place, never "overwritten"
         raise OutputError(f"{out}: exists; use --force to overwrite it")
-    parent = out.parent if str(out.parent) else Path()
-    if not parent.is_dir():
-        raise OutputError(f"{out}: no directory {str(parent)!r}")
+    return target
 
 
-def _write_one(target: Path, text: str, check: Callable[[Path], object], *, force: bool) -> None:
-    if target.exists() and not target.is_file():
+def _write_one(
+    target: OutputTarget, text: str, check: Callable[[Path], object], *, force: bool
+) -> None:
+    if target.direct:
         # /dev/stdout, a pipe: written in place (a rename would replace the device node)
-        write_text(check_output(target, what="override"), text)
+        write_text(target, text)
         return
     with signals_raise():  # SIGTERM or Ctrl-C during the write: the temp file goes too
-        _write_via_temp(target, text, check, force=force)
+        _write_via_temp(target.path, text, check, force=force)
 
 
 def _write_via_temp(

@@ -422,6 +422,13 @@ def render_calibration(
     console.print(
         Text(f"calibration on {', '.join(calibration.inputs)} ({calibration.date})", style="bold")
     )
+    if calibration.warnings:
+        notes = Table.grid(padding=(0, 1))
+        notes.add_column(no_wrap=True)
+        notes.add_column(overflow="fold")
+        for warning in calibration.warnings:
+            notes.add_row(Text("warning:", style="bold"), Text(_fill(warning, names), style="bold"))
+        console.print(notes)
     table = Table(
         box=box.SIMPLE_HEAD,
         pad_edge=False,
