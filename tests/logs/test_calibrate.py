@@ -153,6 +153,28 @@ def test_an_assumption_is_said_once_naming_every_log_it_applies_to(
     ) in cal.assumptions
 
 
+def test_a_value_that_moves_no_row_does_not_hide_the_others_standard_errors(
+    catalogue: Catalogue,
+) -> None:
+    """10 x 8 H100 and 2 x 8 A100: the fit moves nvlink4.efficiency to where no fitted row
+    depends on it (0 rows), and its empty column made J^T J singular, so every standard error
+    was '-'. The values that move rows keep theirs; each log's only run is its run 1."""
+    logs = [
+        SWEEPS / "22_allreduce_10node_80xH100_net-notstated.txt",
+        SWEEPS / "07_allreduce_2node_16xA100-40GB_net-notstated.txt",
+    ]
+    cal = calibrate(
+        [parse_file(p).runs[0] for p in logs], catalogue=catalogue, sources=[p.name for p in logs]
+    )
+    by_name = {p.name: p for p in cal.parameters}
+    assert by_name["nvlink4.efficiency"].rows == 0
+    assert by_name["nvlink4.efficiency"].uncertainty is None
+    moving = [p for p in cal.parameters if p.rows > 0]
+    assert len(moving) >= 3
+    assert all(p.uncertainty is not None and 0 < p.uncertainty < abs(p.value) for p in moving)
+    assert [(f.source, f.run_index) for f in cal.runs] == [(logs[0].name, 0), (logs[1].name, 0)]
+
+
 def test_logs_of_different_clusters_sharing_a_fitted_value_are_warned_about(
     catalogue: Catalogue, tmp_path: Path
 ) -> None:

@@ -465,7 +465,13 @@ def calibrate(
                 dtype = None
         cases.append(
             _Case(
-                label, i, spec, run.collective, dtype=dtype, algorithm=None, rows=_regime_rows(rows)
+                label,
+                labels[:i].count(label) if i < len(sources) else i,  # its place in its log
+                spec,
+                run.collective,
+                dtype=dtype,
+                algorithm=None,
+                rows=_regime_rows(rows),
             )
         )
     cases = [c for c in cases if c.rows]
@@ -976,21 +982,23 @@ def _standard_errors(
         typical = max(abs(x), 5e-6) if p.field == "transport_latency_s" else abs(x)
         rows.append([abs(c * typical) >= _SENSITIVITY / 10 for c in col])
         counts.append(sum(rows[-1]))
-    out: dict[_Param, tuple[float | None, int, list[bool]]] = {}
-    dof = n - k
-    if dof <= 0:
-        return {p: (None, counts[i], rows[i]) for i, p in enumerate(determined)}
+    out: dict[_Param, tuple[float | None, int, list[bool]]] = {
+        p: (None, counts[i], rows[i]) for i, p in enumerate(determined)
+    }
+    # a value that moves no row has no standard error, and its empty column would make the
+    # whole matrix singular: the others' errors come from the columns that move rows
+    live = [i for i in range(k) if counts[i] > 0]
+    dof = n - len(live)
+    if dof <= 0 or not live:
+        return out
     s2 = sum(r * r for r in residuals) / dof
-    jtj = [
-        [sum(a * b for a, b in zip(jac[i], jac[j], strict=True)) for j in range(k)]
-        for i in range(k)
-    ]
+    jtj = [[sum(a * b for a, b in zip(jac[i], jac[j], strict=True)) for j in live] for i in live]
     inv = _invert(jtj)
-    for i, p in enumerate(determined):
-        if inv is None or inv[i][i] < 0:
-            out[p] = (None, counts[i], rows[i])
-        else:
-            out[p] = (math.sqrt(s2 * inv[i][i]), counts[i], rows[i])
+    if inv is None:
+        return out
+    for row, i in enumerate(live):
+        if inv[row][row] >= 0:
+            out[determined[i]] = (math.sqrt(s2 * inv[row][row]), counts[i], rows[i])
     return out
 
 
