@@ -796,6 +796,14 @@ CASES: list[Case] = [
         where="out",
     ),
     C(
+        "nccl-check-size-overflow-row",
+        "nccl-check {h}/corpus-log-size-overflow.txt",
+        0,
+        "note: row at line 211: size 1e400 overflows to infinity, not a byte count; dropped",
+        "a row whose size 1e400 overflows to infinity was skipped without a note",
+        where="out",
+    ),
+    C(
         "design-ratio-overflow",
         "check {h}/corpus-ratio-overflow.yaml",
         2,
