@@ -796,6 +796,16 @@ CASES: list[Case] = [
         where="out",
     ),
     C(
+        "nccl-check-gpus-per-process-given",
+        "nccl-check {h}/corpus-log-implausible.txt --gpus-per-process 1",
+        0,
+        "gpus_per_process = 1 [flag]: given by the caller (the log's header says nGpus 4)",
+        "-g 1 was dropped as the default; -g 2 was listed beside the log's nGpus 4, which a "
+        "finding then named as the cause of slow small sizes",
+        where="out",
+        absent="-g 4",
+    ),
+    C(
         "nccl-check-size-overflow-row",
         "nccl-check {h}/corpus-log-size-overflow.txt",
         0,
