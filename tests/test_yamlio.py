@@ -21,6 +21,7 @@ from ibcalc.yamlio import (
     SafeLoader,
     TrustedDocument,
     load_yaml,
+    other_kind,
     safe_load,
     trusted_document,
     validate,
@@ -356,3 +357,33 @@ def test_trusted_document_of_broken_text_says_where(locate: Locate) -> None:
     assert problem.path == "data/broken.yaml"
     assert problem.line is not None
     assert problem.col is not None
+
+
+# --------------------------------------------------------------------------- kinds of file
+
+
+@pytest.mark.parametrize(
+    ("data", "expected", "kind"),
+    [
+        ({"schema": "ibcalc-switches/1", "switches": []}, "cluster-design", "switches"),
+        ({"switches": [], "node_cages": []}, "catalogue", "switches"),
+        ({"schema": "ibcalc-pairings/1", "intra": [], "inter": []}, "cluster-design", "pairings"),
+        ({"schema": "ibcalc-nccl-releases/1", "releases": []}, "cost-parameter", "nccl-releases"),
+        ({"$schema": "http://json-schema.org/draft-07/schema#"}, "catalogue", "json-schema"),
+        ({"$defs": {}, "properties": {}}, "cluster-design", "json-schema"),
+        ({"schema": "ibcalc-nccl-check/1", "runs": []}, "cluster-design", "nccl-check"),
+        ({"schema": "ibcalc-calibration/1"}, "cost-parameter", "calibration"),
+        ({"schema": "ibcalc-catalogue/1", "links": []}, "catalogue", None),
+        # a design whose $schema names the design schema is a design with an unknown key
+        (
+            {"$schema": "./ibcalc-design.schema.json", "name": "x", "nodes": 2},
+            "cluster-design",
+            None,
+        ),
+        # a pairings layout without its schema line reads as a design (intra, inter are design keys)
+        ({"intra": [], "inter": []}, "cluster-design", None),
+        ({"anything": 1}, "catalogue", None),
+    ],
+)
+def test_other_kind_names_what_a_file_is(data: object, expected: str, kind: str | None) -> None:
+    assert other_kind(data, expected) == kind

@@ -34,11 +34,13 @@ from ibcalc.fileio import ReadRefused, read_regular
 from ibcalc.textsafe import printable, shown
 
 __all__ = [
+    "FILE_KINDS",
     "MAX_DEPTH",
     "MAX_FILE_BYTES",
     "MAX_NODES",
     "CSafeLoader",
     "Document",
+    "FileKind",
     "SafeLoader",
     "TrustedDocument",
     "load_yaml",
@@ -117,44 +119,85 @@ def safe_load(text: str) -> Any:
 M = TypeVar("M", bound=BaseModel)
 
 
-#: The kinds of ibcalc YAML file: the schema line each carries (design files need none) and
-#: top-level keys only that kind has.
-FILE_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "catalogue": ("ibcalc-catalogue/", ("links", "systems", "storage")),
-    "cost-parameter": (
-        "ibcalc-cost-params/",
+@dataclass(frozen=True)
+class FileKind:
+    """A kind of file ibcalc reads, ships or writes: how a message names it, the schema line it
+    carries (``schema_key: <one of schemas>...``) and top-level keys only that kind has."""
+
+    what: str
+    schemas: tuple[str, ...]
+    keys: tuple[str, ...] = ()
+    schema_key: str = "schema"
+
+
+#: The kinds of file :func:`other_kind` tells apart: the three a user gives (a design file needs
+#: no schema line), the tables that ship with ibcalc, and what ibcalc writes with a schema line.
+FILE_KINDS: dict[str, FileKind] = {
+    "catalogue": FileKind(
+        "a catalogue file", ("ibcalc-catalogue/",), ("links", "systems", "storage")
+    ),
+    "cost-parameter": FileKind(
+        "a cost-parameter file",
+        ("ibcalc-cost-params/",),
         ("nccl_tuner", "nccl_runtime", "pipeline", "calibrated", "error_band", "tuner_view"),
     ),
-    "cluster-design": ("ibcalc-design/", ("requirements", "fabric", "nodes")),
+    "cluster-design": FileKind(
+        "a cluster-design file", ("ibcalc-design/",), ("requirements", "fabric", "nodes")
+    ),
+    "switches": FileKind(
+        "a switch list (the layout of data/switches.yaml)",
+        ("ibcalc-switches/",),
+        ("switches", "node_cages"),
+    ),
+    "pairings": FileKind(
+        "a pairings table for ibcalc gap (the layout of data/pairings.yaml)", ("ibcalc-pairings/",)
+    ),
+    "nccl-releases": FileKind(
+        "a table of NCCL releases (the layout of data/nccl_releases.yaml)",
+        ("ibcalc-nccl-releases/",),
+        ("releases",),
+    ),
+    "json-schema": FileKind(
+        "a JSON Schema (what ibcalc schema writes)",
+        ("https://json-schema.org/", "http://json-schema.org/"),
+        ("$defs",),
+        schema_key="$schema",
+    ),
+    "nccl-check": FileKind(
+        "an nccl-check report (ibcalc nccl-check --format json)", ("ibcalc-nccl-check/",)
+    ),
+    "calibration": FileKind(
+        "a calibration report (ibcalc calibrate --format json)", ("ibcalc-calibration/",)
+    ),
 }
 
 
 def other_kind(data: object, expected: str) -> str | None:
-    """The kind of ibcalc file (a key of :data:`FILE_KINDS`) ``data`` is when it is not
-    ``expected``, by its schema line or by keys only that kind has; None when it may be
-    ``expected`` (or is no ibcalc file at all). Lets a loader say "a catalogue file, not a
-    cost-parameter file" in one line instead of one line per unknown key."""
+    """The kind of file (a key of :data:`FILE_KINDS`) ``data`` is when it is not ``expected``,
+    by its schema line or by keys only that kind has; None when it may be ``expected`` (or is
+    no file ibcalc knows). Lets a loader say "a catalogue file, not a cost-parameter file" in
+    one line instead of one line per unknown key."""
     if not isinstance(data, dict):
         return None
-    schema = data.get("schema")
-    if isinstance(schema, str):
-        for kind, (prefix, _) in FILE_KINDS.items():
-            if schema.startswith(prefix):
-                return None if kind == expected else kind
-    if any(key in data for key in FILE_KINDS[expected][1]):
+    for kind, spec in FILE_KINDS.items():
+        schema = data.get(spec.schema_key)
+        if isinstance(schema, str) and schema.startswith(spec.schemas):
+            return None if kind == expected else kind
+    if any(key in data for key in FILE_KINDS[expected].keys):
         return None
-    for kind, (_, keys) in FILE_KINDS.items():
-        if kind != expected and any(key in data for key in keys):
+    for kind, spec in FILE_KINDS.items():
+        if kind != expected and any(key in data for key in spec.keys):
             return kind
     return None
 
 
 def wrong_kind_problem(doc: Document, expected: str) -> ValidationProblem | None:
-    """One problem at the file's first line when ``doc`` is another kind of ibcalc file."""
+    """One problem at the file's first line when ``doc`` is another kind of file."""
     kind = other_kind(doc.data, expected)
     if kind is None:
         return None
-    return ValidationProblem(doc.path, 1, 1, f"a {kind} file, not a {expected} file")
+    message = f"{FILE_KINDS[kind].what}, not {FILE_KINDS[expected].what}"
+    return ValidationProblem(doc.path, 1, 1, message)
 
 
 @dataclass

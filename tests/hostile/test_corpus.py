@@ -901,6 +901,29 @@ CASES: list[Case] = [
         "the cost parameters given as a catalogue",
     ),
     C(
+        "design-given-json-schema",
+        "check {ex}/ibcalc-design.schema.json",
+        2,
+        "ibcalc-design.schema.json:1:1: a JSON Schema (what ibcalc schema writes), not a "
+        "cluster-design file",
+        "the design's JSON Schema given as a design was one line per unknown key ($schema ...)",
+    ),
+    C(
+        "catalogue-given-switches",
+        "links --catalogue {ex}/../data/switches.yaml",
+        2,
+        "a switch list (the layout of data/switches.yaml), not a catalogue file",
+        "the switch list given as a catalogue was one line per unknown key",
+    ),
+    C(
+        "cost-params-given-pairings",
+        "allreduce -s 1GB --cost-params {ex}/../data/pairings.yaml",
+        2,
+        "a pairings table for ibcalc gap (the layout of data/pairings.yaml), not a "
+        "cost-parameter file",
+        "the gap's pairings given as cost parameters was one line per unknown key",
+    ),
+    C(
         "cost-params-1-over-1e400",
         "allreduce -s 1GB --cost-params {h}/corpus-cost-params-ratio-tiny.yaml",
         2,
