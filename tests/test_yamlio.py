@@ -264,6 +264,34 @@ def test_text_argument_is_labelled_with_the_source(locate: Locate) -> None:
     assert str(info.value).startswith(f"label.yaml:{line}:{col}:")
 
 
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ('name: x\nnodes: 2\n\n"\\ud800": 1\n', '"\\ud800"'),
+        ('name: x\nfabric:\n  link: ndr\n  "\\udfff": 1\n', '"\\udfff"'),
+        ('name: x\nnotes: [a, "b \\ud83d c"]\n', '"b'),
+        ('{"name": "x",\n "nodes": 2, "\\ud800": 1}\n', '"\\ud800"'),
+    ],
+)
+def test_a_lone_surrogate_is_refused_where_it_is_written(
+    tmp_path: Path, locate: Locate, text: str, needle: str
+) -> None:
+    """A "\\ud800" escape makes text no stream can encode; validation reported it at the
+    enclosing mapping (1:1 for a top-level key)."""
+    line, col = locate(text, needle)
+    path = _write(tmp_path, text)
+    message = _refusal(path)
+    assert message.startswith(f"{path}:{line}:{col}: '")
+    assert "holds a lone UTF-16 surrogate (half of a pair), which is no character" in message
+    assert message.isascii()  # the surrogate is shown escaped
+
+
+def test_a_surrogate_pair_is_the_character_it_stands_for(tmp_path: Path) -> None:
+    # as JSON writes a character beyond U+FFFF (json.dumps(ensure_ascii=True))
+    doc = load_yaml(_write(tmp_path, 'name: "\\ud83d\\ude00 \\U0001F600"\n'))
+    assert doc.data == {"name": "\U0001f600 \U0001f600"}
+
+
 class _Inner(BaseModel):
     model_config = ConfigDict(extra="forbid")
     rate: int

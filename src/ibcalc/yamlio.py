@@ -14,7 +14,8 @@ device, a directory), files over a size limit (the limit applies while reading, 
 ``/dev/zero`` is never read without end), binary files, invalid UTF-8, tabs used for
 indentation, more YAML nodes than a budget (counted while parsing, before anything is built),
 alias expansion beyond that budget (billion laughs), nesting deeper than a limit, duplicate keys,
-python tags.
+python tags, lone UTF-16 surrogates written as ``"\\ud800"`` escapes (at the key or value that
+holds one; a pair is joined into its character, as JSON means it).
 """
 
 from __future__ import annotations
@@ -316,7 +317,7 @@ def _build(
         return items
     if isinstance(node, yaml.ScalarNode):
         try:
-            return constructor.construct_object(node, deep=True)
+            value = constructor.construct_object(node, deep=True)
         except yaml.constructor.ConstructorError as exc:
             raise _problem(
                 doc.path, node.start_mark, f"unsupported YAML value: {exc.problem}"
@@ -324,7 +325,30 @@ def _build(
         except (ValueError, OverflowError) as exc:
             reason = str(exc).split(";")[0]  # drop Python's sys.set_int_max_str_digits() hint
             raise _problem(doc.path, node.start_mark, f"value cannot be read: {reason}") from exc
+        if isinstance(value, str) and _SURROGATE.search(value):
+            value = _join_surrogates(doc.path, node, value)
+        return value
     raise _problem(doc.path, node.start_mark, "unsupported YAML node")  # pragma: no cover
+
+
+#: UTF-16 surrogates, which YAML's ``\\uXXXX`` escapes can write but which are no characters.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _join_surrogates(path: str, node: yaml.Node, text: str) -> str:
+    """``text`` with each surrogate pair (``"\\ud83d\\ude00"``, as JSON writes a character
+    beyond U+FFFF) made the character it stands for; a lone surrogate is refused at the
+    scalar's position (it would reach validation as text that cannot be encoded, reported at
+    the enclosing mapping, or at 1:1)."""
+    try:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+    except UnicodeDecodeError:
+        raise _problem(
+            path,
+            node.start_mark,
+            f"{shown(text)} holds a lone UTF-16 surrogate (half of a pair), which is no "
+            "character: write the character itself, or an escape such as \\U0001F600",
+        ) from None
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:

@@ -654,6 +654,13 @@ CASES: list[Case] = [
         "a raw control character is one error line with its line and column",
     ),
     C(
+        "surrogate-key-position",
+        "check {h}/corpus-surrogate-key.yaml",
+        2,
+        "corpus-surrogate-key.yaml:6:1: '\\ud800' holds a lone UTF-16 surrogate (half of a pair)",
+        'a key written "\\ud800" was reported at the document\'s start, not at the key',
+    ),
+    C(
         "design-name-fakes-fail",
         "check {h}/corpus-name-newline.yaml",
         0,
