@@ -10,7 +10,8 @@ Every row also checks: no traceback; exit 2 comes with ``error:`` lines only, ea
 a refusal leaves stdout empty and ends within :data:`HANG_GUARD_S` (a guard against hangs and
 runaway reads, not the speed target: ``benchmarks/refusals.py`` times every refusal against
 issue 12's 1 s). Rows marked ``sub`` run the installed entry point in a subprocess, for what
-only a real process shows (a closed pipe, a full stdout).
+only a real process shows (a closed pipe, a full stdout, a stderr that cannot be written: a
+refusal whose ``error:`` line is lost is still exit 2, with stdout empty).
 
 The older corpus, one file per hostile YAML (billion laughs, deep nesting, binary ...), is
 ``test_hostile.py`` in this folder; a few cases that are not one command line (signals during a
@@ -63,6 +64,7 @@ class Case:
     stdout: str = "capture"  # for run=sub: capture, closed (reader gone), full (/dev/full)
     # or shut (no stdout at all: `>&-`)
     stdin: str = "inherit"  # for run=sub: inherit, or shut (no stdin at all: `<&-`)
+    stderr: str = "capture"  # for run=sub: capture, or as stdout: closed, full, shut
 
 
 def C(id_: str, args: str | list[str], code: int, fragment: str, guards: str, **kw: object) -> Case:
@@ -991,6 +993,43 @@ CASES: list[Case] = [
         stdout="shut",
     ),
     C(
+        "stderr-full-refusal",
+        "allreduce --size -1",
+        2,
+        "",
+        "`2>/dev/full`: a refusal whose error line cannot be written is still exit 2, not 1",
+        run="sub",
+        stderr="full",
+    ),
+    C(
+        "stderr-reader-gone-refusal",
+        "check {tmp}/missing.yaml",
+        2,
+        "",
+        "stderr's reader gone (`2>&1 | true`): a refusal is exit 2, not 141",
+        run="sub",
+        stderr="closed",
+    ),
+    C(
+        "stderr-shut-refusal",
+        "allreduce --size -1",
+        2,
+        "",
+        "`2>&-`: a refusal is exit 2",
+        run="sub",
+        stderr="shut",
+    ),
+    C(
+        "stderr-full-after-a-plot",
+        "gap --plot {tmp}/g.svg",
+        0,
+        "scale-up",
+        "the 'plot written to' line failing on a full stderr made a finished run exit 1",
+        where="out",
+        run="sub",
+        stderr="full",
+    ),
+    C(
         "stdin-shut",
         "nccl-check -",
         2,
@@ -1124,10 +1163,12 @@ def _run_in_process(
 
 
 def _run_subprocess(
-    args: list[str], mode: str, env: dict[str, str], stdin: str = "inherit"
+    args: list[str], mode: str, env: dict[str, str], stdin: str = "inherit", stderr: str = "capture"
 ) -> tuple[int, str, str]:
     command = [sys.executable, "-c", "from ibcalc.cli import main; main()", *args]
     full_env = {**os.environ, **env}
+    if stderr != "capture":
+        return _run_without_stderr(command, full_env, stderr)
     if mode == "shut" or stdin == "shut":
         # the shell's `>&-` / `<&-`: the descriptor is not open at all in the child
         shut = [fd for fd, how in ((1, mode), (0, stdin)) if how == "shut"]
@@ -1159,6 +1200,34 @@ def _run_subprocess(
     return done.returncode, done.stdout, done.stderr
 
 
+def _run_without_stderr(command: list[str], env: dict[str, str], how: str) -> tuple[int, str, str]:
+    """Run with a stderr that cannot be written: ``full`` (``2>/dev/full``), ``closed`` (a pipe
+    whose reader is gone) or ``shut`` (``2>&-``); stdout is captured, stderr reads as empty."""
+    if how == "shut":
+        done = subprocess.run(
+            command,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+            check=False,
+            preexec_fn=lambda: os.close(2),
+        )
+        return done.returncode, done.stdout, ""
+    if how == "full":
+        with Path("/dev/full").open("w") as full:
+            done = subprocess.run(
+                command, stdout=subprocess.PIPE, stderr=full, text=True, env=env, check=False
+            )
+        return done.returncode, done.stdout, ""
+    read, write = os.pipe()
+    os.close(read)
+    done = subprocess.run(
+        command, stdout=subprocess.PIPE, stderr=write, text=True, env=env, check=False
+    )
+    os.close(write)
+    return done.returncode, done.stdout, ""
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_corpus_case(
     case: Case,
@@ -1180,7 +1249,7 @@ def test_corpus_case(
     args = [_fill(arg, tmp_path) for arg in case.args]
     before = _snapshot(tmp_path)
     if case.run == "sub":
-        code, out, err = _run_subprocess(args, case.stdout, env, case.stdin)
+        code, out, err = _run_subprocess(args, case.stdout, env, case.stdin, case.stderr)
         elapsed = 0.0
     else:
         code, out, err, elapsed = _run_in_process(args, capsys)
@@ -1192,7 +1261,7 @@ def test_corpus_case(
         assert case.absent not in out + err
     if code == 2:
         lines = err.splitlines()
-        assert lines, "a refusal says why"
+        assert lines or case.stderr != "capture", "a refusal says why"
         assert all(line.startswith("error: ") for line in lines), err
         assert out == "", "a refusal leaves stdout empty"
         assert elapsed < HANG_GUARD_S, f"{case.id} took {elapsed:.2f} s"
