@@ -21,6 +21,7 @@ from ibcalc.yamlio import (
     SafeLoader,
     TrustedDocument,
     load_yaml,
+    other_kind,
     safe_load,
     trusted_document,
     validate,
@@ -263,6 +264,34 @@ def test_text_argument_is_labelled_with_the_source(locate: Locate) -> None:
     assert str(info.value).startswith(f"label.yaml:{line}:{col}:")
 
 
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ('name: x\nnodes: 2\n\n"\\ud800": 1\n', '"\\ud800"'),
+        ('name: x\nfabric:\n  link: ndr\n  "\\udfff": 1\n', '"\\udfff"'),
+        ('name: x\nnotes: [a, "b \\ud83d c"]\n', '"b'),
+        ('{"name": "x",\n "nodes": 2, "\\ud800": 1}\n', '"\\ud800"'),
+    ],
+)
+def test_a_lone_surrogate_is_refused_where_it_is_written(
+    tmp_path: Path, locate: Locate, text: str, needle: str
+) -> None:
+    """A "\\ud800" escape makes text no stream can encode; validation reported it at the
+    enclosing mapping (1:1 for a top-level key)."""
+    line, col = locate(text, needle)
+    path = _write(tmp_path, text)
+    message = _refusal(path)
+    assert message.startswith(f"{path}:{line}:{col}: '")
+    assert "holds a lone UTF-16 surrogate (half of a pair), which is no character" in message
+    assert message.isascii()  # the surrogate is shown escaped
+
+
+def test_a_surrogate_pair_is_the_character_it_stands_for(tmp_path: Path) -> None:
+    # as JSON writes a character beyond U+FFFF (json.dumps(ensure_ascii=True))
+    doc = load_yaml(_write(tmp_path, 'name: "\\ud83d\\ude00 \\U0001F600"\n'))
+    assert doc.data == {"name": "\U0001f600 \U0001f600"}
+
+
 class _Inner(BaseModel):
     model_config = ConfigDict(extra="forbid")
     rate: int
@@ -356,3 +385,33 @@ def test_trusted_document_of_broken_text_says_where(locate: Locate) -> None:
     assert problem.path == "data/broken.yaml"
     assert problem.line is not None
     assert problem.col is not None
+
+
+# --------------------------------------------------------------------------- kinds of file
+
+
+@pytest.mark.parametrize(
+    ("data", "expected", "kind"),
+    [
+        ({"schema": "ibcalc-switches/1", "switches": []}, "cluster-design", "switches"),
+        ({"switches": [], "node_cages": []}, "catalogue", "switches"),
+        ({"schema": "ibcalc-pairings/1", "intra": [], "inter": []}, "cluster-design", "pairings"),
+        ({"schema": "ibcalc-nccl-releases/1", "releases": []}, "cost-parameter", "nccl-releases"),
+        ({"$schema": "http://json-schema.org/draft-07/schema#"}, "catalogue", "json-schema"),
+        ({"$defs": {}, "properties": {}}, "cluster-design", "json-schema"),
+        ({"schema": "ibcalc-nccl-check/1", "runs": []}, "cluster-design", "nccl-check"),
+        ({"schema": "ibcalc-calibration/1"}, "cost-parameter", "calibration"),
+        ({"schema": "ibcalc-catalogue/1", "links": []}, "catalogue", None),
+        # a design whose $schema names the design schema is a design with an unknown key
+        (
+            {"$schema": "./ibcalc-design.schema.json", "name": "x", "nodes": 2},
+            "cluster-design",
+            None,
+        ),
+        # a pairings layout without its schema line reads as a design (intra, inter are design keys)
+        ({"intra": [], "inter": []}, "cluster-design", None),
+        ({"anything": 1}, "catalogue", None),
+    ],
+)
+def test_other_kind_names_what_a_file_is(data: object, expected: str, kind: str | None) -> None:
+    assert other_kind(data, expected) == kind

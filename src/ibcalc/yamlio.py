@@ -14,7 +14,8 @@ device, a directory), files over a size limit (the limit applies while reading, 
 ``/dev/zero`` is never read without end), binary files, invalid UTF-8, tabs used for
 indentation, more YAML nodes than a budget (counted while parsing, before anything is built),
 alias expansion beyond that budget (billion laughs), nesting deeper than a limit, duplicate keys,
-python tags.
+python tags, lone UTF-16 surrogates written as ``"\\ud800"`` escapes (at the key or value that
+holds one; a pair is joined into its character, as JSON means it).
 """
 
 from __future__ import annotations
@@ -34,11 +35,13 @@ from ibcalc.fileio import ReadRefused, read_regular
 from ibcalc.textsafe import printable, shown
 
 __all__ = [
+    "FILE_KINDS",
     "MAX_DEPTH",
     "MAX_FILE_BYTES",
     "MAX_NODES",
     "CSafeLoader",
     "Document",
+    "FileKind",
     "SafeLoader",
     "TrustedDocument",
     "load_yaml",
@@ -117,44 +120,85 @@ def safe_load(text: str) -> Any:
 M = TypeVar("M", bound=BaseModel)
 
 
-#: The kinds of ibcalc YAML file: the schema line each carries (design files need none) and
-#: top-level keys only that kind has.
-FILE_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "catalogue": ("ibcalc-catalogue/", ("links", "systems", "storage")),
-    "cost-parameter": (
-        "ibcalc-cost-params/",
+@dataclass(frozen=True)
+class FileKind:
+    """A kind of file ibcalc reads, ships or writes: how a message names it, the schema line it
+    carries (``schema_key: <one of schemas>...``) and top-level keys only that kind has."""
+
+    what: str
+    schemas: tuple[str, ...]
+    keys: tuple[str, ...] = ()
+    schema_key: str = "schema"
+
+
+#: The kinds of file :func:`other_kind` tells apart: the three a user gives (a design file needs
+#: no schema line), the tables that ship with ibcalc, and what ibcalc writes with a schema line.
+FILE_KINDS: dict[str, FileKind] = {
+    "catalogue": FileKind(
+        "a catalogue file", ("ibcalc-catalogue/",), ("links", "systems", "storage")
+    ),
+    "cost-parameter": FileKind(
+        "a cost-parameter file",
+        ("ibcalc-cost-params/",),
         ("nccl_tuner", "nccl_runtime", "pipeline", "calibrated", "error_band", "tuner_view"),
     ),
-    "cluster-design": ("ibcalc-design/", ("requirements", "fabric", "nodes")),
+    "cluster-design": FileKind(
+        "a cluster-design file", ("ibcalc-design/",), ("requirements", "fabric", "nodes")
+    ),
+    "switches": FileKind(
+        "a switch list (the layout of data/switches.yaml)",
+        ("ibcalc-switches/",),
+        ("switches", "node_cages"),
+    ),
+    "pairings": FileKind(
+        "a pairings table for ibcalc gap (the layout of data/pairings.yaml)", ("ibcalc-pairings/",)
+    ),
+    "nccl-releases": FileKind(
+        "a table of NCCL releases (the layout of data/nccl_releases.yaml)",
+        ("ibcalc-nccl-releases/",),
+        ("releases",),
+    ),
+    "json-schema": FileKind(
+        "a JSON Schema (what ibcalc schema writes)",
+        ("https://json-schema.org/", "http://json-schema.org/"),
+        ("$defs",),
+        schema_key="$schema",
+    ),
+    "nccl-check": FileKind(
+        "an nccl-check report (ibcalc nccl-check --format json)", ("ibcalc-nccl-check/",)
+    ),
+    "calibration": FileKind(
+        "a calibration report (ibcalc calibrate --format json)", ("ibcalc-calibration/",)
+    ),
 }
 
 
 def other_kind(data: object, expected: str) -> str | None:
-    """The kind of ibcalc file (a key of :data:`FILE_KINDS`) ``data`` is when it is not
-    ``expected``, by its schema line or by keys only that kind has; None when it may be
-    ``expected`` (or is no ibcalc file at all). Lets a loader say "a catalogue file, not a
-    cost-parameter file" in one line instead of one line per unknown key."""
+    """The kind of file (a key of :data:`FILE_KINDS`) ``data`` is when it is not ``expected``,
+    by its schema line or by keys only that kind has; None when it may be ``expected`` (or is
+    no file ibcalc knows). Lets a loader say "a catalogue file, not a cost-parameter file" in
+    one line instead of one line per unknown key."""
     if not isinstance(data, dict):
         return None
-    schema = data.get("schema")
-    if isinstance(schema, str):
-        for kind, (prefix, _) in FILE_KINDS.items():
-            if schema.startswith(prefix):
-                return None if kind == expected else kind
-    if any(key in data for key in FILE_KINDS[expected][1]):
+    for kind, spec in FILE_KINDS.items():
+        schema = data.get(spec.schema_key)
+        if isinstance(schema, str) and schema.startswith(spec.schemas):
+            return None if kind == expected else kind
+    if any(key in data for key in FILE_KINDS[expected].keys):
         return None
-    for kind, (_, keys) in FILE_KINDS.items():
-        if kind != expected and any(key in data for key in keys):
+    for kind, spec in FILE_KINDS.items():
+        if kind != expected and any(key in data for key in spec.keys):
             return kind
     return None
 
 
 def wrong_kind_problem(doc: Document, expected: str) -> ValidationProblem | None:
-    """One problem at the file's first line when ``doc`` is another kind of ibcalc file."""
+    """One problem at the file's first line when ``doc`` is another kind of file."""
     kind = other_kind(doc.data, expected)
     if kind is None:
         return None
-    return ValidationProblem(doc.path, 1, 1, f"a {kind} file, not a {expected} file")
+    message = f"{FILE_KINDS[kind].what}, not {FILE_KINDS[expected].what}"
+    return ValidationProblem(doc.path, 1, 1, message)
 
 
 @dataclass
@@ -273,7 +317,7 @@ def _build(
         return items
     if isinstance(node, yaml.ScalarNode):
         try:
-            return constructor.construct_object(node, deep=True)
+            value = constructor.construct_object(node, deep=True)
         except yaml.constructor.ConstructorError as exc:
             raise _problem(
                 doc.path, node.start_mark, f"unsupported YAML value: {exc.problem}"
@@ -281,7 +325,30 @@ def _build(
         except (ValueError, OverflowError) as exc:
             reason = str(exc).split(";")[0]  # drop Python's sys.set_int_max_str_digits() hint
             raise _problem(doc.path, node.start_mark, f"value cannot be read: {reason}") from exc
+        if isinstance(value, str) and _SURROGATE.search(value):
+            value = _join_surrogates(doc.path, node, value)
+        return value
     raise _problem(doc.path, node.start_mark, "unsupported YAML node")  # pragma: no cover
+
+
+#: UTF-16 surrogates, which YAML's ``\\uXXXX`` escapes can write but which are no characters.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _join_surrogates(path: str, node: yaml.Node, text: str) -> str:
+    """``text`` with each surrogate pair (``"\\ud83d\\ude00"``, as JSON writes a character
+    beyond U+FFFF) made the character it stands for; a lone surrogate is refused at the
+    scalar's position (it would reach validation as text that cannot be encoded, reported at
+    the enclosing mapping, or at 1:1)."""
+    try:
+        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+    except UnicodeDecodeError:
+        raise _problem(
+            path,
+            node.start_mark,
+            f"{shown(text)} holds a lone UTF-16 surrogate (half of a pair), which is no "
+            "character: write the character itself, or an escape such as \\U0001F600",
+        ) from None
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:

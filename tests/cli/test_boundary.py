@@ -204,3 +204,38 @@ def test_no_private_typer_import_in_src() -> None:
                 parts = name.split(".")
                 private = any(p.startswith("_") for p in parts[1:])
                 assert not (parts[0] in ("typer", "click") and private), f"{path}: {name}"
+
+
+class _FullStream:
+    """A stderr on a full device: every write fails with ENOSPC."""
+
+    encoding = "utf-8"
+    errors = "strict"
+
+    def __init__(self) -> None:
+        self.tried: list[object] = []
+
+    def write(self, text: str) -> int:
+        self.tried.append(text)
+        raise OSError(28, "No space left on device")
+
+    def flush(self) -> None:
+        return None
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        raise OSError(9, "not a real stream")
+
+
+def test_a_refusal_is_exit_2_when_its_error_line_cannot_be_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The line is lost (there is nowhere to say so), the exit code is the refusal's."""
+    full = _FullStream()
+    monkeypatch.setattr("sys.stderr", full)
+    with pytest.raises(SystemExit) as info:
+        main(["allreduce", "--size", "-1"])
+    assert info.value.code == 2
+    assert "error: size '-1' is negative\n" in full.tried

@@ -394,6 +394,44 @@ def test_error_exits_2_with_one_line_on_stderr(
     _assert_one_line_error(_fail_main(argv, capsys), needles)
 
 
+ROOT = Path(__file__).resolve().parents[2]
+#: Files of another kind than the one expected: (path under the repository, how it is named)
+OTHER_KINDS = [
+    ("examples/ibcalc-design.schema.json", "a JSON Schema (what ibcalc schema writes)"),
+    ("data/switches.yaml", "a switch list (the layout of data/switches.yaml)"),
+    ("data/pairings.yaml", "a pairings table for ibcalc gap (the layout of data/pairings.yaml)"),
+    ("data/nccl_releases.yaml", "a table of NCCL releases (the layout of data/nccl_releases.yaml)"),
+]
+EXPECTING = [
+    (["check"], "a cluster-design file"),
+    (["links", "--catalogue"], "a catalogue file"),
+    (["allreduce", "-s", "1GB", "--cost-params"], "a cost-parameter file"),
+]
+
+
+@pytest.mark.parametrize(("name", "kind"), OTHER_KINDS, ids=[n for n, _ in OTHER_KINDS])
+@pytest.mark.parametrize(("args", "expected"), EXPECTING, ids=["design", "catalogue", "params"])
+def test_a_file_of_another_kind_is_one_line_naming_both_kinds(
+    name: str, kind: str, args: list[str], expected: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = str(ROOT / name)
+    outcome = _fail_main([*args, path], capsys)
+    _assert_one_line_error(outcome, [f"{path}:1:1: {kind}, not {expected}"])
+
+
+def test_an_nccl_check_report_given_as_a_design_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log = ROOT / "benchmarks" / "data" / "sweeps" / "13_allreduce_1node_4xH100_intranode.txt"
+    report = tmp_path / "report.json"
+    main(["nccl-check", str(log), "--format", "json"])
+    report.write_text(capsys.readouterr().out)
+    outcome = _fail_main(["check", str(report)], capsys)
+    _assert_one_line_error(
+        outcome, ["an nccl-check report (ibcalc nccl-check --format json), not a cluster-design"]
+    )
+
+
 @pytest.mark.parametrize(
     ("argv", "needles"),
     [pytest.param(argv, needles, id=name) for name, argv, needles in ERRORS],

@@ -133,10 +133,92 @@ def test_flags_override_the_log_and_bad_flags_exit_2() -> None:
     assert "the log ran 2 ranks" in err
 
 
+#: Snellius 1 x 4 H100 all-reduce: its header says nGpus 4 (one process drives the 4 GPUs).
+NGPUS_4 = SWEEPS / "13_allreduce_1node_4xH100_intranode.txt"
+
+
+def _gpus_per_process(out: str) -> list[dict[str, object]]:
+    run_ = json.loads(out)["runs"][0]
+    return [a for a in run_["assumptions"] if a["field"] == "gpus_per_process"]
+
+
+@pytest.mark.parametrize("given", ["1", "2"])
+def test_gpus_per_process_flag_overrides_the_log_and_says_so_once(given: str) -> None:
+    code, out, err = run("nccl-check", str(NGPUS_4), "--gpus-per-process", given)
+    assert code == 0, err
+    # the flag's value is the one listed; the header's 4 is named once, beside it
+    assert out.count("nGpus") == 1
+    assert (
+        f"  - gpus_per_process = {given} [flag]: given by the caller (the log's header says "
+        "nGpus 4)\n" in out
+    )
+    assert "gpus_per_process = 4" not in out
+    assert "-g 4" not in out
+    code, out, err = run(
+        "nccl-check", str(NGPUS_4), "--gpus-per-process", given, "--format", "json"
+    )
+    assert code == 0, err
+    assert _gpus_per_process(out) == [
+        {
+            "field": "gpus_per_process",
+            "value": int(given),
+            "source": "flag",
+            "evidence": "given by the caller (the log's header says nGpus 4)",
+        }
+    ]
+    assert out.count("nGpus 4") == 1
+    # the slow small sizes are not put down to the -g 4 the flag replaced
+    (latency,) = [f for f in json.loads(out)["runs"][0]["findings"] if f["kind"] == "latency"]
+    assert latency["cause"].endswith(
+        "latency, not bandwidth: likely a launcher, container or driver overhead per call"
+    )
+
+
+def test_gpus_per_process_from_the_log_and_from_an_agreeing_flag() -> None:
+    code, out, _ = run("nccl-check", str(NGPUS_4), "--format", "json")
+    assert code == 0
+    assert [(a["value"], a["source"]) for a in _gpus_per_process(out)] == [(4, "log")]
+    plain = json.loads(out)["runs"][0]
+    causes = " ".join(f["cause"] for f in plain["findings"])
+    assert "one process drives 4 GPUs (-g 4; the header says nGpus 4)" in causes
+    code, out, _ = run("nccl-check", str(NGPUS_4), "--gpus-per-process", "4", "--format", "json")
+    assert code == 0
+    assert [(a["value"], a["source"]) for a in _gpus_per_process(out)] == [(4, "log"), (4, "flag")]
+    given = json.loads(out)["runs"][0]
+    # the 4 serial launches are in the expectation: 4 B measured 17.05 us (line 191), expected
+    # about 10 us with one GPU per process, 17 us with four
+    assert plain["rows"][0]["measured_time_us"] == 17.05
+    assert plain["rows"][0]["expected_time_us"] < 12
+    assert given["rows"][0]["expected_time_us"] == pytest.approx(17.05, rel=0.05)
+    assert not [f for f in given["findings"] if f["kind"] == "latency"]
+    # `-g 1` is given too, though it is the option's default: it is not the log's 4
+    code, out, _ = run("nccl-check", str(NGPUS_4), "--gpus-per-process", "1", "--format", "json")
+    assert json.loads(out)["runs"][0]["rows"][0]["expected_time_us"] == pytest.approx(
+        plain["rows"][0]["expected_time_us"]
+    )
+
+
 def test_collective_flag() -> None:
     code, _, err = run("nccl-check", str(HEALTHY), "--collective", "bogus")
     assert code == 2
     assert "unknown collective" in err
+
+
+def test_collective_flag_names_the_log_s_collective_once() -> None:
+    code, out, _ = run("nccl-check", str(NGPUS_4), "--collective", "alltoall")
+    assert code == 0
+    assert out.count("all_reduce") == 1
+    assert "alltoall (given; the log says all_reduce)" in out
+    code, out, _ = run("nccl-check", str(NGPUS_4), "--collective", "alltoall", "--format", "json")
+    assumptions = json.loads(out)["runs"][0]["assumptions"]
+    assert [a for a in assumptions if a["field"] == "collective"] == [
+        {
+            "field": "collective",
+            "value": "alltoall",
+            "source": "flag",
+            "evidence": "given by the caller (the log says all_reduce)",
+        }
+    ]
 
 
 def test_plot(tmp_path: Path) -> None:

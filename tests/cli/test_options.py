@@ -95,6 +95,22 @@ def test_cluster_options_build_one_spec() -> None:
     assert ClusterSpec.model_validate_json(default.stdout.split(" ", 1)[1]) == ClusterSpec()
 
 
+def test_an_option_given_at_its_default_is_given() -> None:
+    """`--no-sharp` (the default) is what the user said: set in the spec, so that a command
+    that infers the rest (nccl-check's -g) does not take it for an option not given."""
+    probe = typer.Typer()
+    seen: list[ClusterSpec] = []
+
+    @probe.command()
+    @cluster_options("nodes", "sharp")
+    def show(*, cluster: ClusterSpec) -> None:
+        seen.append(cluster)
+
+    for args, fields in (([], set()), (["--no-sharp"], {"sharp"}), (["--nodes", "2"], {"nodes"})):
+        assert runner.invoke(probe, args).exit_code == 0
+        assert seen[-1].model_fields_set == fields, args
+
+
 def test_cluster_option_out_of_range_names_the_flag() -> None:
     result = runner.invoke(_probe(), ["--nodes", "0"])
     assert result.exit_code == 2

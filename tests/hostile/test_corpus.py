@@ -10,7 +10,8 @@ Every row also checks: no traceback; exit 2 comes with ``error:`` lines only, ea
 a refusal leaves stdout empty and ends within :data:`HANG_GUARD_S` (a guard against hangs and
 runaway reads, not the speed target: ``benchmarks/refusals.py`` times every refusal against
 issue 12's 1 s). Rows marked ``sub`` run the installed entry point in a subprocess, for what
-only a real process shows (a closed pipe, a full stdout).
+only a real process shows (a closed pipe, a full stdout, a stderr that cannot be written: a
+refusal whose ``error:`` line is lost is still exit 2, with stdout empty).
 
 The older corpus, one file per hostile YAML (billion laughs, deep nesting, binary ...), is
 ``test_hostile.py`` in this folder; a few cases that are not one command line (signals during a
@@ -63,6 +64,7 @@ class Case:
     stdout: str = "capture"  # for run=sub: capture, closed (reader gone), full (/dev/full)
     # or shut (no stdout at all: `>&-`)
     stdin: str = "inherit"  # for run=sub: inherit, or shut (no stdin at all: `<&-`)
+    stderr: str = "capture"  # for run=sub: capture, or as stdout: closed, full, shut
 
 
 def C(id_: str, args: str | list[str], code: int, fragment: str, guards: str, **kw: object) -> Case:
@@ -654,6 +656,13 @@ CASES: list[Case] = [
         "a raw control character is one error line with its line and column",
     ),
     C(
+        "surrogate-key-position",
+        "check {h}/corpus-surrogate-key.yaml",
+        2,
+        "corpus-surrogate-key.yaml:6:1: '\\ud800' holds a lone UTF-16 surrogate (half of a pair)",
+        'a key written "\\ud800" was reported at the document\'s start, not at the key',
+    ),
+    C(
         "design-name-fakes-fail",
         "check {h}/corpus-name-newline.yaml",
         0,
@@ -796,6 +805,24 @@ CASES: list[Case] = [
         where="out",
     ),
     C(
+        "nccl-check-gpus-per-process-given",
+        "nccl-check {h}/corpus-log-implausible.txt --gpus-per-process 1",
+        0,
+        "gpus_per_process = 1 [flag]: given by the caller (the log's header says nGpus 4)",
+        "-g 1 was dropped as the default; -g 2 was listed beside the log's nGpus 4, which a "
+        "finding then named as the cause of slow small sizes",
+        where="out",
+        absent="-g 4",
+    ),
+    C(
+        "nccl-check-size-overflow-row",
+        "nccl-check {h}/corpus-log-size-overflow.txt",
+        0,
+        "note: row at line 211: size 1e400 overflows to infinity, not a byte count; dropped",
+        "a row whose size 1e400 overflows to infinity was skipped without a note",
+        where="out",
+    ),
+    C(
         "design-ratio-overflow",
         "check {h}/corpus-ratio-overflow.yaml",
         2,
@@ -881,6 +908,29 @@ CASES: list[Case] = [
         2,
         "a cost-parameter file, not a catalogue file",
         "the cost parameters given as a catalogue",
+    ),
+    C(
+        "design-given-json-schema",
+        "check {ex}/ibcalc-design.schema.json",
+        2,
+        "ibcalc-design.schema.json:1:1: a JSON Schema (what ibcalc schema writes), not a "
+        "cluster-design file",
+        "the design's JSON Schema given as a design was one line per unknown key ($schema ...)",
+    ),
+    C(
+        "catalogue-given-switches",
+        "links --catalogue {ex}/../data/switches.yaml",
+        2,
+        "a switch list (the layout of data/switches.yaml), not a catalogue file",
+        "the switch list given as a catalogue was one line per unknown key",
+    ),
+    C(
+        "cost-params-given-pairings",
+        "allreduce -s 1GB --cost-params {ex}/../data/pairings.yaml",
+        2,
+        "a pairings table for ibcalc gap (the layout of data/pairings.yaml), not a "
+        "cost-parameter file",
+        "the gap's pairings given as cost parameters was one line per unknown key",
     ),
     C(
         "cost-params-1-over-1e400",
@@ -1004,6 +1054,43 @@ CASES: list[Case] = [
         "`>&-`: one line and exit 2, not AttributeError on None",
         run="sub",
         stdout="shut",
+    ),
+    C(
+        "stderr-full-refusal",
+        "allreduce --size -1",
+        2,
+        "",
+        "`2>/dev/full`: a refusal whose error line cannot be written is still exit 2, not 1",
+        run="sub",
+        stderr="full",
+    ),
+    C(
+        "stderr-reader-gone-refusal",
+        "check {tmp}/missing.yaml",
+        2,
+        "",
+        "stderr's reader gone (`2>&1 | true`): a refusal is exit 2, not 141",
+        run="sub",
+        stderr="closed",
+    ),
+    C(
+        "stderr-shut-refusal",
+        "allreduce --size -1",
+        2,
+        "",
+        "`2>&-`: a refusal is exit 2",
+        run="sub",
+        stderr="shut",
+    ),
+    C(
+        "stderr-full-after-a-plot",
+        "gap --plot {tmp}/g.svg",
+        0,
+        "scale-up",
+        "the 'plot written to' line failing on a full stderr made a finished run exit 1",
+        where="out",
+        run="sub",
+        stderr="full",
     ),
     C(
         "stdin-shut",
@@ -1139,10 +1226,12 @@ def _run_in_process(
 
 
 def _run_subprocess(
-    args: list[str], mode: str, env: dict[str, str], stdin: str = "inherit"
+    args: list[str], mode: str, env: dict[str, str], stdin: str = "inherit", stderr: str = "capture"
 ) -> tuple[int, str, str]:
     command = [sys.executable, "-c", "from ibcalc.cli import main; main()", *args]
     full_env = {**os.environ, **env}
+    if stderr != "capture":
+        return _run_without_stderr(command, full_env, stderr)
     if mode == "shut" or stdin == "shut":
         # the shell's `>&-` / `<&-`: the descriptor is not open at all in the child
         shut = [fd for fd, how in ((1, mode), (0, stdin)) if how == "shut"]
@@ -1174,6 +1263,34 @@ def _run_subprocess(
     return done.returncode, done.stdout, done.stderr
 
 
+def _run_without_stderr(command: list[str], env: dict[str, str], how: str) -> tuple[int, str, str]:
+    """Run with a stderr that cannot be written: ``full`` (``2>/dev/full``), ``closed`` (a pipe
+    whose reader is gone) or ``shut`` (``2>&-``); stdout is captured, stderr reads as empty."""
+    if how == "shut":
+        done = subprocess.run(
+            command,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+            check=False,
+            preexec_fn=lambda: os.close(2),
+        )
+        return done.returncode, done.stdout, ""
+    if how == "full":
+        with Path("/dev/full").open("w") as full:
+            done = subprocess.run(
+                command, stdout=subprocess.PIPE, stderr=full, text=True, env=env, check=False
+            )
+        return done.returncode, done.stdout, ""
+    read, write = os.pipe()
+    os.close(read)
+    done = subprocess.run(
+        command, stdout=subprocess.PIPE, stderr=write, text=True, env=env, check=False
+    )
+    os.close(write)
+    return done.returncode, done.stdout, ""
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
 def test_corpus_case(
     case: Case,
@@ -1195,7 +1312,7 @@ def test_corpus_case(
     args = [_fill(arg, tmp_path) for arg in case.args]
     before = _snapshot(tmp_path)
     if case.run == "sub":
-        code, out, err = _run_subprocess(args, case.stdout, env, case.stdin)
+        code, out, err = _run_subprocess(args, case.stdout, env, case.stdin, case.stderr)
         elapsed = 0.0
     else:
         code, out, err, elapsed = _run_in_process(args, capsys)
@@ -1207,7 +1324,7 @@ def test_corpus_case(
         assert case.absent not in out + err
     if code == 2:
         lines = err.splitlines()
-        assert lines, "a refusal says why"
+        assert lines or case.stderr != "capture", "a refusal says why"
         assert all(line.startswith("error: ") for line in lines), err
         assert out == "", "a refusal leaves stdout empty"
         assert elapsed < HANG_GUARD_S, f"{case.id} took {elapsed:.2f} s"

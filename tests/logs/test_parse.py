@@ -581,6 +581,54 @@ def test_rows_mixed_with_other_output() -> None:
     assert has_note(run, "row at line 3 incomplete, dropped")
 
 
+_TABLE = (
+    "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+    "        1024           256     float     sum      -1    12.10    0.08    0.08      0\n"
+    "{size:>12} {count:>13}     float     sum      -1    11.83    0.17    0.17      0\n"
+    "        4096          1024     float     sum      -1    11.79    0.35    0.35      0\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("size", "count", "note"),
+    [
+        ("1e400", "512", "row at line 3: size 1e400 overflows to infinity, not a byte count"),
+        ("2048", "1e400", "row at line 3: count 1e400 overflows to infinity, not an element count"),
+        ("inf", "512", "row at line 3: size inf is infinite, not a byte count"),
+        ("nan", "512", "row at line 3: size nan is not a number, not a byte count"),
+        ("-2048", "512", "row at line 3: size -2048 is negative, not a byte count"),
+        ("2048.5", "512", "row at line 3: size 2048.5 is not written as an integer"),
+        ("2e3", "512", "row at line 3: size 2e3 is not written as an integer"),
+        ("1" * 25, "512e0", "row at line 3: size " + "1" * 25 + " has more than 20 digits"),
+    ],
+)
+def test_a_row_whose_size_or_count_is_no_count_is_dropped_with_a_note(
+    size: str, count: str, note: str
+) -> None:
+    run = parse_log(_TABLE.format(size=size, count=count)).runs[0]
+    assert [r.size_bytes for r in run.rows] == [1024, 4096]
+    about_the_row = [n for n in run.notes if "line 3" in n]
+    assert len(about_the_row) == 1
+    assert about_the_row[0].startswith(note)
+    assert about_the_row[0].endswith("; dropped")
+
+
+def test_a_prefixed_row_whose_size_overflows_is_dropped_with_a_note() -> None:
+    table = _TABLE.format(size="1e400", count="512")
+    text = "".join(f" 0: {line}\n" for line in table.splitlines())
+    run = parse_log(text).runs[0]
+    assert [r.size_bytes for r in run.rows] == [1024, 4096]
+    assert has_note(run, "row at line 3: size 1e400 overflows to infinity")
+
+
+def test_other_output_in_a_table_is_still_passed_over_quietly() -> None:
+    noise = "12:00:01 job step started\n5.5 1 % of the job step is done\n"  # 9 fields
+    text = _TABLE.format(size="2048", count="512").replace("        4096", noise + "        4096")
+    run = parse_log(text).runs[0]
+    assert [r.size_bytes for r in run.rows] == [1024, 2048, 4096]
+    assert not [n for n in run.notes if "line 4" in n or "line 5" in n]
+
+
 @pytest.mark.parametrize(
     ("text", "words"),
     [

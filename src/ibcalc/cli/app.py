@@ -25,6 +25,7 @@ from ibcalc.cli.boundary import (
     CliUsageError,
     boundary,
     quiet_stdout,
+    say,
 )
 from ibcalc.cli.output import StdoutError, guarded_stdout
 from ibcalc.collectives import Collective
@@ -265,7 +266,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except typer.Abort:
-        typer.echo("error: aborted", err=True)
+        say("error: aborted")
         sys.exit(130)
     except KeyboardInterrupt:
         sys.exit(130)
@@ -278,7 +279,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         if not isinstance(exc, StdoutError) and exc.errno not in _WRITE_ERRNOS:
             raise
         quiet_stdout()
-        typer.echo(f"error: cannot write output: {exc.strerror or exc}", err=True)
+        say(f"error: cannot write output: {exc.strerror or exc}")
         sys.exit(2)
     if isinstance(code, int) and code != 0:
         sys.exit(code)

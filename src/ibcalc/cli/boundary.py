@@ -31,7 +31,7 @@ import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import NoReturn, ParamSpec, TypeVar
+from typing import NoReturn, ParamSpec, TextIO, TypeVar
 
 import typer
 
@@ -46,6 +46,7 @@ __all__ = [
     "boundary",
     "guard",
     "quiet_stdout",
+    "say",
     "usage_line",
 ]
 
@@ -132,17 +133,37 @@ class CliUsageError(IbcalcError):
 
 def _fail(lines: Sequence[str]) -> NoReturn:
     for line in lines:
-        typer.echo(f"error: {printable(line, MAX_ERROR_LINE)}", err=True)
+        say(f"error: {printable(line, MAX_ERROR_LINE)}")
     raise typer.Exit(2)
+
+
+def say(line: str) -> None:
+    """Write ``line`` to stderr, the one way the CLI does. A stderr that cannot be written (a
+    full device, ``2>/dev/full``; its reader gone) is sent to /dev/null for the rest of the run
+    and the line is lost: the exit code stays the one the line goes with (2 for a refusal, 0
+    after a "wrote FILE"), since there is nowhere left to say more. A closed stderr (``2>&-``)
+    is written nowhere."""
+    try:
+        typer.echo(line, err=True)
+    except (OSError, ValueError):
+        _quiet(sys.stderr)
+
+
+def _quiet(stream: TextIO | None) -> None:
+    """Point ``stream``'s descriptor at /dev/null, so that what is left in its buffer and the
+    interpreter's last flush raise nothing."""
+    if stream is None:
+        return
+    with contextlib.suppress(OSError, ValueError, AttributeError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
 
 
 def quiet_stdout() -> None:
     """Send what is left for stdout to /dev/null, so that the interpreter's last flush of a
     closed pipe or a full device raises nothing (Python's documented recipe for SIGPIPE)."""
-    with contextlib.suppress(OSError, ValueError, AttributeError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
+    _quiet(sys.stdout)
 
 
 def usage_line(exc: typer.TyperException) -> str:

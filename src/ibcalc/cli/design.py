@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ibcalc.cli.boundary import CliUsageError, guard
+from ibcalc.cli.boundary import CliUsageError, guard, say
 from ibcalc.cli.options import CatalogueOpt, CostParamsOpt, catalogue_of, params_of
 from ibcalc.cli.output import emit, output_target, run_inputs
 from ibcalc.textsafe import printable
@@ -130,7 +130,7 @@ def check_command(
     )
     for outcome in outcomes:
         for problem in outcome.problems:
-            typer.echo(f"error: {printable(problem, None)}", err=True)
+            say(f"error: {printable(problem, None)}")
     emit(render_check(outcomes, fmt.value), target)
     code = exit_code(outcomes)
     if code:

@@ -14,7 +14,7 @@ from typing import Annotated
 import typer
 
 from ibcalc.cli.app import collective_help
-from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError, guard
+from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError, guard, say
 from ibcalc.cli.options import (
     ALGO_AUTO,
     ESTIMATE_FIELDS,
@@ -167,9 +167,7 @@ def sweep_command(
     # measured points are read before any output, so a bad file leaves stdout empty
     points, total = load_measured_for(measured, result) if measured is not None else ([], 0)
     if measured is not None:
-        typer.echo(
-            f"measured: {len(points)} of {total} rows of {printable(measured)} plotted", err=True
-        )
+        say(f"measured: {len(points)} of {total} rows of {printable(measured)} plotted")
     # the picture first: a write that fails after all leaves stdout empty
     path = plot_sweep_result(
         target,
@@ -179,7 +177,7 @@ def sweep_command(
         time_panel=plot_time,
     )
     render_sweep(result, fmt)
-    typer.echo(f"plot written to {printable(path)}", err=True)
+    say(f"plot written to {printable(path)}")
 
 
 def register(app: typer.Typer) -> None:

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from ibcalc.cli.boundary import FIELD_FLAGS, guard
+from ibcalc.cli.boundary import FIELD_FLAGS, guard, say
 from ibcalc.cli.options import (
     FORMAT_TABLE,
     CatalogueOpt,
@@ -75,7 +75,7 @@ def gap_command(
         written = plot_gap(target, report.pairings)
     render_gap(report, fmt, names=FIELD_FLAGS)
     if written is not None:
-        typer.echo(f"plot written to {printable(written)}", err=True)
+        say(f"plot written to {printable(written)}")
 
 
 def register(app: typer.Typer) -> None:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Annotated, BinaryIO
 
 import typer
 
-from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError, boundary, guard
+from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError, boundary, guard, say
 from ibcalc.cli.options import (
     FORMAT_TABLE,
     CatalogueOpt,
@@ -196,7 +196,7 @@ def nccl_check(
     typer.echo(render_check_report(checks, fmt, names=FIELD_FLAGS), nl=False)
     if target is not None:
         for i, check in enumerate(c for c in checks if c.rows):
-            typer.echo(f"wrote {plot_check(_plot_path(target, i), check)}", err=True)
+            say(f"wrote {plot_check(_plot_path(target, i), check)}")
     if unreadable:
         raise typer.Exit(2)
     if min_efficiency is not None and _gate(checks, min_efficiency):
@@ -217,10 +217,9 @@ def _gate(checks: list[RunCheck], min_efficiency: float) -> bool:
             f"{r.size_bytes} B ({r.efficiency:.0%}{', #wrong' if r.wrong else ''})"
             for r in rows[:6]
         )
-        typer.echo(
+        say(
             f"FAIL {check.source} run {check.run_index + 1}: below {min_efficiency:g} of the "
-            f"expected busbw at {sizes}",
-            err=True,
+            f"expected busbw at {sizes}"
         )
     return failed
 
@@ -286,7 +285,7 @@ def calibrate_command(
             written = write_override(result, output, force=force, inputs=inputs)
         typer.echo(report, nl=False)
     for target in written:
-        typer.echo(f"wrote {target}", err=True)
+        say(f"wrote {target}")
 
 
 def register(app: typer.Typer) -> None:

@@ -308,7 +308,12 @@ def cluster_options(
         if "cluster" not in declared or not set(own) <= declared.keys():
             raise TypeError(f"{command.__name__} must declare cluster and {sorted(own)}")
         keyword = inspect.Parameter.KEYWORD_ONLY
+        # the toolkit's context says which options the command line gave (`-g 1` is given,
+        # though it is the default); the command's own context parameter, else a hidden one
+        context = next((p.name for p in declared.values() if p.annotation is typer.Context), None)
         parameters: list[inspect.Parameter] = []
+        if context is None:
+            parameters.append(inspect.Parameter(_CONTEXT, keyword, annotation=typer.Context))
         for parameter in declared.values():
             if parameter.name in own:
                 continue
@@ -335,14 +340,15 @@ def cluster_options(
 
         @functools.wraps(command)
         def with_cluster(**kwargs: Any) -> R:
-            # only the options given (not at their default) are set: a spec's fields_set is
-            # what the user said, which commands that infer the rest (nccl-check) rely on
+            # only the options given are set: a spec's fields_set is what the user said, which
+            # commands that infer the rest (nccl-check) rely on
+            ctx = kwargs.pop(_CONTEXT, None) if context is None else kwargs.get(context)
             values = {field: kwargs.pop(field) for field in spec_fields}
             given = {
                 # a choice option gives its enum member; the spec takes the plain value
                 field: value.value if isinstance(value, StrEnum) else value
                 for field, value in values.items()
-                if value != ClusterSpec.model_fields[field].default
+                if _given(ctx, field, value)
             }
             for field in derived:
                 options = {name: kwargs.pop(name) for name, _ in _DERIVED_OPTIONS[field]}
@@ -358,6 +364,19 @@ def cluster_options(
         return with_cluster
 
     return decorate
+
+
+#: The name of the context parameter :func:`cluster_options` adds to a command without one.
+_CONTEXT = "_ibcalc_context"
+
+
+def _given(ctx: typer.Context | None, field: str, value: Any) -> bool:
+    """Whether the option of ``field`` was given: by the command line (or the environment),
+    whatever its value; without a context (a direct call), when it is not the default."""
+    source = ctx.get_parameter_source(field) if ctx is not None else None
+    if source is None:
+        return bool(value != ClusterSpec.model_fields[field].default)
+    return source.name not in ("DEFAULT", "DEFAULT_MAP")
 
 
 def fabrics_of(inter: str | None) -> list[str]:

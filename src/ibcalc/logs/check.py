@@ -24,13 +24,14 @@ from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, busbw_factor
 from ibcalc.errors import ClusterError
 from ibcalc.facade import parse_dtype
-from ibcalc.logs.cluster import infer_cluster
+from ibcalc.logs.cluster import infer_cluster, overridden_gpus_per_process
 from ibcalc.logs.diagnose import diagnose
 from ibcalc.logs.env import LogEnvironment, scan_environment
 from ibcalc.logs.expect import RunContext, predict
 from ibcalc.logs.records import ParsedLog, Row, Run
 from ibcalc.logs.results import (
     BANDS,
+    GIVEN,
     Assumption,
     Band,
     Finding,
@@ -78,7 +79,13 @@ def check_run(
     env = env if env is not None else LogEnvironment()
     coll = collective or run.collective
     notes = list(run.notes)
-    assumptions = _log_facts(run, dtype)
+    # what the log states that a flag replaces: named by the flag's assumption (or the title)
+    overridden: set[str] = set()
+    if overridden_gpus_per_process(run, flags) is not None:
+        overridden.add("gpus_per_process")
+    if collective is not None and collective is not run.collective:
+        overridden.add("collective")
+    assumptions = _log_facts(run, dtype, overridden)
     params = _release_params(run, params, assumptions)
     if collective is not None and collective is not run.collective:
         assumptions.append(
@@ -86,7 +93,7 @@ def check_run(
                 field="collective",
                 value=collective.value,
                 source="flag",
-                evidence=f"given by the caller (the log says {run.raw_collective or 'nothing'})",
+                evidence=f"{GIVEN} (the log says {run.raw_collective or 'nothing'})",
             )
         )
     if run.ranks is not None and run.ranks < 2:
@@ -274,15 +281,16 @@ def _release_params(run: Run, params: CostParams, assumptions: list[Assumption])
     return released
 
 
-def _log_facts(run: Run, dtype: str | None) -> list[Assumption]:
+def _log_facts(run: Run, dtype: str | None, overridden: set[str]) -> list[Assumption]:
     """What the log says about the run beyond its placement, each with where it comes from:
     the parser's inferences (collective, ranks, library, versions), and the values it prints
-    (GPU model, GPUs per process, dtype, library version)."""
+    (GPU model, GPUs per process, dtype, library version). A value a flag overrides (the fields
+    in ``overridden``, the dtype) is not listed: the flag's assumption names it."""
     out: list[Assumption] = []
     inferred = {inf.field for inf in run.inferences if inf.value is not None}
+    skipped = {"nodes", "ranks_per_node", *overridden}  # nodes: listed with the cluster
     for inf in run.inferences:
-        # nodes and ranks per node are listed with the cluster they describe
-        if inf.value is not None and inf.field not in ("nodes", "ranks_per_node"):
+        if inf.value is not None and inf.field not in skipped:
             out.append(
                 Assumption(field=inf.field, value=inf.value, source="log", evidence=inf.evidence)
             )
@@ -294,7 +302,7 @@ def _log_facts(run: Run, dtype: str | None) -> list[Assumption]:
     if dtype is None:
         printed.append(("dtype", run.dtype, "the type column of the rows"))
     for field, value, where in printed:
-        if value is not None and field not in inferred:
+        if value is not None and field not in inferred and field not in skipped:
             out.append(
                 Assumption(field=field, value=value, source="log", evidence=f"printed in {where}")
             )
@@ -304,7 +312,7 @@ def _log_facts(run: Run, dtype: str | None) -> list[Assumption]:
                 field="dtype",
                 value=dtype,
                 source="flag",
-                evidence=f"given by the caller (the log says {run.dtype or 'nothing'})",
+                evidence=f"{GIVEN} (the log says {run.dtype})" if run.dtype else GIVEN,
             )
         )
     return out

@@ -28,7 +28,7 @@ from ibcalc.cluster.resolve import ClusterSpec
 from ibcalc.engine.types import Algorithm
 from ibcalc.logs.env import LogEnvironment
 from ibcalc.logs.records import Run
-from ibcalc.logs.results import Assumption
+from ibcalc.logs.results import GIVEN, Assumption
 
 __all__ = [
     "NODE_RULES",
@@ -36,6 +36,7 @@ __all__ = [
     "NodeRule",
     "infer_cluster",
     "infer_spec",
+    "overridden_gpus_per_process",
 ]
 
 # ------------------------------------------------------------------------------- node rules
@@ -196,6 +197,20 @@ def _given(flags: ClusterSpec | None) -> dict[str, Any]:
     return {k: data[k] for k in flags.model_fields_set}
 
 
+def overridden_gpus_per_process(run: Run, flags: ClusterSpec | None) -> int | None:
+    """The GPUs per process the log's header states (nGpus, nccl-tests ``-g``) when the caller
+    gave another count, which replaces it; None otherwise."""
+    if flags is None or "gpus_per_process" not in flags.model_fields_set:
+        return None
+    stated = run.gpus_per_process
+    return stated if stated is not None and stated != flags.gpus_per_process else None
+
+
+def _given_evidence(run: Run, field: str, flags: ClusterSpec | None) -> str:
+    stated = overridden_gpus_per_process(run, flags) if field == "gpus_per_process" else None
+    return GIVEN if stated is None else f"{GIVEN} (the log's header says nGpus {stated})"
+
+
 def infer_cluster(
     run: Run, catalogue: Catalogue, env: LogEnvironment, flags: ClusterSpec | None
 ) -> Inferred:
@@ -203,7 +218,7 @@ def infer_cluster(
     :class:`Inferred`); ``flags`` override every inferred value."""
     given = _given(flags)
     notes: list[Assumption] = [
-        Assumption(field=k, value=v, source="flag", evidence="given by the caller")
+        Assumption(field=k, value=v, source="flag", evidence=_given_evidence(run, k, flags))
         for k, v in given.items()
     ]
     values: dict[str, Any] = dict(given)

@@ -19,7 +19,9 @@ so the old (pre-2.10: no Group, no root column, ``error`` column), current and n
 the standard layout for its width, and a note says so.
 
 Rows of size 0 are skipped (with a note). A row that does not have every column (a cut log, or
-output of another process glued to it) is dropped with a note naming its line. A run without the
+output of another process glued to it) is dropped with a note naming its line, and so is a row
+of the table's width whose size or count is no count (``1e400``, which overflows to infinity;
+``-8``; ``2.5``) and a row faster than 1 PB/s (:data:`MAX_PLAUSIBLE_Bps`). A run without the
 trailer is marked ``truncated``. See :mod:`ibcalc.logs.infer` for the inference rules.
 
 Input that is not a log (binary data, empty text, text without a result table) raises
@@ -48,6 +50,7 @@ from ibcalc.logs.infer import (
 )
 from ibcalc.logs.jsonfmt import parse_json
 from ibcalc.logs.records import ParsedLog, Row, Run, Timing
+from ibcalc.textsafe import printable
 
 __all__ = ["MAX_LOG_BYTES", "STDIN", "LogInput", "parse_file", "parse_log", "read_log"]
 
@@ -61,7 +64,9 @@ _MPI_PREFIX = re.compile(r"^\s*\[\d+,\d+\]<std(?:out|err)>:")
 _POD_PREFIX = re.compile(r"^\s*\[pod/[^\]]*\]\s")
 _SRUN_PREFIX = re.compile(r"^\s*\d+:\s")
 _ROW_START = re.compile(r"^\d+\s+\d+\s")
-_NUMBERS = re.compile(r"^\d+(?:\.\d+)?\s+\d+(?:\.\d+)?\s")
+#: Two numbers starting a line (a row, or one whose size or count is written oddly: ``1e400``)
+_NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+_NUMBERS = re.compile(rf"^{_NUMBER}\s+{_NUMBER}\s")
 _NOISE_WORDS = ("NCCL INFO", "NCCL WARN", "NCCL TRACE", "UCX ", "PMIX", "libfabric:")
 _NCCL_VERSION = re.compile(r"\bNCCL version\s+v?(\d+\.\d+\.\d+)")
 _RCCL_VERSION = re.compile(r"^RCCL version\s*:\s*v?(\d+\.\d+\.\d+)")
@@ -247,6 +252,30 @@ def _timing(tokens: list[str], group: dict[str, int]) -> Timing | None:
 #: faster one is a typo or an edited table.
 MAX_PLAUSIBLE_Bps = 1e15
 
+#: A field written as a number of any form (``1e400``, ``2.5``, ``-8``, ``inf``, ``nan``): a row
+#: whose size or count is one of these, but not the integer nccl-tests prints, is an edited or
+#: corrupted row, dropped with a note rather than passed over as other output.
+_NUMBER_TOKEN = re.compile(
+    r"^[-+]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?|inf(?:inity)?|nan)$",
+    re.IGNORECASE,
+)
+
+
+def _not_a_count(tok: str) -> str | None:
+    """Why ``tok`` (a size or count field that looks like a number) is not a count nccl-tests
+    would print; None when it is one."""
+    value = _int(tok)
+    if value is not None:
+        return None if value >= 0 else "is negative"
+    if tok.lstrip("+-").isdigit():
+        return "has more than 20 digits"
+    number = float(tok)
+    if math.isnan(number):
+        return "is not a number"
+    if math.isinf(number):
+        return "overflows to infinity" if tok.lstrip("+-")[:1].isdigit() else "is infinite"
+    return "is not written as an integer"
+
 
 def _row(tokens: list[str], cols: _Columns, line: int) -> Row | None:
     size = _int(tokens[cols.size])
@@ -380,6 +409,8 @@ class _Reader:
             return
         if s[0].isdigit():
             self._data(s, lineno)
+            return
+        if self._unreadable_row(s, lineno):
             return
         m = _NCCL_VERSION.search(s)
         if m and s.startswith("NCCL version"):
@@ -576,6 +607,7 @@ class _Reader:
                 self._add_row(head + tokens, head_line, lineno)
                 return
         if not _ROW_START.match(s):
+            self._unreadable_row(s, lineno)
             return
         self._drop_head()
         tokens = s.split()
@@ -604,6 +636,34 @@ class _Reader:
             cur.line_end = lineno
             return
         self._add_row(tokens, lineno, lineno)
+
+    def _unreadable_row(self, s: str, lineno: int) -> bool:
+        """Note and drop a line of the open table that has its width and numbers where the
+        size, count and time go, but a size or count that is no count (``1e400``, which
+        overflows to infinity, ``-8``, ``2.5``); True when the line was such a row."""
+        cols, cur = self.cols, self.cur
+        if cols is None or cur is None or self.closed:
+            return False
+        tokens = s.split()
+        if len(tokens) != cols.width:
+            return False
+        fields = (("size", cols.size, "a byte count"), ("count", cols.count, "an element count"))
+        if not all(_NUMBER_TOKEN.match(tokens[i]) for i in (cols.size, cols.count)):
+            return False
+        if _float(tokens[cols.groups[0]["time"]]) is None:
+            return False
+        for name, index, what in fields:
+            why = _not_a_count(tokens[index])
+            if why is not None:
+                self._drop_head()
+                shown_tok = printable(tokens[index], 40)
+                cur.notes.append(
+                    f"row at line {lineno}: {name} {shown_tok} {why}, not {what}; dropped"
+                )
+                cur.line_end = lineno
+                cur.last_row_incomplete = False
+                return True
+        return False
 
     def _add_row(self, tokens: list[str], lineno: int, last_line: int) -> None:
         cur, cols = self.cur, self.cols

@@ -29,6 +29,7 @@ __all__ = [
     "BANDS",
     "BANDWIDTH_MIN_BYTES",
     "BANDWIDTH_TOLERANCE",
+    "GIVEN",
     "LATENCY_MAX_BYTES",
     "Assumption",
     "Band",
@@ -99,12 +100,19 @@ def regime(size_bytes: float) -> Regime:
 # ------------------------------------------------------------------------------- result models
 
 
+#: The evidence of a value the caller gave (``source="flag"``) that the log does not contradict;
+#: a flag that overrides what the log states says so after it ("given by the caller (the log's
+#: header says nGpus 4)"), once, and the log's value is not listed beside it.
+GIVEN = "given by the caller"
+
+
 class Assumption(BaseModel):
     """A value the check used that no flag gave: where it comes from and why.
 
     ``source``: ``log`` (read or inferred from the log), ``environment`` (NCCL's debug output in
     the log), ``preset`` (a system preset's value the log does not confirm), ``default`` (the
-    resolver's default), ``flag`` (given by the caller; listed so JSON shows every input).
+    resolver's default), ``flag`` (given by the caller; listed so JSON shows every input, with
+    the value the log states when the flag overrides it: evidence other than :data:`GIVEN`).
     Text may name cluster fields as ``{field}`` (see :func:`ibcalc.errors.fill_fields`).
     """
 

@@ -27,7 +27,7 @@ from rich.text import Text
 
 from ibcalc.errors import fill_fields
 from ibcalc.logs.calibrate import Calibration
-from ibcalc.logs.results import Finding, RowCheck, RunCheck
+from ibcalc.logs.results import GIVEN, Assumption, Finding, RowCheck, RunCheck
 from ibcalc.render.plot import MeasuredPoint, Series, plot_sweep
 from ibcalc.render.stream import PipeConsole, TrimmedStream
 
@@ -159,6 +159,14 @@ def _finding_lines(index: int, finding: Finding, names: Mapping[str, str] | None
     return grid
 
 
+def _shown_in_table(assumption: Assumption) -> bool:
+    """Whether the table lists ``assumption``: all but the flags the caller gave, which it
+    lists only where they override what the log states (the collective is in the title)."""
+    if assumption.source != "flag":
+        return True
+    return assumption.evidence != GIVEN and assumption.field != "collective"
+
+
 def render_checks(
     checks: Sequence[RunCheck],
     stream: TextIO | None = None,
@@ -191,14 +199,14 @@ def render_checks(
                 f" (lowest efficiency at 64 MiB and more: {check.min_bandwidth_efficiency:.0%})"
             )
         console.print(verdict)
-        if show_assumptions and check.assumptions:
+        shown = [a for a in check.assumptions if _shown_in_table(a)]
+        if show_assumptions and shown:
             console.print("assumptions:")
             console.print(
                 _items(
                     f"{a.field}{'' if a.value is None else f' = {a.value}'} [{a.source}]: "
                     f"{_fill(a.evidence, names)}"
-                    for a in check.assumptions
-                    if a.source != "flag"
+                    for a in shown
                 )
             )
         if check.rows:
