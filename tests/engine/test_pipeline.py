@@ -109,12 +109,12 @@ def test_tree_fill_uses_the_channel_count_and_nccl_chunks() -> None:
     # (below the 80 GB/s of the 2-node network tree). Stages: 2 x 7 in the nodes, 2 across (16,
     # depth 8); per channel D = 256 KiB; the chunk halves 512 -> 256 -> 128 KiB (D/C < 64),
     # then 64 KiB (D/C < 32) and 32 KiB (D/C < 8). NCCL's tree correction for Simple at 4 MiB
-    # (bucket 4M) is 0.7, applied on top of the fill: the tree runs at 0.7 x 46 GB/s and
-    # fill = 15 x 32 KiB / (0.7 x 46 GB/s / 16)
+    # (bucket 4M) is 0.7, applied to the transfer: the tree moves its bytes at 0.7 x 46 GB/s;
+    # a chunk crosses a stage at the channel's own rate, fill = 15 x 32 KiB / (46 GB/s / 16)
     topo = cluster(2, 8)
     tree = _cost(topo, 4 * 2**20, Algorithm.TREE, Protocol.SIMPLE)
     assert tree.transfer_s == pytest.approx(4 * 2**20 / (0.7 * 46 * GB))
-    assert tree.fill_s == pytest.approx(15 * 32 * KIB / (0.7 * 46 * GB / 16))
+    assert tree.fill_s == pytest.approx(15 * 32 * KIB / (46 * GB / 16))
     # LL keeps the fill alone: at 4 MiB NCCL's LL factor (0.7) is not applied
     ll = _cost(topo, 4 * 2**20, Algorithm.TREE, Protocol.LL)
     tuner_ll = _cost(topo, 4 * 2**20, Algorithm.TREE, Protocol.LL, params=TUNER)

@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -232,3 +234,32 @@ def test_explanations_add_up(t: Topology, size: float, coll: Collective) -> None
             total,
             cost.single_s,
         )
+
+
+def test_time_grows_with_size_on_every_preset() -> None:
+    """Every (algorithm, protocol) of every preset on 1, 2, 4 and 16 nodes, at every power of two
+    from 8 B to 8 GiB: never less time for more bytes (issue 9). The random clusters above
+    missed tree/Simple all-reduce between 1 and 8 MiB (dgx-h100 on 16 nodes: 332 us at 1 MiB,
+    318 us at 2 MiB), whose fill took NCCL's size-bucket correction."""
+    from ibcalc import ClusterSpec, load_catalogue, resolve_cluster
+    from ibcalc.errors import IbcalcError
+
+    catalogue = load_catalogue(use_env=False)
+    sizes = [float(2**k) for k in range(3, 34)]
+    series = 0
+    for system in catalogue.systems:
+        for nodes in (1, 2, 4, 16):
+            try:
+                cluster = resolve_cluster(catalogue, ClusterSpec(system=system.id, nodes=nodes))
+            except IbcalcError:
+                continue
+            for coll in COLLECTIVES:
+                times: dict[tuple[Algorithm, object], list[tuple[float, float]]] = {}
+                for size in sizes:
+                    for c in evaluate(coll, size, cluster.topology, PARAMS):
+                        times.setdefault((c.algorithm, c.protocol), []).append((size, c.time_s))
+                for key, points in times.items():
+                    series += 1
+                    for (s0, t0), (s1, t1) in pairwise(points):
+                        assert t1 >= t0 * (1 - 1e-12), (system.id, nodes, coll, key, s0, s1)
+    assert series > 2000  # 2278 when written: the scan covers what it says

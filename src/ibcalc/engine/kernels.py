@@ -326,7 +326,7 @@ def _tree_kernel(
 
     def kernel(size_bytes: float) -> float:
         nc = active_channels(size_bytes, full, unit)
-        b = trimmed_bw(bw, nc, full)
+        b = fill_b = trimmed_bw(bw, nc, full)
         if corrected:
             corr = 1.0
             if size_bytes >= first:
@@ -346,14 +346,14 @@ def _tree_kernel(
                 transfer = ll
         elif transfer < 0.0:
             transfer = 0.0
-        if fills and b > 0:
+        if fills and fill_b > 0:
             per_channel = size_bytes / nc
             chunk = chunk_start
             for limit, floor in chunk_halvings:
                 while per_channel / chunk < limit and chunk > floor:
                     chunk /= 2
             chunk = chunk if chunk < per_channel else per_channel
-            pipeline_fill = held * chunk / (b / nc)
+            pipeline_fill = held * chunk / (fill_b / nc)
         else:
             pipeline_fill = 0.0
         total = latency + transfer

@@ -41,6 +41,7 @@ __all__ = [
     "channel_unit_bytes",
     "channels",
     "chunk_plan",
+    "fill_parts",
     "fill_s",
     "tree_chunk_bytes",
     "trimmed_bw",
@@ -179,13 +180,34 @@ def fill_s(
     the channels the collective runs on (:func:`active_channels`; all of them by default) and
     ``bw_Bps`` their bandwidth together.
     """
+    parts = fill_parts(
+        size_bytes, stages, bw_Bps, topo, protocol=protocol, params=params, active=active
+    )
+    if parts is None:
+        return 0.0
+    held, chunk, rate = parts
+    return held * chunk / rate
+
+
+def fill_parts(
+    size_bytes: float,
+    stages: tuple[int, int],
+    bw_Bps: float,
+    topo: Topology,
+    *,
+    protocol: Protocol,
+    params: CostParams,
+    active: float | None = None,
+) -> tuple[int, float, float] | None:
+    """(stages holding a chunk, chunk bytes, per-channel bytes/s) of :func:`fill_s`, or None
+    where there is no fill."""
     intra, net = stages
     total = intra + net
     if not params.pipeline.model_fill or total < 2 or bw_Bps <= 0:
-        return 0.0
+        return None
     nc = channels(topo, params) if active is None else active
     per_channel = size_bytes / nc
     depth = max(1, total // 2) if protocol is Protocol.SIMPLE else 1
     chunk = tree_chunk_bytes(per_channel, chunk_plan(topo, protocol, depth, params))
     held = total - 1 if protocol is Protocol.SIMPLE else net
-    return held * chunk / (bw_Bps / nc)
+    return held, chunk, bw_Bps / nc

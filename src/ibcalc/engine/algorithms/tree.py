@@ -51,12 +51,13 @@ from ibcalc.engine.pipeline import (
     active_channels,
     channel_unit_bytes,
     channels,
+    fill_parts,
     fill_s,
     trimmed_bw,
     trimmed_text,
 )
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
-from ibcalc.units import format_size
+from ibcalc.units import format_bandwidth, format_size
 
 __all__ = ["tree_network_multiplier", "tree_timing"]
 
@@ -101,6 +102,10 @@ def tree_timing(
     unit = channel_unit_bytes(topo, protocol, params, ring=False)
     active = active_channels(size_bytes, full, unit)
     bw = trimmed_bw(bw, active, full)
+    # a chunk crosses a stage at the channel's own rate: the fill does not take the size-bucket
+    # correction below (with it, the fill fell as the correction rose from 1 to 8 MiB faster
+    # than the chunk grew, and a tree/Simple all-reduce took less time for more bytes)
+    fill_bw = bw
     # NCCL's size-bucket correction ("trees do not follow the model well at medium sizes")
     if tree_corrected(protocol, params):
         bw *= tree_correction(size_bytes, protocol, params)
@@ -120,7 +125,9 @@ def tree_timing(
     # up the chain and the tree to the root, then back down: every stage holds a chunk
     stages = (2 * (m - 1), 2 * (net_levels + wan_depth))
     transfer = max(size_bytes / bw, ll_network_transfer(topo, size_bytes, protocol, params))
-    fill = fill_s(size_bytes, stages, bw, topo, protocol=protocol, params=params, active=active)
+    fill = fill_s(
+        size_bytes, stages, fill_bw, topo, protocol=protocol, params=params, active=active
+    )
 
     def explain() -> Cost:
         if limit == "wan":
@@ -177,8 +184,16 @@ def tree_timing(
                     name="pipeline fill",
                     seconds=fill,
                     detail=f"{stages[0]} stages in nodes + {stages[1]} across: the first chunk "
-                    "crosses each before the pipeline runs full (NCCL chunk sizes, "
-                    "engine/pipeline.py)",
+                    "crosses each before the pipeline runs full: "
+                    + _fill_detail(
+                        size_bytes,
+                        stages,
+                        fill_bw,
+                        topo,
+                        protocol=protocol,
+                        params=params,
+                        active=active,
+                    ),
                 )
             )
         return make_cost(
@@ -197,3 +212,27 @@ def tree_timing(
         )
 
     return Timing(Algorithm.TREE, protocol, latency, transfer, explain, fill_s=fill)
+
+
+def _fill_detail(
+    size_bytes: float,
+    stages: tuple[int, int],
+    bw_Bps: float,
+    topo: Topology,
+    *,
+    protocol: Protocol,
+    params: CostParams,
+    active: float,
+) -> str:
+    """``held x chunk / per-channel rate`` of the fill, with its numbers."""
+    parts = fill_parts(
+        size_bytes, stages, bw_Bps, topo, protocol=protocol, params=params, active=active
+    )
+    if parts is None:
+        return "none"
+    held, chunk, rate = parts
+    return (
+        f"{held} stages hold a {format_size(chunk)} chunk at {format_bandwidth(rate)} per channel "
+        f"({active:g} channels; NCCL chunk sizes, engine/pipeline.py; without the size-bucket "
+        "correction)"
+    )
