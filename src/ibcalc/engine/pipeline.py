@@ -42,7 +42,6 @@ __all__ = [
     "channels",
     "chunk_plan",
     "fill_parts",
-    "fill_s",
     "tree_chunk_bytes",
     "trimmed_bw",
     "trimmed_text",
@@ -159,36 +158,6 @@ def tree_chunk_bytes(
     return min(per_channel_bytes, chunk)
 
 
-def fill_s(
-    size_bytes: float,
-    stages: tuple[int, int],
-    bw_Bps: float,
-    topo: Topology,
-    *,
-    protocol: Protocol,
-    params: CostParams,
-    active: float | None = None,
-) -> float:
-    """Pipeline fill of a chain or tree: ``(stages - 1) x C / b`` with b = bw / channels.
-
-    ``stages`` is (stages inside a node, network stages) along the pipeline; ``size_bytes`` is
-    what crosses it per rank and ``bw_Bps`` its total bandwidth for that (the transfer term is
-    ``size_bytes / bw_Bps``). Simple synchronises every stage per chunk. LL and LL128 carry a flag
-    in every line, so inside a node each stage forwards lines as they land (no fill), but across
-    the network the proxy posts a send only once a buffer step is ready: their network stages hold
-    one step (or the channel's whole share, if smaller). 0 in NCCL's tuner view. ``active`` is
-    the channels the collective runs on (:func:`active_channels`; all of them by default) and
-    ``bw_Bps`` their bandwidth together.
-    """
-    parts = fill_parts(
-        size_bytes, stages, bw_Bps, topo, protocol=protocol, params=params, active=active
-    )
-    if parts is None:
-        return 0.0
-    held, chunk, rate = parts
-    return held * chunk / rate
-
-
 def fill_parts(
     size_bytes: float,
     stages: tuple[int, int],
@@ -199,8 +168,19 @@ def fill_parts(
     params: CostParams,
     active: float | None = None,
 ) -> tuple[int, float, float] | None:
-    """(stages holding a chunk, chunk bytes, per-channel bytes/s) of :func:`fill_s`, or None
-    where there is no fill."""
+    """Pipeline fill of a chain or tree, ``held x C / b`` with b = bw / channels, as (stages
+    holding a chunk ``held``, chunk bytes ``C``, per-channel bytes/s ``b``); None where there is
+    no fill.
+
+    ``stages`` is (stages inside a node, network stages) along the pipeline; ``size_bytes`` is
+    what crosses it per rank and ``bw_Bps`` its total bandwidth for that (the transfer term is
+    ``size_bytes / bw_Bps``). Simple synchronises every stage per chunk. LL and LL128 carry a flag
+    in every line, so inside a node each stage forwards lines as they land (no fill), but across
+    the network the proxy posts a send only once a buffer step is ready: their network stages hold
+    one step (or the channel's whole share, if smaller). None in NCCL's tuner view. ``active`` is
+    the channels the collective runs on (:func:`active_channels`; all of them by default) and
+    ``bw_Bps`` their bandwidth together.
+    """
     intra, net = stages
     total = intra + net
     if not params.pipeline.model_fill or total < 2 or bw_Bps <= 0:

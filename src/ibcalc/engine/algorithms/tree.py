@@ -52,7 +52,6 @@ from ibcalc.engine.pipeline import (
     channel_unit_bytes,
     channels,
     fill_parts,
-    fill_s,
     trimmed_bw,
     trimmed_text,
 )
@@ -125,9 +124,10 @@ def tree_timing(
     # up the chain and the tree to the root, then back down: every stage holds a chunk
     stages = (2 * (m - 1), 2 * (net_levels + wan_depth))
     transfer = max(size_bytes / bw, ll_network_transfer(topo, size_bytes, protocol, params))
-    fill = fill_s(
+    parts = fill_parts(
         size_bytes, stages, fill_bw, topo, protocol=protocol, params=params, active=active
     )
+    fill = 0.0 if parts is None else parts[0] * parts[1] / parts[2]
 
     def explain() -> Cost:
         if limit == "wan":
@@ -184,16 +184,7 @@ def tree_timing(
                     name="pipeline fill",
                     seconds=fill,
                     detail=f"{stages[0]} stages in nodes + {stages[1]} across: the first chunk "
-                    "crosses each before the pipeline runs full: "
-                    + _fill_detail(
-                        size_bytes,
-                        stages,
-                        fill_bw,
-                        topo,
-                        protocol=protocol,
-                        params=params,
-                        active=active,
-                    ),
+                    "crosses each before the pipeline runs full: " + _fill_detail(parts, active),
                 )
             )
         return make_cost(
@@ -214,20 +205,8 @@ def tree_timing(
     return Timing(Algorithm.TREE, protocol, latency, transfer, explain, fill_s=fill)
 
 
-def _fill_detail(
-    size_bytes: float,
-    stages: tuple[int, int],
-    bw_Bps: float,
-    topo: Topology,
-    *,
-    protocol: Protocol,
-    params: CostParams,
-    active: float,
-) -> str:
-    """``held x chunk / per-channel rate`` of the fill, with its numbers."""
-    parts = fill_parts(
-        size_bytes, stages, bw_Bps, topo, protocol=protocol, params=params, active=active
-    )
+def _fill_detail(parts: tuple[int, float, float] | None, active: float) -> str:
+    """``held x chunk / per-channel rate`` of the fill (:func:`fill_parts`), with its numbers."""
     if parts is None:
         return "none"
     held, chunk, rate = parts
