@@ -344,6 +344,21 @@ def test_sendrecv_crosses_one_nic() -> None:
     c = cost(t, Collective.SEND_RECV, Algorithm.P2P, Protocol.SIMPLE)
     P2P_EFFICIENCY = PARAMS.calibrated.p2p_efficiency
     assert c.transfer_s == pytest.approx(max(S / (B_UP * P2P_EFFICIENCY), S / B_NIC))
+    # fewer NICs than GPUs: the pair still has one NIC
+    few = cost(topo(2, 8, 4), Collective.SEND_RECV, Algorithm.P2P, Protocol.SIMPLE)
+    assert few.transfer_s == pytest.approx(c.transfer_s)
+
+
+def test_sendrecv_spreads_over_its_gpus_nics() -> None:
+    # 2 x 8 GPUs with 16 NICs: each GPU has 2 of its own and the pair's channels use both
+    # (ncclTopoGetLocalNet), S / (2 B_NIC) when the network, not NVLink, is the slower path; with
+    # 12 NICs a GPU has 1.5 on average. Before, a pair crossed one NIC whatever the count, and
+    # where NICs shared a GPU's PCIe link (each capped at its share) more NICs made it slower
+    P2P_EFFICIENCY = PARAMS.calibrated.p2p_efficiency
+    intra = S / (B_UP * P2P_EFFICIENCY)
+    for nics, share in ((16, 2.0), (12, 1.5)):
+        c = cost(topo(2, 8, nics), Collective.SEND_RECV, Algorithm.P2P, Protocol.SIMPLE)
+        assert c.transfer_s == pytest.approx(max(intra, S / (share * B_NIC)))
 
 
 def test_auto_picks_what_nccls_tuner_ranks_first_and_keeps_alternatives() -> None:

@@ -163,6 +163,17 @@ class Topology:
             return 1.0
         return max(1.0, self.out.oversubscription * self.out.cross_leaf_fraction)
 
+    @property
+    def gpu_nics(self) -> float:
+        """The NICs one GPU has to itself, on average: ``nics per domain / m``, at least 1 (a GPU
+        that shares a NIC with others still sends through one). A point-to-point pair spreads its
+        channels over them (NCCL 2.30.7 ``src/graph/search.cc``, ``ncclTopoGetLocalNet``: the
+        channel id picks among the GPU's nearest NICs); where NICs share a GPU's PCIe link, their
+        capped rates add up to that link's."""
+        if self.out is None:
+            return 1.0
+        return max(1.0, self.out.nics_per_domain / self.m)
+
     def domain_bw_Bps(self) -> float:
         """Aggregate achievable network bandwidth of one domain (inf on a single domain), after
         leaf contention."""

@@ -429,7 +429,7 @@ def _sendrecv_kernel(
     contention, nic_bw = 1.0, 1.0
     if across:
         assert topo.out is not None
-        contention, nic_bw = topo.leaf_contention, topo.out.nic_bw_Bps
+        contention, nic_bw = topo.leaf_contention, topo.gpu_nics * topo.out.nic_bw_Bps
     wan_bw = min(topo.wan.nic_bw_Bps, topo.wan_bw_Bps(params)) if topo.wan is not None else None
     simple = protocol is Protocol.SIMPLE
     payload = 1.0 if simple else protocol_factor(protocol, params)

@@ -266,7 +266,7 @@ def sendrecv_timing(
     net_t = 0.0
     if topo.domains > 1:
         assert topo.out is not None
-        net_t = size_bytes * topo.leaf_contention / topo.out.nic_bw_Bps
+        net_t = size_bytes * topo.leaf_contention / (topo.gpu_nics * topo.out.nic_bw_Bps)
     if topo.wan is not None:
         net_t = max(net_t, size_bytes / min(topo.wan.nic_bw_Bps, topo.wan_bw_Bps(params)))
     transfer = max(intra_t, net_t)
@@ -285,10 +285,12 @@ def sendrecv_timing(
                 f"calibrated.p2p_efficiency): {us(intra_t)}"
             )
         if topo.domains > 1 and topo.out is not None:
-            nic_bw = topo.out.nic_bw_Bps / topo.leaf_contention
+            nics = topo.gpu_nics
+            nic_bw = nics * topo.out.nic_bw_Bps / topo.leaf_contention
             parts.append(
-                f"the pair across nodes S through one {topo.out.link_id} NIC at "
-                f"{gbps(nic_bw)}{tapered_words(topo)}: {us(size_bytes / nic_bw)}"
+                f"the pair across nodes S through its GPU's {nics:g} {topo.out.link_id} "
+                f"NIC{'s' if nics != 1 else ''} at {gbps(nic_bw)}{tapered_words(topo)}: "
+                f"{us(size_bytes / nic_bw)}"
             )
         if topo.wan is not None:
             wan_bw = min(topo.wan.nic_bw_Bps, topo.wan_bw_Bps(params))
