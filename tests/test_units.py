@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from ibcalc.errors import IbcalcError, UnitError
 from ibcalc.units import (
     format_bandwidth,
+    format_number,
     format_size,
     format_time,
     parse_bandwidth,
@@ -359,3 +360,26 @@ def test_property_time_round_trips(seconds: float) -> None:
     # 3 significant digits: relative error at most 5e-3
     back = parse_time(format_time(seconds))
     assert math.isclose(back, seconds, rel_tol=5e-3)
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (39.5e-3, "39.5 ms"),
+        (759e-6, "759 us"),
+        (1.5837e-3, "1.58 ms"),
+        (4412.3, "4412 s"),  # was "4.41e+03 s"
+        (12.25e-6, "12.2 us"),
+    ],
+)
+def test_times_print_without_an_exponent(seconds: float, text: str) -> None:
+    assert format_time(seconds) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(703.4, "703"), (1583.9, "1584"), (0.947, "0.947"), (36.94, "36.9"), (2.1e-5, "0")],
+)
+def test_range_bounds_print_without_an_exponent(value: float, text: str) -> None:
+    # "759 us (703-1.58e+03)" read as a range from 703 to 1.58; now "(703-1584)"
+    assert format_number(value) == text

@@ -27,6 +27,7 @@ __all__ = [
     "UNSIGNED_NUMBER",
     "GiB",
     "format_bandwidth",
+    "format_number",
     "format_size",
     "format_time",
     "gbps_from_Bps",
@@ -252,14 +253,24 @@ def format_bandwidth(bw_Bps: float) -> str:
     return f"{bw_Bps / MB:.3g} MB/s"
 
 
+def format_number(value: float) -> str:
+    """Three significant digits without an exponent (``0.947``, ``39.5``, ``1580``): what every
+    printed figure with its unit uses. Values of 100 and more keep their integer digits."""
+    if value != value or value in (math.inf, -math.inf):
+        return str(value)
+    if abs(value) >= 100:
+        return f"{value:.0f}"
+    text = f"{value:.3g}"
+    return text if "e" not in text else f"{value:.3f}".rstrip("0").rstrip(".") or "0"
+
+
 def format_time(seconds: float) -> str:
-    """Format a time in the most readable of us, ms and s."""
+    """Format a time in the most readable of us, ms and s (no exponent: ``4440 s``)."""
     if seconds < 1e-3:
-        return f"{seconds * 1e6:.3g} us" if seconds * 1e6 < 100 else f"{seconds * 1e6:.0f} us"
+        return f"{format_number(seconds * 1e6)} us"
     if seconds < 1.0:
-        ms = seconds * 1e3
-        return f"{ms:.3g} ms" if ms < 100 else f"{ms:.0f} ms"
-    return f"{seconds:.3g} s"
+        return f"{format_number(seconds * 1e3)} ms"
+    return f"{format_number(seconds)} s"
 
 
 _COUNT_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>[A-Za-z]?)\s*$")

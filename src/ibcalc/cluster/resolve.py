@@ -16,6 +16,7 @@ from ibcalc.cluster.spec import MAX_GPUS, MAX_NICS_PER_NODE, ClusterSpec
 from ibcalc.engine.base import Topology
 from ibcalc.engine.types import ScaleOutTier, ScaleUpTier
 from ibcalc.errors import ClusterError
+from ibcalc.units import format_time
 
 __all__ = [
     "DEFAULT_GPUS_PER_NODE",
@@ -427,14 +428,14 @@ def _build_wan(
     if spec.wan_latency_s is not None:
         latency = wan.transport_latency_s + spec.wan_latency_s
         notes.append(
-            f"WAN latency {spec.wan_latency_s * 1e3:.3g} ms one way given (a distance or round "
-            f"trip), instead of {wan.id}'s {(wan.latency_s or 0.0) * 1e3:.3g} ms"
+            f"WAN latency {format_time(spec.wan_latency_s)} one way given (a distance or round "
+            f"trip), instead of {wan.id}'s {format_time(wan.latency_s or 0.0)}"
         )
     else:
         latency = wan.transport_latency_s + (wan.latency_s or 0.0)
     notes.append(
         f"{spec.sites} sites of {domains // spec.sites} nodes, {spec.wan_links} x {wan.id} per "
-        f"site ({latency * 1e3:.3g} ms one way per WAN hop)"
+        f"site ({format_time(latency)} one way per WAN hop)"
     )
     return ScaleOutTier(
         link_id=wan.id,

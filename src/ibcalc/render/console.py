@@ -26,7 +26,7 @@ from ibcalc.catalogue.models import Catalogue, Link, Storage, System
 from ibcalc.engine.types import COST_PARAMETERS_NOTE, Cost, Estimate, busbw_factor
 from ibcalc.errors import fill_fields
 from ibcalc.render.stream import PipeConsole, TrimmedStream
-from ibcalc.units import GB, format_bandwidth, format_size, format_time
+from ibcalc.units import GB, format_bandwidth, format_number, format_size, format_time
 
 if TYPE_CHECKING:
     from ibcalc.explain import Explanation
@@ -201,7 +201,7 @@ def _span(bounds: tuple[float, float], shown: str, *, scale: float | None = None
     elif unit.startswith("MB"):
         scale = 1e6
     low, high = (b / scale for b in bounds)
-    return f"{low:.3g}-{high:.3g}"
+    return f"{format_number(low)}-{format_number(high)}"
 
 
 def _terms_text(cost: Cost) -> str:

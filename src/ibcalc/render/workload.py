@@ -20,7 +20,7 @@ from rich.text import Text
 
 from ibcalc.render.console import Format, named_notes, render_json
 from ibcalc.render.stream import PipeConsole, TrimmedStream
-from ibcalc.units import format_bandwidth, format_size, format_time
+from ibcalc.units import format_bandwidth, format_number, format_size, format_time
 from ibcalc.workload.checkpoint import CheckpointResult, Transfer
 from ibcalc.workload.infer import InferResult
 from ibcalc.workload.phases import Phase
@@ -207,7 +207,7 @@ def _time(seconds: float, band: tuple[float, float] | None = None) -> str:
     if band is not None:
         scale = _TIME_SCALE[text.split()[-1]]
         low, high = (b / scale for b in band)
-        text += f" ({low:.3g}-{high:.3g})"
+        text += f" ({format_number(low)}-{format_number(high)})"
     return text
 
 
