@@ -383,3 +383,11 @@ def test_times_print_without_an_exponent(seconds: float, text: str) -> None:
 def test_range_bounds_print_without_an_exponent(value: float, text: str) -> None:
     # "759 us (703-1.58e+03)" read as a range from 703 to 1.58; now "(703-1584)"
     assert format_number(value) == text
+
+
+def test_a_time_that_needs_its_unit() -> None:
+    # on the command line a bare "2" could be 2 ms or 2 s: --rtt and --backward-time want a unit
+    assert parse_time("2ms", unit_required=True, what="--rtt") == pytest.approx(2e-3)
+    assert parse_time("2") == 2.0  # the catalogue's bare numbers stay seconds
+    with pytest.raises(UnitError, match=r"^--rtt '2' needs a unit"):
+        parse_time("2", unit_required=True, what="--rtt")

@@ -197,29 +197,39 @@ def parse_bandwidth(value: str | int | float) -> float:
     return bw
 
 
-def parse_time(value: str | int | float, *, allow_zero: bool = True) -> float:
+def parse_time(
+    value: str | int | float,
+    *,
+    allow_zero: bool = True,
+    unit_required: bool = False,
+    what: str = "time",
+) -> float:
     """Return a time in seconds from ``5us``, ``5 µs``, ``2ms``, ``1.5s`` or ``90ns``.
 
-    A bare number is seconds.
+    A bare number is seconds, unless ``unit_required``: then a string without its unit is
+    refused (on the command line ``--rtt 2`` could be meant as 2 ms). ``what`` names the value
+    in messages (``--rtt``).
     """
     raw = str(value)
     if isinstance(value, bool):
-        raise UnitError(f"time {shown(raw)} is not a number")
+        raise UnitError(f"{what} {shown(raw)} is not a number")
     if isinstance(value, int | float):
-        seconds = _finite_number(repr(float(value)), raw, "time")
+        seconds = _finite_number(repr(float(value)), raw, what)
     else:
         match = _TIME_RE.match(value)
         if match is None:
-            raise UnitError(f"time {shown(raw)} is not understood (use ns, us, ms or s)")
-        seconds = _finite_number(match["num"], raw, "time")
+            raise UnitError(f"{what} {shown(raw)} is not understood (use ns, us, ms or s)")
+        if unit_required and not match["unit"]:
+            raise UnitError(f"{what} {shown(raw)} needs a unit (e.g. 2ms, 1.5s, 250us)")
+        seconds = _finite_number(match["num"], raw, what)
         unit = (match["unit"] or "s").lower()
         seconds *= _TIME_FACTORS[unit]
     if seconds < 0:
-        raise UnitError(f"time {shown(raw)} is negative")
+        raise UnitError(f"{what} {shown(raw)} is negative")
     if seconds == 0 and not allow_zero:
-        raise UnitError(f"time {shown(raw)} must be positive")
+        raise UnitError(f"{what} {shown(raw)} must be positive")
     if seconds > MAX_TIME_S:
-        raise UnitError(f"time {shown(raw)} is absurdly large")
+        raise UnitError(f"{what} {shown(raw)} is absurdly large")
     return seconds
 
 

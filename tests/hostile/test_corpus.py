@@ -1039,6 +1039,20 @@ CASES: list[Case] = [
         "PAT was priced for a release whose own note said it has no PAT",
     ),
     C(
+        "rtt-bare-number",
+        "train --model llama3-70b --tp 8 --nodes 16 --system dgx-h100 --sites 2 --rtt 2",
+        2,
+        "--rtt '2' needs a unit",
+        "a bare --rtt 2 was read as 2 s (a 1000 ms WAN hop) while --distance 800 is refused",
+    ),
+    C(
+        "backward-time-bare-number",
+        "train --model llama3-70b --nodes 4 --system dgx-h100 --backward-time 2",
+        2,
+        "--backward-time '2' needs a unit",
+        "a bare --backward-time 2 was read as 2 s",
+    ),
+    C(
         "gb200-other-node-shape",
         "allreduce -s 1GB --system gb200-nvl72 -g 8 -N 9",
         0,

@@ -245,7 +245,11 @@ def _wan_latency_s(distance: str | None, rtt: str | None) -> float | None:
     if distance is not None and rtt is not None:
         raise CliUsageError("give --distance or --rtt, not both")
     distance_m = parse_distance(distance) if distance is not None else None
-    rtt_s = parse_time(rtt, allow_zero=False) if rtt is not None else None
+    rtt_s = (
+        parse_time(rtt, allow_zero=False, unit_required=True, what="--rtt")
+        if rtt is not None
+        else None
+    )
     # sites a WAN joins are apart: below 1 m or 1 ns the value is a slip of the unit
     if distance_m is not None and distance_m < 1.0:
         raise CliUsageError(f"--distance {shown(distance)} is under 1 m: WAN sites are apart")

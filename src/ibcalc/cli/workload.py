@@ -213,7 +213,9 @@ def train_command(
         sequence_parallel=sequence_parallel,
         hierarchical=hierarchical,
         backward_s=(
-            parse_time(backward_time, allow_zero=False) if backward_time is not None else None
+            parse_time(backward_time, allow_zero=False, unit_required=True, what="--backward-time")
+            if backward_time is not None
+            else None
         ),
         tflops=tflops,
     )
