@@ -172,3 +172,29 @@ def test_more_stages_than_layers_are_refused(builtin_catalogue: Catalogue) -> No
     with pytest.raises(WorkloadError, match="pp 33 is more than the model's 32 layers") as err:
         infer(builtin_catalogue, _dgx(builtin_catalogue, 5), spec)
     assert err.value.field == "pp"
+
+
+def test_pipeline_crossing_nodes_is_priced_across(builtin_catalogue: Catalogue) -> None:
+    # tp 1 x pp 32 on 4 DGX H100 nodes: stage j is GPU j, so boundaries 7, 15 and 23 (GPU 8k-1
+    # -> 8k) cross a node: 3 of 31. The send/receive of every boundary is priced as crossing:
+    # one GPU in each of two nodes through its own NDR NIC (8 NICs for 8 GPUs).
+    assert [j for j in range(31) if (j + 1) % 8 == 0] == [7, 15, 23]
+    spec = InferSpec(model=find_model("llama3-70b"), pp=32, batch=1, prompt_tokens=1024)
+    result = infer(builtin_catalogue, _dgx(builtin_catalogue, 4), spec)
+    by_name = {p.name: p for p in result.phases}
+    for name, size in (("decode-pp-sendrecv", 8192 * 2), ("prefill-pp-sendrecv", 1024 * 8192 * 2)):
+        phase = by_name[name]
+        assert (phase.tier, phase.count, phase.bytes_per_gpu) == ("scale-out", 31, size)
+        same = estimate(
+            builtin_catalogue,
+            ClusterSpec(system="dgx-h100", nodes=2, gpus_per_node=1, nics_per_node=1, inter="ndr"),
+            Collective.SEND_RECV,
+            size,
+            dtype="bf16",
+        )
+        assert phase.time_s == same.time_s
+        assert any("3 of 31 stage boundaries cross" in note for note in phase.assumptions)
+    # pp 8 on one node: every boundary inside
+    spec = InferSpec(model=find_model("llama3-70b"), pp=8)
+    result = infer(builtin_catalogue, _dgx(builtin_catalogue, 1), spec)
+    assert {p.tier for p in result.phases} == {"scale-up"}

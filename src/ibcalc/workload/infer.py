@@ -31,7 +31,7 @@ from ibcalc.errors import WorkloadError
 from ibcalc.units import format_size
 from ibcalc.workload.model import CheckedSpec, ModelSpec
 from ibcalc.workload.phases import Per, Phase, build_phase
-from ibcalc.workload.placement import Placement, inherit, place_group
+from ibcalc.workload.placement import Placement, inherit, place_group, place_pipeline
 
 __all__ = ["InferResult", "InferSpec", "infer", "serving_cluster"]
 
@@ -219,7 +219,7 @@ def infer(
         hidden = model.need("hidden", "pipeline parallelism")
         phases += _decode_and_prefill(
             spec,
-            place_group(catalogue, cluster, "pp", 2, spec.tp * spec.ep),
+            place_pipeline(catalogue, cluster, spec.pp, spec.tp * spec.ep),
             "pp-sendrecv",
             Collective.SEND_RECV,
             hidden * act,

@@ -44,7 +44,7 @@ from ibcalc.memo import IdentityMemo
 from ibcalc.units import format_size, format_time
 from ibcalc.workload.model import CheckedSpec, ModelSpec
 from ibcalc.workload.phases import Phase, phase_fields
-from ibcalc.workload.placement import Placement, place_group, single_domain
+from ibcalc.workload.placement import Placement, place_group, place_pipeline, single_domain
 
 __all__ = [
     "Parallelism",
@@ -228,12 +228,14 @@ def fit_cluster(
 @dataclasses.dataclass(frozen=True)
 class _Group:
     """The ranks of one parallel dimension: ``size`` GPUs ``stride`` apart (``name`` for the
-    placement's notes); ``across_sites`` when the group spans the sites."""
+    placement's notes); ``across_sites`` when the group spans the sites; ``stages`` for the
+    send/receive pair of a pipeline of that many stages (placed by its slowest boundary)."""
 
     name: str
     size: int
     stride: int
     across_sites: bool = False
+    stages: int | None = None
 
 
 class _Builder:
@@ -320,14 +322,17 @@ class _Builder:
     ) -> dict[str, Any]:
         placement = self.shared.placements.get(group)
         if placement is None:
-            placement = place_group(
-                self.cat,
-                self.cluster,
-                group.name,
-                group.size,
-                group.stride,
-                across_sites=group.across_sites,
-            )
+            if group.stages is not None:
+                placement = place_pipeline(self.cat, self.cluster, group.stages, group.stride)
+            else:
+                placement = place_group(
+                    self.cat,
+                    self.cluster,
+                    group.name,
+                    group.size,
+                    group.stride,
+                    across_sites=group.across_sites,
+                )
             self.shared.placements[group] = placement
         return phase_fields(
             placement,
@@ -548,7 +553,7 @@ def _train_step(
         hidden = model.need("hidden", "pipeline parallelism")
         size = float(mb * s_local * hidden * act) / par.tp
         b.add(
-            _Group("pp", 2, par.tp * par.cp * dp_site),
+            _Group("pp", 2, par.tp * par.cp * dp_site, stages=par.pp),
             "pp-sendrecv",
             Collective.SEND_RECV,
             size,
