@@ -113,6 +113,33 @@ def test_optimizer_state_and_restore_replicas(test_catalogue: Catalogue) -> None
     assert result.restore.time_s == pytest.approx((4 * 810e9 + 4.86e12) / 200e9)
 
 
+def test_client_nics_are_capped_by_the_host_pcie(test_catalogue: Catalogue) -> None:
+    # PCIe 3.0 x16: 15.75 GB/s per direction x 0.8 = 12.6 GB/s achievable, under the 50 GB/s of
+    # the 400 Gb/s client NIC. 8 nodes x 1 NIC x 12.6 GB/s = 100.8 GB/s; 405e9 x 2 = 810 GB
+    # takes 810 / 100.8 = 8.036 s, slower than the 200 GB/s storage (4.05 s): client-bound
+    cluster = resolve_cluster(
+        test_catalogue, ClusterSpec(system="dgx-h100", nodes=8, host_pcie="pcie3")
+    )
+    spec = CheckpointSpec(
+        model=find_model("llama3-405b"), storage="test-200", client_link="client-400g"
+    )
+    result = checkpoint(test_catalogue, cluster, spec)
+    client = next(b for b in result.save.bounds if b.name == "client NICs")
+    assert client.bw_Bps == pytest.approx(8 * 15.75e9 * 0.8)
+    assert client.time_s == pytest.approx(810e9 / 100.8e9)
+    assert client.detail.endswith("at 12.6 GB/s each (capped by pcie3)")
+    assert result.save.bound == "client NICs"
+    # on PCIe 5.0 (63 GB/s x 0.8 = 50.4 GB/s) the 50 GB/s NIC is not capped: 8 x 50 = 400 GB/s
+    fast = resolve_cluster(
+        test_catalogue, ClusterSpec(system="dgx-h100", nodes=8, host_pcie="pcie5")
+    )
+    client = next(
+        b for b in checkpoint(test_catalogue, fast, spec).save.bounds if b.name == "client NICs"
+    )
+    assert client.bw_Bps == pytest.approx(400e9)
+    assert "capped" not in client.detail
+
+
 def test_object_store_request_bound(builtin_catalogue: Catalogue) -> None:
     # 810 GB over 128 ranks = 6.328 GB each = 396 parts of 16 MB; 128 x 396 = 50,688 PUTs at
     # 3,500 per second per prefix = 14.48 s, slower than the NICs (810 GB / (16 x 47 GB/s))

@@ -234,10 +234,15 @@ def checkpoint(
             f"{{client_link}} {link.id} is a {link.kind} link; use a network link",
             field="client_link",
         )
-    client_Bps = spec.client_nics * link.achievable_Bps
+    # a storage NIC sits on the host's PCIe as a compute NIC does: the cluster's cap applies
+    host = cluster.host_pcie
+    cap = host if host is not None and host.achievable_Bps < link.achievable_Bps else None
+    nic_Bps = cap.achievable_Bps if cap is not None else link.achievable_Bps
+    client_Bps = spec.client_nics * nic_Bps
     client_detail = (
         f"{cluster.nodes} nodes x {spec.client_nics} x {link.id} "
-        f"at {format_bandwidth(link.achievable_Bps)} each"
+        f"at {format_bandwidth(nic_Bps)} each"
+        + (f" (capped by {cap.id})" if cap is not None else "")
     )
     gpus = cluster.nodes * cluster.gpus_per_node
     if spec.replicas > gpus:
