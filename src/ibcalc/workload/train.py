@@ -41,7 +41,7 @@ from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import IbcalcError, WorkloadError
 from ibcalc.facade import CollectivePlan
 from ibcalc.memo import IdentityMemo
-from ibcalc.units import format_size, format_time
+from ibcalc.units import format_count, format_size, format_time
 from ibcalc.workload.model import CheckedSpec, ModelSpec
 from ibcalc.workload.phases import Phase, phase_fields
 from ibcalc.workload.placement import Placement, place_group, place_pipeline, single_domain
@@ -637,7 +637,7 @@ def _compute(
         total = flops / (spec.tflops * 1e12)
         forward = total / (1 + BACKWARD_OVER_FORWARD)
         notes.append(
-            f"compute from 6 x {model.flops_params / 1e9:g}B params x {tokens} tokens per "
+            f"compute from 6 x {format_count(model.flops_params)} params x {tokens} tokens per "
             f"replica / (tp x pp x cp) at {spec.tflops:g} TFLOP/s per GPU = "
             f"{format_time(total)} per step (attention FLOPs ignored)"
         )
