@@ -10,8 +10,9 @@ from ibcalc.catalogue.load import load_catalogue
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
+from ibcalc.engine.types import DType
 from ibcalc.errors import UnknownNameError
-from ibcalc.workload.checkpoint import CheckpointSpec, checkpoint
+from ibcalc.workload.checkpoint import CheckpointResult, CheckpointSpec, checkpoint
 from ibcalc.workload.model import find_model
 
 #: A 400 Gb/s client NIC at full rate (50 GB/s) and a 200 GB/s storage system, as in the issue.
@@ -46,6 +47,26 @@ def test_catalogue(tmp_path: Path) -> Catalogue:
     path = tmp_path / "override.yaml"
     path.write_text(OVERRIDE, encoding="utf-8")
     return load_catalogue([path], use_env=False)
+
+
+def _to_test_storage(
+    cat: Catalogue,
+    model_id: str,
+    *,
+    nodes: int = 16,
+    host_pcie: str | None = None,
+    **job: object,
+) -> CheckpointResult:
+    """``model_id``'s checkpoint from ``nodes`` DGX H100 nodes through one 400 Gb/s client NIC
+    each to the 200 GB/s test storage."""
+    cluster = resolve_cluster(cat, ClusterSpec(system="dgx-h100", nodes=nodes, host_pcie=host_pcie))
+    spec = CheckpointSpec(
+        model=find_model(model_id),
+        storage="test-200",
+        client_link="client-400g",
+        **job,  # type: ignore[arg-type]
+    )
+    return checkpoint(cat, cluster, spec)
 
 
 def test_405b_to_200_GBps_storage_is_storage_bound(test_catalogue: Catalogue) -> None:
@@ -98,15 +119,7 @@ def test_fabric_bound(test_catalogue: Catalogue) -> None:
 
 def test_optimizer_state_and_restore_replicas(test_catalogue: Catalogue) -> None:
     # + 12 bytes per parameter: 405e9 x 12 = 4.86 TB; restore reads the weights per replica
-    cluster = resolve_cluster(test_catalogue, ClusterSpec(system="dgx-h100", nodes=16))
-    spec = CheckpointSpec(
-        model=find_model("llama3-405b"),
-        storage="test-200",
-        client_link="client-400g",
-        optimizer=True,
-        replicas=4,
-    )
-    result = checkpoint(test_catalogue, cluster, spec)
+    result = _to_test_storage(test_catalogue, "llama3-405b", optimizer=True, replicas=4)
     assert result.optimizer_bytes == pytest.approx(4.86e12)
     assert result.save.bytes == pytest.approx(810e9 + 4.86e12)
     assert result.restore.bytes == pytest.approx(4 * 810e9 + 4.86e12)
@@ -117,27 +130,36 @@ def test_client_nics_are_capped_by_the_host_pcie(test_catalogue: Catalogue) -> N
     # PCIe 3.0 x16: 15.75 GB/s per direction x 0.8 = 12.6 GB/s achievable, under the 50 GB/s of
     # the 400 Gb/s client NIC. 8 nodes x 1 NIC x 12.6 GB/s = 100.8 GB/s; 405e9 x 2 = 810 GB
     # takes 810 / 100.8 = 8.036 s, slower than the 200 GB/s storage (4.05 s): client-bound
-    cluster = resolve_cluster(
-        test_catalogue, ClusterSpec(system="dgx-h100", nodes=8, host_pcie="pcie3")
-    )
-    spec = CheckpointSpec(
-        model=find_model("llama3-405b"), storage="test-200", client_link="client-400g"
-    )
-    result = checkpoint(test_catalogue, cluster, spec)
+    result = _to_test_storage(test_catalogue, "llama3-405b", nodes=8, host_pcie="pcie3")
     client = next(b for b in result.save.bounds if b.name == "client NICs")
     assert client.bw_Bps == pytest.approx(8 * 15.75e9 * 0.8)
     assert client.time_s == pytest.approx(810e9 / 100.8e9)
     assert client.detail.endswith("at 12.6 GB/s each (capped by pcie3)")
     assert result.save.bound == "client NICs"
     # on PCIe 5.0 (63 GB/s x 0.8 = 50.4 GB/s) the 50 GB/s NIC is not capped: 8 x 50 = 400 GB/s
-    fast = resolve_cluster(
-        test_catalogue, ClusterSpec(system="dgx-h100", nodes=8, host_pcie="pcie5")
-    )
-    client = next(
-        b for b in checkpoint(test_catalogue, fast, spec).save.bounds if b.name == "client NICs"
-    )
+    fast = _to_test_storage(test_catalogue, "llama3-405b", nodes=8, host_pcie="pcie5")
+    client = next(b for b in fast.save.bounds if b.name == "client NICs")
     assert client.bw_Bps == pytest.approx(400e9)
     assert "capped" not in client.detail
+
+
+def test_fp32_weights_keep_no_master_copy(test_catalogue: Catalogue) -> None:
+    # Llama 3 70B, fp32 weights: 70e9 x 4 = 280 GB; Adam m and v in fp32: 70e9 x (4 + 4) =
+    # 560 GB (not 840 GB: the fp32 weights are the master copy). bf16 weights keep the fp32
+    # master: 70e9 x 2 = 140 GB + 70e9 x 12 = 840 GB.
+    fp32 = _to_test_storage(test_catalogue, "llama3-70b", optimizer=True, weights_dtype=DType.FP32)
+    assert fp32.weights_bytes == pytest.approx(280e9)
+    assert fp32.optimizer_bytes == pytest.approx(560e9)
+    assert fp32.save.bytes == pytest.approx(840e9)
+    # 840 GB to 200 GB/s of storage (the 16 x 50 GB/s NICs take 1.05 s): 4.2 s
+    assert fp32.save.time_s == pytest.approx(4.2)
+    assert any("8 bytes per parameter" in a for a in fp32.assumptions)
+    bf16 = _to_test_storage(test_catalogue, "llama3-70b", optimizer=True)
+    assert (bf16.weights_bytes, bf16.optimizer_bytes) == (
+        pytest.approx(140e9),
+        pytest.approx(840e9),
+    )
+    assert any("12 bytes per parameter" in a for a in bf16.assumptions)
 
 
 def test_object_store_request_bound(builtin_catalogue: Catalogue) -> None:

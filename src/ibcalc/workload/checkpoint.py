@@ -2,7 +2,8 @@
 
 Bytes: ``P x bytes(weights)``, plus ``12 x P`` with the optimizer state of mixed-precision Adam
 (fp32 master weights, momentum and variance, 4 + 4 + 4 bytes per parameter: Rajbhandari et al.,
-SC'20, arXiv:1910.02054, section 3.1). The save is fully sharded and deduplicated: every node
+SC'20, arXiv:1910.02054, section 3.1); ``8 x P`` when the weights are fp32 themselves, which
+need no master copy. The save is fully sharded and deduplicated: every node
 writes ``1 / nodes`` of it (as torch.distributed.checkpoint's planner does). A restore reads the
 optimizer state once and the weights once per data-parallel replica (``replicas``), each rank
 reading what it holds.
@@ -36,6 +37,7 @@ from ibcalc.workload.phases import Phase
 
 __all__ = [
     "ADAM_STATE_BYTES_PER_PARAM",
+    "FP32_MASTER_BYTES_PER_PARAM",
     "Bound",
     "CheckpointResult",
     "CheckpointSpec",
@@ -45,6 +47,8 @@ __all__ = [
 
 #: fp32 master weights + Adam momentum + variance: 4 + 4 + 4 bytes per parameter (ZeRO, 3.1).
 ADAM_STATE_BYTES_PER_PARAM = 12
+#: The fp32 master copy's share of that: none is kept when the weights are fp32 already.
+FP32_MASTER_BYTES_PER_PARAM = 4
 #: Default object-store part size: AWS's guidelines name 8 MB or 16 MB as typical (S3 entry).
 DEFAULT_PART_BYTES = 16e6
 
@@ -252,7 +256,10 @@ def checkpoint(
             field="replicas",
         )
     weights = spec.model.params * spec.weights_dtype.bytes
-    optimizer = spec.model.params * ADAM_STATE_BYTES_PER_PARAM if spec.optimizer else 0.0
+    # fp32 weights are their own master copy: only Adam's m and v are added
+    master = spec.weights_dtype.bytes < DType.FP32.bytes
+    per_param = ADAM_STATE_BYTES_PER_PARAM - (0 if master else FP32_MASTER_BYTES_PER_PARAM)
+    optimizer = spec.model.params * per_param if spec.optimizer else 0.0
     save_bytes = weights + optimizer
     restore_bytes = weights * spec.replicas + optimizer
     save, restore = (
@@ -273,7 +280,12 @@ def checkpoint(
     if storage.aggregate_write_Bps is None and storage.aggregate_read_Bps is None:
         notes.append(f"{storage.id} states no aggregate limit: it scales with the clients")
     if spec.optimizer:
-        notes.append("optimizer state: 12 bytes per parameter (fp32 weights, Adam m and v)")
+        notes.append(
+            "optimizer state: 12 bytes per parameter (fp32 weights, Adam m and v)"
+            if master
+            else "optimizer state: 8 bytes per parameter (Adam m and v in fp32; the fp32 "
+            "weights need no master copy)"
+        )
     notes.append(
         "fully sharded save: every node writes 1/nodes of the checkpoint; blocking (an "
         "asynchronous save hides it behind training)"
