@@ -1157,6 +1157,13 @@ CASES: list[Case] = [
         "--params 999999 is fewer than a million parameters",
         "a model of under a million parameters was trained across GPUs",
     ),
+    C(
+        "infer-ep-not-dividing-experts",
+        "infer --model mixtral-8x7b --system dgx-h100 --ep 3",
+        2,
+        "--ep 3 does not divide the model's 8 experts",
+        "infer spread Mixtral's 8 experts over 3 ranks (train refused it)",
+    ),
 ]
 
 

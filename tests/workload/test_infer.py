@@ -198,3 +198,30 @@ def test_pipeline_crossing_nodes_is_priced_across(builtin_catalogue: Catalogue) 
     spec = InferSpec(model=find_model("llama3-70b"), pp=8)
     result = infer(builtin_catalogue, _dgx(builtin_catalogue, 1), spec)
     assert {p.tier for p in result.phases} == {"scale-up"}
+
+
+def test_experts_must_split_over_ep(builtin_catalogue: Catalogue) -> None:
+    # Mixtral has 8 experts: 3 ranks cannot hold 8 / 3 each (train refuses the same)
+    spec = InferSpec(model=find_model("mixtral-8x7b"), ep=3)
+    with pytest.raises(WorkloadError, match="ep 3 does not divide the model's 8 experts") as err:
+        infer(builtin_catalogue, _dgx(builtin_catalogue), spec)
+    assert err.value.field == "ep"
+    # 8 / 4 = 2 experts each: accepted
+    ok = infer(builtin_catalogue, _dgx(builtin_catalogue), spec.model_copy(update={"ep": 4}))
+    assert ok.phases
+
+
+def test_tp_that_does_not_split_the_heads_warns(builtin_catalogue: Catalogue) -> None:
+    # Llama 3 70B: 64 heads, 8 KV heads. 64 / 7 is not whole; 16 > 8 KV heads; 8 is clean.
+    llama = find_model("llama3-70b")
+    seven = infer(builtin_catalogue, _dgx(builtin_catalogue), InferSpec(model=llama, tp=7))
+    assert seven.warnings == [
+        "tp 7 does not divide the model's 64 attention heads (Megatron needs it to)"
+    ]
+    sixteen = infer(builtin_catalogue, _dgx(builtin_catalogue, 2), InferSpec(model=llama, tp=16))
+    assert (
+        "tp 16 is more than the model's 8 key/value heads: each KV head is replicated over "
+        "tp / kv_heads GPUs"
+    ) in sixteen.warnings
+    eight = infer(builtin_catalogue, _dgx(builtin_catalogue), InferSpec(model=llama, tp=8))
+    assert eight.warnings == []

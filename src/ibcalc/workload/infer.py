@@ -152,13 +152,10 @@ def infer(
             field="nodes",
         )
     model.check_stages(spec.pp)
-    if spec.ep > 1 and not model.is_moe:
-        raise WorkloadError(
-            "{ep} above 1 needs a mixture-of-experts model ({experts}, {top_k})", field="ep"
-        )
+    model.check_experts(spec.ep)
     act = spec.act_dtype.bytes
     phases: list[Phase] = []
-    warnings: list[str] = []
+    warnings: list[str] = model.tp_warnings(spec.tp)
     notes: list[str] = [
         "communication only: the compute of each token (weight and KV-cache reads) is not included"
     ]

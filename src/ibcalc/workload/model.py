@@ -157,6 +157,37 @@ class ModelSpec(CheckedSpec):
                 field="pp",
             )
 
+    def check_experts(self, ep: int) -> None:
+        """Refuse an expert-parallel degree above 1 on a dense model, or one that does not
+        divide the model's experts (each EP rank holds experts / ep of them)."""
+        if ep <= 1:
+            return
+        if not self.is_moe:
+            raise WorkloadError(
+                "{ep} above 1 needs a mixture-of-experts model ({experts}, {top_k})", field="ep"
+            )
+        assert self.experts is not None
+        if self.experts % ep:
+            raise WorkloadError(
+                f"{{ep}} {ep} does not divide the model's {self.experts} experts", field="ep"
+            )
+
+    def tp_warnings(self, tp: int) -> list[str]:
+        """What is odd about splitting the attention over ``tp`` GPUs: heads that do not
+        divide, or fewer key/value heads than GPUs (each then replicated)."""
+        warnings: list[str] = []
+        if self.heads is not None and self.heads % tp:
+            warnings.append(
+                f"tp {tp} does not divide the model's {self.heads} attention heads "
+                "(Megatron needs it to)"
+            )
+        if self.kv_heads is not None and tp > self.kv_heads:
+            warnings.append(
+                f"tp {tp} is more than the model's {self.kv_heads} key/value heads: "
+                "each KV head is replicated over tp / kv_heads GPUs"
+            )
+        return warnings
+
     def need(self, field: str, why: str) -> int:
         """The integer field ``field``, or a WorkloadError saying ``why`` it is needed."""
         value = getattr(self, field)

@@ -413,32 +413,14 @@ def _check(spec: TrainSpec, cluster: ResolvedCluster, warnings: list[str]) -> No
             "whole replicas",
             field="dp",
         )
-    if par.ep > 1:
-        if not model.is_moe:
-            raise WorkloadError(
-                "{ep} above 1 needs a mixture-of-experts model ({experts}, {top_k})", field="ep"
-            )
-        if par.dp % par.ep:
-            raise WorkloadError(
-                f"{{ep}} {par.ep} must divide {{dp}} {par.dp} (expert groups are carved out of "
-                "the data-parallel ranks)",
-                field="ep",
-            )
-        assert model.experts is not None
-        if model.experts % par.ep:
-            raise WorkloadError(
-                f"{{ep}} {par.ep} does not divide the model's {model.experts} experts", field="ep"
-            )
-    if model.heads is not None and model.heads % par.tp:
-        warnings.append(
-            f"tp {par.tp} does not divide the model's {model.heads} attention heads "
-            "(Megatron needs it to)"
+    model.check_experts(par.ep)
+    if par.dp % par.ep:
+        raise WorkloadError(
+            f"{{ep}} {par.ep} must divide {{dp}} {par.dp} (expert groups are carved out of "
+            "the data-parallel ranks)",
+            field="ep",
         )
-    if model.kv_heads is not None and par.tp > model.kv_heads:
-        warnings.append(
-            f"tp {par.tp} is more than the model's {model.kv_heads} key/value heads: "
-            "each KV head is replicated over tp / kv_heads GPUs"
-        )
+    warnings.extend(model.tp_warnings(par.tp))
 
 
 def train_step(
