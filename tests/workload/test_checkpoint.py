@@ -162,6 +162,40 @@ def test_fp32_weights_keep_no_master_copy(test_catalogue: Catalogue) -> None:
     assert any("12 bytes per parameter" in a for a in bf16.assumptions)
 
 
+def test_compute_fabric_options_are_named_as_ignored(builtin_catalogue: Catalogue) -> None:
+    # Llama 3 70B in bf16, 140 GB, from 2 DGX H100 nodes to one DDN appliance (65 GB/s write):
+    # 140 / 65 = 2.154 s either way. Oversubscription 4:1 of the compute fabric does not slow the
+    # storage path (--storage-fabric bounds that), and SHARP, NVLS, the scale-up link and the
+    # compute NICs carry no checkpoint traffic: all five are named as ignored, and the cluster's
+    # notes on collectives ("x4 slower", "enable with --sharp") are left out.
+    spec = CheckpointSpec(model=find_model("llama3-70b"), storage="ddn-ai400x2")
+    plain_cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    given_cluster = resolve_cluster(
+        builtin_catalogue,
+        ClusterSpec(
+            system="dgx-h100",
+            nodes=2,
+            sharp=True,
+            nvls=False,
+            intra="nvlink4",
+            oversubscription=4,
+            nics_per_node=4,
+        ),
+    )
+    plain = checkpoint(builtin_catalogue, plain_cluster, spec)
+    given = checkpoint(builtin_catalogue, given_cluster, spec)
+    assert given.save.time_s == plain.save.time_s == pytest.approx(140e9 / 65e9)
+    assert given.assumptions[0] == (
+        "the cluster's scale-up link ({intra}), compute NICs ({nics_per_node}), SHARP ({sharp}), "
+        "NVLS ({nvls}), oversubscription ({oversubscription}) ignored: a checkpoint runs no "
+        "collective on the compute fabric; each node reaches storage through --storage-nics x "
+        "--storage-link, on a path --storage-fabric bounds"
+    )
+    for result in (plain, given):
+        assert not any("slower" in a or "SHARP (CollNet)" in a for a in result.assumptions)
+    assert not any("ignored" in a for a in plain.assumptions)
+
+
 def test_object_store_request_bound(builtin_catalogue: Catalogue) -> None:
     # 810 GB over 128 ranks = 6.328 GB each = 396 parts of 16 MB; 128 x 396 = 50,688 PUTs at
     # 3,500 per second per prefix = 14.48 s, slower than the NICs (810 GB / (16 x 47 GB/s))

@@ -218,6 +218,7 @@ def checkpoint(
                 f"{' and '.join(given)} ignored: {storage.id} has no request-rate limit (they "
                 "apply to object stores)"
             )
+    notes += _ignored_cluster_options(cluster)
     link_name = spec.client_link
     if link_name is None:
         if cluster.inter is not None:
@@ -320,5 +321,37 @@ def checkpoint(
         save=save,
         restore=restore,
         phases=phases,
-        assumptions=[*notes, *cluster.assumptions],
+        # the cluster's notes on how collectives cross its fabric do not apply here
+        assumptions=[*notes, *(n for n in cluster.assumptions if n not in cluster.fabric_notes)],
     )
+
+
+def _ignored_cluster_options(cluster: ResolvedCluster) -> list[str]:
+    """The cluster options given that a checkpoint does not read, named as ignored.
+
+    They shape collectives on the compute fabric (its scale-up link, compute NICs, SHARP, NVLS,
+    leaf oversubscription); a checkpoint runs none: each node reaches storage through its own
+    storage NICs, on a path the storage fabric bounds (``fabric_Bps``). The compute fabric's
+    oversubscription is not applied to that path: storage networks are commonly built apart
+    from it (DGX SuperPOD's storage fabric), and a limited path is what ``--storage-fabric`` says.
+    """
+    spec = cluster.spec
+    ignored = [
+        f"{what} ({{{name}}})"
+        for name, what, differs in (
+            ("intra", "scale-up link", spec.intra is not None),
+            ("nics_per_node", "compute NICs", spec.nics_per_node is not None),
+            ("sharp", "SHARP", spec.sharp),
+            ("nvls", "NVLS", spec.nvls is not None),
+            ("oversubscription", "oversubscription", spec.oversubscription > 1),
+            ("cross_leaf_fraction", "cross-leaf fraction", spec.cross_leaf_fraction != 1),
+        )
+        if name in spec.model_fields_set and differs
+    ]
+    if not ignored:
+        return []
+    return [
+        f"the cluster's {', '.join(ignored)} ignored: a checkpoint runs no collective on the "
+        "compute fabric; each node reaches storage through --storage-nics x --storage-link, on "
+        "a path --storage-fabric bounds"
+    ]
