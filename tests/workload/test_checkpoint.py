@@ -214,6 +214,29 @@ def test_object_store_request_bound(builtin_catalogue: Catalogue) -> None:
     )
 
 
+def test_prefixes_beyond_the_parts_are_capped(builtin_catalogue: Catalogue) -> None:
+    # Llama 3 70B in bf16, 140 GB from 2 DGX H100 nodes (16 ranks): 8.75 GB per rank is
+    # ceil(8.75e9 / 16e6) = 547 parts, 16 x 547 = 8752 parts. A million prefixes cannot beat one
+    # part per prefix: 8752 / (8752 x 3500) = 1 / 3500 s, not 8752 / (1e6 x 3500).
+    assert 16 * -(-8.75e9 // 16e6) == 8752
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    spec = CheckpointSpec(model=find_model("llama3-70b"), storage="aws-s3", prefixes=1_000_000)
+    result = checkpoint(builtin_catalogue, cluster, spec)
+    requests = next(b for b in result.save.bounds if b.name == "requests")
+    assert requests.time_s == pytest.approx(1 / 3500)
+    assert requests.detail.endswith("x 8752 prefixes (of 1000000 given)")
+    # restore at 5,500 GET/s: 1 / 5500 s
+    read = next(b for b in result.restore.bounds if b.name == "requests")
+    assert read.time_s == pytest.approx(1 / 5500)
+    (note,) = [a for a in result.assumptions if a.startswith("--prefixes")]
+    assert "(8752 for the save, 8752 for the restore)" in note
+    # 100 prefixes, fewer than the parts, are used as given: 8752 / (100 x 3500) = 25.0 ms
+    some = checkpoint(builtin_catalogue, cluster, spec.model_copy(update={"prefixes": 100}))
+    requests = next(b for b in some.save.bounds if b.name == "requests")
+    assert requests.time_s == pytest.approx(8752 / 350_000)
+    assert not any(a.startswith("--prefixes") for a in some.assumptions)
+
+
 def test_object_store_options_on_a_file_system_are_said_to_be_ignored(
     builtin_catalogue: Catalogue,
 ) -> None:

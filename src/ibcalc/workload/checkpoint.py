@@ -128,6 +128,11 @@ class CheckpointResult(BaseModel):
     assumptions: list[str]
 
 
+def _parts(total: float, ranks: int, part: float) -> int:
+    """Object-store parts (requests) of ``total`` bytes: every rank cuts its share into parts."""
+    return ranks * math.ceil(total / ranks / part)
+
+
 def _transfer(
     name: str,
     total: float,
@@ -171,15 +176,17 @@ def _transfer(
     bounds = [b.model_copy(update={"time_s": total / (b.bw_Bps or 1.0)}) for b in bounds]
     rate = storage.write_requests_per_s if write else storage.read_requests_per_s
     if rate is not None:
-        parts = ranks * math.ceil(total / ranks / spec.part)
-        prefixes = spec.prefix_count
+        parts = _parts(total, ranks, spec.part)
+        # a part is one request to one prefix: prefixes beyond the parts carry nothing
+        prefixes = min(spec.prefix_count, parts)
         bounds.append(
             Bound(
                 name="requests",
                 bw_Bps=None,
                 time_s=parts / (prefixes * rate),
                 detail=f"{parts} parts of {format_size(spec.part)} at {rate:g}/s per "
-                f"prefix x {prefixes} prefix{'es' if prefixes != 1 else ''}",
+                f"prefix x {prefixes} prefix{'es' if prefixes != 1 else ''}"
+                + (f" (of {spec.prefix_count} given)" if prefixes < spec.prefix_count else ""),
             )
         )
     worst = max(bounds, key=lambda b: b.time_s)
@@ -278,6 +285,19 @@ def checkpoint(
         )
         for name, total, write in (("save", save_bytes, True), ("restore", restore_bytes, False))
     )
+    rates = {"save": storage.write_requests_per_s, "restore": storage.read_requests_per_s}
+    over = {
+        t.name: parts
+        for t in (save, restore)
+        if rates[t.name] is not None
+        and (parts := _parts(t.bytes, cluster.ranks, spec.part)) < spec.prefix_count
+    }
+    if over:
+        counts = ", ".join(f"{parts} for the {name}" for name, parts in over.items())
+        notes.append(
+            f"--prefixes {spec.prefix_count} is more than the parts ({counts}): each part is one "
+            "request to one prefix, so no more prefixes than parts are used"
+        )
     if storage.aggregate_write_Bps is None and storage.aggregate_read_Bps is None:
         notes.append(f"{storage.id} states no aggregate limit: it scales with the clients")
     if spec.optimizer:
