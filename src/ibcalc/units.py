@@ -27,6 +27,7 @@ __all__ = [
     "UNSIGNED_NUMBER",
     "GiB",
     "format_bandwidth",
+    "format_count",
     "format_number",
     "format_size",
     "format_time",
@@ -288,6 +289,14 @@ _COUNT_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>[A-Za-z]?)\s*$")
 _COUNT_FACTORS = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 #: Largest count accepted (10^15): beyond any model or token count a planner writes.
 MAX_COUNT = 1e15
+
+
+def format_count(count: float) -> str:
+    """A count as :func:`parse_count` reads it back: ``70B``, ``350M``, ``1.5T``, ``8K``."""
+    for factor, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
+        if count >= factor:
+            return f"{count / factor:g}{suffix}"
+    return f"{count:g}"
 
 
 def parse_count(value: str | int | float, *, what: str = "count") -> float:

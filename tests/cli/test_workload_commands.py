@@ -173,6 +173,20 @@ def test_checkpoint_json() -> None:
     assert data["totals"]["save_s"] == pytest.approx(810e9 / 130e9)
 
 
+def test_checkpoint_names_ignored_cluster_options() -> None:
+    args = ["checkpoint", "--model", "llama3-70b", "--storage", "ddn-ai400x2", "--system"]
+    result = runner.invoke(
+        APP, [*args, "dgx-h100", "-N", "2", "--oversubscription", "4", "--cross-leaf", "0.5"]
+    )
+    assert result.exit_code == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    assert (
+        "the cluster's oversubscription (--oversubscription), cross-leaf fraction (--cross-leaf) "
+        "ignored: a checkpoint runs no collective"
+    ) in text
+    assert "slower" not in text  # the compute fabric's "x2 slower" is not the storage path's
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
     [

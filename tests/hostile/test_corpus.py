@@ -1157,6 +1157,27 @@ CASES: list[Case] = [
         where="out",
         absent=" \n",
     ),
+    C(
+        "checkpoint-params-1",
+        "checkpoint --storage ddn-ai400x2 --params 1 -N 2",
+        2,
+        "--params 1 is fewer than a million parameters",
+        "a one-parameter model was saved in 3.08e-05 us as a '1e-09B model'",
+    ),
+    C(
+        "train-params-under-a-million",
+        "train --params 999999 --system dgx-h100 -N 1",
+        2,
+        "--params 999999 is fewer than a million parameters",
+        "a model of under a million parameters was trained across GPUs",
+    ),
+    C(
+        "infer-ep-not-dividing-experts",
+        "infer --model mixtral-8x7b --system dgx-h100 --ep 3",
+        2,
+        "--ep 3 does not divide the model's 8 experts",
+        "infer spread Mixtral's 8 experts over 3 ranks (train refused it)",
+    ),
 ]
 
 

@@ -10,8 +10,9 @@ from ibcalc.catalogue.load import load_catalogue
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
+from ibcalc.engine.types import DType
 from ibcalc.errors import UnknownNameError
-from ibcalc.workload.checkpoint import CheckpointSpec, checkpoint
+from ibcalc.workload.checkpoint import CheckpointResult, CheckpointSpec, checkpoint
 from ibcalc.workload.model import find_model
 
 #: A 400 Gb/s client NIC at full rate (50 GB/s) and a 200 GB/s storage system, as in the issue.
@@ -46,6 +47,26 @@ def test_catalogue(tmp_path: Path) -> Catalogue:
     path = tmp_path / "override.yaml"
     path.write_text(OVERRIDE, encoding="utf-8")
     return load_catalogue([path], use_env=False)
+
+
+def _to_test_storage(
+    cat: Catalogue,
+    model_id: str,
+    *,
+    nodes: int = 16,
+    host_pcie: str | None = None,
+    **job: object,
+) -> CheckpointResult:
+    """``model_id``'s checkpoint from ``nodes`` DGX H100 nodes through one 400 Gb/s client NIC
+    each to the 200 GB/s test storage."""
+    cluster = resolve_cluster(cat, ClusterSpec(system="dgx-h100", nodes=nodes, host_pcie=host_pcie))
+    spec = CheckpointSpec(
+        model=find_model(model_id),
+        storage="test-200",
+        client_link="client-400g",
+        **job,  # type: ignore[arg-type]
+    )
+    return checkpoint(cat, cluster, spec)
 
 
 def test_405b_to_200_GBps_storage_is_storage_bound(test_catalogue: Catalogue) -> None:
@@ -98,19 +119,81 @@ def test_fabric_bound(test_catalogue: Catalogue) -> None:
 
 def test_optimizer_state_and_restore_replicas(test_catalogue: Catalogue) -> None:
     # + 12 bytes per parameter: 405e9 x 12 = 4.86 TB; restore reads the weights per replica
-    cluster = resolve_cluster(test_catalogue, ClusterSpec(system="dgx-h100", nodes=16))
-    spec = CheckpointSpec(
-        model=find_model("llama3-405b"),
-        storage="test-200",
-        client_link="client-400g",
-        optimizer=True,
-        replicas=4,
-    )
-    result = checkpoint(test_catalogue, cluster, spec)
+    result = _to_test_storage(test_catalogue, "llama3-405b", optimizer=True, replicas=4)
     assert result.optimizer_bytes == pytest.approx(4.86e12)
     assert result.save.bytes == pytest.approx(810e9 + 4.86e12)
     assert result.restore.bytes == pytest.approx(4 * 810e9 + 4.86e12)
     assert result.restore.time_s == pytest.approx((4 * 810e9 + 4.86e12) / 200e9)
+
+
+def test_client_nics_are_capped_by_the_host_pcie(test_catalogue: Catalogue) -> None:
+    # PCIe 3.0 x16: 15.75 GB/s per direction x 0.8 = 12.6 GB/s achievable, under the 50 GB/s of
+    # the 400 Gb/s client NIC. 8 nodes x 1 NIC x 12.6 GB/s = 100.8 GB/s; 405e9 x 2 = 810 GB
+    # takes 810 / 100.8 = 8.036 s, slower than the 200 GB/s storage (4.05 s): client-bound
+    result = _to_test_storage(test_catalogue, "llama3-405b", nodes=8, host_pcie="pcie3")
+    client = next(b for b in result.save.bounds if b.name == "client NICs")
+    assert client.bw_Bps == pytest.approx(8 * 15.75e9 * 0.8)
+    assert client.time_s == pytest.approx(810e9 / 100.8e9)
+    assert client.detail.endswith("at 12.6 GB/s each (capped by pcie3)")
+    assert result.save.bound == "client NICs"
+    # on PCIe 5.0 (63 GB/s x 0.8 = 50.4 GB/s) the 50 GB/s NIC is not capped: 8 x 50 = 400 GB/s
+    fast = _to_test_storage(test_catalogue, "llama3-405b", nodes=8, host_pcie="pcie5")
+    client = next(b for b in fast.save.bounds if b.name == "client NICs")
+    assert client.bw_Bps == pytest.approx(400e9)
+    assert "capped" not in client.detail
+
+
+def test_fp32_weights_keep_no_master_copy(test_catalogue: Catalogue) -> None:
+    # Llama 3 70B, fp32 weights: 70e9 x 4 = 280 GB; Adam m and v in fp32: 70e9 x (4 + 4) =
+    # 560 GB (not 840 GB: the fp32 weights are the master copy). bf16 weights keep the fp32
+    # master: 70e9 x 2 = 140 GB + 70e9 x 12 = 840 GB.
+    fp32 = _to_test_storage(test_catalogue, "llama3-70b", optimizer=True, weights_dtype=DType.FP32)
+    assert fp32.weights_bytes == pytest.approx(280e9)
+    assert fp32.optimizer_bytes == pytest.approx(560e9)
+    assert fp32.save.bytes == pytest.approx(840e9)
+    # 840 GB to 200 GB/s of storage (the 16 x 50 GB/s NICs take 1.05 s): 4.2 s
+    assert fp32.save.time_s == pytest.approx(4.2)
+    assert any("8 bytes per parameter" in a for a in fp32.assumptions)
+    bf16 = _to_test_storage(test_catalogue, "llama3-70b", optimizer=True)
+    assert (bf16.weights_bytes, bf16.optimizer_bytes) == (
+        pytest.approx(140e9),
+        pytest.approx(840e9),
+    )
+    assert any("12 bytes per parameter" in a for a in bf16.assumptions)
+
+
+def test_compute_fabric_options_are_named_as_ignored(builtin_catalogue: Catalogue) -> None:
+    # Llama 3 70B in bf16, 140 GB, from 2 DGX H100 nodes to one DDN appliance (65 GB/s write):
+    # 140 / 65 = 2.154 s either way. Oversubscription 4:1 of the compute fabric does not slow the
+    # storage path (--storage-fabric bounds that), and SHARP, NVLS, the scale-up link and the
+    # compute NICs carry no checkpoint traffic: all five are named as ignored, and the cluster's
+    # notes on collectives ("x4 slower", "enable with --sharp") are left out.
+    spec = CheckpointSpec(model=find_model("llama3-70b"), storage="ddn-ai400x2")
+    plain_cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    given_cluster = resolve_cluster(
+        builtin_catalogue,
+        ClusterSpec(
+            system="dgx-h100",
+            nodes=2,
+            sharp=True,
+            nvls=False,
+            intra="nvlink4",
+            oversubscription=4,
+            nics_per_node=4,
+        ),
+    )
+    plain = checkpoint(builtin_catalogue, plain_cluster, spec)
+    given = checkpoint(builtin_catalogue, given_cluster, spec)
+    assert given.save.time_s == plain.save.time_s == pytest.approx(140e9 / 65e9)
+    assert given.assumptions[0] == (
+        "the cluster's scale-up link ({intra}), compute NICs ({nics_per_node}), SHARP ({sharp}), "
+        "NVLS ({nvls}), oversubscription ({oversubscription}) ignored: a checkpoint runs no "
+        "collective on the compute fabric; each node reaches storage through --storage-nics x "
+        "--storage-link, on a path --storage-fabric bounds"
+    )
+    for result in (plain, given):
+        assert not any("slower" in a or "SHARP (CollNet)" in a for a in result.assumptions)
+    assert not any("ignored" in a for a in plain.assumptions)
 
 
 def test_object_store_request_bound(builtin_catalogue: Catalogue) -> None:
@@ -129,6 +212,29 @@ def test_object_store_request_bound(builtin_catalogue: Catalogue) -> None:
     assert next(b for b in ten.save.bounds if b.name == "requests").time_s == pytest.approx(
         128 * 396 / 35000
     )
+
+
+def test_prefixes_beyond_the_parts_are_capped(builtin_catalogue: Catalogue) -> None:
+    # Llama 3 70B in bf16, 140 GB from 2 DGX H100 nodes (16 ranks): 8.75 GB per rank is
+    # ceil(8.75e9 / 16e6) = 547 parts, 16 x 547 = 8752 parts. A million prefixes cannot beat one
+    # part per prefix: 8752 / (8752 x 3500) = 1 / 3500 s, not 8752 / (1e6 x 3500).
+    assert 16 * -(-8.75e9 // 16e6) == 8752
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    spec = CheckpointSpec(model=find_model("llama3-70b"), storage="aws-s3", prefixes=1_000_000)
+    result = checkpoint(builtin_catalogue, cluster, spec)
+    requests = next(b for b in result.save.bounds if b.name == "requests")
+    assert requests.time_s == pytest.approx(1 / 3500)
+    assert requests.detail.endswith("x 8752 prefixes (of 1000000 given)")
+    # restore at 5,500 GET/s: 1 / 5500 s
+    read = next(b for b in result.restore.bounds if b.name == "requests")
+    assert read.time_s == pytest.approx(1 / 5500)
+    (note,) = [a for a in result.assumptions if a.startswith("--prefixes")]
+    assert "(8752 for the save, 8752 for the restore)" in note
+    # 100 prefixes, fewer than the parts, are used as given: 8752 / (100 x 3500) = 25.0 ms
+    some = checkpoint(builtin_catalogue, cluster, spec.model_copy(update={"prefixes": 100}))
+    requests = next(b for b in some.save.bounds if b.name == "requests")
+    assert requests.time_s == pytest.approx(8752 / 350_000)
+    assert not any(a.startswith("--prefixes") for a in some.assumptions)
 
 
 def test_object_store_options_on_a_file_system_are_said_to_be_ignored(

@@ -172,3 +172,56 @@ def test_more_stages_than_layers_are_refused(builtin_catalogue: Catalogue) -> No
     with pytest.raises(WorkloadError, match="pp 33 is more than the model's 32 layers") as err:
         infer(builtin_catalogue, _dgx(builtin_catalogue, 5), spec)
     assert err.value.field == "pp"
+
+
+def test_pipeline_crossing_nodes_is_priced_across(builtin_catalogue: Catalogue) -> None:
+    # tp 1 x pp 32 on 4 DGX H100 nodes: stage j is GPU j, so boundaries 7, 15 and 23 (GPU 8k-1
+    # -> 8k) cross a node: 3 of 31. The send/receive of every boundary is priced as crossing:
+    # one GPU in each of two nodes through its own NDR NIC (8 NICs for 8 GPUs).
+    assert [j for j in range(31) if (j + 1) % 8 == 0] == [7, 15, 23]
+    spec = InferSpec(model=find_model("llama3-70b"), pp=32, batch=1, prompt_tokens=1024)
+    result = infer(builtin_catalogue, _dgx(builtin_catalogue, 4), spec)
+    by_name = {p.name: p for p in result.phases}
+    for name, size in (("decode-pp-sendrecv", 8192 * 2), ("prefill-pp-sendrecv", 1024 * 8192 * 2)):
+        phase = by_name[name]
+        assert (phase.tier, phase.count, phase.bytes_per_gpu) == ("scale-out", 31, size)
+        same = estimate(
+            builtin_catalogue,
+            ClusterSpec(system="dgx-h100", nodes=2, gpus_per_node=1, nics_per_node=1, inter="ndr"),
+            Collective.SEND_RECV,
+            size,
+            dtype="bf16",
+        )
+        assert phase.time_s == same.time_s
+        assert any("3 of 31 stage boundaries cross" in note for note in phase.assumptions)
+    # pp 8 on one node: every boundary inside
+    spec = InferSpec(model=find_model("llama3-70b"), pp=8)
+    result = infer(builtin_catalogue, _dgx(builtin_catalogue, 1), spec)
+    assert {p.tier for p in result.phases} == {"scale-up"}
+
+
+def test_experts_must_split_over_ep(builtin_catalogue: Catalogue) -> None:
+    # Mixtral has 8 experts: 3 ranks cannot hold 8 / 3 each (train refuses the same)
+    spec = InferSpec(model=find_model("mixtral-8x7b"), ep=3)
+    with pytest.raises(WorkloadError, match="ep 3 does not divide the model's 8 experts") as err:
+        infer(builtin_catalogue, _dgx(builtin_catalogue), spec)
+    assert err.value.field == "ep"
+    # 8 / 4 = 2 experts each: accepted
+    ok = infer(builtin_catalogue, _dgx(builtin_catalogue), spec.model_copy(update={"ep": 4}))
+    assert ok.phases
+
+
+def test_tp_that_does_not_split_the_heads_warns(builtin_catalogue: Catalogue) -> None:
+    # Llama 3 70B: 64 heads, 8 KV heads. 64 / 7 is not whole; 16 > 8 KV heads; 8 is clean.
+    llama = find_model("llama3-70b")
+    seven = infer(builtin_catalogue, _dgx(builtin_catalogue), InferSpec(model=llama, tp=7))
+    assert seven.warnings == [
+        "tp 7 does not divide the model's 64 attention heads (Megatron needs it to)"
+    ]
+    sixteen = infer(builtin_catalogue, _dgx(builtin_catalogue, 2), InferSpec(model=llama, tp=16))
+    assert (
+        "tp 16 is more than the model's 8 key/value heads: each KV head is replicated over "
+        "tp / kv_heads GPUs"
+    ) in sixteen.warnings
+    eight = infer(builtin_catalogue, _dgx(builtin_catalogue), InferSpec(model=llama, tp=8))
+    assert eight.warnings == []

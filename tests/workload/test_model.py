@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ibcalc.errors import UnitError, UnknownNameError, WorkloadError
-from ibcalc.units import parse_count, parse_distance
-from ibcalc.workload.model import MODEL_PRESETS, find_model, model_from
+from ibcalc.units import format_count, parse_count, parse_distance
+from ibcalc.workload.model import MODEL_PRESETS, ModelSpec, find_model, model_from
 
 
 def test_llama3_70b_kv_cache_per_token() -> None:
@@ -72,6 +72,42 @@ def test_model_from_params_and_overrides() -> None:
     with pytest.raises(WorkloadError) as bad:
         model_from(params="8B", experts=2, top_k=4)
     assert bad.value.field == "top_k"
+
+
+@pytest.mark.parametrize("params", ["1", "999999", "0.5M"])
+def test_fewer_than_a_million_parameters_are_refused(params: str) -> None:
+    # 1, 999,999 and 500,000 are all under 10^6: a missing suffix, not a model
+    with pytest.raises(WorkloadError, match="fewer than a million parameters") as err:
+        model_from(params=params)
+    assert err.value.field == "params"
+    with pytest.raises(WorkloadError) as active:
+        ModelSpec(params=47e9, active_params=5e5)
+    assert active.value.field == "active_params"
+    assert model_from(params="1M").params == 1e6  # the smallest accepted
+
+
+@pytest.mark.parametrize(
+    ("params", "label"),
+    [("1M", "1M model"), ("350M", "350M model"), ("70B", "70B model"), ("1.5T", "1.5T model")],
+)
+def test_model_label_by_size(params: str, label: str) -> None:
+    assert model_from(params=params).label == label
+
+
+@pytest.mark.parametrize(
+    ("count", "text"),
+    [
+        (350e6, "350M"),
+        (70e9, "70B"),
+        (1.5e12, "1.5T"),
+        (8e3, "8K"),
+        (999, "999"),
+        (46.7e9, "46.7B"),
+    ],
+)
+def test_format_count_reads_back(count: float, text: str) -> None:
+    assert format_count(count) == text
+    assert parse_count(text) == pytest.approx(count)
 
 
 def test_kv_cache_needs_the_shape() -> None:

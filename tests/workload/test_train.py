@@ -159,6 +159,43 @@ def test_pipeline_send_recv_and_bubble(builtin_catalogue: Catalogue) -> None:
     assert result.totals.bubble_fraction == pytest.approx(1 / 4)  # (pp - 1) / M
 
 
+def test_pipeline_priced_by_its_slowest_boundary(builtin_catalogue: Catalogue) -> None:
+    # tp 1 x pp 32 x dp 4 on 16 DGX H100 nodes of 8 GPUs. Rank order tp-cp-ep-dp-pp: stage j holds
+    # ranks 4j..4j+3, so each node holds two stages; stage neighbours are 4 ranks apart. Boundary
+    # j (stage j -> j + 1) crosses a node when 4 (j + 1) is a multiple of 8, i.e. j odd:
+    # j = 1, 3, ..., 29 are 15 of the 31 boundaries. They are all busy at once in 1F1B, so the
+    # send/receive is priced as a crossing one: one GPU in each of two nodes, its own rail NIC.
+    crossing = [j for j in range(31) if (4 * (j + 1)) % 8 == 0]
+    assert crossing == list(range(1, 31, 2))
+    result = _run(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=16), pp=32, dp=4)
+    pp = _phase(result, "pp-sendrecv")
+    assert pp.tier == "scale-out"
+    assert pp.count == 2 * 32
+    # b x s x h x 2 / tp = 8192 x 8192 x 2 = 128 MiB
+    assert pp.bytes_per_gpu == 8192 * 8192 * 2
+    same = estimate(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100", nodes=2, gpus_per_node=1, nics_per_node=1, inter="ndr"),
+        Collective.SEND_RECV,
+        8192 * 8192 * 2,
+        dtype="bf16",
+    )
+    assert pp.time_s == same.time_s
+    assert any("15 of 31 stage boundaries cross" in note for note in pp.assumptions)
+    # pp 16 x dp 8: one stage per node, every boundary crosses: the same pair, the same time
+    pp16 = _phase(
+        _run(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=16), pp=16, dp=8),
+        "pp-sendrecv",
+    )
+    assert (pp16.tier, pp16.time_s) == ("scale-out", same.time_s)
+    # pp 2 x dp 4 on one node: stages 0-3 and 4-7 share the node, the boundary stays inside
+    inside = _phase(
+        _run(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=1), pp=2, dp=4),
+        "pp-sendrecv",
+    )
+    assert inside.tier == "scale-up"
+
+
 def test_expert_parallel_all_to_all(builtin_catalogue: Catalogue) -> None:
     # Mixtral 8x7B (arXiv:2401.04088 Table 1): 32 layers, hidden 4096, top-2 of 8, 32k context
     # per GPU: b x s x top_k x h x 2 = 1 x 32768 x 2 x 4096 x 2 = 536,870,912 B

@@ -315,7 +315,10 @@ def checkpoint_command(
     ] = WireDtype.BF16,
     optimizer: Annotated[
         bool,
-        typer.Option("--optimizer/--no-optimizer", help="Include Adam state (12 B/param)."),
+        typer.Option(
+            "--optimizer/--no-optimizer",
+            help="Include Adam state (12 B/param; 8 with fp32 weights).",
+        ),
     ] = False,
     storage_units: Annotated[
         int, typer.Option("--storage-units", min=1, help="Targets or appliances.")

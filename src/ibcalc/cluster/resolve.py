@@ -73,6 +73,10 @@ class ResolvedCluster:
     gpu_arch: str
     assumptions: list[str] = field(default_factory=list)
     spec: ClusterSpec = field(default_factory=ClusterSpec)
+    #: the assumptions (some of ``assumptions``) that only collectives read: the scale-up link,
+    #: the compute NICs, SHARP, NVLS, oversubscription; a workload that runs none (a checkpoint
+    #: through its own storage NICs) leaves them out
+    fabric_notes: tuple[str, ...] = ()
 
     @property
     def ranks(self) -> int:
@@ -116,6 +120,7 @@ def check_count(field: str, value: int, low: int, high: int) -> int:
 def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
     """Fill the gaps of ``spec`` and build its tiers; record each assumption made."""
     notes: list[str] = []
+    fabric: list[str] = []  # the notes only collectives read (ResolvedCluster.fabric_notes)
     if len(catalogue.origins) > 1:
         notes.append("catalogue overrides loaded: " + ", ".join(catalogue.origins[1:]))
     system = _pick_system(catalogue, spec, notes)
@@ -139,6 +144,7 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
             )
         if spec.intra is None and system is None:
             notes.append(f"scale-up link {intra.id} assumed ({{intra}})")
+            fabric.append(notes[-1])
     if resized and system is not None and gpus_per_node > system.scale_up_domain:
         notes.append(
             f"{gpus_per_node} GPUs per node is more than {system.id}'s {system.scale_up_domain}: "
@@ -204,6 +210,7 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
                     f"{system.id}'s {per_gpu:g} per GPU kept for {gpus_per_node} "
                     f"GPU{'s' if gpus_per_node != 1 else ''} ({{nics_per_node}})"
                 )
+                fabric.append(notes[-1])
         else:
             nics_per_node = gpus_per_node
             if nics_per_node > MAX_NICS_PER_NODE:
@@ -213,6 +220,7 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
                     field="nics_per_node",
                 )
             notes.append(f"{nics_per_node} NICs per node (one per GPU) assumed ({{nics_per_node}})")
+            fabric.append(notes[-1])
     elif spec.nics_per_node is not None:
         nics_per_node = spec.nics_per_node
 
@@ -223,7 +231,9 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
             "AMD GPUs run RCCL, priced here with NCCL 2.30.7's tuner constants and protocols: "
             "RCCL's own constants are not modelled (docs/model.md#limitations)"
         )
+        fabric.append(notes[-1])
 
+    tiers_from = len(notes)  # every note of the scale-up and scale-out tiers is a fabric note
     up_tier = (
         _build_up(intra, scale_up, system, spec, arch=arch, notes=notes) if scale_up > 1 else None
     )
@@ -252,6 +262,7 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         ]
         if ignored:
             notes.append(f"{', '.join(ignored)} ignored: one scale-up domain, no network")
+    fabric += notes[tiers_from:]
     wan_tier = _build_wan(catalogue, spec, domains, notes)
     topology = Topology(
         ranks_per_domain=scale_up,
@@ -276,6 +287,7 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         gpu_arch=arch,
         assumptions=notes,
         spec=spec,
+        fabric_notes=tuple(fabric),
     )
 
 

@@ -2,7 +2,8 @@
 
 Bytes: ``P x bytes(weights)``, plus ``12 x P`` with the optimizer state of mixed-precision Adam
 (fp32 master weights, momentum and variance, 4 + 4 + 4 bytes per parameter: Rajbhandari et al.,
-SC'20, arXiv:1910.02054, section 3.1). The save is fully sharded and deduplicated: every node
+SC'20, arXiv:1910.02054, section 3.1); ``8 x P`` when the weights are fp32 themselves, which
+need no master copy. The save is fully sharded and deduplicated: every node
 writes ``1 / nodes`` of it (as torch.distributed.checkpoint's planner does). A restore reads the
 optimizer state once and the weights once per data-parallel replica (``replicas``), each rank
 reading what it holds.
@@ -36,6 +37,7 @@ from ibcalc.workload.phases import Phase
 
 __all__ = [
     "ADAM_STATE_BYTES_PER_PARAM",
+    "FP32_MASTER_BYTES_PER_PARAM",
     "Bound",
     "CheckpointResult",
     "CheckpointSpec",
@@ -45,6 +47,8 @@ __all__ = [
 
 #: fp32 master weights + Adam momentum + variance: 4 + 4 + 4 bytes per parameter (ZeRO, 3.1).
 ADAM_STATE_BYTES_PER_PARAM = 12
+#: The fp32 master copy's share of that: none is kept when the weights are fp32 already.
+FP32_MASTER_BYTES_PER_PARAM = 4
 #: Default object-store part size: AWS's guidelines name 8 MB or 16 MB as typical (S3 entry).
 DEFAULT_PART_BYTES = 16e6
 
@@ -124,6 +128,11 @@ class CheckpointResult(BaseModel):
     assumptions: list[str]
 
 
+def _parts(total: float, ranks: int, part: float) -> int:
+    """Object-store parts (requests) of ``total`` bytes: every rank cuts its share into parts."""
+    return ranks * math.ceil(total / ranks / part)
+
+
 def _transfer(
     name: str,
     total: float,
@@ -167,15 +176,17 @@ def _transfer(
     bounds = [b.model_copy(update={"time_s": total / (b.bw_Bps or 1.0)}) for b in bounds]
     rate = storage.write_requests_per_s if write else storage.read_requests_per_s
     if rate is not None:
-        parts = ranks * math.ceil(total / ranks / spec.part)
-        prefixes = spec.prefix_count
+        parts = _parts(total, ranks, spec.part)
+        # a part is one request to one prefix: prefixes beyond the parts carry nothing
+        prefixes = min(spec.prefix_count, parts)
         bounds.append(
             Bound(
                 name="requests",
                 bw_Bps=None,
                 time_s=parts / (prefixes * rate),
                 detail=f"{parts} parts of {format_size(spec.part)} at {rate:g}/s per "
-                f"prefix x {prefixes} prefix{'es' if prefixes != 1 else ''}",
+                f"prefix x {prefixes} prefix{'es' if prefixes != 1 else ''}"
+                + (f" (of {spec.prefix_count} given)" if prefixes < spec.prefix_count else ""),
             )
         )
     worst = max(bounds, key=lambda b: b.time_s)
@@ -214,6 +225,7 @@ def checkpoint(
                 f"{' and '.join(given)} ignored: {storage.id} has no request-rate limit (they "
                 "apply to object stores)"
             )
+    notes += _ignored_cluster_options(cluster)
     link_name = spec.client_link
     if link_name is None:
         if cluster.inter is not None:
@@ -234,10 +246,15 @@ def checkpoint(
             f"{{client_link}} {link.id} is a {link.kind} link; use a network link",
             field="client_link",
         )
-    client_Bps = spec.client_nics * link.achievable_Bps
+    # a storage NIC sits on the host's PCIe as a compute NIC does: the cluster's cap applies
+    host = cluster.host_pcie
+    cap = host if host is not None and host.achievable_Bps < link.achievable_Bps else None
+    nic_Bps = cap.achievable_Bps if cap is not None else link.achievable_Bps
+    client_Bps = spec.client_nics * nic_Bps
     client_detail = (
         f"{cluster.nodes} nodes x {spec.client_nics} x {link.id} "
-        f"at {format_bandwidth(link.achievable_Bps)} each"
+        f"at {format_bandwidth(nic_Bps)} each"
+        + (f" (capped by {cap.id})" if cap is not None else "")
     )
     gpus = cluster.nodes * cluster.gpus_per_node
     if spec.replicas > gpus:
@@ -247,7 +264,10 @@ def checkpoint(
             field="replicas",
         )
     weights = spec.model.params * spec.weights_dtype.bytes
-    optimizer = spec.model.params * ADAM_STATE_BYTES_PER_PARAM if spec.optimizer else 0.0
+    # fp32 weights are their own master copy: only Adam's m and v are added
+    master = spec.weights_dtype.bytes < DType.FP32.bytes
+    per_param = ADAM_STATE_BYTES_PER_PARAM - (0 if master else FP32_MASTER_BYTES_PER_PARAM)
+    optimizer = spec.model.params * per_param if spec.optimizer else 0.0
     save_bytes = weights + optimizer
     restore_bytes = weights * spec.replicas + optimizer
     save, restore = (
@@ -265,10 +285,28 @@ def checkpoint(
         )
         for name, total, write in (("save", save_bytes, True), ("restore", restore_bytes, False))
     )
+    rates = {"save": storage.write_requests_per_s, "restore": storage.read_requests_per_s}
+    over = {
+        t.name: parts
+        for t in (save, restore)
+        if rates[t.name] is not None
+        and (parts := _parts(t.bytes, cluster.ranks, spec.part)) < spec.prefix_count
+    }
+    if over:
+        counts = ", ".join(f"{parts} for the {name}" for name, parts in over.items())
+        notes.append(
+            f"--prefixes {spec.prefix_count} is more than the parts ({counts}): each part is one "
+            "request to one prefix, so no more prefixes than parts are used"
+        )
     if storage.aggregate_write_Bps is None and storage.aggregate_read_Bps is None:
         notes.append(f"{storage.id} states no aggregate limit: it scales with the clients")
     if spec.optimizer:
-        notes.append("optimizer state: 12 bytes per parameter (fp32 weights, Adam m and v)")
+        notes.append(
+            "optimizer state: 12 bytes per parameter (fp32 weights, Adam m and v)"
+            if master
+            else "optimizer state: 8 bytes per parameter (Adam m and v in fp32; the fp32 "
+            "weights need no master copy)"
+        )
     notes.append(
         "fully sharded save: every node writes 1/nodes of the checkpoint; blocking (an "
         "asynchronous save hides it behind training)"
@@ -303,5 +341,37 @@ def checkpoint(
         save=save,
         restore=restore,
         phases=phases,
-        assumptions=[*notes, *cluster.assumptions],
+        # the cluster's notes on how collectives cross its fabric do not apply here
+        assumptions=[*notes, *(n for n in cluster.assumptions if n not in cluster.fabric_notes)],
     )
+
+
+def _ignored_cluster_options(cluster: ResolvedCluster) -> list[str]:
+    """The cluster options given that a checkpoint does not read, named as ignored.
+
+    They shape collectives on the compute fabric (its scale-up link, compute NICs, SHARP, NVLS,
+    leaf oversubscription); a checkpoint runs none: each node reaches storage through its own
+    storage NICs, on a path the storage fabric bounds (``fabric_Bps``). The compute fabric's
+    oversubscription is not applied to that path: storage networks are commonly built apart
+    from it (DGX SuperPOD's storage fabric), and a limited path is what ``--storage-fabric`` says.
+    """
+    spec = cluster.spec
+    ignored = [
+        f"{what} ({{{name}}})"
+        for name, what, differs in (
+            ("intra", "scale-up link", spec.intra is not None),
+            ("nics_per_node", "compute NICs", spec.nics_per_node is not None),
+            ("sharp", "SHARP", spec.sharp),
+            ("nvls", "NVLS", spec.nvls is not None),
+            ("oversubscription", "oversubscription", spec.oversubscription > 1),
+            ("cross_leaf_fraction", "cross-leaf fraction", spec.cross_leaf_fraction != 1),
+        )
+        if name in spec.model_fields_set and differs
+    ]
+    if not ignored:
+        return []
+    return [
+        f"the cluster's {', '.join(ignored)} ignored: a checkpoint runs no collective on the "
+        "compute fabric; each node reaches storage through --storage-nics x --storage-link, on "
+        "a path --storage-fabric bounds"
+    ]

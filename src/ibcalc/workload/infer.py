@@ -31,7 +31,7 @@ from ibcalc.errors import WorkloadError
 from ibcalc.units import format_size
 from ibcalc.workload.model import CheckedSpec, ModelSpec
 from ibcalc.workload.phases import Per, Phase, build_phase
-from ibcalc.workload.placement import Placement, inherit, place_group
+from ibcalc.workload.placement import Placement, inherit, place_group, place_pipeline
 
 __all__ = ["InferResult", "InferSpec", "infer", "serving_cluster"]
 
@@ -152,13 +152,10 @@ def infer(
             field="nodes",
         )
     model.check_stages(spec.pp)
-    if spec.ep > 1 and not model.is_moe:
-        raise WorkloadError(
-            "{ep} above 1 needs a mixture-of-experts model ({experts}, {top_k})", field="ep"
-        )
+    model.check_experts(spec.ep)
     act = spec.act_dtype.bytes
     phases: list[Phase] = []
-    warnings: list[str] = []
+    warnings: list[str] = model.tp_warnings(spec.tp)
     notes: list[str] = [
         "communication only: the compute of each token (weight and KV-cache reads) is not included"
     ]
@@ -219,7 +216,7 @@ def infer(
         hidden = model.need("hidden", "pipeline parallelism")
         phases += _decode_and_prefill(
             spec,
-            place_group(catalogue, cluster, "pp", 2, spec.tp * spec.ep),
+            place_pipeline(catalogue, cluster, spec.pp, spec.tp * spec.ep),
             "pp-sendrecv",
             Collective.SEND_RECV,
             hidden * act,

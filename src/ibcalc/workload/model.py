@@ -27,9 +27,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ibcalc.catalogue.load import suggest
 from ibcalc.errors import UnknownNameError, WorkloadError
-from ibcalc.units import parse_count
+from ibcalc.units import format_count, parse_count
 
-__all__ = ["MODEL_PRESETS", "CheckedSpec", "ModelSpec", "find_model", "model_from"]
+__all__ = ["MIN_PARAMS", "MODEL_PRESETS", "CheckedSpec", "ModelSpec", "find_model", "model_from"]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -64,6 +64,11 @@ class CheckedSpec(BaseModel):
 
 #: Largest count of layers, heads, experts ... accepted: beyond any published model.
 _MAX_DIM = 10_000_000
+#: Fewest parameters accepted: a million. The smallest models anyone spreads over GPUs have tens
+#: of millions (BERT-base 110M, GPT-2 124M); a million bf16 parameters are 2 MB, which one GPU
+#: holds and moves in microseconds, so below that no communication plan is worth making and the
+#: count is far likelier a missing suffix (``--params 70`` for 70B) than a model.
+MIN_PARAMS = 1e6
 
 
 class ModelSpec(CheckedSpec):
@@ -96,6 +101,14 @@ class ModelSpec(CheckedSpec):
 
     def __init__(self, **data: Any) -> None:
         super().__init__(**data)
+        for field in ("params", "active_params"):
+            value = getattr(self, field)
+            if value is not None and value < MIN_PARAMS:
+                raise WorkloadError(
+                    f"{{{field}}} {value:g} is fewer than a million parameters, too small a "
+                    "model to plan communication for (a count takes a suffix: 70B, 350M)",
+                    field=field,
+                )
         if self.top_k is not None and self.experts is not None and self.top_k > self.experts:
             raise WorkloadError(
                 f"{{top_k}} {self.top_k} is more than {{experts}} {self.experts}", field="top_k"
@@ -120,10 +133,10 @@ class ModelSpec(CheckedSpec):
 
     @property
     def label(self) -> str:
-        """The preset id, or the parameter count (``70B``)."""
+        """The preset id, or the parameter count (``70B model``, ``350M model``)."""
         if self.id is not None:
             return self.id
-        return f"{self.params / 1e9:g}B model"
+        return f"{format_count(self.params)} model"
 
     @property
     def is_moe(self) -> bool:
@@ -143,6 +156,37 @@ class ModelSpec(CheckedSpec):
                 "stage holds at least one layer",
                 field="pp",
             )
+
+    def check_experts(self, ep: int) -> None:
+        """Refuse an expert-parallel degree above 1 on a dense model, or one that does not
+        divide the model's experts (each EP rank holds experts / ep of them)."""
+        if ep <= 1:
+            return
+        if not self.is_moe:
+            raise WorkloadError(
+                "{ep} above 1 needs a mixture-of-experts model ({experts}, {top_k})", field="ep"
+            )
+        assert self.experts is not None
+        if self.experts % ep:
+            raise WorkloadError(
+                f"{{ep}} {ep} does not divide the model's {self.experts} experts", field="ep"
+            )
+
+    def tp_warnings(self, tp: int) -> list[str]:
+        """What is odd about splitting the attention over ``tp`` GPUs: heads that do not
+        divide, or fewer key/value heads than GPUs (each then replicated)."""
+        warnings: list[str] = []
+        if self.heads is not None and self.heads % tp:
+            warnings.append(
+                f"tp {tp} does not divide the model's {self.heads} attention heads "
+                "(Megatron needs it to)"
+            )
+        if self.kv_heads is not None and tp > self.kv_heads:
+            warnings.append(
+                f"tp {tp} is more than the model's {self.kv_heads} key/value heads: "
+                "each KV head is replicated over tp / kv_heads GPUs"
+            )
+        return warnings
 
     def need(self, field: str, why: str) -> int:
         """The integer field ``field``, or a WorkloadError saying ``why`` it is needed."""

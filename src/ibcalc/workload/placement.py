@@ -18,6 +18,10 @@ one-GPU group half a NIC).
 
 With several sites, each site holds ``dp / sites`` whole model replicas: tensor, context, expert
 and pipeline groups stay inside a site; only data-parallel groups cross the WAN.
+
+A pipeline is placed by its slowest stage boundary (:func:`place_pipeline`): in the 1F1B steady
+state every boundary sends at once, so when any of them crosses a scale-up domain the send/receive
+pair is placed across two domains, even if the first two stages share one.
 """
 
 from __future__ import annotations
@@ -34,7 +38,7 @@ from ibcalc.engine.types import ScaleOutTier
 from ibcalc.errors import WorkloadError
 from ibcalc.memo import IdentityMemo
 
-__all__ = ["Placement", "Tier", "inherit", "place_group", "single_domain"]
+__all__ = ["Placement", "Tier", "inherit", "place_group", "place_pipeline", "single_domain"]
 
 Tier = Literal["scale-up", "scale-out", "wan", "storage"]
 
@@ -265,3 +269,30 @@ def place_group(
         tier = "wan"
     sub = _sub_cluster(catalogue, parent, fields, nic_scale, wan_scale)
     return Placement(sub, tier, per_domain, domains, notes)
+
+
+def place_pipeline(
+    catalogue: Catalogue, parent: ResolvedCluster, stages: int, stride: int
+) -> Placement:
+    """The send/receive pair of a pipeline of ``stages`` stages whose neighbours are ``stride``
+    ranks apart (each stage spans ``stride`` consecutive ranks).
+
+    Every stage boundary is busy in the 1F1B steady state, so the slowest one sets the cost:
+    when any boundary crosses a scale-up domain the pair is placed across two domains (one rank
+    in each), even where the first two stages share one. With ``stride`` dividing the domain's
+    ``D`` GPUs (as :func:`place_group` requires), boundary ``j`` (between stages ``j`` and
+    ``j + 1``) crosses when ``(j + 1) x stride`` is a multiple of ``D``: ``(stages - 1) x stride
+    // D`` of the ``stages - 1`` boundaries.
+    """
+    pair = place_group(catalogue, parent, "pp", 2, stride)
+    d = parent.topology.m
+    if pair.crosses_domains or stages * stride <= d:
+        return pair
+    crossing = (stages - 1) * stride // d
+    across = place_group(catalogue, parent, "pp", 2, d)
+    note = (
+        f"pp: {crossing} of {stages - 1} stage boundaries cross the {d}-GPU scale-up domains "
+        f"(stages of {stride} GPU{'s' if stride != 1 else ''}, {d // stride} per domain); every "
+        "boundary is busy in the 1F1B steady state, so the crossing ones set the cost"
+    )
+    return dataclasses.replace(across, notes=[*across.notes, note])

@@ -41,10 +41,10 @@ from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import IbcalcError, WorkloadError
 from ibcalc.facade import CollectivePlan
 from ibcalc.memo import IdentityMemo
-from ibcalc.units import format_size, format_time
+from ibcalc.units import format_count, format_size, format_time
 from ibcalc.workload.model import CheckedSpec, ModelSpec
 from ibcalc.workload.phases import Phase, phase_fields
-from ibcalc.workload.placement import Placement, place_group, single_domain
+from ibcalc.workload.placement import Placement, place_group, place_pipeline, single_domain
 
 __all__ = [
     "Parallelism",
@@ -228,12 +228,14 @@ def fit_cluster(
 @dataclasses.dataclass(frozen=True)
 class _Group:
     """The ranks of one parallel dimension: ``size`` GPUs ``stride`` apart (``name`` for the
-    placement's notes); ``across_sites`` when the group spans the sites."""
+    placement's notes); ``across_sites`` when the group spans the sites; ``stages`` for the
+    send/receive pair of a pipeline of that many stages (placed by its slowest boundary)."""
 
     name: str
     size: int
     stride: int
     across_sites: bool = False
+    stages: int | None = None
 
 
 class _Builder:
@@ -320,14 +322,17 @@ class _Builder:
     ) -> dict[str, Any]:
         placement = self.shared.placements.get(group)
         if placement is None:
-            placement = place_group(
-                self.cat,
-                self.cluster,
-                group.name,
-                group.size,
-                group.stride,
-                across_sites=group.across_sites,
-            )
+            if group.stages is not None:
+                placement = place_pipeline(self.cat, self.cluster, group.stages, group.stride)
+            else:
+                placement = place_group(
+                    self.cat,
+                    self.cluster,
+                    group.name,
+                    group.size,
+                    group.stride,
+                    across_sites=group.across_sites,
+                )
             self.shared.placements[group] = placement
         return phase_fields(
             placement,
@@ -408,32 +413,14 @@ def _check(spec: TrainSpec, cluster: ResolvedCluster, warnings: list[str]) -> No
             "whole replicas",
             field="dp",
         )
-    if par.ep > 1:
-        if not model.is_moe:
-            raise WorkloadError(
-                "{ep} above 1 needs a mixture-of-experts model ({experts}, {top_k})", field="ep"
-            )
-        if par.dp % par.ep:
-            raise WorkloadError(
-                f"{{ep}} {par.ep} must divide {{dp}} {par.dp} (expert groups are carved out of "
-                "the data-parallel ranks)",
-                field="ep",
-            )
-        assert model.experts is not None
-        if model.experts % par.ep:
-            raise WorkloadError(
-                f"{{ep}} {par.ep} does not divide the model's {model.experts} experts", field="ep"
-            )
-    if model.heads is not None and model.heads % par.tp:
-        warnings.append(
-            f"tp {par.tp} does not divide the model's {model.heads} attention heads "
-            "(Megatron needs it to)"
+    model.check_experts(par.ep)
+    if par.dp % par.ep:
+        raise WorkloadError(
+            f"{{ep}} {par.ep} must divide {{dp}} {par.dp} (expert groups are carved out of "
+            "the data-parallel ranks)",
+            field="ep",
         )
-    if model.kv_heads is not None and par.tp > model.kv_heads:
-        warnings.append(
-            f"tp {par.tp} is more than the model's {model.kv_heads} key/value heads: "
-            "each KV head is replicated over tp / kv_heads GPUs"
-        )
+    warnings.extend(model.tp_warnings(par.tp))
 
 
 def train_step(
@@ -548,7 +535,7 @@ def _train_step(
         hidden = model.need("hidden", "pipeline parallelism")
         size = float(mb * s_local * hidden * act) / par.tp
         b.add(
-            _Group("pp", 2, par.tp * par.cp * dp_site),
+            _Group("pp", 2, par.tp * par.cp * dp_site, stages=par.pp),
             "pp-sendrecv",
             Collective.SEND_RECV,
             size,
@@ -632,7 +619,7 @@ def _compute(
         total = flops / (spec.tflops * 1e12)
         forward = total / (1 + BACKWARD_OVER_FORWARD)
         notes.append(
-            f"compute from 6 x {model.flops_params / 1e9:g}B params x {tokens} tokens per "
+            f"compute from 6 x {format_count(model.flops_params)} params x {tokens} tokens per "
             f"replica / (tp x pp x cp) at {spec.tflops:g} TFLOP/s per GPU = "
             f"{format_time(total)} per step (attention FLOPs ignored)"
         )
