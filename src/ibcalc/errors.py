@@ -66,14 +66,19 @@ class SizeTooSmallError(UnitError):
 class UnknownNameError(IbcalcError, KeyError):
     """A link, system or algorithm name that is not known; carries the closest valid names."""
 
-    def __init__(self, what: str, name: str, suggestions: list[str]) -> None:
+    def __init__(self, what: str, name: str, suggestions: list[str], *, close: bool = True) -> None:
         self.what = what
         self.name = name
         self.suggestions = suggestions
+        #: False when ``suggestions`` are every known name, none of them close to ``name``
+        self.close = close
         super().__init__(name)
 
     def __str__(self) -> str:
-        hint = f" (did you mean {', '.join(self.suggestions)}?)" if self.suggestions else ""
+        hint = ""
+        if self.suggestions:
+            names = ", ".join(self.suggestions)
+            hint = f" (did you mean {names}?)" if self.close else f" (known: {names})"
         return f"unknown {self.what} {shown(self.name)}{hint}"
 
 

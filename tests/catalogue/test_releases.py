@@ -93,6 +93,7 @@ def test_outside_the_table_the_builtin_constants_stay(version: str, words: str) 
 @pytest.mark.parametrize(
     ("version", "without"),
     [
+        ("2.3", {Algorithm.TREE, Algorithm.NVLS, Algorithm.NVLS_TREE, Algorithm.PAT}),
         ("2.16.5", {Algorithm.NVLS, Algorithm.NVLS_TREE, Algorithm.PAT}),
         ("2.17", {Algorithm.NVLS_TREE, Algorithm.PAT}),  # every 2.17 patch: 2.17.1 added NVLS
         ("2.18.3", {Algorithm.PAT}),
@@ -102,7 +103,7 @@ def test_outside_the_table_the_builtin_constants_stay(version: str, words: str) 
     ],
 )
 def test_a_release_runs_only_the_algorithms_it_has(version: str, without: set[Algorithm]) -> None:
-    # NVLS came with 2.17.1, NVLSTree with 2.18.1, PAT with 2.23.4 (release notes)
+    # trees came with 2.4.2, NVLS with 2.17.1, NVLSTree with 2.18.1, PAT with 2.23.4 (release notes)
     params = for_release(builtin_cost_params(), version)
     algorithms = params.tuner_view().nccl_tuner.algorithms
     assert {a for a, on in algorithms.items() if not on} == without

@@ -297,3 +297,21 @@ def test_workload_commands_read_cost_parameter_overrides(
     builtin = builtin_cost_params().calibrated.per_message_s
     delta = alltoall_s("--cost-params", str(path)) - alltoall_s()
     assert delta == pytest.approx(7 * (100e-6 - builtin), rel=1e-6)
+
+
+def test_compare_shows_cp_when_the_layouts_have_it() -> None:
+    # 32 GPUs with cp 2: the table has a cp column and tp x cp x pp x dp = 32 on every row
+    args = ["train", "--model", "llama3-70b", "--nodes", "4", "--system", "dgx-h100"]
+    result = runner.invoke(APP, [*args, "--compare", "--cp", "2"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    header = next(line.split() for line in lines if line.strip().startswith("#"))
+    assert header[:6] == ["#", "tp", "cp", "pp", "dp", "ep"]
+    rows = [line.split() for line in lines if line.strip()[:1].isdigit()]
+    assert rows
+    for row in rows:
+        tp, cp, pp, dp = (int(x) for x in row[1:5])
+        assert tp * cp * pp * dp == 32
+    # without cp the column is not shown
+    plain = runner.invoke(APP, [*args, "--compare"], env={"COLUMNS": "200"})
+    assert "cp" not in next(line.split() for line in plain.output.splitlines() if "#" in line)

@@ -186,8 +186,10 @@ def test_oversubscription_reaches_the_scale_out_tier() -> None:
     out = cluster.topology.out
     assert out is not None
     assert (out.oversubscription, out.cross_leaf_fraction) == (2.0, 0.5)
-    # max(1, k f) = max(1, 2 x 0.5) = 1: stated in the assumptions
-    assert any("x1 slower" in note for note in cluster.assumptions)
+    # max(1, k f) = max(1, 2 x 0.5) = 1: stated in the assumptions as no slowdown
+    assert any("(k x f = 1 <= 1): no slowdown" in note for note in cluster.assumptions)
+    steep = resolve_cluster(CAT, spec.replace(oversubscription=4))
+    assert any("runs x2 slower (max(1, k x f))" in note for note in steep.assumptions)
 
 
 # --- errors name the field at fault --------------------------------------------------------

@@ -247,6 +247,9 @@ def test_refusals() -> None:
     # 16 SU of DGX H100 (4096 endpoints) in two tiers: 128 leaves > 64 spine ports
     with pytest.raises(FabricError, match=r"4096 endpoints do not fit.*2-level"):
         size_fat_tree(512, 8, 64, tiers=2)
+    # one switch of 64 ports: 9 nodes x 8 NICs = 72 endpoints (the message said "1-leve")
+    with pytest.raises(FabricError, match=r"72 endpoints do not fit: a 1-level fat tree of 64-"):
+        size_fat_tree(9, 8, 64, tiers=1)
     with pytest.raises(FabricError, match="radix 1 is too small"):
         size_fat_tree(4, 1, 1)
     with pytest.raises(FabricError, match=">= 1"):

@@ -884,7 +884,7 @@ CASES: list[Case] = [
         "storage-link-slip",
         "checkpoint --storage ndr --model llama3-8b",
         2,
-        "unknown storage 'ndr' (did you mean nvmeof-target, ddn-ai400x2, aws-s3?)",
+        "unknown storage 'ndr' (known: nvmeof-target, ddn-ai400x2, aws-s3)",
         "with no close storage name, the short storage catalogue is listed",
     ),
     C(

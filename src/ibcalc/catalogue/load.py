@@ -497,5 +497,7 @@ def find_storage(catalogue: Catalogue, name: str) -> Storage:
     entries = [(entry.id, entry.names) for entry in catalogue.storage]
     # the storage catalogue is short: with no close name, list it all (a link id such as ndr
     # is a likely slip: the client link is --storage-link)
-    close = _suggest_entries(key, entries) or [entry.id for entry in catalogue.storage]
-    raise UnknownNameError("storage", name, close)
+    close = _suggest_entries(key, entries)
+    if close:
+        raise UnknownNameError("storage", name, close)
+    raise UnknownNameError("storage", name, [e.id for e in catalogue.storage], close=False)

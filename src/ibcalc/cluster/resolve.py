@@ -494,11 +494,16 @@ def _build_out(
         latency += inter.latency_s
     if spec.oversubscription > 1:
         k, f = spec.oversubscription, spec.cross_leaf_fraction
+        effect = (
+            f"every collective's network term runs x{k * f:.3g} slower (max(1, k x f))"
+            if k * f > 1
+            else f"the uplinks still carry that share at the NICs' rate (k x f = {k * f:.3g} "
+            "<= 1): no slowdown"
+        )
         notes.append(
             f"oversubscription {k:g}:1 at the leaves; {f:.0%} of each node's network traffic "
             "assumed to cross the leaf uplinks ({cross_leaf_fraction}; a design file with a "
-            "fabric derives it from the switch layout): every collective's network term runs "
-            f"x{max(1.0, k * f):.3g} slower (max(1, k x f))"
+            f"fabric derives it from the switch layout): {effect}"
         )
     return ScaleOutTier(
         link_id=inter.id,

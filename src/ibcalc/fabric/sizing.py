@@ -313,9 +313,8 @@ def _refusal(args: _Args, endpoints: int, tiers: int) -> str:
     what = f"{args.nodes} nodes x {args.rails} NICs"
     if args.extra:
         what += f" + {args.extra} extra ports"
-    levels = "level" if tiers == 1 else "levels"
     hint = (
-        f"a {tiers}-{levels[:-1]} fat tree of {args.k}-port switches holds at most about "
+        f"a {tiers}-level fat tree of {args.k}-port switches holds at most about "
         f"{limit} endpoints with {args.d} down / {args.u} up leaf ports"
     )
     if tiers < MAX_TIERS:

@@ -355,17 +355,17 @@ def render_compare(
             box=box.SIMPLE_HEAD,
             title_justify="left",
         )
-        for name in ("#", "tp", "pp", "dp", "ep", "exposed", "communication", "step", "note"):
+        # cp is a column when some layout has it: tp x cp x pp x dp is the GPU count
+        with_cp = any(r.spec.parallel.cp > 1 for r in results)
+        dims = ("tp", "cp", "pp", "dp", "ep") if with_cp else ("tp", "pp", "dp", "ep")
+        for name in ("#", *dims, "exposed", "communication", "step", "note"):
             table.add_column(name, justify="left" if name == "note" else "right")
         for i, r in enumerate(results, start=1):
             par = r.spec.parallel
             note = "; ".join(w.split(":")[0] for w in named_notes(r.warnings, names))
             table.add_row(
                 str(i),
-                str(par.tp),
-                str(par.pp),
-                str(par.dp),
-                str(par.ep),
+                *(str(getattr(par, d)) for d in dims),
                 format_time(r.totals.exposed_s),
                 format_time(r.totals.comm_s),
                 format_time(r.totals.step_s) if r.totals.step_s is not None else "-",
