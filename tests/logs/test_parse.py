@@ -486,6 +486,39 @@ def test_sweep_27_command_line_starting_with_bracket() -> None:
 # --------------------------------------------------------------------------- JSON (synthetic)
 
 
+def test_json_surrogate_escapes_are_read_not_crashed_on(tmp_path: Path) -> None:
+    """A JSON log whose strings hold "\\ud800" (a lone UTF-16 surrogate, no character) crashed
+    nccl-check with a UnicodeEncodeError traceback (exit 1) when the device name, the type or the
+    reduction was printed. Lone surrogates are now kept as their escape text; a pair is the
+    character it stands for."""
+    import subprocess
+    import sys
+
+    doc = json.loads((FIXTURES / "synthetic_nested.json").read_text(encoding="utf-8"))
+    for device in doc["devices"]:
+        device["name"] += "\ud800"
+    for row in doc["results"]:
+        row["redop"] += "\ud83d\ude00"  # a pair: one character beyond U+FFFF
+    path = tmp_path / "surrogates.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")  # ensure_ascii: written as escapes
+    log = parse_log(path.read_text(encoding="utf-8"), source=str(path))
+    run = log.runs[0]
+    assert len(run.rows) == 4
+    assert run.ranks == 8
+    # a real process: its stdout encodes strictly, as a terminal's or a pipe's does
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    done = subprocess.run(
+        [sys.executable, "-m", "ibcalc", "nccl-check", str(path)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": src, "PYTHONIOENCODING": "utf-8"},
+        check=False,
+    )
+    assert "Traceback" not in done.stderr, done.stderr[-300:]
+    assert done.returncode == 0, done.stderr
+    assert "\\ud800" in done.stdout  # the device name, its lone surrogate written out
+
+
 def test_json_nested() -> None:
     log = load("synthetic_nested.json")
     assert log.format == "json"

@@ -310,6 +310,46 @@ def _run(doc: dict[str, Any], results: list[Any], outer: dict[str, Any], end: in
     return facts
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def _text(value: str) -> str:
+    """``value`` with each surrogate pair JSON's ``\\uXXXX`` escapes wrote (a character beyond
+    U+FFFF) made that character and each lone surrogate, which is no character and no stream can
+    print, written out as its escape (``\\ud800``)."""
+    if _SURROGATE.search(value) is None:
+        return value
+    joined = _PAIR.sub(
+        lambda m: m.group(0).encode("utf-16-le", "surrogatepass").decode("utf-16-le"), value
+    )
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", joined)
+
+
+def _without_surrogates(doc: Any) -> Any:
+    """``doc`` with every string key and value through :func:`_text` (iteratively: a document
+    json.loads took may be nested deeper than this function could recurse)."""
+    if isinstance(doc, str):
+        return _text(doc)
+    stack = [doc]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            items = list(node.items())
+            node.clear()
+            for key, value in items:
+                node[_text(key)] = _text(value) if isinstance(value, str) else value
+                if isinstance(value, dict | list):
+                    stack.append(value)
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                if isinstance(value, str):
+                    node[i] = _text(value)
+                elif isinstance(value, dict | list):
+                    stack.append(value)
+    return doc
+
+
 def parse_json(text: str, *, source: str) -> tuple[list[RunFacts], list[str]]:
     """Read an nccl-tests JSON document into RunFacts (one per run) and log-level notes.
 
@@ -323,6 +363,7 @@ def parse_json(text: str, *, source: str) -> tuple[list[RunFacts], list[str]]:
         raise LogParseError(f"{source}: JSON nested too deeply") from None
     except ValueError as exc:  # e.g. an integer literal beyond Python's digit limit
         raise LogParseError(f"{source}: unreadable JSON ({str(exc)[:80]})") from None
+    doc = _without_surrogates(doc)
     end = text.count("\n") + 1
     runs: list[RunFacts] = []
     notes: list[str] = []
