@@ -177,6 +177,25 @@ def test_cli_sweep_json_lists_each_fabric() -> None:
     assert [[r["size_bytes"] for r in g["rows"]] for g in groups] == [[MiB, 32 * MiB, GiB]] * 2
 
 
+def test_cli_sweep_tables_share_one_bar_scale() -> None:
+    # ndr and hdr on 2 x DGX H100 at 1 GiB: the hdr bar is as much shorter as its busbw is lower
+    # (each table was scaled to its own peak, so both bars were full)
+    args = ["sweep", "all-reduce", "-b", "1G", "-e", "1G", "--inter", "ndr,hdr", "-N", "2"]
+    table = runner.invoke(app, args, env={"COLUMNS": "120"})
+    data = runner.invoke(app, [*args, "--format", "json"])
+    assert table.exit_code == 0, table.stderr
+    busbw = [g["rows"][0]["busbw_GBps"] for g in json.loads(data.stdout)]
+    eighths = {"█": 8, "▉": 7, "▊": 6, "▋": 5, "▌": 4, "▍": 3, "▎": 2, "▏": 1}
+    bars = [
+        sum(eighths.get(c, 0) for c in line)
+        for line in table.stdout.splitlines()
+        if line.strip().startswith("1073741824")
+    ]
+    assert len(bars) == 2
+    assert bars[0] == 24 * 8  # the faster fabric fills the bar
+    assert bars[1] == pytest.approx(24 * 8 * busbw[1] / busbw[0], abs=1)
+
+
 def test_bare_size_letters_follow_nccl_tests() -> None:
     assert parse_size("1M") == 2**20
     assert parse_size("1MB") == 10**6

@@ -509,8 +509,10 @@ def render_sweep(
         writer.writerows(rows)
         out.write(buffer.getvalue())
         return
+    # one busbw scale for every table, so that the bars of two fabrics compare
+    peak = max((r.busbw_GBps for g in result.groups for r in g.rows), default=1.0) or 1.0
     for group in result.groups:
-        _sweep_table(group.model_dump(mode="json"), stream)
+        _sweep_table(group.model_dump(mode="json"), stream, peak=peak)
     # what was laid over the built-in cost parameters (override files, an NCCL release)
     assumptions = result.groups[0].estimates[0].assumptions
     notes = [a for a in assumptions if a.startswith(COST_PARAMETERS_NOTE)]
@@ -518,8 +520,9 @@ def render_sweep(
         _console(stream).print(Text(f"note: {note}", style="dim"), soft_wrap=True)
 
 
-def _sweep_table(group: dict[str, Any], stream: TextIO | None) -> None:
-    """One group's sweep in the shape of nccl-tests output."""
+def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -> None:
+    """One group's sweep in the shape of nccl-tests output; ``peak`` is the busbw of a full
+    bar."""
     rows: list[dict[str, Any]] = group["rows"]
     title = (
         f"{group['collective']} sweep on {group['nodes']} x {group['gpus_per_node']} GPUs "
@@ -546,7 +549,6 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None) -> None:
             no_wrap=True,
             overflow="crop" if name == "busbw" else "ellipsis",
         )
-    peak = max((r["busbw_GBps"] for r in rows), default=1.0) or 1.0
     falls: list[str] = []
     previous: dict[str, Any] | None = None
     for row in rows:
