@@ -247,6 +247,12 @@ def test_refusals() -> None:
     # 16 SU of DGX H100 (4096 endpoints) in two tiers: 128 leaves > 64 spine ports
     with pytest.raises(FabricError, match=r"4096 endpoints do not fit.*2-level"):
         size_fat_tree(512, 8, 64, tiers=2)
+    # 31 nodes x 128 rails = 3972 endpoints with 4 UFM ports, far under the 65536 a 3-level
+    # tree of 64-port switches holds: the rail layout (128 leaves per SU) is what cannot be
+    # joined, and the refusal says so (it cited the endpoint bound alone)
+    with pytest.raises(FabricError, match=r"rail-optimized, each scalable unit has one leaf per"):
+        size_fat_tree(31, 128, 64, extra_endpoints=4)
+    assert size_fat_tree(31, 128, 64, extra_endpoints=4, rail_optimized=False).tiers == 3
     # one switch of 64 ports: 9 nodes x 8 NICs = 72 endpoints (the message said "1-leve")
     with pytest.raises(FabricError, match=r"72 endpoints do not fit: a 1-level fat tree of 64-"):
         size_fat_tree(9, 8, 64, tiers=1)

@@ -317,6 +317,14 @@ def _refusal(args: _Args, endpoints: int, tiers: int) -> str:
         f"a {tiers}-level fat tree of {args.k}-port switches holds at most about "
         f"{limit} endpoints with {args.d} down / {args.u} up leaf ports"
     )
+    if endpoints <= limit and args.rail_optimized:
+        # under the endpoint bound: the rail-optimized layout, not the count, does not fit
+        hint = (
+            f"rail-optimized, each scalable unit has one leaf per rail ({args.rails} leaves of "
+            f"{args.u} uplinks), more than {tiers} levels of {args.k}-port switches can join "
+            f"(about {limit} endpoints fit without rails); use fewer NICs per node or "
+            "rail_optimized: false"
+        )
     if tiers < MAX_TIERS:
         hint += "; allow more tiers or use a larger switch"
     else:
