@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -303,14 +304,22 @@ def test_override_files_load_and_carry_the_values(
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp file left
 
 
-def test_cost_constants_go_to_their_own_file(catalogue: Catalogue, tmp_path: Path) -> None:
-    log = SWEEPS / "26_sendrecv_1node_2xA100-PCIE-40GB_pcie.txt"
-    cal = calibrate(
-        [parse_file(log).runs[0]],
+PAIR_SENDRECV = SWEEPS / "26_sendrecv_1node_2xA100-PCIE-40GB_pcie.txt"
+
+
+def _pair_calibration(catalogue: Catalogue) -> Calibration:
+    """The 2 x A100 PCIe sendrecv log calibrated: link values and a model constant."""
+    return calibrate(
+        [parse_file(PAIR_SENDRECV).runs[0]],
         ClusterSpec(system="a100-pcie-pair"),
         catalogue=catalogue,
-        sources=[log.name],
+        sources=[PAIR_SENDRECV.name],
     )
+
+
+def test_cost_constants_go_to_their_own_file(catalogue: Catalogue, tmp_path: Path) -> None:
+    log = PAIR_SENDRECV
+    cal = _pair_calibration(catalogue)
     target = tmp_path / "pair.yaml"
     written = write_override(cal, target, inputs=[log])
     assert written == [target, tmp_path / "pair.cost-params.yaml"]
@@ -329,6 +338,30 @@ def test_cost_constants_go_to_their_own_file(catalogue: Catalogue, tmp_path: Pat
         find_link(load_catalogue([written[0]], use_env=False), "pcie4").transport_latency_s,
         rel=1e-6,
     )
+
+
+def test_the_two_overrides_are_written_together_or_not_at_all(
+    catalogue: Catalogue, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The cost-parameter file cannot be written (a full disk: only the write finds it): the
+    catalogue override written a moment before is removed again, and the error says so."""
+    import ibcalc.logs.calibrate as module
+
+    log = PAIR_SENDRECV
+    cal = _pair_calibration(catalogue)
+    assert cal.cost_entries  # two files to write
+    real = module._write_via_temp
+
+    def full_disk(target: Path, text: str, check: Any, *, force: bool) -> None:
+        if target.name.endswith(".cost-params.yaml"):
+            raise OutputError(f"{target}: cannot write: No space left on device")
+        real(target, text, check, force=force)
+
+    monkeypatch.setattr(module, "_write_via_temp", full_disk)
+    target = tmp_path / "pair.yaml"
+    with pytest.raises(OutputError, match=r"No space left on device \(.*pair.yaml removed again"):
+        write_override(cal, target, inputs=[log])
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
 def test_an_existing_file_is_kept_without_force(round_trip: Calibration, tmp_path: Path) -> None:

@@ -1217,7 +1217,8 @@ def write_override(
     loader that will read it, written to a temporary file in the target directory and moved into
     place. Raises :class:`~ibcalc.errors.OutputError` when a target exists and ``force`` is
     False, when a target is one of ``inputs``, or when it cannot be written; both targets are
-    checked before either file is written.
+    checked before either file is written, and a first file this call created is removed again
+    when the second cannot be written.
     """
     target = Path(path)
     files: list[tuple[Path, str, Callable[[Path], object]]] = []
@@ -1246,9 +1247,24 @@ def write_override(
         (_check_one(out, force=force, inputs=inputs), text, check) for out, text, check in files
     ]
     written: list[Path] = []
-    for out, text, check in checked:
-        _write_one(out, text, check, force=force)
-        written.append(out.path)
+    created: list[Path] = []  # files this call made, removed again if a later write fails
+    try:
+        for out, text, check in checked:
+            new = not out.direct and not out.path.exists()
+            _write_one(out, text, check, force=force)
+            written.append(out.path)
+            if new:
+                created.append(out.path)
+    except OutputError as exc:
+        # the two overrides go together: one without the other would mislead
+        for done in created:
+            done.unlink(missing_ok=True)
+        if created:
+            raise OutputError(
+                f"{exc} ({', '.join(str(c) for c in created)} removed again: the catalogue and "
+                "cost-parameter overrides are written together or not at all)"
+            ) from None
+        raise
     return written
 
 
