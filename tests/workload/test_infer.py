@@ -174,30 +174,39 @@ def test_more_stages_than_layers_are_refused(builtin_catalogue: Catalogue) -> No
     assert err.value.field == "pp"
 
 
-def test_pipeline_crossing_nodes_is_priced_across(builtin_catalogue: Catalogue) -> None:
+def test_pipeline_crossing_nodes_is_priced_per_boundary(builtin_catalogue: Catalogue) -> None:
     # tp 1 x pp 32 on 4 DGX H100 nodes: stage j is GPU j, so boundaries 7, 15 and 23 (GPU 8k-1
-    # -> 8k) cross a node: 3 of 31. The send/receive of every boundary is priced as crossing:
-    # one GPU in each of two nodes through its own NDR NIC (8 NICs for 8 GPUs).
+    # -> 8k) cross a node: 3 of 31. One decode step crosses every boundary in turn, so the 28
+    # inside a node are priced on NVLink and the 3 across as one GPU in each of two nodes through
+    # its own NDR NIC (8 NICs for 8 GPUs)
     assert [j for j in range(31) if (j + 1) % 8 == 0] == [7, 15, 23]
     spec = InferSpec(model=find_model("llama3-70b"), pp=32, batch=1, prompt_tokens=1024)
     result = infer(builtin_catalogue, _dgx(builtin_catalogue, 4), spec)
     by_name = {p.name: p for p in result.phases}
-    for name, size in (("decode-pp-sendrecv", 8192 * 2), ("prefill-pp-sendrecv", 1024 * 8192 * 2)):
-        phase = by_name[name]
-        assert (phase.tier, phase.count, phase.bytes_per_gpu) == ("scale-out", 31, size)
-        same = estimate(
-            builtin_catalogue,
-            ClusterSpec(system="dgx-h100", nodes=2, gpus_per_node=1, nics_per_node=1, inter="ndr"),
-            Collective.SEND_RECV,
-            size,
-            dtype="bf16",
-        )
-        assert phase.time_s == same.time_s
-        assert any("3 of 31 stage boundaries cross" in note for note in phase.assumptions)
-    # pp 8 on one node: every boundary inside
+    shapes = {
+        "scale-up": (1, 2, {}),  # two GPUs of one node
+        "scale-out": (2, 1, {"nics_per_node": 1, "inter": "ndr"}),  # one GPU on each of two
+    }
+    for tier, count in (("scale-up", 28), ("scale-out", 3)):
+        nodes, gpus, more = shapes[tier]
+        for when, size in (("decode", 8192 * 2), ("prefill", 1024 * 8192 * 2)):
+            phase = by_name[f"{when}-pp-sendrecv-{tier}"]
+            assert (phase.tier, phase.count, phase.bytes_per_gpu) == (tier, count, size)
+            same = estimate(
+                builtin_catalogue,
+                ClusterSpec(system="dgx-h100", nodes=nodes, gpus_per_node=gpus, **more),
+                Collective.SEND_RECV,
+                size,
+                dtype="bf16",
+            )
+            assert phase.time_s == pytest.approx(same.time_s)
+    per_token = sum(p.total_s for p in result.phases if p.per == "token")
+    assert result.per_token_s == pytest.approx(per_token)
+    # pp 8 on one node: every boundary inside, one phase each
     spec = InferSpec(model=find_model("llama3-70b"), pp=8)
     result = infer(builtin_catalogue, _dgx(builtin_catalogue, 1), spec)
     assert {p.tier for p in result.phases} == {"scale-up"}
+    assert "decode-pp-sendrecv" in {p.name for p in result.phases}
 
 
 def test_experts_must_split_over_ep(builtin_catalogue: Catalogue) -> None:

@@ -31,7 +31,7 @@ from ibcalc.errors import WorkloadError
 from ibcalc.units import format_size
 from ibcalc.workload.model import CheckedSpec, ModelSpec
 from ibcalc.workload.phases import Per, Phase, build_phase
-from ibcalc.workload.placement import Placement, inherit, place_group, place_pipeline
+from ibcalc.workload.placement import Placement, inherit, pipeline_boundaries, place_group
 
 __all__ = ["InferResult", "InferSpec", "infer", "serving_cluster"]
 
@@ -214,16 +214,22 @@ def infer(
         )
     if spec.pp > 1:
         hidden = model.need("hidden", "pipeline parallelism")
-        phases += _decode_and_prefill(
-            spec,
-            place_pipeline(catalogue, cluster, spec.pp, spec.tp * spec.ep),
-            "pp-sendrecv",
-            Collective.SEND_RECV,
-            hidden * act,
-            count=spec.pp - 1,
-            params=params,
-            note=f"{spec.pp - 1} stage boundar{'ies' if spec.pp > 2 else 'y'}",
-        )
+        # one batch crosses every stage boundary in turn: those inside a scale-up domain and
+        # those across are priced each at their own placement, in their own phase
+        boundaries = pipeline_boundaries(catalogue, cluster, spec.pp, spec.tp * spec.ep)
+        for placement, count in boundaries:
+            where = "" if len(boundaries) == 1 else f" {placement.tier}"
+            phases += _decode_and_prefill(
+                spec,
+                placement,
+                "pp-sendrecv" + ("" if not where else f"-{placement.tier}"),
+                Collective.SEND_RECV,
+                hidden * act,
+                count=count,
+                params=params,
+                note=f"{count} of {spec.pp - 1}{where} stage boundar"
+                f"{'ies' if spec.pp > 2 else 'y'}",
+            )
     kv_token: float | None = None
     kv_request: float | None = None
     if spec.disaggregated or model.layers is not None:

@@ -38,7 +38,15 @@ from ibcalc.engine.types import ScaleOutTier
 from ibcalc.errors import WorkloadError
 from ibcalc.memo import IdentityMemo
 
-__all__ = ["Placement", "Tier", "inherit", "place_group", "place_pipeline", "single_domain"]
+__all__ = [
+    "Placement",
+    "Tier",
+    "inherit",
+    "pipeline_boundaries",
+    "place_group",
+    "place_pipeline",
+    "single_domain",
+]
 
 Tier = Literal["scale-up", "scale-out", "wan", "storage"]
 
@@ -284,15 +292,31 @@ def place_pipeline(
     ``j + 1``) crosses when ``(j + 1) x stride`` is a multiple of ``D``: ``(stages - 1) x stride
     // D`` of the ``stages - 1`` boundaries.
     """
-    pair = place_group(catalogue, parent, "pp", 2, stride)
+    boundaries = pipeline_boundaries(catalogue, parent, stages, stride)
+    if len(boundaries) == 1:
+        return boundaries[0][0]
+    across, crossing = boundaries[1]
     d = parent.topology.m
-    if pair.crosses_domains or stages * stride <= d:
-        return pair
-    crossing = (stages - 1) * stride // d
-    across = place_group(catalogue, parent, "pp", 2, d)
     note = (
         f"pp: {crossing} of {stages - 1} stage boundaries cross the {d}-GPU scale-up domains "
         f"(stages of {stride} GPU{'s' if stride != 1 else ''}, {d // stride} per domain); every "
         "boundary is busy in the 1F1B steady state, so the crossing ones set the cost"
     )
     return dataclasses.replace(across, notes=[*across.notes, note])
+
+
+def pipeline_boundaries(
+    catalogue: Catalogue, parent: ResolvedCluster, stages: int, stride: int
+) -> list[tuple[Placement, int]]:
+    """The stage boundaries of a pipeline (:func:`place_pipeline`'s arguments) as (placement,
+    how many): one entry when all are alike, else those inside a scale-up domain, then those
+    across. A single batch (one decode step of serving) crosses every boundary in turn, so its
+    time is the sum over them; a 1F1B training pipeline keeps all busy and the slowest sets it."""
+    pair = place_group(catalogue, parent, "pp", 2, stride)
+    d = parent.topology.m
+    total = stages - 1
+    if pair.crosses_domains or stages * stride <= d:
+        return [(pair, total)]
+    crossing = total * stride // d
+    across = place_group(catalogue, parent, "pp", 2, d)
+    return [(pair, total - crossing), (across, crossing)]
