@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MAX_ECHO", "printable", "shown"]
+__all__ = ["MAX_ECHO", "join_surrogate_pairs", "printable", "shown", "surrogates_escaped"]
 
 #: Longest piece of user text echoed in a message or a report line, in characters.
 MAX_ECHO = 200
@@ -53,3 +53,25 @@ def shown(value: object, limit: int = MAX_ECHO) -> str:
     if isinstance(value, str):
         return "'" + printable(value, limit).replace("'", "\\'") + "'"
     return printable(value, limit)
+
+
+#: UTF-16 surrogates, which ``\uXXXX`` escapes (JSON's, YAML's) can write but are no characters.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def join_surrogate_pairs(text: str) -> str:
+    """``text`` with each surrogate pair (``"\\ud83d\\ude00"``, as JSON writes a character
+    beyond U+FFFF) made the character it stands for; lone surrogates stay."""
+    if _SURROGATE.search(text) is None:
+        return text
+    return _PAIR.sub(
+        lambda m: m.group(0).encode("utf-16-le", "surrogatepass").decode("utf-16-le"), text
+    )
+
+
+def surrogates_escaped(text: str) -> str:
+    """:func:`join_surrogate_pairs`, then each lone surrogate written out as its escape
+    (``\\ud800``): text any stream can print."""
+    joined = join_surrogate_pairs(text)
+    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", joined)

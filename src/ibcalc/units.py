@@ -271,8 +271,9 @@ def format_number(value: float) -> str:
         return str(value)
     if abs(value) >= 100:
         return f"{value:.0f}"
-    text = f"{value:.3g}"
-    return text if "e" not in text else f"{value:.3f}".rstrip("0").rstrip(".") or "0"
+    if abs(value) < 1e-3:
+        return "0"  # below a thousandth of the unit shown: callers pick a unit that avoids it
+    return f"{value:.3g}"
 
 
 def format_time(seconds: float) -> str:
@@ -292,7 +293,8 @@ MAX_COUNT = 1e15
 
 
 def format_count(count: float) -> str:
-    """A count as :func:`parse_count` reads it back: ``70B``, ``350M``, ``1.5T``, ``8K``."""
+    """A count as :func:`parse_count` reads it (``70B``, ``350M``, ``1.5T``, ``8K``), to six
+    significant digits."""
     for factor, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
         if count >= factor:
             return f"{count / factor:g}{suffix}"

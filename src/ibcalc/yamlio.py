@@ -32,7 +32,7 @@ from pydantic import BaseModel, ValidationError
 
 from ibcalc.errors import InputFileError, ValidationProblem
 from ibcalc.fileio import ReadRefused, read_regular
-from ibcalc.textsafe import printable, shown
+from ibcalc.textsafe import join_surrogate_pairs, printable, shown, surrogates_escaped
 
 __all__ = [
     "FILE_KINDS",
@@ -325,14 +325,10 @@ def _build(
         except (ValueError, OverflowError) as exc:
             reason = str(exc).split(";")[0]  # drop Python's sys.set_int_max_str_digits() hint
             raise _problem(doc.path, node.start_mark, f"value cannot be read: {reason}") from exc
-        if isinstance(value, str) and _SURROGATE.search(value):
+        if isinstance(value, str):
             value = _join_surrogates(doc.path, node, value)
         return value
     raise _problem(doc.path, node.start_mark, "unsupported YAML node")  # pragma: no cover
-
-
-#: UTF-16 surrogates, which YAML's ``\\uXXXX`` escapes can write but which are no characters.
-_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _join_surrogates(path: str, node: yaml.Node, text: str) -> str:
@@ -340,15 +336,15 @@ def _join_surrogates(path: str, node: yaml.Node, text: str) -> str:
     beyond U+FFFF) made the character it stands for; a lone surrogate is refused at the
     scalar's position (it would reach validation as text that cannot be encoded, reported at
     the enclosing mapping, or at 1:1)."""
-    try:
-        return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
-    except UnicodeDecodeError:
+    joined = join_surrogate_pairs(text)
+    if surrogates_escaped(joined) != joined:
         raise _problem(
             path,
             node.start_mark,
             f"{shown(text)} holds a lone UTF-16 surrogate (half of a pair), which is no "
             "character: write the character itself, or an escape such as \\U0001F600",
-        ) from None
+        )
+    return joined
 
 
 def _children(node: yaml.Node) -> list[yaml.Node]:

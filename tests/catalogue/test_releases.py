@@ -126,7 +126,9 @@ def test_a_release_without_pat_never_picks_it_and_refuses_it(
     assert all(a["algorithm"] != "pat" for a in out["alternatives"])
     message = main_error([*args, "--algo", "pat", "--nccl-version", "2.21.5"], capsys)
     assert message.startswith("error: pat does not apply to all_gather")
-    assert "NCCL 2.21.5 predates pat (first in 2.23.4)" in message
+    assert (
+        "NCCL 2.21.5 predates pat (first in 2.23.4: NVIDIA/nccl v2.23.4-1 release notes" in message
+    )
     assert message.count("\n") == 1
 
 

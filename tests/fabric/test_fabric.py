@@ -250,7 +250,9 @@ def test_refusals() -> None:
     # 31 nodes x 128 rails = 3972 endpoints with 4 UFM ports, far under the 65536 a 3-level
     # tree of 64-port switches holds: the rail layout (128 leaves per SU) is what cannot be
     # joined, and the refusal says so (it cited the endpoint bound alone)
-    with pytest.raises(FabricError, match=r"rail-optimized, each scalable unit has one leaf per"):
+    with pytest.raises(
+        FabricError, match=r"rail-optimized, one leaf per rail per scalable unit \(128 leaves"
+    ):
         size_fat_tree(31, 128, 64, extra_endpoints=4)
     assert size_fat_tree(31, 128, 64, extra_endpoints=4, rail_optimized=False).tiers == 3
     # one switch of 64 ports: 9 nodes x 8 NICs = 72 endpoints (the message said "1-leve")

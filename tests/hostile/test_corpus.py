@@ -1035,7 +1035,7 @@ CASES: list[Case] = [
         "pat-before-its-release",
         "allgather -s 1MiB --system aws-p5 -N 4 -g 1 --algo pat --nccl-version 2.21.5",
         2,
-        "NCCL 2.21.5 predates pat (first in 2.23.4)",
+        "NCCL 2.21.5 predates pat (first in 2.23.4: NVIDIA/nccl v2.23.4-1 release notes",
         "PAT was priced for a release whose own note said it has no PAT",
     ),
     C(

@@ -343,25 +343,31 @@ def test_cost_constants_go_to_their_own_file(catalogue: Catalogue, tmp_path: Pat
 def test_the_two_overrides_are_written_together_or_not_at_all(
     catalogue: Catalogue, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The cost-parameter file cannot be written (a full disk: only the write finds it): the
-    catalogue override written a moment before is removed again, and the error says so."""
+    """The cost-parameter file cannot be written (a full disk: only the write finds it): no
+    override is moved into place, and with --force an existing catalogue override is kept as it
+    was (new link values beside old constants would mislead)."""
     import ibcalc.logs.calibrate as module
 
     log = PAIR_SENDRECV
     cal = _pair_calibration(catalogue)
     assert cal.cost_entries  # two files to write
-    real = module._write_via_temp
+    real = module._stage
 
-    def full_disk(target: Path, text: str, check: Any, *, force: bool) -> None:
+    def full_disk(target: Path, text: str, check: Any) -> Path:
         if target.name.endswith(".cost-params.yaml"):
             raise OutputError(f"{target}: cannot write: No space left on device")
-        real(target, text, check, force=force)
+        return real(target, text, check)
 
-    monkeypatch.setattr(module, "_write_via_temp", full_disk)
+    monkeypatch.setattr(module, "_stage", full_disk)
     target = tmp_path / "pair.yaml"
-    with pytest.raises(OutputError, match=r"No space left on device \(.*pair.yaml removed again"):
+    with pytest.raises(OutputError, match="No space left on device"):
         write_override(cal, target, inputs=[log])
-    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == []  # no temporary file left either
+    target.write_text("# an earlier override\n", encoding="utf-8")
+    with pytest.raises(OutputError, match="No space left on device"):
+        write_override(cal, target, inputs=[log], force=True)
+    assert target.read_text(encoding="utf-8") == "# an earlier override\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pair.yaml"]
 
 
 def test_an_existing_file_is_kept_without_force(round_trip: Calibration, tmp_path: Path) -> None:

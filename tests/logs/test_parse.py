@@ -633,6 +633,8 @@ _TABLE = (
         ("2048.5", "512", "row at line 3: size 2048.5 is not written as an integer"),
         ("2e3", "512", "row at line 3: size 2e3 is not written as an integer"),
         ("1" * 25, "512e0", "row at line 3: size " + "1" * 25 + " has more than 20 digits"),
+        # said "has more than 20 digits" before
+        ("+2048", "512", "row at line 3: size +2048 has a sign nccl-tests does not print"),
     ],
 )
 def test_a_row_whose_size_or_count_is_no_count_is_dropped_with_a_note(

@@ -128,18 +128,16 @@ def introduced() -> Mapping[Algorithm, tuple[tuple[int, int, int], str]]:
 
 
 def _absent(wanted: tuple[int, int, int], shown: str) -> dict[str, Any]:
-    """The ``nccl_tuner.algorithms`` cells of the algorithms release ``wanted`` predates, as an
-    override entry with its source ({} when it has them all)."""
+    """The ``nccl_tuner.algorithms`` override entry of the algorithms release ``wanted``
+    predates, each with the release notes that added it ({} when it has them all)."""
     missing = {a: v for a, v in introduced().items() if wanted < v[0]}
     if not missing:
         return {}
-    source = (
-        f"NCCL {shown} predates "
-        + ", ".join(f"{a.value} (first in {_dotted(v[0])})" for a, v in missing.items())
-        + ": NVIDIA/nccl release notes of those tags (data/nccl_releases.yaml)"
+    source = f"NCCL {shown} predates " + "; ".join(
+        f"{a.value} (first in {_dotted(version)}: {notes})"
+        for a, (version, notes) in missing.items()
     )
-    cells = {a.value: 0 for a in missing}
-    return {"nccl_tuner": {"algorithms": {"source": source, "value": cells}}}
+    return {"source": source, "value": {a.value: 0 for a in missing}}
 
 
 def _with_source(groups: Mapping[str, Any], source: str) -> dict[str, Any]:
@@ -188,9 +186,8 @@ def for_release(params: CostParams, version: str) -> CostParams:
             overlay = _with_source(release.tuner_view, release.source)
     absent = _absent(wanted, shown)
     if absent:
-        missing = absent["nccl_tuner"]["algorithms"]["value"]
-        label += f"; without {', '.join(missing)} (added in later releases)"
-        overlay.setdefault("nccl_tuner", {}).update(absent["nccl_tuner"])
+        label += f"; without {', '.join(absent['value'])} (added in later releases)"
+        overlay.setdefault("nccl_tuner", {})["algorithms"] = absent
     if not overlay:
         return params.with_overrides({"schema": SCHEMA}, label=label)
     return params.with_overrides({"schema": SCHEMA, "tuner_view": overlay}, label=label)

@@ -30,6 +30,7 @@ model says: an 8 x H100 ring all-reduce in Simple uses all 24 channels only from
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 from ibcalc.engine.base import Topology
 from ibcalc.engine.params import CostParams
@@ -37,6 +38,7 @@ from ibcalc.engine.types import Protocol
 from ibcalc.units import format_size
 
 __all__ = [
+    "Fill",
     "active_channels",
     "channel_unit_bytes",
     "channels",
@@ -158,6 +160,20 @@ def tree_chunk_bytes(
     return min(per_channel_bytes, chunk)
 
 
+class Fill(NamedTuple):
+    """A pipeline fill: ``held`` stages each hold a chunk of ``chunk_bytes`` that crosses at
+    ``rate_Bps`` per channel."""
+
+    held: int
+    chunk_bytes: float
+    rate_Bps: float
+
+    @property
+    def seconds(self) -> float:
+        """``held x chunk / rate``."""
+        return self.held * self.chunk_bytes / self.rate_Bps
+
+
 def fill_parts(
     size_bytes: float,
     stages: tuple[int, int],
@@ -167,10 +183,9 @@ def fill_parts(
     protocol: Protocol,
     params: CostParams,
     active: float | None = None,
-) -> tuple[int, float, float] | None:
-    """Pipeline fill of a chain or tree, ``held x C / b`` with b = bw / channels, as (stages
-    holding a chunk ``held``, chunk bytes ``C``, per-channel bytes/s ``b``); None where there is
-    no fill.
+) -> Fill | None:
+    """Pipeline fill of a chain or tree, ``held x C / b`` with b = bw / channels (a
+    :class:`Fill`); None where there is no fill.
 
     ``stages`` is (stages inside a node, network stages) along the pipeline; ``size_bytes`` is
     what crosses it per rank and ``bw_Bps`` its total bandwidth for that (the transfer term is
@@ -190,4 +205,4 @@ def fill_parts(
     depth = max(1, total // 2) if protocol is Protocol.SIMPLE else 1
     chunk = tree_chunk_bytes(per_channel, chunk_plan(topo, protocol, depth, params))
     held = total - 1 if protocol is Protocol.SIMPLE else net
-    return held, chunk, bw_Bps / nc
+    return Fill(held, chunk, bw_Bps / nc)

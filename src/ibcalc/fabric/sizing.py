@@ -320,10 +320,10 @@ def _refusal(args: _Args, endpoints: int, tiers: int) -> str:
     if endpoints <= limit and args.rail_optimized:
         # under the endpoint bound: the rail-optimized layout, not the count, does not fit
         hint = (
-            f"rail-optimized, each scalable unit has one leaf per rail ({args.rails} leaves of "
-            f"{args.u} uplinks), more than {tiers} levels of {args.k}-port switches can join "
-            f"(about {limit} endpoints fit without rails); use fewer NICs per node or "
-            "rail_optimized: false"
+            f"rail-optimized, one leaf per rail per scalable unit ({args.rails} leaves of "
+            f"{args.u} uplinks) is more leaves than {tiers} levels of {args.k}-port switches "
+            f"can join; without rails about {limit} endpoints fit (rail_optimized: false), or "
+            "use fewer NICs per node"
         )
     if tiers < MAX_TIERS:
         hint += "; allow more tiers or use a larger switch"

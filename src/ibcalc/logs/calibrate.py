@@ -1217,8 +1217,8 @@ def write_override(
     loader that will read it, written to a temporary file in the target directory and moved into
     place. Raises :class:`~ibcalc.errors.OutputError` when a target exists and ``force`` is
     False, when a target is one of ``inputs``, or when it cannot be written; both targets are
-    checked before either file is written, and a first file this call created is removed again
-    when the second cannot be written.
+    checked before either file is written, and both are written to temporary files before
+    either is moved into place.
     """
     target = Path(path)
     files: list[tuple[Path, str, Callable[[Path], object]]] = []
@@ -1246,26 +1246,12 @@ def write_override(
     checked = [
         (_check_one(out, force=force, inputs=inputs), text, check) for out, text, check in files
     ]
-    written: list[Path] = []
-    created: list[Path] = []  # files this call made, removed again if a later write fails
-    try:
-        for out, text, check in checked:
-            new = not out.direct and not out.path.exists()
-            _write_one(out, text, check, force=force)
-            written.append(out.path)
-            if new:
-                created.append(out.path)
-    except OutputError as exc:
-        # the two overrides go together: one without the other would mislead
-        for done in created:
-            done.unlink(missing_ok=True)
-        if created:
-            raise OutputError(
-                f"{exc} ({', '.join(str(c) for c in created)} removed again: the catalogue and "
-                "cost-parameter overrides are written together or not at all)"
-            ) from None
-        raise
-    return written
+    if len(checked) == 1 and checked[0][0].direct:
+        # /dev/stdout, a pipe: written in place (a rename would replace the device node)
+        write_text(checked[0][0], checked[0][1])
+        return [checked[0][0].path]
+    with signals_raise():  # SIGTERM or Ctrl-C during the writes: the temp files go too
+        return _write_together([(out.path, text, check) for out, text, check in checked], force)
 
 
 def check_override_target(
@@ -1320,20 +1306,26 @@ def _check_one(
     return target
 
 
-def _write_one(
-    target: OutputTarget, text: str, check: Callable[[Path], object], *, force: bool
-) -> None:
-    if target.direct:
-        # /dev/stdout, a pipe: written in place (a rename would replace the device node)
-        write_text(target, text)
-        return
-    with signals_raise():  # SIGTERM or Ctrl-C during the write: the temp file goes too
-        _write_via_temp(target.path, text, check, force=force)
+def _write_together(
+    files: Sequence[tuple[Path, str, Callable[[Path], object]]], force: bool
+) -> list[Path]:
+    """Write each text to a temporary file beside its target and check it with the loader that
+    will read it; only when every one is written (a full disk fails here) move them into place.
+    The catalogue and cost-parameter overrides go together or not at all."""
+    staged: list[Path] = []
+    try:
+        for target, text, check in files:
+            staged.append(_stage(target, text, check))
+        for tmp, (target, _text, _check) in zip(staged, files, strict=True):
+            _place(tmp, target, force=force)
+    finally:
+        for tmp in staged:
+            tmp.unlink(missing_ok=True)
+    return [target for target, _text, _check in files]
 
 
-def _write_via_temp(
-    target: Path, text: str, check: Callable[[Path], object], *, force: bool
-) -> None:
+def _stage(target: Path, text: str, check: Callable[[Path], object]) -> Path:
+    """``text`` in a checked temporary file beside ``target`` (its path)."""
     directory = target.parent if str(target.parent) else Path()
     try:
         fd, tmp_name = tempfile.mkstemp(
@@ -1352,22 +1344,30 @@ def _write_via_temp(
         except InputFileError as exc:  # pragma: no cover - a bug in what we write
             raise OutputError(f"{target}: the override would not load: {exc}") from None
         tmp.chmod(0o644)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
+    except OutputError:
+        tmp.unlink(missing_ok=True)
+        raise
+    return tmp
+
+
+def _place(tmp: Path, target: Path, *, force: bool) -> None:
+    """Move the staged ``tmp`` to ``target`` (over an existing one only with ``force``)."""
+    try:
         if force:
             tmp.replace(target)
-        else:
-            # link() refuses an existing target: no window in which another writer's file
-            # could be replaced
-            try:
-                os.link(tmp, target)
-            except FileExistsError:
+            return
+        # link() refuses an existing target: no window in which another writer's file could
+        # be replaced
+        try:
+            os.link(tmp, target)
+        except FileExistsError:
+            raise OutputError(f"{target}: exists; use --force to overwrite it") from None
+        except OSError:
+            if target.exists():
                 raise OutputError(f"{target}: exists; use --force to overwrite it") from None
-            except OSError:
-                if target.exists():
-                    raise OutputError(f"{target}: exists; use --force to overwrite it") from None
-                tmp.replace(target)
-    except OutputError:
-        raise
+            tmp.replace(target)
     except OSError as exc:
         raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
-    finally:
-        tmp.unlink(missing_ok=True)

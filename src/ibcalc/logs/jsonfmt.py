@@ -36,6 +36,7 @@ from ibcalc.logs.infer import (
     version_from_code,
 )
 from ibcalc.logs.records import Row, Timing
+from ibcalc.textsafe import surrogates_escaped
 
 __all__ = ["parse_json"]
 
@@ -310,27 +311,12 @@ def _run(doc: dict[str, Any], results: list[Any], outer: dict[str, Any], end: in
     return facts
 
 
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
-
-
-def _text(value: str) -> str:
-    """``value`` with each surrogate pair JSON's ``\\uXXXX`` escapes wrote (a character beyond
-    U+FFFF) made that character and each lone surrogate, which is no character and no stream can
-    print, written out as its escape (``\\ud800``)."""
-    if _SURROGATE.search(value) is None:
-        return value
-    joined = _PAIR.sub(
-        lambda m: m.group(0).encode("utf-16-le", "surrogatepass").decode("utf-16-le"), value
-    )
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", joined)
-
-
 def _without_surrogates(doc: Any) -> Any:
-    """``doc`` with every string key and value through :func:`_text` (iteratively: a document
+    """``doc`` with every string key and value through
+    :func:`~ibcalc.textsafe.surrogates_escaped` (iteratively: a document
     json.loads took may be nested deeper than this function could recurse)."""
     if isinstance(doc, str):
-        return _text(doc)
+        return surrogates_escaped(doc)
     stack = [doc]
     while stack:
         node = stack.pop()
@@ -338,13 +324,15 @@ def _without_surrogates(doc: Any) -> Any:
             items = list(node.items())
             node.clear()
             for key, value in items:
-                node[_text(key)] = _text(value) if isinstance(value, str) else value
+                node[surrogates_escaped(key)] = (
+                    surrogates_escaped(value) if isinstance(value, str) else value
+                )
                 if isinstance(value, dict | list):
                     stack.append(value)
         elif isinstance(node, list):
             for i, value in enumerate(node):
                 if isinstance(value, str):
-                    node[i] = _text(value)
+                    node[i] = surrogates_escaped(value)
                 elif isinstance(value, dict | list):
                     stack.append(value)
     return doc

@@ -211,9 +211,13 @@ def _float(tok: str) -> float | None:
     return value if math.isfinite(value) and value >= 0 else None
 
 
+#: Most digits of a size or count nccl-tests prints (a 64-bit count has at most 20).
+_MAX_DIGITS = 20
+
+
 def _int(tok: str) -> int | None:
     body = tok[1:] if tok.startswith("-") else tok
-    if not body.isdigit() or not body.isascii() or len(body) > 20:
+    if not body.isdigit() or not body.isascii() or len(body) > _MAX_DIGITS:
         return None
     return int(tok)
 
@@ -267,8 +271,10 @@ def _not_a_count(tok: str) -> str | None:
     value = _int(tok)
     if value is not None:
         return None if value >= 0 else "is negative"
-    if tok.lstrip("+-").isdigit():
-        return "has more than 20 digits"
+    if tok.startswith("+"):
+        return "has a sign nccl-tests does not print"
+    if tok.lstrip("-").isdigit():
+        return f"has more than {_MAX_DIGITS} digits"
     number = float(tok)
     if math.isnan(number):
         return "is not a number"

@@ -77,7 +77,7 @@ class CheckpointSpec(CheckedSpec):
     prefixes: int | None = Field(default=None, ge=1, le=1_000_000)
 
     @property
-    def part(self) -> float:
+    def part_size_bytes(self) -> float:
         """Bytes per object-store part (the default when not given)."""
         return self.part_bytes if self.part_bytes is not None else DEFAULT_PART_BYTES
 
@@ -128,9 +128,10 @@ class CheckpointResult(BaseModel):
     assumptions: list[str]
 
 
-def _parts(total: float, ranks: int, part: float) -> int:
-    """Object-store parts (requests) of ``total`` bytes: every rank cuts its share into parts."""
-    return ranks * math.ceil(total / ranks / part)
+def _parts(total_bytes: float, ranks: int, part_bytes: float) -> int:
+    """Object-store parts (requests) of ``total_bytes``: every rank cuts its share into parts
+    of ``part_bytes``."""
+    return ranks * math.ceil(total_bytes / ranks / part_bytes)
 
 
 def _transfer(
@@ -176,7 +177,7 @@ def _transfer(
     bounds = [b.model_copy(update={"time_s": total / (b.bw_Bps or 1.0)}) for b in bounds]
     rate = storage.write_requests_per_s if write else storage.read_requests_per_s
     if rate is not None:
-        parts = _parts(total, ranks, spec.part)
+        parts = _parts(total, ranks, spec.part_size_bytes)
         # a part is one request to one prefix: prefixes beyond the parts carry nothing
         prefixes = min(spec.prefix_count, parts)
         bounds.append(
@@ -184,7 +185,7 @@ def _transfer(
                 name="requests",
                 bw_Bps=None,
                 time_s=parts / (prefixes * rate),
-                detail=f"{parts} parts of {format_size(spec.part)} at {rate:g}/s per "
+                detail=f"{parts} parts of {format_size(spec.part_size_bytes)} at {rate:g}/s per "
                 f"prefix x {prefixes} prefix{'es' if prefixes != 1 else ''}"
                 + (f" (of {spec.prefix_count} given)" if prefixes < spec.prefix_count else ""),
             )
@@ -290,7 +291,7 @@ def checkpoint(
         t.name: parts
         for t in (save, restore)
         if rates[t.name] is not None
-        and (parts := _parts(t.bytes, cluster.ranks, spec.part)) < spec.prefix_count
+        and (parts := _parts(t.bytes, cluster.ranks, spec.part_size_bytes)) < spec.prefix_count
     }
     if over:
         counts = ", ".join(f"{parts} for the {name}" for name, parts in over.items())

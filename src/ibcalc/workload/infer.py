@@ -164,39 +164,20 @@ def infer(
         hidden = model.need("hidden", "tensor parallelism")
         assert layers is not None
         tp_place = place_group(catalogue, cluster, "tp", spec.tp, 1)
-        phases.append(
-            build_phase(
-                tp_place,
-                "decode-tp-allreduce",
-                Collective.ALL_REDUCE,
-                float(spec.batch * hidden * act),
-                dtype=spec.act_dtype,
-                count=2 * layers,
-                per="token",
-                params=params,
-                notes=[
-                    f"2 per layer x {layers} layers, {spec.batch} "
-                    f"token{'s' if spec.batch != 1 else ''} per step"
-                ],
-            )
-        )
         if tp_place.crosses_domains:
             warnings.append(
                 f"tp {spec.tp} crosses the {cluster.topology.m}-GPU scale-up domain: every "
                 f"decode all-reduce goes over {tp_place.tier}"
             )
-        phases.append(
-            build_phase(
-                tp_place,
-                "prefill-tp-allreduce",
-                Collective.ALL_REDUCE,
-                float(spec.prompt_tokens * hidden * act),
-                dtype=spec.act_dtype,
-                count=2 * layers,
-                per="request",
-                params=params,
-                notes=[f"prompt of {spec.prompt_tokens} tokens, 2 all-reduces per layer"],
-            )
+        phases += _decode_and_prefill(
+            spec,
+            tp_place,
+            "tp-allreduce",
+            Collective.ALL_REDUCE,
+            hidden * act,
+            count=2 * layers,
+            params=params,
+            note=f"2 per layer x {layers} layers",
         )
     if spec.ep > 1:
         hidden = model.need("hidden", "expert parallelism")
@@ -222,7 +203,7 @@ def infer(
             phases += _decode_and_prefill(
                 spec,
                 placement,
-                "pp-sendrecv" + ("" if not where else f"-{placement.tier}"),
+                "pp-sendrecv" + where.replace(" ", "-"),
                 Collective.SEND_RECV,
                 hidden * act,
                 count=count,

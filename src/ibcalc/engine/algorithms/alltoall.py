@@ -288,8 +288,9 @@ def sendrecv_timing(
             nics = topo.gpu_nics
             nic_bw = nics * topo.out.nic_bw_Bps / topo.leaf_contention
             parts.append(
-                f"the pair across nodes S through its GPU's {nics:g} {topo.out.link_id} "
-                f"NIC{'s' if nics != 1 else ''} at {gbps(nic_bw)}{tapered_words(topo)}: "
+                f"the pair across nodes S through its GPU's {nics:.3g} {topo.out.link_id} "
+                f"NIC{'s' if nics != 1 else ''} ({topo.out.nics_per_domain} per {topo.m} GPUs, "
+                f"at least one) at {gbps(nic_bw)}{tapered_words(topo)}: "
                 f"{us(size_bytes / nic_bw)}"
             )
         if topo.wan is not None:

@@ -48,6 +48,7 @@ from ibcalc.engine.base import (
 )
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.pipeline import (
+    Fill,
     active_channels,
     channel_unit_bytes,
     channels,
@@ -127,7 +128,7 @@ def tree_timing(
     parts = fill_parts(
         size_bytes, stages, fill_bw, topo, protocol=protocol, params=params, active=active
     )
-    fill = 0.0 if parts is None else parts[0] * parts[1] / parts[2]
+    fill = 0.0 if parts is None else parts.seconds
 
     def explain() -> Cost:
         if limit == "wan":
@@ -205,13 +206,11 @@ def tree_timing(
     return Timing(Algorithm.TREE, protocol, latency, transfer, explain, fill_s=fill)
 
 
-def _fill_detail(parts: tuple[int, float, float] | None, active: float) -> str:
+def _fill_detail(parts: Fill | None, active: float) -> str:
     """``held x chunk / per-channel rate`` of the fill (:func:`fill_parts`), with its numbers."""
-    if parts is None:
-        return "none"
-    held, chunk, rate = parts
+    assert parts is not None  # the term is listed only when there is a fill
     return (
-        f"{held} stages hold a {format_size(chunk)} chunk at {format_bandwidth(rate)} per channel "
-        f"({active:g} channels; NCCL chunk sizes, engine/pipeline.py; without the size-bucket "
-        "correction)"
+        f"{parts.held} stages hold a {format_size(parts.chunk_bytes)} chunk at "
+        f"{format_bandwidth(parts.rate_Bps)} per channel ({active:g} channels; NCCL chunk sizes, "
+        "engine/pipeline.py; without the size-bucket correction)"
     )
