@@ -376,3 +376,15 @@ def test_gap_result_is_frozen(cat: Catalogue) -> None:
     assert isinstance(result, GapResult)
     with pytest.raises(ValueError, match="frozen"):
         result.intra = "nvlink5"  # type: ignore[misc]
+
+
+def test_slowdown_line_says_when_a_one_gpu_node_keeps_more_than_its_share() -> None:
+    # 1 NDR NIC for 8 GPUs: the ratio uses 1/8 NIC per GPU (63.1x achievable), the consequence
+    # gives each one-GPU node the whole NIC, so its slowdown (about 10x) is 8x closer; said
+    args = ["gap", "--intra", "nvlink4", "--inter", "ndr", "--nics-per-node", "1"]
+    out = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+    assert out.exit_code == 0, out.output
+    (line,) = [x for x in out.output.splitlines() if x.startswith("slowdown across nodes")]
+    assert line.endswith("each one-GPU node keeps 1 NIC, 8x the per-GPU share in the ratio above)")
+    plain = CliRunner().invoke(app, ["gap", "--intra", "nvlink4", "--inter", "ndr"])
+    assert "slowdown across nodes: 10.2x (1 GB all-reduce)" in plain.output  # one NIC per GPU

@@ -786,8 +786,19 @@ def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO
             p["bottleneck"],
         )
     console.print(runs)
+    across_nics = data["allreduce_across"]["nics_per_node"]
+    share = data["nics_per_node"] / data["gpus_per_node"]
+    more = (
+        f"; each one-GPU node keeps {across_nics} NIC{'s' if across_nics != 1 else ''}, "
+        f"{across_nics / share:g}x the per-GPU share in the ratio above"
+        if across_nics > share
+        else ""
+    )
     console.print(
-        Text(f"slowdown across nodes: {_ratio(data['slowdown'])} (1 GB all-reduce)", style="bold")
+        Text(
+            f"slowdown across nodes: {_ratio(data['slowdown'])} (1 GB all-reduce{more})",
+            style="bold",
+        )
     )
     if tp is not None:
         console.print(
