@@ -686,11 +686,23 @@ def problems_from(
     *,
     known_keys: Iterable[str] = (),
 ) -> list[ValidationProblem]:
-    """Map pydantic errors to positioned problems (unknown keys hinted from ``known_keys``)."""
+    """Map pydantic errors to positioned problems (unknown keys hinted from ``known_keys``).
+
+    A required key that is missing because it was misspelt is said once, at the misspelling
+    (``node: unknown key (did you mean nodes?)``), not also as ``nodes: Field required``."""
     keys = sorted(known_keys)
-    problems = []
-    for error in exc.errors(include_url=False):
+    errors = exc.errors(include_url=False)
+    suggested: set[tuple[str | int, ...]] = set()
+    for error in errors:
         loc = (*prefix, *error["loc"])
+        if error["type"] == "extra_forbidden" and loc and keys:
+            for name in difflib.get_close_matches(str(loc[-1]), keys, n=1):
+                suggested.add((*loc[:-1], name))
+    problems = []
+    for error in errors:
+        loc = (*prefix, *error["loc"])
+        if error["type"] == "missing" and loc in suggested:
+            continue
         line, col = doc.locate(loc)
         where = _format_loc(loc) or "document"
         message = error["msg"]

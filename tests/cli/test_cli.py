@@ -589,3 +589,20 @@ def test_host_cpu_option_sets_nccls_network_overhead() -> None:
     assert amd["time_s"] - intel["time_s"] == pytest.approx(14e-6, rel=1e-6)
     # not given: NCCL's default, as on Intel
     assert _json(*base)["time_s"] == pytest.approx(intel["time_s"])
+
+
+def test_a_misspelt_required_key_is_said_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 'node: 31' for 'nodes: 31' gave two lines, 'nodes: Field required' and 'node: unknown key
+    # (did you mean nodes?)'; the second says it all
+    text = (ROOT / "examples" / "dgx-h100-superpod-su-ndr.yaml").read_text(encoding="utf-8")
+    assert "\nnodes: 31\n" in text
+    path = tmp_path / "renamed.yaml"
+    path.write_text(text.replace("\nnodes: 31\n", "\nnode: 31\n"), encoding="utf-8")
+    err = main_error(["check", str(path)], capsys)
+    assert err.count("\n") == 1
+    assert err.endswith(": node: unknown key (not allowed here) (did you mean nodes?)\n")
+    # a key missing with no misspelling nearby is still reported as missing
+    path.write_text(text.replace("\nnodes: 31\n", "\n"), encoding="utf-8")
+    assert "nodes: Field required" in main_error(["check", str(path)], capsys)
