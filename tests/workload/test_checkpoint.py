@@ -188,8 +188,8 @@ def test_compute_fabric_options_are_named_as_ignored(builtin_catalogue: Catalogu
     assert given.assumptions[0] == (
         "the cluster's scale-up link ({intra}), compute NICs ({nics_per_node}), SHARP ({sharp}), "
         "NVLS ({nvls}), oversubscription ({oversubscription}) ignored: a checkpoint runs no "
-        "collective on the compute fabric; each node reaches storage through --storage-nics x "
-        "--storage-link, on a path --storage-fabric bounds"
+        "collective on the compute fabric; each node reaches storage through {client_nics} x "
+        "{client_link}, on a path {fabric_Bps} bounds"
     )
     for result in (plain, given):
         assert not any("slower" in a or "SHARP (CollNet)" in a for a in result.assumptions)
@@ -228,13 +228,13 @@ def test_prefixes_beyond_the_parts_are_capped(builtin_catalogue: Catalogue) -> N
     # restore at 5,500 GET/s: 1 / 5500 s
     read = next(b for b in result.restore.bounds if b.name == "requests")
     assert read.time_s == pytest.approx(1 / 5500)
-    (note,) = [a for a in result.assumptions if a.startswith("--prefixes")]
+    (note,) = [a for a in result.assumptions if a.startswith("{prefixes}")]
     assert "(8752 for the save, 8752 for the restore)" in note
     # 100 prefixes, fewer than the parts, are used as given: 8752 / (100 x 3500) = 25.0 ms
     some = checkpoint(builtin_catalogue, cluster, spec.model_copy(update={"prefixes": 100}))
     requests = next(b for b in some.save.bounds if b.name == "requests")
     assert requests.time_s == pytest.approx(8752 / 350_000)
-    assert not any(a.startswith("--prefixes") for a in some.assumptions)
+    assert not any(a.startswith("{prefixes}") for a in some.assumptions)
 
 
 def test_object_store_options_on_a_file_system_are_said_to_be_ignored(
@@ -250,7 +250,8 @@ def test_object_store_options_on_a_file_system_are_said_to_be_ignored(
     assert given.save.time_s == plain.save.time_s
     assert all(b.name != "requests" for b in given.save.bounds)
     (note,) = [a for a in given.assumptions if "ignored" in a]
-    assert note.startswith("--part-size and --prefixes ignored: ddn-ai400x2 has no request-rate")
+    # field marks the command line names as flags (--part-size and --prefixes)
+    assert note.startswith("{part_bytes} and {prefixes} ignored: ddn-ai400x2 has no request-rate")
     assert not any("ignored" in a for a in plain.assumptions)
 
 

@@ -218,7 +218,7 @@ def checkpoint(
     if storage.write_requests_per_s is None and storage.read_requests_per_s is None:
         given = [
             flag
-            for flag, value in (("--part-size", spec.part_bytes), ("--prefixes", spec.prefixes))
+            for flag, value in (("{part_bytes}", spec.part_bytes), ("{prefixes}", spec.prefixes))
             if value is not None
         ]
         if given:
@@ -239,7 +239,7 @@ def checkpoint(
             )
         notes.append(
             f"each node reaches storage through {spec.client_nics} x {link_name} "
-            "(the cluster's scale-out NIC; --storage-link, --storage-nics to change)"
+            "(the cluster's scale-out NIC; {client_link}, {client_nics} to change)"
         )
     link = find_link(catalogue, link_name)
     if link.kind not in (LinkKind.SCALE_OUT, LinkKind.WAN):
@@ -296,7 +296,7 @@ def checkpoint(
     if over:
         counts = ", ".join(f"{parts} for the {name}" for name, parts in over.items())
         notes.append(
-            f"--prefixes {spec.prefix_count} is more than the parts ({counts}): each part is one "
+            f"{{prefixes}} {spec.prefix_count} is more than the parts ({counts}): each part is one "
             "request to one prefix, so no more prefixes than parts are used"
         )
     if storage.aggregate_write_Bps is None and storage.aggregate_read_Bps is None:
@@ -373,6 +373,6 @@ def _ignored_cluster_options(cluster: ResolvedCluster) -> list[str]:
         return []
     return [
         f"the cluster's {', '.join(ignored)} ignored: a checkpoint runs no collective on the "
-        "compute fabric; each node reaches storage through --storage-nics x --storage-link, on "
-        "a path --storage-fabric bounds"
+        "compute fabric; each node reaches storage through {client_nics} x {client_link}, on "
+        "a path {fabric_Bps} bounds"
     ]
