@@ -12,7 +12,14 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["MAX_ECHO", "join_surrogate_pairs", "printable", "shown", "surrogates_escaped"]
+__all__ = [
+    "MAX_ECHO",
+    "has_surrogate",
+    "join_surrogate_pairs",
+    "printable",
+    "shown",
+    "surrogates_escaped",
+]
 
 #: Longest piece of user text echoed in a message or a report line, in characters.
 MAX_ECHO = 200
@@ -60,10 +67,15 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 _PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 
 
+def has_surrogate(text: str) -> bool:
+    """Whether ``text`` holds a UTF-16 surrogate (paired or not)."""
+    return _SURROGATE.search(text) is not None
+
+
 def join_surrogate_pairs(text: str) -> str:
     """``text`` with each surrogate pair (``"\\ud83d\\ude00"``, as JSON writes a character
     beyond U+FFFF) made the character it stands for; lone surrogates stay."""
-    if _SURROGATE.search(text) is None:
+    if not has_surrogate(text):
         return text
     return _PAIR.sub(
         lambda m: m.group(0).encode("utf-16-le", "surrogatepass").decode("utf-16-le"), text

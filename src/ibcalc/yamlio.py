@@ -32,7 +32,7 @@ from pydantic import BaseModel, ValidationError
 
 from ibcalc.errors import InputFileError, ValidationProblem
 from ibcalc.fileio import ReadRefused, read_regular
-from ibcalc.textsafe import join_surrogate_pairs, printable, shown, surrogates_escaped
+from ibcalc.textsafe import has_surrogate, join_surrogate_pairs, printable, shown
 
 __all__ = [
     "FILE_KINDS",
@@ -336,8 +336,10 @@ def _join_surrogates(path: str, node: yaml.Node, text: str) -> str:
     beyond U+FFFF) made the character it stands for; a lone surrogate is refused at the
     scalar's position (it would reach validation as text that cannot be encoded, reported at
     the enclosing mapping, or at 1:1)."""
+    if not has_surrogate(text):
+        return text
     joined = join_surrogate_pairs(text)
-    if surrogates_escaped(joined) != joined:
+    if has_surrogate(joined):
         raise _problem(
             path,
             node.start_mark,

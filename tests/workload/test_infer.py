@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from ibcalc.catalogue.load import find_link
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
-from ibcalc.engine.types import Collective
+from ibcalc.engine.types import Collective, Estimate
 from ibcalc.errors import WorkloadError
 from ibcalc.facade import estimate
 from ibcalc.workload.infer import InferSpec, infer
@@ -19,6 +21,12 @@ def _dgx(cat: Catalogue, nodes: int = 1):  # type: ignore[no-untyped-def]
     return resolve_cluster(cat, ClusterSpec(system="dgx-h100", nodes=nodes))
 
 
+def _dgx_estimate(cat: Catalogue, collective: Collective, size: int, **cluster: Any) -> Estimate:
+    """The engine's estimate of ``collective`` of ``size`` bf16 bytes on DGX H100 nodes shaped
+    by ``cluster`` (what a phase's placement should come to)."""
+    return estimate(cat, ClusterSpec(system="dgx-h100", **cluster), collective, size, dtype="bf16")
+
+
 def test_decode_tp_all_reduce_per_token(builtin_catalogue: Catalogue) -> None:
     # batch 32 x hidden 8192 x 2 bytes = 524,288 B per all-reduce, 2 per layer x 80 layers
     spec = InferSpec(model=find_model("llama3-70b"), tp=8, batch=32, output_tokens=100)
@@ -27,12 +35,8 @@ def test_decode_tp_all_reduce_per_token(builtin_catalogue: Catalogue) -> None:
     assert decode.bytes_per_gpu == 524_288
     assert decode.count == 160
     assert decode.per == "token"
-    same = estimate(
-        builtin_catalogue,
-        ClusterSpec(system="dgx-h100", nodes=1, gpus_per_node=8),
-        Collective.ALL_REDUCE,
-        524_288,
-        dtype="bf16",
+    same = _dgx_estimate(
+        builtin_catalogue, Collective.ALL_REDUCE, 524_288, nodes=1, gpus_per_node=8
     )
     assert decode.time_s == same.time_s
     assert result.per_token_s == pytest.approx(160 * same.time_s)
@@ -60,12 +64,14 @@ def test_kv_transfer_for_disaggregated_serving(builtin_catalogue: Catalogue) -> 
     kv = next(p for p in result.phases if p.name == "kv-transfer")
     assert kv.bytes_per_gpu == 335_544_320
     assert kv.tier == "scale-out"
-    same = estimate(
+    same = _dgx_estimate(
         builtin_catalogue,
-        ClusterSpec(system="dgx-h100", nodes=2, gpus_per_node=1, nics_per_node=1, inter="ndr"),
         Collective.SEND_RECV,
         335_544_320,
-        dtype="bf16",
+        nodes=2,
+        gpus_per_node=1,
+        nics_per_node=1,
+        inter="ndr",
     )
     assert kv.time_s == same.time_s
     # bandwidth bound by hand: 335.5 MB over one NDR NIC's achievable rate (~47 GB/s): ~7 ms
@@ -145,12 +151,8 @@ def test_prefill_moves_the_prompt_through_experts_and_stages(builtin_catalogue: 
     prefill = next(p for p in result.phases if p.name == "prefill-ep-alltoall")
     assert prefill.bytes_per_gpu == 1024 * 2 * 4096 * 2 == 16_777_216
     assert (prefill.count, prefill.per) == (64, "request")
-    same = estimate(
-        builtin_catalogue,
-        ClusterSpec(system="dgx-h100", nodes=1, gpus_per_node=4),
-        Collective.ALL_TO_ALL,
-        16_777_216,
-        dtype="bf16",
+    same = _dgx_estimate(
+        builtin_catalogue, Collective.ALL_TO_ALL, 16_777_216, nodes=1, gpus_per_node=4
     )
     assert prefill.time_s == pytest.approx(same.time_s)
     per_request = sum(p.total_s for p in result.phases if p.per == "request")
@@ -192,12 +194,13 @@ def test_pipeline_crossing_nodes_is_priced_per_boundary(builtin_catalogue: Catal
         for when, size in (("decode", 8192 * 2), ("prefill", 1024 * 8192 * 2)):
             phase = by_name[f"{when}-pp-sendrecv-{tier}"]
             assert (phase.tier, phase.count, phase.bytes_per_gpu) == (tier, count, size)
-            same = estimate(
+            same = _dgx_estimate(
                 builtin_catalogue,
-                ClusterSpec(system="dgx-h100", nodes=nodes, gpus_per_node=gpus, **more),
                 Collective.SEND_RECV,
                 size,
-                dtype="bf16",
+                nodes=nodes,
+                gpus_per_node=gpus,
+                **more,
             )
             assert phase.time_s == pytest.approx(same.time_s)
     per_token = sum(p.total_s for p in result.phases if p.per == "token")

@@ -1221,15 +1221,17 @@ def write_override(
     either is moved into place.
     """
     target = Path(path)
-    files: list[tuple[Path, str, Callable[[Path], object]]] = []
     catalogue_text = _header(
         "catalogue override (links)",
         calibration,
         f"--catalogue {target.name} (or IBCALC_CATALOGUE={target.name})",
     ) + _dump({"schema": "ibcalc-catalogue/1", "links": calibration.link_entries})
-    files.append((target, catalogue_text, lambda p: load_catalogue([p], use_env=False)))
+    first = _check_one(target, force=force, inputs=inputs)
+    checked: list[tuple[OutputTarget, str, Callable[[Path], object]]] = [
+        (first, catalogue_text, lambda p: load_catalogue([p], use_env=False))
+    ]
     if calibration.cost_entries:
-        if _check_one(target, force=force, inputs=inputs).direct:
+        if first.direct:
             # /dev/null, /dev/stdout, a pipe: the second file would land beside the device
             # (/dev/null.cost-params.yaml), not where the user looks
             raise OutputError(
@@ -1242,10 +1244,13 @@ def write_override(
             calibration,
             f"IBCALC_COST_PARAMS={cost_target.name} (or --cost-params {cost_target.name})",
         ) + _dump({"schema": COST_PARAMS_SCHEMA, **calibration.cost_entries})
-        files.append((cost_target, cost_text, lambda p: load_cost_params([p], use_env=False)))
-    checked = [
-        (_check_one(out, force=force, inputs=inputs), text, check) for out, text, check in files
-    ]
+        checked.append(
+            (
+                _check_one(cost_target, force=force, inputs=inputs),
+                cost_text,
+                lambda p: load_cost_params([p], use_env=False),
+            )
+        )
     if len(checked) == 1 and checked[0][0].direct:
         # /dev/stdout, a pipe: written in place (a rename would replace the device node)
         write_text(checked[0][0], checked[0][1])

@@ -311,6 +311,10 @@ def _run(doc: dict[str, Any], results: list[Any], outer: dict[str, Any], end: in
     return facts
 
 
+#: A surrogate as a JSON escape (``\\ud800``) or as a character (undecodable input bytes).
+_SURROGATE_TEXT = re.compile(r"\\u[dD][89a-fA-F]|[\ud800-\udfff]")
+
+
 def _without_surrogates(doc: Any) -> Any:
     """``doc`` with every string key and value through
     :func:`~ibcalc.textsafe.surrogates_escaped` (iteratively: a document
@@ -351,7 +355,8 @@ def parse_json(text: str, *, source: str) -> tuple[list[RunFacts], list[str]]:
         raise LogParseError(f"{source}: JSON nested too deeply") from None
     except ValueError as exc:  # e.g. an integer literal beyond Python's digit limit
         raise LogParseError(f"{source}: unreadable JSON ({str(exc)[:80]})") from None
-    doc = _without_surrogates(doc)
+    if _SURROGATE_TEXT.search(text):  # most logs have none: no walk over the document
+        doc = _without_surrogates(doc)
     end = text.count("\n") + 1
     runs: list[RunFacts] = []
     notes: list[str] = []
