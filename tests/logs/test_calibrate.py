@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from ibcalc.catalogue.cost_params import builtin_cost_params, load_cost_params
 from ibcalc.catalogue.load import find_link, load_catalogue
@@ -32,6 +33,7 @@ from ibcalc.logs import parse_file, parse_log
 from ibcalc.logs.calibrate import (
     Calibration,
     apply_calibration,
+    bound_text,
     calibrate,
     cost_params_path,
     write_override,
@@ -174,6 +176,33 @@ def test_a_value_that_moves_no_row_does_not_hide_the_others_standard_errors(
     assert len(moving) >= 3
     assert all(p.uncertainty is not None and 0 < p.uncertainty < abs(p.value) for p in moving)
     assert [(f.source, f.run_index) for f in cal.runs] == [(logs[0].name, 0), (logs[1].name, 0)]
+
+
+def test_a_value_that_moves_no_row_is_written_as_a_bound(
+    catalogue: Catalogue, tmp_path: Path
+) -> None:
+    """The same fit raises nvlink4.efficiency from the catalogue's 0.824 until ndr binds every
+    row: the runs only say it is at least the fitted value, and the table, the override's
+    header and the value's source say so; the values that move rows are not called bounds."""
+    logs = [
+        SWEEPS / "22_allreduce_10node_80xH100_net-notstated.txt",
+        SWEEPS / "07_allreduce_2node_16xA100-40GB_net-notstated.txt",
+    ]
+    cal = calibrate(
+        [parse_file(p).runs[0] for p in logs], catalogue=catalogue, sources=[p.name for p in logs]
+    )
+    by_name = {p.name: p for p in cal.parameters}
+    nvlink4 = by_name["nvlink4.efficiency"]
+    assert nvlink4.before == pytest.approx(0.824)
+    assert nvlink4.value > nvlink4.before
+    said = "a bound: no fitted row moves with it; the runs say only that it is at least this value"
+    assert bound_text(nvlink4) == said
+    assert all(bound_text(p) == "" for p in cal.parameters if p.rows > 0)
+    (written,) = write_override(cal, tmp_path / "site.yaml", inputs=logs)
+    text = written.read_text(encoding="utf-8")
+    assert f"# fitted: nvlink4.efficiency 0.824 -> {nvlink4.value:.4g} ({said})" in text
+    (entry,) = [e for e in yaml.safe_load(text)["links"] if e["id"] == "nvlink4"]
+    assert entry["efficiency_source"].endswith(f"(was 0.824; {said})")
 
 
 def test_logs_of_different_clusters_sharing_a_fitted_value_are_warned_about(

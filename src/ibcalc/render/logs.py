@@ -26,7 +26,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ibcalc.errors import fill_fields
-from ibcalc.logs.calibrate import Calibration
+from ibcalc.logs.calibrate import Calibration, bound_text
 from ibcalc.logs.results import GIVEN, Assumption, Finding, RowCheck, RunCheck
 from ibcalc.render.plot import MeasuredPoint, Series, plot_sweep
 from ibcalc.render.stream import PipeConsole, TrimmedStream
@@ -453,7 +453,9 @@ def render_calibration(
             _value(p.unit, p.value),
             _value(p.unit, p.uncertainty),
             str(p.rows),
-            "at the bound of its range" if p.at_bound else "",
+            "; ".join(
+                t for t in ("at the bound of its range" if p.at_bound else "", bound_text(p)) if t
+            ),
         )
     if calibration.parameters:
         console.print(table)
