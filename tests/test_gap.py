@@ -145,6 +145,23 @@ def test_pcie_capped_nic(cat: Catalogue) -> None:
     assert gap(cat, "nvlink3", "ndr", 8, 8, host_pcie="pcie5").capped_by is None
 
 
+def test_more_nics_than_one_gpu_s_pcie_link_feeds_are_capped_per_gpu(cat: Catalogue) -> None:
+    """16 NDR NICs on a DGX H100 (2 per GPU, 2 x 47 GB/s achievable) meet one Gen5 x16 link
+    per GPU: the GPU's scale-out rate is that link's achievable rate, as the engine prices the
+    all-reduce across nodes (the gap's table had said 94 GB/s against the engine's 50)."""
+    pcie5 = _achievable(cat, "pcie5")
+    assert 2 * _achievable(cat, "ndr") > pcie5 > _achievable(cat, "ndr"), "needs the GPU cap"
+    result = gap(cat, "nvlink4", "ndr", 8, 16, host_pcie="pcie5")
+    assert result.capped_by == "pcie5"
+    assert result.inter_achievable_Bps == pytest.approx(pcie5)
+    assert result.nic_achievable_Bps == pytest.approx(pcie5 / 2)
+    assert result.ratio_achievable == pytest.approx(_achievable(cat, "nvlink4") / pcie5)
+    # the line rates stay the links' own: 2 x 50 GB/s per GPU
+    assert result.inter_line_Bps == pytest.approx(2 * NDR_PORT)
+    # 8 NICs (one each) fit their GPU's link: no cap
+    assert gap(cat, "nvlink4", "ndr", 8, 8, host_pcie="pcie5").capped_by is None
+
+
 def test_fractional_nics_per_gpu_and_one_gpu_nodes(cat: Catalogue) -> None:
     # One 10 Gb/s WAN link for an 8-GPU node: 1.25 GB/s / 8 per GPU.
     result = gap(cat, "nvlink4", "wan-10g", 8, 1)

@@ -585,6 +585,16 @@ def gap(
             f"achievable) is capped by its {host.id} host link at "
             f"{host.achievable_Bps / GB:.1f} GB/s achievable"
         )
+    if host is not None and nics_per_node * nic_achievable > gpus_per_node * host.achievable_Bps:
+        # as the engine's scale-out tier (cluster.resolve): every GPU reaches its NICs through
+        # its own PCIe link, so NICs beyond what that link feeds add nothing
+        nic_achievable = gpus_per_node * host.achievable_Bps / nics_per_node
+        capped_by = host.id
+        notes.append(
+            f"{nics_per_node} {out.id} NICs for {gpus_per_node} GPUs exceed what each GPU's "
+            f"{host.id} link can feed ({host.achievable_Bps / GB:.1f} GB/s achievable): each NIC "
+            f"gets {nic_achievable / GB:.1f} GB/s"
+        )
     if out.scope not in ("per-port", "per-link"):
         notes.append(f"{out.id} is a {out.scope} figure; it is counted once per NIC here")
 
