@@ -189,6 +189,42 @@ def test_declared_oversubscription(tmp_path: Path, builtin_catalogue: Catalogue)
     assert f.basis == OversubscriptionBasis("declared")
 
 
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+@pytest.mark.parametrize(
+    ("rail_optimized", "behind", "how", "effect"),
+    [
+        # SN5600 run as 128 x 400 GbE at 2:1: 84 down ports; rail-optimized, one SU of 84 nodes
+        # shares each rail's leaf: f = (128 - 84) / 127 = 35 %, k x f = 0.69, no slowdown
+        (True, 44, "a rail-optimized leaf serves one rail of an SU of 84 nodes", "no slowdown"),
+        # otherwise a leaf serves 84 // 8 = 10 whole nodes: f = 118 / 127, k x f = 1.86
+        (False, 118, "a leaf serves 84 // 8 = 10 whole nodes", "runs x1.86 slower"),
+    ],
+)
+def test_design_notes_say_how_the_cross_leaf_fraction_was_derived(
+    tmp_path: Path,
+    builtin_catalogue: Catalogue,
+    rail_optimized: bool,
+    behind: int,
+    how: str,
+    effect: str,
+) -> None:
+    """The notes said '2:1 slows network-bound all-to-all' beside 'no slowdown' (stale: every
+    network term pays max(1, k x f)); they now say where f came from, once."""
+    text = (EXAMPLES / "roce-400g-2to1.yaml").read_text(encoding="utf-8")
+    if not rail_optimized:
+        text = text.replace("rail_optimized: true", "rail_optimized: false")
+    design, doc = load_design(write(tmp_path, "r.yaml", text), catalogue=builtin_catalogue)
+    resolved = resolve_design(design, doc, builtin_catalogue)
+    notes = render_design_text(resolved)
+    f = behind / 127
+    assert f"cross-leaf fraction {f:.0%}: {behind} of each node's 127 peers" in notes
+    assert how in notes
+    assert effect in notes
+    assert "all-to-all" not in notes
+
+
 # --- problems at their keys -------------------------------------------------------------------
 
 FABRIC_LINK = """\

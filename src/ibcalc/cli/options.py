@@ -195,7 +195,8 @@ _CLUSTER_OPTIONS: dict[str, Any] = {
         typer.Option(
             _flag("cross_leaf_fraction"),
             help=f"Fraction ({_limits('cross_leaf_fraction')}) of each node's network traffic "
-            "crossing oversubscribed leaf uplinks.",
+            "crossing oversubscribed leaf uplinks (1, every byte, unless given; a design file "
+            "with a sized fabric derives it from the switch layout).",
         ),
     ],
     "sites": Annotated[

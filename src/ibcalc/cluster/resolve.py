@@ -502,8 +502,7 @@ def _build_out(
         )
         notes.append(
             f"oversubscription {k:g}:1 at the leaves; {f:.0%} of each node's network traffic "
-            "assumed to cross the leaf uplinks ({cross_leaf_fraction}; a design file with a "
-            f"fabric derives it from the switch layout): {effect}"
+            f"assumed to cross the leaf uplinks (from {{cross_leaf_fraction}}): {effect}"
         )
     return ScaleOutTier(
         link_id=inter.id,

@@ -347,11 +347,33 @@ def cross_leaf_fraction(sizing: FabricSizing) -> float:
     """
     if sizing.tiers < 2 or sizing.nodes < 2:
         return 0.0
+    return max(0.0, (sizing.nodes - _leaf_group(sizing)) / (sizing.nodes - 1))
+
+
+def _leaf_group(sizing: FabricSizing) -> int:
+    """Nodes whose rail-aligned peers share a leaf (an SU when rail-optimized)."""
     if sizing.rail_optimized and sizing.su_nodes:
-        group = sizing.su_nodes
-    else:
-        group = max(1, sizing.leaf_down // max(1, sizing.rails))
-    return max(0.0, (sizing.nodes - group) / (sizing.nodes - 1))
+        return sizing.su_nodes
+    return max(1, sizing.leaf_down // max(1, sizing.rails))
+
+
+def cross_leaf_derivation(sizing: FabricSizing) -> str:
+    """How :func:`cross_leaf_fraction` was worked out, in words (for the design's notes)."""
+    f = cross_leaf_fraction(sizing)
+    if sizing.tiers < 2 or sizing.nodes < 2:
+        return f"cross-leaf fraction {f:.0%}: one tier (every node on one leaf)"
+    group = _leaf_group(sizing)
+    behind = max(0, sizing.nodes - group)
+    how = (
+        f"a rail-optimized leaf serves one rail of an SU of {group} nodes"
+        if sizing.rail_optimized and sizing.su_nodes
+        else f"a leaf serves {sizing.leaf_down} // {sizing.rails} = {group} whole nodes"
+    )
+    return (
+        f"cross-leaf fraction {f:.0%}: {min(behind, sizing.nodes - 1)} of each node's "
+        f"{sizing.nodes - 1} peers sit behind another leaf ({how}); it stands for every "
+        "collective's network traffic"
+    )
 
 
 def _spec(design: Design, oversubscription: float, cross_leaf: float = 1.0) -> ClusterSpec:

@@ -25,6 +25,7 @@ from ibcalc.design.check import (
     OversubscriptionBasis,
     ResolvedDesign,
     SwitchesBasis,
+    cross_leaf_derivation,
 )
 from ibcalc.engine.types import DType
 from ibcalc.errors import ValidationProblem, fill_fields
@@ -501,16 +502,10 @@ def design_notes(resolved: ResolvedDesign) -> list[str]:
     notes = list(resolved.cluster.assumptions)
     if resolved.fabric_asked and resolved.cluster.inter is None:
         notes.append("the whole cluster is one scale-up domain: no scale-out fabric to size")
-    if resolved.cross_leaf_fraction is not None and resolved.oversubscription > 1:
-        notes.append(
-            f"{resolved.cross_leaf_fraction:.0%} of rail-aligned all-to-all traffic crosses "
-            "leaves (the rest stays on its leaf)"
-        )
-    if resolved.oversubscription > 1:
-        notes.append(
-            f"oversubscription {resolved.oversubscription:.3g}:1 slows network-bound all-to-all "
-            "(docs/model.md#oversubscription-and-cross-leaf-traffic)"
-        )
+    if resolved.fabric is not None and resolved.oversubscription > 1:
+        # the cluster's own note says what the fraction does (max(1, k x f)); this says
+        # where it came from
+        notes.append(cross_leaf_derivation(resolved.fabric))
     return [fill_fields(n, resolved.keys) for n in notes]
 
 
