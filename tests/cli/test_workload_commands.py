@@ -67,6 +67,33 @@ def test_train_params_only_and_compressed_gradients() -> None:
     assert data["nodes"] == 2
 
 
+def test_train_does_not_make_up_a_sequence_length() -> None:
+    """Data parallelism alone needs no sequence length: none is given, none is shown (the
+    header said '1 x 1 tokens' and the JSON seq_len 1)."""
+    args = ["train", "--params", "70B", "--system", "dgx-h100", "--nodes", "2"]
+    assert _json(*args)["seq_len"] is None
+    out = " ".join(runner.invoke(APP, args).stdout.split())
+    assert "1 micro-batch of 1 sequence, length not given)" in out
+    assert "tokens" not in out
+
+
+def test_a_given_sequence_length_is_not_said_to_come_from_the_model() -> None:
+    """--seq-len was folded into the model ('llama3-70b (modified)') and then reported as the
+    model's own ('sequence length 4096 from llama3-70b (modified)')."""
+    base = ["train", "--model", "llama3-70b", "--system", "dgx-h100", "--nodes", "2", "--tp", "8"]
+    data = _json(*base, "--seq-len", "4096")
+    assert data["seq_len"] == 4096
+    assert not any("sequence length" in a for a in data["assumptions"])
+    out = " ".join(runner.invoke(APP, [*base, "--seq-len", "4096"]).stdout.split())
+    assert "train llama3-70b:" in out
+    assert "(modified)" not in out
+    assert "1 x 4096 tokens" in out
+    # without it, the preset's 8192 is used and said
+    assert (
+        "sequence length 8192 from llama3-70b (--seq-len to change)" in _json(*base)["assumptions"]
+    )
+
+
 def test_train_table_has_tp_warning() -> None:
     result = runner.invoke(
         APP,

@@ -193,7 +193,6 @@ def train_command(
         hidden=hidden,
         heads=heads,
         kv_heads=kv_heads,
-        seq_len=seq_len,
         experts=experts,
         top_k=top_k,
     )
@@ -209,6 +208,7 @@ def train_command(
         zero=3 if fsdp else zero,
         grad_dtype=DType(grad_dtype.value),
         micro_batch=micro_batch,
+        seq_len=seq_len,
         microbatches=microbatches,
         sequence_parallel=sequence_parallel,
         hierarchical=hierarchical,

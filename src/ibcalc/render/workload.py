@@ -309,8 +309,13 @@ def render_train(
     title = (
         f"train {spec.model.label}: {par.label}, {sharding}, {spec.grad_dtype.value} gradients "
         f"on {where} (per step: {result.microbatches} micro-batch"
-        f"{'es' if result.microbatches != 1 else ''} of {spec.micro_batch} x {result.seq_len} "
-        "tokens)"
+        f"{'es' if result.microbatches != 1 else ''} of "
+        + (
+            f"{spec.micro_batch} x {result.seq_len} tokens)"
+            if result.seq_len is not None
+            else f"{spec.micro_batch} sequence{'s' if spec.micro_batch != 1 else ''}, length "
+            "not given)"
+        )
     )
     console.print(_phase_table(title, result.phases, "per step"))
     rows = [

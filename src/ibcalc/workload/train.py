@@ -140,7 +140,7 @@ class TrainResult(BaseModel):
     gpus_per_node: int
     sites: int
     microbatches: int
-    seq_len: int
+    seq_len: int | None  # None: neither given nor needed (no tp, pp, ep, cp or --tflops)
     phases: list[Phase]
     totals: TrainTotals
     warnings: list[str]
@@ -460,6 +460,7 @@ def _train_step(
         b.notes.append(f"{m} micro-batches per step assumed (= pp; --microbatches to change)")
     needs_shape = par.tp > 1 or par.pp > 1 or par.ep > 1 or par.cp > 1
     seq = spec.seq_len if spec.seq_len is not None else model.seq_len
+    known_seq = seq
     if seq is None:
         if needs_shape or spec.tflops is not None:
             raise WorkloadError(
@@ -588,7 +589,7 @@ def _train_step(
         gpus_per_node=cluster.gpus_per_node,
         sites=sites,
         microbatches=m,
-        seq_len=seq,
+        seq_len=known_seq,
         phases=phases,
         totals=totals,
         warnings=b.warnings,
