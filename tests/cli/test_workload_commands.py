@@ -265,6 +265,28 @@ def test_train_on_a_design_file() -> None:
     )
 
 
+def test_options_a_design_states_are_refused_and_the_others_laid_over() -> None:
+    """--sharp, --oversubscription, --cross-leaf replaced the file's own fabric.sharp and
+    sized layout unsaid (10 GB all-reduce time changed with no notice); options the file
+    leaves open (host_pcie here) stay a what-if, and one equal to the file's is accepted."""
+    from pathlib import Path
+
+    design = Path(__file__).parents[2] / "examples" / "failing-requirement.yaml"
+    base = ["train", "--params", "70B", "--design", str(design)]
+    assert _error(*base, "--sharp") == (
+        "error: --sharp: the design already sets it (fabric.sharp); change the file or drop "
+        "the option\n"
+    )
+    assert _error(*base, "--oversubscription", "4", "--cross-leaf", "1") == (
+        "error: --cross-leaf, --oversubscription: the design already sets them (fabric layout, "
+        "fabric.oversubscription); change the file or drop the options\n"
+    )
+    plain = _json(*base)["phases"][0]["time_s"]
+    assert _json(*base, "--no-sharp")["phases"][0]["time_s"] == plain
+    # pcie3 (12.6 GB/s achievable per NIC) is slower than the preset's pcie5 behind each NDR NIC
+    assert _json(*base, "--host-pcie", "pcie3")["phases"][0]["time_s"] > 2 * plain
+
+
 def test_main_cli_refuses_wan_links_without_sites(capsys: pytest.CaptureFixture[str]) -> None:
     # before: `ibcalc allreduce --wan-links 4` without --sites dropped the flag silently
     from ibcalc.cli import main

@@ -502,11 +502,22 @@ def plot_target(plot: Path | None, inputs: Iterable[str | Path] = ()) -> Path | 
     return target
 
 
-def _design_spec(design: Path, catalogue: Catalogue) -> ClusterSpec:
+def _design_spec(design: Path, catalogue: Catalogue) -> tuple[ClusterSpec, dict[str, str]]:
+    """The design's cluster, and the cluster fields its file states (field -> its YAML key)."""
     from ibcalc.design.check import load_design, resolve_design
 
     loaded, doc = load_design(design, catalogue=catalogue)
-    return resolve_design(loaded, doc, catalogue).cluster.spec
+    stated = {f: f for f in ("host_pcie", "host_cpu", "nvls") if f in loaded.model_fields_set}
+    fabric = loaded.fabric
+    if fabric is not None:
+        if "sharp" in fabric.model_fields_set:
+            stated["sharp"] = "fabric.sharp"
+        sized = fabric.switch is not None or fabric.radix is not None
+        if sized or "oversubscription" in fabric.model_fields_set:
+            stated["oversubscription"] = "fabric.oversubscription"
+        if sized:
+            stated["cross_leaf_fraction"] = "fabric layout"
+    return resolve_design(loaded, doc, catalogue).cluster.spec, stated
 
 
 #: The fields that describe the nodes (what a design file gives).
@@ -517,15 +528,31 @@ def design_cluster(cluster: ClusterSpec, design: Path | None, catalogue: Catalog
     """The cluster of ``--design FILE`` with the other cluster options given (sites, WAN ...).
 
     Without a design, ``cluster`` itself. Options that describe the nodes too are refused: the
-    design and the flags would both describe them.
+    design and the flags would both describe them; so are options the file itself states
+    (``--sharp`` against ``fabric.sharp``, ``--host-pcie`` against ``host_pcie`` ...), which
+    would otherwise replace the file's value unsaid. Options the file leaves open are laid over
+    it (``--sharp`` on a design without ``fabric.sharp``: a what-if).
     """
     if design is None:
         return cluster
     both = [FIELD_FLAGS[f] for f in _NODE_FIELDS if f in cluster.model_fields_set]
     if both:
         raise CliUsageError(f"{', '.join(both)} and --design both describe the cluster")
+    spec, stated = _design_spec(design, catalogue)
+    clash = [
+        f
+        for f in sorted(cluster.model_fields_set & stated.keys())
+        if getattr(cluster, f) != getattr(spec, f)
+    ]
+    if clash:
+        many = len(clash) > 1
+        raise CliUsageError(
+            f"{', '.join(FIELD_FLAGS[f] for f in clash)}: the design already sets "
+            f"{'them' if many else 'it'} ({', '.join(stated[f] for f in clash)}); change the "
+            f"file or drop the option{'s' if many else ''}"
+        )
     given = {f: getattr(cluster, f) for f in cluster.model_fields_set}
-    return _design_spec(design, catalogue).replace(**given)
+    return spec.replace(**given)
 
 
 def design_node_shape(
@@ -535,7 +562,7 @@ def design_node_shape(
     over it; only what the two give is set (the rest is left to be inferred, from a log)."""
     if design is None:
         return cluster
-    spec = _design_spec(design, catalogue)
+    spec, _ = _design_spec(design, catalogue)
     values = {f: getattr(spec, f) for f in spec.model_fields_set if f != "nodes"}
     values.update({f: getattr(cluster, f) for f in cluster.model_fields_set})
     return ClusterSpec(**values)
