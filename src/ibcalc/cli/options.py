@@ -507,7 +507,9 @@ def _design_spec(design: Path, catalogue: Catalogue) -> tuple[ClusterSpec, dict[
     from ibcalc.design.check import load_design, resolve_design
 
     loaded, doc = load_design(design, catalogue=catalogue)
-    stated = {f: f for f in ("host_pcie", "host_cpu", "nvls") if f in loaded.model_fields_set}
+    stated: dict[str, str] = {
+        f: f for f in ("host_pcie", "host_cpu", "nvls") if f in loaded.model_fields_set
+    }
     fabric = loaded.fabric
     if fabric is not None:
         if "sharp" in fabric.model_fields_set:
