@@ -15,10 +15,12 @@ from hypothesis import strategies as st
 from ibcalc.errors import IbcalcError, UnitError
 from ibcalc.units import (
     format_bandwidth,
+    format_count,
     format_number,
     format_size,
     format_time,
     parse_bandwidth,
+    parse_count,
     parse_size,
     parse_time,
 )
@@ -297,6 +299,10 @@ def test_zero_time_refused_on_request() -> None:
         (10 * 10**9, "10 GB"),
         (1500, "1.5 KB"),
         (8, "8 B"),
+        # rounds to 1000 of a unit: said in the next one (an all-to-all of 1 GB over 1024
+        # ranks moves 976,560 B x 1024 = 999,997,440 B; printed "1000 MB")
+        (999_997_440, "1 GB"),
+        (999_400_000, "999.4 MB"),
     ],
 )
 def test_format_size(size_bytes: int, text: str) -> None:
@@ -317,6 +323,15 @@ def test_property_any_size_round_trips_within_four_digits(size: int) -> None:
     # format_size keeps 4 significant digits: the relative error is at most 5e-4. Stop at 1 PB:
     # just under the 1 PiB limit a size can print rounded up to a value above the limit.
     assert parse_size(format_size(size)) == pytest.approx(size, rel=5e-4)
+
+
+@pytest.mark.parametrize(
+    ("count", "text"),
+    [(70e9, "70B"), (1.5e12, "1.5T"), (999e3, "999K"), (999.9999e9, "1T"), (999_999.9, "1M")],
+)
+def test_format_count(count: float, text: str) -> None:
+    assert format_count(count) == text
+    assert parse_count(text) == pytest.approx(count, rel=1e-6)
 
 
 @pytest.mark.parametrize(
@@ -349,7 +364,15 @@ def test_tens_of_megabytes_keep_two_significant_digits() -> None:
 
 @pytest.mark.parametrize(
     ("seconds", "text"),
-    [(5e-6, "5 us"), (123e-6, "123 us"), (2.5e-3, "2.5 ms"), (1.5, "1.5 s")],
+    [
+        (5e-6, "5 us"),
+        (123e-6, "123 us"),
+        (2.5e-3, "2.5 ms"),
+        (1.5, "1.5 s"),
+        (999.4e-6, "999 us"),
+        (999.6e-6, "1 ms"),  # not "1000 us"
+        (0.9996, "1 s"),
+    ],
 )
 def test_format_time(seconds: float, text: str) -> None:
     assert format_time(seconds) == text

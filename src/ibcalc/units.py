@@ -96,7 +96,7 @@ _BW_RE = re.compile(
     rf"^\s*{_NUMBER}\s*(?P<prefix>[kKmMgGtTpP]?)(?P<unit>b|B|bit|bits|byte|bytes|Byte|Bytes)"
     r"\s*(?P<per>/\s*s|ps|/sec)\s*$"
 )
-_TIME_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>ns|us|µs|μs|ms|s|sec|min)?\s*$", re.IGNORECASE)
+_TIME_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>ns|us|µs|μs|ms|s|sec|min|h)?\s*$", re.IGNORECASE)
 _TIME_FACTORS = {
     "ns": 1e-9,
     "us": 1e-6,
@@ -106,6 +106,7 @@ _TIME_FACTORS = {
     "s": 1.0,
     "sec": 1.0,
     "min": 60.0,
+    "h": 3600.0,
 }
 
 
@@ -246,9 +247,15 @@ def format_size(size_bytes: float) -> str:
     for factor, name in ((PiB, "PiB"), (TiB, "TiB"), (GiB, "GiB"), (MiB, "MiB"), (KiB, "KiB")):
         if size_bytes >= factor and size_bytes % factor == 0 and size_bytes / factor < 1024:
             return f"{size_bytes / factor:g} {name}"
-    for factor, name in ((PB, "PB"), (TB, "TB"), (GB, "GB"), (MB, "MB"), (KB, "KB")):
+    decimal = ((PB, "PB"), (TB, "TB"), (GB, "GB"), (MB, "MB"), (KB, "KB"))
+    for i, (factor, name) in enumerate(decimal):
         if size_bytes >= factor:
-            return f"{size_bytes / factor:.4g} {name}"
+            text = f"{size_bytes / factor:.4g}"
+            if float(text) >= 1000 and i > 0:
+                # 999,997,440 B rounds to 1000 MB: say 1 GB
+                bigger, name = decimal[i - 1]
+                text = f"{size_bytes / bigger:.4g}"
+            return f"{text} {name}"
     return f"{size_bytes:g} B"  # pragma: no cover
 
 
@@ -277,12 +284,17 @@ def format_number(value: float) -> str:
 
 
 def format_time(seconds: float) -> str:
-    """Format a time in the most readable of us, ms and s (no exponent: ``4440 s``)."""
-    if seconds < 1e-3:
+    """Format a time in the most readable of us, ms, s and h (no exponent: ``4440 s``,
+    ``41.4 h``)."""
+    # the unit is picked after rounding: 999.7 us prints as 1 ms, not 1000 us
+    if seconds * 1e6 < 999.5:
         return f"{format_number(seconds * 1e6)} us"
-    if seconds < 1.0:
+    if seconds * 1e3 < 999.5:
         return f"{format_number(seconds * 1e3)} ms"
-    return f"{format_number(seconds)} s"
+    if seconds < 9999.5:
+        return f"{format_number(seconds)} s"
+    # a checkpoint of petabytes over one NIC: 148936 s reads as 41.4 h
+    return f"{format_number(seconds / 3600)} h"
 
 
 _COUNT_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>[A-Za-z]?)\s*$")
@@ -295,9 +307,14 @@ MAX_COUNT = 1e15
 def format_count(count: float) -> str:
     """A count as :func:`parse_count` reads it (``70B``, ``350M``, ``1.5T``, ``8K``), to six
     significant digits."""
-    for factor, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")):
+    steps = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K"))
+    for i, (factor, suffix) in enumerate(steps):
         if count >= factor:
-            return f"{count / factor:g}{suffix}"
+            text = f"{count / factor:g}"
+            if float(text) >= 1000 and i > 0:  # 999.9999B rounds to 1000B: say 1T
+                bigger, suffix = steps[i - 1]
+                text = f"{count / bigger:g}"
+            return f"{text}{suffix}"
     return f"{count:g}"
 
 

@@ -220,7 +220,7 @@ def test_links_table_gives_rates_in_both_units(monkeypatch: pytest.MonkeyPatch) 
     rows = [" ".join(line.split()) for line in out.getvalue().splitlines()]
     # 400 Gb/s / 8 = 50 GB/s line; x 0.9 = 45 GB/s achievable
     assert (
-        "test-ib scale-out per-port 50.0 GB/s 400 Gb/s 0.90 45.0 GB/s low a 400G test port" in rows
+        "test-ib scale-out per-port 50.0 GB/s 400 Gb/s 0.9 45.0 GB/s low a 400G test port" in rows
     )
 
 

@@ -224,12 +224,12 @@ def test_prefixes_beyond_the_parts_are_capped(builtin_catalogue: Catalogue) -> N
     result = checkpoint(builtin_catalogue, cluster, spec)
     requests = next(b for b in result.save.bounds if b.name == "requests")
     assert requests.time_s == pytest.approx(1 / 3500)
-    assert requests.detail.endswith("x 8752 prefixes (of 1000000 given)")
+    assert requests.detail.endswith("x 8,752 prefixes (of 1,000,000 given)")
     # restore at 5,500 GET/s: 1 / 5500 s
     read = next(b for b in result.restore.bounds if b.name == "requests")
     assert read.time_s == pytest.approx(1 / 5500)
     (note,) = [a for a in result.assumptions if a.startswith("{prefixes}")]
-    assert "(8752 for the save, 8752 for the restore)" in note
+    assert "(8,752 for the save, 8,752 for the restore)" in note
     # 100 prefixes, fewer than the parts, are used as given: 8752 / (100 x 3500) = 25.0 ms
     some = checkpoint(builtin_catalogue, cluster, spec.model_copy(update={"prefixes": 100}))
     requests = next(b for b in some.save.bounds if b.name == "requests")

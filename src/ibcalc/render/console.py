@@ -298,7 +298,7 @@ def render_links(
             link.scope,
             format_bandwidth(link.per_direction_Bps),
             f"{link.per_direction_Bps * 8 / GB:g} Gb/s",
-            f"{link.efficiency:.2f}",
+            f"{link.efficiency:.3g}",
             format_bandwidth(link.achievable_Bps),
             link.confidence.value,
         ]

@@ -453,7 +453,7 @@ def render_checkpoint(
         what += f" + {format_size(result.optimizer_bytes)} of optimizer state"
     title = (
         f"checkpoint {spec.model.label}: {what} to {spec.storage_units} x {result.storage_id} "
-        f"from {result.nodes} nodes"
+        f"from {result.nodes} node{'s' if result.nodes != 1 else ''}"
     )
     table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False, padding=0)
     for name in ("transfer", "bytes", "bound", "rate", "time", "", "limit"):

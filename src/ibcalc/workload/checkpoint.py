@@ -185,9 +185,9 @@ def _transfer(
                 name="requests",
                 bw_Bps=None,
                 time_s=parts / (prefixes * rate),
-                detail=f"{parts} parts of {format_size(spec.part_size_bytes)} at {rate:g}/s per "
-                f"prefix x {prefixes} prefix{'es' if prefixes != 1 else ''}"
-                + (f" (of {spec.prefix_count} given)" if prefixes < spec.prefix_count else ""),
+                detail=f"{parts:,} parts of {format_size(spec.part_size_bytes)} at {rate:g}/s per "
+                f"prefix x {prefixes:,} prefix{'es' if prefixes != 1 else ''}"
+                + (f" (of {spec.prefix_count:,} given)" if prefixes < spec.prefix_count else ""),
             )
         )
     worst = max(bounds, key=lambda b: b.time_s)
@@ -253,7 +253,7 @@ def checkpoint(
     nic_Bps = cap.achievable_Bps if cap is not None else link.achievable_Bps
     client_Bps = spec.client_nics * nic_Bps
     client_detail = (
-        f"{cluster.nodes} nodes x {spec.client_nics} x {link.id} "
+        f"{cluster.nodes} node{'s' if cluster.nodes != 1 else ''} x {spec.client_nics} x {link.id} "
         f"at {format_bandwidth(nic_Bps)} each"
         + (f" (capped by {cap.id})" if cap is not None else "")
     )
@@ -294,10 +294,10 @@ def checkpoint(
         and (parts := _parts(t.bytes, cluster.ranks, spec.part_size_bytes)) < spec.prefix_count
     }
     if over:
-        counts = ", ".join(f"{parts} for the {name}" for name, parts in over.items())
+        counts = ", ".join(f"{parts:,} for the {name}" for name, parts in over.items())
         notes.append(
-            f"{{prefixes}} {spec.prefix_count} is more than the parts ({counts}): each part is one "
-            "request to one prefix, so no more prefixes than parts are used"
+            f"{{prefixes}} {spec.prefix_count:,} is more than the parts ({counts}): each part is "
+            "one request to one prefix, so no more prefixes than parts are used"
         )
     if storage.aggregate_write_Bps is None and storage.aggregate_read_Bps is None:
         notes.append(f"{storage.id} states no aggregate limit: it scales with the clients")
