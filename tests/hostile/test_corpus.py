@@ -744,7 +744,7 @@ CASES: list[Case] = [
         "checkpoint-part-1B",
         "checkpoint --storage aws-s3 --model llama3-8b --part-size 1B",
         2,
-        "--part-size 1.0 B: input should be greater than or equal to 4096 B",
+        "--part-size 1 B: must be at least 4 KiB",
         "a 1-byte object-store part (16e9 requests) is refused, in bytes",
     ),
     C(

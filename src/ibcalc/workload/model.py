@@ -21,13 +21,14 @@ Presets hold only what their papers state (each preset lists its source):
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ibcalc.catalogue.load import suggest
 from ibcalc.errors import UnknownNameError, WorkloadError
-from ibcalc.units import format_count, parse_count
+from ibcalc.units import format_bandwidth, format_count, format_size, format_time, parse_count
 
 __all__ = ["MIN_PARAMS", "MODEL_PRESETS", "CheckedSpec", "ModelSpec", "find_model", "model_from"]
 
@@ -36,6 +37,12 @@ _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 #: Field-name endings of values held in SI base units, and the unit to print after them.
 _UNITS = (("_Bps", " B/s"), ("_bytes", " B"), ("_s", " s"))
+#: The same fields printed as the output prints them.
+_FORMATS: tuple[tuple[str, Callable[[float], str]], ...] = (
+    ("_Bps", format_bandwidth),
+    ("_bytes", format_size),
+    ("_s", lambda s: format_time(s) if s >= 1e-6 else f"{s * 1e9:g} ns"),
+)
 
 
 class CheckedSpec(BaseModel):
@@ -55,7 +62,22 @@ class CheckedSpec(BaseModel):
                 raise WorkloadError(
                     f"{name} {value!r} is not a finite number", field=field
                 ) from None
-            # fields in SI base units say so (the user may have typed GB/s or ms)
+            # fields in SI base units say so in a readable unit (the user may have typed GB/s
+            # or ms): '--part-size 1 B: below the least, 4 KiB', not '1.0 B ... 4096 B'
+            show = next((f for end, f in _FORMATS if (field or "").endswith(end)), None)
+            bounds = error.get("ctx") or {}
+            if show is not None and isinstance(value, int | float):
+                for key, words in (
+                    ("ge", "at least"),
+                    ("gt", "above"),
+                    ("le", "at most"),
+                    ("lt", "below"),
+                ):
+                    if isinstance(bounds.get(key), int | float):
+                        raise WorkloadError(
+                            f"{name} {show(value)}: must be {words} {show(bounds[key])}",
+                            field=field,
+                        ) from None
             unit = next((u for end, u in _UNITS if (field or "").endswith(end)), "")
             raise WorkloadError(
                 f"{name} {value!r}{unit}: {error['msg'].lower()}{unit}", field=field
