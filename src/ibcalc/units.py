@@ -225,7 +225,9 @@ def parse_time(
             raise UnitError(f"{what} {shown(raw)} needs a unit (e.g. 2ms, 1.5s, 250us)")
         seconds = _finite_number(match["num"], raw, what)
         unit = (match["unit"] or "s").lower()
-        seconds *= _TIME_FACTORS[unit]
+        factor = _TIME_FACTORS[unit]
+        # 20 us is 20 / 10^6 s = 2e-05 exactly; 20 x 1e-6 is 1.9999999999999998e-05
+        seconds = seconds * factor if factor >= 1 else seconds / round(1 / factor)
     if seconds < 0:
         raise UnitError(f"{what} {shown(raw)} is negative")
     if seconds == 0 and not allow_zero:

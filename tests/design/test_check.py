@@ -189,6 +189,35 @@ def test_declared_oversubscription(tmp_path: Path, builtin_catalogue: Catalogue)
     assert f.basis == OversubscriptionBasis("declared")
 
 
+def test_tier_ratios_whose_product_is_refused_are_named(
+    tmp_path: Path, builtin_catalogue: Catalogue
+) -> None:
+    """[64, 64] passes each tier's check but multiplies to 4096:1: the message named '4096.0',
+    a value the file never wrote."""
+    text = "name: x\nnodes: 4\nsystem: dgx-h100\nfabric: {radix: 64, oversubscription: [64, 64]}\n"
+    design, doc = load_design(write(tmp_path, "o.yaml", text), catalogue=builtin_catalogue)
+    with pytest.raises(DesignError) as err:
+        resolve_design(design, doc, builtin_catalogue)
+    (problem,) = err.value.problems
+    assert (problem.line, problem.col) == (4, 21)
+    assert problem.message == (
+        "fabric.oversubscription: the tiers' ratios (64:1 x 64:1) multiply to 4096:1 end to end, "
+        "above the 64:1 accepted"
+    )
+
+
+def test_an_unsized_fabric_says_its_cross_leaf_fraction_is_the_default(
+    tmp_path: Path, builtin_catalogue: Catalogue
+) -> None:
+    text = "name: x\nnodes: 4\nsystem: dgx-h100\nfabric: {oversubscription: [2, 2]}\n"
+    design, doc = load_design(write(tmp_path, "o.yaml", text), catalogue=builtin_catalogue)
+    notes = render_design_text(resolve_design(design, doc, builtin_catalogue))
+    assert "100% of each node's network traffic assumed to cross the leaf uplinks (from the " in (
+        notes
+    )
+    assert "default: the fabric is not sized): every collective's network term runs x4" in notes
+
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
@@ -290,7 +319,7 @@ def test_cluster_error_names_other_fields_as_keys() -> None:
             5,
             3,
             "fabric.oversubscription: ",
-            "out of range (1..64)",
+            "multiply to 128:1 end to end, above the 64:1 accepted",
         ),
         # 512 GPUs per node would need 512 NICs: nics_per_node is not in the file
         (

@@ -137,8 +137,14 @@ def check_command(
         raise typer.Exit(code)
 
 
+SchemaOutputOpt = Annotated[
+    str | None,
+    typer.Option("--output", "-o", help="Write the schema to FILE (atomically).", metavar="FILE"),
+]
+
+
 @guard
-def schema_command(output: OutputOpt = None) -> None:
+def schema_command(output: SchemaOutputOpt = None) -> None:
     """Print the JSON Schema of cluster-design files (for editors and CI)."""
     from ibcalc.design.check import json_schema
     from ibcalc.render.check import schema_text

@@ -33,6 +33,7 @@ from ibcalc.catalogue.load import find_link, find_system
 from ibcalc.catalogue.models import Catalogue, LinkKind
 from ibcalc.cluster.bandwidths import per_gpu_bandwidths
 from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
+from ibcalc.cluster.spec import MAX_OVERSUBSCRIPTION
 from ibcalc.design.schema import (
     DESIGN_KEYS,
     FIELD_PATHS,
@@ -474,6 +475,15 @@ def _resolve(design: Design, doc: Document, catalogue: Catalogue) -> ResolvedDes
     problems = _Problems(doc)
     keys = field_keys(doc)
     declared = math.prod(design.fabric.oversubscription) if design.fabric is not None else 1.0
+    if design.fabric is not None and declared > MAX_OVERSUBSCRIPTION:
+        # each tier's ratio passed its own check: say that their product is what is refused
+        tiers = design.fabric.oversubscription
+        problems.add(
+            ("fabric", "oversubscription"),
+            f"the tiers' ratios ({' x '.join(f'{r:g}:1' for r in tiers)}) multiply to "
+            f"{declared:g}:1 end to end, above the {MAX_OVERSUBSCRIPTION:g}:1 accepted",
+        )
+        problems.raise_if_any()
     cluster = _cluster(catalogue, design, problems, keys, declared)
     switch, radix, sizing = _size(design, cluster, problems)
     oversubscription = declared
@@ -486,6 +496,9 @@ def _resolve(design: Design, doc: Document, catalogue: Catalogue) -> ResolvedDes
                 catalogue, design, problems, keys, oversubscription, cross_leaf=fraction
             )
             cross_leaf = fraction
+    else:
+        # no layout to derive it from: every byte is taken to cross (the CLI's default)
+        keys = {**keys, "cross_leaf_fraction": "the default: the fabric is not sized"}
     return ResolvedDesign(
         path=doc.path,
         design=design,

@@ -139,7 +139,7 @@ SIZE_PATTERN = (
     r"^(?!\s*\+?0*\.?0*(?:[eE][-+]?[0-9]+)?\s*[A-Za-z]*\s*$)"
     rf"\s*{NUMBER_PATTERN}\s*(?:[kKmMgGtTpP][iI]?B?|B)?\s*$"
 )
-TIME_PATTERN = rf"^\s*{NUMBER_PATTERN}\s*(?:ns|us|µs|μs|ms|s|sec|min)\s*$"
+TIME_PATTERN = rf"^\s*{NUMBER_PATTERN}\s*(?:ns|us|µs|μs|ms|s|sec|min|h)\s*$"
 RATE_PATTERN = (
     rf"^\s*{NUMBER_PATTERN}\s*[kKmMgGtTpP]?(?:b|B|bit|bits|byte|bytes|Byte|Bytes)"
     r"\s*(?:/\s*s|ps|/sec)\s*$"
