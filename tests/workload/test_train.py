@@ -535,3 +535,17 @@ def test_shapes_that_cannot_exist_are_refused(builtin_catalogue: Catalogue) -> N
     # without sequence parallelism the same length is costed (each rank holds all of it)
     plain = _run(builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=8, dp=16, seq_len=8190)
     assert _phase(plain, "tp-allreduce").bytes_per_gpu == 8190 * 8192 * 2
+
+
+def test_library_notes_name_fields_not_flags(builtin_catalogue: Catalogue) -> None:
+    """The library's assumptions carry {field} marks the caller fills (the CLI with flags, a
+    design check with keys): it printed '--seq-len' and '--microbatches' itself."""
+    result = _run(
+        builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=4), tp=8, pp=2, hierarchical=True
+    )
+    notes = " ".join(result.assumptions)
+    assert "2 micro-batches per step assumed (= pp; {microbatches} to change)" in notes
+    assert "sequence length 8192 from llama3-70b ({seq_len} to change)" in notes
+    assert "no compute time given ({backward_s} or {tflops})" in notes
+    assert "{hierarchical} applies across sites only" in notes
+    assert "--" not in notes

@@ -114,6 +114,7 @@ FIELD_FLAGS: dict[str, str] = {
     "microbatches": "--microbatches",
     "backward_s": "--backward-time",
     "tflops": "--tflops",
+    "hierarchical": "--hierarchical",
     "batch": "--batch",
     "prompt_tokens": "--prompt",
     "output_tokens": "--output-tokens",

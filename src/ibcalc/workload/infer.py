@@ -236,7 +236,7 @@ def infer(
             notes.append(
                 f"the KV transfer uses {nics} NIC{'s' if nics != 1 else ''}: the NICs of the "
                 f"{_gpus(min(spec.tp, cluster.gpus_per_node))} of one TP group on a node "
-                "(--kv-nics to change)"
+                "({kv_nics} to change)"
             )
         senders = max(1, min(spec.tp, cluster.gpus_per_node, nics))
         placement = _kv_placement(catalogue, cluster, nics, senders)

@@ -457,20 +457,20 @@ def _train_step(
     dp_site = par.dp // sites
     m = spec.microbatches if spec.microbatches is not None else (par.pp if par.pp > 1 else 1)
     if spec.microbatches is None and par.pp > 1:
-        b.notes.append(f"{m} micro-batches per step assumed (= pp; --microbatches to change)")
+        b.notes.append(f"{m} micro-batches per step assumed (= pp; {{microbatches}} to change)")
     needs_shape = par.tp > 1 or par.pp > 1 or par.ep > 1 or par.cp > 1
     seq = spec.seq_len if spec.seq_len is not None else model.seq_len
     known_seq = seq
     if seq is None:
         if needs_shape or spec.tflops is not None:
             raise WorkloadError(
-                "tensor, pipeline, expert or context parallelism (and --tflops) need the "
+                "tensor, pipeline, expert or context parallelism (and {tflops}) need the "
                 "sequence length ({seq_len})",
                 field="seq_len",
             )
         seq = 1
     elif spec.seq_len is None:
-        b.notes.append(f"sequence length {seq} from {model.label} (--seq-len to change)")
+        b.notes.append(f"sequence length {seq} from {model.label} ({{seq_len}} to change)")
     if seq % par.cp:
         raise WorkloadError(f"{{seq_len}} {seq} does not split over cp {par.cp}", field="cp")
     s_local = seq // par.cp
@@ -554,7 +554,7 @@ def _train_step(
     step = compute + (bubble_s or 0.0) + exposed if compute is not None else None
     if compute is None:
         b.notes.append(
-            "no compute time given (--backward-time or --tflops): nothing is hidden, every "
+            "no compute time given ({backward_s} or {tflops}): nothing is hidden, every "
             "collective counts as exposed"
         )
     elif exposed > compute:
@@ -655,7 +655,7 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
         ]
     hierarchical = spec.hierarchical and sites > 1
     if spec.hierarchical and sites == 1:
-        b.notes.append("--hierarchical applies across sites only; one site: flat collectives")
+        b.notes.append("{hierarchical} applies across sites only; one site: flat collectives")
     for name, coll, size, dtype, count, window in plan:
         if not hierarchical:
             flat = _Group("dp", ranks, par.tp, across_sites=sites > 1)
