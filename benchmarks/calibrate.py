@@ -60,7 +60,7 @@ def override_text(reports: list[FitReport]) -> str:
             head, attr = "calibrated", "p2p_efficiency"
         if head != "calibrated":
             continue
-        if attr in ("launch_per_gpu", "per_message_latency"):
+        if attr in ("launch_per_gpu", "per_message_latency", "proxy_op_latency"):
             value = f'"{r.value * 1e6:.4g} us"'
         elif attr == "ll_net_bandwidth":
             value = f'"{r.value / 1e9:.4g} GB/s"' if r.value != float("inf") else "null"
