@@ -31,6 +31,24 @@ def test_nics_beyond_what_pcie_feeds_add_nothing() -> None:
     assert cluster.topology.domain_bw_Bps() == pytest.approx(8 * pcie5)
 
 
+def test_nics_beyond_the_gpus_without_a_known_host_link_are_said_to_be_uncapped() -> None:
+    """One GPU per node with 4 NDR NICs and no preset: nothing says what links the GPU to its
+    NICs, so all four count (4 x 47 GB/s), and the assumptions say so and how to cap them (the
+    fuzz pass saw 183 GB/s of busbw from one GPU without a word)."""
+    spec = ClusterSpec(nodes=8, gpus_per_node=1, nics_per_node=4, inter="ndr")
+    cluster = resolve_cluster(CAT, spec)
+    assert cluster.topology.domain_bw_Bps() == pytest.approx(
+        4 * find_link(CAT, "ndr").achievable_Bps
+    )
+    assert (
+        "4 NICs for 1 GPU and no host PCIe link known: each GPU is taken to feed all its NICs at "
+        "their full rate (give {host_pcie} or {system} to cap them at the GPU's link)"
+    ) in cluster.assumptions
+    capped = resolve_cluster(CAT, spec.replace(host_pcie="pcie5"))
+    assert capped.topology.domain_bw_Bps() == pytest.approx(find_link(CAT, "pcie5").achievable_Bps)
+    assert not any("no host PCIe" in a for a in capped.assumptions)
+
+
 def test_presets_without_nics_stay_in_one_box(capsys: pytest.CaptureFixture[str]) -> None:
     cluster = resolve_cluster(CAT, ClusterSpec(system="rtx2080ti-2"))
     assert cluster.nodes == 1

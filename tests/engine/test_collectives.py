@@ -359,6 +359,12 @@ def test_sendrecv_spreads_over_its_gpus_nics() -> None:
     for nics, share in ((16, 2.0), (12, 1.5)):
         c = cost(topo(2, 8, nics), Collective.SEND_RECV, Algorithm.P2P, Protocol.SIMPLE)
         assert c.transfer_s == pytest.approx(max(intra, S / (share * B_NIC)))
+        if S / (share * B_NIC) >= intra:
+            # the bottleneck names the NICs the pair uses (it said "one NIC" for 2)
+            assert c.bottleneck == f"its GPU's {share:g} NICs between nodes"
+    one = cost(topo(2, 8), Collective.SEND_RECV, Algorithm.P2P, Protocol.SIMPLE)
+    if intra <= S / B_NIC:
+        assert one.bottleneck == "one NIC between nodes"
 
 
 def test_auto_picks_what_nccls_tuner_ranks_first_and_keeps_alternatives() -> None:
@@ -475,3 +481,12 @@ def test_proxy_starts_one_network_operation_per_channel() -> None:
     one = cost(topo(1, 8), Collective.ALL_GATHER, Algorithm.RING, Protocol.LL, size=2**18)
     assert one.latency_s == pytest.approx((RING_BASE["LL"] + 7 * NVLINK_RING["LL"]) * US)
     assert 0.2e-6 <= PROXY <= 2e-6  # the fitted value: half a microsecond, give or take
+
+
+def test_explanations_print_bandwidths_without_an_exponent() -> None:
+    from ibcalc.engine.base import gbps
+
+    # 256 NDR NICs on one GPU: the explain printed "at 1.11e+04 GB/s"
+    assert gbps(11.1e12) == "11,100 GB/s"
+    assert gbps(371e9) == "371 GB/s"
+    assert gbps(2.55e9) == "2.55 GB/s"

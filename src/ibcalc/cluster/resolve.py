@@ -481,8 +481,16 @@ def _build_out(
         # link can feed add nothing
         nic_bw = gpus * host_pcie.achievable_Bps / nics
         notes.append(
-            f"{nics} NICs for {gpus} GPUs exceed what each GPU's {host_pcie.id} link can feed: "
+            f"{nics} NICs for {gpus} GPU{'s' if gpus != 1 else ''} exceed what each GPU's "
+            f"{host_pcie.id} link can feed: "
             f"{gpus} x {host_pcie.achievable_Bps / 1e9:.1f} GB/s achievable across the domain"
+        )
+    if host_pcie is None and nics > gpus:
+        # nothing says what links a GPU to its NICs: every NIC counts at its full rate
+        notes.append(
+            f"{nics} NICs for {gpus} GPU{'s' if gpus != 1 else ''} and no host PCIe link known: "
+            "each GPU is taken to feed all its NICs at their full rate (give {host_pcie} or "
+            "{system} to cap them at the GPU's link)"
         )
     sharp = spec.sharp and "sharp" in inter.capabilities
     if spec.sharp and not sharp:

@@ -337,7 +337,9 @@ def us(seconds: float) -> str:
 
 def gbps(bw_Bps: float) -> str:
     """A bandwidth in GB/s for explanations (``371 GB/s``)."""
-    return f"{bw_Bps / 1e9:.3g} GB/s"
+    gb = bw_Bps / 1e9
+    # three significant digits, never an exponent (11,100 GB/s, not 1.11e+04)
+    return f"{gb:.3g} GB/s" if gb < 1000 else f"{gb:,.0f} GB/s"
 
 
 def intra_hop_detail(

@@ -315,7 +315,15 @@ def sendrecv_timing(
             protocol,
             latency_s=latency,
             transfer_s=transfer,
-            bottleneck="one NIC between nodes" if net_t >= intra_t else "scale-up point-to-point",
+            bottleneck=(
+                (
+                    "one NIC between nodes"
+                    if topo.out is None or topo.gpu_nics == 1
+                    else f"its GPU's {topo.gpu_nics:.3g} NICs between nodes"
+                )
+                if net_t >= intra_t
+                else "scale-up point-to-point"
+            ),
             formula="max(S/B_p2p, S/B_nic) + base + hop",
             terms=terms,
         )
