@@ -51,7 +51,7 @@ TREE: list[tuple[type[Exception], type[Exception], type[Exception]]] = [
     (FieldError, IbcalcError, ValueError),
     (ClusterError, FieldError, ValueError),
     (WorkloadError, ClusterError, ValueError),
-    (AlgorithmNotApplicableError, IbcalcError, ValueError),
+    (AlgorithmNotApplicableError, FieldError, ValueError),
     (FabricError, IbcalcError, ValueError),
     (InputFileError, IbcalcError, ValueError),
     (CatalogueError, InputFileError, ValueError),

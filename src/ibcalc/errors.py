@@ -123,10 +123,6 @@ class CatalogueError(InputFileError):
     """The link catalogue (built-in or a user override) is inconsistent."""
 
 
-class AlgorithmNotApplicableError(IbcalcError, ValueError):
-    """A forced algorithm cannot run on this cluster or collective."""
-
-
 class FabricError(IbcalcError, ValueError):
     """A fabric the switch radix cannot build, or a switch that does not fit the NICs."""
 
@@ -195,6 +191,11 @@ class FieldError(IbcalcError, ValueError):
 
     def __str__(self) -> str:
         return self.render(lambda f: f)
+
+
+class AlgorithmNotApplicableError(FieldError):
+    """A forced algorithm cannot run on this cluster or collective (its reason may name the
+    setting that would allow it as a ``{field}`` mark: ``{sharp}``, ``{nvls}``)."""
 
 
 class ClusterError(FieldError):

@@ -90,6 +90,10 @@ def effective_size(
         size = float(per_rank * elt * ranks)
     else:
         size = float(count * elt)
+    if count == 0:
+        raise SizeTooSmallError(
+            f"size {size_bytes:g} B is smaller than one {dt.value} element ({elt} B)"
+        )
     if size <= 0:
         raise SizeTooSmallError(
             f"size {size_bytes:g} B is too small for {collective.value} of {dt.value} over "

@@ -606,3 +606,15 @@ def test_a_misspelt_required_key_is_said_once(
     # a key missing with no misspelling nearby is still reported as missing
     path.write_text(text.replace("\nnodes: 31\n", "\n"), encoding="utf-8")
     assert "nodes: Field required" in main_error(["check", str(path)], capsys)
+
+
+def test_refusals_name_the_option_that_would_allow_them() -> None:
+    """CollNet on a SHARP-capable fabric without --sharp said 'needs ... a SHARP-capable
+    fabric' (ndr is one); the option is named now. A sendrecv of 1 B of fp32 said it was too
+    small 'over 512 ranks': it is smaller than one element, whatever the ranks."""
+    result = runner.invoke(app, ["allreduce", "-s", "1G", "--algo", "collnet"])
+    assert result.exit_code == 2
+    assert "SHARP on a fabric that has it (--sharp)" in result.stderr
+    result = runner.invoke(app, ["sendrecv", "--system", "aws-p5", "-N", "64", "-s", "1"])
+    assert result.exit_code == 2
+    assert result.stderr == "error: size 1 B is smaller than one fp32 element (4 B)\n"

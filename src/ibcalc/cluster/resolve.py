@@ -445,9 +445,10 @@ def _build_wan(
         )
     else:
         latency = wan.transport_latency_s + (wan.latency_s or 0.0)
+    per_site = domains // spec.sites
     notes.append(
-        f"{spec.sites} sites of {domains // spec.sites} nodes, {spec.wan_links} x {wan.id} per "
-        f"site ({format_time(latency)} one way per WAN hop)"
+        f"{spec.sites} sites of {per_site} node{'s' if per_site != 1 else ''}, "
+        f"{spec.wan_links} x {wan.id} per site ({format_time(latency)} one way per WAN hop)"
     )
     return ScaleOutTier(
         link_id=wan.id,

@@ -188,7 +188,10 @@ def _why_not(
             return "NVLS across nodes needs IB SHARP on the scale-out fabric"
         return "NVLS runs all-reduce, all-gather and reduce-scatter only"
     if algorithm in (Algorithm.COLLNET_DIRECT, Algorithm.COLLNET_CHAIN):
-        return "CollNet needs several nodes, a SHARP-capable fabric and at most 8 GPUs per node"
+        return (
+            "CollNet needs several nodes, SHARP on a fabric that has it ({sharp}) and at most 8 "
+            "GPUs per node"
+        )
     if algorithm is Algorithm.PAT:
         return "PAT runs all-gather/reduce-scatter with one GPU per node on several nodes"
     if algorithm is Algorithm.TREE:

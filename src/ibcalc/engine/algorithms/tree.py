@@ -210,7 +210,8 @@ def _fill_detail(parts: Fill | None, active: float) -> str:
     """``held x chunk / per-channel rate`` of the fill (:func:`fill_parts`), with its numbers."""
     assert parts is not None  # the term is listed only when there is a fill
     return (
-        f"{parts.held} stages hold a {format_size(parts.chunk_bytes)} chunk at "
-        f"{format_bandwidth(parts.rate_Bps)} per channel ({active:g} channels; NCCL chunk sizes, "
+        f"{parts.held} stages hold a chunk of {format_size(parts.chunk_bytes)} at "
+        f"{format_bandwidth(parts.rate_Bps)} per channel ({active:g} channel"
+        f"{'' if active == 1 else 's'}; NCCL chunk sizes, "
         "engine/pipeline.py; without the size-bucket correction)"
     )
