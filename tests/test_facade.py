@@ -94,7 +94,7 @@ def test_unknown_dtype_is_refused(dtype: str) -> None:
 def test_too_small_sizes_are_refused(
     collective: Collective, size: int, ranks: int, dtype: str
 ) -> None:
-    with pytest.raises(UnitError, match="too small|smaller than one"):
+    with pytest.raises(UnitError, match=r"too small|smaller than one"):
         effective_size(collective, size, ranks, dtype)
 
 
