@@ -401,7 +401,16 @@ def test_times_print_without_an_exponent(seconds: float, text: str) -> None:
 
 @pytest.mark.parametrize(
     ("value", "text"),
-    [(703.4, "703"), (1583.9, "1584"), (0.947, "0.947"), (36.94, "36.9"), (2.1e-5, "0")],
+    [
+        (703.4, "703"),
+        (1583.9, "1584"),
+        (0.947, "0.947"),
+        (36.94, "36.9"),
+        # the busbw range of a 1 B broadcast on 8000 ranks printed "(0-0)"
+        (2.1e-5, "0.0000210"),
+        (1.39e-4, "0.000139"),
+        (0, "0"),
+    ],
 )
 def test_range_bounds_print_without_an_exponent(value: float, text: str) -> None:
     # "759 us (703-1.58e+03)" read as a range from 703 to 1.58; now "(703-1584)"

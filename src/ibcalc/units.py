@@ -270,18 +270,23 @@ def format_bandwidth(bw_Bps: float) -> str:
         return f"{gbs:.1f} GB/s"
     if gbs >= 1:
         return f"{gbs:.2f} GB/s"
-    return f"{bw_Bps / MB:.3g} MB/s"
+    return f"{format_number(bw_Bps / MB)} MB/s"
 
 
 def format_number(value: float) -> str:
-    """Three significant digits without an exponent (``0.947``, ``39.5``, ``1580``): what every
-    printed figure with its unit uses. Values of 100 and more keep their integer digits."""
+    """Three significant digits without an exponent (``0.947``, ``39.5``, ``1580``,
+    ``0.000139``): what every printed figure with its unit uses. Values of 100 and more keep their
+    integer digits."""
     if value != value or value in (math.inf, -math.inf):
         return str(value)
     if abs(value) >= 100:
         return f"{value:.0f}"
+    if value == 0:
+        return "0"
     if abs(value) < 1e-3:
-        return "0"  # below a thousandth of the unit shown: callers pick a unit that avoids it
+        # three significant digits in fixed point: a range of 0.000139-0.000782 MB/s, not 0-0
+        digits = min(20, 2 - math.floor(math.log10(abs(value))))
+        return f"{value:.{digits}f}"
     return f"{value:.3g}"
 
 
