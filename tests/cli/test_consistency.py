@@ -118,3 +118,19 @@ def test_sweep_csv_has_no_padding() -> None:
     )
     rows = list(csv.reader(io.StringIO(result.stdout)))
     assert all(cell == cell.strip() for row in rows for cell in row)
+
+
+def test_sweep_csv_gives_each_bound_of_the_range_its_own_column() -> None:
+    """The range was one cell, "[88.33, 199.2]"; a spreadsheet reads two numbers now, and they
+    bracket the row's time."""
+    result = runner.invoke(
+        app, ["sweep", "allreduce", "-b", "1K", "-e", "4K", *CLUSTER, "--format", "csv"]
+    )
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert rows
+    for row in rows:
+        assert "time_us_range" not in row
+        low, time, high = (
+            float(row[k]) for k in ("time_us_range_low", "time_us", "time_us_range_high")
+        )
+        assert low <= time <= high

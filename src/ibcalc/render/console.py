@@ -214,6 +214,18 @@ def _terms_text(cost: Cost) -> str:
     return text
 
 
+def _csv_row(label: str, row: dict[str, Any]) -> dict[str, Any]:
+    """One sweep row for CSV: a list value (``time_us_range``) becomes two columns, ``_low``
+    and ``_high``, so that a spreadsheet reads numbers, not "[88.33, 199.2]"."""
+    out: dict[str, Any] = {"inter": label}
+    for key, value in row.items():
+        if isinstance(value, list) and len(value) == 2:
+            out[f"{key}_low"], out[f"{key}_high"] = value
+        else:
+            out[key] = value
+    return out
+
+
 def _estimate_table(
     est: Estimate, notes: Sequence[str], stream: TextIO | None, alternatives: int = 5
 ) -> None:
@@ -497,7 +509,7 @@ def render_sweep(
         return
     if fmt == Format.CSV:
         rows = [
-            {"inter": group.label, **row.model_dump(mode="json")}
+            _csv_row(group.label, row.model_dump(mode="json"))
             for group in result.groups
             for row in group.rows
         ]
