@@ -156,19 +156,29 @@ def test_an_assumption_is_said_once_naming_every_log_it_applies_to(
     ) in cal.assumptions
 
 
+#: 10 x 8 H100 and 2 x 8 A100 (the network of neither stated): one fit moves a value no row binds.
+TEN_AND_TWO = [
+    SWEEPS / "22_allreduce_10node_80xH100_net-notstated.txt",
+    SWEEPS / "07_allreduce_2node_16xA100-40GB_net-notstated.txt",
+]
+
+
+@pytest.fixture(scope="module")
+def ten_and_two(catalogue: Catalogue) -> Calibration:
+    return calibrate(
+        [parse_file(p).runs[0] for p in TEN_AND_TWO],
+        catalogue=catalogue,
+        sources=[p.name for p in TEN_AND_TWO],
+    )
+
+
 def test_a_value_that_moves_no_row_does_not_hide_the_others_standard_errors(
-    catalogue: Catalogue,
+    ten_and_two: Calibration,
 ) -> None:
     """10 x 8 H100 and 2 x 8 A100: the fit moves nvlink4.efficiency to where no fitted row
     depends on it (0 rows), and its empty column made J^T J singular, so every standard error
     was '-'. The values that move rows keep theirs; each log's only run is its run 1."""
-    logs = [
-        SWEEPS / "22_allreduce_10node_80xH100_net-notstated.txt",
-        SWEEPS / "07_allreduce_2node_16xA100-40GB_net-notstated.txt",
-    ]
-    cal = calibrate(
-        [parse_file(p).runs[0] for p in logs], catalogue=catalogue, sources=[p.name for p in logs]
-    )
+    logs, cal = TEN_AND_TWO, ten_and_two
     by_name = {p.name: p for p in cal.parameters}
     assert by_name["nvlink4.efficiency"].rows == 0
     assert by_name["nvlink4.efficiency"].uncertainty is None
@@ -179,18 +189,12 @@ def test_a_value_that_moves_no_row_does_not_hide_the_others_standard_errors(
 
 
 def test_a_value_that_moves_no_row_is_written_as_a_bound(
-    catalogue: Catalogue, tmp_path: Path
+    ten_and_two: Calibration, tmp_path: Path
 ) -> None:
     """The same fit raises nvlink4.efficiency from the catalogue's 0.824 until ndr binds every
     row: the runs only say it is at least the fitted value, and the table, the override's
     header and the value's source say so; the values that move rows are not called bounds."""
-    logs = [
-        SWEEPS / "22_allreduce_10node_80xH100_net-notstated.txt",
-        SWEEPS / "07_allreduce_2node_16xA100-40GB_net-notstated.txt",
-    ]
-    cal = calibrate(
-        [parse_file(p).runs[0] for p in logs], catalogue=catalogue, sources=[p.name for p in logs]
-    )
+    logs, cal = TEN_AND_TWO, ten_and_two
     by_name = {p.name: p for p in cal.parameters}
     nvlink4 = by_name["nvlink4.efficiency"]
     assert nvlink4.before == pytest.approx(0.824)
