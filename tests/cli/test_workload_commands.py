@@ -278,8 +278,14 @@ def test_options_a_design_states_are_refused_and_the_others_laid_over() -> None:
         "the option\n"
     )
     assert _error(*base, "--oversubscription", "4", "--cross-leaf", "1") == (
-        "error: --cross-leaf, --oversubscription: the design already sets them (fabric layout, "
-        "fabric.oversubscription); change the file or drop the options\n"
+        "error: --cross-leaf, --oversubscription: the design already sets them (fabric layout); "
+        "change the file or drop the options\n"
+    )
+    # equal values are accepted: a link by any of its names, a fraction at printed precision
+    roce = design.parent / "roce-400g-2to1.yaml"  # derives f = 44/127 = 0.3465
+    assert _json("train", "--params", "70B", "--design", str(roce), "--cross-leaf", "0.35")
+    assert "--cross-leaf" in _error(
+        "train", "--params", "70B", "--design", str(roce), "--cross-leaf", "0.5"
     )
     plain = _json(*base)["phases"][0]["time_s"]
     assert _json(*base, "--no-sharp")["phases"][0]["time_s"] == plain
@@ -364,3 +370,18 @@ def test_compare_shows_cp_when_the_layouts_have_it() -> None:
     # without cp the column is not shown
     plain = runner.invoke(APP, [*args, "--compare"], env={"COLUMNS": "200"})
     assert "cp" not in next(line.split() for line in plain.output.splitlines() if "#" in line)
+
+
+def test_the_cross_leaf_fraction_is_said_to_come_from_where_it_came_from() -> None:
+    """A workload on a sized design said the fraction came 'from --cross-leaf', never given."""
+    roce = Path(__file__).parents[2] / "examples" / "roce-400g-2to1.yaml"
+    notes = " ".join(_json("train", "--params", "70B", "--design", str(roce))["assumptions"])
+    assert (
+        "35% of each node's network traffic assumed to cross the leaf uplinks (from the " in notes
+    )
+    assert "design's fabric layout)" in notes
+    flags = ["train", "--params", "70B", "--system", "dgx-h100", "--nodes", "4"]
+    notes = " ".join(_json(*flags, "--oversubscription", "2")["assumptions"])
+    assert "(the default, every byte; --cross-leaf sets it)" in notes
+    notes = " ".join(_json(*flags, "--oversubscription", "2", "--cross-leaf", "0.5")["assumptions"])
+    assert "(from --cross-leaf)" in notes

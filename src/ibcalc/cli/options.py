@@ -21,13 +21,13 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
 
 import typer
 
-from ibcalc.catalogue.load import load_catalogue
+from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError
 from ibcalc.cluster.spec import MAX_WAN_LATENCY_S, ClusterSpec
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import HOST_CPUS, Algorithm, DType, Protocol
-from ibcalc.errors import ClusterError
+from ibcalc.errors import ClusterError, IbcalcError
 from ibcalc.render.console import Format
 from ibcalc.textsafe import shown
 from ibcalc.units import parse_distance, parse_time
@@ -507,18 +507,20 @@ def _design_spec(design: Path, catalogue: Catalogue) -> tuple[ClusterSpec, dict[
     from ibcalc.design.check import load_design, resolve_design
 
     loaded, doc = load_design(design, catalogue=catalogue)
+    # a key written as null leaves the field open
     stated: dict[str, str] = {
-        f: f for f in ("host_pcie", "host_cpu", "nvls") if f in loaded.model_fields_set
+        f: f for f in ("host_pcie", "host_cpu", "nvls") if getattr(loaded, f) is not None
     }
     fabric = loaded.fabric
     if fabric is not None:
         if "sharp" in fabric.model_fields_set:
             stated["sharp"] = "fabric.sharp"
         sized = fabric.switch is not None or fabric.radix is not None
-        if sized or "oversubscription" in fabric.model_fields_set:
-            stated["oversubscription"] = "fabric.oversubscription"
         if sized:
+            stated["oversubscription"] = "fabric layout"
             stated["cross_leaf_fraction"] = "fabric layout"
+        elif "oversubscription" in fabric.model_fields_set:
+            stated["oversubscription"] = "fabric.oversubscription"
     return resolve_design(loaded, doc, catalogue).cluster.spec, stated
 
 
@@ -544,17 +546,40 @@ def design_cluster(cluster: ClusterSpec, design: Path | None, catalogue: Catalog
     clash = [
         f
         for f in sorted(cluster.model_fields_set & stated.keys())
-        if getattr(cluster, f) != getattr(spec, f)
+        if not _same(catalogue, getattr(cluster, f), getattr(spec, f))
     ]
     if clash:
         many = len(clash) > 1
         raise CliUsageError(
             f"{', '.join(FIELD_FLAGS[f] for f in clash)}: the design already sets "
-            f"{'them' if many else 'it'} ({', '.join(stated[f] for f in clash)}); change the "
+            f"{'them' if many else 'it'} ({', '.join(dict.fromkeys(stated[f] for f in clash))}); "
+            "change the "
             f"file or drop the option{'s' if many else ''}"
         )
     given = {f: getattr(cluster, f) for f in cluster.model_fields_set}
     return spec.replace(**given)
+
+
+def _same(catalogue: Catalogue, given: object, stated: object) -> bool:
+    """Whether an option says what the design does: link names by catalogue id (case and
+    aliases aside: --host-pcie PCIe5 is pcie5), numbers at the 2 digits the notes print them
+    with (--cross-leaf 0.35 against a derived 0.3465)."""
+    if isinstance(given, float) and isinstance(stated, float):
+        return abs(given - stated) <= 0.005 * max(1.0, abs(stated))
+    if isinstance(given, str) and isinstance(stated, str):
+        try:
+            return find_link(catalogue, given).id == find_link(catalogue, stated).id
+        except IbcalcError:
+            return given.lower() == stated.lower()
+    return given == stated
+
+
+def design_names(cluster: ClusterSpec, design: Path | None) -> dict[str, str]:
+    """How a workload's notes name each field: as flags, except the cross-leaf fraction a
+    design file derives from its layout (its notes said "from --cross-leaf", never given)."""
+    if design is None or "cross_leaf_fraction" in cluster.model_fields_set:
+        return FIELD_FLAGS
+    return {**FIELD_FLAGS, "cross_leaf_fraction": "the design's fabric layout"}
 
 
 def design_node_shape(

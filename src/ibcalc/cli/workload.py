@@ -23,6 +23,7 @@ from ibcalc.cli.options import (
     catalogue_of,
     cluster_options,
     design_cluster,
+    design_names,
     params_of,
 )
 from ibcalc.cluster.resolve import resolve_cluster
@@ -221,9 +222,11 @@ def train_command(
     )
     if compare:
         results, skipped = compare_layouts(cat, resolved, job, params=cost)
-        render_compare(results, skipped, fmt, names=FIELD_FLAGS)
+        render_compare(results, skipped, fmt, names=design_names(cluster, design))
         return
-    render_train(train_step(cat, resolved, job, params=cost), fmt, names=FIELD_FLAGS)
+    render_train(
+        train_step(cat, resolved, job, params=cost), fmt, names=design_names(cluster, design)
+    )
 
 
 @guard
@@ -297,7 +300,11 @@ def infer_command(
     )
     cat = catalogue_of(catalogue)
     resolved = serving_cluster(cat, design_cluster(cluster, design, cat), job.gpus)
-    render_infer(infer(cat, resolved, job, params=params_of(cost_params)), fmt, names=FIELD_FLAGS)
+    render_infer(
+        infer(cat, resolved, job, params=params_of(cost_params)),
+        fmt,
+        names=design_names(cluster, design),
+    )
 
 
 @guard
@@ -368,7 +375,7 @@ def checkpoint_command(
     )
     cat = catalogue_of(catalogue)
     resolved = resolve_cluster(cat, design_cluster(cluster, design, cat))
-    render_checkpoint(checkpoint(cat, resolved, job), fmt, names=FIELD_FLAGS)
+    render_checkpoint(checkpoint(cat, resolved, job), fmt, names=design_names(cluster, design))
 
 
 def register(app: typer.Typer) -> None:

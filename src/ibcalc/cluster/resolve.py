@@ -511,7 +511,13 @@ def _build_out(
         )
         notes.append(
             f"oversubscription {k:g}:1 at the leaves; {f:.0%} of each node's network traffic "
-            f"assumed to cross the leaf uplinks (from {{cross_leaf_fraction}}): {effect}"
+            "assumed to cross the leaf uplinks "
+            + (
+                "(from {cross_leaf_fraction})"
+                if "cross_leaf_fraction" in spec.model_fields_set
+                else "(the default, every byte; {cross_leaf_fraction} sets it)"
+            )
+            + f": {effect}"
         )
     return ScaleOutTier(
         link_id=inter.id,

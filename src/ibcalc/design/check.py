@@ -377,7 +377,10 @@ def cross_leaf_derivation(sizing: FabricSizing) -> str:
     )
 
 
-def _spec(design: Design, oversubscription: float, cross_leaf: float = 1.0) -> ClusterSpec:
+def _spec(design: Design, oversubscription: float, cross_leaf: float | None = None) -> ClusterSpec:
+    # the fraction is set only where the layout derived it: else the engine's default (1) is
+    # said to be one
+    derived = {} if cross_leaf is None else {"cross_leaf_fraction": cross_leaf}
     return ClusterSpec(
         nodes=design.nodes,
         gpus_per_node=design.gpus_per_node,
@@ -390,7 +393,7 @@ def _spec(design: Design, oversubscription: float, cross_leaf: float = 1.0) -> C
         sharp=design.fabric.sharp if design.fabric is not None else False,
         nvls=design.nvls,
         oversubscription=oversubscription,
-        cross_leaf_fraction=cross_leaf,
+        **derived,
     )
 
 
@@ -401,7 +404,7 @@ def _cluster(
     keys: Mapping[str, str],
     oversubscription: float,
     *,
-    cross_leaf: float = 1.0,
+    cross_leaf: float | None = None,
 ) -> ResolvedCluster:
     try:
         return resolve_cluster(catalogue, _spec(design, oversubscription, cross_leaf))
@@ -496,9 +499,6 @@ def _resolve(design: Design, doc: Document, catalogue: Catalogue) -> ResolvedDes
                 catalogue, design, problems, keys, oversubscription, cross_leaf=fraction
             )
             cross_leaf = fraction
-    else:
-        # no layout to derive it from: every byte is taken to cross (the CLI's default)
-        keys = {**keys, "cross_leaf_fraction": "the default: the fabric is not sized"}
     return ResolvedDesign(
         path=doc.path,
         design=design,
@@ -664,7 +664,9 @@ def _collective_findings(
             params=params,
         )
     except AlgorithmNotApplicableError as exc:
-        problems.add((*loc, "algo"), _without_flags(str(exc), resolved.keys))
+        # its reason may name a setting as a {field} mark: the file's key for it
+        text = exc.render(lambda f: resolved.keys.get(f, f))
+        problems.add((*loc, "algo"), _without_flags(text, resolved.keys))
         return []
     except IbcalcError as exc:
         problems.add((*loc, "size"), _without_flags(str(exc), resolved.keys))

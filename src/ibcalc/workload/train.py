@@ -38,7 +38,7 @@ from ibcalc.cluster.resolve import ResolvedCluster, resolve_cluster
 from ibcalc.cluster.spec import MAX_GPUS, ClusterSpec
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Collective, DType
-from ibcalc.errors import IbcalcError, WorkloadError
+from ibcalc.errors import FieldError, IbcalcError, WorkloadError
 from ibcalc.facade import CollectivePlan
 from ibcalc.memo import IdentityMemo
 from ibcalc.units import format_count, format_size, format_time
@@ -852,7 +852,9 @@ def compare_layouts(
                     shared=shared,
                 )
             except IbcalcError as exc:
-                skipped.append(f"{par.label}: {exc}")
+                # {field} marks stay for the caller to fill (named_notes)
+                why = exc.template if isinstance(exc, FieldError) else str(exc)
+                skipped.append(f"{par.label}: {why}")
                 continue
             results.append(result)
     results.sort(key=lambda r: (r.totals.exposed_s, r.totals.comm_s))
