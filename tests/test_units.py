@@ -336,7 +336,16 @@ def test_format_count(count: float, text: str) -> None:
 
 @pytest.mark.parametrize(
     ("bw", "text"),
-    [(50e9, "50.0 GB/s"), (450e9, "450 GB/s"), (1.25e9, "1.25 GB/s"), (1e6, "1 MB/s")],
+    [
+        (50e9, "50.0 GB/s"),
+        (450e9, "450 GB/s"),
+        (1.25e9, "1.25 GB/s"),
+        (1e6, "1 MB/s"),
+        # the unit and precision follow the rounded value
+        (999.7e6, "1.00 GB/s"),
+        (9.997e9, "10.0 GB/s"),
+        (99.97e9, "100 GB/s"),
+    ],
 )
 def test_format_bandwidth(bw: float, text: str) -> None:
     assert format_bandwidth(bw) == text
@@ -407,7 +416,10 @@ def test_times_print_without_an_exponent(seconds: float, text: str) -> None:
         (0.947, "0.947"),
         (36.94, "36.9"),
         # the busbw range of a 1 B broadcast on 8000 ranks printed "(0-0)"
-        (2.1e-5, "0.0000210"),
+        (2.1e-5, "0.000021"),
+        (5e-4, "0.0005"),
+        (0.00099996, "0.001"),
+        (1e-25, "0"),
         (1.39e-4, "0.000139"),
         (0, "0"),
     ],

@@ -12,8 +12,8 @@ never prints or exits: the CLI is the single error boundary (docs/architecture.m
     +-- UnknownNameError           a link, system, switch, collective ... name that is not known
     +-- FieldError                 bad input naming the field at fault ({field} marks)
     |   +-- ClusterError           a cluster description that cannot be built
-    |       +-- WorkloadError      a model or parallel layout that cannot be costed on a cluster
-    +-- AlgorithmNotApplicableError  a forced algorithm or protocol that cannot run here
+    |   |   +-- WorkloadError      a model or parallel layout that cannot be costed on a cluster
+    |   +-- AlgorithmNotApplicableError  a forced algorithm or protocol that cannot run here
     +-- FabricError                a fabric the switch radix cannot build
     +-- InputFileError             a file that cannot be read or does not validate (file:line:col)
     |   +-- CatalogueError         the link catalogue or a cost-parameter file

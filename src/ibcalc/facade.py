@@ -32,6 +32,7 @@ from ibcalc.engine.types import (
     busbw_factor,
 )
 from ibcalc.errors import SizeTooSmallError, UnitError, UnknownNameError
+from ibcalc.units import format_size
 
 __all__ = [
     "CollectivePlan",
@@ -92,12 +93,12 @@ def effective_size(
         size = float(count * elt)
     if count == 0:
         raise SizeTooSmallError(
-            f"size {size_bytes:g} B is smaller than one {dt.value} element ({elt} B)"
+            f"size {format_size(size_bytes)} is smaller than one {dt.value} element ({elt} B)"
         )
     if size <= 0:
         raise SizeTooSmallError(
-            f"size {size_bytes:g} B is too small for {collective.value} of {dt.value} over "
-            f"{ranks} ranks (nccl-tests rounds it to 0 bytes)"
+            f"size {format_size(size_bytes)} is too small for {collective.value} of {dt.value} "
+            f"over {ranks} ranks (nccl-tests rounds it to 0 bytes)"
         )
     return size
 

@@ -264,11 +264,13 @@ def format_size(size_bytes: float) -> str:
 def format_bandwidth(bw_Bps: float) -> str:
     """Format a bandwidth in GB/s (10^9 bytes per second), the nccl-tests unit."""
     gbs = bw_Bps / GB
-    if gbs >= 100:
+    # each unit and precision picked after rounding: 99.97 GB/s is 100 GB/s, not 100.0;
+    # 999.7 MB/s is 1.00 GB/s, not 1000 MB/s
+    if gbs >= 99.95:
         return f"{gbs:.0f} GB/s"
-    if gbs >= 10:
+    if gbs >= 9.995:
         return f"{gbs:.1f} GB/s"
-    if gbs >= 1:
+    if gbs >= 0.9995:
         return f"{gbs:.2f} GB/s"
     return f"{format_number(bw_Bps / MB)} MB/s"
 
@@ -281,12 +283,15 @@ def format_number(value: float) -> str:
         return str(value)
     if abs(value) >= 100:
         return f"{value:.0f}"
-    if value == 0:
-        return "0"
+    if abs(value) < 1e-12:
+        return "0"  # below any rate or time this tool prints: no false digits
     if abs(value) < 1e-3:
         # three significant digits in fixed point: a range of 0.000139-0.000782 MB/s, not 0-0
-        digits = min(20, 2 - math.floor(math.log10(abs(value))))
-        return f"{value:.{digits}f}"
+        digits = 2 - math.floor(math.log10(abs(value)))
+        text = f"{value:.{digits}f}".rstrip("0").rstrip(".")
+        if abs(float(text)) < 1e-3:
+            return text
+        value = float(text)  # rounded up to a thousandth: print it as one
     return f"{value:.3g}"
 
 

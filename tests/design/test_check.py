@@ -248,7 +248,7 @@ def test_design_notes_say_how_the_cross_leaf_fraction_was_derived(
     resolved = resolve_design(design, doc, builtin_catalogue)
     notes = render_design_text(resolved)
     f = behind / 127
-    assert f"cross-leaf fraction {f:.0%}: {behind} of each node's 127 peers" in notes
+    assert f"cross-leaf fraction {f:.0%} = (nodes - group) / (nodes - 1) = {behind}/127" in notes
     assert how in notes
     assert effect in notes
     assert "all-to-all" not in notes

@@ -365,15 +365,21 @@ def cross_leaf_derivation(sizing: FabricSizing) -> str:
         return f"cross-leaf fraction {f:.0%}: one tier (every node on one leaf)"
     group = _leaf_group(sizing)
     behind = max(0, sizing.nodes - group)
-    how = (
-        f"a rail-optimized leaf serves one rail of an SU of {group} nodes"
-        if sizing.rail_optimized and sizing.su_nodes
-        else f"a leaf serves {sizing.leaf_down} // {sizing.rails} = {group} whole nodes"
-    )
+    if sizing.rail_optimized and sizing.su_nodes:
+        how = f"a rail-optimized leaf serves one rail of an SU of {group} nodes"
+    elif sizing.leaf_down < sizing.rails:
+        how = f"a node's {sizing.rails} NICs span several leaves of {sizing.leaf_down} ports"
+    else:
+        how = (
+            f"a leaf serves {sizing.leaf_down} // {sizing.rails} = {group} whole "
+            f"node{'s' if group != 1 else ''}"
+        )
+    # the formula's share for a node whose group is full (a node of a partial group has more
+    # peers behind other leaves)
     return (
-        f"cross-leaf fraction {f:.0%}: {min(behind, sizing.nodes - 1)} of each node's "
-        f"{sizing.nodes - 1} peers sit behind another leaf ({how}); it stands for every "
-        "collective's network traffic"
+        f"cross-leaf fraction {f:.0%} = (nodes - group) / (nodes - 1) = {behind}/"
+        f"{sizing.nodes - 1}, the rail-aligned peers outside a node's group of {group} ({how}); "
+        "it stands for every collective's network traffic"
     )
 
 

@@ -23,7 +23,7 @@ from ibcalc.engine.types import (
     ScaleUpTier,
     Term,
 )
-from ibcalc.units import format_size, format_time
+from ibcalc.units import format_number, format_size, format_time
 
 __all__ = [
     "Timing",
@@ -339,7 +339,7 @@ def gbps(bw_Bps: float) -> str:
     """A bandwidth in GB/s for explanations (``371 GB/s``)."""
     gb = bw_Bps / 1e9
     # three significant digits, never an exponent (11,100 GB/s, not 1.11e+04)
-    return f"{gb:.3g} GB/s" if gb < 1000 else f"{gb:,.0f} GB/s"
+    return f"{format_number(gb)} GB/s" if gb < 999.5 else f"{gb:,.0f} GB/s"
 
 
 def intra_hop_detail(

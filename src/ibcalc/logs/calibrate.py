@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, computed_field
 
 from ibcalc.catalogue.cost_params import builtin_cost_params, load_cost_params
 from ibcalc.catalogue.load import find_link, load_catalogue
@@ -113,6 +113,15 @@ class FittedParameter(BaseModel):
     at_bound: bool
     rows: int
     regime: Literal["latency", "bandwidth"]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def bound(self) -> Literal["at least", "at most"] | None:
+        """For a value that moves no fitted row and that the fit moved: the side of it the runs
+        put the true value on (:func:`bound_text`); None for every other value."""
+        if self.rows > 0 or not changed(self):
+            return None
+        return "at least" if self.value > self.before else "at most"
 
 
 class Undetermined(BaseModel):
@@ -1126,8 +1135,11 @@ def bound_text(p: FittedParameter) -> str:
     """
     if p.rows > 0:
         return ""
-    side = "at least" if p.value >= p.before else "at most"
-    return f"a bound: no fitted row moves with it; the runs say only that it is {side} this value"
+    if p.bound is None:
+        return "no fitted row moves with it: the runs do not fix it"
+    return (
+        f"a bound: no fitted row moves with it; the runs say only that it is {p.bound} this value"
+    )
 
 
 def changed(p: FittedParameter) -> bool:

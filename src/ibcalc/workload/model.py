@@ -28,7 +28,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ibcalc.catalogue.load import suggest
 from ibcalc.errors import UnknownNameError, WorkloadError
-from ibcalc.units import format_bandwidth, format_count, format_size, format_time, parse_count
+from ibcalc.units import (
+    format_bandwidth,
+    format_count,
+    format_number,
+    format_size,
+    format_time,
+    parse_count,
+)
 
 __all__ = ["MIN_PARAMS", "MODEL_PRESETS", "CheckedSpec", "ModelSpec", "find_model", "model_from"]
 
@@ -41,7 +48,7 @@ _UNITS = (("_Bps", " B/s"), ("_bytes", " B"), ("_s", " s"))
 _FORMATS: tuple[tuple[str, Callable[[float], str]], ...] = (
     ("_Bps", format_bandwidth),
     ("_bytes", format_size),
-    ("_s", lambda s: format_time(s) if s >= 1e-6 else f"{s * 1e9:g} ns"),
+    ("_s", lambda s: format_time(s) if abs(s) >= 1e-6 else f"{format_number(s * 1e9)} ns"),
 )
 
 
@@ -63,9 +70,10 @@ class CheckedSpec(BaseModel):
                     f"{name} {value!r} is not a finite number", field=field
                 ) from None
             # fields in SI base units say so in a readable unit (the user may have typed GB/s
-            # or ms): '--part-size 1 B: below the least, 4 KiB', not '1.0 B ... 4096 B'
+            # or ms): '--part-size 1 B: must be at least 4 KiB', not '1.0 B ... 4096 B'
             show = next((f for end, f in _FORMATS if (field or "").endswith(end)), None)
             bounds = error.get("ctx") or {}
+            unit = next((u for end, u in _UNITS if (field or "").endswith(end)), "")
             if show is not None and isinstance(value, int | float):
                 for key, words in (
                     ("ge", "at least"),
@@ -73,12 +81,14 @@ class CheckedSpec(BaseModel):
                     ("le", "at most"),
                     ("lt", "below"),
                 ):
-                    if isinstance(bounds.get(key), int | float):
+                    bound = bounds.get(key)
+                    if isinstance(bound, int | float):
+                        given, limit = show(value), show(bound)
+                        if given == limit:  # rounded into the bound: the exact figures
+                            given, limit = f"{value:.12g}{unit}", f"{bound:.12g}{unit}"
                         raise WorkloadError(
-                            f"{name} {show(value)}: must be {words} {show(bounds[key])}",
-                            field=field,
+                            f"{name} {given}: must be {words} {limit}", field=field
                         ) from None
-            unit = next((u for end, u in _UNITS if (field or "").endswith(end)), "")
             raise WorkloadError(
                 f"{name} {value!r}{unit}: {error['msg'].lower()}{unit}", field=field
             ) from None
