@@ -27,7 +27,7 @@ from conftest import (
     main_error,
     position_of,
 )
-from ibcalc.catalogue.load import ENV_VAR, find_link
+from ibcalc.catalogue.load import ENV_VAR, find_link, load_catalogue
 from ibcalc.catalogue.models import Catalogue, LinkKind
 from ibcalc.cli import app, main
 
@@ -618,3 +618,18 @@ def test_refusals_name_the_option_that_would_allow_them() -> None:
     result = runner.invoke(app, ["sendrecv", "--system", "aws-p5", "-N", "64", "-s", "1"])
     assert result.exit_code == 2
     assert result.stderr == "error: size 1 B is smaller than one fp32 element (4 B)\n"
+
+
+def test_collective_commands_take_the_host_pcie_link_their_notes_name() -> None:
+    """One GPU per node with 4 NDR NICs: the note says to give --host-pcie, which the
+    collective commands lacked; with it the GPU's Gen5 link caps the four NICs."""
+    args = ["allreduce", "-s", "1GB", "-N", "8", "-g", "1", "--nics-per-node", "4"]
+    free = json.loads(runner.invoke(app, [*args, "--format", "json"]).stdout)
+    assert any("--host-pcie" in a for a in free["assumptions"])
+    result = runner.invoke(app, [*args, "--host-pcie", "pcie5", "--format", "json"])
+    assert result.exit_code == 0, result.stderr
+    capped = json.loads(result.stdout)
+    pcie5 = find_link(load_catalogue(use_env=False), "pcie5").achievable_Bps
+    # the ring's busbw cannot pass what one Gen5 link feeds (it was 4 x 47 GB/s before)
+    assert capped["busbw_GBps"] <= pcie5 / 1e9 * 1.001
+    assert free["busbw_GBps"] > 2 * capped["busbw_GBps"]

@@ -285,6 +285,7 @@ ESTIMATE_FIELDS: tuple[str, ...] = (
     "wan_links",
     "wan_latency_s",
     "gpus_per_process",
+    "host_pcie",
     "host_cpu",
 )
 
