@@ -15,12 +15,10 @@ from hypothesis import strategies as st
 from ibcalc.errors import IbcalcError, UnitError
 from ibcalc.units import (
     format_bandwidth,
-    format_count,
     format_number,
     format_size,
     format_time,
     parse_bandwidth,
-    parse_count,
     parse_size,
     parse_time,
 )
@@ -323,15 +321,6 @@ def test_property_any_size_round_trips_within_four_digits(size: int) -> None:
     # format_size keeps 4 significant digits: the relative error is at most 5e-4. Stop at 1 PB:
     # just under the 1 PiB limit a size can print rounded up to a value above the limit.
     assert parse_size(format_size(size)) == pytest.approx(size, rel=5e-4)
-
-
-@pytest.mark.parametrize(
-    ("count", "text"),
-    [(70e9, "70B"), (1.5e12, "1.5T"), (999e3, "999K"), (999.9999e9, "1T"), (999_999.9, "1M")],
-)
-def test_format_count(count: float, text: str) -> None:
-    assert format_count(count) == text
-    assert parse_count(text) == pytest.approx(count, rel=1e-6)
 
 
 @pytest.mark.parametrize(

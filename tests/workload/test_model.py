@@ -103,6 +103,10 @@ def test_model_label_by_size(params: str, label: str) -> None:
         (8e3, "8K"),
         (999, "999"),
         (46.7e9, "46.7B"),
+        (999e3, "999K"),
+        # rounds to 1000 of a suffix: said in the next one (999.9999B printed "1000B")
+        (999.9999e9, "1T"),
+        (999_999.9, "1M"),
     ],
 )
 def test_format_count_reads_back(count: float, text: str) -> None:
