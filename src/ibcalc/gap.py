@@ -44,7 +44,12 @@ from pydantic import (
 
 from ibcalc.catalogue.load import find_link, find_system
 from ibcalc.catalogue.models import Catalogue, Link, LinkKind
-from ibcalc.cluster.resolve import DEFAULT_GPUS_PER_NODE, check_count, resolve_cluster
+from ibcalc.cluster.resolve import (
+    DEFAULT_GPUS_PER_NODE,
+    check_count,
+    gpu_fed_nic_Bps,
+    resolve_cluster,
+)
 from ibcalc.cluster.spec import MAX_GPUS_PER_NODE, MAX_NICS_PER_NODE, ClusterSpec
 from ibcalc.engine.types import Collective, Estimate
 from ibcalc.errors import ClusterError
@@ -585,10 +590,13 @@ def gap(
             f"achievable) is capped by its {host.id} host link at "
             f"{host.achievable_Bps / GB:.1f} GB/s achievable"
         )
-    if host is not None and nics_per_node * nic_achievable > gpus_per_node * host.achievable_Bps:
-        # as the engine's scale-out tier (cluster.resolve): every GPU reaches its NICs through
-        # its own PCIe link, so NICs beyond what that link feeds add nothing
-        nic_achievable = gpus_per_node * host.achievable_Bps / nics_per_node
+    fed = (
+        gpu_fed_nic_Bps(nic_achievable, host, nics_per_node, gpus_per_node)
+        if host is not None
+        else None
+    )
+    if host is not None and fed is not None:  # as the engine's scale-out tier
+        nic_achievable = fed
         capped_by = host.id
         notes.append(
             f"{nics_per_node} {out.id} NICs for {gpus_per_node} GPUs exceed what each GPU's "

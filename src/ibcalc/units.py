@@ -249,16 +249,26 @@ def format_size(size_bytes: float) -> str:
     for factor, name in ((PiB, "PiB"), (TiB, "TiB"), (GiB, "GiB"), (MiB, "MiB"), (KiB, "KiB")):
         if size_bytes >= factor and size_bytes % factor == 0 and size_bytes / factor < 1024:
             return f"{size_bytes / factor:g} {name}"
-    decimal = ((PB, "PB"), (TB, "TB"), (GB, "GB"), (MB, "MB"), (KB, "KB"))
-    for i, (factor, name) in enumerate(decimal):
-        if size_bytes >= factor:
-            text = f"{size_bytes / factor:.4g}"
+    scaled = _scaled(
+        size_bytes, ((PB, "PB"), (TB, "TB"), (GB, "GB"), (MB, "MB"), (KB, "KB")), ".4g"
+    )
+    return f"{scaled[0]} {scaled[1]}" if scaled else f"{size_bytes:g} B"
+
+
+def _scaled(
+    value: float, steps: tuple[tuple[float, str], ...], spec: str
+) -> tuple[str, str] | None:
+    """``value`` in the largest of ``steps`` (factor, name; largest first) it reaches, formatted
+    with ``spec``, and that step's name; the next step up when rounding reaches 1000
+    (999,997,440 B is 1 GB, not 1000 MB; 999.9999B is 1T). None below the smallest step."""
+    for i, (factor, name) in enumerate(steps):
+        if value >= factor:
+            text = format(value / factor, spec)
             if float(text) >= 1000 and i > 0:
-                # 999,997,440 B rounds to 1000 MB: say 1 GB
-                bigger, name = decimal[i - 1]
-                text = f"{size_bytes / bigger:.4g}"
-            return f"{text} {name}"
-    return f"{size_bytes:g} B"  # pragma: no cover
+                factor, name = steps[i - 1]
+                text = format(value / factor, spec)
+            return text, name
+    return None
 
 
 def format_bandwidth(bw_Bps: float) -> str:
@@ -319,15 +329,8 @@ MAX_COUNT = 1e15
 def format_count(count: float) -> str:
     """A count as :func:`parse_count` reads it (``70B``, ``350M``, ``1.5T``, ``8K``), to six
     significant digits."""
-    steps = ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K"))
-    for i, (factor, suffix) in enumerate(steps):
-        if count >= factor:
-            text = f"{count / factor:g}"
-            if float(text) >= 1000 and i > 0:  # 999.9999B rounds to 1000B: say 1T
-                bigger, suffix = steps[i - 1]
-                text = f"{count / bigger:g}"
-            return f"{text}{suffix}"
-    return f"{count:g}"
+    scaled = _scaled(count, ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "K")), "g")
+    return "".join(scaled) if scaled else f"{count:g}"
 
 
 def parse_count(value: str | int | float, *, what: str = "count") -> float:

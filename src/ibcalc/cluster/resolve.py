@@ -26,6 +26,7 @@ __all__ = [
     "ClusterSpec",
     "ResolvedCluster",
     "check_count",
+    "gpu_fed_nic_Bps",
     "resolve_cluster",
 ]
 
@@ -460,6 +461,16 @@ def _build_wan(
     )
 
 
+def gpu_fed_nic_Bps(nic_Bps: float, host_pcie: Link, nics: int, gpus: int) -> float | None:
+    """Each NIC's rate when a node's NICs together need more than its GPUs' PCIe links carry
+    (every GPU reaches its NICs through its own x16 link, so NICs beyond it add nothing):
+    ``gpus x host / nics``; None when the links keep up. The engine's scale-out tier and
+    ``gap`` both use it."""
+    if nics * nic_Bps > gpus * host_pcie.achievable_Bps:
+        return gpus * host_pcie.achievable_Bps / nics
+    return None
+
+
 def _build_out(
     inter: Link,
     host_pcie: Link | None,
@@ -477,10 +488,9 @@ def _build_out(
             f"each {inter.id} NIC is capped by {host_pcie.id} at "
             f"{host_pcie.achievable_Bps / 1e9:.1f} GB/s achievable"
         )
-    if host_pcie is not None and nics * nic_bw > gpus * host_pcie.achievable_Bps:
-        # every GPU reaches its NICs through its own PCIe x16 link: more NICs than that
-        # link can feed add nothing
-        nic_bw = gpus * host_pcie.achievable_Bps / nics
+    fed = gpu_fed_nic_Bps(nic_bw, host_pcie, nics, gpus) if host_pcie is not None else None
+    if host_pcie is not None and fed is not None:
+        nic_bw = fed
         notes.append(
             f"{nics} NICs for {gpus} GPU{'s' if gpus != 1 else ''} exceed what each GPU's "
             f"{host_pcie.id} link can feed: "
