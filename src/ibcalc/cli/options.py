@@ -551,10 +551,10 @@ def design_cluster(cluster: ClusterSpec, design: Path | None, catalogue: Catalog
     ]
     if clash:
         many = len(clash) > 1
+        flags = ", ".join(FIELD_FLAGS[f] for f in clash)
+        keys = ", ".join(dict.fromkeys(stated[f] for f in clash))
         raise CliUsageError(
-            f"{', '.join(FIELD_FLAGS[f] for f in clash)}: the design already sets "
-            f"{'them' if many else 'it'} ({', '.join(dict.fromkeys(stated[f] for f in clash))}); "
-            "change the "
+            f"{flags}: the design already sets {'them' if many else 'it'} ({keys}); change the "
             f"file or drop the option{'s' if many else ''}"
         )
     given = {f: getattr(cluster, f) for f in cluster.model_fields_set}
