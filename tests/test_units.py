@@ -16,6 +16,7 @@ from ibcalc.errors import IbcalcError, UnitError
 from ibcalc.units import (
     format_bandwidth,
     format_number,
+    format_ratio,
     format_size,
     format_time,
     parse_bandwidth,
@@ -374,6 +375,24 @@ def test_tens_of_megabytes_keep_two_significant_digits() -> None:
 )
 def test_format_time(seconds: float, text: str) -> None:
     assert format_time(seconds) == text
+
+
+@pytest.mark.parametrize(
+    ("ratio", "text"),
+    [
+        (9.0, "9.0x"),  # gap and check print the same figure (check had said "9x")
+        (9.04, "9.0x"),
+        (12.25, "12.2x"),
+        (99.94, "99.9x"),
+        (99.96, "100x"),  # rounds to 100: no "100.0x"
+        (1250.0, "1,250x"),
+        (0.994, "0.99x"),
+        (0.996, "1.0x"),  # rounds to 1: one decimal, not "1.00x"
+        (0.5, "0.50x"),
+    ],
+)
+def test_format_ratio(ratio: float, text: str) -> None:
+    assert format_ratio(ratio) == text
 
 
 @given(st.floats(min_value=1e-9, max_value=1e6))

@@ -29,6 +29,7 @@ __all__ = [
     "format_bandwidth",
     "format_count",
     "format_number",
+    "format_ratio",
     "format_size",
     "format_time",
     "gbps_from_Bps",
@@ -317,6 +318,14 @@ def format_time(seconds: float) -> str:
         return f"{format_number(seconds)} s"
     # a checkpoint of petabytes over one NIC: 148936 s reads as 41.4 h
     return f"{format_number(seconds / 3600)} h"
+
+
+def format_ratio(value: float) -> str:
+    """A ratio such as a bandwidth gap or a slowdown: ``9.0x``, ``1,250x``, ``0.85x`` (one decimal
+    from 1 to 100, so that ``gap`` and ``check`` print the same figure)."""
+    if value >= 99.95:
+        return f"{value:,.0f}x"
+    return f"{value:.1f}x" if value >= 0.995 else f"{value:.2f}x"
 
 
 _COUNT_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>[A-Za-z]?)\s*$")

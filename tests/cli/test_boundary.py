@@ -141,6 +141,17 @@ def test_guard_keeps_the_signature_typer_reads() -> None:
             "'tree', 'nvls', 'nvlstree', 'collnet', 'collnetchain', 'hierarchical', 'rhd', "
             "'pat', 'pairwise', 'pxn', 'p2p'. (see 'ibcalc sweep --help')",
         ),
+        # the toolkit's pydantic wording for a value of the wrong type, said plainly
+        (
+            ["allreduce", "--size", "1GB", "-N", "2.5"],
+            "Invalid value for '--nodes' / '-N': not a whole number (write digits, e.g. 4) "
+            "(see 'ibcalc allreduce --help')",
+        ),
+        (
+            ["allreduce", "--size", "1GB", "--cross-leaf", "half"],
+            "Invalid value for '--cross-leaf': not a number (write digits, e.g. 0.5) "
+            "(see 'ibcalc allreduce --help')",
+        ),
     ],
 )
 def test_usage_errors_name_the_command_help(

@@ -167,6 +167,21 @@ def quiet_stdout() -> None:
     _quiet(sys.stdout)
 
 
+#: The toolkit converts option values through pydantic; its words for a value of the wrong type,
+#: and what ibcalc says instead.
+_CONVERSION_WORDS = {
+    "Input should be a valid integer, unable to parse string as an integer": (
+        "not a whole number (write digits, e.g. 4)"
+    ),
+    "Input should be a valid integer, got a number with a fractional part": (
+        "not a whole number (write digits, e.g. 4)"
+    ),
+    "Input should be a valid number, unable to parse string as a number": (
+        "not a number (write digits, e.g. 0.5)"
+    ),
+}
+
+
 def usage_line(exc: typer.TyperException) -> str:
     """One line for an error of the toolkit, naming the command's ``--help`` when known."""
     # a usage error carries the context of the command it was raised for (`ctx`)
@@ -174,6 +189,8 @@ def usage_line(exc: typer.TyperException) -> str:
     hint = f" (see '{path} --help')" if isinstance(path, str) and path else ""
     # an option's own validator speaks through pydantic, which prefixes "Value error, "
     message = exc.format_message().replace(": Value error, ", ": ")
+    for pydantic_words, plain in _CONVERSION_WORDS.items():
+        message = message.replace(pydantic_words, plain)
     return f"{message}{hint}"
 
 

@@ -34,6 +34,7 @@ from ibcalc.textsafe import printable
 from ibcalc.units import (
     BITS_PER_BYTE,
     format_bandwidth,
+    format_ratio,
     format_size,
     format_time,
     gbps_from_Bps,
@@ -77,7 +78,7 @@ def format_quantity(value: float, unit: str) -> str:
     if unit == "B/s":
         return format_bandwidth(value)
     if unit == "x":
-        return f"{value:.3g}x"
+        return format_ratio(value)
     if unit == "down:up":
         return f"{value:.3g}:1"
     if unit == "switches":
@@ -491,7 +492,7 @@ def bottleneck_text(bws: PerGpuBandwidths) -> str:
     if bws.limit == "scale-out":
         return (
             f"scale-out: {out} per GPU across domains vs {up} inside "
-            f"({bws.up_Bps / bws.out_per_gpu_Bps:.1f}x)"
+            f"({format_ratio(bws.up_Bps / bws.out_per_gpu_Bps)})"
         )
     return f"scale-up: {up} per GPU inside vs {out} across domains"
 
@@ -606,7 +607,7 @@ def render_design_text(resolved: ResolvedDesign) -> str:
             f"(per NIC {_bw(bws.nic_line_Bps)} line, {_bw(bws.nic_Bps)} achievable)"
         )
     if bws.gap is not None:
-        lines.append(f"  gap (scale-up / scale-out line rate per GPU): {bws.gap:.3g}x")
+        lines.append(f"  gap (scale-up / scale-out line rate per GPU): {format_ratio(bws.gap)}")
     lines.append(f"  bottleneck: {bottleneck_text(bws)}")
     sharp = out.sharp if out is not None else False
     lines.append(

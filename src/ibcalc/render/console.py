@@ -26,7 +26,14 @@ from ibcalc.catalogue.models import Catalogue, Link, Storage, System
 from ibcalc.engine.types import COST_PARAMETERS_NOTE, Cost, Estimate, busbw_factor
 from ibcalc.errors import fill_fields
 from ibcalc.render.stream import PipeConsole, TrimmedStream
-from ibcalc.units import GB, format_bandwidth, format_number, format_size, format_time
+from ibcalc.units import (
+    GB,
+    format_bandwidth,
+    format_number,
+    format_ratio,
+    format_size,
+    format_time,
+)
 
 if TYPE_CHECKING:
     from ibcalc.explain import Explanation
@@ -621,12 +628,6 @@ def _gbps(value_GBps: float) -> str:
     return f"{value_GBps:.2f}" if value_GBps >= 1 else f"{value_GBps:.3g}"
 
 
-def _ratio(value: float) -> str:
-    if value >= 100:
-        return f"{value:,.0f}x"
-    return f"{value:.1f}x" if value >= 1 else f"{value:.2f}x"
-
-
 def _nic_count(data: dict[str, Any]) -> str:
     per_gpu = float(data["nics_per_gpu"])
     if per_gpu == 1:
@@ -711,11 +712,11 @@ def _gap_table(rows: Sequence[dict[str, Any]], stream: TextIO | None) -> None:
             + (f"\n({row['capped_by']} cap)" if row["capped_by"] else ""),
             _gbps(row["inter_per_gpu_GBps"]),
             _gbps(row["inter_per_gpu_achievable_GBps"]),
-            _ratio(row["ratio_line"]),
-            _ratio(row["ratio_achievable"]),
+            format_ratio(row["ratio_line"]),
+            format_ratio(row["ratio_achievable"]),
             f"{format_time(inside['time_s'])}\n{inside['algorithm']}",
             f"{format_time(across['time_s'])}\n{across['algorithm']}",
-            _ratio(row["slowdown"]),
+            format_ratio(row["slowdown"]),
         )
         table.add_row(*(cell for cell, (_, _, shown) in zip(cells, columns, strict=True) if shown))
     console.print(_fold(table))
@@ -764,8 +765,8 @@ def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO
     )
     table.add_row(
         "ratio (scale-up / scale-out)",
-        _ratio(data["ratio_line"]),
-        _ratio(data["ratio_achievable"]),
+        format_ratio(data["ratio_line"]),
+        format_ratio(data["ratio_achievable"]),
         "",
     )
     console.print(_fold(table))
@@ -808,7 +809,7 @@ def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO
     )
     console.print(
         Text(
-            f"slowdown across nodes: {_ratio(data['slowdown'])} (1 GB all-reduce{more})",
+            f"slowdown across nodes: {format_ratio(data['slowdown'])} (1 GB all-reduce{more})",
             style="bold",
         )
     )
@@ -818,7 +819,7 @@ def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO
                 f"TP={tp['tp']} all-reduce of {format_size(tp['size_bytes'])}: "
                 f"{format_time(tp['inside_s'])} on the scale-up link vs "
                 f"{format_time(tp['across_s'])} across {tp['tp']} nodes, "
-                f"{_ratio(tp['slowdown'])} slower",
+                f"{format_ratio(tp['slowdown'])} slower",
                 style="bold",
             )
         )
