@@ -236,6 +236,35 @@ def test_tp_whatif_places_the_same_bytes(cat: Catalogue) -> None:
     assert more.across.time_s <= whatif.across.time_s
 
 
+def test_a_domain_larger_than_a_node_is_compared_whole(cat: Catalogue) -> None:
+    # GB200 NVL72: 18 trays of 4 GPUs share one NVLink 5 domain of 72 GPUs (the preset's
+    # scale_up_domain). Inside is that whole domain, not one tray; across, 72 one-GPU nodes.
+    result = gap_for_system(cat, "gb200-nvl72")
+    assert (result.inside.nodes, result.inside.gpus_per_node) == (18, 4)
+    assert (result.across.nodes, result.across.gpus_per_node) == (72, 1)
+    engine = estimate(
+        cat,
+        ClusterSpec(nodes=18, gpus_per_node=4, system="gb200-nvl72"),
+        Collective.ALL_REDUCE,
+        1e9,
+    )
+    assert result.inside.time_s == pytest.approx(engine.time_s)
+    # By hand (bandwidth term; NVLS latency is about 1% here): NVLS moves S (m+1)/m per GPU at
+    # 900 GB/s x nvls_efficiency: 1e9 x 73/72 / (900 GB/s x 0.604) = 1.86 ms.
+    nvls_Bps = 900 * GB * _nvls_efficiency(cat, "nvlink5")
+    assert result.inside.time_s == pytest.approx(1e9 * 73 / 72 / nvls_Bps, rel=0.03)
+    assert any("domain of 72 GPUs (18 nodes of 4)" in note for note in result.assumptions)
+    # Its tensor-parallel what-if of 8 GPUs spans two trays of the domain
+    whatif = tp_whatif(
+        cat, "nvlink5", "ndr", 8, 64e6, system="gb200-nvl72", gpus_per_node=4, nics_per_node=1
+    )
+    assert (whatif.inside.nodes, whatif.inside.gpus_per_node) == (2, 4)
+    assert (whatif.across.nodes, whatif.across.gpus_per_node) == (8, 1)
+    # a node that is its own domain keeps the one-node placement
+    h100 = gap_for_system(cat, "dgx-h100")
+    assert (h100.inside.nodes, h100.inside.gpus_per_node) == (1, 8)
+
+
 def test_common_pairings_cover_the_table(cat: Catalogue) -> None:
     results = common_pairings(cat)
     assert len(results) == len(PAIRING_INTRA) * len(PAIRING_INTER)

@@ -56,7 +56,7 @@ from ibcalc.errors import ClusterError
 from ibcalc.facade import estimate
 from ibcalc.jsonmodel import JsonModel
 from ibcalc.textsafe import shown
-from ibcalc.units import GB, parse_size
+from ibcalc.units import GB, format_size, parse_size
 from ibcalc.yamlio import load_yaml, validate
 
 __all__ = [
@@ -91,7 +91,7 @@ CONVENTIONS = (
 
 #: Message size of the tensor-parallel what-if when none is given: one layer's activations of a
 #: large model (1 x 4096 tokens x 8192 hidden x 2 bytes is about 67 MB).
-TP_DEFAULT_SIZE = "64MB"
+TP_DEFAULT_SIZE = "64 MB"
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -511,12 +511,21 @@ def _placements(
     size_bytes: float,
     system: str | None,
     dtype: str,
+    domain_nodes: int = 1,
 ) -> tuple[Estimate, Estimate]:
-    """All-reduce of ``size_bytes`` on 1 node x ``ranks`` GPUs and on ``ranks`` nodes x 1 GPU."""
+    """All-reduce of ``size_bytes`` inside one scale-up domain (``domain_nodes`` nodes x
+    ``ranks`` GPUs; 1 node unless the system's domain spans several) and on as many nodes x 1
+    GPU."""
     host = host_pcie.id if host_pcie is not None else None
     inside = estimate(
         catalogue,
-        ClusterSpec(nodes=1, gpus_per_node=ranks, intra=intra.id, system=system, host_pcie=host),
+        ClusterSpec(
+            nodes=domain_nodes,
+            gpus_per_node=ranks,
+            intra=intra.id,
+            system=system,
+            host_pcie=host,
+        ),
         Collective.ALL_REDUCE,
         size_bytes,
         dtype=dtype,
@@ -524,7 +533,7 @@ def _placements(
     across = estimate(
         catalogue,
         ClusterSpec(
-            nodes=ranks,
+            nodes=ranks * domain_nodes,
             gpus_per_node=1,
             nics_per_node=across_nics,
             inter=inter.id,
@@ -549,12 +558,15 @@ def gap(
     system: str | None = None,
     size_bytes: float = ALLREDUCE_SIZE_BYTES,
     dtype: str = "fp32",
+    domain_nodes: int = 1,
 ) -> GapResult:
     """Compare scale-up and scale-out bandwidth per GPU (per direction) for one node shape.
 
     ``intra`` is a scale-up (or PCIe) link id, ``inter`` a scale-out or WAN link id,
     ``host_pcie`` the PCIe link each NIC sits on (caps the NIC's achievable rate). ``system``
-    only lends its GPU generation and NVSwitch flag to the two all-reduce estimates. Raises
+    only lends its GPU generation and NVSwitch flag to the two all-reduce estimates, and
+    ``domain_nodes`` the nodes of its scale-up domain (an NVL72 rack is 18 trays of 4 GPUs):
+    the inside all-reduce then runs on the whole domain, the across one on as many GPUs. Raises
     :class:`~ibcalc.errors.UnknownNameError` for unknown names (with suggestions) and
     `~ibcalc.errors.ClusterError` for links of the wrong kind or counts out of range.
     """
@@ -624,6 +636,7 @@ def gap(
         size_bytes=size_bytes,
         system=system,
         dtype=dtype,
+        domain_nodes=domain_nodes,
     )
     return GapResult(
         intra=up.id,
@@ -674,6 +687,14 @@ def gap_for_system(
         )
     gpus = gpus_per_node or preset.gpus_per_node
     notes: list[str] = []
+    domain_nodes = 1
+    if gpus == preset.gpus_per_node and preset.scale_up_domain > gpus:
+        # a domain larger than a node (NVL72): compare the whole domain with the network
+        domain_nodes = preset.scale_up_domain // gpus
+        notes.append(
+            f"inside: one {intra_id} domain of {domain_nodes * gpus} GPUs ({domain_nodes} nodes "
+            f"of {gpus}), as {preset.id} builds it; across: as many GPUs, one per node"
+        )
     if nics_per_node is not None:
         nics = nics_per_node
     elif find_link(catalogue, inter_id).id == preset.inter and preset.nics_per_node > 0:
@@ -689,6 +710,7 @@ def gap_for_system(
         nics,
         host_pcie=host_pcie or preset.host_pcie,
         system=preset.id,
+        domain_nodes=domain_nodes,
     )
     notes.insert(0, f"node shape from {preset.id} ({preset.name})")
     return result.model_copy(update={"assumptions": notes + result.assumptions})
@@ -726,12 +748,15 @@ def tp_whatif(
     host_pcie: str | None = None,
     system: str | None = None,
     dtype: str = "bf16",
+    gpus_per_node: int | None = None,
 ) -> TpWhatIf:
     """A tensor-parallel all-reduce of ``size_bytes`` on ``tp`` GPUs: inside one node or not.
 
-    Inside: 1 node x ``tp`` GPUs on ``intra``. Across: ``tp`` nodes x 1 GPU on ``inter`` with
-    ``nics_per_node`` NICs each (each node holds one GPU, so give it that GPU's NICs). The
-    same bytes move in both; only the links differ. Returns both estimates and the slowdown.
+    Inside: 1 node x ``tp`` GPUs on ``intra``, or, when a scale-up domain spans several nodes
+    of ``gpus_per_node`` GPUs and ``tp`` is a multiple of it, ``tp / gpus_per_node`` such nodes
+    of that domain. Across: ``tp`` nodes x 1 GPU on ``inter`` with ``nics_per_node`` NICs each
+    (each node holds one GPU, so give it that GPU's NICs). The same bytes move in both; only
+    the links differ. Returns both estimates and the slowdown.
     """
     check_count("tp", tp, 2, MAX_GPUS_PER_NODE)
     check_count("nics_per_node", nics_per_node, 1, MAX_NICS_PER_NODE)
@@ -744,20 +769,29 @@ def tp_whatif(
     )
     if system is not None:
         system = find_system(catalogue, system).id
+    ranks, domain_nodes = tp, 1
+    if gpus_per_node is not None and tp > gpus_per_node and tp % gpus_per_node == 0:
+        ranks, domain_nodes = gpus_per_node, tp // gpus_per_node
     inside, across = _placements(
         catalogue,
         up,
         out,
         host,
-        ranks=tp,
+        ranks=ranks,
         across_nics=nics_per_node,
         size_bytes=size_bytes,
         system=system,
         dtype=dtype,
+        domain_nodes=domain_nodes,
+    )
+    where = (
+        f"{domain_nodes} nodes x {ranks} in one {up.id} domain"
+        if domain_nodes > 1
+        else f"1 node x {tp} on {up.id}"
     )
     notes = [
-        f"the same all-reduce of {inside.size_bytes:.0f} B ({dtype}) over {tp} GPUs: "
-        f"1 node x {tp} on {up.id} vs {tp} nodes x 1 on {out.id} "
+        f"the same all-reduce of {format_size(inside.size_bytes)} ({dtype}) over {tp} GPUs: "
+        f"{where} vs {tp} nodes x 1 on {out.id} "
         f"({nics_per_node} NIC{'s' if nics_per_node != 1 else ''} each)",
         f"inside: {inside.best.algorithm.value}/{inside.best.protocol.value}; "
         f"across: {across.best.algorithm.value}/{across.best.protocol.value} "
@@ -884,6 +918,7 @@ def gap_report(
         nics_per_node=nics_per_gpu_node(result.nics_per_node, result.gpus_per_node),
         host_pcie=result.host_pcie,
         system=result.system,
+        gpus_per_node=result.gpus_per_node if domain > result.gpus_per_node else None,
     )
     if tp_size_bytes is None:
         note = f"TP all-reduce size {TP_DEFAULT_SIZE} assumed ({{tp_size_bytes}})"

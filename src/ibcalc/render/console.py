@@ -838,6 +838,8 @@ def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO
 def _placement_shape(p: dict[str, Any]) -> str:
     nodes, gpus = p["nodes"], p["gpus_per_node"]
     where = f"{nodes} node{'s' if nodes != 1 else ''} x {gpus} GPU{'s' if gpus != 1 else ''}"
+    if nodes > 1 and gpus > 1:  # one scale-up domain larger than a node (NVL72)
+        return f"{where} in one {p['link']} domain"
     if nodes > 1:
         return f"{where}, {p['nics_per_node']} x {p['link']} each"
     return f"{where} on {p['link']}"
