@@ -293,6 +293,35 @@ def test_options_a_design_states_are_refused_and_the_others_laid_over() -> None:
     assert _json(*base, "--host-pcie", "pcie3")["phases"][0]["time_s"] > 2 * plain
 
 
+def test_workload_and_log_commands_take_the_host_cpu() -> None:
+    """--host-cpu reached the collective commands only; train, infer, checkpoint, nccl-check and
+    calibrate describe the same cluster and take it too. On AMD hosts NCCL charges 2 us per
+    network ring step instead of 1 (getNetOverhead), so a decode all-reduce across 2 nodes is
+    slower, and it is the same estimate the allreduce command gives."""
+    from ibcalc.catalogue.load import load_catalogue
+    from ibcalc.cluster.resolve import ClusterSpec
+    from ibcalc.engine.types import Collective
+    from ibcalc.facade import estimate
+
+    for command in ("train", "infer", "checkpoint", "nccl-check", "calibrate"):
+        assert "--host-cpu" in runner.invoke(APP, [command, "--help"]).stdout
+    base = ["infer", "--model", "llama3-70b", "--tp", "16", "-N", "2", "--system", "dgx-h100"]
+    times = {}
+    for cpu in ("intel", "amd"):
+        phase = _json(*base, "--host-cpu", cpu)["phases"][0]
+        assert (phase["name"], phase["bytes_per_gpu"]) == ("decode-tp-allreduce", 16384)
+        engine = estimate(
+            load_catalogue(),
+            ClusterSpec(nodes=2, gpus_per_node=8, system="dgx-h100", host_cpu=cpu),
+            Collective.ALL_REDUCE,
+            16384,  # an all-reduce buffer is the same on every GPU
+            dtype="bf16",
+        )
+        assert phase["time_s"] == pytest.approx(engine.time_s, rel=1e-9)
+        times[cpu] = phase["time_s"]
+    assert times["amd"] > times["intel"]
+
+
 def test_main_cli_refuses_wan_links_without_sites(capsys: pytest.CaptureFixture[str]) -> None:
     # before: `ibcalc allreduce --wan-links 4` without --sites dropped the flag silently
     from ibcalc.cli import main

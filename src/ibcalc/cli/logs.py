@@ -53,6 +53,7 @@ LOG_FIELDS = (
     "inter",
     "system",
     "host_pcie",
+    "host_cpu",
     "nvls",
     "sharp",
     "gpus_per_process",

@@ -48,6 +48,7 @@ NODE_FIELDS = (
     "inter",
     "system",
     "host_pcie",
+    "host_cpu",
     "sharp",
     "nvls",
     "oversubscription",
