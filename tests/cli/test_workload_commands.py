@@ -293,6 +293,22 @@ def test_options_a_design_states_are_refused_and_the_others_laid_over() -> None:
     assert _json(*base, "--host-pcie", "pcie3")["phases"][0]["time_s"] > 2 * plain
 
 
+def test_checkpoint_lays_options_it_does_not_read_over_a_design() -> None:
+    """A checkpoint runs no collective on the compute fabric, so --sharp against a design's
+    fabric.sharp is not a clash there (train refuses it): it is laid over and named as ignored.
+    A design's own fabric.sharp is named by its key, not as the flag nobody gave."""
+    from pathlib import Path
+
+    examples = Path(__file__).parents[2] / "examples"
+    base = ["checkpoint", "--model", "llama3-70b", "--storage", "ddn-ai400x2"]
+    given = _json(*base, "--design", str(examples / "failing-requirement.yaml"), "--sharp")
+    assert any(n.startswith("the cluster's SHARP (--sharp)") for n in given["assumptions"])
+    plain = _json(*base, "--design", str(examples / "failing-requirement.yaml"))
+    assert given["totals"] == plain["totals"]  # ignored indeed
+    stated = _json(*base, "--design", str(examples / "dgx-a100-pod-hdr.yaml"))  # sharp: true
+    assert any(n.startswith("the cluster's SHARP (fabric.sharp)") for n in stated["assumptions"])
+
+
 def test_workload_and_log_commands_take_the_host_cpu() -> None:
     """--host-cpu reached the collective commands only; train, infer, checkpoint, nccl-check and
     calibrate describe the same cluster and take it too. On AMD hosts NCCL charges 2 us per

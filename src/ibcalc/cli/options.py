@@ -529,14 +529,21 @@ def _design_spec(design: Path, catalogue: Catalogue) -> tuple[ClusterSpec, dict[
 _NODE_FIELDS = ("nodes", "gpus_per_node", "nics_per_node", "intra", "inter", "system")
 
 
-def design_cluster(cluster: ClusterSpec, design: Path | None, catalogue: Catalogue) -> ClusterSpec:
+def design_cluster(
+    cluster: ClusterSpec,
+    design: Path | None,
+    catalogue: Catalogue,
+    *,
+    unread: frozenset[str] = frozenset(),
+) -> ClusterSpec:
     """The cluster of ``--design FILE`` with the other cluster options given (sites, WAN ...).
 
     Without a design, ``cluster`` itself. Options that describe the nodes too are refused: the
     design and the flags would both describe them; so are options the file itself states
     (``--sharp`` against ``fabric.sharp``, ``--host-pcie`` against ``host_pcie`` ...), which
     would otherwise replace the file's value unsaid. Options the file leaves open are laid over
-    it (``--sharp`` on a design without ``fabric.sharp``: a what-if).
+    it (``--sharp`` on a design without ``fabric.sharp``: a what-if), and so are the ``unread``
+    fields, which the command does not use and names as ignored (checkpoint's SHARP).
     """
     if design is None:
         return cluster
@@ -546,7 +553,7 @@ def design_cluster(cluster: ClusterSpec, design: Path | None, catalogue: Catalog
     spec, stated = _design_spec(design, catalogue)
     clash = [
         f
-        for f in sorted(cluster.model_fields_set & stated.keys())
+        for f in sorted((cluster.model_fields_set & stated.keys()) - unread)
         if not _same(catalogue, getattr(cluster, f), getattr(spec, f))
     ]
     if clash:
@@ -575,12 +582,20 @@ def _same(catalogue: Catalogue, given: object, stated: object) -> bool:
     return given == stated
 
 
-def design_names(cluster: ClusterSpec, design: Path | None) -> dict[str, str]:
-    """How a workload's notes name each field: as flags, except the cross-leaf fraction a
-    design file derives from its layout (its notes said "from --cross-leaf", never given)."""
-    if design is None or "cross_leaf_fraction" in cluster.model_fields_set:
+def design_names(cluster: ClusterSpec, design: Path | None, catalogue: Catalogue) -> dict[str, str]:
+    """How a workload's notes name each field: as flags, except a field the design file states
+    and no option gave, which is named by its key (``fabric.sharp``; "the design's fabric
+    layout" for a cross-leaf fraction it derives): the notes said "SHARP (--sharp)" for a
+    design's ``fabric.sharp: true``, and "from --cross-leaf", neither given."""
+    if design is None:
         return FIELD_FLAGS
-    return {**FIELD_FLAGS, "cross_leaf_fraction": "the design's fabric layout"}
+    _, stated = _design_spec(design, catalogue)
+    from_file = {
+        f: "the design's fabric layout" if key == "fabric layout" else key
+        for f, key in stated.items()
+        if f not in cluster.model_fields_set
+    }
+    return {**FIELD_FLAGS, **from_file}
 
 
 def design_node_shape(

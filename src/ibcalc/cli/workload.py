@@ -54,6 +54,9 @@ NODE_FIELDS = (
     "oversubscription",
     "cross_leaf_fraction",
 )
+#: The cluster fields a checkpoint does not read (it runs no collective on the compute fabric):
+#: laid over a design, never refused as a clash with it, and named as ignored.
+CHECKPOINT_UNREAD = frozenset({"sharp", "nvls", "oversubscription", "cross_leaf_fraction"})
 #: The cluster options of ``train``: those, and the sites with their WAN.
 TRAIN_FIELDS = (*NODE_FIELDS, "sites", "wan", "wan_links", "wan_latency_s")
 
@@ -223,10 +226,10 @@ def train_command(
     )
     if compare:
         results, skipped = compare_layouts(cat, resolved, job, params=cost)
-        render_compare(results, skipped, fmt, names=design_names(cluster, design))
+        render_compare(results, skipped, fmt, names=design_names(cluster, design, cat))
         return
     render_train(
-        train_step(cat, resolved, job, params=cost), fmt, names=design_names(cluster, design)
+        train_step(cat, resolved, job, params=cost), fmt, names=design_names(cluster, design, cat)
     )
 
 
@@ -304,7 +307,7 @@ def infer_command(
     render_infer(
         infer(cat, resolved, job, params=params_of(cost_params)),
         fmt,
-        names=design_names(cluster, design),
+        names=design_names(cluster, design, cat),
     )
 
 
@@ -375,8 +378,8 @@ def checkpoint_command(
         prefixes=prefixes,
     )
     cat = catalogue_of(catalogue)
-    resolved = resolve_cluster(cat, design_cluster(cluster, design, cat))
-    render_checkpoint(checkpoint(cat, resolved, job), fmt, names=design_names(cluster, design))
+    resolved = resolve_cluster(cat, design_cluster(cluster, design, cat, unread=CHECKPOINT_UNREAD))
+    render_checkpoint(checkpoint(cat, resolved, job), fmt, names=design_names(cluster, design, cat))
 
 
 def register(app: typer.Typer) -> None:
