@@ -1471,3 +1471,28 @@ def test_the_4_mib_list_is_refused_within_200_mb(tmp_path: Path) -> None:
     assert re.search(r":3:\d+: document has more than 100000 YAML nodes$", message)
     assert float(seconds) < HANG_GUARD_S
     assert int(peak_kib) < 200 * 1024
+
+
+@pytest.mark.parametrize("unbuffered", ["1", ""])
+def test_a_reader_gone_mid_write_ends_with_141(unbuffered: str) -> None:
+    """`ibcalc links --format json | head -c 4096`: the reader leaves after 4 KiB of about
+    100 KB. With an unbuffered stdout (PYTHONUNBUFFERED=1, set on some CI runners) Python's
+    text layer passed the write to the file once and dropped what the short write left: the
+    output was cut with no error and the run exited 0 (`check`: 1, as for a failing
+    requirement) instead of 141."""
+    command = [sys.executable, "-c", "from ibcalc.cli import main; main()", "links"]
+    env = {**os.environ, "PYTHONUNBUFFERED": unbuffered}
+    with subprocess.Popen(
+        [*command, "--format", "json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    ) as proc:
+        assert proc.stdout is not None
+        assert proc.stderr is not None
+        head = proc.stdout.read(4096)
+        proc.stdout.close()
+        err = proc.stderr.read()
+        code = proc.wait(timeout=60)
+    assert head.startswith((b"{", b"["))
+    assert (code, err) == (141, b"")

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import io
 import os
+import select
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -79,12 +81,32 @@ class _GuardedStdout:
 
     def write(self, text: str) -> int:
         try:
+            raw = getattr(self._stream, "buffer", None)
+            if isinstance(raw, io.RawIOBase):
+                return self._write_all(raw, text)
             return self._stream.write(text)
         except BrokenPipeError:
             self.broken = True
             raise
         except OSError as exc:
             raise StdoutError(exc.errno, exc.strerror) from exc
+
+    def _write_all(self, raw: io.RawIOBase, text: str) -> int:
+        """Write ``text`` to an unbuffered stdout (``PYTHONUNBUFFERED=1``, ``python -u``) to the
+        last byte. Its text layer passes one write to the file and drops what a short write
+        leaves: a reader that goes away mid-write (``| head -1``) cut the output with no
+        error, and the run ended with its own exit code, not 141. Written in a loop, the next
+        write after a short one raises BrokenPipeError."""
+        self._stream.flush()
+        stream = self._stream
+        view = memoryview(text.encode(stream.encoding or "utf-8", stream.errors or "strict"))
+        while view:
+            count = raw.write(view)
+            if count is None:  # a non-blocking stdout that would block: wait for it
+                select.select([], [raw], [])
+                continue
+            view = view[count:]
+        return len(text)
 
     def flush(self) -> None:
         try:
