@@ -141,9 +141,14 @@ def test_no_preset_assumes_eight_gpus_and_one_nic_per_gpu() -> None:
     assert out.domain_bw_Bps == pytest.approx(8 * 50 * GB * _eff("roce-400g"))
     assert cluster.assumptions == [
         "8 GPUs per node assumed ({gpus_per_node})",
-        "2 nodes assumed ({nodes}); 2 nodes let NCCL's tree halve network traffic",
+        "2 nodes assumed ({nodes})",
+        "2 nodes let NCCL's tree halve network traffic",
         "8 NICs per node (one per GPU) assumed ({nics_per_node})",
     ]
+    # what the default node count means for collectives is a fabric note (checkpoint, which
+    # runs none, leaves it out); the count itself is not
+    assert "2 nodes let NCCL's tree halve network traffic" in cluster.fabric_notes
+    assert "2 nodes assumed ({nodes})" not in cluster.fabric_notes
 
 
 def test_fewer_gpus_keep_a_mesh_to_the_links_in_use() -> None:

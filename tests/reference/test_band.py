@@ -47,3 +47,18 @@ def test_shipped_band_is_the_derived_one() -> None:
                 regime,
                 cls,
             )
+
+
+def test_the_model_docs_print_the_shipped_band() -> None:
+    """docs/model.md#error-band tabulates the shipped quantiles; its mid row had kept an older
+    refit's values (verbs -0.52 / +0.08) after the data file moved on."""
+    import re
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "model.md").read_text("utf-8")
+    shipped = BASE.params.error_band.time_error_quantiles
+    for regime in REGIMES:
+        row = re.search(rf"^\| {regime}\b[^|]*\|(.*)\|\s*$", text, re.M)
+        assert row is not None, regime
+        cells = [c.strip() for c in row.group(1).split("|")]
+        quoted = [[float(x) for x in cell.split(" / ")] for cell in cells]
+        assert quoted == [list(shipped[regime][cls]) for cls in BAND_CLASSES], regime

@@ -156,9 +156,10 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
     default_nodes = 1 if no_nic_preset else DEFAULT_NODES
     nodes = spec.nodes if spec.nodes is not None else default_nodes
     if spec.nodes is None and nodes > 1:
-        notes.append(
-            f"{nodes} nodes assumed ({{nodes}}); 2 nodes let NCCL's tree halve network traffic"
-        )
+        notes.append(f"{nodes} nodes assumed ({{nodes}})")
+        # what the default means for collectives only (checkpoint leaves fabric notes out)
+        notes.append("2 nodes let NCCL's tree halve network traffic")
+        fabric.append(notes[-1])
     elif spec.nodes is None:
         assert system is not None
         notes.append(f"1 node assumed: {system.id} has no scale-out NIC ({{nodes}}, {{inter}})")
