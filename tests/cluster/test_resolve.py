@@ -201,6 +201,16 @@ def test_sites_add_a_wan_tier() -> None:
     )
     assert given.topology.wan is not None
     assert given.topology.wan.transport_latency_s == pytest.approx(5e-3)
+    # aws-flow-5g is a per-flow rate limit with no distance: its hop has no propagation delay,
+    # and the notes say so (they only printed "0 us one way per WAN hop")
+    flow = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=4, sites=2, wan="aws-flow-5g"))
+    assert flow.topology.wan is not None
+    assert flow.topology.wan.transport_latency_s == 0
+    assert (
+        "aws-flow-5g states no distance: its WAN hop costs no propagation delay "
+        "({wan_latency_s} to give one)"
+    ) in flow.assumptions
+    assert not any("states no distance" in note for note in cluster.assumptions)
 
 
 def test_oversubscription_reaches_the_scale_out_tier() -> None:

@@ -447,6 +447,11 @@ def _build_wan(
         )
     else:
         latency = wan.transport_latency_s + (wan.latency_s or 0.0)
+        if wan.latency_s is None and wan.kind is LinkKind.WAN:
+            notes.append(
+                f"{wan.id} states no distance: its WAN hop costs no propagation delay "
+                "({wan_latency_s} to give one)"
+            )
     per_site = domains // spec.sites
     notes.append(
         f"{spec.sites} sites of {per_site} node{'s' if per_site != 1 else ''}, "
