@@ -234,6 +234,34 @@ def test_plot(tmp_path: Path) -> None:
     assert ".png or .svg" in err
 
 
+def test_plot_never_writes_over_a_log_it_reads(tmp_path: Path) -> None:
+    """--plot run.png on a log named run.png turned the log into a picture; with several runs
+    the -2, -3 ... files were written unchecked (one of them an input log, or a directory
+    found only after the first picture was written). Every target is checked first."""
+    pytest.importorskip("matplotlib")
+    log = (SWEEPS / "13_allreduce_1node_4xH100_intranode.txt").read_bytes()
+    named_png = tmp_path / "run.png"
+    named_png.write_bytes(log)
+    code, out, err = run("nccl-check", str(named_png), "--plot", str(named_png))
+    assert (code, out) == (2, "")
+    assert "it is also an input of this run" in err
+    assert named_png.read_bytes() == log
+    first, second = tmp_path / "a.txt", tmp_path / "plot-2.png"
+    first.write_bytes(log)
+    second.write_bytes(log)
+    code, out, err = run(
+        "nccl-check", str(first), str(second), "--plot", str(tmp_path / "plot.png")
+    )
+    assert (code, out) == (2, "")
+    assert second.read_bytes() == log
+    assert not (tmp_path / "plot.png").exists()
+    (tmp_path / "x-2.png").mkdir()
+    code, out, err = run("nccl-check", str(first), str(first), "--plot", str(tmp_path / "x.png"))
+    assert (code, out) == (2, "")
+    assert "is a directory" in err
+    assert not (tmp_path / "x.png").exists()
+
+
 def test_calibrate_writes_an_override_once(tmp_path: Path) -> None:
     log = SWEEPS / "13_allreduce_1node_4xH100_intranode.txt"
     out_file = tmp_path / "site.yaml"

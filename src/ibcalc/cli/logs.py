@@ -158,7 +158,8 @@ def nccl_check(
     params = params_of(cost_params)
     spec = design_node_shape(cluster, design, cat)
     coll = parse_collective(collective) if collective is not None else None
-    target = plot_target(plot)
+    inputs = run_inputs(files, catalogue, cost_params, design)
+    target = plot_target(plot, inputs)
     checks: list[RunCheck] = []
     unreadable = False
     logs: list[LogInput] = []
@@ -194,10 +195,15 @@ def nccl_check(
                 )
         except typer.Exit:
             unreadable = True
+    plotted = [c for c in checks if c.rows]
+    # every picture's file (check.png, check-2.png ...) is checked before the first is written
+    plots = (
+        [plot_target(_plot_path(target, i), inputs) for i in range(len(plotted))] if target else []
+    )
     typer.echo(render_check_report(checks, fmt, names=FIELD_FLAGS), nl=False)
-    if target is not None:
-        for i, check in enumerate(c for c in checks if c.rows):
-            say(f"wrote {plot_check(_plot_path(target, i), check)}")
+    for path, check in zip(plots, plotted, strict=True):
+        assert path is not None
+        say(f"wrote {plot_check(path, check)}")
     if unreadable:
         raise typer.Exit(2)
     if min_efficiency is not None and _gate(checks, min_efficiency):
