@@ -197,13 +197,15 @@ def nccl_check(
             unreadable = True
     plotted = [c for c in checks if c.rows]
     # every picture's file (check.png, check-2.png ...) is checked before the first is written
-    plots = (
-        [plot_target(_plot_path(target, i), inputs) for i in range(len(plotted))] if target else []
-    )
+    pictures: list[Path] = []
+    for i in range(len(plotted) if target is not None else 0):
+        assert target is not None
+        checked = plot_target(_plot_path(target, i), inputs)
+        assert checked is not None
+        pictures.append(checked)
     typer.echo(render_check_report(checks, fmt, names=FIELD_FLAGS), nl=False)
-    for path, check in zip(plots, plotted, strict=True):
-        assert path is not None
-        say(f"wrote {plot_check(path, check)}")
+    for picture, check in zip(pictures, plotted, strict=False):
+        say(f"wrote {plot_check(picture, check)}")
     if unreadable:
         raise typer.Exit(2)
     if min_efficiency is not None and _gate(checks, min_efficiency):
