@@ -470,3 +470,22 @@ def test_calibrate_warns_when_logs_of_different_clusters_share_a_value(tmp_path:
     assert squashed in flat
     assert flat.index(squashed) < flat.index("fittedparameters")
     assert f"# {warning}" in target.read_text(encoding="utf-8").splitlines()
+
+
+def test_a_log_file_name_cannot_fake_a_line(tmp_path: Path) -> None:
+    """A log named 'x<newline>::error title=INJECTED::...' printed a second GitHub workflow
+    command in --format github's summary line, and its name raw in the table and calibrate
+    headers; an escape code was dropped ('e<ESC>[31mred.txt' shown as 'ered.txt'). File names
+    are shown escaped, as every other text from input is."""
+    log = tmp_path / "x\n::error title=INJECTED::pwned.txt"
+    log.write_bytes((SWEEPS / "13_allreduce_1node_4xH100_intranode.txt").read_bytes())
+    escaped = "x\\n::error title=INJECTED::pwned.txt"
+    for args in (["nccl-check", "--format", "github"], ["nccl-check"], ["calibrate"]):
+        code, out, err = run(*args, str(log))
+        assert code == 0, err
+        assert not any(line.startswith("::error title=INJECTED") for line in out.splitlines())
+        assert escaped in out
+    colour = tmp_path / "e\x1b[31mred.txt"
+    colour.write_bytes(log.read_bytes())
+    _, out, _ = run("nccl-check", str(colour))
+    assert "e\\x1b[31mred.txt" in out

@@ -30,6 +30,7 @@ from ibcalc.logs.calibrate import Calibration, bound_text
 from ibcalc.logs.results import GIVEN, Assumption, Finding, RowCheck, RunCheck
 from ibcalc.render.plot import MeasuredPoint, Series, plot_sweep
 from ibcalc.render.stream import PipeConsole, TrimmedStream
+from ibcalc.textsafe import printable
 
 __all__ = [
     "CHECK_FORMATS",
@@ -181,7 +182,7 @@ def render_checks(
         if i:
             console.print()
         title = Text()
-        title.append(f"{check.source}", style="bold")
+        title.append(printable(check.source, None), style="bold")
         title.append(f" (run {check.run_index + 1}, lines {check.line_start}-{check.line_end}): ")
         given = any(a.field == "collective" and a.source == "flag" for a in check.assumptions)
         if given:  # the caller's collective, not the log's, is what the rows were judged as
@@ -321,7 +322,10 @@ def render_checks_github(
             if check.min_bandwidth_efficiency is not None
             else ""
         )
-        lines.append(f"nccl-check {check.source} run {check.run_index + 1}: {check.verdict}{eff}")
+        lines.append(
+            f"nccl-check {printable(check.source, None)} run {check.run_index + 1}: "
+            f"{check.verdict}{eff}"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -374,7 +378,7 @@ def plot_check(path: str | Path, check: RunCheck) -> Path:
             size_bytes=float(r.size_bytes),
             busbw_GBps=max(r.measured_busbw_GBps, 1e-6),
             time_s=r.measured_time_us * 1e-6,
-            label=f"measured ({Path(check.source).name})",
+            label=f"measured ({printable(Path(check.source).name)})",
         )
         for r in rows
     ]
@@ -428,7 +432,11 @@ def render_calibration(
     buffer = io.StringIO()
     console = _console(buffer)
     console.print(
-        Text(f"calibration on {', '.join(calibration.inputs)} ({calibration.date})", style="bold")
+        Text(
+            f"calibration on {', '.join(printable(i, None) for i in calibration.inputs)} "
+            f"({calibration.date})",
+            style="bold",
+        )
     )
     if calibration.warnings:
         notes = Table.grid(padding=(0, 1))
@@ -479,7 +487,7 @@ def render_calibration(
         fit.add_column(name, no_wrap=True, justify="right" if name == "rows" else "left")
     for r in calibration.runs:
         fit.add_row(
-            f"{Path(r.source).name} (run {r.run_index + 1}, {r.collective})",
+            f"{printable(Path(r.source).name)} (run {r.run_index + 1}, {r.collective})",
             str(r.rows),
             f"{_pct(r.latency_before)} -> {_pct(r.latency_after)}",
             f"{_pct(r.bandwidth_before)} -> {_pct(r.bandwidth_after)}",
