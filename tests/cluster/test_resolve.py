@@ -362,3 +362,29 @@ def test_amd_gpus_say_that_rccl_is_priced_as_nccl() -> None:
     assert len(rccl(ClusterSpec(system="mi355x-8", nodes=2))) == 1
     assert len(rccl(ClusterSpec(intra="xgmi-mi300x", gpus_per_node=8))) == 1
     assert rccl(ClusterSpec(system="dgx-h100", nodes=2)) == []
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        # a WAN or NVLink "host link" capped each NIC at its rate: 0.90 GB/s busbw from wan-1g
+        (
+            ClusterSpec(system="dgx-h100", nodes=4, host_pcie="wan-1g"),
+            "host_pcie wan-1g is a wan link; give the PCIe link the NICs sit on (e.g. pcie5)",
+        ),
+        (
+            ClusterSpec(system="dgx-h100", nodes=4, host_pcie="nvlink5"),
+            "host_pcie nvlink5 is a scale-up link; give the PCIe link the NICs sit on (e.g. pcie5)",
+        ),
+        # --wan without --sites was dropped with a note sweep never printed (a misspelt link
+        # too), while --wan-links, --distance and --rtt without sites were refused
+        (
+            ClusterSpec(system="dgx-h100", nodes=4, wan="bogus"),
+            "wan bogus needs several sites: WAN links join sites (give sites 2 or more)",
+        ),
+    ],
+)
+def test_links_of_the_wrong_role_are_refused(spec: ClusterSpec, message: str) -> None:
+    with pytest.raises(ClusterError) as info:
+        resolve_cluster(CAT, spec)
+    assert str(info.value) == message

@@ -183,6 +183,13 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
     host_name = spec.host_pcie or (system.host_pcie if system else None)
     if host_name:
         host_pcie = find_link(catalogue, host_name)
+        if host_pcie.kind is not LinkKind.HOST:
+            # a NIC's rate capped by a WAN or NVLink "host link" made a number out of nothing
+            raise ClusterError(
+                f"{{host_pcie}} {host_pcie.id} is a {host_pcie.kind} link; give the PCIe link "
+                "the NICs sit on (e.g. pcie5)",
+                field="host_pcie",
+            )
 
     scale_up = _scale_up_domain(system, spec, gpus_per_node, nodes, notes)
     domains = nodes * gpus_per_node // scale_up
@@ -425,7 +432,11 @@ def _build_wan(
                 field="wan_latency_s",
             )
         if spec.wan is not None:
-            notes.append(f"{{wan}} {spec.wan} ignored: one site ({{sites}} to add more)")
+            raise ClusterError(
+                f"{{wan}} {spec.wan} needs several sites: WAN links join sites "
+                "(give {sites} 2 or more)",
+                field="wan",
+            )
         return None
     if domains % spec.sites:
         raise ClusterError(
