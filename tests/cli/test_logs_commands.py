@@ -489,3 +489,27 @@ def test_a_log_file_name_cannot_fake_a_line(tmp_path: Path) -> None:
     colour.write_bytes(log.read_bytes())
     _, out, _ = run("nccl-check", str(colour))
     assert "e\\x1b[31mred.txt" in out
+
+
+def test_half_the_expected_rate_inside_the_band_is_not_ok(tmp_path: Path) -> None:
+    """Sweep 13 (1 x 4 H100) with its 64 and 128 MiB times x 1.8: efficiency 51-52 %, inside
+    the scale-up error band (its 10th percentile is -54 %), read "verdict: ok". The band now
+    lifts a row one step only (bad -> low, low -> ok), so the run is low."""
+    lines = []
+    for line in (SWEEPS / "13_allreduce_1node_4xH100_intranode.txt").read_text().splitlines():
+        fields = line.split()
+        if len(fields) > 8 and fields[0] in ("67108864", "134217728"):
+            line = line.replace(fields[5], f"{float(fields[5]) * 1.8:.1f}", 1)
+        lines.append(line)
+    slow = tmp_path / "slow.txt"
+    slow.write_text("\n".join(lines) + "\n")
+    code, out, err = run("nccl-check", str(slow), "--format", "json")
+    assert code == 0, err
+    (checked,) = json.loads(out)["runs"]
+    big = [r for r in checked["rows"] if r["size_bytes"] >= 64 * 2**20]
+    assert [r["size_bytes"] for r in big] == [64 * 2**20, 128 * 2**20]
+    for row in big:
+        assert 0.5 < row["efficiency"] < 0.6  # below the bad threshold of 0.6
+        assert row["within_band"] is True
+        assert row["verdict"] == "low"
+    assert checked["verdict"] == "low"
