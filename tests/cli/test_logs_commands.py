@@ -513,3 +513,65 @@ def test_half_the_expected_rate_inside_the_band_is_not_ok(tmp_path: Path) -> Non
         assert row["within_band"] is True
         assert row["verdict"] == "low"
     assert checked["verdict"] == "low"
+
+
+def _edited_13(tmp_path: Path, times: dict[str, str], name: str = "edited.txt") -> Path:
+    """Sweep 13 (1 x 4 H100, NCCL 2.22.3) with the out-of-place time of some sizes replaced."""
+    lines = []
+    for line in (SWEEPS / "13_allreduce_1node_4xH100_intranode.txt").read_text().splitlines():
+        fields = line.split()
+        if len(fields) > 8 and fields[0] in times:
+            line = line.replace(fields[5], times[fields[0]], 1)
+        lines.append(line)
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_time_faster_than_the_cluster_can_move_is_no_measurement(tmp_path: Path) -> None:
+    """64 and 128 MiB in 3.4 and 6.4 us on 4 H100 (29,600 GB/s busbw where NVLink 4 gives
+    450) passed --min-efficiency 0.85 with "verdict: ok", and calibrate fitted the NVLink
+    efficiency to 1.00 from them. A row above 64 KiB more than 4x faster than the model is
+    now invalid: the run is corrupt, the gate fails, calibrate leaves it out."""
+    fast = _edited_13(tmp_path, {"67108864": "3.4", "134217728": "6.4"})
+    code, out, err = run("nccl-check", str(fast), "--format", "json", "--min-efficiency", "0.85")
+    assert code == 1
+    (checked,) = json.loads(out)["runs"]
+    assert checked["verdict"] == "corrupt"
+    flagged = [r["size_bytes"] for r in checked["rows"] if r["implausible"]]
+    assert flagged == [64 * 2**20, 128 * 2**20]
+    assert any(f["kind"] == "implausible_timing" for f in checked["findings"])
+    assert "implausibly fast" in err
+    code, out, _ = run("calibrate", str(fast))
+    assert code == 0
+    assert "2 rows over 4x faster than the model expects left out" in " ".join(out.split())
+    assert "nvlink4-mesh4.efficiency: no fitted row of 64 MiB or more" in out
+
+
+def test_calibrate_leaves_out_rows_that_failed_validation_in_place(tmp_path: Path) -> None:
+    """nccl-check called a run with #wrong = 5 in place at 128 MiB corrupt, and calibrate
+    fitted that row without a word (it read the out-of-place #wrong only)."""
+    lines = []
+    for line in (SWEEPS / "13_allreduce_1node_4xH100_intranode.txt").read_text().splitlines():
+        fields = line.split()
+        if len(fields) > 12 and fields[0] == "134217728":
+            fields[12] = "5"  # the in-place #wrong column
+            line = "  ".join(fields)
+        lines.append(line)
+    wrong = tmp_path / "wrong.txt"
+    wrong.write_text("\n".join(lines) + "\n")
+    _, out, _ = run("nccl-check", str(wrong), "--format", "json")
+    assert json.loads(out)["runs"][0]["verdict"] == "corrupt"
+    code, out, _ = run("calibrate", str(wrong))
+    assert code == 0
+    assert "1 row whose results failed validation (#wrong) left out" in " ".join(out.split())
+
+
+def test_a_row_longer_than_hours_is_dropped(tmp_path: Path) -> None:
+    """A 128 MiB time of 1e30 us was shown as a 31-digit measurement (1e308: a table of
+    cut columns) and calibrate reported a 4e15 % error; it is dropped with a note."""
+    absurd = _edited_13(tmp_path, {"134217728": "1e30"})
+    code, out, _ = run("nccl-check", str(absurd))
+    assert code == 0
+    assert "1e+30 us out of place is longer than 1e+10 us (2.8 hours)" in " ".join(out.split())
+    assert "128 MiB" not in out.split("note:")[0]

@@ -38,9 +38,10 @@ from ibcalc.cli.options import (
 )
 from ibcalc.cli.output import run_inputs
 from ibcalc.cluster.spec import ClusterSpec
+from ibcalc.textsafe import printable
 
 if TYPE_CHECKING:
-    from ibcalc.logs.results import RunCheck
+    from ibcalc.logs.results import RowCheck, RunCheck
 
 __all__ = ["CheckFormat", "register"]
 
@@ -212,6 +213,15 @@ def nccl_check(
         raise typer.Exit(1)
 
 
+def _why_failed(row: RowCheck) -> str:
+    """Why a row fails the gate: its efficiency, or that it is no valid measurement."""
+    if (row.wrong or 0) > 0:
+        return f"{row.efficiency:.0%} of the expected busbw, but #wrong = {row.wrong}"
+    if row.implausible:
+        return f"{row.efficiency:.3g}x the expected busbw: implausibly fast"
+    return f"{row.efficiency:.0%} of the expected busbw"
+
+
 def _gate(checks: list[RunCheck], min_efficiency: float) -> bool:
     """Say each run that fails ``--min-efficiency`` on stderr; True when one does."""
     from ibcalc.logs.results import gate_failures
@@ -222,13 +232,10 @@ def _gate(checks: list[RunCheck], min_efficiency: float) -> bool:
         if not rows:
             continue
         failed = True
-        sizes = ", ".join(
-            f"{r.size_bytes} B ({r.efficiency:.0%}{', #wrong' if r.wrong else ''})"
-            for r in rows[:6]
-        )
+        sizes = ", ".join(f"{r.size_bytes} B ({_why_failed(r)})" for r in rows[:6])
         say(
-            f"FAIL {check.source} run {check.run_index + 1}: below {min_efficiency:g} of the "
-            f"expected busbw at {sizes}"
+            f"FAIL {printable(check.source, None)} run {check.run_index + 1}: "
+            f"--min-efficiency {min_efficiency:g} fails at {sizes}"
         )
     return failed
 

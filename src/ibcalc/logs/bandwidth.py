@@ -74,7 +74,7 @@ def bandwidth_findings(
     ``latency_fit`` is the per-hop latency fitted to the small sizes (link, added seconds,
     median error), re-run as a slow-transport hypothesis."""
     # rows that failed validation are reported as corruption, not diagnosed as slow
-    bw = [r for r in ctx.rows if r.regime == "bandwidth" and not (r.wrong or 0) > 0]
+    bw = [r for r in ctx.rows if r.regime == "bandwidth" and not r.invalid]
     if not bw:
         return []
     band = BANDS["bandwidth"]
@@ -308,7 +308,7 @@ def _score(ctx: RunContext, hyp: _Hypothesis) -> _Scored | None:
     within = 0
     predicted: list[float] = []
     for row, est in zip(ctx.rows, ests, strict=True):
-        if row.regime != "bandwidth" or est is None or (row.wrong or 0) > 0:
+        if row.regime != "bandwidth" or est is None or row.invalid:
             continue
         measured_s = row.measured_time_us * 1e-6
         errors.append(abs(math.log(measured_s / est.time_s)))

@@ -66,7 +66,7 @@ from ibcalc.logs.expect import catalogue_with_link, predict
 from ibcalc.logs.fit import minimize_scalar
 from ibcalc.logs.parse import LogInput
 from ibcalc.logs.records import Row, Run
-from ibcalc.logs.results import BANDWIDTH_MIN_BYTES, LATENCY_MAX_BYTES
+from ibcalc.logs.results import BANDWIDTH_MIN_BYTES, IMPLAUSIBLE_SPEEDUP, LATENCY_MAX_BYTES
 
 __all__ = [
     "Calibration",
@@ -261,8 +261,13 @@ def _regime_rows(rows: Iterable[Row]) -> list[Row]:
         if r.size_bytes > 0
         and r.oop.time_us > 0
         and (r.size_bytes <= LATENCY_MAX_BYTES or r.size_bytes >= BANDWIDTH_MIN_BYTES)
-        and not (r.oop.wrong or 0) > 0
+        and not _failed_validation(r)
     ]
+
+
+def _failed_validation(row: Row) -> bool:
+    """``#wrong`` non-zero out of place or in place: the results are not a measurement."""
+    return any((t.wrong or 0) > 0 for t in (row.oop, row.ip) if t is not None)
 
 
 def _cost_override(key: str, value: float, rows: str) -> dict[str, Any]:
@@ -466,6 +471,16 @@ def calibrate(
                 if n.source != "flag" and n.value is not None
             ]
         rows = [r for r in run.rows if row_filter is None or row_filter(run, r)]
+        failed = [r for r in rows if _failed_validation(r)]
+        if failed:
+            notes.append(
+                (
+                    label,
+                    f"{len(failed)} row{'s' if len(failed) > 1 else ''} whose results failed "
+                    f"validation (#wrong) left out (line{'s' if len(failed) > 1 else ''} "
+                    f"{', '.join(str(r.line) for r in failed[:5])})",
+                )
+            )
         dtype = run.dtype
         if dtype is not None:
             try:
@@ -495,6 +510,26 @@ def calibrate(
             dtype=case.dtype,
             params=params,
         )
+        fast = [
+            r
+            for r, e in zip(case.rows, ests, strict=True)
+            if e is not None
+            and r.size_bytes > LATENCY_MAX_BYTES
+            and e.time_s > IMPLAUSIBLE_SPEEDUP * r.oop.time_us * 1e-6
+        ]
+        if fast:
+            notes.append(
+                (
+                    case.source,
+                    f"{len(fast)} row{'s' if len(fast) > 1 else ''} over "
+                    f"{IMPLAUSIBLE_SPEEDUP:g}x faster than the model expects left out: no "
+                    "measurement of this cluster (lines "
+                    f"{', '.join(str(r.line) for r in fast[:5])})",
+                )
+            )
+            keep = [r not in fast for r in case.rows]
+            case.rows = [r for r, k in zip(case.rows, keep, strict=True) if k]
+            ests = [e for e, k in zip(ests, keep, strict=True) if k]
         dropped = [r for r, e in zip(case.rows, ests, strict=True) if e is None]
         if dropped:
             notes.append(

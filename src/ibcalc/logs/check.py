@@ -32,6 +32,7 @@ from ibcalc.logs.records import ParsedLog, Row, Run
 from ibcalc.logs.results import (
     BANDS,
     GIVEN,
+    IMPLAUSIBLE_SPEEDUP,
     Assumption,
     Band,
     Finding,
@@ -188,7 +189,7 @@ def check_run(
             for r in checked
         ]
         bandwidth = [r for r in checked if r.regime == "bandwidth"]
-    if any((r.wrong or 0) > 0 for r in checked):
+    if any(r.invalid for r in checked):
         verdict: RunVerdict = "corrupt"
     elif min_eff is None:
         verdict = "unknown"
@@ -401,6 +402,7 @@ def _row_check(row: Row, est: Estimate, collective: Collective, ranks: int) -> R
         within_band=within,
         verdict=verdict,
         wrong=max(wrong) if wrong else None,
+        implausible=reg != "latency" and efficiency > IMPLAUSIBLE_SPEEDUP,
     )
 
 

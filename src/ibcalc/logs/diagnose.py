@@ -33,8 +33,17 @@ from ibcalc.errors import IbcalcError
 from ibcalc.logs.bandwidth import bandwidth_findings
 from ibcalc.logs.expect import RunContext, catalogue_with_link, predict
 from ibcalc.logs.fit import minimize_scalar
-from ibcalc.logs.results import BANDS, Finding, RowCheck, Severity, fmt_size, pct, size_span
-from ibcalc.units import MiB
+from ibcalc.logs.results import (
+    BANDS,
+    IMPLAUSIBLE_SPEEDUP,
+    Finding,
+    RowCheck,
+    Severity,
+    fmt_size,
+    pct,
+    size_span,
+)
+from ibcalc.units import GB, MiB, format_bandwidth
 
 __all__ = [
     "DROP_FRACTION",
@@ -73,6 +82,36 @@ def diagnose(ctx: RunContext) -> list[Finding]:
 
 
 def _corruption(ctx: RunContext) -> list[Finding]:
+    return _wrong_results(ctx) + _implausible(ctx)
+
+
+def _implausible(ctx: RunContext) -> list[Finding]:
+    fast = [r for r in ctx.rows if r.implausible]
+    if not fast:
+        return []
+    worst = max(fast, key=lambda r: r.efficiency)
+    return [
+        Finding(
+            kind="implausible_timing",
+            cause=f"no measurement of this cluster: {len(fast)} row{'s' if len(fast) > 1 else ''} "
+            f"of more than 64 KiB ran over {IMPLAUSIBLE_SPEEDUP:g}x faster than it can move the "
+            "bytes (a time mistyped or cut, a log edited, or another cluster than the one "
+            "assumed)",
+            confidence="high",
+            severity="error",
+            evidence=[
+                f"{fmt_size(worst.size_bytes)}: {worst.measured_time_us:.4g} us, busbw "
+                f"{format_bandwidth(worst.measured_busbw_GBps * GB)} against "
+                f"{format_bandwidth(worst.expected_busbw_GBps * GB)} expected "
+                f"({worst.efficiency:.3g}x; line {worst.line})",
+                "those rows are left out of the diagnosis and fail any --min-efficiency gate",
+            ],
+            lines=[r.line for r in fast],
+        )
+    ]
+
+
+def _wrong_results(ctx: RunContext) -> list[Finding]:
     bad = [r for r in ctx.rows if (r.wrong or 0) > 0]
     if not bad:
         return []
@@ -123,7 +162,7 @@ def _latency_findings(ctx: RunContext, latency: _LatencyFit | None) -> list[Find
     if latency is None:
         return []
     lat, ratio = latency.rows, latency.ratio
-    bw = [r for r in ctx.rows if r.regime == "bandwidth"]
+    bw = [r for r in ctx.rows if r.regime == "bandwidth" and not r.invalid]
     bw_fine = bool(bw) and statistics.median(r.efficiency for r in bw) >= BANDS["bandwidth"].ok
     measured = statistics.median(r.measured_time_us for r in lat)
     expected = statistics.median(r.expected_time_us for r in lat)

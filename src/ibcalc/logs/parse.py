@@ -255,6 +255,9 @@ def _timing(tokens: list[str], group: dict[str, int]) -> Timing | None:
 #: No row moves its bytes faster than this (1 PB/s: a thousand times any GPU's memory); a
 #: faster one is a typo or an edited table.
 MAX_PLAUSIBLE_Bps = 1e15
+#: No collective of one nccl-tests row takes longer than this (10^10 us, about 2.8 hours; 1 GiB
+#: over a 1 MB/s link takes 18 minutes); a longer one is a typo or an edited table (1e30 us).
+MAX_PLAUSIBLE_TIME_US = 1e10
 
 #: A field written as a number of any form (``1e400``, ``2.5``, ``-8``, ``inf``, ``nan``): a row
 #: whose size or count is one of these, but not the integer nccl-tests prints, is an edited or
@@ -691,6 +694,13 @@ class _Reader:
             cur.notes.append(
                 f"row at line {lineno}: {row.size_bytes} B in {oop_us:g} us out of place is "
                 f"faster than {MAX_PLAUSIBLE_Bps / 1e15:g} PB/s, not a measurement; dropped"
+            )
+            return
+        if oop_us > MAX_PLAUSIBLE_TIME_US:
+            cur.notes.append(
+                f"row at line {lineno}: {oop_us:g} us out of place is longer than "
+                f"{MAX_PLAUSIBLE_TIME_US:g} us (2.8 hours) per operation, not a measurement; "
+                "dropped"
             )
             return
         cur.rows.append(row)
