@@ -60,9 +60,9 @@ BANDWIDTH_TOLERANCE = 0.15
 
 Regime = Literal["latency", "mid", "bandwidth"]
 #: A row above 64 KiB measured more than this many times faster than the model expects is no
-#: measurement of the cluster assumed. The model's held-out busbw is at most 2.6x off on published
-#: runs (an RTX 2080 Ti box staged through the host, predicted too fast); 4x leaves room for a
-#: cluster better than assumed (SHARP not stated), and catches a time mistyped by a factor of ten.
+#: measurement of the cluster assumed. No published row in benchmarks/data runs more than 2.7x
+#: faster than the model (ABCI 2.0's 4-node broadcast at 128 KiB); 4x leaves room for a cluster
+#: better than assumed (SHARP not stated), and catches a time mistyped by a factor of ten.
 IMPLAUSIBLE_SPEEDUP = 4.0
 
 Verdict = Literal["ok", "low", "bad", "above"]
