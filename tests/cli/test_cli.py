@@ -633,3 +633,18 @@ def test_collective_commands_take_the_host_pcie_link_their_notes_name() -> None:
     # the ring's busbw cannot pass what one Gen5 link feeds (it was 4 x 47 GB/s before)
     assert capped["busbw_GBps"] <= pcie5 / 1e9 * 1.001
     assert free["busbw_GBps"] > 2 * capped["busbw_GBps"]
+
+
+@pytest.mark.parametrize(
+    ("group", "name"), [("links", "ndr"), ("systems", "dgx-h100"), ("storage", "aws-s3")]
+)
+def test_show_takes_the_group_s_format(group: str, name: str) -> None:
+    """`links --format json show ndr` printed a table (the group's --catalogue was passed on,
+    its --format was not); show's own --format still wins."""
+    result = runner.invoke(app, [group, "--format", "json", "show", name])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["id"] == name
+    own = runner.invoke(app, [group, "--format", "json", "show", name, "--format", "table"])
+    assert own.stdout.startswith(f"{name}: ")
+    plain = runner.invoke(app, [group, "show", name])
+    assert plain.stdout.startswith(f"{name}: ")

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -14,7 +15,7 @@ import typer
 from ibcalc.catalogue.load import find_link, find_storage, find_system
 from ibcalc.catalogue.models import LinkKind
 from ibcalc.cli.boundary import CliUsageError, guard
-from ibcalc.cli.options import FORMAT_TABLE, CatalogueOpt, FormatOpt, catalogue_of
+from ibcalc.cli.options import FORMAT_TABLE, CatalogueOpt, FormatOpt, OutputFormat, catalogue_of
 from ibcalc.render.console import (
     render_link,
     render_links,
@@ -49,6 +50,21 @@ def _group_catalogue(ctx: typer.Context, own: list[Path] | None) -> list[Path] |
     return None
 
 
+#: ``show``'s own --format: unset unless given, so that the group's applies.
+ShowFormatOpt = Annotated[
+    OutputFormat | None, typer.Option("--format", help="table or json (default: the group's).")
+]
+
+
+def _group_format(ctx: typer.Context, own: StrEnum | None) -> str:
+    """A subcommand's ``--format`` when given, else the one given to its group, else table."""
+    if own is not None:
+        return own.value
+    parent = ctx.parent.obj if ctx.parent is not None else None
+    group = parent.get("fmt") if isinstance(parent, dict) else None
+    return group.value if isinstance(group, StrEnum) else FORMAT_TABLE.value
+
+
 def _kind(name: str | None) -> LinkKind | None:
     """``--kind`` as a LinkKind (None: every kind)."""
     if name is None:
@@ -73,7 +89,8 @@ def links(
 ) -> None:
     """List the catalogue's links (bandwidth per direction)."""
     if ctx.invoked_subcommand is not None:
-        ctx.obj = {"catalogue": catalogue}  # `links --catalogue F show X` applies F too
+        # `links --catalogue F --format json show X` applies F and the format too
+        ctx.obj = {"catalogue": catalogue, "fmt": fmt}
         return
     wanted = _kind(kind)
     cat = catalogue_of(catalogue)
@@ -86,10 +103,12 @@ def links_show(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Link id or alias.")],
     catalogue: CatalogueOpt = None,
-    fmt: FormatOpt = FORMAT_TABLE,
+    fmt: ShowFormatOpt = None,
 ) -> None:
     """Show every field of one link, with its sources and confidence."""
-    render_link(find_link(catalogue_of(_group_catalogue(ctx, catalogue)), name), fmt)
+    render_link(
+        find_link(catalogue_of(_group_catalogue(ctx, catalogue)), name), _group_format(ctx, fmt)
+    )
 
 
 @systems_app.callback(invoke_without_command=True)
@@ -101,7 +120,7 @@ def systems(
 ) -> None:
     """List node/system presets."""
     if ctx.invoked_subcommand is not None:
-        ctx.obj = {"catalogue": catalogue}
+        ctx.obj = {"catalogue": catalogue, "fmt": fmt}
         return
     cat = catalogue_of(catalogue)
     render_systems(cat.systems, cat, fmt)
@@ -113,10 +132,12 @@ def systems_show(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="System id or alias.")],
     catalogue: CatalogueOpt = None,
-    fmt: FormatOpt = FORMAT_TABLE,
+    fmt: ShowFormatOpt = None,
 ) -> None:
     """Show every field of one system preset."""
-    render_system(find_system(catalogue_of(_group_catalogue(ctx, catalogue)), name), fmt)
+    render_system(
+        find_system(catalogue_of(_group_catalogue(ctx, catalogue)), name), _group_format(ctx, fmt)
+    )
 
 
 @storage_app.callback(invoke_without_command=True)
@@ -128,7 +149,7 @@ def storage(
 ) -> None:
     """List the storage entries ``ibcalc checkpoint --storage`` takes."""
     if ctx.invoked_subcommand is not None:
-        ctx.obj = {"catalogue": catalogue}
+        ctx.obj = {"catalogue": catalogue, "fmt": fmt}
         return
     render_storage_list(catalogue_of(catalogue).storage, fmt)
 
@@ -139,10 +160,12 @@ def storage_show(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="Storage id or alias.")],
     catalogue: CatalogueOpt = None,
-    fmt: FormatOpt = FORMAT_TABLE,
+    fmt: ShowFormatOpt = None,
 ) -> None:
     """Show every field of one storage entry, with its sources and confidence."""
-    render_storage(find_storage(catalogue_of(_group_catalogue(ctx, catalogue)), name), fmt)
+    render_storage(
+        find_storage(catalogue_of(_group_catalogue(ctx, catalogue)), name), _group_format(ctx, fmt)
+    )
 
 
 def register(app: typer.Typer) -> None:
