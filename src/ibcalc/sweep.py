@@ -200,6 +200,18 @@ class SweepGroup(BaseModel):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
+    def sites(self) -> int:
+        """Sites the nodes are spread over (1: one site, no WAN tier)."""
+        return self._first.sites
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def wan(self) -> str | None:
+        """The WAN link between sites (None with one site)."""
+        return self._first.wan
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
     def nics_per_node(self) -> int:
         """Scale-out NICs per node."""
         return self._first.nics_per_node

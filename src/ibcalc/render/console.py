@@ -545,7 +545,8 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
     rows: list[dict[str, Any]] = group["rows"]
     title = (
         f"{group['collective']} sweep on {group['nodes']} x {group['gpus_per_node']} GPUs "
-        f"({group['intra'] or '-'} inside, {group['inter']} between)"
+        f"({group['intra'] or '-'} inside, {group['inter']} between"
+        + (f", {group['wan']} between {group['sites']} sites)" if group["sites"] > 1 else ")")
     )
     table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", collapse_padding=True)
     console = _console(stream)
