@@ -32,6 +32,7 @@ from ibcalc.engine.types import (
     busbw_factor,
 )
 from ibcalc.errors import SizeTooSmallError, UnitError, UnknownNameError
+from ibcalc.textsafe import shown
 from ibcalc.units import format_size
 
 __all__ = [
@@ -53,8 +54,12 @@ def parse_dtype(dtype: DType | str) -> DType:
     try:
         return DType.parse(dtype)
     except ValueError:
-        names = ", ".join(DType.names())
-        raise UnitError(f"unknown dtype {dtype!r} (use one of {names})") from None
+        close = suggest(str(dtype), DType.names(), n=1) if str(dtype).strip() else []
+        if close:
+            hint = f"did you mean {' or '.join(close)}?"
+        else:
+            hint = f"use one of {', '.join(DType.names())}"
+        raise UnitError(f"unknown dtype {shown(dtype)} ({hint})") from None
 
 
 def parse_collective(name: str) -> Collective:

@@ -38,6 +38,7 @@ __all__ = [
     "parse_distance",
     "parse_size",
     "parse_time",
+    "plural",
 ]
 
 BITS_PER_BYTE = 8
@@ -318,6 +319,11 @@ def format_time(seconds: float) -> str:
         return f"{format_number(seconds)} s"
     # a checkpoint of petabytes over one NIC: 148936 s reads as 41.4 h
     return f"{format_number(seconds / 3600)} h"
+
+
+def plural(count: int, noun: str) -> str:
+    """``1 node``, ``2 nodes``: a count with its noun (regular plurals only)."""
+    return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
 def format_ratio(value: float) -> str:

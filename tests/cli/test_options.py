@@ -133,10 +133,14 @@ def test_dtype_takes_nccl_tests_spellings(spelling: str, dtype: str) -> None:
     assert json.loads(result.stdout)["dtype"] == dtype
 
 
-def test_unknown_dtype_lists_the_names() -> None:
+def test_unknown_dtype_suggests_the_closest_or_lists_the_names() -> None:
+    # a near miss gets the closest name, as a design file's dtype does (it listed all 22)
     result = runner.invoke(app, ["allreduce", "--size", "1GB", "-d", "fp33"])
     assert result.exit_code == 2
-    assert result.stderr.startswith("error: unknown dtype 'fp33' (use one of ")
+    assert result.stderr == "error: unknown dtype 'fp33' (did you mean fp32?)\n"
+    result = runner.invoke(app, ["allreduce", "--size", "1GB", "-d", "zzz"])
+    assert result.exit_code == 2
+    assert result.stderr.startswith("error: unknown dtype 'zzz' (use one of ")
     assert "bfloat16" in result.stderr
     assert "fp8_e4m3" in result.stderr
 

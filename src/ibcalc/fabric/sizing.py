@@ -50,6 +50,7 @@ from ibcalc.fabric.switches import (
     node_cages,
     switches,
 )
+from ibcalc.units import plural
 
 __all__ = [
     "MAX_TIERS",
@@ -310,7 +311,7 @@ def _max_endpoints(args: _Args, tiers: int) -> int:
 
 def _refusal(args: _Args, endpoints: int, tiers: int) -> str:
     limit = _max_endpoints(args, tiers)
-    what = f"{args.nodes} nodes x {args.rails} NICs"
+    what = f"{plural(args.nodes, 'node')} x {plural(args.rails, 'NIC')}"
     if args.extra:
         what += f" + {args.extra} extra ports"
     hint = (

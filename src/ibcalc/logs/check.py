@@ -42,7 +42,7 @@ from ibcalc.logs.results import (
     Verdict,
     regime,
 )
-from ibcalc.units import GB
+from ibcalc.units import GB, plural
 
 __all__ = [
     "check_log",
@@ -130,7 +130,8 @@ def check_run(
     if run.ranks is not None and cluster.ranks != run.ranks:
         raise ClusterError(
             f"{source + ': ' if source else ''}"
-            f"the cluster has {cluster.nodes} nodes x {cluster.gpus_per_node} GPUs = "
+            f"the cluster has {plural(cluster.nodes, 'node')} x "
+            f"{plural(cluster.gpus_per_node, 'GPU')} = "
             f"{cluster.ranks} ranks, but the log ran {run.ranks} ranks ({{nodes}}, "
             "{gpus_per_node})",
             field="nodes",

@@ -38,6 +38,7 @@ from ibcalc.units import (
     format_size,
     format_time,
     gbps_from_Bps,
+    plural,
 )
 
 __all__ = [
@@ -590,8 +591,8 @@ def render_design_text(resolved: ResolvedDesign) -> str:
     lines = [f"design {printable(resolved.design.name)} ({printable(resolved.path, None)})"]
     system = f" ({cluster.system.id})" if cluster.system is not None else ""
     lines.append(
-        f"cluster: {cluster.nodes} nodes x {cluster.gpus_per_node} GPUs = {cluster.ranks} GPUs"
-        + system
+        f"cluster: {plural(cluster.nodes, 'node')} x {plural(cluster.gpus_per_node, 'GPU')} = "
+        f"{cluster.ranks} GPUs" + system
     )
     lines.append("  per GPU, per direction:")
     if bws.up_line_Bps is not None and cluster.intra is not None:

@@ -41,7 +41,7 @@ from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import FieldError, IbcalcError, WorkloadError
 from ibcalc.facade import CollectivePlan
 from ibcalc.memo import IdentityMemo
-from ibcalc.units import format_count, format_size, format_time
+from ibcalc.units import format_count, format_size, format_time, plural
 from ibcalc.workload.model import CheckedSpec, ModelSpec
 from ibcalc.workload.phases import Phase, phase_fields
 from ibcalc.workload.placement import Placement, place_group, place_pipeline, single_domain
@@ -202,7 +202,8 @@ def fit_cluster(
         if cluster.ranks != world:
             raise WorkloadError(
                 f"tp x cp x pp x dp = {tp} x {cp} x {pp} x {dp} = {world} GPUs, but the cluster "
-                f"has {cluster.nodes} nodes x {cluster.gpus_per_node} = {cluster.ranks}; "
+                f"has {plural(cluster.nodes, 'node')} x {cluster.gpus_per_node} = "
+                f"{cluster.ranks}; "
                 "change {dp} or {nodes}",
                 field="dp",
             )
