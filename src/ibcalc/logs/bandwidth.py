@@ -111,7 +111,7 @@ def bandwidth_findings(
                 confidence="medium",
                 severity="info",
                 evidence=[
-                    f"busbw {measured:.1f} GB/s against {expected:.1f} expected at {span} "
+                    f"busbw {measured:.1f} GB/s against {expected:.1f} GB/s expected at {span} "
                     f"(median efficiency {pct(median_eff)})"
                 ],
                 lines=lines,
@@ -362,7 +362,7 @@ def _some_rows_low(bw: Sequence[RowCheck], low: Sequence[RowCheck], band: Band) 
     """Most large sizes fine, some below the band: a late ramp or an unsteady run."""
     evidence = [
         f"{fmt_size(r.size_bytes)}: {r.measured_busbw_GBps:.1f} GB/s against "
-        f"{r.expected_busbw_GBps:.1f} ({pct(r.efficiency)}, line {r.line})"
+        f"{r.expected_busbw_GBps:.1f} GB/s expected ({pct(r.efficiency)}, line {r.line})"
         for r in low[:4]
     ]
     if list(low) == list(bw[: len(low)]):
