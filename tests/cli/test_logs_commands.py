@@ -575,3 +575,18 @@ def test_a_row_longer_than_hours_is_dropped(tmp_path: Path) -> None:
     assert code == 0
     assert "1e+30 us out of place is longer than 1e+10 us (2.8 hours)" in " ".join(out.split())
     assert "128 MiB" not in out.split("note:")[0]
+
+
+def test_flags_that_replace_the_log_s_placement_are_listed() -> None:
+    """`nccl-check <1 host x 4 ranks> -N 2 -g 2` ran on 2 x 2 GPUs and the table listed no
+    [flag] line for either: a flag that replaces what the device list shows is listed with it."""
+    log = SWEEPS / "13_allreduce_1node_4xH100_intranode.txt"
+    code, out, err = run("nccl-check", str(log), "-N", "2", "-g", "2")
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "nodes = 2 [flag]: given by the caller (the device list shows 1 host)" in text
+    assert (
+        "gpus_per_node = 2 [flag]: given by the caller (the device list shows 4 ranks per host)"
+    ) in text
+    _, same, _ = run("nccl-check", str(log), "-N", "1")  # what the log shows: not listed
+    assert "nodes = 1 [flag]" not in same

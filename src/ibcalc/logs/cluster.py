@@ -29,6 +29,7 @@ from ibcalc.engine.types import Algorithm
 from ibcalc.logs.env import LogEnvironment
 from ibcalc.logs.records import Run
 from ibcalc.logs.results import GIVEN, Assumption
+from ibcalc.units import plural
 
 __all__ = [
     "NODE_RULES",
@@ -207,8 +208,20 @@ def overridden_gpus_per_process(run: Run, flags: ClusterSpec | None) -> int | No
 
 
 def _given_evidence(run: Run, field: str, flags: ClusterSpec | None) -> str:
-    stated = overridden_gpus_per_process(run, flags) if field == "gpus_per_process" else None
-    return GIVEN if stated is None else f"{GIVEN} (the log's header says nGpus {stated})"
+    """GIVEN, or GIVEN with what the log states when the flag replaces another value (the
+    table lists those: `-N 2` on a log of one host ran on 2 nodes without a word)."""
+    if field == "gpus_per_process":
+        stated = overridden_gpus_per_process(run, flags)
+        return GIVEN if stated is None else f"{GIVEN} (the log's header says nGpus {stated})"
+    logged = {
+        "nodes": (run.nodes, "host", ""),
+        "gpus_per_node": (run.ranks_per_node, "rank", " per host"),
+    }
+    if flags is not None and field in logged:
+        value, noun, per = logged[field]
+        if value is not None and value != getattr(flags, field):
+            return f"{GIVEN} (the device list shows {plural(value, noun)}{per})"
+    return GIVEN
 
 
 def infer_cluster(
