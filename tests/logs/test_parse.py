@@ -994,3 +994,45 @@ def test_dtype_names(raw: str, short: str) -> None:
 )
 def test_version_codes(code: int, version: str) -> None:
     assert version_from_code(code) == version
+
+
+@pytest.mark.parametrize(
+    ("variant", "note"),
+    [
+        ("timestamps", "a timestamp before 225 lines removed"),
+        ("colour", "terminal colour codes removed"),
+        ("cr", "line ends are CR only: read as lines"),
+        ("utf16", None),
+    ],
+)
+def test_what_collectors_add_around_a_log_is_taken_away(
+    variant: str, note: str | None, tmp_path: Path
+) -> None:
+    """`kubectl logs --timestamps`, a launcher's colour codes, CR-only line ends and a UTF-16
+    file (PowerShell's `>`) were refused ("no nccl-tests result rows found", "binary data");
+    they now read as the plain log, row for row and line for line, with a note."""
+    from ibcalc.logs.parse import read_log
+
+    source = SWEEPS / "13_allreduce_1node_4xH100_intranode.txt"
+    text = source.read_text()
+    if variant == "timestamps":
+        data = "".join(f"2024-07-19T12:34:56.123456789Z {line}\n" for line in text.splitlines())
+        raw = data.encode()
+    elif variant == "colour":
+        raw = "".join(
+            f"\x1b[32m{line}\x1b[0m\n" if line.strip()[:1].isdigit() else line + "\n"
+            for line in text.splitlines()
+        ).encode()
+    elif variant == "cr":
+        raw = text.replace("\n", "\r").encode()
+    else:
+        raw = text.encode("utf-16")
+    path = tmp_path / f"{variant}.txt"
+    path.write_bytes(raw)
+    (plain,) = parse_file(source).runs
+    (run,) = read_log(path).parsed.runs
+    assert [(r.size_bytes, r.oop.time_us, r.line) for r in run.rows] == [
+        (r.size_bytes, r.oop.time_us, r.line) for r in plain.rows
+    ]
+    if note is not None:
+        assert note in run.notes

@@ -755,6 +755,37 @@ def parse_log(text: str, *, source: str = "<stdin>") -> ParsedLog:
     return ParsedLog(source=source, format="text", runs=runs, notes=reader.notes)
 
 
+#: A terminal escape sequence (colour codes from a launcher or `kubectl logs` on a TTY).
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+#: A timestamp a log collector puts before every line (`kubectl logs --timestamps`, journald,
+#: Slurm's `--label`-free collectors): RFC 3339 / ISO 8601 date and time, then a space.
+_STAMP = re.compile(
+    r"^\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]? "
+)
+
+
+def clean_log_text(text: str) -> tuple[str, list[str]]:
+    """The text of a log with what collectors add around nccl-tests output taken away: colour
+    codes, a timestamp before every line, and old Mac line ends (CR only); with a note for
+    each. Lines keep their numbers."""
+    notes: list[str] = []
+    if "\r" in text and "\n" not in text:
+        text = text.replace("\r", "\n")
+        notes.append("line ends are CR only: read as lines")
+    if "\x1b" in text:
+        cleaned = _ANSI.sub("", text)
+        if cleaned != text:
+            text = cleaned
+            notes.append("terminal colour codes removed")
+    lines = text.split("\n")
+    filled = [line for line in lines if line.strip()]
+    stamped = sum(1 for line in filled if _STAMP.match(line))
+    if filled and stamped >= 0.8 * len(filled):
+        text = "\n".join(_STAMP.sub("", line, count=1) for line in lines)
+        notes.append(f"a timestamp before {stamped} lines removed")
+    return text, notes
+
+
 @dataclass(frozen=True)
 class LogInput:
     """A log as read: its label (the file name, or ``<stdin>``), its text (NCCL's debug output
@@ -779,10 +810,16 @@ def read_log(path: str | os.PathLike[str], *, stdin: BinaryIO | None = None) -> 
         data = _read_file(label)
     if len(data) > MAX_LOG_BYTES:
         raise LogParseError(f"{label}: larger than {MAX_LOG_BYTES // (1024 * 1024)} MiB")
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 with its byte-order mark
+        data = data.decode("utf-16", errors="replace").encode("utf-8")
     if b"\x00" in data:
         raise LogParseError(f"{label}: binary data, not an nccl-tests log")
-    text = data.decode("utf-8", errors="replace")
-    return LogInput(label, text, parse_log(text, source=label))
+    text, notes = clean_log_text(data.decode("utf-8", errors="replace"))
+    parsed = parse_log(text, source=label)
+    if notes:  # said with every run, as the reader's notes on its rows are
+        runs = [run.model_copy(update={"notes": [*notes, *run.notes]}) for run in parsed.runs]
+        parsed = parsed.model_copy(update={"runs": runs, "notes": [*notes, *parsed.notes]})
+    return LogInput(label, text, parsed)
 
 
 def parse_file(path: str | os.PathLike[str]) -> ParsedLog:
