@@ -590,3 +590,17 @@ def test_flags_that_replace_the_log_s_placement_are_listed() -> None:
     ) in text
     _, same, _ = run("nccl-check", str(log), "-N", "1")  # what the log shows: not listed
     assert "nodes = 1 [flag]" not in same
+
+
+def test_a_size_listed_twice_is_noted(tmp_path: Path) -> None:
+    """Two 32 MiB rows (a table pasted twice, an edit) were both judged without a word."""
+    lines = []
+    for line in (SWEEPS / "13_allreduce_1node_4xH100_intranode.txt").read_text().splitlines():
+        lines.append(line)
+        if line.split()[:1] == ["33554432"]:
+            lines.append(line)
+    twice = tmp_path / "twice.txt"
+    twice.write_text("\n".join(lines) + "\n")
+    code, out, _ = run("nccl-check", str(twice))
+    assert code == 0
+    assert "size 33554432 B appears 2 times (lines 214, 215)" in out

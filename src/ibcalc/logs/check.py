@@ -80,6 +80,15 @@ def check_run(
     env = env if env is not None else LogEnvironment()
     coll = collective or run.collective
     notes = list(run.notes)
+    lines_of: dict[float, list[int]] = {}
+    for row in run.rows:
+        lines_of.setdefault(row.size_bytes, []).append(row.line)
+    for size, lines in lines_of.items():
+        if len(lines) > 1:  # a table pasted twice, or an edit: each row is judged on its own
+            notes.append(
+                f"size {size:.0f} B appears {len(lines)} times (lines "
+                f"{', '.join(map(str, lines))}); each row is judged on its own"
+            )
     # what the log states that a flag replaces: named by the flag's assumption (or the title)
     overridden: set[str] = set()
     if overridden_gpus_per_process(run, flags) is not None:
