@@ -688,7 +688,8 @@ def gap_for_system(
     gpus = gpus_per_node or preset.gpus_per_node
     notes: list[str] = []
     domain_nodes = 1
-    if gpus == preset.gpus_per_node and preset.scale_up_domain > gpus:
+    own_link = find_link(catalogue, intra_id).id == preset.intra
+    if gpus == preset.gpus_per_node and preset.scale_up_domain > gpus and own_link:
         # a domain larger than a node (NVL72): compare the whole domain with the network
         domain_nodes = preset.scale_up_domain // gpus
         notes.append(
@@ -754,8 +755,9 @@ def tp_whatif(
 
     Inside: 1 node x ``tp`` GPUs on ``intra``, or, when a scale-up domain spans several nodes
     of ``gpus_per_node`` GPUs and ``tp`` is a multiple of it, ``tp / gpus_per_node`` such nodes
-    of that domain. Across: ``tp`` nodes x 1 GPU on ``inter`` with ``nics_per_node`` NICs each
-    (each node holds one GPU, so give it that GPU's NICs). The same bytes move in both; only
+    of that domain (another ``tp`` above ``gpus_per_node`` is refused). Across: ``tp`` nodes x
+    1 GPU on ``inter`` with ``nics_per_node`` NICs each (each node holds one GPU, so give it
+    that GPU's NICs). The same bytes move in both; only
     the links differ. Returns both estimates and the slowdown.
     """
     check_count("tp", tp, 2, MAX_GPUS_PER_NODE)
@@ -770,7 +772,15 @@ def tp_whatif(
     if system is not None:
         system = find_system(catalogue, system).id
     ranks, domain_nodes = tp, 1
-    if gpus_per_node is not None and tp > gpus_per_node and tp % gpus_per_node == 0:
+    if gpus_per_node is not None and tp > gpus_per_node:
+        if tp % gpus_per_node:
+            # a node of tp GPUs does not exist, and the domain is built of whole nodes
+            raise ClusterError(
+                f"{{tp}} {tp} does not fill whole nodes of {gpus_per_node} GPUs of the "
+                f"scale-up domain: give a multiple of {gpus_per_node}, or at most "
+                f"{gpus_per_node}",
+                field="tp",
+            )
         ranks, domain_nodes = gpus_per_node, tp // gpus_per_node
     inside, across = _placements(
         catalogue,

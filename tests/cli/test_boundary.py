@@ -149,7 +149,7 @@ def test_guard_keeps_the_signature_typer_reads() -> None:
         ),
         (
             ["allreduce", "--size", "1GB", "--cross-leaf", "half"],
-            "Invalid value for '--cross-leaf': not a number (write digits, e.g. 0.5) "
+            "Invalid value for '--cross-leaf': not a number (write it in digits) "
             "(see 'ibcalc allreduce --help')",
         ),
     ],

@@ -603,4 +603,27 @@ def test_a_size_listed_twice_is_noted(tmp_path: Path) -> None:
     twice.write_text("\n".join(lines) + "\n")
     code, out, _ = run("nccl-check", str(twice))
     assert code == 0
-    assert "size 33554432 B appears 2 times (lines 214, 215)" in out
+    assert (
+        "1 size listed more than once in this run (the first: 33554432 B at lines 214, 215)"
+        in " ".join(out.split())
+    )
+
+
+def test_no_published_large_row_is_near_the_implausible_speed() -> None:
+    """IMPLAUSIBLE_SPEEDUP (4x) rests on this: no published row of 64 MiB or more in
+    benchmarks/data runs more than 1.21x faster than the model, out of place or in place."""
+    from ibcalc.logs.results import IMPLAUSIBLE_SPEEDUP
+
+    logs = [str(p) for p in sorted(SWEEPS.glob("*.txt"))]
+    _, out, _ = run("nccl-check", *logs, "--format", "json")
+    rows = [r for c in json.loads(out)["runs"] for r in c["rows"] if r["size_bytes"] >= 2**26]
+    assert len(rows) > 150
+    fastest = max(
+        r["expected_time_us"] / t
+        for r in rows
+        for t in (r["measured_time_us"], r["inplace_time_us"])
+        if t
+    )
+    assert fastest == pytest.approx(1.21, abs=0.01)
+    assert not any(r["implausible"] for r in rows)
+    assert fastest * 3 < IMPLAUSIBLE_SPEEDUP

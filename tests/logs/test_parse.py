@@ -1002,7 +1002,9 @@ def test_version_codes(code: int, version: str) -> None:
         ("timestamps", "a timestamp before 225 lines removed"),
         ("colour", "terminal colour codes removed"),
         ("cr", "line ends are CR only: read as lines"),
-        ("utf16", None),
+        ("utf16", "UTF-16 text read as UTF-8"),
+        ("sgr0", "terminal colour codes removed"),
+        ("bom", None),
     ],
 )
 def test_what_collectors_add_around_a_log_is_taken_away(
@@ -1025,6 +1027,10 @@ def test_what_collectors_add_around_a_log_is_taken_away(
         ).encode()
     elif variant == "cr":
         raw = text.replace("\n", "\r").encode()
+    elif variant == "sgr0":  # `tput sgr0` writes a character-set switch before the reset
+        raw = "".join(f"\x1b[1m{line}\x1b(B\x1b[m\n" for line in text.splitlines()).encode()
+    elif variant == "bom":
+        raw = b"\xef\xbb\xbf" + text.encode()
     else:
         raw = text.encode("utf-16")
     path = tmp_path / f"{variant}.txt"
@@ -1036,3 +1042,6 @@ def test_what_collectors_add_around_a_log_is_taken_away(
     ]
     if note is not None:
         assert note in run.notes
+    # line 1's "Collective test starting" is read (a BOM hid it): the collective's evidence
+    assert run.collective is not None
+    assert any(i.field == "collective" and "line 1" in i.evidence for i in run.inferences)

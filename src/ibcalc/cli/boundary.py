@@ -177,7 +177,7 @@ _CONVERSION_WORDS = {
         "not a whole number (write digits, e.g. 4)"
     ),
     "Input should be a valid number, unable to parse string as a number": (
-        "not a number (write digits, e.g. 0.5)"
+        "not a number (write it in digits)"
     ),
 }
 

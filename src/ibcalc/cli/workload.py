@@ -56,7 +56,9 @@ NODE_FIELDS = (
 )
 #: The cluster fields a checkpoint does not read (it runs no collective on the compute fabric):
 #: laid over a design, never refused as a clash with it, and named as ignored.
-CHECKPOINT_UNREAD = frozenset({"sharp", "nvls", "oversubscription", "cross_leaf_fraction"})
+CHECKPOINT_UNREAD = frozenset(
+    {"host_cpu", "sharp", "nvls", "oversubscription", "cross_leaf_fraction"}
+)
 #: The cluster options of ``train``: those, and the sites with their WAN.
 TRAIN_FIELDS = (*NODE_FIELDS, "sites", "wan", "wan_links", "wan_latency_s")
 

@@ -67,6 +67,7 @@ from ibcalc.logs.fit import minimize_scalar
 from ibcalc.logs.parse import LogInput
 from ibcalc.logs.records import Row, Run
 from ibcalc.logs.results import BANDWIDTH_MIN_BYTES, IMPLAUSIBLE_SPEEDUP, LATENCY_MAX_BYTES
+from ibcalc.units import plural
 
 __all__ = [
     "Calibration",
@@ -263,6 +264,12 @@ def _regime_rows(rows: Iterable[Row]) -> list[Row]:
         and (r.size_bytes <= LATENCY_MAX_BYTES or r.size_bytes >= BANDWIDTH_MIN_BYTES)
         and not _failed_validation(r)
     ]
+
+
+def _lines(rows: Sequence[Row]) -> str:
+    """``line 12`` or ``lines 12, 14, ...`` (the first five)."""
+    shown = ", ".join(str(r.line) for r in rows[:5])
+    return f"line{'s' if len(rows) > 1 else ''} {shown}{', ...' if len(rows) > 5 else ''}"
 
 
 def _failed_validation(row: Row) -> bool:
@@ -470,15 +477,16 @@ def calibrate(
                 for n in inferred
                 if n.source != "flag" and n.value is not None
             ]
+        # what the reader took away or dropped (rows of size 0 are nothing to fit anyway)
+        notes += [(label, note) for note in run.notes if "of size 0 skipped" not in note]
         rows = [r for r in run.rows if row_filter is None or row_filter(run, r)]
         failed = [r for r in rows if _failed_validation(r)]
         if failed:
             notes.append(
                 (
                     label,
-                    f"{len(failed)} row{'s' if len(failed) > 1 else ''} whose results failed "
-                    f"validation (#wrong) left out (line{'s' if len(failed) > 1 else ''} "
-                    f"{', '.join(str(r.line) for r in failed[:5])})",
+                    f"{plural(len(failed), 'row')} whose results failed validation (#wrong) "
+                    f"left out ({_lines(failed)})",
                 )
             )
         dtype = run.dtype
@@ -514,17 +522,20 @@ def calibrate(
             r
             for r, e in zip(case.rows, ests, strict=True)
             if e is not None
-            and r.size_bytes > LATENCY_MAX_BYTES
-            and e.time_s > IMPLAUSIBLE_SPEEDUP * r.oop.time_us * 1e-6
+            and r.size_bytes >= BANDWIDTH_MIN_BYTES
+            and any(
+                e.time_s > IMPLAUSIBLE_SPEEDUP * t.time_us * 1e-6
+                for t in (r.oop, r.ip)
+                if t is not None and t.time_us > 0
+            )
         ]
         if fast:
             notes.append(
                 (
                     case.source,
-                    f"{len(fast)} row{'s' if len(fast) > 1 else ''} over "
-                    f"{IMPLAUSIBLE_SPEEDUP:g}x faster than the model expects left out: no "
-                    "measurement of this cluster (lines "
-                    f"{', '.join(str(r.line) for r in fast[:5])})",
+                    f"{plural(len(fast), 'row')} over {IMPLAUSIBLE_SPEEDUP:g}x faster than "
+                    "the model expects left out: no measurement of this cluster "
+                    f"({_lines(fast)})",
                 )
             )
             keep = [r not in fast for r in case.rows]

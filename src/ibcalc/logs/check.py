@@ -83,12 +83,14 @@ def check_run(
     lines_of: dict[float, list[int]] = {}
     for row in run.rows:
         lines_of.setdefault(row.size_bytes, []).append(row.line)
-    for size, lines in lines_of.items():
-        if len(lines) > 1:  # a table pasted twice, or an edit: each row is judged on its own
-            notes.append(
-                f"size {size:.0f} B appears {len(lines)} times (lines "
-                f"{', '.join(map(str, lines))}); each row is judged on its own"
-            )
+    repeated = {size: lines for size, lines in lines_of.items() if len(lines) > 1}
+    if repeated:  # a table pasted twice, or an edit: each row is judged on its own
+        size, lines = next(iter(repeated.items()))
+        notes.append(
+            f"{plural(len(repeated), 'size')} listed more than once in this run (the first: "
+            f"{size:.0f} B at lines {', '.join(map(str, lines[:5]))}); each row is judged on "
+            "its own"
+        )
     # what the log states that a flag replaces: named by the flag's assumption (or the title)
     overridden: set[str] = set()
     if overridden_gpus_per_process(run, flags) is not None:
@@ -412,7 +414,12 @@ def _row_check(row: Row, est: Estimate, collective: Collective, ranks: int) -> R
         within_band=within,
         verdict=verdict,
         wrong=max(wrong) if wrong else None,
-        implausible=reg != "latency" and efficiency > IMPLAUSIBLE_SPEEDUP,
+        implausible=reg == "bandwidth"
+        and any(
+            t.time_us > 0 and est.time_s / (t.time_us * 1e-6) > IMPLAUSIBLE_SPEEDUP
+            for t in (row.oop, row.ip)
+            if t is not None
+        ),
     )
 
 

@@ -94,7 +94,7 @@ def _implausible(ctx: RunContext) -> list[Finding]:
         Finding(
             kind="implausible_timing",
             cause=f"no measurement of this cluster: {len(fast)} row{'s' if len(fast) > 1 else ''} "
-            f"of more than 64 KiB ran over {IMPLAUSIBLE_SPEEDUP:g}x faster than it can move the "
+            f"of 64 MiB or more ran over {IMPLAUSIBLE_SPEEDUP:g}x faster than it can move the "
             "bytes (a time mistyped or cut, a log edited, or another cluster than the one "
             "assumed)",
             confidence="high",
@@ -104,7 +104,7 @@ def _implausible(ctx: RunContext) -> list[Finding]:
                 f"{format_bandwidth(worst.measured_busbw_GBps * GB)} against "
                 f"{format_bandwidth(worst.expected_busbw_GBps * GB)} expected "
                 f"({worst.efficiency:.3g}x; line {worst.line})",
-                "those rows are left out of the diagnosis and fail any --min-efficiency gate",
+                "those rows are left out of the bandwidth diagnosis and fail any efficiency gate",
             ],
             lines=[r.line for r in fast],
         )

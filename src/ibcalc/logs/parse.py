@@ -756,7 +756,9 @@ def parse_log(text: str, *, source: str = "<stdin>") -> ParsedLog:
 
 
 #: A terminal escape sequence (colour codes from a launcher or `kubectl logs` on a TTY).
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_ANSI = re.compile(
+    r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[()][0-9A-Za-z]|[=>])"
+)
 #: A timestamp a log collector puts before every line (`kubectl logs --timestamps`, journald,
 #: Slurm's `--label`-free collectors): RFC 3339 / ISO 8601 date and time, then a space.
 _STAMP = re.compile(
@@ -769,6 +771,7 @@ def clean_log_text(text: str) -> tuple[str, list[str]]:
     codes, a timestamp before every line, and old Mac line ends (CR only); with a note for
     each. Lines keep their numbers."""
     notes: list[str] = []
+    text = text.removeprefix("\ufeff")  # a UTF-8 byte-order mark hid line 1's first words
     if "\r" in text and "\n" not in text:
         text = text.replace("\r", "\n")
         notes.append("line ends are CR only: read as lines")
@@ -810,11 +813,14 @@ def read_log(path: str | os.PathLike[str], *, stdin: BinaryIO | None = None) -> 
         data = _read_file(label)
     if len(data) > MAX_LOG_BYTES:
         raise LogParseError(f"{label}: larger than {MAX_LOG_BYTES // (1024 * 1024)} MiB")
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16 with its byte-order mark
+    utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))  # UTF-16 with its byte-order mark
+    if utf16:
         data = data.decode("utf-16", errors="replace").encode("utf-8")
     if b"\x00" in data:
         raise LogParseError(f"{label}: binary data, not an nccl-tests log")
     text, notes = clean_log_text(data.decode("utf-8", errors="replace"))
+    if utf16:
+        notes.insert(0, "UTF-16 text read as UTF-8")
     parsed = parse_log(text, source=label)
     if notes:  # said with every run, as the reader's notes on its rows are
         runs = [run.model_copy(update={"notes": [*notes, *run.notes]}) for run in parsed.runs]

@@ -350,11 +350,12 @@ def checkpoint(
 def _ignored_cluster_options(cluster: ResolvedCluster) -> list[str]:
     """The cluster options given that a checkpoint does not read, named as ignored.
 
-    They shape collectives on the compute fabric (its scale-up link, compute NICs, SHARP, NVLS,
-    leaf oversubscription); a checkpoint runs none: each node reaches storage through its own
-    storage NICs, on a path the storage fabric bounds (``fabric_Bps``). The compute fabric's
-    oversubscription is not applied to that path: storage networks are commonly built apart
-    from it (DGX SuperPOD's storage fabric), and a limited path is what ``--storage-fabric`` says.
+    They shape collectives on the compute fabric (its scale-up link, compute NICs, host CPU,
+    SHARP, NVLS, leaf oversubscription); a checkpoint runs none: each node reaches storage
+    through its own storage NICs, on a path the storage fabric bounds (``fabric_Bps``). The
+    compute fabric's oversubscription is not applied to that path: storage networks are
+    commonly built apart from it (DGX SuperPOD's storage fabric), and a limited path is what
+    ``--storage-fabric`` says.
     """
     spec = cluster.spec
     ignored = [
@@ -362,7 +363,8 @@ def _ignored_cluster_options(cluster: ResolvedCluster) -> list[str]:
         for name, what, differs in (
             ("intra", "scale-up link", spec.intra is not None),
             ("nics_per_node", "compute NICs", spec.nics_per_node is not None),
-            ("sharp", "SHARP", spec.sharp),
+            ("host_cpu", "host CPU", spec.host_cpu is not None),
+            ("sharp", "SHARP", True),  # on or off, a checkpoint never uses it
             ("nvls", "NVLS", spec.nvls is not None),
             ("oversubscription", "oversubscription", spec.oversubscription > 1),
             ("cross_leaf_fraction", "cross-leaf fraction", spec.cross_leaf_fraction != 1),
