@@ -263,6 +263,15 @@ def test_a_domain_larger_than_a_node_is_compared_whole(cat: Catalogue) -> None:
     # a node that is its own domain keeps the one-node placement
     h100 = gap_for_system(cat, "dgx-h100")
     assert (h100.inside.nodes, h100.inside.gpus_per_node) == (1, 8)
+    # another scale-up link is not the preset's NVLink domain: one node of 4 on it
+    pcie = gap_for_system(cat, "gb200-nvl72", intra="pcie5")
+    assert (pcie.inside.nodes, pcie.inside.gpus_per_node) == (1, 4)
+    assert not any("domain of 72 GPUs" in note for note in pcie.assumptions)
+    # a TP group that fills no whole trays would need a node that does not exist
+    with pytest.raises(ClusterError) as info:
+        tp_whatif(cat, "nvlink5", "ndr", 6, 64e6, system="gb200-nvl72", gpus_per_node=4)
+    assert info.value.field == "tp"
+    assert "does not fill whole nodes of 4 GPUs" in str(info.value)
 
 
 def test_common_pairings_cover_the_table(cat: Catalogue) -> None:

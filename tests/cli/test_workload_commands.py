@@ -307,6 +307,12 @@ def test_checkpoint_lays_options_it_does_not_read_over_a_design() -> None:
     assert given["totals"] == plain["totals"]  # ignored indeed
     stated = _json(*base, "--design", str(examples / "dgx-a100-pod-hdr.yaml"))  # sharp: true
     assert any(n.startswith("the cluster's SHARP (fabric.sharp)") for n in stated["assumptions"])
+    # --no-sharp and --host-cpu are as unread: named, never refused as a clash
+    off = _json(*base, "--design", str(examples / "dgx-a100-pod-hdr.yaml"), "--no-sharp")
+    assert any("SHARP (--sharp)" in n for n in off["assumptions"])
+    amd = _json(*base, "--system", "dgx-h100", "--host-cpu", "amd")
+    assert any(n.startswith("the cluster's host CPU (--host-cpu)") for n in amd["assumptions"])
+    assert amd["totals"] == _json(*base, "--system", "dgx-h100")["totals"]
 
 
 def test_workload_and_log_commands_take_the_host_cpu() -> None:
