@@ -221,3 +221,38 @@ def test_the_sweep_names_its_wan_tier(cat: Catalogue) -> None:
     result = runner.invoke(app, ["sweep", "allreduce", "--sites", "2", "-b", "1G", "-e", "1G"])
     assert result.exit_code == 0, result.output
     assert "(nvlink4 inside, ndr between, wan-100g between 2 sites)" in result.stdout
+
+
+def test_the_sweep_says_what_it_assumed_of_the_cluster() -> None:
+    """`sweep -g 1024` on an 8-GPU preset built a 1,024-GPU NVLink domain with no word on
+    screen (the estimate commands list it); the table now ends with the cluster's notes, each
+    once over the swept fabrics, flags named."""
+    big = runner.invoke(
+        app,
+        [
+            "sweep",
+            "allreduce",
+            "--system",
+            "dgx-h100",
+            "-g",
+            "1024",
+            "-N",
+            "1",
+            "-b",
+            "1G",
+            "-e",
+            "1G",
+        ],
+    )
+    assert big.exit_code == 0, big.output
+    assert (
+        "  - 1024 GPUs per node is more than dgx-h100's 8: a 1024-GPU nvlink4 domain is assumed"
+        in big.stdout.splitlines()
+    )
+    two = runner.invoke(
+        app, ["sweep", "allreduce", "-N", "4", "--inter", "ndr,roce-400g", "-b", "1G", "-e", "1G"]
+    )
+    assert two.exit_code == 0, two.output
+    lines = two.stdout.splitlines()
+    assert lines.count("  - 8 NICs per node (one per GPU) assumed (--nics-per-node)") == 1
+    assert "  - ndr supports SHARP (CollNet); enable with --sharp" in lines

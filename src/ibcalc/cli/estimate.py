@@ -160,7 +160,7 @@ def sweep_command(
         params=params_of(cost_params, nccl_version),
     )
     if target is None:
-        render_sweep(result, fmt)
+        render_sweep(result, fmt, names=FIELD_FLAGS)
         return
     from ibcalc.render.plot import load_measured_for, plot_sweep_result
 
@@ -176,7 +176,7 @@ def sweep_command(
         measured=points,
         time_panel=plot_time,
     )
-    render_sweep(result, fmt)
+    render_sweep(result, fmt, names=FIELD_FLAGS)
     say(f"plot written to {printable(path)}")
 
 

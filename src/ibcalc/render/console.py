@@ -503,12 +503,18 @@ def render_storage(entry: Storage, fmt: str = Format.TABLE, stream: TextIO | Non
 
 
 def render_sweep(
-    result: SweepResult, fmt: str = Format.TABLE, stream: TextIO | None = None
+    result: SweepResult,
+    fmt: str = Format.TABLE,
+    stream: TextIO | None = None,
+    *,
+    names: Mapping[str, str] = _PLAIN,
 ) -> None:
     """Print a sweep: one nccl-tests-shaped table per group, or JSON/CSV of every group.
 
     JSON is a list with one object per group (one shape whether one fabric or several was
-    swept); CSV has one row per size and group, the group's ``inter`` first.
+    swept); CSV has one row per size and group, the group's ``inter`` first. The table ends
+    with what was assumed of the cluster (each note once over the groups), ``{field}`` marks
+    named by ``names``.
     """
     out = stream if stream is not None else _stdout()
     if fmt == Format.JSON:
@@ -532,6 +538,14 @@ def render_sweep(
     peak = max((r.busbw_GBps for g in result.groups for r in g.rows), default=1.0) or 1.0
     for group in result.groups:
         _sweep_table(group.model_dump(mode="json"), stream, peak=peak)
+    cluster_notes = dict.fromkeys(
+        note for group in result.groups for note in named_notes(group.cluster.assumptions, names)
+    )
+    if cluster_notes:
+        console = _console(stream)
+        console.print("assumptions:")
+        for note in cluster_notes:
+            console.print(Text(f"  - {note}"), soft_wrap=True)
     # what was laid over the built-in cost parameters (override files, an NCCL release)
     assumptions = result.groups[0].estimates[0].assumptions
     notes = [a for a in assumptions if a.startswith(COST_PARAMETERS_NOTE)]
