@@ -590,6 +590,19 @@ def test_flags_that_replace_the_log_s_placement_are_listed() -> None:
     ) in text
     _, same, _ = run("nccl-check", str(log), "-N", "1")  # what the log shows: not listed
     assert "nodes = 1 [flag]" not in same
+    # --nvls against NCCL's own "not available", --system against the GPU's node rule
+    _, out, _ = run("nccl-check", str(log), "--nvls", "--system", "dgx-h100")
+    text = " ".join(out.split())
+    assert (
+        "nvls = True [flag]: given by the caller (NCCL says 'NVLS multicast support is not "
+        "available', line 27)"
+    ) in text
+    assert (
+        "system = dgx-h100 [flag]: given by the caller (the log's GPU 'NVIDIA H100' suggests "
+        "snellius-h100)"
+    ) in text
+    _, own, _ = run("nccl-check", str(log), "--system", "snellius-h100")
+    assert "[flag]" not in own
 
 
 def test_a_size_listed_twice_is_noted(tmp_path: Path) -> None:

@@ -207,7 +207,9 @@ def overridden_gpus_per_process(run: Run, flags: ClusterSpec | None) -> int | No
     return stated if stated is not None and stated != flags.gpus_per_process else None
 
 
-def _given_evidence(run: Run, field: str, flags: ClusterSpec | None) -> str:
+def _given_evidence(
+    run: Run, field: str, flags: ClusterSpec | None, env: LogEnvironment | None = None
+) -> str:
     """GIVEN, or GIVEN with what the log states when the flag replaces another value (the
     table lists those: `-N 2` on a log of one host ran on 2 nodes without a word)."""
     if field == "gpus_per_process":
@@ -221,6 +223,14 @@ def _given_evidence(run: Run, field: str, flags: ClusterSpec | None) -> str:
         value, noun, per = logged[field]
         if value is not None and value != getattr(flags, field):
             return f"{GIVEN} (the device list shows {plural(value, noun)}{per})"
+    if field == "nvls" and flags is not None and flags.nvls and env is not None:
+        said = env.nvls_unavailable
+        if said is not None:
+            return f"{GIVEN} (NCCL says '{said.value}', line {said.line})"
+    if field == "system" and flags is not None and flags.system and run.gpu_model:
+        rule = _match_rule(run.gpu_model, flags.gpus_per_node or run.ranks_per_node)
+        if rule is not None and rule.system != flags.system:
+            return f"{GIVEN} (the log's GPU {run.gpu_model!r} suggests {rule.system})"
     return GIVEN
 
 
@@ -231,7 +241,7 @@ def infer_cluster(
     :class:`Inferred`); ``flags`` override every inferred value."""
     given = _given(flags)
     notes: list[Assumption] = [
-        Assumption(field=k, value=v, source="flag", evidence=_given_evidence(run, k, flags))
+        Assumption(field=k, value=v, source="flag", evidence=_given_evidence(run, k, flags, env))
         for k, v in given.items()
     ]
     values: dict[str, Any] = dict(given)
