@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, TypeVar, cast
@@ -535,8 +535,9 @@ def design_cluster(
     catalogue: Catalogue,
     *,
     unread: frozenset[str] = frozenset(),
-) -> ClusterSpec:
-    """The cluster of ``--design FILE`` with the other cluster options given (sites, WAN ...).
+) -> tuple[ClusterSpec, dict[str, str]]:
+    """The cluster of ``--design FILE`` with the other cluster options given (sites, WAN ...),
+    and how a workload's notes name its fields (:func:`_design_names`); the file is read once.
 
     Without a design, ``cluster`` itself. Options that describe the nodes too are refused: the
     design and the flags would both describe them; so are options the file itself states
@@ -546,7 +547,7 @@ def design_cluster(
     fields, which the command does not use and names as ignored (checkpoint's SHARP).
     """
     if design is None:
-        return cluster
+        return cluster, FIELD_FLAGS
     both = [FIELD_FLAGS[f] for f in _NODE_FIELDS if f in cluster.model_fields_set]
     if both:
         raise CliUsageError(f"{', '.join(both)} and --design both describe the cluster")
@@ -565,7 +566,7 @@ def design_cluster(
             f"file or drop the option{'s' if many else ''}"
         )
     given = {f: getattr(cluster, f) for f in cluster.model_fields_set}
-    return spec.replace(**given)
+    return spec.replace(**given), _design_names(cluster, stated)
 
 
 def _same(catalogue: Catalogue, given: object, stated: object) -> bool:
@@ -582,14 +583,12 @@ def _same(catalogue: Catalogue, given: object, stated: object) -> bool:
     return given == stated
 
 
-def design_names(cluster: ClusterSpec, design: Path | None, catalogue: Catalogue) -> dict[str, str]:
+def _design_names(cluster: ClusterSpec, stated: Mapping[str, str]) -> dict[str, str]:
     """How a workload's notes name each field: as flags, except a field the design file states
-    and no option gave, which is named by its key (``fabric.sharp``; "the design's fabric
-    layout" for a cross-leaf fraction it derives): the notes said "SHARP (--sharp)" for a
-    design's ``fabric.sharp: true``, and "from --cross-leaf", neither given."""
-    if design is None:
-        return FIELD_FLAGS
-    _, stated = _design_spec(design, catalogue)
+    (``stated``: field -> its key) and no option gave, which is named by its key
+    (``fabric.sharp``; "the design's fabric layout" for a cross-leaf fraction it derives): the
+    notes said "SHARP (--sharp)" for a design's ``fabric.sharp: true``, and "from
+    --cross-leaf", neither given."""
     from_file = {
         f: "the design's fabric layout" if key == "fabric layout" else key
         for f, key in stated.items()

@@ -23,7 +23,6 @@ from ibcalc.cli.options import (
     catalogue_of,
     cluster_options,
     design_cluster,
-    design_names,
     params_of,
 )
 from ibcalc.cluster.resolve import resolve_cluster
@@ -31,7 +30,7 @@ from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import DType
 from ibcalc.render.workload import render_checkpoint, render_compare, render_infer, render_train
 from ibcalc.units import parse_bandwidth, parse_size, parse_time
-from ibcalc.workload.checkpoint import CheckpointSpec, checkpoint
+from ibcalc.workload.checkpoint import UNREAD_FIELDS, CheckpointSpec, checkpoint
 from ibcalc.workload.infer import InferSpec, infer, serving_cluster
 from ibcalc.workload.model import model_from
 from ibcalc.workload.train import TrainSpec, compare_layouts, fit_cluster, train_step
@@ -54,11 +53,9 @@ NODE_FIELDS = (
     "oversubscription",
     "cross_leaf_fraction",
 )
-#: The cluster fields a checkpoint does not read (it runs no collective on the compute fabric):
-#: laid over a design, never refused as a clash with it, and named as ignored.
-CHECKPOINT_UNREAD = frozenset(
-    {"host_cpu", "sharp", "nvls", "oversubscription", "cross_leaf_fraction"}
-)
+#: The cluster fields a checkpoint does not read: laid over a design, never refused as a clash
+#: with it, and named as ignored (the node fields among them are refused with --design anyway).
+CHECKPOINT_UNREAD = frozenset(UNREAD_FIELDS)
 #: The cluster options of ``train``: those, and the sites with their WAN.
 TRAIN_FIELDS = (*NODE_FIELDS, "sites", "wan", "wan_links", "wan_latency_s")
 
@@ -205,7 +202,7 @@ def train_command(
     )
     cat = catalogue_of(catalogue)
     cost = params_of(cost_params)
-    spec = design_cluster(cluster, design, cat)
+    spec, names = design_cluster(cluster, design, cat)
     if compare and spec.nodes is None:
         raise CliUsageError("--compare needs the GPU count: give --nodes (or --design)")
     resolved, layout = fit_cluster(cat, spec, tp=tp, pp=pp, dp=dp, ep=ep, cp=cp)
@@ -228,11 +225,9 @@ def train_command(
     )
     if compare:
         results, skipped = compare_layouts(cat, resolved, job, params=cost)
-        render_compare(results, skipped, fmt, names=design_names(cluster, design, cat))
+        render_compare(results, skipped, fmt, names=names)
         return
-    render_train(
-        train_step(cat, resolved, job, params=cost), fmt, names=design_names(cluster, design, cat)
-    )
+    render_train(train_step(cat, resolved, job, params=cost), fmt, names=names)
 
 
 @guard
@@ -305,11 +300,12 @@ def infer_command(
         kv_nics=kv_nics,
     )
     cat = catalogue_of(catalogue)
-    resolved = serving_cluster(cat, design_cluster(cluster, design, cat), job.gpus)
+    spec, names = design_cluster(cluster, design, cat)
+    resolved = serving_cluster(cat, spec, job.gpus)
     render_infer(
         infer(cat, resolved, job, params=params_of(cost_params)),
         fmt,
-        names=design_names(cluster, design, cat),
+        names=names,
     )
 
 
@@ -380,8 +376,8 @@ def checkpoint_command(
         prefixes=prefixes,
     )
     cat = catalogue_of(catalogue)
-    resolved = resolve_cluster(cat, design_cluster(cluster, design, cat, unread=CHECKPOINT_UNREAD))
-    render_checkpoint(checkpoint(cat, resolved, job), fmt, names=design_names(cluster, design, cat))
+    spec, names = design_cluster(cluster, design, cat, unread=CHECKPOINT_UNREAD)
+    render_checkpoint(checkpoint(cat, resolve_cluster(cat, spec), job), fmt, names=names)
 
 
 def register(app: typer.Typer) -> None:

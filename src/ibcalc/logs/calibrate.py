@@ -66,7 +66,12 @@ from ibcalc.logs.expect import catalogue_with_link, predict
 from ibcalc.logs.fit import minimize_scalar
 from ibcalc.logs.parse import LogInput
 from ibcalc.logs.records import Row, Run
-from ibcalc.logs.results import BANDWIDTH_MIN_BYTES, IMPLAUSIBLE_SPEEDUP, LATENCY_MAX_BYTES
+from ibcalc.logs.results import (
+    BANDWIDTH_MIN_BYTES,
+    IMPLAUSIBLE_SPEEDUP,
+    LATENCY_MAX_BYTES,
+    implausibly_fast,
+)
 from ibcalc.units import plural
 
 __all__ = [
@@ -521,13 +526,7 @@ def calibrate(
         fast = [
             r
             for r, e in zip(case.rows, ests, strict=True)
-            if e is not None
-            and r.size_bytes >= BANDWIDTH_MIN_BYTES
-            and any(
-                e.time_s > IMPLAUSIBLE_SPEEDUP * t.time_us * 1e-6
-                for t in (r.oop, r.ip)
-                if t is not None and t.time_us > 0
-            )
+            if e is not None and implausibly_fast(e.time_s, r)
         ]
         if fast:
             notes.append(

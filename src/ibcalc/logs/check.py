@@ -32,7 +32,6 @@ from ibcalc.logs.records import ParsedLog, Row, Run
 from ibcalc.logs.results import (
     BANDS,
     GIVEN,
-    IMPLAUSIBLE_SPEEDUP,
     Assumption,
     Band,
     Finding,
@@ -40,6 +39,7 @@ from ibcalc.logs.results import (
     RunCheck,
     RunVerdict,
     Verdict,
+    implausibly_fast,
     regime,
 )
 from ibcalc.units import GB, plural
@@ -414,12 +414,7 @@ def _row_check(row: Row, est: Estimate, collective: Collective, ranks: int) -> R
         within_band=within,
         verdict=verdict,
         wrong=max(wrong) if wrong else None,
-        implausible=reg == "bandwidth"
-        and any(
-            t.time_us > 0 and est.time_s / (t.time_us * 1e-6) > IMPLAUSIBLE_SPEEDUP
-            for t in (row.oop, row.ip)
-            if t is not None
-        ),
+        implausible=implausibly_fast(est.time_s, row),
     )
 
 

@@ -19,11 +19,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from ibcalc.units import KiB, MiB
+
+if TYPE_CHECKING:
+    from ibcalc.logs.records import Row
 
 __all__ = [
     "BANDS",
@@ -44,6 +47,7 @@ __all__ = [
     "Verdict",
     "fmt_size",
     "gate_failures",
+    "implausibly_fast",
     "pct",
     "regime",
     "size_span",
@@ -237,6 +241,16 @@ class RunCheck(BaseModel):
     def flagged(self) -> bool:
         """True when a finding is a warning or an error (the run is not healthy)."""
         return any(f.severity in ("error", "warning") for f in self.findings)
+
+
+def implausibly_fast(expected_s: float, row: Row) -> bool:
+    """Whether a row of 64 MiB or more ran, out of place or in place, over
+    :data:`IMPLAUSIBLE_SPEEDUP` x faster than the ``expected_s`` the model gives it."""
+    return row.size_bytes >= BANDWIDTH_MIN_BYTES and any(
+        t.time_us > 0 and expected_s > IMPLAUSIBLE_SPEEDUP * t.time_us * 1e-6
+        for t in (row.oop, row.ip)
+        if t is not None
+    )
 
 
 def gate_failures(check: RunCheck, min_efficiency: float) -> list[RowCheck]:

@@ -38,6 +38,7 @@ from ibcalc.workload.phases import Phase
 __all__ = [
     "ADAM_STATE_BYTES_PER_PARAM",
     "FP32_MASTER_BYTES_PER_PARAM",
+    "UNREAD_FIELDS",
     "Bound",
     "CheckpointResult",
     "CheckpointSpec",
@@ -347,6 +348,19 @@ def checkpoint(
     )
 
 
+#: The cluster fields a checkpoint does not read (it runs no collective on the compute fabric),
+#: with how its notes name them.
+UNREAD_FIELDS = {
+    "intra": "scale-up link",
+    "nics_per_node": "compute NICs",
+    "host_cpu": "host CPU",
+    "sharp": "SHARP",
+    "nvls": "NVLS",
+    "oversubscription": "oversubscription",
+    "cross_leaf_fraction": "cross-leaf fraction",
+}
+
+
 def _ignored_cluster_options(cluster: ResolvedCluster) -> list[str]:
     """The cluster options given that a checkpoint does not read, named as ignored.
 
@@ -358,18 +372,19 @@ def _ignored_cluster_options(cluster: ResolvedCluster) -> list[str]:
     ``--storage-fabric`` says.
     """
     spec = cluster.spec
+    differs = {
+        "intra": spec.intra is not None,
+        "nics_per_node": spec.nics_per_node is not None,
+        "host_cpu": spec.host_cpu is not None,
+        "sharp": True,  # on or off, a checkpoint never uses it
+        "nvls": spec.nvls is not None,
+        "oversubscription": spec.oversubscription > 1,
+        "cross_leaf_fraction": spec.cross_leaf_fraction != 1,
+    }
     ignored = [
         f"{what} ({{{name}}})"
-        for name, what, differs in (
-            ("intra", "scale-up link", spec.intra is not None),
-            ("nics_per_node", "compute NICs", spec.nics_per_node is not None),
-            ("host_cpu", "host CPU", spec.host_cpu is not None),
-            ("sharp", "SHARP", True),  # on or off, a checkpoint never uses it
-            ("nvls", "NVLS", spec.nvls is not None),
-            ("oversubscription", "oversubscription", spec.oversubscription > 1),
-            ("cross_leaf_fraction", "cross-leaf fraction", spec.cross_leaf_fraction != 1),
-        )
-        if name in spec.model_fields_set and differs
+        for name, what in UNREAD_FIELDS.items()
+        if name in spec.model_fields_set and differs[name]
     ]
     if not ignored:
         return []
