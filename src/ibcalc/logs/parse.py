@@ -783,6 +783,8 @@ def clean_log_text(text: str) -> tuple[str, list[str]]:
     lines = text.split("\n")
     filled = [line for line in lines if line.strip()]
     stamped = sum(1 for line in filled if _STAMP.match(line))
+    # most lines, not all: a launcher's own lines between the stamped ones come unstamped (a
+    # choice, tested with every line stamped; a rare stamp-shaped line alone is left as it is)
     if filled and stamped >= 0.8 * len(filled):
         text = "\n".join(_STAMP.sub("", line, count=1) for line in lines)
         notes.append(f"a timestamp before {stamped} lines removed")
