@@ -75,6 +75,16 @@ def test_parse_size_numbers_are_bytes(value: float, expected: int) -> None:
     assert parse_size(value) == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    # decimal fractions whose float product is off a whole number by rounding alone pass, whole:
+    # 10.7 x 10^9 = 10,700,000,000 and 0.3 x 10^9 = 300,000,000 (0.1 x 3 = 0.30000000000000004)
+    [("10.7GB", 10_700_000_000), ("0.3GB", 300_000_000), ("2.5MiB", 2_621_440)],
+)
+def test_decimal_fractions_of_a_unit_are_whole_bytes(text: str, expected: int) -> None:
+    assert parse_size(text) == pytest.approx(expected, rel=1e-12)
+
+
 def test_parse_size_accepts_exactly_one_pib() -> None:
     assert parse_size("1PiB") == PIB
     assert parse_size(PIB) == PIB
@@ -125,6 +135,10 @@ def test_ten_gb_bits_never_silently_equals_ten_gigabytes() -> None:
         ("ten", "not understood"),
         ("", "not understood"),
         ("10 GB GB", "not understood"),
+        # a buffer holds whole bytes: 1.5 B and 1.0001 KB = 1000.1 B are not sizes
+        ("1.5", "1.5 B, not a whole number of bytes"),
+        ("1.0001KB", "1000.1 B, not a whole number of bytes"),
+        ("0.5", "less than one byte"),
     ],
 )
 def test_bad_sizes_are_refused_naming_the_value(value: str, needle: str) -> None:

@@ -124,13 +124,18 @@ def _finite_number(text: str, raw: str, what: str) -> float:
     return value
 
 
+#: Relative slack of the whole-byte test of :func:`parse_size`: decimal sizes such as 10.7GB
+#: multiply out to whole numbers only up to a float's rounding.
+_WHOLE_BYTE_SLACK = 1e-9
+
+
 def parse_size(value: str | int | float, *, allow_zero: bool = False) -> float:
     """Return a size in bytes from ``10GB``, ``10GiB``, ``1e9``, ``4096`` or a number.
 
     Decimal prefixes are powers of 10, binary (``Ki``, ``Mi``, ``Gi`` ...) powers of 2. A
     lower-case ``b`` after a prefix (``10Gb``) means bits and is refused with a hint.
     Raises :class:`UnitError` for negative, zero (unless ``allow_zero``), NaN, infinite,
-    unknown-suffix or absurdly large values.
+    unknown-suffix, absurdly large or fractional byte counts (``1.5``).
     """
     raw = str(value)
     if isinstance(value, bool):
@@ -166,6 +171,9 @@ def parse_size(value: str | int | float, *, allow_zero: bool = False) -> float:
         raise UnitError(f"size {shown(raw)} is less than one byte")
     if size > MAX_SIZE_BYTES:
         raise UnitError(f"size {shown(raw)} is absurdly large (the limit is 1 PiB)")
+    if abs(size - round(size)) > _WHOLE_BYTE_SLACK * size:
+        # 1.5 (bytes) or 1.0001KB: a buffer holds whole bytes; float noise (10.7GB) passes
+        raise UnitError(f"size {shown(raw)} is {size:.10g} B, not a whole number of bytes")
     return size
 
 
