@@ -490,3 +490,35 @@ def test_a_row_inside_the_error_band_is_ok_unless_a_cause_fits_it(
     check = _h100_node(catalogue, 150)
     assert not any(r.within_band for r in check.rows)
     assert check.flagged
+
+
+def test_a_row_just_outside_the_band_never_prints_inside_it(
+    catalogue: Catalogue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A row 0.05 % slower than the band's slow end is outside the band; to whole GB/s its busbw
+    and the band's low edge would print the same figure (the row would read inside its own
+    range yet be judged without the band's lift), so both get decimals until they differ."""
+    from ibcalc.render.logs import render_checks
+
+    _banded(monkeypatch)
+    first = _h100_node(catalogue, 230).rows[0]
+    assert first.expected_time_us_range is not None
+    slow_end_us = first.expected_time_us_range[1]
+    text = table([(GiB, slow_end_us * 1.0005)], gpu="NVIDIA H100 80GB HBM3")
+    check = check_log(parse_log(text, source="edge"), text, catalogue=catalogue)[0]
+    row = check.rows[0]
+    assert row.within_band is False
+    assert row.expected_busbw_GBps_range is not None
+    low = row.expected_busbw_GBps_range[0]
+    # busbw = size / time x 2(n-1)/n: the row sits 0.05 % under the low edge (slow end x 1.0005)
+    assert row.measured_busbw_GBps == pytest.approx(low / 1.0005, rel=1e-5)
+    assert f"{row.measured_busbw_GBps:.0f}" == f"{low:.0f}"  # the case: equal to whole GB/s
+    printed = render_checks([check])
+    line = next(x for x in printed.splitlines() if x.lstrip().startswith("1 GiB"))
+    cells = line.split()
+    measured_cell = float(cells[4])
+    low_cell = float(cells[6].strip("(").split("-")[0])
+    assert measured_cell < low_cell
+    assert (
+        f"{row.measured_busbw_GBps:.1f}" in cells[4] or f"{row.measured_busbw_GBps:.2f}" in cells[4]
+    )
