@@ -42,8 +42,8 @@ from pydantic import (
     field_serializer,
 )
 
-from ibcalc.catalogue.load import find_link, find_system
-from ibcalc.catalogue.models import Catalogue, Link, LinkKind
+from ibcalc.catalogue.load import find_link, find_system, link_role_problem
+from ibcalc.catalogue.models import Catalogue, Link
 from ibcalc.cluster.resolve import (
     DEFAULT_GPUS_PER_NODE,
     check_count,
@@ -481,13 +481,11 @@ class GapReport(BaseModel):
     tp: TpWhatIf | None = None
 
 
-def _link(catalogue: Catalogue, name: str, kinds: tuple[LinkKind, ...], field: str) -> Link:
+def _link(catalogue: Catalogue, name: str, field: str) -> Link:
     link = find_link(catalogue, name)
-    if link.kind not in kinds:
-        wanted = " or ".join(k.value for k in kinds)
-        raise ClusterError(
-            f"{{{field}}} {link.id} is a {link.kind.value} link; use a {wanted} link", field=field
-        )
+    problem = link_role_problem(link, field)
+    if problem:
+        raise ClusterError(f"{{{field}}} {problem}", field=field)
     return link
 
 
@@ -572,13 +570,9 @@ def gap(
     """
     check_count("gpus_per_node", gpus_per_node, 2, MAX_GPUS_PER_NODE)
     check_count("nics_per_node", nics_per_node, 1, MAX_NICS_PER_NODE)
-    up = _link(catalogue, intra, (LinkKind.SCALE_UP, LinkKind.HOST), "intra")
-    out = _link(catalogue, inter, (LinkKind.SCALE_OUT, LinkKind.WAN), "inter")
-    host = (
-        _link(catalogue, host_pcie, (LinkKind.HOST,), "host_pcie")
-        if host_pcie is not None
-        else None
-    )
+    up = _link(catalogue, intra, "intra")
+    out = _link(catalogue, inter, "inter")
+    host = _link(catalogue, host_pcie, "host_pcie") if host_pcie is not None else None
     if system is not None:
         system = find_system(catalogue, system).id
     notes: list[str] = []
@@ -762,13 +756,9 @@ def tp_whatif(
     """
     check_count("tp", tp, 2, MAX_GPUS_PER_NODE)
     check_count("nics_per_node", nics_per_node, 1, MAX_NICS_PER_NODE)
-    up = _link(catalogue, intra, (LinkKind.SCALE_UP, LinkKind.HOST), "intra")
-    out = _link(catalogue, inter, (LinkKind.SCALE_OUT, LinkKind.WAN), "inter")
-    host = (
-        _link(catalogue, host_pcie, (LinkKind.HOST,), "host_pcie")
-        if host_pcie is not None
-        else None
-    )
+    up = _link(catalogue, intra, "intra")
+    out = _link(catalogue, inter, "inter")
+    host = _link(catalogue, host_pcie, "host_pcie") if host_pcie is not None else None
     if system is not None:
         system = find_system(catalogue, system).id
     ranks, domain_nodes = tp, 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -134,3 +135,36 @@ def test_sweep_csv_gives_each_bound_of_the_range_its_own_column() -> None:
             float(row[k]) for k in ("time_us_range_low", "time_us", "time_us_range_high")
         )
         assert low <= time <= high
+
+
+def test_a_link_of_the_wrong_kind_is_refused_in_the_same_words_everywhere(tmp_path: Path) -> None:
+    """--host-pcie wan-1g was refused three ways: 'give the PCIe link the NICs sit on' (estimates),
+    'use a PCIe (host) link' (design files) and 'use a host link' (gap)."""
+    hint = "wan-1g is a wan link; give the PCIe link the NICs sit on (e.g. pcie5)"
+    for args in (
+        ["allreduce", "-s", "1GB", *CLUSTER, "--host-pcie", "wan-1g"],
+        ["gap", "--system", "dgx-h100", "--host-pcie", "wan-1g"],
+        ["train", "--system", "dgx-h100", "-N", "2", "--params", "7e9", "--host-pcie", "wan-1g"],
+    ):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2, args
+        assert result.stderr == f"error: --host-pcie {hint}\n", args
+    design = tmp_path / "d.yaml"
+    design.write_text(
+        "name: x\nnodes: 2\nsystem: dgx-h100\nfabric: {link: ndr}\nhost_pcie: wan-1g\n"
+        "requirements:\n  - allreduce: {size: 1GB, max_time: 45}\n"
+    )
+    result = runner.invoke(app, ["check", str(design)])
+    assert result.exit_code == 2
+    assert f"{design}:5:1: host_pcie: {hint}" in result.stderr
+    # the scale-out place: --inter and the design's fabric.link
+    result = runner.invoke(app, ["allreduce", "-s", "1GB", "-N", "2", "--inter", "nvlink4"])
+    assert (
+        result.stderr == "error: --inter nvlink4 is a scale-up link; use a scale-out or WAN link\n"
+    )
+    design.write_text(
+        "name: x\nnodes: 2\nsystem: dgx-h100\nfabric: {link: nvlink4}\n"
+        "requirements:\n  - allreduce: {size: 1GB, max_time: 45}\n"
+    )
+    result = runner.invoke(app, ["check", str(design)])
+    assert "fabric.link: nvlink4 is a scale-up link; use a scale-out or WAN link" in result.stderr

@@ -27,10 +27,12 @@ __all__ = [
     "BUILTIN_LABEL",
     "ENV_VAR",
     "LANE_TOLERANCE",
+    "LINK_ROLES",
     "builtin_text",
     "find_link",
     "find_storage",
     "find_system",
+    "link_role_problem",
     "load_catalogue",
     "suggest",
 ]
@@ -466,6 +468,27 @@ def _suggest_entries(
             seen.add(owner[candidate])
             picked.append(candidate)
     return picked[:n]
+
+
+#: The link kinds each place of a cluster takes, and what to tell a user who gives another kind.
+#: One table for the CLI flags, design files, ``gap`` and checkpoint's client link, so that a WAN
+#: link given as --host-pcie is refused in the same words everywhere.
+LINK_ROLES: dict[str, tuple[tuple[LinkKind, ...], str]] = {
+    "intra": ((LinkKind.SCALE_UP, LinkKind.HOST), "use a scale-up or PCIe link"),
+    "inter": ((LinkKind.SCALE_OUT, LinkKind.WAN), "use a scale-out or WAN link"),
+    "wan": ((LinkKind.WAN, LinkKind.SCALE_OUT), "use a WAN or scale-out link"),
+    "host_pcie": ((LinkKind.HOST,), "give the PCIe link the NICs sit on (e.g. pcie5)"),
+    "client_link": ((LinkKind.SCALE_OUT, LinkKind.WAN), "use a scale-out or WAN link"),
+}
+
+
+def link_role_problem(link: Link, role: str) -> str | None:
+    """``"wan-1g is a wan link; give the PCIe link the NICs sit on (e.g. pcie5)"`` when ``link``
+    cannot serve as ``role`` (a key of :data:`LINK_ROLES`), else None."""
+    kinds, hint = LINK_ROLES[role]
+    if link.kind in kinds:
+        return None
+    return f"{link.id} is a {link.kind.value} link; {hint}"
 
 
 def find_link(catalogue: Catalogue, name: str) -> Link:

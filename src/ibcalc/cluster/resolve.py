@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ibcalc.catalogue.load import find_link, find_system
+from ibcalc.catalogue.load import find_link, find_system, link_role_problem
 from ibcalc.catalogue.models import Catalogue, Link, LinkKind, System
 from ibcalc.cluster.spec import MAX_GPUS, MAX_NICS_PER_NODE, ClusterSpec
 from ibcalc.engine.base import Topology
@@ -138,11 +138,9 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
     if gpus_per_node > 1:
         intra_name = spec.intra or (system.intra if system else None) or "nvlink4"
         intra = find_link(catalogue, intra_name)
-        if intra.kind not in (LinkKind.SCALE_UP, LinkKind.HOST):
-            raise ClusterError(
-                f"{{intra}} {intra.id} is a {intra.kind} link; use a scale-up or PCIe link",
-                field="intra",
-            )
+        problem = link_role_problem(intra, "intra")
+        if problem:
+            raise ClusterError("{intra} " + problem, field="intra")
         if spec.intra is None and system is None:
             notes.append(f"scale-up link {intra.id} assumed ({{intra}})")
             fabric.append(notes[-1])
@@ -183,13 +181,10 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
     host_name = spec.host_pcie or (system.host_pcie if system else None)
     if host_name:
         host_pcie = find_link(catalogue, host_name)
-        if host_pcie.kind is not LinkKind.HOST:
-            # a NIC's rate capped by a WAN or NVLink "host link" made a number out of nothing
-            raise ClusterError(
-                f"{{host_pcie}} {host_pcie.id} is a {host_pcie.kind} link; give the PCIe link "
-                "the NICs sit on (e.g. pcie5)",
-                field="host_pcie",
-            )
+        # a NIC's rate capped by a WAN or NVLink "host link" made a number out of nothing
+        problem = link_role_problem(host_pcie, "host_pcie")
+        if problem:
+            raise ClusterError("{host_pcie} " + problem, field="host_pcie")
 
     scale_up = _scale_up_domain(system, spec, gpus_per_node, nodes, notes)
     domains = nodes * gpus_per_node // scale_up
@@ -200,11 +195,9 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
     if domains > 1:
         inter_name = spec.inter or (system.inter if system else None) or "ndr"
         inter = find_link(catalogue, inter_name)
-        if inter.kind not in (LinkKind.SCALE_OUT, LinkKind.WAN):
-            raise ClusterError(
-                f"{{inter}} {inter.id} is a {inter.kind} link; use a scale-out or WAN link",
-                field="inter",
-            )
+        problem = link_role_problem(inter, "inter")
+        if problem:
+            raise ClusterError("{inter} " + problem, field="inter")
         if spec.inter is None and system is None:
             notes.append(f"scale-out link {inter.id} assumed ({{inter}})")
         if spec.nics_per_node is not None:
@@ -446,10 +439,9 @@ def _build_wan(
     wan = find_link(catalogue, spec.wan or "wan-100g")
     if spec.wan is None:
         notes.append(f"WAN link {wan.id} assumed between sites ({{wan}})")
-    if wan.kind not in (LinkKind.WAN, LinkKind.SCALE_OUT):
-        raise ClusterError(
-            f"{{wan}} {wan.id} is a {wan.kind} link; use a WAN or scale-out link", field="wan"
-        )
+    problem = link_role_problem(wan, "wan")
+    if problem:
+        raise ClusterError("{wan} " + problem, field="wan")
     if spec.wan_latency_s is not None:
         latency = wan.transport_latency_s + spec.wan_latency_s
         notes.append(

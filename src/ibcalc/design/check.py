@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ibcalc.catalogue.load import find_link, find_system
-from ibcalc.catalogue.models import Catalogue, LinkKind
+from ibcalc.catalogue.load import find_link, find_system, link_role_problem
+from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.bandwidths import per_gpu_bandwidths
 from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
 from ibcalc.cluster.spec import MAX_OVERSUBSCRIPTION
@@ -233,11 +233,12 @@ def _read(source: str | Path, text: str | None) -> Document:
     return doc
 
 
-_LINK_KEYS: tuple[tuple[tuple[str, ...], tuple[LinkKind, ...], str], ...] = (
-    (("intra",), (LinkKind.SCALE_UP, LinkKind.HOST), "scale-up or PCIe"),
-    (("inter",), (LinkKind.SCALE_OUT, LinkKind.WAN), "scale-out"),
-    (("fabric", "link"), (LinkKind.SCALE_OUT, LinkKind.WAN), "scale-out"),
-    (("host_pcie",), (LinkKind.HOST,), "PCIe (host)"),
+#: The file's link keys and the role (catalogue.load.LINK_ROLES) each plays.
+_LINK_KEYS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("intra",), "intra"),
+    (("inter",), "inter"),
+    (("fabric", "link"), "inter"),
+    (("host_pcie",), "host_pcie"),
 )
 
 
@@ -270,7 +271,7 @@ def name_problems(doc: Document, catalogue: Catalogue | None) -> list[Validation
             find_system(catalogue, system)
         except UnknownNameError as exc:
             problems.add(("system",), str(exc))
-    for path, kinds, what in _LINK_KEYS:
+    for path, role in _LINK_KEYS:
         name = _raw(doc.data, path)
         if not isinstance(name, str):
             continue
@@ -279,8 +280,9 @@ def name_problems(doc: Document, catalogue: Catalogue | None) -> list[Validation
         except UnknownNameError as exc:
             problems.add(path, str(exc))
             continue
-        if link.kind not in kinds:
-            problems.add(path, f"{link.id} is a {link.kind} link; use a {what} link")
+        problem = link_role_problem(link, role)
+        if problem:
+            problems.add(path, problem)
     return problems.items
 
 

@@ -25,8 +25,8 @@ import math
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ibcalc.catalogue.load import find_link
-from ibcalc.catalogue.models import Catalogue, LinkKind, Storage
+from ibcalc.catalogue.load import find_link, link_role_problem
+from ibcalc.catalogue.models import Catalogue, Storage
 from ibcalc.cluster.resolve import ResolvedCluster
 from ibcalc.cluster.spec import MAX_NICS_PER_NODE
 from ibcalc.engine.types import DType
@@ -243,11 +243,9 @@ def checkpoint(
             "(the cluster's scale-out NIC; {client_link}, {client_nics} to change)"
         )
     link = find_link(catalogue, link_name)
-    if link.kind not in (LinkKind.SCALE_OUT, LinkKind.WAN):
-        raise WorkloadError(
-            f"{{client_link}} {link.id} is a {link.kind} link; use a network link",
-            field="client_link",
-        )
+    problem = link_role_problem(link, "client_link")
+    if problem:
+        raise WorkloadError("{client_link} " + problem, field="client_link")
     # a storage NIC sits on the host's PCIe as a compute NIC does: the cluster's cap applies
     host = cluster.host_pcie
     cap = host if host is not None and host.achievable_Bps < link.achievable_Bps else None
