@@ -605,6 +605,25 @@ def test_flags_that_replace_the_log_s_placement_are_listed() -> None:
     assert "[flag]" not in own
 
 
+def test_flags_that_replace_the_log_s_network_are_listed() -> None:
+    """--nics-per-node 2 on a log whose channels run over 4 IB devices, and --inter efa-v2 on a
+    log that uses verbs, replaced NCCL's own word with no [flag] line in the table (JSON only)."""
+    log = SWEEPS / "10_allreduce_2node_8xH100_ib.txt"
+    code, out, err = run("nccl-check", str(log), "--nics-per-node", "2", "--inter", "efa-v2")
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert (
+        "nics_per_node = 2 [flag]: given by the caller (channels run over 4 network devices, "
+        "first at line 225)"
+    ) in text
+    assert (
+        "inter = efa-v2 [flag]: given by the caller (the log shows 'Using network IB', line 65)"
+    ) in text
+    # what the log allows is not listed: 4 devices, and hdr is a link verbs may run over
+    _, same, _ = run("nccl-check", str(log), "--nics-per-node", "4", "--inter", "hdr")
+    assert "[flag]" not in same
+
+
 def test_a_size_listed_twice_is_noted(tmp_path: Path) -> None:
     """Two 32 MiB rows (a table pasted twice, an edit) were both judged without a word."""
     lines = []

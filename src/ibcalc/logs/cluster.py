@@ -207,11 +207,62 @@ def overridden_gpus_per_process(run: Run, flags: ClusterSpec | None) -> int | No
     return stated if stated is not None and stated != flags.gpus_per_process else None
 
 
+#: Link families (data/links.yaml) each transport a log names can be: a --inter of another
+#: family overrides what the log shows.
+_TRANSPORT_FAMILIES: dict[str, tuple[str, ...]] = {
+    "ib": ("infiniband", "ethernet"),  # NCCL's verbs transport: InfiniBand or RoCE
+    "efa": ("efa",),
+    "cxi": ("slingshot",),
+}
+
+
+def _env_evidence(
+    field: str, flags: ClusterSpec, env: LogEnvironment, catalogue: Catalogue | None
+) -> str | None:
+    """What NCCL's output says of a network field the caller's flag replaces, or None."""
+    if field == "nics_per_node":
+        if env.provider is not None and env.provider_nics is not None:
+            if env.provider_nics != flags.nics_per_node:
+                return (
+                    f"'Selected Provider is {env.provider.value} (found {env.provider_nics} "
+                    f"nics)', line {env.provider.line}"
+                )
+        elif env.network is not None and env.net_devices:
+            count = len(env.net_devices)
+            if count != flags.nics_per_node:
+                return (
+                    f"channels run over {plural(count, 'network device')}, first at line "
+                    f"{env.net_devices_line}"
+                )
+    if field == "inter" and flags.inter and catalogue is not None:
+        family = find_link(catalogue, flags.inter).family
+        for fact in (env.provider, env.network):
+            if fact is None:
+                continue
+            families = _TRANSPORT_FAMILIES.get(fact.value.lower())
+            if families is not None and family not in families:
+                said = (
+                    f"'Selected Provider is {fact.value}'"
+                    if fact is env.provider
+                    else f"'Using network {fact.value}'"
+                )
+                return f"the log shows {said}, line {fact.line}"
+    return None
+
+
 def _given_evidence(
-    run: Run, field: str, flags: ClusterSpec | None, env: LogEnvironment | None = None
+    run: Run,
+    field: str,
+    flags: ClusterSpec | None,
+    env: LogEnvironment | None = None,
+    catalogue: Catalogue | None = None,
 ) -> str:
     """GIVEN, or GIVEN with what the log states when the flag replaces another value (the
     table lists those: `-N 2` on a log of one host ran on 2 nodes without a word)."""
+    if flags is not None and env is not None:
+        said_env = _env_evidence(field, flags, env, catalogue)
+        if said_env is not None:
+            return f"{GIVEN} ({said_env})"
     if field == "gpus_per_process":
         stated = overridden_gpus_per_process(run, flags)
         return GIVEN if stated is None else f"{GIVEN} (the log's header says nGpus {stated})"
@@ -241,7 +292,9 @@ def infer_cluster(
     :class:`Inferred`); ``flags`` override every inferred value."""
     given = _given(flags)
     notes: list[Assumption] = [
-        Assumption(field=k, value=v, source="flag", evidence=_given_evidence(run, k, flags, env))
+        Assumption(
+            field=k, value=v, source="flag", evidence=_given_evidence(run, k, flags, env, catalogue)
+        )
         for k, v in given.items()
     ]
     values: dict[str, Any] = dict(given)
