@@ -488,3 +488,34 @@ def test_host_cpu_key_overrides_the_presets(tmp_path: Path, builtin_catalogue: C
     (amd_finding,) = check_design(preset, builtin_catalogue).findings
     (intel_finding,) = check_design(intel, builtin_catalogue).findings
     assert amd_finding.predicted - intel_finding.predicted == pytest.approx(14e-6, rel=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("system", "fabric", "words"),
+    [
+        # DGX H100's NICs are NDR InfiniBand; SN5600 is a Spectrum-4 Ethernet switch
+        ("dgx-h100", "{switch: sn5600}", "sn5600 is an Ethernet switch and the NICs are ndr"),
+        # RoCE NICs into a Quantum-2 InfiniBand switch
+        (
+            "dgx-h100",
+            "{switch: qm9700, link: roce-400g}",
+            "qm9700 is an InfiniBand switch and the NICs are roce-400g (Ethernet)",
+        ),
+        # AWS EFA is no network a catalogued switch builds
+        ("aws-p5", "{switch: qm9700}", "the NICs are efa-v2 (AWS EFA)"),
+    ],
+)
+def test_a_switch_of_another_network_is_refused(
+    tmp_path: Path, builtin_catalogue: Catalogue, system: str, fabric: str, words: str
+) -> None:
+    """A DGX H100 design on Spectrum-4 had passed with '12 switches': the sizing matched the
+    port speed (400 Gb/s) and never the network."""
+    text = (
+        f"name: t\nnodes: 64\nsystem: {system}\nfabric: {fabric}\n"
+        "requirements: [{switches: {max: 100000}}]\n"
+    )
+    with pytest.raises(DesignError) as info:
+        check_design(write(tmp_path, "d.yaml", text), builtin_catalogue)
+    (problem,) = info.value.problems
+    assert (problem.line, problem.col) == (4, 10)
+    assert words in problem.message

@@ -90,11 +90,41 @@ schema: ibcalc-switches/1
 switches:
   - id: a
     name: A
+    network: infiniband
     modes: [{ports: 64, rate_gbps: 400}]
     cages: 32
     sources: ["https://example.invalid/a"]
     confidence: high
 """
+
+
+def test_a_switch_states_its_network() -> None:
+    """Quantum switches are InfiniBand, Spectrum and Tomahawk Ethernet (their product lines);
+    a file without ``network`` is refused at the switch's line."""
+    nets = {s.id: s.network for s in switches().values()}
+    assert {k for k, v in nets.items() if v == "infiniband"} == {
+        "qm8700",
+        "qm8790",
+        "qm9700",
+        "qm9790",
+        "q3400",
+    }
+    assert {k for k, v in nets.items() if v == "ethernet"} == {
+        "sn5600",
+        "sn5400",
+        "sn4600c",
+        "tomahawk5",
+        "tomahawk4",
+    }
+    with pytest.raises(CatalogueError) as info:
+        load_switches("s.yaml", text=GOOD.replace("    network: infiniband\n", ""))
+    assert "network" in str(info.value)
+    qm9700 = find_switch("qm9700")
+    assert qm9700.network_problem("infiniband", "ndr") is None
+    assert qm9700.network_problem("ethernet", "roce-400g") == (
+        "switch qm9700 is an InfiniBand switch and the NICs are roce-400g (Ethernet); pick a "
+        "switch of their network or give `radix:` for one not in the catalogue"
+    )
 
 
 def test_a_minimal_file_loads() -> None:
@@ -110,6 +140,7 @@ switches:
   - id: a
     aliases: [b]
     name: A
+    network: infiniband
     modes:
       - {ports: 64, rate_gbps: 400}
       - {ports: 128, rate_gbps: 400}
@@ -118,6 +149,7 @@ switches:
     confidence: high
   - id: b
     name: B
+    network: ethernet
     modes: [{ports: 64, rate_gbps: 400}]
     cages: null
     sources: []
@@ -126,9 +158,9 @@ switches:
 """
     with pytest.raises(CatalogueError) as info:
         load_switches("s.yaml", text=text)
-    # schema problems first: sources (line 16), confidence (17), unknown key (18)
+    # schema problems first: sources (line 18), confidence (19), unknown key (20)
     problems = [(p.line, p.col, p.message) for p in info.value.problems]
-    assert [(line, col) for line, col, _ in problems] == [(16, 5), (17, 5), (18, 5)]
+    assert [(line, col) for line, col, _ in problems] == [(18, 5), (19, 5), (20, 5)]
     assert "sources" in problems[0][2]
     assert "confidence" in problems[1][2]
     assert "unknown key" in problems[2][2]
@@ -136,9 +168,9 @@ switches:
     fixed = fixed.replace("    colour: red\n", "")
     with pytest.raises(CatalogueError) as info:
         load_switches("s.yaml", text=fixed)
-    # then the cross checks: a rate given twice (line 8, "      - {ports: 128, " is 21
-    # characters), name 'b' taken by a's alias (line 12)
+    # then the cross checks: a rate given twice (line 9, "      - {ports: 128, " is 21
+    # characters), name 'b' taken by a's alias (line 13)
     problems = [(p.line, p.col, p.message) for p in info.value.problems]
-    assert [(line, col) for line, col, _ in problems] == [(8, 22), (12, 5)]
+    assert [(line, col) for line, col, _ in problems] == [(9, 22), (13, 5)]
     assert "two port modes at 400 Gb/s" in problems[0][2]
     assert "name 'b' is already used by 'a'" in problems[1][2]

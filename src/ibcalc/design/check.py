@@ -437,6 +437,10 @@ def _size(
     ppc: int | None = None
     if fabric.switch is not None:
         switch = find_switch(fabric.switch)
+        wrong_network = switch.network_problem(cluster.inter.family, cluster.inter.id)
+        if wrong_network is not None:
+            problems.add(("fabric", "switch"), wrong_network)
+            problems.raise_if_any()
         try:
             mode = switch.mode_for(port_Bps)
         except FabricError as exc:

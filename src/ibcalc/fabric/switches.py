@@ -41,6 +41,14 @@ BUILTIN_LABEL = "data/switches.yaml"
 #: Relative tolerance when matching a NIC rate to a port mode (400 Gb/s vs 50 GB/s round trips).
 _RATE_TOLERANCE = 0.005
 
+#: How a link family or switch network is named in messages.
+_NETWORK_WORDS = {
+    "infiniband": "InfiniBand",
+    "ethernet": "Ethernet",
+    "efa": "AWS EFA",
+    "slingshot": "HPE Slingshot",
+}
+
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 _Identifier = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9-]*$", max_length=64)]
 
@@ -76,6 +84,9 @@ class SwitchModel(BaseModel):
     id: _Identifier
     aliases: tuple[_Identifier, ...] = ()
     name: str = Field(min_length=1)
+    network: Literal["infiniband", "ethernet"] = Field(
+        description="What the ports speak: a NIC link of another family cannot plug into it."
+    )
     modes: tuple[PortMode, ...] = Field(min_length=1)
     cages: int | None = Field(ge=1, le=100_000)
     cage_type: str | None = None
@@ -106,6 +117,18 @@ class SwitchModel(BaseModel):
         raise FabricError(
             f"switch {self.id} has no {nic_gbps:g} Gb/s ports (it offers {self.describe()}); "
             "pick another switch or give `radix:` for one not in the catalogue"
+        )
+
+    def network_problem(self, family: str, link_id: str) -> str | None:
+        """Why NICs of link family ``family`` (data/links.yaml) cannot plug into this switch, or
+        None when they can: an InfiniBand NIC into an Ethernet switch, RoCE into InfiniBand, or
+        a network no catalogued switch builds (EFA, Slingshot)."""
+        if family == self.network:
+            return None
+        return (
+            f"switch {self.id} is an {_NETWORK_WORDS[self.network]} switch and the NICs are "
+            f"{link_id} ({_NETWORK_WORDS.get(family, family)}); pick a switch of their network "
+            "or give `radix:` for one not in the catalogue"
         )
 
     def ports_per_cage(self, mode: PortMode) -> int | None:
