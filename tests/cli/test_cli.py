@@ -550,6 +550,12 @@ def test_check_will_not_write_over_a_design(
         ["check", "-o", str(target), str(example)], capsys
     )
     assert target.read_text() == before
+    # schema reads no design, but -o cluster.yaml replaced one with JSON all the same
+    assert main_error(["schema", "-o", str(target)], capsys) == (
+        f"error: --output {target} looks like a design file; the schema is JSON "
+        "(e.g. -o design.schema.json)\n"
+    )
+    assert target.read_text() == before
 
 
 def test_cross_leaf_fraction_scales_the_oversubscription_penalty() -> None:

@@ -48,12 +48,12 @@ OutputOpt = Annotated[
 ]
 
 
-def _refuse_design_target(output: str | None, files: list[Path]) -> None:
-    """``ibcalc check -o designs/*.yaml`` would overwrite the first design with the report."""
+def _refuse_design_target(output: str | None, what: str, example: str) -> None:
+    """``ibcalc check -o designs/*.yaml`` would overwrite the first design with the report, and
+    ``ibcalc schema -o cluster.yaml`` a design with the schema."""
     if output is not None and Path(output).suffix.lower() in (".yaml", ".yml"):
         raise CliUsageError(
-            f"--output {printable(output)} looks like a design file; a report is text, JSON or XML "
-            "(e.g. -o report.xml)"
+            f"--output {printable(output)} looks like a design file; {what} (e.g. -o {example})"
         )
 
 
@@ -122,7 +122,7 @@ def check_command(
     """
     from ibcalc.render.check import exit_code, render_check
 
-    _refuse_design_target(output, files)
+    _refuse_design_target(output, "a report is text, JSON or XML", "report.xml")
     target = output_target(output, run_inputs(files, catalogue, cost_params), what="report")
     params = params_of(cost_params)
     outcomes = _outcomes(
@@ -149,6 +149,7 @@ def schema_command(output: SchemaOutputOpt = None) -> None:
     from ibcalc.design.check import json_schema
     from ibcalc.render.check import schema_text
 
+    _refuse_design_target(output, "the schema is JSON", "design.schema.json")
     target = output_target(output, run_inputs(), what="schema")
     emit(schema_text(json_schema()), target)
 
