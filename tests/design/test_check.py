@@ -519,3 +519,39 @@ def test_a_switch_of_another_network_is_refused(
     (problem,) = info.value.problems
     assert (problem.line, problem.col) == (4, 10)
     assert words in problem.message
+
+
+def test_printed_figures_agree_with_the_verdict(
+    tmp_path: Path, builtin_catalogue: Catalogue
+) -> None:
+    """`max_time: 5.43ms` failed against a prediction printed '5.43 ms' with 'margin -0.1%', and
+    `gap: {max_ratio: 8.999}` printed '9.0x, 0.0% over the required <= 9.0x'. The requirement
+    keeps the digits it was written with; the prediction takes the digits that put it on the
+    side of the requirement its verdict says; a margin under 0.05 % gets the decimals it needs."""
+    from ibcalc.render.check import finding_dict, finding_message
+
+    base = check_design(write(tmp_path, "a.yaml", TWO_NODES), builtin_catalogue).findings[0]
+
+    def finding(predicted: float, required: float) -> Finding:
+        margin = (required - predicted) / required
+        return dataclasses.replace(
+            base, predicted=predicted, required=required, passed=margin >= 0, margin=margin
+        )
+
+    # 5.4349 ms against <= 5.434 ms: three digits would print 5.43, under the requirement
+    late = finding(5.4349e-3, 5.434e-3)
+    assert finding_message(late).startswith("time 5.435 ms, 0.02% over the required <= 5.434 ms;")
+    # 5.4349 ms against <= 5.43 ms: 5.43 both; four digits tell them apart
+    assert finding_message(finding(5.4349e-3, 5.43e-3)).startswith(
+        "time 5.435 ms, 0.1% over the required <= 5.43 ms;"
+    )
+    # 5.4261 ms against <= 5.43 ms passes: printed 5.426, not 5.43
+    assert finding_message(finding(5.4261e-3, 5.43e-3)).startswith(
+        "time 5.426 ms, required <= 5.43 ms (margin +0.1%)"
+    )
+    # clear of the requirement: three digits as everywhere else
+    assert finding_message(finding(5.52e-3, 45e-3)).startswith(
+        "time 5.52 ms, required <= 45 ms (margin +87.7%)"
+    )
+    data = finding_dict(late)
+    assert (data["predicted_text"], data["required_text"]) == ("5.435 ms", "5.434 ms")

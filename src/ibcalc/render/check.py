@@ -33,6 +33,8 @@ from ibcalc.fileio import write_text
 from ibcalc.textsafe import printable
 from ibcalc.units import (
     BITS_PER_BYTE,
+    GB,
+    MB,
     format_bandwidth,
     format_ratio,
     format_size,
@@ -87,6 +89,56 @@ def format_quantity(value: float, unit: str) -> str:
     return f"{value:g} {unit}"  # pragma: no cover
 
 
+def _scale(value: float, unit: str) -> tuple[float, str]:
+    """(factor, unit name) :func:`format_quantity` picks for ``value``: a time in us, ms, s or h,
+    a bandwidth in GB/s or MB/s, a ratio as ``x``."""
+    if unit == "s":
+        for factor, name, below in ((1e6, "us", 999.5), (1e3, "ms", 999.5), (1.0, "s", 9999.5)):
+            if value * factor < below:
+                return factor, f" {name}"
+        return 1 / 3600, " h"
+    if unit == "B/s":
+        return (1 / GB, " GB/s") if value / GB >= 0.9995 else (1 / MB, " MB/s")
+    if unit == "x":
+        return 1.0, "x"
+    if unit == "down:up":
+        return 1.0, ":1"
+    return 1.0, f" {unit}"
+
+
+def _figure(value: float, digits: int) -> str:
+    text = f"{value:.{digits}g}"
+    return f"{value:.0f}" if "e" in text else text
+
+
+def _quantities(f: Finding) -> tuple[str, str]:
+    """(predicted, required) as printed. The requirement keeps the digits it was written with
+    (``5.4321 ms``); the prediction has its usual three digits, or more where three would put it
+    on the wrong side of the requirement or level with it (``5.43 ms`` failing ``<= 5.43 ms``):
+    both then print in the requirement's unit with the digits it takes to tell them apart."""
+    if f.unit == "switches":
+        return format_quantity(f.predicted, f.unit), format_quantity(f.required, f.unit)
+    factor, name = _scale(f.required, f.unit)
+    required = _figure(f.required * factor, 6)
+    predicted = format_quantity(f.predicted, f.unit)
+    truth = (f.predicted > f.required) - (f.predicted < f.required)
+    for digits in (3, 4, 5, 6, 8, 10):
+        shown = float(_figure(f.predicted * factor, digits))
+        if (shown > float(required)) - (shown < float(required)) == truth:
+            if digits > 3:
+                predicted = _figure(f.predicted * factor, digits) + name
+            break
+    return predicted, required + name
+
+
+def _margin(margin: float, *, signed: bool = True) -> str:
+    """A margin as a percentage with one decimal, or more where one would print 0.0 %."""
+    decimals = 1
+    while decimals < 4 and margin and round(abs(margin) * 100, decimals) == 0:
+        decimals += 1
+    return f"{margin:+.{decimals}%}" if signed else f"{abs(margin):.{decimals}%}"
+
+
 #: What a collective target measures, by target key.
 _MEASURED = {"max_time": "time", "min_busbw": "busbw", "min_algbw": "algbw"}
 
@@ -111,7 +163,7 @@ def finding_requirement(f: Finding) -> str:
             label += f" ({basis.algorithm.value})"
         if basis.dtype != DType.FP32:
             label += f" {basis.dtype}"
-        return f"{label}: {_measured(f)} {f.comparison} {format_quantity(f.required, f.unit)}"
+        return f"{label}: {_measured(f)} {f.comparison} {_quantities(f)[1]}"
     if isinstance(basis, GapBasis):
         return f"gap: intra/inter per GPU <= {f.required:g}x"
     if isinstance(basis, OversubscriptionBasis):
@@ -145,13 +197,14 @@ def finding_detail(f: Finding) -> str:
 def finding_message(f: Finding) -> str:
     """Predicted vs required with the margin, then the detail: ``time 53.4 ms, 33.6% over the
     required <= 40 ms; ...``."""
-    pred, req = format_quantity(f.predicted, f.unit), format_quantity(f.required, f.unit)
+    pred, req = _quantities(f)
     what = _measured(f)
     if f.passed:
-        message = f"{what} {pred}, required {f.comparison} {req} (margin {f.margin:+.1%})"
+        message = f"{what} {pred}, required {f.comparison} {req} (margin {_margin(f.margin)})"
     else:
         word = "over" if f.comparison == "<=" else "under"
-        message = f"{what} {pred}, {abs(f.margin):.1%} {word} the required {f.comparison} {req}"
+        over = _margin(f.margin, signed=False)
+        message = f"{what} {pred}, {over} {word} the required {f.comparison} {req}"
     if f.pessimistic:
         message += " (the pessimistic end of the estimate's error band)"
     detail = finding_detail(f)
@@ -177,8 +230,8 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "comparison": f.comparison,
         "design": f.design,
         "detail": finding_detail(f),
-        "predicted_text": format_quantity(f.predicted, f.unit),
-        "required_text": format_quantity(f.required, f.unit),
+        "predicted_text": _quantities(f)[0],
+        "required_text": _quantities(f)[1],
     }
 
 
@@ -255,7 +308,7 @@ def _line(f: Finding) -> str:
     word = "PASS" if f.passed else "FAIL"
     return (
         f"{word}  {_where(f.file, f.line, f.col)}  {finding_requirement(f)}  "
-        f"predicted {format_quantity(f.predicted, f.unit)}  margin {f.margin:+.1%}"
+        f"predicted {_quantities(f)[0]}  margin {_margin(f.margin)}"
     )
 
 
