@@ -474,6 +474,21 @@ def test_pessimistic_check_judges_the_slow_end_of_the_error_band(tmp_path: Path)
     assert slow.pessimistic
     assert slow.predicted == pytest.approx(plain.predicted / (1 + q10), rel=1e-9)
     assert slow.predicted > plain.predicted
+    # a PASS line and the summary say so: the 6.71 ms of the SU example printed like 5.43 ms
+    from ibcalc.render.check import FileOutcome, render_text
+
+    text = render_text(
+        [FileOutcome(path=str(path), check=check_design(path, cat, pessimistic=True))]
+    )
+    lines = text.splitlines()
+    assert lines[1].startswith("PASS ")
+    assert " (pessimistic)  margin " in lines[1]
+    assert lines[-1].endswith(
+        "; collective figures at the pessimistic end of each estimate's error band"
+    )
+    plain_text = render_text([FileOutcome(path=str(path), check=check_design(path, cat))])
+    assert "(pessimistic)" not in plain_text
+    assert "pessimistic end" not in plain_text
 
 
 def test_host_cpu_key_overrides_the_presets(tmp_path: Path, builtin_catalogue: Catalogue) -> None:

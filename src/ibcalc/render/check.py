@@ -287,6 +287,9 @@ def _summary(outcomes: Sequence[FileOutcome]) -> str:
     )
     if errors:
         text += f"; {errors} file{'s' if errors != 1 else ''} could not be checked"
+    if any(f.pessimistic for o in outcomes for f in o.findings):
+        # --pessimistic moves every collective figure, PASS lines too (6.71 ms, not 5.43 ms)
+        text += "; collective figures at the pessimistic end of each estimate's error band"
     warned = sum(len(o.warnings) for o in outcomes)
     if warned:
         text += f"; {warned} warning{'s' if warned != 1 else ''}"
@@ -308,7 +311,8 @@ def _line(f: Finding) -> str:
     word = "PASS" if f.passed else "FAIL"
     return (
         f"{word}  {_where(f.file, f.line, f.col)}  {finding_requirement(f)}  "
-        f"predicted {_quantities(f)[0]}  margin {_margin(f.margin)}"
+        f"predicted {_quantities(f)[0]}{' (pessimistic)' if f.pessimistic else ''}  "
+        f"margin {_margin(f.margin)}"
     )
 
 
