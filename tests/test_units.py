@@ -7,6 +7,7 @@ Expected values are worked from the definitions: GB = 10^9 B, GiB = 2^30 B, 1 B 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import pytest
 from hypothesis import given
@@ -294,6 +295,44 @@ def test_bad_times_are_refused(text: str) -> None:
     with pytest.raises(UnitError) as info:
         parse_time(text)
     assert repr(text) in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        # capital M is mega: 10Ms was read as 10 ms, 100MS as 100 ms
+        ("10Ms", "time units are lower case (M is mega); write 10ms"),
+        ("100MS", "time units are lower case (M is mega); write 100ms"),
+        ("5US", "time units are lower case; write 5us"),
+        ("1y", "is not understood (use ns, us, ms, s, min or h)"),
+    ],
+)
+def test_time_units_are_lower_case(text: str, words: str) -> None:
+    with pytest.raises(UnitError) as info:
+        parse_time(text)
+    assert words in str(info.value)
+    assert parse_time("2 min") == 120.0
+    assert parse_time("1h") == 3600.0
+
+
+@pytest.mark.parametrize(
+    ("parse", "text", "words"),
+    [
+        # lower-case m is milli: 40mb/s had been read as 40 megabits (5 MB/s), 40mB/s as 40 MB/s
+        (parse_bandwidth, "40mb/s", "has the prefix 'm' (milli); write 40Mb/s for megabits"),
+        (parse_bandwidth, "40mB/s", "has the prefix 'm' (milli); write 40MB/s for megabytes"),
+        (parse_size, "1mB", "has the prefix 'm' (milli); write 1MB"),
+    ],
+)
+def test_milli_is_no_prefix_of_a_rate_or_a_size(
+    parse: Callable[[str], float], text: str, words: str
+) -> None:
+    with pytest.raises(UnitError) as info:
+        parse(text)
+    assert words in str(info.value)
+    # mega in capitals, and a bare m of nccl-tests' -b 1m (MiB), stay
+    assert parse_bandwidth("40Mb/s") == 5e6
+    assert parse_size("1m") == 2**20
 
 
 def test_zero_time_refused_on_request() -> None:

@@ -156,6 +156,11 @@ def parse_size(value: str | int | float, *, allow_zero: bool = False) -> float:
                 f"size {shown(raw)} uses a lower-case 'b', which means bits; "
                 f"write {match['num']}{fixed} for bytes"
             )
+        if unit.startswith("m") and unit.lower() in ("mb", "mib"):
+            # lower-case m is milli (1mB); bare m stays MiB, as nccl-tests reads -b 1m
+            raise UnitError(
+                f"size {shown(raw)} has the prefix 'm' (milli); write {match['num']}M{unit[1:]}"
+            )
         factor = _SIZE_FACTORS.get(unit.lower())
         if factor is None:
             raise UnitError(
@@ -196,8 +201,15 @@ def parse_bandwidth(value: str | int | float) -> float:
                 "(write bits as 400Gb/s or 400Gbps, bytes as 50GB/s)"
             )
         bw = _finite_number(match["num"], raw, "bandwidth")
-        prefix = match["prefix"].lower()
         unit = match["unit"]
+        if match["prefix"] == "m":
+            # lower-case m is milli: 40mb/s read as megabits was 5 MB/s from a typo
+            bits = unit in ("b", "bit", "bits")
+            raise UnitError(
+                f"bandwidth {shown(raw)} has the prefix 'm' (milli); write "
+                f"{match['num']}{'Mb/s for megabits' if bits else 'MB/s for megabytes'}"
+            )
+        prefix = match["prefix"].lower()
         is_bits = unit in ("b", "bit", "bits")  # B, byte, bytes, Byte, Bytes are bytes
         bw *= _DECIMAL_PREFIX[prefix]
         if is_bits:
@@ -230,11 +242,18 @@ def parse_time(
     else:
         match = _TIME_RE.match(value)
         if match is None:
-            raise UnitError(f"{what} {shown(raw)} is not understood (use ns, us, ms or s)")
+            raise UnitError(f"{what} {shown(raw)} is not understood (use ns, us, ms, s, min or h)")
         if unit_required and not match["unit"]:
             raise UnitError(f"{what} {shown(raw)} needs a unit (e.g. 2ms, 1.5s, 250us)")
         seconds = _finite_number(match["num"], raw, what)
-        unit = (match["unit"] or "s").lower()
+        unit = match["unit"] or "s"
+        if unit not in _TIME_FACTORS:
+            # 10Ms or 100MS: capital M is mega; time units are written in lower case
+            mega = " (M is mega)" if "M" in unit else ""
+            raise UnitError(
+                f"{what} {shown(raw)}: time units are lower case{mega}; "
+                f"write {match['num']}{unit.lower()}"
+            )
         factor = _TIME_FACTORS[unit]
         # 20 us is 20 / 10^6 s = 2e-05 exactly; 20 x 1e-6 is 1.9999999999999998e-05
         seconds = seconds * factor if factor >= 1 else seconds / round(1 / factor)

@@ -545,7 +545,7 @@ CASES: list[Case] = [
     ),
     C(
         "output-fifo-no-reader",
-        "schema -o {tmp}/fifo.yaml",
+        "schema -o {tmp}/fifo.json",
         2,
         "it is a FIFO that no process reads",
         "-o onto a FIFO nobody reads does not hang",
@@ -1186,6 +1186,7 @@ CASES: list[Case] = [
 
 def _fifo(tmp: Path) -> None:
     os.mkfifo(tmp / "fifo.yaml")
+    os.mkfifo(tmp / "fifo.json")  # an output target: -o refuses .yaml names before looking
 
 
 def _big_flow(tmp: Path) -> None:
