@@ -18,6 +18,7 @@ from ibcalc.cli.output import emit, output_target, run_inputs
 from ibcalc.textsafe import printable
 
 if TYPE_CHECKING:
+    from ibcalc.catalogue.models import Catalogue
     from ibcalc.engine.params import CostParams
     from ibcalc.render.check import FileOutcome
 
@@ -59,7 +60,7 @@ def _refuse_design_target(output: str | None, what: str, example: str) -> None:
 
 def _outcomes(
     files: list[Path],
-    catalogue: list[Path] | None,
+    cat: Catalogue,
     *,
     pessimistic: bool = False,
     allow_empty: bool = False,
@@ -71,7 +72,6 @@ def _outcomes(
     from ibcalc.errors import IbcalcError, InputFileError, ValidationProblem
     from ibcalc.render.check import FileOutcome
 
-    cat = catalogue_of(catalogue)
     outcomes: list[FileOutcome] = []
     for path in files:
         label = str(path)
@@ -125,13 +125,16 @@ def check_command(
     _refuse_design_target(output, "a report is text, JSON or XML", "report.xml")
     target = output_target(output, run_inputs(files, catalogue, cost_params), what="report")
     params = params_of(cost_params)
+    cat = catalogue_of(catalogue)
     outcomes = _outcomes(
-        files, catalogue, pessimistic=pessimistic, allow_empty=allow_empty, params=params
+        files, cat, pessimistic=pessimistic, allow_empty=allow_empty, params=params
     )
+    overrides = [f"catalogue {o}" for o in cat.origins[1:]]
+    overrides += [f"cost parameters {o}" for o in params.origins[1:]]
     for outcome in outcomes:
         for problem in outcome.problems:
             say(f"error: {printable(problem, None)}")
-    emit(render_check(outcomes, fmt.value), target)
+    emit(render_check(outcomes, fmt.value, overrides), target)
     code = exit_code(outcomes)
     if code:
         raise typer.Exit(code)
