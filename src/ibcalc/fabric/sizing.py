@@ -315,7 +315,9 @@ def _refusal(args: _Args, endpoints: int, tiers: int) -> str:
     if args.extra:
         what += f" + {args.extra} extra ports"
     hint = (
-        f"a {tiers}-level fat tree of {args.k}-port switches holds at most about "
+        f"one {args.k}-port switch holds at most {limit} endpoints"
+        if tiers == 1
+        else f"a {tiers}-level fat tree of {args.k}-port switches holds at most about "
         f"{limit} endpoints with {args.d} down / {args.u} up leaf ports"
     )
     if endpoints <= limit and args.rail_optimized:

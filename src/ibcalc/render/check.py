@@ -85,7 +85,8 @@ def format_quantity(value: float, unit: str) -> str:
     if unit == "down:up":
         return f"{value:.3g}:1"
     if unit == "switches":
-        return f"{value:.0f} switches"
+        count = round(value)
+        return f"{count} switch{'' if count == 1 else 'es'}"
     return f"{value:g} {unit}"  # pragma: no cover
 
 
