@@ -684,3 +684,18 @@ def test_check_names_the_overrides_it_applied(
     assert github.stdout.splitlines()[-1].endswith(f"; overrides applied: {names}")
     junit = runner.invoke(app, ["check", example, *extra, "--format", "junit"]).stdout
     assert f'<property name="override" value="catalogue {cat}" />' in junit
+
+
+def test_check_counts_a_file_given_twice_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`check a.yaml a.yaml` reported '2 requirements in 2 files' for one design of one target."""
+    (tmp_path / "a.yaml").write_text((ROOT / "examples" / "aws-p5-efa.yaml").read_text())
+    monkeypatch.chdir(tmp_path)
+    result = runner.invoke(app, ["check", "a.yaml", "./a.yaml", str(tmp_path / "a.yaml")])
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[-1] == "5 requirements in 1 file: 5 passed, 0 failed"
+    assert result.stderr.splitlines() == [
+        "note: a.yaml is given again; checked once",
+        f"note: {tmp_path / 'a.yaml'} is the file a.yaml again; checked once",
+    ]
