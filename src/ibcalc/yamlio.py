@@ -639,9 +639,44 @@ def validate(
     try:
         return model.model_validate(data)
     except ValidationError as exc:
-        raise InputFileError(problems_from(doc, exc, prefix, known_keys=known_keys)) from None
+        raise InputFileError(
+            problems_from(doc, exc, prefix, known_keys=known_keys, model=model)
+        ) from None
 
 
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    """The pydantic models an annotation can hold (``X | None``, ``list[X]``, ``dict[str, X]``)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    found: list[type[BaseModel]] = []
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found.extend(_models_in(arg))
+    return found
+
+
+def section_keys(model: type[BaseModel], loc: Sequence[str | int]) -> set[str] | None:
+    """The keys (field names and aliases) the mapping at ``loc`` takes, walking ``model``'s
+    fields; None where the path leaves the models (a list of scalars, a union of several)."""
+    current: type[BaseModel] | None = model
+    for part in loc:
+        if current is None:
+            return None
+        if isinstance(part, int):
+            continue  # an item of a list or tuple: the annotation already named its model
+        fields = current.model_fields
+        name = next((n for n, f in fields.items() if part in (n, f.alias)), None)
+        if name is None:
+            return None
+        models = _models_in(fields[name].annotation)
+        current = models[0] if len(models) == 1 else None
+    if current is None:
+        return None
+    return {k for n, f in current.model_fields.items() for k in (n, f.alias) if k}
+
+
+#: pydantic's "Input should be a valid dictionary or instance of FabricSpec": a class name is
+#: not what a file's author wrote.
+_MAPPING_ERRORS = frozenset({"model_type", "dict_type", "model_attributes_type"})
 _TYPE_ERRORS = {
     "int_type": "an integer",
     "int_parsing": "an integer",
@@ -669,6 +704,17 @@ _YAML11_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+def _yaml_word(value: Any) -> str:
+    """A scalar as YAML writes it (``null``, ``true``, ``3``), a list or mapping by its kind."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    return "a list" if isinstance(value, list | tuple) else type(value).__name__
+
+
 def _type_message(error: Any) -> str | None:
     """A clearer message for a value of the wrong type that YAML 1.1 would have converted."""
     what = _TYPE_ERRORS.get(error["type"])
@@ -687,18 +733,27 @@ def problems_from(
     prefix: Sequence[str | int] = (),
     *,
     known_keys: Iterable[str] = (),
+    model: type[BaseModel] | None = None,
 ) -> list[ValidationProblem]:
-    """Map pydantic errors to positioned problems (unknown keys hinted from ``known_keys``).
+    """Map pydantic errors to positioned problems (unknown keys hinted from ``known_keys``, or
+    from the keys of their own section where ``model`` shows them: ``gap: {extra: 1}`` is not
+    offered ``intra``, a key the gap target does not take).
 
     A required key that is missing because it was misspelt is said once, at the misspelling
     (``node: unknown key (did you mean nodes?)``), not also as ``nodes: Field required``."""
     keys = sorted(known_keys)
     errors = exc.errors(include_url=False)
     suggested: set[tuple[str | int, ...]] = set()
+
+    def candidates(model_loc: Sequence[str | int]) -> list[str]:
+        """Keys to suggest for an unknown key at ``model_loc`` (a location in ``model``)."""
+        own = section_keys(model, model_loc[:-1]) if model is not None else None
+        return sorted(own) if own else keys
+
     for error in errors:
         loc = (*prefix, *error["loc"])
         if error["type"] == "extra_forbidden" and loc and keys:
-            for name in difflib.get_close_matches(str(loc[-1]), keys, n=1):
+            for name in difflib.get_close_matches(str(loc[-1]), candidates(error["loc"]), n=1):
                 suggested.add((*loc[:-1], name))
     problems = []
     for error in errors:
@@ -711,10 +766,19 @@ def problems_from(
         if error["type"] == "extra_forbidden":
             message = "unknown key (not allowed here)"
             close = difflib.get_close_matches(str(loc[-1]), keys, n=1) if loc and keys else []
+            own = (
+                difflib.get_close_matches(str(loc[-1]), candidates(error["loc"]), n=1)
+                if close
+                else []
+            )
             if close and close[0] == str(loc[-1]):
                 message += " (a key of another section: check where it is indented)"
-            elif close:
-                message += f" (did you mean {close[0]}?)"
+            elif own:
+                message += f" (did you mean {own[0]}?)"
+        elif error["type"] in _MAPPING_ERRORS:
+            value = error.get("input")
+            text = shown(value) if isinstance(value, str) else _yaml_word(value)
+            message = f"{text} is not a mapping: give its keys below it"
         elif message.startswith("Value error, "):
             message = message.removeprefix("Value error, ")
         elif (typed := _type_message(error)) is not None:

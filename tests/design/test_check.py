@@ -570,3 +570,29 @@ def test_printed_figures_agree_with_the_verdict(
     )
     data = finding_dict(late)
     assert (data["predicted_text"], data["required_text"]) == ("5.435 ms", "5.434 ms")
+
+
+def test_messages_name_no_class_and_suggest_keys_of_their_own_section(
+    tmp_path: Path, builtin_catalogue: Catalogue
+) -> None:
+    """'fabric: 3' said 'Input should be a valid dictionary or instance of FabricSpec', and an
+    unknown key of a gap target was offered 'intra', a key the target does not take."""
+    text = (
+        "name: t\nnodes: 2\nsystem: dgx-h100\nfabric: 3\nrequirements:\n"
+        "  - gap: {max_ratio: 10, extra: 1}\n"  # line 6
+        "  - allreduce: {size: 1GB, max_tme: 1s}\n"  # line 7
+        "  - null\n"  # line 8
+    )
+    with pytest.raises(DesignError) as info:
+        check_design(write(tmp_path, "d.yaml", text), builtin_catalogue)
+    messages = {(p.line, p.message) for p in info.value.problems}
+    assert messages == {
+        (4, "fabric: 3 is not a mapping: give its keys below it"),
+        (6, "requirements[0].gap.extra: unknown key (not allowed here)"),
+        (
+            7,
+            "requirements[1].allreduce.max_tme: unknown key (not allowed here) "
+            "(did you mean max_time?)",
+        ),
+        (8, "requirements[2]: null is not a mapping: give its keys below it"),
+    }
