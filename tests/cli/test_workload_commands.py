@@ -438,3 +438,27 @@ def test_the_cross_leaf_fraction_is_said_to_come_from_where_it_came_from() -> No
     assert "(the default, every byte; --cross-leaf sets it)" in notes
     notes = " ".join(_json(*flags, "--oversubscription", "2", "--cross-leaf", "0.5")["assumptions"])
     assert "(from --cross-leaf)" in notes
+
+
+def test_disaggregated_serving_needs_two_nodes() -> None:
+    """`infer --nodes 1 --disaggregated` priced a KV transfer to a decode node the cluster
+    does not have; without --nodes the cluster now has 2."""
+    args = [
+        "infer",
+        "--model",
+        "llama3-70b",
+        "--tp",
+        "8",
+        "--system",
+        "dgx-h100",
+        "--disaggregated",
+    ]
+    result = runner.invoke(APP, [*args, "--nodes", "1"])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "error: --disaggregated puts prefill and decode on different nodes, and the cluster has "
+        "1 node: give --nodes 2 or more\n"
+    )
+    result = runner.invoke(APP, args)
+    assert result.exit_code == 0
+    assert "2 nodes assumed (--nodes)" in result.stdout

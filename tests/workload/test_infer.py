@@ -58,7 +58,7 @@ def test_kv_transfer_for_disaggregated_serving(builtin_catalogue: Catalogue) -> 
         output_tokens=512,
         disaggregated=True,
     )
-    result = infer(builtin_catalogue, _dgx(builtin_catalogue), spec)
+    result = infer(builtin_catalogue, _dgx(builtin_catalogue, 2), spec)
     assert result.kv_bytes_per_token == 327_680
     assert result.kv_bytes_per_request == 327_680 * 8192 == 2_684_354_560
     kv = next(p for p in result.phases if p.name == "kv-transfer")
@@ -82,7 +82,7 @@ def test_kv_transfer_for_disaggregated_serving(builtin_catalogue: Catalogue) -> 
 
 def test_fewer_kv_nics_is_slower(builtin_catalogue: Catalogue) -> None:
     model = find_model("llama3-70b")
-    cluster = _dgx(builtin_catalogue)
+    cluster = _dgx(builtin_catalogue, 2)
     times = []
     for nics in (8, 1):
         spec = InferSpec(model=model, tp=8, prompt_tokens=8192, disaggregated=True, kv_nics=nics)
@@ -112,6 +112,11 @@ def test_more_kv_nics_for_one_sender_are_never_slower(builtin_catalogue: Catalog
     assert size / pcie < times[8][0] < times[1][0]
     with pytest.raises(WorkloadError, match="more than the 8 NICs of a node"):
         infer(builtin_catalogue, cluster, InferSpec(model=model, disaggregated=True, kv_nics=16))
+    # prefill and decode on different nodes: one node has no second to ship the cache to
+    with pytest.raises(WorkloadError, match="the cluster has 1 node: give nodes 2 or more"):
+        infer(
+            builtin_catalogue, _dgx(builtin_catalogue), InferSpec(model=model, disaggregated=True)
+        )
 
 
 def test_moe_decode_all_to_all(builtin_catalogue: Catalogue) -> None:

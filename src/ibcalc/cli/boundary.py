@@ -119,6 +119,7 @@ FIELD_FLAGS: dict[str, str] = {
     "prompt_tokens": "--prompt",
     "output_tokens": "--output-tokens",
     "kv_nics": "--kv-nics",
+    "disaggregated": "--disaggregated",
     "storage_units": "--storage-units",
     "client_nics": "--storage-nics",
     "replicas": "--replicas",

@@ -301,7 +301,7 @@ def infer_command(
     )
     cat = catalogue_of(catalogue)
     spec, names = design_cluster(cluster, design, cat)
-    resolved = serving_cluster(cat, spec, job.gpus)
+    resolved = serving_cluster(cat, spec, job.gpus, min_nodes=2 if disaggregated else 1)
     render_infer(
         infer(cat, resolved, job, params=params_of(cost_params)),
         fmt,

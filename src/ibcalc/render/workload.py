@@ -330,7 +330,8 @@ def render_train(
             bubble += f" = {format_time(totals.bubble_s)}"
         rows.append(("pipeline bubble", bubble))
     if totals.step_s is not None:
-        rows.append(("step", f"{format_time(totals.step_s)} (compute + bubble + exposed)"))
+        parts = "compute + bubble + exposed" if totals.bubble_fraction > 0 else "compute + exposed"
+        rows.append(("step", f"{format_time(totals.step_s)} ({parts})"))
     console.print(_kv_table(rows))
     _notes(console, result.warnings, result.assumptions, names)
 
@@ -418,8 +419,8 @@ def render_infer(
         ("per token", f"{format_time(result.per_token_s)} of communication per decode step"),
         (
             "per request",
-            f"{format_time(result.per_request_s)} (prefill + KV transfer + "
-            f"{spec.output_tokens} x per token)",
+            f"{format_time(result.per_request_s)} (prefill + "
+            f"{'KV transfer + ' if spec.disaggregated else ''}{spec.output_tokens} x per token)",
         ),
     ]
     if result.kv_bytes_per_token is not None:

@@ -120,13 +120,16 @@ def _kv_placement(
     return Placement(sub, "scale-out", 1, 2, notes)
 
 
-def serving_cluster(catalogue: Catalogue, spec: ClusterSpec, gpus: int) -> ResolvedCluster:
+def serving_cluster(
+    catalogue: Catalogue, spec: ClusterSpec, gpus: int, *, min_nodes: int = 1
+) -> ResolvedCluster:
     """The cluster ``spec`` describes; without its node count, just enough nodes for ``gpus``
-    GPUs (one serving instance; at least the preset's own node count)."""
+    GPUs (one serving instance; at least the preset's own node count) and at least
+    ``min_nodes`` (2 for disaggregated serving: a prefill node and a decode node)."""
     if spec.nodes is not None:
         return resolve_cluster(catalogue, spec)
     probe = resolve_cluster(catalogue, spec)
-    needed = max(1, -(-gpus // probe.gpus_per_node))
+    needed = max(min_nodes, -(-gpus // probe.gpus_per_node))
     if needed * probe.gpus_per_node >= 2 and needed != probe.nodes:
         return resolve_cluster(catalogue, spec.replace(nodes=needed))
     return probe
@@ -223,6 +226,13 @@ def infer(
             kv_request = kv_token * spec.prompt_tokens
     if spec.disaggregated:
         assert kv_request is not None
+        if cluster.nodes < 2:
+            # a KV transfer over the scale-out fabric between nodes a 1-node cluster lacks
+            raise WorkloadError(
+                "{disaggregated} puts prefill and decode on different nodes, and the cluster "
+                "has 1 node: give {nodes} 2 or more",
+                field="disaggregated",
+            )
         nics = spec.kv_nics
         node_nics = cluster.nics_per_node or (
             cluster.system.nics_per_node if cluster.system is not None else 0
