@@ -364,7 +364,9 @@ class FabricSpec(BaseModel):
         if self.switch is not None and self.radix is not None:
             raise ValueError("give either switch or radix, not both")
         if self.switch is None and self.radix is None:
-            for key in ("tiers", "extra_endpoints"):
+            # rail_optimized shapes the sized fabric's leaves (and from them the cross-leaf
+            # fraction); unsized, the fraction is 1 whatever it says, so it would be ignored
+            for key in ("tiers", "extra_endpoints", "rail_optimized"):
                 if key in self.model_fields_set:
                     raise ValueError(f"{key} needs switch or radix to size the fabric")
         return self
