@@ -289,6 +289,12 @@ def test_options_a_design_states_are_refused_and_the_others_laid_over() -> None:
     )
     plain = _json(*base)["phases"][0]["time_s"]
     assert _json(*base, "--no-sharp")["phases"][0]["time_s"] == plain
+    # the option is named as given: --no-sharp against a design's fabric.sharp: true
+    on = Path(__file__).parents[2] / "examples" / "dgx-h100-superpod-su-ndr.yaml"
+    assert _error("train", "--params", "70B", "--design", str(on), "--no-sharp") == (
+        "error: --no-sharp: the design already sets it (fabric.sharp); change the file or drop "
+        "the option\n"
+    )
     # pcie3 (12.6 GB/s achievable per NIC) is slower than the preset's pcie5 behind each NDR NIC
     assert _json(*base, "--host-pcie", "pcie3")["phases"][0]["time_s"] > 2 * plain
 

@@ -559,7 +559,7 @@ def design_cluster(
     ]
     if clash:
         many = len(clash) > 1
-        flags = ", ".join(FIELD_FLAGS[f] for f in clash)
+        flags = ", ".join(_flag_given(f, getattr(cluster, f)) for f in clash)
         keys = ", ".join(dict.fromkeys(stated[f] for f in clash))
         raise CliUsageError(
             f"{flags}: the design already sets {'them' if many else 'it'} ({keys}); change the "
@@ -567,6 +567,12 @@ def design_cluster(
         )
     given = {f: getattr(cluster, f) for f in cluster.model_fields_set}
     return spec.replace(**given), _design_names(cluster, stated)
+
+
+def _flag_given(field: str, value: object) -> str:
+    """The option as the caller wrote it: ``--no-sharp`` for a switch turned off."""
+    flag = FIELD_FLAGS[field]
+    return f"--no-{flag[2:]}" if value is False else flag
 
 
 def _same(catalogue: Catalogue, given: object, stated: object) -> bool:
