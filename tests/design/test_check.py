@@ -613,3 +613,15 @@ def test_sizing_keys_need_a_switch_or_radix(
     (problem,) = info.value.problems
     name = key.split(":")[0]
     assert problem.message == f"fabric: {name} needs switch or radix to size the fabric"
+
+
+def test_a_blank_name_is_refused(tmp_path: Path, builtin_catalogue: Catalogue) -> None:
+    """name: "  " passed, and every report header showed no name."""
+    text = 'name: "  "\nnodes: 2\nsystem: dgx-h100\nrequirements: [{gap: {max_ratio: 10}}]\n'
+    with pytest.raises(DesignError) as info:
+        check_design(write(tmp_path, "d.yaml", text), builtin_catalogue)
+    (problem,) = info.value.problems
+    assert (problem.line, problem.message) == (
+        1,
+        "name: the name is blank: give it a visible character",
+    )

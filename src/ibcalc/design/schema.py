@@ -28,6 +28,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -521,12 +522,21 @@ else:
     )
 
 
+def _visible(name: str) -> str:
+    """A design's name shows in every report header: spaces alone printed none."""
+    if not name.strip():
+        raise ValueError("the name is blank: give it a visible character")
+    return name
+
+
 class Design(BaseModel):
     """A cluster design: the cluster, its fabric, and the requirements CI checks."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", title="ibcalc cluster design")
 
-    name: str = Field(min_length=1, max_length=200, description="Name shown in reports.")
+    name: Annotated[str, AfterValidator(_visible)] = Field(
+        min_length=1, max_length=200, description="Name shown in reports."
+    )
     description: str | None = None
     nodes: StrictInt = Field(ge=1, le=MAX_GPUS, description="Number of nodes (GB200: trays).")
     system: str | None = Field(
