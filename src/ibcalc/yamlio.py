@@ -415,7 +415,13 @@ def _check_text(path: str, raw: bytes) -> str:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        return_problem = ValidationProblem(path, line, 1, "file is not valid UTF-8")
+        # the column in characters, as the YAML positions count them (the line's valid prefix)
+        start = raw.rfind(b"\n", 0, exc.start) + 1
+        col = len(raw[start : exc.start].decode("utf-8", errors="replace")) + 1
+        byte = raw[exc.start]
+        return_problem = ValidationProblem(
+            path, line, col, f"file is not valid UTF-8 (byte 0x{byte:02x})"
+        )
         raise InputFileError([return_problem]) from exc
     return text.removeprefix("\ufeff")
 

@@ -19,7 +19,7 @@ HOSTILE = Path(__file__).resolve().parent
 CASES: dict[str, tuple[str | None, str]] = {
     "empty.yaml": (None, "file is empty"),
     "binary.yaml": (None, "binary"),
-    "invalid-utf8.yaml": ("3:1", "not valid UTF-8"),  # the 0xff byte is on line 3
+    "invalid-utf8.yaml": ("3:18", "not valid UTF-8 (byte 0xff)"),  # 0xff: line 3, column 18
     "syntax-error.yaml": ("6:8", "YAML syntax error"),  # unclosed '{' on line 5, seen on line 6
     "tab-indent.yaml": ("5:1", "YAML syntax error"),  # the tab starts line 5
     # the fifth 'lol' of line 1: counting nodes in build order, aliases expanded, the
