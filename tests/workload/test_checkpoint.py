@@ -207,6 +207,13 @@ def test_object_store_request_bound(builtin_catalogue: Catalogue) -> None:
     assert result.save.bound == "requests"
     # S3's 100 ms first-byte latency is added once
     assert result.save.time_s == pytest.approx(128 * 396 / 3500 + 0.1)
+    assert requests.detail.startswith("50,688 parts of 16 MB at 3500/s")
+    # parts larger than a rank's share (6.328 GB): one part per rank, which holds the share
+    big = checkpoint(builtin_catalogue, cluster, spec.model_copy(update={"part_bytes": 8e9}))
+    detail = next(b for b in big.save.bounds if b.name == "requests").detail
+    assert detail.startswith(
+        "128 parts of 6.328 GB (a rank's whole share; parts of up to 8 GB) at 3500/s"
+    )
     # ten prefixes cut it tenfold
     ten = checkpoint(builtin_catalogue, cluster, spec.model_copy(update={"prefixes": 10}))
     assert next(b for b in ten.save.bounds if b.name == "requests").time_s == pytest.approx(

@@ -129,6 +129,18 @@ class CheckpointResult(BaseModel):
     assumptions: list[str]
 
 
+def _part_words(share_bytes: float, part_bytes: float) -> str:
+    """``4 MB``, or, where a rank's share is smaller than a part, what a part then holds:
+    ``1.09 GB (a rank's whole share; parts of up to 6 GB)`` (it said 128 parts of 6 GB for
+    140 GB)."""
+    if share_bytes >= part_bytes:
+        return format_size(part_bytes)
+    return (
+        f"{format_size(share_bytes)} (a rank's whole share; parts of up to "
+        f"{format_size(part_bytes)})"
+    )
+
+
 def _parts(total_bytes: float, ranks: int, part_bytes: float) -> int:
     """Object-store parts (requests) of ``total_bytes``: every rank cuts its share into parts
     of ``part_bytes``."""
@@ -186,8 +198,8 @@ def _transfer(
                 name="requests",
                 bw_Bps=None,
                 time_s=parts / (prefixes * rate),
-                detail=f"{parts:,} parts of {format_size(spec.part_size_bytes)} at {rate:g}/s per "
-                f"prefix x {prefixes:,} prefix{'es' if prefixes != 1 else ''}"
+                detail=f"{parts:,} parts of {_part_words(total / ranks, spec.part_size_bytes)} "
+                f"at {rate:g}/s per prefix x {prefixes:,} prefix{'es' if prefixes != 1 else ''}"
                 + (f" (of {spec.prefix_count:,} given)" if prefixes < spec.prefix_count else ""),
             )
         )
