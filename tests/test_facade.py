@@ -200,3 +200,28 @@ def test_plans_do_not_leak_between_cost_parameters(builtin_catalogue: Catalogue)
     fast = CollectivePlan(cluster, Collective.ALL_REDUCE, params=calibrated, **kwargs)
     assert fast.time_s(8) == after
     assert CollectivePlan(cluster, Collective.ALL_REDUCE, **kwargs).time_s(8) == before
+
+
+def test_sharp_is_offered_and_applied_to_all_reduce_only() -> None:
+    """sendrecv (and every collective but all-reduce) was told 'ndr supports SHARP (CollNet);
+    enable with {sharp}', and --sharp then changed nothing, unsaid."""
+    from ibcalc import ClusterSpec, estimate, load_catalogue
+    from ibcalc.engine.types import Collective
+
+    cat = load_catalogue(use_env=False)
+    hint = "ndr supports SHARP (CollNet); enable with {sharp}"
+    for collective in (Collective.SEND_RECV, Collective.ALL_GATHER, Collective.BROADCAST):
+        plain = estimate(cat, ClusterSpec(system="dgx-h100", nodes=4), collective, 1e9)
+        sharp = estimate(cat, ClusterSpec(system="dgx-h100", nodes=4, sharp=True), collective, 1e9)
+        assert hint not in plain.assumptions
+        assert sharp.time_s == plain.time_s
+        assert (
+            "SHARP ({sharp}) is not used: ibcalc prices in-network reduction (CollNet, NVLS "
+            f"across nodes) for all-reduce only, not {plain.collective.value}"
+        ) in sharp.assumptions
+    plain = estimate(cat, ClusterSpec(system="dgx-h100", nodes=4), Collective.ALL_REDUCE, 1e9)
+    sharp = estimate(
+        cat, ClusterSpec(system="dgx-h100", nodes=4, sharp=True), Collective.ALL_REDUCE, 1e9
+    )
+    assert hint in plain.assumptions
+    assert sharp.time_s < plain.time_s

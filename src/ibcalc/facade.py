@@ -16,7 +16,7 @@ from typing import NamedTuple
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import suggest
 from ibcalc.catalogue.models import Catalogue
-from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
+from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster, sharp_hint
 from ibcalc.engine.band import time_range, transport_class
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.plan import Plan, plan_for
@@ -151,6 +151,15 @@ def _estimate(
     topo = cluster.topology
     best, others = select_on(plan, size, algorithm, protocol)
     notes = list(cluster.assumptions)
+    if collective is not Collective.ALL_REDUCE and cluster.inter is not None:
+        # in-network reduction (CollNet, NVLS across nodes) serves all-reduce only: the hint to
+        # turn SHARP on was given for every collective, and --sharp then changed nothing
+        notes = [n for n in notes if n != sharp_hint(cluster.inter.id)]
+        if topo.out is not None and topo.out.sharp:
+            notes.append(
+                f"SHARP ({{sharp}}) is not used: ibcalc prices in-network reduction (CollNet, "
+                f"NVLS across nodes) for all-reduce only, not {collective.value}"
+            )
     # what was laid over the built-in cost parameters: override files, an NCCL release
     notes += [COST_PARAMETERS_NOTE + origin for origin in params.origins[1:]]
     if size != size_bytes:

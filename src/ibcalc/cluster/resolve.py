@@ -28,6 +28,7 @@ __all__ = [
     "check_count",
     "gpu_fed_nic_Bps",
     "resolve_cluster",
+    "sharp_hint",
 ]
 
 #: Node shape assumed when only a fabric is named and no preset uses that fabric.
@@ -83,6 +84,12 @@ class ResolvedCluster:
     def ranks(self) -> int:
         """Total GPUs (ranks) in the job."""
         return self.nodes * self.gpus_per_node
+
+
+def sharp_hint(link_id: str) -> str:
+    """The note a cluster carries when its fabric has SHARP and the caller did not turn it on
+    (an estimate of a collective SHARP does not serve drops it)."""
+    return f"{link_id} supports SHARP (CollNet); enable with {{sharp}}"
 
 
 def _pick_system(catalogue: Catalogue, spec: ClusterSpec, notes: list[str]) -> System | None:
@@ -516,7 +523,7 @@ def _build_out(
     if spec.sharp and not sharp:
         notes.append(f"SHARP requested but {inter.id} has no SHARP capability; not used")
     elif not spec.sharp and "sharp" in inter.capabilities:
-        notes.append(f"{inter.id} supports SHARP (CollNet); enable with {{sharp}}")
+        notes.append(sharp_hint(inter.id))
     latency = inter.transport_latency_s
     if inter.kind is LinkKind.WAN and inter.latency_s is not None:
         latency += inter.latency_s
