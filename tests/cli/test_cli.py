@@ -620,10 +620,30 @@ def test_refusals_name_the_option_that_would_allow_them() -> None:
     small 'over 512 ranks': it is smaller than one element, whatever the ranks."""
     result = runner.invoke(app, ["allreduce", "-s", "1G", "--algo", "collnet"])
     assert result.exit_code == 2
-    assert "SHARP on a fabric that has it (--sharp)" in result.stderr
+    assert "CollNet needs IB SHARP, turned on with --sharp on a fabric that has it" in result.stderr
     result = runner.invoke(app, ["sendrecv", "--system", "aws-p5", "-N", "64", "-s", "1"])
     assert result.exit_code == 2
     assert result.stderr == "error: size 1 B is smaller than one fp32 element (4 B)\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "reason"),
+    [
+        # SHARP on, ndr has it, 8 GPUs per node: the collective is the reason, not those
+        (["allgather", "--sharp", "--algo", "collnet"], "CollNet runs all-reduce only"),
+        (["broadcast", "--sharp", "--algo", "nvls"], "NVLS runs all-reduce, all-gather and "),
+        (["allgather", "--sharp", "--algo", "nvls"], "NVLS across nodes runs all-reduce only"),
+        (["alltoall", "--proto", "LL128"], "alltoall runs LL, Simple here"),
+    ],
+)
+def test_a_refusal_gives_the_condition_that_fails(args: list[str], reason: str) -> None:
+    """'CollNet needs several nodes, SHARP ... (--sharp) and at most 8 GPUs per node' was said
+    of an all-gather on 4 DGX H100 with --sharp, where all three held."""
+    result = runner.invoke(
+        app, [args[0], "-s", "64MB", "--system", "dgx-h100", "-N", "4", *args[1:]]
+    )
+    assert result.exit_code == 2
+    assert f"({reason}" in result.stderr
 
 
 def test_collective_commands_take_the_host_pcie_link_their_notes_name() -> None:

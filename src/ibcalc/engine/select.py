@@ -127,8 +127,11 @@ def refuse(
     if everything is None:
         everything = [c.timing for c in plan.scored(1024.0)]
     collective = plan.collective
-    what = algorithm.value if algorithm is not None else "any algorithm"
-    proto = f" with protocol {protocol.value}" if protocol is not None else ""
+    if algorithm is None and protocol is not None:
+        what, proto = f"protocol {protocol.value}", ""
+    else:
+        what = algorithm.value if algorithm is not None else "any algorithm"
+        proto = f" with protocol {protocol.value}" if protocol is not None else ""
     usable = sorted({c.algorithm.value for c in everything})
     if algorithm is not None and not plan.tuner.nccl_tuner.algorithms.get(algorithm, 1):
         # the NCCL release the constants describe predates it: the override's source says so
@@ -146,6 +149,20 @@ def refuse(
         f"{what}{proto} does not apply to {collective.value} on this cluster "
         f"({reason}); applicable: {', '.join(usable) or 'none'}"
     )
+
+
+def _collnet_why_not(collective: Collective, topo: Topology) -> str:
+    """Why CollNet does not apply: the first of the conditions of ``_collnet_ok`` that fails
+    (it named all three, which all held when the collective was the reason)."""
+    if collective is not Collective.ALL_REDUCE:
+        return "CollNet runs all-reduce only"
+    if topo.domains < 2:
+        return "CollNet needs several nodes"
+    if topo.out is None or not topo.out.sharp:
+        return "CollNet needs IB SHARP, turned on with {sharp} on a fabric that has it"
+    if topo.wan is not None:
+        return "a SHARP tree does not span sites"
+    return "CollNet takes at most 8 GPUs per node"
 
 
 def _why_not(
@@ -170,6 +187,9 @@ def _why_not(
             "LL128 needs NVLink-class paths and, across nodes, a verbs transport (IB/RoCE), "
             "not a PCIe-only box or a plugin transport such as EFA or TCPX"
         )
+    if algorithm is None and protocol is not None and everything:
+        runs = sorted({c.protocol.value for c in everything})
+        return f"{collective.value} runs {', '.join(runs)} here"
     if algorithm is not None and not dtype_allows(algorithm, collective, dtype):
         return f"switch reductions do not take {dtype}; they reduce 16/32-bit types"
     if algorithm in (Algorithm.NVLS, Algorithm.NVLS_TREE):
@@ -182,16 +202,26 @@ def _why_not(
             return (
                 "needs NVLink SHARP: NVSwitch gen 3 or later (H100, B200), not this scale-up link"
             )
+        if collective not in (
+            Collective.ALL_REDUCE,
+            Collective.ALL_GATHER,
+            Collective.REDUCE_SCATTER,
+        ):
+            return "NVLS runs all-reduce, all-gather and reduce-scatter only"
         if algorithm is Algorithm.NVLS_TREE and topo.domains < 2:
             return "NVLS-tree needs at least two nodes; use nvls on one node"
         if algorithm is Algorithm.NVLS and topo.domains > 1:
-            return "NVLS across nodes needs IB SHARP on the scale-out fabric"
-        return "NVLS runs all-reduce, all-gather and reduce-scatter only"
+            # the reasons in the order the kernel tests them: the first that holds is the one
+            if collective is not Collective.ALL_REDUCE:
+                return "NVLS across nodes runs all-reduce only, through IB SHARP"
+            if topo.wan is not None:
+                return "a SHARP tree does not span sites"
+            return (
+                "NVLS across nodes needs IB SHARP, turned on with {sharp} on a fabric that has it"
+            )
+        return "NVLS-tree runs all-reduce only"
     if algorithm in (Algorithm.COLLNET_DIRECT, Algorithm.COLLNET_CHAIN):
-        return (
-            "CollNet needs several nodes, SHARP on a fabric that has it ({sharp}) and at most 8 "
-            "GPUs per node"
-        )
+        return _collnet_why_not(collective, topo)
     if algorithm is Algorithm.PAT:
         return "PAT runs all-gather/reduce-scatter with one GPU per node on several nodes"
     if algorithm is Algorithm.TREE:
