@@ -223,6 +223,14 @@ def test_oversubscription_reaches_the_scale_out_tier() -> None:
     assert any("(k x f = 1 <= 1): no slowdown" in note for note in cluster.assumptions)
     steep = resolve_cluster(CAT, spec.replace(oversubscription=4))
     assert any("runs x2 slower (max(1, k x f))" in note for note in steep.assumptions)
+    # a fraction on a non-blocking fabric changes nothing, and says so (it said nothing)
+    flat = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=4, cross_leaf_fraction=0.5))
+    assert (
+        "{cross_leaf_fraction} 0.5 ignored: the leaves are not oversubscribed (1:1; "
+        "{oversubscription} sets it), so traffic crossing them runs at the NICs' rate"
+    ) in flat.assumptions
+    plain = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=4))
+    assert not any("cross_leaf" in note for note in plain.assumptions)
 
 
 # --- errors name the field at fault --------------------------------------------------------

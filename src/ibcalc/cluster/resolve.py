@@ -545,6 +545,13 @@ def _build_out(
             )
             + f": {effect}"
         )
+    elif "cross_leaf_fraction" in spec.model_fields_set:
+        # a fraction of traffic crossing uplinks that are not tapered slows nothing
+        notes.append(
+            f"{{cross_leaf_fraction}} {spec.cross_leaf_fraction:g} ignored: the leaves are not "
+            "oversubscribed (1:1; {oversubscription} sets it), so traffic crossing them runs at "
+            "the NICs' rate"
+        )
     return ScaleOutTier(
         link_id=inter.id,
         domains=domains,
