@@ -139,6 +139,24 @@ def estimate_on(
     return _estimate(cluster, plan, size_bytes, algorithm, protocol)
 
 
+def cluster_notes(cluster: ResolvedCluster, collective: Collective) -> list[str]:
+    """What was assumed of ``cluster``, as it bears on ``collective``: in-network reduction
+    (CollNet, NVLS across nodes) serves all-reduce only, so another collective is not offered
+    SHARP, and is told that ``--sharp`` is not used (it was offered SHARP, and --sharp then
+    changed nothing, unsaid)."""
+    notes = list(cluster.assumptions)
+    if collective is Collective.ALL_REDUCE or cluster.inter is None:
+        return notes
+    notes = [n for n in notes if n != sharp_hint(cluster.inter.id)]
+    out = cluster.topology.out
+    if out is not None and out.sharp:
+        notes.append(
+            f"SHARP ({{sharp}}) is not used: ibcalc prices in-network reduction (CollNet, "
+            f"NVLS across nodes) for all-reduce only, not {collective.value}"
+        )
+    return notes
+
+
 def _estimate(
     cluster: ResolvedCluster,
     plan: Plan,
@@ -150,16 +168,7 @@ def _estimate(
     size = effective_size(collective, size_bytes, cluster.ranks, dt)
     topo = cluster.topology
     best, others = select_on(plan, size, algorithm, protocol)
-    notes = list(cluster.assumptions)
-    if collective is not Collective.ALL_REDUCE and cluster.inter is not None:
-        # in-network reduction (CollNet, NVLS across nodes) serves all-reduce only: the hint to
-        # turn SHARP on was given for every collective, and --sharp then changed nothing
-        notes = [n for n in notes if n != sharp_hint(cluster.inter.id)]
-        if topo.out is not None and topo.out.sharp:
-            notes.append(
-                f"SHARP ({{sharp}}) is not used: ibcalc prices in-network reduction (CollNet, "
-                f"NVLS across nodes) for all-reduce only, not {collective.value}"
-            )
+    notes = cluster_notes(cluster, collective)
     # what was laid over the built-in cost parameters: override files, an NCCL release
     notes += [COST_PARAMETERS_NOTE + origin for origin in params.origins[1:]]
     if size != size_bytes:

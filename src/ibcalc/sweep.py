@@ -22,7 +22,7 @@ from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, Protocol
 from ibcalc.errors import AlgorithmNotApplicableError, ClusterError, FieldError, SizeTooSmallError
-from ibcalc.facade import CollectivePlan, parse_dtype
+from ibcalc.facade import CollectivePlan, cluster_notes, parse_dtype
 from ibcalc.units import GB, format_size
 
 __all__ = [
@@ -161,6 +161,11 @@ class SweepGroup(BaseModel):
     @property
     def _first(self) -> Estimate:
         return self.estimates[0]
+
+    @property
+    def cluster_notes(self) -> list[str]:
+        """What was assumed of the cluster, as it bears on the collective swept."""
+        return cluster_notes(self.cluster, self.collective)
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -256,3 +256,22 @@ def test_the_sweep_says_what_it_assumed_of_the_cluster() -> None:
     lines = two.stdout.splitlines()
     assert lines.count("  - 8 NICs per node (one per GPU) assumed (--nics-per-node)") == 1
     assert "  - ndr supports SHARP (CollNet); enable with --sharp" in lines
+
+
+def test_a_sweep_says_which_sizes_it_skipped_and_offers_sharp_to_all_reduce_only() -> None:
+    """-b 1 -e 64 -d fp64 started at 8 B, and an all-to-all over 16 ranks at 64 B, without a
+    word of the sizes left out; an all-to-all sweep was told 'ndr supports SHARP'."""
+    base = ["--system", "dgx-h100", "-N", "2"]
+    out = runner.invoke(app, ["sweep", "allreduce", "-b", "1", "-e", "64", "-d", "fp64", *base])
+    assert out.exit_code == 0
+    lines = out.stdout.splitlines()
+    # 1, 2 and 4 B hold no 8-byte element
+    assert "skipped 1 B, 2 B, 4 B: nccl-tests would run 0 bytes of fp64 there on 16 ranks" in lines
+    assert "  - ndr supports SHARP (CollNet); enable with --sharp" in lines
+    # an all-to-all of S bytes sends S / 16 to each rank: under 16 x 4 B, no fp32 element
+    out = runner.invoke(app, ["sweep", "alltoall", "-b", "8", "-e", "64", *base])
+    lines = out.stdout.splitlines()
+    assert (
+        "skipped 8 B, 16 B, 32 B: nccl-tests would run 0 bytes of fp32 there on 16 ranks" in lines
+    )
+    assert not any("supports SHARP" in line for line in lines)

@@ -33,6 +33,7 @@ from ibcalc.units import (
     format_ratio,
     format_size,
     format_time,
+    plural,
 )
 
 if TYPE_CHECKING:
@@ -538,8 +539,20 @@ def render_sweep(
     peak = max((r.busbw_GBps for g in result.groups for r in g.rows), default=1.0) or 1.0
     for group in result.groups:
         _sweep_table(group.model_dump(mode="json"), stream, peak=peak)
+    skipped = result.skipped_bytes
+    if skipped:
+        # -b 1 with fp64, or all-to-all over 125,000 ranks: rows that nccl-tests runs as 0 bytes
+        shown = ", ".join(format_size(s) for s in skipped[:6])
+        more = f" and {len(skipped) - 6} more" if len(skipped) > 6 else ""
+        _console(stream).print(
+            Text(
+                f"skipped {shown}{more}: nccl-tests would run 0 bytes of {result.dtype.value} "
+                f"there on {plural(result.groups[0].ranks, 'rank')}"
+            ),
+            soft_wrap=True,
+        )
     cluster_notes = dict.fromkeys(
-        note for group in result.groups for note in named_notes(group.cluster.assumptions, names)
+        note for group in result.groups for note in named_notes(group.cluster_notes, names)
     )
     if cluster_notes:
         console = _console(stream)
