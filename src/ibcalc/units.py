@@ -120,7 +120,9 @@ def _finite_number(text: str, raw: str, what: str) -> float:
     if math.isnan(value):
         raise UnitError(f"{what} {shown(raw)} is not a number (NaN)")
     if math.isinf(value):
-        raise UnitError(f"{what} {shown(raw)} is infinite")
+        # 1e400 or 5,000 digits overflow a float: written as a number, it is only absurdly large
+        written_inf = re.search(r"inf", text, re.IGNORECASE) is not None
+        raise UnitError(f"{what} {shown(raw)} is {'infinite' if written_inf else 'absurdly large'}")
     return value
 
 
@@ -165,7 +167,7 @@ def parse_size(value: str | int | float, *, allow_zero: bool = False) -> float:
         if factor is None:
             raise UnitError(
                 f"size {shown(raw)} has an unknown unit {shown(unit)} "
-                "(use B, KB, MB, GB, TB or KiB, MiB, GiB, TiB)"
+                "(use B, KB, MB, GB, TB, PB or KiB, MiB, GiB, TiB, PiB)"
             )
         size *= factor
     if size < 0:

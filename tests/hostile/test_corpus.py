@@ -699,7 +699,7 @@ CASES: list[Case] = [
         "long-size-cut",
         ["allreduce", "-s", LONG],
         2,
-        "...' is infinite",
+        "...' is absurdly large",
         "a 100,000-character size is echoed cut to 200 characters",
         absent="1" * 201,
     ),
