@@ -266,3 +266,19 @@ def test_format_choices_come_from_one_list(command: list[str], formats: object) 
     assert result.exit_code == 2
     listed = ", ".join(f"'{c}'" for c in choices)
     assert f"'xml' is not one of {listed}" in result.stderr
+
+
+def test_choices_take_any_case() -> None:
+    """--algo RING, --proto ll and --format JSON were refused while -d FP32 and --system
+    DGX-H100 were taken: every choice is matched without regard to case."""
+    result = CliRunner().invoke(
+        app, ["allreduce", "-s", "1GB", "--algo", "RING", "--proto", "ll", "--format", "JSON"]
+    )
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert (data["algorithm"], data["protocol"]) == ("ring", "LL")
+    sweep = CliRunner().invoke(
+        app, ["sweep", "allreduce", "-b", "1M", "-e", "1M", "--format", "CSV"]
+    )
+    assert sweep.exit_code == 0, sweep.stderr
+    assert sweep.stdout.startswith("inter,")

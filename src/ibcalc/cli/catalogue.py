@@ -52,7 +52,8 @@ def _group_catalogue(ctx: typer.Context, own: list[Path] | None) -> list[Path] |
 
 #: ``show``'s own --format: unset unless given, so that the group's applies.
 ShowFormatOpt = Annotated[
-    OutputFormat | None, typer.Option("--format", help="table or json (default: the group's).")
+    OutputFormat | None,
+    typer.Option("--format", help="table or json (default: the group's).", case_sensitive=False),
 ]
 
 

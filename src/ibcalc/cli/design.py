@@ -112,7 +112,8 @@ def _once(files: list[Path]) -> list[Path]:
 def check_command(
     files: Annotated[list[Path], typer.Argument(help="Cluster-design YAML files.", metavar="FILE")],
     fmt: Annotated[
-        CheckFormat, typer.Option("--format", help="text, json, github or junit.")
+        CheckFormat,
+        typer.Option("--format", help="text, json, github or junit.", case_sensitive=False),
     ] = CheckFormat.TEXT,
     output: OutputOpt = None,
     catalogue: CatalogueOpt = None,
@@ -182,7 +183,9 @@ def schema_command(output: SchemaOutputOpt = None) -> None:
 @guard
 def design_show_command(
     file: Annotated[Path, typer.Argument(help="A cluster-design YAML file.", metavar="FILE")],
-    fmt: Annotated[ShowFormat, typer.Option("--format", help="text or json.")] = ShowFormat.TEXT,
+    fmt: Annotated[
+        ShowFormat, typer.Option("--format", help="text or json.", case_sensitive=False)
+    ] = ShowFormat.TEXT,
     catalogue: CatalogueOpt = None,
 ) -> None:
     """Show the resolved cluster (tiers, per-GPU bandwidths, bottleneck) and fabric sizing."""

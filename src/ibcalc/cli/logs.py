@@ -125,7 +125,7 @@ def nccl_check(
         ),
     ] = None,
     fmt: Annotated[
-        CheckFormat, typer.Option("--format", help="table, json or github.")
+        CheckFormat, typer.Option("--format", help="table, json or github.", case_sensitive=False)
     ] = CheckFormat.TABLE,
     plot: Annotated[
         Path | None,

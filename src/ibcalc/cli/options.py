@@ -442,12 +442,19 @@ DesignOpt = Annotated[
     Path | None,
     typer.Option("--design", help="Take the cluster from a cluster-design file.", metavar="FILE"),
 ]
-FormatOpt = Annotated[OutputFormat, typer.Option("--format", help="table or json.")]
-SweepFormatOpt = Annotated[SweepFormat, typer.Option("--format", help="table, json or csv.")]
-AlgoOpt = Annotated[
-    AlgoChoice, typer.Option("--algo", help="Algorithm, or auto (NCCL-like choice).")
+FormatOpt = Annotated[
+    OutputFormat, typer.Option("--format", help="table or json.", case_sensitive=False)
 ]
-ProtoOpt = Annotated[ProtoChoice, typer.Option("--proto", help="Protocol, or auto.")]
+SweepFormatOpt = Annotated[
+    SweepFormat, typer.Option("--format", help="table, json or csv.", case_sensitive=False)
+]
+AlgoOpt = Annotated[
+    AlgoChoice,
+    typer.Option("--algo", help="Algorithm, or auto (NCCL-like choice).", case_sensitive=False),
+]
+ProtoOpt = Annotated[
+    ProtoChoice, typer.Option("--proto", help="Protocol, or auto.", case_sensitive=False)
+]
 DtypeOpt = Annotated[
     str,
     typer.Option(
