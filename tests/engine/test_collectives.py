@@ -414,6 +414,24 @@ def test_wan_tier_caps_ring_and_adds_wan_hops() -> None:
         for x in evaluate(Collective.ALL_REDUCE, S, t, PARAMS)
         if x.algorithm in (Algorithm.COLLNET_CHAIN, Algorithm.COLLNET_DIRECT)
     ]
+    # the explanation names the WAN share of the transfer and what bounds it: 4.19 GB/s of
+    # buffers in flight, not the 10 GB/s link (it said "WAN between sites" alone)
+    nvls = topo(4, 8, nvls=50 * GB)
+    tn = Topology(ranks_per_domain=8, domains=4, up=nvls.up, out=nvls.out, arch="hopper", wan=wan)
+    explained = cost(tn, Collective.ALL_REDUCE, Algorithm.NVLS_TREE, Protocol.SIMPLE)
+    (transfer,) = [x for x in explained.terms if x.name == "transfer"]
+    assert transfer.seconds == pytest.approx(S / bdp)  # 1 x S crosses the WAN on 2 sites
+    assert (
+        f"the WAN between sites 1 x S over 1 x wan per site at {bdp / GB:.3g} GB/s"
+        in transfer.detail
+    )
+    assert (
+        "bound by NCCL's buffers in flight, 2 channels x 4 MiB per link per round trip of 2 ms; "
+        "the links give 10 GB/s"
+    ) in transfer.detail
+    (levels,) = [x for x in explained.terms if x.name == "tree levels across sites"]
+    assert "2 x 1 levels (log2 2 sites)" in levels.detail
+    assert "+ wan one way 1 ms" in levels.detail
 
 
 def test_wan_sites_resolve_from_spec() -> None:

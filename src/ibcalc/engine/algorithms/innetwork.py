@@ -43,7 +43,9 @@ from ibcalc.engine.base import (
     proxy_posts_term,
     tree_post_overhead,
     us,
+    wan_hop_detail,
     wan_hop_latency,
+    wan_transfer_detail,
 )
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
@@ -204,7 +206,10 @@ def nvls_tree_timing(
         if wan_depth:
             terms.append(
                 Term(
-                    name="tree levels across sites", seconds=2 * wan_depth * wan, detail="WAN hops"
+                    name="tree levels across sites",
+                    seconds=2 * wan_depth * wan,
+                    detail=f"2 x {wan_depth} levels (log2 {topo.sites} sites) x {us(wan)}: "
+                    + wan_hop_detail(topo, Algorithm.NVLS_TREE, protocol, params),
                 )
             )
         if posts:
@@ -216,7 +221,16 @@ def nvls_tree_timing(
                 detail=f"max of NVLS inside the node S (m+1)/m at {gbps(bw * factor)} "
                 f"(nvls_tree_factor {factor:g} of NVLS alone) = {us(intra_t)}, and the tree "
                 f"between nodes {tree_network_multiplier(big_n):g} x S over the node's NICs = "
-                f"{us(net_t)}; {where}",
+                f"{us(net_t)}"
+                + (
+                    ", and "
+                    + wan_transfer_detail(
+                        topo, params, tree_network_multiplier(topo.sites), size_bytes
+                    )
+                    if topo.sites > 1
+                    else ""
+                )
+                + f"; {where}",
             )
         )
         return make_cost(
