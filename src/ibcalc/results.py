@@ -69,6 +69,19 @@ class CostResult(BaseModel):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
+    def fill_s(self) -> float:
+        """The pipeline fill (the first chunk crossing every stage)."""
+        return self.cost.fill_s
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def one_operation_s(self) -> float:
+        """One operation alone: latency + transfer + fill. ``time_s`` differs where nccl-tests'
+        back-to-back iterations overlap (a one-way chain) or wait on the host (``-g``)."""
+        return self.cost.single_s
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
     def algbw_GBps(self) -> float:
         """Algorithm bandwidth S / t in GB/s."""
         return _algbw_Bps(self.size_bytes, self.cost.time_s) / GB
@@ -116,6 +129,8 @@ class EstimateResult(Estimate, JsonModel):
         "latency_s",
         "transfer_s",
         "fill_s",
+        "one_operation_s",
+        "measurement",
         "algbw_GBps",
         "busbw_GBps",
         "busbw_GBps_range",
@@ -178,6 +193,20 @@ class EstimateResult(Estimate, JsonModel):
     def fill_s(self) -> float:
         """The chosen cost's pipeline fill (the first chunk crossing every stage)."""
         return self.best.fill_s
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def one_operation_s(self) -> float:
+        """The chosen algorithm's one operation alone: latency + transfer + fill (the terms
+        add up to it; ``time_s`` is what nccl-tests prints per iteration)."""
+        return self.best.single_s
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def measurement(self) -> str:
+        """How ``time_s`` follows from one operation (back-to-back overlap, the host's launch
+        floor), or that it is one operation's time."""
+        return self.best.measure_note or "one operation's time (no overlap across iterations)"
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -135,6 +135,8 @@ def test_json_keys_are_the_published_ones_in_order() -> None:
         "latency_s",
         "transfer_s",
         "fill_s",
+        "one_operation_s",
+        "measurement",
         "algbw_GBps",
         "busbw_GBps",
         "busbw_GBps_range",
@@ -171,6 +173,9 @@ def test_json_values_are_the_estimate_fields_and_worked_figures() -> None:
     assert (data["algorithm"], data["protocol"]) == ("ring", "Simple")
     assert data["time_s"] == pytest.approx(0.01)
     assert (data["latency_s"], data["transfer_s"], data["fill_s"]) == (50e-6, 9.95e-3, 0.0)
+    # the terms add up to one operation; time_s is that here (nothing overlaps or waits)
+    assert data["one_operation_s"] == pytest.approx(50e-6 + 9.95e-3)
+    assert data["measurement"] == "one operation's time (no overlap across iterations)"
     assert data["algbw_GBps"] == pytest.approx(160)
     assert data["busbw_GBps"] == pytest.approx(300)
     assert data["busbw_factor"] == pytest.approx(1.875)
@@ -184,6 +189,8 @@ def test_json_values_are_the_estimate_fields_and_worked_figures() -> None:
         "time_s": pytest.approx(0.0125),
         "latency_s": 0.5e-3,
         "transfer_s": 12e-3,
+        "fill_s": 0.0,
+        "one_operation_s": pytest.approx(0.5e-3 + 12e-3),
         "algbw_GBps": pytest.approx(128),
         "busbw_GBps": pytest.approx(240),
         "busbw_equivalent": False,

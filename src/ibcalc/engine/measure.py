@@ -71,6 +71,16 @@ def measured(cost: Cost, topo: Topology, params: CostParams) -> Cost:
     single = cost.single_s
     time = measured_s(single, cost.period_s, topo, params)
     if time is None:
+        host = host_period_s(topo, params)
+        if host > 0:
+            # -g 8 said the host launches one after another and then changed nothing, unsaid
+            note = (
+                f"one process drives {topo.gpus_per_process} GPUs, but its launch floor "
+                f"({host * 1e6:.3g} us = {topo.gpus_per_process} x "
+                f"{params.calibrated.launch_per_gpu_s * 1e6:.3g} us, calibrated.launch_per_gpu) "
+                f"is under one operation ({single * 1e6:.3g} us): it does not bind"
+            )
+            return cost.model_copy(update={"measure_note": note})
         return cost
     period = cost.period_s if cost.period_s is not None else single
     host = host_period_s(topo, params)
