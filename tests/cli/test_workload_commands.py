@@ -277,7 +277,7 @@ def test_options_a_design_states_are_refused_and_the_others_laid_over() -> None:
         "error: --sharp: the design already sets it (fabric.sharp); change the file or drop "
         "the option\n"
     )
-    assert _error(*base, "--oversubscription", "4", "--cross-leaf", "1") == (
+    assert _error(*base, "--oversubscription", "4", "--cross-leaf", "0.5") == (
         "error: --cross-leaf, --oversubscription: the design already sets them (fabric layout); "
         "change the file or drop the options\n"
     )

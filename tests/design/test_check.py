@@ -625,3 +625,20 @@ def test_a_blank_name_is_refused(tmp_path: Path, builtin_catalogue: Catalogue) -
         1,
         "name: the name is blank: give it a visible character",
     )
+
+
+@pytest.mark.parametrize(
+    "name", ["dgx-h100-superpod-su-ndr.yaml", "dgx-a100-pod-hdr.yaml", "roce-400g-2to1.yaml"]
+)
+def test_a_sized_fabric_names_no_option_as_ignored(builtin_catalogue: Catalogue, name: str) -> None:
+    """A sized 1:1 fabric passed its derived cross-leaf fraction to the cluster, which then
+    said 'the fabric layout 0 ignored: the leaves are not oversubscribed' of a fraction nobody
+    gave; a tapered one (roce-400g-2to1) keeps its fraction and its slowdown note."""
+    from ibcalc.design.check import load_design, resolve_design
+
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    design, doc = load_design(examples / name, catalogue=builtin_catalogue)
+    notes = resolve_design(design, doc, builtin_catalogue).cluster.assumptions
+    assert not any("ignored" in note for note in notes), notes
+    if name.startswith("roce"):
+        assert any("of each node's network traffic" in note for note in notes)

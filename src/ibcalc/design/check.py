@@ -507,8 +507,15 @@ def _resolve(design: Design, doc: Document, catalogue: Catalogue) -> ResolvedDes
         oversubscription = sizing.end_to_end_oversubscription
         fraction = cross_leaf_fraction(sizing)
         if oversubscription != declared or fraction < 1.0:
+            # the fraction acts only on tapered leaves: on a 1:1 fabric the cluster is not
+            # given it (it would be noted as an option given and ignored)
             cluster = _cluster(
-                catalogue, design, problems, keys, oversubscription, cross_leaf=fraction
+                catalogue,
+                design,
+                problems,
+                keys,
+                oversubscription,
+                cross_leaf=fraction if oversubscription > 1 else None,
             )
             cross_leaf = fraction
     return ResolvedDesign(
