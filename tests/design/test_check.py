@@ -570,6 +570,24 @@ def test_printed_figures_agree_with_the_verdict(
     )
     data = finding_dict(late)
     assert (data["predicted_text"], data["required_text"]) == ("5.435 ms", "5.434 ms")
+    # a requirement written with 9 digits keeps them; the prediction follows
+    assert finding_message(finding(53.2345e-3, 53.234485e-3)).startswith(
+        "time 53.2345 ms, 0.00003% over the required <= 53.234485 ms;"
+    )
+    # ratios print with one decimal: 8.951 passing <= 8.96 would read 9.0x
+    with_gap = TWO_NODES + "  - gap: {max_ratio: 10}\n"
+    gap = check_design(write(tmp_path, "g.yaml", with_gap), builtin_catalogue).findings[-1]
+    assert gap.unit == "x"
+
+    def ratio(predicted: float, required: float) -> Finding:
+        margin = (required - predicted) / required
+        return dataclasses.replace(
+            gap, predicted=predicted, required=required, passed=margin >= 0, margin=margin
+        )
+
+    assert "8.95x, required <= 8.96x (margin +0.1%)" in finding_message(ratio(8.951, 8.96))
+    assert "9.04x, 0.4% over the required <= 9x" in finding_message(ratio(9.04, 9.0))
+    assert "9.0x, 0.01% over the required <= 8.999x" in finding_message(ratio(9.0, 8.999))
 
 
 def test_messages_name_no_class_and_suggest_keys_of_their_own_section(

@@ -90,21 +90,29 @@ def format_quantity(value: float, unit: str) -> str:
     return f"{value:g} {unit}"  # pragma: no cover
 
 
-def _scale(value: float, unit: str) -> tuple[float, str]:
-    """(factor, unit name) :func:`format_quantity` picks for ``value``: a time in us, ms, s or h,
-    a bandwidth in GB/s or MB/s, a ratio as ``x``."""
-    if unit == "s":
-        for factor, name, below in ((1e6, "us", 999.5), (1e3, "ms", 999.5), (1.0, "s", 9999.5)):
-            if value * factor < below:
-                return factor, f" {name}"
-        return 1 / 3600, " h"
-    if unit == "B/s":
-        return (1 / GB, " GB/s") if value / GB >= 0.9995 else (1 / MB, " MB/s")
-    if unit == "x":
-        return 1.0, "x"
-    if unit == "down:up":
-        return 1.0, ":1"
-    return 1.0, f" {unit}"
+#: Factor from SI to each unit :func:`format_quantity` prints (seconds to ms ...).
+_SUFFIX_FACTORS = {
+    " us": 1e6,
+    " ms": 1e3,
+    " s": 1.0,
+    " h": 1 / 3600,
+    " GB/s": 1 / GB,
+    " MB/s": 1 / MB,
+    "x": 1.0,
+    ":1": 1.0,
+}
+
+
+def _split(text: str) -> tuple[float, str, float]:
+    """(number, suffix, factor) of a :func:`format_quantity` text: ``5.43 ms`` -> (5.43, " ms",
+    1e3); the suffix and its factor say which unit the text was printed in."""
+    for suffix, factor in _SUFFIX_FACTORS.items():
+        if (
+            text.endswith(suffix)
+            and text[: -len(suffix)].replace(",", "").replace(".", "", 1).isdigit()
+        ):
+            return float(text[: -len(suffix)].replace(",", "")), suffix, factor
+    raise ValueError(text)  # pragma: no cover - every unit of a finding is in the table
 
 
 def _figure(value: float, digits: int) -> str:
@@ -114,28 +122,37 @@ def _figure(value: float, digits: int) -> str:
 
 def _quantities(f: Finding) -> tuple[str, str]:
     """(predicted, required) as printed. The requirement keeps the digits it was written with
-    (``5.4321 ms``); the prediction has its usual three digits, or more where three would put it
-    on the wrong side of the requirement or level with it (``5.43 ms`` failing ``<= 5.43 ms``):
-    both then print in the requirement's unit with the digits it takes to tell them apart."""
+    (``5.4321 ms``); the prediction has its usual form, or, where that would print it on the
+    wrong side of the requirement or level with it (``5.43 ms`` failing ``<= 5.43 ms``, ``9.0x``
+    passing ``<= 8.96x``), the requirement's unit with the digits it takes to tell them apart."""
     if f.unit == "switches":
         return format_quantity(f.predicted, f.unit), format_quantity(f.required, f.unit)
-    factor, name = _scale(f.required, f.unit)
-    required = _figure(f.required * factor, 6)
-    predicted = format_quantity(f.predicted, f.unit)
+    _, suffix, factor = _split(format_quantity(f.required, f.unit))
+    required = _figure(f.required * factor, 12) + suffix
     truth = (f.predicted > f.required) - (f.predicted < f.required)
-    for digits in (3, 4, 5, 6, 8, 10):
-        shown = float(_figure(f.predicted * factor, digits))
-        if (shown > float(required)) - (shown < float(required)) == truth:
-            if digits > 3:
-                predicted = _figure(f.predicted * factor, digits) + name
-            break
-    return predicted, required + name
+
+    def agrees(text: str) -> bool:
+        number, _, its_factor = _split(text)
+        shown = number / its_factor
+        if abs(shown - f.required) <= 1e-9 * abs(f.required):
+            return truth == 0  # printed level with the requirement (5.43 / 1e3 vs 0.00543)
+        return (shown > f.required) - (shown < f.required) == truth
+
+    usual = format_quantity(f.predicted, f.unit)
+    if agrees(usual):
+        return usual, required
+    for digits in range(3, 13):
+        text = _figure(f.predicted * factor, digits) + suffix
+        if agrees(text):
+            return text, required
+    return usual, required  # pragma: no cover - 12 digits tell any two floats apart that matter
 
 
 def _margin(margin: float, *, signed: bool = True) -> str:
-    """A margin as a percentage with one decimal, or more where one would print 0.0 %."""
+    """A margin as a percentage with one decimal, or down to its first significant digit where
+    one decimal would print 0.0 % (``0.00003%``)."""
     decimals = 1
-    while decimals < 4 and margin and round(abs(margin) * 100, decimals) == 0:
+    while decimals < 12 and margin and round(abs(margin) * 100, decimals) == 0:
         decimals += 1
     return f"{margin:+.{decimals}%}" if signed else f"{abs(margin):.{decimals}%}"
 
