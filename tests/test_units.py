@@ -80,10 +80,16 @@ def test_parse_size_numbers_are_bytes(value: float, expected: int) -> None:
     ("text", "expected"),
     # decimal fractions whose float product is off a whole number by rounding alone pass, whole:
     # 10.7 x 10^9 = 10,700,000,000 and 0.3 x 10^9 = 300,000,000 (0.1 x 3 = 0.30000000000000004)
-    [("10.7GB", 10_700_000_000), ("0.3GB", 300_000_000), ("2.5MiB", 2_621_440)],
+    # and 33.3 x 10^6 = 33299999.999999996, returned whole
+    [
+        ("10.7GB", 10_700_000_000),
+        ("0.3GB", 300_000_000),
+        ("2.5MiB", 2_621_440),
+        ("33.3MB", 33_300_000),
+    ],
 )
 def test_decimal_fractions_of_a_unit_are_whole_bytes(text: str, expected: int) -> None:
-    assert parse_size(text) == pytest.approx(expected, rel=1e-12)
+    assert parse_size(text) == expected
 
 
 def test_parse_size_accepts_exactly_one_pib() -> None:
@@ -140,6 +146,10 @@ def test_ten_gb_bits_never_silently_equals_ten_gigabytes() -> None:
         # a buffer holds whole bytes: 1.5 B and 1.0001 KB = 1000.1 B are not sizes
         ("1.5", "1.5 B, not a whole number of bytes"),
         ("1.0001KB", "1000.1 B, not a whole number of bytes"),
+        # fractions of a byte far above a float's rounding, at any magnitude
+        ("0.3GiB", "322122547.2 B, not a whole number of bytes"),
+        ("1.0000000001GB", "1000000000.1 B, not a whole number of bytes"),
+        ("0.1KiB", "102.4 B, not a whole number of bytes"),
         ("0.5", "less than one byte"),
     ],
 )

@@ -126,9 +126,9 @@ def _finite_number(text: str, raw: str, what: str) -> float:
     return value
 
 
-#: Relative slack of the whole-byte test of :func:`parse_size`: decimal sizes such as 10.7GB
-#: multiply out to whole numbers only up to a float's rounding.
-_WHOLE_BYTE_SLACK = 1e-9
+#: Slack of the whole-byte test of :func:`parse_size`, in units in the last place: a decimal size
+#: such as 33.3MB multiplies out to a whole number only up to a float's rounding (1 ulp here).
+_WHOLE_BYTE_ULPS = 4
 
 
 def parse_size(value: str | int | float, *, allow_zero: bool = False) -> float:
@@ -178,10 +178,11 @@ def parse_size(value: str | int | float, *, allow_zero: bool = False) -> float:
         raise UnitError(f"size {shown(raw)} is less than one byte")
     if size > MAX_SIZE_BYTES:
         raise UnitError(f"size {shown(raw)} is absurdly large (the limit is 1 PiB)")
-    if abs(size - round(size)) > _WHOLE_BYTE_SLACK * size:
-        # 1.5 (bytes) or 1.0001KB: a buffer holds whole bytes; float noise (10.7GB) passes
-        raise UnitError(f"size {shown(raw)} is {size:.10g} B, not a whole number of bytes")
-    return size
+    whole = round(size)
+    if abs(size - whole) > _WHOLE_BYTE_ULPS * math.ulp(size):
+        # 1.5 (bytes), 1.0001KB or 0.3GiB (322122547.2 B): a buffer holds whole bytes
+        raise UnitError(f"size {shown(raw)} is {size:.15g} B, not a whole number of bytes")
+    return float(whole)  # 33.3MB multiplies out to 33299999.999999996: float noise only
 
 
 def parse_bandwidth(value: str | int | float) -> float:
