@@ -312,18 +312,20 @@ def test_bad_times_are_refused(text: str) -> None:
     ("text", "words"),
     [
         # capital M is mega: 10Ms was read as 10 ms, 100MS as 100 ms
-        ("10Ms", "time units are lower case (M is mega); write 10ms"),
-        ("100MS", "time units are lower case (M is mega); write 100ms"),
-        ("5US", "time units are lower case; write 5us"),
+        ("10Ms", "M is mega, not milli; write 10ms"),
+        ("100MS", "M is mega, not milli; write 100ms"),
         ("1y", "is not understood (use ns, us, ms, s, min or h)"),
     ],
 )
-def test_time_units_are_lower_case(text: str, words: str) -> None:
+def test_a_capital_m_is_not_milli(text: str, words: str) -> None:
     with pytest.raises(UnitError) as info:
         parse_time(text)
     assert words in str(info.value)
-    assert parse_time("2 min") == 120.0
-    assert parse_time("1h") == 3600.0
+    # case tells nothing apart in the other units
+    assert parse_time("2 min") == parse_time("2 MIN") == parse_time("2Min") == 120.0
+    assert parse_time("1h") == parse_time("1H") == 3600.0
+    assert parse_time("5US") == 5e-6
+    assert parse_time("5S") == 5.0
 
 
 @pytest.mark.parametrize(

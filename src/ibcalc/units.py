@@ -250,14 +250,13 @@ def parse_time(
             raise UnitError(f"{what} {shown(raw)} needs a unit (e.g. 2ms, 1.5s, 250us)")
         seconds = _finite_number(match["num"], raw, what)
         unit = match["unit"] or "s"
-        if unit not in _TIME_FACTORS:
-            # 10Ms or 100MS: capital M is mega; time units are written in lower case
-            mega = " (M is mega)" if "M" in unit else ""
+        if "M" in unit and unit.lower() != "min":
+            # 10Ms or 100MS: a capital M is mega, so the case is what tells ms from Ms; other
+            # case variants (5US, 1H, 2 MIN) are unambiguous and read as written in lower case
             raise UnitError(
-                f"{what} {shown(raw)}: time units are lower case{mega}; "
-                f"write {match['num']}{unit.lower()}"
+                f"{what} {shown(raw)}: M is mega, not milli; write {match['num']}{unit.lower()}"
             )
-        factor = _TIME_FACTORS[unit]
+        factor = _TIME_FACTORS[unit.lower()]
         # 20 us is 20 / 10^6 s = 2e-05 exactly; 20 x 1e-6 is 1.9999999999999998e-05
         seconds = seconds * factor if factor >= 1 else seconds / round(1 / factor)
     if seconds < 0:
