@@ -629,8 +629,19 @@ def test_sizing_keys_need_a_switch_or_radix(
     with pytest.raises(DesignError) as info:
         check_design(write(tmp_path, "d.yaml", text), builtin_catalogue)
     (problem,) = info.value.problems
-    name = key.split(":")[0]
+    name = key.split(":")[0] if "rail" not in key else key
     assert problem.message == f"fabric: {name} needs switch or radix to size the fabric"
+
+
+def test_the_default_rail_layout_may_be_written_on_an_unsized_fabric(
+    tmp_path: Path, builtin_catalogue: Catalogue
+) -> None:
+    text = (
+        "name: t\nnodes: 16\nsystem: dgx-h100\n"
+        "fabric: {link: ndr, rail_optimized: true, oversubscription: 2}\n"
+        "requirements: [{gap: {max_ratio: 10}}]\n"
+    )
+    assert check_design(write(tmp_path, "d.yaml", text), builtin_catalogue).passed
 
 
 def test_a_blank_name_is_refused(tmp_path: Path, builtin_catalogue: Catalogue) -> None:

@@ -365,11 +365,14 @@ class FabricSpec(BaseModel):
         if self.switch is not None and self.radix is not None:
             raise ValueError("give either switch or radix, not both")
         if self.switch is None and self.radix is None:
-            # rail_optimized shapes the sized fabric's leaves (and from them the cross-leaf
-            # fraction); unsized, the fraction is 1 whatever it says, so it would be ignored
-            for key in ("tiers", "extra_endpoints", "rail_optimized"):
+            for key in ("tiers", "extra_endpoints"):
                 if key in self.model_fields_set:
                     raise ValueError(f"{key} needs switch or radix to size the fabric")
+            if not self.rail_optimized:
+                # the rails shape the sized fabric's leaves (and from them the cross-leaf
+                # fraction); unsized, every byte is taken to cross leaves, so false would be
+                # ignored (true, the default, asks for nothing)
+                raise ValueError("rail_optimized: false needs switch or radix to size the fabric")
         return self
 
 
