@@ -634,6 +634,11 @@ def test_refusals_name_the_option_that_would_allow_them() -> None:
         (["broadcast", "--sharp", "--algo", "nvls"], "NVLS runs all-reduce, all-gather and "),
         (["allgather", "--sharp", "--algo", "nvls"], "NVLS across nodes runs all-reduce only"),
         (["alltoall", "--proto", "LL128"], "alltoall runs LL, Simple here"),
+        # 4 GPUs per node over PCIe: under the 8-GPU limit, but CollNet direct needs NVLink
+        (
+            ["allreduce", "--sharp", "--algo", "collnet", "-g", "4", "--intra", "pcie5"],
+            "CollNet direct needs NVLink inside the node; collnetchain runs over PCIe",
+        ),
     ],
 )
 def test_a_refusal_gives_the_condition_that_fails(args: list[str], reason: str) -> None:

@@ -144,6 +144,7 @@ def refuse(
             topo=plan.topo,
             dtype=plan.dtype,
             everything=everything,
+            params=plan.params,
         )
     raise AlgorithmNotApplicableError(
         f"{what}{proto} does not apply to {collective.value} on this cluster "
@@ -151,7 +152,9 @@ def refuse(
     )
 
 
-def _collnet_why_not(collective: Collective, topo: Topology) -> str:
+def _collnet_why_not(
+    algorithm: Algorithm, collective: Collective, topo: Topology, params: CostParams
+) -> str:
     """Why CollNet does not apply: the first of the conditions of ``_collnet_ok`` that fails
     (it named all three, which all held when the collective was the reason)."""
     if collective is not Collective.ALL_REDUCE:
@@ -162,7 +165,13 @@ def _collnet_why_not(collective: Collective, topo: Topology) -> str:
         return "CollNet needs IB SHARP, turned on with {sharp} on a fabric that has it"
     if topo.wan is not None:
         return "a SHARP tree does not span sites"
-    return "CollNet takes at most 8 GPUs per node"
+    limit = params.nccl_tuner.collnet_max_local_ranks
+    if topo.m > limit:
+        return f"CollNet takes at most {limit} GPUs per node"
+    if algorithm is Algorithm.COLLNET_DIRECT:
+        # CollNetDirect's per-GPU heads reach each other over NVLink (innetwork.py)
+        return "CollNet direct needs NVLink inside the node; collnetchain runs over PCIe"
+    return f"{algorithm.value} is not defined for this cluster"
 
 
 def _why_not(
@@ -173,6 +182,7 @@ def _why_not(
     topo: Topology,
     dtype: DType,
     everything: Sequence[Timing],
+    params: CostParams,
 ) -> str:
     """A short reason a forced algorithm or protocol is refused."""
     if (
@@ -221,7 +231,7 @@ def _why_not(
             )
         return "NVLS-tree runs all-reduce only"
     if algorithm in (Algorithm.COLLNET_DIRECT, Algorithm.COLLNET_CHAIN):
-        return _collnet_why_not(collective, topo)
+        return _collnet_why_not(algorithm, collective, topo, params)
     if algorithm is Algorithm.PAT:
         return "PAT runs all-gather/reduce-scatter with one GPU per node on several nodes"
     if algorithm is Algorithm.TREE:
