@@ -282,3 +282,18 @@ def test_choices_take_any_case() -> None:
     )
     assert sweep.exit_code == 0, sweep.stderr
     assert sweep.stdout.startswith("inter,")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["train", "--model", "llama3-8b", "--grad-dtype", "FP32", "--host-cpu", "AMD"],
+        ["infer", "--model", "llama3-8b", "--dtype", "FP16", "--kv-dtype", "FP8"],
+        ["checkpoint", "--model", "llama3-8b", "--storage", "aws-s3", "--weights-dtype", "FP32"],
+        ["links", "--format", "JSON"],
+    ],
+)
+def test_every_choice_takes_any_case(args: list[str]) -> None:
+    """train --grad-dtype FP32 and --host-cpu AMD were refused after --algo RING was taken."""
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 0, result.stderr

@@ -172,6 +172,7 @@ _CLUSTER_OPTIONS: dict[str, Any] = {
             _flag("host_cpu"),
             help="Host CPU family; NCCL charges 2 us per network ring step on AMD hosts, 1 us "
             "elsewhere (default: the system's, else 1 us).",
+            case_sensitive=False,
         ),
     ],
     "sharp": Annotated[

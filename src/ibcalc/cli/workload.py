@@ -148,7 +148,7 @@ def train_command(
     ] = 0,
     fsdp: Annotated[bool, typer.Option("--fsdp", help="Fully sharded (= --zero 3).")] = False,
     grad_dtype: Annotated[
-        GradDtype, typer.Option("--grad-dtype", help="Gradients on the wire.")
+        GradDtype, typer.Option("--grad-dtype", help="Gradients on the wire.", case_sensitive=False)
     ] = GradDtype.BF16,
     sequence_parallel: Annotated[
         bool,
@@ -254,10 +254,10 @@ def infer_command(
         int, typer.Option("--output-tokens", min=1, help="Tokens generated per request.")
     ] = 256,
     dtype: Annotated[
-        WireDtype, typer.Option("--dtype", help="Activation element type.")
+        WireDtype, typer.Option("--dtype", help="Activation element type.", case_sensitive=False)
     ] = WireDtype.BF16,
     kv_dtype: Annotated[
-        WireDtype, typer.Option("--kv-dtype", help="KV-cache element type.")
+        WireDtype, typer.Option("--kv-dtype", help="KV-cache element type.", case_sensitive=False)
     ] = WireDtype.BF16,
     disaggregated: Annotated[
         bool,
@@ -320,7 +320,10 @@ def checkpoint_command(
     model: ModelOpt = None,
     params: ParamsOpt = None,
     weights_dtype: Annotated[
-        WireDtype, typer.Option("--weights-dtype", help="Weight element type in the checkpoint.")
+        WireDtype,
+        typer.Option(
+            "--weights-dtype", help="Weight element type in the checkpoint.", case_sensitive=False
+        ),
     ] = WireDtype.BF16,
     optimizer: Annotated[
         bool,
