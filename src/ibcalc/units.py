@@ -160,8 +160,9 @@ def parse_size(value: str | int | float, *, allow_zero: bool = False) -> float:
             )
         if unit.startswith("m") and unit.lower() in ("mb", "mib"):
             # lower-case m is milli (1mB); bare m stays MiB, as nccl-tests reads -b 1m
+            fixed = "MiB" if unit.lower() == "mib" else "MB"
             raise UnitError(
-                f"size {shown(raw)} has the prefix 'm' (milli); write {match['num']}M{unit[1:]}"
+                f"size {shown(raw)} has the prefix 'm' (milli); write {match['num']}{fixed}"
             )
         factor = _SIZE_FACTORS.get(unit.lower())
         if factor is None:

@@ -446,7 +446,7 @@ def test_the_cross_leaf_fraction_is_said_to_come_from_where_it_came_from() -> No
     assert "(from --cross-leaf)" in notes
 
 
-def test_disaggregated_serving_needs_two_nodes() -> None:
+def test_disaggregated_serving_needs_two_nodes(tmp_path: Path) -> None:
     """`infer --nodes 1 --disaggregated` priced a KV transfer to a decode node the cluster
     does not have; without --nodes the cluster now has 2."""
     args = [
@@ -468,3 +468,14 @@ def test_disaggregated_serving_needs_two_nodes() -> None:
     result = runner.invoke(APP, args)
     assert result.exit_code == 0
     assert "2 nodes assumed (--nodes)" in result.stdout
+    # with a design the advice is the file's key (--nodes and --design do not go together)
+    one = tmp_path / "one.yaml"
+    one.write_text(
+        "name: one\nnodes: 1\nsystem: dgx-h100\nrequirements: [{gap: {max_ratio: 10}}]\n"
+    )
+    with_design = ["infer", "--model", "llama3-70b", "--tp", "8", "--disaggregated"]
+    result = runner.invoke(APP, [*with_design, "--design", str(one)])
+    assert result.stderr == (
+        "error: --disaggregated puts prefill and decode on different nodes, and the design has "
+        "1 node: set its nodes: key to 2 or more\n"
+    )

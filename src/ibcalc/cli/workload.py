@@ -302,6 +302,12 @@ def infer_command(
     cat = catalogue_of(catalogue)
     spec, names = design_cluster(cluster, design, cat)
     resolved = serving_cluster(cat, spec, job.gpus, min_nodes=2 if disaggregated else 1)
+    if design is not None and disaggregated and resolved.nodes < 2:
+        # --nodes cannot go with --design: the file's own key is what to change
+        raise CliUsageError(
+            "--disaggregated puts prefill and decode on different nodes, and the design has 1 "
+            "node: set its nodes: key to 2 or more"
+        )
     render_infer(
         infer(cat, resolved, job, params=params_of(cost_params)),
         fmt,
