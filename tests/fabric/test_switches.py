@@ -121,6 +121,10 @@ def test_a_switch_states_its_network() -> None:
     assert "network" in str(info.value)
     qm9700 = find_switch("qm9700")
     assert qm9700.network_problem("infiniband", "ndr") is None
+    assert qm9700.network_problem("wan", "wan-100g") == (
+        "the NICs are wan-100g, a WAN link: the fat-tree sizing builds a site's scale-out "
+        "fabric, not a WAN"
+    )
     assert qm9700.network_problem("ethernet", "roce-400g") == (
         "switch qm9700 is an InfiniBand switch and the NICs are roce-400g (Ethernet); pick a "
         "switch of their network or give `radix:` for one not in the catalogue"

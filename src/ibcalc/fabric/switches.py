@@ -125,6 +125,11 @@ class SwitchModel(BaseModel):
         a network no catalogued switch builds (EFA, Slingshot)."""
         if family == self.network:
             return None
+        if family == "wan":
+            return (
+                f"the NICs are {link_id}, a WAN link: the fat-tree sizing builds a site's "
+                "scale-out fabric, not a WAN"
+            )
         return (
             f"switch {self.id} is an {_NETWORK_WORDS[self.network]} switch and the NICs are "
             f"{link_id} ({_NETWORK_WORDS.get(family, family)}); pick a switch of their network "
