@@ -429,6 +429,11 @@ def test_wan_tier_caps_ring_and_adds_wan_hops() -> None:
         "bound by NCCL's buffers in flight, 2 channels x 4 MiB per link per round trip of 2 ms; "
         "the links give 10 GB/s"
     ) in transfer.detail
+    # the ring and the tree name the same bound on their WAN-limited transfer
+    for algorithm in (Algorithm.RING, Algorithm.TREE):
+        other = cost(t, Collective.ALL_REDUCE, algorithm, Protocol.SIMPLE)
+        (term,) = [x for x in other.terms if x.name == "transfer"]
+        assert "bound by NCCL's buffers in flight, 2 channels x 4 MiB" in term.detail, algorithm
     (levels,) = [x for x in explained.terms if x.name == "tree levels across sites"]
     assert "2 x 1 levels (log2 2 sites)" in levels.detail
     assert "+ wan one way 1 ms" in levels.detail

@@ -434,18 +434,25 @@ def wan_transfer_detail(
     if wan is None:
         return ""
     rate = topo.wan_bw_Bps(params)
-    links = wan.domain_bw_Bps
     text = (
         f"the WAN between sites {multiplier:g} x S over {wan.nics_per_domain} x {wan.link_id} "
         f"per site at {gbps(rate)} = {us(multiplier * size_bytes / rate)}"
     )
-    if rate < links:
-        text += (
-            f" (bound by NCCL's buffers in flight, {params.assumptions.wan_channels} channels x "
-            f"{params.nccl_runtime.simple_buffer_bytes / 2**20:g} MiB per link per round trip "
-            f"of {us(2 * wan.transport_latency_s)}; the links give {gbps(links)})"
-        )
-    return text
+    reason = wan_rate_reason(topo, params)
+    return f"{text} ({reason})" if reason else text
+
+
+def wan_rate_reason(topo: Topology, params: CostParams) -> str:
+    """Why a site's WAN rate is below its links' (:meth:`Topology.wan_bw_Bps`), or "": NCCL
+    keeps only so many buffers in flight per round trip of a long link."""
+    wan = topo.wan
+    if wan is None or topo.wan_bw_Bps(params) >= wan.domain_bw_Bps:
+        return ""
+    return (
+        f"bound by NCCL's buffers in flight, {params.assumptions.wan_channels} channels x "
+        f"{params.nccl_runtime.simple_buffer_bytes / 2**20:g} MiB per link per round trip of "
+        f"{us(2 * wan.transport_latency_s)}; the links give {gbps(wan.domain_bw_Bps)}"
+    )
 
 
 def base_term(algorithm: Algorithm, protocol: Protocol, params: CostParams, count: int = 1) -> Term:

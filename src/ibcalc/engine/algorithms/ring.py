@@ -38,6 +38,7 @@ from ibcalc.engine.base import (
     ring_protocol_bw,
     us,
     wan_hop_latency,
+    wan_rate_reason,
 )
 from ibcalc.engine.measure import chain_overlaps
 from ibcalc.engine.params import CostParams
@@ -237,6 +238,7 @@ def ring_timing(
                 seconds=transfer,
                 detail=f"{factor_text} = {format_size(moved)} per rank at {gbps(bw)} "
                 f"({protocol.value}) through the bottleneck, {where}"
+                + (f"; {wan_rate_reason(topo, params)}" if limit == "wan" else "")
                 + trimmed_text(active, full, unit),
             )
         )

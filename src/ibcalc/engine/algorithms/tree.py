@@ -45,6 +45,7 @@ from ibcalc.engine.base import (
     tree_post_overhead,
     us,
     wan_hop_latency,
+    wan_rate_reason,
 )
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.pipeline import (
@@ -176,7 +177,9 @@ def tree_timing(
                 name="transfer",
                 seconds=transfer,
                 detail=f"S = {format_size(size_bytes)} through the tree at {gbps(bw)} "
-                f"({protocol.value}; {where}){trimmed_text(active, full, unit)}",
+                f"({protocol.value}; {where})"
+                + (f"; {wan_rate_reason(topo, params)}" if limit == "wan" else "")
+                + trimmed_text(active, full, unit),
             )
         )
         if fill:
