@@ -32,7 +32,7 @@ from ibcalc.design.check import (
     resolve_design,
 )
 from ibcalc.engine.types import Collective, Estimate
-from ibcalc.errors import ClusterError, DesignError
+from ibcalc.errors import ClusterError, DesignError, ValidationProblem
 from ibcalc.render.check import design_dict, render_design_text
 from ibcalc.yamlio import load_yaml
 
@@ -41,6 +41,16 @@ def write(tmp_path: Path, name: str, text: str) -> Path:
     path = tmp_path / name
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def only_problem(
+    tmp_path: Path, catalogue: Catalogue, text: str, name: str = "d.yaml"
+) -> ValidationProblem:
+    """The one problem ``check_design`` refuses the design ``text`` with."""
+    with pytest.raises(DesignError) as info:
+        check_design(write(tmp_path, name, text), catalogue)
+    (problem,) = info.value.problems
+    return problem
 
 
 def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -340,9 +350,7 @@ def test_cluster_errors_from_the_library_are_located(
     start: str,
     words: str,
 ) -> None:
-    with pytest.raises(DesignError) as info:
-        check_design(write(tmp_path, "c.yaml", text), builtin_catalogue)
-    (problem,) = info.value.problems
+    problem = only_problem(tmp_path, builtin_catalogue, text, "c.yaml")
     assert (problem.line, problem.col) == (line, col)
     assert problem.message.startswith(start)
     assert words in problem.message
@@ -443,9 +451,7 @@ nvls: false
 requirements:
   - allreduce: {size: 1GB, max_time: 1s, algo: nvls}
 """
-    with pytest.raises(DesignError) as info:
-        check_design(write(tmp_path, "n.yaml", text), builtin_catalogue)
-    (problem,) = info.value.problems
+    problem = only_problem(tmp_path, builtin_catalogue, text, "n.yaml")
     # "  - allreduce: {size: 1GB, max_time: 1s, " is 41 characters
     assert (problem.line, problem.col) == (6, 42)
     assert "(not nvls: false)" in problem.message
@@ -529,9 +535,7 @@ def test_a_switch_of_another_network_is_refused(
         f"name: t\nnodes: 64\nsystem: {system}\nfabric: {fabric}\n"
         "requirements: [{switches: {max: 100000}}]\n"
     )
-    with pytest.raises(DesignError) as info:
-        check_design(write(tmp_path, "d.yaml", text), builtin_catalogue)
-    (problem,) = info.value.problems
+    problem = only_problem(tmp_path, builtin_catalogue, text, "d.yaml")
     assert (problem.line, problem.col) == (4, 10)
     assert words in problem.message
 
@@ -626,9 +630,7 @@ def test_sizing_keys_need_a_switch_or_radix(
         f"name: t\nnodes: 16\nsystem: dgx-h100\nfabric: {{{key}, oversubscription: 2}}\n"
         "requirements: [{gap: {max_ratio: 10}}]\n"
     )
-    with pytest.raises(DesignError) as info:
-        check_design(write(tmp_path, "d.yaml", text), builtin_catalogue)
-    (problem,) = info.value.problems
+    problem = only_problem(tmp_path, builtin_catalogue, text, "d.yaml")
     name = key.split(":")[0] if "rail" not in key else key
     assert problem.message == f"fabric: {name} needs switch or radix to size the fabric"
 
@@ -647,9 +649,7 @@ def test_the_default_rail_layout_may_be_written_on_an_unsized_fabric(
 def test_a_blank_name_is_refused(tmp_path: Path, builtin_catalogue: Catalogue) -> None:
     """name: "  " passed, and every report header showed no name."""
     text = 'name: "  "\nnodes: 2\nsystem: dgx-h100\nrequirements: [{gap: {max_ratio: 10}}]\n'
-    with pytest.raises(DesignError) as info:
-        check_design(write(tmp_path, "d.yaml", text), builtin_catalogue)
-    (problem,) = info.value.problems
+    problem = only_problem(tmp_path, builtin_catalogue, text, "d.yaml")
     assert (problem.line, problem.message) == (
         1,
         "name: the name is blank: give it a visible character",

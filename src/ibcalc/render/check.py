@@ -231,6 +231,7 @@ def finding_message(f: Finding) -> str:
 
 def finding_dict(f: Finding) -> dict[str, Any]:
     """The JSON object of a finding (keys keep their meaning across versions)."""
+    predicted, required = _quantities(f)
     return {
         "requirement": finding_requirement(f),
         "file": f.file,
@@ -248,8 +249,8 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "comparison": f.comparison,
         "design": f.design,
         "detail": finding_detail(f),
-        "predicted_text": _quantities(f)[0],
-        "required_text": _quantities(f)[1],
+        "predicted_text": predicted,
+        "required_text": required,
     }
 
 
