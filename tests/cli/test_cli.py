@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass
 from importlib.metadata import version
 from pathlib import Path
@@ -185,6 +186,26 @@ def test_systems_table_lists_presets() -> None:
     out = _ok("systems")
     for system_id in REQUIRED_SYSTEM_IDS:
         assert system_id in out
+
+
+@pytest.mark.parametrize(
+    ("listing", "command", "typo"),
+    [
+        ("systems", ["allreduce", "-s", "1GB", "--system"], "dgx-h10"),
+        ("links", ["allreduce", "-s", "1GB", "--system", "dgx-h100", "--inter"], "nvlink-h10"),
+        ("storage", ["checkpoint", "--model", "llama3-70b", "--storage"], "s4"),
+    ],
+)
+def test_every_name_a_hint_offers_is_in_the_listing(
+    listing: str, command: list[str], typo: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The did-you-mean hint offers aliases too (dgx-1 for dgx-1v); the listing must show
+    them, or a user cannot find the name they were offered."""
+    err = main_error([*command, typo], capsys)
+    offered = err.split("did you mean ", 1)[1].split(")")[0].rstrip("?").split(", ")
+    assert len(offered) >= 2  # the id nearest and at least one alias
+    shown = set(re.split(r"[\s,;:]+", _ok(listing)))
+    assert set(offered) <= shown, set(offered) - shown
 
 
 def test_systems_json() -> None:

@@ -324,8 +324,17 @@ def render_links(
         ]
         table.add_row(*cells, *([link.name] if wide else []))
     console.print(_fold(table))
+    _print_aliases(console, links)
     if not wide:
         console.print(Text("(names and sources: ibcalc links show ID)"))
+
+
+def _print_aliases(console: Console, entries: Iterable[Link | System | Storage]) -> None:
+    """A line naming every other name the listed entries answer to, so that a name the
+    did-you-mean hint offers can be found in the list."""
+    groups = [f"{entry.id}: {', '.join(entry.aliases)}" for entry in entries if entry.aliases]
+    if groups:
+        console.print(Text(f"other names (id: aliases): {'; '.join(groups)}"), overflow="fold")
 
 
 def _entry_table(
@@ -422,6 +431,7 @@ def render_systems(
             *([system.gpu] if wide else []),
         )
     console.print(_fold(table))
+    _print_aliases(console, systems)
 
 
 def render_system(system: System, fmt: str = Format.TABLE, stream: TextIO | None = None) -> None:
@@ -476,6 +486,7 @@ def render_storage_list(
             entry.confidence.value,
         )
     console.print(_fold(table))
+    _print_aliases(console, entries)
     console.print(Text("(names, sources and request limits: ibcalc storage show ID)"))
 
 
