@@ -456,7 +456,9 @@ def render_checkpoint(
         f"checkpoint {spec.model.label}: {what} to {spec.storage_units} x {result.storage_id} "
         f"from {result.nodes} node{'s' if result.nodes != 1 else ''}"
     )
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False, padding=0)
+    table = Table(
+        title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False, padding=(0, 1)
+    )
     for name in ("transfer", "bytes", "bound", "rate", "time", "", "limit"):
         table.add_column(
             name,
