@@ -11,7 +11,7 @@ from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import DType
-from ibcalc.errors import UnknownNameError
+from ibcalc.errors import UnknownNameError, WorkloadError
 from ibcalc.workload.checkpoint import CheckpointResult, CheckpointSpec, checkpoint
 from ibcalc.workload.model import find_model
 
@@ -208,12 +208,11 @@ def test_object_store_request_bound(builtin_catalogue: Catalogue) -> None:
     # S3's 100 ms first-byte latency is added once
     assert result.save.time_s == pytest.approx(128 * 396 / 3500 + 0.1)
     assert requests.detail.startswith("50,688 parts of 16 MB at 3500/s")
-    # parts larger than a rank's share (6.328 GB): one part per rank, which holds the share
-    big = checkpoint(builtin_catalogue, cluster, spec.model_copy(update={"part_bytes": 8e9}))
-    detail = next(b for b in big.save.bounds if b.name == "requests").detail
-    assert detail.startswith(
-        "128 parts of 6.328 GB (a rank's whole share; parts of up to 8 GB) at 3500/s"
-    )
+    # parts larger than a rank's share (6.328 GB) make one part per rank, which holds the
+    # share; 6.328 GB is more than S3 takes in one PUT (5 GiB = 5.369 GB)
+    with pytest.raises(WorkloadError) as err:
+        checkpoint(builtin_catalogue, cluster, spec.model_copy(update={"part_bytes": 8e9}))
+    assert "8 GB is more than aws-s3 takes" in str(err.value)
     # ten prefixes cut it tenfold
     ten = checkpoint(builtin_catalogue, cluster, spec.model_copy(update={"prefixes": 10}))
     assert next(b for b in ten.save.bounds if b.name == "requests").time_s == pytest.approx(
@@ -269,3 +268,26 @@ def test_unknown_storage(builtin_catalogue: Catalogue) -> None:
             builtin_catalogue, cluster, CheckpointSpec(model=find_model("llama3-8b"), storage="s4")
         )
     assert "s3" in str(err.value)
+
+
+def test_a_part_larger_than_s3_takes_is_refused(builtin_catalogue: Catalogue) -> None:
+    """S3 takes at most 5 GiB in one PUT or multipart part (AWS S3 user guide, multipart upload
+    limits; data/links.yaml aws-s3 max_write_part)."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=4))
+    spec = CheckpointSpec(model=find_model("llama3-405b"), storage="aws-s3", optimizer=True)
+    # 5.67 TB over 32 ranks = 177 GB a rank: 5 GiB parts pass, one byte more does not
+    at_limit = checkpoint(
+        builtin_catalogue, cluster, spec.model_copy(update={"part_bytes": 5 * 2**30})
+    )
+    assert at_limit.save.bound == "client NICs"
+    with pytest.raises(WorkloadError) as err:
+        checkpoint(builtin_catalogue, cluster, spec.model_copy(update={"part_bytes": 6 * 2**30}))
+    assert err.value.field == "part_bytes"
+    assert "is more than aws-s3 takes in one write request (5 GiB)" in str(err.value)
+    # a rank's share below the limit is its one part, whatever --part-size says:
+    # llama3-8b, 16 GB over 32 ranks = 500 MB a rank
+    small = CheckpointSpec(model=find_model("llama3-8b"), storage="aws-s3", part_bytes=8 * 2**30)
+    requests = next(
+        b for b in checkpoint(builtin_catalogue, cluster, small).save.bounds if b.name == "requests"
+    )
+    assert requests.detail.startswith("32 parts of 500 MB")

@@ -159,3 +159,20 @@ def test_request_rates_need_a_scope_and_ids_are_unique(tmp_path: Path) -> None:
     problems = [p.message for p in err.value.problems]
     assert any("request_scope" in m for m in problems)
     assert any("used twice" in m for m in problems)
+
+
+def test_a_part_limit_needs_its_source_and_a_unit(tmp_path: Path) -> None:
+    entry = """\
+  - id: obj
+    name: "obj"
+    kind: object
+    max_write_part: {size}
+    sources: ["ours"]
+    confidence: low
+"""
+    with pytest.raises(CatalogueError) as err:
+        _load(tmp_path, entry.format(size='"5 GiB"'))
+    assert "max_write_part needs max_write_part_source" in str(err.value)
+    with pytest.raises(CatalogueError) as err:
+        _load(tmp_path, entry.format(size="5368709120"))
+    assert "size 5368709120 has no unit" in str(err.value)

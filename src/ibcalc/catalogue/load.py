@@ -84,6 +84,7 @@ def _check_storage(doc: Document, storage: Sequence[Storage]) -> list[Validation
                 "requests_source",
                 entry.read_requests_per_s is not None or entry.write_requests_per_s is not None,
             ),
+            ("max_write_part", "max_write_part_source", entry.max_write_part_bytes is not None),
         ):
             if present and not getattr(entry, source_name):
                 add(i, field_name, f"({entry.id}): {field_name} needs {source_name}")

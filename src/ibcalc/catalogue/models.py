@@ -25,7 +25,7 @@ from pydantic import (
 from ibcalc.engine.types import HostCpu
 from ibcalc.jsonmodel import JsonModel
 from ibcalc.textsafe import printable, shown
-from ibcalc.units import GB, parse_bandwidth, parse_time
+from ibcalc.units import GB, parse_bandwidth, parse_size, parse_time
 
 __all__ = [
     "Catalogue",
@@ -52,6 +52,8 @@ MAX_STORAGE_LATENCY_S = 10.0
 MIN_FRACTION = 0.01
 #: Request-rate limits accepted, per second.
 MIN_REQUESTS_PER_S, MAX_REQUESTS_PER_S = 1.0, 1e9
+#: an object-store part: a page to 1 TiB (as ``checkpoint --part-size``)
+MIN_PART_BYTES, MAX_PART_BYTES = 4096.0, float(2**40)
 
 
 def _bandwidth(value: Any) -> Any:
@@ -112,7 +114,19 @@ def _no_control(value: Any) -> Any:
     return value
 
 
+def _part_size(value: Any) -> Any:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        raise ValueError(f"size {shown(value)} has no unit: write 5GiB or 100MB")
+    if isinstance(value, str):
+        size = parse_size(value)
+        if not MIN_PART_BYTES <= size <= MAX_PART_BYTES:
+            raise ValueError(f"size {shown(value)} is out of range: allowed 4 KiB to 1 TiB")
+        return size
+    return value
+
+
 Bandwidth = Annotated[float, BeforeValidator(_bandwidth)]
+PartSize = Annotated[float, BeforeValidator(_part_size)]
 Seconds = Annotated[float, BeforeValidator(_time_up_to(MAX_LINK_LATENCY_S))]
 StorageSeconds = Annotated[float, BeforeValidator(_time_up_to(MAX_STORAGE_LATENCY_S))]
 Fraction = Annotated[float, Field(allow_inf_nan=False), AfterValidator(_fraction)]
@@ -359,6 +373,9 @@ class Storage(BaseModel):
     write_requests_per_s: RequestRate | None = None
     request_scope: Literal["per-prefix"] | None = None
     requests_source: str | None = None
+    #: the largest part (one request's body) a save may write; None: no stated limit
+    max_write_part_bytes: PartSize | None = Field(default=None, alias="max_write_part")
+    max_write_part_source: str | None = None
     sources: list[str] = Field(min_length=1)
     confidence: Confidence
     notes: str | None = None

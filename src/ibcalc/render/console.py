@@ -506,6 +506,8 @@ def render_storage(entry: Storage, fmt: str = Format.TABLE, stream: TextIO | Non
             value = format_bandwidth(value)
         elif key == "latency_s":
             value = format_time(value)
+        elif key.endswith("_bytes"):
+            value = format_size(value)
         elif key.endswith("_per_s"):
             value = f"{value:,.0f} requests/s"
         elif isinstance(value, float):

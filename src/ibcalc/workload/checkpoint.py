@@ -141,6 +141,24 @@ def _part_words(share_bytes: float, part_bytes: float) -> str:
     )
 
 
+def _check_part_size(storage: Storage, spec: CheckpointSpec, share_bytes: float) -> None:
+    """Refuse a save whose parts are larger than the store takes in one request (S3: 5 GiB a
+    PUT or multipart part). A rank's share smaller than the part size is its one part."""
+    limit = storage.max_write_part_bytes
+    if limit is None or storage.write_requests_per_s is None:
+        return
+    part = min(spec.part_size_bytes, share_bytes)
+    if part > limit:
+        given = "{part_bytes} " + format_size(spec.part_size_bytes)
+        if spec.part_bytes is None:
+            given = f"the default part size {format_size(spec.part_size_bytes)}"
+        raise WorkloadError(
+            f"{given} is more than {storage.id} takes in one write request "
+            f"({format_size(limit)}): give a smaller {{part_bytes}}",
+            field="part_bytes",
+        )
+
+
 def _parts(total_bytes: float, ranks: int, part_bytes: float) -> int:
     """Object-store parts (requests) of ``total_bytes``: every rank cuts its share into parts
     of ``part_bytes``."""
@@ -297,6 +315,7 @@ def checkpoint(
         )
         for name, total, write in (("save", save_bytes, True), ("restore", restore_bytes, False))
     )
+    _check_part_size(storage, spec, save_bytes / cluster.ranks)
     rates = {"save": storage.write_requests_per_s, "restore": storage.read_requests_per_s}
     over = {
         t.name: parts
