@@ -8,6 +8,7 @@ convert them on input to SI floats whose field names carry the unit (``per_direc
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from enum import StrEnum
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -56,19 +57,35 @@ MIN_REQUESTS_PER_S, MAX_REQUESTS_PER_S = 1.0, 1e9
 MIN_PART_BYTES, MAX_PART_BYTES = 4096.0, float(2**40)
 
 
-def _bandwidth(value: Any) -> Any:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        # a bare number in a catalogue file is a unit left out (400 meant 400 Gb/s or GB/s?)
-        raise ValueError(f"bandwidth {shown(value)} has no unit: write 400Gb/s or 50GB/s")
-    if isinstance(value, str):
-        bw = parse_bandwidth(value)
-        if not MIN_BANDWIDTH_BPS <= bw <= MAX_BANDWIDTH_BPS:
-            raise ValueError(
-                f"bandwidth {shown(value)} is out of range: allowed 1 MB/s (8 Mb/s) to "
-                "100 TB/s per direction"
-            )
-        return bw
-    return value
+def _with_unit(
+    parse: Callable[[str], float], what: str, example: str, allowed: tuple[float, float, str]
+) -> Any:
+    """A validator of a quantity written with its unit: a bare number is a unit left out (400
+    meant 400 Gb/s or GB/s?); ``allowed`` is ``(low, high, how the range is said)``."""
+
+    def convert(value: Any) -> Any:
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            raise ValueError(f"{what} {shown(value)} has no unit: write {example}")
+        if isinstance(value, str):
+            number = parse(value)
+            low, high, words = allowed
+            if not low <= number <= high:
+                raise ValueError(f"{what} {shown(value)} is out of range: allowed {words}")
+            return number
+        return value
+
+    return convert
+
+
+_bandwidth = _with_unit(
+    parse_bandwidth,
+    "bandwidth",
+    "400Gb/s or 50GB/s",
+    (MIN_BANDWIDTH_BPS, MAX_BANDWIDTH_BPS, "1 MB/s (8 Mb/s) to 100 TB/s per direction"),
+)
+_part_size = _with_unit(
+    parse_size, "size", "5GiB or 100MB", (MIN_PART_BYTES, MAX_PART_BYTES, "4 KiB to 1 TiB")
+)
 
 
 def _time_up_to(limit_s: float) -> Any:
@@ -111,17 +128,6 @@ def _no_control(value: Any) -> Any:
                 f"holds the control character {printable(found.group(0))} (text only; an escape "
                 "code would reach the terminal)"
             )
-    return value
-
-
-def _part_size(value: Any) -> Any:
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        raise ValueError(f"size {shown(value)} has no unit: write 5GiB or 100MB")
-    if isinstance(value, str):
-        size = parse_size(value)
-        if not MIN_PART_BYTES <= size <= MAX_PART_BYTES:
-            raise ValueError(f"size {shown(value)} is out of range: allowed 4 KiB to 1 TiB")
-        return size
     return value
 
 
