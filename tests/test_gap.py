@@ -219,6 +219,21 @@ def test_allreduce_inside_vs_across_comes_from_the_engine(cat: Catalogue) -> Non
     assert result.slowdown > 1
 
 
+def test_a_wan_is_compared_across_sites(cat: Catalogue) -> None:
+    """A WAN joins sites, not nodes: across is 8 one-GPU sites, priced by the WAN model, which
+    bounds the rate by NCCL's buffers in flight per round trip (docs/model.md#wan-sites)."""
+    result = gap(cat, "nvlink4", "wan-10g", 8, 1)
+    assert (result.across.sites, result.across.wan) == (8, "wan-10g")
+    # 2 channels x 4 MiB in flight per 2 ms round trip = 4.19 GB/s; the link gives 1.25 GB/s x
+    # its efficiency, which binds: a ring moves 2 x 7/8 x 1 GB through it, 1.56 s
+    wan_Bps = _achievable(cat, "wan-10g")
+    assert wan_Bps < 2 * 4 * 2**20 / 2e-3
+    floor = 2 * 7 / 8 * 1e9 / wan_Bps
+    assert floor == pytest.approx(1.556, abs=0.001)
+    # the latency (14 WAN hops of 1 ms and NCCL's terms) adds under 2 %
+    assert floor <= result.across.time_s <= floor * 1.02
+
+
 def test_tp_whatif_places_the_same_bytes(cat: Catalogue) -> None:
     whatif = tp_whatif(cat, "nvlink4", "ndr", 4, 64e6, nics_per_node=1)
     assert (whatif.inside.nodes, whatif.inside.gpus_per_node) == (1, 4)

@@ -43,7 +43,7 @@ from pydantic import (
 )
 
 from ibcalc.catalogue.load import find_link, find_system, link_role_problem
-from ibcalc.catalogue.models import Catalogue, Link
+from ibcalc.catalogue.models import Catalogue, Link, LinkKind
 from ibcalc.cluster.resolve import (
     DEFAULT_GPUS_PER_NODE,
     check_count,
@@ -481,9 +481,9 @@ class GapReport(BaseModel):
     tp: TpWhatIf | None = None
 
 
-def _link(catalogue: Catalogue, name: str, field: str) -> Link:
+def _link(catalogue: Catalogue, name: str, field: str, role: str | None = None) -> Link:
     link = find_link(catalogue, name)
-    problem = link_role_problem(link, field)
+    problem = link_role_problem(link, role or field)
     if problem:
         raise ClusterError(f"{{{field}}} {problem}", field=field)
     return link
@@ -528,16 +528,17 @@ def _placements(
         size_bytes,
         dtype=dtype,
     )
+    nodes = ranks * domain_nodes
+    if inter.kind is LinkKind.WAN:
+        # a WAN joins sites, not nodes: each one-GPU node is a site, and the WAN model bounds
+        # the rate by NCCL's buffers in flight per round trip (docs/model.md#wan-sites)
+        links: dict[str, Any] = {"sites": nodes, "wan": inter.id, "wan_links": across_nics}
+    else:
+        links = {"inter": inter.id, "nics_per_node": across_nics}
+    across_spec = ClusterSpec(nodes=nodes, gpus_per_node=1, system=system, host_pcie=host, **links)
     across = estimate(
         catalogue,
-        ClusterSpec(
-            nodes=ranks * domain_nodes,
-            gpus_per_node=1,
-            nics_per_node=across_nics,
-            inter=inter.id,
-            system=system,
-            host_pcie=host,
-        ),
+        across_spec,
         Collective.ALL_REDUCE,
         size_bytes,
         dtype=dtype,
@@ -571,7 +572,7 @@ def gap(
     check_count("gpus_per_node", gpus_per_node, 2, MAX_GPUS_PER_NODE)
     check_count("nics_per_node", nics_per_node, 1, MAX_NICS_PER_NODE)
     up = _link(catalogue, intra, "intra")
-    out = _link(catalogue, inter, "inter")
+    out = _link(catalogue, inter, "inter", "gap_inter")
     host = _link(catalogue, host_pcie, "host_pcie") if host_pcie is not None else None
     if system is not None:
         system = find_system(catalogue, system).id
@@ -757,7 +758,7 @@ def tp_whatif(
     check_count("tp", tp, 2, MAX_GPUS_PER_NODE)
     check_count("nics_per_node", nics_per_node, 1, MAX_NICS_PER_NODE)
     up = _link(catalogue, intra, "intra")
-    out = _link(catalogue, inter, "inter")
+    out = _link(catalogue, inter, "inter", "gap_inter")
     host = _link(catalogue, host_pcie, "host_pcie") if host_pcie is not None else None
     if system is not None:
         system = find_system(catalogue, system).id

@@ -220,7 +220,12 @@ def test_the_sweep_names_its_wan_tier(cat: Catalogue) -> None:
     assert (data["sites"], data["wan"]) == (2, "wan-100g")
     result = runner.invoke(app, ["sweep", "allreduce", "--sites", "2", "-b", "1G", "-e", "1G"])
     assert result.exit_code == 0, result.output
-    assert "(nvlink4 inside, ndr between, wan-100g between 2 sites)" in result.stdout
+    # two one-node sites: no rank talks over ndr, so the title names none
+    assert "(nvlink4 inside, wan-100g between 2 sites)" in result.stdout
+    result = runner.invoke(
+        app, ["sweep", "allreduce", "--sites", "2", "-N", "4", "-b", "1G", "-e", "1G"]
+    )
+    assert "(nvlink4 inside, ndr between nodes, wan-100g between 2 sites)" in result.stdout
 
 
 def test_the_sweep_says_what_it_assumed_of_the_cluster() -> None:

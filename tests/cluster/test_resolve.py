@@ -247,7 +247,8 @@ def test_oversubscription_reaches_the_scale_out_tier() -> None:
         (
             {"inter": "nvlink4"},
             "inter",
-            "{inter} nvlink4 is a scale-up link; use a scale-out or WAN link",
+            "{inter} nvlink4 is a scale-up link; use a scale-out link (sites joined by a WAN: "
+            "--sites with --wan)",
         ),
         (
             {"system": "rtx2080ti-2", "nodes": 2},

@@ -257,11 +257,8 @@ def _check_systems(
     origin_of: dict[str, str] | None = None,
 ) -> list[ValidationProblem]:
     problems: list[ValidationProblem] = []
-    kinds_for = {
-        "intra": (LinkKind.SCALE_UP, LinkKind.HOST),
-        "inter": (LinkKind.SCALE_OUT, LinkKind.WAN),
-        "host_pcie": (LinkKind.HOST,),
-    }
+    # the kinds a link may have in each place, as the cluster resolver takes them
+    kinds_for = {role: LINK_ROLES[role][0] for role in ("intra", "inter", "host_pcie")}
     for i, system in enumerate(systems):
         for field_name, kinds in kinds_for.items():
             ref = getattr(system, field_name)
@@ -476,7 +473,13 @@ def _suggest_entries(
 #: link given as --host-pcie is refused in the same words everywhere.
 LINK_ROLES: dict[str, tuple[tuple[LinkKind, ...], str]] = {
     "intra": ((LinkKind.SCALE_UP, LinkKind.HOST), "use a scale-up or PCIe link"),
-    "inter": ((LinkKind.SCALE_OUT, LinkKind.WAN), "use a scale-out or WAN link"),
+    # a WAN between nodes would skip the WAN model (buffers in flight per round trip)
+    "inter": (
+        (LinkKind.SCALE_OUT,),
+        "use a scale-out link (sites joined by a WAN: --sites with --wan)",
+    ),
+    # gap compares a WAN's rate too, and prices its all-reduce across sites (gap.py)
+    "gap_inter": ((LinkKind.SCALE_OUT, LinkKind.WAN), "use a scale-out or WAN link"),
     "wan": ((LinkKind.WAN, LinkKind.SCALE_OUT), "use a WAN or scale-out link"),
     "host_pcie": ((LinkKind.HOST,), "give the PCIe link the NICs sit on (e.g. pcie5)"),
     "client_link": ((LinkKind.SCALE_OUT, LinkKind.WAN), "use a scale-out or WAN link"),
@@ -485,7 +488,9 @@ LINK_ROLES: dict[str, tuple[tuple[LinkKind, ...], str]] = {
 
 def link_role_problem(link: Link, role: str) -> str | None:
     """``"wan-1g is a wan link; give the PCIe link the NICs sit on (e.g. pcie5)"`` when ``link``
-    cannot serve as ``role`` (a key of :data:`LINK_ROLES`), else None."""
+    cannot serve as ``role`` (a key of :data:`LINK_ROLES`), else None. A WAN link is no
+    ``inter``: nodes joined by one are sites (``--sites``, ``--wan``), whose model bounds the
+    rate by NCCL's buffers in flight per round trip (docs/model.md#wan-sites)."""
     kinds, hint = LINK_ROLES[role]
     if link.kind in kinds:
         return None

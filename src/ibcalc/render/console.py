@@ -260,7 +260,8 @@ def _estimate_table(
     table.add_row("algorithm", f"{est.best.algorithm.value} / {est.best.protocol.value}")
     table.add_row("bottleneck", est.best.bottleneck)
     table.add_row("terms", _terms_text(est.best))
-    table.add_row("ranks", f"{est.ranks} ({est.intra or '-'} inside, {est.inter or '-'} between)")
+    where = _links_words(**{key: getattr(est, key) for key in _LINK_KEYS})
+    table.add_row("ranks", f"{est.ranks} ({where})")
     console.print(_fold(table))
     if est.alternatives and alternatives > 0:
         alt = Table(title="alternatives", box=box.SIMPLE_HEAD, title_justify="left")
@@ -579,14 +580,38 @@ def render_sweep(
         _console(stream).print(Text(f"note: {note}", style="dim"), soft_wrap=True)
 
 
+#: What :func:`_links_words` reads of an estimate (or a sweep group's JSON).
+_LINK_KEYS = ("gpus_per_node", "intra", "nodes", "inter", "sites", "wan")
+
+
+def _links_words(
+    *,
+    gpus_per_node: int,
+    intra: str | None,
+    nodes: int,
+    inter: str | None,
+    sites: int,
+    wan: str | None,
+) -> str:
+    """``nvlink4 inside, ndr between, wan-100g between 2 sites``: only the links the ranks
+    use (no scale-out link on one node, none between one-node sites; "one GPU" on one GPU)."""
+    parts = []
+    if gpus_per_node > 1 and intra:
+        parts.append(f"{intra} inside")
+    if nodes > sites and inter:
+        parts.append(f"{inter} between" + (" nodes" if sites > 1 else ""))
+    if sites > 1 and wan:
+        parts.append(f"{wan} between {sites} sites")
+    return ", ".join(parts) or "one GPU"
+
+
 def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -> None:
     """One group's sweep in the shape of nccl-tests output; ``peak`` is the busbw of a full
     bar."""
     rows: list[dict[str, Any]] = group["rows"]
     title = (
         f"{group['collective']} sweep on {group['nodes']} x {group['gpus_per_node']} GPUs "
-        f"({group['intra'] or '-'} inside, {group['inter']} between"
-        + (f", {group['wan']} between {group['sites']} sites)" if group["sites"] > 1 else ")")
+        f"({_links_words(**{key: group[key] for key in _LINK_KEYS})})"
     )
     table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", collapse_padding=True)
     console = _console(stream)
@@ -768,7 +793,9 @@ def _gap_table(rows: Sequence[dict[str, Any]], stream: TextIO | None) -> None:
         "as on AWS p5; wan-10g one link per 8-GPU node); NICs not capped by host PCIe "
         "(--system, --host-pcie)",
         "inside = 1 node x 8 GPUs on the scale-up link; across = 8 nodes x 1 GPU, each with "
-        "ceil(NICs per GPU) NICs; algorithm as NCCL would choose (shown under the time)",
+        "ceil(NICs per GPU) NICs (over a WAN each node is its own site, and the rate is bound "
+        "by NCCL's buffers in flight per round trip); algorithm as NCCL would choose (shown "
+        "under the time)",
     ):
         console.print(Text(line), soft_wrap=True)
 
