@@ -210,8 +210,9 @@ def proxy_posts_term(posts_s: float, topo: Topology) -> Term:
         name="proxy posts across nodes",
         seconds=posts_s,
         detail=f"2 x {us(posts_s / 2)} (up and down, whatever the depth): NCCL's network post "
-        f"overhead per step ({host} host; getNetOverhead, tripled for Simple), which NCCL's tuner "
-        "charges to ring steps only",
+        f"overhead per step ({host} host; getNetOverhead, tripled for Simple). NCCL's tuner "
+        "charges it to rings only; the proxy posts a tree's sends as it posts a ring's, so "
+        "ibcalc charges trees too",
     )
 
 

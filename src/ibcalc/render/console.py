@@ -617,6 +617,8 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
     console = _console(stream)
     # a bar of busbw where the terminal has room for it (none below 90 columns)
     bar_width = 24 if console.width >= 102 else 12 if console.width >= 90 else 0
+    # the bar's header says what a full bar is, in GB/s
+    bar = f"busbw bar\n(full {format_bandwidth(peak * 1e9)})"
     for name in (
         "size\n(B)",
         "count",
@@ -625,14 +627,14 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
         "algbw\n(GB/s)",
         "busbw\n(GB/s)",
         "algorithm",
-        "busbw",
+        bar,
     )[: 8 if bar_width else 7]:
         table.add_column(
             name,
-            justify="left" if name in ("type", "algorithm", "busbw") else "right",
+            justify="left" if name in ("type", "algorithm", bar) else "right",
             # numbers and the algorithm stay on one line; the bar is cut to the room left
             no_wrap=True,
-            overflow="crop" if name == "busbw" else "ellipsis",
+            overflow="crop" if name == bar else "ellipsis",
         )
     falls: list[str] = []
     previous: dict[str, Any] | None = None
@@ -871,7 +873,7 @@ def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO
     share = data["nics_per_node"] / data["gpus_per_node"]
     more = (
         f"; each one-GPU node keeps {across_nics} NIC{'s' if across_nics != 1 else ''}, "
-        f"{across_nics / share:g}x the per-GPU share in the ratio above"
+        f"{format_ratio(across_nics / share)} the per-GPU share in the ratio above"
         if across_nics > share
         else ""
     )

@@ -188,7 +188,8 @@ def tree_timing(
                     name="pipeline fill",
                     seconds=fill,
                     detail=f"{stages[0]} stages in nodes + {stages[1]} across: the first chunk "
-                    "crosses each before the pipeline runs full: " + _fill_detail(parts, active),
+                    "crosses each before the pipeline runs full: "
+                    + _fill_detail(parts, active, stages),
                 )
             )
         return make_cost(
@@ -209,11 +210,22 @@ def tree_timing(
     return Timing(Algorithm.TREE, protocol, latency, transfer, explain, fill_s=fill)
 
 
-def _fill_detail(parts: Fill | None, active: float) -> str:
-    """``held x chunk / per-channel rate`` of the fill (:func:`fill_parts`), with its numbers."""
+def _fill_detail(parts: Fill | None, active: float, stages: tuple[int, int]) -> str:
+    """``held x chunk / per-channel rate`` of the fill (:func:`fill_parts`), with its numbers
+    and which of the ``stages`` (inside nodes, across) hold a chunk."""
     assert parts is not None  # the term is listed only when there is a fill
+    total = sum(stages)
+    if parts.held == total - 1:
+        held = f"{parts.held} stages (all but the last of {total})"
+    elif parts.held == stages[1]:
+        held = (
+            f"the {parts.held} network stage{'s' if parts.held != 1 else ''} (LL and LL128 "
+            "lines flow on inside nodes; the proxy sends a whole step)"
+        )
+    else:
+        held = f"{parts.held} stages"
     return (
-        f"{parts.held} stages hold a chunk of {format_size(parts.chunk_bytes)} at "
+        f"{held} hold a chunk of {format_size(parts.chunk_bytes)} at "
         f"{format_bandwidth(parts.rate_Bps)} per channel ({active:g} channel"
         f"{'' if active == 1 else 's'}; NCCL chunk sizes, "
         "engine/pipeline.py; without the size-bucket correction)"
