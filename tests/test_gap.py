@@ -455,6 +455,8 @@ def test_slowdown_line_says_when_a_one_gpu_node_keeps_more_than_its_share() -> N
     out = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
     assert out.exit_code == 0, out.output
     (line,) = [x for x in out.output.splitlines() if x.startswith("slowdown across nodes")]
-    assert line.endswith("each one-GPU node keeps 1 NIC, 8.0x the per-GPU share in the ratio above)")
+    assert line.endswith(
+        "each one-GPU node keeps 1 NIC, 8.0x the per-GPU share in the ratio above)"
+    )
     plain = CliRunner().invoke(app, ["gap", "--intra", "nvlink4", "--inter", "ndr"])
     assert "slowdown across nodes: 10.2x (1 GB all-reduce)" in plain.output  # one NIC per GPU

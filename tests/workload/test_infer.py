@@ -242,3 +242,31 @@ def test_tp_that_does_not_split_the_heads_warns(builtin_catalogue: Catalogue) ->
     ) in sixteen.warnings
     eight = infer(builtin_catalogue, _dgx(builtin_catalogue), InferSpec(model=llama, tp=8))
     assert eight.warnings == []
+
+
+@pytest.mark.parametrize(
+    ("model_id", "context"),
+    [
+        # Llama 3 Herd paper 3.4.2: extended to 128K tokens (128 x 1024)
+        ("llama3-70b", 131_072),
+        # Mixtral paper section 1: 32k tokens
+        ("mixtral-8x7b", 32_768),
+        # DeepSeek-V3 report 4.3: extended to 128K
+        ("deepseek-v3", 131_072),
+    ],
+)
+def test_a_request_longer_than_the_context_is_refused(
+    builtin_catalogue: Catalogue, model_id: str, context: int
+) -> None:
+    """Prompt and output share the context window: exactly full passes, one token more does
+    not."""
+    model = find_model(model_id)
+    cluster = _dgx(builtin_catalogue)
+    full = InferSpec(model=model, prompt_tokens=context - 512, output_tokens=512)
+    assert infer(builtin_catalogue, cluster, full).spec.prompt_tokens == context - 512
+    over = full.model_copy(update={"prompt_tokens": context - 511})
+    with pytest.raises(WorkloadError) as err:
+        infer(builtin_catalogue, cluster, over)
+    assert err.value.field == "prompt_tokens"
+    assert f"= {context + 1:,} tokens is more than" in str(err.value)
+    assert f"context of {context:,} tokens" in str(err.value)

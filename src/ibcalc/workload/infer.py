@@ -156,6 +156,7 @@ def infer(
         )
     model.check_stages(spec.pp)
     model.check_experts(spec.ep)
+    model.check_context(spec.prompt_tokens, spec.output_tokens)
     act = spec.act_dtype.bytes
     phases: list[Phase] = []
     warnings: list[str] = model.tp_warnings(spec.tp)

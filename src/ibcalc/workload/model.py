@@ -9,13 +9,15 @@ raises :class:`~ibcalc.errors.WorkloadError` naming it.
 Presets hold only what their papers state (each preset lists its source):
 
 * Llama 3 8B/70B/405B: Dubey et al., "The Llama 3 Herd of Models", arXiv:2407.21783, Table 3
-  (layers, model dimension, attention heads, key/value heads) and section 3.1 (8K-token
-  pre-training context).
+  (layers, model dimension, attention heads, key/value heads), section 3.1 (8K-token
+  pre-training context) and section 3.4.2 (context extended to 128K tokens, which the released
+  models serve; taken as 128 x 1024 = 131,072, their configs' position limit).
 * Mixtral 8x7B: Jiang et al., "Mixtral of Experts", arXiv:2401.04088, Table 1 and section 1
-  (47B parameters, 13B active per token; 32k context).
+  (47B parameters, 13B active per token; 32k context, for training and serving).
 * DeepSeek-V3: DeepSeek-AI, "DeepSeek-V3 Technical Report", arXiv:2412.19437, section 4.2
   (61 layers, hidden 7168, 128 heads of 128, MLA with d_c = 512 and d_h^R = 64, 256 routed experts
-  with 8 active, first three layers dense, 671B total / 37B active, 4K pre-training length).
+  with 8 active, first three layers dense, 671B total / 37B active, 4K pre-training length) and
+  section 4.3 (context extended in two phases to 32K and then 128K tokens).
 """
 
 from __future__ import annotations
@@ -126,6 +128,12 @@ class ModelSpec(CheckedSpec):
         description="Cached elements per token per layer, when not 2 x kv_heads x head_dim (MLA).",
     )
     seq_len: int | None = Field(default=None, ge=1, le=_MAX_DIM, description="Training length.")
+    max_context: int | None = Field(
+        default=None,
+        ge=1,
+        le=1_000_000_000,
+        description="Longest context (prompt + output tokens) the released model serves.",
+    )
     experts: int | None = Field(default=None, ge=1, le=_MAX_DIM, description="Routed experts.")
     top_k: int | None = Field(default=None, ge=1, le=_MAX_DIM, description="Experts per token.")
     moe_layers: int | None = Field(default=None, ge=1, le=_MAX_DIM)
@@ -187,6 +195,18 @@ class ModelSpec(CheckedSpec):
                 f"{{pp}} {pp} is more than the model's {self.layers} layers: every pipeline "
                 "stage holds at least one layer",
                 field="pp",
+            )
+
+    def check_context(self, prompt_tokens: int, output_tokens: int) -> None:
+        """Refuse a request longer than the model serves (prompt and output share the
+        context window); a model without a stated context is not checked."""
+        tokens = prompt_tokens + output_tokens
+        if self.max_context is not None and tokens > self.max_context:
+            name = self.name or self.id or "the model"
+            raise WorkloadError(
+                f"{{prompt_tokens}} {prompt_tokens:,} + {{output_tokens}} {output_tokens:,} = "
+                f"{tokens:,} tokens is more than {name}'s context of {self.max_context:,} tokens",
+                field="prompt_tokens",
             )
 
     def check_experts(self, ep: int) -> None:
@@ -269,9 +289,9 @@ class ModelSpec(CheckedSpec):
         return self.need("layers", "expert parallelism")
 
 
-_LLAMA3 = "Dubey et al. 2024, The Llama 3 Herd of Models, arXiv:2407.21783, Table 3 and 3.1"
+_LLAMA3 = "Dubey et al. 2024, The Llama 3 Herd of Models, arXiv:2407.21783, Table 3, 3.1 and 3.4.2"
 _MIXTRAL = "Jiang et al. 2024, Mixtral of Experts, arXiv:2401.04088, Table 1"
-_DSV3 = "DeepSeek-AI 2024, DeepSeek-V3 Technical Report, arXiv:2412.19437, section 4.2"
+_DSV3 = "DeepSeek-AI 2024, DeepSeek-V3 Technical Report, arXiv:2412.19437, sections 4.2 and 4.3"
 
 #: Public models by the numbers their papers state.
 MODEL_PRESETS: dict[str, ModelSpec] = {
@@ -287,6 +307,7 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
             kv_heads=8,
             head_dim=128,
             seq_len=8192,
+            max_context=128 * 1024,
             sources=[_LLAMA3],
         ),
         ModelSpec(
@@ -299,6 +320,7 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
             kv_heads=8,
             head_dim=128,
             seq_len=8192,
+            max_context=128 * 1024,
             sources=[_LLAMA3],
         ),
         ModelSpec(
@@ -311,6 +333,7 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
             kv_heads=8,
             head_dim=128,
             seq_len=8192,
+            max_context=128 * 1024,
             sources=[_LLAMA3],
         ),
         ModelSpec(
@@ -324,6 +347,7 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
             kv_heads=8,
             head_dim=128,
             seq_len=32768,
+            max_context=32768,
             experts=8,
             top_k=2,
             sources=[_MIXTRAL],
@@ -339,6 +363,7 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
             head_dim=128,
             kv_elements_per_layer=512 + 64,
             seq_len=4096,
+            max_context=128 * 1024,
             experts=256,
             top_k=8,
             moe_layers=61 - 3,
