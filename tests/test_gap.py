@@ -232,6 +232,16 @@ def test_a_wan_is_compared_across_sites(cat: Catalogue) -> None:
     assert floor == pytest.approx(1.556, abs=0.001)
     # the latency (14 WAN hops of 1 ms and NCCL's terms) adds under 2 %
     assert floor <= result.across.time_s <= floor * 1.02
+    # 12 WAN links for 8 GPUs: each one-GPU site keeps 2, and the JSON and text say 2, not the
+    # unused scale-out tier's 1
+    two = gap(cat, "nvlink4", "wan-10g", 8, 12)
+    across = two.model_dump(mode="json")["allreduce_across"]
+    assert across["nics_per_node"] == 2
+    assert two.across.time_s == pytest.approx(result.across.time_s / 2, rel=0.02)
+    out = CliRunner().invoke(
+        app, ["gap", "--intra", "nvlink4", "--inter", "wan-10g", "--nics-per-node", "12"]
+    )
+    assert "8 nodes x 1 GPU, 2 x wan-10g each" in out.output
 
 
 def test_tp_whatif_places_the_same_bytes(cat: Catalogue) -> None:

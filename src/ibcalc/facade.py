@@ -219,6 +219,7 @@ def _estimate(
         cross_leaf_fraction=topo.out.cross_leaf_fraction if topo.out is not None else 1.0,
         sites=topo.sites,
         wan=topo.wan.link_id if topo.wan is not None else None,
+        domains=topo.domains,
         time_s_range=time_range(best.time_s, size, topo, params),
         transport_class=transport_class(topo),
     )

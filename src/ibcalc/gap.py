@@ -142,6 +142,9 @@ class Placement(JsonModel):
 
     estimate: Estimate
     link: str
+    #: NICs (or WAN links) per node of ``link``, when the estimate's own count is not theirs:
+    #: across a WAN the estimate's NICs are its unused scale-out tier's
+    nics: int | None = None
 
     json_keys: ClassVar[tuple[str, ...]] = (
         "nodes",
@@ -172,8 +175,8 @@ class Placement(JsonModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def nics_per_node(self) -> int:
-        """Scale-out NICs per node of this placement."""
-        return self.estimate.nics_per_node
+        """NICs per node of this placement's link (WAN links, across sites)."""
+        return self.nics if self.nics is not None else self.estimate.nics_per_node
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -405,7 +408,7 @@ class GapResult(JsonModel):
     @property
     def allreduce_across(self) -> Placement:
         """The all-reduce across nodes, on the scale-out link."""
-        return Placement(estimate=self.across, link=self.inter)
+        return Placement(estimate=self.across, link=self.inter, nics=self.across_nics_per_node)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -468,7 +471,8 @@ class TpWhatIf(JsonModel):
     def _placement(self, est: Estimate, info: FieldSerializationInfo) -> dict[str, Any]:
         # a dict, not the model: pydantic cannot reuse Placement's schema for a serializer's return
         link = self.intra if info.field_name == "inside" else self.inter
-        return Placement(estimate=est, link=link).model_dump(mode=info.mode)
+        nics = self.across_nics_per_node if info.field_name == "across" else None
+        return Placement(estimate=est, link=link, nics=nics).model_dump(mode=info.mode)
 
 
 class GapReport(BaseModel):

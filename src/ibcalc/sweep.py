@@ -205,6 +205,12 @@ class SweepGroup(BaseModel):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
+    def domains(self) -> int:
+        """Scale-up domains (NVLink domains: nodes, or racks such as NVL72) in the job."""
+        return self._first.domains
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
     def sites(self) -> int:
         """Sites the nodes are spread over (1: one site, no WAN tier)."""
         return self._first.sites

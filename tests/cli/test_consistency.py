@@ -158,13 +158,16 @@ def test_a_link_of_the_wrong_kind_is_refused_in_the_same_words_everywhere(tmp_pa
     assert result.exit_code == 2
     assert f"{design}:5:1: host_pcie: {hint}" in result.stderr
     # the scale-out place: --inter and the design's fabric.link
-    inter_hint = "use a scale-out link (sites joined by a WAN: --sites with --wan)"
+    inter_hint = "use a scale-out link"
     result = runner.invoke(app, ["allreduce", "-s", "1GB", "-N", "2", "--inter", "nvlink4"])
     assert result.stderr == f"error: --inter nvlink4 is a scale-up link; {inter_hint}\n"
-    # a WAN between nodes would skip the WAN model (27.2 ms for 1 GB over 8 x wan-100g, where
-    # --sites 2 --wan wan-100g gives 240 ms): refused, with the way to say it
-    result = runner.invoke(app, ["allreduce", "-s", "1GB", "-N", "2", "--inter", "wan-100g"])
-    assert result.stderr == f"error: --inter wan-100g is a wan link; {inter_hint}\n"
+    # a WAN between nodes would skip the WAN model (1 GB over 8 x wan-100g per node: 27.2 ms,
+    # where --sites 2 --wan wan-100g --wan-links 8 gives 31.9 ms): refused
+    for nodes in ("2", "1"):  # on one node too, where the link would go unused
+        result = runner.invoke(app, ["allreduce", "-s", "1GB", "-N", nodes, "--inter", "wan-100g"])
+        assert result.stderr == (
+            f"error: --inter wan-100g is a wan link; {inter_hint} (a WAN joins sites, not nodes)\n"
+        )
     design.write_text(
         "name: x\nnodes: 2\nsystem: dgx-h100\nfabric: {link: nvlink4}\n"
         "requirements:\n  - allreduce: {size: 1GB, max_time: 45}\n"
@@ -176,4 +179,4 @@ def test_a_link_of_the_wrong_kind_is_refused_in_the_same_words_everywhere(tmp_pa
         "requirements:\n  - allreduce: {size: 1GB, max_time: 45}\n"
     )
     result = runner.invoke(app, ["check", str(design)])
-    assert f"fabric.link: wan-10g is a wan link; {inter_hint}" in result.stderr
+    assert f"fabric.link: wan-10g is a wan link; {inter_hint} (a WAN joins" in result.stderr

@@ -149,13 +149,14 @@ def test_group_json_is_nccl_tests_rows(cat: Catalogue) -> None:
         "nodes",
         "gpus_per_node",
         "ranks",
+        "domains",
         "sites",
         "wan",
         "nics_per_node",
         "dtype",
         "rows",
     ]
-    assert (data["sites"], data["wan"]) == (1, None)
+    assert (data["domains"], data["sites"], data["wan"]) == (2, 1, None)
     (row,) = data["rows"]
     assert row["size_bytes"] == GiB
     assert isinstance(row["size_bytes"], int)

@@ -247,8 +247,7 @@ def test_oversubscription_reaches_the_scale_out_tier() -> None:
         (
             {"inter": "nvlink4"},
             "inter",
-            "{inter} nvlink4 is a scale-up link; use a scale-out link (sites joined by a WAN: "
-            "--sites with --wan)",
+            "{inter} nvlink4 is a scale-up link; use a scale-out link",
         ),
         (
             {"system": "rtx2080ti-2", "nodes": 2},

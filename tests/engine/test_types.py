@@ -171,6 +171,7 @@ def test_estimate_bandwidths_and_range() -> None:
         intra="nvlink4",
         inter="ndr",
         nics_per_node=8,
+        domains=2,
         best=best,
         alternatives=[],
         assumptions=[],

@@ -43,6 +43,7 @@ ESTIMATE = Estimate(
     intra="nvlink4",
     inter="ndr",
     nics_per_node=8,
+    domains=2,
     best=BEST,
     alternatives=[RUNNER_UP],
     assumptions=["2 nodes assumed ({nodes})"],

@@ -350,3 +350,28 @@ def test_sweep_measured_problems_exit_2(tmp_path: Path, capsys: pytest.CaptureFi
     line = _fail([*SWEEP, "--plot", str(tmp_path / "y.png"), "--measured", str(other)], capsys)
     assert "no row of" in line
     assert not (tmp_path / "x.png").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["-N", "1", "--system", "dgx-h100"], "(nvlink4 inside)"),
+        (
+            ["-N", "4", "--system", "dgx-h100", "--sites", "2"],
+            "(nvlink4 inside, ndr between nodes, wan-100g between 2 sites)",
+        ),
+    ],
+)
+def test_the_plot_title_names_the_links_the_ranks_use(
+    tmp_path: Path, args: list[str], words: str
+) -> None:
+    """It read '(nvlink4 inside; - between)' on one node and left the WAN out, unlike the
+    table's title."""
+    pytest.importorskip("matplotlib")
+    svg = tmp_path / "title.svg"
+    result = runner.invoke(
+        app, ["sweep", "allreduce", "-b", "1M", "-e", "4M", *args, "--plot", str(svg)]
+    )
+    assert result.exit_code == 0, result.stderr
+    assert words in result.stdout
+    assert words in svg.read_text(encoding="utf-8")

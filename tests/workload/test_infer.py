@@ -269,4 +269,4 @@ def test_a_request_longer_than_the_context_is_refused(
         infer(builtin_catalogue, cluster, over)
     assert err.value.field == "prompt_tokens"
     assert f"= {context + 1:,} tokens is more than" in str(err.value)
-    assert f"context of {context:,} tokens" in str(err.value)
+    assert f"the {context:,}-token context of {model.name}" in str(err.value)

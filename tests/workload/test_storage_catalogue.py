@@ -176,3 +176,25 @@ def test_a_part_limit_needs_its_source_and_a_unit(tmp_path: Path) -> None:
     with pytest.raises(CatalogueError) as err:
         _load(tmp_path, entry.format(size="5368709120"))
     assert "size 5368709120 has no unit" in str(err.value)
+
+
+def test_a_part_limit_needs_a_write_request_rate(tmp_path: Path) -> None:
+    """Only a store priced per request cuts a save into parts: elsewhere the limit would be
+    skipped without a word."""
+    with pytest.raises(CatalogueError) as err:
+        _load(
+            tmp_path,
+            """\
+  - id: fs
+    name: "fs"
+    kind: parallel-fs
+    aggregate_read: "10 GB/s"
+    aggregate_write: "10 GB/s"
+    aggregate_source: "x"
+    max_write_part: "1 MiB"
+    max_write_part_source: "x"
+    sources: ["ours"]
+    confidence: low
+""",
+        )
+    assert "max_write_part needs write_requests_per_s" in str(err.value)

@@ -88,6 +88,14 @@ def _check_storage(doc: Document, storage: Sequence[Storage]) -> list[Validation
         ):
             if present and not getattr(entry, source_name):
                 add(i, field_name, f"({entry.id}): {field_name} needs {source_name}")
+        if entry.max_write_part_bytes is not None and entry.write_requests_per_s is None:
+            # only a store priced per request cuts a save into parts (workload/checkpoint.py)
+            add(
+                i,
+                "max_write_part",
+                f"({entry.id}): max_write_part needs write_requests_per_s (a part is one write "
+                "request to an object store)",
+            )
         for direction in ("read", "write"):
             unit = getattr(entry, f"aggregate_{direction}_Bps")
             client = getattr(entry, f"per_client_{direction}_Bps")
@@ -474,10 +482,7 @@ def _suggest_entries(
 LINK_ROLES: dict[str, tuple[tuple[LinkKind, ...], str]] = {
     "intra": ((LinkKind.SCALE_UP, LinkKind.HOST), "use a scale-up or PCIe link"),
     # a WAN between nodes would skip the WAN model (buffers in flight per round trip)
-    "inter": (
-        (LinkKind.SCALE_OUT,),
-        "use a scale-out link (sites joined by a WAN: --sites with --wan)",
-    ),
+    "inter": ((LinkKind.SCALE_OUT,), "use a scale-out link"),
     # gap compares a WAN's rate too, and prices its all-reduce across sites (gap.py)
     "gap_inter": ((LinkKind.SCALE_OUT, LinkKind.WAN), "use a scale-out or WAN link"),
     "wan": ((LinkKind.WAN, LinkKind.SCALE_OUT), "use a WAN or scale-out link"),
@@ -494,6 +499,8 @@ def link_role_problem(link: Link, role: str) -> str | None:
     kinds, hint = LINK_ROLES[role]
     if link.kind in kinds:
         return None
+    if link.kind is LinkKind.WAN and LinkKind.SCALE_OUT in kinds:
+        hint += " (a WAN joins sites, not nodes)"
     return f"{link.id} is a {link.kind.value} link; {hint}"
 
 

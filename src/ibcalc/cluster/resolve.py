@@ -199,9 +199,14 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
 
     inter: Link | None = None
     nics_per_node = 0
+    given_inter = find_link(catalogue, spec.inter) if spec.inter is not None else None
+    # a link of the wrong kind is refused even where one domain leaves it unused
+    unused = given_inter if domains < 2 else None
+    if unused is not None and (problem := link_role_problem(unused, "inter")):
+        raise ClusterError("{inter} " + problem, field="inter")
     if domains > 1:
         inter_name = spec.inter or (system.inter if system else None) or "ndr"
-        inter = find_link(catalogue, inter_name)
+        inter = given_inter or find_link(catalogue, inter_name)
         problem = link_role_problem(inter, "inter")
         if problem:
             raise ClusterError("{inter} " + problem, field="inter")

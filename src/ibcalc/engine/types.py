@@ -271,6 +271,8 @@ class Estimate(BaseModel):
     intra: str | None
     inter: str | None
     nics_per_node: int
+    #: Scale-up domains (nodes, or NVLink domains of several nodes such as NVL72 racks).
+    domains: int
     best: Cost
     alternatives: list[Cost]
     assumptions: list[str]

@@ -26,6 +26,7 @@ from ibcalc.catalogue.models import Catalogue, Link, Storage, System
 from ibcalc.engine.types import COST_PARAMETERS_NOTE, Cost, Estimate, busbw_factor
 from ibcalc.errors import fill_fields
 from ibcalc.render.stream import PipeConsole, TrimmedStream
+from ibcalc.render.words import LINK_KEYS, links_words
 from ibcalc.units import (
     GB,
     format_bandwidth,
@@ -260,7 +261,7 @@ def _estimate_table(
     table.add_row("algorithm", f"{est.best.algorithm.value} / {est.best.protocol.value}")
     table.add_row("bottleneck", est.best.bottleneck)
     table.add_row("terms", _terms_text(est.best))
-    where = _links_words(**{key: getattr(est, key) for key in _LINK_KEYS})
+    where = links_words(**{key: getattr(est, key) for key in LINK_KEYS})
     table.add_row("ranks", f"{est.ranks} ({where})")
     console.print(_fold(table))
     if est.alternatives and alternatives > 0:
@@ -580,45 +581,22 @@ def render_sweep(
         _console(stream).print(Text(f"note: {note}", style="dim"), soft_wrap=True)
 
 
-#: What :func:`_links_words` reads of an estimate (or a sweep group's JSON).
-_LINK_KEYS = ("gpus_per_node", "intra", "nodes", "inter", "sites", "wan")
-
-
-def _links_words(
-    *,
-    gpus_per_node: int,
-    intra: str | None,
-    nodes: int,
-    inter: str | None,
-    sites: int,
-    wan: str | None,
-) -> str:
-    """``nvlink4 inside, ndr between, wan-100g between 2 sites``: only the links the ranks
-    use (no scale-out link on one node, none between one-node sites; "one GPU" on one GPU)."""
-    parts = []
-    if gpus_per_node > 1 and intra:
-        parts.append(f"{intra} inside")
-    if nodes > sites and inter:
-        parts.append(f"{inter} between" + (" nodes" if sites > 1 else ""))
-    if sites > 1 and wan:
-        parts.append(f"{wan} between {sites} sites")
-    return ", ".join(parts) or "one GPU"
-
-
 def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -> None:
     """One group's sweep in the shape of nccl-tests output; ``peak`` is the busbw of a full
     bar."""
     rows: list[dict[str, Any]] = group["rows"]
     title = (
         f"{group['collective']} sweep on {group['nodes']} x {group['gpus_per_node']} GPUs "
-        f"({_links_words(**{key: group[key] for key in _LINK_KEYS})})"
+        f"({links_words(**{key: group[key] for key in LINK_KEYS})})"
     )
     table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", collapse_padding=True)
     console = _console(stream)
     # a bar of busbw where the terminal has room for it (none below 90 columns)
     bar_width = 24 if console.width >= 102 else 12 if console.width >= 90 else 0
-    # the bar's header says what a full bar is, in GB/s
-    bar = f"busbw bar\n(full {format_bandwidth(peak * 1e9)})"
+    # the bar's header says what a full bar is, in GB/s as the busbw column, and no wider than
+    # the narrow bar (12 columns)
+    full = f"{peak:.0f}" if peak >= 100 else f"{peak:.3g}"
+    bar = f"busbw bar\n(full {full} GB/s)" if bar_width >= 24 else f"busbw bar\n{full} GB/s"
     for name in (
         "size\n(B)",
         "count",
@@ -795,8 +773,8 @@ def _gap_table(rows: Sequence[dict[str, Any]], stream: TextIO | None) -> None:
         "as on AWS p5; wan-10g one link per 8-GPU node); NICs not capped by host PCIe "
         "(--system, --host-pcie)",
         "inside = 1 node x 8 GPUs on the scale-up link; across = 8 nodes x 1 GPU, each with "
-        "ceil(NICs per GPU) NICs (over a WAN each node is its own site, and the rate is bound "
-        "by NCCL's buffers in flight per round trip); algorithm as NCCL would choose (shown "
+        "ceil(NICs per GPU) NICs (over a WAN each node is its own site, at most as fast as "
+        "NCCL's buffers in flight per round trip allow); algorithm as NCCL would choose (shown "
         "under the time)",
     ):
         console.print(Text(line), soft_wrap=True)

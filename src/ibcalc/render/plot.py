@@ -28,6 +28,7 @@ from ibcalc.engine.types import Algorithm, Collective, Estimate
 from ibcalc.errors import OutputError, PlotError
 from ibcalc.fileio import ReadRefused, check_output, read_regular, write_output
 from ibcalc.gap import GapResult
+from ibcalc.render.words import LINK_KEYS, links_words
 from ibcalc.textsafe import printable
 from ibcalc.units import BITS_PER_BYTE, GB, format_size, format_time
 
@@ -633,13 +634,13 @@ def plot_sweep_clusters(
                     col,
                 )
             )
-    fabrics = ", ".join(c.inter.id for c, _ in groups if c.inter is not None) or "-"
-    inside = first.intra.id if first.intra else "-"
+    fabrics = ", ".join(c.inter.id for c, _ in groups if c.inter is not None) or None
+    shape = {key: getattr(groups[0][1][0], key) for key in LINK_KEYS}
+    where = links_words(**{**shape, "inter": fabrics})
     nodes = f"{first.nodes} node{'s' if first.nodes != 1 else ''}"
     title = (
-        f"{collective.value} busbw, {nodes} x {first.gpus_per_node} GPUs "
-        f"({inside} inside; {fabrics} between"
-        + (f", --algo {forced.value}" if forced is not None else "")
+        f"{collective.value} busbw, {nodes} x {first.gpus_per_node} GPUs ({where}"
+        + (f"; --algo {forced.value}" if forced is not None else "")
         + ")"
     )
     footnote = (

@@ -456,8 +456,14 @@ def render_checkpoint(
         f"checkpoint {spec.model.label}: {what} to {spec.storage_units} x {result.storage_id} "
         f"from {result.nodes} node{'s' if result.nodes != 1 else ''}"
     )
+    # cells two spaces apart (the column rule and one collapsed space of padding)
     table = Table(
-        title=title, box=box.SIMPLE_HEAD, title_justify="left", pad_edge=False, padding=(0, 1)
+        title=title,
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+        pad_edge=False,
+        padding=(0, 1),
+        collapse_padding=True,
     )
     for name in ("transfer", "bytes", "bound", "rate", "time", "", "limit"):
         table.add_column(

@@ -202,10 +202,12 @@ class ModelSpec(CheckedSpec):
         context window); a model without a stated context is not checked."""
         tokens = prompt_tokens + output_tokens
         if self.max_context is not None and tokens > self.max_context:
-            name = self.name or self.id or "the model"
+            # a preset changed field by field is no longer the preset: name it by its id
+            modified = self.id is not None and self.id.endswith("(modified)")
+            name = (self.id if modified else self.name or self.id) or "the model"
             raise WorkloadError(
                 f"{{prompt_tokens}} {prompt_tokens:,} + {{output_tokens}} {output_tokens:,} = "
-                f"{tokens:,} tokens is more than {name}'s context of {self.max_context:,} tokens",
+                f"{tokens:,} tokens is more than the {self.max_context:,}-token context of {name}",
                 field="prompt_tokens",
             )
 

@@ -187,7 +187,12 @@ def tree_timing(
                 Term(
                     name="pipeline fill",
                     seconds=fill,
-                    detail=f"{stages[0]} stages in nodes + {stages[1]} across: the first chunk "
+                    detail=(
+                        f"{stages[0]} stages in nodes + {stages[1]} across"
+                        if stages[0]
+                        else f"{stages[1]} stages across"
+                    )
+                    + ": the first chunk "
                     "crosses each before the pipeline runs full: "
                     + _fill_detail(parts, active, stages),
                 )
@@ -218,9 +223,10 @@ def _fill_detail(parts: Fill | None, active: float, stages: tuple[int, int]) -> 
     if parts.held == total - 1:
         held = f"{parts.held} stages (all but the last of {total})"
     elif parts.held == stages[1]:
+        inside = "LL and LL128 lines flow on inside nodes; " if stages[0] else ""
         held = (
-            f"the {parts.held} network stage{'s' if parts.held != 1 else ''} (LL and LL128 "
-            "lines flow on inside nodes; the proxy sends a whole step)"
+            f"the {parts.held} network stage{'s' if parts.held != 1 else ''} ({inside}the proxy "
+            "sends a whole step)"
         )
     else:
         held = f"{parts.held} stages"

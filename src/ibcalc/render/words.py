@@ -1,0 +1,30 @@
+"""Words shared by the text and plot renderers (no rich here: plot.py uses them too)."""
+
+from __future__ import annotations
+
+#: What :func:`links_words` reads of an estimate (or a sweep group's JSON).
+LINK_KEYS = ("gpus_per_node", "intra", "nodes", "domains", "inter", "sites", "wan")
+
+
+def links_words(
+    *,
+    gpus_per_node: int,
+    intra: str | None,
+    nodes: int,
+    domains: int,
+    inter: str | None,
+    sites: int,
+    wan: str | None,
+) -> str:
+    """``nvlink4 inside, ndr between, wan-100g between 2 sites``: only the links the ranks
+    use (no scale-out link in one scale-up domain, none between sites of one domain each; "one
+    GPU" on one GPU)."""
+    parts = []
+    if gpus_per_node > 1 and intra:
+        parts.append(f"{intra} inside")
+    if domains > sites and inter:
+        across = " nodes" if domains == nodes else " domains"
+        parts.append(f"{inter} between" + (across if sites > 1 else ""))
+    if sites > 1 and wan:
+        parts.append(f"{wan} between {sites} sites")
+    return ", ".join(parts) or "one GPU"
