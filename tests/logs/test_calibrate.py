@@ -27,7 +27,7 @@ from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import Collective
-from ibcalc.errors import OutputError
+from ibcalc.errors import ClusterError, OutputError
 from ibcalc.facade import estimate_on
 from ibcalc.logs import parse_file, parse_log
 from ibcalc.logs.calibrate import (
@@ -121,6 +121,27 @@ def test_single_node_log_says_nothing_about_the_network(catalogue: Catalogue) ->
         "nvlink4-mesh4.transport_latency",
         "nvlink4-mesh4.efficiency",
     }
+
+
+@pytest.mark.parametrize(
+    ("log", "flags", "ranks"),
+    [
+        # 4 ranks on one node: --nodes 2 made 8 and fitted ndr200's efficiency to 1.00
+        ("13_allreduce_1node_4xH100_intranode.txt", {"nodes": 2}, 8),
+        # 8 ranks on two nodes: --nodes 1 made 4 and fitted nvlink4-mesh4's to 0.18
+        ("12_allgather_2node_8xH100_ib.txt", {"nodes": 1}, 4),
+        ("13_allreduce_1node_4xH100_intranode.txt", {"gpus_per_node": 2}, 2),
+    ],
+)
+def test_flags_that_describe_another_run_are_refused(
+    catalogue: Catalogue, log: str, flags: dict[str, int], ranks: int
+) -> None:
+    """As nccl-check refuses them: a fit of another cluster's shape is no fit."""
+    run = parse_file(SWEEPS / log).runs[0]
+    with pytest.raises(ClusterError) as err:
+        calibrate([run], ClusterSpec(**flags), catalogue=catalogue, sources=[log])
+    assert f"= {ranks} ranks, but the log ran {run.ranks} ranks" in str(err.value)
+    assert str(err.value).startswith(f"{log}: the cluster has")
 
 
 def test_sendrecv_pins_the_point_to_point_constant(catalogue: Catalogue) -> None:

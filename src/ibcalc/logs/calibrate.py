@@ -60,7 +60,7 @@ from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType
 from ibcalc.errors import IbcalcError, InputFileError, OutputError
 from ibcalc.fileio import OutputTarget, check_output, same_file, signals_raise, write_text
-from ibcalc.logs.cluster import infer_spec
+from ibcalc.logs.cluster import check_rank_count, infer_spec
 from ibcalc.logs.env import LogEnvironment, scan_environment
 from ibcalc.logs.expect import catalogue_with_link, predict
 from ibcalc.logs.fit import minimize_scalar
@@ -197,6 +197,8 @@ class _Case:
     dtype: str | None
     algorithm: Algorithm | None
     rows: list[Row]
+    #: the rank count the log states (None: not stated)
+    ranks: int | None = None
     multi: bool = False
     up_link: str | None = None
     out_link: str | None = None
@@ -475,6 +477,7 @@ def calibrate(
         env = envs[i] if i < len(envs) else None
         if isinstance(cluster, ResolvedCluster):
             spec = cluster.spec
+            check_rank_count(cluster.ranks, cluster.nodes, cluster.gpus_per_node, run.ranks, label)
         else:
             spec, inferred, _known = infer_spec(run, catalogue, env=env, flags=cluster)
             notes += [
@@ -509,6 +512,7 @@ def calibrate(
                 dtype=dtype,
                 algorithm=None,
                 rows=_regime_rows(rows),
+                ranks=run.ranks,
             )
         )
     cases = [c for c in cases if c.rows]
@@ -516,6 +520,9 @@ def calibrate(
         raise IbcalcError("no run has rows of 64 KiB or less or of 64 MiB or more to fit")
     for case in cases:
         resolved = resolve_cluster(catalogue, case.spec)
+        check_rank_count(
+            resolved.ranks, resolved.nodes, resolved.gpus_per_node, case.ranks, case.source
+        )
         ests = predict(
             resolved,
             case.collective,

@@ -22,9 +22,8 @@ from ibcalc.catalogue.releases import for_stated_release
 from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, busbw_factor
-from ibcalc.errors import ClusterError
 from ibcalc.facade import parse_dtype
-from ibcalc.logs.cluster import infer_cluster, overridden_gpus_per_process
+from ibcalc.logs.cluster import check_rank_count, infer_cluster, overridden_gpus_per_process
 from ibcalc.logs.diagnose import diagnose
 from ibcalc.logs.env import LogEnvironment, scan_environment
 from ibcalc.logs.expect import RunContext, predict
@@ -138,15 +137,7 @@ def check_run(
         network_known = nics_known = True
     for text in cluster.assumptions:
         assumptions.append(Assumption(field="cluster", value=None, source="default", evidence=text))
-    if run.ranks is not None and cluster.ranks != run.ranks:
-        raise ClusterError(
-            f"{source + ': ' if source else ''}"
-            f"the cluster has {plural(cluster.nodes, 'node')} x "
-            f"{plural(cluster.gpus_per_node, 'GPU')} = "
-            f"{cluster.ranks} ranks, but the log ran {run.ranks} ranks ({{nodes}}, "
-            "{gpus_per_node})",
-            field="nodes",
-        )
+    check_rank_count(cluster.ranks, cluster.nodes, cluster.gpus_per_node, run.ranks, source)
     ranks = cluster.ranks
     if dtype is not None:
         parse_dtype(dtype)  # a type the user names must be known: refused in one line otherwise

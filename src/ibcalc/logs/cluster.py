@@ -26,6 +26,7 @@ from ibcalc.catalogue.load import find_link, find_system
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import ClusterSpec
 from ibcalc.engine.types import Algorithm
+from ibcalc.errors import ClusterError
 from ibcalc.logs.env import LogEnvironment
 from ibcalc.logs.records import Run
 from ibcalc.logs.results import GIVEN, Assumption
@@ -492,3 +493,17 @@ def _infer_network(
             f"{system_obj.id} preset ({{inter}}, {{nics_per_node}}, {{system}})",
         )
     return False, nics_known
+
+
+def check_rank_count(
+    ranks: int, nodes: int, gpus_per_node: int, run_ranks: int | None, source: str
+) -> None:
+    """Refuse a cluster whose rank count is not the log's: the flags (``--nodes``, ``-g``) or a
+    design describe another run than the one measured (nccl-check and calibrate alike)."""
+    if run_ranks is not None and ranks != run_ranks:
+        raise ClusterError(
+            f"{source + ': ' if source else ''}"
+            f"the cluster has {plural(nodes, 'node')} x {plural(gpus_per_node, 'GPU')} = "
+            f"{ranks} ranks, but the log ran {run_ranks} ranks ({{nodes}}, {{gpus_per_node}})",
+            field="nodes",
+        )
