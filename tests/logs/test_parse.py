@@ -1045,3 +1045,28 @@ def test_what_collectors_add_around_a_log_is_taken_away(
     # line 1's "Collective test starting" is read (a BOM hid it): the collective's evidence
     assert run.collective is not None
     assert any(i.field == "collective" and "line 1" in i.evidence for i in run.inferences)
+
+
+def test_a_log_of_more_rows_than_any_sweep_is_refused() -> None:
+    """50 MB of one run's rows repeated had nccl-check at 11 GB after 11 minutes: a log may
+    hold at most MAX_LOG_ROWS result rows (a -f 2 sweep of 8 B to 16 GiB has 32)."""
+    from ibcalc.logs.parse import MAX_LOG_ROWS
+
+    text = (SWEEPS / "12_allgather_2node_8xH100_ib.txt").read_text(encoding="utf-8")
+    per_table = len(parse_log(text).runs[0].rows)  # rows of size 0 are not kept
+    lines = text.split("\n")
+    rows = [i for i, line in enumerate(lines) if line.strip()[:1].isdigit() and "float" in line]
+    first, last = rows[0], rows[-1]
+    block = lines[first : last + 1]
+    assert len(block) == len(rows)  # the table is contiguous
+
+    def repeated(times: int) -> str:
+        return "\n".join(lines[:first] + block * times + lines[last + 1 :])
+
+    fits = MAX_LOG_ROWS // per_table
+    kept = parse_log(repeated(fits))
+    assert sum(len(run.rows) for run in kept.runs) == fits * per_table <= MAX_LOG_ROWS
+    with pytest.raises(LogParseError) as err:
+        parse_log(repeated(fits + 1), source="big.txt")
+    assert str(err.value).startswith(f"big.txt: more than {MAX_LOG_ROWS:,} result rows (line ")
+    assert str(err.value).endswith("split the log")

@@ -9,7 +9,7 @@ checked rows and the model's inputs, to re-run the model on another cluster
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,30 +42,30 @@ def catalogue_with_link(catalogue: Catalogue, link_id: str, **update: Any) -> Ca
 def predict(
     cluster: ResolvedCluster,
     collective: Collective,
-    sizes: Iterable[float],
+    sizes: Sequence[float],
     *,
     dtype: str | None,
     params: CostParams,
     algorithm: Algorithm | None = None,
 ) -> list[Estimate | None]:
     """The model's estimate at each size (None where it cannot run: size rounds to 0, a forced
-    algorithm does not apply)."""
-    out: list[Estimate | None] = []
+    algorithm does not apply). A size the log repeats is worked out once."""
+    known: dict[float, Estimate | None] = {}
     for size in sizes:
+        if size in known:
+            continue
         try:
-            out.append(
-                estimate_on(
-                    cluster,
-                    collective,
-                    size,
-                    dtype=dtype or DType.FP32,
-                    algorithm=algorithm,
-                    params=params,
-                )
+            known[size] = estimate_on(
+                cluster,
+                collective,
+                size,
+                dtype=dtype or DType.FP32,
+                algorithm=algorithm,
+                params=params,
             )
         except IbcalcError:
-            out.append(None)
-    return out
+            known[size] = None
+    return [known[size] for size in sizes]
 
 
 @dataclass(frozen=True)

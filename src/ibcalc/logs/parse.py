@@ -34,6 +34,7 @@ import math
 import os
 import re
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -52,13 +53,25 @@ from ibcalc.logs.jsonfmt import parse_json
 from ibcalc.logs.records import ParsedLog, Row, Run, Timing
 from ibcalc.textsafe import printable
 
-__all__ = ["MAX_LOG_BYTES", "STDIN", "LogInput", "parse_file", "parse_log", "read_log"]
+__all__ = [
+    "MAX_LOG_BYTES",
+    "MAX_LOG_ROWS",
+    "STDIN",
+    "LogInput",
+    "parse_file",
+    "parse_log",
+    "read_log",
+]
 
 #: The file name that means standard input (:func:`read_log`).
 STDIN = "-"
 
 #: Largest file :func:`parse_file` reads (64 MiB).
 MAX_LOG_BYTES = 64 * 1024 * 1024
+#: Most result rows one log may hold: nccl-tests prints one per size (8 B to 16 GiB by -f 2 is
+#: 32; an -i step sweep of 1 MiB to 8 GiB is 8,192). Checking a row takes about a millisecond
+#: and 10 KB, so a log of repeated rows is refused rather than checked for minutes.
+MAX_LOG_ROWS = 10_000
 
 _MPI_PREFIX = re.compile(r"^\s*\[\d+,\d+\]<std(?:out|err)>:")
 _POD_PREFIX = re.compile(r"^\s*\[pod/[^\]]*\]\s")
@@ -328,6 +341,31 @@ def _implicit_columns(tokens: list[str], line: int) -> _Columns | None:
     return cols
 
 
+class _TooManyRows(Exception):
+    """More than :data:`MAX_LOG_ROWS` result rows; raised at the line of the first too many."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(line)
+        self.line = line
+
+
+def _split_lines(text: str) -> Iterator[str]:
+    """``text.split("\\n")`` one line at a time: a 64 MiB log of short lines is not held twice."""
+    start = 0
+    while (end := text.find("\n", start)) >= 0:
+        yield text[start:end]
+        start = end + 1
+    yield text[start:]
+
+
+def _too_many_rows(source: str, line: int | None) -> LogParseError:
+    at = f" (line {line})" if line is not None else ""
+    return LogParseError(
+        f"{source}: more than {MAX_LOG_ROWS:,} result rows{at}; nccl-tests prints one row per "
+        "size (8 B to 16 GiB by -f 2 is 32): split the log"
+    )
+
+
 class _Reader:
     """The line-by-line state machine; collects RunFacts and log-level notes."""
 
@@ -341,6 +379,7 @@ class _Reader:
         self.in_devices = False
         self.pending: RunFacts | None = None  # command line / versions before a run's header
         self.head: tuple[list[str], int] | None = None  # first half of a row split by noise
+        self.rows = 0  # result rows kept, in every run
 
     # -- run boundaries -----------------------------------------------------------------------
     def _finish(self, next_line: int | None) -> None:
@@ -703,6 +742,9 @@ class _Reader:
                 "dropped"
             )
             return
+        self.rows += 1
+        if self.rows > MAX_LOG_ROWS:
+            raise _TooManyRows(lineno)
         cur.rows.append(row)
 
     def finish(self) -> list[Run]:
@@ -741,11 +783,16 @@ def parse_log(text: str, *, source: str = "<stdin>") -> ParsedLog:
         except LogParseError as exc:
             json_error = exc  # maybe a text log starting with "[host ~]$" or "[1,0]<stdout>:"
         else:
+            if sum(len(f.rows) for f in facts) > MAX_LOG_ROWS:
+                raise _too_many_rows(source, None)
             runs = [build_run(f) for f in facts]
             return ParsedLog(source=source, format="json", runs=runs, notes=notes)
     reader = _Reader()
-    for lineno, raw in enumerate(text.split("\n"), start=1):
-        reader.feed(raw, lineno)
+    try:
+        for lineno, raw in enumerate(_split_lines(text), start=1):
+            reader.feed(raw, lineno)
+    except _TooManyRows as exc:
+        raise _too_many_rows(source, exc.line) from None
     runs = reader.finish()
     if not runs:
         if json_error is not None and stripped.startswith("{"):
