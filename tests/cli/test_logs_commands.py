@@ -659,3 +659,24 @@ def test_no_published_large_row_is_near_the_implausible_speed() -> None:
     assert fastest == pytest.approx(1.21, abs=0.01)
     assert not any(r["implausible"] for r in rows)
     assert fastest * 3 < IMPLAUSIBLE_SPEEDUP
+
+
+def test_the_closing_line_does_not_say_all_is_well_beside_rows_marked_low() -> None:
+    """Sweep 13 (1 x 4 H100, -g 4) has small rows marked low under a run verdict of ok: it
+    said "no problem found: the run matches the model" beside them."""
+    log = str(SWEEPS / "13_allreduce_1node_4xH100_intranode.txt")
+    code, out, _ = run("nccl-check", log, "--format", "json")
+    assert code == 0
+    (check,) = json.loads(out)["runs"]
+    off = sum(r["verdict"] in ("low", "bad") for r in check["rows"])
+    assert off > 0
+    assert check["verdict"] == "ok"
+    code, out, _ = run("nccl-check", log)
+    assert "no problem found" not in out
+    assert (
+        f"the {off} rows marked low or bad above: see the notes below; the rows of 64 MiB or "
+        "more, which set the run's verdict, match the model"
+    ) in " ".join(out.split())
+    # a run whose rows are all ok still says so (sweep 12, 2 x 4 H100 all-gather)
+    code, out, _ = run("nccl-check", str(SWEEPS / "12_allgather_2node_8xH100_ib.txt"))
+    assert "no problem found: the run matches the model" in out

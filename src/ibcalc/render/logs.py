@@ -227,7 +227,17 @@ def render_checks(
         if check.flagged:
             console.print("likely causes, most likely first:")
         elif check.rows:
-            console.print(Text("no problem found: the run matches the model", style="green"))
+            # a latency or mid row can be low while the run's verdict (its large rows) is ok
+            off = sum(r.verdict in ("low", "bad") for r in check.rows)
+            if off:
+                rows = f"the {'row' if off == 1 else f'{off} rows'} marked low or bad above"
+                why = f"no cause found for {rows}"
+                if check.findings:
+                    why = f"{rows}: see the notes below"
+                large = "; the rows of 64 MiB or more, which set the run's verdict, match the model"
+                console.print(why + (large if check.verdict == "ok" else ""))
+            else:
+                console.print(Text("no problem found: the run matches the model", style="green"))
         if check.findings and not check.flagged:
             console.print("notes:")
         for n, finding in enumerate(check.findings, start=1):
