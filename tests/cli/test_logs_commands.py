@@ -35,7 +35,8 @@ def test_healthy_run_passes_the_gate() -> None:
     code, out, err = run("nccl-check", str(HEALTHY), "--min-efficiency", "0.85")
     assert code == 0, err
     assert "verdict: ok" in out
-    assert "no problem found" in out
+    # its one low row (a small size) is pointed to, not called a match
+    assert "the rows of 64 MiB or more, which set the run's verdict, match the model" in out
 
 
 def test_degraded_run_fails_the_gate() -> None:
@@ -680,3 +681,26 @@ def test_the_closing_line_does_not_say_all_is_well_beside_rows_marked_low() -> N
     # a run whose rows are all ok still says so (sweep 12, 2 x 4 H100 all-gather)
     code, out, _ = run("nccl-check", str(SWEEPS / "12_allgather_2node_8xH100_ib.txt"))
     assert "no problem found: the run matches the model" in out
+
+
+@pytest.mark.parametrize("time", ["-672.7", "nan", "inf", "0", "0.001", "1e30"])
+def test_a_large_row_that_is_no_measurement_fails_the_gate(time: str) -> None:
+    """Sweep 12's 1 GiB row with its out-of-place time made no measurement: the row was
+    dropped with a note and --min-efficiency passed, judging the run on the rows left."""
+    text = (SWEEPS / "12_allgather_2node_8xH100_ib.txt").read_text(encoding="utf-8")
+    row = "  1073741824      33554432     float    none      -1   9838.5  109.14   95.49"
+    assert row in text
+    edited = text.replace(row, row.replace("9838.5", time))
+    code, out, err = run("nccl-check", "-", "--min-efficiency", "0.85", stdin=edited)
+    assert code == 1, out
+    assert "fails at 1073741824 B (line 293: no measurement)" in err
+    assert "verdict: corrupt" in out
+    code, out, _ = run("nccl-check", "-", "--format", "json", stdin=edited)
+    (check,) = json.loads(out)["runs"]
+    assert check["verdict"] == "corrupt"
+    assert check["unmeasured"] == [[1073741824, 293]]
+    # the log as published passes the same gate
+    code, _, _ = run(
+        "nccl-check", str(SWEEPS / "12_allgather_2node_8xH100_ib.txt"), "--min-efficiency", "0.85"
+    )
+    assert code == 0

@@ -30,6 +30,7 @@ from ibcalc.logs.expect import RunContext, predict
 from ibcalc.logs.records import ParsedLog, Row, Run
 from ibcalc.logs.results import (
     BANDS,
+    BANDWIDTH_MIN_BYTES,
     GIVEN,
     Assumption,
     Band,
@@ -192,7 +193,21 @@ def check_run(
             for r in checked
         ]
         bandwidth = [r for r in checked if r.regime == "bandwidth"]
-    if any(r.invalid for r in checked):
+    # a large row that is no measurement (dropped when read, or timed at 0) leaves the run's
+    # health unknown at the sizes that judge it: no gate may pass it
+    unmeasured = [(size, line) for size, line in run.unmeasured if size >= BANDWIDTH_MIN_BYTES] + [
+        (r.size_bytes, r.line)
+        for r in run.rows
+        if r.size_bytes >= BANDWIDTH_MIN_BYTES and r.oop.time_us <= 0
+    ]
+    if unmeasured:
+        where = ", ".join(str(line) for _, line in unmeasured[:5])
+        notes.append(
+            f"{plural(len(unmeasured), 'row')} of 64 MiB or more "
+            f"{'is' if len(unmeasured) == 1 else 'are'} no measurement "
+            f"(line{'s' if len(unmeasured) > 1 else ''} {where}): verdict corrupt"
+        )
+    if any(r.invalid for r in checked) or unmeasured:
         verdict: RunVerdict = "corrupt"
     elif min_eff is None:
         verdict = "unknown"
@@ -225,6 +240,7 @@ def check_run(
         verdict=verdict,
         min_bandwidth_efficiency=min_eff,
         notes=notes,
+        unmeasured=unmeasured,
     )
 
 

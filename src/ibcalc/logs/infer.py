@@ -79,6 +79,7 @@ from dataclasses import dataclass, field
 
 from ibcalc.engine.types import Collective, DType
 from ibcalc.logs.records import Inference, Row, Run, Timing
+from ibcalc.units import plural
 
 __all__ = [
     "MODELLED",
@@ -208,6 +209,8 @@ class RunFacts:
     devices_elided: bool = False
     rows: list[Row] = field(default_factory=list)
     zero_rows: list[int] = field(default_factory=list)
+    #: (size, line) of rows dropped as no measurement (a time below 0, NaN, 0 or beyond belief)
+    unmeasured: list[tuple[int, int]] = field(default_factory=list)
     avg_busbw_GBps: float | None = None
     out_of_bounds: int | None = None
     has_trailer: bool = False
@@ -564,7 +567,7 @@ class _Builder:
         self._infer("nodes", len(hosts), f"distinct hostnames in the device list: {listing}")
         if len(counts) == 1:
             rpn = counts.pop()
-            self._infer("ranks_per_node", rpn, f"every host lists {rpn} ranks")
+            self._infer("ranks_per_node", rpn, f"every host lists {plural(rpn, 'rank')}")
             return hosts, rpn, len(hosts)
         self.notes.append(f"ranks per node differ between hosts ({listing})")
         return hosts, None, len(hosts)
@@ -745,6 +748,7 @@ def build_run(facts: RunFacts, *, next_line: int | None = None) -> Run:
         avg_busbw_GBps=f.avg_busbw_GBps,
         out_of_bounds=f.out_of_bounds,
         truncated=truncated,
+        unmeasured=list(f.unmeasured),
         notes=b.notes,
         inferences=b.inferences,
         line_start=f.line_start,

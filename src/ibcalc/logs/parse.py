@@ -722,6 +722,9 @@ class _Reader:
         if row is None:
             cur.notes.append(f"row at line {lineno} malformed, dropped")
             cur.last_row_incomplete = True
+            size = _int(tokens[cols.size])
+            if size is not None and size > 0:
+                cur.unmeasured.append((size, lineno))
             return
         cur.last_row_incomplete = False
         if row.size_bytes == 0:
@@ -730,12 +733,14 @@ class _Reader:
         # the out-of-place time (in place, one GPU's reduce moves nothing and may be ~0 us)
         oop_us = row.oop.time_us
         if oop_us > 0 and row.size_bytes / (oop_us * 1e-6) > MAX_PLAUSIBLE_Bps:
+            cur.unmeasured.append((row.size_bytes, lineno))
             cur.notes.append(
                 f"row at line {lineno}: {row.size_bytes} B in {oop_us:g} us out of place is "
                 f"faster than {MAX_PLAUSIBLE_Bps / 1e15:g} PB/s, not a measurement; dropped"
             )
             return
         if oop_us > MAX_PLAUSIBLE_TIME_US:
+            cur.unmeasured.append((row.size_bytes, lineno))
             cur.notes.append(
                 f"row at line {lineno}: {oop_us:g} us out of place is longer than "
                 f"{MAX_PLAUSIBLE_TIME_US:g} us (2.8 hours) per operation, not a measurement; "

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from ibcalc.engine.types import Collective
 
@@ -108,6 +108,9 @@ class Run(BaseModel):
     truncated: bool
     notes: list[str]
     inferences: list[Inference]
+    #: (size in bytes, line) of the rows dropped as no measurement: a time that is negative, NaN,
+    #: 0, faster than 1 PB/s or longer than 2.8 hours (the notes say which)
+    unmeasured: list[tuple[int, int]] = Field(default_factory=list)
     line_start: int
     line_end: int
 

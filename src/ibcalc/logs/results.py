@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from ibcalc.units import KiB, MiB
 
@@ -208,8 +208,10 @@ class RunCheck(BaseModel):
     """The check of one run: its cluster, every row, the verdict and the ranked findings.
 
     ``verdict`` is the worst bandwidth-regime row (``unknown`` without a row of 64 MiB or more,
-    ``corrupt`` when ``#wrong`` is non-zero, ``not_checked`` when the collective is not
-    modelled). ``flagged`` is True when a finding is a warning or an error.
+    ``corrupt`` when ``#wrong`` is non-zero or a row of 64 MiB or more is no measurement,
+    ``not_checked`` when the collective is not modelled). ``flagged`` is True when a finding is
+    a warning or an error. ``unmeasured`` lists (size in bytes, line) of the rows of 64 MiB or
+    more that are no measurement (dropped when read, or timed at 0).
     """
 
     model_config = _FROZEN
@@ -236,6 +238,7 @@ class RunCheck(BaseModel):
     verdict: RunVerdict
     min_bandwidth_efficiency: float | None
     notes: list[str]
+    unmeasured: list[tuple[int, int]] = Field(default_factory=list)
 
     @property
     def flagged(self) -> bool:

@@ -229,7 +229,9 @@ def render_checks(
         elif check.rows:
             # a latency or mid row can be low while the run's verdict (its large rows) is ok
             off = sum(r.verdict in ("low", "bad") for r in check.rows)
-            if off:
+            if check.verdict == "corrupt":
+                console.print("the verdict is corrupt: see the notes below")
+            elif off:
                 rows = f"the {'row' if off == 1 else f'{off} rows'} marked low or bad above"
                 why = f"no cause found for {rows}"
                 if check.findings:
