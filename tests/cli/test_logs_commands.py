@@ -704,3 +704,24 @@ def test_a_large_row_that_is_no_measurement_fails_the_gate(time: str) -> None:
         "nccl-check", str(SWEEPS / "12_allgather_2node_8xH100_ib.txt"), "--min-efficiency", "0.85"
     )
     assert code == 0
+
+
+@pytest.mark.parametrize(("columns", "dropped"), [(80, {"regime", "algorithm"}), (100, set())])
+def test_a_narrow_terminal_drops_columns_rather_than_cut_numbers(
+    columns: int, dropped: set[str]
+) -> None:
+    """At 80 columns 20-98 cells per log read '17,2…' or '10…'; every cell is whole now."""
+    result = CliRunner().invoke(
+        app,
+        ["nccl-check", str(SWEEPS / "06_allreduce_2node_16xH100_efa.txt")],
+        env={"COLUMNS": str(columns)},
+    )
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.split()[:1] == ["size"])
+    table = lines[head : next(i for i in range(head, len(lines)) if lines[i].startswith("eff."))]
+    assert all(len(line) <= columns for line in table)
+    assert not any("…" in line for line in table)
+    header = set(lines[head].split())
+    assert dropped.isdisjoint(header)
+    assert {"regime", "algorithm", "line"} - dropped <= header

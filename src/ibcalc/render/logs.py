@@ -120,10 +120,17 @@ _LEGEND = "eff.: measured busbw / expected (= expected time / measured time)"
 _RANGE_LEGEND = "; (a-b): the busbw a measurement is likely to show (the model's error band)"
 
 
-def _rows_table(check: RunCheck) -> Table:
-    """One row per size, whole cells one space apart: it fits 100 columns."""
+#: Columns a narrow terminal drops, first to last, with the width below which each goes: the
+#: regime follows from the size (docs/nccl-check.md), the algorithm and the line are aids.
+_NARROW_DROPS = (("regime", 100), ("algorithm", 90), ("line", 78))
+
+
+def _rows_table(check: RunCheck, width: int = 100) -> Table:
+    """One row per size, whole cells one space apart: it fits 100 columns, and below that
+    drops the regime, then the algorithm, then the line column rather than cut a number."""
+    dropped = {name for name, below in _NARROW_DROPS if width < below}
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=0)
-    for name, justify in (
+    columns = (
         ("size", "right"),
         ("time\nus", "right"),
         ("expected\nus", "right"),
@@ -134,11 +141,13 @@ def _rows_table(check: RunCheck) -> Table:
         ("regime", "left"),
         ("algorithm", "left"),
         ("line", "right"),
-    ):
-        table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    )
+    for name, justify in columns:
+        if name not in dropped:
+            table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     for row in check.rows:
         verdict = row.verdict if not (row.wrong or 0) else f"{row.verdict}, #wrong {row.wrong}"
-        table.add_row(
+        cells: list[str | Text] = [
             _size(row.size_bytes),
             _us(row.measured_time_us),
             _us(row.expected_time_us),
@@ -148,6 +157,9 @@ def _rows_table(check: RunCheck) -> Table:
             row.regime,
             row.algorithm,
             str(row.line),
+        ]
+        table.add_row(
+            *(cell for cell, (name, _) in zip(cells, columns, strict=True) if name not in dropped)
         )
     return table
 
@@ -221,7 +233,7 @@ def render_checks(
                 )
             )
         if check.rows:
-            console.print(_rows_table(check))
+            console.print(_rows_table(check, console.width))
             ranges = any(r.expected_busbw_GBps_range is not None for r in check.rows)
             console.print(Text(_LEGEND + (_RANGE_LEGEND if ranges else ""), style="dim"))
         if check.flagged:
