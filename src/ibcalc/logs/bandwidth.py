@@ -36,7 +36,7 @@ from ibcalc.logs.results import (
     pct,
     size_span,
 )
-from ibcalc.units import GB
+from ibcalc.units import GB, plural
 
 __all__ = [
     "bandwidth_findings",
@@ -172,7 +172,7 @@ def bandwidth_findings(
         evidence = [
             headline,
             f"re-run with {best.hypothesis.key}: {best.predicted:.1f} GB/s expected, within "
-            f"{pct(best.error)} of the measurement (median over {len(bw)} rows)",
+            f"{pct(best.error)} of the measurement (median over {plural(len(bw), 'row')})",
         ]
         evidence += [
             f"re-run with {s.hypothesis.key}: {s.predicted:.1f} GB/s, also within {pct(s.error)}"

@@ -552,7 +552,7 @@ def calibrate(
             notes.append(
                 (
                     case.source,
-                    f"{len(dropped)} rows the model cannot run left out (lines "
+                    f"{plural(len(dropped), 'row')} the model cannot run left out (lines "
                     f"{', '.join(str(r.line) for r in dropped[:5])})",
                 )
             )
@@ -1242,8 +1242,8 @@ def _cost_entries(
         entries.setdefault(p.target, {})[p.field] = {
             "value": value,
             "derived_by": _DERIVED_BY,
-            "rows": f"{p.rows} rows of {', '.join(inputs)} ({date}); fit {_fmt_value(p, p.value)}"
-            f"{pm}, was {_fmt_value(p, p.before)}",
+            "rows": f"{plural(p.rows, 'row')} of {', '.join(inputs)} ({date}); "
+            f"fit {_fmt_value(p, p.value)}{pm}, was {_fmt_value(p, p.before)}",
         }
     return entries
 
@@ -1263,7 +1263,7 @@ def _header(kind: str, calibration: Calibration, use: str) -> str:
         f"# date: {calibration.date}",
         f"# use: {use}",
         f"# fit: rms log error of the time {calibration.rms_before:.3f} -> "
-        f"{calibration.rms_after:.3f} over {calibration.rows} rows",
+        f"{calibration.rms_after:.3f} over {plural(calibration.rows, 'row')}",
     ]
     lines += [f"# warning: {w}" for w in calibration.warnings]
     for p in calibration.parameters:

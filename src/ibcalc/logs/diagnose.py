@@ -43,7 +43,7 @@ from ibcalc.logs.results import (
     pct,
     size_span,
 )
-from ibcalc.units import GB, MiB, format_bandwidth
+from ibcalc.units import GB, MiB, format_bandwidth, plural
 
 __all__ = [
     "DROP_FRACTION",
@@ -120,7 +120,7 @@ def _wrong_results(ctx: RunContext) -> list[Finding]:
         counts += ", ..."
     protocols = sorted({r.algorithm.split("/")[1] for r in bad})
     evidence = [
-        f"#wrong is non-zero in {len(bad)} of {len(ctx.rows)} rows ({size_span(bad)}; "
+        f"#wrong is non-zero in {len(bad)} of {plural(len(ctx.rows), 'row')} ({size_span(bad)}; "
         f"lines {bad[0].line}-{bad[-1].line}): {counts}",
         "the bandwidths of those rows are not meaningful: the results failed validation",
         f"the model expects protocol {'/'.join(protocols)} at those sizes; rerunning with "

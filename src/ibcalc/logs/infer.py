@@ -643,10 +643,14 @@ class _Builder:
             times = [t.time_us for _, t in bad]
             top_bw = max(t.algbw_GBps for _, t in bad)
             msg = (
-                f"{place} time implausible in {len(bad)} rows "
+                f"{place} time implausible in {plural(len(bad), 'row')} "
                 f"({_span([r.line for r, _ in bad], unit)}): "
-                f"{_fmt(min(times))}-{_fmt(max(times))} us"
-                f" for non-empty buffers, so their {place} bandwidths (up to {_fmt(top_bw)}"
+                + (
+                    f"{_fmt(min(times))} us"
+                    if _fmt(min(times)) == _fmt(max(times))
+                    else f"{_fmt(min(times))}-{_fmt(max(times))} us"
+                )
+                + f" for non-empty buffers, so their {place} bandwidths (up to {_fmt(top_bw)}"
                 " GB/s) are not measurements"
             )
             if avg is not None:
@@ -655,7 +659,7 @@ class _Builder:
         wrong = [r for r in rows if any(t is not None and t.wrong for t in (r.oop, r.ip))]
         if wrong:
             self.notes.append(
-                f"#wrong is non-zero in {len(wrong)} rows ({wrong[0].size_bytes}-"
+                f"#wrong is non-zero in {plural(len(wrong), 'row')} ({wrong[0].size_bytes}-"
                 f"{wrong[-1].size_bytes} B): those results failed validation"
             )
 

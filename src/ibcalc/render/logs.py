@@ -31,6 +31,7 @@ from ibcalc.logs.results import GIVEN, Assumption, Finding, RowCheck, RunCheck
 from ibcalc.render.plot import MeasuredPoint, Series, plot_sweep
 from ibcalc.render.stream import PipeConsole, TrimmedStream
 from ibcalc.textsafe import printable
+from ibcalc.units import plural
 
 __all__ = [
     "CHECK_FORMATS",
@@ -529,7 +530,7 @@ def render_calibration(
         )
     console.print(fit)
     console.print(
-        f"rms log error of the time over {calibration.rows} rows: "
+        f"rms log error of the time over {plural(calibration.rows, 'row')}: "
         f"{calibration.rms_before:.3f} -> {calibration.rms_after:.3f} "
         "(latency: median |error| of sizes <= 64 KiB; bandwidth: of sizes >= 64 MiB)"
     )
