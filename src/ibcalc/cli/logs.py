@@ -232,10 +232,9 @@ def _gate(checks: list[RunCheck], min_efficiency: float) -> bool:
         if not rows and not check.unmeasured:
             continue
         failed = True
-        sizes = ", ".join(
-            [f"{r.size_bytes} B ({_why_failed(r)})" for r in rows]
-            + [f"{size} B (line {line}: no measurement)" for size, line in check.unmeasured][:6]
-        )
+        why = [f"{r.size_bytes} B ({_why_failed(r)})" for r in rows]
+        why += [f"{size} B (line {line}: no measurement)" for size, line in check.unmeasured]
+        sizes = ", ".join(why[:6])
         say(
             f"FAIL {printable(check.source, None)} run {check.run_index + 1}: "
             f"--min-efficiency {min_efficiency:g} fails at {sizes}"
