@@ -1070,3 +1070,21 @@ def test_a_log_of_more_rows_than_any_sweep_is_refused() -> None:
         parse_log(repeated(fits + 1), source="big.txt")
     assert str(err.value).startswith(f"big.txt: more than {MAX_LOG_ROWS:,} result rows (line ")
     assert str(err.value).endswith("split the log")
+
+
+def test_rows_of_another_width_than_the_header_are_named() -> None:
+    """A header naming two more columns than its rows gave 'no result rows' beside 31 rows
+    plainly there; the error now says why."""
+    text = (SWEEPS / "12_allgather_2node_8xH100_ib.txt").read_text(encoding="utf-8")
+    header = (
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong"
+        "     time   algbw   busbw #wrong\n"
+    )
+    assert text.count(header) == 1
+    edited = text.replace(header, header.replace("\n", "  extra   cols\n"))
+    with pytest.raises(LogParseError) as err:
+        parse_log(edited, source="wide.txt")
+    assert (
+        "has no result rows of the 15 columns it names: 31 rows have fewer fields (the first "
+        "at line 266)"
+    ) in str(err.value)

@@ -393,9 +393,23 @@ class _Reader:
                     f"run at lines {cur.line_start}-{cur.line_end} has only rows of size 0; skipped"
                 )
             else:
+                # rows of another width than the header's: say so, or the user sees rows that
+                # are plainly there called absent
+                odd = [
+                    n for n in cur.notes if n.endswith(("incomplete, dropped", "fields, dropped"))
+                ]
+                width = ""
+                if odd and self.cols is not None:
+                    first = odd[0].split()[3]  # "row at line N ..."
+                    more = "more" if odd[0].endswith("fields, dropped") else "fewer"
+                    width = (
+                        f" of the {self.cols.width} columns it names: {len(odd)} "
+                        f"row{'s have' if len(odd) != 1 else ' has'} {more} fields (the first "
+                        f"at line {first})"
+                    )
                 self.notes.append(
-                    f"run header at lines {cur.line_start}-{cur.line_end} has no result rows;"
-                    " skipped"
+                    f"run header at lines {cur.line_start}-{cur.line_end} has no result rows"
+                    f"{width}; skipped"
                 )
         self.cur = None
         self.stage = -1
