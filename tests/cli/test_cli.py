@@ -742,6 +742,6 @@ def test_check_counts_a_file_given_twice_once(
     assert result.exit_code == 0
     assert result.stdout.splitlines()[-1] == "5 requirements in 1 file: 5 passed, 0 failed"
     assert result.stderr.splitlines() == [
-        "note: a.yaml is given again; checked once",
-        f"note: {tmp_path / 'a.yaml'} is the file a.yaml again; checked once",
+        "note: a.yaml is given again; read once",
+        f"note: {tmp_path / 'a.yaml'} is the file a.yaml again; read once",
     ]

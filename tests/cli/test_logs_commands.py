@@ -257,7 +257,9 @@ def test_plot_never_writes_over_a_log_it_reads(tmp_path: Path) -> None:
     assert second.read_bytes() == log
     assert not (tmp_path / "plot.png").exists()
     (tmp_path / "x-2.png").mkdir()
-    code, out, err = run("nccl-check", str(first), str(first), "--plot", str(tmp_path / "x.png"))
+    other = tmp_path / "b.txt"  # a second run (the same file twice is read once)
+    other.write_bytes(log)
+    code, out, err = run("nccl-check", str(first), str(other), "--plot", str(tmp_path / "x.png"))
     assert (code, out) == (2, "")
     assert "is a directory" in err
     assert not (tmp_path / "x.png").exists()
@@ -725,3 +727,23 @@ def test_a_narrow_terminal_drops_columns_rather_than_cut_numbers(
     header = set(lines[head].split())
     assert dropped.isdisjoint(header)
     assert {"regime", "algorithm", "line"} - dropped <= header
+
+
+def test_a_log_given_twice_is_read_once() -> None:
+    """nccl-check reported it twice, calibrate weighed its rows twice, and '- -' read an empty
+    standard input the second time ('<stdin>: empty input')."""
+    log = str(SWEEPS / "12_allgather_2node_8xH100_ib.txt")
+    code, out, err = run("nccl-check", log, log, "--format", "json")
+    assert code == 0
+    assert len(json.loads(out)["runs"]) == 1
+    assert err == f"note: {log} is given again; read once\n"
+    text = Path(log).read_text(encoding="utf-8")
+    code, out, err = run("nccl-check", "-", "-", "--format", "json", stdin=text)
+    assert code == 0
+    assert len(json.loads(out)["runs"]) == 1
+    assert err == "note: - is given again; read once\n"
+    once_out = run("calibrate", log, "--format", "json")[1]
+    code, twice_out, err = run("calibrate", log, log, "--format", "json")
+    assert code == 0
+    assert err == f"note: {log} is given again; read once\n"
+    assert json.loads(twice_out)["parameters"] == json.loads(once_out)["parameters"]

@@ -14,7 +14,7 @@ import typer
 
 from ibcalc.cli.boundary import CliUsageError, guard, say
 from ibcalc.cli.options import CatalogueOpt, CostParamsOpt, catalogue_of, params_of
-from ibcalc.cli.output import emit, output_target, run_inputs
+from ibcalc.cli.output import emit, once, output_target, run_inputs
 from ibcalc.textsafe import printable
 
 if TYPE_CHECKING:
@@ -88,26 +88,6 @@ def _outcomes(
     return outcomes
 
 
-def _once(files: list[Path]) -> list[Path]:
-    """``files`` with each file once (``a.yaml ./a.yaml`` counted one design as two), in order;
-    a note on stderr names what was dropped."""
-    seen: dict[Path, Path] = {}
-    kept: list[Path] = []
-    for path in files:
-        try:
-            key = path.resolve()
-        except (OSError, RuntimeError):  # a symlink loop: left for the reader to report
-            key = path
-        if key in seen:
-            first, again = printable(str(seen[key]), None), printable(str(path), None)
-            same = "given again" if first == again else f"the file {first} again"
-            say(f"note: {again} is {same}; checked once")
-            continue
-        seen[key] = path
-        kept.append(path)
-    return kept
-
-
 @guard
 def check_command(
     files: Annotated[list[Path], typer.Argument(help="Cluster-design YAML files.", metavar="FILE")],
@@ -147,7 +127,7 @@ def check_command(
     target = output_target(output, run_inputs(files, catalogue, cost_params), what="report")
     params = params_of(cost_params)
     cat = catalogue_of(catalogue)
-    files = _once(files)
+    files = once(files)
     outcomes = _outcomes(
         files, cat, pessimistic=pessimistic, allow_empty=allow_empty, params=params
     )

@@ -36,7 +36,7 @@ from ibcalc.cli.options import (
     params_of,
     plot_target,
 )
-from ibcalc.cli.output import run_inputs
+from ibcalc.cli.output import once, run_inputs
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.textsafe import printable
 
@@ -159,6 +159,7 @@ def nccl_check(
     params = params_of(cost_params)
     spec = design_node_shape(cluster, design, cat)
     coll = parse_collective(collective) if collective is not None else None
+    files = once(files)
     inputs = run_inputs(files, catalogue, cost_params, design)
     target = plot_target(plot, inputs)
     checks: list[RunCheck] = []
@@ -277,7 +278,9 @@ def calibrate_command(
     from ibcalc.render.logs import render_calibration_report
 
     # every file the run reads (logs, --catalogue, --cost-params, --design and the files the
-    # environment names) is an input an override must never replace
+    # environment names) is an input an override must never replace; a log given twice would
+    # weigh its rows twice in the fit
+    files = once(files)
     inputs = run_inputs(files, catalogue, cost_params, design)
     if output is not None:
         if output == Path():  # the toolkit turns an empty -o '' into '.'

@@ -17,14 +17,43 @@ import select
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from ibcalc.fileio import OutputTarget, check_output, write_text
 
-__all__ = ["StdoutError", "emit", "guarded_stdout", "output_target", "run_inputs"]
+__all__ = ["StdoutError", "emit", "guarded_stdout", "once", "output_target", "run_inputs"]
+
+#: A file as a command takes it: a path, or a name where ``-`` is standard input.
+_F = TypeVar("_F", str, Path)
 
 #: Environment variables that name input files (catalogue and cost-parameter overrides).
 _INPUT_VARIABLES = ("IBCALC_CATALOGUE", "IBCALC_COST_PARAMS")
+
+
+def once(files: Iterable[_F]) -> list[_F]:
+    """``files`` with each file once (``a.yaml ./a.yaml`` counted one design as two; ``- -``
+    read standard input twice, the second time empty), in order; a note on stderr names what
+    was dropped."""
+    from ibcalc.cli.boundary import say
+    from ibcalc.textsafe import printable
+
+    seen: dict[str | Path, _F] = {}
+    kept: list[_F] = []
+    for path in files:
+        key: str | Path = "-"
+        if str(path) != "-":
+            try:
+                key = Path(path).resolve()
+            except (OSError, RuntimeError):  # a symlink loop: left for the reader to report
+                key = Path(path)
+        if key in seen:
+            first, again = printable(str(seen[key]), None), printable(str(path), None)
+            same = "given again" if first == again else f"the file {first} again"
+            say(f"note: {again} is {same}; read once")
+            continue
+        seen[key] = path
+        kept.append(path)
+    return kept
 
 
 def run_inputs(
