@@ -19,7 +19,9 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
+from ibcalc.cli.boundary import say
 from ibcalc.fileio import OutputTarget, check_output, write_text
+from ibcalc.textsafe import printable
 
 __all__ = ["StdoutError", "emit", "guarded_stdout", "once", "output_target", "run_inputs"]
 
@@ -34,9 +36,6 @@ def once(files: Iterable[_F]) -> list[_F]:
     """``files`` with each file once (``a.yaml ./a.yaml`` counted one design as two; ``- -``
     read standard input twice, the second time empty), in order; a note on stderr names what
     was dropped."""
-    from ibcalc.cli.boundary import say
-    from ibcalc.textsafe import printable
-
     seen: dict[str | Path, _F] = {}
     kept: list[_F] = []
     for path in files:

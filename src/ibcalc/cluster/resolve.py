@@ -199,17 +199,17 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
 
     inter: Link | None = None
     nics_per_node = 0
-    given_inter = find_link(catalogue, spec.inter) if spec.inter is not None else None
-    # a link of the wrong kind is refused even where one domain leaves it unused
-    unused = given_inter if domains < 2 else None
-    if unused is not None and (problem := link_role_problem(unused, "inter")):
+    # one check of the link's kind: a link given is refused even where one domain leaves it
+    # unused
+    named = spec.inter
+    if named is None and domains > 1:
+        named = (system.inter if system else None) or "ndr"
+    link = find_link(catalogue, named) if named is not None else None
+    if link is not None and (problem := link_role_problem(link, "inter")):
         raise ClusterError("{inter} " + problem, field="inter")
     if domains > 1:
-        inter_name = spec.inter or (system.inter if system else None) or "ndr"
-        inter = given_inter or find_link(catalogue, inter_name)
-        problem = link_role_problem(inter, "inter")
-        if problem:
-            raise ClusterError("{inter} " + problem, field="inter")
+        inter = link
+        assert inter is not None
         if spec.inter is None and system is None:
             notes.append(f"scale-out link {inter.id} assumed ({{inter}})")
         if spec.nics_per_node is not None:

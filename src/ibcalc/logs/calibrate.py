@@ -477,7 +477,6 @@ def calibrate(
         env = envs[i] if i < len(envs) else None
         if isinstance(cluster, ResolvedCluster):
             spec = cluster.spec
-            check_rank_count(cluster.ranks, cluster.nodes, cluster.gpus_per_node, run.ranks, label)
         else:
             spec, inferred, _known = infer_spec(run, catalogue, env=env, flags=cluster)
             notes += [

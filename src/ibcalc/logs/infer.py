@@ -211,6 +211,8 @@ class RunFacts:
     zero_rows: list[int] = field(default_factory=list)
     #: (size, line) of rows dropped as no measurement (a time below 0, NaN, 0 or beyond belief)
     unmeasured: list[tuple[int, int]] = field(default_factory=list)
+    #: (line, "more" or "fewer") of rows dropped for another number of fields than the header's
+    wrong_width: list[tuple[int, str]] = field(default_factory=list)
     avg_busbw_GBps: float | None = None
     out_of_bounds: int | None = None
     has_trailer: bool = False

@@ -395,16 +395,13 @@ class _Reader:
             else:
                 # rows of another width than the header's: say so, or the user sees rows that
                 # are plainly there called absent
-                odd = [
-                    n for n in cur.notes if n.endswith(("incomplete, dropped", "fields, dropped"))
-                ]
+                odd = cur.wrong_width
                 width = ""
                 if odd and self.cols is not None:
-                    first = odd[0].split()[3]  # "row at line N ..."
-                    more = "more" if odd[0].endswith("fields, dropped") else "fewer"
+                    (first, more), count = odd[0], len(odd)
                     width = (
-                        f" of the {self.cols.width} columns it names: {len(odd)} "
-                        f"row{'s have' if len(odd) != 1 else ' has'} {more} fields (the first "
+                        f" of the {self.cols.width} columns it names: {count} "
+                        f"row{'s have' if count != 1 else ' has'} {more} fields (the first "
                         f"at line {first})"
                     )
                 self.notes.append(
@@ -694,6 +691,7 @@ class _Reader:
                 return
             what = "incomplete" if len(tokens) < cols.width else "has extra fields"
             cur.notes.append(f"row at line {lineno} {what}, dropped")
+            cur.wrong_width.append((lineno, "fewer" if len(tokens) < cols.width else "more"))
             cur.last_row_incomplete = True
             cur.line_end = lineno
             return
