@@ -38,7 +38,11 @@ from ibcalc.logs.calibrate import (
     cost_params_path,
     write_override,
 )
+from ibcalc.logs.calibrate import (
+    calibrate_logs as calibrate_log_files,
+)
 from ibcalc.logs.expect import catalogue_with_link
+from ibcalc.logs.parse import read_log
 from ibcalc.logs.synth import synthesize_log
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -269,6 +273,33 @@ def test_one_and_two_node_logs_of_one_cluster_are_not_warned_about(
     """The round trip's 1-node and 2-node DGX H100 logs are one cluster (the node count and the
     network a 1-node run does not use do not make another): no warning."""
     assert round_trip.warnings == []
+
+
+def test_a_run_nccl_check_calls_bad_is_warned_about(catalogue: Catalogue) -> None:
+    """The degraded Slingshot log reaches 5 % of the expected busbw at 64 MiB and more (nccl-check:
+    bad, less than one NIC's worth of bandwidth). Its fit (slingshot-11.efficiency about 0.06)
+    describes the fault, and the calibration says so; the healthy 2 x 4 H100 log gets no such
+    warning, nor does sweep 21, below the band at 64 MiB only, which nccl-check calls no fault
+    (busbw ramps up later)."""
+    degraded = (
+        SWEEPS / "log11_allreduce_2node_8xGH200_slingshot_nccltests2.17.1_indented_degraded.txt"
+    )
+    healthy = SWEEPS / "10_allreduce_2node_8xH100_ib.txt"
+    ramp = SWEEPS / "21_sendrecv_1node_8xH100_intranode.txt"
+    cal = calibrate_log_files([read_log(degraded), read_log(healthy)], catalogue=catalogue)
+    (warning,) = [w for w in cal.warnings if w.startswith("nccl-check")]
+    assert warning == (
+        f"nccl-check calls {degraded} (run 1) bad (its lowest efficiency at 64 MiB and more is 5% "
+        "of the model's; likeliest cause: less than one NIC's worth of network bandwidth per "
+        "node). Values fitted to a faulty run describe the fault, not the fabric: calibrate on "
+        "healthy runs"
+    )
+    # 5.5 GB/s measured at 64 MiB against the model's 99.5 GB/s: the fit follows the fault
+    (eff,) = [p for p in cal.parameters if p.name == "slingshot-11.efficiency"]
+    assert eff.value < 0.1
+    for log in (healthy, ramp):
+        alone = calibrate_log_files([read_log(log)], catalogue=catalogue)
+        assert not [w for w in alone.warnings if w.startswith("nccl-check")]
 
 
 CASES = [

@@ -60,6 +60,7 @@ from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType
 from ibcalc.errors import IbcalcError, InputFileError, OutputError
 from ibcalc.fileio import OutputTarget, check_output, same_file, signals_raise, write_text
+from ibcalc.logs.check import check_run
 from ibcalc.logs.cluster import check_rank_count, infer_spec
 from ibcalc.logs.env import LogEnvironment, scan_environment
 from ibcalc.logs.expect import catalogue_with_link, predict
@@ -162,7 +163,8 @@ class Calibration(BaseModel):
     fitted row (latency and bandwidth regimes). ``assumptions`` are what was inferred about the
     runs' clusters, one line per fact naming the logs it holds for; ``warnings`` what the
     reader must know before using the values (runs of different clusters that share a fitted
-    value). ``link_entries`` are the complete catalogue entries of the links with fitted values,
+    value; from :func:`calibrate_logs`, runs that ``nccl-check`` calls bad or corrupt).
+    ``link_entries`` are the complete catalogue entries of the links with fitted values,
     as written to the override file; ``cost_entries`` the cost-parameter override mapping
     (groups to entries).
     """
@@ -776,7 +778,57 @@ def calibrate_logs(
             sources.append(log.label)
             envs.append(scan_environment(log.text, previous_end + 1, run.line_end))
             previous_end = run.line_end
-    return calibrate(runs, cluster, params, catalogue, sources=sources, envs=envs)
+    result = calibrate(runs, cluster, params, catalogue, sources=sources, envs=envs)
+    unhealthy = _unhealthy_runs(
+        runs, sources, envs, flags=cluster, params=params, catalogue=catalogue
+    )
+    if not unhealthy:
+        return result
+    return result.model_copy(update={"warnings": [*unhealthy, *result.warnings]})
+
+
+def _unhealthy_runs(
+    runs: Sequence[Run],
+    sources: Sequence[str],
+    envs: Sequence[LogEnvironment | None],
+    *,
+    flags: ClusterSpec | None,
+    params: CostParams | None,
+    catalogue: Catalogue | None,
+) -> list[str]:
+    """One warning per run that ``nccl-check`` judges ``bad`` or ``corrupt``: a fit to a
+    degraded run describes the fault (a fallback to TCP, a missing NIC), not the fabric
+    (docs/nccl-check.md, "Calibrate"). Runs the check cannot judge are not named."""
+    out: list[str] = []
+    for i, (run, source, env) in enumerate(zip(runs, sources, envs, strict=True)):
+        if run.collective is None or (run.ranks is not None and run.ranks < 2):
+            continue
+        try:
+            checked = check_run(
+                run, flags=flags, env=env, params=params, catalogue=catalogue, source=source
+            )
+        except IbcalcError:
+            continue
+        top = checked.findings[0] if checked.findings else None
+        if checked.verdict not in ("bad", "corrupt") or (
+            top is not None and top.severity == "info"
+        ):
+            continue  # healthy, or below the band only where nccl-check finds no fault
+        if checked.verdict == "bad" and checked.min_bandwidth_efficiency is not None:
+            why = (
+                "its lowest efficiency at 64 MiB and more is "
+                f"{checked.min_bandwidth_efficiency:.0%} of the model's"
+            )
+        else:
+            why = "some of its rows failed validation or are no measurement"
+        if top is not None:
+            why += f"; likeliest cause: {top.cause.split(':')[0]}"
+        out.append(
+            f"nccl-check calls {source} (run {sources[:i].count(source) + 1}) "
+            f"{checked.verdict} ({why}). Values fitted to a faulty run describe the fault, "
+            "not the fabric: calibrate on healthy runs"
+        )
+    return out
 
 
 def _to_u(p: _Param, x: float) -> float:
