@@ -199,6 +199,62 @@ def test_09_one_gpu_reduce_in_place_implausible() -> None:
     assert not has_note(run, "out-of-place time implausible")
 
 
+#: Sweep 08 (2 x 8 A100 all_gather, 16 ranks), row at line 44 as published:
+#: 4194304 B = 65536 x 4 B x 16 ranks, 103.2 us, algbw 40.63 = 4194304 / 103.2 / 1e3 (40.643,
+#: within the printed time's 0.05 us), busbw 38.09 = 40.63 x 15/16 (38.09).
+_ROW_44 = "     4194304         65536     float    none      -1    103.2   40.63   38.09"
+
+
+@pytest.mark.parametrize(
+    ("edit", "note"),
+    [
+        # the time doubled: 4194304 B / 203.2 us / 1e3 = 20.641 GB/s against the printed 40.63
+        (
+            _ROW_44.replace("103.2", "203.2"),
+            "algbw does not match size / time in 1 row (line 44, out-of-place: 4194304 B in "
+            "203.2 us is 20.641 GB/s, the log prints 40.63 GB/s)",
+        ),
+        # busbw 28.09 where 40.63 x 0.9375 = 38.091
+        (
+            _ROW_44.replace("38.09", "28.09"),
+            "busbw does not match algbw x (n-1)/n (0.9375 for all_gather on 16 ranks) in 1 row "
+            "(line 44, out-of-place: 40.63 GB/s x 0.9375 = 38.091 GB/s, the log prints 28.09 GB/s)",
+        ),
+        # count 65000: 65000 x 4 x 16 = 4160000 B against the printed 4194304 B
+        (
+            _ROW_44.replace("    65536", "    65000"),
+            "size does not match count x type size x ranks in 1 row (line 44: 65000 x 4 B x 16 "
+            "ranks = 4160000 B, the log prints 4194304 B)",
+        ),
+    ],
+    ids=["time", "busbw", "count"],
+)
+def test_a_row_whose_columns_contradict_each_other_is_noted(edit: str, note: str) -> None:
+    text = text_of("sweep_08_allgather_2node_16xA100-40GB_net-notstated.txt")
+    assert text.count(_ROW_44) == 1
+    run = parse_log(text.replace(_ROW_44, edit), source="08.txt").runs[0]
+    assert run.ranks == 16  # the device list, not the edited row, gives the rank count
+    assert [n for n in run.notes if "does not match" in n] == [
+        f"{note}: edited, "
+        + (
+            "or another rank count or type; ibcalc reads the size"
+            if "count" in note
+            else "or pasted from several runs; ibcalc reads the time"
+        )
+    ]
+
+
+def test_no_published_log_has_columns_that_contradict_each_other() -> None:
+    """The three row checks hold on every published log in the repository (and every fixture):
+    nccl-tests prints the time to 2, 1 or 0 decimals (below 100 us, below 10,000 us, above) and
+    the bandwidths to 2, and the checks allow exactly that rounding."""
+    paths = sorted(SWEEPS.glob("*.txt")) + sorted(FIXTURES.glob("*.txt"))
+    assert len(paths) > 30
+    for path in paths:
+        for run in parse_file(path).runs:
+            assert not [n for n in run.notes if "does not match" in n], path.name
+
+
 def test_09_alltoall_in_place_wrong_is_na() -> None:
     run = load("09_multi_collective_session_1node_2xRTX2080Ti_pcie.txt").runs[5]
     assert run.collective is Collective.ALL_TO_ALL

@@ -66,7 +66,9 @@ Library and versions
 Row checks (notes only, rows are kept)
     A non-zero-size row with a time below 1 us (the 1-GPU in-place reduce in the Anthony-Hoo
     AutoDL log prints 0.19 us) is flagged "in-place time implausible" (or out-of-place); non-zero
-    ``#wrong`` and out-of-bounds counts are reported.
+    ``#wrong`` and out-of-bounds counts are reported. Rows whose columns contradict each other
+    are noted: algbw that is not size / time (given the printed precision of both), busbw that
+    is not algbw x the collective's factor, a size that is not count x type size (x ranks).
 """
 
 from __future__ import annotations
@@ -74,7 +76,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ibcalc.engine.types import Collective, DType
@@ -676,6 +678,95 @@ class _Builder:
                 f"(expected {_fmt(sig.factor(ranks))})"
             )
 
+    def consistency_checks(self, raw: str | None, ranks: int | None) -> None:
+        """Rows whose printed columns contradict each other: algbw against size / time (the
+        time printed to nccl-tests' precision), busbw against algbw x the collective's factor,
+        size against count x type size (x ranks). Every published log in the repository passes
+        all three; a row that fails was edited or pasted together from several runs."""
+        slow = [
+            (r, place, t)
+            for r in self.rows
+            for place, t in (("out-of-place", r.oop), ("in-place", r.ip))
+            if t is not None and t.time_us >= _IMPLAUSIBLE_US and not _algbw_fits(r, t)
+        ]
+        if slow:
+            r, place, t = slow[0]
+            self.notes.append(
+                f"algbw does not match size / time in {self._where(slow)}, {place}: "
+                f"{r.size_bytes} B in {_fmt(t.time_us)} us is "
+                f"{_fmt(r.size_bytes / t.time_us / 1e3)} GB/s, the log prints "
+                f"{_fmt(t.algbw_GBps)} GB/s): edited, or pasted from several runs; ibcalc reads "
+                "the time"
+            )
+        sig = next((s for s in _SIGNATURES if s.name == raw), None)
+        if sig is None or ranks is None:
+            return
+        factor = sig.factor(ranks)
+        judged = [
+            (r, place, t)
+            for r in self.rows
+            for place, t in (("out-of-place", r.oop), ("in-place", r.ip))
+            if t is not None and t.algbw_GBps > _HALF_ULP * 2
+        ]
+        off = [(r, p, t) for r, p, t in judged if not _fits(factor, _ratio_interval_of(t))]
+        # every row off by the same factor is the rank count or the collective, said by
+        # ratio_check; some rows off is a contradiction inside the table
+        if off and (len(off) < len(judged) or self.interval is None):
+            r, place, t = off[0]
+            self.notes.append(
+                f"busbw does not match algbw x {_FACTOR_TEXT[sig.factor]} ({_fmt(factor)} for "
+                f"{raw} on {ranks} ranks) in {self._where(off)}, {place}: "
+                f"{_fmt(t.algbw_GBps)} GB/s x {_fmt(factor)} = {_fmt(t.algbw_GBps * factor)} "
+                f"GB/s, the log prints {_fmt(t.busbw_GBps)} GB/s): edited, or pasted from several "
+                "runs; ibcalc reads the time"
+            )
+        per = ranks if sig.per_rank else 1
+        miscounted = [
+            (r, "", width)
+            for r in self.rows
+            if (width := dtype_bytes(r.dtype)) is not None
+            and r.count > 0
+            and r.count * width * per != r.size_bytes
+        ]
+        if miscounted:
+            r, _, width = miscounted[0]
+            times = f" x {ranks} ranks" if per > 1 else ""
+            self.notes.append(
+                f"size does not match count x type size{' x ranks' if per > 1 else ''} in "
+                f"{self._where(miscounted)}: {r.count} x {width} B{times} = "
+                f"{r.count * width * per} B, the log prints {r.size_bytes} B): edited, or another "
+                "rank count or type; ibcalc reads the size"
+            )
+
+    def _where(self, found: Sequence[tuple[Row, str, object]]) -> str:
+        """``1 row (line 44`` or ``3 rows (the first at line 44``: the count of distinct rows."""
+        unit = "result" if self.f.from_json else "line"
+        rows = len({id(r) for r, _, _ in found})
+        first = found[0][0].line
+        if rows == 1:
+            return f"1 row ({unit} {first}"
+        return f"{rows} rows (the first at {unit} {first}"
+
+
+def _time_half_unit(time_us: float) -> float:
+    """Half the last printed digit of a time: nccl-tests prints it with 2 decimals below
+    100 us, 1 below 10,000 us and none above (``common.cu``, the ``timeStr`` format)."""
+    return 0.005 if time_us < 100 else 0.05 if time_us < 1e4 else 0.5
+
+
+def _algbw_fits(row: Row, t: Timing) -> bool:
+    """Is the printed algbw size / time, given both columns' rounding?"""
+    h = _time_half_unit(t.time_us)
+    lo = row.size_bytes / (t.time_us + h) / 1e3 - _HALF_ULP
+    hi = row.size_bytes / max(t.time_us - h, 1e-9) / 1e3 + _HALF_ULP
+    return lo * (1 - 1e-6) <= t.algbw_GBps <= hi * (1 + 1e-6)
+
+
+def _ratio_interval_of(t: Timing) -> tuple[float, float, int]:
+    """The busbw/algbw interval one timing allows (two-decimal rounding); algbw > 0.01."""
+    a, b = t.algbw_GBps, t.busbw_GBps
+    return (b - _HALF_ULP) / (a + _HALF_ULP), (b + _HALF_ULP) / (a - _HALF_ULP), 1
+
 
 def _common(values: list[str | None], what: str, notes: list[str]) -> str | None:
     seen = Counter(values)
@@ -699,6 +790,7 @@ def build_run(facts: RunFacts, *, next_line: int | None = None) -> Run:
     if ranks is None:
         ranks = b.ranks_from_ratio(names)
     b.ratio_check(raw, ranks)
+    b.consistency_checks(raw, ranks)
     collective = MODELLED.get(raw) if raw is not None else None
     if raw in NOT_MODELLED:
         b.notes.append(f"collective {raw} is not modelled by ibcalc")
