@@ -112,6 +112,13 @@ def test_github_output_points_at_log_lines() -> None:
     assert lines[-1].endswith("bad, lowest efficiency at 64 MiB and more 5%")
 
 
+def test_github_output_of_no_readable_log_is_empty() -> None:
+    """Only an unreadable file: the error on stderr, exit 2, and no blank line on stdout."""
+    code, out, err = run("nccl-check", "/nonexistent/x.txt", "--format", "github")
+    assert (code, out) == (2, "")
+    assert "cannot open" in err
+
+
 def test_flags_override_the_log_and_bad_flags_exit_2() -> None:
     code, out, _ = run(
         "nccl-check",

@@ -881,6 +881,13 @@ CASES: list[Case] = [
         "NaN is named as such, not as 'less than or equal to 10'",
     ),
     C(
+        "min-efficiency-overflow",
+        "nccl-check {h}/corpus-log-implausible.txt --min-efficiency 1e999",
+        2,
+        "--min-efficiency inf is not a finite number (0..10)",
+        "1e999 reads as infinity: named as not finite, not as out of range",
+    ),
+    C(
         "storage-link-slip",
         "checkpoint --storage ndr --model llama3-8b",
         2,

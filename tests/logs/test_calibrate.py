@@ -393,6 +393,16 @@ def test_override_files_load_and_carry_the_values(
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp file left
 
 
+def test_the_use_line_quotes_a_file_name_for_the_shell(
+    round_trip: Calibration, tmp_path: Path
+) -> None:
+    """A name with a space is quoted, so the header's line can be pasted into a shell."""
+    target = tmp_path / "my cluster.yaml"
+    write_override(round_trip, target, inputs=["synthetic-0.log"])
+    lines = target.read_text(encoding="utf-8").splitlines()
+    assert "# use: --catalogue 'my cluster.yaml' (or IBCALC_CATALOGUE='my cluster.yaml')" in lines
+
+
 PAIR_SENDRECV = SWEEPS / "26_sendrecv_1node_2xA100-PCIE-40GB_pcie.txt"
 
 

@@ -153,7 +153,7 @@ def nccl_check(
     # options first: a wrong one stops the command before any file is read
     if min_efficiency is not None and not 0.0 <= min_efficiency <= 10.0:
         # checked here, not by the toolkit's range, whose message for nan is "<= 10"
-        what = "is not a finite number" if math.isnan(min_efficiency) else "is out of range"
+        what = "is not a finite number" if not math.isfinite(min_efficiency) else "is out of range"
         raise CliUsageError(f"--min-efficiency {min_efficiency:g} {what} (0..10)")
     cat = catalogue_of(catalogue)
     params = params_of(cost_params)

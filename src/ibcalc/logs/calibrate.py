@@ -40,6 +40,7 @@ from __future__ import annotations
 import datetime
 import math
 import os
+import shlex
 import statistics
 import tempfile
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -1354,7 +1355,7 @@ def write_override(
     catalogue_text = _header(
         "catalogue override (links)",
         calibration,
-        f"--catalogue {target.name} (or IBCALC_CATALOGUE={target.name})",
+        f"--catalogue {shlex.quote(target.name)} (or IBCALC_CATALOGUE={shlex.quote(target.name)})",
     ) + _dump({"schema": "ibcalc-catalogue/1", "links": calibration.link_entries})
     first = _check_one(target, force=force, inputs=inputs)
     checked: list[tuple[OutputTarget, str, Callable[[Path], object]]] = [
@@ -1372,7 +1373,8 @@ def write_override(
         cost_text = _header(
             "cost-parameter override",
             calibration,
-            f"IBCALC_COST_PARAMS={cost_target.name} (or --cost-params {cost_target.name})",
+            f"IBCALC_COST_PARAMS={shlex.quote(cost_target.name)} (or --cost-params "
+            f"{shlex.quote(cost_target.name)})",
         ) + _dump({"schema": COST_PARAMS_SCHEMA, **calibration.cost_entries})
         checked.append(
             (

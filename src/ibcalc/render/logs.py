@@ -362,7 +362,7 @@ def render_checks_github(
             f"nccl-check {printable(check.source, None)} run {check.run_index + 1}: "
             f"{check.verdict}{eff}"
         )
-    return "\n".join(lines) + "\n"
+    return "".join(line + "\n" for line in lines)  # no run read: nothing, not an empty line
 
 
 def plot_check(path: str | Path, check: RunCheck) -> Path:
