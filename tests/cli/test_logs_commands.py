@@ -736,6 +736,34 @@ def test_a_narrow_terminal_drops_columns_rather_than_cut_numbers(
     assert {"regime", "algorithm", "line"} - dropped <= header
 
 
+@pytest.mark.parametrize("columns", [60, 70, 80, 90])
+def test_calibrate_folds_names_rather_than_cut_its_figures(columns: int) -> None:
+    """Below 80 columns the fitted values read '1.01 …' and the note lost letters at the edge;
+    now every figure is whole on its row's first line and the note's words are all there."""
+    logs = [
+        str(SWEEPS / n)
+        for n in ("13_allreduce_1node_4xH100_intranode.txt", "10_allreduce_2node_8xH100_ib.txt")
+    ]
+    code, out, _ = run("calibrate", *logs, "--format", "json")
+    assert code == 0
+    fitted = json.loads(out)["parameters"]
+    result = CliRunner().invoke(app, ["calibrate", *logs], env={"COLUMNS": str(columns)})
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    head = lines.index("fitted parameters") + 1
+    table = lines[head : lines.index("not determined:")]
+    assert all(len(line) <= columns for line in table)
+    assert not any("…" in line for line in table)
+    rows = [line.split() for line in table[2:] if len(line.split()) >= 5]
+    # each fitted value's row: before, fitted, standard error (with their units) and row count
+    assert len(rows) == len(fitted)
+    assert [int(next(w for w in r[1:] if w.isdigit())) for r in rows] == [p["rows"] for p in fitted]
+    # the note of the value at the bound of its range, read down its column, is whole
+    start = lines[head].index("note")
+    note = " ".join(line[start:].strip() for line in table[2:] if len(line) > start)
+    assert "at the bound of its range" in note
+
+
 def test_a_log_given_twice_is_read_once() -> None:
     """nccl-check reported it twice, calibrate weighed its rows twice, and '- -' read an empty
     standard input the second time ('<stdin>: empty input')."""

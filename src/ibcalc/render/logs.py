@@ -488,10 +488,8 @@ def render_calibration(
         title="fitted parameters",
         title_justify="left",
     )
-    for name in ("parameter", "before", "fitted", "std. error", "rows", "note"):
-        table.add_column(name, no_wrap=name != "note")
-    for p in calibration.parameters:
-        table.add_row(
+    cells = [
+        (
             p.name,
             _value(p.unit, p.before),
             _value(p.unit, p.value),
@@ -501,6 +499,24 @@ def render_calibration(
                 t for t in ("at the bound of its range" if p.at_bound else "", bound_text(p)) if t
             ),
         )
+        for p in calibration.parameters
+    ]
+    headers = ("parameter", "before", "fitted", "std. error", "rows", "note")
+    widths = [max([len(name)] + [len(row[i]) for row in cells]) for i, name in enumerate(headers)]
+    # figures are never cut; on a narrow terminal the parameter's name and the note fold, the
+    # note keeping at least 12 columns (3 columns between any two: padding and divider)
+    fixed: dict[str, int | None] = {"parameter": None, "note": None}
+    spare = console.width - sum(widths[1:5]) - 3 * (len(headers) - 1)
+    if widths[0] + widths[5] > spare:
+        note = max(min(widths[5], 12), spare - widths[0])
+        fixed = {"parameter": max(9, spare - note), "note": max(1, spare - max(9, spare - note))}
+    for i, name in enumerate(headers):
+        if name in fixed:
+            table.add_column(name, overflow="fold", width=fixed[name])
+        else:
+            table.add_column(name, no_wrap=True, min_width=widths[i])
+    for row in cells:
+        table.add_row(*row)
     if calibration.parameters:
         console.print(table)
     else:
