@@ -241,7 +241,32 @@ def test_a_wan_is_compared_across_sites(cat: Catalogue) -> None:
     out = CliRunner().invoke(
         app, ["gap", "--intra", "nvlink4", "--inter", "wan-10g", "--nics-per-node", "12"]
     )
-    assert "8 nodes x 1 GPU, 2 x wan-10g each" in out.output
+    text = " ".join(out.output.split())
+    assert "across (WAN): 8 sites x 1 GPU, 2 x wan-10g each" in text
+    assert "slowdown across sites:" in text
+    assert "scale-out" not in text and "across nodes" not in text
+    # with no count given, one WAN link per node (site), as in the common pairings table: per
+    # GPU 10 Gb/s / 8 = 0.156 GB/s line, so the ratio to NVLink 4's 450 GB/s is 2,880x there too
+    out = CliRunner().invoke(app, ["gap", "--intra", "nvlink4", "--inter", "wan-10g"])
+    text = " ".join(out.output.split())
+    assert "8 GPUs and 1 x wan-10g per site" in text
+    assert "ratio (scale-up / WAN) 2,880x" in text
+
+
+def test_a_link_named_alone_gets_the_common_pairings_nic_count() -> None:
+    """`gap --intra nvlink4 --inter efa-v2` compared 8 EFA NICs (one per GPU) while the pairings
+    table, and AWS p5, give 32: per GPU 4 x 100 Gb/s = 50 GB/s line, 450 / 50 = 9.0x."""
+    out = CliRunner().invoke(app, ["gap", "--intra", "nvlink4", "--inter", "efa-v2"])
+    assert out.exit_code == 0
+    text = " ".join(out.output.split())
+    assert "8 GPUs and 32 x efa-v2 per node" in text
+    assert "ratio (scale-up / scale-out) 9.0x" in text
+    assert "32 x efa-v2 per node assumed (4 EFA v2 per GPU, as on AWS p5" in text
+    # a link the pairings give one NIC per GPU keeps the one-per-GPU wording
+    text = " ".join(
+        CliRunner().invoke(app, ["gap", "--intra", "nvlink4", "--inter", "ndr"]).output.split()
+    )
+    assert "8 NICs per node (one per GPU) assumed" in text
 
 
 def test_tp_whatif_places_the_same_bytes(cat: Catalogue) -> None:

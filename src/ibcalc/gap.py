@@ -244,6 +244,7 @@ class GapResult(JsonModel):
         "gpus_per_node",
         "nics_per_node",
         "nics_per_gpu",
+        "inter_wan",
         "intra_GBps",
         "intra_achievable_GBps",
         "intra_bidirectional_GBps",
@@ -282,6 +283,8 @@ class GapResult(JsonModel):
     inside: Estimate
     across: Estimate
     assumptions: list[str]
+    #: the "scale-out" link is a WAN: "across" is one site per GPU, and the NICs are WAN links
+    inter_wan: bool = False
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -620,9 +623,10 @@ def gap(
     across_nics = nics_per_gpu_node(nics_per_node, gpus_per_node)
     share = nics_per_node / gpus_per_node
     if across_nics != share:
+        unit = "site" if out.kind is LinkKind.WAN else "node"
         notes.append(
-            f"across nodes each one-GPU node gets {across_nics} x {out.id} "
-            f"(the node has {nics_per_node} for {gpus_per_node} GPUs, {share:g} per GPU, "
+            f"across {unit}s each one-GPU {unit} gets {across_nics} x {out.id} "
+            f"(a {unit} of {gpus_per_node} GPUs has {nics_per_node}, {share:g} per GPU, "
             "rounded up)"
         )
     inside, across = _placements(
@@ -654,7 +658,26 @@ def gap(
         inside=inside,
         across=across,
         assumptions=notes,
+        inter_wan=out.kind is LinkKind.WAN,
     )
+
+
+def _default_nics(catalogue: Catalogue, inter: str, gpus: int) -> tuple[int, str]:
+    """NICs per node when none is given, and the assumption that says so: the common
+    pairings' count for this link and GPU count (efa-v2: 32 for 8 GPUs, as on AWS p5; a WAN:
+    one link per node), else one WAN link per node, else one NIC per GPU."""
+    link = find_link(catalogue, inter)
+    for node in load_pairings().inter:
+        if node.inter == link.id and node.gpus_per_node == gpus:
+            if node.nics_per_node == gpus:
+                break
+            return node.nics_per_node, (
+                f"{node.nics_per_node} x {link.id} per node assumed ({node.why}, as in the "
+                "common pairings; {nics_per_node})"
+            )
+    if link.kind is LinkKind.WAN:
+        return 1, f"1 x {link.id} per site assumed (one WAN link per node; {{nics_per_node}})"
+    return gpus, f"{gpus} NICs per node (one per GPU) assumed ({{nics_per_node}})"
 
 
 def gap_for_system(
@@ -700,8 +723,8 @@ def gap_for_system(
     elif find_link(catalogue, inter_id).id == preset.inter and preset.nics_per_node > 0:
         nics = preset.nics_per_node
     else:
-        nics = gpus
-        notes.append(f"{nics} NICs per node (one per GPU) assumed ({{nics_per_node}})")
+        nics, note = _default_nics(catalogue, inter_id, gpus)
+        notes.append(note)
     result = gap(
         catalogue,
         intra_id,
@@ -855,9 +878,11 @@ def _one_pairing(catalogue: Catalogue, spec: ClusterSpec) -> tuple[GapResult, in
     gpus = spec.gpus_per_node if spec.gpus_per_node is not None else DEFAULT_GPUS_PER_NODE
     if spec.gpus_per_node is None:
         notes.append(f"{gpus} GPUs per node assumed ({{gpus_per_node}})")
-    nics = spec.nics_per_node if spec.nics_per_node is not None else gpus
-    if spec.nics_per_node is None:
-        notes.append(f"{nics} NICs per node (one per GPU) assumed ({{nics_per_node}})")
+    if spec.nics_per_node is not None:
+        nics = spec.nics_per_node
+    else:
+        nics, note = _default_nics(catalogue, spec.inter, gpus)
+        notes.append(note)
     result = gap(catalogue, spec.intra, spec.inter, gpus, nics, host_pcie=spec.host_pcie)
     return result.model_copy(update={"assumptions": notes + result.assumptions}), gpus
 

@@ -783,11 +783,13 @@ def _gap_table(rows: Sequence[dict[str, Any]], stream: TextIO | None) -> None:
 def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO | None) -> None:
     """One pairing (a GapResult's JSON) and an optional TP what-if (a TpWhatIf's JSON)."""
     console = _console(stream)
-    shape = f"{data['gpus_per_node']} GPUs and {data['nics_per_node']} x {data['inter']} per node"
+    wan = bool(data.get("inter_wan"))
+    out_role, unit = ("WAN", "site") if wan else ("scale-out", "node")
+    shape = f"{data['gpus_per_node']} GPUs and {data['nics_per_node']} x {data['inter']} per {unit}"
     if data["system"]:
         shape += f" ({data['system']})"
     table = Table(
-        title=f"gap: {data['intra']} (scale-up) vs {data['inter']} (scale-out), {shape}",
+        title=f"gap: {data['intra']} (scale-up) vs {data['inter']} ({out_role}), {shape}",
         box=box.SIMPLE_HEAD,
         title_justify="left",
     )
@@ -804,15 +806,15 @@ def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO
     nic_gbit = data["nic_GBps"] * 8
     cap = f", capped by {data['capped_by']}" if data["capped_by"] else ""
     table.add_row(
-        f"scale-out ({data['inter']})",
+        f"{out_role} ({data['inter']})",
         format_bandwidth(data["inter_per_gpu_GBps"] * GB),
         format_bandwidth(data["inter_per_gpu_achievable_GBps"] * GB),
-        f"{data['nics_per_gpu']:g} x {nic_gbit:g} Gb/s per GPU{cap}; node "
+        f"{data['nics_per_gpu']:g} x {nic_gbit:g} Gb/s per GPU{cap}; {unit} "
         f"{format_bandwidth(data['inter_per_node_GBps'] * GB)} line, "
         f"{format_bandwidth(data['inter_per_node_achievable_GBps'] * GB)} achievable",
     )
     table.add_row(
-        "ratio (scale-up / scale-out)",
+        f"ratio (scale-up / {out_role})",
         format_ratio(data["ratio_line"]),
         format_ratio(data["ratio_achievable"]),
         "",
@@ -832,9 +834,16 @@ def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO
         ("bottleneck", "left"),
     ):
         runs.add_column(name, justify=justify)  # type: ignore[arg-type]
-    placements = [("inside (scale-up)", data["allreduce_inside"])]
-    placements.append(("across (scale-out)", data["allreduce_across"]))
-    rows = [(f"{label}: {_placement_shape(p)}", p) for label, p in placements]
+    rows = [
+        (
+            f"inside (scale-up): {_placement_shape(data['allreduce_inside'])}",
+            data["allreduce_inside"],
+        ),
+        (
+            f"across ({out_role}): {_placement_shape(data['allreduce_across'], unit)}",
+            data["allreduce_across"],
+        ),
+    ]
     if tp is not None:
         rows.append((f"TP={tp['tp']} inside: {_placement_shape(tp['inside'])}", tp["inside"]))
         rows.append((f"TP={tp['tp']} across: {_placement_shape(tp['across'])}", tp["across"]))
@@ -850,14 +859,15 @@ def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO
     across_nics = data["allreduce_across"]["nics_per_node"]
     share = data["nics_per_node"] / data["gpus_per_node"]
     more = (
-        f"; each one-GPU node keeps {across_nics} NIC{'s' if across_nics != 1 else ''}, "
+        f"; each one-GPU {unit} keeps {across_nics} "
+        f"{'WAN link' if wan else 'NIC'}{'s' if across_nics != 1 else ''}, "
         f"{format_ratio(across_nics / share)} the per-GPU share in the ratio above"
         if across_nics > share
         else ""
     )
     console.print(
         Text(
-            f"slowdown across nodes: {format_ratio(data['slowdown'])} (1 GB all-reduce{more})",
+            f"slowdown across {unit}s: {format_ratio(data['slowdown'])} (1 GB all-reduce{more})",
             style="bold",
         )
     )
@@ -883,9 +893,10 @@ def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO
     console.print(Text(f"conventions: {data['conventions']}"), soft_wrap=True)
 
 
-def _placement_shape(p: dict[str, Any]) -> str:
+def _placement_shape(p: dict[str, Any], unit: str = "node") -> str:
+    """``8 nodes x 1 GPU, 1 x ndr each``; ``unit`` is ``site`` across a WAN."""
     nodes, gpus = p["nodes"], p["gpus_per_node"]
-    where = f"{nodes} node{'s' if nodes != 1 else ''} x {gpus} GPU{'s' if gpus != 1 else ''}"
+    where = f"{nodes} {unit}{'s' if nodes != 1 else ''} x {gpus} GPU{'s' if gpus != 1 else ''}"
     if nodes > 1 and gpus > 1:  # one scale-up domain larger than a node (NVL72)
         return f"{where} in one {p['link']} domain"
     if nodes > 1:
