@@ -267,6 +267,26 @@ def test_logs_of_different_clusters_sharing_a_fitted_value_are_warned_about(
         assert f"# warning: {cal.warnings[0]}" in lines
 
 
+def test_a_value_fitted_to_its_bound_gets_a_standard_error(catalogue: Catalogue) -> None:
+    """Two sendrecv logs and two all-reduce logs of A100 PCIe pairs drive p2p_efficiency to its
+    upper bound, 1: the standard error's finite-difference step then went above it and the
+    whole calibration stopped ('1.001 is out of range: must be in (0, 1]'). It steps down now."""
+    logs = [
+        SWEEPS / "21_sendrecv_1node_8xH100_intranode.txt",
+        SWEEPS / "26_sendrecv_1node_2xA100-PCIE-40GB_pcie.txt",
+        SWEEPS / "23_allreduce_1node_2xA100-PCIE-40GB_pcie.txt",
+        SWEEPS / "25_allreduce_1node_2xA100-PCIE-40GB_pcie.txt",
+    ]
+    cal = calibrate(
+        [parse_file(p).runs[0] for p in logs], catalogue=catalogue, sources=[p.name for p in logs]
+    )
+    (p2p,) = [p for p in cal.parameters if p.name == "calibrated.p2p_efficiency"]
+    assert p2p.value == pytest.approx(1.0, abs=1e-3)
+    assert p2p.at_bound
+    assert p2p.uncertainty is not None
+    assert 0 < p2p.uncertainty < 0.2
+
+
 def test_one_and_two_node_logs_of_one_cluster_are_not_warned_about(
     round_trip: Calibration,
 ) -> None:

@@ -16,6 +16,7 @@ import pytest
 from ibcalc.catalogue.models import Link
 from ibcalc.engine.types import Algorithm, Collective, Cost, Estimate, Protocol
 from ibcalc.render.console import Format, render_estimate, render_links
+from ibcalc.render.logs import _value
 
 BEST = Cost(
     algorithm=Algorithm.RING,
@@ -240,3 +241,19 @@ def test_links_json_gives_rates_in_gigabytes_and_gigabits() -> None:
     assert data["per_direction_Gbps"] == pytest.approx(400)
     assert data["achievable_GBps"] == pytest.approx(45)
     assert data["efficiency"] == 0.9
+
+
+@pytest.mark.parametrize(
+    ("unit", "value", "text"),
+    [
+        ("s", 476e-6, "476 us"),  # was '476. us'
+        ("s", 1234e-6, "1,234 us"),  # was '1.23e+03 us'
+        ("s", 1.01e-6, "1.01 us"),
+        ("s", 0.0, "0.00 us"),
+        ("", 0.9, "0.900"),
+        ("", 0.0183, "0.0183"),
+        ("B/s", 1.15e9, "1.15 GB/s"),
+    ],
+)
+def test_calibrated_values_read_as_plain_numbers(unit: str, value: float, text: str) -> None:
+    assert _value(unit, value) == text

@@ -1082,6 +1082,8 @@ def _standard_errors(
     for p in determined:
         x = values[p]
         h = max(abs(x) * 1e-3, 1e-9 if p.field == "transport_latency_s" else 1e-6)
+        if x + h > p.hi:  # a value at (or within a step of) its upper bound: step down
+            h = -h
         cat, par = _apply(catalogue, params, {**values, p: x + h})
         moved = _residuals(cases, cat, par)
         if moved is None:

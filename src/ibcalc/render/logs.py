@@ -436,11 +436,18 @@ def _value(unit: str, value: float | None) -> str:
     if value is None:
         return "-"
     if unit == "s":
-        return f"{value * 1e6:#.3g} us"
+        return f"{_sig3(value * 1e6)} us"
     if unit == "B/s":
-        return f"{value / 1e9:#.3g} GB/s"
-    # three significant digits, trailing zeros kept, so a column reads 0.900 / 0.912 / 0.0183
-    return f"{value:#.3g}"
+        return f"{_sig3(value / 1e9)} GB/s"
+    return _sig3(value)
+
+
+def _sig3(x: float) -> str:
+    """Three significant digits, trailing zeros kept, so a column reads 0.900 / 0.912 / 0.0183;
+    no bare point (476, not '476.') and no exponent (1,234, not '1.23e+03')."""
+    if abs(x) >= 1000:
+        return f"{x:,.0f}"
+    return f"{x:#.3g}".rstrip(".")
 
 
 def _pct(value: float | None) -> str:
