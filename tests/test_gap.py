@@ -252,6 +252,12 @@ def test_a_wan_is_compared_across_sites(cat: Catalogue) -> None:
     text = " ".join(out.output.split())
     assert "8 GPUs and 1 x wan-10g per site" in text
     assert "ratio (scale-up / WAN) 2,880x" in text
+    out = CliRunner().invoke(
+        app, ["gap", "--intra", "nvlink4", "--inter", "wan-10g", "--tp", "4", "--tp-size", "64MB"]
+    )
+    text = " ".join(out.output.split())
+    assert "TP=4 across: 4 sites x 1 GPU, 1 x wan-10g each" in text
+    assert " across 4 sites, " in text
 
 
 def test_a_link_named_alone_gets_the_common_pairings_nic_count() -> None:

@@ -846,7 +846,7 @@ def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO
     ]
     if tp is not None:
         rows.append((f"TP={tp['tp']} inside: {_placement_shape(tp['inside'])}", tp["inside"]))
-        rows.append((f"TP={tp['tp']} across: {_placement_shape(tp['across'])}", tp["across"]))
+        rows.append((f"TP={tp['tp']} across: {_placement_shape(tp['across'], unit)}", tp["across"]))
     for label, p in rows:
         runs.add_row(
             label,
@@ -876,7 +876,7 @@ def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO
             Text(
                 f"TP={tp['tp']} all-reduce of {format_size(tp['size_bytes'])}: "
                 f"{format_time(tp['inside_s'])} on the scale-up link vs "
-                f"{format_time(tp['across_s'])} across {tp['tp']} nodes, "
+                f"{format_time(tp['across_s'])} across {tp['tp']} {unit}s, "
                 f"{format_ratio(tp['slowdown'])} slower",
                 style="bold",
             )
