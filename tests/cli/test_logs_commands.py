@@ -119,6 +119,44 @@ def test_github_output_of_no_readable_log_is_empty() -> None:
     assert "cannot open" in err
 
 
+def test_a_gate_does_not_pass_a_run_it_could_not_check() -> None:
+    """The p4d scatter log's collective cannot be told: the gate had exited 0 beside
+    'verdict: not_checked'. It judges nothing there, so it is refused as a log without large
+    rows is; in a session with other runs, the unchecked run is named and the rest judged."""
+    code, _, err = run(
+        "nccl-check",
+        str(FIXTURES / "01_scatter_2node_16xA100-40GB_p4d_efa_slurm_full_debug_log.txt"),
+        "--min-efficiency",
+        "0.9",
+    )
+    assert code == 2
+    assert (
+        "run 1 is not judged by --min-efficiency: the collective could not be told from "
+        "the log; give it (--collective)" in err
+    )
+    assert err.endswith("error: --min-efficiency would judge nothing: no run could be checked\n")
+    session = FIXTURES / "09_multi_collective_session_1node_2xRTX2080Ti_pcie.txt"
+    code, _, err = run("nccl-check", str(session), "--min-efficiency", "0.1")
+    assert code == 0
+    assert "run 5 is not judged by --min-efficiency: a run on one GPU moves no data" in err
+
+
+def test_a_gate_failure_inside_the_band_says_why_the_report_reads_ok() -> None:
+    """2 x A100 PCIe (sweep 25) reaches 77-79 % of the expected busbw at 64 MiB and more: inside
+    the model's error band, so the report's verdict is ok, while a 0.85 gate fails. The FAIL
+    line says both, and cuts its list after six sizes with a count of the rest (8 sizes)."""
+    code, out, err = run(
+        "nccl-check",
+        str(SWEEPS / "25_allreduce_1node_2xA100-PCIE-40GB_pcie.txt"),
+        "--min-efficiency",
+        "0.85",
+    )
+    assert code == 1
+    assert "verdict: ok" in out
+    assert "67108864 B (77% of the expected busbw, inside the model's error band)" in err
+    assert " and 2 more (rows inside the model's error band read ok in the report" in err
+
+
 def test_flags_override_the_log_and_bad_flags_exit_2() -> None:
     code, out, _ = run(
         "nccl-check",

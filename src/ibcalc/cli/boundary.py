@@ -68,6 +68,7 @@ R = TypeVar("R")
 #: :func:`ibcalc.cli.options.cluster_options`).
 FIELD_FLAGS: dict[str, str] = {
     "nodes": "--nodes",
+    "collective": "--collective",
     "gpus_per_node": "--gpus-per-node",
     "nics_per_node": "--nics-per-node",
     "intra": "--intra",

@@ -121,7 +121,7 @@ def check_run(
         why = (
             f"collective {run.raw_collective} is not modelled by ibcalc"
             if run.raw_collective
-            else "the collective could not be told from the log; give it"
+            else "the collective could not be told from the log; give it ({collective})"
         )
         return _unchecked(
             run, why, source=source, run_index=run_index, assumptions=assumptions, notes=notes
