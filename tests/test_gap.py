@@ -268,7 +268,16 @@ def test_a_link_named_alone_gets_the_common_pairings_nic_count() -> None:
     text = " ".join(out.output.split())
     assert "8 GPUs and 32 x efa-v2 per node" in text
     assert "ratio (scale-up / scale-out) 9.0x" in text
-    assert "32 x efa-v2 per node assumed (4 EFA v2 per GPU, as on AWS p5" in text
+    assert (
+        "32 x efa-v2 per node assumed (the common pairings' 32 for 8 GPUs: 4 EFA v2 per GPU" in text
+    )
+    # 4 GPUs keep 4 NICs each: 16, not one per GPU
+    text = " ".join(
+        CliRunner()
+        .invoke(app, ["gap", "--intra", "nvlink4", "--inter", "efa-v2", "-g", "4"])
+        .output.split()
+    )
+    assert "4 GPUs and 16 x efa-v2 per node" in text
     # a link the pairings give one NIC per GPU keeps the one-per-GPU wording
     text = " ".join(
         CliRunner().invoke(app, ["gap", "--intra", "nvlink4", "--inter", "ndr"]).output.split()

@@ -663,20 +663,21 @@ def gap(
 
 
 def _default_nics(catalogue: Catalogue, inter: str, gpus: int) -> tuple[int, str]:
-    """NICs per node when none is given, and the assumption that says so: the common
-    pairings' count for this link and GPU count (efa-v2: 32 for 8 GPUs, as on AWS p5; a WAN:
-    one link per node), else one WAN link per node, else one NIC per GPU."""
+    """NICs per node when none is given, and the assumption that says so: the common pairings'
+    NICs per GPU for this link (efa-v2: 4 per GPU, as on AWS p5), a WAN's one link per node, or
+    one NIC per GPU. (The estimate commands take one per GPU for every link; only gap, which
+    compares per-GPU rates, follows the pairings.)"""
     link = find_link(catalogue, inter)
-    for node in load_pairings().inter:
-        if node.inter == link.id and node.gpus_per_node == gpus:
-            if node.nics_per_node == gpus:
-                break
-            return node.nics_per_node, (
-                f"{node.nics_per_node} x {link.id} per node assumed ({node.why}, as in the "
-                "common pairings; {nics_per_node})"
-            )
     if link.kind is LinkKind.WAN:
-        return 1, f"1 x {link.id} per site assumed (one WAN link per node; {{nics_per_node}})"
+        return 1, f"1 x {link.id} per node (one site each) assumed ({{nics_per_node}})"
+    for node in load_pairings().inter:
+        if node.inter == link.id and node.nics_per_node != node.gpus_per_node:
+            nics = max(1, math.ceil(node.nics_per_node * gpus / node.gpus_per_node))
+            return nics, (
+                f"{nics} x {link.id} per node assumed (the common pairings' "
+                f"{node.nics_per_node} for {node.gpus_per_node} GPUs: {node.why}; "
+                "{nics_per_node})"
+            )
     return gpus, f"{gpus} NICs per node (one per GPU) assumed ({{nics_per_node}})"
 
 
@@ -692,9 +693,9 @@ def gap_for_system(
 ) -> GapResult:
     """:func:`gap` for a system preset, each field overridable.
 
-    The preset's NIC count is used only with the preset's own fabric; another ``inter`` gets one
-    NIC per GPU unless ``nics_per_node`` says otherwise (as
-    :func:`~ibcalc.cluster.resolve.resolve_cluster` does).
+    The preset's NIC count is used only with the preset's own fabric; another ``inter`` gets
+    the common pairings' NICs per GPU for that link (one per GPU for most, 4 for efa-v2, one per
+    node for a WAN) unless ``nics_per_node`` says otherwise.
     """
     preset = find_system(catalogue, system)
     intra_id = intra or preset.intra
@@ -812,6 +813,7 @@ def tp_whatif(
         dtype=dtype,
         domain_nodes=domain_nodes,
     )
+    unit, link_word = ("site", "WAN link") if out.kind is LinkKind.WAN else ("node", "NIC")
     where = (
         f"{domain_nodes} nodes x {ranks} in one {up.id} domain"
         if domain_nodes > 1
@@ -819,8 +821,8 @@ def tp_whatif(
     )
     notes = [
         f"the same all-reduce of {format_size(inside.size_bytes)} ({dtype}) over {tp} GPUs: "
-        f"{where} vs {tp} nodes x 1 on {out.id} "
-        f"({nics_per_node} NIC{'s' if nics_per_node != 1 else ''} each)",
+        f"{where} vs {tp} {unit}s x 1 on {out.id} "
+        f"({nics_per_node} {link_word}{'s' if nics_per_node != 1 else ''} each)",
         f"inside: {inside.best.algorithm.value}/{inside.best.protocol.value}; "
         f"across: {across.best.algorithm.value}/{across.best.protocol.value} "
         "(NCCL-like choice in each placement)",

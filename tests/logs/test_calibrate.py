@@ -42,7 +42,7 @@ from ibcalc.logs.calibrate import (
     calibrate_logs as calibrate_log_files,
 )
 from ibcalc.logs.expect import catalogue_with_link
-from ibcalc.logs.parse import read_log
+from ibcalc.logs.parse import LogInput, read_log
 from ibcalc.logs.synth import synthesize_log
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
@@ -310,9 +310,9 @@ def test_a_run_nccl_check_calls_bad_is_warned_about(catalogue: Catalogue) -> Non
     (warning,) = [w for w in cal.warnings if w.startswith("nccl-check")]
     assert warning == (
         f"nccl-check calls {degraded} (run 1) bad (its lowest efficiency at 64 MiB and more is 5% "
-        "of the model's; likeliest cause: less than one NIC's worth of network bandwidth per "
-        "node). Values fitted to a faulty run describe the fault, not the fabric: calibrate on "
-        "healthy runs"
+        "of the expected busbw; likeliest cause: less than one NIC's worth of network bandwidth "
+        "per node). Values fitted to a faulty run describe the fault, not the fabric: calibrate "
+        "on healthy runs"
     )
     # 5.5 GB/s measured at 64 MiB against the model's 99.5 GB/s: the fit follows the fault
     (eff,) = [p for p in cal.parameters if p.name == "slingshot-11.efficiency"]
@@ -320,6 +320,20 @@ def test_a_run_nccl_check_calls_bad_is_warned_about(catalogue: Catalogue) -> Non
     for log in (healthy, ramp):
         alone = calibrate_log_files([read_log(log)], catalogue=catalogue)
         assert not [w for w in alone.warnings if w.startswith("nccl-check")]
+    # a corrupt run is named whatever nccl-check's first finding is (here only the info that
+    # the network is assumed): the 128 MiB row of sweep 07 timed as -nan
+    text = (SWEEPS / "07_allreduce_2node_16xA100-40GB_net-notstated.txt").read_text()
+    row = next(line for line in text.splitlines() if line.lstrip().startswith("134217728 "))
+    field = row.split()[5]
+    nan_log = parse_log(text.replace(row, row.replace(field, "-nan", 1)), source="07-nan.txt")
+    cal = calibrate_log_files(
+        [LogInput(label="07-nan.txt", text=text, parsed=nan_log)], catalogue=catalogue
+    )
+    assert [w for w in cal.warnings if w.startswith("nccl-check")] == [
+        "nccl-check calls 07-nan.txt (run 1) corrupt: some of its rows failed validation or "
+        "are no measurement. The fit leaves those rows out; check the run before trusting the "
+        "rest"
+    ]
 
 
 CASES = [

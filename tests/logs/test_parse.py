@@ -248,7 +248,11 @@ def test_no_published_log_has_columns_that_contradict_each_other() -> None:
     """The three row checks hold on every published log in the repository (and every fixture):
     nccl-tests prints the time to 2, 1 or 0 decimals (below 100 us, below 10,000 us, above) and
     the bandwidths to 2, and the checks allow exactly that rounding."""
-    paths = sorted(SWEEPS.glob("*.txt")) + sorted(FIXTURES.glob("*.txt"))
+    paths = (
+        sorted(SWEEPS.glob("*.txt"))
+        + sorted(FIXTURES.glob("*.txt"))
+        + sorted(FIXTURES.glob("*.json"))
+    )
     assert len(paths) > 30
     for path in paths:
         for run in parse_file(path).runs:

@@ -248,6 +248,8 @@ def test_links_json_gives_rates_in_gigabytes_and_gigabits() -> None:
     [
         ("s", 476e-6, "476 us"),  # was '476. us'
         ("s", 1234e-6, "1,234 us"),  # was '1.23e+03 us'
+        ("s", 999.7e-6, "1,000 us"),  # rounds up: not '1.00e+03 us'
+        ("s", 999.4e-6, "999 us"),
         ("s", 1.01e-6, "1.01 us"),
         ("s", 0.0, "0.00 us"),
         ("", 0.9, "0.900"),

@@ -811,23 +811,27 @@ def _unhealthy_runs(
         except IbcalcError:
             continue
         top = checked.findings[0] if checked.findings else None
-        if checked.verdict not in ("bad", "corrupt") or (
-            top is not None and top.severity == "info"
-        ):
-            continue  # healthy, or below the band only where nccl-check finds no fault
-        if checked.verdict == "bad" and checked.min_bandwidth_efficiency is not None:
-            why = (
-                "its lowest efficiency at 64 MiB and more is "
-                f"{checked.min_bandwidth_efficiency:.0%} of the model's"
+        run_name = f"{source} (run {sources[:i].count(source) + 1})"
+        if checked.verdict == "corrupt":
+            out.append(
+                f"nccl-check calls {run_name} corrupt: some of its rows failed validation or "
+                "are no measurement. The fit leaves those rows out; check the run before "
+                "trusting the rest"
             )
-        else:
-            why = "some of its rows failed validation or are no measurement"
-        if top is not None:
-            why += f"; likeliest cause: {top.cause.split(':')[0]}"
+            continue
+        if checked.verdict != "bad" or checked.min_bandwidth_efficiency is None:
+            continue
+        if top is not None and top.kind == "low_bandwidth" and top.severity == "info":
+            continue  # below the band only where nccl-check finds no fault (a later ramp)
+        cause = (
+            f"; likeliest cause: {top.cause.split(':')[0]}"
+            if top is not None and top.severity != "info"
+            else ""
+        )
         out.append(
-            f"nccl-check calls {source} (run {sources[:i].count(source) + 1}) "
-            f"{checked.verdict} ({why}). Values fitted to a faulty run describe the fault, "
-            "not the fabric: calibrate on healthy runs"
+            f"nccl-check calls {run_name} bad (its lowest efficiency at 64 MiB and more is "
+            f"{checked.min_bandwidth_efficiency:.0%} of the expected busbw{cause}). Values "
+            "fitted to a faulty run describe the fault, not the fabric: calibrate on healthy runs"
         )
     return out
 

@@ -279,11 +279,10 @@ def _ratio_interval(rows: list[Row]) -> tuple[float, float, int] | None:
     """The busbw/algbw interval every printed row allows (two-decimal rounding), or None."""
     lo, hi, used = 0.0, math.inf, 0
     for t in _timings(rows):
-        a, b = t.algbw_GBps, t.busbw_GBps
-        if a <= _HALF_ULP * 2 or b < 0:
+        if t.algbw_GBps <= _HALF_ULP * 2 or t.busbw_GBps < 0:
             continue
-        lo = max(lo, (b - _HALF_ULP) / (a + _HALF_ULP))
-        hi = min(hi, (b + _HALF_ULP) / (a - _HALF_ULP))
+        t_lo, t_hi, _ = _ratio_interval_of(t)
+        lo, hi = max(lo, t_lo), min(hi, t_hi)
         used += 1
     if used == 0 or lo > hi * (1 + 1e-9):
         return None
@@ -699,7 +698,10 @@ class _Builder:
                 "the time"
             )
         sig = next((s for s in _SIGNATURES if s.name == raw), None)
-        if sig is None or ranks is None:
+        if sig is None or (ranks is None and sig.per_rank):
+            return
+        self._count_check(sig, ranks)
+        if ranks is None:
             return
         factor = sig.factor(ranks)
         judged = [
@@ -709,9 +711,10 @@ class _Builder:
             if t is not None and t.algbw_GBps > _HALF_ULP * 2
         ]
         off = [(r, p, t) for r, p, t in judged if not _fits(factor, _ratio_interval_of(t))]
-        # every row off by the same factor is the rank count or the collective, said by
-        # ratio_check; some rows off is a contradiction inside the table
-        if off and (len(off) < len(judged) or self.interval is None):
+        # rows that agree with each other but not with the factor are the rank count or the
+        # collective, said by ratio_check; rows that disagree with each other (no common
+        # interval) are a contradiction inside the table
+        if off and self.interval is None:
             r, place, t = off[0]
             self.notes.append(
                 f"busbw does not match algbw x {_FACTOR_TEXT[sig.factor]} ({_fmt(factor)} for "
@@ -720,7 +723,10 @@ class _Builder:
                 f"GB/s, the log prints {_fmt(t.busbw_GBps)} GB/s): edited, or pasted from several "
                 "runs; ibcalc reads the time"
             )
-        per = ranks if sig.per_rank else 1
+
+    def _count_check(self, sig: _Signature, ranks: int | None) -> None:
+        """Sizes that are not count x type size (x ranks for per-rank collectives)."""
+        per = ranks if sig.per_rank and ranks is not None else 1
         miscounted = [
             (r, "", width)
             for r in self.rows
@@ -730,7 +736,7 @@ class _Builder:
         ]
         if miscounted:
             r, _, width = miscounted[0]
-            times = f" x {ranks} ranks" if per > 1 else ""
+            times = f" x {per} ranks" if per > 1 else ""
             self.notes.append(
                 f"size does not match count x type size{' x ranks' if per > 1 else ''} in "
                 f"{self._where(miscounted)}: {r.count} x {width} B{times} = "
@@ -739,13 +745,15 @@ class _Builder:
             )
 
     def _where(self, found: Sequence[tuple[Row, str, object]]) -> str:
-        """``1 row (line 44`` or ``3 rows (the first at line 44``: the count of distinct rows."""
+        """``1 row (line 44``, ``3 rows (the first at line 44`` or ``every row (the first at
+        line 30``: the count of distinct rows."""
         unit = "result" if self.f.from_json else "line"
         rows = len({id(r) for r, _, _ in found})
         first = found[0][0].line
         if rows == 1:
             return f"1 row ({unit} {first}"
-        return f"{rows} rows (the first at {unit} {first}"
+        count = "every row" if rows == len(self.rows) else f"{rows} rows"
+        return f"{count} (the first at {unit} {first}"
 
 
 def _time_half_unit(time_us: float) -> float:

@@ -445,7 +445,7 @@ def _value(unit: str, value: float | None) -> str:
 def _sig3(x: float) -> str:
     """Three significant digits, trailing zeros kept, so a column reads 0.900 / 0.912 / 0.0183;
     no bare point (476, not '476.') and no exponent (1,234, not '1.23e+03')."""
-    if abs(x) >= 1000:
+    if abs(x) >= 999.5:  # 999.7 would round to '1.00e+03'
         return f"{x:,.0f}"
     return f"{x:#.3g}".rstrip(".")
 
@@ -511,7 +511,8 @@ def render_calibration(
     headers = ("parameter", "before", "fitted", "std. error", "rows", "note")
     widths = [max([len(name)] + [len(row[i]) for row in cells]) for i, name in enumerate(headers)]
     # figures are never cut; on a narrow terminal the parameter's name and the note fold, the
-    # note keeping at least 12 columns (3 columns between any two: padding and divider)
+    # note keeping 12 columns where the width allows (3 columns between any two: padding and
+    # divider; the console is at least 60 wide)
     fixed: dict[str, int | None] = {"parameter": None, "note": None}
     spare = console.width - sum(widths[1:5]) - 3 * (len(headers) - 1)
     if widths[0] + widths[5] > spare:
