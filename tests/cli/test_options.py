@@ -297,3 +297,13 @@ def test_every_choice_takes_any_case(args: list[str]) -> None:
     """train --grad-dtype FP32 and --host-cpu AMD were refused after --algo RING was taken."""
     result = CliRunner().invoke(app, args)
     assert result.exit_code == 0, result.stderr
+
+
+def test_a_flag_not_given_is_not_named_as_ignored() -> None:
+    """`sweep --inter ndr` copied the spec with every default as if given, and printed
+    '--cross-leaf 1 ignored: the leaves are not oversubscribed'; a flag that is given still is."""
+    args = ["sweep", "allreduce", "--system", "dgx-h100", "-N", "4", "--inter", "ndr"]
+    out = CliRunner().invoke(app, [*args, "-b", "1M", "-e", "1M"]).output
+    assert "--cross-leaf" not in out
+    out = CliRunner().invoke(app, [*args, "--cross-leaf", "0.5", "-b", "1M", "-e", "1M"]).output
+    assert "--cross-leaf 0.5 ignored: the leaves are not oversubscribed" in " ".join(out.split())

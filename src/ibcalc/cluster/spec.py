@@ -118,8 +118,9 @@ class ClusterSpec(BaseModel):
         return value
 
     def replace(self, **changes: Any) -> ClusterSpec:
-        """A copy with ``changes`` applied and validated."""
-        return ClusterSpec(**{**self.model_dump(), **changes})
+        """A copy with ``changes`` applied and validated; a field left unset stays unset (its
+        default is not taken for a value the user gave)."""
+        return ClusterSpec(**{**self.model_dump(exclude_unset=True), **changes})
 
 
 def _cluster_error(exc: ValidationError) -> ClusterError:
