@@ -745,3 +745,58 @@ def test_check_counts_a_file_given_twice_once(
         "note: a.yaml is given again; read once",
         f"note: {tmp_path / 'a.yaml'} is the file a.yaml again; read once",
     ]
+
+
+def test_explain_says_when_lls_network_rate_sets_the_transfer() -> None:
+    """A 64 KiB ring/LL all-reduce on 2 x 4 GH200 over Slingshot (a plugin transport): the
+    transfer term read '112 KiB per rank at 9.75 GB/s' beside 57 us, which is 11.8 us of
+    arithmetic; the 57 us is LL's network rate, 64 KiB / ll_net_bandwidth, and the text says so."""
+    from ibcalc.catalogue.cost_params import builtin_cost_params
+
+    ll_net = builtin_cost_params().calibrated.ll_net_Bps
+    assert ll_net is not None
+    held_us = 65536 / ll_net * 1e6  # 57.0 us at 1.15 GB/s
+    result = CliRunner().invoke(
+        app,
+        [
+            "allreduce",
+            "-s",
+            "64KiB",
+            "--system",
+            "alps-gh200",
+            "-N",
+            "2",
+            "--algo",
+            "ring",
+            "--proto",
+            "ll",
+            "--explain",
+        ],
+        env={"COLUMNS": "200"},
+    )
+    assert result.exit_code == 0
+    text = " ".join(result.output.split())
+    assert (
+        f"held to {held_us:.0f} us, longer: LL across a plugin transport moves min(S, 64 KiB) = "
+        "64 KiB at 1.15 GB/s"
+    ) in text
+    # not said where the bytes at the bottleneck take longer (1 GiB on the same ring)
+    big = CliRunner().invoke(
+        app,
+        [
+            "allreduce",
+            "-s",
+            "1GiB",
+            "--system",
+            "alps-gh200",
+            "-N",
+            "2",
+            "--algo",
+            "ring",
+            "--proto",
+            "ll",
+            "--explain",
+        ],
+        env={"COLUMNS": "200"},
+    )
+    assert "held to" not in big.output

@@ -566,6 +566,23 @@ def ll_network_transfer(
     return min(size_bytes, params.assumptions.ll_net_saturation_bytes) / ll_net_Bps
 
 
+def ll_network_text(
+    topo: Topology, size_bytes: float, protocol: Protocol, params: CostParams, bw_time_s: float
+) -> str:
+    """The explanation's clause when :func:`ll_network_transfer` sets the transfer (it is longer
+    than ``bw_time_s``, the bytes at the bottleneck's rate); empty otherwise."""
+    floor = ll_network_transfer(topo, size_bytes, protocol, params)
+    ll_net_Bps = params.calibrated.ll_net_Bps
+    if floor <= bw_time_s or ll_net_Bps is None:
+        return ""
+    held = min(size_bytes, params.assumptions.ll_net_saturation_bytes)
+    return (
+        f"; held to {us(floor)}, longer: LL across a plugin transport moves min(S, "
+        f"{format_size(params.assumptions.ll_net_saturation_bytes)}) = {format_size(held)} at "
+        f"{gbps(ll_net_Bps)} (calibrated.ll_net_bandwidth, fitted by benchmarks/fits.py)"
+    )
+
+
 def ll_cap_Bps(topo: Topology, params: CostParams) -> float:
     """NCCL's LL bus-bandwidth cap for this GPU generation and node count (Hopper's row for a
     generation NCCL's table does not list). On several nodes NCCL picks the row by CPU vendor:

@@ -28,6 +28,7 @@ from ibcalc.engine.base import (
     gbps,
     intra_hop_detail,
     intra_hop_latency,
+    ll_network_text,
     ll_network_transfer,
     make_cost,
     net_hop_detail,
@@ -239,7 +240,8 @@ def ring_timing(
                 detail=f"{factor_text} = {format_size(moved)} per rank at {gbps(bw)} "
                 f"({protocol.value}) through the bottleneck, {where}"
                 + (f"; {wan_rate_reason(topo, params)}" if limit == "wan" else "")
-                + trimmed_text(active, full, unit),
+                + trimmed_text(active, full, unit)
+                + ll_network_text(topo, size_bytes, protocol, params, moved / bw),
             )
         )
         return make_cost(

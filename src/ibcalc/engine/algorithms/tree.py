@@ -33,6 +33,7 @@ from ibcalc.engine.base import (
     intra_hop_detail,
     intra_hop_latency,
     ll_cap_Bps,
+    ll_network_text,
     ll_network_transfer,
     make_cost,
     net_hop_detail,
@@ -179,7 +180,8 @@ def tree_timing(
                 detail=f"S = {format_size(size_bytes)} through the tree at {gbps(bw)} "
                 f"({protocol.value}; {where})"
                 + (f"; {wan_rate_reason(topo, params)}" if limit == "wan" else "")
-                + trimmed_text(active, full, unit),
+                + trimmed_text(active, full, unit)
+                + ll_network_text(topo, size_bytes, protocol, params, size_bytes / bw),
             )
         )
         if fill:
