@@ -16,7 +16,7 @@ from ibcalc.cluster.spec import MAX_GPUS, MAX_NICS_PER_NODE, ClusterSpec
 from ibcalc.engine.base import Topology
 from ibcalc.engine.types import ScaleOutTier, ScaleUpTier
 from ibcalc.errors import ClusterError
-from ibcalc.units import format_time
+from ibcalc.units import format_time, plural
 
 __all__ = [
     "DEFAULT_GPUS_PER_NODE",
@@ -445,7 +445,8 @@ def _build_wan(
         return None
     if domains % spec.sites:
         raise ClusterError(
-            f"{domains} nodes (scale-up domains) cannot be split evenly over {spec.sites} sites",
+            f"{plural(domains, 'node')} (scale-up domains) cannot be split evenly over "
+            f"{spec.sites} sites",
             field="sites",
         )
     wan = find_link(catalogue, spec.wan or "wan-100g")

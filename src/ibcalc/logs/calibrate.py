@@ -635,6 +635,13 @@ def calibrate(
         after = _residuals(cases, cat, par) or base
     run_fits = _run_fits(cases, base, after)
     warnings = _mixed_clusters(cases, determined, masks, {p: fitted[p][2] for p in determined})
+    if _rms(after) > _rms(base) * 1.001:
+        warnings.append(
+            f"the fit leaves the rms log error of the time worse ({_rms(base):.3f} -> "
+            f"{_rms(after):.3f}): it is a robust fit, which weighs rows the model misses by more "
+            "than 10 % less, so its values follow the rows the model does follow; see the fit "
+            "quality per run before using them"
+        )
     parameters = [
         FittedParameter(
             name=p.name,
@@ -1197,8 +1204,8 @@ def _why(p: FittedParameter, inputs: Sequence[str], date: str) -> str:
     pm = f" +- {_fmt_value(p, p.uncertainty)}" if p.uncertainty is not None else ""
     bound = f"; {bound_text(p)}" if bound_text(p) else ""
     return (
-        f"ibcalc calibrate {date}: {_fmt_value(p, p.value)}{pm}, least squares over {p.rows} "
-        f"rows of {', '.join(inputs)} (was {_fmt_value(p, p.before)}{bound})"
+        f"ibcalc calibrate {date}: {_fmt_value(p, p.value)}{pm}, least squares over "
+        f"{plural(p.rows, 'row')} of {', '.join(inputs)} (was {_fmt_value(p, p.before)}{bound})"
     )
 
 
