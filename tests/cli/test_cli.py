@@ -28,6 +28,7 @@ from conftest import (
     main_error,
     position_of,
 )
+from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import ENV_VAR, find_link, load_catalogue
 from ibcalc.catalogue.models import Catalogue, LinkKind
 from ibcalc.cli import app, main
@@ -747,56 +748,26 @@ def test_check_counts_a_file_given_twice_once(
     ]
 
 
+def _explain_gh200_ring_ll(size: str) -> str:
+    """``allreduce --explain`` of ``size`` in ring/LL on 2 x 4 GH200 (Slingshot), one line."""
+    args = ["allreduce", "-s", size, "--system", "alps-gh200", "-N", "2"]
+    result = CliRunner().invoke(
+        app, [*args, "--algo", "ring", "--proto", "ll", "--explain"], env={"COLUMNS": "200"}
+    )
+    assert result.exit_code == 0
+    return " ".join(result.output.split())
+
+
 def test_explain_says_when_lls_network_rate_sets_the_transfer() -> None:
     """A 64 KiB ring/LL all-reduce on 2 x 4 GH200 over Slingshot (a plugin transport): the
     transfer term read '112 KiB per rank at 9.75 GB/s' beside 57 us, which is 11.8 us of
     arithmetic; the 57 us is LL's network rate, 64 KiB / ll_net_bandwidth, and the text says so."""
-    from ibcalc.catalogue.cost_params import builtin_cost_params
-
     ll_net = builtin_cost_params().calibrated.ll_net_Bps
     assert ll_net is not None
     held_us = 65536 / ll_net * 1e6  # 57.0 us at 1.15 GB/s
-    result = CliRunner().invoke(
-        app,
-        [
-            "allreduce",
-            "-s",
-            "64KiB",
-            "--system",
-            "alps-gh200",
-            "-N",
-            "2",
-            "--algo",
-            "ring",
-            "--proto",
-            "ll",
-            "--explain",
-        ],
-        env={"COLUMNS": "200"},
-    )
-    assert result.exit_code == 0
-    text = " ".join(result.output.split())
     assert (
         f"held to {held_us:.0f} us, longer: LL across a plugin transport moves min(S, 64 KiB) = "
         "64 KiB at 1.15 GB/s"
-    ) in text
+    ) in _explain_gh200_ring_ll("64KiB")
     # not said where the bytes at the bottleneck take longer (1 GiB on the same ring)
-    big = CliRunner().invoke(
-        app,
-        [
-            "allreduce",
-            "-s",
-            "1GiB",
-            "--system",
-            "alps-gh200",
-            "-N",
-            "2",
-            "--algo",
-            "ring",
-            "--proto",
-            "ll",
-            "--explain",
-        ],
-        env={"COLUMNS": "200"},
-    )
-    assert "held to" not in big.output
+    assert "held to" not in _explain_gh200_ring_ll("1GiB")

@@ -635,7 +635,7 @@ def calibrate(
         after = _residuals(cases, cat, par) or base
     run_fits = _run_fits(cases, base, after)
     warnings = _mixed_clusters(cases, determined, masks, {p: fitted[p][2] for p in determined})
-    if _rms(after) > _rms(base) * 1.001:
+    if _rms(after) > _rms(base) * 1.001:  # worse by more than the third digit it prints
         warnings.append(
             f"the fit leaves the rms log error of the time worse ({_rms(base):.3f} -> "
             f"{_rms(after):.3f}): it is a robust fit, which weighs rows the model misses by more "
