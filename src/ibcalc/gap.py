@@ -50,7 +50,12 @@ from ibcalc.cluster.resolve import (
     gpu_fed_nic_Bps,
     resolve_cluster,
 )
-from ibcalc.cluster.spec import MAX_GPUS_PER_NODE, MAX_NICS_PER_NODE, ClusterSpec
+from ibcalc.cluster.spec import (
+    MAX_GPUS_PER_NODE,
+    MAX_NICS_PER_NODE,
+    MIN_PAIRING_GPUS_PER_NODE,
+    ClusterSpec,
+)
 from ibcalc.engine.types import Collective, Estimate
 from ibcalc.errors import ClusterError
 from ibcalc.facade import estimate
@@ -576,7 +581,7 @@ def gap(
     :class:`~ibcalc.errors.UnknownNameError` for unknown names (with suggestions) and
     `~ibcalc.errors.ClusterError` for links of the wrong kind or counts out of range.
     """
-    check_count("gpus_per_node", gpus_per_node, 2, MAX_GPUS_PER_NODE)
+    check_count("gpus_per_node", gpus_per_node, MIN_PAIRING_GPUS_PER_NODE, MAX_GPUS_PER_NODE)
     check_count("nics_per_node", nics_per_node, 1, MAX_NICS_PER_NODE)
     up = _link(catalogue, intra, "intra")
     out = _link(catalogue, inter, "inter", "gap_inter")

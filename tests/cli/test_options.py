@@ -307,3 +307,30 @@ def test_a_flag_not_given_is_not_named_as_ignored() -> None:
     assert "--cross-leaf" not in out
     out = CliRunner().invoke(app, [*args, "--cross-leaf", "0.5", "-b", "1M", "-e", "1M"]).output
     assert "--cross-leaf 0.5 ignored: the leaves are not oversubscribed" in " ".join(out.split())
+
+
+def test_nccl_check_reports_the_dtype_it_is_given_under_ibcalc_s_name() -> None:
+    """`nccl-check --dtype half` printed 'all_gather half' and 'dtype = half [flag]', where every
+    other command says fp16."""
+    log = (
+        Path(__file__).resolve().parents[2]
+        / "benchmarks/data/sweeps/12_allgather_2node_8xH100_ib.txt"
+    )
+    result = runner.invoke(app, ["nccl-check", str(log), "--dtype", "half", "--format", "json"])
+    assert result.exit_code == 0, result.stderr
+    run = json.loads(result.stdout)["runs"][0]
+    facts = {a["field"]: a["value"] for a in run["assumptions"]}
+    assert facts["dtype"] == "fp16"
+    assert "half" not in result.stdout
+
+
+def test_gap_help_states_its_own_lower_bound_of_gpus_per_node() -> None:
+    """gap's help said 1..1024, then refused -g 1 with '(2..1024)'."""
+    result = runner.invoke(app, ["gap", "--help"], env={"COLUMNS": "200"})
+    assert f"GPUs per node (2..{MAX_GPUS_PER_NODE})" in result.stdout
+    refused = runner.invoke(app, ["gap", "-g", "1", "--system", "dgx-h100"])
+    assert refused.exit_code == 2
+    assert refused.stderr == f"error: --gpus-per-node 1 is out of range (2..{MAX_GPUS_PER_NODE})\n"
+    # the estimate commands keep ClusterSpec's range
+    result = runner.invoke(app, ["allreduce", "--help"], env={"COLUMNS": "200"})
+    assert f"GPUs per node (1..{MAX_GPUS_PER_NODE})" in result.stdout

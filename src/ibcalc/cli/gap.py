@@ -23,7 +23,7 @@ from ibcalc.cli.options import (
     plot_target,
 )
 from ibcalc.cli.output import run_inputs
-from ibcalc.cluster.spec import ClusterSpec
+from ibcalc.cluster.spec import MIN_PAIRING_GPUS_PER_NODE, ClusterSpec
 from ibcalc.render.console import render_gap
 from ibcalc.textsafe import printable
 from ibcalc.units import parse_size
@@ -43,7 +43,7 @@ GAP_FIELDS = ("intra", "inter", "system", "gpus_per_node", "nics_per_node", "hos
 
 
 @guard
-@cluster_options(*GAP_FIELDS)
+@cluster_options(*GAP_FIELDS, min_gpus_per_node=MIN_PAIRING_GPUS_PER_NODE)
 def gap_command(
     *,
     cluster: ClusterSpec,

@@ -145,7 +145,7 @@ def nccl_check(
     assumption. Exit 0; 1 when --min-efficiency fails; 2 when a file cannot be read, or when
     --min-efficiency has no row of 64 MiB or more to judge.
     """
-    from ibcalc.facade import parse_collective
+    from ibcalc.facade import parse_collective, parse_dtype
     from ibcalc.logs import LogInput, read_log
     from ibcalc.logs.check import check_log
     from ibcalc.logs.results import BANDWIDTH_MIN_BYTES
@@ -160,6 +160,8 @@ def nccl_check(
     params = params_of(cost_params)
     spec = design_node_shape(cluster, design, cat)
     coll = parse_collective(collective) if collective is not None else None
+    # nccl-tests' names (half, float ...) are reported under ibcalc's (fp16, fp32 ...)
+    dtype = parse_dtype(dtype).value if dtype is not None else None
     files = once(files)
     inputs = run_inputs(files, catalogue, cost_params, design)
     target = plot_target(plot, inputs)

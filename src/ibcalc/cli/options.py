@@ -131,18 +131,22 @@ def _number(value: float) -> str:
 
 # --- the cluster -----------------------------------------------------------------------------
 
+
+def _gpus_option(limits: str) -> Any:
+    """The ``--gpus-per-node`` option, its help stating ``limits`` (``low..high``)."""
+    return Annotated[
+        int | None,
+        typer.Option(_flag("gpus_per_node"), "-g", help=f"GPUs per node ({limits})."),
+    ]
+
+
 #: One option per ClusterSpec field: (annotation, help). Defaults are ClusterSpec's own.
 _CLUSTER_OPTIONS: dict[str, Any] = {
     "nodes": Annotated[
         int | None,
         typer.Option(_flag("nodes"), "-N", help=f"Number of nodes ({_limits('nodes')})."),
     ],
-    "gpus_per_node": Annotated[
-        int | None,
-        typer.Option(
-            _flag("gpus_per_node"), "-g", help=f"GPUs per node ({_limits('gpus_per_node')})."
-        ),
-    ],
+    "gpus_per_node": _gpus_option(_limits("gpus_per_node")),
     "nics_per_node": Annotated[
         int | None,
         typer.Option(
@@ -292,7 +296,7 @@ ESTIMATE_FIELDS: tuple[str, ...] = (
 
 
 def cluster_options(
-    *fields: str, own: Collection[str] = ()
+    *fields: str, own: Collection[str] = (), min_gpus_per_node: int | None = None
 ) -> Callable[[Callable[..., R]], Callable[..., R]]:
     """Give a command the options of ``fields`` (ClusterSpec fields) as one ``ClusterSpec``.
 
@@ -302,7 +306,13 @@ def cluster_options(
     :class:`~ibcalc.errors.ClusterError` naming the field, inside the command's boundary).
     A field in ``own`` is an option the command declares itself (``sweep``'s ``--inter`` takes a
     list of fabrics): it is shown at that field's place and passed to the command as is.
+    ``min_gpus_per_node``: the command's own lower bound of ``--gpus-per-node`` (it checks it),
+    stated in the option's help instead of ClusterSpec's.
     """
+    options = dict(_CLUSTER_OPTIONS)
+    if min_gpus_per_node is not None:
+        high = _limits("gpus_per_node").split("..")[1]
+        options["gpus_per_node"] = _gpus_option(f"{min_gpus_per_node}..{high}")
     unknown = [f for f in fields if f not in _CLUSTER_OPTIONS and f not in _DERIVED_OPTIONS]
     if unknown:
         raise ValueError(f"not ClusterSpec options: {unknown}")
@@ -340,7 +350,7 @@ def cluster_options(
                         inspect.Parameter(
                             field,
                             keyword,
-                            annotation=_CLUSTER_OPTIONS[field],
+                            annotation=options[field],
                             default=ClusterSpec.model_fields[field].default,
                         )
                     )

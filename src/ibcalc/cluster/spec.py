@@ -32,6 +32,8 @@ __all__ = [
 MAX_GPUS = 1_000_000
 #: Most GPUs in one node (a scale-up domain larger than a node is a system preset's business).
 MAX_GPUS_PER_NODE = 1024
+#: Fewest GPUs per node ``gap`` compares: the scale-up side needs two GPUs that talk inside a node.
+MIN_PAIRING_GPUS_PER_NODE = 2
 #: Most scale-out NICs in one node.
 MAX_NICS_PER_NODE = 256
 #: Most sites joined by a WAN, and WAN links per site.
