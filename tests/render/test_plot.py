@@ -375,3 +375,23 @@ def test_the_plot_title_names_the_links_the_ranks_use(
     assert result.exit_code == 0, result.stderr
     assert words in result.stdout
     assert words in svg.read_text(encoding="utf-8")
+
+
+def test_the_check_plot_title_names_the_collective_the_rows_were_judged_as(
+    tmp_path: Path,
+) -> None:
+    """With --collective the picture's title still named the log's collective, unlike the
+    report's title."""
+    pytest.importorskip("matplotlib")
+    log = (
+        Path(__file__).resolve().parents[2]
+        / "benchmarks/data/sweeps/13_allreduce_1node_4xH100_intranode.txt"
+    )
+    svg = tmp_path / "check.svg"
+    result = runner.invoke(
+        app, ["nccl-check", str(log), "--collective", "alltoall", "--plot", str(svg)]
+    )
+    assert result.exit_code == 0, result.stderr
+    words = "alltoall (given; the log says all_reduce)"
+    assert words in result.stdout
+    assert f"{words}: measured vs expected busbw" in svg.read_text(encoding="utf-8")

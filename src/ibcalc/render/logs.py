@@ -191,6 +191,15 @@ def _shown_in_table(assumption: Assumption) -> bool:
     return assumption.evidence != GIVEN and assumption.field != "collective"
 
 
+def _collective_title(check: RunCheck) -> str:
+    """The collective a run was judged as: the caller's when given (with the log's beside it),
+    else the log's own name."""
+    given = any(a.field == "collective" and a.source == "flag" for a in check.assumptions)
+    if given:
+        return f"{check.collective} (given; the log says {check.raw_collective or 'nothing'})"
+    return check.raw_collective or check.collective or "unknown collective"
+
+
 def render_checks(
     checks: Sequence[RunCheck],
     stream: TextIO | None = None,
@@ -207,11 +216,7 @@ def render_checks(
         title = Text()
         title.append(printable(check.source, None), style="bold")
         title.append(f" (run {check.run_index + 1}, lines {check.line_start}-{check.line_end}): ")
-        given = any(a.field == "collective" and a.source == "flag" for a in check.assumptions)
-        if given:  # the caller's collective, not the log's, is what the rows were judged as
-            title.append(f"{check.collective} (given; the log says {check.raw_collective})")
-        else:
-            title.append(f"{check.raw_collective or check.collective or 'unknown collective'}")
+        title.append(_collective_title(check))
         if check.dtype:
             title.append(f" {check.dtype}")
         title.append(f" on {check.cluster}")
@@ -418,9 +423,7 @@ def plot_check(path: str | Path, check: RunCheck) -> Path:
         )
         for r in rows
     ]
-    title = (
-        f"{check.raw_collective or check.collective}: measured vs expected busbw ({check.verdict})"
-    )
+    title = f"{_collective_title(check)}: measured vs expected busbw ({check.verdict})"
     return plot_sweep(path, series, title=title, measured=measured)
 
 
