@@ -395,3 +395,32 @@ def test_the_check_plot_title_names_the_collective_the_rows_were_judged_as(
     words = "alltoall (given; the log says all_reduce)"
     assert words in result.stdout
     assert f"{words}: measured vs expected busbw" in svg.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("inter", "words", "absent"),
+    [
+        (
+            "wan-10g",
+            ["WAN, achievable", "1 x wan-10g per site", "2,880x at line rate", "across sites"],
+            ["scale-out", "NICs per node", "across nodes"],
+        ),
+        (
+            "ndr",
+            ["scale-out, achievable", "8 NICs per node", "9.0x at line rate", "across nodes"],
+            ["WAN"],
+        ),
+    ],
+)
+def test_the_gap_plot_names_a_wan_as_the_report_does(
+    tmp_path: Path, inter: str, words: list[str], absent: list[str]
+) -> None:
+    """A WAN's bar was a 'scale-out' one 'across nodes', and the ratio read '2880.0x', where the
+    text report says WAN, sites and 2,880x."""
+    pytest.importorskip("matplotlib")
+    svg = tmp_path / "gap.svg"
+    result = runner.invoke(app, ["gap", "--intra", "nvlink4", "--inter", inter, "--plot", str(svg)])
+    assert result.exit_code == 0, result.stderr
+    text = svg.read_text(encoding="utf-8")
+    assert all(w in text for w in words), [w for w in words if w not in text]
+    assert not any(w in text for w in absent), [w for w in absent if w in text]

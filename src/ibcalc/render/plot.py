@@ -30,7 +30,7 @@ from ibcalc.fileio import ReadRefused, check_output, read_regular, write_output
 from ibcalc.gap import GapResult
 from ibcalc.render.words import LINK_KEYS, links_words
 from ibcalc.textsafe import printable
-from ibcalc.units import BITS_PER_BYTE, GB, format_size, format_time
+from ibcalc.units import BITS_PER_BYTE, GB, format_ratio, format_size, format_time
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -715,7 +715,7 @@ def _inter_label(result: GapResult) -> str:
     elif per_gpu > 1:
         count = f"{per_gpu:g} per GPU"
     else:
-        count = f"1 per {result.gpus_per_node}-GPU node"
+        count = f"1 per {result.gpus_per_node}-GPU {'site' if result.inter_wan else 'node'}"
     capped = f", {result.capped_by} cap" if result.capped_by else ""
     return f"{result.inter} ({gbit:g} Gb/s, {count}{capped})"
 
@@ -785,21 +785,30 @@ def plot_gap(path: str | Path, results: Sequence[GapResult], *, title: str | Non
     ax.grid(True, axis="x", which="major", alpha=0.35)
     from matplotlib.patches import Patch
 
+    # a WAN is named as one, as the text report does: its bar is per site, not a scale-out NIC
+    wan = [r.inter_wan for r in results]
+    outer = "WAN" if all(wan) else "scale-out or WAN" if any(wan) else "scale-out"
     handles = [
         Patch(facecolor=up_color, alpha=0.95, label="scale-up, achievable"),
         Patch(facecolor=up_color, alpha=0.28, edgecolor=up_color, label="scale-up, line rate"),
-        Patch(facecolor=out_color, alpha=0.95, label="scale-out, achievable"),
-        Patch(facecolor=out_color, alpha=0.28, edgecolor=out_color, label="scale-out, line rate"),
+        Patch(facecolor=out_color, alpha=0.95, label=f"{outer}, achievable"),
+        Patch(facecolor=out_color, alpha=0.28, edgecolor=out_color, label=f"{outer}, line rate"),
     ]
     ax.legend(handles=handles, fontsize=8, loc="lower right", framealpha=0.9)
     if title is None:
         if len(results) == 1:
             r = results[0]
+            links, across = (
+                (f"{r.nics_per_node} x {r.inter} per site", "sites")
+                if r.inter_wan
+                else (f"{r.nics_per_node} NICs per node", "nodes")
+            )
             title = (
                 f"{r.intra} vs {r.inter} per GPU, per direction ({r.gpus_per_node} GPUs and "
-                f"{r.nics_per_node} NICs per node)\n"
-                f"gap {r.ratio_line:.1f}x at line rate, {r.ratio_achievable:.1f}x achievable; "
-                f"a 1 GB all-reduce is {r.slowdown:.1f}x slower across nodes"
+                f"{links})\n"
+                f"gap {format_ratio(r.ratio_line)} at line rate, "
+                f"{format_ratio(r.ratio_achievable)} achievable; "
+                f"a 1 GB all-reduce is {format_ratio(r.slowdown)} slower across {across}"
             )
         else:
             title = (
