@@ -259,8 +259,23 @@ def test_logs_of_different_clusters_sharing_a_fitted_value_are_warned_about(
         "calibrated.p2p_efficiency was fitted to all of them (calibrate each cluster's logs on "
         "their own)"
     ]
-    # a link only one of them uses is fitted to that one alone: not named as shared
-    assert {p.name for p in cal.parameters} >= {"pcie4.efficiency", "calibrated.p2p_efficiency"}
+    # a link only one of them uses is not named as shared
+    fitted = {p.name: p for p in cal.parameters}
+    assert set(fitted) >= {"nvlink4.efficiency", "calibrated.p2p_efficiency"}
+    # two logs pin two products (p2p x NVLink 4, p2p x PCIe 4) of three values: the third is
+    # not determined, and said so; fitted anyway it made the fit's matrix singular, and every
+    # standard error was lost ('-' without a reason)
+    why = {u.name: u.reason for u in cal.undetermined}
+    assert why["pcie4.efficiency"] == (
+        "moves the rows as calibrated.p2p_efficiency and nvlink4.efficiency do together: the "
+        "logs cannot separate it from them (it keeps its value)"
+    )
+    assert all(p.uncertainty is not None for p in fitted.values())
+    # sweep 21 starts at 32 MiB: its slow 64 MiB row moves with NVLink's transport latency,
+    # which the fit had set to 476 us; a latency is read off the sizes of 64 KiB or less
+    assert why["nvlink4.transport_latency"] == (
+        "no fitted row of 64 KiB or less depends on it; only larger rows move with it"
+    )
     # the override files carry the warning in their header, one comment line
     for written in write_override(cal, tmp_path / "site.yaml", inputs=logs):
         lines = written.read_text(encoding="utf-8").splitlines()

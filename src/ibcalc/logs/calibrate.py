@@ -1003,16 +1003,30 @@ def _determinable(
     has = {reg: reg in regimes for reg in ("latency", "bandwidth")}
     determined: list[_Param] = []
     columns: list[list[float]] = []
+    basis: list[list[float]] = []  # the determined columns, orthonormalised in turn
     out: list[Undetermined] = []
     for p in candidates:
         start = float(starts[p] or 0.0)
+        size = "64 KiB or less" if p.regime == "latency" else "64 MiB or more"
         if not has[p.regime]:
-            size = "64 KiB or less" if p.regime == "latency" else "64 MiB or more"
             out.append(Undetermined(name=p.name, reason=f"no fitted row of {size}"))
             continue
         column = _sensitivity(cases, p, start, catalogue=catalogue, params=params, base=base)
         if column is None or max((abs(x) for x in column), default=0.0) < _SENSITIVITY:
             out.append(Undetermined(name=p.name, reason=_insensitive_reason(p, cases)))
+            continue
+        # a latency is read off the small sizes, an efficiency off the large ones: a 64 MiB
+        # row that moves with a latency is a slow ramp, not a latency (sweep 21's 820 us at
+        # 64 MiB made nvlink4's transport latency 476 us)
+        own = [x for x, regime in zip(column, regimes, strict=True) if regime == p.regime]
+        if max((abs(x) for x in own), default=0.0) < _SENSITIVITY:
+            other = "larger" if p.regime == "latency" else "smaller"
+            out.append(
+                Undetermined(
+                    name=p.name,
+                    reason=f"no fitted row of {size} depends on it; only {other} rows move with it",
+                )
+            )
             continue
         twin = next(
             (
@@ -1031,8 +1045,24 @@ def _determinable(
                 )
             )
             continue
+        unexplained = _beyond(column, basis)
+        if unexplained is None:
+            # no single value moves the rows alike, but several together do (p2p_efficiency
+            # with both NVLink's and PCIe's efficiency on two sendrecv logs): the matrix of the
+            # fit would be singular and every standard error lost
+            alike = _most_alike(column, determined, columns)
+            out.append(
+                Undetermined(
+                    name=p.name,
+                    reason=f"moves the rows as {_joined([q.name for q in alike])} "
+                    f"{'does' if len(alike) == 1 else 'do together'}: the logs cannot separate "
+                    "it from them (it keeps its value)",
+                )
+            )
+            continue
         determined.append(p)
         columns.append(column)
+        basis.append(unexplained)
     masks: dict[_Param, _Mask] = {}
     for p, column in zip(determined, columns, strict=True):
         per_case: list[list[int]] = []
@@ -1042,6 +1072,45 @@ def _determinable(
             k += len(case.rows)
         masks[p] = per_case
     return determined, out, masks
+
+
+def _joined(names: Sequence[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _beyond(column: Sequence[float], basis: Sequence[Sequence[float]]) -> list[float] | None:
+    """The unit part of ``column`` that the orthonormal ``basis`` does not span (Gram-Schmidt,
+    twice for accuracy), or None when what is left is under ``1 - _COLLINEAR`` of the column's
+    length in angle terms: ``column`` is (almost) a combination of the basis."""
+    norm = math.sqrt(sum(x * x for x in column))
+    rest = list(column)
+    for _ in range(2):
+        for b in basis:
+            dot = sum(x * y for x, y in zip(rest, b, strict=True))
+            rest = [x - dot * y for x, y in zip(rest, b, strict=True)]
+    left = math.sqrt(sum(x * x for x in rest))
+    # the sine of the angle between the column and the span, against that of two columns
+    # _COLLINEAR alike
+    if norm == 0 or left / norm < math.sqrt(1 - _COLLINEAR**2):
+        return None
+    return [x / left for x in rest]
+
+
+def _most_alike(
+    column: Sequence[float], determined: Sequence[_Param], columns: Sequence[Sequence[float]]
+) -> list[_Param]:
+    """The determined values whose columns combine into ``column``: the least-squares
+    combination's terms of a tenth or more of the largest (at most three, largest first)."""
+    gram = [[sum(a * b for a, b in zip(ci, cj, strict=True)) for cj in columns] for ci in columns]
+    inv = _invert(gram)
+    if inv is None:  # pragma: no cover - the columns kept are independent by construction
+        return list(determined[:1])
+    rhs = [sum(a * b for a, b in zip(c, column, strict=True)) for c in columns]
+    coef = [sum(inv[i][j] * rhs[j] for j in range(len(rhs))) for i in range(len(rhs))]
+    size = [abs(k) * math.sqrt(sum(x * x for x in c)) for k, c in zip(coef, columns, strict=True)]
+    ranked = sorted(range(len(size)), key=lambda i: -size[i])
+    return [determined[i] for i in ranked[:3] if size[i] >= 0.1 * size[ranked[0]]]
 
 
 def _insensitive_reason(p: _Param, cases: Sequence[_Case]) -> str:
