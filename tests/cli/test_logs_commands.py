@@ -820,3 +820,22 @@ def test_a_log_given_twice_is_read_once() -> None:
     assert code == 0
     assert err == f"note: {log} is given again; read once\n"
     assert json.loads(twice_out)["parameters"] == json.loads(once_out)["parameters"]
+
+
+def test_the_same_log_under_two_names_is_read_once(tmp_path: Path) -> None:
+    """`cat L | calibrate - L` fitted L's rows twice (as '<stdin>' and as L), and a copy of a log
+    was checked and weighed as a second run."""
+    log = str(SWEEPS / "12_allgather_2node_8xH100_ib.txt")
+    text = Path(log).read_text(encoding="utf-8")
+    once_out = run("calibrate", log, "--format", "json")[1]
+    code, out, err = run("calibrate", "-", log, "--format", "json", stdin=text)
+    assert code == 0
+    assert err == f"note: {log} holds the same text as <stdin>; read once\n"
+    assert json.loads(out)["parameters"] == json.loads(once_out)["parameters"]
+    assert json.loads(out)["inputs"] == ["<stdin>"]
+    copy = tmp_path / "copy.txt"
+    copy.write_text(text, encoding="utf-8")
+    code, out, err = run("nccl-check", log, str(copy), "--format", "json")
+    assert code == 0
+    assert len(json.loads(out)["runs"]) == 1
+    assert err == f"note: {copy} holds the same text as {log}; read once\n"

@@ -42,6 +42,7 @@ from ibcalc.errors import fill_fields
 from ibcalc.textsafe import printable
 
 if TYPE_CHECKING:
+    from ibcalc.logs.parse import LogInput
     from ibcalc.logs.results import RowCheck, RunCheck
 
 __all__ = ["CheckFormat", "register"]
@@ -84,6 +85,21 @@ def _stdin(path: str) -> BinaryIO | None:
         raise CliUsageError("'-' reads the log from stdin, which is closed")
     stream: BinaryIO = sys.stdin.buffer
     return stream
+
+
+def _distinct(logs: list[LogInput]) -> list[LogInput]:
+    """``logs`` without a log whose text an earlier one already holds (``cat L | calibrate - L``
+    weighed L's rows twice under two names); a note on stderr names what was dropped."""
+    seen: dict[str, str] = {}
+    kept: list[LogInput] = []
+    for log in logs:
+        first = seen.setdefault(log.text, log.label)
+        if first != log.label:
+            again, first = printable(log.label, None), printable(first, None)
+            say(f"note: {again} holds the same text as {first}; read once")
+            continue
+        kept.append(log)
+    return kept
 
 
 def _is_stdout(path: Path) -> bool:
@@ -146,7 +162,7 @@ def nccl_check(
     --min-efficiency has no row of 64 MiB or more to judge.
     """
     from ibcalc.facade import parse_collective, parse_dtype
-    from ibcalc.logs import LogInput, read_log
+    from ibcalc.logs import read_log
     from ibcalc.logs.check import check_log
     from ibcalc.logs.results import BANDWIDTH_MIN_BYTES
     from ibcalc.render.logs import plot_check, render_check_report
@@ -175,6 +191,7 @@ def nccl_check(
                 logs.append(read_log(path, stdin=_stdin(path)))
         except typer.Exit:
             unreadable = True
+    logs = _distinct(logs)
     rows = [r for log in logs for run in log.parsed.runs for r in run.rows]
     # a gate that would judge nothing must not pass (as check refuses a design without
     # requirements): refused before any work or report
@@ -318,7 +335,7 @@ def calibrate_command(
     cat = catalogue_of(catalogue)
     params = params_of(cost_params)
     spec = design_node_shape(cluster, design, cat)
-    logs = [read_log(path, stdin=_stdin(path)) for path in files]
+    logs = _distinct([read_log(path, stdin=_stdin(path)) for path in files])
     result = calibrate_logs(logs, spec, params, cat)
     report = render_calibration_report(result, fmt, names=FIELD_FLAGS)
     written: list[Path] = []
