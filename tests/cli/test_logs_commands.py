@@ -292,18 +292,20 @@ def test_plot_never_writes_over_a_log_it_reads(tmp_path: Path) -> None:
     assert (code, out) == (2, "")
     assert "it is also an input of this run" in err
     assert named_png.read_bytes() == log
+    # two different logs (a copy of the first would be read once, with one picture)
+    another = (SWEEPS / "14_reducescatter_1node_4xH100_intranode.txt").read_bytes()
     first, second = tmp_path / "a.txt", tmp_path / "plot-2.png"
     first.write_bytes(log)
-    second.write_bytes(log)
+    second.write_bytes(another)
     code, out, err = run(
         "nccl-check", str(first), str(second), "--plot", str(tmp_path / "plot.png")
     )
     assert (code, out) == (2, "")
-    assert second.read_bytes() == log
+    assert second.read_bytes() == another
     assert not (tmp_path / "plot.png").exists()
     (tmp_path / "x-2.png").mkdir()
     other = tmp_path / "b.txt"  # a second run (the same file twice is read once)
-    other.write_bytes(log)
+    other.write_bytes(another)
     code, out, err = run("nccl-check", str(first), str(other), "--plot", str(tmp_path / "x.png"))
     assert (code, out) == (2, "")
     assert "is a directory" in err
@@ -490,7 +492,7 @@ def test_calibrate_says_each_assumption_once() -> None:
         "without peer-to-peer)",
         "gpus_per_node = 2 (every host lists 2 ranks)",
         "nodes = 1 (distinct hostnames in the device list: autodl-container-xxxxx x2)",
-        "skipped (collective not modelled, or one GPU)",
+        "skipped: a run on one GPU moves no data between GPUs",
     ]
 
 
@@ -839,3 +841,26 @@ def test_the_same_log_under_two_names_is_read_once(tmp_path: Path) -> None:
     assert code == 0
     assert len(json.loads(out)["runs"]) == 1
     assert err == f"note: {copy} holds the same text as {log}; read once\n"
+
+
+def test_calibrate_takes_the_collective_a_log_does_not_say() -> None:
+    """The p4d log runs scatter_perf without naming it: calibrate said only 'no run has rows ...
+    to fit' and had no --collective to give it, which nccl-check has."""
+    log = str(FIXTURES / "01_scatter_2node_16xA100-40GB_p4d_efa_slurm_full_debug_log.txt")
+    code, out, err = run("calibrate", log)
+    assert code == 2
+    assert out == ""
+    assert err == (
+        f"error: no run to fit: {log}: the collective could not be told from the log; give it "
+        "(--collective)\n"
+    )
+    code, out, err = run("calibrate", log, "--collective", "all_gather", "--format", "json")
+    assert code == 0, err
+    fit = json.loads(out)
+    assert [r["collective"] for r in fit["runs"]] == ["all_gather"]
+    assert f"{log}: collective = all_gather (given; the log says nothing)" in fit["assumptions"]
+    assert {p["name"] for p in fit["parameters"]} >= {"efa-100g.transport_latency"}
+    # a collective ibcalc does not know is refused before any log is read
+    code, _, err = run("calibrate", log, "--collective", "scatter")
+    assert code == 2
+    assert err.startswith("error: unknown collective 'scatter'")

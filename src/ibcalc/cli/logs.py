@@ -77,6 +77,12 @@ FilesArg = Annotated[
 ]
 
 
+CollectiveOpt = Annotated[
+    str | None,
+    typer.Option("--collective", help="Collective, when the log does not say (all_gather ...)."),
+]
+
+
 def _stdin(path: str) -> BinaryIO | None:
     """stdin's byte stream for a log named ``-``; a one-line refusal when stdin is closed."""
     if path != "-":
@@ -124,12 +130,7 @@ def nccl_check(
     *,
     cluster: ClusterSpec,
     design: DesignOpt = None,
-    collective: Annotated[
-        str | None,
-        typer.Option(
-            "--collective", help="Collective, when the log does not say (all_gather ...)."
-        ),
-    ] = None,
+    collective: CollectiveOpt = None,
     dtype: Annotated[
         str | None, typer.Option("--dtype", help="Element type, when the log does not say.")
     ] = None,
@@ -311,6 +312,7 @@ def calibrate_command(
     fmt: FormatOpt = FORMAT_TABLE,
     catalogue: CatalogueOpt = None,
     cost_params: CostParamsOpt = None,
+    collective: CollectiveOpt = None,
 ) -> None:
     """Fit the model to your own nccl-tests runs: transport latencies, link efficiencies, NVLS
     efficiency; report the fit and what the runs cannot determine; write an override file.
@@ -318,6 +320,7 @@ def calibrate_command(
     Exit 0; 2 when a file cannot be read or the output would overwrite a file (use --force;
     an input is never overwritten).
     """
+    from ibcalc.facade import parse_collective
     from ibcalc.logs import read_log
     from ibcalc.logs.calibrate import calibrate_logs, check_override_target, write_override
     from ibcalc.render.logs import render_calibration_report
@@ -335,8 +338,9 @@ def calibrate_command(
     cat = catalogue_of(catalogue)
     params = params_of(cost_params)
     spec = design_node_shape(cluster, design, cat)
+    coll = parse_collective(collective) if collective is not None else None
     logs = _distinct([read_log(path, stdin=_stdin(path)) for path in files])
-    result = calibrate_logs(logs, spec, params, cat)
+    result = calibrate_logs(logs, spec, params, cat, collective=coll)
     report = render_calibration_report(result, fmt, names=FIELD_FLAGS)
     written: list[Path] = []
     if output is not None and _is_stdout(output):

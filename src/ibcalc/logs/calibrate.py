@@ -59,7 +59,7 @@ from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
 from ibcalc.engine.params import SCHEMA as COST_PARAMS_SCHEMA
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType
-from ibcalc.errors import IbcalcError, InputFileError, OutputError
+from ibcalc.errors import FieldError, IbcalcError, InputFileError, OutputError
 from ibcalc.facade import CollectivePlan
 from ibcalc.fileio import OutputTarget, check_output, same_file, signals_raise, write_text
 from ibcalc.logs.check import check_run
@@ -454,6 +454,7 @@ def calibrate(
     envs: Sequence[LogEnvironment | None] = (),
     row_filter: Callable[[Run, Row], bool] | None = None,
     date: str | None = None,
+    collective: Collective | None = None,
 ) -> Calibration:
     """Fit what ``runs`` determine about their cluster (see the module docstring).
 
@@ -461,7 +462,8 @@ def calibrate(
     of flags laid over what each run's log says, or None (each run's cluster from its log).
     ``sources`` names each run's file (for the report and the override header); ``envs`` is each
     run's NCCL debug output (:func:`~ibcalc.logs.env.scan_environment`); ``row_filter`` keeps
-    only some rows for the fit (e.g. every other size, to test on the rest). Only rows of the
+    only some rows for the fit (e.g. every other size, to test on the rest); ``collective``
+    replaces what each log says (as ``nccl-check --collective``). Only rows of the
     latency (<= 64 KiB) and bandwidth (>= 64 MiB) regimes are fitted, the mid sizes being where
     the model is weakest (NCCL's channel trimming). Raises
     :class:`~ibcalc.errors.IbcalcError` when no run can be fitted.
@@ -474,9 +476,26 @@ def calibrate(
     labels = list(sources) + [f"run {i}" for i in range(len(sources), len(runs))]
     for i, run in enumerate(runs):
         label = labels[i]
-        if run.collective is None or (run.ranks is not None and run.ranks < 2):
-            notes.append((label, "skipped (collective not modelled, or one GPU)"))
+        run_collective = collective or run.collective
+        if run.ranks is not None and run.ranks < 2:
+            notes.append((label, "skipped: a run on one GPU moves no data between GPUs"))
             continue
+        if run_collective is None:
+            why = (
+                f"collective {run.raw_collective} is not modelled by ibcalc"
+                if run.raw_collective
+                else "the collective could not be told from the log; give it ({collective})"
+            )
+            notes.append((label, f"skipped: {why}"))
+            continue
+        if collective is not None and collective is not run.collective:
+            notes.append(
+                (
+                    label,
+                    f"collective = {collective.value} (given; the log says "
+                    f"{run.raw_collective or 'nothing'})",
+                )
+            )
         env = envs[i] if i < len(envs) else None
         if isinstance(cluster, ResolvedCluster):
             spec = cluster.spec
@@ -510,13 +529,24 @@ def calibrate(
                 label,
                 labels[:i].count(label) if i < len(sources) else i,  # its place in its log
                 spec,
-                run.collective,
+                run_collective,
                 dtype=dtype,
                 algorithm=None,
                 rows=_regime_rows(rows),
                 ranks=run.ranks,
             )
         )
+    if not cases:
+        # every run was skipped: say why (the collective not told, say) rather than blame rows
+        skipped = [
+            f"{label}: {note.removeprefix('skipped: ')}"
+            for label, note in notes
+            if note.startswith("skipped: ")
+        ]
+        if skipped:
+            more = f" (and {plural(len(skipped) - 1, 'more run')})" if len(skipped) > 1 else ""
+            # a FieldError: the reason may name a field ({collective}), in the caller's words
+            raise FieldError(f"no run to fit: {skipped[0]}{more}")
     cases = [c for c in cases if c.rows]
     if not cases:
         raise IbcalcError("no run has rows of 64 KiB or less or of 64 MiB or more to fit")
@@ -773,9 +803,12 @@ def calibrate_logs(
     cluster: ClusterSpec | None = None,
     params: CostParams | None = None,
     catalogue: Catalogue | None = None,
+    *,
+    collective: Collective | None = None,
 ) -> Calibration:
     """:func:`calibrate` on every run of ``logs``, each with its file's name and the NCCL debug
-    output around it (the lines from the end of the previous run to its own end)."""
+    output around it (the lines from the end of the previous run to its own end);
+    ``collective`` replaces what the logs say."""
     runs: list[Run] = []
     sources: list[str] = []
     envs: list[LogEnvironment | None] = []
@@ -786,9 +819,17 @@ def calibrate_logs(
             sources.append(log.label)
             envs.append(scan_environment(log.text, previous_end + 1, run.line_end))
             previous_end = run.line_end
-    result = calibrate(runs, cluster, params, catalogue, sources=sources, envs=envs)
+    result = calibrate(
+        runs, cluster, params, catalogue, sources=sources, envs=envs, collective=collective
+    )
     unhealthy = _unhealthy_runs(
-        runs, sources, envs, flags=cluster, params=params, catalogue=catalogue
+        runs,
+        sources,
+        envs,
+        flags=cluster,
+        params=params,
+        catalogue=catalogue,
+        collective=collective,
     )
     if not unhealthy:
         return result
@@ -803,17 +844,24 @@ def _unhealthy_runs(
     flags: ClusterSpec | None,
     params: CostParams | None,
     catalogue: Catalogue | None,
+    collective: Collective | None,
 ) -> list[str]:
     """One warning per run that ``nccl-check`` judges ``bad`` or ``corrupt``: a fit to a
     degraded run describes the fault (a fallback to TCP, a missing NIC), not the fabric
     (docs/nccl-check.md, "Calibrate"). Runs the check cannot judge are not named."""
     out: list[str] = []
     for i, (run, source, env) in enumerate(zip(runs, sources, envs, strict=True)):
-        if run.collective is None or (run.ranks is not None and run.ranks < 2):
+        if (collective or run.collective) is None or (run.ranks is not None and run.ranks < 2):
             continue
         try:
             checked = check_run(
-                run, flags=flags, env=env, params=params, catalogue=catalogue, source=source
+                run,
+                flags=flags,
+                env=env,
+                params=params,
+                catalogue=catalogue,
+                source=source,
+                collective=collective,
             )
         except IbcalcError:
             continue
