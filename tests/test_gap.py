@@ -511,3 +511,26 @@ def test_slowdown_line_says_when_a_one_gpu_node_keeps_more_than_its_share() -> N
     )
     plain = CliRunner().invoke(app, ["gap", "--intra", "nvlink4", "--inter", "ndr"])
     assert "slowdown across nodes: 10.2x (1 GB all-reduce)" in plain.output  # one NIC per GPU
+
+
+@pytest.mark.parametrize("columns", [60, 70, 80, 100])
+def test_a_narrow_terminal_wraps_the_consequence_table_rather_than_cut_it(columns: int) -> None:
+    """At 60 columns the consequence table read 'nvls/Sim…' and '(scale-u…'."""
+    args = ["gap", "--intra", "nvlink4", "--inter", "ndr", "--tp", "8"]
+    out = runner.invoke(app, args, env={"COLUMNS": str(columns)})
+    assert out.exit_code == 0, out.output
+    lines = out.stdout.splitlines()
+    start = next(i for i, x in enumerate(lines) if x.startswith("consequence:"))
+    end = next(i for i, x in enumerate(lines) if x.startswith("slowdown across"))
+    table = lines[start:end]
+    assert all(len(x) <= columns for x in table)
+    assert not any("…" in x for x in table)
+    # the figures and the algorithms are whole on their row's first line
+    cells = [x.split() for x in table if "ms " in x or " us " in x]
+    algorithms = {"nvls", "ring", "tree"}
+    assert [t for c in cells for t in c if t.split("/")[0] in algorithms] == [
+        "nvls/Simple",
+        "ring/Simple",
+        "nvls/Simple",
+        "ring/LL128",
+    ]

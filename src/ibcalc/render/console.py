@@ -826,14 +826,16 @@ def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO
         box=box.SIMPLE_HEAD,
         title_justify="left",
     )
-    for name, justify in (
-        ("placement", "left"),
-        ("time", "right"),
-        ("busbw", "right"),
-        ("algorithm", "left"),
-        ("bottleneck", "left"),
+    # the figures and the algorithm keep their width; the two texts wrap (a narrow terminal cut
+    # 'nvls/Simple' and 'scale-up' with an ellipsis)
+    for name, justify, whole in (
+        ("placement", "left", False),
+        ("time", "right", True),
+        ("busbw", "right", True),
+        ("algorithm", "left", True),
+        ("bottleneck", "left", False),
     ):
-        runs.add_column(name, justify=justify)  # type: ignore[arg-type]
+        runs.add_column(name, justify=justify, no_wrap=whole, overflow="fold")  # type: ignore[arg-type]
     rows = [
         (
             f"inside (scale-up): {_placement_shape(data['allreduce_inside'])}",
