@@ -670,8 +670,8 @@ def gap(
 def _default_nics(catalogue: Catalogue, inter: str, gpus: int) -> tuple[int, str]:
     """NICs per node when none is given, and the assumption that says so: the common pairings'
     NICs per GPU for this link (efa-v2: 4 per GPU, as on AWS p5), a WAN's one link per node, or
-    one NIC per GPU. (The estimate commands take one per GPU for every link; only gap, which
-    compares per-GPU rates, follows the pairings.)"""
+    one NIC per GPU. (The estimate commands take a cloud-only fabric's instance count per GPU,
+    else one per GPU: cluster.resolve.)"""
     link = find_link(catalogue, inter)
     if link.kind is LinkKind.WAN:
         return 1, f"1 x {link.id} per node (one site each) assumed ({{nics_per_node}})"

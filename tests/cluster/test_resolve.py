@@ -396,3 +396,42 @@ def test_links_of_the_wrong_role_are_refused(spec: ClusterSpec, message: str) ->
     with pytest.raises(ClusterError) as info:
         resolve_cluster(CAT, spec)
     assert str(info.value) == message
+
+
+@pytest.mark.parametrize(
+    ("intra", "inter", "gpus", "nics", "preset"),
+    [
+        # AWS p5: 32 x 100 Gb/s EFA v2 for 8 H100, 4 per GPU (it took 8, a quarter of p5's)
+        ("nvlink4", "efa-v2", 8, 32, "aws-p5"),
+        ("nvlink4", "efa-v2", 4, 16, "aws-p5"),
+        # p4d: 4 x 100 Gb/s EFA for 8 A100; one GPU still gets one NIC (rounded up)
+        ("nvlink3", "efa-100g", 8, 4, "aws-p4d"),
+        ("nvlink3", "efa-100g", 1, 1, "aws-p4d"),
+        # GCP A3 High: 4 GPUDirect-TCPX NICs for 8 H100
+        ("nvlink4", "gcp-tcpx", 8, 4, "gcp-a3-high"),
+    ],
+)
+def test_a_cloud_only_fabric_gets_its_instance_s_nics_per_gpu(
+    intra: str, inter: str, gpus: int, nics: int, preset: str
+) -> None:
+    spec = ClusterSpec(intra=intra, inter=inter, gpus_per_node=gpus, nodes=2)
+    cluster = resolve_cluster(CAT, spec)
+    assert cluster.nics_per_node == nics
+    system = next(s for s in CAT.systems if s.id == preset)
+    per_gpu = system.nics_per_node / system.gpus_per_node
+    assert (
+        f"{nics} x {inter} per node assumed: {preset}'s {per_gpu:g} per GPU ({inter} comes only "
+        "with that instance; {nics_per_node})"
+    ) in cluster.assumptions
+    # a count given is kept
+    given = resolve_cluster(CAT, spec.replace(nics_per_node=3))
+    assert given.nics_per_node == 3
+
+
+@pytest.mark.parametrize("inter", ["ndr", "roce-400g", "roce-200g", "hdr"])
+def test_a_fabric_sold_on_its_own_takes_one_nic_per_gpu(inter: str) -> None:
+    """RoCE 200G has one preset with 16 NICs (OCI); a generic fabric's count is not that one
+    instance's."""
+    cluster = resolve_cluster(CAT, ClusterSpec(intra="nvlink4", inter=inter, nodes=2))
+    assert cluster.nics_per_node == 8
+    assert "8 NICs per node (one per GPU) assumed ({nics_per_node})" in cluster.assumptions

@@ -8,6 +8,7 @@ change them (docs/architecture.md#results-state-their-assumptions).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from ibcalc.catalogue.load import find_link, find_system, link_role_problem
@@ -102,7 +103,7 @@ def _pick_system(catalogue: Catalogue, spec: ClusterSpec, notes: list[str]) -> S
         # Only presets a fabric implies: NVIDIA's own DGX generations (HDR -> DGX A100, NDR ->
         # DGX H100) and cloud fabrics that exist on one cloud (EFA, GPUDirect-TCPX). Generic
         # fabrics (RoCE, Slingshot, XDR) keep the default 8-GPU H100 node.
-        cloud_only = inter.family == "efa" or inter.id.startswith("gcp-")
+        cloud_only = _cloud_only(inter)
         for system in catalogue.systems:
             if system.inter == inter.id and (system.id.startswith("dgx-") or cloud_only):
                 notes.append(
@@ -116,6 +117,27 @@ def _pick_system(catalogue: Catalogue, spec: ClusterSpec, notes: list[str]) -> S
         "{gpus_per_node}, {intra}"
     )
     return system
+
+
+def _cloud_only(link: Link) -> bool:
+    """True for a fabric that exists only inside one cloud's instances (EFA on AWS, GPUDirect-TCPX
+    on Google Cloud): its NICs come with the instance, so the instance's count is the count."""
+    return link.family == "efa" or link.id.startswith("gcp-")
+
+
+def _instance_nics(
+    catalogue: Catalogue, link: Link, gpus_per_node: int
+) -> tuple[int, System] | None:
+    """NICs per node of a cloud-only ``link`` on ``gpus_per_node`` GPUs: the NICs per GPU of the
+    first instance preset built on it (aws-p5: 32 EFA v2 for 8 GPUs), rounded up; None for any
+    other link (the estimate then takes one NIC per GPU)."""
+    if not _cloud_only(link):
+        return None
+    for system in catalogue.systems:
+        if system.inter == link.id and system.nics_per_node > 0:
+            per_gpu = system.nics_per_node / system.gpus_per_node
+            return max(1, math.ceil(per_gpu * gpus_per_node - 1e-9)), system
+    return None
 
 
 def check_count(field: str, value: int, low: int, high: int) -> int:
@@ -225,6 +247,14 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
                     f"GPU{'s' if gpus_per_node != 1 else ''} ({{nics_per_node}})"
                 )
                 fabric.append(notes[-1])
+        elif (instance := _instance_nics(catalogue, inter, gpus_per_node)) is not None:
+            nics_per_node, preset = instance
+            per_gpu = preset.nics_per_node / preset.gpus_per_node
+            notes.append(
+                f"{nics_per_node} x {inter.id} per node assumed: {preset.id}'s {per_gpu:g} per "
+                f"GPU ({inter.id} comes only with that instance; {{nics_per_node}})"
+            )
+            fabric.append(notes[-1])
         else:
             nics_per_node = gpus_per_node
             if nics_per_node > MAX_NICS_PER_NODE:
