@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -291,3 +292,38 @@ def test_a_part_larger_than_s3_takes_is_refused(builtin_catalogue: Catalogue) ->
         b for b in checkpoint(builtin_catalogue, cluster, small).save.bounds if b.name == "requests"
     )
     assert requests.detail.startswith("32 parts of 500 MB")
+
+
+def test_a_rank_s_object_has_at_most_the_parts_s3_takes_in_one_upload(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """S3 takes at most 10,000 parts in one multipart upload (AWS S3 user guide, multipart
+    upload limits; data/links.yaml aws-s3 max_write_parts). llama3-405b with Adam on 4 x DGX
+    H100: 810 GB + 4.86 TB = 5.67 TB over 32 ranks = 177.2 GB a rank, which the default 16 MB
+    parts cut into ceil(177.2e9 / 16e6) = 11,075 parts: an upload S3 refuses."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=4))
+    spec = CheckpointSpec(model=find_model("llama3-405b"), storage="aws-s3", optimizer=True)
+    share = (405e9 * 2 + 405e9 * 12) / 32
+    assert math.ceil(share / 16e6) == 11_075
+    # the default part size is raised to the smallest that fits, 177.2 GB / 10,000 rounded up
+    # to four digits: 17.72 MB, so each rank's object has exactly 10,000 parts
+    result = checkpoint(builtin_catalogue, cluster, spec)
+    requests = next(b for b in result.save.bounds if b.name == "requests")
+    assert requests.detail.startswith("320,000 parts of 17.72 MB at 3500/s")
+    assert requests.time_s == pytest.approx(320_000 / 3500)
+    assert (
+        "parts of 17.72 MB: the default 16 MB would cut each rank's 177.2 GB into 11,075 "
+        "parts, more than aws-s3 takes in one upload (10,000); {part_bytes} to change"
+    ) in result.assumptions
+    # a part size given is not changed behind the caller's back: refused, naming one that fits
+    with pytest.raises(WorkloadError) as err:
+        checkpoint(builtin_catalogue, cluster, spec.model_copy(update={"part_bytes": 16e6}))
+    assert err.value.field == "part_bytes"
+    assert str(err.value).endswith("give a part_bytes of at least 17.72 MB")
+    fits = checkpoint(builtin_catalogue, cluster, spec.model_copy(update={"part_bytes": 17.72e6}))
+    assert fits.save.time_s == pytest.approx(result.save.time_s)
+    # a model whose shares fit keeps the default: llama3-70b, 140 GB over 32 ranks = 4.4 GB
+    small = checkpoint(
+        builtin_catalogue, cluster, spec.model_copy(update={"model": find_model("llama3-70b")})
+    )
+    assert not any(a.startswith("parts of") for a in small.assumptions)

@@ -85,17 +85,22 @@ def _check_storage(doc: Document, storage: Sequence[Storage]) -> list[Validation
                 entry.read_requests_per_s is not None or entry.write_requests_per_s is not None,
             ),
             ("max_write_part", "max_write_part_source", entry.max_write_part_bytes is not None),
+            ("max_write_parts", "max_write_part_source", entry.max_write_parts is not None),
         ):
             if present and not getattr(entry, source_name):
                 add(i, field_name, f"({entry.id}): {field_name} needs {source_name}")
-        if entry.max_write_part_bytes is not None and entry.write_requests_per_s is None:
-            # only a store priced per request cuts a save into parts (workload/checkpoint.py)
-            add(
-                i,
-                "max_write_part",
-                f"({entry.id}): max_write_part needs write_requests_per_s (a part is one write "
-                "request to an object store)",
-            )
+        for name, value in (
+            ("max_write_part", entry.max_write_part_bytes),
+            ("max_write_parts", entry.max_write_parts),
+        ):
+            if value is not None and entry.write_requests_per_s is None:
+                # only a store priced per request cuts a save into parts (workload/checkpoint.py)
+                add(
+                    i,
+                    name,
+                    f"({entry.id}): {name} needs write_requests_per_s (a part is one write "
+                    "request to an object store)",
+                )
         for direction in ("read", "write"):
             unit = getattr(entry, f"aggregate_{direction}_Bps")
             client = getattr(entry, f"per_client_{direction}_Bps")

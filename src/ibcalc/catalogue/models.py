@@ -381,6 +381,8 @@ class Storage(BaseModel):
     requests_source: str | None = None
     #: the largest part (one request's body) a save may write; None: no stated limit
     max_write_part_bytes: PartSize | None = Field(default=None, alias="max_write_part")
+    #: the most parts one object's upload may have (S3 multipart: 10,000); None: no stated limit
+    max_write_parts: int | None = Field(default=None, ge=1, le=10**9)
     max_write_part_source: str | None = None
     sources: list[str] = Field(min_length=1)
     confidence: Confidence

@@ -159,6 +159,42 @@ def _check_part_size(storage: Storage, spec: CheckpointSpec, share_bytes: float)
         )
 
 
+def _fit_part_count(storage: Storage, spec: CheckpointSpec, share_bytes: float) -> CheckpointSpec:
+    """``spec`` with parts large enough that one rank's object has no more parts than
+    ``storage`` takes in one upload (S3 multipart: 10,000). The default part size is raised to
+    the smallest that fits, and said so in :func:`part_count_note`; a part size given is
+    refused."""
+    limit = storage.max_write_parts
+    if limit is None or storage.write_requests_per_s is None:
+        return spec
+    parts = math.ceil(share_bytes / spec.part_size_bytes)
+    if parts <= limit:
+        return spec
+    # the smallest part that fits, rounded up to the 4 digits a size prints with: the figure
+    # the refusal names must itself pass
+    exact = share_bytes / limit
+    step = 10 ** max(0, math.floor(math.log10(exact)) - 3)
+    least = math.ceil(exact / step) * step
+    if spec.part_bytes is not None:
+        raise WorkloadError(
+            f"{{part_bytes}} {format_size(spec.part_bytes)} cuts each rank's "
+            f"{format_size(share_bytes)} into {parts:,} parts, more than {storage.id} takes in "
+            f"one upload ({limit:,}): give a {{part_bytes}} of at least {format_size(least)}",
+            field="part_bytes",
+        )
+    return spec.model_copy(update={"part_bytes": float(least)})
+
+
+def part_count_note(storage: Storage, share_bytes: float, part_bytes: float) -> str:
+    """Why the default part size was raised (see :func:`_fit_part_count`)."""
+    parts = math.ceil(share_bytes / DEFAULT_PART_BYTES)
+    return (
+        f"parts of {format_size(part_bytes)}: the default {format_size(DEFAULT_PART_BYTES)} "
+        f"would cut each rank's {format_size(share_bytes)} into {parts:,} parts, more than "
+        f"{storage.id} takes in one upload ({storage.max_write_parts:,}); {{part_bytes}} to change"
+    )
+
+
 def _parts(total_bytes: float, ranks: int, part_bytes: float) -> int:
     """Object-store parts (requests) of ``total_bytes``: every rank cuts its share into parts
     of ``part_bytes``."""
@@ -300,6 +336,10 @@ def checkpoint(
     optimizer = spec.model.params * per_param if spec.optimizer else 0.0
     save_bytes = weights + optimizer
     restore_bytes = weights * spec.replicas + optimizer
+    fitted = _fit_part_count(storage, spec, save_bytes / cluster.ranks)
+    if fitted is not spec:
+        notes.append(part_count_note(storage, save_bytes / cluster.ranks, fitted.part_size_bytes))
+        spec = fitted
     save, restore = (
         _transfer(
             name,
