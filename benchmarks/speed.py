@@ -18,6 +18,7 @@ here).
 * ``ibcalc check`` over 100 design files            < 1 s beyond one start-up (the same command
   over one file)
 * one estimate in process, once the catalogue is loaded: well under 10 ms
+* ``calibrate`` on two logs in process, printed without a target
 """
 
 from __future__ import annotations
@@ -39,6 +40,8 @@ from ibcalc.catalogue.load import load_catalogue
 from ibcalc.cluster.resolve import ClusterSpec, resolve_cluster
 from ibcalc.engine.types import Collective
 from ibcalc.facade import estimate_on
+from ibcalc.logs import read_log
+from ibcalc.logs.calibrate import calibrate_logs
 
 ROOT = Path(__file__).resolve().parent.parent
 FLOOR = Path(__file__).resolve().parent / "floor.py"
@@ -46,6 +49,8 @@ FLOOR = Path(__file__).resolve().parent / "floor.py"
 IBCALC = str(Path(sys.executable).parent / "ibcalc")
 #: Design files checked in one call.
 CHECK_FILES = 100
+SWEEPS = Path(__file__).resolve().parent / "data" / "sweeps"
+CALIBRATE_LOGS = ("13_allreduce_1node_4xH100_intranode.txt", "10_allreduce_2node_8xH100_ib.txt")
 #: The environment of the timed runs: bytecode caching on, as Python has it by default and as
 #: an installed wheel has it (pip compiles at install), so that no run compiles its sources
 #: again (the first, untimed, run of each command writes the cache).
@@ -143,6 +148,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     sizes = [8.0 * 2**i for i in range(32)]
     sweep = _median_s(lambda: [estimate_on(cluster, Collective.ALL_REDUCE, s) for s in sizes], 5)
 
+    # calibrate on two published H100 logs (one node, two nodes): the fit runs the model a few
+    # hundred times over their 35 rows; it took 23 s when every run built the full estimate
+    logs = [read_log(SWEEPS / name) for name in CALIBRATE_LOGS]
+    started = time.perf_counter()
+    calibrate_logs(logs, catalogue=catalogue)
+    fit = time.perf_counter() - started
+
     floor = startup["floor"]
     print(
         f"start-up, {args.runs} interleaved rounds (console script {IBCALC}); x floor = median "
@@ -171,6 +183,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"  catalogue load (built-in YAML, checked)  {load * 1e3:8.1f} ms")
     print(f"  one all-reduce estimate (16 x aws-p5)    {one * 1e3:8.2f} ms")
     print(f"  32-size sweep                            {sweep * 1e3:8.1f} ms")
+    print(f"  calibrate, sweeps 13 and 10 (2 logs)     {fit:8.2f} s (once)")
     return 0
 
 
