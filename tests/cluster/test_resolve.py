@@ -281,7 +281,13 @@ def test_oversubscription_reaches_the_scale_out_tier() -> None:
         (
             {"system": "dgx-h100", "nodes": 4, "sites": 3},
             "sites",
-            "4 nodes (scale-up domains) cannot be split evenly over 3 sites",
+            "4 nodes cannot be split evenly over 3 sites",
+        ),
+        (
+            # a site holds whole NVL72 domains: it said '2 nodes (scale-up domains)' of 36
+            {"system": "gb200-nvl72", "nodes": 36, "sites": 4},
+            "sites",
+            "2 scale-up domains of 18 nodes cannot be split evenly over 4 sites",
         ),
         (
             {"system": "dgx-h100", "wan_links": 2},

@@ -307,7 +307,7 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         if ignored:
             notes.append(f"{', '.join(ignored)} ignored: one scale-up domain, no network")
     fabric += notes[tiers_from:]
-    wan_tier = _build_wan(catalogue, spec, domains, notes)
+    wan_tier = _build_wan(catalogue, spec, domains, notes, nodes_per_domain=nodes_per_domain)
     topology = Topology(
         ranks_per_domain=scale_up,
         domains=domains,
@@ -443,7 +443,12 @@ def _build_up(
 
 
 def _build_wan(
-    catalogue: Catalogue, spec: ClusterSpec, domains: int, notes: list[str]
+    catalogue: Catalogue,
+    spec: ClusterSpec,
+    domains: int,
+    notes: list[str],
+    *,
+    nodes_per_domain: int = 1,
 ) -> ScaleOutTier | None:
     """Tier 2: ``spec.sites`` sites joined by ``spec.wan_links`` WAN links each.
 
@@ -474,11 +479,13 @@ def _build_wan(
             )
         return None
     if domains % spec.sites:
-        raise ClusterError(
-            f"{plural(domains, 'node')} (scale-up domains) cannot be split evenly over "
-            f"{spec.sites} sites",
-            field="sites",
+        # a site holds whole scale-up domains: on one-node domains they are the nodes
+        what = (
+            plural(domains, "node")
+            if nodes_per_domain == 1
+            else f"{plural(domains, 'scale-up domain')} of {nodes_per_domain} nodes"
         )
+        raise ClusterError(f"{what} cannot be split evenly over {spec.sites} sites", field="sites")
     wan = find_link(catalogue, spec.wan or "wan-100g")
     if spec.wan is None:
         notes.append(f"WAN link {wan.id} assumed between sites ({{wan}})")
