@@ -268,8 +268,10 @@ def test_a_link_named_alone_gets_the_common_pairings_nic_count() -> None:
     text = " ".join(out.output.split())
     assert "8 GPUs and 32 x efa-v2 per node" in text
     assert "ratio (scale-up / scale-out) 9.0x" in text
+    # the estimate commands' rule and words (cluster.resolve.instance_of): AWS p5's count
     assert (
-        "32 x efa-v2 per node assumed (the common pairings' 32 for 8 GPUs: 4 EFA v2 per GPU" in text
+        "32 x efa-v2 per node assumed: 4 per GPU, as on aws-p5, the instance efa-v2 comes with "
+        "(--nics-per-node)" in text
     )
     # 4 GPUs keep 4 NICs each: 16, not one per GPU
     text = " ".join(

@@ -48,7 +48,10 @@ from ibcalc.cluster.resolve import (
     DEFAULT_GPUS_PER_NODE,
     check_count,
     gpu_fed_nic_Bps,
+    instance_nics_note,
+    instance_of,
     resolve_cluster,
+    scaled_nics,
 )
 from ibcalc.cluster.spec import (
     MAX_GPUS_PER_NODE,
@@ -670,11 +673,15 @@ def gap(
 def _default_nics(catalogue: Catalogue, inter: str, gpus: int) -> tuple[int, str]:
     """NICs per node when none is given, and the assumption that says so: the common pairings'
     NICs per GPU for this link (efa-v2: 4 per GPU, as on AWS p5), a WAN's one link per node, or
-    one NIC per GPU. (The estimate commands take a cloud-only fabric's instance count per GPU,
-    else one per GPU: cluster.resolve.)"""
+    one NIC per GPU. A cloud-only fabric takes its instance's NICs per GPU first, as the
+    estimate commands do (cluster.resolve.instance_of)."""
     link = find_link(catalogue, inter)
     if link.kind is LinkKind.WAN:
         return 1, f"1 x {link.id} per node (one site each) assumed ({{nics_per_node}})"
+    instance = instance_of(catalogue, link)
+    if instance is not None:  # as the estimate commands take it (cluster.resolve)
+        nics = scaled_nics(instance, gpus)
+        return nics, instance_nics_note(link, instance, nics)
     for node in load_pairings().inter:
         if node.inter == link.id and node.nics_per_node != node.gpus_per_node:
             nics = max(1, math.ceil(node.nics_per_node * gpus / node.gpus_per_node))
@@ -699,8 +706,8 @@ def gap_for_system(
     """:func:`gap` for a system preset, each field overridable.
 
     The preset's NIC count is used only with the preset's own fabric; another ``inter`` gets
-    the common pairings' NICs per GPU for that link (one per GPU for most, 4 for efa-v2, one per
-    node for a WAN) unless ``nics_per_node`` says otherwise.
+    :func:`_default_nics` (a cloud-only fabric's instance count per GPU, one per node for a WAN,
+    else one per GPU) unless ``nics_per_node`` says otherwise.
     """
     preset = find_system(catalogue, system)
     intra_id = intra or preset.intra
@@ -885,12 +892,17 @@ def _one_pairing(catalogue: Catalogue, spec: ClusterSpec) -> tuple[GapResult, in
     gpus = spec.gpus_per_node if spec.gpus_per_node is not None else DEFAULT_GPUS_PER_NODE
     if spec.gpus_per_node is None:
         notes.append(f"{gpus} GPUs per node assumed ({{gpus_per_node}})")
+    host_pcie = spec.host_pcie
     if spec.nics_per_node is not None:
         nics = spec.nics_per_node
     else:
         nics, note = _default_nics(catalogue, spec.inter, gpus)
         notes.append(note)
-    result = gap(catalogue, spec.intra, spec.inter, gpus, nics, host_pcie=spec.host_pcie)
+        # a cloud-only fabric's NICs sit on its instance's host links, as in the estimates
+        instance = instance_of(catalogue, find_link(catalogue, spec.inter))
+        if host_pcie is None and instance is not None:
+            host_pcie = instance.host_pcie
+    result = gap(catalogue, spec.intra, spec.inter, gpus, nics, host_pcie=host_pcie)
     return result.model_copy(update={"assumptions": notes + result.assumptions}), gpus
 
 

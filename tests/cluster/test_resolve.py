@@ -12,6 +12,7 @@ from conftest import main_error
 from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.cluster.resolve import ClusterSpec, check_count, resolve_cluster
 from ibcalc.errors import ClusterError
+from ibcalc.gap import gap_report
 from ibcalc.logs.expect import catalogue_with_link
 
 CAT = load_catalogue(use_env=False)
@@ -426,12 +427,45 @@ def test_a_cloud_only_fabric_gets_its_instance_s_nics_per_gpu(
     system = next(s for s in CAT.systems if s.id == preset)
     per_gpu = system.nics_per_node / system.gpus_per_node
     assert (
-        f"{nics} x {inter} per node assumed: {preset}'s {per_gpu:g} per GPU ({inter} comes only "
-        "with that instance; {nics_per_node})"
+        f"{nics} x {inter} per node assumed: {per_gpu:g} per GPU, as on {preset}, the instance "
+        f"{inter} comes with ({{nics_per_node}})"
     ) in cluster.assumptions
+    # on the instance's host links: no "no host PCIe link known" note
+    assert cluster.host_pcie is not None
+    assert cluster.host_pcie.id == system.host_pcie
+    assert not any("no host PCIe link known" in a for a in cluster.assumptions)
     # a count given is kept
     given = resolve_cluster(CAT, spec.replace(nics_per_node=3))
     assert given.nics_per_node == 3
+    # and gap, which compares the same node per GPU (of 2 GPUs or more), takes the same count
+    if gpus > 1:
+        report = gap_report(CAT, ClusterSpec(intra=intra, inter=inter, gpus_per_node=gpus))
+        (pairing,) = report.pairings
+        assert pairing.nics_per_node == nics
+
+
+def test_a_cloud_only_fabric_on_another_preset_takes_its_instance_s_nics() -> None:
+    """EFA v2 on a p4d node: 4 per GPU as on p5 (the preset's own 4 NICs are EFA 100G ones),
+    on p4d's own host links."""
+    cluster = resolve_cluster(CAT, ClusterSpec(system="aws-p4d", inter="efa-v2", nodes=2))
+    assert cluster.nics_per_node == 32
+    assert cluster.host_pcie is not None
+    assert cluster.host_pcie.id == "pcie4"
+    # the preset's own fabric keeps the preset's count
+    own = resolve_cluster(CAT, ClusterSpec(system="aws-p4d", nodes=2))
+    assert own.nics_per_node == 4
+
+
+def test_an_instance_count_past_the_nic_limit_is_refused() -> None:
+    """100 GPUs per node at p5's 4 EFA v2 each would be 400 NICs, past the 256 a node may have
+    (--nics-per-node 400 is refused so; the instance count was not checked)."""
+    with pytest.raises(ClusterError) as info:
+        resolve_cluster(CAT, ClusterSpec(intra="nvlink4", inter="efa-v2", gpus_per_node=100))
+    assert info.value.field == "nics_per_node"
+    assert str(info.value) == (
+        "100 GPUs per node would need 400 NICs (aws-p5's 4 per GPU, more than 256); give "
+        "nics_per_node"
+    )
 
 
 @pytest.mark.parametrize("inter", ["ndr", "roce-400g", "roce-200g", "hdr"])

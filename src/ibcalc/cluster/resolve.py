@@ -125,19 +125,38 @@ def _cloud_only(link: Link) -> bool:
     return link.family == "efa" or link.id.startswith("gcp-")
 
 
-def _instance_nics(
-    catalogue: Catalogue, link: Link, gpus_per_node: int
-) -> tuple[int, System] | None:
-    """NICs per node of a cloud-only ``link`` on ``gpus_per_node`` GPUs: the NICs per GPU of the
-    first instance preset built on it (aws-p5: 32 EFA v2 for 8 GPUs), rounded up; None for any
-    other link (the estimate then takes one NIC per GPU)."""
+def instance_of(catalogue: Catalogue, link: Link) -> System | None:
+    """The instance preset a cloud-only ``link`` comes with (efa-v2: aws-p5), whose NICs per GPU
+    (and host PCIe links) a node given only that link takes; None for any other link (a node
+    then takes one NIC per GPU)."""
     if not _cloud_only(link):
         return None
-    for system in catalogue.systems:
-        if system.inter == link.id and system.nics_per_node > 0:
-            per_gpu = system.nics_per_node / system.gpus_per_node
-            return max(1, math.ceil(per_gpu * gpus_per_node - 1e-9)), system
-    return None
+    return next((s for s in catalogue.systems if s.inter == link.id and s.nics_per_node > 0), None)
+
+
+def scaled_nics(system: System, gpus_per_node: int) -> int:
+    """``system``'s NICs per GPU kept on ``gpus_per_node`` GPUs, rounded up (a GPU's share of a
+    NIC is still a NIC to reach): aws-p4d's 4 for 8 GPUs gives 3 for 5, 1 for 1."""
+    per_gpu = system.nics_per_node / system.gpus_per_node
+    return max(1, math.ceil(per_gpu * gpus_per_node - 1e-9))
+
+
+def instance_nics_note(link: Link, system: System, nics: int) -> str:
+    """The assumption of a node that took ``system``'s NIC count for the cloud-only ``link``."""
+    per_gpu = system.nics_per_node / system.gpus_per_node
+    return (
+        f"{nics} x {link.id} per node assumed: {per_gpu:g} per GPU, as on {system.id}, the "
+        f"instance {link.id} comes with ({{nics_per_node}})"
+    )
+
+
+def _too_many_nics(nics: int, gpus_per_node: int, why: str) -> None:
+    if nics > MAX_NICS_PER_NODE:
+        raise ClusterError(
+            f"{gpus_per_node} GPUs per node would need {nics} NICs ({why}, more than "
+            f"{MAX_NICS_PER_NODE}); give {{nics_per_node}}",
+            field="nics_per_node",
+        )
 
 
 def check_count(field: str, value: int, low: int, high: int) -> int:
@@ -206,8 +225,19 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
             "a collective needs at least 2 GPUs ({nodes}, {gpus_per_node})", field="nodes"
         )
 
+    # a cloud-only fabric named without a NIC count, and not the preset's own: its instance's
+    # NICs per GPU (and, without a preset, the host PCIe links they sit on)
+    instance = None
+    if spec.inter is not None and spec.nics_per_node is None:
+        named_link = find_link(catalogue, spec.inter)
+        if system is None or system.inter != named_link.id:
+            instance = instance_of(catalogue, named_link)
     host_pcie: Link | None = None
-    host_name = spec.host_pcie or (system.host_pcie if system else None)
+    host_name = (
+        spec.host_pcie
+        or (system.host_pcie if system else None)
+        or (instance.host_pcie if instance else None)
+    )
     if host_name:
         host_pcie = find_link(catalogue, host_name)
         # a NIC's rate capped by a WAN or NVLink "host link" made a number out of nothing
@@ -240,29 +270,23 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
             nics_per_node = system.nics_per_node
             if resized:
                 per_gpu = system.nics_per_node / system.gpus_per_node
-                nics_per_node = max(1, round(per_gpu * gpus_per_node))
+                nics_per_node = scaled_nics(system, gpus_per_node)
+                _too_many_nics(nics_per_node, gpus_per_node, f"{system.id}'s {per_gpu:g} per GPU")
                 notes.append(
                     f"{nics_per_node} NIC{'s' if nics_per_node != 1 else ''} per node: "
                     f"{system.id}'s {per_gpu:g} per GPU kept for {gpus_per_node} "
                     f"GPU{'s' if gpus_per_node != 1 else ''} ({{nics_per_node}})"
                 )
                 fabric.append(notes[-1])
-        elif (instance := _instance_nics(catalogue, inter, gpus_per_node)) is not None:
-            nics_per_node, preset = instance
-            per_gpu = preset.nics_per_node / preset.gpus_per_node
-            notes.append(
-                f"{nics_per_node} x {inter.id} per node assumed: {preset.id}'s {per_gpu:g} per "
-                f"GPU ({inter.id} comes only with that instance; {{nics_per_node}})"
-            )
+        elif instance is not None:
+            nics_per_node = scaled_nics(instance, gpus_per_node)
+            per_gpu = instance.nics_per_node / instance.gpus_per_node
+            _too_many_nics(nics_per_node, gpus_per_node, f"{instance.id}'s {per_gpu:g} per GPU")
+            notes.append(instance_nics_note(inter, instance, nics_per_node))
             fabric.append(notes[-1])
         else:
             nics_per_node = gpus_per_node
-            if nics_per_node > MAX_NICS_PER_NODE:
-                raise ClusterError(
-                    f"{gpus_per_node} GPUs per node would need {nics_per_node} NICs (one per "
-                    f"GPU, more than {MAX_NICS_PER_NODE}); give {{nics_per_node}}",
-                    field="nics_per_node",
-                )
+            _too_many_nics(nics_per_node, gpus_per_node, "one per GPU")
             notes.append(f"{nics_per_node} NICs per node (one per GPU) assumed ({{nics_per_node}})")
             fabric.append(notes[-1])
     elif spec.nics_per_node is not None:
