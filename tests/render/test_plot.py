@@ -424,3 +424,26 @@ def test_the_gap_plot_names_a_wan_as_the_report_does(
     text = svg.read_text(encoding="utf-8")
     assert all(w in text for w in words), [w for w in words if w not in text]
     assert not any(w in text for w in absent), [w for w in absent if w in text]
+
+
+@pytest.mark.parametrize(
+    ("args", "label"),
+    [
+        (["--system", "dgx-1v"], "edr (100 Gb/s, 4 per 8-GPU node)"),
+        (
+            ["--intra", "nvlink4", "--inter", "wan-100g", "--nics-per-node", "2"],
+            "wan-100g (100 Gb/s, 2 per 8-GPU site)",
+        ),
+        (["--intra", "nvlink4", "--inter", "efa-v2"], "efa-v2 (100 Gb/s, 4 per GPU)"),
+    ],
+)
+def test_the_gap_plot_bar_counts_the_nics_the_title_counts(
+    tmp_path: Path, args: list[str], label: str
+) -> None:
+    """A node with fewer NICs than GPUs was labelled '1 per 8-GPU node' whatever its count
+    (DGX-1V has 4 EDR NICs for 8 GPUs)."""
+    pytest.importorskip("matplotlib")
+    svg = tmp_path / "gap.svg"
+    result = runner.invoke(app, ["gap", *args, "--plot", str(svg)])
+    assert result.exit_code == 0, result.stderr
+    assert label in svg.read_text(encoding="utf-8")

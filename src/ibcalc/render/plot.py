@@ -710,12 +710,12 @@ def plot_sweep_result(
 def _inter_label(result: GapResult) -> str:
     per_gpu = result.nics_per_gpu
     gbit = result.nic_line_Bps * 8 / GB
-    if per_gpu == 1:
-        count = "1 per GPU"
-    elif per_gpu > 1:
+    if per_gpu >= 1:
         count = f"{per_gpu:g} per GPU"
     else:
-        count = f"1 per {result.gpus_per_node}-GPU {'site' if result.inter_wan else 'node'}"
+        # fewer NICs than GPUs: the node's count (dgx-1v: 4 per 8-GPU node, not '1 per')
+        where = "site" if result.inter_wan else "node"
+        count = f"{result.nics_per_node} per {result.gpus_per_node}-GPU {where}"
     capped = f", {result.capped_by} cap" if result.capped_by else ""
     return f"{result.inter} ({gbit:g} Gb/s, {count}{capped})"
 
@@ -812,7 +812,7 @@ def plot_gap(path: str | Path, results: Sequence[GapResult], *, title: str | Non
             )
         else:
             title = (
-                "Scale-up vs scale-out bandwidth per GPU, per direction\n"
+                f"Scale-up vs {outer} bandwidth per GPU, per direction\n"
                 "(8-GPU nodes; pale bar = line rate, dark bar = achievable)"
             )
     ax.set_title(title, fontsize=10)
