@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from rich import box
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
@@ -83,6 +84,11 @@ def _console(stream: TextIO | None = None) -> Console:
             width = 160
         console = PipeConsole(file=stream, highlight=False, width=max(40, width))
     return console
+
+
+#: Narrowest page on which gap's consequence table keeps its five columns with whole words;
+#: below it each placement is printed as a block of lines.
+_GAP_TABLE_MIN_WIDTH = 70
 
 
 def _fold(table: Table) -> Table:
@@ -821,21 +827,6 @@ def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO
     )
     console.print(_fold(table))
 
-    runs = Table(
-        title=f"consequence: all-reduce of {format_size(data['allreduce_size_bytes'])}",
-        box=box.SIMPLE_HEAD,
-        title_justify="left",
-    )
-    # the figures and the algorithm keep their width; the two texts wrap (a narrow terminal cut
-    # 'nvls/Simple' and 'scale-up' with an ellipsis)
-    for name, justify, whole in (
-        ("placement", "left", False),
-        ("time", "right", True),
-        ("busbw", "right", True),
-        ("algorithm", "left", True),
-        ("bottleneck", "left", False),
-    ):
-        runs.add_column(name, justify=justify, no_wrap=whole, overflow="fold")  # type: ignore[arg-type]
     rows = [
         (
             f"inside (scale-up): {_placement_shape(data['allreduce_inside'])}",
@@ -849,15 +840,40 @@ def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO
     if tp is not None:
         rows.append((f"TP={tp['tp']} inside: {_placement_shape(tp['inside'])}", tp["inside"]))
         rows.append((f"TP={tp['tp']} across: {_placement_shape(tp['across'], unit)}", tp["across"]))
-    for label, p in rows:
-        runs.add_row(
+    title = f"consequence: all-reduce of {format_size(data['allreduce_size_bytes'])}"
+    cells = [
+        (
             label,
             format_time(p["time_s"]),
             format_bandwidth(p["busbw_GBps"] * GB) + ("*" if p["busbw_equivalent"] else ""),
             f"{p['algorithm']}/{p['protocol']}",
             p["bottleneck"],
         )
-    console.print(runs)
+        for label, p in rows
+    ]
+    if console.width < _GAP_TABLE_MIN_WIDTH:
+        # too narrow for five columns (below 70 the words broke inside: 'plac/emen/t', and
+        # below 50 two columns vanished): each placement as a short block of wrapped lines
+        console.print(title)
+        for label, time, busbw, algorithm, bottleneck in cells:
+            console.print(Padding(Text(label), (0, 0, 0, 2)))
+            console.print(Padding(Text(f"{time}, busbw {busbw}, {algorithm}"), (0, 0, 0, 4)))
+            console.print(Padding(Text(f"bottleneck: {bottleneck}"), (0, 0, 0, 4)))
+    else:
+        runs = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left")
+        # the figures and the algorithm keep their width; the two texts wrap (a narrow terminal
+        # cut 'nvls/Simple' and 'scale-up' with an ellipsis)
+        for name, justify, whole in (
+            ("placement", "left", False),
+            ("time", "right", True),
+            ("busbw", "right", True),
+            ("algorithm", "left", True),
+            ("bottleneck", "left", False),
+        ):
+            runs.add_column(name, justify=justify, no_wrap=whole, overflow="fold")  # type: ignore[arg-type]
+        for row in cells:
+            runs.add_row(*row)
+        console.print(runs)
     across_nics = data["allreduce_across"]["nics_per_node"]
     share = data["nics_per_node"] / data["gpus_per_node"]
     more = (
