@@ -553,3 +553,34 @@ def test_an_input_is_never_written_over(round_trip: Calibration, tmp_path: Path)
 def test_a_missing_directory_is_refused(round_trip: Calibration, tmp_path: Path) -> None:
     with pytest.raises(OutputError, match="no directory"):
         write_override(round_trip, tmp_path / "nope" / "out.yaml")
+
+
+def test_values_the_fit_made_alike_get_no_standard_error_and_say_why(
+    catalogue: Catalogue,
+) -> None:
+    """Five logs (a DGX H100 sendrecv, 10 x 8 H100, two A100 PCIe and GH200 sets, 2 x p4d): at
+    the start NVLink 4's efficiency also moves the 10-node all-reduce, so it is determined; at
+    the fitted values NDR binds those rows and it moves only the sendrecv rows, as
+    p2p_efficiency does. Their standard errors came out 2,388,532 and 2,722,017."""
+    names = [
+        "21_sendrecv_1node_8xH100_intranode.txt",
+        "22_allreduce_10node_80xH100_net-notstated.txt",
+        "23_allreduce_1node_2xA100-PCIE-40GB_pcie.txt",
+        "log12_allreduce_2node_2xGH200_slingshot_nccltests2.18.2.txt",
+        "05_allreduce_2node_16xA100-40GB_efa.txt",
+    ]
+    cal = calibrate_log_files([read_log(SWEEPS / n) for n in names], catalogue=catalogue)
+    fitted = {p.name: p for p in cal.parameters}
+    nvlink4, p2p = fitted["nvlink4.efficiency"], fitted["calibrated.p2p_efficiency"]
+    assert nvlink4.rows == p2p.rows == 9
+    assert nvlink4.uncertainty is None
+    assert nvlink4.uncertainty_reason == (
+        "no standard error: at the fitted values it moves the rows as calibrated.p2p_efficiency "
+        "does, so the runs fix only their combination"
+    )
+    # the other value of the pair keeps a standard error of its own scale
+    assert p2p.uncertainty is not None
+    assert p2p.uncertainty < 0.2
+    # every value that moves rows has a standard error or a reason
+    assert all(p.uncertainty is not None or p.uncertainty_reason for p in cal.parameters if p.rows)
+    assert all(p.uncertainty is None or p.uncertainty < 10 * abs(p.value) for p in cal.parameters)

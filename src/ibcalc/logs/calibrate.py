@@ -12,15 +12,19 @@ squares over sizes (the squared log error of the predicted time at each row):
   (send/receive and all-to-all inside a node) and ``calibrated.nvls_tree_factor`` (NVLS-tree).
 
 The model is a black box here: each candidate value is applied to a copy of the catalogue (or of
-the cost parameters), the cluster is resolved again and ``estimate_on`` evaluated, and each
-parameter is minimised in turn over a bounded interval (:func:`~ibcalc.logs.fit.minimize_scalar`,
-a grid then golden section) until the values settle. That keeps working whatever the model's
-formulas become. A parameter is *determined* only when moving it moves the fitted rows (by 1 % at
-least) and in a way no parameter fitted before it already does (columns of the sensitivity
-matrix less than 0.995 alike); every other one is listed with the reason the logs cannot pin it
-(a single-node log says nothing about the network; no size of 64 KiB or less; the large sizes are
-limited by another link ...). The uncertainty of each value is the Gauss-Newton standard error
-``s^2 (J^T J)^-1`` at the optimum, with ``s^2`` the residual variance.
+the cost parameters), the cluster is resolved again and the model's time evaluated
+(:class:`~ibcalc.facade.CollectivePlan`, numbers only), and each parameter is minimised in turn
+over a bounded interval (:func:`~ibcalc.logs.fit.minimize_scalar`, a grid then golden section)
+before a joint Levenberg-Marquardt refinement. That keeps working whatever the model's formulas
+become. A parameter is *determined* only when moving it moves the fitted rows of its own regime
+(a latency those of 64 KiB or less, an efficiency those of 64 MiB or more; by 1 % at least) and
+in a way the parameters fitted before it do not already (its sensitivity column less than 0.995
+alike any one of theirs, and not, to the same tolerance, a combination of them); every other one
+is listed with the reason the logs cannot pin it (a single-node log says nothing about the
+network; no size of 64 KiB or less; the large sizes are limited by another link ...). The
+uncertainty of each value is the Gauss-Newton standard error ``s^2 (J^T J)^-1`` at the optimum,
+with ``s^2`` the residual variance, over the values whose columns there are independent; a value
+the fit made move the rows as others do has none, and says why.
 
 Each parameter gets one value, whatever clusters the runs come from: when runs of different
 clusters (node preset, GPU, scale-up link, network ...; not the node count) move the same fitted
@@ -122,6 +126,8 @@ class FittedParameter(BaseModel):
     at_bound: bool
     rows: int
     regime: Literal["latency", "bandwidth"]
+    #: why a value that moves rows has no standard error (None when it has one)
+    uncertainty_reason: str | None = None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -642,8 +648,15 @@ def calibrate(
     values = _levenberg_marquardt(cases, determined, values, catalogue, params)
     cat, par = _apply(catalogue, params, values)
     after = _residuals(cases, cat, par) or base
+    no_error: dict[_Param, str] = {}
     fitted = _standard_errors(
-        cases, determined, values, catalogue=catalogue, params=params, residuals=after
+        cases,
+        determined,
+        values,
+        catalogue=catalogue,
+        params=params,
+        residuals=after,
+        reasons=no_error,
     )
     # a constant that no fitted row's time depends on and that the search drove to a bound
     # of its range is not fitted (it only moved NCCL's choice away from an algorithm): it
@@ -685,6 +698,7 @@ def calibrate(
             at_bound=at_bound[p],
             rows=fitted[p][1],
             regime=p.regime,
+            uncertainty_reason=no_error.get(p),
         )
         for p in determined
     ]
@@ -1200,9 +1214,10 @@ def _standard_errors(
     catalogue: Catalogue,
     params: CostParams,
     residuals: Sequence[float],
+    reasons: dict[_Param, str],
 ) -> dict[_Param, tuple[float | None, int, list[bool]]]:
     """Gauss-Newton standard error of each value, how many rows it moves, and which (one flag
-    per fitted row)."""
+    per fitted row); ``reasons`` gets why a value that moves rows has none."""
     n, k = len(residuals), len(determined)
     jac: list[list[float]] = []
     counts: list[int] = []
@@ -1229,8 +1244,27 @@ def _standard_errors(
         p: (None, counts[i], rows[i]) for i, p in enumerate(determined)
     }
     # a value that moves no row has no standard error, and its empty column would make the
-    # whole matrix singular: the others' errors come from the columns that move rows
-    live = [i for i in range(k) if counts[i] > 0]
+    # whole matrix singular: the others' errors come from the columns that move rows. Nor has
+    # one whose column at the fitted values is a combination of the others' (the test of
+    # _determinable, at the start values, cannot see that the fit made two alike: p2p and
+    # NVLink 4's efficiency on one sendrecv log once got standard errors of 2.7 million)
+    live: list[int] = []
+    basis: list[list[float]] = []
+    for i in range(k):
+        if counts[i] == 0:
+            continue
+        unexplained = _beyond(jac[i], basis)
+        if unexplained is None:
+            alike = _most_alike(jac[i], [determined[j] for j in live], [jac[j] for j in live])
+            reasons[determined[i]] = (
+                f"no standard error: at the fitted values it moves the rows as "
+                f"{_joined([q.name for q in alike])} "
+                f"{'does' if len(alike) == 1 else 'do together'}, so the runs fix only their "
+                "combination"
+            )
+            continue
+        live.append(i)
+        basis.append(unexplained)
     dof = n - len(live)
     if dof <= 0 or not live:
         return out

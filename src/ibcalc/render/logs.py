@@ -506,7 +506,13 @@ def render_calibration(
             _value(p.unit, p.uncertainty),
             str(p.rows),
             "; ".join(
-                t for t in ("at the bound of its range" if p.at_bound else "", bound_text(p)) if t
+                t
+                for t in (
+                    "at the bound of its range" if p.at_bound else "",
+                    bound_text(p),
+                    p.uncertainty_reason or "",
+                )
+                if t
             ),
         )
         for p in calibration.parameters
