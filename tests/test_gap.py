@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli import app, main
-from ibcalc.cluster.resolve import ClusterSpec
+from ibcalc.cluster.resolve import ClusterSpec, resolve_cluster
 from ibcalc.engine.types import Collective
 from ibcalc.errors import ClusterError, UnknownNameError
 from ibcalc.facade import estimate
@@ -25,6 +25,7 @@ from ibcalc.gap import (
     common_pairings,
     gap,
     gap_for_system,
+    gap_report,
     load_pairings,
     nics_per_gpu_node,
     tp_whatif,
@@ -544,3 +545,17 @@ def test_a_narrow_terminal_wraps_the_consequence_table_rather_than_cut_it(column
         assert "bottleneck: network: 1 x ndr per node (47.0 GB/s achievable each)" in text
     else:
         assert section[2].split() == ["placement", "time", "busbw", "algorithm", "bottleneck"]
+
+
+@pytest.mark.parametrize(("system", "gpus", "nics"), [("dgx-h100", 2, 2), ("aws-p4d", 4, 2)])
+def test_a_resized_preset_keeps_its_nics_per_gpu_as_the_estimates_do(
+    system: str, gpus: int, nics: int
+) -> None:
+    """`gap --system dgx-h100 -g 2` compared 2 GPUs with all 8 of the node's NDR NICs, where
+    `allreduce --system dgx-h100 -g 2` takes 2."""
+    catalogue = load_catalogue(use_env=False)
+    report = gap_report(catalogue, ClusterSpec(system=system, gpus_per_node=gpus))
+    (pairing,) = report.pairings
+    assert pairing.nics_per_node == nics
+    cluster = resolve_cluster(catalogue, ClusterSpec(system=system, gpus_per_node=gpus, nodes=2))
+    assert cluster.nics_per_node == nics

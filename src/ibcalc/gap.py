@@ -64,7 +64,7 @@ from ibcalc.errors import ClusterError
 from ibcalc.facade import estimate
 from ibcalc.jsonmodel import JsonModel
 from ibcalc.textsafe import shown
-from ibcalc.units import GB, format_size, parse_size
+from ibcalc.units import GB, format_size, parse_size, plural
 from ibcalc.yamlio import load_yaml, validate
 
 __all__ = [
@@ -735,6 +735,13 @@ def gap_for_system(
         nics = nics_per_node
     elif find_link(catalogue, inter_id).id == preset.inter and preset.nics_per_node > 0:
         nics = preset.nics_per_node
+        if gpus != preset.gpus_per_node:  # its NICs per GPU kept, as the estimates keep them
+            nics = scaled_nics(preset, gpus)
+            per_gpu = preset.nics_per_node / preset.gpus_per_node
+            notes.append(
+                f"{plural(nics, 'NIC')} per node: {preset.id}'s {per_gpu:g} per GPU kept for "
+                f"{gpus} GPUs ({{nics_per_node}})"
+            )
     else:
         nics, note = _default_nics(catalogue, inter_id, gpus)
         notes.append(note)

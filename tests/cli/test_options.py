@@ -328,9 +328,13 @@ def test_gap_help_states_its_own_lower_bound_of_gpus_per_node() -> None:
     """gap's help said 1..1024, then refused -g 1 with '(2..1024)'."""
     result = runner.invoke(app, ["gap", "--help"], env={"COLUMNS": "200"})
     assert f"GPUs per node (2..{MAX_GPUS_PER_NODE})" in result.stdout
-    refused = runner.invoke(app, ["gap", "-g", "1", "--system", "dgx-h100"])
-    assert refused.exit_code == 2
-    assert refused.stderr == f"error: --gpus-per-node 1 is out of range (2..{MAX_GPUS_PER_NODE})\n"
+    # and every refusal of -g says that range (-g 0 said 1..1024)
+    for given in ("1", "0", "-3", str(MAX_GPUS_PER_NODE + 1)):
+        refused = runner.invoke(app, ["gap", "-g", given, "--system", "dgx-h100"])
+        assert refused.exit_code == 2
+        assert refused.stderr == (
+            f"error: --gpus-per-node {given} is out of range (2..{MAX_GPUS_PER_NODE})\n"
+        )
     # the estimate commands keep ClusterSpec's range
     result = runner.invoke(app, ["allreduce", "--help"], env={"COLUMNS": "200"})
     assert f"GPUs per node (1..{MAX_GPUS_PER_NODE})" in result.stdout

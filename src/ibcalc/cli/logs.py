@@ -79,7 +79,11 @@ FilesArg = Annotated[
 
 CollectiveOpt = Annotated[
     str | None,
-    typer.Option("--collective", help="Collective, when the log does not say (all_gather ...)."),
+    typer.Option(
+        "--collective",
+        help="Collective of every run, in place of what its log says (for logs that do not "
+        "say; all_gather ...).",
+    ),
 ]
 
 

@@ -367,6 +367,15 @@ def cluster_options(
                 for field, value in values.items()
                 if _given(ctx, field, value)
             }
+            gpus = given.get("gpus_per_node")
+            if min_gpus_per_node is not None and isinstance(gpus, int):
+                # the command's own range, in the words its --help uses (-g 0 said 1..1024)
+                high = int(_limits("gpus_per_node").split("..")[1])
+                if not min_gpus_per_node <= gpus <= high:
+                    raise ClusterError(
+                        f"{{gpus_per_node}} {gpus} is out of range ({min_gpus_per_node}..{high})",
+                        field="gpus_per_node",
+                    )
             for field in derived:
                 options = {name: kwargs.pop(name) for name, _ in _DERIVED_OPTIONS[field]}
                 if any(value is not None for value in options.values()):
