@@ -584,3 +584,24 @@ def test_values_the_fit_made_alike_get_no_standard_error_and_say_why(
     # every value that moves rows has a standard error or a reason
     assert all(p.uncertainty is not None or p.uncertainty_reason for p in cal.parameters if p.rows)
     assert all(p.uncertainty is None or p.uncertainty < 10 * abs(p.value) for p in cal.parameters)
+
+
+def test_a_twin_of_a_value_left_out_says_the_other_is_not_fitted_either(
+    catalogue: Catalogue,
+) -> None:
+    """On an MI355X and an A3 Mega log, NVLink 4's NVLS efficiency is left out as the twin of
+    nvls_tree_factor, which is itself left out later (the fit only drove it to a bound): the
+    first reason pointed at a value that was not fitted."""
+    names = [
+        "03_allreduce_2node_16xMI355X_ainic-ethernet-rccl.txt",
+        "log06_allreduce_2node_16xH100_gcp_a3mega.txt",
+    ]
+    cal = calibrate_log_files([read_log(SWEEPS / n) for n in names], catalogue=catalogue)
+    why = {u.name: u.reason for u in cal.undetermined}
+    assert why["nvlink4.nvls_efficiency"] == (
+        "moves the same rows in the same proportion as calibrated.nvls_tree_factor: the logs "
+        "cannot separate the two (it keeps its value); calibrated.nvls_tree_factor is not "
+        "fitted either"
+    )
+    assert why["calibrated.nvls_tree_factor"].startswith("no fitted row's time depends on it")
+    assert "calibrated.nvls_tree_factor" not in {p.name for p in cal.parameters}

@@ -676,6 +676,15 @@ def calibrate(
     if unsupported:
         cat, par = _apply(catalogue, params, values)
         after = _residuals(cases, cat, par) or base
+        # a value left out as another's twin, where that other is now left out too: both keep
+        # their values, and the reason says so rather than point at a value not fitted
+        left_out = {p.name for p in unsupported}
+        undetermined = [
+            u.model_copy(update={"reason": f"{u.reason}; {twin} is not fitted either"})
+            if (twin := _twin_named(u.reason, left_out)) is not None
+            else u
+            for u in undetermined
+        ]
     run_fits = _run_fits(cases, base, after)
     warnings = _mixed_clusters(cases, determined, masks, {p: fitted[p][2] for p in determined})
     if _rms(after) > _rms(base) * 1.001:  # worse by more than the third digit it prints
@@ -1134,6 +1143,15 @@ def _determinable(
             k += len(case.rows)
         masks[p] = per_case
     return determined, out, masks
+
+
+def _twin_named(reason: str, names: set[str]) -> str | None:
+    """The first of ``names`` that ``reason`` (an :class:`Undetermined` reason) gives as the value
+    it moves rows like, or None."""
+    if not reason.startswith(("moves the same rows", "moves the rows as")):
+        return None
+    head = reason.split(":", 1)[0]
+    return next((n for n in sorted(names) if n in head.split()), None)
 
 
 def _joined(names: Sequence[str]) -> str:
