@@ -671,10 +671,10 @@ def gap(
 
 
 def _default_nics(catalogue: Catalogue, inter: str, gpus: int) -> tuple[int, str]:
-    """NICs per node when none is given, and the assumption that says so: the common pairings'
-    NICs per GPU for this link (efa-v2: 4 per GPU, as on AWS p5), a WAN's one link per node, or
-    one NIC per GPU. A cloud-only fabric takes its instance's NICs per GPU first, as the
-    estimate commands do (cluster.resolve.instance_of)."""
+    """NICs per node when none is given, and the assumption that says so: a WAN's one link per
+    node; a cloud-only fabric's instance count per GPU, as the estimate commands take it
+    (cluster.resolve.instance_of; efa-v2: 4 per GPU, as on AWS p5); the common pairings' count
+    for a link they give another (none does today); else one NIC per GPU."""
     link = find_link(catalogue, inter)
     if link.kind is LinkKind.WAN:
         return 1, f"1 x {link.id} per node (one site each) assumed ({{nics_per_node}})"

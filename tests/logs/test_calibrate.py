@@ -556,7 +556,7 @@ def test_a_missing_directory_is_refused(round_trip: Calibration, tmp_path: Path)
 
 
 def test_values_the_fit_made_alike_get_no_standard_error_and_say_why(
-    catalogue: Catalogue,
+    catalogue: Catalogue, tmp_path: Path
 ) -> None:
     """Five logs (a DGX H100 sendrecv, 10 x 8 H100, two A100 PCIe and GH200 sets, 2 x p4d): at
     the start NVLink 4's efficiency also moves the 10-node all-reduce, so it is determined; at
@@ -584,6 +584,12 @@ def test_values_the_fit_made_alike_get_no_standard_error_and_say_why(
     # every value that moves rows has a standard error or a reason
     assert all(p.uncertainty is not None or p.uncertainty_reason for p in cal.parameters if p.rows)
     assert all(p.uncertainty is None or p.uncertainty < 10 * abs(p.value) for p in cal.parameters)
+    # the override's header says why, where another value shows its +- error
+    (written, _) = write_override(cal, tmp_path / "site.yaml", inputs=[])
+    header = written.read_text(encoding="utf-8")
+    assert (
+        f"nvlink4.efficiency 0.824 -> {nvlink4.value:.4g} ({nvlink4.uncertainty_reason})" in header
+    )
 
 
 def test_a_twin_of_a_value_left_out_says_the_other_is_not_fitted_either(

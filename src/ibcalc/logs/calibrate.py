@@ -1370,8 +1370,15 @@ def _fmt_value(p: FittedParameter, value: float) -> str:
     return f"{value:.4g}"
 
 
+def _pm(p: FittedParameter) -> str:
+    """`` +- <standard error>``, or why there is none (``(no standard error: ...)``)."""
+    if p.uncertainty is not None:
+        return f" +- {_fmt_value(p, p.uncertainty)}"
+    return f" ({p.uncertainty_reason})" if p.uncertainty_reason else ""
+
+
 def _why(p: FittedParameter, inputs: Sequence[str], date: str) -> str:
-    pm = f" +- {_fmt_value(p, p.uncertainty)}" if p.uncertainty is not None else ""
+    pm = _pm(p)
     bound = f"; {bound_text(p)}" if bound_text(p) else ""
     return (
         f"ibcalc calibrate {date}: {_fmt_value(p, p.value)}{pm}, least squares over "
@@ -1470,7 +1477,7 @@ def _cost_entries(
     for p in parameters:
         if p.kind != "cost" or not changed(p):
             continue
-        pm = f" +- {_fmt_value(p, p.uncertainty)}" if p.uncertainty is not None else ""
+        pm = _pm(p)
         value: float | str = round(p.value, 6)
         if p.unit == "B/s":
             value = f"{p.value / 1e9:.6g} GB/s"
@@ -1502,7 +1509,7 @@ def _header(kind: str, calibration: Calibration, use: str) -> str:
     ]
     lines += [f"# warning: {w}" for w in calibration.warnings]
     for p in calibration.parameters:
-        pm = f" +- {_fmt_value(p, p.uncertainty)}" if p.uncertainty is not None else ""
+        pm = _pm(p)
         what = "fitted" if changed(p) else "confirmed (not written)"
         bound = f" ({bound_text(p)})" if bound_text(p) else ""
         lines.append(

@@ -162,7 +162,7 @@ def _check_part_size(storage: Storage, spec: CheckpointSpec, share_bytes: float)
 def _fit_part_count(storage: Storage, spec: CheckpointSpec, share_bytes: float) -> CheckpointSpec:
     """``spec`` with parts large enough that one rank's object has no more parts than
     ``storage`` takes in one upload (S3 multipart: 10,000). The default part size is raised to
-    the smallest that fits, and said so in :func:`part_count_note`; a part size given is
+    the smallest that fits, and said so in :func:`_part_count_note`; a part size given is
     refused."""
     limit = storage.max_write_parts
     if limit is None or storage.write_requests_per_s is None:
@@ -185,7 +185,7 @@ def _fit_part_count(storage: Storage, spec: CheckpointSpec, share_bytes: float) 
     return spec.model_copy(update={"part_bytes": float(least)})
 
 
-def part_count_note(storage: Storage, share_bytes: float, part_bytes: float) -> str:
+def _part_count_note(storage: Storage, share_bytes: float, part_bytes: float) -> str:
     """Why the default part size was raised (see :func:`_fit_part_count`)."""
     parts = math.ceil(share_bytes / DEFAULT_PART_BYTES)
     return (
@@ -338,7 +338,7 @@ def checkpoint(
     restore_bytes = weights * spec.replicas + optimizer
     fitted = _fit_part_count(storage, spec, save_bytes / cluster.ranks)
     if fitted is not spec:
-        notes.append(part_count_note(storage, save_bytes / cluster.ranks, fitted.part_size_bytes))
+        notes.append(_part_count_note(storage, save_bytes / cluster.ranks, fitted.part_size_bytes))
         spec = fitted
     save, restore = (
         _transfer(
