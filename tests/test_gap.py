@@ -559,3 +559,28 @@ def test_a_resized_preset_keeps_its_nics_per_gpu_as_the_estimates_do(
     assert pairing.nics_per_node == nics
     cluster = resolve_cluster(catalogue, ClusterSpec(system=system, gpus_per_node=gpus, nodes=2))
     assert cluster.nics_per_node == nics
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["--intra", "nvlink4", "--inter", "efa-v2", "-g", "65"],
+            "65 GPUs per node would need 260 NICs (aws-p5's 4 per GPU, more than 256)",
+        ),
+        (["--system", "aws-p5", "-g", "65"], "65 GPUs per node would need 260 NICs (aws-p5's"),
+        (
+            ["--intra", "nvlink4", "--inter", "ndr", "-g", "1024"],
+            "1024 GPUs per node would need 1024 NICs (one per GPU, more than 256)",
+        ),
+    ],
+)
+def test_a_default_nic_count_past_the_limit_says_where_it_came_from(
+    args: list[str], message: str
+) -> None:
+    """gap said '--nics-per-node 260 is out of range (1..256)' with no --nics-per-node given;
+    the estimates say where the count came from."""
+    out = runner.invoke(app, ["gap", *args])
+    assert out.exit_code == 2
+    assert out.stderr.startswith(f"error: {message}")
+    assert out.stderr.endswith("; give --nics-per-node\n")

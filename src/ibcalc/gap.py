@@ -47,6 +47,7 @@ from ibcalc.catalogue.models import Catalogue, Link, LinkKind
 from ibcalc.cluster.resolve import (
     DEFAULT_GPUS_PER_NODE,
     check_count,
+    check_nic_default,
     gpu_fed_nic_Bps,
     instance_nics_note,
     instance_of,
@@ -681,6 +682,8 @@ def _default_nics(catalogue: Catalogue, inter: str, gpus: int) -> tuple[int, str
     instance = instance_of(catalogue, link)
     if instance is not None:  # as the estimate commands take it (cluster.resolve)
         nics = scaled_nics(instance, gpus)
+        per_gpu = instance.nics_per_node / instance.gpus_per_node
+        check_nic_default(nics, gpus, f"{instance.id}'s {per_gpu:g} per GPU")
         return nics, instance_nics_note(link, instance, nics)
     for node in load_pairings().inter:
         if node.inter == link.id and node.nics_per_node != node.gpus_per_node:
@@ -690,6 +693,7 @@ def _default_nics(catalogue: Catalogue, inter: str, gpus: int) -> tuple[int, str
                 f"{node.nics_per_node} for {node.gpus_per_node} GPUs: {node.why}; "
                 "{nics_per_node})"
             )
+    check_nic_default(gpus, gpus, "one per GPU")
     return gpus, f"{gpus} NICs per node (one per GPU) assumed ({{nics_per_node}})"
 
 
@@ -738,6 +742,7 @@ def gap_for_system(
         if gpus != preset.gpus_per_node:  # its NICs per GPU kept, as the estimates keep them
             nics = scaled_nics(preset, gpus)
             per_gpu = preset.nics_per_node / preset.gpus_per_node
+            check_nic_default(nics, gpus, f"{preset.id}'s {per_gpu:g} per GPU")
             notes.append(
                 f"{plural(nics, 'NIC')} per node: {preset.id}'s {per_gpu:g} per GPU kept for "
                 f"{gpus} GPUs ({{nics_per_node}})"

@@ -322,6 +322,22 @@ def test_a_rank_s_object_has_at_most_the_parts_s3_takes_in_one_upload(
     assert str(err.value).endswith("give a part_bytes of at least 17.72 MB")
     fits = checkpoint(builtin_catalogue, cluster, spec.model_copy(update={"part_bytes": 17.72e6}))
     assert fits.save.time_s == pytest.approx(result.save.time_s)
+    # a size given that prints as the least that fits is shown in bytes, not as the same figure
+    with pytest.raises(WorkloadError) as err:
+        checkpoint(builtin_catalogue, cluster, spec.model_copy(update={"part_bytes": 17.718e6}))
+    assert "part_bytes 17,718,000 B cuts each rank's 177.2 GB into 10,001 parts" in str(err.value)
+    # a share past 10,000 parts of 5 GiB (53.69 TB) fits no part size: more ranks are the fix.
+    # 100T parameters with Adam on one DGX H100: 1.4e15 B / 8 ranks = 175 TB a rank
+    huge = spec.model_copy(update={"model": spec.model.model_copy(update={"params": 100e12})})
+    one_node = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=1))
+    for part in (None, 5 * 2**30):
+        with pytest.raises(WorkloadError) as err:
+            checkpoint(builtin_catalogue, one_node, huge.model_copy(update={"part_bytes": part}))
+        assert err.value.field == "nodes"
+        assert str(err.value) == (
+            "each rank's 175 TB is more than aws-s3 takes in one upload (10,000 parts of at most "
+            "5 GiB, 53.69 TB): spread the checkpoint over more ranks (nodes, gpus_per_node)"
+        )
     # a model whose shares fit keeps the default: llama3-70b, 140 GB over 32 ranks = 4.4 GB
     small = checkpoint(
         builtin_catalogue, cluster, spec.model_copy(update={"model": find_model("llama3-70b")})

@@ -357,7 +357,12 @@ def checkpoint_command(
         typer.Option("--replicas", min=1, help="Data-parallel replicas reading the weights back."),
     ] = 1,
     part_size: Annotated[
-        str | None, typer.Option("--part-size", help="Object-store part size (default 16MB).")
+        str | None,
+        typer.Option(
+            "--part-size",
+            help="Object-store part size (default 16MB, raised to fit the store's parts per "
+            "upload).",
+        ),
     ] = None,
     prefixes: Annotated[
         int | None,

@@ -150,7 +150,9 @@ def instance_nics_note(link: Link, system: System, nics: int) -> str:
     )
 
 
-def _too_many_nics(nics: int, gpus_per_node: int, why: str) -> None:
+def check_nic_default(nics: int, gpus_per_node: int, why: str) -> None:
+    """Refuse a default NIC count past the most a node may have, saying where it came from
+    (``why``: one per GPU, a preset's NICs per GPU) rather than as a count the user gave."""
     if nics > MAX_NICS_PER_NODE:
         raise ClusterError(
             f"{gpus_per_node} GPUs per node would need {nics} NICs ({why}, more than "
@@ -271,7 +273,9 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
             if resized:
                 per_gpu = system.nics_per_node / system.gpus_per_node
                 nics_per_node = scaled_nics(system, gpus_per_node)
-                _too_many_nics(nics_per_node, gpus_per_node, f"{system.id}'s {per_gpu:g} per GPU")
+                check_nic_default(
+                    nics_per_node, gpus_per_node, f"{system.id}'s {per_gpu:g} per GPU"
+                )
                 notes.append(
                     f"{nics_per_node} NIC{'s' if nics_per_node != 1 else ''} per node: "
                     f"{system.id}'s {per_gpu:g} per GPU kept for {gpus_per_node} "
@@ -281,12 +285,12 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         elif instance is not None:
             nics_per_node = scaled_nics(instance, gpus_per_node)
             per_gpu = instance.nics_per_node / instance.gpus_per_node
-            _too_many_nics(nics_per_node, gpus_per_node, f"{instance.id}'s {per_gpu:g} per GPU")
+            check_nic_default(nics_per_node, gpus_per_node, f"{instance.id}'s {per_gpu:g} per GPU")
             notes.append(instance_nics_note(inter, instance, nics_per_node))
             fabric.append(notes[-1])
         else:
             nics_per_node = gpus_per_node
-            _too_many_nics(nics_per_node, gpus_per_node, "one per GPU")
+            check_nic_default(nics_per_node, gpus_per_node, "one per GPU")
             notes.append(f"{nics_per_node} NICs per node (one per GPU) assumed ({{nics_per_node}})")
             fabric.append(notes[-1])
     elif spec.nics_per_node is not None:

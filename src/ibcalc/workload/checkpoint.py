@@ -175,11 +175,24 @@ def _fit_part_count(storage: Storage, spec: CheckpointSpec, share_bytes: float) 
     exact = share_bytes / limit
     step = 10 ** max(0, math.floor(math.log10(exact)) - 3)
     least = math.ceil(exact / step) * step
-    if spec.part_bytes is not None:
+    largest = storage.max_write_part_bytes
+    if largest is not None and least > largest:
+        # no part size serves: the share is more than the store takes in one object
         raise WorkloadError(
-            f"{{part_bytes}} {format_size(spec.part_bytes)} cuts each rank's "
-            f"{format_size(share_bytes)} into {parts:,} parts, more than {storage.id} takes in "
-            f"one upload ({limit:,}): give a {{part_bytes}} of at least {format_size(least)}",
+            f"each rank's {format_size(share_bytes)} is more than {storage.id} takes in one "
+            f"upload ({limit:,} parts of at most {format_size(largest)}, "
+            f"{format_size(limit * largest)}): spread the checkpoint over more ranks "
+            "({nodes}, {gpus_per_node})",
+            field="nodes",
+        )
+    if spec.part_bytes is not None:
+        given = format_size(spec.part_bytes)
+        if given == format_size(least):  # the same 4 digits: say the bytes
+            given = f"{spec.part_bytes:,.0f} B"
+        raise WorkloadError(
+            f"{{part_bytes}} {given} cuts each rank's {format_size(share_bytes)} into "
+            f"{parts:,} parts, more than {storage.id} takes in one upload ({limit:,}): give a "
+            f"{{part_bytes}} of at least {format_size(least)}",
             field="part_bytes",
         )
     return spec.model_copy(update={"part_bytes": float(least)})
