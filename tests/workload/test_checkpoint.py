@@ -343,3 +343,25 @@ def test_a_rank_s_object_has_at_most_the_parts_s3_takes_in_one_upload(
         builtin_catalogue, cluster, spec.model_copy(update={"model": find_model("llama3-70b")})
     )
     assert not any(a.startswith("parts of") for a in small.assumptions)
+
+
+def test_a_part_smaller_than_s3_takes_in_an_upload_of_several_is_refused(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """S3's parts are 5 MiB to 5 GiB, the last part may be smaller (AWS S3 user guide,
+    multipart upload limits; data/links.yaml aws-s3 min_write_part). llama3-8b in bf16 on 1,000
+    DGX H100 nodes: 16.06 GB / 8,000 ranks = 2.0 MB a rank."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=1000))
+    spec = CheckpointSpec(model=find_model("llama3-8b"), storage="aws-s3")
+    # 1 MB parts cut each 2 MB share in two: the first is under 5 MiB
+    with pytest.raises(WorkloadError) as err:
+        checkpoint(builtin_catalogue, cluster, spec.model_copy(update={"part_bytes": 1e6}))
+    assert err.value.field == "part_bytes"
+    assert str(err.value) == (
+        "part_bytes 1 MB is less than aws-s3 takes as a part of a larger upload (5 MiB; only the "
+        "last part may be smaller): give a part_bytes of at least 5 MiB"
+    )
+    # 4 MB parts hold the whole share: one part, which may be any size
+    one = checkpoint(builtin_catalogue, cluster, spec.model_copy(update={"part_bytes": 4e6}))
+    requests = next(b for b in one.save.bounds if b.name == "requests")
+    assert requests.detail.startswith("8,000 parts of 2 MB (a rank's whole share")

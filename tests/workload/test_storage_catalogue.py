@@ -217,3 +217,22 @@ def test_a_part_count_limit_needs_its_source_and_a_write_request_rate(tmp_path: 
     problems = " ".join(str(p) for p in err.value.problems)
     assert "max_write_parts needs max_write_part_source" in problems
     assert "max_write_parts needs write_requests_per_s" in problems
+
+
+def test_a_least_part_needs_its_source_and_a_write_request_rate(tmp_path: Path) -> None:
+    entry = """\
+  - id: obj
+    name: "obj"
+    kind: parallel-fs
+    aggregate_read: "10 GB/s"
+    aggregate_write: "10 GB/s"
+    aggregate_source: "x"
+    min_write_part: "5 MiB"
+    sources: ["ours"]
+    confidence: low
+"""
+    with pytest.raises(CatalogueError) as err:
+        _load(tmp_path, entry)
+    problems = " ".join(str(p) for p in err.value.problems)
+    assert "min_write_part needs max_write_part_source" in problems
+    assert "min_write_part needs write_requests_per_s" in problems

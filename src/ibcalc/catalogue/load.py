@@ -86,12 +86,14 @@ def _check_storage(doc: Document, storage: Sequence[Storage]) -> list[Validation
             ),
             ("max_write_part", "max_write_part_source", entry.max_write_part_bytes is not None),
             ("max_write_parts", "max_write_part_source", entry.max_write_parts is not None),
+            ("min_write_part", "max_write_part_source", entry.min_write_part_bytes is not None),
         ):
             if present and not getattr(entry, source_name):
                 add(i, field_name, f"({entry.id}): {field_name} needs {source_name}")
         for name, value in (
             ("max_write_part", entry.max_write_part_bytes),
             ("max_write_parts", entry.max_write_parts),
+            ("min_write_part", entry.min_write_part_bytes),
         ):
             if value is not None and entry.write_requests_per_s is None:
                 # only a store priced per request cuts a save into parts (workload/checkpoint.py)

@@ -383,6 +383,8 @@ class Storage(BaseModel):
     max_write_part_bytes: PartSize | None = Field(default=None, alias="max_write_part")
     #: the most parts one object's upload may have (S3 multipart: 10,000); None: no stated limit
     max_write_parts: int | None = Field(default=None, ge=1, le=10**9)
+    #: the smallest part of an upload of several parts, bar the last (S3: 5 MiB); None: none
+    min_write_part_bytes: PartSize | None = Field(default=None, alias="min_write_part")
     max_write_part_source: str | None = None
     sources: list[str] = Field(min_length=1)
     confidence: Confidence

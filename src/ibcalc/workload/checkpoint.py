@@ -164,8 +164,25 @@ def _fit_part_count(storage: Storage, spec: CheckpointSpec, share_bytes: float) 
     ``storage`` takes in one upload (S3 multipart: 10,000). The default part size is raised to
     the smallest that fits, and said so in :func:`_part_count_note`; a part size given is
     refused."""
+    if storage.write_requests_per_s is None:
+        return spec
+    least_part = storage.min_write_part_bytes
+    if (
+        least_part is not None
+        and spec.part_bytes is not None
+        and spec.part_bytes < least_part
+        and spec.part_bytes < share_bytes
+    ):
+        # a share of one part may be any size; cut into several, every part but the last must
+        # be at least this (S3: 5 MiB)
+        raise WorkloadError(
+            f"{{part_bytes}} {format_size(spec.part_bytes)} is less than {storage.id} takes as "
+            f"a part of a larger upload ({format_size(least_part)}; only the last part may be "
+            f"smaller): give a {{part_bytes}} of at least {format_size(least_part)}",
+            field="part_bytes",
+        )
     limit = storage.max_write_parts
-    if limit is None or storage.write_requests_per_s is None:
+    if limit is None:
         return spec
     parts = math.ceil(share_bytes / spec.part_size_bytes)
     if parts <= limit:
