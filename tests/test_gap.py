@@ -584,3 +584,16 @@ def test_a_default_nic_count_past_the_limit_says_where_it_came_from(
     assert out.exit_code == 2
     assert out.stderr.startswith(f"error: {message}")
     assert out.stderr.endswith("; give --nics-per-node\n")
+
+
+def test_a_preset_of_one_gpu_per_node_is_refused_as_the_preset_s_count() -> None:
+    """`gap --system l40s-pcie --inter ndr` said '--gpus-per-node 1 is out of range' with no -g
+    given: the one GPU is the preset's."""
+    out = runner.invoke(app, ["gap", "--system", "l40s-pcie", "--inter", "ndr"])
+    assert out.exit_code == 2
+    assert out.stderr == (
+        "error: l40s-pcie has 1 GPU per node, and gap compares GPUs inside a node with GPUs "
+        "across nodes: give --gpus-per-node 2 or more\n"
+    )
+    given = runner.invoke(app, ["gap", "--system", "l40s-pcie", "--inter", "ndr", "-g", "2"])
+    assert given.exit_code == 0, given.stderr

@@ -725,6 +725,14 @@ def gap_for_system(
             f"system {preset.id} has no scale-out fabric; give {{inter}}", field="inter"
         )
     gpus = gpus_per_node or preset.gpus_per_node
+    if gpus_per_node is None and gpus < MIN_PAIRING_GPUS_PER_NODE:
+        # the preset's own count, not a -g given: say so (it blamed --gpus-per-node)
+        raise ClusterError(
+            f"{preset.id} has {plural(gpus, 'GPU')} per node, and gap compares GPUs inside a "
+            f"node with GPUs across nodes: give {{gpus_per_node}} {MIN_PAIRING_GPUS_PER_NODE} "
+            "or more",
+            field="gpus_per_node",
+        )
     notes: list[str] = []
     domain_nodes = 1
     own_link = find_link(catalogue, intra_id).id == preset.intra
