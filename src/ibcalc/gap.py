@@ -43,7 +43,7 @@ from pydantic import (
 )
 
 from ibcalc.catalogue.load import find_link, find_system, link_role_problem
-from ibcalc.catalogue.models import Catalogue, Link, LinkKind
+from ibcalc.catalogue.models import Catalogue, Link, LinkKind, System
 from ibcalc.cluster.resolve import (
     DEFAULT_GPUS_PER_NODE,
     check_count,
@@ -51,6 +51,7 @@ from ibcalc.cluster.resolve import (
     gpu_fed_nic_Bps,
     instance_nics_note,
     instance_of,
+    resized_nics_note,
     resolve_cluster,
     scaled_nics,
 )
@@ -671,30 +672,20 @@ def gap(
     )
 
 
-def _default_nics(catalogue: Catalogue, inter: str, gpus: int) -> tuple[int, str]:
-    """NICs per node when none is given, and the assumption that says so: a WAN's one link per
-    node; a cloud-only fabric's instance count per GPU, as the estimate commands take it
-    (cluster.resolve.instance_of; efa-v2: 4 per GPU, as on AWS p5); the common pairings' count
-    for a link they give another (none does today); else one NIC per GPU."""
+def _default_nics(catalogue: Catalogue, inter: str, gpus: int) -> tuple[int, str, System | None]:
+    """NICs per node when none is given, the assumption that says so, and the instance preset
+    they come from (None if none): a WAN's one link per node; a cloud-only fabric's instance
+    count per GPU, as the estimate commands take it (cluster.resolve.instance_of; efa-v2: 4 per
+    GPU, as on AWS p5); else one NIC per GPU."""
     link = find_link(catalogue, inter)
     if link.kind is LinkKind.WAN:
-        return 1, f"1 x {link.id} per node (one site each) assumed ({{nics_per_node}})"
+        return 1, f"1 x {link.id} per node (one site each) assumed ({{nics_per_node}})", None
     instance = instance_of(catalogue, link)
     if instance is not None:  # as the estimate commands take it (cluster.resolve)
         nics = scaled_nics(instance, gpus)
-        per_gpu = instance.nics_per_node / instance.gpus_per_node
-        check_nic_default(nics, gpus, f"{instance.id}'s {per_gpu:g} per GPU")
-        return nics, instance_nics_note(link, instance, nics)
-    for node in load_pairings().inter:
-        if node.inter == link.id and node.nics_per_node != node.gpus_per_node:
-            nics = max(1, math.ceil(node.nics_per_node * gpus / node.gpus_per_node))
-            return nics, (
-                f"{nics} x {link.id} per node assumed (the common pairings' "
-                f"{node.nics_per_node} for {node.gpus_per_node} GPUs: {node.why}; "
-                "{nics_per_node})"
-            )
+        return nics, instance_nics_note(link, instance, nics), instance
     check_nic_default(gpus, gpus, "one per GPU")
-    return gpus, f"{gpus} NICs per node (one per GPU) assumed ({{nics_per_node}})"
+    return gpus, f"{gpus} NICs per node (one per GPU) assumed ({{nics_per_node}})", None
 
 
 def gap_for_system(
@@ -749,14 +740,9 @@ def gap_for_system(
         nics = preset.nics_per_node
         if gpus != preset.gpus_per_node:  # its NICs per GPU kept, as the estimates keep them
             nics = scaled_nics(preset, gpus)
-            per_gpu = preset.nics_per_node / preset.gpus_per_node
-            check_nic_default(nics, gpus, f"{preset.id}'s {per_gpu:g} per GPU")
-            notes.append(
-                f"{plural(nics, 'NIC')} per node: {preset.id}'s {per_gpu:g} per GPU kept for "
-                f"{gpus} GPUs ({{nics_per_node}})"
-            )
+            notes.append(resized_nics_note(preset, nics, gpus))
     else:
-        nics, note = _default_nics(catalogue, inter_id, gpus)
+        nics, note, _ = _default_nics(catalogue, inter_id, gpus)
         notes.append(note)
     result = gap(
         catalogue,
@@ -916,10 +902,9 @@ def _one_pairing(catalogue: Catalogue, spec: ClusterSpec) -> tuple[GapResult, in
     if spec.nics_per_node is not None:
         nics = spec.nics_per_node
     else:
-        nics, note = _default_nics(catalogue, spec.inter, gpus)
+        nics, note, instance = _default_nics(catalogue, spec.inter, gpus)
         notes.append(note)
         # a cloud-only fabric's NICs sit on its instance's host links, as in the estimates
-        instance = instance_of(catalogue, find_link(catalogue, spec.inter))
         if host_pcie is None and instance is not None:
             host_pcie = instance.host_pcie
     result = gap(catalogue, spec.intra, spec.inter, gpus, nics, host_pcie=host_pcie)

@@ -200,39 +200,27 @@ def test_a_part_limit_needs_a_write_request_rate(tmp_path: Path) -> None:
     assert "max_write_part needs write_requests_per_s" in str(err.value)
 
 
-def test_a_part_count_limit_needs_its_source_and_a_write_request_rate(tmp_path: Path) -> None:
-    entry = """\
+@pytest.mark.parametrize(
+    ("key", "value"), [("max_write_parts", "100"), ("min_write_part", '"5 MiB"')]
+)
+def test_a_part_limit_of_an_upload_needs_its_source_and_a_write_request_rate(
+    tmp_path: Path, key: str, value: str
+) -> None:
+    """max_write_parts (S3: 10,000) and min_write_part (S3: 5 MiB) take their source from
+    max_write_part_source and apply only to a store priced per request."""
+    entry = f"""\
   - id: obj
     name: "obj"
     kind: parallel-fs
     aggregate_read: "10 GB/s"
     aggregate_write: "10 GB/s"
     aggregate_source: "x"
-    max_write_parts: 100
+    {key}: {value}
     sources: ["ours"]
     confidence: low
 """
     with pytest.raises(CatalogueError) as err:
         _load(tmp_path, entry)
     problems = " ".join(str(p) for p in err.value.problems)
-    assert "max_write_parts needs max_write_part_source" in problems
-    assert "max_write_parts needs write_requests_per_s" in problems
-
-
-def test_a_least_part_needs_its_source_and_a_write_request_rate(tmp_path: Path) -> None:
-    entry = """\
-  - id: obj
-    name: "obj"
-    kind: parallel-fs
-    aggregate_read: "10 GB/s"
-    aggregate_write: "10 GB/s"
-    aggregate_source: "x"
-    min_write_part: "5 MiB"
-    sources: ["ours"]
-    confidence: low
-"""
-    with pytest.raises(CatalogueError) as err:
-        _load(tmp_path, entry)
-    problems = " ".join(str(p) for p in err.value.problems)
-    assert "min_write_part needs max_write_part_source" in problems
-    assert "min_write_part needs write_requests_per_s" in problems
+    assert f"{key} needs max_write_part_source" in problems
+    assert f"{key} needs write_requests_per_s" in problems

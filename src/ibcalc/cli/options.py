@@ -24,7 +24,7 @@ import typer
 from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError
-from ibcalc.cluster.spec import MAX_WAN_LATENCY_S, ClusterSpec
+from ibcalc.cluster.spec import MAX_GPUS_PER_NODE, MAX_WAN_LATENCY_S, ClusterSpec
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import HOST_CPUS, Algorithm, DType, Protocol
 from ibcalc.errors import ClusterError, IbcalcError
@@ -311,8 +311,7 @@ def cluster_options(
     """
     options = dict(_CLUSTER_OPTIONS)
     if min_gpus_per_node is not None:
-        high = _limits("gpus_per_node").split("..")[1]
-        options["gpus_per_node"] = _gpus_option(f"{min_gpus_per_node}..{high}")
+        options["gpus_per_node"] = _gpus_option(f"{min_gpus_per_node}..{MAX_GPUS_PER_NODE}")
     unknown = [f for f in fields if f not in _CLUSTER_OPTIONS and f not in _DERIVED_OPTIONS]
     if unknown:
         raise ValueError(f"not ClusterSpec options: {unknown}")
@@ -368,14 +367,17 @@ def cluster_options(
                 if _given(ctx, field, value)
             }
             gpus = given.get("gpus_per_node")
-            if min_gpus_per_node is not None and isinstance(gpus, int):
-                # the command's own range, in the words its --help uses (-g 0 said 1..1024)
-                high = int(_limits("gpus_per_node").split("..")[1])
-                if not min_gpus_per_node <= gpus <= high:
-                    raise ClusterError(
-                        f"{{gpus_per_node}} {gpus} is out of range ({min_gpus_per_node}..{high})",
-                        field="gpus_per_node",
-                    )
+            # the command's own range, in the words its --help uses (-g 0 said 1..1024)
+            if (
+                min_gpus_per_node is not None
+                and isinstance(gpus, int)
+                and not min_gpus_per_node <= gpus <= MAX_GPUS_PER_NODE
+            ):
+                raise ClusterError(
+                    f"{{gpus_per_node}} {gpus} is out of range "
+                    f"({min_gpus_per_node}..{MAX_GPUS_PER_NODE})",
+                    field="gpus_per_node",
+                )
             for field in derived:
                 options = {name: kwargs.pop(name) for name, _ in _DERIVED_OPTIONS[field]}
                 if any(value is not None for value in options.values()):

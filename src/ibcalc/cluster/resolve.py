@@ -136,9 +136,21 @@ def instance_of(catalogue: Catalogue, link: Link) -> System | None:
 
 def scaled_nics(system: System, gpus_per_node: int) -> int:
     """``system``'s NICs per GPU kept on ``gpus_per_node`` GPUs, rounded up (a GPU's share of a
-    NIC is still a NIC to reach): aws-p4d's 4 for 8 GPUs gives 3 for 5, 1 for 1."""
+    NIC is still a NIC to reach): aws-p4d's 4 for 8 GPUs gives 3 for 5, 1 for 1. A count past
+    the most a node may have is refused, naming the ratio it came from."""
     per_gpu = system.nics_per_node / system.gpus_per_node
-    return max(1, math.ceil(per_gpu * gpus_per_node - 1e-9))
+    nics = max(1, math.ceil(per_gpu * gpus_per_node - 1e-9))
+    check_nic_default(nics, gpus_per_node, f"{system.id}'s {per_gpu:g} per GPU")
+    return nics
+
+
+def resized_nics_note(system: System, nics: int, gpus_per_node: int) -> str:
+    """The assumption of a preset resized to ``gpus_per_node`` GPUs that kept its NICs per GPU."""
+    per_gpu = system.nics_per_node / system.gpus_per_node
+    return (
+        f"{plural(nics, 'NIC')} per node: {system.id}'s {per_gpu:g} per GPU kept for "
+        f"{plural(gpus_per_node, 'GPU')} ({{nics_per_node}})"
+    )
 
 
 def instance_nics_note(link: Link, system: System, nics: int) -> str:
@@ -271,21 +283,11 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         elif system is not None and system.inter == inter.id and system.nics_per_node > 0:
             nics_per_node = system.nics_per_node
             if resized:
-                per_gpu = system.nics_per_node / system.gpus_per_node
                 nics_per_node = scaled_nics(system, gpus_per_node)
-                check_nic_default(
-                    nics_per_node, gpus_per_node, f"{system.id}'s {per_gpu:g} per GPU"
-                )
-                notes.append(
-                    f"{nics_per_node} NIC{'s' if nics_per_node != 1 else ''} per node: "
-                    f"{system.id}'s {per_gpu:g} per GPU kept for {gpus_per_node} "
-                    f"GPU{'s' if gpus_per_node != 1 else ''} ({{nics_per_node}})"
-                )
+                notes.append(resized_nics_note(system, nics_per_node, gpus_per_node))
                 fabric.append(notes[-1])
         elif instance is not None:
             nics_per_node = scaled_nics(instance, gpus_per_node)
-            per_gpu = instance.nics_per_node / instance.gpus_per_node
-            check_nic_default(nics_per_node, gpus_per_node, f"{instance.id}'s {per_gpu:g} per GPU")
             notes.append(instance_nics_note(inter, instance, nics_per_node))
             fabric.append(notes[-1])
         else:

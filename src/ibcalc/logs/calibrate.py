@@ -1125,8 +1125,7 @@ def _determinable(
             out.append(
                 Undetermined(
                     name=p.name,
-                    reason=f"moves the rows as {_joined([q.name for q in alike])} "
-                    f"{'does' if len(alike) == 1 else 'do together'}: the logs cannot separate "
+                    reason=f"moves the rows as {_as_they_do(alike)}: the logs cannot separate "
                     f"it from {'it' if len(alike) == 1 else 'them'} (it keeps its value)",
                 )
             )
@@ -1152,6 +1151,11 @@ def _twin_named(reason: str, names: set[str]) -> str | None:
         return None
     head = reason.split(":", 1)[0]
     return next((n for n in sorted(names) if n in head.split()), None)
+
+
+def _as_they_do(alike: Sequence[_Param]) -> str:
+    """``a does`` or ``a and b do together``: the values a column moves the rows as."""
+    return f"{_joined([q.name for q in alike])} {'does' if len(alike) == 1 else 'do together'}"
 
 
 def _joined(names: Sequence[str]) -> str:
@@ -1277,9 +1281,7 @@ def _standard_errors(
             alike = _most_alike(jac[i], [determined[j] for j in live], [jac[j] for j in live])
             reasons[determined[i]] = (
                 f"no standard error: at the fitted values it moves the rows as "
-                f"{_joined([q.name for q in alike])} "
-                f"{'does' if len(alike) == 1 else 'do together'}, so the runs fix only their "
-                "combination"
+                f"{_as_they_do(alike)}, so the runs fix only their combination"
             )
             continue
         live.append(i)
