@@ -271,6 +271,61 @@ def test_a_release_older_than_the_compared_ones_is_noted(catalogue: Catalogue) -
         assert "library_version" not in [f.kind for f in one(SWEEPS / newer, catalogue).findings]
 
 
+@pytest.mark.parametrize(
+    ("sweep", "kind", "line", "gpus", "words"),
+    [
+        # line 39 of sweep 23: 'GPU/1000 :GPU/1000 (0/5000.000000/LOC) GPU/81000
+        # (3/24.000000/SYS) ...'; the device list prints [0000:01:00] and [0000:81:00]
+        (
+            "23_allreduce_1node_2xA100-PCIE-40GB_pcie.txt",
+            "SYS",
+            39,
+            ("1000", "81000"),
+            "GPUs 0000:01:00 and 0000:81:00 under different CPU sockets (path SYS)",
+        ),
+        # line 37 of sweep 25: 'GPU/81000 :GPU/81000 (0/5000.000000/LOC) GPU/A1090
+        # (2/24.000000/PHB) CPU/1 (1/24.000000/PHB)'; devices [0000:81:00] and [0000:a1:09]
+        (
+            "25_allreduce_1node_2xA100-PCIE-40GB_pcie.txt",
+            "PHB",
+            37,
+            ("81000", "A1090"),
+            "GPUs 0000:81:00 and 0000:a1:09 behind one CPU's PCIe host bridge",
+        ),
+    ],
+)
+def test_a_gpu_pair_that_talks_through_the_cpu_is_noted(
+    catalogue: Catalogue, sweep: str, kind: str, line: int, gpus: tuple[str, str], words: str
+) -> None:
+    path = SWEEPS / sweep
+    found = scan_environment(path.read_text(encoding="utf-8")).gpu_path
+    assert found is not None
+    assert (found.kind, found.line, found.first, found.second) == (
+        kind,
+        line,
+        f"GPU/{gpus[0]}",
+        f"GPU/{gpus[1]}",
+    )
+    note = next(f for f in one(path, catalogue).findings if f.kind == "gpu_path")
+    assert words in note.cause
+    assert (note.severity, note.confidence, note.lines) == ("info", "medium", [line])
+
+
+def test_gpu_paths_inside_a_switch_or_over_nvlink_are_not_noted(catalogue: Catalogue) -> None:
+    # NVL and PXB are the nearest and a switch-level path; a GPU's LOC path to itself is skipped;
+    # sweep 13 (4 x H100, NVLink) prints no topology dump at all
+    dump = (
+        "h:1:2 [0] NCCL INFO GPU/1B000 :GPU/1B000 (0/5000.000000/LOC) GPU/2C000 (1/240.0/NVL) "
+        "GPU/3D000 (4/24.000000/PXB) CPU/0 (3/24.000000/PHB)\n"
+        "h:1:2 [0] NCCL INFO GPU/2C000 :GPU/1B000 (1/240.0/NVL) GPU/2C000 (0/5000.000000/LOC)\n"
+    )
+    env = scan_environment(dump)
+    assert env.gpu_path is not None
+    assert (env.gpu_path.kind, env.gpu_path.line, env.gpu_path.second) == ("PXB", 1, "GPU/3D000")
+    check = one(SWEEPS / "13_allreduce_1node_4xH100_intranode.txt", catalogue)
+    assert "gpu_path" not in [f.kind for f in check.findings]
+
+
 def test_the_logs_nccl_release_sets_the_tuner_constants(catalogue: Catalogue) -> None:
     # sweep 10 prints 'NCCL version 2.22.3': between the read 2.21.5 and 2.23.4, so 2.21.5's
     # cells apply (data/nccl_releases.yaml); sweep 01 is RCCL 2.27.7: no release table

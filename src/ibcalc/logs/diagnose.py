@@ -72,6 +72,7 @@ def diagnose(ctx: RunContext) -> list[Finding]:
     findings += _latency_findings(ctx, latency)
     findings += _erratic(ctx)
     findings += _transport(ctx)
+    findings += _gpu_path(ctx)
     findings += _library_release(ctx)
     order = {"error": 0, "warning": 1, "info": 2}
     rank = {"high": 0, "medium": 1, "low": 2}
@@ -350,6 +351,45 @@ def _transport(ctx: RunContext) -> list[Finding]:
             )
         ]
     return []
+
+
+#: What a GPU-to-GPU path through the CPU means (NCCL's NCCL_P2P_LEVEL documentation).
+_CPU_PATHS = {
+    "PHB": "behind one CPU's PCIe host bridge with no PCIe switch between them (path PHB): "
+    "peer-to-peer traffic goes through the CPU",
+    "SYS": "under different CPU sockets (path SYS): peer-to-peer traffic crosses the link "
+    "between the sockets (QPI/UPI, Infinity Fabric)",
+}
+
+
+def _gpu_path(ctx: RunContext) -> list[Finding]:
+    path = ctx.env.gpu_path
+    if path is None or path.kind not in _CPU_PATHS:
+        return []
+    return [
+        Finding(
+            kind="gpu_path",
+            cause=f"NCCL's topology puts GPUs {_bus_id(path.first)} and {_bus_id(path.second)} "
+            f"{_CPU_PATHS[path.kind]}; the catalogue has one rate per PCIe generation, not one "
+            "per path, so traffic between these GPUs can run below the expectation "
+            "(docs/model.md, accuracy, PCIe boxes)",
+            confidence="medium",
+            severity="info",
+            evidence=[f"NCCL's {path.first} to {path.second}: {path.kind} (line {path.line})"],
+            lines=[path.line],
+        )
+    ]
+
+
+def _bus_id(name: str) -> str:
+    """NCCL's name of a GPU (``GPU/A1090``: the PCI address's hex digits without separators, the
+    domain's leading zeros dropped) as the device list prints it (``0000:a1:09``); a name of
+    another form as it is."""
+    digits = name.removeprefix("GPU/")
+    if not re.fullmatch(r"[0-9A-Fa-f]{1,12}", digits):
+        return name
+    padded = digits.lower().rjust(9, "0")
+    return f"{padded[:-5]}:{padded[-5:-3]}:{padded[-3:-1]}"
 
 
 def nccl_release(version: str | None) -> tuple[int, int] | None:

@@ -14,7 +14,13 @@ from them, because they decide which expectation is fair and what a slow run mea
   distinct device numbers on those lines are the NICs that carry channels;
 * NCCL settings the log shows, from ``NCCL_X set by environment to Y`` lines and from
   ``NCCL_X=Y`` on a command line (``mpirun -x NCCL_IB_DISABLE=1``, ``env NCCL_ALGO=ring``);
-* ``NVLS multicast support is not available`` (NCCL could not use NVLink SHARP).
+* ``NVLS multicast support is not available`` (NCCL could not use NVLink SHARP);
+* the PCIe path between two GPUs in NCCL's topology dump (``GPU/81000 :GPU/81000
+  (0/5000.000000/LOC) GPU/A1090 (2/24.000000/PHB) ...``): the farthest GPU-to-GPU path type
+  it lists, in NCCL's order of distance (``NVL`` NVLink ... ``PIX`` one PCIe switch, ``PXB``
+  several, ``PHB`` through a CPU's host bridge, ``SYS`` across CPU sockets; NCCL 2.30.7
+  ``src/graph/topo.h``, the values of ``NCCL_P2P_LEVEL`` in NCCL's environment-variable
+  documentation).
 
 :func:`scan_environment` reads a line range of the raw text (a run's own lines and the lines
 before it back to the previous run) and returns a :class:`LogEnvironment` whose every fact keeps
@@ -27,7 +33,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["EnvFact", "LogEnvironment", "scan_environment"]
+__all__ = ["EnvFact", "GpuPath", "LogEnvironment", "scan_environment"]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -39,6 +45,10 @@ _SET_BY_ENV = re.compile(r"\b(NCCL_[A-Z0-9_]+) set by environment to ([^\s,]+)")
 _ASSIGNMENT = re.compile(r"(?:^|[\s\"'])(NCCL_[A-Z0-9_]+)=([^\s\"']+)")
 _NVLS_UNAVAILABLE = re.compile(r"NVLS multicast support is not available")
 _GDR_STATE = re.compile(r"GPU Direct RDMA (Enabled|Disabled)")
+_TOPO_GPU = re.compile(r"NCCL INFO GPU/([\w-]{1,24}) :")
+_TOPO_PATH = re.compile(r"\bGPU/([\w-]{1,24}) \(\d+/[\d.]+/([A-Z0-9]{2,4})\)")
+#: NCCL's GPU-to-GPU path types from nearest to farthest (``topo.h``); other types are ignored
+_PATH_ORDER = ("LOC", "NVL", "NVB", "PIX", "PXB", "PXN", "PHB", "SYS")
 _MAX_SETTINGS = 64  # a log is not a configuration dump: keep the first few dozen settings
 
 
@@ -51,6 +61,18 @@ class EnvFact(BaseModel):
     line: int
 
 
+class GpuPath(BaseModel):
+    """The farthest path between two GPUs in NCCL's topology dump: its type (``PHB``, ``SYS``
+    ...), the two GPUs as NCCL names them (``GPU/81000``), and the 1-based line."""
+
+    model_config = _FROZEN
+
+    kind: str
+    first: str
+    second: str
+    line: int
+
+
 class LogEnvironment(BaseModel):
     """Facts about how a run ran, read from NCCL's debug output and command lines.
 
@@ -60,7 +82,8 @@ class LogEnvironment(BaseModel):
     channels use GPUDirect RDMA, False when channel lines exist without it, None when no channel
     line shows the network; ``net_devices``: the distinct network device numbers carrying
     channels; ``settings``: NCCL variables the log shows (first value wins); ``nvls_unavailable``:
-    NCCL said NVLS multicast is not available.
+    NCCL said NVLS multicast is not available; ``gpu_path``: the farthest GPU-to-GPU path of
+    NCCL's topology dump, None without a dump.
     """
 
     model_config = _FROZEN
@@ -75,6 +98,7 @@ class LogEnvironment(BaseModel):
     net_devices_line: int | None = None
     settings: dict[str, EnvFact] = {}
     nvls_unavailable: EnvFact | None = None
+    gpu_path: GpuPath | None = None
 
     @property
     def empty(self) -> bool:
@@ -86,6 +110,7 @@ class LogEnvironment(BaseModel):
             and self.gdr is None
             and not self.settings
             and self.nvls_unavailable is None
+            and self.gpu_path is None
         )
 
     def setting(self, name: str) -> str | None:
@@ -109,6 +134,7 @@ def scan_environment(
     devices: dict[int, int] = {}
     settings: dict[str, EnvFact] = {}
     nvls: EnvFact | None = None
+    path: GpuPath | None = None
     for lineno, raw in enumerate(text.split("\n"), start=1):
         if lineno < first_line:
             continue
@@ -136,6 +162,8 @@ def scan_environment(
             gdr_stated = (m.group(1) == "Enabled", lineno)
         if nvls is None and _NVLS_UNAVAILABLE.search(line):
             nvls = EnvFact(value="NVLS multicast support is not available", line=lineno)
+        if (m := _TOPO_GPU.search(line)) is not None:
+            path = _farther(path, m.group(1), line[m.end() :], lineno)
         if len(settings) < _MAX_SETTINGS and "NCCL_" in line:
             for m in (*_SET_BY_ENV.finditer(line), *_ASSIGNMENT.finditer(line)):
                 value = m.group(2)[:120].rstrip(".,;")
@@ -159,4 +187,19 @@ def scan_environment(
         net_devices_line=min(devices.values()) if devices else None,
         settings=settings,
         nvls_unavailable=nvls,
+        gpu_path=path,
     )
+
+
+def _farther(path: GpuPath | None, source: str, paths: str, lineno: int) -> GpuPath | None:
+    """``path`` or the farthest GPU-to-GPU path of one line of NCCL's topology dump, whichever
+    is farther (the first of equals wins)."""
+    for m in _TOPO_PATH.finditer(paths):
+        kind = m.group(2)
+        if kind not in _PATH_ORDER or m.group(1) == source:
+            continue
+        if path is None or _PATH_ORDER.index(kind) > _PATH_ORDER.index(path.kind):
+            path = GpuPath(
+                kind=kind, first=f"GPU/{source}", second=f"GPU/{m.group(1)}", line=lineno
+            )
+    return path

@@ -180,8 +180,8 @@ class Finding(BaseModel):
     """A likely cause, in plain words, with the evidence from the log.
 
     ``kind`` groups findings (``data_corruption``, ``low_bandwidth``, ``latency``, ``erratic``,
-    ``faster_than_expected``, ``transport``, ``network_assumed``, ``library_version``,
-    ``not_checked``);
+    ``faster_than_expected``, ``transport``, ``gpu_path``, ``network_assumed``,
+    ``library_version``, ``not_checked``);
     ``hypothesis`` is the what-if the model was re-run with (``nics_per_node=1``) and
     ``fit_error`` the median relative error with which it reproduces the bandwidth rows;
     ``curve`` its predicted busbw (GB/s) at each checked size; ``lines`` the log lines of the rows
