@@ -322,6 +322,33 @@ def test_one_and_two_node_logs_of_one_cluster_are_not_warned_about(
     assert round_trip.warnings == []
 
 
+def test_a_run_given_twice_is_fitted_once(catalogue: Catalogue) -> None:
+    """Sweep 12 as it is, a copy with Windows line endings and the two concatenated: texts that
+    differ, one run. Its rows were weighed three and four times; now once, with a note for each
+    repeat, and the fit is the single log's."""
+    log = SWEEPS / "12_allgather_2node_8xH100_ib.txt"
+    text = log.read_text(encoding="utf-8")
+    crlf = text.replace("\n", "\r\n")
+    copies = [
+        LogInput(label="a.txt", text=text, parsed=parse_log(text, source="a.txt")),
+        LogInput(label="b.txt", text=crlf, parsed=parse_log(crlf, source="b.txt")),
+        LogInput(label="c.txt", text=text + text, parsed=parse_log(text + text, source="c.txt")),
+    ]
+    assert [len(c.parsed.runs) for c in copies] == [1, 1, 2]
+    alone = calibrate_log_files(copies[:1], catalogue=catalogue)
+    cal = calibrate_log_files(copies, catalogue=catalogue)
+    assert cal.rows == alone.rows
+    assert [(p.name, p.value) for p in cal.parameters] == [
+        (p.name, p.value) for p in alone.parameters
+    ]
+    assert [r.source for r in cal.runs] == ["a.txt"]
+    skipped = [a for a in cal.assumptions if "skipped" in a]
+    assert skipped == [
+        "b.txt, c.txt: skipped: run 1 has every row of run 1 of a.txt; fitted once",
+        "c.txt: skipped: run 2 has every row of run 1 of a.txt; fitted once",
+    ]
+
+
 def test_a_run_nccl_check_calls_bad_is_warned_about(catalogue: Catalogue) -> None:
     """The degraded Slingshot log reaches 5 % of the expected busbw at 64 MiB and more (nccl-check:
     bad, less than one NIC's worth of bandwidth). Its fit (slingshot-11.efficiency about 0.06)

@@ -480,11 +480,20 @@ def calibrate(
     notes: list[tuple[str, str]] = []  # (the log, what was assumed for its run)
     cases: list[_Case] = []
     labels = list(sources) + [f"run {i}" for i in range(len(sources), len(runs))]
+    measured: dict[tuple[object, ...], str] = {}  # a run's measurements -> the run that had them
     for i, run in enumerate(runs):
         label = labels[i]
         run_collective = collective or run.collective
         if run.ranks is not None and run.ranks < 2:
             notes.append((label, "skipped: a run on one GPU moves no data between GPUs"))
+            continue
+        own = f"run {labels[:i].count(label) + 1}" if i < len(sources) else label
+        place = f"{own} of {label}" if i < len(sources) else label
+        first = measured.setdefault(_measurements(run), place) if run.rows else place
+        if first != place:
+            # one run pasted twice (a copy with other line endings, launcher prefixes, or one
+            # log concatenated into another) would weigh its rows twice
+            notes.append((label, f"skipped: {own} has every row of {first}; fitted once"))
             continue
         if run_collective is None:
             why = (
@@ -807,6 +816,29 @@ def _mixed_clusters(
         f"{', '.join(shared)} was fitted to all of them (calibrate each cluster's logs on their "
         "own)"
     ]
+
+
+def _measurements(run: Run) -> tuple[object, ...]:
+    """What a run measured, for telling a repeat of it: its collective, rank count and every
+    row's size, element type and times as printed."""
+    return (
+        run.raw_collective,
+        run.ranks,
+        tuple(
+            (
+                r.size_bytes,
+                r.count,
+                r.dtype,
+                r.redop,
+                r.root,
+                r.oop.time_us,
+                r.oop.busbw_GBps,
+                None if r.ip is None else r.ip.time_us,
+                None if r.ip is None else r.ip.busbw_GBps,
+            )
+            for r in run.rows
+        ),
+    )
 
 
 def _merged_notes(notes: Iterable[tuple[str, str]]) -> list[str]:
