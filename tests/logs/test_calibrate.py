@@ -347,6 +347,19 @@ def test_a_run_given_twice_is_fitted_once(catalogue: Catalogue) -> None:
         "b.txt, c.txt: skipped: run 1 has every row of run 1 of a.txt; fitted once",
         "c.txt: skipped: run 2 has every row of run 1 of a.txt; fitted once",
     ]
+    # and a warning about a bad run is given once, not once per copy
+    degraded = (
+        SWEEPS / "log11_allreduce_2node_8xGH200_slingshot_nccltests2.17.1_indented_degraded.txt"
+    )
+    bad = degraded.read_text(encoding="utf-8")
+    twice = [
+        LogInput(label="d.txt", text=bad, parsed=parse_log(bad, source="d.txt")),
+        LogInput(label="e.txt", text=bad + bad, parsed=parse_log(bad + bad, source="e.txt")),
+    ]
+    cal = calibrate_log_files(twice, catalogue=catalogue)
+    assert [w[:30] for w in cal.warnings if w.startswith("nccl-check")] == [
+        "nccl-check calls d.txt (run 1)"
+    ]
 
 
 def test_a_run_nccl_check_calls_bad_is_warned_about(catalogue: Catalogue) -> None:

@@ -905,9 +905,14 @@ def _unhealthy_runs(
     degraded run describes the fault (a fallback to TCP, a missing NIC), not the fabric
     (docs/nccl-check.md, "Calibrate"). Runs the check cannot judge are not named."""
     out: list[str] = []
+    seen: set[tuple[object, ...]] = set()
     for i, (run, source, env) in enumerate(zip(runs, sources, envs, strict=True)):
         if (collective or run.collective) is None or (run.ranks is not None and run.ranks < 2):
             continue
+        key = _measurements(run)
+        if run.rows and key in seen:
+            continue  # a repeat of an earlier run, which calibrate skips too
+        seen.add(key)
         try:
             checked = check_run(
                 run,
