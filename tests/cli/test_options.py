@@ -324,6 +324,24 @@ def test_nccl_check_reports_the_dtype_it_is_given_under_ibcalc_s_name() -> None:
     assert "half" not in result.stdout
 
 
+def test_nccl_check_names_the_logs_dtype_only_when_the_flag_differs() -> None:
+    """`--dtype float` on a log of fp32 rows listed 'dtype = fp32 [flag]: given by the caller (the
+    log says fp32)', an assumption that assumed nothing; as for -N and -g, the log's value is
+    named only where the flag replaces it."""
+    log = (
+        Path(__file__).resolve().parents[2]
+        / "benchmarks/data/sweeps/12_allgather_2node_8xH100_ib.txt"
+    )
+    same = runner.invoke(app, ["nccl-check", str(log), "--dtype", "float"])
+    assert same.exit_code == 0, same.stderr
+    assert "dtype =" not in same.stdout
+    assert "all_gather fp32" in same.stdout
+    other = runner.invoke(app, ["nccl-check", str(log), "--dtype", "bf16"])
+    assert "dtype = bf16 [flag]: given by the caller (the log says fp32)" in " ".join(
+        other.stdout.split()
+    )
+
+
 def test_gap_help_states_its_own_lower_bound_of_gpus_per_node() -> None:
     """gap's help said 1..1024, then refused -g 1 with '(2..1024)'."""
     result = runner.invoke(app, ["gap", "--help"], env={"COLUMNS": "200"})

@@ -332,7 +332,12 @@ def _log_facts(run: Run, dtype: str | None, overridden: set[str]) -> list[Assump
                 field="dtype",
                 value=dtype,
                 source="flag",
-                evidence=f"{GIVEN} (the log says {run.dtype})" if run.dtype else GIVEN,
+                # what the log says only where it differs (as for nodes and GPUs per node)
+                evidence=(
+                    f"{GIVEN} (the log says {run.dtype})"
+                    if run.dtype and run.dtype != dtype
+                    else GIVEN
+                ),
             )
         )
     return out
