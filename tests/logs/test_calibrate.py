@@ -344,9 +344,25 @@ def test_a_run_given_twice_is_fitted_once(catalogue: Catalogue) -> None:
     assert [r.source for r in cal.runs] == ["a.txt"]
     skipped = [a for a in cal.assumptions if "skipped" in a]
     assert skipped == [
-        "b.txt, c.txt: skipped: run 1 has every row of run 1 of a.txt; fitted once",
-        "c.txt: skipped: run 2 has every row of run 1 of a.txt; fitted once",
+        "b.txt: skipped: run 1 repeats every row of run 1 of a.txt; run 1 of a.txt is fitted once",
+        "c.txt: skipped: runs 1-2 repeat every row of run 1 of a.txt; run 1 of a.txt is fitted "
+        "once",
     ]
+    # runs given without file names are numbered from 1
+    run = copies[0].parsed.runs[0]
+    unnamed = calibrate([run, run, run], catalogue=catalogue)
+    assert [a for a in unnamed.assumptions if "skipped" in a] == [
+        "run 2, run 3: skipped: it repeats every row of run 1; run 1 is fitted once"
+    ]
+    # a collective ibcalc does not model is skipped for that, not called a fitted repeat
+    other = text.replace("all_gather_perf", "hypercube_perf")
+    hyper = [
+        LogInput(label=n, text=t, parsed=parse_log(t, source=n))
+        for n, t in (("h.txt", other), ("h2.txt", other.replace("\n", "\r\n")), ("a.txt", text))
+    ]
+    assert [
+        a for a in calibrate_log_files(hyper, catalogue=catalogue).assumptions if "skip" in a
+    ] == ["h.txt, h2.txt: skipped: collective hypercube is not modelled by ibcalc"]
     # and a warning about a bad run is given once, not once per copy
     degraded = (
         SWEEPS / "log11_allreduce_2node_8xGH200_slingshot_nccltests2.17.1_indented_degraded.txt"

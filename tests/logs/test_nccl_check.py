@@ -290,7 +290,7 @@ def test_a_release_older_than_the_compared_ones_is_noted(catalogue: Catalogue) -
             "PHB",
             37,
             ("81000", "A1090"),
-            "GPUs 0000:81:00 and 0000:a1:09 behind one CPU's PCIe host bridge",
+            "GPUs 0000:81:00 and 0000:a1:09 under one CPU but not under a common PCIe switch",
         ),
     ],
 )
@@ -312,18 +312,34 @@ def test_a_gpu_pair_that_talks_through_the_cpu_is_noted(
 
 
 def test_gpu_paths_inside_a_switch_or_over_nvlink_are_not_noted(catalogue: Catalogue) -> None:
-    # NVL and PXB are the nearest and a switch-level path; a GPU's LOC path to itself is skipped;
-    # sweep 13 (4 x H100, NVLink) prints no topology dump at all
-    dump = (
-        "h:1:2 [0] NCCL INFO GPU/1B000 :GPU/1B000 (0/5000.000000/LOC) GPU/2C000 (1/240.0/NVL) "
-        "GPU/3D000 (4/24.000000/PXB) CPU/0 (3/24.000000/PHB)\n"
-        "h:1:2 [0] NCCL INFO GPU/2C000 :GPU/1B000 (1/240.0/NVL) GPU/2C000 (0/5000.000000/LOC)\n"
-    )
-    env = scan_environment(dump)
-    assert env.gpu_path is not None
-    assert (env.gpu_path.kind, env.gpu_path.line, env.gpu_path.second) == ("PXB", 1, "GPU/3D000")
-    check = one(SWEEPS / "13_allreduce_1node_4xH100_intranode.txt", catalogue)
-    assert "gpu_path" not in [f.kind for f in check.findings]
+    # sweep 25's run, checked with NCCL's dump rewritten: NVL and PXB (NVLink, PCIe switches) are
+    # not noted, PHB is; a GPU's LOC path to itself is skipped, and a CPU's path is no GPU pair
+    run = parse_file(SWEEPS / "25_allreduce_1node_2xA100-PCIE-40GB_pcie.txt").runs[0]
+
+    def noted(paths: str) -> list[str]:
+        dump = f"h:1:2 [0] NCCL INFO GPU/81000 :GPU/81000 (0/5000.000000/LOC) {paths}\n"
+        env = scan_environment(dump)
+        check = check_run(run, catalogue=catalogue, env=env)
+        return [f.cause for f in check.findings if f.kind == "gpu_path"]
+
+    assert noted("GPU/A1090 (1/240.0/NVL) CPU/1 (1/24.000000/PHB)") == []
+    assert noted("GPU/A1090 (4/24.000000/PXB) CPU/1 (3/24.000000/PHB)") == []
+    # the farthest pair wins, and a system id before the bus id (GPU/0-a1090) is dropped
+    (cause,) = noted("GPU/A1090 (4/24.000000/PXB) GPU/0-c1000 (2/24.000000/PHB)")
+    assert cause.startswith("NCCL's topology puts GPUs 0000:81:00 and 0000:c1:00 under one CPU")
+
+
+def test_check_run_takes_a_dtype_under_any_of_its_names(catalogue: Catalogue) -> None:
+    # sweep 12's rows print 'float'; 'FLOAT' is the same type, 'half' is not
+    run = parse_file(SWEEPS / "12_allgather_2node_8xH100_ib.txt").runs[0]
+
+    def dtype_fact(given: str) -> tuple[str | int | float | None, str]:
+        check = check_run(run, catalogue=catalogue, dtype=given)
+        (fact,) = [a for a in check.assumptions if a.field == "dtype"]
+        return fact.value, fact.evidence
+
+    assert dtype_fact("FLOAT") == ("fp32", "given by the caller")
+    assert dtype_fact("half") == ("fp16", "given by the caller (the log says fp32)")
 
 
 def test_the_logs_nccl_release_sets_the_tuner_constants(catalogue: Catalogue) -> None:

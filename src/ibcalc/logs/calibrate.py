@@ -479,21 +479,15 @@ def calibrate(
     date = date or datetime.date.today().isoformat()
     notes: list[tuple[str, str]] = []  # (the log, what was assumed for its run)
     cases: list[_Case] = []
-    labels = list(sources) + [f"run {i}" for i in range(len(sources), len(runs))]
+    labels = list(sources) + [f"run {i + 1}" for i in range(len(sources), len(runs))]
     measured: dict[tuple[object, ...], str] = {}  # a run's measurements -> the run that had them
+    # (log, the run repeated, whether the log is named) -> the repeating runs
+    repeats: dict[tuple[str, str, bool], list[int]] = {}
     for i, run in enumerate(runs):
         label = labels[i]
         run_collective = collective or run.collective
         if run.ranks is not None and run.ranks < 2:
             notes.append((label, "skipped: a run on one GPU moves no data between GPUs"))
-            continue
-        own = f"run {labels[:i].count(label) + 1}" if i < len(sources) else label
-        place = f"{own} of {label}" if i < len(sources) else label
-        first = measured.setdefault(_measurements(run), place) if run.rows else place
-        if first != place:
-            # one run pasted twice (a copy with other line endings, launcher prefixes, or one
-            # log concatenated into another) would weigh its rows twice
-            notes.append((label, f"skipped: {own} has every row of {first}; fitted once"))
             continue
         if run_collective is None:
             why = (
@@ -502,6 +496,14 @@ def calibrate(
                 else "the collective could not be told from the log; give it ({collective})"
             )
             notes.append((label, f"skipped: {why}"))
+            continue
+        number = labels[:i].count(label) + 1  # the run's place in its log
+        place = f"run {number} of {label}" if i < len(sources) else label
+        first = measured.setdefault(_measurements(run), place) if run.rows else place
+        if first != place:
+            # one run pasted twice (a copy with other line endings, launcher prefixes, or one
+            # log concatenated into another) would weigh its rows twice
+            repeats.setdefault((label, first, i < len(sources)), []).append(number)
             continue
         if collective is not None and collective is not run.collective:
             notes.append(
@@ -550,6 +552,12 @@ def calibrate(
                 rows=_regime_rows(rows),
                 ranks=run.ranks,
             )
+        )
+    for (label, first, named), numbers in repeats.items():
+        runs_text = _run_numbers(numbers) if named else "it"
+        verb = "repeats" if runs_text == "it" or len(numbers) == 1 else "repeat"
+        notes.append(
+            (label, f"skipped: {runs_text} {verb} every row of {first}; {first} is fitted once")
         )
     if not cases:
         # every run was skipped: say why (the collective not told, say) rather than blame rows
@@ -816,6 +824,18 @@ def _mixed_clusters(
         f"{', '.join(shared)} was fitted to all of them (calibrate each cluster's logs on their "
         "own)"
     ]
+
+
+def _run_numbers(numbers: Sequence[int]) -> str:
+    """``run 2``, ``runs 2-300`` or ``runs 2, 5, 7-9``: runs of a log by their 1-based place."""
+    spans: list[list[int]] = []
+    for n in sorted(numbers):
+        if spans and n == spans[-1][1] + 1:
+            spans[-1][1] = n
+        else:
+            spans.append([n, n])
+    text = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in spans)
+    return f"run{'s' if len(numbers) > 1 else ''} {text}"
 
 
 def _measurements(run: Run) -> tuple[object, ...]:

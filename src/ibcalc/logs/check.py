@@ -27,6 +27,7 @@ from ibcalc.logs.cluster import check_rank_count, infer_cluster, overridden_gpus
 from ibcalc.logs.diagnose import diagnose
 from ibcalc.logs.env import LogEnvironment, scan_environment
 from ibcalc.logs.expect import RunContext, predict
+from ibcalc.logs.infer import normalize_dtype
 from ibcalc.logs.records import ParsedLog, Row, Run
 from ibcalc.logs.results import (
     BANDS,
@@ -79,6 +80,8 @@ def check_run(
     params = params if params is not None else builtin_cost_params()
     env = env if env is not None else LogEnvironment()
     coll = collective or run.collective
+    if dtype is not None:  # ibcalc's name for it (float -> fp32), as the log's type is
+        dtype = normalize_dtype(dtype)
     notes = list(run.notes)
     lines_of: dict[float, list[int]] = {}
     for row in run.rows:

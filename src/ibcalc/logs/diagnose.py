@@ -355,9 +355,9 @@ def _transport(ctx: RunContext) -> list[Finding]:
 
 #: What a GPU-to-GPU path through the CPU means (NCCL's NCCL_P2P_LEVEL documentation).
 _CPU_PATHS = {
-    "PHB": "behind one CPU's PCIe host bridge with no PCIe switch between them (path PHB): "
-    "peer-to-peer traffic goes through the CPU",
-    "SYS": "under different CPU sockets (path SYS): peer-to-peer traffic crosses the link "
+    "PHB": "under one CPU but not under a common PCIe switch (path PHB): traffic between them "
+    "goes through the CPU's PCIe host bridge",
+    "SYS": "under different CPU sockets (path SYS): traffic between them crosses the link "
     "between the sockets (QPI/UPI, Infinity Fabric)",
 }
 
@@ -383,9 +383,9 @@ def _gpu_path(ctx: RunContext) -> list[Finding]:
 
 def _bus_id(name: str) -> str:
     """NCCL's name of a GPU (``GPU/A1090``: the PCI address's hex digits without separators, the
-    domain's leading zeros dropped) as the device list prints it (``0000:a1:09``); a name of
-    another form as it is."""
-    digits = name.removeprefix("GPU/")
+    domain's leading zeros dropped; recent releases may put a system id and ``-`` before them) as
+    the device list prints it (``0000:a1:09``); a name of another form as it is."""
+    digits = re.sub(r"^[0-9A-Fa-f]{1,8}-", "", name.removeprefix("GPU/"))
     if not re.fullmatch(r"[0-9A-Fa-f]{1,12}", digits):
         return name
     padded = digits.lower().rjust(9, "0")
