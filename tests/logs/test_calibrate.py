@@ -344,15 +344,27 @@ def test_a_run_given_twice_is_fitted_once(catalogue: Catalogue) -> None:
     assert [r.source for r in cal.runs] == ["a.txt"]
     skipped = [a for a in cal.assumptions if "skipped" in a]
     assert skipped == [
-        "b.txt: skipped: run 1 repeats every row of run 1 of a.txt; run 1 of a.txt is fitted once",
-        "c.txt: skipped: runs 1-2 repeat every row of run 1 of a.txt; run 1 of a.txt is fitted "
-        "once",
+        "b.txt: skipped: run 1 holds every row of run 1 of a.txt, which is fitted once",
+        "c.txt: skipped: runs 1-2 hold every row of run 1 of a.txt, which is fitted once",
     ]
     # runs given without file names are numbered from 1
     run = copies[0].parsed.runs[0]
     unnamed = calibrate([run, run, run], catalogue=catalogue)
     assert [a for a in unnamed.assumptions if "skipped" in a] == [
-        "run 2, run 3: skipped: it repeats every row of run 1; run 1 is fitted once"
+        "run 2, run 3: skipped: it holds every row of run 1, which is fitted once"
+    ]
+    # the copy whose log keeps NCCL's output is the one fitted, wherever it comes: without the
+    # 'NCCL INFO' lines the NIC count (4, from the channel lines) and NVLS would be presets'
+    bare = "\n".join(line for line in text.splitlines() if "NCCL INFO" not in line)
+    pair = [
+        LogInput(label="bare.txt", text=bare, parsed=parse_log(bare, source="bare.txt")),
+        copies[0],
+    ]
+    cal = calibrate_log_files(pair, catalogue=catalogue)
+    assert [r.source for r in cal.runs] == ["a.txt"]
+    assert "a.txt: nics_per_node = 4" in " ".join(cal.assumptions)
+    assert [a for a in cal.assumptions if "skipped" in a] == [
+        "bare.txt: skipped: run 1 holds every row of run 1 of a.txt, which is fitted once"
     ]
     # a collective ibcalc does not model is skipped for that, not called a fitted repeat
     other = text.replace("all_gather_perf", "hypercube_perf")

@@ -480,7 +480,7 @@ def calibrate(
     notes: list[tuple[str, str]] = []  # (the log, what was assumed for its run)
     cases: list[_Case] = []
     labels = list(sources) + [f"run {i + 1}" for i in range(len(sources), len(runs))]
-    measured: dict[tuple[object, ...], str] = {}  # a run's measurements -> the run that had them
+    fitted_for = _fitted_copies(runs, envs)  # a repeated run -> the copy that is fitted
     # (log, the run repeated, whether the log is named) -> the repeating runs
     repeats: dict[tuple[str, str, bool], list[int]] = {}
     for i, run in enumerate(runs):
@@ -497,13 +497,14 @@ def calibrate(
             )
             notes.append((label, f"skipped: {why}"))
             continue
-        number = labels[:i].count(label) + 1  # the run's place in its log
-        place = f"run {number} of {label}" if i < len(sources) else label
-        first = measured.setdefault(_measurements(run), place) if run.rows else place
-        if first != place:
+        if fitted_for.get(i, i) != i:
             # one run pasted twice (a copy with other line endings, launcher prefixes, or one
             # log concatenated into another) would weigh its rows twice
-            repeats.setdefault((label, first, i < len(sources)), []).append(number)
+            j = fitted_for[i]
+            kept = f"run {labels[:j].count(labels[j]) + 1} of {labels[j]}"
+            kept = kept if j < len(sources) else labels[j]
+            number = labels[:i].count(label) + 1  # the run's place in its log
+            repeats.setdefault((label, kept, i < len(sources)), []).append(number)
             continue
         if collective is not None and collective is not run.collective:
             notes.append(
@@ -553,11 +554,11 @@ def calibrate(
                 ranks=run.ranks,
             )
         )
-    for (label, first, named), numbers in repeats.items():
+    for (label, kept, named), numbers in repeats.items():
         runs_text = _run_numbers(numbers) if named else "it"
-        verb = "repeats" if runs_text == "it" or len(numbers) == 1 else "repeat"
+        verb = "holds" if runs_text == "it" or len(numbers) == 1 else "hold"
         notes.append(
-            (label, f"skipped: {runs_text} {verb} every row of {first}; {first} is fitted once")
+            (label, f"skipped: {runs_text} {verb} every row of {kept}, which is fitted once")
         )
     if not cases:
         # every run was skipped: say why (the collective not told, say) rather than blame rows
@@ -838,6 +839,32 @@ def _run_numbers(numbers: Sequence[int]) -> str:
     return f"run{'s' if len(numbers) > 1 else ''} {text}"
 
 
+def _fitted_copies(
+    runs: Sequence[Run], envs: Sequence[LogEnvironment | None]
+) -> dict[int, int]:
+    """For each run whose measurements (:func:`_measurements`) another run repeats, the index
+    of the copy to fit: the one whose log shows most of NCCL's output (a copy without the
+    ``NCCL INFO`` lines leaves the network, NICs and NVLS to presets), else the first."""
+    groups: dict[tuple[object, ...], list[int]] = {}
+    for i, run in enumerate(runs):
+        if run.rows:
+            groups.setdefault(_measurements(run), []).append(i)
+    out: dict[int, int] = {}
+    for members in groups.values():
+        if len(members) > 1:
+            kept = max(members, key=lambda i: (_facts(envs[i] if i < len(envs) else None), -i))
+            out.update(dict.fromkeys(members, kept))
+    return out
+
+
+def _facts(env: LogEnvironment | None) -> int:
+    """How many facts about the run NCCL's output around it gives."""
+    if env is None:
+        return 0
+    single = (env.network, env.provider, env.platform, env.gdr, env.nvls_unavailable, env.gpu_path)
+    return sum(f is not None for f in single) + len(env.net_devices) + len(env.settings)
+
+
 def _measurements(run: Run) -> tuple[object, ...]:
     """What a run measured, for telling a repeat of it: its collective, rank count and every
     row's size, element type and times as printed."""
@@ -925,14 +952,12 @@ def _unhealthy_runs(
     degraded run describes the fault (a fallback to TCP, a missing NIC), not the fabric
     (docs/nccl-check.md, "Calibrate"). Runs the check cannot judge are not named."""
     out: list[str] = []
-    seen: set[tuple[object, ...]] = set()
+    fitted_for = _fitted_copies(runs, envs)
     for i, (run, source, env) in enumerate(zip(runs, sources, envs, strict=True)):
         if (collective or run.collective) is None or (run.ranks is not None and run.ranks < 2):
             continue
-        key = _measurements(run)
-        if run.rows and key in seen:
-            continue  # a repeat of an earlier run, which calibrate skips too
-        seen.add(key)
+        if fitted_for.get(i, i) != i:
+            continue  # a copy of a run that calibrate skips, as here
         try:
             checked = check_run(
                 run,
