@@ -6,6 +6,8 @@ catalogue's efficiencies; errors must name the ClusterSpec field at fault.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from conftest import main_error
@@ -186,6 +188,62 @@ def test_rack_scale_domain_spans_nodes() -> None:
     out = two.topology.out
     assert out is not None
     assert out.nics_per_domain == 18 * 4  # 4 NICs per tray x 18 trays per domain
+
+
+def test_a_rack_scale_domain_can_be_split_into_smaller_ones() -> None:
+    # 72 GPUs run as two NVL36 domains of 9 trays: a network joins the two, 9 x 4 NICs each
+    halves = resolve_cluster(CAT, ClusterSpec(system="gb200-nvl72", nodes=18, scale_up_domain=36))
+    assert (halves.topology.ranks_per_domain, halves.topology.domains) == (36, 2)
+    out = halves.topology.out
+    assert out is not None
+    assert out.nics_per_domain == 9 * 4
+    assert (
+        "{scale_up_domain} 36: gb200-nvl72's NVLink domain of 72 GPUs is used as domains of 36"
+        in halves.assumptions
+    )
+    # the trays' own GPUs only (multi-node NVLink off): 18 domains of one tray and its 4 NICs
+    trays = resolve_cluster(CAT, ClusterSpec(system="gb200-nvl72", nodes=18, scale_up_domain=4))
+    assert (trays.topology.ranks_per_domain, trays.topology.domains) == (4, 18)
+    trays_out = trays.topology.out
+    assert trays_out is not None
+    assert trays_out.nics_per_domain == 4
+    # the preset's own size changes nothing
+    same = resolve_cluster(CAT, ClusterSpec(system="gb200-nvl72", nodes=18, scale_up_domain=72))
+    assert (
+        same.topology == resolve_cluster(CAT, ClusterSpec(system="gb200-nvl72", nodes=18)).topology
+    )
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        (
+            {"system": "gb200-nvl72", "nodes": 18, "scale_up_domain": 6},
+            "{scale_up_domain} 6 is not a whole number of 4-GPU nodes",
+        ),
+        (
+            {"system": "gb200-nvl72", "nodes": 36, "scale_up_domain": 144},
+            "{scale_up_domain} 144 is more than gb200-nvl72's NVLink domain of 72 GPUs",
+        ),
+        (
+            {"system": "dgx-h100", "nodes": 2, "scale_up_domain": 16},
+            "{scale_up_domain} 16 is more than one node (8 GPUs): a domain across nodes comes "
+            "with a system preset that has one, e.g. --system gb200-nvl72",
+        ),
+        (
+            # a resized tray is one node per domain (the preset's domain is not assumed)
+            {"system": "gb200-nvl72", "nodes": 4, "gpus_per_node": 2, "scale_up_domain": 8},
+            "{scale_up_domain} 8 is more than one node (2 GPUs): a domain across nodes comes "
+            "with a system preset that has one, e.g. --system gb200-nvl72",
+        ),
+    ],
+)
+def test_a_scale_up_domain_the_hardware_lacks_is_refused(
+    spec: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ClusterError) as info:
+        resolve_cluster(CAT, ClusterSpec(**spec))
+    assert (info.value.template, info.value.field) == (message, "scale_up_domain")
 
 
 def test_sites_add_a_wan_tier() -> None:

@@ -329,6 +329,35 @@ def test_gpu_paths_inside_a_switch_or_over_nvlink_are_not_noted(catalogue: Catal
     assert cause.startswith("NCCL's topology puts GPUs 0000:81:00 and 0000:c1:00 under one CPU")
 
 
+def test_gb200_trays_joined_by_the_network_are_one_node_per_domain(catalogue: Catalogue) -> None:
+    # sweep 10 (2 x 4 H100 on NDR200) with its GPUs renamed 'NVIDIA GB200': a GB200 tray of 4.
+    # Its channel lines run over NET/IB, so NCCL did not join the two trays by NVLink although
+    # 8 GPUs fit one NVL72 domain; without those lines the preset's domain stands.
+    text = (SWEEPS / "10_allreduce_2node_8xH100_ib.txt").read_text(encoding="utf-8")
+    gb200 = text.replace("NVIDIA H100", "NVIDIA GB200")
+    first_net = next(i for i, line in enumerate(gb200.splitlines(), 1) if "via NET/" in line)
+
+    def facts(log: str, **flags: Any) -> tuple[dict[str, Any], RunCheck]:
+        (check,) = check_log(parse_log(log, source="gb200.txt"), log, catalogue=catalogue, **flags)
+        return {a.field: (a.value, a.source, a.evidence) for a in check.assumptions}, check
+
+    seen, check = facts(gb200)
+    assert seen["system"][0] == "gb200-nvl72"
+    value, source, evidence = seen["scale_up_domain"]
+    assert (value, source) == (4, "environment")
+    assert f"first at line {first_net}" in evidence
+    assert check.network_known
+    no_net = "\n".join(line for line in gb200.splitlines() if "via NET/" not in line)
+    seen, check = facts(no_net)
+    assert "scale_up_domain" not in seen
+    assert "all 8 GPUs share one gb200-nvl72 NVLink domain of up to 72" in [
+        a.evidence for a in check.assumptions if a.field == "cluster"
+    ]
+    # a flag wins over what the log suggests
+    seen, _ = facts(gb200, flags=ClusterSpec(scale_up_domain=72))
+    assert seen["scale_up_domain"][:2] == (72, "flag")
+
+
 def test_check_run_takes_a_dtype_under_any_of_its_names(catalogue: Catalogue) -> None:
     # sweep 12's rows print 'float'; 'FLOAT' is the same type, 'half' is not
     run = parse_file(SWEEPS / "12_allgather_2node_8xH100_ib.txt").runs[0]

@@ -78,6 +78,7 @@ FIELD_FLAGS: dict[str, str] = {
     "host_cpu": "--host-cpu",
     "sharp": "--sharp",
     "nvls": "--nvls",
+    "scale_up_domain": "--scale-up-domain",
     "oversubscription": "--oversubscription",
     "cross_leaf_fraction": "--cross-leaf",
     "sites": "--sites",

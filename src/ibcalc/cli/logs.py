@@ -59,6 +59,7 @@ LOG_FIELDS = (
     "host_cpu",
     "nvls",
     "sharp",
+    "scale_up_domain",
     "gpus_per_process",
 )
 

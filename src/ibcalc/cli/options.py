@@ -188,6 +188,14 @@ _CLUSTER_OPTIONS: dict[str, Any] = {
             f"{_flag('nvls')}/--no-nvls", help="Allow NVLink SHARP (default: when present)."
         ),
     ],
+    "scale_up_domain": Annotated[
+        int | None,
+        typer.Option(
+            _flag("scale_up_domain"),
+            help="GPUs per NVLink domain across nodes, whole nodes up to the system's "
+            "(gb200-nvl72: 4..72; default: the system's).",
+        ),
+    ],
     "oversubscription": Annotated[
         float,
         typer.Option(
@@ -283,6 +291,7 @@ ESTIMATE_FIELDS: tuple[str, ...] = (
     "system",
     "sharp",
     "nvls",
+    "scale_up_domain",
     "oversubscription",
     "cross_leaf_fraction",
     "sites",

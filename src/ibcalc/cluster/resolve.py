@@ -402,6 +402,9 @@ def _scale_up_domain(
     system: System | None, spec: ClusterSpec, gpus_per_node: int, nodes: int, notes: list[str]
 ) -> int:
     total = nodes * gpus_per_node
+    given = spec.scale_up_domain
+    if given is not None:
+        _check_domain_given(system, spec, given, gpus_per_node)
     if system is None or system.scale_up_domain <= system.gpus_per_node:
         return gpus_per_node
     if spec.gpus_per_node not in (None, system.gpus_per_node):
@@ -410,7 +413,15 @@ def _scale_up_domain(
             f"{system.scale_up_domain}-GPU NVLink domain is not assumed (one node per domain)"
         )
         return gpus_per_node
-    domain = system.scale_up_domain
+    domain = system.scale_up_domain if given is None else given
+    if given is not None and given < system.scale_up_domain:
+        notes.append(
+            f"{{scale_up_domain}} {given}: {system.id}'s NVLink domain of "
+            f"{system.scale_up_domain} GPUs is used as domains of {given}"
+            + (" (NVLink inside each node only)" if given == gpus_per_node else "")
+        )
+    if domain == gpus_per_node:
+        return gpus_per_node
     if total <= domain:
         notes.append(f"all {total} GPUs share one {system.id} NVLink domain of up to {domain}")
         return total
@@ -423,6 +434,30 @@ def _scale_up_domain(
         )
     notes.append(f"{total // domain} scale-up domains of {domain} GPUs ({system.id})")
     return domain
+
+
+def _check_domain_given(
+    system: System | None, spec: ClusterSpec, given: int, gpus_per_node: int
+) -> None:
+    """Refuse a ``scale_up_domain`` that is not whole nodes or is larger than the hardware's
+    NVLink domain (the preset's; one node without a preset or with a resized node)."""
+    if given % gpus_per_node:
+        raise ClusterError(
+            f"{{scale_up_domain}} {given} is not a whole number of {gpus_per_node}-GPU nodes",
+            field="scale_up_domain",
+        )
+    resized = system is not None and spec.gpus_per_node not in (None, system.gpus_per_node)
+    largest = system.scale_up_domain if system is not None and not resized else gpus_per_node
+    if given > largest:
+        where = (
+            f"{system.id}'s NVLink domain of {largest} GPUs"
+            if system is not None and largest > gpus_per_node
+            else f"one node ({largest} GPUs): a domain across nodes comes with a system preset "
+            "that has one, e.g. --system gb200-nvl72"
+        )
+        raise ClusterError(
+            f"{{scale_up_domain}} {given} is more than {where}", field="scale_up_domain"
+        )
 
 
 def _build_up(

@@ -74,6 +74,14 @@ class ClusterSpec(BaseModel):
     )
     sharp: bool = Field(default=False, description="Use IB SHARP (CollNet) when the fabric has it.")
     nvls: bool | None = Field(default=None, description="Allow NVLink SHARP (default: if present).")
+    scale_up_domain: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_GPUS,
+        description="GPUs in one scale-up (NVLink) domain, whole nodes, at most the system "
+        "preset's (default: the preset's; 36 runs an NVL72 rack as two NVL36, the node's GPUs "
+        "keep NVLink inside each node).",
+    )
     oversubscription: float = Field(
         default=1.0,
         ge=1.0,

@@ -839,9 +839,7 @@ def _run_numbers(numbers: Sequence[int]) -> str:
     return f"run{'s' if len(numbers) > 1 else ''} {text}"
 
 
-def _fitted_copies(
-    runs: Sequence[Run], envs: Sequence[LogEnvironment | None]
-) -> dict[int, int]:
+def _fitted_copies(runs: Sequence[Run], envs: Sequence[LogEnvironment | None]) -> dict[int, int]:
     """For each run whose measurements (:func:`_measurements`) another run repeats, the index
     of the copy to fit: the one whose log shows most of NCCL's output (a copy without the
     ``NCCL INFO`` lines leaves the network, NICs and NVLS to presets), else the first."""

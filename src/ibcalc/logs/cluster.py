@@ -75,6 +75,12 @@ NODE_RULES: tuple[NodeRule, ...] = (
         "name is generic to ROCm, so another AMD GPU is possible",
     ),
     _rule(r"MI300X", "mi300x-8", "'MI300X' names the AMD Instinct MI300X 8-GPU platform"),
+    _rule(
+        r"GB200",
+        "gb200-nvl72",
+        "'GB200' is the B200 GPU of a Grace Blackwell superchip: 4 per compute tray, the trays "
+        "of an NVL72 rack in one NVLink domain (the gb200-nvl72 preset)",
+    ),
     _rule(r"\bB200\b", "dgx-b200", "'B200' in 8-GPU nodes is an HGX/DGX B200 board"),
     _rule(
         r"GH200",
@@ -399,6 +405,26 @@ def infer_cluster(
 
     # the network
     multi = (values.get("nodes") or 1) > 1 or (run.nodes or 1) > 1
+    total = (values.get("nodes") or run.nodes or 1) * gpn
+    if (
+        "scale_up_domain" not in given
+        and system_obj is not None
+        and gpn < system_obj.scale_up_domain
+        and multi
+        and total <= system_obj.scale_up_domain
+        and env.net_devices
+    ):
+        # all the GPUs fit in one NVLink domain, yet NCCL joins their nodes over the network:
+        # the domain does not span these nodes (multi-node NVLink not set up or not allowed)
+        values["scale_up_domain"] = gpn
+        note(
+            "scale_up_domain",
+            gpn,
+            "environment",
+            f"NCCL's channels join the nodes over the network (NET/, first at line "
+            f"{env.net_devices_line}), not over {system_obj.id}'s NVLink domain of "
+            f"{system_obj.scale_up_domain} GPUs: one node per domain ({{scale_up_domain}})",
+        )
     network_known = nics_known = not multi
     if multi:
         network_known, nics_known = _infer_network(
