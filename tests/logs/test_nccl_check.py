@@ -331,31 +331,42 @@ def test_gpu_paths_inside_a_switch_or_over_nvlink_are_not_noted(catalogue: Catal
 
 def test_gb200_trays_joined_by_the_network_are_one_node_per_domain(catalogue: Catalogue) -> None:
     # sweep 10 (2 x 4 H100 on NDR200) with its GPUs renamed 'NVIDIA GB200': a GB200 tray of 4.
-    # Its channel lines run over NET/IB, so NCCL did not join the two trays by NVLink although
-    # 8 GPUs fit one NVL72 domain; without those lines the preset's domain stands.
+    # NCCL prints 'MNNVL 0' on its communicator lines and runs channels over NET/IB: the trays
+    # are not joined by NVLink although 8 GPUs fit one NVL72 domain.
     text = (SWEEPS / "10_allreduce_2node_8xH100_ib.txt").read_text(encoding="utf-8")
     gb200 = text.replace("NVIDIA H100", "NVIDIA GB200")
-    first_net = next(i for i, line in enumerate(gb200.splitlines(), 1) if "via NET/" in line)
+    lines = gb200.splitlines()
+    first_mnnvl = next(i for i, line in enumerate(lines, 1) if line.endswith("MNNVL 0"))
 
-    def facts(log: str, **flags: Any) -> tuple[dict[str, Any], RunCheck]:
+    def facts(log: str, **flags: Any) -> dict[str, Any]:
         (check,) = check_log(parse_log(log, source="gb200.txt"), log, catalogue=catalogue, **flags)
-        return {a.field: (a.value, a.source, a.evidence) for a in check.assumptions}, check
+        return {a.field: (a.value, a.source, a.evidence) for a in check.assumptions}
 
-    seen, check = facts(gb200)
+    def without(word: str, log: str = gb200) -> str:
+        return "\n".join(line for line in log.splitlines() if word not in line)
+
+    seen = facts(gb200)
     assert seen["system"][0] == "gb200-nvl72"
-    value, source, evidence = seen["scale_up_domain"]
-    assert (value, source) == (4, "environment")
-    assert f"first at line {first_net}" in evidence
-    assert check.network_known
-    no_net = "\n".join(line for line in gb200.splitlines() if "via NET/" not in line)
-    seen, check = facts(no_net)
-    assert "scale_up_domain" not in seen
-    assert "all 8 GPUs share one gb200-nvl72 NVLink domain of up to 72" in [
-        a.evidence for a in check.assumptions if a.field == "cluster"
-    ]
+    assert seen["scale_up_domain"][:2] == (4, "environment")
+    assert f"'MNNVL 0' (line {first_mnnvl})" in seen["scale_up_domain"][2]
+    # MNNVL 1: NCCL joined the trays by NVLink; the network lines are then between other pairs
+    assert "scale_up_domain" not in facts(gb200.replace("MNNVL 0", "MNNVL 1"))
+    # no MNNVL line (NCCL before 2.19): the channels over the network say it
+    no_mnnvl = without("MNNVL")
+    first_net = next(i for i, line in enumerate(no_mnnvl.splitlines(), 1) if "via NET/" in line)
+    seen = facts(no_mnnvl)
+    assert seen["scale_up_domain"][:2] == (4, "environment")
+    assert f"first at line {first_net}" in seen["scale_up_domain"][2]
+    # neither: the preset's domain stands
+    assert "scale_up_domain" not in facts(without("via NET/", without("MNNVL")))
     # a flag wins over what the log suggests
-    seen, _ = facts(gb200, flags=ClusterSpec(scale_up_domain=72))
-    assert seen["scale_up_domain"][:2] == (72, "flag")
+    assert facts(gb200, flags=ClusterSpec(scale_up_domain=72))["scale_up_domain"][:2] == (
+        72,
+        "flag",
+    )
+    # a preset whose NVLink domain is its node says nothing of domains, at any ranks per node
+    a100 = text.replace("NVIDIA H100", "NVIDIA A100-SXM4-80GB")
+    assert "scale_up_domain" not in facts(a100)
 
 
 def test_check_run_takes_a_dtype_under_any_of_its_names(catalogue: Catalogue) -> None:

@@ -416,9 +416,8 @@ def _scale_up_domain(
     domain = system.scale_up_domain if given is None else given
     if given is not None and given < system.scale_up_domain:
         notes.append(
-            f"{{scale_up_domain}} {given}: {system.id}'s NVLink domain of "
-            f"{system.scale_up_domain} GPUs is used as domains of {given}"
-            + (" (NVLink inside each node only)" if given == gpus_per_node else "")
+            f"{system.id}'s NVLink domain of {system.scale_up_domain} GPUs used as domains of "
+            f"{given}" + (" (NVLink inside each node only)" if given == gpus_per_node else "")
         )
     if domain == gpus_per_node:
         return gpus_per_node
@@ -449,12 +448,19 @@ def _check_domain_given(
     resized = system is not None and spec.gpus_per_node not in (None, system.gpus_per_node)
     largest = system.scale_up_domain if system is not None and not resized else gpus_per_node
     if given > largest:
-        where = (
-            f"{system.id}'s NVLink domain of {largest} GPUs"
-            if system is not None and largest > gpus_per_node
-            else f"one node ({largest} GPUs): a domain across nodes comes with a system preset "
-            "that has one, e.g. --system gb200-nvl72"
-        )
+        if system is not None and largest > gpus_per_node:
+            where = f"{system.id}'s NVLink domain of {largest} GPUs"
+        elif system is not None and resized and system.scale_up_domain > system.gpus_per_node:
+            where = (
+                f"one node ({largest} GPUs): {{gpus_per_node}} {gpus_per_node} is not "
+                f"{system.id}'s {system.gpus_per_node}, so its {system.scale_up_domain}-GPU "
+                "domain is not assumed"
+            )
+        else:
+            where = (
+                f"one node ({largest} GPUs): a domain across nodes comes with a system preset "
+                "that has one, e.g. --system gb200-nvl72"
+            )
         raise ClusterError(
             f"{{scale_up_domain}} {given} is more than {where}", field="scale_up_domain"
         )

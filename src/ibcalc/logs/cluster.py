@@ -405,26 +405,12 @@ def infer_cluster(
 
     # the network
     multi = (values.get("nodes") or 1) > 1 or (run.nodes or 1) > 1
-    total = (values.get("nodes") or run.nodes or 1) * gpn
-    if (
-        "scale_up_domain" not in given
-        and system_obj is not None
-        and gpn < system_obj.scale_up_domain
-        and multi
-        and total <= system_obj.scale_up_domain
-        and env.net_devices
-    ):
-        # all the GPUs fit in one NVLink domain, yet NCCL joins their nodes over the network:
-        # the domain does not span these nodes (multi-node NVLink not set up or not allowed)
+    domain_evidence = _one_node_domains(
+        env, system_obj, gpn, multi=multi, total=(values.get("nodes") or run.nodes or 1) * gpn
+    )
+    if "scale_up_domain" not in given and domain_evidence is not None:
         values["scale_up_domain"] = gpn
-        note(
-            "scale_up_domain",
-            gpn,
-            "environment",
-            f"NCCL's channels join the nodes over the network (NET/, first at line "
-            f"{env.net_devices_line}), not over {system_obj.id}'s NVLink domain of "
-            f"{system_obj.scale_up_domain} GPUs: one node per domain ({{scale_up_domain}})",
-        )
+        note("scale_up_domain", gpn, "environment", domain_evidence)
     network_known = nics_known = not multi
     if multi:
         network_known, nics_known = _infer_network(
@@ -443,6 +429,36 @@ def infer_cluster(
             f"NCCL_ALGO={forced} (line {fact.line}): the expectation uses that algorithm",
         )
     return Inferred(ClusterSpec(**values), notes, network_known, nics_known, algorithm)
+
+
+def _one_node_domains(
+    env: LogEnvironment, system: Any, gpn: int, *, multi: bool, total: int
+) -> str | None:
+    """Why a preset's NVLink domain across nodes (GB200 NVL72) did not join this run's nodes,
+    or None: NCCL's ``MNNVL 0``, else (no such line) channels over the network between nodes
+    whose GPUs would fit one domain."""
+    if (
+        system is None
+        or not multi
+        or system.scale_up_domain <= system.gpus_per_node
+        or gpn != system.gpus_per_node  # a resized node is one node per domain anyway
+    ):
+        return None
+    domain = f"{system.id}'s NVLink domain of {system.scale_up_domain} GPUs"
+    if env.mnnvl is not None:
+        if env.mnnvl.value != "0":
+            return None
+        return (
+            f"NCCL reports 'MNNVL 0' (line {env.mnnvl.line}): no multi-node NVLink, so "
+            f"{domain} does not join the nodes; one node per domain ({{scale_up_domain}})"
+        )
+    if total <= system.scale_up_domain and env.net_devices:
+        return (
+            f"NCCL's channels join the nodes over the network (NET/, first at line "
+            f"{env.net_devices_line}), not over {domain}: one node per domain "
+            "({scale_up_domain})"
+        )
+    return None
 
 
 def _infer_network(

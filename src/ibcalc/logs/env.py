@@ -15,6 +15,8 @@ from them, because they decide which expectation is fair and what a slow run mea
 * NCCL settings the log shows, from ``NCCL_X set by environment to Y`` lines and from
   ``NCCL_X=Y`` on a command line (``mpirun -x NCCL_IB_DISABLE=1``, ``env NCCL_ALGO=ring``);
 * ``NVLS multicast support is not available`` (NCCL could not use NVLink SHARP);
+* whether NCCL joined the nodes by multi-node NVLink: ``MNNVL 0`` or ``MNNVL 1`` at the end of
+  its ``comm ... nRanks 8 nNodes 2 localRanks 4 localRank 0 MNNVL 0`` line (NCCL 2.19 and later);
 * the PCIe path between two GPUs in NCCL's topology dump (``GPU/81000 :GPU/81000
   (0/5000.000000/LOC) GPU/A1090 (2/24.000000/PHB) ...``): the farthest GPU-to-GPU path type
   it lists, in NCCL's order of distance (``NVL`` NVLink ... ``PIX`` one PCIe switch, ``PXB``
@@ -45,6 +47,7 @@ _SET_BY_ENV = re.compile(r"\b(NCCL_[A-Z0-9_]+) set by environment to ([^\s,]+)")
 _ASSIGNMENT = re.compile(r"(?:^|[\s\"'])(NCCL_[A-Z0-9_]+)=([^\s\"']+)")
 _NVLS_UNAVAILABLE = re.compile(r"NVLS multicast support is not available")
 _GDR_STATE = re.compile(r"GPU Direct RDMA (Enabled|Disabled)")
+_MNNVL = re.compile(r"\bnNodes \d+ localRanks \d+ localRank \d+ MNNVL ([01])\b")
 _TOPO_GPU = re.compile(r"NCCL INFO GPU/([\w-]{1,24}) :")
 _TOPO_PATH = re.compile(r"\bGPU/([\w-]{1,24}) \(\d+/[\d.]+/([A-Z0-9]{2,4})\)")
 #: NCCL's GPU-to-GPU path types from nearest to farthest (``topo.h``); other types are ignored
@@ -82,7 +85,8 @@ class LogEnvironment(BaseModel):
     channels use GPUDirect RDMA, False when channel lines exist without it, None when no channel
     line shows the network; ``net_devices``: the distinct network device numbers carrying
     channels; ``settings``: NCCL variables the log shows (first value wins); ``nvls_unavailable``:
-    NCCL said NVLS multicast is not available; ``gpu_path``: the farthest GPU-to-GPU path of
+    NCCL said NVLS multicast is not available; ``mnnvl``: ``0`` or ``1`` from NCCL's
+    communicator line (the first one); ``gpu_path``: the farthest GPU-to-GPU path of
     NCCL's topology dump, None without a dump.
     """
 
@@ -98,6 +102,7 @@ class LogEnvironment(BaseModel):
     net_devices_line: int | None = None
     settings: dict[str, EnvFact] = {}
     nvls_unavailable: EnvFact | None = None
+    mnnvl: EnvFact | None = None
     gpu_path: GpuPath | None = None
 
     @property
@@ -111,6 +116,7 @@ class LogEnvironment(BaseModel):
             and not self.settings
             and self.nvls_unavailable is None
             and self.gpu_path is None
+            and self.mnnvl is None
         )
 
     def setting(self, name: str) -> str | None:
@@ -135,6 +141,7 @@ def scan_environment(
     settings: dict[str, EnvFact] = {}
     nvls: EnvFact | None = None
     path: GpuPath | None = None
+    mnnvl: EnvFact | None = None
     for lineno, raw in enumerate(text.split("\n"), start=1):
         if lineno < first_line:
             continue
@@ -162,6 +169,8 @@ def scan_environment(
             gdr_stated = (m.group(1) == "Enabled", lineno)
         if nvls is None and _NVLS_UNAVAILABLE.search(line):
             nvls = EnvFact(value="NVLS multicast support is not available", line=lineno)
+        if mnnvl is None and (m := _MNNVL.search(line)):
+            mnnvl = EnvFact(value=m.group(1), line=lineno)
         if (m := _TOPO_GPU.search(line)) is not None:
             path = _farther(path, m.group(1), line[m.end() :], lineno)
         if len(settings) < _MAX_SETTINGS and "NCCL_" in line:
@@ -188,6 +197,7 @@ def scan_environment(
         settings=settings,
         nvls_unavailable=nvls,
         gpu_path=path,
+        mnnvl=mnnvl,
     )
 
 
