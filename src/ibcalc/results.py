@@ -113,6 +113,7 @@ class EstimateResult(Estimate, JsonModel):
         "nodes",
         "gpus_per_node",
         "ranks",
+        "domains",
         "intra",
         "inter",
         "nics_per_node",

@@ -342,6 +342,20 @@ def test_nccl_check_names_the_logs_dtype_only_when_the_flag_differs() -> None:
     )
 
 
+@pytest.mark.parametrize(("domain", "domains"), [(None, 1), ("72", 1), ("36", 2), ("4", 18)])
+def test_the_json_of_an_estimate_gives_the_scale_up_domains_used(
+    domain: str | None, domains: int
+) -> None:
+    """18 GB200 trays of 4 GPUs: one NVL72 domain, two of 36 or 18 of one tray (72 / size)."""
+    args = ["allreduce", "-s", "1G", "--system", "gb200-nvl72", "-N", "18", "--format", "json"]
+    if domain is not None:
+        args += ["--scale-up-domain", domain]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert (data["ranks"], data["domains"]) == (72, domains)
+
+
 def test_gap_help_states_its_own_lower_bound_of_gpus_per_node() -> None:
     """gap's help said 1..1024, then refused -g 1 with '(2..1024)'."""
     result = runner.invoke(app, ["gap", "--help"], env={"COLUMNS": "200"})

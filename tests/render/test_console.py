@@ -121,6 +121,7 @@ def test_json_keys_are_the_published_ones_in_order() -> None:
         "nodes",
         "gpus_per_node",
         "ranks",
+        "domains",
         "intra",
         "inter",
         "nics_per_node",
