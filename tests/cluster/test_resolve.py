@@ -243,6 +243,15 @@ def test_a_scale_up_domain_the_hardware_lacks_is_refused(
     assert (info.value.template, info.value.field) == (message, "scale_up_domain")
 
 
+def test_a_site_of_rack_scale_domains_is_counted_in_nodes() -> None:
+    # 36 GB200 trays = 2 NVL72 domains over 2 sites: 18 trays each; it said '2 sites of 1 node'
+    cluster = resolve_cluster(CAT, ClusterSpec(system="gb200-nvl72", nodes=36, sites=2))
+    assert (
+        "2 sites of 18 nodes (1 scale-up domain), 1 x wan-100g per site (1 ms one way per WAN hop)"
+        in cluster.assumptions
+    )
+
+
 def test_sites_add_a_wan_tier() -> None:
     # 4 DGX H100 over 2 sites, one wan-100g link each: 100 Gb/s = 12.5 GB/s, 1 ms one way
     cluster = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=4, sites=2))

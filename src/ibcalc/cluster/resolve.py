@@ -576,9 +576,13 @@ def _build_wan(
                 f"{wan.id} states no distance: its WAN hop costs no propagation delay "
                 "({wan_latency_s} to give one)"
             )
+    # a site holds whole domains; said in nodes, with its domains where a domain spans nodes
     per_site = domains // spec.sites
+    held = plural(per_site * nodes_per_domain, "node")
+    if nodes_per_domain > 1:
+        held += f" ({plural(per_site, 'scale-up domain')})"
     notes.append(
-        f"{spec.sites} sites of {per_site} node{'s' if per_site != 1 else ''}, "
+        f"{spec.sites} sites of {held}, "
         f"{spec.wan_links} x {wan.id} per site ({format_time(latency)} one way per WAN hop)"
     )
     return ScaleOutTier(
