@@ -357,8 +357,13 @@ def test_gb200_trays_joined_by_the_network_are_one_node_per_domain(catalogue: Ca
     seen = facts(no_mnnvl)
     assert seen["scale_up_domain"][:2] == (4, "environment")
     assert f"first at line {first_net}" in seen["scale_up_domain"][2]
-    # neither: the preset's domain stands
-    assert "scale_up_domain" not in facts(without("via NET/", without("MNNVL")))
+    # neither: the preset's domain stands, and the findings still count 2 nodes (not 1 domain)
+    neither = without("via NET/", without("MNNVL"))
+    assert "scale_up_domain" not in facts(neither)
+    (check,) = check_log(parse_log(neither, source="n.txt"), neither, catalogue=catalogue)
+    evidence = " ".join(e for f in check.findings for e in f.evidence)
+    assert "median efficiency" in evidence
+    assert "2 nodes)" in evidence
     # a flag wins over what the log suggests
     assert facts(gb200, flags=ClusterSpec(scale_up_domain=72))["scale_up_domain"][:2] == (
         72,

@@ -123,8 +123,7 @@ def bandwidth_findings(
         return findings
     headline = (
         f"busbw {measured:.1f} GB/s against {expected:.1f} GB/s expected at {span} "
-        f"(median efficiency {pct(median_eff)}, {ctx.cluster.topology.domains} "
-        f"{'nodes' if ctx.cluster.topology.domains > 1 else 'node'})"
+        f"(median efficiency {pct(median_eff)}, {plural(ctx.cluster.nodes, 'node')})"
     )
     hypotheses = _hypotheses(ctx)
     if latency_fit is not None and latency_fit[1] > 0:
