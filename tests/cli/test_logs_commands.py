@@ -825,6 +825,17 @@ def test_a_log_given_twice_is_read_once() -> None:
     assert json.loads(twice_out)["parameters"] == json.loads(once_out)["parameters"]
 
 
+def test_a_cluster_flag_one_of_several_logs_cannot_take_names_that_log() -> None:
+    """--scale-up-domain 4 suits sweep 10's 4-GPU nodes, not sweep 20's 8-GPU node: the refusal
+    did not say which log, and calibrate stopped on it."""
+    suits = str(SWEEPS / "10_allreduce_2node_8xH100_ib.txt")
+    other = str(SWEEPS / "20_alltoall_1node_8xH100_intranode.txt")
+    for command in ("calibrate", "nccl-check"):
+        code, _out, err = run(command, suits, other, "--scale-up-domain", "4")
+        assert code == 2, (command, err)
+        assert f"error: {other}: --scale-up-domain 4 is not a whole number of 8-GPU nodes" in err
+
+
 def test_the_same_log_under_two_names_is_read_once(tmp_path: Path) -> None:
     """`cat L | calibrate - L` fitted L's rows twice (as '<stdin>' and as L), and a copy of a log
     was checked and weighed as a second run."""

@@ -67,7 +67,7 @@ from ibcalc.errors import FieldError, IbcalcError, InputFileError, OutputError
 from ibcalc.facade import CollectivePlan
 from ibcalc.fileio import OutputTarget, check_output, same_file, signals_raise, write_text
 from ibcalc.logs.check import check_run
-from ibcalc.logs.cluster import check_rank_count, infer_spec
+from ibcalc.logs.cluster import check_rank_count, infer_spec, resolve_log_cluster
 from ibcalc.logs.env import LogEnvironment, scan_environment
 from ibcalc.logs.expect import catalogue_with_link, predict
 from ibcalc.logs.fit import minimize_scalar
@@ -575,7 +575,7 @@ def calibrate(
     if not cases:
         raise IbcalcError("no run has rows of 64 KiB or less or of 64 MiB or more to fit")
     for case in cases:
-        resolved = resolve_cluster(catalogue, case.spec)
+        resolved = resolve_log_cluster(catalogue, case.spec, case.source)
         check_rank_count(
             resolved.ranks, resolved.nodes, resolved.gpus_per_node, case.ranks, case.source
         )

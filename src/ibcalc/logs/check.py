@@ -19,11 +19,16 @@ from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import load_catalogue
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.catalogue.releases import for_stated_release
-from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
+from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, busbw_factor
 from ibcalc.facade import parse_dtype
-from ibcalc.logs.cluster import check_rank_count, infer_cluster, overridden_gpus_per_process
+from ibcalc.logs.cluster import (
+    check_rank_count,
+    infer_cluster,
+    overridden_gpus_per_process,
+    resolve_log_cluster,
+)
 from ibcalc.logs.diagnose import diagnose
 from ibcalc.logs.env import LogEnvironment, scan_environment
 from ibcalc.logs.expect import RunContext, predict
@@ -136,7 +141,7 @@ def check_run(
         network_known = inferred.network_known
         nics_known = inferred.nics_known
         algorithm = algorithm or inferred.algorithm
-        cluster = resolve_cluster(catalogue, inferred.spec)
+        cluster = resolve_log_cluster(catalogue, inferred.spec, source)
     else:
         network_known = nics_known = True
     for text in cluster.assumptions:

@@ -24,7 +24,7 @@ from typing import Any
 
 from ibcalc.catalogue.load import find_link, find_system
 from ibcalc.catalogue.models import Catalogue
-from ibcalc.cluster.resolve import ClusterSpec
+from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
 from ibcalc.engine.types import Algorithm
 from ibcalc.errors import ClusterError
 from ibcalc.logs.env import LogEnvironment
@@ -39,6 +39,7 @@ __all__ = [
     "infer_cluster",
     "infer_spec",
     "overridden_gpus_per_process",
+    "resolve_log_cluster",
 ]
 
 # ------------------------------------------------------------------------------- node rules
@@ -535,6 +536,18 @@ def _infer_network(
             f"{system_obj.id} preset ({{inter}}, {{nics_per_node}}, {{system}})",
         )
     return False, nics_known
+
+
+def resolve_log_cluster(catalogue: Catalogue, spec: ClusterSpec, source: str) -> ResolvedCluster:
+    """:func:`~ibcalc.cluster.resolve.resolve_cluster` for the run of the log ``source``: a
+    refusal names the log, as :func:`check_rank_count`'s does (with several logs, flags that
+    suit one may not suit another)."""
+    try:
+        return resolve_cluster(catalogue, spec)
+    except ClusterError as exc:
+        if not source:
+            raise
+        raise ClusterError(f"{source}: {exc.template}", field=exc.field) from None
 
 
 def check_rank_count(
