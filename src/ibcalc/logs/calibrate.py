@@ -859,7 +859,15 @@ def _facts(env: LogEnvironment | None) -> int:
     """How many facts about the run NCCL's output around it gives."""
     if env is None:
         return 0
-    single = (env.network, env.provider, env.platform, env.gdr, env.nvls_unavailable, env.gpu_path)
+    single = (
+        env.network,
+        env.provider,
+        env.platform,
+        env.gdr,
+        env.nvls_unavailable,
+        env.gpu_path,
+        env.mnnvl,
+    )
     return sum(f is not None for f in single) + len(env.net_devices) + len(env.settings)
 
 

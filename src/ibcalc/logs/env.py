@@ -16,7 +16,8 @@ from them, because they decide which expectation is fair and what a slow run mea
   ``NCCL_X=Y`` on a command line (``mpirun -x NCCL_IB_DISABLE=1``, ``env NCCL_ALGO=ring``);
 * ``NVLS multicast support is not available`` (NCCL could not use NVLink SHARP);
 * whether NCCL joined the nodes by multi-node NVLink: ``MNNVL 0`` or ``MNNVL 1`` at the end of
-  its ``comm ... nRanks 8 nNodes 2 localRanks 4 localRank 0 MNNVL 0`` line (NCCL 2.19 and later);
+  its ``comm ... nRanks 8 nNodes 2 localRanks 4 localRank 0 MNNVL 0`` line (NCCL 2.20.3 and
+  2.22.3 print it in the published sweeps 06 and 10-14; older releases may not);
 * the PCIe path between two GPUs in NCCL's topology dump (``GPU/81000 :GPU/81000
   (0/5000.000000/LOC) GPU/A1090 (2/24.000000/PHB) ...``): the farthest GPU-to-GPU path type
   it lists, in NCCL's order of distance (``NVL`` NVLink ... ``PIX`` one PCIe switch, ``PXB``
