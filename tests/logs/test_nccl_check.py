@@ -504,6 +504,21 @@ def test_a_built_in_network_fault_is_found(
     assert check.findings[0].hypothesis == hypothesis
 
 
+def test_gb200_trays_not_joined_by_nvlink_are_named(catalogue: Catalogue) -> None:
+    # 4 GB200 trays (16 GPUs) modelled one tray per domain, over the preset's 4 NDR NICs per
+    # tray, checked against one NVL72 domain (a log without NCCL's output says no more)
+    spec = ClusterSpec(system="gb200-nvl72", nodes=4, scale_up_domain=4)
+    cluster = resolve_cluster(catalogue, spec)
+    ests = [estimate_on(cluster, Collective.ALL_REDUCE, 2**k) for k in range(3, 34)]
+    text = synthesize_log(ests, gpu_name="NVIDIA GB200")
+    (check,) = check_log(parse_log(text, source="synthetic"), text, catalogue=catalogue)
+    assert {a.field: a.value for a in check.assumptions}["system"] == "gb200-nvl72"
+    assert check.flagged
+    top = check.findings[0]
+    assert top.hypothesis == "scale_up_domain=4"
+    assert top.cause.startswith("NVLink does not join the nodes")
+
+
 def test_nvls_tree_off_is_named_on_two_nodes(catalogue: Catalogue) -> None:
     text = _synthetic(catalogue, ClusterSpec(system="dgx-h100", nodes=2, nvls=False))
     flags = ClusterSpec(system="dgx-h100")

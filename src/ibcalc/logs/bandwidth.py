@@ -277,6 +277,18 @@ def _hypotheses(ctx: RunContext) -> list[_Hypothesis]:
                 False,
             )
         )
+    if topo.m > cluster.gpus_per_node:
+        # an NVLink domain across nodes (GB200 NVL72): without multi-node NVLink, NCCL joins
+        # the nodes over the network (the preset's fabric)
+        out.append(
+            _Hypothesis(
+                f"scale_up_domain={cluster.gpus_per_node}",
+                "NVLink does not join the nodes (multi-node NVLink not set up, or disabled with "
+                "NCCL_MNNVL_ENABLE=0): traffic between nodes goes over the network",
+                {"scale_up_domain": cluster.gpus_per_node},
+                True,
+            )
+        )
     intra = cluster.intra
     if (
         intra is not None
