@@ -169,6 +169,12 @@ def test_a_key_at_the_wrong_level_is_not_told_to_mean_itself() -> None:
         ("nodes: 512\nsystem: dgx-h100\nfabric:\n  switch: qm9700\n  tiers: 2\n", "tiers:", "fit"),
         # 20 trays x 4 GPUs = 80 GPUs: not whole 72-GPU NVLink domains
         ("nodes: 20\nsystem: gb200-nvl72\n", "nodes:", "scale-up domains"),
+        # a domain of 6 GPUs is not whole 4-GPU trays
+        (
+            "nodes: 18\nsystem: gb200-nvl72\nscale_up_domain: 6\n",
+            "scale_up_domain:",
+            "scale_up_domain: 6 is not a whole number of 4-GPU nodes",
+        ),
         (
             "nodes: 4\nsystem: dgx-a100\nrequirements:\n  - allreduce: {size: 1GB, "
             "max_time: 1s, algo: nvls}\n",
@@ -292,6 +298,17 @@ def test_per_gpu_bandwidths_gb200(builtin_catalogue: Catalogue) -> None:
     assert bws.out_line_per_gpu_Bps == pytest.approx(NDR_Bps)
     assert bws.gap == pytest.approx(18.0)
     assert evaluate(resolved, doc) == []
+
+
+def test_a_design_splits_the_nvl72_domain(builtin_catalogue: Catalogue) -> None:
+    """144 trays as NVL36 halves: 16 domains of 36 GPUs, 9 trays x 4 NICs each; the gap stays
+    18 (900 GB/s NVLink 5 against 50 GB/s of NDR per GPU)."""
+    text = "name: g\nnodes: 144\nsystem: gb200-nvl72\nscale_up_domain: 36\n"
+    design, doc = load_design("g.yaml", text=text)
+    resolved = resolve_design(design, doc, builtin_catalogue)
+    bws = per_gpu_bandwidths(resolved.cluster.topology)
+    assert (bws.gpus_per_domain, bws.domains, bws.nics_per_domain) == (36, 16, 36)
+    assert bws.gap == pytest.approx(18.0)
 
 
 # --- CLI ---------------------------------------------------------------------------------------

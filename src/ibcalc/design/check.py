@@ -400,6 +400,7 @@ def _spec(design: Design, oversubscription: float, cross_leaf: float | None = No
         host_cpu=design.host_cpu,
         sharp=design.fabric.sharp if design.fabric is not None else False,
         nvls=design.nvls,
+        scale_up_domain=design.scale_up_domain,
         oversubscription=oversubscription,
         **derived,
     )

@@ -559,6 +559,13 @@ class Design(BaseModel):
     nvls: StrictBool | None = Field(
         default=None, description="Allow NVLink SHARP (default: when present)."
     )
+    scale_up_domain: StrictInt | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_GPUS,
+        description="GPUs per NVLink domain where the system's spans nodes: whole nodes, at "
+        "most the system's (gb200-nvl72: 36 for two NVL36 halves; default: the system's).",
+    )
     fabric: FabricSpec | None = None
     requirements: list[RequirementItem] = Field(default_factory=list, max_length=MAX_REQUIREMENTS)
 
@@ -583,6 +590,7 @@ FIELD_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
     "host_cpu": (("host_cpu",),),
     "sharp": (("fabric", "sharp"),),
     "nvls": (("nvls",),),
+    "scale_up_domain": (("scale_up_domain",),),
     "oversubscription": (("fabric", "oversubscription"),),
     "cross_leaf_fraction": (("fabric",),),
 }
@@ -599,6 +607,7 @@ DESIGN_KEYS: dict[str, str] = {
     "host_cpu": "host_cpu",
     "sharp": "fabric.sharp",
     "nvls": "nvls",
+    "scale_up_domain": "scale_up_domain",
     "oversubscription": "fabric.oversubscription",
     "cross_leaf_fraction": "the fabric layout",
 }
