@@ -329,6 +329,24 @@ def test_gpu_paths_inside_a_switch_or_over_nvlink_are_not_noted(catalogue: Catal
     assert cause.startswith("NCCL's topology puts GPUs 0000:81:00 and 0000:c1:00 under one CPU")
 
 
+@pytest.mark.parametrize(
+    ("name", "system"),
+    [
+        ("AMD Instinct MI300X", "mi300x-8"),
+        # the catalogue's xgmi-mi300x notes: MI325X uses the same links (alias xgmi-mi325x)
+        ("AMD Instinct MI325X", "mi300x-8"),
+        ("NVIDIA GB200", "gb200-nvl72"),
+        ("NVIDIA B200", "dgx-b200"),
+    ],
+)
+def test_a_gpu_name_picks_its_node(catalogue: Catalogue, name: str, system: str) -> None:
+    # sweep 01's 8 GPUs on one host, renamed (it prints the generic 'AMD Radeon Graphics')
+    text = (SWEEPS / "01_allreduce_1node_8xMI355X_intranode-rccl.txt").read_text(encoding="utf-8")
+    text = text.replace("AMD Radeon Graphics", name)
+    (check,) = check_log(parse_log(text, source="renamed.txt"), text, catalogue=catalogue)
+    assert {a.field: a.value for a in check.assumptions}["system"] == system
+
+
 def test_gb200_trays_joined_by_the_network_are_one_node_per_domain(catalogue: Catalogue) -> None:
     # sweep 10 (2 x 4 H100 on NDR200) with its GPUs renamed 'NVIDIA GB200': a GB200 tray of 4.
     # NCCL prints 'MNNVL 0' on its communicator lines and runs channels over NET/IB: the trays

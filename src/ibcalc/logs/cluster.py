@@ -77,6 +77,12 @@ NODE_RULES: tuple[NodeRule, ...] = (
     ),
     _rule(r"MI300X", "mi300x-8", "'MI300X' names the AMD Instinct MI300X 8-GPU platform"),
     _rule(
+        r"MI325X",
+        "mi300x-8",
+        "the AMD Instinct MI325X 8-GPU platform has the MI300X's 7 xGMI links per GPU (catalogue "
+        "xgmi-mi300x, alias xgmi-mi325x); the mi300x-8 preset models it",
+    ),
+    _rule(
         r"GB200",
         "gb200-nvl72",
         "'GB200' is the B200 GPU of a Grace Blackwell superchip: 4 per compute tray, the trays "
