@@ -337,6 +337,7 @@ def test_gpu_paths_inside_a_switch_or_over_nvlink_are_not_noted(catalogue: Catal
         ("AMD Instinct MI325X", "mi300x-8"),
         ("NVIDIA GB200", "gb200-nvl72"),
         ("NVIDIA B200", "dgx-b200"),
+        ("NVIDIA H800", "hgx-h800"),
     ],
 )
 def test_a_gpu_name_picks_its_node(catalogue: Catalogue, name: str, system: str) -> None:

@@ -97,6 +97,12 @@ NODE_RULES: tuple[NodeRule, ...] = (
     ),
     _rule(r"H200", "hgx-h200", "'H200' in 8-GPU nodes is an HGX H200 board", efa="aws-p5en"),
     _rule(
+        r"H800",
+        "hgx-h800",
+        "'H800' is the export H100 SXM with 8 NVLinks (200 GB/s per direction), on an HGX board "
+        "with NVSwitch; its network is the preset's assumption",
+    ),
+    _rule(
         r"H100 (?:80GB HBM3|SXM)|H100-SXM",
         "dgx-h100",
         "'H100 80GB HBM3' is the SXM5 part, shipped only on HGX boards with NVSwitch (8 GPUs)",
