@@ -338,6 +338,9 @@ def test_gpu_paths_inside_a_switch_or_over_nvlink_are_not_noted(catalogue: Catal
         ("NVIDIA GB200", "gb200-nvl72"),
         ("NVIDIA B200", "dgx-b200"),
         ("NVIDIA H800", "hgx-h800"),
+        # nvidia-smi names the two A100 PCIe cards differently
+        ("NVIDIA A100-PCIE-40GB", "a100-pcie-pair"),
+        ("NVIDIA A100 80GB PCIe", "a100-pcie-pair"),
     ],
 )
 def test_a_gpu_name_picks_its_node(catalogue: Catalogue, name: str, system: str) -> None:

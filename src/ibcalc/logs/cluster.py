@@ -135,7 +135,11 @@ NODE_RULES: tuple[NodeRule, ...] = (
         "'A100-SXM4-40GB' is the SXM part, shipped only on HGX/DGX A100 boards (8 GPUs, NVSwitch)",
         efa="aws-p4d",
     ),
-    _rule(r"A100-PCIE", "a100-pcie-pair", "'A100-PCIE' cards talk over PCIe Gen4"),
+    _rule(
+        r"A100-PCIE|A100 80GB PCIe",
+        "a100-pcie-pair",
+        "'A100-PCIE' / 'A100 80GB PCIe' cards talk over PCIe Gen4",
+    ),
     _rule(r"RTX 5090", "rtx5090-8", "'GeForce RTX 5090' cards talk over PCIe Gen5"),
     _rule(r"RTX 2080 Ti", "rtx2080ti-2", "'GeForce RTX 2080 Ti' cards without peer-to-peer"),
     _rule(r"L40S", "l40s-pcie", "'L40S' cards talk over PCIe Gen4 (no NVLink)"),
