@@ -343,6 +343,41 @@ def test_a_domain_larger_than_a_node_is_compared_whole(cat: Catalogue) -> None:
     assert "does not fill whole nodes of 4 GPUs" in str(info.value)
 
 
+def test_a_split_domain_is_compared_as_split(cat: Catalogue) -> None:
+    # scale_up_domain 36: the inside is one NVL36 half (9 trays of 4), as the estimates
+    # resolve it; 4 leaves one tray; the tp what-if must fit the half
+    half = gap_for_system(cat, "gb200-nvl72", scale_up_domain=36)
+    assert (half.inside.nodes, half.inside.gpus_per_node) == (9, 4)
+    engine = estimate(
+        cat,
+        ClusterSpec(nodes=9, gpus_per_node=4, system="gb200-nvl72", scale_up_domain=36),
+        Collective.ALL_REDUCE,
+        1e9,
+    )
+    assert half.inside.time_s == pytest.approx(engine.time_s)
+    assert any("domain of 36 GPUs (9 nodes of 4)" in note for note in half.assumptions)
+    tray = gap_for_system(cat, "gb200-nvl72", scale_up_domain=4)
+    assert (tray.inside.nodes, tray.inside.gpus_per_node) == (1, 4)
+    report = gap_report(cat, ClusterSpec(system="gb200-nvl72", scale_up_domain=36), tp=36)
+    assert report.tp is not None
+    assert (report.tp.inside.nodes, report.tp.inside.gpus_per_node) == (9, 4)
+    for spec, tp, field, words in (
+        (ClusterSpec(system="gb200-nvl72", scale_up_domain=36), 72, "tp", "domain of 36 GPUs"),
+        (ClusterSpec(system="gb200-nvl72", scale_up_domain=6), None, "scale_up_domain", "whole"),
+        (
+            ClusterSpec(system="gb200-nvl72", scale_up_domain=36, intra="nvlink4"),
+            None,
+            "scale_up_domain",
+            "own scale-up link (nvlink5)",
+        ),
+        (ClusterSpec(intra="nvlink4", scale_up_domain=8), None, "scale_up_domain", "one pairing"),
+    ):
+        with pytest.raises(ClusterError) as info:
+            gap_report(cat, spec, tp=tp)
+        assert info.value.field == field
+        assert words in str(info.value)
+
+
 def test_common_pairings_cover_the_table(cat: Catalogue) -> None:
     results = common_pairings(cat)
     assert len(results) == len(PAIRING_INTRA) * len(PAIRING_INTER)

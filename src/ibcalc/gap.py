@@ -47,6 +47,7 @@ from ibcalc.catalogue.models import Catalogue, Link, LinkKind, System
 from ibcalc.cluster.resolve import (
     DEFAULT_GPUS_PER_NODE,
     check_count,
+    check_domain_given,
     check_nic_default,
     gpu_fed_nic_Bps,
     instance_nics_note,
@@ -697,8 +698,10 @@ def gap_for_system(
     gpus_per_node: int | None = None,
     nics_per_node: int | None = None,
     host_pcie: str | None = None,
+    scale_up_domain: int | None = None,
 ) -> GapResult:
-    """:func:`gap` for a system preset, each field overridable.
+    """:func:`gap` for a system preset, each field overridable (``scale_up_domain``: the GPUs
+    of the inside domain where the preset's spans nodes, as ``ClusterSpec.scale_up_domain``).
 
     The preset's NIC count is used only with the preset's own fabric; another ``inter`` gets
     :func:`_default_nics` (a cloud-only fabric's instance count per GPU, one per node for a WAN,
@@ -727,12 +730,28 @@ def gap_for_system(
     notes: list[str] = []
     domain_nodes = 1
     own_link = find_link(catalogue, intra_id).id == preset.intra
-    if gpus == preset.gpus_per_node and preset.scale_up_domain > gpus and own_link:
+    domain_gpus = preset.scale_up_domain
+    if scale_up_domain is not None:
+        check_domain_given(preset, scale_up_domain, gpus, resized=gpus != preset.gpus_per_node)
+        if scale_up_domain > gpus and not own_link:
+            raise ClusterError(
+                f"{{scale_up_domain}} {scale_up_domain} spans nodes on {preset.id}'s own "
+                f"scale-up link ({preset.intra}), not on {{intra}} {intra_id}",
+                field="scale_up_domain",
+            )
+        domain_gpus = scale_up_domain
+    if gpus == preset.gpus_per_node and domain_gpus > gpus and own_link:
         # a domain larger than a node (NVL72): compare the whole domain with the network
-        domain_nodes = preset.scale_up_domain // gpus
+        domain_nodes = domain_gpus // gpus
+        # the {scale_up_domain} mark is named as the caller's flag or key
+        built = (
+            f"as {preset.id} builds it"
+            if scale_up_domain is None
+            else f"as {{scale_up_domain}} {scale_up_domain} sets it"
+        )
         notes.append(
             f"inside: one {intra_id} domain of {domain_nodes * gpus} GPUs ({domain_nodes} nodes "
-            f"of {gpus}), as {preset.id} builds it; across: as many GPUs, one per node"
+            f"of {gpus}), {built}; across: as many GPUs, one per node"
         )
     if nics_per_node is not None:
         nics = nics_per_node
@@ -888,9 +907,12 @@ def _one_pairing(catalogue: Catalogue, spec: ClusterSpec) -> tuple[GapResult, in
             gpus_per_node=spec.gpus_per_node,
             nics_per_node=spec.nics_per_node,
             host_pcie=spec.host_pcie,
+            scale_up_domain=spec.scale_up_domain,
         )
         if spec.gpus_per_node is not None:
             return result, spec.gpus_per_node
+        if spec.scale_up_domain is not None:
+            return result, spec.scale_up_domain
         return result, find_system(catalogue, spec.system).scale_up_domain
     assert spec.intra is not None
     assert spec.inter is not None
@@ -912,7 +934,9 @@ def _one_pairing(catalogue: Catalogue, spec: ClusterSpec) -> tuple[GapResult, in
 
 
 #: ClusterSpec fields the gap reads; any other field set is refused rather than ignored.
-_GAP_FIELDS = frozenset({"intra", "inter", "system", "gpus_per_node", "nics_per_node", "host_pcie"})
+_GAP_FIELDS = frozenset(
+    {"intra", "inter", "system", "gpus_per_node", "nics_per_node", "host_pcie", "scale_up_domain"}
+)
 
 
 def gap_report(
@@ -942,6 +966,7 @@ def gap_report(
             ("gpus_per_node", spec.gpus_per_node),
             ("nics_per_node", spec.nics_per_node),
             ("host_pcie", spec.host_pcie),
+            ("scale_up_domain", spec.scale_up_domain),
             ("tp", tp),
             ("tp_size_bytes", tp_size_bytes),
         ):

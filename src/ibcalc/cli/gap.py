@@ -39,7 +39,15 @@ PlotOpt = Annotated[
 
 
 #: The cluster options of ``gap``: one node's links and counts, in ``--help`` order.
-GAP_FIELDS = ("intra", "inter", "system", "gpus_per_node", "nics_per_node", "host_pcie")
+GAP_FIELDS = (
+    "intra",
+    "inter",
+    "system",
+    "gpus_per_node",
+    "nics_per_node",
+    "host_pcie",
+    "scale_up_domain",
+)
 
 
 @guard

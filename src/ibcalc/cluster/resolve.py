@@ -27,6 +27,7 @@ __all__ = [
     "ClusterSpec",
     "ResolvedCluster",
     "check_count",
+    "check_domain_given",
     "gpu_fed_nic_Bps",
     "resolve_cluster",
     "sharp_hint",
@@ -404,7 +405,8 @@ def _scale_up_domain(
     total = nodes * gpus_per_node
     given = spec.scale_up_domain
     if given is not None:
-        _check_domain_given(system, spec, given, gpus_per_node)
+        resized = system is not None and spec.gpus_per_node not in (None, system.gpus_per_node)
+        check_domain_given(system, given, gpus_per_node, resized=resized)
     if system is None or system.scale_up_domain <= system.gpus_per_node:
         return gpus_per_node
     if spec.gpus_per_node not in (None, system.gpus_per_node):
@@ -435,17 +437,17 @@ def _scale_up_domain(
     return domain
 
 
-def _check_domain_given(
-    system: System | None, spec: ClusterSpec, given: int, gpus_per_node: int
+def check_domain_given(
+    system: System | None, given: int, gpus_per_node: int, *, resized: bool
 ) -> None:
     """Refuse a ``scale_up_domain`` that is not whole nodes or is larger than the hardware's
-    NVLink domain (the preset's; one node without a preset or with a resized node)."""
+    NVLink domain (the preset's; one node without a preset, or with a node ``resized`` from the
+    preset's GPU count)."""
     if given % gpus_per_node:
         raise ClusterError(
             f"{{scale_up_domain}} {given} is not a whole number of {gpus_per_node}-GPU nodes",
             field="scale_up_domain",
         )
-    resized = system is not None and spec.gpus_per_node not in (None, system.gpus_per_node)
     largest = system.scale_up_domain if system is not None and not resized else gpus_per_node
     if given > largest:
         if system is not None and largest > gpus_per_node:
