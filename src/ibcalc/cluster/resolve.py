@@ -404,12 +404,12 @@ def _scale_up_domain(
 ) -> int:
     total = nodes * gpus_per_node
     given = spec.scale_up_domain
+    resized = system is not None and spec.gpus_per_node not in (None, system.gpus_per_node)
     if given is not None:
-        resized = system is not None and spec.gpus_per_node not in (None, system.gpus_per_node)
         check_domain_given(system, given, gpus_per_node, resized=resized)
     if system is None or system.scale_up_domain <= system.gpus_per_node:
         return gpus_per_node
-    if spec.gpus_per_node not in (None, system.gpus_per_node):
+    if resized:
         notes.append(
             f"{{gpus_per_node}} {gpus_per_node} is not {system.id}'s {system.gpus_per_node}: its "
             f"{system.scale_up_domain}-GPU NVLink domain is not assumed (one node per domain)"

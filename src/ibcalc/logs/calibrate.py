@@ -501,10 +501,10 @@ def calibrate(
             # one run pasted twice (a copy with other line endings, launcher prefixes, or one
             # log concatenated into another) would weigh its rows twice
             j = fitted_for[i]
-            kept = f"run {labels[:j].count(labels[j]) + 1} of {labels[j]}"
-            kept = kept if j < len(sources) else labels[j]
-            number = labels[:i].count(label) + 1  # the run's place in its log
-            repeats.setdefault((label, kept, i < len(sources)), []).append(number)
+            kept = (
+                f"run {_place_in_log(labels, j)} of {labels[j]}" if j < len(sources) else labels[j]
+            )
+            repeats.setdefault((label, kept, i < len(sources)), []).append(_place_in_log(labels, i))
             continue
         if collective is not None and collective is not run.collective:
             notes.append(
@@ -545,7 +545,7 @@ def calibrate(
         cases.append(
             _Case(
                 label,
-                labels[:i].count(label) if i < len(sources) else i,  # its place in its log
+                _place_in_log(labels, i) - 1 if i < len(sources) else i,  # its place in its log
                 spec,
                 run_collective,
                 dtype=dtype,
@@ -827,6 +827,11 @@ def _mixed_clusters(
     ]
 
 
+def _place_in_log(labels: Sequence[str], i: int) -> int:
+    """The 1-based place of run ``i`` among the runs of its log (the runs labelled alike)."""
+    return labels[:i].count(labels[i]) + 1
+
+
 def _run_numbers(numbers: Sequence[int]) -> str:
     """``run 2``, ``runs 2-300`` or ``runs 2, 5, 7-9``: runs of a log by their 1-based place."""
     spans: list[list[int]] = []
@@ -850,25 +855,15 @@ def _fitted_copies(runs: Sequence[Run], envs: Sequence[LogEnvironment | None]) -
     out: dict[int, int] = {}
     for members in groups.values():
         if len(members) > 1:
-            kept = max(members, key=lambda i: (_facts(envs[i] if i < len(envs) else None), -i))
+            kept = max(members, key=lambda i: (_facts(envs, i), -i))
             out.update(dict.fromkeys(members, kept))
     return out
 
 
-def _facts(env: LogEnvironment | None) -> int:
-    """How many facts about the run NCCL's output around it gives."""
-    if env is None:
-        return 0
-    single = (
-        env.network,
-        env.provider,
-        env.platform,
-        env.gdr,
-        env.nvls_unavailable,
-        env.gpu_path,
-        env.mnnvl,
-    )
-    return sum(f is not None for f in single) + len(env.net_devices) + len(env.settings)
+def _facts(envs: Sequence[LogEnvironment | None], i: int) -> int:
+    """How many facts NCCL's output around run ``i`` gives (none without it)."""
+    env = envs[i] if i < len(envs) else None
+    return 0 if env is None else env.facts
 
 
 def _measurements(run: Run) -> tuple[object, ...]:

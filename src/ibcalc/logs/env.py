@@ -107,18 +107,24 @@ class LogEnvironment(BaseModel):
     gpu_path: GpuPath | None = None
 
     @property
-    def empty(self) -> bool:
-        """True when the log shows none of these facts."""
-        return (
-            self.network is None
-            and self.provider is None
-            and self.platform is None
-            and self.gdr is None
-            and not self.settings
-            and self.nvls_unavailable is None
-            and self.gpu_path is None
-            and self.mnnvl is None
+    def facts(self) -> int:
+        """How many facts the log shows, each setting and each network device counting one
+        (calibrate fits the copy of a repeated run whose log shows most)."""
+        single = (
+            self.network,
+            self.provider,
+            self.platform,
+            self.gdr,
+            self.nvls_unavailable,
+            self.gpu_path,
+            self.mnnvl,
         )
+        return sum(f is not None for f in single) + len(self.settings) + len(self.net_devices)
+
+    @property
+    def empty(self) -> bool:
+        """True when the log shows none of these facts (the network devices come with ``gdr``)."""
+        return self.facts == len(self.net_devices)
 
     def setting(self, name: str) -> str | None:
         """The value the log shows for an NCCL variable, or None."""
