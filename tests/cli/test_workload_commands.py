@@ -318,6 +318,9 @@ def test_checkpoint_lays_options_it_does_not_read_over_a_design() -> None:
     assert any("SHARP (--sharp)" in n for n in off["assumptions"])
     amd = _json(*base, "--system", "dgx-h100", "--host-cpu", "amd")
     assert any(n.startswith("the cluster's host CPU (--host-cpu)") for n in amd["assumptions"])
+    # a design that says nothing of SHARP has none to ignore (it was named as "--sharp")
+    silent = _json(*base, "--design", str(examples / "aws-p5-efa.yaml"))
+    assert not [n for n in silent["assumptions"] if "SHARP" in n]
     assert amd["totals"] == _json(*base, "--system", "dgx-h100")["totals"]
 
 
@@ -479,3 +482,39 @@ def test_disaggregated_serving_needs_two_nodes(tmp_path: Path) -> None:
         "error: --disaggregated puts prefill and decode on different nodes, and the design has "
         "1 node: set its nodes: key to 2 or more\n"
     )
+
+
+def test_workload_commands_take_the_scale_up_domain(tmp_path: Path) -> None:
+    # 36 GB200 trays as 4-GPU domains: train's and infer's tp 8 groups span two of them, so
+    # they leave NVLink; with the preset's 72-GPU domain they stay on it
+    base = ["--model", "llama3-70b", "--tp", "8", "--system", "gb200-nvl72"]
+    train = ["train", *base, "-N", "36", "--seq-len", "8192"]
+    split = _json(*train, "--scale-up-domain", "4")
+    whole = _json(*train)
+    tiers = {p["name"]: p["tier"] for p in split["phases"]}
+    assert tiers["tp-allreduce"] == "scale-out"
+    assert {p["name"]: p["tier"] for p in whole["phases"]}["tp-allreduce"] == "scale-up"
+    served = _json("infer", *base, "--scale-up-domain", "4")
+    assert {p["name"]: p["tier"] for p in served["phases"]}["decode-tp-allreduce"] == "scale-out"
+    # a domain that is not whole trays is refused in one line naming the flag
+    assert "--scale-up-domain 6 is not a whole number of 4-GPU nodes" in _error(
+        *train, "--scale-up-domain", "6"
+    )
+    # a checkpoint runs no collective: the domain is named as ignored
+    checkpoint = ["checkpoint", "--model", "llama3-70b", "--storage", "ddn-ai400x2"]
+    result = runner.invoke(
+        APP, [*checkpoint, "--system", "gb200-nvl72", "-N", "36", "--scale-up-domain", "36"]
+    )
+    assert result.exit_code == 0, result.stderr
+    assert "the cluster's scale-up domain (--scale-up-domain) ignored" in " ".join(
+        result.stdout.split()
+    )
+    # a design that sets its domain refuses another one, and takes its own
+    design = tmp_path / "nvl36.yaml"
+    design.write_text("name: halves\nsystem: gb200-nvl72\nnodes: 36\nscale_up_domain: 36\n")
+    on_file = ["train", "--model", "llama3-70b", "--tp", "4", "--design", str(design)]
+    assert _error(*on_file, "--scale-up-domain", "4") == (
+        "error: --scale-up-domain: the design already sets it (scale_up_domain); change the "
+        "file or drop the option\n"
+    )
+    assert _json(*on_file, "--scale-up-domain", "36") == _json(*on_file)

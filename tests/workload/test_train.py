@@ -512,6 +512,38 @@ def test_groups_inside_an_nvl72_rack_stay_on_nvlink(builtin_catalogue: Catalogue
     assert _phase(two, "dp-allreduce").tier == "scale-out"
 
 
+def test_a_domain_given_smaller_than_the_rack_holds_for_every_group(
+    builtin_catalogue: Catalogue,
+) -> None:
+    # 36 x GB200 trays (4 GPUs each) run as 4-GPU domains: NVLink inside each tray only. A tp 8
+    # group (8 consecutive ranks) spans 2 trays, so it crosses the network; before the fix its
+    # sub-cluster kept gb200-nvl72's 72-GPU domain and ran on NVLink as if nothing was given.
+    spec = ClusterSpec(system="gb200-nvl72", nodes=36, scale_up_domain=4)
+    result = _run(builtin_catalogue, spec, tp=8)
+    tp = _phase(result, "tp-allreduce")
+    assert tp.tier == "scale-out"
+    # the same all-reduce as a collective of its own: 2 trays of 4, 4 NDR NICs each (the preset's)
+    same = estimate(
+        builtin_catalogue,
+        ClusterSpec(system="gb200-nvl72", nodes=2, scale_up_domain=4),
+        Collective.ALL_REDUCE,
+        tp.bytes_per_gpu,
+        dtype="bf16",
+    )
+    assert same.best.algorithm.value == "nvlstree"  # two domains: NVLS inside each, a tree between
+    assert tp.time_s == same.time_s
+    # 36 GPUs to a domain (the NVL36 halves): the 8 ranks sit in one half, on NVLink 5
+    halves = _run(
+        builtin_catalogue,
+        ClusterSpec(system="gb200-nvl72", nodes=36, scale_up_domain=36),
+        tp=4,
+    )
+    assert _phase(halves, "tp-allreduce").tier == "scale-up"
+    # dp 36 of ranks 4 apart: 9 in each of the 4 halves
+    dp = _phase(halves, "dp-allreduce")
+    assert (dp.ranks, dp.tier) == (36, "scale-out")
+
+
 def test_shapes_that_cannot_exist_are_refused(builtin_catalogue: Catalogue) -> None:
     # Llama 3 70B has 80 layers: 81 pipeline stages would leave one without a layer
     with pytest.raises(WorkloadError, match="pp 81 is more than the model's 80 layers"):

@@ -548,7 +548,9 @@ def _design_spec(design: Path, catalogue: Catalogue) -> tuple[ClusterSpec, dict[
     loaded, doc = load_design(design, catalogue=catalogue)
     # a key written as null leaves the field open
     stated: dict[str, str] = {
-        f: f for f in ("host_pcie", "host_cpu", "nvls") if getattr(loaded, f) is not None
+        f: f
+        for f in ("host_pcie", "host_cpu", "nvls", "scale_up_domain")
+        if getattr(loaded, f) is not None
     }
     fabric = loaded.fabric
     if fabric is not None:

@@ -50,6 +50,7 @@ NODE_FIELDS = (
     "host_cpu",
     "sharp",
     "nvls",
+    "scale_up_domain",
     "oversubscription",
     "cross_leaf_fraction",
 )

@@ -388,7 +388,10 @@ def cross_leaf_derivation(sizing: FabricSizing) -> str:
 def _spec(design: Design, oversubscription: float, cross_leaf: float | None = None) -> ClusterSpec:
     # the fraction is set only where the layout derived it: else the engine's default (1) is
     # said to be one
-    derived = {} if cross_leaf is None else {"cross_leaf_fraction": cross_leaf}
+    derived: dict[str, object] = {} if cross_leaf is None else {"cross_leaf_fraction": cross_leaf}
+    # SHARP only where the file states it: a checkpoint names a stated one as ignored
+    if design.fabric is not None and "sharp" in design.fabric.model_fields_set:
+        derived["sharp"] = design.fabric.sharp
     return ClusterSpec(
         nodes=design.nodes,
         gpus_per_node=design.gpus_per_node,
@@ -398,7 +401,6 @@ def _spec(design: Design, oversubscription: float, cross_leaf: float | None = No
         system=design.system,
         host_pcie=design.host_pcie,
         host_cpu=design.host_cpu,
-        sharp=design.fabric.sharp if design.fabric is not None else False,
         nvls=design.nvls,
         scale_up_domain=design.scale_up_domain,
         oversubscription=oversubscription,

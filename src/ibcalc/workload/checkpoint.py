@@ -455,6 +455,7 @@ UNREAD_FIELDS = {
     "host_cpu": "host CPU",
     "sharp": "SHARP",
     "nvls": "NVLS",
+    "scale_up_domain": "scale-up domain",
     "oversubscription": "oversubscription",
     "cross_leaf_fraction": "cross-leaf fraction",
 }
@@ -463,8 +464,8 @@ UNREAD_FIELDS = {
 def _ignored_cluster_options(cluster: ResolvedCluster) -> list[str]:
     """The cluster options given that a checkpoint does not read, named as ignored.
 
-    They shape collectives on the compute fabric (its scale-up link, compute NICs, host CPU,
-    SHARP, NVLS, leaf oversubscription); a checkpoint runs none: each node reaches storage
+    They shape collectives on the compute fabric (its scale-up link and domain, compute NICs,
+    host CPU, SHARP, NVLS, leaf oversubscription); a checkpoint runs none: each node reaches storage
     through its own storage NICs, on a path the storage fabric bounds (``fabric_Bps``). The
     compute fabric's oversubscription is not applied to that path: storage networks are
     commonly built apart from it (DGX SuperPOD's storage fabric), and a limited path is what
@@ -477,6 +478,7 @@ def _ignored_cluster_options(cluster: ResolvedCluster) -> list[str]:
         "host_cpu": spec.host_cpu is not None,
         "sharp": True,  # on or off, a checkpoint never uses it
         "nvls": spec.nvls is not None,
+        "scale_up_domain": spec.scale_up_domain is not None,
         "oversubscription": spec.oversubscription > 1,
         "cross_leaf_fraction": spec.cross_leaf_fraction != 1,
     }

@@ -231,7 +231,9 @@ def place_group(
     nic_total = out.nics_per_domain * per_domain / d
     nics, nic_scale = _share(nic_total)
     # a preset whose domain spans several nodes cannot be resized to per_domain GPUs per domain
-    # through its own shape, so the sub-cluster names its links instead (GPU generation kept)
+    # through its own shape, so the sub-cluster names its links instead (GPU generation kept);
+    # a preset kept where the parent runs one node per domain keeps that domain (gb200-nvl72
+    # given a 4-GPU domain: its sub-clusters are not one 72-GPU domain again)
     keep_system = system if d == gpn else None
     fields: dict[str, object] = {
         "nodes": domains,
@@ -240,6 +242,7 @@ def place_group(
         "intra": intra,
         "inter": out.link_id if parent.inter is None else parent.inter.id,
         "system": keep_system,
+        "scale_up_domain": per_domain if keep_system is not None else None,
         "host_pcie": host,
         "sharp": parent.spec.sharp,
         "nvls": parent.spec.nvls,
