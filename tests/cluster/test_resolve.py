@@ -13,7 +13,9 @@ import pytest
 from conftest import main_error
 from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.cluster.resolve import ClusterSpec, check_count, resolve_cluster
+from ibcalc.engine.types import Collective
 from ibcalc.errors import ClusterError
+from ibcalc.facade import estimate_on
 from ibcalc.gap import gap_report
 from ibcalc.logs.expect import catalogue_with_link
 
@@ -209,6 +211,26 @@ def test_a_rack_scale_domain_can_be_split_into_smaller_ones() -> None:
     assert (
         same.topology == resolve_cluster(CAT, ClusterSpec(system="gb200-nvl72", nodes=18)).topology
     )
+
+
+def test_explanations_say_domain_where_one_spans_nodes() -> None:
+    # two NVL36 halves of 9 trays: the tree runs between the halves, not between trays
+    halves = resolve_cluster(CAT, ClusterSpec(system="gb200-nvl72", nodes=18, scale_up_domain=36))
+    assert (halves.topology.nodes_per_domain, halves.topology.node) == (9, "domain")
+    est = estimate_on(halves, Collective.ALL_REDUCE, 2**30)
+    names = [t.name for t in est.best.terms]
+    assert "tree levels across domains" in names
+    tree = next(t for t in est.best.terms if t.name == "tree levels across domains")
+    assert "(log2 2 domains)" in tree.detail
+    # a tray per domain and a DGX H100 per domain: the engine's word stays "node"
+    for spec in (
+        ClusterSpec(system="gb200-nvl72", nodes=2, scale_up_domain=4),
+        ClusterSpec(system="dgx-h100", nodes=2),
+    ):
+        cluster = resolve_cluster(CAT, spec)
+        assert (cluster.topology.nodes_per_domain, cluster.topology.node) == (1, "node")
+        terms = estimate_on(cluster, Collective.ALL_REDUCE, 2**30).best.terms
+        assert "tree levels across nodes" in [t.name for t in terms]
 
 
 @pytest.mark.parametrize(

@@ -349,6 +349,7 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         gpus_per_process=_gpus_per_process(spec, gpus_per_node, notes),
         gpu_arch=arch,
         host_cpu=_host_cpu(spec, system),
+        nodes_per_domain=nodes_per_domain,
     )
     return ResolvedCluster(
         topology=topology,

@@ -79,6 +79,9 @@ class Topology:
     gpu_arch: str = ""
     #: The host CPU family (``amd``, ``intel``, ``arm``; empty: not stated, NCCL's default).
     host_cpu: str = ""
+    #: Nodes one scale-up domain spans (more than 1 where NVLink joins several, as in GB200
+    #: NVL72). The engine works in domains; it changes no number, only :attr:`node`.
+    nodes_per_domain: int = 1
 
     def __post_init__(self) -> None:
         if self.ranks_per_domain < 1 or self.domains < 1:
@@ -91,6 +94,14 @@ class Topology:
             raise ValueError("several domains need a scale-out tier")
         if self.gpus_per_process < 1:
             raise ValueError("a process drives at least one GPU")
+        if self.nodes_per_domain < 1:
+            raise ValueError("a scale-up domain spans at least one node")
+
+    @property
+    def node(self) -> str:
+        """What the explanations call a scale-up domain: ``node`` where each is one node (the
+        usual case, and the word NCCL's documents use), ``domain`` where one spans several."""
+        return "node" if self.nodes_per_domain == 1 else "domain"
 
     @property
     def m(self) -> int:
@@ -207,7 +218,7 @@ def proxy_posts_term(posts_s: float, topo: Topology) -> Term:
     """The explanation of :func:`tree_post_overhead` (``posts_s``: both ways)."""
     host = topo.host_cpu or "other"
     return Term(
-        name="proxy posts across nodes",
+        name=f"proxy posts across {topo.node}s",
         seconds=posts_s,
         detail=f"2 x {us(posts_s / 2)} (up and down, whatever the depth): NCCL's network post "
         f"overhead per step ({host} host; getNetOverhead, tripled for Simple). NCCL's tuner "

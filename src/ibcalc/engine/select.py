@@ -160,17 +160,17 @@ def _collnet_why_not(
     if collective is not Collective.ALL_REDUCE:
         return "CollNet runs all-reduce only"
     if topo.domains < 2:
-        return "CollNet needs several nodes"
+        return f"CollNet needs several {topo.node}s"
     if topo.out is None or not topo.out.sharp:
         return "CollNet needs IB SHARP, turned on with {sharp} on a fabric that has it"
     if topo.wan is not None:
         return "a SHARP tree does not span sites"
     limit = params.nccl_tuner.collnet_max_local_ranks
     if topo.m > limit:
-        return f"CollNet takes at most {limit} GPUs per node"
+        return f"CollNet takes at most {limit} GPUs per {topo.node}"
     if algorithm is Algorithm.COLLNET_DIRECT:
         # CollNetDirect's per-GPU heads reach each other over NVLink (innetwork.py)
-        return "CollNet direct needs NVLink inside the node; collnetchain runs over PCIe"
+        return f"CollNet direct needs NVLink inside the {topo.node}; collnetchain runs over PCIe"
     return f"{algorithm.value} is not defined for this cluster"
 
 
@@ -194,7 +194,8 @@ def _why_not(
         return f"{algorithm.value} runs {', '.join(runs)} here, not {protocol.value}"
     if protocol is Protocol.LL128 and not topo.ll128_allowed:
         return (
-            "LL128 needs NVLink-class paths and, across nodes, a verbs transport (IB/RoCE), "
+            f"LL128 needs NVLink-class paths and, across {topo.node}s, a verbs transport "
+            "(IB/RoCE), "
             "not a PCIe-only box or a plugin transport such as EFA or TCPX"
         )
     if algorithm is None and protocol is not None and everything:
@@ -219,27 +220,36 @@ def _why_not(
         ):
             return "NVLS runs all-reduce, all-gather and reduce-scatter only"
         if algorithm is Algorithm.NVLS_TREE and topo.domains < 2:
-            return "NVLS-tree needs at least two nodes; use nvls on one node"
+            return f"NVLS-tree needs at least two {topo.node}s; use nvls on one {topo.node}"
         if algorithm is Algorithm.NVLS and topo.domains > 1:
             # the reasons in the order the kernel tests them: the first that holds is the one
             if collective is not Collective.ALL_REDUCE:
-                return "NVLS across nodes runs all-reduce only, through IB SHARP"
+                return f"NVLS across {topo.node}s runs all-reduce only, through IB SHARP"
             if topo.wan is not None:
                 return "a SHARP tree does not span sites"
             return (
-                "NVLS across nodes needs IB SHARP, turned on with {sharp} on a fabric that has it"
+                f"NVLS across {topo.node}s needs IB SHARP, turned on with {{sharp}} on a fabric "
+                "that has it"
             )
         return "NVLS-tree runs all-reduce only"
     if algorithm in (Algorithm.COLLNET_DIRECT, Algorithm.COLLNET_CHAIN):
         return _collnet_why_not(algorithm, collective, topo, params)
     if algorithm is Algorithm.PAT:
-        return "PAT runs all-gather/reduce-scatter with one GPU per node on several nodes"
+        return (
+            f"PAT runs all-gather/reduce-scatter with one GPU per {topo.node} on several "
+            f"{topo.node}s"
+        )
     if algorithm is Algorithm.TREE:
         return "tree runs all-reduce only"
     if algorithm is Algorithm.HIERARCHICAL:
-        return "hierarchical needs several GPUs per node and several nodes, all-reduce only"
+        return (
+            f"hierarchical needs several GPUs per {topo.node} and several {topo.node}s, "
+            "all-reduce only"
+        )
     if algorithm in (Algorithm.PAIRWISE, Algorithm.PXN):
-        return "all-to-all algorithm; PXN needs several GPUs per node and several nodes"
+        return (
+            f"all-to-all algorithm; PXN needs several GPUs per {topo.node} and several {topo.node}s"
+        )
     if algorithm is Algorithm.P2P:
         return "p2p is the sendrecv algorithm"
     return f"not defined for {collective.value}"

@@ -161,7 +161,7 @@ def _alltoall(
         c = params.calibrated.per_message_s
         if aggregated:
             why = (
-                f"(N-1) + (m-1) = {messages} messages (PXN sends one per node over the rail "
+                f"(N-1) + (m-1) = {messages} messages (PXN sends one per {topo.node} over the rail "
                 "and one per local GPU over the scale-up link)"
             )
         else:
@@ -280,7 +280,7 @@ def sendrecv_timing(
         if topo.m > 1 and topo.up is not None:
             eff = params.calibrated.p2p_efficiency
             parts.append(
-                f"inside a node S at {gbps(topo.up_bw_Bps() * eff)} ({topo.up.link_id} "
+                f"inside a {topo.node} S at {gbps(topo.up_bw_Bps() * eff)} ({topo.up.link_id} "
                 f"{gbps(topo.up_bw_Bps())} x point-to-point efficiency {eff:.3g}, "
                 f"calibrated.p2p_efficiency): {us(intra_t)}"
             )
@@ -288,7 +288,7 @@ def sendrecv_timing(
             nics = topo.gpu_nics
             nic_bw = nics * topo.out.nic_bw_Bps / topo.leaf_contention
             parts.append(
-                f"the pair across nodes S through its GPU's {nics:.3g} {topo.out.link_id} "
+                f"the pair across {topo.node}s S through its GPU's {nics:.3g} {topo.out.link_id} "
                 f"NIC{'s' if nics != 1 else ''} ({topo.out.nics_per_domain} per {topo.m} GPUs, "
                 f"at least one) at {gbps(nic_bw)}{tapered_words(topo)}: "
                 f"{us(size_bytes / nic_bw)}"
@@ -317,9 +317,9 @@ def sendrecv_timing(
             transfer_s=transfer,
             bottleneck=(
                 (
-                    "one NIC between nodes"
+                    f"one NIC between {topo.node}s"
                     if topo.out is None or topo.gpu_nics == 1
-                    else f"its GPU's {topo.gpu_nics:.3g} NICs between nodes"
+                    else f"its GPU's {topo.gpu_nics:.3g} NICs between {topo.node}s"
                 )
                 if net_t >= intra_t
                 else "scale-up point-to-point"

@@ -79,7 +79,7 @@ def hierarchical_timing(
         )
         terms += hop_terms(
             [
-                ("steps inside nodes", 2 * (m - 1), "intra"),
+                (f"steps inside {topo.node}s", 2 * (m - 1), "intra"),
                 ("network steps", 2 * (big_n - 1) - s_wan, "net"),
                 ("WAN steps", s_wan, "wan"),
             ],
@@ -94,7 +94,7 @@ def hierarchical_timing(
             out = f"the site's {topo.wan.link_id} WAN links, slower than {out}"
         terms += [
             Term(
-                name="transfer inside nodes",
+                name=f"transfer inside {topo.node}s",
                 seconds=intra_t,
                 detail=f"reduce-scatter then all-gather inside: 2(m-1)/m x S = "
                 f"{format_size(2 * (m - 1) / m * size_bytes)} per GPU at "
@@ -103,7 +103,8 @@ def hierarchical_timing(
             Term(
                 name="network transfer",
                 seconds=net_t,
-                detail=f"all-reduce of the S/m shards across nodes, one ring per rail: the node "
+                detail=f"all-reduce of the S/m shards across {topo.node}s, one ring per rail: "
+                f"the {topo.node} "
                 f"sends 2(N-1)/N x S = {format_size(2 * (big_n - 1) / big_n * size_bytes)} at "
                 f"{gbps(rail_bw)} ({out})",
             ),

@@ -132,7 +132,7 @@ def nvls_timing(
             )
             if big_n > 1:
                 detail += (
-                    f"; the SHARP tree: S at {gbps(size_bytes / net_t)} per node "
+                    f"; the SHARP tree: S at {gbps(size_bytes / net_t)} per {topo.node} "
                     "(NCCL rates CollNet at half its bus bandwidth)"
                 )
         else:
@@ -188,7 +188,7 @@ def nvls_tree_timing(
         where = (
             f"NVLink SHARP in the NVSwitch ({bw * factor / 1e9:.0f} GB/s per GPU)"
             if intra_t >= max(net_t, wan_t)
-            else ("WAN between sites" if wan_t > net_t else "network (tree between nodes)")
+            else ("WAN between sites" if wan_t > net_t else f"network (tree between {topo.node}s)")
         )
         terms = [
             Term(
@@ -197,9 +197,9 @@ def nvls_tree_timing(
                 detail=intra_hop_detail(topo, Algorithm.NVLS_TREE, protocol, params),
             ),
             Term(
-                name="tree levels across nodes",
+                name=f"tree levels across {topo.node}s",
                 seconds=2 * net_levels * net,
-                detail=f"2 x {net_levels} levels (log2 {big_n} nodes) x {us(net)}: "
+                detail=f"2 x {net_levels} levels (log2 {big_n} {topo.node}s) x {us(net)}: "
                 + net_hop_detail(topo, Algorithm.NVLS_TREE, protocol, size_bytes, params),
             ),
         ]
@@ -218,9 +218,10 @@ def nvls_tree_timing(
             Term(
                 name="transfer",
                 seconds=transfer,
-                detail=f"max of NVLS inside the node S (m+1)/m at {gbps(bw * factor)} "
+                detail=f"max of NVLS inside the {topo.node} S (m+1)/m at {gbps(bw * factor)} "
                 f"(nvls_tree_factor {factor:g} of NVLS alone) = {us(intra_t)}, and the tree "
-                f"between nodes {tree_network_multiplier(big_n):g} x S over the node's NICs = "
+                f"between {topo.node}s {tree_network_multiplier(big_n):g} x S over the "
+                f"{topo.node}'s NICs = "
                 f"{us(net_t)}"
                 + (
                     ", and "
@@ -307,7 +308,7 @@ def collnet_direct_timing(
         if m > 1 and fanin > 0:
             fan_in.append(
                 Term(
-                    name="fan-in inside nodes",
+                    name=f"fan-in inside {topo.node}s",
                     seconds=2 * fanin * (m - 1),
                     detail=f"2 x (m-1) = {2 * (m - 1)} x {us(fanin)}: each head gathers from "
                     "and scatters to the other GPUs (NCCL's CollNetDirect fan-in, "
@@ -367,7 +368,7 @@ def _collnet_hops(
         )
 
     return [
-        *hops("hops inside nodes", intra, "intra"),
+        *hops(f"hops inside {topo.node}s", intra, "intra"),
         *between,
         *hops("SHARP network hop", 1, "net"),
     ]
@@ -378,8 +379,9 @@ def _sharp_words(size_bytes: float, topo: Topology, params: CostParams, net_t: f
     a = params.nccl_tuner.collnet_algbw_factor
     nics = f"{topo.out.nics_per_domain} x {topo.out.link_id}" if topo.out is not None else "NICs"
     return (
-        f"the SHARP switch tree: S = {format_size(size_bytes)} per node at {a:g} x the node's "
-        f"network ({nics}, {gbps(topo.domain_bw_Bps())}) = {gbps(a * topo.domain_bw_Bps())} "
+        f"the SHARP switch tree: S = {format_size(size_bytes)} per {topo.node} at {a:g} x the "
+        f"{topo.node}'s network ({nics}, {gbps(topo.domain_bw_Bps())}) = "
+        f"{gbps(a * topo.domain_bw_Bps())} "
         f"(NCCL rates CollNet at half its bus bandwidth): {us(net_t)}"
     )
 
@@ -451,7 +453,8 @@ def collnet_chain_timing(
 
     def transfer_words() -> str:
         inside = (
-            f"a chain inside the node, up and back down, 2 x S = {format_size(2 * size_bytes)} "
+            f"a chain inside the {topo.node}, up and back down, 2 x S = "
+            f"{format_size(2 * size_bytes)} "
             f"per GPU at {gbps(topo.up_bw_Bps())}: {us(intra_t)}; "
             if m > 1
             else ""

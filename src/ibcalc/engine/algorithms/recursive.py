@@ -114,14 +114,16 @@ def rhd_timing(
         for name, count, kind, words in (
             ("WAN steps", wan_steps, "wan", f"lg s = {wan_steps} {step}"),
             ("network steps", net_steps, "net", f"lg N = {net_steps} {step}"),
-            ("steps inside nodes", intra_steps, "intra", f"lg m = {intra_steps} {step}"),
+            (f"steps inside {topo.node}s", intra_steps, "intra", f"lg m = {intra_steps} {step}"),
         ):
             for found in hops([(name, phases * count, kind)]):
                 terms.append(found.model_copy(update={"detail": f"{times}{words}; {found.detail}"}))
         nics = (
             f"{topo.out.nics_per_domain} x {topo.out.link_id} / {m}" if topo.out is not None else ""
         )
-        net_words = "(N-1)/N x S" if sites == 1 else "(N/s-1)/(N/s) x S/s (N/s nodes per site)"
+        net_words = (
+            "(N-1)/N x S" if sites == 1 else f"(N/s-1)/(N/s) x S/s (N/s {topo.node}s per site)"
+        )
         for name, moved, bw, words in (
             ("WAN transfer", wan_bytes, wan_share, "(s-1)/s x S crosses the WAN"),
             (
@@ -131,10 +133,10 @@ def rhd_timing(
                 f"{net_words} goes to the far partners over the GPU's share of the NICs ({nics})",
             ),
             (
-                "transfer inside nodes",
+                f"transfer inside {topo.node}s",
                 intra_bytes,
                 up_bw,
-                "(m-1)/(mN) x S goes to the partners inside the node",
+                f"(m-1)/(mN) x S goes to the partners inside the {topo.node}",
             ),
         ):
             if moved > 0:
@@ -224,7 +226,7 @@ def pat_timing(
                 name="transfer",
                 seconds=transfer,
                 detail=f"(n-1)/n x S = {format_size((n - 1) / n * size_bytes)} per GPU at "
-                f"{gbps(bw)}: the node's network {gbps(topo.domain_bw_Bps())} x "
+                f"{gbps(bw)}: the {topo.node}'s network {gbps(topo.domain_bw_Bps())} x "
                 f"{tuner.pat_factor:g} (NCCL's PAT bandwidth factor)",
             ),
         ]
@@ -233,7 +235,7 @@ def pat_timing(
             protocol,
             latency_s=latency,
             transfer_s=transfer,
-            bottleneck="network (one GPU per node)",
+            bottleneck=f"network (one GPU per {topo.node})",
             formula="(n-1)/n S / (0.75 B_nic) + 8 us + log2(N) net/3.5 + 2.8 us x n",
             terms=terms,
         )

@@ -90,7 +90,7 @@ def _ring_where(limit: str, bw: float, topo: Topology) -> str:
             f", leaf uplinks x{topo.leaf_contention:.2g} slower" if topo.leaf_contention > 1 else ""
         )
         return (
-            f"network: {topo.out.nics_per_domain} x {topo.out.link_id} per node "
+            f"network: {topo.out.nics_per_domain} x {topo.out.link_id} per {topo.node} "
             f"({topo.out.nic_bw_Bps / 1e9:.1f} GB/s achievable each{tapered})"
         )
     assert topo.up is not None
@@ -184,7 +184,7 @@ def ring_timing(
         elif one_way:
             formula = "S/B_ring + base + (n-N) x intra + (N-1) x net"
             hops = [
-                ("hops inside nodes", n - big_n, intra, "intra"),
+                (f"hops inside {topo.node}s", n - big_n, intra, "intra"),
                 ("network hops", big_n - sites, net, "net"),
                 ("WAN hops", sites - 1, wan, "wan"),
             ]
@@ -196,7 +196,7 @@ def ring_timing(
                 " + (nsteps - s_net) x intra + s_net x net"
             )
             hops = [
-                ("steps inside nodes", nsteps - s_net, max(intra, overhead), "intra"),
+                (f"steps inside {topo.node}s", nsteps - s_net, max(intra, overhead), "intra"),
                 ("network steps", s_net - s_wan, net, "net"),
                 ("WAN steps", s_wan, wan, "wan"),
             ]
@@ -212,7 +212,8 @@ def ring_timing(
                 if overhead > intra:
                     host = " on an AMD host" if topo.host_cpu == "amd" else ""
                     how = (
-                        f"NCCL's per-step overhead on several nodes{host} {us(overhead)}, more "
+                        f"NCCL's per-step overhead on several {topo.node}s{host} {us(overhead)}, "
+                        "more "
                         f"than the hop ({how})"
                     )
             elif kind == "net":
@@ -230,7 +231,8 @@ def ring_timing(
                     name="ring plateau",
                     seconds=plateau,
                     detail=f"x{params.nccl_tuner.ring_plateau_factor:g} on the latency (NCCL's "
-                    "ring plateau on several nodes, Simple, once a channel's share reaches 64 B)",
+                    f"ring plateau on several {topo.node}s, Simple, once a channel's share "
+                    "reaches 64 B)",
                 )
             )
         terms.append(

@@ -138,14 +138,14 @@ def tree_timing(
                 "1" if topo.sites <= 2 else "2"
             )
         elif limit == "net":
-            where = "network (tree: each node sends {}S)".format("1" if big_n <= 2 else "2")
+            where = f"network (tree: each {topo.node} sends {1 if big_n <= 2 else 2}S)"
         else:
-            where = "scale-up chain inside the node (2S per GPU)"
+            where = f"scale-up chain inside the {topo.node} (2S per GPU)"
         terms = [base_term(Algorithm.TREE, protocol, params)]
         if m > 1:
             terms.append(
                 Term(
-                    name="chain inside the node",
+                    name=f"chain inside the {topo.node}",
                     seconds=2 * (m - 1) * intra,
                     detail=f"2 x {m - 1} hops (up and down) x {us(intra)}: "
                     + intra_hop_detail(topo, Algorithm.TREE, protocol, params),
@@ -154,9 +154,9 @@ def tree_timing(
         if net_levels:
             terms.append(
                 Term(
-                    name="tree levels across nodes",
+                    name=f"tree levels across {topo.node}s",
                     seconds=2 * net_levels * net,
-                    detail=f"2 x {net_levels} levels (log2 {big_n} nodes) x {us(net)}: "
+                    detail=f"2 x {net_levels} levels (log2 {big_n} {topo.node}s) x {us(net)}: "
                     + net_hop_detail(topo, Algorithm.TREE, protocol, size_bytes, params),
                 )
             )
@@ -190,13 +190,13 @@ def tree_timing(
                     name="pipeline fill",
                     seconds=fill,
                     detail=(
-                        f"{stages[0]} stages in nodes + {stages[1]} across"
+                        f"{stages[0]} stages in {topo.node}s + {stages[1]} across"
                         if stages[0]
                         else f"{stages[1]} stages across"
                     )
                     + ": the first chunk "
                     "crosses each before the pipeline runs full: "
-                    + _fill_detail(parts, active, stages),
+                    + _fill_detail(parts, active, stages, topo.node),
                 )
             )
         return make_cost(
@@ -217,15 +217,16 @@ def tree_timing(
     return Timing(Algorithm.TREE, protocol, latency, transfer, explain, fill_s=fill)
 
 
-def _fill_detail(parts: Fill | None, active: float, stages: tuple[int, int]) -> str:
+def _fill_detail(parts: Fill | None, active: float, stages: tuple[int, int], node: str) -> str:
     """``held x chunk / per-channel rate`` of the fill (:func:`fill_parts`), with its numbers
-    and which of the ``stages`` (inside nodes, across) hold a chunk."""
+    and which of the ``stages`` (inside nodes, across) hold a chunk; ``node``: the word for a
+    scale-up domain (:attr:`Topology.node`)."""
     assert parts is not None  # the term is listed only when there is a fill
     total = sum(stages)
     if parts.held == total - 1:
         held = f"{parts.held} stages (all but the last of {total})"
     elif parts.held == stages[1]:
-        inside = "LL and LL128 lines flow on inside nodes; " if stages[0] else ""
+        inside = f"LL and LL128 lines flow on inside {node}s; " if stages[0] else ""
         held = (
             f"the {parts.held} network stage{'s' if parts.held != 1 else ''} ({inside}the proxy "
             "sends a whole step)"
