@@ -244,6 +244,20 @@ def test_checkpoint_names_ignored_cluster_options() -> None:
             ["infer", "--model", "llama3-70b", "--ep", "2", "--system", "dgx-h100"],
             "--ep above 1 needs a mixture-of-experts model (--experts, --top-k)",
         ),
+        (
+            # groups of 8 consecutive ranks straddle NVL36 halves (ranks 32-39); the refusal
+            # named the dp group ("dp ranks 8 apart do not tile"), placed first
+            [
+                *("train", "--model", "llama3-70b", "--system", "gb200-nvl72", "-N", "36"),
+                *("--tp", "8", "--scale-up-domain", "36"),
+            ],
+            "--tp 8 does not divide the 36-GPU scale-up domain: some tp groups would straddle",
+        ),
+        (
+            # grouped-query attention: 64 query heads do not split into 3 equal groups
+            ["train", "--model", "llama3-70b", "--kv-heads", "3", "--system", "dgx-h100"],
+            "--heads 64 does not divide into --kv-heads 3 groups",
+        ),
     ],
 )
 def test_errors_are_one_line(args: list[str], needle: str) -> None:
@@ -506,9 +520,10 @@ def test_workload_commands_take_the_scale_up_domain(tmp_path: Path) -> None:
         APP, [*checkpoint, "--system", "gb200-nvl72", "-N", "36", "--scale-up-domain", "36"]
     )
     assert result.exit_code == 0, result.stderr
-    assert "the cluster's scale-up domain (--scale-up-domain) ignored" in " ".join(
-        result.stdout.split()
-    )
+    text = " ".join(result.stdout.split())
+    assert "the cluster's scale-up domain (--scale-up-domain) ignored" in text
+    # and the domain's own notes, which only collectives read, are left out with it
+    assert "used as domains of 36" not in text
     # a design that sets its domain refuses another one, and takes its own
     design = tmp_path / "nvl36.yaml"
     design.write_text("name: halves\nsystem: gb200-nvl72\nnodes: 36\nscale_up_domain: 36\n")

@@ -13,7 +13,7 @@ from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import Collective, Estimate
 from ibcalc.errors import WorkloadError
 from ibcalc.facade import estimate
-from ibcalc.workload.infer import InferSpec, infer
+from ibcalc.workload.infer import InferSpec, infer, serving_cluster
 from ibcalc.workload.model import find_model
 
 
@@ -270,3 +270,53 @@ def test_a_request_longer_than_the_context_is_refused(
     assert err.value.field == "prompt_tokens"
     assert f"= {context + 1:,} tokens is more than" in str(err.value)
     assert f"the {context:,}-token context of {model.name}" in str(err.value)
+
+
+def test_an_instance_inside_one_rack_places_every_group_inside(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """DeepSeek-V3 served as tp 4 x ep 8 x pp 2 = 64 GPUs on one 72-GPU NVL72 rack was refused
+    ("pp ranks 32 apart do not tile the 72-GPU scale-up domain") although 16 trays took it: the
+    instance holds ranks 0-63, all in the rack, so no group meets a domain's edge."""
+    rack = resolve_cluster(builtin_catalogue, ClusterSpec(system="gb200-nvl72", nodes=18))
+    spec = InferSpec(model=find_model("deepseek-v3"), tp=4, ep=8, pp=2)
+    result = infer(builtin_catalogue, rack, spec)
+    assert {p.tier for p in result.phases} == {"scale-up"}
+    # the stage boundary is a send/receive inside one NVLink 5 domain: 2 GPUs on its link
+    pp = next(p for p in result.phases if p.name == "decode-pp-sendrecv")
+    same = estimate(
+        builtin_catalogue,
+        ClusterSpec(nodes=1, gpus_per_node=2, intra="nvlink5"),
+        Collective.SEND_RECV,
+        pp.bytes_per_gpu,
+        dtype="bf16",
+    )
+    assert pp.time_s == same.time_s
+
+
+def test_disaggregated_serving_needs_nodes_for_two_instances(
+    builtin_catalogue: Catalogue,
+) -> None:
+    # tp 16 on DGX H100: an instance takes 2 nodes, so prefill and decode need 4; on 2 the
+    # KV transfer had been priced to a decode instance that had no nodes
+    model = find_model("llama3-70b")
+    spec = InferSpec(model=model, tp=16, disaggregated=True)
+    with pytest.raises(
+        WorkloadError,
+        match="each instance of 16 GPUs takes 2 nodes, and the cluster has 2 nodes: give "
+        "nodes 4 or more",
+    ):
+        infer(builtin_catalogue, _dgx(builtin_catalogue, 2), spec)
+    assert any(
+        p.name == "kv-transfer"
+        for p in infer(builtin_catalogue, _dgx(builtin_catalogue, 4), spec).phases
+    )
+    # without a node count the cluster gets the 4 and says why
+    cluster = serving_cluster(
+        builtin_catalogue, ClusterSpec(system="dgx-h100"), 16, disaggregated=True
+    )
+    assert cluster.nodes == 4
+    assert (
+        "4 nodes assumed ({nodes}): a prefill and a decode instance of 16 GPUs, each on nodes "
+        "of its own"
+    ) in cluster.assumptions

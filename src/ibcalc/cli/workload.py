@@ -29,9 +29,9 @@ from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import DType
 from ibcalc.render.workload import render_checkpoint, render_compare, render_infer, render_train
-from ibcalc.units import parse_bandwidth, parse_size, parse_time
+from ibcalc.units import parse_bandwidth, parse_size, parse_time, plural
 from ibcalc.workload.checkpoint import UNREAD_FIELDS, CheckpointSpec, checkpoint
-from ibcalc.workload.infer import InferSpec, infer, serving_cluster
+from ibcalc.workload.infer import InferSpec, disaggregated_nodes, infer, serving_cluster
 from ibcalc.workload.model import model_from
 from ibcalc.workload.train import TrainSpec, compare_layouts, fit_cluster, train_step
 
@@ -302,12 +302,13 @@ def infer_command(
     )
     cat = catalogue_of(catalogue)
     spec, names = design_cluster(cluster, design, cat)
-    resolved = serving_cluster(cat, spec, job.gpus, min_nodes=2 if disaggregated else 1)
-    if design is not None and disaggregated and resolved.nodes < 2:
+    resolved = serving_cluster(cat, spec, job.gpus, disaggregated=disaggregated)
+    needed = disaggregated_nodes(job.gpus, resolved.gpus_per_node)
+    if design is not None and disaggregated and resolved.nodes < needed:
         # --nodes cannot go with --design: the file's own key is what to change
         raise CliUsageError(
-            "--disaggregated puts prefill and decode on different nodes, and the design has 1 "
-            "node: set its nodes: key to 2 or more"
+            "--disaggregated puts prefill and decode on different nodes, and the design has "
+            f"{plural(resolved.nodes, 'node')}: set its nodes: key to {needed} or more"
         )
     render_infer(
         infer(cat, resolved, job, params=params_of(cost_params)),

@@ -20,6 +20,8 @@ Compute is not modelled: the times are what communication adds to each token and
 
 from __future__ import annotations
 
+import dataclasses
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from ibcalc.catalogue.models import Catalogue
@@ -28,7 +30,7 @@ from ibcalc.cluster.spec import MAX_GPUS, MAX_NICS_PER_NODE, ClusterSpec
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import WorkloadError
-from ibcalc.units import format_size
+from ibcalc.units import format_size, plural
 from ibcalc.workload.model import CheckedSpec, ModelSpec
 from ibcalc.workload.phases import Per, Phase, build_phase
 from ibcalc.workload.placement import Placement, inherit, pipeline_boundaries, place_group
@@ -120,18 +122,38 @@ def _kv_placement(
     return Placement(sub, "scale-out", 1, 2, notes)
 
 
+def disaggregated_nodes(gpus: int, gpus_per_node: int) -> int:
+    """Nodes disaggregated serving needs: a prefill instance and a decode instance of ``gpus``
+    GPUs each, on nodes of their own (the KV cache crosses the network between them)."""
+    return 2 * -(-gpus // gpus_per_node)
+
+
 def serving_cluster(
-    catalogue: Catalogue, spec: ClusterSpec, gpus: int, *, min_nodes: int = 1
+    catalogue: Catalogue, spec: ClusterSpec, gpus: int, *, disaggregated: bool = False
 ) -> ResolvedCluster:
     """The cluster ``spec`` describes; without its node count, just enough nodes for ``gpus``
-    GPUs (one serving instance; at least the preset's own node count) and at least
-    ``min_nodes`` (2 for disaggregated serving: a prefill node and a decode node)."""
+    GPUs (one serving instance; at least the preset's own node count), or for two instances on
+    nodes of their own when ``disaggregated`` (:func:`disaggregated_nodes`)."""
     if spec.nodes is not None:
         return resolve_cluster(catalogue, spec)
     probe = resolve_cluster(catalogue, spec)
-    needed = max(min_nodes, -(-gpus // probe.gpus_per_node))
+    needed = -(-gpus // probe.gpus_per_node)
+    if disaggregated:
+        needed = disaggregated_nodes(gpus, probe.gpus_per_node)
     if needed * probe.gpus_per_node >= 2 and needed != probe.nodes:
-        return resolve_cluster(catalogue, spec.replace(nodes=needed))
+        cluster = resolve_cluster(catalogue, spec.replace(nodes=needed))
+        why = (
+            f"a prefill and a decode instance of {gpus} GPUs, each on nodes of its own"
+            if disaggregated
+            else f"one instance of {gpus} GPUs"
+        )
+        return dataclasses.replace(
+            cluster,
+            assumptions=[
+                f"{plural(needed, 'node')} assumed ({{nodes}}): {why}",
+                *cluster.assumptions,
+            ],
+        )
     return probe
 
 
@@ -167,7 +189,7 @@ def infer(
     if spec.tp > 1:
         hidden = model.need("hidden", "tensor parallelism")
         assert layers is not None
-        tp_place = place_group(catalogue, cluster, "tp", spec.tp, 1)
+        tp_place = place_group(catalogue, cluster, "tp", spec.tp, 1, span=spec.gpus)
         if tp_place.crosses_domains:
             warnings.append(
                 f"tp {spec.tp} crosses the {cluster.topology.m}-GPU scale-up domain: every "
@@ -189,7 +211,7 @@ def infer(
         moe = model.moe_layer_count()
         phases += _decode_and_prefill(
             spec,
-            place_group(catalogue, cluster, "ep", spec.ep, spec.tp),
+            place_group(catalogue, cluster, "ep", spec.ep, spec.tp, span=spec.gpus),
             "ep-alltoall",
             Collective.ALL_TO_ALL,
             top_k * hidden * act,
@@ -201,7 +223,9 @@ def infer(
         hidden = model.need("hidden", "pipeline parallelism")
         # one batch crosses every stage boundary in turn: those inside a scale-up domain and
         # those across are priced each at their own placement, in their own phase
-        boundaries = pipeline_boundaries(catalogue, cluster, spec.pp, spec.tp * spec.ep)
+        boundaries = pipeline_boundaries(
+            catalogue, cluster, spec.pp, spec.tp * spec.ep, span=spec.gpus
+        )
         for placement, count in boundaries:
             where = "" if len(boundaries) == 1 else f" {placement.tier}"
             phases += _decode_and_prefill(
@@ -227,11 +251,19 @@ def infer(
             kv_request = kv_token * spec.prompt_tokens
     if spec.disaggregated:
         assert kv_request is not None
-        if cluster.nodes < 2:
-            # a KV transfer over the scale-out fabric between nodes a 1-node cluster lacks
+        needed = disaggregated_nodes(spec.gpus, cluster.gpus_per_node)
+        if cluster.nodes < needed:
+            # a KV transfer over the scale-out fabric between nodes the cluster lacks
+            each = (
+                ""
+                if needed == 2
+                else f": each instance of {spec.gpus} GPUs takes {needed // 2} nodes"
+            )
             raise WorkloadError(
-                "{disaggregated} puts prefill and decode on different nodes, and the cluster "
-                "has 1 node: give {nodes} 2 or more",
+                "{disaggregated} puts prefill and decode on different nodes"
+                + each
+                + f", and the cluster has {plural(cluster.nodes, 'node')}: give {{nodes}} "
+                f"{needed} or more",
                 field="disaggregated",
             )
         nics = spec.kv_nics

@@ -161,6 +161,13 @@ class ModelSpec(CheckedSpec):
                 "(each key/value head serves one or more query heads)",
                 field="kv_heads",
             )
+        if self.kv_heads is not None and self.heads is not None and self.heads % self.kv_heads:
+            # each key/value head serves the same number of query heads (GQA groups are equal)
+            raise WorkloadError(
+                f"{{heads}} {self.heads} does not divide into {{kv_heads}} {self.kv_heads} "
+                "groups (each key/value head serves heads / kv_heads query heads)",
+                field="kv_heads",
+            )
         if (
             self.layers is not None
             and self.moe_layers is not None

@@ -159,12 +159,14 @@ def place_group(
     stride: int,
     *,
     across_sites: bool = False,
+    span: int | None = None,
 ) -> Placement:
     """The sub-cluster of a group of ``size`` ranks ``stride`` apart (see the module doc).
 
     ``across_sites`` spreads the group evenly over the parent's sites (data parallelism);
-    otherwise it stays in one site. Raises :class:`WorkloadError` naming ``name`` when the
-    group does not divide evenly into the cluster's scale-up domains.
+    otherwise it stays in one site. ``span``: the ranks the job holds, from rank 0 (one serving
+    instance; default all of the parent's). Raises :class:`WorkloadError` naming ``name`` when
+    the job's groups of this shape do not divide evenly into the cluster's scale-up domains.
     """
     if size < 2:
         raise WorkloadError(f"a {name} group needs at least 2 ranks", field=name)
@@ -176,7 +178,22 @@ def place_group(
             f"{{{name}}} {size} ranks cannot be split evenly over {sites} sites", field=name
         )
     per_site = size // sites
-    if stride >= d:
+    block = size * stride  # each group and its stride - 1 neighbours hold this many ranks
+    if span is not None and span <= d:
+        # the whole job sits in the first domain: no group of it meets a domain's edge
+        per_domain = per_site
+    elif stride < d and block < d and d % block:
+        what = (
+            f"{{{name}}} {size} does not divide"
+            if stride == 1
+            else f"{name} groups of {size} ranks {stride} apart span {block} ranks, which do "
+            "not divide"
+        )
+        raise WorkloadError(
+            f"{what} the {d}-GPU scale-up domain: some {name} groups would straddle two domains",
+            field=name,
+        )
+    elif stride >= d:
         if stride % d:
             raise WorkloadError(
                 f"{name} ranks {stride} apart straddle the {d}-GPU scale-up domains unevenly",
@@ -301,7 +318,8 @@ def place_pipeline(
     across, crossing = boundaries[1]
     d = parent.topology.m
     note = (
-        f"pp: {crossing} of {stages - 1} stage boundaries cross the {d}-GPU scale-up domains "
+        f"pp: {crossing} of {stages - 1} stage boundaries "
+        f"{'crosses' if crossing == 1 else 'cross'} the {d}-GPU scale-up domains "
         f"(stages of {stride} GPU{'s' if stride != 1 else ''}, {d // stride} per domain); every "
         "boundary is busy in the 1F1B steady state, so the crossing ones set the cost"
     )
@@ -309,13 +327,19 @@ def place_pipeline(
 
 
 def pipeline_boundaries(
-    catalogue: Catalogue, parent: ResolvedCluster, stages: int, stride: int
+    catalogue: Catalogue,
+    parent: ResolvedCluster,
+    stages: int,
+    stride: int,
+    *,
+    span: int | None = None,
 ) -> list[tuple[Placement, int]]:
-    """The stage boundaries of a pipeline (:func:`place_pipeline`'s arguments) as (placement,
-    how many): one entry when all are alike, else those inside a scale-up domain, then those
-    across. A single batch (one decode step of serving) crosses every boundary in turn, so its
-    time is the sum over them; a 1F1B training pipeline keeps all busy and the slowest sets it."""
-    pair = place_group(catalogue, parent, "pp", 2, stride)
+    """The stage boundaries of a pipeline (:func:`place_pipeline`'s arguments; ``span`` as in
+    :func:`place_group`) as (placement, how many): one entry when all are alike, else those
+    inside a scale-up domain, then those across. A single batch (one decode step of serving)
+    crosses every boundary in turn, so its time is the sum over them; a 1F1B training pipeline
+    keeps all busy and the slowest sets it."""
+    pair = place_group(catalogue, parent, "pp", 2, stride, span=span)
     d = parent.topology.m
     total = stages - 1
     if pair.crosses_domains or stages * stride <= d:

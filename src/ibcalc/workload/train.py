@@ -309,18 +309,8 @@ class _Builder:
         )
         self.phases.append((fields, window))
 
-    def _fields(
-        self,
-        group: _Group,
-        name: str,
-        collective: Collective,
-        size_bytes: float,
-        *,
-        dtype: DType,
-        count: int,
-        window: str | None,
-        notes: list[str] | None,
-    ) -> dict[str, Any]:
+    def place(self, group: _Group) -> Placement:
+        """Where ``group`` runs (placed once per cluster and layout)."""
         placement = self.shared.placements.get(group)
         if placement is None:
             if group.stages is not None:
@@ -335,6 +325,21 @@ class _Builder:
                     across_sites=group.across_sites,
                 )
             self.shared.placements[group] = placement
+        return placement
+
+    def _fields(
+        self,
+        group: _Group,
+        name: str,
+        collective: Collective,
+        size_bytes: float,
+        *,
+        dtype: DType,
+        count: int,
+        window: str | None,
+        notes: list[str] | None,
+    ) -> dict[str, Any]:
+        placement = self.place(group)
         return phase_fields(
             placement,
             name,
@@ -487,6 +492,9 @@ def _train_step(
     mb = spec.micro_batch
 
     forward_s, backward_s = _compute(spec, seq=seq, m=m, notes=b.notes)
+    if par.tp > 1:
+        # the innermost group first: when its groups straddle the domains, it is the one to name
+        b.place(_Group("tp", par.tp, 1))
     _dp_phases(b, sites=sites, dp_site=dp_site, m=m)
 
     if par.tp > 1:
