@@ -213,6 +213,25 @@ def test_a_rack_scale_domain_can_be_split_into_smaller_ones() -> None:
     )
 
 
+def test_two_trays_of_one_rack_are_not_said_to_halve_network_traffic() -> None:
+    # gb200-nvl72 without a node count: 2 trays, both in the rack's NVLink domain, so no tree
+    # crosses a network; the domain's note is one only collectives read (checkpoint drops it)
+    two = resolve_cluster(CAT, ClusterSpec(system="gb200-nvl72"))
+    assert two.topology.domains == 1
+    assert two.assumptions == [
+        "2 nodes assumed ({nodes})",
+        "all 8 GPUs share one gb200-nvl72 NVLink domain of up to 72",
+    ]
+    assert two.fabric_notes == ("all 8 GPUs share one gb200-nvl72 NVLink domain of up to 72",)
+    # one site per node across a WAN: the tree has WAN levels only, and no empty term for the
+    # levels between nodes inside a site ("2 x 0 levels (log2 2 nodes)")
+    sites = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=2, sites=2))
+    terms = estimate_on(sites, Collective.ALL_REDUCE, 1e9).best.terms
+    names = [t.name for t in terms]
+    assert "tree levels across sites" in names
+    assert "tree levels across nodes" not in names
+
+
 def test_explanations_say_domain_where_one_spans_nodes() -> None:
     # two NVL36 halves of 9 trays: the tree runs between the halves, not between trays
     halves = resolve_cluster(CAT, ClusterSpec(system="gb200-nvl72", nodes=18, scale_up_domain=36))

@@ -46,7 +46,7 @@ from ibcalc.logs import parse_file, parse_log
 from ibcalc.logs.check import check_log, check_run
 from ibcalc.logs.env import scan_environment
 from ibcalc.logs.expect import catalogue_with_link
-from ibcalc.logs.results import BANDS, RunCheck, gate_failures, regime
+from ibcalc.logs.results import BANDS, RunCheck, gate_failures, line_span, regime
 from ibcalc.logs.synth import synthesize_log
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -128,6 +128,7 @@ def test_wrong_results_come_first(catalogue: Catalogue) -> None:
     assert first.severity == "error"
     # #wrong is non-zero out-of-place in the rows of 2 MiB .. 64 MiB, lines 47-52 of the fixture
     assert first.lines == [47, 48, 49, 50, 51, 52]
+    assert "(2 MiB-64 MiB; lines 47-52)" in first.evidence[0]
     failing = gate_failures(check, 0.0)
     assert [r.size_bytes for r in failing] == [2 * MiB * 2**i for i in range(6)]
     assert check.flagged
@@ -675,3 +676,8 @@ def test_a_row_just_outside_the_band_never_prints_inside_it(
     assert (
         f"{row.measured_busbw_GBps:.1f}" in cells[4] or f"{row.measured_busbw_GBps:.2f}" in cells[4]
     )
+
+
+def test_one_line_is_named_as_a_line_not_a_span() -> None:
+    # "lines 215-215" for a one-row #wrong finding
+    assert (line_span(215, 215), line_span(47, 52)) == ("line 215", "lines 47-52")

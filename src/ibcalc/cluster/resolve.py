@@ -218,9 +218,6 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
     nodes = spec.nodes if spec.nodes is not None else default_nodes
     if spec.nodes is None and nodes > 1:
         notes.append(f"{nodes} nodes assumed ({{nodes}})")
-        # what the default means for collectives only (checkpoint leaves fabric notes out)
-        notes.append("2 nodes let NCCL's tree halve network traffic")
-        fabric.append(notes[-1])
     elif spec.nodes is None:
         assert system is not None
         notes.append(f"1 node assumed: {system.id} has no scale-out NIC ({{nodes}}, {{inter}})")
@@ -260,9 +257,17 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         if problem:
             raise ClusterError("{host_pcie} " + problem, field="host_pcie")
 
+    before = len(notes)
     scale_up = _scale_up_domain(system, spec, gpus_per_node, nodes, notes)
+    fabric += notes[before:]  # how NVLink joins the nodes shapes collectives only
     domains = nodes * gpus_per_node // scale_up
     nodes_per_domain = scale_up // gpus_per_node
+    if spec.nodes is None and domains == 2:
+        # what the default means for collectives only (checkpoint leaves fabric notes out); not
+        # said where the two nodes share one NVLink domain (GB200 trays): no tree crosses a
+        # network there
+        notes.append("2 nodes let NCCL's tree halve network traffic")
+        fabric.append(notes[-1])
 
     inter: Link | None = None
     nics_per_node = 0

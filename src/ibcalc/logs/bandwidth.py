@@ -381,8 +381,12 @@ def _some_rows_low(bw: Sequence[RowCheck], low: Sequence[RowCheck], band: Band) 
         # than the model (its tuner constants differ between versions), not a fault
         return Finding(
             kind="low_bandwidth",
-            cause=f"the smallest {len(low)} of {len(bw)} large sizes fall below "
-            f"{pct(band.ok)} of the expected busbw, the larger ones reach it: busbw ramps up "
+            cause=(
+                "the smallest of the large sizes falls below "
+                if len(low) == 1
+                else f"the smallest {len(low)} of {len(bw)} large sizes fall below "
+            )
+            + f"{pct(band.ok)} of the expected busbw, the larger ones reach it: busbw ramps up "
             "later than the model expects (NCCL's protocol and algorithm switch points differ "
             "from its tuner model), not a configuration fault",
             confidence="medium",

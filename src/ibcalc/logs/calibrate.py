@@ -1290,7 +1290,10 @@ def _insensitive_reason(p: _Param, cases: Sequence[_Case]) -> str:
                 "a node)"
             )
         if p.field == "ll_net_Bps":
-            return "no fitted multi-node row runs the LL protocol across the network"
+            return (
+                "no fitted row runs LL across a plugin transport (EFA, TCPX, CXI), the only "
+                "network the term applies to"
+            )
         return (
             "no fitted row is limited by NVLS-tree's NVLS step (NVLS inside nodes joined by "
             "a network)"

@@ -40,6 +40,7 @@ from ibcalc.logs.results import (
     RowCheck,
     Severity,
     fmt_size,
+    line_span,
     pct,
     size_span,
 )
@@ -122,7 +123,7 @@ def _wrong_results(ctx: RunContext) -> list[Finding]:
     protocols = sorted({r.algorithm.split("/")[1] for r in bad})
     evidence = [
         f"#wrong is non-zero in {len(bad)} of {plural(len(ctx.rows), 'row')} ({size_span(bad)}; "
-        f"lines {bad[0].line}-{bad[-1].line}): {counts}",
+        f"{line_span(bad[0].line, bad[-1].line)}): {counts}",
         "the bandwidths of those rows are not meaningful: the results failed validation",
         f"the model expects protocol {'/'.join(protocols)} at those sizes; rerunning with "
         "NCCL_PROTO set to exclude it isolates a protocol bug from a hardware fault",

@@ -286,6 +286,11 @@ def size_span(rows: Sequence[RowCheck]) -> str:
     return fmt_size(lo) if lo == hi else f"{fmt_size(lo)}-{fmt_size(hi)}"
 
 
+def line_span(first: int, last: int) -> str:
+    """``lines 12-40``, or ``line 12`` when the two are one."""
+    return f"line {first}" if first == last else f"lines {first}-{last}"
+
+
 def pct(x: float) -> str:
     """A fraction as a whole percentage (0.853 -> ``85%``)."""
     return f"{x * 100:.0f}%"

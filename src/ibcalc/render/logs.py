@@ -27,7 +27,7 @@ from rich.text import Text
 
 from ibcalc.errors import fill_fields
 from ibcalc.logs.calibrate import Calibration, bound_text
-from ibcalc.logs.results import GIVEN, Assumption, Finding, RowCheck, RunCheck
+from ibcalc.logs.results import GIVEN, Assumption, Finding, RowCheck, RunCheck, line_span
 from ibcalc.render.plot import MeasuredPoint, Series, plot_sweep
 from ibcalc.render.stream import PipeConsole, TrimmedStream
 from ibcalc.textsafe import printable
@@ -215,7 +215,9 @@ def render_checks(
             console.print()
         title = Text()
         title.append(printable(check.source, None), style="bold")
-        title.append(f" (run {check.run_index + 1}, lines {check.line_start}-{check.line_end}): ")
+        title.append(
+            f" (run {check.run_index + 1}, {line_span(check.line_start, check.line_end)}): "
+        )
         title.append(_collective_title(check))
         if check.dtype:
             title.append(f" {check.dtype}")

@@ -195,14 +195,17 @@ def nvls_tree_timing(
                 name="NVLS latency",
                 seconds=hop,
                 detail=intra_hop_detail(topo, Algorithm.NVLS_TREE, protocol, params),
-            ),
-            Term(
-                name=f"tree levels across {topo.node}s",
-                seconds=2 * net_levels * net,
-                detail=f"2 x {net_levels} levels (log2 {big_n} {topo.node}s) x {us(net)}: "
-                + net_hop_detail(topo, Algorithm.NVLS_TREE, protocol, size_bytes, params),
-            ),
+            )
         ]
+        if net_levels:  # none with one domain per site: the WAN levels below are the tree
+            terms.append(
+                Term(
+                    name=f"tree levels across {topo.node}s",
+                    seconds=2 * net_levels * net,
+                    detail=f"2 x {net_levels} levels (log2 {big_n} {topo.node}s) x {us(net)}: "
+                    + net_hop_detail(topo, Algorithm.NVLS_TREE, protocol, size_bytes, params),
+                )
+            )
         if wan_depth:
             terms.append(
                 Term(
