@@ -412,6 +412,24 @@ def net_hop_detail(
     return text
 
 
+def tree_levels_term(
+    topo: Topology,
+    algorithm: Algorithm,
+    protocol: Protocol,
+    size_bytes: float,
+    params: CostParams,
+    levels: int,
+) -> Term:
+    """The explanation of a tree's ``levels`` network levels, up and down, between domains."""
+    net = net_hop_latency(topo, algorithm, protocol, size_bytes, params)
+    return Term(
+        name=f"tree levels across {topo.node}s",
+        seconds=2 * levels * net,
+        detail=f"2 x {levels} levels (log2 {topo.domains} {topo.node}s) x {us(net)}: "
+        + net_hop_detail(topo, algorithm, protocol, size_bytes, params),
+    )
+
+
 def wan_hop_latency(
     topo: Topology, algorithm: Algorithm, protocol: Protocol, params: CostParams
 ) -> float:

@@ -41,6 +41,7 @@ from ibcalc.engine.base import (
     net_hop_detail,
     net_hop_latency,
     proxy_posts_term,
+    tree_levels_term,
     tree_post_overhead,
     us,
     wan_hop_detail,
@@ -199,11 +200,8 @@ def nvls_tree_timing(
         ]
         if net_levels:  # none with one domain per site: the WAN levels below are the tree
             terms.append(
-                Term(
-                    name=f"tree levels across {topo.node}s",
-                    seconds=2 * net_levels * net,
-                    detail=f"2 x {net_levels} levels (log2 {big_n} {topo.node}s) x {us(net)}: "
-                    + net_hop_detail(topo, Algorithm.NVLS_TREE, protocol, size_bytes, params),
+                tree_levels_term(
+                    topo, Algorithm.NVLS_TREE, protocol, size_bytes, params, net_levels
                 )
             )
         if wan_depth:

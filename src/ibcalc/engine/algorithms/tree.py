@@ -36,13 +36,13 @@ from ibcalc.engine.base import (
     ll_network_text,
     ll_network_transfer,
     make_cost,
-    net_hop_detail,
     net_hop_latency,
     proxy_ops_s,
     proxy_ops_term,
     proxy_posts_term,
     tree_corrected,
     tree_correction,
+    tree_levels_term,
     tree_post_overhead,
     us,
     wan_hop_latency,
@@ -153,12 +153,7 @@ def tree_timing(
             )
         if net_levels:
             terms.append(
-                Term(
-                    name=f"tree levels across {topo.node}s",
-                    seconds=2 * net_levels * net,
-                    detail=f"2 x {net_levels} levels (log2 {big_n} {topo.node}s) x {us(net)}: "
-                    + net_hop_detail(topo, Algorithm.TREE, protocol, size_bytes, params),
-                )
+                tree_levels_term(topo, Algorithm.TREE, protocol, size_bytes, params, net_levels)
             )
         if wan_depth:
             terms.append(
