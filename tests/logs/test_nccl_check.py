@@ -681,3 +681,15 @@ def test_a_row_just_outside_the_band_never_prints_inside_it(
 def test_one_line_is_named_as_a_line_not_a_span() -> None:
     # "lines 215-215" for a one-row #wrong finding
     assert (line_span(215, 215), line_span(47, 52)) == ("line 215", "lines 47-52")
+
+
+def test_a_single_node_faster_than_expected_names_scale_up_causes(catalogue: Catalogue) -> None:
+    # NVIDIA/nccl#2140's NVLS-on figure (algbw 275 GB/s) checked as if NVLS were off (370 GB/s
+    # busbw expected): faster, and on one node the causes are the scale-up link's, not NICs
+    sizes = [GiB, 2 * GiB, 4 * GiB, 8 * GiB]
+    text = table([(s, s / 275e3) for s in sizes], gpu="NVIDIA H100 80GB HBM3")
+    flags = ClusterSpec(system="dgx-h100", nvls=False)
+    (check,) = check_log(parse_log(text, source="on"), text, catalogue=catalogue, flags=flags)
+    faster = next(f for f in check.findings if f.kind == "faster_than_expected")
+    assert "(a faster scale-up link, NVLink SHARP)" in faster.cause
+    assert "NICs" not in faster.cause

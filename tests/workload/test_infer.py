@@ -320,3 +320,29 @@ def test_disaggregated_serving_needs_nodes_for_two_instances(
         "4 nodes assumed ({nodes}): a prefill and a decode instance of 16 GPUs, each on nodes "
         "of its own"
     ) in cluster.assumptions
+
+
+def test_kv_transfer_says_what_it_leaves_out(builtin_catalogue: Catalogue) -> None:
+    model = find_model("llama3-70b")
+    # two tp 4 instances on one NVL72 rack: NVLink could carry the cache; the network is priced
+    rack = resolve_cluster(builtin_catalogue, ClusterSpec(system="gb200-nvl72", nodes=18))
+    result = infer(builtin_catalogue, rack, InferSpec(model=model, tp=4, disaggregated=True))
+    kv = next(p for p in result.phases if p.name == "kv-transfer")
+    assert kv.tier == "scale-out"
+    assert any(
+        n.startswith("prefill and decode fit one 72-GPU NVLink domain here")
+        for n in result.assumptions
+    )
+    # tp 8 x pp 2 on DGX H100: each stage holds half the layers' cache
+    staged = infer(
+        builtin_catalogue,
+        _dgx(builtin_catalogue, 4),
+        InferSpec(model=model, tp=8, pp=2, disaggregated=True),
+    )
+    assert any("(up to 2x faster)" in n for n in staged.assumptions)
+    plain = infer(
+        builtin_catalogue,
+        _dgx(builtin_catalogue, 2),
+        InferSpec(model=model, tp=8, disaggregated=True),
+    )
+    assert not any("NVLink domain here" in n or "stage's GPUs" in n for n in plain.assumptions)

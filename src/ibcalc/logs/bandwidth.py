@@ -107,7 +107,13 @@ def bandwidth_findings(
             Finding(
                 kind="faster_than_expected",
                 cause="faster than the model expects at large sizes: the cluster differs from "
-                "the one assumed (more NICs, in-network reduction), or the model underestimates it",
+                "the one assumed ("
+                + (
+                    "more NICs, in-network reduction"
+                    if ctx.multi
+                    else "a faster scale-up link, NVLink SHARP"
+                )
+                + "), or the model underestimates it",
                 confidence="medium",
                 severity="info",
                 evidence=[

@@ -281,6 +281,19 @@ def infer(
                 f"{_gpus(min(spec.tp, cluster.gpus_per_node))} of one TP group on a node "
                 "({kv_nics} to change)"
             )
+        topo = cluster.topology
+        if topo.nodes_per_domain > 1 and topo.m >= 2 * spec.gpus:
+            notes.append(
+                f"prefill and decode fit one {topo.m}-GPU NVLink domain here; the KV cache is "
+                "priced over the scale-out network all the same (a transfer over NVLink is not "
+                "modelled)"
+            )
+        if spec.pp > 1:
+            notes.append(
+                f"the KV cache is priced as if one stage's GPUs held it all: with pp {spec.pp} "
+                "on nodes of their own, the stages would ship their layers at once (up to "
+                f"{spec.pp}x faster)"
+            )
         senders = max(1, min(spec.tp, cluster.gpus_per_node, nics))
         placement = _kv_placement(catalogue, cluster, nics, senders)
         phases.append(
