@@ -99,14 +99,14 @@ def test_every_kernel_equals_its_cost_function(
     for collective in Collective:
         plan = Plan(collective, cluster.topology, params, dtype=DType.BF16)
         for entry in plan._entries:
-            views = [(entry.kernel, params)]
-            if entry.tuned:
-                views.append((entry.tuner_kernel, plan.tuner))
-            for kernel, view in views:
+            views = [(entry.kernel, params, plan.topo)]
+            if entry.tuned:  # NCCL's view of the cluster: no leaf oversubscription
+                views.append((entry.tuner_kernel, plan.tuner, plan.tuner_topo))
+            for kernel, view, topo in views:
                 if kernel is None:
                     continue
                 for size in SIZES:
-                    timing = entry.function(collective, size, plan.topo, entry.protocol, view)
+                    timing = entry.function(collective, size, topo, entry.protocol, view)
                     assert timing is not None
                     assert timing.period_s is None
                     assert kernel(size) == timing.single_s, (
@@ -120,7 +120,7 @@ def test_every_kernel_equals_its_cost_function(
                     _single,
                     entry.function,
                     collective,
-                    topo=plan.topo,
+                    topo=topo,
                     protocol=entry.protocol,
                     params=view,
                 )

@@ -134,3 +134,23 @@ def test_plans_are_cached_per_parameters(
         > (_fast(first, size, Algorithm.RING, Protocol.SIMPLE)[2])
     )
     assert plan_for(Collective.ALL_REDUCE, topo, builtin) is first
+
+
+def test_nccl_chooses_as_if_the_fabric_were_not_tapered(builtin_catalogue: Catalogue) -> None:
+    """NCCL's topology search rates the node's links and NICs, not the leaves behind them: an
+    oversubscribed fabric slows the physical time, not NCCL's estimate, so not its choice (the
+    'NCCL's estimate' column had carried the leaf slowdown, and the choice moved with it)."""
+    params = builtin_cost_params()
+    flat = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=4))
+    tapered = resolve_cluster(
+        builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=4, oversubscription=4.0)
+    )
+    assert tapered.topology.leaf_contention == 4.0
+    for size in (2.0**20, 1e9):
+        best_flat, _ = select(Collective.ALL_REDUCE, size, flat.topology, params)
+        best, _ = select(Collective.ALL_REDUCE, size, tapered.topology, params)
+        assert (best.algorithm, best.protocol) == (best_flat.algorithm, best_flat.protocol)
+        assert best.tuner_time_s == best_flat.tuner_time_s
+    # at 1 GB the network term pays the taper: NVLS-tree's tree moves S over 8 NDR NICs
+    # (8 x 47 GB/s achievable), 4x slower with 4:1 leaves
+    assert best.time_s > 3 * best_flat.time_s

@@ -418,6 +418,7 @@ def tree_levels_term(
     protocol: Protocol,
     size_bytes: float,
     params: CostParams,
+    *,
     levels: int,
 ) -> Term:
     """The explanation of a tree's ``levels`` network levels, up and down, between domains."""

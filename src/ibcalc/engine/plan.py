@@ -17,6 +17,7 @@ size-independent numbers are worked out once, in the plan, as a kernel
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -139,6 +140,15 @@ class Choice:
     time_s: float
 
 
+def tuner_topology(topo: Topology) -> Topology:
+    """The cluster as NCCL's tuner sees it: its topology search rates the GPUs' links and NICs,
+    not the fabric behind them, so leaf oversubscription does not enter its estimates (it slows
+    the physical time only; docs/model.md#how-auto-picks)."""
+    if topo.out is None or topo.out.oversubscription == 1.0:
+        return topo
+    return dataclasses.replace(topo, out=topo.out.model_copy(update={"oversubscription": 1.0}))
+
+
 class Plan:
     """Costing of ``collective`` on ``topo`` with ``params`` for any size (see the module).
 
@@ -157,6 +167,7 @@ class Plan:
         "params",
         "topo",
         "tuner",
+        "tuner_topo",
     )
 
     def __init__(
@@ -173,6 +184,7 @@ class Plan:
         self.params = params
         self.dtype = dtype
         self.tuner = tuner = params.tuner_view()
+        self.tuner_topo = tuner_topo = tuner_topology(topo)
         nccl = tuner.nccl_tuner
         fp8_chain = (
             dtype.is_fp8
@@ -190,7 +202,7 @@ class Plan:
             for protocol in protocols_for(topo):
                 if not _applies(function, collective, topo, protocol, params):
                     continue
-                tuned = _applies(function, collective, topo, protocol, tuner)
+                tuned = _applies(function, collective, tuner_topo, protocol, tuner)
                 kernel = kernel_for(function, collective, topo, protocol, params)
                 entries.append(
                     _Entry(
@@ -201,7 +213,7 @@ class Plan:
                         penalised=fp8_chain and algorithm is Algorithm.RING,
                         kernel=kernel,
                         tuner_kernel=(
-                            kernel_for(function, collective, topo, protocol, tuner)
+                            kernel_for(function, collective, tuner_topo, protocol, tuner)
                             if tuned
                             else None
                         ),
@@ -228,7 +240,7 @@ class Plan:
         if time is None:
             time = single
         seen = (
-            entry.function(self.collective, size_bytes, topo, entry.protocol, self.tuner)
+            entry.function(self.collective, size_bytes, self.tuner_topo, entry.protocol, self.tuner)
             if entry.tuned
             else None
         )
@@ -296,7 +308,7 @@ class Plan:
                     tuner_time = tuner_kernel(size_bytes)
                 else:
                     seen = entry.function(
-                        self.collective, size_bytes, self.topo, entry.protocol, self.tuner
+                        self.collective, size_bytes, self.tuner_topo, entry.protocol, self.tuner
                     )
                     assert seen is not None
                     tuner_time = seen.single_s

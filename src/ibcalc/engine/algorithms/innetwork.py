@@ -201,7 +201,7 @@ def nvls_tree_timing(
         if net_levels:  # none with one domain per site: the WAN levels below are the tree
             terms.append(
                 tree_levels_term(
-                    topo, Algorithm.NVLS_TREE, protocol, size_bytes, params, net_levels
+                    topo, Algorithm.NVLS_TREE, protocol, size_bytes, params, levels=net_levels
                 )
             )
         if wan_depth:

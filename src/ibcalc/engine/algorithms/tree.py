@@ -153,7 +153,9 @@ def tree_timing(
             )
         if net_levels:
             terms.append(
-                tree_levels_term(topo, Algorithm.TREE, protocol, size_bytes, params, net_levels)
+                tree_levels_term(
+                    topo, Algorithm.TREE, protocol, size_bytes, params, levels=net_levels
+                )
             )
         if wan_depth:
             terms.append(
