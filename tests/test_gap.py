@@ -632,3 +632,15 @@ def test_a_preset_of_one_gpu_per_node_is_refused_as_the_preset_s_count() -> None
     )
     given = runner.invoke(app, ["gap", "--system", "l40s-pcie", "--inter", "ndr", "-g", "2"])
     assert given.exit_code == 0, given.stderr
+
+
+def test_gap_on_mi300x_says_rccl_and_the_duplex_rate() -> None:
+    # MI300X: 7 xGMI links x 64 GB/s = 448 GB/s per direction, x 0.8 achievable = 358.4 GB/s one
+    # way; a ring uses every link both ways at 0.875 of that, 313.6 GB/s: the table's 358 and
+    # the consequence rows' 314 are both said, and why they differ
+    report = gap_report(load_catalogue(use_env=False), ClusterSpec(system="mi300x-8"))
+    (result,) = report.pairings
+    assert result.intra_achievable_Bps == pytest.approx(448e9 * 0.8)
+    notes = " ".join(result.assumptions)
+    assert "314 GB/s per GPU in the one-node collectives below, against 358 GB/s one way" in notes
+    assert "AMD GPUs run RCCL" in notes

@@ -602,7 +602,15 @@ def gap(
     )
     tier = node.topology.up
     assert tier is not None  # gpus_per_node >= 2 always builds a scale-up tier
-    notes.extend(n for n in node.assumptions if "mesh" in n)
+    notes.extend(n for n in node.assumptions if "mesh" in n or n.startswith("AMD GPUs run RCCL"))
+    if tier.duplex_efficiency < 1:
+        # the table's achievable rate is one direction's; a collective sends both ways at once
+        notes.append(
+            f"{up.id} moves {tier.duplex_efficiency:g} of its rate each way when both directions "
+            f"are busy (duplex_efficiency): {tier.bw_Bps * tier.duplex_efficiency / GB:.0f} GB/s "
+            f"per GPU in the one-node collectives below, against {tier.bw_Bps / GB:.0f} GB/s "
+            "one way"
+        )
 
     nic_line = out.per_direction_Bps
     nic_achievable = out.achievable_Bps
