@@ -13,9 +13,12 @@ from pydantic import BaseModel, ConfigDict
 
 from ibcalc.engine.band import regime_of
 from ibcalc.engine.select import NCCL_ALGORITHMS
-from ibcalc.engine.types import Estimate, Term
+from ibcalc.engine.types import Algorithm, Estimate, Term
 
 __all__ = ["Candidate", "Explanation", "explain"]
+
+#: Algorithms built from point-to-point operations, which NCCL schedules without its tuner.
+_POINT_TO_POINT = frozenset({Algorithm.P2P, Algorithm.PAIRWISE, Algorithm.PXN})
 
 
 class Candidate(BaseModel):
@@ -45,6 +48,9 @@ class Explanation(BaseModel):
     transport_class: str
     candidates: list[Candidate]
     why_chosen: str
+    #: False for point-to-point work (sendrecv, all-to-all), which NCCL does not run through its
+    #: tuner: the ranking is ibcalc's tuner-style stand-in for NCCL's protocol rule there.
+    tuned: bool = True
 
 
 def explain(est: Estimate) -> Explanation:
@@ -63,7 +69,15 @@ def explain(est: Estimate) -> Explanation:
         for c in ranked
     ]
     fastest = min([best, *est.alternatives], key=lambda c: c.time_s)
-    if ranked and ranked[0] is best:
+    tuned = best.algorithm not in _POINT_TO_POINT
+    if ranked and ranked[0] is best and not tuned:
+        why = (
+            f"{best.algorithm.value}/{best.protocol.value} ranks first by a tuner-style estimate "
+            "(base + per-hop latencies + bytes / bandwidth). NCCL does not tune point-to-point "
+            "work: it picks LL for small messages per channel and Simple above, by a size "
+            "threshold this model does not carry; the ranking stands in for it"
+        )
+    elif ranked and ranked[0] is best:
         why = (
             f"NCCL's tuner ranks {best.algorithm.value}/{best.protocol.value} first by its own "
             "estimate (base + per-hop latencies + bytes / its bandwidth, NCCL 2.30.7 "
@@ -87,4 +101,5 @@ def explain(est: Estimate) -> Explanation:
         transport_class=est.transport_class,
         candidates=candidates,
         why_chosen=why,
+        tuned=tuned,
     )

@@ -771,3 +771,20 @@ def test_explain_says_when_lls_network_rate_sets_the_transfer() -> None:
     ) in _explain_gh200_ring_ll("64KiB")
     # not said where the bytes at the bottleneck take longer (1 GiB on the same ring)
     assert "held to" not in _explain_gh200_ring_ll("1GiB")
+
+
+def test_explain_does_not_credit_nccls_tuner_with_point_to_point_choices() -> None:
+    """sendrecv and all-to-all said 'NCCL's tuner ranks p2p/LL first by its own estimate
+    (... tuning.cc)': NCCL schedules point-to-point work without its tuner."""
+    runner = CliRunner()
+    for command in ("sendrecv", "alltoall"):
+        args = [command, "-s", "256KiB", "--system", "dgx-h100", "-N", "2", "--explain"]
+        result = runner.invoke(app, args, env={"COLUMNS": "200"})
+        assert result.exit_code == 0
+        text = " ".join(result.output.split())
+        assert "why this algorithm and protocol: a tuner-style estimate" in text
+        assert "NCCL does not tune point-to-point work" in text
+        assert "tuning.cc" not in text
+    # a collective NCCL does tune keeps its ranking's name
+    result = runner.invoke(app, ["allreduce", "-s", "256KiB", "--system", "dgx-h100", "--explain"])
+    assert "why this algorithm: NCCL's tuner ranks by its own estimate" in result.output

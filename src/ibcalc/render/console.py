@@ -184,12 +184,16 @@ def _explanation(ex: Explanation, stream: TextIO | None) -> None:
             soft_wrap=True,
         )
     ranking = Table(
-        title="why this algorithm: NCCL's tuner ranks by its own estimate",
+        title=(
+            "why this algorithm: NCCL's tuner ranks by its own estimate"
+            if ex.tuned
+            else "why this algorithm and protocol: a tuner-style estimate"
+        ),
         box=box.SIMPLE_HEAD,
         title_justify="left",
     )
     ranking.add_column("algorithm / protocol")
-    ranking.add_column("NCCL's estimate", justify="right")
+    ranking.add_column("NCCL's estimate" if ex.tuned else "tuner-style", justify="right")
     ranking.add_column("this model", justify="right")
     ranking.add_column("")
     for c in ex.candidates[:8]:
