@@ -172,7 +172,14 @@ def _estimate(
     # what was laid over the built-in cost parameters: override files, an NCCL release
     notes += [COST_PARAMETERS_NOTE + origin for origin in params.origins[1:]]
     if size != size_bytes:
-        notes.append(f"size rounded to {size:.0f} B as nccl-tests does for {cluster.ranks} ranks")
+        whole = (
+            f"into whole 16-byte shares for {cluster.ranks} ranks"
+            if collective.per_rank_buffer and collective is not Collective.ALL_TO_ALL
+            else f"into whole elements for each of {cluster.ranks} ranks"
+            if collective.per_rank_buffer
+            else f"to whole {dt.value} elements ({dt.bytes} B)"
+        )
+        notes.append(f"size rounded to {size:.0f} B as nccl-tests does: {whole}")
     if algorithm is None:
         notes.append(
             f"algorithm: {best.algorithm.value}/{best.protocol.value}, the one NCCL's tuner "

@@ -189,6 +189,34 @@ def test_systems_table_lists_presets() -> None:
         assert system_id in out
 
 
+def test_systems_table_keeps_ids_and_rates_whole_at_100_columns() -> None:
+    """At 110 columns ids were split ('azure-nd-h1' over '00-v5'), names users copy, and at 100
+    every rate ('50.0' over 'GB/s'); the rates now carry their unit in the header."""
+    result = runner.invoke(app, ["systems"], env={"COLUMNS": "100"})
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    rows = {
+        line.split()[0]: line.split() for line in lines if line.startswith(" ") and line.split()
+    }
+    cat = load_catalogue(use_env=False)
+    for system in cat.systems:
+        row = rows[system.id]  # the whole id starts its row
+        assert row[3] == (system.intra or "-")
+    # dgx-h100: 450 GB/s per GPU on NVLink 4, 8 NDR NICs of 50 GB/s, 50 GB/s of network per GPU
+    assert rows["dgx-h100"][1:] == [
+        "8",
+        "8",
+        "nvlink4",
+        "450",
+        "8",
+        "x",
+        "ndr",
+        "50.0",
+        "50.0",
+        "high",
+    ]
+
+
 @pytest.mark.parametrize(
     ("listing", "command", "typo", "alias"),
     [
@@ -330,7 +358,25 @@ def test_size_rounding_is_reported() -> None:
     data = _json("allgather", "--size", "1000", "--system", "dgx-a100", "--nodes", "1")
     assert data["ranks"] == 8
     assert data["size_bytes"] == 896
-    assert any("896" in note for note in data["assumptions"])
+    assert (
+        "size rounded to 896 B as nccl-tests does: into whole 16-byte shares for 8 ranks"
+        in data["assumptions"]
+    )
+    # an all-reduce rounds to whole elements only (it said "for 8 ranks" too): 1001 B -> 1000 B
+    data = _json("allreduce", "--size", "1001", "--system", "dgx-a100", "--nodes", "1")
+    assert (
+        "size rounded to 1000 B as nccl-tests does: to whole fp32 elements (4 B)"
+        in (data["assumptions"])
+    )
+
+
+def test_a_refused_protocol_lists_the_protocols_that_apply() -> None:
+    # it listed algorithms ("applicable: hierarchical, rhd, ring, tree") for a --proto refusal
+    result = runner.invoke(
+        app, ["allreduce", "-s", "1GB", "--system", "pcie-8gpu", "--proto", "ll128"]
+    )
+    assert result.exit_code == 2
+    assert result.stderr.endswith("; applicable: LL, Simple\n")
 
 
 def test_sizes_in_binary_units() -> None:

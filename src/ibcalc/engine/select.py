@@ -133,6 +133,8 @@ def refuse(
         what = algorithm.value if algorithm is not None else "any algorithm"
         proto = f" with protocol {protocol.value}" if protocol is not None else ""
     usable = sorted({c.algorithm.value for c in everything})
+    if algorithm is None and protocol is not None:  # a protocol alone: name the protocols
+        usable = [p.value for p in Protocol if any(c.protocol is p for c in everything)]
     if algorithm is not None and not plan.tuner.nccl_tuner.algorithms.get(algorithm, 1):
         # the NCCL release the constants describe predates it: the override's source says so
         reason = plan.tuner.provenance["nccl_tuner.algorithms"].text

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from rich import box
 from rich.console import Console
+from rich.measure import Measurement
 from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
@@ -404,20 +405,25 @@ def render_systems(
         return
     links = {link.id: link for link in catalogue.links}
     table = Table(
-        box=box.SIMPLE_HEAD, title="systems (bandwidth per direction)", title_justify="left"
+        box=box.SIMPLE_HEAD,
+        title="systems (bandwidth per direction)",
+        title_justify="left",
+        pad_edge=False,
     )
-    for name in (
-        "id",
-        "GPUs/node",
-        "domain",
-        "scale-up",
-        "per GPU",
-        "NICs",
-        "per NIC",
-        "net per GPU",
-        "conf",
+    for name, justify in (
+        ("id", "left"),
+        ("GPUs", "right"),
+        ("domain", "right"),
+        ("scale-up", "left"),
+        ("GB/s\nper\nGPU", "right"),
+        ("NICs", "left"),
+        ("GB/s\nper\nNIC", "right"),
+        ("GB/s\nnet\n/GPU", "right"),
+        ("conf", "left"),
     ):
-        table.add_column(name)
+        # ids and numbers are read whole (the rates carry their unit in the header): on a
+        # narrow terminal the NICs wrap at their spaces ("8 x" over "ndr")
+        table.add_column(name, justify=justify, no_wrap=name != "NICs")  # type: ignore[arg-type]
     console = _console(stream)
     wide = console.width >= 140
     if wide:
@@ -426,7 +432,7 @@ def render_systems(
         intra = links.get(system.intra or "")
         inter = links.get(system.inter or "")
         per_gpu_net = (
-            format_bandwidth(inter.per_direction_Bps * system.nics_per_node / system.gpus_per_node)
+            _gbps(inter.per_direction_Bps * system.nics_per_node / system.gpus_per_node / GB)
             if inter
             else "-"
         )
@@ -435,15 +441,25 @@ def render_systems(
             str(system.gpus_per_node),
             str(system.scale_up_domain),
             system.intra or "-",
-            format_bandwidth(intra.per_direction_Bps) if intra else "-",
+            _gbps(intra.per_direction_Bps / GB) if intra else "-",
             f"{system.nics_per_node} x {system.inter}" if system.inter else "0",
-            format_bandwidth(inter.per_direction_Bps) if inter else "-",
+            _gbps(inter.per_direction_Bps / GB) if inter else "-",
             per_gpu_net,
             system.confidence.value,
             *([system.gpu] if wide else []),
         )
+    natural = Measurement.get(console, console.options.update_width(10_000), table).maximum
+    if natural > console.width + _NICS_FOLD:
+        # far too narrow for whole ids and numbers: every column wraps, as elsewhere
+        for column in table.columns:
+            column.no_wrap = False
     console.print(_fold(table))
     _print_aliases(console, systems)
+
+
+#: How many columns short of its width the systems table may be and still wrap its NICs column
+#: alone ("8 x" over "ndr"); narrower, every column wraps.
+_NICS_FOLD = 6
 
 
 def render_system(system: System, fmt: str = Format.TABLE, stream: TextIO | None = None) -> None:
