@@ -876,3 +876,16 @@ def test_calibrate_takes_the_collective_a_log_does_not_say() -> None:
     code, _, err = run("calibrate", log, "--collective", "scatter")
     assert code == 2
     assert err.startswith("error: unknown collective 'scatter'")
+
+
+def test_log_commands_say_where_gpus_per_process_comes_from() -> None:
+    # their --help said "[default: 1]", while a log's header nGpus 4 is what they use unless
+    # the flag is given
+    for command in ("nccl-check", "calibrate"):
+        result = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "200"})
+        text = " ".join(result.output.split())
+        assert (
+            "GPUs one process drove, as nccl-tests -g (1..1024; default: the log header's "
+            "nGpus, else 1)."
+        ) in text
+        assert "[default: 1]" not in text

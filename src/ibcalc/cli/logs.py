@@ -129,7 +129,7 @@ def _plot_path(base: Path, index: int) -> Path:
 
 
 @guard
-@cluster_options(*LOG_FIELDS)
+@cluster_options(*LOG_FIELDS, from_log=True)
 def nccl_check(
     files: FilesArg,
     *,
@@ -295,7 +295,7 @@ def _gate(checks: list[RunCheck], min_efficiency: float) -> bool:
 
 
 @guard
-@cluster_options(*LOG_FIELDS)
+@cluster_options(*LOG_FIELDS, from_log=True)
 def calibrate_command(
     files: FilesArg,
     *,

@@ -305,7 +305,10 @@ ESTIMATE_FIELDS: tuple[str, ...] = (
 
 
 def cluster_options(
-    *fields: str, own: Collection[str] = (), min_gpus_per_node: int | None = None
+    *fields: str,
+    own: Collection[str] = (),
+    min_gpus_per_node: int | None = None,
+    from_log: bool = False,
 ) -> Callable[[Callable[..., R]], Callable[..., R]]:
     """Give a command the options of ``fields`` (ClusterSpec fields) as one ``ClusterSpec``.
 
@@ -316,11 +319,23 @@ def cluster_options(
     A field in ``own`` is an option the command declares itself (``sweep``'s ``--inter`` takes a
     list of fabrics): it is shown at that field's place and passed to the command as is.
     ``min_gpus_per_node``: the command's own lower bound of ``--gpus-per-node`` (it checks it),
-    stated in the option's help instead of ClusterSpec's.
+    stated in the option's help instead of ClusterSpec's. ``from_log``: the command reads the
+    rest from a log, so ``--gpus-per-process`` defaults to what the log says, not to 1.
     """
     options = dict(_CLUSTER_OPTIONS)
     if min_gpus_per_node is not None:
         options["gpus_per_node"] = _gpus_option(f"{min_gpus_per_node}..{MAX_GPUS_PER_NODE}")
+    if from_log:
+        # the log's header says it (nccl-tests' nGpus): the flag's default is not 1 there
+        options["gpus_per_process"] = Annotated[
+            int,
+            typer.Option(
+                _flag("gpus_per_process"),
+                help="GPUs one process drove, as nccl-tests -g "
+                f"({_limits('gpus_per_process')}; default: the log header's nGpus, else 1).",
+                show_default=False,
+            ),
+        ]
     unknown = [f for f in fields if f not in _CLUSTER_OPTIONS and f not in _DERIVED_OPTIONS]
     if unknown:
         raise ValueError(f"not ClusterSpec options: {unknown}")
