@@ -533,3 +533,17 @@ def test_workload_commands_take_the_scale_up_domain(tmp_path: Path) -> None:
         "file or drop the option\n"
     )
     assert _json(*on_file, "--scale-up-domain", "36") == _json(*on_file)
+
+
+def test_checkpoint_summary_says_the_storage_latency_it_adds() -> None:
+    # S3 states a 100 ms first-byte latency: the restore row read 1.59 s (8,768 parts of 16 MB
+    # at 5,500 requests/s) and the summary 1.69 s, with nothing to say why
+    args = ["checkpoint", "--model", "llama3-70b", "--storage", "aws-s3", "--system"]
+    result = runner.invoke(APP, [*args, "dgx-h100", "-N", "4"], env={"COLUMNS": "120"})
+    assert result.exit_code == 0
+    # 140 GB of bf16 weights over 32 GPUs: 4.375 GB each, 274 parts of 16 MB each, 8,768 parts
+    # read at S3's 5,500 GET/s per prefix: 1.594 s, + 0.1 s = 1.69 s
+    parts = 32 * -(-4.375e9 // 16e6)
+    assert parts == 8768
+    restore = parts / 5500 + 0.1
+    assert f"restore   {restore:.2f} s (requests-bound + 100 ms latency)" in result.stdout

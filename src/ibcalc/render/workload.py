@@ -435,6 +435,12 @@ def render_infer(
     _notes(console, result.warnings, result.assumptions, names)
 
 
+def _transfer_total(transfer: Transfer) -> str:
+    """A save's or restore's time, its bound, and the storage latency added to the bound's."""
+    latency = f" + {format_time(transfer.latency_s)} latency" if transfer.latency_s else ""
+    return f"{format_time(transfer.time_s)} ({transfer.bound}-bound{latency})"
+
+
 def render_checkpoint(
     result: CheckpointResult,
     fmt: str = Format.TABLE,
@@ -484,8 +490,8 @@ def render_checkpoint(
             )
     console.print(_fold(table))
     rows = [
-        ("save", f"{format_time(result.save.time_s)} ({result.save.bound}-bound)"),
-        ("restore", f"{format_time(result.restore.time_s)} ({result.restore.bound}-bound)"),
+        ("save", _transfer_total(result.save)),
+        ("restore", _transfer_total(result.restore)),
     ]
     console.print(_kv_table(rows))
     _notes(console, [], result.assumptions, names)
