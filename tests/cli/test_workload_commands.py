@@ -547,3 +547,15 @@ def test_checkpoint_summary_says_the_storage_latency_it_adds() -> None:
     assert parts == 8768
     restore = parts / 5500 + 0.1
     assert f"restore   {restore:.2f} s (requests-bound + 100 ms latency)" in result.stdout
+
+
+def test_compare_names_the_layouts_it_skips_without_flags() -> None:
+    # 18 DGX H100 = 144 GPUs; tp 1 x pp 8 leaves dp 18, whose 8 ranks per node (stride 1)
+    # do not divide 18 into whole groups per node: skipped, and said as "dp 18", not "--dp 18",
+    # a flag nobody gave
+    data = _json("train", "--model", "llama3-70b", "--system", "dgx-h100", "-N", "18", "--compare")
+    assert (
+        "tp1 pp8 dp18: dp 18 does not divide into groups of 8 per 8-GPU scale-up domain"
+        in (data["skipped"])
+    )
+    assert not [s for s in data["skipped"] if "--" in s]

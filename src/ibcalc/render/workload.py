@@ -41,6 +41,13 @@ __all__ = [
 
 #: Field names as themselves, when the caller gives none.
 _PLAIN: Mapping[str, str] = {}
+#: The degrees a layout search tries: no flag gave them, so its notes name them plainly.
+_LAYOUT_FIELDS = frozenset({"tp", "pp", "dp", "ep", "cp"})
+
+
+def _searched(names: Mapping[str, str]) -> Mapping[str, str]:
+    """``names`` without the degrees ``--compare`` tried (``dp 18``, not ``--dp 18``)."""
+    return {field: name for field, name in names.items() if field not in _LAYOUT_FIELDS}
 
 
 def _console(stream: TextIO | None = None) -> Console:
@@ -132,7 +139,7 @@ def compare_dict(
             }
             for i, r in enumerate(results)
         ],
-        "skipped": named_notes(skipped, names),
+        "skipped": named_notes(skipped, _searched(names)),
         "note": "ranked by exposed communication per step; each layout's step is its own batch "
         "(dp x micro-batches x micro-batch sequences); memory fit is not checked",
     }
@@ -389,7 +396,7 @@ def render_compare(
             )
     if skipped:
         console.print(Text("skipped:", style="bold"))
-        for line in named_notes(skipped, names):
+        for line in named_notes(skipped, _searched(names)):
             console.print(Text(f"  - {line}"), soft_wrap=True)
 
 
