@@ -225,3 +225,23 @@ def test_sharp_is_offered_and_applied_to_all_reduce_only() -> None:
     )
     assert hint in plain.assumptions
     assert sharp.time_s < plain.time_s
+
+
+def test_the_headline_bottleneck_names_a_protocol_rate_that_binds(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """An all-gather of 1 MiB on 8 x DGX H100 runs ring/LL on 4 of its 16 channels at about
+    5 GB/s per rank, and the headline said 'scale-up: nvlink4 (371 GB/s achievable per GPU)'."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=8))
+    est = estimate_on(cluster, Collective.ALL_GATHER, 2**20)
+    best = est.best
+    assert (best.algorithm, best.protocol) == (Algorithm.RING, Protocol.LL)
+    # the rate the transfer term ran at: (n-1)/n x S over its seconds
+    transfer = next(t for t in best.terms if t.name == "transfer")
+    rate = 63 / 64 * 2**20 / transfer.seconds
+    assert 4e9 < rate < 6e9  # far under NVLink 4's 371 GB/s achievable
+    assert best.bottleneck.startswith(f"LL on 4 of 16 channels: {rate / 1e9:.1f} GB/s per rank, ")
+    assert best.bottleneck.endswith("under scale-up: nvlink4 (371 GB/s achievable per GPU)")
+    # at 1 GiB the link binds, and the headline names it alone
+    big = estimate_on(cluster, Collective.ALL_GATHER, 2**30, algorithm=Algorithm.RING).best
+    assert not big.bottleneck.startswith(("LL", "LL128", "Simple"))

@@ -97,6 +97,18 @@ def _ring_where(limit: str, bw: float, topo: Topology) -> str:
     return f"scale-up: {topo.up.link_id} ({bw / 1e9:.0f} GB/s achievable per GPU)"
 
 
+def _protocol_bound(
+    where: str, protocol: Protocol, bw: float, raw_bw: float, *, active: float, full: int
+) -> str:
+    """The bottleneck as a headline names it: the tier, or, where the protocol's rate on the
+    channels the collective gets is under half the tier's, that rate (LL on 4 of 16 channels
+    at 5.1 GB/s was headed 'scale-up: nvlink4 (371 GB/s achievable per GPU)')."""
+    if bw >= raw_bw / 2:
+        return where
+    channels = f" on {active:.3g} of {full} channels" if active < full else ""
+    return f"{protocol.value}{channels}: {gbps(bw)} per rank, under {where}"
+
+
 def ring_bandwidth(topo: Topology, params: CostParams, *, duplex: bool = True) -> tuple[float, str]:
     """Per-rank ring bandwidth (bytes/s per direction) and which tier limits it."""
     bw, limit = _ring_bw(topo, params, duplex)
@@ -251,7 +263,7 @@ def ring_timing(
             protocol,
             latency_s=latency,
             transfer_s=transfer,
-            bottleneck=where,
+            bottleneck=_protocol_bound(where, protocol, bw, raw_bw, active=active, full=full),
             formula=formula,
             terms=terms,
             period_s=period,
