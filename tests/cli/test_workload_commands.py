@@ -559,3 +559,14 @@ def test_compare_names_the_layouts_it_skips_without_flags() -> None:
         in (data["skipped"])
     )
     assert not [s for s in data["skipped"] if "--" in s]
+
+
+def test_sequence_parallelism_without_tp_says_it_changes_nothing() -> None:
+    args = ["train", "--model", "llama3-8b", "--system", "dgx-h100", "-N", "1"]
+    plain = _json(*args)
+    split = _json(*args, "--sequence-parallel")
+    assert split["phases"] == plain["phases"]
+    assert (
+        "sequence parallelism changes nothing with tp 1: it splits each sequence over the tp "
+        "group (--sequence-parallel)"
+    ) in split["assumptions"]

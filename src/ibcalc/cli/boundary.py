@@ -112,6 +112,7 @@ FIELD_FLAGS: dict[str, str] = {
     "nccl_version": "--nccl-version",
     # workload: the job (TrainSpec, InferSpec, CheckpointSpec)
     "zero": "--zero",
+    "sequence_parallel": "--sequence-parallel",
     "micro_batch": "--micro-batch",
     "microbatches": "--microbatches",
     "backward_s": "--backward-time",

@@ -488,6 +488,11 @@ def _train_step(
             + (f" ({s_local} tokens per context-parallel rank)" if par.cp > 1 else ""),
             field="seq_len",
         )
+    if spec.sequence_parallel and par.tp == 1:
+        b.notes.append(
+            "sequence parallelism changes nothing with tp 1: it splits each sequence over the "
+            "tp group ({sequence_parallel})"
+        )
     act = spec.act_dtype.bytes
     mb = spec.micro_batch
 
