@@ -62,6 +62,12 @@ class ReadRefused(Exception):
         self.reason = reason
 
 
+def _size(n_bytes: int) -> str:
+    """A file-size limit as people write it: ``64 MiB`` for a whole number of MiB, else bytes."""
+    mib = 1024 * 1024
+    return f"{n_bytes // mib} MiB" if n_bytes % mib == 0 else f"{n_bytes} bytes"
+
+
 def _kind(mode: int) -> str:
     return _KIND.get(stat.S_IFMT(mode), "not a regular file")
 
@@ -70,7 +76,7 @@ def read_regular(path: str | os.PathLike[str], max_bytes: int) -> bytes:
     """The bytes of the regular file ``path``, at most ``max_bytes`` of them.
 
     Raises :class:`ReadRefused` (``no such file``, ``is a directory, not a file``, ``is a FIFO
-    (named pipe), not a regular file``, ``file is larger than N bytes``, ``cannot read file:
+    (named pipe), not a regular file``, ``file is larger than 64 MiB``, ``cannot read file:
     Permission denied`` ...). The file is opened without blocking (a FIFO with no writer would
     block the open itself), checked with ``fstat`` on the open descriptor (no race with a
     rename), and read up to ``max_bytes + 1`` bytes.
@@ -95,7 +101,7 @@ def read_regular(path: str | os.PathLike[str], max_bytes: int) -> bytes:
         if not stat.S_ISREG(info.st_mode):
             raise ReadRefused(f"is {_kind(info.st_mode)}, not a regular file")
         if info.st_size > max_bytes:
-            raise ReadRefused(f"file is larger than {max_bytes} bytes")
+            raise ReadRefused(f"file is larger than {_size(max_bytes)}")
         chunks: list[bytes] = []
         total = 0
         while total <= max_bytes:
@@ -105,7 +111,7 @@ def read_regular(path: str | os.PathLike[str], max_bytes: int) -> bytes:
             chunks.append(chunk)
             total += len(chunk)
         if total > max_bytes:
-            raise ReadRefused(f"file is larger than {max_bytes} bytes")
+            raise ReadRefused(f"file is larger than {_size(max_bytes)}")
         return b"".join(chunks)
     except OSError as exc:
         raise ReadRefused(f"cannot read file: {exc.strerror or exc}") from None

@@ -1441,7 +1441,7 @@ def test_the_log_reader_refuses_fifos_devices_and_big_files(tmp_path: Path) -> N
     for path, words in (
         (fifo, "not a regular file"),
         (Path("/dev/zero"), "not a regular file"),
-        (tmp_path, "not a regular file"),
+        (tmp_path, "is a directory, not a file"),
     ):
         with pytest.raises(LogParseError, match=words):
             parse_file(path)

@@ -33,12 +33,12 @@ from __future__ import annotations
 import math
 import os
 import re
-import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
 from ibcalc.errors import LogParseError
+from ibcalc.fileio import ReadRefused, read_regular
 from ibcalc.logs.infer import (
     MODELLED,
     NOT_MODELLED,
@@ -905,21 +905,10 @@ def parse_file(path: str | os.PathLike[str]) -> ParsedLog:
 
 
 def _read_file(name: str) -> bytes:
-    """The bytes of the regular file ``name``: at most one more than :data:`MAX_LOG_BYTES`."""
+    """The bytes of the regular file ``name``, at most :data:`MAX_LOG_BYTES` (refused in the
+    words every command uses for a file it cannot read: ``no such file``, ``is a directory,
+    not a file`` ...)."""
     try:
-        fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as exc:
-        raise LogParseError(f"{name}: cannot open: {exc.strerror or exc}") from None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise LogParseError(f"{name}: not a regular file")
-        if info.st_size > MAX_LOG_BYTES:
-            raise LogParseError(f"{name}: larger than {MAX_LOG_BYTES // (1024 * 1024)} MiB")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(MAX_LOG_BYTES + 1)
-    except OSError as exc:
-        raise LogParseError(f"{name}: cannot read: {exc.strerror or exc}") from None
-    finally:
-        os.close(fd)
-    return data
+        return read_regular(name, MAX_LOG_BYTES)
+    except ReadRefused as exc:
+        raise LogParseError(f"{name}: {exc.reason}") from None
