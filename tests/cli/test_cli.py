@@ -834,3 +834,21 @@ def test_explain_does_not_credit_nccls_tuner_with_point_to_point_choices() -> No
     # a collective NCCL does tune keeps its ranking's name
     result = runner.invoke(app, ["allreduce", "-s", "256KiB", "--system", "dgx-h100", "--explain"])
     assert "why this algorithm: NCCL's tuner ranks by its own estimate" in result.output
+
+
+def test_a_source_longer_than_the_line_stays_beside_its_bullet() -> None:
+    """gb200-nvl72's 125-character source URL wrapped whole onto the next line at 110 columns,
+    leaving a bare '-' above it."""
+    cat = load_catalogue(use_env=False)
+    sources = next(s for s in cat.systems if s.id == "gb200-nvl72").sources
+    url = max(sources, key=len)
+    assert len(url) > 110
+    assert " " not in url
+    result = runner.invoke(app, ["systems", "show", "gb200-nvl72"], env={"COLUMNS": "110"})
+    lines = result.output.splitlines()
+    start = lines.index("sources:")
+    bullets = [line for line in lines[start + 1 :] if line.startswith("  -")]
+    assert all(line.strip() != "-" for line in bullets)
+    assert len(bullets) == len(sources)
+    (first,) = [line for line in bullets if line.startswith(f"  - {url[:60]}")]
+    assert len(first) <= 110

@@ -362,8 +362,14 @@ def _entry_table(
         table.add_row(key, value)
     console.print(_fold(table))
     console.print(Text("sources:", style="bold"))
+    # the bullet in a column of its own: a URL longer than the line folds beside it (it had
+    # wrapped whole onto the next line, leaving a bare "-"), and prose wraps under its start
+    bullets = Table.grid(padding=(0, 1, 0, 0))
+    bullets.add_column(no_wrap=True)
+    bullets.add_column(overflow="fold")
     for source in sources:
-        console.print(Text(f"  - {source}"), overflow="fold")
+        bullets.add_row("  -", source)
+    console.print(bullets)
 
 
 def render_link(link: Link, fmt: str = Format.TABLE, stream: TextIO | None = None) -> None:
