@@ -34,9 +34,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from typer.testing import CliRunner
 
 from ibcalc.catalogue.load import load_catalogue
 from ibcalc.catalogue.models import Catalogue
+from ibcalc.cli import app
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import Collective
@@ -693,3 +695,22 @@ def test_a_single_node_faster_than_expected_names_scale_up_causes(catalogue: Cat
     faster = next(f for f in check.findings if f.kind == "faster_than_expected")
     assert "(a faster scale-up link, NVLink SHARP)" in faster.cause
     assert "NICs" not in faster.cause
+
+
+def test_a_table_only_log_says_its_node_is_a_default(catalogue: Catalogue) -> None:
+    """Fixture 13 (NREL Kestrel: 16 x 4 H100 on Slingshot, SOURCES.md) is a results table with
+    no device list: the node shape and the node count built on it were tagged [log]."""
+    path = FIXTURES / "13_allgather_16node_64xH100_slingshot_kestrel_table_only_crlf.txt"
+    check = one(path, catalogue)
+    tags = {a.field: a.source for a in check.assumptions}
+    assert tags["system"] == "default"
+    assert tags["nodes"] == "default"  # 64 ranks at the default node's 8 GPUs
+    nodes = next(a for a in check.assumptions if a.field == "nodes")
+    assert nodes.value == 64 // 8
+    assert "at 8 per node (the default node's, not the log's)" in nodes.evidence
+    # the verdict line says it was judged against a default node
+    result = CliRunner().invoke(app, ["nccl-check", str(path)], env={"COLUMNS": "200"})
+    verdict = next(line for line in result.stdout.splitlines() if line.startswith("verdict:"))
+    assert verdict.endswith(
+        "; against a default node, as the log names no node type: give --system to judge it"
+    )

@@ -362,7 +362,7 @@ def infer_cluster(
                 note(
                     "system",
                     None,
-                    "log",
+                    "default",
                     f"GPU {run.gpu_model!r} matches no node rule; the resolver's default node "
                     "is used ({system}, {gpus_per_node}, {intra})",
                 )
@@ -370,7 +370,7 @@ def infer_cluster(
             note(
                 "system",
                 None,
-                "log",
+                "default",
                 "the log names no GPU (no device list); the resolver's default node is used "
                 "({system}, {gpus_per_node}, {intra})",
             )
@@ -401,11 +401,27 @@ def infer_cluster(
             note("nodes", run.nodes, "log", log_evidence("nodes"))
         elif ranks is not None and ranks % gpn == 0 and ranks >= gpn:
             values["nodes"] = ranks // gpn
+            # the GPUs per node are the log's, else a preset's or the default node's
+            per_node = (
+                "log"
+                if "gpus_per_node" in values
+                else "preset"
+                if system_obj is not None
+                else "default"
+            )
             note(
                 "nodes",
                 ranks // gpn,
-                "log",
-                f"{ranks} ranks ({log_evidence('ranks')}) at {gpn} per node ({{nodes}})",
+                per_node,
+                f"{ranks} ranks ({log_evidence('ranks')}) at {gpn} per node"
+                + (
+                    ""
+                    if per_node == "log"
+                    else f" ({system_obj.id}'s, not the log's)"
+                    if system_obj is not None
+                    else " (the default node's, not the log's)"
+                )
+                + " ({nodes})",
             )
     if "nvls" not in given and env.nvls_unavailable is not None:
         values["nvls"] = False

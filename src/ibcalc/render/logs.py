@@ -229,6 +229,14 @@ def render_checks(
             verdict.append(
                 f" (lowest efficiency at 64 MiB and more: {check.min_bandwidth_efficiency:.0%})"
             )
+        if check.rows and any(
+            a.field == "system" and a.source == "default" for a in check.assumptions
+        ):
+            # judged against a node the log does not name: say so where the verdict is read
+            verdict.append(
+                f"; against a default node, as the log names no node type: give "
+                f"{_fill('{system}', names)} to judge it"
+            )
         console.print(verdict)
         shown = [a for a in check.assumptions if _shown_in_table(a)]
         if show_assumptions and shown:
