@@ -252,13 +252,14 @@ def nccl_check(
 
 def _why_failed(row: RowCheck) -> str:
     """Why a row fails the gate: its efficiency, or that it is no valid measurement."""
+    # one decimal: a gate of 0.8 failed "at 80%" for a row at 79.6 %
     if (row.wrong or 0) > 0:
-        return f"{row.efficiency:.0%} of the expected busbw, but #wrong = {row.wrong}"
+        return f"{row.efficiency:.1%} of the expected busbw, but #wrong = {row.wrong}"
     if row.implausible:
         return f"{row.efficiency:.3g}x the expected busbw: implausibly fast"
     if _lifted(row):
-        return f"{row.efficiency:.0%} of the expected busbw, inside the model's error band"
-    return f"{row.efficiency:.0%} of the expected busbw"
+        return f"{row.efficiency:.1%} of the expected busbw, inside the model's error band"
+    return f"{row.efficiency:.1%} of the expected busbw"
 
 
 def _lifted(row: RowCheck) -> bool:
@@ -270,7 +271,7 @@ def _lifted(row: RowCheck) -> bool:
 
 def _gate(checks: list[RunCheck], min_efficiency: float) -> bool:
     """Say each run that fails ``--min-efficiency`` on stderr; True when one does."""
-    from ibcalc.logs.results import gate_failures
+    from ibcalc.logs.results import fmt_size, gate_failures
 
     failed = False
     for check in checks:
@@ -278,8 +279,10 @@ def _gate(checks: list[RunCheck], min_efficiency: float) -> bool:
         if not rows and not check.unmeasured:
             continue
         failed = True
-        why = [f"{r.size_bytes} B ({_why_failed(r)})" for r in rows]
-        why += [f"{size} B (line {line}: no measurement)" for size, line in check.unmeasured]
+        why = [f"{fmt_size(r.size_bytes)} ({_why_failed(r)})" for r in rows]
+        why += [
+            f"{fmt_size(size)} (line {line}: no measurement)" for size, line in check.unmeasured
+        ]
         sizes = ", ".join(why[:6]) + (f" and {len(why) - 6} more" if len(why) > 6 else "")
         lifted = (
             " (rows inside the model's error band read ok in the report, which judges them "
