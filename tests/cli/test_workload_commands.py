@@ -453,7 +453,8 @@ def test_the_cross_leaf_fraction_is_said_to_come_from_where_it_came_from() -> No
     roce = Path(__file__).parents[2] / "examples" / "roce-400g-2to1.yaml"
     notes = " ".join(_json("train", "--params", "70B", "--design", str(roce))["assumptions"])
     assert (
-        "35% of each node's network traffic assumed to cross the leaf uplinks (from the " in notes
+        "35% of each node's network traffic assumed to cross the tapered uplinks (from the "
+        in notes
     )
     assert "design's fabric layout)" in notes
     flags = ["train", "--params", "70B", "--system", "dgx-h100", "--nodes", "4"]

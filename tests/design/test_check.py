@@ -33,6 +33,7 @@ from ibcalc.design.check import (
 )
 from ibcalc.engine.types import Collective, Estimate
 from ibcalc.errors import ClusterError, DesignError, ValidationProblem
+from ibcalc.facade import estimate_on
 from ibcalc.render.check import design_dict, render_design_text
 from ibcalc.yamlio import load_yaml
 
@@ -222,7 +223,7 @@ def test_an_unsized_fabric_says_its_cross_leaf_fraction_is_the_default(
     text = "name: x\nnodes: 4\nsystem: dgx-h100\nfabric: {oversubscription: [2, 2]}\n"
     design, doc = load_design(write(tmp_path, "o.yaml", text), catalogue=builtin_catalogue)
     notes = render_design_text(resolve_design(design, doc, builtin_catalogue))
-    assert "100% of each node's network traffic assumed to cross the leaf uplinks (the " in notes
+    assert "100% of each node's network traffic assumed to cross the tapered uplinks (the " in notes
     assert "default, every byte; the fabric layout sets it): every collective's network term" in (
         notes
     )
@@ -262,6 +263,44 @@ def test_design_notes_say_how_the_cross_leaf_fraction_was_derived(
     assert how in notes
     assert effect in notes
     assert "all-to-all" not in notes
+
+
+THREE_TIERS = """\
+name: t
+nodes: {nodes}
+system: dgx-h100
+fabric: {{switch: qm9700, oversubscription: [1, {core}], tiers: 3}}
+"""
+
+
+@pytest.mark.parametrize(("nodes", "behind_pod"), [(200, 0), (2000, 2000 - 48 * 32)])
+def test_a_tapered_core_slows_only_the_traffic_that_reaches_it(
+    tmp_path: Path, builtin_catalogue: Catalogue, nodes: int, behind_pod: int
+) -> None:
+    """200 DGX H100 on a rail-optimized 3-tier QM9700 fabric, leaves 1:1 and spines 4:1: every
+    rail's 7 SUs sit in one pod (up to 48 leaves, one per SU), so no traffic reaches the core,
+    yet the engine was given 4:1 x the 84 % cross-leaf share (1 GB all-reduce 18.3 ms against
+    5.64 ms non-blocking). Per tier: the leaves slow traffic by k1 x f1, the spines by
+    k1 x k2 x f2, f2 the share of peers outside the node's pod; the worst sets the pace."""
+    tapered = write(tmp_path, "t.yaml", THREE_TIERS.format(nodes=nodes, core=4))
+    flat = write(tmp_path, "f.yaml", THREE_TIERS.format(nodes=nodes, core=1))
+    resolved = {}
+    for name, path in (("tapered", tapered), ("flat", flat)):
+        design, doc = load_design(path, catalogue=builtin_catalogue)
+        resolved[name] = resolve_design(design, doc, builtin_catalogue)
+    f1 = (nodes - 32) / (nodes - 1)  # peers outside the node's SU of 32
+    f2 = behind_pod / (nodes - 1)  # peers outside its pod of 48 SUs
+    assert resolved["tapered"].oversubscription == 4
+    assert resolved["tapered"].cross_leaf_fraction == pytest.approx(max(f1, 4 * f2) / 4)
+    # both products stay under 1 here, so the taper slows nothing: the times are equal
+    assert max(f1, 4 * f2) <= 1
+    times = {
+        name: estimate_on(r.cluster, Collective.ALL_REDUCE, 1e9).time_s
+        for name, r in resolved.items()
+    }
+    assert times["tapered"] == times["flat"]
+    notes = render_design_text(resolved["tapered"])
+    assert f"{f2:.0%} of them sit outside the node's pod of {min(nodes, 48 * 32)} nodes" in notes
 
 
 # --- problems at their keys -------------------------------------------------------------------

@@ -662,8 +662,8 @@ def _build_out(
             "<= 1): no slowdown"
         )
         notes.append(
-            f"oversubscription {k:g}:1 at the leaves; {f:.0%} of each node's network traffic "
-            "assumed to cross the leaf uplinks "
+            f"oversubscription {k:g}:1 end to end; {f:.0%} of each node's network traffic "
+            "assumed to cross the tapered uplinks "
             + (
                 "(from {cross_leaf_fraction})"
                 if "cross_leaf_fraction" in spec.model_fields_set

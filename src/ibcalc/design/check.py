@@ -13,7 +13,8 @@ as the file names it (``fabric.sharp``, never ``--sharp``).
 
 Choices (docs/architecture.md#design-choices):
 
-* the engine gets the end-to-end oversubscription (product of the built tiers' down:up ratios),
+* the engine gets the end-to-end oversubscription (product of the built tiers' down:up ratios)
+  and the crossing fraction that makes its slowdown the worst tier's (:func:`engine_fraction`),
   the ``oversubscription`` requirement checks the worst single tier;
 * ``gap`` is the ratio of per-GPU line rates per direction: scale-up link over the GPU's share of
   its domain's NICs (DGX H100: 450 GB/s / 50 GB/s = 9), from
@@ -353,6 +354,33 @@ def cross_leaf_fraction(sizing: FabricSizing) -> float:
     return max(0.0, (sizing.nodes - _leaf_group(sizing)) / (sizing.nodes - 1))
 
 
+def pod_fraction(sizing: FabricSizing) -> float:
+    """Share of a node's rail-aligned peers outside its pod (three tiers; 0 otherwise): the
+    traffic to them also crosses the spines' uplinks to the core. A pod holds ``spine_down``
+    leaves, so ``spine_down`` leaf groups of nodes (docs/design-files.md)."""
+    if sizing.tiers < 3 or sizing.nodes < 2:
+        return 0.0
+    pod_nodes = min(sizing.nodes, sizing.spine_down * _leaf_group(sizing))
+    return max(0.0, (sizing.nodes - pod_nodes) / (sizing.nodes - 1))
+
+
+def engine_fraction(sizing: FabricSizing) -> float:
+    """The crossing fraction the engine gets beside the end-to-end ratio ``K``.
+
+    Each tier slows the traffic that crosses its uplinks by the ratios up to it: the leaves'
+    by ``k1 x f1``, the spines' (three tiers) by ``k1 x k2 x f2`` with ``f2`` the
+    :func:`pod_fraction`; the worst sets the pace (the bisection argument per tier). The engine
+    takes one ``max(1, K x f)``, so ``f = max(k1 f1, k1 k2 f2) / K``. With two tiers that is the
+    :func:`cross_leaf_fraction`.
+    """
+    f1 = cross_leaf_fraction(sizing)
+    ratios = sizing.oversubscription
+    if sizing.tiers < 3 or len(ratios) < 2:
+        return f1
+    k1, k2 = ratios[0], ratios[1]
+    return max(k1 * f1, k1 * k2 * pod_fraction(sizing)) / (k1 * k2)
+
+
 def _leaf_group(sizing: FabricSizing) -> int:
     """Nodes whose rail-aligned peers share a leaf (an SU when rail-optimized)."""
     if sizing.rail_optimized and sizing.su_nodes:
@@ -378,11 +406,23 @@ def cross_leaf_derivation(sizing: FabricSizing) -> str:
         )
     # the formula's share for a node whose group is full (a node of a partial group has more
     # peers behind other leaves)
-    return (
+    text = (
         f"cross-leaf fraction {f:.0%} = (nodes - group) / (nodes - 1) = {behind}/"
         f"{sizing.nodes - 1}, the rail-aligned peers outside a node's group of {group} ({how}); "
         "it stands for every collective's network traffic"
     )
+    ratios = sizing.oversubscription
+    if sizing.tiers >= 3 and len(ratios) >= 2:
+        k1, k2 = ratios[0], ratios[1]
+        pod = min(sizing.nodes, sizing.spine_down * group)
+        f2 = pod_fraction(sizing)
+        text += (
+            f"; {f2:.0%} of them sit outside the node's pod of {pod} nodes, across the "
+            f"{k2:g}:1 spine uplinks as well: the leaves slow traffic x{k1 * f:.3g} (k1 x f), "
+            f"the spines x{k1 * k2 * f2:.3g} (k1 x k2 x f2), so the engine, given "
+            f"{k1 * k2:g}:1 end to end, gets f = {engine_fraction(sizing):.3g}"
+        )
+    return text
 
 
 def _spec(design: Design, oversubscription: float, cross_leaf: float | None = None) -> ClusterSpec:
@@ -508,7 +548,7 @@ def _resolve(design: Design, doc: Document, catalogue: Catalogue) -> ResolvedDes
     cross_leaf: float | None = None
     if sizing is not None:
         oversubscription = sizing.end_to_end_oversubscription
-        fraction = cross_leaf_fraction(sizing)
+        fraction = engine_fraction(sizing)
         if oversubscription != declared or fraction < 1.0:
             # the fraction acts only on tapered leaves: on a 1:1 fabric the cluster is not
             # given it (it would be noted as an option given and ignored)
