@@ -245,3 +245,20 @@ def test_the_headline_bottleneck_names_a_protocol_rate_that_binds(
     # at 1 GiB the link binds, and the headline names it alone
     big = estimate_on(cluster, Collective.ALL_GATHER, 2**30, algorithm=Algorithm.RING).best
     assert not big.bottleneck.startswith(("LL", "LL128", "Simple"))
+
+
+def test_a_latency_bound_estimate_is_headed_by_its_latency(builtin_catalogue: Catalogue) -> None:
+    """An 8-byte all-reduce on 2 x DGX H100 is 27.7 us of steps, hops and launches and 0.007 us
+    of transfer, and its headline said 'bottleneck scale-up chain inside the node (2S per GPU)':
+    a user would look at NVLink for what is latency."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    small = estimate_on(cluster, Collective.ALL_REDUCE, 8).best
+    fixed = small.latency_s + small.fill_s
+    assert fixed > 100 * small.transfer_s
+    assert small.bottleneck.startswith(
+        f"latency: {fixed * 1e6:.3g} us of {small.single_s * 1e6:.3g} us (steps, hops, launches); "
+        "the bytes are bound by "
+    )
+    big = estimate_on(cluster, Collective.ALL_REDUCE, 1e9).best
+    assert big.transfer_s > big.latency_s
+    assert not big.bottleneck.startswith("latency")

@@ -687,6 +687,13 @@ def make_cost(
     it term by term (they add up to one operation's time: tests/engine/test_properties.py)."""
     if not (math.isfinite(latency_s) and math.isfinite(transfer_s)):
         raise ValueError(f"{algorithm}/{protocol}: non-finite cost")
+    fixed = max(latency_s, 0.0) + fill_s
+    if fixed > max(transfer_s, 0.0):
+        # most of the time is latency: the tier the bytes go through is not what to change
+        bottleneck = (
+            f"latency: {us(fixed)} of {us(fixed + max(transfer_s, 0.0))} (steps, hops, "
+            f"launches); the bytes are bound by {bottleneck}"
+        )
     return Cost(
         algorithm=algorithm,
         protocol=protocol,
