@@ -281,3 +281,16 @@ def test_a_sweep_says_which_sizes_it_skipped_and_offers_sharp_to_all_reduce_only
         "skipped 8 B, 16 B, 32 B: nccl-tests would run 0 bytes of fp32 there on 16 ranks" in lines
     )
     assert not any("supports SHARP" in line for line in lines)
+
+
+def test_a_sweep_table_never_cuts_digits_for_its_bar() -> None:
+    """At 100 columns a sweep to 1 PiB printed 112589990684262 for 1125899906842624 B, 'fp3' and
+    'nvlstree/Simpl': the bar took the room the numbers needed."""
+    result = CliRunner().invoke(
+        app, ["sweep", "allreduce", "-b", "1T", "-e", "1P", "-f", "32"], env={"COLUMNS": "100"}
+    )
+    assert result.exit_code == 0
+    rows = [line.split() for line in result.stdout.splitlines() if line.strip()[:1].isdigit()]
+    assert [r[0] for r in rows] == [str(2**40), str(2**45), str(2**50)]
+    assert {r[2] for r in rows} == {"fp32"}
+    assert all(r[-1].endswith("/Simple") or r[-2].endswith("/Simple") for r in rows)

@@ -621,32 +621,9 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
         f"{group['collective']} sweep on {group['nodes']} x {group['gpus_per_node']} GPUs "
         f"({links_words(**{key: group[key] for key in LINK_KEYS})})"
     )
-    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", collapse_padding=True)
     console = _console(stream)
-    # a bar of busbw where the terminal has room for it (none below 90 columns)
-    bar_width = 24 if console.width >= 102 else 12 if console.width >= 90 else 0
-    # the bar's header says what a full bar is, in GB/s as the busbw column, and no wider than
-    # the narrow bar (12 columns)
-    full = f"{peak:.0f}" if peak >= 100 else f"{peak:.3g}"
-    bar = f"busbw bar\n(full {full} GB/s)" if bar_width >= 24 else f"busbw bar\n{full} GB/s"
-    for name in (
-        "size\n(B)",
-        "count",
-        "type",
-        "time\n(us)",
-        "algbw\n(GB/s)",
-        "busbw\n(GB/s)",
-        "algorithm",
-        bar,
-    )[: 8 if bar_width else 7]:
-        table.add_column(
-            name,
-            justify="left" if name in ("type", "algorithm", bar) else "right",
-            # numbers and the algorithm stay on one line; the bar is cut to the room left
-            no_wrap=True,
-            overflow="crop" if name == bar else "ellipsis",
-        )
     falls: list[str] = []
+    cells: list[tuple[str, ...]] = []
     previous: dict[str, Any] | None = None
     for row in rows:
         choice = f"{row['algorithm']}/{row['protocol']}"
@@ -657,17 +634,35 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
             falls.append(
                 f"{row['size_bytes']:.0f} B ({previous['time_us']:.1f} -> {row['time_us']:.1f} us)"
             )
-        table.add_row(
-            f"{row['size_bytes']:.0f}",
-            str(row["count"]),
-            row["type"],
-            f"{row['time_us']:.2f}",
-            f"{row['algbw_GBps']:.2f}",
-            f"{row['busbw_GBps']:.2f}" + ("*" if row["busbw_equivalent"] else ""),
-            ("> " if changed else "  ") + choice,
-            *([_bar(row["busbw_GBps"] / peak, bar_width)] if bar_width else []),
+        cells.append(
+            (
+                f"{row['size_bytes']:.0f}",
+                str(row["count"]),
+                row["type"],
+                f"{row['time_us']:.2f}",
+                f"{row['algbw_GBps']:.2f}",
+                f"{row['busbw_GBps']:.2f}" + ("*" if row["busbw_equivalent"] else ""),
+                ("> " if changed else "  ") + choice,
+            )
         )
         previous = row
+    # a bar of busbw in the room the numbers leave (none below 90 columns, nor where the
+    # numbers need it: a bar once cut the last digit of every number at 1 PiB)
+    bar_width = 24 if console.width >= 102 else 12 if console.width >= 90 else 0
+    numbers = _sweep_columns(title, cells, bar=None)
+    natural = Measurement.get(console, console.options.update_width(10_000), numbers).maximum
+    room = console.width - natural - 2
+    bar_width = min(bar_width, room) if room >= 8 else 0
+    # the bar's header says what a full bar is, in GB/s as the busbw column
+    full = f"{peak:.0f}" if peak >= 100 else f"{peak:.3g}"
+    bar = f"busbw bar\n(full {full} GB/s)" if bar_width >= 18 else f"busbw bar\n{full} GB/s"
+    # numbers too wide for the terminal fold rather than lose digits
+    table = _sweep_columns(
+        title, cells, bar=bar if bar_width else None, whole=natural <= console.width
+    )
+    if bar_width:  # without a bar the rows are in already
+        for row_cells, row in zip(cells, rows, strict=True):
+            table.add_row(*row_cells, _bar(row["busbw_GBps"] / peak, bar_width))
     console.print(_fold(table))
     if any(r["busbw_equivalent"] for r in rows):
         console.print(
@@ -688,6 +683,26 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
             ),
             soft_wrap=True,
         )
+
+
+def _sweep_columns(
+    title: str, cells: list[tuple[str, ...]], *, bar: str | None, whole: bool = True
+) -> Table:
+    """The sweep table's columns (with a bar column headed ``bar``; numbers kept ``whole`` on
+    one line); without a bar, the rows ``cells`` too, so that its width can be measured."""
+    table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", collapse_padding=True)
+    names = ["size\n(B)", "count", "type", "time\n(us)", "algbw\n(GB/s)", "busbw\n(GB/s)"]
+    names.append("algorithm")
+    for name in names:
+        # numbers and the algorithm stay on one line
+        table.add_column(name, justify="left" if name in ("type", "algorithm") else "right")
+        table.columns[-1].no_wrap = whole
+    if bar is None:
+        for row_cells in cells:
+            table.add_row(*row_cells)
+    else:
+        table.add_column(bar, justify="left", no_wrap=True, overflow="crop")
+    return table
 
 
 def _bar(fraction: float, width: int) -> str:
