@@ -895,3 +895,13 @@ def test_log_commands_say_where_gpus_per_process_comes_from() -> None:
             "nGpus, else 1)."
         ) in text
         assert "[default: 1]" not in text
+
+
+def test_calibrate_without_output_says_it_wrote_nothing() -> None:
+    log = str(SWEEPS / "13_allreduce_1node_4xH100_intranode.txt")
+    code, out, err = run("calibrate", log)
+    assert code == 0
+    assert "fitted parameters" in out
+    assert err == "note: nothing written; -o FILE saves the fitted values as an override\n"
+    code, _, err = run("calibrate", log, "--format", "json")
+    assert (code, err) == (0, "")  # JSON goes to programs, which know what they asked for

@@ -364,6 +364,8 @@ def calibrate_command(
         typer.echo(report, nl=False)
     for target in written:
         say(f"wrote {target}")
+    if output is None and fmt != "json":
+        say("note: nothing written; -o FILE saves the fitted values as an override")
 
 
 def register(app: typer.Typer) -> None:
