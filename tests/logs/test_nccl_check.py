@@ -130,7 +130,13 @@ def test_wrong_results_come_first(catalogue: Catalogue) -> None:
     assert first.severity == "error"
     # #wrong is non-zero out-of-place in the rows of 2 MiB .. 64 MiB, lines 47-52 of the fixture
     assert first.lines == [47, 48, 49, 50, 51, 52]
-    assert "(2 MiB-64 MiB; lines 47-52)" in first.evidence[0]
+    assert (
+        "(2 MiB-64 MiB; lines 47-52; the larger of the out-of-place and in-place"
+        in (first.evidence[0])
+    )
+    # the source's corruption was LL128 (NVIDIA/nccl#2001) where the model expects Simple: the
+    # advice excludes each protocol in turn rather than the model's alone
+    assert "excluding one protocol at a time (^LL128, ^LL, ^Simple)" in first.evidence[2]
     failing = gate_failures(check, 0.0)
     assert [r.size_bytes for r in failing] == [2 * MiB * 2**i for i in range(6)]
     assert check.flagged

@@ -123,10 +123,15 @@ def _wrong_results(ctx: RunContext) -> list[Finding]:
     protocols = sorted({r.algorithm.split("/")[1] for r in bad})
     evidence = [
         f"#wrong is non-zero in {len(bad)} of {plural(len(ctx.rows), 'row')} ({size_span(bad)}; "
-        f"{line_span(bad[0].line, bad[-1].line)}): {counts}",
+        f"{line_span(bad[0].line, bad[-1].line)}; the larger of the out-of-place and in-place "
+        f"counts): {counts}",
         "the bandwidths of those rows are not meaningful: the results failed validation",
-        f"the model expects protocol {'/'.join(protocols)} at those sizes; rerunning with "
-        "NCCL_PROTO set to exclude it isolates a protocol bug from a hardware fault",
+        # the model's protocol is NCCL's likely choice, not what the log ran: say to exclude
+        # each in turn (NVIDIA/nccl#2001, the corruption of fixture 08, was LL128 where the
+        # model expects Simple)
+        "rerunning with NCCL_PROTO excluding one protocol at a time (^LL128, ^LL, ^Simple) "
+        "isolates a protocol bug from a hardware fault; the model expects "
+        f"{'/'.join(protocols)} at those sizes, but NCCL's own choice may differ",
     ]
     return [
         Finding(
