@@ -132,8 +132,8 @@ def test_a_gate_does_not_pass_a_run_it_could_not_check() -> None:
     )
     assert code == 2
     assert (
-        "run 1 is not judged by --min-efficiency: the collective could not be told from "
-        "the log; give it (--collective)" in err
+        "run 1 is not judged by --min-efficiency: the table fits scatter or gather, which "
+        "ibcalc does not model" in err
     )
     assert err.endswith("error: --min-efficiency would judge nothing: no run could be checked\n")
     session = FIXTURES / "09_multi_collective_session_1node_2xRTX2080Ti_pcie.txt"
@@ -868,9 +868,12 @@ def test_calibrate_takes_the_collective_a_log_does_not_say() -> None:
     code, out, err = run("calibrate", log)
     assert code == 2
     assert out == ""
+    # its table fits scatter or gather alone, neither of which --collective can name: said so
+    # (it had said "give it (--collective)", and neither name is accepted there)
     assert err == (
-        f"error: no run to fit: {log}: the collective could not be told from the log; give it "
-        "(--collective)\n"
+        f"error: no run to fit: {log}: the table fits scatter or gather, which ibcalc does not "
+        "model (it models all_gather, all_reduce, alltoall, broadcast, reduce, reduce_scatter, "
+        "sendrecv)\n"
     )
     code, out, err = run("calibrate", log, "--collective", "all_gather", "--format", "json")
     assert code == 0, err

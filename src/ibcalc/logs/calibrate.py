@@ -71,6 +71,7 @@ from ibcalc.logs.cluster import check_rank_count, infer_spec, resolve_log_cluste
 from ibcalc.logs.env import LogEnvironment, scan_environment
 from ibcalc.logs.expect import catalogue_with_link, predict
 from ibcalc.logs.fit import minimize_scalar
+from ibcalc.logs.infer import unknown_collective_reason
 from ibcalc.logs.parse import LogInput
 from ibcalc.logs.records import Row, Run
 from ibcalc.logs.results import (
@@ -493,7 +494,7 @@ def calibrate(
             why = (
                 f"collective {run.raw_collective} is not modelled by ibcalc"
                 if run.raw_collective
-                else "the collective could not be told from the log; give it ({collective})"
+                else unknown_collective_reason(run)
             )
             notes.append((label, f"skipped: {why}"))
             continue

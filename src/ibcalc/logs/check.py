@@ -32,7 +32,7 @@ from ibcalc.logs.cluster import (
 from ibcalc.logs.diagnose import diagnose
 from ibcalc.logs.env import LogEnvironment, scan_environment
 from ibcalc.logs.expect import RunContext, predict
-from ibcalc.logs.infer import normalize_dtype
+from ibcalc.logs.infer import normalize_dtype, unknown_collective_reason
 from ibcalc.logs.records import ParsedLog, Row, Run
 from ibcalc.logs.results import (
     BANDS,
@@ -129,7 +129,7 @@ def check_run(
         why = (
             f"collective {run.raw_collective} is not modelled by ibcalc"
             if run.raw_collective
-            else "the collective could not be told from the log; give it ({collective})"
+            else unknown_collective_reason(run)
         )
         return _unchecked(
             run, why, source=source, run_index=run_index, assumptions=assumptions, notes=notes

@@ -860,3 +860,17 @@ def build_run(facts: RunFacts, *, next_line: int | None = None) -> Run:
         line_start=f.line_start,
         line_end=f.line_end,
     )
+
+
+def unknown_collective_reason(run: Run) -> str:
+    """Why a run's collective is unknown: the candidates its table fits, if none of them is one
+    ibcalc models (scatter or gather: ``--collective`` cannot name them), else to give it."""
+    candidates = next(
+        (i.candidates for i in run.inferences if i.field == "collective" and i.candidates), []
+    )
+    if candidates and not set(candidates) & MODELLED.keys():
+        return (
+            f"the table fits {' or '.join(candidates)}, which ibcalc does not model (it models "
+            f"{', '.join(sorted(MODELLED))})"
+        )
+    return "the collective could not be told from the log; give it ({collective})"
