@@ -30,6 +30,7 @@ PCIe Gen3, NVLS off, an added transport latency) check that each diagnosis finds
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +49,14 @@ from ibcalc.logs import parse_file, parse_log
 from ibcalc.logs.check import check_log, check_run
 from ibcalc.logs.env import scan_environment
 from ibcalc.logs.expect import catalogue_with_link
-from ibcalc.logs.results import BANDS, RunCheck, gate_failures, line_span, regime
+from ibcalc.logs.results import (
+    BANDS,
+    BANDWIDTH_TOLERANCE,
+    RunCheck,
+    gate_failures,
+    line_span,
+    regime,
+)
 from ibcalc.logs.synth import synthesize_log
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -720,3 +728,33 @@ def test_a_table_only_log_says_its_node_is_a_default(catalogue: Catalogue) -> No
     assert verdict.endswith(
         "; against a default node, as the log names no node type: give --system to judge it"
     )
+
+
+def test_a_poor_fit_is_not_worded_as_a_fit(catalogue: Catalogue) -> None:
+    """'reproduces them within 54%' and 'within 83% of the measurement' read as fits; a fit
+    error past the bandwidth tolerance (15 %) is now said as how far off it is."""
+    degraded = one(
+        FIXTURES / "11_allreduce_2node_8xGH200_slingshot_nccltests2.17.1_indented_degraded.txt",
+        catalogue,
+    )
+    hop = [e for f in degraded.findings for e in f.evidence if " per slingshot-11 hop " in e]
+    assert len(hop) == 1
+    error = float(hop[0].split("comes closest, ")[1].split("% off")[0]) / 100
+    assert error > BANDWIDTH_TOLERANCE
+    assert hop[0].endswith("off (median): a latency per hop does not explain them")
+    assert not [e for f in degraded.findings for e in f.evidence if "reproduces them" in e]
+    kestrel = one(
+        FIXTURES / "13_allgather_16node_64xH100_slingshot_kestrel_table_only_crlf.txt",
+        catalogue,
+        flags=ClusterSpec(system="alps-gh200"),
+    )
+    said = [
+        m.groups()
+        for f in kestrel.findings
+        for e in f.evidence
+        if (m := re.search(r"(\d+)% (of|off) the measurement", e))
+    ]
+    for share, word in said:
+        assert word == ("of" if int(share) / 100 <= BANDWIDTH_TOLERANCE else "off")
+    # PCIe Gen4 NICs, a hypothesis listed as less likely, fit poorly: said "within 83%" before
+    assert any(word == "off" for _, word in said)

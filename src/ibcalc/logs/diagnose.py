@@ -35,6 +35,7 @@ from ibcalc.logs.expect import RunContext, catalogue_with_link, predict
 from ibcalc.logs.fit import minimize_scalar
 from ibcalc.logs.results import (
     BANDS,
+    BANDWIDTH_TOLERANCE,
     IMPLAUSIBLE_SPEEDUP,
     Finding,
     RowCheck,
@@ -183,6 +184,9 @@ def _latency_findings(ctx: RunContext, latency: _LatencyFit | None) -> list[Find
         evidence.append(
             f"adding {added * 1e6:.1f} us per {link.id} hop reproduces them within "
             f"{pct(error)} (median)"
+            if error <= BANDWIDTH_TOLERANCE
+            else f"adding {added * 1e6:.1f} us per {link.id} hop comes closest, {pct(error)} off "
+            "(median): a latency per hop does not explain them"
         )
     causes: list[str] = []
     # the header's -g, unless the caller gave the GPUs per process: the expectation then has the
