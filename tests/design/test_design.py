@@ -335,6 +335,23 @@ def test_check_exit_codes(
     assert "Traceback" not in out + err
 
 
+def test_check_json_gives_every_file_every_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file that could not be resolved had only file, findings, warnings and errors, while the
+    docs list passed, design, nodes and gpus_per_node for every file (f["passed"] raised)."""
+    good = write(tmp_path, "su.yaml", SU_DESIGN)
+    bad = write(tmp_path, "bad.yaml", "name: x\nnodes: -1\n")
+    code, out, _ = run(["check", str(bad), str(good), "--format", "json"], capsys)
+    assert code == 2
+    files = json.loads(out)["files"]
+    keys = ["file", "design", "nodes", "gpus_per_node", "passed", "findings", "warnings", "errors"]
+    assert [list(f) for f in files] == [keys, keys]
+    assert (files[0]["passed"], files[0]["design"], files[0]["nodes"]) == (False, None, None)
+    assert files[0]["errors"][0]["line"] == 2
+    assert files[1]["passed"] is True
+
+
 def test_check_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, "su.yaml", SU_DESIGN)
     code, out, _ = run(["check", str(path), "--format", "json"], capsys)

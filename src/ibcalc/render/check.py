@@ -370,7 +370,15 @@ def render_json(outcomes: Sequence[FileOutcome], overrides: Sequence[str] = ()) 
     total, passed, failed, errors = _counts(outcomes)
     files = []
     for outcome in outcomes:
-        entry: dict[str, Any] = {"file": outcome.path}
+        # every file has every key: a file that could not be read or resolved has no design,
+        # node count or GPU count (null) and has not passed (a consumer read f["passed"])
+        entry: dict[str, Any] = {
+            "file": outcome.path,
+            "design": None,
+            "nodes": None,
+            "gpus_per_node": None,
+            "passed": False,
+        }
         if outcome.check is not None:
             cluster = outcome.check.resolved.cluster
             entry.update(
