@@ -366,6 +366,23 @@ def _formatter(function: Any) -> Any:
     return FuncFormatter(lambda value, _pos: function(value) if value > 0 else "")
 
 
+def _plain_log_axis(axis: Any, function: Any) -> None:
+    """Label a log axis with ``function`` only: the major ticks, and minor ones where the view
+    spans few decades (every one under a decade, 2 and 5 under two); matplotlib's own minor
+    labels are math text, "4 x 10^2" beside "100", whose font lookup wrote 21 lines to stderr."""
+    from matplotlib.ticker import FuncFormatter
+
+    def minor(value: float, _pos: int | None) -> str:
+        low, high = sorted(axis.get_view_interval())
+        if value <= 0 or low <= 0 or high / low >= 100:
+            return ""
+        lead = round(value / 10 ** math.floor(math.log10(value) + 1e-9))
+        return function(value) if high / low < 10 or lead in (2, 5) else ""
+
+    axis.set_major_formatter(_formatter(function))
+    axis.set_minor_formatter(FuncFormatter(minor))
+
+
 def _gbps_label(value: float) -> str:
     """A bandwidth in GB/s with about 3 significant digits and no exponent."""
     if value >= 100:
@@ -500,7 +517,7 @@ def plot_sweep(
     ax.set_title(title, fontsize=11)
     ax.grid(True, which="major", alpha=0.35)
     ax.grid(True, which="minor", alpha=0.12)
-    ax.yaxis.set_major_formatter(_formatter(_gbps_label))
+    _plain_log_axis(ax.yaxis, _gbps_label)
     handles, names = ax.get_legend_handles_labels()
     if any_equivalent:
         from matplotlib.lines import Line2D
@@ -525,7 +542,7 @@ def plot_sweep(
         ax_time.set_ylabel("time per collective")
         ax_time.grid(True, which="major", alpha=0.35)
         ax_time.grid(True, which="minor", alpha=0.12)
-        ax_time.yaxis.set_major_formatter(_formatter(format_time))
+        _plain_log_axis(ax_time.yaxis, format_time)
     bottom.set_xlabel("message size S (bytes, nccl-tests convention)")
     _size_ticks(ax, low, high)
     if footnote:
