@@ -262,3 +262,17 @@ def test_a_latency_bound_estimate_is_headed_by_its_latency(builtin_catalogue: Ca
     big = estimate_on(cluster, Collective.ALL_REDUCE, 1e9).best
     assert big.transfer_s > big.latency_s
     assert not big.bottleneck.startswith("latency")
+
+
+def test_a_tree_bound_by_tapered_leaves_says_so(builtin_catalogue: Catalogue) -> None:
+    """4 x DGX H100 at 4:1: an all-reduce of 1 GB is network-bound through 4:1 leaves, but the
+    tree's bottleneck read 'network (tree between nodes)' alone, where a ring's said it."""
+    tapered = resolve_cluster(
+        builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=4, oversubscription=4.0)
+    )
+    for algorithm in (Algorithm.NVLS_TREE, Algorithm.TREE, Algorithm.RING):
+        best = estimate_on(tapered, Collective.ALL_REDUCE, 1e9, algorithm=algorithm).best
+        assert best.bottleneck.endswith("x4 slower)"), (algorithm, best.bottleneck)
+    flat = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=4))
+    plain = estimate_on(flat, Collective.ALL_REDUCE, 1e9, algorithm=Algorithm.NVLS_TREE).best
+    assert plain.bottleneck == "network (tree between nodes)"

@@ -41,6 +41,7 @@ from ibcalc.engine.base import (
     net_hop_detail,
     net_hop_latency,
     proxy_posts_term,
+    tapered_words,
     tree_levels_term,
     tree_post_overhead,
     us,
@@ -189,7 +190,9 @@ def nvls_tree_timing(
         where = (
             f"NVLink SHARP in the NVSwitch ({bw * factor / 1e9:.0f} GB/s per GPU)"
             if intra_t >= max(net_t, wan_t)
-            else ("WAN between sites" if wan_t > net_t else f"network (tree between {topo.node}s)")
+            else "WAN between sites"
+            if wan_t > net_t
+            else f"network (tree between {topo.node}s)" + tapered_words(topo)
         )
         terms = [
             Term(

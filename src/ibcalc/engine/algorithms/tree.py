@@ -40,6 +40,7 @@ from ibcalc.engine.base import (
     proxy_ops_s,
     proxy_ops_term,
     proxy_posts_term,
+    tapered_words,
     tree_corrected,
     tree_correction,
     tree_levels_term,
@@ -138,7 +139,10 @@ def tree_timing(
                 "1" if topo.sites <= 2 else "2"
             )
         elif limit == "net":
-            where = f"network (tree: each {topo.node} sends {1 if big_n <= 2 else 2}S)"
+            where = (
+                f"network (tree: each {topo.node} sends {1 if big_n <= 2 else 2}S)"
+                + tapered_words(topo)
+            )
         else:
             where = f"scale-up chain inside the {topo.node} (2S per GPU)"
         terms = [base_term(Algorithm.TREE, protocol, params)]
