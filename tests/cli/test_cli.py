@@ -852,3 +852,20 @@ def test_a_source_longer_than_the_line_stays_beside_its_bullet() -> None:
     assert len(bullets) == len(sources)
     (first,) = [line for line in bullets if line.startswith(f"  - {url[:60]}")]
     assert len(first) <= 110
+
+
+def test_a_ranking_never_shows_two_estimates_alike_that_differ() -> None:
+    """25 MiB on 4 x DGX H100: NCCL's estimates of tree/LL128 and nvlstree/Simple both printed
+    '248 us', and the first was 'chosen' with no visible reason; neighbours that would print
+    alike get two more digits."""
+    args = ["allreduce", "--size", "25MiB", "--system", "dgx-h100", "--nodes", "4", "--explain"]
+    result = runner.invoke(app, args, env={"COLUMNS": "100"})
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("why this algorithm"))
+    rows = [line.split() for line in lines[start + 3 : start + 10] if " / " in line]
+    estimates = [f"{row[3]} {row[4]}" for row in rows]
+    assert len(set(estimates)) == len(estimates), estimates
+    first, second = (float(e.split()[0]) for e in estimates[:2])
+    assert first < second  # the chosen one is lower, as the ranking says
+    assert rows[0][-1] == "chosen"

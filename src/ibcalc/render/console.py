@@ -197,10 +197,12 @@ def _explanation(ex: Explanation, stream: TextIO | None) -> None:
     ranking.add_column("NCCL's estimate" if ex.tuned else "tuner-style", justify="right")
     ranking.add_column("this model", justify="right")
     ranking.add_column("")
-    for c in ex.candidates[:8]:
+    shown = ex.candidates[:8]
+    estimates = _distinct_times([c.tuner_time_s for c in shown])
+    for c, estimate in zip(shown, estimates, strict=True):
         ranking.add_row(
             f"{c.algorithm} / {c.protocol}",
-            format_time(c.tuner_time_s),
+            estimate,
             format_time(c.model_time_s),
             "chosen" if c.chosen else "",
         )
@@ -209,6 +211,20 @@ def _explanation(ex: Explanation, stream: TextIO | None) -> None:
 
 
 _UNIT_SCALE = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+
+
+def _distinct_times(times: Sequence[float]) -> list[str]:
+    """``times`` as :func:`format_time` prints them, with two more digits for neighbours that
+    differ but would print alike (a ranking read "248 us" above "248 us", its first chosen)."""
+    shown = [format_time(t) for t in times]
+    for i in range(len(times) - 1):
+        if shown[i] == shown[i + 1] and times[i] != times[i + 1]:
+            for j in (i, i + 1):
+                number, unit = shown[j].split()
+                value = times[j] / _UNIT_SCALE.get(unit, 1.0)
+                decimals = len(number.split(".")[1]) if "." in number else 0
+                shown[j] = f"{value:.{decimals + 2}f} {unit}"
+    return shown
 
 
 def _span(bounds: tuple[float, float], shown: str, *, scale: float | None = None) -> str:
