@@ -210,7 +210,7 @@ def _explanation(ex: Explanation, stream: TextIO | None) -> None:
     console.print(Text(f"  {ex.why_chosen}"), soft_wrap=True)
 
 
-_UNIT_SCALE = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+_UNIT_SCALE = {"h": 3600.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 
 
 def _distinct_times(times: Sequence[float]) -> list[str]:
