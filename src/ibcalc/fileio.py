@@ -30,6 +30,7 @@ from typing import IO, Any
 
 from ibcalc.errors import OutputError
 from ibcalc.textsafe import printable
+from ibcalc.units import format_size
 
 __all__ = [
     "OutputTarget",
@@ -60,12 +61,6 @@ class ReadRefused(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
-
-
-def _size(n_bytes: int) -> str:
-    """A file-size limit as people write it: ``64 MiB`` for a whole number of MiB, else bytes."""
-    mib = 1024 * 1024
-    return f"{n_bytes // mib} MiB" if n_bytes % mib == 0 else f"{n_bytes} bytes"
 
 
 def _kind(mode: int) -> str:
@@ -101,7 +96,7 @@ def read_regular(path: str | os.PathLike[str], max_bytes: int) -> bytes:
         if not stat.S_ISREG(info.st_mode):
             raise ReadRefused(f"is {_kind(info.st_mode)}, not a regular file")
         if info.st_size > max_bytes:
-            raise ReadRefused(f"file is larger than {_size(max_bytes)}")
+            raise ReadRefused(f"file is larger than {format_size(max_bytes)}")
         chunks: list[bytes] = []
         total = 0
         while total <= max_bytes:
@@ -111,7 +106,7 @@ def read_regular(path: str | os.PathLike[str], max_bytes: int) -> bytes:
             chunks.append(chunk)
             total += len(chunk)
         if total > max_bytes:
-            raise ReadRefused(f"file is larger than {_size(max_bytes)}")
+            raise ReadRefused(f"file is larger than {format_size(max_bytes)}")
         return b"".join(chunks)
     except OSError as exc:
         raise ReadRefused(f"cannot read file: {exc.strerror or exc}") from None

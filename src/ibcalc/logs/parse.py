@@ -52,6 +52,7 @@ from ibcalc.logs.infer import (
 from ibcalc.logs.jsonfmt import parse_json
 from ibcalc.logs.records import ParsedLog, Row, Run, Timing
 from ibcalc.textsafe import printable
+from ibcalc.units import format_size
 
 __all__ = [
     "MAX_LOG_BYTES",
@@ -878,7 +879,7 @@ def read_log(path: str | os.PathLike[str], *, stdin: BinaryIO | None = None) -> 
         label = os.fspath(path)
         data = _read_file(label)
     if len(data) > MAX_LOG_BYTES:
-        raise LogParseError(f"{label}: larger than {MAX_LOG_BYTES // (1024 * 1024)} MiB")
+        raise LogParseError(f"{label}: larger than {format_size(MAX_LOG_BYTES)}")
     utf16 = data.startswith((b"\xff\xfe", b"\xfe\xff"))  # UTF-16 with its byte-order mark
     if utf16:
         data = data.decode("utf-16", errors="replace").encode("utf-8")

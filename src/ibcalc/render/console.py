@@ -672,9 +672,13 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
     # the bar's header says what a full bar is, in GB/s as the busbw column
     full = f"{peak:.0f}" if peak >= 100 else f"{peak:.3g}"
     bar = f"busbw bar\n(full {full} GB/s)" if bar_width >= 18 else f"busbw bar\n{full} GB/s"
-    # numbers too wide for the terminal fold rather than lose digits
-    table = _sweep_columns(
-        title, cells, bar=bar if bar_width else None, whole=natural <= console.width
+    # numbers too wide for the terminal fold rather than lose digits; the measured table is
+    # the one to print where it needs neither a bar nor folding
+    whole = natural <= console.width
+    table = (
+        numbers
+        if whole and not bar_width
+        else _sweep_columns(title, cells, bar=bar if bar_width else None, whole=whole)
     )
     if bar_width:  # without a bar the rows are in already
         for row_cells, row in zip(cells, rows, strict=True):

@@ -497,9 +497,10 @@ def _train_step(
     mb = spec.micro_batch
 
     forward_s, backward_s = _compute(spec, seq=seq, m=m, notes=b.notes)
+    tp = _Group("tp", par.tp, 1)
     if par.tp > 1:
         # the innermost group first: when its groups straddle the domains, it is the one to name
-        b.place(_Group("tp", par.tp, 1))
+        b.place(tp)
     _dp_phases(b, sites=sites, dp_site=dp_site, m=m)
 
     if par.tp > 1:
@@ -507,7 +508,6 @@ def _train_step(
         layers = _per_stage(model.need("layers", "tensor parallelism"), par.pp, "layers", b.notes)
         size = float(mb * s_local * hidden * act)
         count = 4 * layers * m
-        tp = _Group("tp", par.tp, 1)
         dtype = spec.act_dtype
         if spec.sequence_parallel:
             first = b.add(tp, "tp-allgather", Collective.ALL_GATHER, size, dtype=dtype, count=count)
