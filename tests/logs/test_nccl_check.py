@@ -730,6 +730,18 @@ def test_a_table_only_log_says_its_node_is_a_default(catalogue: Catalogue) -> No
     )
 
 
+def test_a_node_count_built_on_the_callers_gpus_per_node_is_tagged_flag(
+    catalogue: Catalogue,
+) -> None:
+    """Fixture 13 has 64 ranks and no device list. With --gpus-per-node 4 the node count is the
+    log's ranks over the caller's 4, so it is tagged [flag], not [log]: 64 / 4 = 16 nodes."""
+    path = FIXTURES / "13_allgather_16node_64xH100_slingshot_kestrel_table_only_crlf.txt"
+    check = one(path, catalogue, flags=ClusterSpec(gpus_per_node=4))
+    nodes = next(a for a in check.assumptions if a.field == "nodes")
+    assert (nodes.value, nodes.source) == (64 // 4, "flag")
+    assert "at 4 per node, as given with --gpus-per-node" in nodes.evidence
+
+
 def test_a_poor_fit_is_not_worded_as_a_fit(catalogue: Catalogue) -> None:
     """'reproduces them within 54%' and 'within 83% of the measurement' read as fits; a fit
     error past the bandwidth tolerance (15 %) is now said as how far off it is."""

@@ -401,27 +401,27 @@ def infer_cluster(
             note("nodes", run.nodes, "log", log_evidence("nodes"))
         elif ranks is not None and ranks % gpn == 0 and ranks >= gpn:
             values["nodes"] = ranks // gpn
-            # the GPUs per node are the log's, else a preset's or the default node's
+            # the GPUs per node are the caller's, the log's, a preset's or the default node's
             per_node = (
-                "log"
+                "flag"
+                if "gpus_per_node" in given
+                else "log"
                 if "gpus_per_node" in values
                 else "preset"
                 if system_obj is not None
                 else "default"
             )
+            whose = {
+                "flag": ", as given with --gpus-per-node",
+                "log": "",
+                "preset": f" ({system_obj.id}'s, not the log's)" if system_obj else "",
+                "default": " (the default node's, not the log's)",
+            }[per_node]
             note(
                 "nodes",
                 ranks // gpn,
                 per_node,
-                f"{ranks} ranks ({log_evidence('ranks')}) at {gpn} per node"
-                + (
-                    ""
-                    if per_node == "log"
-                    else f" ({system_obj.id}'s, not the log's)"
-                    if system_obj is not None
-                    else " (the default node's, not the log's)"
-                )
-                + " ({nodes})",
+                f"{ranks} ranks ({log_evidence('ranks')}) at {gpn} per node{whose} ({{nodes}})",
             )
     if "nvls" not in given and env.nvls_unavailable is not None:
         values["nvls"] = False
