@@ -10,10 +10,12 @@ printed back in full. This module imports nothing of ibcalc (errors.py uses it).
 
 from __future__ import annotations
 
+import difflib
 import re
 
 __all__ = [
     "MAX_ECHO",
+    "closest_hint",
     "has_surrogate",
     "join_surrogate_pairs",
     "printable",
@@ -87,3 +89,13 @@ def surrogates_escaped(text: str) -> str:
     (``\\ud800``): text any stream can print."""
     joined = join_surrogate_pairs(text)
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", joined)
+
+
+def closest_hint(value: str, choices: list[str]) -> str:
+    """`` (did you mean 'ring'?)`` for the choice closest to ``value`` (any case), else ``""``.
+
+    For enumerations whose refusal already lists every choice: the hint only adds the likely
+    one, the way unknown link and system names are answered."""
+    lower = {c.lower(): c for c in choices}
+    close = difflib.get_close_matches(value.lower(), list(lower), n=1, cutoff=0.6)
+    return f" (did you mean {shown(lower[close[0]])}?)" if close else ""

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ValidationError
 
 from ibcalc.errors import InputFileError, ValidationProblem
 from ibcalc.fileio import ReadRefused, read_regular
-from ibcalc.textsafe import has_surrogate, join_surrogate_pairs, printable, shown
+from ibcalc.textsafe import closest_hint, has_surrogate, join_surrogate_pairs, printable, shown
 
 __all__ = [
     "FILE_KINDS",
@@ -616,13 +616,20 @@ def load_yaml(source: str | Path, *, text: str | None = None) -> Document:
     return doc
 
 
+def _quoted(expected: object) -> list[str]:
+    """The names in pydantic's ``expected`` text of an enum or literal error
+    (``"'a', 'b' or 'c'"``)."""
+    return re.findall(r"'([^']*)'", expected) if isinstance(expected, str) else []
+
+
 def _format_loc(loc: Iterable[str | int]) -> str:
     parts: list[str] = []
     for item in loc:
         if isinstance(item, int):
             parts.append(f"[{item}]")
         else:
-            parts.append(("." if parts else "") + str(item))
+            # an empty key would print as nothing: `'': 1` is shown as ''
+            parts.append(("." if parts else "") + (str(item) if item != "" else "''"))
     return "".join(parts)
 
 
@@ -789,5 +796,7 @@ def problems_from(
             message = message.removeprefix("Value error, ")
         elif (typed := _type_message(error)) is not None:
             message = typed
+        if error["type"] in ("enum", "literal_error") and isinstance(error.get("input"), str):
+            message += closest_hint(error["input"], _quoted(error.get("ctx", {}).get("expected")))
         problems.append(ValidationProblem(doc.path, line, col, f"{where}: {message}"))
     return problems

@@ -141,6 +141,29 @@ def test_guard_keeps_the_signature_typer_reads() -> None:
             "'tree', 'nvls', 'nvlstree', 'collnet', 'collnetchain', 'hierarchical', 'rhd', "
             "'pat', 'pairwise', 'pxn', 'p2p'. (see 'ibcalc sweep --help')",
         ),
+        # a choice close to a valid one is answered with it, as unknown names are
+        (
+            ["allreduce", "--size", "1GB", "--algo", "rign"],
+            "Invalid value for '--algo': 'rign' is not one of 'auto', 'ring', "
+            "'tree', 'nvls', 'nvlstree', 'collnet', 'collnetchain', 'hierarchical', 'rhd', "
+            "'pat', 'pairwise', 'pxn', 'p2p' (did you mean 'ring'?). "
+            "(see 'ibcalc allreduce --help')",
+        ),
+        (
+            ["allreduce", "--size", "1GB", "--host-cpu", "AMDD"],
+            "Invalid value for '--host-cpu': 'AMDD' is not one of 'intel', 'amd', 'arm' "
+            "(did you mean 'amd'?). (see 'ibcalc allreduce --help')",
+        ),
+        # an unknown option gets a suggestion close without the dashes, or none: the toolkit
+        # offered --nodes for --design
+        (
+            ["allreduce", "--size", "1GB", "--sytem", "dgx-h100"],
+            "No such option: --sytem (did you mean --system?) (see 'ibcalc allreduce --help')",
+        ),
+        (
+            ["allreduce", "--size", "1GB", "--design", "x.yaml"],
+            "No such option: --design (see 'ibcalc allreduce --help')",
+        ),
         # the toolkit's pydantic wording for a value of the wrong type, said plainly
         (
             ["allreduce", "--size", "1GB", "-N", "2.5"],

@@ -437,6 +437,21 @@ def test_design_show_reports_names_and_schema_together(
     )
 
 
+def test_an_enum_typo_gets_the_closest_choice_and_an_empty_key_is_shown_quoted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """pydantic lists an enum's choices; the closest is named as unknown names are. An empty
+    key was located as "document"."""
+    path = write(tmp_path, "e.yaml", "name: e\nnodes: 2\nsystem: dgx-h100\nhost_cpu: amdd\n'': 1\n")
+    code, out, err = run(["check", str(path)], capsys)
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        f"error: {path}:4:1: host_cpu: Input should be 'intel', 'amd' or 'arm' "
+        "(did you mean 'amd'?)",
+        f"error: {path}:5:1: '': unknown key (not allowed here)",
+    ]
+
+
 def test_design_errors_are_design_errors(tmp_path: Path, builtin_catalogue: Catalogue) -> None:
     for text, line in [
         ("name: x\nnodes: [\n", 3),  # YAML syntax: the unclosed list is seen on line 3

@@ -26,8 +26,10 @@ tests/cli/test_boundary.py fails loudly if either moves. Nothing here reads a me
 from __future__ import annotations
 
 import contextlib
+import difflib
 import functools
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -36,7 +38,7 @@ from typing import NoReturn, ParamSpec, TextIO, TypeVar
 import typer
 
 from ibcalc.errors import FieldError, IbcalcError, InputFileError
-from ibcalc.textsafe import printable
+from ibcalc.textsafe import closest_hint, printable
 
 __all__ = [
     "FIELD_FLAGS",
@@ -186,6 +188,10 @@ _CONVERSION_WORDS = {
 }
 
 
+#: The toolkit's refusal of a value outside an option's choices.
+_NOT_ONE_OF = re.compile(r"'(?P<got>[^']*)' is not one of (?P<choices>'[^']*'(?:, '[^']*')*)")
+
+
 def usage_line(exc: typer.TyperException) -> str:
     """One line for an error of the toolkit, naming the command's ``--help`` when known."""
     # a usage error carries the context of the command it was raised for (`ctx`)
@@ -193,8 +199,23 @@ def usage_line(exc: typer.TyperException) -> str:
     hint = f" (see '{path} --help')" if isinstance(path, str) and path else ""
     # an option's own validator speaks through pydantic, which prefixes "Value error, "
     message = exc.format_message().replace(": Value error, ", ": ")
+    # an unknown option: the toolkit offers options close with their dashes (`--design` got
+    # `--nodes`); offer only one close without them, else none
+    option = getattr(exc, "option_name", None)
+    possible = getattr(exc, "possibilities", None)
+    if isinstance(option, str) and possible:
+        bare = {str(p).lstrip("-"): str(p) for p in possible}
+        near = difflib.get_close_matches(option.lstrip("-"), list(bare), n=1, cutoff=0.6)
+        message = str(getattr(exc, "message", message))
+        message += f" (did you mean {bare[near[0]]}?)" if near else ""
     for pydantic_words, plain in _CONVERSION_WORDS.items():
         message = message.replace(pydantic_words, plain)
+    # a choice not among an option's choices: add the closest, as unknown names get
+    refused = _NOT_ONE_OF.search(message)
+    if refused is not None:
+        names = re.findall(r"'([^']*)'", refused.group("choices"))
+        end = refused.end("choices")
+        message = message[:end] + closest_hint(refused.group("got"), names) + message[end:]
     return f"{message}{hint}"
 
 
