@@ -195,6 +195,10 @@ def check_output(
     real = Path(os.path.realpath(name))
     directory = real.parent
     if not directory.is_dir():
+        if real.parent != given.absolute().parent:
+            # a symlink (or a path through one) into a directory that does not exist
+            where = printable(str(directory))
+            raise _fail(name, f"no directory {where!r}, where the path leads")
         raise _fail(name, f"no directory {printable(str(Path(name).parent))!r}")
     if not os.access(directory, os.W_OK | os.X_OK):
         raise _fail(

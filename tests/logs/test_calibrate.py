@@ -35,6 +35,7 @@ from ibcalc.logs.calibrate import (
     apply_calibration,
     bound_text,
     calibrate,
+    check_override_target,
     cost_params_path,
     write_override,
 )
@@ -616,6 +617,19 @@ def test_an_input_is_never_written_over(round_trip: Calibration, tmp_path: Path)
     with pytest.raises(OutputError, match="is one of this run"):
         write_override(round_trip, tmp_path / "." / "run.yaml", force=True, inputs=[str(log)])
     assert log.read_text(encoding="utf-8") == "a log\n"
+
+
+def test_a_cost_params_name_for_the_catalogue_override_is_refused(
+    round_trip: Calibration, tmp_path: Path
+) -> None:
+    # -o x.cost-params.yaml would get the links, and the constants x.cost-params.cost-params.yaml
+    target = tmp_path / "x.cost-params.yaml"
+    wanted = rf"give -o {tmp_path / 'x.yaml'} \(the constants then go to {target}\)"
+    with pytest.raises(OutputError, match=wanted):
+        check_override_target(target)
+    with pytest.raises(OutputError, match=wanted):
+        write_override(round_trip, target)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_missing_directory_is_refused(round_trip: Calibration, tmp_path: Path) -> None:

@@ -112,6 +112,22 @@ def test_refuses_other_suffixes(name: str, tmp_path: Path) -> None:
         check_target(tmp_path / name)
 
 
+@pytest.mark.parametrize("name", [".png", ".SVG"])
+def test_a_bare_suffix_is_refused_as_a_name_with_nothing_before_it(
+    name: str, tmp_path: Path
+) -> None:
+    # Python reads '.png' as a hidden file without a suffix; "must end in .png" was wrong
+    with pytest.raises(PlotError, match=rf"the file name has nothing before \{name}"):
+        check_target(tmp_path / name)
+
+
+def test_a_symlink_into_a_missing_directory_names_that_directory(tmp_path: Path) -> None:
+    link = tmp_path / "plot.png"
+    link.symlink_to(tmp_path / "nowhere" / "plot.png")
+    with pytest.raises(PlotError, match=f"no directory '{tmp_path / 'nowhere'}', where"):
+        check_target(link)
+
+
 def test_suffix_is_case_insensitive(tmp_path: Path) -> None:
     assert check_target(tmp_path / "X.PNG")[1] == "png"
     assert check_target(tmp_path / "x.Svg")[1] == "svg"

@@ -1587,6 +1587,19 @@ def cost_params_path(path: str | os.PathLike[str]) -> Path:
     return target.with_name(f"{stem}.cost-params{target.suffix or '.yaml'}")
 
 
+def _refuse_cost_params_name(path: str | os.PathLike[str]) -> None:
+    """Refuse a catalogue-override name shaped like its companion's (``x.cost-params.yaml``):
+    it would get the links, and the constants ``x.cost-params.cost-params.yaml``."""
+    target = Path(path)
+    stem = target.name[: -len(target.suffix)] if target.suffix else target.name
+    if stem.endswith(".cost-params"):
+        plain = target.with_name(stem.removesuffix(".cost-params") + (target.suffix or ".yaml"))
+        raise OutputError(
+            f"{target}: -o names the catalogue override (links), and this is the name of its "
+            f"cost-parameter companion; give -o {plain} (the constants then go to {target})"
+        )
+
+
 def _header(kind: str, calibration: Calibration, use: str) -> str:
     lines = [
         f"# ibcalc calibrate: {kind} fitted to nccl-tests runs.",
@@ -1630,6 +1643,7 @@ def write_override(
     checked before either file is written, and both are written to temporary files before
     either is moved into place.
     """
+    _refuse_cost_params_name(path)
     target = Path(path)
     catalogue_text = _header(
         "catalogue override (links)",
@@ -1686,6 +1700,7 @@ def check_override_target(
     (:func:`cost_params_path`) is checked too, except for an existing file (it is written only
     when the fit gives model constants): its name must be usable and it may not be an input.
     """
+    _refuse_cost_params_name(path)
     target = _check_one(path, force=force, inputs=inputs)
     if not target.direct:
         companion = cost_params_path(target.path)

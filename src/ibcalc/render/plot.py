@@ -154,6 +154,12 @@ def check_target(
     any work is done, so a bad target leaves stdout empty.
     """
     target = Path(path)
+    # Python reads '.png' as a hidden file with no suffix: say that, not "must end in .png"
+    if target.name.lower() in SUFFIXES:
+        raise PlotError(
+            f"cannot write a plot to {printable(str(target))!r}: the file name has nothing "
+            f"before {target.name} (e.g. plot{target.name})"
+        )
     fmt = SUFFIXES.get(target.suffix.lower())
     if fmt is None:
         allowed = " or ".join(SUFFIXES)
