@@ -74,6 +74,19 @@ def test_model_from_params_and_overrides() -> None:
     assert bad.value.field == "top_k"
 
 
+def test_shapes_a_model_cannot_have_are_refused() -> None:
+    # a dense model's top-k would change nothing (it was accepted and marked "modified")
+    with pytest.raises(WorkloadError, match="is for a mixture-of-experts model") as dense:
+        model_from("llama3-70b", top_k=2)
+    assert dense.value.field == "top_k"
+    assert model_from(params="70B", experts=8, top_k=2).top_k == 2
+    # 3 hidden dimensions for 128 heads: the tp all-reduce was priced at 6 B
+    with pytest.raises(WorkloadError, match="hidden 3 is smaller than heads 128") as small:
+        model_from("llama3-405b", hidden=3)
+    assert small.value.field == "hidden"
+    assert model_from("llama3-405b", hidden=128).hidden == 128  # one dimension per head
+
+
 @pytest.mark.parametrize("params", ["1", "999999", "0.5M"])
 def test_fewer_than_a_million_parameters_are_refused(params: str) -> None:
     # 1, 999,999 and 500,000 are all under 10^6: a missing suffix, not a model

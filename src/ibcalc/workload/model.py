@@ -149,6 +149,17 @@ class ModelSpec(CheckedSpec):
                     "model to plan communication for (a count takes a suffix: 70B, 350M)",
                     field=field,
                 )
+        if self.top_k is not None and self.experts is None:
+            # a dense model routes nothing: top-k would be read by nothing and change nothing
+            raise WorkloadError(
+                "{top_k} is for a mixture-of-experts model: give its {experts} too", field="top_k"
+            )
+        if self.hidden is not None and self.heads is not None and self.hidden < self.heads:
+            raise WorkloadError(
+                f"{{hidden}} {self.hidden} is smaller than {{heads}} {self.heads}: each attention "
+                "head takes at least one dimension of the hidden state",
+                field="hidden",
+            )
         if self.top_k is not None and self.experts is not None and self.top_k > self.experts:
             raise WorkloadError(
                 f"{{top_k}} {self.top_k} is more than {{experts}} {self.experts}", field="top_k"
