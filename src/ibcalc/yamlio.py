@@ -324,6 +324,10 @@ def _build(
             ) from exc
         except (ValueError, OverflowError) as exc:
             reason = str(exc).split(";")[0]  # drop Python's sys.set_int_max_str_digits() hint
+            if "integer string conversion" in reason:
+                # Python's words for a number too long to convert, said as what the value is
+                digits = sum(c.isdigit() for c in str(node.value))
+                reason = f"a whole number of {digits} digits, more than any count or size takes"
             raise _problem(doc.path, node.start_mark, f"value cannot be read: {reason}") from exc
         if isinstance(value, str):
             value = _join_surrogates(doc.path, node, value)

@@ -171,6 +171,11 @@ def test_guard_keeps_the_signature_typer_reads() -> None:
             "(see 'ibcalc allreduce --help')",
         ),
         (
+            ["allreduce", "--size", "1GB", "-N", "9" * 5000],
+            "Invalid value for '--nodes' / '-N': a whole number of more digits than any count "
+            "takes (see 'ibcalc allreduce --help')",
+        ),
+        (
             ["allreduce", "--size", "1GB", "--cross-leaf", "half"],
             "Invalid value for '--cross-leaf': not a number (write it in digits) "
             "(see 'ibcalc allreduce --help')",

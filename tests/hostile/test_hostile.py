@@ -32,7 +32,7 @@ CASES: dict[str, tuple[str | None, str]] = {
     "top-level-list.yaml": ("1:1", "must be a mapping"),
     "top-level-scalar.yaml": ("1:1", "must be a mapping"),
     "huge-float.yaml": ("5:17", "absurdly large"),  # size: 1e400 (a float overflow) on line 5
-    "huge-int.yaml": ("2:8", "cannot be read"),  # 5000 digits after 'nodes: '
+    "huge-int.yaml": ("2:8", "cannot be read: a whole number of 5000 digits"),  # after 'nodes: '
     "nan-size.yaml": ("5:17", "NaN"),  # size: .nan on line 5
     "directory.yaml": (None, "is a directory"),
     "missing.yaml": (None, "no such file"),

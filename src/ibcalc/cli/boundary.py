@@ -185,6 +185,9 @@ _CONVERSION_WORDS = {
     "Input should be a valid number, unable to parse string as a number": (
         "not a number (write it in digits)"
     ),
+    "Unable to parse input string as an integer, exceeded maximum size": (
+        "a whole number of more digits than any count takes"
+    ),
 }
 
 
