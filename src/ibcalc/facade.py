@@ -190,12 +190,17 @@ def _estimate(
         faster = [c for c in others if c.time_s < best.time_s * threshold]
         if faster:
             alt = faster[0]
+            # NCCL's estimates within the tie threshold: which of the two a real run gets turns
+            # on details of its tuner this model does not carry (a near tie, said as one)
+            apart = alt.selection_time_s / best.selection_time_s - 1
             notes.append(
                 f"{alt.algorithm.value}/{alt.protocol.value} would be "
                 f"{best.time_s / alt.time_s:.2f}x faster, but NCCL's own estimate ranks it lower"
                 + (
                     " (a what-if: NCCL does not implement it)"
                     if alt.algorithm in (Algorithm.HIERARCHICAL, Algorithm.RHD)
+                    else f" by only {apart:.2%}, a near tie a real run may break either way"
+                    if 0 <= apart < params.reporting.notably_faster
                     else ""
                 )
             )
