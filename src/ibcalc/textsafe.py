@@ -19,6 +19,7 @@ __all__ = [
     "has_surrogate",
     "join_surrogate_pairs",
     "printable",
+    "quoted_names",
     "shown",
     "surrogates_escaped",
 ]
@@ -99,3 +100,8 @@ def closest_hint(value: str, choices: list[str]) -> str:
     lower = {c.lower(): c for c in choices}
     close = difflib.get_close_matches(value.lower(), list(lower), n=1, cutoff=0.6)
     return f" (did you mean {shown(lower[close[0]])}?)" if close else ""
+
+
+def quoted_names(text: object) -> list[str]:
+    """The names a toolkit's message quotes (``"'a', 'b' or 'c'"`` -> a, b, c)."""
+    return re.findall(r"'([^']*)'", text) if isinstance(text, str) else []

@@ -32,7 +32,14 @@ from pydantic import BaseModel, ValidationError
 
 from ibcalc.errors import InputFileError, ValidationProblem
 from ibcalc.fileio import ReadRefused, read_regular
-from ibcalc.textsafe import closest_hint, has_surrogate, join_surrogate_pairs, printable, shown
+from ibcalc.textsafe import (
+    closest_hint,
+    has_surrogate,
+    join_surrogate_pairs,
+    printable,
+    quoted_names,
+    shown,
+)
 
 __all__ = [
     "FILE_KINDS",
@@ -620,12 +627,6 @@ def load_yaml(source: str | Path, *, text: str | None = None) -> Document:
     return doc
 
 
-def _quoted(expected: object) -> list[str]:
-    """The names in pydantic's ``expected`` text of an enum or literal error
-    (``"'a', 'b' or 'c'"``)."""
-    return re.findall(r"'([^']*)'", expected) if isinstance(expected, str) else []
-
-
 def _format_loc(loc: Iterable[str | int]) -> str:
     parts: list[str] = []
     for item in loc:
@@ -801,6 +802,8 @@ def problems_from(
         elif (typed := _type_message(error)) is not None:
             message = typed
         if error["type"] in ("enum", "literal_error") and isinstance(error.get("input"), str):
-            message += closest_hint(error["input"], _quoted(error.get("ctx", {}).get("expected")))
+            # pydantic's ctx "expected" quotes the choices: "'ring', 'tree' or 'nvls'"
+            expected = quoted_names(error.get("ctx", {}).get("expected"))
+            message += closest_hint(error["input"], expected)
         problems.append(ValidationProblem(doc.path, line, col, f"{where}: {message}"))
     return problems

@@ -38,7 +38,7 @@ from typing import NoReturn, ParamSpec, TextIO, TypeVar
 import typer
 
 from ibcalc.errors import FieldError, IbcalcError, InputFileError
-from ibcalc.textsafe import closest_hint, printable
+from ibcalc.textsafe import closest_hint, printable, quoted_names
 
 __all__ = [
     "FIELD_FLAGS",
@@ -216,7 +216,7 @@ def usage_line(exc: typer.TyperException) -> str:
     # a choice not among an option's choices: add the closest, as unknown names get
     refused = _NOT_ONE_OF.search(message)
     if refused is not None:
-        names = re.findall(r"'([^']*)'", refused.group("choices"))
+        names = quoted_names(refused.group("choices"))
         end = refused.end("choices")
         message = message[:end] + closest_hint(refused.group("got"), names) + message[end:]
     return f"{message}{hint}"
