@@ -80,8 +80,9 @@ def explain(est: Estimate) -> Explanation:
     elif ranked and ranked[0] is best:
         why = (
             f"NCCL's tuner ranks {best.algorithm.value}/{best.protocol.value} first by its own "
-            "estimate (base + per-hop latencies + bytes / its bandwidth, NCCL 2.30.7 "
-            "tuning.cc); this model reports that choice's physical time"
+            "estimate (base + per-hop latencies + bytes / its bandwidth"
+            + (f"; constants: {est.tuner_constants}" if est.tuner_constants else "")
+            + "); this model reports that choice's physical time"
         )
     else:
         why = f"{best.algorithm.value}/{best.protocol.value} was forced (--algo / --proto)"

@@ -234,7 +234,17 @@ def _estimate(
         domains=topo.domains,
         time_s_range=time_range(best.time_s, size, topo, params),
         transport_class=transport_class(topo),
+        tuner_constants=_tuner_constants(params),
     )
+
+
+def _tuner_constants(params: CostParams) -> str:
+    """Where the tuner view's constants come from: its base-latency table's source, up to its
+    first parenthesis, without the table name (``NCCL 2.30.7 src/graph/tuning.cc,
+    ncclTunerConstantsDefaults``, or ``NVIDIA/nccl tag v2.18.3-1, src/graph/tuning.cc`` under
+    ``--nccl-version 2.18``)."""
+    seen = params.tuner_view().provenance.get("nccl_tuner.base_latency")
+    return "" if seen is None else seen.text.split(" (")[0].removesuffix(".baseLat")
 
 
 class QuickEstimate(NamedTuple):

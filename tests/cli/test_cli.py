@@ -836,6 +836,21 @@ def test_explain_does_not_credit_nccls_tuner_with_point_to_point_choices() -> No
     assert "why this algorithm: NCCL's tuner ranks by its own estimate" in result.output
 
 
+def test_explain_names_the_release_whose_tuner_constants_ranked() -> None:
+    """--nccl-version 2.18 ranks with 2.18.3's constants, and --explain said 'NCCL 2.30.7
+    tuning.cc' all the same; the constants named are the tuner view's base-latency source."""
+    runner = CliRunner()
+    args = ["allreduce", "-s", "25MiB", "--system", "dgx-h100", "-N", "4", "--explain"]
+    for extra, source in (
+        (["--nccl-version", "2.18"], "NVIDIA/nccl tag v2.18.3-1, src/graph/tuning.cc"),
+        ([], "NCCL 2.30.7 src/graph/tuning.cc, ncclTunerConstantsDefaults"),
+    ):
+        result = runner.invoke(app, [*args, *extra], env={"COLUMNS": "400"})
+        assert result.exit_code == 0
+        text = " ".join(result.output.split())
+        assert f"bytes / its bandwidth; constants: {source}); this model reports" in text
+
+
 def test_a_source_longer_than_the_line_stays_beside_its_bullet() -> None:
     """gb200-nvl72's 125-character source URL wrapped whole onto the next line at 110 columns,
     leaving a bare '-' above it."""

@@ -287,6 +287,9 @@ class Estimate(BaseModel):
     time_s_range: tuple[float, float] | None = None
     #: The transport class the band was read for: scale-up, verbs or plugin.
     transport_class: str = "scale-up"
+    #: Where the tuner constants NCCL's choice was ranked with come from (the built-in release's
+    #: tuning.cc, or the release or override file laid over it).
+    tuner_constants: str = ""
 
     @property
     def time_s(self) -> float:
