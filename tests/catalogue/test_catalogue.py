@@ -824,3 +824,19 @@ def test_clean_load_reads_the_builtin_file_once_without_positions() -> None:
     assert isinstance(doc, TrustedDocument)
     assert not doc.located
     assert doc.marks == {}
+
+
+def test_one_file_name_is_one_file_not_a_list_of_letters(tmp_path: Path) -> None:
+    """load_catalogue('/x.yaml') read '/' as the first of 10 one-letter files ('/: is a
+    directory'); a Path raised TypeError. Both now name the one file, for cost parameters too."""
+    from ibcalc.catalogue.cost_params import load_cost_params
+
+    missing = tmp_path / "site.yaml"
+    for given in (str(missing), missing):
+        with pytest.raises(InputFileError, match=f"^{missing}: no such file$"):
+            load_catalogue(given, use_env=False)
+        with pytest.raises(CatalogueError, match=f"^{missing}: no such file$"):
+            load_cost_params(given, use_env=False)
+    # and a real one is read
+    missing.write_text("schema: ibcalc-catalogue/1\nlinks: []\n", encoding="utf-8")
+    assert load_catalogue(str(missing), use_env=False).links

@@ -101,9 +101,11 @@ def _mapping(doc: Document) -> dict[str, object]:
     return doc.data
 
 
-def load_cost_params(paths: Sequence[str | Path] = (), *, use_env: bool = True) -> CostParams:
+def load_cost_params(
+    paths: Sequence[str | Path] | str | Path = (), *, use_env: bool = True
+) -> CostParams:
     """The built-in cost parameters with each override file laid over them, in order:
-    ``IBCALC_COST_PARAMS`` first (when ``use_env``), then ``paths``.
+    ``IBCALC_COST_PARAMS`` first (when ``use_env``), then ``paths`` (one path, or several).
 
     Raises :class:`~ibcalc.errors.CatalogueError` listing every problem of every file, each as
     ``file:line:col``. ``origins`` of the result lists the files applied, built-in first.
@@ -111,7 +113,9 @@ def load_cost_params(paths: Sequence[str | Path] = (), *, use_env: bool = True) 
     files: list[tuple[str | Path, bool]] = []
     if use_env and os.environ.get(ENV_VAR):
         files.extend((p, True) for p in os.environ[ENV_VAR].split(os.pathsep) if p)
-    files.extend((p, False) for p in paths)
+    # one file name is one file, not a sequence of one-letter names
+    given = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    files.extend((p, False) for p in given)
     params = builtin_cost_params()
     problems: list[ValidationProblem] = []
     for path, from_env in files:

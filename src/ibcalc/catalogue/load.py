@@ -404,13 +404,17 @@ def _builtin() -> tuple[Document, _CatalogueFile]:
 
 
 def load_catalogue(
-    extra: Iterable[str | Path] = (), *, use_env: bool = True, builtin: bool = True
+    extra: Iterable[str | Path] | str | Path = (), *, use_env: bool = True, builtin: bool = True
 ) -> Catalogue:
-    """Load the built-in catalogue, then each user file in order (``IBCALC_CATALOGUE`` first).
+    """Load the built-in catalogue, then each user file in order (``IBCALC_CATALOGUE`` first);
+    ``extra`` is one path or several.
 
     A user entry whose id matches an existing one replaces it. Raises :class:`CatalogueError`
-    listing every problem with ``file:line:col``.
+    listing every problem with ``file:line:col``, or :class:`~ibcalc.errors.InputFileError`
+    (its parent class) for a file that cannot be read or parsed as YAML.
     """
+    if isinstance(extra, str | os.PathLike):
+        extra = [extra]  # one file name is one file, not a sequence of one-letter names
     files: list[str | Path] = []
     from_env: set[str] = set()
     if use_env and os.environ.get(ENV_VAR):
