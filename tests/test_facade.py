@@ -301,3 +301,30 @@ def test_a_faster_alternative_nccl_ranks_lower_by_a_near_tie_is_called_one(
     a100 = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-a100", nodes=16))
     plain = estimate_on(a100, Collective.ALL_REDUCE, 2**30)
     assert not any("near tie" in n for n in plain.assumptions)
+
+
+@pytest.mark.parametrize(
+    ("size", "words"),
+    [
+        (float("nan"), "size is not a number (NaN)"),
+        (float("inf"), "size inf B is infinite"),
+        (-1e9, "size -1e+09 B is negative"),
+        (2.0**50 * 1.5, "size 1.68885e+15 B is absurdly large (the limit is 1 PiB)"),
+        ("1GB", "size '1GB' is not a number of bytes (parse_size reads '10GB')"),
+        (None, "size None is not a number of bytes (parse_size reads '10GB')"),
+    ],
+)
+def test_a_library_caller_gets_the_command_lines_size_refusals(
+    size: Any, words: str, builtin_catalogue: Catalogue
+) -> None:
+    """estimate_on(nan) raised ValueError ('cannot convert float NaN to integer'), 1e308 'ring/LL:
+    non-finite cost', a str TypeError, and a negative size said nccl-tests rounds it to 0 bytes.
+    Both the full path and the quick one refuse as parse_size does, with a UnitError."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    plan = CollectivePlan(cluster, Collective.ALL_REDUCE)
+    for call in (lambda s: estimate_on(cluster, Collective.ALL_REDUCE, s), plan.quick):
+        with pytest.raises(UnitError) as refused:
+            call(size)
+        assert str(refused.value) == words
+    # the limit itself is a size: 1 PiB runs
+    assert plan.quick(2.0**50).size_bytes == 2.0**50

@@ -33,7 +33,7 @@ from ibcalc.engine.types import (
 )
 from ibcalc.errors import SizeTooSmallError, UnitError, UnknownNameError
 from ibcalc.textsafe import shown
-from ibcalc.units import format_size
+from ibcalc.units import MAX_SIZE_BYTES, format_size
 
 __all__ = [
     "CollectivePlan",
@@ -74,6 +74,26 @@ def parse_collective(name: str) -> Collective:
     return found
 
 
+def check_size(size_bytes: object) -> None:
+    """Refuse what a library caller may pass as a size that ``parse_size`` would refuse on the
+    command line (:class:`~ibcalc.errors.UnitError`, in its words): not a number of bytes,
+    NaN, negative, infinite or over 1 PiB (``units.MAX_SIZE_BYTES``). Zero is left to the
+    rounding, which says it is smaller than one element."""
+    if isinstance(size_bytes, bool) or not isinstance(size_bytes, int | float):
+        raise UnitError(
+            f"size {shown(size_bytes)} is not a number of bytes (parse_size reads '10GB')"
+        )
+    if size_bytes != size_bytes:
+        raise UnitError("size is not a number (NaN)")
+    # an int may have more digits than a float holds: shown as text, cut
+    text = f"{size_bytes:g}" if isinstance(size_bytes, float) else shown(size_bytes)
+    if size_bytes < 0:
+        raise UnitError(f"size {text} B is negative")
+    if size_bytes > MAX_SIZE_BYTES:
+        what = "infinite" if size_bytes == float("inf") else "absurdly large (the limit is 1 PiB)"
+        raise UnitError(f"size {text} B is {what}")
+
+
 def effective_size(
     collective: Collective, size_bytes: float, ranks: int, dtype: DType | str
 ) -> float:
@@ -84,6 +104,7 @@ def effective_size(
     multiple of 16 bytes for all-gather and reduce-scatter (all-to-all runs print sizes that are
     not: 64 B on 16 ranks).
     """
+    check_size(size_bytes)
     dt = parse_dtype(dtype)
     elt = dt.bytes
     count = int(size_bytes // elt)
@@ -327,7 +348,13 @@ class CollectivePlan:
         (:class:`~ibcalc.errors.SizeTooSmallError`,
         :class:`~ibcalc.errors.AlgorithmNotApplicableError`)."""
         plan = self._plan
-        # effective_size, inlined
+        # effective_size, inlined; anything but a size in range goes to it, which refuses it
+        try:
+            in_range = 0 < size_bytes <= MAX_SIZE_BYTES
+        except TypeError:  # not a number: effective_size says so
+            in_range = False
+        if not in_range:
+            effective_size(plan.collective, size_bytes, self._ranks, plan.dtype)
         elt = self._elt
         count = int(size_bytes // elt)
         if self._per_rank:
