@@ -20,7 +20,14 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, Protocol
+from ibcalc.engine.types import (
+    COST_PARAMETERS_NOTE,
+    Algorithm,
+    Collective,
+    DType,
+    Estimate,
+    Protocol,
+)
 from ibcalc.errors import AlgorithmNotApplicableError, ClusterError, FieldError, SizeTooSmallError
 from ibcalc.facade import CollectivePlan, cluster_notes, parse_dtype
 from ibcalc.units import GB, format_size
@@ -238,6 +245,20 @@ class SweepGroup(BaseModel):
     def rows(self) -> list[SweepRow]:
         """One row per size that runs, smallest first."""
         return [SweepRow(estimate=est) for est in self.estimates]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def assumptions(self) -> list[str]:
+        """What the table lists under its sweeps: what was assumed of the cluster, then what was
+        laid over the built-in cost parameters (override files, an NCCL release)."""
+        laid = [a for a in self._first.assumptions if a.startswith(COST_PARAMETERS_NOTE)]
+        return [*self.cluster_notes, *laid]
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def sharp(self) -> bool:
+        """Whether the network's in-network reduction (SHARP, CollNet) was enabled."""
+        return self._first.sharp
 
 
 class SweepResult(BaseModel):

@@ -155,8 +155,14 @@ def test_group_json_is_nccl_tests_rows(cat: Catalogue) -> None:
         "nics_per_node",
         "dtype",
         "rows",
+        "assumptions",
+        "sharp",
     ]
     assert (data["domains"], data["sites"], data["wan"]) == (2, 1, None)
+    # what the table lists under it (the JSON had none of it): the cluster's notes, SHARP off
+    assert data["assumptions"] == result.groups[0].cluster_notes
+    assert "ndr supports SHARP (CollNet); enable with {sharp}" in data["assumptions"]
+    assert data["sharp"] is False
     (row,) = data["rows"]
     assert row["size_bytes"] == GiB
     assert isinstance(row["size_bytes"], int)
@@ -179,6 +185,9 @@ def test_cli_sweep_json_lists_each_fabric() -> None:
     assert [g["inter"] for g in groups] == ["ndr", "hdr"]
     # 1 MiB, 32 MiB and 1 GiB = 1 MiB x 32^2
     assert [[r["size_bytes"] for r in g["rows"]] for g in groups] == [[MiB, 32 * MiB, GiB]] * 2
+    # the assumptions name the command's options, as the table's do
+    assert "2 nodes assumed (--nodes)" not in groups[0]["assumptions"]  # -N 2 was given
+    assert any(n.endswith("enable with --sharp") for n in groups[0]["assumptions"])
 
 
 def test_cli_sweep_tables_share_one_bar_scale() -> None:

@@ -582,7 +582,7 @@ def render_sweep(
     """
     out = stream if stream is not None else _stdout()
     if fmt == Format.JSON:
-        render_json([group.model_dump(mode="json") for group in result.groups], out)
+        render_json(_named([group.model_dump(mode="json") for group in result.groups], names), out)
         return
     if fmt == Format.CSV:
         rows = [
