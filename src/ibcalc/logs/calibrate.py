@@ -159,10 +159,13 @@ class RunFit(BaseModel):
     run_index: int
     collective: str
     rows: int
-    latency_before: float | None
-    latency_after: float | None
-    bandwidth_before: float | None
-    bandwidth_after: float | None
+    #: Median |relative error| of the time (exp of the median |log error|, minus 1) over the
+    #: run's latency rows (<= 64 KiB) and bandwidth rows (>= 64 MiB), before and after the fit;
+    #: None where the run has no such rows.
+    latency_error_before: float | None
+    latency_error_after: float | None
+    bandwidth_error_before: float | None
+    bandwidth_error_after: float | None
 
 
 class Calibration(BaseModel):
@@ -1425,10 +1428,10 @@ def _run_fits(
                 run_index=case.index,
                 collective=case.collective.value,
                 rows=n,
-                latency_before=_median_abs([b[j] for j in lat]),
-                latency_after=_median_abs([a[j] for j in lat]),
-                bandwidth_before=_median_abs([b[j] for j in bw]),
-                bandwidth_after=_median_abs([a[j] for j in bw]),
+                latency_error_before=_median_abs([b[j] for j in lat]),
+                latency_error_after=_median_abs([a[j] for j in lat]),
+                bandwidth_error_before=_median_abs([b[j] for j in bw]),
+                bandwidth_error_after=_median_abs([a[j] for j in bw]),
             )
         )
         i += n

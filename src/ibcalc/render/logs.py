@@ -568,8 +568,8 @@ def render_calibration(
         fit.add_row(
             f"{printable(Path(r.source).name)} (run {r.run_index + 1}, {r.collective})",
             str(r.rows),
-            f"{_pct(r.latency_before)} -> {_pct(r.latency_after)}",
-            f"{_pct(r.bandwidth_before)} -> {_pct(r.bandwidth_after)}",
+            f"{_pct(r.latency_error_before)} -> {_pct(r.latency_error_after)}",
+            f"{_pct(r.bandwidth_error_before)} -> {_pct(r.bandwidth_error_after)}",
         )
     console.print(fit)
     console.print(
