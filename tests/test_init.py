@@ -33,6 +33,7 @@ HOMES = {
     "estimate": "ibcalc.facade",
     "estimate_many": "ibcalc.facade",
     "estimate_on": "ibcalc.facade",
+    "fill_fields": "ibcalc.errors",
     "find_link": "ibcalc.catalogue.load",
     "find_system": "ibcalc.catalogue.load",
     "load_catalogue": "ibcalc.catalogue.load",
@@ -81,3 +82,16 @@ def test_import_and_version_load_nothing_heavy() -> None:
     imported = set(json.loads(done.stdout))
     assert sorted(m for m in imported if m.startswith("ibcalc")) == ["ibcalc"]
     assert {"pydantic", "yaml", "rich", "typer"}.isdisjoint(imported)
+
+
+def test_fill_fields_writes_an_estimates_marks_as_the_readme_says() -> None:
+    """README: est.assumptions marks fields as {field}; ibcalc.fill_fields names them."""
+    cluster = ibcalc.resolve_cluster(
+        ibcalc.load_catalogue(use_env=False), ibcalc.ClusterSpec(system="dgx-h100", nodes=2)
+    )
+    est = ibcalc.estimate_on(cluster, ibcalc.Collective.ALL_REDUCE, 1e9)
+    note = "ndr supports SHARP (CollNet); enable with {sharp}"
+    assert note in est.assumptions
+    assert ibcalc.fill_fields(note, {"sharp": "--sharp"}) == (
+        "ndr supports SHARP (CollNet); enable with --sharp"
+    )

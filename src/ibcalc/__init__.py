@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from ibcalc.design.check import check_design, load_design
     from ibcalc.engine.params import CostParams
     from ibcalc.engine.types import Algorithm, Collective, Estimate, Protocol
-    from ibcalc.errors import IbcalcError
+    from ibcalc.errors import IbcalcError, fill_fields
     from ibcalc.fabric.sizing import size_fat_tree
     from ibcalc.facade import CollectivePlan, QuickEstimate, estimate, estimate_many, estimate_on
     from ibcalc.gap import common_pairings, tp_whatif
@@ -45,6 +45,7 @@ _LAZY = {
     "estimate": "ibcalc.facade",
     "estimate_many": "ibcalc.facade",
     "estimate_on": "ibcalc.facade",
+    "fill_fields": "ibcalc.errors",
     "find_link": "ibcalc.catalogue.load",
     "find_system": "ibcalc.catalogue.load",
     "load_catalogue": "ibcalc.catalogue.load",
@@ -90,6 +91,7 @@ __all__ = [
     "estimate",
     "estimate_many",
     "estimate_on",
+    "fill_fields",
     "find_link",
     "find_system",
     "load_catalogue",
