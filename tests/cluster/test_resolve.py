@@ -107,7 +107,7 @@ def test_dgx_h100_tiers_and_nic_count() -> None:
     assert out.domain_bw_Bps == pytest.approx(8 * 50 * GB * _eff("ndr"))
     assert not out.sharp  # SHARP is only used when asked for
     assert topo.wan is None
-    assert cluster.assumptions == ["ndr supports SHARP (CollNet); enable with {sharp}"]
+    assert list(cluster.assumptions) == ["ndr supports SHARP (CollNet); enable with {sharp}"]
 
 
 def test_dgx_a100_has_no_nvls_and_hdr_nics() -> None:
@@ -144,7 +144,7 @@ def test_no_preset_assumes_eight_gpus_and_one_nic_per_gpu() -> None:
     assert out is not None
     # 400GbE: 400 Gb/s = 50 GB/s per port; no host PCIe given, so no cap
     assert out.domain_bw_Bps == pytest.approx(8 * 50 * GB * _eff("roce-400g"))
-    assert cluster.assumptions == [
+    assert list(cluster.assumptions) == [
         "8 GPUs per node assumed ({gpus_per_node})",
         "2 nodes assumed ({nodes})",
         "2 nodes let NCCL's tree halve network traffic",
@@ -218,7 +218,7 @@ def test_two_trays_of_one_rack_are_not_said_to_halve_network_traffic() -> None:
     # crosses a network; the domain's note is one only collectives read (checkpoint drops it)
     two = resolve_cluster(CAT, ClusterSpec(system="gb200-nvl72"))
     assert two.topology.domains == 1
-    assert two.assumptions == [
+    assert list(two.assumptions) == [
         "2 nodes assumed ({nodes})",
         "all 8 GPUs share one gb200-nvl72 NVLink domain of up to 72",
     ]
@@ -580,3 +580,15 @@ def test_a_fabric_sold_on_its_own_takes_one_nic_per_gpu(inter: str) -> None:
     cluster = resolve_cluster(CAT, ClusterSpec(intra="nvlink4", inter=inter, nodes=2))
     assert cluster.nics_per_node == 8
     assert "8 NICs per node (one per GPU) assumed ({nics_per_node})" in cluster.assumptions
+
+
+def test_a_clusters_assumptions_cannot_be_changed_under_later_estimates() -> None:
+    """A list in the frozen cluster could be appended to by one caller and show in every later
+    estimate's assumptions; it is a tuple."""
+    cluster = resolve_cluster(
+        load_catalogue(use_env=False), ClusterSpec(system="dgx-h100", nodes=2)
+    )
+    assert isinstance(cluster.assumptions, tuple)
+    first = estimate_on(cluster, Collective.ALL_REDUCE, 1e9)
+    first.assumptions.append("mine")  # an estimate's own list is the caller's to change
+    assert "mine" not in estimate_on(cluster, Collective.ALL_REDUCE, 1e9).assumptions

@@ -75,7 +75,9 @@ class ResolvedCluster:
     host_pcie: Link | None
     system: System | None
     gpu_arch: str
-    assumptions: list[str] = field(default_factory=list)
+    #: a tuple: a cluster is shared by every estimate made on it, and a list appended to by one
+    #: caller would show in the next estimate's assumptions
+    assumptions: tuple[str, ...] = ()
     spec: ClusterSpec = field(default_factory=ClusterSpec)
     #: the assumptions (some of ``assumptions``) that only collectives read: the scale-up link,
     #: the compute NICs, SHARP, NVLS, oversubscription; a workload that runs none (a checkpoint
@@ -366,7 +368,7 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         host_pcie=host_pcie,
         system=system,
         gpu_arch=arch,
-        assumptions=notes,
+        assumptions=tuple(notes),
         spec=spec,
         fabric_notes=tuple(fabric),
     )

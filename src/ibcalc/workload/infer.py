@@ -149,10 +149,10 @@ def serving_cluster(
         )
         return dataclasses.replace(
             cluster,
-            assumptions=[
+            assumptions=(
                 f"{plural(needed, 'node')} assumed ({{nodes}}): {why}",
                 *cluster.assumptions,
-            ],
+            ),
         )
     return probe
 

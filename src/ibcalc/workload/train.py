@@ -218,10 +218,10 @@ def fit_cluster(
     if filled:
         cluster = dataclasses.replace(
             cluster,
-            assumptions=[
+            assumptions=(
                 f"dp {dp} assumed: the smallest job of whole nodes ({{dp}}, {{nodes}})",
                 *cluster.assumptions,
-            ],
+            ),
         )
     return cluster, Parallelism(tp=tp, pp=pp, dp=dp, ep=ep, cp=cp)
 
