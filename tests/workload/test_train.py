@@ -216,6 +216,41 @@ def test_expert_parallel_all_to_all(builtin_catalogue: Catalogue) -> None:
     assert ep.tier == "scale-up"  # 8 consecutive ranks: one DGX node
 
 
+def test_expert_parallel_splits_the_expert_gradients(builtin_catalogue: Catalogue) -> None:
+    """Mixtral's preset: 47B total, 13B active, top-2 of 8. Experts E = (47 - 13) / (1 - 2/8)
+    = 45.33B, shared 1.67B. tp 2, ep 8, dp 32 on 8 DGX H100: each GPU holds E / (tp ep) of the
+    experts, reduced over the dp / ep = 4 ranks with the same experts (16 GPUs apart), and the
+    shared 1.67B / tp over all 32 dp ranks. Every parameter's gradient over all 32 had been
+    47B x 2 B / 2 = 47 GB per GPU; it is 1.67 + 5.67 = 7.33 GB."""
+    result = _run(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100", nodes=8),
+        tp=2,
+        dp=32,
+        ep=8,
+        model_id="mixtral-8x7b",
+    )
+    experts = (47e9 - 13e9) / (1 - 2 / 8)
+    dense, edp = _phase(result, "dp-allreduce"), _phase(result, "edp-allreduce")
+    assert dense.bytes_per_gpu == pytest.approx((47e9 - experts) * 2 / 2)
+    assert dense.ranks == 32
+    assert edp.bytes_per_gpu == pytest.approx(experts * 2 / (2 * 8))
+    assert edp.ranks == 4
+    assert edp.tier == "scale-out"  # 16 GPUs apart: two nodes per hop
+    assert dense.bytes_per_gpu + edp.bytes_per_gpu == pytest.approx(7.333e9, rel=1e-3)
+    # ep 1 holds every expert: one exchange of all 47B over all dp ranks, as before
+    whole = _run(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100", nodes=8),
+        tp=2,
+        dp=32,
+        ep=1,
+        model_id="mixtral-8x7b",
+    )
+    assert _phase(whole, "dp-allreduce").bytes_per_gpu == pytest.approx(47e9 * 2 / 2)
+    assert not [p for p in whole.phases if p.name.startswith("edp-")]
+
+
 def test_context_parallel_all_gathers_kv(builtin_catalogue: Catalogue) -> None:
     # Llama 3's all-gather CP: K and V of b x s x kv_heads x head_dim, split over tp
     # 1 x 8192 x (2 x 8 x 128) x 2 / 8 = 4,194,304 B per layer, AG forward, RS backward

@@ -202,6 +202,22 @@ class ModelSpec(CheckedSpec):
         return self.experts is not None and self.experts > 1
 
     @property
+    def expert_params(self) -> float | None:
+        """Parameters in the routed experts, from the model's own counts: a token uses
+        ``top_k / experts`` of them, so ``params - active = E (1 - top_k / experts)`` and
+        ``E = (params - active) / (1 - top_k / experts)`` (Mixtral 8x7B: 46.7B total and 12.9B
+        active, Jiang et al. arXiv:2401.04088, give E = 45.1B of experts and 1.6B shared).
+        None for a dense model or when a count is missing."""
+        if not self.is_moe or self.active_params is None or self.top_k is None:
+            return None
+        assert self.experts is not None
+        used = self.top_k / self.experts
+        if used >= 1 or self.active_params >= self.params:
+            return None
+        experts = (self.params - self.active_params) / (1 - used)
+        return experts if 0 < experts <= self.params else None
+
+    @property
     def flops_params(self) -> float:
         """Parameters a token's forward pass multiplies with: active ones for MoE."""
         return self.active_params if self.active_params is not None else self.params

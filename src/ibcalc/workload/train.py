@@ -582,11 +582,6 @@ def _train_step(
             "higher precision at each hop (1-bit Adam / ZeRO++ style), so the wire carries "
             f"{spec.grad_dtype.bytes} byte per element; quantisation scales and compute ignored"
         )
-    if model.is_moe and par.dp * par.cp > 1:
-        b.notes.append(
-            "MoE: every parameter's gradient is reduced over all dp ranks (an upper bound: "
-            "expert gradients only need the dp / ep ranks holding the same experts)"
-        )
     totals = TrainTotals(
         comm_s=comm,
         exposed_s=exposed,
@@ -642,6 +637,11 @@ def _compute(
     return None, None
 
 
+def _about(count: float) -> str:
+    """A parameter count to three significant digits (``45.3B``)."""
+    return format_count(float(f"{count:.3g}"))
+
+
 def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
     """Data-parallel gradient and weight collectives (flat, or within site then across)."""
     spec = b.spec
@@ -670,7 +670,49 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
     hierarchical = spec.hierarchical and sites > 1
     if spec.hierarchical and sites == 1:
         b.notes.append("{hierarchical} applies across sites only; one site: flat collectives")
+    # expert parallelism shards the routed experts over ep ranks: their gradients and weights
+    # are exchanged only among the dp / ep ranks holding the same experts (Megatron-Core's
+    # expert-data-parallel group), the shared ones over all dp ranks
+    experts = model.expert_params if par.ep > 1 else None
+    split = experts is not None and par.cp == 1 and not hierarchical
+    if split:
+        assert experts is not None
+        shared = (model.params - experts) / model.params
+        b.notes.append(
+            f"MoE: the {_about(experts)} expert parameters ({_about(model.params)} total, "
+            f"{_about(model.flops_params)} active, top-{model.top_k} of {model.experts}) are split "
+            f"over ep {par.ep}; their gradients and weights go over the {par.dp // par.ep} dp "
+            f"ranks holding the same experts (edp-), the other {_about(model.params - experts)} "
+            f"over all {par.dp} (dp-)"
+        )
+    elif model.is_moe and par.ep > 1:
+        b.notes.append(
+            "MoE: every parameter's gradient is exchanged over all dp ranks as if unsharded (an "
+            "upper bound: expert gradients only need the dp / ep ranks holding the same experts"
+            + (
+                "; the expert share is not known: give the model's active parameters"
+                if experts is None
+                else "; not split with context or hierarchical parallelism"
+            )
+            + ")"
+        )
     for name, coll, size, dtype, count, window in plan:
+        if split:
+            assert experts is not None
+            flat = _Group("dp", ranks, par.tp, across_sites=sites > 1)
+            b.add_hidden(flat, name, coll, size * shared, dtype=dtype, count=count, window=window)
+            if par.dp // par.ep > 1:
+                peers = _Group("edp", par.dp // par.ep, par.tp * par.ep, across_sites=sites > 1)
+                b.add_hidden(
+                    peers,
+                    "e" + name,
+                    coll,
+                    size * experts / model.params / par.ep,
+                    dtype=dtype,
+                    count=count,
+                    window=window,
+                )
+            continue
         if not hierarchical:
             flat = _Group("dp", ranks, par.tp, across_sites=sites > 1)
             b.add_hidden(flat, name, coll, size, dtype=dtype, count=count, window=window)
