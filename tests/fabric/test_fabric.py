@@ -279,6 +279,11 @@ def test_refusals() -> None:
         (64, 2.0, 42, 21),  # 2:1: 3 ports per group, 21 groups, 1 port unused
         (128, 2.0, 84, 42),
         (40, 1.5, 24, 16),  # 3:2: 5 ports per group, 8 groups
+        # written "4:3" and "33:7" (Narval's 40-port HDR leaves): the float of the ratio is read
+        # back as 4/3 and 33/7, not as its 16-digit decimal (which fell back to 22 down / 17 up)
+        (40, 4 / 3, 20, 15),  # 7 ports per group, 5 groups
+        (40, 33 / 7, 33, 7),
+        (64, 33 / 31, 33, 31),
     ],
 )
 def test_leaf_split(k: int, o: float, down: int, up: int) -> None:

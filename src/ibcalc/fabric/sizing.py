@@ -91,8 +91,11 @@ def smallest_divisor_at_least(n: int, low: Fraction) -> int | None:
 def _ratio(value: float) -> Fraction:
     if isinstance(value, bool) or not math.isfinite(value) or value < 1:
         raise FabricError(f"oversubscription {value!r} must be a finite down:up ratio >= 1")
-    # repr keeps the decimal the user wrote (1.5 -> 3/2, 1.33 -> 133/100)
-    return Fraction(repr(float(value)))
+    # a ratio written "4:3" arrives as the float nearest 4/3: the simplest fraction that float is
+    # the nearest to is the one written (4/3, 33/7); else repr keeps the decimal the user wrote
+    # (1.5 -> 3/2, 1.33 -> 133/100)
+    simplest = Fraction(value).limit_denominator(1000)
+    return simplest if float(simplest) == float(value) else Fraction(repr(float(value)))
 
 
 def leaf_split(radix: int, oversubscription: float) -> tuple[int, int]:
