@@ -89,7 +89,7 @@ def test_gradient_dtype_scales_dp_bytes(
 def test_zero1_is_reduce_scatter_plus_all_gather_of_the_same_bytes(
     builtin_catalogue: Catalogue,
 ) -> None:
-    # ZeRO-1/2 (Rajbhandari et al. section 7): RS of gradients + AG of weights, 2 Psi as plain DP
+    # ZeRO-1 (Rajbhandari et al. section 7): RS of gradients + AG of weights, 2 Psi as plain DP
     result = _run(builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=8, dp=16, zero=1)
     rs = _phase(result, "dp-reducescatter")
     ag = _phase(result, "dp-allgather")
@@ -98,6 +98,22 @@ def test_zero1_is_reduce_scatter_plus_all_gather_of_the_same_bytes(
     assert rs.bytes_per_gpu == pytest.approx(17.5e9)
     assert ag.bytes_per_gpu == pytest.approx(17.5e9)
     assert (rs.count, ag.count) == (1, 1)
+
+
+def test_zero2_reduce_scatters_every_micro_batch_and_zero1_once(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """ZeRO-2 keeps only its shard of the gradients, so it cannot accumulate whole ones over M
+    micro-batches: M reduce-scatters per step (it was priced once, as ZeRO-1). tp 8, dp 16,
+    M = 4: 4 x 17.5 GB reduce-scattered, one all-gather of the weights."""
+    cluster = ClusterSpec(system="dgx-h100")
+    two = _run(builtin_catalogue, cluster, tp=8, dp=16, zero=2, microbatches=4)
+    one = _run(builtin_catalogue, cluster, tp=8, dp=16, zero=1, microbatches=4)
+    rs2, rs1 = _phase(two, "dp-reducescatter"), _phase(one, "dp-reducescatter")
+    assert rs2.bytes_per_gpu == rs1.bytes_per_gpu == pytest.approx(17.5e9)
+    assert (rs2.count, rs1.count) == (4, 1)
+    assert rs2.time_s == rs1.time_s  # the same collective, four times
+    assert _phase(two, "dp-allgather").count == _phase(one, "dp-allgather").count == 1
 
 
 def test_zero3_gathers_weights_every_micro_batch(builtin_catalogue: Catalogue) -> None:

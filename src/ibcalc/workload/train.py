@@ -656,9 +656,16 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
     plan: list[tuple[str, Collective, float, DType, int, str]]
     if spec.zero == 0:
         plan = [("dp-allreduce", Collective.ALL_REDUCE, grad, spec.grad_dtype, 1, last_bwd)]
-    elif spec.zero in (1, 2):
+    elif spec.zero == 1:
         plan = [
             ("dp-reducescatter", Collective.REDUCE_SCATTER, grad, spec.grad_dtype, 1, last_bwd),
+            ("dp-allgather", Collective.ALL_GATHER, weights, spec.param_dtype, 1, first_fwd),
+        ]
+    elif spec.zero == 2:
+        # ZeRO-2 keeps only its shard of the gradients, so it cannot accumulate whole ones over
+        # the micro-batches: each backward reduce-scatters (as ZeRO-3 does); ZeRO-1 keeps them
+        plan = [
+            ("dp-reducescatter", Collective.REDUCE_SCATTER, grad, spec.grad_dtype, m, "backward"),
             ("dp-allgather", Collective.ALL_GATHER, weights, spec.param_dtype, 1, first_fwd),
         ]
     else:
