@@ -563,6 +563,28 @@ def test_groups_inside_an_nvl72_rack_stay_on_nvlink(builtin_catalogue: Catalogue
     assert _phase(two, "dp-allreduce").tier == "scale-out"
 
 
+def test_a_job_that_fits_in_one_rack_is_placed_whatever_its_groups_shape(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """tp 8 x pp 9 = 72 GPUs on 18 GB200 trays, one NVL72 rack: pp pairs 8 apart span 16 ranks,
+    which do not divide 72, and the layout was refused as straddling two domains; there is one
+    domain. Every stage boundary is on NVLink, priced as a 2-GPU NVLink 5 send/receive."""
+    result = _run(builtin_catalogue, ClusterSpec(system="gb200-nvl72", nodes=18), tp=8, pp=9)
+    pp = _phase(result, "pp-sendrecv")
+    assert pp.tier == "scale-up"
+    same = estimate(
+        builtin_catalogue,
+        ClusterSpec(nodes=1, gpus_per_node=2, intra="nvlink5"),
+        Collective.SEND_RECV,
+        pp.bytes_per_gpu,
+        dtype="bf16",
+    )
+    assert pp.time_s == same.time_s
+    # two racks of it (dp 2) do straddle: a stage of 16 ranks crosses the rack at rank 72
+    with pytest.raises(WorkloadError, match="straddle two domains"):
+        _run(builtin_catalogue, ClusterSpec(system="gb200-nvl72", nodes=36), tp=8, pp=9, dp=2)
+
+
 def test_a_domain_given_smaller_than_the_rack_holds_for_every_group(
     builtin_catalogue: Catalogue,
 ) -> None:

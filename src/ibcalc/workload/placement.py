@@ -300,10 +300,16 @@ def place_group(
 
 
 def place_pipeline(
-    catalogue: Catalogue, parent: ResolvedCluster, stages: int, stride: int
+    catalogue: Catalogue,
+    parent: ResolvedCluster,
+    stages: int,
+    stride: int,
+    *,
+    span: int | None = None,
 ) -> Placement:
     """The send/receive pair of a pipeline of ``stages`` stages whose neighbours are ``stride``
-    ranks apart (each stage spans ``stride`` consecutive ranks).
+    ranks apart (each stage spans ``stride`` consecutive ranks; ``span`` as in
+    :func:`place_group`).
 
     Every stage boundary is busy in the 1F1B steady state, so the slowest one sets the cost:
     when any boundary crosses a scale-up domain the pair is placed across two domains (one rank
@@ -312,7 +318,7 @@ def place_pipeline(
     ``j + 1``) crosses when ``(j + 1) x stride`` is a multiple of ``D``: ``(stages - 1) x stride
     // D`` of the ``stages - 1`` boundaries.
     """
-    boundaries = pipeline_boundaries(catalogue, parent, stages, stride)
+    boundaries = pipeline_boundaries(catalogue, parent, stages, stride, span=span)
     if len(boundaries) == 1:
         return boundaries[0][0]
     across, crossing = boundaries[1]

@@ -313,8 +313,13 @@ class _Builder:
         """Where ``group`` runs (placed once per cluster and layout)."""
         placement = self.shared.placements.get(group)
         if placement is None:
+            # the job holds the whole cluster: one that fits in a domain (18 GB200 trays of an
+            # NVL72 rack) has no group meeting a domain's edge, whatever its shape
+            span = self.cluster.ranks
             if group.stages is not None:
-                placement = place_pipeline(self.cat, self.cluster, group.stages, group.stride)
+                placement = place_pipeline(
+                    self.cat, self.cluster, group.stages, group.stride, span=span
+                )
             else:
                 placement = place_group(
                     self.cat,
@@ -323,6 +328,7 @@ class _Builder:
                     group.size,
                     group.stride,
                     across_sites=group.across_sites,
+                    span=span,
                 )
             self.shared.placements[group] = placement
         return placement
