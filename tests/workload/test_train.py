@@ -254,6 +254,22 @@ def test_expert_parallel_splits_the_expert_gradients(builtin_catalogue: Catalogu
     assert edp.ranks == 4
     assert edp.tier == "scale-out"  # 16 GPUs apart: two nodes per hop
     assert dense.bytes_per_gpu + edp.bytes_per_gpu == pytest.approx(7.333e9, rel=1e-3)
+    # tp 2 without sequence parallelism: both TP ranks dispatch the same 32768 tokens
+    assert any("every TP rank dispatches the same 32768 tokens" in w for w in result.warnings)
+    split = _run(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100", nodes=8),
+        tp=2,
+        dp=32,
+        ep=8,
+        model_id="mixtral-8x7b",
+        sequence_parallel=True,
+    )
+    assert not any("dispatches the same" in w for w in split.warnings)
+    assert (
+        _phase(split, "ep-alltoall").bytes_per_gpu
+        == _phase(result, "ep-alltoall").bytes_per_gpu / 2
+    )
     # ep 1 holds every expert: one exchange of all 47B over all dp ranks, as before
     whole = _run(
         builtin_catalogue,

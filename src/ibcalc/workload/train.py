@@ -543,6 +543,14 @@ def _train_step(
         moe = _per_stage(model.moe_layer_count(), par.pp, "MoE layers", b.notes)
         tokens = mb * s_local // (par.tp if spec.sequence_parallel else 1)
         size = float(tokens * top_k * hidden * act)
+        if par.tp > 1 and not spec.sequence_parallel:
+            # Megatron-Core's TransformerConfig refuses MoE with tensor parallelism unless
+            # sequence parallelism is on: without it every TP rank holds the same tokens
+            b.warnings.append(
+                f"ep with tp {par.tp} and no {{sequence_parallel}}: every TP rank dispatches the "
+                f"same {tokens} tokens, so the all-to-all is priced at {par.tp}x the tokens "
+                "each needs (Megatron-Core requires sequence parallelism for MoE with TP)"
+            )
         b.add(
             _Group("ep", par.ep, par.tp * par.cp),
             "ep-alltoall",
