@@ -292,6 +292,23 @@ def test_leaf_split(k: int, o: float, down: int, up: int) -> None:
     assert leaf_split(k, o) == (down, up)
 
 
+def test_an_even_spine_count_that_costs_spines_says_what_uneven_links_would_need() -> None:
+    """2:1 on QM9700 (64 ports): leaves of 42 down / 21 up; 128 DGX H100 (1,024 endpoints) fill
+    32 leaves. NVIDIA's rule takes the smallest divisor of 21 at or above 32 x 21 / 64 = 10.5:
+    21 spines, more than the 16 of the same nodes at 1:1. ceil(672 / 64) = 11 spines, at most
+    ceil(672 / 11) = 62 ports each, would do with 1 or 2 links per leaf-spine pair."""
+    sizing = size_fat_tree(128, 8, 64, oversubscription=2, port_Bps=NDR_Bps)
+    assert (sizing.leaf_switches, sizing.spine_switches) == (32, 21)
+    note = next(n for n in sizing.notes if n.startswith("21 spines"))
+    assert note.endswith(
+        "(the rule keeps links even; 11 spines, each with at most 62 of its 64 ports, would do "
+        "with 1 or 2 links per pair)"
+    )
+    # where the rule costs nothing (1 SU at 1:1: 8 x 32 / 64 = 4 = a divisor of 32) it is quiet
+    one = size_fat_tree(32, 8, 64, port_Bps=NDR_Bps)
+    assert not any("links even" in n for n in one.notes)
+
+
 def test_oversubscribed_two_tier() -> None:
     """2:1 on 128 x 400G (SN5600): SU = 84 nodes; 128 nodes -> 2 SU x 8 rails = 16 leaves x 42
     uplinks = 672; spines = smallest divisor of 42 >= 16 x 42 / 128 = 5.25 -> 6; bisection is set

@@ -389,9 +389,19 @@ def _build(tiers: int, a: _Args, out: _Outputs) -> FabricSizing | None:
         if spines is None:
             return None
         spine_ports = plan.leaves * a.u // spines
+        fewest = max(1, math.ceil(Fraction(plan.leaves * a.u, a.k)))
         notes.append(
             f"{spines} spines: smallest divisor of {a.u} uplinks >= {plan.leaves} x {a.u} / "
             f"{a.k}; {a.u // spines} link(s) per leaf-spine pair"
+            + (
+                # NVIDIA's rule (even links per pair) reproduces its tables; where it costs
+                # spines, say what uneven links would need
+                f" (the rule keeps links even; {fewest} spines, each with at most "
+                f"{math.ceil(plan.leaves * a.u / fewest)} of its {a.k} ports, would do with "
+                f"{a.u // fewest} or {a.u // fewest + 1} links per pair)"
+                if fewest < spines
+                else ""
+            )
         )
         cages = None if leaf_cages is None else leaf_cages + spines * _cages(spine_ports, ppc)
         return _result(
