@@ -725,3 +725,24 @@ def test_a_sized_fabric_names_no_option_as_ignored(builtin_catalogue: Catalogue,
     assert not any("ignored" in note for note in notes), notes
     if name.startswith("roce"):
         assert any("of each node's network traffic" in note for note in notes)
+
+
+def test_a_switch_count_on_one_rack_says_there_is_no_network_to_size(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """18 GB200 trays are one NVL72 domain: with fabric.switch given, the refusal told the user
+    to give fabric.switch or fabric.radix."""
+    text = (
+        "name: gb1\nnodes: 18\nsystem: gb200-nvl72\nfabric: {switch: qm9700}\n"
+        "requirements: [switches: {max: 10}]\n"
+    )
+    path = write(tmp_path, "gb1.yaml", text)
+    code, out, err = run(["check", str(path)], capsys)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: {path}:5:16: requirements[0].switches: a switch count needs a scale-out "
+        "fabric: the whole cluster is one scale-up domain, with no network to size\n"
+    )
+    code, out, _ = run(["design", "show", str(path)], capsys)
+    assert code == 0
+    assert "fabric: not sized (one scale-up domain: no network to size)" in out

@@ -875,7 +875,10 @@ def evaluate(
             if switches is None:
                 problems.add(
                     loc,
-                    "a switch count needs a sized fabric: give fabric.switch or fabric.radix "
+                    "a switch count needs a scale-out fabric: the whole cluster is one scale-up "
+                    "domain, with no network to size"
+                    if resolved.fabric_asked and resolved.cluster.topology.domains <= 1
+                    else "a switch count needs a sized fabric: give fabric.switch or fabric.radix "
                     "(and more than one scale-up domain)",
                 )
             else:

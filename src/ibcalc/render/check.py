@@ -710,7 +710,11 @@ def render_design_text(resolved: ResolvedDesign) -> str:
     )
     fab = resolved.fabric
     if fab is None:
-        lines.append("fabric: not sized (give fabric.switch or fabric.radix)")
+        lines.append(
+            "fabric: not sized (one scale-up domain: no network to size)"
+            if resolved.fabric_asked and resolved.cluster.topology.domains <= 1
+            else "fabric: not sized (give fabric.switch or fabric.radix)"
+        )
     else:
         switch = (
             f"{resolved.switch.id} as {fab.radix} x {_gbit(fab.port_Bps)} ports"
