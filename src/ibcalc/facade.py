@@ -16,7 +16,13 @@ from typing import NamedTuple
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import suggest
 from ibcalc.catalogue.models import Catalogue
-from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster, sharp_hint
+from ibcalc.cluster.resolve import (
+    TWO_NODE_TREE_NOTE,
+    ClusterSpec,
+    ResolvedCluster,
+    resolve_cluster,
+    sharp_hint,
+)
 from ibcalc.engine.band import time_range, transport_class
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.plan import Plan, plan_for
@@ -168,7 +174,8 @@ def cluster_notes(cluster: ResolvedCluster, collective: Collective) -> list[str]
     notes = list(cluster.assumptions)
     if collective is Collective.ALL_REDUCE or cluster.inter is None:
         return notes
-    notes = [n for n in notes if n != sharp_hint(cluster.inter.id)]
+    # SHARP and NCCL's two-node tree serve all-reduce only
+    notes = [n for n in notes if n not in (sharp_hint(cluster.inter.id), TWO_NODE_TREE_NOTE)]
     out = cluster.topology.out
     if out is not None and out.sharp:
         notes.append(

@@ -592,3 +592,25 @@ def test_a_clusters_assumptions_cannot_be_changed_under_later_estimates() -> Non
     first = estimate_on(cluster, Collective.ALL_REDUCE, 1e9)
     first.assumptions.append("mine")  # an estimate's own list is the caller's to change
     assert "mine" not in estimate_on(cluster, Collective.ALL_REDUCE, 1e9).assumptions
+
+
+def test_the_two_node_tree_note_is_said_only_where_an_all_reduce_crosses_nodes() -> None:
+    """The default of 2 nodes lets NCCL's all-reduce tree halve network traffic: said of an
+    all-reduce, not of an all-gather; in serving only where an all-reduce leaves the node."""
+    from ibcalc.cluster.resolve import TWO_NODE_TREE_NOTE
+    from ibcalc.workload.infer import InferSpec, infer, serving_cluster
+    from ibcalc.workload.model import find_model
+
+    cat = load_catalogue(use_env=False)
+    cluster = resolve_cluster(cat, ClusterSpec(system="dgx-h100"))
+    assert TWO_NODE_TREE_NOTE in cluster.assumptions
+    assert TWO_NODE_TREE_NOTE in estimate_on(cluster, Collective.ALL_REDUCE, 1e9).assumptions
+    assert TWO_NODE_TREE_NOTE not in estimate_on(cluster, Collective.ALL_GATHER, 1e9).assumptions
+    # tp 8 disaggregated: two nodes, each instance's all-reduce inside its node (the KV moves
+    # by send/receive); tp 16: one instance's all-reduce across the two nodes
+    for tp, disaggregated, said in ((8, True, False), (16, False, True)):
+        spec = InferSpec(model=find_model("llama3-70b"), tp=tp, disaggregated=disaggregated)
+        on = serving_cluster(cat, ClusterSpec(system="dgx-h100"), tp, disaggregated=disaggregated)
+        assert on.nodes == 2
+        result = infer(cat, on, spec)
+        assert (TWO_NODE_TREE_NOTE in result.assumptions) is said

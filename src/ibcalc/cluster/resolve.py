@@ -62,6 +62,11 @@ _ENGINE_ARCH = {
 }
 
 
+#: Said of a default of 2 nodes: it concerns all-reduce across nodes (NCCL's tree) only, and
+#: callers drop it where none runs (another collective, a serving layout inside each node).
+TWO_NODE_TREE_NOTE = "2 nodes let NCCL's tree halve network traffic"
+
+
 @dataclass(frozen=True)
 class ResolvedCluster:
     """A cluster with every gap filled, its tiers, and the assumptions behind them."""
@@ -268,7 +273,7 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         # what the default means for collectives only (checkpoint leaves fabric notes out); not
         # said where the two nodes share one NVLink domain (GB200 trays): no tree crosses a
         # network there
-        notes.append("2 nodes let NCCL's tree halve network traffic")
+        notes.append(TWO_NODE_TREE_NOTE)
         fabric.append(notes[-1])
 
     inter: Link | None = None

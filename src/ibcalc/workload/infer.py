@@ -21,11 +21,12 @@ Compute is not modelled: the times are what communication adds to each token and
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ibcalc.catalogue.models import Catalogue
-from ibcalc.cluster.resolve import ResolvedCluster, resolve_cluster
+from ibcalc.cluster.resolve import TWO_NODE_TREE_NOTE, ResolvedCluster, resolve_cluster
 from ibcalc.cluster.spec import MAX_GPUS, MAX_NICS_PER_NODE, ClusterSpec
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Collective, DType
@@ -332,8 +333,15 @@ def infer(
         tier_s=tier_s,
         dominant_tier=dominant,
         warnings=warnings,
-        assumptions=[*notes, *cluster.assumptions],
+        assumptions=[*notes, *_cluster_notes(cluster, phases)],
     )
+
+
+def _cluster_notes(cluster: ResolvedCluster, phases: Sequence[Phase]) -> list[str]:
+    """The cluster's assumptions, without the two-node tree note where no all-reduce leaves a
+    scale-up domain (tp inside each node, a KV transfer or stage send across)."""
+    across = any(p.collective is Collective.ALL_REDUCE and p.tier != "scale-up" for p in phases)
+    return [n for n in cluster.assumptions if across or n != TWO_NODE_TREE_NOTE]
 
 
 _PER_TOKEN: Per = "token"
