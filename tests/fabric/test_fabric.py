@@ -7,6 +7,7 @@ formula worked out in the test; none is copied from the program's output.
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 
 import pytest
@@ -124,6 +125,16 @@ def test_ufm_ports_cost_a_node_slot() -> None:
     connectivity": 32 nodes + 4 UFM ports = 260 ports > 8 leaves x 32 down, so a second SU."""
     assert h100(32, extra=4).scalable_units == 2
     assert h100(31, extra=4).scalable_units == 1
+
+
+def test_a_leaf_never_fills_more_cages_than_it_has() -> None:
+    """39:25 on QM9700 (64 ports in 32 twin-port cages): a full leaf has 39 down and 25 up
+    ports. Counted apart, 20 + 13 = 33 cages, one more than the switch has; a cage then holds a
+    down and an up port: ceil(64 / 2) = 32. 39 DGX H100 fill 8 leaves (one per rail)."""
+    sizing = size_fat_tree(39, 8, 64, oversubscription=39 / 25, port_Bps=NDR_Bps, ports_per_cage=2)
+    assert sizing.leaf_switches == 8
+    per_spine = 8 * 25 // sizing.spine_switches
+    assert sizing.switch_transceivers == 8 * 32 + sizing.spine_switches * math.ceil(per_spine / 2)
 
 
 def test_dgx_h100_4su_bill_of_materials() -> None:

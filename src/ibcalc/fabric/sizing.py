@@ -27,7 +27,8 @@ sizing applies them:
 * **Cables**: one per endpoint at node-leaf, every leaf uplink at leaf-spine (NVIDIA cables the full
   SU), every spine uplink at spine-core (docs/design-files.md#cables-and-transceivers).
 * **Transceivers** (docs/design-files.md#cables-and-transceivers): switch side, the occupied cages
-  per switch (down and up ports in separate cages; a twin-port OSFP cage holds two 400G ports); node
+  per switch (down and up ports in separate cages, unless the switch has too few; a twin-port OSFP
+  cage holds two 400G ports); node
   side, the node's cages where a source gives them (DGX H100/B200: 4 twin-port OSFP for 8 NICs).
 * **Bisection bandwidth** per direction (docs/design-files.md#bisection-bandwidth): half the
   narrowest tier boundary, ``min(E, leaf uplinks, spine uplinks) / 2`` links at the port rate.
@@ -214,6 +215,17 @@ def _cages(ports: int, per_cage: int | None) -> int:
     return math.ceil(ports / per_cage) if per_cage else 0
 
 
+def _split_cages(down: int, up: int, per_cage: int | None, radix: int) -> int:
+    """Occupied cages of a switch with ``down`` and ``up`` ports: down and up in cages of their
+    own, unless that needs more cages than the switch has (an odd down and an odd up count
+    filling all ``radix`` ports: 33 + 31 on a 64-port, 32-cage QM9700); then one cage holds a
+    down and an up port."""
+    if not per_cage:
+        return 0
+    apart = _cages(down, per_cage) + _cages(up, per_cage)
+    return apart if apart <= radix // per_cage else _cages(down + up, per_cage)
+
+
 def size_fat_tree(
     nodes: int,
     rails: int,
@@ -379,11 +391,7 @@ def _build(tiers: int, a: _Args, out: _Outputs) -> FabricSizing | None:
             f"rail-optimized: scalable unit of {a.d} nodes and {a.rails} leaves (one per rail); "
             f"{plan.su} SU for {a.nodes} nodes"
         )
-    leaf_cages = (
-        sum(_cages(x, ppc) for x in plan.leaf_down_used) + plan.leaves * _cages(a.u, ppc)
-        if ppc
-        else None
-    )
+    leaf_cages = sum(_split_cages(x, a.u, ppc, a.k) for x in plan.leaf_down_used) if ppc else None
     if tiers == 2:
         spines = smallest_divisor_at_least(a.u, Fraction(plan.leaves * a.u, a.k))
         if spines is None:
@@ -439,7 +447,7 @@ def _build(tiers: int, a: _Args, out: _Outputs) -> FabricSizing | None:
             pods += 1
             spines += count
             spine_up_total += count * up
-            spine_cages += count * (_cages(down, ppc) + _cages(up, ppc))
+            spine_cages += count * _split_cages(down, up, ppc, a.k)
     if pods > a.k:
         return None
     core = math.ceil(spine_up_total / a.k)
