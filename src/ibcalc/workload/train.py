@@ -711,7 +711,7 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
             "MoE: every parameter's gradient is exchanged over all dp ranks as if unsharded (an "
             "upper bound: expert gradients only need the dp / ep ranks holding the same experts"
             + (
-                "; the expert share is not known: give the model's active parameters"
+                "; the expert share is not known: the model states no active parameter count"
                 if experts is None
                 else "; not split with context or hierarchical parallelism"
             )
