@@ -346,3 +346,29 @@ def test_kv_transfer_says_what_it_leaves_out(builtin_catalogue: Catalogue) -> No
         InferSpec(model=model, tp=8, disaggregated=True),
     )
     assert not any("NVLink domain here" in n or "stage's GPUs" in n for n in plain.assumptions)
+
+
+def test_a_kv_cache_every_tp_rank_holds_whole_says_its_slices_are_gathered(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """DeepSeek-V3's MLA latent (576 elements per token per layer) serves every head, so each TP
+    rank holds all of it; Llama 3 70B's 8 KV heads at tp 8 are one per rank. Only the first
+    is said to ship slices that the decode side gathers (not priced)."""
+    for model, ep, said in (("deepseek-v3", 4, True), ("llama3-70b", 1, False)):
+        spec = InferSpec(model=find_model(model), tp=8, ep=ep, disaggregated=True)
+        cluster = serving_cluster(
+            builtin_catalogue, ClusterSpec(system="dgx-h100"), spec.gpus, disaggregated=True
+        )
+        result = infer(builtin_catalogue, cluster, spec)
+        notes = [n for n in result.assumptions if n.startswith("every TP rank holds")]
+        assert bool(notes) is said
+    # 8 KV heads at tp 16 are copied too (two ranks share each)
+    spec = InferSpec(model=find_model("llama3-70b"), tp=16, disaggregated=True)
+    cluster = serving_cluster(
+        builtin_catalogue, ClusterSpec(system="dgx-h100"), spec.gpus, disaggregated=True
+    )
+    result = infer(builtin_catalogue, cluster, spec)
+    assert any(
+        n.startswith("every TP rank holds this KV cache whole (8 KV heads for tp 16)")
+        for n in result.assumptions
+    )

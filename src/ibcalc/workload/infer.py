@@ -296,6 +296,23 @@ def infer(
                 f"{spec.pp}x faster)"
             )
         senders = max(1, min(spec.tp, cluster.gpus_per_node, nics))
+        kv_heads = model.kv_heads if model.kv_heads is not None else model.heads
+        whole = model.kv_elements_per_layer is not None or (
+            kv_heads is not None and kv_heads < spec.tp
+        )
+        if senders > 1 and whole:
+            # MLA's latent is shared by every head, and fewer KV heads than TP ranks are copied:
+            # every TP rank holds the cache whole, so 1/senders from each is a choice of slices
+            notes.append(
+                "every TP rank holds this KV cache whole ("
+                + (
+                    "MLA's latent serves all heads"
+                    if model.kv_elements_per_layer is not None
+                    else f"{kv_heads} KV heads for tp {spec.tp}"
+                )
+                + f"): each of {senders} GPUs ships a different 1/{senders}, and the decode side "
+                "gathers them over its scale-up links, which is not priced"
+            )
         placement = _kv_placement(catalogue, cluster, nics, senders)
         phases.append(
             build_phase(
