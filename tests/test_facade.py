@@ -16,7 +16,12 @@ from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import Algorithm, Collective, Protocol
-from ibcalc.errors import AlgorithmNotApplicableError, SizeTooSmallError, UnitError
+from ibcalc.errors import (
+    AlgorithmNotApplicableError,
+    SizeTooSmallError,
+    UnitError,
+    UnknownNameError,
+)
 from ibcalc.facade import CollectivePlan, effective_size, estimate_many, estimate_on
 
 PER_RANK = (Collective.ALL_GATHER, Collective.REDUCE_SCATTER)
@@ -328,3 +333,28 @@ def test_a_library_caller_gets_the_command_lines_size_refusals(
         assert str(refused.value) == words
     # the limit itself is a size: 1 PiB runs
     assert plan.quick(2.0**50).size_bytes == 2.0**50
+
+
+def test_a_library_caller_may_name_the_collective_algorithm_and_protocol(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """estimate_on(cluster, "allreduce", ...) raised AttributeError ('str' object has no
+    attribute 'per_rank_buffer'), algorithm="ring" AttributeError too. Names in any case give
+    the same numbers as the members; unknown ones are refused with the closest."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    named = estimate_on(cluster, "all-reduce", 1e9, algorithm="RING", protocol="ll128")
+    member = estimate_on(
+        cluster, Collective.ALL_REDUCE, 1e9, algorithm=Algorithm.RING, protocol=Protocol.LL128
+    )
+    assert named.time_s == member.time_s
+    plan = CollectivePlan(cluster, "allgather", protocol="simple")
+    assert (
+        plan.quick(1e9).time_s
+        == estimate_on(cluster, Collective.ALL_GATHER, 1e9, protocol=Protocol.SIMPLE).time_s
+    )
+    with pytest.raises(UnknownNameError, match=r"unknown algorithm 'rign' \(did you mean ring\?\)"):
+        estimate_on(cluster, Collective.ALL_REDUCE, 1e9, algorithm="rign")
+    with pytest.raises(UnknownNameError, match=r"unknown protocol 'll12' \(did you mean LL128\?\)"):
+        estimate_on(cluster, Collective.ALL_REDUCE, 1e9, protocol="ll12")
+    with pytest.raises(UnknownNameError, match="unknown collective '5'"):
+        estimate_on(cluster, 5, 1e9)

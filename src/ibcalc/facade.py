@@ -11,7 +11,7 @@ caller passes others (``ibcalc.catalogue.cost_params.load_cost_params`` reads ov
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import suggest
@@ -66,6 +66,33 @@ def parse_dtype(dtype: DType | str) -> DType:
         else:
             hint = f"use one of {', '.join(DType.names())}"
         raise UnitError(f"unknown dtype {shown(dtype)} ({hint})") from None
+
+
+def _choice(
+    what: str, value: object, kind: type[Algorithm] | type[Protocol]
+) -> Algorithm | Protocol | None:
+    """``value`` as a member of ``kind``: a member or None as given, a name in any case
+    (``"ring"``, ``"ll128"``); :class:`~ibcalc.errors.UnknownNameError` otherwise."""
+    if value is None or isinstance(value, kind):
+        return value
+    names = [member.value for member in kind]
+    if isinstance(value, str):
+        for member in kind:
+            if member.value.lower() == value.strip().lower():
+                return member
+        lower = {name.lower(): name for name in names}
+        close = [lower[c] for c in suggest(value.strip().lower(), list(lower), n=1)]
+        raise UnknownNameError(what, value, close or names, close=bool(close))
+    raise UnknownNameError(what, str(value), names, close=False)
+
+
+def _collective(value: object) -> Collective:
+    """``value`` as a collective: a member as given, a name as :func:`parse_collective` reads."""
+    if isinstance(value, Collective):
+        return value
+    if isinstance(value, str):
+        return parse_collective(value)
+    raise UnknownNameError("collective", str(value), [c.command for c in Collective], close=False)
 
 
 def parse_collective(name: str) -> Collective:
@@ -150,18 +177,22 @@ def _why_equivalent(cost: Cost) -> str:
 
 def estimate_on(
     cluster: ResolvedCluster,
-    collective: Collective,
+    collective: Collective | str,
     size_bytes: float,
     *,
     dtype: DType | str = DType.FP32,
-    algorithm: Algorithm | None = None,
-    protocol: Protocol | None = None,
+    algorithm: Algorithm | str | None = None,
+    protocol: Protocol | str | None = None,
     params: CostParams | None = None,
 ) -> Estimate:
     """Estimate ``collective`` of ``size_bytes`` on an already resolved cluster, with the cost
-    parameters ``params`` (default: the built-in ones)."""
+    parameters ``params`` (default: the built-in ones). The collective, algorithm and protocol
+    may be given by name (``"allreduce"``, ``"ring"``, ``"LL128"``, any case)."""
     params = params if params is not None else builtin_cost_params()
     dt = parse_dtype(dtype)
+    collective = _collective(collective)
+    algorithm = cast(Algorithm | None, _choice("algorithm", algorithm, Algorithm))
+    protocol = cast(Protocol | None, _choice("protocol", protocol, Protocol))
     plan = plan_for(collective, cluster.topology, params, dtype=dt)
     return _estimate(cluster, plan, size_bytes, algorithm, protocol)
 
@@ -317,17 +348,18 @@ class CollectivePlan:
     def __init__(
         self,
         cluster: ResolvedCluster,
-        collective: Collective,
+        collective: Collective | str,
         *,
         dtype: DType | str = DType.FP32,
-        algorithm: Algorithm | None = None,
-        protocol: Protocol | None = None,
+        algorithm: Algorithm | str | None = None,
+        protocol: Protocol | str | None = None,
         params: CostParams | None = None,
     ) -> None:
         params = params if params is not None else builtin_cost_params()
         self.cluster = cluster
-        self.algorithm = algorithm
-        self.protocol = protocol
+        self.algorithm = cast(Algorithm | None, _choice("algorithm", algorithm, Algorithm))
+        self.protocol = cast(Protocol | None, _choice("protocol", protocol, Protocol))
+        collective = _collective(collective)
         self._plan = plan_for(collective, cluster.topology, params, dtype=parse_dtype(dtype))
         self._factor = busbw_factor(collective, cluster.ranks)
         # effective_size's rounding, worked out once
@@ -391,12 +423,12 @@ class CollectivePlan:
 
 def estimate_many(
     cluster: ResolvedCluster,
-    collective: Collective,
+    collective: Collective | str,
     sizes: Iterable[float],
     *,
     dtype: DType | str = DType.FP32,
-    algorithm: Algorithm | None = None,
-    protocol: Protocol | None = None,
+    algorithm: Algorithm | str | None = None,
+    protocol: Protocol | str | None = None,
     params: CostParams | None = None,
 ) -> list[Estimate]:
     """:func:`estimate_on` at each of ``sizes`` (errors as it raises them)."""
@@ -409,12 +441,12 @@ def estimate_many(
 def estimate(
     catalogue: Catalogue,
     spec: ClusterSpec,
-    collective: Collective,
+    collective: Collective | str,
     size_bytes: float,
     *,
     dtype: DType | str = DType.FP32,
-    algorithm: Algorithm | None = None,
-    protocol: Protocol | None = None,
+    algorithm: Algorithm | str | None = None,
+    protocol: Protocol | str | None = None,
     params: CostParams | None = None,
 ) -> Estimate:
     """Resolve ``spec`` against ``catalogue`` and estimate ``collective`` of ``size_bytes``, with
