@@ -11,6 +11,7 @@ DGX H100 SuperPOD scalable unit = 8 leaf + 4 spine QM9700 (NVIDIA RA-11333-001 T
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -746,3 +747,15 @@ def test_a_switch_count_on_one_rack_says_there_is_no_network_to_size(
     code, out, _ = run(["design", "show", str(path)], capsys)
     assert code == 0
     assert "fabric: not sized (one scale-up domain: no network to size)" in out
+
+
+def test_design_show_json_gives_the_port_rate_the_text_prints(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The text says 'qm9700 as 64 x 400 Gb/s ports'; the JSON had the 64 and not the rate:
+    400 Gb/s = 50e9 B/s per direction."""
+    path = Path(__file__).resolve().parents[2] / "examples" / "dgx-h100-superpod-su-ndr.yaml"
+    code, out, _ = run(["design", "show", str(path), "--format", "json"], capsys)
+    assert code == 0
+    fabric = json.loads(out)["fabric"]
+    assert (fabric["switch"], fabric["radix"], fabric["port_Bps"]) == ("qm9700", 64, 400e9 / 8)

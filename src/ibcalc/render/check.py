@@ -644,6 +644,7 @@ def design_dict(resolved: ResolvedDesign) -> dict[str, Any]:
             "switch": resolved.switch.id if resolved.switch is not None else None,
             "switch_source": resolved.switch.source if resolved.switch is not None else None,
             "radix": fab.radix,
+            "port_Bps": fab.port_Bps,
             "tiers": fab.tiers,
             "rail_optimized": fab.rail_optimized,
             "scalable_units": fab.scalable_units,
