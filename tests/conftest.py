@@ -206,6 +206,17 @@ def position_of(text: str, needle: str, occurrence: int = 1) -> tuple[int, int]:
     raise AssertionError(f"{needle!r} (occurrence {occurrence}) not in the text")
 
 
+def pair_sendrecv_s(catalogue: Catalogue, intra: str, size_bytes: float) -> float:
+    """nccl-tests sendrecv of ``size_bytes`` (bf16) between 2 GPUs on one ``intra`` link: what a
+    workload's stage boundary inside one scale-up domain must cost."""
+    from ibcalc.cluster.spec import ClusterSpec
+    from ibcalc.engine.types import Collective
+    from ibcalc.facade import estimate
+
+    spec = ClusterSpec(nodes=1, gpus_per_node=2, intra=intra)
+    return estimate(catalogue, spec, Collective.SEND_RECV, size_bytes, dtype="bf16").time_s
+
+
 def main_error(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
     """Run ``ibcalc ARGS`` through the console entry point, which must refuse them: exit 2,
     nothing on stdout, stderr starting with ``error:``. Returns stderr (one line per problem)."""

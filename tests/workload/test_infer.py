@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from conftest import pair_sendrecv_s
 from ibcalc.catalogue.load import find_link
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import resolve_cluster
@@ -284,14 +285,7 @@ def test_an_instance_inside_one_rack_places_every_group_inside(
     assert {p.tier for p in result.phases} == {"scale-up"}
     # the stage boundary is a send/receive inside one NVLink 5 domain: 2 GPUs on its link
     pp = next(p for p in result.phases if p.name == "decode-pp-sendrecv")
-    same = estimate(
-        builtin_catalogue,
-        ClusterSpec(nodes=1, gpus_per_node=2, intra="nvlink5"),
-        Collective.SEND_RECV,
-        pp.bytes_per_gpu,
-        dtype="bf16",
-    )
-    assert pp.time_s == same.time_s
+    assert pp.time_s == pair_sendrecv_s(builtin_catalogue, "nvlink5", pp.bytes_per_gpu)
 
 
 def test_disaggregated_serving_needs_nodes_for_two_instances(

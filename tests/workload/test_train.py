@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import pair_sendrecv_s
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
@@ -238,14 +239,13 @@ def test_expert_parallel_splits_the_expert_gradients(builtin_catalogue: Catalogu
     experts, reduced over the dp / ep = 4 ranks with the same experts (16 GPUs apart), and the
     shared 1.67B / tp over all 32 dp ranks. Every parameter's gradient over all 32 had been
     47B x 2 B / 2 = 47 GB per GPU; it is 1.67 + 5.67 = 7.33 GB."""
-    result = _run(
-        builtin_catalogue,
-        ClusterSpec(system="dgx-h100", nodes=8),
-        tp=2,
-        dp=32,
-        ep=8,
-        model_id="mixtral-8x7b",
-    )
+
+    def mixtral(**layout: object) -> TrainResult:  # 8 DGX H100, tp 2, dp 32, ep 8 by default
+        given = {"tp": 2, "dp": 32, "ep": 8, **layout}
+        nodes = ClusterSpec(system="dgx-h100", nodes=8)
+        return _run(builtin_catalogue, nodes, model_id="mixtral-8x7b", **given)  # type: ignore[arg-type]
+
+    result = mixtral()
     experts = (47e9 - 13e9) / (1 - 2 / 8)
     dense, edp = _phase(result, "dp-allreduce"), _phase(result, "edp-allreduce")
     assert dense.bytes_per_gpu == pytest.approx((47e9 - experts) * 2 / 2)
@@ -256,29 +256,14 @@ def test_expert_parallel_splits_the_expert_gradients(builtin_catalogue: Catalogu
     assert dense.bytes_per_gpu + edp.bytes_per_gpu == pytest.approx(7.333e9, rel=1e-3)
     # tp 2 without sequence parallelism: both TP ranks dispatch the same 32768 tokens
     assert any("every TP rank dispatches the same 32768 tokens" in w for w in result.warnings)
-    split = _run(
-        builtin_catalogue,
-        ClusterSpec(system="dgx-h100", nodes=8),
-        tp=2,
-        dp=32,
-        ep=8,
-        model_id="mixtral-8x7b",
-        sequence_parallel=True,
-    )
+    split = mixtral(sequence_parallel=True)
     assert not any("dispatches the same" in w for w in split.warnings)
     assert (
         _phase(split, "ep-alltoall").bytes_per_gpu
         == _phase(result, "ep-alltoall").bytes_per_gpu / 2
     )
     # ep 1 holds every expert: one exchange of all 47B over all dp ranks, as before
-    whole = _run(
-        builtin_catalogue,
-        ClusterSpec(system="dgx-h100", nodes=8),
-        tp=2,
-        dp=32,
-        ep=1,
-        model_id="mixtral-8x7b",
-    )
+    whole = mixtral(ep=1)
     assert _phase(whole, "dp-allreduce").bytes_per_gpu == pytest.approx(47e9 * 2 / 2)
     assert not [p for p in whole.phases if p.name.startswith("edp-")]
 
@@ -588,14 +573,7 @@ def test_a_job_that_fits_in_one_rack_is_placed_whatever_its_groups_shape(
     result = _run(builtin_catalogue, ClusterSpec(system="gb200-nvl72", nodes=18), tp=8, pp=9)
     pp = _phase(result, "pp-sendrecv")
     assert pp.tier == "scale-up"
-    same = estimate(
-        builtin_catalogue,
-        ClusterSpec(nodes=1, gpus_per_node=2, intra="nvlink5"),
-        Collective.SEND_RECV,
-        pp.bytes_per_gpu,
-        dtype="bf16",
-    )
-    assert pp.time_s == same.time_s
+    assert pp.time_s == pair_sendrecv_s(builtin_catalogue, "nvlink5", pp.bytes_per_gpu)
     # two racks of it (dp 2) do straddle: a stage of 16 ranks crosses the rack at rank 72
     with pytest.raises(WorkloadError, match="straddle two domains"):
         _run(builtin_catalogue, ClusterSpec(system="gb200-nvl72", nodes=36), tp=8, pp=9, dp=2)
