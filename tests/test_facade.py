@@ -335,6 +335,22 @@ def test_a_library_caller_gets_the_command_lines_size_refusals(
     assert plan.quick(2.0**50).size_bytes == 2.0**50
 
 
+def test_a_size_may_be_any_kind_of_number(builtin_catalogue: Catalogue) -> None:
+    """A Fraction or a Decimal of 2^20 is the size 2^20 (the first refusal called them 'not a
+    number of bytes'); so is a numpy integer, which the library's own users pass."""
+    from decimal import Decimal
+    from fractions import Fraction
+
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    plan = CollectivePlan(cluster, Collective.ALL_REDUCE)
+    want = estimate_on(cluster, Collective.ALL_REDUCE, 2**20).time_s
+    for size in (Fraction(2**20), Decimal(2**20), float(2**20)):
+        assert estimate_on(cluster, Collective.ALL_REDUCE, size).time_s == want
+        assert plan.quick(size).time_s == want
+    with pytest.raises(UnitError, match="size -5 B is negative"):
+        estimate_on(cluster, Collective.ALL_REDUCE, Fraction(-5))
+
+
 def test_a_library_caller_may_name_the_collective_algorithm_and_protocol(
     builtin_catalogue: Catalogue,
 ) -> None:

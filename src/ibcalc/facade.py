@@ -11,7 +11,7 @@ caller passes others (``ibcalc.catalogue.cost_params.load_cost_params`` reads ov
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import NamedTuple, cast
+from typing import NamedTuple, SupportsFloat, cast
 
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import suggest
@@ -107,24 +107,30 @@ def parse_collective(name: str) -> Collective:
     return found
 
 
-def check_size(size_bytes: object) -> None:
-    """Refuse what a library caller may pass as a size that ``parse_size`` would refuse on the
-    command line (:class:`~ibcalc.errors.UnitError`, in its words): not a number of bytes,
-    NaN, negative, infinite or over 1 PiB (``units.MAX_SIZE_BYTES``). Zero is left to the
-    rounding, which says it is smaller than one element."""
-    if isinstance(size_bytes, bool) or not isinstance(size_bytes, int | float):
+def check_size(size_bytes: object) -> float:
+    """``size_bytes`` as a float, refused as ``parse_size`` refuses on the command line
+    (:class:`~ibcalc.errors.UnitError`, in its words) when it is not a number of bytes (a
+    str, a bool), NaN, negative, infinite or over 1 PiB (``units.MAX_SIZE_BYTES``). Numbers of
+    any kind are read (int, float, numpy's, Fraction, Decimal). Zero is left to the rounding,
+    which says it is smaller than one element."""
+    if isinstance(size_bytes, bool) or not isinstance(size_bytes, SupportsFloat):
         raise UnitError(
             f"size {shown(size_bytes)} is not a number of bytes (parse_size reads '10GB')"
         )
-    if size_bytes != size_bytes:
+    try:
+        value = float(size_bytes)
+    except OverflowError:  # an int of more digits than a float holds
+        raise UnitError(
+            f"size {shown(size_bytes)} B is absurdly large (the limit is 1 PiB)"
+        ) from None
+    if value != value:
         raise UnitError("size is not a number (NaN)")
-    # an int may have more digits than a float holds: shown as text, cut
-    text = f"{size_bytes:g}" if isinstance(size_bytes, float) else shown(size_bytes)
-    if size_bytes < 0:
-        raise UnitError(f"size {text} B is negative")
-    if size_bytes > MAX_SIZE_BYTES:
-        what = "infinite" if size_bytes == float("inf") else "absurdly large (the limit is 1 PiB)"
-        raise UnitError(f"size {text} B is {what}")
+    if value < 0:
+        raise UnitError(f"size {value:g} B is negative")
+    if value > MAX_SIZE_BYTES:
+        what = "infinite" if value == float("inf") else "absurdly large (the limit is 1 PiB)"
+        raise UnitError(f"size {value:g} B is {what}")
+    return value
 
 
 def effective_size(
@@ -137,7 +143,7 @@ def effective_size(
     multiple of 16 bytes for all-gather and reduce-scatter (all-to-all runs print sizes that are
     not: 64 B on 16 ranks).
     """
-    check_size(size_bytes)
+    size_bytes = check_size(size_bytes)
     dt = parse_dtype(dtype)
     elt = dt.bytes
     count = int(size_bytes // elt)
@@ -298,12 +304,18 @@ def _estimate(
 
 
 def _tuner_constants(params: CostParams) -> str:
-    """Where the tuner view's constants come from: its base-latency table's source, up to its
-    first parenthesis, without the table name (``NCCL 2.30.7 src/graph/tuning.cc,
-    ncclTunerConstantsDefaults``, or ``NVIDIA/nccl tag v2.18.3-1, src/graph/tuning.cc`` under
-    ``--nccl-version 2.18``)."""
-    seen = params.tuner_view().provenance.get("nccl_tuner.base_latency")
-    return "" if seen is None else seen.text.split(" (")[0].removesuffix(".baseLat")
+    """Where the tuner view's constants come from: the built-in file's tuning.cc (its base
+    latencies' source, up to the first comma), then every constant a release or an override
+    laid over the tuner view, by source (``hop_latency from NVIDIA/nccl tag v2.27.5-1,
+    src/graph/tuning.cc`` under ``--nccl-version 2.27``, which changes only the hops)."""
+    seen = params.provenance.get("nccl_tuner.base_latency")
+    base = "" if seen is None else seen.text.split(",")[0]
+    builtin = params.origins[0]
+    laid: dict[str, list[str]] = {}
+    for key, where in params.tuner_view().provenance.items():
+        if key.startswith("nccl_tuner.") and not where.origin.startswith(builtin):
+            laid.setdefault(where.text.split(" (")[0], []).append(key.removeprefix("nccl_tuner."))
+    return "; ".join([base, *(f"{', '.join(keys)} from {src}" for src, keys in laid.items())])
 
 
 class QuickEstimate(NamedTuple):

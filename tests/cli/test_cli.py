@@ -841,9 +841,19 @@ def test_explain_names_the_release_whose_tuner_constants_ranked() -> None:
     tuning.cc' all the same; the constants named are the tuner view's base-latency source."""
     runner = CliRunner()
     args = ["allreduce", "-s", "25MiB", "--system", "dgx-h100", "-N", "4", "--explain"]
+    builtin = "NCCL 2.30.7 src/graph/tuning.cc"
     for extra, source in (
-        (["--nccl-version", "2.18"], "NVIDIA/nccl tag v2.18.3-1, src/graph/tuning.cc"),
-        ([], "NCCL 2.30.7 src/graph/tuning.cc, ncclTunerConstantsDefaults"),
+        (
+            ["--nccl-version", "2.18"],
+            f"{builtin}; base_latency, hop_latency from NVIDIA/nccl tag v2.18.3-1, "
+            "src/graph/tuning.cc; algorithms from NCCL 2.18 predates pat",
+        ),
+        # 2.27.5 changed only the hops: the base latencies are still 2.30.7's
+        (
+            ["--nccl-version", "2.27"],
+            f"{builtin}; hop_latency from NVIDIA/nccl tag v2.27.5-1, src/graph/tuning.cc",
+        ),
+        ([], builtin),
     ):
         result = runner.invoke(app, [*args, *extra], env={"COLUMNS": "400"})
         assert result.exit_code == 0
