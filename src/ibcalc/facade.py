@@ -39,7 +39,7 @@ from ibcalc.engine.types import (
 )
 from ibcalc.errors import SizeTooSmallError, UnitError, UnknownNameError
 from ibcalc.textsafe import shown
-from ibcalc.units import MAX_SIZE_BYTES, format_size
+from ibcalc.units import MAX_ENGINE_BYTES, format_size
 
 __all__ = [
     "CollectivePlan",
@@ -110,7 +110,8 @@ def parse_collective(name: str) -> Collective:
 def check_size(size_bytes: object) -> float:
     """``size_bytes`` as a float, refused as ``parse_size`` refuses on the command line
     (:class:`~ibcalc.errors.UnitError`, in its words) when it is not a number of bytes (a
-    str, a bool), NaN, negative, infinite or over 1 PiB (``units.MAX_SIZE_BYTES``). Numbers of
+    str, a bool), NaN, negative, infinite or over 10^21 B (``units.MAX_ENGINE_BYTES``; the
+    command line stops a size it reads at 1 PiB). Numbers of
     any kind are read (int, float, numpy's, Fraction, Decimal). Zero is left to the rounding,
     which says it is smaller than one element."""
     if isinstance(size_bytes, bool) or not isinstance(size_bytes, SupportsFloat):
@@ -121,14 +122,14 @@ def check_size(size_bytes: object) -> float:
         value = float(size_bytes)
     except OverflowError:  # an int of more digits than a float holds
         raise UnitError(
-            f"size {shown(size_bytes)} B is absurdly large (the limit is 1 PiB)"
+            f"size {shown(size_bytes)} B is absurdly large (the limit is 1e21 B)"
         ) from None
     if value != value:
         raise UnitError("size is not a number (NaN)")
     if value < 0:
         raise UnitError(f"size {value:g} B is negative")
-    if value > MAX_SIZE_BYTES:
-        what = "infinite" if value == float("inf") else "absurdly large (the limit is 1 PiB)"
+    if value > MAX_ENGINE_BYTES:
+        what = "infinite" if value == float("inf") else "absurdly large (the limit is 1e21 B)"
         raise UnitError(f"size {value:g} B is {what}")
     return value
 
@@ -401,7 +402,7 @@ class CollectivePlan:
         plan = self._plan
         # effective_size, inlined; anything but a size in range goes to it, which refuses it
         try:
-            in_range = 0 < size_bytes <= MAX_SIZE_BYTES
+            in_range = 0 < size_bytes <= MAX_ENGINE_BYTES
         except TypeError:  # not a number: effective_size says so
             in_range = False
         if not in_range:

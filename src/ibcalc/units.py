@@ -23,6 +23,7 @@ from ibcalc.textsafe import shown
 __all__ = [
     "BITS_PER_BYTE",
     "GB",
+    "MAX_ENGINE_BYTES",
     "MAX_SIZE_BYTES",
     "UNSIGNED_NUMBER",
     "GiB",
@@ -55,6 +56,12 @@ PiB = 2**50
 
 #: Largest message size accepted: 1 PiB. Larger sizes are not a collective anyone runs.
 MAX_SIZE_BYTES = float(PiB)
+#: Largest size the library prices: 10^21 B. A caller's own sizes stop at ``MAX_SIZE_BYTES``
+#: where they are read (``parse_size``), but a workload computes its own, and the model layer
+#: takes up to 10^15 parameters (fp32 gradients of them: 4 x 10^15 B, past 1 PiB); 10^21 holds
+#: those with room and keeps the cost arithmetic far from float overflow (1e308 B had made it
+#: 'non-finite').
+MAX_ENGINE_BYTES = 1e21
 #: Largest bandwidth accepted (per direction): 1 PB/s.
 MAX_BANDWIDTH_BPS = float(PB)
 #: Largest time accepted: one year.

@@ -356,13 +356,14 @@ def test_a_kv_cache_every_tp_rank_holds_whole_says_its_slices_are_gathered(
         result = infer(builtin_catalogue, cluster, spec)
         notes = [n for n in result.assumptions if n.startswith("every TP rank holds")]
         assert bool(notes) is said
-    # 8 KV heads at tp 16 are copied too (two ranks share each)
+    # 8 KV heads at tp 16: each rank holds one head, 1/8 of the cache, copied on 2 ranks
     spec = InferSpec(model=find_model("llama3-70b"), tp=16, disaggregated=True)
     cluster = serving_cluster(
         builtin_catalogue, ClusterSpec(system="dgx-h100"), spec.gpus, disaggregated=True
     )
     result = infer(builtin_catalogue, cluster, spec)
+    assert not any(n.startswith("every TP rank holds") for n in result.assumptions)
     assert any(
-        n.startswith("every TP rank holds this KV cache whole (8 KV heads for tp 16)")
+        n.startswith("8 KV heads for tp 16: each TP rank holds 1/8 of the KV cache, copied on 2")
         for n in result.assumptions
     )

@@ -17,7 +17,7 @@ from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import ClusterError, WorkloadError
 from ibcalc.facade import estimate
-from ibcalc.workload.model import ModelSpec, find_model
+from ibcalc.workload.model import ModelSpec, find_model, model_from
 from ibcalc.workload.placement import place_group
 from ibcalc.workload.train import (
     Parallelism,
@@ -648,3 +648,52 @@ def test_library_notes_name_fields_not_flags(builtin_catalogue: Catalogue) -> No
     assert "no compute time given ({backward_s} or {tflops})" in notes
     assert "{hierarchical} applies across sites only" in notes
     assert "--" not in notes
+
+
+def test_the_expert_split_where_it_does_not_apply_or_needs_no_exchange(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """Review cases of the expert split: dp = ep leaves each expert shard on one dp rank (no
+    edp phase, and the note says so); a preset whose routing was changed (--experts 16) has no
+    active count left to split by, and says that; a model of experts alone (E = params) has no
+    shared dp phase rather than a 0-byte one."""
+    nodes2 = ClusterSpec(system="dgx-h100", nodes=2)
+    alone = _run(builtin_catalogue, nodes2, tp=2, dp=8, ep=8, model_id="mixtral-8x7b")
+    assert not [p for p in alone.phases if p.name.startswith("edp-")]
+    assert any("each shard is on one dp rank only" in n for n in alone.assumptions)
+    spec = TrainSpec(
+        model=model_from("mixtral-8x7b", experts=16),
+        parallel=fit_cluster(builtin_catalogue, nodes2, tp=2, dp=8, ep=8)[1],
+    )
+    routed = train_step(
+        builtin_catalogue, fit_cluster(builtin_catalogue, nodes2, tp=2, dp=8, ep=8)[0], spec
+    )
+    assert any("the model states no active parameter count" in n for n in routed.assumptions)
+    assert _phase(routed, "dp-allreduce").bytes_per_gpu == pytest.approx(47e9 * 2 / 2)
+    # E = (8B - 1B) / (1 - 1/8) = 8B: all experts, nothing shared
+    experts_only = ModelSpec(
+        id="experts-only",
+        params=8e9,
+        active_params=1e9,
+        experts=8,
+        top_k=1,
+        hidden=4096,
+        layers=8,
+        seq_len=4096,
+    )
+    resolved, par = fit_cluster(builtin_catalogue, nodes2, tp=1, dp=16, ep=8)
+    result = train_step(builtin_catalogue, resolved, TrainSpec(model=experts_only, parallel=par))
+    assert [p.name for p in result.phases if "dp-" in p.name] == ["edp-allreduce"]
+    assert _phase(result, "edp-allreduce").bytes_per_gpu == pytest.approx(8e9 * 2 / 8)
+
+
+def test_the_expert_split_is_not_made_across_sites(builtin_catalogue: Catalogue) -> None:
+    """8 DGX H100 over 8 sites: the edp group of dp / ep = 4 ranks touches only some sites and
+    was refused ('edp 4 ranks cannot be split evenly over 8 sites'); across sites every
+    parameter goes over all dp ranks, as the docs say, with the reason."""
+    spec = ClusterSpec(system="dgx-h100", nodes=8, sites=8, wan="wan-100g")
+    result = _run(
+        builtin_catalogue, spec, tp=2, dp=32, ep=8, model_id="mixtral-8x7b", sequence_parallel=True
+    )
+    assert not [p for p in result.phases if p.name.startswith("edp-")]
+    assert any(n.endswith("not split across sites)") for n in result.assumptions)

@@ -297,21 +297,25 @@ def infer(
             )
         senders = max(1, min(spec.tp, cluster.gpus_per_node, nics))
         kv_heads = model.kv_heads if model.kv_heads is not None else model.heads
-        whole = model.kv_elements_per_layer is not None or (
-            kv_heads is not None and kv_heads < spec.tp
-        )
-        if senders > 1 and whole:
-            # MLA's latent is shared by every head, and fewer KV heads than TP ranks are copied:
-            # every TP rank holds the cache whole, so 1/senders from each is a choice of slices
+        if senders > 1 and (model.kv_elements_per_layer is not None or kv_heads == 1):
+            # MLA's latent serves every head, as one KV head does: each TP rank holds all of it,
+            # so 1/senders from each is a choice of slices
             notes.append(
                 "every TP rank holds this KV cache whole ("
                 + (
                     "MLA's latent serves all heads"
                     if model.kv_elements_per_layer is not None
-                    else f"{kv_heads} KV heads for tp {spec.tp}"
+                    else "one KV head"
                 )
                 + f"): each of {senders} GPUs ships a different 1/{senders}, and the decode side "
                 "gathers them over its scale-up links, which is not priced"
+            )
+        elif senders > 1 and kv_heads is not None and 1 < kv_heads < spec.tp:
+            notes.append(
+                f"{kv_heads} KV heads for tp {spec.tp}: each TP rank holds 1/{kv_heads} of the "
+                f"KV cache, copied on {spec.tp // kv_heads} ranks; the {senders} senders ship "
+                "distinct slices, and the decode side's copies are made over its scale-up links, "
+                "which is not priced"
             )
         placement = _kv_placement(catalogue, cluster, nics, senders)
         phases.append(

@@ -206,7 +206,8 @@ class ModelSpec(CheckedSpec):
         """Parameters in the routed experts, from the model's own counts: a token uses
         ``top_k / experts`` of them, so ``params - active = E (1 - top_k / experts)`` and
         ``E = (params - active) / (1 - top_k / experts)`` (Mixtral 8x7B: 46.7B total and 12.9B
-        active, Jiang et al. arXiv:2401.04088, give E = 45.1B of experts and 1.6B shared).
+        active, Jiang et al. arXiv:2401.04088, give E = 45.1B of experts and 1.6B shared; the
+        preset's rounded 47B and 13B give 45.3B).
         None for a dense model or when a count is missing."""
         if not self.is_moe or self.active_params is None or self.top_k is None:
             return None
@@ -216,6 +217,18 @@ class ModelSpec(CheckedSpec):
             return None
         experts = (self.params - self.active_params) / (1 - used)
         return experts if 0 < experts <= self.params else None
+
+    @property
+    def expert_share_unknown(self) -> str | None:
+        """Why :attr:`expert_params` is None for a mixture-of-experts model (None otherwise)."""
+        if not self.is_moe or self.expert_params is not None:
+            return None
+        assert self.experts is not None
+        if self.active_params is None or self.top_k is None:
+            return "the model states no active parameter count"
+        if self.top_k >= self.experts:
+            return f"every token uses all {self.experts} experts (top-{self.top_k})"
+        return "its counts give no expert share (active parameters not below the total)"
 
     @property
     def flops_params(self) -> float:
@@ -445,5 +458,8 @@ def model_from(
         data["params"] = parse_count(params, what="parameter count")
         if preset is not None:
             data["active_params"] = None
+    if preset is not None and ("experts" in given or "top_k" in given):
+        # the preset's active count belongs to its own experts and routing
+        data["active_params"] = None
     data.update(given)
     return ModelSpec(**data)

@@ -3,10 +3,14 @@
 Per GPU and per step (M micro-batches of b sequences of s tokens, hidden size h, L layers):
 
 * DP, gradients: all-reduce of ``P x bytes(grad) / (tp x pp)`` over the ``dp x cp`` ranks holding
-  the same weights; with ZeRO-1/2 a reduce-scatter of that plus an all-gather of the updated
-  weights ``P x bytes(param) / (tp x pp)`` (2 Psi, as plain DP); with ZeRO-3/FSDP the weights are
-  all-gathered in every micro-batch's forward and backward and gradients reduce-scattered each
-  micro-batch (3 Psi per micro-batch). Rajbhandari et al., SC'20, arXiv:1910.02054, section 7.
+  the same weights; with ZeRO-1 a reduce-scatter of that plus an all-gather of the updated
+  weights ``P x bytes(param) / (tp x pp)`` (2 Psi, as plain DP); with ZeRO-2 the reduce-scatter
+  in every micro-batch (its gradients are sharded, so they cannot accumulate); with ZeRO-3/FSDP
+  the weights are all-gathered in every micro-batch's forward and backward and gradients
+  reduce-scattered each micro-batch (3 Psi per micro-batch). Rajbhandari et al., SC'20,
+  arXiv:1910.02054, sections 5.2 and 7. With expert parallelism (one site, no cp) the routed
+  experts ``E`` go over the ``dp / ep`` ranks holding the same experts (``edp-``) and the rest
+  over all dp ranks (Megatron-Core's expert-data-parallel group).
 * TP (Megatron): 2 all-reduces forward and 2 backward per layer of ``b x s/cp x h x bytes(act)``;
   with sequence parallelism 4 all-gathers and 4 reduce-scatters of the same buffer. Shoeybi et
   al. 2019, arXiv:1909.08053, section 3; Korthikanti et al. 2022, arXiv:2205.05198, section 4.2.
@@ -695,37 +699,44 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
     # are exchanged only among the dp / ep ranks holding the same experts (Megatron-Core's
     # expert-data-parallel group), the shared ones over all dp ranks
     experts = model.expert_params if par.ep > 1 else None
-    split = experts is not None and par.cp == 1 and not hierarchical
+    split = experts is not None and par.cp == 1 and sites == 1
     if split:
         assert experts is not None
         shared = (model.params - experts) / model.params
+        peers = par.dp // par.ep
         b.notes.append(
             f"MoE: the {_about(experts)} expert parameters ({_about(model.params)} total, "
             f"{_about(model.flops_params)} active, top-{model.top_k} of {model.experts}) are split "
-            f"over ep {par.ep}; their gradients and weights go over the {par.dp // par.ep} dp "
-            f"ranks holding the same experts (edp-), the other {_about(model.params - experts)} "
-            f"over all {par.dp} (dp-)"
+            f"over ep {par.ep}; "
+            + (
+                f"their gradients and weights go over the {peers} dp ranks holding the same "
+                "experts (edp-)"
+                if peers > 1
+                else "each shard is on one dp rank only, so its gradients need no exchange"
+            )
+            + f", the other {_about(model.params - experts)} over all {par.dp} (dp-)"
         )
     elif model.is_moe and par.ep > 1:
+        why = model.expert_share_unknown or (
+            "not split with context parallelism" if par.cp > 1 else "not split across sites"
+        )
         b.notes.append(
             "MoE: every parameter's gradient is exchanged over all dp ranks as if unsharded (an "
-            "upper bound: expert gradients only need the dp / ep ranks holding the same experts"
-            + (
-                "; the expert share is not known: the model states no active parameter count"
-                if experts is None
-                else "; not split with context or hierarchical parallelism"
-            )
-            + ")"
+            f"upper bound: expert gradients only need the dp / ep ranks holding the same experts; "
+            f"{why})"
         )
     for name, coll, size, dtype, count, window in plan:
         if split:
             assert experts is not None
-            flat = _Group("dp", ranks, par.tp, across_sites=sites > 1)
-            b.add_hidden(flat, name, coll, size * shared, dtype=dtype, count=count, window=window)
-            if par.dp // par.ep > 1:
-                peers = _Group("edp", par.dp // par.ep, par.tp * par.ep, across_sites=sites > 1)
+            if size * shared >= dtype.bytes:  # a model of experts alone has nothing shared
+                flat = _Group("dp", ranks, par.tp)
                 b.add_hidden(
-                    peers,
+                    flat, name, coll, size * shared, dtype=dtype, count=count, window=window
+                )
+            if par.dp // par.ep > 1:
+                holders = _Group("edp", par.dp // par.ep, par.tp * par.ep)
+                b.add_hidden(
+                    holders,
                     "e" + name,
                     coll,
                     size * experts / model.params / par.ep,
