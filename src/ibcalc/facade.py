@@ -300,23 +300,8 @@ def _estimate(
         domains=topo.domains,
         time_s_range=time_range(best.time_s, size, topo, params),
         transport_class=transport_class(topo),
-        tuner_constants=_tuner_constants(params),
+        tuner_constants=params.tuner_sources,
     )
-
-
-def _tuner_constants(params: CostParams) -> str:
-    """Where the tuner view's constants come from: the built-in file's tuning.cc (its base
-    latencies' source, up to the first comma), then every constant a release or an override
-    laid over the tuner view, by source (``hop_latency from NVIDIA/nccl tag v2.27.5-1,
-    src/graph/tuning.cc`` under ``--nccl-version 2.27``, which changes only the hops)."""
-    seen = params.provenance.get("nccl_tuner.base_latency")
-    base = "" if seen is None else seen.text.split(",")[0]
-    builtin = params.origins[0]
-    laid: dict[str, list[str]] = {}
-    for key, where in params.tuner_view().provenance.items():
-        if key.startswith("nccl_tuner.") and not where.origin.startswith(builtin):
-            laid.setdefault(where.text.split(" (")[0], []).append(key.removeprefix("nccl_tuner."))
-    return "; ".join([base, *(f"{', '.join(keys)} from {src}" for src, keys in laid.items())])
 
 
 class QuickEstimate(NamedTuple):

@@ -246,13 +246,17 @@ class SweepGroup(BaseModel):
         """One row per size that runs, smallest first."""
         return [SweepRow(estimate=est) for est in self.estimates]
 
+    @property
+    def parameter_notes(self) -> list[str]:
+        """What was laid over the built-in cost parameters (override files, an NCCL release)."""
+        return [a for a in self._first.assumptions if a.startswith(COST_PARAMETERS_NOTE)]
+
     @computed_field  # type: ignore[prop-decorator]
     @property
     def assumptions(self) -> list[str]:
-        """What the table lists under its sweeps: what was assumed of the cluster, then what was
-        laid over the built-in cost parameters (override files, an NCCL release)."""
-        laid = [a for a in self._first.assumptions if a.startswith(COST_PARAMETERS_NOTE)]
-        return [*self.cluster_notes, *laid]
+        """What the table lists under its sweeps: what was assumed of the cluster, then
+        :attr:`parameter_notes`."""
+        return [*self.cluster_notes, *self.parameter_notes]
 
     @computed_field  # type: ignore[prop-decorator]
     @property

@@ -15,6 +15,7 @@ import re
 
 __all__ = [
     "MAX_ECHO",
+    "closest",
     "closest_hint",
     "has_surrogate",
     "join_surrogate_pairs",
@@ -92,14 +93,21 @@ def surrogates_escaped(text: str) -> str:
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", joined)
 
 
+def closest(value: str, choices: list[str]) -> str | None:
+    """The choice closest to ``value`` in any case (difflib ratio 0.6 or more, a display
+    threshold: one likely name, not a guess), else None."""
+    lower = {c.lower(): c for c in choices}
+    close = difflib.get_close_matches(value.lower(), list(lower), n=1, cutoff=0.6)
+    return lower[close[0]] if close else None
+
+
 def closest_hint(value: str, choices: list[str]) -> str:
-    """`` (did you mean 'ring'?)`` for the choice closest to ``value`` (any case), else ``""``.
+    """`` (did you mean 'ring'?)`` for the :func:`closest` choice, else ``""``.
 
     For enumerations whose refusal already lists every choice: the hint only adds the likely
     one, the way unknown link and system names are answered."""
-    lower = {c.lower(): c for c in choices}
-    close = difflib.get_close_matches(value.lower(), list(lower), n=1, cutoff=0.6)
-    return f" (did you mean {shown(lower[close[0]])}?)" if close else ""
+    near = closest(value, choices)
+    return f" (did you mean {shown(near)}?)" if near is not None else ""
 
 
 def quoted_names(text: object) -> list[str]:

@@ -26,7 +26,6 @@ tests/cli/test_boundary.py fails loudly if either moves. Nothing here reads a me
 from __future__ import annotations
 
 import contextlib
-import difflib
 import functools
 import os
 import re
@@ -38,7 +37,7 @@ from typing import NoReturn, ParamSpec, TextIO, TypeVar
 import typer
 
 from ibcalc.errors import FieldError, IbcalcError, InputFileError
-from ibcalc.textsafe import closest_hint, printable, quoted_names
+from ibcalc.textsafe import closest, closest_hint, printable, quoted_names
 
 __all__ = [
     "FIELD_FLAGS",
@@ -208,9 +207,9 @@ def usage_line(exc: typer.TyperException) -> str:
     possible = getattr(exc, "possibilities", None)
     if isinstance(option, str) and possible:
         bare = {str(p).lstrip("-"): str(p) for p in possible}
-        near = difflib.get_close_matches(option.lstrip("-"), list(bare), n=1, cutoff=0.6)
+        near = closest(option.lstrip("-"), list(bare))
         message = str(getattr(exc, "message", message))
-        message += f" (did you mean {bare[near[0]]}?)" if near else ""
+        message += f" (did you mean {bare[near]}?)" if near is not None else ""
     for pydantic_words, plain in _CONVERSION_WORDS.items():
         message = message.replace(pydantic_words, plain)
     # a choice not among an option's choices: add the closest, as unknown names get

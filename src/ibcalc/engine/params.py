@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import functools
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -837,6 +838,24 @@ class CostParams:
             overlay_provenance,
             (*self.origins, label),
         )
+
+    @functools.cached_property
+    def tuner_sources(self) -> str:
+        """Where the tuner view's constants come from: the built-in file's tuning.cc (its base
+        latencies' source, up to the first comma), then every constant a release or an override
+        laid over the tuner view, by source (``hop_latency from NVIDIA/nccl tag v2.27.5-1,
+        src/graph/tuning.cc`` under ``--nccl-version 2.27``, which changes only the hops).
+        Worked out once per instance: every estimate names it."""
+        seen = self.provenance.get("nccl_tuner.base_latency")
+        base = "" if seen is None else seen.text.split(",")[0]
+        builtin = self.origins[0]
+        laid: dict[str, list[str]] = {}
+        for key, where in self.tuner_view().provenance.items():
+            if key.startswith("nccl_tuner.") and not where.origin.startswith(builtin):
+                laid.setdefault(where.text.split(" (")[0], []).append(
+                    key.removeprefix("nccl_tuner.")
+                )
+        return "; ".join([base, *(f"{', '.join(keys)} from {src}" for src, keys in laid.items())])
 
     def tuner_view(self) -> CostParams:
         """What NCCL's own tuner assumes: these values with the ``tuner_view`` section laid over

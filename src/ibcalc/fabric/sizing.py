@@ -93,7 +93,8 @@ def _ratio(value: float) -> Fraction:
     if isinstance(value, bool) or not math.isfinite(value) or value < 1:
         raise FabricError(f"oversubscription {value!r} must be a finite down:up ratio >= 1")
     # a ratio written "4:3" arrives as the float nearest 4/3: the simplest fraction that float is
-    # the nearest to is the one written (4/3, 33/7); else repr keeps the decimal the user wrote
+    # the nearest to is the one written (4/3, 33/7; denominators up to 1000, more than a switch
+    # has ports, so any leaf split's p:q is covered); else repr keeps the decimal the user wrote
     # (1.5 -> 3/2, 1.33 -> 133/100)
     simplest = Fraction(value).limit_denominator(1000)
     return simplest if float(simplest) == float(value) else Fraction(repr(float(value)))

@@ -25,7 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ibcalc.catalogue.models import Catalogue, Link, Storage, System
-from ibcalc.engine.types import COST_PARAMETERS_NOTE, Cost, Estimate, busbw_factor
+from ibcalc.engine.types import Cost, Estimate, busbw_factor
 from ibcalc.errors import fill_fields
 from ibcalc.render.stream import PipeConsole, TrimmedStream
 from ibcalc.render.words import LINK_KEYS, links_words
@@ -622,10 +622,7 @@ def render_sweep(
         console.print("assumptions:")
         for note in cluster_notes:
             console.print(Text(f"  - {note}"), soft_wrap=True)
-    # what was laid over the built-in cost parameters (override files, an NCCL release)
-    assumptions = result.groups[0].estimates[0].assumptions
-    notes = [a for a in assumptions if a.startswith(COST_PARAMETERS_NOTE)]
-    for note in notes:
+    for note in result.groups[0].parameter_notes:
         _console(stream).print(Text(f"note: {note}", style="dim"), soft_wrap=True)
 
 
