@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.cli import app
+from ibcalc.engine.types import Algorithm, Protocol
 from ibcalc.logs.calibrate import calibrate
 from ibcalc.logs.parse import parse_file
 
@@ -96,6 +97,13 @@ def test_json_output() -> None:
     assert check["flagged"] is True
     assert check["verdict"] == "bad"
     assert [r["size_bytes"] for r in check["rows"]][-1] == 134217728
+    # algorithm and protocol are separate keys, as in the estimate's and the sweep's JSON (the
+    # rows had carried 'tree/LL128' under "algorithm" alone)
+    algorithms = {a.value for a in Algorithm}
+    protocols = {p.value for p in Protocol}
+    for row in check["rows"]:
+        assert row["algorithm"] in algorithms, row
+        assert row["protocol"] in protocols, row
     # field marks are filled with this command's flags
     assert "--inter" in json.dumps(check)
     assert "{inter}" not in json.dumps(check)

@@ -121,7 +121,7 @@ def _wrong_results(ctx: RunContext) -> list[Finding]:
     counts = ", ".join(f"{fmt_size(r.size_bytes)}: {r.wrong}" for r in bad[:6])
     if len(bad) > 6:
         counts += ", ..."
-    protocols = sorted({r.algorithm.split("/")[1] for r in bad})
+    protocols = sorted({r.protocol for r in bad})
     evidence = [
         f"#wrong is non-zero in {len(bad)} of {plural(len(ctx.rows), 'row')} ({size_span(bad)}; "
         f"{line_span(bad[0].line, bad[-1].line)}; the larger of the out-of-place and in-place "

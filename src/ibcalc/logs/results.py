@@ -156,7 +156,10 @@ class RowCheck(BaseModel):
     expected_busbw_GBps: float
     expected_time_us_range: tuple[float, float] | None = None
     expected_busbw_GBps_range: tuple[float, float] | None = None
+    #: The model's algorithm and protocol for this size (NCCL's likely choice, not what the log
+    #: ran), as separate keys like the estimate's and the sweep's JSON.
     algorithm: str
+    protocol: str
     efficiency: float
     time_ratio: float
     within_band: bool | None = None
@@ -165,6 +168,11 @@ class RowCheck(BaseModel):
     #: Faster than :data:`IMPLAUSIBLE_SPEEDUP` x the model's time above 64 KiB: no measurement of
     #: this cluster (a timing or log error, or another cluster than the one assumed).
     implausible: bool = False
+
+    @property
+    def choice(self) -> str:
+        """``algorithm/protocol``, as the table shows it."""
+        return f"{self.algorithm}/{self.protocol}"
 
     @property
     def invalid(self) -> bool:

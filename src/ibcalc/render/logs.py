@@ -156,7 +156,7 @@ def _rows_table(check: RunCheck, width: int = 100) -> Table:
             f"{row.efficiency * 100:.0f}%",
             Text(verdict, style=_VERDICT_STYLE.get(row.verdict, "")),
             row.regime,
-            row.algorithm,
+            row.choice,
             str(row.line),
         ]
         table.add_row(
@@ -365,7 +365,7 @@ def render_checks_github(
                         f"nccl-check: {_size(row.size_bytes)} {row.verdict}",
                         f"{_size(row.size_bytes)}: busbw {measured} GB/s, "
                         f"expected {expected} GB/s ({row.efficiency:.0%}, "
-                        f"{row.algorithm})",
+                        f"{row.choice})",
                     )
                 )
         eff = (
