@@ -7,6 +7,7 @@ the program's output.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
@@ -21,6 +22,12 @@ from ibcalc.engine.base import Topology
 from ibcalc.engine.types import ScaleOutTier, ScaleUpTier
 
 DATA_DIR = Path(__file__).parent / "data"
+
+# Output goes to a pipe in every test, which ibcalc gives a 160-column page unless $COLUMNS says
+# otherwise. pytest-xdist's workers inherit COLUMNS=80/LINES=24 from execnet, and a developer's
+# shell may export its own: tests that want a width set it themselves (monkeypatch or env=).
+for _name in ("COLUMNS", "LINES"):
+    os.environ.pop(_name, None)
 
 GB = 10**9  # GB/s = 10^9 bytes per second (docs/catalogue.md#units-and-conventions)
 BITS = 8  # 1 GB/s = 8 Gb/s (docs/catalogue.md#units-and-conventions)
