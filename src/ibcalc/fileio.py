@@ -78,7 +78,7 @@ def read_regular(path: str | os.PathLike[str], max_bytes: int) -> bytes:
     """
     name = os.fspath(path)
     if not name:
-        raise ReadRefused("empty file name")
+        raise ReadRefused("the file name is empty")
     try:
         fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:

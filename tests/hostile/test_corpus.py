@@ -529,6 +529,38 @@ CASES: list[Case] = [
         "the file name is empty",
         "-o '' is one error line",
     ),
+    # an empty input name: Path("") is ".", which had been reported as ".: is a directory"
+    C(
+        "input-empty-name-design",
+        ["train", "--model", "llama3-8b", "--design", ""],
+        2,
+        "Invalid value for '--design': the file name is empty",
+        "--design '' names the option, not '.'",
+        absent="is a directory",
+    ),
+    C(
+        "input-empty-name-check",
+        ["check", ""],
+        2,
+        "the file name is empty",
+        "check '' is one error line",
+        absent="is a directory",
+    ),
+    C(
+        "input-empty-name-catalogue",
+        ["links", "--catalogue", ""],
+        2,
+        "Invalid value for '--catalogue': the file name is empty",
+        "--catalogue '' (a list option) is refused per item",
+        absent="is a directory",
+    ),
+    C(
+        "input-empty-name-log",
+        ["nccl-check", ""],
+        2,
+        "error: the file name is empty",
+        "nccl-check '' has no empty name before a colon",
+    ),
     C(
         "output-name-too-long",
         ["schema", "-o", "{tmp}/" + "a" * 300],

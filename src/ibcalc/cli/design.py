@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from ibcalc.cli.boundary import CliUsageError, guard, say
-from ibcalc.cli.options import CatalogueOpt, CostParamsOpt, catalogue_of, params_of
+from ibcalc.cli.options import CatalogueOpt, CostParamsOpt, catalogue_of, file_name, params_of
 from ibcalc.cli.output import emit, once, output_target, run_inputs
 from ibcalc.textsafe import printable
 
@@ -90,7 +90,10 @@ def _outcomes(
 
 @guard
 def check_command(
-    files: Annotated[list[Path], typer.Argument(help="Cluster-design YAML files.", metavar="FILE")],
+    files: Annotated[
+        list[Path],
+        typer.Argument(help="Cluster-design YAML files.", metavar="FILE", parser=file_name),
+    ],
     fmt: Annotated[
         CheckFormat,
         typer.Option("--format", help="text, json, github or junit.", case_sensitive=False),
@@ -162,7 +165,10 @@ def schema_command(output: SchemaOutputOpt = None) -> None:
 @design_app.command("show")  # registered here: register() only adds the group
 @guard
 def design_show_command(
-    file: Annotated[Path, typer.Argument(help="A cluster-design YAML file.", metavar="FILE")],
+    file: Annotated[
+        Path,
+        typer.Argument(help="A cluster-design YAML file.", metavar="FILE", parser=file_name),
+    ],
     fmt: Annotated[
         ShowFormat, typer.Option("--format", help="text or json.", case_sensitive=False)
     ] = ShowFormat.TEXT,

@@ -38,6 +38,7 @@ from ibcalc.cli.options import (
     catalogue_of,
     cluster_options,
     fabrics_of,
+    file_name,
     params_of,
     plot_target,
     protocol_of,
@@ -108,6 +109,7 @@ MeasuredOpt = Annotated[
         "--measured",
         help="CSV of measured points (size_bytes,busbw_GBps) to overlay on --plot.",
         metavar="FILE",
+        parser=file_name,
     ),
 ]
 CollectiveArg = Annotated[

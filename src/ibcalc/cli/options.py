@@ -454,10 +454,23 @@ def fabrics_of(inter: str | None) -> list[str]:
 
 # --- everything else -------------------------------------------------------------------------
 
+
+def file_name(value: str | Path) -> Path:
+    """An input file's name as a Path, refusing an empty name: ``Path("")`` is ``.``, which
+    had been reported as "'.': is a directory" for ``--design ''``. (``--plot`` and
+    ``calibrate -o`` refuse '' themselves, with what the name must be.)"""
+    if not str(value):
+        raise typer.BadParameter("the file name is empty")
+    return Path(value)
+
+
 CatalogueOpt = Annotated[
     list[Path] | None,
     typer.Option(
-        "--catalogue", help="Extra catalogue YAML (adds or overrides entries).", metavar="FILE"
+        "--catalogue",
+        help="Extra catalogue YAML (adds or overrides entries).",
+        metavar="FILE",
+        parser=file_name,
     ),
 ]
 NcclVersionOpt = Annotated[
@@ -476,6 +489,7 @@ CostParamsOpt = Annotated[
         help="Cost-parameter override YAML (e.g. written by ibcalc calibrate); also "
         "IBCALC_COST_PARAMS.",
         metavar="FILE",
+        parser=file_name,
     ),
 ]
 ExplainOpt = Annotated[
@@ -486,7 +500,12 @@ ExplainOpt = Annotated[
 ]
 DesignOpt = Annotated[
     Path | None,
-    typer.Option("--design", help="Take the cluster from a cluster-design file.", metavar="FILE"),
+    typer.Option(
+        "--design",
+        help="Take the cluster from a cluster-design file.",
+        metavar="FILE",
+        parser=file_name,
+    ),
 ]
 FormatOpt = Annotated[
     OutputFormat, typer.Option("--format", help="table or json.", case_sensitive=False)

@@ -912,4 +912,5 @@ def _read_file(name: str) -> bytes:
     try:
         return read_regular(name, MAX_LOG_BYTES)
     except ReadRefused as exc:
-        raise LogParseError(f"{name}: {exc.reason}") from None
+        # an empty name has nothing to show before the colon
+        raise LogParseError(f"{name}: {exc.reason}" if name else exc.reason) from None
