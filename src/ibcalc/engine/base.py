@@ -689,10 +689,16 @@ def make_cost(
         raise ValueError(f"{algorithm}/{protocol}: non-finite cost")
     fixed = max(latency_s, 0.0) + fill_s
     if fixed > max(transfer_s, 0.0):
-        # most of the time is latency: the tier the bytes go through is not what to change
+        # most of the time is latency: the tier the bytes go through is not what to change.
+        # The figures are one operation's (the terms' sum), named so beside a back-to-back
+        # period that the time shown may be; the fill is named where it shows in the figure.
+        shows = us(max(latency_s, 0.0)) != us(fixed)
+        what = "latency and pipeline fill" if shows else "latency"
+        one = us(fixed + max(transfer_s, 0.0))
+        of = f"one operation's {one}" if period_s is not None else one
         bottleneck = (
-            f"latency: {us(fixed)} of {us(fixed + max(transfer_s, 0.0))} (steps, hops, "
-            f"launches); the bytes are bound by {bottleneck}"
+            f"{what}: {us(fixed)} of {of} (steps, hops, launches); the bytes are bound by "
+            f"{bottleneck}"
         )
     return Cost(
         algorithm=algorithm,

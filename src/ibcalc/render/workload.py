@@ -218,18 +218,22 @@ def _time(seconds: float, band: tuple[float, float] | None = None) -> str:
     return text
 
 
+#: Columns a narrow page drops, first to last, until the table fits: the algorithm is an aid
+#: (the JSON keeps it) and the tier follows from the phase's ranks.
+_NARROW_DROPS = ("algorithm", "tier")
+
+
 def _phase_table(
-    title: str, phases: Sequence[Phase], total_label: str, *, exposed: bool = True
+    title: str,
+    phases: Sequence[Phase],
+    total_label: str,
+    *,
+    exposed: bool = True,
+    width: int = 100,
 ) -> Table:
     """One row per phase. The collective is in the phase's name (and the JSON); cells keep
-    whole (numbers are never folded), one space apart: the table fits 100 columns."""
-    table = Table(
-        title=title,
-        box=box.SIMPLE_HEAD,
-        title_justify="left",
-        pad_edge=False,
-        padding=0,
-    )
+    whole (numbers are never folded or cut), one space apart; where the table is wider than the
+    page, it drops the algorithm column, then the tier."""
     columns = [
         ("phase", "left"),
         ("size/GPU", "right"),
@@ -240,26 +244,46 @@ def _phase_table(
         ("exposed", "right"),
         ("algorithm", "left"),
     ]
-    if not exposed:
-        columns.remove(("exposed", "right"))
-    for name, justify in columns:
-        table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    rows: list[list[str]] = []
     for p in phases:
         est = p.estimate
         per = "" if p.per in ("step", "checkpoint") else f"/{p.per[:3]}"
-        cells = [
-            p.name,
-            format_size(p.bytes_per_gpu),
-            str(p.ranks),
-            p.tier,
-            f"{format_time(p.time_s)} x {p.count}{per}",
-            _time(p.total_s, p.total_s_range),
-            format_time(p.exposed_s),
-            f"{est.best.algorithm.value}/{est.best.protocol.value}" if est is not None else "-",
-        ]
-        if not exposed:
-            del cells[6]
-        table.add_row(*cells)
+        rows.append(
+            [
+                p.name,
+                format_size(p.bytes_per_gpu),
+                str(p.ranks),
+                p.tier,
+                f"{format_time(p.time_s)} x {p.count}{per}",
+                _time(p.total_s, p.total_s_range),
+                format_time(p.exposed_s),
+                f"{est.best.algorithm.value}/{est.best.protocol.value}" if est is not None else "-",
+            ]
+        )
+    keep = [name for name, _ in columns if exposed or name != "exposed"]
+
+    def needed(names: Sequence[str]) -> int:
+        # each column's widest cell, one space between columns and one at each edge
+        index = [i for i, (name, _) in enumerate(columns) if name in names]
+        widest = [max([len(columns[i][0]), *(len(row[i]) for row in rows)]) for i in index]
+        return sum(widest) + len(widest) + 1
+
+    for name in _NARROW_DROPS:
+        if needed(keep) <= width:
+            break
+        keep.remove(name)
+    table = Table(
+        title=title,
+        box=box.SIMPLE_HEAD,
+        title_justify="left",
+        pad_edge=False,
+        padding=0,
+    )
+    for name, justify in columns:
+        if name in keep:
+            table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    for row in rows:
+        table.add_row(*(cell for cell, (name, _) in zip(row, columns, strict=True) if name in keep))
     return table
 
 
@@ -324,7 +348,7 @@ def render_train(
             "not given)"
         )
     )
-    console.print(_phase_table(title, result.phases, "per step"))
+    console.print(_phase_table(title, result.phases, "per step", width=console.width))
     rows = [
         ("communication", f"{format_time(totals.comm_s)} per step"),
         ("exposed", f"{format_time(totals.exposed_s)} per step (not hidden under compute)"),
@@ -421,7 +445,7 @@ def render_infer(
         + (", disaggregated prefill/decode" if spec.disaggregated else "")
     )
     # serving compute is not modelled: every phase is exposed, the column would repeat "total"
-    console.print(_phase_table(title, result.phases, "total", exposed=False))
+    console.print(_phase_table(title, result.phases, "total", exposed=False, width=console.width))
     rows = [
         ("per token", f"{format_time(result.per_token_s)} of communication per decode step"),
         (

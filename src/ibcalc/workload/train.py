@@ -710,11 +710,12 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
             f"over ep {par.ep}; "
             + (
                 f"their gradients and weights go over the {peers} dp ranks holding the same "
-                "experts (edp-)"
+                "experts (the edp- phases)"
                 if peers > 1
                 else "each shard is on one dp rank only, so its gradients need no exchange"
             )
-            + f", the other {_about(model.params - experts)} over all {par.dp} (dp-)"
+            + f"; the other {_about(model.params - experts)} go over all {par.dp} dp ranks "
+            "(the dp- phases)"
         )
     elif model.is_moe and par.ep > 1:
         why = model.expert_share_unknown or (
