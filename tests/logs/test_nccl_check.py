@@ -632,22 +632,25 @@ def _h100_node(catalogue: Catalogue, algbw_GBps: float) -> RunCheck:
 def test_a_row_inside_the_error_band_is_ok_unless_a_cause_fits_it(
     catalogue: Catalogue, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Estimates carry a band (``time_s_range``, and the busbw band from it): a row inside it
-    is ``ok``, unless a cause re-run through the model fits the rows closely."""
+    """Estimates carry a band (``time_s_range``, and the busbw band from it). A row of 64 MiB
+    or more inside it is judged by its efficiency, but not called a fault unless a cause re-run
+    through the model fits the rows closely (and never lifted to ``ok``: 85 % of the expected
+    busbw already allows the model's error there)."""
     _banded(monkeypatch)
     # algbw 230 GB/s: 0.84 of the expectation (inside 0.7x-1.4x), and 9 % above what NVLS off
-    # gives (211): no cause fits within half the tolerance, so the band decides
+    # gives (211): no cause fits within half the tolerance, so the band decides: low, no fault
     check = _h100_node(catalogue, 230)
     assert all(r.within_band for r in check.rows)
-    assert all(r.verdict == "ok" for r in check.rows)
+    assert all(r.verdict == "low" for r in check.rows)
     # the busbw band is the time band inverted: busbw / 1.4 .. busbw / 0.7
     first = check.rows[0]
     assert first.expected_busbw_GBps_range is not None
     low, high = first.expected_busbw_GBps_range
     assert low == pytest.approx(first.expected_busbw_GBps / 1.4)
     assert high == pytest.approx(first.expected_busbw_GBps / 0.7)
-    assert check.verdict == "ok"
+    assert check.verdict == "low"
     assert not check.flagged
+    assert check.findings[0].severity == "info"
     assert "inside the model's error band" in check.findings[0].cause
     # the NVLS-off figure of NVIDIA/nccl#2140 (algbw 211 GB/s) is 0.77 of the expectation,
     # inside the band too, but NVLS off fits it: diagnosed, and judged by its efficiency
@@ -660,6 +663,20 @@ def test_a_row_inside_the_error_band_is_ok_unless_a_cause_fits_it(
     check = _h100_node(catalogue, 150)
     assert not any(r.within_band for r in check.rows)
     assert check.flagged
+
+
+def test_a_slower_run_never_gets_a_better_verdict(catalogue: Catalogue) -> None:
+    """One H100 node at algbw 100-310 GB/s (0.37-1.14 of the expectation), with the real error
+    band: the band had lifted 175-190 GB/s (0.64-0.70) to ok while 205-220 GB/s, where NVLS off
+    fits and withdraws the lift, read low. A run's verdict may only improve as it gets faster."""
+    rank = {"bad": 0, "low": 1, "ok": 2}
+    verdicts = [_h100_node(catalogue, algbw).verdict for algbw in range(100, 320, 15)]
+    ranks = [rank[v] for v in verdicts]
+    assert ranks == sorted(ranks), verdicts
+    # and ok only from 85 % of the expected busbw (235 GB/s is 0.86 of it)
+    efficiency = [_h100_node(catalogue, a).rows[0].efficiency for a in (220, 235)]
+    assert verdicts[8:10] == ["low", "ok"]
+    assert efficiency[0] < 0.85 <= efficiency[1]
 
 
 def test_a_row_just_outside_the_band_never_prints_inside_it(

@@ -257,16 +257,7 @@ def _why_failed(row: RowCheck) -> str:
         return f"{row.efficiency:.1%} of the expected busbw, but #wrong = {row.wrong}"
     if row.implausible:
         return f"{row.efficiency:.3g}x the expected busbw: implausibly fast"
-    if _lifted(row):
-        return f"{row.efficiency:.1%} of the expected busbw, inside the model's error band"
     return f"{row.efficiency:.1%} of the expected busbw"
-
-
-def _lifted(row: RowCheck) -> bool:
-    """A row the report calls ok below the ok threshold: inside the model's error band."""
-    from ibcalc.logs.results import BANDS
-
-    return row.verdict == "ok" and not row.invalid and row.efficiency < BANDS["bandwidth"].ok
 
 
 def _gate(checks: list[RunCheck], min_efficiency: float) -> bool:
@@ -284,15 +275,9 @@ def _gate(checks: list[RunCheck], min_efficiency: float) -> bool:
             f"{fmt_size(size)} (line {line}: no measurement)" for size, line in check.unmeasured
         ]
         sizes = ", ".join(why[:6]) + (f" and {len(why) - 6} more" if len(why) > 6 else "")
-        lifted = (
-            " (rows inside the model's error band read ok in the report, which judges them "
-            "against the model's error; the gate judges the efficiency alone)"
-            if any(_lifted(r) for r in rows)
-            else ""
-        )
         say(
             f"FAIL {printable(check.source, None)} run {check.run_index + 1}: "
-            f"--min-efficiency {min_efficiency:g} fails at {sizes}{lifted}"
+            f"--min-efficiency {min_efficiency:g} fails at {sizes}"
         )
     return failed
 

@@ -221,7 +221,7 @@ def check_run(
         verdict = "unknown"
         notes.append("no row of 64 MiB or more: bandwidth not judged")
     else:
-        # the worst bandwidth row (a row inside the model's error band counts as ok)
+        # the worst bandwidth row (inside the model's error band a bad row counts as low)
         rank = {"bad": 0, "low": 1, "ok": 2, "above": 2}
         worst = min((r.verdict for r in bandwidth), key=lambda v: rank[v])
         verdict = "ok" if worst == "above" else worst
@@ -413,10 +413,14 @@ def _row_check(row: Row, est: Estimate, collective: Collective, ranks: int) -> R
     within = (band[0] <= measured_s <= band[1]) if band else None
     verdict = _verdict(efficiency, BANDS[reg])
     if within:
-        # inside the model's own error band the row cannot be told from a healthy one by its
+        # inside the model's own error band a row cannot be told from a healthy one by its
         # number alone, so the band lifts it one step (low -> ok, bad -> low), never from bad
-        # to ok: the scale-up band reaches -54 %, and half the expected NVLink rate read "ok"
-        verdict = _BAND_LIFT.get(verdict, verdict)
+        # to ok: the scale-up band reaches -54 %. A row of 64 MiB or more, which sets the run's
+        # verdict, is never lifted to ok: its 'ok' threshold (85 %) already allows the model's
+        # error there, and the lift had made 2 x p5 at 63 % of the expected busbw 'ok' while
+        # the same run at 67 % read 'low' (a cause found withdraws the lift)
+        lifted = _BAND_LIFT.get(verdict, verdict)
+        verdict = verdict if reg == "bandwidth" and lifted == "ok" else lifted
     return RowCheck(
         size_bytes=row.size_bytes,
         line=row.line,
@@ -439,7 +443,8 @@ def _row_check(row: Row, est: Estimate, collective: Collective, ranks: int) -> R
     )
 
 
-#: A verdict inside the model's error band: one step up, and "above" is within the model's error.
+#: A verdict inside the model's error band: one step up, and "above" is within the model's error
+#: (at 64 MiB and more never up to ok: :func:`_row_check`).
 _BAND_LIFT: dict[Verdict, Verdict] = {"bad": "low", "low": "ok", "above": "ok"}
 
 
