@@ -128,6 +128,27 @@ def test_single_node_log_says_nothing_about_the_network(catalogue: Catalogue) ->
     }
 
 
+def test_the_headers_gpus_per_process_is_modelled_not_fitted_into_a_link(
+    catalogue: Catalogue,
+) -> None:
+    """Sweep 13 ran one process driving 4 GPUs (header: nGpus 4). --gpus-per-process's help
+    says its default is the header's count; the fit had used 1 and put the serial launches into
+    NVLink's transport latency (0 -> 1.01 us per hop, 63 % latency error before the fit). With
+    the header's count the fit is the one the flag gives."""
+    run = parse_file(SWEEPS / "13_allreduce_1node_4xH100_intranode.txt").runs[0]
+    assert run.gpus_per_process == 4
+    from_log = calibrate([run], ClusterSpec(system="snellius-h100"), catalogue=catalogue)
+    flagged = calibrate(
+        [run], ClusterSpec(system="snellius-h100", gpus_per_process=4), catalogue=catalogue
+    )
+    fitted = {p.name: p.value for p in from_log.parameters}
+    assert fitted == pytest.approx({p.name: p.value for p in flagged.parameters})
+    # the launches leave nothing for a per-hop latency: it stays at its lower bound, 0
+    assert fitted["nvlink4-mesh4.transport_latency"] == pytest.approx(0.0, abs=1e-9)
+    assert from_log.runs[0].latency_error_before < 0.1
+    assert any("gpus_per_process = 4 (the header's nGpus" in a for a in from_log.assumptions)
+
+
 @pytest.mark.parametrize(
     ("log", "flags", "ranks"),
     [

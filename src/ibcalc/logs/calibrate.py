@@ -528,6 +528,23 @@ def calibrate(
                 for n in inferred
                 if n.source != "flag" and n.value is not None
             ]
+            stated = run.gpus_per_process
+            given = cluster is not None and "gpus_per_process" in cluster.model_fields_set
+            fits = spec.gpus_per_node is None or (stated or 1) <= spec.gpus_per_node
+            if not given and stated is not None and stated > 1 and fits:
+                # the fit models the header's -g (one process launching its GPUs' kernels in
+                # turn), as --gpus-per-process's help says: without it a -g 4 log's launches
+                # were fitted into the link's transport latency (1.01 us per NVLink hop on
+                # sweep 13), which every later estimate of that link then paid. A count above
+                # the GPUs per node given is left to the rank check, which names the flag
+                spec = spec.model_copy(update={"gpus_per_process": stated})
+                notes.append(
+                    (
+                        label,
+                        f"gpus_per_process = {stated} (the header's nGpus, nccl-tests -g: "
+                        "the expectation has its serial launches)",
+                    )
+                )
         # what the reader took away or dropped (rows of size 0 are nothing to fit anyway)
         notes += [(label, note) for note in run.notes if "of size 0 skipped" not in note]
         rows = [r for r in run.rows if row_filter is None or row_filter(run, r)]
