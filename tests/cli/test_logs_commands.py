@@ -18,6 +18,7 @@ from ibcalc.cli import app
 from ibcalc.engine.types import Algorithm, Protocol
 from ibcalc.logs.calibrate import calibrate
 from ibcalc.logs.parse import parse_file
+from ibcalc.logs.results import FASTER_WARN, PUBLISHED_SPEEDUP
 
 FIXTURES = Path(__file__).resolve().parents[1] / "logs" / "fixtures"
 SWEEPS = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "sweeps"
@@ -167,6 +168,30 @@ def test_a_gate_failure_names_each_size_with_its_efficiency() -> None:
     # 80%" for a row at 79.6 %)
     assert re.search(r"fails at 64 MiB \(7[6-9]\.\d% of the expected busbw\), ", err)
     assert err.rstrip().endswith(" and 2 more")
+
+
+def test_a_run_faster_than_the_cluster_given_reads_above_and_is_flagged() -> None:
+    """2 x 4 H100 (sweep 10, 4 x NDR200 per node) judged on one HDR NIC per node: one HDR port
+    moves 25 GB/s per direction, and the run's busbw of 102-156 GB/s at 64 MiB and more is 2.8x
+    to 3.7x what the model expects of it. Every large row is 'above'; the run had read 'ok' and
+    'no problem found'. Beyond every published speed-up (1.21x) the finding is a warning."""
+    argv = ["nccl-check", str(SWEEPS / "10_allreduce_2node_8xH100_ib.txt")]
+    argv += ["--inter", "hdr", "--nics-per-node", "1"]
+    code, out, _ = run(*argv, "--format", "json")
+    assert code == 0
+    (check,) = json.loads(out)["runs"]
+    large = [r for r in check["rows"] if r["regime"] == "bandwidth"]
+    assert {r["verdict"] for r in large} == {"above"}
+    assert min(r["efficiency"] for r in large) > FASTER_WARN
+    assert check["verdict"] == "above"
+    assert check["flagged"] is True
+    faster = next(f for f in check["findings"] if f["kind"] == "faster_than_expected")
+    assert faster["severity"] == "warning"
+    assert f"more than {PUBLISHED_SPEEDUP:g}x faster" in faster["cause"]
+    # the table says so, and not that the run matches the model
+    _, table, _ = run(*argv)
+    assert "verdict: above (lowest efficiency at 64 MiB and more: 2" in table
+    assert "matches the model" not in table
 
 
 def test_flags_override_the_log_and_bad_flags_exit_2() -> None:

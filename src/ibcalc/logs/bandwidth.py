@@ -27,6 +27,8 @@ from ibcalc.logs.fit import minimize_scalar
 from ibcalc.logs.results import (
     BANDS,
     BANDWIDTH_TOLERANCE,
+    FASTER_WARN,
+    PUBLISHED_SPEEDUP,
     Band,
     Confidence,
     Finding,
@@ -111,6 +113,9 @@ def bandwidth_findings(
     # such a run from a healthy one by its numbers alone, only by a cause that fits it closely
     banded = bool(below) and not low
     if median_eff > band.above:
+        # beyond every published run's speed-up over the model the cluster given is likely
+        # wrong: a warning, so that a gate and the github output show it
+        beyond = median_eff > FASTER_WARN
         findings.append(
             Finding(
                 kind="faster_than_expected",
@@ -121,9 +126,14 @@ def bandwidth_findings(
                     if ctx.multi
                     else "a faster scale-up link, NVLink SHARP"
                 )
-                + "), or the model underestimates it",
-                confidence="medium",
-                severity="info",
+                + (
+                    f"; no published run is more than {PUBLISHED_SPEEDUP:g}x faster than the "
+                    "model: check the cluster given)"
+                    if beyond
+                    else "), or the model underestimates it"
+                ),
+                confidence="high" if beyond else "medium",
+                severity="warning" if beyond else "info",
                 evidence=[
                     f"busbw {measured:.1f} GB/s against {expected:.1f} GB/s expected at {span} "
                     f"(median efficiency {pct(median_eff)})"

@@ -32,9 +32,11 @@ __all__ = [
     "BANDS",
     "BANDWIDTH_MIN_BYTES",
     "BANDWIDTH_TOLERANCE",
+    "FASTER_WARN",
     "GIVEN",
     "IMPLAUSIBLE_SPEEDUP",
     "LATENCY_MAX_BYTES",
+    "PUBLISHED_SPEEDUP",
     "Assumption",
     "Band",
     "Confidence",
@@ -69,6 +71,12 @@ Regime = Literal["latency", "mid", "bandwidth"]
 #: leaves room for a cluster better than assumed (SHARP not stated, a newer GPU the log's name
 #: does not identify), and catches a time mistyped by a factor of ten.
 IMPLAUSIBLE_SPEEDUP = 4.0
+#: The largest speed-up over the model of any published row of 64 MiB or more (see above).
+PUBLISHED_SPEEDUP = 1.21
+#: Large rows whose median runs more than this many times faster than the model are faster than
+#: any published run (:data:`PUBLISHED_SPEEDUP`): the cluster given is likely not the one that ran
+#: (more NICs, a faster network, in-network reduction), and the finding is a warning.
+FASTER_WARN = 1.5
 
 Verdict = Literal["ok", "low", "bad", "above"]
 
@@ -209,7 +217,7 @@ class Finding(BaseModel):
     curve: list[tuple[int, float]] = []
 
 
-RunVerdict = Literal["ok", "low", "bad", "corrupt", "unknown", "not_checked"]
+RunVerdict = Literal["ok", "above", "low", "bad", "corrupt", "unknown", "not_checked"]
 
 
 class RunCheck(BaseModel):

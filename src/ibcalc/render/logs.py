@@ -266,6 +266,8 @@ def render_checks(
                     why = f"{rows}: see the notes below"
                 large = "; the rows of 64 MiB or more, which set the run's verdict, match the model"
                 console.print(why + (large if check.verdict == "ok" else ""))
+            elif check.verdict == "above":
+                console.print("faster than the model expects at every size of 64 MiB and more")
             else:
                 console.print(Text("no problem found: the run matches the model", style="green"))
         if check.findings and not check.flagged:
