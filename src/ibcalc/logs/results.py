@@ -223,7 +223,8 @@ RunVerdict = Literal["ok", "above", "low", "bad", "corrupt", "unknown", "not_che
 class RunCheck(BaseModel):
     """The check of one run: its cluster, every row, the verdict and the ranked findings.
 
-    ``verdict`` is the worst bandwidth-regime row (``unknown`` without a row of 64 MiB or more,
+    ``verdict`` is the worst bandwidth-regime row (``above`` only when every one is faster than
+    the model expects; ``unknown`` without a row of 64 MiB or more,
     ``corrupt`` when ``#wrong`` is non-zero or a row of 64 MiB or more is no measurement,
     ``not_checked`` when the collective is not modelled). ``flagged`` is True when a finding is
     a warning or an error. ``unmeasured`` lists (size in bytes, line) of the rows of 64 MiB or
