@@ -787,3 +787,33 @@ def test_a_poor_fit_is_not_worded_as_a_fit(catalogue: Catalogue) -> None:
         assert word == ("of" if int(share) / 100 <= BANDWIDTH_TOLERANCE else "off")
     # PCIe Gen4 NICs, a hypothesis listed as less likely, fit poorly: said "within 83%" before
     assert any(word == "off" for _, word in said)
+
+
+def test_a_late_ramp_lists_every_large_row_below_the_threshold(catalogue: Catalogue) -> None:
+    """sendrecv on 8 H100 (sweep 21): 64 MiB at 26 % and 128 MiB at 51 % of the expected busbw,
+    256 MiB and more at 92-111 %. The 128 MiB row is inside the error band; the finding had named
+    64 MiB alone and said 'the larger ones reach it'. The model runs p2p/Simple at every size,
+    so the finding does not blame a protocol switch."""
+    check = one(SWEEPS / "21_sendrecv_1node_8xH100_intranode.txt", catalogue)
+    bw = [r for r in check.rows if r.regime == "bandwidth"]
+    below = [r for r in bw if r.efficiency < BANDS["bandwidth"].ok]
+    assert [r.size_bytes for r in below] == [64 * MiB, 128 * MiB]
+    ramp = next(f for f in check.findings if f.kind == "low_bandwidth")
+    assert ramp.cause.startswith("the smallest 2 of 9 large sizes fall below 85%")
+    assert ramp.lines == [r.line for r in below]
+    assert "switch points differ" not in ramp.cause
+    assert "p2p/Simple at every one of them" in ramp.cause
+
+
+def test_small_sizes_are_not_called_slow_beside_fine_large_ones_when_some_are_not(
+    catalogue: Catalogue,
+) -> None:
+    """2 x p5 judged on NDR (sweep 06, --inter ndr): 64-512 MiB at 57-85 % of the expected
+    busbw. The latency finding said 'large sizes fine ... reach 93 %' (their median) beside a
+    bad verdict."""
+    flags = ClusterSpec(inter="ndr")
+    check = one(SWEEPS / "06_allreduce_2node_16xH100_efa.txt", catalogue, flags=flags)
+    assert check.verdict == "bad"
+    latency = next(f for f in check.findings if "small sizes slow" in f.cause)
+    assert "large sizes fine" not in latency.cause
+    assert latency.cause.startswith("small sizes slow, and large sizes below the expected busbw")

@@ -171,7 +171,9 @@ def _latency_findings(ctx: RunContext, latency: _LatencyFit | None) -> list[Find
         return []
     lat, ratio = latency.rows, latency.ratio
     bw = [r for r in ctx.rows if r.regime == "bandwidth" and not r.invalid]
-    bw_fine = bool(bw) and statistics.median(r.efficiency for r in bw) >= BANDS["bandwidth"].ok
+    # every large row, not their median: 2 x p5 judged on NDR had been called "large sizes
+    # fine ... 93 %" beside rows at 57-77 % and a bad verdict
+    bw_fine = bool(bw) and all(r.efficiency >= BANDS["bandwidth"].ok for r in bw)
     measured = statistics.median(r.measured_time_us for r in lat)
     expected = statistics.median(r.expected_time_us for r in lat)
     evidence = [
@@ -203,11 +205,11 @@ def _latency_findings(ctx: RunContext, latency: _LatencyFit | None) -> list[Find
     clear = ratio >= _LATENCY_WARN_RATIO
     if bw_fine:
         head = "small sizes slow but large sizes fine: latency, not bandwidth"
-        reach = pct(statistics.median(r.efficiency for r in bw))
-        evidence.append(f"the sizes of 64 MiB and more reach {reach} of the expected busbw")
+        least = pct(min(r.efficiency for r in bw))
+        evidence.append(f"the sizes of 64 MiB and more reach {least} or more of the expected busbw")
         severity: Severity = "warning" if clear else "info"
     elif bw:
-        head = "small sizes slow as well as large sizes"
+        head = "small sizes slow, and large sizes below the expected busbw too"
         severity = "info"
     else:
         head = "small sizes slow (the log has no size of 64 MiB or more to judge bandwidth)"
