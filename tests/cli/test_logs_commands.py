@@ -194,6 +194,24 @@ def test_a_run_faster_than_the_cluster_given_reads_above_and_is_flagged() -> Non
     assert "matches the model" not in table
 
 
+def test_a_run_that_ended_early_is_flagged(tmp_path: Path) -> None:
+    """2 x p5 (sweep 06) asked for 8 B-16 GiB (maxBytes 17179869184); cut after its 512 MiB row
+    (line 2931), it read 'no problem found' and printed no annotation in github format. The whole
+    log, and sweep 24 (no trailer, but its last row is its maxBytes), are not flagged for it."""
+    whole = SWEEPS / "06_allreduce_2node_16xH100_efa.txt"
+    cut = tmp_path / "cut.txt"
+    lines = whole.read_text(encoding="utf-8").splitlines(keepends=True)
+    cut.write_text("".join(lines[:2931]), encoding="utf-8")
+    code, out, _ = run("nccl-check", str(cut), "--format", "github")
+    assert code == 0
+    assert out.startswith(f"::warning file={cut},line=2931,title=nccl-check%3A ended early::")
+    assert "its largest size is 512 MiB of the 16 GiB the header asked for" in out
+    for complete in (whole, SWEEPS / "24_allreduce_1node_8xRTX5090_pcie.txt"):
+        _, out, _ = run("nccl-check", str(complete), "--format", "json")
+        kinds = {f["kind"] for r in json.loads(out)["runs"] for f in r["findings"]}
+        assert "ended_early" not in kinds
+
+
 def test_flags_override_the_log_and_bad_flags_exit_2() -> None:
     code, out, _ = run(
         "nccl-check",

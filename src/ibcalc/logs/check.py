@@ -15,6 +15,8 @@ model's expectation and its what-ifs), :mod:`ibcalc.logs.diagnose` and
 
 from __future__ import annotations
 
+import re
+
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import load_catalogue
 from ibcalc.catalogue.models import Catalogue
@@ -45,6 +47,7 @@ from ibcalc.logs.results import (
     RunCheck,
     RunVerdict,
     Verdict,
+    fmt_size,
     implausibly_fast,
     regime,
 )
@@ -201,6 +204,9 @@ def check_run(
             for r in checked
         ]
         bandwidth = [r for r in checked if r.regime == "bandwidth"]
+    early = _ended_early(run)
+    if early is not None:
+        findings.append(early)
     # a large row that is no measurement (dropped when read, or timed at 0) leaves the run's
     # health unknown at the sizes that judge it: no gate may pass it
     unmeasured = [(size, line) for size, line in run.unmeasured if size >= BANDWIDTH_MIN_BYTES] + [
@@ -250,6 +256,39 @@ def check_run(
         min_bandwidth_efficiency=min_eff,
         notes=notes,
         unmeasured=unmeasured,
+    )
+
+
+_REDUCED = re.compile(r"maxBytes reduced to (\d+) for lack of memory")
+
+
+def _ended_early(run: Run) -> Finding | None:
+    """A warning for a run that stopped short of the header's maxBytes without nccl-tests'
+    closing trailer: a crash, a timeout or a cut log. Its verdict judges the sizes it reached
+    only, and a gate had passed such a run without a word (a p5 log cut after 512 MiB of
+    16 GiB). A run that reached its last size and only lacks the trailer is not one."""
+    if not run.truncated or run.max_bytes is None or not run.rows:
+        return None
+    limit = run.max_bytes
+    for note in run.notes:
+        reduced = _REDUCED.search(note)
+        if reduced:
+            limit = min(limit, int(reduced.group(1)))
+    largest = max(r.size_bytes for r in run.rows)
+    step_up = largest * run.step_factor if run.step_factor else largest + (run.step_bytes or 0)
+    if step_up <= largest or step_up > limit:
+        return None
+    last = max(run.rows, key=lambda r: r.size_bytes)
+    return Finding(
+        kind="ended_early",
+        cause=f"the run ended early: its largest size is {fmt_size(largest)} of the "
+        f"{fmt_size(limit)} the header asked for (maxBytes), and the log has no 'Avg bus "
+        "bandwidth' trailer: a crash, a timeout or a cut log; the sizes it did not reach are "
+        "not judged",
+        confidence="high",
+        severity="warning",
+        evidence=[f"last row: {fmt_size(largest)} (line {last.line})"],
+        lines=[last.line],
     )
 
 
