@@ -212,6 +212,44 @@ def test_a_run_that_ended_early_is_flagged(tmp_path: Path) -> None:
         assert "ended_early" not in kinds
 
 
+def test_nccl_version_sets_the_tuner_of_a_log_that_states_none() -> None:
+    """log06 (2 x 8 H100) prints no NCCL version, so NCCL's choice had always followed the
+    built-in 2.30.7 constants: tree/LL128 at 2 MiB. Under 2.18.3's constants NCCL picks
+    NVLS-tree there; --nccl-version gives the release, named as a [flag] assumption, and the
+    row's expectation is the estimate's under that release. A release that is no release is one
+    error line, exit 2."""
+    from ibcalc.catalogue.cost_params import builtin_cost_params
+    from ibcalc.catalogue.load import load_catalogue
+    from ibcalc.catalogue.releases import for_release
+    from ibcalc.cluster.resolve import ClusterSpec, resolve_cluster
+    from ibcalc.facade import estimate_on
+
+    log = SWEEPS / "log06_allreduce_2node_16xH100_gcp_a3mega.txt"
+    at_2_mib = {}
+    for release in (None, "2.18.3"):
+        given = ["--nccl-version", release] if release else []
+        _, out, _ = run("nccl-check", str(log), "--format", "json", *given)
+        (check,) = json.loads(out)["runs"]
+        at_2_mib[release] = next(r for r in check["rows"] if r["size_bytes"] == 2 * 2**20)
+        tuners = [a for a in check["assumptions"] if a["field"] == "tuner_constants"]
+        assert [(a["value"], a["source"]) for a in tuners] == (
+            [("2.18.3", "flag")] if release else []
+        )
+    assert at_2_mib[None]["algorithm"] == "tree"
+    assert at_2_mib["2.18.3"]["algorithm"] == "nvlstree"
+    spec = ClusterSpec(system=check["system"], nodes=check["nodes"])
+    expected = estimate_on(
+        resolve_cluster(load_catalogue(), spec),
+        "all_reduce",
+        2 * 2**20,
+        params=for_release(builtin_cost_params(), "2.18.3"),
+    )
+    assert at_2_mib["2.18.3"]["expected_time_us"] == pytest.approx(expected.time_s * 1e6)
+    code, out, err = run("nccl-check", str(log), "--nccl-version", "9.x")
+    assert (code, out) == (2, "")
+    assert err.startswith("error: NCCL version '9.x' is not a release number")
+
+
 def test_flags_override_the_log_and_bad_flags_exit_2() -> None:
     code, out, _ = run(
         "nccl-check",

@@ -30,6 +30,7 @@ from ibcalc.cli.options import (
     CostParamsOpt,
     DesignOpt,
     FormatOpt,
+    NcclVersionOpt,
     catalogue_of,
     cluster_options,
     design_node_shape,
@@ -158,6 +159,7 @@ def nccl_check(
     ] = None,
     catalogue: CatalogueOpt = None,
     cost_params: CostParamsOpt = None,
+    nccl_version: NcclVersionOpt = None,
 ) -> None:
     """Is my number normal? Compare nccl-tests / rccl-tests results with the model, per size,
     and say why they differ.
@@ -180,6 +182,8 @@ def nccl_check(
         raise CliUsageError(f"--min-efficiency {min_efficiency:g} {what} (0..10)")
     cat = catalogue_of(catalogue)
     params = params_of(cost_params)
+    if nccl_version is not None:
+        params_of(cost_params, nccl_version)  # a release that is no release stops here
     spec = design_node_shape(cluster, design, cat)
     coll = parse_collective(collective) if collective is not None else None
     # nccl-tests' names (half, float ...) are reported under ibcalc's (fp16, fp32 ...)
@@ -220,6 +224,7 @@ def nccl_check(
                     flags=spec,
                     collective=coll,
                     dtype=dtype,
+                    nccl_version=nccl_version,
                 )
         except typer.Exit:
             unreadable = True

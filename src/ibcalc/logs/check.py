@@ -20,7 +20,7 @@ import re
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import load_catalogue
 from ibcalc.catalogue.models import Catalogue
-from ibcalc.catalogue.releases import for_stated_release
+from ibcalc.catalogue.releases import for_release, for_stated_release
 from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, busbw_factor
@@ -72,6 +72,7 @@ def check_run(
     algorithm: Algorithm | None = None,
     source: str = "",
     run_index: int = 0,
+    nccl_version: str | None = None,
 ) -> RunCheck:
     """Check one run against the model and diagnose it.
 
@@ -81,8 +82,9 @@ def check_run(
     used to re-run the model under each hypothesis (default: the built-in one). ``params``: cost
     parameters (default: built-in). ``env``: NCCL's debug output around the run
     (:func:`~ibcalc.logs.env.scan_environment`). ``collective``/``dtype``/``algorithm`` override
-    what the log says. Raises :class:`~ibcalc.errors.ClusterError` when the cluster does not have
-    the log's rank count.
+    what the log says; ``nccl_version`` the release whose tuner constants choose NCCL's
+    algorithm and protocol (default: the one the log states). Raises
+    :class:`~ibcalc.errors.ClusterError` when the cluster does not have the log's rank count.
     """
     catalogue = catalogue if catalogue is not None else load_catalogue(use_env=False)
     params = params if params is not None else builtin_cost_params()
@@ -108,8 +110,10 @@ def check_run(
         overridden.add("gpus_per_process")
     if collective is not None and collective is not run.collective:
         overridden.add("collective")
+    if nccl_version is not None:
+        overridden.add("nccl_version")
     assumptions = _log_facts(run, dtype, overridden)
-    params = _release_params(run, params, assumptions)
+    params = _release_params(run, params, assumptions, nccl_version)
     if collective is not None and collective is not run.collective:
         assumptions.append(
             Assumption(
@@ -301,6 +305,7 @@ def check_log(
     flags: ClusterSpec | None = None,
     collective: Collective | None = None,
     dtype: str | None = None,
+    nccl_version: str | None = None,
 ) -> list[RunCheck]:
     """:func:`check_run` for every run of a parsed log. ``text`` is the log's text, read for
     NCCL's debug output (each run gets the lines from the end of the previous run to its own
@@ -326,15 +331,30 @@ def check_log(
                 dtype=dtype,
                 source=parsed.source,
                 run_index=index,
+                nccl_version=nccl_version,
             )
         )
     return out
 
 
-def _release_params(run: Run, params: CostParams, assumptions: list[Assumption]) -> CostParams:
-    """``params`` with the tuner constants of the NCCL release the log gives (as
-    ``--nccl-version`` does: NCCL's choice follows that release); RCCL runs, and logs that give
-    no release, keep them."""
+def _release_params(
+    run: Run, params: CostParams, assumptions: list[Assumption], given: str | None = None
+) -> CostParams:
+    """``params`` with the tuner constants of the NCCL release the log gives, or of ``given``
+    (``--nccl-version``: a log that states none, or states another); NCCL's choice follows that
+    release. RCCL runs, and logs that give no release, keep them."""
+    if given is not None:
+        released = for_release(params, given)
+        stated = f" (the log says {run.nccl_version})" if run.nccl_version else ""
+        assumptions.append(
+            Assumption(
+                field="tuner_constants",
+                value=given,
+                source="flag",
+                evidence=f"given by the caller{stated}; {released.origins[-1]}",
+            )
+        )
+        return released
     released = for_stated_release(params, run.nccl_version, run.library)
     if released is params:
         return params
