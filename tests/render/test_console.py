@@ -260,3 +260,30 @@ def test_links_json_gives_rates_in_gigabytes_and_gigabits() -> None:
 )
 def test_calibrated_values_read_as_plain_numbers(unit: str, value: float, text: str) -> None:
     assert _value(unit, value) == text
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["allreduce", "--size", "10GB", "--fabric", "ndr"],
+        ["allreduce", "--size", "25MiB", "--system", "dgx-h100", "--nodes", "4", "--explain"],
+        ["allreduce", "--size", "1GB", "--sites", "2", "-N", "4"],
+        ["sweep", "allreduce", "-b", "64K", "-e", "64M", "--system", "dgx-h100", "--nodes", "16"],
+        ["gap"],
+        ["train", "--model", "llama3-70b", "--tp", "8", "--pp", "2", "--nodes", "16"],
+        ["infer", "--model", "llama3-70b", "--tp", "8", "--system", "dgx-h100"],
+    ],
+)
+def test_every_line_fits_an_80_column_page(argv: list[str]) -> None:
+    """Assumptions, notes, the sweep's footnote, gap's conventions and --explain's prose were
+    printed as single lines of up to 266 columns, which a terminal breaks mid-word; tables cut
+    cells. At COLUMNS=80 every line fits, and no cell is cut."""
+    from typer.testing import CliRunner
+
+    from ibcalc.cli import app
+
+    result = CliRunner().invoke(app, argv, env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80, max(lines, key=len)
+    assert "…" not in result.stdout

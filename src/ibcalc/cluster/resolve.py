@@ -51,6 +51,15 @@ _ARCH_BY_LINK = {
 }
 #: GPU architectures whose collectives run on RCCL rather than NCCL.
 _AMD_ARCHS = frozenset({"cdna2", "cdna3", "cdna4"})
+#: Scale-up link families no published run in the model's data measured, with the collective
+#: library that drives them (none of them is NCCL or RCCL): their estimates carry a range
+#: borrowed from other links, and say so.
+UNMEASURED_FAMILIES = {
+    "ici": "TPU ICI, driven by XLA's collectives, not NCCL",
+    "hccs": "Ascend HCCS, driven by HCCL, not NCCL",
+    "gaudi": "Intel Gaudi, driven by HCCL, not NCCL",
+    "ualink": "UALink, no collective library measured yet",
+}
 _ENGINE_ARCH = {
     "pascal": "volta",
     "volta": "volta",
@@ -317,6 +326,14 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         notes.append(
             "AMD GPUs run RCCL, priced here with NCCL 2.30.7's tuner constants and protocols: "
             "RCCL's own constants are not modelled (docs/model.md#limitations)"
+        )
+        fabric.append(notes[-1])
+
+    if intra is not None and intra.family in UNMEASURED_FAMILIES and scale_up > 1:
+        notes.append(
+            f"{intra.id} ({UNMEASURED_FAMILIES[intra.family]}) is priced with NCCL's algorithms, "
+            "tuner and protocols, and its likely range comes from NCCL and RCCL runs on other "
+            "links: no published measurement of it is in the model's data"
         )
         fabric.append(notes[-1])
 
@@ -599,6 +616,11 @@ def _build_wan(
     notes.append(
         f"{spec.sites} sites of {held}, "
         f"{spec.wan_links} x {wan.id} per site ({format_time(latency)} one way per WAN hop)"
+    )
+    notes.append(
+        "the likely range comes from runs inside one site: no published measurement across "
+        "sites is in the model's data, and the WAN's efficiency is a placeholder "
+        "(docs/catalogue.md)"
     )
     return ScaleOutTier(
         link_id=wan.id,

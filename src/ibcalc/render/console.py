@@ -92,6 +92,32 @@ def _console(stream: TextIO | None = None) -> Console:
 _GAP_TABLE_MIN_WIDTH = 70
 
 
+def bullets(items: Iterable[str]) -> Table:
+    """A bulleted list for the page's width. The bullet is in a column of its own: a URL longer
+    than the line folds beside it (it had wrapped whole onto the next line, leaving a bare "-"),
+    and prose wraps under its own start, not under the bullet (assumptions had run to 150
+    columns and more on an 80-column terminal)."""
+    bullets = Table.grid(padding=(0, 1, 0, 0))
+    bullets.add_column(no_wrap=True)
+    bullets.add_column(overflow="fold")
+    for item in items:
+        bullets.add_row("  -", Text(item))
+    return bullets
+
+
+def prose(text: str, prefix: str = "  ", style: str = "") -> Table | Text:
+    """A paragraph for the page's width, wrapped at words under its own start, after
+    ``prefix`` (an indent, or a label such as ``note:``); it had been one line of up to 270
+    columns, which a terminal breaks mid-word."""
+    if not prefix:
+        return Text(text, style=style)
+    grid = Table.grid(padding=(0, 1 if prefix.strip() else 0, 0, 0))
+    grid.add_column(no_wrap=True)
+    grid.add_column(overflow="fold")
+    grid.add_row(prefix, Text(text, style=style))
+    return grid
+
+
 def _fold(table: Table) -> Table:
     """Wrap cells that do not fit instead of cutting them with an ellipsis: a cut id or number
     is worse than a taller row."""
@@ -173,16 +199,15 @@ def _explanation(ex: Explanation, stream: TextIO | None) -> None:
     console.print()  # a blank line between the assumptions and the derivation
     console.print(_fold(terms))
     console.print(Text(f"as nccl-tests measures it: {format_time(ex.time_s)}", style="bold"))
-    console.print(Text(f"  {ex.measurement}"), soft_wrap=True)
+    console.print(prose(ex.measurement))
     if ex.time_s_range is not None:
         low, high = ex.time_s_range
         console.print(
-            Text(
-                f"  likely measured {format_time(low)} - {format_time(high)}: the 10th-90th "
+            prose(
+                f"likely measured {format_time(low)} - {format_time(high)}: the 10th-90th "
                 f"percentile of held-out errors in the {ex.regime} regime, {ex.transport_class} "
                 "transport (error_band in data/cost_params.yaml)"
-            ),
-            soft_wrap=True,
+            )
         )
     ranking = Table(
         title=(
@@ -207,7 +232,7 @@ def _explanation(ex: Explanation, stream: TextIO | None) -> None:
             "chosen" if c.chosen else "",
         )
     console.print(_fold(ranking))
-    console.print(Text(f"  {ex.why_chosen}"), soft_wrap=True)
+    console.print(prose(ex.why_chosen))
 
 
 _UNIT_SCALE = {"h": 3600.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
@@ -310,8 +335,7 @@ def _estimate_table(
         console.print(_fold(alt))
     if notes:
         console.print(Text("assumptions:", style="bold"))
-        for note in notes:
-            console.print(Text(f"  - {note}"), soft_wrap=True)
+        console.print(bullets(notes))
 
 
 def render_links(
@@ -378,14 +402,7 @@ def _entry_table(
         table.add_row(key, value)
     console.print(_fold(table))
     console.print(Text("sources:", style="bold"))
-    # the bullet in a column of its own: a URL longer than the line folds beside it (it had
-    # wrapped whole onto the next line, leaving a bare "-"), and prose wraps under its start
-    bullets = Table.grid(padding=(0, 1, 0, 0))
-    bullets.add_column(no_wrap=True)
-    bullets.add_column(overflow="fold")
-    for source in sources:
-        bullets.add_row("  -", source)
-    console.print(bullets)
+    console.print(bullets(sources))
 
 
 def render_link(link: Link, fmt: str = Format.TABLE, stream: TextIO | None = None) -> None:
@@ -608,11 +625,11 @@ def render_sweep(
         shown = ", ".join(format_size(s) for s in skipped[:6])
         more = f" and {len(skipped) - 6} more" if len(skipped) > 6 else ""
         _console(stream).print(
-            Text(
+            prose(
                 f"skipped {shown}{more}: nccl-tests would run 0 bytes of {result.dtype.value} "
-                f"there on {plural(result.groups[0].ranks, 'rank')}"
-            ),
-            soft_wrap=True,
+                f"there on {plural(result.groups[0].ranks, 'rank')}",
+                "",
+            )
         )
     cluster_notes = dict.fromkeys(
         note for group in result.groups for note in named_notes(group.cluster_notes, names)
@@ -620,10 +637,9 @@ def render_sweep(
     if cluster_notes:
         console = _console(stream)
         console.print("assumptions:")
-        for note in cluster_notes:
-            console.print(Text(f"  - {note}"), soft_wrap=True)
+        console.print(bullets(cluster_notes))
     for note in result.groups[0].parameter_notes:
-        _console(stream).print(Text(f"note: {note}", style="dim"), soft_wrap=True)
+        _console(stream).print(prose(note, "note:", style="dim"))
 
 
 def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -> None:
@@ -689,15 +705,15 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
         console.print(Text("> NCCL's tuner changes algorithm or protocol at this size"))
     if falls:
         console.print(
-            Text(
+            prose(
                 "time falls where NCCL's tuner switches later than the physical crossover (it "
                 "prices neither the channels it takes from a small collective nor LL's cost on "
                 "plugin transports), at "
                 + ", ".join(falls)
                 + "; measured so: 2 x p5 on EFA runs an all-reduce of 1 MiB faster than one "
-                "of 64 KiB (123-126 us against 135-136 us, two published runs)"
-            ),
-            soft_wrap=True,
+                "of 64 KiB (123-126 us against 135-136 us, two published runs)",
+                "",
+            )
         )
 
 
@@ -840,7 +856,8 @@ def _gap_table(rows: Sequence[dict[str, Any]], stream: TextIO | None) -> None:
         "NCCL's buffers in flight per round trip allow); algorithm as NCCL would choose (shown "
         "under the time)",
     ):
-        console.print(Text(line), soft_wrap=True)
+        label, text = line.split(": ", 1) if line.startswith("conventions: ") else ("", line)
+        console.print(prose(text, f"{label}:" if label else ""))
 
 
 def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO | None) -> None:
@@ -963,9 +980,8 @@ def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO
     notes = list(data["assumptions"]) + (list(tp["assumptions"]) if tp is not None else [])
     if notes:
         console.print(Text("assumptions:", style="bold"))
-        for note in notes:
-            console.print(Text(f"  - {note}"), soft_wrap=True)
-    console.print(Text(f"conventions: {data['conventions']}"), soft_wrap=True)
+        console.print(bullets(notes))
+    console.print(prose(data["conventions"], "conventions:"))
 
 
 def _placement_shape(p: dict[str, Any], unit: str = "node") -> str:

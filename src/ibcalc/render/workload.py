@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ibcalc.render.console import Format, named_notes, render_json
+from ibcalc.render.console import Format, bullets, named_notes, prose, render_json
 from ibcalc.render.stream import PipeConsole, TrimmedStream
 from ibcalc.units import format_bandwidth, format_number, format_size, format_time
 from ibcalc.workload.checkpoint import CheckpointResult, Transfer
@@ -411,17 +411,16 @@ def render_compare(
         console.print(_fold(table))
         if first.totals.step_s is None:
             console.print(
-                Text(
+                prose(
                     "no compute time given: every collective counts as exposed and no step time "
                     "(with its pipeline bubble) is worked out, so deep pipelines rank high; give "
-                    "--tflops or --backward-time for overlap and step times"
-                ),
-                soft_wrap=True,
+                    "--tflops or --backward-time for overlap and step times",
+                    "",
+                )
             )
     if skipped:
         console.print(Text("skipped:", style="bold"))
-        for line in named_notes(skipped, _searched(names)):
-            console.print(Text(f"  - {line}"), soft_wrap=True)
+        console.print(bullets(named_notes(skipped, _searched(names))))
 
 
 def render_infer(
