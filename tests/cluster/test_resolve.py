@@ -614,3 +614,30 @@ def test_the_two_node_tree_note_is_said_only_where_an_all_reduce_crosses_nodes()
         assert on.nodes == 2
         result = infer(cat, on, spec)
         assert (TWO_NODE_TREE_NOTE in result.assumptions) is said
+
+
+@pytest.mark.parametrize(
+    ("intra", "family"),
+    [("tpu-v5p-ici", "ici"), ("hccs-910b", "hccs"), ("nvlink4", None), ("xgmi-mi300x", None)],
+)
+def test_a_scale_up_link_no_published_run_measured_says_its_range_is_borrowed(
+    intra: str, family: str | None
+) -> None:
+    """TPU ICI and Ascend HCCS got the same 'likely range' as NVLink, from NCCL and RCCL runs,
+    with no word that none of those runs measured them (and that they do not run NCCL)."""
+    catalogue = load_catalogue()
+    if family:
+        assert find_link(catalogue, intra).family == family
+    cluster = resolve_cluster(catalogue, ClusterSpec(intra=intra, gpus_per_node=4, nodes=1))
+    said = [n for n in cluster.assumptions if "no published measurement of it" in n]
+    assert len(said) == (1 if family else 0)
+    if family:
+        assert said[0].startswith(f"{find_link(catalogue, intra).id} (")
+
+
+def test_a_wan_says_its_range_comes_from_inside_one_site() -> None:
+    cluster = resolve_cluster(load_catalogue(), ClusterSpec(system="dgx-h100", nodes=4, sites=2))
+    said = "the likely range comes from runs inside one site"
+    assert any(n.startswith(said) for n in cluster.assumptions)
+    one_site = resolve_cluster(load_catalogue(), ClusterSpec(system="dgx-h100", nodes=4))
+    assert not any("inside one site" in n for n in one_site.assumptions)
