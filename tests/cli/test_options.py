@@ -181,10 +181,20 @@ def test_every_field_mark_the_cli_may_print_has_a_flag() -> None:
 
 
 def test_check_formats_are_the_renderers() -> None:
+    """Every format but 'table' has its renderer; 'table', every other command's name for its
+    text output (`check --format table` had been refused as not one of text, json ...), prints
+    what 'text' prints."""
     from ibcalc.cli.design import CheckFormat
     from ibcalc.render.check import FORMATS
 
-    assert tuple(f.value for f in CheckFormat) == FORMATS
+    assert tuple(f.value for f in CheckFormat if f is not CheckFormat.TABLE) == FORMATS
+    design = str(Path(__file__).resolve().parents[2] / "examples" / "aws-p5-efa.yaml")
+    for command in (["check", design], ["design", "show", design]):
+        text, table = (
+            CliRunner().invoke(app, [*command, "--format", fmt]) for fmt in ("text", "table")
+        )
+        assert (text.exit_code, table.exit_code) == (0, 0)
+        assert table.stdout == text.stdout
 
 
 #: What each command needs besides the cluster options (the collective commands: --size).

@@ -31,6 +31,8 @@ class CheckFormat(StrEnum):
     """Output formats of ``ibcalc check`` (those of :func:`ibcalc.render.check.render_check`)."""
 
     TEXT = "text"
+    #: every other command's name for its text output: the same report
+    TABLE = "table"
     JSON = "json"
     GITHUB = "github"
     JUNIT = "junit"
@@ -40,6 +42,7 @@ class ShowFormat(StrEnum):
     """Output formats of ``ibcalc design show``."""
 
     TEXT = "text"
+    TABLE = "table"  # as the other commands call it: the same text
     JSON = "json"
 
 
@@ -96,7 +99,11 @@ def check_command(
     ],
     fmt: Annotated[
         CheckFormat,
-        typer.Option("--format", help="text, json, github or junit.", case_sensitive=False),
+        typer.Option(
+            "--format",
+            help="text (or table, as other commands call it), json, github or junit.",
+            case_sensitive=False,
+        ),
     ] = CheckFormat.TEXT,
     output: OutputOpt = None,
     catalogue: CatalogueOpt = None,
@@ -139,7 +146,8 @@ def check_command(
     for outcome in outcomes:
         for problem in outcome.problems:
             say(f"error: {printable(problem, None)}")
-    emit(render_check(outcomes, fmt.value, overrides), target)
+    kind = CheckFormat.TEXT if fmt is CheckFormat.TABLE else fmt
+    emit(render_check(outcomes, kind.value, overrides), target)
     code = exit_code(outcomes)
     if code:
         raise typer.Exit(code)
@@ -170,7 +178,8 @@ def design_show_command(
         typer.Argument(help="A cluster-design YAML file.", metavar="FILE", parser=file_name),
     ],
     fmt: Annotated[
-        ShowFormat, typer.Option("--format", help="text or json.", case_sensitive=False)
+        ShowFormat,
+        typer.Option("--format", help="text (or table) or json.", case_sensitive=False),
     ] = ShowFormat.TEXT,
     catalogue: CatalogueOpt = None,
 ) -> None:
