@@ -376,3 +376,18 @@ def test_a_library_caller_may_name_the_collective_algorithm_and_protocol(
         estimate_on(cluster, Collective.ALL_REDUCE, 1e9, protocol="ll12")
     with pytest.raises(UnknownNameError, match="unknown collective '5'"):
         estimate_on(cluster, 5, 1e9)
+
+
+def test_the_library_names_the_algorithm_field_not_the_cli_flag(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """The library's assumption said '(--algo to force another)', a command-line flag, where
+    every other field is a {mark} each caller names in its own words (fill_fields)."""
+    from ibcalc.cli.boundary import FIELD_FLAGS
+    from ibcalc.errors import fill_fields
+
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    (note,) = [a for a in estimate_on(cluster, "allreduce", 1e9).assumptions if "force" in a]
+    assert "--algo" not in note
+    assert note.endswith("({algorithm} to force another)")
+    assert fill_fields(note, FIELD_FLAGS).endswith("(--algo to force another)")

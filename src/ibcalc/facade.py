@@ -249,7 +249,7 @@ def _estimate(
     if algorithm is None:
         notes.append(
             f"algorithm: {best.algorithm.value}/{best.protocol.value}, the one NCCL's tuner "
-            "would pick here (--algo to force another)"
+            "would pick here ({algorithm} to force another)"
         )
         # an alternative within the model's own error of the choice is not called faster
         threshold = 1 - params.reporting.notably_faster

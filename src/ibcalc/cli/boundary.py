@@ -68,6 +68,7 @@ R = TypeVar("R")
 #: message about it that must tell the two apart names the flag itself,
 #: :func:`ibcalc.cli.options.cluster_options`).
 FIELD_FLAGS: dict[str, str] = {
+    "algorithm": "--algo",
     "nodes": "--nodes",
     "collective": "--collective",
     "gpus_per_node": "--gpus-per-node",
