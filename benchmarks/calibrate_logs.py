@@ -44,7 +44,16 @@ from ibcalc.logs.results import BANDWIDTH_MIN_BYTES, LATENCY_MAX_BYTES
 
 SWEEPS = Path(__file__).resolve().parent / "data" / "sweeps"
 MANIFEST = SWEEPS / "manifest.yaml"
-_FIELDS = ("system", "intra", "inter", "nodes", "gpus_per_node", "nics_per_node", "nvls")
+_FIELDS = (
+    "system",
+    "intra",
+    "inter",
+    "nodes",
+    "gpus_per_node",
+    "nics_per_node",
+    "nvls",
+    "gpus_per_process",
+)
 
 
 @dataclass(frozen=True)
@@ -87,7 +96,9 @@ def manifest_cases() -> list[Case]:
     out: list[Case] = []
     for entry in data["files"]:
         cluster = entry["cluster"]
-        values = {k: cluster[k]["value"] for k in _FIELDS if cluster[k]["value"] is not None}
+        values = {
+            k: cluster[k]["value"] for k in _FIELDS if cluster.get(k, {}).get("value") is not None
+        }
         parsed = parse_file(SWEEPS / entry["file"])
         out.append(
             Case(entry["file"], entry["use"], entry["why"], ClusterSpec(**values), parsed.runs[0])
