@@ -399,7 +399,7 @@ def test_trusted_document_of_broken_text_says_where(locate: Locate) -> None:
         ({"schema": "ibcalc-nccl-releases/1", "releases": []}, "cost-parameter", "nccl-releases"),
         ({"$schema": "http://json-schema.org/draft-07/schema#"}, "catalogue", "json-schema"),
         ({"$defs": {}, "properties": {}}, "cluster-design", "json-schema"),
-        ({"schema": "ibcalc-nccl-check/1", "runs": []}, "cluster-design", "nccl-check"),
+        ({"schema": "ibcalc-nccl-check/2", "runs": []}, "cluster-design", "nccl-check"),
         ({"schema": "ibcalc-calibration/1"}, "cost-parameter", "calibration"),
         ({"schema": "ibcalc-catalogue/1", "links": []}, "catalogue", None),
         # a design whose $schema names the design schema is a design with an unknown key

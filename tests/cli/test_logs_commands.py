@@ -93,7 +93,7 @@ def test_json_output() -> None:
     code, out, _ = run("nccl-check", str(DEGRADED), "--format", "json")
     assert code == 0
     data = json.loads(out)
-    assert data["schema"] == "ibcalc-nccl-check/1"
+    assert data["schema"] == "ibcalc-nccl-check/2"
     (check,) = data["runs"]
     assert check["flagged"] is True
     assert check["verdict"] == "bad"

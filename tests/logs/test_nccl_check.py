@@ -819,4 +819,43 @@ def test_small_sizes_are_not_called_slow_beside_fine_large_ones_when_some_are_no
     assert check.verdict == "bad"
     latency = next(f for f in check.findings if "small sizes slow" in f.cause)
     assert "large sizes fine" not in latency.cause
-    assert latency.cause.startswith("small sizes slow, and large sizes below the expected busbw")
+    assert latency.cause.startswith("small sizes slow, and 4 of 9 large sizes below 85% of")
+
+
+def test_a_large_row_below_the_threshold_inside_the_band_still_gets_a_finding(
+    catalogue: Catalogue,
+) -> None:
+    """2 x 8 A100 all-gather (sweep 08): 64 MiB at 83 % of the expected busbw, inside the error
+    band, the larger sizes above 85 %. Since the band no longer lifts large rows to ok the run
+    reads low, and the row had no finding at all ('see the notes below' pointed at none)."""
+    check = one(SWEEPS / "08_allgather_2node_16xA100-40GB_net-notstated.txt", catalogue)
+    bw = [r for r in check.rows if r.regime == "bandwidth"]
+    below = [r for r in bw if r.efficiency < BANDS["bandwidth"].ok]
+    assert [r.size_bytes for r in below] == [64 * MiB]
+    assert below[0].within_band
+    assert check.verdict == "low"
+    (finding,) = [f for f in check.findings if f.kind == "low_bandwidth"]
+    assert finding.lines == [below[0].line]
+    assert finding.severity == "info"
+
+
+def test_a_run_cut_after_its_maxbytes_was_reduced_names_both_sizes(
+    catalogue: Catalogue, tmp_path: Path
+) -> None:
+    """2 x p5 (sweep 06, maxBytes 16 GiB) with NCCL-tests' 'Reducing maxBytes to 1 GiB' line
+    and cut after 256 MiB: the warning had said '256 MiB of the 1 GiB the header asked for'."""
+    lines = (SWEEPS / "06_allreduce_2node_16xH100_efa.txt").read_text().splitlines()
+    row_256 = next(i for i, line in enumerate(lines) if " 268435456 " in line)
+    header = next(i for i, line in enumerate(lines) if "maxBytes 17179869184" in line)
+    reduced = "# Reducing maxBytes to 1073741824 due to memory limitation"
+    text = "\n".join([*lines[: header + 1], reduced, *lines[header + 1 : row_256 + 1]]) + "\n"
+    check = check_log(parse_log(text, source="cut"), text, catalogue=catalogue)[0]
+    early = next(f for f in check.findings if f.kind == "ended_early")
+    assert early.cause.startswith(
+        "the run ended early: its largest size is 256 MiB of the 1 GiB it could reach (the "
+        "header asked for 16 GiB, reduced for lack of memory)"
+    )
+    assert early.severity == "warning"
+    # ranked ahead of every note
+    where = check.findings.index(early)
+    assert all(f.severity != "info" for f in check.findings[:where])

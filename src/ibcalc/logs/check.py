@@ -210,7 +210,9 @@ def check_run(
         bandwidth = [r for r in checked if r.regime == "bandwidth"]
     early = _ended_early(run)
     if early is not None:
-        findings.append(early)
+        # a warning: ahead of the notes (info), after any error or warning already ranked
+        first_info = next((i for i, f in enumerate(findings) if f.severity == "info"), None)
+        findings.insert(len(findings) if first_info is None else first_info, early)
     # a large row that is no measurement (dropped when read, or timed at 0) leaves the run's
     # health unknown at the sizes that judge it: no gate may pass it
     unmeasured = [(size, line) for size, line in run.unmeasured if size >= BANDWIDTH_MIN_BYTES] + [
@@ -278,6 +280,12 @@ def _ended_early(run: Run) -> Finding | None:
         reduced = _REDUCED.search(note)
         if reduced:
             limit = min(limit, int(reduced.group(1)))
+    asked = (
+        f"the {fmt_size(limit)} the header asked for (maxBytes)"
+        if limit == run.max_bytes
+        else f"the {fmt_size(limit)} it could reach (the header asked for "
+        f"{fmt_size(run.max_bytes)}, reduced for lack of memory)"
+    )
     largest = max(r.size_bytes for r in run.rows)
     step_up = largest * run.step_factor if run.step_factor else largest + (run.step_bytes or 0)
     if step_up <= largest or step_up > limit:
@@ -285,10 +293,9 @@ def _ended_early(run: Run) -> Finding | None:
     last = max(run.rows, key=lambda r: r.size_bytes)
     return Finding(
         kind="ended_early",
-        cause=f"the run ended early: its largest size is {fmt_size(largest)} of the "
-        f"{fmt_size(limit)} the header asked for (maxBytes), and the log has no 'Avg bus "
-        "bandwidth' trailer: a crash, a timeout or a cut log; the sizes it did not reach are "
-        "not judged",
+        cause=f"the run ended early: its largest size is {fmt_size(largest)} of {asked}, and "
+        "the log has no 'Avg bus bandwidth' trailer: a crash, a timeout or a cut log; the sizes "
+        "it did not reach are not judged",
         confidence="high",
         severity="warning",
         evidence=[f"last row: {fmt_size(largest)} (line {last.line})"],
@@ -345,7 +352,8 @@ def _release_params(
     release. RCCL runs, and logs that give no release, keep them."""
     if given is not None:
         released = for_release(params, given)
-        stated = f" (the log says {run.nccl_version})" if run.nccl_version else ""
+        library = "RCCL" if run.library == "rccl" else "NCCL"
+        stated = f" (the log says {library} {run.nccl_version})" if run.nccl_version else ""
         assumptions.append(
             Assumption(
                 field="tuner_constants",

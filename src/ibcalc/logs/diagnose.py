@@ -209,7 +209,11 @@ def _latency_findings(ctx: RunContext, latency: _LatencyFit | None) -> list[Find
         evidence.append(f"the sizes of 64 MiB and more reach {least} or more of the expected busbw")
         severity: Severity = "warning" if clear else "info"
     elif bw:
-        head = "small sizes slow, and large sizes below the expected busbw too"
+        short = [r for r in bw if r.efficiency < BANDS["bandwidth"].ok]
+        head = (
+            f"small sizes slow, and {len(short)} of {len(bw)} large sizes below "
+            f"{pct(BANDS['bandwidth'].ok)} of the expected busbw too"
+        )
         severity = "info"
     else:
         head = "small sizes slow (the log has no size of 64 MiB or more to judge bandwidth)"

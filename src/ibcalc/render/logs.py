@@ -302,7 +302,7 @@ def checks_dict(
         data["flagged"] = check.flagged
         runs.append(_filled(data, names))
     return {
-        "schema": "ibcalc-nccl-check/1",
+        "schema": "ibcalc-nccl-check/2",
         "units": "sizes in bytes, times in us, bandwidths in GB/s (10^9 B/s per direction)",
         "runs": runs,
     }
