@@ -314,12 +314,15 @@ def test_gpus_per_process_flag_overrides_the_log_and_says_so_once(given: str) ->
 
 
 def test_gpus_per_process_from_the_log_and_from_an_agreeing_flag() -> None:
+    """Sweep 13's header says nGpus 4: the expectation has the 4 serial launches without the
+    flag, as the option's help says (it had assumed one GPU per process and named -g 4 as a
+    likely cause of slow small sizes), the same as with --gpus-per-process 4; -g 1 given
+    replaces the header's count."""
     code, out, _ = run("nccl-check", str(NGPUS_4), "--format", "json")
     assert code == 0
     assert [(a["value"], a["source"]) for a in _gpus_per_process(out)] == [(4, "log")]
     plain = json.loads(out)["runs"][0]
-    causes = " ".join(f["cause"] for f in plain["findings"])
-    assert "one process drives 4 GPUs (-g 4; the header says nGpus 4)" in causes
+    assert not [f for f in plain["findings"] if f["kind"] == "latency"]
     code, out, _ = run("nccl-check", str(NGPUS_4), "--gpus-per-process", "4", "--format", "json")
     assert code == 0
     assert [(a["value"], a["source"]) for a in _gpus_per_process(out)] == [(4, "log"), (4, "flag")]
@@ -327,14 +330,14 @@ def test_gpus_per_process_from_the_log_and_from_an_agreeing_flag() -> None:
     # the 4 serial launches are in the expectation: 4 B measured 17.05 us (line 191), expected
     # about 10 us with one GPU per process, 17 us with four
     assert plain["rows"][0]["measured_time_us"] == 17.05
-    assert plain["rows"][0]["expected_time_us"] < 12
     assert given["rows"][0]["expected_time_us"] == pytest.approx(17.05, rel=0.05)
+    assert plain["rows"][0]["expected_time_us"] == pytest.approx(
+        given["rows"][0]["expected_time_us"]
+    )
     assert not [f for f in given["findings"] if f["kind"] == "latency"]
     # `-g 1` is given too, though it is the option's default: it is not the log's 4
     code, out, _ = run("nccl-check", str(NGPUS_4), "--gpus-per-process", "1", "--format", "json")
-    assert json.loads(out)["runs"][0]["rows"][0]["expected_time_us"] == pytest.approx(
-        plain["rows"][0]["expected_time_us"]
-    )
+    assert json.loads(out)["runs"][0]["rows"][0]["expected_time_us"] < 12
 
 
 def test_collective_flag() -> None:
@@ -809,9 +812,10 @@ def test_no_published_large_row_is_near_the_implausible_speed() -> None:
 
 
 def test_the_closing_line_does_not_say_all_is_well_beside_rows_marked_low() -> None:
-    """Sweep 13 (1 x 4 H100, -g 4) has small rows marked low under a run verdict of ok: it
-    said "no problem found: the run matches the model" beside them."""
-    log = str(SWEEPS / "13_allreduce_1node_4xH100_intranode.txt")
+    """Sweep 26 (2 x A100 PCIe sendrecv) has small rows marked low under a run verdict of ok:
+    it said "no problem found: the run matches the model" beside them. (Sweep 13, 1 x 4 H100
+    with -g 4, was the case until the header's -g was modelled; its small rows now read ok.)"""
+    log = str(SWEEPS / "26_sendrecv_1node_2xA100-PCIE-40GB_pcie.txt")
     code, out, _ = run("nccl-check", log, "--format", "json")
     assert code == 0
     (check,) = json.loads(out)["runs"]

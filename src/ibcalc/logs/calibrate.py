@@ -67,7 +67,12 @@ from ibcalc.errors import FieldError, IbcalcError, InputFileError, OutputError
 from ibcalc.facade import CollectivePlan
 from ibcalc.fileio import OutputTarget, check_output, same_file, signals_raise, write_text
 from ibcalc.logs.check import check_run
-from ibcalc.logs.cluster import check_rank_count, infer_spec, resolve_log_cluster
+from ibcalc.logs.cluster import (
+    check_rank_count,
+    infer_spec,
+    resolve_log_cluster,
+    with_header_gpus_per_process,
+)
 from ibcalc.logs.env import LogEnvironment, scan_environment
 from ibcalc.logs.expect import catalogue_with_link, predict
 from ibcalc.logs.fit import minimize_scalar
@@ -528,21 +533,18 @@ def calibrate(
                 for n in inferred
                 if n.source != "flag" and n.value is not None
             ]
-            stated = run.gpus_per_process
-            given = cluster is not None and "gpus_per_process" in cluster.model_fields_set
-            fits = spec.gpus_per_node is None or (stated or 1) <= spec.gpus_per_node
-            if not given and stated is not None and stated > 1 and fits:
-                # the fit models the header's -g (one process launching its GPUs' kernels in
-                # turn), as --gpus-per-process's help says: without it a -g 4 log's launches
-                # were fitted into the link's transport latency (1.01 us per NVLink hop on
-                # sweep 13), which every later estimate of that link then paid. A count above
-                # the GPUs per node given is left to the rank check, which names the flag
-                spec = spec.model_copy(update={"gpus_per_process": stated})
+            modelled = with_header_gpus_per_process(spec, run, cluster)
+            if modelled is not spec:
+                # the header's -g (one process launching its GPUs' kernels in turn), as
+                # nccl-check does: without it a -g 4 log's launches were fitted into the
+                # link's transport latency (1.01 us per NVLink hop on sweep 13), which every
+                # later estimate of that link then paid
+                spec = modelled
                 notes.append(
                     (
                         label,
-                        f"gpus_per_process = {stated} (the header's nGpus, nccl-tests -g: "
-                        "the expectation has its serial launches)",
+                        f"gpus_per_process = {run.gpus_per_process} (the header's nGpus, "
+                        "nccl-tests -g: the expectation has its serial launches)",
                     )
                 )
         # what the reader took away or dropped (rows of size 0 are nothing to fit anyway)

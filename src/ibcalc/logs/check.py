@@ -30,6 +30,7 @@ from ibcalc.logs.cluster import (
     infer_cluster,
     overridden_gpus_per_process,
     resolve_log_cluster,
+    with_header_gpus_per_process,
 )
 from ibcalc.logs.diagnose import diagnose
 from ibcalc.logs.env import LogEnvironment, scan_environment
@@ -148,7 +149,8 @@ def check_run(
         network_known = inferred.network_known
         nics_known = inferred.nics_known
         algorithm = algorithm or inferred.algorithm
-        cluster = resolve_log_cluster(catalogue, inferred.spec, source)
+        spec = with_header_gpus_per_process(inferred.spec, run, flags)
+        cluster = resolve_log_cluster(catalogue, spec, source)
     else:
         network_known = nics_known = True
     for text in cluster.assumptions:

@@ -40,6 +40,7 @@ __all__ = [
     "infer_spec",
     "overridden_gpus_per_process",
     "resolve_log_cluster",
+    "with_header_gpus_per_process",
 ]
 
 # ------------------------------------------------------------------------------- node rules
@@ -220,6 +221,21 @@ def _given(flags: ClusterSpec | None) -> dict[str, Any]:
         return {}
     data = flags.model_dump()
     return {k: data[k] for k in flags.model_fields_set}
+
+
+def with_header_gpus_per_process(
+    spec: ClusterSpec, run: Run, flags: ClusterSpec | None
+) -> ClusterSpec:
+    """``spec`` with the GPUs per process the log's header states (nGpus, nccl-tests ``-g``)
+    unless the caller gave a count: the expectation then has that process's serial launches,
+    as ``--gpus-per-process``'s help says. A count above the GPUs per node is left to the rank
+    check, which names the flag."""
+    stated = run.gpus_per_process
+    given = flags is not None and "gpus_per_process" in flags.model_fields_set
+    fits = spec.gpus_per_node is None or (stated or 1) <= spec.gpus_per_node
+    if given or stated is None or stated <= 1 or not fits:
+        return spec
+    return spec.model_copy(update={"gpus_per_process": stated})
 
 
 def overridden_gpus_per_process(run: Run, flags: ClusterSpec | None) -> int | None:

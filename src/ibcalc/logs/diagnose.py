@@ -191,8 +191,9 @@ def _latency_findings(ctx: RunContext, latency: _LatencyFit | None) -> list[Find
             "(median): a latency per hop does not explain them"
         )
     causes: list[str] = []
-    # the header's -g, unless the caller gave the GPUs per process: the expectation then has the
-    # serial launches of the count given (the assumptions name the header's, if it differs)
+    # the header's -g, unless the expectation already has a count's serial launches: the
+    # header's (logs.cluster.with_header_gpus_per_process) or the caller's (the assumptions
+    # name the header's, if it differs)
     given = "gpus_per_process" in ctx.cluster.spec.model_fields_set
     gpp = None if given else ctx.run.gpus_per_process
     if gpp is not None and gpp > 1:
