@@ -143,7 +143,7 @@ def bandwidth_findings(
         )
     if median_eff >= band.ok or not below:
         if below:
-            findings.append(_some_rows_low(bw, low, band))
+            findings.append(_some_rows_low(bw, below, low, band))
         return findings
     headline = (
         f"busbw {measured:.1f} GB/s against {expected:.1f} GB/s expected at {span} "
@@ -398,20 +398,22 @@ def _inside_band(bw: Sequence[RowCheck], headline: str) -> Finding:
     )
 
 
-def _some_rows_low(bw: Sequence[RowCheck], low: Sequence[RowCheck], band: Band) -> Finding:
-    """Most large sizes fine, some below the ok threshold (``low``: those outside the error
-    band): a late ramp, rows the model's error covers, or an unsteady run. Every row below the
-    threshold is counted and listed, inside the band or not: sendrecv on 8 H100 (sweep 21) had
+def _some_rows_low(
+    bw: Sequence[RowCheck], below: Sequence[RowCheck], low: Sequence[RowCheck], band: Band
+) -> Finding:
+    """Most large sizes fine, some (``below``) under the ok threshold (``low``: those of them
+    outside the error band): a late ramp, rows the model's error covers, or an unsteady run.
+    Every row below the threshold is counted and listed, inside the band or not: sendrecv on 8
+    H100 (sweep 21) had
     been told 'the larger ones reach it' of its 64 MiB row while 128 MiB, inside the band, read
     51 %, and rows inside the band had been left without any finding."""
-    below = [r for r in bw if r.efficiency < band.ok]
     evidence = [
         f"{fmt_size(r.size_bytes)}: {r.measured_busbw_GBps:.1f} GB/s against "
         f"{r.expected_busbw_GBps:.1f} GB/s expected ({pct(r.efficiency)}, line {r.line})"
         for r in below[:4]
     ]
     lines = [r.line for r in below]
-    if below == list(bw[: len(below)]):
+    if list(below) == list(bw[: len(below)]):
         # only the smallest sizes of the regime: NCCL switches protocol or algorithm later
         # than the model (its tuner constants differ between versions), not a fault
         return Finding(

@@ -15,8 +15,6 @@ model's expectation and its what-ifs), :mod:`ibcalc.logs.diagnose` and
 
 from __future__ import annotations
 
-import re
-
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import load_catalogue
 from ibcalc.catalogue.models import Catalogue
@@ -36,6 +34,7 @@ from ibcalc.logs.diagnose import diagnose
 from ibcalc.logs.env import LogEnvironment, scan_environment
 from ibcalc.logs.expect import RunContext, predict
 from ibcalc.logs.infer import normalize_dtype, unknown_collective_reason
+from ibcalc.logs.parse import reduced_max_bytes
 from ibcalc.logs.records import ParsedLog, Row, Run
 from ibcalc.logs.results import (
     BANDS,
@@ -267,9 +266,6 @@ def check_run(
     )
 
 
-_REDUCED = re.compile(r"maxBytes reduced to (\d+) for lack of memory")
-
-
 def _ended_early(run: Run) -> Finding | None:
     """A warning for a run that stopped short of the header's maxBytes without nccl-tests'
     closing trailer: a crash, a timeout or a cut log. Its verdict judges the sizes it reached
@@ -277,21 +273,18 @@ def _ended_early(run: Run) -> Finding | None:
     16 GiB). A run that reached its last size and only lacks the trailer is not one."""
     if not run.truncated or run.max_bytes is None or not run.rows:
         return None
-    limit = run.max_bytes
-    for note in run.notes:
-        reduced = _REDUCED.search(note)
-        if reduced:
-            limit = min(limit, int(reduced.group(1)))
+    reduced = reduced_max_bytes(run)
+    limit = run.max_bytes if reduced is None else min(run.max_bytes, reduced)
+    largest = max(r.size_bytes for r in run.rows)
+    step_up = largest * run.step_factor if run.step_factor else largest + (run.step_bytes or 0)
+    if step_up <= largest or step_up > limit:
+        return None
     asked = (
         f"the {fmt_size(limit)} the header asked for (maxBytes)"
         if limit == run.max_bytes
         else f"the {fmt_size(limit)} it could reach (the header asked for "
         f"{fmt_size(run.max_bytes)}, reduced for lack of memory)"
     )
-    largest = max(r.size_bytes for r in run.rows)
-    step_up = largest * run.step_factor if run.step_factor else largest + (run.step_bytes or 0)
-    if step_up <= largest or step_up > limit:
-        return None
     last = max(run.rows, key=lambda r: r.size_bytes)
     return Finding(
         kind="ended_early",

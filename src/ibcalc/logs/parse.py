@@ -62,6 +62,7 @@ __all__ = [
     "parse_file",
     "parse_log",
     "read_log",
+    "reduced_max_bytes",
 ]
 
 #: The file name that means standard input (:func:`read_log`).
@@ -103,6 +104,10 @@ _RANK = re.compile(
     r"\[[^\]]*\]\s*(.*?)\s*$"
 )
 _REDUCING_MAX = re.compile(r"^#\s*Reducing maxBytes to (\d+)")
+#: The note a run gets for nccl-tests' "Reducing maxBytes" line, and its reader
+#: (:func:`reduced_max_bytes`): the two stay together.
+_REDUCED_NOTE = "maxBytes reduced to {} for lack of memory (line {})"
+_REDUCED_READ = re.compile(r"maxBytes reduced to (\d+) for lack of memory")
 _OOB = re.compile(r"^#\s*Out of bounds values\s*:\s*(\d+)")
 _AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\S+)")
 #: A command line running an nccl-tests binary: every name the parser knows (``X_perf``).
@@ -592,9 +597,7 @@ class _Reader:
             return
         m = _REDUCING_MAX.match(s)
         if m:
-            self.cur.notes.append(
-                f"maxBytes reduced to {m.group(1)} for lack of memory (line {lineno})"
-            )
+            self.cur.notes.append(_REDUCED_NOTE.format(m.group(1), lineno))
             self.cur.line_end = lineno
             return
         if self.cols is None or (self.closed and self.cur.has_trailer):
@@ -914,3 +917,10 @@ def _read_file(name: str) -> bytes:
     except ReadRefused as exc:
         # an empty name has nothing to show before the colon
         raise LogParseError(f"{name}: {exc.reason}" if name else exc.reason) from None
+
+
+def reduced_max_bytes(run: Run) -> int | None:
+    """The size nccl-tests reduced ``run``'s maxBytes to for lack of memory (its "Reducing
+    maxBytes" line, kept as a note), or None."""
+    sizes = [int(m.group(1)) for note in run.notes if (m := _REDUCED_READ.search(note))]
+    return min(sizes) if sizes else None
