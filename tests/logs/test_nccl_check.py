@@ -721,6 +721,26 @@ def test_a_row_just_outside_the_band_never_prints_inside_it(
     )
 
 
+def test_an_efficiency_just_under_the_ok_line_never_prints_as_the_line(
+    catalogue: Catalogue,
+) -> None:
+    """0.847 of the expected busbw is below the 85 % ok line: the row reads low and its
+    efficiency prints 84 %, rounded down; rounded to nearest it printed 85 % beside 'low'."""
+    from ibcalc.render.logs import render_checks, render_checks_github
+
+    probe = _h100_node(catalogue, 230).rows[0]
+    expected_algbw = 230 / probe.efficiency  # efficiency is measured over expected busbw
+    check = _h100_node(catalogue, 0.847 * expected_algbw)
+    assert check.rows[0].efficiency == pytest.approx(0.847, abs=1e-4)
+    assert {r.verdict for r in check.rows} == {"low"}  # the larger rows are a little lower
+    printed = render_checks([check])
+    line = next(x for x in printed.splitlines() if x.lstrip().startswith("1 GiB"))
+    assert " 84% " in line and " 85% " not in line
+    assert "lowest efficiency at 64 MiB and more: 84%" in printed
+    github = render_checks_github([check])
+    assert "(84%25, " in github and "(85%25, " not in github  # % is %25 in an annotation
+
+
 def test_one_line_is_named_as_a_line_not_a_span() -> None:
     # "lines 215-215" for a one-row #wrong finding
     assert (line_span(215, 215), line_span(47, 52)) == ("line 215", "lines 47-52")

@@ -34,6 +34,7 @@ from ibcalc.logs.results import (
     Finding,
     RowCheck,
     Severity,
+    eff_pct,
     fmt_size,
     pct,
     size_span,
@@ -136,7 +137,7 @@ def bandwidth_findings(
                 severity="warning" if beyond else "info",
                 evidence=[
                     f"busbw {measured:.1f} GB/s against {expected:.1f} GB/s expected at {span} "
-                    f"(median efficiency {pct(median_eff)})"
+                    f"(median efficiency {eff_pct(median_eff)})"
                 ],
                 lines=lines,
             )
@@ -147,7 +148,7 @@ def bandwidth_findings(
         return findings
     headline = (
         f"busbw {measured:.1f} GB/s against {expected:.1f} GB/s expected at {span} "
-        f"(median efficiency {pct(median_eff)}, {plural(ctx.cluster.nodes, 'node')})"
+        f"(median efficiency {eff_pct(median_eff)}, {plural(ctx.cluster.nodes, 'node')})"
     )
     hypotheses = _hypotheses(ctx)
     if latency_fit is not None and latency_fit[1] > 0:
@@ -409,7 +410,7 @@ def _some_rows_low(
     51 %, and rows inside the band had been left without any finding."""
     evidence = [
         f"{fmt_size(r.size_bytes)}: {r.measured_busbw_GBps:.1f} GB/s against "
-        f"{r.expected_busbw_GBps:.1f} GB/s expected ({pct(r.efficiency)}, line {r.line})"
+        f"{r.expected_busbw_GBps:.1f} GB/s expected ({eff_pct(r.efficiency)}, line {r.line})"
         for r in below[:4]
     ]
     lines = [r.line for r in below]

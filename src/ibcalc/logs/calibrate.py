@@ -83,6 +83,7 @@ from ibcalc.logs.results import (
     BANDWIDTH_MIN_BYTES,
     IMPLAUSIBLE_SPEEDUP,
     LATENCY_MAX_BYTES,
+    eff_pct,
     implausibly_fast,
 )
 from ibcalc.units import plural
@@ -1014,7 +1015,7 @@ def _unhealthy_runs(
         )
         out.append(
             f"nccl-check calls {run_name} bad (its lowest efficiency at 64 MiB and more is "
-            f"{checked.min_bandwidth_efficiency:.0%} of the expected busbw{cause}). Values "
+            f"{eff_pct(checked.min_bandwidth_efficiency)} of the expected busbw{cause}). Values "
             "fitted to a faulty run describe the fault, not the fabric: calibrate on healthy runs"
         )
     return out

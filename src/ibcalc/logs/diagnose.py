@@ -40,6 +40,7 @@ from ibcalc.logs.results import (
     Finding,
     RowCheck,
     Severity,
+    eff_pct,
     fmt_size,
     line_span,
     pct,
@@ -206,7 +207,7 @@ def _latency_findings(ctx: RunContext, latency: _LatencyFit | None) -> list[Find
     clear = ratio >= _LATENCY_WARN_RATIO
     if bw_fine:
         head = "small sizes slow but large sizes fine: latency, not bandwidth"
-        least = pct(min(r.efficiency for r in bw))
+        least = eff_pct(min(r.efficiency for r in bw))
         evidence.append(f"the sizes of 64 MiB and more reach {least} or more of the expected busbw")
         severity: Severity = "warning" if clear else "info"
     elif bw:

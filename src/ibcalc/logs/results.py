@@ -17,6 +17,7 @@ Regimes and verdicts
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -311,3 +312,9 @@ def line_span(first: int, last: int) -> str:
 def pct(x: float) -> str:
     """A fraction as a whole percentage (0.853 -> ``85%``)."""
     return f"{x * 100:.0f}%"
+
+
+def eff_pct(efficiency: float) -> str:
+    """Measured over expected as a whole percentage rounded down (0.847 -> ``84%``), so that a
+    row below a verdict's threshold never prints the threshold itself (the ok line is 85 %)."""
+    return f"{math.floor(efficiency * 100 + 1e-9)}%"

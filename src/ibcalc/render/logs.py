@@ -27,7 +27,15 @@ from rich.text import Text
 
 from ibcalc.errors import fill_fields
 from ibcalc.logs.calibrate import Calibration, bound_text
-from ibcalc.logs.results import GIVEN, Assumption, Finding, RowCheck, RunCheck, line_span
+from ibcalc.logs.results import (
+    GIVEN,
+    Assumption,
+    Finding,
+    RowCheck,
+    RunCheck,
+    eff_pct,
+    line_span,
+)
 from ibcalc.render.plot import MeasuredPoint, Series, plot_sweep
 from ibcalc.render.stream import PipeConsole, TrimmedStream
 from ibcalc.textsafe import printable
@@ -153,7 +161,7 @@ def _rows_table(check: RunCheck, width: int = 100) -> Table:
             _us(row.measured_time_us),
             _us(row.expected_time_us),
             *_busbw_cells(row),
-            f"{row.efficiency * 100:.0f}%",
+            eff_pct(row.efficiency),
             Text(verdict, style=_VERDICT_STYLE.get(row.verdict, "")),
             row.regime,
             row.choice,
@@ -226,9 +234,8 @@ def render_checks(
         verdict = Text("verdict: ")
         verdict.append(check.verdict, style=_VERDICT_STYLE.get(check.verdict, ""))
         if check.min_bandwidth_efficiency is not None:
-            verdict.append(
-                f" (lowest efficiency at 64 MiB and more: {check.min_bandwidth_efficiency:.0%})"
-            )
+            lowest = eff_pct(check.min_bandwidth_efficiency)
+            verdict.append(f" (lowest efficiency at 64 MiB and more: {lowest})")
         if check.rows and any(
             a.field == "system" and a.source == "default" for a in check.assumptions
         ):
@@ -366,12 +373,12 @@ def render_checks_github(
                         row.line,
                         f"nccl-check: {_size(row.size_bytes)} {row.verdict}",
                         f"{_size(row.size_bytes)}: busbw {measured} GB/s, "
-                        f"expected {expected} GB/s ({row.efficiency:.0%}, "
+                        f"expected {expected} GB/s ({eff_pct(row.efficiency)}, "
                         f"{row.choice})",
                     )
                 )
         eff = (
-            f", lowest efficiency at 64 MiB and more {check.min_bandwidth_efficiency:.0%}"
+            f", lowest efficiency at 64 MiB and more {eff_pct(check.min_bandwidth_efficiency)}"
             if check.min_bandwidth_efficiency is not None
             else ""
         )
