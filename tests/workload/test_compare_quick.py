@@ -24,7 +24,7 @@ CASES = [
     ("llama3-70b", ClusterSpec(system="dgx-h100", nodes=16), {"zero": 1}),
     ("llama3-70b", ClusterSpec(system="aws-p5", nodes=8), {"zero": 3, "sequence_parallel": True}),
     ("llama3-405b", ClusterSpec(system="gb200-nvl72", nodes=36), {"grad_dtype": DType.FP8_E4M3}),
-    ("mixtral-8x7b", ClusterSpec(system="dgx-a100", nodes=8), {"microbatches": 8}),
+    ("mixtral-8x7b", ClusterSpec(system="dgx-a100", nodes=8), {"global_batch": 256}),
     ("deepseek-v3", ClusterSpec(system="gcp-a3-mega", nodes=16), {"backward_s": 2.0}),
     ("llama3-8b", ClusterSpec(system="pcie-8gpu", nodes=4), {}),
     (

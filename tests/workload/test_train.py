@@ -166,7 +166,8 @@ def test_pipeline_send_recv_and_bubble(builtin_catalogue: Catalogue) -> None:
     )
     pp = _phase(result, "pp-sendrecv")
     assert pp.bytes_per_gpu == 16_777_216
-    assert pp.count == 2 * 4
+    # on the 1F1B critical path: one each way in each of the M + pp - 1 = 5 slots
+    assert pp.count == 2 * (4 + 2 - 1)
     assert pp.ranks == 2
     assert pp.tier == "scale-out"  # stage neighbours are tp x dp = 64 ranks apart: other nodes
     # TP: 80 layers / 2 stages = 40 per GPU, x 4 per layer x 4 micro-batches
@@ -187,7 +188,7 @@ def test_pipeline_priced_by_its_slowest_boundary(builtin_catalogue: Catalogue) -
     result = _run(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=16), pp=32, dp=4)
     pp = _phase(result, "pp-sendrecv")
     assert pp.tier == "scale-out"
-    assert pp.count == 2 * 32
+    assert pp.count == 2 * (32 + 32 - 1)  # M = pp = 32 micro-batches by default
     # b x s x h x 2 / tp = 8192 x 8192 x 2 = 128 MiB
     assert pp.bytes_per_gpu == 8192 * 8192 * 2
     same = estimate(
@@ -489,7 +490,7 @@ def test_factorisations_by_hand() -> None:
     }
 
 
-def test_compare_ranks_every_layout_by_exposed_time(builtin_catalogue: Catalogue) -> None:
+def test_compare_ranks_every_layout_by_step_time(builtin_catalogue: Catalogue) -> None:
     # Llama 3 8B (32 heads, 32 layers) on 2 DGX H100 nodes (16 GPUs): every factorisation is
     # valid: tp in {1,2,4,8,16} divides 32 heads, pp in {1,2,4,8,16} divides 32 layers
     cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
@@ -499,14 +500,71 @@ def test_compare_ranks_every_layout_by_exposed_time(builtin_catalogue: Catalogue
     assert sorted(layouts) == sorted(factorisations(16))
     assert len(layouts) == 15
     assert skipped == []
-    # the ranking is each layout's own train_step, sorted by exposed time
-    exposed = {}
+    # every layout runs the same 16 sequences per step (one per GPU of the all-DP layout):
+    # M = 16 / dp micro-batches of 1 sequence, i.e. tp x pp
+    for r in results:
+        par = r.spec.parallel
+        assert r.microbatches == 16 // par.dp == par.tp * par.pp
+        assert par.dp * r.microbatches * r.spec.micro_batch == 16
+    # the ranking is each layout's own train_step at that batch, sorted by step time
+    steps = {}
     for tp, pp, dp in layouts:
-        spec = base.model_copy(update={"parallel": Parallelism(tp=tp, pp=pp, dp=dp)})
-        exposed[(tp, pp, dp)] = train_step(builtin_catalogue, cluster, spec).totals.exposed_s
-    assert [exposed[k] for k in layouts] == sorted(exposed.values())
+        spec = base.model_copy(
+            update={"parallel": Parallelism(tp=tp, pp=pp, dp=dp), "global_batch": 16}
+        )
+        total = train_step(builtin_catalogue, cluster, spec).totals
+        assert total.step_s is not None
+        steps[(tp, pp, dp)] = total.step_s
+    assert [steps[k] for k in layouts] == sorted(steps.values())
     # TP 16 crosses the node: it is not the winner
     assert layouts[0][0] <= 8
+
+
+def test_compare_holds_the_global_batch_and_keeps_uneven_stages(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """Llama 3 405B has 126 layers: pp 4 (32, 32, 31, 31) and pp 16 (tp 8 x pp 16 is the layout
+    Meta trained it with) do not divide them. A single run costs the busiest stage; the
+    comparison had dropped such layouts without a word. A global batch that does not split
+    into whole micro-batches skips the layout with the reason."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=16))
+    base = TrainSpec(model=find_model("llama3-405b"), parallel=Parallelism(dp=128))
+    results, skipped = compare_layouts(builtin_catalogue, cluster, base)
+    pps = {r.spec.parallel.pp for r in results}
+    assert {4, 16} <= pps  # 126 % 4 == 2, 126 % 16 == 14
+    # default global batch: 128 GPUs x 1 sequence; tp 8 x pp 16 x dp 1 runs M = 128
+    (meta,) = [r for r in results if (r.spec.parallel.tp, r.spec.parallel.pp) == (8, 16)]
+    assert meta.spec.global_batch == 128 and meta.microbatches == 128
+    # 96 sequences: dp 128 (96 / 128) and dp 64 (96 / 64) cannot run whole micro-batches
+    results, skipped = compare_layouts(
+        builtin_catalogue, cluster, base.model_copy(update={"global_batch": 96})
+    )
+    assert all(96 % r.spec.parallel.dp == 0 for r in results)
+    assert any("tp1 pp1 dp128" in s and "not a multiple of dp x" in s for s in skipped)
+    # --microbatches would give each layout its own batch: refused
+    with pytest.raises(WorkloadError, match="holds the sequences per step fixed"):
+        compare_layouts(builtin_catalogue, cluster, base.model_copy(update={"microbatches": 8}))
+
+
+def test_a_global_batch_sets_the_micro_batches(builtin_catalogue: Catalogue) -> None:
+    # 1,024 sequences over dp 8 in micro-batches of 2: M = 1024 / (8 x 2) = 64
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=16))
+    spec = TrainSpec(
+        model=find_model("llama3-70b"),
+        parallel=Parallelism(tp=8, pp=2, dp=8),
+        micro_batch=2,
+        global_batch=1024,
+    )
+    result = train_step(builtin_catalogue, cluster, spec)
+    assert result.microbatches == 64
+    assert result.totals.bubble_fraction == pytest.approx(1 / 64)  # (pp - 1) / M
+    with pytest.raises(WorkloadError, match="1,000 is not a multiple of dp x"):
+        train_step(builtin_catalogue, cluster, spec.model_copy(update={"global_batch": 1000}))
+    with pytest.raises(WorkloadError, match="contradicts"):
+        train_step(builtin_catalogue, cluster, spec.model_copy(update={"microbatches": 8}))
+    # agreeing values are accepted
+    agreed = train_step(builtin_catalogue, cluster, spec.model_copy(update={"microbatches": 64}))
+    assert agreed.microbatches == 64
 
 
 def test_wan_latency_from_distance(builtin_catalogue: Catalogue) -> None:
@@ -643,7 +701,10 @@ def test_library_notes_name_fields_not_flags(builtin_catalogue: Catalogue) -> No
         builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=4), tp=8, pp=2, hierarchical=True
     )
     notes = " ".join(result.assumptions)
-    assert "2 micro-batches per step assumed (= pp; {microbatches} to change)" in notes
+    assert (
+        "2 micro-batches per step assumed (= pp; {microbatches} or {global_batch} to change)"
+        in notes
+    )
     assert "sequence length 8192 from llama3-70b ({seq_len} to change)" in notes
     assert "no compute time given ({backward_s} or {tflops})" in notes
     assert "{hierarchical} applies across sites only" in notes
@@ -697,3 +758,20 @@ def test_the_expert_split_is_not_made_across_sites(builtin_catalogue: Catalogue)
     )
     assert not [p for p in result.phases if p.name.startswith("edp-")]
     assert any(n.endswith("not split across sites)") for n in result.assumptions)
+
+
+def test_a_training_length_past_the_models_context_is_warned_about(
+    builtin_catalogue: Catalogue,
+) -> None:
+    # Mixtral 8x7B serves 32,768 tokens; training at 65,536 is allowed (context extension) but
+    # said, and the TP buffer follows the length given: b x s x h x 2 = 65536 x 4096 x 2 B
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=1))
+    spec = TrainSpec(
+        model=find_model("mixtral-8x7b"), parallel=Parallelism(tp=8, dp=1), seq_len=65536
+    )
+    result = train_step(builtin_catalogue, cluster, spec)
+    assert any("65,536 tokens is more than the 32,768-token context" in w for w in result.warnings)
+    assert _phase(result, "tp-allreduce").bytes_per_gpu == 65536 * 4096 * 2
+    # at its own length: no such warning
+    at_context = train_step(builtin_catalogue, cluster, spec.model_copy(update={"seq_len": 32768}))
+    assert not any("context of" in w for w in at_context.warnings)

@@ -117,6 +117,7 @@ FIELD_FLAGS: dict[str, str] = {
     "sequence_parallel": "--sequence-parallel",
     "micro_batch": "--micro-batch",
     "microbatches": "--microbatches",
+    "global_batch": "--global-batch",
     "backward_s": "--backward-time",
     "tflops": "--tflops",
     "hierarchical": "--hierarchical",

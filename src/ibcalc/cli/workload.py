@@ -137,6 +137,15 @@ def train_command(
         int | None,
         typer.Option("--microbatches", min=1, help="Micro-batches per step (default: pp)."),
     ] = None,
+    global_batch: Annotated[
+        int | None,
+        typer.Option(
+            "--global-batch",
+            min=1,
+            max=1_000_000_000,
+            help="Sequences per step over all DP ranks; sets the micro-batches per step.",
+        ),
+    ] = None,
     tp: TpOpt = 1,
     pp: PpOpt = 1,
     dp: Annotated[
@@ -215,6 +224,7 @@ def train_command(
         micro_batch=micro_batch,
         seq_len=seq_len,
         microbatches=microbatches,
+        global_batch=global_batch,
         sequence_parallel=sequence_parallel,
         hierarchical=hierarchical,
         backward_s=(

@@ -110,6 +110,7 @@ def train_dict(result: TrainResult, names: Mapping[str, str] = _PLAIN) -> dict[s
         "sites": result.sites,
         "micro_batch": spec.micro_batch,
         "microbatches": result.microbatches,
+        "sequences_per_step": par.dp * spec.micro_batch * result.microbatches,
         "seq_len": result.seq_len,
         "phases": [phase_dict(p, names) for p in result.phases],
         "totals": totals.model_dump(),
@@ -134,14 +135,18 @@ def compare_dict(
                 "exposed_s": r.totals.exposed_s,
                 "comm_s": r.totals.comm_s,
                 "step_s": r.totals.step_s,
+                "microbatches": r.microbatches,
                 "bubble_fraction": r.totals.bubble_fraction,
                 "warnings": named_notes(r.warnings, names),
             }
             for i, r in enumerate(results)
         ],
+        "global_batch": results[0].spec.global_batch if results else None,
+        "ranked_by": "step_s" if results and results[0].totals.step_s is not None else "exposed_s",
         "skipped": named_notes(skipped, _searched(names)),
-        "note": "ranked by exposed communication per step; each layout's step is its own batch "
-        "(dp x micro-batches x micro-batch sequences); memory fit is not checked",
+        "note": "every layout runs the same global batch (sequences per step); ranked by step "
+        "time when the compute is known, else by exposed communication; memory fit is not "
+        "checked",
     }
 
 
@@ -288,9 +293,14 @@ def _phase_table(
 
 
 def _notes(
-    console: Any, warnings: Sequence[str], assumptions: Sequence[str], names: Mapping[str, str]
+    console: Any,
+    warnings: Sequence[str],
+    assumptions: Sequence[str],
+    names: Mapping[str, str],
+    phases: Sequence[Phase] = (),
 ) -> None:
-    """Warnings, then the assumptions as a list; long lines wrap under their own text."""
+    """Warnings, then the assumptions as a list, then each phase's own (where its group sits,
+    what its count counts); long lines wrap under their own text."""
     notes = Table.grid(padding=(0, 1))
     notes.add_column(no_wrap=True)
     notes.add_column(overflow="fold")
@@ -305,6 +315,15 @@ def _notes(
         items.add_column(overflow="fold")
         for note in dict.fromkeys(named_notes(assumptions, names)):
             items.add_row("  -", note)
+        console.print(items)
+    if any(p.assumptions for p in phases):
+        console.print(Text("per phase:", style="bold"))
+        items = Table.grid(padding=(0, 1))
+        items.add_column(no_wrap=True)
+        items.add_column(overflow="fold")
+        for phase in phases:
+            for note in dict.fromkeys(named_notes(phase.assumptions, names)):
+                items.add_row("  -", f"{phase.name}: {note}")
         console.print(items)
 
 
@@ -364,7 +383,7 @@ def render_train(
         parts = "compute + bubble + exposed" if totals.bubble_fraction > 0 else "compute + exposed"
         rows.append(("step", f"{format_time(totals.step_s)} ({parts})"))
     console.print(_kv_table(rows))
-    _notes(console, result.warnings, result.assumptions, names)
+    _notes(console, result.warnings, result.assumptions, names, result.phases)
 
 
 def render_compare(
@@ -385,17 +404,21 @@ def render_compare(
     else:
         first = results[0]
         gpus = first.nodes * first.gpus_per_node
+        order = "fastest step" if first.totals.step_s is not None else "least exposed communication"
+        batch = first.spec.global_batch
+        flag = named_notes(["{global_batch}"], names)[0]
         table = Table(
-            title=f"layouts of {gpus} GPUs for {first.spec.model.label}, least exposed "
-            "communication per step first (each step is its layout's own batch: dp x "
-            "micro-batches; memory fit not checked)",
+            title=f"layouts of {gpus} GPUs for {first.spec.model.label}, {order} first; every "
+            f"layout runs {batch:,} sequences per step (M = {batch:,} / (dp x "
+            f"{first.spec.micro_batch}) micro-batches; {flag} to "
+            "change); memory fit not checked",
             box=box.SIMPLE_HEAD,
             title_justify="left",
         )
         # cp is a column when some layout has it: tp x cp x pp x dp is the GPU count
         with_cp = any(r.spec.parallel.cp > 1 for r in results)
         dims = ("tp", "cp", "pp", "dp", "ep") if with_cp else ("tp", "pp", "dp", "ep")
-        for name in ("#", *dims, "exposed", "communication", "step", "note"):
+        for name in ("#", *dims, "M", "exposed", "communication", "step", "note"):
             table.add_column(name, justify="left" if name == "note" else "right")
         for i, r in enumerate(results, start=1):
             par = r.spec.parallel
@@ -403,6 +426,7 @@ def render_compare(
             table.add_row(
                 str(i),
                 *(str(getattr(par, d)) for d in dims),
+                str(r.microbatches),
                 format_time(r.totals.exposed_s),
                 format_time(r.totals.comm_s),
                 format_time(r.totals.step_s) if r.totals.step_s is not None else "-",
@@ -462,7 +486,7 @@ def render_infer(
         shares = ", ".join(f"{t} {format_time(s)}" for t, s in result.tier_s.items())
         rows.append(("dominant tier", f"{result.dominant_tier} (per request: {shares})"))
     console.print(_kv_table(rows))
-    _notes(console, result.warnings, result.assumptions, names)
+    _notes(console, result.warnings, result.assumptions, names, result.phases)
 
 
 def _transfer_total(transfer: Transfer) -> str:

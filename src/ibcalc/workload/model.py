@@ -249,14 +249,28 @@ class ModelSpec(CheckedSpec):
         context window); a model without a stated context is not checked."""
         tokens = prompt_tokens + output_tokens
         if self.max_context is not None and tokens > self.max_context:
-            # a preset changed field by field is no longer the preset: name it by its id
-            modified = self.id is not None and self.id.endswith("(modified)")
-            name = (self.id if modified else self.name or self.id) or "the model"
             raise WorkloadError(
                 f"{{prompt_tokens}} {prompt_tokens:,} + {{output_tokens}} {output_tokens:,} = "
-                f"{tokens:,} tokens is more than the {self.max_context:,}-token context of {name}",
+                f"{tokens:,} tokens is more than the {self.max_context:,}-token context of "
+                f"{self._display_name()}",
                 field="prompt_tokens",
             )
+
+    def context_warnings(self, seq_len: int) -> list[str]:
+        """A training length beyond the context the released model serves: allowed (a
+        context-extension run trains past it), but said, as a mistyped length would be."""
+        if self.max_context is None or seq_len <= self.max_context:
+            return []
+        return [
+            f"{{seq_len}} {seq_len:,} tokens is more than the {self.max_context:,}-token "
+            f"context of {self._display_name()}: every activation buffer follows the length "
+            "given (a context-extension run?)"
+        ]
+
+    def _display_name(self) -> str:
+        # a preset changed field by field is no longer the preset: name it by its id
+        modified = self.id is not None and self.id.endswith("(modified)")
+        return (self.id if modified else self.name or self.id) or "the model"
 
     def check_experts(self, ep: int) -> None:
         """Refuse an expert-parallel degree above 1 on a dense model, or one that does not

@@ -14,9 +14,10 @@ Per GPU and per step (M micro-batches of b sequences of s tokens, hidden size h,
 * TP (Megatron): 2 all-reduces forward and 2 backward per layer of ``b x s/cp x h x bytes(act)``;
   with sequence parallelism 4 all-gathers and 4 reduce-scatters of the same buffer. Shoeybi et
   al. 2019, arXiv:1909.08053, section 3; Korthikanti et al. 2022, arXiv:2205.05198, section 4.2.
-* PP: one send/receive of ``b x s/cp x h x bytes(act) / tp`` per micro-batch per stage boundary
-  forward and one backward (Narayanan et al., SC'21, arXiv:2104.04473, section 4.1 and its
-  scatter/gather optimisation); 1F1B bubble ``(pp - 1) / M`` of the compute time.
+* PP: one send/receive of ``b x s/cp x h x bytes(act) / tp`` forward and one backward in each of
+  the ``M + pp - 1`` slots of the 1F1B schedule's critical path (Narayanan et al., SC'21,
+  arXiv:2104.04473, sections 2.2 and 4.1 with its scatter/gather optimisation); 1F1B bubble
+  ``(pp - 1) / M`` of the compute time.
 * EP: all-to-all dispatch and combine per MoE layer forward, and both again backward, of
   ``b x s/cp x top_k x h x bytes(act)`` per GPU (Lepikhin et al. 2020, GShard, arXiv:2006.16668;
   DeepSeek-V3, arXiv:2412.19437, section 3.2.2).
@@ -111,6 +112,8 @@ class TrainSpec(CheckedSpec):
     micro_batch: int = Field(default=1, ge=1, le=1_000_000)
     seq_len: int | None = Field(default=None, ge=1, le=100_000_000)
     microbatches: int | None = Field(default=None, ge=1, le=1_000_000)
+    #: sequences per step over all data-parallel ranks: sets M = global_batch / (dp x micro_batch)
+    global_batch: int | None = Field(default=None, ge=1, le=1_000_000_000)
     sequence_parallel: bool = False
     hierarchical: bool = False
     #: at least 1 ns (as design files), at most about 11.6 days per step
@@ -439,6 +442,43 @@ def _check(spec: TrainSpec, cluster: ResolvedCluster, warnings: list[str]) -> No
     warnings.extend(model.tp_warnings(par.tp))
 
 
+def _microbatches(spec: TrainSpec, notes: list[str]) -> int:
+    """M, the micro-batches each data-parallel rank runs per step: ``--microbatches``, else
+    ``global_batch / (dp x micro_batch)``, else pp (one per stage, the fewest that fill the
+    pipeline once)."""
+    par = spec.parallel
+    if spec.global_batch is not None:
+        per_pass = par.dp * spec.micro_batch
+        m, rest = divmod(spec.global_batch, per_pass)
+        if rest or m < 1:
+            raise WorkloadError(
+                f"{{global_batch}} {spec.global_batch:,} is not a multiple of dp x "
+                f"{{micro_batch}} = {par.dp} x {spec.micro_batch} = {per_pass:,} sequences",
+                field="global_batch",
+            )
+        if spec.microbatches is not None and spec.microbatches != m:
+            raise WorkloadError(
+                f"{{microbatches}} {spec.microbatches} contradicts {{global_batch}} "
+                f"{spec.global_batch:,}, which gives {spec.global_batch:,} / ({par.dp} x "
+                f"{spec.micro_batch}) = {m} micro-batches per step: give one of them",
+                field="microbatches",
+            )
+        notes.append(
+            f"{m} micro-batches per step: {{global_batch}} {spec.global_batch:,} sequences / "
+            f"(dp {par.dp} x {{micro_batch}} {spec.micro_batch})"
+        )
+        return m
+    if spec.microbatches is not None:
+        return spec.microbatches
+    if par.pp > 1:
+        notes.append(
+            f"{par.pp} micro-batches per step assumed (= pp; {{microbatches}} or "
+            "{global_batch} to change)"
+        )
+        return par.pp
+    return 1
+
+
 def train_step(
     catalogue: Catalogue,
     cluster: ResolvedCluster,
@@ -471,12 +511,12 @@ def _train_step(
     par, model = spec.parallel, spec.model
     sites = cluster.topology.sites
     dp_site = par.dp // sites
-    m = spec.microbatches if spec.microbatches is not None else (par.pp if par.pp > 1 else 1)
-    if spec.microbatches is None and par.pp > 1:
-        b.notes.append(f"{m} micro-batches per step assumed (= pp; {{microbatches}} to change)")
+    m = _microbatches(spec, b.notes)
     needs_shape = par.tp > 1 or par.pp > 1 or par.ep > 1 or par.cp > 1
     seq = spec.seq_len if spec.seq_len is not None else model.seq_len
     known_seq = seq
+    if seq is not None:
+        b.warnings.extend(model.context_warnings(seq))
     if seq is None:
         if needs_shape or spec.tflops is not None:
             raise WorkloadError(
@@ -573,8 +613,13 @@ def _train_step(
             Collective.SEND_RECV,
             size,
             dtype=spec.act_dtype,
-            count=2 * m,
-            notes=["activations forward and their gradients backward, per micro-batch"],
+            count=2 * (m + par.pp - 1),
+            notes=[
+                f"activations forward and their gradients backward: 2 x (M + pp - 1) = "
+                f"{2 * (m + par.pp - 1)} on the step's critical path, one each way per "
+                f"micro-batch plus the {plural(par.pp - 1, 'boundary crossing')} of the "
+                "1F1B fill and drain (the slots the bubble adds)"
+            ],
         )
 
     phases = _apply_overlap(b.phases, forward_s, backward_s, m)
@@ -903,12 +948,20 @@ def compare_layouts(
     params: CostParams | None = None,
     quick: bool = True,
 ) -> tuple[list[TrainResult], list[str]]:
-    """Every valid (tp, pp, dp[, ep]) layout of ``cluster``'s GPUs, least exposed time first.
+    """Every valid (tp, pp, dp[, ep]) layout of ``cluster``'s GPUs, fastest step first.
 
-    Valid: tp divides the attention heads and pp the layers (when known), dp splits over the
-    sites, ep divides dp and the experts (MoE only; ep = 1 otherwise), and the groups tile the
-    scale-up domains. Memory is not checked. Returns the results and the layouts skipped, each
-    with its reason.
+    Every layout runs the same global batch (sequences per step): ``spec.global_batch``, or by
+    default one micro-batch per GPU of the all-data-parallel layout, ``ranks / cp x
+    micro_batch`` (then M = tp x pp for every layout), so that steps compare like for like;
+    ``spec.microbatches`` is refused (it would give each layout its own batch). Ranked by step
+    time (compute, pipeline bubble and exposed communication) when the compute is known, else
+    by exposed communication per step.
+
+    Valid: tp divides the attention heads and pp is at most the layers (when known; a stage
+    count that does not divide them costs the busiest stage, as :func:`train_step` does), dp
+    splits over the sites, ep divides dp and the experts (MoE only; ep = 1 otherwise), the
+    global batch splits into whole micro-batches, and the groups tile the scale-up domains.
+    Memory is not checked. Returns the results and the layouts skipped, each with its reason.
 
     By default (``quick``, what ``ibcalc train --compare`` runs) each phase is costed without
     building its :class:`~ibcalc.engine.types.Estimate` (``Phase.estimate`` is None): the
@@ -917,13 +970,22 @@ def compare_layouts(
     and explanation), as :func:`train_step` gives it.
     """
     model = spec.model
+    if spec.microbatches is not None:
+        raise WorkloadError(
+            "a layout comparison holds the sequences per step fixed: give {global_batch}, "
+            "not {microbatches} (the same M would give each layout its own batch)",
+            field="microbatches",
+        )
+    if spec.global_batch is None:
+        default = cluster.ranks // spec.parallel.cp * spec.micro_batch
+        spec = spec.model_copy(update={"global_batch": default})
     results: list[TrainResult] = []
     skipped: list[str] = []
     shared = _Shared()
     for tp, pp, dp in factorisations(cluster.ranks, spec.parallel.cp):
         if model.heads is not None and model.heads % tp:
             continue
-        if model.layers is not None and (model.layers % pp or pp > model.layers):
+        if model.layers is not None and pp > model.layers:
             continue
         eps = [1]
         if model.is_moe:
@@ -946,5 +1008,8 @@ def compare_layouts(
                 skipped.append(f"{par.label}: {why}")
                 continue
             results.append(result)
-    results.sort(key=lambda r: (r.totals.exposed_s, r.totals.comm_s))
+    if results and all(r.totals.step_s is not None for r in results):
+        results.sort(key=lambda r: (r.totals.step_s, r.totals.exposed_s, r.totals.comm_s))
+    else:
+        results.sort(key=lambda r: (r.totals.exposed_s, r.totals.comm_s))
     return results, skipped
