@@ -168,7 +168,8 @@ def test_train_compare() -> None:
     layouts = data["layouts"]
     assert len(layouts) == 15  # ordered factorisations of 16 into tp x pp x dp
     # compute known: ranked by step time, every layout at 16 sequences per step (M = 16 / dp)
-    assert data["ranked_by"] == "step_s" and data["global_batch"] == 16
+    assert data["ranked_by"] == "step_s"
+    assert data["global_batch"] == 16
     steps = [row["step_s"] for row in layouts]
     assert steps == sorted(steps)
     assert all(row["dp"] * row["microbatches"] == 16 for row in layouts)

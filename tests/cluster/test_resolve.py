@@ -26,14 +26,16 @@ def test_fewer_gpus_on_a_preset_keeps_its_nics_per_gpu() -> None:
     # dgx-h100: 8 NDR for 8 GPUs -> one GPU per node gets one NIC, not eight
     cluster = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", gpus_per_node=1, nodes=8))
     assert cluster.nics_per_node == 1
-    assert cluster.topology.domain_bw_Bps() == pytest.approx(find_link(CAT, "ndr").achievable_Bps)
+    assert cluster.topology.domain_bw_Bps("uniform") == pytest.approx(
+        find_link(CAT, "ndr").achievable_Bps
+    )
 
 
 def test_nics_beyond_what_pcie_feeds_add_nothing() -> None:
     # 256 NICs for 8 GPUs: each GPU reaches its NICs through one PCIe Gen5 x16 link
     cluster = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=8, nics_per_node=256))
     pcie5 = find_link(CAT, "pcie5").achievable_Bps
-    assert cluster.topology.domain_bw_Bps() == pytest.approx(8 * pcie5)
+    assert cluster.topology.domain_bw_Bps("uniform") == pytest.approx(8 * pcie5)
 
 
 def test_nics_beyond_the_gpus_without_a_known_host_link_are_said_to_be_uncapped() -> None:
@@ -42,7 +44,7 @@ def test_nics_beyond_the_gpus_without_a_known_host_link_are_said_to_be_uncapped(
     fuzz pass saw 183 GB/s of busbw from one GPU without a word)."""
     spec = ClusterSpec(nodes=8, gpus_per_node=1, nics_per_node=4, inter="ndr")
     cluster = resolve_cluster(CAT, spec)
-    assert cluster.topology.domain_bw_Bps() == pytest.approx(
+    assert cluster.topology.domain_bw_Bps("uniform") == pytest.approx(
         4 * find_link(CAT, "ndr").achievable_Bps
     )
     assert (
@@ -50,7 +52,9 @@ def test_nics_beyond_the_gpus_without_a_known_host_link_are_said_to_be_uncapped(
         "their full rate (give {host_pcie} or {system} to cap them at the GPU's link)"
     ) in cluster.assumptions
     capped = resolve_cluster(CAT, spec.replace(host_pcie="pcie5"))
-    assert capped.topology.domain_bw_Bps() == pytest.approx(find_link(CAT, "pcie5").achievable_Bps)
+    assert capped.topology.domain_bw_Bps("uniform") == pytest.approx(
+        find_link(CAT, "pcie5").achievable_Bps
+    )
     assert not any("no host PCIe" in a for a in capped.assumptions)
 
 

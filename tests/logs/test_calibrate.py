@@ -413,11 +413,11 @@ def test_a_run_given_twice_is_fitted_once(catalogue: Catalogue) -> None:
 
 
 def test_a_run_nccl_check_calls_bad_is_warned_about(catalogue: Catalogue) -> None:
-    """The degraded Slingshot log reaches 4.8 % of the expected busbw at 64 MiB and more (nccl-check:
-    bad, less than one NIC's worth of bandwidth). Its fit (slingshot-11.efficiency about 0.06)
-    describes the fault, and the calibration says so; the healthy 2 x 4 H100 log gets no such
-    warning, nor does sweep 21, below the band at 64 MiB only, which nccl-check calls no fault
-    (busbw ramps up later)."""
+    """The degraded Slingshot log reaches 4.8 % of the expected busbw at 64 MiB and more
+    (nccl-check: bad, less than one NIC's worth of bandwidth). Its fit (slingshot-11.efficiency
+    about 0.06) describes the fault, and the calibration says so; the healthy 2 x 4 H100 log gets
+    no such warning, nor does sweep 21, below the band at 64 MiB only, which nccl-check calls no
+    fault (busbw ramps up later)."""
     degraded = (
         SWEEPS / "log11_allreduce_2node_8xGH200_slingshot_nccltests2.17.1_indented_degraded.txt"
     )

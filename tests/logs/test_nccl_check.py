@@ -735,10 +735,12 @@ def test_an_efficiency_just_under_the_ok_line_never_prints_as_the_line(
     assert {r.verdict for r in check.rows} == {"low"}  # the larger rows are a little lower
     printed = render_checks([check])
     line = next(x for x in printed.splitlines() if x.lstrip().startswith("1 GiB"))
-    assert " 84% " in line and " 85% " not in line
+    assert " 84% " in line
+    assert " 85% " not in line
     assert "lowest efficiency at 64 MiB and more: 84%" in printed
     github = render_checks_github([check])
-    assert "(84%25, " in github and "(85%25, " not in github  # % is %25 in an annotation
+    assert "(84%25, " in github
+    assert "(85%25, " not in github
 
 
 def test_one_line_is_named_as_a_line_not_a_span() -> None:

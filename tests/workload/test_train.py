@@ -534,7 +534,8 @@ def test_compare_holds_the_global_batch_and_keeps_uneven_stages(
     assert {4, 16} <= pps  # 126 % 4 == 2, 126 % 16 == 14
     # default global batch: 128 GPUs x 1 sequence; tp 8 x pp 16 x dp 1 runs M = 128
     (meta,) = [r for r in results if (r.spec.parallel.tp, r.spec.parallel.pp) == (8, 16)]
-    assert meta.spec.global_batch == 128 and meta.microbatches == 128
+    assert meta.spec.global_batch == 128
+    assert meta.microbatches == 128
     # 96 sequences: dp 128 (96 / 128) and dp 64 (96 / 64) cannot run whole micro-batches
     results, skipped = compare_layouts(
         builtin_catalogue, cluster, base.model_copy(update={"global_batch": 96})

@@ -83,6 +83,7 @@ FIELD_FLAGS: dict[str, str] = {
     "scale_up_domain": "--scale-up-domain",
     "oversubscription": "--oversubscription",
     "cross_leaf_fraction": "--cross-leaf",
+    "neighbour_cross_leaf_fraction": "--cross-leaf-neighbour",
     "sites": "--sites",
     "wan": "--wan",
     "wan_links": "--wan-links",

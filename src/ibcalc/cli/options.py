@@ -212,6 +212,16 @@ _CLUSTER_OPTIONS: dict[str, Any] = {
             "with a sized fabric derives it from the switch layout).",
         ),
     ],
+    "neighbour_cross_leaf_fraction": Annotated[
+        float | None,
+        typer.Option(
+            _flag("neighbour_cross_leaf_fraction"),
+            help=f"The same ({_limits('neighbour_cross_leaf_fraction')}) for neighbour traffic "
+            "(ring, tree, SHARP, send/recv; --cross-leaf covers all-to-all and recursive "
+            "halving-doubling): placed leaf by leaf, 1 / nodes per leaf (default: --cross-leaf; a "
+            "sized design derives it).",
+        ),
+    ],
     "sites": Annotated[
         int, typer.Option(_flag("sites"), help=f"Sites joined by a WAN ({_limits('sites')}).")
     ],
@@ -294,6 +304,7 @@ ESTIMATE_FIELDS: tuple[str, ...] = (
     "scale_up_domain",
     "oversubscription",
     "cross_leaf_fraction",
+    "neighbour_cross_leaf_fraction",
     "sites",
     "wan",
     "wan_links",
@@ -594,6 +605,7 @@ def _design_spec(design: Path, catalogue: Catalogue) -> tuple[ClusterSpec, dict[
         if sized:
             stated["oversubscription"] = "fabric layout"
             stated["cross_leaf_fraction"] = "fabric layout"
+            stated["neighbour_cross_leaf_fraction"] = "fabric layout"
         elif "oversubscription" in fabric.model_fields_set:
             stated["oversubscription"] = "fabric.oversubscription"
     return resolve_design(loaded, doc, catalogue).cluster.spec, stated

@@ -690,6 +690,19 @@ def _build_out(
             else f"the uplinks still carry that share at the NICs' rate (k x f = {k * f:.3g} "
             "<= 1): no slowdown"
         )
+        fn = spec.neighbour_cross_leaf_fraction
+        if fn is not None:
+
+            def slowed(share: float) -> str:
+                if k * share > 1:
+                    return f"runs x{k * share:.3g} slower"
+                return f"is not slowed (k x f = {k * share:.3g} <= 1)"
+
+            effect = (
+                f"traffic to every peer (all-to-all, recursive halving-doubling, PAT) "
+                f"{slowed(f)}; neighbour traffic (ring, tree, SHARP, send/recv; {fn:.0%} of it "
+                f"crosses) {slowed(fn)}"
+            )
         notes.append(
             f"oversubscription {k:g}:1 end to end; {f:.0%} of each node's network traffic "
             "assumed to cross the tapered uplinks "
@@ -700,13 +713,18 @@ def _build_out(
             )
             + f": {effect}"
         )
-    elif "cross_leaf_fraction" in spec.model_fields_set:
+    else:
         # a fraction of traffic crossing uplinks that are not tapered slows nothing
-        notes.append(
-            f"{{cross_leaf_fraction}} {spec.cross_leaf_fraction:g} ignored: the leaves are not "
-            "oversubscribed (1:1; {oversubscription} sets it), so traffic crossing them runs at "
-            "the NICs' rate"
-        )
+        given = [
+            f"{{{name}}} {getattr(spec, name):g}"
+            for name in ("cross_leaf_fraction", "neighbour_cross_leaf_fraction")
+            if name in spec.model_fields_set and getattr(spec, name) is not None
+        ]
+        if given:
+            notes.append(
+                f"{' and '.join(given)} ignored: the leaves are not oversubscribed (1:1; "
+                "{oversubscription} sets it), so traffic crossing them runs at the NICs' rate"
+            )
     return ScaleOutTier(
         link_id=inter.id,
         domains=domains,
@@ -719,4 +737,5 @@ def _build_out(
         sharp=sharp,
         oversubscription=spec.oversubscription,
         cross_leaf_fraction=spec.cross_leaf_fraction,
+        neighbour_fraction=spec.neighbour_cross_leaf_fraction,
     )

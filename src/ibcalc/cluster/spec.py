@@ -91,6 +91,13 @@ class ClusterSpec(BaseModel):
     cross_leaf_fraction: float = Field(
         default=1.0, ge=0.0, le=1.0, description="Fraction of traffic crossing leaves."
     )
+    neighbour_cross_leaf_fraction: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="The same for neighbour traffic (ring, tree, SHARP, send/recv), as a "
+        "design's fabric layout derives it (default: cross_leaf_fraction).",
+    )
     sites: int = Field(default=1, ge=1, le=MAX_SITES, description="Sites joined by a WAN.")
     wan: Name | None = Field(default=None, description="WAN link id between sites.")
     wan_links: int = Field(default=1, ge=1, le=MAX_WAN_LINKS, description="WAN links per site.")
@@ -120,7 +127,9 @@ class ClusterSpec(BaseModel):
             raise ValueError("is empty; give a link or preset name")
         return value
 
-    @field_validator("oversubscription", "cross_leaf_fraction", "wan_latency_s")
+    @field_validator(
+        "oversubscription", "cross_leaf_fraction", "neighbour_cross_leaf_fraction", "wan_latency_s"
+    )
     @classmethod
     def _finite(cls, value: float | None) -> float | None:
         if value is not None and not math.isfinite(value):

@@ -139,13 +139,20 @@ def field_location(doc: Document, name: str) -> tuple[str, ...] | None:
     return None
 
 
+#: ClusterSpec fields a design never states: the fabric layout derives them.
+_DERIVED = frozenset({"cross_leaf_fraction", "neighbour_cross_leaf_fraction"})
+
+
 def field_keys(doc: Document) -> dict[str, str]:
     """How this file names each ClusterSpec field: the key it used (``inter`` or
     ``fabric.link``), else :data:`~ibcalc.design.schema.DESIGN_KEYS`."""
     keys = dict(DESIGN_KEYS)
     for name in FIELD_PATHS:
         path = field_location(doc, name)
-        if path is not None and name != "cross_leaf_fraction":
+        if path is not None and name not in (
+            "cross_leaf_fraction",
+            "neighbour_cross_leaf_fraction",
+        ):
             keys[name] = ".".join(path)
     return keys
 
@@ -381,6 +388,30 @@ def engine_fraction(sizing: FabricSizing) -> float:
     return max(k1 * f1, k1 * k2 * pod_fraction(sizing)) / (k1 * k2)
 
 
+def neighbour_fraction(sizing: FabricSizing) -> float:
+    """The crossing fraction of neighbour traffic (ring, tree, SHARP's aggregation tree,
+    send/recv) the engine gets beside the end-to-end ratio ``K``.
+
+    With nodes placed leaf by leaf (the scheduler's topology order), a leaf group of ``g``
+    nodes is one stretch of each ring, and of each tree a subtree or two: one edge per channel
+    leaves it, one flow against the uplinks of ``g`` nodes' rails, ``1/g`` of them (cost_models
+    3.7: rings and trees keep most traffic between neighbours). A pod (three tiers) likewise
+    sends one flow per channel over its spines' uplinks. As :func:`engine_fraction`:
+    ``max(k1 / g, k1 k2 / pod) / K``; 0 where one leaf group (one pod) holds every node.
+    """
+    group = _leaf_group(sizing)
+    if sizing.tiers < 2 or sizing.nodes <= group:
+        return 0.0
+    f1 = 1.0 / group
+    ratios = sizing.oversubscription
+    if sizing.tiers < 3 or len(ratios) < 2:
+        return f1
+    k1, k2 = ratios[0], ratios[1]
+    pod = min(sizing.nodes, sizing.spine_down * group)
+    f2 = 0.0 if sizing.nodes <= pod else 1.0 / pod
+    return max(k1 * f1, k1 * k2 * f2) / (k1 * k2)
+
+
 def _leaf_group(sizing: FabricSizing) -> int:
     """Nodes whose rail-aligned peers share a leaf (an SU when rail-optimized)."""
     if sizing.rail_optimized and sizing.su_nodes:
@@ -409,7 +440,13 @@ def cross_leaf_derivation(sizing: FabricSizing) -> str:
     text = (
         f"cross-leaf fraction {f:.0%} = (nodes - group) / (nodes - 1) = {behind}/"
         f"{sizing.nodes - 1}, the rail-aligned peers outside a node's group of {group} ({how}); "
-        "it stands for every collective's network traffic"
+        "it stands for traffic to every peer (all-to-all, recursive halving-doubling, PAT); "
+        "neighbour traffic (ring, tree, SHARP, send/recv), placed leaf by leaf, leaves a group "
+        + (
+            f"over one edge per channel: 1/{group} of it ({1 / group:.2%}) crosses"
+            if sizing.nodes > group
+            else "only to other groups, and there is one: none of it crosses"
+        )
     )
     ratios = sizing.oversubscription
     if sizing.tiers >= 3 and len(ratios) >= 2:
@@ -420,15 +457,28 @@ def cross_leaf_derivation(sizing: FabricSizing) -> str:
             f"; {f2:.0%} of them sit outside the node's pod of {pod} nodes, across the "
             f"{k2:g}:1 spine uplinks as well: the leaves slow traffic x{k1 * f:.3g} (k1 x f), "
             f"the spines x{k1 * k2 * f2:.3g} (k1 x k2 x f2), so the engine, given "
-            f"{k1 * k2:g}:1 end to end, gets f = {engine_fraction(sizing):.3g}"
+            f"{k1 * k2:g}:1 end to end, gets f = {engine_fraction(sizing):.3g} (neighbour "
+            f"traffic {neighbour_fraction(sizing):.3g}: one edge per channel out of a leaf "
+            f"group, and out of a pod of {pod} nodes)"
         )
     return text
 
 
-def _spec(design: Design, oversubscription: float, cross_leaf: float | None = None) -> ClusterSpec:
-    # the fraction is set only where the layout derived it: else the engine's default (1) is
-    # said to be one
-    derived: dict[str, object] = {} if cross_leaf is None else {"cross_leaf_fraction": cross_leaf}
+def _spec(
+    design: Design,
+    oversubscription: float,
+    cross_leaf: tuple[float, float] | None = None,
+) -> ClusterSpec:
+    # the fractions (uniform, neighbour) are set only where the layout derived them: else the
+    # engine's default (1) is said to be one
+    derived: dict[str, object] = (
+        {}
+        if cross_leaf is None
+        else {
+            "cross_leaf_fraction": cross_leaf[0],
+            "neighbour_cross_leaf_fraction": cross_leaf[1],
+        }
+    )
     # SHARP only where the file states it: a checkpoint names a stated one as ignored
     if design.fabric is not None and "sharp" in design.fabric.model_fields_set:
         derived["sharp"] = design.fabric.sharp
@@ -455,7 +505,7 @@ def _cluster(
     keys: Mapping[str, str],
     oversubscription: float,
     *,
-    cross_leaf: float | None = None,
+    cross_leaf: tuple[float, float] | None = None,
 ) -> ResolvedCluster:
     try:
         return resolve_cluster(catalogue, _spec(design, oversubscription, cross_leaf))
@@ -558,7 +608,7 @@ def _resolve(design: Design, doc: Document, catalogue: Catalogue) -> ResolvedDes
                 problems,
                 keys,
                 oversubscription,
-                cross_leaf=fraction if oversubscription > 1 else None,
+                cross_leaf=(fraction, neighbour_fraction(sizing)) if oversubscription > 1 else None,
             )
             cross_leaf = fraction
     return ResolvedDesign(

@@ -593,6 +593,7 @@ FIELD_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
     "scale_up_domain": (("scale_up_domain",),),
     "oversubscription": (("fabric", "oversubscription"),),
     "cross_leaf_fraction": (("fabric",),),
+    "neighbour_cross_leaf_fraction": (("fabric",),),
 }
 
 #: How messages name each ClusterSpec field when the file does not set it (never ``--sharp``).
@@ -610,6 +611,7 @@ DESIGN_KEYS: dict[str, str] = {
     "scale_up_domain": "scale_up_domain",
     "oversubscription": "fabric.oversubscription",
     "cross_leaf_fraction": "the fabric layout",
+    "neighbour_cross_leaf_fraction": "the fabric layout",
 }
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import (
@@ -25,9 +26,14 @@ from ibcalc.engine.types import (
 )
 from ibcalc.units import format_number, format_size, format_time
 
+#: How a collective's network bytes spread over peers: to neighbours (ring, tree, SHARP
+#: tree, send/recv) or to every peer (all-to-all, recursive halving-doubling, PAT).
+Traffic = Literal["neighbour", "uniform"]
+
 __all__ = [
     "Timing",
     "Topology",
+    "Traffic",
     "base_latency",
     "base_term",
     "clock_scale",
@@ -162,17 +168,28 @@ class Topology:
 
     @property
     def leaf_contention(self) -> float:
-        """How much slower network traffic runs through tapered leaves: ``max(1, k f)``.
+        """How much slower uniform traffic (every peer a destination: all-to-all, recursive
+        halving-doubling, PAT) runs through tapered leaves: ``max(1, k f)``.
 
         With leaf oversubscription k:1 (down:up) and a fraction f of a node's network bytes
         crossing the leaf uplinks, the uplinks give that traffic 1/k of the NICs' rate; once
         k f > 1 they, not the NICs, set the pace (Chan et al. bisection argument,
-        docs/model.md#oversubscription-and-cross-leaf-traffic). Every algorithm's network term
-        pays it; the fraction comes from the design's fabric layout or ``--cross-leaf``.
+        docs/model.md#oversubscription-and-cross-leaf-traffic). The fraction comes from the
+        design's fabric layout or ``--cross-leaf``.
         """
+        return self.contention("uniform")
+
+    def contention(self, traffic: Traffic) -> float:
+        """``max(1, k f)`` for ``traffic``: ``uniform`` takes the cross-leaf fraction,
+        ``neighbour`` (ring, tree, SHARP's aggregation tree, send/recv) the neighbour fraction,
+        which a design's fabric layout derives (a leaf's block of nodes has one ring or tree
+        edge out per channel, docs/model.md); without one, the same fraction as uniform."""
         if self.out is None or self.domains == 1:
             return 1.0
-        return max(1.0, self.out.oversubscription * self.out.cross_leaf_fraction)
+        f = self.out.cross_leaf_fraction
+        if traffic == "neighbour" and self.out.neighbour_fraction is not None:
+            f = self.out.neighbour_fraction
+        return max(1.0, self.out.oversubscription * f)
 
     @property
     def gpu_nics(self) -> float:
@@ -185,12 +202,12 @@ class Topology:
             return 1.0
         return max(1.0, self.out.nics_per_domain / self.m)
 
-    def domain_bw_Bps(self) -> float:
+    def domain_bw_Bps(self, traffic: Traffic) -> float:
         """Aggregate achievable network bandwidth of one domain (inf on a single domain), after
-        leaf contention."""
+        the leaf contention of ``traffic`` (:meth:`contention`)."""
         if self.out is None or self.domains == 1:
             return math.inf
-        return self.out.domain_bw_Bps / self.leaf_contention
+        return self.out.domain_bw_Bps / self.contention(traffic)
 
 
 def net_overhead(topo: Topology, protocol: Protocol, params: CostParams) -> float:
@@ -554,11 +571,12 @@ def hop_terms(
     return terms
 
 
-def tapered_words(topo: Topology) -> str:
-    """`` (leaf uplinks x2 slower)`` when tapered leaves slow the network, else empty."""
-    if topo.leaf_contention <= 1:
+def tapered_words(topo: Topology, traffic: Traffic) -> str:
+    """`` (leaf uplinks x2 slower)`` when tapered leaves slow ``traffic``, else empty."""
+    contention = topo.contention(traffic)
+    if contention <= 1:
         return ""
-    return f" (leaf uplinks x{topo.leaf_contention:.2g} slower)"
+    return f" (leaf uplinks x{contention:.2g} slower)"
 
 
 def protocol_words(protocol: Protocol, params: CostParams) -> str:

@@ -280,7 +280,7 @@ def _tree_kernel(
     nccl = params.nccl_tuner
     m, big_n = topo.m, topo.domains
     chain_bw = topo.up_bw_Bps() / 2.0 * nccl.tree_factor if m > 1 else math.inf
-    net_bw = topo.domain_bw_Bps() / tree_network_multiplier(big_n)
+    net_bw = topo.domain_bw_Bps("neighbour") / tree_network_multiplier(big_n)
     wan_bw = topo.wan_bw_Bps(params) / tree_network_multiplier(topo.sites)
     if wan_bw < min(net_bw, chain_bw):
         bw = wan_bw
@@ -382,7 +382,7 @@ def _nvls_tree_kernel(
     m1 = m + 1
     intra_den = m * bw * factor
     net_mult = tree_network_multiplier(big_n)
-    net_bw = topo.domain_bw_Bps()
+    net_bw = topo.domain_bw_Bps("neighbour")
     wan_mult = tree_network_multiplier(topo.sites)
     wan_bw = topo.wan_bw_Bps(params)
     depth = math.floor(math.log2(big_n))
@@ -429,7 +429,7 @@ def _sendrecv_kernel(
     contention, nic_bw = 1.0, 1.0
     if across:
         assert topo.out is not None
-        contention, nic_bw = topo.leaf_contention, topo.gpu_nics * topo.out.nic_bw_Bps
+        contention, nic_bw = topo.contention("neighbour"), topo.gpu_nics * topo.out.nic_bw_Bps
     wan_bw = min(topo.wan.nic_bw_Bps, topo.wan_bw_Bps(params)) if topo.wan is not None else None
     simple = protocol is Protocol.SIMPLE
     payload = 1.0 if simple else protocol_factor(protocol, params)
@@ -493,7 +493,7 @@ def _alltoall_kernel(
     net_share = (n - m) / n
     up_bw = topo.up_bw_Bps() if m > 1 else 1.0
     across = topo.domains > 1
-    net_bw = topo.domain_bw_Bps() / m if across else 1.0
+    net_bw = topo.domain_bw_Bps("uniform") / m if across else 1.0
     wan = topo.wan is not None
     wan_share, wan_bw = 0.0, 1.0
     if topo.wan is not None:
@@ -684,7 +684,7 @@ def _sharp_kernel(
     max(intra_t, S / (a x domain bandwidth))`` with ``intra_t = c x S / d`` from ``intra``'s
     (c, d), or 0.0 without one (``innetwork.sharp_network_s``; Simple only)."""
     hw, extra, low, span, fill_bytes = _simple_net_hop(topo, algorithm, params)
-    den = params.nccl_tuner.collnet_algbw_factor * topo.domain_bw_Bps()
+    den = params.nccl_tuner.collnet_algbw_factor * topo.domain_bw_Bps("neighbour")
     has_intra = intra is not None
     c, d = intra if intra is not None else (0.0, 1.0)
 
@@ -759,7 +759,7 @@ def _rhd_kernel(
     m, big_n, n = topo.m, topo.domains, topo.ranks
     phases = 2 if collective is Collective.ALL_REDUCE else 1
     pow2 = 1 << int(math.log2(n))
-    net_share = topo.domain_bw_Bps() / m
+    net_share = topo.domain_bw_Bps("uniform") / m
     up_bw = topo.up_bw_Bps()
     sites = topo.sites
     local_n = big_n // sites
@@ -817,7 +817,7 @@ def _pat_kernel(
         return None
     n = topo.ranks
     nccl = params.nccl_tuner
-    bw = topo.domain_bw_Bps() * nccl.pat_factor
+    bw = topo.domain_bw_Bps("uniform") * nccl.pat_factor
     base = base_latency(Algorithm.PAT, protocol, params)
     levels = math.log2(topo.domains)
     divisor = nccl.pat_net_divisor
@@ -853,7 +853,7 @@ def _hierarchical_kernel(
         return None
     intra_c = 2 * (m - 1) / m
     up_bw = topo.up_bw_Bps()
-    rail_bw = min(topo.domain_bw_Bps(), topo.wan_bw_Bps(params))
+    rail_bw = min(topo.domain_bw_Bps("neighbour"), topo.wan_bw_Bps(params))
     net_c = 2 * (big_n - 1) / big_n
     s_wan = 2 * (topo.sites - 1)
     head = 3 * base_latency(Algorithm.RING, protocol, params) + 2 * (m - 1) * intra_hop_latency(

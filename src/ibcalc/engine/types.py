@@ -183,7 +183,12 @@ class ScaleOutTier(BaseModel):
     simple_floor: float | None = Field(default=None, ge=0)
     sharp: bool = False
     oversubscription: float = Field(default=1.0, ge=1.0)
+    #: share of a node's network bytes that cross the tapered uplinks when every peer is a
+    #: destination (all-to-all, recursive halving-doubling, PAT)
     cross_leaf_fraction: float = Field(default=1.0, ge=0.0, le=1.0)
+    #: the same share for neighbour traffic (ring, tree, SHARP's aggregation tree, send/recv);
+    #: None: ``cross_leaf_fraction``
+    neighbour_fraction: float | None = Field(default=None, ge=0.0, le=1.0)
 
     @property
     def domain_bw_Bps(self) -> float:

@@ -458,6 +458,7 @@ UNREAD_FIELDS = {
     "scale_up_domain": "scale-up domain",
     "oversubscription": "oversubscription",
     "cross_leaf_fraction": "cross-leaf fraction",
+    "neighbour_cross_leaf_fraction": "neighbour cross-leaf fraction",
 }
 
 
@@ -481,6 +482,7 @@ def _ignored_cluster_options(cluster: ResolvedCluster) -> list[str]:
         "scale_up_domain": spec.scale_up_domain is not None,
         "oversubscription": spec.oversubscription > 1,
         "cross_leaf_fraction": spec.cross_leaf_fraction != 1,
+        "neighbour_cross_leaf_fraction": spec.neighbour_cross_leaf_fraction is not None,
     }
     ignored = [
         f"{what} ({{{name}}})"

@@ -89,7 +89,7 @@ def _alltoall_terms(
     if topo.domains > 1:
         assert topo.out is not None
         # domain_bw_Bps already divides by the leaf contention max(1, k f)
-        net_t = net_bytes / (topo.domain_bw_Bps() / m)
+        net_t = net_bytes / (topo.domain_bw_Bps("uniform") / m)
     wan_t = 0.0
     if topo.wan is not None:
         per_site = n // topo.sites
@@ -122,7 +122,8 @@ def _alltoall_parts(
         parts.append(
             f"network (n-m)/n x S = {format_size((n - m) / n * size_bytes)} per GPU at its share "
             f"of the NICs, {topo.out.nics_per_domain} x {topo.out.link_id} / {m} = "
-            f"{gbps(topo.domain_bw_Bps() / m)}{tapered_words(topo)}: {us(net_t)}"
+            f"{gbps(topo.domain_bw_Bps('uniform') / m)}{tapered_words(topo, 'uniform')}: "
+            f"{us(net_t)}"
         )
     if topo.wan is not None:
         per_site = n // topo.sites
@@ -266,7 +267,7 @@ def sendrecv_timing(
     net_t = 0.0
     if topo.domains > 1:
         assert topo.out is not None
-        net_t = size_bytes * topo.leaf_contention / (topo.gpu_nics * topo.out.nic_bw_Bps)
+        net_t = size_bytes * topo.contention("neighbour") / (topo.gpu_nics * topo.out.nic_bw_Bps)
     if topo.wan is not None:
         net_t = max(net_t, size_bytes / min(topo.wan.nic_bw_Bps, topo.wan_bw_Bps(params)))
     transfer = max(intra_t, net_t)
@@ -286,11 +287,11 @@ def sendrecv_timing(
             )
         if topo.domains > 1 and topo.out is not None:
             nics = topo.gpu_nics
-            nic_bw = nics * topo.out.nic_bw_Bps / topo.leaf_contention
+            nic_bw = nics * topo.out.nic_bw_Bps / topo.contention("neighbour")
             parts.append(
                 f"the pair across {topo.node}s S through its GPU's {nics:.3g} {topo.out.link_id} "
                 f"NIC{'s' if nics != 1 else ''} ({topo.out.nics_per_domain} per {topo.m} GPUs, "
-                f"at least one) at {gbps(nic_bw)}{tapered_words(topo)}: "
+                f"at least one) at {gbps(nic_bw)}{tapered_words(topo, 'neighbour')}: "
                 f"{us(size_bytes / nic_bw)}"
             )
         if topo.wan is not None:

@@ -54,7 +54,7 @@ def hierarchical_timing(
         return None
     intra_t = 2 * (m - 1) / m * size_bytes / topo.up_bw_Bps()
     # each rail's ring crosses the WAN once per site; the m rails share a site's WAN links
-    rail_bw = min(topo.domain_bw_Bps(), topo.wan_bw_Bps(params))
+    rail_bw = min(topo.domain_bw_Bps("neighbour"), topo.wan_bw_Bps(params))
     net_t = 2 * (big_n - 1) / big_n * size_bytes / rail_bw
     s_wan = 2 * (topo.sites - 1)
     latency = (
@@ -68,7 +68,7 @@ def hierarchical_timing(
 
     def explain() -> Cost:
         where = "network (all-reduce per rail)" if net_t >= intra_t else "scale-up (RS + AG inside)"
-        if net_t >= intra_t and topo.wan_bw_Bps(params) < topo.domain_bw_Bps():
+        if net_t >= intra_t and topo.wan_bw_Bps(params) < topo.domain_bw_Bps("neighbour"):
             where = "WAN between sites (all-reduce per rail)"
         terms = [base_term(Algorithm.RING, protocol, params, count=3)]
         terms[0] = terms[0].model_copy(
@@ -90,7 +90,7 @@ def hierarchical_timing(
             params=params,
         )
         out = f"{topo.out.nics_per_domain} x {topo.out.link_id}" if topo.out is not None else ""
-        if topo.wan is not None and topo.wan_bw_Bps(params) < topo.domain_bw_Bps():
+        if topo.wan is not None and topo.wan_bw_Bps(params) < topo.domain_bw_Bps("neighbour"):
             out = f"the site's {topo.wan.link_id} WAN links, slower than {out}"
         terms += [
             Term(

@@ -174,7 +174,7 @@ def nvls_tree_timing(
         return None
     factor = params.calibrated.nvls_tree_factor
     intra_t = size_bytes * (m + 1) / (m * bw * factor)
-    net_t = tree_network_multiplier(big_n) * size_bytes / topo.domain_bw_Bps()
+    net_t = tree_network_multiplier(big_n) * size_bytes / topo.domain_bw_Bps("neighbour")
     wan_t = tree_network_multiplier(topo.sites) * size_bytes / topo.wan_bw_Bps(params)
     depth = math.floor(math.log2(big_n))
     wan_depth = math.ceil(math.log2(topo.sites)) if topo.sites > 1 else 0
@@ -192,7 +192,7 @@ def nvls_tree_timing(
             if intra_t >= max(net_t, wan_t)
             else "WAN between sites"
             if wan_t > net_t
-            else f"network (tree between {topo.node}s)" + tapered_words(topo)
+            else f"network (tree between {topo.node}s)" + tapered_words(topo, "neighbour")
         )
         terms = [
             Term(
@@ -263,7 +263,7 @@ def sharp_network_s(size_bytes: float, topo: Topology, params: CostParams) -> fl
     376 GB/s of NICs); 4 x 8 A100 on HDR SHARP 152-160 GB/s.
     """
     a = params.nccl_tuner.collnet_algbw_factor
-    return size_bytes / (a * topo.domain_bw_Bps())
+    return size_bytes / (a * topo.domain_bw_Bps("neighbour"))
 
 
 def _collnet_ok(
@@ -384,8 +384,8 @@ def _sharp_words(size_bytes: float, topo: Topology, params: CostParams, net_t: f
     nics = f"{topo.out.nics_per_domain} x {topo.out.link_id}" if topo.out is not None else "NICs"
     return (
         f"the SHARP switch tree: S = {format_size(size_bytes)} per {topo.node} at {a:g} x the "
-        f"{topo.node}'s network ({nics}, {gbps(topo.domain_bw_Bps())}) = "
-        f"{gbps(a * topo.domain_bw_Bps())} "
+        f"{topo.node}'s network ({nics}, {gbps(topo.domain_bw_Bps('neighbour'))}) = "
+        f"{gbps(a * topo.domain_bw_Bps('neighbour'))} "
         f"(NCCL rates CollNet at half its bus bandwidth): {us(net_t)}"
     )
 

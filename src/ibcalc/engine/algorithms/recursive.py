@@ -57,7 +57,7 @@ def rhd_timing(
     m, big_n, n = topo.m, topo.domains, topo.ranks
     phases = 2 if collective is Collective.ALL_REDUCE else 1
     pow2 = 1 << int(math.log2(n))
-    net_share = topo.domain_bw_Bps() / m
+    net_share = topo.domain_bw_Bps("uniform") / m
     up_bw = topo.up_bw_Bps()
     sites = topo.sites
     local_n = big_n // sites  # domains per site
@@ -194,7 +194,7 @@ def pat_timing(
     if protocol is not Protocol.SIMPLE or topo.m != 1 or topo.domains < 2 or topo.wan is not None:
         return None
     n = topo.ranks
-    bw = topo.domain_bw_Bps() * params.nccl_tuner.pat_factor
+    bw = topo.domain_bw_Bps("uniform") * params.nccl_tuner.pat_factor
     latency = (
         base_latency(Algorithm.PAT, protocol, params)
         + math.log2(topo.domains)
@@ -226,7 +226,7 @@ def pat_timing(
                 name="transfer",
                 seconds=transfer,
                 detail=f"(n-1)/n x S = {format_size((n - 1) / n * size_bytes)} per GPU at "
-                f"{gbps(bw)}: the {topo.node}'s network {gbps(topo.domain_bw_Bps())} x "
+                f"{gbps(bw)}: the {topo.node}'s network {gbps(topo.domain_bw_Bps('uniform'))} x "
                 f"{tuner.pat_factor:g} (NCCL's PAT bandwidth factor)",
             ),
         ]

@@ -67,7 +67,7 @@ _RING_COLLECTIVES = (
 def _ring_bw(topo: Topology, params: CostParams, duplex: bool) -> tuple[float, str]:
     """Per-rank ring bandwidth and which tier limits it: ``wan``, ``net`` or ``up``."""
     up = topo.up_bw_Bps(duplex=duplex) if topo.m > 1 else float("inf")
-    net = topo.domain_bw_Bps()
+    net = topo.domain_bw_Bps("neighbour")
     wan = topo.wan_bw_Bps(params)
     if wan < min(net, up):
         return wan, "wan"
@@ -87,7 +87,9 @@ def _ring_where(limit: str, bw: float, topo: Topology) -> str:
     if limit == "net":
         assert topo.out is not None
         tapered = (
-            f", leaf uplinks x{topo.leaf_contention:.2g} slower" if topo.leaf_contention > 1 else ""
+            f", leaf uplinks x{topo.contention('neighbour'):.2g} slower"
+            if topo.contention("neighbour") > 1
+            else ""
         )
         return (
             f"network: {topo.out.nics_per_domain} x {topo.out.link_id} per {topo.node} "

@@ -89,7 +89,7 @@ def tree_timing(
     # reach the full NIC rate (2 x p4de: 78.3 GB/s busbw = 0.835 x the 93.75 GB/s node bound,
     # the same fraction EFA reaches in rings)
     chain_bw = topo.up_bw_Bps() / 2.0 * nccl.tree_factor if m > 1 else math.inf
-    net_bw = topo.domain_bw_Bps() / tree_network_multiplier(big_n)
+    net_bw = topo.domain_bw_Bps("neighbour") / tree_network_multiplier(big_n)
     wan_bw = topo.wan_bw_Bps(params) / tree_network_multiplier(topo.sites)
     if wan_bw < min(net_bw, chain_bw):
         bw, limit = wan_bw, "wan"
@@ -141,7 +141,7 @@ def tree_timing(
         elif limit == "net":
             where = (
                 f"network (tree: each {topo.node} sends {1 if big_n <= 2 else 2}S)"
-                + tapered_words(topo)
+                + tapered_words(topo, "neighbour")
             )
         else:
             where = f"scale-up chain inside the {topo.node} (2S per GPU)"
