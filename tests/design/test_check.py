@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -836,3 +837,45 @@ def test_a_neighbour_fraction_given_on_the_command_line(builtin_catalogue: Catal
     assert run(Collective.ALL_REDUCE, oversubscription=2) > 1.5 * flat
     a2a = run(Collective.ALL_TO_ALL, oversubscription=2)
     assert run(Collective.ALL_TO_ALL, oversubscription=2, neighbour_cross_leaf_fraction=0.1) == a2a
+
+
+def test_a_spine_ratio_on_a_two_level_fabric_is_a_warning_at_its_key(
+    tmp_path: Path, builtin_catalogue: Catalogue
+) -> None:
+    """64 DGX H100 on QM9700 fit two levels (8 SUs of 32 nodes, 64 leaves, 32 spines): a
+    spine ratio has no uplinks to act on. It had been dropped with a note in `design show`
+    only, so an `oversubscription: {max: 1}` gate passed a file that asked for 4:1."""
+    text = (
+        "name: sp\nnodes: 64\nsystem: dgx-h100\n"
+        "fabric: {switch: qm9700, oversubscription: [1, 4]}\n"
+        "requirements:\n  - oversubscription: {max: 1}\n"
+    )
+    checked = check_design(write(tmp_path, "sp.yaml", text), builtin_catalogue)
+    assert checked.resolved.fabric is not None
+    assert checked.resolved.fabric.tiers == 2
+    (warning,) = checked.warnings
+    assert (warning.line, warning.col) == (4, 26)  # the oversubscription value
+    assert "the spine ratio 4:1 is not used" in warning.message
+    # the same file at [1, 1]: nothing to warn about
+    flat = check_design(
+        write(tmp_path, "f.yaml", text.replace("[1, 4]", "[1, 1]")), builtin_catalogue
+    )
+    assert flat.warnings == []
+
+
+def test_a_non_rail_leaf_count_says_which_nodes_span_two_leaves(
+    tmp_path: Path, builtin_catalogue: Catalogue
+) -> None:
+    """128 DGX H100 on QM9700 at 2:1, not rail-optimized: 1,024 NIC ports fill ceil(1024 / 42)
+    = 25 leaves port by port, while the cross-leaf group counts 42 // 8 = 5 whole nodes per
+    leaf (25 x 5 = 125 < 128 read as a contradiction). A leaf boundary at port 42 j splits a
+    node unless 42 j is a multiple of 8 (j = 4, 8, ..., 24): 24 - 6 = 18 nodes span two."""
+    text = NON_RAIL.format(nodes=128, k=2, sharp=False)
+    design, doc = load_design(write(tmp_path, "n.yaml", text), catalogue=builtin_catalogue)
+    resolved = resolve_design(design, doc, builtin_catalogue)
+    assert resolved.fabric is not None
+    assert resolved.fabric.leaf_switches == math.ceil(1024 / 42) == 25
+    split = sum(1 for j in range(1, 25) if 42 * j % 8)
+    assert split == 18
+    notes = " ".join(render_design_text(resolved).split())
+    assert "the 25 leaves are filled port by port, so 18 nodes span two leaves" in notes

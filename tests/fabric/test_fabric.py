@@ -381,3 +381,19 @@ def test_huge_request_is_refused_fast() -> None:
         size_fat_tree(1_000_000, 256, 64, extra_endpoints=100_000)
     # a guard against laying out 256 million ports (minutes), not a speed target
     assert time.perf_counter() - start < 10.0
+
+
+def test_three_levels_say_what_uneven_links_would_need() -> None:
+    """288 DGX H100 (9 SUs of 32) on 64-port switches at 1:1 need three levels (72 rail leaves,
+    more than a 64-port spine reaches). Each rail's pod of 9 leaves sends 9 x 32 = 288 uplinks
+    to spines of 32 down ports: 9 spines would take them, but even links per pair need a
+    divisor of 32, so 16: 128 spines where 72 would do. The two-level output said so; three
+    levels did not."""
+    sizing = size_fat_tree(288, 8, 64)
+    assert (sizing.tiers, sizing.pods) == (3, 8)
+    assert sizing.leaf_switches == 9 * 8
+    assert sizing.spine_switches == 8 * 16
+    core = math.ceil(8 * 16 * (9 * 32 // 16) / 64)  # every spine sends up what it takes in
+    assert sizing.core_switches == core == 36
+    note = next(n for n in sizing.notes if "pod(s)" in n)
+    assert f"{8 * 9} spines, {72 + 72 + 36} switches in all, would do with uneven links" in note

@@ -435,6 +435,15 @@ def cross_leaf_derivation(sizing: FabricSizing) -> str:
             f"a leaf serves {sizing.leaf_down} // {sizing.rails} = {group} whole "
             f"node{'s' if group != 1 else ''}"
         )
+        # the sizing fills leaves port by port (ceil(E / d)): a leaf boundary inside a node's
+        # NICs splits it; the fraction counts whole nodes, the pessimistic reading
+        d, rails, ports = sizing.leaf_down, sizing.rails, sizing.nodes * sizing.rails
+        split = sum(1 for j in range(1, sizing.leaf_switches) if d * j < ports and d * j % rails)
+        if split:
+            how += (
+                f"; the {sizing.leaf_switches} leaves are filled port by port, so {split} "
+                f"node{'s' if split != 1 else ''} span two leaves"
+            )
     # the formula's share for a node whose group is full (a node of a partial group has more
     # peers behind other leaves)
     text = (
@@ -939,7 +948,8 @@ def evaluate(
 
 def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationProblem]:
     """Settings of the file the cluster cannot honour, each at its key: ``fabric.sharp: true``
-    on a fabric without SHARP, ``nvls: true`` on a scale-up link without NVLink SHARP. The
+    on a fabric without SHARP, a spine ratio in ``fabric.oversubscription`` on a fabric sized to
+    fewer than three levels, ``nvls: true`` on a scale-up link without NVLink SHARP. The
     check still runs (without them), but a setting silently dropped would make a passing CI
     gate claim something about a cluster that is not the one written."""
     problems = _Problems(doc)
@@ -959,6 +969,15 @@ def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationP
                 f"true, but {cluster.inter.id} has no SHARP (in-network reduction): not used; "
                 "the predictions are without it",
             )
+    sizing = resolved.fabric
+    ratios = fabric.oversubscription if fabric is not None else ()
+    if sizing is not None and sizing.tiers < 3 and len(ratios) > 1 and ratios[1] != 1:
+        problems.add(
+            ("fabric", "oversubscription"),
+            f"the spine ratio {ratios[1]:g}:1 is not used: the sized fabric has "
+            f"{sizing.tiers} switch level{'s' if sizing.tiers != 1 else ''}, no spine uplinks; "
+            "the predictions are without it (fabric.tiers: 3 builds a core)",
+        )
     up = cluster.topology.up
     if design.nvls and (up is None or up.nvls_bw_Bps is None):
         link = cluster.intra.id if cluster.intra is not None else "this scale-up link"

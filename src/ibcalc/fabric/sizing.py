@@ -433,6 +433,7 @@ def _build(tiers: int, a: _Args, out: _Outputs) -> FabricSizing | None:
     # three tiers: pods of at most sd leaves inside each group (one group per rail)
     pods = 0
     spines = 0
+    fewest = 0  # with uneven links per leaf-spine pair
     spine_cages = 0
     spine_up_total = 0
     for group in plan.groups:
@@ -443,6 +444,7 @@ def _build(tiers: int, a: _Args, out: _Outputs) -> FabricSizing | None:
             count = smallest_divisor_at_least(a.u, Fraction(size * a.u, a.sd))
             if count is None:  # pragma: no cover - size <= sd guarantees a divisor
                 return None
+            fewest += max(1, math.ceil(Fraction(size * a.u, a.sd)))
             down = size * a.u // count
             up = math.ceil(down * a.su / a.sd)
             pods += 1
@@ -459,6 +461,16 @@ def _build(tiers: int, a: _Args, out: _Outputs) -> FabricSizing | None:
     notes.append(
         f"{pods} pod(s) of up to {a.sd} leaves"
         + (" per rail" if a.rail_optimized else "")
+        + f"; {spines} spines: per pod the smallest divisor of {a.u} uplinks >= its leaves x "
+        f"{a.u} / {a.sd} spine down ports"
+        + (
+            # as with two tiers: where the even-links rule costs spines, say what uneven links
+            # would need (each pod ceil(leaves x u / spine down ports); the core is unchanged)
+            f" (the rule keeps links even; {fewest} spines, {plan.leaves + fewest + core} "
+            "switches in all, would do with uneven links per leaf-spine pair)"
+            if fewest < spines
+            else ""
+        )
         + f"; core = ceil({spine_up_total} spine uplinks / {a.k}) = {core}"
     )
     cages = None if leaf_cages is None else leaf_cages + spine_cages + core_cages
