@@ -879,3 +879,44 @@ def test_a_non_rail_leaf_count_says_which_nodes_span_two_leaves(
     assert split == 18
     notes = " ".join(render_design_text(resolved).split())
     assert "the 25 leaves are filled port by port, so 18 nodes span two leaves" in notes
+
+
+def test_a_gap_gate_on_nics_capped_by_host_pcie_says_so(
+    tmp_path: Path, builtin_catalogue: Catalogue
+) -> None:
+    """DGX B200 with XDR NICs (100 GB/s line) behind PCIe Gen3: the gap gate judges line rates,
+    900 / 100 = 9x, and passes <= 10x, while every NIC is capped at the Gen3 link's rate. The
+    finding and a WARN now say so, with the gap at the achievable rates (scale-up achievable
+    over the capped scale-out per GPU)."""
+    from ibcalc.cluster.bandwidths import per_gpu_bandwidths
+
+    text = (
+        "name: g\nnodes: 32\nsystem: dgx-b200\ninter: xdr\nhost_pcie: pcie3\n"
+        "requirements:\n  - gap: {max_ratio: 10}\n"
+    )
+    checked = check_design(write(tmp_path, "g.yaml", text), builtin_catalogue)
+    (finding,) = checked.findings
+    assert finding.passed
+    assert finding.predicted == pytest.approx(900 / 100)
+    bws = per_gpu_bandwidths(checked.resolved.cluster.topology)
+    assert bws.up_Bps is not None
+    assert bws.out_per_gpu_Bps is not None
+    pcie3 = checked.resolved.cluster.host_pcie
+    assert pcie3 is not None
+    assert bws.out_per_gpu_Bps <= pcie3.achievable_Bps * (1 + 1e-9)  # one NIC per GPU, capped
+    achievable = bws.up_Bps / bws.out_per_gpu_Bps
+    assert isinstance(finding.basis, GapBasis)
+    assert finding.basis.capped_by == "pcie3"
+    assert finding.basis.achievable_gap == pytest.approx(achievable)
+    (warning,) = checked.warnings
+    assert f"{achievable:.3g}x at the achievable rates" in warning.message
+    # the preset's own host link (PCIe Gen5) caps an XDR NIC too; its own NDR NICs it does not
+    gen5 = check_design(
+        write(tmp_path, "x.yaml", text.replace("host_pcie: pcie3\n", "")), builtin_catalogue
+    )
+    assert len(gen5.warnings) == 1
+    ndr = check_design(
+        write(tmp_path, "n.yaml", text.replace("inter: xdr\nhost_pcie: pcie3\n", "")),
+        builtin_catalogue,
+    )
+    assert ndr.warnings == []

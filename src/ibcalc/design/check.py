@@ -649,10 +649,14 @@ class CollectiveBasis:
 
 @dataclass(frozen=True)
 class GapBasis:
-    """Per-GPU line rates per direction (bytes per second) behind a gap finding."""
+    """Per-GPU line rates per direction (bytes per second) behind a gap finding; where the host
+    PCIe link caps the NICs below their achievable rate, that link and the achievable gap (the
+    gate stays on line rates, as documented; the cap is said beside it)."""
 
     up_line_Bps: float
     out_line_per_gpu_Bps: float
+    capped_by: str | None = None
+    achievable_gap: float | None = None
 
 
 @dataclass(frozen=True)
@@ -836,8 +840,23 @@ def _gap_finding(
         required=target.max_ratio,
         comparison="<=",
         unit="x",
-        basis=GapBasis(bws.up_line_Bps, bws.out_line_per_gpu_Bps),
+        basis=GapBasis(bws.up_line_Bps, bws.out_line_per_gpu_Bps, *_gap_cap(resolved)),
     )
+
+
+def _gap_cap(resolved: ResolvedDesign) -> tuple[str | None, float | None]:
+    """The host PCIe link that caps the NICs below their own achievable rate, and the
+    achievable gap it leaves (scale-up over scale-out, per GPU); (None, None) uncapped."""
+    cluster = resolved.cluster
+    out, host, inter = cluster.topology.out, cluster.host_pcie, cluster.inter
+    if out is None or host is None or inter is None:
+        return None, None
+    if out.nic_bw_Bps >= inter.achievable_Bps * (1 - 1e-9):
+        return None, None
+    bws = per_gpu_bandwidths(cluster.topology)
+    if bws.up_Bps is None or not bws.out_per_gpu_Bps:
+        return host.id, None
+    return host.id, bws.up_Bps / bws.out_per_gpu_Bps
 
 
 def _oversubscription_finding(
@@ -978,6 +997,18 @@ def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationP
             f"{sizing.tiers} switch level{'s' if sizing.tiers != 1 else ''}, no spine uplinks; "
             "the predictions are without it (fabric.tiers: 3 builds a core)",
         )
+    for index, item in enumerate(design.requirements):
+        if isinstance(item.target, GapTarget):
+            host, achievable = _gap_cap(resolved)
+            if host is not None:
+                gap = per_gpu_bandwidths(cluster.topology).gap
+                problems.add(
+                    ("requirements", index, item.kind, "max_ratio"),
+                    f"judges line rates ({gap:.3g}x), but {host} caps each NIC below its own "
+                    "rate"
+                    + (f": {achievable:.3g}x at the achievable rates" if achievable else "")
+                    + "; the collective requirements are priced at the capped rate",
+                )
     up = cluster.topology.up
     if design.nvls and (up is None or up.nvls_bw_Bps is None):
         link = cluster.intra.id if cluster.intra is not None else "this scale-up link"

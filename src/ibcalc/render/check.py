@@ -200,10 +200,21 @@ def finding_detail(f: Finding) -> str:
             detail += "; busbw is an equivalent figure (in-network reduction or 2-node tree)"
         return detail
     if isinstance(basis, GapBasis):
-        return (
+        detail = (
             f"{format_bandwidth(basis.up_line_Bps)} scale-up vs "
             f"{format_bandwidth(basis.out_line_per_gpu_Bps)} scale-out per GPU"
         )
+        if basis.capped_by is not None:
+            detail += (
+                f" (line rates; the NICs are capped by {basis.capped_by}"
+                + (
+                    f": {basis.achievable_gap:.3g}x at the achievable rates"
+                    if basis.achievable_gap is not None
+                    else ""
+                )
+                + ")"
+            )
+        return detail
     if isinstance(basis, OversubscriptionBasis):
         if basis.source == "sized":
             return f"fabric sized with {basis.tiers} switch level(s)"
