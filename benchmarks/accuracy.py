@@ -67,6 +67,8 @@ class Result:
     predicted_time_s: float
     predicted_busbw_GBps: float
     algorithm: str
+    #: the times of the near ties the estimate's range covers (``Estimate.range_covers``)
+    tie_times_s: tuple[float, ...] = ()
 
     @property
     def error(self) -> float:
@@ -96,26 +98,30 @@ class Result:
 Predictor = Callable[[Model, Sample], tuple[float, float, str]]
 
 
-def _model_prediction(model: Model, sample: Sample) -> tuple[float, float, str]:
-    est = predict(model, sample)
-    label = f"{est.best.algorithm.value}/{est.best.protocol.value}"
-    return est.time_s, est.busbw_Bps / 1e9, label
-
-
 def score(
     model: Model, samples: Sequence[Sample], predictor: Predictor | None = None
 ) -> list[Result]:
     """Predict every scored sample with one model."""
-    how = predictor or _model_prediction
     out = []
     for s in samples:
         if not s.scored:
             continue
+        ties: tuple[float, ...] = ()
         try:
-            time_s, busbw, label = how(model, s)
+            if predictor is None:
+                est = predict(model, s)
+                time_s, busbw = est.time_s, est.busbw_Bps / 1e9
+                label = f"{est.best.algorithm.value}/{est.best.protocol.value}"
+                ties = tuple(
+                    c.time_s
+                    for c in est.alternatives
+                    if f"{c.algorithm.value}/{c.protocol.value}" in est.range_covers
+                )
+            else:
+                time_s, busbw, label = predictor(model, s)
         except IbcalcError:
             continue
-        out.append(Result(s, time_s, busbw, label))
+        out.append(Result(s, time_s, busbw, label, ties))
     return out
 
 
@@ -167,9 +173,12 @@ def coverage(results: Sequence[Result], model: Model) -> dict[str, float]:
         s = r.sample
         if s.time_us is None:
             continue
-        low, high = time_range(
-            r.predicted_time_s, s.size_bytes, model.cluster(s).topology, model.params
-        )
+        # the shipped band: each estimate's, widened over its near ties (facade.likely_range)
+        topology = model.cluster(s).topology
+        low, high = time_range(r.predicted_time_s, s.size_bytes, topology, model.params)
+        for tied in r.tie_times_s:
+            a, b = time_range(tied, s.size_bytes, topology, model.params)
+            low, high = min(low, a), max(high, b)
         ok = low * (1 - 1e-9) <= s.time_us * 1e-6 <= high * (1 + 1e-9)
         inside.setdefault(s.regime, []).append(ok)
         inside.setdefault("all", []).append(ok)

@@ -44,6 +44,8 @@ class Explanation(BaseModel):
     measurement: str
     time_s: float
     time_s_range: tuple[float, float] | None
+    #: near ties the range was widened over (``Estimate.range_covers``)
+    range_covers: list[str]
     regime: str
     transport_class: str
     candidates: list[Candidate]
@@ -98,6 +100,7 @@ def explain(est: Estimate) -> Explanation:
         measurement=best.measure_note or "one operation's time (no overlap across iterations)",
         time_s=best.time_s,
         time_s_range=est.time_s_range,
+        range_covers=list(est.range_covers),
         regime=regime_of(est.size_bytes),
         transport_class=est.transport_class,
         candidates=candidates,

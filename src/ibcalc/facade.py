@@ -24,9 +24,10 @@ from ibcalc.cluster.resolve import (
     sharp_hint,
 )
 from ibcalc.engine.band import time_range, transport_class
+from ibcalc.engine.base import Topology
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.plan import Plan, plan_for
-from ibcalc.engine.select import refuse, select_on
+from ibcalc.engine.select import NCCL_ALGORITHMS, refuse, select_on
 from ibcalc.engine.types import (
     COST_PARAMETERS_NOTE,
     Algorithm,
@@ -39,7 +40,7 @@ from ibcalc.engine.types import (
 )
 from ibcalc.errors import SizeTooSmallError, UnitError, UnknownNameError
 from ibcalc.textsafe import shown
-from ibcalc.units import MAX_ENGINE_BYTES, format_size
+from ibcalc.units import MAX_ENGINE_BYTES, format_size, format_time
 
 __all__ = [
     "CollectivePlan",
@@ -265,10 +266,28 @@ def _estimate(
                 + (
                     " (a what-if: NCCL does not implement it)"
                     if alt.algorithm in (Algorithm.HIERARCHICAL, Algorithm.RHD)
-                    else f" by only {apart:.2%}, a near tie a real run may break either way"
+                    else f" by only {apart:.2%}, a near tie a real run may break either way "
+                    "(the likely range covers both)"
                     if 0 <= apart < params.reporting.notably_faster
                     else ""
                 )
+            )
+        # a slower candidate NCCL ranks as nearly as good: the range covers it too
+        tie_within = params.reporting.notably_faster
+        slower = [
+            c
+            for c in others
+            if c.time_s > best.time_s
+            and c.algorithm not in (Algorithm.HIERARCHICAL, Algorithm.RHD)
+            and 0 <= c.selection_time_s / best.selection_time_s - 1 < tie_within
+        ]
+        if slower:
+            tie = slower[0]
+            notes.append(
+                f"NCCL's own estimate ranks {tie.algorithm.value}/{tie.protocol.value} within "
+                f"{tie.selection_time_s / best.selection_time_s - 1:.2%} of its choice, a near "
+                f"tie a real run may break either way: it would take {format_time(tie.time_s)} "
+                "(the likely range covers both)"
             )
     if algorithm in (Algorithm.HIERARCHICAL, Algorithm.RHD):
         notes.append(f"{algorithm.value} is a what-if: NCCL does not implement it")
@@ -298,10 +317,44 @@ def _estimate(
         sites=topo.sites,
         wan=topo.wan.link_id if topo.wan is not None else None,
         domains=topo.domains,
-        time_s_range=time_range(best.time_s, size, topo, params),
+        time_s_range=likely_range(
+            plan, topo, size, best.time_s, algorithm is not None or protocol is not None
+        ),
+        range_covers=[]
+        if algorithm is not None or protocol is not None
+        else [
+            f"{c.algorithm.value}/{c.protocol.value}"
+            for c in others
+            if c.algorithm in NCCL_ALGORITHMS
+            and 0
+            <= c.selection_time_s / best.selection_time_s - 1
+            < params.reporting.notably_faster
+        ],
         transport_class=transport_class(topo),
         tuner_constants=params.tuner_sources,
     )
+
+
+def likely_range(
+    plan: Plan,
+    topo: Topology,
+    size_bytes: float,
+    time_s: float,
+    forced: bool,
+) -> tuple[float, float]:
+    """The range a measurement is likely to fall in (``engine.band.time_range``), widened over
+    the candidates NCCL's tuner ranks within ``reporting.notably_faster`` of its choice: which
+    of them a real run gets turns on tuner details this model does not carry. ``forced``
+    (``--algo`` or ``--proto`` given): the choice alone."""
+    params = plan.params
+    low, high = time_range(time_s, size_bytes, topo, params)
+    if forced:
+        return low, high
+    for tied in plan.near_ties(size_bytes, params.reporting.notably_faster):
+        if tied != time_s:
+            a, b = time_range(tied, size_bytes, topo, params)
+            low, high = min(low, a), max(high, b)
+    return low, high
 
 
 class QuickEstimate(NamedTuple):
@@ -417,6 +470,13 @@ class CollectivePlan:
     def time_s(self, size_bytes: float) -> float:
         """The time nccl-tests would report at ``size_bytes`` (:attr:`Estimate.time_s`)."""
         return self.quick(size_bytes)[1]
+
+    def time_s_range(self, quick: QuickEstimate) -> tuple[float, float]:
+        """:attr:`Estimate.time_s_range` of the estimate ``quick`` gives the numbers of."""
+        forced = self.algorithm is not None or self.protocol is not None
+        return likely_range(
+            self._plan, self.cluster.topology, quick.size_bytes, quick.time_s, forced
+        )
 
 
 def estimate_many(

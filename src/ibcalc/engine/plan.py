@@ -18,6 +18,7 @@ size-independent numbers are worked out once, in the plan, as a kernel
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -160,6 +161,7 @@ class Plan:
         "_entries",
         "_host_s",
         "_iterations",
+        "_last_pick",
         "_penalty",
         "_pools",
         "collective",
@@ -183,6 +185,8 @@ class Plan:
         self.topo = topo
         self.params = params
         self.dtype = dtype
+        #: (size, best tuner time, runner-up's) of the last auto pick: near_ties' shortcut
+        self._last_pick: tuple[float, float, float] | None = None
         self.tuner = tuner = params.tuner_view()
         self.tuner_topo = tuner_topo = tuner_topology(topo)
         nccl = tuner.nccl_tuner
@@ -299,6 +303,7 @@ class Plan:
         best: _Entry | None = None
         best_time: float | None = None
         best_tuner = 0.0
+        second = math.inf  # the runner-up's tuner time, for near_ties
         ties: list[tuple[_Entry, float | None]] | None = None
         for entry in pool:
             time: float | None = None
@@ -317,11 +322,18 @@ class Plan:
             if entry.penalised:
                 tuner_time *= self._penalty
             if best is None or tuner_time < best_tuner:
+                if best is not None:
+                    second = best_tuner
                 best, best_time, best_tuner, ties = entry, time, tuner_time, None
-            elif tuner_time == best_tuner:
-                if ties is None:
-                    ties = [(best, best_time)]
-                ties.append((entry, time))
+            else:
+                if tuner_time < second:
+                    second = tuner_time
+                if tuner_time == best_tuner:
+                    if ties is None:
+                        ties = [(best, best_time)]
+                    ties.append((entry, time))
+        if algorithm is None and protocol is None:
+            self._last_pick = (size_bytes, best_tuner, second)
         if best is None:
             return None
         if ties is None:
@@ -337,6 +349,39 @@ class Plan:
         assert picked is not None
         time, entry = picked
         return entry.algorithm, entry.protocol, time
+
+    def near_ties(self, size_bytes: float, within: float) -> list[float]:
+        """The times nccl-tests would report for the candidates NCCL's tuner ranks within
+        ``within`` (a fraction) of its choice at ``size_bytes``, the choice included: which of
+        them a real run gets turns on details of NCCL's tuner this model does not carry
+        (``reporting.notably_faster``). Auto selection only (nothing forced)."""
+        last = self._last_pick
+        if last is not None and last[0] == size_bytes and last[2] > last[1] * (1 + within):
+            return []  # the last pick, at this size, had no runner-up that close
+        pool = self._pools.get((None, None))
+        if pool is None:
+            pool = self._pools[(None, None)] = self._pool(None, None)
+        ranked: list[tuple[float, _Entry]] = []
+        for entry in pool:
+            if entry.tuned:
+                tuner_kernel = entry.tuner_kernel
+                if tuner_kernel is not None:
+                    tuner_time = tuner_kernel(size_bytes)
+                else:
+                    seen = entry.function(
+                        self.collective, size_bytes, self.tuner_topo, entry.protocol, self.tuner
+                    )
+                    assert seen is not None
+                    tuner_time = seen.single_s
+            else:
+                tuner_time = self._time(entry, size_bytes)
+            if entry.penalised:
+                tuner_time *= self._penalty
+            ranked.append((tuner_time, entry))
+        if not ranked:
+            return []
+        best = min(t for t, _ in ranked)
+        return [self._time(e, size_bytes) for t, e in ranked if t <= best * (1 + within)]
 
     def _pool(self, algorithm: Algorithm | None, protocol: Protocol | None) -> tuple[_Entry, ...]:
         """The entries :meth:`choose` ranks for a forced ``algorithm`` and ``protocol``."""

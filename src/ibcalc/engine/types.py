@@ -292,6 +292,9 @@ class Estimate(BaseModel):
     time_s_range: tuple[float, float] | None = None
     #: The transport class the band was read for: scale-up, verbs or plugin.
     transport_class: str = "scale-up"
+    #: Candidates NCCL's tuner ranks within ``reporting.notably_faster`` of its choice, whose
+    #: times the band was widened over (``algorithm/protocol``; empty when none or forced).
+    range_covers: list[str] = Field(default_factory=list)
     #: Where the tuner constants NCCL's choice was ranked with come from (the built-in release's
     #: tuning.cc, or the release or override file laid over it).
     tuner_constants: str = ""

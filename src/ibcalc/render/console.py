@@ -213,6 +213,13 @@ def _explanation(ex: Explanation, stream: TextIO | None) -> None:
                 f"likely measured {format_time(low)} - {format_time(high)}: the 10th-90th "
                 f"percentile of held-out errors in the {ex.regime} regime, {ex.transport_class} "
                 "transport (error_band in data/cost_params.yaml)"
+                + (
+                    f", over {' and '.join([ex.chosen, *ex.range_covers])}: NCCL's tuner ranks "
+                    "them as a near tie (reporting.notably_faster), which a real run may break "
+                    "either way"
+                    if ex.range_covers
+                    else ""
+                )
             )
         )
     ranking = Table(

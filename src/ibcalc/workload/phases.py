@@ -15,7 +15,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ibcalc.catalogue.cost_params import builtin_cost_params
-from ibcalc.engine.band import time_range
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Collective, DType, Estimate
 from ibcalc.facade import CollectivePlan, estimate_on
@@ -139,7 +138,7 @@ def phase_fields(
             "ranks": cluster.ranks,
             "tier": placement.tier,
             "time_s": q.time_s,
-            "time_s_range": time_range(q.time_s, q.size_bytes, cluster.topology, cost),
+            "time_s_range": plan.time_s_range(q),
             "count": count,
             "per": per,
             "exposed_s": q.time_s * count if exposed else 0.0,
