@@ -127,6 +127,7 @@ class EstimateResult(Estimate, JsonModel):
         "protocol",
         "time_s",
         "time_s_range",
+        "range_covers",
         "latency_s",
         "transfer_s",
         "fill_s",
