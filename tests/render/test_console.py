@@ -135,6 +135,7 @@ def test_json_keys_are_the_published_ones_in_order() -> None:
         "protocol",
         "time_s",
         "time_s_range",
+        "range_covers",
         "latency_s",
         "transfer_s",
         "fill_s",
@@ -228,10 +229,16 @@ def test_links_table_gives_rates_in_both_units(monkeypatch: pytest.MonkeyPatch) 
     out = io.StringIO()
     render_links([LINK], Format.TABLE, stream=out)
     rows = [" ".join(line.split()) for line in out.getvalue().splitlines()]
-    # 400 Gb/s / 8 = 50 GB/s line; x 0.9 = 45 GB/s achievable
-    assert (
-        "test-ib scale-out per-port 50.0 GB/s 400 Gb/s 0.9 45.0 GB/s low a 400G test port" in rows
-    )
+    # 400 Gb/s / 8 = 50 GB/s line; x 0.9 = 45 GB/s achievable; the units in the headers
+    assert "test-ib scale-out per-port 50.0 400 0.9 45.0 low a 400G test port" in rows
+    assert "id kind scope GB/s Gb/s eff GB/s conf name" in rows
+    # below 90 columns the Gb/s column gives way, and nothing is cut
+    monkeypatch.setenv("COLUMNS", "80")
+    out = io.StringIO()
+    render_links([LINK], Format.TABLE, stream=out)
+    rows = [" ".join(line.split()) for line in out.getvalue().splitlines()]
+    assert "test-ib scale-out per-port 50.0 0.9 45.0 low" in rows
+    assert "id kind scope GB/s eff GB/s conf" in rows
 
 
 def test_links_json_gives_rates_in_gigabytes_and_gigabits() -> None:

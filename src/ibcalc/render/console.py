@@ -363,29 +363,33 @@ def render_links(
     table = Table(
         box=box.SIMPLE_HEAD, title="links (bandwidth per direction)", title_justify="left"
     )
+    # the units sit in the headers, as in the systems table, so that ids, kinds and numbers are
+    # read whole on a narrow terminal (80 columns had split 'scale-u/p' and 'achieva/ble')
+    # below 90 columns the line rate in Gb/s (the GB/s figure x 8) gives way
+    bits = console.width >= 90
     columns = [
         ("id", "left"),
         ("kind", "left"),
         ("scope", "left"),
-        ("line rate", "right"),
-        ("", "right"),
+        ("line\nGB/s", "right"),
+        *([("line\nGb/s", "right")] if bits else []),
         ("eff", "right"),
-        ("achievable", "right"),
+        ("achiev-\nable\nGB/s", "right"),
         ("conf", "left"),
     ]
     if wide:
         columns.append(("name", "left"))
     for name, justify in columns:
-        table.add_column(name, justify=justify)  # type: ignore[arg-type]
+        table.add_column(name, justify=justify, no_wrap=name != "name")  # type: ignore[arg-type]
     for link in links:
         cells = [
             link.id,
             link.kind.value,
             link.scope,
-            format_bandwidth(link.per_direction_Bps),
-            f"{link.per_direction_Bps * 8 / GB:g} Gb/s",
+            _gbps(link.per_direction_Bps / GB),
+            *([f"{link.per_direction_Bps * 8 / GB:g}"] if bits else []),
             f"{link.efficiency:.3g}",
-            format_bandwidth(link.achievable_Bps),
+            _gbps(link.achievable_Bps / GB),
             link.confidence.value,
         ]
         table.add_row(*cells, *([link.name] if wide else []))
@@ -502,9 +506,15 @@ def render_systems(
         )
     natural = Measurement.get(console, console.options.update_width(10_000), table).maximum
     if natural > console.width + _NICS_FOLD:
-        # far too narrow for whole ids and numbers: every column wraps, as elsewhere
+        # too narrow for every column whole: one space between columns, the network per GPU
+        # (NICs x rate per NIC / GPUs) gives way, and the link names wrap at their hyphens;
+        # ids, numbers and grades stay whole (80 columns had split 'gb200-nvl/72')
+        table.collapse_padding = True
+        table.padding = (0, 0, 0, 1)
+        net = next(i for i, c in enumerate(table.columns) if c.header == "GB/s\nnet\n/GPU")
+        del table.columns[net]
         for column in table.columns:
-            column.no_wrap = False
+            column.no_wrap = column.header not in ("scale-up", "NICs")
     console.print(_fold(table))
     _print_aliases(console, systems)
 
