@@ -294,3 +294,25 @@ def test_every_line_fits_an_80_column_page(argv: list[str]) -> None:
     lines = result.stdout.splitlines()
     assert max(len(line) for line in lines) <= 80, max(lines, key=len)
     assert "…" not in result.stdout
+
+
+@pytest.mark.parametrize("columns", [80, 100, 160])
+def test_systems_table_never_splits_an_id(monkeypatch: pytest.MonkeyPatch, columns: int) -> None:
+    """Every preset id reads whole in its row's first cell at 80, 100 and 160 columns (80 had
+    printed 'gb200-nvl' over '72', 100 'slingshot-1' over '1' in the NICs column), and no line
+    is wider than the terminal."""
+    from ibcalc.catalogue.load import load_catalogue
+    from ibcalc.render.console import render_systems
+
+    monkeypatch.setenv("COLUMNS", str(columns))
+    catalogue = load_catalogue()
+    out = io.StringIO()
+    render_systems(catalogue.systems, catalogue, stream=out)
+    lines = out.getvalue().splitlines()
+    table = [line for line in lines if not line.startswith("other names")]
+    firsts = {line.split()[0] for line in table if line.strip()}
+    assert {s.id for s in catalogue.systems} <= firsts
+    assert max(len(line) for line in table) <= columns
+    # every NIC link id is whole somewhere (it may wrap under its count: '8 x' over 'roce-400g')
+    words = {w for line in table for w in line.split()}
+    assert {s.inter for s in catalogue.systems if s.inter} <= words

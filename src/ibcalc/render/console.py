@@ -479,7 +479,18 @@ def render_systems(
     ):
         # ids and numbers are read whole (the rates carry their unit in the header): on a
         # narrow terminal the NICs wrap at their spaces ("8 x" over "ndr")
-        table.add_column(name, justify=justify, no_wrap=name != "NICs")  # type: ignore[arg-type]
+        table.add_column(
+            name,
+            justify=justify,  # type: ignore[arg-type]
+            no_wrap=name != "NICs",
+            # the NICs wrap at their space, never inside a link id ('slingshot-1' over '1')
+            # (the width counts the column's one-space left pad once they close up)
+            min_width=max((len(s.inter or "") for s in systems), default=1) + 1
+            if name == "NICs"
+            else max((len(s.intra or "") for s in systems), default=1) + 1
+            if name == "scale-up"
+            else None,
+        )
     console = _console(stream)
     wide = console.width >= 140
     if wide:
@@ -506,17 +517,18 @@ def render_systems(
         )
     natural = Measurement.get(console, console.options.update_width(10_000), table).maximum
     if natural > console.width + _NICS_FOLD:
-        # too narrow for every column whole: one space between columns, the network per GPU
-        # (NICs x rate per NIC / GPUs) gives way, and the link names wrap at their hyphens;
-        # ids, numbers and grades stay whole (80 columns had split 'gb200-nvl/72')
+        # too narrow for every column whole: one space between columns, and the NIC rates
+        # (per NIC and per GPU; `ibcalc links` and `systems show` give them) give way, so that
+        # ids, link names, numbers and grades stay whole (80 columns had split 'gb200-nvl/72')
         table.collapse_padding = True
         table.padding = (0, 0, 0, 1)
-        net = next(i for i, c in enumerate(table.columns) if c.header == "GB/s\nnet\n/GPU")
-        del table.columns[net]
-        for column in table.columns:
-            column.no_wrap = column.header not in ("scale-up", "NICs")
+        table.columns[:] = [
+            c for c in table.columns if c.header not in ("GB/s\nper\nNIC", "GB/s\nnet\n/GPU")
+        ]
     console.print(_fold(table))
     _print_aliases(console, systems)
+    if natural > console.width + _NICS_FOLD:
+        console.print(Text("(NIC rates: ibcalc systems show ID, or a wider terminal)"))
 
 
 #: How many columns short of its width the systems table may be and still wrap its NICs column
