@@ -380,3 +380,21 @@ def test_gap_help_states_its_own_lower_bound_of_gpus_per_node() -> None:
     # the estimate commands keep ClusterSpec's range
     result = runner.invoke(app, ["allreduce", "--help"], env={"COLUMNS": "200"})
     assert f"GPUs per node (1..{MAX_GPUS_PER_NODE})" in result.stdout
+
+
+@pytest.mark.parametrize(("given", "ratio"), [("2:1", 2.0), ("4:3", 4 / 3), ("2", 2.0)])
+def test_oversubscription_takes_the_design_files_ratio_notation(given: str, ratio: float) -> None:
+    """--oversubscription 2:1 had been refused ('not a number (write it in digits)') although
+    design files take it; 4:3 is 1.333..., the same estimate as the decimal."""
+    args = ["allreduce", "-s", "1GB", "--system", "dgx-h100", "-N", "4", "--format", "json"]
+    written = runner.invoke(app, [*args, "--oversubscription", given])
+    assert written.exit_code == 0, written.output
+    decimal = runner.invoke(app, [*args, "--oversubscription", repr(ratio)])
+    assert json.loads(written.output)["oversubscription"] == pytest.approx(ratio)
+    assert json.loads(written.output)["time_s"] == json.loads(decimal.output)["time_s"]
+
+
+def test_an_oversubscription_written_up_to_down_gets_the_hint() -> None:
+    result = runner.invoke(app, ["allreduce", "-s", "1GB", "--oversubscription", "0.5"])
+    assert result.exit_code == 2
+    assert "did you mean 2:1?" in result.output

@@ -125,6 +125,18 @@ def _limits(field: str) -> str:
     return f"{_number(low)}..{_number(high)}"
 
 
+def _ratio(value: str) -> float:
+    """``--oversubscription`` as design files write it: ``2``, ``1.5``, ``2:1`` or ``4:3``,
+    with their hint for a ratio written up:down (``0.5``: did you mean 2:1?)."""
+    # imported here: the design schema is not on an estimate's start-up path
+    from ibcalc.design.schema import parse_ratio
+
+    try:
+        return parse_ratio(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc).removeprefix("oversubscription ")) from None
+
+
 def _number(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
@@ -200,7 +212,10 @@ _CLUSTER_OPTIONS: dict[str, Any] = {
         float,
         typer.Option(
             _flag("oversubscription"),
-            help=f"Leaf oversubscription ratio (down:up), {_limits('oversubscription')}.",
+            help=f"Leaf oversubscription ratio (down:up: 2 or 2:1, as in design files), "
+            f"{_limits('oversubscription')}.",
+            parser=_ratio,
+            metavar="RATIO",
         ),
     ],
     "cross_leaf_fraction": Annotated[
