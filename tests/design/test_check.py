@@ -920,3 +920,23 @@ def test_a_gap_gate_on_nics_capped_by_host_pcie_says_so(
         builtin_catalogue,
     )
     assert ndr.warnings == []
+
+
+def test_the_equivalent_busbw_note_stands_beside_busbw_targets_only(
+    tmp_path: Path, builtin_catalogue: Catalogue
+) -> None:
+    """31 DGX H100: NCCL's NVLS-tree all-reduce, whose busbw is an equivalent figure. A busbw
+    target is told so; a time target had the same note, which it does not read."""
+    from ibcalc.render.check import finding_detail
+
+    text = (
+        "name: e\nnodes: 31\nsystem: dgx-h100\nrequirements:\n"
+        "  - allreduce: {size: 10GB, max_time: 40ms, min_busbw: 400GB/s}\n"
+    )
+    checked = check_design(write(tmp_path, "e.yaml", text), builtin_catalogue)
+    by_target = {f.target: f for f in checked.findings}
+    basis = by_target["max_time"].basis
+    assert isinstance(basis, CollectiveBasis)
+    assert basis.estimate.best.equivalent_busbw
+    assert "equivalent figure" not in finding_detail(by_target["max_time"])
+    assert "busbw is an equivalent figure" in finding_detail(by_target["min_busbw"])

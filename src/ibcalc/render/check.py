@@ -196,7 +196,8 @@ def finding_detail(f: Finding) -> str:
     if isinstance(basis, CollectiveBasis):
         best = basis.estimate.best
         detail = f"{best.algorithm.value}/{best.protocol.value}, bottleneck {best.bottleneck}"
-        if best.equivalent_busbw:
+        if best.equivalent_busbw and f.target == "min_busbw":
+            # said where a busbw is judged; a time or algbw target does not read it
             detail += "; busbw is an equivalent figure (in-network reduction or 2-node tree)"
         return detail
     if isinstance(basis, GapBasis):
