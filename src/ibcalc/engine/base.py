@@ -376,8 +376,12 @@ def intra_hop_detail(
 ) -> str:
     """How :func:`intra_hop_latency` is made up."""
     hw = _hop(params.nccl_tuner.hop_latency_s[topo.intra_path], algorithm, protocol)
-    text = f"NCCL {topo.intra_path} hop {us(hw)} ({algorithm.value}/{protocol.value}, hwLat)"
-    text += _clock_words(topo, params)
+    text = f"NCCL {topo.intra_path} hop {us(hw)} ({algorithm.value}/{protocol.value}, hwLat"
+    family = {"nvlink": "nvlink", "pci": "pcie"}.get(topo.intra_path, topo.intra_path)
+    if topo.up is not None and not topo.up.link_id.startswith(family):
+        # xGMI, HCCS, ICI ... take the tuner's NVLink (or PCI) row: say so, not 'nvlink' alone
+        text += f"; {topo.up.link_id} is priced on that row"
+    text += ")" + _clock_words(topo, params)
     extra = topo.up.transport_latency_s if topo.up is not None else 0.0
     if extra:
         text += f" + {us(extra)} transport ({topo.up.link_id if topo.up else ''})"
