@@ -411,14 +411,15 @@ def render_compare(
             title=f"layouts of {gpus} GPUs for {first.spec.model.label}, {order} first; every "
             f"layout runs {batch:,} sequences per step (M = {batch:,} / (dp x "
             f"{first.spec.micro_batch}) micro-batches; {flag} to "
-            "change); memory fit not checked",
+            "change); comm: all communication per step, exposed: the part compute does not "
+            "hide; memory fit not checked",
             box=box.SIMPLE_HEAD,
             title_justify="left",
         )
         # cp is a column when some layout has it: tp x cp x pp x dp is the GPU count
         with_cp = any(r.spec.parallel.cp > 1 for r in results)
         dims = ("tp", "cp", "pp", "dp", "ep") if with_cp else ("tp", "pp", "dp", "ep")
-        for name in ("#", *dims, "M", "exposed", "communication", "step", "note"):
+        for name in ("#", *dims, "M", "exposed", "comm", "step", "note"):
             table.add_column(name, justify="left" if name == "note" else "right")
         for i, r in enumerate(results, start=1):
             par = r.spec.parallel
