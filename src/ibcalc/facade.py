@@ -247,18 +247,30 @@ def _estimate(
             else f"to whole {dt.value} elements ({dt.bytes} B)"
         )
         notes.append(f"size rounded to {size:.0f} B as nccl-tests does: {whole}")
+    # the candidates NCCL's tuner ranks within the tie threshold of its choice: which of them a
+    # real run gets turns on details of its tuner this model does not carry (a near tie, said as
+    # one, and the likely range covers them); none when the caller forced a choice
+    within = params.reporting.notably_faster
+    forced = algorithm is not None or protocol is not None
+    ties = (
+        []
+        if forced
+        else [
+            c
+            for c in others
+            if c.algorithm in NCCL_ALGORITHMS
+            and 0 <= c.selection_time_s / best.selection_time_s - 1 < within
+        ]
+    )
     if algorithm is None:
         notes.append(
             f"algorithm: {best.algorithm.value}/{best.protocol.value}, the one NCCL's tuner "
             "would pick here ({algorithm} to force another)"
         )
         # an alternative within the model's own error of the choice is not called faster
-        threshold = 1 - params.reporting.notably_faster
-        faster = [c for c in others if c.time_s < best.time_s * threshold]
+        faster = [c for c in others if c.time_s < best.time_s * (1 - within)]
         if faster:
             alt = faster[0]
-            # NCCL's estimates within the tie threshold: which of the two a real run gets turns
-            # on details of its tuner this model does not carry (a near tie, said as one)
             apart = alt.selection_time_s / best.selection_time_s - 1
             notes.append(
                 f"{alt.algorithm.value}/{alt.protocol.value} would be "
@@ -266,21 +278,14 @@ def _estimate(
                 + (
                     " (a what-if: NCCL does not implement it)"
                     if alt.algorithm in (Algorithm.HIERARCHICAL, Algorithm.RHD)
-                    else f" by only {apart:.2%}, a near tie a real run may break either way "
-                    "(the likely range covers both)"
-                    if 0 <= apart < params.reporting.notably_faster
+                    else f" by only {apart:.2%}, a near tie a real run may break either way"
+                    + (" (the likely range covers both)" if any(c is alt for c in ties) else "")
+                    if 0 <= apart < within
                     else ""
                 )
             )
         # a slower candidate NCCL ranks as nearly as good: the range covers it too
-        tie_within = params.reporting.notably_faster
-        slower = [
-            c
-            for c in others
-            if c.time_s > best.time_s
-            and c.algorithm not in (Algorithm.HIERARCHICAL, Algorithm.RHD)
-            and 0 <= c.selection_time_s / best.selection_time_s - 1 < tie_within
-        ]
+        slower = [c for c in ties if c.time_s > best.time_s]
         if slower:
             tie = slower[0]
             notes.append(
@@ -317,40 +322,25 @@ def _estimate(
         sites=topo.sites,
         wan=topo.wan.link_id if topo.wan is not None else None,
         domains=topo.domains,
-        time_s_range=likely_range(
-            plan, topo, size, best.time_s, algorithm is not None or protocol is not None
-        ),
-        range_covers=[]
-        if algorithm is not None or protocol is not None
-        else [
-            f"{c.algorithm.value}/{c.protocol.value}"
-            for c in others
-            if c.algorithm in NCCL_ALGORITHMS
-            and 0
-            <= c.selection_time_s / best.selection_time_s - 1
-            < params.reporting.notably_faster
-        ],
+        time_s_range=likely_range(topo, params, size, best.time_s, [c.time_s for c in ties]),
+        range_covers=[f"{c.algorithm.value}/{c.protocol.value}" for c in ties],
         transport_class=transport_class(topo),
         tuner_constants=params.tuner_sources,
     )
 
 
 def likely_range(
-    plan: Plan,
     topo: Topology,
+    params: CostParams,
     size_bytes: float,
     time_s: float,
-    forced: bool,
+    tied_s: Iterable[float],
 ) -> tuple[float, float]:
     """The range a measurement is likely to fall in (``engine.band.time_range``), widened over
-    the candidates NCCL's tuner ranks within ``reporting.notably_faster`` of its choice: which
-    of them a real run gets turns on tuner details this model does not carry. ``forced``
-    (``--algo`` or ``--proto`` given): the choice alone."""
-    params = plan.params
+    the times ``tied_s`` of the candidates NCCL's tuner ranks within
+    ``reporting.notably_faster`` of its choice (none when a choice was forced)."""
     low, high = time_range(time_s, size_bytes, topo, params)
-    if forced:
-        return low, high
-    for tied in plan.near_ties(size_bytes, params.reporting.notably_faster):
+    for tied in tied_s:
         if tied != time_s:
             a, b = time_range(tied, size_bytes, topo, params)
             low, high = min(low, a), max(high, b)
@@ -473,9 +463,13 @@ class CollectivePlan:
 
     def time_s_range(self, quick: QuickEstimate) -> tuple[float, float]:
         """:attr:`Estimate.time_s_range` of the estimate ``quick`` gives the numbers of."""
+        plan = self._plan
         forced = self.algorithm is not None or self.protocol is not None
+        tied = (
+            [] if forced else plan.near_ties(quick.size_bytes, plan.params.reporting.notably_faster)
+        )
         return likely_range(
-            self._plan, self.cluster.topology, quick.size_bytes, quick.time_s, forced
+            self.cluster.topology, plan.params, quick.size_bytes, quick.time_s, tied
         )
 
 

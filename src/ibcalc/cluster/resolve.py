@@ -632,6 +632,13 @@ def _build_wan(
     )
 
 
+def _slowed(k: float, share: float) -> str:
+    """How tapered leaves at ``k``:1 slow the traffic of which ``share`` crosses them."""
+    if k * share > 1:
+        return f"runs x{k * share:.3g} slower"
+    return f"is not slowed (k x f = {k * share:.3g} <= 1)"
+
+
 def gpu_fed_nic_Bps(nic_Bps: float, host_pcie: Link, nics: int, gpus: int) -> float | None:
     """Each NIC's rate when a node's NICs together need more than its GPUs' PCIe links carry
     (every GPU reaches its NICs through its own x16 link, so NICs beyond it add nothing):
@@ -692,16 +699,10 @@ def _build_out(
         )
         fn = spec.neighbour_cross_leaf_fraction
         if fn is not None:
-
-            def slowed(share: float) -> str:
-                if k * share > 1:
-                    return f"runs x{k * share:.3g} slower"
-                return f"is not slowed (k x f = {k * share:.3g} <= 1)"
-
             effect = (
                 f"traffic to every peer (all-to-all, recursive halving-doubling, PAT) "
-                f"{slowed(f)}; neighbour traffic (ring, tree, SHARP, send/recv; {fn:.0%} of it "
-                f"crosses) {slowed(fn)}"
+                f"{_slowed(k, f)}; neighbour traffic (ring, tree, SHARP, send/recv; {fn:.0%} of "
+                f"it crosses) {_slowed(k, fn)}"
             )
         notes.append(
             f"oversubscription {k:g}:1 end to end; {f:.0%} of each node's network traffic "

@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from ibcalc.catalogue.load import find_link, find_system, link_role_problem
 from ibcalc.catalogue.models import Catalogue
-from ibcalc.cluster.bandwidths import per_gpu_bandwidths
+from ibcalc.cluster.bandwidths import PerGpuBandwidths, per_gpu_bandwidths
 from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
 from ibcalc.cluster.spec import MAX_OVERSUBSCRIPTION
 from ibcalc.design.schema import (
@@ -840,20 +840,20 @@ def _gap_finding(
         required=target.max_ratio,
         comparison="<=",
         unit="x",
-        basis=GapBasis(bws.up_line_Bps, bws.out_line_per_gpu_Bps, *_gap_cap(resolved)),
+        basis=GapBasis(bws.up_line_Bps, bws.out_line_per_gpu_Bps, *_gap_cap(resolved, bws)),
     )
 
 
-def _gap_cap(resolved: ResolvedDesign) -> tuple[str | None, float | None]:
+def _gap_cap(resolved: ResolvedDesign, bws: PerGpuBandwidths) -> tuple[str | None, float | None]:
     """The host PCIe link that caps the NICs below their own achievable rate, and the
-    achievable gap it leaves (scale-up over scale-out, per GPU); (None, None) uncapped."""
+    achievable gap it leaves (scale-up over scale-out, per GPU, from ``bws``, the cluster's
+    :func:`per_gpu_bandwidths`); (None, None) uncapped."""
     cluster = resolved.cluster
     out, host, inter = cluster.topology.out, cluster.host_pcie, cluster.inter
     if out is None or host is None or inter is None:
         return None, None
     if out.nic_bw_Bps >= inter.achievable_Bps * (1 - 1e-9):
         return None, None
-    bws = per_gpu_bandwidths(cluster.topology)
     if bws.up_Bps is None or not bws.out_per_gpu_Bps:
         return host.id, None
     return host.id, bws.up_Bps / bws.out_per_gpu_Bps
@@ -997,18 +997,18 @@ def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationP
             f"{sizing.tiers} switch level{'s' if sizing.tiers != 1 else ''}, no spine uplinks; "
             "the predictions are without it (fabric.tiers: 3 builds a core)",
         )
+    bws = per_gpu_bandwidths(cluster.topology)
+    host, achievable = _gap_cap(resolved, bws)
     for index, item in enumerate(design.requirements):
-        if isinstance(item.target, GapTarget):
-            host, achievable = _gap_cap(resolved)
-            if host is not None:
-                gap = per_gpu_bandwidths(cluster.topology).gap
-                problems.add(
-                    ("requirements", index, item.kind, "max_ratio"),
-                    f"judges line rates ({gap:.3g}x), but {host} caps each NIC below its own "
-                    "rate"
-                    + (f": {achievable:.3g}x at the achievable rates" if achievable else "")
-                    + "; the collective requirements are priced at the capped rate",
-                )
+        # (a cluster without both tiers has no gap: its finding says so)
+        if isinstance(item.target, GapTarget) and host is not None and bws.gap is not None:
+            problems.add(
+                ("requirements", index, item.kind, "max_ratio"),
+                f"judges line rates ({bws.gap:.3g}x), but {host} caps each NIC below its own "
+                "rate"
+                + (f": {achievable:.3g}x at the achievable rates" if achievable else "")
+                + "; the collective requirements are priced at the capped rate",
+            )
     up = cluster.topology.up
     if design.nvls and (up is None or up.nvls_bw_Bps is None):
         link = cluster.intra.id if cluster.intra is not None else "this scale-up link"

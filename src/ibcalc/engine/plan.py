@@ -308,15 +308,7 @@ class Plan:
         for entry in pool:
             time: float | None = None
             if entry.tuned:
-                tuner_kernel = entry.tuner_kernel
-                if tuner_kernel is not None:
-                    tuner_time = tuner_kernel(size_bytes)
-                else:
-                    seen = entry.function(
-                        self.collective, size_bytes, self.tuner_topo, entry.protocol, self.tuner
-                    )
-                    assert seen is not None
-                    tuner_time = seen.single_s
+                tuner_time = self._tuned(entry, size_bytes)
             else:
                 tuner_time = time = self._time(entry, size_bytes)
             if entry.penalised:
@@ -364,15 +356,7 @@ class Plan:
         ranked: list[tuple[float, _Entry]] = []
         for entry in pool:
             if entry.tuned:
-                tuner_kernel = entry.tuner_kernel
-                if tuner_kernel is not None:
-                    tuner_time = tuner_kernel(size_bytes)
-                else:
-                    seen = entry.function(
-                        self.collective, size_bytes, self.tuner_topo, entry.protocol, self.tuner
-                    )
-                    assert seen is not None
-                    tuner_time = seen.single_s
+                tuner_time = self._tuned(entry, size_bytes)
             else:
                 tuner_time = self._time(entry, size_bytes)
             if entry.penalised:
@@ -381,7 +365,8 @@ class Plan:
         if not ranked:
             return []
         best = min(t for t, _ in ranked)
-        return [self._time(e, size_bytes) for t, e in ranked if t <= best * (1 + within)]
+        # the same test as the estimate's (facade._estimate): 0 <= t / best - 1 < within
+        return [self._time(e, size_bytes) for t, e in ranked if t / best - 1 < within]
 
     def _pool(self, algorithm: Algorithm | None, protocol: Protocol | None) -> tuple[_Entry, ...]:
         """The entries :meth:`choose` ranks for a forced ``algorithm`` and ``protocol``."""
@@ -390,6 +375,18 @@ class Plan:
         else:
             entries = [e for e in self._entries if e.algorithm is algorithm]
         return tuple(e for e in entries if protocol is None or e.protocol is protocol)
+
+    def _tuned(self, entry: _Entry, size_bytes: float) -> float:
+        """NCCL's tuner estimate for a tuned ``entry`` (its tuner kernel, else its timing in the
+        tuner view), before the FP8 ring penalty."""
+        tuner_kernel = entry.tuner_kernel
+        if tuner_kernel is not None:
+            return tuner_kernel(size_bytes)
+        seen = entry.function(
+            self.collective, size_bytes, self.tuner_topo, entry.protocol, self.tuner
+        )
+        assert seen is not None
+        return seen.single_s
 
     def _time(self, entry: _Entry, size_bytes: float) -> float:
         """What nccl-tests would time for ``entry`` (``_score(...).time_s``, from its kernel or,

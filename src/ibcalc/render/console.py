@@ -516,7 +516,8 @@ def render_systems(
             *([system.gpu] if wide else []),
         )
     natural = Measurement.get(console, console.options.update_width(10_000), table).maximum
-    if natural > console.width + _NICS_FOLD:
+    narrow = natural > console.width + _NICS_FOLD
+    if narrow:
         # too narrow for every column whole: one space between columns, and the NIC rates
         # (per NIC and per GPU; `ibcalc links` and `systems show` give them) give way, so that
         # ids, link names, numbers and grades stay whole (80 columns had split 'gb200-nvl/72')
@@ -527,7 +528,7 @@ def render_systems(
         ]
     console.print(_fold(table))
     _print_aliases(console, systems)
-    if natural > console.width + _NICS_FOLD:
+    if narrow:
         console.print(Text("(NIC rates: ibcalc systems show ID, or a wider terminal)"))
 
 

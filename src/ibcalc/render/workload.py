@@ -310,21 +310,16 @@ def _notes(
         console.print(notes)
     if assumptions:
         console.print(Text("assumptions:", style="bold"))
-        items = Table.grid(padding=(0, 1))
-        items.add_column(no_wrap=True)
-        items.add_column(overflow="fold")
-        for note in dict.fromkeys(named_notes(assumptions, names)):
-            items.add_row("  -", note)
-        console.print(items)
+        console.print(bullets(dict.fromkeys(named_notes(assumptions, names))))
     if any(p.assumptions for p in phases):
         console.print(Text("per phase:", style="bold"))
-        items = Table.grid(padding=(0, 1))
-        items.add_column(no_wrap=True)
-        items.add_column(overflow="fold")
-        for phase in phases:
-            for note in dict.fromkeys(named_notes(phase.assumptions, names)):
-                items.add_row("  -", f"{phase.name}: {note}")
-        console.print(items)
+        console.print(
+            bullets(
+                f"{phase.name}: {note}"
+                for phase in phases
+                for note in dict.fromkeys(named_notes(phase.assumptions, names))
+            )
+        )
 
 
 def _kv_table(rows: Sequence[tuple[str, str]]) -> Table:
