@@ -20,8 +20,9 @@
 * a ``train --compare``-style layout search (``ibcalc.workload.train.compare_layouts``, quick by
   default): every valid (tp, pp, dp[, ep]) layout of each of the 5 model presets on DGX H100,
   DGX B200, AWS p5 (512, 1024, 2048 GPUs) and GB200 NVL72 (576, 1152, 2304): 60 searches,
-  2,923 layouts, 8,657 costed phases; target: under a second. Then the DGX H100 third of it
-  (827 layouts) with ``quick=False``, which builds every phase's full Estimate.
+  5,066 layouts, 18,221 costed phases (2,923 and 8,657 until 7652e7d's searches kept the stage
+  counts that do not divide the layers); target: under a second. Then the DGX H100 third of it
+  with ``quick=False``, which builds every phase's full Estimate.
 
 Figures on the development machine (one core of a 2-vCPU VM, Python 3.11, best of repeats;
 they vary by 10-20 % from run to run; "before" is the merge of the engine branch, 46112fd;
@@ -74,6 +75,11 @@ best of its 5 processes, "ratio" its median quick us per reference ms):
     best, a seed none of whose     7.4-10.5 us (one to four seeds a run: 4, 5 and 7; 7; 4-7.
     5 processes hit a fast spell   Seed 7 then ran at 6.5 and 6.9 us in 2 of 8 more processes)
     ratio, across seeds            2.19-2.48 (max/min 1.08-1.11 per run)
+
+At 7652e7d the search, now 5,066 layouts, took 1.02-1.15 s on a quiet spell (1.57 s in a CI
+run in a slow one). A search now costs each (plan, size) once for all its layouts (3,708 quick
+costs for 18,543 phases), looks its groups up as named tuples and formats a model's parameter
+counts once: 0.80-0.87 s in the same spells (interleaved runs, best of 5 each).
 
 Read a seed's high "best" beside its ratio: a normal ratio means the machine, not the seed.
 

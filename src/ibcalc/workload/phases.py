@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Collective, DType, Estimate
-from ibcalc.facade import CollectivePlan, estimate_on
+from ibcalc.facade import CollectivePlan, QuickEstimate, estimate_on
 from ibcalc.workload.placement import Placement, Tier
 
 __all__ = ["Per", "Phase", "build_phase", "phase_fields"]
@@ -107,6 +107,16 @@ def build_phase(
     )
 
 
+#: a collective's numbers at one size and its time range (:func:`quick_cost`)
+QuickCost = tuple[QuickEstimate, tuple[float, float]]
+
+
+def quick_cost(plan: CollectivePlan, size_bytes: float) -> QuickCost:
+    """``plan``'s quick numbers at ``size_bytes`` and their time range."""
+    q = plan.quick(size_bytes)
+    return q, plan.time_s_range(q)
+
+
 def phase_fields(
     placement: Placement,
     name: str,
@@ -122,15 +132,19 @@ def phase_fields(
     notes: list[str] | None = None,
     quick: bool = False,
     plan: CollectivePlan | None = None,
+    costed: QuickCost | None = None,
 ) -> dict[str, Any]:
     """The fields of :func:`build_phase`'s :class:`Phase`, for a caller that sets ``exposed_s``
-    before building it (``exposed_s`` is 0 when ``exposed`` is False)."""
+    before building it (``exposed_s`` is 0 when ``exposed`` is False). With ``quick``,
+    ``costed`` is :func:`quick_cost` of the phase's plan and size when the caller has it."""
     if quick:
-        cost = params if params is not None else builtin_cost_params()
         cluster = placement.cluster
-        if plan is None:
-            plan = CollectivePlan(cluster, collective, dtype=dtype, params=cost)
-        q = plan.quick(size_bytes)
+        if costed is None:
+            if plan is None:
+                cost = params if params is not None else builtin_cost_params()
+                plan = CollectivePlan(cluster, collective, dtype=dtype, params=cost)
+            costed = quick_cost(plan, size_bytes)
+        q, span = costed
         return {
             "name": name,
             "collective": collective,
@@ -138,7 +152,7 @@ def phase_fields(
             "ranks": cluster.ranks,
             "tier": placement.tier,
             "time_s": q.time_s,
-            "time_s_range": plan.time_s_range(q),
+            "time_s_range": span,
             "count": count,
             "per": per,
             "exposed_s": q.time_s * count if exposed else 0.0,

@@ -31,9 +31,10 @@ other collective sits on the critical path and is exposed in full.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -48,7 +49,7 @@ from ibcalc.facade import CollectivePlan
 from ibcalc.memo import IdentityMemo
 from ibcalc.units import format_count, format_size, format_time, plural
 from ibcalc.workload.model import CheckedSpec, ModelSpec
-from ibcalc.workload.phases import Phase, phase_fields
+from ibcalc.workload.phases import Phase, QuickCost, phase_fields, quick_cost
 from ibcalc.workload.placement import Placement, place_group, place_pipeline, single_domain
 
 __all__ = [
@@ -233,11 +234,11 @@ def fit_cluster(
     return cluster, Parallelism(tp=tp, pp=pp, dp=dp, ep=ep, cp=cp)
 
 
-@dataclasses.dataclass(frozen=True)
-class _Group:
+class _Group(NamedTuple):
     """The ranks of one parallel dimension: ``size`` GPUs ``stride`` apart (``name`` for the
     placement's notes); ``across_sites`` when the group spans the sites; ``stages`` for the
-    send/receive pair of a pipeline of that many stages (placed by its slowest boundary)."""
+    send/receive pair of a pipeline of that many stages (placed by its slowest boundary). A
+    named tuple: a layout search looks its groups up in dicts tens of thousands of times."""
 
     name: str
     size: int
@@ -353,6 +354,9 @@ class _Builder:
         notes: list[str] | None,
     ) -> dict[str, Any]:
         placement = self.place(group)
+        costed = None
+        if self.quick:
+            costed = self.cost(self._plan(group, placement, collective, dtype), size_bytes)
         return phase_fields(
             placement,
             name,
@@ -365,8 +369,17 @@ class _Builder:
             params=self.params,
             notes=notes,
             quick=self.quick,
-            plan=self._plan(group, placement, collective, dtype) if self.quick else None,
+            costed=costed,
         )
+
+    def cost(self, plan: CollectivePlan, size_bytes: float) -> QuickCost:
+        """:func:`quick_cost` of ``plan`` at ``size_bytes``, worked out once per search (its
+        layouts share many: groups of one shape share a sub-cluster, and so a plan)."""
+        key = (plan, size_bytes)
+        costed = self.shared.costs.get(key)
+        if costed is None:
+            costed = self.shared.costs[key] = quick_cost(plan, size_bytes)
+        return costed
 
     def _plan(
         self, group: _Group, placement: Placement, collective: Collective, dtype: DType
@@ -398,14 +411,15 @@ def _plan_on(
 @dataclasses.dataclass
 class _Shared:
     """What the layouts of one search (one cluster, one job) work out once: each group's
-    placement, the plan of each collective on it, and the plan of each TP collective inside one
-    domain."""
+    placement, the plan of each collective on it, each plan's quick cost at each size, and the
+    plan of each TP collective inside one domain."""
 
     placements: dict[_Group, Placement] = dataclasses.field(default_factory=dict)
     plans: dict[tuple[_Group, Collective, DType], CollectivePlan] = dataclasses.field(
         default_factory=dict
     )
     inside: dict[tuple[int, Collective], CollectivePlan] = dataclasses.field(default_factory=dict)
+    costs: dict[tuple[CollectivePlan, float], QuickCost] = dataclasses.field(default_factory=dict)
 
 
 def _per_stage(count: int, pp: int, what: str, notes: list[str]) -> int:
@@ -700,8 +714,10 @@ def _compute(
     return None, None
 
 
+@functools.lru_cache(maxsize=256)
 def _about(count: float) -> str:
-    """A parameter count to three significant digits (``45.3B``)."""
+    """A parameter count to three significant digits (``45.3B``; cached: a layout search writes
+    the same model's counts into every layout's notes)."""
     return format_count(float(f"{count:.3g}"))
 
 
@@ -861,7 +877,7 @@ def _tp_warning(b: _Builder, phase: Phase, size: float) -> None:
     if plan is None:
         alone = single_domain(b.cat, b.cluster, par.tp)
         plan = b.shared.inside[key] = _plan_on(alone, phase.collective, b.spec.act_dtype, b.params)
-    inside = plan.quick(size)
+    inside, _ = b.cost(plan, size)
     slowdown = phase.time_s / inside.time_s
     b.warnings.append(
         f"tp {par.tp} crosses the {domain}-GPU scale-up domain: each TP "
