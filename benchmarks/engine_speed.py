@@ -60,6 +60,11 @@ below runs from a run in a fast spell to one in a slow spell:
     layout search, 2,923 layouts   0.48-0.87 s
     its DGX H100 third (827)       2.0-3.5 s full
 
+At 7652e7d the search, then 5,066 layouts, took 1.02-1.15 s on a quiet spell (1.57 s in a CI
+run in a slow one). A search now costs each (plan, size) once for all its layouts (3,708 quick
+costs for 18,543 phases), looks its groups up as named tuples and formats a model's parameter
+counts once: 0.80-0.87 s in the same spells (interleaved runs, best of 5 each).
+
 Hash seed. quick's time on this VM is bimodal, about 6.2 us or 10-13 us per call on p5, and
 timing one seed after another makes that look like a property of ``PYTHONHASHSEED`` (as first
 reported: 1: 6.5 us, 2: 11.3, 3: 6.5, 4: 12.1). It is not one: two such sweeps of seeds 0-8 in a
@@ -75,11 +80,6 @@ best of its 5 processes, "ratio" its median quick us per reference ms):
     best, a seed none of whose     7.4-10.5 us (one to four seeds a run: 4, 5 and 7; 7; 4-7.
     5 processes hit a fast spell   Seed 7 then ran at 6.5 and 6.9 us in 2 of 8 more processes)
     ratio, across seeds            2.19-2.48 (max/min 1.08-1.11 per run)
-
-At 7652e7d the search, now 5,066 layouts, took 1.02-1.15 s on a quiet spell (1.57 s in a CI
-run in a slow one). A search now costs each (plan, size) once for all its layouts (3,708 quick
-costs for 18,543 phases), looks its groups up as named tuples and formats a model's parameter
-counts once: 0.80-0.87 s in the same spells (interleaved runs, best of 5 each).
 
 Read a seed's high "best" beside its ratio: a normal ratio means the machine, not the seed.
 
