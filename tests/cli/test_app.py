@@ -154,3 +154,6 @@ def test_a_command_imports_its_own_module_only() -> None:
     others = {f"ibcalc.cli.{module}" for module in MODULES if module != "estimate"}
     assert sorted(imported & others) == []
     assert "ibcalc.render.workload" not in imported
+    # the design schema (and the fabric sizing it pulls in) is not on an estimate's path:
+    # --oversubscription's parser, run on its default too, once imported it for every estimate
+    assert sorted(m for m in imported if m.startswith(("ibcalc.design", "ibcalc.fabric"))) == []

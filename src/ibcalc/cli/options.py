@@ -24,7 +24,7 @@ import typer
 from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError
-from ibcalc.cluster.spec import MAX_GPUS_PER_NODE, MAX_WAN_LATENCY_S, ClusterSpec
+from ibcalc.cluster.spec import MAX_GPUS_PER_NODE, MAX_WAN_LATENCY_S, ClusterSpec, parse_ratio
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import HOST_CPUS, Algorithm, DType, Protocol
 from ibcalc.errors import ClusterError, IbcalcError
@@ -128,9 +128,6 @@ def _limits(field: str) -> str:
 def _ratio(value: str) -> float:
     """``--oversubscription`` as design files write it: ``2``, ``1.5``, ``2:1`` or ``4:3``,
     with their hint for a ratio written up:down (``0.5``: did you mean 2:1?)."""
-    # imported here: the design schema is not on an estimate's start-up path
-    from ibcalc.design.schema import parse_ratio
-
     try:
         return parse_ratio(value)
     except ValueError as exc:

@@ -9,6 +9,8 @@ see :class:`~ibcalc.errors.ClusterError`.
 from __future__ import annotations
 
 import math
+import re
+from fractions import Fraction
 from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -16,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from ibcalc.engine.types import HostCpu
 from ibcalc.errors import ClusterError
 from ibcalc.textsafe import shown as echo
+from ibcalc.units import UNSIGNED_NUMBER
 
 __all__ = [
     "MAX_GPUS",
@@ -26,6 +29,7 @@ __all__ = [
     "MAX_WAN_LATENCY_S",
     "MAX_WAN_LINKS",
     "ClusterSpec",
+    "parse_ratio",
 ]
 
 #: Largest cluster accepted (GPUs); beyond this the question is not about one job.
@@ -44,6 +48,54 @@ MAX_WAN_LATENCY_S = 1.0
 #: Largest leaf oversubscription (down:up) accepted: 64:1 is already a storage network, not a
 #: training fabric; beyond it a number is more likely a typo than a design.
 MAX_OVERSUBSCRIPTION = 64.0
+
+#: One side of a ratio: a plain decimal number in ASCII digits (no sign, separator or other
+#: script's digits, which Fraction and float would read).
+_PLAIN_RATIO = re.compile(rf"^{UNSIGNED_NUMBER}$")
+
+
+def parse_ratio(value: Any) -> float:
+    """A down:up oversubscription ratio: ``2``, ``1.5``, ``"3:1"`` or ``"4:3"``.
+
+    Raises ValueError unless it is finite, at least 1 and at most
+    :data:`MAX_OVERSUBSCRIPTION` (the command line's and design files' parser).
+    """
+    if isinstance(value, bool):
+        raise ValueError(f"oversubscription {echo(value)} is not a ratio")
+    if isinstance(value, str):
+        text = value.strip()
+        if ":" in text:
+            down, _, up = (part.strip() for part in text.partition(":"))
+            try:
+                if not (_PLAIN_RATIO.match(down) and _PLAIN_RATIO.match(up)):
+                    raise ValueError
+                ratio = float(Fraction(down) / Fraction(up))
+            except (ValueError, ZeroDivisionError, OverflowError):
+                raise ValueError(
+                    f"oversubscription {echo(value)} is not a down:up ratio such as 2:1"
+                ) from None
+        else:
+            try:
+                ratio = float(text)
+            except ValueError:
+                ratio = 0.0
+            # inf and nan fall to the finiteness test below; other spellings float() reads
+            # (1_0, other scripts' digits, a sign) are no plain ratio
+            if math.isfinite(ratio) and not _PLAIN_RATIO.match(text):
+                raise ValueError(f"oversubscription {echo(value)} is not a ratio (write 2 or 2:1)")
+    elif isinstance(value, int | float):
+        ratio = float(value)
+    else:
+        raise ValueError(f"oversubscription {echo(value)} is not a ratio (write 2 or 2:1)")
+    if not math.isfinite(ratio):
+        raise ValueError(f"oversubscription {echo(value)} is not a finite ratio")
+    if ratio < 1:
+        hint = f" (down:up; did you mean {1 / ratio:g}:1?)" if ratio > 0 else ""
+        raise ValueError(f"oversubscription {echo(value)} must be >= 1{hint}")
+    if ratio > MAX_OVERSUBSCRIPTION:
+        raise ValueError(f"oversubscription {echo(value)} is more than {MAX_OVERSUBSCRIPTION:g}:1")
+    return ratio
+
 
 Name = Annotated[str, Field(max_length=200)]
 

@@ -21,10 +21,8 @@ Choices (docs/architecture.md#design-choices):
 from __future__ import annotations
 
 import difflib
-import math
 import re
 from collections.abc import Callable
-from fractions import Fraction
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
@@ -48,12 +46,13 @@ from ibcalc.cluster.spec import (
     MAX_GPUS_PER_NODE,
     MAX_NICS_PER_NODE,
     MAX_OVERSUBSCRIPTION,
+    parse_ratio,
 )
 from ibcalc.engine.types import Algorithm, Collective, DType, HostCpu
 from ibcalc.fabric.sizing import MAX_TIERS
 from ibcalc.fabric.switches import switches
 from ibcalc.textsafe import shown
-from ibcalc.units import MAX_SIZE_BYTES, UNSIGNED_NUMBER, parse_bandwidth, parse_size, parse_time
+from ibcalc.units import MAX_SIZE_BYTES, parse_bandwidth, parse_size, parse_time
 
 __all__ = [
     "COLLECTIVE_KEYS",
@@ -199,54 +198,6 @@ Rate = Annotated[
     ),
 ]
 GapRatio = Annotated[float, Field(ge=MIN_GAP_RATIO, le=MAX_GAP_RATIO, allow_inf_nan=False)]
-
-
-#: One side of a ratio: a plain decimal number in ASCII digits (no sign, separator or other
-#: script's digits, which Fraction and float would read).
-_PLAIN_RATIO = re.compile(rf"^{UNSIGNED_NUMBER}$")
-
-
-def parse_ratio(value: Any) -> float:
-    """A down:up oversubscription ratio: ``2``, ``1.5``, ``"3:1"`` or ``"4:3"``.
-
-    Raises ValueError unless it is finite, at least 1 and at most
-    :data:`~ibcalc.cluster.spec.MAX_OVERSUBSCRIPTION`.
-    """
-    if isinstance(value, bool):
-        raise ValueError(f"oversubscription {shown(value)} is not a ratio")
-    if isinstance(value, str):
-        text = value.strip()
-        if ":" in text:
-            down, _, up = (part.strip() for part in text.partition(":"))
-            try:
-                if not (_PLAIN_RATIO.match(down) and _PLAIN_RATIO.match(up)):
-                    raise ValueError
-                ratio = float(Fraction(down) / Fraction(up))
-            except (ValueError, ZeroDivisionError, OverflowError):
-                raise ValueError(
-                    f"oversubscription {shown(value)} is not a down:up ratio such as 2:1"
-                ) from None
-        else:
-            try:
-                ratio = float(text)
-            except ValueError:
-                ratio = 0.0
-            # inf and nan fall to the finiteness test below; other spellings float() reads
-            # (1_0, other scripts' digits, a sign) are no plain ratio
-            if math.isfinite(ratio) and not _PLAIN_RATIO.match(text):
-                raise ValueError(f"oversubscription {shown(value)} is not a ratio (write 2 or 2:1)")
-    elif isinstance(value, int | float):
-        ratio = float(value)
-    else:
-        raise ValueError(f"oversubscription {shown(value)} is not a ratio (write 2 or 2:1)")
-    if not math.isfinite(ratio):
-        raise ValueError(f"oversubscription {shown(value)} is not a finite ratio")
-    if ratio < 1:
-        hint = f" (down:up; did you mean {1 / ratio:g}:1?)" if ratio > 0 else ""
-        raise ValueError(f"oversubscription {shown(value)} must be >= 1{hint}")
-    if ratio > MAX_OVERSUBSCRIPTION:
-        raise ValueError(f"oversubscription {shown(value)} is more than {MAX_OVERSUBSCRIPTION:g}:1")
-    return ratio
 
 
 def _ratios(value: Any) -> Any:
