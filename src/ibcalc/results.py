@@ -121,6 +121,7 @@ class EstimateResult(Estimate, JsonModel):
         "sharp",
         "oversubscription",
         "cross_leaf_fraction",
+        "neighbour_cross_leaf_fraction",
         "sites",
         "wan",
         "algorithm",

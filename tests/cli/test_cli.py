@@ -652,6 +652,28 @@ def test_cross_leaf_fraction_scales_the_oversubscription_penalty() -> None:
     assert times[0.25] == pytest.approx(times[0.5])  # k f = 0.5 < 1: no slowdown
 
 
+def test_json_carries_both_cross_leaf_fractions() -> None:
+    # the neighbour share defaults to --cross-leaf (the command line knows no leaf size) and is
+    # reported beside it. At 2:1 a ring pays max(1, 2 x fn): with fn 0.25 (or 0.5) that is 1,
+    # so its transfer is the untapered one; with the default fn 1.0 its network runs 2x slower
+    # and the ring (NVLink-bound untapered) becomes network-bound
+    base = ["allreduce", "-s", "1GB", "-N", "32", "--algo", "ring", "--proto", "Simple"]
+    flat = _json(*base)
+    same = _json(*base, "--oversubscription", "2", "--cross-leaf", "0.5")
+    split = _json(
+        *base, "--oversubscription", "2", "--cross-leaf", "1", "--cross-leaf-neighbour", "0.25"
+    )
+    worst = _json(*base, "--oversubscription", "2", "--cross-leaf", "1")
+    assert (flat["cross_leaf_fraction"], flat["neighbour_cross_leaf_fraction"]) == (1.0, 1.0)
+    assert (same["cross_leaf_fraction"], same["neighbour_cross_leaf_fraction"]) == (0.5, 0.5)
+    assert (split["cross_leaf_fraction"], split["neighbour_cross_leaf_fraction"]) == (1.0, 0.25)
+    assert split["transfer_s"] == pytest.approx(flat["transfer_s"])
+    assert same["transfer_s"] == pytest.approx(flat["transfer_s"])
+    assert "leaf uplinks x2 slower" in worst["bottleneck"]
+    assert "leaf uplinks" not in split["bottleneck"]
+    assert worst["transfer_s"] > 1.5 * flat["transfer_s"]
+
+
 def test_host_cpu_option_sets_nccls_network_overhead() -> None:
     # 2 x 8 A100 over HDR, all-gather of 1 KiB, ring/LL: 14 intra-node steps each cost NCCL's
     # per-step network overhead, 1 us on Intel hosts and 2 us on AMD ones (more than the 0.84 us

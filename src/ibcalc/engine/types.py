@@ -285,6 +285,9 @@ class Estimate(BaseModel):
     sharp: bool = False
     oversubscription: float = 1.0
     cross_leaf_fraction: float = 1.0
+    #: The same share for neighbour traffic (ring, tree, SHARP, send/recv): from a design's
+    #: fabric layout or ``--cross-leaf-neighbour``, else ``cross_leaf_fraction``.
+    neighbour_cross_leaf_fraction: float = 1.0
     sites: int = 1
     wan: str | None = None
     #: Where a measurement of this estimate is likely to fall (``engine/band.py``): about 80 %
