@@ -138,6 +138,27 @@ def test_slow_host_pcie_caps_each_nic() -> None:
     assert out.nic_bw_Bps == pytest.approx(31.5 * GB * _eff("pcie4"))
     assert out.domain_bw_Bps == pytest.approx(8 * 31.5 * GB * _eff("pcie4"))
     assert any(note.startswith("each ndr NIC is capped by pcie4") for note in cluster.assumptions)
+    assert out.nic_cap == "pcie4"
+    # the bottleneck the estimate heads names the cap beside the network, with its rate (4
+    # nodes: each sends 2S through a tree, more than its NVLink chain carries per GPU)
+    four = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=4, host_pcie="pcie4"))
+    capped = 31.5 * _eff("pcie4")
+    tree = estimate_on(four, Collective.ALL_REDUCE, 1e9, algorithm="tree", protocol="Simple")
+    assert tree.best.bottleneck == (
+        f"network (tree: each node sends 2S; each NIC capped by pcie4 at {capped:.1f} GB/s)"
+    )
+    ring = estimate_on(four, Collective.ALL_REDUCE, 8e9, algorithm="ring", protocol="Simple")
+    assert f"({capped:.1f} GB/s achievable each, capped by pcie4)" in ring.best.bottleneck
+    # at its own PCIe Gen5 slot the NDR port is not capped, and no bottleneck says so
+    own = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=4))
+    assert own.topology.out is not None
+    assert own.topology.out.nic_cap is None
+    assert estimate_on(own, Collective.ALL_TO_ALL, 8e9).best.bottleneck == (
+        "network (NIC share per GPU)"
+    )
+    assert estimate_on(four, Collective.ALL_TO_ALL, 8e9).best.bottleneck == (
+        f"network (NIC share per GPU; each NIC capped by pcie4 at {capped:.1f} GB/s)"
+    )
 
 
 def test_no_preset_assumes_eight_gpus_and_one_nic_per_gpu() -> None:

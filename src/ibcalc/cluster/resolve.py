@@ -660,7 +660,9 @@ def _build_out(
     gpus: int,
 ) -> ScaleOutTier:
     nic_bw = inter.achievable_Bps
+    cap = None
     if host_pcie is not None and host_pcie.achievable_Bps < nic_bw:
+        cap = host_pcie.id
         nic_bw = host_pcie.achievable_Bps
         notes.append(
             f"each {inter.id} NIC is capped by {host_pcie.id} at "
@@ -669,6 +671,7 @@ def _build_out(
     fed = gpu_fed_nic_Bps(nic_bw, host_pcie, nics, gpus) if host_pcie is not None else None
     if host_pcie is not None and fed is not None:
         nic_bw = fed
+        cap = host_pcie.id
         notes.append(
             f"{nics} NICs for {gpus} GPU{'s' if gpus != 1 else ''} exceed what each GPU's "
             f"{host_pcie.id} link can feed: "
@@ -732,6 +735,7 @@ def _build_out(
         nics_per_domain=nics,
         nic_line_Bps=inter.per_direction_Bps,
         nic_bw_Bps=nic_bw,
+        nic_cap=cap,
         transport_latency_s=latency,
         plugin=inter.transport == "plugin" if inter.transport is not None else None,
         simple_floor=inter.simple_transport_floor,

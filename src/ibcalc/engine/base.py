@@ -44,6 +44,7 @@ __all__ = [
     "make_cost",
     "net_hop_latency",
     "net_overhead",
+    "network_words",
     "protocol_factor",
     "protocol_words",
     "protocols_for",
@@ -53,7 +54,6 @@ __all__ = [
     "proxy_posts_term",
     "ring_protocol_bw",
     "simple_floor",
-    "tapered_words",
     "tree_corrected",
     "tree_correction",
     "tree_post_overhead",
@@ -575,12 +575,21 @@ def hop_terms(
     return terms
 
 
-def tapered_words(topo: Topology, traffic: Traffic) -> str:
-    """`` (leaf uplinks x2 slower)`` when tapered leaves slow ``traffic``, else empty."""
+def network_words(topo: Topology, traffic: Traffic, *, inside: bool = False) -> str:
+    """What holds the NICs below their own rate for ``traffic``: their host link's cap and the
+    leaf taper (`` (each NIC capped by pcie5 at 50.4 GB/s; leaf uplinks x2 slower)``), else
+    empty. ``inside``: to end a parenthesis already open (``; each NIC capped ...``)."""
+    out = topo.out
+    limits = []
+    if out is not None and out.nic_cap is not None:
+        limits.append(f"each NIC capped by {out.nic_cap} at {out.nic_bw_Bps / 1e9:.1f} GB/s")
     contention = topo.contention(traffic)
-    if contention <= 1:
+    if contention > 1:
+        limits.append(f"leaf uplinks x{contention:.2g} slower")
+    if not limits:
         return ""
-    return f" (leaf uplinks x{contention:.2g} slower)"
+    words = "; ".join(limits)
+    return f"; {words}" if inside else f" ({words})"
 
 
 def protocol_words(protocol: Protocol, params: CostParams) -> str:

@@ -175,6 +175,9 @@ class ScaleOutTier(BaseModel):
     nics_per_domain: int = Field(ge=1)
     nic_line_Bps: float = Field(gt=0)
     nic_bw_Bps: float = Field(gt=0)
+    #: The host link that caps each NIC below its own achievable rate (``pcie5`` for an XDR NIC
+    #: in a PCIe Gen5 slot, or GPUs' links feeding more NICs than they carry); None: none does.
+    nic_cap: str | None = None
     transport_latency_s: float = Field(default=0.0, ge=0)
     #: True for a host-proxy (net plugin) transport: EFA, TCPX(O), CXI; False for verbs
     #: (InfiniBand, RoCE). None: a tier with a transport latency is a plugin (:attr:`is_plugin`).

@@ -34,9 +34,9 @@ from ibcalc.engine.base import (
     intra_hop_latency,
     make_cost,
     net_hop_latency,
+    network_words,
     protocol_factor,
     protocol_words,
-    tapered_words,
     us,
     wan_hop_latency,
 )
@@ -122,7 +122,7 @@ def _alltoall_parts(
         parts.append(
             f"network (n-m)/n x S = {format_size((n - m) / n * size_bytes)} per GPU at its share "
             f"of the NICs, {topo.out.nics_per_domain} x {topo.out.link_id} / {m} = "
-            f"{gbps(topo.domain_bw_Bps('uniform') / m)}{tapered_words(topo, 'uniform')}: "
+            f"{gbps(topo.domain_bw_Bps('uniform') / m)}{network_words(topo, 'uniform')}: "
             f"{us(net_t)}"
         )
     if topo.wan is not None:
@@ -156,7 +156,11 @@ def _alltoall(
         transfer = transfer / protocol_factor(protocol, params)
 
     def explain() -> Cost:
-        where = "network (NIC share per GPU)" if net_t >= intra_t else "scale-up"
+        where = (
+            f"network (NIC share per GPU{network_words(topo, 'uniform', inside=True)})"
+            if net_t >= intra_t
+            else "scale-up"
+        )
         if wan_t > max(net_t, intra_t):
             where = "WAN between sites (share per GPU)"
         c = params.calibrated.per_message_s
@@ -291,7 +295,7 @@ def sendrecv_timing(
             parts.append(
                 f"the pair across {topo.node}s S through its GPU's {nics:.3g} {topo.out.link_id} "
                 f"NIC{'s' if nics != 1 else ''} ({topo.out.nics_per_domain} per {topo.m} GPUs, "
-                f"at least one) at {gbps(nic_bw)}{tapered_words(topo, 'neighbour')}: "
+                f"at least one) at {gbps(nic_bw)}{network_words(topo, 'neighbour')}: "
                 f"{us(size_bytes / nic_bw)}"
             )
         if topo.wan is not None:

@@ -27,6 +27,7 @@ from ibcalc.engine.base import (
     intra_hop_latency,
     make_cost,
     net_hop_latency,
+    network_words,
     wan_hop_latency,
 )
 from ibcalc.engine.params import CostParams
@@ -67,7 +68,11 @@ def hierarchical_timing(
     transfer = intra_t + net_t
 
     def explain() -> Cost:
-        where = "network (all-reduce per rail)" if net_t >= intra_t else "scale-up (RS + AG inside)"
+        where = (
+            f"network (all-reduce per rail{network_words(topo, 'neighbour', inside=True)})"
+            if net_t >= intra_t
+            else "scale-up (RS + AG inside)"
+        )
         if net_t >= intra_t and topo.wan_bw_Bps(params) < topo.domain_bw_Bps("neighbour"):
             where = "WAN between sites (all-reduce per rail)"
         terms = [base_term(Algorithm.RING, protocol, params, count=3)]

@@ -40,8 +40,8 @@ from ibcalc.engine.base import (
     make_cost,
     net_hop_detail,
     net_hop_latency,
+    network_words,
     proxy_posts_term,
-    tapered_words,
     tree_levels_term,
     tree_post_overhead,
     us,
@@ -187,12 +187,13 @@ def nvls_tree_timing(
     transfer = max(intra_t, net_t, wan_t)
 
     def explain() -> Cost:
+        limits = network_words(topo, "neighbour", inside=True)
         where = (
             f"NVLink SHARP in the NVSwitch ({bw * factor / 1e9:.0f} GB/s per GPU)"
             if intra_t >= max(net_t, wan_t)
             else "WAN between sites"
             if wan_t > net_t
-            else f"network (tree between {topo.node}s)" + tapered_words(topo, "neighbour")
+            else f"network (tree between {topo.node}s{limits})"
         )
         terms = [
             Term(

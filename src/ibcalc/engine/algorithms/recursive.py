@@ -29,6 +29,7 @@ from ibcalc.engine.base import (
     make_cost,
     net_hop_detail,
     net_hop_latency,
+    network_words,
     us,
     wan_hop_latency,
 )
@@ -91,7 +92,7 @@ def rhd_timing(
 
     def explain() -> Cost:
         where = (
-            "network (NIC share per GPU)"
+            f"network (NIC share per GPU{network_words(topo, 'uniform', inside=True)})"
             if net_bytes / net_share >= intra_bytes / up_bw
             else ("scale-up")
         )
@@ -235,7 +236,9 @@ def pat_timing(
             protocol,
             latency_s=latency,
             transfer_s=transfer,
-            bottleneck=f"network (one GPU per {topo.node})",
+            bottleneck=(
+                f"network (one GPU per {topo.node}{network_words(topo, 'uniform', inside=True)})"
+            ),
             formula="(n-1)/n S / (0.75 B_nic) + 8 us + log2(N) net/3.5 + 2.8 us x n",
             terms=terms,
         )

@@ -91,9 +91,10 @@ def _ring_where(limit: str, bw: float, topo: Topology) -> str:
             if topo.contention("neighbour") > 1
             else ""
         )
+        capped = f", capped by {topo.out.nic_cap}" if topo.out.nic_cap is not None else ""
         return (
             f"network: {topo.out.nics_per_domain} x {topo.out.link_id} per {topo.node} "
-            f"({topo.out.nic_bw_Bps / 1e9:.1f} GB/s achievable each{tapered})"
+            f"({topo.out.nic_bw_Bps / 1e9:.1f} GB/s achievable each{capped}{tapered})"
         )
     assert topo.up is not None
     return f"scale-up: {topo.up.link_id} ({bw / 1e9:.0f} GB/s achievable per GPU)"

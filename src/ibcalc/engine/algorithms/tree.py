@@ -37,10 +37,10 @@ from ibcalc.engine.base import (
     ll_network_transfer,
     make_cost,
     net_hop_latency,
+    network_words,
     proxy_ops_s,
     proxy_ops_term,
     proxy_posts_term,
-    tapered_words,
     tree_corrected,
     tree_correction,
     tree_levels_term,
@@ -139,10 +139,8 @@ def tree_timing(
                 "1" if topo.sites <= 2 else "2"
             )
         elif limit == "net":
-            where = (
-                f"network (tree: each {topo.node} sends {1 if big_n <= 2 else 2}S)"
-                + tapered_words(topo, "neighbour")
-            )
+            limits = network_words(topo, "neighbour", inside=True)
+            where = f"network (tree: each {topo.node} sends {1 if big_n <= 2 else 2}S{limits})"
         else:
             where = f"scale-up chain inside the {topo.node} (2S per GPU)"
         terms = [base_term(Algorithm.TREE, protocol, params)]
