@@ -476,7 +476,10 @@ def render_infer(
     if result.kv_bytes_per_token is not None:
         kv = f"{result.kv_bytes_per_token:,.0f} B per token ({spec.kv_dtype.value})"
         if result.kv_bytes_per_request is not None:
-            kv += f", {format_size(result.kv_bytes_per_request)} per prompt"
+            kv += (
+                f", {format_size(result.kv_bytes_per_request)} for the "
+                f"{spec.prompt_tokens:,}-token prompt"
+            )
         rows.append(("KV cache", kv))
     if result.dominant_tier is not None:
         shares = ", ".join(f"{t} {format_time(s)}" for t, s in result.tier_s.items())
