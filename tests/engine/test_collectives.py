@@ -339,6 +339,20 @@ def test_alltoall_pairwise_and_oversubscription() -> None:
     assert c2.transfer_s == pytest.approx(2 * net)
 
 
+def test_pxn_explanation_gives_the_bytes_its_scale_up_time_is_for() -> None:
+    # 4 x 8 GPUs, 1 GiB: a GPU's own (m-1)/n S = 7/32 GiB = 224 MiB plus the rail traffic PXN
+    # gathers, (n-m)/n S (m-1)/m = 24/32 x 7/8 GiB = 672 MiB, together 896 MiB over NVLink
+    t = topo(4, 8)
+    c = cost(t, Collective.ALL_TO_ALL, Algorithm.PXN, Protocol.SIMPLE)
+    (transfer,) = [term for term in c.terms if term.name == "transfer"]
+    own, rail = 7 / 32 * S, 24 / 32 * S * 7 / 8
+    assert (own, rail) == (224 * 2**20, 672 * 2**20)
+    assert "= 224 MiB + the rail traffic PXN gathers" in transfer.detail
+    assert "= 672 MiB, together 896 MiB per GPU at" in transfer.detail
+    net = 24 / 32 * S / (80 * GB / 8)
+    assert c.transfer_s == pytest.approx(max((own + rail) / B_UP, net))
+
+
 def test_sendrecv_crosses_one_nic() -> None:
     t = topo(2, 8)
     c = cost(t, Collective.SEND_RECV, Algorithm.P2P, Protocol.SIMPLE)

@@ -111,11 +111,13 @@ def _alltoall_parts(
     intra_t, net_t, wan_t = times
     parts = []
     if m > 1:
-        what = f"(m-1)/n x S = {format_size((m - 1) / n * size_bytes)}"
+        own = (m - 1) / n * size_bytes
+        what = f"(m-1)/n x S = {format_size(own)}"
         if aggregated and topo.domains > 1:
-            what += (
-                " + the rail traffic PXN gathers, (n-m)/n x S x (m-1)/m = "
-                f"{format_size((n - m) / n * size_bytes * (m - 1) / m)}"
+            rail = (n - m) / n * size_bytes * (m - 1) / m
+            what = (
+                f"{what} + the rail traffic PXN gathers, (n-m)/n x S x (m-1)/m = "
+                f"{format_size(rail)}, together {format_size(own + rail)}"
             )
         parts.append(f"scale-up {what} per GPU at {gbps(topo.up_bw_Bps())}: {us(intra_t)}")
     if topo.domains > 1 and topo.out is not None:
