@@ -37,7 +37,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from ibcalc.catalogue.load import load_catalogue
+from ibcalc.catalogue.load import find_system, load_catalogue
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli import app
 from ibcalc.cluster.resolve import resolve_cluster
@@ -47,6 +47,7 @@ from ibcalc.errors import ClusterError
 from ibcalc.facade import estimate_on
 from ibcalc.logs import parse_file, parse_log
 from ibcalc.logs.check import check_log, check_run
+from ibcalc.logs.diagnose import _gpu_contradiction
 from ibcalc.logs.env import scan_environment
 from ibcalc.logs.expect import catalogue_with_link
 from ibcalc.logs.results import (
@@ -473,6 +474,78 @@ def test_flags_that_contradict_the_log_are_refused(catalogue: Catalogue) -> None
         one(path, catalogue, flags=ClusterSpec(nodes=4))
     assert err.value.field == "nodes"
     assert "the log ran 2 ranks" in str(err.value)
+
+
+def test_a_collective_flag_the_rows_contradict_is_the_first_finding(catalogue: Catalogue) -> None:
+    # sweep 07 is all_reduce on 16 ranks: busbw/algbw = 2 x 15/16 = 1.875 in every row, where
+    # all_gather's factor is 15/16 = 0.9375; checked as all_gather, every expectation is for
+    # another collective, which comes before any hardware cause the re-runs then "find"
+    check = one(
+        SWEEPS / "07_allreduce_2node_16xA100-40GB_net-notstated.txt",
+        catalogue,
+        collective=Collective.ALL_GATHER,
+    )
+    first = check.findings[0]
+    assert (first.kind, first.severity, first.confidence) == ("flag_mismatch", "error", "high")
+    assert first.cause.startswith("the rows are all_reduce's, not all_gather's")
+    assert first.evidence[0] == (
+        f"busbw/algbw = {2 * 15 / 16:.4g} in the rows: all_reduce's factor on 16 ranks is "
+        f"{2 * 15 / 16:.4g}, all_gather's {15 / 16:.4g}"
+    )
+    # the log's own collective given again: nothing to say
+    same = one(
+        SWEEPS / "07_allreduce_2node_16xA100-40GB_net-notstated.txt",
+        catalogue,
+        collective=Collective.ALL_REDUCE,
+    )
+    assert [f for f in same.findings if f.kind == "flag_mismatch"] == []
+
+
+def test_a_system_with_other_gpus_than_the_log_is_the_first_finding(catalogue: Catalogue) -> None:
+    # the MI355X sweep ('AMD Radeon Graphics') checked as a DGX H100
+    check = one(
+        SWEEPS / "01_allreduce_1node_8xMI355X_intranode-rccl.txt",
+        catalogue,
+        flags=ClusterSpec(system="dgx-h100"),
+    )
+    first = check.findings[0]
+    assert (first.kind, first.severity, first.confidence) == ("flag_mismatch", "error", "high")
+    assert first.evidence == [
+        "the log's GPU is 'AMD Radeon Graphics'; dgx-h100 has 8 x H100 SXM5 80GB",
+        "re-run without --system, or with --system mi355x-8",
+    ]
+    # 4 ranks per host of 'NVIDIA H100' print as a Snellius node does, but may be half a DGX:
+    # a low-confidence warning, after the bandwidth causes
+    half = one(
+        SWEEPS / "10_allreduce_2node_8xH100_ib.txt", catalogue, flags=ClusterSpec(system="dgx-h100")
+    )
+    (maybe,) = [f for f in half.findings if f.kind == "flag_mismatch"]
+    assert (maybe.severity, maybe.confidence) == ("warning", "low")
+    assert maybe.cause.startswith("perhaps not a dgx-h100: 'NVIDIA H100' with 4 ranks per host")
+
+
+@pytest.mark.parametrize(
+    ("name", "system", "contradicts"),
+    [
+        ("AMD Radeon Graphics", "mi300x-8", False),  # names no model: only the vendor counts
+        ("AMD Radeon Graphics", "dgx-h100", True),
+        ("AMD Instinct MI300X", "mi355x-8", True),
+        ("NVIDIA H100 80GB HBM3", "aws-p5", False),
+        ("NVIDIA H100 80GB HBM3", "dgx-a100", True),
+        ("NVIDIA A100-PCIE-40GB", "dgx-a100", True),  # a PCIe card on an NVSwitch board
+        ("NVIDIA A100-PCIE-40GB", "a100-pcie-pair", False),
+        ("NVIDIA GH200 480GB", "alps-gh200", False),
+        ("NVIDIA GH200 480GB", "dgx-h100", True),
+        ("NVIDIA GB200", "gb200-nvl72", False),
+        ("NVIDIA GeForce RTX 2080 Ti", "rtx2080ti-2", False),
+        ("Tesla V100-SXM2-32GB", "dgx-1v", False),
+        ("NVIDIA H100 80GB HBM3", "pcie-8gpu", False),  # a placeholder GPU names no model
+    ],
+)
+def test_gpu_names_that_cannot_be_the_systems(
+    catalogue: Catalogue, name: str, system: str, contradicts: bool
+) -> None:
+    assert _gpu_contradiction(name, find_system(catalogue, system)) is contradicts
 
 
 # ------------------------------------------------------------------------------- NVLS figures

@@ -38,6 +38,7 @@ __all__ = [
     "NodeRule",
     "infer_cluster",
     "infer_spec",
+    "match_rule",
     "overridden_gpus_per_process",
     "resolve_log_cluster",
     "with_header_gpus_per_process",
@@ -172,7 +173,9 @@ _ALGOS = {
 }
 
 
-def _match_rule(gpu: str, rpn: int | None) -> NodeRule | None:
+def match_rule(gpu: str, rpn: int | None) -> NodeRule | None:
+    """The first node rule for GPU name ``gpu`` with ``rpn`` ranks per host (None: any rule
+    without a count, or one of 8), else None."""
     name = gpu.strip()
     for rule in NODE_RULES:
         if rule.ranks_per_node is not None and rpn is not None and rule.ranks_per_node != rpn:
@@ -319,7 +322,7 @@ def _given_evidence(
         if said is not None:
             return f"{GIVEN} (NCCL says '{said.value}', line {said.line})"
     if field == "system" and flags is not None and flags.system and run.gpu_model:
-        rule = _match_rule(run.gpu_model, flags.gpus_per_node or run.ranks_per_node)
+        rule = match_rule(run.gpu_model, flags.gpus_per_node or run.ranks_per_node)
         if rule is not None and rule.system != flags.system:
             return f"{GIVEN} (the log's GPU {run.gpu_model!r} suggests {rule.system})"
     return GIVEN
@@ -363,7 +366,7 @@ def infer_cluster(
             )
         elif run.gpu_model:
             rpn = given.get("gpus_per_node") or run.ranks_per_node
-            rule = _match_rule(run.gpu_model, rpn)
+            rule = match_rule(run.gpu_model, rpn)
             if rule is not None:
                 system = rule.efa if efa and rule.efa else rule.system
                 why = rule.evidence

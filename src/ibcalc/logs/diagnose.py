@@ -12,7 +12,9 @@ Diagnoses
     (:mod:`ibcalc.logs.bandwidth`). When none does, the network (or scale-up) rate that does is
     fitted and compared with one NIC. Small sizes slow while large sizes are fine is fitted as an
     added per-hop latency. Data corruption (``#wrong``) and erratic results (out-of-place and
-    in-place 2x apart, busbw falling at large sizes) come from the rows alone. A row inside the
+    in-place 2x apart, busbw falling at large sizes) come from the rows alone. A ``--collective``
+    or ``--system`` the log contradicts (``flag_mismatch``) ranks with the errors of high
+    confidence: every expectation is then for another run. A row inside the
     estimate's band is ``ok``, unless a cause fits the rows within half of
     :data:`~ibcalc.logs.results.BANDWIDTH_TOLERANCE`: then the rows are judged by their efficiency
     again (the band is the model's error, not the run's health).
@@ -26,11 +28,14 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ibcalc.catalogue.models import Link
+from ibcalc.catalogue.load import find_system
+from ibcalc.catalogue.models import Link, System
 from ibcalc.catalogue.releases import oldest
 from ibcalc.cluster.resolve import resolve_cluster
+from ibcalc.engine.types import busbw_factor
 from ibcalc.errors import IbcalcError
 from ibcalc.logs.bandwidth import bandwidth_findings
+from ibcalc.logs.cluster import NodeRule, match_rule
 from ibcalc.logs.expect import RunContext, catalogue_with_link, predict
 from ibcalc.logs.fit import minimize_scalar
 from ibcalc.logs.results import (
@@ -70,6 +75,7 @@ def diagnose(ctx: RunContext) -> list[Finding]:
     """Ranked findings for a checked run (see the module docstring)."""
     findings: list[Finding] = []
     findings += _corruption(ctx)
+    findings += _contradicted(ctx)
     latency = _latency_fit(ctx)
     findings += bandwidth_findings(ctx, latency.fit if latency is not None else None)
     findings += _latency_findings(ctx, latency)
@@ -83,6 +89,119 @@ def diagnose(ctx: RunContext) -> list[Finding]:
         key=lambda f: (order[f.severity], f.kind != "data_corruption", rank[f.confidence])
     )
     return findings
+
+
+def _contradicted(ctx: RunContext) -> list[Finding]:
+    """A collective or system that the log itself contradicts: every comparison below is then
+    against the wrong expectation, and the bandwidth causes it finds are the flag's doing."""
+    return _wrong_collective(ctx) + _wrong_system(ctx)
+
+
+def _wrong_collective(ctx: RunContext) -> list[Finding]:
+    """The rows' busbw/algbw is the log's collective's factor, not the one checked against."""
+    run, ranks = ctx.run, ctx.run.ranks
+    logged = run.collective
+    if logged is None or logged is ctx.collective or ranks is None or ranks < 2:
+        return []
+    ratios = [r.oop.busbw_GBps / r.oop.algbw_GBps for r in ctx.rows_in if r.oop.algbw_GBps > 0.1]
+    if not ratios:
+        return []
+    ratio = statistics.median(ratios)
+    theirs, ours = busbw_factor(logged, ranks), busbw_factor(ctx.collective, ranks)
+    if abs(ratio / theirs - 1) > 0.01 or abs(ratio / ours - 1) <= 0.01:
+        return []
+    return [
+        Finding(
+            kind="flag_mismatch",
+            cause=f"the rows are {logged.value}'s, not {ctx.collective.value}'s: the run is "
+            f"checked as {ctx.collective.value} (--collective), so every expectation below is "
+            "for another collective",
+            confidence="high",
+            severity="error",
+            evidence=[
+                f"busbw/algbw = {ratio:.4g} in the rows: {logged.value}'s factor on "
+                f"{ranks} ranks is {theirs:.4g}, {ctx.collective.value}'s {ours:.4g}",
+                "re-run without --collective",
+            ],
+        )
+    ]
+
+
+#: A GPU model in a name: ``H100``, ``A100``, ``MI300X``, ``GH200``, ``L40S``, ``RTX 5090``.
+_GPU_MODEL = re.compile(r"\b(?:RTX ?\d{4}(?: ?TI)?|[A-Z]{1,3}\d{2,4}[A-Z]?)\b")
+_AMD = re.compile(r"\bAMD\b|RADEON|INSTINCT|\bMI\d{3}")
+
+
+def _gpu_contradiction(name: str, system: System) -> bool:
+    """Whether the GPU name a log prints cannot be ``system``'s GPU: another vendor, another
+    model named outright, or a PCIe card on an NVSwitch board. A name that names no model
+    (rccl-tests' 'AMD Radeon Graphics') contradicts only another vendor's system."""
+    logged = name.upper()
+    if bool(_AMD.search(logged)) != system.gpu_arch.startswith("cdna"):
+        return True
+    if "PCIE" in logged.replace("-", "").replace(" ", "") and system.nvswitch:
+        return True
+    ours = _GPU_MODEL.search(system.gpu.upper())
+    if ours is None or not _GPU_MODEL.search(logged):
+        return False
+    squeeze = str.maketrans("", "", " -")
+    return ours.group(0).translate(squeeze) not in logged.translate(squeeze)
+
+
+def _wrong_system(ctx: RunContext) -> list[Finding]:
+    """The log's GPUs cannot be the checked system's (:func:`_gpu_contradiction`)."""
+    run, system = ctx.run, ctx.cluster.system
+    if system is None or not run.gpu_model:
+        return []
+    rule = match_rule(run.gpu_model, run.ranks_per_node)
+    if not _gpu_contradiction(run.gpu_model, system):
+        return _other_node(ctx, system, rule)
+    instead = ["re-run without --system (ibcalc infers the node from the GPU name)"]
+    if rule is not None and rule.system != system.id:
+        instead = [f"re-run without --system, or with --system {rule.system}"]
+    return [
+        Finding(
+            kind="flag_mismatch",
+            cause=f"the log ran on other GPUs than {system.id}'s: every expectation below is "
+            "for hardware the run did not use",
+            confidence="high",
+            severity="error",
+            evidence=[
+                f"the log's GPU is {run.gpu_model!r}; {system.id} has {system.gpus_per_node} x "
+                f"{system.gpu}",
+                *instead,
+            ],
+        )
+    ]
+
+
+def _other_node(ctx: RunContext, system: System, rule: NodeRule | None) -> list[Finding]:
+    """The same GPU, but a node rule (by GPUs per host) that points at another scale-up
+    fabric: a possibility, not a contradiction (4 ranks may run on an 8-GPU NVSwitch board)."""
+    if rule is None or rule.system == system.id or rule.ranks_per_node is None:
+        return []
+    try:
+        other = find_system(ctx.catalogue, rule.system)
+    except IbcalcError:
+        return []
+    if (other.intra, other.nvswitch) == (system.intra, system.nvswitch):
+        return []
+    per_host = ctx.run.ranks_per_node
+    return [
+        Finding(
+            kind="flag_mismatch",
+            cause=f"perhaps not a {system.id}: {ctx.run.gpu_model!r} with {per_host} ranks per "
+            f"host is how a {other.id} node prints, whose scale-up fabric is {other.intra}, not "
+            f"{system.intra}",
+            confidence="low",
+            severity="warning",
+            evidence=[
+                f"ibcalc infers {other.id} from this log ({rule.evidence}); {system.id} is "
+                "given (--system)",
+                f"if the run used {per_host} GPUs of a {system.id}, this does not apply",
+            ],
+        )
+    ]
 
 
 def _corruption(ctx: RunContext) -> list[Finding]:

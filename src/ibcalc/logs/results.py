@@ -198,7 +198,7 @@ class Finding(BaseModel):
 
     ``kind`` groups findings (``data_corruption``, ``low_bandwidth``, ``latency``, ``erratic``,
     ``faster_than_expected``, ``transport``, ``gpu_path``, ``network_assumed``,
-    ``library_version``, ``not_checked``, ``ended_early``);
+    ``library_version``, ``not_checked``, ``ended_early``, ``flag_mismatch``);
     ``hypothesis`` is the what-if the model was re-run with (``nics_per_node=1``) and
     ``fit_error`` the median relative error with which it reproduces the bandwidth rows;
     ``curve`` its predicted busbw (GB/s) at each checked size; ``lines`` the log lines of the rows
