@@ -476,6 +476,9 @@ def test_calibrate_never_writes_over_a_file_it_reads(flag: str, tmp_path: Path) 
 
 SMALL = Path(__file__).resolve().parents[1] / "hostile" / "corpus-log-small-sizes.txt"
 SENDRECV = SWEEPS / "21_sendrecv_1node_8xH100_intranode.txt"
+#: 2 x p4d over EFA: calibrate moves calibrated.ll_net_bandwidth and the EFA link's values by
+#: more than two standard errors each, so both override files are written
+P4D_EFA = SWEEPS / "05_allreduce_2node_16xA100-40GB_efa.txt"
 
 
 @pytest.mark.parametrize(
@@ -530,9 +533,9 @@ def test_calibrate_refuses_a_cost_params_input_beside_the_output(tmp_path: Path)
     [
         # what only the write shows (a full device) ...
         (SMALL, "/dev/full", "error: cannot write /dev/full: No space left on device"),
-        # ... or only the fit (sendrecv inside a node fits calibrated.p2p_efficiency, whose
-        # file would go beside /dev/null)
-        (SENDRECV, "/dev/null", "error: /dev/null: a special file; constants were fitted too"),
+        # ... or only the fit (the p4d log fits calibrated.ll_net_bandwidth, whose file would
+        # go beside /dev/null)
+        (P4D_EFA, "/dev/null", "error: /dev/null: a special file; constants were fitted too"),
     ],
 )
 def test_calibrate_writes_before_it_reports(log: Path, target: str, message: str) -> None:
@@ -547,9 +550,9 @@ def test_calibrate_writes_before_it_reports(log: Path, target: str, message: str
 
 def test_calibrate_reports_after_writing(tmp_path: Path) -> None:
     target = tmp_path / "site.yaml"
-    code, out, err = run("calibrate", str(SENDRECV), "-o", str(target))
+    code, out, err = run("calibrate", str(P4D_EFA), "-o", str(target))
     assert code == 0, err
-    assert "calibrated.p2p_efficiency" in out
+    assert "calibrated.ll_net_bandwidth" in out
     assert err.splitlines() == [f"wrote {target}", f"wrote {tmp_path / 'site.cost-params.yaml'}"]
 
 

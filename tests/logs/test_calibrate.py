@@ -32,12 +32,15 @@ from ibcalc.facade import estimate_on
 from ibcalc.logs import parse_file, parse_log
 from ibcalc.logs.calibrate import (
     Calibration,
+    FittedParameter,
     apply_calibration,
     bound_text,
     calibrate,
     check_override_target,
     cost_params_path,
+    verdict_text,
     write_override,
+    written,
 )
 from ibcalc.logs.calibrate import (
     calibrate_logs as calibrate_log_files,
@@ -299,8 +302,8 @@ def test_logs_of_different_clusters_sharing_a_fitted_value_are_warned_about(
         "no fitted row of 64 KiB or less depends on it; only larger rows move with it"
     )
     # the override files carry the warning in their header, one comment line
-    for written in write_override(cal, tmp_path / "site.yaml", inputs=logs):
-        lines = written.read_text(encoding="utf-8").splitlines()
+    for path in write_override(cal, tmp_path / "site.yaml", inputs=logs):
+        lines = path.read_text(encoding="utf-8").splitlines()
         assert f"# warning: {cal.warnings[0]}" in lines
 
 
@@ -554,38 +557,68 @@ def test_the_use_line_quotes_a_file_name_for_the_shell(
     assert "# use: --catalogue 'my cluster.yaml' (or IBCALC_CATALOGUE='my cluster.yaml')" in lines
 
 
-PAIR_SENDRECV = SWEEPS / "26_sendrecv_1node_2xA100-PCIE-40GB_pcie.txt"
+def _fitted(before: float, value: float, error: float | None, unit: str = "s") -> FittedParameter:
+    return FittedParameter(
+        name="nvlink4-mesh4.transport_latency",
+        kind="link",
+        target="nvlink4-mesh4",
+        field="transport_latency",
+        unit=unit,
+        before=before,
+        value=value,
+        uncertainty=error,
+        at_bound=False,
+        rows=30,
+        regime="latency",
+    )
+
+
+def test_a_change_within_two_standard_errors_is_not_written() -> None:
+    # sweeps 13 and 14 together: 0 -> 0.103 us +- 0.788 us is 0.13 standard errors: noise
+    noise = _fitted(0.0, 0.103e-6, 0.788e-6)
+    assert not written(noise)
+    assert verdict_text(noise) == "within 2 std. errors of the value in use (not written)"
+    # 4.94 us +- 0.395 us from 0 is 12.5 standard errors (sweep 26's pcie4 latency)
+    assert written(_fitted(0.0, 4.94e-6, 0.395e-6))
+    # the edge: exactly 2 standard errors is written, just under is not
+    assert written(_fitted(0.0, 2e-6, 1e-6))
+    assert not written(_fitted(0.0, 1.99e-6, 1e-6))
+    # a value with no standard error is judged by its change alone (0.5 %, or 0.05 us)
+    assert written(_fitted(0.824, 0.752, None, unit=""))
+    assert verdict_text(_fitted(0.824, 0.8241, 0.01, unit="")) == "confirmed (not written)"
+
+
+P4D_EFA = SWEEPS / "05_allreduce_2node_16xA100-40GB_efa.txt"
 
 
 def _pair_calibration(catalogue: Catalogue) -> Calibration:
-    """The 2 x A100 PCIe sendrecv log calibrated: link values and a model constant."""
+    """The 2 x p4d EFA log calibrated: link values and a model constant, each changed by more
+    than two standard errors (so written)."""
     return calibrate(
-        [parse_file(PAIR_SENDRECV).runs[0]],
-        ClusterSpec(system="a100-pcie-pair"),
+        [parse_file(P4D_EFA).runs[0]],
+        ClusterSpec(system="aws-p4d"),
         catalogue=catalogue,
-        sources=[PAIR_SENDRECV.name],
+        sources=[P4D_EFA.name],
     )
 
 
 def test_cost_constants_go_to_their_own_file(catalogue: Catalogue, tmp_path: Path) -> None:
-    log = PAIR_SENDRECV
+    log = P4D_EFA
     cal = _pair_calibration(catalogue)
     target = tmp_path / "pair.yaml"
     written = write_override(cal, target, inputs=[log])
     assert written == [target, tmp_path / "pair.cost-params.yaml"]
     assert cost_params_path(target) == tmp_path / "pair.cost-params.yaml"
     params = load_cost_params([written[1]], use_env=False)
-    fitted = next(p for p in cal.parameters if p.name == "calibrated.p2p_efficiency")
-    assert params.calibrated.p2p_efficiency == pytest.approx(fitted.value, rel=1e-4)
-    assert params.provenance["calibrated.p2p_efficiency"].kind == "derived_by"
+    fitted = next(p for p in cal.parameters if p.name == "calibrated.ll_net_bandwidth")
+    assert params.calibrated.ll_net_Bps == pytest.approx(fitted.value, rel=1e-4)
+    assert params.provenance["calibrated.ll_net_bandwidth"].kind == "derived_by"
     load_catalogue([written[0]], use_env=False)
     # the files give the same model as the calibration in memory
     cat, par = apply_calibration(cal, catalogue, builtin_cost_params())
-    assert par.calibrated.p2p_efficiency == pytest.approx(
-        params.calibrated.p2p_efficiency, rel=1e-4
-    )
-    assert find_link(cat, "pcie4").transport_latency_s == pytest.approx(
-        find_link(load_catalogue([written[0]], use_env=False), "pcie4").transport_latency_s,
+    assert par.calibrated.ll_net_Bps == pytest.approx(params.calibrated.ll_net_Bps, rel=1e-4)
+    assert find_link(cat, "efa-100g").transport_latency_s == pytest.approx(
+        find_link(load_catalogue([written[0]], use_env=False), "efa-100g").transport_latency_s,
         rel=1e-6,
     )
 
@@ -598,7 +631,7 @@ def test_the_two_overrides_are_written_together_or_not_at_all(
     was (new link values beside old constants would mislead)."""
     import ibcalc.logs.calibrate as module
 
-    log = PAIR_SENDRECV
+    log = P4D_EFA
     cal = _pair_calibration(catalogue)
     assert cal.cost_entries  # two files to write
     real = module._stage

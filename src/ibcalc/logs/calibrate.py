@@ -89,6 +89,7 @@ from ibcalc.logs.results import (
 from ibcalc.units import plural
 
 __all__ = [
+    "SIGNIFICANT_ERRORS",
     "Calibration",
     "FittedParameter",
     "RunFit",
@@ -99,7 +100,10 @@ __all__ = [
     "changed",
     "check_override_target",
     "cost_params_path",
+    "significant",
+    "verdict_text",
     "write_override",
+    "written",
 ]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
@@ -1461,9 +1465,10 @@ def _run_fits(
 def apply_calibration(
     calibration: Calibration, catalogue: Catalogue, params: CostParams
 ) -> tuple[Catalogue, CostParams]:
-    """``catalogue`` and ``params`` with every fitted value laid over them, in memory
-    (:func:`write_override` writes those that differ from the values in use, see
-    :func:`changed`)."""
+    """``catalogue`` and ``params`` with every fitted value laid over them, in memory: the fit
+    itself, as ``benchmarks/calibrate_logs.py`` scores it. :func:`write_override` writes only
+    those that differ from the values in use by more than their noise (:func:`written`), so the
+    files give this model where every value is written."""
     values: dict[_Param, float] = {}
     for p in calibration.parameters:
         attr = _ATTRIBUTES.get(p.field, p.field)
@@ -1550,10 +1555,38 @@ def bound_text(p: FittedParameter) -> str:
 
 def changed(p: FittedParameter) -> bool:
     """True when a fitted value differs from the one in use (by more than 0.5 %, or 0.05 us for
-    a latency): only those are written to an override file; the others are confirmed."""
+    a latency); the others are confirmed."""
     if p.unit == "s":
         return abs(p.value - p.before) > 5e-8
     return abs(p.value - p.before) > 0.005 * abs(p.before)
+
+
+#: A change is written only when it is at least this many standard errors: a smaller one is
+#: the fit's noise as much as the cluster's (0.10 +- 0.79 us of transport latency moved the
+#: override for nothing).
+SIGNIFICANT_ERRORS = 2.0
+
+
+def significant(p: FittedParameter) -> bool:
+    """True when the change from the value in use is at least :data:`SIGNIFICANT_ERRORS`
+    standard errors (or has none to compare with)."""
+    if p.uncertainty is None:
+        return True
+    return abs(p.value - p.before) >= SIGNIFICANT_ERRORS * p.uncertainty
+
+
+def written(p: FittedParameter) -> bool:
+    """True for the values an override file carries: :func:`changed` and :func:`significant`."""
+    return changed(p) and significant(p)
+
+
+def verdict_text(p: FittedParameter) -> str:
+    """What became of a fitted value: ``fitted`` (written), or why not."""
+    if written(p):
+        return "fitted"
+    if changed(p):
+        return f"within {SIGNIFICANT_ERRORS:g} std. errors of the value in use (not written)"
+    return "confirmed (not written)"
 
 
 def _link_entries(
@@ -1565,7 +1598,7 @@ def _link_entries(
     out: list[dict[str, Any]] = []
     by_link: dict[str, list[FittedParameter]] = {}
     for p in parameters:
-        if p.kind == "link" and changed(p):
+        if p.kind == "link" and written(p):
             by_link.setdefault(p.target, []).append(p)
     for link_id, fitted in by_link.items():
         link = find_link(catalogue, link_id)
@@ -1587,7 +1620,7 @@ def _cost_entries(
 ) -> dict[str, Any]:
     entries: dict[str, Any] = {}
     for p in parameters:
-        if p.kind != "cost" or not changed(p):
+        if p.kind != "cost" or not written(p):
             continue
         pm = _pm(p)
         value: float | str = round(p.value, 6)
@@ -1635,7 +1668,7 @@ def _header(kind: str, calibration: Calibration, use: str) -> str:
     lines += [f"# warning: {w}" for w in calibration.warnings]
     for p in calibration.parameters:
         pm = _pm(p)
-        what = "fitted" if changed(p) else "confirmed (not written)"
+        what = verdict_text(p)
         bound = f" ({bound_text(p)})" if bound_text(p) else ""
         lines.append(
             f"# {what}: {p.name} {_fmt_value(p, p.before)} -> {_fmt_value(p, p.value)}{pm}{bound}"

@@ -26,7 +26,13 @@ from rich.table import Table
 from rich.text import Text
 
 from ibcalc.errors import fill_fields
-from ibcalc.logs.calibrate import Calibration, bound_text
+from ibcalc.logs.calibrate import (
+    SIGNIFICANT_ERRORS,
+    Calibration,
+    bound_text,
+    changed,
+    significant,
+)
 from ibcalc.logs.results import (
     GIVEN,
     Assumption,
@@ -486,6 +492,11 @@ def _items(lines: Iterable[str], style: str = "") -> Table:
     return grid
 
 
+#: Fewer fitted rows than this get "only N rows" beside their standard error, which then rests
+#: on one or two degrees of freedom.
+_FEW_ROWS = 3
+
+
 def render_calibration(
     calibration: Calibration,
     stream: TextIO | None = None,
@@ -530,6 +541,12 @@ def render_calibration(
                     "at the bound of its range" if p.at_bound else "",
                     bound_text(p),
                     p.uncertainty_reason or "",
+                    (
+                        f"< {SIGNIFICANT_ERRORS:g} std. err.: not written"
+                        if changed(p) and not significant(p)
+                        else ""
+                    ),
+                    f"only {p.rows} rows" if 0 < p.rows < _FEW_ROWS else "",
                 )
                 if t
             ),
