@@ -390,8 +390,9 @@ def _inside_band(bw: Sequence[RowCheck], headline: str) -> Finding:
     )
     return Finding(
         kind="low_bandwidth",
-        cause="below the expected busbw, but inside the model's error band and explained by no "
-        "cause it re-runs: within what published runs of this kind measure, not judged a fault",
+        cause="below the expected busbw (so 'low': at 64 MiB and more the error band lifts no "
+        "row to 'ok'), but inside the model's error band and explained by no cause it re-runs: "
+        "within what published runs of this kind measure, not judged a fault",
         confidence="low",
         severity="info",
         evidence=[headline + likely],
