@@ -747,11 +747,11 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
         console.print(
             prose(
                 "time falls where NCCL's tuner switches later than the physical crossover (it "
-                "prices neither the channels it takes from a small collective nor LL's cost on "
-                "plugin transports), at "
+                "prices neither the channels it takes from a small collective nor, on plugin "
+                "transports, LL's cost), at "
                 + ", ".join(falls)
-                + "; measured so: 2 x p5 on EFA runs an all-reduce of 1 MiB faster than one "
-                "of 64 KiB (123-126 us against 135-136 us, two published runs)"
+                + "; the one published drop is on EFA: 2 x p5 runs an all-reduce of 1 MiB "
+                "faster than one of 64 KiB (123-126 us against 135-136 us, two published runs)"
                 + (
                     f"; no measured drop is deeper than {MEASURED_DROP_MAX:.0%}, so the times "
                     "just before a deeper one are the least sure of the sweep (docs/model.md)"
