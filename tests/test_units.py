@@ -136,10 +136,11 @@ def test_ten_gb_bits_never_silently_equals_ten_gigabytes() -> None:
         ("infinity", "infinite"),
         ("10XB", "unknown unit"),
         ("10 parsecs", "unknown unit"),
-        ("1e30", "absurdly large"),
-        ("1e400", "absurdly large"),  # overflows a float; written as digits, not infinite
-        ("2PB", "absurdly large"),  # 2 x 10^15 > 2^50 = 1.126 x 10^15
-        ("1025TiB", "absurdly large"),  # 1025 x 2^40 > 1024 x 2^40 = 2^50
+        ("1e30", "absurdly large (the limit is 1 PiB)"),
+        # overflows a float; written as digits, not infinite, and with the limit as 1e30 has it
+        ("1e400", "absurdly large (the limit is 1 PiB)"),
+        ("2PB", "absurdly large (the limit is 1 PiB)"),  # 2 x 10^15 > 2^50 = 1.126 x 10^15
+        ("1025TiB", "absurdly large (the limit is 1 PiB)"),  # 1025 x 2^40 > 1024 x 2^40 = 2^50
         ("ten", "not understood"),
         ("", "not understood"),
         ("10 GB GB", "not understood"),

@@ -119,7 +119,9 @@ _TIME_FACTORS = {
 }
 
 
-def _finite_number(text: str, raw: str, what: str) -> float:
+def _finite_number(text: str, raw: str, what: str, limit: str = "") -> float:
+    """``text`` as a finite float; ``limit`` (`` (the limit is 1 PiB)``) ends the error of one
+    too large for a float, as it ends the error of one over the caller's limit."""
     try:
         value = float(re.sub(r"^([+-]?)\.(?=[A-Za-z])", r"\1", text))
     except ValueError as exc:  # pragma: no cover - the regex only lets numbers through
@@ -129,9 +131,14 @@ def _finite_number(text: str, raw: str, what: str) -> float:
     if math.isinf(value):
         # 1e400 or 5,000 digits overflow a float: written as a number, it is only absurdly large
         written_inf = re.search(r"inf", text, re.IGNORECASE) is not None
-        raise UnitError(f"{what} {shown(raw)} is {'infinite' if written_inf else 'absurdly large'}")
+        if written_inf:
+            raise UnitError(f"{what} {shown(raw)} is infinite")
+        raise UnitError(f"{what} {shown(raw)} is absurdly large{limit}")
     return value
 
+
+_SIZE_LIMIT = " (the limit is 1 PiB)"
+_BW_LIMIT = " (the limit is 1 PB/s)"
 
 #: Slack of the whole-byte test of :func:`parse_size`, in units in the last place: a decimal size
 #: such as 33.3MB multiplies out to a whole number only up to a float's rounding (1 ulp here).
@@ -150,14 +157,14 @@ def parse_size(value: str | int | float, *, allow_zero: bool = False) -> float:
     if isinstance(value, bool):
         raise UnitError(f"size {shown(raw)} is not a number of bytes")
     if isinstance(value, int | float):
-        size = _finite_number(repr(float(value)), raw, "size")
+        size = _finite_number(repr(float(value)), raw, "size", _SIZE_LIMIT)
     else:
         match = _SIZE_RE.match(value)
         if match is None:
             raise UnitError(
                 f"size {shown(raw)} is not understood (use bytes, e.g. 4096, 1e9, 64MB, 10GiB)"
             )
-        size = _finite_number(match["num"], raw, "size")
+        size = _finite_number(match["num"], raw, "size", _SIZE_LIMIT)
         unit = match["unit"]
         if unit.endswith("b"):
             fixed = (unit[:1].upper() + unit[1:-1] + "B") if len(unit) > 1 else "B"
@@ -185,7 +192,7 @@ def parse_size(value: str | int | float, *, allow_zero: bool = False) -> float:
     if 0 < size < 1:
         raise UnitError(f"size {shown(raw)} is less than one byte")
     if size > MAX_SIZE_BYTES:
-        raise UnitError(f"size {shown(raw)} is absurdly large (the limit is 1 PiB)")
+        raise UnitError(f"size {shown(raw)} is absurdly large{_SIZE_LIMIT}")
     whole = round(size)
     if abs(size - whole) > _WHOLE_BYTE_ULPS * math.ulp(size):
         # 1.5 (bytes), 1.0001KB or 0.3GiB (322122547.2 B): a buffer holds whole bytes
@@ -203,7 +210,7 @@ def parse_bandwidth(value: str | int | float) -> float:
     if isinstance(value, bool):
         raise UnitError(f"bandwidth {shown(raw)} is not a number")
     if isinstance(value, int | float):
-        bw = _finite_number(repr(float(value)), raw, "bandwidth")
+        bw = _finite_number(repr(float(value)), raw, "bandwidth", _BW_LIMIT)
     else:
         match = _BW_RE.match(value)
         if match is None:
@@ -211,7 +218,7 @@ def parse_bandwidth(value: str | int | float) -> float:
                 f"bandwidth {shown(raw)} is not understood "
                 "(write bits as 400Gb/s or 400Gbps, bytes as 50GB/s)"
             )
-        bw = _finite_number(match["num"], raw, "bandwidth")
+        bw = _finite_number(match["num"], raw, "bandwidth", _BW_LIMIT)
         unit = match["unit"]
         if match["prefix"] == "m":
             # lower-case m is milli: 40mb/s read as megabits was 5 MB/s from a typo
@@ -228,7 +235,7 @@ def parse_bandwidth(value: str | int | float) -> float:
     if bw <= 0:
         raise UnitError(f"bandwidth {shown(raw)} must be positive")
     if bw > MAX_BANDWIDTH_BPS:
-        raise UnitError(f"bandwidth {shown(raw)} is absurdly large (the limit is 1 PB/s)")
+        raise UnitError(f"bandwidth {shown(raw)} is absurdly large{_BW_LIMIT}")
     return bw
 
 

@@ -112,6 +112,9 @@ def test_dgx_h100_tiers_and_nic_count() -> None:
     assert not out.sharp  # SHARP is only used when asked for
     assert topo.wan is None
     assert list(cluster.assumptions) == ["ndr supports SHARP (CollNet); enable with {sharp}"]
+    # SHARP turned off on purpose (--no-sharp, sharp: false) is not suggested back
+    off = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=2, sharp=False))
+    assert list(off.assumptions) == []
 
 
 def test_dgx_a100_has_no_nvls_and_hdr_nics() -> None:

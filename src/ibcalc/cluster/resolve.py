@@ -687,7 +687,8 @@ def _build_out(
     sharp = spec.sharp and "sharp" in inter.capabilities
     if spec.sharp and not sharp:
         notes.append(f"SHARP requested but {inter.id} has no SHARP capability; not used")
-    elif not spec.sharp and "sharp" in inter.capabilities:
+    elif not spec.sharp and "sharp" in inter.capabilities and "sharp" not in spec.model_fields_set:
+        # a --no-sharp given is a choice made, not one to suggest
         notes.append(sharp_hint(inter.id))
     latency = inter.transport_latency_s
     if inter.kind is LinkKind.WAN and inter.latency_s is not None:
