@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ibcalc.catalogue.load import load_catalogue
+from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
@@ -195,6 +195,26 @@ def test_compute_fabric_options_are_named_as_ignored(builtin_catalogue: Catalogu
     for result in (plain, given):
         assert not any("slower" in a or "SHARP (CollNet)" in a for a in result.assumptions)
     assert not any("ignored" in a for a in plain.assumptions)
+
+
+def test_one_node_reaches_storage_through_the_fabric_given(builtin_catalogue: Catalogue) -> None:
+    # one DGX H100 with --fabric hdr: no collective crosses a network, but the node's storage
+    # NIC is the HDR one given (25 GB/s x the catalogue's efficiency), not the preset's NDR; the
+    # preset's own link when none is given
+    spec = CheckpointSpec(model=find_model("llama3-8b"), storage="ddn-ai400x2")
+    hdr = find_link(builtin_catalogue, "hdr")
+    given = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=1, inter="hdr"))
+    assert given.inter is None
+    assert "{inter} hdr carries no collective: one scale-up domain, no network between GPUs" in (
+        given.assumptions
+    )
+    client = next(b for b in checkpoint(builtin_catalogue, given, spec).save.bounds)
+    assert client.name == "client NICs"
+    assert client.bw_Bps == pytest.approx(hdr.achievable_Bps)
+    assert " x hdr at " in client.detail
+    preset = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=1))
+    client = next(b for b in checkpoint(builtin_catalogue, preset, spec).save.bounds)
+    assert client.bw_Bps == pytest.approx(find_link(builtin_catalogue, "ndr").achievable_Bps)
 
 
 def test_object_store_request_bound(builtin_catalogue: Catalogue) -> None:

@@ -366,6 +366,12 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         ]
         if ignored:
             notes.append(f"{', '.join(ignored)} ignored: one scale-up domain, no network")
+        if link is not None and spec.inter is not None:
+            # the link is kept for what reaches outside (checkpoint's storage NICs)
+            notes.append(
+                f"{{inter}} {link.id} carries no collective: one scale-up domain, no network "
+                "between GPUs"
+            )
     fabric += notes[tiers_from:]
     wan_tier = _build_wan(catalogue, spec, domains, notes, nodes_per_domain=nodes_per_domain)
     topology = Topology(

@@ -328,6 +328,8 @@ def checkpoint(
     if link_name is None:
         if cluster.inter is not None:
             link_name = cluster.inter.id
+        elif cluster.spec.inter is not None:  # one node: the fabric given joins no GPUs
+            link_name = cluster.spec.inter
         elif cluster.system is not None and cluster.system.inter is not None:
             link_name = cluster.system.inter
         else:
