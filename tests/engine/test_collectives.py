@@ -216,6 +216,25 @@ def test_tree_allreduce(nodes: int) -> None:
     assert c.equivalent_busbw is (nodes == 2)
 
 
+def test_tree_transfer_says_how_its_rate_comes_from_the_tier() -> None:
+    # 3 nodes: each sends 2S over 8 x 10 GB/s = 80 GB/s, so the tier's rate is 40 GB/s (the
+    # chain's 100 / 2 x 0.92 = 46 GB/s is faster); LL128 on several nodes takes NCCL's 120/128,
+    # 37.5 GB/s; at 1 GiB NCCL's size-bucket correction does not apply
+    t = topo(3, 8)
+    c = cost(t, Collective.ALL_REDUCE, Algorithm.TREE, Protocol.LL128)
+    (transfer,) = [term for term in c.terms if term.name == "transfer"]
+    assert transfer.seconds == pytest.approx(S / (40 * GB * 120 / 128))
+    assert "at 37.5 GB/s (LL128; " in transfer.detail
+    assert ": the tier's 40 GB/s x 0.9375 (NCCL's tree LL128 factor on several nodes)" in (
+        transfer.detail
+    )
+    assert "correction" not in transfer.detail
+    # Simple there: the tier's rate itself, nothing to compose
+    simple = cost(t, Collective.ALL_REDUCE, Algorithm.TREE, Protocol.SIMPLE)
+    (transfer,) = [term for term in simple.terms if term.name == "transfer"]
+    assert "the tier's" not in transfer.detail
+
+
 def test_tree_one_gpu_per_node() -> None:
     t = topo(3, 1, nics=1)
     c = cost(t, Collective.ALL_REDUCE, Algorithm.TREE, Protocol.SIMPLE)

@@ -65,6 +65,34 @@ from ibcalc.units import format_bandwidth, format_size
 __all__ = ["tree_network_multiplier", "tree_timing"]
 
 
+def _rate_words(
+    tier_bw: float,
+    proto_bw: float,
+    correction: float,
+    protocol: Protocol,
+    domains: int,
+    params: CostParams,
+) -> str:
+    """How the tree's rate comes from its tier's: NCCL's per-protocol tree factor (tuning.cc)
+    and its size-bucket correction, each where it applies (empty for Simple without one)."""
+    nccl = params.nccl_tuner
+    steps = []
+    if protocol is Protocol.LL:
+        if proto_bw < tier_bw / nccl.tree_ll_divisor * (1 - 1e-9):
+            steps.append(f"capped at {gbps(proto_bw)} (half NCCL's LL bandwidth cap, for trees)")
+        else:
+            steps.append(f"/ {nccl.tree_ll_divisor:g} (NCCL's tree LL divisor)")
+    elif protocol is Protocol.LL128:
+        factor = proto_bw / tier_bw
+        where = "one node" if domains == 1 else "several nodes"
+        steps.append(f"x {factor:.4g} (NCCL's tree LL128 factor on {where})")
+    if correction != 1.0:
+        steps.append(f"x {correction:.3g} (NCCL's tree correction at this size)")
+    if not steps:
+        return ""
+    return f": the tier's {gbps(tier_bw)} " + " ".join(steps)
+
+
 def tree_network_multiplier(domains: int) -> float:
     """Bytes per byte of S each domain sends over the network in a double binary tree."""
     return 1.0 if domains <= 2 else 2.0
@@ -97,10 +125,12 @@ def tree_timing(
         bw, limit = net_bw, "net"
     else:
         bw, limit = chain_bw, "up"
+    tier_bw = bw
     if protocol is Protocol.LL:
         bw = min(bw / nccl.tree_ll_divisor, ll_cap_Bps(topo, params) / 2.0)
     elif protocol is Protocol.LL128:
         bw *= nccl.tree_ll128_factor_one_node if big_n == 1 else nccl.tree_ll128_factor_multi_node
+    proto_bw = bw
     full = channels(topo, params)
     unit = channel_unit_bytes(topo, protocol, params, ring=False)
     active = active_channels(size_bytes, full, unit)
@@ -110,8 +140,10 @@ def tree_timing(
     # than the chunk grew, and a tree/Simple all-reduce took less time for more bytes)
     fill_bw = bw
     # NCCL's size-bucket correction ("trees do not follow the model well at medium sizes")
-    if tree_corrected(protocol, params):
-        bw *= tree_correction(size_bytes, protocol, params)
+    correction = (
+        tree_correction(size_bytes, protocol, params) if tree_corrected(protocol, params) else 1.0
+    )
+    bw *= correction
     intra = intra_hop_latency(topo, Algorithm.TREE, protocol, params)
     net = net_hop_latency(topo, Algorithm.TREE, protocol, size_bytes, params) if big_n > 1 else 0.0
     depth = math.floor(math.log2(big_n)) if big_n > 1 else 0
@@ -178,6 +210,7 @@ def tree_timing(
                 seconds=transfer,
                 detail=f"S = {format_size(size_bytes)} through the tree at {gbps(bw)} "
                 f"({protocol.value}; {where})"
+                + _rate_words(tier_bw, proto_bw, correction, protocol, big_n, params)
                 + (f"; {wan_rate_reason(topo, params)}" if limit == "wan" else "")
                 + trimmed_text(active, full, unit)
                 + ll_network_text(topo, size_bytes, protocol, params, size_bytes / bw),
