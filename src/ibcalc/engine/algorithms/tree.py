@@ -69,6 +69,7 @@ def _rate_words(
     tier_bw: float,
     proto_bw: float,
     correction: float,
+    *,
     protocol: Protocol,
     domains: int,
     params: CostParams,
@@ -210,7 +211,9 @@ def tree_timing(
                 seconds=transfer,
                 detail=f"S = {format_size(size_bytes)} through the tree at {gbps(bw)} "
                 f"({protocol.value}; {where})"
-                + _rate_words(tier_bw, proto_bw, correction, protocol, big_n, params)
+                + _rate_words(
+                    tier_bw, proto_bw, correction, protocol=protocol, domains=big_n, params=params
+                )
                 + (f"; {wan_rate_reason(topo, params)}" if limit == "wan" else "")
                 + trimmed_text(active, full, unit)
                 + ll_network_text(topo, size_bytes, protocol, params, size_bytes / bw),
