@@ -584,13 +584,13 @@ def test_calibrate_to_dev_stdout_keeps_the_report_and_the_override(tmp_path: Pat
 
 def test_calibrate_says_each_assumption_once() -> None:
     """A session log of six runs on one 2 x RTX 2080 Ti node (five fitted, the sixth skipped)
-    listed system, GPUs per node and nodes once per run: 16 lines, now 4."""
+    listed system, GPUs per node and nodes once per run: 16 lines, now 4, without the log's
+    path on each (the heading names the one log)."""
     log = FIXTURES / "09_multi_collective_session_1node_2xRTX2080Ti_pcie.txt"
     code, out, err = run("calibrate", str(log))
     assert code == 0, err
     assumed = out.split("\nassumed:\n", 1)[1]
-    # each item flattened first: with a long checkout path the line wraps right after "log:"
-    items = [" ".join(item.split()).split(": ", 1)[1] for item in assumed.split("  - ")[1:]]
+    items = [" ".join(item.split()) for item in assumed.split("  - ")[1:]]
     assert items == [
         "system = rtx2080ti-2 (GPU 'NVIDIA GeForce RTX 2080 Ti': 'GeForce RTX 2080 Ti' cards "
         "without peer-to-peer)",
@@ -979,7 +979,8 @@ def test_calibrate_takes_the_collective_a_log_does_not_say() -> None:
     assert code == 0, err
     fit = json.loads(out)
     assert [r["collective"] for r in fit["runs"]] == ["all_gather"]
-    assert f"{log}: collective = all_gather (given; the log says nothing)" in fit["assumptions"]
+    # one log: the heading names it, each assumption does not again
+    assert "collective = all_gather (given; the log says nothing)" in fit["assumptions"]
     assert {p["name"] for p in fit["parameters"]} >= {"efa-100g.transport_latency"}
     # a collective ibcalc does not know is refused before any log is read
     code, _, err = run("calibrate", log, "--collective", "scatter")

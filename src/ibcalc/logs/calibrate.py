@@ -920,12 +920,18 @@ def _measurements(run: Run) -> tuple[object, ...]:
 def _merged_notes(notes: Iterable[tuple[str, str]]) -> list[str]:
     """One line per distinct assumption, first seen first, naming the logs it applies to (each
     run of a log inferred the same facts again: a log of five runs said each of them five
-    times)."""
+    times). Where every line holds for the same logs (one log calibrated), the report's heading
+    names them already and the lines do not repeat them."""
     logs: dict[str, list[str]] = {}
     for label, text in notes:
         seen = logs.setdefault(text, [])
         if label not in seen:
             seen.append(label)
+    if (
+        len({tuple(labels) for labels in logs.values()}) == 1
+        and len({label for label, _ in notes}) == 1
+    ):
+        return list(logs)
     return [f"{', '.join(labels)}: {text}" for text, labels in logs.items()]
 
 
