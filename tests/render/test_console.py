@@ -318,3 +318,36 @@ def test_systems_table_never_splits_an_id(monkeypatch: pytest.MonkeyPatch, colum
     # every NIC link id is whole somewhere (it may wrap under its count: '8 x' over 'roce-400g')
     words = {w for line in table for w in line.split()}
     assert {s.inter for s in catalogue.systems if s.inter} <= words
+
+
+@pytest.mark.parametrize(
+    ("columns", "said"),
+    [
+        (80, "the regime and algorithm columns left out at 80 columns (100 or more show them;"),
+        (95, "the regime column left out at 95 columns (100 or more show it;"),
+        (100, None),
+    ],
+)
+def test_nccl_check_says_which_columns_a_narrow_page_leaves_out(
+    columns: int, said: str | None
+) -> None:
+    """Below 100 columns the rows table drops the regime, then the algorithm column; it had done
+    so without a word."""
+    from pathlib import Path
+
+    from typer.testing import CliRunner
+
+    from ibcalc.cli import app
+
+    log = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "sweeps"
+    log /= "13_allreduce_1node_4xH100_intranode.txt"
+    result = CliRunner().invoke(app, ["nccl-check", str(log)], env={"COLUMNS": str(columns)})
+    assert result.exit_code == 0, result.output
+    flat = " ".join(result.stdout.split())
+    header = result.stdout.split("\n───", 1)[0].splitlines()[-2:]
+    if said is None:
+        assert "left out at" not in flat
+        assert "regime" in " ".join(header)
+    else:
+        assert said in flat
+        assert "regime" not in " ".join(header)

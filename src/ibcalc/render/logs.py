@@ -140,6 +140,21 @@ _RANGE_LEGEND = "; (a-b): the busbw a measurement is likely to show (the model's
 _NARROW_DROPS = (("regime", 100), ("algorithm", 90), ("line", 78))
 
 
+def _dropped_words(width: int) -> str:
+    """The legend's words for the columns ``width`` leaves out (empty when none), with the width
+    that shows them all."""
+    dropped = [name for name, below in _NARROW_DROPS if width < below]
+    if not dropped:
+        return ""
+    widest = max(below for _, below in _NARROW_DROPS)
+    names = " and ".join([", ".join(dropped[:-1]), dropped[-1]] if len(dropped) > 1 else dropped)
+    return (
+        f"; the {names} column{'s' if len(dropped) > 1 else ''} left out at "
+        f"{width} columns ({widest} or more show {'them' if len(dropped) > 1 else 'it'}; "
+        "--format json has every field)"
+    )
+
+
 def _rows_table(check: RunCheck, width: int = 100) -> Table:
     """One row per size, whole cells one space apart: it fits 100 columns, and below that
     drops the regime, then the algorithm, then the line column rather than cut a number."""
@@ -264,7 +279,12 @@ def render_checks(
         if check.rows:
             console.print(_rows_table(check, console.width))
             ranges = any(r.expected_busbw_GBps_range is not None for r in check.rows)
-            console.print(Text(_LEGEND + (_RANGE_LEGEND if ranges else ""), style="dim"))
+            console.print(
+                Text(
+                    _LEGEND + (_RANGE_LEGEND if ranges else "") + _dropped_words(console.width),
+                    style="dim",
+                )
+            )
         if check.flagged:
             console.print("likely causes, most likely first:")
         elif check.rows:
