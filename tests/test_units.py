@@ -369,6 +369,12 @@ def test_zero_time_refused_on_request() -> None:
         # ranks moves 976,560 B x 1024 = 999,997,440 B; printed "1000 MB")
         (999_997_440, "1 GB"),
         (999_400_000, "999.4 MB"),
+        # a short fraction of a binary unit reads as --size 1.5GiB was given (it had printed
+        # "1.611 GB"); a binary size off by a few bytes falls back to four decimal digits
+        (3 * 2**29, "1.5 GiB"),
+        (1536, "1.5 KiB"),
+        (5 * 2**28, "1.25 GiB"),
+        (128 * 2**20 + 4, "134.2 MB"),
     ],
 )
 def test_format_size(size_bytes: int, text: str) -> None:
@@ -382,6 +388,10 @@ def test_format_size(size_bytes: int, text: str) -> None:
 def test_property_binary_sizes_round_trip_exactly(unit: tuple[str, int], n: int) -> None:
     size = n * unit[1]
     assert parse_size(format_size(size)) == size
+    # quarters of a unit too, under 1024 of it and where four significant digits hold them
+    # (108.75 KiB does not: it reads 111.4 KB)
+    if n * 1.25 < 1024 and float(f"{n * 1.25:.4g}") == n * 1.25:
+        assert parse_size(format_size(size * 1.25)) == size * 1.25
 
 
 @given(st.integers(min_value=1, max_value=10**15))

@@ -289,12 +289,15 @@ def gbps_from_Bps(bw_Bps: float) -> float:
 
 
 def format_size(size_bytes: float) -> str:
-    """Format a size with a decimal or binary unit, whichever is exact or shorter."""
+    """Format a size with a decimal or binary unit, whichever is exact or shorter: a binary
+    unit where the size is a whole or short fraction of one (``1.5 GiB``, as ``--size 1.5GiB``
+    reads), else four significant digits of a decimal one (``1.611 GB``)."""
     if size_bytes < KB:
         return f"{size_bytes:g} B"
     for factor, name in ((PiB, "PiB"), (TiB, "TiB"), (GiB, "GiB"), (MiB, "MiB"), (KiB, "KiB")):
-        if size_bytes >= factor and size_bytes % factor == 0 and size_bytes / factor < 1024:
-            return f"{size_bytes / factor:g} {name}"
+        scaled = size_bytes / factor
+        if 1 <= scaled < 1024 and float(f"{scaled:.4g}") == scaled:
+            return f"{scaled:g} {name}"
     scaled = _scaled(
         size_bytes, ((PB, "PB"), (TB, "TB"), (GB, "GB"), (MB, "MB"), (KB, "KB")), ".4g"
     )

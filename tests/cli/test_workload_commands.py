@@ -207,14 +207,14 @@ def test_infer_json() -> None:
 
 def test_infer_table_gives_the_prompt_s_kv_cache_with_its_length() -> None:
     # llama3-70b: 80 layers x 8 KV heads x 128 x 2 (K and V) x 2 B = 327,680 B per token; the
-    # 8,192-token prompt's cache is 8,192 times that, 2.684 GB (what the KV transfer ships)
+    # 8,192-token prompt's cache is 8,192 times that, 2.5 GiB (what the KV transfer ships)
     result = runner.invoke(
         APP,
         ["infer", "--model", "llama3-70b", "--tp", "8", "--prompt", "8192", "--system", "dgx-h100"],
     )
     assert result.exit_code == 0, result.stderr
-    assert 80 * 8 * 128 * 2 * 2 * 8192 == 2_684_354_560
-    assert "327,680 B per token (bf16), 2.684 GB for the 8,192-token prompt" in result.stdout
+    assert 80 * 8 * 128 * 2 * 2 * 8192 == 2_684_354_560 == 2.5 * 2**30
+    assert "327,680 B per token (bf16), 2.5 GiB for the 8,192-token prompt" in result.stdout
 
 
 def test_checkpoint_json() -> None:
