@@ -295,9 +295,9 @@ def format_size(size_bytes: float) -> str:
     if size_bytes < KB:
         return f"{size_bytes:g} B"
     for factor, name in ((PiB, "PiB"), (TiB, "TiB"), (GiB, "GiB"), (MiB, "MiB"), (KiB, "KiB")):
-        scaled = size_bytes / factor
-        if 1 <= scaled < 1024 and float(f"{scaled:.4g}") == scaled:
-            return f"{scaled:g} {name}"
+        units = size_bytes / factor
+        if 1 <= units < 1024 and float(f"{units:.4g}") == units:
+            return f"{units:g} {name}"
     scaled = _scaled(
         size_bytes, ((PB, "PB"), (TB, "TB"), (GB, "GB"), (MB, "MB"), (KB, "KB")), ".4g"
     )

@@ -1009,3 +1009,18 @@ def test_calibrate_without_output_says_it_wrote_nothing() -> None:
     assert err == "note: nothing written; -o FILE saves the fitted values as an override\n"
     code, _, err = run("calibrate", log, "--format", "json")
     assert (code, err) == (0, "")  # JSON goes to programs, which know what they asked for
+
+
+def test_calibrate_breaks_a_long_parameter_name_after_its_link() -> None:
+    """At 80 columns 'nvlink4-mesh4.transport_latency' (31 characters) does not fit its column:
+    it breaks after the link's id, not inside a word ('transport_l' over 'atency')."""
+    logs = [
+        str(SWEEPS / "13_allreduce_1node_4xH100_intranode.txt"),
+        str(SWEEPS / "14_reducescatter_1node_4xH100_intranode.txt"),
+    ]
+    result = CliRunner().invoke(app, ["calibrate", *logs], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    (first,) = [i for i, line in enumerate(lines) if line.startswith("nvlink4-mesh4. ")]
+    assert lines[first + 1].startswith("transport_latency ")
+    assert max(len(line) for line in lines) <= 80

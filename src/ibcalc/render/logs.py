@@ -588,8 +588,15 @@ def render_calibration(
             table.add_column(name, overflow="fold", width=fixed[name])
         else:
             table.add_column(name, no_wrap=True, min_width=widths[i])
+    room = fixed["parameter"]
     for row in cells:
-        table.add_row(*row)
+        name = row[0]
+        if room is not None and len(name) > room and "." in name:
+            # a name too long for its column breaks after the link's id, not mid-word
+            link, _, field = name.partition(".")
+            if len(link) + 1 <= room and len(field) <= room:
+                name = f"{link}.\n{field}"
+        table.add_row(name, *row[1:])
     if calibration.parameters:
         console.print(table)
     else:
