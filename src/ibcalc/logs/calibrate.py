@@ -927,10 +927,7 @@ def _merged_notes(notes: Iterable[tuple[str, str]]) -> list[str]:
         seen = logs.setdefault(text, [])
         if label not in seen:
             seen.append(label)
-    if (
-        len({tuple(labels) for labels in logs.values()}) == 1
-        and len({label for label, _ in notes}) == 1
-    ):
+    if len({label for label, _ in notes}) == 1:
         return list(logs)
     return [f"{', '.join(labels)}: {text}" for text, labels in logs.items()]
 
