@@ -224,15 +224,6 @@ def cluster_notes(cluster: ResolvedCluster, collective: Collective) -> list[str]
     return notes
 
 
-def _neighbour_fraction(topo: Topology) -> float:
-    """The cross-leaf share of neighbour traffic :meth:`Topology.contention` prices (1 without a
-    scale-out tier)."""
-    out = topo.out
-    if out is None:
-        return 1.0
-    return out.neighbour_fraction if out.neighbour_fraction is not None else out.cross_leaf_fraction
-
-
 def _estimate(
     cluster: ResolvedCluster,
     plan: Plan,
@@ -328,7 +319,7 @@ def _estimate(
         sharp=bool(topo.out is not None and topo.out.sharp),
         oversubscription=topo.out.oversubscription if topo.out is not None else 1.0,
         cross_leaf_fraction=topo.out.cross_leaf_fraction if topo.out is not None else 1.0,
-        neighbour_cross_leaf_fraction=_neighbour_fraction(topo),
+        neighbour_cross_leaf_fraction=topo.out.neighbour_share if topo.out is not None else 1.0,
         sites=topo.sites,
         wan=topo.wan.link_id if topo.wan is not None else None,
         domains=topo.domains,

@@ -143,7 +143,6 @@ def train_command(
         typer.Option(
             "--global-batch",
             min=1,
-            max=1_000_000_000,
             help="Sequences per step over all DP ranks; sets the micro-batches per step.",
         ),
     ] = None,

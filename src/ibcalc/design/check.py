@@ -149,10 +149,7 @@ def field_keys(doc: Document) -> dict[str, str]:
     keys = dict(DESIGN_KEYS)
     for name in FIELD_PATHS:
         path = field_location(doc, name)
-        if path is not None and name not in (
-            "cross_leaf_fraction",
-            "neighbour_cross_leaf_fraction",
-        ):
+        if path is not None and name not in _DERIVED:
             keys[name] = ".".join(path)
     return keys
 
@@ -848,15 +845,12 @@ def _gap_cap(resolved: ResolvedDesign, bws: PerGpuBandwidths) -> tuple[str | Non
     """The host PCIe link that caps the NICs below their own achievable rate, and the
     achievable gap it leaves (scale-up over scale-out, per GPU, from ``bws``, the cluster's
     :func:`per_gpu_bandwidths`); (None, None) uncapped."""
-    cluster = resolved.cluster
-    out, host, inter = cluster.topology.out, cluster.host_pcie, cluster.inter
-    if out is None or host is None or inter is None:
-        return None, None
-    if out.nic_bw_Bps >= inter.achievable_Bps * (1 - 1e-9):
+    out = resolved.cluster.topology.out
+    if out is None or out.nic_cap is None:
         return None, None
     if bws.up_Bps is None or not bws.out_per_gpu_Bps:
-        return host.id, None
-    return host.id, bws.up_Bps / bws.out_per_gpu_Bps
+        return out.nic_cap, None
+    return out.nic_cap, bws.up_Bps / bws.out_per_gpu_Bps
 
 
 def _oversubscription_finding(

@@ -186,9 +186,7 @@ class Topology:
         edge out per channel, docs/model.md); without one, the same fraction as uniform."""
         if self.out is None or self.domains == 1:
             return 1.0
-        f = self.out.cross_leaf_fraction
-        if traffic == "neighbour" and self.out.neighbour_fraction is not None:
-            f = self.out.neighbour_fraction
+        f = self.out.neighbour_share if traffic == "neighbour" else self.out.cross_leaf_fraction
         return max(1.0, self.out.oversubscription * f)
 
     @property

@@ -194,6 +194,14 @@ class ScaleOutTier(BaseModel):
     neighbour_fraction: float | None = Field(default=None, ge=0.0, le=1.0)
 
     @property
+    def neighbour_share(self) -> float:
+        """The cross-leaf share neighbour traffic is priced with: ``neighbour_fraction``, else
+        ``cross_leaf_fraction``."""
+        if self.neighbour_fraction is not None:
+            return self.neighbour_fraction
+        return self.cross_leaf_fraction
+
+    @property
     def domain_bw_Bps(self) -> float:
         """Aggregate achievable injection bandwidth of one domain, per direction."""
         return self.nics_per_domain * self.nic_bw_Bps
