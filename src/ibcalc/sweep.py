@@ -34,6 +34,7 @@ from ibcalc.units import GB, format_size
 
 __all__ = [
     "MAX_SWEEP_SIZES",
+    "MEASURED_DROP_MAX",
     "SweepGroup",
     "SweepResult",
     "SweepRow",
@@ -47,6 +48,11 @@ __all__ = [
 MAX_SWEEP_SIZES = 200
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
+
+#: The deepest drop in time at an algorithm switch that a published sweep shows: 2 x p5 on EFA,
+#: all-reduce at 64 KiB -> 1 MiB, 135.8 -> 125.7 us (KeitaW/p5-nccl-test) and 135 -> 123 us
+#: (awsome-distributed-training), 7-9 % (docs/model.md, "time falls").
+MEASURED_DROP_MAX = 0.09
 
 
 def sweep_sizes(min_bytes: float, max_bytes: float, factor: int) -> list[float]:
@@ -81,6 +87,9 @@ class SweepRow(BaseModel):
     model_config = _FROZEN
 
     estimate: Estimate = Field(exclude=True)
+    previous: Estimate | None = Field(
+        default=None, exclude=True, description="The sweep's estimate at the size before."
+    )
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -142,6 +151,27 @@ class SweepRow(BaseModel):
     def busbw_equivalent(self) -> bool:
         """True when busbw is an equivalent figure, not a wire rate."""
         return self.estimate.best.equivalent_busbw
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def switch(self) -> bool:
+        """True where NCCL's tuner runs another algorithm or protocol than at the size before
+        (the table's ``>``)."""
+        if self.previous is None:
+            return False
+        was, now = self.previous.best, self.estimate.best
+        return (was.algorithm, was.protocol) != (now.algorithm, now.protocol)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def time_drop_fraction(self) -> float | None:
+        """How much less time this size takes than the size before, as a fraction of that
+        time; None where time does not fall. For a fixed algorithm and protocol time never
+        falls, so it falls only at a :attr:`switch`; drops deeper than
+        :data:`MEASURED_DROP_MAX` have not been measured."""
+        if self.previous is None or self.estimate.time_s >= self.previous.time_s:
+            return None
+        return 1.0 - self.estimate.time_s / self.previous.time_s
 
 
 class SweepGroup(BaseModel):
@@ -244,7 +274,10 @@ class SweepGroup(BaseModel):
     @property
     def rows(self) -> list[SweepRow]:
         """One row per size that runs, smallest first."""
-        return [SweepRow(estimate=est) for est in self.estimates]
+        return [
+            SweepRow(estimate=est, previous=before)
+            for before, est in zip([None, *self.estimates], self.estimates, strict=False)
+        ]
 
     @property
     def parameter_notes(self) -> list[str]:

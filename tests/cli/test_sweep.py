@@ -331,3 +331,31 @@ def test_a_drop_in_time_is_given_with_its_depth_and_a_deep_one_is_called_least_s
         assert f"-{drop:.0%})" in out
     assert max(d for _, d in drops) > 0.09
     assert "no measured drop is deeper than 9%" in out
+
+
+def test_json_and_csv_rows_carry_the_switch_and_the_drop() -> None:
+    """A script reading the sweep had no way to find the table's '>' marks or its footnote's
+    drops. Each row now says whether NCCL's tuner switched there (its choice differs from the
+    row before) and how far time fell, 1 - t / t_before, worked here from the rows' own times;
+    the first row has no row before it."""
+    argv = ["sweep", "allgather", "-b", "64K", "-e", "64M", "--system", "dgx-h100", "-N", "16"]
+    (group,) = json.loads(runner.invoke(app, [*argv, "--format", "json"]).stdout)
+    rows = group["rows"]
+    assert rows[0]["switch"] is False
+    assert rows[0]["time_drop_fraction"] is None
+    for a, b in pairwise(rows):
+        changed = (a["algorithm"], a["protocol"]) != (b["algorithm"], b["protocol"])
+        assert b["switch"] is changed
+        if b["time_us"] < a["time_us"]:
+            assert changed  # time falls only where the choice changes
+            assert b["time_drop_fraction"] == pytest.approx(1 - b["time_us"] / a["time_us"])
+        else:
+            assert b["time_drop_fraction"] is None
+    assert any(r["time_drop_fraction"] for r in rows)
+    csv_lines = runner.invoke(app, [*argv, "--format", "csv"]).stdout.splitlines()
+    header = csv_lines[0].split(",")
+    cells = [dict(zip(header, line.split(","), strict=True)) for line in csv_lines[1:]]
+    assert [c["switch"] for c in cells] == [str(r["switch"]) for r in rows]
+    for cell, row in zip(cells, rows, strict=True):
+        drop = row["time_drop_fraction"]
+        assert cell["time_drop_fraction"] == ("" if drop is None else repr(drop))

@@ -105,12 +105,6 @@ def bullets(items: Iterable[str]) -> Table:
     return bullets
 
 
-#: The deepest drop in time at an algorithm switch that a published sweep shows: 2 x p5 on EFA,
-#: all-reduce at 64 KiB -> 1 MiB, 135.8 -> 125.7 us (KeitaW/p5-nccl-test) and 135 -> 123 us
-#: (awsome-distributed-training), 7-9 % (docs/model.md, "time falls").
-MEASURED_DROP_MAX = 0.09
-
-
 def prose(text: str, prefix: str = "  ", style: str = "") -> Table | Text:
     """A paragraph for the page's width, wrapped at words under its own start, after
     ``prefix`` (an indent, or a label such as ``note:``); it had been one line of up to 270
@@ -681,6 +675,8 @@ def render_sweep(
 def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -> None:
     """One group's sweep in the shape of nccl-tests output; ``peak`` is the busbw of a full
     bar."""
+    from ibcalc.sweep import MEASURED_DROP_MAX  # the sweep module is not needed for estimates
+
     rows: list[dict[str, Any]] = group["rows"]
     title = (
         f"{group['collective']} sweep on {group['nodes']} x {group['gpus_per_node']} GPUs "
@@ -693,11 +689,8 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
     previous: dict[str, Any] | None = None
     for row in rows:
         choice = f"{row['algorithm']}/{row['protocol']}"
-        changed = previous is not None and choice != (
-            f"{previous['algorithm']}/{previous['protocol']}"
-        )
-        if changed and previous is not None and row["time_us"] < previous["time_us"]:
-            drop = 1.0 - row["time_us"] / previous["time_us"]
+        drop = row["time_drop_fraction"]
+        if drop is not None and previous is not None:
             deepest = max(deepest, drop)
             falls.append(
                 f"{row['size_bytes']:.0f} B ({previous['time_us']:.1f} -> {row['time_us']:.1f} us, "
@@ -711,7 +704,7 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
                 f"{row['time_us']:.2f}",
                 f"{row['algbw_GBps']:.2f}",
                 f"{row['busbw_GBps']:.2f}" + ("*" if row["busbw_equivalent"] else ""),
-                ("> " if changed else "  ") + choice,
+                ("> " if row["switch"] else "  ") + choice,
             )
         )
         previous = row
