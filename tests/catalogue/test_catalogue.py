@@ -524,6 +524,67 @@ def test_system_referencing_unknown_link_is_refused(tmp_path: Path, locate: Loca
     assert "nvlink" in message.split("nvlink9", 1)[1]  # suggests a real NVLink id
 
 
+#: One GPU's memory from each vendor's own figure, per GPU or divided out of a node's total.
+GPU_MEMORY_BYTES = {
+    "dgx-h100": 80e9,  # H100 SXM 80GB
+    "hgx-h200": 141e9,  # H200 141GB HBM3e
+    "dgx-b200": 1440e9 / 8,  # DGX B200: 1,440GB total GPU memory
+    "gb200-nvl72": 13.4e12 / 72,  # GB200 NVL72: 13.4 TB HBM3e over 72 GPUs
+    "aws-p4d": 320e9 / 8,  # p4d.24xlarge: 320 GB over 8 A100
+    "aws-p5en": 1128e9 / 8,  # p5en.48xlarge: 1128 GB over 8 H200
+    "mi300x-8": 192e9,  # MI300X 192 GB HBM3
+    "mi355x-8": 288e9,  # MI355X 288 GB HBM3E
+}
+
+
+@pytest.mark.parametrize(("system_id", "expected"), sorted(GPU_MEMORY_BYTES.items()))
+def test_gpu_memory_matches_the_vendor_figure(
+    builtin_catalogue: Catalogue, system_id: str, expected: float
+) -> None:
+    system = _systems(builtin_catalogue)[system_id]
+    assert system.gpu_memory_bytes == pytest.approx(expected, rel=0.005)
+    assert system.gpu_memory_source
+
+
+def test_presets_of_more_than_one_gpu_size_state_no_memory(builtin_catalogue: Catalogue) -> None:
+    # DGX A100 and Azure ND A100 v4 come with 40 GB or 80 GB A100s, DGX-1V with 16 or 32 GB V100s
+    systems = _systems(builtin_catalogue)
+    for system_id in ("dgx-a100", "azure-nd-a100-v4", "dgx-1v", "pcie-8gpu"):
+        assert systems[system_id].gpu_memory_bytes is None
+
+
+def _node(extra: str) -> str:
+    return (
+        "schema: ibcalc-catalogue/1\n"
+        "systems:\n"
+        "  - id: my-node\n"
+        "    name: test node\n"
+        "    gpu: test\n"
+        "    gpu_arch: hopper\n"
+        "    gpus_per_node: 8\n"
+        "    scale_up_domain: 8\n"
+        "    nics_per_node: 0\n" + extra + "    sources: [test fixture]\n"
+        "    confidence: low\n"
+    )
+
+
+def test_gpu_memory_needs_its_source_and_its_unit(tmp_path: Path, locate: Locate) -> None:
+    """A system's GPU memory is a stated number: it needs its source, and a unit (80 alone
+    could be GB or GiB, or a count)."""
+    text = _node('    gpu_memory: "80 GB"\n')
+    path = _write(tmp_path, text)
+    error = _load_error(path)
+    line, col = locate(text, "gpu_memory:")
+    assert str(error).startswith(f"{path}:{line}:{col}:")
+    assert "gpu_memory needs gpu_memory_source" in str(error)
+    text = _node("    gpu_memory: 80\n    gpu_memory_source: a datasheet\n")
+    error = _load_error(_write(tmp_path, text))
+    assert "has no unit: write 80GB" in str(error)
+    text = _node('    gpu_memory: "80 GiB"\n    gpu_memory_source: a datasheet\n')
+    cat = load_catalogue(_write(tmp_path, text), use_env=False)
+    assert _systems(cat)["my-node"].gpu_memory_bytes == 80 * 2**30
+
+
 def test_malformed_yaml_is_refused_with_position(tmp_path: Path, locate: Locate) -> None:
     text = HEAD + _link().replace('name: "Test port"', "name: Test: port")
     path = _write(tmp_path, text)

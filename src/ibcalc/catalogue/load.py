@@ -310,6 +310,16 @@ def _check_systems(
                         f"{link.kind} link{by}, expected {' or '.join(kinds)}",
                     )
                 )
+        if system.gpu_memory_bytes is not None and not system.gpu_memory_source:
+            line, col = doc.locate(("systems", i, "gpu_memory"))
+            problems.append(
+                ValidationProblem(
+                    doc.path,
+                    line,
+                    col,
+                    f"systems[{i}] ({system.id}): gpu_memory needs gpu_memory_source",
+                )
+            )
         if system.nics_per_node > 0 and system.inter is None:
             line, col = doc.locate(("systems", i, "nics_per_node"))
             problems.append(

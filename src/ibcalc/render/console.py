@@ -538,7 +538,14 @@ def render_system(system: System, fmt: str = Format.TABLE, stream: TextIO | None
         render_json(data, stream)
         return
     rows = [
-        (key, ", ".join(value) if isinstance(value, list) else str(value))
+        (
+            "gpu_memory" if key == "gpu_memory_bytes" else key,
+            format_size(value)
+            if key == "gpu_memory_bytes"
+            else ", ".join(value)
+            if isinstance(value, list)
+            else str(value),
+        )
         for key, value in data.items()
         if value is not None and key != "sources"
     ]
