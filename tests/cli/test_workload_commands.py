@@ -170,8 +170,10 @@ def test_train_compare() -> None:
     # compute known: ranked by step time, every layout at 16 sequences per step (M = 16 / dp)
     assert data["ranked_by"] == "step_s"
     assert data["global_batch"] == 16
-    steps = [row["step_s"] for row in layouts]
-    assert steps == sorted(steps)
+    # those that fit in the 80 GB of an H100 first, each part by step time
+    keys = [(row["memory_fits"] is False, row["step_s"]) for row in layouts]
+    assert keys == sorted(keys)
+    assert data["memory_capacity_bytes"] == 80e9
     assert all(row["dp"] * row["microbatches"] == 16 for row in layouts)
 
 

@@ -506,16 +506,23 @@ def test_compare_ranks_every_layout_by_step_time(builtin_catalogue: Catalogue) -
         par = r.spec.parallel
         assert r.microbatches == 16 // par.dp == par.tp * par.pp
         assert par.dp * r.microbatches * r.spec.micro_batch == 16
-    # the ranking is each layout's own train_step at that batch, sorted by step time
-    steps = {}
+    # the ranking is each layout's own train_step at that batch, sorted by step time, with the
+    # layouts that do not fit in the H100s' 80 GB after the rest
+    keys = {}
     for tp, pp, dp in layouts:
         spec = base.model_copy(
             update={"parallel": Parallelism(tp=tp, pp=pp, dp=dp), "global_batch": 16}
         )
-        total = train_step(builtin_catalogue, cluster, spec).totals
-        assert total.step_s is not None
-        steps[(tp, pp, dp)] = total.step_s
-    assert [steps[k] for k in layouts] == sorted(steps.values())
+        result = train_step(builtin_catalogue, cluster, spec)
+        assert result.totals.step_s is not None
+        keys[(tp, pp, dp)] = (result.memory.fits is False, result.totals.step_s)
+    assert [keys[k] for k in layouts] == sorted(keys.values())
+    # all data-parallel (tp 1, pp 1, no ZeRO) holds 16 bytes of model state per parameter
+    # (ZeRO, section 3.1): 16 x 8e9 = 128 GB, more than 80 GB before any activation
+    alone = next(r for r in results if r.spec.parallel.dp == 16)
+    assert alone.memory.weights_bytes + alone.memory.optimizer_bytes == pytest.approx(14 * 8e9)
+    assert alone.memory.fits is False
+    assert layouts[-1] == (1, 1, 16) or keys[layouts[-1]][0]
     # TP 16 crosses the node: it is not the winner
     assert layouts[0][0] <= 8
 

@@ -32,6 +32,7 @@ from ibcalc.render.workload import render_checkpoint, render_compare, render_inf
 from ibcalc.units import parse_bandwidth, parse_size, parse_time, plural
 from ibcalc.workload.checkpoint import UNREAD_FIELDS, CheckpointSpec, checkpoint
 from ibcalc.workload.infer import InferSpec, disaggregated_nodes, infer, serving_cluster
+from ibcalc.workload.memory import Recompute
 from ibcalc.workload.model import model_from
 from ibcalc.workload.train import TrainSpec, compare_layouts, fit_cluster, train_step
 
@@ -180,6 +181,22 @@ def train_command(
             "--tflops", help="Achieved TFLOP/s per GPU (compute from 6 x params x tokens)."
         ),
     ] = None,
+    recompute: Annotated[
+        Recompute,
+        typer.Option(
+            _flag("recompute"),
+            help="Activations recomputed in the backward pass: none, selective (attention "
+            "scores, as FlashAttention) or full (memory per GPU).",
+            case_sensitive=False,
+        ),
+    ] = Recompute.SELECTIVE,
+    gpu_memory: Annotated[
+        str | None,
+        typer.Option(
+            _flag("gpu_memory"),
+            help="One GPU's memory, e.g. 80GB (default: the system preset's).",
+        ),
+    ] = None,
     compare: Annotated[
         bool,
         typer.Option("--compare", help="Rank every (tp, pp, dp[, ep]) layout of the GPUs."),
@@ -233,6 +250,8 @@ def train_command(
             else None
         ),
         tflops=tflops,
+        recompute=recompute,
+        gpu_memory_bytes=parse_size(gpu_memory) if gpu_memory is not None else None,
     )
     if compare:
         results, skipped = compare_layouts(cat, resolved, job, params=cost)

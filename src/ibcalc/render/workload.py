@@ -23,6 +23,7 @@ from ibcalc.render.stream import PipeConsole, TrimmedStream
 from ibcalc.units import format_bandwidth, format_number, format_size, format_time
 from ibcalc.workload.checkpoint import CheckpointResult, Transfer
 from ibcalc.workload.infer import InferResult
+from ibcalc.workload.memory import TrainMemory, memory_size
 from ibcalc.workload.phases import Phase
 from ibcalc.workload.train import TrainResult
 
@@ -114,9 +115,35 @@ def train_dict(result: TrainResult, names: Mapping[str, str] = _PLAIN) -> dict[s
         "seq_len": result.seq_len,
         "phases": [phase_dict(p, names) for p in result.phases],
         "totals": totals.model_dump(),
+        "memory": _memory_dict(result.memory),
         "warnings": named_notes(result.warnings, names),
         "assumptions": named_notes(result.assumptions, names),
     }
+
+
+def _memory_dict(memory: TrainMemory) -> dict[str, Any]:
+    """One GPU's memory as JSON: the parts, the total, the GPU's and whether it fits."""
+    return {
+        "per_gpu_bytes": memory.total_bytes,
+        "weights_bytes": memory.weights_bytes,
+        "gradients_bytes": memory.gradients_bytes,
+        "optimizer_bytes": memory.optimizer_bytes,
+        "activations_bytes": memory.activations_bytes,
+        "recompute": memory.recompute.value,
+        "params_per_gpu": memory.params_per_gpu,
+        "capacity_bytes": memory.capacity_bytes,
+        "used_fraction": memory.used_fraction,
+        "fits": memory.fits,
+    }
+
+
+def _memory_words(memory: TrainMemory, names: Mapping[str, str]) -> str:
+    """One GPU's memory for the totals: "58.1 GB of dgx-h100's 80 GB per GPU (73%): ..."."""
+    need = memory_size(memory.total_bytes)
+    if memory.capacity_from is None or memory.used_fraction is None:
+        return f"{need} per GPU (not checked: no GPU memory known): {memory.parts_words()}"
+    against = named_notes([memory.capacity_from], names)[0]
+    return f"{need} of {against} ({memory.used_fraction:.0%}): {memory.parts_words()}"
 
 
 def compare_dict(
@@ -137,6 +164,8 @@ def compare_dict(
                 "step_s": r.totals.step_s,
                 "microbatches": r.microbatches,
                 "bubble_fraction": r.totals.bubble_fraction,
+                "memory_per_gpu_bytes": r.memory.total_bytes,
+                "memory_fits": r.memory.fits,
                 "warnings": named_notes(r.warnings, names),
             }
             for i, r in enumerate(results)
@@ -144,9 +173,10 @@ def compare_dict(
         "global_batch": results[0].spec.global_batch if results else None,
         "ranked_by": "step_s" if results and results[0].totals.step_s is not None else "exposed_s",
         "skipped": named_notes(skipped, _searched(names)),
+        "memory_capacity_bytes": results[0].memory.capacity_bytes if results else None,
         "note": "every layout runs the same global batch (sequences per step); ranked by step "
-        "time when the compute is known, else by exposed communication; memory fit is not "
-        "checked",
+        "time when the compute is known, else by exposed communication; layouts that do not "
+        "fit in the GPUs' memory after every other",
     }
 
 
@@ -377,6 +407,7 @@ def render_train(
     if totals.step_s is not None:
         parts = "compute + bubble + exposed" if totals.bubble_fraction > 0 else "compute + exposed"
         rows.append(("step", f"{format_time(totals.step_s)} ({parts})"))
+    rows.append(("memory", _memory_words(result.memory, names)))
     console.print(_kv_table(rows))
     _notes(console, result.warnings, result.assumptions, names, result.phases)
 
@@ -401,20 +432,27 @@ def render_compare(
         gpus = first.nodes * first.gpus_per_node
         order = "fastest step" if first.totals.step_s is not None else "least exposed communication"
         batch = first.spec.global_batch
-        flag = named_notes(["{global_batch}"], names)[0]
+        flag, memory_flag = named_notes(["{global_batch}", "{gpu_memory}"], names)
+        capacity = first.memory.capacity_from
+        memory = (
+            f"mem: per GPU ({first.memory.recompute.value} recompute), against "
+            f"{named_notes([capacity], names)[0]}; layouts that do not fit come last"
+            if capacity is not None
+            else f"mem: per GPU, not checked against the GPUs' (give {memory_flag})"
+        )
         table = Table(
             title=f"layouts of {gpus} GPUs for {first.spec.model.label}, {order} first; every "
             f"layout runs {batch:,} sequences per step (M = {batch:,} / (dp x "
             f"{first.spec.micro_batch}) micro-batches; {flag} to "
             "change); comm: all communication per step, exposed: the part compute does not "
-            "hide; memory fit not checked",
+            f"hide; {memory}",
             box=box.SIMPLE_HEAD,
             title_justify="left",
         )
         # cp is a column when some layout has it: tp x cp x pp x dp is the GPU count
         with_cp = any(r.spec.parallel.cp > 1 for r in results)
         dims = ("tp", "cp", "pp", "dp", "ep") if with_cp else ("tp", "pp", "dp", "ep")
-        for name in ("#", *dims, "M", "exposed", "comm", "step", "note"):
+        for name in ("#", *dims, "M", "exposed", "comm", "step", "mem", "note"):
             table.add_column(name, justify="left" if name == "note" else "right")
         for i, r in enumerate(results, start=1):
             par = r.spec.parallel
@@ -426,6 +464,7 @@ def render_compare(
                 format_time(r.totals.exposed_s),
                 format_time(r.totals.comm_s),
                 format_time(r.totals.step_s) if r.totals.step_s is not None else "-",
+                memory_size(r.memory.total_bytes),
                 note,
             )
         console.print(_fold(table))

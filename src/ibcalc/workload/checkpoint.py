@@ -32,6 +32,7 @@ from ibcalc.cluster.spec import MAX_NICS_PER_NODE
 from ibcalc.engine.types import DType
 from ibcalc.errors import WorkloadError
 from ibcalc.units import format_bandwidth, format_size
+from ibcalc.workload.memory import ADAM_STATE_BYTES_PER_PARAM, FP32_MASTER_BYTES_PER_PARAM
 from ibcalc.workload.model import CheckedSpec, ModelSpec
 from ibcalc.workload.phases import Phase
 
@@ -46,10 +47,6 @@ __all__ = [
     "checkpoint",
 ]
 
-#: fp32 master weights + Adam momentum + variance: 4 + 4 + 4 bytes per parameter (ZeRO, 3.1).
-ADAM_STATE_BYTES_PER_PARAM = 12
-#: The fp32 master copy's share of that: none is kept when the weights are fp32 already.
-FP32_MASTER_BYTES_PER_PARAM = 4
 #: Default object-store part size: AWS's guidelines name 8 MB or 16 MB as typical (S3 entry).
 DEFAULT_PART_BYTES = 16e6
 

@@ -48,6 +48,13 @@ from ibcalc.errors import FieldError, IbcalcError, WorkloadError
 from ibcalc.facade import CollectivePlan
 from ibcalc.memo import IdentityMemo
 from ibcalc.units import format_count, format_size, format_time, plural
+from ibcalc.workload.memory import (
+    TIGHT_FRACTION,
+    Recompute,
+    TrainMemory,
+    memory_size,
+    train_memory,
+)
 from ibcalc.workload.model import CheckedSpec, ModelSpec
 from ibcalc.workload.phases import Phase, QuickCost, phase_fields, quick_cost
 from ibcalc.workload.placement import Placement, place_group, place_pipeline, single_domain
@@ -121,6 +128,10 @@ class TrainSpec(CheckedSpec):
     backward_s: float | None = Field(default=None, ge=1e-9, le=1e6)
     #: at least 1 GFLOP/s, at most 1 EFLOP/s per GPU
     tflops: float | None = Field(default=None, ge=1e-3, le=1e6)
+    #: which activations the backward pass recomputes (workload/memory.py)
+    recompute: Recompute = Recompute.SELECTIVE
+    #: one GPU's memory in bytes, over the system preset's (None: the preset's, if it states one)
+    gpu_memory_bytes: float | None = Field(default=None, ge=1e9, le=1e13)
 
 
 class TrainTotals(BaseModel):
@@ -151,6 +162,7 @@ class TrainResult(BaseModel):
     seq_len: int | None  # None: neither given nor needed (no tp, pp, ep, cp or --tflops)
     phases: list[Phase]
     totals: TrainTotals
+    memory: TrainMemory
     warnings: list[str]
     assumptions: list[str]
 
@@ -659,6 +671,7 @@ def _train_step(
             "higher precision at each hop (1-bit Adam / ZeRO++ style), so the wire carries "
             f"{spec.grad_dtype.bytes} byte per element; quantisation scales and compute ignored"
         )
+    memory = _memory(spec, cluster, seq=known_seq, m=m, b=b)
     totals = TrainTotals(
         comm_s=comm,
         exposed_s=exposed,
@@ -678,9 +691,66 @@ def _train_step(
         seq_len=known_seq,
         phases=phases,
         totals=totals,
+        memory=memory,
         warnings=b.warnings,
         assumptions=[*b.notes, *_cluster_notes(cluster)],
     )
+
+
+def _memory(
+    spec: TrainSpec, cluster: ResolvedCluster, *, seq: int | None, m: int, b: _Builder
+) -> TrainMemory:
+    """The layout's memory per GPU against the GPU's: a warning where it does not fit or is
+    tight, a note where the GPU's memory is not known."""
+    system = cluster.system
+    capacity, source = spec.gpu_memory_bytes, "{gpu_memory}"
+    if capacity is None and system is not None and system.gpu_memory_bytes is not None:
+        capacity = system.gpu_memory_bytes
+        source = f"{system.id}'s {memory_size(capacity)} per GPU"
+    memory = train_memory(
+        spec,
+        seq=seq,
+        microbatches=m,
+        capacity_bytes=capacity,
+        capacity_from=source if capacity is not None else None,
+        notes=b.notes,
+    )
+    need = memory_size(memory.total_bytes)
+    used = memory.used_fraction
+    if used is None:
+        why = (
+            f"{system.id} does not state one GPU memory ({system.gpu})"
+            if system is not None
+            else "no system preset states the GPUs' memory"
+        )
+        b.notes.append(
+            f"memory fit not checked: {why}; give {{gpu_memory}} (needs {need} per GPU: "
+            f"{memory.parts_words()})"
+        )
+    elif used > 1:
+        b.warnings.append(
+            f"does not fit in memory: {need} per GPU against {memory.capacity_from} "
+            f"({used:.0%}); " + _memory_remedies(spec)
+        )
+    elif used > TIGHT_FRACTION:
+        b.warnings.append(
+            f"memory is tight: {need} per GPU is {used:.0%} of {memory.capacity_from}, leaving "
+            "less than a tenth for what is not counted (CUDA context, NCCL buffers, "
+            "fragmentation, the logits)"
+        )
+    return memory
+
+
+def _memory_remedies(spec: TrainSpec) -> str:
+    """What would shrink a layout's memory, of what it does not use yet."""
+    ways = ["more tp or pp"]
+    if spec.zero < 3:
+        ways.append("a higher {zero} stage")
+    if spec.parallel.tp > 1 and not spec.sequence_parallel:
+        ways.append("{sequence_parallel}")
+    if spec.recompute is not Recompute.FULL:
+        ways.append("{recompute} full")
+    return ", ".join(ways[:-1]) + " or " + ways[-1] + " would shrink it"
 
 
 def _cluster_notes(cluster: ResolvedCluster) -> list[str]:
@@ -977,7 +1047,8 @@ def compare_layouts(
     count that does not divide them costs the busiest stage, as :func:`train_step` does), dp
     splits over the sites, ep divides dp and the experts (MoE only; ep = 1 otherwise), the
     global batch splits into whole micro-batches, and the groups tile the scale-up domains.
-    Memory is not checked. Returns the results and the layouts skipped, each with its reason.
+    Layouts whose memory per GPU (:mod:`ibcalc.workload.memory`) is known not to fit rank after
+    every other. Returns the results and the layouts skipped, each with its reason.
 
     By default (``quick``, what ``ibcalc train --compare`` runs) each phase is costed without
     building its :class:`~ibcalc.engine.types.Estimate` (``Phase.estimate`` is None): the
@@ -1024,8 +1095,16 @@ def compare_layouts(
                 skipped.append(f"{par.label}: {why}")
                 continue
             results.append(result)
+    # layouts known not to fit in the GPUs' memory go after every other
     if results and all(r.totals.step_s is not None for r in results):
-        results.sort(key=lambda r: (r.totals.step_s, r.totals.exposed_s, r.totals.comm_s))
+        results.sort(
+            key=lambda r: (
+                r.memory.fits is False,
+                r.totals.step_s,
+                r.totals.exposed_s,
+                r.totals.comm_s,
+            )
+        )
     else:
-        results.sort(key=lambda r: (r.totals.exposed_s, r.totals.comm_s))
+        results.sort(key=lambda r: (r.memory.fits is False, r.totals.exposed_s, r.totals.comm_s))
     return results, skipped
