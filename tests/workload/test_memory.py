@@ -19,7 +19,9 @@ from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli import app
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
+from ibcalc.engine.types import DType
 from ibcalc.errors import WorkloadError
+from ibcalc.workload.infer import InferResult, InferSpec, infer
 from ibcalc.workload.memory import Recompute, activation_bytes_per_layer
 from ibcalc.workload.model import find_model
 from ibcalc.workload.train import Parallelism, TrainResult, TrainSpec, train_step
@@ -273,3 +275,79 @@ def test_a_gpu_memory_out_of_range_is_a_workload_error() -> None:
     # 80 bytes: the unit left out of 80GB
     with pytest.raises(WorkloadError, match="must be at least 1 GB"):
         TrainSpec(model=LLAMA8, parallel=Parallelism(dp=16), gpu_memory_bytes=80.0)
+
+
+# ----------------------------------------------------------------------------------- serving
+
+
+def _serve(cat: Catalogue, system: str, **spec: Any) -> InferResult:
+    cluster = resolve_cluster(cat, ClusterSpec(system=system, nodes=1))
+    return infer(cat, cluster, InferSpec(**spec))
+
+
+def test_serving_holds_its_weights_and_its_kv_heads(builtin_catalogue: Catalogue) -> None:
+    """Llama 3 70B on tp 8 (8 KV heads of 128, 80 layers): weights 70e9 x 2 B / 8; the KV cache of
+    32 sequences of 8192 + 512 tokens, 2 x 8 x 128 x 80 x 2 B per token, split over the 8 KV
+    heads: one per GPU."""
+    result = _serve(
+        builtin_catalogue,
+        "dgx-h100",
+        model=LLAMA70,
+        tp=8,
+        batch=32,
+        prompt_tokens=8192,
+        output_tokens=512,
+    )
+    per_token = 2 * 8 * 128 * 80 * 2
+    assert result.kv_bytes_per_token == per_token
+    memory = result.memory
+    assert memory.weights_bytes == pytest.approx(70e9 * 2 / 8)
+    assert memory.kv_cache_bytes == pytest.approx(32 * (8192 + 512) * per_token / 8)
+    assert memory.fits is True
+    # tp 16 > 8 KV heads: each GPU keeps one head's copy, so the cache no longer shrinks
+    # (the instance spans 2 nodes; the weights halve)
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    wide = infer(
+        builtin_catalogue,
+        cluster,
+        InferSpec(model=LLAMA70, tp=16, batch=32, prompt_tokens=8192, output_tokens=512),
+    ).memory
+    assert wide.weights_bytes == pytest.approx(70e9 * 2 / 16)
+    assert wide.kv_cache_bytes == pytest.approx(memory.kv_cache_bytes)
+
+
+def test_a_latent_kv_cache_is_whole_on_every_tp_rank_and_fp8_halves_the_weights(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """DeepSeek-V3 (671e9 parameters, 61 layers, MLA caching d_c + d_h^R = 576 elements per
+    layer) on an 8 x H200 node at tp 8: bf16 weights are 671e9 x 2 / 8 = 168 GB, more than 141 GB;
+    fp8 weights 83.9 GB. The latent cache, 61 x 576 x 2 B per token, is not split over tp."""
+    args: dict[str, Any] = {"model": find_model("deepseek-v3"), "tp": 8, "batch": 64}
+    args |= {"prompt_tokens": 4096, "output_tokens": 256}
+    bf16 = _serve(builtin_catalogue, "hgx-h200", **args)
+    kv = 64 * (4096 + 256) * 61 * 576 * 2
+    assert bf16.memory.kv_cache_bytes == pytest.approx(kv)
+    assert bf16.memory.weights_bytes == pytest.approx(671e9 * 2 / 8)
+    assert bf16.memory.fits is False
+    (warning,) = [w for w in bf16.warnings if w.startswith("does not fit in memory")]
+    assert f"({(671e9 * 2 / 8 + kv) / 141e9:.0%});" in warning
+    assert "fp8 weights ({weights_dtype})" in warning
+    fp8 = _serve(builtin_catalogue, "hgx-h200", weights_dtype=DType.FP8, **args)
+    assert fp8.memory.weights_bytes == pytest.approx(671e9 / 8)
+    assert fp8.memory.used_fraction == pytest.approx((671e9 / 8 + kv) / 141e9)
+    assert not any(w.startswith("does not fit") for w in fp8.warnings)
+
+
+def test_cli_infer_prints_and_serialises_the_memory() -> None:
+    args = ["infer", "--model", "llama3-70b", "--tp", "8", "--batch", "32", "--prompt", "8192"]
+    args += ["--output-tokens", "512", "--system", "dgx-h100", "--gpu-memory", "20GB"]
+    result = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    need = 70e9 * 2 / 8 + 32 * (8192 + 512) * 2 * 8 * 128 * 80 * 2 / 8
+    line = next(x for x in result.stdout.splitlines() if x.strip().startswith("memory "))
+    assert f"{need / 1e9:.3g} GB of --gpu-memory ({need / 20e9:.0%})" in line
+    assert "does not fit in memory" in result.stdout
+    data = json.loads(runner.invoke(app, [*args, "--format", "json"]).stdout)
+    assert data["memory"]["per_gpu_bytes"] == pytest.approx(need)
+    assert data["memory"]["capacity_bytes"] == 20e9
+    assert data["memory"]["fits"] is False

@@ -122,6 +122,8 @@ FIELD_FLAGS: dict[str, str] = {
     "backward_s": "--backward-time",
     "tflops": "--tflops",
     "recompute": "--recompute",
+    "weights_dtype": "--weights-dtype",
+    "kv_dtype": "--kv-dtype",
     "gpu_memory": "--gpu-memory",
     "gpu_memory_bytes": "--gpu-memory",
     "hierarchical": "--hierarchical",

@@ -112,6 +112,12 @@ SeqOpt = Annotated[int | None, typer.Option(_flag("seq_len"), help="Sequence len
 ExpertsOpt = Annotated[int | None, typer.Option(_flag("experts"), help="Routed experts (MoE).")]
 TopKOpt = Annotated[int | None, typer.Option(_flag("top_k"), help="Experts per token (MoE).")]
 
+GpuMemoryOpt = Annotated[
+    str | None,
+    typer.Option(
+        _flag("gpu_memory"), help="One GPU's memory, e.g. 80GB (default: the system preset's)."
+    ),
+]
 TpOpt = Annotated[int, _degree("tp", "Tensor-parallel degree.")]
 PpOpt = Annotated[int, _degree("pp", "Pipeline-parallel degree.")]
 
@@ -190,13 +196,7 @@ def train_command(
             case_sensitive=False,
         ),
     ] = Recompute.SELECTIVE,
-    gpu_memory: Annotated[
-        str | None,
-        typer.Option(
-            _flag("gpu_memory"),
-            help="One GPU's memory, e.g. 80GB (default: the system preset's).",
-        ),
-    ] = None,
+    gpu_memory: GpuMemoryOpt = None,
     compare: Annotated[
         bool,
         typer.Option("--compare", help="Rank every (tp, pp, dp[, ep]) layout of the GPUs."),
@@ -289,6 +289,13 @@ def infer_command(
     kv_dtype: Annotated[
         WireDtype, typer.Option("--kv-dtype", help="KV-cache element type.", case_sensitive=False)
     ] = WireDtype.BF16,
+    weights_dtype: Annotated[
+        WireDtype,
+        typer.Option(
+            "--weights-dtype", help="Weight element type (memory per GPU).", case_sensitive=False
+        ),
+    ] = WireDtype.BF16,
+    gpu_memory: GpuMemoryOpt = None,
     disaggregated: Annotated[
         bool,
         typer.Option("--disaggregated", help="Prefill and decode on different nodes."),
@@ -326,6 +333,8 @@ def infer_command(
         output_tokens=output_tokens,
         act_dtype=DType(dtype.value),
         kv_dtype=DType(kv_dtype.value),
+        weights_dtype=DType(weights_dtype.value),
+        gpu_memory_bytes=parse_size(gpu_memory) if gpu_memory is not None else None,
         disaggregated=disaggregated,
         kv_nics=kv_nics,
     )

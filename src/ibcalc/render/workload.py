@@ -23,7 +23,7 @@ from ibcalc.render.stream import PipeConsole, TrimmedStream
 from ibcalc.units import format_bandwidth, format_number, format_size, format_time
 from ibcalc.workload.checkpoint import CheckpointResult, Transfer
 from ibcalc.workload.infer import InferResult
-from ibcalc.workload.memory import TrainMemory, memory_size
+from ibcalc.workload.memory import GpuMemory, TrainMemory, memory_size
 from ibcalc.workload.phases import Phase
 from ibcalc.workload.train import TrainResult
 
@@ -137,7 +137,7 @@ def _memory_dict(memory: TrainMemory) -> dict[str, Any]:
     }
 
 
-def _memory_words(memory: TrainMemory, names: Mapping[str, str]) -> str:
+def _memory_words(memory: GpuMemory, names: Mapping[str, str]) -> str:
     """One GPU's memory for the totals: "58.1 GB of dgx-h100's 80 GB per GPU (73%): ..."."""
     need = memory_size(memory.total_bytes)
     if memory.capacity_from is None or memory.used_fraction is None:
@@ -200,6 +200,14 @@ def infer_dict(result: InferResult, names: Mapping[str, str] = _PLAIN) -> dict[s
             "kv_bytes_per_request": result.kv_bytes_per_request,
             "tier_s": dict(result.tier_s),
             "dominant_tier": result.dominant_tier,
+        },
+        "memory": {
+            "per_gpu_bytes": result.memory.total_bytes,
+            "weights_bytes": result.memory.weights_bytes,
+            "kv_cache_bytes": result.memory.kv_cache_bytes,
+            "capacity_bytes": result.memory.capacity_bytes,
+            "used_fraction": result.memory.used_fraction,
+            "fits": result.memory.fits,
         },
         "warnings": named_notes(result.warnings, names),
         "assumptions": named_notes(result.assumptions, names),
@@ -523,6 +531,7 @@ def render_infer(
     if result.dominant_tier is not None:
         shares = ", ".join(f"{t} {format_time(s)}" for t, s in result.tier_s.items())
         rows.append(("dominant tier", f"{result.dominant_tier} (per request: {shares})"))
+    rows.append(("memory", _memory_words(result.memory, names)))
     console.print(_kv_table(rows))
     _notes(console, result.warnings, result.assumptions, names, result.phases)
 

@@ -32,6 +32,7 @@ from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import WorkloadError
 from ibcalc.units import format_size, plural
+from ibcalc.workload.memory import ServingMemory, gpu_capacity, judge_fit
 from ibcalc.workload.model import CheckedSpec, ModelSpec
 from ibcalc.workload.phases import Per, Phase, build_phase
 from ibcalc.workload.placement import Placement, inherit, pipeline_boundaries, place_group
@@ -55,8 +56,11 @@ class InferSpec(CheckedSpec):
     output_tokens: int = Field(default=1, ge=1, le=100_000_000)
     act_dtype: DType = DType.BF16
     kv_dtype: DType = DType.BF16
+    weights_dtype: DType = DType.BF16
     disaggregated: bool = False
     kv_nics: int | None = Field(default=None, ge=1, le=MAX_NICS_PER_NODE)
+    #: one GPU's memory in bytes, over the system preset's (None: the preset's, if it states one)
+    gpu_memory_bytes: float | None = Field(default=None, ge=1e9, le=1e13)
 
     @property
     def gpus(self) -> int:
@@ -75,6 +79,7 @@ class InferResult(BaseModel):
     per_request_s: float
     kv_bytes_per_token: float | None
     kv_bytes_per_request: float | None
+    memory: ServingMemory
     tier_s: dict[str, float]
     dominant_tier: str | None
     warnings: list[str]
@@ -344,6 +349,7 @@ def infer(
     dominant = max(tier_s, key=lambda t: tier_s[t]) if tier_s else None
     if not phases:
         notes.append("one GPU per instance and no disaggregation: no communication to cost")
+    memory = _memory(spec, cluster, kv_token, warnings=warnings, notes=notes)
     return InferResult(
         spec=spec,
         phases=phases,
@@ -351,11 +357,75 @@ def infer(
         per_request_s=per_request,
         kv_bytes_per_token=kv_token,
         kv_bytes_per_request=kv_request,
+        memory=memory,
         tier_s=tier_s,
         dominant_tier=dominant,
         warnings=warnings,
         assumptions=[*notes, *_cluster_notes(cluster, phases)],
     )
+
+
+def _memory(
+    spec: InferSpec,
+    cluster: ResolvedCluster,
+    kv_token: float | None,
+    *,
+    warnings: list[str],
+    notes: list[str],
+) -> ServingMemory:
+    """One GPU's weights and KV cache in a serving instance, against the GPU's memory.
+
+    Weights: ``P x bytes / (tp x pp)``, the routed experts over ``ep`` more. KV cache: ``batch x
+    (prompt + output) x bytes per token / pp``, split over ``min(tp, kv_heads)`` (a GPU holds its
+    KV heads; past kv_heads they are copied), and not split for a latent cache (MLA), which every
+    tensor-parallel rank keeps whole."""
+    model = spec.model
+    experts = model.expert_params if spec.ep > 1 else None
+    if experts is None:
+        params = model.params / (spec.tp * spec.pp)
+        if model.is_moe and spec.ep > 1:
+            notes.append(
+                "memory: every weight counted on each of the ep ranks (an upper bound; the "
+                f"expert share is unknown: {model.expert_share_unknown})"
+            )
+    else:
+        params = (model.params - experts) / (spec.tp * spec.pp) + experts / spec.gpus
+    kv: float | None = None
+    if kv_token is not None:
+        if model.kv_elements_per_layer is not None:
+            split = 1
+        else:
+            kv_heads = model.kv_heads if model.kv_heads is not None else model.heads
+            split = min(spec.tp, kv_heads) if kv_heads is not None else spec.tp
+        context = spec.prompt_tokens + spec.output_tokens
+        kv = spec.batch * context * kv_token / (spec.pp * split)
+        if spec.ep > 1:
+            notes.append(
+                f"memory: each of the ep {spec.ep} ranks holds the KV cache of the whole batch, "
+                "as each dispatches the whole batch's tokens here (an upper bound where "
+                "attention is data-parallel over them)"
+            )
+    capacity, source = gpu_capacity(spec.gpu_memory_bytes, cluster.system)
+    memory = ServingMemory(
+        weights_bytes=params * spec.weights_dtype.bytes,
+        kv_cache_bytes=kv,
+        capacity_bytes=capacity,
+        capacity_from=source,
+    )
+    ways = ["more tp or pp", "a smaller {batch}"]
+    if spec.weights_dtype.bytes > 1:
+        ways.append("fp8 weights ({weights_dtype})")
+    if spec.kv_dtype.bytes > 1:
+        ways.append("an fp8 KV cache ({kv_dtype})")
+    judge_fit(
+        memory,
+        cluster.system,
+        remedies=", ".join(ways[:-1]) + " or " + ways[-1] + " would shrink it",
+        uncounted="CUDA context, NCCL buffers, activations, the serving engine's workspace",
+        warnings=warnings,
+        notes=notes,
+    )
+    return memory
 
 
 def _cluster_notes(cluster: ResolvedCluster, phases: Sequence[Phase]) -> list[str]:

@@ -47,15 +47,20 @@ from pydantic import BaseModel, ConfigDict
 from ibcalc.units import format_size
 
 if TYPE_CHECKING:
+    from ibcalc.catalogue.models import System
     from ibcalc.workload.train import TrainSpec
 
 __all__ = [
     "ADAM_STATE_BYTES_PER_PARAM",
     "FP32_MASTER_BYTES_PER_PARAM",
     "TIGHT_FRACTION",
+    "GpuMemory",
     "Recompute",
+    "ServingMemory",
     "TrainMemory",
     "activation_bytes_per_layer",
+    "gpu_capacity",
+    "judge_fit",
     "memory_size",
     "train_memory",
 ]
@@ -114,32 +119,25 @@ def activation_bytes_per_layer(
     return sbh * per * scale
 
 
-class TrainMemory(BaseModel):
-    """Memory one GPU of a training layout needs, by part, against what it has."""
+class GpuMemory(BaseModel):
+    """Memory one GPU needs, by part, against what it has (training's :class:`TrainMemory`,
+    serving's :class:`ServingMemory`)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    params_per_gpu: float
-    weights_bytes: float
-    gradients_bytes: float
-    optimizer_bytes: float
-    #: None: the layer count, hidden size or sequence length is not known
-    activations_bytes: float | None
-    recompute: Recompute
     #: one GPU's memory; None: not known (give --gpu-memory)
     capacity_bytes: float | None
-    #: where the capacity comes from ("dgx-h100's 80 GB", "--gpu-memory")
+    #: where the capacity comes from ("dgx-h100's 80 GB per GPU", "{gpu_memory}")
     capacity_from: str | None
+
+    def parts(self) -> list[tuple[str, float]]:
+        """(name, bytes) of every part counted."""
+        raise NotImplementedError
 
     @property
     def total_bytes(self) -> float:
-        """Model states plus activations (what is counted; see the module's "not counted")."""
-        return (
-            self.weights_bytes
-            + self.gradients_bytes
-            + self.optimizer_bytes
-            + (self.activations_bytes or 0.0)
-        )
+        """What is counted: the sum of :meth:`parts`."""
+        return sum(value for _, value in self.parts())
 
     @property
     def used_fraction(self) -> float | None:
@@ -154,6 +152,22 @@ class TrainMemory(BaseModel):
 
     def parts_words(self) -> str:
         """The parts, e.g. "weights 17.5 GB + gradients 17.5 GB + ... ", for notes."""
+        return " + ".join(f"{name} {memory_size(value)}" for name, value in self.parts())
+
+
+class TrainMemory(GpuMemory):
+    """Memory one GPU of a training layout needs, by part, against what it has."""
+
+    params_per_gpu: float
+    weights_bytes: float
+    gradients_bytes: float
+    optimizer_bytes: float
+    #: None: the layer count, hidden size or sequence length is not known
+    activations_bytes: float | None
+    recompute: Recompute
+
+    def parts(self) -> list[tuple[str, float]]:
+        """Model states, then activations (see the module's "not counted")."""
         parts = [
             ("weights", self.weights_bytes),
             ("gradients", self.gradients_bytes),
@@ -163,7 +177,71 @@ class TrainMemory(BaseModel):
             parts.append(
                 (f"activations ({self.recompute.value} recompute)", self.activations_bytes)
             )
-        return " + ".join(f"{name} {memory_size(value)}" for name, value in parts)
+        return parts
+
+
+class ServingMemory(GpuMemory):
+    """Memory one GPU of a serving instance needs: its weights and its share of the KV cache."""
+
+    weights_bytes: float
+    #: None: the KV cache's size is not known (no layer count)
+    kv_cache_bytes: float | None
+
+    def parts(self) -> list[tuple[str, float]]:
+        """Weights, then the KV cache."""
+        parts = [("weights", self.weights_bytes)]
+        if self.kv_cache_bytes is not None:
+            parts.append(("KV cache", self.kv_cache_bytes))
+        return parts
+
+
+def gpu_capacity(
+    given_bytes: float | None, system: System | None
+) -> tuple[float | None, str | None]:
+    """One GPU's memory and where it comes from: the one given (``{gpu_memory}``), else the
+    system preset's; (None, None) when neither states one."""
+    if given_bytes is not None:
+        return given_bytes, "{gpu_memory}"
+    if system is not None and system.gpu_memory_bytes is not None:
+        size = memory_size(system.gpu_memory_bytes)
+        return system.gpu_memory_bytes, f"{system.id}'s {size} per GPU"
+    return None, None
+
+
+def judge_fit(
+    memory: GpuMemory,
+    system: System | None,
+    *,
+    remedies: str,
+    uncounted: str,
+    warnings: list[str],
+    notes: list[str],
+) -> None:
+    """A warning where ``memory`` does not fit (with ``remedies``, what would shrink it) or is
+    tight (past :data:`TIGHT_FRACTION`; ``uncounted`` names what is left out), a note where the
+    GPU's memory is not known."""
+    need = memory_size(memory.total_bytes)
+    used = memory.used_fraction
+    if used is None:
+        why = (
+            f"{system.id} does not state one GPU memory ({system.gpu})"
+            if system is not None
+            else "no system preset states the GPUs' memory"
+        )
+        notes.append(
+            f"memory fit not checked: {why}; give {{gpu_memory}} (needs {need} per GPU: "
+            f"{memory.parts_words()})"
+        )
+    elif used > 1:
+        warnings.append(
+            f"does not fit in memory: {need} per GPU against {memory.capacity_from} "
+            f"({used:.0%}); {remedies}"
+        )
+    elif used > TIGHT_FRACTION:
+        warnings.append(
+            f"memory is tight: {need} per GPU is {used:.0%} of {memory.capacity_from}, leaving "
+            f"less than a tenth for what is not counted ({uncounted})"
+        )
 
 
 def train_memory(

@@ -48,13 +48,7 @@ from ibcalc.errors import FieldError, IbcalcError, WorkloadError
 from ibcalc.facade import CollectivePlan
 from ibcalc.memo import IdentityMemo
 from ibcalc.units import format_count, format_size, format_time, plural
-from ibcalc.workload.memory import (
-    TIGHT_FRACTION,
-    Recompute,
-    TrainMemory,
-    memory_size,
-    train_memory,
-)
+from ibcalc.workload.memory import Recompute, TrainMemory, gpu_capacity, judge_fit, train_memory
 from ibcalc.workload.model import CheckedSpec, ModelSpec
 from ibcalc.workload.phases import Phase, QuickCost, phase_fields, quick_cost
 from ibcalc.workload.placement import Placement, place_group, place_pipeline, single_domain
@@ -702,42 +696,23 @@ def _memory(
 ) -> TrainMemory:
     """The layout's memory per GPU against the GPU's: a warning where it does not fit or is
     tight, a note where the GPU's memory is not known."""
-    system = cluster.system
-    capacity, source = spec.gpu_memory_bytes, "{gpu_memory}"
-    if capacity is None and system is not None and system.gpu_memory_bytes is not None:
-        capacity = system.gpu_memory_bytes
-        source = f"{system.id}'s {memory_size(capacity)} per GPU"
+    capacity, source = gpu_capacity(spec.gpu_memory_bytes, cluster.system)
     memory = train_memory(
         spec,
         seq=seq,
         microbatches=m,
         capacity_bytes=capacity,
-        capacity_from=source if capacity is not None else None,
+        capacity_from=source,
         notes=b.notes,
     )
-    need = memory_size(memory.total_bytes)
-    used = memory.used_fraction
-    if used is None:
-        why = (
-            f"{system.id} does not state one GPU memory ({system.gpu})"
-            if system is not None
-            else "no system preset states the GPUs' memory"
-        )
-        b.notes.append(
-            f"memory fit not checked: {why}; give {{gpu_memory}} (needs {need} per GPU: "
-            f"{memory.parts_words()})"
-        )
-    elif used > 1:
-        b.warnings.append(
-            f"does not fit in memory: {need} per GPU against {memory.capacity_from} "
-            f"({used:.0%}); " + _memory_remedies(spec)
-        )
-    elif used > TIGHT_FRACTION:
-        b.warnings.append(
-            f"memory is tight: {need} per GPU is {used:.0%} of {memory.capacity_from}, leaving "
-            "less than a tenth for what is not counted (CUDA context, NCCL buffers, "
-            "fragmentation, the logits)"
-        )
+    judge_fit(
+        memory,
+        cluster.system,
+        remedies=_memory_remedies(spec),
+        uncounted="CUDA context, NCCL buffers, fragmentation, the logits",
+        warnings=b.warnings,
+        notes=b.notes,
+    )
     return memory
 
 
