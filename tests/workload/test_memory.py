@@ -21,8 +21,9 @@ from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import DType
 from ibcalc.errors import WorkloadError
+from ibcalc.units import format_size
 from ibcalc.workload.infer import InferResult, InferSpec, infer
-from ibcalc.workload.memory import Recompute, activation_bytes_per_layer
+from ibcalc.workload.memory import Recompute, activation_bytes_per_layer, memory_size
 from ibcalc.workload.model import find_model
 from ibcalc.workload.train import Parallelism, TrainResult, TrainSpec, train_step
 
@@ -351,3 +352,11 @@ def test_cli_infer_prints_and_serialises_the_memory() -> None:
     assert data["memory"]["per_gpu_bytes"] == pytest.approx(need)
     assert data["memory"]["capacity_bytes"] == 20e9
     assert data["memory"]["fits"] is False
+
+
+@pytest.mark.parametrize(
+    "size", [5e8, 1e9, 4.375e9, 9.995e9, 57.8e9, 99.95e9, 104.8e9, 999.4e9, 999.6e9, 1.234e12]
+)
+def test_memory_sizes_print_as_format_size_does_in_decimal_units(size: float) -> None:
+    # memory_size skips format_size's search of units for 1 GB to 999.5 GB: the same text
+    assert memory_size(size) == format_size(size, decimal=True, digits=3)

@@ -412,20 +412,25 @@ def _memory(
         capacity_bytes=capacity,
         capacity_from=source,
     )
-    ways = ["more tp or pp", "a smaller {batch}"]
-    if spec.weights_dtype.bytes > 1:
-        ways.append("fp8 weights ({weights_dtype})")
-    if spec.kv_dtype.bytes > 1:
-        ways.append("an fp8 KV cache ({kv_dtype})")
     judge_fit(
         memory,
         cluster.system,
-        remedies=", ".join(ways[:-1]) + " or " + ways[-1] + " would shrink it",
+        remedies=lambda: _memory_remedies(spec),
         uncounted="CUDA context, NCCL buffers, activations, the serving engine's workspace",
         warnings=warnings,
         notes=notes,
     )
     return memory
+
+
+def _memory_remedies(spec: InferSpec) -> str:
+    """What would shrink a serving instance's memory, of what it does not use yet."""
+    ways = ["more tp or pp", "a smaller {batch}"]
+    if spec.weights_dtype.bytes > 1:
+        ways.append("fp8 weights ({weights_dtype})")
+    if spec.kv_dtype.bytes > 1:
+        ways.append("an fp8 KV cache ({kv_dtype})")
+    return ", ".join(ways[:-1]) + " or " + ways[-1] + " would shrink it"
 
 
 def _cluster_notes(cluster: ResolvedCluster, phases: Sequence[Phase]) -> list[str]:

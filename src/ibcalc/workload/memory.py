@@ -38,11 +38,11 @@ fragmentation; the MLP is the 4h GeLU MLP of the paper's GPT layer (a SwiGLU MLP
 
 from __future__ import annotations
 
+import dataclasses
 import math
+from collections.abc import Callable
 from enum import StrEnum
 from typing import TYPE_CHECKING
-
-from pydantic import BaseModel, ConfigDict
 
 from ibcalc.units import format_size
 
@@ -79,6 +79,8 @@ TIGHT_FRACTION = 0.9
 def memory_size(size_bytes: float) -> str:
     """A memory size in decimal units, three digits (``104.8e9`` -> ``105 GB``), as GPU memory
     is sold."""
+    if 1e9 <= size_bytes < 999.5e9:  # the usual case, without format_size's search of units
+        return f"{size_bytes / 1e9:.3g} GB"
     return format_size(size_bytes, decimal=True, digits=3)
 
 
@@ -119,25 +121,31 @@ def activation_bytes_per_layer(
     return sbh * per * scale
 
 
-class GpuMemory(BaseModel):
+# plain dataclasses, neither pydantic models nor frozen: a layout search builds thousands (a
+# frozen one takes three times as long to build), and every value is worked out in this module,
+# so there is nothing to validate; read them, do not change them
+@dataclasses.dataclass(slots=True, kw_only=True)
+class GpuMemory:
     """Memory one GPU needs, by part, against what it has (training's :class:`TrainMemory`,
     serving's :class:`ServingMemory`)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
 
     #: one GPU's memory; None: not known (give --gpu-memory)
     capacity_bytes: float | None
     #: where the capacity comes from ("dgx-h100's 80 GB per GPU", "{gpu_memory}")
     capacity_from: str | None
+    #: what is counted: the sum of :meth:`parts` (worked out once, on construction)
+    total_bytes: float = dataclasses.field(init=False)
+
+    def __post_init__(self) -> None:
+        self.total_bytes = self._total()
+
+    def _total(self) -> float:
+        """The sum of :meth:`parts`, without building them."""
+        raise NotImplementedError
 
     def parts(self) -> list[tuple[str, float]]:
         """(name, bytes) of every part counted."""
         raise NotImplementedError
-
-    @property
-    def total_bytes(self) -> float:
-        """What is counted: the sum of :meth:`parts`."""
-        return sum(value for _, value in self.parts())
 
     @property
     def used_fraction(self) -> float | None:
@@ -155,6 +163,7 @@ class GpuMemory(BaseModel):
         return " + ".join(f"{name} {memory_size(value)}" for name, value in self.parts())
 
 
+@dataclasses.dataclass(slots=True, kw_only=True)
 class TrainMemory(GpuMemory):
     """Memory one GPU of a training layout needs, by part, against what it has."""
 
@@ -165,6 +174,10 @@ class TrainMemory(GpuMemory):
     #: None: the layer count, hidden size or sequence length is not known
     activations_bytes: float | None
     recompute: Recompute
+
+    def _total(self) -> float:
+        states = self.weights_bytes + self.gradients_bytes + self.optimizer_bytes
+        return states + (self.activations_bytes or 0.0)
 
     def parts(self) -> list[tuple[str, float]]:
         """Model states, then activations (see the module's "not counted")."""
@@ -180,12 +193,16 @@ class TrainMemory(GpuMemory):
         return parts
 
 
+@dataclasses.dataclass(slots=True, kw_only=True)
 class ServingMemory(GpuMemory):
     """Memory one GPU of a serving instance needs: its weights and its share of the KV cache."""
 
     weights_bytes: float
     #: None: the KV cache's size is not known (no layer count)
     kv_cache_bytes: float | None
+
+    def _total(self) -> float:
+        return self.weights_bytes + (self.kv_cache_bytes or 0.0)
 
     def parts(self) -> list[tuple[str, float]]:
         """Weights, then the KV cache."""
@@ -212,16 +229,18 @@ def judge_fit(
     memory: GpuMemory,
     system: System | None,
     *,
-    remedies: str,
+    remedies: Callable[[], str],
     uncounted: str,
     warnings: list[str],
     notes: list[str],
 ) -> None:
-    """A warning where ``memory`` does not fit (with ``remedies``, what would shrink it) or is
+    """A warning where ``memory`` does not fit (with ``remedies()``, what would shrink it) or is
     tight (past :data:`TIGHT_FRACTION`; ``uncounted`` names what is left out), a note where the
     GPU's memory is not known."""
-    need = memory_size(memory.total_bytes)
     used = memory.used_fraction
+    if used is not None and used <= TIGHT_FRACTION:
+        return  # fits with room: nothing to say (the common case of a layout search)
+    need = memory_size(memory.total_bytes)
     if used is None:
         why = (
             f"{system.id} does not state one GPU memory ({system.gpu})"
@@ -235,7 +254,7 @@ def judge_fit(
     elif used > 1:
         warnings.append(
             f"does not fit in memory: {need} per GPU against {memory.capacity_from} "
-            f"({used:.0%}); {remedies}"
+            f"({used:.0%}); {remedies()}"
         )
     elif used > TIGHT_FRACTION:
         warnings.append(
@@ -282,7 +301,9 @@ def train_memory(
 
     def held(per_param: float, stage: int) -> float:
         """Bytes of a state ZeRO shards from ``stage`` on."""
-        return sum(n * per_param / (k if spec.zero >= stage else 1) for n, k in groups)
+        if spec.zero < stage:
+            return params * per_param
+        return sum(n * per_param / k for n, k in groups)
 
     activations: float | None = None
     if seq is not None and model.layers is not None and model.hidden is not None:
@@ -303,7 +324,7 @@ def train_memory(
         notes.append(
             "memory: activations not counted (they need the layers, hidden size and sequence "
             "length"
-            + (", and the heads with --recompute none" if model.heads is None else "")
+            + (", and the heads with {recompute} none" if model.heads is None else "")
             + ")"
         )
     return TrainMemory(

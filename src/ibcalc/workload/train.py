@@ -708,7 +708,7 @@ def _memory(
     judge_fit(
         memory,
         cluster.system,
-        remedies=_memory_remedies(spec),
+        remedies=lambda: _memory_remedies(spec),
         uncounted="CUDA context, NCCL buffers, fragmentation, the logits",
         warnings=b.warnings,
         notes=b.notes,
