@@ -288,19 +288,18 @@ def gbps_from_Bps(bw_Bps: float) -> float:
     return bw_Bps / GB
 
 
-def format_size(size_bytes: float, *, decimal: bool = False, digits: int = 4) -> str:
+def format_size(size_bytes: float) -> str:
     """Format a size with a decimal or binary unit, whichever is exact or shorter: a binary
     unit where the size is a whole or short fraction of one (``1.5 GiB``, as ``--size 1.5GiB``
-    reads), else ``digits`` significant digits of a decimal one (``1.611 GB``). ``decimal``:
-    always a decimal unit, so that sizes listed together share one kind of unit."""
+    reads), else four significant digits of a decimal one (``1.611 GB``)."""
     if size_bytes < KB:
         return f"{size_bytes:g} B"
     for factor, name in ((PiB, "PiB"), (TiB, "TiB"), (GiB, "GiB"), (MiB, "MiB"), (KiB, "KiB")):
         units = size_bytes / factor
-        if not decimal and 1 <= units < 1024 and float(f"{units:.4g}") == units:
+        if 1 <= units < 1024 and float(f"{units:.4g}") == units:
             return f"{units:g} {name}"
     scaled = _scaled(
-        size_bytes, ((PB, "PB"), (TB, "TB"), (GB, "GB"), (MB, "MB"), (KB, "KB")), f".{digits}g"
+        size_bytes, ((PB, "PB"), (TB, "TB"), (GB, "GB"), (MB, "MB"), (KB, "KB")), ".4g"
     )
     return f"{scaled[0]} {scaled[1]}" if scaled else f"{size_bytes:g} B"
 

@@ -524,25 +524,26 @@ def test_system_referencing_unknown_link_is_refused(tmp_path: Path, locate: Loca
     assert "nvlink" in message.split("nvlink9", 1)[1]  # suggests a real NVLink id
 
 
-#: One GPU's memory from each vendor's own figure, per GPU or divided out of a node's total.
-GPU_MEMORY_BYTES = {
-    "dgx-h100": 80e9,  # H100 SXM 80GB
-    "hgx-h200": 141e9,  # H200 141GB HBM3e
-    "dgx-b200": 1440e9 / 8,  # DGX B200: 1,440GB total GPU memory
-    "gb200-nvl72": 13.4e12 / 72,  # GB200 NVL72: 13.4 TB HBM3e over 72 GPUs
-    "aws-p4d": 320e9 / 8,  # p4d.24xlarge: 320 GB over 8 A100
-    "aws-p5en": 1128e9 / 8,  # p5en.48xlarge: 1128 GB over 8 H200
-    "mi300x-8": 192e9,  # MI300X 192 GB HBM3
-    "mi355x-8": 288e9,  # MI355X 288 GB HBM3E
+#: One GPU's memory from each vendor's own figure, per GPU or divided out of a node's total, in
+#: GiB: DRAM dies hold a power of two of bits, so a vendor's "80GB" of HBM is 80 GiB.
+GPU_MEMORY_GIB = {
+    "dgx-h100": 80,  # H100 SXM 80GB
+    "hgx-h200": 141,  # H200 141GB HBM3e
+    "dgx-b200": 1440 / 8,  # DGX B200: 1,440GB total GPU memory
+    "gb200-nvl72": 13.4e3 / 72,  # GB200 NVL72: 13.4 TB HBM3e over 72 GPUs
+    "aws-p4d": 320 / 8,  # p4d.24xlarge: 320 GB over 8 A100
+    "aws-p5en": 1128 / 8,  # p5en.48xlarge: 1128 GB over 8 H200
+    "mi300x-8": 192,  # MI300X 192 GB HBM3
+    "mi355x-8": 288,  # MI355X 288 GB HBM3E
 }
 
 
-@pytest.mark.parametrize(("system_id", "expected"), sorted(GPU_MEMORY_BYTES.items()))
+@pytest.mark.parametrize(("system_id", "gib"), sorted(GPU_MEMORY_GIB.items()))
 def test_gpu_memory_matches_the_vendor_figure(
-    builtin_catalogue: Catalogue, system_id: str, expected: float
+    builtin_catalogue: Catalogue, system_id: str, gib: float
 ) -> None:
     system = _systems(builtin_catalogue)[system_id]
-    assert system.gpu_memory_bytes == pytest.approx(expected, rel=0.005)
+    assert system.gpu_memory_bytes == pytest.approx(gib * 2**30, rel=0.005)
     assert system.gpu_memory_source
 
 

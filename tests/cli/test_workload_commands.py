@@ -173,7 +173,7 @@ def test_train_compare() -> None:
     # those that fit in the 80 GB of an H100 first, each part by step time
     keys = [(row["memory_fits"] is False, row["step_s"]) for row in layouts]
     assert keys == sorted(keys)
-    assert data["memory_capacity_bytes"] == 80e9
+    assert data["memory_capacity_bytes"] == 80 * 2**30
     assert all(row["dp"] * row["microbatches"] == 16 for row in layouts)
 
 

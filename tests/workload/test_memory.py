@@ -1,10 +1,17 @@
-"""ibcalc.workload.memory: memory per GPU of a training layout, each formula by a hand-worked case.
+"""ibcalc.workload.memory: memory per GPU of a training layout or serving instance, each formula by
+a hand-worked case.
 
-Model states: ZeRO (Rajbhandari et al., arXiv:1910.02054, section 3.1): 2 + 2 + 12 bytes per
-parameter for bf16 weights and gradients and Adam's fp32 state. Activations: Korthikanti et al.
-(arXiv:2205.05198, table 2), per layer and micro-batch, in bytes for 16-bit activations. Model
+Model states: Megatron-LM's distributed optimizer table (docs/source/api-guide/dist_optimizer.md):
+bf16 weights (2 bytes), fp32 gradients (4) and Adam's fp32 weights, momentum and variance (12, ZeRO
+section 3.1's K), 18 bytes per parameter; ZeRO stage k shards the optimizer state (1), then the
+gradients (2), then the weights (3). Activations: Korthikanti et al. (arXiv:2205.05198, table 2),
+per layer and micro-batch in units of s b h bytes for 16-bit activations: 10 units a
+tensor-parallel group leaves whole (without sequence parallelism), and split by it 2 for the
+queries, 2 x 2 x kv_heads / heads for keys and values, 2 for the output projection's input and the
+MLP's 2 x 2 f / h (GeLU, 16 at f = 4h) or 4 x 2 f / h (SwiGLU). GPT's layer is 34 units. Model
 shapes are the Llama 3 paper's (arXiv:2407.21783, table 3): 8B has 32 layers, hidden 4096, 32
-heads; 70B has 80 layers, hidden 8192, 64 heads. Every expected number is worked out here.
+heads, 8 KV heads, FFN 14,336; 70B has 80 layers, hidden 8192, 64 heads, 8 KV heads, FFN 28,672;
+SwiGLU. GPU memory is the vendor's figure in GiB. Every expected number is worked out here.
 """
 
 from __future__ import annotations
@@ -21,15 +28,25 @@ from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import DType
 from ibcalc.errors import WorkloadError
-from ibcalc.units import format_size
 from ibcalc.workload.infer import InferResult, InferSpec, infer
-from ibcalc.workload.memory import Recompute, activation_bytes_per_layer, memory_size
-from ibcalc.workload.model import find_model
+from ibcalc.workload.memory import (
+    Recompute,
+    activation_bytes_per_layer,
+    memory_size,
+    mlp_units,
+)
+from ibcalc.workload.model import ModelSpec, find_model, model_from
 from ibcalc.workload.train import Parallelism, TrainResult, TrainSpec, train_step
 
 runner = CliRunner()
+GiB = 2**30
+H100 = 80 * GiB
 LLAMA8 = find_model("llama3-8b")
 LLAMA70 = find_model("llama3-70b")
+#: a GPT-shaped 70B (no GQA, a 4h GeLU MLP): Korthikanti et al.'s 34-unit layer
+GPT70 = model_from(params="70B", layers=80, hidden=8192, heads=64)
+#: Llama 3 8B's layer at tp 1: 10 + 2 + 4 x 8 / 32 + 2 + 8 x 14336 / 4096 = 43 units
+LLAMA8_UNITS = 10 + 2 + 4 * 8 / 32 + 2 + 8 * 14336 / 4096
 
 
 def _step(cat: Catalogue, system: str, nodes: int, **spec: Any) -> TrainResult:
@@ -37,15 +54,30 @@ def _step(cat: Catalogue, system: str, nodes: int, **spec: Any) -> TrainResult:
     return train_step(cat, cluster, TrainSpec(**spec))
 
 
+def _tp8_pp4(cat: Catalogue, model: ModelSpec, *, microbatches: int) -> TrainResult:
+    """tp 8 x pp 4 x dp 2 on 8 x DGX H100, one 8192-token sequence per micro-batch, with
+    sequence parallelism."""
+    return _step(
+        cat,
+        "dgx-h100",
+        8,
+        model=model,
+        parallel=Parallelism(tp=8, pp=4, dp=2),
+        seq_len=8192,
+        microbatches=microbatches,
+        sequence_parallel=True,
+    )
+
+
 @pytest.mark.parametrize(
     ("zero", "weights", "gradients", "optimizer"),
     [
-        # 8e9 parameters over 16 data-parallel ranks, no tp or pp: 2 + 2 + 12 bytes each, ZeRO
+        # 8e9 parameters over 16 data-parallel ranks, no tp or pp: 2 + 4 + 12 bytes each, ZeRO
         # stage k dividing by 16 the optimizer state (1), then the gradients (2), the weights (3)
-        (0, 2 * 8e9, 2 * 8e9, 12 * 8e9),
-        (1, 2 * 8e9, 2 * 8e9, 12 * 8e9 / 16),
-        (2, 2 * 8e9, 2 * 8e9 / 16, 12 * 8e9 / 16),
-        (3, 2 * 8e9 / 16, 2 * 8e9 / 16, 12 * 8e9 / 16),
+        (0, 2 * 8e9, 4 * 8e9, 12 * 8e9),
+        (1, 2 * 8e9, 4 * 8e9, 12 * 8e9 / 16),
+        (2, 2 * 8e9, 4 * 8e9 / 16, 12 * 8e9 / 16),
+        (3, 2 * 8e9 / 16, 4 * 8e9 / 16, 12 * 8e9 / 16),
     ],
 )
 def test_zero_stages_shard_the_model_states_over_dp(
@@ -64,25 +96,26 @@ def test_zero_stages_shard_the_model_states_over_dp(
     assert memory.weights_bytes == pytest.approx(weights)
     assert memory.gradients_bytes == pytest.approx(gradients)
     assert memory.optimizer_bytes == pytest.approx(optimizer)
-    # selective recompute, tp 1: s b h (10 + 24) per layer, 32 layers, one micro-batch at once
-    assert memory.activations_bytes == pytest.approx(34 * 8192 * 4096 * 32)
-    total = weights + gradients + optimizer + 34 * 8192 * 4096 * 32
+    # selective recompute, tp 1: 43 units of s b h per layer, 32 layers, one micro-batch at once
+    activations = LLAMA8_UNITS * 8192 * 4096 * 32
+    assert memory.activations_bytes == pytest.approx(activations)
+    total = weights + gradients + optimizer + activations
     assert memory.total_bytes == pytest.approx(total)
-    assert memory.capacity_bytes == 80e9
-    assert memory.fits is (total <= 80e9)
+    assert memory.capacity_bytes == H100
+    assert memory.fits is (total <= H100)
 
 
-def test_the_no_zero_8b_layout_does_not_fit_and_says_how_to_shrink(
+def test_the_no_zero_8b_layout_is_out_of_memory_and_says_how_to_shrink(
     builtin_catalogue: Catalogue,
 ) -> None:
-    # 16 x 8e9 = 128 GB of model state alone, against 80 GB
+    # 18 x 8e9 = 144 GB of model state alone, against 80 GiB = 85.9 GB
     result = _step(
         builtin_catalogue, "dgx-h100", 2, model=LLAMA8, parallel=Parallelism(dp=16), seq_len=8192
     )
-    (warning,) = [w for w in result.warnings if w.startswith("does not fit in memory")]
-    total_gb = (16 * 8e9 + 34 * 8192 * 4096 * 32) / 1e9
-    assert f"{total_gb:.3g} GB per GPU against dgx-h100's 80 GB per GPU" in warning
-    assert f"({total_gb / 80:.0%});" in warning
+    (warning,) = [w for w in result.warnings if w.startswith("out of memory")]
+    total = 18 * 8e9 + LLAMA8_UNITS * 8192 * 4096 * 32
+    assert f"{total / GiB:.3g} GiB per GPU against dgx-h100's 80 GiB per GPU" in warning
+    assert f"({total / H100:.0%});" in warning
     assert "a higher {zero} stage" in warning
     assert "{recompute} full" in warning
     assert "{sequence_parallel}" not in warning  # tp 1: nothing to split
@@ -91,12 +124,12 @@ def test_the_no_zero_8b_layout_does_not_fit_and_says_how_to_shrink(
 def test_tp_pp_and_sequence_parallelism_split_weights_and_activations(
     builtin_catalogue: Catalogue,
 ) -> None:
-    """Llama 3 70B, tp 8 x pp 4 x dp 2 on 8 x DGX H100, 4 micro-batches of one 8192-token
-    sequence. Weights: 70e9 / 32 per GPU. Activations of the first stage: 80 / 4 = 20 layers,
-    min(pp, M) = 4 micro-batches in flight (1F1B), per layer s b h (10 + 24 / 8) without
-    sequence parallelism, 34 s b h / 8 with it."""
+    """A GPT-shaped 70B (Korthikanti's 34-unit layer), tp 8 x pp 4 x dp 2 on 8 x DGX H100, 4
+    micro-batches of one 8192-token sequence. The first stage holds 80 / 4 = 20 layers, so
+    70e9 x 20 / 80 / 8 weights per GPU, and the activations of min(pp, M) = 4 micro-batches:
+    per layer s b h (10 + 24 / 8) without sequence parallelism, 34 s b h / 8 with it."""
     base: dict[str, Any] = {
-        "model": LLAMA70,
+        "model": GPT70,
         "parallel": Parallelism(tp=8, pp=4, dp=2),
         "seq_len": 8192,
         "microbatches": 4,
@@ -105,42 +138,97 @@ def test_tp_pp_and_sequence_parallelism_split_weights_and_activations(
     plain = _step(builtin_catalogue, "dgx-h100", 8, **base).memory
     assert plain.params_per_gpu == pytest.approx(70e9 / 32)
     assert plain.weights_bytes == pytest.approx(2 * 70e9 / 32)
+    assert plain.gradients_bytes == pytest.approx(4 * 70e9 / 32)
     assert plain.activations_bytes == pytest.approx(sbh * (10 + 24 / 8) * 20 * 4)
     split = _step(builtin_catalogue, "dgx-h100", 8, sequence_parallel=True, **base).memory
     assert split.activations_bytes == pytest.approx(sbh * 34 / 8 * 20 * 4)
-    # 16 x 70e9 / 32 = 35 GB of model state + 22.8 GB of activations: fits in 80 GB
-    assert split.total_bytes == pytest.approx(16 * 70e9 / 32 + sbh * 34 / 8 * 80)
+    # 18 x 70e9 / 32 = 39.4 GB of model state + 22.8 GB of activations: 72 % of 80 GiB
+    assert split.total_bytes == pytest.approx(18 * 70e9 / 32 + sbh * 34 / 8 * 80)
     assert split.fits is True
-    assert plain.fits is False  # 35 GB + 69.8 GB
+    assert plain.fits is False  # 39.4 GB + 69.8 GB
+
+
+def test_llama_swiglu_and_gqa_change_the_layer(builtin_catalogue: Catalogue) -> None:
+    """Llama 3 70B with the same layout and sequence parallelism: its layer is 10 / 8 + (2 + 4 x
+    8 / 64 + 2 + 8 x 28672 / 8192) / 8 = 5.3125 units per GPU, against GPT's 34 / 8 = 4.25: the
+    SwiGLU MLP of width 3.5h stores 28 units where GPT's stores 16, and eight KV heads for 64
+    query heads shrink keys and values from 4 units to 0.5."""
+    result = _tp8_pp4(builtin_catalogue, LLAMA70, microbatches=4)
+    assert mlp_units(LLAMA70, moe=False) == pytest.approx(28)
+    assert result.memory.activations_bytes == pytest.approx(8192 * 8192 * 5.3125 * 20 * 4)
+
+
+def test_mixture_of_experts_layers_count_every_expert_a_token_visits() -> None:
+    # Mixtral: 2 routed SwiGLU experts of 14336 = 3.5h each, and the token's 2 dispatched copies:
+    # 2 x 8 x 14336 / 4096 + 2 x 2 = 60 units; DeepSeek-V3: 8 routed and 1 shared expert of
+    # 2048 over h = 7168, 8 copies: 9 x 8 x 2048 / 7168 + 16; its three dense layers state no
+    # width, so they take GPT's 4h, gated: 8 x 4 = 32
+    assert mlp_units(find_model("mixtral-8x7b"), moe=True) == pytest.approx(60)
+    deepseek = find_model("deepseek-v3")
+    assert mlp_units(deepseek, moe=True) == pytest.approx(9 * 8 * 2048 / 7168 + 16)
+    assert mlp_units(deepseek, moe=False) == pytest.approx(32)
+
+
+def test_deepseek_first_stage_holds_its_dense_layers(builtin_catalogue: Catalogue) -> None:
+    """DeepSeek-V3 at pp 16: the first stage holds ceil(61 / 16) = 4 layers, the three dense
+    ones first and one MoE layer, each with its own MLP; h = 7168, 128 heads, MLA counted as one
+    key/value head per query head (4 units), full sequence of 4096, tp 1 (10 + 24 units' split
+    part), 16 micro-batches in flight."""
+    deepseek = find_model("deepseek-v3")
+    result = _step(
+        builtin_catalogue,
+        "hgx-h200",
+        32,
+        model=deepseek,
+        parallel=Parallelism(pp=16, dp=16, ep=16),
+        zero=1,
+        microbatches=16,
+    )
+    sbh = 4096 * 7168
+    dense = 10 + 2 + 4 + 2 + 32
+    moe = 10 + 2 + 4 + 2 + 9 * 8 * 2048 / 7168 + 16
+    assert result.memory.activations_bytes == pytest.approx(sbh * (3 * dense + moe) * 16)
 
 
 def test_fewer_micro_batches_than_stages_hold_fewer_activations(
     builtin_catalogue: Catalogue,
 ) -> None:
     # 1F1B: the first stage holds min(pp, M) micro-batches; with M = 2 < pp = 4, two
+    result = _tp8_pp4(builtin_catalogue, GPT70, microbatches=2)
+    assert result.memory.activations_bytes == pytest.approx(8192 * 8192 * 34 / 8 * 20 * 2)
+
+
+def test_a_stage_count_that_does_not_divide_the_layers_costs_the_first_stage(
+    builtin_catalogue: Catalogue,
+) -> None:
+    # GPT70's 80 layers in 6 stages: the first holds ceil(80 / 6) = 14, so 14 / 80 of the
+    # weights (not 1 / 6) and 14 layers of activations for min(6, 6) micro-batches
     result = _step(
         builtin_catalogue,
         "dgx-h100",
-        8,
-        model=LLAMA70,
-        parallel=Parallelism(tp=8, pp=4, dp=2),
+        6,
+        model=GPT70,
+        parallel=Parallelism(tp=8, pp=6),
         seq_len=8192,
-        microbatches=2,
+        microbatches=6,
         sequence_parallel=True,
     )
-    assert result.memory.activations_bytes == pytest.approx(8192 * 8192 * 34 / 8 * 20 * 2)
+    assert result.memory.params_per_gpu == pytest.approx(70e9 * 14 / 80 / 8)
+    assert result.memory.activations_bytes == pytest.approx(8192 * 8192 * 34 / 8 * 14 * 6)
 
 
 @pytest.mark.parametrize(
     ("recompute", "sequence_parallel", "per_sbh"),
     [
-        # Korthikanti et al., table 2, with t = 4, a = 64, s = 8192, h = 8192: 5 a s / (h t) = 80
+        # Korthikanti et al., table 2, with t = 4, a = 64, s = 8192, h = 8192: 5 a s / (h t) = 80;
+        # full recompute keeps the layer's input, split along the sequence with sequence
+        # parallelism
         (Recompute.NONE, False, 10 + 24 / 4 + 80),
         (Recompute.NONE, True, 34 / 4 + 80),
         (Recompute.SELECTIVE, False, 10 + 24 / 4),
         (Recompute.SELECTIVE, True, 34 / 4),
         (Recompute.FULL, False, 2),
-        (Recompute.FULL, True, 2),
+        (Recompute.FULL, True, 2 / 4),
     ],
 )
 def test_activation_bytes_per_layer_follow_korthikanti(
@@ -151,6 +239,8 @@ def test_activation_bytes_per_layer_follow_korthikanti(
         micro_batch=1,
         hidden=8192,
         heads=64,
+        kv_ratio=1.0,
+        mlp=16,
         tp=4,
         sequence_parallel=sequence_parallel,
         recompute=recompute,
@@ -161,6 +251,7 @@ def test_activation_bytes_per_layer_follow_korthikanti(
 
 def test_fp32_activations_double_and_unknown_heads_leave_none() -> None:
     args: dict[str, Any] = {"seq": 4096, "micro_batch": 2, "hidden": 4096, "tp": 1}
+    args |= {"kv_ratio": 1.0, "mlp": 16}
     bf16 = activation_bytes_per_layer(
         heads=32, sequence_parallel=False, recompute=Recompute.SELECTIVE, act_bytes=2, **args
     )
@@ -207,26 +298,36 @@ def test_gpu_memory_given_overrides_the_preset_and_an_unknown_one_is_said(
     builtin_catalogue: Catalogue,
 ) -> None:
     spec: dict[str, Any] = {
-        "model": LLAMA70,
+        "model": GPT70,
         "parallel": Parallelism(tp=8, pp=4, dp=2),
         "seq_len": 8192,
         "microbatches": 4,
         "sequence_parallel": True,
     }
-    need = 16 * 70e9 / 32 + 8192 * 8192 * 34 / 8 * 80  # 57.8 GB, worked above
+    need = 18 * 70e9 / 32 + 8192 * 8192 * 34 / 8 * 80  # 62.2 GB, worked above
     on_h200 = _step(builtin_catalogue, "hgx-h200", 8, **spec).memory
-    assert on_h200.capacity_bytes == 141e9
-    assert on_h200.used_fraction == pytest.approx(need / 141e9)
-    given = _step(builtin_catalogue, "dgx-h100", 8, gpu_memory_bytes=64e9, **spec)
-    assert given.memory.capacity_bytes == 64e9
+    assert on_h200.capacity_bytes == 141 * GiB
+    assert on_h200.used_fraction == pytest.approx(need / (141 * GiB))
+    given = _step(builtin_catalogue, "dgx-h100", 8, gpu_memory_bytes=need / 0.95, **spec)
+    assert given.memory.capacity_bytes == pytest.approx(need / 0.95)
     (tight,) = [w for w in given.warnings if w.startswith("memory is tight")]
-    assert f"{need / 64e9:.0%} of {{gpu_memory}}" in tight
+    assert f"95% of {{gpu_memory}} {need / 0.95 / GiB:.3g} GiB" in tight
     # DGX A100 ships with 40 GB or 80 GB A100s: the fit is not judged, and the note says why
     a100 = _step(builtin_catalogue, "dgx-a100", 8, **spec)
     assert a100.memory.fits is None
     (note,) = [n for n in a100.assumptions if n.startswith("memory fit not checked")]
     assert "dgx-a100 does not state one GPU memory" in note
-    assert "give {gpu_memory}" in note
+    assert f"give {{gpu_memory}} (needs {need / GiB:.3g} GiB per GPU)" in note
+
+
+def test_near_the_limit_the_share_has_a_decimal(builtin_catalogue: Catalogue) -> None:
+    # 99.6 % fits and 100.4 % does not: both would read "100%"
+    spec: dict[str, Any] = {"model": LLAMA8, "parallel": Parallelism(dp=8), "seq_len": 8192}
+    need = _step(builtin_catalogue, "dgx-h100", 1, **spec).memory.total_bytes
+    inside = _step(builtin_catalogue, "dgx-h100", 1, gpu_memory_bytes=need / 0.996, **spec)
+    outside = _step(builtin_catalogue, "dgx-h100", 1, gpu_memory_bytes=need / 1.004, **spec)
+    assert any("99.6% of" in w for w in inside.warnings)
+    assert any("(100.4%);" in w and w.startswith("out of memory") for w in outside.warnings)
 
 
 def test_activations_need_the_model_shape(builtin_catalogue: Catalogue) -> None:
@@ -234,8 +335,9 @@ def test_activations_need_the_model_shape(builtin_catalogue: Catalogue) -> None:
     model = LLAMA8.model_copy(update={"layers": None, "hidden": None, "heads": None})
     result = _step(builtin_catalogue, "dgx-h100", 2, model=model, parallel=Parallelism(dp=16))
     assert result.memory.activations_bytes is None
-    assert result.memory.total_bytes == pytest.approx(16 * 8e9)
-    assert any(n.startswith("memory: activations not counted") for n in result.assumptions)
+    assert result.memory.total_bytes == pytest.approx(18 * 8e9)
+    assert "memory: activations not counted (give {layers} and {hidden})" in result.assumptions
+    assert result.memory.parts_words().endswith("(activations not counted)")
 
 
 def test_cli_train_prints_and_serialises_the_memory() -> None:
@@ -243,24 +345,25 @@ def test_cli_train_prints_and_serialises_the_memory() -> None:
     args += ["--pp", "4", "--microbatches", "4", "--sequence-parallel"]
     result = runner.invoke(app, args, env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
-    need = 16 * 70e9 / 32 + 8192 * 8192 * 34 / 8 * 80
+    need = 18 * 70e9 / 32 + 8192 * 8192 * 5.3125 * 80  # worked in the Llama test above
     line = next(x for x in result.stdout.splitlines() if x.strip().startswith("memory "))
-    assert f"{need / 1e9:.3g} GB of dgx-h100's 80 GB per GPU ({need / 80e9:.0%})" in line
+    assert f"{need / GiB:.3g} GiB of dgx-h100's 80 GiB per GPU ({need / H100:.0%})" in line
     data = json.loads(runner.invoke(app, [*args, "--format", "json"]).stdout)
     assert data["memory"]["per_gpu_bytes"] == pytest.approx(need)
-    assert data["memory"]["capacity_bytes"] == 80e9
+    assert data["memory"]["capacity_bytes"] == H100
     assert data["memory"]["fits"] is True
     full = json.loads(runner.invoke(app, [*args, "--recompute", "full", "--format", "json"]).stdout)
-    # full recompute: 2 s b h per layer whatever the split
-    assert full["memory"]["activations_bytes"] == pytest.approx(2 * 8192 * 8192 * 20 * 4)
+    # full recompute: 2 s b h per layer, split over tp 8 by sequence parallelism
+    assert full["memory"]["activations_bytes"] == pytest.approx(2 * 8192 * 8192 / 8 * 20 * 4)
 
 
 @pytest.mark.parametrize(
     ("value", "message"),
     [
         ("80Gb", "lower-case 'b', which means bits"),
-        ("80", "--gpu-memory"),
+        ("80", "--gpu-memory 80 has no unit: write 80GiB"),
         ("-1GB", "size '-1GB'"),
+        ("3TB", "must be at most 2 TiB"),
     ],
 )
 def test_cli_refuses_a_bad_gpu_memory_in_one_line(value: str, message: str) -> None:
@@ -321,8 +424,9 @@ def test_a_latent_kv_cache_is_whole_on_every_tp_rank_and_fp8_halves_the_weights(
     builtin_catalogue: Catalogue,
 ) -> None:
     """DeepSeek-V3 (671e9 parameters, 61 layers, MLA caching d_c + d_h^R = 576 elements per
-    layer) on an 8 x H200 node at tp 8: bf16 weights are 671e9 x 2 / 8 = 168 GB, more than 141 GB;
-    fp8 weights 83.9 GB. The latent cache, 61 x 576 x 2 B per token, is not split over tp."""
+    layer) on an 8 x H200 node at tp 8: bf16 weights are 671e9 x 2 / 8 = 168 GB, more than
+    141 GiB = 151 GB; fp8 weights 83.9 GB. The latent cache, 61 x 576 x 2 B per token, is not
+    split over tp."""
     args: dict[str, Any] = {"model": find_model("deepseek-v3"), "tp": 8, "batch": 64}
     args |= {"prompt_tokens": 4096, "output_tokens": 256}
     bf16 = _serve(builtin_catalogue, "hgx-h200", **args)
@@ -330,13 +434,13 @@ def test_a_latent_kv_cache_is_whole_on_every_tp_rank_and_fp8_halves_the_weights(
     assert bf16.memory.kv_cache_bytes == pytest.approx(kv)
     assert bf16.memory.weights_bytes == pytest.approx(671e9 * 2 / 8)
     assert bf16.memory.fits is False
-    (warning,) = [w for w in bf16.warnings if w.startswith("does not fit in memory")]
-    assert f"({(671e9 * 2 / 8 + kv) / 141e9:.0%});" in warning
+    (warning,) = [w for w in bf16.warnings if w.startswith("out of memory")]
+    assert f"({(671e9 * 2 / 8 + kv) / (141 * GiB):.0%});" in warning
     assert "fp8 weights ({weights_dtype})" in warning
     fp8 = _serve(builtin_catalogue, "hgx-h200", weights_dtype=DType.FP8, **args)
     assert fp8.memory.weights_bytes == pytest.approx(671e9 / 8)
-    assert fp8.memory.used_fraction == pytest.approx((671e9 / 8 + kv) / 141e9)
-    assert not any(w.startswith("does not fit") for w in fp8.warnings)
+    assert fp8.memory.used_fraction == pytest.approx((671e9 / 8 + kv) / (141 * GiB))
+    assert not any(w.startswith("out of memory") for w in fp8.warnings)
 
 
 def test_cli_infer_prints_and_serialises_the_memory() -> None:
@@ -346,8 +450,8 @@ def test_cli_infer_prints_and_serialises_the_memory() -> None:
     assert result.exit_code == 0, result.output
     need = 70e9 * 2 / 8 + 32 * (8192 + 512) * 2 * 8 * 128 * 80 * 2 / 8
     line = next(x for x in result.stdout.splitlines() if x.strip().startswith("memory "))
-    assert f"{need / 1e9:.3g} GB of --gpu-memory ({need / 20e9:.0%})" in line
-    assert "does not fit in memory" in result.stdout
+    assert f"{need / GiB:.3g} GiB of --gpu-memory {20e9 / GiB:.3g} GiB ({need / 20e9:.0%})" in line
+    assert "out of memory" in result.stdout
     data = json.loads(runner.invoke(app, [*args, "--format", "json"]).stdout)
     assert data["memory"]["per_gpu_bytes"] == pytest.approx(need)
     assert data["memory"]["capacity_bytes"] == 20e9
@@ -355,8 +459,16 @@ def test_cli_infer_prints_and_serialises_the_memory() -> None:
 
 
 @pytest.mark.parametrize(
-    "size", [5e8, 1e9, 4.375e9, 9.995e9, 57.8e9, 99.95e9, 104.8e9, 999.4e9, 999.6e9, 1.234e12]
+    ("size", "text"),
+    [
+        (5e8, "500 MB"),
+        (2**30, "1 GiB"),
+        (80 * 2**30, "80 GiB"),
+        (57.8e9, f"{57.8e9 / 2**30:.3g} GiB"),
+        (999 * 2**30, "999 GiB"),
+        (1000 * 2**30, f"{1000 / 1024:.3g} TiB"),
+    ],
 )
-def test_memory_sizes_print_as_format_size_does_in_decimal_units(size: float) -> None:
-    # memory_size skips format_size's search of units for 1 GB to 999.5 GB: the same text
-    assert memory_size(size) == format_size(size, decimal=True, digits=3)
+def test_memory_sizes_print_in_gib(size: float, text: str) -> None:
+    # GPU memory comes in GiB (a vendor's 80GB of HBM is 80 GiB), as PyTorch reports it
+    assert memory_size(size) == text

@@ -115,9 +115,25 @@ TopKOpt = Annotated[int | None, typer.Option(_flag("top_k"), help="Experts per t
 GpuMemoryOpt = Annotated[
     str | None,
     typer.Option(
-        _flag("gpu_memory"), help="One GPU's memory, e.g. 80GB (default: the system preset's)."
+        _flag("gpu_memory"),
+        help="One GPU's memory, e.g. 80GiB (a vendor's 80GB of HBM is 80 GiB; default: the "
+        "system preset's).",
     ),
 ]
+
+
+def _gpu_memory(value: str | None) -> float | None:
+    """``--gpu-memory`` in bytes; a bare number is refused (80 meant 80 GiB, not 80 bytes)."""
+    if value is None:
+        return None
+    if value.strip().replace(".", "", 1).isdigit():
+        raise CliUsageError(
+            f"{_flag('gpu_memory')} {value.strip()} has no unit: write {value.strip()}GiB (a "
+            "vendor's 80GB of HBM is 80 GiB)"
+        )
+    return parse_size(value)
+
+
 TpOpt = Annotated[int, _degree("tp", "Tensor-parallel degree.")]
 PpOpt = Annotated[int, _degree("pp", "Pipeline-parallel degree.")]
 
@@ -251,7 +267,7 @@ def train_command(
         ),
         tflops=tflops,
         recompute=recompute,
-        gpu_memory_bytes=parse_size(gpu_memory) if gpu_memory is not None else None,
+        gpu_memory_bytes=_gpu_memory(gpu_memory),
     )
     if compare:
         results, skipped = compare_layouts(cat, resolved, job, params=cost)
@@ -334,7 +350,7 @@ def infer_command(
         act_dtype=DType(dtype.value),
         kv_dtype=DType(kv_dtype.value),
         weights_dtype=DType(weights_dtype.value),
-        gpu_memory_bytes=parse_size(gpu_memory) if gpu_memory is not None else None,
+        gpu_memory_bytes=_gpu_memory(gpu_memory),
         disaggregated=disaggregated,
         kv_nics=kv_nics,
     )

@@ -23,7 +23,7 @@ from ibcalc.render.stream import PipeConsole, TrimmedStream
 from ibcalc.units import format_bandwidth, format_number, format_size, format_time
 from ibcalc.workload.checkpoint import CheckpointResult, Transfer
 from ibcalc.workload.infer import InferResult
-from ibcalc.workload.memory import GpuMemory, TrainMemory, memory_size
+from ibcalc.workload.memory import GpuMemory, TrainMemory, memory_size, percent
 from ibcalc.workload.phases import Phase
 from ibcalc.workload.train import TrainResult
 
@@ -143,7 +143,7 @@ def _memory_words(memory: GpuMemory, names: Mapping[str, str]) -> str:
     if memory.capacity_from is None or memory.used_fraction is None:
         return f"{need} per GPU (not checked: no GPU memory known): {memory.parts_words()}"
     against = named_notes([memory.capacity_from], names)[0]
-    return f"{need} of {against} ({memory.used_fraction:.0%}): {memory.parts_words()}"
+    return f"{need} of {against} ({percent(memory.used_fraction)}): {memory.parts_words()}"
 
 
 def compare_dict(
@@ -360,13 +360,38 @@ def _notes(
         )
 
 
-def _kv_table(rows: Sequence[tuple[str, str]]) -> Table:
+def _kv_table(rows: Sequence[tuple[str, str]], width: int | None = None) -> Table:
+    """Key-value rows; with the console's ``width``, a value breaks only between words that do
+    not part a number from its unit ("16.3 GiB" stays on one line)."""
     table = Table(box=box.SIMPLE_HEAD, show_header=False)
     table.add_column("what", style="bold")
     table.add_column("value")
+    # the value column starts after the key and its padding, 7 columns in all, and ends 2 short
+    room = width - max(len(key) for key, _ in rows) - 8 if width and rows else None
     for key, value in rows:
-        table.add_row(key, value)
+        table.add_row(key, _unit_wrap(value, room) if room else value)
     return _fold(table)
+
+
+_UNITS = frozenset(("B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB", "ms", "us", "s"))
+
+
+def _unit_wrap(text: str, width: int) -> str:
+    """``text`` in lines of at most ``width`` characters, broken at spaces but never between a
+    number and its unit."""
+    words: list[str] = []
+    for word in text.split(" "):
+        if words and (word in _UNITS or word.rstrip(",;:)") in _UNITS):
+            words[-1] += " " + word
+        else:
+            words.append(word)
+    lines = [""]
+    for word in words:
+        if lines[-1] and len(lines[-1]) + 1 + len(word) > width:
+            lines.append(word)
+        else:
+            lines[-1] += (" " if lines[-1] else "") + word
+    return "\n".join(lines)
 
 
 def render_train(
@@ -416,7 +441,7 @@ def render_train(
         parts = "compute + bubble + exposed" if totals.bubble_fraction > 0 else "compute + exposed"
         rows.append(("step", f"{format_time(totals.step_s)} ({parts})"))
     rows.append(("memory", _memory_words(result.memory, names)))
-    console.print(_kv_table(rows))
+    console.print(_kv_table(rows, console.width))
     _notes(console, result.warnings, result.assumptions, names, result.phases)
 
 
@@ -442,11 +467,14 @@ def render_compare(
         batch = first.spec.global_batch
         flag, memory_flag = named_notes(["{global_batch}", "{gpu_memory}"], names)
         capacity = first.memory.capacity_from
+        how = first.memory.recompute.value
+        sharding = f"ZeRO-{first.spec.zero}" if first.spec.zero else "no ZeRO"
         memory = (
-            f"mem: per GPU ({first.memory.recompute.value} recompute), against "
-            f"{named_notes([capacity], names)[0]}; layouts that do not fit come last"
+            f"mem: per GPU ({sharding}, {how} recompute), against "
+            f"{named_notes([capacity], names)[0]}; layouts out of memory come last"
             if capacity is not None
-            else f"mem: per GPU, not checked against the GPUs' (give {memory_flag})"
+            else f"mem: per GPU ({sharding}, {how} recompute), not checked against the GPUs' "
+            f"(give {memory_flag})"
         )
         table = Table(
             title=f"layouts of {gpus} GPUs for {first.spec.model.label}, {order} first; every "
@@ -532,7 +560,7 @@ def render_infer(
         shares = ", ".join(f"{t} {format_time(s)}" for t, s in result.tier_s.items())
         rows.append(("dominant tier", f"{result.dominant_tier} (per request: {shares})"))
     rows.append(("memory", _memory_words(result.memory, names)))
-    console.print(_kv_table(rows))
+    console.print(_kv_table(rows, console.width))
     _notes(console, result.warnings, result.assumptions, names, result.phases)
 
 
@@ -594,5 +622,5 @@ def render_checkpoint(
         ("save", _transfer_total(result.save)),
         ("restore", _transfer_total(result.restore)),
     ]
-    console.print(_kv_table(rows))
+    console.print(_kv_table(rows, console.width))
     _notes(console, [], result.assumptions, names)

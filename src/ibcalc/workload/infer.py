@@ -60,7 +60,7 @@ class InferSpec(CheckedSpec):
     disaggregated: bool = False
     kv_nics: int | None = Field(default=None, ge=1, le=MAX_NICS_PER_NODE)
     #: one GPU's memory in bytes, over the system preset's (None: the preset's, if it states one)
-    gpu_memory_bytes: float | None = Field(default=None, ge=1e9, le=1e13)
+    gpu_memory_bytes: float | None = Field(default=None, ge=1e9, le=2**41)
 
     @property
     def gpus(self) -> int:
@@ -425,7 +425,7 @@ def _memory(
 
 def _memory_remedies(spec: InferSpec) -> str:
     """What would shrink a serving instance's memory, of what it does not use yet."""
-    ways = ["more tp or pp", "a smaller {batch}"]
+    ways = ["more tp or pp (tp leaves a latent KV cache whole)", "a smaller {batch}"]
     if spec.weights_dtype.bytes > 1:
         ways.append("fp8 weights ({weights_dtype})")
     if spec.kv_dtype.bytes > 1:

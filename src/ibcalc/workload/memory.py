@@ -1,53 +1,45 @@
-"""Memory per GPU of one training layout: model states and activations (docs/workload.md, "Memory").
+"""Memory per GPU of a training layout (model states and activations) or of a serving instance
+(weights and KV cache; ``infer.py`` works it out): docs/workload.md, "Memory per GPU".
 
-**Model states** (Rajbhandari et al., "ZeRO", SC'20, arXiv:1910.02054, section 3.1 and figure 1):
-mixed-precision Adam holds, per parameter, the weights and their gradients in the 16-bit training
-type (2 + 2 bytes) and 12 bytes of optimizer state (an fp32 copy of the weights, Adam's momentum
-and variance); 8 bytes where the weights are fp32 already. ZeRO stage 1 shards the optimizer state
-over the data-parallel ranks, stage 2 the gradients as well, stage 3 (FSDP) the weights as well.
-
-Parameters per GPU: tensor and pipeline parallelism split every weight over ``tp x pp`` GPUs
-(Shoeybi et al. 2019; Narayanan et al. 2021); with expert parallelism the routed experts split
-over ``ep`` more, and their data-parallel group is the ``dp / ep`` ranks holding the same experts
-(Megatron-Core's expert-data-parallel group, as ``ibcalc train``'s edp- phases). Sharding runs
-over ``dp x cp`` ranks (context parallelism replicates the weights as data parallelism does).
+**Model states**, as Megatron-LM keeps them with Adam (docs/source/api-guide/dist_optimizer.md):
+bf16 weights (2 bytes per parameter), fp32 gradients (4) and fp32 weights, momentum and variance
+(12: ZeRO's K, Rajbhandari et al., SC'20, arXiv:1910.02054, section 3.1), 18 bytes in all (fp16
+weights: 2 + 2 + 16; fp32: 4 + 4 + 8). ZeRO stage 1 shards the optimizer state over the
+``dp x cp`` ranks, stage 2 the gradients as well, stage 3 (FSDP) the weights as well. ``tp``
+splits every weight and the first pipeline stage holds its ``ceil(L / pp)`` layers' share; routed
+experts split over ``ep`` more, and shard over the ``dp / ep`` ranks holding the same experts
+(Megatron-Core's expert-data-parallel group, as ``ibcalc train``'s edp- phases).
 
 **Activations** (Korthikanti et al., "Reducing Activation Recomputation in Large Transformer
-Models", MLSys 2023, arXiv:2205.05198, section 4 and table 2), per transformer layer and
-micro-batch of ``b`` sequences of ``s`` tokens, hidden size ``h``, ``a`` heads, ``t = tp``, for
-16-bit activations:
+Models", MLSys 2023, arXiv:2205.05198, section 4 and table 2), per layer and micro-batch in units
+of ``s b h`` bytes for 16-bit activations: 10 units a tensor-parallel group leaves whole without
+sequence parallelism, and split over it the queries (2), keys and values (``4 kv_heads / heads``),
+the output projection's input (2) and the MLP (:func:`mlp_units`: 16 for GPT's 4h GeLU MLP); GPT's
+layer is the paper's 34 units. ``--recompute none`` adds the attention scores, ``5 a s / h``
+(FlashAttention, Dao et al. 2022, arXiv:2205.14135, and selective recomputation leave them out:
+the default), ``full`` keeps the layer's input alone, ``2 s b h`` (split along the sequence with
+sequence parallelism). Context parallelism splits ``s`` over ``cp``. In 1F1B the first stage holds
+the activations of ``min(pp, M)`` micro-batches for its ``ceil(L / pp)`` layers (section 4.2.3),
+a model's dense layers first.
 
-* ``--recompute none``: ``s b h (10 + 24/t + 5 a s / (h t))``; with sequence parallelism
-  ``s b h (34/t + 5 a s / (h t))``. The ``5 a s / h`` term is the attention scores, softmax and
-  its dropout mask;
-* ``selective`` (the default): the same without that term, as FlashAttention (Dao et al. 2022,
-  arXiv:2205.14135) or Megatron's selective recomputation leave it: ``s b h (10 + 24/t)``, with
-  sequence parallelism ``34 s b h / t``;
-* ``full``: ``2 s b h``, the layer's input alone, the rest recomputed in the backward pass.
-
-Context parallelism splits ``s`` over ``cp``. In 1F1B the first pipeline stage holds the
-activations of ``min(pp, M)`` micro-batches for its ``ceil(L / pp)`` layers (section 4.2.3):
-about ``L`` layers' worth, whatever the pipeline depth. Activations in another type scale by its
-bytes over 2.
-
-Not counted: the embedding and output layer's activations (the logits), the weights ZeRO-3
-gathers for one layer at a time, the CUDA context, NCCL's buffers and the allocator's
-fragmentation; the MLP is the 4h GeLU MLP of the paper's GPT layer (a SwiGLU MLP of about
-3.5h, as Llama's, stores more), and a mixture-of-experts layer is costed as one dense MLP.
+Not counted: the embedding and output layer (weights and logits), the weights ZeRO-3 gathers for
+one layer at a time, the CUDA context, NCCL's buffers and the allocator's fragmentation.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from ibcalc.units import format_size
+from ibcalc.units import GiB, TiB, format_size
 
 if TYPE_CHECKING:
     from ibcalc.catalogue.models import System
+    from ibcalc.workload.model import ModelSpec
     from ibcalc.workload.train import TrainSpec
 
 __all__ = [
@@ -62,6 +54,8 @@ __all__ = [
     "gpu_capacity",
     "judge_fit",
     "memory_size",
+    "mlp_units",
+    "percent",
     "train_memory",
 ]
 
@@ -69,6 +63,13 @@ __all__ = [
 ADAM_STATE_BYTES_PER_PARAM = 12
 #: The fp32 master copy's share of that: none is kept when the weights are fp32 already.
 FP32_MASTER_BYTES_PER_PARAM = 4
+#: Gradient and optimizer-state bytes per parameter by the weights' type, as Megatron-LM keeps
+#: them with Adam (docs/source/api-guide/dist_optimizer.md, "Data flow": 18 bytes per parameter
+#: for bf16 weights with fp32 gradients, 20 for fp16 with fp16 gradients and an fp32 copy of them
+#: in the optimizer, 16 for fp32): bf16 weights accumulate fp32 gradients (its default for bf16),
+#: and the optimizer holds fp32 weights, momentum and variance (12 bytes, ZeRO section 3.1's K).
+#: The gradients on the wire are ``--grad-dtype``'s, a separate choice.
+_STATE_BYTES: dict[str, tuple[int, int]] = {"bf16": (4, 12), "fp16": (2, 16), "fp32": (4, 8)}
 #: Korthikanti et al.'s activation bytes assume 16-bit activations (2 bytes per element).
 _PAPER_ACT_BYTES = 2
 #: Past this share of the GPU's memory a layout is called tight: what is not counted (the CUDA
@@ -77,11 +78,13 @@ TIGHT_FRACTION = 0.9
 
 
 def memory_size(size_bytes: float) -> str:
-    """A memory size in decimal units, three digits (``104.8e9`` -> ``105 GB``), as GPU memory
-    is sold."""
-    if 1e9 <= size_bytes < 999.5e9:  # the usual case, without format_size's search of units
-        return f"{size_bytes / 1e9:.3g} GB"
-    return format_size(size_bytes, decimal=True, digits=3)
+    """A memory size in GiB, three digits (``75e9`` -> ``69.8 GiB``), the unit GPU memory comes
+    in (a vendor's "80GB" of HBM is 80 GiB) and the one PyTorch reports."""
+    if size_bytes < GiB:
+        return format_size(size_bytes)
+    if size_bytes < 999.5 * GiB:
+        return f"{size_bytes / GiB:.3g} GiB"
+    return f"{size_bytes / TiB:.3g} TiB"
 
 
 class Recompute(StrEnum):
@@ -92,33 +95,67 @@ class Recompute(StrEnum):
     FULL = "full"
 
 
+#: Korthikanti et al.'s per-layer activations in units of ``s b h`` bytes (16-bit): the parts a
+#: tensor-parallel group does not split without sequence parallelism, two layer norms' inputs (4),
+#: the attention's and the MLP's inputs (2 + 2) and their dropout masks (1 + 1) ...
+_UNSPLIT_UNITS = 10
+#: ... and the attention parts it splits: queries (2), the output projection's input (2); keys
+#: and values add ``2 x 2 x kv_heads / heads`` (4 with one key/value head per query head)
+_ATTENTION_SPLIT_UNITS = 4
+#: A GPT MLP of width ``f`` stores its GeLU's input and the second matrix's input: ``2 x 2 f / h``
+#: units (16 at f = 4h); a gated (SwiGLU) MLP stores both first matrices' outputs, the SiLU's
+#: output and their product: ``4 x 2 f / h``.
+_MLP_UNITS_PER_WIDTH = {False: 4, True: 8}
+
+
+def mlp_units(model: ModelSpec, *, moe: bool) -> float:
+    """The MLP's activations a tensor-parallel group splits, in ``s b h`` units: GPT's 16 at
+    width 4h; for a mixture-of-experts layer, every expert a token passes (top-k routed and the
+    shared ones) and the token's top-k copies dispatched to them (``2 x top_k``)."""
+    assert model.hidden is not None
+    per_width = _MLP_UNITS_PER_WIDTH[model.gated_mlp]
+    if not moe:
+        width = model.ffn_hidden or 4 * model.hidden
+        return per_width * width / model.hidden
+    top_k = model.top_k or 1
+    width = model.moe_ffn_hidden or model.ffn_hidden or 4 * model.hidden
+    experts = top_k + model.shared_experts
+    return experts * per_width * width / model.hidden + 2 * top_k
+
+
 def activation_bytes_per_layer(
     *,
     seq: int,
     micro_batch: int,
     hidden: int,
     heads: int | None,
+    kv_ratio: float,
+    mlp: float,
     tp: int,
     sequence_parallel: bool,
     recompute: Recompute,
     act_bytes: int,
 ) -> float | None:
-    """Bytes one transformer layer stores for one micro-batch (Korthikanti et al., table 2).
+    """Bytes one transformer layer stores for one micro-batch (Korthikanti et al., table 2,
+    with the attention's keys and values scaled by ``kv_ratio = kv_heads / heads`` and the MLP's
+    part ``mlp`` from :func:`mlp_units`; GPT's layer is ``kv_ratio`` 1 and ``mlp`` 16, 34 units).
 
     ``seq`` is the tokens one rank holds (after context parallelism). None where the formula
     needs the heads (``recompute`` none) and they are not known.
     """
     sbh = float(seq) * micro_batch * hidden
     scale = act_bytes / _PAPER_ACT_BYTES
+    # sequence parallelism splits over tp what tensor parallelism alone leaves whole
+    whole = tp if sequence_parallel and tp > 1 else 1
     if recompute is Recompute.FULL:
-        return 2 * sbh * scale
-    sp = sequence_parallel and tp > 1
-    per = 34 / tp if sp else 10 + 24 / tp
+        # the layer's input alone (split along the sequence with sequence parallelism)
+        return 2 * sbh / whole * scale
+    split = _ATTENTION_SPLIT_UNITS + 4 * kv_ratio + mlp
     if recompute is Recompute.NONE:
         if heads is None:
             return None
-        per += 5 * heads * seq / (hidden * tp)
-    return sbh * per * scale
+        split += 5 * heads * seq / hidden
+    return sbh * (_UNSPLIT_UNITS / whole + split / tp) * scale
 
 
 # plain dataclasses, neither pydantic models nor frozen: a layout search builds thousands (a
@@ -179,6 +216,10 @@ class TrainMemory(GpuMemory):
         states = self.weights_bytes + self.gradients_bytes + self.optimizer_bytes
         return states + (self.activations_bytes or 0.0)
 
+    def parts_words(self) -> str:
+        words = GpuMemory.parts_words(self)
+        return words if self.activations_bytes is not None else words + " (activations not counted)"
+
     def parts(self) -> list[tuple[str, float]]:
         """Model states, then activations (see the module's "not counted")."""
         parts = [
@@ -187,9 +228,8 @@ class TrainMemory(GpuMemory):
             ("optimizer", self.optimizer_bytes),
         ]
         if self.activations_bytes is not None:
-            parts.append(
-                (f"activations ({self.recompute.value} recompute)", self.activations_bytes)
-            )
+            how = "no" if self.recompute is Recompute.NONE else self.recompute.value
+            parts.append((f"activations ({how} recompute)", self.activations_bytes))
         return parts
 
 
@@ -218,7 +258,7 @@ def gpu_capacity(
     """One GPU's memory and where it comes from: the one given (``{gpu_memory}``), else the
     system preset's; (None, None) when neither states one."""
     if given_bytes is not None:
-        return given_bytes, "{gpu_memory}"
+        return given_bytes, f"{{gpu_memory}} {memory_size(given_bytes)}"
     if system is not None and system.gpu_memory_bytes is not None:
         size = memory_size(system.gpu_memory_bytes)
         return system.gpu_memory_bytes, f"{system.id}'s {size} per GPU"
@@ -247,20 +287,23 @@ def judge_fit(
             if system is not None
             else "no system preset states the GPUs' memory"
         )
-        notes.append(
-            f"memory fit not checked: {why}; give {{gpu_memory}} (needs {need} per GPU: "
-            f"{memory.parts_words()})"
-        )
+        notes.append(f"memory fit not checked: {why}; give {{gpu_memory}} (needs {need} per GPU)")
     elif used > 1:
         warnings.append(
-            f"does not fit in memory: {need} per GPU against {memory.capacity_from} "
-            f"({used:.0%}); {remedies()}"
+            f"out of memory: {need} per GPU against {memory.capacity_from} "
+            f"({percent(used)}); {remedies()}"
         )
-    elif used > TIGHT_FRACTION:
+    else:
         warnings.append(
-            f"memory is tight: {need} per GPU is {used:.0%} of {memory.capacity_from}, leaving "
-            f"less than a tenth for what is not counted ({uncounted})"
+            f"memory is tight: {need} per GPU is {percent(used)} of {memory.capacity_from}, "
+            f"leaving less than a tenth for what is not counted ({uncounted})"
         )
+
+
+def percent(fraction: float) -> str:
+    """A share of the GPU's memory: whole percent, one decimal near 100 % (where 99.6 % fits
+    and 100.4 % does not)."""
+    return f"{fraction:.1%}" if 0.995 <= fraction < 1.005 else f"{fraction:.0%}"
 
 
 def train_memory(
@@ -279,9 +322,11 @@ def train_memory(
     """
     par, model = spec.parallel, spec.model
     shards = par.dp * par.cp
+    # the first stage's share of the weights: its ceil(L / pp) layers (1 / pp without a count)
+    stage_share = math.ceil(model.layers / par.pp) / model.layers if model.layers else 1 / par.pp
     experts = model.expert_params if par.ep > 1 else None
     if experts is None:
-        params = model.params / (par.tp * par.pp)
+        params = model.params * stage_share / par.tp
         # (params, ZeRO shards) for every parameter
         groups = [(params, shards)]
         if model.is_moe and par.ep > 1:
@@ -290,14 +335,12 @@ def train_memory(
                 f"expert share is unknown: {model.expert_share_unknown})"
             )
     else:
-        dense = (model.params - experts) / (par.tp * par.pp)
-        routed = experts / (par.tp * par.pp * par.ep)
+        dense = (model.params - experts) * stage_share / par.tp
+        routed = experts * stage_share / (par.tp * par.ep)
         params = dense + routed
         groups = [(dense, shards), (routed, max(1, par.dp // par.ep) * par.cp)]
     weight_bytes = spec.param_dtype.bytes
-    optimizer_per_param = ADAM_STATE_BYTES_PER_PARAM - (
-        FP32_MASTER_BYTES_PER_PARAM if weight_bytes >= FP32_MASTER_BYTES_PER_PARAM else 0
-    )
+    grad_bytes, optimizer_per_param = _STATE_BYTES.get(spec.param_dtype.value, _STATE_BYTES["bf16"])
 
     def held(per_param: float, stage: int) -> float:
         """Bytes of a state ZeRO shards from ``stage`` on."""
@@ -307,31 +350,49 @@ def train_memory(
 
     activations: float | None = None
     if seq is not None and model.layers is not None and model.hidden is not None:
-        per_layer = activation_bytes_per_layer(
+        heads = model.heads
+        kv_heads = model.kv_heads if model.kv_heads is not None else heads
+        per_layer_of = functools.partial(
+            activation_bytes_per_layer,
             seq=seq // par.cp,
             micro_batch=spec.micro_batch,
             hidden=model.hidden,
-            heads=model.heads,
+            heads=heads,
+            kv_ratio=kv_heads / heads if kv_heads is not None and heads else 1.0,
             tp=par.tp,
             sequence_parallel=spec.sequence_parallel,
             recompute=spec.recompute,
             act_bytes=spec.act_dtype.bytes,
         )
-        if per_layer is not None:
-            layers = math.ceil(model.layers / par.pp)
-            activations = per_layer * layers * min(par.pp, microbatches)
+        # the first stage's layers: a model's dense layers come first (DeepSeek-V3's three)
+        stage = math.ceil(model.layers / par.pp)
+        dense = model.layers - model.moe_layer_count() if model.is_moe else model.layers
+        layers = [(min(dense, stage), False), (stage - min(dense, stage), True)]
+        total = 0.0
+        for count, moe in layers:
+            if count:
+                per_layer = per_layer_of(mlp=mlp_units(model, moe=moe))
+                if per_layer is None:
+                    break
+                total += count * per_layer
+        else:
+            activations = total * min(par.pp, microbatches)
     if activations is None:
-        notes.append(
-            "memory: activations not counted (they need the layers, hidden size and sequence "
-            "length"
-            + (", and the heads with {recompute} none" if model.heads is None else "")
-            + ")"
-        )
+        missing = [
+            flag
+            for flag, value in (
+                ("{layers}", model.layers),
+                ("{hidden}", model.hidden),
+                ("{seq_len}", seq),
+                ("{heads}", model.heads if spec.recompute is Recompute.NONE else 1),
+            )
+            if value is None
+        ]
+        notes.append(f"memory: activations not counted (give {' and '.join(missing)})")
     return TrainMemory(
         params_per_gpu=params,
         weights_bytes=held(weight_bytes, 3),
-        # the gradients are held in the weights' type (ZeRO's 2 Psi); --grad-dtype is the wire's
-        gradients_bytes=held(weight_bytes, 2),
+        gradients_bytes=held(grad_bytes, 2),
         optimizer_bytes=held(optimizer_per_param, 1),
         activations_bytes=activations,
         recompute=spec.recompute,

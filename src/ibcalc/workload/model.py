@@ -137,6 +137,21 @@ class ModelSpec(CheckedSpec):
     experts: int | None = Field(default=None, ge=1, le=_MAX_DIM, description="Routed experts.")
     top_k: int | None = Field(default=None, ge=1, le=_MAX_DIM, description="Experts per token.")
     moe_layers: int | None = Field(default=None, ge=1, le=_MAX_DIM)
+    ffn_hidden: int | None = Field(
+        default=None,
+        ge=1,
+        le=_MAX_DIM,
+        description="Inner width of the dense MLP (default: 4 x hidden, GPT's).",
+    )
+    moe_ffn_hidden: int | None = Field(
+        default=None, ge=1, le=_MAX_DIM, description="Inner width of each expert's MLP (MoE)."
+    )
+    shared_experts: int = Field(
+        default=0, ge=0, le=_MAX_DIM, description="Experts every token passes (MoE)."
+    )
+    gated_mlp: bool = Field(
+        default=False, description="A gated MLP (SwiGLU: three matrices) rather than GPT's two."
+    )
     sources: list[str] = Field(default_factory=list)
 
     def __init__(self, **data: Any) -> None:
@@ -352,9 +367,18 @@ class ModelSpec(CheckedSpec):
         return self.need("layers", "expert parallelism")
 
 
-_LLAMA3 = "Dubey et al. 2024, The Llama 3 Herd of Models, arXiv:2407.21783, Table 3, 3.1 and 3.4.2"
-_MIXTRAL = "Jiang et al. 2024, Mixtral of Experts, arXiv:2401.04088, Table 1"
-_DSV3 = "DeepSeek-AI 2024, DeepSeek-V3 Technical Report, arXiv:2412.19437, sections 4.2 and 4.3"
+_LLAMA3 = (
+    "Dubey et al. 2024, The Llama 3 Herd of Models, arXiv:2407.21783, Table 3 (FFN dimension, "
+    "SwiGLU), 3.1 and 3.4.2"
+)
+_MIXTRAL = (
+    "Jiang et al. 2024, Mixtral of Experts, arXiv:2401.04088, Table 1 (hidden_dim 14336) and "
+    "section 2 (SwiGLU experts)"
+)
+_DSV3 = (
+    "DeepSeek-AI 2024, DeepSeek-V3 Technical Report, arXiv:2412.19437, sections 4.2 (1 shared "
+    "and 256 routed experts of width 2048, the first three layers dense) and 4.3"
+)
 
 #: Public models by the numbers their papers state.
 MODEL_PRESETS: dict[str, ModelSpec] = {
@@ -371,6 +395,8 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
             head_dim=128,
             seq_len=8192,
             max_context=128 * 1024,
+            ffn_hidden=14336,
+            gated_mlp=True,
             sources=[_LLAMA3],
         ),
         ModelSpec(
@@ -384,6 +410,8 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
             head_dim=128,
             seq_len=8192,
             max_context=128 * 1024,
+            ffn_hidden=28672,
+            gated_mlp=True,
             sources=[_LLAMA3],
         ),
         ModelSpec(
@@ -397,6 +425,8 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
             head_dim=128,
             seq_len=8192,
             max_context=128 * 1024,
+            ffn_hidden=53248,
+            gated_mlp=True,
             sources=[_LLAMA3],
         ),
         ModelSpec(
@@ -413,6 +443,8 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
             max_context=32768,
             experts=8,
             top_k=2,
+            moe_ffn_hidden=14336,
+            gated_mlp=True,
             sources=[_MIXTRAL],
         ),
         ModelSpec(
@@ -430,6 +462,9 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
             experts=256,
             top_k=8,
             moe_layers=61 - 3,
+            moe_ffn_hidden=2048,
+            shared_experts=1,
+            gated_mlp=True,
             sources=[_DSV3],
         ),
     )

@@ -125,7 +125,7 @@ class TrainSpec(CheckedSpec):
     #: which activations the backward pass recomputes (workload/memory.py)
     recompute: Recompute = Recompute.SELECTIVE
     #: one GPU's memory in bytes, over the system preset's (None: the preset's, if it states one)
-    gpu_memory_bytes: float | None = Field(default=None, ge=1e9, le=1e13)
+    gpu_memory_bytes: float | None = Field(default=None, ge=1e9, le=2**41)
 
 
 class TrainTotals(BaseModel):
@@ -718,7 +718,7 @@ def _memory(
 
 def _memory_remedies(spec: TrainSpec) -> str:
     """What would shrink a layout's memory, of what it does not use yet."""
-    ways = ["more tp or pp"]
+    ways = ["more tp (more pp splits the model states, not the first stage's activations)"]
     if spec.zero < 3:
         ways.append("a higher {zero} stage")
     if spec.parallel.tp > 1 and not spec.sequence_parallel:
