@@ -45,8 +45,8 @@ LLAMA8 = find_model("llama3-8b")
 LLAMA70 = find_model("llama3-70b")
 #: a GPT-shaped 70B (no GQA, a 4h GeLU MLP): Korthikanti et al.'s 34-unit layer
 GPT70 = model_from(params="70B", layers=80, hidden=8192, heads=64)
-#: Llama 3 8B's layer at tp 1: 10 + 2 + 4 x 8 / 32 + 2 + 8 x 14336 / 4096 = 43 units
-LLAMA8_UNITS = 10 + 2 + 4 * 8 / 32 + 2 + 8 * 14336 / 4096
+#: Llama 3 8B's layer at tp 1: 10 + 2 + 4 x 8 / 32 + 2 + 6 x 14336 / 4096 = 38 units
+LLAMA8_UNITS = 10 + 2 + 4 * 8 / 32 + 2 + 6 * 14336 / 4096
 
 
 def _step(cat: Catalogue, system: str, nodes: int, **spec: Any) -> TrainResult:
@@ -96,7 +96,7 @@ def test_zero_stages_shard_the_model_states_over_dp(
     assert memory.weights_bytes == pytest.approx(weights)
     assert memory.gradients_bytes == pytest.approx(gradients)
     assert memory.optimizer_bytes == pytest.approx(optimizer)
-    # selective recompute, tp 1: 43 units of s b h per layer, 32 layers, one micro-batch at once
+    # selective recompute, tp 1: 38 units of s b h per layer, 32 layers, one micro-batch at once
     activations = LLAMA8_UNITS * 8192 * 4096 * 32
     assert memory.activations_bytes == pytest.approx(activations)
     total = weights + gradients + optimizer + activations
@@ -150,23 +150,24 @@ def test_tp_pp_and_sequence_parallelism_split_weights_and_activations(
 
 def test_llama_swiglu_and_gqa_change_the_layer(builtin_catalogue: Catalogue) -> None:
     """Llama 3 70B with the same layout and sequence parallelism: its layer is 10 / 8 + (2 + 4 x
-    8 / 64 + 2 + 8 x 28672 / 8192) / 8 = 5.3125 units per GPU, against GPT's 34 / 8 = 4.25: the
-    SwiGLU MLP of width 3.5h stores 28 units where GPT's stores 16, and eight KV heads for 64
-    query heads shrink keys and values from 4 units to 0.5."""
+    8 / 64 + 2 + 6 x 28672 / 8192) / 8 = 4.4375 units per GPU, against GPT's 34 / 8 = 4.25: the
+    SwiGLU MLP of width 3.5h stores 21 units (its 7h-wide first output and the 3.5h-wide input
+    of its second matrix) where GPT's stores 16, and eight KV heads for 64 query heads shrink
+    keys and values from 4 units to 0.5."""
     result = _tp8_pp4(builtin_catalogue, LLAMA70, microbatches=4)
-    assert mlp_units(LLAMA70, moe=False) == pytest.approx(28)
-    assert result.memory.activations_bytes == pytest.approx(8192 * 8192 * 5.3125 * 20 * 4)
+    assert mlp_units(LLAMA70, moe=False) == pytest.approx(21)
+    assert result.memory.activations_bytes == pytest.approx(8192 * 8192 * 4.4375 * 20 * 4)
 
 
 def test_mixture_of_experts_layers_count_every_expert_a_token_visits() -> None:
     # Mixtral: 2 routed SwiGLU experts of 14336 = 3.5h each, and the token's 2 dispatched copies:
-    # 2 x 8 x 14336 / 4096 + 2 x 2 = 60 units; DeepSeek-V3: 8 routed and 1 shared expert of
-    # 2048 over h = 7168, 8 copies: 9 x 8 x 2048 / 7168 + 16; its three dense layers state no
-    # width, so they take GPT's 4h, gated: 8 x 4 = 32
-    assert mlp_units(find_model("mixtral-8x7b"), moe=True) == pytest.approx(60)
+    # 2 x 6 x 14336 / 4096 + 2 x 2 = 46 units; DeepSeek-V3: 8 routed and 1 shared expert of
+    # 2048 over h = 7168, 8 copies: 9 x 6 x 2048 / 7168 + 16; its three dense layers state no
+    # width, so they take GPT's 4h, gated: 6 x 4 = 24
+    assert mlp_units(find_model("mixtral-8x7b"), moe=True) == pytest.approx(46)
     deepseek = find_model("deepseek-v3")
-    assert mlp_units(deepseek, moe=True) == pytest.approx(9 * 8 * 2048 / 7168 + 16)
-    assert mlp_units(deepseek, moe=False) == pytest.approx(32)
+    assert mlp_units(deepseek, moe=True) == pytest.approx(9 * 6 * 2048 / 7168 + 16)
+    assert mlp_units(deepseek, moe=False) == pytest.approx(24)
 
 
 def test_deepseek_first_stage_holds_its_dense_layers(builtin_catalogue: Catalogue) -> None:
@@ -185,8 +186,8 @@ def test_deepseek_first_stage_holds_its_dense_layers(builtin_catalogue: Catalogu
         microbatches=16,
     )
     sbh = 4096 * 7168
-    dense = 10 + 2 + 4 + 2 + 32
-    moe = 10 + 2 + 4 + 2 + 9 * 8 * 2048 / 7168 + 16
+    dense = 10 + 2 + 4 + 2 + 24
+    moe = 10 + 2 + 4 + 2 + 9 * 6 * 2048 / 7168 + 16
     assert result.memory.activations_bytes == pytest.approx(sbh * (3 * dense + moe) * 16)
 
 
@@ -345,7 +346,7 @@ def test_cli_train_prints_and_serialises_the_memory() -> None:
     args += ["--pp", "4", "--microbatches", "4", "--sequence-parallel"]
     result = runner.invoke(app, args, env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
-    need = 18 * 70e9 / 32 + 8192 * 8192 * 5.3125 * 80  # worked in the Llama test above
+    need = 18 * 70e9 / 32 + 8192 * 8192 * 4.4375 * 80  # worked in the Llama test above
     line = next(x for x in result.stdout.splitlines() if x.strip().startswith("memory "))
     assert f"{need / GiB:.3g} GiB of dgx-h100's 80 GiB per GPU ({need / H100:.0%})" in line
     data = json.loads(runner.invoke(app, [*args, "--format", "json"]).stdout)
@@ -461,7 +462,8 @@ def test_cli_infer_prints_and_serialises_the_memory() -> None:
 @pytest.mark.parametrize(
     ("size", "text"),
     [
-        (5e8, "500 MB"),
+        (5e8, f"{5e8 / 2**20:.3g} MiB"),
+        (5e5, "500 KB"),
         (2**30, "1 GiB"),
         (80 * 2**30, "80 GiB"),
         (57.8e9, f"{57.8e9 / 2**30:.3g} GiB"),

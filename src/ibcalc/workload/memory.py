@@ -35,7 +35,7 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from ibcalc.units import GiB, TiB, format_size
+from ibcalc.units import GiB, MiB, TiB, format_size
 
 if TYPE_CHECKING:
     from ibcalc.catalogue.models import System
@@ -80,8 +80,10 @@ TIGHT_FRACTION = 0.9
 def memory_size(size_bytes: float) -> str:
     """A memory size in GiB, three digits (``75e9`` -> ``69.8 GiB``), the unit GPU memory comes
     in (a vendor's "80GB" of HBM is 80 GiB) and the one PyTorch reports."""
-    if size_bytes < GiB:
+    if size_bytes < MiB:
         return format_size(size_bytes)
+    if size_bytes < 999.5 * MiB:
+        return f"{size_bytes / MiB:.3g} MiB"
     if size_bytes < 999.5 * GiB:
         return f"{size_bytes / GiB:.3g} GiB"
     return f"{size_bytes / TiB:.3g} TiB"
@@ -103,9 +105,11 @@ _UNSPLIT_UNITS = 10
 #: and values add ``2 x 2 x kv_heads / heads`` (4 with one key/value head per query head)
 _ATTENTION_SPLIT_UNITS = 4
 #: A GPT MLP of width ``f`` stores its GeLU's input and the second matrix's input: ``2 x 2 f / h``
-#: units (16 at f = 4h); a gated (SwiGLU) MLP stores both first matrices' outputs, the SiLU's
-#: output and their product: ``4 x 2 f / h``.
-_MLP_UNITS_PER_WIDTH = {False: 4, True: 8}
+#: units (16 at f = 4h). A gated (SwiGLU) MLP stores its first matrices' output, ``2f`` wide, and
+#: the second matrix's input: ``3 x 2 f / h``. Megatron-Core's fused SwiGLU keeps only the first
+#: of those for its backward pass and recomputes the SiLU and the product there
+#: (megatron/core/fusions/fused_bias_swiglu.py, on by default with --swiglu).
+_MLP_UNITS_PER_WIDTH = {False: 4, True: 6}
 
 
 def mlp_units(model: ModelSpec, *, moe: bool) -> float:
