@@ -250,6 +250,15 @@ def test_activation_bytes_per_layer_follow_korthikanti(
     assert got == pytest.approx(8192 * 8192 * per_sbh)
 
 
+def test_context_parallel_queries_score_the_whole_sequence() -> None:
+    # cp 4 over 32768 tokens: a rank holds 8192 queries, each scoring all 32768 keys, so the
+    # scores are 5 a x 32768 / h units of its s b h, not 5 a x 8192 / h
+    args: dict[str, Any] = {"seq": 8192, "micro_batch": 1, "hidden": 8192, "heads": 64}
+    args |= {"kv_ratio": 1.0, "mlp": 16, "tp": 1, "sequence_parallel": False, "act_bytes": 2}
+    got = activation_bytes_per_layer(recompute=Recompute.NONE, context=32768, **args)
+    assert got == pytest.approx(8192 * 8192 * (34 + 5 * 64 * 32768 / 8192))
+
+
 def test_fp32_activations_double_and_unknown_heads_leave_none() -> None:
     args: dict[str, Any] = {"seq": 4096, "micro_batch": 2, "hidden": 4096, "tp": 1}
     args |= {"kv_ratio": 1.0, "mlp": 16}

@@ -139,13 +139,15 @@ def activation_bytes_per_layer(
     sequence_parallel: bool,
     recompute: Recompute,
     act_bytes: int,
+    context: int | None = None,
 ) -> float | None:
     """Bytes one transformer layer stores for one micro-batch (Korthikanti et al., table 2,
     with the attention's keys and values scaled by ``kv_ratio = kv_heads / heads`` and the MLP's
     part ``mlp`` from :func:`mlp_units`; GPT's layer is ``kv_ratio`` 1 and ``mlp`` 16, 34 units).
 
-    ``seq`` is the tokens one rank holds (after context parallelism). None where the formula
-    needs the heads (``recompute`` none) and they are not known.
+    ``seq`` is the tokens one rank holds (after context parallelism), ``context`` the whole
+    sequence its queries attend to (default ``seq``). None where the formula needs the heads
+    (``recompute`` none) and they are not known.
     """
     sbh = float(seq) * micro_batch * hidden
     scale = act_bytes / _PAPER_ACT_BYTES
@@ -158,7 +160,9 @@ def activation_bytes_per_layer(
     if recompute is Recompute.NONE:
         if heads is None:
             return None
-        split += 5 * heads * seq / hidden
+        # each of a rank's queries scores every key of the sequence: with context parallelism
+        # the keys of all cp ranks (``context``), not its own share alone
+        split += 5 * heads * (context or seq) / hidden
     return sbh * (_UNSPLIT_UNITS / whole + split / tp) * scale
 
 
@@ -359,6 +363,7 @@ def train_memory(
         per_layer_of = functools.partial(
             activation_bytes_per_layer,
             seq=seq // par.cp,
+            context=seq,
             micro_batch=spec.micro_batch,
             hidden=model.hidden,
             heads=heads,
