@@ -35,6 +35,7 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from ibcalc.memo import IdentityMemo
 from ibcalc.units import GiB, MiB, TiB, format_size
 
 if TYPE_CHECKING:
@@ -77,6 +78,7 @@ _PAPER_ACT_BYTES = 2
 TIGHT_FRACTION = 0.9
 
 
+@functools.lru_cache(maxsize=1024)
 def memory_size(size_bytes: float) -> str:
     """A memory size in GiB, three digits (``75e9`` -> ``69.8 GiB``), the unit GPU memory comes
     in (a vendor's "80GB" of HBM is 80 GiB) and the one PyTorch reports."""
@@ -125,6 +127,19 @@ def mlp_units(model: ModelSpec, *, moe: bool) -> float:
     width = model.moe_ffn_hidden or model.ffn_hidden or 4 * model.hidden
     experts = top_k + model.shared_experts
     return experts * per_width * width / model.hidden + 2 * top_k
+
+
+#: Each model's (kv_heads / heads, dense MLP units, MoE MLP units), worked out once per model
+#: object: a layout search asks for them thousands of times.
+_SHAPES: IdentityMemo[tuple[float, float, float]] = IdentityMemo(64)
+
+
+def _shape(model: ModelSpec) -> tuple[float, float, float]:
+    heads = model.heads
+    kv_heads = model.kv_heads if model.kv_heads is not None else heads
+    kv_ratio = kv_heads / heads if kv_heads is not None and heads else 1.0
+    moe = mlp_units(model, moe=True) if model.is_moe else 0.0
+    return kv_ratio, mlp_units(model, moe=False), moe
 
 
 def activation_bytes_per_layer(
@@ -348,7 +363,8 @@ def train_memory(
         params = dense + routed
         groups = [(dense, shards), (routed, max(1, par.dp // par.ep) * par.cp)]
     weight_bytes = spec.param_dtype.bytes
-    grad_bytes, optimizer_per_param = _STATE_BYTES.get(spec.param_dtype.value, _STATE_BYTES["bf16"])
+    # a DType is a str: it finds its name's entry
+    grad_bytes, optimizer_per_param = _STATE_BYTES.get(spec.param_dtype, _STATE_BYTES["bf16"])
 
     def held(per_param: float, stage: int) -> float:
         """Bytes of a state ZeRO shards from ``stage`` on."""
@@ -358,29 +374,26 @@ def train_memory(
 
     activations: float | None = None
     if seq is not None and model.layers is not None and model.hidden is not None:
-        heads = model.heads
-        kv_heads = model.kv_heads if model.kv_heads is not None else heads
-        per_layer_of = functools.partial(
-            activation_bytes_per_layer,
-            seq=seq // par.cp,
-            context=seq,
-            micro_batch=spec.micro_batch,
-            hidden=model.hidden,
-            heads=heads,
-            kv_ratio=kv_heads / heads if kv_heads is not None and heads else 1.0,
-            tp=par.tp,
-            sequence_parallel=spec.sequence_parallel,
-            recompute=spec.recompute,
-            act_bytes=spec.act_dtype.bytes,
-        )
+        kv_ratio, dense_mlp, moe_mlp = _SHAPES.get(id(model), (model,), lambda: _shape(model))
         # the first stage's layers: a model's dense layers come first (DeepSeek-V3's three)
         stage = math.ceil(model.layers / par.pp)
         dense = model.layers - model.moe_layer_count() if model.is_moe else model.layers
-        layers = [(min(dense, stage), False), (stage - min(dense, stage), True)]
         total = 0.0
-        for count, moe in layers:
+        for count, mlp in ((min(dense, stage), dense_mlp), (stage - min(dense, stage), moe_mlp)):
             if count:
-                per_layer = per_layer_of(mlp=mlp_units(model, moe=moe))
+                per_layer = activation_bytes_per_layer(
+                    seq=seq // par.cp,
+                    micro_batch=spec.micro_batch,
+                    hidden=model.hidden,
+                    heads=model.heads,
+                    kv_ratio=kv_ratio,
+                    mlp=mlp,
+                    tp=par.tp,
+                    sequence_parallel=spec.sequence_parallel,
+                    recompute=spec.recompute,
+                    act_bytes=spec.act_dtype.bytes,
+                    context=seq,
+                )
                 if per_layer is None:
                     break
                 total += count * per_layer
