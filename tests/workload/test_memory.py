@@ -8,7 +8,8 @@ gradients (2), then the weights (3). Activations: Korthikanti et al. (arXiv:2205
 per layer and micro-batch in units of s b h bytes for 16-bit activations: 10 units a
 tensor-parallel group leaves whole (without sequence parallelism), and split by it 2 for the
 queries, 2 x 2 x kv_heads / heads for keys and values, 2 for the output projection's input and the
-MLP's 2 x 2 f / h (GeLU, 16 at f = 4h) or 4 x 2 f / h (SwiGLU). GPT's layer is 34 units. Model
+MLP's 2 x 2 f / h (GeLU, 16 at f = 4h) or 3 x 2 f / h (SwiGLU, as Megatron-Core's fused
+SwiGLU keeps it). GPT's layer is 34 units. Model
 shapes are the Llama 3 paper's (arXiv:2407.21783, table 3): 8B has 32 layers, hidden 4096, 32
 heads, 8 KV heads, FFN 14,336; 70B has 80 layers, hidden 8192, 64 heads, 8 KV heads, FFN 28,672;
 SwiGLU. GPU memory is the vendor's figure in GiB. Every expected number is worked out here.
@@ -45,13 +46,18 @@ LLAMA8 = find_model("llama3-8b")
 LLAMA70 = find_model("llama3-70b")
 #: a GPT-shaped 70B (no GQA, a 4h GeLU MLP): Korthikanti et al.'s 34-unit layer
 GPT70 = model_from(params="70B", layers=80, hidden=8192, heads=64)
-#: Llama 3 8B's layer at tp 1: 10 + 2 + 4 x 8 / 32 + 2 + 6 x 14336 / 4096 = 38 units
+#: Llama 3 8B's layer at tp 1: 10 + 2 + 4 x 8 / 32 + 2 + 6 x 14336 / 4096 = 36 units
 LLAMA8_UNITS = 10 + 2 + 4 * 8 / 32 + 2 + 6 * 14336 / 4096
 
 
 def _step(cat: Catalogue, system: str, nodes: int, **spec: Any) -> TrainResult:
     cluster = resolve_cluster(cat, ClusterSpec(system=system, nodes=nodes))
     return train_step(cat, cluster, TrainSpec(**spec))
+
+
+def _llama8_dp16(cat: Catalogue, **spec: Any) -> TrainResult:
+    """Llama 3 8B, all data-parallel over 2 x DGX H100, 8192-token sequences."""
+    return _step(cat, "dgx-h100", 2, model=LLAMA8, parallel=Parallelism(dp=16), **spec)
 
 
 def _tp8_pp4(cat: Catalogue, model: ModelSpec, *, microbatches: int) -> TrainResult:
@@ -83,20 +89,12 @@ def _tp8_pp4(cat: Catalogue, model: ModelSpec, *, microbatches: int) -> TrainRes
 def test_zero_stages_shard_the_model_states_over_dp(
     builtin_catalogue: Catalogue, zero: int, weights: float, gradients: float, optimizer: float
 ) -> None:
-    result = _step(
-        builtin_catalogue,
-        "dgx-h100",
-        2,
-        model=LLAMA8,
-        parallel=Parallelism(dp=16),
-        zero=zero,
-        seq_len=8192,
-    )
+    result = _llama8_dp16(builtin_catalogue, zero=zero, seq_len=8192)
     memory = result.memory
     assert memory.weights_bytes == pytest.approx(weights)
     assert memory.gradients_bytes == pytest.approx(gradients)
     assert memory.optimizer_bytes == pytest.approx(optimizer)
-    # selective recompute, tp 1: 38 units of s b h per layer, 32 layers, one micro-batch at once
+    # selective recompute, tp 1: 36 units of s b h per layer, 32 layers, one micro-batch at once
     activations = LLAMA8_UNITS * 8192 * 4096 * 32
     assert memory.activations_bytes == pytest.approx(activations)
     total = weights + gradients + optimizer + activations
@@ -109,9 +107,7 @@ def test_the_no_zero_8b_layout_is_out_of_memory_and_says_how_to_shrink(
     builtin_catalogue: Catalogue,
 ) -> None:
     # 18 x 8e9 = 144 GB of model state alone, against 80 GiB = 85.9 GB
-    result = _step(
-        builtin_catalogue, "dgx-h100", 2, model=LLAMA8, parallel=Parallelism(dp=16), seq_len=8192
-    )
+    result = _llama8_dp16(builtin_catalogue, seq_len=8192)
     (warning,) = [w for w in result.warnings if w.startswith("out of memory")]
     total = 18 * 8e9 + LLAMA8_UNITS * 8192 * 4096 * 32
     assert f"{total / GiB:.3g} GiB per GPU against dgx-h100's 80 GiB per GPU" in warning
@@ -162,19 +158,26 @@ def test_llama_swiglu_and_gqa_change_the_layer(builtin_catalogue: Catalogue) -> 
 def test_mixture_of_experts_layers_count_every_expert_a_token_visits() -> None:
     # Mixtral: 2 routed SwiGLU experts of 14336 = 3.5h each, and the token's 2 dispatched copies:
     # 2 x 6 x 14336 / 4096 + 2 x 2 = 46 units; DeepSeek-V3: 8 routed and 1 shared expert of
-    # 2048 over h = 7168, 8 copies: 9 x 6 x 2048 / 7168 + 16; its three dense layers state no
-    # width, so they take GPT's 4h, gated: 6 x 4 = 24
+    # 2048 over h = 7168, 8 copies: 9 x 6 x 2048 / 7168 + 16; its three dense layers are 18432
+    # wide: 6 x 18432 / 7168
     assert mlp_units(find_model("mixtral-8x7b"), moe=True) == pytest.approx(46)
     deepseek = find_model("deepseek-v3")
     assert mlp_units(deepseek, moe=True) == pytest.approx(9 * 6 * 2048 / 7168 + 16)
-    assert mlp_units(deepseek, moe=False) == pytest.approx(24)
+    assert mlp_units(deepseek, moe=False) == pytest.approx(6 * 18432 / 7168)
+    # a model of its own states no width: GPT's 4h, and a preset's widths go with a new hidden
+    assert mlp_units(GPT70, moe=False) == pytest.approx(16)
+    wider = model_from("llama3-70b", hidden=4096)
+    assert (wider.ffn_hidden, wider.gated_mlp) == (None, True)
+    assert mlp_units(wider, moe=False) == pytest.approx(6 * 4)
 
 
-def test_deepseek_first_stage_holds_its_dense_layers(builtin_catalogue: Catalogue) -> None:
-    """DeepSeek-V3 at pp 16: the first stage holds ceil(61 / 16) = 4 layers, the three dense
-    ones first and one MoE layer, each with its own MLP; h = 7168, 128 heads, MLA counted as one
-    key/value head per query head (4 units), full sequence of 4096, tp 1 (10 + 24 units' split
-    part), 16 micro-batches in flight."""
+def test_deepseek_busiest_stage_is_the_first_all_moe_one(builtin_catalogue: Catalogue) -> None:
+    """DeepSeek-V3 at pp 16 (tp 1, dp 16 = ep 16, ZeRO-1, 16 micro-batches of 4096 tokens):
+    stage 1 holds the three dense layers and one MoE layer for 16 micro-batches, stage 2 four
+    MoE layers for 15. h = 7168, 128 heads, MLA counted as one key/value head per query head (4
+    units). Parameters: the 654.5e9 of routed experts E go with the 58 MoE layers, the other
+    16.5e9 with all 61 layers; ZeRO-1 shards the shared state over dp 16, the experts' over
+    dp / ep = 1 rank."""
     deepseek = find_model("deepseek-v3")
     result = _step(
         builtin_catalogue,
@@ -186,9 +189,22 @@ def test_deepseek_first_stage_holds_its_dense_layers(builtin_catalogue: Catalogu
         microbatches=16,
     )
     sbh = 4096 * 7168
-    dense = 10 + 2 + 4 + 2 + 24
+    dense = 10 + 2 + 4 + 2 + 6 * 18432 / 7168
     moe = 10 + 2 + 4 + 2 + 9 * 6 * 2048 / 7168 + 16
-    assert result.memory.activations_bytes == pytest.approx(sbh * (3 * dense + moe) * 16)
+    experts = (671e9 - 37e9) / (1 - 8 / 256)
+
+    def total(dense_layers: int, moe_layers: int, in_flight: int) -> float:
+        shared = (671e9 - experts) * (dense_layers + moe_layers) / 61
+        routed = experts * moe_layers / 58 / 16
+        states = (2 + 4) * (shared + routed) + 12 * (shared / 16 + routed)
+        return states + sbh * (dense_layers * dense + moe_layers * moe) * in_flight
+
+    first, second = total(3, 1, 16), total(0, 4, 15)
+    assert second > first
+    assert result.memory.stage == 1
+    assert result.memory.total_bytes == pytest.approx(second)
+    assert result.memory.activations_bytes == pytest.approx(sbh * 4 * moe * 15)
+    assert any("stage 2 (of 16) is the busiest" in n for n in result.assumptions)
 
 
 def test_fewer_micro_batches_than_stages_hold_fewer_activations(
@@ -250,13 +266,23 @@ def test_activation_bytes_per_layer_follow_korthikanti(
     assert got == pytest.approx(8192 * 8192 * per_sbh)
 
 
-def test_context_parallel_queries_score_the_whole_sequence() -> None:
-    # cp 4 over 32768 tokens: a rank holds 8192 queries, each scoring all 32768 keys, so the
-    # scores are 5 a x 32768 / h units of its s b h, not 5 a x 8192 / h
+def test_context_parallel_ranks_keep_the_whole_sequence_keys_and_scores() -> None:
+    # cp 4 over 32768 tokens (Llama 3's all-gather): a rank holds 8192 queries, and keeps the
+    # keys and values of all 32768 tokens (4 units x 4) and, without recompute, each query's
+    # scores against every key (5 a x 32768 / h units of its s b h, not 5 a x 8192 / h)
     args: dict[str, Any] = {"seq": 8192, "micro_batch": 1, "hidden": 8192, "heads": 64}
     args |= {"kv_ratio": 1.0, "mlp": 16, "tp": 1, "sequence_parallel": False, "act_bytes": 2}
     got = activation_bytes_per_layer(recompute=Recompute.NONE, context=32768, **args)
-    assert got == pytest.approx(8192 * 8192 * (34 + 5 * 64 * 32768 / 8192))
+    assert got == pytest.approx(8192 * 8192 * (34 - 4 + 4 * 4 + 5 * 64 * 32768 / 8192))
+
+
+def test_past_kv_heads_the_keys_and_values_are_copied() -> None:
+    # 8 KV heads of 64 query heads at tp 16: keys and values split over 8 ranks, not 16:
+    # 4 x 8 / 64 / 8 units where the rest of the split part is over 16
+    args: dict[str, Any] = {"seq": 8192, "micro_batch": 1, "hidden": 8192, "heads": 64}
+    args |= {"kv_ratio": 8 / 64, "mlp": 16, "tp": 16, "sequence_parallel": True, "act_bytes": 2}
+    got = activation_bytes_per_layer(recompute=Recompute.SELECTIVE, kv_split=8, **args)
+    assert got == pytest.approx(8192 * 8192 * ((10 + 4 + 16) / 16 + 4 * 8 / 64 / 8))
 
 
 def test_fp32_activations_double_and_unknown_heads_leave_none() -> None:
@@ -371,7 +397,9 @@ def test_cli_train_prints_and_serialises_the_memory() -> None:
     ("value", "message"),
     [
         ("80Gb", "lower-case 'b', which means bits"),
-        ("80", "--gpu-memory 80 has no unit: write 80GiB"),
+        ("80", "--gpu-memory 80 has no unit: write e.g. 80GiB"),
+        ("8e10", "--gpu-memory 8e10 has no unit"),
+        ("nan", "size 'nan' is not a number"),
         ("-1GB", "size '-1GB'"),
         ("3TB", "must be at most 2 TiB"),
     ],
@@ -472,7 +500,7 @@ def test_cli_infer_prints_and_serialises_the_memory() -> None:
     ("size", "text"),
     [
         (5e8, f"{5e8 / 2**20:.3g} MiB"),
-        (5e5, "500 KB"),
+        (5e5, f"{5e5 / 2**10:.3g} KiB"),
         (2**30, "1 GiB"),
         (80 * 2**30, "80 GiB"),
         (57.8e9, f"{57.8e9 / 2**30:.3g} GiB"),
@@ -483,3 +511,41 @@ def test_cli_infer_prints_and_serialises_the_memory() -> None:
 def test_memory_sizes_print_in_gib(size: float, text: str) -> None:
     # GPU memory comes in GiB (a vendor's 80GB of HBM is 80 GiB), as PyTorch reports it
     assert memory_size(size) == text
+
+
+@pytest.mark.parametrize(
+    ("dtype", "weights", "gradients", "optimizer"),
+    [
+        # Megatron-LM's table: fp16 weights keep fp16 gradients and 16 bytes of optimizer state
+        # (fp32 weights, gradients, momentum, variance); fp32 weights 4 + 4 + 8
+        (DType.FP16, 2, 2, 16),
+        (DType.FP32, 4, 4, 8),
+    ],
+)
+def test_other_weight_types_hold_megatron_state(
+    builtin_catalogue: Catalogue, dtype: DType, weights: int, gradients: int, optimizer: int
+) -> None:
+    result = _llama8_dp16(builtin_catalogue, param_dtype=dtype, zero=1, seq_len=8192)
+    assert result.memory.weights_bytes == pytest.approx(weights * 8e9)
+    assert result.memory.gradients_bytes == pytest.approx(gradients * 8e9)
+    assert result.memory.optimizer_bytes == pytest.approx(optimizer * 8e9 / 16)
+    fp8 = _llama8_dp16(builtin_catalogue, param_dtype=DType.FP8, seq_len=8192)
+    assert fp8.memory.gradients_bytes == pytest.approx(4 * 8e9)  # as for bf16, and said
+    assert any(n.startswith("memory: fp8 weights") for n in fp8.assumptions)
+
+
+def test_serving_splits_routed_experts_over_ep(builtin_catalogue: Catalogue) -> None:
+    # Mixtral at ep 2: the 45.33e9 of routed experts halve, the 1.67e9 shared stay whole
+    mixtral = find_model("mixtral-8x7b")
+    result = _serve(builtin_catalogue, "dgx-h100", model=mixtral, ep=2, batch=1)
+    experts = (47e9 - 13e9) / (1 - 2 / 8)
+    assert result.memory.weights_bytes == pytest.approx(2 * ((47e9 - experts) + experts / 2))
+
+
+def test_serving_without_a_layer_count_says_the_cache_is_not_counted(
+    builtin_catalogue: Catalogue,
+) -> None:
+    result = _serve(builtin_catalogue, "dgx-h100", model=model_from(params="7B"), batch=8)
+    assert result.memory.kv_cache_bytes is None
+    assert result.memory.parts_words().endswith("(KV cache not counted)")
+    assert "memory: KV cache not counted (give {layers})" in result.assumptions

@@ -310,14 +310,17 @@ def _check_systems(
                         f"{link.kind} link{by}, expected {' or '.join(kinds)}",
                     )
                 )
-        if system.gpu_memory_bytes is not None and not system.gpu_memory_source:
-            line, col = doc.locate(("systems", i, "gpu_memory"))
+        if (system.gpu_memory_bytes is None) != (not system.gpu_memory_source):
+            key = "gpu_memory" if system.gpu_memory_bytes is not None else "gpu_memory_source"
+            line, col = doc.locate(("systems", i, key))
             problems.append(
                 ValidationProblem(
                     doc.path,
                     line,
                     col,
-                    f"systems[{i}] ({system.id}): gpu_memory needs gpu_memory_source",
+                    f"systems[{i}] ({system.id}): gpu_memory needs gpu_memory_source"
+                    if system.gpu_memory_bytes is not None
+                    else f"systems[{i}] ({system.id}): gpu_memory_source without gpu_memory",
                 )
             )
         if system.nics_per_node > 0 and system.inter is None:

@@ -55,8 +55,9 @@ MIN_FRACTION = 0.01
 MIN_REQUESTS_PER_S, MAX_REQUESTS_PER_S = 1.0, 1e9
 #: an object-store part: a page to 1 TiB (as ``checkpoint --part-size``)
 MIN_PART_BYTES, MAX_PART_BYTES = 4096.0, float(2**40)
-#: GPU memory a system may state per GPU: 1 GB to 10 TB (a GPU of more is a unit mistake).
-MIN_GPU_MEMORY_BYTES, MAX_GPU_MEMORY_BYTES = 1e9, 1e13
+#: GPU memory a system may state per GPU: 1 GB to 2 TiB (the largest GPU holds 288 GiB; more is a
+#: unit mistake).
+MIN_GPU_MEMORY_BYTES, MAX_GPU_MEMORY_BYTES = 1e9, float(2**41)
 
 
 def _with_unit(
@@ -89,7 +90,7 @@ _part_size = _with_unit(
     parse_size, "size", "5GiB or 100MB", (MIN_PART_BYTES, MAX_PART_BYTES, "4 KiB to 1 TiB")
 )
 _gpu_memory = _with_unit(
-    parse_size, "size", "80GB", (MIN_GPU_MEMORY_BYTES, MAX_GPU_MEMORY_BYTES, "1 GB to 10 TB")
+    parse_size, "size", "80GiB", (MIN_GPU_MEMORY_BYTES, MAX_GPU_MEMORY_BYTES, "1 GB to 2 TiB")
 )
 
 
@@ -338,7 +339,7 @@ class System(BaseModel):
     #: The host CPU family (``amd``, ``intel``, ``arm``); NCCL's per-step network overhead
     #: depends on it. None: not stated (NCCL's default, as for Intel).
     host_cpu: HostCpu | None = None
-    #: Memory of one GPU in bytes, as its vendor states it (``gpu_memory: 80 GB``); None where
+    #: Memory of one GPU in bytes (``gpu_memory: 80 GiB``: a vendor's "80GB" of HBM); None where
     #: the preset covers GPUs of more than one size. ``ibcalc train`` checks layouts against it.
     gpu_memory_bytes: GpuMemory | None = Field(default=None, alias="gpu_memory")
     gpu_memory_source: str | None = None

@@ -75,10 +75,11 @@ COMMANDS: dict[str, CommandEntry] = {
     # cli/workload.py
     "train": CommandEntry(
         "workload",
-        "Communication of one training step, per parallel dimension, with overlap and warnings.",
+        "One training step: communication per parallel dimension, overlap, GPU memory, warnings.",
     ),
     "infer": CommandEntry(
-        "workload", "Communication per generated token and per request of serving a model."
+        "workload",
+        "Serving a model: communication per generated token and per request, and GPU memory.",
     ),
     "checkpoint": CommandEntry(
         "workload", "Save and restore time of a checkpoint, and which bound sets it."

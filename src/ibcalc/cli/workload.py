@@ -8,6 +8,7 @@ resolves the cluster for the job and costs it (:mod:`ibcalc.workload`), and hand
 
 from __future__ import annotations
 
+import math
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -123,10 +124,20 @@ GpuMemoryOpt = Annotated[
 
 
 def _gpu_memory(value: str | None) -> float | None:
-    """``--gpu-memory`` in bytes; a bare number is refused (80 meant 80 GiB, not 80 bytes)."""
+    """``--gpu-memory`` in bytes; a bare number is refused (80 or 8e10: GiB, GB or bytes?)."""
     if value is None:
         return None
-    if value.strip().replace(".", "", 1).isdigit():
+    try:
+        bare = math.isfinite(float(value))
+    except ValueError:
+        bare = False
+    if bare:
+        raise CliUsageError(
+            f"{_flag('gpu_memory')} {value.strip()} has no unit: write e.g. 80GiB (a vendor's "
+            "80GB of HBM is 80 GiB)"
+        )
+    return parse_size(value)
+    if True:
         raise CliUsageError(
             f"{_flag('gpu_memory')} {value.strip()} has no unit: write {value.strip()}GiB (a "
             "vendor's 80GB of HBM is 80 GiB)"
@@ -223,7 +234,7 @@ def train_command(
     cost_params: CostParamsOpt = None,
     fmt: FormatOpt = FORMAT_TABLE,
 ) -> None:
-    """Communication of one training step, per parallel dimension, with overlap and warnings."""
+    """One training step: communication per parallel dimension, overlap, GPU memory, warnings."""
     if fsdp and zero not in (0, 3):
         raise CliUsageError(f"--fsdp is ZeRO stage 3; it contradicts --zero {zero}")
     if backward_time is not None and tflops is not None:
@@ -326,7 +337,7 @@ def infer_command(
     cost_params: CostParamsOpt = None,
     fmt: FormatOpt = FORMAT_TABLE,
 ) -> None:
-    """Communication per generated token and per request of serving a model."""
+    """Serving a model: communication per generated token and per request, and GPU memory."""
     if kv_nics is not None and not disaggregated:
         raise CliUsageError("--kv-nics applies to --disaggregated serving")
     job = InferSpec(

@@ -697,7 +697,7 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
     for row in rows:
         choice = f"{row['algorithm']}/{row['protocol']}"
         drop = row["time_drop_fraction"]
-        if drop is not None and previous is not None:
+        if drop is not None and row["switch"] and previous is not None:  # a drop at a switch
             deepest = max(deepest, drop)
             falls.append(
                 f"{row['size_bytes']:.0f} B ({previous['time_us']:.1f} -> {row['time_us']:.1f} us, "

@@ -23,7 +23,7 @@ from ibcalc.render.stream import PipeConsole, TrimmedStream
 from ibcalc.units import format_bandwidth, format_number, format_size, format_time
 from ibcalc.workload.checkpoint import CheckpointResult, Transfer
 from ibcalc.workload.infer import InferResult
-from ibcalc.workload.memory import GpuMemory, TrainMemory, memory_size, percent
+from ibcalc.workload.memory import GpuMemory, Recompute, TrainMemory, memory_size, percent
 from ibcalc.workload.phases import Phase
 from ibcalc.workload.train import TrainResult
 
@@ -138,7 +138,7 @@ def _memory_dict(memory: TrainMemory) -> dict[str, Any]:
 
 
 def _memory_words(memory: GpuMemory, names: Mapping[str, str]) -> str:
-    """One GPU's memory for the totals: "58.1 GB of dgx-h100's 80 GB per GPU (73%): ..."."""
+    """One GPU's memory for the totals: "52.7 GiB of dgx-h100's 80 GiB per GPU (66%): ..."."""
     need = memory_size(memory.total_bytes)
     if memory.capacity_from is None or memory.used_fraction is None:
         return f"{need} per GPU (not checked: no GPU memory known): {memory.parts_words()}"
@@ -175,8 +175,8 @@ def compare_dict(
         "skipped": named_notes(skipped, _searched(names)),
         "memory_capacity_bytes": results[0].memory.capacity_bytes if results else None,
         "note": "every layout runs the same global batch (sequences per step); ranked by step "
-        "time when the compute is known, else by exposed communication; layouts that do not "
-        "fit in the GPUs' memory after every other",
+        "time when the compute is known, else by exposed communication; layouts out of the "
+        "GPUs' memory rank after every other",
     }
 
 
@@ -467,7 +467,7 @@ def render_compare(
         batch = first.spec.global_batch
         flag, memory_flag = named_notes(["{global_batch}", "{gpu_memory}"], names)
         capacity = first.memory.capacity_from
-        how = first.memory.recompute.value
+        how = "no" if first.memory.recompute is Recompute.NONE else first.memory.recompute.value
         sharding = f"ZeRO-{first.spec.zero}" if first.spec.zero else "no ZeRO"
         memory = (
             f"mem: per GPU ({sharding}, {how} recompute), against "

@@ -1,4 +1,5 @@
-"""Communication of serving a model: per generated token and per request (docs/workload.md).
+"""Communication of serving a model: per generated token and per request (docs/workload.md), and
+the instance's memory per GPU, weights and KV cache (:func:`_memory`).
 
 Decode step (one new token for each of B sequences in the batch), per GPU:
 
@@ -32,7 +33,13 @@ from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import WorkloadError
 from ibcalc.units import format_size, plural
-from ibcalc.workload.memory import ServingMemory, gpu_capacity, judge_fit
+from ibcalc.workload.memory import (
+    ServingMemory,
+    gpu_capacity,
+    judge_fit,
+    stage_layers,
+    weights_per_gpu,
+)
 from ibcalc.workload.model import CheckedSpec, ModelSpec
 from ibcalc.workload.phases import Per, Phase, build_phase
 from ibcalc.workload.placement import Placement, inherit, pipeline_boundaries, place_group
@@ -375,21 +382,17 @@ def _memory(
 ) -> ServingMemory:
     """One GPU's weights and KV cache in a serving instance, against the GPU's memory.
 
-    Weights: ``P x bytes / (tp x pp)``, the routed experts over ``ep`` more. KV cache: ``batch x
-    (prompt + output) x bytes per token / pp``, split over ``min(tp, kv_heads)`` (a GPU holds its
+    Weights: the first pipeline stage's ``ceil(L / pp)`` layers' share of ``P x bytes / tp``,
+    the routed experts over ``ep`` more. KV cache: ``batch x (prompt + output) x bytes per
+    token`` for the same layers, split over ``min(tp, kv_heads)`` (a GPU holds its
     KV heads; past kv_heads they are copied), and not split for a latent cache (MLA), which every
     tensor-parallel rank keeps whole."""
     model = spec.model
-    experts = model.expert_params if spec.ep > 1 else None
-    if experts is None:
-        params = model.params / (spec.tp * spec.pp)
-        if model.is_moe and spec.ep > 1:
-            notes.append(
-                "memory: every weight counted on each of the ep ranks (an upper bound; the "
-                f"expert share is unknown: {model.expert_share_unknown})"
-            )
-    else:
-        params = (model.params - experts) / (spec.tp * spec.pp) + experts / spec.gpus
+    # the first stage's layers (the busiest: every stage holds the whole batch's cache for them)
+    layers = stage_layers(model, spec.pp, 0) if model.layers is not None else None
+    shared, routed = weights_per_gpu(
+        model, tp=spec.tp, pp=spec.pp, ep=spec.ep, layers=layers, notes=notes
+    )
     kv: float | None = None
     if kv_token is not None:
         if model.kv_elements_per_layer is not None:
@@ -398,7 +401,8 @@ def _memory(
             kv_heads = model.kv_heads if model.kv_heads is not None else model.heads
             split = min(spec.tp, kv_heads) if kv_heads is not None else spec.tp
         context = spec.prompt_tokens + spec.output_tokens
-        kv = spec.batch * context * kv_token / (spec.pp * split)
+        stage = sum(layers) / model.layers if layers is not None and model.layers else 1 / spec.pp
+        kv = spec.batch * context * kv_token * stage / split
         if spec.ep > 1:
             notes.append(
                 f"memory: each of the ep {spec.ep} ranks holds the KV cache of the whole batch, "
@@ -406,8 +410,10 @@ def _memory(
                 "attention is data-parallel over them)"
             )
     capacity, source = gpu_capacity(spec.gpu_memory_bytes, cluster.system)
+    if kv is None:
+        notes.append("memory: KV cache not counted (give {layers})")
     memory = ServingMemory(
-        weights_bytes=params * spec.weights_dtype.bytes,
+        weights_bytes=(shared + routed) * spec.weights_dtype.bytes,
         kv_cache_bytes=kv,
         capacity_bytes=capacity,
         capacity_from=source,

@@ -36,7 +36,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from ibcalc.memo import IdentityMemo
-from ibcalc.units import GiB, MiB, TiB, format_size
+from ibcalc.units import GiB, KiB, MiB, TiB, format_size
 
 if TYPE_CHECKING:
     from ibcalc.catalogue.models import System
@@ -57,7 +57,9 @@ __all__ = [
     "memory_size",
     "mlp_units",
     "percent",
+    "stage_layers",
     "train_memory",
+    "weights_per_gpu",
 ]
 
 #: fp32 master weights + Adam momentum + variance: 4 + 4 + 4 bytes per parameter (ZeRO, 3.1).
@@ -70,11 +72,16 @@ FP32_MASTER_BYTES_PER_PARAM = 4
 #: in the optimizer, 16 for fp32): bf16 weights accumulate fp32 gradients (its default for bf16),
 #: and the optimizer holds fp32 weights, momentum and variance (12 bytes, ZeRO section 3.1's K).
 #: The gradients on the wire are ``--grad-dtype``'s, a separate choice.
-_STATE_BYTES: dict[str, tuple[int, int]] = {"bf16": (4, 12), "fp16": (2, 16), "fp32": (4, 8)}
+_STATE_BYTES: dict[str, tuple[int, int]] = {
+    "bf16": (4, ADAM_STATE_BYTES_PER_PARAM),
+    "fp16": (2, ADAM_STATE_BYTES_PER_PARAM + 4),
+    "fp32": (4, ADAM_STATE_BYTES_PER_PARAM - FP32_MASTER_BYTES_PER_PARAM),
+}
 #: Korthikanti et al.'s activation bytes assume 16-bit activations (2 bytes per element).
 _PAPER_ACT_BYTES = 2
 #: Past this share of the GPU's memory a layout is called tight: what is not counted (the CUDA
 #: context, NCCL's buffers, fragmentation, the logits) has less than a tenth of the memory left.
+#: A policy for the warning, not a measured figure: "fits" is a necessary condition only.
 TIGHT_FRACTION = 0.9
 
 
@@ -82,8 +89,12 @@ TIGHT_FRACTION = 0.9
 def memory_size(size_bytes: float) -> str:
     """A memory size in GiB, three digits (``75e9`` -> ``69.8 GiB``), the unit GPU memory comes
     in (a vendor's "80GB" of HBM is 80 GiB) and the one PyTorch reports."""
-    if size_bytes < MiB:
+    if size_bytes < KiB:
         return format_size(size_bytes)
+    if size_bytes < 999.5 * KiB:
+        return f"{size_bytes / KiB:.3g} KiB"
+    if size_bytes < MiB:
+        return "1 MiB"
     if size_bytes < 999.5 * MiB:
         return f"{size_bytes / MiB:.3g} MiB"
     if size_bytes < 999.5 * GiB:
@@ -129,17 +140,17 @@ def mlp_units(model: ModelSpec, *, moe: bool) -> float:
     return experts * per_width * width / model.hidden + 2 * top_k
 
 
-#: Each model's (kv_heads / heads, dense MLP units, MoE MLP units), worked out once per model
-#: object: a layout search asks for them thousands of times.
-_SHAPES: IdentityMemo[tuple[float, float, float]] = IdentityMemo(64)
+#: Each model's (kv_heads / heads, dense MLP units, MoE MLP units, kv_heads or 0), worked out
+#: once per model object: a layout search asks for them thousands of times.
+_SHAPES: IdentityMemo[tuple[float, float, float, int]] = IdentityMemo(64)
 
 
-def _shape(model: ModelSpec) -> tuple[float, float, float]:
+def _shape(model: ModelSpec) -> tuple[float, float, float, int]:
     heads = model.heads
     kv_heads = model.kv_heads if model.kv_heads is not None else heads
     kv_ratio = kv_heads / heads if kv_heads is not None and heads else 1.0
     moe = mlp_units(model, moe=True) if model.is_moe else 0.0
-    return kv_ratio, mlp_units(model, moe=False), moe
+    return kv_ratio, mlp_units(model, moe=False), moe, kv_heads or 0
 
 
 def activation_bytes_per_layer(
@@ -155,14 +166,18 @@ def activation_bytes_per_layer(
     recompute: Recompute,
     act_bytes: int,
     context: int | None = None,
+    kv_split: int | None = None,
 ) -> float | None:
     """Bytes one transformer layer stores for one micro-batch (Korthikanti et al., table 2,
     with the attention's keys and values scaled by ``kv_ratio = kv_heads / heads`` and the MLP's
     part ``mlp`` from :func:`mlp_units`; GPT's layer is ``kv_ratio`` 1 and ``mlp`` 16, 34 units).
 
     ``seq`` is the tokens one rank holds (after context parallelism), ``context`` the whole
-    sequence its queries attend to (default ``seq``). None where the formula needs the heads
-    (``recompute`` none) and they are not known.
+    sequence its queries attend to (default ``seq``): context parallelism gathers every rank's
+    keys and values (Llama 3's all-gather), and each query scores them all. ``kv_split`` is how
+    many ranks share the keys and values, ``min(tp, kv_heads)`` (default ``tp``): past
+    ``kv_heads`` they are copied. None where the formula needs the heads (``recompute`` none)
+    and they are not known.
     """
     sbh = float(seq) * micro_batch * hidden
     scale = act_bytes / _PAPER_ACT_BYTES
@@ -171,14 +186,14 @@ def activation_bytes_per_layer(
     if recompute is Recompute.FULL:
         # the layer's input alone (split along the sequence with sequence parallelism)
         return 2 * sbh / whole * scale
-    split = _ATTENTION_SPLIT_UNITS + 4 * kv_ratio + mlp
+    whole_seq = context or seq
+    keys_values = 4 * kv_ratio * whole_seq / seq / (kv_split or tp)
+    split = _ATTENTION_SPLIT_UNITS + mlp
     if recompute is Recompute.NONE:
         if heads is None:
             return None
-        # each of a rank's queries scores every key of the sequence: with context parallelism
-        # the keys of all cp ranks (``context``), not its own share alone
-        split += 5 * heads * (context or seq) / hidden
-    return sbh * (_UNSPLIT_UNITS / whole + split / tp) * scale
+        split += 5 * heads * whole_seq / hidden
+    return sbh * (_UNSPLIT_UNITS / whole + split / tp + keys_values) * scale
 
 
 # plain dataclasses, neither pydantic models nor frozen: a layout search builds thousands (a
@@ -191,7 +206,7 @@ class GpuMemory:
 
     #: one GPU's memory; None: not known (give --gpu-memory)
     capacity_bytes: float | None
-    #: where the capacity comes from ("dgx-h100's 80 GB per GPU", "{gpu_memory}")
+    #: where the capacity comes from ("dgx-h100's 80 GiB per GPU", "{gpu_memory} 74.5 GiB")
     capacity_from: str | None
     #: what is counted: the sum of :meth:`parts` (worked out once, on construction)
     total_bytes: float = dataclasses.field(init=False)
@@ -219,7 +234,7 @@ class GpuMemory:
         return None if used is None else used <= 1.0
 
     def parts_words(self) -> str:
-        """The parts, e.g. "weights 17.5 GB + gradients 17.5 GB + ... ", for notes."""
+        """The parts, e.g. "weights 8.15 GiB + gradients 16.3 GiB + ...", for notes."""
         return " + ".join(f"{name} {memory_size(value)}" for name, value in self.parts())
 
 
@@ -234,6 +249,8 @@ class TrainMemory(GpuMemory):
     #: None: the layer count, hidden size or sequence length is not known
     activations_bytes: float | None
     recompute: Recompute
+    #: the pipeline stage these are of (0: the first), the busiest
+    stage: int = 0
 
     def _total(self) -> float:
         states = self.weights_bytes + self.gradients_bytes + self.optimizer_bytes
@@ -266,6 +283,10 @@ class ServingMemory(GpuMemory):
 
     def _total(self) -> float:
         return self.weights_bytes + (self.kv_cache_bytes or 0.0)
+
+    def parts_words(self) -> str:
+        words = GpuMemory.parts_words(self)
+        return words if self.kv_cache_bytes is not None else words + " (KV cache not counted)"
 
     def parts(self) -> list[tuple[str, float]]:
         """Weights, then the KV cache."""
@@ -329,6 +350,47 @@ def percent(fraction: float) -> str:
     return f"{fraction:.1%}" if 0.995 <= fraction < 1.005 else f"{fraction:.0%}"
 
 
+def stage_layers(model: ModelSpec, pp: int, stage: int) -> tuple[int, int]:
+    """(dense, mixture-of-experts) layers of pipeline stage ``stage`` (0 first): every stage but
+    the last holds ``ceil(L / pp)`` layers, and a model's dense layers come first (DeepSeek-V3's
+    three)."""
+    assert model.layers is not None
+    size = math.ceil(model.layers / pp)
+    low, high = stage * size, min(model.layers, (stage + 1) * size)
+    dense = model.layers - model.moe_layer_count() if model.is_moe else model.layers
+    in_stage = max(0, high - low)
+    dense_in_stage = max(0, min(high, dense) - low)
+    return dense_in_stage, in_stage - dense_in_stage
+
+
+def weights_per_gpu(
+    model: ModelSpec,
+    *,
+    tp: int,
+    pp: int,
+    ep: int,
+    layers: tuple[int, int] | None,
+    notes: list[str],
+) -> tuple[float, float]:
+    """(shared, routed-expert) parameters one GPU holds: ``tp`` splits them, a pipeline stage
+    holds its ``layers`` (dense, MoE) share of them (``1 / pp`` without a layer count), and the
+    routed experts split over ``ep`` more. Where the expert share is unknown, every parameter is
+    counted as shared (an upper bound, said in ``notes``)."""
+    experts = model.expert_params if ep > 1 else None
+    total_layers = model.layers
+    share = sum(layers) / total_layers if layers is not None and total_layers else 1 / pp
+    if experts is None:
+        if model.is_moe and ep > 1:
+            notes.append(
+                "memory: every parameter counted on each of the ep ranks (an upper bound; the "
+                f"expert share is unknown: {model.expert_share_unknown})"
+            )
+        return model.params * share / tp, 0.0
+    moe_layers = model.moe_layer_count() if total_layers else 0
+    moe_share = layers[1] / moe_layers if layers is not None and moe_layers else 1 / pp
+    return (model.params - experts) * share / tp, experts * moe_share / (tp * ep)
+
+
 def train_memory(
     spec: TrainSpec,
     *,
@@ -338,68 +400,65 @@ def train_memory(
     capacity_from: str | None,
     notes: list[str],
 ) -> TrainMemory:
-    """The memory one GPU of ``spec``'s layout needs (the busiest: the first pipeline stage).
+    """The memory one GPU of ``spec``'s layout needs, on its busiest pipeline stage: stage k
+    holds ``min(pp - k, M)`` micro-batches in flight (1F1B), so the first is the busiest unless
+    its dense layers are lighter than the MoE layers of a stage after it.
 
     ``seq`` is the sequence length (None: not known), ``microbatches`` M per step. Notes on what
     was assumed are appended to ``notes``.
     """
     par, model = spec.parallel, spec.model
-    shards = par.dp * par.cp
-    # the first stage's share of the weights: its ceil(L / pp) layers (1 / pp without a count)
-    stage_share = math.ceil(model.layers / par.pp) / model.layers if model.layers else 1 / par.pp
-    experts = model.expert_params if par.ep > 1 else None
-    if experts is None:
-        params = model.params * stage_share / par.tp
-        # (params, ZeRO shards) for every parameter
-        groups = [(params, shards)]
-        if model.is_moe and par.ep > 1:
-            notes.append(
-                "memory: every parameter counted on each of the ep ranks (an upper bound; the "
-                f"expert share is unknown: {model.expert_share_unknown})"
-            )
-    else:
-        dense = (model.params - experts) * stage_share / par.tp
-        routed = experts * stage_share / (par.tp * par.ep)
-        params = dense + routed
-        groups = [(dense, shards), (routed, max(1, par.dp // par.ep) * par.cp)]
-    weight_bytes = spec.param_dtype.bytes
+    if spec.param_dtype not in _STATE_BYTES:
+        notes.append(
+            f"memory: {spec.param_dtype.value} weights: gradients and Adam's state counted as for "
+            "bf16 weights (Megatron-LM's table has bf16, fp16 and fp32)"
+        )
     # a DType is a str: it finds its name's entry
-    grad_bytes, optimizer_per_param = _STATE_BYTES.get(spec.param_dtype, _STATE_BYTES["bf16"])
+    grad_bytes, optimizer_bytes = _STATE_BYTES.get(spec.param_dtype, _STATE_BYTES["bf16"])
+    weight_bytes = spec.param_dtype.bytes
+    shards = (par.dp * par.cp, max(1, par.dp // par.ep) * par.cp)  # (shared, experts)
+    stages = [0]
+    per_layer: tuple[float, float] | None = None
+    if model.layers is not None:
+        # the first stage, and the first holding no dense layer (its MoE layers may weigh more)
+        first_moe = math.ceil(stage_layers(model, 1, 0)[0] / math.ceil(model.layers / par.pp))
+        stages += [first_moe] if 0 < first_moe < par.pp else []
+        if seq is not None and model.hidden is not None:
+            per_layer = _per_layer(spec, seq, notes)
+    best: TrainMemory | None = None
+    for stage in stages:
+        layers = stage_layers(model, par.pp, stage) if model.layers is not None else None
+        shared, routed = weights_per_gpu(
+            model, tp=par.tp, pp=par.pp, ep=par.ep, layers=layers, notes=notes if not stage else []
+        )
+        # parameters a state is held for: all of them, or the GPU's shard from the ZeRO stage
+        # that shards it on (1 the optimizer state, 2 the gradients, 3 the weights)
+        whole, shard = shared + routed, shared / shards[0] + routed / shards[1]
 
-    def held(per_param: float, stage: int) -> float:
-        """Bytes of a state ZeRO shards from ``stage`` on."""
-        if spec.zero < stage:
-            return params * per_param
-        return sum(n * per_param / k for n, k in groups)
-
-    activations: float | None = None
-    if seq is not None and model.layers is not None and model.hidden is not None:
-        kv_ratio, dense_mlp, moe_mlp = _SHAPES.get(id(model), (model,), lambda: _shape(model))
-        # the first stage's layers: a model's dense layers come first (DeepSeek-V3's three)
-        stage = math.ceil(model.layers / par.pp)
-        dense = model.layers - model.moe_layer_count() if model.is_moe else model.layers
-        total = 0.0
-        for count, mlp in ((min(dense, stage), dense_mlp), (stage - min(dense, stage), moe_mlp)):
-            if count:
-                per_layer = activation_bytes_per_layer(
-                    seq=seq // par.cp,
-                    micro_batch=spec.micro_batch,
-                    hidden=model.hidden,
-                    heads=model.heads,
-                    kv_ratio=kv_ratio,
-                    mlp=mlp,
-                    tp=par.tp,
-                    sequence_parallel=spec.sequence_parallel,
-                    recompute=spec.recompute,
-                    act_bytes=spec.act_dtype.bytes,
-                    context=seq,
-                )
-                if per_layer is None:
-                    break
-                total += count * per_layer
-        else:
-            activations = total * min(par.pp, microbatches)
-    if activations is None:
+        activations: float | None = None
+        if per_layer is not None and layers is not None:
+            in_flight = min(par.pp - stage, microbatches)
+            activations = (layers[0] * per_layer[0] + layers[1] * per_layer[1]) * in_flight
+        memory = TrainMemory(
+            params_per_gpu=shared + routed,
+            weights_bytes=(shard if spec.zero >= 3 else whole) * weight_bytes,
+            gradients_bytes=(shard if spec.zero >= 2 else whole) * grad_bytes,
+            optimizer_bytes=(shard if spec.zero >= 1 else whole) * optimizer_bytes,
+            activations_bytes=activations,
+            recompute=spec.recompute,
+            stage=stage,
+            capacity_bytes=capacity_bytes,
+            capacity_from=capacity_from,
+        )
+        if best is None or memory.total_bytes > best.total_bytes:
+            best = memory
+    assert best is not None
+    if best.stage:
+        notes.append(
+            f"memory: pipeline stage {best.stage + 1} (of {par.pp}) is the busiest, its MoE "
+            "layers outweighing the first stage's dense ones"
+        )
+    if best.activations_bytes is None:
         missing = [
             flag
             for flag, value in (
@@ -411,13 +470,36 @@ def train_memory(
             if value is None
         ]
         notes.append(f"memory: activations not counted (give {' and '.join(missing)})")
-    return TrainMemory(
-        params_per_gpu=params,
-        weights_bytes=held(weight_bytes, 3),
-        gradients_bytes=held(grad_bytes, 2),
-        optimizer_bytes=held(optimizer_per_param, 1),
-        activations_bytes=activations,
-        recompute=spec.recompute,
-        capacity_bytes=capacity_bytes,
-        capacity_from=capacity_from,
-    )
+    return best
+
+
+def _per_layer(spec: TrainSpec, seq: int, notes: list[str]) -> tuple[float, float] | None:
+    """Activation bytes of one (dense, MoE) layer for one micro-batch; None without the heads
+    ``--recompute none`` needs."""
+    par, model = spec.parallel, spec.model
+    assert model.hidden is not None
+    kv_ratio, dense_mlp, moe_mlp, kv_heads = _SHAPES.get(id(model), (model,), lambda: _shape(model))
+    if model.ffn_hidden is None and (not model.is_moe or stage_layers(model, 1, 0)[0]):
+        notes.append("memory: the dense MLP's width is not stated; GPT's 4h GeLU MLP assumed")
+    if model.is_moe and model.moe_ffn_hidden is None and model.ffn_hidden is None:
+        notes.append("memory: the experts' width is not stated; GPT's 4h GeLU MLP assumed")
+    out: list[float] = []
+    for mlp in (dense_mlp, moe_mlp):
+        value = activation_bytes_per_layer(
+            seq=seq // par.cp,
+            micro_batch=spec.micro_batch,
+            hidden=model.hidden,
+            heads=model.heads,
+            kv_ratio=kv_ratio,
+            mlp=mlp,
+            tp=par.tp,
+            sequence_parallel=spec.sequence_parallel,
+            recompute=spec.recompute,
+            act_bytes=spec.act_dtype.bytes,
+            context=seq,
+            kv_split=min(par.tp, kv_heads) if kv_heads else par.tp,
+        )
+        if value is None:
+            return None
+        out.append(value)
+    return out[0], out[1]

@@ -377,7 +377,9 @@ _MIXTRAL = (
 )
 _DSV3 = (
     "DeepSeek-AI 2024, DeepSeek-V3 Technical Report, arXiv:2412.19437, sections 4.2 (1 shared "
-    "and 256 routed experts of width 2048, the first three layers dense) and 4.3"
+    "and 256 routed experts of width 2048, the first three layers dense) and 4.3; the dense "
+    "layers' width 18432 from its released config.json (intermediate_size, "
+    "huggingface.co/deepseek-ai/DeepSeek-V3)"
 )
 
 #: Public models by the numbers their papers state.
@@ -462,6 +464,7 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
             experts=256,
             top_k=8,
             moe_layers=61 - 3,
+            ffn_hidden=18432,
             moe_ffn_hidden=2048,
             shared_experts=1,
             gated_mlp=True,
@@ -488,7 +491,8 @@ def model_from(
     """A model from a preset and/or a parameter count (``"70B"``), with ``shape`` overriding.
 
     ``shape`` takes the integer fields of :class:`ModelSpec` (layers, hidden, heads, kv_heads,
-    head_dim, seq_len, experts, top_k, moe_layers); ``None`` values are ignored.
+    head_dim, seq_len, experts, top_k, moe_layers, ffn_hidden, moe_ffn_hidden, shared_experts);
+    ``None`` values are ignored. A preset's MLP widths are dropped with a new ``hidden``.
     """
     given = {k: v for k, v in shape.items() if v is not None}
     unknown = sorted(set(given) - set(ModelSpec.model_fields))
@@ -510,5 +514,8 @@ def model_from(
     if preset is not None and ("experts" in given or "top_k" in given):
         # the preset's active count belongs to its own experts and routing
         data["active_params"] = None
+    if preset is not None and "hidden" in given:
+        # the preset's MLP widths belong to its own hidden size
+        data["ffn_hidden"] = data["moe_ffn_hidden"] = None
     data.update(given)
     return ModelSpec(**data)

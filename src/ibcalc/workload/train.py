@@ -1,4 +1,5 @@
-"""Communication of one training step, per parallel dimension (docs/workload.md, "Training").
+"""Communication of one training step, per parallel dimension (docs/workload.md, "Training"), and
+the layout's memory per GPU (``workload/memory.py``).
 
 Per GPU and per step (M micro-batches of b sequences of s tokens, hidden size h, L layers):
 
@@ -723,7 +724,7 @@ def _memory_remedies(spec: TrainSpec) -> str:
         ways.append("a higher {zero} stage")
     if spec.parallel.tp > 1 and not spec.sequence_parallel:
         ways.append("{sequence_parallel}")
-    if spec.recompute is not Recompute.FULL:
+    if spec.recompute is not Recompute.FULL and spec.model.layers and spec.model.hidden:
         ways.append("{recompute} full")
     return ", ".join(ways[:-1]) + " or " + ways[-1] + " would shrink it"
 
