@@ -30,12 +30,10 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from collections.abc import Callable
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
-from ibcalc.memo import IdentityMemo
 from ibcalc.units import GiB, KiB, MiB, TiB, format_size
 
 if TYPE_CHECKING:
@@ -140,17 +138,49 @@ def mlp_units(model: ModelSpec, *, moe: bool) -> float:
     return experts * per_width * width / model.hidden + 2 * top_k
 
 
-#: Each model's (kv_heads / heads, dense MLP units, MoE MLP units, kv_heads or 0), worked out
-#: once per model object: a layout search asks for them thousands of times.
-_SHAPES: IdentityMemo[tuple[float, float, float, int]] = IdentityMemo(64)
+class _Shape(NamedTuple):
+    """What the memory model reads of a model, worked out once per model object (a layout
+    search asks thousands of times)."""
+
+    kv_ratio: float  # kv_heads / heads (1 where not stated)
+    kv_heads: int  # 0 where not stated
+    dense_mlp: float  # mlp_units of a dense layer
+    moe_mlp: float  # mlp_units of a mixture-of-experts layer (0 for a dense model)
+    dense_layers: int  # the dense layers, first in the model (0 without a layer count)
+    moe_layers: int  # the mixture-of-experts layers
 
 
-def _shape(model: ModelSpec) -> tuple[float, float, float, int]:
+#: id(model) -> (model, its shape): the model is kept, so that an id reused by a new object
+#: after the old one died is never taken for it (as ibcalc.memo.IdentityMemo, without its
+#: general key, which a layout search's thousands of lookups would pay for)
+_SHAPES: dict[int, tuple[ModelSpec, _Shape]] = {}
+
+
+def _shape(model: ModelSpec) -> _Shape:
     heads = model.heads
     kv_heads = model.kv_heads if model.kv_heads is not None else heads
     kv_ratio = kv_heads / heads if kv_heads is not None and heads else 1.0
-    moe = mlp_units(model, moe=True) if model.is_moe else 0.0
-    return kv_ratio, mlp_units(model, moe=False), moe, kv_heads or 0
+    moe_layers = model.moe_layer_count() if model.is_moe and model.layers else 0
+    return _Shape(
+        kv_ratio=kv_ratio,
+        kv_heads=kv_heads or 0,
+        dense_mlp=mlp_units(model, moe=False) if model.hidden else 0.0,
+        moe_mlp=mlp_units(model, moe=True) if model.is_moe and model.hidden else 0.0,
+        dense_layers=(model.layers or 0) - moe_layers,
+        moe_layers=moe_layers,
+    )
+
+
+def shape_of(model: ModelSpec) -> _Shape:
+    """``model``'s :class:`_Shape`, memoised by identity."""
+    hit = _SHAPES.get(id(model))
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    if len(_SHAPES) >= 64:
+        _SHAPES.clear()
+    shape = _shape(model)
+    _SHAPES[id(model)] = (model, shape)
+    return shape
 
 
 def activation_bytes_per_layer(
@@ -355,9 +385,9 @@ def stage_layers(model: ModelSpec, pp: int, stage: int) -> tuple[int, int]:
     the last holds ``ceil(L / pp)`` layers, and a model's dense layers come first (DeepSeek-V3's
     three)."""
     assert model.layers is not None
-    size = math.ceil(model.layers / pp)
+    size = -(-model.layers // pp)
     low, high = stage * size, min(model.layers, (stage + 1) * size)
-    dense = model.layers - model.moe_layer_count() if model.is_moe else model.layers
+    dense = shape_of(model).dense_layers
     in_stage = max(0, high - low)
     dense_in_stage = max(0, min(high, dense) - low)
     return dense_in_stage, in_stage - dense_in_stage
@@ -386,7 +416,7 @@ def weights_per_gpu(
                 f"expert share is unknown: {model.expert_share_unknown})"
             )
         return model.params * share / tp, 0.0
-    moe_layers = model.moe_layer_count() if total_layers else 0
+    moe_layers = shape_of(model).moe_layers
     moe_share = layers[1] / moe_layers if layers is not None and moe_layers else 1 / pp
     return (model.params - experts) * share / tp, experts * moe_share / (tp * ep)
 
@@ -421,7 +451,7 @@ def train_memory(
     per_layer: tuple[float, float] | None = None
     if model.layers is not None:
         # the first stage, and the first holding no dense layer (its MoE layers may weigh more)
-        first_moe = math.ceil(stage_layers(model, 1, 0)[0] / math.ceil(model.layers / par.pp))
+        first_moe = -(-shape_of(model).dense_layers // -(-model.layers // par.pp))
         stages += [first_moe] if 0 < first_moe < par.pp else []
         if seq is not None and model.hidden is not None:
             per_layer = _per_layer(spec, seq, notes)
@@ -478,28 +508,52 @@ def _per_layer(spec: TrainSpec, seq: int, notes: list[str]) -> tuple[float, floa
     ``--recompute none`` needs."""
     par, model = spec.parallel, spec.model
     assert model.hidden is not None
-    kv_ratio, dense_mlp, moe_mlp, kv_heads = _SHAPES.get(id(model), (model,), lambda: _shape(model))
-    if model.ffn_hidden is None and (not model.is_moe or stage_layers(model, 1, 0)[0]):
+    shape = shape_of(model)
+    if model.ffn_hidden is None and shape.dense_layers:
         notes.append("memory: the dense MLP's width is not stated; GPT's 4h GeLU MLP assumed")
-    if model.is_moe and model.moe_ffn_hidden is None and model.ffn_hidden is None:
+    if shape.moe_layers and model.moe_ffn_hidden is None and model.ffn_hidden is None:
         notes.append("memory: the experts' width is not stated; GPT's 4h GeLU MLP assumed")
-    out: list[float] = []
-    for mlp in (dense_mlp, moe_mlp):
+    # the layouts of a search share a few tensor-parallel degrees: one value per set of inputs
+    key: tuple[object, ...] = (id(model), seq, par.tp, par.cp, spec.micro_batch)
+    key += (spec.sequence_parallel, spec.recompute, spec.act_dtype)
+    hit = _PER_LAYER.get(key)
+    if hit is not None and hit[0] is model:
+        return hit[1]
+    if len(_PER_LAYER) >= 1024:
+        _PER_LAYER.clear()
+    value = _layer_bytes(spec, seq, shape)
+    _PER_LAYER[key] = (model, value)
+    return value
+
+
+#: (model id, its inputs) -> (model, :func:`_per_layer`'s value), the model kept as in _SHAPES
+_PER_LAYER: dict[tuple[object, ...], tuple[ModelSpec, tuple[float, float] | None]] = {}
+
+
+def _layer_bytes(spec: TrainSpec, seq: int, shape: _Shape) -> tuple[float, float] | None:
+    par, model = spec.parallel, spec.model
+    assert model.hidden is not None
+    out = [0.0, 0.0]
+    for i, (mlp, count) in enumerate(
+        ((shape.dense_mlp, shape.dense_layers), (shape.moe_mlp, shape.moe_layers))
+    ):
+        if not count:
+            continue
         value = activation_bytes_per_layer(
             seq=seq // par.cp,
             micro_batch=spec.micro_batch,
             hidden=model.hidden,
             heads=model.heads,
-            kv_ratio=kv_ratio,
+            kv_ratio=shape.kv_ratio,
             mlp=mlp,
             tp=par.tp,
             sequence_parallel=spec.sequence_parallel,
             recompute=spec.recompute,
             act_bytes=spec.act_dtype.bytes,
             context=seq,
-            kv_split=min(par.tp, kv_heads) if kv_heads else par.tp,
+            kv_split=min(par.tp, shape.kv_heads) if shape.kv_heads else par.tp,
         )
         if value is None:
             return None
-        out.append(value)
+        out[i] = value
     return out[0], out[1]
