@@ -388,6 +388,7 @@ def test_cli_train_prints_and_serialises_the_memory() -> None:
     assert data["memory"]["per_gpu_bytes"] == pytest.approx(need)
     assert data["memory"]["capacity_bytes"] == H100
     assert data["memory"]["fits"] is True
+    assert data["memory"]["pipeline_stage"] == 1
     full = json.loads(runner.invoke(app, [*args, "--recompute", "full", "--format", "json"]).stdout)
     # full recompute: 2 s b h per layer, split over tp 8 by sequence parallelism
     assert full["memory"]["activations_bytes"] == pytest.approx(2 * 8192 * 8192 / 8 * 20 * 4)

@@ -130,6 +130,7 @@ def _memory_dict(memory: TrainMemory) -> dict[str, Any]:
         "optimizer_bytes": memory.optimizer_bytes,
         "activations_bytes": memory.activations_bytes,
         "recompute": memory.recompute.value,
+        "pipeline_stage": memory.stage + 1,
         "params_per_gpu": memory.params_per_gpu,
         "capacity_bytes": memory.capacity_bytes,
         "used_fraction": memory.used_fraction,

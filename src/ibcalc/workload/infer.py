@@ -388,7 +388,9 @@ def _memory(
     KV heads; past kv_heads they are copied), and not split for a latent cache (MLA), which every
     tensor-parallel rank keeps whole."""
     model = spec.model
-    # the first stage's layers (the busiest: every stage holds the whole batch's cache for them)
+    # the first stage's layers: every stage holds the whole batch's cache for its own layers, so
+    # the first is the busiest unless dense layers come first and a later stage's experts weigh
+    # more (DeepSeek-V3 at pp > 1; not costed)
     layers = stage_layers(model, spec.pp, 0) if model.layers is not None else None
     shared, routed = weights_per_gpu(
         model, tp=spec.tp, pp=spec.pp, ep=spec.ep, layers=layers, notes=notes
