@@ -111,7 +111,7 @@ def test_the_no_zero_8b_layout_is_out_of_memory_and_says_how_to_shrink(
     (warning,) = [w for w in result.warnings if w.startswith("out of memory")]
     total = 18 * 8e9 + LLAMA8_UNITS * 8192 * 4096 * 32
     assert f"{total / GiB:.3g} GiB per GPU against dgx-h100's 80 GiB per GPU" in warning
-    assert f"({total / H100:.0%});" in warning
+    assert warning.startswith(f"out of memory ({total / H100:.0%}): ")
     assert "a higher {zero} stage" in warning
     assert "{recompute} full" in warning
     assert "{sequence_parallel}" not in warning  # tp 1: nothing to split
@@ -347,7 +347,8 @@ def test_gpu_memory_given_overrides_the_preset_and_an_unknown_one_is_said(
     given = _step(builtin_catalogue, "dgx-h100", 8, gpu_memory_bytes=need / 0.95, **spec)
     assert given.memory.capacity_bytes == pytest.approx(need / 0.95)
     (tight,) = [w for w in given.warnings if w.startswith("memory is tight")]
-    assert f"95% of {{gpu_memory}} {need / 0.95 / GiB:.3g} GiB" in tight
+    assert tight.startswith("memory is tight (95%): ")
+    assert f"per GPU of {{gpu_memory}} {need / 0.95 / GiB:.3g} GiB" in tight
     # DGX A100 ships with 40 GB or 80 GB A100s: the fit is not judged, and the note says why
     a100 = _step(builtin_catalogue, "dgx-a100", 8, **spec)
     assert a100.memory.fits is None
@@ -362,8 +363,11 @@ def test_near_the_limit_the_share_has_a_decimal(builtin_catalogue: Catalogue) ->
     need = _step(builtin_catalogue, "dgx-h100", 1, **spec).memory.total_bytes
     inside = _step(builtin_catalogue, "dgx-h100", 1, gpu_memory_bytes=need / 0.996, **spec)
     outside = _step(builtin_catalogue, "dgx-h100", 1, gpu_memory_bytes=need / 1.004, **spec)
-    assert any("99.6% of" in w for w in inside.warnings)
-    assert any("(100.4%);" in w and w.startswith("out of memory") for w in outside.warnings)
+    assert any(w.startswith("memory is tight (99.6%): ") for w in inside.warnings)
+    assert any(w.startswith("out of memory (100.4%): ") for w in outside.warnings)
+    # and the size one more digit there: 4 significant digits, not 3
+    (warning,) = [w for w in outside.warnings if w.startswith("out of memory")]
+    assert f" {need / GiB:.4g} GiB per GPU" in warning
 
 
 def test_activations_need_the_model_shape(builtin_catalogue: Catalogue) -> None:
@@ -474,7 +478,8 @@ def test_a_latent_kv_cache_is_whole_on_every_tp_rank_and_fp8_halves_the_weights(
     assert bf16.memory.weights_bytes == pytest.approx(671e9 * 2 / 8)
     assert bf16.memory.fits is False
     (warning,) = [w for w in bf16.warnings if w.startswith("out of memory")]
-    assert f"({(671e9 * 2 / 8 + kv) / (141 * GiB):.0%});" in warning
+    assert warning.startswith(f"out of memory ({(671e9 * 2 / 8 + kv) / (141 * GiB):.0%}): ")
+    assert "every rank keeps a latent KV cache whole" in warning
     assert "fp8 weights ({weights_dtype})" in warning
     fp8 = _serve(builtin_catalogue, "hgx-h200", weights_dtype=DType.FP8, **args)
     assert fp8.memory.weights_bytes == pytest.approx(671e9 / 8)
@@ -506,7 +511,8 @@ def test_cli_infer_prints_and_serialises_the_memory() -> None:
         (80 * 2**30, "80 GiB"),
         (57.8e9, f"{57.8e9 / 2**30:.3g} GiB"),
         (999 * 2**30, "999 GiB"),
-        (1000 * 2**30, f"{1000 / 1024:.3g} TiB"),
+        (1000 * 2**30, "1000 GiB"),
+        (1350.4 * 2**30, "1350 GiB"),
     ],
 )
 def test_memory_sizes_print_in_gib(size: float, text: str) -> None:
@@ -550,3 +556,15 @@ def test_serving_without_a_layer_count_says_the_cache_is_not_counted(
     assert result.memory.kv_cache_bytes is None
     assert result.memory.parts_words().endswith("(KV cache not counted)")
     assert "memory: KV cache not counted (give {layers})" in result.assumptions
+
+
+def test_a_decimal_gpu_memory_is_said_to_be_less_than_a_vendor_figure(
+    builtin_catalogue: Catalogue,
+) -> None:
+    # --gpu-memory 80GB is 80e9 B = 74.5 GiB, 7 % less than an "80GB" GPU's 80 GiB
+    result = _llama8_dp16(builtin_catalogue, seq_len=8192, gpu_memory_bytes=80e9)
+    (note,) = [n for n in result.assumptions if n.startswith("{gpu_memory} 80GB")]
+    assert f"is {80e9 / GiB:.3g} GiB" in note
+    assert "write 80GiB" in note
+    exact = _llama8_dp16(builtin_catalogue, seq_len=8192, gpu_memory_bytes=80 * GiB)
+    assert not any(n.startswith("{gpu_memory}") for n in exact.assumptions)

@@ -106,6 +106,7 @@ def train_dict(result: TrainResult, names: Mapping[str, str] = _PLAIN) -> dict[s
         "parallel": {"tp": par.tp, "pp": par.pp, "dp": par.dp, "ep": par.ep, "cp": par.cp},
         "zero": spec.zero,
         "grad_dtype": spec.grad_dtype.value,
+        "sequence_parallel": spec.sequence_parallel,
         "nodes": result.nodes,
         "gpus_per_node": result.gpus_per_node,
         "sites": result.sites,
@@ -193,6 +194,8 @@ def infer_dict(result: InferResult, names: Mapping[str, str] = _PLAIN) -> dict[s
         "prompt_tokens": spec.prompt_tokens,
         "output_tokens": spec.output_tokens,
         "disaggregated": spec.disaggregated,
+        "weights_dtype": spec.weights_dtype.value,
+        "kv_dtype": spec.kv_dtype.value,
         "phases": [phase_dict(p, names) for p in result.phases],
         "totals": {
             "per_token_s": result.per_token_s,
@@ -472,7 +475,8 @@ def render_compare(
         sharding = f"ZeRO-{first.spec.zero}" if first.spec.zero else "no ZeRO"
         memory = (
             f"mem: per GPU ({sharding}, {how} recompute), against "
-            f"{named_notes([capacity], names)[0]}; layouts out of memory come last"
+            f"{named_notes([capacity], names)[0]}; tight layouts (over 90 %) come after those "
+            "with room, and layouts out of memory last"
             if capacity is not None
             else f"mem: per GPU ({sharding}, {how} recompute), not checked against the GPUs' "
             f"(give {memory_flag})"
@@ -489,7 +493,7 @@ def render_compare(
         # cp is a column when some layout has it: tp x cp x pp x dp is the GPU count
         with_cp = any(r.spec.parallel.cp > 1 for r in results)
         dims = ("tp", "cp", "pp", "dp", "ep") if with_cp else ("tp", "pp", "dp", "ep")
-        for name in ("#", *dims, "M", "exposed", "comm", "step", "mem", "note"):
+        for name in ("#", *dims, "M", "exposed", "comm", "step", "mem GiB", "note"):
             table.add_column(name, justify="left" if name == "note" else "right")
         for i, r in enumerate(results, start=1):
             par = r.spec.parallel
@@ -501,7 +505,7 @@ def render_compare(
                 format_time(r.totals.exposed_s),
                 format_time(r.totals.comm_s),
                 format_time(r.totals.step_s) if r.totals.step_s is not None else "-",
-                memory_size(r.memory.total_bytes),
+                f"{r.memory.total_bytes / 2**30:.3g}",
                 note,
             )
         console.print(_fold(table))
@@ -553,7 +557,7 @@ def render_infer(
         kv = f"{result.kv_bytes_per_token:,.0f} B per token ({spec.kv_dtype.value})"
         if result.kv_bytes_per_request is not None:
             kv += (
-                f", {format_size(result.kv_bytes_per_request)} for the "
+                f", {memory_size(result.kv_bytes_per_request)} for the "
                 f"{spec.prompt_tokens:,}-token prompt"
             )
         rows.append(("KV cache", kv))

@@ -35,6 +35,7 @@ from ibcalc.errors import WorkloadError
 from ibcalc.units import format_size, plural
 from ibcalc.workload.memory import (
     ServingMemory,
+    decimal_capacity_note,
     gpu_capacity,
     judge_fit,
     stage_layers,
@@ -412,6 +413,8 @@ def _memory(
                 "attention is data-parallel over them)"
             )
     capacity, source = gpu_capacity(spec.gpu_memory_bytes, cluster.system)
+    if (note := decimal_capacity_note(spec.gpu_memory_bytes)) is not None:
+        notes.append(note)
     if kv is None:
         notes.append("memory: KV cache not counted (give {layers})")
     memory = ServingMemory(
@@ -433,7 +436,15 @@ def _memory(
 
 def _memory_remedies(spec: InferSpec) -> str:
     """What would shrink a serving instance's memory, of what it does not use yet."""
-    ways = ["more tp or pp (tp leaves a latent KV cache whole)", "a smaller {batch}"]
+    model = spec.model
+    kv_heads = model.kv_heads if model.kv_heads is not None else model.heads
+    if model.kv_elements_per_layer is not None:
+        tp = "more tp (for the weights: every rank keeps a latent KV cache whole) or pp"
+    elif kv_heads is not None and spec.tp >= kv_heads:
+        tp = f"more tp (for the weights: past {kv_heads} KV heads the cache is copied) or pp"
+    else:
+        tp = "more tp or pp"
+    ways = [tp, "a smaller {batch}"]
     if spec.weights_dtype.bytes > 1:
         ways.append("fp8 weights ({weights_dtype})")
     if spec.kv_dtype.bytes > 1:

@@ -34,7 +34,7 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import TYPE_CHECKING, NamedTuple
 
-from ibcalc.units import GiB, KiB, MiB, TiB, format_size
+from ibcalc.units import GiB, KiB, MiB, format_size
 
 if TYPE_CHECKING:
     from ibcalc.catalogue.models import System
@@ -84,20 +84,18 @@ TIGHT_FRACTION = 0.9
 
 
 @functools.lru_cache(maxsize=1024)
-def memory_size(size_bytes: float) -> str:
-    """A memory size in GiB, three digits (``75e9`` -> ``69.8 GiB``), the unit GPU memory comes
-    in (a vendor's "80GB" of HBM is 80 GiB) and the one PyTorch reports."""
+def memory_size(size_bytes: float, digits: int = 3) -> str:
+    """A memory size in GiB (MiB, KiB below one), ``digits`` significant digits (``75e9`` ->
+    ``69.8 GiB``): the unit GPU memory comes in (a vendor's "80GB" of HBM is 80 GiB) and the one
+    PyTorch reports."""
     if size_bytes < KiB:
         return format_size(size_bytes)
-    if size_bytes < 999.5 * KiB:
-        return f"{size_bytes / KiB:.3g} KiB"
-    if size_bytes < MiB:
-        return "1 MiB"
-    if size_bytes < 999.5 * MiB:
-        return f"{size_bytes / MiB:.3g} MiB"
-    if size_bytes < 999.5 * GiB:
-        return f"{size_bytes / GiB:.3g} GiB"
-    return f"{size_bytes / TiB:.3g} TiB"
+    unit, name = (
+        (KiB, "KiB") if size_bytes < MiB else (MiB, "MiB") if size_bytes < GiB else (GiB, "GiB")
+    )
+    value = size_bytes / unit
+    # never in exponent form: 1350 GiB, not 1.35e+03 GiB
+    return f"{value:.{max(digits, len(str(int(value))))}g} {name}"
 
 
 class Recompute(StrEnum):
@@ -326,6 +324,18 @@ class ServingMemory(GpuMemory):
         return parts
 
 
+def decimal_capacity_note(given_bytes: float | None) -> str | None:
+    """A note where ``--gpu-memory`` was given in decimal GB (80GB is 74.5 GiB), which reads as a
+    vendor's figure but is 7 % less than one."""
+    if given_bytes is None or given_bytes % 1e9 or not given_bytes % GiB:
+        return None
+    return (
+        f"{{gpu_memory}} {given_bytes / 1e9:g}GB is {memory_size(given_bytes)} (GB = 10^9 B); a "
+        f"vendor's {given_bytes / 1e9:g}GB GPU has {given_bytes / 1e9:g} GiB: write "
+        f"{given_bytes / 1e9:g}GiB for it"
+    )
+
+
 def gpu_capacity(
     given_bytes: float | None, system: System | None
 ) -> tuple[float | None, str | None]:
@@ -354,7 +364,8 @@ def judge_fit(
     used = memory.used_fraction
     if used is not None and used <= TIGHT_FRACTION:
         return  # fits with room: nothing to say (the common case of a layout search)
-    need = memory_size(memory.total_bytes)
+    # near 100 % one more digit, so that 80.05 GiB does not read as 80 GiB against 80 GiB
+    need = memory_size(memory.total_bytes, digits=4 if used and 0.995 <= used < 1.005 else 3)
     if used is None:
         why = (
             f"{system.id} does not state one GPU memory ({system.gpu})"
@@ -364,12 +375,12 @@ def judge_fit(
         notes.append(f"memory fit not checked: {why}; give {{gpu_memory}} (needs {need} per GPU)")
     elif used > 1:
         warnings.append(
-            f"out of memory: {need} per GPU against {memory.capacity_from} "
-            f"({percent(used)}); {remedies()}"
+            f"out of memory ({percent(used)}): {need} per GPU against {memory.capacity_from}; "
+            f"{remedies()}"
         )
     else:
         warnings.append(
-            f"memory is tight: {need} per GPU is {percent(used)} of {memory.capacity_from}, "
+            f"memory is tight ({percent(used)}): {need} per GPU of {memory.capacity_from}, "
             f"leaving less than a tenth for what is not counted ({uncounted})"
         )
 

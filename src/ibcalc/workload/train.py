@@ -49,7 +49,15 @@ from ibcalc.errors import FieldError, IbcalcError, WorkloadError
 from ibcalc.facade import CollectivePlan
 from ibcalc.memo import IdentityMemo
 from ibcalc.units import format_count, format_size, format_time, plural
-from ibcalc.workload.memory import Recompute, TrainMemory, gpu_capacity, judge_fit, train_memory
+from ibcalc.workload.memory import (
+    TIGHT_FRACTION,
+    Recompute,
+    TrainMemory,
+    decimal_capacity_note,
+    gpu_capacity,
+    judge_fit,
+    train_memory,
+)
 from ibcalc.workload.model import CheckedSpec, ModelSpec
 from ibcalc.workload.phases import Phase, QuickCost, phase_fields, quick_cost
 from ibcalc.workload.placement import Placement, place_group, place_pipeline, single_domain
@@ -432,8 +440,8 @@ class _Shared:
 def _per_stage(count: int, pp: int, what: str, notes: list[str]) -> int:
     if count % pp:
         notes.append(
-            f"{count} {what} do not split evenly over {pp} pipeline stages: the busiest stage "
-            f"({math.ceil(count / pp)}) is costed"
+            f"{count} {what} do not split evenly over {pp} pipeline stages: the busiest stage's "
+            f"{math.ceil(count / pp)} are costed"
         )
     return math.ceil(count / pp)
 
@@ -698,6 +706,8 @@ def _memory(
     """The layout's memory per GPU against the GPU's: a warning where it does not fit or is
     tight, a note where the GPU's memory is not known."""
     capacity, source = gpu_capacity(spec.gpu_memory_bytes, cluster.system)
+    if (note := decimal_capacity_note(spec.gpu_memory_bytes)) is not None:
+        b.notes.append(note)
     memory = train_memory(
         spec,
         seq=seq,
@@ -715,6 +725,12 @@ def _memory(
         notes=b.notes,
     )
     return memory
+
+
+def _memory_rank(memory: TrainMemory) -> int:
+    """0 with room (or not known), 1 tight, 2 out of memory: the first key of a ranking."""
+    used = memory.used_fraction
+    return 0 if used is None or used <= TIGHT_FRACTION else 1 if used <= 1 else 2
 
 
 def _memory_remedies(spec: TrainSpec) -> str:
@@ -1071,16 +1087,17 @@ def compare_layouts(
                 skipped.append(f"{par.label}: {why}")
                 continue
             results.append(result)
-    # layouts known not to fit in the GPUs' memory go after every other
+    # layouts known not to fit in the GPUs' memory go after every other, and tight ones (where
+    # what memory_per_gpu leaves out may not fit) after those with room
     if results and all(r.totals.step_s is not None for r in results):
         results.sort(
             key=lambda r: (
-                r.memory.fits is False,
+                _memory_rank(r.memory),
                 r.totals.step_s,
                 r.totals.exposed_s,
                 r.totals.comm_s,
             )
         )
     else:
-        results.sort(key=lambda r: (r.memory.fits is False, r.totals.exposed_s, r.totals.comm_s))
+        results.sort(key=lambda r: (_memory_rank(r.memory), r.totals.exposed_s, r.totals.comm_s))
     return results, skipped
