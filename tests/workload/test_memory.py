@@ -568,3 +568,32 @@ def test_a_decimal_gpu_memory_is_said_to_be_less_than_a_vendor_figure(
     assert "write 80GiB" in note
     exact = _llama8_dp16(builtin_catalogue, seq_len=8192, gpu_memory_bytes=80 * GiB)
     assert not any(n.startswith("{gpu_memory}") for n in exact.assumptions)
+
+
+def test_compare_ranks_tight_after_roomy_and_keys_its_notes_on_a_narrow_page() -> None:
+    """Mixtral on 16 H100s, ZeRO-1 and sequence parallelism: layouts with room first, then tight
+    ones (over 90 %), then those out of memory, each part by step time; at 200 columns the note
+    says "out of memory (N%)" with the JSON's share, at 80 columns "OOM", "tight" and letters for
+    the other notes, listed under the table."""
+    args = ["train", "--model", "mixtral-8x7b", "--system", "dgx-h100", "--nodes", "2"]
+    args += ["--seq-len", "8192", "--global-batch", "256", "--tflops", "400", "--compare"]
+    args += ["--zero", "1", "--sequence-parallel"]
+    layouts = json.loads(runner.invoke(app, [*args, "--format", "json"]).stdout)["layouts"]
+
+    def rank(row: dict[str, Any]) -> int:
+        used = row["memory_per_gpu_bytes"] / H100
+        return 0 if used <= 0.9 else 1 if used <= 1 else 2
+
+    keys = [(rank(row), row["step_s"]) for row in layouts]
+    assert keys == sorted(keys)
+    assert {k[0] for k in keys} == {0, 1, 2}
+    wide = runner.invoke(app, args, env={"COLUMNS": "200"}).stdout
+    oom = next(row for row in layouts if rank(row) == 2)
+    assert f"out of memory ({oom['memory_per_gpu_bytes'] / H100:.0%})" in wide
+    narrow = runner.invoke(app, args, env={"COLUMNS": "80"}).stdout
+    lines = narrow.splitlines()
+    rows = [line.split() for line in lines if line.strip()[:1].isdigit() and len(line.split()) > 9]
+    assert sum(row[-1] == "OOM" for row in rows) == sum(rank(r) == 2 for r in layouts)
+    assert sum(row[-1] == "tight" for row in rows) == sum(rank(r) == 1 for r in layouts)
+    assert "  - OOM: out of memory; tight: over 90 % of the GPU's memory" in lines
+    assert "  - a: tp 16 is more than the model's 8 key/value heads" in lines

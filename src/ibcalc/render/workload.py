@@ -495,9 +495,17 @@ def render_compare(
         dims = ("tp", "cp", "pp", "dp", "ep") if with_cp else ("tp", "pp", "dp", "ep")
         for name in ("#", *dims, "M", "exposed", "comm", "step", "mem GiB", "note"):
             table.add_column(name, justify="left" if name == "note" else "right")
-        for i, r in enumerate(results, start=1):
+        notes = [[w.split(":")[0] for w in named_notes(r.warnings, names)] for r in results]
+        # each row's notes where the page has room; else "OOM" and "tight" for the memory
+        # verdicts (the mem column has the size) and a letter for each other note, listed under
+        # the table (at 80 columns a note column of 7 had broken words over 10 lines)
+        room = console.width - (62 + 5 * len(dims))
+        keyed = any(len("; ".join(row)) > room for row in notes)
+        others = [n for row in notes for n in row if not n.startswith(_MEMORY_VERDICTS)]
+        keys = {n: chr(ord("a") + i) for i, n in enumerate(dict.fromkeys(others))}
+        keyed = keyed and len(keys) <= 26
+        for i, (r, row) in enumerate(zip(results, notes, strict=True), start=1):
             par = r.spec.parallel
-            note = "; ".join(w.split(":")[0] for w in named_notes(r.warnings, names))
             table.add_row(
                 str(i),
                 *(str(getattr(par, d)) for d in dims),
@@ -506,9 +514,14 @@ def render_compare(
                 format_time(r.totals.comm_s),
                 format_time(r.totals.step_s) if r.totals.step_s is not None else "-",
                 f"{r.memory.total_bytes / 2**30:.3g}",
-                note,
+                " ".join(_short_note(n, keys) for n in row) if keyed else "; ".join(row),
             )
         console.print(_fold(table))
+        if keyed and any(notes):
+            legend = [f"{key}: {note}" for note, key in keys.items()]
+            legend += ["OOM: out of memory; tight: over 90 % of the GPU's memory"]
+            console.print(Text("notes:", style="bold"))
+            console.print(bullets(legend))
         if first.totals.step_s is None:
             console.print(
                 prose(
@@ -521,6 +534,19 @@ def render_compare(
     if skipped:
         console.print(Text("skipped:", style="bold"))
         console.print(bullets(named_notes(skipped, _searched(names))))
+
+
+#: How the memory warnings start ("out of memory (127%)", "memory is tight (96%)").
+_MEMORY_VERDICTS = ("out of memory", "memory is tight")
+
+
+def _short_note(note: str, keys: Mapping[str, str]) -> str:
+    """A layout's note in a narrow table: OOM, tight, or the note's letter."""
+    if note.startswith(_MEMORY_VERDICTS[0]):
+        return "OOM"
+    if note.startswith(_MEMORY_VERDICTS[1]):
+        return "tight"
+    return keys[note]
 
 
 def render_infer(
