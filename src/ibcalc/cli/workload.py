@@ -137,12 +137,6 @@ def _gpu_memory(value: str | None) -> float | None:
             "80GB of HBM is 80 GiB)"
         )
     return parse_size(value)
-    if True:
-        raise CliUsageError(
-            f"{_flag('gpu_memory')} {value.strip()} has no unit: write {value.strip()}GiB (a "
-            "vendor's 80GB of HBM is 80 GiB)"
-        )
-    return parse_size(value)
 
 
 TpOpt = Annotated[int, _degree("tp", "Tensor-parallel degree.")]
