@@ -500,8 +500,8 @@ def test_empty_or_blank_sources_are_refused(tmp_path: Path, locate: Locate, valu
     assert str(error).startswith(f"{path}:{line}:")
 
 
-def test_system_referencing_unknown_link_is_refused(tmp_path: Path, locate: Locate) -> None:
-    text = (
+def _node(extra: str) -> str:
+    return (
         "schema: ibcalc-catalogue/1\n"
         "systems:\n"
         "  - id: my-node\n"
@@ -510,11 +510,13 @@ def test_system_referencing_unknown_link_is_refused(tmp_path: Path, locate: Loca
         "    gpu_arch: hopper\n"
         "    gpus_per_node: 8\n"
         "    scale_up_domain: 8\n"
-        "    intra: nvlink9\n"
-        "    nics_per_node: 0\n"
-        "    sources: [test fixture]\n"
+        "    nics_per_node: 0\n" + extra + "    sources: [test fixture]\n"
         "    confidence: low\n"
     )
+
+
+def test_system_referencing_unknown_link_is_refused(tmp_path: Path, locate: Locate) -> None:
+    text = _node("    intra: nvlink9\n")
     path = _write(tmp_path, text)
     error = _load_error(path)
     line, col = locate(text, "intra:")
@@ -552,21 +554,6 @@ def test_presets_of_more_than_one_gpu_size_state_no_memory(builtin_catalogue: Ca
     systems = _systems(builtin_catalogue)
     for system_id in ("dgx-a100", "azure-nd-a100-v4", "dgx-1v", "pcie-8gpu"):
         assert systems[system_id].gpu_memory_bytes is None
-
-
-def _node(extra: str) -> str:
-    return (
-        "schema: ibcalc-catalogue/1\n"
-        "systems:\n"
-        "  - id: my-node\n"
-        "    name: test node\n"
-        "    gpu: test\n"
-        "    gpu_arch: hopper\n"
-        "    gpus_per_node: 8\n"
-        "    scale_up_domain: 8\n"
-        "    nics_per_node: 0\n" + extra + "    sources: [test fixture]\n"
-        "    confidence: low\n"
-    )
 
 
 def test_gpu_memory_needs_its_source_and_its_unit(tmp_path: Path, locate: Locate) -> None:

@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from rich import box
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -116,27 +117,35 @@ def train_dict(result: TrainResult, names: Mapping[str, str] = _PLAIN) -> dict[s
         "seq_len": result.seq_len,
         "phases": [phase_dict(p, names) for p in result.phases],
         "totals": totals.model_dump(),
-        "memory": _memory_dict(result.memory),
+        "memory": _train_memory_dict(result.memory),
         "warnings": named_notes(result.warnings, names),
         "assumptions": named_notes(result.assumptions, names),
     }
 
 
-def _memory_dict(memory: TrainMemory) -> dict[str, Any]:
-    """One GPU's memory as JSON: the parts, the total, the GPU's and whether it fits."""
+def _memory_dict(memory: GpuMemory, **parts: Any) -> dict[str, Any]:
+    """One GPU's memory as JSON: the total, ``parts`` (the kind's own fields), the GPU's memory
+    and whether it fits."""
     return {
         "per_gpu_bytes": memory.total_bytes,
-        "weights_bytes": memory.weights_bytes,
-        "gradients_bytes": memory.gradients_bytes,
-        "optimizer_bytes": memory.optimizer_bytes,
-        "activations_bytes": memory.activations_bytes,
-        "recompute": memory.recompute.value,
-        "pipeline_stage": memory.stage + 1,
-        "params_per_gpu": memory.params_per_gpu,
+        **parts,
         "capacity_bytes": memory.capacity_bytes,
         "used_fraction": memory.used_fraction,
         "fits": memory.fits,
     }
+
+
+def _train_memory_dict(memory: TrainMemory) -> dict[str, Any]:
+    return _memory_dict(
+        memory,
+        weights_bytes=memory.weights_bytes,
+        gradients_bytes=memory.gradients_bytes,
+        optimizer_bytes=memory.optimizer_bytes,
+        activations_bytes=memory.activations_bytes,
+        recompute=memory.recompute.value,
+        pipeline_stage=memory.stage + 1,
+        params_per_gpu=memory.params_per_gpu,
+    )
 
 
 def _memory_words(memory: GpuMemory, names: Mapping[str, str]) -> str:
@@ -205,14 +214,11 @@ def infer_dict(result: InferResult, names: Mapping[str, str] = _PLAIN) -> dict[s
             "tier_s": dict(result.tier_s),
             "dominant_tier": result.dominant_tier,
         },
-        "memory": {
-            "per_gpu_bytes": result.memory.total_bytes,
-            "weights_bytes": result.memory.weights_bytes,
-            "kv_cache_bytes": result.memory.kv_cache_bytes,
-            "capacity_bytes": result.memory.capacity_bytes,
-            "used_fraction": result.memory.used_fraction,
-            "fits": result.memory.fits,
-        },
+        "memory": _memory_dict(
+            result.memory,
+            weights_bytes=result.memory.weights_bytes,
+            kv_cache_bytes=result.memory.kv_cache_bytes,
+        ),
         "warnings": named_notes(result.warnings, names),
         "assumptions": named_notes(result.assumptions, names),
     }
@@ -496,26 +502,35 @@ def render_compare(
         for name in ("#", *dims, "M", "exposed", "comm", "step", "mem GiB", "note"):
             table.add_column(name, justify="left" if name == "note" else "right")
         notes = [[w.split(":")[0] for w in named_notes(r.warnings, names)] for r in results]
-        # each row's notes where the page has room; else "OOM" and "tight" for the memory
-        # verdicts (the mem column has the size) and a letter for each other note, listed under
-        # the table (at 80 columns a note column of 7 had broken words over 10 lines)
-        room = console.width - (62 + 5 * len(dims))
-        keyed = any(len("; ".join(row)) > room for row in notes)
-        others = [n for row in notes for n in row if not n.startswith(_MEMORY_VERDICTS)]
-        keys = {n: chr(ord("a") + i) for i, n in enumerate(dict.fromkeys(others))}
-        keyed = keyed and len(keys) <= 26
-        for i, (r, row) in enumerate(zip(results, notes, strict=True), start=1):
-            par = r.spec.parallel
-            table.add_row(
+        headers = ("#", *dims, "M", "exposed", "comm", "step", "mem GiB")
+        cells = [
+            (
                 str(i),
-                *(str(getattr(par, d)) for d in dims),
+                *(str(getattr(r.spec.parallel, d)) for d in dims),
                 str(r.microbatches),
                 format_time(r.totals.exposed_s),
                 format_time(r.totals.comm_s),
                 format_time(r.totals.step_s) if r.totals.step_s is not None else "-",
                 f"{r.memory.total_bytes / 2**30:.3g}",
-                " ".join(_short_note(n, keys) for n in row) if keyed else "; ".join(row),
             )
+            for i, r in enumerate(results, start=1)
+        ]
+        # each row's notes where the page has room; else "OOM" and "tight" for the memory
+        # verdicts (the mem column has the size) and a letter for each other note, listed under
+        # the table (at 80 columns a note column of 7 had broken words over 10 lines). The room
+        # is what the other columns, as rich lays them out, leave of the page
+        probe = Table(*headers, "", box=box.SIMPLE_HEAD)
+        for row_cells in cells:
+            probe.add_row(*row_cells, "")
+        wide = console.options.update_width(10_000)
+        room = console.width - Measurement.get(console, wide, probe).maximum
+        keyed = any(len("; ".join(row)) > room for row in notes)
+        others = [n for row in notes for n in row if not n.startswith(_MEMORY_VERDICTS)]
+        keys = {n: chr(ord("a") + i) for i, n in enumerate(dict.fromkeys(others))}
+        keyed = keyed and len(keys) <= 26
+        for row_cells, row in zip(cells, notes, strict=True):
+            note = " ".join(_short_note(n, keys) for n in row) if keyed else "; ".join(row)
+            table.add_row(*row_cells, note)
         console.print(_fold(table))
         if keyed and any(notes):
             legend = [f"{key}: {note}" for note, key in keys.items()]

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from enum import StrEnum
 from typing import TYPE_CHECKING, NamedTuple
 
+from ibcalc.memo import IdentityMemo
 from ibcalc.units import GiB, KiB, MiB, format_size
 
 if TYPE_CHECKING:
@@ -527,18 +528,11 @@ def _per_layer(spec: TrainSpec, seq: int, notes: list[str]) -> tuple[float, floa
     # the layouts of a search share a few tensor-parallel degrees: one value per set of inputs
     key: tuple[object, ...] = (id(model), seq, par.tp, par.cp, spec.micro_batch)
     key += (spec.sequence_parallel, spec.recompute, spec.act_dtype)
-    hit = _PER_LAYER.get(key)
-    if hit is not None and hit[0] is model:
-        return hit[1]
-    if len(_PER_LAYER) >= 1024:
-        _PER_LAYER.clear()
-    value = _layer_bytes(spec, seq, shape)
-    _PER_LAYER[key] = (model, value)
-    return value
+    return _PER_LAYER.get(key, (model,), lambda: _layer_bytes(spec, seq, shape))
 
 
-#: (model id, its inputs) -> (model, :func:`_per_layer`'s value), the model kept as in _SHAPES
-_PER_LAYER: dict[tuple[object, ...], tuple[ModelSpec, tuple[float, float] | None]] = {}
+#: :func:`_per_layer`'s values by (model id, its inputs), the model matched by identity
+_PER_LAYER: IdentityMemo[tuple[float, float] | None] = IdentityMemo()
 
 
 def _layer_bytes(spec: TrainSpec, seq: int, shape: _Shape) -> tuple[float, float] | None:
