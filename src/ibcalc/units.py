@@ -145,86 +145,87 @@ _BW_LIMIT = " (the limit is 1 PB/s)"
 _WHOLE_BYTE_ULPS = 4
 
 
-def parse_size(value: str | int | float, *, allow_zero: bool = False) -> float:
+def parse_size(value: str | int | float, *, allow_zero: bool = False, what: str = "size") -> float:
     """Return a size in bytes from ``10GB``, ``10GiB``, ``1e9``, ``4096`` or a number.
 
     Decimal prefixes are powers of 10, binary (``Ki``, ``Mi``, ``Gi`` ...) powers of 2. A
     lower-case ``b`` after a prefix (``10Gb``) means bits and is refused with a hint.
     Raises :class:`UnitError` for negative, zero (unless ``allow_zero``), NaN, infinite,
-    unknown-suffix, absurdly large or fractional byte counts (``1.5``).
+    unknown-suffix, absurdly large or fractional byte counts (``1.5``). ``what`` names the value in
+    messages (the CLI passes its flag, ``--size``).
     """
     raw = str(value)
     if isinstance(value, bool):
-        raise UnitError(f"size {shown(raw)} is not a number of bytes")
+        raise UnitError(f"{what} {shown(raw)} is not a number of bytes")
     if isinstance(value, int | float):
-        size = _finite_number(repr(float(value)), raw, "size", _SIZE_LIMIT)
+        size = _finite_number(repr(float(value)), raw, what, _SIZE_LIMIT)
     else:
         match = _SIZE_RE.match(value)
         if match is None:
             raise UnitError(
-                f"size {shown(raw)} is not understood (use bytes, e.g. 4096, 1e9, 64MB, 10GiB)"
+                f"{what} {shown(raw)} is not understood (use bytes, e.g. 4096, 1e9, 64MB, 10GiB)"
             )
-        size = _finite_number(match["num"], raw, "size", _SIZE_LIMIT)
+        size = _finite_number(match["num"], raw, what, _SIZE_LIMIT)
         unit = match["unit"]
         if unit.endswith("b"):
             fixed = (unit[:1].upper() + unit[1:-1] + "B") if len(unit) > 1 else "B"
             raise UnitError(
-                f"size {shown(raw)} uses a lower-case 'b', which means bits; "
+                f"{what} {shown(raw)} uses a lower-case 'b', which means bits; "
                 f"write {match['num']}{fixed} for bytes"
             )
         if unit.startswith("m") and unit.lower() in ("mb", "mib"):
             # lower-case m is milli (1mB); bare m stays MiB, as nccl-tests reads -b 1m
             fixed = "MiB" if unit.lower() == "mib" else "MB"
             raise UnitError(
-                f"size {shown(raw)} has the prefix 'm' (milli); write {match['num']}{fixed}"
+                f"{what} {shown(raw)} has the prefix 'm' (milli); write {match['num']}{fixed}"
             )
         factor = _SIZE_FACTORS.get(unit.lower())
         if factor is None:
             raise UnitError(
-                f"size {shown(raw)} has an unknown unit {shown(unit)} "
+                f"{what} {shown(raw)} has an unknown unit {shown(unit)} "
                 "(use B, KB, MB, GB, TB, PB or KiB, MiB, GiB, TiB, PiB)"
             )
         size *= factor
     if size < 0:
-        raise UnitError(f"size {shown(raw)} is negative")
+        raise UnitError(f"{what} {shown(raw)} is negative")
     if size == 0 and not allow_zero:
-        raise UnitError(f"size {shown(raw)} is zero; give at least one byte")
+        raise UnitError(f"{what} {shown(raw)} is zero; give at least one byte")
     if 0 < size < 1:
-        raise UnitError(f"size {shown(raw)} is less than one byte")
+        raise UnitError(f"{what} {shown(raw)} is less than one byte")
     if size > MAX_SIZE_BYTES:
-        raise UnitError(f"size {shown(raw)} is absurdly large{_SIZE_LIMIT}")
+        raise UnitError(f"{what} {shown(raw)} is absurdly large{_SIZE_LIMIT}")
     whole = round(size)
     if abs(size - whole) > _WHOLE_BYTE_ULPS * math.ulp(size):
         # 1.5 (bytes), 1.0001KB or 0.3GiB (322122547.2 B): a buffer holds whole bytes
-        raise UnitError(f"size {shown(raw)} is {size:.15g} B, not a whole number of bytes")
+        raise UnitError(f"{what} {shown(raw)} is {size:.15g} B, not a whole number of bytes")
     return float(whole)  # 33.3MB multiplies out to 33299999.999999996: float noise only
 
 
-def parse_bandwidth(value: str | int | float) -> float:
+def parse_bandwidth(value: str | int | float, *, what: str = "bandwidth") -> float:
     """Return a bandwidth in bytes per second from ``400Gb/s``, ``400 Gbit/s``, ``50GB/s``.
 
     A unit is required for strings: ``b``/``bit`` is bits, ``B``/``byte`` bytes, and the
-    prefix is decimal. A bare number is bytes per second.
+    prefix is decimal. A bare number is bytes per second. ``what`` names the value in messages.
     """
     raw = str(value)
     if isinstance(value, bool):
-        raise UnitError(f"bandwidth {shown(raw)} is not a number")
+        raise UnitError(f"{what} {shown(raw)} is not a number")
     if isinstance(value, int | float):
-        bw = _finite_number(repr(float(value)), raw, "bandwidth", _BW_LIMIT)
+        bw = _finite_number(repr(float(value)), raw, what, _BW_LIMIT)
     else:
         match = _BW_RE.match(value)
         if match is None:
             raise UnitError(
-                f"bandwidth {shown(raw)} is not understood "
+                f"{what} {shown(raw)} is not understood "
                 "(write bits as 400Gb/s or 400Gbps, bytes as 50GB/s)"
             )
-        bw = _finite_number(match["num"], raw, "bandwidth", _BW_LIMIT)
+        bw = _finite_number(match["num"], raw, what, _BW_LIMIT)
         unit = match["unit"]
         if match["prefix"] == "m":
             # lower-case m is milli: 40mb/s read as megabits was 5 MB/s from a typo
             bits = unit in ("b", "bit", "bits")
             raise UnitError(
-                f"bandwidth {shown(raw)} has the prefix 'm' (milli); write "
+                f"{what} {shown(raw)} has the prefix 'm' (milli); write "
                 f"{match['num']}{'Mb/s for megabits' if bits else 'MB/s for megabytes'}"
             )
         prefix = match["prefix"].lower()
@@ -233,9 +234,9 @@ def parse_bandwidth(value: str | int | float) -> float:
         if is_bits:
             bw /= BITS_PER_BYTE
     if bw <= 0:
-        raise UnitError(f"bandwidth {shown(raw)} must be positive")
+        raise UnitError(f"{what} {shown(raw)} must be positive")
     if bw > MAX_BANDWIDTH_BPS:
-        raise UnitError(f"bandwidth {shown(raw)} is absurdly large{_BW_LIMIT}")
+        raise UnitError(f"{what} {shown(raw)} is absurdly large{_BW_LIMIT}")
     return bw
 
 
@@ -430,25 +431,26 @@ _DISTANCE_FACTORS = {"m": 1.0, "km": 1e3, "mi": 1609.344}
 MAX_DISTANCE_M = 40_000e3
 
 
-def parse_distance(value: str | int | float) -> float:
+def parse_distance(value: str | int | float, *, what: str = "distance") -> float:
     """Return a distance in metres from ``800km``, ``800 km``, ``5000m`` or ``500mi``.
 
     A unit is required in strings (a bare ``800`` could be metres or kilometres); a bare number
-    is metres. Raises :class:`UnitError` for negative, NaN, infinite or absurd values.
+    is metres. Raises :class:`UnitError` for negative, NaN, infinite or absurd values. ``what``
+    names the value in messages.
     """
     raw = str(value)
     if isinstance(value, bool):
-        raise UnitError(f"distance {shown(raw)} is not a number")
+        raise UnitError(f"{what} {shown(raw)} is not a number")
     if isinstance(value, int | float):
-        metres = _finite_number(repr(float(value)), raw, "distance")
+        metres = _finite_number(repr(float(value)), raw, what)
     else:
         match = _DISTANCE_RE.match(value)
         if match is None:
-            raise UnitError(f"distance {shown(raw)} is not understood (give a unit: 800km, 5000m)")
-        metres = _finite_number(match["num"], raw, "distance")
+            raise UnitError(f"{what} {shown(raw)} is not understood (give a unit: 800km, 5000m)")
+        metres = _finite_number(match["num"], raw, what)
         metres *= _DISTANCE_FACTORS[match["unit"].lower()]
     if metres < 0:
-        raise UnitError(f"distance {shown(raw)} is negative")
+        raise UnitError(f"{what} {shown(raw)} is negative")
     if metres > MAX_DISTANCE_M:
-        raise UnitError(f"distance {shown(raw)} is longer than any fibre route (40,000 km)")
+        raise UnitError(f"{what} {shown(raw)} is longer than any fibre route (40,000 km)")
     return metres

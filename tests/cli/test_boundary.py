@@ -277,4 +277,4 @@ def test_a_refusal_is_exit_2_when_its_error_line_cannot_be_written(
     with pytest.raises(SystemExit) as info:
         main(["allreduce", "--size", "-1"])
     assert info.value.code == 2
-    assert "error: size '-1' is negative\n" in full.tried
+    assert "error: --size '-1' is negative\n" in full.tried

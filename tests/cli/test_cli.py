@@ -532,6 +532,29 @@ def test_bits_size_hint_names_bytes(capsys: pytest.CaptureFixture[str]) -> None:
     assert "10GB" in outcome.err
 
 
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["allreduce", "--size", "10XB"], "error: --size '10XB' has an unknown unit 'XB'"),
+        (["sweep", "allreduce", "-b", "-8"], "error: --minbytes '-8' is negative"),
+        (["sweep", "allreduce", "-e", "nan"], "error: --maxbytes 'nan' is not a number (NaN)"),
+        (["gap", "--tp-size", "1mB"], "error: --tp-size '1mB' has the prefix 'm' (milli)"),
+        (
+            ["allreduce", "--size", "1GB", "--sites", "2", "--distance", "5"],
+            "error: --distance '5' is",
+        ),
+    ],
+)
+def test_a_bad_quantity_names_its_flag(
+    args: list[str], line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # with three sizes on one command line (sweep -b/-e, gap's --tp-size beside a cluster's),
+    # "size '-8' is negative" would leave the user to guess which one
+    outcome = _fail_main([*args, "--fabric", "ndr"], capsys)
+    assert outcome.err.startswith(line)
+    assert outcome.err.count("\n") == 1
+
+
 def test_nvls_on_a100_explains_why(capsys: pytest.CaptureFixture[str]) -> None:
     outcome = _fail_main(
         ["allreduce", "--size", "1GB", "--algo", "nvls", "--system", "dgx-a100"], capsys

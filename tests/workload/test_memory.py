@@ -404,8 +404,8 @@ def test_cli_train_prints_and_serialises_the_memory() -> None:
         ("80Gb", "lower-case 'b', which means bits"),
         ("80", "--gpu-memory 80 has no unit: write e.g. 80GiB"),
         ("8e10", "--gpu-memory 8e10 has no unit"),
-        ("nan", "size 'nan' is not a number"),
-        ("-1GB", "size '-1GB'"),
+        ("nan", "--gpu-memory 'nan' is not a number"),
+        ("-1GB", "--gpu-memory '-1GB' is negative"),
         ("3TB", "must be at most 2 TiB"),
     ],
 )

@@ -76,7 +76,7 @@ def _collective_command(collective: Collective) -> Callable[..., None]:
             catalogue_of(catalogue),
             cluster,
             collective,
-            parse_size(size),
+            parse_size(size, what=FIELD_FLAGS["size_bytes"]),
             dtype=parse_dtype(dtype),
             algorithm=algorithm_of(algo),
             protocol=protocol_of(proto),
@@ -149,7 +149,11 @@ def sweep_command(
     target = plot_target(plot, run_inputs(catalogue, cost_params, measured))
     fabrics = fabrics_of(inter)
     coll = parse_collective(collective)
-    sizes = sweep_sizes(parse_size(begin), parse_size(end), factor)
+    sizes = sweep_sizes(
+        parse_size(begin, what=FIELD_FLAGS["min_bytes"]),
+        parse_size(end, what=FIELD_FLAGS["max_bytes"]),
+        factor,
+    )
     result = sweep_fabrics(
         catalogue_of(catalogue),
         cluster,

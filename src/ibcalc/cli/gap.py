@@ -73,7 +73,9 @@ def gap_command(
         catalogue_of(catalogue),
         cluster,
         tp=tp,
-        tp_size_bytes=parse_size(tp_size) if tp_size is not None else None,
+        tp_size_bytes=parse_size(tp_size, what=FIELD_FLAGS["tp_size_bytes"])
+        if tp_size is not None
+        else None,
     )
     written = None
     if target is not None:

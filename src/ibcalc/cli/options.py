@@ -280,7 +280,7 @@ def _wan_latency_s(distance: str | None, rtt: str | None) -> float | None:
         return None
     if distance is not None and rtt is not None:
         raise CliUsageError("give --distance or --rtt, not both")
-    distance_m = parse_distance(distance) if distance is not None else None
+    distance_m = parse_distance(distance, what="--distance") if distance is not None else None
     rtt_s = (
         parse_time(rtt, allow_zero=False, unit_required=True, what="--rtt")
         if rtt is not None

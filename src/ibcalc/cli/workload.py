@@ -136,7 +136,7 @@ def _gpu_memory(value: str | None) -> float | None:
             f"{_flag('gpu_memory')} {value.strip()} has no unit: write e.g. 80GiB (a vendor's "
             "80GB of HBM is 80 GiB)"
         )
-    return parse_size(value)
+    return parse_size(value, what=_flag("gpu_memory"))
 
 
 TpOpt = Annotated[int, _degree("tp", "Tensor-parallel degree.")]
@@ -446,8 +446,10 @@ def checkpoint_command(
         client_link=storage_link,
         client_nics=storage_nics,
         replicas=replicas,
-        fabric_Bps=parse_bandwidth(storage_fabric) if storage_fabric is not None else None,
-        part_bytes=parse_size(part_size) if part_size is not None else None,
+        fabric_Bps=parse_bandwidth(storage_fabric, what="--storage-fabric")
+        if storage_fabric is not None
+        else None,
+        part_bytes=parse_size(part_size, what="--part-size") if part_size is not None else None,
         prefixes=prefixes,
     )
     cat = catalogue_of(catalogue)
