@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from ibcalc.cli import app as APP
+from ibcalc.workload.memory import TIGHT_FRACTION
 
 runner = CliRunner()
 
@@ -170,10 +171,17 @@ def test_train_compare() -> None:
     # compute known: ranked by step time, every layout at 16 sequences per step (M = 16 / dp)
     assert data["ranked_by"] == "step_s"
     assert data["global_batch"] == 16
-    # those that fit in the 80 GB of an H100 first, each part by step time
-    keys = [(row["memory_fits"] is False, row["step_s"]) for row in layouts]
+    # those with room in the 80 GiB of an H100 first, then the tight ones (past TIGHT_FRACTION,
+    # a stated policy), then those out of memory, each part by step time
+    capacity = data["memory_capacity_bytes"]
+    assert capacity == 80 * 2**30
+
+    def room(used: float) -> int:
+        return 0 if used <= TIGHT_FRACTION else 1 if used <= 1 else 2
+
+    keys = [(room(row["memory_per_gpu_bytes"] / capacity), row["step_s"]) for row in layouts]
     assert keys == sorted(keys)
-    assert data["memory_capacity_bytes"] == 80 * 2**30
+    assert [row["memory_fits"] for row in layouts] == [k[0] < 2 for k in keys]
     assert all(row["dp"] * row["microbatches"] == 16 for row in layouts)
 
 

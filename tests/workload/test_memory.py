@@ -35,6 +35,7 @@ from ibcalc.workload.memory import (
     activation_bytes_per_layer,
     memory_size,
     mlp_units,
+    output_layer_bytes,
 )
 from ibcalc.workload.model import ModelSpec, find_model, model_from
 from ibcalc.workload.train import Parallelism, TrainResult, TrainSpec, train_step
@@ -48,6 +49,10 @@ LLAMA70 = find_model("llama3-70b")
 GPT70 = model_from(params="70B", layers=80, hidden=8192, heads=64)
 #: Llama 3 8B's layer at tp 1: 10 + 2 + 4 x 8 / 32 + 2 + 6 x 14336 / 4096 = 36 units
 LLAMA8_UNITS = 10 + 2 + 4 * 8 / 32 + 2 + 6 * 14336 / 4096
+#: its output layer for one micro-batch of 8192 tokens at tp 1 (Korthikanti et al. 4.3): the final
+#: norm's and the output projection's inputs, 2 s b h bytes each, and the fp32 logits, 4 s b v,
+#: over the 128,256-token vocabulary of Llama 3's released config.json
+LLAMA8_OUTPUT = 2 * 2 * 8192 * 4096 + 4 * 8192 * 128256
 
 
 def _step(cat: Catalogue, system: str, nodes: int, **spec: Any) -> TrainResult:
@@ -97,7 +102,9 @@ def test_zero_stages_shard_the_model_states_over_dp(
     # selective recompute, tp 1: 36 units of s b h per layer, 32 layers, one micro-batch at once
     activations = LLAMA8_UNITS * 8192 * 4096 * 32
     assert memory.activations_bytes == pytest.approx(activations)
-    total = weights + gradients + optimizer + activations
+    # one stage: it holds the output layer too, for one micro-batch
+    assert memory.output_bytes == pytest.approx(LLAMA8_OUTPUT)
+    total = weights + gradients + optimizer + activations + LLAMA8_OUTPUT
     assert memory.total_bytes == pytest.approx(total)
     assert memory.capacity_bytes == H100
     assert memory.fits is (total <= H100)
@@ -109,7 +116,7 @@ def test_the_no_zero_8b_layout_is_out_of_memory_and_says_how_to_shrink(
     # 18 x 8e9 = 144 GB of model state alone, against 80 GiB = 85.9 GB
     result = _llama8_dp16(builtin_catalogue, seq_len=8192)
     (warning,) = [w for w in result.warnings if w.startswith("out of memory")]
-    total = 18 * 8e9 + LLAMA8_UNITS * 8192 * 4096 * 32
+    total = 18 * 8e9 + LLAMA8_UNITS * 8192 * 4096 * 32 + LLAMA8_OUTPUT
     assert f"{total / GiB:.3g} GiB per GPU against dgx-h100's 80 GiB per GPU" in warning
     assert warning.startswith(f"out of memory ({total / H100:.0%}): ")
     assert "a higher {zero} stage" in warning
@@ -177,7 +184,9 @@ def test_deepseek_busiest_stage_is_the_first_all_moe_one(builtin_catalogue: Cata
     MoE layers for 15. h = 7168, 128 heads, MLA counted as one key/value head per query head (4
     units). Parameters: the 654.5e9 of routed experts E go with the 58 MoE layers, the other
     16.5e9 with all 61 layers; ZeRO-1 shards the shared state over dp 16, the experts' over
-    dp / ep = 1 rank."""
+    dp / ep = 1 rank. The input embedding, 129,280 x 7168 (vocabulary from its config.json), goes
+    with stage 1, the output layer (as many) with stage 16, whose one MoE layer and one
+    micro-batch's logits weigh far less."""
     deepseek = find_model("deepseek-v3")
     result = _step(
         builtin_catalogue,
@@ -192,19 +201,116 @@ def test_deepseek_busiest_stage_is_the_first_all_moe_one(builtin_catalogue: Cata
     dense = 10 + 2 + 4 + 2 + 6 * 18432 / 7168
     moe = 10 + 2 + 4 + 2 + 9 * 6 * 2048 / 7168 + 16
     experts = (671e9 - 37e9) / (1 - 8 / 256)
+    embedding = 129280 * 7168
 
-    def total(dense_layers: int, moe_layers: int, in_flight: int) -> float:
-        shared = (671e9 - experts) * (dense_layers + moe_layers) / 61
+    def total(dense_layers: int, moe_layers: int, in_flight: int, ends: float = 0) -> float:
+        shared = (671e9 - 2 * embedding - experts) * (dense_layers + moe_layers) / 61 + ends
         routed = experts * moe_layers / 58 / 16
         states = (2 + 4) * (shared + routed) + 12 * (shared / 16 + routed)
         return states + sbh * (dense_layers * dense + moe_layers * moe) * in_flight
 
-    first, second = total(3, 1, 16), total(0, 4, 15)
+    first, second = total(3, 1, 16, embedding), total(0, 4, 15)
     assert second > first
+    # 61 layers in stages of 4: the last holds one; its logits are 4 s b v bytes
+    last = total(0, 1, 1, embedding) + 2 * 2 * sbh + 4 * 4096 * 129280
+    assert last < second
     assert result.memory.stage == 1
     assert result.memory.total_bytes == pytest.approx(second)
     assert result.memory.activations_bytes == pytest.approx(sbh * 4 * moe * 15)
     assert any("stage 2 (of 16) is the busiest" in n for n in result.assumptions)
+
+
+def test_output_layer_is_the_papers_4sbh_over_t_times_1_plus_v_over_h() -> None:
+    # Korthikanti et al. 4.3, with sequence parallelism: 4 s b h / t (1 + v / h); Llama 3 8B's
+    # h = 4096 and v = 128,256, two sequences of 8192 tokens, tp 4
+    s, b, h, v, t = 8192, 2, 4096, 128256, 4
+    with_sp = output_layer_bytes(
+        seq=s, micro_batch=b, hidden=h, vocab=v, tp=t, sequence_parallel=True, act_bytes=2
+    )
+    assert with_sp == pytest.approx(4 * s * b * h / t * (1 + v / h))
+    # without it the two 2 s b h inputs are whole on every rank; the fp32 logits stay split
+    without = output_layer_bytes(
+        seq=s, micro_batch=b, hidden=h, vocab=v, tp=t, sequence_parallel=False, act_bytes=2
+    )
+    assert without == pytest.approx(4 * s * b * h + 4 * s * b * v / t)
+    # fp32 activations double the inputs, not the logits (fp32 either way)
+    fp32 = output_layer_bytes(
+        seq=s, micro_batch=b, hidden=h, vocab=v, tp=t, sequence_parallel=False, act_bytes=4
+    )
+    assert fp32 - without == pytest.approx(4 * s * b * h)
+
+
+LLAMA8_ARGS = ["train", "--model", "llama3-8b", "--system", "dgx-h100", "-N", "2"]
+
+
+def test_the_last_stage_is_the_busiest_when_every_stage_holds_one_micro_batch(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """Llama 3 8B at pp 4 x dp 4 with one micro-batch per step: every stage holds 8 layers and
+    one micro-batch, the first the input embedding and the last the output layer (128,256 x 4096
+    parameters each) and its logits; the logits make the last the busiest."""
+    result = _step(
+        builtin_catalogue,
+        "dgx-h100",
+        2,
+        model=LLAMA8,
+        parallel=Parallelism(pp=4, dp=4),
+        seq_len=8192,
+        microbatches=1,
+    )
+    embedding = 128256 * 4096
+    params = (8e9 - 2 * embedding) / 4 + embedding
+    memory = result.memory
+    assert memory.stage == 3
+    assert memory.params_per_gpu == pytest.approx(params)
+    assert memory.output_bytes == pytest.approx(LLAMA8_OUTPUT)
+    activations = LLAMA8_UNITS * 8192 * 4096 * 8
+    assert memory.total_bytes == pytest.approx(18 * params + activations + LLAMA8_OUTPUT)
+    assert any("the last pipeline stage (of 4) is the busiest" in n for n in result.assumptions)
+    data = json.loads(
+        runner.invoke(
+            app,
+            [*LLAMA8_ARGS, "--pp", "4", "--microbatches", "1", "--format", "json"],
+        ).stdout
+    )
+    assert data["memory"]["pipeline_stage"] == 4
+    assert data["memory"]["output_layer_bytes"] == pytest.approx(LLAMA8_OUTPUT)
+
+
+def test_a_model_without_a_vocabulary_says_what_is_left_out(builtin_catalogue: Catalogue) -> None:
+    # the same 8B shape given by hand: its parameters spread over the layers, no logits
+    shape = model_from(params="8B", layers=32, hidden=4096, heads=32, kv_heads=8)
+    result = _step(
+        builtin_catalogue, "dgx-h100", 2, model=shape, parallel=Parallelism(dp=16), seq_len=8192
+    )
+    assert result.memory.output_bytes == 0
+    assert any("logits not counted" in n and "{vocab}" in n for n in result.assumptions)
+    given = model_from(params="8B", layers=32, hidden=4096, heads=32, kv_heads=8, vocab=128256)
+    result = _step(
+        builtin_catalogue, "dgx-h100", 2, model=given, parallel=Parallelism(dp=16), seq_len=8192
+    )
+    # GPT's 4h GeLU MLP (no width given): 10 + 2 + 1 + 2 + 16 units
+    gelu = 10 + 2 + 4 * 8 / 32 + 2 + 16
+    assert result.memory.total_bytes == pytest.approx(
+        18 * 8e9 + gelu * 8192 * 4096 * 32 + LLAMA8_OUTPUT
+    )
+
+
+def test_an_embedding_larger_than_the_model_is_refused() -> None:
+    # 2 x 128,256 x 4096 = 1.05B embedding and output parameters cannot fit in a 1B model
+    billions = f"{2 * 128256 * 4096 / 1e9:.6g}B"  # six digits, as counts are printed
+    with pytest.raises(WorkloadError) as refused:
+        model_from("llama3-8b", params="1B")
+    assert str(refused.value).startswith(f"vocab 128,256 x hidden 4,096 x 2 = {billions} ")
+    assert refused.value.field == "vocab"
+    result = runner.invoke(
+        app, ["train", "--params", "1B", "--hidden", "4096", "--vocab", "200000"]
+    )
+    assert result.exit_code == 2
+    assert result.stderr == (
+        "error: --vocab 200,000 x --hidden 4,096 x 2 = 1.6384B embedding and output parameters "
+        "are not fewer than --params 1B\n"
+    )
 
 
 def test_fewer_micro_batches_than_stages_hold_fewer_activations(
@@ -385,7 +491,11 @@ def test_cli_train_prints_and_serialises_the_memory() -> None:
     args += ["--pp", "4", "--microbatches", "4", "--sequence-parallel"]
     result = runner.invoke(app, args, env={"COLUMNS": "200"})
     assert result.exit_code == 0, result.output
-    need = 18 * 70e9 / 32 + 8192 * 8192 * 4.4375 * 80  # worked in the Llama test above
+    # worked in the Llama test above, and the first stage holds the input embedding, 128,256 x
+    # 8192 parameters, where the other stages hold a quarter of the layers' (the last the output
+    # layer: as many, and one micro-batch's activations rather than four)
+    embedding = 128256 * 8192
+    need = 18 * ((70e9 - 2 * embedding) / 4 + embedding) / 8 + 8192 * 8192 * 4.4375 * 80
     line = next(x for x in result.stdout.splitlines() if x.strip().startswith("memory "))
     assert f"{need / GiB:.3g} GiB of dgx-h100's 80 GiB per GPU ({need / H100:.0%})" in line
     data = json.loads(runner.invoke(app, [*args, "--format", "json"]).stdout)

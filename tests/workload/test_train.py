@@ -17,6 +17,7 @@ from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import ClusterError, WorkloadError
 from ibcalc.facade import estimate
+from ibcalc.workload.memory import TIGHT_FRACTION
 from ibcalc.workload.model import ModelSpec, find_model, model_from
 from ibcalc.workload.placement import place_group
 from ibcalc.workload.train import (
@@ -507,7 +508,8 @@ def test_compare_ranks_every_layout_by_step_time(builtin_catalogue: Catalogue) -
         assert r.microbatches == 16 // par.dp == par.tp * par.pp
         assert par.dp * r.microbatches * r.spec.micro_batch == 16
     # the ranking is each layout's own train_step at that batch, sorted by step time, with the
-    # layouts that do not fit in the H100s' 80 GB after the rest
+    # layouts tight in the H100s' 80 GiB (past TIGHT_FRACTION, a stated policy) after those with
+    # room, and those that do not fit after the rest
     keys = {}
     for tp, pp, dp in layouts:
         spec = base.model_copy(
@@ -515,7 +517,10 @@ def test_compare_ranks_every_layout_by_step_time(builtin_catalogue: Catalogue) -
         )
         result = train_step(builtin_catalogue, cluster, spec)
         assert result.totals.step_s is not None
-        keys[(tp, pp, dp)] = (result.memory.fits is False, result.totals.step_s)
+        used = result.memory.used_fraction
+        assert used is not None
+        room = 0 if used <= TIGHT_FRACTION else 1 if used <= 1 else 2
+        keys[(tp, pp, dp)] = (room, result.totals.step_s)
     assert [keys[k] for k in layouts] == sorted(keys.values())
     # all data-parallel (tp 1, pp 1, no ZeRO) holds 18 bytes of model state per parameter
     # (Megatron-LM's bf16 row: 2 + 4 + 12): 18 x 8e9 = 144 GB, more than 80 GiB = 85.9 GB before
@@ -524,7 +529,7 @@ def test_compare_ranks_every_layout_by_step_time(builtin_catalogue: Catalogue) -
     states = alone.memory.weights_bytes + alone.memory.gradients_bytes
     assert states + alone.memory.optimizer_bytes == pytest.approx(18 * 8e9)
     assert alone.memory.fits is False
-    fitting = [k for k in layouts if not keys[k][0]]
+    fitting = [k for k in layouts if keys[k][0] < 2]
     assert fitting
     assert layouts.index((1, 1, 16)) > max(layouts.index(k) for k in fitting)
     # TP 16 crosses the node: it is not the winner

@@ -106,6 +106,7 @@ FIELD_FLAGS: dict[str, str] = {
     "hidden": "--hidden",
     "heads": "--heads",
     "kv_heads": "--kv-heads",
+    "vocab": "--vocab",
     "head_dim": "--head-dim",
     "seq_len": "--seq-len",
     "experts": "--experts",

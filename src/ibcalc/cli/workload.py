@@ -112,6 +112,10 @@ HeadDimOpt = Annotated[int | None, typer.Option(_flag("head_dim"), help="Head di
 SeqOpt = Annotated[int | None, typer.Option(_flag("seq_len"), help="Sequence length (tokens).")]
 ExpertsOpt = Annotated[int | None, typer.Option(_flag("experts"), help="Routed experts (MoE).")]
 TopKOpt = Annotated[int | None, typer.Option(_flag("top_k"), help="Experts per token (MoE).")]
+VocabOpt = Annotated[
+    int | None,
+    typer.Option(_flag("vocab"), help="Vocabulary (embedding and output layer rows; memory)."),
+]
 
 GpuMemoryOpt = Annotated[
     str | None,
@@ -159,6 +163,7 @@ def train_command(
     seq_len: SeqOpt = None,
     experts: ExpertsOpt = None,
     top_k: TopKOpt = None,
+    vocab: VocabOpt = None,
     micro_batch: Annotated[
         int, typer.Option("--micro-batch", min=1, help="Sequences per micro-batch.")
     ] = 1,
@@ -247,6 +252,7 @@ def train_command(
         kv_heads=kv_heads,
         experts=experts,
         top_k=top_k,
+        vocab=vocab,
     )
     cat = catalogue_of(catalogue)
     cost = params_of(cost_params)
@@ -294,6 +300,7 @@ def infer_command(
     head_dim: HeadDimOpt = None,
     experts: ExpertsOpt = None,
     top_k: TopKOpt = None,
+    vocab: VocabOpt = None,
     tp: TpOpt = 1,
     pp: PpOpt = 1,
     ep: Annotated[int, _degree("ep", "Expert-parallel degree (MoE).")] = 1,
@@ -345,6 +352,7 @@ def infer_command(
             head_dim=head_dim,
             experts=experts,
             top_k=top_k,
+            vocab=vocab,
         ),
         tp=tp,
         pp=pp,

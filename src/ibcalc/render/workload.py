@@ -142,6 +142,7 @@ def _train_memory_dict(memory: TrainMemory) -> dict[str, Any]:
         gradients_bytes=memory.gradients_bytes,
         optimizer_bytes=memory.optimizer_bytes,
         activations_bytes=memory.activations_bytes,
+        output_layer_bytes=memory.output_bytes,
         recompute=memory.recompute.value,
         pipeline_stage=memory.stage + 1,
         params_per_gpu=memory.params_per_gpu,

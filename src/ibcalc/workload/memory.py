@@ -6,9 +6,10 @@ bf16 weights (2 bytes per parameter), fp32 gradients (4) and fp32 weights, momen
 (12: ZeRO's K, Rajbhandari et al., SC'20, arXiv:1910.02054, section 3.1), 18 bytes in all (fp16
 weights: 2 + 2 + 16; fp32: 4 + 4 + 8). ZeRO stage 1 shards the optimizer state over the
 ``dp x cp`` ranks, stage 2 the gradients as well, stage 3 (FSDP) the weights as well. ``tp``
-splits every weight and the first pipeline stage holds its ``ceil(L / pp)`` layers' share; routed
-experts split over ``ep`` more, and shard over the ``dp / ep`` ranks holding the same experts
-(Megatron-Core's expert-data-parallel group, as ``ibcalc train``'s edp- phases).
+splits every weight and a pipeline stage holds its ``ceil(L / pp)`` layers' share, the first stage
+the input embedding (``vocab x h``) as well and the last the output layer (as many, untied as the
+presets' are); routed experts split over ``ep`` more, and shard over the ``dp / ep`` ranks holding
+the same experts (Megatron-Core's expert-data-parallel group, as ``ibcalc train``'s edp- phases).
 
 **Activations** (Korthikanti et al., "Reducing Activation Recomputation in Large Transformer
 Models", MLSys 2023, arXiv:2205.05198, section 4 and table 2), per layer and micro-batch in units
@@ -20,10 +21,13 @@ layer is the paper's 34 units. ``--recompute none`` adds the attention scores, `
 the default), ``full`` keeps the layer's input alone, ``2 s b h`` (split along the sequence with
 sequence parallelism). Context parallelism splits ``s`` over ``cp``. In 1F1B the first stage holds
 the activations of ``min(pp, M)`` micro-batches for its ``ceil(L / pp)`` layers (section 4.2.3),
-a model's dense layers first.
+a model's dense layers first. The last stage keeps one micro-batch's output layer besides:
+``4 s b h / t (1 + v / h)`` with sequence parallelism (section 4.3: the final layer norm's and the
+output projection's inputs, and the logits in fp32 for the cross-entropy loss, ``4 s b v / t``).
 
-Not counted: the embedding and output layer (weights and logits), the weights ZeRO-3 gathers for
-one layer at a time, the CUDA context, NCCL's buffers and the allocator's fragmentation.
+Not counted: the input embedding's dropout mask (``s b h p / t`` bytes, section 4.3, and none in
+Llama's recipe), the weights ZeRO-3 gathers for one layer at a time, the CUDA context, NCCL's
+buffers and the allocator's fragmentation.
 """
 
 from __future__ import annotations
@@ -55,6 +59,7 @@ __all__ = [
     "judge_fit",
     "memory_size",
     "mlp_units",
+    "output_layer_bytes",
     "percent",
     "stage_layers",
     "train_memory",
@@ -78,8 +83,11 @@ _STATE_BYTES: dict[str, tuple[int, int]] = {
 }
 #: Korthikanti et al.'s activation bytes assume 16-bit activations (2 bytes per element).
 _PAPER_ACT_BYTES = 2
+#: The cross-entropy loss keeps the logits in fp32, whatever the activations' type (Korthikanti
+#: et al., section 4.3, ``4 s b v / t``; Megatron's vocab-parallel cross entropy casts them).
+_LOGIT_BYTES = 4
 #: Past this share of the GPU's memory a layout is called tight: what is not counted (the CUDA
-#: context, NCCL's buffers, fragmentation, the logits) has less than a tenth of the memory left.
+#: context, NCCL's buffers, fragmentation) has less than a tenth of the memory left.
 #: A policy for the warning, not a measured figure: "fits" is a necessary condition only.
 TIGHT_FRACTION = 0.9
 
@@ -225,6 +233,28 @@ def activation_bytes_per_layer(
     return sbh * (_UNSPLIT_UNITS / whole + split / tp + keys_values) * scale
 
 
+def output_layer_bytes(
+    *,
+    seq: int,
+    micro_batch: int,
+    hidden: int,
+    vocab: int,
+    tp: int,
+    sequence_parallel: bool,
+    act_bytes: int,
+) -> float:
+    """Bytes the output layer stores for one micro-batch of ``seq`` tokens per rank (Korthikanti
+    et al., section 4.3, ``4 s b h / t (1 + v / h)`` with sequence parallelism): the final layer
+    norm's input and the output projection's input, ``2 s b h`` each in 16 bits (whole on every
+    tensor-parallel rank without sequence parallelism, split over it with), and the logits the
+    cross-entropy loss keeps in fp32, ``4 s b v / t`` (the vocabulary split over tp). Recompute
+    leaves them: it recomputes transformer layers only."""
+    tokens = float(seq) * micro_batch
+    whole = tp if sequence_parallel and tp > 1 else 1
+    inputs = 2 * 2 * tokens * hidden / whole * act_bytes / _PAPER_ACT_BYTES
+    return inputs + _LOGIT_BYTES * tokens * vocab / tp
+
+
 # plain dataclasses, neither pydantic models nor frozen: a layout search builds thousands (a
 # frozen one takes three times as long to build), and every value is worked out in this module,
 # so there is nothing to validate; read them, do not change them
@@ -278,12 +308,15 @@ class TrainMemory(GpuMemory):
     #: None: the layer count, hidden size or sequence length is not known
     activations_bytes: float | None
     recompute: Recompute
+    #: the output layer's activations, its inputs and fp32 logits (:func:`output_layer_bytes`):
+    #: 0 but on the last pipeline stage, or where the vocabulary is not known
+    output_bytes: float = 0.0
     #: the pipeline stage these are of (0: the first), the busiest
     stage: int = 0
 
     def _total(self) -> float:
         states = self.weights_bytes + self.gradients_bytes + self.optimizer_bytes
-        return states + (self.activations_bytes or 0.0)
+        return states + (self.activations_bytes or 0.0) + self.output_bytes
 
     def parts_words(self) -> str:
         words = GpuMemory.parts_words(self)
@@ -299,6 +332,8 @@ class TrainMemory(GpuMemory):
         if self.activations_bytes is not None:
             how = "no" if self.recompute is Recompute.NONE else self.recompute.value
             parts.append((f"activations ({how} recompute)", self.activations_bytes))
+        if self.output_bytes:
+            parts.append(("output layer (logits)", self.output_bytes))
         return parts
 
 
@@ -413,24 +448,78 @@ def weights_per_gpu(
     ep: int,
     layers: tuple[int, int] | None,
     notes: list[str],
+    stage: int = 0,
 ) -> tuple[float, float]:
-    """(shared, routed-expert) parameters one GPU holds: ``tp`` splits them, a pipeline stage
-    holds its ``layers`` (dense, MoE) share of them (``1 / pp`` without a layer count), and the
-    routed experts split over ``ep`` more. Where the expert share is unknown, every parameter is
-    counted as shared (an upper bound, said in ``notes``)."""
+    """(shared, routed-expert) parameters one GPU of pipeline stage ``stage`` holds: ``tp``
+    splits them, the stage holds its ``layers`` (dense, MoE) share of the transformer layers'
+    (``1 / pp`` of every parameter without a layer count), the first stage the input embedding
+    and the last the output layer, ``vocab x hidden`` each (Megatron's vocab-parallel embedding
+    and output layer split over tp too), and the routed experts split over ``ep`` more. Where
+    the expert share is unknown, every parameter is counted as shared (an upper bound, said in
+    ``notes``)."""
     experts = model.expert_params if ep > 1 else None
     total_layers = model.layers
-    share = sum(layers) / total_layers if layers is not None and total_layers else 1 / pp
+    if layers is not None and total_layers:
+        share = sum(layers) / total_layers
+        embedding = model.embedding_params
+    else:
+        share, embedding = 1 / pp, 0.0
+    # the input embedding on the first stage, the output layer on the last (one stage: both)
+    ends = embedding * ((stage == 0) + (stage == pp - 1))
+    body = model.params - 2 * embedding
     if experts is None:
         if model.is_moe and ep > 1:
             notes.append(
                 "memory: every parameter counted on each of the ep ranks (an upper bound; the "
                 f"expert share is unknown: {model.expert_share_unknown})"
             )
-        return model.params * share / tp, 0.0
+        return (body * share + ends) / tp, 0.0
     moe_layers = shape_of(model).moe_layers
     moe_share = layers[1] / moe_layers if layers is not None and moe_layers else 1 / pp
-    return (model.params - experts) * share / tp, experts * moe_share / (tp * ep)
+    return ((body - experts) * share + ends) / tp, experts * moe_share / (tp * ep)
+
+
+def _stage_params(
+    model: ModelSpec, tp: int, pp: int, ep: int, stage: int
+) -> tuple[tuple[int, int] | None, float, float, tuple[str, ...]]:
+    """Pipeline stage ``stage``'s (dense, MoE) layers, its (shared, routed) parameters per GPU
+    (:func:`weights_per_gpu`) and the notes those gave: a layout search asks for the same few
+    thousands of times."""
+
+    def make() -> tuple[tuple[int, int] | None, float, float, tuple[str, ...]]:
+        layers = stage_layers(model, pp, stage) if model.layers is not None else None
+        said: list[str] = []
+        shared, routed = weights_per_gpu(
+            model, tp=tp, pp=pp, ep=ep, layers=layers, notes=said, stage=stage
+        )
+        return layers, shared, routed, tuple(said)
+
+    return _STAGE_PARAMS.get((id(model), tp, pp, ep, stage), (model,), make)
+
+
+#: :func:`_stage_params`'s values by (model id, its inputs), the model matched by identity; the
+#: preset searches of benchmarks/engine_speed.py ask for 1,220 (degrees and stages of 5 models)
+_STAGE_PARAMS: IdentityMemo[tuple[tuple[int, int] | None, float, float, tuple[str, ...]]] = (
+    IdentityMemo(size=4096)
+)
+
+
+class _StageMemory(NamedTuple):
+    """One pipeline stage's parts (bytes), to find the busiest before building its
+    :class:`TrainMemory`."""
+
+    stage: int
+    params: float
+    weights: float
+    gradients: float
+    optimizer: float
+    activations: float | None
+    output: float
+
+    @property
+    def total(self) -> float:
+        states = self.weights + self.gradients + self.optimizer
+        return states + (self.activations or 0.0) + self.output
 
 
 def train_memory(
@@ -461,18 +550,19 @@ def train_memory(
     shards = (par.dp * par.cp, max(1, par.dp // par.ep) * par.cp)  # (shared, experts)
     stages = [0]
     per_layer: tuple[float, float] | None = None
+    output = 0.0
     if model.layers is not None:
-        # the first stage, and the first holding no dense layer (its MoE layers may weigh more)
+        # the first stage; the first holding no dense layer (its MoE layers may weigh more);
+        # the last, which holds the output layer and its logits
         first_moe = -(-shape_of(model).dense_layers // -(-model.layers // par.pp))
         stages += [first_moe] if 0 < first_moe < par.pp else []
+        stages += [par.pp - 1] if par.pp - 1 not in stages else []
         if seq is not None and model.hidden is not None:
-            per_layer = _per_layer(spec, seq, notes)
-    best: TrainMemory | None = None
+            per_layer, output = _per_layer(spec, seq, notes)
+    best: _StageMemory | None = None
     for stage in stages:
-        layers = stage_layers(model, par.pp, stage) if model.layers is not None else None
-        shared, routed = weights_per_gpu(
-            model, tp=par.tp, pp=par.pp, ep=par.ep, layers=layers, notes=notes if not stage else []
-        )
+        layers, shared, routed, said = _stage_params(model, par.tp, par.pp, par.ep, stage)
+        notes += said if not stage else ()
         # parameters a state is held for: all of them, or the GPU's shard from the ZeRO stage
         # that shards it on (1 the optimizer state, 2 the gradients, 3 the weights)
         whole, shard = shared + routed, shared / shards[0] + routed / shards[1]
@@ -481,26 +571,42 @@ def train_memory(
         if per_layer is not None and layers is not None:
             in_flight = min(par.pp - stage, microbatches)
             activations = (layers[0] * per_layer[0] + layers[1] * per_layer[1]) * in_flight
-        memory = TrainMemory(
-            params_per_gpu=shared + routed,
-            weights_bytes=(shard if spec.zero >= 3 else whole) * weight_bytes,
-            gradients_bytes=(shard if spec.zero >= 2 else whole) * grad_bytes,
-            optimizer_bytes=(shard if spec.zero >= 1 else whole) * optimizer_bytes,
-            activations_bytes=activations,
-            recompute=spec.recompute,
+        this = _StageMemory(
             stage=stage,
-            capacity_bytes=capacity_bytes,
-            capacity_from=capacity_from,
+            params=whole,
+            weights=(shard if spec.zero >= 3 else whole) * weight_bytes,
+            gradients=(shard if spec.zero >= 2 else whole) * grad_bytes,
+            optimizer=(shard if spec.zero >= 1 else whole) * optimizer_bytes,
+            activations=activations,
+            # the last stage runs one micro-batch's forward and backward pass at a time (1F1B)
+            output=output if stage == par.pp - 1 else 0.0,
         )
-        if best is None or memory.total_bytes > best.total_bytes:
-            best = memory
+        if best is None or this.total > best.total:
+            best = this
     assert best is not None
-    if best.stage:
+    memory = TrainMemory(
+        params_per_gpu=best.params,
+        weights_bytes=best.weights,
+        gradients_bytes=best.gradients,
+        optimizer_bytes=best.optimizer,
+        activations_bytes=best.activations,
+        recompute=spec.recompute,
+        output_bytes=best.output,
+        stage=best.stage,
+        capacity_bytes=capacity_bytes,
+        capacity_from=capacity_from,
+    )
+    if best.stage and best.output:
+        notes.append(
+            f"memory: the last pipeline stage (of {par.pp}) is the busiest, for its output "
+            f"layer's {memory_size(best.output)} of activations (the logits)"
+        )
+    elif best.stage:
         notes.append(
             f"memory: pipeline stage {best.stage + 1} (of {par.pp}) is the busiest, its MoE "
             "layers outweighing the first stage's dense ones"
         )
-    if best.activations_bytes is None:
+    if memory.activations_bytes is None:
         missing = [
             flag
             for flag, value in (
@@ -512,12 +618,15 @@ def train_memory(
             if value is None
         ]
         notes.append(f"memory: activations not counted (give {' and '.join(missing)})")
-    return best
+    return memory
 
 
-def _per_layer(spec: TrainSpec, seq: int, notes: list[str]) -> tuple[float, float] | None:
-    """Activation bytes of one (dense, MoE) layer for one micro-batch; None without the heads
-    ``--recompute none`` needs."""
+def _per_layer(
+    spec: TrainSpec, seq: int, notes: list[str]
+) -> tuple[tuple[float, float] | None, float]:
+    """Activation bytes of one (dense, MoE) layer for one micro-batch (None without the heads
+    ``--recompute none`` needs), and of the output layer (:func:`output_layer_bytes`; 0 where
+    the vocabulary is not known, said in ``notes``)."""
     par, model = spec.parallel, spec.model
     assert model.hidden is not None
     shape = shape_of(model)
@@ -525,6 +634,11 @@ def _per_layer(spec: TrainSpec, seq: int, notes: list[str]) -> tuple[float, floa
         notes.append("memory: the dense MLP's width is not stated; GPT's 4h GeLU MLP assumed")
     if shape.moe_layers and model.moe_ffn_hidden is None and model.ffn_hidden is None:
         notes.append("memory: the experts' width is not stated; GPT's 4h GeLU MLP assumed")
+    if model.vocab is None:
+        notes.append(
+            "memory: the output layer's logits not counted, and the embedding and output layer "
+            "counted as transformer layers (give {vocab})"
+        )
     # the layouts of a search share a few tensor-parallel degrees: one value per set of inputs
     key: tuple[object, ...] = (id(model), seq, par.tp, par.cp, spec.micro_batch)
     key += (spec.sequence_parallel, spec.recompute, spec.act_dtype)
@@ -532,12 +646,25 @@ def _per_layer(spec: TrainSpec, seq: int, notes: list[str]) -> tuple[float, floa
 
 
 #: :func:`_per_layer`'s values by (model id, its inputs), the model matched by identity
-_PER_LAYER: IdentityMemo[tuple[float, float] | None] = IdentityMemo()
+_PER_LAYER: IdentityMemo[tuple[tuple[float, float] | None, float]] = IdentityMemo()
 
 
-def _layer_bytes(spec: TrainSpec, seq: int, shape: _Shape) -> tuple[float, float] | None:
+def _layer_bytes(
+    spec: TrainSpec, seq: int, shape: _Shape
+) -> tuple[tuple[float, float] | None, float]:
     par, model = spec.parallel, spec.model
     assert model.hidden is not None
+    output = 0.0
+    if model.vocab is not None:
+        output = output_layer_bytes(
+            seq=seq // par.cp,
+            micro_batch=spec.micro_batch,
+            hidden=model.hidden,
+            vocab=model.vocab,
+            tp=par.tp,
+            sequence_parallel=spec.sequence_parallel,
+            act_bytes=spec.act_dtype.bytes,
+        )
     out = [0.0, 0.0]
     for i, (mlp, count) in enumerate(
         ((shape.dense_mlp, shape.dense_layers), (shape.moe_mlp, shape.moe_layers))
@@ -559,6 +686,6 @@ def _layer_bytes(spec: TrainSpec, seq: int, shape: _Shape) -> tuple[float, float
             kv_split=min(par.tp, shape.kv_heads) if shape.kv_heads else par.tp,
         )
         if value is None:
-            return None
+            return None, output
         out[i] = value
-    return out[0], out[1]
+    return (out[0], out[1]), output

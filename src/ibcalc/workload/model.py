@@ -152,6 +152,12 @@ class ModelSpec(CheckedSpec):
     gated_mlp: bool = Field(
         default=False, description="A gated MLP (SwiGLU: three matrices) rather than GPT's two."
     )
+    vocab: int | None = Field(
+        default=None,
+        ge=1,
+        le=_MAX_DIM,
+        description="Vocabulary: rows of the input embedding and of the (untied) output layer.",
+    )
     sources: list[str] = Field(default_factory=list)
 
     def __init__(self, **data: Any) -> None:
@@ -194,6 +200,15 @@ class ModelSpec(CheckedSpec):
                 "groups (each key/value head serves heads / kv_heads query heads)",
                 field="kv_heads",
             )
+        if self.embedding_params and 2 * self.embedding_params >= self.params:
+            assert self.vocab is not None
+            assert self.hidden is not None
+            raise WorkloadError(
+                f"{{vocab}} {self.vocab:,} x {{hidden}} {self.hidden:,} x 2 = "
+                f"{format_count(2 * self.embedding_params)} embedding and output parameters are "
+                f"not fewer than {{params}} {format_count(self.params)}",
+                field="vocab",
+            )
         if (
             self.layers is not None
             and self.moe_layers is not None
@@ -210,6 +225,12 @@ class ModelSpec(CheckedSpec):
         if self.id is not None:
             return self.id
         return f"{format_count(self.params)} model"
+
+    @property
+    def embedding_params(self) -> float:
+        """Parameters of the input embedding, ``vocab x hidden``; the output layer (untied, as
+        the presets' are) has as many. 0 where the vocabulary or hidden size is not known."""
+        return float(self.vocab * self.hidden) if self.vocab and self.hidden else 0.0
 
     @property
     def is_moe(self) -> bool:
@@ -369,17 +390,18 @@ class ModelSpec(CheckedSpec):
 
 _LLAMA3 = (
     "Dubey et al. 2024, The Llama 3 Herd of Models, arXiv:2407.21783, Table 3 (FFN dimension, "
-    "SwiGLU), 3.1 and 3.4.2"
+    "SwiGLU; vocabulary 128,000, of which the released config.json's vocab_size counts 128,256 "
+    "with the special tokens, untied: huggingface.co/meta-llama), 3.1 and 3.4.2"
 )
 _MIXTRAL = (
-    "Jiang et al. 2024, Mixtral of Experts, arXiv:2401.04088, Table 1 (hidden_dim 14336) and "
-    "section 2 (SwiGLU experts)"
+    "Jiang et al. 2024, Mixtral of Experts, arXiv:2401.04088, Table 1 (hidden_dim 14336, "
+    "vocab_size 32000) and section 2 (SwiGLU experts)"
 )
 _DSV3 = (
     "DeepSeek-AI 2024, DeepSeek-V3 Technical Report, arXiv:2412.19437, sections 4.2 (1 shared "
     "and 256 routed experts of width 2048, the first three layers dense) and 4.3; the dense "
-    "layers' width 18432 from its released config.json (intermediate_size, "
-    "huggingface.co/deepseek-ai/DeepSeek-V3)"
+    "layers' width 18432 and the vocabulary, 129,280 (the report's 128K), from its released "
+    "config.json (intermediate_size, vocab_size; huggingface.co/deepseek-ai/DeepSeek-V3)"
 )
 
 #: Public models by the numbers their papers state.
@@ -399,6 +421,7 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
             max_context=128 * 1024,
             ffn_hidden=14336,
             gated_mlp=True,
+            vocab=128256,
             sources=[_LLAMA3],
         ),
         ModelSpec(
@@ -414,6 +437,7 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
             max_context=128 * 1024,
             ffn_hidden=28672,
             gated_mlp=True,
+            vocab=128256,
             sources=[_LLAMA3],
         ),
         ModelSpec(
@@ -429,6 +453,7 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
             max_context=128 * 1024,
             ffn_hidden=53248,
             gated_mlp=True,
+            vocab=128256,
             sources=[_LLAMA3],
         ),
         ModelSpec(
@@ -447,6 +472,7 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
             top_k=2,
             moe_ffn_hidden=14336,
             gated_mlp=True,
+            vocab=32000,
             sources=[_MIXTRAL],
         ),
         ModelSpec(
@@ -468,6 +494,7 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
             moe_ffn_hidden=2048,
             shared_experts=1,
             gated_mlp=True,
+            vocab=129280,
             sources=[_DSV3],
         ),
     )
@@ -491,7 +518,8 @@ def model_from(
     """A model from a preset and/or a parameter count (``"70B"``), with ``shape`` overriding.
 
     ``shape`` takes the integer fields of :class:`ModelSpec` (layers, hidden, heads, kv_heads,
-    head_dim, seq_len, experts, top_k, moe_layers, ffn_hidden, moe_ffn_hidden, shared_experts);
+    head_dim, seq_len, experts, top_k, moe_layers, ffn_hidden, moe_ffn_hidden, shared_experts,
+    vocab);
     ``None`` values are ignored. A preset's MLP widths are dropped with a new ``hidden``.
     """
     given = {k: v for k, v in shape.items() if v is not None}

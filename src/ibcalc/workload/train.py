@@ -720,7 +720,8 @@ def _memory(
         memory,
         cluster.system,
         remedies=lambda: _memory_remedies(spec),
-        uncounted="CUDA context, NCCL buffers, fragmentation, the logits",
+        uncounted="CUDA context, NCCL buffers, fragmentation"
+        + (", the logits" if spec.model.vocab is None else ""),
         warnings=b.warnings,
         notes=b.notes,
     )
