@@ -33,9 +33,11 @@ from ibcalc.workload.infer import InferResult, InferSpec, infer
 from ibcalc.workload.memory import (
     Recompute,
     activation_bytes_per_layer,
+    in_flight,
     memory_size,
     mlp_units,
     output_layer_bytes,
+    stage_layers,
 )
 from ibcalc.workload.model import ModelSpec, find_model, model_from
 from ibcalc.workload.train import Parallelism, TrainResult, TrainSpec, train_step
@@ -311,6 +313,25 @@ def test_an_embedding_larger_than_the_model_is_refused() -> None:
         "error: --vocab 200,000 x --hidden 4,096 x 2 = 1.6384B embedding and output parameters "
         "are not fewer than --params 1B\n"
     )
+
+
+def test_interleaved_stages_hold_their_chunks_and_more_micro_batches() -> None:
+    # 8 layers, the first 2 dense, pp 2 x v 2: chunks of 2 layers, stage 0 holds chunks 0 and 2
+    # (layers 0-1, dense, and 4-5), stage 1 chunks 1 and 3 (layers 2-3 and 6-7)
+    moe = model_from(params="10B", layers=8, hidden=1024, heads=8, experts=8, top_k=2, moe_layers=6)
+    assert stage_layers(moe, 2, 0, 2) == (2, 2)
+    assert stage_layers(moe, 2, 1, 2) == (0, 4)
+    # one chunk per stage is the plain split, ceil(8 / 2) = 4 layers a stage
+    assert stage_layers(moe, 2, 0) == (2, 2)
+    assert stage_layers(moe, 2, 1) == (0, 4)
+    # Megatron-LM's interleaved warm-up: 2 (pp - k - 1) + (v - 1) pp chunk forwards, plus the one
+    # in flight, each 1 / v of the stage's layers; the first stage holds pp (1 + (pp - 1)/(pp v))
+    for pp, v in ((4, 2), (8, 4), (16, 3)):
+        assert in_flight(pp, 0, 64, v) == pytest.approx(pp * (1 + (pp - 1) / (pp * v)))
+        assert in_flight(pp, pp - 1, 64, v) == pytest.approx(((v - 1) * pp + 1) / v)
+        assert in_flight(pp, 0, 64) == pp  # 1F1B: min(pp - k, M)
+    # a short step holds at most every chunk of every micro-batch: v M chunks = M micro-batches
+    assert in_flight(8, 0, 2, 2) == 2
 
 
 def test_fewer_micro_batches_than_stages_hold_fewer_activations(

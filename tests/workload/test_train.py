@@ -178,6 +178,67 @@ def test_pipeline_send_recv_and_bubble(builtin_catalogue: Catalogue) -> None:
     assert result.totals.bubble_fraction == pytest.approx(1 / 4)  # (pp - 1) / M
 
 
+def test_interleaved_pipeline_divides_the_bubble_and_multiplies_the_transfers(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """Narayanan et al., SC'21, section 2.2.2: with v model chunks per stage the bubble is
+    (pp - 1) / (v M) and each micro-batch crosses v times as many stage boundaries. tp 8 x pp 4
+    x dp 2 on 8 DGX H100, M = 8, v = 2: 80 layers in 8 chunks of 10."""
+    cluster = ClusterSpec(system="dgx-h100")
+    plain = _run(builtin_catalogue, cluster, tp=8, pp=4, dp=2, microbatches=8)
+    result = _run(builtin_catalogue, cluster, tp=8, pp=4, dp=2, microbatches=8, virtual_stages=2)
+    assert plain.totals.bubble_fraction == pytest.approx(3 / 8)
+    assert result.totals.bubble_fraction == pytest.approx(3 / (2 * 8))
+    # one each way in each of the v M + pp - 1 = 19 chunk slots of the critical path
+    pp = _phase(result, "pp-sendrecv")
+    assert pp.count == 2 * (2 * 8 + 4 - 1)
+    assert pp.bytes_per_gpu == _phase(plain, "pp-sendrecv").bytes_per_gpu
+    # each stage still holds 20 layers: TP and DP are the plain schedule's
+    assert _phase(result, "tp-allreduce").count == _phase(plain, "tp-allreduce").count
+    assert not any("{virtual_stages}" in w for w in result.warnings)  # M = 8: groups of pp 4
+    # Korthikanti et al. 4.2.3: the first stage holds pp (1 + (pp - 1) / (pp v)) = 5.5
+    # micro-batches of its layers, against pp = 4
+    assert result.memory.stage == plain.memory.stage == 0
+    ratio = result.memory.activations_bytes / plain.memory.activations_bytes  # type: ignore[operator]
+    assert ratio == pytest.approx(4 * (1 + 3 / 8) / 4)
+    # six micro-batches do not make groups of pp: Megatron-LM's schedule takes them so
+    odd = _run(builtin_catalogue, cluster, tp=8, pp=4, dp=2, microbatches=6, virtual_stages=2)
+    assert any("6 micro-batches per step, not a multiple of {pp} 4" in w for w in odd.warnings)
+
+
+@pytest.mark.parametrize(
+    ("pp", "virtual", "reason"),
+    [
+        (1, 2, "{virtual_stages} 2 interleaves pipeline stages: it needs {pp} above 1"),
+        (4, 3, "into 12 chunks of equal layers; its 80 layers do not divide into them"),
+    ],
+)
+def test_interleaving_needs_stages_and_equal_chunks(
+    builtin_catalogue: Catalogue, pp: int, virtual: int, reason: str
+) -> None:
+    with pytest.raises(WorkloadError) as refused:
+        _run(builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=8, pp=pp, virtual_stages=virtual)
+    assert reason in refused.value.template
+    assert refused.value.field == "virtual_stages"
+
+
+def test_compare_interleaves_the_pipelined_layouts_only(builtin_catalogue: Catalogue) -> None:
+    # Llama 3 8B's 32 layers on 16 GPUs with v = 2: pp 1 runs plain, pp 2..16 split 32 layers
+    # into 4..32 chunks; the ranking's bubble is each layout's own (pp - 1) / (v M)
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    base = TrainSpec(
+        model=find_model("llama3-8b"), parallel=Parallelism(dp=16), tflops=400, virtual_stages=2
+    )
+    results, skipped = compare_layouts(builtin_catalogue, cluster, base)
+    assert skipped == []
+    assert len(results) == 15
+    for r in results:
+        par = r.spec.parallel
+        assert r.spec.virtual_stages == (2 if par.pp > 1 else 1)
+        bubble = (par.pp - 1) / (r.spec.virtual_stages * r.microbatches)
+        assert r.totals.bubble_fraction == pytest.approx(bubble)
+
+
 def test_pipeline_priced_by_its_slowest_boundary(builtin_catalogue: Catalogue) -> None:
     # tp 1 x pp 32 x dp 4 on 16 DGX H100 nodes of 8 GPUs. Rank order tp-cp-ep-dp-pp: stage j holds
     # ranks 4j..4j+3, so each node holds two stages; stage neighbours are 4 ranks apart. Boundary

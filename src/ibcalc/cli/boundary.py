@@ -119,6 +119,7 @@ FIELD_FLAGS: dict[str, str] = {
     "sequence_parallel": "--sequence-parallel",
     "micro_batch": "--micro-batch",
     "microbatches": "--microbatches",
+    "virtual_stages": "--virtual-stages",
     "global_batch": "--global-batch",
     "backward_s": "--backward-time",
     "tflops": "--tflops",

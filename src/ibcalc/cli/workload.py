@@ -181,6 +181,16 @@ def train_command(
     ] = None,
     tp: TpOpt = 1,
     pp: PpOpt = 1,
+    virtual_stages: Annotated[
+        int,
+        typer.Option(
+            _flag("virtual_stages"),
+            min=1,
+            max=1024,
+            help="Model chunks per pipeline stage: above 1, interleaved 1F1B (Megatron's "
+            "virtual pipeline).",
+        ),
+    ] = 1,
     dp: Annotated[
         int | None, _degree("dp", "Data-parallel degree (default: the rest of the GPUs).")
     ] = None,
@@ -269,6 +279,7 @@ def train_command(
         seq_len=seq_len,
         microbatches=microbatches,
         global_batch=global_batch,
+        virtual_stages=virtual_stages,
         sequence_parallel=sequence_parallel,
         hierarchical=hierarchical,
         backward_s=(

@@ -113,6 +113,7 @@ def train_dict(result: TrainResult, names: Mapping[str, str] = _PLAIN) -> dict[s
         "sites": result.sites,
         "micro_batch": spec.micro_batch,
         "microbatches": result.microbatches,
+        "virtual_stages": spec.virtual_stages,
         "sequences_per_step": par.dp * spec.micro_batch * result.microbatches,
         "seq_len": result.seq_len,
         "phases": [phase_dict(p, names) for p in result.phases],
@@ -175,6 +176,7 @@ def compare_dict(
                 "comm_s": r.totals.comm_s,
                 "step_s": r.totals.step_s,
                 "microbatches": r.microbatches,
+                "virtual_stages": r.spec.virtual_stages,
                 "bubble_fraction": r.totals.bubble_fraction,
                 "memory_per_gpu_bytes": r.memory.total_bytes,
                 "memory_fits": r.memory.fits,
@@ -425,8 +427,14 @@ def render_train(
     )
     if result.sites > 1:
         where += f" over {result.sites} sites"
+    interleaved = (
+        f", interleaved 1F1B ({spec.virtual_stages} chunks per stage)"
+        if spec.virtual_stages > 1
+        else ""
+    )
     title = (
-        f"train {spec.model.label}: {par.label}, {sharding}, {spec.grad_dtype.value} gradients "
+        f"train {spec.model.label}: {par.label}{interleaved}, {sharding}, "
+        f"{spec.grad_dtype.value} gradients "
         f"on {where} (per step: {result.microbatches} micro-batch"
         f"{'es' if result.microbatches != 1 else ''} of "
         + (
@@ -488,12 +496,18 @@ def render_compare(
             else f"mem: per GPU ({sharding}, {how} recompute), not checked against the GPUs' "
             f"(give {memory_flag})"
         )
+        virtual = max(r.spec.virtual_stages for r in results)
+        interleaved = (
+            f"; layouts with pp > 1 run interleaved 1F1B, {virtual} model chunks per stage"
+            if virtual > 1
+            else ""
+        )
         table = Table(
             title=f"layouts of {gpus} GPUs for {first.spec.model.label}, {order} first; every "
             f"layout runs {batch:,} sequences per step (M = {batch:,} / (dp x "
             f"{first.spec.micro_batch}) micro-batches; {flag} to "
-            "change); comm: all communication per step, exposed: the part compute does not "
-            f"hide; {memory}",
+            f"change){interleaved}; comm: all communication per step, exposed: the part compute "
+            f"does not hide; {memory}",
             box=box.SIMPLE_HEAD,
             title_justify="left",
         )

@@ -44,7 +44,7 @@ from ibcalc.units import GiB, KiB, MiB, format_size
 if TYPE_CHECKING:
     from ibcalc.catalogue.models import System
     from ibcalc.workload.model import ModelSpec
-    from ibcalc.workload.train import TrainSpec
+    from ibcalc.workload.train import Parallelism, TrainSpec
 
 __all__ = [
     "ADAM_STATE_BYTES_PER_PARAM",
@@ -56,6 +56,7 @@ __all__ = [
     "TrainMemory",
     "activation_bytes_per_layer",
     "gpu_capacity",
+    "in_flight",
     "judge_fit",
     "memory_size",
     "mlp_units",
@@ -427,17 +428,37 @@ def percent(fraction: float) -> str:
     return f"{fraction:.1%}" if 0.995 <= fraction < 1.005 else f"{fraction:.0%}"
 
 
-def stage_layers(model: ModelSpec, pp: int, stage: int) -> tuple[int, int]:
+def stage_layers(model: ModelSpec, pp: int, stage: int, virtual: int = 1) -> tuple[int, int]:
     """(dense, mixture-of-experts) layers of pipeline stage ``stage`` (0 first): every stage but
     the last holds ``ceil(L / pp)`` layers, and a model's dense layers come first (DeepSeek-V3's
-    three)."""
+    three). With ``virtual`` model chunks per stage (interleaved 1F1B) the layers split into
+    ``pp x virtual`` equal chunks and stage k holds chunks k, k + pp, k + 2 pp ... (Megatron-LM's
+    virtual pipeline; the caller has checked that they divide)."""
     assert model.layers is not None
-    size = -(-model.layers // pp)
-    low, high = stage * size, min(model.layers, (stage + 1) * size)
     dense = shape_of(model).dense_layers
-    in_stage = max(0, high - low)
-    dense_in_stage = max(0, min(high, dense) - low)
-    return dense_in_stage, in_stage - dense_in_stage
+    if virtual == 1:
+        size = -(-model.layers // pp)
+        low, high = stage * size, min(model.layers, (stage + 1) * size)
+        in_stage = max(0, high - low)
+        dense_in_stage = max(0, min(high, dense) - low)
+        return dense_in_stage, in_stage - dense_in_stage
+    size = model.layers // (pp * virtual)
+    lows = [(stage + j * pp) * size for j in range(virtual)]
+    dense_in_stage = sum(max(0, min(low + size, dense) - low) for low in lows)
+    return dense_in_stage, size * virtual - dense_in_stage
+
+
+def in_flight(pp: int, stage: int, microbatches: int, virtual: int = 1) -> float:
+    """Micro-batches whose activations stage ``stage`` holds at its peak, in units of all its
+    layers: ``min(pp - k, M)`` in 1F1B (Narayanan et al., SC'21, section 2.2.1). Interleaved over
+    ``virtual`` = v chunks, Megatron-LM's schedule runs ``2 (pp - k - 1) + (v - 1) pp`` chunk
+    forwards before its first backward and holds one more, each a ``1 / v`` share of the stage's
+    layers (at most all ``v M``): on the first stage ``pp (1 + (pp - 1) / (pp v))`` micro-batches,
+    Korthikanti et al.'s factor (arXiv:2205.05198, section 4.2.3)."""
+    if virtual == 1:
+        return min(pp - stage, microbatches)
+    chunks = min(2 * (pp - stage - 1) + (virtual - 1) * pp + 1, virtual * microbatches)
+    return chunks / virtual
 
 
 def weights_per_gpu(
@@ -480,21 +501,23 @@ def weights_per_gpu(
 
 
 def _stage_params(
-    model: ModelSpec, tp: int, pp: int, ep: int, stage: int
+    model: ModelSpec, par: Parallelism, *, stage: int, virtual: int
 ) -> tuple[tuple[int, int] | None, float, float, tuple[str, ...]]:
     """Pipeline stage ``stage``'s (dense, MoE) layers, its (shared, routed) parameters per GPU
     (:func:`weights_per_gpu`) and the notes those gave: a layout search asks for the same few
     thousands of times."""
 
+    tp, pp, ep = par.tp, par.pp, par.ep
+
     def make() -> tuple[tuple[int, int] | None, float, float, tuple[str, ...]]:
-        layers = stage_layers(model, pp, stage) if model.layers is not None else None
+        layers = stage_layers(model, pp, stage, virtual) if model.layers is not None else None
         said: list[str] = []
         shared, routed = weights_per_gpu(
             model, tp=tp, pp=pp, ep=ep, layers=layers, notes=said, stage=stage
         )
         return layers, shared, routed, tuple(said)
 
-    return _STAGE_PARAMS.get((id(model), tp, pp, ep, stage), (model,), make)
+    return _STAGE_PARAMS.get((id(model), tp, pp, ep, stage, virtual), (model,), make)
 
 
 #: :func:`_stage_params`'s values by (model id, its inputs), the model matched by identity; the
@@ -554,14 +577,18 @@ def train_memory(
     if model.layers is not None:
         # the first stage; the first holding no dense layer (its MoE layers may weigh more);
         # the last, which holds the output layer and its logits
-        first_moe = -(-shape_of(model).dense_layers // -(-model.layers // par.pp))
+        v = spec.virtual_stages
+        chunk = -(-model.layers // par.pp) if v == 1 else model.layers // (par.pp * v)
+        first_moe = -(-shape_of(model).dense_layers // chunk)
         stages += [first_moe] if 0 < first_moe < par.pp else []
         stages += [par.pp - 1] if par.pp - 1 not in stages else []
         if seq is not None and model.hidden is not None:
             per_layer, output = _per_layer(spec, seq, notes)
     best: _StageMemory | None = None
     for stage in stages:
-        layers, shared, routed, said = _stage_params(model, par.tp, par.pp, par.ep, stage)
+        layers, shared, routed, said = _stage_params(
+            model, par, stage=stage, virtual=spec.virtual_stages
+        )
         notes += said if not stage else ()
         # parameters a state is held for: all of them, or the GPU's shard from the ZeRO stage
         # that shards it on (1 the optimizer state, 2 the gradients, 3 the weights)
@@ -569,8 +596,8 @@ def train_memory(
 
         activations: float | None = None
         if per_layer is not None and layers is not None:
-            in_flight = min(par.pp - stage, microbatches)
-            activations = (layers[0] * per_layer[0] + layers[1] * per_layer[1]) * in_flight
+            held = in_flight(par.pp, stage, microbatches, spec.virtual_stages)
+            activations = (layers[0] * per_layer[0] + layers[1] * per_layer[1]) * held
         this = _StageMemory(
             stage=stage,
             params=whole,

@@ -18,7 +18,8 @@ Per GPU and per step (M micro-batches of b sequences of s tokens, hidden size h,
 * PP: one send/receive of ``b x s/cp x h x bytes(act) / tp`` forward and one backward in each of
   the ``M + pp - 1`` slots of the 1F1B schedule's critical path (Narayanan et al., SC'21,
   arXiv:2104.04473, sections 2.2 and 4.1 with its scatter/gather optimisation); 1F1B bubble
-  ``(pp - 1) / M`` of the compute time.
+  ``(pp - 1) / M`` of the compute time. Interleaved over ``v`` model chunks per stage (section
+  2.2.2): ``v M + pp - 1`` slots and a bubble of ``(pp - 1) / (v M)``.
 * EP: all-to-all dispatch and combine per MoE layer forward, and both again backward, of
   ``b x s/cp x top_k x h x bytes(act)`` per GPU (Lepikhin et al. 2020, GShard, arXiv:2006.16668;
   DeepSeek-V3, arXiv:2412.19437, section 3.2.2).
@@ -123,6 +124,9 @@ class TrainSpec(CheckedSpec):
     micro_batch: int = Field(default=1, ge=1, le=1_000_000)
     seq_len: int | None = Field(default=None, ge=1, le=100_000_000)
     microbatches: int | None = Field(default=None, ge=1, le=1_000_000)
+    #: model chunks per pipeline stage: above 1, Megatron's interleaved 1F1B schedule (virtual
+    #: pipeline stages; Narayanan et al., SC'21, section 2.2.2)
+    virtual_stages: int = Field(default=1, ge=1, le=1024)
     #: sequences per step over all data-parallel ranks: sets M = global_batch / (dp x micro_batch)
     global_batch: int | None = Field(default=None, ge=1, le=1_000_000_000)
     sequence_parallel: bool = False
@@ -469,6 +473,22 @@ def _check(spec: TrainSpec, cluster: ResolvedCluster, warnings: list[str]) -> No
             field="ep",
         )
     warnings.extend(model.tp_warnings(par.tp))
+    v = spec.virtual_stages
+    if v > 1:
+        if par.pp == 1:
+            raise WorkloadError(
+                f"{{virtual_stages}} {v} interleaves pipeline stages: it needs {{pp}} above 1",
+                field="virtual_stages",
+            )
+        layers = model.need("layers", "interleaved pipeline stages")
+        if layers % (par.pp * v):
+            # Megatron-LM splits the layers into pp x v model chunks of equal size
+            raise WorkloadError(
+                f"{{virtual_stages}} {v} with {{pp}} {par.pp} splits the model into "
+                f"{par.pp * v} chunks of equal layers; its {layers} layers do not divide "
+                "into them",
+                field="virtual_stages",
+            )
 
 
 def _microbatches(spec: TrainSpec, notes: list[str]) -> int:
@@ -633,28 +653,47 @@ def _train_step(
             count=4 * moe * m,
             notes=["dispatch and combine forward, and both again backward, per MoE layer"],
         )
+    v = spec.virtual_stages
     if par.pp > 1:
         hidden = model.need("hidden", "pipeline parallelism")
         size = float(mb * s_local * hidden * act) / par.tp
+        slots = v * m + par.pp - 1
+        if v == 1:
+            how = (
+                f"activations forward and their gradients backward: 2 x (M + pp - 1) = "
+                f"{2 * slots} on the step's critical path, one each way per micro-batch plus "
+                f"the {plural(par.pp - 1, 'boundary crossing')} of the 1F1B fill and drain "
+                "(the slots the bubble adds)"
+            )
+        else:
+            how = (
+                f"activations forward and their gradients backward: 2 x (v x M + pp - 1) = "
+                f"{2 * slots} on the step's critical path, one each way per micro-batch and "
+                f"model chunk ({v} per stage, interleaved) plus the "
+                f"{plural(par.pp - 1, 'boundary crossing')} of the fill and drain"
+            )
         b.add(
             _Group("pp", 2, par.tp * par.cp * dp_site, stages=par.pp),
             "pp-sendrecv",
             Collective.SEND_RECV,
             size,
             dtype=spec.act_dtype,
-            count=2 * (m + par.pp - 1),
-            notes=[
-                f"activations forward and their gradients backward: 2 x (M + pp - 1) = "
-                f"{2 * (m + par.pp - 1)} on the step's critical path, one each way per "
-                f"micro-batch plus the {plural(par.pp - 1, 'boundary crossing')} of the "
-                "1F1B fill and drain (the slots the bubble adds)"
-            ],
+            count=2 * slots,
+            notes=[how],
         )
+        if v > 1 and m % par.pp:
+            b.warnings.append(
+                f"{{virtual_stages}} {v} with {m} micro-batches per step, not a multiple of "
+                f"{{pp}} {par.pp}: Megatron-LM's interleaved schedule takes micro-batches in "
+                "groups of pp (its schedules.py has refused other counts); the bubble is costed "
+                "as if they divided"
+            )
 
     phases = _apply_overlap(b.phases, forward_s, backward_s, m)
     comm = sum(p.total_s for p in phases)
     exposed = sum(p.exposed_s for p in phases)
-    bubble = (par.pp - 1) / m if par.pp > 1 else 0.0
+    # 1F1B: (pp - 1) / M; interleaved, each stage's v chunks shrink the fill and drain v-fold
+    bubble = (par.pp - 1) / (v * m) if par.pp > 1 else 0.0
     compute = forward_s + backward_s if forward_s is not None and backward_s is not None else None
     bubble_s = bubble * compute if compute is not None else None
     step = compute + (bubble_s or 0.0) + exposed if compute is not None else None
@@ -1073,11 +1112,13 @@ def compare_layouts(
             eps = [e for e in range(1, dp + 1) if dp % e == 0 and model.experts % e == 0]
         for ep in eps:
             par = Parallelism(tp=tp, pp=pp, dp=dp, ep=ep, cp=spec.parallel.cp)
+            # interleaving applies to the pipelined layouts
+            virtual = spec.virtual_stages if pp > 1 else 1
             try:
                 result = _train_step(
                     catalogue,
                     cluster,
-                    spec.model_copy(update={"parallel": par}),
+                    spec.model_copy(update={"parallel": par, "virtual_stages": virtual}),
                     params=params,
                     quick=quick,
                     shared=shared,
