@@ -184,11 +184,12 @@ def test_deepseek_busiest_stage_is_the_first_all_moe_one(builtin_catalogue: Cata
     """DeepSeek-V3 at pp 16 (tp 1, dp 16 = ep 16, ZeRO-1, 16 micro-batches of 4096 tokens):
     stage 1 holds the three dense layers and one MoE layer for 16 micro-batches, stage 2 four
     MoE layers for 15. h = 7168, 128 heads, MLA counted as one key/value head per query head (4
-    units). Parameters: the 654.5e9 of routed experts E go with the 58 MoE layers, the other
-    16.5e9 with all 61 layers; ZeRO-1 shards the shared state over dp 16, the experts' over
-    dp / ep = 1 rank. The input embedding, 129,280 x 7168 (vocabulary from its config.json), goes
-    with stage 1, the output layer (as many) with stage 16, whose one MoE layer and one
-    micro-batch's logits weigh far less."""
+    units). Parameters: the 654.5e9 of routed experts E go with the 58 MoE layers; of the rest,
+    a dense layer's SwiGLU MLP (3 x 7168 x 18432) with each dense layer, the shared expert's
+    (3 x 7168 x 2048) with each MoE layer, and what is left evenly with all 61 layers; ZeRO-1
+    shards the shared state over dp 16, the experts' over dp / ep = 1 rank. The input embedding,
+    129,280 x 7168 (vocabulary from its config.json), goes with stage 1, the output layer (as
+    many) with stage 16, whose one MoE layer and one micro-batch's logits weigh far less."""
     deepseek = find_model("deepseek-v3")
     result = _step(
         builtin_catalogue,
@@ -204,9 +205,12 @@ def test_deepseek_busiest_stage_is_the_first_all_moe_one(builtin_catalogue: Cata
     moe = 10 + 2 + 4 + 2 + 9 * 6 * 2048 / 7168 + 16
     experts = (671e9 - 37e9) / (1 - 8 / 256)
     embedding = 129280 * 7168
+    dense_mlp, shared_expert = 3 * 7168 * 18432, 3 * 7168 * 2048
+    common = 671e9 - 2 * embedding - experts - 3 * dense_mlp - 58 * shared_expert
 
     def total(dense_layers: int, moe_layers: int, in_flight: int, ends: float = 0) -> float:
-        shared = (671e9 - 2 * embedding - experts) * (dense_layers + moe_layers) / 61 + ends
+        shared = common * (dense_layers + moe_layers) / 61 + ends
+        shared += dense_layers * dense_mlp + moe_layers * shared_expert
         routed = experts * moe_layers / 58 / 16
         states = (2 + 4) * (shared + routed) + 12 * (shared / 16 + routed)
         return states + sbh * (dense_layers * dense + moe_layers * moe) * in_flight
@@ -220,6 +224,29 @@ def test_deepseek_busiest_stage_is_the_first_all_moe_one(builtin_catalogue: Cata
     assert result.memory.total_bytes == pytest.approx(second)
     assert result.memory.activations_bytes == pytest.approx(sbh * 4 * moe * 15)
     assert any("stage 2 (of 16) is the busiest" in n for n in result.assumptions)
+
+
+def test_routed_experts_go_with_the_moe_layers_without_expert_parallelism(
+    builtin_catalogue: Catalogue,
+) -> None:
+    # DeepSeek-V3 at tp 8 x pp 16, ep 1: stage 1's three dense layers hold no routed expert, so
+    # stage 2 (four MoE layers) holds 4/58 of them where an even split over 61 layers gave
+    # stage 1 as many (found by a QA read: ep 1 had spread the experts over every layer)
+    result = _step(
+        builtin_catalogue,
+        "dgx-b200",
+        16,
+        model=find_model("deepseek-v3"),
+        parallel=Parallelism(tp=8, pp=16),
+        seq_len=4096,
+    )
+    experts = (671e9 - 37e9) / (1 - 8 / 256)
+    embedding = 129280 * 7168
+    dense_mlp, shared_expert = 3 * 7168 * 18432, 3 * 7168 * 2048
+    common = 671e9 - 2 * embedding - experts - 3 * dense_mlp - 58 * shared_expert
+    stage2 = (common * 4 / 61 + 4 * shared_expert + experts * 4 / 58) / 8
+    assert result.memory.stage == 1
+    assert result.memory.params_per_gpu == pytest.approx(stage2)
 
 
 def test_output_layer_is_the_papers_4sbh_over_t_times_1_plus_v_over_h() -> None:

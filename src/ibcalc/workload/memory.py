@@ -475,10 +475,12 @@ def weights_per_gpu(
     splits them, the stage holds its ``layers`` (dense, MoE) share of the transformer layers'
     (``1 / pp`` of every parameter without a layer count), the first stage the input embedding
     and the last the output layer, ``vocab x hidden`` each (Megatron's vocab-parallel embedding
-    and output layer split over tp too), and the routed experts split over ``ep`` more. Where
-    the expert share is unknown, every parameter is counted as shared (an upper bound, said in
-    ``notes``)."""
-    experts = model.expert_params if ep > 1 else None
+    and output layer split over tp too), and the routed experts split over ``ep`` more. The
+    routed experts go with the MoE layers; a dense layer's MLP (``ffn_hidden`` wide) and a MoE
+    layer's shared experts with their layers, and the rest of the non-expert parameters
+    (attention, norms, routers) evenly with every layer. Where the expert share is unknown,
+    every parameter is counted as shared (an upper bound with ``ep > 1``, said in ``notes``)."""
+    experts = model.expert_params
     total_layers = model.layers
     if layers is not None and total_layers:
         share = sum(layers) / total_layers
@@ -495,9 +497,28 @@ def weights_per_gpu(
                 f"expert share is unknown: {model.expert_share_unknown})"
             )
         return (body * share + ends) / tp, 0.0
-    moe_layers = shape_of(model).moe_layers
-    moe_share = layers[1] / moe_layers if layers is not None and moe_layers else 1 / pp
-    return ((body - experts) * share + ends) / tp, experts * moe_share / (tp * ep)
+    shape = shape_of(model)
+    moe_share = layers[1] / shape.moe_layers if layers is not None and shape.moe_layers else 1 / pp
+    shared = (body - experts) * share
+    dense_mlp, moe_mlp = _mlp_params(model)
+    if layers is not None and total_layers and (dense_mlp or moe_mlp):
+        # what every layer has alike: the non-expert parameters less the MLPs that differ
+        common = body - experts - shape.dense_layers * dense_mlp - shape.moe_layers * moe_mlp
+        if common > 0:
+            shared = common * share + layers[0] * dense_mlp + layers[1] * moe_mlp
+    return (shared + ends) / tp, experts * moe_share / (tp * ep)
+
+
+def _mlp_params(model: ModelSpec) -> tuple[float, float]:
+    """Parameters of a dense layer's MLP and of a MoE layer's shared experts: 2 matrices of
+    ``h x width`` (GPT's), 3 gated (SwiGLU); 0 where the width or hidden size is not stated."""
+    if not model.hidden:
+        return 0.0, 0.0
+    matrices = 3 if model.gated_mlp else 2
+    dense = matrices * model.hidden * model.ffn_hidden if model.ffn_hidden else 0
+    width = model.moe_ffn_hidden or model.ffn_hidden
+    moe = model.shared_experts * matrices * model.hidden * width if width else 0
+    return float(dense), float(moe)
 
 
 def _stage_params(
