@@ -145,14 +145,17 @@ _BW_LIMIT = " (the limit is 1 PB/s)"
 _WHOLE_BYTE_ULPS = 4
 
 
-def parse_size(value: str | int | float, *, allow_zero: bool = False, what: str = "size") -> float:
+def parse_size(
+    value: str | int | float, *, allow_zero: bool = False, what: str = "size", whole: bool = True
+) -> float:
     """Return a size in bytes from ``10GB``, ``10GiB``, ``1e9``, ``4096`` or a number.
 
     Decimal prefixes are powers of 10, binary (``Ki``, ``Mi``, ``Gi`` ...) powers of 2. A
     lower-case ``b`` after a prefix (``10Gb``) means bits and is refused with a hint.
     Raises :class:`UnitError` for negative, zero (unless ``allow_zero``), NaN, infinite,
-    unknown-suffix, absurdly large or fractional byte counts (``1.5``). ``what`` names the value in
-    messages (the CLI passes its flag, ``--size``).
+    unknown-suffix, absurdly large or fractional byte counts (``1.5``; with ``whole=False``,
+    for a capacity such as 79.6GiB rather than a buffer, rounded to the byte instead). ``what``
+    names the value in messages (the CLI passes its flag, ``--size``).
     """
     raw = str(value)
     if isinstance(value, bool):
@@ -194,11 +197,11 @@ def parse_size(value: str | int | float, *, allow_zero: bool = False, what: str 
         raise UnitError(f"{what} {shown(raw)} is less than one byte")
     if size > MAX_SIZE_BYTES:
         raise UnitError(f"{what} {shown(raw)} is absurdly large{_SIZE_LIMIT}")
-    whole = round(size)
-    if abs(size - whole) > _WHOLE_BYTE_ULPS * math.ulp(size):
+    nearest = round(size)
+    if whole and abs(size - nearest) > _WHOLE_BYTE_ULPS * math.ulp(size):
         # 1.5 (bytes), 1.0001KB or 0.3GiB (322122547.2 B): a buffer holds whole bytes
         raise UnitError(f"{what} {shown(raw)} is {size:.15g} B, not a whole number of bytes")
-    return float(whole)  # 33.3MB multiplies out to 33299999.999999996: float noise only
+    return float(nearest)  # 33.3MB multiplies out to 33299999.999999996: float noise only
 
 
 def parse_bandwidth(value: str | int | float, *, what: str = "bandwidth") -> float:

@@ -37,6 +37,7 @@ from ibcalc.workload.memory import (
     memory_size,
     mlp_units,
     output_layer_bytes,
+    percent,
     stage_layers,
 )
 from ibcalc.workload.model import ModelSpec, find_model, model_from
@@ -522,6 +523,51 @@ def test_near_the_limit_the_share_has_a_decimal(builtin_catalogue: Catalogue) ->
     # and the size one more digit there: 4 significant digits, not 3
     (warning,) = [w for w in outside.warnings if w.startswith("out of memory")]
     assert f" {need / GiB:.4g} GiB per GPU" in warning
+
+
+@pytest.mark.parametrize(
+    ("fraction", "shown"),
+    [
+        (0.9996, "99.9%"),  # fits: never "100.0%", which reads as over
+        (1.0, "100.0%"),  # exactly full fits
+        (1.0004, "100.1%"),  # over by a hair: never "100.0%"
+        (0.997, "99.7%"),  # 0.997 x 1000 = 996.99999...: not 99.6 %
+        (0.994, "99%"),
+        (1.2, "120%"),
+    ],
+)
+def test_a_share_near_the_limit_rounds_away_from_it(fraction: float, shown: str) -> None:
+    assert percent(fraction) == shown
+
+
+def test_the_remedies_name_only_what_the_layout_does_not_use(builtin_catalogue: Catalogue) -> None:
+    # Llama 3 405B on one DGX H100 at tp 8 with FSDP, sequence parallelism and full recompute:
+    # 18 x 405e9 / 8 = 849 GiB of model states; dp 1 leaves ZeRO nothing to shard, and the rest
+    # is used: only more GPUs would help (a QA read found "; or more tp ..." here)
+    result = _step(
+        builtin_catalogue,
+        "dgx-h100",
+        1,
+        model=find_model("llama3-405b"),
+        parallel=Parallelism(tp=8),
+        zero=3,
+        sequence_parallel=True,
+        recompute=Recompute.FULL,
+    )
+    (warning,) = [w for w in result.warnings if w.startswith("out of memory")]
+    assert warning.endswith("per GPU; more tp or pp would shrink it")
+
+
+def test_gpu_memory_takes_a_fractional_capacity() -> None:
+    # a capacity, not a buffer: 79.6 GiB is 85,469,849,190.4 B, taken to the byte
+    result = runner.invoke(app, [*LLAMA8_ARGS, "--tp", "8", "--gpu-memory", "79.6GiB"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(
+        runner.invoke(
+            app, [*LLAMA8_ARGS, "--tp", "8", "--gpu-memory", "79.6GiB", "--format", "json"]
+        ).stdout
+    )
+    assert data["memory"]["capacity_bytes"] == round(79.6 * GiB)
 
 
 def test_activations_need_the_model_shape(builtin_catalogue: Catalogue) -> None:

@@ -140,7 +140,8 @@ def _gpu_memory(value: str | None) -> float | None:
             f"{_flag('gpu_memory')} {value.strip()} has no unit: write e.g. 80GiB (a vendor's "
             "80GB of HBM is 80 GiB)"
         )
-    return parse_size(value, what=_flag("gpu_memory"))
+    # a capacity, not a buffer: 79.6GiB (what an H100 shows) need not be whole bytes
+    return parse_size(value, what=_flag("gpu_memory"), whole=False)
 
 
 TpOpt = Annotated[int, _degree("tp", "Tensor-parallel degree.")]

@@ -159,6 +159,12 @@ def _memory_words(memory: GpuMemory, names: Mapping[str, str]) -> str:
     return f"{need} of {against} ({percent(memory.used_fraction)}): {memory.parts_words()}"
 
 
+def _gib(size_bytes: float) -> str:
+    """A size in GiB, three significant digits but never in exponent form (1360, not 1.36e+03)."""
+    value = size_bytes / 2**30
+    return f"{value:.0f}" if value >= 1000 else f"{value:.3g}"
+
+
 def compare_dict(
     results: Sequence[TrainResult], skipped: Sequence[str], names: Mapping[str, str] = _PLAIN
 ) -> dict[str, Any]:
@@ -526,7 +532,7 @@ def render_compare(
                 format_time(r.totals.exposed_s),
                 format_time(r.totals.comm_s),
                 format_time(r.totals.step_s) if r.totals.step_s is not None else "-",
-                f"{r.memory.total_bytes / 2**30:.3g}",
+                _gib(r.memory.total_bytes),
             )
             for i, r in enumerate(results, start=1)
         ]

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 from collections.abc import Callable
 from enum import StrEnum
 from typing import TYPE_CHECKING, NamedTuple
@@ -424,8 +425,14 @@ def judge_fit(
 
 def percent(fraction: float) -> str:
     """A share of the GPU's memory: whole percent, one decimal near 100 % (where 99.6 % fits
-    and 100.4 % does not)."""
-    return f"{fraction:.1%}" if 0.995 <= fraction < 1.005 else f"{fraction:.0%}"
+    and 100.4 % does not), rounded away from 100 % there, so that a share that fits never reads
+    100.0 % over and one that does not never reads 100.0 % (99.96 % is 99.9 %, 100.04 % 100.1 %;
+    exactly 1 fits, 100.0 %)."""
+    if not 0.995 <= fraction < 1.005:
+        return f"{fraction:.0%}"
+    tenths = round(fraction * 1000, 6)  # 0.997 x 1000 is 996.9999...: float noise, not a tenth
+    shown = math.floor(tenths) if fraction <= 1 else math.ceil(tenths)
+    return f"{shown / 10:.1f}%"
 
 
 def stage_layers(model: ModelSpec, pp: int, stage: int, virtual: int = 1) -> tuple[int, int]:

@@ -758,7 +758,7 @@ def _memory(
     judge_fit(
         memory,
         cluster.system,
-        remedies=lambda: _memory_remedies(spec),
+        remedies=lambda: _memory_remedies(spec, memory),
         uncounted="CUDA context, NCCL buffers, fragmentation"
         + (", the logits" if spec.model.vocab is None else ""),
         warnings=b.warnings,
@@ -773,15 +773,22 @@ def _memory_rank(memory: TrainMemory) -> int:
     return 0 if used is None or used <= TIGHT_FRACTION else 1 if used <= 1 else 2
 
 
-def _memory_remedies(spec: TrainSpec) -> str:
+def _memory_remedies(spec: TrainSpec, memory: TrainMemory) -> str:
     """What would shrink a layout's memory, of what it does not use yet."""
-    ways = ["more tp (more pp splits the model states, not the first stage's activations)"]
-    if spec.zero < 3:
+    par = spec.parallel
+    more = "more tp or pp"
+    if memory.activations_bytes is not None and memory.stage == 0 and par.pp > 1:
+        # 1F1B: the first stage holds pp micro-batches of L / pp layers, whatever pp is
+        more += " (pp splits the model states, not the first stage's activations)"
+    ways = [more]
+    if spec.zero < 3 and par.dp * par.cp > 1:
         ways.append("a higher {zero} stage")
-    if spec.parallel.tp > 1 and not spec.sequence_parallel:
+    if par.tp > 1 and not spec.sequence_parallel:
         ways.append("{sequence_parallel}")
-    if spec.recompute is not Recompute.FULL and spec.model.layers and spec.model.hidden:
+    if spec.recompute is not Recompute.FULL and memory.activations_bytes is not None:
         ways.append("{recompute} full")
+    if len(ways) == 1:
+        return f"{ways[0]} would shrink it"
     return ", ".join(ways[:-1]) + " or " + ways[-1] + " would shrink it"
 
 
