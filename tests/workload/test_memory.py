@@ -328,18 +328,22 @@ def test_a_model_without_a_vocabulary_says_what_is_left_out(builtin_catalogue: C
 
 def test_an_embedding_larger_than_the_model_is_refused() -> None:
     # 2 x 128,256 x 4096 = 1.05B embedding and output parameters cannot fit in a 1B model
-    billions = f"{2 * 128256 * 4096 / 1e9:.6g}B"  # six digits, as counts are printed
+    billions = f"{2 * 128256 * 4096 / 1e9:.3g}B"
     with pytest.raises(WorkloadError) as refused:
         model_from("llama3-8b", params="1B")
-    assert str(refused.value).startswith(f"vocab 128,256 x hidden 4,096 x 2 = {billions} ")
+    # the preset's vocabulary and width in plain words: the user gave neither flag
+    assert str(refused.value) == (
+        f"the embedding and output layer, 2 x vocabulary 128,256 x hidden 4,096 = {billions} "
+        "parameters, are not fewer than params 1B"
+    )
     assert refused.value.field == "vocab"
     result = runner.invoke(
         app, ["train", "--params", "1B", "--hidden", "4096", "--vocab", "200000"]
     )
     assert result.exit_code == 2
     assert result.stderr == (
-        "error: --vocab 200,000 x --hidden 4,096 x 2 = 1.6384B embedding and output parameters "
-        "are not fewer than --params 1B\n"
+        "error: the embedding and output layer, 2 x vocabulary 200,000 x hidden 4,096 = 1.64B "
+        "parameters, are not fewer than --params 1B\n"
     )
 
 

@@ -157,9 +157,9 @@ def serving_cluster(
     if needed * probe.gpus_per_node >= 2 and needed != probe.nodes:
         cluster = resolve_cluster(catalogue, spec.replace(nodes=needed))
         why = (
-            f"a prefill and a decode instance of {gpus} GPUs, each on nodes of its own"
+            f"a prefill and a decode instance of {plural(gpus, 'GPU')}, each on nodes of its own"
             if disaggregated
-            else f"one instance of {gpus} GPUs"
+            else f"one instance of {plural(gpus, 'GPU')}"
         )
         return dataclasses.replace(
             cluster,

@@ -203,10 +203,12 @@ class ModelSpec(CheckedSpec):
         if self.embedding_params and 2 * self.embedding_params >= self.params:
             assert self.vocab is not None
             assert self.hidden is not None
+            # plain words for the vocabulary and width: a preset's, not flags the user gave
+            shown = format_count(float(f"{2 * self.embedding_params:.3g}"))
             raise WorkloadError(
-                f"{{vocab}} {self.vocab:,} x {{hidden}} {self.hidden:,} x 2 = "
-                f"{format_count(2 * self.embedding_params)} embedding and output parameters are "
-                f"not fewer than {{params}} {format_count(self.params)}",
+                f"the embedding and output layer, 2 x vocabulary {self.vocab:,} x hidden "
+                f"{self.hidden:,} = {shown} parameters, are not fewer than {{params}} "
+                f"{format_count(self.params)}",
                 field="vocab",
             )
         if (

@@ -270,7 +270,8 @@ def place_group(
     notes.append(
         f"{name} group: {size} GPUs, {per_domain} in each of {domains} scale-up domains; "
         f"{groups_per_domain} such group{'s' if groups_per_domain != 1 else ''} per domain "
-        f"share its {out.nics_per_domain} x {out.link_id}: {nic_total:g} NIC"
+        f"share{'s' if groups_per_domain == 1 else ''} its {out.nics_per_domain} x "
+        f"{out.link_id}: {nic_total:g} NIC"
         f"{'s' if nic_total != 1 else ''} each"
     )
     wan_scale = 1.0
@@ -290,7 +291,8 @@ def place_group(
         groups_per_site = ranks_per_site // per_site
         notes.append(
             f"{name} group spans {sites} sites, {per_site} GPUs in each; {groups_per_site} "
-            f"such group{'s' if groups_per_site != 1 else ''} per site share its "
+            f"such group{'s' if groups_per_site != 1 else ''} per site "
+            f"share{'s' if groups_per_site == 1 else ''} its "
             f"{wan.nics_per_domain} x {wan.link_id}: {wan_total:.3g} link"
             f"{'s' if wan_total != 1 else ''} each"
         )
