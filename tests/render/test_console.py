@@ -12,10 +12,12 @@ import json
 import re
 
 import pytest
+from typer.testing import CliRunner
 
 from ibcalc.catalogue.models import Link
+from ibcalc.cli import app
 from ibcalc.engine.types import Algorithm, Collective, Cost, Estimate, Protocol
-from ibcalc.render.console import Format, render_estimate, render_links
+from ibcalc.render.console import Format, render_estimate, render_links, unit_wrap
 from ibcalc.render.logs import _value
 
 BEST = Cost(
@@ -351,3 +353,23 @@ def test_nccl_check_says_which_columns_a_narrow_page_leaves_out(
     else:
         assert said in flat
         assert "regime" not in " ".join(header)
+
+
+def test_unit_wrap_never_parts_a_number_from_its_unit() -> None:
+    text = "each TP all_reduce takes 513 us, against 246 us (2.09x slower; 65.7 ms vs 31.5 ms)"
+    for width in range(12, len(text) + 1):
+        lines = unit_wrap(text, width).split("\n")
+        # every line fits, the words are the text's own, and no line starts with a unit
+        assert all(len(line) <= width for line in lines)
+        assert " ".join(lines) == text
+        assert not any(line.split(" ")[0].rstrip(",;:)") in ("us", "ms") for line in lines)
+
+
+def test_a_warning_keeps_its_figures_whole_at_any_width() -> None:
+    # the tp-64 warning had printed "(2.09x slower; 65.7" and "ms vs 31.5 ms" at 160 columns
+    args = ["train", "--model", "llama3-8b", "--system", "dgx-h100", "--nodes", "8", "--tp", "64"]
+    for columns in ("80", "120", "160", "200"):
+        out = CliRunner().invoke(app, args, env={"COLUMNS": columns}).stdout
+        lines = [line.strip() for line in out.splitlines()]
+        assert not any(re.match(r"(us|ms|GiB|MiB)\b", line) for line in lines), columns
+        assert all(len(line) <= int(columns) for line in out.splitlines())

@@ -92,17 +92,53 @@ def _console(stream: TextIO | None = None) -> Console:
 _GAP_TABLE_MIN_WIDTH = 70
 
 
-def bullets(items: Iterable[str]) -> Table:
+def bullets(items: Iterable[str], width: int | None = None) -> Table:
     """A bulleted list for the page's width. The bullet is in a column of its own: a URL longer
     than the line folds beside it (it had wrapped whole onto the next line, leaving a bare "-"),
     and prose wraps under its own start, not under the bullet (assumptions had run to 150
-    columns and more on an 80-column terminal)."""
+    columns and more on an 80-column terminal). Given the page's ``width``, an item breaks only
+    where a number does not part from its unit (:func:`unit_wrap`)."""
     bullets = Table.grid(padding=(0, 1, 0, 0))
     bullets.add_column(no_wrap=True)
     bullets.add_column(overflow="fold")
     for item in items:
-        bullets.add_row("  -", Text(item))
+        # the bullet column and its padding take 4
+        bullets.add_row("  -", Text(unit_wrap(item, width - 4) if width else item))
     return bullets
+
+
+#: Units a wrapped line keeps beside the number before them
+_UNITS = frozenset(
+    (
+        *("B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB"),
+        *("ns", "us", "ms", "s"),
+        *("MB/s", "GB/s", "TB/s", "Gb/s"),
+    )
+)
+
+
+def unit_wrap(text: str, width: int) -> str:
+    """``text`` in lines of at most ``width`` characters, broken at spaces but never between a
+    number and its unit ("65.7 ms" stays on one line; a word longer than the line is left to
+    fold). Line breaks already in ``text`` are kept."""
+    if width < 1 or len(text) <= width:
+        return text
+    out = []
+    for paragraph in text.split("\n"):
+        words: list[str] = []
+        for word in paragraph.split(" "):
+            if words and (word in _UNITS or word.rstrip(",;:)") in _UNITS):
+                words[-1] += " " + word
+            else:
+                words.append(word)
+        lines = [""]
+        for word in words:
+            if lines[-1] and len(lines[-1]) + 1 + len(word) > width:
+                lines.append(word)
+            else:
+                lines[-1] += (" " if lines[-1] else "") + word
+        out.extend(lines)
+    return "\n".join(out)
 
 
 def prose(text: str, prefix: str = "  ", style: str = "") -> Table | Text:

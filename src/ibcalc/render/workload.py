@@ -19,7 +19,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from ibcalc.render.console import Format, bullets, named_notes, prose, render_json
+from ibcalc.render.console import Format, bullets, named_notes, prose, render_json, unit_wrap
 from ibcalc.render.stream import PipeConsole, TrimmedStream
 from ibcalc.units import format_bandwidth, format_number, format_size, format_time
 from ibcalc.workload.checkpoint import CheckpointResult, Transfer
@@ -361,20 +361,25 @@ def _notes(
     notes = Table.grid(padding=(0, 1))
     notes.add_column(no_wrap=True)
     notes.add_column(overflow="fold")
+    width = console.width
     for warning in named_notes(warnings, names):
-        notes.add_row(Text("warning:", style="bold"), Text(warning, style="bold"))
+        # "warning:" and its padding take 9 columns; a number keeps its unit on its line
+        notes.add_row(Text("warning:", style="bold"), Text(unit_wrap(warning, width - 9), "bold"))
     if warnings:
         console.print(notes)
     if assumptions:
         console.print(Text("assumptions:", style="bold"))
-        console.print(bullets(dict.fromkeys(named_notes(assumptions, names))))
+        console.print(bullets(dict.fromkeys(named_notes(assumptions, names)), width=width))
     if any(p.assumptions for p in phases):
         console.print(Text("per phase:", style="bold"))
         console.print(
             bullets(
-                f"{phase.name}: {note}"
-                for phase in phases
-                for note in dict.fromkeys(named_notes(phase.assumptions, names))
+                (
+                    f"{phase.name}: {note}"
+                    for phase in phases
+                    for note in dict.fromkeys(named_notes(phase.assumptions, names))
+                ),
+                width=width,
             )
         )
 
@@ -388,29 +393,8 @@ def _kv_table(rows: Sequence[tuple[str, str]], width: int | None = None) -> Tabl
     # the value column starts after the key and its padding, 7 columns in all, and ends 2 short
     room = width - max(len(key) for key, _ in rows) - 8 if width and rows else None
     for key, value in rows:
-        table.add_row(key, _unit_wrap(value, room) if room else value)
+        table.add_row(key, unit_wrap(value, room) if room else value)
     return _fold(table)
-
-
-_UNITS = frozenset(("B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB", "ms", "us", "s"))
-
-
-def _unit_wrap(text: str, width: int) -> str:
-    """``text`` in lines of at most ``width`` characters, broken at spaces but never between a
-    number and its unit."""
-    words: list[str] = []
-    for word in text.split(" "):
-        if words and (word in _UNITS or word.rstrip(",;:)") in _UNITS):
-            words[-1] += " " + word
-        else:
-            words.append(word)
-    lines = [""]
-    for word in words:
-        if lines[-1] and len(lines[-1]) + 1 + len(word) > width:
-            lines.append(word)
-        else:
-            lines[-1] += (" " if lines[-1] else "") + word
-    return "\n".join(lines)
 
 
 def render_train(
