@@ -597,6 +597,21 @@ def test_compare_ranks_every_layout_by_step_time(builtin_catalogue: Catalogue) -
     assert layouts[0][0] <= 8
 
 
+def test_compare_says_which_degrees_it_did_not_try(builtin_catalogue: Catalogue) -> None:
+    # Llama 3 8B (32 heads, 32 layers) on 64 GPUs: tp 64 and pp 64 rule out every layout with
+    # them; the comparison had left them out without a word ("skipped: []")
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=8))
+    base = TrainSpec(model=find_model("llama3-8b"), parallel=Parallelism(dp=64))
+    results, skipped = compare_layouts(builtin_catalogue, cluster, base)
+    assert sorted(skipped) == [
+        "pp 64: more stages than the model's 32 layers",
+        "tp 64: does not divide the model's 32 attention heads",
+    ]
+    # the ordered factorisations of 64 into tp x pp x dp, less those with tp 64 or pp 64
+    tried = [(t, p, d) for t, p, d in factorisations(64) if t < 64 and p < 64]
+    assert len(results) == len(tried)
+
+
 def test_compare_holds_the_global_batch_and_keeps_uneven_stages(
     builtin_catalogue: Catalogue,
 ) -> None:

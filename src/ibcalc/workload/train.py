@@ -1087,7 +1087,8 @@ def compare_layouts(
     splits over the sites, ep divides dp and the experts (MoE only; ep = 1 otherwise), the
     global batch splits into whole micro-batches, and the groups tile the scale-up domains.
     Layouts whose memory per GPU (:mod:`ibcalc.workload.memory`) is known not to fit rank after
-    every other. Returns the results and the layouts skipped, each with its reason.
+    every other. Returns the results and the layouts skipped, each with its reason (a tp that
+    does not divide the heads, or a pp above the layers, once for every layout with it).
 
     By default (``quick``, what ``ibcalc train --compare`` runs) each phase is costed without
     building its :class:`~ibcalc.engine.types.Estimate` (``Phase.estimate`` is None): the
@@ -1108,10 +1109,13 @@ def compare_layouts(
     results: list[TrainResult] = []
     skipped: list[str] = []
     shared = _Shared()
+    not_tried: dict[str, None] = {}  # one line per degree ruled out, in the order met
     for tp, pp, dp in factorisations(cluster.ranks, spec.parallel.cp):
         if model.heads is not None and model.heads % tp:
+            not_tried[f"tp {tp}: does not divide the model's {model.heads} attention heads"] = None
             continue
         if model.layers is not None and pp > model.layers:
+            not_tried[f"pp {pp}: more stages than the model's {model.layers} layers"] = None
             continue
         eps = [1]
         if model.is_moe:
@@ -1149,4 +1153,4 @@ def compare_layouts(
         )
     else:
         results.sort(key=lambda r: (_memory_rank(r.memory), r.totals.exposed_s, r.totals.comm_s))
-    return results, skipped
+    return results, [*not_tried, *skipped]
