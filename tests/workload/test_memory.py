@@ -184,13 +184,17 @@ def test_mixture_of_experts_layers_count_every_expert_a_token_visits() -> None:
 def test_deepseek_busiest_stage_is_the_first_all_moe_one(builtin_catalogue: Catalogue) -> None:
     """DeepSeek-V3 at pp 16 (tp 1, dp 16 = ep 16, ZeRO-1, 16 micro-batches of 4096 tokens):
     stage 1 holds the three dense layers and one MoE layer for 16 micro-batches, stage 2 four
-    MoE layers for 15. h = 7168, 128 heads, MLA counted as one key/value head per query head (4
-    units). Parameters: the 654.5e9 of routed experts E go with the 58 MoE layers; of the rest,
-    a dense layer's SwiGLU MLP (3 x 7168 x 18432) with each dense layer, the shared expert's
-    (3 x 7168 x 2048) with each MoE layer, and what is left evenly with all 61 layers; ZeRO-1
-    shards the shared state over dp 16, the experts' over dp / ep = 1 rank. The input embedding,
-    129,280 x 7168 (vocabulary from its config.json), goes with stage 1, the output layer (as
-    many) with stage 16, whose one MoE layer and one micro-batch's logits weigh far less."""
+    MoE layers for 15. h = 7168, 128 heads with latent attention (MLA, arXiv:2412.19437, 2.1.1
+    and 4.2): queries and keys of 128 + 64 and values of 128 per head, 2 x 128 x (192 + 128) /
+    7168 = 11.43 units for the queries and output projection's input and as many for the keys and
+    values, and 2 x 2 x (1536 + 512) / 7168 = 1.14 units for the two latents' norm and
+    up-projection inputs. Parameters: the 654.5e9 of routed experts E go with the 58 MoE layers;
+    of the rest, a dense layer's SwiGLU MLP (3 x 7168 x 18432) with each dense layer, the shared
+    expert's (3 x 7168 x 2048) with each MoE layer, and what is left evenly with all 61 layers;
+    ZeRO-1 shards the shared state over dp 16, the experts' over dp / ep = 1 rank. The input
+    embedding, 129,280 x 7168 (vocabulary from its config.json), goes with stage 1, the output
+    layer (as many) with stage 16, whose one MoE layer and one micro-batch's logits weigh far
+    less."""
     deepseek = find_model("deepseek-v3")
     result = _step(
         builtin_catalogue,
@@ -202,8 +206,9 @@ def test_deepseek_busiest_stage_is_the_first_all_moe_one(builtin_catalogue: Cata
         microbatches=16,
     )
     sbh = 4096 * 7168
-    dense = 10 + 2 + 4 + 2 + 6 * 18432 / 7168
-    moe = 10 + 2 + 4 + 2 + 9 * 6 * 2048 / 7168 + 16
+    attention = 2 * (2 * 128 * (192 + 128) / 7168) + 2 * 2 * (1536 + 512) / 7168
+    dense = 10 + attention + 6 * 18432 / 7168
+    moe = 10 + attention + 9 * 6 * 2048 / 7168 + 16
     experts = (671e9 - 37e9) / (1 - 8 / 256)
     embedding = 129280 * 7168
     dense_mlp, shared_expert = 3 * 7168 * 18432, 3 * 7168 * 2048
@@ -225,6 +230,34 @@ def test_deepseek_busiest_stage_is_the_first_all_moe_one(builtin_catalogue: Cata
     assert result.memory.total_bytes == pytest.approx(second)
     assert result.memory.activations_bytes == pytest.approx(sbh * 4 * moe * 15)
     assert any("stage 2 (of 16) is the busiest" in n for n in result.assumptions)
+
+
+def test_latent_attention_stores_every_heads_keys_and_values(builtin_catalogue: Catalogue) -> None:
+    """DeepSeek-V3 at tp 8 x pp 16 x dp 2 with sequence parallelism, 4096 tokens: MLA expands
+    128 heads of keys (192) and values (128) from the latent, so its attention stores 2 x 11.43
+    units split over tp 8 where multi-head attention's would be 8 units; the latents (1.14
+    units) sit with the 10 that sequence parallelism splits. Stage 2 (four MoE layers) is the
+    busiest, with 15 micro-batches in flight."""
+    result = _step(
+        builtin_catalogue,
+        "dgx-b200",
+        32,
+        model=find_model("deepseek-v3"),
+        parallel=Parallelism(tp=8, pp=16, dp=2),
+        seq_len=4096,
+        microbatches=16,
+        sequence_parallel=True,
+    )
+    per_head = 2 * 128 * (192 + 128) / 7168
+    latents = 2 * 2 * (1536 + 512) / 7168
+    moe_mlp = 9 * 6 * 2048 / 7168 + 16
+    units = (10 + latents + 2 * per_head + moe_mlp) / 8
+    assert result.memory.stage == 1
+    assert result.memory.activations_bytes == pytest.approx(4096 * 7168 * units * 4 * 15)
+    # a third more than the same layer with multi-head attention (8 attention units), as it
+    # had been counted
+    mha = (10 + 8 + moe_mlp) / 8
+    assert units / mha == pytest.approx(1.32, abs=0.01)
 
 
 def test_routed_experts_go_with_the_moe_layers_without_expert_parallelism(

@@ -147,12 +147,42 @@ def mlp_units(model: ModelSpec, *, moe: bool) -> float:
     return experts * per_width * width / model.hidden + 2 * top_k
 
 
+class _Latent(NamedTuple):
+    """Multi-head latent attention's stored activations, in ``s b h`` units (16-bit): the
+    queries and output projection's input, the keys and values every head expands from the
+    latent, and the latents themselves, which every tensor-parallel rank computes whole."""
+
+    queries_out: float
+    keys_values: float
+    latents: float
+
+
+def _latent(model: ModelSpec) -> _Latent | None:
+    """DeepSeek-V2/V3's MLA (arXiv:2412.19437, section 2.1.1): each of the ``a`` heads has a
+    query and key of ``d_h + d_h^R`` and a value of ``d_h``, up-projected from the latents
+    ``c_Q`` (``d_c'`` wide) and ``c_KV`` (``d_c``); as Korthikanti et al. count a layer, the
+    core attention stores the queries, keys and values and the output projection its input, and
+    each latent's norm and up-projection store their inputs, 2 x 2 x (d_c' + d_c) bytes."""
+    if model.kv_lora_rank is None or not model.heads or not model.hidden:
+        return None
+    head = model.head_dim or model.hidden // model.heads
+    qk = head + (model.rope_head_dim or 0)
+    per_part = 2 * model.heads / model.hidden
+    return _Latent(
+        queries_out=per_part * (qk + head),
+        keys_values=per_part * (qk + head),
+        latents=2 * 2 * ((model.q_lora_rank or 0) + model.kv_lora_rank) / model.hidden,
+    )
+
+
 class _Shape(NamedTuple):
     """What the memory model reads of a model, worked out once per model object (a layout
     search asks thousands of times)."""
 
     kv_ratio: float  # kv_heads / heads (1 where not stated)
-    kv_heads: int  # 0 where not stated
+    kv_heads: int  # 0 where not stated (for MLA: the heads, each with its own key and value)
+    # MLA (kv_lora_rank stated): the attention's units by part, else None
+    latent: _Latent | None
     dense_mlp: float  # mlp_units of a dense layer
     moe_mlp: float  # mlp_units of a mixture-of-experts layer (0 for a dense model)
     dense_layers: int  # the dense layers, first in the model (0 without a layer count)
@@ -170,9 +200,11 @@ def _shape(model: ModelSpec) -> _Shape:
     kv_heads = model.kv_heads if model.kv_heads is not None else heads
     kv_ratio = kv_heads / heads if kv_heads is not None and heads else 1.0
     moe_layers = model.moe_layer_count() if model.is_moe and model.layers else 0
+    latent = _latent(model)
     return _Shape(
         kv_ratio=kv_ratio,
-        kv_heads=kv_heads or 0,
+        kv_heads=(heads or 0) if latent is not None else kv_heads or 0,
+        latent=latent,
         dense_mlp=mlp_units(model, moe=False) if model.hidden else 0.0,
         moe_mlp=mlp_units(model, moe=True) if model.is_moe and model.hidden else 0.0,
         dense_layers=(model.layers or 0) - moe_layers,
@@ -206,6 +238,7 @@ def activation_bytes_per_layer(
     act_bytes: int,
     context: int | None = None,
     kv_split: int | None = None,
+    attention: tuple[float, float, float] | None = None,
 ) -> float | None:
     """Bytes one transformer layer stores for one micro-batch (Korthikanti et al., table 2,
     with the attention's keys and values scaled by ``kv_ratio = kv_heads / heads`` and the MLP's
@@ -215,8 +248,10 @@ def activation_bytes_per_layer(
     sequence its queries attend to (default ``seq``): context parallelism gathers every rank's
     keys and values (Llama 3's all-gather), and each query scores them all. ``kv_split`` is how
     many ranks share the keys and values, ``min(tp, kv_heads)`` (default ``tp``): past
-    ``kv_heads`` they are copied. None where the formula needs the heads (``recompute`` none)
-    and they are not known.
+    ``kv_heads`` they are copied. ``attention`` replaces the attention's units where they are
+    not multi-head attention's: (queries and output-projection input, keys and values, units
+    left whole like the 10), as latent attention (MLA) stores them; ``kv_ratio`` is then unused.
+    None where the formula needs the heads (``recompute`` none) and they are not known.
     """
     sbh = float(seq) * micro_batch * hidden
     scale = act_bytes / _PAPER_ACT_BYTES
@@ -226,13 +261,14 @@ def activation_bytes_per_layer(
         # the layer's input alone (split along the sequence with sequence parallelism)
         return 2 * sbh / whole * scale
     whole_seq = context or seq
-    keys_values = 4 * kv_ratio * whole_seq / seq / (kv_split or tp)
-    split = _ATTENTION_SPLIT_UNITS + mlp
+    queries_out, kv_units, unsplit = attention or (_ATTENTION_SPLIT_UNITS, 4 * kv_ratio, 0.0)
+    keys_values = kv_units * whole_seq / seq / (kv_split or tp)
+    split = queries_out + mlp
     if recompute is Recompute.NONE:
         if heads is None:
             return None
         split += 5 * heads * whole_seq / hidden
-    return sbh * (_UNSPLIT_UNITS / whole + split / tp + keys_values) * scale
+    return sbh * ((_UNSPLIT_UNITS + unsplit) / whole + split / tp + keys_values) * scale
 
 
 def output_layer_bytes(
@@ -739,6 +775,7 @@ def _layer_bytes(
             act_bytes=spec.act_dtype.bytes,
             context=seq,
             kv_split=min(par.tp, shape.kv_heads) if shape.kv_heads else par.tp,
+            attention=shape.latent,
         )
         if value is None:
             return None, output

@@ -152,6 +152,25 @@ class ModelSpec(CheckedSpec):
     gated_mlp: bool = Field(
         default=False, description="A gated MLP (SwiGLU: three matrices) rather than GPT's two."
     )
+    q_lora_rank: int | None = Field(
+        default=None,
+        ge=1,
+        le=_MAX_DIM,
+        description="Latent attention (MLA): width of the queries' low-rank compression.",
+    )
+    kv_lora_rank: int | None = Field(
+        default=None,
+        ge=1,
+        le=_MAX_DIM,
+        description="Latent attention (MLA): width of the keys' and values' joint latent; set, "
+        "the model uses MLA.",
+    )
+    rope_head_dim: int | None = Field(
+        default=None,
+        ge=1,
+        le=_MAX_DIM,
+        description="Latent attention (MLA): decoupled rotary dimensions per query and key head.",
+    )
     vocab: int | None = Field(
         default=None,
         ge=1,
@@ -400,8 +419,9 @@ _MIXTRAL = (
     "vocab_size 32000) and section 2 (SwiGLU experts)"
 )
 _DSV3 = (
-    "DeepSeek-AI 2024, DeepSeek-V3 Technical Report, arXiv:2412.19437, sections 4.2 (1 shared "
-    "and 256 routed experts of width 2048, the first three layers dense) and 4.3; the dense "
+    "DeepSeek-AI 2024, DeepSeek-V3 Technical Report, arXiv:2412.19437, sections 2.1.1 (MLA) and "
+    "4.2 (1 shared and 256 routed experts of width 2048, the first three layers dense; MLA with "
+    "128 heads of 128, d_c = 512, d_c' = 1536, d_h^R = 64) and 4.3; the dense "
     "layers' width 18432 and the vocabulary, 129,280 (the report's 128K), from its released "
     "config.json (intermediate_size, vocab_size; huggingface.co/deepseek-ai/DeepSeek-V3)"
 )
@@ -496,6 +516,9 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
             moe_ffn_hidden=2048,
             shared_experts=1,
             gated_mlp=True,
+            q_lora_rank=1536,
+            kv_lora_rank=512,
+            rope_head_dim=64,
             vocab=129280,
             sources=[_DSV3],
         ),
