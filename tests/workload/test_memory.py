@@ -782,6 +782,37 @@ def test_other_weight_types_hold_megatron_state(
     assert any(n.startswith("memory: fp8 weights") for n in fp8.assumptions)
 
 
+def test_serving_counts_the_busiest_pipeline_stage(builtin_catalogue: Catalogue) -> None:
+    """DeepSeek-V3 served at tp 8 x pp 2 on two H200 nodes, fp8 weights: stage 1 holds 31
+    layers (its 3 dense ones and 28 MoE) and the input embedding, stage 2 30 MoE layers and the
+    output layer. Stage 2 holds more routed experts and is the busiest (it had been costed at
+    stage 1); the latent cache follows the layers, 30 x 576 x 2 B per token."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="hgx-h200", nodes=2))
+    spec = InferSpec(
+        model=find_model("deepseek-v3"),
+        tp=8,
+        pp=2,
+        batch=16,
+        prompt_tokens=4096,
+        output_tokens=256,
+        weights_dtype=DType.FP8,
+    )
+    result = infer(builtin_catalogue, cluster, spec)
+    experts = (671e9 - 37e9) / (1 - 8 / 256)
+    embedding = 129280 * 7168
+    dense_mlp, shared_expert = 3 * 7168 * 18432, 3 * 7168 * 2048
+    common = 671e9 - 2 * embedding - experts - 3 * dense_mlp - 58 * shared_expert
+
+    def params(dense: int, moe: int) -> float:
+        shared = common * (dense + moe) / 61 + dense * dense_mlp + moe * shared_expert
+        return (shared + embedding + experts * moe / 58) / 8
+
+    assert params(0, 30) > params(3, 28)
+    assert result.memory.weights_bytes == pytest.approx(params(0, 30))  # 1 byte each
+    assert result.memory.kv_cache_bytes == pytest.approx(16 * (4096 + 256) * 30 * 576 * 2)
+    assert any("stage 2 (of 2) is the busiest" in n for n in result.assumptions)
+
+
 def test_serving_splits_routed_experts_over_ep(builtin_catalogue: Catalogue) -> None:
     # Mixtral at ep 2: the 45.33e9 of routed experts halve, the 1.67e9 shared stay whole
     mixtral = find_model("mixtral-8x7b")

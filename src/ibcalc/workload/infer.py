@@ -35,6 +35,7 @@ from ibcalc.errors import WorkloadError
 from ibcalc.units import format_size, plural
 from ibcalc.workload.memory import (
     ServingMemory,
+    busiest_candidates,
     decimal_capacity_note,
     gpu_capacity,
     judge_fit,
@@ -383,42 +384,63 @@ def _memory(
 ) -> ServingMemory:
     """One GPU's weights and KV cache in a serving instance, against the GPU's memory.
 
-    Weights: the first pipeline stage's ``ceil(L / pp)`` layers' share of ``P x bytes / tp``,
-    the routed experts over ``ep`` more. KV cache: ``batch x (prompt + output) x bytes per
-    token`` for the same layers, split over ``min(tp, kv_heads)`` (a GPU holds its
-    KV heads; past kv_heads they are copied), and not split for a latent cache (MLA), which every
-    tensor-parallel rank keeps whole."""
+    Weights: the busiest pipeline stage's ``ceil(L / pp)`` layers' share of ``P x bytes / tp``
+    (the first stage with the input embedding, the last with the output layer), the routed
+    experts over ``ep`` more. KV cache: ``batch x (prompt + output) x bytes per token`` for the
+    same layers, split over ``min(tp, kv_heads)`` (a GPU holds its KV heads; past kv_heads they
+    are copied), and not split for a latent cache (MLA), which every tensor-parallel rank keeps
+    whole. Every stage holds the whole batch's cache for its own layers, so the busiest is the
+    first unless a MoE model's dense layers come first and a later stage's experts weigh more
+    (DeepSeek-V3 at pp > 1), or the output layer outweighs the embedding's stage."""
     model = spec.model
-    # the first stage's layers: every stage holds the whole batch's cache for its own layers, so
-    # the first is the busiest unless dense layers come first and a later stage's experts weigh
-    # more (DeepSeek-V3 at pp > 1; not costed)
-    layers = stage_layers(model, spec.pp, 0) if model.layers is not None else None
-    shared, routed = weights_per_gpu(
-        model, tp=spec.tp, pp=spec.pp, ep=spec.ep, layers=layers, notes=notes
-    )
-    kv: float | None = None
-    if kv_token is not None:
-        if model.kv_elements_per_layer is not None:
-            split = 1
-        else:
-            kv_heads = model.kv_heads if model.kv_heads is not None else model.heads
-            split = min(spec.tp, kv_heads) if kv_heads is not None else spec.tp
-        context = spec.prompt_tokens + spec.output_tokens
-        stage = sum(layers) / model.layers if layers is not None and model.layers else 1 / spec.pp
-        kv = spec.batch * context * kv_token * stage / split
-        if spec.ep > 1:
-            notes.append(
-                f"memory: each of the ep {spec.ep} ranks holds the KV cache of the whole batch, "
-                "as each dispatches the whole batch's tokens here (an upper bound where "
-                "attention is data-parallel over them)"
+    if model.kv_elements_per_layer is not None:
+        split = 1
+    else:
+        kv_heads = model.kv_heads if model.kv_heads is not None else model.heads
+        split = min(spec.tp, kv_heads) if kv_heads is not None else spec.tp
+    context = spec.prompt_tokens + spec.output_tokens
+    best: tuple[float, float, float | None, int] | None = None  # (total, weights, kv, stage)
+    for stage in busiest_candidates(model, spec.pp):
+        layers = stage_layers(model, spec.pp, stage) if model.layers is not None else None
+        shared, routed = weights_per_gpu(
+            model,
+            tp=spec.tp,
+            pp=spec.pp,
+            ep=spec.ep,
+            layers=layers,
+            notes=notes if not stage else [],
+            stage=stage,
+        )
+        weights = (shared + routed) * spec.weights_dtype.bytes
+        kv: float | None = None
+        if kv_token is not None:
+            share = (
+                sum(layers) / model.layers if layers is not None and model.layers else 1 / spec.pp
             )
+            kv = spec.batch * context * kv_token * share / split
+        total = weights + (kv or 0.0)
+        if best is None or total > best[0]:
+            best = (total, weights, kv, stage)
+    assert best is not None
+    _, weights, kv, stage = best
+    if stage:
+        notes.append(
+            f"memory: pipeline stage {stage + 1} (of {spec.pp}) is the busiest, its weights "
+            "and KV cache outweighing the first stage's"
+        )
+    if kv is not None and spec.ep > 1:
+        notes.append(
+            f"memory: each of the ep {spec.ep} ranks holds the KV cache of the whole batch, "
+            "as each dispatches the whole batch's tokens here (an upper bound where "
+            "attention is data-parallel over them)"
+        )
     capacity, source = gpu_capacity(spec.gpu_memory_bytes, cluster.system)
     if (note := decimal_capacity_note(spec.gpu_memory_bytes)) is not None:
         notes.append(note)
     if kv is None:
         notes.append("memory: KV cache not counted (give {layers})")
     memory = ServingMemory(
-        weights_bytes=(shared + routed) * spec.weights_dtype.bytes,
+        weights_bytes=weights,
         kv_cache_bytes=kv,
         capacity_bytes=capacity,
         capacity_from=source,

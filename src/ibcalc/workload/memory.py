@@ -56,6 +56,7 @@ __all__ = [
     "ServingMemory",
     "TrainMemory",
     "activation_bytes_per_layer",
+    "busiest_candidates",
     "gpu_capacity",
     "in_flight",
     "judge_fit",
@@ -491,6 +492,21 @@ def stage_layers(model: ModelSpec, pp: int, stage: int, virtual: int = 1) -> tup
     return dense_in_stage, size * virtual - dense_in_stage
 
 
+def busiest_candidates(model: ModelSpec, pp: int, virtual: int = 1) -> list[int]:
+    """The pipeline stages one of which needs the most memory: the first (the most micro-batches
+    in flight, the input embedding), the first holding no dense layer (a MoE model's dense
+    layers come first and weigh less), and the last (the output layer); the first alone without
+    a layer count."""
+    stages = [0]
+    if model.layers is None:
+        return stages
+    chunk = -(-model.layers // pp) if virtual == 1 else model.layers // (pp * virtual)
+    first_moe = -(-shape_of(model).dense_layers // chunk)
+    stages += [first_moe] if 0 < first_moe < pp else []
+    stages += [pp - 1] if pp - 1 not in stages else []
+    return stages
+
+
 def in_flight(pp: int, stage: int, microbatches: int, virtual: int = 1) -> float:
     """Micro-batches whose activations stage ``stage`` holds at its peak, in units of all its
     layers: ``min(pp - k, M)`` in 1F1B (Narayanan et al., SC'21, section 2.2.1). Interleaved over
@@ -635,19 +651,11 @@ def train_memory(
     grad_bytes, optimizer_bytes = _STATE_BYTES.get(spec.param_dtype, _STATE_BYTES["bf16"])
     weight_bytes = spec.param_dtype.bytes
     shards = (par.dp * par.cp, max(1, par.dp // par.ep) * par.cp)  # (shared, experts)
-    stages = [0]
+    stages = busiest_candidates(model, par.pp, spec.virtual_stages)
     per_layer: tuple[float, float] | None = None
     output = 0.0
-    if model.layers is not None:
-        # the first stage; the first holding no dense layer (its MoE layers may weigh more);
-        # the last, which holds the output layer and its logits
-        v = spec.virtual_stages
-        chunk = -(-model.layers // par.pp) if v == 1 else model.layers // (par.pp * v)
-        first_moe = -(-shape_of(model).dense_layers // chunk)
-        stages += [first_moe] if 0 < first_moe < par.pp else []
-        stages += [par.pp - 1] if par.pp - 1 not in stages else []
-        if seq is not None and model.hidden is not None:
-            per_layer, output = _per_layer(spec, seq, notes)
+    if model.layers is not None and seq is not None and model.hidden is not None:
+        per_layer, output = _per_layer(spec, seq, notes)
     best: _StageMemory | None = None
     for stage in stages:
         layers, shared, routed, said = _stage_params(
