@@ -4,6 +4,7 @@ codes, JSON that parses with the phases shape, one-line errors naming the flags.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -618,3 +619,22 @@ def test_sequence_parallelism_without_tp_says_it_changes_nothing() -> None:
         "sequence parallelism changes nothing with tp 1: it splits each sequence over the tp "
         "group (--sequence-parallel)"
     ) in split["assumptions"]
+
+
+def test_a_phase_of_hours_prints_its_likely_range_in_hours() -> None:
+    # 300,000 micro-batches: the TP all-reduces take 3.4 h per step; format_time switches to h
+    # past 9,999.5 s, which the range's unit table lacked (a KeyError traceback, found by QA)
+    args = ["train", "--model", "llama3-70b", "--system", "dgx-h100", "--nodes", "8", "--tp", "8"]
+    result = runner.invoke(APP, [*args, "--pp", "4", "--microbatches", "300000"])
+    assert result.exit_code == 0, result.output
+    (row,) = [line for line in result.stdout.splitlines() if line.lstrip().startswith("tp-")]
+    assert re.search(r" [\d.]+ h \([\d.]+-[\d.]+\) ", row), row
+
+
+def test_infer_names_the_field_the_kv_cache_lacks() -> None:
+    # layers given, heads not: the cache's size needs the key/value heads, not --layers
+    args = ["infer", "--system", "dgx-h100", "--params", "70B", "--layers", "80", "--hidden"]
+    result = runner.invoke(APP, [*args, "8192", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    notes = json.loads(result.stdout)["assumptions"]
+    assert "memory: KV cache not counted (give --kv-heads)" in notes

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from ibcalc.sweep import SweepResult
 
 __all__ = [
+    "TIME_UNIT_SCALE",
     "Format",
     "named_notes",
     "render_estimate",
@@ -111,7 +112,7 @@ def bullets(items: Iterable[str], width: int | None = None) -> Table:
 _UNITS = frozenset(
     (
         *("B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB"),
-        *("ns", "us", "ms", "s"),
+        *("ns", "us", "ms", "s", "h"),
         *("MB/s", "GB/s", "TB/s", "Gb/s"),
     )
 )
@@ -278,7 +279,8 @@ def _explanation(ex: Explanation, stream: TextIO | None) -> None:
     console.print(prose(ex.why_chosen))
 
 
-_UNIT_SCALE = {"h": 3600.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
+#: Seconds per unit of the times :func:`~ibcalc.units.format_time` prints (h past 9,999.5 s)
+TIME_UNIT_SCALE = {"h": 3600.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 
 
 def _distinct_times(times: Sequence[float]) -> list[str]:
@@ -289,7 +291,7 @@ def _distinct_times(times: Sequence[float]) -> list[str]:
         if shown[i] == shown[i + 1] and times[i] != times[i + 1]:
             for j in (i, i + 1):
                 number, unit = shown[j].split()
-                value = times[j] / _UNIT_SCALE.get(unit, 1.0)
+                value = times[j] / TIME_UNIT_SCALE.get(unit, 1.0)
                 decimals = len(number.split(".")[1]) if "." in number else 0
                 shown[j] = f"{value:.{decimals + 2}f} {unit}"
     return shown
@@ -299,7 +301,7 @@ def _span(bounds: tuple[float, float], shown: str, *, scale: float | None = None
     """``36-43``: the bounds in the unit of ``shown`` (``39.5 ms``, ``470 GB/s``)."""
     unit = shown.split()[-1]
     if scale is None:
-        scale = _UNIT_SCALE.get(unit, 1.0)
+        scale = TIME_UNIT_SCALE.get(unit, 1.0)
     elif unit.startswith("TB"):
         scale = 1e12
     elif unit.startswith("MB"):

@@ -19,7 +19,15 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
-from ibcalc.render.console import Format, bullets, named_notes, prose, render_json, unit_wrap
+from ibcalc.render.console import (
+    TIME_UNIT_SCALE,
+    Format,
+    bullets,
+    named_notes,
+    prose,
+    render_json,
+    unit_wrap,
+)
 from ibcalc.render.stream import PipeConsole, TrimmedStream
 from ibcalc.units import format_bandwidth, format_number, format_size, format_time
 from ibcalc.workload.checkpoint import CheckpointResult, Transfer
@@ -266,15 +274,11 @@ def checkpoint_dict(result: CheckpointResult, names: Mapping[str, str] = _PLAIN)
     }
 
 
-#: Seconds per unit of the times :func:`format_time` prints.
-_TIME_SCALE = {"s": 1.0, "ms": 1e-3, "us": 1e-6}
-
-
 def _time(seconds: float, band: tuple[float, float] | None = None) -> str:
     """``3.44 ms``, with the likely range in the same unit: ``3.44 ms (3.28-9.06)``."""
     text = format_time(seconds)
     if band is not None:
-        scale = _TIME_SCALE[text.split()[-1]]
+        scale = TIME_UNIT_SCALE[text.split()[-1]]
         low, high = (b / scale for b in band)
         text += f" ({format_number(low)}-{format_number(high)})"
     return text

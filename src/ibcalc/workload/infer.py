@@ -256,12 +256,14 @@ def infer(
             )
     kv_token: float | None = None
     kv_request: float | None = None
+    kv_missing = "layers"  # the model field the KV cache's size lacks
     if spec.disaggregated or model.layers is not None:
         try:
             kv_token = model.kv_bytes_per_token(spec.kv_dtype.bytes)
-        except WorkloadError:
+        except WorkloadError as exc:
             if spec.disaggregated:
                 raise
+            kv_missing = exc.field or kv_missing
         if kv_token is not None:
             kv_request = kv_token * spec.prompt_tokens
     if spec.disaggregated:
@@ -358,7 +360,7 @@ def infer(
     dominant = max(tier_s, key=lambda t: tier_s[t]) if tier_s else None
     if not phases:
         notes.append("one GPU per instance and no disaggregation: no communication to cost")
-    memory = _memory(spec, cluster, kv_token, warnings=warnings, notes=notes)
+    memory = _memory(spec, cluster, kv_token, kv_missing=kv_missing, warnings=warnings, notes=notes)
     return InferResult(
         spec=spec,
         phases=phases,
@@ -379,6 +381,7 @@ def _memory(
     cluster: ResolvedCluster,
     kv_token: float | None,
     *,
+    kv_missing: str = "layers",
     warnings: list[str],
     notes: list[str],
 ) -> ServingMemory:
@@ -425,8 +428,8 @@ def _memory(
     _, weights, kv, stage = best
     if stage:
         notes.append(
-            f"memory: pipeline stage {stage + 1} (of {spec.pp}) is the busiest, its weights "
-            "and KV cache outweighing the first stage's"
+            f"memory: pipeline stage {stage + 1} (of {spec.pp}) is the busiest: its weights and "
+            "KV cache together outweigh the first stage's"
         )
     if kv is not None and spec.ep > 1:
         notes.append(
@@ -438,7 +441,7 @@ def _memory(
     if (note := decimal_capacity_note(spec.gpu_memory_bytes)) is not None:
         notes.append(note)
     if kv is None:
-        notes.append("memory: KV cache not counted (give {layers})")
+        notes.append(f"memory: KV cache not counted (give {{{kv_missing}}})")
     memory = ServingMemory(
         weights_bytes=weights,
         kv_cache_bytes=kv,

@@ -561,6 +561,15 @@ def _train_step(
     sites = cluster.topology.sites
     dp_site = par.dp // sites
     m = _microbatches(spec, b.notes)
+    if spec.virtual_stages > 1 and m < par.pp:
+        # fewer micro-batches than stages leave the interleaved schedule's warm-up unfilled:
+        # its bubble is no longer (pp - 1) / (v M), and Megatron-LM refuses such a step
+        raise WorkloadError(
+            f"{{virtual_stages}} {spec.virtual_stages} needs at least pp = {par.pp} "
+            f"micro-batches per step, not {m}: the interleaved schedule runs them in groups "
+            "of pp",
+            field="virtual_stages",
+        )
     needs_shape = par.tp > 1 or par.pp > 1 or par.ep > 1 or par.cp > 1
     seq = spec.seq_len if spec.seq_len is not None else model.seq_len
     known_seq = seq
@@ -683,7 +692,8 @@ def _train_step(
         )
         if v > 1 and m % par.pp:
             b.warnings.append(
-                f"{{virtual_stages}} {v} with {m} micro-batches per step, not a multiple of "
+                f"{{virtual_stages}} {v} with {m} micro-batches per step (at least pp), not a "
+                "multiple of "
                 f"{{pp}} {par.pp}: Megatron-LM's interleaved schedule takes micro-batches in "
                 "groups of pp (its schedules.py has refused other counts); the bubble is costed "
                 "as if they divided"
@@ -787,6 +797,9 @@ def _memory_remedies(spec: TrainSpec, memory: TrainMemory) -> str:
         ways.append("{sequence_parallel}")
     if spec.recompute is not Recompute.FULL and memory.activations_bytes is not None:
         ways.append("{recompute} full")
+    if spec.virtual_stages > 1 and memory.activations_bytes is not None and memory.stage == 0:
+        # interleaving holds pp (1 + (pp - 1) / (pp v)) micro-batches on the first stage
+        ways.append("fewer {virtual_stages}")
     if len(ways) == 1:
         return f"{ways[0]} would shrink it"
     return ", ".join(ways[:-1]) + " or " + ways[-1] + " would shrink it"
@@ -1117,14 +1130,20 @@ def compare_layouts(
         if model.layers is not None and pp > model.layers:
             not_tried[f"pp {pp}: more stages than the model's {model.layers} layers"] = None
             continue
+        # interleaving applies to the pipelined layouts
+        virtual = spec.virtual_stages if pp > 1 else 1
+        if virtual > 1 and model.layers is not None and model.layers % (pp * virtual):
+            not_tried[
+                f"pp {pp}: the model's {model.layers} layers do not split into pp x "
+                f"{{virtual_stages}} = {pp * virtual} equal chunks"
+            ] = None
+            continue
         eps = [1]
         if model.is_moe:
             assert model.experts is not None
             eps = [e for e in range(1, dp + 1) if dp % e == 0 and model.experts % e == 0]
         for ep in eps:
             par = Parallelism(tp=tp, pp=pp, dp=dp, ep=ep, cp=spec.parallel.cp)
-            # interleaving applies to the pipelined layouts
-            virtual = spec.virtual_stages if pp > 1 else 1
             try:
                 result = _train_step(
                     catalogue,
