@@ -8,6 +8,8 @@ against numbers copied from the program's output.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from conftest import pair_sendrecv_s
@@ -616,6 +618,23 @@ def test_compare_ranks_every_layout_by_step_time(builtin_catalogue: Catalogue) -
     assert layouts.index((1, 1, 16)) > max(layouts.index(k) for k in fitting)
     # TP 16 crosses the node: it is not the winner
     assert layouts[0][0] <= 8
+
+
+def test_an_interleaved_pipeline_counts_its_wrap_around_boundary(
+    builtin_catalogue: Catalogue,
+) -> None:
+    # pp 16 of single GPUs on 2 x 8: boundary 7-8 crosses the domains, and with interleaving
+    # the last stage's chunk feeds the first's next one, 15 -> 0, across them too
+    cluster = ClusterSpec(system="dgx-h100")
+    args: dict[str, Any] = {"pp": 16, "dp": 1, "model_id": "llama3-8b", "microbatches": 16}
+    plain = _phase(_run(builtin_catalogue, cluster, **args), "pp-sendrecv")
+    wrapped = _phase(_run(builtin_catalogue, cluster, virtual_stages=2, **args), "pp-sendrecv")
+    assert any("1 of 15 stage boundaries crosses" in n for n in plain.assumptions)
+    assert any(
+        "2 of 16 stage boundaries (the last stage's back to the first included) cross" in n
+        for n in wrapped.assumptions
+    )
+    assert wrapped.time_s == plain.time_s  # the crossing boundaries set the cost either way
 
 
 def test_compare_names_each_pipeline_depth_that_cannot_interleave_once(

@@ -308,10 +308,13 @@ def place_pipeline(
     stride: int,
     *,
     span: int | None = None,
+    wraps: bool = False,
 ) -> Placement:
     """The send/receive pair of a pipeline of ``stages`` stages whose neighbours are ``stride``
     ranks apart (each stage spans ``stride`` consecutive ranks; ``span`` as in
-    :func:`place_group`).
+    :func:`place_group`). ``wraps``: the last stage also sends to the first (interleaved 1F1B,
+    whose model chunks go round the stages v times), one more boundary, which crosses the
+    domains where the pipeline spans several, and costs no more than the crossing ones do.
 
     Every stage boundary is busy in the 1F1B steady state, so the slowest one sets the cost:
     when any boundary crosses a scale-up domain the pair is placed across two domains (one rank
@@ -325,9 +328,11 @@ def place_pipeline(
         return boundaries[0][0]
     across, crossing = boundaries[1]
     d = parent.topology.m
+    crossing += wraps  # the wrap joins stages in different domains: the pipeline spans several
     note = (
-        f"pp: {crossing} of {stages - 1} stage boundaries "
-        f"{'crosses' if crossing == 1 else 'cross'} the {d}-GPU scale-up domains "
+        f"pp: {crossing} of {stages - 1 + wraps} stage boundaries "
+        + ("(the last stage's back to the first included) " if wraps else "")
+        + f"{'crosses' if crossing == 1 else 'cross'} the {d}-GPU scale-up domains "
         f"(stages of {stride} GPU{'s' if stride != 1 else ''}, {d // stride} per domain); every "
         "boundary is busy in the 1F1B steady state, so the crossing ones set the cost"
     )

@@ -264,6 +264,8 @@ class _Group(NamedTuple):
     stride: int
     across_sites: bool = False
     stages: int | None = None
+    #: the pipeline's last stage sends to its first (interleaved 1F1B: chunk k pp - 1 to k pp)
+    wraps: bool = False
 
 
 class _Builder:
@@ -345,7 +347,7 @@ class _Builder:
             span = self.cluster.ranks
             if group.stages is not None:
                 placement = place_pipeline(
-                    self.cat, self.cluster, group.stages, group.stride, span=span
+                    self.cat, self.cluster, group.stages, group.stride, span=span, wraps=group.wraps
                 )
             else:
                 placement = place_group(
@@ -682,7 +684,7 @@ def _train_step(
                 f"{plural(par.pp - 1, 'boundary crossing')} of the fill and drain"
             )
         b.add(
-            _Group("pp", 2, par.tp * par.cp * dp_site, stages=par.pp),
+            _Group("pp", 2, par.tp * par.cp * dp_site, stages=par.pp, wraps=v > 1),
             "pp-sendrecv",
             Collective.SEND_RECV,
             size,
