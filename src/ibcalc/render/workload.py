@@ -607,8 +607,8 @@ def render_infer(
         kv = f"{result.kv_bytes_per_token:,.0f} B per token ({spec.kv_dtype.value})"
         if result.kv_bytes_per_request is not None:
             kv += (
-                f", {memory_size(result.kv_bytes_per_request)} for the "
-                f"{spec.prompt_tokens:,}-token prompt"
+                f", {memory_size(result.kv_bytes_per_request)} for one request's "
+                f"{spec.prompt_tokens:,}-token prompt over all GPUs"
             )
         rows.append(("KV cache", kv))
     if result.dominant_tier is not None:
