@@ -74,6 +74,17 @@ def test_model_from_params_and_overrides() -> None:
     assert bad.value.field == "top_k"
 
 
+def test_new_layers_keep_a_presets_dense_layers() -> None:
+    # DeepSeek-V3: 61 layers, the first 3 dense (arXiv:2412.19437, 4.2); 64 layers keep the 3
+    # (a QA read found 58 MoE layers kept, making 6 dense ones)
+    deeper = model_from("deepseek-v3", layers=64)
+    assert (deeper.layers, deeper.moe_layers) == (64, 61)
+    assert model_from("deepseek-v3", layers=64, moe_layers=60).moe_layers == 60  # as given
+    # at least one MoE layer stays; a model whose every layer is MoE states no moe_layers
+    assert model_from("deepseek-v3", layers=2).moe_layers == 1
+    assert model_from("mixtral-8x7b", layers=16).moe_layers is None
+
+
 def test_shapes_a_model_cannot_have_are_refused() -> None:
     # a dense model's top-k would change nothing (it was accepted and marked "modified")
     with pytest.raises(WorkloadError, match="is for a mixture-of-experts model") as dense:

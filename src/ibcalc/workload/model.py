@@ -545,7 +545,8 @@ def model_from(
     ``shape`` takes the integer fields of :class:`ModelSpec` (layers, hidden, heads, kv_heads,
     head_dim, seq_len, experts, top_k, moe_layers, ffn_hidden, moe_ffn_hidden, shared_experts,
     vocab);
-    ``None`` values are ignored. A preset's MLP widths are dropped with a new ``hidden``.
+    ``None`` values are ignored. A preset's MLP widths are dropped with a new ``hidden``; a new
+    ``layers`` keeps the preset's dense layers, and the rest are MoE layers.
     """
     given = {k: v for k, v in shape.items() if v is not None}
     unknown = sorted(set(given) - set(ModelSpec.model_fields))
@@ -570,5 +571,14 @@ def model_from(
     if preset is not None and "hidden" in given:
         # the preset's MLP widths belong to its own hidden size
         data["ffn_hidden"] = data["moe_ffn_hidden"] = None
+    if (
+        preset is not None
+        and "layers" in given
+        and "moe_layers" not in given
+        and data.get("moe_layers") is not None
+    ):
+        # a preset's dense layers stay as many (DeepSeek-V3's first three); the rest are MoE
+        dense = data["layers"] - data["moe_layers"]
+        data["moe_layers"] = max(1, given["layers"] - dense)
     data.update(given)
     return ModelSpec(**data)
