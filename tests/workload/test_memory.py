@@ -359,6 +359,17 @@ def test_a_model_without_a_vocabulary_says_what_is_left_out(builtin_catalogue: C
     )
 
 
+def test_a_vocabulary_without_a_width_is_said_to_go_unused(builtin_catalogue: Catalogue) -> None:
+    # vocab x hidden needs the hidden size: without it the vocabulary changes nothing, and a
+    # note says so rather than drop it quietly (found by a QA read)
+    shape = model_from(params="8B", layers=32, vocab=128256)
+    result = _step(builtin_catalogue, "dgx-h100", 2, model=shape, parallel=Parallelism(dp=16))
+    assert result.memory.total_bytes == pytest.approx(18 * 8e9)
+    assert any(
+        n.startswith("memory: {vocab} is not used without {hidden}") for n in result.assumptions
+    )
+
+
 def test_an_embedding_larger_than_the_model_is_refused() -> None:
     # 2 x 128,256 x 4096 = 1.05B embedding and output parameters cannot fit in a 1B model
     billions = f"{2 * 128256 * 4096 / 1e9:.3g}B"

@@ -546,6 +546,11 @@ def weights_per_gpu(
         embedding = model.embedding_params
     else:
         share, embedding = 1 / pp, 0.0
+    if model.vocab is not None and not model.hidden:
+        notes.append(
+            "memory: {vocab} is not used without {hidden}: the embedding and output layer "
+            "(vocab x hidden parameters each) are not told apart from the other parameters"
+        )
     # the input embedding on the first stage, the output layer on the last (one stage: both)
     ends = embedding * ((stage == 0) + (stage == pp - 1))
     body = model.params - 2 * embedding
