@@ -29,7 +29,7 @@ from ibcalc.render.console import (
     unit_wrap,
 )
 from ibcalc.render.stream import PipeConsole, TrimmedStream
-from ibcalc.units import format_bandwidth, format_number, format_size, format_time
+from ibcalc.units import GiB, format_bandwidth, format_number, format_size, format_time
 from ibcalc.workload.checkpoint import CheckpointResult, Transfer
 from ibcalc.workload.infer import InferResult
 from ibcalc.workload.memory import GpuMemory, Recompute, TrainMemory, memory_size, percent
@@ -165,12 +165,6 @@ def _memory_words(memory: GpuMemory, names: Mapping[str, str]) -> str:
         return f"{need} per GPU (not checked: no GPU memory known): {memory.parts_words()}"
     against = named_notes([memory.capacity_from], names)[0]
     return f"{need} of {against} ({percent(memory.used_fraction)}): {memory.parts_words()}"
-
-
-def _gib(size_bytes: float) -> str:
-    """A size in GiB, three significant digits but never in exponent form (1360, not 1.36e+03)."""
-    value = size_bytes / 2**30
-    return f"{value:.0f}" if value >= 1000 else f"{value:.3g}"
 
 
 def compare_dict(
@@ -520,7 +514,7 @@ def render_compare(
                 format_time(r.totals.exposed_s),
                 format_time(r.totals.comm_s),
                 format_time(r.totals.step_s) if r.totals.step_s is not None else "-",
-                _gib(r.memory.total_bytes),
+                format_number(r.memory.total_bytes / GiB),
             )
             for i, r in enumerate(results, start=1)
         ]

@@ -26,7 +26,7 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ibcalc.catalogue.models import Catalogue
+from ibcalc.catalogue.models import MAX_GPU_MEMORY_BYTES, MIN_GPU_MEMORY_BYTES, Catalogue
 from ibcalc.cluster.resolve import TWO_NODE_TREE_NOTE, ResolvedCluster, resolve_cluster
 from ibcalc.cluster.spec import MAX_GPUS, MAX_NICS_PER_NODE, ClusterSpec
 from ibcalc.engine.params import CostParams
@@ -39,8 +39,7 @@ from ibcalc.workload.memory import (
     decimal_capacity_note,
     gpu_capacity,
     judge_fit,
-    stage_layers,
-    weights_per_gpu,
+    stage_params,
 )
 from ibcalc.workload.model import CheckedSpec, ModelSpec
 from ibcalc.workload.phases import Per, Phase, build_phase
@@ -69,7 +68,9 @@ class InferSpec(CheckedSpec):
     disaggregated: bool = False
     kv_nics: int | None = Field(default=None, ge=1, le=MAX_NICS_PER_NODE)
     #: one GPU's memory in bytes, over the system preset's (None: the preset's, if it states one)
-    gpu_memory_bytes: float | None = Field(default=None, ge=1e9, le=2**41)
+    gpu_memory_bytes: float | None = Field(
+        default=None, ge=MIN_GPU_MEMORY_BYTES, le=MAX_GPU_MEMORY_BYTES
+    )
 
     @property
     def gpus(self) -> int:
@@ -404,16 +405,10 @@ def _memory(
     context = spec.prompt_tokens + spec.output_tokens
     best: tuple[float, float, float | None, int] | None = None  # (total, weights, kv, stage)
     for stage in busiest_candidates(model, spec.pp):
-        layers = stage_layers(model, spec.pp, stage) if model.layers is not None else None
-        shared, routed = weights_per_gpu(
-            model,
-            tp=spec.tp,
-            pp=spec.pp,
-            ep=spec.ep,
-            layers=layers,
-            notes=notes if not stage else [],
-            stage=stage,
+        layers, shared, routed, said = stage_params(
+            model, tp=spec.tp, pp=spec.pp, ep=spec.ep, stage=stage
         )
+        notes += said if not stage else ()
         weights = (shared + routed) * spec.weights_dtype.bytes
         kv: float | None = None
         if kv_token is not None:

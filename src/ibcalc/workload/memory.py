@@ -45,7 +45,7 @@ from ibcalc.units import GiB, KiB, MiB, format_size
 if TYPE_CHECKING:
     from ibcalc.catalogue.models import System
     from ibcalc.workload.model import ModelSpec
-    from ibcalc.workload.train import Parallelism, TrainSpec
+    from ibcalc.workload.train import TrainSpec
 
 __all__ = [
     "ADAM_STATE_BYTES_PER_PARAM",
@@ -65,6 +65,7 @@ __all__ = [
     "output_layer_bytes",
     "percent",
     "stage_layers",
+    "stage_params",
     "train_memory",
     "weights_per_gpu",
 ]
@@ -164,9 +165,9 @@ def _latent(model: ModelSpec) -> _Latent | None:
     ``c_Q`` (``d_c'`` wide) and ``c_KV`` (``d_c``); as Korthikanti et al. count a layer, the
     core attention stores the queries, keys and values and the output projection its input, and
     each latent's norm and up-projection store their inputs, 2 x 2 x (d_c' + d_c) bytes."""
-    if model.kv_lora_rank is None or not model.heads or not model.hidden:
+    head = model.head_dim_or_derived
+    if model.kv_lora_rank is None or not model.heads or not model.hidden or head is None:
         return None
-    head = model.head_dim or model.hidden // model.heads
     qk = head + (model.rope_head_dim or 0)
     per_part = 2 * model.heads / model.hidden
     return _Latent(
@@ -585,14 +586,13 @@ def _mlp_params(model: ModelSpec) -> tuple[float, float]:
     return float(dense), float(moe)
 
 
-def _stage_params(
-    model: ModelSpec, par: Parallelism, *, stage: int, virtual: int
+def stage_params(
+    model: ModelSpec, *, tp: int, pp: int, ep: int, stage: int, virtual: int = 1
 ) -> tuple[tuple[int, int] | None, float, float, tuple[str, ...]]:
-    """Pipeline stage ``stage``'s (dense, MoE) layers, its (shared, routed) parameters per GPU
-    (:func:`weights_per_gpu`) and the notes those gave: a layout search asks for the same few
-    thousands of times."""
-
-    tp, pp, ep = par.tp, par.pp, par.ep
+    """Pipeline stage ``stage``'s (dense, MoE) layers (None without a layer count), its
+    (shared, routed) parameters per GPU (:func:`weights_per_gpu`) and the notes those gave, for
+    training and serving alike, memoised: a layout search asks for the same few thousands of
+    times."""
 
     def make() -> tuple[tuple[int, int] | None, float, float, tuple[str, ...]]:
         layers = stage_layers(model, pp, stage, virtual) if model.layers is not None else None
@@ -605,7 +605,7 @@ def _stage_params(
     return _STAGE_PARAMS.get((id(model), tp, pp, ep, stage, virtual), (model,), make)
 
 
-#: :func:`_stage_params`'s values by (model id, its inputs), the model matched by identity; the
+#: :func:`stage_params`'s values by (model id, its inputs), the model matched by identity; the
 #: preset searches of benchmarks/engine_speed.py ask for 1,220 (degrees and stages of 5 models)
 _STAGE_PARAMS: IdentityMemo[tuple[tuple[int, int] | None, float, float, tuple[str, ...]]] = (
     IdentityMemo(size=4096)
@@ -663,8 +663,8 @@ def train_memory(
         per_layer, output = _per_layer(spec, seq, notes)
     best: _StageMemory | None = None
     for stage in stages:
-        layers, shared, routed, said = _stage_params(
-            model, par, stage=stage, virtual=spec.virtual_stages
+        layers, shared, routed, said = stage_params(
+            model, tp=par.tp, pp=par.pp, ep=par.ep, stage=stage, virtual=spec.virtual_stages
         )
         notes += said if not stage else ()
         # parameters a state is held for: all of them, or the GPU's shard from the ZeRO stage

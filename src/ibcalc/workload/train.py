@@ -41,7 +41,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, ConfigDict, Field
 
 from ibcalc.catalogue.load import find_system
-from ibcalc.catalogue.models import Catalogue
+from ibcalc.catalogue.models import MAX_GPU_MEMORY_BYTES, MIN_GPU_MEMORY_BYTES, Catalogue
 from ibcalc.cluster.resolve import ResolvedCluster, resolve_cluster
 from ibcalc.cluster.spec import MAX_GPUS, ClusterSpec
 from ibcalc.engine.params import CostParams
@@ -138,7 +138,9 @@ class TrainSpec(CheckedSpec):
     #: which activations the backward pass recomputes (workload/memory.py)
     recompute: Recompute = Recompute.SELECTIVE
     #: one GPU's memory in bytes, over the system preset's (None: the preset's, if it states one)
-    gpu_memory_bytes: float | None = Field(default=None, ge=1e9, le=2**41)
+    gpu_memory_bytes: float | None = Field(
+        default=None, ge=MIN_GPU_MEMORY_BYTES, le=MAX_GPU_MEMORY_BYTES
+    )
 
 
 class TrainTotals(BaseModel):
