@@ -612,24 +612,6 @@ _STAGE_PARAMS: IdentityMemo[tuple[tuple[int, int] | None, float, float, tuple[st
 )
 
 
-class _StageMemory(NamedTuple):
-    """One pipeline stage's parts (bytes), to find the busiest before building its
-    :class:`TrainMemory`."""
-
-    stage: int
-    params: float
-    weights: float
-    gradients: float
-    optimizer: float
-    activations: float | None
-    output: float
-
-    @property
-    def total(self) -> float:
-        states = self.weights + self.gradients + self.optimizer
-        return states + (self.activations or 0.0) + self.output
-
-
 def train_memory(
     spec: TrainSpec,
     *,
@@ -661,7 +643,7 @@ def train_memory(
     output = 0.0
     if model.layers is not None and seq is not None and model.hidden is not None:
         per_layer, output = _per_layer(spec, seq, notes)
-    best: _StageMemory | None = None
+    best: TrainMemory | None = None
     for stage in stages:
         layers, shared, routed, said = stage_params(
             model, tp=par.tp, pp=par.pp, ep=par.ep, stage=stage, virtual=spec.virtual_stages
@@ -675,42 +657,33 @@ def train_memory(
         if per_layer is not None and layers is not None:
             held = in_flight(par.pp, stage, microbatches, spec.virtual_stages)
             activations = (layers[0] * per_layer[0] + layers[1] * per_layer[1]) * held
-        this = _StageMemory(
-            stage=stage,
-            params=whole,
-            weights=(shard if spec.zero >= 3 else whole) * weight_bytes,
-            gradients=(shard if spec.zero >= 2 else whole) * grad_bytes,
-            optimizer=(shard if spec.zero >= 1 else whole) * optimizer_bytes,
-            activations=activations,
+        memory = TrainMemory(
+            params_per_gpu=whole,
+            weights_bytes=(shard if spec.zero >= 3 else whole) * weight_bytes,
+            gradients_bytes=(shard if spec.zero >= 2 else whole) * grad_bytes,
+            optimizer_bytes=(shard if spec.zero >= 1 else whole) * optimizer_bytes,
+            activations_bytes=activations,
+            recompute=spec.recompute,
             # the last stage runs one micro-batch's forward and backward pass at a time (1F1B)
-            output=output if stage == par.pp - 1 else 0.0,
+            output_bytes=output if stage == par.pp - 1 else 0.0,
+            stage=stage,
+            capacity_bytes=capacity_bytes,
+            capacity_from=capacity_from,
         )
-        if best is None or this.total > best.total:
-            best = this
+        if best is None or memory.total_bytes > best.total_bytes:
+            best = memory
     assert best is not None
-    memory = TrainMemory(
-        params_per_gpu=best.params,
-        weights_bytes=best.weights,
-        gradients_bytes=best.gradients,
-        optimizer_bytes=best.optimizer,
-        activations_bytes=best.activations,
-        recompute=spec.recompute,
-        output_bytes=best.output,
-        stage=best.stage,
-        capacity_bytes=capacity_bytes,
-        capacity_from=capacity_from,
-    )
-    if best.stage and best.output:
+    if best.stage and best.output_bytes:
         notes.append(
             f"memory: the last pipeline stage (of {par.pp}) is the busiest, for its output "
-            f"layer's {memory_size(best.output)} of activations (the logits)"
+            f"layer's {memory_size(best.output_bytes)} of activations (the logits)"
         )
     elif best.stage:
         notes.append(
             f"memory: pipeline stage {best.stage + 1} (of {par.pp}) is the busiest, its MoE "
             "layers outweighing the first stage's dense ones"
         )
-    if memory.activations_bytes is None:
+    if best.activations_bytes is None:
         missing = [
             flag
             for flag, value in (
@@ -722,7 +695,7 @@ def train_memory(
             if value is None
         ]
         notes.append(f"memory: activations not counted (give {' and '.join(missing)})")
-    return memory
+    return best
 
 
 def _per_layer(
