@@ -32,7 +32,16 @@ from ibcalc.render.stream import PipeConsole, TrimmedStream
 from ibcalc.units import GiB, format_bandwidth, format_number, format_size, format_time
 from ibcalc.workload.checkpoint import CheckpointResult, Transfer
 from ibcalc.workload.infer import InferResult
-from ibcalc.workload.memory import GpuMemory, Recompute, TrainMemory, memory_size, percent
+from ibcalc.workload.memory import (
+    OUT_OF_MEMORY,
+    TIGHT,
+    TIGHT_FRACTION,
+    GpuMemory,
+    Recompute,
+    TrainMemory,
+    memory_size,
+    percent,
+)
 from ibcalc.workload.phases import Phase
 from ibcalc.workload.train import TrainResult
 
@@ -478,7 +487,8 @@ def render_compare(
         sharding = f"ZeRO-{first.spec.zero}" if first.spec.zero else "no ZeRO"
         memory = (
             f"mem: per GPU ({sharding}, {how} recompute), against "
-            f"{named_notes([capacity], names)[0]}; tight layouts (over 90 %) come after those "
+            f"{named_notes([capacity], names)[0]}; tight layouts (over {_TIGHT_PERCENT}) come "
+            "after those "
             "with room, and layouts out of memory last"
             if capacity is not None
             else f"mem: per GPU ({sharding}, {how} recompute), not checked against the GPUs' "
@@ -537,7 +547,7 @@ def render_compare(
         console.print(_fold(table))
         if keyed and any(notes):
             legend = [f"{key}: {note}" for note, key in keys.items()]
-            legend += ["OOM: out of memory; tight: over 90 % of the GPU's memory"]
+            legend += [f"OOM: out of memory; tight: over {_TIGHT_PERCENT} of the GPU's memory"]
             console.print(Text("notes:", style="bold"))
             console.print(bullets(legend))
         if first.totals.step_s is None:
@@ -554,8 +564,10 @@ def render_compare(
         console.print(bullets(named_notes(skipped, _searched(names))))
 
 
+#: The share past which a layout is "tight", as the page writes it: "90 %"
+_TIGHT_PERCENT = f"{TIGHT_FRACTION * 100:.0f} %"
 #: How the memory warnings start ("out of memory (127%)", "memory is tight (96%)").
-_MEMORY_VERDICTS = ("out of memory", "memory is tight")
+_MEMORY_VERDICTS = (OUT_OF_MEMORY, TIGHT)
 
 
 def _short_note(note: str, keys: Mapping[str, str]) -> str:

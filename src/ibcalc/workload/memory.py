@@ -50,6 +50,8 @@ if TYPE_CHECKING:
 __all__ = [
     "ADAM_STATE_BYTES_PER_PARAM",
     "FP32_MASTER_BYTES_PER_PARAM",
+    "OUT_OF_MEMORY",
+    "TIGHT",
     "TIGHT_FRACTION",
     "GpuMemory",
     "Recompute",
@@ -94,6 +96,8 @@ _LOGIT_BYTES = 4
 #: context, NCCL's buffers, fragmentation) has less than a tenth of the memory left.
 #: A policy for the warning, not a measured figure: "fits" is a necessary condition only.
 TIGHT_FRACTION = 0.9
+#: How :func:`judge_fit`'s two warnings start, for those who tell them apart (``--compare``)
+OUT_OF_MEMORY, TIGHT = "out of memory", "memory is tight"
 
 
 @functools.lru_cache(maxsize=1024)
@@ -451,12 +455,12 @@ def judge_fit(
         notes.append(f"memory fit not checked: {why}; give {{gpu_memory}} (needs {need} per GPU)")
     elif used > 1:
         warnings.append(
-            f"out of memory ({percent(used)}): {need} per GPU against {memory.capacity_from}; "
+            f"{OUT_OF_MEMORY} ({percent(used)}): {need} per GPU against {memory.capacity_from}; "
             f"{remedies()}"
         )
     else:
         warnings.append(
-            f"memory is tight ({percent(used)}): {need} per GPU of {memory.capacity_from}, "
+            f"{TIGHT} ({percent(used)}): {need} per GPU of {memory.capacity_from}, "
             f"leaving less than a tenth for what is not counted ({uncounted})"
         )
 
