@@ -35,7 +35,13 @@ from ibcalc.workload.checkpoint import UNREAD_FIELDS, CheckpointSpec, checkpoint
 from ibcalc.workload.infer import InferSpec, disaggregated_nodes, infer, serving_cluster
 from ibcalc.workload.memory import Recompute
 from ibcalc.workload.model import model_from
-from ibcalc.workload.train import TrainSpec, compare_layouts, fit_cluster, train_step
+from ibcalc.workload.train import (
+    MAX_VIRTUAL_STAGES,
+    TrainSpec,
+    compare_layouts,
+    fit_cluster,
+    train_step,
+)
 
 __all__ = ["GradDtype", "WireDtype", "register"]
 
@@ -187,7 +193,7 @@ def train_command(
         typer.Option(
             _flag("virtual_stages"),
             min=1,
-            max=1024,
+            max=MAX_VIRTUAL_STAGES,
             help="Model chunks per pipeline stage: above 1, interleaved 1F1B (Megatron's "
             "virtual pipeline).",
         ),

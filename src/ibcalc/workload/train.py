@@ -75,6 +75,8 @@ __all__ = [
 ]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
+#: Most model chunks per pipeline stage accepted (TrainSpec.virtual_stages)
+MAX_VIRTUAL_STAGES = 1024
 
 #: Backward over forward compute: 2 (forward 2 N D FLOPs per token, backward 4 N D; Kaplan et
 #: al. 2020, arXiv:2001.08361, section 2.1).
@@ -125,8 +127,10 @@ class TrainSpec(CheckedSpec):
     seq_len: int | None = Field(default=None, ge=1, le=100_000_000)
     microbatches: int | None = Field(default=None, ge=1, le=1_000_000)
     #: model chunks per pipeline stage: above 1, Megatron's interleaved 1F1B schedule (virtual
-    #: pipeline stages; Narayanan et al., SC'21, section 2.2.2)
-    virtual_stages: int = Field(default=1, ge=1, le=1024)
+    #: pipeline stages; Narayanan et al., SC'21, section 2.2.2). 1,024 bounds the input, not a
+    #: model figure: pp x v chunks of at least one layer each outnumber any preset's layers long
+    #: before it
+    virtual_stages: int = Field(default=1, ge=1, le=MAX_VIRTUAL_STAGES)
     #: sequences per step over all data-parallel ranks: sets M = global_batch / (dp x micro_batch)
     global_batch: int | None = Field(default=None, ge=1, le=1_000_000_000)
     sequence_parallel: bool = False
