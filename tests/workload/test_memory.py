@@ -765,6 +765,11 @@ def test_cli_infer_prints_and_serialises_the_memory() -> None:
         (999 * 2**30, "999 GiB"),
         (1000 * 2**30, "1000 GiB"),
         (1350.4 * 2**30, "1350 GiB"),
+        # just under the next power of ten: the digits are counted after rounding, so no
+        # exponent form (999.6 at three digits would print as 1e+03)
+        (999.6 * 2**20, "999.6 MiB"),
+        (999.99 * 2**20, "1000 MiB"),
+        (99.96 * 2**30, "100 GiB"),
     ],
 )
 def test_memory_sizes_print_in_gib(size: float, text: str) -> None:

@@ -111,8 +111,9 @@ def memory_size(size_bytes: float, digits: int = 3) -> str:
         (KiB, "KiB") if size_bytes < MiB else (MiB, "MiB") if size_bytes < GiB else (GiB, "GiB")
     )
     value = size_bytes / unit
-    # never in exponent form: 1350 GiB, not 1.35e+03 GiB
-    return f"{value:.{max(digits, len(str(int(value))))}g} {name}"
+    # never in exponent form: 1350 GiB, not 1.35e+03 GiB; and 999.6 MiB, not 1e+03 MiB (the
+    # integer digits are counted after rounding)
+    return f"{value:.{max(digits, len(str(round(value))))}g} {name}"
 
 
 class Recompute(StrEnum):
