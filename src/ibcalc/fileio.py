@@ -233,7 +233,8 @@ class _Signalled(BaseException):
 @contextlib.contextmanager
 def signals_raise() -> Iterator[None]:
     """Turn SIGTERM/SIGHUP/SIGINT into an exception for the duration (main thread only), so the
-    ``finally`` that removes a temporary file runs; the signal is re-delivered afterwards."""
+    ``finally`` that removes a temporary file runs; the signal is re-delivered afterwards. A signal
+    the process ignores stays ignored (``nohup ibcalc ...`` survives a hang-up mid-write)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -243,6 +244,8 @@ def signals_raise() -> Iterator[None]:
 
     previous = {}
     for signum in _SIGNALS:
+        if signal.getsignal(signum) is signal.SIG_IGN:
+            continue
         with contextlib.suppress(OSError, ValueError):
             previous[signum] = signal.signal(signum, handler)
     try:

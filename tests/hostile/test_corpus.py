@@ -1427,9 +1427,15 @@ def test_corpus_is_one_line_per_case_and_every_file_is_used() -> None:
 
 
 _WRITER = """
-import sys, time
+import signal, sys, time
 from pathlib import Path
 from ibcalc.fileio import write_output
+
+# the dispositions of ibcalc started from a terminal, whatever this test runner inherited (a
+# background job ignores SIGINT, nohup SIGHUP); "nohup" ignores the hang-up
+signal.signal(signal.SIGINT, signal.default_int_handler)
+signal.signal(signal.SIGTERM, signal.SIG_DFL)
+signal.signal(signal.SIGHUP, signal.SIG_IGN if sys.argv[3] == "nohup" else signal.SIG_DFL)
 
 def slow(handle):
     handle.write(b"x" * 1000)
@@ -1448,19 +1454,44 @@ def test_a_signal_during_a_write_leaves_no_temporary_file(tmp_path: Path, signum
     target, flag = tmp_path / "out" / "plot.svg", tmp_path / "flag"
     target.parent.mkdir()
     target.write_text("old")
-    process = subprocess.Popen(
-        [sys.executable, "-c", _WRITER, str(target), str(flag)], stderr=subprocess.DEVNULL
-    )
-    deadline = time.monotonic() + 30
-    while not flag.exists():
-        assert time.monotonic() < deadline, "the writer never started"
-        time.sleep(0.02)
+    process = _start_writer(target, flag, "hup")
     assert [p.name for p in target.parent.iterdir() if p.name != "plot.svg"]  # the temp file
     os.kill(process.pid, signum)
     code = process.wait(timeout=30)
     assert sorted(p.name for p in target.parent.iterdir()) == ["plot.svg"]
     assert target.read_text() == "old"
     assert code in (-signum, 128 + signum, 130 if signum == signal.SIGINT else -signum)
+
+
+def _start_writer(target: Path, flag: Path, hangup: str) -> subprocess.Popen[bytes]:
+    """A process in the middle of writing ``target`` (it has written ``flag`` and sleeps)."""
+    process = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(target), str(flag), hangup],
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 30
+    while not flag.exists():
+        assert time.monotonic() < deadline, "the writer never started"
+        time.sleep(0.02)
+    return process
+
+
+def test_a_hang_up_under_nohup_does_not_stop_a_write(tmp_path: Path) -> None:
+    """Guards: a signal the user ignores (``nohup ibcalc ...``) stays ignored while a file is
+    written: the hang-up neither ends the process nor removes its temporary file; a SIGTERM
+    afterwards still cleans up."""
+    target, flag = tmp_path / "out" / "plot.svg", tmp_path / "flag"
+    target.parent.mkdir()
+    target.write_text("old")
+    process = _start_writer(target, flag, "nohup")
+    os.kill(process.pid, signal.SIGHUP)
+    with pytest.raises(subprocess.TimeoutExpired):
+        process.wait(timeout=1)  # still writing
+    assert len(list(target.parent.iterdir())) == 2  # the target and the temporary file
+    os.kill(process.pid, signal.SIGTERM)
+    assert process.wait(timeout=30) in (-signal.SIGTERM, 128 + signal.SIGTERM)
+    assert sorted(p.name for p in target.parent.iterdir()) == ["plot.svg"]
+    assert target.read_text() == "old"
 
 
 def test_the_log_reader_refuses_fifos_devices_and_big_files(tmp_path: Path) -> None:
