@@ -1024,3 +1024,44 @@ def test_calibrate_breaks_a_long_parameter_name_after_its_link() -> None:
     (first,) = [i for i, line in enumerate(lines) if line.startswith("nvlink4-mesh4. ")]
     assert lines[first + 1].startswith("transport_latency ")
     assert max(len(line) for line in lines) <= 80
+
+
+@pytest.mark.parametrize(
+    ("flags", "words"),
+    [
+        # sweep 06 ran on H100s (p5): fitted as a DGX A100 it wrote the EFA latency into the
+        # HDR link (hdr.transport_latency 19.0 us) with no warning
+        (["--system", "dgx-a100"], "the log ran on other GPUs than dgx-a100's"),
+        # its rows are all_reduce's (busbw/algbw 1.875): fitted as all_gather it wrote
+        # efa-v2.efficiency 0.60
+        (["--collective", "all_gather"], "the rows are all_reduce's, not all_gather's"),
+    ],
+)
+def test_calibrate_refuses_flags_the_log_contradicts(
+    tmp_path: Path, flags: list[str], words: str
+) -> None:
+    """Guards: what nccl-check reports as a high-confidence contradiction of a flag stops a
+    calibration before anything is fitted or written (one line, exit 2)."""
+    out = tmp_path / "cal.yaml"
+    log = SWEEPS / "06_allreduce_2node_16xH100_efa.txt"
+    code, _stdout, err = run("calibrate", str(log), *flags, "-o", str(out))
+    assert code == 2
+    assert words in err
+    assert "nothing is fitted" in err
+    assert len(err.strip().splitlines()) == 1
+    assert not out.exists()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_calibrate_lists_a_flag_that_replaces_what_the_log_shows() -> None:
+    """Guards: --inter ndr on a log of EFA fits the network's latency into ndr: the report's
+    assumptions say the flag replaced what the log shows (line 293 of sweep 06), as nccl-check's
+    do."""
+    log = SWEEPS / "06_allreduce_2node_16xH100_efa.txt"
+    code, out, err = run("calibrate", str(log), "--inter", "ndr")
+    assert code == 0, err
+    assumed = " ".join(out.split("\nassumed:\n", 1)[1].split())
+    assert "- inter = ndr (given; the log shows 'Selected Provider is efa', line 293) -" in assumed
+    code, out, err = run("calibrate", str(log))
+    assert code == 0, err
+    assert "inter =" not in out.split("\nassumed:\n", 1)[1]

@@ -81,8 +81,10 @@ from ibcalc.logs.parse import LogInput
 from ibcalc.logs.records import Row, Run
 from ibcalc.logs.results import (
     BANDWIDTH_MIN_BYTES,
+    GIVEN,
     IMPLAUSIBLE_SPEEDUP,
     LATENCY_MAX_BYTES,
+    RunCheck,
     eff_pct,
     implausibly_fast,
 )
@@ -534,9 +536,11 @@ def calibrate(
         else:
             spec, inferred, _known = infer_spec(run, catalogue, env=env, flags=cluster)
             notes += [
-                (label, f"{n.field} = {n.value} ({n.evidence})")
+                (label, f"{n.field} = {n.value} ({_unnested(n.evidence)})")
                 for n in inferred
-                if n.source != "flag" and n.value is not None
+                # a flag is listed where it replaces what the log shows (--inter ndr on a log
+                # of EFA): what is fitted then belongs to the flag's link, not the log's
+                if (n.source != "flag" or n.evidence != GIVEN) and n.value is not None
             ]
             modelled = with_header_gpus_per_process(spec, run, cluster)
             if modelled is not spec:
@@ -932,6 +936,14 @@ def _merged_notes(notes: Iterable[tuple[str, str]]) -> list[str]:
     return [f"{', '.join(labels)}: {text}" for text, labels in logs.items()]
 
 
+def _unnested(evidence: str) -> str:
+    """A flag's evidence, "given by the caller (the log shows ...)", as "given; the log shows
+    ..." (it is printed in parentheses itself); other evidence as it is."""
+    if evidence.startswith(f"{GIVEN} (") and evidence.endswith(")"):
+        return f"given; {evidence.removeprefix(f'{GIVEN} (')[:-1]}"
+    return evidence
+
+
 def calibrate_logs(
     logs: Sequence[LogInput],
     cluster: ClusterSpec | None = None,
@@ -953,10 +965,7 @@ def calibrate_logs(
             sources.append(log.label)
             envs.append(scan_environment(log.text, previous_end + 1, run.line_end))
             previous_end = run.line_end
-    result = calibrate(
-        runs, cluster, params, catalogue, sources=sources, envs=envs, collective=collective
-    )
-    unhealthy = _unhealthy_runs(
+    checked = _checked_runs(
         runs,
         sources,
         envs,
@@ -965,12 +974,17 @@ def calibrate_logs(
         catalogue=catalogue,
         collective=collective,
     )
+    _refuse_contradicted(checked)
+    result = calibrate(
+        runs, cluster, params, catalogue, sources=sources, envs=envs, collective=collective
+    )
+    unhealthy = _unhealthy_runs(checked)
     if not unhealthy:
         return result
     return result.model_copy(update={"warnings": [*unhealthy, *result.warnings]})
 
 
-def _unhealthy_runs(
+def _checked_runs(
     runs: Sequence[Run],
     sources: Sequence[str],
     envs: Sequence[LogEnvironment | None],
@@ -979,11 +993,10 @@ def _unhealthy_runs(
     params: CostParams | None,
     catalogue: Catalogue | None,
     collective: Collective | None,
-) -> list[str]:
-    """One warning per run that ``nccl-check`` judges ``bad`` or ``corrupt``: a fit to a
-    degraded run describes the fault (a fallback to TCP, a missing NIC), not the fabric
-    (docs/nccl-check.md, "Calibrate"). Runs the check cannot judge are not named."""
-    out: list[str] = []
+) -> list[tuple[str, RunCheck]]:
+    """``nccl-check``'s judgement of every run calibrate fits, with the run's name; runs the
+    check cannot judge are left out."""
+    out: list[tuple[str, RunCheck]] = []
     fitted_for = _fitted_copies(runs, envs)
     for i, (run, source, env) in enumerate(zip(runs, sources, envs, strict=True)):
         if (collective or run.collective) is None or (run.ranks is not None and run.ranks < 2):
@@ -1002,16 +1015,39 @@ def _unhealthy_runs(
             )
         except IbcalcError:
             continue
-        top = checked.findings[0] if checked.findings else None
-        run_name = f"{source} (run {sources[:i].count(source) + 1})"
-        if checked.verdict == "corrupt":
+        out.append((f"{source} (run {sources[:i].count(source) + 1})", checked))
+    return out
+
+
+def _refuse_contradicted(checked: Sequence[tuple[str, RunCheck]]) -> None:
+    """Refuse to fit a run whose log contradicts a flag outright (``nccl-check``'s high-confidence
+    errors: another GPU than --system's, another collective than --collective's): the values
+    would be fitted to hardware or a formula the run did not use, and written under its names."""
+    for run_name, result in checked:
+        for finding in result.findings:
+            if finding.kind == "flag_mismatch" and finding.severity == "error":
+                cause = finding.cause.split(":")[0]
+                remedy = finding.evidence[-1] if finding.evidence else ""
+                raise FieldError(
+                    f"{run_name}: {cause}, so nothing is fitted ({finding.evidence[0]}); {remedy}"
+                )
+
+
+def _unhealthy_runs(checked: Sequence[tuple[str, RunCheck]]) -> list[str]:
+    """One warning per run that ``nccl-check`` judges ``bad`` or ``corrupt``: a fit to a
+    degraded run describes the fault (a fallback to TCP, a missing NIC), not the fabric
+    (docs/nccl-check.md, "Calibrate"). Runs the check cannot judge are not named."""
+    out: list[str] = []
+    for run_name, result in checked:
+        top = result.findings[0] if result.findings else None
+        if result.verdict == "corrupt":
             out.append(
                 f"nccl-check calls {run_name} corrupt: some of its rows failed validation or "
                 "are no measurement. The fit leaves those rows out; check the run before "
                 "trusting the rest"
             )
             continue
-        if checked.verdict != "bad" or checked.min_bandwidth_efficiency is None:
+        if result.verdict != "bad" or result.min_bandwidth_efficiency is None:
             continue
         if top is not None and top.kind == "low_bandwidth" and top.severity == "info":
             continue  # below the band only where nccl-check finds no fault (a later ramp)
@@ -1022,7 +1058,7 @@ def _unhealthy_runs(
         )
         out.append(
             f"nccl-check calls {run_name} bad (its lowest efficiency at 64 MiB and more is "
-            f"{eff_pct(checked.min_bandwidth_efficiency)} of the expected busbw{cause}). Values "
+            f"{eff_pct(result.min_bandwidth_efficiency)} of the expected busbw{cause}). Values "
             "fitted to a faulty run describe the fault, not the fabric: calibrate on healthy runs"
         )
     return out
