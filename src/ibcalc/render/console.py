@@ -27,7 +27,7 @@ from rich.text import Text
 from ibcalc.catalogue.models import Catalogue, Link, Storage, System
 from ibcalc.engine.types import Cost, Estimate, busbw_factor
 from ibcalc.errors import fill_fields
-from ibcalc.render.stream import PipeConsole, TrimmedStream
+from ibcalc.render.stream import UNITS, PipeConsole, TrimmedStream, whole_width
 from ibcalc.render.words import LINK_KEYS, links_words
 from ibcalc.units import (
     GB,
@@ -108,16 +108,6 @@ def bullets(items: Iterable[str], width: int | None = None) -> Table:
     return bullets
 
 
-#: Units a wrapped line keeps beside the number before them
-_UNITS = frozenset(
-    (
-        *("B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB"),
-        *("ns", "us", "ms", "s", "h"),
-        *("MB/s", "GB/s", "TB/s", "Gb/s"),
-    )
-)
-
-
 def unit_wrap(text: str, width: int) -> str:
     """``text`` in lines of at most ``width`` characters, broken at spaces but never between a
     number and its unit ("65.7 ms" stays on one line; a word longer than the line is left to
@@ -128,7 +118,7 @@ def unit_wrap(text: str, width: int) -> str:
     for paragraph in text.split("\n"):
         words: list[str] = []
         for word in paragraph.split(" "):
-            if words and (word in _UNITS or word.rstrip(",;:)") in _UNITS):
+            if words and (word in UNITS or word.rstrip(",;:)") in UNITS):
                 words[-1] += " " + word
             else:
                 words.append(word)
@@ -547,8 +537,7 @@ def render_systems(
             system.confidence.value,
             *([system.gpu] if wide else []),
         )
-    natural = Measurement.get(console, console.options.update_width(10_000), table).maximum
-    narrow = natural > console.width + _NICS_FOLD
+    narrow = whole_width(console, table) > console.width
     if narrow:
         # too narrow for every column whole: one space between columns, and the NIC rates
         # (per NIC and per GPU; `ibcalc links` and `systems show` give them) give way, so that
@@ -562,11 +551,6 @@ def render_systems(
     _print_aliases(console, systems)
     if narrow:
         console.print(Text("(NIC rates: ibcalc systems show ID, or a wider terminal)"))
-
-
-#: How many columns short of its width the systems table may be and still wrap its NICs column
-#: alone ("8 x" over "ndr"); narrower, every column wraps.
-_NICS_FOLD = 6
 
 
 def render_system(system: System, fmt: str = Format.TABLE, stream: TextIO | None = None) -> None:

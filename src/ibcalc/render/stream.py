@@ -11,11 +11,28 @@ from __future__ import annotations
 import re
 from typing import Any, TextIO
 
+from rich.cells import cell_len
 from rich.console import Console
+from rich.measure import Measurement
+from rich.table import Table
+from rich.text import Text
 
-__all__ = ["PipeConsole", "TrimmedStream", "trim_line"]
+__all__ = ["PipeConsole", "TrimmedStream", "fit_columns", "trim_line", "whole_width"]
 
 _TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$")
+#: The units a figure is printed with: a number and its unit are never parted
+UNITS = frozenset(
+    (
+        *("B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB"),
+        *("ns", "us", "ms", "s", "h"),
+        *("MB/s", "GB/s", "TB/s", "Gb/s"),
+    )
+)
+#: A line that is a figure: a number, a unit or "x" or "%" after it, and a range in
+#: parentheses ("39.3 ms (36.7-48.5)", "1,707x", "-12%", "221.82*")
+_FIGURE = re.compile(
+    r"[-+~<>]?\d[\d.,]*(?:e[-+]?\d+)?(?:%|x)?\*?(?: (?P<unit>[^\s(]\S*?))?\*?(?: \([^)]*\))?"
+)
 
 
 def trim_line(line: str) -> str:
@@ -63,7 +80,146 @@ class PipeConsole(Console):
         kwargs.setdefault("markup", False)
         super().__init__(*args, **kwargs)
 
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        """Print as rich does, but a table too wide for the page is printed at the width that
+        keeps every figure and word whole (:func:`fit_columns`), past the page's edge, rather
+        than cut: at 60 columns rich had printed 450 GB/s as "45" and 1,707x as "1,70"."""
+        if len(objects) == 1 and isinstance(objects[0], Table) and "width" not in kwargs:
+            page = self.width
+            needed = fit_columns(self, objects[0], page)
+            if needed > page:
+                # print's own width= is capped at the console's: widen the console for it
+                self.width = needed
+                try:
+                    super().print(*objects, **kwargs)
+                finally:
+                    self.width = page
+                return
+        super().print(*objects, **kwargs)
+
     def on_broken_pipe(self) -> None:
         """Stop writing and raise BrokenPipeError for the CLI to handle."""
         self.quiet = True
         raise BrokenPipeError
+
+
+def _plain(cell: Any) -> str | None:
+    """A cell's text, or None for a cell that is not text (a nested table, a bar)."""
+    if isinstance(cell, str):
+        return cell
+    if isinstance(cell, Text):
+        return cell.plain
+    return None
+
+
+#: A word with the indent before it (the first) or the space before it (the rest)
+_INDENTED_WORD = re.compile(r"^\s*\S+|(?<=\s)\S+")
+
+
+def _is_figure(line: str) -> bool:
+    """Whether ``line`` is a figure (:data:`_FIGURE`, its unit one of :data:`UNITS`)."""
+    match = _FIGURE.fullmatch(line.strip())
+    return match is not None and match["unit"] in (None, *UNITS)
+
+
+def _widths(texts: list[str]) -> tuple[int, int]:
+    """The narrowest and widest a column of ``texts`` can be: a line that is a figure
+    (:func:`_is_figure`) whole, any other line's longest word; and its longest line."""
+    lines = [line for text in texts for line in text.split("\n")]
+    low = max(
+        (
+            cell_len(line.strip())
+            if _is_figure(line)
+            # a line's indent belongs to its first word ("  tree/LL128" under "> nvls/...")
+            else max((cell_len(word) for word in _INDENTED_WORD.findall(line)), default=0)
+            for line in lines
+        ),
+        default=0,
+    )
+    return low, max((cell_len(line) for line in lines), default=0)
+
+
+def _spans(console: Console, table: Table) -> tuple[list[tuple[int, int]], int, int] | None:
+    """Each column's narrowest and widest content width (:func:`_widths`), the table's natural
+    width and what it adds to its columns' contents (padding, rules); None for a grid (no box:
+    prose and bullets, where a long URL folds beside its bullet) or a cell that is not text."""
+    if table.box is None:
+        return None
+    top, right, bottom, left = table.padding
+    if table.collapse_padding and not top and not bottom:
+        # rich measures collapsed padding as less than it draws (a left pad alone as 0, the
+        # first column's as one space short), so columns drew a character narrower than their
+        # width: the same spacing, one space left of every column, without collapsing
+        table.padding = (0, 0, 0, max(left, right))
+        table.collapse_padding = False
+    spans: list[tuple[int, int]] = []
+    for column in table.columns:
+        texts = [_plain(cell) for cell in column.cells]
+        header = _plain(column.header)
+        if header is None or any(t is None for t in texts):
+            return None
+        low, high = _widths([t for t in texts if t is not None])
+        head_low, head_high = _widths([header]) if table.show_header else (0, 0)
+        spans.append((max(low, head_low), max(high, head_high)))
+    natural = Measurement.get(console, console.options.update_width(10**6), table).maximum
+    return spans, natural, natural - sum(high for _, high in spans)
+
+
+def _level(spans: list[tuple[int, int]], budget: int) -> list[int]:
+    """Column widths within ``budget``: each column capped at one level but kept between its
+    narrowest and widest (``spans``), the level as high as the budget allows, so the widest
+    columns give way first (a derivation's prose narrows before its term names break); the
+    narrowest widths when even they exceed the budget."""
+    lows = [low for low, _ in spans]
+    if sum(lows) >= budget:
+        return lows
+
+    def at(level: int) -> list[int]:
+        return [min(high, max(low, level)) for low, high in spans]
+
+    level = 0
+    top = max(high for _, high in spans)
+    while level < top and sum(at(level + 1)) <= budget:
+        level += 1
+    widths = at(level)
+    spare = budget - sum(widths)
+    for i, (_, high) in enumerate(spans):  # what is left: one more to each capped column
+        if spare and widths[i] == level < high:
+            widths[i] += 1
+            spare -= 1
+    return widths
+
+
+def whole_width(console: Console, table: Table) -> int:
+    """The narrowest ``table`` can be with no figure broken or cut and no word split (see
+    :func:`fit_columns`); 0 for a table left to rich."""
+    measured = _spans(console, table)
+    if measured is None:
+        return 0
+    spans, _, overhead = measured
+    return sum(low for low, _ in spans) + overhead
+
+
+def fit_columns(console: Console, table: Table, page: int) -> int:
+    """Set the widths of ``table``'s columns for a page of ``page`` columns so that no figure
+    is broken or cut and no word split, and return the width the table then takes.
+
+    rich narrows a table that is too wide by shrinking its widest columns, then every column
+    evenly, whatever they hold: at 60 columns it printed 450 GB/s as "45", 1,707x as "1,70"
+    and "scale-up" as "scale-". Here every column keeps at least its longest figure
+    (:func:`_is_figure`: "39.3 ms (36.7-48.5)" stays on one line) and its longest word, and
+    the widest columns give way first, as rich's own narrowing does (:func:`_level`).
+    When even that is wider than the page, the table is printed wider and the terminal wraps
+    its lines: a long line is readable, a cut number is a wrong one. Grids and tables with
+    cells that are not text are left to rich (returns 0).
+    """
+    measured = _spans(console, table)
+    if measured is None:
+        return 0
+    spans, natural, overhead = measured
+    if natural <= page:
+        return natural
+    widths = [max(1, width) for width in _level(spans, page - overhead)]
+    for column, width in zip(table.columns, widths, strict=True):
+        column.width = width
+    return sum(widths) + overhead

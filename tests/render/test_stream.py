@@ -1,0 +1,78 @@
+"""Tables on narrow pages: no figure cut or broken, no word split (render.stream.fit_columns)."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich import box
+from rich.table import Table
+from typer.testing import CliRunner
+
+from ibcalc.catalogue.load import load_catalogue
+from ibcalc.cli import app
+from ibcalc.render.stream import PipeConsole
+
+runner = CliRunner()
+
+
+def _print(table: Table, width: int) -> list[str]:
+    out = io.StringIO()
+    PipeConsole(file=out, width=width, highlight=False).print(table)
+    return [line.rstrip() for line in out.getvalue().splitlines()]
+
+
+def _table() -> Table:
+    table = Table("link", "rate", "time", "note", box=box.SIMPLE_HEAD)
+    table.add_row("nvlink4-bridge", "450 GB/s", "39.3 ms (36.7-48.5)", "a note that can wrap")
+    table.add_row("ndr", "50.0 GB/s", "1,707x", "short")
+    return table
+
+
+def test_a_table_that_fits_is_left_as_rich_prints_it() -> None:
+    wide = _print(_table(), 200)
+    assert max(len(line) for line in wide) < 80
+    assert any("39.3 ms (36.7-48.5)" in line for line in wide)
+
+
+@pytest.mark.parametrize("width", [40, 50, 60])
+def test_narrow_pages_wrap_words_but_keep_figures_and_ids_whole(width: int) -> None:
+    """rich had cut 450 GB/s to "45" at 60 columns: every figure and id must appear whole on
+    one line, whatever the width, while the note wraps between its words."""
+    lines = _print(_table(), width)
+    text = "\n".join(lines)
+    for whole in ("nvlink4-bridge", "450 GB/s", "50.0 GB/s", "39.3 ms (36.7-48.5)", "1,707x"):
+        assert whole in text, (whole, text)
+    # the note wraps between words instead of widening the table further
+    assert not any("a note that can wrap" in line for line in lines) or width >= 60
+
+
+def test_a_table_wider_than_the_page_even_whole_is_printed_whole_past_the_edge() -> None:
+    lines = _print(_table(), 20)
+    assert any("39.3 ms (36.7-48.5)" in line for line in lines)
+    assert max(len(line) for line in lines) > 20
+
+
+@pytest.mark.parametrize("command", [["links"], ["systems"], ["storage"], ["gap"]])
+def test_listings_at_60_columns_print_every_rate_whole(command: list[str]) -> None:
+    """At 60 columns `systems` printed nvlink4's 450 GB/s as "45", `links` 80.0 as "80." and
+    `gap` 1,707x as "1,70": a cut figure reads as another value."""
+    result = runner.invoke(app, command, env={"COLUMNS": "60"})
+    assert result.exit_code == 0
+    tokens = set(result.output.split())
+    cat = load_catalogue(use_env=False)
+    if command == ["links"]:
+        for link in cat.links:
+            assert link.id in tokens
+            assert f"{link.efficiency:.3g}" in tokens
+    if command == ["systems"]:
+        for system in cat.systems:
+            assert system.id in tokens
+            assert system.confidence.value in tokens
+        assert {"450", "900"} <= tokens
+    if command == ["storage"]:
+        for storage in cat.storage:
+            assert storage.id in tokens
+    if command == ["gap"]:
+        ratios = [t for t in tokens if t.endswith("x") and t[:-1].replace(",", "").isdigit()]
+        assert any("," in ratio for ratio in ratios)  # 1,707x whole
