@@ -58,6 +58,24 @@ def _phase(result: TrainResult, name: str):  # type: ignore[no-untyped-def]
     return matches[0]
 
 
+def test_dp_gradients_are_the_fullest_stage_s(builtin_catalogue: Catalogue) -> None:
+    """Every pipeline stage all-reduces its own gradients at once, so the stage holding the
+    most gates the step, the one memory is counted on: on tp 2 pp 4, Llama-3-8B's first stage
+    holds 8 of 32 layers and the input embedding (128,256 x 4,096), and its gradients were
+    priced as the average stage's P x 2 B / (tp x pp) = 2.0 GB, 13 % short."""
+    result = _run(
+        builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=2, pp=4, dp=2, model_id="llama3-8b"
+    )
+    embedding = 128_256 * 4_096
+    body = 8e9 - 2 * embedding  # the output layer is the last stage's
+    stage0 = (body * 8 / 32 + embedding) / 2  # per GPU of tp 2: 1.131e9
+    dp = _phase(result, "dp-allreduce")
+    assert dp.bytes_per_gpu == pytest.approx(stage0 * 2)  # bf16 gradients
+    assert result.memory is not None
+    assert dp.bytes_per_gpu == pytest.approx(result.memory.params_per_gpu * 2)
+    assert dp.bytes_per_gpu / (8e9 * 2 / 8) == pytest.approx(1.131, abs=0.001)
+
+
 def test_dp_allreduce_bytes_and_time_equal_ibcalc_allreduce(builtin_catalogue: Catalogue) -> None:
     # 70e9 params x 2 bytes (bf16) / (tp 8 x pp 1) = 17.5e9 bytes per GPU
     result = _run(builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=8, dp=16)
