@@ -300,7 +300,10 @@ def test_a_part_larger_than_s3_takes_is_refused(builtin_catalogue: Catalogue) ->
     at_limit = checkpoint(
         builtin_catalogue, cluster, spec.model_copy(update={"part_bytes": 5 * 2**30})
     )
-    assert at_limit.save.bound == "client NICs"
+    # one request moves about 85 MB/s (AWS's guideline): a 5 GiB part takes 63.2 s, longer
+    # than the 4 nodes' NICs take for the whole save (5.67 TB / (4 x 47.0 GB/s) = 30.2 s)
+    assert at_limit.save.bound == "one request"
+    assert at_limit.save.time_s == pytest.approx(5 * 2**30 / 85e6 + 0.1)
     with pytest.raises(WorkloadError) as err:
         checkpoint(builtin_catalogue, cluster, spec.model_copy(update={"part_bytes": 6 * 2**30}))
     assert err.value.field == "part_bytes"
@@ -312,6 +315,24 @@ def test_a_part_larger_than_s3_takes_is_refused(builtin_catalogue: Catalogue) ->
         b for b in checkpoint(builtin_catalogue, cluster, small).save.bounds if b.name == "requests"
     )
     assert requests.detail.startswith("32 parts of 500 MB")
+
+
+def test_one_s3_request_moves_at_most_85_mb_per_s(builtin_catalogue: Catalogue) -> None:
+    """AWS's S3 guideline: one concurrent request per 85-90 MB/s of wanted throughput
+    (data/links.yaml aws-s3 per_request, 85 MB/s). Llama-3-8B (16 GB) from 2 DGX H100 in parts
+    as large as a rank's share (1 GB) had saved in 270 ms, 5.9 GB/s a request; each 1 GB part
+    now takes 1e9 / 85e6 = 11.8 s however many are in flight. The default 16 MB parts take
+    0.19 s each, below the request rate's 1,008 / 3,500 = 0.288 s."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    big = CheckpointSpec(model=find_model("llama3-8b"), storage="aws-s3", part_bytes=6 * 2**30)
+    result = checkpoint(builtin_catalogue, cluster, big)
+    assert result.save.bound == result.restore.bound == "one request"
+    assert result.save.time_s == pytest.approx(16e9 / 16 / 85e6 + 0.1)
+    default = checkpoint(builtin_catalogue, cluster, big.model_copy(update={"part_bytes": None}))
+    one = next(b for b in default.save.bounds if b.name == "one request")
+    assert one.time_s == pytest.approx(16e6 / 85e6)
+    assert default.save.bound == "requests"
+    assert default.save.time_s == pytest.approx(1008 / 3500 + 0.1)
 
 
 def test_a_rank_s_object_has_at_most_the_parts_s3_takes_in_one_upload(

@@ -369,7 +369,8 @@ class Storage(BaseModel):
     Bandwidths are bytes per second. ``aggregate_*`` is what one *unit* delivers (one NVMe-oF
     target, one file-system appliance); ``None`` means no stated limit (an object store scales
     out). ``per_client_*`` caps one client node; ``None`` means the client's own NICs bound it.
-    ``*_requests_per_s`` are request-rate limits per ``request_scope`` (S3: per prefix).
+    ``*_requests_per_s`` are request-rate limits per ``request_scope`` (S3: per prefix);
+    ``per_request`` what one request moves at most (S3: about 85-90 MB/s).
     """
 
     model_config = _FROZEN
@@ -390,6 +391,9 @@ class Storage(BaseModel):
     write_requests_per_s: RequestRate | None = None
     request_scope: Literal["per-prefix"] | None = None
     requests_source: str | None = None
+    #: what one request (one part, one connection) moves at most; None: no stated limit
+    per_request_Bps: Bandwidth | None = Field(default=None, alias="per_request", gt=0)
+    per_request_source: str | None = None
     #: the largest part (one request's body) a save may write; None: no stated limit
     max_write_part_bytes: PartSize | None = Field(default=None, alias="max_write_part")
     #: the most parts one object's upload may have (S3 multipart: 10,000); None: no stated limit

@@ -14,7 +14,10 @@ The time is the largest of its bounds, plus one storage latency:
 * storage: ``bytes / (units x the unit's aggregate rate)`` (read or write);
 * fabric: ``bytes / fabric bandwidth`` between clients and storage, when given;
 * requests (object stores): ``parts / (prefixes x requests per second)``, where every rank's
-  share is cut into parts of ``part_size``.
+  share is cut into parts of ``part_size``;
+* one request (object stores): ``part / per-request rate``, the time of the largest part at
+  what one request moves (S3: about 85 MB/s), every part in flight at once (as many
+  connections as parts: the most favourable case; fewer take longer).
 
 The result names the bound that sets the time.
 """
@@ -282,6 +285,20 @@ def _transfer(
                 detail=f"{parts:,} parts of {_part_words(total / ranks, spec.part_size_bytes)} "
                 f"at {rate:g}/s per prefix x {prefixes:,} prefix{'es' if prefixes != 1 else ''}"
                 + (f" (of {spec.prefix_count:,} given)" if prefixes < spec.prefix_count else ""),
+            )
+        )
+    if storage.per_request_Bps is not None:
+        part = min(spec.part_size_bytes, total / ranks)
+        one = part / storage.per_request_Bps
+        parts = _parts(total, ranks, spec.part_size_bytes)
+        bounds.append(
+            Bound(
+                name="one request",
+                bw_Bps=total / one,
+                time_s=one,
+                detail=f"a part of {format_size(part)} at "
+                f"{format_bandwidth(storage.per_request_Bps)} per request, all {parts:,} in "
+                "flight at once",
             )
         )
     worst = max(bounds, key=lambda b: b.time_s)
