@@ -246,14 +246,16 @@ def test_explanations_add_up(t: Topology, size: float, coll: Collective) -> None
 
 def test_time_grows_with_size_on_every_preset() -> None:
     """Every (algorithm, protocol) of every preset on 1, 2, 4 and 16 nodes, at every power of two
-    from 8 B to 8 GiB: never less time for more bytes (issue 9). The random clusters above
-    missed tree/Simple all-reduce between 1 and 8 MiB (dgx-h100 on 16 nodes: 332 us at 1 MiB,
-    318 us at 2 MiB), whose fill took NCCL's size-bucket correction."""
+    from 8 B to 8 GiB and just below each: never less time for more bytes (issue 9). The random
+    clusters above missed tree/Simple all-reduce between 1 and 8 MiB (dgx-h100 on 16 nodes:
+    332 us at 1 MiB, 318 us at 2 MiB), whose fill took NCCL's size-bucket correction, and the
+    powers of two alone missed the correction's own steps (4 x DGX H100 tree/LL128: 126.4 us
+    for 4,190,208 B, 115.5 us for 4 MiB)."""
     from ibcalc import ClusterSpec, load_catalogue, resolve_cluster
     from ibcalc.errors import IbcalcError
 
     catalogue = load_catalogue(use_env=False)
-    sizes = [float(2**k) for k in range(3, 34)]
+    sizes = [size for k in range(3, 34) for size in (2**k * 0.999, float(2**k))]
     series = 0
     for system in catalogue.systems:
         for nodes in (1, 2, 4, 16):

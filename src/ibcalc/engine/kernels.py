@@ -45,6 +45,7 @@ from ibcalc.engine.base import (
     _hop,
     base_latency,
     bytes_factor,
+    correction_at,
     intra_hop_latency,
     ll_cap_Bps,
     net_overhead,
@@ -74,8 +75,6 @@ Kernel = Callable[[float], float]
 #: size -> (single_s, period_s) of one cost function whose operations overlap (period_s set).
 ChainKernel = Callable[[float], tuple[float, float]]
 TimingFunction = Callable[[Collective, float, Topology, Protocol, CostParams], Timing | None]
-
-_log2 = math.log2
 
 
 def kernel_for(
@@ -328,11 +327,7 @@ def _tree_kernel(
         nc = active_channels(size_bytes, full, unit)
         b = fill_b = trimmed_bw(bw, nc, full)
         if corrected:
-            corr = 1.0
-            if size_bytes >= first:
-                index = int(_log2(size_bytes / first))
-                corr = table[index] if 0 <= index < len(table) else 1.0
-            b *= corr
+            b *= correction_at(size_bytes, table, first, smooth=model_fill)
         if net_varies:
             fill = size_bytes / fill_bytes
             net = hw + extra * (low + span * (fill if fill < 1.0 else 1.0))
