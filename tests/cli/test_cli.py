@@ -388,6 +388,18 @@ def test_non_equivalent_busbw_stays_below_the_wire_rate() -> None:
             assert result["busbw_GBps"] <= 450 * (1 + 1e-9), result["algorithm"]
 
 
+def test_two_ranks_across_two_nodes_print_a_wire_rate() -> None:
+    """One GPU on each of 2 nodes: F(2) = 1 and tree, ring and recursive halving-doubling each
+    send S over the NDR NIC, so busbw is the rate on the wire (it was flagged 'equivalent' for
+    the tree and halving-doubling), and none exceeds the NIC's 50 GB/s per direction."""
+    data = _json("allreduce", "--size", "1GB", "--inter", "ndr", "-g", "1", "-N", "2")
+    results = [data, *data["alternatives"]]
+    assert {r["algorithm"] for r in results} >= {"tree", "ring", "rhd"}
+    for result in results:
+        assert result["busbw_equivalent"] is False, result["algorithm"]
+        assert result["busbw_GBps"] <= 50 * (1 + 1e-9), result["algorithm"]
+
+
 # =========================================================================== errors
 
 

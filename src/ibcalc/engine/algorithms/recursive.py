@@ -172,8 +172,9 @@ def rhd_timing(
             ),
             # across domains the far steps put (N-1)/N S on the network and only (m-1)/(mN) S
             # on the scale-up link, so busbw's (n-1)/n factor is a node-level equivalent for
-            # every collective (a property test found RS busbw above min(B_up, nics B_nic))
-            equivalent=big_n > 1,
+            # every collective (a property test found RS busbw above min(B_up, nics B_nic));
+            # with one GPU per domain every step is on the network, 2(n-1)/n S as a ring's
+            equivalent=big_n > 1 and topo.m > 1,
         )
 
     return Timing(Algorithm.RHD, protocol, latency, transfer, explain)

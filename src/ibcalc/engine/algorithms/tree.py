@@ -244,7 +244,9 @@ def tree_timing(
                 "max(2S/B_up, c x S/(nics x B_nic)) / f_p + fill + base "
                 "+ 2((m-1) intra + log2(N) net)"
             ),
-            equivalent=big_n == 2 or topo.sites == 2,
+            # two ranks in all: busbw's factor is 1 and the tree sends S, as a ring does: a
+            # wire rate, not an equivalent
+            equivalent=(big_n == 2 or topo.sites == 2) and topo.m * big_n > 2,
             terms=terms,
             fill_s=fill,
         )
