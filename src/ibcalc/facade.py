@@ -322,6 +322,7 @@ def _estimate(
         neighbour_cross_leaf_fraction=topo.out.neighbour_share if topo.out is not None else 1.0,
         sites=topo.sites,
         wan=topo.wan.link_id if topo.wan is not None else None,
+        gpus_per_process=topo.gpus_per_process,
         domains=topo.domains,
         time_s_range=likely_range(topo, params, size, best.time_s, [c.time_s for c in ties]),
         range_covers=[f"{c.algorithm.value}/{c.protocol.value}" for c in ties],

@@ -124,6 +124,7 @@ class EstimateResult(Estimate, JsonModel):
         "neighbour_cross_leaf_fraction",
         "sites",
         "wan",
+        "gpus_per_process",
         "algorithm",
         "protocol",
         "time_s",

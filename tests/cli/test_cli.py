@@ -400,6 +400,27 @@ def test_two_ranks_across_two_nodes_print_a_wire_rate() -> None:
         assert result["busbw_GBps"] <= 50 * (1 + 1e-9), result["algorithm"]
 
 
+def test_the_bottleneck_names_the_host_launches_where_they_set_the_time() -> None:
+    """--gpus-per-process 8 (nccl-tests' -g 8): one process launches 8 GPUs' kernels in turn,
+    8 x calibrated.launch_per_gpu (4.4 us) = 35.2 us per operation, longer than an 8 B
+    all-reduce's 27.7 us: the time printed is the launches' (34.8 us over nccl-tests'
+    iterations), and the bottleneck line had said "latency: 27.7 us of 27.7 us". The JSON
+    echoes gpus_per_process."""
+    launch = builtin_cost_params().calibrated.launch_per_gpu_s
+    data = _json(
+        "allreduce", "--size", "8", "--system", "dgx-h100", "-N", "2", "--gpus-per-process", "8"
+    )
+    assert data["gpus_per_process"] == 8
+    assert data["bottleneck"].startswith(
+        f"host launches: one process drives 8 GPUs and launches each operation in "
+        f"{8 * launch * 1e6:.3g} us"
+    )
+    assert data["time_s"] > data["one_operation_s"]
+    plain = _json("allreduce", "--size", "8", "--system", "dgx-h100", "-N", "2")
+    assert plain["gpus_per_process"] == 1
+    assert plain["bottleneck"].startswith("latency")
+
+
 # =========================================================================== errors
 
 

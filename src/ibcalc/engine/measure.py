@@ -84,11 +84,18 @@ def measured(cost: Cost, topo: Topology, params: CostParams) -> Cost:
         return cost
     period = cost.period_s if cost.period_s is not None else single
     host = host_period_s(topo, params)
+    bottleneck = cost.bottleneck
     if host > period:
         why = (
             f"one process drives {topo.gpus_per_process} GPUs: the host launches each "
             f"operation in {host * 1e6:.3g} us ({topo.gpus_per_process} x "
             f"{params.calibrated.launch_per_gpu_s * 1e6:.3g} us, calibrated.launch_per_gpu)"
+        )
+        # the time shown is the launches', not the operation's latency or bytes
+        bottleneck = (
+            f"host launches: one process drives {topo.gpus_per_process} GPUs and launches "
+            f"each operation in {host * 1e6:.3g} us, more than one operation's "
+            f"{single * 1e6:.3g} us"
         )
     else:
         why = (
@@ -97,4 +104,6 @@ def measured(cost: Cost, topo: Topology, params: CostParams) -> Cost:
         )
     k = params.nccl_runtime.tests_iterations
     note = f"{why}; nccl-tests times {k} iterations: (T + {k - 1} x period) / {k}"
-    return cost.model_copy(update={"measured_s": time, "measure_note": note})
+    return cost.model_copy(
+        update={"measured_s": time, "measure_note": note, "bottleneck": bottleneck}
+    )

@@ -301,6 +301,8 @@ class Estimate(BaseModel):
     neighbour_cross_leaf_fraction: float = 1.0
     sites: int = 1
     wan: str | None = None
+    #: GPUs one process drives (nccl-tests' -g; ``--gpus-per-process``)
+    gpus_per_process: int = 1
     #: Where a measurement of this estimate is likely to fall (``engine/band.py``): about 80 %
     #: of held-out published measurements land inside.
     time_s_range: tuple[float, float] | None = None
