@@ -55,6 +55,7 @@ from ibcalc.cluster.resolve import (
     resized_nics_note,
     resolve_cluster,
     scaled_nics,
+    scope_note,
 )
 from ibcalc.cluster.spec import (
     MAX_GPUS_PER_NODE,
@@ -603,6 +604,9 @@ def gap(
     tier = node.topology.up
     assert tier is not None  # gpus_per_node >= 2 always builds a scale-up tier
     notes.extend(n for n in node.assumptions if "mesh" in n or n.startswith("AMD GPUs run RCCL"))
+    scope = scope_note(up)
+    if scope is not None:
+        notes.append(scope)
     if tier.duplex_efficiency < 1:
         # the table's achievable rate is one direction's; a collective sends both ways at once
         notes.append(

@@ -421,6 +421,18 @@ def test_the_bottleneck_names_the_host_launches_where_they_set_the_time() -> Non
     assert plain["bottleneck"].startswith("latency")
 
 
+def test_a_per_link_scale_up_figure_is_said_to_be_one() -> None:
+    """xgmi-mi250x is one 16-wide link, 50 GB/s (scope per-link; an MI250X has several): used as
+    the GPU's whole scale-up bandwidth, the estimate says so. Per-GPU figures (NVLink 4) and
+    PCIe (one link per GPU) need no such note."""
+    words = "is a per-link figure (50.0 GB/s per direction), used as each GPU's whole"
+    data = _json("allreduce", "--size", "1GB", "--intra", "xgmi-mi250x", "-N", "1")
+    assert any(words in note for note in data["assumptions"])
+    for args in (["--system", "dgx-h100", "-N", "1"], ["--system", "a100-pcie-pair"]):
+        plain = _json("allreduce", "--size", "1GB", *args)
+        assert not any("per-link figure" in note for note in plain["assumptions"]), args
+
+
 # =========================================================================== errors
 
 

@@ -17,7 +17,7 @@ from ibcalc.cluster.spec import MAX_GPUS, MAX_NICS_PER_NODE, ClusterSpec
 from ibcalc.engine.base import Topology
 from ibcalc.engine.types import ScaleOutTier, ScaleUpTier
 from ibcalc.errors import ClusterError
-from ibcalc.units import format_time, plural
+from ibcalc.units import format_bandwidth, format_time, plural
 
 __all__ = [
     "DEFAULT_GPUS_PER_NODE",
@@ -30,6 +30,7 @@ __all__ = [
     "check_domain_given",
     "gpu_fed_nic_Bps",
     "resolve_cluster",
+    "scope_note",
     "sharp_hint",
 ]
 
@@ -197,6 +198,19 @@ def check_count(field: str, value: int, low: int, high: int) -> int:
     return value
 
 
+def scope_note(intra: Link) -> str | None:
+    """What a scale-up link's figure stands for where it is not a GPU's whole (one xGMI link of
+    an MI250X, 50 GB/s, of the several a GPU has): used as the GPU's scale-up bandwidth, it is
+    a floor. None for a per-GPU figure, and for PCIe (one link per GPU)."""
+    if intra.scope == "per-gpu" or intra.kind is not LinkKind.SCALE_UP:
+        return None
+    return (
+        f"{intra.id} is a {intra.scope} figure ({format_bandwidth(intra.per_direction_Bps)} per "
+        "direction), used as each GPU's whole scale-up bandwidth: a GPU with several such links "
+        "to its peers has more ({intra})"
+    )
+
+
 def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
     """Fill the gaps of ``spec`` and build its tiers; record each assumption made."""
     notes: list[str] = []
@@ -222,6 +236,10 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
             raise ClusterError("{intra} " + problem, field="intra")
         if spec.intra is None and system is None:
             notes.append(f"scale-up link {intra.id} assumed ({{intra}})")
+            fabric.append(notes[-1])
+        scope = scope_note(intra)
+        if scope is not None:
+            notes.append(scope)
             fabric.append(notes[-1])
     if resized and system is not None and gpus_per_node > system.scale_up_domain:
         notes.append(
