@@ -104,7 +104,10 @@ def parse_collective(name: str) -> Collective:
     found = Collective.lookup(name)
     if found is None:
         names = [*(c.command for c in Collective), *(c.value for c in Collective)]
-        raise UnknownNameError("collective", name, suggest(name.lower(), names))
+        close = suggest(name.lower(), names)
+        if not close:  # 'foo': say what the names are
+            raise UnknownNameError("collective", name, [c.command for c in Collective], close=False)
+        raise UnknownNameError("collective", name, close)
     return found
 
 

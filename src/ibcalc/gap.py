@@ -698,7 +698,7 @@ def _default_nics(catalogue: Catalogue, inter: str, gpus: int) -> tuple[int, str
         nics = scaled_nics(instance, gpus)
         return nics, instance_nics_note(link, instance, nics), instance
     check_nic_default(gpus, gpus, "one per GPU")
-    return gpus, f"{gpus} NICs per node (one per GPU) assumed ({{nics_per_node}})", None
+    return gpus, f"{plural(gpus, 'NIC')} per node (one per GPU) assumed ({{nics_per_node}})", None
 
 
 def gap_for_system(

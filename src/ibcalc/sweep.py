@@ -332,13 +332,17 @@ def _group(
     plan = CollectivePlan(
         cluster, collective, dtype=dtype, algorithm=algorithm, protocol=protocol, params=params
     )
+    largest: SizeTooSmallError | None = None
     for size in sizes:
         try:
             estimates.append(plan.estimate(size))
-        except SizeTooSmallError:
+        except SizeTooSmallError as exc:
             skipped.append(size)
+            largest = exc
     if not estimates:
-        raise SizeTooSmallError("no size in the sweep is large enough for this many ranks")
+        # why the largest size is too small: one element of the type, or one per rank
+        why = f": {largest}" if largest is not None else ""
+        raise SizeTooSmallError(f"no size in the sweep is large enough{why}")
     return SweepGroup(cluster=cluster, estimates=estimates, skipped_bytes=skipped)
 
 

@@ -252,7 +252,7 @@ def test_two_trays_of_one_rack_are_not_said_to_halve_network_traffic() -> None:
     ]
     assert two.fabric_notes == ("all 8 GPUs share one gb200-nvl72 NVLink domain of up to 72",)
     # one site per node across a WAN: the tree has WAN levels only, and no empty term for the
-    # levels between nodes inside a site ("2 x 0 levels (log2 2 nodes)")
+    # levels between nodes inside a site ("2 x 0 levels (log2 of 2 nodes)")
     sites = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=2, sites=2))
     terms = estimate_on(sites, Collective.ALL_REDUCE, 1e9).best.terms
     names = [t.name for t in terms]
@@ -268,7 +268,7 @@ def test_explanations_say_domain_where_one_spans_nodes() -> None:
     names = [t.name for t in est.best.terms]
     assert "tree levels across domains" in names
     tree = next(t for t in est.best.terms if t.name == "tree levels across domains")
-    assert "(log2 2 domains)" in tree.detail
+    assert "(log2 of 2 domains)" in tree.detail
     # a tray per domain and a DGX H100 per domain: the engine's word stays "node"
     for spec in (
         ClusterSpec(system="gb200-nvl72", nodes=2, scale_up_domain=4),
@@ -449,7 +449,7 @@ def test_cluster_errors_name_the_field(spec: dict[str, object], field: str, mess
         ({"nodes": 0}, "nodes", "nodes 0 is out of range (1..1000000)"),
         ({"nics_per_node": 257}, "nics_per_node", "nics_per_node 257 is out of range (1..256)"),
         ({"oversubscription": 0.5}, "oversubscription", "oversubscription 0.5 is out of range"),
-        ({"inter": " "}, "inter", "inter is empty; give a link or preset name"),
+        ({"inter": " "}, "inter", "inter is empty; give a link name"),
     ],
 )
 def test_spec_refuses_values_out_of_range(

@@ -468,7 +468,7 @@ def test_wan_tier_caps_ring_and_adds_wan_hops() -> None:
         (term,) = [x for x in other.terms if x.name == "transfer"]
         assert "bound by NCCL's buffers in flight, 2 channels x 4 MiB" in term.detail, algorithm
     (levels,) = [x for x in explained.terms if x.name == "tree levels across sites"]
-    assert "2 x 1 levels (log2 2 sites)" in levels.detail
+    assert "2 x 1 level (log2 of 2 sites)" in levels.detail
     assert "+ wan one way 1 ms" in levels.detail
 
 

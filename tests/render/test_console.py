@@ -17,8 +17,9 @@ from typer.testing import CliRunner
 from ibcalc.catalogue.models import Link
 from ibcalc.cli import app
 from ibcalc.engine.types import Algorithm, Collective, Cost, Estimate, Protocol
-from ibcalc.render.console import Format, render_estimate, render_links, unit_wrap
+from ibcalc.render.console import Format, render_estimate, render_links
 from ibcalc.render.logs import _value
+from ibcalc.render.stream import unit_wrap
 
 BEST = Cost(
     algorithm=Algorithm.RING,
@@ -134,6 +135,7 @@ def test_json_keys_are_the_published_ones_in_order() -> None:
         "neighbour_cross_leaf_fraction",
         "sites",
         "wan",
+        "gpus_per_process",
         "algorithm",
         "protocol",
         "time_s",

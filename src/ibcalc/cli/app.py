@@ -229,16 +229,21 @@ def refuse_unplain_numbers(args: Sequence[str]) -> None:
     or another script's digits (fullwidth or Arabic-Indic ones), which the toolkit's int and
     float options take as they are. Every number ibcalc reads itself (sizes, rates, times)
     takes ASCII digits only."""
+    previous = ""
     for arg in args:
-        value = arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg
+        option, value = arg.split("=", 1) if arg.startswith("--") and "=" in arg else ("", arg)
+        if not option and previous.startswith("-"):
+            option = previous  # "--size 1_000": the option before names it
+        previous = arg
         if value.isascii() and "_" not in value:
             continue
         try:
             float(value)
         except ValueError:
             continue  # not a number at all: the option it belongs to judges it
+        named = f"{option} " if option else ""
         raise CliUsageError(
-            f"{shown(value)} is not a plain number: write ASCII digits without separators"
+            f"{named}{shown(value)} is not a plain number: write ASCII digits without separators"
         )
 
 

@@ -71,7 +71,7 @@ def _kind(name: str | None) -> LinkKind | None:
     if name is None:
         return None
     try:
-        return LinkKind(name)
+        return LinkKind(name.strip().lower())  # any case, as --fabric NDR is taken
     except ValueError:
         kinds = ", ".join(kind.value for kind in LinkKind)
         raise CliUsageError(f"unknown kind {shown(name)} (use {kinds})") from None

@@ -333,7 +333,9 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         else:
             nics_per_node = gpus_per_node
             check_nic_default(nics_per_node, gpus_per_node, "one per GPU")
-            notes.append(f"{nics_per_node} NICs per node (one per GPU) assumed ({{nics_per_node}})")
+            notes.append(
+                f"{plural(nics_per_node, 'NIC')} per node (one per GPU) assumed ({{nics_per_node}})"
+            )
             fabric.append(notes[-1])
     elif spec.nics_per_node is not None:
         nics_per_node = spec.nics_per_node

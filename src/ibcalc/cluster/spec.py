@@ -13,7 +13,14 @@ import re
 from fractions import Fraction
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from ibcalc.engine.types import HostCpu
 from ibcalc.errors import ClusterError
@@ -174,9 +181,10 @@ class ClusterSpec(BaseModel):
 
     @field_validator("intra", "inter", "system", "host_pcie", "wan")
     @classmethod
-    def _not_blank(cls, value: str | None) -> str | None:
+    def _not_blank(cls, value: str | None, info: ValidationInfo) -> str | None:
         if value is not None and not value.strip():
-            raise ValueError("is empty; give a link or preset name")
+            what = "preset" if info.field_name == "system" else "link"
+            raise ValueError(f"is empty; give a {what} name")
         return value
 
     @field_validator(
@@ -202,7 +210,10 @@ def _cluster_error(exc: ValidationError) -> ClusterError:
     context = error.get("ctx") or {}
     kind = error["type"]
     shown = echo(value)
-    if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than") and field:
+    if isinstance(value, float) and not math.isfinite(value) and field:
+        # NaN fails every bound: "out of range (0..1)" said nothing of what was wrong
+        message = f"{{{field}}} {shown} is not a finite number"
+    elif kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than") and field:
         info = ClusterSpec.model_fields[field]
         low = next((m.ge for m in info.metadata if getattr(m, "ge", None) is not None), None)
         high = next((m.le for m in info.metadata if getattr(m, "le", None) is not None), None)

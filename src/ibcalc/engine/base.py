@@ -24,7 +24,7 @@ from ibcalc.engine.types import (
     ScaleUpTier,
     Term,
 )
-from ibcalc.units import format_number, format_size, format_time
+from ibcalc.units import format_number, format_size, format_time, plural
 
 #: How a collective's network bytes spread over peers: to neighbours (ring, tree, SHARP
 #: tree, send/recv) or to every peer (all-to-all, recursive halving-doubling, PAT).
@@ -446,7 +446,7 @@ def tree_levels_term(
     return Term(
         name=f"tree levels across {topo.node}s",
         seconds=2 * levels * net,
-        detail=f"2 x {levels} levels (log2 {topo.domains} {topo.node}s) x {us(net)}: "
+        detail=f"2 x {plural(levels, 'level')} (log2 of {topo.domains} {topo.node}s) x {us(net)}: "
         + net_hop_detail(topo, algorithm, protocol, size_bytes, params),
     )
 

@@ -27,7 +27,7 @@ from rich.text import Text
 from ibcalc.catalogue.models import Catalogue, Link, Storage, System
 from ibcalc.engine.types import Cost, Estimate, busbw_factor
 from ibcalc.errors import fill_fields
-from ibcalc.render.stream import UNITS, PipeConsole, TrimmedStream, whole_width
+from ibcalc.render.stream import PipeConsole, TrimmedStream, unit_wrap, whole_width
 from ibcalc.render.words import LINK_KEYS, links_words
 from ibcalc.units import (
     GB,
@@ -106,30 +106,6 @@ def bullets(items: Iterable[str], width: int | None = None) -> Table:
         # the bullet column and its padding take 4
         bullets.add_row("  -", Text(unit_wrap(item, width - 4) if width else item))
     return bullets
-
-
-def unit_wrap(text: str, width: int) -> str:
-    """``text`` in lines of at most ``width`` characters, broken at spaces but never between a
-    number and its unit ("65.7 ms" stays on one line; a word longer than the line is left to
-    fold). Line breaks already in ``text`` are kept."""
-    if width < 1 or len(text) <= width:
-        return text
-    out = []
-    for paragraph in text.split("\n"):
-        words: list[str] = []
-        for word in paragraph.split(" "):
-            if words and (word in UNITS or word.rstrip(",;:)") in UNITS):
-                words[-1] += " " + word
-            else:
-                words.append(word)
-        lines = [""]
-        for word in words:
-            if lines[-1] and len(lines[-1]) + 1 + len(word) > width:
-                lines.append(word)
-            else:
-                lines[-1] += (" " if lines[-1] else "") + word
-        out.extend(lines)
-    return "\n".join(out)
 
 
 def prose(text: str, prefix: str = "  ", style: str = "") -> Table | Text:
@@ -708,7 +684,8 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
 
     rows: list[dict[str, Any]] = group["rows"]
     title = (
-        f"{group['collective']} sweep on {group['nodes']} x {group['gpus_per_node']} GPUs "
+        f"{group['collective']} sweep on {group['nodes']} x "
+        f"{plural(group['gpus_per_node'], 'GPU')} "
         f"({links_words(**{key: group[key] for key in LINK_KEYS})})"
     )
     console = _console(stream)

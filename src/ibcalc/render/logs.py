@@ -613,10 +613,11 @@ def render_calibration(
         title="fit quality per run",
         title_justify="left",
     )
-    # the file name may be long: it folds, the figures do not
+    # the file name may be long: it folds; a figure is never broken, but "before -> after"
+    # may take two lines
     fit.add_column("run", overflow="fold")
     for name in ("rows", "latency error", "bandwidth error"):
-        fit.add_column(name, no_wrap=True, justify="right" if name == "rows" else "left")
+        fit.add_column(name, no_wrap=name == "rows", justify="right" if name == "rows" else "left")
     for r in calibration.runs:
         fit.add_row(
             f"{printable(Path(r.source).name)} (run {r.run_index + 1}, {r.collective})",

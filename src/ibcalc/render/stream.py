@@ -14,10 +14,18 @@ from typing import Any, TextIO
 from rich.cells import cell_len
 from rich.console import Console
 from rich.measure import Measurement
-from rich.table import Table
+from rich.table import Column, Table
 from rich.text import Text
 
-__all__ = ["PipeConsole", "TrimmedStream", "fit_columns", "trim_line", "whole_width"]
+__all__ = [
+    "UNITS",
+    "PipeConsole",
+    "TrimmedStream",
+    "fit_columns",
+    "trim_line",
+    "unit_wrap",
+    "whole_width",
+]
 
 _TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$")
 #: The units a figure is printed with: a number and its unit are never parted
@@ -116,27 +124,68 @@ def _plain(cell: Any) -> str | None:
 _INDENTED_WORD = re.compile(r"^\s*\S+|(?<=\s)\S+")
 
 
+def _unit_words(line: str) -> list[str]:
+    """``line``'s words, a unit joined to the number before it ("65.7 ms" is one)."""
+    words: list[str] = []
+    for word in line.split(" "):
+        if words and (word in UNITS or word.rstrip(",;:)") in UNITS):
+            words[-1] += " " + word
+        else:
+            words.append(word)
+    return words
+
+
+def unit_wrap(text: str, width: int) -> str:
+    """``text`` in lines of at most ``width`` characters, broken at spaces but never between a
+    number and its unit ("65.7 ms" stays on one line; a word longer than the line is left to
+    fold). Line breaks already in ``text`` are kept."""
+    if width < 1 or len(text) <= width:
+        return text
+    out = []
+    for paragraph in text.split("\n"):
+        lines = [""]
+        for word in _unit_words(paragraph):
+            if lines[-1] and len(lines[-1]) + 1 + len(word) > width:
+                lines.append(word)
+            else:
+                lines[-1] += (" " if lines[-1] else "") + word
+        out.extend(lines)
+    return "\n".join(out)
+
+
 def _is_figure(line: str) -> bool:
     """Whether ``line`` is a figure (:data:`_FIGURE`, its unit one of :data:`UNITS`)."""
     match = _FIGURE.fullmatch(line.strip())
     return match is not None and match["unit"] in (None, *UNITS)
 
 
-def _widths(texts: list[str]) -> tuple[int, int]:
+def _widths(texts: list[str], *, whole: bool = False) -> tuple[int, int]:
     """The narrowest and widest a column of ``texts`` can be: a line that is a figure
-    (:func:`_is_figure`) whole, any other line's longest word; and its longest line."""
+    (:func:`_is_figure`) whole, any other line's longest word (a number with its unit one
+    word), every line whole where the column does not wrap (``whole``); and its longest
+    line."""
     lines = [line for text in texts for line in text.split("\n")]
+    widest = max((cell_len(line) for line in lines), default=0)
+    if whole:
+        return widest, widest
     low = max(
         (
             cell_len(line.strip())
             if _is_figure(line)
             # a line's indent belongs to its first word ("  tree/LL128" under "> nvls/...")
-            else max((cell_len(word) for word in _INDENTED_WORD.findall(line)), default=0)
+            else max(
+                (
+                    cell_len(word)
+                    for first in _INDENTED_WORD.findall(line)[:1]
+                    for word in (first, *_unit_words(line.strip())[1:])
+                ),
+                default=0,
+            )
             for line in lines
         ),
         default=0,
     )
-    return low, max((cell_len(line) for line in lines), default=0)
+    return low, widest
 
 
 def _spans(console: Console, table: Table) -> tuple[list[tuple[int, int]], int, int] | None:
@@ -158,8 +207,10 @@ def _spans(console: Console, table: Table) -> tuple[list[tuple[int, int]], int, 
         header = _plain(column.header)
         if header is None or any(t is None for t in texts):
             return None
-        low, high = _widths([t for t in texts if t is not None])
-        head_low, head_high = _widths([header]) if table.show_header else (0, 0)
+        low, high = _widths([t for t in texts if t is not None], whole=column.no_wrap)
+        head_low, head_high = (
+            _widths([header], whole=column.no_wrap) if table.show_header else (0, 0)
+        )
         spans.append((max(low, head_low), max(high, head_high)))
     natural = Measurement.get(console, console.options.update_width(10**6), table).maximum
     return spans, natural, natural - sum(high for _, high in spans)
@@ -222,4 +273,18 @@ def fit_columns(console: Console, table: Table, page: int) -> int:
     widths = [max(1, width) for width in _level(spans, page - overhead)]
     for column, width in zip(table.columns, widths, strict=True):
         column.width = width
+        if not column.no_wrap:
+            _wrap_cells(column, width)
     return sum(widths) + overhead
+
+
+def _wrap_cells(column: Column, width: int) -> None:
+    """Break ``column``'s text cells for ``width`` themselves (:func:`unit_wrap`), so that rich,
+    which breaks at any space, does not part a number from its unit ("8.5" over "us"). A cell
+    with styled spans inside is left to rich."""
+    cells = column._cells  # rich keeps them in this list; Column has no public setter
+    for i, cell in enumerate(cells):
+        if isinstance(cell, str):
+            cells[i] = unit_wrap(cell, width)
+        elif isinstance(cell, Text) and not cell.spans and cell_len(cell.plain) > width:
+            cells[i] = Text(unit_wrap(cell.plain, width), style=cell.style, end=cell.end)

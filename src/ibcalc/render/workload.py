@@ -26,9 +26,8 @@ from ibcalc.render.console import (
     named_notes,
     prose,
     render_json,
-    unit_wrap,
 )
-from ibcalc.render.stream import PipeConsole, TrimmedStream
+from ibcalc.render.stream import PipeConsole, TrimmedStream, unit_wrap
 from ibcalc.units import GiB, format_bandwidth, format_number, format_size, format_time
 from ibcalc.workload.checkpoint import CheckpointResult, Transfer
 from ibcalc.workload.infer import InferResult

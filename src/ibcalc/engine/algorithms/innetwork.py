@@ -51,7 +51,7 @@ from ibcalc.engine.base import (
 )
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
-from ibcalc.units import format_size
+from ibcalc.units import format_size, plural
 
 __all__ = ["collnet_chain_timing", "collnet_direct_timing", "nvls_timing", "nvls_tree_timing"]
 
@@ -213,8 +213,8 @@ def nvls_tree_timing(
                 Term(
                     name="tree levels across sites",
                     seconds=2 * wan_depth * wan,
-                    detail=f"2 x {wan_depth} levels (log2 {topo.sites} sites) x {us(wan)}: "
-                    + wan_hop_detail(topo, Algorithm.NVLS_TREE, protocol, params),
+                    detail=f"2 x {plural(wan_depth, 'level')} (log2 of {topo.sites} sites) x "
+                    f"{us(wan)}: " + wan_hop_detail(topo, Algorithm.NVLS_TREE, protocol, params),
                 )
             )
         if posts:

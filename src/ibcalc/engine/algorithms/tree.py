@@ -168,12 +168,10 @@ def tree_timing(
 
     def explain() -> Cost:
         if limit == "wan":
-            where = "WAN between sites (tree: each site sends {}S)".format(
-                "1" if topo.sites <= 2 else "2"
-            )
+            where = f"WAN between sites (tree: each site sends {'' if topo.sites <= 2 else '2'}S)"
         elif limit == "net":
             limits = network_words(topo, "neighbour", inside=True)
-            where = f"network (tree: each {topo.node} sends {1 if big_n <= 2 else 2}S{limits})"
+            where = f"network (tree: each {topo.node} sends {'' if big_n <= 2 else '2'}S{limits})"
         else:
             where = f"scale-up chain inside the {topo.node} (2S per GPU)"
         terms = [base_term(Algorithm.TREE, protocol, params)]
