@@ -388,6 +388,14 @@ def test_non_equivalent_busbw_stays_below_the_wire_rate() -> None:
             assert result["busbw_GBps"] <= 450 * (1 + 1e-9), result["algorithm"]
 
 
+def test_link_kinds_are_taken_in_any_case() -> None:
+    upper = runner.invoke(app, ["links", "--kind", "WAN", "--format", "json"])
+    lower = runner.invoke(app, ["links", "--kind", "wan", "--format", "json"])
+    assert upper.exit_code == lower.exit_code == 0
+    assert upper.output == lower.output
+    assert {link["kind"] for link in json.loads(upper.output)} == {"wan"}
+
+
 def test_two_ranks_across_two_nodes_print_a_wire_rate() -> None:
     """One GPU on each of 2 nodes: F(2) = 1 and tree, ring and recursive halving-doubling each
     send S over the NDR NIC, so busbw is the rate on the wire (it was flagged 'equivalent' for
@@ -477,6 +485,25 @@ ERRORS: list[tuple[str, list[str], list[str]]] = [
     ("missing-size", ["allreduce", "--fabric", "ndr"], ["--size"]),
     ("bad-int", ["allreduce", "--size", "1GB", "--nodes", "two"], ["--nodes"]),
     ("unknown-command", ["allreduse", "--size", "1GB"], ["allreduse"]),
+    # the words of a QA pass: each says what is wrong with what was given
+    (
+        "sweep-below-one-element",
+        ["sweep", "allreduce", "-b", "1", "-e", "1", "--fabric", "ndr"],
+        ["size 1 B is smaller than one fp32 element (4 B)"],
+    ),
+    ("digit-separator", ["allreduce", "--size", "1_000", "--fabric", "ndr"], ["--size '1_000'"]),
+    (
+        "cross-leaf-nan",
+        ["allreduce", "--size", "1GB", "--fabric", "ndr", "--cross-leaf", "nan"],
+        ["--cross-leaf nan is not a finite number"],
+    ),
+    ("empty-system", ["allreduce", "--size", "1GB", "--system", ""], ["give a preset name"]),
+    ("empty-link", ["allreduce", "--size", "1GB", "--inter", " "], ["give a link name"]),
+    (
+        "unknown-collective",
+        ["sweep", "foo"],
+        ["'foo'", "known: allreduce, reducescatter, allgather, broadcast, reduce, alltoall"],
+    ),
 ]
 
 
