@@ -415,3 +415,17 @@ def test_trusted_document_of_broken_text_says_where(locate: Locate) -> None:
 )
 def test_other_kind_names_what_a_file_is(data: object, expected: str, kind: str | None) -> None:
     assert other_kind(data, expected) == kind
+
+
+def test_a_value_under_an_alias_is_placed_where_the_alias_is_used() -> None:
+    """Two requirements sharing one anchored mapping were both reported at the anchor
+    (alias.yaml:5:31 twice): the second is at the key whose value is the alias."""
+    text = (
+        "name: x\nrequirements:\n  - allreduce: &r {size: 1GB, max_time: 10ms}\n  - allreduce: *r\n"
+    )
+    doc = load_yaml("alias.yaml", text=text)
+    assert doc.data["requirements"][0] == doc.data["requirements"][1]
+    assert doc.locate(("requirements", 0, "allreduce", "max_time")) == (3, 31)
+    assert doc.locate(("requirements", 1, "allreduce", "max_time")) == (4, 5)
+    assert doc.locate(("requirements", 1, "allreduce")) == (4, 5)
+    assert doc.locate(("requirements", 1)) == (4, 5)

@@ -262,6 +262,8 @@ class _Budget:
     def __init__(self, path: str) -> None:
         self.path = path
         self.nodes = 0
+        #: the nodes built so far: one met again is an alias's
+        self.seen: set[int] = set()
 
 
 def _problem(path: str, mark: yaml.Mark | None, message: str) -> InputFileError:
@@ -277,7 +279,15 @@ def _build(
     budget: _Budget,
     depth: int,
     constructor: yaml.constructor.SafeConstructor,
+    at: tuple[int, int] | None = None,
 ) -> Any:
+    """``node`` as Python data, every path under ``loc`` marked with its position in
+    ``doc.marks``: a node's own, or, under an alias (``*r``), ``at``, where the alias is used
+    (the node's own position is its anchor's, lines away: two requirements sharing one
+    anchored mapping had both reported at the anchor)."""
+    if at is None and id(node) in budget.seen:
+        at = doc.marks.get(loc)
+    budget.seen.add(id(node))
     budget.nodes += 1
     if budget.nodes > MAX_NODES:
         # the parser already refused more than MAX_NODES nodes, so only aliases get here
@@ -288,7 +298,7 @@ def _build(
         )
     if depth > MAX_DEPTH:
         raise _problem(doc.path, node.start_mark, f"nesting deeper than {MAX_DEPTH} levels")
-    doc.marks.setdefault(loc, (node.start_mark.line + 1, node.start_mark.column + 1))
+    doc.marks.setdefault(loc, at or (node.start_mark.line + 1, node.start_mark.column + 1))
     if isinstance(node, yaml.MappingNode):
         if node.tag != "tag:yaml.org,2002:map":
             raise _problem(doc.path, node.start_mark, f"unsupported YAML tag {node.tag!r}")
@@ -298,18 +308,20 @@ def _build(
                 raise _problem(
                     doc.path, key_node.start_mark, "YAML merge keys (<<) are not allowed"
                 )
-            key = _build(key_node, (*loc, "<key>"), doc, budget, depth + 1, constructor=constructor)
+            key = _build(
+                key_node, (*loc, "<key>"), doc, budget, depth + 1, constructor=constructor, at=at
+            )
             if not isinstance(key, str | int | float | bool):
                 raise _problem(doc.path, key_node.start_mark, "mapping keys must be plain scalars")
             if key in result:
                 raise _problem(doc.path, key_node.start_mark, f"duplicate key {shown(key)}")
             path_key: str | int = key if isinstance(key, str | int) else str(key)
-            doc.marks[(*loc, path_key)] = (
+            doc.marks[(*loc, path_key)] = at or (
                 key_node.start_mark.line + 1,
                 key_node.start_mark.column + 1,
             )
             result[key] = _build(
-                value_node, (*loc, path_key), doc, budget, depth + 1, constructor=constructor
+                value_node, (*loc, path_key), doc, budget, depth + 1, constructor=constructor, at=at
             )
         return result
     if isinstance(node, yaml.SequenceNode):
@@ -317,9 +329,9 @@ def _build(
             raise _problem(doc.path, node.start_mark, f"unsupported YAML tag {node.tag!r}")
         items = []
         for index, item in enumerate(node.value):
-            doc.marks[(*loc, index)] = (item.start_mark.line + 1, item.start_mark.column + 1)
+            doc.marks[(*loc, index)] = at or (item.start_mark.line + 1, item.start_mark.column + 1)
             items.append(
-                _build(item, (*loc, index), doc, budget, depth + 1, constructor=constructor)
+                _build(item, (*loc, index), doc, budget, depth + 1, constructor=constructor, at=at)
             )
         return items
     if isinstance(node, yaml.ScalarNode):
