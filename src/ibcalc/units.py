@@ -265,9 +265,10 @@ def parse_time(
         match = _TIME_RE.match(value)
         if match is None:
             raise UnitError(f"{what} {shown(raw)} is not understood (use ns, us, ms, s, min or h)")
+        # NaN is refused as NaN before its missing unit is (--backward-time nan)
+        seconds = _finite_number(match["num"], raw, what)
         if unit_required and not match["unit"]:
             raise UnitError(f"{what} {shown(raw)} needs a unit (e.g. 2ms, 1.5s, 250us)")
-        seconds = _finite_number(match["num"], raw, what)
         unit = match["unit"] or "s"
         if "M" in unit and unit.lower() != "min":
             # 10Ms or 100MS: a capital M is mega, so the case is what tells ms from Ms; other

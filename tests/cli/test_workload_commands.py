@@ -643,3 +643,29 @@ def test_infer_names_the_field_the_kv_cache_lacks() -> None:
     assert result.exit_code == 0, result.output
     notes = json.loads(result.stdout)["assumptions"]
     assert "memory: KV cache not counted (give --kv-heads)" in notes
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        # --design states the nodes and refuses --nodes: the hint names the design's
+        (
+            ["--tp", "8", "--pp", "4", "--dp", "7", "--design", "DESIGN"],
+            "248; change --dp or the design's nodes",
+        ),
+        # zero and one byte are refused alike, by the least capacity taken
+        (["--gpu-memory", "0GiB"], "--gpu-memory 0 B: must be at least 1 GB"),
+        (["--gpu-memory", "1B"], "--gpu-memory 1 B: must be at least 1 GB"),
+        # NaN is not a number first, before it lacks a unit
+        (["--backward-time", "nan"], "--backward-time 'nan' is not a number (NaN)"),
+    ],
+)
+def test_train_refusals_say_what_applies(args: list[str], words: str) -> None:
+    design = Path(__file__).resolve().parents[2] / "examples" / "dgx-h100-superpod-su-ndr.yaml"
+    argv = ["train", "--model", "llama3-70b"] + [str(design) if a == "DESIGN" else a for a in args]
+    if "--design" not in args:
+        argv += ["--system", "dgx-h100"]
+    result = runner.invoke(APP, argv)
+    assert result.exit_code == 2
+    assert words in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1

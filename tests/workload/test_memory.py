@@ -582,6 +582,7 @@ def test_near_the_limit_the_share_has_a_decimal(builtin_catalogue: Catalogue) ->
         (0.997, "99.7%"),  # 0.997 x 1000 = 996.99999...: not 99.6 %
         (0.994, "99%"),
         (1.2, "120%"),
+        (209_548.08, "20,954,808%"),  # a mistyped parameter count: separators
     ],
 )
 def test_a_share_near_the_limit_rounds_away_from_it(fraction: float, shown: str) -> None:
@@ -770,6 +771,8 @@ def test_cli_infer_prints_and_serialises_the_memory() -> None:
         (999.6 * 2**20, "999.6 MiB"),
         (999.99 * 2**20, "1000 MiB"),
         (99.96 * 2**30, "100 GiB"),
+        # past 10,000 GiB (a mistyped parameter count), with separators
+        (16_763_846.4 * 2**30, "16,763,846 GiB"),
     ],
 )
 def test_memory_sizes_print_in_gib(size: float, text: str) -> None:

@@ -701,6 +701,14 @@ def _design_names(cluster: ClusterSpec, stated: Mapping[str, str]) -> dict[str, 
     return {**FIELD_FLAGS, **from_file}
 
 
+def design_error_names(names: Mapping[str, str], design: Path | None) -> dict[str, str]:
+    """``names`` for a refusal: with ``--design``, the node fields are the file's ("the design's
+    nodes"), so that "change --dp or --nodes" does not offer an option --design refuses."""
+    if design is None:
+        return dict(names)
+    return {**names, **{f: f"the design's {f}" for f in _NODE_FIELDS}}
+
+
 def design_node_shape(
     cluster: ClusterSpec, design: Path | None, catalogue: Catalogue
 ) -> ClusterSpec:

@@ -24,11 +24,13 @@ from ibcalc.cli.options import (
     catalogue_of,
     cluster_options,
     design_cluster,
+    design_error_names,
     params_of,
 )
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import DType
+from ibcalc.errors import FieldError
 from ibcalc.render.workload import render_checkpoint, render_compare, render_infer, render_train
 from ibcalc.units import parse_bandwidth, parse_size, parse_time, plural
 from ibcalc.workload.checkpoint import UNREAD_FIELDS, CheckpointSpec, checkpoint
@@ -146,8 +148,9 @@ def _gpu_memory(value: str | None) -> float | None:
             f"{_flag('gpu_memory')} {value.strip()} has no unit: write e.g. 80GiB (a vendor's "
             "80GB of HBM is 80 GiB)"
         )
-    # a capacity, not a buffer: 79.6GiB (what an H100 shows) need not be whole bytes
-    return parse_size(value, what=_flag("gpu_memory"), whole=False)
+    # a capacity, not a buffer: 79.6GiB (what an H100 shows) need not be whole bytes; zero is
+    # refused with 1B, by the least capacity the model takes ("must be at least 1 GB")
+    return parse_size(value, what=_flag("gpu_memory"), whole=False, allow_zero=True)
 
 
 TpOpt = Annotated[int, _degree("tp", "Tensor-parallel degree.")]
@@ -276,7 +279,11 @@ def train_command(
     spec, names = design_cluster(cluster, design, cat)
     if compare and spec.nodes is None:
         raise CliUsageError("--compare needs the GPU count: give --nodes (or --design)")
-    resolved, layout = fit_cluster(cat, spec, tp=tp, pp=pp, dp=dp, ep=ep, cp=cp)
+    try:
+        resolved, layout = fit_cluster(cat, spec, tp=tp, pp=pp, dp=dp, ep=ep, cp=cp)
+    except FieldError as exc:
+        # a design's nodes are the file's, not --nodes (which --design refuses)
+        raise CliUsageError(exc.render(design_error_names(names, design))) from None
     job = TrainSpec(
         model=spec_model,
         parallel=layout,

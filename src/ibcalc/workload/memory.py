@@ -111,6 +111,8 @@ def memory_size(size_bytes: float, digits: int = 3) -> str:
         (KiB, "KiB") if size_bytes < MiB else (MiB, "MiB") if size_bytes < GiB else (GiB, "GiB")
     )
     value = size_bytes / unit
+    if value >= 10_000:
+        return f"{value:,.0f} {name}"  # 16,763,846 GiB: a model far past any GPU reads as one
     # never in exponent form: 1350 GiB, not 1.35e+03 GiB; and 999.6 MiB, not 1e+03 MiB (the
     # integer digits are counted after rounding)
     return f"{value:.{max(digits, len(str(round(value))))}g} {name}"
@@ -472,7 +474,7 @@ def percent(fraction: float) -> str:
     100.0 % over and one that does not never reads 100.0 % (99.96 % is 99.9 %, 100.04 % 100.1 %;
     exactly 1 fits, 100.0 %)."""
     if not 0.995 <= fraction < 1.005:
-        return f"{fraction:.0%}"
+        return f"{fraction:,.0%}"  # 20,954,808%: a share far past the GPU has separators
     tenths = round(fraction * 1000, 6)  # 0.997 x 1000 is 996.9999...: float noise, not a tenth
     shown = math.floor(tenths) if fraction <= 1 else math.ceil(tenths)
     return f"{shown / 10:.1f}%"
