@@ -757,6 +757,42 @@ def _type_message(error: Any) -> str | None:
     return f"{shown(value)} is not {what}"
 
 
+def _plain_message(error: Any) -> str | None:
+    """pydantic's words for a bound, a list's length, a missing key or a value of the wrong
+    kind, in this tool's ("must be at least 0.01", not "Input should be greater than or equal
+    to 0.01"; "10,001 items, more than the 10,000 taken", not "List should have at most 10000
+    items after validation, not 10001"); None to keep pydantic's."""
+    kind, ctx = error["type"], error.get("ctx") or {}
+    value = error.get("input")
+    given = shown(value) if isinstance(value, str) else _yaml_word(value)
+    bounds = {
+        "greater_than_equal": ("must be at least", "ge"),
+        "greater_than": ("must be more than", "gt"),
+        "less_than_equal": ("must be at most", "le"),
+        "less_than": ("must be less than", "lt"),
+    }
+    if kind in bounds and bounds[kind][1] in ctx:
+        words, key = bounds[kind]
+        return f"{words} {ctx[key]:g}" if isinstance(ctx[key], float) else f"{words} {ctx[key]}"
+    if kind == "too_long" and "max_length" in ctx:
+        count = ctx.get("actual_length")
+        has = f"{count:,} items, " if isinstance(count, int) else ""
+        return f"{has}more than the {ctx['max_length']:,} taken"
+    if kind == "too_short" and "min_length" in ctx:
+        return f"needs at least {ctx['min_length']:,} item{'s' if ctx['min_length'] != 1 else ''}"
+    if kind == "missing":
+        return "missing: this key is required"
+    if kind == "string_type":
+        return f"{given} is not text: write a name"
+    if kind in ("int_from_float", "int_type", "int_parsing"):
+        return f"{given} is not a whole number"
+    if kind in ("float_type", "float_parsing"):
+        return f"{given} is not a number"
+    if kind in ("enum", "literal_error") and "expected" in ctx:
+        return f"{given} is not one of {ctx['expected']}"
+    return None
+
+
 def problems_from(
     doc: Document,
     exc: ValidationError,
@@ -802,9 +838,9 @@ def problems_from(
                 else []
             )
             if close and close[0] == str(loc[-1]):
-                message += " (a key of another section: check where it is indented)"
+                message = "unknown key here: a key of another section (check its indent)"
             elif own:
-                message += f" (did you mean {own[0]}?)"
+                message = f"unknown key (did you mean {own[0]}?)"
         elif error["type"] in _MAPPING_ERRORS:
             value = error.get("input")
             text = shown(value) if isinstance(value, str) else _yaml_word(value)
@@ -813,6 +849,8 @@ def problems_from(
             message = message.removeprefix("Value error, ")
         elif (typed := _type_message(error)) is not None:
             message = typed
+        elif (plain := _plain_message(error)) is not None:
+            message = plain
         if error["type"] in ("enum", "literal_error") and isinstance(error.get("input"), str):
             # pydantic's ctx "expected" quotes the choices: "'ring', 'tree' or 'nvls'"
             expected = quoted_names(error.get("ctx", {}).get("expected"))

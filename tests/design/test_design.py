@@ -441,8 +441,8 @@ def test_design_show_reports_every_problem(
     code, out, err = run(["design", "show", str(path)], capsys)
     assert (code, out) == (2, "")
     assert err.splitlines() == [
-        f"error: {path}:2:1: nodes: Input should be greater than or equal to 1",
-        f"error: {path}:3:1: system: Input should be a valid string",
+        f"error: {path}:2:1: nodes: must be at least 1",
+        f"error: {path}:3:1: system: 3 is not text: write a name",
     ]
 
 

@@ -73,7 +73,7 @@ class CheckedSpec(BaseModel):
                 ) from None
             # fields in SI base units say so in a readable unit (the user may have typed GB/s
             # or ms): '--part-size 1 B: must be at least 4 KiB', not '1.0 B ... 4096 B'
-            show = next((f for end, f in _FORMATS if (field or "").endswith(end)), None)
+            show = next((f for end, f in _FORMATS if (field or "").endswith(end)), _plain)
             bounds = error.get("ctx") or {}
             unit = next((u for end, u in _UNITS if (field or "").endswith(end)), "")
             if show is not None and isinstance(value, int | float):
@@ -94,6 +94,14 @@ class CheckedSpec(BaseModel):
             raise WorkloadError(
                 f"{name} {value!r}{unit}: {error['msg'].lower()}{unit}", field=field
             ) from None
+
+
+def _plain(value: float) -> str:
+    """A count or rate without a unit as given: ``-1`` (not -1.0), ``100,000,000`` (not
+    1e+08), ``0.0001``."""
+    if float(value).is_integer() and abs(value) < 1e15:
+        return f"{int(value):,}"
+    return f"{value:g}"
 
 
 #: Largest count of layers, heads, experts ... accepted: beyond any published model.
