@@ -1065,3 +1065,20 @@ def test_calibrate_lists_a_flag_that_replaces_what_the_log_shows() -> None:
     code, out, err = run("calibrate", str(log))
     assert code == 0, err
     assert "inter =" not in out.split("\nassumed:\n", 1)[1]
+
+
+def test_nccl_check_names_its_own_report_given_back(tmp_path: Path) -> None:
+    """nccl-check's JSON report fed to nccl-check had said 'JSON without nccl-tests results
+    (result 1 has no usable timing, dropped)'; check already names the file."""
+    report = tmp_path / "report.json"
+    code, out, err = run(
+        "nccl-check", str(SWEEPS / "06_allreduce_2node_16xH100_efa.txt"), "--format", "json"
+    )
+    assert code == 0, err
+    report.write_text(out)
+    code, _, err = run("nccl-check", str(report))
+    assert code == 2
+    assert err.strip() == (
+        f"error: {report}: an nccl-check report (ibcalc nccl-check --format json), "
+        "not nccl-tests output"
+    )

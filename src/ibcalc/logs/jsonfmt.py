@@ -387,6 +387,23 @@ def parse_json(text: str, *, source: str) -> tuple[list[RunFacts], list[str]]:
             notes.append(f"JSON run {number} has no usable results; skipped")
             problems.extend(facts.notes)
     if not kept:
+        kind = _ibcalc_kind(doc)
+        if kind is not None:  # ibcalc's own report given back: say so, not "no usable timing"
+            raise LogParseError(f"{source}: {kind}, not nccl-tests output")
         first = f" ({problems[0]})" if problems else ""
         raise LogParseError(f"{source}: JSON without nccl-tests results{first}")
     return kept, notes
+
+
+def _ibcalc_kind(doc: object) -> str | None:
+    """How a message names ``doc`` when it is a file ibcalc writes (by its schema line: an
+    nccl-check or calibration report), else None."""
+    from ibcalc.yamlio import FILE_KINDS
+
+    if not isinstance(doc, dict):
+        return None
+    for spec in FILE_KINDS.values():
+        schema = doc.get(spec.schema_key)
+        if isinstance(schema, str) and schema.startswith(spec.schemas):
+            return spec.what
+    return None
