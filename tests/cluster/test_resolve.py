@@ -669,3 +669,21 @@ def test_a_wan_says_its_range_comes_from_inside_one_site() -> None:
     assert any(n.startswith(said) for n in cluster.assumptions)
     one_site = resolve_cluster(load_catalogue(), ClusterSpec(system="dgx-h100", nodes=4))
     assert not any("inside one site" in n for n in one_site.assumptions)
+
+
+def test_a_scale_out_link_between_sites_is_said_to_have_no_distance() -> None:
+    """--sites 2 --wan ndr (a metro InfiniBand span) priced its hop at 0 us without a word, called
+    NDR's efficiency a WAN placeholder, and offered SHARP, whose tree does not span sites."""
+    catalogue = load_catalogue(use_env=False)
+    cluster = resolve_cluster(
+        catalogue, ClusterSpec(system="dgx-h100", nodes=4, sites=2, wan="ndr")
+    )
+    notes = cluster.assumptions
+    assert (
+        "ndr (a scale-out link) states no distance: its WAN hop costs no propagation delay "
+        "({wan_latency_s} to give one)"
+    ) in notes
+    assert not any("placeholder" in n for n in notes)
+    assert not any("supports SHARP" in n for n in notes)
+    one_site = resolve_cluster(catalogue, ClusterSpec(system="dgx-h100", nodes=4))
+    assert any("supports SHARP" in n for n in one_site.assumptions)

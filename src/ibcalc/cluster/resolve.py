@@ -629,9 +629,12 @@ def _build_wan(
         )
     else:
         latency = wan.transport_latency_s + (wan.latency_s or 0.0)
-        if wan.latency_s is None and wan.kind is LinkKind.WAN:
+        if wan.latency_s is None:
+            # a scale-out link between sites (--wan ndr: a metro span of InfiniBand) has no
+            # distance of its own either
+            kind = "" if wan.kind is LinkKind.WAN else f" (a {wan.kind.value} link)"
             notes.append(
-                f"{wan.id} states no distance: its WAN hop costs no propagation delay "
+                f"{wan.id}{kind} states no distance: its WAN hop costs no propagation delay "
                 "({wan_latency_s} to give one)"
             )
     # a site holds whole domains; said in nodes, with its domains where a domain spans nodes
@@ -643,10 +646,14 @@ def _build_wan(
         f"{spec.sites} sites of {held}, "
         f"{spec.wan_links} x {wan.id} per site ({format_time(latency)} one way per WAN hop)"
     )
+    placeholder = (
+        ", and the WAN's efficiency is a placeholder (docs/catalogue.md)"
+        if wan.kind is LinkKind.WAN
+        else ""
+    )
     notes.append(
         "the likely range comes from runs inside one site: no published measurement across "
-        "sites is in the model's data, and the WAN's efficiency is a placeholder "
-        "(docs/catalogue.md)"
+        f"sites is in the model's data{placeholder}"
     )
     return ScaleOutTier(
         link_id=wan.id,
@@ -713,8 +720,14 @@ def _build_out(
     sharp = spec.sharp and "sharp" in inter.capabilities
     if spec.sharp and not sharp:
         notes.append(f"SHARP requested but {inter.id} has no SHARP capability; not used")
-    elif not spec.sharp and "sharp" in inter.capabilities and "sharp" not in spec.model_fields_set:
-        # a --no-sharp given is a choice made, not one to suggest
+    elif (
+        not spec.sharp
+        and "sharp" in inter.capabilities
+        and "sharp" not in spec.model_fields_set
+        and spec.sites == 1
+    ):
+        # a --no-sharp given is a choice made, not one to suggest; across sites a SHARP tree
+        # does not serve (it does not span sites)
         notes.append(sharp_hint(inter.id))
     latency = inter.transport_latency_s
     if inter.kind is LinkKind.WAN and inter.latency_s is not None:
