@@ -385,7 +385,7 @@ def render_links(
             link.kind.value,
             link.scope,
             _gbps(link.per_direction_Bps / GB),
-            *([f"{link.per_direction_Bps * 8 / GB:g}"] if bits else []),
+            *([format_number(link.per_direction_Bps * 8 / GB)] if bits else []),
             f"{link.efficiency:.3g}",
             _gbps(link.achievable_Bps / GB),
             link.confidence.value,
