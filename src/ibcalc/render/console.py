@@ -612,6 +612,8 @@ def render_storage(entry: Storage, fmt: str = Format.TABLE, stream: TextIO | Non
             value = format_size(value)
         elif key.endswith("_per_s"):
             value = f"{value:,.0f} requests/s"
+        elif key == "max_write_parts":
+            value = f"{value:,} parts"  # 10,000 parts, as the request rates print
         elif isinstance(value, float):
             value = f"{value:g}"
         rows.append((key, str(value)))
