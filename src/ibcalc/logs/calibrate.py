@@ -1027,10 +1027,10 @@ def _refuse_contradicted(checked: Sequence[tuple[str, RunCheck]]) -> None:
         for finding in result.findings:
             if finding.kind == "flag_mismatch" and finding.severity == "error":
                 cause = finding.cause.split(":")[0]
-                remedy = finding.evidence[-1] if finding.evidence else ""
-                raise FieldError(
-                    f"{run_name}: {cause}, so nothing is fitted ({finding.evidence[0]}); {remedy}"
-                )
+                first, *rest = finding.evidence or [""]
+                said = f" ({first})" if first else ""
+                remedy = f"; {rest[-1]}" if rest else ""
+                raise FieldError(f"{run_name}: {cause}, so nothing is fitted{said}{remedy}")
 
 
 def _unhealthy_runs(checked: Sequence[tuple[str, RunCheck]]) -> list[str]:
