@@ -23,7 +23,7 @@ from ibcalc.cluster.resolve import (
     resolve_cluster,
     sharp_hint,
 )
-from ibcalc.engine.band import time_range, transport_class
+from ibcalc.engine.band import regime_of, time_range, transport_class
 from ibcalc.engine.base import Topology
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.plan import Plan, plan_for
@@ -301,6 +301,10 @@ def _estimate(
         notes.append(f"{algorithm.value} is a what-if: NCCL does not implement it")
     if best.equivalent_busbw:
         notes.append("busbw is an equivalent figure, not a wire rate: " + _why_equivalent(best))
+    time_s_range = likely_range(topo, params, size, best.time_s, [c.time_s for c in ties])
+    lopsided = _lopsided_note(best.time_s, time_s_range, size, topo)
+    if lopsided:
+        notes.append(lopsided)
     count = int(size // dt.bytes)
     if collective.per_rank_buffer:
         count //= cluster.ranks
@@ -327,11 +331,38 @@ def _estimate(
         wan=topo.wan.link_id if topo.wan is not None else None,
         gpus_per_process=topo.gpus_per_process,
         domains=topo.domains,
-        time_s_range=likely_range(topo, params, size, best.time_s, [c.time_s for c in ties]),
+        time_s_range=time_s_range,
         range_covers=[f"{c.algorithm.value}/{c.protocol.value}" for c in ties],
         transport_class=transport_class(topo),
         tuner_constants=params.tuner_sources,
     )
+
+
+#: A band whose far end is this many times the estimate, its near end within a tenth of it, is
+#: said to be one-sided (an EFA latency estimate at 113 us with a range of 112-630 us)
+_LOPSIDED = 2.0
+
+
+def _lopsided_note(
+    time_s: float, band: tuple[float, float], size_bytes: float, topo: Topology
+) -> str | None:
+    """Why an estimate sits at one end of its likely range: the held-out errors of its regime
+    and transport class are one-sided (the model is faster than most published runs there)."""
+    low, high = band
+    where = f"{transport_class(topo)} transport, {regime_of(size_bytes)} sizes"
+    if high >= _LOPSIDED * time_s and low >= time_s / 1.1:
+        return (
+            f"the estimate is at the fast end of its likely range: published runs the model had "
+            f"not seen ({where}) took up to {high / time_s:.1f}x its time (error_band in "
+            "data/cost_params.yaml, docs/model.md#error-band)"
+        )
+    if low <= time_s / _LOPSIDED and high <= time_s * 1.1:
+        return (
+            f"the estimate is at the slow end of its likely range: published runs the model had "
+            f"not seen ({where}) took as little as {low / time_s:.2f}x its time (error_band in "
+            "data/cost_params.yaml, docs/model.md#error-band)"
+        )
+    return None
 
 
 def likely_range(
