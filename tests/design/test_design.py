@@ -475,3 +475,23 @@ def test_design_problems_of_every_kind_in_one_run(
     assert "unknown link 'ndrr'" in lines[1]
     assert "unknown key" in lines[2]
     assert "needs a unit" in lines[3]
+
+
+def test_design_show_is_laid_out_for_the_page(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """design show printed lines of up to 150 columns whatever the page; at 80 each line fits,
+    a bullet's text continues under its text, and no number parts from its unit."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "roce-400g-2to1.yaml"
+    monkeypatch.setenv("COLUMNS", "80")
+    code, out, err = run(["design", "show", str(example)], capsys)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert "7 links per leaf-spine pair" in " ".join(out.split())
+    units = ("GB/s", "Gb/s", "Tb/s", "us", "ms")
+    for line in lines:
+        assert not line.strip().startswith(units), line  # a unit never starts a line
+    # "  - leaf uses ... to keep the" continues as "    ratio", under the bullet's text
+    (i,) = [i for i, line in enumerate(lines) if line.startswith("  - leaf uses 84 down")]
+    assert lines[i + 1].startswith("    ") and not lines[i + 1].startswith("     ")

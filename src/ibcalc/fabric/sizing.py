@@ -401,7 +401,7 @@ def _build(tiers: int, a: _Args, out: _Outputs) -> FabricSizing | None:
         fewest = max(1, math.ceil(Fraction(plan.leaves * a.u, a.k)))
         notes.append(
             f"{spines} spines: smallest divisor of {a.u} uplinks >= {plan.leaves} x {a.u} / "
-            f"{a.k}; {a.u // spines} link(s) per leaf-spine pair"
+            f"{a.k}; {plural(a.u // spines, 'link')} per leaf-spine pair"
             + (
                 # NVIDIA's rule (even links per pair) reproduces its tables; where it costs
                 # spines, say what uneven links would need

@@ -30,6 +30,8 @@ from ibcalc.design.check import (
 from ibcalc.engine.types import DType
 from ibcalc.errors import ValidationProblem, fill_fields
 from ibcalc.fileio import write_text
+from ibcalc.render.console import page_width
+from ibcalc.render.stream import unit_wrap
 from ibcalc.textsafe import printable
 from ibcalc.units import (
     BITS_PER_BYTE,
@@ -774,4 +776,18 @@ def render_design_text(resolved: ResolvedDesign) -> str:
     if notes:
         lines.append("assumptions:")
         lines.extend(f"  - {note}" for note in notes)
-    return "\n".join(lines) + "\n"
+    width = page_width()
+    return "\n".join(hanging(line, width) for line in lines) + "\n"
+
+
+def hanging(line: str, width: int) -> str:
+    """``line`` wrapped to ``width`` under its own start (a bullet's text under its text), never
+    parting a number from its unit: ``design show`` had printed lines of 150 columns and more
+    on an 80-column page."""
+    if len(line) <= width:
+        return line
+    text = line.lstrip(" ")
+    indent = len(line) - len(text)
+    under = indent + (2 if text.startswith("- ") else 0)
+    first, *rest = unit_wrap(text, max(20, width - under)).split("\n")
+    return "\n".join([" " * indent + first, *(" " * under + part for part in rest)])

@@ -48,6 +48,7 @@ __all__ = [
     "TIME_UNIT_SCALE",
     "Format",
     "named_notes",
+    "page_width",
     "render_estimate",
     "render_gap",
     "render_json",
@@ -71,6 +72,11 @@ class Format(StrEnum):
 _PLAIN: Mapping[str, str] = {}
 
 _BAR = "▏▎▍▌▋▊▉█"
+
+
+def page_width() -> int:
+    """The width output is laid out for: the terminal's, else $COLUMNS, else 160."""
+    return _console().width
 
 
 def _console(stream: TextIO | None = None) -> Console:
