@@ -488,16 +488,21 @@ def stage_layers(model: ModelSpec, pp: int, stage: int, virtual: int = 1) -> tup
     virtual pipeline; the caller has checked that they divide)."""
     assert model.layers is not None
     dense = shape_of(model).dense_layers
+    size = _chunk_layers(model.layers, pp, virtual)
     if virtual == 1:
-        size = -(-model.layers // pp)
         low, high = stage * size, min(model.layers, (stage + 1) * size)
         in_stage = max(0, high - low)
         dense_in_stage = max(0, min(high, dense) - low)
         return dense_in_stage, in_stage - dense_in_stage
-    size = model.layers // (pp * virtual)
     lows = [(stage + j * pp) * size for j in range(virtual)]
     dense_in_stage = sum(max(0, min(low + size, dense) - low) for low in lows)
     return dense_in_stage, size * virtual - dense_in_stage
+
+
+def _chunk_layers(layers: int, pp: int, virtual: int) -> int:
+    """Layers in one model chunk: ``ceil(L / pp)`` a stage (the last may hold fewer), or
+    ``L / (pp v)`` interleaved, which the caller has checked divides."""
+    return -(-layers // pp) if virtual == 1 else layers // (pp * virtual)
 
 
 def busiest_candidates(model: ModelSpec, pp: int, virtual: int = 1) -> list[int]:
@@ -508,8 +513,7 @@ def busiest_candidates(model: ModelSpec, pp: int, virtual: int = 1) -> list[int]
     stages = [0]
     if model.layers is None:
         return stages
-    chunk = -(-model.layers // pp) if virtual == 1 else model.layers // (pp * virtual)
-    first_moe = -(-shape_of(model).dense_layers // chunk)
+    first_moe = -(-shape_of(model).dense_layers // _chunk_layers(model.layers, pp, virtual))
     stages += [first_moe] if 0 < first_moe < pp else []
     stages += [pp - 1] if pp - 1 not in stages else []
     return stages
