@@ -94,6 +94,10 @@ def test_headline_facts_in_gbytes(
         ("nvlink3", 12, 25),
         ("nvlink4", 18, 25),
         ("nvlink5", 18, 50),
+        # export parts: A800 keeps 8 of the A100's links (SimAI calbusbw.cc; NVIDIA's 400 GB/s
+        # bidirectional), H800 8 of the H100's
+        ("nvlink3-a800", 8, 25),
+        ("nvlink4-h800", 8, 25),
         # 7 links, 64 GB/s per peer (stas00/ml-engineering network/README.md)
         ("xgmi-mi300x", 7, 64),
     ],
@@ -255,6 +259,9 @@ def test_every_system_references_existing_links(builtin_catalogue: Catalogue) ->
         # AWS EC2 instance network bandwidth page: p4d 4 x 100 Gb/s EFA v1; p5 32 x 100 Gb/s EFA v2
         ("aws-p4d", 8, "nvlink3", 4, "efa-100g"),
         ("aws-p5", 8, "nvlink4", 32, "efa-v2"),
+        # DGX B300 XDR RA (RA-11339-001): one XDR 800G compute port per GPU; NVLink 5 (NVIDIA
+        # NVLink health check: 18 links on B300 as on B200)
+        ("dgx-b300", 8, "nvlink5", 8, "xdr"),
     ],
 )
 def test_system_shapes(
@@ -537,6 +544,7 @@ GPU_MEMORY_GIB = {
     "aws-p5en": 1128 / 8,  # p5en.48xlarge: 1128 GB over 8 H200
     "mi300x-8": 192,  # MI300X 192 GB HBM3
     "mi355x-8": 288,  # MI355X 288 GB HBM3E
+    "dgx-b300": 2304 / 8,  # DGX B300: 2.3 TB of GPU memory, 288 GB per B300
 }
 
 
@@ -552,7 +560,16 @@ def test_gpu_memory_matches_the_vendor_figure(
 def test_presets_of_more_than_one_gpu_size_state_no_memory(builtin_catalogue: Catalogue) -> None:
     # DGX A100 and Azure ND A100 v4 come with 40 GB or 80 GB A100s, DGX-1V with 16 or 32 GB V100s
     systems = _systems(builtin_catalogue)
-    for system_id in ("dgx-a100", "azure-nd-a100-v4", "dgx-1v", "pcie-8gpu"):
+    # as do A800 (40/80 GB), H20 (96/141 GB) and the H100 PCIe (80 GB) / H100 NVL (94 GB) cards
+    for system_id in (
+        "dgx-a100",
+        "azure-nd-a100-v4",
+        "dgx-1v",
+        "pcie-8gpu",
+        "hgx-a800",
+        "hgx-h20",
+        "h100-pcie-8",
+    ):
         assert systems[system_id].gpu_memory_bytes is None
 
 

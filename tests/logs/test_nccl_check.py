@@ -369,6 +369,26 @@ def test_gpu_paths_inside_a_switch_or_over_nvlink_are_not_noted(catalogue: Catal
         # nvidia-smi names the two A100 PCIe cards differently
         ("NVIDIA A100-PCIE-40GB", "a100-pcie-pair"),
         ("NVIDIA A100 80GB PCIe", "a100-pcie-pair"),
+        # export parts: A800 has 8 of the A100's 12 NVLinks, H20 all 18 of the H100's (SimAI's
+        # calbusbw.cc constants)
+        ("NVIDIA A800-SXM4-80GB", "hgx-a800"),
+        ("NVIDIA H20", "hgx-h20"),
+        ("NVIDIA H20-3e", "hgx-h20"),
+        # nvidia-smi's name for the HGX B300 GPU; the Grace Blackwell Ultra part is in NVL72 racks
+        ("NVIDIA B300 SXM6 AC", "dgx-b300"),
+        ("NVIDIA GB300", "gb200-nvl72"),
+        # PCIe cards, 8 on one host: bridges (if any) join pairs only
+        ("NVIDIA H100 PCIe", "h100-pcie-8"),
+        ("NVIDIA H100 NVL", "h100-pcie-8"),
+        ("NVIDIA L40", "pcie-8gpu"),
+        ("NVIDIA L4", "pcie-8gpu"),
+        ("NVIDIA A10", "pcie-8gpu"),
+        ("NVIDIA RTX A6000", "pcie-8gpu"),
+        ("NVIDIA A800 80GB PCIe", "pcie-8gpu"),
+        # the short patterns do not catch longer names: A10 is not A100, H20 not H200, L40 not L40S
+        ("NVIDIA A100-SXM4-80GB", "dgx-a100"),
+        ("NVIDIA H200", "hgx-h200"),
+        ("NVIDIA L40S", "l40s-pcie"),
     ],
 )
 def test_a_gpu_name_picks_its_node(catalogue: Catalogue, name: str, system: str) -> None:
@@ -377,6 +397,37 @@ def test_a_gpu_name_picks_its_node(catalogue: Catalogue, name: str, system: str)
     text = text.replace("AMD Radeon Graphics", name)
     (check,) = check_log(parse_log(text, source="renamed.txt"), text, catalogue=catalogue)
     assert {a.field: a.value for a in check.assumptions}["system"] == system
+
+
+def test_verbs_on_a_preset_without_nics_takes_the_port_of_its_host_pcie(
+    catalogue: Catalogue,
+) -> None:
+    # sweep 10 (2 x 4 H100 on verbs, 4 NICs named on NET/IB channel lines) renamed to PCIe
+    # cards: h100-pcie-8 names no NIC. The fastest InfiniBand port the catalogue builds for a
+    # PCIe Gen5 host is NDR (400 Gb/s, pcie_host pcie5), so 4 x 50 GB/s per node.
+    text = (SWEEPS / "10_allreduce_2node_8xH100_ib.txt").read_text(encoding="utf-8")
+    pcie = text.replace("NVIDIA H100", "NVIDIA H100 PCIe")
+    network_line = next(
+        i for i, line in enumerate(pcie.splitlines(), 1) if "Using network IB" in line
+    )
+    (check,) = check_log(parse_log(pcie, source="pcie.txt"), pcie, catalogue=catalogue)
+    facts = {a.field: (a.value, a.source, a.evidence) for a in check.assumptions}
+    assert facts["system"][0] == "h100-pcie-8"
+    assert facts["nics_per_node"][:2] == (4, "environment")
+    inter, source, evidence = facts["inter"]
+    assert (inter, source) == ("ndr", "environment")
+    assert f"line {network_line}" in evidence
+    assert "pcie5" in evidence
+    ndr = next(link for link in catalogue.links if link.id == "ndr")
+    assert ndr.per_direction_Bps == pytest.approx(400e9 / 8)
+    # a flag still wins
+    (flagged,) = check_log(
+        parse_log(pcie, source="pcie.txt"),
+        pcie,
+        catalogue=catalogue,
+        flags=ClusterSpec(inter="hdr"),
+    )
+    assert {a.field: a.value for a in flagged.assumptions}.get("inter") != "ndr"
 
 
 def test_gb200_trays_joined_by_the_network_are_one_node_per_domain(catalogue: Catalogue) -> None:

@@ -90,7 +90,20 @@ NODE_RULES: tuple[NodeRule, ...] = (
         "'GB200' is the B200 GPU of a Grace Blackwell superchip: 4 per compute tray, the trays "
         "of an NVL72 rack in one NVLink domain (the gb200-nvl72 preset)",
     ),
+    _rule(
+        r"GB300",
+        "gb200-nvl72",
+        "'GB300' is the B300 GPU of a Grace Blackwell Ultra superchip, in NVL72 racks with GB200's "
+        "NVLink 5 (the gb200-nvl72 preset); its ConnectX-8 NICs run 800 Gb/s, twice the preset's "
+        "NDR (--inter xdr)",
+    ),
     _rule(r"\bB200\b", "dgx-b200", "'B200' in 8-GPU nodes is an HGX/DGX B200 board"),
+    _rule(
+        r"\bB300\b",
+        "dgx-b300",
+        "'B300' (nvidia-smi: 'NVIDIA B300 SXM6 AC') in 8-GPU nodes is an HGX/DGX B300 board: "
+        "NVLink 5 as B200, one 800 Gb/s NIC per GPU",
+    ),
     _rule(
         r"GH200",
         "alps-gh200",
@@ -103,6 +116,12 @@ NODE_RULES: tuple[NodeRule, ...] = (
         "hgx-h800",
         "'H800' is the export H100 SXM with 8 NVLinks (200 GB/s per direction), on an HGX board "
         "with NVSwitch; its network is the preset's assumption",
+    ),
+    _rule(
+        r"\bH20\b",
+        "hgx-h20",
+        "'H20' is the export Hopper with the H100's 18 NVLink 4 links, on an HGX board with "
+        "NVSwitch; its network is the preset's assumption",
     ),
     _rule(
         r"H100 (?:80GB HBM3|SXM)|H100-SXM",
@@ -126,6 +145,18 @@ NODE_RULES: tuple[NodeRule, ...] = (
         rpn=2,
     ),
     _rule(
+        r"H100 (?:PCIe|NVL)",
+        "h100-pcie-8",
+        "'H100 PCIe'/'H100 NVL' cards: NVLink bridges join pairs at most, so a collective over "
+        "more than two crosses PCIe Gen5",
+    ),
+    _rule(
+        r"A800-SXM4",
+        "hgx-a800",
+        "'A800-SXM4' is the export A100 SXM with 8 NVLinks (200 GB/s per direction), on an HGX "
+        "board with NVSwitch; its network is the preset's assumption",
+    ),
+    _rule(
         r"A100-SXM4-80GB",
         "dgx-a100",
         "'A100-SXM4-80GB' is the SXM part, shipped only on HGX/DGX A100 boards (8 GPUs, NVSwitch)",
@@ -145,6 +176,12 @@ NODE_RULES: tuple[NodeRule, ...] = (
     _rule(r"RTX 5090", "rtx5090-8", "'GeForce RTX 5090' cards talk over PCIe Gen5"),
     _rule(r"RTX 2080 Ti", "rtx2080ti-2", "'GeForce RTX 2080 Ti' cards without peer-to-peer"),
     _rule(r"L40S", "l40s-pcie", "'L40S' cards talk over PCIe Gen4 (no NVLink)"),
+    _rule(
+        r"\bL40\b|\bL4\b|\bA40\b|\bA30\b|\bA10\b|RTX A6000|RTX 6000 Ada|A800 .*PCIe|A800-PCIE",
+        "pcie-8gpu",
+        "a data-centre or workstation PCIe Gen4 card (no NVSwitch; an NVLink bridge joins two "
+        "cards at most): the generic PCIe Gen4 node",
+    ),
     _rule(r"V100-SXM2", "dgx-1v", "'V100-SXM2' in 8-GPU nodes: the DGX-1 hybrid cube mesh"),
 )
 
@@ -578,6 +615,18 @@ def _infer_network(
             return True, nics_known
         if env.provider is not None and env.provider.value == "efa" and family == "efa":
             return True, nics_known
+        by_host = _verbs_link_of_host(catalogue, system_obj) if preset_inter is None else None
+        if kind.upper() == "IB" and by_host is not None:
+            values["inter"] = by_host.id
+            note(
+                "inter",
+                by_host.id,
+                "environment",
+                f"NCCL uses verbs ('Using network IB', line {env.network.line}) and "
+                f"{system_obj.id} names no NIC: {by_host.id}, the InfiniBand port built for the "
+                f"host's {system_obj.host_pcie} (catalogue pcie_host), is assumed ({{inter}})",
+            )
+            return False, nics_known
     if preset_inter is not None:
         note(
             "inter",
@@ -587,6 +636,20 @@ def _infer_network(
             f"{system_obj.id} preset ({{inter}}, {{nics_per_node}}, {{system}})",
         )
     return False, nics_known
+
+
+def _verbs_link_of_host(catalogue: Catalogue, system_obj: Any) -> Any:
+    """The fastest InfiniBand link whose ``pcie_host`` is the preset's host PCIe generation
+    (NDR for a PCIe Gen5 host, HDR for Gen4), or None: the guess for a verbs network on a
+    preset that names no NIC."""
+    if system_obj is None or system_obj.host_pcie is None:
+        return None
+    fits = [
+        link
+        for link in catalogue.links
+        if link.family == "infiniband" and link.pcie_host == system_obj.host_pcie
+    ]
+    return max(fits, key=lambda link: link.per_direction_Bps, default=None)
 
 
 def resolve_log_cluster(catalogue: Catalogue, spec: ClusterSpec, source: str) -> ResolvedCluster:
