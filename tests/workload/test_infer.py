@@ -81,6 +81,31 @@ def test_kv_transfer_for_disaggregated_serving(builtin_catalogue: Catalogue) -> 
     assert result.per_request_s == pytest.approx(per_request + 512 * result.per_token_s)
 
 
+def test_a_tp_group_wider_than_a_node_ships_its_cache_through_all_its_nodes(
+    builtin_catalogue: Catalogue,
+) -> None:
+    # tp 8 on GB200 NVL72 trays of 4 GPUs, one NDR NIC each: the group spans 2 trays, each of
+    # its 8 GPUs holds a distinct 1/8 of Llama 3 70B's cache (8 KV heads), and ships it through
+    # its own NIC: 327,680 B x 8192 / 8 = 335,544,320 B per GPU over one NDR path, as on DGX H100
+    model = find_model("llama3-70b")
+    nvl72 = resolve_cluster(builtin_catalogue, ClusterSpec(system="gb200-nvl72", nodes=4))
+    spec = InferSpec(model=model, tp=8, prompt_tokens=8192, disaggregated=True)
+    kv = next(p for p in infer(builtin_catalogue, nvl72, spec).phases if p.name == "kv-transfer")
+    assert kv.bytes_per_gpu == 327_680 * 8192 // 8 == 335_544_320
+    one_path = estimate(
+        builtin_catalogue,
+        ClusterSpec(nodes=2, gpus_per_node=1, nics_per_node=1, inter="ndr", host_pcie="pcie5"),
+        Collective.SEND_RECV,
+        335_544_320,
+        dtype="bf16",
+    )
+    assert kv.time_s == pytest.approx(one_path.time_s, rel=1e-9)
+    # the group's 2 trays have 8 NICs between them: 8 may be asked for, 9 may not
+    infer(builtin_catalogue, nvl72, InferSpec(model=model, tp=8, disaggregated=True, kv_nics=8))
+    with pytest.raises(WorkloadError, match="more than the 8 NICs of the 2 nodes of one TP"):
+        infer(builtin_catalogue, nvl72, InferSpec(model=model, tp=8, disaggregated=True, kv_nics=9))
+
+
 def test_fewer_kv_nics_is_slower(builtin_catalogue: Catalogue) -> None:
     model = find_model("llama3-70b")
     cluster = _dgx(builtin_catalogue, 2)

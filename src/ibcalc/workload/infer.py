@@ -11,8 +11,8 @@ Decode step (one new token for each of B sequences in the batch), per GPU:
 Per request, with prefill and decode on different nodes (disaggregated serving): the prompt's KV
 cache, ``prompt x layers x kv_elements x bytes(kv)`` with ``kv_elements = 2 x kv_heads x
 head_dim`` (keys and values of every KV head; DeepSeek-V3's MLA caches d_c + d_h^R instead),
-moves from a prefill node to a decode node over the scale-out fabric, striped over the NICs it
-may use. Prefill moves the whole prompt through the same groups once per request: two
+moves from the prefill instance to the decode instance over the scale-out fabric, striped over
+the NICs it may use. Prefill moves the whole prompt through the same groups once per request: two
 all-reduces of ``prompt x h x bytes`` per layer over TP, the MoE all-to-alls of
 ``prompt x top_k x h x bytes`` and the stage send/receives of ``prompt x h x bytes``.
 
@@ -129,7 +129,7 @@ def _kv_placement(
         capped = f", capped by the GPU's {cluster.host_pcie.id} link at {path_Bps / 1e9:.1f} GB/s"
     sub = inherit(cluster, one, nic_scale=path_Bps / nic_Bps)
     notes = [
-        "KV cache sent from a prefill node to a decode node: "
+        "KV cache sent from the prefill instance to the decode instance: "
         + (f"{senders} GPUs each ship 1/{senders} of it" if senders > 1 else "one GPU ships it")
         + f" through {per_sender:g} x {inter} at the same time ({nics} NIC"
         + ("s" if nics != 1 else "")
@@ -288,16 +288,22 @@ def infer(
         node_nics = cluster.nics_per_node or (
             cluster.system.nics_per_node if cluster.system is not None else 0
         )
-        if nics is not None and node_nics and nics > node_nics:
+        # a TP group wider than a node (tp 8 on 4-GPU GB200 trays, tp 16 on DGX H100) holds its
+        # cache on every node it spans, and ships it through all of their NICs
+        group_nodes = -(-spec.tp // cluster.gpus_per_node)
+        on_nodes = "a node" if group_nodes == 1 else f"the {group_nodes} nodes of one TP group"
+        if nics is not None and node_nics and nics > node_nics * group_nodes:
             raise WorkloadError(
-                f"{{kv_nics}} {nics} is more than the {node_nics} NICs of a node", field="kv_nics"
+                f"{{kv_nics}} {nics} is more than the {node_nics * group_nodes} NICs of "
+                + on_nodes,
+                field="kv_nics",
             )
         if nics is None:
             nics = _default_kv_nics(cluster, spec.tp)
+            where = "on a node" if group_nodes == 1 else f"on its {group_nodes} nodes"
             notes.append(
                 f"the KV transfer uses {nics} NIC{'s' if nics != 1 else ''}: the NICs of the "
-                f"{_gpus(min(spec.tp, cluster.gpus_per_node))} of one TP group on a node "
-                "({kv_nics} to change)"
+                f"{_gpus(spec.tp)} of one TP group {where} ({{kv_nics}} to change)"
             )
         topo = cluster.topology
         if topo.nodes_per_domain > 1 and topo.m >= 2 * spec.gpus:
@@ -312,7 +318,7 @@ def infer(
                 "on nodes of their own, the stages would ship their layers at once (up to "
                 f"{spec.pp}x faster)"
             )
-        senders = max(1, min(spec.tp, cluster.gpus_per_node, nics))
+        senders = max(1, min(spec.tp, nics))
         kv_heads = model.kv_heads if model.kv_heads is not None else model.heads
         if senders > 1 and (model.kv_elements_per_layer is not None or kv_heads == 1):
             # MLA's latent serves every head, as one KV head does: each TP rank holds all of it,
@@ -531,9 +537,10 @@ def _inter_id(cluster: ResolvedCluster) -> str:
 
 
 def _default_kv_nics(cluster: ResolvedCluster, tp: int) -> int:
-    """NICs of one TP group's GPUs on one node: nics_per_node x min(tp, gpn) / gpn, >= 1."""
+    """NICs of one TP group's GPUs, on one node or on every node the group spans:
+    nics_per_node x tp / gpn, >= 1."""
     gpn = cluster.gpus_per_node
     nics = cluster.nics_per_node
     if nics == 0 and cluster.system is not None:
         nics = cluster.system.nics_per_node
-    return max(1, max(nics, 1) * min(tp, gpn) // gpn)
+    return max(1, max(nics, 1) * tp // gpn)
