@@ -146,15 +146,41 @@ def test_more_kv_nics_for_one_sender_are_never_slower(builtin_catalogue: Catalog
 
 
 def test_moe_decode_all_to_all(builtin_catalogue: Catalogue) -> None:
-    # DeepSeek-V3: batch 64 x top-8 x hidden 7168 x 2 bytes = 7,340,032 B per dispatch/combine,
-    # 2 per MoE layer x 58 MoE layers; ep 16 = two DGX H100 nodes
+    # DeepSeek-V3 on ep 16 = two DGX H100 nodes: attention is data-parallel over the 16 groups,
+    # so a batch of 64 is 4 sequences each; 4 x top-8 x hidden 7168 x 2 bytes = 458,752 B per
+    # dispatch/combine, 2 per MoE layer x 58 MoE layers
     spec = InferSpec(model=find_model("deepseek-v3"), ep=16, batch=64)
     result = infer(builtin_catalogue, _dgx(builtin_catalogue, 2), spec)
     ep = next(p for p in result.phases if p.name == "decode-ep-alltoall")
-    assert ep.bytes_per_gpu == 64 * 8 * 7168 * 2 == 7_340_032
+    assert ep.bytes_per_gpu == 64 / 16 * 8 * 7168 * 2 == 458_752
     assert ep.count == 116
     assert ep.tier == "scale-out"
     assert result.dominant_tier == "scale-out"
+    assert not any("decode nothing" in w for w in result.warnings)
+    # a batch smaller than ep leaves groups idle: each busy one has 1 sequence (ceil), and the
+    # output says how many decode nothing
+    small = infer(
+        builtin_catalogue,
+        _dgx(builtin_catalogue, 2),
+        InferSpec(model=find_model("deepseek-v3"), ep=16, batch=10),
+    )
+    ep = next(p for p in small.phases if p.name == "decode-ep-alltoall")
+    assert ep.bytes_per_gpu == 1 * 8 * 7168 * 2
+    assert any("6 attention groups decode nothing" in w for w in small.warnings)
+
+
+def test_moe_with_tp_splits_the_group_batch(builtin_catalogue: Catalogue) -> None:
+    # Mixtral 8x7B, tp 2 x ep 4 on one DGX H100, batch 32: 8 sequences per attention group; the
+    # group's TP all-reduce carries 8 x 4096 x 2 B, its dispatch 8 / 2 = 4 tokens per GPU
+    # (4 x top-2 x 4096 x 2 B); the KV cache per GPU is the group's 8 sequences, not 32
+    model = find_model("mixtral-8x7b")
+    spec = InferSpec(model=model, tp=2, ep=4, batch=32, prompt_tokens=1000, output_tokens=24)
+    result = infer(builtin_catalogue, _dgx(builtin_catalogue), spec)
+    by_name = {p.name: p for p in result.phases}
+    assert by_name["decode-tp-allreduce"].bytes_per_gpu == 8 * 4096 * 2
+    assert by_name["decode-ep-alltoall"].bytes_per_gpu == 4 * 2 * 4096 * 2
+    # 32 layers x 8 KV heads x 128 x 2 (K and V) x 2 B = 131,072 B per token, over tp 2
+    assert result.memory.kv_cache_bytes == pytest.approx(8 * 1024 * 131_072 / 2)
 
 
 def test_instance_must_fit(builtin_catalogue: Catalogue) -> None:
@@ -175,15 +201,16 @@ def test_instance_must_fit(builtin_catalogue: Catalogue) -> None:
 
 
 def test_prefill_moves_the_prompt_through_experts_and_stages(builtin_catalogue: Catalogue) -> None:
-    # Mixtral 8x7B: 32 MoE layers, top-2, hidden 4096. A 1024-token prompt dispatches
-    # 1024 x 2 x 4096 x 2 B = 16 MiB per all-to-all, 2 per MoE layer, once per request
+    # Mixtral 8x7B: 32 MoE layers, top-2, hidden 4096. A 1024-token prompt, split over the
+    # 2 TP GPUs before the dispatch, sends 512 x 2 x 4096 x 2 B = 8 MiB per GPU per all-to-all,
+    # 2 per MoE layer, once per request
     spec = InferSpec(model=find_model("mixtral-8x7b"), tp=2, ep=4, prompt_tokens=1024)
     result = infer(builtin_catalogue, _dgx(builtin_catalogue), spec)
     prefill = next(p for p in result.phases if p.name == "prefill-ep-alltoall")
-    assert prefill.bytes_per_gpu == 1024 * 2 * 4096 * 2 == 16_777_216
+    assert prefill.bytes_per_gpu == 1024 / 2 * 2 * 4096 * 2 == 8_388_608
     assert (prefill.count, prefill.per) == (64, "request")
     same = _dgx_estimate(
-        builtin_catalogue, Collective.ALL_TO_ALL, 16_777_216, nodes=1, gpus_per_node=4
+        builtin_catalogue, Collective.ALL_TO_ALL, 8_388_608, nodes=1, gpus_per_node=4
     )
     assert prefill.time_s == pytest.approx(same.time_s)
     per_request = sum(p.total_s for p in result.phases if p.per == "request")

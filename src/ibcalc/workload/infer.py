@@ -5,8 +5,14 @@ Decode step (one new token for each of B sequences in the batch), per GPU:
 
 * TP: 2 all-reduces per layer (after attention, after the MLP) of ``B x h x bytes(act)``
   (Shoeybi et al. 2019, arXiv:1909.08053): small messages, the latency regime.
-* EP: all-to-all dispatch and combine per MoE layer of ``B x top_k x h x bytes(act)``.
-* PP: one send/receive of ``B x h x bytes(act)`` per stage boundary (pp - 1 per token).
+* EP: all-to-all dispatch and combine per MoE layer of ``b / tp x top_k x h x bytes(act)``.
+* PP: one send/receive of ``b x h x bytes(act)`` per stage boundary (pp - 1 per token).
+
+With ``ep > 1`` attention is data-parallel over the ``ep`` groups of ``tp`` GPUs (DeepSeek-V3
+serves its MoE layers by EP and its attention by DP with TP and sequence parallelism,
+arXiv:2412.19437 section 3.4): each group decodes ``b = ceil(B / ep)`` of the batch, so its TP
+all-reduces and stage sends carry ``b`` tokens, and its tokens are split over its ``tp`` GPUs
+before the dispatch. Without EP, ``b = B``.
 
 Per request, with prefill and decode on different nodes (disaggregated serving): the prompt's KV
 cache, ``prompt x layers x kv_elements x bytes(kv)`` with ``kv_elements = 2 x kv_heads x
@@ -202,6 +208,20 @@ def infer(
         "communication only: the compute of each token (weight and KV-cache reads) is not included"
     ]
     layers = model.need("layers", "serving") if spec.tp > 1 or spec.ep > 1 else model.layers
+    # the sequences one attention group decodes: the batch, split over the ep data-parallel
+    # groups when experts are spread (module docstring)
+    group_batch = -(-spec.batch // spec.ep)
+    if spec.ep > 1:
+        notes.append(
+            f"attention is data-parallel over the ep {spec.ep} groups (as DeepSeek-V3 serves): "
+            f"each decodes {plural(group_batch, 'sequence')} of the batch of {spec.batch}"
+            + ("" if spec.tp == 1 else f", split over its {spec.tp} TP GPUs for the dispatch")
+        )
+        if spec.batch < spec.ep:
+            warnings.append(
+                f"batch {spec.batch} is smaller than ep {spec.ep}: "
+                f"{plural(spec.ep - spec.batch, 'attention group')} decode nothing"
+            )
     if spec.tp > 1:
         hidden = model.need("hidden", "tensor parallelism")
         assert layers is not None
@@ -220,6 +240,7 @@ def infer(
             count=2 * layers,
             params=params,
             note=f"2 per layer x {layers} layers",
+            decode_tokens=group_batch,
         )
     if spec.ep > 1:
         hidden = model.need("hidden", "expert parallelism")
@@ -234,6 +255,8 @@ def infer(
             count=2 * moe,
             params=params,
             note=f"dispatch and combine per MoE layer x {moe} MoE layers, top-{top_k}",
+            decode_tokens=-(-group_batch // spec.tp),
+            prefill_tokens=-(-spec.prompt_tokens // spec.tp),
         )
     if spec.pp > 1:
         hidden = model.need("hidden", "pipeline parallelism")
@@ -254,6 +277,7 @@ def infer(
                 params=params,
                 note=f"{count} of {spec.pp - 1}{where} stage boundar"
                 f"{'ies' if spec.pp > 2 else 'y'}",
+                decode_tokens=group_batch,
             )
     kv_token: float | None = None
     kv_request: float | None = None
@@ -396,10 +420,11 @@ def _memory(
 
     Weights: the busiest pipeline stage's ``ceil(L / pp)`` layers' share of ``P x bytes / tp``
     (the first stage with the input embedding, the last with the output layer), the routed
-    experts over ``ep`` more. KV cache: ``batch x (prompt + output) x bytes per token`` for the
-    same layers, split over ``min(tp, kv_heads)`` (a GPU holds its KV heads; past kv_heads they
-    are copied), and not split for a latent cache (MLA), which every tensor-parallel rank keeps
-    whole. Every stage holds the whole batch's cache for its own layers, so the busiest is the
+    experts over ``ep`` more. KV cache: ``ceil(batch / ep) x (prompt + output) x bytes per
+    token`` (the sequences of one attention group) for the same layers, split over
+    ``min(tp, kv_heads)`` (a GPU holds its KV heads; past kv_heads they are copied), and not
+    split for a latent cache (MLA), which every tensor-parallel rank keeps whole. Every stage
+    holds its group's cache for its own layers, so the busiest is the
     first unless a MoE model's dense layers come first and a later stage's experts weigh more
     (DeepSeek-V3 at pp > 1), or the output layer outweighs the embedding's stage."""
     model = spec.model
@@ -421,7 +446,7 @@ def _memory(
             share = (
                 sum(layers) / model.layers if layers is not None and model.layers else 1 / spec.pp
             )
-            kv = spec.batch * context * kv_token * share / split
+            kv = -(-spec.batch // spec.ep) * context * kv_token * share / split
         total = weights + (kv or 0.0)
         if best is None or total > best[0]:
             best = (total, weights, kv, stage)
@@ -434,9 +459,8 @@ def _memory(
         )
     if kv is not None and spec.ep > 1:
         notes.append(
-            f"memory: each of the ep {spec.ep} ranks holds the KV cache of the whole batch, "
-            "as each dispatches the whole batch's tokens here (an upper bound where "
-            "attention is data-parallel over them)"
+            f"memory: each of the ep {spec.ep} attention groups holds the KV cache of the "
+            "sequences it decodes"
         )
     capacity, source = gpu_capacity(spec.gpu_memory_bytes, cluster.system)
     if (note := decimal_capacity_note(spec.gpu_memory_bytes)) is not None:
@@ -499,9 +523,12 @@ def _decode_and_prefill(
     count: int,
     params: CostParams | None,
     note: str,
+    decode_tokens: int,
+    prefill_tokens: int | None = None,
 ) -> list[Phase]:
-    """``decode-<stem>`` (the batch's tokens, per token) and ``prefill-<stem>`` (the prompt's
-    tokens, once per request): the same collective of ``bytes_per_token`` per token."""
+    """``decode-<stem>`` (``decode_tokens``: the tokens of a decode step each GPU sends, per
+    token) and ``prefill-<stem>`` (``prefill_tokens``, by default the prompt's, once per
+    request): the same collective of ``bytes_per_token`` per token."""
     return [
         build_phase(
             placement,
@@ -515,8 +542,8 @@ def _decode_and_prefill(
             notes=[f"{note}; {tokens} token{'s' if tokens != 1 else ''}"],
         )
         for when, tokens, per in (
-            ("decode", spec.batch, _PER_TOKEN),
-            ("prefill", spec.prompt_tokens, _PER_REQUEST),
+            ("decode", decode_tokens, _PER_TOKEN),
+            ("prefill", prefill_tokens or spec.prompt_tokens, _PER_REQUEST),
         )
     ]
 
