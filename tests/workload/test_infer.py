@@ -218,12 +218,13 @@ def test_prefill_moves_the_prompt_through_experts_and_stages(builtin_catalogue: 
         per_request + spec.output_tokens * result.per_token_s
     )
     # Llama 3 70B on two pipeline stages of 8: the prompt's activations (1024 x 8192 x 2 B)
-    # cross the one stage boundary once per request, a decode token's once per token
+    # cross the one stage boundary once per request, a decode token's once per token, each of
+    # the 8 TP GPUs sending its 1/8 slice (as train prices a stage's send)
     spec = InferSpec(model=find_model("llama3-70b"), tp=8, pp=2, prompt_tokens=1024)
     result = infer(builtin_catalogue, _dgx(builtin_catalogue, 2), spec)
     by_name = {p.name: p for p in result.phases}
-    assert by_name["prefill-pp-sendrecv"].bytes_per_gpu == 1024 * 8192 * 2
-    assert by_name["decode-pp-sendrecv"].bytes_per_gpu == 8192 * 2
+    assert by_name["prefill-pp-sendrecv"].bytes_per_gpu == 1024 * 8192 * 2 / 8
+    assert by_name["decode-pp-sendrecv"].bytes_per_gpu == 8192 * 2 / 8
     assert by_name["prefill-pp-sendrecv"].count == by_name["decode-pp-sendrecv"].count == 1
 
 

@@ -6,7 +6,9 @@ Decode step (one new token for each of B sequences in the batch), per GPU:
 * TP: 2 all-reduces per layer (after attention, after the MLP) of ``B x h x bytes(act)``
   (Shoeybi et al. 2019, arXiv:1909.08053): small messages, the latency regime.
 * EP: all-to-all dispatch and combine per MoE layer of ``b / tp x top_k x h x bytes(act)``.
-* PP: one send/receive of ``b x h x bytes(act)`` per stage boundary (pp - 1 per token).
+* PP: one send/receive of ``b x h x bytes(act) / tp`` per stage boundary (pp - 1 per token):
+  each TP GPU sends its 1/tp slice and the next stage gathers them inside its node
+  (Narayanan et al. 2021, arXiv:2104.04473, section 4.1, as in training).
 
 With ``ep > 1`` attention is data-parallel over the ``ep`` groups of ``tp`` GPUs (DeepSeek-V3
 serves its MoE layers by EP and its attention by DP with TP and sequence parallelism,
@@ -276,8 +278,10 @@ def infer(
                 count=count,
                 params=params,
                 note=f"{count} of {spec.pp - 1}{where} stage boundar"
-                f"{'ies' if spec.pp > 2 else 'y'}",
+                f"{'ies' if spec.pp > 2 else 'y'}"
+                + ("" if spec.tp == 1 else f", each TP GPU sending its 1/{spec.tp} slice"),
                 decode_tokens=group_batch,
+                tp_slices=spec.tp,
             )
     kv_token: float | None = None
     kv_request: float | None = None
@@ -525,16 +529,18 @@ def _decode_and_prefill(
     note: str,
     decode_tokens: int,
     prefill_tokens: int | None = None,
+    tp_slices: int = 1,
 ) -> list[Phase]:
     """``decode-<stem>`` (``decode_tokens``: the tokens of a decode step each GPU sends, per
     token) and ``prefill-<stem>`` (``prefill_tokens``, by default the prompt's, once per
-    request): the same collective of ``bytes_per_token`` per token."""
+    request): the same collective of ``bytes_per_token`` per token, over ``tp_slices`` GPUs
+    that each send a slice of it (a stage's send: Narayanan et al. 2021, section 4.1)."""
     return [
         build_phase(
             placement,
             f"{when}-{stem}",
             collective,
-            float(tokens * bytes_per_token),
+            float(tokens * bytes_per_token) / tp_slices,
             dtype=spec.act_dtype,
             count=count,
             per=per,
