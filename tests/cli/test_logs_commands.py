@@ -432,6 +432,29 @@ def test_calibrate_writes_an_override_once(tmp_path: Path) -> None:
     assert code == 0, err
 
 
+def test_calibrate_table_says_a_confirmed_value_is_not_written(tmp_path: Path) -> None:
+    # ABCI's 1 x 8 A100 all-reduce and broadcast: the fitted NVLink latency is within 0.05 us
+    # of the value in use, so the file comments it as confirmed and writes no link; the table's
+    # row must say the same, not look like a fitted value
+    logs = [
+        str(SWEEPS / f)
+        for f in (
+            "15_allreduce_1node_8xA100-40GB_intranode.txt",
+            "16_broadcast_1node_8xA100-40GB_intranode.txt",
+        )
+    ]
+    out_file = tmp_path / "site.yaml"
+    code, out, err = run("calibrate", *logs, "-o", str(out_file))
+    assert code == 0, err
+    text = out_file.read_text(encoding="utf-8")
+    confirmed = re.findall(r"^# confirmed \(not written\): (\S+)", text, flags=re.MULTILINE)
+    assert confirmed
+    assert "links: []" in text
+    rows = {line.split()[0]: line for line in out.splitlines() if line.strip()}
+    for name in confirmed:
+        assert "confirmed: not written" in rows[name]
+
+
 def test_calibrate_never_writes_over_its_input(tmp_path: Path) -> None:
     log = tmp_path / "run.log"
     log.write_text((SWEEPS / "13_allreduce_1node_4xH100_intranode.txt").read_text(encoding="utf-8"))

@@ -562,9 +562,11 @@ def render_calibration(
                     bound_text(p),
                     p.uncertainty_reason or "",
                     (
-                        f"< {SIGNIFICANT_ERRORS:g} std. err.: not written"
-                        if changed(p) and not significant(p)
-                        else ""
+                        ""
+                        if changed(p) and significant(p)
+                        else f"< {SIGNIFICANT_ERRORS:g} std. err.: not written"
+                        if changed(p)
+                        else "the value in use, confirmed: not written"
                     ),
                     f"only {p.rows} rows" if 0 < p.rows < _FEW_ROWS else "",
                 )
