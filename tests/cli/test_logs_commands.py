@@ -885,7 +885,34 @@ def test_a_large_row_that_is_no_measurement_fails_the_gate(time: str) -> None:
     assert code == 0
 
 
-@pytest.mark.parametrize(("columns", "dropped"), [(80, {"regime", "algorithm"}), (100, set())])
+def test_latency_rows_show_their_time_band() -> None:
+    """Rows of 64 KiB or less are judged on time, and their band is on time: the table printed
+    none for them (the JSON had it). Each latency row now shows the JSON's expected time and
+    range, to the table's precision (3 figures below 100 us); the other rows show theirs on
+    busbw, as before."""
+    log = str(SWEEPS / "10_allreduce_2node_8xH100_ib.txt")
+    _, out, _ = run("nccl-check", log, "--format", "json")
+    rows = json.loads(out)["runs"][0]["rows"]
+    result = CliRunner().invoke(app, ["nccl-check", log], env={"COLUMNS": "120"})
+    lines = {line.split()[-1]: line for line in result.stdout.splitlines() if line[:1] == " "}
+    latency = [r for r in rows if r["regime"] == "latency"]
+    assert latency
+
+    def us(value: float) -> str:  # the table's time precision: 1 decimal from 10 us
+        return f"{value:.3g}" if value < 10 else f"{value:.1f}"
+
+    for row in latency:
+        low, high = row["expected_time_us_range"]
+        assert low <= row["expected_time_us"] <= high
+        cell = f"{us(row['expected_time_us'])} ({us(low)}-{us(high)})"
+        assert cell in lines[str(row["line"])]
+    other = next(r for r in rows if r["regime"] == "bandwidth")
+    expected = other["expected_time_us"]
+    shown = f"{expected:,.0f}" if expected >= 1000 else us(expected)
+    assert f" {shown}   " in lines[str(other["line"])]  # no band after it
+
+
+@pytest.mark.parametrize(("columns", "dropped"), [(80, {"regime", "algorithm"}), (110, set())])
 def test_a_narrow_terminal_drops_columns_rather_than_cut_numbers(
     columns: int, dropped: set[str]
 ) -> None:

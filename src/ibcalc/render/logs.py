@@ -130,23 +130,87 @@ def _busbw_cells(row: RowCheck) -> tuple[str, str]:
     return _gbps(row.measured_busbw_GBps, extra), expected
 
 
+def _expected_time_cell(row: RowCheck) -> str:
+    """The expected time, with the range a measurement is likely to show on rows judged on time
+    (the latency regime; the others carry theirs on busbw)."""
+    band = row.expected_time_us_range if row.regime == "latency" else None
+    if band is None:
+        return _us(row.expected_time_us)
+    return f"{_us(row.expected_time_us)} ({_us(band[0])}-{_us(band[1])})"
+
+
 #: Under a rows table: what the efficiency is, and what the brackets mean.
 _LEGEND = "eff.: measured busbw / expected (= expected time / measured time)"
-_RANGE_LEGEND = "; (a-b): the busbw a measurement is likely to show (the model's error band)"
+_RANGE_LEGEND = (
+    "; (a-b): the busbw (the time, on latency rows) a measurement is likely to show "
+    "(the model's error band)"
+)
 
 
-#: Columns a narrow terminal drops, first to last, with the width below which each goes: the
-#: regime follows from the size (docs/nccl-check.md), the algorithm and the line are aids.
-_NARROW_DROPS = (("regime", 100), ("algorithm", 90), ("line", 78))
+#: Columns a narrow terminal drops, first to last: the regime follows from the size
+#: (docs/nccl-check.md), the algorithm and the line are aids.
+_NARROW_DROPS = ("regime", "algorithm", "line")
+
+_ROW_COLUMNS = (
+    ("size", "right"),
+    ("time\nus", "right"),
+    ("expected\nus", "right"),
+    ("busbw\nGB/s", "right"),
+    ("expected\nGB/s", "right"),
+    ("eff.", "right"),
+    ("verdict", "left"),
+    ("regime", "left"),
+    ("algorithm", "left"),
+    ("line", "right"),
+)
 
 
-def _dropped_words(width: int) -> str:
-    """The legend's words for the columns ``width`` leaves out (empty when none), with the width
-    that shows them all."""
-    dropped = [name for name, below in _NARROW_DROPS if width < below]
+def _row_cells(check: RunCheck) -> list[list[str | Text]]:
+    cells: list[list[str | Text]] = []
+    for row in check.rows:
+        verdict = row.verdict if not (row.wrong or 0) else f"{row.verdict}, #wrong {row.wrong}"
+        cells.append(
+            [
+                _size(row.size_bytes),
+                _us(row.measured_time_us),
+                _expected_time_cell(row),
+                *_busbw_cells(row),
+                eff_pct(row.efficiency),
+                Text(verdict, style=_VERDICT_STYLE.get(row.verdict, "")),
+                row.regime,
+                row.choice,
+                str(row.line),
+            ]
+        )
+    return cells
+
+
+def _column_widths(cells: list[list[str | Text]]) -> dict[str, int]:
+    """Each column's width: its widest cell or header line."""
+    return {
+        name: max([len(part) for part in name.split("\n")] + [len(str(row[i])) for row in cells])
+        for i, (name, _) in enumerate(_ROW_COLUMNS)
+    }
+
+
+def _dropped_columns(widths: Mapping[str, int], width: int) -> list[str]:
+    """The columns a table of ``widths`` (one space apart) leaves out to fit ``width``: the
+    regime, then the algorithm, then the line, as long as it is too wide."""
+    dropped: list[str] = []
+    for name in _NARROW_DROPS:
+        kept = [w for n, w in widths.items() if n not in dropped]
+        if sum(kept) + len(kept) - 1 <= width:
+            break
+        dropped.append(name)
+    return dropped
+
+
+def _dropped_words(dropped: list[str], widths: Mapping[str, int], width: int) -> str:
+    """The legend's words for the columns left out (empty when none), with the width that
+    shows them all."""
     if not dropped:
         return ""
-    widest = max(below for _, below in _NARROW_DROPS)
+    widest = sum(widths.values()) + len(widths) - 1
     names = " and ".join([", ".join(dropped[:-1]), dropped[-1]] if len(dropped) > 1 else dropped)
     return (
         f"; the {names} column{'s' if len(dropped) > 1 else ''} left out at "
@@ -155,43 +219,26 @@ def _dropped_words(width: int) -> str:
     )
 
 
-def _rows_table(check: RunCheck, width: int = 100) -> Table:
-    """One row per size, whole cells one space apart: it fits 100 columns, and below that
-    drops the regime, then the algorithm, then the line column rather than cut a number."""
-    dropped = {name for name, below in _NARROW_DROPS if width < below}
+def _rows_table(check: RunCheck, width: int = 100) -> tuple[Table, str]:
+    """One row per size, whole cells one space apart, and the legend's words for the columns
+    left out: a table wider than ``width`` drops the regime, then the algorithm, then the line
+    column rather than cut a number."""
+    cells = _row_cells(check)
+    widths = _column_widths(cells)
+    dropped = _dropped_columns(widths, width)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=0)
-    columns = (
-        ("size", "right"),
-        ("time\nus", "right"),
-        ("expected\nus", "right"),
-        ("busbw\nGB/s", "right"),
-        ("expected\nGB/s", "right"),
-        ("eff.", "right"),
-        ("verdict", "left"),
-        ("regime", "left"),
-        ("algorithm", "left"),
-        ("line", "right"),
-    )
-    for name, justify in columns:
+    for name, justify in _ROW_COLUMNS:
         if name not in dropped:
             table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
-    for row in check.rows:
-        verdict = row.verdict if not (row.wrong or 0) else f"{row.verdict}, #wrong {row.wrong}"
-        cells: list[str | Text] = [
-            _size(row.size_bytes),
-            _us(row.measured_time_us),
-            _us(row.expected_time_us),
-            *_busbw_cells(row),
-            eff_pct(row.efficiency),
-            Text(verdict, style=_VERDICT_STYLE.get(row.verdict, "")),
-            row.regime,
-            row.choice,
-            str(row.line),
-        ]
+    for row_cells in cells:
         table.add_row(
-            *(cell for cell, (name, _) in zip(cells, columns, strict=True) if name not in dropped)
+            *(
+                cell
+                for cell, (name, _) in zip(row_cells, _ROW_COLUMNS, strict=True)
+                if name not in dropped
+            )
         )
-    return table
+    return table, _dropped_words(dropped, widths, width)
 
 
 def _finding_lines(index: int, finding: Finding, names: Mapping[str, str] | None) -> Table:
@@ -277,13 +324,14 @@ def render_checks(
                 )
             )
         if check.rows:
-            console.print(_rows_table(check, console.width))
-            ranges = any(r.expected_busbw_GBps_range is not None for r in check.rows)
+            table, dropped_words = _rows_table(check, console.width)
+            console.print(table)
+            ranges = any(
+                r.expected_busbw_GBps_range is not None or r.expected_time_us_range is not None
+                for r in check.rows
+            )
             console.print(
-                Text(
-                    _LEGEND + (_RANGE_LEGEND if ranges else "") + _dropped_words(console.width),
-                    style="dim",
-                )
+                Text(_LEGEND + (_RANGE_LEGEND if ranges else "") + dropped_words, style="dim")
             )
         if check.flagged:
             console.print("likely causes, most likely first:")
