@@ -359,3 +359,35 @@ def test_json_and_csv_rows_carry_the_switch_and_the_drop() -> None:
     for cell, row in zip(cells, rows, strict=True):
         drop = row["time_drop_fraction"]
         assert cell["time_drop_fraction"] == ("" if drop is None else repr(drop))
+
+
+def test_sweep_table_shows_each_size_likely_range() -> None:
+    """Every estimate carries its range; the sweep table had none (its JSON had time_us_range).
+    Each row's 'likely (us)' cell is the JSON's range, three figures each end."""
+    args = [
+        "sweep",
+        "allreduce",
+        "-b",
+        "8",
+        "-e",
+        "8G",
+        "-f",
+        "16",
+        "--system",
+        "aws-p5",
+        "-N",
+        "2",
+    ]
+    rows = json.loads(CliRunner().invoke(app, [*args, "--format", "json"]).stdout)[0]["rows"]
+    table = CliRunner().invoke(app, args, env={"COLUMNS": "120"}).stdout
+
+    def figure(value: float) -> str:
+        return f"{value:.0f}" if value >= 100 else f"{value:.1f}" if value >= 10 else f"{value:.2f}"
+
+    lines = {line.split()[0]: line.split() for line in table.splitlines() if line[:1] == " "}
+    assert "likely" in table
+    for row in rows:
+        low, high = row["time_us_range"]
+        assert low <= row["time_us"] <= high
+        cells = lines[f"{row['size_bytes']:.0f}"]
+        assert cells[3:5] == [f"{row['time_us']:.2f}", f"{figure(low)}-{figure(high)}"]

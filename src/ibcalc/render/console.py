@@ -716,6 +716,7 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
                 str(row["count"]),
                 row["type"],
                 f"{row['time_us']:.2f}",
+                _likely_us(row["time_us_range"]),
                 f"{row['algbw_GBps']:.2f}",
                 f"{row['busbw_GBps']:.2f}" + ("*" if row["busbw_equivalent"] else ""),
                 ("> " if row["switch"] else "  ") + choice,
@@ -776,7 +777,15 @@ def _sweep_columns(
     """The sweep table's columns (with a bar column headed ``bar``; numbers kept ``whole`` on
     one line); without a bar, the rows ``cells`` too, so that its width can be measured."""
     table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", collapse_padding=True)
-    names = ["size\n(B)", "count", "type", "time\n(us)", "algbw\n(GB/s)", "busbw\n(GB/s)"]
+    names = [
+        "size\n(B)",
+        "count",
+        "type",
+        "time\n(us)",
+        "likely\n(us)",
+        "algbw\n(GB/s)",
+        "busbw\n(GB/s)",
+    ]
     names.append("algorithm")
     for name in names:
         # numbers and the algorithm stay on one line
@@ -788,6 +797,18 @@ def _sweep_columns(
     else:
         table.add_column(bar, justify="left", no_wrap=True, overflow="crop")
     return table
+
+
+def _likely_us(band: list[float] | None) -> str:
+    """A time's likely range under a ``(us)`` header, three figures each end (``21.7-37.5``,
+    ``1783-4323``); ``-`` where there is none."""
+    if band is None:
+        return "-"
+
+    def figure(value: float) -> str:
+        return f"{value:.0f}" if value >= 100 else f"{value:.1f}" if value >= 10 else f"{value:.2f}"
+
+    return f"{figure(band[0])}-{figure(band[1])}"
 
 
 def _bar(fraction: float, width: int) -> str:
