@@ -561,7 +561,24 @@ def test_pessimistic_check_judges_the_slow_end_of_the_error_band(tmp_path: Path)
     )
     lines = text.splitlines()
     assert lines[1].startswith("PASS ")
-    assert " (pessimistic)  margin " in lines[1]
+    # the pessimistic figure is the slow end of the band printed beside it
+    from ibcalc.design.check import CollectiveBasis
+
+    assert isinstance(plain.basis, CollectiveBasis)
+    band = plain.basis.estimate.time_s_range
+    assert band is not None
+    assert band[1] == pytest.approx(slow.predicted, rel=1e-9)
+    low, high = (f"{t * 1e3:.3g}" for t in band)
+    assert f" (pessimistic end of {low}-{high})  margin " in lines[1]
+    # without --pessimistic the line shows the estimate and the same range beside it
+    (plain_line,) = (
+        line
+        for line in render_text(
+            [FileOutcome(path=str(path), check=check_design(path, cat))]
+        ).splitlines()
+        if line.startswith("PASS ")
+    )
+    assert f"predicted {plain.predicted * 1e3:.3g} ms ({low}-{high})  margin " in plain_line
     assert lines[-1].endswith(
         "; collective figures at the pessimistic end of each estimate's error band"
     )

@@ -30,7 +30,7 @@ from ibcalc.design.check import (
 from ibcalc.engine.types import DType
 from ibcalc.errors import ValidationProblem, fill_fields
 from ibcalc.fileio import write_text
-from ibcalc.render.console import page_width
+from ibcalc.render.console import page_width, span
 from ibcalc.render.stream import unit_wrap
 from ibcalc.textsafe import printable
 from ibcalc.units import (
@@ -343,12 +343,30 @@ def _header(check: DesignCheck) -> str:
     )
 
 
+def _band(f: Finding, shown: str) -> str:
+    """The estimate's likely range in the unit of ``shown`` (``22-45.4``), or "" for a finding
+    that is not a collective's time or busbw."""
+    if not isinstance(f.basis, CollectiveBasis):
+        return ""
+    est = f.basis.estimate
+    if f.unit == "s" and est.time_s_range is not None:
+        return span(est.time_s_range, shown)
+    if f.unit == "B/s" and est.busbw_Bps_range is not None:
+        return span(est.busbw_Bps_range, shown, scale=1e9)
+    return ""
+
+
 def _line(f: Finding) -> str:
     word = "PASS" if f.passed else "FAIL"
+    predicted = _quantities(f)[0]
+    band = _band(f, predicted)
+    if band:
+        predicted += f" (pessimistic end of {band})" if f.pessimistic else f" ({band})"
+    elif f.pessimistic:
+        predicted += " (pessimistic)"
     return (
         f"{word}  {_where(f.file, f.line, f.col)}  {finding_requirement(f)}  "
-        f"predicted {_quantities(f)[0]}{' (pessimistic)' if f.pessimistic else ''}  "
-        f"margin {_margin(f.margin)}"
+        f"predicted {predicted}  margin {_margin(f.margin)}"
     )
 
 

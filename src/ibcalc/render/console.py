@@ -269,7 +269,7 @@ def _distinct_times(times: Sequence[float]) -> list[str]:
     return shown
 
 
-def _span(bounds: tuple[float, float], shown: str, *, scale: float | None = None) -> str:
+def span(bounds: tuple[float, float], shown: str, *, scale: float | None = None) -> str:
     """``36-43``: the bounds in the unit of ``shown`` (``39.5 ms``, ``470 GB/s``)."""
     unit = shown.split()[-1]
     if scale is None:
@@ -318,12 +318,12 @@ def _estimate_table(
     busbw = est.busbw_Bps
     time_text = format_time(est.time_s)
     if est.time_s_range is not None:
-        time_text += f" ({_span(est.time_s_range, time_text)})  likely range of a measurement"
+        time_text += f" ({span(est.time_s_range, time_text)})  likely range of a measurement"
     table.add_row("time", time_text)
     table.add_row("algbw", format_bandwidth(est.algbw_Bps))
     busbw_text = format_bandwidth(busbw)
     if est.busbw_Bps_range is not None:
-        busbw_text += f" ({_span(est.busbw_Bps_range, busbw_text, scale=1e9)})"
+        busbw_text += f" ({span(est.busbw_Bps_range, busbw_text, scale=1e9)})"
     if est.best.equivalent_busbw:
         busbw_text += "  equivalent, not a wire rate"
     table.add_row("busbw", f"{busbw_text}  [busbw = algbw x {factor:.4g}]")
