@@ -25,6 +25,7 @@ from ibcalc.render.plot import (
     load_measured,
     plot_gap,
     require_matplotlib,
+    sweep_series,
 )
 
 runner = CliRunner()
@@ -475,3 +476,75 @@ def test_a_narrow_range_is_labelled_in_plain_numbers_without_font_noise(tmp_path
     result = CliRunner().invoke(app, [*args, "-N", "2", "--plot", str(target)])
     assert result.exit_code == 0
     assert result.stderr == f"plot written to {target}\n"  # and not a line of font lookups
+
+
+def test_the_sweep_plot_shades_each_size_likely_range(tmp_path: Path) -> None:
+    """Every estimate carries its range, and the plot drew none: the chosen line's band is now
+    shaded, from each estimate's busbw and time ranges."""
+    pytest.importorskip("matplotlib")
+    from ibcalc.cluster.resolve import ClusterSpec, resolve_cluster
+    from ibcalc.facade import estimate_on
+
+    catalogue = load_catalogue(use_env=False)
+    cluster = resolve_cluster(catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    estimates = [estimate_on(cluster, Collective.ALL_REDUCE, float(2**k)) for k in (10, 20, 30)]
+    series = sweep_series("choice", estimates)
+    assert series.busbw_band is not None and series.time_band is not None
+    for est, (low, high), times in zip(estimates, series.busbw_band, series.time_band, strict=True):
+        assert est.time_s_range is not None
+        assert times == est.time_s_range
+        # busbw's range is the time range inverted: S / t x F(n)
+        factor = est.busbw_Bps / est.algbw_Bps
+        assert low == pytest.approx(est.size_bytes / est.time_s_range[1] * factor / 1e9)
+        assert high == pytest.approx(est.size_bytes / est.time_s_range[0] * factor / 1e9)
+    svg = tmp_path / "band.svg"
+    result = runner.invoke(app, [*SWEEP, "--plot", str(svg)])
+    assert result.exit_code == 0, result.stderr
+    assert "shaded: likely range of a measurement" in svg.read_text(encoding="utf-8")
+
+
+def test_the_all_to_all_plot_draws_its_own_network_ceiling(tmp_path: Path) -> None:
+    """An all-to-all's busbw crossed the 'per-GPU share' line and sat under an unreachable node
+    ceiling. Across 2 x 8 GPUs a GPU sends 8/16 of its buffer over its NIC share (ndr: 50 GB/s
+    x 0.94 = 47 GB/s), and busbw = algbw x 15/16: the ceiling is 47 x 15/8 = 88.1 GB/s."""
+    pytest.importorskip("matplotlib")
+    from ibcalc.catalogue.load import find_link
+
+    share = find_link(load_catalogue(use_env=False), "ndr").achievable_Bps / 1e9
+    assert share == pytest.approx(47.0)
+    svg = tmp_path / "a2a.svg"
+    result = runner.invoke(
+        app,
+        [
+            "sweep",
+            "alltoall",
+            "-b",
+            "1M",
+            "-e",
+            "1G",
+            "-f",
+            "32",
+            "-N",
+            "2",
+            "--system",
+            "dgx-h100",
+            "--plot",
+            str(svg),
+        ],
+    )
+    assert result.exit_code == 0, result.stderr
+    text = svg.read_text(encoding="utf-8")
+    assert f"ndr all-to-all ceiling, share x 15/8: {share * 15 / 8:.1f} GB/s" in text
+    assert "ring ceiling" not in text
+    assert "per-GPU share (the scale-out side of the gap)" not in text
+
+
+def test_the_gap_plot_bar_labels_carry_their_unit(tmp_path: Path) -> None:
+    """'300 line / 240 achievable' printed two numbers without a unit."""
+    pytest.importorskip("matplotlib")
+    svg = tmp_path / "gap.svg"
+    result = runner.invoke(app, ["gap", "--intra", "nvlink3", "--inter", "hdr", "--plot", str(svg)])
+    assert result.exit_code == 0, result.stderr
+    text = svg.read_text(encoding="utf-8")
+    # nvlink3: 12 links x 25 GB/s = 300 GB/s line, x 0.8 (NCCL's SM80 20 of 25) = 240 achievable
+    assert "300 GB/s line / 240 GB/s achievable" in text

@@ -107,6 +107,10 @@ class Series:
     emphasis: bool = True
     color: str | None = None
     width: float | None = None
+    #: (low, high) busbw in GB/s and time in s a measurement is likely to show at each size (the
+    #: estimate's error band), drawn shaded around an emphasised line; None: not drawn
+    busbw_band: tuple[tuple[float, float], ...] | None = None
+    time_band: tuple[tuple[float, float], ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -228,7 +232,11 @@ def _metadata(fmt: str) -> dict[str, Any]:
 def sweep_series(
     label: str, estimates: Sequence[Estimate], *, emphasis: bool = True, color: str | None = None
 ) -> Series:
-    """The chosen algorithm's busbw and time at each size of a sweep."""
+    """The chosen algorithm's busbw and time at each size of a sweep, with their likely ranges
+    where every estimate has one."""
+    busbw_ranges = [e.busbw_Bps_range for e in estimates]
+    time_ranges = [e.time_s_range for e in estimates]
+    banded = all(r is not None for r in time_ranges) and bool(estimates)
     return Series(
         label=label,
         size_bytes=tuple(e.size_bytes for e in estimates),
@@ -237,6 +245,10 @@ def sweep_series(
         equivalent=tuple(e.best.equivalent_busbw for e in estimates),
         emphasis=emphasis,
         color=color,
+        busbw_band=tuple((r[0] / GB, r[1] / GB) for r in busbw_ranges if r is not None)
+        if banded
+        else None,
+        time_band=tuple(r for r in time_ranges if r is not None) if banded else None,
     )
 
 
@@ -426,14 +438,31 @@ def plot_sweep(
     low, high = min(sizes), max(sizes)
     palette = iter(range(100))
     any_equivalent = False
+    band_labelled = False
     for ser in series:
         col = ser.color or color(next(palette))
         width = ser.width or (2.4 if ser.emphasis else 1.3)
         alpha = 1.0 if ser.emphasis else 0.85
         style = "-" if ser.emphasis else "--" if "what-if" in ser.label else "-"
-        for axis, values in ((ax, ser.busbw_GBps), (ax_time, ser.time_s)):
+        for axis, values, band in (
+            (ax, ser.busbw_GBps, ser.busbw_band),
+            (ax_time, ser.time_s, ser.time_band),
+        ):
             if axis is None:
                 continue
+            if band is not None and ser.emphasis:
+                first = axis is ax and not band_labelled
+                axis.fill_between(
+                    ser.size_bytes,
+                    [b[0] for b in band],
+                    [b[1] for b in band],
+                    color=col,
+                    alpha=0.13,
+                    linewidth=0,
+                    zorder=1.5,
+                    label="shaded: likely range of a measurement" if first else None,
+                )
+                band_labelled = band_labelled or first
             axis.plot(
                 ser.size_bytes,
                 values,
@@ -639,6 +668,19 @@ def plot_sweep_clusters(
         m = cluster.topology.m
         nics = f"{out.nics_per_domain} NIC{'s' if out.nics_per_domain > 1 else ''}"
         where = _domain(cluster) if m > 1 else "GPU"
+        n = cluster.ranks
+        if collective == Collective.ALL_TO_ALL and n > m:
+            # each GPU sends (n - m) / n of its buffer across the network through its share of
+            # the NICs, and busbw is algbw x (n - 1) / n: busbw <= share x (n - 1) / (n - m)
+            ceilings.append(
+                Ceiling(
+                    f"{out.link_id} all-to-all ceiling, share x {n - 1}/{n - m}",
+                    node_GBps / m * (n - 1) / (n - m),
+                    "network-node",
+                    col,
+                )
+            )
+            continue
         ring = ", ring ceiling" if collective not in _NOT_RING else ""
         ceilings.append(
             Ceiling(
@@ -785,7 +827,8 @@ def plot_gap(path: str | Path, results: Sequence[GapResult], *, title: str | Non
         ax.text(
             bar.line_GBps * (1.08 if log else 1.0) + (0 if log else max(values) * 0.015),
             y,
-            f"{_gbps_label(bar.line_GBps)} line / {_gbps_label(bar.achievable_GBps)} achievable",
+            f"{_gbps_label(bar.line_GBps)} GB/s line / "
+            f"{_gbps_label(bar.achievable_GBps)} GB/s achievable",
             va="center",
             fontsize=8,
         )
@@ -796,10 +839,10 @@ def plot_gap(path: str | Path, results: Sequence[GapResult], *, title: str | Non
             ax.axhline(split, color="#999999", linewidth=0.8)
     if log:
         ax.set_xscale("log")
-        ax.set_xlim(min(values) / 2, max(values) * 30)
+        ax.set_xlim(min(values) / 2, max(values) * 80)
         ax.xaxis.set_major_formatter(_formatter(_gbps_label))
     else:
-        ax.set_xlim(0, max(values) * 1.45)
+        ax.set_xlim(0, max(values) * 1.75)
     ax.set_xlabel(
         "GB/s per GPU, per direction"
         + (" (log scale)" if log else "")
