@@ -489,7 +489,8 @@ def test_the_sweep_plot_shades_each_size_likely_range(tmp_path: Path) -> None:
     cluster = resolve_cluster(catalogue, ClusterSpec(system="dgx-h100", nodes=2))
     estimates = [estimate_on(cluster, Collective.ALL_REDUCE, float(2**k)) for k in (10, 20, 30)]
     series = sweep_series("choice", estimates)
-    assert series.busbw_band is not None and series.time_band is not None
+    assert series.busbw_band is not None
+    assert series.time_band is not None
     for est, (low, high), times in zip(estimates, series.busbw_band, series.time_band, strict=True):
         assert est.time_s_range is not None
         assert times == est.time_s_range
