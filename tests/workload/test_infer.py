@@ -420,3 +420,34 @@ def test_a_kv_cache_every_tp_rank_holds_whole_says_its_slices_are_gathered(
         n.startswith("8 KV heads for tp 16: each TP rank holds 1/8 of the KV cache, copied on 2")
         for n in result.assumptions
     )
+
+
+def test_per_token_and_per_request_totals_carry_the_phases_summed_ranges(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """'per token 3.96 ms' had no range while each phase showed one. The totals' ranges are the
+    sums of their phases' (errors going the same way on one cluster), the per-request one with
+    the output tokens' share counted as the time is."""
+    spec = InferSpec(
+        model=find_model("llama3-70b"),
+        tp=8,
+        batch=32,
+        prompt_tokens=8192,
+        output_tokens=512,
+        disaggregated=True,
+    )
+    result = infer(builtin_catalogue, _dgx(builtin_catalogue, 2), spec)
+    per_token = [p.total_s_range for p in result.phases if p.per == "token"]
+    per_request = [p.total_s_range for p in result.phases if p.per == "request"]
+    assert per_token
+    assert per_request
+    low = sum(r[0] for r in per_token if r)
+    high = sum(r[1] for r in per_token if r)
+    assert result.per_token_s_range == pytest.approx((low, high))
+    assert low < result.per_token_s < high
+    assert result.per_request_s_range == pytest.approx(
+        (
+            sum(r[0] for r in per_request if r) + 512 * low,
+            sum(r[1] for r in per_request if r) + 512 * high,
+        )
+    )

@@ -227,7 +227,9 @@ def infer_dict(result: InferResult, names: Mapping[str, str] = _PLAIN) -> dict[s
         "phases": [phase_dict(p, names) for p in result.phases],
         "totals": {
             "per_token_s": result.per_token_s,
+            "per_token_s_range": result.per_token_s_range,
             "per_request_s": result.per_request_s,
+            "per_request_s_range": result.per_request_s_range,
             "kv_bytes_per_token": result.kv_bytes_per_token,
             "kv_bytes_per_request": result.kv_bytes_per_request,
             "tier_s": dict(result.tier_s),
@@ -601,11 +603,15 @@ def render_infer(
     # serving compute is not modelled: every phase is exposed, the column would repeat "total"
     console.print(_phase_table(title, result.phases, "total", exposed=False, width=console.width))
     rows = [
-        ("per token", f"{format_time(result.per_token_s)} of communication per decode step"),
+        (
+            "per token",
+            f"{_time(result.per_token_s, result.per_token_s_range)} of communication per decode "
+            "step",
+        ),
         (
             "per request",
-            f"{format_time(result.per_request_s)} (prefill + "
-            f"{'KV transfer + ' if spec.disaggregated else ''}{spec.output_tokens} x per token)",
+            f"{_time(result.per_request_s, result.per_request_s_range)}: prefill + "
+            f"{'KV transfer + ' if spec.disaggregated else ''}{spec.output_tokens} x per token",
         ),
     ]
     if result.kv_bytes_per_token is not None:

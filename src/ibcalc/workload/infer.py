@@ -95,6 +95,11 @@ class InferResult(BaseModel):
     phases: list[Phase]
     per_token_s: float
     per_request_s: float
+    #: the sums of the phases' likely ranges (their errors taken as going the same way: a
+    #: model that is slow on one collective of a cluster is slow on its others); None when a
+    #: phase has no range
+    per_token_s_range: tuple[float, float] | None = None
+    per_request_s_range: tuple[float, float] | None = None
     kv_bytes_per_token: float | None
     kv_bytes_per_request: float | None
     memory: ServingMemory
@@ -388,6 +393,16 @@ def infer(
     per_token = sum(p.total_s for p in phases if p.per == "token")
     per_request_only = sum(p.total_s for p in phases if p.per == "request")
     per_request = per_request_only + spec.output_tokens * per_token
+    per_token_range = _summed_range([p for p in phases if p.per == "token"])
+    request_only_range = _summed_range([p for p in phases if p.per == "request"])
+    per_request_range = (
+        None
+        if per_token_range is None or request_only_range is None
+        else (
+            request_only_range[0] + spec.output_tokens * per_token_range[0],
+            request_only_range[1] + spec.output_tokens * per_token_range[1],
+        )
+    )
     tier_s: dict[str, float] = {}
     for p in phases:
         weight = spec.output_tokens if p.per == "token" else 1
@@ -401,6 +416,8 @@ def infer(
         phases=phases,
         per_token_s=per_token,
         per_request_s=per_request,
+        per_token_s_range=per_token_range,
+        per_request_s_range=per_request_range,
         kv_bytes_per_token=kv_token,
         kv_bytes_per_request=kv_request,
         memory=memory,
@@ -552,6 +569,14 @@ def _decode_and_prefill(
             ("prefill", prefill_tokens or spec.prompt_tokens, _PER_REQUEST),
         )
     ]
+
+
+def _summed_range(phases: Sequence[Phase]) -> tuple[float, float] | None:
+    """The sum of the phases' likely ranges (0 for none), or None when one has no range."""
+    ranges = [p.total_s_range for p in phases]
+    if any(r is None for r in ranges):
+        return None
+    return (sum(r[0] for r in ranges if r), sum(r[1] for r in ranges if r))
 
 
 def _gpus(count: int) -> str:
