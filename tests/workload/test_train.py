@@ -944,3 +944,31 @@ def test_a_training_length_past_the_models_context_is_warned_about(
     # at its own length: no such warning
     at_context = train_step(builtin_catalogue, cluster, spec.model_copy(update={"seq_len": 32768}))
     assert not any("context of" in w for w in at_context.warnings)
+
+
+def test_step_totals_carry_likely_ranges_through_the_overlap(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """'communication 446 ms per step' had no range while each phase showed one. Llama 3 8B at
+    dp 16 on 2 DGX H100 with a 50 ms backward: the gradient all-reduce hides under the last
+    micro-batch's backward (50 ms with one micro-batch), so the exposed range is each end of
+    the all-reduce's range less 50 ms, and the step's is compute (25 + 50 ms) plus that."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    spec = TrainSpec(model=find_model("llama3-8b"), parallel=Parallelism(dp=16), backward_s=0.05)
+    result = train_step(builtin_catalogue, cluster, spec)
+    (phase,) = result.phases
+    assert phase.total_s_range is not None
+    low, high = phase.total_s_range
+    assert low - 0.05 > 0  # partly exposed at both ends
+    totals = result.totals
+    assert totals.comm_s_range == pytest.approx((low, high))
+    assert totals.exposed_s_range == pytest.approx((low - 0.05, high - 0.05))
+    assert totals.step_s_range == pytest.approx((0.075 + low - 0.05, 0.075 + high - 0.05))
+    assert totals.exposed_s_range[0] < totals.exposed_s < totals.exposed_s_range[1]
+    # a backward long enough to hide the high end exposes nothing at either end
+    hidden = train_step(
+        builtin_catalogue,
+        cluster,
+        TrainSpec(model=spec.model, parallel=spec.parallel, backward_s=1),
+    )
+    assert hidden.totals.exposed_s_range == (0.0, 0.0)

@@ -444,8 +444,12 @@ def render_train(
     )
     console.print(_phase_table(title, result.phases, "per step", width=console.width))
     rows = [
-        ("communication", f"{format_time(totals.comm_s)} per step"),
-        ("exposed", f"{format_time(totals.exposed_s)} per step (not hidden under compute)"),
+        ("communication", f"{_time(totals.comm_s, totals.comm_s_range)} per step"),
+        (
+            "exposed",
+            f"{_time(totals.exposed_s, totals.exposed_s_range)} per step (not hidden under "
+            "compute)",
+        ),
     ]
     if totals.compute_s is not None:
         rows.append(("compute", f"{format_time(totals.compute_s)} (forward + backward)"))
@@ -456,7 +460,7 @@ def render_train(
         rows.append(("pipeline bubble", bubble))
     if totals.step_s is not None:
         parts = "compute + bubble + exposed" if totals.bubble_fraction > 0 else "compute + exposed"
-        rows.append(("step", f"{format_time(totals.step_s)} ({parts})"))
+        rows.append(("step", f"{_time(totals.step_s, totals.step_s_range)}: {parts}"))
     rows.append(("memory", _memory_words(result.memory, names)))
     console.print(_kv_table(rows, console.width))
     _notes(console, result.warnings, result.assumptions, names, result.phases)

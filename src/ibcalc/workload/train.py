@@ -37,7 +37,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -158,6 +158,12 @@ class TrainTotals(BaseModel):
 
     comm_s: float
     exposed_s: float
+    #: likely ranges of communication, exposed communication and the step: every phase at the
+    #: low end of its range, then every one at the high end (a model slow on one collective of
+    #: a cluster is slow on its others), through the same overlap; None where a phase has none
+    comm_s_range: tuple[float, float] | None = None
+    exposed_s_range: tuple[float, float] | None = None
+    step_s_range: tuple[float, float] | None = None
     forward_s: float | None
     backward_s: float | None
     compute_s: float | None
@@ -714,11 +720,20 @@ def _train_step(
     phases = _apply_overlap(b.phases, forward_s, backward_s, m)
     comm = sum(p.total_s for p in phases)
     exposed = sum(p.exposed_s for p in phases)
+    comm_range, exposed_range = _ranges(phases, _windows(forward_s, backward_s, m))
     # 1F1B: (pp - 1) / M; interleaved, each stage's v chunks shrink the fill and drain v-fold
     bubble = (par.pp - 1) / (v * m) if par.pp > 1 else 0.0
     compute = forward_s + backward_s if forward_s is not None and backward_s is not None else None
     bubble_s = bubble * compute if compute is not None else None
     step = compute + (bubble_s or 0.0) + exposed if compute is not None else None
+    step_range = (
+        None
+        if compute is None or exposed_range is None
+        else (
+            compute + (bubble_s or 0.0) + exposed_range[0],
+            compute + (bubble_s or 0.0) + exposed_range[1],
+        )
+    )
     if compute is None:
         b.notes.append(
             "no compute time given ({backward_s} or {tflops}): nothing is hidden, every "
@@ -739,6 +754,9 @@ def _train_step(
     totals = TrainTotals(
         comm_s=comm,
         exposed_s=exposed,
+        comm_s_range=comm_range,
+        exposed_s_range=exposed_range,
+        step_s_range=step_range,
         forward_s=forward_s,
         backward_s=backward_s,
         compute_s=compute,
@@ -1062,14 +1080,7 @@ def _apply_overlap(
     A window's exposed time is ``max(0, its phases' total - its compute)``, shared among them in
     proportion to their time. Without compute times every phase is exposed in full.
     """
-    windows: dict[str, float] = {}
-    if forward_s is not None and backward_s is not None:
-        windows = {
-            "backward of the last micro-batch": backward_s / m,
-            "forward of the first micro-batch": forward_s / m,
-            "backward": backward_s,
-            "forward": forward_s,
-        }
+    windows = _windows(forward_s, backward_s, m)
     totals: dict[str, float] = {}
     for fields, window in phases:
         if window is not None:
@@ -1092,6 +1103,45 @@ def _apply_overlap(
         share = total / busy if busy > 0 else 0.0
         out.append(Phase(**{**phase, "exposed_s": exposed_window * share}))
     return out
+
+
+def _windows(forward_s: float | None, backward_s: float | None, m: int) -> dict[str, float]:
+    """The compute each overlap window hides communication under (none without compute)."""
+    if forward_s is None or backward_s is None:
+        return {}
+    return {
+        "backward of the last micro-batch": backward_s / m,
+        "forward of the first micro-batch": forward_s / m,
+        "backward": backward_s,
+        "forward": forward_s,
+    }
+
+
+def _ranges(
+    phases: Sequence[Phase], windows: Mapping[str, float]
+) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
+    """(communication, exposed communication) likely ranges: every phase at its range's low end,
+    then at its high end, hidden under the same windows as :func:`_apply_overlap` hides them;
+    (None, None) when a phase has no range."""
+    ranges = [p.total_s_range for p in phases]
+    if any(r is None for r in ranges):
+        return None, None
+    ends: list[tuple[float, float]] = []
+    for end in (0, 1):
+        busy: dict[str, float] = {}
+        comm = exposed = 0.0
+        for phase, bounds in zip(phases, ranges, strict=True):
+            assert bounds is not None
+            total = bounds[end]
+            comm += total
+            window = phase.overlaps
+            if window is not None and window in windows:
+                busy[window] = busy.get(window, 0.0) + total
+            else:
+                exposed += total
+        exposed += sum(max(0.0, t - windows[w]) for w, t in busy.items())
+        ends.append((comm, exposed))
+    return (ends[0][0], ends[1][0]), (ends[0][1], ends[1][1])
 
 
 def _divisors(n: int) -> list[int]:
