@@ -406,3 +406,14 @@ def test_a_part_smaller_than_s3_takes_in_an_upload_of_several_is_refused(
     one = checkpoint(builtin_catalogue, cluster, spec.model_copy(update={"part_bytes": 4e6}))
     requests = next(b for b in one.save.bounds if b.name == "requests")
     assert requests.detail.startswith("8,000 parts of 2 MB (a rank's whole share")
+
+
+def test_a_checkpoint_says_why_it_has_no_likely_range(test_catalogue: Catalogue) -> None:
+    """Its JSON printed time_s_range null with no word why, where every estimate has one."""
+    cluster = resolve_cluster(test_catalogue, ClusterSpec(system="dgx-h100", nodes=4))
+    spec = CheckpointSpec(
+        model=find_model("llama3-405b"), storage="test-200", client_link="client-400g"
+    )
+    result = checkpoint(test_catalogue, cluster, spec)
+    assert all(p.time_s_range is None for p in result.phases)
+    assert any(a.startswith("no likely range: ") for a in result.assumptions)

@@ -428,6 +428,11 @@ def checkpoint(
         "fully sharded save: every node writes 1/nodes of the checkpoint; blocking (an "
         "asynchronous save hides it behind training)"
     )
+    notes.append(
+        "no likely range: the times are the catalogue's storage and NIC rates, and no published "
+        "checkpoint measurement is in ibcalc's data to derive one from (collective estimates "
+        "carry theirs)"
+    )
     if spec.replicas > 1:
         notes.append(
             f"restore: the weights are read by each of {spec.replicas} data-parallel replicas, "
