@@ -956,3 +956,40 @@ def test_the_equivalent_busbw_note_stands_beside_busbw_targets_only(
     assert basis.estimate.best.equivalent_busbw
     assert "equivalent figure" not in finding_detail(by_target["max_time"])
     assert "busbw is an equivalent figure" in finding_detail(by_target["min_busbw"])
+
+
+def test_each_target_shows_the_range_of_its_own_figure(tmp_path: Path) -> None:
+    """An algbw target printed the busbw range beside the algbw ('83.7 GB/s (127-168)'), and
+    the JSON carried no range. Each figure's range is the time range turned into that figure:
+    time as is, a rate S / t (times the busbw factor for busbw), its low end at the slow time."""
+    from ibcalc.catalogue.load import load_catalogue
+    from ibcalc.design.check import check_design
+    from ibcalc.render.check import FileOutcome, finding_dict, render_text
+
+    path = tmp_path / "d.yaml"
+    path.write_text(
+        "name: ranges\nnodes: 2\nsystem: dgx-a100\nrequirements:\n"
+        "  - allreduce: {size: 1GiB, min_algbw: 1GB/s, min_busbw: 1GB/s, max_time: 1s}\n",
+        encoding="utf-8",
+    )
+    check = check_design(path, load_catalogue(use_env=False))
+    by_target = {f.target: f for f in check.findings}
+    est = by_target["max_time"].basis.estimate  # type: ignore[union-attr]
+    assert est.time_s_range is not None
+    fast, slow = est.time_s_range
+    size = 2**30
+    factor = est.busbw_Bps / est.algbw_Bps  # 2 (n - 1) / n = 1.875 on 16 ranks
+    assert factor == pytest.approx(2 * 15 / 16)
+    expected = {
+        "max_time": (fast, slow),
+        "min_algbw": (size / slow, size / fast),
+        "min_busbw": (size / slow * factor, size / fast * factor),
+    }
+    text = render_text([FileOutcome(path=str(path), check=check)])
+    for target, (low, high) in expected.items():
+        f = by_target[target]
+        assert f.predicted_range == pytest.approx((low, high))
+        assert low <= f.predicted <= high
+        assert finding_dict(f)["predicted_range"] == pytest.approx([low, high])
+    line = next(x for x in text.splitlines() if "algbw >=" in x)
+    assert f"({size / slow / 1e9:.3g}-{size / fast / 1e9:.3g})" in line  # 3 figures

@@ -705,6 +705,9 @@ class Finding:
     #: True when ``predicted`` is the pessimistic end of the estimate's error band
     #: (``ibcalc check --pessimistic``): the slow time, the low bandwidth.
     pessimistic: bool = False
+    #: (low, high) of the compared figure a measurement is likely to show, in ``unit``: the
+    #: estimate's time range, or the busbw or algbw it gives (None: no band, or not a collective)
+    predicted_range: tuple[float, float] | None = None
 
 
 def judge(predicted: float, required: float, comparison: Comparison) -> tuple[bool, float]:
@@ -736,6 +739,7 @@ def _finding(
     unit: str,
     basis: Basis,
     pessimistic: bool = False,
+    predicted_range: tuple[float, float] | None = None,
 ) -> Finding:
     passed, margin = judge(predicted, required, comparison)
     line, col = doc.locate(loc)
@@ -754,6 +758,7 @@ def _finding(
         line=line,
         col=col,
         pessimistic=pessimistic,
+        predicted_range=predicted_range,
     )
 
 
@@ -800,9 +805,17 @@ def _collective_findings(
         if required is None:
             continue
         predicted = float(getattr(est, figure))
-        if pessimistic and est.time_s_range is not None:
-            slow_s = est.time_s_range[1]
-            predicted = slow_s if figure == "time_s" else predicted * est.time_s / slow_s
+        band: tuple[float, float] | None = None
+        if est.time_s_range is not None:
+            fast_s, slow_s = est.time_s_range
+            # a rate scales as 1 / time: its low end is at the slow time
+            band = (
+                (fast_s, slow_s)
+                if figure == "time_s"
+                else (predicted * est.time_s / slow_s, predicted * est.time_s / fast_s)
+            )
+        if pessimistic and band is not None:
+            predicted = band[1] if figure == "time_s" else band[0]
         found.append(
             _finding(
                 resolved,
@@ -816,6 +829,7 @@ def _collective_findings(
                 unit=unit,
                 basis=basis,
                 pessimistic=pessimistic and est.time_s_range is not None,
+                predicted_range=band,
             )
         )
     return found

@@ -253,6 +253,7 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "col": f.col,
         "passed": f.passed,
         "predicted": f.predicted,
+        "predicted_range": list(f.predicted_range) if f.predicted_range is not None else None,
         "required": f.required,
         "margin": f.margin,
         "unit": f.unit,
@@ -344,16 +345,11 @@ def _header(check: DesignCheck) -> str:
 
 
 def _band(f: Finding, shown: str) -> str:
-    """The estimate's likely range in the unit of ``shown`` (``22-45.4``), or "" for a finding
-    that is not a collective's time or busbw."""
-    if not isinstance(f.basis, CollectiveBasis):
+    """The compared figure's likely range in the unit of ``shown`` (``22-45.4``), or "" for a
+    finding without one (not a collective's time, busbw or algbw)."""
+    if f.predicted_range is None:
         return ""
-    est = f.basis.estimate
-    if f.unit == "s" and est.time_s_range is not None:
-        return span(est.time_s_range, shown)
-    if f.unit == "B/s" and est.busbw_Bps_range is not None:
-        return span(est.busbw_Bps_range, shown, scale=1e9)
-    return ""
+    return span(f.predicted_range, shown, scale=1e9 if f.unit == "B/s" else None)
 
 
 def _line(f: Finding) -> str:
