@@ -502,6 +502,13 @@ def test_the_sweep_plot_shades_each_size_likely_range(tmp_path: Path) -> None:
     result = runner.invoke(app, [*SWEEP, "--plot", str(svg)])
     assert result.exit_code == 0, result.stderr
     assert "shaded: likely range of a measurement" in svg.read_text(encoding="utf-8")
+    # one size has no area to shade: its range is a bar
+    one = tmp_path / "one.svg"
+    result = runner.invoke(
+        app, ["sweep", "allreduce", "-N", "2", "-b", "1G", "-e", "1G", "--plot", str(one)]
+    )
+    assert result.exit_code == 0, result.stderr
+    assert "bar: likely range of a measurement" in one.read_text(encoding="utf-8")
 
 
 def test_the_all_to_all_plot_draws_its_own_network_ceiling(tmp_path: Path) -> None:

@@ -452,16 +452,31 @@ def plot_sweep(
                 continue
             if band is not None and ser.emphasis:
                 first = axis is ax and not band_labelled
-                axis.fill_between(
-                    ser.size_bytes,
-                    [b[0] for b in band],
-                    [b[1] for b in band],
-                    color=col,
-                    alpha=0.13,
-                    linewidth=0,
-                    zorder=1.5,
-                    label="shaded: likely range of a measurement" if first else None,
-                )
+                label = "shaded: likely range of a measurement" if first else None
+                if len(ser.size_bytes) > 1:
+                    axis.fill_between(
+                        ser.size_bytes,
+                        [b[0] for b in band],
+                        [b[1] for b in band],
+                        color=col,
+                        alpha=0.13,
+                        linewidth=0,
+                        zorder=1.5,
+                        label=label,
+                    )
+                else:  # one size: an area needs two, so a bar with caps
+                    axis.errorbar(
+                        ser.size_bytes,
+                        values,
+                        yerr=[[values[0] - band[0][0]], [band[0][1] - values[0]]],
+                        fmt="none",
+                        ecolor=col,
+                        alpha=0.5,
+                        capsize=6,
+                        linewidth=6,
+                        zorder=1.5,
+                        label=label and "bar: likely range of a measurement",
+                    )
                 band_labelled = band_labelled or first
             axis.plot(
                 ser.size_bytes,
