@@ -545,6 +545,36 @@ def test_the_all_to_all_plot_draws_its_own_network_ceiling(tmp_path: Path) -> No
     assert f"ndr all-to-all ceiling, share x 15/8: {share * 15 / 8:.1f} GB/s" in text
     assert "ring ceiling" not in text
     assert "per-GPU share (the scale-out side of the gap)" not in text
+    # 2:1 leaves with every peer across them (the default cross-leaf fraction on 4 nodes, as the
+    # engine prices it: its explanation says 'leaf uplinks x2 slower'): 47 x 31/24 / 2
+    tapered = tmp_path / "a2a-2to1.svg"
+    result = runner.invoke(
+        app,
+        [
+            "sweep",
+            "alltoall",
+            "-b",
+            "1M",
+            "-e",
+            "1G",
+            "-f",
+            "32",
+            "-N",
+            "4",
+            "--system",
+            "dgx-h100",
+            "--oversubscription",
+            "2",
+            "--plot",
+            str(tapered),
+        ],
+    )
+    assert result.exit_code == 0, result.stderr
+    ceiling = share * 31 / 24 / 2
+    assert (
+        f"ndr all-to-all ceiling, share x 31/24, leaf uplinks x2 slower: {ceiling:.1f} GB/s"
+        in tapered.read_text(encoding="utf-8")
+    )
 
 
 def test_the_gap_plot_bar_labels_carry_their_unit(tmp_path: Path) -> None:

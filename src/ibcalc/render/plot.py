@@ -687,10 +687,13 @@ def plot_sweep_clusters(
         if collective == Collective.ALL_TO_ALL and n > m:
             # each GPU sends (n - m) / n of its buffer across the network through its share of
             # the NICs, and busbw is algbw x (n - 1) / n: busbw <= share x (n - 1) / (n - m)
+            # tapered leaves slow that traffic as the engine has it (topology.leaf_contention)
+            taper = cluster.topology.leaf_contention
             ceilings.append(
                 Ceiling(
-                    f"{out.link_id} all-to-all ceiling, share x {n - 1}/{n - m}",
-                    node_GBps / m * (n - 1) / (n - m),
+                    f"{out.link_id} all-to-all ceiling, share x {n - 1}/{n - m}"
+                    + (f", leaf uplinks x{taper:.2g} slower" if taper > 1 else ""),
+                    node_GBps / m * (n - 1) / (n - m) / taper,
                     "network-node",
                     col,
                 )
