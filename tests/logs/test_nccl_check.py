@@ -385,6 +385,9 @@ def test_gpu_paths_inside_a_switch_or_over_nvlink_are_not_noted(catalogue: Catal
         ("NVIDIA A10", "pcie-8gpu"),
         ("NVIDIA RTX A6000", "pcie-8gpu"),
         ("NVIDIA A800 80GB PCIe", "pcie-8gpu"),
+        ("NVIDIA A10G", "pcie-8gpu"),  # AWS g5's A10
+        ("NVIDIA H200 NVL", "h100-pcie-8"),  # PCIe cards, bridged in 2s or 4s at most
+        ("NVIDIA H800 PCIe", "h100-pcie-8"),
         # the short patterns do not catch longer names: A10 is not A100, H20 not H200, L40 not L40S
         ("NVIDIA A100-SXM4-80GB", "dgx-a100"),
         ("NVIDIA H200", "hgx-h200"),
@@ -428,6 +431,60 @@ def test_verbs_on_a_preset_without_nics_takes_the_port_of_its_host_pcie(
         flags=ClusterSpec(inter="hdr"),
     )
     assert {a.field: a.value for a in flagged.assumptions}.get("inter") != "ndr"
+
+
+def test_the_link_layer_of_the_ports_picks_roce_or_infiniband(catalogue: Catalogue) -> None:
+    # sweep 10's channels run on ports NCCL lists as '/IB'; rewritten to '/RoCE', the same verbs
+    # log on a preset without NICs takes the RoCE port built for PCIe Gen5 (roce-400g), not NDR;
+    # and an IB log on pcie-8gpu (whose placeholder NIC is RoCE 100G) takes HDR, the InfiniBand
+    # port built for its PCIe Gen4 host
+    text = (SWEEPS / "10_allreduce_2node_8xH100_ib.txt").read_text(encoding="utf-8")
+
+    def inter(log: str) -> tuple[Any, str]:
+        (check,) = check_log(parse_log(log, source="x.txt"), log, catalogue=catalogue)
+        facts = {a.field: (a.value, a.evidence) for a in check.assumptions}
+        return facts["inter"]
+
+    roce = text.replace("NVIDIA H100", "NVIDIA H100 PCIe").replace(":1/IB", ":1/RoCE")
+    assert inter(roce)[0] == "roce-400g"
+    assert "RoCE port built for the host's pcie5" in inter(roce)[1]
+    l4 = text.replace("NVIDIA H100", "NVIDIA L4")
+    value, evidence = inter(l4)
+    assert value == "hdr"
+    ports_line = next(i for i, line in enumerate(l4.splitlines(), 1) if "NET/IB : Using" in line)
+    assert f"its channels run on IB ports (line {ports_line}), not pcie-8gpu's roce-100g" in (
+        evidence
+    )
+    # the preset's own link stands where its layer agrees with the ports (sweep 10 as published)
+    assert inter(text)[0] == "ndr200"
+
+
+def test_a_node_rule_can_name_the_nics_its_preset_lacks(catalogue: Catalogue) -> None:
+    # GB300 NVL72 racks have GB200's NVLink 5 but ConnectX-8 XDR NICs, not the preset's NDR
+    text = (SWEEPS / "10_allreduce_2node_8xH100_ib.txt").read_text(encoding="utf-8")
+    gb300 = text.replace("NVIDIA H100", "NVIDIA GB300")
+    (check,) = check_log(parse_log(gb300, source="g.txt"), gb300, catalogue=catalogue)
+    facts = {a.field: (a.value, a.source) for a in check.assumptions}
+    assert facts["system"] == ("gb200-nvl72", "log")
+    assert facts["inter"] == ("xdr", "log")
+    # a flag still wins
+    (flagged,) = check_log(
+        parse_log(gb300, source="g.txt"), gb300, catalogue=catalogue, flags=ClusterSpec(inter="ndr")
+    )
+    assert {a.field: a.value for a in flagged.assumptions}.get("inter") != "xdr"
+
+
+def test_a_nic_less_preset_on_an_efa_log_asks_only_for_the_link(catalogue: Catalogue) -> None:
+    # sweep 06 (2 x p5 on EFA, 'found 32 nics') with its GPUs renamed to PCIe cards and its
+    # platform line dropped: the NIC count is the log's, so only the link is asked for
+    text = (SWEEPS / "06_allreduce_2node_16xH100_efa.txt").read_text(encoding="utf-8")
+    pcie = "\n".join(
+        line.replace("NVIDIA H100 80GB HBM3", "NVIDIA H100 PCIe")
+        for line in text.splitlines()
+        if "Running on" not in line
+    )
+    with pytest.raises(ClusterError, match="give inter to join 2 of them"):
+        check_log(parse_log(pcie, source="p.txt"), pcie, catalogue=catalogue)
 
 
 def test_gb200_trays_joined_by_the_network_are_one_node_per_domain(catalogue: Catalogue) -> None:

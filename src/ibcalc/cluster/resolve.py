@@ -257,9 +257,10 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         notes.append(f"1 node assumed: {system.id} has no scale-out NIC ({{nodes}}, {{inter}})")
     if nodes > 1 and no_nic_preset:
         assert system is not None
+        # the NIC count may be known already (a log's 'found 32 nics'): then only the link
+        need = "{inter}" if spec.nics_per_node is not None else "{inter} and {nics_per_node}"
         raise ClusterError(
-            f"{system.id} has no scale-out NIC; give {{inter}} and {{nics_per_node}} to join "
-            f"{nodes} of them",
+            f"{system.id} has no scale-out NIC; give {need} to join {nodes} of them",
             field="nodes",
         )
     if nodes * gpus_per_node > MAX_GPUS:

@@ -52,7 +52,8 @@ class NodeRule:
     """A GPU name (as nccl-tests prints it) -> the system preset whose node it most likely is.
 
     ``ranks_per_node`` restricts the rule to runs with that many ranks per node (None: any);
-    ``efa`` names the preset to use instead when the log shows AWS EFA (aws-ofi-nccl).
+    ``efa`` names the preset to use instead when the log shows AWS EFA (aws-ofi-nccl); ``inter``
+    replaces the preset's scale-out link (the GPU's node has other NICs than the preset's).
     """
 
     pattern: re.Pattern[str]
@@ -60,12 +61,26 @@ class NodeRule:
     evidence: str
     ranks_per_node: int | None = None
     efa: str | None = None
+    inter: str | None = None
 
 
 def _rule(
-    pattern: str, system: str, evidence: str, *, rpn: int | None = None, efa: str | None = None
+    pattern: str,
+    system: str,
+    evidence: str,
+    *,
+    rpn: int | None = None,
+    efa: str | None = None,
+    inter: str | None = None,
 ) -> NodeRule:
-    return NodeRule(re.compile(pattern, re.IGNORECASE), system, evidence, rpn, efa)
+    return NodeRule(
+        re.compile(pattern, re.IGNORECASE),
+        system,
+        evidence,
+        ranks_per_node=rpn,
+        efa=efa,
+        inter=inter,
+    )
 
 
 #: First match wins. Each rule names the evidence that a GPU name means that node.
@@ -94,8 +109,9 @@ NODE_RULES: tuple[NodeRule, ...] = (
         r"GB300",
         "gb200-nvl72",
         "'GB300' is the B300 GPU of a Grace Blackwell Ultra superchip, in NVL72 racks with GB200's "
-        "NVLink 5 (the gb200-nvl72 preset); its ConnectX-8 NICs run 800 Gb/s, twice the preset's "
-        "NDR (--inter xdr)",
+        "NVLink 5 (the gb200-nvl72 preset); its ConnectX-8 NICs run XDR, 800 Gb/s, where the "
+        "preset's run NDR",
+        inter="xdr",
     ),
     _rule(r"\bB200\b", "dgx-b200", "'B200' in 8-GPU nodes is an HGX/DGX B200 board"),
     _rule(
@@ -109,6 +125,12 @@ NODE_RULES: tuple[NodeRule, ...] = (
         "alps-gh200",
         "GH200 nodes of 4 (HPE Cray EX quad-GH200 blades, joined by NVLink between the 4 "
         "modules: the alps-gh200 preset); its Slingshot network is an assumption",
+    ),
+    _rule(
+        r"H200 NVL|H800 PCIe",
+        "h100-pcie-8",
+        "'H200 NVL'/'H800 PCIe' are PCIe cards: NVLink bridges join 2 or 4 of them at most, so a "
+        "collective over a node of 8 crosses PCIe Gen5 (the h100-pcie-8 preset)",
     ),
     _rule(r"H200", "hgx-h200", "'H200' in 8-GPU nodes is an HGX H200 board", efa="aws-p5en"),
     _rule(
@@ -177,7 +199,7 @@ NODE_RULES: tuple[NodeRule, ...] = (
     _rule(r"RTX 2080 Ti", "rtx2080ti-2", "'GeForce RTX 2080 Ti' cards without peer-to-peer"),
     _rule(r"L40S", "l40s-pcie", "'L40S' cards talk over PCIe Gen4 (no NVLink)"),
     _rule(
-        r"\bL40\b|\bL4\b|\bA40\b|\bA30\b|\bA10\b|RTX A6000|RTX 6000 Ada|A800 .*PCIe|A800-PCIE",
+        r"\bL40\b|\bL4\b|\bA40\b|\bA30\b|\bA10G?\b|RTX A6000|RTX 6000 Ada|A800 .*PCIe|A800-PCIE",
         "pcie-8gpu",
         "a data-centre or workstation PCIe Gen4 card (no NVSwitch; an NVLink bridge joins two "
         "cards at most): the generic PCIe Gen4 node",
@@ -414,6 +436,15 @@ def infer_cluster(
                         f"{env.provider.line}), so {system}"
                     )
                 note("system", system, "log", f"GPU {run.gpu_model!r}: {why}")
+                if rule.inter is not None and "inter" not in given:
+                    values["inter"] = rule.inter
+                    note(
+                        "inter",
+                        rule.inter,
+                        "log",
+                        f"GPU {run.gpu_model!r}: the node's NICs are {rule.inter}, not "
+                        f"{system}'s ({{inter}})",
+                    )
             else:
                 note(
                     "system",
@@ -564,7 +595,9 @@ def _infer_network(
     known = "inter" in given or "system" in given
     platform = env.platform is not None and env.platform.value.lower() in _PLATFORMS
     nics_known = "nics_per_node" in given or "system" in given or platform
-    preset_inter = system_obj.inter if system_obj is not None else None
+    # a node rule's NICs (GB300's XDR on the GB200 preset) stand in for the preset's
+    rule_inter = values.get("inter") if "inter" not in given else None
+    preset_inter = values.get("inter") or (system_obj.inter if system_obj is not None else None)
     if "nics_per_node" not in given:
         nics_known = nics_known or env.provider_nics is not None or bool(env.net_devices)
         if env.provider_nics is not None and env.provider is not None:
@@ -604,30 +637,48 @@ def _infer_network(
         family = None
         if preset_inter is not None:
             family = find_link(catalogue, preset_inter).family
-        if kind.upper() == "IB" and family in ("infiniband", "ethernet"):
-            note(
-                "inter",
-                preset_inter,
-                "environment",
-                f"NCCL uses verbs ('Using network IB', line {env.network.line}); the link speed "
-                f"is {preset_inter}'s, from the preset ({{inter}})",
-            )
+        layer = _channel_layer(env)
+        wanted = {"IB": "infiniband", "RoCE": "ethernet"}.get(layer or "")
+        if (
+            kind.upper() == "IB"
+            and family in ("infiniband", "ethernet")
+            and wanted in (None, family)
+        ):
+            if rule_inter is None:  # a node rule's NICs are noted with their reason already
+                note(
+                    "inter",
+                    preset_inter,
+                    "environment",
+                    f"NCCL uses verbs ('Using network IB', line {env.network.line}); the link "
+                    f"speed is {preset_inter}'s, from the preset ({{inter}})",
+                )
             return True, nics_known
         if env.provider is not None and env.provider.value == "efa" and family == "efa":
             return True, nics_known
-        by_host = _verbs_link_of_host(catalogue, system_obj) if preset_inter is None else None
+        by_host = (
+            _verbs_link_of_host(catalogue, system_obj, wanted or "infiniband")
+            if preset_inter is None or wanted not in (None, family)
+            else None
+        )
         if kind.upper() == "IB" and by_host is not None:
             values["inter"] = by_host.id
+            port = "InfiniBand" if by_host.family == "infiniband" else "RoCE"
+            why = (
+                f"{system_obj.id} names no NIC"
+                if preset_inter is None
+                else f"its channels run on {layer} ports (line {env.port_layers_line}), not "
+                f"{system_obj.id}'s {preset_inter}"
+            )
             note(
                 "inter",
                 by_host.id,
                 "environment",
-                f"NCCL uses verbs ('Using network IB', line {env.network.line}) and "
-                f"{system_obj.id} names no NIC: {by_host.id}, the InfiniBand port built for the "
-                f"host's {system_obj.host_pcie} (catalogue pcie_host), is assumed ({{inter}})",
+                f"NCCL uses verbs ('Using network IB', line {env.network.line}) and {why}: "
+                f"{by_host.id}, the {port} port built for the host's {system_obj.host_pcie} "
+                "(catalogue pcie_host), is assumed ({inter})",
             )
             return False, nics_known
-    if preset_inter is not None:
+    if preset_inter is not None and rule_inter is None:
         note(
             "inter",
             preset_inter,
@@ -638,16 +689,28 @@ def _infer_network(
     return False, nics_known
 
 
-def _verbs_link_of_host(catalogue: Catalogue, system_obj: Any) -> Any:
-    """The fastest InfiniBand link whose ``pcie_host`` is the preset's host PCIe generation
-    (NDR for a PCIe Gen5 host, HDR for Gen4), or None: the guess for a verbs network on a
-    preset that names no NIC."""
+def _channel_layer(env: LogEnvironment) -> str | None:
+    """``IB`` or ``RoCE`` when every port NCCL's network channels use has that link layer in its
+    ``NET/IB : Using`` list; None when the log does not say, or they differ."""
+    layers = {env.port_layers.get(device) for device in env.net_devices}
+    if len(layers) != 1:
+        return None
+    return layers.pop()
+
+
+def _verbs_link_of_host(catalogue: Catalogue, system_obj: Any, family: str) -> Any:
+    """The fastest verbs link of ``family`` (``infiniband``, or ``ethernet`` for RoCE) whose
+    ``pcie_host`` is the preset's host PCIe generation (NDR or RoCE 400G on a PCIe Gen5 host,
+    HDR or RoCE 200G on Gen4), or None: the guess for a verbs network on a preset that names no
+    NIC, or names one of the other link layer than the log's ports."""
     if system_obj is None or system_obj.host_pcie is None:
         return None
     fits = [
         link
         for link in catalogue.links
-        if link.family == "infiniband" and link.pcie_host == system_obj.host_pcie
+        if link.family == family
+        and link.transport == "verbs"
+        and link.pcie_host == system_obj.host_pcie
     ]
     return max(fits, key=lambda link: link.per_direction_Bps, default=None)
 

@@ -43,6 +43,10 @@ _FROZEN = ConfigDict(frozen=True, extra="forbid")
 _USING_NETWORK = re.compile(r"NCCL INFO Using network\s+(.+?)\s*$")
 _PROVIDER = re.compile(r"Selected Provider is (\w+)(?: \(found (\d+) nics\))?")
 _PLATFORM = re.compile(r"Running on ([\w.-]+) platform")
+#: NCCL's verbs port list, ``NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_2:1/IB``: each index's link
+#: layer (InfiniBand or RoCE, the Ethernet one)
+_NET_PORTS = re.compile(r"NET/IB : Using ")
+_NET_PORT = re.compile(r"\[(\d+)\][^\s\[\]]*/(IB|RoCE)\b")
 _CHANNEL_NET = re.compile(r"via NET/([^/\s]+(?: [^/\s]+)*)/(\d+)(?:\(\d+\))?(/GDRDMA)?")
 _SET_BY_ENV = re.compile(r"\b(NCCL_[A-Z0-9_]+) set by environment to ([^\s,]+)")
 _ASSIGNMENT = re.compile(r"(?:^|[\s\"'])(NCCL_[A-Z0-9_]+)=([^\s\"']+)")
@@ -101,6 +105,9 @@ class LogEnvironment(BaseModel):
     gdr_line: int | None = None
     net_devices: list[int] = []
     net_devices_line: int | None = None
+    #: each verbs port's link layer, ``IB`` or ``RoCE``, from NCCL's ``NET/IB : Using`` list
+    port_layers: dict[int, str] = {}
+    port_layers_line: int | None = None
     settings: dict[str, EnvFact] = {}
     nvls_unavailable: EnvFact | None = None
     mnnvl: EnvFact | None = None
@@ -145,6 +152,8 @@ def scan_environment(
     gdr_no: int | None = None
     gdr_stated: tuple[bool, int] | None = None
     devices: dict[int, int] = {}
+    layers: dict[int, str] = {}
+    layers_line: int | None = None
     settings: dict[str, EnvFact] = {}
     nvls: EnvFact | None = None
     path: GpuPath | None = None
@@ -165,6 +174,9 @@ def scan_environment(
                 provider_nics = int(m.group(2)[:6])
         if platform is None and (m := _PLATFORM.search(line)):
             platform = EnvFact(value=m.group(1)[:40], line=lineno)
+        if layers_line is None and _NET_PORTS.search(line):
+            layers = {int(p.group(1)[:6]): p.group(2) for p in _NET_PORT.finditer(line)}
+            layers_line = lineno if layers else None
         if "via NET/" in line:
             for m in _CHANNEL_NET.finditer(line):
                 devices.setdefault(int(m.group(2)[:6]), lineno)
@@ -201,6 +213,8 @@ def scan_environment(
         gdr_line=gdr_line,
         net_devices=sorted(devices),
         net_devices_line=min(devices.values()) if devices else None,
+        port_layers=layers,
+        port_layers_line=layers_line,
         settings=settings,
         nvls_unavailable=nvls,
         gpu_path=path,
