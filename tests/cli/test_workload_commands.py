@@ -669,3 +669,64 @@ def test_train_refusals_say_what_applies(args: list[str], words: str) -> None:
     assert result.exit_code == 2
     assert words in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_infer_words_for_no_communication_idle_groups_and_a_group_cache() -> None:
+    """One GPU printed an empty phase table and 'per token 0 us (0-0)'; one idle group read
+    '1 attention group decode nothing'; with ep > 1 a request's cache is on its attention
+    group's GPUs, not 'over all GPUs'."""
+    env = {"COLUMNS": "200"}
+    alone = runner.invoke(APP, ["infer", "--model", "llama3-8b", "--system", "dgx-h100"], env=env)
+    assert alone.exit_code == 0, alone.output
+    assert "communication   none: one GPU per instance, no collective to cost" in alone.stdout
+    assert "0 us (0-0)" not in alone.stdout
+    assert "size/GPU" not in alone.stdout
+    idle = runner.invoke(
+        APP,
+        [
+            "infer",
+            "--model",
+            "mixtral-8x7b",
+            "--tp",
+            "2",
+            "--ep",
+            "4",
+            "--batch",
+            "3",
+            "--system",
+            "dgx-h100",
+        ],
+        env=env,
+    )
+    assert idle.exit_code == 0, idle.output
+    flat = " ".join(idle.output.split())
+    assert "1 attention group decodes nothing" in flat
+    assert "prompt over the GPUs of the attention group serving it" in flat
+
+
+def test_compare_json_carries_each_layout_range() -> None:
+    """The compare table ranks 4.22 s above 4.27 s; their ranges overlap, and the JSON had none."""
+    result = runner.invoke(
+        APP,
+        [
+            "train",
+            "--model",
+            "llama3-8b",
+            "--system",
+            "dgx-h100",
+            "-N",
+            "2",
+            "--compare",
+            "--tflops",
+            "400",
+            "--format",
+            "json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    layouts = json.loads(result.stdout)["layouts"]
+    assert layouts
+    for layout in layouts:
+        for name in ("comm_s", "exposed_s", "step_s"):
+            low, high = layout[f"{name}_range"]
+            assert low <= layout[name] <= high

@@ -191,6 +191,9 @@ def compare_dict(
                 "exposed_s": r.totals.exposed_s,
                 "comm_s": r.totals.comm_s,
                 "step_s": r.totals.step_s,
+                "exposed_s_range": r.totals.exposed_s_range,
+                "comm_s_range": r.totals.comm_s_range,
+                "step_s_range": r.totals.step_s_range,
                 "microbatches": r.microbatches,
                 "virtual_stages": r.spec.virtual_stages,
                 "bubble_fraction": r.totals.bubble_fraction,
@@ -605,25 +608,33 @@ def render_infer(
         + (", disaggregated prefill/decode" if spec.disaggregated else "")
     )
     # serving compute is not modelled: every phase is exposed, the column would repeat "total"
-    console.print(_phase_table(title, result.phases, "total", exposed=False, width=console.width))
-    rows = [
-        (
-            "per token",
-            f"{_time(result.per_token_s, result.per_token_s_range)} of communication per decode "
-            "step",
-        ),
-        (
-            "per request",
-            f"{_time(result.per_request_s, result.per_request_s_range)}: prefill + "
-            f"{'KV transfer + ' if spec.disaggregated else ''}{spec.output_tokens} x per token",
-        ),
-    ]
+    if result.phases:
+        console.print(
+            _phase_table(title, result.phases, "total", exposed=False, width=console.width)
+        )
+        rows = [
+            (
+                "per token",
+                f"{_time(result.per_token_s, result.per_token_s_range)} of communication per "
+                "decode step",
+            ),
+            (
+                "per request",
+                f"{_time(result.per_request_s, result.per_request_s_range)}: prefill + "
+                f"{'KV transfer + ' if spec.disaggregated else ''}{spec.output_tokens} x per "
+                "token",
+            ),
+        ]
+    else:  # one GPU and no disaggregation: an empty table and '0 us (0-0)' said nothing
+        console.print(title)
+        rows = [("communication", "none: one GPU per instance, no collective to cost")]
     if result.kv_bytes_per_token is not None:
         kv = f"{result.kv_bytes_per_token:,.0f} B per token ({spec.kv_dtype.value})"
         if result.kv_bytes_per_request is not None:
             kv += (
                 f", {memory_size(result.kv_bytes_per_request)} for one request's "
-                f"{spec.prompt_tokens:,}-token prompt over all GPUs"
+                f"{spec.prompt_tokens:,}-token prompt over "
+                + ("all GPUs" if spec.ep == 1 else "the GPUs of the attention group serving it")
             )
         rows.append(("KV cache", kv))
     if result.dominant_tier is not None:

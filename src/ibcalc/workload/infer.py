@@ -227,7 +227,8 @@ def infer(
         if spec.batch < spec.ep:
             warnings.append(
                 f"batch {spec.batch} is smaller than ep {spec.ep}: "
-                f"{plural(spec.ep - spec.batch, 'attention group')} decode nothing"
+                f"{plural(spec.ep - spec.batch, 'attention group')} "
+                f"decode{'s' if spec.ep - spec.batch == 1 else ''} nothing"
             )
     if spec.tp > 1:
         hidden = model.need("hidden", "tensor parallelism")
