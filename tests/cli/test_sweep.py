@@ -391,3 +391,17 @@ def test_sweep_table_shows_each_size_likely_range() -> None:
         assert low <= row["time_us"] <= high
         cells = lines[f"{row['size_bytes']:.0f}"]
         assert cells[3:5] == [f"{row['time_us']:.2f}", f"{figure(low)}-{figure(high)}"]
+
+
+def test_a_sweep_says_when_its_busbw_bar_is_left_out() -> None:
+    """At 90-100 columns the likely-range column can leave no room for the bar, which then went
+    without a word. The note names the width that shows it; at that width the bar is there."""
+    args = ["sweep", "allreduce", "--system", "dgx-h100", "-N", "2", "-b", "1G", "-e", "8G"]
+    narrow = CliRunner().invoke(app, [*args, "-f", "8"], env={"COLUMNS": "95"}).stdout
+    (note,) = (line for line in narrow.splitlines() if "busbw bar is left out" in line)
+    assert "busbw bar" not in narrow.split("\n\n")[1].splitlines()[1]
+    wide = int(note.split("(")[1].split()[0])
+    shown = CliRunner().invoke(app, [*args, "-f", "8"], env={"COLUMNS": str(wide)}).stdout
+    assert "busbw bar" in shown
+    assert "busbw bar is left out" not in shown
+    assert max(len(line) for line in shown.splitlines()) <= wide

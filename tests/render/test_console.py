@@ -358,6 +358,13 @@ def test_nccl_check_says_which_columns_a_narrow_page_leaves_out() -> None:
     assert f"columns left out at 80 columns ({full} or more show them;" in flat
     assert "regime" not in " ".join(header)
     assert max(len(line) for line in table) <= 80
+    # narrower than the table without its aid columns: the latency rows' time bands go too
+    flat, header, table = check(60)
+    assert max(len(line) for line in table) <= 60
+    assert (
+        "the regime, algorithm and line columns and the latency rows' time bands left out at 60"
+        f" columns ({full} or more show them;" in flat
+    )
 
 
 def test_unit_wrap_never_parts_a_number_from_its_unit() -> None:

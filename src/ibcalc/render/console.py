@@ -725,11 +725,11 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
         previous = row
     # a bar of busbw in the room the numbers leave (none below 90 columns, nor where the
     # numbers need it: a bar once cut the last digit of every number at 1 PiB)
-    bar_width = 24 if console.width >= 102 else 12 if console.width >= 90 else 0
+    wanted = 24 if console.width >= 102 else 12 if console.width >= 90 else 0
     numbers = _sweep_columns(title, cells, bar=None)
     natural = Measurement.get(console, console.options.update_width(10_000), numbers).maximum
     room = console.width - natural - 2
-    bar_width = min(bar_width, room) if room >= 8 else 0
+    bar_width = min(wanted, room) if room >= 8 else 0
     # the bar's header says what a full bar is, in GB/s as the busbw column
     full = f"{peak:.0f}" if peak >= 100 else f"{peak:.3g}"
     bar = f"busbw bar\n(full {full} GB/s)" if bar_width >= 18 else f"busbw bar\n{full} GB/s"
@@ -745,6 +745,13 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
         for row_cells, row in zip(cells, rows, strict=True):
             table.add_row(*row_cells, _bar(row["busbw_GBps"] / peak, bar_width))
     console.print(_fold(table))
+    if wanted and not bar_width:
+        console.print(
+            Text(
+                f"the busbw bar is left out at {console.width} columns ({natural + 10} or more "
+                "show it)"
+            )
+        )
     if any(r["busbw_equivalent"] for r in rows):
         console.print(
             Text("* busbw is an equivalent figure (in-network or 2-node tree), not a wire rate")

@@ -130,10 +130,10 @@ def _busbw_cells(row: RowCheck) -> tuple[str, str]:
     return _gbps(row.measured_busbw_GBps, extra), expected
 
 
-def _expected_time_cell(row: RowCheck) -> str:
+def _expected_time_cell(row: RowCheck, *, band_shown: bool = True) -> str:
     """The expected time, with the range a measurement is likely to show on rows judged on time
-    (the latency regime; the others carry theirs on busbw)."""
-    band = row.expected_time_us_range if row.regime == "latency" else None
+    (the latency regime; the others carry theirs on busbw), unless ``band_shown`` is False."""
+    band = row.expected_time_us_range if row.regime == "latency" and band_shown else None
     if band is None:
         return _us(row.expected_time_us)
     return f"{_us(row.expected_time_us)} ({_us(band[0])}-{_us(band[1])})"
@@ -165,7 +165,7 @@ _ROW_COLUMNS = (
 )
 
 
-def _row_cells(check: RunCheck) -> list[list[str | Text]]:
+def _row_cells(check: RunCheck, *, time_bands: bool = True) -> list[list[str | Text]]:
     cells: list[list[str | Text]] = []
     for row in check.rows:
         verdict = row.verdict if not (row.wrong or 0) else f"{row.verdict}, #wrong {row.wrong}"
@@ -173,7 +173,7 @@ def _row_cells(check: RunCheck) -> list[list[str | Text]]:
             [
                 _size(row.size_bytes),
                 _us(row.measured_time_us),
-                _expected_time_cell(row),
+                _expected_time_cell(row, band_shown=time_bands),
                 *_busbw_cells(row),
                 eff_pct(row.efficiency),
                 Text(verdict, style=_VERDICT_STYLE.get(row.verdict, "")),
@@ -206,16 +206,19 @@ def _dropped_columns(widths: Mapping[str, int], width: int) -> list[str]:
 
 
 def _dropped_words(dropped: list[str], widths: Mapping[str, int], width: int) -> str:
-    """The legend's words for the columns left out (empty when none), with the width that
-    shows them all."""
+    """The legend's words for the columns (and time bands) left out, empty when none, with the
+    width that shows them all."""
     if not dropped:
         return ""
     widest = sum(widths.values()) + len(widths) - 1
-    names = " and ".join([", ".join(dropped[:-1]), dropped[-1]] if len(dropped) > 1 else dropped)
+    columns = [name for name in dropped if name != "bands"]
+    listed = " and ".join([", ".join(columns[:-1]), columns[-1]] if len(columns) > 1 else columns)
+    items = [f"the {listed} column{'s' if len(columns) > 1 else ''}"] if columns else []
+    if "bands" in dropped:
+        items.append("the latency rows' time bands")
     return (
-        f"; the {names} column{'s' if len(dropped) > 1 else ''} left out at "
-        f"{width} columns ({widest} or more show {'them' if len(dropped) > 1 else 'it'}; "
-        "--format json has every field)"
+        f"; {' and '.join(items)} left out at {width} columns ({widest} or more show "
+        f"{'them' if len(dropped) > 1 else 'it'}; --format json has every field)"
     )
 
 
@@ -226,6 +229,15 @@ def _rows_table(check: RunCheck, width: int = 100) -> tuple[Table, str]:
     cells = _row_cells(check)
     widths = _column_widths(cells)
     dropped = _dropped_columns(widths, width)
+    kept = [w for name, w in widths.items() if name not in dropped]
+    if sum(kept) + len(kept) - 1 > width:
+        # still too wide with every aid column gone: the latency rows' time bands go too
+        cells = _row_cells(check, time_bands=False)
+        dropped.append("bands")
+        words = _dropped_words(dropped, widths, width)
+        dropped.remove("bands")
+    else:
+        words = _dropped_words(dropped, widths, width)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=0)
     for name, justify in _ROW_COLUMNS:
         if name not in dropped:
@@ -238,7 +250,7 @@ def _rows_table(check: RunCheck, width: int = 100) -> tuple[Table, str]:
                 if name not in dropped
             )
         )
-    return table, _dropped_words(dropped, widths, width)
+    return table, words
 
 
 def _finding_lines(index: int, finding: Finding, names: Mapping[str, str] | None) -> Table:
