@@ -730,3 +730,18 @@ def test_compare_json_carries_each_layout_range() -> None:
         for name in ("comm_s", "exposed_s", "step_s"):
             low, high = layout[f"{name}_range"]
             assert low <= layout[name] <= high
+
+
+def test_a_narrow_page_says_which_phase_columns_it_leaves_out() -> None:
+    """The phase table dropped its algorithm and tier columns at 60 columns without a word."""
+    args = ["infer", "--model", "llama3-70b", "--tp", "8", "--system", "dgx-h100"]
+    narrow = " ".join(runner.invoke(APP, args, env={"COLUMNS": "60"}).stdout.split())
+    said = re.search(
+        r"the algorithm and tier columns left out at 60 columns \((\d+) or more", narrow
+    )
+    assert said is not None
+    wide = runner.invoke(APP, args, env={"COLUMNS": said.group(1)}).stdout
+    assert "left out at" not in wide
+    header = next(line for line in wide.splitlines() if line.lstrip().startswith("phase"))
+    assert "tier" in header
+    assert "algorithm" in header

@@ -341,16 +341,26 @@ def _phase_table(
         widest = [max([len(columns[i][0]), *(len(row[i]) for row in rows)]) for i in index]
         return sum(widest) + len(widest) + 1
 
+    full = needed(keep)
     for name in _NARROW_DROPS:
         if needed(keep) <= width:
             break
         keep.remove(name)
+    dropped = [name for name in _NARROW_DROPS if name not in keep]
     table = Table(
         title=title,
         box=box.SIMPLE_HEAD,
         title_justify="left",
         pad_edge=False,
         padding=0,
+        caption=(
+            f"the {' and '.join(dropped)} column{'s' if len(dropped) > 1 else ''} left out at "
+            f"{width} columns ({full} or more show {'them' if len(dropped) > 1 else 'it'}; "
+            "--format json has every field)"
+            if dropped
+            else None
+        ),
+        caption_justify="left",
     )
     for name, justify in columns:
         if name in keep:
