@@ -3,7 +3,7 @@ the instance's memory per GPU, weights and KV cache (:func:`_memory`).
 
 Decode step (one new token for each of B sequences in the batch), per GPU:
 
-* TP: 2 all-reduces per layer (after attention, after the MLP) of ``B x h x bytes(act)``
+* TP: 2 all-reduces per layer (after attention, after the MLP) of ``b x h x bytes(act)``
   (Shoeybi et al. 2019, arXiv:1909.08053): small messages, the latency regime.
 * EP: all-to-all dispatch and combine per MoE layer of ``b / tp x top_k x h x bytes(act)``.
 * PP: one send/receive of ``b x h x bytes(act) / tp`` per stage boundary (pp - 1 per token):
@@ -22,7 +22,7 @@ head_dim`` (keys and values of every KV head; DeepSeek-V3's MLA caches d_c + d_h
 moves from the prefill instance to the decode instance over the scale-out fabric, striped over
 the NICs it may use. Prefill moves the whole prompt through the same groups once per request: two
 all-reduces of ``prompt x h x bytes`` per layer over TP, the MoE all-to-alls of
-``prompt x top_k x h x bytes`` and the stage send/receives of ``prompt x h x bytes``.
+``prompt / tp x top_k x h x bytes`` and the stage send/receives of ``prompt x h x bytes / tp``.
 
 Compute is not modelled: the times are what communication adds to each token and request.
 """
