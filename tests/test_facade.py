@@ -410,3 +410,13 @@ def test_the_library_names_the_algorithm_field_not_the_cli_flag(
     assert "--algo" not in note
     assert note.endswith("({algorithm} to force another)")
     assert fill_fields(note, FIELD_FLAGS).endswith("(--algo to force another)")
+
+
+def test_the_scale_up_bottleneck_prints_three_figures(builtin_catalogue: Catalogue) -> None:
+    """'at 50.4 GB/s ... pcie5 (50 GB/s achievable per GPU)' in one line: the headline rounded
+    the rate the transfer term printed. PCIe Gen5 x16: 63 GB/s x 0.8 = 50.4 GB/s."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="h100-pcie-8", nodes=1))
+    est = estimate_on(cluster, Collective.ALL_REDUCE, 1e9, algorithm=Algorithm.RING)
+    pcie5 = next(link for link in builtin_catalogue.links if link.id == "pcie5")
+    assert pcie5.achievable_Bps == pytest.approx(63e9 * 0.8)
+    assert est.best.bottleneck == "scale-up: pcie5 (50.4 GB/s achievable per GPU)"

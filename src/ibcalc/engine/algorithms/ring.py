@@ -51,7 +51,7 @@ from ibcalc.engine.pipeline import (
     trimmed_text,
 )
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
-from ibcalc.units import format_size
+from ibcalc.units import format_number, format_size
 
 __all__ = ["ring_bandwidth", "ring_timing"]
 
@@ -97,7 +97,7 @@ def _ring_where(limit: str, bw: float, topo: Topology) -> str:
             f"({topo.out.nic_bw_Bps / 1e9:.1f} GB/s achievable each{capped}{tapered})"
         )
     assert topo.up is not None
-    return f"scale-up: {topo.up.link_id} ({bw / 1e9:.0f} GB/s achievable per GPU)"
+    return f"scale-up: {topo.up.link_id} ({format_number(bw / 1e9)} GB/s achievable per GPU)"
 
 
 def _protocol_bound(
