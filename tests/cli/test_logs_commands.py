@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -1132,3 +1133,94 @@ def test_nccl_check_names_its_own_report_given_back(tmp_path: Path) -> None:
         f"error: {report}: an nccl-check report (ibcalc nccl-check --format json), "
         "not nccl-tests output"
     )
+
+
+def _variant(name: str, edit: Any, tmp_path: Path) -> Path:
+    """A copy of a published sweep under ``tmp_path``, its text passed through ``edit``."""
+    out = tmp_path / name
+    out.write_text(edit((SWEEPS / name).read_text(encoding="utf-8")), encoding="utf-8")
+    return out
+
+
+def _facts(path: Path) -> dict[str, Any]:
+    code, out, err = run("nccl-check", str(path), "--format", "json")
+    assert code == 0, err
+    (check,) = json.loads(out)["runs"]
+    return check
+
+
+def test_published_log_variants_read_as_their_originals(tmp_path: Path) -> None:
+    """Copies of published logs as users post them: with tabs for spaces the cluster was lost
+    (sweep 06: 'ok' became 'bad'); an NCCL_ALGO list ('Ring,Tree') was read as Ring alone
+    ('ok' became 'above')."""
+    name = "06_allreduce_2node_16xH100_efa.txt"
+    original = _facts(SWEEPS / name)
+    tabs = _facts(_variant(name, lambda t: re.sub(r" +", "\t", t), tmp_path))
+    assert tabs["verdict"] == original["verdict"]
+    assert tabs["cluster"] == original["cluster"]
+
+    def with_algo(value: str) -> Any:
+        line = f"worker-0:25:25 [0] NCCL INFO NCCL_ALGO set by environment to {value}\n"
+        return lambda t: line + t
+
+    listed = _facts(_variant(name, with_algo("Ring,Tree"), tmp_path))
+    assert listed["verdict"] == original["verdict"]
+    assert {r["algorithm"] for r in listed["rows"]} == {r["algorithm"] for r in original["rows"]}
+    forced = _facts(_variant(name, with_algo("Ring"), tmp_path))
+    assert {r["algorithm"] for r in forced["rows"]} == {"ring"}
+
+
+def test_results_checking_off_does_not_name_the_collective(tmp_path: Path) -> None:
+    """With -c 0 every #wrong is N/A, in place too; an old log without its test name was then
+    read as an all-to-all (the N/A that only alltoall prints with checking on), and the
+    all-gather's verdict went from 'low' to 'above'."""
+    name = "08_allgather_2node_16xA100-40GB_net-notstated.txt"
+
+    def unchecked(text: str) -> str:
+        lines = []
+        for line in text.splitlines():
+            if "Collective test" in line or "_perf" in line:
+                continue
+            fields = line.split()
+            if len(fields) == 13 and fields[0].isdigit():
+                fields[8] = fields[12] = "N/A"
+                line = " ".join(fields)
+            lines.append(line)
+        return "\n".join(lines) + "\n"
+
+    code, out, _ = run("nccl-check", str(_variant(name, unchecked, tmp_path)), "--format", "json")
+    assert code == 0
+    (check,) = json.loads(out)["runs"]
+    assert check["collective"] is None
+    assert "alltoall" not in out
+
+
+def test_a_failed_trailer_makes_the_run_corrupt_and_fails_the_gate(tmp_path: Path) -> None:
+    """'Out of bounds values : 12 FAILED' is nccl-tests' own finding of wrong results, the only
+    one old logs carry; it was a note, and --min-efficiency 0.2 passed."""
+    name = "07_allreduce_2node_16xA100-40GB_net-notstated.txt"
+    bad = _variant(
+        name,
+        lambda t: t.replace("Out of bounds values : 0 OK", "Out of bounds values : 12 FAILED"),
+        tmp_path,
+    )
+    assert _facts(bad)["verdict"] == "corrupt"
+    code, _, err = run("nccl-check", str(bad), "--min-efficiency", "0.2")
+    assert code == 1
+    assert "nccl-tests' own check found wrong results" in err
+    code, _, _ = run("nccl-check", str(SWEEPS / name), "--min-efficiency", "0.2")
+    assert code == 0
+
+
+def test_an_unknown_gpu_is_named_where_the_verdict_is_read(tmp_path: Path) -> None:
+    """'against a default node, as the log names no node type' when it named an MI250X."""
+    name = "01_allreduce_1node_8xMI355X_intranode-rccl.txt"
+    log = _variant(
+        name, lambda t: t.replace("AMD Radeon Graphics", "AMD Instinct MI250X"), tmp_path
+    )
+    code, out, _ = run("nccl-check", str(log))
+    assert code == 0
+    verdict = next(line for line in out.splitlines() if line.startswith("verdict"))
+    flat = " ".join(out.split())
+    assert "no node rule knows its GPU 'AMD Instinct MI250X'" in flat
+    assert "names no node type" not in verdict

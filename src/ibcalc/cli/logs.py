@@ -272,13 +272,17 @@ def _gate(checks: list[RunCheck], min_efficiency: float) -> bool:
     failed = False
     for check in checks:
         rows = gate_failures(check, min_efficiency)
-        if not rows and not check.unmeasured:
+        # a run nccl-tests itself found wrong (its trailer's out-of-bounds count) passes no gate
+        corrupt = check.verdict == "corrupt" and not rows and not check.unmeasured
+        if not rows and not check.unmeasured and not corrupt:
             continue
         failed = True
         why = [f"{fmt_size(r.size_bytes)} ({_why_failed(r)})" for r in rows]
         why += [
             f"{fmt_size(size)} (line {line}: no measurement)" for size, line in check.unmeasured
         ]
+        if corrupt:
+            why.append("every size (nccl-tests' own check found wrong results)")
         sizes = ", ".join(why[:6]) + (f" and {len(why) - 6} more" if len(why) > 6 else "")
         say(
             f"FAIL {printable(check.source, None)} run {check.run_index + 1}: "

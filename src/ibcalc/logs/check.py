@@ -228,7 +228,15 @@ def check_run(
             f"{'is' if len(unmeasured) == 1 else 'are'} no measurement "
             f"(line{'s' if len(unmeasured) > 1 else ''} {where}): verdict corrupt"
         )
-    if any(r.invalid for r in checked) or unmeasured:
+    # nccl-tests' own check: 'Out of bounds values : 12 FAILED' (old logs have no #wrong
+    # column to say so per row; this trailer is their only word on wrong results)
+    failed_check = bool(run.out_of_bounds)
+    if failed_check:
+        notes.append(
+            f"the log's trailer reports {run.out_of_bounds} out-of-bounds values (nccl-tests "
+            "found wrong results): verdict corrupt"
+        )
+    if any(r.invalid for r in checked) or unmeasured or failed_check:
         verdict: RunVerdict = "corrupt"
     elif min_eff is None:
         verdict = "unknown"

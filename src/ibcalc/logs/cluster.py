@@ -548,6 +548,24 @@ def infer_cluster(
             "environment",
             f"NCCL_ALGO={forced} (line {fact.line}): the expectation uses that algorithm",
         )
+    elif forced is not None:
+        # a list (Ring,Tree) or an exclusion (^NVLS): NCCL still chooses, among fewer
+        note(
+            "algorithm",
+            None,
+            "environment",
+            f"NCCL_ALGO={forced} (line {env.settings['NCCL_ALGO'].line}) leaves NCCL a choice "
+            "among several algorithms, which the expectation does not narrow: it keeps NCCL's "
+            "own pick",
+        )
+    if (proto := env.setting("NCCL_PROTO")) is not None:
+        note(
+            "protocol",
+            None,
+            "environment",
+            f"NCCL_PROTO={proto} (line {env.settings['NCCL_PROTO'].line}) is not applied to the "
+            "expectation, which keeps NCCL's own protocol choice",
+        )
     return Inferred(ClusterSpec(**values), notes, network_known, nics_known, algorithm)
 
 

@@ -48,7 +48,8 @@ _PLATFORM = re.compile(r"Running on ([\w.-]+) platform")
 _NET_PORTS = re.compile(r"NET/IB : Using ")
 _NET_PORT = re.compile(r"\[(\d+)\][^\s\[\]]*/(IB|RoCE)\b")
 _CHANNEL_NET = re.compile(r"via NET/([^/\s]+(?: [^/\s]+)*)/(\d+)(?:\(\d+\))?(/GDRDMA)?")
-_SET_BY_ENV = re.compile(r"\b(NCCL_[A-Z0-9_]+) set by environment to ([^\s,]+)")
+#: the value runs to the next space: NCCL_ALGO=Ring,Tree is a list, and ^NVLS an exclusion
+_SET_BY_ENV = re.compile(r"\b(NCCL_[A-Z0-9_]+) set by environment to (\S+)")
 _ASSIGNMENT = re.compile(r"(?:^|[\s\"'])(NCCL_[A-Z0-9_]+)=([^\s\"']+)")
 _NVLS_UNAVAILABLE = re.compile(r"NVLS multicast support is not available")
 _GDR_STATE = re.compile(r"GPU Direct RDMA (Enabled|Disabled)")
@@ -163,7 +164,7 @@ def scan_environment(
             continue
         if last_line is not None and lineno > last_line:
             break
-        line = raw.rstrip("\r")
+        line = raw.rstrip("\r").replace("\t", " ")
         if "NCCL" not in line and "via NET/" not in line and "platform" not in line:
             continue
         if network is None and (m := _USING_NETWORK.search(line)):

@@ -449,7 +449,17 @@ class _Builder:
     def _break_ties(self, names: list[str]) -> tuple[list[str], str]:
         rows = self.rows
         ip_known = [r.ip for r in rows if r.ip is not None]
-        ip_na = bool(ip_known) and all(t.wrong is None and t.max_error is None for t in ip_known)
+        # N/A in place tells alltoall and sendrecv apart only where the run checked results: with
+        # -c 0 every #wrong is N/A, out of place too
+        checked = any(
+            r.oop is not None and (r.oop.wrong is not None or r.oop.max_error is not None)
+            for r in rows
+        )
+        ip_na = (
+            checked
+            and bool(ip_known)
+            and all(t.wrong is None and t.max_error is None for t in ip_known)
+        )
         ip_numeric = bool(ip_known) and all(
             t.wrong is not None or t.max_error is not None for t in ip_known
         )

@@ -453,7 +453,8 @@ class _Reader:
 
     # -- lines --------------------------------------------------------------------------------
     def feed(self, raw: str, lineno: int) -> None:
-        line = raw.rstrip("\r\n")
+        # a copy with tabs for spaces reads as the original (every pattern matches spaces)
+        line = raw.rstrip("\r\n").replace("\t", " ")
         m = _MPI_PREFIX.match(line) or _POD_PREFIX.match(line)
         if m:
             line = line[m.end() :]

@@ -320,9 +320,10 @@ def render_checks(
             a.field == "system" and a.source == "default" for a in check.assumptions
         ):
             # judged against a node the log does not name: say so where the verdict is read
+            gpu = next((a.value for a in check.assumptions if a.field == "gpu_model"), None)
+            why = f"no node rule knows its GPU {gpu!r}" if gpu else "the log names no node type"
             verdict.append(
-                f"; against a default node, as the log names no node type: give "
-                f"{_fill('{system}', names)} to judge it"
+                f"; against a default node, as {why}: give {_fill('{system}', names)} to judge it"
             )
         console.print(verdict)
         shown = [a for a in check.assumptions if _shown_in_table(a)]
