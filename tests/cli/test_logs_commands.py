@@ -1224,3 +1224,15 @@ def test_an_unknown_gpu_is_named_where_the_verdict_is_read(tmp_path: Path) -> No
     flat = " ".join(out.split())
     assert "no node rule knows its GPU 'AMD Instinct MI250X'" in flat
     assert "names no node type" not in verdict
+
+
+def test_a_hostname_shared_by_two_machines_still_counts_two_nodes(tmp_path: Path) -> None:
+    """Containers that share a hostname ('worker' on both p5 nodes of sweep 06) read as one
+    16-GPU node ('ok' became 'bad'); each GPU's bus id then appears twice under one host name,
+    which no single machine prints."""
+    name = "06_allreduce_2node_16xH100_efa.txt"
+    original = _facts(SWEEPS / name)
+    same = _variant(name, lambda t: re.sub(r"test-nccl-worker-[01]", "worker", t), tmp_path)
+    check = _facts(same)
+    assert check["verdict"] == original["verdict"]
+    assert (check["nodes"], check["gpus_per_node"]) == (2, 8)

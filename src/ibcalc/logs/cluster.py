@@ -424,7 +424,10 @@ def infer_cluster(
                 f"(line {env.platform.line})",
             )
         elif run.gpu_model:
-            rpn = given.get("gpus_per_node") or run.ranks_per_node
+            recounted = _nccl_recount(run, env, given)
+            rpn = given.get("gpus_per_node") or (
+                recounted[1] if recounted is not None else run.ranks_per_node
+            )
             rule = match_rule(run.gpu_model, rpn)
             if rule is not None:
                 system = rule.efa if efa and rule.efa else rule.system
@@ -469,7 +472,20 @@ def infer_cluster(
 
     # placement: ranks per node and nodes from the device list
     ranks = run.ranks
-    if "gpus_per_node" not in given:
+    # NCCL's own count ('nRanks 16 nNodes 2 localRanks 8') wins over hostnames that disagree
+    # with it: containers sharing one hostname list two machines' ranks under one name
+    nccl = _nccl_recount(run, env, given)
+    recount = nccl is not None
+    if nccl is not None:
+        said = (
+            f"NCCL's communicator line says nNodes {nccl[0]} localRanks {nccl[1]} (line "
+            f"{env.nccl_nodes_line}), where the device list's hostnames count {run.nodes} "
+            "(a hostname shared by several machines)"
+        )
+        values["gpus_per_node"], values["nodes"] = nccl[1], nccl[0]
+        note("gpus_per_node", nccl[1], "environment", said)
+        note("nodes", nccl[0], "environment", said)
+    if "gpus_per_node" not in given and not recount:
         if run.ranks_per_node is not None:
             values["gpus_per_node"] = run.ranks_per_node
             note("gpus_per_node", run.ranks_per_node, "log", log_evidence("ranks_per_node"))
@@ -482,7 +498,7 @@ def infer_cluster(
                 f"{system_obj.id} has {system_obj.gpus_per_node} ({{gpus_per_node}})",
             )
     gpn = values.get("gpus_per_node") or (system_obj.gpus_per_node if system_obj else 8)
-    if "nodes" not in given:
+    if "nodes" not in given and not recount:
         if run.nodes is not None:
             values["nodes"] = run.nodes
             note("nodes", run.nodes, "log", log_evidence("nodes"))
@@ -567,6 +583,25 @@ def infer_cluster(
             "expectation, which keeps NCCL's own protocol choice",
         )
     return Inferred(ClusterSpec(**values), notes, network_known, nics_known, algorithm)
+
+
+def _nccl_recount(
+    run: Any, env: LogEnvironment, given: Mapping[str, Any]
+) -> tuple[int, int] | None:
+    """NCCL's (nodes, ranks per node) where its communicator line disagrees with the device
+    list's hostnames and accounts for every rank (neither given by a flag), else None."""
+    nccl = env.nccl_nodes
+    if (
+        nccl is None
+        or run.ranks is None
+        or nccl[0] * nccl[1] != run.ranks
+        or run.nodes is None
+        or nccl[0] == run.nodes
+        or "nodes" in given
+        or "gpus_per_node" in given
+    ):
+        return None
+    return nccl
 
 
 def _one_node_domains(

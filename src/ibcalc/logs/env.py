@@ -54,6 +54,8 @@ _ASSIGNMENT = re.compile(r"(?:^|[\s\"'])(NCCL_[A-Z0-9_]+)=([^\s\"']+)")
 _NVLS_UNAVAILABLE = re.compile(r"NVLS multicast support is not available")
 _GDR_STATE = re.compile(r"GPU Direct RDMA (Enabled|Disabled)")
 _MNNVL = re.compile(r"\bnNodes \d+ localRanks \d+ localRank \d+ MNNVL ([01])\b")
+#: NCCL's communicator line, ``nRanks 16 nNodes 2 localRanks 8``: its own count of the nodes
+_NODES = re.compile(r"\bnRanks (\d+) nNodes (\d+) localRanks (\d+)\b")
 _TOPO_GPU = re.compile(r"NCCL INFO GPU/([\w-]{1,24}) :")
 _TOPO_PATH = re.compile(r"\bGPU/([\w-]{1,24}) \(\d+/[\d.]+/([A-Z0-9]{2,4})\)")
 #: NCCL's GPU-to-GPU path types from nearest to farthest (``topo.h``); other types are ignored
@@ -112,6 +114,9 @@ class LogEnvironment(BaseModel):
     settings: dict[str, EnvFact] = {}
     nvls_unavailable: EnvFact | None = None
     mnnvl: EnvFact | None = None
+    #: NCCL's (nodes, ranks per node) from its communicator line, and that line
+    nccl_nodes: tuple[int, int] | None = None
+    nccl_nodes_line: int | None = None
     gpu_path: GpuPath | None = None
 
     @property
@@ -159,6 +164,8 @@ def scan_environment(
     nvls: EnvFact | None = None
     path: GpuPath | None = None
     mnnvl: EnvFact | None = None
+    nccl_nodes: tuple[int, int] | None = None
+    nccl_nodes_line: int | None = None
     for lineno, raw in enumerate(text.split("\n"), start=1):
         if lineno < first_line:
             continue
@@ -191,6 +198,9 @@ def scan_environment(
             nvls = EnvFact(value="NVLS multicast support is not available", line=lineno)
         if mnnvl is None and (m := _MNNVL.search(line)):
             mnnvl = EnvFact(value=m.group(1), line=lineno)
+        if nccl_nodes is None and (m := _NODES.search(line)):
+            nccl_nodes = (int(m.group(2)[:7]), int(m.group(3)[:7]))
+            nccl_nodes_line = lineno
         if (m := _TOPO_GPU.search(line)) is not None:
             path = _farther(path, m.group(1), line[m.end() :], lineno)
         if len(settings) < _MAX_SETTINGS and "NCCL_" in line:
@@ -220,6 +230,8 @@ def scan_environment(
         nvls_unavailable=nvls,
         gpu_path=path,
         mnnvl=mnnvl,
+        nccl_nodes=nccl_nodes,
+        nccl_nodes_line=nccl_nodes_line,
     )
 
 
