@@ -1236,3 +1236,18 @@ def test_a_hostname_shared_by_two_machines_still_counts_two_nodes(tmp_path: Path
     check = _facts(same)
     assert check["verdict"] == original["verdict"]
     assert (check["nodes"], check["gpus_per_node"]) == (2, 8)
+
+
+def test_rows_behind_an_unknown_line_prefix_are_named(tmp_path: Path) -> None:
+    """A log whose every line carries a prefix the reader does not strip (pdsh's 'node01: ')
+    was refused as 'no nccl-tests result rows found', on a file of 10 rows."""
+    name = "20_alltoall_1node_8xH100_intranode.txt"
+    text = (SWEEPS / name).read_text(encoding="utf-8")
+    first_row = next(
+        i for i, line in enumerate(text.splitlines(), 1) if re.match(r"^\s*\d+\s+\d+\s", line)
+    )
+    log = _variant(name, lambda t: "".join(f"node01: {x}" for x in t.splitlines(True)), tmp_path)
+    code, _, err = run("nccl-check", str(log))
+    assert code == 2
+    assert f"line {first_row} holds one behind the prefix 'node01:'" in err
+    assert len(err.strip().splitlines()) == 1

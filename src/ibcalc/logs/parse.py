@@ -819,9 +819,37 @@ def parse_log(text: str, *, source: str = "<stdin>") -> ParsedLog:
     if not runs:
         if json_error is not None and stripped.startswith("{"):
             raise json_error
+        prefixed = _prefixed_row(text)
+        if prefixed is not None:
+            prefix, line = prefixed
+            raise LogParseError(
+                f"{source}: no nccl-tests result rows found at the start of a line, but line "
+                f"{line} holds one behind the prefix {prefix!r}, which this reader does not know: "
+                "strip it from every line and read the log again"
+            )
         extra = f" ({reader.notes[0]})" if reader.notes else ""
         raise LogParseError(f"{source}: no nccl-tests result rows found{extra}")
     return ParsedLog(source=source, format="text", runs=runs, notes=reader.notes)
+
+
+#: A result row (size, count, element type) behind some text: a launcher's or job system's line
+#: prefix the reader does not strip (``[0] ``, ``node01: ``, a syslog stamp)
+_PREFIXED_ROW = re.compile(
+    r"^(?P<prefix>\S.{0,78}?)\s*\b\d+\s+\d+\s+(?:float|half|bfloat16|double|u?int(?:8|32|64)?|"
+    r"char|f8e4m3|f8e5m2|fp8\w*)\s"
+)
+
+
+def _prefixed_row(text: str) -> tuple[str, int] | None:
+    """The prefix and line of the first result row behind a line prefix, or None (the first
+    2,000 lines are looked at: a log too long for that has a row near its start anyway)."""
+    for lineno, raw in enumerate(_split_lines(text), start=1):
+        if lineno > 2000:
+            return None
+        m = _PREFIXED_ROW.match(raw.replace("\t", " "))
+        if m is not None and not m.group("prefix").lstrip().startswith("#"):
+            return m.group("prefix").strip()[:40], lineno
+    return None
 
 
 #: A terminal escape sequence (colour codes from a launcher or `kubectl logs` on a TTY).
