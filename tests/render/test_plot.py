@@ -520,60 +520,25 @@ def test_the_all_to_all_plot_draws_its_own_network_ceiling(tmp_path: Path) -> No
 
     share = find_link(load_catalogue(use_env=False), "ndr").achievable_Bps / 1e9
     assert share == pytest.approx(47.0)
-    svg = tmp_path / "a2a.svg"
-    result = runner.invoke(
-        app,
-        [
-            "sweep",
-            "alltoall",
-            "-b",
-            "1M",
-            "-e",
-            "1G",
-            "-f",
-            "32",
-            "-N",
-            "2",
-            "--system",
-            "dgx-h100",
-            "--plot",
-            str(svg),
-        ],
-    )
-    assert result.exit_code == 0, result.stderr
-    text = svg.read_text(encoding="utf-8")
+
+    def plot(nodes: str, *extra: str) -> str:
+        svg = tmp_path / f"a2a-{nodes}{'-'.join(extra)}.svg"
+        args = ["sweep", "alltoall", "-b", "1M", "-e", "1G", "-f", "32", "-N", nodes]
+        result = runner.invoke(app, [*args, "--system", "dgx-h100", *extra, "--plot", str(svg)])
+        assert result.exit_code == 0, result.stderr
+        return svg.read_text(encoding="utf-8")
+
+    text = plot("2")
     assert f"ndr all-to-all ceiling, share x 15/8: {share * 15 / 8:.1f} GB/s" in text
     assert "ring ceiling" not in text
     assert "per-GPU share (the scale-out side of the gap)" not in text
     # 2:1 leaves with every peer across them (the default cross-leaf fraction on 4 nodes, as the
     # engine prices it: its explanation says 'leaf uplinks x2 slower'): 47 x 31/24 / 2
-    tapered = tmp_path / "a2a-2to1.svg"
-    result = runner.invoke(
-        app,
-        [
-            "sweep",
-            "alltoall",
-            "-b",
-            "1M",
-            "-e",
-            "1G",
-            "-f",
-            "32",
-            "-N",
-            "4",
-            "--system",
-            "dgx-h100",
-            "--oversubscription",
-            "2",
-            "--plot",
-            str(tapered),
-        ],
-    )
-    assert result.exit_code == 0, result.stderr
+    tapered = plot("4", "--oversubscription", "2")
     ceiling = share * 31 / 24 / 2
     assert (
         f"ndr all-to-all ceiling, share x 31/24, leaf uplinks x2 slower: {ceiling:.1f} GB/s"
-        in tapered.read_text(encoding="utf-8")
+        in tapered
     )
 
 

@@ -48,9 +48,9 @@ def test_decode_tp_all_reduce_per_token(builtin_catalogue: Catalogue) -> None:
     assert result.dominant_tier == "scale-up"
 
 
-def test_kv_transfer_for_disaggregated_serving(builtin_catalogue: Catalogue) -> None:
-    # 327,680 B per token x 8192 prompt tokens = 2,684,354,560 B; the 8 TP ranks of a DGX H100
-    # each ship 1/8 (335,544,320 B) through their own NDR NIC, all at once
+def _disaggregated_70b(cat: Catalogue) -> Any:
+    """Llama 3 70B at tp 8, batch 32, 8192-token prompts and 512 output tokens, prefill and
+    decode on 2 DGX H100 nodes of their own (the README's serving example)."""
     spec = InferSpec(
         model=find_model("llama3-70b"),
         tp=8,
@@ -59,7 +59,13 @@ def test_kv_transfer_for_disaggregated_serving(builtin_catalogue: Catalogue) -> 
         output_tokens=512,
         disaggregated=True,
     )
-    result = infer(builtin_catalogue, _dgx(builtin_catalogue, 2), spec)
+    return infer(cat, _dgx(cat, 2), spec)
+
+
+def test_kv_transfer_for_disaggregated_serving(builtin_catalogue: Catalogue) -> None:
+    # 327,680 B per token x 8192 prompt tokens = 2,684,354,560 B; the 8 TP ranks of a DGX H100
+    # each ship 1/8 (335,544,320 B) through their own NDR NIC, all at once
+    result = _disaggregated_70b(builtin_catalogue)
     assert result.kv_bytes_per_token == 327_680
     assert result.kv_bytes_per_request == 327_680 * 8192 == 2_684_354_560
     kv = next(p for p in result.phases if p.name == "kv-transfer")
@@ -428,15 +434,7 @@ def test_per_token_and_per_request_totals_carry_the_phases_summed_ranges(
     """'per token 3.96 ms' had no range while each phase showed one. The totals' ranges are the
     sums of their phases' (errors going the same way on one cluster), the per-request one with
     the output tokens' share counted as the time is."""
-    spec = InferSpec(
-        model=find_model("llama3-70b"),
-        tp=8,
-        batch=32,
-        prompt_tokens=8192,
-        output_tokens=512,
-        disaggregated=True,
-    )
-    result = infer(builtin_catalogue, _dgx(builtin_catalogue, 2), spec)
+    result = _disaggregated_70b(builtin_catalogue)
     per_token = [p.total_s_range for p in result.phases if p.per == "token"]
     per_request = [p.total_s_range for p in result.phases if p.per == "request"]
     assert per_token
