@@ -341,6 +341,8 @@ def _estimate(
 #: A band whose far end is this many times the estimate, its near end within a tenth of it, is
 #: said to be one-sided (an EFA latency estimate at 113 us with a range of 112-630 us)
 _LOPSIDED = 2.0
+#: ... and "within a tenth": the near end at most this factor from the estimate
+_NEAR_END = 1.1
 
 
 def _lopsided_note(
@@ -350,13 +352,13 @@ def _lopsided_note(
     and transport class are one-sided (the model is faster than most published runs there)."""
     low, high = band
     where = f"{transport_class(topo)} transport, {regime_of(size_bytes)} sizes"
-    if high >= _LOPSIDED * time_s and low >= time_s / 1.1:
+    if high >= _LOPSIDED * time_s and low >= time_s / _NEAR_END:
         return (
             f"the estimate is at the fast end of its likely range: published runs the model had "
             f"not seen ({where}) took up to {high / time_s:.1f}x its time (error_band in "
             "data/cost_params.yaml, docs/model.md#error-band)"
         )
-    if low <= time_s / _LOPSIDED and high <= time_s * 1.1:
+    if low <= time_s / _LOPSIDED and high <= time_s * _NEAR_END:
         return (
             f"the estimate is at the slow end of its likely range: published runs the model had "
             f"not seen ({where}) took as little as {low / time_s:.2f}x its time (error_band in "
