@@ -1238,16 +1238,36 @@ def test_a_hostname_shared_by_two_machines_still_counts_two_nodes(tmp_path: Path
     assert (check["nodes"], check["gpus_per_node"]) == (2, 8)
 
 
-def test_rows_behind_an_unknown_line_prefix_are_named(tmp_path: Path) -> None:
-    """A log whose every line carries a prefix the reader does not strip (pdsh's 'node01: ')
-    was refused as 'no nccl-tests result rows found', on a file of 10 rows."""
+def test_an_unknown_line_prefix_on_every_line_is_removed(tmp_path: Path) -> None:
+    """A log whose every line carries a prefix the reader has no rule for (pdsh's 'node01: ',
+    Intel MPI's '[0] ') was refused as 'no nccl-tests result rows found', on a file of 10 rows.
+    The prefix in front of the first row is taken from every line that has it, with a note, and
+    the check reads as the unprefixed log's."""
     name = "20_alltoall_1node_8xH100_intranode.txt"
-    text = (SWEEPS / name).read_text(encoding="utf-8")
-    first_row = next(
-        i for i, line in enumerate(text.splitlines(), 1) if re.match(r"^\s*\d+\s+\d+\s", line)
-    )
-    log = _variant(name, lambda t: "".join(f"node01: {x}" for x in t.splitlines(True)), tmp_path)
+    lines = (SWEEPS / name).read_text(encoding="utf-8").splitlines(True)
+    plain = _facts(SWEEPS / name)
+    for prefix in ("node01: ", "[0] "):
+        log = _variant(
+            name, lambda t, p=prefix: "".join(p + x for x in t.splitlines(True)), tmp_path
+        )
+        code, out, err = run("nccl-check", str(log))
+        assert (code, err) == (0, "")
+        flat = " ".join(out.split())
+        assert f"note: the line prefix {prefix.strip()!r} removed from {len(lines)} lines" in flat
+        facts = _facts(log)
+        assert facts["verdict"] == plain["verdict"]
+        times = [r["measured_time_us"] for r in facts["rows"]]
+        assert times == [r["measured_time_us"] for r in plain["rows"]]
+        assert len(times) == 10
+
+
+def test_rows_behind_a_prefix_that_leaves_no_table_are_refused(tmp_path: Path) -> None:
+    """When the lines read without the prefix hold no table either (a row cut after its
+    reduction column), the refusal names the prefix and the line of the row behind it."""
+    log = tmp_path / "cut.log"
+    log.write_text("node01: starting\nnode01:        8             2     float     sum\n")
     code, _, err = run("nccl-check", str(log))
     assert code == 2
-    assert f"line {first_row} holds one behind the prefix 'node01:'" in err
+    assert "line 2 holds one behind the prefix 'node01:'" in err
+    assert "without that prefix hold no whole result table either" in err
     assert len(err.strip().splitlines()) == 1

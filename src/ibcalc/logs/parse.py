@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -809,27 +809,56 @@ def parse_log(text: str, *, source: str = "<stdin>") -> ParsedLog:
                 raise _too_many_rows(source, None)
             runs = [build_run(f) for f in facts]
             return ParsedLog(source=source, format="json", runs=runs, notes=notes)
-    reader = _Reader()
-    try:
-        for lineno, raw in enumerate(_split_lines(text), start=1):
-            reader.feed(raw, lineno)
-    except _TooManyRows as exc:
-        raise _too_many_rows(source, exc.line) from None
-    runs = reader.finish()
+    runs, notes = _read_text(_split_lines(text), source)
     if not runs:
         if json_error is not None and stripped.startswith("{"):
             raise json_error
         prefixed = _prefixed_row(text)
         if prefixed is not None:
             prefix, line = prefixed
+            unprefixed = _Unprefixed(text, prefix)
+            runs, notes = _read_text(unprefixed, source)
+            if runs:
+                shown = printable(prefix, 40)
+                note = f"the line prefix {shown!r} removed from {unprefixed.count} lines"
+                runs = [run.model_copy(update={"notes": [note, *run.notes]}) for run in runs]
+                return ParsedLog(source=source, format="text", runs=runs, notes=[note, *notes])
             raise LogParseError(
-                f"{source}: no nccl-tests result rows found at the start of a line, but line "
-                f"{line} holds one behind the prefix {prefix!r}, which this reader does not know: "
-                "strip it from every line and read the log again"
+                f"{source}: no nccl-tests result rows found at the start of a line; line {line} "
+                f"holds one behind the prefix {printable(prefix, 40)!r}, but the lines read "
+                "without that prefix hold no whole result table either"
             )
-        extra = f" ({reader.notes[0]})" if reader.notes else ""
+        extra = f" ({notes[0]})" if notes else ""
         raise LogParseError(f"{source}: no nccl-tests result rows found{extra}")
-    return ParsedLog(source=source, format="text", runs=runs, notes=reader.notes)
+    return ParsedLog(source=source, format="text", runs=runs, notes=notes)
+
+
+def _read_text(lines: Iterable[str], source: str) -> tuple[list[Run], list[str]]:
+    """The runs of a text log, given line by line, and the reader's notes."""
+    reader = _Reader()
+    try:
+        for lineno, raw in enumerate(lines, start=1):
+            reader.feed(raw, lineno)
+    except _TooManyRows as exc:
+        raise _too_many_rows(source, exc.line) from None
+    return reader.finish(), reader.notes
+
+
+class _Unprefixed:
+    """The lines of ``text`` with ``prefix`` taken from the start of each that has it (pdsh's
+    ``host: ``, ``mpiexec -l``'s ``[0] ``); ``count`` is how many had it once they are read.
+    Lines keep their numbers."""
+
+    def __init__(self, text: str, prefix: str) -> None:
+        self.text, self.prefix, self.count = text, prefix, 0
+
+    def __iter__(self) -> Iterator[str]:
+        for line in _split_lines(self.text):
+            if line.startswith(self.prefix):
+                self.count += 1
+                yield line[len(self.prefix) :]
+            else:
+                yield line
 
 
 #: A result row (size, count, element type) behind some text: a launcher's or job system's line
@@ -848,7 +877,7 @@ def _prefixed_row(text: str) -> tuple[str, int] | None:
             return None
         m = _PREFIXED_ROW.match(raw.replace("\t", " "))
         if m is not None and not m.group("prefix").lstrip().startswith("#"):
-            return m.group("prefix").strip()[:40], lineno
+            return raw[: m.end("prefix")], lineno
     return None
 
 
