@@ -245,12 +245,41 @@ def test_the_headline_bottleneck_names_a_protocol_rate_that_binds(
     # the rate the transfer term ran at: (n-1)/n x S over its seconds
     transfer = next(t for t in best.terms if t.name == "transfer")
     rate = 63 / 64 * 2**20 / transfer.seconds
-    assert 4e9 < rate < 6e9  # far under NVLink 4's 371 GB/s achievable
-    assert best.bottleneck.startswith(f"LL on 4 of 16 channels: {rate / 1e9:.1f} GB/s per rank, ")
+    # NCCL's LL cap on 3 or more nodes (20.4 GB/s, tuning.cc llMaxBws) on 4 of the 16 channels,
+    # far under NVLink 4's 371 GB/s achievable
+    assert rate == pytest.approx(20.4e9 * 4 / 16, rel=1e-9)
+    assert best.bottleneck.startswith(
+        f"LL on 4 of 16 channels: {rate / 1e9:.1f} GB/s per rank (NCCL's LL cap), "
+    )
     assert best.bottleneck.endswith("under scale-up: nvlink4 (371 GB/s achievable per GPU)")
+    # the term says where the rate comes from: 371 x 0.5 = 185 GB/s, capped at 20.4
+    assert (
+        "at 5.1 GB/s (the tier's 371 GB/s x 0.5 (LL payload) = 185 GB/s, capped at 20.4 GB/s "
+        "(NCCL's LL bus-bandwidth cap, hopper on 3 or more nodes" in transfer.detail
+    )
     # at 1 GiB the link binds, and the headline names it alone
     big = estimate_on(cluster, Collective.ALL_GATHER, 2**30, algorithm=Algorithm.RING).best
     assert not big.bottleneck.startswith(("LL", "LL128", "Simple"))
+
+
+def test_ll_across_a_plugin_transport_heads_the_bottleneck_where_it_sets_the_transfer(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """A 64 KiB all-reduce on 2 x p5 (tree/LL) moves its bytes through the node's chain at
+    19.5 GB/s in 3.4 us, but LL across EFA holds the transfer to 64 KiB / 1.15 GB/s = 57 us; the
+    headline named the chain ('scale-up chain inside the node (2S per GPU)')."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="aws-p5", nodes=2))
+    best = estimate_on(cluster, Collective.ALL_REDUCE, 2**16).best
+    assert best.protocol is Protocol.LL
+    transfer = next(t for t in best.terms if t.name == "transfer")
+    assert transfer.seconds == pytest.approx(2**16 / 1.15e9, rel=1e-9)
+    assert best.bottleneck.endswith(
+        "the bytes are bound by LL across the efa-v2 plugin transport (1.15 GB/s per rank, "
+        "calibrated.ll_net_bandwidth)"
+    )
+    # at 64 MiB Simple runs, and the headline names a link again
+    big = estimate_on(cluster, Collective.ALL_REDUCE, 2**26).best
+    assert "plugin transport" not in big.bottleneck
 
 
 def test_a_latency_bound_estimate_is_headed_by_its_latency(builtin_catalogue: Catalogue) -> None:

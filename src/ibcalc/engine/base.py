@@ -41,6 +41,7 @@ __all__ = [
     "hop_terms",
     "intra_hop_latency",
     "ll_cap_Bps",
+    "ll_network_bound",
     "ll_network_transfer",
     "make_cost",
     "net_hop_latency",
@@ -232,12 +233,16 @@ def tree_post_overhead(topo: Topology, protocol: Protocol, params: CostParams) -
 
 def proxy_posts_term(posts_s: float, topo: Topology) -> Term:
     """The explanation of :func:`tree_post_overhead` (``posts_s``: both ways)."""
-    host = topo.host_cpu or "other"
+    host = (
+        f"{topo.host_cpu} host"
+        if topo.host_cpu
+        else "host CPU not given, so NCCL's figure for non-AMD hosts"
+    )
     return Term(
         name=f"proxy posts across {topo.node}s",
         seconds=posts_s,
         detail=f"2 x {us(posts_s / 2)} (up and down, whatever the depth): NCCL's network post "
-        f"overhead per step ({host} host; getNetOverhead, tripled for Simple). NCCL's tuner "
+        f"overhead per step ({host}; getNetOverhead, tripled for Simple). NCCL's tuner "
         "charges it to rings only; the proxy posts a tree's sends as it posts a ring's, so "
         "ibcalc charges trees too",
     )
@@ -655,6 +660,48 @@ def ll_cap_Bps(topo: Topology, params: CostParams) -> float:
     if topo.host_cpu == "amd" and params.assumptions.amd_host_ll_cap:
         two, more = tuner.ll_max_busbw_amd_host_Bps
     return two if topo.domains == 2 else more
+
+
+def ll_network_bound(
+    topo: Topology, size_bytes: float, protocol: Protocol, params: CostParams, bw_time_s: float
+) -> str | None:
+    """The bottleneck's headline when :func:`ll_network_transfer` sets the transfer (it is
+    longer than ``bw_time_s``, the bytes at the bottleneck's rate); None otherwise."""
+    if ll_network_transfer(topo, size_bytes, protocol, params) <= bw_time_s:
+        return None
+    assert topo.out is not None  # the floor is 0 without a plugin transport
+    return (
+        f"LL across the {topo.out.link_id} plugin transport "
+        f"({gbps(params.calibrated.ll_net_Bps or 0.0)} per rank, calibrated.ll_net_bandwidth)"
+    )
+
+
+def ll_cap_words(topo: Topology, params: CostParams) -> str:
+    """Which row of NCCL's LL cap :func:`ll_cap_Bps` took, in words."""
+    nodes = {1: "one node", 2: "2 nodes"}.get(topo.domains, "3 or more nodes")
+    amd = topo.domains > 1 and topo.host_cpu == "amd" and params.assumptions.amd_host_ll_cap
+    arch = topo.arch if topo.arch in params.nccl_tuner.ll_max_busbw_Bps else "hopper"
+    host = ", AMD host row" if amd else ""
+    return f"{arch} on {nodes}{host}; nccl_tuner.ll_max_busbw"
+
+
+def ring_protocol_words(
+    raw_bw: float, protocol: Protocol, topo: Topology, params: CostParams
+) -> str:
+    """How a ring's protocol rate comes from its tier's (:func:`ring_protocol_bw`), for the
+    transfer term: the payload factor, and NCCL's LL cap where it binds (empty for Simple)."""
+    if protocol is Protocol.SIMPLE:
+        return ""
+    factor = protocol_factor(protocol, params)
+    words = f"the tier's {gbps(raw_bw)} x {factor:g} ({protocol.value} payload)"
+    if protocol is Protocol.LL:
+        cap = ll_cap_Bps(topo, params)
+        if cap < raw_bw * factor:
+            words += (
+                f" = {gbps(raw_bw * factor)}, capped at {gbps(cap)} (NCCL's LL bus-bandwidth "
+                f"cap, {ll_cap_words(topo, params)})"
+            )
+    return words
 
 
 def protocols_for(topo: Topology) -> tuple[Protocol, ...]:

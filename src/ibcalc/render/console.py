@@ -288,7 +288,9 @@ def _terms_text(cost: Cost) -> str:
     if cost.fill_s > 0.005 * cost.single_s:
         text += f" + pipeline fill {format_time(cost.fill_s)}"
     if cost.measured_s is not None:
-        text += f"; measured per operation {format_time(cost.measured_s)} (back-to-back)"
+        text += (
+            f"; as nccl-tests times it {format_time(cost.measured_s)} per operation (back-to-back)"
+        )
     return text
 
 

@@ -28,15 +28,19 @@ from ibcalc.engine.base import (
     gbps,
     intra_hop_detail,
     intra_hop_latency,
+    ll_cap_Bps,
+    ll_network_bound,
     ll_network_text,
     ll_network_transfer,
     make_cost,
     net_hop_detail,
     net_hop_latency,
     net_overhead,
+    protocol_factor,
     proxy_ops_s,
     proxy_ops_term,
     ring_protocol_bw,
+    ring_protocol_words,
     us,
     wan_hop_latency,
     wan_rate_reason,
@@ -101,15 +105,24 @@ def _ring_where(limit: str, bw: float, topo: Topology) -> str:
 
 
 def _protocol_bound(
-    where: str, protocol: Protocol, bw: float, raw_bw: float, *, active: float, full: int
+    where: str,
+    protocol: Protocol,
+    bw: float,
+    raw_bw: float,
+    *,
+    active: float,
+    full: int,
+    capped: bool,
 ) -> str:
     """The bottleneck as a headline names it: the tier, or, where the protocol's rate on the
     channels the collective gets is under half the tier's, that rate (LL on 4 of 16 channels
-    at 5.1 GB/s was headed 'scale-up: nvlink4 (371 GB/s achievable per GPU)')."""
+    at 5.1 GB/s was headed 'scale-up: nvlink4 (371 GB/s achievable per GPU)'), and NCCL's LL
+    cap where it sets that rate."""
     if bw >= raw_bw / 2:
         return where
     channels = f" on {active:.3g} of {full} channels" if active < full else ""
-    return f"{protocol.value}{channels}: {gbps(bw)} per rank, under {where}"
+    cap = " (NCCL's LL cap)" if capped else ""
+    return f"{protocol.value}{channels}: {gbps(bw)} per rank{cap}, under {where}"
 
 
 def ring_bandwidth(topo: Topology, params: CostParams, *, duplex: bool = True) -> tuple[float, str]:
@@ -255,7 +268,8 @@ def ring_timing(
                 name="transfer",
                 seconds=transfer,
                 detail=f"{factor_text} = {format_size(moved)} per rank at {gbps(bw)} "
-                f"({protocol.value}) through the bottleneck, {where}"
+                f"({ring_protocol_words(raw_bw, protocol, topo, params) or protocol.value}) "
+                f"through the bottleneck, {where}"
                 + (f"; {wan_rate_reason(topo, params)}" if limit == "wan" else "")
                 + trimmed_text(active, full, unit)
                 + ll_network_text(topo, size_bytes, protocol, params, moved / bw),
@@ -266,7 +280,17 @@ def ring_timing(
             protocol,
             latency_s=latency,
             transfer_s=transfer,
-            bottleneck=_protocol_bound(where, protocol, bw, raw_bw, active=active, full=full),
+            bottleneck=ll_network_bound(topo, size_bytes, protocol, params, moved / bw)
+            or _protocol_bound(
+                where,
+                protocol,
+                bw,
+                raw_bw,
+                active=active,
+                full=full,
+                capped=protocol is Protocol.LL
+                and ll_cap_Bps(topo, params) < raw_bw * protocol_factor(protocol, params),
+            ),
             formula=formula,
             terms=terms,
             period_s=period,

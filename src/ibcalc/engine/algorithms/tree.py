@@ -33,6 +33,7 @@ from ibcalc.engine.base import (
     intra_hop_detail,
     intra_hop_latency,
     ll_cap_Bps,
+    ll_network_bound,
     ll_network_text,
     ll_network_transfer,
     make_cost,
@@ -237,7 +238,8 @@ def tree_timing(
             protocol,
             latency_s=latency,
             transfer_s=transfer,
-            bottleneck=where,
+            bottleneck=ll_network_bound(topo, size_bytes, protocol, params, size_bytes / bw)
+            or where,
             formula=(
                 "max(2S/B_up, c x S/(nics x B_nic)) / f_p + fill + base "
                 "+ 2((m-1) intra + log2(N) net)"
