@@ -228,10 +228,33 @@ FIFTY_GBPS_IN_BYTES = 400 * 10**9 / 8  # 400 Gb/s / 8 bit per byte = 50 x 10^9 B
 
 
 @pytest.mark.parametrize(
-    "text", ["400Gb/s", "400Gbps", "400 Gbit/s", "400 Gb/s", "400Gbit/s", "400 gb/s"]
+    "text", ["400Gb/s", "400Gbps", "400 Gbit/s", "400 Gb/s", "400Gbit/s", "400 gbit/s"]
 )
 def test_bits_per_second(text: str) -> None:
     assert parse_bandwidth(text) == FIFTY_GBPS_IN_BYTES
+
+
+@pytest.mark.parametrize(
+    ("text", "bits", "byte_form"),
+    [
+        ("50gb/s", "50Gb/s", "50GB/s"),
+        ("400 gbps", "400Gb/s", "400GB/s"),
+        ("1.6tb/s", "1.6Tb/s", "1.6TB/s"),
+    ],
+)
+def test_an_all_lower_case_rate_is_refused_as_ambiguous(
+    text: str, bits: str, byte_form: str
+) -> None:
+    """'min_busbw: 50gb/s' in a design file was read as 50 gigabits (6.25 GB/s), a gate 8 x
+    weaker than one written as 50 GB/s; the user is asked which was meant."""
+    with pytest.raises(UnitError) as info:
+        parse_bandwidth(text)
+    assert str(info.value).endswith(
+        f"write {bits} for {'giga' if 'g' in text else 'tera'}bits "
+        f"or {byte_form} for {'giga' if 'g' in text else 'tera'}bytes"
+    )
+    # the SI lower-case kilo stays bits, as kb/s is written
+    assert parse_bandwidth("10 kb/s") == 1250
 
 
 @pytest.mark.parametrize("text", ["50GB/s", "50 GB/s", "50GBps", "50 Gbyte/s"])

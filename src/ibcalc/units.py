@@ -105,6 +105,7 @@ _BW_RE = re.compile(
     rf"^\s*{_NUMBER}\s*(?P<prefix>[kKmMgGtTpP]?)(?P<unit>b|B|bit|bits|byte|bytes|Byte|Bytes)"
     r"\s*(?P<per>/\s*s|ps|/sec)\s*$"
 )
+_PREFIX_NAMES = {"G": "giga", "T": "tera", "P": "peta"}
 _TIME_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>ns|us|µs|μs|ms|s|sec|min|h)?\s*$", re.IGNORECASE)
 _TIME_FACTORS = {
     "ns": 1e-9,
@@ -230,6 +231,14 @@ def parse_bandwidth(value: str | int | float, *, what: str = "bandwidth") -> flo
             raise UnitError(
                 f"{what} {shown(raw)} has the prefix 'm' (milli); write "
                 f"{match['num']}{'Mb/s for megabits' if bits else 'MB/s for megabytes'}"
+            )
+        if match["prefix"] in ("g", "t", "p") and unit == "b":
+            # all lower case: 50gb/s in a design file is as often meant as 50 GB/s as 50 Gb/s
+            big, num = match["prefix"].upper(), match["num"]
+            name = _PREFIX_NAMES[big]
+            raise UnitError(
+                f"{what} {shown(raw)} is ambiguous in lower case; write {num}{big}b/s "
+                f"for {name}bits or {num}{big}B/s for {name}bytes"
             )
         prefix = match["prefix"].lower()
         is_bits = unit in ("b", "bit", "bits")  # B, byte, bytes, Byte, Bytes are bytes
