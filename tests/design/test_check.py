@@ -947,7 +947,7 @@ def test_the_equivalent_busbw_note_stands_beside_busbw_targets_only(
 
     text = (
         "name: e\nnodes: 31\nsystem: dgx-h100\nrequirements:\n"
-        "  - allreduce: {size: 10GB, max_time: 40ms, min_busbw: 400GB/s}\n"
+        "  - allreduce: {size: 10GB, max_time: 40ms, min_busbw: 300GB/s}\n"
     )
     checked = check_design(write(tmp_path, "e.yaml", text), builtin_catalogue)
     by_target = {f.target: f for f in checked.findings}
@@ -956,6 +956,18 @@ def test_the_equivalent_busbw_note_stands_beside_busbw_targets_only(
     assert basis.estimate.best.equivalent_busbw
     assert "equivalent figure" not in finding_detail(by_target["max_time"])
     assert "busbw is an equivalent figure" in finding_detail(by_target["min_busbw"])
+    # text and GitHub output print no detail for a pass: the PASS line itself says it (only
+    # JSON and JUnit, which carry the detail, did)
+    from ibcalc.render.check import FileOutcome, render_github, render_text
+
+    outcome = FileOutcome(path="e.yaml", check=checked)
+    for render in (render_text, render_github):
+        lines = render([outcome]).splitlines()
+        busbw = next(line for line in lines if "busbw >=" in line)
+        time = next(line for line in lines if "time <=" in line)
+        assert busbw.startswith("PASS")
+        assert busbw.endswith("(equivalent busbw, not a wire rate)")
+        assert "not a wire rate" not in time
 
 
 def test_each_target_shows_the_range_of_its_own_figure(tmp_path: Path) -> None:

@@ -191,6 +191,18 @@ def finding_requirement(f: Finding) -> str:
     return f"switches <= {f.required:.0f}"
 
 
+def _equivalent_busbw(f: Finding) -> bool:
+    """True when ``f`` judges a busbw that is an equivalent figure (in-network reduction or a
+    2-node tree), not a wire rate: said where a busbw is judged; a time or algbw target does
+    not read it."""
+    basis = f.basis
+    return (
+        isinstance(basis, CollectiveBasis)
+        and basis.estimate.best.equivalent_busbw
+        and f.target == "min_busbw"
+    )
+
+
 def finding_detail(f: Finding) -> str:
     """What the prediction rests on: the estimate's algorithm and bottleneck, the per-GPU
     rates, the fabric's levels or switch counts."""
@@ -198,8 +210,7 @@ def finding_detail(f: Finding) -> str:
     if isinstance(basis, CollectiveBasis):
         best = basis.estimate.best
         detail = f"{best.algorithm.value}/{best.protocol.value}, bottleneck {best.bottleneck}"
-        if best.equivalent_busbw and f.target == "min_busbw":
-            # said where a busbw is judged; a time or algbw target does not read it
+        if _equivalent_busbw(f):
             detail += "; busbw is an equivalent figure (in-network reduction or 2-node tree)"
         return detail
     if isinstance(basis, GapBasis):
@@ -360,9 +371,13 @@ def _line(f: Finding) -> str:
         predicted += f" (pessimistic end of {band})" if f.pessimistic else f" ({band})"
     elif f.pessimistic:
         predicted += " (pessimistic)"
+    # a passing line carries no detail: say here that its busbw is not a wire rate
+    equivalent = (
+        "  (equivalent busbw, not a wire rate)" if f.passed and _equivalent_busbw(f) else ""
+    )
     return (
         f"{word}  {_where(f.file, f.line, f.col)}  {finding_requirement(f)}  "
-        f"predicted {predicted}  margin {_margin(f.margin)}"
+        f"predicted {predicted}  margin {_margin(f.margin)}{equivalent}"
     )
 
 
