@@ -302,8 +302,38 @@ def test_a_sweep_table_never_cuts_digits_for_its_bar() -> None:
     assert result.exit_code == 0
     rows = [line.split() for line in result.stdout.splitlines() if line.strip()[:1].isdigit()]
     assert [r[0] for r in rows] == [str(2**40), str(2**45), str(2**50)]
-    assert {r[2] for r in rows} == {"fp32"}
+    assert {r[1] for r in rows} == {"fp32"}  # the count column gives way first (below)
     assert all(r[-1].endswith("/Simple") or r[-2].endswith("/Simple") for r in rows)
+
+
+def test_an_80_column_sweep_leaves_out_the_count_rather_than_wrap_every_row() -> None:
+    """2 x DGX H100, 8 B to 1 GiB: its figures took 85 columns, so an 80-column terminal wrapped
+    every row. The element count (the size over the type's bytes) is left out there, and said so;
+    at 160 columns it is printed, and equals size / 4 for fp32."""
+    argv = [
+        "sweep",
+        "allreduce",
+        "--system",
+        "dgx-h100",
+        "-N",
+        "2",
+        "-b",
+        "8",
+        "-e",
+        "1G",
+        "-f",
+        "8",
+    ]
+    narrow = CliRunner().invoke(app, argv, env={"COLUMNS": "80"}).stdout
+    assert max(len(line) for line in narrow.splitlines()) <= 80
+    rows = [line.split() for line in narrow.splitlines() if line.strip()[:1].isdigit()]
+    assert [r[0] for r in rows] == [str(8**k) for k in range(1, 11)]
+    assert {r[1] for r in rows} == {"fp32"}
+    assert "the count column (elements) is left out at 80 columns" in " ".join(narrow.split())
+    wide = CliRunner().invoke(app, argv, env={"COLUMNS": "160"}).stdout
+    rows = [line.split() for line in wide.splitlines() if line.strip()[:1].isdigit()]
+    assert [int(r[1]) for r in rows] == [8**k // 4 for k in range(1, 11)]
+    assert "count column" not in wide
 
 
 def test_a_drop_in_time_is_given_with_its_depth_and_a_deep_one_is_called_least_sure() -> None:

@@ -730,6 +730,14 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
     wanted = 24 if console.width >= 102 else 12 if console.width >= 90 else 0
     numbers = _sweep_columns(title, cells, bar=None)
     natural = Measurement.get(console, console.options.update_width(10_000), numbers).maximum
+    count_left_out = natural > console.width
+    if count_left_out:
+        # the element count (size / the type's bytes) goes first: 85 columns of figures on an
+        # 80-column page had wrapped every row
+        wide_natural = natural
+        cells = [row_cells[:1] + row_cells[2:] for row_cells in cells]
+        numbers = _sweep_columns(title, cells, bar=None, count=False)
+        natural = Measurement.get(console, console.options.update_width(10_000), numbers).maximum
     room = console.width - natural - 2
     bar_width = min(wanted, room) if room >= 8 else 0
     # the bar's header says what a full bar is, in GB/s as the busbw column
@@ -741,12 +749,21 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
     table = (
         numbers
         if whole and not bar_width
-        else _sweep_columns(title, cells, bar=bar if bar_width else None, whole=whole)
+        else _sweep_columns(
+            title, cells, bar=bar if bar_width else None, whole=whole, count=not count_left_out
+        )
     )
     if bar_width:  # without a bar the rows are in already
         for row_cells, row in zip(cells, rows, strict=True):
             table.add_row(*row_cells, _bar(row["busbw_GBps"] / peak, bar_width))
     console.print(_fold(table))
+    if count_left_out:
+        console.print(
+            Text(
+                f"the count column (elements) is left out at {console.width} columns "
+                f"({wide_natural} or more show it)"
+            )
+        )
     if wanted and not bar_width:
         console.print(
             Text(
@@ -781,14 +798,20 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
 
 
 def _sweep_columns(
-    title: str, cells: list[tuple[str, ...]], *, bar: str | None, whole: bool = True
+    title: str,
+    cells: list[tuple[str, ...]],
+    *,
+    bar: str | None,
+    whole: bool = True,
+    count: bool = True,
 ) -> Table:
     """The sweep table's columns (with a bar column headed ``bar``; numbers kept ``whole`` on
-    one line); without a bar, the rows ``cells`` too, so that its width can be measured."""
+    one line; the element ``count`` column, or not); without a bar, the rows ``cells`` too, so
+    that its width can be measured."""
     table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", collapse_padding=True)
     names = [
         "size\n(B)",
-        "count",
+        *(["count"] if count else []),
         "type",
         "time\n(us)",
         "likely\n(us)",
