@@ -180,6 +180,23 @@ def test_guard_keeps_the_signature_typer_reads() -> None:
             "Invalid value for '--cross-leaf': not a number (write it in digits) "
             "(see 'ibcalc allreduce --help')",
         ),
+        # a name where the group wants a command: its `show` takes names (was only 'No such
+        # command')
+        (
+            ["links", "ndr"],
+            "No such command 'ndr'. (did you mean 'ibcalc links show ndr'?) "
+            "(see 'ibcalc links --help')",
+        ),
+        (
+            ["systems", "dgx-h100"],
+            "No such command 'dgx-h100'. (did you mean 'ibcalc systems show dgx-h100'?) "
+            "(see 'ibcalc systems --help')",
+        ),
+        # a word close to a command keeps the toolkit's own guess alone
+        (
+            ["links", "shwo"],
+            "No such command 'shwo'. Did you mean 'show'? (see 'ibcalc links --help')",
+        ),
     ],
 )
 def test_usage_errors_name_the_command_help(

@@ -200,6 +200,9 @@ _CONVERSION_WORDS = {
 }
 
 
+#: The toolkit's refusal of a word that names none of a group's commands.
+_NO_SUCH_COMMAND = re.compile(r"^No such command '(?P<got>[^']*)'\.")
+
 #: The toolkit's refusal of a value outside an option's choices.
 _NOT_ONE_OF = re.compile(r"'(?P<got>[^']*)' is not one of (?P<choices>'[^']*'(?:, '[^']*')*)")
 
@@ -222,6 +225,18 @@ def usage_line(exc: typer.TyperException) -> str:
         message += f" (did you mean {bare[near]}?)" if near is not None else ""
     for pydantic_words, plain in _CONVERSION_WORDS.items():
         message = message.replace(pydantic_words, plain)
+    # `ibcalc links ndr`: a name where a group wants a command, whose `show` takes a name
+    unknown = _NO_SUCH_COMMAND.match(message)
+    commands = getattr(getattr(getattr(exc, "ctx", None), "command", None), "commands", None)
+    show = commands.get("show") if isinstance(commands, dict) else None
+    takes_name = any(
+        isinstance(p, typer.core.TyperArgument) and p.name == "name"
+        for p in getattr(show, "params", [])
+    )
+    if unknown is not None and takes_name and isinstance(path, str):
+        assert isinstance(commands, dict)
+        if closest(unknown.group("got"), list(commands)) is None:
+            message += f" (did you mean '{path} show {unknown.group('got')}'?)"
     # a choice not among an option's choices: add the closest, as unknown names get
     refused = _NOT_ONE_OF.search(message)
     if refused is not None:
