@@ -141,7 +141,12 @@ def test_pcie_capped_nic(cat: Catalogue) -> None:
     # Achievable: the NIC gets no more than its PCIe link carries.
     assert result.inter_achievable_Bps == pytest.approx(pcie4_cap)
     assert result.ratio_achievable == pytest.approx(_achievable(cat, "nvlink3") / pcie4_cap)
-    assert any("capped" in note for note in result.assumptions)
+    # the note gives each figure its unit ('(50 GB/s line, 47.0 achievable)' had lost one)
+    ndr_line, ndr_ach = 50, _achievable(cat, "ndr") / 1e9
+    assert (
+        f"each ndr NIC ({ndr_line} GB/s line, {ndr_ach:.1f} GB/s achievable) is capped by its "
+        f"pcie4 host link at {pcie4_cap / 1e9:.1f} GB/s achievable" in result.assumptions
+    )
     # A Gen5 slot does not bind an NDR card.
     assert gap(cat, "nvlink3", "ndr", 8, 8, host_pcie="pcie5").capped_by is None
 

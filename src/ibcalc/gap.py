@@ -624,7 +624,7 @@ def gap(
         capped_by = host.id
         notes.append(
             f"each {out.id} NIC ({nic_line / GB:g} GB/s line, {out.achievable_Bps / GB:.1f} "
-            f"achievable) is capped by its {host.id} host link at "
+            f"GB/s achievable) is capped by its {host.id} host link at "
             f"{host.achievable_Bps / GB:.1f} GB/s achievable"
         )
     fed = (
