@@ -235,6 +235,31 @@ def test_bits_per_second(text: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("50GiB/s", 50 * 2**30),  # 53.69 GB/s
+        ("50 GiB/s", 50 * 2**30),
+        ("10 MiBps", 10 * 2**20),
+        ("1KiB/s", 1024),
+        ("8Gib/s", 2**30),  # 8 gibibits = 1 GiB
+        ("2 TiB/s", 2 * 2**40),
+    ],
+)
+def test_binary_prefixes_on_rates(text: str, expected: float) -> None:
+    """'50GiB/s' was refused as 'not understood' though sizes take GiB."""
+    assert parse_bandwidth(text) == expected
+
+
+def test_binary_rate_refusals() -> None:
+    with pytest.raises(UnitError, match="has 'i' without a prefix"):
+        parse_bandwidth("50iB/s")
+    with pytest.raises(UnitError, match="write 50Gib/s for gibibits or 50GiB/s for gibibytes"):
+        parse_bandwidth("50gib/s")
+    with pytest.raises(UnitError, match="absurdly large"):
+        parse_bandwidth("1024TiB/s")  # 1.13 PB/s, past the 1 PB/s limit
+
+
+@pytest.mark.parametrize(
     ("text", "bits", "byte_form"),
     [
         ("50gb/s", "50Gb/s", "50GB/s"),

@@ -102,10 +102,12 @@ UNSIGNED_NUMBER = r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 _NUMBER = rf"(?P<num>[+-]?{UNSIGNED_NUMBER}|[+-]?\.?(?:nan|inf|infinity))"
 _SIZE_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>[A-Za-z]*)\s*$", re.IGNORECASE)
 _BW_RE = re.compile(
-    rf"^\s*{_NUMBER}\s*(?P<prefix>[kKmMgGtTpP]?)(?P<unit>b|B|bit|bits|byte|bytes|Byte|Bytes)"
+    rf"^\s*{_NUMBER}\s*(?P<prefix>[kKmMgGtTpP]?)(?P<binary>i?)"
+    r"(?P<unit>b|B|bit|bits|byte|bytes|Byte|Bytes)"
     r"\s*(?P<per>/\s*s|ps|/sec)\s*$"
 )
 _PREFIX_NAMES = {"G": "giga", "T": "tera", "P": "peta"}
+_BINARY_NAMES = {"G": "gibi", "T": "tebi", "P": "pebi"}
 _TIME_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>ns|us|µs|μs|ms|s|sec|min|h)?\s*$", re.IGNORECASE)
 _TIME_FACTORS = {
     "ns": 1e-9,
@@ -209,7 +211,9 @@ def parse_bandwidth(value: str | int | float, *, what: str = "bandwidth") -> flo
     """Return a bandwidth in bytes per second from ``400Gb/s``, ``400 Gbit/s``, ``50GB/s``.
 
     A unit is required for strings: ``b``/``bit`` is bits, ``B``/``byte`` bytes, and the
-    prefix is decimal. A bare number is bytes per second. ``what`` names the value in messages.
+    prefix is decimal (``k``, ``M``, ``G`` ...) or binary (``Ki``, ``Mi``, ``Gi`` ...: 50GiB/s
+    is 50 x 2^30 bytes a second). A bare number is bytes per second. ``what`` names the value
+    in messages.
     """
     raw = str(value)
     if isinstance(value, bool):
@@ -225,24 +229,31 @@ def parse_bandwidth(value: str | int | float, *, what: str = "bandwidth") -> flo
             )
         bw = _finite_number(match["num"], raw, what, _BW_LIMIT)
         unit = match["unit"]
-        if match["prefix"] == "m":
+        binary, prefix = match["binary"], match["prefix"]
+        if binary and not prefix:
+            raise UnitError(f"{what} {shown(raw)} has 'i' without a prefix (write 50GiB/s)")
+        if prefix == "m" and not binary:
             # lower-case m is milli: 40mb/s read as megabits was 5 MB/s from a typo
             bits = unit in ("b", "bit", "bits")
             raise UnitError(
                 f"{what} {shown(raw)} has the prefix 'm' (milli); write "
                 f"{match['num']}{'Mb/s for megabits' if bits else 'MB/s for megabytes'}"
             )
-        if match["prefix"] in ("g", "t", "p") and unit == "b":
+        if prefix in ("g", "t", "p") and unit == "b":
             # all lower case: 50gb/s in a design file is as often meant as 50 GB/s as 50 Gb/s
-            big, num = match["prefix"].upper(), match["num"]
-            name = _PREFIX_NAMES[big]
+            big, num = prefix.upper(), match["num"]
+            name = (_BINARY_NAMES if binary else _PREFIX_NAMES)[big]
             raise UnitError(
-                f"{what} {shown(raw)} is ambiguous in lower case; write {num}{big}b/s "
-                f"for {name}bits or {num}{big}B/s for {name}bytes"
+                f"{what} {shown(raw)} is ambiguous in lower case; write {num}{big}{binary}b/s "
+                f"for {name}bits or {num}{big}{binary}B/s for {name}bytes"
             )
-        prefix = match["prefix"].lower()
         is_bits = unit in ("b", "bit", "bits")  # B, byte, bytes, Byte, Bytes are bytes
-        bw *= _DECIMAL_PREFIX[prefix]
+        # 50GiB/s: a binary prefix, as sizes take it (2^30 bytes a second)
+        bw *= (
+            1024 ** ("kmgtp".index(prefix.lower()) + 1)
+            if binary
+            else _DECIMAL_PREFIX[prefix.lower()]
+        )
         if is_bits:
             bw /= BITS_PER_BYTE
     if bw <= 0:
