@@ -241,6 +241,22 @@ def test_a_rack_scale_domain_can_be_split_into_smaller_ones() -> None:
     )
 
 
+@pytest.mark.parametrize("domain", [48, 40, 16])
+def test_a_domain_that_does_not_divide_the_rack_is_refused(domain: int) -> None:
+    """36 GB200 trays as 3 domains of 48 GPUs were accepted ('3 domains x 48 NICs'), though the
+    second would take 24 GPUs from each of two 72-GPU racks. The refusal lists the whole-tray
+    divisors of 72: 4, 8, 12, 24, 36, 72."""
+    fits = [d for d in range(4, 73, 4) if 72 % d == 0]
+    assert fits == [4, 8, 12, 24, 36, 72]
+    with pytest.raises(ClusterError) as info:
+        resolve_cluster(CAT, ClusterSpec(system="gb200-nvl72", nodes=36, scale_up_domain=domain))
+    assert str(info.value) == (
+        f"scale_up_domain {domain} does not divide gb200-nvl72's NVLink domain of 72 GPUs, "
+        "so a domain would span two of them; use 4, 8, 12, 24, 36 or 72"
+    )
+    assert info.value.field == "scale_up_domain"
+
+
 def test_two_trays_of_one_rack_are_not_said_to_halve_network_traffic() -> None:
     # gb200-nvl72 without a node count: 2 trays, both in the rack's NVLink domain, so no tree
     # crosses a network; the domain's note is one only collectives read (checkpoint drops it)

@@ -523,6 +523,16 @@ def check_domain_given(
         raise ClusterError(
             f"{{scale_up_domain}} {given} is more than {where}", field="scale_up_domain"
         )
+    if largest % given:
+        # 48 of a 72-GPU rack: the second domain would take 24 GPUs from each of two racks
+        assert system is not None  # one node's domain: given is that node, which divides it
+        fits = [d for d in range(gpus_per_node, largest + 1, gpus_per_node) if largest % d == 0]
+        raise ClusterError(
+            f"{{scale_up_domain}} {given} does not divide {system.id}'s "
+            f"NVLink domain of {largest} GPUs, so a domain would span two of them; use "
+            f"{', '.join(map(str, fits[:-1]))} or {fits[-1]}",
+            field="scale_up_domain",
+        )
 
 
 def _build_up(
