@@ -961,6 +961,15 @@ def _gap_table(rows: Sequence[dict[str, Any]], stream: TextIO | None) -> None:
         "ceil(NICs per GPU) NICs (over a WAN each node is its own site, at most as fast as "
         "NCCL's buffers in flight per round trip allow); algorithm as NCCL would choose (shown "
         "under the time)",
+        *(
+            []
+            if full
+            else [
+                "the line-rate columns and the line ratio (the gap ibcalc check gates) are "
+                f"left out at {console.width} columns (98 or more show them; --format json has "
+                "them)"
+            ]
+        ),
     ):
         label, text = line.split(": ", 1) if line.startswith("conventions: ") else ("", line)
         console.print(prose(text, f"{label}:" if label else ""))
