@@ -449,3 +449,30 @@ def test_the_scale_up_bottleneck_prints_three_figures(builtin_catalogue: Catalog
     pcie5 = next(link for link in builtin_catalogue.links if link.id == "pcie5")
     assert pcie5.achievable_Bps == pytest.approx(63e9 * 0.8)
     assert est.best.bottleneck == "scale-up: pcie5 (50.4 GB/s achievable per GPU)"
+
+
+def test_the_mi300x_headline_says_why_two_nodes_get_more_of_the_mesh(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """1 GiB all-reduce on MI300X: 6.05 ms on one node, 5.81 ms on two, with the headline
+    reading 314 GB/s against 358 GB/s and no word why. 7 xGMI links x 64 GB/s = 448 GB/s x 0.8
+    achievable = 358.4 GB/s one way; a single node's ring runs every link both ways at once,
+    x 0.875 = 313.6 GB/s (docs/model.md, rings on a mesh)."""
+    one = estimate_on(
+        resolve_cluster(builtin_catalogue, ClusterSpec(system="mi300x-8", nodes=1)),
+        Collective.ALL_REDUCE,
+        2**30,
+    ).best
+    two = estimate_on(
+        resolve_cluster(builtin_catalogue, ClusterSpec(system="mi300x-8", nodes=2)),
+        Collective.ALL_REDUCE,
+        2**30,
+    ).best
+    assert one.bottleneck == (
+        f"scale-up: xgmi-mi300x ({448 * 0.8 * 0.875:.0f} GB/s achievable per GPU, x 0.875 as "
+        "every link carries both ways at once)"
+    )
+    assert two.bottleneck == (
+        f"scale-up: xgmi-mi300x ({448 * 0.8:.0f} GB/s achievable per GPU, each link one way (a "
+        "chain through the node: no duplex loss))"
+    )

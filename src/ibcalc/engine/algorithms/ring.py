@@ -80,8 +80,8 @@ def _ring_bw(topo: Topology, params: CostParams, duplex: bool) -> tuple[float, s
     return up, "up"
 
 
-def _ring_where(limit: str, bw: float, topo: Topology) -> str:
-    """The words for the tier :func:`_ring_bw` found limiting."""
+def _ring_where(limit: str, bw: float, topo: Topology, *, duplex: bool = True) -> str:
+    """The words for the tier :func:`_ring_bw` found limiting (``duplex``: as it was asked)."""
     if limit == "wan":
         assert topo.wan is not None
         return (
@@ -101,7 +101,18 @@ def _ring_where(limit: str, bw: float, topo: Topology) -> str:
             f"({topo.out.nic_bw_Bps / 1e9:.1f} GB/s achievable each{capped}{tapered})"
         )
     assert topo.up is not None
-    return f"scale-up: {topo.up.link_id} ({format_number(bw / 1e9)} GB/s achievable per GPU)"
+    both_ways = ""
+    if topo.up.duplex_efficiency < 1:
+        # MI300X: 313.6 GB/s on one node, 358.4 across nodes (docs/model.md, rings on a mesh)
+        both_ways = (
+            f", x {topo.up.duplex_efficiency:g} as every link carries both ways at once"
+            if duplex
+            else ", each link one way (a chain through the node: no duplex loss)"
+        )
+    return (
+        f"scale-up: {topo.up.link_id} ({format_number(bw / 1e9)} GB/s achievable per GPU"
+        f"{both_ways})"
+    )
 
 
 def _protocol_bound(
@@ -128,7 +139,7 @@ def _protocol_bound(
 def ring_bandwidth(topo: Topology, params: CostParams, *, duplex: bool = True) -> tuple[float, str]:
     """Per-rank ring bandwidth (bytes/s per direction) and which tier limits it."""
     bw, limit = _ring_bw(topo, params, duplex)
-    return bw, _ring_where(limit, bw, topo)
+    return bw, _ring_where(limit, bw, topo, duplex=duplex)
 
 
 def ring_timing(
@@ -230,7 +241,7 @@ def ring_timing(
             ]
             moved = bytes_factor(collective, n) * size_bytes
             factor_text = f"{'2(n-1)/n' if all_reduce else '(n-1)/n'} x S (n = {n})"
-        where = _ring_where(limit, raw_bw, topo)
+        where = _ring_where(limit, raw_bw, topo, duplex=not (one_way or mesh_chain))
         terms = [base_term(Algorithm.RING, protocol, params)]
         for name, count, each, kind in hops:
             if count <= 0 or each <= 0:
