@@ -347,9 +347,11 @@ def net_hop_latency(
     NCCL's tuner adds its net plugin's reported latency once per hop, and once more for Simple
     (the flush: 2; ``simple_transport_count``, NCCL 2.30.7 ncclTopoTuneModel). Physically, on
     proxy-driven transports (EFA, TCPX(O), CXI) Simple's exposed handshake cost grows with the
-    data a step carries: from :func:`simple_floor` one-way latencies for small messages (NCCL's
-    2, or the link's own count) to ``simple_transport_factor`` once the message reaches
-    ``simple_fill`` (fitted on the EFA and Slingshot runs, benchmarks/fits.py). The tuner view
+    message: from :func:`simple_floor` one-way latencies for small messages (NCCL's 2, or the
+    link's own count) to ``simple_transport_factor`` once the collective's size reaches
+    ``simple_fill`` (fitted on the EFA and Slingshot runs of 16-64 ranks, benchmarks/fits.py).
+    It follows the size S, not the bytes a step carries (S / n for a ring), as fitted; on
+    hundreds of ranks that is an extrapolation (docs/model.md, the per-hop latency). The tuner view
     keeps NCCL's 2 at every size. InfiniBand, whose transport latency is 0, is unchanged.
     """
     hw = _hop(params.nccl_tuner.hop_latency_s["net"], algorithm, protocol)
@@ -431,8 +433,8 @@ def net_hop_detail(
             )
             text += (
                 f"transport latency (fitted; Simple exposes {floor:g} for a small message "
-                f"({whose}), rising to {params.calibrated.simple_transport_factor:g} at "
-                f"{format_size(params.calibrated.simple_fill_bytes)})"
+                f"({whose}), rising to {params.calibrated.simple_transport_factor:g} at a "
+                f"{format_size(params.calibrated.simple_fill_bytes)} collective)"
             )
     return text
 
