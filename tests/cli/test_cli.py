@@ -1019,3 +1019,21 @@ def test_a_ranking_never_shows_two_estimates_alike_that_differ() -> None:
     first, second = (float(e.split()[0]) for e in estimates[:2])
     assert first < second  # the chosen one is lower, as the ranking says
     assert rows[0][-1] == "chosen"
+
+
+def test_a_rounded_size_is_headed_as_asked_and_given_exactly() -> None:
+    """A 1 GiB reduce-scatter on 36 GB200 trays (144 ranks) is rounded, as nccl-tests does, to
+    whole 16-byte shares per rank: floor(2^30 / (144 x 16)) x 144 x 16 = 1073740032 B. It was
+    headed '1.074 GB', which read as another size than the 1 GiB asked."""
+    rounded = (2**30 // (144 * 16)) * 144 * 16
+    assert rounded == 1073740032
+    result = runner.invoke(
+        app, ["reducescatter", "--system", "gb200-nvl72", "-N", "36", "--size", "1GiB"]
+    )
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert lines[0] == "reduce_scatter of 1 GiB (fp32) on 36 nodes x 4 GPUs"
+    assert f"  size         {rounded} B, 1 GiB rounded as nccl-tests does" in lines
+    # a size that needs no rounding has no such row
+    plain = runner.invoke(app, ["allreduce", "--size", "10GB", "--fabric", "ndr"]).output
+    assert not any(line.startswith("  size") for line in plain.splitlines())

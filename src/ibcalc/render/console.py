@@ -313,10 +313,16 @@ def _estimate_table(
     factor = busbw_factor(est.collective, est.ranks)
     gpus, nodes = est.gpus_per_node, est.nodes
     where = f"{nodes} node{'s' * (nodes != 1)} x {gpus} GPU{'s' * (gpus != 1)}"
-    title = f"{est.collective.value} of {format_size(est.size_bytes)} ({est.dtype}) on {where}"
+    asked = est.requested_size_bytes
+    # 1 GiB on 144 ranks is 1073740032 B: headed '1.074 GB', it read as another size than asked
+    rounded = asked is not None and asked != est.size_bytes
+    size = format_size(asked if asked is not None and rounded else est.size_bytes)
+    title = f"{est.collective.value} of {size} ({est.dtype}) on {where}"
     table = Table(title=title, box=box.SIMPLE_HEAD, show_header=False, title_justify="left")
     table.add_column("what", style="bold")
     table.add_column("value")
+    if rounded:
+        table.add_row("size", f"{est.size_bytes:.0f} B, {size} rounded as nccl-tests does")
     busbw = est.busbw_Bps
     time_text = format_time(est.time_s)
     if est.time_s_range is not None:
