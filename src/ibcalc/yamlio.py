@@ -742,6 +742,8 @@ def _yaml_word(value: Any) -> str:
         return "true" if value else "false"
     if isinstance(value, int | float):
         return repr(value)
+    if isinstance(value, dict):
+        return "a mapping"
     return "a list" if isinstance(value, list | tuple) else type(value).__name__
 
 
@@ -780,6 +782,14 @@ def _plain_message(error: Any) -> str | None:
         return f"{has}more than the {ctx['max_length']:,} taken"
     if kind == "too_short" and "min_length" in ctx:
         return f"needs at least {ctx['min_length']:,} item{'s' if ctx['min_length'] != 1 else ''}"
+    if kind == "string_too_long" and "max_length" in ctx:
+        count = len(value) if isinstance(value, str) else None
+        has = f"{count:,} characters, " if count is not None else ""
+        return f"{has}more than the {ctx['max_length']:,} taken"
+    if kind == "string_too_short" and "min_length" in ctx:
+        return "is empty: write at least one character"
+    if kind == "list_type":
+        return f"{given} is not a list: give its items below it, each after '- '"
     if kind == "missing":
         return "missing: this key is required"
     if kind == "string_type":

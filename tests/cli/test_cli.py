@@ -1037,3 +1037,31 @@ def test_a_rounded_size_is_headed_as_asked_and_given_exactly() -> None:
     # a size that needs no rounding has no such row
     plain = runner.invoke(app, ["allreduce", "--size", "10GB", "--fabric", "ndr"]).output
     assert not any(line.startswith("  size") for line in plain.splitlines())
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        # pydantic's words had come through: 'Input should be a valid list'
+        (
+            "name: x\nsystem: dgx-h100\nnodes: 2\nrequirements:\n  allreduce: {size: 1GB}\n",
+            "4:1: requirements: a mapping is not a list: give its items below it, each after '- '",
+        ),
+        # 'String should have at most 200 characters'
+        (
+            f"name: {'a' * 201}\nsystem: dgx-h100\nnodes: 2\nrequirements: []\n",
+            "1:1: name: 201 characters, more than the 200 taken",
+        ),
+        (
+            'name: ""\nsystem: dgx-h100\nnodes: 2\nrequirements: []\n',
+            "1:1: name: is empty: write at least one character",
+        ),
+    ],
+)
+def test_design_file_shape_errors_are_in_plain_words(
+    text: str, line: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "d.yaml"
+    path.write_text(text, encoding="utf-8")
+    err = main_error(["check", str(path)], capsys)
+    assert err == f"error: {path}:{line}\n"
