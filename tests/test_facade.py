@@ -24,6 +24,7 @@ from ibcalc.errors import (
     UnknownNameError,
 )
 from ibcalc.facade import CollectivePlan, effective_size, estimate_many, estimate_on
+from ibcalc.units import format_time
 
 PER_RANK = (Collective.ALL_GATHER, Collective.REDUCE_SCATTER)
 WHOLE = (Collective.ALL_REDUCE, Collective.BROADCAST, Collective.REDUCE, Collective.SEND_RECV)
@@ -476,3 +477,26 @@ def test_the_mi300x_headline_says_why_two_nodes_get_more_of_the_mesh(
         f"scale-up: xgmi-mi300x ({448 * 0.8:.0f} GB/s achievable per GPU, each link one way (a "
         "chain through the node: no duplex loss))"
     )
+
+
+def test_a_near_tie_note_names_every_candidate_the_range_covers(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """4 x DGX H100 on HDR with SHARP, 1 GiB: NCCL's estimate puts five candidates within the
+    tie threshold of NVLS, and the range's top (15.6 ms) comes from tree/Simple at 12.6 ms; the
+    note named collnet/Simple alone, so the top could not be traced."""
+    cluster = resolve_cluster(
+        builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=4, inter="hdr", sharp=True)
+    )
+    est = estimate_on(cluster, Collective.ALL_REDUCE, 2**30)
+    slower = [
+        c
+        for c in est.alternatives
+        if f"{c.algorithm.value}/{c.protocol.value}" in est.range_covers
+        and c.time_s > est.best.time_s
+    ]
+    assert len(slower) >= 2
+    (note,) = [n for n in est.assumptions if "near ties" in n]
+    for c in slower:
+        assert f"{c.algorithm.value}/{c.protocol.value} ({format_time(c.time_s)})" in note
+    assert note.endswith("(the likely range covers them all)")

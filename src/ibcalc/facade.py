@@ -289,13 +289,25 @@ def _estimate(
             )
         # a slower candidate NCCL ranks as nearly as good: the range covers it too
         slower = [c for c in ties if c.time_s > best.time_s]
-        if slower:
+        if len(slower) == 1:
             tie = slower[0]
             notes.append(
                 f"NCCL's own estimate ranks {tie.algorithm.value}/{tie.protocol.value} within "
                 f"{tie.selection_time_s / best.selection_time_s - 1:.2%} of its choice, a near "
                 f"tie a real run may break either way: it would take {format_time(tie.time_s)} "
                 "(the likely range covers both)"
+            )
+        elif slower:
+            # every one the range covers, named: the top of a range set by tree/Simple at
+            # 12.6 ms read as unexplained where the note named collnet/Simple alone
+            named = [
+                f"{c.algorithm.value}/{c.protocol.value} ({format_time(c.time_s)})" for c in slower
+            ]
+            apart = max(c.selection_time_s / best.selection_time_s - 1 for c in slower)
+            notes.append(
+                f"NCCL's own estimate ranks {', '.join(named[:-1])} and {named[-1]} within "
+                f"{apart:.2%} of its choice, near ties a real run may break any way (the likely "
+                "range covers them all)"
             )
     if algorithm in (Algorithm.HIERARCHICAL, Algorithm.RHD):
         notes.append(f"{algorithm.value} is a what-if: NCCL does not implement it")
