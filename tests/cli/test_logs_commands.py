@@ -1271,3 +1271,47 @@ def test_rows_behind_a_prefix_that_leaves_no_table_are_refused(tmp_path: Path) -
     assert "line 2 holds one behind the prefix 'node01:'" in err
     assert "without that prefix hold no whole result table either" in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_prefix_is_found_behind_thousands_of_debug_lines(tmp_path: Path) -> None:
+    """Sweep 06 prints its table after 2,900 lines of NCCL_DEBUG=INFO output; with Intel MPI's
+    '[r] ' for mpirun's '[1,r]<stdout>:' it was refused: the prefix was looked for in the first
+    2,000 lines only. It reads as the original, with the note."""
+    name = "06_allreduce_2node_16xH100_efa.txt"
+    text = (SWEEPS / name).read_text(encoding="utf-8")
+    first_row = next(
+        i for i, line in enumerate(text.splitlines(), 1) if "     float     sum" in line
+    )
+    assert first_row > 2000
+    original = _facts(SWEEPS / name)
+    impi = _variant(name, lambda t: re.sub(r"(?m)^\[1,(\d+)\]<stdout>:", r"[\1] ", t), tmp_path)
+    facts = _facts(impi)
+    assert (facts["verdict"], facts["cluster"]) == (original["verdict"], original["cluster"])
+    assert [r["measured_time_us"] for r in facts["rows"]] == [
+        r["measured_time_us"] for r in original["rows"]
+    ]
+    assert any(n.startswith("the line prefix '[0]' removed from") for n in facts["notes"])
+
+
+def test_a_row_glued_to_another_rank_s_debug_line_is_read_not_skipped(tmp_path: Path) -> None:
+    """Another rank's NCCL INFO line written in front of a row, without a line break, hid the
+    row: the whole line was skipped as debug output, unsaid (a slow 64 MiB row vanished and the
+    verdict read ok). Glued after the row, it was dropped with a note. Either way the row is
+    now read, with a note."""
+    name = "11_reducescatter_2node_8xH100_ib.txt"
+    text = (SWEEPS / name).read_text(encoding="utf-8")
+    lines = text.splitlines(True)
+    at = next(i for i, line in enumerate(lines) if line.split()[:1] == [str(64 * 2**20)])
+    info = "gcn154:1794508:1794508 [1] NCCL INFO Connected all rings"
+    original = _facts(SWEEPS / name)
+    for glue, words in (
+        (lambda row: info + row, "had other output in front of it"),
+        (lambda row: row.rstrip("\n") + info + "\n", "had other output after it"),
+    ):
+        glued = [*lines[:at], glue(lines[at]), *lines[at + 1 :]]
+        log = _variant(name, lambda t, g=glued: "".join(g), tmp_path)
+        facts = _facts(log)
+        assert [(r["size_bytes"], r["measured_time_us"]) for r in facts["rows"]] == [
+            (r["size_bytes"], r["measured_time_us"]) for r in original["rows"]
+        ]
+        assert any(f"row at line {at + 1} {words}" in n for n in facts["notes"])

@@ -45,6 +45,7 @@ from ibcalc.logs.infer import (
     Device,
     RunFacts,
     build_run,
+    dtype_bytes,
     nccl_test_name,
     normalize_dtype,
     normalize_version,
@@ -467,6 +468,8 @@ class _Reader:
                 rest = s[m.end() :].lstrip()
                 if rest.startswith("#") or _NUMBERS.match(rest) or "version" in rest:
                     s = rest
+        if not s[0].isdigit() and not s.startswith("#") and self._glued_row(s, lineno):
+            return
         if _is_noise(s):
             self._noise(s, lineno)
             return
@@ -495,6 +498,30 @@ class _Reader:
         if m:
             self._command(s, m.group(1), lineno)
 
+    def _glued_row(self, s: str, lineno: int) -> bool:
+        """Read a result row that other output was written in front of on its line (another
+        rank's unfinished ``NCCL INFO`` line, a UCX warning): the line ends in the open table's
+        fields, size and count first and a type where the type goes. It had been skipped
+        whole with the noise, unsaid, and a slow row with it. True when the line was one."""
+        cols, cur = self.cols, self.cur
+        if cols is None or cur is None or self.closed:
+            return False
+        tokens = s.split()
+        if len(tokens) <= cols.width:
+            return False
+        tail = tokens[-cols.width :]
+        if not _ROW_START.match(" ".join(tail)):
+            return False
+        if cols.dtype is not None and dtype_bytes(normalize_dtype(tail[cols.dtype])) is None:
+            return False
+        shown = printable(" ".join(tokens[: -cols.width]), 40)
+        cur.notes.append(
+            f"row at line {lineno} had other output in front of it ({shown!r}); read from its "
+            f"last {cols.width} fields"
+        )
+        self._data(" ".join(tail), lineno)
+        return True
+
     @staticmethod
     def _first(old: str | None, new: str | None) -> str | None:
         return old if old is not None else new
@@ -519,6 +546,13 @@ class _Reader:
             head = s[: glued.start()].split() if glued else []
             if glued and len(head) == self.cols.groups[0]["time"]:
                 self.head = (head, lineno)
+            elif glued and len(head) == self.cols.width:
+                # the whole row, then another rank's line without a line break between
+                self.cur.notes.append(
+                    f"row at line {lineno} had other output after it; read from its first "
+                    f"{self.cols.width} fields"
+                )
+                self._data(" ".join(head), lineno)
             else:
                 self.cur.notes.append(f"row at line {lineno} is mixed with other output, dropped")
 
@@ -863,21 +897,20 @@ class _Unprefixed:
 
 #: A result row (size, count, element type) behind some text: a launcher's or job system's line
 #: prefix the reader does not strip (``[0] ``, ``node01: ``, a syslog stamp)
-_PREFIXED_ROW = re.compile(
-    r"^(?P<prefix>\S.{0,78}?)\s*\b\d+\s+\d+\s+(?:float|half|bfloat16|double|u?int(?:8|32|64)?|"
-    r"char|f8e4m3|f8e5m2|fp8\w*)\s"
+_PREFIXED_ROW_ANYWHERE = re.compile(
+    r"^(?P<prefix>\S.{0,78}?) *\b\d+ +\d+ +(?:float|half|bfloat16|double|u?int(?:8|32|64)?|"
+    r"char|f8e4m3|f8e5m2|fp8\w*) ",
+    re.MULTILINE,
 )
 
 
 def _prefixed_row(text: str) -> tuple[str, int] | None:
-    """The prefix and line of the first result row behind a line prefix, or None (the first
-    2,000 lines are looked at: a log too long for that has a row near its start anyway)."""
-    for lineno, raw in enumerate(_split_lines(text), start=1):
-        if lineno > 2000:
-            return None
-        m = _PREFIXED_ROW.match(raw.replace("\t", " "))
-        if m is not None and not m.group("prefix").lstrip().startswith("#"):
-            return raw[: m.end("prefix")], lineno
+    """The prefix and line of the first result row behind a line prefix, or None (the whole
+    text is searched: a verbose NCCL_DEBUG=INFO log prints its table after line 2,900)."""
+    spaced = text.replace("\t", " ")
+    for m in _PREFIXED_ROW_ANYWHERE.finditer(spaced):
+        if not m.group("prefix").lstrip().startswith("#"):
+            return m.group("prefix"), spaced.count("\n", 0, m.start()) + 1
     return None
 
 
