@@ -1315,3 +1315,18 @@ def test_a_row_glued_to_another_rank_s_debug_line_is_read_not_skipped(tmp_path: 
             (r["size_bytes"], r["measured_time_us"]) for r in original["rows"]
         ]
         assert any(f"row at line {at + 1} {words}" in n for n in facts["notes"])
+
+
+def test_sweeps_of_several_reductions_in_one_table_are_not_called_erratic(tmp_path: Path) -> None:
+    """nccl-tests -o all prints one sweep per reduction in one table. Sweep 07 so printed (sum,
+    then prod) was warned 'erratic: busbw falls at larger sizes', its 16 MiB prod row set
+    against the 1 GiB sum row before it: the size had started over, not grown."""
+    name = "07_allreduce_2node_16xA100-40GB_net-notstated.txt"
+    lines = (SWEEPS / name).read_text(encoding="utf-8").splitlines(True)
+    rows = [i for i, line in enumerate(lines) if re.match(r"^\s*\d+\s+\d+\s+float\s+sum\s", line)]
+    block = [lines[i].replace(" sum ", " prod") for i in rows]
+    both = [*lines[: rows[-1] + 1], *block, *lines[rows[-1] + 1 :]]
+    log = _variant(name, lambda t: "".join(both), tmp_path)
+    facts = _facts(log)
+    assert len(facts["rows"]) == 2 * len(_facts(SWEEPS / name)["rows"])
+    assert not any("busbw falls at larger sizes" in f["cause"] for f in facts["findings"])

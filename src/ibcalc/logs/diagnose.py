@@ -426,7 +426,13 @@ def _erratic(ctx: RunContext) -> list[Finding]:
         )
     drops: list[tuple[RowCheck, float]] = []
     best = 0.0
+    previous = 0
     for r in ctx.rows:
+        if r.size_bytes <= previous:
+            # the size starts over: another sweep in the same table (nccl-tests -d all or
+            # -o all print one per type or reduction); its rows are not "larger sizes"
+            best = 0.0
+        previous = r.size_bytes
         if r.size_bytes < _DROP_MIN_BYTES:
             continue
         if best > 0 and r.measured_busbw_GBps < best * (1 - DROP_FRACTION):
