@@ -1330,3 +1330,15 @@ def test_sweeps_of_several_reductions_in_one_table_are_not_called_erratic(tmp_pa
     facts = _facts(log)
     assert len(facts["rows"]) == 2 * len(_facts(SWEEPS / name)["rows"])
     assert not any("busbw falls at larger sizes" in f["cause"] for f in facts["findings"])
+
+
+def test_a_log_pasted_with_non_breaking_spaces_reads_as_the_original(tmp_path: Path) -> None:
+    """Sweep 11 pasted through a page that turned its spaces into U+00A0: the rows still split,
+    but the GPU name ('NVIDIA\\xa0H100'), the NCCL lines and the trailer no longer matched, and
+    the verdict went from ok to bad (51%) against a default node."""
+    name = "11_reducescatter_2node_8xH100_ib.txt"
+    text = (SWEEPS / name).read_text(encoding="utf-8")
+    original = _facts(SWEEPS / name)
+    pasted = _facts(_variant(name, lambda t: t.replace(" ", "\u00a0"), tmp_path))
+    assert (pasted["verdict"], pasted["cluster"]) == (original["verdict"], original["cluster"])
+    assert f"{text.count(' ')} non-breaking spaces read as spaces" in pasted["notes"]

@@ -914,6 +914,9 @@ def _prefixed_row(text: str) -> tuple[str, int] | None:
     return None
 
 
+#: Spaces a paste may carry instead of U+0020: no-break, figure and narrow no-break spaces.
+_ODD_SPACES = {ord("\u00a0"): " ", ord("\u2007"): " ", ord("\u202f"): " "}
+
 #: A terminal escape sequence (colour codes from a launcher or `kubectl logs` on a TTY).
 _ANSI = re.compile(
     r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[()][0-9A-Za-z]|[=>])"
@@ -934,6 +937,12 @@ def clean_log_text(text: str) -> tuple[str, list[str]]:
     if "\r" in text and "\n" not in text:
         text = text.replace("\r", "\n")
         notes.append("line ends are CR only: read as lines")
+    spaces = sum(text.count(chr(code)) for code in _ODD_SPACES)
+    if spaces:
+        # a paste through a chat or web page turns spaces into non-breaking ones: the rows
+        # still split, but the GPU name, the NCCL lines and the trailer no longer matched
+        text = text.translate(_ODD_SPACES)
+        notes.append(f"{spaces} non-breaking spaces read as spaces")
     if "\x1b" in text:
         cleaned = _ANSI.sub("", text)
         if cleaned != text:
