@@ -747,3 +747,23 @@ def test_a_twin_of_a_value_left_out_says_the_other_is_not_fitted_either(
     )
     assert why["calibrated.nvls_tree_factor"].startswith("no fitted row's time depends on it")
     assert "calibrated.nvls_tree_factor" not in {p.name for p in cal.parameters}
+
+
+def test_a_fit_of_an_old_nccl_release_warns_that_its_values_may_be_the_library_s(
+    catalogue: Catalogue,
+) -> None:
+    """2 x p4d on NCCL 2.9.9 (sweep 05) fits efa-100g's efficiency from 0.895 to about 0.50,
+    which halves every later p4d estimate, with no warning; nccl-check says of the same log
+    that part of the gap can be the library's. A run of NCCL 2.22.3 gets no such warning."""
+    from ibcalc.logs.diagnose import oldest_compared
+
+    first = ".".join(str(x) for x in oldest_compared())
+    old = calibrate_log_files(
+        [read_log(SWEEPS / "05_allreduce_2node_16xA100-40GB_efa.txt")], catalogue=catalogue
+    )
+    assert old.parameters
+    assert any(w.startswith(f"NCCL 2.9.9 is older than {first}, ") for w in old.warnings)
+    new = calibrate_log_files(
+        [read_log(SWEEPS / "13_allreduce_1node_4xH100_intranode.txt")], catalogue=catalogue
+    )
+    assert not any("is older than" in w for w in new.warnings)

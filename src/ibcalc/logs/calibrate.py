@@ -73,6 +73,7 @@ from ibcalc.logs.cluster import (
     resolve_log_cluster,
     with_header_gpus_per_process,
 )
+from ibcalc.logs.diagnose import older_than_compared, oldest_compared
 from ibcalc.logs.env import LogEnvironment, scan_environment
 from ibcalc.logs.expect import catalogue_with_link, predict
 from ibcalc.logs.fit import minimize_scalar
@@ -743,6 +744,25 @@ def calibrate(
             f"{_rms(after):.3f}): it is a robust fit, which weighs rows the model misses by more "
             "than 10 % less, so its values follow the rows the model does follow; see the fit "
             "quality per run before using them"
+        )
+    old = sorted(
+        {
+            run.nccl_version
+            for run in runs
+            if run.nccl_version is not None
+            and run.library != "rccl"
+            and older_than_compared(run.nccl_version)
+        }
+    )
+    if old and determined:
+        # nccl-check says it of such a run; a fit writes it into the cluster's values
+        first = ".".join(str(x) for x in oldest_compared())
+        warnings.append(
+            f"NCCL {', '.join(old)} is older than {first}, the oldest release whose tuner "
+            "constants the model was compared with: that NCCL picked algorithms and protocols "
+            "with other constants, so part of what this fit puts on the cluster (link "
+            "efficiencies, latencies) can be the library's; fit a run of a newer NCCL before "
+            "using these values for other runs"
         )
     parameters = [
         FittedParameter(
