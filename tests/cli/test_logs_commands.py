@@ -1342,3 +1342,15 @@ def test_a_log_pasted_with_non_breaking_spaces_reads_as_the_original(tmp_path: P
     pasted = _facts(_variant(name, lambda t: t.replace(" ", "\u00a0"), tmp_path))
     assert (pasted["verdict"], pasted["cluster"]) == (original["verdict"], original["cluster"])
     assert f"{text.count(' ')} non-breaking spaces read as spaces" in pasted["notes"]
+
+
+def test_a_log_pasted_twice_says_its_second_run_repeats_the_first(tmp_path: Path) -> None:
+    """Sweep 07 pasted twice into one file was judged as two runs without a word (calibrate
+    fits such a repeat once and says so)."""
+    name = "07_allreduce_2node_16xA100-40GB_net-notstated.txt"
+    code, out, _ = run("nccl-check", str(_variant(name, lambda t: t + "\n" + t, tmp_path)))
+    assert code == 0
+    flat = " ".join(out.split())
+    assert flat.count("note: every row repeats run 1's (the same sizes and times)") == 1
+    single = run("nccl-check", str(SWEEPS / name))[1]
+    assert "repeats run" not in single

@@ -79,7 +79,7 @@ from ibcalc.logs.expect import catalogue_with_link, predict
 from ibcalc.logs.fit import minimize_scalar
 from ibcalc.logs.infer import unknown_collective_reason
 from ibcalc.logs.parse import LogInput
-from ibcalc.logs.records import Row, Run
+from ibcalc.logs.records import Row, Run, run_measurements
 from ibcalc.logs.results import (
     BANDWIDTH_MIN_BYTES,
     GIVEN,
@@ -897,13 +897,14 @@ def _run_numbers(numbers: Sequence[int]) -> str:
 
 
 def _fitted_copies(runs: Sequence[Run], envs: Sequence[LogEnvironment | None]) -> dict[int, int]:
-    """For each run whose measurements (:func:`_measurements`) another run repeats, the index
-    of the copy to fit: the one whose log shows most of NCCL's output (a copy without the
-    ``NCCL INFO`` lines leaves the network, NICs and NVLS to presets), else the first."""
+    """For each run whose measurements (:func:`~ibcalc.logs.records.run_measurements`) another
+    run repeats, the index of the copy to fit: the one whose log shows most of NCCL's output (a
+    copy without the ``NCCL INFO`` lines leaves the network, NICs and NVLS to presets), else the
+    first."""
     groups: dict[tuple[object, ...], list[int]] = {}
     for i, run in enumerate(runs):
         if run.rows:
-            groups.setdefault(_measurements(run), []).append(i)
+            groups.setdefault(run_measurements(run), []).append(i)
     out: dict[int, int] = {}
     for members in groups.values():
         if len(members) > 1:
@@ -916,29 +917,6 @@ def _facts(envs: Sequence[LogEnvironment | None], i: int) -> int:
     """How many facts NCCL's output around run ``i`` gives (none without it)."""
     env = envs[i] if i < len(envs) else None
     return 0 if env is None else env.facts
-
-
-def _measurements(run: Run) -> tuple[object, ...]:
-    """What a run measured, for telling a repeat of it: its collective, rank count and every
-    row's size, element type and times as printed."""
-    return (
-        run.raw_collective,
-        run.ranks,
-        tuple(
-            (
-                r.size_bytes,
-                r.count,
-                r.dtype,
-                r.redop,
-                r.root,
-                r.oop.time_us,
-                r.oop.busbw_GBps,
-                None if r.ip is None else r.ip.time_us,
-                None if r.ip is None else r.ip.busbw_GBps,
-            )
-            for r in run.rows
-        ),
-    )
 
 
 def _merged_notes(notes: Iterable[tuple[str, str]]) -> list[str]:

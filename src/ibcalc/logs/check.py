@@ -35,7 +35,7 @@ from ibcalc.logs.env import LogEnvironment, scan_environment
 from ibcalc.logs.expect import RunContext, predict
 from ibcalc.logs.infer import normalize_dtype, unknown_collective_reason
 from ibcalc.logs.parse import reduced_max_bytes
-from ibcalc.logs.records import ParsedLog, Row, Run
+from ibcalc.logs.records import ParsedLog, Row, Run, run_measurements
 from ibcalc.logs.results import (
     BANDS,
     BANDWIDTH_MIN_BYTES,
@@ -323,6 +323,7 @@ def check_log(
     catalogue = catalogue if catalogue is not None else load_catalogue(use_env=False)
     out: list[RunCheck] = []
     previous_end = 0
+    first_of: dict[tuple[object, ...], int] = {}  # what a run measured -> its first run
     for index, run in enumerate(parsed.runs):
         env = (
             scan_environment(text, previous_end + 1, run.line_end)
@@ -344,6 +345,15 @@ def check_log(
                 nccl_version=nccl_version,
             )
         )
+        first = first_of.setdefault(run_measurements(run), index) if run.rows else index
+        if first != index:
+            # a log pasted twice read as two runs, judged twice without a word (calibrate fits
+            # such a repeat once)
+            repeat = (
+                f"every row repeats run {first + 1}'s (the same sizes and times): the log may "
+                "hold one run twice"
+            )
+            out[-1] = out[-1].model_copy(update={"notes": [*out[-1].notes, repeat]})
     return out
 
 

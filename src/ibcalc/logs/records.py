@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ibcalc.engine.types import Collective
 
-__all__ = ["Inference", "ParsedLog", "Row", "Run", "Timing"]
+__all__ = ["Inference", "ParsedLog", "Row", "Run", "Timing", "run_measurements"]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -124,3 +124,26 @@ class ParsedLog(BaseModel):
     format: Literal["text", "json"]
     runs: list[Run]
     notes: list[str]
+
+
+def run_measurements(run: Run) -> tuple[object, ...]:
+    """What a run measured, for telling a repeat of it: its collective, rank count and every
+    row's size, element type and times as printed."""
+    return (
+        run.raw_collective,
+        run.ranks,
+        tuple(
+            (
+                r.size_bytes,
+                r.count,
+                r.dtype,
+                r.redop,
+                r.root,
+                r.oop.time_us,
+                r.oop.busbw_GBps,
+                None if r.ip is None else r.ip.time_us,
+                None if r.ip is None else r.ip.busbw_GBps,
+            )
+            for r in run.rows
+        ),
+    )
