@@ -1354,3 +1354,15 @@ def test_a_log_pasted_twice_says_its_second_run_repeats_the_first(tmp_path: Path
     assert flat.count("note: every row repeats run 1's (the same sizes and times)") == 1
     single = run("nccl-check", str(SWEEPS / name))[1]
     assert "repeats run" not in single
+
+
+def test_a_network_taken_from_the_preset_says_how_many_nics(tmp_path: Path) -> None:
+    """Sweep 07 states no network: hdr is the dgx-a100 preset's, and so is its NIC count, which
+    the assumption did not give (JSON nics_per_node 8, with no word where it came from)."""
+    from ibcalc.catalogue.load import find_system, load_catalogue
+
+    nics = find_system(load_catalogue(use_env=False), "dgx-a100").nics_per_node
+    facts = _facts(SWEEPS / "07_allreduce_2node_16xA100-40GB_net-notstated.txt")
+    assert facts["nics_per_node"] == nics
+    (inter,) = [a for a in facts["assumptions"] if a["field"] == "inter"]
+    assert f"hdr, {nics} per node, assumed from the dgx-a100 preset" in inter["evidence"]

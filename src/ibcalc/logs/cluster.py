@@ -736,8 +736,10 @@ def _infer_network(
             "inter",
             preset_inter,
             "preset",
-            f"the log does not show the network; {preset_inter} assumed from the "
-            f"{system_obj.id} preset ({{inter}}, {{nics_per_node}}, {{system}})",
+            f"the log does not show the network; {preset_inter}"
+            + ("" if nics_known else f", {system_obj.nics_per_node} per node,")
+            + f" assumed from the {system_obj.id} preset ({{inter}}, {{nics_per_node}}, "
+            "{system})",
         )
     return False, nics_known
 
