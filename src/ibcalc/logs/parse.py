@@ -5,7 +5,12 @@ Text logs are read line by line. Before a line is looked at:
 * a trailing ``\\r`` (CRLF files) and leading indentation are removed;
 * an mpirun ``--tag-output`` prefix (``[1,0]<stdout>:``) and a kubectl ``[pod/...]`` prefix are
   removed; an ``srun -l`` prefix (`` 0: ``, ``10: ``) is removed only when what follows is a
-  ``#`` header line, a result row or a version line, so data is never cut;
+  ``#`` header line, a result row or a version line, so data is never cut; where no result row
+  starts a line, the text in front of the first row found behind one (pdsh's ``node01: ``,
+  ``mpiexec -l``'s ``[0] ``) is taken from every line that starts with it and the log is read
+  again, with a note;
+* a whole result row that another process's output was written against without a line break
+  (an ``NCCL INFO`` line in front of it or after it) is read from its own fields, with a note;
 * NCCL ``INFO``/``WARN``/``TRACE`` lines, UCX, PMIX and libfabric lines are skipped wherever they
   appear (inside the table too); ``NCCL version`` and ``nranks N`` are still read from them.
 
