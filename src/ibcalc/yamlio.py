@@ -787,7 +787,12 @@ def _plain_message(error: Any) -> str | None:
         has = f"{count:,} characters, " if count is not None else ""
         return f"{has}more than the {ctx['max_length']:,} taken"
     if kind == "string_too_short" and "min_length" in ctx:
-        return "is empty: write at least one character"
+        least = ctx["min_length"]
+        return (
+            "is empty: write at least one character"
+            if least == 1
+            else f"needs at least {least:,} characters"
+        )
     if kind == "list_type":
         return f"{given} is not a list: give its items below it, each after '- '"
     if kind == "missing":
