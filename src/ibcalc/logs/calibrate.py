@@ -745,6 +745,24 @@ def calibrate(
             "than 10 % less, so its values follow the rows the model does follow; see the fit "
             "quality per run before using them"
         )
+    worse = [
+        f"{fit.source} (run {fit.run_index + 1}) {regime} {before:.1%} -> {after:.1%}"
+        for fit in run_fits
+        for regime, before, after in (
+            ("latency", fit.latency_error_before, fit.latency_error_after),
+            ("bandwidth", fit.bandwidth_error_before, fit.bandwidth_error_after),
+        )
+        if before is not None and after is not None and after > before + _WORSE_BY
+    ]
+    if worse:
+        # the fit weighs every row: a run's bandwidth rows can pay for its latency rows (a
+        # helper's 1 x 8 A100 fit: nvlink3.efficiency 0.80 -> 0.64, bandwidth 2.9 % -> 5.0 %)
+        warnings.append(
+            "the fit leaves some rows worse than it found them (median error of the time): "
+            + "; ".join(worse)
+            + ": its values follow the run's other rows; see the fit quality per run before "
+            "using them for the rows that got worse"
+        )
     old = sorted(
         {
             run.nccl_version
@@ -1471,6 +1489,11 @@ def _invert(matrix: Sequence[Sequence[float]]) -> list[list[float]] | None:
 
 def _median_abs(values: Sequence[float]) -> float | None:
     return math.expm1(statistics.median(abs(v) for v in values)) if values else None
+
+
+#: How much worse (in median relative error of the time) a run's latency or bandwidth rows may
+#: come out of a fit before the calibration warns: one percentage point.
+_WORSE_BY = 0.01
 
 
 def _run_fits(
