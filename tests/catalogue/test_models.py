@@ -166,3 +166,24 @@ def test_catalogue_holds_links_and_systems() -> None:
     assert [link.id for link in catalogue.links] == ["test-ndr"]
     assert catalogue.origins == []
     assert catalogue.storage == []
+
+
+def test_catalogue_entries_shared_between_loads_cannot_be_changed() -> None:
+    """Every load_catalogue() hands back the same parsed Link and System objects (the built-in
+    file is read once). Their aliases, capabilities and sources were lists: clearing one
+    link's capabilities took SHARP from every later load (4 x DGX H100 with sharp=True went from
+    nvls to nvlstree). They are tuples now, and a later load is untouched."""
+    from ibcalc.catalogue.load import find_link, find_system, load_catalogue
+
+    ndr = find_link(load_catalogue(use_env=False), "ndr")
+    assert "sharp" in ndr.capabilities
+    with pytest.raises(AttributeError):
+        ndr.capabilities.clear()
+    with pytest.raises(AttributeError):
+        ndr.aliases.append("x")
+    system = find_system(load_catalogue(use_env=False), "dgx-h100")
+    with pytest.raises(AttributeError):
+        system.sources.append("x")
+    again = find_link(load_catalogue(use_env=False), "ndr")
+    assert "sharp" in again.capabilities
+    assert "x" not in again.aliases

@@ -214,7 +214,7 @@ class Link(JsonModel):
     )
 
     id: Identifier
-    aliases: list[Identifier] = Field(default_factory=list)
+    aliases: tuple[Identifier, ...] = ()
     name: str
     kind: LinkKind
     family: str
@@ -247,17 +247,17 @@ class Link(JsonModel):
     simple_transport_floor: float | None = Field(default=None, ge=0, le=100)
     simple_transport_floor_source: str | None = None
     topology: Literal["switched", "mesh", "torus", "bridge", "ring", "host-staged"] | None = None
-    capabilities: list[
-        Literal["nvls", "sharp", "multicast", "gpudirect-rdma", "adaptive-routing"]
-    ] = Field(default_factory=list)
+    capabilities: tuple[
+        Literal["nvls", "sharp", "multicast", "gpudirect-rdma", "adaptive-routing"], ...
+    ] = ()
     pcie_host: str | None = None
-    sources: list[str] = Field(min_length=1)
+    sources: tuple[str, ...] = Field(min_length=1)
     confidence: Confidence
     notes: str | None = None
 
     @field_validator("sources")
     @classmethod
-    def _sources_not_blank(cls, value: list[str]) -> list[str]:
+    def _sources_not_blank(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         if any(not s.strip() for s in value):
             raise ValueError("a source must not be blank")
         return value
@@ -311,7 +311,7 @@ class System(BaseModel):
     model_config = _FROZEN
 
     id: Identifier
-    aliases: list[Identifier] = Field(default_factory=list)
+    aliases: tuple[Identifier, ...] = ()
     name: str
     gpu: str
     gpu_arch: Literal[
@@ -343,7 +343,7 @@ class System(BaseModel):
     #: the preset covers GPUs of more than one size. ``ibcalc train`` checks layouts against it.
     gpu_memory_bytes: GpuMemory | None = Field(default=None, alias="gpu_memory")
     gpu_memory_source: str | None = None
-    sources: list[str] = Field(min_length=1)
+    sources: tuple[str, ...] = Field(min_length=1)
     confidence: Confidence
     notes: str | None = None
 
@@ -376,7 +376,7 @@ class Storage(BaseModel):
     model_config = _FROZEN
 
     id: Identifier
-    aliases: list[Identifier] = Field(default_factory=list)
+    aliases: tuple[Identifier, ...] = ()
     name: str
     kind: StorageKind
     aggregate_read_Bps: Bandwidth | None = Field(default=None, alias="aggregate_read", gt=0)
@@ -401,13 +401,13 @@ class Storage(BaseModel):
     #: the smallest part of an upload of several parts, bar the last (S3: 5 MiB); None: none
     min_write_part_bytes: PartSize | None = Field(default=None, alias="min_write_part")
     max_write_part_source: str | None = None
-    sources: list[str] = Field(min_length=1)
+    sources: tuple[str, ...] = Field(min_length=1)
     confidence: Confidence
     notes: str | None = None
 
     @field_validator("sources")
     @classmethod
-    def _sources_not_blank(cls, value: list[str]) -> list[str]:
+    def _sources_not_blank(cls, value: tuple[str, ...]) -> tuple[str, ...]:
         if any(not s.strip() for s in value):
             raise ValueError("a source must not be blank")
         return value
