@@ -500,3 +500,64 @@ def test_a_near_tie_note_names_every_candidate_the_range_covers(
     for c in slower:
         assert f"{c.algorithm.value}/{c.protocol.value} ({format_time(c.time_s)})" in note
     assert note.endswith("(the likely range covers them all)")
+
+
+def test_library_calls_with_wrong_kinds_of_input_raise_ibcalc_errors(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """Each of these had leaked a bare AttributeError, TypeError or pydantic ValidationError from
+    deep inside (or, for a string where a list goes, refused the wrong thing: 'unknown link
+    n'); each now raises an IbcalcError naming what is wrong."""
+    from decimal import Decimal
+
+    from ibcalc.catalogue.load import find_link, find_system
+    from ibcalc.errors import ClusterError, IbcalcError, UnitError, UnknownNameError
+    from ibcalc.facade import estimate_many
+    from ibcalc.sweep import sweep, sweep_fabrics
+    from ibcalc.units import parse_bandwidth, parse_size, parse_time
+
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    spec = ClusterSpec(system="dgx-h100", nodes=2)
+    cases: list[tuple[type[IbcalcError], str, Any]] = [
+        (
+            UnitError,
+            "dtype None is not a type name",
+            lambda: estimate_on(cluster, "allreduce", 1e9, dtype=None),
+        ),
+        (
+            UnitError,
+            "dtype 4 is not a type name",
+            lambda: estimate_on(cluster, "allreduce", 1e9, dtype=4),
+        ),
+        (UnitError, "sizes '1e9' is one value", lambda: estimate_many(cluster, "allreduce", "1e9")),
+        (
+            ClusterError,
+            "fabrics is one name, 'ndr'",
+            lambda: sweep_fabrics(builtin_catalogue, spec, "allreduce", [1e9], fabrics="ndr"),
+        ),
+        (UnknownNameError, "unknown system 'None'", lambda: find_system(builtin_catalogue, None)),
+        (UnknownNameError, "unknown link '5'", lambda: find_link(builtin_catalogue, 5)),
+        (UnitError, "size 'None' is not text, an int or a float", lambda: parse_size(None)),
+        (UnitError, "time 'None' is not text, an int or a float", lambda: parse_time(None)),
+        (UnitError, "bandwidth 'None' is not text", lambda: parse_bandwidth(None)),
+        (UnitError, "size '1E+9' is not text", lambda: parse_size(Decimal("1e9"))),
+    ]
+    for kind, words, call in cases:
+        with pytest.raises(kind) as info:
+            call()
+        assert str(info.value).startswith(words) or words in str(info.value), str(info.value)
+    # a sweep takes the collective, algorithm and protocol by name, as estimate_on does (a
+    # string collective had run every estimate, then failed building the result)
+    named = sweep(cluster, "allreduce", [1e6, 1e9], algorithm="ring", protocol="simple")
+    members = sweep(
+        cluster,
+        Collective.ALL_REDUCE,
+        [1e6, 1e9],
+        algorithm=Algorithm.RING,
+        protocol=Protocol.SIMPLE,
+    )
+    assert named == members
+    assert [r.estimate.time_s for r in named.groups[0].rows] == [
+        estimate_on(cluster, "allreduce", s, algorithm="ring", protocol="simple").time_s
+        for s in (1e6, 1e9)
+    ]

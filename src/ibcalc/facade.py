@@ -58,6 +58,11 @@ def parse_dtype(dtype: DType | str) -> DType:
     """``dtype`` as a :class:`DType`; :class:`~ibcalc.errors.UnitError` naming them if unknown."""
     if isinstance(dtype, DType):
         return dtype
+    if not isinstance(dtype, str):
+        # None or 4 (bytes?) had raised AttributeError from deep inside
+        raise UnitError(
+            f"dtype {dtype!r} is not a type name (use one of {', '.join(DType.names())})"
+        )
     try:
         return DType.parse(dtype)
     except ValueError:
@@ -201,11 +206,24 @@ def estimate_on(
     may be given by name (``"allreduce"``, ``"ring"``, ``"LL128"``, any case)."""
     params = params if params is not None else builtin_cost_params()
     dt = parse_dtype(dtype)
-    collective = _collective(collective)
-    algorithm = cast(Algorithm | None, _choice("algorithm", algorithm, Algorithm))
-    protocol = cast(Protocol | None, _choice("protocol", protocol, Protocol))
-    plan = plan_for(collective, cluster.topology, params, dtype=dt)
-    return _estimate(cluster, plan, size_bytes, algorithm, protocol)
+    coll, algo, proto = by_name(collective, algorithm, protocol)
+    plan = plan_for(coll, cluster.topology, params, dtype=dt)
+    return _estimate(cluster, plan, size_bytes, algo, proto)
+
+
+def by_name(
+    collective: Collective | str,
+    algorithm: Algorithm | str | None = None,
+    protocol: Protocol | str | None = None,
+) -> tuple[Collective, Algorithm | None, Protocol | None]:
+    """The collective, algorithm and protocol as members, each given as one or by name
+    (``"allreduce"``, ``"ring"``, ``"LL128"``, any case);
+    :class:`~ibcalc.errors.UnknownNameError` with the closest names for a name that is none."""
+    return (
+        _collective(collective),
+        cast(Algorithm | None, _choice("algorithm", algorithm, Algorithm)),
+        cast(Protocol | None, _choice("protocol", protocol, Protocol)),
+    )
 
 
 def cluster_notes(cluster: ResolvedCluster, collective: Collective) -> list[str]:
@@ -523,6 +541,14 @@ class CollectivePlan:
         )
 
 
+def size_list(sizes: Iterable[float]) -> list[float]:
+    """``sizes`` as a list; a single size, or a string (``"1e9"``, which read character by
+    character is the sizes 1, e and 9), is refused with :class:`~ibcalc.errors.UnitError`."""
+    if isinstance(sizes, str | bytes) or not isinstance(sizes, Iterable):
+        raise UnitError(f"sizes {sizes!r} is one value: give a list of sizes ([{sizes!r}])")
+    return list(sizes)
+
+
 def estimate_many(
     cluster: ResolvedCluster,
     collective: Collective | str,
@@ -534,6 +560,7 @@ def estimate_many(
     params: CostParams | None = None,
 ) -> list[Estimate]:
     """:func:`estimate_on` at each of ``sizes`` (errors as it raises them)."""
+    sizes = size_list(sizes)
     plan = CollectivePlan(
         cluster, collective, dtype=dtype, algorithm=algorithm, protocol=protocol, params=params
     )

@@ -28,8 +28,13 @@ from ibcalc.engine.types import (
     Estimate,
     Protocol,
 )
-from ibcalc.errors import AlgorithmNotApplicableError, ClusterError, FieldError, SizeTooSmallError
-from ibcalc.facade import CollectivePlan, cluster_notes, parse_dtype
+from ibcalc.errors import (
+    AlgorithmNotApplicableError,
+    ClusterError,
+    FieldError,
+    SizeTooSmallError,
+)
+from ibcalc.facade import CollectivePlan, by_name, cluster_notes, parse_dtype, size_list
 from ibcalc.units import GB, format_size
 
 __all__ = [
@@ -348,21 +353,24 @@ def _group(
 
 def sweep(
     cluster: ResolvedCluster,
-    collective: Collective,
+    collective: Collective | str,
     sizes: Sequence[float],
     *,
     dtype: DType | str = DType.FP32,
-    algorithm: Algorithm | None = None,
-    protocol: Protocol | None = None,
+    algorithm: Algorithm | str | None = None,
+    protocol: Protocol | str | None = None,
     params: CostParams | None = None,
 ) -> SweepResult:
     """Estimate ``collective`` at each of ``sizes`` on one resolved cluster, with the cost
-    parameters ``params`` (default: the built-in ones).
+    parameters ``params`` (default: the built-in ones). The collective, algorithm and protocol
+    may be given by name, as :func:`~ibcalc.facade.estimate_on` takes them.
 
     Sizes nccl-tests would round to 0 bytes for this many ranks are skipped (and listed);
     :class:`~ibcalc.errors.SizeTooSmallError` if every size is. A forced ``algorithm`` that
     cannot run raises :class:`~ibcalc.errors.AlgorithmNotApplicableError`.
     """
+    collective, algorithm, protocol = by_name(collective, algorithm, protocol)
+    sizes = size_list(sizes)
     dt = parse_dtype(dtype)
     group = _group(
         cluster,
@@ -386,13 +394,13 @@ def sweep(
 def sweep_fabrics(
     catalogue: Catalogue,
     spec: ClusterSpec,
-    collective: Collective,
+    collective: Collective | str,
     sizes: Sequence[float],
     *,
     fabrics: Sequence[str] = (),
     dtype: DType | str = DType.FP32,
-    algorithm: Algorithm | None = None,
-    protocol: Protocol | None = None,
+    algorithm: Algorithm | str | None = None,
+    protocol: Protocol | str | None = None,
     params: CostParams | None = None,
 ) -> SweepResult:
     """Sweep ``spec`` once per scale-out link of ``fabrics`` (none: ``spec.inter``).
@@ -402,6 +410,11 @@ def sweep_fabrics(
     network. Fabrics that resolve to a link already swept are dropped. Several fabrics need more
     than one node (:class:`~ibcalc.errors.ClusterError` naming ``inter``).
     """
+    collective, algorithm, protocol = by_name(collective, algorithm, protocol)
+    sizes = size_list(sizes)
+    if isinstance(fabrics, str):
+        # "ndr" read letter by letter had been refused as "unknown link 'n'"
+        raise ClusterError(f"fabrics is one name, {fabrics!r}: give a list ([{fabrics!r}])")
     dt = parse_dtype(dtype)
     first = spec.replace(inter=fabrics[0]) if fabrics else spec
     cluster = resolve_cluster(catalogue, first)

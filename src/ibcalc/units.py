@@ -163,6 +163,9 @@ def parse_size(
     raw = str(value)
     if isinstance(value, bool):
         raise UnitError(f"{what} {shown(raw)} is not a number of bytes")
+    if not isinstance(value, str | int | float):
+        # None, a Decimal or a list had failed with TypeError inside the pattern match
+        raise UnitError(f"{what} {shown(raw)} is not text, an int or a float")
     if isinstance(value, int | float):
         size = _finite_number(repr(float(value)), raw, what, _SIZE_LIMIT)
     else:
@@ -218,6 +221,9 @@ def parse_bandwidth(value: str | int | float, *, what: str = "bandwidth") -> flo
     raw = str(value)
     if isinstance(value, bool):
         raise UnitError(f"{what} {shown(raw)} is not a number")
+    if not isinstance(value, str | int | float):
+        # None, a Decimal or a list had failed with TypeError inside the pattern match
+        raise UnitError(f"{what} {shown(raw)} is not text, an int or a float")
     if isinstance(value, int | float):
         bw = _finite_number(repr(float(value)), raw, what, _BW_LIMIT)
     else:
@@ -279,6 +285,9 @@ def parse_time(
     raw = str(value)
     if isinstance(value, bool):
         raise UnitError(f"{what} {shown(raw)} is not a number")
+    if not isinstance(value, str | int | float):
+        # None, a Decimal or a list had failed with TypeError inside the pattern match
+        raise UnitError(f"{what} {shown(raw)} is not text, an int or a float")
     if isinstance(value, int | float):
         seconds = _finite_number(repr(float(value)), raw, what)
     else:

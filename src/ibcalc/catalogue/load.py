@@ -528,9 +528,17 @@ def link_role_problem(link: Link, role: str) -> str | None:
     return f"{link.id} is a {link.kind.value} link; {hint}"
 
 
+def _name_key(what: str, name: object) -> str:
+    """``name`` as the catalogue matches it (stripped, lower case); a name that is no text
+    (None, a number) is refused as unknown rather than failing on ``.strip``."""
+    if not isinstance(name, str):
+        raise UnknownNameError(what, repr(name), [], close=False)
+    return name.strip().lower()
+
+
 def find_link(catalogue: Catalogue, name: str) -> Link:
     """Return the link with this id or alias (case-insensitive), or raise with suggestions."""
-    key = name.strip().lower()
+    key = _name_key("link", name)
     for link in catalogue.links:
         if key in link.names:
             return link
@@ -540,7 +548,7 @@ def find_link(catalogue: Catalogue, name: str) -> Link:
 
 def find_system(catalogue: Catalogue, name: str) -> System:
     """Return the system preset with this id or alias, or raise with suggestions."""
-    key = name.strip().lower()
+    key = _name_key("system", name)
     for system in catalogue.systems:
         if key in system.names:
             return system
@@ -550,7 +558,7 @@ def find_system(catalogue: Catalogue, name: str) -> System:
 
 def find_storage(catalogue: Catalogue, name: str) -> Storage:
     """Return the storage entry with this id or alias, or raise with suggestions."""
-    key = name.strip().lower()
+    key = _name_key("storage", name)
     for entry in catalogue.storage:
         if key in entry.names:
             return entry

@@ -67,6 +67,8 @@ class DType(StrEnum):
     @classmethod
     def parse(cls, name: str) -> DType:
         """The type ``name`` means (any case, nccl-tests spellings too); ValueError if none."""
+        if not isinstance(name, str):
+            raise ValueError(f"unknown dtype {name!r}")
         key = name.strip().lower()
         key = _DTYPE_ALIASES.get(key, key)
         try:
