@@ -561,3 +561,22 @@ def test_library_calls_with_wrong_kinds_of_input_raise_ibcalc_errors(
         estimate_on(cluster, "allreduce", s, algorithm="ring", protocol="simple").time_s
         for s in (1e6, 1e9)
     ]
+
+
+def test_a_faster_what_if_does_not_hide_a_faster_choice_nccl_has(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """All-gather of 1 MiB on 16 x DGX H100: NCCL's tuner picks ring/LL; recursive
+    halving-doubling (a what-if NCCL does not run) would be fastest, and the one note named it
+    alone, hiding ring/LL128, which NCCL does run, at about half the time."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=16))
+    est = estimate_on(cluster, Collective.ALL_GATHER, 2**20)
+    assert (est.best.algorithm, est.best.protocol) == (Algorithm.RING, Protocol.LL)
+    ll128 = next(
+        c for c in est.alternatives if (c.algorithm, c.protocol) == (Algorithm.RING, Protocol.LL128)
+    )
+    rhd = next(c for c in est.alternatives if c.algorithm is Algorithm.RHD)
+    assert rhd.time_s < ll128.time_s < est.best.time_s
+    notes = est.assumptions
+    assert f"ring/LL128 would be {est.best.time_s / ll128.time_s:.2f}x faster" in " ".join(notes)
+    assert f"{rhd.algorithm.value}/{rhd.protocol.value} would be" in " ".join(notes)

@@ -290,8 +290,12 @@ def _estimate(
         )
         # an alternative within the model's own error of the choice is not called faster
         faster = [c for c in others if c.time_s < best.time_s * (1 - within)]
-        if faster:
-            alt = faster[0]
+        # the fastest NCCL runs, and the fastest what-if where it is faster still: a what-if
+        # alone (16 x DGX H100, 1 MiB all-gather: rhd 5.94x) had hidden ring/LL128 at 1.9x
+        real = [c for c in faster if c.algorithm in NCCL_ALGORITHMS][:1]
+        whatif = [c for c in faster if c.algorithm not in NCCL_ALGORITHMS][:1]
+        shown_faster = [*real, *(w for w in whatif if not real or w.time_s < real[0].time_s)]
+        for alt in shown_faster:
             apart = alt.selection_time_s / best.selection_time_s - 1
             notes.append(
                 f"{alt.algorithm.value}/{alt.protocol.value} would be "
