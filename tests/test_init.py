@@ -18,15 +18,21 @@ import ibcalc
 #: Where each public name is defined (the package re-exports it).
 HOMES = {
     "Algorithm": "ibcalc.engine.types",
+    "Catalogue": "ibcalc.catalogue.models",
     "ClusterSpec": "ibcalc.cluster.spec",
     "Collective": "ibcalc.engine.types",
     "CollectivePlan": "ibcalc.facade",
     "CostParams": "ibcalc.engine.params",
+    "DType": "ibcalc.engine.types",
     "Estimate": "ibcalc.engine.types",
+    # the estimate with its figures in its JSON (model_dump keeps time_s, busbw_GBps ...)
+    "EstimateResult": "ibcalc.results",
     "IbcalcError": "ibcalc.errors",
     "Link": "ibcalc.catalogue.models",
     "Protocol": "ibcalc.engine.types",
     "QuickEstimate": "ibcalc.facade",
+    # what resolve_cluster returns and estimate_on and CollectivePlan take
+    "ResolvedCluster": "ibcalc.cluster.resolve",
     "System": "ibcalc.catalogue.models",
     "check_design": "ibcalc.design.check",
     "common_pairings": "ibcalc.gap",

@@ -12,15 +12,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from ibcalc.catalogue.cost_params import load_cost_params
     from ibcalc.catalogue.load import find_link, find_system, load_catalogue
-    from ibcalc.catalogue.models import Link, System
-    from ibcalc.cluster.resolve import ClusterSpec, resolve_cluster
+    from ibcalc.catalogue.models import Catalogue, Link, System
+    from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
     from ibcalc.design.check import check_design, load_design
     from ibcalc.engine.params import CostParams
-    from ibcalc.engine.types import Algorithm, Collective, Estimate, Protocol
+    from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, Protocol
     from ibcalc.errors import IbcalcError, fill_fields
     from ibcalc.fabric.sizing import size_fat_tree
     from ibcalc.facade import CollectivePlan, QuickEstimate, estimate, estimate_many, estimate_on
     from ibcalc.gap import common_pairings, tp_whatif
+    from ibcalc.results import EstimateResult
     from ibcalc.units import parse_bandwidth, parse_size, parse_time
 
 __version__ = "0.1.0"
@@ -30,15 +31,19 @@ __version__ = "0.1.0"
 # `ibcalc --version` need none of the catalogue, the engine or pydantic.
 _LAZY = {
     "Algorithm": "ibcalc.engine.types",
+    "Catalogue": "ibcalc.catalogue.models",
     "ClusterSpec": "ibcalc.cluster.resolve",
     "Collective": "ibcalc.engine.types",
     "CollectivePlan": "ibcalc.facade",
     "CostParams": "ibcalc.engine.params",
+    "DType": "ibcalc.engine.types",
     "Estimate": "ibcalc.engine.types",
+    "EstimateResult": "ibcalc.results",
     "IbcalcError": "ibcalc.errors",
     "Link": "ibcalc.catalogue.models",
     "Protocol": "ibcalc.engine.types",
     "QuickEstimate": "ibcalc.facade",
+    "ResolvedCluster": "ibcalc.cluster.resolve",
     "System": "ibcalc.catalogue.models",
     "check_design": "ibcalc.design.check",
     "common_pairings": "ibcalc.gap",
@@ -75,15 +80,19 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "Algorithm",
+    "Catalogue",
     "ClusterSpec",
     "Collective",
     "CollectivePlan",
     "CostParams",
+    "DType",
     "Estimate",
+    "EstimateResult",
     "IbcalcError",
     "Link",
     "Protocol",
     "QuickEstimate",
+    "ResolvedCluster",
     "System",
     "__version__",
     "check_design",
