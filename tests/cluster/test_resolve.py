@@ -703,3 +703,13 @@ def test_a_scale_out_link_between_sites_is_said_to_have_no_distance() -> None:
     assert not any("supports SHARP" in n for n in notes)
     one_site = resolve_cluster(catalogue, ClusterSpec(system="dgx-h100", nodes=4))
     assert any("supports SHARP" in n for n in one_site.assumptions)
+
+
+def test_a_spec_takes_an_oversubscription_written_as_a_ratio() -> None:
+    """ClusterSpec(oversubscription="2:1") was refused ("input should be a valid number")
+    though the field is a down:up ratio and the command line and design files take 2:1."""
+    assert ClusterSpec(oversubscription="2:1").oversubscription == 2.0
+    assert ClusterSpec(oversubscription="4:3").oversubscription == pytest.approx(4 / 3)
+    with pytest.raises(ClusterError) as info:
+        ClusterSpec(oversubscription="1:2")
+    assert str(info.value) == "oversubscription '1:2' must be >= 1 (down:up; did you mean 2:1?)"

@@ -187,6 +187,19 @@ class ClusterSpec(BaseModel):
             raise ValueError(f"is empty; give a {what} name")
         return value
 
+    @field_validator("oversubscription", mode="before")
+    @classmethod
+    def _ratio(cls, value: Any) -> Any:
+        """A down:up ratio as text ("2:1", "4:3"), as the command line and design files take
+        it; refused with the words they use (it had been "input should be a valid number")."""
+        if not isinstance(value, str):
+            return value
+        try:
+            return parse_ratio(value)
+        except ValueError as exc:
+            # the spec's error names the field and value itself
+            raise ValueError(str(exc).removeprefix(f"oversubscription {echo(value)} ")) from None
+
     @field_validator(
         "oversubscription", "cross_leaf_fraction", "neighbour_cross_leaf_fraction", "wan_latency_s"
     )
