@@ -649,3 +649,16 @@ def test_gap_on_mi300x_says_rccl_and_the_duplex_rate() -> None:
     notes = " ".join(result.assumptions)
     assert "314 GB/s per GPU in the one-node collectives below, against 358 GB/s one way" in notes
     assert "AMD GPUs run RCCL" in notes
+
+
+def test_counts_given_as_text_are_refused_by_name(cat: Catalogue) -> None:
+    """gap(cat, "nvlink4", "ndr", "8", 8) failed with TypeError ("'<=' not supported between
+    'int' and 'str'"); a count must be a whole number, and the refusal names the field."""
+    from ibcalc.errors import ClusterError
+
+    with pytest.raises(ClusterError) as info:
+        gap(cat, "nvlink4", "ndr", "8", 8)
+    assert str(info.value) == "gpus_per_node '8' is not a whole number"
+    with pytest.raises(ClusterError) as info:
+        gap(cat, "nvlink4", "ndr", 8, 8.0)
+    assert str(info.value) == "nics_per_node 8.0 is not a whole number"

@@ -192,7 +192,10 @@ def check_nic_default(nics: int, gpus_per_node: int, why: str) -> None:
 
 
 def check_count(field: str, value: int, low: int, high: int) -> int:
-    """Return ``value`` if ``low <= value <= high``; else refuse it naming the field."""
+    """Return ``value`` if it is a whole number with ``low <= value <= high``; else refuse it
+    naming the field (a string "8" had failed on the comparison with a TypeError)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ClusterError(f"{{{field}}} {value!r} is not a whole number", field=field)
     if not low <= value <= high:
         raise ClusterError(f"{{{field}}} {value} is out of range ({low}..{high})", field=field)
     return value
