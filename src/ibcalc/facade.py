@@ -59,7 +59,7 @@ def parse_dtype(dtype: DType | str) -> DType:
     if isinstance(dtype, DType):
         return dtype
     if not isinstance(dtype, str):
-        # None or 4 (bytes?) had raised AttributeError from deep inside
+        # None or 4 had raised AttributeError from deep inside
         raise UnitError(
             f"dtype {dtype!r} is not a type name (use one of {', '.join(DType.names())})"
         )

@@ -14,7 +14,9 @@ Conventions (docs/architecture.md#units-and-conventions):
 
 from __future__ import annotations
 
+import decimal
 import math
+import numbers
 import re
 
 from ibcalc.errors import UnitError
@@ -148,6 +150,17 @@ _BW_LIMIT = " (the limit is 1 PB/s)"
 _WHOLE_BYTE_ULPS = 4
 
 
+def _as_input(value: object, raw: str, what: str) -> str | int | float:
+    """``value`` as the parsers read it: text or a number (a NumPy scalar, a Fraction or a
+    Decimal as a float); None or a list is refused (each had failed with TypeError inside the
+    pattern match, and so had a Decimal)."""
+    if isinstance(value, str | int | float):
+        return value
+    if isinstance(value, numbers.Real | decimal.Decimal):
+        return float(value)
+    raise UnitError(f"{what} {shown(raw)} is not text or a number")
+
+
 def parse_size(
     value: str | int | float, *, allow_zero: bool = False, what: str = "size", whole: bool = True
 ) -> float:
@@ -163,9 +176,7 @@ def parse_size(
     raw = str(value)
     if isinstance(value, bool):
         raise UnitError(f"{what} {shown(raw)} is not a number of bytes")
-    if not isinstance(value, str | int | float):
-        # None, a Decimal or a list had failed with TypeError inside the pattern match
-        raise UnitError(f"{what} {shown(raw)} is not text, an int or a float")
+    value = _as_input(value, raw, what)
     if isinstance(value, int | float):
         size = _finite_number(repr(float(value)), raw, what, _SIZE_LIMIT)
     else:
@@ -221,9 +232,7 @@ def parse_bandwidth(value: str | int | float, *, what: str = "bandwidth") -> flo
     raw = str(value)
     if isinstance(value, bool):
         raise UnitError(f"{what} {shown(raw)} is not a number")
-    if not isinstance(value, str | int | float):
-        # None, a Decimal or a list had failed with TypeError inside the pattern match
-        raise UnitError(f"{what} {shown(raw)} is not text, an int or a float")
+    value = _as_input(value, raw, what)
     if isinstance(value, int | float):
         bw = _finite_number(repr(float(value)), raw, what, _BW_LIMIT)
     else:
@@ -285,9 +294,7 @@ def parse_time(
     raw = str(value)
     if isinstance(value, bool):
         raise UnitError(f"{what} {shown(raw)} is not a number")
-    if not isinstance(value, str | int | float):
-        # None, a Decimal or a list had failed with TypeError inside the pattern match
-        raise UnitError(f"{what} {shown(raw)} is not text, an int or a float")
+    value = _as_input(value, raw, what)
     if isinstance(value, int | float):
         seconds = _finite_number(repr(float(value)), raw, what)
     else:

@@ -9,6 +9,7 @@ change them (docs/architecture.md#results-state-their-assumptions).
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass, field
 
 from ibcalc.catalogue.load import find_link, find_system, link_role_problem
@@ -194,7 +195,7 @@ def check_nic_default(nics: int, gpus_per_node: int, why: str) -> None:
 def check_count(field: str, value: int, low: int, high: int) -> int:
     """Return ``value`` if it is a whole number with ``low <= value <= high``; else refuse it
     naming the field (a string "8" had failed on the comparison with a TypeError)."""
-    if isinstance(value, bool) or not isinstance(value, int):
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise ClusterError(f"{{{field}}} {value!r} is not a whole number", field=field)
     if not low <= value <= high:
         raise ClusterError(f"{{{field}}} {value} is out of range ({low}..{high})", field=field)
