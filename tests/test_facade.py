@@ -545,7 +545,7 @@ def test_library_calls_with_wrong_kinds_of_input_raise_ibcalc_errors(
     for kind, words, call in cases:
         with pytest.raises(kind) as info:
             call()
-        assert str(info.value).startswith(words) or words in str(info.value), str(info.value)
+        assert words in str(info.value), str(info.value)
     # a Decimal is a number, as estimate_on takes it (parse_size had failed with TypeError)
     assert parse_size(Decimal("1e9")) == 1e9
     # a sweep takes the collective, algorithm and protocol by name, as estimate_on does (a
