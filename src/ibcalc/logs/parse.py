@@ -900,22 +900,31 @@ class _Unprefixed:
                 yield line
 
 
-#: A result row (size, count, element type) behind some text: a launcher's or job system's line
-#: prefix the reader does not strip (``[0] ``, ``node01: ``, a syslog stamp)
-_PREFIXED_ROW_ANYWHERE = re.compile(
-    r"^(?P<prefix>\S.{0,78}?) *\b\d+ +\d+ +(?:float|half|bfloat16|double|u?int(?:8|32|64)?|"
-    r"char|f8e4m3|f8e5m2|fp8\w*) ",
-    re.MULTILINE,
+#: A result row's element type with a space on each side, wherever it sits on a line: the
+#: cheap first look for a row behind a line prefix (:func:`_prefixed_row`)
+_ROW_TYPE = re.compile(
+    r" (?:float|half|bfloat16|double|u?int(?:8|32|64)?|char|f8e4m3|f8e5m2|fp8\w*) "
 )
+#: What comes before the type in a row: its size and count, after the prefix
+_SIZE_COUNT_AT_END = re.compile(r"(?:^|[^\d])(\d+ +\d+) *$")
 
 
 def _prefixed_row(text: str) -> tuple[str, int] | None:
-    """The prefix and line of the first result row behind a line prefix, or None (the whole
-    text is searched: a verbose NCCL_DEBUG=INFO log prints its table after line 2,900)."""
+    """The prefix and line of the first result row behind a line prefix (up to 79 characters,
+    not indentation, not a ``#`` line), or None. The whole text is searched (a verbose
+    NCCL_DEBUG=INFO log prints its table after line 2,900), for a row's element type first: a
+    pattern anchored at each line start, trying each prefix length, took 2.9 s on 58 MB of
+    debug lines; this takes about 0.2 s."""
     spaced = text.replace("\t", " ")
-    for m in _PREFIXED_ROW_ANYWHERE.finditer(spaced):
-        if not m.group("prefix").lstrip().startswith("#"):
-            return m.group("prefix"), spaced.count("\n", 0, m.start()) + 1
+    for m in _ROW_TYPE.finditer(spaced):
+        start = spaced.rfind("\n", 0, m.start()) + 1
+        fields = _SIZE_COUNT_AT_END.search(spaced, start, m.start())
+        if fields is None:
+            continue
+        prefix = spaced[start : fields.start(1)].rstrip(" ")
+        if not prefix or len(prefix) > 79 or prefix[0].isspace() or prefix.startswith("#"):
+            continue
+        return prefix, spaced.count("\n", 0, start) + 1
     return None
 
 
