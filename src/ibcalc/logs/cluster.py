@@ -410,6 +410,10 @@ def infer_cluster(
                 return inf.evidence
         return "printed in the log"
 
+    # NCCL's own count ('nRanks 16 nNodes 2 localRanks 8') where hostnames disagree with it:
+    # containers sharing one hostname list two machines' ranks under one name
+    nccl = _nccl_recount(run, env, given)
+
     # node type: the platform aws-ofi-nccl names, else the GPU name
     efa = env.provider is not None and env.provider.value == "efa"
     if "system" not in given and "intra" not in given:
@@ -424,9 +428,8 @@ def infer_cluster(
                 f"(line {env.platform.line})",
             )
         elif run.gpu_model:
-            recounted = _nccl_recount(run, env, given)
             rpn = given.get("gpus_per_node") or (
-                recounted[1] if recounted is not None else run.ranks_per_node
+                nccl[1] if nccl is not None else run.ranks_per_node
             )
             rule = match_rule(run.gpu_model, rpn)
             if rule is not None:
@@ -472,9 +475,7 @@ def infer_cluster(
 
     # placement: ranks per node and nodes from the device list
     ranks = run.ranks
-    # NCCL's own count ('nRanks 16 nNodes 2 localRanks 8') wins over hostnames that disagree
-    # with it: containers sharing one hostname list two machines' ranks under one name
-    nccl = _nccl_recount(run, env, given)
+    # NCCL's own count wins over hostnames that disagree with it
     recount = nccl is not None
     if nccl is not None:
         said = (
