@@ -37,7 +37,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -1081,12 +1081,15 @@ def _apply_overlap(
     proportion to their time. Without compute times every phase is exposed in full.
     """
     windows = _windows(forward_s, backward_s, m)
-    totals: dict[str, float] = {}
-    for fields, window in phases:
-        if window is not None:
-            assert isinstance(fields, dict)
-            # Phase.total_s
-            totals[window] = totals.get(window, 0.0) + fields["time_s"] * fields["count"]
+    totals = _window_busy(
+        # Phase.total_s of each overlappable phase (given as its fields)
+        (
+            (fields["time_s"] * fields["count"], window)
+            for fields, window in phases
+            if isinstance(fields, dict)
+        ),
+        windows,
+    )
     out: list[Phase] = []
     for phase, window in phases:
         if window is None:
@@ -1128,20 +1131,27 @@ def _ranges(
         return None, None
     ends: list[tuple[float, float]] = []
     for end in (0, 1):
-        busy: dict[str, float] = {}
-        comm = exposed = 0.0
-        for phase, bounds in zip(phases, ranges, strict=True):
-            assert bounds is not None
-            total = bounds[end]
-            comm += total
-            window = phase.overlaps
-            if window is not None and window in windows:
-                busy[window] = busy.get(window, 0.0) + total
-            else:
-                exposed += total
-        exposed += sum(max(0.0, t - windows[w]) for w, t in busy.items())
+        items = [(r[end], p.overlaps) for p, r in zip(phases, ranges, strict=True) if r]
+        busy = _window_busy(items, windows)
+        comm = sum(total for total, _ in items)
+        exposed = sum(total for total, window in items if window not in busy) + sum(
+            max(0.0, t - windows[w]) for w, t in busy.items()
+        )
         ends.append((comm, exposed))
     return (ends[0][0], ends[1][0]), (ends[0][1], ends[1][1])
+
+
+def _window_busy(
+    items: Iterable[tuple[float, str | None]], windows: Mapping[str, float]
+) -> dict[str, float]:
+    """The communication each compute window hides: the summed totals of the (total, window)
+    items under it. An item without a window, or whose window has no compute, is under none
+    and exposed in full; a window's exposed time is ``max(0, busy - its compute)``."""
+    busy: dict[str, float] = {}
+    for total, window in items:
+        if window is not None and window in windows:
+            busy[window] = busy.get(window, 0.0) + total
+    return busy
 
 
 def _divisors(n: int) -> list[int]:
