@@ -27,7 +27,7 @@ from rich.text import Text
 from ibcalc.catalogue.models import Catalogue, Link, Storage, System
 from ibcalc.engine.types import Cost, Estimate, busbw_factor
 from ibcalc.errors import fill_fields
-from ibcalc.render.stream import PipeConsole, TrimmedStream, unit_wrap, whole_width
+from ibcalc.render.stream import PipeConsole, TrimmedStream, left_out, unit_wrap, whole_width
 from ibcalc.render.words import LINK_KEYS, links_words
 from ibcalc.units import (
     GB,
@@ -766,17 +766,11 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
     if count_left_out:
         console.print(
             Text(
-                f"the count column (elements) is left out at {console.width} columns "
-                f"({wide_natural} or more show it)"
+                left_out("the count column (elements) is", console.width, wide_natural, many=False)
             )
         )
     if wanted and not bar_width:
-        console.print(
-            Text(
-                f"the busbw bar is left out at {console.width} columns ({natural + 10} or more "
-                "show it)"
-            )
-        )
+        console.print(Text(left_out("the busbw bar is", console.width, natural + 10, many=False)))
     if any(r["busbw_equivalent"] for r in rows):
         console.print(
             Text("* busbw is an equivalent figure (in-network or 2-node tree), not a wire rate")
@@ -874,6 +868,11 @@ def _nic_count(data: dict[str, Any]) -> str:
     return f"x1/{data['gpus_per_node'] // data['nics_per_node']}"
 
 
+#: The page width from which ``gap``'s table shows its line-rate columns (narrower, the
+#: achievable rates and times stay whole)
+_GAP_FULL_WIDTH = 98
+
+
 def render_gap(
     report: GapReport,
     fmt: str = Format.TABLE,
@@ -917,7 +916,7 @@ def _gap_table(rows: Sequence[dict[str, Any]], stream: TextIO | None) -> None:
         pad_edge=False,
     )
     # below 98 columns the line-rate columns give way (achievable rates and times stay whole)
-    full = console.width >= 98
+    full = console.width >= _GAP_FULL_WIDTH
     columns = (
         ("scale-up", "left", True),
         ("line\n(GB/s)", "right", full),
@@ -971,9 +970,13 @@ def _gap_table(rows: Sequence[dict[str, Any]], stream: TextIO | None) -> None:
             []
             if full
             else [
-                "the line-rate columns and the line ratio (the gap ibcalc check gates) are "
-                f"left out at {console.width} columns (98 or more show them; --format json has "
-                "them)"
+                left_out(
+                    "the line-rate columns and the line ratio (the gap ibcalc check gates) are",
+                    console.width,
+                    _GAP_FULL_WIDTH,
+                    many=True,
+                    json="them",
+                )
             ]
         ),
     ):

@@ -43,7 +43,7 @@ from ibcalc.logs.results import (
     line_span,
 )
 from ibcalc.render.plot import MeasuredPoint, Series, plot_sweep
-from ibcalc.render.stream import PipeConsole, TrimmedStream
+from ibcalc.render.stream import PipeConsole, TrimmedStream, left_out
 from ibcalc.textsafe import printable
 from ibcalc.units import plural
 
@@ -216,9 +216,8 @@ def _dropped_words(dropped: list[str], widths: Mapping[str, int], width: int) ->
     items = [f"the {listed} column{'s' if len(columns) > 1 else ''}"] if columns else []
     if "bands" in dropped:
         items.append("the latency rows' time bands")
-    return (
-        f"; {' and '.join(items)} left out at {width} columns ({widest} or more show "
-        f"{'them' if len(dropped) > 1 else 'it'}; --format json has every field)"
+    return "; " + left_out(
+        " and ".join(items), width, widest, many=len(dropped) > 1, json="every field"
     )
 
 

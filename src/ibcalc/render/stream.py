@@ -22,6 +22,7 @@ __all__ = [
     "PipeConsole",
     "TrimmedStream",
     "fit_columns",
+    "left_out",
     "trim_line",
     "unit_wrap",
     "whole_width",
@@ -288,3 +289,13 @@ def _wrap_cells(column: Column, width: int) -> None:
             cells[i] = unit_wrap(cell, width)
         elif isinstance(cell, Text) and not cell.spans and cell_len(cell.plain) > width:
             cells[i] = Text(unit_wrap(cell.plain, width), style=cell.style, end=cell.end)
+
+
+def left_out(what: str, width: int, full: int, *, many: bool, json: str | None = None) -> str:
+    """The words every table uses for what a narrow page leaves out: ``<what> left out at <width>
+    columns (<full> or more show it|them[; --format json has <json>])``; ``what`` carries its
+    own verb where the sentence needs one (``the busbw bar is``)."""
+    tail = f"; --format json has {json}" if json else ""
+    return (
+        f"{what} left out at {width} columns ({full} or more show {'them' if many else 'it'}{tail})"
+    )

@@ -27,7 +27,7 @@ from ibcalc.render.console import (
     prose,
     render_json,
 )
-from ibcalc.render.stream import PipeConsole, TrimmedStream, unit_wrap
+from ibcalc.render.stream import PipeConsole, TrimmedStream, left_out, unit_wrap
 from ibcalc.units import GiB, format_bandwidth, format_number, format_size, format_time
 from ibcalc.workload.checkpoint import CheckpointResult, Transfer
 from ibcalc.workload.infer import InferResult
@@ -354,9 +354,13 @@ def _phase_table(
         pad_edge=False,
         padding=0,
         caption=(
-            f"the {' and '.join(dropped)} column{'s' if len(dropped) > 1 else ''} left out at "
-            f"{width} columns ({full} or more show {'them' if len(dropped) > 1 else 'it'}; "
-            "--format json has every field)"
+            left_out(
+                f"the {' and '.join(dropped)} column{'s' if len(dropped) > 1 else ''}",
+                width,
+                full,
+                many=len(dropped) > 1,
+                json="every field",
+            )
             if dropped
             else None
         ),
