@@ -198,27 +198,33 @@ def _dropped_columns(widths: Mapping[str, int], width: int) -> list[str]:
     regime, then the algorithm, then the line, as long as it is too wide."""
     dropped: list[str] = []
     for name in _NARROW_DROPS:
-        kept = [w for n, w in widths.items() if n not in dropped]
-        if sum(kept) + len(kept) - 1 <= width:
+        if _table_width(widths, dropped) <= width:
             break
         dropped.append(name)
     return dropped
 
 
-def _dropped_words(dropped: list[str], widths: Mapping[str, int], width: int) -> str:
-    """The legend's words for the columns (and time bands) left out, empty when none, with the
-    width that shows them all."""
-    if not dropped:
+def _dropped_words(
+    dropped: list[str], widths: Mapping[str, int], width: int, *, bands: bool = False
+) -> str:
+    """The legend's words for the columns (and, with ``bands``, the latency rows' time bands)
+    left out, empty when none, with the width that shows them all."""
+    if not dropped and not bands:
         return ""
-    widest = sum(widths.values()) + len(widths) - 1
-    columns = [name for name in dropped if name != "bands"]
-    listed = " and ".join([", ".join(columns[:-1]), columns[-1]] if len(columns) > 1 else columns)
-    items = [f"the {listed} column{'s' if len(columns) > 1 else ''}"] if columns else []
-    if "bands" in dropped:
+    listed = " and ".join([", ".join(dropped[:-1]), dropped[-1]] if len(dropped) > 1 else dropped)
+    items = [f"the {listed} column{'s' if len(dropped) > 1 else ''}"] if dropped else []
+    if bands:
         items.append("the latency rows' time bands")
+    many = len(dropped) + bands > 1
     return "; " + left_out(
-        " and ".join(items), width, widest, many=len(dropped) > 1, json="every field"
+        " and ".join(items), width, _table_width(widths), many=many, json="every field"
     )
+
+
+def _table_width(widths: Mapping[str, int], dropped: Sequence[str] = ()) -> int:
+    """The width of a table of ``widths`` one space apart, without the ``dropped`` columns."""
+    kept = [w for name, w in widths.items() if name not in dropped]
+    return sum(kept) + len(kept) - 1
 
 
 def _rows_table(check: RunCheck, width: int = 100) -> tuple[Table, str]:
@@ -228,15 +234,11 @@ def _rows_table(check: RunCheck, width: int = 100) -> tuple[Table, str]:
     cells = _row_cells(check)
     widths = _column_widths(cells)
     dropped = _dropped_columns(widths, width)
-    kept = [w for name, w in widths.items() if name not in dropped]
-    if sum(kept) + len(kept) - 1 > width:
-        # still too wide with every aid column gone: the latency rows' time bands go too
+    # still too wide with every aid column gone: the latency rows' time bands go too
+    bands = _table_width(widths, dropped) > width
+    if bands:
         cells = _row_cells(check, time_bands=False)
-        dropped.append("bands")
-        words = _dropped_words(dropped, widths, width)
-        dropped.remove("bands")
-    else:
-        words = _dropped_words(dropped, widths, width)
+    words = _dropped_words(dropped, widths, width, bands=bands)
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=0)
     for name, justify in _ROW_COLUMNS:
         if name not in dropped:
