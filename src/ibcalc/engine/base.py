@@ -656,12 +656,20 @@ def ll_cap_Bps(topo: Topology, params: CostParams) -> float:
     AMD x86 hosts take ``ll_max_busbw_amd_host`` where ``assumptions.amd_host_ll_cap`` is set
     (NCCL's tuner view)."""
     tuner = params.nccl_tuner
-    one, two, more = tuner.ll_max_busbw_Bps.get(topo.arch, tuner.ll_max_busbw_Bps["hopper"])
-    if topo.domains == 1:
-        return one
-    if topo.host_cpu == "amd" and params.assumptions.amd_host_ll_cap:
-        two, more = tuner.ll_max_busbw_amd_host_Bps
-    return two if topo.domains == 2 else more
+    arch, nodes, amd = _ll_cap_row(topo, params)
+    if amd:
+        return tuner.ll_max_busbw_amd_host_Bps[nodes - 1]
+    return tuner.ll_max_busbw_Bps[arch][nodes]
+
+
+def _ll_cap_row(topo: Topology, params: CostParams) -> tuple[str, int, bool]:
+    """The row and column of NCCL's LL cap table: the GPU generation (Hopper's for one the
+    table does not list), 0/1/2 for one node, 2 nodes, 3 or more, and whether the AMD-host row
+    applies (several nodes, ``assumptions.amd_host_ll_cap``)."""
+    arch = topo.arch if topo.arch in params.nccl_tuner.ll_max_busbw_Bps else "hopper"
+    nodes = min(topo.domains, 3) - 1
+    amd = nodes > 0 and topo.host_cpu == "amd" and bool(params.assumptions.amd_host_ll_cap)
+    return arch, nodes, amd
 
 
 def ll_network_bound(
@@ -680,11 +688,9 @@ def ll_network_bound(
 
 def ll_cap_words(topo: Topology, params: CostParams) -> str:
     """Which row of NCCL's LL cap :func:`ll_cap_Bps` took, in words."""
-    nodes = {1: "one node", 2: "2 nodes"}.get(topo.domains, "3 or more nodes")
-    amd = topo.domains > 1 and topo.host_cpu == "amd" and params.assumptions.amd_host_ll_cap
-    arch = topo.arch if topo.arch in params.nccl_tuner.ll_max_busbw_Bps else "hopper"
-    host = ", AMD host row" if amd else ""
-    return f"{arch} on {nodes}{host}; nccl_tuner.ll_max_busbw"
+    arch, nodes, amd = _ll_cap_row(topo, params)
+    where = ("one node", "2 nodes", "3 or more nodes")[nodes]
+    return f"{arch} on {where}{', AMD host row' if amd else ''}; nccl_tuner.ll_max_busbw"
 
 
 def ring_protocol_words(
