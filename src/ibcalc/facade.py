@@ -470,9 +470,7 @@ class CollectivePlan:
     ) -> None:
         params = params if params is not None else builtin_cost_params()
         self.cluster = cluster
-        self.algorithm = cast(Algorithm | None, _choice("algorithm", algorithm, Algorithm))
-        self.protocol = cast(Protocol | None, _choice("protocol", protocol, Protocol))
-        collective = _collective(collective)
+        collective, self.algorithm, self.protocol = by_name(collective, algorithm, protocol)
         self._plan = plan_for(collective, cluster.topology, params, dtype=parse_dtype(dtype))
         self._factor = busbw_factor(collective, cluster.ranks)
         # effective_size's rounding, worked out once
