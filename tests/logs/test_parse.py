@@ -1062,6 +1062,8 @@ def test_version_codes(code: int, version: str) -> None:
     ("variant", "note"),
     [
         ("timestamps", "a timestamp before 225 lines removed"),
+        ("journal", "a timestamp before 225 lines removed"),
+        ("journal-precise", "a timestamp before 225 lines removed"),
         ("colour", "terminal colour codes removed"),
         ("cr", "line ends are CR only: read as lines"),
         ("utf16", "UTF-16 text read as UTF-8"),
@@ -1081,6 +1083,15 @@ def test_what_collectors_add_around_a_log_is_taken_away(
     text = source.read_text()
     if variant == "timestamps":
         data = "".join(f"2024-07-19T12:34:56.123456789Z {line}\n" for line in text.splitlines())
+        raw = data.encode()
+    elif variant.startswith("journal"):
+        # journalctl's syslog form: a clock that moves line by line, then host and process
+        fraction = ".{:06d}" if variant == "journal-precise" else ""
+        data = "".join(
+            f"Jul  9 12:{i // 60:02d}:{i % 60:02d}{fraction.format(i)} gpu-node-07 mpirun[2231]: "
+            f"{line}\n"
+            for i, line in enumerate(text.splitlines())
+        )
         raw = data.encode()
     elif variant == "colour":
         raw = "".join(
@@ -1104,6 +1115,8 @@ def test_what_collectors_add_around_a_log_is_taken_away(
     ]
     if note is not None:
         assert note in run.notes
+    if variant.startswith("journal"):
+        assert any("'gpu-node-07 mpirun[2231]:' removed" in n for n in run.notes), run.notes
     # line 1's "Collective test starting" is read (a BOM hid it): the collective's evidence
     assert run.collective is not None
     assert any(i.field == "collective" and "line 1" in i.evidence for i in run.inferences)

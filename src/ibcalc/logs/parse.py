@@ -935,10 +935,14 @@ _ODD_SPACES = {ord("\u00a0"): " ", ord("\u2007"): " ", ord("\u202f"): " "}
 _ANSI = re.compile(
     r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[()][0-9A-Za-z]|[=>])"
 )
-#: A timestamp a log collector puts before every line (`kubectl logs --timestamps`, journald,
-#: Slurm's `--label`-free collectors): RFC 3339 / ISO 8601 date and time, then a space.
+#: A timestamp a log collector puts before every line, then a space: RFC 3339 / ISO 8601 date
+#: and time (`kubectl logs --timestamps`, `docker logs -t`, `journalctl -o short-iso`), or the
+#: syslog form (`journalctl`'s default `Jul 19 12:34:56`, `-o short-precise` with microseconds).
+#: The host and process tag syslog prints after it are one fixed prefix per process, taken away
+#: as any other line prefix is.
 _STAMP = re.compile(
-    r"^\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]? "
+    r"^(?:\[?\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?\]?"
+    r"|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d \d{2}:\d{2}:\d{2}(?:\.\d+)?) "
 )
 
 
