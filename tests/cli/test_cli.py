@@ -211,6 +211,24 @@ def test_systems_table_keeps_ids_and_rates_whole(columns: int) -> None:
     assert all(len(line) <= columns for line in lines)
 
 
+@pytest.mark.parametrize("columns", [80, 120])
+def test_storage_table_fits_the_page(columns: int) -> None:
+    """At 80 columns the storage rows took 81 characters and the rule 82, so every line
+    wrapped; the columns now close up to one space where the page is narrow. Each row still
+    reads whole: id, kind, the catalogue's rates and the grade."""
+    result = runner.invoke(app, ["storage"], env={"COLUMNS": str(columns)})
+    assert result.exit_code == 0
+    lines = result.output.splitlines()
+    assert all(len(line) <= columns for line in lines)
+    rows = {line.split()[0]: line for line in lines if line.startswith("  ") and line.split()}
+    for entry in load_catalogue(use_env=False).storage:
+        row = rows[entry.id].split()
+        assert row[1] == entry.kind.value
+        assert row[-1] == entry.confidence.value
+        if entry.aggregate_read_Bps is not None:
+            assert row[2:4] == [f"{entry.aggregate_read_Bps / 1e9:.1f}", "GB/s"]
+
+
 @pytest.mark.parametrize(
     ("listing", "command", "typo", "alias"),
     [

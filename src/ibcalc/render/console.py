@@ -601,6 +601,11 @@ def render_storage_list(
             format_time(entry.latency_s) if entry.latency_s is not None else "-",
             entry.confidence.value,
         )
+    if whole_width(console, table) > console.width:
+        # one space between columns, as the systems list does: at 80 columns the rows took 81
+        # and the rule 82, and every line wrapped
+        table.collapse_padding = True
+        table.padding = (0, 0, 0, 1)
     console.print(_fold(table))
     _print_aliases(console, entries)
     console.print(Text("(names, sources and request limits: ibcalc storage show ID)"))
