@@ -417,3 +417,25 @@ def test_a_checkpoint_says_why_it_has_no_likely_range(test_catalogue: Catalogue)
     result = checkpoint(test_catalogue, cluster, spec)
     assert all(p.time_s_range is None for p in result.phases)
     assert any(a.startswith("no likely range: ") for a in result.assumptions)
+
+
+def test_a_per_client_cap_names_the_bound(tmp_path: Path) -> None:
+    """A storage system whose per-client write limit (10 GB/s) is below the 50 GB/s client
+    NIC: the save was reported "client NICs"-bound with the cap only in the detail. 16 nodes
+    x 10 GB/s = 160 GB/s against 200 GB/s of storage: 810 GB / 160 GB/s = 5.0625 s, bound by
+    the cap; reads are not capped, so the restore's client bound keeps its name."""
+    capped = OVERRIDE.replace(
+        '    aggregate_source: "test value"\n',
+        '    aggregate_source: "test value"\n'
+        '    per_client_write: "10 GB/s"\n'
+        '    per_client_source: "test value"\n',
+    )
+    path = tmp_path / "capped.yaml"
+    path.write_text(capped, encoding="utf-8")
+    cat = load_catalogue([path], use_env=False)
+    result = _to_test_storage(cat, "llama3-405b")
+    assert result.save.bound == "per-client cap"
+    assert result.save.time_s == pytest.approx(810e9 / (16 * 10e9))
+    (cap,) = (b for b in result.save.bounds if b.name == "per-client cap")
+    assert "capped by test-200 at 10.0 GB/s per client" in cap.detail
+    assert result.restore.bounds[0].name == "client NICs"

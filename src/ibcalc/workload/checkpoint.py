@@ -10,7 +10,8 @@ reading what it holds.
 
 The time is the largest of its bounds, plus one storage latency:
 
-* client NICs: ``bytes / (nodes x min(storage NICs x NIC rate, the storage's per-client cap))``;
+* client NICs: ``bytes / (nodes x min(storage NICs x NIC rate, the storage's per-client cap))``
+  (named ``per-client cap`` where the storage's cap is the smaller);
 * storage: ``bytes / (units x the unit's aggregate rate)`` (read or write);
 * fabric: ``bytes / fabric bandwidth`` between clients and storage, when given;
 * requests (object stores): ``parts / (prefixes x requests per second)``, where every rank's
@@ -248,9 +249,13 @@ def _transfer(
     per_client = storage.per_client_write_Bps if write else storage.per_client_read_Bps
     node_rate = client_Bps if per_client is None else min(client_Bps, per_client)
     detail = client_detail
+    client_bound = "client NICs"
     if per_client is not None and per_client < client_Bps:
+        # the storage's own limit per client binds, not the NICs: the bound says so (it was
+        # named "client NICs" with the cap only in its detail)
+        client_bound = "per-client cap"
         detail += f", capped by {storage.id} at {format_bandwidth(per_client)} per client"
-    bounds.append(Bound(name="client NICs", bw_Bps=nodes * node_rate, time_s=0.0, detail=detail))
+    bounds.append(Bound(name=client_bound, bw_Bps=nodes * node_rate, time_s=0.0, detail=detail))
     unit = storage.aggregate_write_Bps if write else storage.aggregate_read_Bps
     if unit is not None:
         bounds.append(
