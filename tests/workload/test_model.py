@@ -49,6 +49,30 @@ def test_mixtral_shape() -> None:
     assert model.kv_bytes_per_token(2) == 131_072
 
 
+def test_a_dense_shape_holds_the_presets_counts() -> None:
+    """Llama 3 70B by hand: per layer q and o 2 x 8192^2, k and v 2 x 8192 x (8 x 128), a
+    SwiGLU MLP 3 x 8192 x 28672; 80 layers, plus 2 x 128,256 x 8192 of embedding and output
+    layer: 70.55B, Meta's 70B. Every dense preset's shape holds its count within 1 %."""
+    h, layers, kv, ffn, vocab = 8192, 80, 8 * 128, 28672, 128_256
+    by_hand = layers * (2 * h * h + 2 * h * kv + 3 * h * ffn) + 2 * vocab * h
+    assert find_model("llama3-70b").shape_params == by_hand == pytest.approx(70.55e9, rel=1e-3)
+    for model in MODEL_PRESETS.values():
+        if model.shape_params is not None:
+            assert model.shape_params == pytest.approx(model.params, rel=0.01)
+            assert model.shape_warnings() == []
+    assert find_model("mixtral-8x7b").shape_params is None  # experts: no dense count
+
+
+def test_a_count_the_shape_does_not_hold_is_said() -> None:
+    """`train --model llama3-70b --params 8B` sized gradients for 8B and TP messages for 80
+    layers of 8192 with no word; a count more than 2x away from the shape's is now warned of.
+    Within a factor of 2 (70B against the 70.55B shape, or 40B) nothing is said."""
+    (warning,) = model_from("llama3-70b", params="8B").shape_warnings()
+    assert "80 layers of hidden 8,192 hold about 70.6B parameters, not the model's 8B" in warning
+    assert model_from("llama3-70b", params="40B").shape_warnings() == []
+    assert model_from("llama3-70b", params="150B").shape_warnings() != []
+
+
 def test_every_preset_has_a_source() -> None:
     for model in MODEL_PRESETS.values():
         assert model.sources

@@ -210,7 +210,7 @@ def infer(
     model.check_context(spec.prompt_tokens, spec.output_tokens)
     act = spec.act_dtype.bytes
     phases: list[Phase] = []
-    warnings: list[str] = model.tp_warnings(spec.tp)
+    warnings: list[str] = [*model.tp_warnings(spec.tp), *model.shape_warnings()]
     notes: list[str] = [
         "communication only: the compute of each token (weight and KV-cache reads) is not included"
     ]

@@ -368,6 +368,40 @@ class ModelSpec(CheckedSpec):
             )
         return warnings
 
+    @property
+    def shape_params(self) -> float | None:
+        """Parameters a dense model's shape holds: per layer the attention's query and output
+        projections (``2 h^2``), its key and value projections (``2 h x kv_heads x head_dim``,
+        ``2 h^2`` without grouped-query attention) and the MLP (``2 h x ffn``, ``3 h x ffn``
+        gated), plus the embedding and output layer. None for a mixture of experts, an MLA
+        model or where the layers or hidden size are not known. Llama 3 70B: 80 x (134.2M +
+        16.8M + 704.6M) + 2.1B = 70.6B (Meta's 70B)."""
+        if self.layers is None or self.hidden is None or self.is_moe or self.kv_lora_rank:
+            return None
+        h = self.hidden
+        head_dim = self.head_dim_or_derived
+        kv_width = (
+            self.kv_heads * head_dim if self.kv_heads is not None and head_dim is not None else h
+        )
+        ffn = self.ffn_hidden if self.ffn_hidden is not None else 4 * h
+        per_layer = 2 * h * h + 2 * h * kv_width + (3 if self.gated_mlp else 2) * h * ffn
+        return float(self.layers * per_layer) + 2 * self.embedding_params
+
+    def shape_warnings(self) -> list[str]:
+        """A parameter count the shape does not hold, by more than a factor of 2 either way
+        (``--params 8B`` on a 70B preset): the tensor- and pipeline-parallel traffic follows
+        the shape, the gradients and weights the count, so the two describe different models."""
+        held = self.shape_params
+        if held is None or self.params / 2 <= held <= 2 * self.params:
+            return []
+        shape = f"{self.layers} layers of hidden {self.hidden:,}"
+        return [
+            f"{shape} hold about {format_count(float(f'{held:.3g}'))} parameters, not the "
+            f"model's {format_count(self.params)} ({{params}}): activations and tensor- and "
+            "pipeline-parallel messages follow the shape, gradients and weights the count "
+            "(give the shape of the model meant: {layers}, {hidden})"
+        ]
+
     def need(self, field: str, why: str) -> int:
         """The integer field ``field``, or a WorkloadError saying ``why`` it is needed."""
         value = getattr(self, field)

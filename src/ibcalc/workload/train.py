@@ -491,6 +491,7 @@ def _check(spec: TrainSpec, cluster: ResolvedCluster, warnings: list[str]) -> No
             field="ep",
         )
     warnings.extend(model.tp_warnings(par.tp))
+    warnings.extend(model.shape_warnings())
     v = spec.virtual_stages
     if v > 1:
         if par.pp == 1:
