@@ -357,6 +357,29 @@ def test_a_faster_alternative_nccl_ranks_lower_by_a_near_tie_is_called_one(
     assert plain.time_s_range == time_range(plain.time_s, plain.size_bytes, a100.topology, params)
 
 
+def test_across_sites_the_likely_range_keeps_the_light_delay(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """4 x DGX H100 on 2 sites 800 km apart (4 ms one way at 5 us/km): a small send/recv took
+    4.0 ms and its likely range went down to 3.1 ms, faster than light in fibre; the band's low
+    end is now at least one one-way WAN latency. Inside one site nothing changes."""
+    spec = ClusterSpec(
+        system="dgx-h100", nodes=4, sites=2, wan="wan-100g", wan_links=8, wan_latency_s=4e-3
+    )
+    cluster = resolve_cluster(builtin_catalogue, spec)
+    params = builtin_cost_params()
+    est = estimate_on(cluster, Collective.SEND_RECV, 512)
+    q10, q90 = params.error_band.time_error_quantiles["latency"]["verbs"]
+    assert est.time_s / (1 + q90) < 4e-3  # the empirical band alone would go below the floor
+    assert est.time_s_range[0] == pytest.approx(4e-3)
+    assert est.time_s_range[1] >= est.time_s / (1 + q10)  # (a near tie may widen it)
+    # a ring all-gather's last chunk crosses both WAN links: 8 ms at least, 2 x (4 ms + NET hop)
+    ring = estimate_on(cluster, Collective.ALL_GATHER, 32 * 2**10, algorithm="ring")
+    (wan,) = [t for t in ring.best.terms if t.name == "WAN steps"]
+    assert wan.seconds > 2 * 4e-3
+    assert ring.time_s > 2 * 4e-3
+
+
 @pytest.mark.parametrize(
     ("size", "words"),
     [

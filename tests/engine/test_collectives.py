@@ -436,11 +436,20 @@ def test_wan_tier_caps_ring_and_adds_wan_hops() -> None:
     n = 32
     c = cost(t, Collective.ALL_REDUCE, Algorithm.RING, Protocol.SIMPLE)
     assert c.transfer_s == pytest.approx(2 * (n - 1) / n * S / t.wan_bw_Bps(PARAMS))
-    # 2(n-1) = 62 steps: 2(N-1) = 6 network steps, of which 2(sites-1) = 2 cross the WAN
+    # 2(n-1) = 62 steps: 2(N-1) = 6 network steps (NCCL's count), of which 4 cross the WAN:
+    # the ring's 2 WAN links sit 16 ranks apart, and a chunk's 62 consecutive hops meet each
+    # twice, floor(61 / 16) + 1 = 4 (2(sites-1) = 2 had the ring beat its own path's light
+    # delay)
     net = 14.0 + 0.0  # NET ring Simple, no transport latency on the site network
     wan_hop = 14.0 + 1000.0
-    latency = (8.4 + (62 - 6) * 3.4 + 4 * net + 2 * wan_hop) * 1.4
+    latency = (8.4 + (62 - 6) * 3.4 + 2 * net + 4 * wan_hop) * 1.4
     assert c.latency_s == pytest.approx(latency * US + proxy_s(t))
+    # an all-gather's last chunk goes n-1 = 31 hops: both WAN links, floor(30 / 16) + 1 = 2;
+    # N-1 = 3 network steps, the third inside a site; no plateau (all-reduce only)
+    g = cost(t, Collective.ALL_GATHER, Algorithm.RING, Protocol.SIMPLE)
+    assert g.latency_s == pytest.approx(
+        (8.4 + (31 - 3) * 3.4 + 1 * net + 2 * wan_hop) * US + proxy_s(t)
+    )
     # SHARP cannot span sites
     assert not [
         x

@@ -48,8 +48,14 @@ def transport_class(topo: Topology) -> str:
 def time_range(
     time_s: float, size_bytes: float, topo: Topology, params: CostParams
 ) -> tuple[float, float]:
-    """(low, high) time a measurement of this estimate is likely to show."""
+    """(low, high) time a measurement of this estimate is likely to show.
+
+    Across sites the low end is at least one one-way WAN latency: every rank's result needs
+    data from another site, and the residuals that set the band hold no WAN run (over 800 km
+    a send/recv of 4.0 ms had a likely low of 3.1 ms, faster than light in fibre)."""
     q10, q90 = params.error_band.time_error_quantiles[regime_of(size_bytes)][transport_class(topo)]
     low = time_s / max(1.0 + q90, _FLOOR)
     high = time_s / max(1.0 + q10, _FLOOR)
+    if topo.sites > 1 and topo.wan is not None:
+        low = max(low, topo.wan.transport_latency_s)
     return min(low, time_s), max(high, time_s)

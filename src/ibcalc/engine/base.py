@@ -55,6 +55,7 @@ __all__ = [
     "proxy_ops_term",
     "proxy_posts_term",
     "ring_protocol_bw",
+    "ring_wan_crossings",
     "simple_floor",
     "tree_corrected",
     "tree_correction",
@@ -456,6 +457,21 @@ def tree_levels_term(
         detail=f"2 x {plural(levels, 'level')} (log2 of {topo.domains} {topo.node}s) x {us(net)}: "
         + net_hop_detail(topo, algorithm, protocol, size_bytes, params),
     )
+
+
+def ring_wan_crossings(ring_ranks: int, sites: int, hops: int) -> int:
+    """WAN links that ``hops`` consecutive hops of a ring cross at most, its ``ring_ranks``
+    ranks in ``sites`` equal runs joined by one WAN link each (``s`` WAN links around the
+    ring). A chunk's path sets the time: an all-gather's or reduce-scatter's last chunk goes
+    ``n - 1`` hops, an all-reduce's ``2(n - 1)``, and ``h`` consecutive hops meet at most
+    ``floor((h - 1) / (n / s)) + 1`` of the links, one in every run: ``s`` for an all-gather
+    and ``2s`` for an all-reduce with 3 or more ranks per site. NCCL's tuner counts ``N - 1``
+    and ``2(N - 1)`` network steps (``ncclTopoTuneModel``), which is a few microseconds short
+    across nodes but a whole WAN crossing short across sites (800 km: 4 ms): an all-gather
+    over 2 sites was 4 ms, half the 8 ms its last chunk's path takes at the speed of light."""
+    if sites < 2 or hops < 1:
+        return 0
+    return min(hops, (hops - 1) // (ring_ranks // sites) + 1)
 
 
 def wan_hop_latency(

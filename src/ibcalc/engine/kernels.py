@@ -52,6 +52,7 @@ from ibcalc.engine.base import (
     protocol_factor,
     proxy_op_per_channel_s,
     ring_protocol_bw,
+    ring_wan_crossings,
     simple_floor,
     tree_corrected,
     tree_post_overhead,
@@ -231,7 +232,8 @@ def _ring_kernel(
     nsteps = 2 * (n - 1) if all_reduce else n - 1
     s_net = (2 * (big_n - 1) if all_reduce else big_n - 1) if big_n > 1 else 0
     overhead = net_overhead(topo, protocol, params)
-    s_wan = (2 * (sites - 1) if all_reduce else sites - 1) if sites > 1 else 0
+    s_wan = ring_wan_crossings(n, sites, nsteps)
+    s_net = max(s_net, s_wan)
     head = base + (nsteps - s_net) * max(intra, overhead)
     net_steps = s_net - s_wan
     wan_part = s_wan * wan
@@ -850,7 +852,7 @@ def _hierarchical_kernel(
     up_bw = topo.up_bw_Bps()
     rail_bw = min(topo.domain_bw_Bps("neighbour"), topo.wan_bw_Bps(params))
     net_c = 2 * (big_n - 1) / big_n
-    s_wan = 2 * (topo.sites - 1)
+    s_wan = ring_wan_crossings(big_n, topo.sites, 2 * (big_n - 1))
     head = 3 * base_latency(Algorithm.RING, protocol, params) + 2 * (m - 1) * intra_hop_latency(
         topo, Algorithm.RING, protocol, params
     )

@@ -28,6 +28,7 @@ from ibcalc.engine.base import (
     make_cost,
     net_hop_latency,
     network_words,
+    ring_wan_crossings,
     wan_hop_latency,
 )
 from ibcalc.engine.params import CostParams
@@ -57,7 +58,7 @@ def hierarchical_timing(
     # each rail's ring crosses the WAN once per site; the m rails share a site's WAN links
     rail_bw = min(topo.domain_bw_Bps("neighbour"), topo.wan_bw_Bps(params))
     net_t = 2 * (big_n - 1) / big_n * size_bytes / rail_bw
-    s_wan = 2 * (topo.sites - 1)
+    s_wan = ring_wan_crossings(big_n, topo.sites, 2 * (big_n - 1))
     latency = (
         3 * base_latency(Algorithm.RING, protocol, params)
         + 2 * (m - 1) * intra_hop_latency(topo, Algorithm.RING, protocol, params)

@@ -41,6 +41,7 @@ from ibcalc.engine.base import (
     proxy_ops_term,
     ring_protocol_bw,
     ring_protocol_words,
+    ring_wan_crossings,
     us,
     wan_hop_latency,
     wan_rate_reason,
@@ -196,7 +197,8 @@ def ring_timing(
         nsteps = 2 * (n - 1) if all_reduce else n - 1
         s_net = (2 * (big_n - 1) if all_reduce else big_n - 1) if big_n > 1 else 0
         overhead = net_overhead(topo, protocol, params)
-        s_wan = (2 * (sites - 1) if all_reduce else sites - 1) if sites > 1 else 0
+        s_wan = ring_wan_crossings(n, sites, nsteps)
+        s_net = max(s_net, s_wan)
         latency = (
             base + (nsteps - s_net) * max(intra, overhead) + (s_net - s_wan) * net + s_wan * wan
         )
