@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
@@ -21,3 +23,28 @@ def test_a_link_priced_on_the_tuners_nvlink_row_is_named(builtin_catalogue: Cata
     assert "xgmi-mi300x is priced on that row" in _terms(builtin_catalogue, "mi300x-8")
     assert "priced on that row" not in _terms(builtin_catalogue, "dgx-a100")
     assert "priced on that row" not in _terms(builtin_catalogue, "pcie-8gpu")
+
+
+def test_levels_and_steps_across_sites_say_what_they_count(builtin_catalogue: Catalogue) -> None:
+    """4 x DGX H100 on 2 sites: the tree's node levels read '2 x 1 level (log2 of 4 nodes)'
+    though log2 4 = 2 (one of the two is the WAN level, its own term); halving-doubling's
+    network steps read 'lg N = 1' with N = 4 (they are lg of the 2 nodes of a site), and its
+    transfers gave a phase's bytes beside both phases' time (500 MB at 0.524 GB/s beside
+    1.91 s). Each now says what it counts, and the seconds match the words."""
+    spec = ClusterSpec(
+        system="dgx-h100", nodes=4, sites=2, wan="wan-100g", wan_links=8, wan_latency_s=4e-3
+    )
+    cluster = resolve_cluster(builtin_catalogue, spec)
+    tree = estimate_on(cluster, Collective.ALL_REDUCE, 2**20, algorithm="tree")
+    terms = {t.name: t for t in tree.best.terms}
+    assert "2 x 1 level (log2 of 4 nodes = 2, less 1 across sites)" in (
+        terms["tree levels across nodes"].detail
+    )
+    assert terms["tree levels across sites"].detail.startswith("2 x 1 level (log2 of 2 sites)")
+    rhd = estimate_on(cluster, Collective.ALL_REDUCE, 1e9, algorithm="rhd")
+    terms = {t.name: t for t in rhd.best.terms}
+    assert "lg(N/s) = lg 2 = 1 steps per phase (nodes of a site)" in terms["network steps"].detail
+    wan = terms["WAN transfer"]
+    assert "2 phases x (s-1)/s x S crosses the WAN: 500 MB per GPU per phase at" in wan.detail
+    rate_Bps = float(wan.detail.rsplit(" at ", 1)[1].split(" GB/s")[0]) * 1e9
+    assert wan.seconds == pytest.approx(2 * 0.5e9 / rate_Bps, rel=1e-2)

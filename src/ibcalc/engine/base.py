@@ -61,6 +61,7 @@ __all__ = [
     "tree_correction",
     "tree_post_overhead",
     "wan_hop_latency",
+    "wan_levels_term",
 ]
 
 
@@ -451,11 +452,31 @@ def tree_levels_term(
 ) -> Term:
     """The explanation of a tree's ``levels`` network levels, up and down, between domains."""
     net = net_hop_latency(topo, algorithm, protocol, size_bytes, params)
+    depth = int(math.log2(topo.domains)) if topo.domains > 1 else 0
+    # across sites the top levels are WAN hops (their own term): say what the rest are
+    why = (
+        f"log2 of {topo.domains} {topo.node}s"
+        if levels == depth
+        else f"log2 of {topo.domains} {topo.node}s = {depth}, less {depth - levels} across sites"
+    )
     return Term(
         name=f"tree levels across {topo.node}s",
         seconds=2 * levels * net,
-        detail=f"2 x {plural(levels, 'level')} (log2 of {topo.domains} {topo.node}s) x {us(net)}: "
+        detail=f"2 x {plural(levels, 'level')} ({why}) x {us(net)}: "
         + net_hop_detail(topo, algorithm, protocol, size_bytes, params),
+    )
+
+
+def wan_levels_term(
+    topo: Topology, algorithm: Algorithm, protocol: Protocol, params: CostParams, *, levels: int
+) -> Term:
+    """The explanation of a tree's top ``levels`` levels, up and down, across sites."""
+    wan = wan_hop_latency(topo, algorithm, protocol, params)
+    return Term(
+        name="tree levels across sites",
+        seconds=2 * levels * wan,
+        detail=f"2 x {plural(levels, 'level')} (log2 of {topo.sites} sites) x {us(wan)}: "
+        + wan_hop_detail(topo, algorithm, protocol, params),
     )
 
 

@@ -274,9 +274,10 @@ def sendrecv_timing(
     if topo.domains > 1:
         assert topo.out is not None
         net_t = size_bytes * topo.contention("neighbour") / (topo.gpu_nics * topo.out.nic_bw_Bps)
+    wan_t = 0.0
     if topo.wan is not None:
-        net_t = max(net_t, size_bytes / min(topo.wan.nic_bw_Bps, topo.wan_bw_Bps(params)))
-    transfer = max(intra_t, net_t)
+        wan_t = size_bytes / min(topo.wan.nic_bw_Bps, topo.wan_bw_Bps(params))
+    transfer = max(intra_t, net_t, wan_t)
     if protocol is not Protocol.SIMPLE:
         transfer = transfer / protocol_factor(protocol, params)
     hop, hop_kind = _one_hop(size_bytes, topo, protocol, params)
@@ -323,7 +324,9 @@ def sendrecv_timing(
             latency_s=latency,
             transfer_s=transfer,
             bottleneck=(
-                (
+                f"one {topo.wan.link_id} link between sites"
+                if topo.wan is not None and wan_t >= max(net_t, intra_t)
+                else (
                     f"one NIC between {topo.node}s"
                     if topo.out is None or topo.gpu_nics == 1
                     else f"its GPU's {topo.gpu_nics:.3g} NICs between {topo.node}s"
@@ -331,7 +334,9 @@ def sendrecv_timing(
                 if net_t >= intra_t
                 else "scale-up point-to-point"
             ),
-            formula="max(S/B_p2p, S/B_nic) + base + hop",
+            formula="max(S/B_p2p, S/B_nic"
+            + (", S/B_wan" if topo.wan is not None else "")
+            + ") + base + hop",
             terms=terms,
         )
 

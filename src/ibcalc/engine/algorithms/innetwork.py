@@ -45,13 +45,13 @@ from ibcalc.engine.base import (
     tree_levels_term,
     tree_post_overhead,
     us,
-    wan_hop_detail,
     wan_hop_latency,
+    wan_levels_term,
     wan_transfer_detail,
 )
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
-from ibcalc.units import format_size, plural
+from ibcalc.units import format_size
 
 __all__ = ["collnet_chain_timing", "collnet_direct_timing", "nvls_timing", "nvls_tree_timing"]
 
@@ -210,12 +210,7 @@ def nvls_tree_timing(
             )
         if wan_depth:
             terms.append(
-                Term(
-                    name="tree levels across sites",
-                    seconds=2 * wan_depth * wan,
-                    detail=f"2 x {plural(wan_depth, 'level')} (log2 of {topo.sites} sites) x "
-                    f"{us(wan)}: " + wan_hop_detail(topo, Algorithm.NVLS_TREE, protocol, params),
-                )
+                wan_levels_term(topo, Algorithm.NVLS_TREE, protocol, params, levels=wan_depth)
             )
         if posts:
             terms.append(proxy_posts_term(posts, topo))

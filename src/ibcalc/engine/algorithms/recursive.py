@@ -114,7 +114,14 @@ def rhd_timing(
         terms = [base_term(Algorithm.RING, protocol, params)]
         for name, count, kind, words in (
             ("WAN steps", wan_steps, "wan", f"lg s = {wan_steps} {step}"),
-            ("network steps", net_steps, "net", f"lg N = {net_steps} {step}"),
+            (
+                "network steps",
+                net_steps,
+                "net",
+                f"lg N = {net_steps} {step}"
+                if sites == 1
+                else f"lg(N/s) = lg {local_n} = {net_steps} {step} ({topo.node}s of a site)",
+            ),
             (f"steps inside {topo.node}s", intra_steps, "intra", f"lg m = {intra_steps} {step}"),
         ):
             for found in hops([(name, phases * count, kind)]):
@@ -145,7 +152,8 @@ def rhd_timing(
                     Term(
                         name=name,
                         seconds=phases * moved / bw,
-                        detail=f"{times}{words}: {format_size(moved)} per GPU at {gbps(bw)}",
+                        detail=f"{times}{words}: {format_size(moved)} per GPU"
+                        f"{' per phase' if phases > 1 else ''} at {gbps(bw)}",
                     )
                 )
         if pow2 != n:

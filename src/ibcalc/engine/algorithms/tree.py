@@ -48,6 +48,7 @@ from ibcalc.engine.base import (
     tree_post_overhead,
     us,
     wan_hop_latency,
+    wan_levels_term,
     wan_rate_reason,
 )
 from ibcalc.engine.params import CostParams
@@ -192,14 +193,7 @@ def tree_timing(
                 )
             )
         if wan_depth:
-            terms.append(
-                Term(
-                    name="tree levels across sites",
-                    seconds=2 * wan_depth * wan,
-                    detail=f"2 x {wan_depth} levels x {us(wan)} (NET hop + the WAN's one-way "
-                    "latency)",
-                )
-            )
+            terms.append(wan_levels_term(topo, Algorithm.TREE, protocol, params, levels=wan_depth))
         if posts:
             terms.append(proxy_posts_term(posts, topo))
         if ops:
