@@ -265,9 +265,57 @@ class SweepGroup(BaseModel):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
+    def wan_links(self) -> int | None:
+        """WAN links per site (None with one site)."""
+        return self._first.wan_links
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def wan_latency_s(self) -> float | None:
+        """One-way latency of a WAN hop (None with one site)."""
+        return self._first.wan_latency_s
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
     def nics_per_node(self) -> int:
         """Scale-out NICs per node."""
         return self._first.nics_per_node
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def oversubscription(self) -> float:
+        """Leaf oversubscription ratio (1: none)."""
+        return self._first.oversubscription
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def cross_leaf_fraction(self) -> float:
+        """Share of a node's network traffic that crosses leaves (all-to-all)."""
+        return self._first.cross_leaf_fraction
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def neighbour_cross_leaf_fraction(self) -> float:
+        """The same share for neighbour traffic (ring, tree, SHARP, send/recv)."""
+        return self._first.neighbour_cross_leaf_fraction
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def gpus_per_process(self) -> int:
+        """GPUs one process drives (nccl-tests -g)."""
+        return self._first.gpus_per_process
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def host_pcie(self) -> str | None:
+        """The PCIe link each NIC sits on (given or the preset's; None: not known)."""
+        return self._first.host_pcie
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def tuner_constants(self) -> str:
+        """Where the tuner constants NCCL's choice was ranked with come from."""
+        return self._first.tuner_constants
 
     @computed_field  # type: ignore[prop-decorator]
     @property

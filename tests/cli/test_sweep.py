@@ -153,13 +153,30 @@ def test_group_json_is_nccl_tests_rows(cat: Catalogue) -> None:
         "domains",
         "sites",
         "wan",
+        "wan_links",
+        "wan_latency_s",
         "nics_per_node",
+        "oversubscription",
+        "cross_leaf_fraction",
+        "neighbour_cross_leaf_fraction",
+        "gpus_per_process",
+        "host_pcie",
+        "tuner_constants",
         "dtype",
         "rows",
         "assumptions",
         "sharp",
     ]
     assert (data["domains"], data["sites"], data["wan"]) == (2, 1, None)
+    # what tells two sweeps apart is in the JSON, not only in the assumptions' prose
+    assert (data["wan_links"], data["wan_latency_s"], data["host_pcie"]) == (None, None, "pcie5")
+    assert (data["oversubscription"], data["gpus_per_process"]) == (1.0, 1)
+    wan = ClusterSpec(
+        nodes=4, system="dgx-h100", sites=2, wan="wan-100g", wan_links=8, wan_latency_s=4e-3
+    )
+    far = sweep_fabrics(cat, wan, Collective.ALL_REDUCE, [GiB]).groups[0].model_dump(mode="json")
+    assert (far["wan"], far["wan_links"], far["wan_latency_s"]) == ("wan-100g", 8, 4e-3)
+    assert far["rows"][0]["time_us"] > 2 * 4e3  # a ring all-reduce crosses the WAN 4 times
     # what the table lists under it (the JSON had none of it): the cluster's notes, SHARP off
     assert data["assumptions"] == result.groups[0].cluster_notes
     assert "ndr supports SHARP (CollNet); enable with {sharp}" in data["assumptions"]

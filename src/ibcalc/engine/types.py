@@ -303,8 +303,13 @@ class Estimate(BaseModel):
     neighbour_cross_leaf_fraction: float = 1.0
     sites: int = 1
     wan: str | None = None
+    #: WAN links per site, and the one-way latency of a WAN hop (None with one site)
+    wan_links: int | None = None
+    wan_latency_s: float | None = None
     #: GPUs one process drives (nccl-tests' -g; ``--gpus-per-process``)
     gpus_per_process: int = 1
+    #: The PCIe link each NIC sits on (``--host-pcie`` or the preset's; None: not known)
+    host_pcie: str | None = None
     #: Where a measurement of this estimate is likely to fall (``engine/band.py``): about 80 %
     #: of held-out published measurements land inside.
     time_s_range: tuple[float, float] | None = None
