@@ -36,6 +36,7 @@ __all__ = [
     "Traffic",
     "base_latency",
     "base_term",
+    "channels",
     "clock_scale",
     "correction_at",
     "hop_terms",
@@ -140,8 +141,26 @@ class Topology:
         rate = self.wan.domain_bw_Bps
         rtt = 2 * self.wan.transport_latency_s
         if rtt > 0:
+            # no more connections cross than the communicator has channels: 32 links of 2
+            # channels each had 64 buffers in flight on a communicator of 16 channels, and 16
+            # GiB over 800 km took a quarter of the time 16 buffers per round trip allow
+            crossing = min(
+                self.wan.nics_per_domain * params.assumptions.wan_channels, channels(self, params)
+            )
+            rate = min(rate, crossing * params.nccl_runtime.simple_buffer_bytes / rtt)
+        return rate
+
+    def wan_link_bw_Bps(self, params: CostParams) -> float:
+        """Achievable bandwidth of one WAN link, per direction (inf without a WAN tier): its
+        rate, or ``wan_channels`` Simple buffers per round trip where that is less (a
+        send/recv pair crosses on one link)."""
+        if self.wan is None:
+            return math.inf
+        rate = self.wan.nic_bw_Bps
+        rtt = 2 * self.wan.transport_latency_s
+        if rtt > 0:
             inflight = params.assumptions.wan_channels * params.nccl_runtime.simple_buffer_bytes
-            rate = min(rate, self.wan.nics_per_domain * inflight / rtt)
+            rate = min(rate, inflight / rtt)
         return rate
 
     @property
@@ -210,6 +229,23 @@ class Topology:
         if self.out is None or self.domains == 1:
             return math.inf
         return self.out.domain_bw_Bps / self.contention(traffic)
+
+
+def channels(topo: Topology, params: CostParams) -> int:
+    """Channels of the communicator (NCCL's ``nChannels``): every rank of a ring or tree
+    collective runs on each of them.
+
+    Across nodes one ring per GPU-NIC pair, ``channels_per_nic`` channels each; inside a node
+    ``channels_single_node`` over NVLink and ``channels_pcie`` over PCIe
+    (``data/cost_params.yaml`` cites each, with NCCL's logs).
+    """
+    pipe = params.pipeline
+    if topo.domains > 1 and topo.out is not None:
+        rings = min(topo.out.nics_per_domain, topo.m)
+        return min(pipe.max_channels, max(2, rings * pipe.channels_per_nic))
+    if topo.intra_path == "pci":
+        return min(pipe.max_channels, pipe.channels_pcie)
+    return min(pipe.max_channels, pipe.channels_single_node)
 
 
 def net_overhead(topo: Topology, protocol: Protocol, params: CostParams) -> float:
@@ -543,10 +579,19 @@ def wan_rate_reason(topo: Topology, params: CostParams) -> str:
     wan = topo.wan
     if wan is None or topo.wan_bw_Bps(params) >= wan.domain_bw_Bps:
         return ""
+    per_link = params.assumptions.wan_channels
+    buffer = f"{params.nccl_runtime.simple_buffer_bytes / 2**20:g} MiB"
+    rtt = us(2 * wan.transport_latency_s)
+    full = channels(topo, params)
+    if wan.nics_per_domain * per_link > full:
+        return (
+            f"bound by NCCL's buffers in flight, {full} channels (all the communicator has; "
+            f"{per_link} per link would be {wan.nics_per_domain * per_link:g}) x {buffer} per "
+            f"round trip of {rtt}; the links give {gbps(wan.domain_bw_Bps)}"
+        )
     return (
-        f"bound by NCCL's buffers in flight, {params.assumptions.wan_channels} channels x "
-        f"{params.nccl_runtime.simple_buffer_bytes / 2**20:g} MiB per link per round trip of "
-        f"{us(2 * wan.transport_latency_s)}; the links give {gbps(wan.domain_bw_Bps)}"
+        f"bound by NCCL's buffers in flight, {per_link} channels x {buffer} per link per round "
+        f"trip of {rtt}; the links give {gbps(wan.domain_bw_Bps)}"
     )
 
 

@@ -427,7 +427,7 @@ def _sendrecv_kernel(
     if across:
         assert topo.out is not None
         contention, nic_bw = topo.contention("neighbour"), topo.gpu_nics * topo.out.nic_bw_Bps
-    wan_bw = min(topo.wan.nic_bw_Bps, topo.wan_bw_Bps(params)) if topo.wan is not None else None
+    wan_bw = topo.wan_link_bw_Bps(params) if topo.wan is not None else None
     simple = protocol is Protocol.SIMPLE
     payload = 1.0 if simple else protocol_factor(protocol, params)
     net_hop = (

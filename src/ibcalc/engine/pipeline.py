@@ -32,7 +32,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from ibcalc.engine.base import Topology
+from ibcalc.engine.base import Topology, channels
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Protocol
 from ibcalc.units import format_size
@@ -48,23 +48,6 @@ __all__ = [
     "trimmed_bw",
     "trimmed_text",
 ]
-
-
-def channels(topo: Topology, params: CostParams) -> int:
-    """Channels of the communicator (NCCL's ``nChannels``): every rank of a ring or tree
-    collective runs on each of them.
-
-    Across nodes one ring per GPU-NIC pair, ``channels_per_nic`` channels each; inside a node
-    ``channels_single_node`` over NVLink and ``channels_pcie`` over PCIe
-    (``data/cost_params.yaml`` cites each, with NCCL's logs).
-    """
-    pipe = params.pipeline
-    if topo.domains > 1 and topo.out is not None:
-        rings = min(topo.out.nics_per_domain, topo.m)
-        return min(pipe.max_channels, max(2, rings * pipe.channels_per_nic))
-    if topo.intra_path == "pci":
-        return min(pipe.max_channels, pipe.channels_pcie)
-    return min(pipe.max_channels, pipe.channels_single_node)
 
 
 def channel_unit_bytes(

@@ -276,7 +276,7 @@ def sendrecv_timing(
         net_t = size_bytes * topo.contention("neighbour") / (topo.gpu_nics * topo.out.nic_bw_Bps)
     wan_t = 0.0
     if topo.wan is not None:
-        wan_t = size_bytes / min(topo.wan.nic_bw_Bps, topo.wan_bw_Bps(params))
+        wan_t = size_bytes / topo.wan_link_bw_Bps(params)
     transfer = max(intra_t, net_t, wan_t)
     if protocol is not Protocol.SIMPLE:
         transfer = transfer / protocol_factor(protocol, params)
@@ -302,10 +302,18 @@ def sendrecv_timing(
                 f"{us(size_bytes / nic_bw)}"
             )
         if topo.wan is not None:
-            wan_bw = min(topo.wan.nic_bw_Bps, topo.wan_bw_Bps(params))
+            wan_bw = topo.wan_link_bw_Bps(params)
+            inflight = ""
+            if wan_bw < topo.wan.nic_bw_Bps:
+                inflight = (
+                    f" (NCCL's {params.assumptions.wan_channels} x "
+                    f"{params.nccl_runtime.simple_buffer_bytes / 2**20:g} MiB in flight per round "
+                    f"trip of {us(2 * topo.wan.transport_latency_s)}; the link gives "
+                    f"{gbps(topo.wan.nic_bw_Bps)})"
+                )
             parts.append(
                 f"the pair across sites S through one {topo.wan.link_id} link at "
-                f"{gbps(wan_bw)}: {us(size_bytes / wan_bw)}"
+                f"{gbps(wan_bw)}{inflight}: {us(size_bytes / wan_bw)}"
             )
         terms = _latency_terms(size_bytes, topo, protocol, params, hop_kind)
         terms.append(

@@ -223,7 +223,9 @@ def ring_timing(
             moved = size_bytes
             factor_text = "S"
         elif one_way:
-            formula = "S/B_ring + base + (n-N) x intra + (N-1) x net"
+            formula = "S/B_ring + base + (n-N) x intra + " + (
+                "(N-s) x net + (s-1) x wan" if sites > 1 else "(N-1) x net"
+            )
             hops = [
                 (f"hops inside {topo.node}s", n - big_n, intra, "intra"),
                 ("network hops", big_n - sites, net, "net"),
@@ -234,7 +236,8 @@ def ring_timing(
         else:
             formula = (
                 f"{'2(n-1)/n' if all_reduce else '(n-1)/n'} x S / B_ring + base"
-                " + (nsteps - s_net) x intra + s_net x net"
+                " + (nsteps - s_net) x intra + "
+                + ("(s_net - s_wan) x net + s_wan x wan" if sites > 1 else "s_net x net")
             )
             hops = [
                 (f"steps inside {topo.node}s", nsteps - s_net, max(intra, overhead), "intra"),
