@@ -148,6 +148,9 @@ def test_train_across_sites_with_distance() -> None:
         "2s",
     )
     assert data["sites"] == 2
+    # the WAN is in the JSON, not only in the assumptions' prose (a script could not tell
+    # 800 km from the link's own 1 ms): 800 km x 5 us/km = 4 ms, one link per site
+    assert (data["wan"], data["wan_links"], data["wan_latency_s"]) == ("wan-10g", 1, 4e-3)
     assert data["phases"][0]["tier"] == "wan"
     # 800 km of fibre at 5 us/km: 4 ms one way
     assert any("4 ms one way given (a distance or round trip)" in a for a in data["assumptions"])

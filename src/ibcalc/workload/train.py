@@ -181,6 +181,10 @@ class TrainResult(BaseModel):
     nodes: int
     gpus_per_node: int
     sites: int
+    #: The WAN between sites: its link, links per site and one-way latency (None on one site)
+    wan: str | None = None
+    wan_links: int | None = None
+    wan_latency_s: float | None = None
     microbatches: int
     seq_len: int | None  # None: neither given nor needed (no tp, pp, ep, cp or --tflops)
     phases: list[Phase]
@@ -770,6 +774,9 @@ def _train_step(
         nodes=cluster.nodes,
         gpus_per_node=cluster.gpus_per_node,
         sites=sites,
+        wan=wan.link_id if (wan := cluster.topology.wan) is not None else None,
+        wan_links=wan.nics_per_domain if wan is not None else None,
+        wan_latency_s=wan.transport_latency_s if wan is not None else None,
         microbatches=m,
         seq_len=known_seq,
         phases=phases,
