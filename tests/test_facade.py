@@ -388,6 +388,17 @@ def test_across_sites_the_likely_range_keeps_the_light_delay(
     assert wide.topology.wan_bw_Bps(params) == cluster.topology.wan_bw_Bps(params)
     assert big.best.bottleneck == "one wan-100g link between sites"
     assert big.best.formula == "max(S/B_p2p, S/B_nic, S/B_wan) + base + hop"
+    # LL keeps its own buffer in flight, 8 steps of 32 KiB payload (512 KiB of flagged lines),
+    # not Simple's 4 MiB: the pair moves 2 x 256 KiB of payload per 8 ms round trip
+    ll = estimate_on(cluster, Collective.SEND_RECV, 4 * 2**20, protocol="ll")
+    assert ll.best.transfer_s == pytest.approx(4 * 2**20 / (2 * 8 * 32 * 2**10 / 8e-3))
+    # a ring all-gather of 1 MiB in LL over 16 nodes: on the 2 of 16 channels it gets, 2 x
+    # 256 KiB per round trip carry each rank's (n-1)/n x S (it was 9.15 ms with Simple's window)
+    many = resolve_cluster(builtin_catalogue, spec.model_copy(update={"nodes": 16}))
+    ring_ll = estimate_on(many, Collective.ALL_GATHER, 2**20, algorithm="ring", protocol="ll")
+    n = 128
+    window_Bps = 2 * 8 * 32 * 2**10 / 8e-3
+    assert ring_ll.best.transfer_s == pytest.approx((n - 1) / n * 2**20 / window_Bps)
     ring = estimate_on(cluster, Collective.ALL_GATHER, 32 * 2**10, algorithm="ring")
     (wan,) = [t for t in ring.best.terms if t.name == "WAN steps"]
     assert wan.seconds > 2 * 4e-3

@@ -63,6 +63,7 @@ __all__ = [
     "tree_post_overhead",
     "wan_hop_latency",
     "wan_levels_term",
+    "wan_window_bytes",
 ]
 
 
@@ -129,11 +130,13 @@ class Topology:
         """Number of sites joined by the WAN tier (1 without one)."""
         return self.wan.domains if self.wan is not None else 1
 
-    def wan_bw_Bps(self, params: CostParams) -> float:
-        """Achievable WAN bandwidth of one site, per direction (inf without a WAN tier).
+    def wan_bw_Bps(self, params: CostParams, protocol: Protocol = Protocol.SIMPLE) -> float:
+        """Achievable WAN bandwidth of one site, per direction, in ``protocol``'s lines (inf
+        without a WAN tier; the protocol's payload factor is applied after, as on every tier).
 
         Besides the links' rate, a site can keep only NCCL's buffers in flight per round trip:
-        ``wan_channels`` x the Simple buffer (2 x 4 MiB) per WAN link over twice the one-way
+        ``wan_channels`` x the protocol's buffer (:func:`wan_window_bytes`; Simple 2 x 4 MiB)
+        per WAN link, at most one per channel of the communicator, over twice the one-way
         latency, the bandwidth-delay limit of a long link.
         """
         if self.wan is None:
@@ -147,19 +150,19 @@ class Topology:
             crossing = min(
                 self.wan.nics_per_domain * params.assumptions.wan_channels, channels(self, params)
             )
-            rate = min(rate, crossing * params.nccl_runtime.simple_buffer_bytes / rtt)
+            rate = min(rate, crossing * wan_window_bytes(params, protocol) / rtt)
         return rate
 
-    def wan_link_bw_Bps(self, params: CostParams) -> float:
-        """Achievable bandwidth of one WAN link, per direction (inf without a WAN tier): its
-        rate, or ``wan_channels`` Simple buffers per round trip where that is less (a
-        send/recv pair crosses on one link)."""
+    def wan_link_bw_Bps(self, params: CostParams, protocol: Protocol = Protocol.SIMPLE) -> float:
+        """Achievable bandwidth of one WAN link, per direction, in ``protocol``'s lines (inf
+        without a WAN tier): its rate, or ``wan_channels`` buffers per round trip where that is
+        less (a send/recv pair crosses on one link)."""
         if self.wan is None:
             return math.inf
         rate = self.wan.nic_bw_Bps
         rtt = 2 * self.wan.transport_latency_s
         if rtt > 0:
-            inflight = params.assumptions.wan_channels * params.nccl_runtime.simple_buffer_bytes
+            inflight = params.assumptions.wan_channels * wan_window_bytes(params, protocol)
             rate = min(rate, inflight / rtt)
         return rate
 
@@ -246,6 +249,22 @@ def channels(topo: Topology, params: CostParams) -> int:
     if topo.intra_path == "pci":
         return min(pipe.max_channels, pipe.channels_pcie)
     return min(pipe.max_channels, pipe.channels_single_node)
+
+
+def wan_window_bytes(params: CostParams, protocol: Protocol) -> float:
+    """Bytes of ``protocol``'s lines one connection keeps in flight: its whole buffer, NCCL's
+    ``NCCL_STEPS`` (8) steps. Simple 4 MiB (``NCCL_BUFFSIZE``); LL 8 x 32 KiB of payload, twice
+    that in flagged lines (512 KiB); LL128 8 x 576,000 B of payload over its payload factor.
+    Over a long WAN the window, not the link, sets the rate: a ring in LL had been given
+    Simple's 4 MiB per connection, 8x the lines LL's buffer holds."""
+    if protocol is Protocol.SIMPLE:
+        return params.nccl_runtime.simple_buffer_bytes
+    step = (
+        params.pipeline.ll_step_bytes
+        if protocol is Protocol.LL
+        else (params.pipeline.ll128_step_bytes)
+    )
+    return params.pipeline.steps * step / protocol_factor(protocol, params)
 
 
 def net_overhead(topo: Topology, protocol: Protocol, params: CostParams) -> float:
@@ -573,14 +592,21 @@ def wan_transfer_detail(
     return f"{text} ({reason})" if reason else text
 
 
-def wan_rate_reason(topo: Topology, params: CostParams) -> str:
+def wan_rate_reason(
+    topo: Topology, params: CostParams, protocol: Protocol = Protocol.SIMPLE
+) -> str:
     """Why a site's WAN rate is below its links' (:meth:`Topology.wan_bw_Bps`), or "": NCCL
     keeps only so many buffers in flight per round trip of a long link."""
     wan = topo.wan
-    if wan is None or topo.wan_bw_Bps(params) >= wan.domain_bw_Bps:
+    if wan is None or topo.wan_bw_Bps(params, protocol) >= wan.domain_bw_Bps:
         return ""
     per_link = params.assumptions.wan_channels
-    buffer = f"{params.nccl_runtime.simple_buffer_bytes / 2**20:g} MiB"
+    window = wan_window_bytes(params, protocol)
+    buffer = (
+        f"{window / 2**20:g} MiB"
+        if protocol is Protocol.SIMPLE
+        else f"{format_size(window)} of {protocol.value} lines"
+    )
     rtt = us(2 * wan.transport_latency_s)
     full = channels(topo, params)
     if wan.nics_per_domain * per_link > full:

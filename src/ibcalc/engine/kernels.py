@@ -186,7 +186,7 @@ def _ring_kernel(
     n, big_n = topo.ranks, topo.domains
     one_way = collective in (Collective.BROADCAST, Collective.REDUCE)
     mesh_chain = topo.up is not None and topo.up.mesh and big_n > 1
-    raw_bw, _ = _ring_bw(topo, params, not (one_way or mesh_chain))
+    raw_bw, _ = _ring_bw(topo, params, not (one_way or mesh_chain), protocol)
     bw = ring_protocol_bw(raw_bw, protocol, topo, params)
     intra = intra_hop_latency(topo, Algorithm.RING, protocol, params)
     net_hop = _net_hop(topo, Algorithm.RING, protocol, params) if big_n > 1 else 0.0
@@ -282,7 +282,7 @@ def _tree_kernel(
     m, big_n = topo.m, topo.domains
     chain_bw = topo.up_bw_Bps() / 2.0 * nccl.tree_factor if m > 1 else math.inf
     net_bw = topo.domain_bw_Bps("neighbour") / tree_network_multiplier(big_n)
-    wan_bw = topo.wan_bw_Bps(params) / tree_network_multiplier(topo.sites)
+    wan_bw = topo.wan_bw_Bps(params, protocol) / tree_network_multiplier(topo.sites)
     if wan_bw < min(net_bw, chain_bw):
         bw = wan_bw
     elif net_bw < chain_bw:
@@ -427,7 +427,7 @@ def _sendrecv_kernel(
     if across:
         assert topo.out is not None
         contention, nic_bw = topo.contention("neighbour"), topo.gpu_nics * topo.out.nic_bw_Bps
-    wan_bw = topo.wan_link_bw_Bps(params) if topo.wan is not None else None
+    wan_bw = topo.wan_link_bw_Bps(params, protocol) if topo.wan is not None else None
     simple = protocol is Protocol.SIMPLE
     payload = 1.0 if simple else protocol_factor(protocol, params)
     net_hop = (
@@ -619,7 +619,7 @@ def _ring_chain_kernel(
     if not params.pipeline.model_fill:
         return None
     n, big_n = topo.ranks, topo.domains
-    raw_bw, _ = _ring_bw(topo, params, False)
+    raw_bw, _ = _ring_bw(topo, params, False, protocol)
     bw = ring_protocol_bw(raw_bw, protocol, topo, params)
     intra = intra_hop_latency(topo, Algorithm.RING, protocol, params)
     net_hop = _net_hop(topo, Algorithm.RING, protocol, params) if big_n > 1 else 0.0

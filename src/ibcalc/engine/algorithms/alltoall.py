@@ -39,6 +39,7 @@ from ibcalc.engine.base import (
     protocol_words,
     us,
     wan_hop_latency,
+    wan_window_bytes,
 )
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
@@ -276,7 +277,7 @@ def sendrecv_timing(
         net_t = size_bytes * topo.contention("neighbour") / (topo.gpu_nics * topo.out.nic_bw_Bps)
     wan_t = 0.0
     if topo.wan is not None:
-        wan_t = size_bytes / topo.wan_link_bw_Bps(params)
+        wan_t = size_bytes / topo.wan_link_bw_Bps(params, protocol)
     transfer = max(intra_t, net_t, wan_t)
     if protocol is not Protocol.SIMPLE:
         transfer = transfer / protocol_factor(protocol, params)
@@ -302,14 +303,14 @@ def sendrecv_timing(
                 f"{us(size_bytes / nic_bw)}"
             )
         if topo.wan is not None:
-            wan_bw = topo.wan_link_bw_Bps(params)
+            wan_bw = topo.wan_link_bw_Bps(params, protocol)
             inflight = ""
             if wan_bw < topo.wan.nic_bw_Bps:
                 inflight = (
                     f" (NCCL's {params.assumptions.wan_channels} x "
-                    f"{params.nccl_runtime.simple_buffer_bytes / 2**20:g} MiB in flight per round "
-                    f"trip of {us(2 * topo.wan.transport_latency_s)}; the link gives "
-                    f"{gbps(topo.wan.nic_bw_Bps)})"
+                    f"{format_size(wan_window_bytes(params, protocol))} of {protocol.value} "
+                    f"lines in flight per round trip of {us(2 * topo.wan.transport_latency_s)}; "
+                    f"the link gives {gbps(topo.wan.nic_bw_Bps)})"
                 )
             parts.append(
                 f"the pair across sites S through one {topo.wan.link_id} link at "

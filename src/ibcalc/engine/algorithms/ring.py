@@ -69,11 +69,13 @@ _RING_COLLECTIVES = (
 )
 
 
-def _ring_bw(topo: Topology, params: CostParams, duplex: bool) -> tuple[float, str]:
+def _ring_bw(
+    topo: Topology, params: CostParams, duplex: bool, protocol: Protocol = Protocol.SIMPLE
+) -> tuple[float, str]:
     """Per-rank ring bandwidth and which tier limits it: ``wan``, ``net`` or ``up``."""
     up = topo.up_bw_Bps(duplex=duplex) if topo.m > 1 else float("inf")
     net = topo.domain_bw_Bps("neighbour")
-    wan = topo.wan_bw_Bps(params)
+    wan = topo.wan_bw_Bps(params, protocol)
     if wan < min(net, up):
         return wan, "wan"
     if net < up:
@@ -163,7 +165,7 @@ def ring_timing(
     # without the both-ways loss of a single-node ring (duplex_efficiency). On a switch every
     # GPU port carries both directions either way.
     mesh_chain = topo.up is not None and topo.up.mesh and big_n > 1
-    raw_bw, limit = _ring_bw(topo, params, not (one_way or mesh_chain))
+    raw_bw, limit = _ring_bw(topo, params, not (one_way or mesh_chain), protocol)
     bw = ring_protocol_bw(raw_bw, protocol, topo, params)
     full = channels(topo, params)
     unit = channel_unit_bytes(topo, protocol, params, ring=True)
@@ -286,7 +288,7 @@ def ring_timing(
                 detail=f"{factor_text} = {format_size(moved)} per rank at {gbps(bw)} "
                 f"({ring_protocol_words(raw_bw, protocol, topo, params) or protocol.value}) "
                 f"through the bottleneck, {where}"
-                + (f"; {wan_rate_reason(topo, params)}" if limit == "wan" else "")
+                + (f"; {wan_rate_reason(topo, params, protocol)}" if limit == "wan" else "")
                 + trimmed_text(active, full, unit)
                 + ll_network_text(topo, size_bytes, protocol, params, moved / bw),
             )

@@ -121,7 +121,7 @@ def tree_timing(
     # the same fraction EFA reaches in rings)
     chain_bw = topo.up_bw_Bps() / 2.0 * nccl.tree_factor if m > 1 else math.inf
     net_bw = topo.domain_bw_Bps("neighbour") / tree_network_multiplier(big_n)
-    wan_bw = topo.wan_bw_Bps(params) / tree_network_multiplier(topo.sites)
+    wan_bw = topo.wan_bw_Bps(params, protocol) / tree_network_multiplier(topo.sites)
     if wan_bw < min(net_bw, chain_bw):
         bw, limit = wan_bw, "wan"
     elif net_bw < chain_bw:
@@ -207,7 +207,7 @@ def tree_timing(
                 + _rate_words(
                     tier_bw, proto_bw, correction, protocol=protocol, domains=big_n, params=params
                 )
-                + (f"; {wan_rate_reason(topo, params)}" if limit == "wan" else "")
+                + (f"; {wan_rate_reason(topo, params, protocol)}" if limit == "wan" else "")
                 + trimmed_text(active, full, unit)
                 + ll_network_text(topo, size_bytes, protocol, params, size_bytes / bw),
             )
