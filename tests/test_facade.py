@@ -362,7 +362,9 @@ def test_across_sites_the_likely_range_keeps_the_light_delay(
 ) -> None:
     """4 x DGX H100 on 2 sites 800 km apart (4 ms one way at 5 us/km): a small send/recv took
     4.0 ms and its likely range went down to 3.1 ms, faster than light in fibre; the band's low
-    end is now at least one one-way WAN latency. Inside one site nothing changes."""
+    end is now at least one one-way WAN latency. Below, the other WAN figures worked by hand:
+    a large send/recv's one-link window, the site's window capped by the communicator's
+    channels, LL's own buffer in flight, and a ring's crossings of both WAN links."""
     spec = ClusterSpec(
         system="dgx-h100", nodes=4, sites=2, wan="wan-100g", wan_links=8, wan_latency_s=4e-3
     )

@@ -259,12 +259,9 @@ def wan_window_bytes(params: CostParams, protocol: Protocol) -> float:
     Simple's 4 MiB per connection, 8x the lines LL's buffer holds."""
     if protocol is Protocol.SIMPLE:
         return params.nccl_runtime.simple_buffer_bytes
-    step = (
-        params.pipeline.ll_step_bytes
-        if protocol is Protocol.LL
-        else (params.pipeline.ll128_step_bytes)
-    )
-    return params.pipeline.steps * step / protocol_factor(protocol, params)
+    pipe = params.pipeline
+    step = pipe.ll_step_bytes if protocol is Protocol.LL else pipe.ll128_step_bytes
+    return pipe.steps * step / protocol_factor(protocol, params)
 
 
 def net_overhead(topo: Topology, protocol: Protocol, params: CostParams) -> float:
