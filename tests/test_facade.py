@@ -401,6 +401,13 @@ def test_across_sites_the_likely_range_keeps_the_light_delay(
     n = 128
     window_Bps = 2 * 8 * 32 * 2**10 / 8e-3
     assert ring_ll.best.transfer_s == pytest.approx((n - 1) / n * 2**20 / window_Bps)
+    # a collective NCCL gives one channel has one buffer in flight, however few the links: 32
+    # KiB in ring/LL on 4 nodes (n = 32; one LL ring channel per 512 x 8 B x 32 = 128 KiB)
+    # over one link moves 31 KiB per rank at 256 KiB per 8 ms (the window had been cut to 2
+    # buffers for the link and then again by the trimming: 15.8 ms in all)
+    one = resolve_cluster(builtin_catalogue, spec.model_copy(update={"wan_links": 1}))
+    small = estimate_on(one, Collective.ALL_GATHER, 32 * 2**10, algorithm="ring", protocol="ll")
+    assert small.best.transfer_s == pytest.approx(31 / 32 * 32 * 2**10 / (8 * 32 * 2**10 / 8e-3))
     ring = estimate_on(cluster, Collective.ALL_GATHER, 32 * 2**10, algorithm="ring")
     (wan,) = [t for t in ring.best.terms if t.name == "WAN steps"]
     assert wan.seconds > 2 * 4e-3

@@ -418,21 +418,24 @@ def test_forced_algorithm_refused_with_reason() -> None:
 
 
 def test_wan_tier_caps_ring_and_adds_wan_hops() -> None:
-    """4 nodes on 2 sites, one 10 GB/s WAN link per site with 1 ms one-way latency."""
+    """4 nodes on 2 sites, one 100 GB/s WAN link per site with 1 ms one-way latency."""
     wan = ScaleOutTier(
         link_id="wan",
         domains=2,
         nics_per_domain=1,
-        nic_line_Bps=10 * GB,
-        nic_bw_Bps=10 * GB,
+        nic_line_Bps=100 * GB,
+        nic_bw_Bps=100 * GB,
         transport_latency_s=1e-3,
     )
     t = Topology(
         ranks_per_domain=8, domains=4, up=topo(4, 8).up, out=topo(4, 8).out, arch="hopper", wan=wan
     )
-    # bandwidth-delay limit: 2 channels x 4 MiB in flight per link per round trip (2 ms)
-    bdp = 2 * 4 * 2**20 / 2e-3
-    assert t.wan_bw_Bps(PARAMS) == pytest.approx(min(10 * GB, bdp))
+    # bandwidth-delay limit: each of the communicator's 2 x 8 channels (2 per GPU-NIC ring)
+    # keeps its 4 MiB Simple buffer in flight per round trip (2 ms): 33.6 GB/s, under the link
+    bdp = 16 * 4 * 2**20 / 2e-3
+    assert t.wan_bw_Bps(PARAMS) == pytest.approx(min(100 * GB, bdp)) == pytest.approx(bdp)
+    # LL's buffer holds 8 steps of 32 KiB of payload, 64 KiB of lines each: 512 KiB per channel
+    assert t.wan_bw_Bps(PARAMS, Protocol.LL) == pytest.approx(16 * 8 * 64 * 2**10 / 2e-3)
     n = 32
     c = cost(t, Collective.ALL_REDUCE, Algorithm.RING, Protocol.SIMPLE)
     assert c.transfer_s == pytest.approx(2 * (n - 1) / n * S / t.wan_bw_Bps(PARAMS))
@@ -468,14 +471,14 @@ def test_wan_tier_caps_ring_and_adds_wan_hops() -> None:
         in transfer.detail
     )
     assert (
-        "bound by NCCL's buffers in flight, 2 channels x 4 MiB per link per round trip of 2 ms; "
-        "the links give 10 GB/s"
+        "bound by NCCL's buffers in flight, 16 channels x 4 MiB per round trip of 2 ms; "
+        "the links give 100 GB/s"
     ) in transfer.detail
     # the ring and the tree name the same bound on their WAN-limited transfer
     for algorithm in (Algorithm.RING, Algorithm.TREE):
         other = cost(t, Collective.ALL_REDUCE, algorithm, Protocol.SIMPLE)
         (term,) = [x for x in other.terms if x.name == "transfer"]
-        assert "bound by NCCL's buffers in flight, 2 channels x 4 MiB" in term.detail, algorithm
+        assert "bound by NCCL's buffers in flight, 16 channels x 4 MiB" in term.detail, algorithm
     (levels,) = [x for x in explained.terms if x.name == "tree levels across sites"]
     assert "2 x 1 level (log2 of 2 sites)" in levels.detail
     assert "+ wan one way 1 ms" in levels.detail

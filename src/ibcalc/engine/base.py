@@ -135,28 +135,28 @@ class Topology:
         without a WAN tier; the protocol's payload factor is applied after, as on every tier).
 
         Besides the links' rate, a site can keep only NCCL's buffers in flight per round trip:
-        ``wan_channels`` x the protocol's buffer (:func:`wan_window_bytes`; Simple 2 x 4 MiB)
-        per WAN link, at most one per channel of the communicator, over twice the one-way
-        latency, the bandwidth-delay limit of a long link.
+        one buffer of the protocol (:func:`wan_window_bytes`; Simple 4 MiB) per channel of the
+        communicator, each channel's connection crossing with its own, over twice the one-way
+        latency, the bandwidth-delay limit of a long link. A collective NCCL gives fewer
+        channels (:func:`~ibcalc.engine.pipeline.active_channels`) has as many buffers in
+        flight as channels: the trimming of its bandwidth gives exactly that.
         """
         if self.wan is None:
             return math.inf
         rate = self.wan.domain_bw_Bps
         rtt = 2 * self.wan.transport_latency_s
         if rtt > 0:
-            # no more connections cross than the communicator has channels: 32 links of 2
-            # channels each had 64 buffers in flight on a communicator of 16 channels, and 16
-            # GiB over 800 km took a quarter of the time 16 buffers per round trip allow
-            crossing = min(
-                self.wan.nics_per_domain * params.assumptions.wan_channels, channels(self, params)
-            )
+            # one window per channel, whatever the link count: a count of 2 per link had 32
+            # links keep 64 buffers in flight on 16 channels (16 GiB over 800 km 4x too fast),
+            # and 1 link 2 buffers, which the trimming of a small collective then cut again
+            crossing = channels(self, params)
             rate = min(rate, crossing * wan_window_bytes(params, protocol) / rtt)
         return rate
 
     def wan_link_bw_Bps(self, params: CostParams, protocol: Protocol = Protocol.SIMPLE) -> float:
         """Achievable bandwidth of one WAN link, per direction, in ``protocol``'s lines (inf
         without a WAN tier): its rate, or ``wan_channels`` buffers per round trip where that is
-        less (a send/recv pair crosses on one link)."""
+        less (a send/recv pair crosses on one link, over NCCL's channels to one network peer)."""
         if self.wan is None:
             return math.inf
         rate = self.wan.nic_bw_Bps
@@ -597,24 +597,16 @@ def wan_rate_reason(
     wan = topo.wan
     if wan is None or topo.wan_bw_Bps(params, protocol) >= wan.domain_bw_Bps:
         return ""
-    per_link = params.assumptions.wan_channels
     window = wan_window_bytes(params, protocol)
     buffer = (
         f"{window / 2**20:g} MiB"
         if protocol is Protocol.SIMPLE
         else f"{format_size(window)} of {protocol.value} lines"
     )
-    rtt = us(2 * wan.transport_latency_s)
-    full = channels(topo, params)
-    if wan.nics_per_domain * per_link > full:
-        return (
-            f"bound by NCCL's buffers in flight, {full} channels (all the communicator has; "
-            f"{per_link} per link would be {wan.nics_per_domain * per_link:g}) x {buffer} per "
-            f"round trip of {rtt}; the links give {gbps(wan.domain_bw_Bps)}"
-        )
     return (
-        f"bound by NCCL's buffers in flight, {per_link} channels x {buffer} per link per round "
-        f"trip of {rtt}; the links give {gbps(wan.domain_bw_Bps)}"
+        f"bound by NCCL's buffers in flight, {channels(topo, params)} channels x {buffer} per "
+        f"round trip of {us(2 * wan.transport_latency_s)}; the links give "
+        f"{gbps(wan.domain_bw_Bps)}"
     )
 
 
