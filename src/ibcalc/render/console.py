@@ -127,6 +127,13 @@ def prose(text: str, prefix: str = "  ", style: str = "") -> Table | Text:
     return grid
 
 
+def _one_space(table: Table) -> None:
+    """Close a catalogue listing's columns up to one space between them, for a page too narrow
+    for rich's padding (the systems and storage lists)."""
+    table.collapse_padding = True
+    table.padding = (0, 0, 0, 1)
+
+
 def _fold(table: Table) -> Table:
     """Wrap cells that do not fit instead of cutting them with an ellipsis: a cut id or number
     is worse than a taller row."""
@@ -532,8 +539,7 @@ def render_systems(
         # too narrow for every column whole: one space between columns, and the NIC rates
         # (per NIC and per GPU; `ibcalc links` and `systems show` give them) give way, so that
         # ids, link names, numbers and grades stay whole (80 columns had split 'gb200-nvl/72')
-        table.collapse_padding = True
-        table.padding = (0, 0, 0, 1)
+        _one_space(table)
         table.columns[:] = [
             c for c in table.columns if c.header not in ("GB/s\nper\nNIC", "GB/s\nnet\n/GPU")
         ]
@@ -602,10 +608,8 @@ def render_storage_list(
             entry.confidence.value,
         )
     if whole_width(console, table) > console.width:
-        # one space between columns, as the systems list does: at 80 columns the rows took 81
-        # and the rule 82, and every line wrapped
-        table.collapse_padding = True
-        table.padding = (0, 0, 0, 1)
+        # at 80 columns the rows took 81 and the rule 82, and every line wrapped
+        _one_space(table)
     console.print(_fold(table))
     _print_aliases(console, entries)
     console.print(Text("(names, sources and request limits: ibcalc storage show ID)"))
