@@ -590,7 +590,7 @@ def _mlp_params(model: ModelSpec) -> tuple[float, float]:
     ``h x width`` (GPT's), 3 gated (SwiGLU); 0 where the width or hidden size is not stated."""
     if not model.hidden:
         return 0.0, 0.0
-    matrices = 3 if model.gated_mlp else 2
+    matrices = model.mlp_matrices
     dense = matrices * model.hidden * model.ffn_hidden if model.ffn_hidden else 0
     width = model.moe_ffn_hidden or model.ffn_hidden
     moe = model.shared_experts * matrices * model.hidden * width if width else 0

@@ -369,6 +369,11 @@ class ModelSpec(CheckedSpec):
         return warnings
 
     @property
+    def mlp_matrices(self) -> int:
+        """Weight matrices of ``h x width`` in one MLP: 2 (GPT's), 3 gated (SwiGLU)."""
+        return 3 if self.gated_mlp else 2
+
+    @property
     def shape_params(self) -> float | None:
         """Parameters a dense model's shape holds: per layer the attention's query and output
         projections (``2 h^2``), its key and value projections (``2 h x kv_heads x head_dim``,
@@ -384,7 +389,7 @@ class ModelSpec(CheckedSpec):
             self.kv_heads * head_dim if self.kv_heads is not None and head_dim is not None else h
         )
         ffn = self.ffn_hidden if self.ffn_hidden is not None else 4 * h
-        per_layer = 2 * h * h + 2 * h * kv_width + (3 if self.gated_mlp else 2) * h * ffn
+        per_layer = 2 * h * h + 2 * h * kv_width + self.mlp_matrices * h * ffn
         return float(self.layers * per_layer) + 2 * self.embedding_params
 
     def shape_warnings(self) -> list[str]:
