@@ -823,7 +823,9 @@ def test_a_size_listed_twice_is_noted(tmp_path: Path) -> None:
 
 def test_no_published_large_row_is_near_the_implausible_speed() -> None:
     """IMPLAUSIBLE_SPEEDUP (4x) rests on this: no published row of 64 MiB or more in
-    benchmarks/data runs more than 1.21x faster than the model, out of place or in place."""
+    benchmarks/data runs more than PUBLISHED_SPEEDUP (1.17x) faster than the model, out of place
+    or in place (2 x 8 MI355X at 256 MiB; it had been 1.21x on 10 x 8 H100 in fp64 while the
+    model kept NVLS from 64-bit types)."""
     from ibcalc.logs.results import IMPLAUSIBLE_SPEEDUP
 
     logs = [str(p) for p in sorted(SWEEPS.glob("*.txt"))]
@@ -836,7 +838,7 @@ def test_no_published_large_row_is_near_the_implausible_speed() -> None:
         for t in (r["measured_time_us"], r["inplace_time_us"])
         if t
     )
-    assert fastest == pytest.approx(1.21, abs=0.01)
+    assert fastest == pytest.approx(PUBLISHED_SPEEDUP, abs=0.01)
     assert not any(r["implausible"] for r in rows)
     assert fastest * 3 < IMPLAUSIBLE_SPEEDUP
 

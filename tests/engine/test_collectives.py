@@ -502,8 +502,8 @@ def test_wan_sites_resolve_from_spec() -> None:
 
 
 def test_switch_reductions_refuse_8_bit_types_and_fp8_rings_are_a_last_resort() -> None:
-    """NVLS/SHARP reduce 16/32-bit types only; NCCL 2.30.7 multiplies its FP8 ring estimate
-    by 1024 above 8 ranks (docs/model.md#tuner-constants)."""
+    """NVLS reduces 16/32/64-bit types, not 8-bit ones; NCCL 2.30.7 multiplies its FP8 ring
+    estimate by 1024 above 8 ranks (docs/model.md#tuner-constants)."""
     FP8_RING_PENALTY = PARAMS.nccl_tuner.fp8_ring_penalty
     one_node = topo(1, 8, nvls=50 * GB)
     algos = {c.algorithm for c in evaluate(Collective.ALL_REDUCE, S, one_node, PARAMS, dtype="fp8")}
@@ -511,6 +511,12 @@ def test_switch_reductions_refuse_8_bit_types_and_fp8_rings_are_a_last_resort() 
     assert Algorithm.NVLS in {
         c.algorithm for c in evaluate(Collective.ALL_REDUCE, S, one_node, PARAMS)
     }
+    # 64-bit sums are multimem reductions too (NCCL's ncclNvlsSupported: add.u64, add.f64)
+    for wide in ("fp64", "int64", "uint64"):
+        wide_algos = {
+            c.algorithm for c in evaluate(Collective.ALL_REDUCE, S, one_node, PARAMS, dtype=wide)
+        }
+        assert Algorithm.NVLS in wide_algos, wide
     # all-gather reduces nothing: NVLS multicast still applies to 8-bit data
     ag = {c.algorithm for c in evaluate(Collective.ALL_GATHER, S, one_node, PARAMS, dtype="int8")}
     assert Algorithm.NVLS in ag

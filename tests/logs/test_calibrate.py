@@ -207,6 +207,8 @@ def test_an_assumption_is_said_once_naming_every_log_it_applies_to(
 
 
 #: 10 x 8 H100 and 2 x 8 A100 (the network of neither stated): one fit moves a value no row binds.
+#: The fits below run with NVLS off: the 10-node run is fp64, which NVLS reduces, and these cases
+#: are about the ring and tree it ran on when the model kept NVLS from 64-bit types.
 TEN_AND_TWO = [
     SWEEPS / "22_allreduce_10node_80xH100_net-notstated.txt",
     SWEEPS / "07_allreduce_2node_16xA100-40GB_net-notstated.txt",
@@ -217,6 +219,7 @@ TEN_AND_TWO = [
 def ten_and_two(catalogue: Catalogue) -> Calibration:
     return calibrate(
         [parse_file(p).runs[0] for p in TEN_AND_TWO],
+        ClusterSpec(nvls=False),
         catalogue=catalogue,
         sources=[p.name for p in TEN_AND_TWO],
     )
@@ -708,7 +711,10 @@ def test_values_the_fit_made_alike_get_no_standard_error_and_say_why(
         "log12_allreduce_2node_2xGH200_slingshot_nccltests2.18.2.txt",
         "05_allreduce_2node_16xA100-40GB_efa.txt",
     ]
-    cal = calibrate_log_files([read_log(SWEEPS / n) for n in names], catalogue=catalogue)
+    # NVLS off, as for TEN_AND_TWO (no other of the five runs uses it)
+    cal = calibrate_log_files(
+        [read_log(SWEEPS / n) for n in names], ClusterSpec(nvls=False), catalogue=catalogue
+    )
     fitted = {p.name: p for p in cal.parameters}
     nvlink4, p2p = fitted["nvlink4.efficiency"], fitted["calibrated.p2p_efficiency"]
     assert nvlink4.rows == p2p.rows == 9

@@ -78,24 +78,46 @@ NCCL_ALGORITHMS: frozenset[Algorithm] = frozenset(
     }
 )
 
-#: Element types NVLink SHARP and IB SHARP reduce in the switch (16- and 32-bit floats, 32-bit
-#: integers); 8-bit and 64-bit reductions run point-to-point (docs/model.md#applicability:
-#: CollNet needs "the datatype/op supported").
-_SWITCH_REDUCE_DTYPES = frozenset({DType.FP16, DType.BF16, DType.FP32, DType.INT32, DType.UINT32})
-REDUCTIONS = (Collective.ALL_REDUCE, Collective.REDUCE_SCATTER, Collective.REDUCE)
-_IN_SWITCH = (
-    Algorithm.NVLS,
-    Algorithm.NVLS_TREE,
-    Algorithm.COLLNET_DIRECT,
-    Algorithm.COLLNET_CHAIN,
+#: Element types NVLink SHARP reduces in the switch: NCCL's ``ncclNvlsSupported``
+#: (src/include/device.h, 2.17 to 2.30) takes sums of 32- and 64-bit integers, fp16, bf16, fp32
+#: and fp64 (the multimem ``add.u64``/``add.f64`` reductions of src/device/reduce_kernel.h);
+#: 8-bit types (fp8 included) run point-to-point.
+_NVLS_REDUCE_DTYPES = frozenset(
+    {
+        DType.FP16,
+        DType.BF16,
+        DType.FP32,
+        DType.FP64,
+        DType.INT32,
+        DType.UINT32,
+        DType.INT64,
+        DType.UINT64,
+    }
 )
+#: Element types IB SHARP (CollNet) is taken to reduce: 16- and 32-bit floats and 32-bit
+#: integers. NCCL asks the SHARP plugin (``reduceSupport``); which 64-bit types a given plugin
+#: and switch take is not modelled, so they run without CollNet (docs/model.md#applicability).
+_COLLNET_REDUCE_DTYPES = frozenset({DType.FP16, DType.BF16, DType.FP32, DType.INT32, DType.UINT32})
+REDUCTIONS = (Collective.ALL_REDUCE, Collective.REDUCE_SCATTER, Collective.REDUCE)
+_REDUCE_DTYPES = {
+    Algorithm.NVLS: _NVLS_REDUCE_DTYPES,
+    Algorithm.NVLS_TREE: _NVLS_REDUCE_DTYPES,
+    Algorithm.COLLNET_DIRECT: _COLLNET_REDUCE_DTYPES,
+    Algorithm.COLLNET_CHAIN: _COLLNET_REDUCE_DTYPES,
+}
 
 
 def dtype_allows(algorithm: Algorithm, collective: Collective, dtype: DType) -> bool:
     """False for an in-switch reduction of a type the switch does not reduce."""
-    return not (
-        algorithm in _IN_SWITCH and collective in REDUCTIONS and dtype not in _SWITCH_REDUCE_DTYPES
-    )
+    types = _REDUCE_DTYPES.get(algorithm)
+    return types is None or collective not in REDUCTIONS or dtype in types
+
+
+def switch_dtypes_words(algorithm: Algorithm) -> str:
+    """The types an in-switch algorithm reduces, in words (for a refusal)."""
+    if algorithm in (Algorithm.NVLS, Algorithm.NVLS_TREE):
+        return "NVLink SHARP reduces 16-, 32- and 64-bit types, not 8-bit ones"
+    return "IB SHARP (CollNet) is taken to reduce 16- and 32-bit types only"
 
 
 #: Size at which a plan asks each cost function whether it applies (none depends on the size).

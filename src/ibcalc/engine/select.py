@@ -23,6 +23,7 @@ from ibcalc.engine.plan import (
     TimingFunction,
     dtype_allows,
     plan_for,
+    switch_dtypes_words,
 )
 from ibcalc.engine.types import Algorithm, Collective, Cost, DType, Protocol
 from ibcalc.errors import AlgorithmNotApplicableError
@@ -204,7 +205,7 @@ def _why_not(
         runs = sorted({c.protocol.value for c in everything})
         return f"{collective.value} runs {', '.join(runs)} here"
     if algorithm is not None and not dtype_allows(algorithm, collective, dtype):
-        return f"switch reductions do not take {dtype}; they reduce 16/32-bit types"
+        return f"switch reductions do not take {dtype}: {switch_dtypes_words(algorithm)}"
     if algorithm in (Algorithm.NVLS, Algorithm.NVLS_TREE):
         if topo.up is not None and topo.up.nvls_bw_Bps is None and topo.up.path == "nvlink":
             return (
