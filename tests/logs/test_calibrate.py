@@ -805,3 +805,30 @@ def test_a_fit_that_leaves_a_run_s_rows_worse_says_so(catalogue: Catalogue) -> N
     ]
     assert all(b is None or a is None or a <= b + 0.01 for b, a in regimes)
     assert not any("worse than it found them" in w for w in good.warnings)
+
+
+def test_values_fixed_by_as_many_rows_are_not_written(catalogue: Catalogue) -> None:
+    """2 x 4 H100 (odissei) cut to its 8 GiB row: one row fits a value exactly, with nothing
+    left over to judge the change by. It had been written (the rule 'written when at least 2
+    standard errors' passed any value without one); now it says why and is not."""
+    path = SWEEPS / "10_allreduce_2node_8xH100_ib.txt"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    kept = [x for x in lines if x.split()[:1] in (["8589934592"], []) or x.lstrip()[:1] == "#"]
+    text = "\n".join(kept) + "\n"
+    cal = calibrate(
+        parse_log(text, source="one-row").runs, catalogue=catalogue, sources=["one-row"]
+    )
+    assert cal.rows == 1
+    moving = [p for p in cal.parameters if p.rows]
+    assert moving
+    for p in moving:
+        assert p.uncertainty is None
+        assert p.exact
+        assert p.uncertainty_reason == (
+            "no standard error: 1 fitted row for 1 value leaves none over to judge the change by"
+        )
+        assert not written(p)
+        assert verdict_text(p) in (
+            "fixed by as many rows as values (not written)",
+            "confirmed (not written)",
+        )

@@ -142,6 +142,9 @@ class FittedParameter(BaseModel):
     regime: Literal["latency", "bandwidth"]
     #: why a value that moves rows has no standard error (None when it has one)
     uncertainty_reason: str | None = None
+    #: True when the fitted rows fix the values with none left over to judge a change by (as
+    #: many rows as values): no standard error, and the value is not written
+    exact: bool = False
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -700,6 +703,7 @@ def calibrate(
     cat, par = _apply(catalogue, params, values)
     after = _residuals(cases, cat, par) or base
     no_error: dict[_Param, str] = {}
+    exact: set[_Param] = set()
     fitted = _standard_errors(
         cases,
         determined,
@@ -708,6 +712,7 @@ def calibrate(
         params=params,
         residuals=after,
         reasons=no_error,
+        exact=exact,
     )
     # a constant that no fitted row's time depends on and that the search drove to a bound
     # of its range is not fitted (it only moved NCCL's choice away from an algorithm): it
@@ -796,6 +801,7 @@ def calibrate(
             rows=fitted[p][1],
             regime=p.regime,
             uncertainty_reason=no_error.get(p),
+            exact=p in exact,
         )
         for p in determined
     ]
@@ -1407,9 +1413,11 @@ def _standard_errors(
     params: CostParams,
     residuals: Sequence[float],
     reasons: dict[_Param, str],
+    exact: set[_Param],
 ) -> dict[_Param, tuple[float | None, int, list[bool]]]:
     """Gauss-Newton standard error of each value, how many rows it moves, and which (one flag
-    per fitted row); ``reasons`` gets why a value that moves rows has none."""
+    per fitted row); ``reasons`` gets why a value that moves rows has none, ``exact`` the
+    values the rows fix with none left over."""
     n, k = len(residuals), len(determined)
     jac: list[list[float]] = []
     counts: list[int] = []
@@ -1456,7 +1464,17 @@ def _standard_errors(
         live.append(i)
         basis.append(unexplained)
     dof = n - len(live)
-    if dof <= 0 or not live:
+    if dof <= 0 and live:
+        # one 8 GiB row had fitted nvls_tree_factor 0.93 -> 0.942 and written it: the row fixes
+        # the value exactly, and nothing is left over to tell a change from the run's noise
+        for i in live:
+            exact.add(determined[i])
+            reasons[determined[i]] = (
+                f"no standard error: {plural(n, 'fitted row')} for {plural(len(live), 'value')} "
+                f"{'leaves' if n == 1 else 'leave'} none over to judge the change by"
+            )
+        return out
+    if not live:
         return out
     s2 = sum(r * r for r in residuals) / dof
     jtj = [[sum(a * b for a, b in zip(jac[i], jac[j], strict=True)) for j in live] for i in live]
@@ -1629,9 +1647,10 @@ SIGNIFICANT_ERRORS = 2.0
 
 def significant(p: FittedParameter) -> bool:
     """True when the change from the value in use is at least :data:`SIGNIFICANT_ERRORS`
-    standard errors (or has none to compare with)."""
+    standard errors (or has none to compare with, unless the rows fix it :attr:`exactly
+    <FittedParameter.exact>`)."""
     if p.uncertainty is None:
-        return True
+        return not p.exact
     return abs(p.value - p.before) >= SIGNIFICANT_ERRORS * p.uncertainty
 
 
@@ -1645,6 +1664,8 @@ def verdict_text(p: FittedParameter) -> str:
     if written(p):
         return "fitted"
     if changed(p):
+        if p.exact:
+            return "fixed by as many rows as values (not written)"
         return f"within {SIGNIFICANT_ERRORS:g} std. errors of the value in use (not written)"
     return "confirmed (not written)"
 

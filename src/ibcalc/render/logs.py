@@ -626,11 +626,13 @@ def render_calibration(
                     (
                         ""
                         if changed(p) and significant(p)
+                        else "not written"
+                        if changed(p) and p.exact
                         else f"< {SIGNIFICANT_ERRORS:g} std. err.: not written"
                         if changed(p)
                         else "the value in use, confirmed: not written"
                     ),
-                    f"only {p.rows} rows" if 0 < p.rows < _FEW_ROWS else "",
+                    f"only {plural(p.rows, 'row')}" if 0 < p.rows < _FEW_ROWS else "",
                 )
                 if t
             ),
