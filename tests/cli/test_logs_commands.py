@@ -1368,3 +1368,24 @@ def test_a_network_taken_from_the_preset_says_how_many_nics(tmp_path: Path) -> N
     assert facts["nics_per_node"] == nics
     (inter,) = [a for a in facts["assumptions"] if a["field"] == "inter"]
     assert f"hdr, {nics} per node, assumed from the dgx-a100 preset" in inter["evidence"]
+
+
+def test_calibrate_says_which_rows_are_no_measurement(tmp_path: Path) -> None:
+    """Sweep 13 with every time set to 0 us: calibrate had said 'no run has rows of 64 KiB or
+    less or of 64 MiB or more to fit' of a log full of them; it says they hold no time."""
+    lines = []
+    for line in (SWEEPS / "13_allreduce_1node_4xH100_intranode.txt").read_text().splitlines():
+        fields = line.split()
+        if fields[:1] and fields[0].isdigit() and len(fields) == 13:
+            fields[5] = fields[9] = "0.00"
+            line = "  ".join(fields)
+        lines.append(line)
+    zeros = tmp_path / "zeros.txt"
+    zeros.write_text("\n".join(lines) + "\n")
+    code, out, err = run("calibrate", str(zeros), "-o", str(tmp_path / "site.yaml"))
+    assert code == 2
+    assert out == ""
+    assert err.startswith("error: no row to fit: the ")
+    assert "rows of the fitted sizes (64 KiB or less, 64 MiB or more) are no measurements: " in err
+    assert " with a time of 0 us (lines " in err
+    assert not (tmp_path / "site.yaml").exists()

@@ -708,6 +708,26 @@ def test_a_row_whose_size_or_count_is_no_count_is_dropped_with_a_note(
     assert about_the_row[0].endswith("; dropped")
 
 
+def test_rows_with_a_negative_time_are_dropped_with_one_note_that_says_so() -> None:
+    """Two rows with times of -11.8 and -11.9 us: each had been 'malformed, dropped', and a
+    table of nothing else 'has no result rows', though the rows are there."""
+    negative = (
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+        "        1024           256     float     sum      -1    12.10    0.08    0.08      0\n"
+        "        2048           512     float     sum      -1   -11.83    0.17    0.17      0\n"
+        "        4096          1024     float     sum      -1   -11.90    0.35    0.35      0\n"
+        "        8192          2048     float     sum      -1    12.50    0.66    0.66      0\n"
+    )
+    run = parse_log(negative).runs[0]
+    assert [r.size_bytes for r in run.rows] == [1024, 8192]
+    assert [n for n in run.notes if "line 3" in n or "line 4" in n or "lines 3" in n] == [
+        "2 rows with a negative time dropped (lines 3-4): a time below 0 is no measurement"
+    ]
+    only = "".join(line + "\n" for line in negative.splitlines() if "-11." in line or "#" in line)
+    with pytest.raises(LogParseError, match="only rows with a negative time \\(2 rows, the first"):
+        parse_log(only)
+
+
 def test_a_prefixed_row_whose_size_overflows_is_dropped_with_a_note() -> None:
     table = _TABLE.format(size="1e400", count="512")
     text = "".join(f" 0: {line}\n" for line in table.splitlines())

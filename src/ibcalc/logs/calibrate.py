@@ -303,6 +303,33 @@ def _regime_rows(rows: Iterable[Row]) -> list[Row]:
     ]
 
 
+def _nothing_to_fit(runs: Sequence[Run], row_filter: Callable[[Run, Row], bool] | None) -> str:
+    """Why no run has a row to fit: which rows there were, and what kept each out (a log of
+    0 us times had been told only that it had no rows of the fitted sizes)."""
+    sizes = "64 KiB or less, 64 MiB or more"
+    rows = [
+        r
+        for run in runs
+        for r in run.rows
+        if r.size_bytes > 0
+        and (r.size_bytes <= LATENCY_MAX_BYTES or r.size_bytes >= BANDWIDTH_MIN_BYTES)
+        and (row_filter is None or row_filter(run, r))
+    ]
+    if not rows:
+        return f"no run has rows of the fitted sizes ({sizes}) to fit"
+    zero = [r for r in rows if r.oop.time_us <= 0]
+    failed = [r for r in rows if r.oop.time_us > 0 and _failed_validation(r)]
+    parts = []
+    if zero:
+        parts.append(f"{len(zero)} with a time of 0 us ({_lines(zero)})")
+    if failed:
+        parts.append(f"{len(failed)} that failed validation (#wrong; {_lines(failed)})")
+    return (
+        f"no row to fit: the {plural(len(rows), 'row')} of the fitted sizes ({sizes}) are no "
+        f"measurements: {' and '.join(parts)}"
+    )
+
+
 def _lines(rows: Sequence[Row]) -> str:
     """``line 12`` or ``lines 12, 14, ...`` (the first five)."""
     shown = ", ".join(str(r.line) for r in rows[:5])
@@ -607,9 +634,9 @@ def calibrate(
             more = f" (and {plural(len(skipped) - 1, 'more run')})" if len(skipped) > 1 else ""
             # a FieldError: the reason may name a field ({collective}), in the caller's words
             raise FieldError(f"no run to fit: {skipped[0]}{more}")
+    if not any(c.rows for c in cases):
+        raise IbcalcError(_nothing_to_fit(runs, row_filter))
     cases = [c for c in cases if c.rows]
-    if not cases:
-        raise IbcalcError("no run has rows of 64 KiB or less or of 64 MiB or more to fit")
     for case in cases:
         resolved = resolve_log_cluster(catalogue, case.spec, case.source)
         check_rank_count(

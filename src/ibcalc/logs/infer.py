@@ -211,6 +211,8 @@ class RunFacts:
     devices_elided: bool = False
     rows: list[Row] = field(default_factory=list)
     zero_rows: list[int] = field(default_factory=list)
+    #: lines of rows dropped for a negative time (an edited or corrupted table)
+    negative_rows: list[int] = field(default_factory=list)
     #: (size, line) of rows dropped as no measurement (a time below 0, NaN, 0 or beyond belief)
     unmeasured: list[tuple[int, int]] = field(default_factory=list)
     #: (line, "more" or "fewer") of rows dropped for another number of fields than the header's
@@ -822,6 +824,12 @@ def build_run(facts: RunFacts, *, next_line: int | None = None) -> Run:
         unit = "result" if f.from_json else "line"
         b.notes.append(
             f"{n} row{'s' if n > 1 else ''} of size 0 skipped ({_span(f.zero_rows, unit)})"
+        )
+    if f.negative_rows:
+        unit = "result" if f.from_json else "line"
+        b.notes.append(
+            f"{plural(len(f.negative_rows), 'row')} with a negative time dropped "
+            f"({_span(f.negative_rows, unit)}): a time below 0 is no measurement"
         )
     truncated = not f.has_trailer
     if truncated:

@@ -58,7 +58,7 @@ from ibcalc.logs.infer import (
 from ibcalc.logs.jsonfmt import parse_json
 from ibcalc.logs.records import ParsedLog, Row, Run, Timing
 from ibcalc.textsafe import printable
-from ibcalc.units import format_size
+from ibcalc.units import format_size, plural
 
 __all__ = [
     "MAX_LOG_BYTES",
@@ -311,6 +311,19 @@ def _not_a_count(tok: str) -> str | None:
     return "is not written as an integer"
 
 
+def _negative_time(tokens: list[str], cols: _Columns) -> bool:
+    """True when a time field of the row is a finite number below 0 (a row that is otherwise
+    well formed is then no measurement, not a malformed line)."""
+    for group in cols.groups:
+        try:
+            value = float(tokens[group["time"]])
+        except (ValueError, IndexError):
+            continue
+        if math.isfinite(value) and value < 0:
+            return True
+    return False
+
+
 def _row(tokens: list[str], cols: _Columns, line: int) -> Row | None:
     size = _int(tokens[cols.size])
     count = _int(tokens[cols.count])
@@ -403,6 +416,12 @@ class _Reader:
             elif cur.zero_rows:
                 self.notes.append(
                     f"run at lines {cur.line_start}-{cur.line_end} has only rows of size 0; skipped"
+                )
+            elif cur.negative_rows:
+                self.notes.append(
+                    f"run at lines {cur.line_start}-{cur.line_end} has only rows with a negative "
+                    f"time ({plural(len(cur.negative_rows), 'row')}, the first at line "
+                    f"{cur.negative_rows[0]}): no measurements; skipped"
                 )
             else:
                 # rows of another width than the header's: say so, or the user sees rows that
@@ -775,6 +794,13 @@ class _Reader:
         assert cols is not None
         row = _row(tokens, cols, lineno)
         cur.line_end = last_line
+        if row is None and _negative_time(tokens, cols):
+            cur.negative_rows.append(lineno)
+            cur.last_row_incomplete = False
+            size = _int(tokens[cols.size])
+            if size is not None and size > 0:
+                cur.unmeasured.append((size, lineno))
+            return
         if row is None:
             cur.notes.append(f"row at line {lineno} malformed, dropped")
             cur.last_row_incomplete = True
