@@ -21,6 +21,7 @@ from ibcalc.errors import ClusterError
 from ibcalc.units import format_bandwidth, format_time, plural
 
 __all__ = [
+    "CATALOGUE_OVERRIDES_NOTE",
     "DEFAULT_GPUS_PER_NODE",
     "DEFAULT_NODES",
     "DEFAULT_SYSTEM",
@@ -35,6 +36,8 @@ __all__ = [
     "sharp_hint",
 ]
 
+#: How a cluster's assumptions begin the note of catalogue files laid over the built-in one.
+CATALOGUE_OVERRIDES_NOTE = "catalogue overrides loaded: "
 #: Node shape assumed when only a fabric is named and no preset uses that fabric.
 DEFAULT_SYSTEM = "dgx-h100"
 #: GPUs per node assumed when neither a preset nor the user gives a number (an HGX/DGX baseboard).
@@ -220,7 +223,7 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
     notes: list[str] = []
     fabric: list[str] = []  # the notes only collectives read (ResolvedCluster.fabric_notes)
     if len(catalogue.origins) > 1:
-        notes.append("catalogue overrides loaded: " + ", ".join(catalogue.origins[1:]))
+        notes.append(CATALOGUE_OVERRIDES_NOTE + ", ".join(catalogue.origins[1:]))
     system = _pick_system(catalogue, spec, notes)
 
     if spec.gpus_per_node is not None:

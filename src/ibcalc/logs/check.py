@@ -19,7 +19,7 @@ from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import load_catalogue
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.catalogue.releases import for_release, for_stated_release
-from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster
+from ibcalc.cluster.resolve import CATALOGUE_OVERRIDES_NOTE, ClusterSpec, ResolvedCluster
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, busbw_factor
 from ibcalc.facade import parse_dtype
@@ -113,6 +113,18 @@ def check_run(
     if nccl_version is not None:
         overridden.add("nccl_version")
     assumptions = _log_facts(run, dtype, overridden)
+    # cost-parameter files laid over the built-in ones (--cost-params, IBCALC_COST_PARAMS, a
+    # calibration): named, as the estimates name them, or a run checked against a calibration
+    # reads the same as one checked without
+    assumptions += [
+        Assumption(
+            field="cost_params",
+            value=origin,
+            source="flag",
+            evidence="laid over the built-in cost parameters",
+        )
+        for origin in params.origins[1:]
+    ]
     params = _release_params(run, params, assumptions, nccl_version)
     if collective is not None and collective is not run.collective:
         assumptions.append(
@@ -153,7 +165,13 @@ def check_run(
     else:
         network_known = nics_known = True
     for text in cluster.assumptions:
-        assumptions.append(Assumption(field="cluster", value=None, source="default", evidence=text))
+        # catalogue files are the caller's (--catalogue, IBCALC_CATALOGUE), not a default
+        given = text.startswith(CATALOGUE_OVERRIDES_NOTE)
+        assumptions.append(
+            Assumption(
+                field="cluster", value=None, source="flag" if given else "default", evidence=text
+            )
+        )
     check_rank_count(cluster.ranks, cluster.nodes, cluster.gpus_per_node, run.ranks, source)
     ranks = cluster.ranks
     if dtype is not None:
