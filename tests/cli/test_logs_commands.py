@@ -552,6 +552,20 @@ def test_calibrate_refuses_a_cost_params_input_beside_the_output(tmp_path: Path)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["site.cost-params.yaml"]
 
 
+def test_calibrate_refuses_a_json_name_for_its_yaml_overrides(tmp_path: Path) -> None:
+    """-o site.json wrote YAML into site.json and site.cost-params.json, which no JSON reader
+    takes: refused before the fit, with the name to give."""
+    target = tmp_path / "site.json"
+    code, out, err = run("calibrate", str(SENDRECV), "-o", str(target))
+    assert code == 2
+    assert out == ""
+    assert err == (
+        f"error: {target}: the overrides are YAML (read back with --catalogue), not JSON; give "
+        f"-o {tmp_path / 'site.yaml'} (--format json prints the fit as JSON)\n"
+    )
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize(
     ("log", "target", "message"),
     [

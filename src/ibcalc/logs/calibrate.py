@@ -1753,8 +1753,15 @@ def cost_params_path(path: str | os.PathLike[str]) -> Path:
 
 def _refuse_cost_params_name(path: str | os.PathLike[str]) -> None:
     """Refuse a catalogue-override name shaped like its companion's (``x.cost-params.yaml``):
-    it would get the links, and the constants ``x.cost-params.cost-params.yaml``."""
+    it would get the links, and the constants ``x.cost-params.cost-params.yaml``. Refuse a
+    ``.json`` name too: the overrides are YAML, which no JSON reader takes (``-o site.json``
+    had written YAML into ``site.json`` and ``site.cost-params.json``)."""
     target = Path(path)
+    if target.suffix.lower() == ".json":
+        raise OutputError(
+            f"{target}: the overrides are YAML (read back with --catalogue), not JSON; give "
+            f"-o {target.with_suffix('.yaml')} (--format json prints the fit as JSON)"
+        )
     stem = target.name[: -len(target.suffix)] if target.suffix else target.name
     if stem.endswith(".cost-params"):
         plain = target.with_name(stem.removesuffix(".cost-params") + (target.suffix or ".yaml"))
