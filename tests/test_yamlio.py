@@ -233,6 +233,26 @@ def test_syntax_error_points_at_the_problem(tmp_path: Path, locate: Locate) -> N
     assert "YAML syntax error" in message
 
 
+def test_an_unclosed_quote_or_bracket_is_reported_where_it_opens(
+    tmp_path: Path, locate: Locate
+) -> None:
+    """An unclosed quote on line 1 of a 5-line file had been reported at 6:1, 'found unexpected
+    end of stream', the end of the file, where nothing is wrong."""
+    text = 'name: "x\nnodes: 4\nsystem: dgx-h100\nrequirements: []\nnotes: none\n'
+    path = _write(tmp_path, text)
+    line, col = locate(text, '"x')
+    assert (line, col) == (1, 7)
+    assert _refusal(path) == (
+        f"{path}:1:7: YAML syntax error: a quoted scalar starts here and is not closed (found "
+        "unexpected end of stream at line 6)"
+    )
+    # a bracket left open: the failure is where the parser gave up, and says where it opened
+    text = "name: x\nrequirements:\n  - allreduce: {size: 10GB, max_time: 40ms\n  - gap: 12\n"
+    path = _write(tmp_path, text)
+    line, col = locate(text, "{size")
+    assert _refusal(path).endswith(f"(in a flow mapping that starts at line {line}, column {col})")
+
+
 def test_utf8_bom_is_accepted(tmp_path: Path) -> None:
     path = tmp_path / "bom.yaml"
     path.write_bytes("\ufeffa: 1\n".encode())

@@ -266,6 +266,35 @@ class _Budget:
         self.seen: set[int] = set()
 
 
+def _syntax_problem(path: str, exc: yaml.MarkedYAMLError) -> InputFileError:
+    """A parser's refusal at the position that helps: where it failed, except at the end of
+    the file, where what it was reading began (an unclosed quote or bracket on line 1 of a
+    5-line file had been reported at 6:1, 'found unexpected end of stream')."""
+    mark = exc.problem_mark or exc.context_mark
+    what = exc.problem or exc.context or "YAML syntax error"
+    if "\t" in what or "'\\t'" in what or "tab" in what.lower():
+        what = "tab character used for indentation (YAML needs spaces)"
+    opened, failed = exc.context_mark, exc.problem_mark
+    if exc.context is None or opened is None or failed is None or opened.line >= failed.line:
+        return _problem(path, mark, f"YAML syntax error: {what}")
+    # PyYAML's context reads "while scanning a quoted scalar", "while parsing a flow mapping":
+    # what was open when the parser failed, begun on an earlier line
+    thing = exc.context.removeprefix("while scanning ").removeprefix("while parsing ")
+    if "end of stream" in what or "<stream end>" in what:
+        return _problem(
+            path,
+            opened,
+            f"YAML syntax error: {thing} starts here and is not closed ({what} at line "
+            f"{failed.line + 1})",
+        )
+    return _problem(
+        path,
+        failed,
+        f"YAML syntax error: {what} (in {thing} that starts at line {opened.line + 1}, "
+        f"column {opened.column + 1})",
+    )
+
+
 def _problem(path: str, mark: yaml.Mark | None, message: str) -> InputFileError:
     if mark is None:
         return InputFileError([ValidationProblem(path, None, None, message)])
@@ -544,9 +573,7 @@ def _preflight(path: str, text: str) -> None:
                 depth -= 1
     except yaml.MarkedYAMLError as exc:
         if len(text) > _C_ERRORS_ABOVE_BYTES:
-            mark = exc.problem_mark or exc.context_mark
-            what = exc.problem or exc.context or "YAML syntax error"
-            raise _problem(path, mark, f"YAML syntax error: {what}") from None
+            raise _syntax_problem(path, exc) from None
     except yaml.YAMLError:
         pass  # the positioned parser words it
 
@@ -588,11 +615,7 @@ def load_yaml(source: str | Path, *, text: str | None = None) -> Document:
     except _Limit as limit:
         raise _limit_problem(path, limit) from None
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        what = exc.problem or exc.context or "YAML syntax error"
-        if "\t" in what or "'\\t'" in what or "tab" in what.lower():
-            what = "tab character used for indentation (YAML needs spaces)"
-        raise _problem(path, mark, f"YAML syntax error: {what}") from exc
+        raise _syntax_problem(path, exc) from exc
     except yaml.reader.ReaderError as exc:
         # a control character: PyYAML says where as an index into the text
         where = max(0, min(exc.position, len(text)))
