@@ -276,6 +276,11 @@ RATES = [
     "3GB/h",
     "300 GB",
     "-5GB/s",
+    # binary prefixes: the loader took them, the schema had refused them
+    "300GiB/s",
+    "50 GiBps",
+    "1 TiB/s",
+    "10iB/s",
 ]
 
 
@@ -283,6 +288,17 @@ RATES = [
 def test_rate_strings_agree(validator: Any, value: str) -> None:
     loader = _parses(parse_bandwidth, value)
     assert _schema_ok(validator, _target("min_busbw", value)) == loader, value
+
+
+@pytest.mark.parametrize("value", [2, 1.5, "2:1", "4:3", "1:2", "0.5", 65, "two"])
+def test_oversubscription_targets_take_what_the_fabric_takes(validator: Any, value: Any) -> None:
+    """The requirement's max had refused '2:1' (as a YAML 1.1 base-60 number, though quoted)
+    where fabric.oversubscription takes it; both now read a ratio the same way."""
+    data = {**safe_load(BASE), "requirements": [{"oversubscription": {"max": value}}]}
+    text = BASE + f"requirements:\n  - oversubscription: {{max: {json.dumps(value)}}}\n"
+    loader = _loader_ok(text)
+    assert loader == _ratio_ok(value), value
+    assert _schema_ok(validator, data) == loader, value
 
 
 def test_schema_rejects_what_the_examples_would_be_with_one_slip(validator: Any) -> None:

@@ -141,7 +141,7 @@ SIZE_PATTERN = (
 )
 TIME_PATTERN = rf"^\s*{NUMBER_PATTERN}\s*(?:ns|us|µs|μs|ms|s|sec|min|h)\s*$"
 RATE_PATTERN = (
-    rf"^\s*{NUMBER_PATTERN}\s*[kKmMgGtTpP]?(?:b|B|bit|bits|byte|bytes|Byte|Bytes)"
+    rf"^\s*{NUMBER_PATTERN}\s*(?:[kKmMgGtTpP]i?)?(?:b|B|bit|bits|byte|bytes|Byte|Bytes)"
     r"\s*(?:/\s*s|ps|/sec)\s*$"
 )
 
@@ -377,11 +377,16 @@ class GapTarget(BaseModel):
 
 
 class OversubscriptionTarget(BaseModel):
-    """Largest allowed down:up ratio of any fabric tier."""
+    """Largest allowed down:up ratio of any fabric tier (2 or '2:1')."""
 
     model_config = _FROZEN
 
-    max: Annotated[float, Field(ge=1, le=MAX_OVERSUBSCRIPTION, allow_inf_nan=False)]
+    # read as fabric.oversubscription is: the target had refused "2:1", which the fabric takes
+    max: Annotated[
+        float,
+        BeforeValidator(parse_ratio),
+        WithJsonSchema({**_RATIO_SCHEMA, "description": "Largest down:up ratio: 2 or '2:1'."}),
+    ]
 
 
 class SwitchesTarget(BaseModel):
