@@ -287,6 +287,20 @@ def test_storage_show_by_alias_and_unknown_name() -> None:
     assert line.startswith("error: unknown storage 'ddn-ai400' (did you mean ddn-ai400x2")
 
 
+def test_every_catalogue_entry_fits_80_columns() -> None:
+    """A source's URL or repository path is no word to keep whole: it had widened
+    ``systems show azure-nd-h100-v5`` to 118 columns and ``links show gcp-tcpxo`` to 104 on an
+    80-column page (the entries' sources list already folded them). The URL is all there."""
+    env = {"COLUMNS": "80"}
+    for kind in ("links", "systems"):
+        for entry in _json(kind):
+            out = _ok(kind, "show", entry["id"], env=env)
+            assert max(len(line) for line in out.splitlines()) <= 80, (kind, entry["id"])
+    out = _ok("systems", "show", "azure-nd-h100-v5", env=env)
+    url = "https://learn.microsoft.com/en-us/azure/virtual-machines/sizes/gpu-accelerated/"
+    assert url in "".join(line.strip() for line in out.splitlines())
+
+
 def test_systems_show_dgx_h100() -> None:
     out = _ok("systems", "show", "dgx-h100")
     assert "dgx-h100" in out

@@ -160,6 +160,20 @@ def _is_figure(line: str) -> bool:
     return match is not None and match["unit"] in (None, *UNITS)
 
 
+#: A word with a slash longer than this is a URL or a path: it may break anywhere.
+_LONG_PATH = 24
+
+
+def _unbroken_len(word: str) -> int:
+    """How narrow a column may be for ``word``: its length, but a URL or a long path may break
+    anywhere (a source's 95-character URL had widened ``systems show`` to 118 columns on an
+    80-column page, a repository path ``links show gcp-tcpxo`` to 104; the sources list below
+    them already folds URLs). A unit (GB/s) is short and stays whole."""
+    if "://" in word or ("/" in word and cell_len(word) > _LONG_PATH):
+        return 1
+    return cell_len(word)
+
+
 def _widths(texts: list[str], *, whole: bool = False) -> tuple[int, int]:
     """The narrowest and widest a column of ``texts`` can be: a line that is a figure
     (:func:`_is_figure`) whole, any other line's longest word (a number with its unit one
@@ -176,7 +190,7 @@ def _widths(texts: list[str], *, whole: bool = False) -> tuple[int, int]:
             # a line's indent belongs to its first word ("  tree/LL128" under "> nvls/...")
             else max(
                 (
-                    cell_len(word)
+                    _unbroken_len(word)
                     for first in _INDENTED_WORD.findall(line)[:1]
                     for word in (first, *_unit_words(line.strip())[1:])
                 ),
