@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -176,6 +176,11 @@ FILE_KINDS: dict[str, FileKind] = {
     ),
     "calibration": FileKind(
         "a calibration report (ibcalc calibrate --format json)", ("ibcalc-calibration/",)
+    ),
+    # its JSON has no schema line: told by the keys of its summary (fed back to check, it had
+    # given seven lines of unknown and missing keys)
+    "check": FileKind(
+        "a check report (ibcalc check --format json)", ("ibcalc-check/",), ("exit_code", "summary")
     ),
 }
 
@@ -679,12 +684,14 @@ def validate(
     *,
     prefix: Sequence[str | int] = (),
     known_keys: Iterable[str] = (),
+    elsewhere: Mapping[str, str] | None = None,
 ) -> M:
     """Validate ``doc.data`` (or the part at ``prefix``) against ``model``.
 
     Every pydantic error becomes a :class:`ValidationProblem` at the YAML position of the
     offending key; all of them are raised together. An unknown key gets a "did you mean" hint
-    from ``known_keys`` when one is close.
+    from ``known_keys`` when one is close, or the words ``elsewhere`` has for it (a key the
+    tool takes somewhere else, such as a command-line option).
     """
     data: Any = doc.data
     for part in prefix:
@@ -693,7 +700,7 @@ def validate(
         return model.model_validate(data)
     except ValidationError as exc:
         raise InputFileError(
-            problems_from(doc, exc, prefix, known_keys=known_keys, model=model)
+            problems_from(doc, exc, prefix, known_keys=known_keys, model=model, elsewhere=elsewhere)
         ) from None
 
 
@@ -838,6 +845,7 @@ def problems_from(
     *,
     known_keys: Iterable[str] = (),
     model: type[BaseModel] | None = None,
+    elsewhere: Mapping[str, str] | None = None,
 ) -> list[ValidationProblem]:
     """Map pydantic errors to positioned problems (unknown keys hinted from ``known_keys``, or
     from the keys of their own section where ``model`` shows them: ``gap: {extra: 1}`` is not
@@ -857,6 +865,8 @@ def problems_from(
     for error in errors:
         loc = (*prefix, *error["loc"])
         if error["type"] == "extra_forbidden" and loc and keys:
+            if elsewhere and str(loc[-1]) in elsewhere:
+                continue
             for name in difflib.get_close_matches(str(loc[-1]), candidates(error["loc"]), n=1):
                 suggested.add((*loc[:-1], name))
     problems = []
@@ -867,7 +877,9 @@ def problems_from(
         line, col = doc.locate(loc)
         where = _format_loc(loc) or "document"
         message = error["msg"]
-        if error["type"] == "extra_forbidden":
+        if error["type"] == "extra_forbidden" and elsewhere and str(loc[-1]) in elsewhere:
+            message = f"unknown key: {elsewhere[str(loc[-1])]}"
+        elif error["type"] == "extra_forbidden":
             message = "unknown key (not allowed here)"
             close = difflib.get_close_matches(str(loc[-1]), keys, n=1) if loc and keys else []
             own = (

@@ -612,6 +612,21 @@ def test_an_nccl_check_report_given_as_a_design_is_named(
     )
 
 
+def test_a_check_report_given_as_a_design_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """check's own JSON report (no schema line) fed back to check had given seven lines of
+    missing and unknown keys; it is told by its summary's keys, in one line."""
+    report = tmp_path / "report.json"
+    main(["check", str(ROOT / "examples" / "aws-p5-efa.yaml"), "--format", "json"])
+    report.write_text(capsys.readouterr().out)
+    outcome = _fail_main(["check", str(report)], capsys)
+    _assert_one_line_error(
+        outcome,
+        [f"{report}:1:1: a check report (ibcalc check --format json), not a cluster-design"],
+    )
+
+
 @pytest.mark.parametrize(
     ("argv", "needles"),
     [pytest.param(argv, needles, id=name) for name, argv, needles in ERRORS],

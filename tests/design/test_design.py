@@ -143,6 +143,20 @@ requirements:
     assert "'- allgather: {size: 1GB, max_time: 10ms}'" in problem.message
 
 
+@pytest.mark.parametrize("key", ["sites: 2", "wan: wan-100g", "distance: 800km"])
+def test_a_wan_key_says_sites_are_a_command_line_what_if(key: str) -> None:
+    """'sites: 2' had been offered 'did you mean inter?'; design files have no WAN keys."""
+    text = f"name: x\nnodes: 4\nsystem: dgx-h100\n{key}\n"
+    with pytest.raises(InputFileError) as info:
+        load_design("wan.yaml", text=text)
+    (problem,) = info.value.problems
+    assert (problem.line, problem.col) == (4, 1)
+    assert problem.message == (
+        f"{key.split(':')[0]}: unknown key: design files have no WAN keys: sites are a "
+        "command-line what-if (--sites, --wan, --wan-links, --distance or --rtt)"
+    )
+
+
 def test_a_key_at_the_wrong_level_is_not_told_to_mean_itself() -> None:
     # 'size' is a key of a requirement's target, not of the design: no "did you mean size?"
     text = "name: x\nnodes: 2\nsystem: dgx-h100\nsize: 1GB\n"

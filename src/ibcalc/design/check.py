@@ -37,6 +37,7 @@ from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
 from ibcalc.cluster.spec import MAX_OVERSUBSCRIPTION
 from ibcalc.design.schema import (
     DESIGN_KEYS,
+    ELSEWHERE_KEYS,
     FIELD_PATHS,
     KNOWN_KEYS,
     CollectiveTarget,
@@ -294,7 +295,7 @@ def name_problems(doc: Document, catalogue: Catalogue | None) -> list[Validation
 def _validated(doc: Document, catalogue: Catalogue | None) -> Design:
     names = name_problems(doc, catalogue)
     try:
-        design = validate(doc, Design, known_keys=KNOWN_KEYS)
+        design = validate(doc, Design, known_keys=KNOWN_KEYS, elsewhere=ELSEWHERE_KEYS)
     except InputFileError as exc:
         # one report: schema problems and unknown names, one per position
         taken = {(p.line, p.col) for p in exc.problems}

@@ -57,6 +57,7 @@ from ibcalc.units import MAX_SIZE_BYTES, parse_bandwidth, parse_size, parse_time
 __all__ = [
     "COLLECTIVE_KEYS",
     "DESIGN_KEYS",
+    "ELSEWHERE_KEYS",
     "FIELD_PATHS",
     "KNOWN_KEYS",
     "MAX_EXTRA_ENDPOINTS",
@@ -587,6 +588,15 @@ def _known_keys() -> frozenset[str]:
     return frozenset(seen)
 
 
+_WAN_WORDS = (
+    "design files have no WAN keys: sites are a command-line what-if (--sites, --wan, "
+    "--wan-links, --distance or --rtt)"
+)
+#: Keys ibcalc takes elsewhere but not in a design file, with what to do instead (``sites`` had
+#: been offered "did you mean inter?").
+ELSEWHERE_KEYS: dict[str, str] = dict.fromkeys(
+    ("sites", "wan", "wan_links", "distance", "rtt"), _WAN_WORDS
+)
 #: Every key a design file may use at any level (for "did you mean" hints).
 KNOWN_KEYS: frozenset[str] = _known_keys()
 
