@@ -456,6 +456,10 @@ def test_property_any_size_round_trips_within_four_digits(size: int) -> None:
         (450e9, "450 GB/s"),
         (1.25e9, "1.25 GB/s"),
         (1e6, "1 MB/s"),
+        # below 1 MB/s in kB/s: a 1 kB/s target had read ">= 0.001 MB/s"
+        (1e3, "1 kB/s"),
+        (250e3, "250 kB/s"),
+        (999.7e3, "1 MB/s"),
         # the unit and precision follow the rounded value
         (999.7e6, "1.00 GB/s"),
         (9.997e9, "10.0 GB/s"),
@@ -496,6 +500,13 @@ def test_tens_of_megabytes_keep_two_significant_digits() -> None:
         (999.4e-6, "999 us"),
         (999.6e-6, "1 ms"),  # not "1000 us"
         (0.9996, "1 s"),
+        # below 0.1 us in ns: a 1 ns target had read "<= 0.001 us"
+        (1e-9, "1 ns"),
+        (2.05e-9, "2.05 ns"),
+        (99.94e-9, "99.9 ns"),
+        (99.96e-9, "0.1 us"),
+        (0.5e-6, "0.5 us"),
+        (0.0, "0 us"),
     ],
 )
 def test_format_time(seconds: float, text: str) -> None:

@@ -372,7 +372,10 @@ def format_bandwidth(bw_Bps: float) -> str:
         return f"{gbs:.1f} GB/s"
     if gbs >= 0.9995:
         return f"{gbs:.2f} GB/s"
-    return f"{format_number(bw_Bps / MB)} MB/s"
+    if bw_Bps / MB >= 0.9995 or bw_Bps <= 0:
+        return f"{format_number(bw_Bps / MB)} MB/s"
+    # below 1 MB/s in kB/s (a 1 kB/s target had read ">= 0.001 MB/s")
+    return f"{format_number(bw_Bps / 1e3)} kB/s"
 
 
 def format_number(value: float) -> str:
@@ -396,9 +399,13 @@ def format_number(value: float) -> str:
 
 
 def format_time(seconds: float) -> str:
-    """Format a time in the most readable of us, ms, s and h (no exponent: ``4440 s``,
-    ``41.4 h``)."""
-    # the unit is picked after rounding: 999.7 us prints as 1 ms, not 1000 us
+    """Format a time in the most readable of ns, us, ms, s and h (no exponent: ``4440 s``,
+    ``41.4 h``, ``2.05 ns``)."""
+    # the unit is picked after rounding: 999.7 us prints as 1 ms, not 1000 us; below 0.1 us in
+    # ns (a 1 ns target had read "<= 0.001 us"; 0.5 us stays beside the us it adds to), 0 stays
+    # "0 us"
+    if 0 < seconds * 1e6 < 0.09995:
+        return f"{format_number(seconds * 1e9)} ns"
     if seconds * 1e6 < 999.5:
         return f"{format_number(seconds * 1e6)} us"
     if seconds * 1e3 < 999.5:
