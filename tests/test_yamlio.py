@@ -214,6 +214,16 @@ def test_missing_file_is_refused(tmp_path: Path) -> None:
     assert "no such file" in _refusal(tmp_path / "absent.yaml")
 
 
+def test_a_dash_says_standard_input_is_not_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """'check -' had said "-: no such file", where '-' means standard input to other tools."""
+    monkeypatch.chdir(tmp_path)
+    assert _refusal(Path("-")) == (
+        "-: no such file: standard input ('-') is not read here; give the file's path"
+    )
+
+
 def test_directory_is_refused(tmp_path: Path) -> None:
     assert "directory" in _refusal(tmp_path)
 

@@ -82,6 +82,11 @@ def read_regular(path: str | os.PathLike[str], max_bytes: int) -> bytes:
     try:
         fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except FileNotFoundError:
+        if name == "-":
+            # 'check -' had said only "no such file": '-' means standard input elsewhere
+            raise ReadRefused(
+                "no such file: standard input ('-') is not read here; give the file's path"
+            ) from None
         raise ReadRefused("no such file") from None
     except IsADirectoryError:  # pragma: no cover - Linux opens directories read-only
         raise ReadRefused("is a directory, not a file") from None
