@@ -1005,3 +1005,30 @@ def test_each_target_shows_the_range_of_its_own_figure(tmp_path: Path) -> None:
         assert finding_dict(f)["predicted_range"] == pytest.approx([low, high])
     line = next(x for x in text.splitlines() if "algbw >=" in x)
     assert f"({size / slow / 1e9:.3g}-{size / fast / 1e9:.3g})" in line  # 3 figures
+
+
+@pytest.mark.parametrize(
+    ("requirement", "required"),
+    [
+        ("max_time: 1ns", "time <= 1 ns"),
+        ("max_time: 50ns", "time <= 50 ns"),
+        ("min_busbw: 1kB/s", "busbw >= 1 kB/s"),
+        ("min_algbw: 250kB/s", "algbw >= 250 kB/s"),
+    ],
+)
+def test_targets_below_a_microsecond_or_a_megabyte_per_second_print(
+    tmp_path: Path, requirement: str, required: str
+) -> None:
+    """Times print in ns below 0.1 us and rates in kB/s below 1 MB/s; the report's figure
+    reader had known neither unit and ended in a ValueError (a traceback, not a line)."""
+    from ibcalc.catalogue.load import load_catalogue
+    from ibcalc.render.check import FileOutcome, render_text
+
+    text = (
+        "name: t\nnodes: 4\nsystem: dgx-h100\nrequirements:\n"
+        f"  - allreduce: {{size: 1GB, {requirement}}}\n"
+    )
+    path = write(tmp_path, "tiny.yaml", text)
+    cat = load_catalogue(use_env=False)
+    printed = render_text([FileOutcome(path=str(path), check=check_design(path, cat))])
+    assert f"allreduce 1 GB: {required}" in printed

@@ -94,12 +94,14 @@ def format_quantity(value: float, unit: str) -> str:
 
 #: Factor from SI to each unit :func:`format_quantity` prints (seconds to ms ...).
 _SUFFIX_FACTORS = {
+    " ns": 1e9,
     " us": 1e6,
     " ms": 1e3,
     " s": 1.0,
     " h": 1 / 3600,
     " GB/s": 1 / GB,
     " MB/s": 1 / MB,
+    " kB/s": 1e-3,
     "x": 1.0,
     ":1": 1.0,
 }
