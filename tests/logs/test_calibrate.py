@@ -832,3 +832,20 @@ def test_values_fixed_by_as_many_rows_are_not_written(catalogue: Catalogue) -> N
             "fixed by as many rows as values (not written)",
             "confirmed (not written)",
         )
+
+
+def test_a_run_faster_than_any_published_one_is_warned_of(
+    catalogue: Catalogue, tmp_path: Path
+) -> None:
+    """One DGX H100 node whose NVLS runs at 1.7x the catalogue's rate (nvls_efficiency 0.686
+    -> 1.17, beyond the bound of 1 a fit may take): nccl-check warns that the cluster given is
+    likely not the one that ran, and calibrate fitted it unremarked (QA: nvls_efficiency to its
+    bound). It says so now, as it does of a run nccl-check calls bad."""
+    truth = catalogue_with_link(catalogue, "nvlink4", nvls_efficiency=0.686 * 1.7)
+    text = _log(truth, ClusterSpec(system="dgx-h100", nodes=1), Collective.ALL_REDUCE, "fast")
+    path = tmp_path / "fast.log"
+    path.write_text(text, encoding="utf-8")
+    cal = calibrate_log_files([read_log(path)], catalogue=catalogue)
+    (warning,) = [w for w in cal.warnings if "faster than any published run" in w]
+    assert warning.startswith(f"nccl-check calls {path} (run 1) faster than any published run")
+    assert "the cluster given is likely not the one that ran" in warning

@@ -1096,6 +1096,24 @@ def _unhealthy_runs(checked: Sequence[tuple[str, RunCheck]]) -> list[str]:
                 "trusting the rest"
             )
             continue
+        beyond = next(
+            (
+                f
+                for f in result.findings
+                if f.kind == "faster_than_expected" and f.severity != "info"
+            ),
+            None,
+        )
+        if beyond is not None:
+            # a fit would take the speed-up into the cluster's links (QA: a run at 166 % of
+            # the expected busbw drove nvlink4.nvls_efficiency to its bound of 1 unremarked)
+            out.append(
+                f"nccl-check calls {run_name} faster than any published run over the model "
+                f"({beyond.evidence[0] if beyond.evidence else 'at large sizes'}): the cluster "
+                "given is likely not the one that ran (more NICs, in-network reduction, a "
+                "newer GPU); values fitted to it describe another cluster"
+            )
+            continue
         if result.verdict != "bad" or result.min_bandwidth_efficiency is None:
             continue
         if top is not None and top.kind == "low_bandwidth" and top.severity == "info":
