@@ -287,6 +287,23 @@ def test_storage_show_by_alias_and_unknown_name() -> None:
     assert line.startswith("error: unknown storage 'ddn-ai400' (did you mean ddn-ai400x2")
 
 
+def test_a_busbw_under_a_megabyte_per_second_has_its_range_in_its_unit() -> None:
+    """8 B all-reduce on one DGX H100: busbw 933 kB/s, whose range had printed in GB/s without
+    a unit, '(0.000599-0.00105)'."""
+    from ibcalc.units import format_number
+
+    args = ("allreduce", "-s", "8B", "--system", "dgx-h100", "-N", "1")
+    data = _json(*args)
+    low, high = data["busbw_GBps_range"]
+    kBps = data["busbw_GBps"] * 1e6
+    assert kBps < 1000
+    (line,) = [x for x in _ok(*args).splitlines() if x.strip().startswith("busbw")]
+    assert (
+        f"{format_number(kBps)} kB/s ({format_number(low * 1e6)}-{format_number(high * 1e6)})"
+        in line
+    )
+
+
 def test_every_catalogue_entry_fits_80_columns() -> None:
     """A source's URL or repository path is no word to keep whole: it had widened
     ``systems show azure-nd-h100-v5`` to 118 columns and ``links show gcp-tcpxo`` to 104 on an
@@ -510,6 +527,43 @@ BAD_SIZES = ["-1", "0", "nan", "inf", "10Gb", "10XB", "1e30"]
 # (id, argv, substrings the one-line message must contain)
 ERRORS: list[tuple[str, list[str], list[str]]] = [
     ("unknown-fabric", ["allreduce", "--size", "1GB", "--fabric", "ndrr"], ["'ndrr'", "ndr"]),
+    # fp64 across 4 nodes: NVLS would reduce in IB SHARP, which takes 16/32-bit types
+    (
+        "nvls-fp64-across-nodes",
+        [
+            "allreduce",
+            "-s",
+            "1GB",
+            "--system",
+            "dgx-h100",
+            "-N",
+            "4",
+            "-d",
+            "fp64",
+            "--sharp",
+            "--algo",
+            "nvls",
+        ],
+        ["switch reductions do not take fp64: NVLS across nodes reduces in IB SHARP", "nvlstree"],
+    ),
+    # on one node CollNet fails for want of nodes before the type matters (it had blamed fp64)
+    (
+        "collnet-fp64-one-node",
+        [
+            "allreduce",
+            "-s",
+            "1GB",
+            "--system",
+            "dgx-h100",
+            "-N",
+            "1",
+            "-d",
+            "fp64",
+            "--algo",
+            "collnet",
+        ],
+        ["CollNet needs several nodes"],
+    ),
     *[
         (f"size={size}", ["allreduce", f"--size={size}", "--fabric", "ndr"], [repr(size)])
         for size in BAD_SIZES

@@ -517,6 +517,16 @@ def test_switch_reductions_refuse_8_bit_types_and_fp8_rings_are_a_last_resort() 
             c.algorithm for c in evaluate(Collective.ALL_REDUCE, S, one_node, PARAMS, dtype=wide)
         }
         assert Algorithm.NVLS in wide_algos, wide
+    # across nodes NVLS reduces in IB SHARP (NCCL needs CollNet support for the type): 16/32-bit
+    # only there, while NVLS-tree (NVLS inside the nodes, a tree between them) keeps 64-bit sums
+    four = topo(4, 8, nvls=50 * GB, sharp=True)
+    for dtype, nvls_across in (("fp32", True), ("bf16", True), ("fp64", False), ("int64", False)):
+        across = {
+            c.algorithm for c in evaluate(Collective.ALL_REDUCE, S, four, PARAMS, dtype=dtype)
+        }
+        assert (Algorithm.NVLS in across) is nvls_across, dtype
+        assert (Algorithm.COLLNET_DIRECT in across) is nvls_across, dtype
+        assert Algorithm.NVLS_TREE in across, dtype
     # all-gather reduces nothing: NVLS multicast still applies to 8-bit data
     ag = {c.algorithm for c in evaluate(Collective.ALL_GATHER, S, one_node, PARAMS, dtype="int8")}
     assert Algorithm.NVLS in ag

@@ -107,17 +107,49 @@ _REDUCE_DTYPES = {
 }
 
 
-def dtype_allows(algorithm: Algorithm, collective: Collective, dtype: DType) -> bool:
-    """False for an in-switch reduction of a type the switch does not reduce."""
+def _through_ib_sharp(algorithm: Algorithm, domains: int) -> bool:
+    """True where the algorithm reduces in IB SHARP: CollNet, and NVLS across domains (NCCL
+    runs multi-node NVLS only with CollNet support for the type and op)."""
+    return algorithm in (Algorithm.COLLNET_DIRECT, Algorithm.COLLNET_CHAIN) or (
+        algorithm is Algorithm.NVLS and domains > 1
+    )
+
+
+def dtype_allows(
+    algorithm: Algorithm, collective: Collective, dtype: DType, domains: int = 1
+) -> bool:
+    """False for an in-switch reduction of a type the switch does not reduce (``domains``: the
+    topology's, since NVLS across domains reduces in IB SHARP too: an fp64 all-reduce on
+    4 x DGX H100 with SHARP had been priced on NVLS through a SHARP tree CollNet refused)."""
     types = _REDUCE_DTYPES.get(algorithm)
-    return types is None or collective not in REDUCTIONS or dtype in types
+    if types is None or collective not in REDUCTIONS:
+        return True
+    if _through_ib_sharp(algorithm, domains) and dtype not in _COLLNET_REDUCE_DTYPES:
+        return False
+    return dtype in types
 
 
-def switch_dtypes_words(algorithm: Algorithm) -> str:
+def switch_dtypes_words(algorithm: Algorithm, domains: int = 1) -> str:
     """The types an in-switch algorithm reduces, in words (for a refusal)."""
-    if algorithm in (Algorithm.NVLS, Algorithm.NVLS_TREE):
-        return "NVLink SHARP reduces 16-, 32- and 64-bit types, not 8-bit ones"
-    return "IB SHARP (CollNet) is taken to reduce 16- and 32-bit types only"
+    if _through_ib_sharp(algorithm, domains):
+        across = (
+            "NVLS across nodes reduces in IB SHARP, which"
+            if algorithm is Algorithm.NVLS
+            else ("IB SHARP (CollNet)")
+        )
+        return f"{across} is taken to reduce 16- and 32-bit types only"
+    return "NVLink SHARP reduces 16-, 32- and 64-bit types, not 8-bit ones"
+
+
+def applies_but_for_dtype(
+    algorithm: Algorithm, collective: Collective, topo: Topology, params: CostParams
+) -> bool:
+    """True when ``algorithm`` costs ``collective`` on ``topo`` in some protocol, its element
+    type aside (a refusal then names the type; otherwise the cluster's reason comes first)."""
+    function = TIMINGS.get(algorithm)
+    return function is not None and any(
+        _applies(function, collective, topo, protocol, params) for protocol in protocols_for(topo)
+    )
 
 
 #: Size at which a plan asks each cost function whether it applies (none depends on the size).
@@ -221,7 +253,7 @@ class Plan:
         for algorithm, function in TIMINGS.items():
             if algorithms is not None and algorithm not in algorithms:
                 continue
-            if not dtype_allows(algorithm, collective, dtype):
+            if not dtype_allows(algorithm, collective, dtype, topo.domains):
                 continue
             if not nccl.algorithms.get(algorithm, 1):  # the NCCL release predates it
                 continue

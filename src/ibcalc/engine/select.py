@@ -21,6 +21,7 @@ from ibcalc.engine.plan import (
     TIMINGS,
     Plan,
     TimingFunction,
+    applies_but_for_dtype,
     dtype_allows,
     plan_for,
     switch_dtypes_words,
@@ -204,8 +205,13 @@ def _why_not(
     if algorithm is None and protocol is not None and everything:
         runs = sorted({c.protocol.value for c in everything})
         return f"{collective.value} runs {', '.join(runs)} here"
-    if algorithm is not None and not dtype_allows(algorithm, collective, dtype):
-        return f"switch reductions do not take {dtype}: {switch_dtypes_words(algorithm)}"
+    if (
+        algorithm is not None
+        and not dtype_allows(algorithm, collective, dtype, topo.domains)
+        and applies_but_for_dtype(algorithm, collective, topo, params)
+    ):
+        words = switch_dtypes_words(algorithm, topo.domains)
+        return f"switch reductions do not take {dtype}: {words}"
     if algorithm in (Algorithm.NVLS, Algorithm.NVLS_TREE):
         if topo.up is not None and topo.up.nvls_bw_Bps is None and topo.up.path == "nvlink":
             return (

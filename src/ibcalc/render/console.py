@@ -285,6 +285,9 @@ def span(bounds: tuple[float, float], shown: str, *, scale: float | None = None)
         scale = 1e12
     elif unit.startswith("MB"):
         scale = 1e6
+    elif unit.startswith("kB"):
+        # a busbw under 1 MB/s prints in kB/s: its range had stayed in GB/s, without a unit
+        scale = 1e3
     low, high = (b / scale for b in bounds)
     return f"{format_number(low)}-{format_number(high)}"
 
