@@ -253,9 +253,12 @@ def test_an_unclosed_quote_or_bracket_is_reported_where_it_opens(
     line, col = locate(text, '"x')
     assert (line, col) == (1, 7)
     assert _refusal(path) == (
-        f"{path}:1:7: YAML syntax error: a quoted scalar starts here and is not closed (found "
-        "unexpected end of stream at line 6)"
+        f"{path}:1:7: YAML syntax error: a quoted scalar starts here and the file ends before it "
+        "is closed (found unexpected end of stream)"
     )
+    # on the last line of a file without its final newline too (it had been 1:9, the file's end)
+    path = _write(tmp_path, "name: x\nnodes: 4\nrequirements: {max: 2")
+    assert _refusal(path).startswith(f"{path}:3:15: YAML syntax error: a flow mapping starts here")
     # a bracket left open: the failure is where the parser gave up, and says where it opened
     text = "name: x\nrequirements:\n  - allreduce: {size: 10GB, max_time: 40ms\n  - gap: 12\n"
     path = _write(tmp_path, text)

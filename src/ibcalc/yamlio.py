@@ -280,18 +280,23 @@ def _syntax_problem(path: str, exc: yaml.MarkedYAMLError) -> InputFileError:
     if "\t" in what or "'\\t'" in what or "tab" in what.lower():
         what = "tab character used for indentation (YAML needs spaces)"
     opened, failed = exc.context_mark, exc.problem_mark
-    if exc.context is None or opened is None or failed is None or opened.line >= failed.line:
+    if exc.context is None or opened is None or failed is None:
         return _problem(path, mark, f"YAML syntax error: {what}")
     # PyYAML's context reads "while scanning a quoted scalar", "while parsing a flow mapping":
-    # what was open when the parser failed, begun on an earlier line
+    # what was open when the parser failed
     thing = exc.context.removeprefix("while scanning ").removeprefix("while parsing ")
-    if "end of stream" in what or "<stream end>" in what:
+    at_end = "end of stream" in what or "<stream end>" in what
+    if at_end and (opened.line, opened.column) < (failed.line, failed.column):
+        # on the last line too, a file without its final newline (it had been reported where
+        # the file ends, 6:19, for a quote opened at 6:14)
         return _problem(
             path,
             opened,
-            f"YAML syntax error: {thing} starts here and is not closed ({what} at line "
-            f"{failed.line + 1})",
+            f"YAML syntax error: {thing} starts here and the file ends before it is closed "
+            f"({what})",
         )
+    if opened.line >= failed.line:
+        return _problem(path, mark, f"YAML syntax error: {what}")
     return _problem(
         path,
         failed,
