@@ -508,8 +508,12 @@ def _same_node(cluster: ResolvedCluster, fabric: str) -> ClusterSpec:
     )
 
 
-def algorithm_lines(result: SweepResult) -> dict[Algorithm, list[Estimate]]:
-    """One series per algorithm the NCCL-like choice weighed, each as ``--algo A`` reports it.
+def algorithm_lines(
+    result: SweepResult, params: CostParams | None = None
+) -> dict[Algorithm, list[Estimate]]:
+    """One series per algorithm the NCCL-like choice weighed, each as ``--algo A`` reports it,
+    with the cost parameters the sweep ran with (``params``; default: the built-in ones: a
+    ``--cost-params`` sweep had drawn its choice with the file's and the lines without it).
 
     Only for a single-cluster sweep with the algorithm left to the model (empty otherwise). Sizes
     where an algorithm does not run, or that are too small, are left out of its series.
@@ -529,6 +533,7 @@ def algorithm_lines(result: SweepResult) -> dict[Algorithm, list[Estimate]]:
             dtype=result.dtype,
             algorithm=algorithm,
             protocol=result.protocol,
+            params=params,
         )
         for size in result.sizes:
             try:

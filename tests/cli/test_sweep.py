@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from itertools import pairwise
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -137,6 +138,34 @@ def test_algorithm_lines_only_for_one_cluster_and_auto(cat: Catalogue) -> None:
         assert all(e.best.algorithm is algorithm for e in series)
     forced = sweep_fabrics(cat, spec, Collective.ALL_REDUCE, [MiB], algorithm=Algorithm.RING)
     assert algorithm_lines(forced) == {}
+
+
+def test_algorithm_lines_take_the_sweeps_cost_parameters(cat: Catalogue, tmp_path: Path) -> None:
+    """With every latency zeroed by a --cost-params file, the chosen line sat at 0.03 ns while
+    the per-algorithm lines of the plot, costed with the built-in parameters, sat at 15-28 us:
+    each line is now the sweep's own --algo estimate, with its parameters (here a proxy
+    operation of 20 us a channel, the built-in 0.5 us)."""
+    from ibcalc.catalogue.cost_params import load_cost_params
+
+    override = tmp_path / "slow-proxy.yaml"
+    override.write_text(
+        "schema: ibcalc-cost-params/1\ncalibrated:\n  proxy_op_latency:\n    value: 20 us\n"
+        "    derived_by: tests/cli/test_sweep.py::test\n    rows: none\n",
+        encoding="utf-8",
+    )
+    params = load_cost_params(override, use_env=False)
+    spec = ClusterSpec(nodes=2, system="dgx-h100")
+    sizes = sweep_sizes(KiB, GiB, 32)
+    result = sweep_fabrics(cat, spec, Collective.ALL_REDUCE, sizes, params=params)
+    lines = algorithm_lines(result, params)
+    ring = sweep_fabrics(
+        cat, spec, Collective.ALL_REDUCE, sizes, algorithm=Algorithm.RING, params=params
+    )
+    assert [e.time_s for e in lines[Algorithm.RING]] == [e.time_s for e in ring.groups[0].estimates]
+    # the built-in parameters price the ring's proxy operations otherwise
+    assert [e.time_s for e in algorithm_lines(result)[Algorithm.RING]] != [
+        e.time_s for e in ring.groups[0].estimates
+    ]
 
 
 def test_group_json_is_nccl_tests_rows(cat: Catalogue) -> None:

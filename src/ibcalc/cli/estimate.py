@@ -154,6 +154,7 @@ def sweep_command(
         parse_size(end, what=FIELD_FLAGS["max_bytes"]),
         factor,
     )
+    params = params_of(cost_params, nccl_version)
     result = sweep_fabrics(
         catalogue_of(catalogue),
         cluster,
@@ -163,7 +164,7 @@ def sweep_command(
         dtype=parse_dtype(dtype),
         algorithm=algorithm_of(algo),
         protocol=protocol_of(proto),
-        params=params_of(cost_params, nccl_version),
+        params=params,
     )
     if target is None:
         render_sweep(result, fmt, names=FIELD_FLAGS)
@@ -178,7 +179,7 @@ def sweep_command(
     path = plot_sweep_result(
         target,
         result,
-        per_algorithm=algorithm_lines(result),
+        per_algorithm=algorithm_lines(result, params),
         measured=points,
         time_panel=plot_time,
     )
