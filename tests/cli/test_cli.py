@@ -159,6 +159,17 @@ def test_links_show_ndr_has_sources_and_confidence(builtin_catalogue: Catalogue)
     assert "50 GB/s" in out  # 400 Gb/s / 8
 
 
+def test_links_show_prints_latencies_in_their_unit(builtin_catalogue: Catalogue) -> None:
+    """efa-v2's transport latency read '1.84e-05 s'; it reads in us, the JSON in seconds."""
+    link = find_link(builtin_catalogue, "efa-v2")
+    us = link.transport_latency_s * 1e6
+    assert 10 < us < 100
+    lines = _ok("links", "show", "efa-v2").splitlines()
+    (row,) = [x.split() for x in lines if x.split()[:1] == ["transport_latency"]]
+    assert row == ["transport_latency", f"{us:.3g}", "us"]
+    assert _json("links", "show", "efa-v2")["transport_latency_s"] == link.transport_latency_s
+
+
 def test_links_show_json_by_alias() -> None:
     entry = _json("links", "show", "IB-NDR")
     assert entry["id"] == "ndr"

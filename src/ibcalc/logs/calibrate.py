@@ -1604,6 +1604,8 @@ def apply_calibration(
 
 def _fmt_value(p: FittedParameter, value: float) -> str:
     if p.unit == "s":
+        if 0 < abs(value) < 0.09995e-6:  # below 0.1 us in ns, as format_time does
+            return f"{value * 1e9:.4g} ns"
         return f"{value * 1e6:.4g} us"
     if p.unit == "B/s":
         return f"{value / 1e9:.4g} GB/s"

@@ -456,8 +456,6 @@ def render_link(link: Link, fmt: str = Format.TABLE, stream: TextIO | None = Non
         "bidirectional_GBps": " GB/s",
         "achievable_GBps": " GB/s",
         "lane_signalling_Gbps": " Gb/s",
-        "latency_s": " s",
-        "transport_latency_s": " s",
     }
     rows = []
     for key, value in data.items():
@@ -465,6 +463,10 @@ def render_link(link: Link, fmt: str = Format.TABLE, stream: TextIO | None = Non
             continue
         if isinstance(value, list):
             value = ", ".join(str(v) for v in value)
+        elif key in ("latency_s", "transport_latency_s") and isinstance(value, int | float):
+            # in the time's own unit: "18.4 us", not "1.84e-05 s" (the JSON keeps seconds)
+            rows.append((key.removesuffix("_s"), format_time(value)))
+            continue
         elif isinstance(value, float):
             value = f"{value:g}"
         rows.append((key, f"{value}{units.get(key, '')}"))
