@@ -12,6 +12,7 @@ import math
 import re
 from dataclasses import dataclass
 from importlib.metadata import version
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -320,10 +321,14 @@ def test_every_catalogue_entry_fits_80_columns() -> None:
     ``systems show azure-nd-h100-v5`` to 118 columns and ``links show gcp-tcpxo`` to 104 on an
     80-column page (the entries' sources list already folded them). The URL is all there."""
     env = {"COLUMNS": "80"}
+    unit = re.compile(r"^\s*(?:-\s+)?(?:GB/s|Gb/s|TB/s|MB/s|kB/s|us|ms)\b")
     for kind in ("links", "systems"):
         for entry in _json(kind):
-            out = _ok(kind, "show", entry["id"], env=env)
-            assert max(len(line) for line in out.splitlines()) <= 80, (kind, entry["id"])
+            lines = _ok(kind, "show", entry["id"], env=env).splitlines()
+            assert max(len(line) for line in lines) <= 80, (kind, entry["id"])
+            # and no number parted from its unit ("not 400" over "GB/s.", "8 x 200" over "Gb/s")
+            parted = [(a, b) for a, b in pairwise(lines) if a[-1:].isdigit() and unit.match(b)]
+            assert parted == [], (kind, entry["id"])
     out = _ok("systems", "show", "azure-nd-h100-v5", env=env)
     url = "https://learn.microsoft.com/en-us/azure/virtual-machines/sizes/gpu-accelerated/"
     assert url in "".join(line.strip() for line in out.splitlines())

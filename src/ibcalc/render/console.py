@@ -441,7 +441,8 @@ def _entry_table(
         table.add_row(key, value)
     console.print(_fold(table))
     console.print(Text("sources:", style="bold"))
-    console.print(bullets(sources))
+    # the page's width: a source's "8 x 200 Gb/s" had broken between 200 and Gb/s
+    console.print(bullets(sources, console.width))
 
 
 def render_link(link: Link, fmt: str = Format.TABLE, stream: TextIO | None = None) -> None:

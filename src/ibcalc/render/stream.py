@@ -34,7 +34,7 @@ UNITS = frozenset(
     (
         *("B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB"),
         *("ns", "us", "ms", "s", "h"),
-        *("MB/s", "GB/s", "TB/s", "Gb/s"),
+        *("kB/s", "MB/s", "GB/s", "TB/s", "Gb/s", "Tb/s", "GbE"),
     )
 )
 #: A line that is a figure: a number, a unit or "x" or "%" after it, and a range in
@@ -129,7 +129,8 @@ def _unit_words(line: str) -> list[str]:
     """``line``'s words, a unit joined to the number before it ("65.7 ms" is one)."""
     words: list[str] = []
     for word in line.split(" "):
-        if words and (word in UNITS or word.rstrip(",;:)") in UNITS):
+        # a unit ends a sentence or a parenthesis too ("not 400 GB/s." had broken before GB/s)
+        if words and (word in UNITS or word.rstrip(",;:).") in UNITS):
             words[-1] += " " + word
         else:
             words.append(word)
