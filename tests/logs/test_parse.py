@@ -1183,3 +1183,17 @@ def test_rows_of_another_width_than_the_header_are_named() -> None:
         "has no result rows of the 15 columns it names: 31 rows have fewer fields (the first "
         "at line 266)"
     ) in str(err.value)
+
+
+def test_line_lists_say_which_lines_not_a_range_around_them() -> None:
+    """Negative times on lines 17 and 19, zeros on 18 and 20, had read 'lines 17-19' and
+    'lines 18-20', each range taking in a row of the other kind; a list of eight had shown five
+    without saying there were more."""
+    from ibcalc.logs.records import line_list
+
+    assert line_list([12]) == "line 12"
+    assert line_list([12, 13, 14, 15]) == "lines 12-15"
+    assert line_list([17, 19]) == "lines 17, 19"
+    assert line_list([40, 41, 42, 43, 44, 45, 46, 47]) == "lines 40-47"
+    assert line_list([40, 42, 44, 46, 48, 50]) == "lines 40, 42, 44, 46, 48, ..."
+    assert line_list([3], unit="result") == "result 3"

@@ -79,7 +79,7 @@ from ibcalc.logs.expect import catalogue_with_link, predict
 from ibcalc.logs.fit import minimize_scalar
 from ibcalc.logs.infer import unknown_collective_reason
 from ibcalc.logs.parse import LogInput
-from ibcalc.logs.records import Row, Run, run_measurements
+from ibcalc.logs.records import Row, Run, line_list, run_measurements
 from ibcalc.logs.results import (
     BANDWIDTH_MIN_BYTES,
     GIVEN,
@@ -331,9 +331,8 @@ def _nothing_to_fit(runs: Sequence[Run], row_filter: Callable[[Run, Row], bool] 
 
 
 def _lines(rows: Sequence[Row]) -> str:
-    """``line 12`` or ``lines 12, 14, ...`` (the first five)."""
-    shown = ", ".join(str(r.line) for r in rows[:5])
-    return f"line{'s' if len(rows) > 1 else ''} {shown}{', ...' if len(rows) > 5 else ''}"
+    """``line 12``, ``lines 12-15`` or ``lines 12, 14, ...`` (:func:`line_list`)."""
+    return line_list([r.line for r in rows])
 
 
 def _failed_validation(row: Row) -> bool:

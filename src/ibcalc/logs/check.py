@@ -35,7 +35,7 @@ from ibcalc.logs.env import LogEnvironment, scan_environment
 from ibcalc.logs.expect import RunContext, predict
 from ibcalc.logs.infer import normalize_dtype, unknown_collective_reason
 from ibcalc.logs.parse import reduced_max_bytes
-from ibcalc.logs.records import ParsedLog, Row, Run, run_measurements
+from ibcalc.logs.records import ParsedLog, Row, Run, line_list, run_measurements
 from ibcalc.logs.results import (
     BANDS,
     BANDWIDTH_MIN_BYTES,
@@ -240,11 +240,10 @@ def check_run(
         if r.size_bytes >= BANDWIDTH_MIN_BYTES and r.oop.time_us <= 0
     ]
     if unmeasured:
-        where = ", ".join(str(line) for _, line in unmeasured[:5])
+        where = line_list([line for _, line in unmeasured])
         notes.append(
             f"{plural(len(unmeasured), 'row')} of 64 MiB or more "
-            f"{'is' if len(unmeasured) == 1 else 'are'} no measurement "
-            f"(line{'s' if len(unmeasured) > 1 else ''} {where}): verdict corrupt"
+            f"{'is' if len(unmeasured) == 1 else 'are'} no measurement ({where}): verdict corrupt"
         )
     # nccl-tests' own check: 'Out of bounds values : 12 FAILED' (old logs have no #wrong
     # column to say so per row; this trailer is their only word on wrong results)

@@ -80,7 +80,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ibcalc.engine.types import Collective, DType
-from ibcalc.logs.records import Inference, Row, Run, Timing
+from ibcalc.logs.records import Inference, Row, Run, Timing, line_list
 from ibcalc.units import plural
 
 __all__ = [
@@ -262,10 +262,6 @@ _FACTOR_TEXT: dict[Callable[[int], float], str] = {_ar: "2(n-1)/n", _nm1: "(n-1)
 
 def _fmt(x: float) -> str:
     return f"{x:.5g}"
-
-
-def _span(lines: list[int], unit: str = "line") -> str:
-    return f"{unit} {lines[0]}" if len(lines) == 1 else f"{unit}s {lines[0]}-{lines[-1]}"
 
 
 def _timings(rows: list[Row]) -> list[Timing]:
@@ -501,7 +497,7 @@ class _Builder:
             where = (
                 f"{len(lines)} entries in the JSON device list"
                 if f.from_json
-                else f"{len(lines)} 'Rank' lines in the device list ({_span(lines)})"
+                else f"{len(lines)} 'Rank' lines in the device list ({line_list(lines)})"
             )
             self._infer("ranks", len(f.devices), where)
             return len(f.devices)
@@ -659,7 +655,7 @@ class _Builder:
             top_bw = max(t.algbw_GBps for _, t in bad)
             msg = (
                 f"{place} time implausible in {plural(len(bad), 'row')} "
-                f"({_span([r.line for r, _ in bad], unit)}): "
+                f"({line_list([r.line for r, _ in bad], unit)}): "
                 + (
                     f"{_fmt(min(times))} us"
                     if _fmt(min(times)) == _fmt(max(times))
@@ -823,13 +819,13 @@ def build_run(facts: RunFacts, *, next_line: int | None = None) -> Run:
         n = len(f.zero_rows)
         unit = "result" if f.from_json else "line"
         b.notes.append(
-            f"{n} row{'s' if n > 1 else ''} of size 0 skipped ({_span(f.zero_rows, unit)})"
+            f"{n} row{'s' if n > 1 else ''} of size 0 skipped ({line_list(f.zero_rows, unit)})"
         )
     if f.negative_rows:
         unit = "result" if f.from_json else "line"
         b.notes.append(
             f"{plural(len(f.negative_rows), 'row')} with a negative time dropped "
-            f"({_span(f.negative_rows, unit)}): a time below 0 is no measurement"
+            f"({line_list(f.negative_rows, unit)}): a time below 0 is no measurement"
         )
     truncated = not f.has_trailer
     if truncated:

@@ -6,13 +6,15 @@ nccl-tests prints: 10^9 bytes per second. ``model_dump(mode="json")`` gives plai
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from itertools import pairwise
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ibcalc.engine.types import Collective
 
-__all__ = ["Inference", "ParsedLog", "Row", "Run", "Timing", "run_measurements"]
+__all__ = ["Inference", "ParsedLog", "Row", "Run", "Timing", "line_list", "run_measurements"]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -147,3 +149,15 @@ def run_measurements(run: Run) -> tuple[object, ...]:
             for r in run.rows
         ),
     )
+
+
+def line_list(lines: Sequence[int], unit: str = "line") -> str:
+    """``line 12``, ``lines 12-15`` for a run of consecutive lines, else the first five:
+    ``lines 17, 19`` or ``lines 40, 41, 43, 44, 46, ...`` (negative and zero times on
+    alternating lines had read ``lines 17-19``, taking in each other's rows)."""
+    if len(lines) == 1:
+        return f"{unit} {lines[0]}"
+    if all(b == a + 1 for a, b in pairwise(lines)):
+        return f"{unit}s {lines[0]}-{lines[-1]}"
+    shown = ", ".join(str(line) for line in lines[:5])
+    return f"{unit}s {shown}{', ...' if len(lines) > 5 else ''}"
