@@ -152,8 +152,9 @@ def test_a_wan_key_says_sites_are_a_command_line_what_if(key: str) -> None:
     (problem,) = info.value.problems
     assert (problem.line, problem.col) == (4, 1)
     assert problem.message == (
-        f"{key.split(':')[0]}: unknown key: design files have no WAN keys: sites are a "
-        "command-line what-if (--sites, --wan, --wan-links, --distance or --rtt)"
+        f"{key.split(':')[0]}: unknown key: design files have no WAN keys: sites are a what-if "
+        "of the estimate and workload commands (ibcalc allreduce ... --sites N --wan LINK, with "
+        "--wan-links, --distance or --rtt)"
     )
 
 

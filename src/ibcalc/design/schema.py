@@ -589,8 +589,8 @@ def _known_keys() -> frozenset[str]:
 
 
 _WAN_WORDS = (
-    "design files have no WAN keys: sites are a command-line what-if (--sites, --wan, "
-    "--wan-links, --distance or --rtt)"
+    "design files have no WAN keys: sites are a what-if of the estimate and workload commands "
+    "(ibcalc allreduce ... --sites N --wan LINK, with --wan-links, --distance or --rtt)"
 )
 #: Keys ibcalc takes elsewhere but not in a design file, with what to do instead (``sites`` had
 #: been offered "did you mean inter?").
