@@ -807,14 +807,19 @@ def test_a_fit_that_leaves_a_run_s_rows_worse_says_so(catalogue: Catalogue) -> N
     assert not any("worse than it found them" in w for w in good.warnings)
 
 
+def _one_row_log() -> str:
+    """2 x 4 H100 (odissei, sweep 10) cut to its 8 GiB row: the header and comments kept."""
+    path = SWEEPS / "10_allreduce_2node_8xH100_ib.txt"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    kept = [x for x in lines if x.split()[:1] in (["8589934592"], []) or x.lstrip()[:1] == "#"]
+    return "\n".join(kept) + "\n"
+
+
 def test_values_fixed_by_as_many_rows_are_not_written(catalogue: Catalogue) -> None:
     """2 x 4 H100 (odissei) cut to its 8 GiB row: one row fits a value exactly, with nothing
     left over to judge the change by. It had been written (the rule 'written when at least 2
     standard errors' passed any value without one); now it says why and is not."""
-    path = SWEEPS / "10_allreduce_2node_8xH100_ib.txt"
-    lines = path.read_text(encoding="utf-8").splitlines()
-    kept = [x for x in lines if x.split()[:1] in (["8589934592"], []) or x.lstrip()[:1] == "#"]
-    text = "\n".join(kept) + "\n"
+    text = _one_row_log()
     cal = calibrate(
         parse_log(text, source="one-row").runs, catalogue=catalogue, sources=["one-row"]
     )
@@ -849,3 +854,23 @@ def test_a_run_faster_than_any_published_one_is_warned_of(
     (warning,) = [w for w in cal.warnings if "faster than any published run" in w]
     assert warning.startswith(f"nccl-check calls {path} (run 1) faster than any published run")
     assert "the cluster given is likely not the one that ran" in warning
+
+
+def test_an_override_with_no_value_says_so(tmp_path: Path) -> None:
+    """A one-row fit writes no value; the file is still written (a script may expect it), and a
+    note says it holds no link where 'wrote FILE' alone had suggested a calibration."""
+    from typer.testing import CliRunner
+
+    from ibcalc.cli import app
+
+    log = tmp_path / "one-row.txt"
+    log.write_text(_one_row_log(), encoding="utf-8")
+    target = tmp_path / "site.yaml"
+    result = CliRunner().invoke(app, ["calibrate", str(log), "-o", str(target)])
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.splitlines()[-2:] == [
+        f"wrote {target}",
+        f"note: no fitted value was written: {target} holds the fit's header and no link (the "
+        "table's notes say why each value was kept)",
+    ]
+    assert "links: []" in target.read_text(encoding="utf-8")

@@ -358,6 +358,12 @@ def calibrate_command(
         typer.echo(report, nl=False)
     for target in written:
         say(f"wrote {target}")
+    if written and not result.link_entries and not result.cost_entries:
+        # the file is written all the same (a script may expect it), but says nothing new
+        say(
+            f"note: no fitted value was written: {written[0]} holds the fit's header and no "
+            "link (the table's notes say why each value was kept)"
+        )
     if output is None and fmt != "json":
         say("note: nothing written; -o FILE saves the fitted values as an override")
 
