@@ -27,6 +27,7 @@ __all__ = [
     "GB",
     "MAX_ENGINE_BYTES",
     "MAX_SIZE_BYTES",
+    "NS_BELOW_S",
     "UNSIGNED_NUMBER",
     "GiB",
     "format_bandwidth",
@@ -398,13 +399,17 @@ def format_number(value: float) -> str:
     return f"{value:.3g}"
 
 
+#: Times below this print in ns (0.1 us after rounding to three digits): a 1 ns target had read
+#: "<= 0.001 us"; 0.5 us stays in us, beside the us it adds to.
+NS_BELOW_S = 0.09995e-6
+
+
 def format_time(seconds: float) -> str:
     """Format a time in the most readable of ns, us, ms, s and h (no exponent: ``4440 s``,
     ``41.4 h``, ``2.05 ns``)."""
-    # the unit is picked after rounding: 999.7 us prints as 1 ms, not 1000 us; below 0.1 us in
-    # ns (a 1 ns target had read "<= 0.001 us"; 0.5 us stays beside the us it adds to), 0 stays
-    # "0 us"
-    if 0 < seconds * 1e6 < 0.09995:
+    # the unit is picked after rounding: 999.7 us prints as 1 ms, not 1000 us; below
+    # NS_BELOW_S in ns; 0 stays "0 us"
+    if 0 < seconds < NS_BELOW_S:
         return f"{format_number(seconds * 1e9)} ns"
     if seconds * 1e6 < 999.5:
         return f"{format_number(seconds * 1e6)} us"

@@ -135,7 +135,7 @@ def switch_dtypes_words(algorithm: Algorithm, domains: int = 1) -> str:
         across = (
             "NVLS across nodes reduces in IB SHARP, which"
             if algorithm is Algorithm.NVLS
-            else ("IB SHARP (CollNet)")
+            else "IB SHARP (CollNet)"
         )
         return f"{across} is taken to reduce 16- and 32-bit types only"
     return "NVLink SHARP reduces 16-, 32- and 64-bit types, not 8-bit ones"

@@ -89,7 +89,7 @@ from ibcalc.logs.results import (
     eff_pct,
     implausibly_fast,
 )
-from ibcalc.units import plural
+from ibcalc.units import NS_BELOW_S, plural
 
 __all__ = [
     "SIGNIFICANT_ERRORS",
@@ -1603,7 +1603,7 @@ def apply_calibration(
 
 def _fmt_value(p: FittedParameter, value: float) -> str:
     if p.unit == "s":
-        if 0 < abs(value) < 0.09995e-6:  # below 0.1 us in ns, as format_time does
+        if 0 < abs(value) < NS_BELOW_S:  # in ns as format_time prints
             return f"{value * 1e9:.4g} ns"
         return f"{value * 1e6:.4g} us"
     if p.unit == "B/s":

@@ -45,7 +45,7 @@ from ibcalc.logs.results import (
 from ibcalc.render.plot import MeasuredPoint, Series, plot_sweep
 from ibcalc.render.stream import PipeConsole, TrimmedStream, left_out
 from ibcalc.textsafe import printable
-from ibcalc.units import plural
+from ibcalc.units import NS_BELOW_S, plural
 
 __all__ = [
     "CHECK_FORMATS",
@@ -546,9 +546,9 @@ def _value(unit: str, value: float | None) -> str:
     if value is None:
         return "-"
     if unit == "s":
-        # below 0.1 us in ns, as format_time does (a fitted 2.86 ns read '0.00286 us' and its
-        # standard error '8.94e-05 us')
-        if 0 < abs(value) < 0.09995e-6:
+        # in ns as format_time prints (a fitted 2.86 ns read '0.00286 us' and its standard
+        # error '8.94e-05 us')
+        if 0 < abs(value) < NS_BELOW_S:
             return f"{_sig3(value * 1e9)} ns"
         return f"{_sig3(value * 1e6)} us"
     if unit == "B/s":
