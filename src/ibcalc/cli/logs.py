@@ -345,7 +345,8 @@ def calibrate_command(
     result = calibrate_logs(logs, spec, params, cat, collective=coll)
     report = render_calibration_report(result, fmt, names=FIELD_FLAGS)
     written: list[Path] = []
-    if output is not None and _is_stdout(output):
+    to_stdout = output is not None and _is_stdout(output)
+    if output is not None and to_stdout:
         # -o /dev/stdout: the override follows the report on the same stream (written first,
         # a file stdout was redirected to would have it overwritten by the report)
         typer.echo(report, nl=False)
@@ -358,8 +359,9 @@ def calibrate_command(
         typer.echo(report, nl=False)
     for target in written:
         say(f"wrote {target}")
-    if written and not result.link_entries and not result.cost_entries:
-        # the file is written all the same (a script may expect it), but says nothing new
+    if written and not result.link_entries and not result.cost_entries and not to_stdout:
+        # the file is written all the same (a script may expect it), but says nothing new; on
+        # stdout the override is there to read
         say(
             f"note: no fitted value was written: {written[0]} holds the fit's header and no "
             "link (the table's notes say why each value was kept)"
