@@ -197,6 +197,18 @@ def test_fewer_gpus_keep_a_mesh_to_the_links_in_use() -> None:
     assert "xgmi-mi300x is a switchless mesh: 4 GPUs use 3 of 7 links each" in cluster.assumptions
 
 
+@pytest.mark.parametrize(("gpus", "used"), [(8, 21), (4, 9), (2, 3)])
+def test_a_mesh_with_several_links_per_peer_counts_them(gpus: int, used: int) -> None:
+    """Gaudi 3: 21 x 200GbE scale-up ports, 3 to each of 7 peers (25 GB/s each way per port,
+    525 GB/s in all). The mesh rule had counted one link per peer: 8 cards used 7 of 21 links,
+    a third of the card's bandwidth (157 GB/s of busbw on a full box)."""
+    spec = ClusterSpec(intra="gaudi3-rocev2", gpus_per_node=gpus, nodes=1)
+    up = resolve_cluster(CAT, spec).topology.up
+    assert up is not None
+    assert up.line_Bps == pytest.approx(used * 25 * GB)  # 525, 225, 75 GB/s
+    assert up.bw_Bps == pytest.approx(used * 25 * GB * _eff("gaudi3-rocev2"))
+
+
 def test_aws_p5_keeps_four_efa_per_gpu_when_resized() -> None:
     # p5: 32 x 100 Gb/s EFA v2 for 8 GPUs = 4 per GPU; 2 GPUs per node keep 8 of them
     cluster = resolve_cluster(CAT, ClusterSpec(system="aws-p5", gpus_per_node=2, nodes=2))

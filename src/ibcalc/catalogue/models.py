@@ -223,6 +223,9 @@ class Link(JsonModel):
     per_direction_Bps: Bandwidth = Field(alias="per_direction", gt=0)
     bidirectional_Bps: Bandwidth | None = Field(default=None, alias="bidirectional")
     links: int | None = Field(default=None, ge=1, le=4096)
+    #: On a switchless mesh, the links each GPU has to each peer (Gaudi: 3 of 21 to each of 7
+    #: peers); a smaller mesh uses ``(gpus - 1) x links_per_peer`` of ``links``. None: 1.
+    links_per_peer: int | None = Field(default=None, ge=1, le=64)
     lanes_per_link: int | None = Field(default=None, ge=1, le=64)
     lane_signalling_Bps: Bandwidth | None = Field(default=None, alias="lane_signalling")
     encoding: str | None = None

@@ -554,13 +554,17 @@ def _build_up(
     line = intra.per_direction_Bps
     bw = intra.achievable_Bps
     mesh = intra.topology == "mesh"
-    if mesh and intra.links and gpus - 1 < intra.links:
-        used = (gpus - 1) / intra.links
-        line *= used
-        bw *= used
+    per_peer = intra.links_per_peer or 1
+    if mesh and intra.links and (gpus - 1) * per_peer < intra.links:
+        # each GPU reaches each peer over links_per_peer links (Gaudi: 3); with 8 cards all 21
+        # are in use (they had been counted one per peer: 7 of 21, a third of the bandwidth)
+        used_links = (gpus - 1) * per_peer
+        line *= used_links / intra.links
+        bw *= used_links / intra.links
+        each = f" ({per_peer} to each peer)" if per_peer > 1 else ""
         notes.append(
-            f"{intra.id} is a switchless mesh: {gpus} GPUs use {gpus - 1} of "
-            f"{intra.links} links each"
+            f"{intra.id} is a switchless mesh: {gpus} GPUs use {used_links} of "
+            f"{intra.links} links each{each}"
         )
     path = "pci" if intra.family == "pcie" or intra.topology == "host-staged" else "nvlink"
     switched = system.nvswitch if system is not None else intra.topology == "switched"
