@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from conftest import main_error
-from ibcalc.catalogue.load import find_link, load_catalogue
+from ibcalc.catalogue.load import find_link, find_system, load_catalogue
 from ibcalc.cluster.resolve import ClusterSpec, check_count, resolve_cluster
 from ibcalc.engine.types import Collective
 from ibcalc.errors import ClusterError
@@ -207,6 +207,24 @@ def test_a_mesh_with_several_links_per_peer_counts_them(gpus: int, used: int) ->
     assert up is not None
     assert up.line_Bps == pytest.approx(used * 25 * GB)  # 525, 225, 75 GB/s
     assert up.bw_Bps == pytest.approx(used * 25 * GB * _eff("gaudi3-rocev2"))
+
+
+def test_low_confidence_entries_are_named_beside_the_estimate() -> None:
+    """The catalogue grades gcp-a3-mega and gcp-tcpxo low (recalled or secondary sources); that
+    had shown only in 'links' and 'systems', never beside an estimate resting on them. A
+    cluster of high- and medium-graded entries gets no such note."""
+    low = "low-confidence catalogue entries: "
+    mega = resolve_cluster(CAT, ClusterSpec(system="gcp-a3-mega", nodes=2)).assumptions
+    (note,) = [a for a in mega if a.startswith(low)]
+    assert note.startswith(f"{low}gcp-a3-mega (system), gcp-tcpxo (link): ")
+    assert find_system(CAT, "gcp-a3-mega").confidence == "low"
+    assert find_link(CAT, "gcp-tcpxo").confidence == "low"
+    h100 = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=2)).assumptions
+    assert not [a for a in h100 if a.startswith(low)]
+    # a WAN link is named where sites use it, and a link with no tier to act on is not
+    wan = ClusterSpec(system="dgx-h100", nodes=2, sites=2, wan="wan-100g")
+    (note,) = [a for a in resolve_cluster(CAT, wan).assumptions if a.startswith(low)]
+    assert note.startswith(f"{low}wan-100g (link): ")
 
 
 def test_aws_p5_keeps_four_efa_per_gpu_when_resized() -> None:

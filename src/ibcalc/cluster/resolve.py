@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ibcalc.catalogue.load import find_link, find_system, link_role_problem
@@ -414,6 +415,12 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         host_cpu=_host_cpu(spec, system),
         nodes_per_domain=nodes_per_domain,
     )
+    used = [link for link, tier in ((intra, up_tier), (inter, out_tier)) if tier is not None]
+    if wan_tier is not None:
+        used.append(find_link(catalogue, wan_tier.link_id))
+    low = _low_confidence(system, [link for link in used if link is not None])
+    if low:
+        notes.append(low)
     return ResolvedCluster(
         topology=topology,
         nodes=nodes,
@@ -427,6 +434,21 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         assumptions=tuple(notes),
         spec=spec,
         fabric_notes=tuple(fabric),
+    )
+
+
+def _low_confidence(system: System | None, links: Sequence[Link]) -> str:
+    """One note naming the catalogue entries this cluster uses that are graded low confidence
+    (secondary or recalled sources): the grade had shown only in ``links`` and ``systems``, not
+    beside an estimate resting on it (docs/catalogue.md#confidence-grades)."""
+    names = [f"{link.id} (link)" for link in links if link.confidence == "low"]
+    if system is not None and system.confidence == "low":
+        names.insert(0, f"{system.id} (system)")
+    if not names:
+        return ""
+    return (
+        f"low-confidence catalogue entries: {', '.join(dict.fromkeys(names))}: their figures "
+        "rest on secondary or unverified sources (ibcalc links show / systems show)"
     )
 
 
