@@ -651,6 +651,22 @@ def test_gap_on_mi300x_says_rccl_and_the_duplex_rate() -> None:
     assert "AMD GPUs run RCCL" in notes
 
 
+@pytest.mark.parametrize(
+    ("intra", "library", "low"),
+    [("tpu-v5p-ici", "XLA's collectives", True), ("gaudi3-rocev2", "HCCL", False)],
+)
+def test_gap_says_what_the_estimates_say_of_a_link_outside_nccl(
+    intra: str, library: str, low: bool
+) -> None:
+    """gap had kept the RCCL note for AMD but left out that TPU ICI, Gaudi and Ascend do not run
+    NCCL, and a link's low catalogue grade, both of which the estimates print."""
+    spec = ClusterSpec(intra=intra, inter="roce-400g", gpus_per_node=8)
+    (result,) = gap_report(load_catalogue(use_env=False), spec).pairings
+    notes = " ".join(result.assumptions)
+    assert f"driven by {library}, not NCCL) is priced with NCCL's algorithms" in notes
+    assert (f"low-confidence catalogue entries: {intra} (link)" in notes) is low
+
+
 def test_counts_given_as_text_are_refused_by_name(cat: Catalogue) -> None:
     """gap(cat, "nvlink4", "ndr", "8", 8) failed with TypeError ("'<=' not supported between
     'int' and 'str'"); a count must be a whole number, and the refusal names the field."""

@@ -46,6 +46,8 @@ from ibcalc.catalogue.load import find_link, find_system, link_role_problem
 from ibcalc.catalogue.models import Catalogue, Link, LinkKind, System
 from ibcalc.cluster.resolve import (
     DEFAULT_GPUS_PER_NODE,
+    LOW_CONFIDENCE_NOTE,
+    NOT_NCCL_NOTE,
     check_count,
     check_domain_given,
     check_nic_default,
@@ -603,7 +605,15 @@ def gap(
     )
     tier = node.topology.up
     assert tier is not None  # gpus_per_node >= 2 always builds a scale-up tier
-    notes.extend(n for n in node.assumptions if "mesh" in n or n.startswith("AMD GPUs run RCCL"))
+    # what the estimates say of this link: a mesh's links in use, the library that drives it
+    # (RCCL; TPU, Gaudi and Ascend, not NCCL, which gap had left out), a low catalogue grade
+    notes.extend(
+        n
+        for n in node.assumptions
+        if "mesh" in n
+        or n.startswith(("AMD GPUs run RCCL", LOW_CONFIDENCE_NOTE))
+        or NOT_NCCL_NOTE in n
+    )
     scope = scope_note(up)
     if scope is not None:
         notes.append(scope)

@@ -26,7 +26,9 @@ __all__ = [
     "DEFAULT_GPUS_PER_NODE",
     "DEFAULT_NODES",
     "DEFAULT_SYSTEM",
+    "LOW_CONFIDENCE_NOTE",
     "MAX_GPUS",
+    "NOT_NCCL_NOTE",
     "ClusterSpec",
     "ResolvedCluster",
     "check_count",
@@ -60,6 +62,10 @@ _AMD_ARCHS = frozenset({"cdna2", "cdna3", "cdna4"})
 #: Scale-up link families no published run in the model's data measured, with the collective
 #: library that drives them (none of them is NCCL or RCCL): their estimates carry a range
 #: borrowed from other links, and say so.
+#: What the note of a link outside NCCL says after the link's name (``gap`` repeats it).
+NOT_NCCL_NOTE = " is priced with NCCL's algorithms, tuner and protocols"
+#: How the note naming a cluster's low-confidence catalogue entries begins.
+LOW_CONFIDENCE_NOTE = "low-confidence catalogue entries: "
 UNMEASURED_FAMILIES = {
     "ici": "TPU ICI, driven by XLA's collectives, not NCCL",
     "hccs": "Ascend HCCS, driven by HCCL, not NCCL",
@@ -360,9 +366,9 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
 
     if intra is not None and intra.family in UNMEASURED_FAMILIES and scale_up > 1:
         notes.append(
-            f"{intra.id} ({UNMEASURED_FAMILIES[intra.family]}) is priced with NCCL's algorithms, "
-            "tuner and protocols, and its likely range comes from NCCL and RCCL runs on other "
-            "links: no published measurement of it is in the model's data"
+            f"{intra.id} ({UNMEASURED_FAMILIES[intra.family]}){NOT_NCCL_NOTE}, and its likely "
+            "range comes from NCCL and RCCL runs on other links: no published measurement of it "
+            "is in the model's data"
         )
         fabric.append(notes[-1])
 
@@ -447,7 +453,7 @@ def _low_confidence(system: System | None, links: Sequence[Link]) -> str:
     if not names:
         return ""
     return (
-        f"low-confidence catalogue entries: {', '.join(dict.fromkeys(names))}: their figures "
+        f"{LOW_CONFIDENCE_NOTE}{', '.join(dict.fromkeys(names))}: their figures "
         "rest on secondary or unverified sources (ibcalc links show / systems show)"
     )
 
