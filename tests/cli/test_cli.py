@@ -316,6 +316,17 @@ def test_a_busbw_under_a_megabyte_per_second_has_its_range_in_its_unit() -> None
     )
 
 
+def test_rccl_note_does_not_contradict_a_release_given() -> None:
+    """MI300X with --nccl-version 2.21.5 had said both 'priced here with NCCL 2.30.7's tuner
+    constants' and 'chosen with NCCL 2.21.5's tuner constants'."""
+    args = ("allreduce", "-s", "1GB", "--system", "mi300x-8", "-N", "2")
+    notes = _json(*args, "--nccl-version", "2.21.5")["assumptions"]
+    (rccl,) = [n for n in notes if n.startswith("AMD GPUs run RCCL")]
+    assert "2.30.7's, or the release --nccl-version names" in rccl
+    assert any("chosen with NCCL 2.21.5's tuner constants" in n for n in notes)
+    assert not any("with NCCL 2.30.7's tuner constants" in n for n in notes)
+
+
 def test_every_catalogue_entry_fits_80_columns() -> None:
     """A source's URL or repository path is no word to keep whole: it had widened
     ``systems show azure-nd-h100-v5`` to 118 columns and ``links show gcp-tcpxo`` to 104 on an

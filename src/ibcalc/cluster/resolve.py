@@ -359,8 +359,9 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
     engine_arch = _ENGINE_ARCH.get(arch, "ampere")
     if arch in _AMD_ARCHS or (intra is not None and intra.family == "xgmi"):
         notes.append(
-            "AMD GPUs run RCCL, priced here with NCCL 2.30.7's tuner constants and protocols: "
-            "RCCL's own constants are not modelled (docs/model.md#limitations)"
+            "AMD GPUs run RCCL, priced here with NCCL's tuner constants and protocols (2.30.7's, "
+            "or the release {nccl_version} names): RCCL's own constants are not modelled "
+            "(docs/model.md#limitations)"
         )
         fabric.append(notes[-1])
 
