@@ -48,6 +48,7 @@ from ibcalc.cluster.resolve import (
     DEFAULT_GPUS_PER_NODE,
     LOW_CONFIDENCE_NOTE,
     NOT_NCCL_NOTE,
+    RCCL_NOTE,
     check_count,
     check_domain_given,
     check_nic_default,
@@ -610,9 +611,7 @@ def gap(
     notes.extend(
         n
         for n in node.assumptions
-        if "mesh" in n
-        or n.startswith(("AMD GPUs run RCCL", LOW_CONFIDENCE_NOTE))
-        or NOT_NCCL_NOTE in n
+        if "mesh" in n or n.startswith((RCCL_NOTE, LOW_CONFIDENCE_NOTE)) or NOT_NCCL_NOTE in n
     )
     scope = scope_note(up)
     if scope is not None:

@@ -29,6 +29,7 @@ __all__ = [
     "LOW_CONFIDENCE_NOTE",
     "MAX_GPUS",
     "NOT_NCCL_NOTE",
+    "RCCL_NOTE",
     "ClusterSpec",
     "ResolvedCluster",
     "check_count",
@@ -64,6 +65,8 @@ _AMD_ARCHS = frozenset({"cdna2", "cdna3", "cdna4"})
 #: borrowed from other links, and say so.
 #: What the note of a link outside NCCL says after the link's name (``gap`` repeats it).
 NOT_NCCL_NOTE = " is priced with NCCL's algorithms, tuner and protocols"
+#: How the note that AMD GPUs run RCCL begins (``gap`` repeats it).
+RCCL_NOTE = "AMD GPUs run RCCL"
 #: How the note naming a cluster's low-confidence catalogue entries begins.
 LOW_CONFIDENCE_NOTE = "low-confidence catalogue entries: "
 UNMEASURED_FAMILIES = {
@@ -359,7 +362,7 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
     engine_arch = _ENGINE_ARCH.get(arch, "ampere")
     if arch in _AMD_ARCHS or (intra is not None and intra.family == "xgmi"):
         notes.append(
-            "AMD GPUs run RCCL, priced here with NCCL's tuner constants and protocols (2.30.7's, "
+            f"{RCCL_NOTE}, priced here with NCCL's tuner constants and protocols (2.30.7's, "
             "or the release {nccl_version} names): RCCL's own constants are not modelled "
             "(docs/model.md#limitations)"
         )
