@@ -209,6 +209,30 @@ def test_a_mesh_with_several_links_per_peer_counts_them(gpus: int, used: int) ->
     assert up.bw_Bps == pytest.approx(used * 25 * GB * _eff("gaudi3-rocev2"))
 
 
+@pytest.mark.parametrize(
+    ("spec", "link", "most"),
+    [
+        (ClusterSpec(system="mi300x-8", gpus_per_node=16, nodes=1), "xgmi-mi300x", 8),
+        (ClusterSpec(system="alps-gh200", gpus_per_node=8, nodes=2), "nvlink4-mesh4", 4),
+        (ClusterSpec(intra="gaudi3-rocev2", gpus_per_node=9, nodes=1), "gaudi3-rocev2", 8),
+    ],
+)
+def test_a_node_larger_than_its_full_mesh_is_refused(
+    spec: ClusterSpec, link: str, most: int
+) -> None:
+    """MI300X's 7 xGMI links join 8 GPUs each to each: '-g 16' had been priced as one 16-GPU
+    domain at 308 GB/s busbw with only a note; a full mesh is at most mesh_gpus GPUs."""
+    assert find_link(CAT, link).mesh_gpus == most
+    with pytest.raises(
+        ClusterError, match=f"{link} is a switchless mesh that joins at most {most}"
+    ):
+        resolve_cluster(CAT, spec)
+    # its own size and less resolve; DGX-1's hybrid cube mesh (nvlink2) states none
+    fits = spec.model_copy(update={"gpus_per_node": most})
+    assert resolve_cluster(CAT, fits).gpus_per_node == most
+    assert find_link(CAT, "nvlink2").mesh_gpus is None
+
+
 def test_low_confidence_entries_are_named_beside_the_estimate() -> None:
     """The catalogue grades gcp-a3-mega and gcp-tcpxo low (recalled or secondary sources); that
     had shown only in 'links' and 'systems', never beside an estimate resting on them. A

@@ -226,6 +226,10 @@ class Link(JsonModel):
     #: On a switchless mesh, the links each GPU has to each peer (Gaudi: 3 of 21 to each of 7
     #: peers); a smaller mesh uses ``(gpus - 1) x links_per_peer`` of ``links``. None: 1.
     links_per_peer: int | None = Field(default=None, ge=1, le=64)
+    #: On a full switchless mesh, the most GPUs it joins each to each (MI300X: 8, its 7 links
+    #: one to each peer); a node of more GPUs is no one scale-up domain and is refused. None:
+    #: not a full mesh (DGX-1's hybrid cube meshes) or not stated.
+    mesh_gpus: int | None = Field(default=None, ge=2, le=4096)
     lanes_per_link: int | None = Field(default=None, ge=1, le=64)
     lane_signalling_Bps: Bandwidth | None = Field(default=None, alias="lane_signalling")
     encoding: str | None = None

@@ -258,6 +258,14 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         if scope is not None:
             notes.append(scope)
             fabric.append(notes[-1])
+    if intra is not None and intra.mesh_gpus is not None and gpus_per_node > intra.mesh_gpus:
+        # --system mi300x-8 -g 16 had been priced as one 16-GPU xGMI domain (7 links join 8)
+        raise ClusterError(
+            f"{{gpus_per_node}} {gpus_per_node}: {intra.id} is a switchless mesh that joins at "
+            f"most {intra.mesh_gpus} GPUs, each to each; more GPUs per node are no one scale-up "
+            f"domain (give {intra.mesh_gpus} or fewer, and more {{nodes}})",
+            field="gpus_per_node",
+        )
     if resized and system is not None and gpus_per_node > system.scale_up_domain:
         notes.append(
             f"{gpus_per_node} GPUs per node is more than {system.id}'s {system.scale_up_domain}: "
