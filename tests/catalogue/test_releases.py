@@ -44,6 +44,16 @@ def test_release_numbers() -> None:
     )
 
 
+@pytest.mark.parametrize("version", ["6.2.0", "7.0", "3.0.0"])
+def test_a_version_past_nccl_2_is_refused(version: str) -> None:
+    """A ROCm or RCCL package number (6.2.0) had passed as an NCCL 'newer than 2.30.7'; NCCL's
+    releases are 2.x, and RCCL reports one too."""
+    with pytest.raises(FieldError, match=r"NCCL releases are 2\.x") as exc:
+        parse_release(version)
+    assert exc.value.field == "nccl_version"
+    assert parse_release("2.99") == (2, 99, 999)  # a 2.x past the newest read is still taken
+
+
 def test_the_read_releases_are_in_order() -> None:
     assert [r.name for r in releases()] == [
         "2.18.3",

@@ -79,6 +79,15 @@ def parse_release(text: str) -> tuple[int, int, int]:
             f"NCCL version {text.strip()!r}: ibcalc models NCCL 2.0 and later",
             field="nccl_version",
         )
+    if int(major) > 2:
+        # no NCCL 3 exists; a ROCm or RCCL package number (6.2.0) had passed as a NCCL "newer
+        # than 2.30.7"
+        raise FieldError(
+            f"NCCL version {text.strip()!r}: NCCL releases are 2.x; a ROCm or RCCL package "
+            "number is not one (RCCL reports a 2.x version: rccl-tests prints "
+            "'rccl-library=22707' for 2.27.7)",
+            field="nccl_version",
+        )
     return int(major), int(minor), int(patch) if patch is not None else _ANY_PATCH
 
 
