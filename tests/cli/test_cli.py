@@ -551,44 +551,21 @@ def _fail_main(argv: list[str], capsys: pytest.CaptureFixture[str]) -> Outcome:
 
 BAD_SIZES = ["-1", "0", "nan", "inf", "10Gb", "10XB", "1e30"]
 
+#: A 1 GB fp64 all-reduce on DGX H100 nodes (the element-type refusals below).
+_FP64_H100 = ["allreduce", "-s", "1GB", "--system", "dgx-h100", "-d", "fp64"]
 # (id, argv, substrings the one-line message must contain)
 ERRORS: list[tuple[str, list[str], list[str]]] = [
     ("unknown-fabric", ["allreduce", "--size", "1GB", "--fabric", "ndrr"], ["'ndrr'", "ndr"]),
     # fp64 across 4 nodes: NVLS would reduce in IB SHARP, which takes 16/32-bit types
     (
         "nvls-fp64-across-nodes",
-        [
-            "allreduce",
-            "-s",
-            "1GB",
-            "--system",
-            "dgx-h100",
-            "-N",
-            "4",
-            "-d",
-            "fp64",
-            "--sharp",
-            "--algo",
-            "nvls",
-        ],
+        [*_FP64_H100, "-N", "4", "--sharp", "--algo", "nvls"],
         ["switch reductions do not take fp64: NVLS across nodes reduces in IB SHARP", "nvlstree"],
     ),
     # on one node CollNet fails for want of nodes before the type matters (it had blamed fp64)
     (
         "collnet-fp64-one-node",
-        [
-            "allreduce",
-            "-s",
-            "1GB",
-            "--system",
-            "dgx-h100",
-            "-N",
-            "1",
-            "-d",
-            "fp64",
-            "--algo",
-            "collnet",
-        ],
+        [*_FP64_H100, "-N", "1", "--algo", "collnet"],
         ["CollNet needs several nodes"],
     ),
     *[
