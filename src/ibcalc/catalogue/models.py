@@ -223,13 +223,20 @@ class Link(JsonModel):
     per_direction_Bps: Bandwidth = Field(alias="per_direction", gt=0)
     bidirectional_Bps: Bandwidth | None = Field(default=None, alias="bidirectional")
     links: int | None = Field(default=None, ge=1, le=4096)
-    #: On a switchless mesh, the links each GPU has to each peer (Gaudi: 3 of 21 to each of 7
-    #: peers); a smaller mesh uses ``(gpus - 1) x links_per_peer`` of ``links``. None: 1.
-    links_per_peer: int | None = Field(default=None, ge=1, le=64)
     #: On a full switchless mesh, the most GPUs it joins each to each (MI300X: 8, its 7 links
-    #: one to each peer); a node of more GPUs is no one scale-up domain and is refused. None:
-    #: not a full mesh (DGX-1's hybrid cube meshes) or not stated.
+    #: one to each peer; Gaudi: 8, its 21 links 3 to each peer); a node of more GPUs is no one
+    #: scale-up domain and is refused. None: not a full mesh (DGX-1's hybrid cube meshes) or
+    #: not stated.
     mesh_gpus: int | None = Field(default=None, ge=2, le=4096)
+
+    @property
+    def links_per_peer(self) -> int:
+        """Links each GPU has to each peer of a full mesh: ``links / (mesh_gpus - 1)`` (Gaudi
+        3 of 21); 1 where the mesh's size or link count is not stated."""
+        if self.mesh_gpus is None or not self.links:
+            return 1
+        return max(1, self.links // (self.mesh_gpus - 1))
+
     lanes_per_link: int | None = Field(default=None, ge=1, le=64)
     lane_signalling_Bps: Bandwidth | None = Field(default=None, alias="lane_signalling")
     encoding: str | None = None

@@ -594,7 +594,7 @@ def _build_up(
     line = intra.per_direction_Bps
     bw = intra.achievable_Bps
     mesh = intra.topology == "mesh"
-    per_peer = intra.links_per_peer or 1
+    per_peer = intra.links_per_peer
     if mesh and intra.links and (gpus - 1) * per_peer < intra.links:
         # each GPU reaches each peer over links_per_peer links (Gaudi: 3); with 8 cards all 21
         # are in use (they had been counted one per peer: 7 of 21, a third of the bandwidth)
