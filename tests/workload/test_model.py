@@ -98,6 +98,22 @@ def test_model_from_params_and_overrides() -> None:
     assert bad.value.field == "top_k"
 
 
+def test_restating_a_presets_routing_keeps_its_active_count() -> None:
+    """Mixtral's preset is top-2 of 8 experts with 13B of its 47B active (arXiv:2401.04088).
+    Restating --experts 8 or --top-k 2 had dropped the active count, so training priced the
+    DP exchange of all 47B and compute of 47B per token (a QA pass); a changed routing
+    still drops it, since the count belongs to the preset's own routing."""
+    for same in ({"experts": 8}, {"top_k": 2}, {"experts": 8, "top_k": 2}):
+        model = model_from("mixtral-8x7b", **same)
+        assert model.active_params == 13e9
+        assert model.flops_params == 13e9
+        assert model.id == "mixtral-8x7b"  # nothing was modified
+    changed = model_from("mixtral-8x7b", experts=16)
+    assert changed.active_params is None
+    assert changed.id == "mixtral-8x7b (modified)"
+    assert model_from("mixtral-8x7b", top_k=1).active_params is None
+
+
 def test_new_layers_keep_a_presets_dense_layers() -> None:
     # DeepSeek-V3: 61 layers, the first 3 dense (arXiv:2412.19437, 4.2); 64 layers keep the 3
     # (a QA read found 58 MoE layers kept, making 6 dense ones)

@@ -19,7 +19,7 @@ from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import ClusterError, WorkloadError
 from ibcalc.facade import estimate
-from ibcalc.workload.memory import TIGHT_FRACTION
+from ibcalc.workload.memory import TIGHT_FRACTION, Recompute, stage_params
 from ibcalc.workload.model import ModelSpec, find_model, model_from
 from ibcalc.workload.placement import place_group
 from ibcalc.workload.train import (
@@ -317,24 +317,59 @@ def test_pipeline_priced_by_its_slowest_boundary(builtin_catalogue: Catalogue) -
     assert inside.tier == "scale-up"
 
 
+def _mixtral_ep8(cat: Catalogue, **train: object) -> TrainResult:
+    """Mixtral 8x7B on 2 x DGX H100 with tp 1, ep 8, dp 16."""
+    return _run(
+        cat, ClusterSpec(system="dgx-h100"), tp=1, dp=16, ep=8, model_id="mixtral-8x7b", **train
+    )
+
+
 def test_expert_parallel_all_to_all(builtin_catalogue: Catalogue) -> None:
     # Mixtral 8x7B (arXiv:2401.04088 Table 1): 32 layers, hidden 4096, top-2 of 8, 32k context
     # per GPU: b x s x top_k x h x 2 = 1 x 32768 x 2 x 4096 x 2 = 536,870,912 B
     # dispatch + combine, forward and backward, per MoE layer: 4 x 32 = 128
-    result = _run(
-        builtin_catalogue,
-        ClusterSpec(system="dgx-h100"),
-        tp=1,
-        dp=16,
-        ep=8,
-        model_id="mixtral-8x7b",
-    )
+    result = _mixtral_ep8(builtin_catalogue)
     ep = _phase(result, "ep-alltoall")
     assert ep.collective is Collective.ALL_TO_ALL
     assert ep.bytes_per_gpu == 536_870_912
     assert ep.count == 128
     assert ep.ranks == 8
     assert ep.tier == "scale-up"  # 8 consecutive ranks: one DGX node
+
+
+def _deepseek_v3(cat: Catalogue, *, nodes: int, cp: int = 1) -> TrainResult:
+    """DeepSeek-V3 on DGX H100 with tp 8, pp 16, ep 8, dp 8, sequence parallelism, 4,096 tokens."""
+    return _run(
+        cat,
+        ClusterSpec(system="dgx-h100", nodes=nodes),
+        tp=8,
+        pp=16,
+        dp=8,
+        ep=8,
+        cp=cp,
+        model_id="deepseek-v3",
+        sequence_parallel=True,
+        seq_len=4096,
+    )
+
+
+def test_split_expert_gradients_are_gated_by_the_stage_with_most_to_exchange(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """DeepSeek-V3 on tp 8, pp 16, ep 8 and dp 8 (128 DGX H100): dp / ep = 1, so the routed
+    experts need no exchange and only the shared parameters go over the 8 dp ranks. Stage 0
+    holds the input embedding (129,280 x 7,168 / tp) and the three dense layers: its shared
+    parameters gate the step. The stage with the most parameters counting experts unsharded
+    (stage 1, four MoE layers) had been taken, and its shared 223.6 MB priced: 3.2x short."""
+    result = _deepseek_v3(builtin_catalogue, nodes=128)
+    model = find_model("deepseek-v3")
+    per_stage = [stage_params(model, tp=8, pp=16, ep=8, stage=k)[1:3] for k in range(16)]
+    shared0 = per_stage[0][0]
+    # stage 0 has the most shared parameters: the embedding alone is 129,280 x 7,168 / 8
+    assert shared0 == max(shared for shared, _ in per_stage)
+    assert shared0 > 129_280 * 7_168 / 8
+    assert _phase(result, "dp-allreduce").bytes_per_gpu == pytest.approx(shared0 * 2)
+    assert not [p for p in result.phases if p.name.startswith("edp-")]
 
 
 def test_expert_parallel_splits_the_expert_gradients(builtin_catalogue: Catalogue) -> None:
@@ -383,6 +418,18 @@ def test_context_parallel_all_gathers_kv(builtin_catalogue: Catalogue) -> None:
     assert _phase(result, "tp-allreduce").bytes_per_gpu == 4096 * 8192 * 2
     # gradients are reduced over dp x cp = 16 ranks
     assert _phase(result, "dp-allreduce").ranks == 16
+
+
+def test_context_parallel_kv_is_split_over_the_kv_heads_only(builtin_catalogue: Catalogue) -> None:
+    """Past kv_heads TP ranks a rank holds one whole KV head: Llama 3 70B has 8, so on tp 16
+    each rank gathers 1 x 8192 x 2048 x 2 / 8 = 4 MiB, as on tp 8 (it had divided by 16:
+    2 MiB). DeepSeek-V3's latent (576 elements) is kept whole on every TP rank (arXiv:2412.19437
+    2.1.1), so it is gathered whole: 1 x 4096 x 576 x 2 = 4,718,592 B, not / 8."""
+    wide = _run(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=4), tp=16, cp=2, dp=1)
+    assert _phase(wide, "cp-allgather-kv").bytes_per_gpu == 8192 * 2048 * 2 / 8
+    latent = _deepseek_v3(builtin_catalogue, nodes=256, cp=2)
+    assert _phase(latent, "cp-reducescatter-kv").bytes_per_gpu == 4096 * 576 * 2
+    assert any("latent KV cache" in note for note in latent.assumptions)
 
 
 def test_overlap_hides_dp_under_backward(builtin_catalogue: Catalogue) -> None:
@@ -436,6 +483,39 @@ def test_tflops_gives_compute(builtin_catalogue: Catalogue) -> None:
     result = _run(builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=8, dp=16, tflops=400)
     assert result.totals.compute_s == pytest.approx(6 * 70e9 * 8192 / 8 / 400e12)
     assert result.totals.forward_s == pytest.approx(6 * 70e9 * 8192 / 8 / 400e12 / 3)
+
+
+def test_full_recompute_runs_the_forward_and_its_collectives_again(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """Full recompute repeats each layer's forward in the backward pass (Korthikanti et al.
+    2022, section 5): 8 P N FLOPs, not 6, and the forward's collectives again. Llama 3 70B on
+    tp 8, cp 2, ep 1, dp 8, one micro-batch: TP 2 + 2 + 2 = 6 all-reduces per layer (480, not
+    320), the CP all-gather twice per layer (160) and its reduce-scatter once (80); compute
+    8 x 70e9 x 8192 / (8 x 2) / 400e12 = 1.4336 s, the forward still a quarter of it."""
+    full = _run(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100", nodes=16),
+        tp=8,
+        cp=2,
+        dp=8,
+        tflops=400,
+        recompute=Recompute.FULL,
+    )
+    assert _phase(full, "tp-allreduce").count == 6 * 80
+    assert _phase(full, "cp-allgather-kv").count == 2 * 80
+    assert _phase(full, "cp-reducescatter-kv").count == 80
+    assert full.totals.compute_s == pytest.approx(8 * 70e9 * 8192 / 16 / 400e12)
+    assert full.totals.forward_s == pytest.approx(2 * 70e9 * 8192 / 16 / 400e12)
+    kept = _run(
+        builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=16), tp=8, cp=2, dp=8, tflops=400
+    )
+    assert _phase(kept, "tp-allreduce").count == 4 * 80
+    assert _phase(kept, "cp-allgather-kv").count == 80
+    assert kept.totals.compute_s == pytest.approx(6 * 70e9 * 8192 / 16 / 400e12)
+    # Mixtral's all-to-alls: dispatch and combine in each of the three passes, 6 per layer
+    moe = _mixtral_ep8(builtin_catalogue, recompute=Recompute.FULL)
+    assert _phase(moe, "ep-alltoall").count == 6 * 32
 
 
 def test_tp_across_nodes_warns_with_the_slowdown(builtin_catalogue: Catalogue) -> None:

@@ -474,7 +474,7 @@ def render_train(
     if totals.compute_s is not None:
         rows.append(("compute", f"{format_time(totals.compute_s)} (forward + backward)"))
     if totals.bubble_fraction > 0:
-        bubble = f"{totals.bubble_fraction:.0%} of compute"
+        bubble = f"{totals.bubble_fraction * 100:.3g}% of compute"  # 12.5 %, not 12 %
         if totals.bubble_s is not None:
             bubble += f" = {format_time(totals.bubble_s)}"
         rows.append(("pipeline bubble", bubble))

@@ -450,11 +450,7 @@ def _memory(
     first unless a MoE model's dense layers come first and a later stage's experts weigh more
     (DeepSeek-V3 at pp > 1), or the output layer outweighs the embedding's stage."""
     model = spec.model
-    if model.kv_elements_per_layer is not None:
-        split = 1
-    else:
-        kv_heads = model.kv_heads if model.kv_heads is not None else model.heads
-        split = min(spec.tp, kv_heads) if kv_heads is not None else spec.tp
+    split = model.kv_split(spec.tp)
     context = spec.prompt_tokens + spec.output_tokens
     best: tuple[float, float, float | None, int] | None = None  # (total, weights, kv, stage)
     for stage in busiest_candidates(model, spec.pp):

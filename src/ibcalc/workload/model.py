@@ -450,6 +450,15 @@ class ModelSpec(CheckedSpec):
             )
         return 2 * kv_heads * head_dim
 
+    def kv_split(self, tp: int) -> int:
+        """Over how many of ``tp`` ranks the keys and values split: ``min(tp, kv_heads)`` (a
+        rank holds its KV heads; past kv_heads they are copied), 1 for a latent cache (MLA),
+        which every tensor-parallel rank keeps whole."""
+        if self.kv_elements_per_layer is not None:
+            return 1
+        kv_heads = self.kv_heads if self.kv_heads is not None else self.heads
+        return min(tp, kv_heads) if kv_heads is not None else tp
+
     def kv_bytes_per_token(self, dtype_bytes: int) -> float:
         """KV-cache bytes per token: layers x kv_elements x bytes (docs/workload.md)."""
         layers = self.need("layers", "the KV cache")
@@ -608,6 +617,9 @@ def model_from(
     if preset is not None:
         base = find_model(preset)
         data = base.model_dump()
+        # a value restating the preset's own changes nothing (Mixtral's --experts 8 keeps its
+        # active count and its name)
+        given = {k: v for k, v in given.items() if data.get(k) != v}
         if given or params is not None:
             data["id"] = f"{base.id} (modified)"
     elif params is None:

@@ -626,6 +626,9 @@ def _train_step(
         )
     act = spec.act_dtype.bytes
     mb = spec.micro_batch
+    # full recompute runs each layer's forward again in the backward pass, its collectives with
+    # it (Korthikanti et al. 2022, arXiv:2205.05198, section 5: an extra forward pass)
+    forwards = 2 if spec.recompute is Recompute.FULL else 1
 
     forward_s, backward_s = _compute(spec, seq=seq, m=m, notes=b.notes)
     tp = _Group("tp", par.tp, 1)
@@ -638,7 +641,7 @@ def _train_step(
         hidden = model.need("hidden", "tensor parallelism")
         layers = _per_stage(model.need("layers", "tensor parallelism"), par.pp, "layers", b.notes)
         size = float(mb * s_local * hidden * act)
-        count = 4 * layers * m
+        count = (2 * forwards + 2) * layers * m
         dtype = spec.act_dtype
         if spec.sequence_parallel:
             first = b.add(tp, "tp-allgather", Collective.ALL_GATHER, size, dtype=dtype, count=count)
@@ -649,10 +652,18 @@ def _train_step(
     if par.cp > 1:
         layers = _per_stage(model.need("layers", "context parallelism"), par.pp, "layers", b.notes)
         kv = model.kv_elements()
-        size = float(mb * seq * kv * act) / par.tp
-        for name, coll in (
-            ("cp-allgather-kv", Collective.ALL_GATHER),
-            ("cp-reducescatter-kv", Collective.REDUCE_SCATTER),
+        # each TP rank gathers the keys and values it holds: its share of the KV heads, whole
+        # past kv_heads ranks and for a latent (MLA) cache
+        size = float(mb * seq * kv * act) / model.kv_split(par.tp)
+        if model.kv_elements_per_layer is not None:
+            b.notes.append(
+                f"context parallelism with a latent KV cache: the {kv}-element latent per token "
+                "is all-gathered whole on every TP rank (an implementation that gathers the "
+                "up-projected keys and values moves more)"
+            )
+        for name, coll, passes in (
+            ("cp-allgather-kv", Collective.ALL_GATHER, forwards),
+            ("cp-reducescatter-kv", Collective.REDUCE_SCATTER, 1),
         ):
             b.add(
                 _Group("cp", par.cp, par.tp),
@@ -660,7 +671,7 @@ def _train_step(
                 coll,
                 size,
                 dtype=spec.act_dtype,
-                count=layers * m,
+                count=passes * layers * m,
             )
     if par.ep > 1:
         hidden = model.need("hidden", "expert parallelism")
@@ -682,8 +693,12 @@ def _train_step(
             Collective.ALL_TO_ALL,
             size,
             dtype=spec.act_dtype,
-            count=4 * moe * m,
-            notes=["dispatch and combine forward, and both again backward, per MoE layer"],
+            count=(2 * forwards + 2) * moe * m,
+            notes=[
+                "dispatch and combine forward, and both again backward"
+                + (" and in the recomputed forward" if forwards > 1 else "")
+                + ", per MoE layer"
+            ],
         )
     v = spec.virtual_stages
     if par.pp > 1:
@@ -852,12 +867,19 @@ def _compute(
 ) -> tuple[float | None, float | None]:
     """Forward and backward compute per step per GPU, from --backward-time or --tflops."""
     model, par = spec.model, spec.parallel
+    full = spec.recompute is Recompute.FULL
     if spec.backward_s is not None:
         backward = spec.backward_s
-        forward = backward / BACKWARD_OVER_FORWARD
+        # with full recompute the measured backward holds a forward pass: 2 + 1 of its 3 parts
+        forward = backward / (BACKWARD_OVER_FORWARD + (1 if full else 0))
         notes.append(
-            f"backward compute {format_time(backward)} per step given; forward taken as half "
-            "of it (backward ~ 2 x forward FLOPs)"
+            f"backward compute {format_time(backward)} per step given; forward taken as "
+            + (
+                "a third of it (backward ~ 2 x forward FLOPs, and full recompute runs the "
+                "forward again)"
+                if full
+                else "half of it (backward ~ 2 x forward FLOPs)"
+            )
         )
         return forward, backward
     if spec.tflops is not None:
@@ -865,12 +887,15 @@ def _compute(
         flops = FLOPS_PER_PARAM_TOKEN * model.flops_params * tokens / (par.tp * par.pp * par.cp)
         total = flops / (spec.tflops * 1e12)
         forward = total / (1 + BACKWARD_OVER_FORWARD)
+        backward = total - forward + (forward if full else 0.0)
         notes.append(
-            f"compute from 6 x {format_count(model.flops_params)} params x {tokens} tokens per "
-            f"replica / (tp x pp x cp) at {spec.tflops:g} TFLOP/s per GPU = "
-            f"{format_time(total)} per step (attention FLOPs ignored)"
+            f"compute from {'8' if full else '6'} x {format_count(model.flops_params)} params x "
+            f"{tokens} tokens per replica / (tp x pp x cp) at {spec.tflops:g} TFLOP/s per GPU = "
+            f"{format_time(forward + backward)} per step ("
+            + ("full recompute runs the forward again in the backward; " if full else "")
+            + "attention FLOPs ignored)"
         )
-        return forward, total - forward
+        return forward, backward
     return None, None
 
 
@@ -881,28 +906,47 @@ def _about(count: float) -> str:
     return format_count(float(f"{count:.3g}"))
 
 
-def _fullest_stage(spec: TrainSpec) -> tuple[float, float]:
-    """(shared, routed-expert) parameters per GPU of the pipeline stage that holds the most
-    (:func:`~ibcalc.workload.memory.stage_params`; the routed ones split over ep): the first
-    with the input embedding, the last with the output layer, or the first of MoE layers."""
+def _stage_shares(spec: TrainSpec) -> tuple[tuple[float, float], ...]:
+    """(shared, routed-expert) parameters per GPU of each pipeline stage that may hold the
+    most (:func:`~ibcalc.workload.memory.stage_params`; the routed ones split over ep): the
+    first with the input embedding, the last with the output layer, the first of MoE layers."""
     par, model, virtual = spec.parallel, spec.model, spec.virtual_stages
 
-    def make() -> tuple[float, float]:
-        best = (0.0, 0.0)
+    def make() -> tuple[tuple[float, float], ...]:
+        shares = []
         for stage in busiest_candidates(model, par.pp, virtual):
             _, shared, routed, _ = stage_params(
                 model, tp=par.tp, pp=par.pp, ep=par.ep, stage=stage, virtual=virtual
             )
-            if shared + routed * par.ep > best[0] + best[1] * par.ep:
-                best = (shared, routed)
-        return best
+            shares.append((shared, routed))
+        return tuple(shares)
 
-    return _FULLEST.get((id(model), par.tp, par.pp, par.ep, virtual), (model,), make)
+    return _STAGE_SHARES.get((id(model), par.tp, par.pp, par.ep, virtual), (model,), make)
 
 
-#: :func:`_fullest_stage`'s values by (model id, tp, pp, ep, virtual stages): a layout search
+#: :func:`_stage_shares`'s values by (model id, tp, pp, ep, virtual stages): a layout search
 #: asks for each of a few hundred layouts' several times
-_FULLEST: IdentityMemo[tuple[float, float]] = IdentityMemo(size=4096)
+_STAGE_SHARES: IdentityMemo[tuple[tuple[float, float], ...]] = IdentityMemo(size=4096)
+
+
+def _fullest_stage(spec: TrainSpec, *, split: bool) -> tuple[float, float]:
+    """The (shared, routed) parameters per GPU of the stage whose gradient exchange gates the
+    step (every stage exchanges its own at once). Unsplit, every parameter goes over the same
+    dp ranks, so the stage with the most bytes, the routed experts as if unsharded. Split,
+    the shared ones go over ``dp`` ranks and the routed over ``dp / ep`` (none when that is
+    1): the stage with the largest ring traffic, ``shared (dp-1)/dp + routed (k-1)/k``
+    (DeepSeek-V3 on pp 16, dp 8, ep 8: stage 0's embedding and dense layers, 360M shared, not
+    stage 1's experts, which need no exchange)."""
+    par = spec.parallel
+    ranks, holders = par.dp * par.cp, par.dp // par.ep
+
+    def weight(share: tuple[float, float]) -> float:
+        shared, routed = share
+        if not split:
+            return shared + routed * par.ep
+        return shared * (ranks - 1) / ranks + routed * (holders - 1) / holders
+
+    return max(_stage_shares(spec), key=weight, default=(0.0, 0.0))
 
 
 def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
@@ -912,9 +956,14 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
     ranks = par.dp * par.cp
     if ranks < 2:
         return
-    # the stage holding the most parameters gates the step (every stage exchanges its own at
-    # once): with the embedding, stage 0 of Llama-3-8B on tp 2 pp 4 holds 1.13 G, not 1.0 G
-    shared_params, routed_params = _fullest_stage(spec)
+    # expert parallelism shards the routed experts over ep ranks: their gradients and weights
+    # are exchanged only among the dp / ep ranks holding the same experts (Megatron-Core's
+    # expert-data-parallel group), the shared ones over all dp ranks. The stage with the most
+    # to exchange gates the step (every stage exchanges its own at once): with the embedding,
+    # stage 0 of Llama-3-8B on tp 2 pp 4 holds 1.13 G, not 1.0 G
+    experts = model.expert_params if par.ep > 1 else None
+    split = experts is not None and par.cp == 1 and sites == 1
+    shared_params, routed_params = _fullest_stage(spec, split=split)
     per_gpu = shared_params + routed_params * par.ep  # the routed experts as if unsharded
     grad = per_gpu * spec.grad_dtype.bytes
     weights = per_gpu * spec.param_dtype.bytes
@@ -944,11 +993,6 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
     hierarchical = spec.hierarchical and sites > 1
     if spec.hierarchical and sites == 1:
         b.notes.append("{hierarchical} applies across sites only; one site: flat collectives")
-    # expert parallelism shards the routed experts over ep ranks: their gradients and weights
-    # are exchanged only among the dp / ep ranks holding the same experts (Megatron-Core's
-    # expert-data-parallel group), the shared ones over all dp ranks
-    experts = model.expert_params if par.ep > 1 else None
-    split = experts is not None and par.cp == 1 and sites == 1
     if split:
         assert experts is not None
         shared = shared_params / per_gpu
