@@ -192,6 +192,18 @@ def test_guard_keeps_the_signature_typer_reads() -> None:
             "No such command 'dgx-h100'. (did you mean 'ibcalc systems show dgx-h100'?) "
             "(see 'ibcalc systems --help')",
         ),
+        # a listing word: the group alone lists ('systems show list' had been offered, and
+        # fails as well)
+        (
+            ["systems", "list"],
+            "No such command 'list'. ('ibcalc systems' alone lists them) "
+            "(see 'ibcalc systems --help')",
+        ),
+        (
+            ["storage", "ls"],
+            "No such command 'ls'. ('ibcalc storage' alone lists them) "
+            "(see 'ibcalc storage --help')",
+        ),
         # a word close to a command keeps the toolkit's own guess alone
         (
             ["links", "shwo"],

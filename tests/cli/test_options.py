@@ -366,6 +366,20 @@ def test_the_json_of_an_estimate_gives_the_scale_up_domains_used(
     assert (data["ranks"], data["domains"]) == (72, domains)
 
 
+def test_scale_up_domain_help_lists_the_sizes_gb200_takes() -> None:
+    """The help said 'a multiple of 4 up to 72', and 16, 20, 28 ... 68 were refused (they do not
+    divide 72): every multiple of 4 up to 72 is accepted exactly when the help lists it."""
+    shown = runner.invoke(app, ["allreduce", "--help"], env={"COLUMNS": "200"})
+    listed = re.search(r"gb200-nvl72: ([0-9, or]+);", " ".join(shown.stdout.split()))
+    assert listed is not None
+    sizes = {int(n) for n in re.findall(r"[0-9]+", listed.group(1))}
+    assert sizes == {4, 8, 12, 24, 36, 72}  # the multiples of 4 that divide 72
+    for size in range(4, 76, 4):
+        args = ["allreduce", "-s", "1G", "--system", "gb200-nvl72", "-N", "18"]
+        result = runner.invoke(app, [*args, "--scale-up-domain", str(size)])
+        assert (result.exit_code == 0) == (size in sizes), (size, result.stderr)
+
+
 def test_gap_help_states_its_own_lower_bound_of_gpus_per_node() -> None:
     """gap's help said 1..1024, then refused -g 1 with '(2..1024)'."""
     result = runner.invoke(app, ["gap", "--help"], env={"COLUMNS": "200"})

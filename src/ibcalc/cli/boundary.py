@@ -207,6 +207,10 @@ _NO_SUCH_COMMAND = re.compile(r"^No such command '(?P<got>[^']*)'\.")
 _NOT_ONE_OF = re.compile(r"'(?P<got>[^']*)' is not one of (?P<choices>'[^']*'(?:, '[^']*')*)")
 
 
+#: Words a user types for a listing, which the groups with a ``show`` command give bare.
+_LIST_WORDS = frozenset({"list", "ls", "all"})
+
+
 def usage_line(exc: typer.TyperException) -> str:
     """One line for an error of the toolkit, naming the command's ``--help`` when known."""
     # a usage error carries the context of the command it was raised for (`ctx`)
@@ -235,7 +239,10 @@ def usage_line(exc: typer.TyperException) -> str:
     )
     if unknown is not None and takes_name and isinstance(path, str):
         assert isinstance(commands, dict)
-        if closest(unknown.group("got"), list(commands)) is None:
+        if unknown.group("got").lower() in _LIST_WORDS:
+            # `ibcalc systems list`: the group alone lists (`systems show list` fails too)
+            message += f" ('{path}' alone lists them)"
+        elif closest(unknown.group("got"), list(commands)) is None:
             message += f" (did you mean '{path} show {unknown.group('got')}'?)"
     # a choice not among an option's choices: add the closest, as unknown names get
     refused = _NOT_ONE_OF.search(message)

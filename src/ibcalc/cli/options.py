@@ -201,8 +201,8 @@ _CLUSTER_OPTIONS: dict[str, Any] = {
         int | None,
         typer.Option(
             _flag("scale_up_domain"),
-            help="GPUs per NVLink domain across nodes: whole nodes, at most the system's "
-            "(gb200-nvl72: a multiple of 4 up to 72; default: the system's).",
+            help="GPUs per NVLink domain across nodes: whole nodes dividing the system's "
+            "domain (gb200-nvl72: 4, 8, 12, 24, 36 or 72; default: the system's).",
         ),
     ],
     "oversubscription": Annotated[
