@@ -103,7 +103,13 @@ def test_outside_the_table_the_builtin_constants_stay(version: str, words: str) 
 @pytest.mark.parametrize(
     ("version", "without"),
     [
-        ("2.3", {Algorithm.TREE, Algorithm.NVLS, Algorithm.NVLS_TREE, Algorithm.PAT}),
+        (
+            "2.3",
+            {Algorithm.TREE, Algorithm.NVLS, Algorithm.NVLS_TREE, Algorithm.PAT, Algorithm.PXN},
+        ),
+        ("2.8.4", {Algorithm.NVLS, Algorithm.NVLS_TREE, Algorithm.PAT, Algorithm.PXN}),
+        ("2.12.6", {Algorithm.NVLS, Algorithm.NVLS_TREE, Algorithm.PAT, Algorithm.PXN}),
+        ("2.12.7", {Algorithm.NVLS, Algorithm.NVLS_TREE, Algorithm.PAT}),
         ("2.16.5", {Algorithm.NVLS, Algorithm.NVLS_TREE, Algorithm.PAT}),
         ("2.17", {Algorithm.NVLS_TREE, Algorithm.PAT}),  # every 2.17 patch: 2.17.1 added NVLS
         ("2.18.3", {Algorithm.PAT}),
@@ -113,7 +119,8 @@ def test_outside_the_table_the_builtin_constants_stay(version: str, words: str) 
     ],
 )
 def test_a_release_runs_only_the_algorithms_it_has(version: str, without: set[Algorithm]) -> None:
-    # trees came with 2.4.2, NVLS with 2.17.1, NVLSTree with 2.18.1, PAT with 2.23.4 (release notes)
+    # trees came with 2.4.2, PXN with 2.12.7, NVLS with 2.17.1, NVLSTree with 2.18.1, PAT with
+    # 2.23.4 (release notes)
     params = for_release(builtin_cost_params(), version)
     algorithms = params.tuner_view().nccl_tuner.algorithms
     assert {a for a, on in algorithms.items() if not on} == without
@@ -140,6 +147,26 @@ def test_a_release_without_pat_never_picks_it_and_refuses_it(
         "NCCL 2.21.5 predates pat (first in 2.23.4: NVIDIA/nccl v2.23.4-1 release notes" in message
     )
     assert message.count("\n") == 1
+
+
+def test_a_release_before_pxn_sends_all_to_all_pairwise(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """16 x DGX A100, all-to-all of 64 KiB: NCCL 2.12.12 routes it through PXN, 2.8.4 cannot
+    (PXN came with 2.12.7) and sends to each of the 127 peers itself; it had been priced through
+    PXN, (15 + 7) messages instead of 127, about 5x too fast. Forcing PXN there is refused."""
+    args = ["alltoall", "--size", "64KiB", "--system", "dgx-a100", "-N", "16"]
+    main([*args, "--format", "json", "--nccl-version", "2.12.12"])
+    assert json.loads(capsys.readouterr().out)["algorithm"] == "pxn"
+    main([*args, "--format", "json", "--nccl-version", "2.8.4"])
+    old = json.loads(capsys.readouterr().out)
+    assert old["algorithm"] == "pairwise"
+    assert all(a["algorithm"] != "pxn" for a in old["alternatives"])
+    message = main_error([*args, "--algo", "pxn", "--nccl-version", "2.8.4"], capsys)
+    assert message.startswith("error: pxn does not apply to alltoall")
+    assert (
+        "NCCL 2.8.4 predates pxn (first in 2.12.7: NVIDIA/nccl v2.12.7-1 release notes" in message
+    )
 
 
 def test_the_nvls_tree_estimate_moves_by_the_release_cells() -> None:

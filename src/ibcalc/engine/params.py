@@ -315,7 +315,7 @@ CLOCKED_ARCHS = ("volta", "turing", "ampere", "ada", "hopper", "blackwell")
 _RELEASE_ALGORITHMS = _Table(
     {
         a.value: _Number(0.0, 1.0, integer=True)
-        for a in (Algorithm.TREE, Algorithm.NVLS, Algorithm.NVLS_TREE, Algorithm.PAT)
+        for a in (Algorithm.TREE, Algorithm.NVLS, Algorithm.NVLS_TREE, Algorithm.PAT, Algorithm.PXN)
     },
     "algorithm",
     Algorithm,
@@ -382,7 +382,7 @@ class NcclTuner:
         "collnet_max_local_ranks", _Number(1.0, 1e6, integer=True)
     )
     #: 1 where the NCCL release has the algorithm, 0 where it predates it (tree, NVLS, NVLS-tree,
-    #: PAT).
+    #: PAT, PXN).
     algorithms: Mapping[Algorithm, int] = _param("algorithms", _RELEASE_ALGORITHMS)
     #: LL bus-bandwidth caps per GPU generation on 1, 2 and >= 3 nodes, bytes/s (``llMaxBws``).
     ll_max_busbw_Bps: Mapping[str, tuple[float, float, float]] = _param("ll_max_busbw", _LL_CAPS)
