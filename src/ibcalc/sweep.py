@@ -189,7 +189,7 @@ class SweepGroup(BaseModel):
 
     cluster: ResolvedCluster = Field(exclude=True)
     estimates: list[Estimate] = Field(exclude=True, min_length=1)
-    skipped_bytes: list[float] = Field(
+    skipped: list[float] = Field(
         default_factory=list,
         exclude=True,
         description="Sizes too small for this many ranks (nccl-tests would run 0 bytes).",
@@ -332,6 +332,13 @@ class SweepGroup(BaseModel):
             for before, est in zip([None, *self.estimates], self.estimates, strict=False)
         ]
 
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def skipped_bytes(self) -> list[float]:
+        """Sizes too small for this many ranks, which the rows leave out (nccl-tests would run
+        0 bytes; the table says so, and the JSON and CSV had dropped them without a word)."""
+        return self.skipped
+
     @property
     def parameter_notes(self) -> list[str]:
         """What was laid over the built-in cost parameters (override files, an NCCL release)."""
@@ -396,7 +403,7 @@ def _group(
         # why the largest size is too small: one element of the type, or one per rank
         why = f": {largest}" if largest is not None else ""
         raise SizeTooSmallError(f"no size in the sweep is large enough{why}")
-    return SweepGroup(cluster=cluster, estimates=estimates, skipped_bytes=skipped)
+    return SweepGroup(cluster=cluster, estimates=estimates, skipped=skipped)
 
 
 def sweep(

@@ -87,6 +87,8 @@ def test_sizes_too_small_for_the_ranks_are_skipped_and_listed(cat: Catalogue) ->
     assert result.skipped_bytes == group.skipped_bytes
     assert [e.size_bytes for e in group.estimates] == [2.0**k for k in range(11, 21)]
     assert [row.count for row in group.rows] == [4 * 2**k for k in range(10)]
+    # the JSON says which sizes it leaves out (it had dropped them without a word)
+    assert group.model_dump(mode="json")["skipped_bytes"] == [2.0**k for k in range(3, 11)]
     # all-to-all does not align to 16 bytes (published 16-rank runs print 64 B): on 128 ranks
     # S = 512 B is one 4-byte element per peer and runs; S = 256 B rounds to 0 and is skipped
     a2a = sweep(cluster, Collective.ALL_TO_ALL, sweep_sizes(8, MiB, 2)).groups[0]
@@ -193,6 +195,7 @@ def test_group_json_is_nccl_tests_rows(cat: Catalogue) -> None:
         "tuner_constants",
         "dtype",
         "rows",
+        "skipped_bytes",
         "assumptions",
         "sharp",
     ]

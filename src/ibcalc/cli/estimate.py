@@ -93,7 +93,8 @@ FabricsOpt = Annotated[
     typer.Option(
         FIELD_FLAGS["inter"],
         "--fabric",
-        help="Scale-out link id, or a comma list to sweep several (e.g. ndr,hdr,roce-400g).",
+        help="Scale-out link id, or a comma list to sweep several (e.g. ndr,hdr,roce-400g) in "
+        "one node: the first fabric's (its preset's GPUs and PCIe unless --system says).",
     ),
 ]
 PlotOpt = Annotated[
