@@ -48,3 +48,18 @@ def test_levels_and_steps_across_sites_say_what_they_count(builtin_catalogue: Ca
     assert "2 phases x (s-1)/s x S crosses the WAN: 500 MB per GPU per phase at" in wan.detail
     rate_Bps = float(wan.detail.rsplit(" at ", 1)[1].split(" GB/s")[0]) * 1e9
     assert wan.seconds == pytest.approx(2 * 0.5e9 / rate_Bps, rel=1e-2)
+
+
+def test_a_wan_bound_transfer_reads_as_one_clause_list(builtin_catalogue: Catalogue) -> None:
+    """A transfer bound by a short WAN's links (not by NCCL's buffers in flight) had an empty
+    clause appended: '(11.25 GB/s usable); ; a collective this small gets 1 of the 16 channels'.
+    16 x A3 Mega on 2 sites, 1 x wan-100g each, 20 us round trip: 11.25 GB/s usable a site."""
+    spec = ClusterSpec(system="gcp-a3-mega", nodes=16, sites=2, wan="wan-100g", wan_latency_s=1e-5)
+    cluster = resolve_cluster(builtin_catalogue, spec)
+    ring = estimate_on(cluster, Collective.BROADCAST, 512 * 1024, algorithm="ring", protocol="ll")
+    (transfer,) = [t for t in ring.best.terms if t.name == "transfer"]
+    assert "WAN: 1 x wan-100g per site (11.25 GB/s usable); a collective this small gets" in (
+        transfer.detail
+    )
+    tree = estimate_on(cluster, Collective.ALL_REDUCE, 512 * 1024, algorithm="tree")
+    assert not [t for t in tree.best.terms if "; ;" in t.detail]

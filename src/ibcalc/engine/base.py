@@ -610,6 +610,13 @@ def wan_rate_reason(
     )
 
 
+def wan_rate_clause(topo: Topology, params: CostParams, protocol: Protocol) -> str:
+    """:func:`wan_rate_reason` as a clause to append ("; bound by ..."), or "" when the links
+    themselves set the rate (an explanation had read "usable); ; a collective ...")."""
+    reason = wan_rate_reason(topo, params, protocol)
+    return f"; {reason}" if reason else ""
+
+
 def base_term(algorithm: Algorithm, protocol: Protocol, params: CostParams, count: int = 1) -> Term:
     """The explanation of ``count`` x :func:`base_latency` (a pipeline of several collectives
     pays one base each)."""

@@ -44,7 +44,7 @@ from ibcalc.engine.base import (
     ring_wan_crossings,
     us,
     wan_hop_latency,
-    wan_rate_reason,
+    wan_rate_clause,
 )
 from ibcalc.engine.measure import chain_overlaps
 from ibcalc.engine.params import CostParams
@@ -288,7 +288,7 @@ def ring_timing(
                 detail=f"{factor_text} = {format_size(moved)} per rank at {gbps(bw)} "
                 f"({ring_protocol_words(raw_bw, protocol, topo, params) or protocol.value}) "
                 f"through the bottleneck, {where}"
-                + (f"; {wan_rate_reason(topo, params, protocol)}" if limit == "wan" else "")
+                + (wan_rate_clause(topo, params, protocol) if limit == "wan" else "")
                 + trimmed_text(active, full, unit)
                 + ll_network_text(topo, size_bytes, protocol, params, moved / bw),
             )

@@ -49,7 +49,7 @@ from ibcalc.engine.base import (
     us,
     wan_hop_latency,
     wan_levels_term,
-    wan_rate_reason,
+    wan_rate_clause,
 )
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.pipeline import (
@@ -207,7 +207,7 @@ def tree_timing(
                 + _rate_words(
                     tier_bw, proto_bw, correction, protocol=protocol, domains=big_n, params=params
                 )
-                + (f"; {wan_rate_reason(topo, params, protocol)}" if limit == "wan" else "")
+                + (wan_rate_clause(topo, params, protocol) if limit == "wan" else "")
                 + trimmed_text(active, full, unit)
                 + ll_network_text(topo, size_bytes, protocol, params, size_bytes / bw),
             )
