@@ -1052,3 +1052,13 @@ def test_step_totals_carry_likely_ranges_through_the_overlap(
         TrainSpec(model=spec.model, parallel=spec.parallel, backward_s=1),
     )
     assert hidden.totals.exposed_s_range == (0.0, 0.0)
+
+
+def test_a_layout_that_does_not_divide_the_gpus_names_each_degree(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """`--compare --cp 3` on 16 GPUs said 'not a multiple of tp x cp x pp = 3', which read as if
+    tp or pp were 3; the message now spells out each degree."""
+    with pytest.raises(WorkloadError) as err:
+        fit_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2), cp=3)
+    assert str(err.value).startswith("16 GPUs are not a multiple of tp x cp x pp = 1 x 3 x 1 = 3")

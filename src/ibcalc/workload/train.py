@@ -258,7 +258,8 @@ def fit_cluster(
         cluster = resolve_cluster(catalogue, spec)
         if cluster.ranks % model_par:
             raise WorkloadError(
-                f"{cluster.ranks} GPUs are not a multiple of tp x cp x pp = {model_par}",
+                f"{cluster.ranks} GPUs are not a multiple of tp x cp x pp = {tp} x {cp} x {pp} "
+                f"= {model_par}",
                 field="tp",
             )
         dp = cluster.ranks // model_par
