@@ -172,14 +172,15 @@ def _launch_rows(sample: Sample, model: Model) -> bool:
 
 
 def _derive_launch(rows: list[Sample], model: Model) -> float | None:
-    """Per-GPU host launch time: measured = (T + (k-1) g t_l) / k, solved for t_l per row."""
+    """Per-GPU host launch time: measured = (g t_l + T + (k-1) g t_l) / k = g t_l + T / k (the
+    host launches every iteration, the first included), solved for t_l per row."""
     k = model.params.nccl_runtime.tests_iterations
     bare = model.with_params({"calibrated": {"launch_per_gpu": "0 us"}})
     values = []
     for s in rows:
         assert s.time_us is not None
         single = predict(bare, s).time_s
-        value = (k * s.time_us * 1e-6 - single) / ((k - 1) * s.gpus_per_process)
+        value = (k * s.time_us * 1e-6 - single) / (k * s.gpus_per_process)
         values.append(value)
     return round(statistics.median(values) * 1e7) / 1e7 if values else None
 

@@ -500,8 +500,8 @@ def test_two_ranks_across_two_nodes_print_a_wire_rate() -> None:
 
 def test_the_bottleneck_names_the_host_launches_where_they_set_the_time() -> None:
     """--gpus-per-process 8 (nccl-tests' -g 8): one process launches 8 GPUs' kernels in turn,
-    8 x calibrated.launch_per_gpu (4.4 us) = 35.2 us per operation, longer than an 8 B
-    all-reduce's 27.7 us: the time printed is the launches' (34.8 us over nccl-tests'
+    8 x calibrated.launch_per_gpu (4.2 us) = 33.6 us per operation, longer than an 8 B
+    all-reduce's 27.7 us: the time printed is the launches' (35.0 us over nccl-tests'
     iterations), and the bottleneck line had said "latency: 27.7 us of 27.7 us". The JSON
     echoes gpus_per_process."""
     launch = builtin_cost_params().calibrated.launch_per_gpu_s
@@ -514,9 +514,19 @@ def test_the_bottleneck_names_the_host_launches_where_they_set_the_time() -> Non
         f"{8 * launch * 1e6:.3g} us"
     )
     assert data["time_s"] > data["one_operation_s"]
+    # the host launches the first iteration too: t = (H + T + 19 H) / 20 = H + T / 20, never
+    # below the launch period the bottleneck names (it printed 34.2 us beside 35.2 us)
+    host = 8 * launch
+    assert data["time_s"] == pytest.approx(host + data["one_operation_s"] / 20, rel=1e-9)
+    assert data["time_s"] > host
     plain = _json("allreduce", "--size", "8", "--system", "dgx-h100", "-N", "2")
     assert plain["gpus_per_process"] == 1
     assert plain["bottleneck"].startswith("latency")
+    # past the floor only the first launch shows: 1 GB, one operation T, t = (H + 20 T) / 20
+    big = _json(
+        "allreduce", "--size", "1GB", "--system", "dgx-h100", "-N", "2", "--gpus-per-process", "8"
+    )
+    assert big["time_s"] == pytest.approx(big["one_operation_s"] + host / 20, rel=1e-9)
 
 
 def test_a_per_link_scale_up_figure_is_said_to_be_one() -> None:

@@ -51,18 +51,18 @@ def measured_s(
     """What nccl-tests prints per operation for one taking ``single_s`` with steady-state
     ``period_s`` (None: not overlapped), or None when that is ``single_s`` itself.
 
-    ``t = (T + (k - 1) x max(P, host)) / k`` with T one operation, P its steady-state period
-    (T unless the algorithm overlaps successive operations), host the launch floor and k the
-    iterations; t = T when neither applies.
+    ``t = (host + T + (k - 1) x max(P, host)) / k`` with T one operation, P its steady-state
+    period (T unless the algorithm overlaps successive operations), host the launch floor and k
+    the iterations: the first operation starts once the host has launched it, and the last ends
+    T after its own launch or the one before it ends. t = T when neither applies (one GPU per
+    process launches inside T, NCCL's base latency).
     """
     period = period_s if period_s is not None else single_s
     host = host_period_s(topo, params)
-    if host > period:
-        period = host
-    elif period >= single_s:
+    if host <= 0 and period >= single_s:
         return None
     k = params.nccl_runtime.tests_iterations
-    return (single_s + (k - 1) * period) / k
+    return (host + single_s + (k - 1) * (host if host > period else period)) / k
 
 
 def measured(cost: Cost, topo: Topology, params: CostParams) -> Cost:
@@ -71,25 +71,19 @@ def measured(cost: Cost, topo: Topology, params: CostParams) -> Cost:
     single = cost.single_s
     time = measured_s(single, cost.period_s, topo, params)
     if time is None:
-        host = host_period_s(topo, params)
-        if host > 0:
-            # -g 8 said the host launches one after another and then changed nothing, unsaid
-            note = (
-                f"one process drives {topo.gpus_per_process} GPUs, but its launch floor "
-                f"({host * 1e6:.3g} us = {topo.gpus_per_process} x "
-                f"{params.calibrated.launch_per_gpu_s * 1e6:.3g} us, calibrated.launch_per_gpu) "
-                f"is under one operation ({single * 1e6:.3g} us): it does not bind"
-            )
-            return cost.model_copy(update={"measure_note": note})
         return cost
     period = cost.period_s if cost.period_s is not None else single
     host = host_period_s(topo, params)
     bottleneck = cost.bottleneck
+    k = params.nccl_runtime.tests_iterations
+    floor = (
+        f"{host * 1e6:.3g} us ({topo.gpus_per_process} x "
+        f"{params.calibrated.launch_per_gpu_s * 1e6:.3g} us, calibrated.launch_per_gpu)"
+    )
     if host > period:
         why = (
             f"one process drives {topo.gpus_per_process} GPUs: the host launches each "
-            f"operation in {host * 1e6:.3g} us ({topo.gpus_per_process} x "
-            f"{params.calibrated.launch_per_gpu_s * 1e6:.3g} us, calibrated.launch_per_gpu)"
+            f"operation in {floor}"
         )
         # the time shown is the launches', not the operation's latency or bytes
         bottleneck = (
@@ -98,12 +92,22 @@ def measured(cost: Cost, topo: Topology, params: CostParams) -> Cost:
             f"{single * 1e6:.3g} us"
         )
     else:
-        why = (
-            f"one-way chain: back-to-back operations complete every {period * 1e6:.3g} us (one "
-            "stage), not every full chain latency"
-        )
-    k = params.nccl_runtime.tests_iterations
-    note = f"{why}; nccl-tests times {k} iterations: (T + {k - 1} x period) / {k}"
+        parts = []
+        if period < single:
+            parts.append(
+                f"one-way chain: back-to-back operations complete every {period * 1e6:.3g} us "
+                "(one stage), not every full chain latency"
+            )
+        if host > 0:
+            # -g 8 said the host launches one after another and then changed nothing, unsaid
+            parts.append(
+                f"one process drives {topo.gpus_per_process} GPUs, but its launch floor, "
+                f"{floor}, is under the {period * 1e6:.3g} us between operations: it delays "
+                "only the first"
+            )
+        why = "; ".join(parts)
+    launch = "launch + " if host > 0 else ""
+    note = f"{why}; nccl-tests times {k} iterations: ({launch}T + {k - 1} x period) / {k}"
     return cost.model_copy(
         update={"measured_s": time, "measure_note": note, "bottleneck": bottleneck}
     )

@@ -460,12 +460,10 @@ class Plan:
             single = timing.single_s
             period = timing.period_s if timing.period_s is not None else single
         host = self._host_s
-        if host > period:
-            period = host
-        elif period >= single:
+        if host <= 0 and period >= single:
             return single
         k = self._iterations
-        return (single + (k - 1) * period) / k
+        return (host + single + (k - 1) * (host if host > period else period)) / k
 
 
 def _by_time(scored: Scored) -> float:
