@@ -337,18 +337,21 @@ def test_expert_parallel_all_to_all(builtin_catalogue: Catalogue) -> None:
     assert ep.tier == "scale-up"  # 8 consecutive ranks: one DGX node
 
 
-def _deepseek_v3(cat: Catalogue, *, nodes: int, cp: int = 1) -> TrainResult:
-    """DeepSeek-V3 on DGX H100 with tp 8, pp 16, ep 8, dp 8, sequence parallelism, 4,096 tokens."""
+def _deepseek_v3(
+    cat: Catalogue, *, nodes: int, cp: int = 1, tp: int = 8, pp: int = 16, dp: int = 8
+) -> TrainResult:
+    """DeepSeek-V3 on DGX H100 with ep 8 (tp 8, pp 16, dp 8 unless given), sequence parallelism
+    where tp > 1, 4,096 tokens."""
     return _run(
         cat,
         ClusterSpec(system="dgx-h100", nodes=nodes),
-        tp=8,
-        pp=16,
-        dp=8,
+        tp=tp,
+        pp=pp,
+        dp=dp,
         ep=8,
         cp=cp,
         model_id="deepseek-v3",
-        sequence_parallel=True,
+        sequence_parallel=tp > 1,
         seq_len=4096,
     )
 
@@ -418,6 +421,34 @@ def test_context_parallel_all_gathers_kv(builtin_catalogue: Catalogue) -> None:
     assert _phase(result, "tp-allreduce").bytes_per_gpu == 4096 * 8192 * 2
     # gradients are reduced over dp x cp = 16 ranks
     assert _phase(result, "dp-allreduce").ranks == 16
+
+
+def test_the_split_exchange_is_gated_by_the_stage_that_takes_longest(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """DeepSeek-V3 on tp 1, pp 32, ep 8, dp 16 (64 DGX H100): stage 0 holds the embedding and
+    two dense layers, no experts; a stage of MoE layers holds 2.8B routed parameters per GPU,
+    exchanged with the one other dp rank holding the same experts, across nodes, and a small
+    shared part over all 16 dp ranks, 8 of them inside each node. Weighed by bytes alone, stage
+    0 was taken, and its expert exchange, of 0 B, was refused ('size 0 B is smaller than one
+    bf16 element'); weighed by time, the MoE stage gates the step (120 ms against 16 ms)."""
+    result = _deepseek_v3(builtin_catalogue, nodes=64, tp=1, pp=32, dp=16)
+    model = find_model("deepseek-v3")
+    per_stage = [stage_params(model, tp=1, pp=32, ep=8, stage=k)[1:3] for k in range(32)]
+    assert per_stage[0][1] == 0  # stage 0: dense layers only
+    routed = max(r for _, r in per_stage)
+    edp, dp = _phase(result, "edp-allreduce"), _phase(result, "dp-allreduce")
+    assert edp.bytes_per_gpu == pytest.approx(routed * 2)
+    assert edp.ranks == 2
+    assert dp.bytes_per_gpu < per_stage[0][0] * 2  # not stage 0's shared parameters
+    stage0 = estimate(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100", nodes=2, gpus_per_node=8),
+        Collective.ALL_REDUCE,
+        per_stage[0][0] * 2,
+        dtype="bf16",
+    )
+    assert edp.time_s + dp.time_s > stage0.time_s
 
 
 def test_context_parallel_kv_is_split_over_the_kv_heads_only(builtin_catalogue: Catalogue) -> None:

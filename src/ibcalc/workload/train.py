@@ -37,7 +37,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -413,6 +413,14 @@ class _Builder:
             quick=self.quick,
             costed=costed,
         )
+
+    def time_s(
+        self, group: _Group, collective: Collective, size_bytes: float, dtype: DType
+    ) -> float:
+        """What nccl-tests would time for one ``collective`` of ``size_bytes`` over ``group``
+        (its quick cost, shared by the search)."""
+        plan = self._plan(group, self.place(group), collective, dtype)
+        return self.cost(plan, size_bytes)[0].time_s
 
     def cost(self, plan: CollectivePlan, size_bytes: float) -> QuickCost:
         """:func:`quick_cost` of ``plan`` at ``size_bytes``, worked out once per search (its
@@ -930,22 +938,21 @@ def _stage_shares(spec: TrainSpec) -> tuple[tuple[float, float], ...]:
 _STAGE_SHARES: IdentityMemo[tuple[tuple[float, float], ...]] = IdentityMemo(size=4096)
 
 
-def _fullest_stage(spec: TrainSpec, *, split: bool) -> tuple[float, float]:
+def _fullest_stage(
+    spec: TrainSpec, *, split_time: Callable[[float, float], float] | None = None
+) -> tuple[float, float]:
     """The (shared, routed) parameters per GPU of the stage whose gradient exchange gates the
     step (every stage exchanges its own at once). Unsplit, every parameter goes over the same
-    dp ranks, so the stage with the most bytes, the routed experts as if unsharded. Split,
-    the shared ones go over ``dp`` ranks and the routed over ``dp / ep`` (none when that is
-    1): the stage with the largest ring traffic, ``shared (dp-1)/dp + routed (k-1)/k``
-    (DeepSeek-V3 on pp 16, dp 8, ep 8: stage 0's embedding and dense layers, 360M shared, not
-    stage 1's experts, which need no exchange)."""
+    dp ranks: the stage with the most bytes, the routed experts as if unsharded. Split, the
+    shared ones go over ``dp`` ranks and the routed over the ``dp / ep`` holding the same
+    experts, groups on different links: the stage whose two exchanges take longest,
+    ``split_time(shared, routed)`` (DeepSeek-V3 on pp 16, dp 8, ep 8: stage 0's embedding and
+    dense layers, 360M shared, not stage 1's experts, which need no exchange)."""
     par = spec.parallel
-    ranks, holders = par.dp * par.cp, par.dp // par.ep
 
     def weight(share: tuple[float, float]) -> float:
         shared, routed = share
-        if not split:
-            return shared + routed * par.ep
-        return shared * (ranks - 1) / ranks + routed * (holders - 1) / holders
+        return shared + routed * par.ep if split_time is None else split_time(shared, routed)
 
     return max(_stage_shares(spec), key=weight, default=(0.0, 0.0))
 
@@ -964,39 +971,65 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
     # stage 0 of Llama-3-8B on tp 2 pp 4 holds 1.13 G, not 1.0 G
     experts = model.expert_params if par.ep > 1 else None
     split = experts is not None and par.cp == 1 and sites == 1
-    shared_params, routed_params = _fullest_stage(spec, split=split)
-    per_gpu = shared_params + routed_params * par.ep  # the routed experts as if unsharded
-    grad = per_gpu * spec.grad_dtype.bytes
-    weights = per_gpu * spec.param_dtype.bytes
     last_bwd = "backward of the last micro-batch"
     first_fwd = "forward of the first micro-batch"
-    plan: list[tuple[str, Collective, float, DType, int, str]]
+    # (name, collective, bytes per parameter, type, count per step, compute window)
+    grad, weights = spec.grad_dtype.bytes, spec.param_dtype.bytes
+    kinds: list[tuple[str, Collective, float, DType, int, str]]
     if spec.zero == 0:
-        plan = [("dp-allreduce", Collective.ALL_REDUCE, grad, spec.grad_dtype, 1, last_bwd)]
+        kinds = [("dp-allreduce", Collective.ALL_REDUCE, grad, spec.grad_dtype, 1, last_bwd)]
     elif spec.zero == 1:
-        plan = [
+        kinds = [
             ("dp-reducescatter", Collective.REDUCE_SCATTER, grad, spec.grad_dtype, 1, last_bwd),
             ("dp-allgather", Collective.ALL_GATHER, weights, spec.param_dtype, 1, first_fwd),
         ]
     elif spec.zero == 2:
         # ZeRO-2 keeps only its shard of the gradients, so it cannot accumulate whole ones over
         # the micro-batches: each backward reduce-scatters (as ZeRO-3 does); ZeRO-1 keeps them
-        plan = [
+        kinds = [
             ("dp-reducescatter", Collective.REDUCE_SCATTER, grad, spec.grad_dtype, m, "backward"),
             ("dp-allgather", Collective.ALL_GATHER, weights, spec.param_dtype, 1, first_fwd),
         ]
     else:
-        plan = [
+        kinds = [
             ("dp-allgather-fwd", Collective.ALL_GATHER, weights, spec.param_dtype, m, "forward"),
             ("dp-allgather-bwd", Collective.ALL_GATHER, weights, spec.param_dtype, m, "backward"),
             ("dp-reducescatter", Collective.REDUCE_SCATTER, grad, spec.grad_dtype, m, "backward"),
         ]
+    flat_group = _Group("dp", ranks, par.tp)
+    holders = _Group("edp", par.dp // par.ep, par.tp * par.ep) if par.dp // par.ep > 1 else None
+
+    def split_parts(shared: float, routed: float) -> list[tuple[_Group, str, float]]:
+        """Each kind's exchanges for a stage of ``shared`` and ``routed`` parameters per GPU:
+        the shared ones over all dp ranks, the routed over their holders (none when each
+        expert shard is on one dp rank; none either for a stage of dense layers only)."""
+        parts = []
+        for name, _, per_param, dtype, _, _ in kinds:
+            if shared * per_param >= dtype.bytes:  # a model of experts alone has nothing shared
+                parts.append((flat_group, name, shared * per_param))
+            if holders is not None and routed * per_param >= dtype.bytes:
+                parts.append((holders, "e" + name, routed * per_param))
+        return parts
+
+    def split_time(shared: float, routed: float) -> float:
+        by_name = {k[0]: k for k in kinds}
+        total = 0.0
+        for group, name, size in split_parts(shared, routed):
+            _, coll, _, dtype, count, _ = by_name[name.removeprefix("e")]
+            total += count * b.time_s(group, coll, size, dtype)
+        return total
+
+    shared_params, routed_params = _fullest_stage(spec, split_time=split_time if split else None)
+    per_gpu = shared_params + routed_params * par.ep  # the routed experts as if unsharded
+    plan = [
+        (name, coll, per_gpu * per_param, dtype, count, window)
+        for name, coll, per_param, dtype, count, window in kinds
+    ]
     hierarchical = spec.hierarchical and sites > 1
     if spec.hierarchical and sites == 1:
         b.notes.append("{hierarchical} applies across sites only; one site: flat collectives")
     if split:
         assert experts is not None
-        shared = shared_params / per_gpu
         peers = par.dp // par.ep
         b.notes.append(
             f"MoE: the {_about(experts)} expert parameters ({_about(model.params)} total, "
@@ -1020,26 +1053,13 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
             f"upper bound: expert gradients only need the dp / ep ranks holding the same experts; "
             f"{why})"
         )
+    if split:
+        by_name = {k[0]: k for k in kinds}
+        for group, name, size in split_parts(shared_params, routed_params):
+            _, coll, _, dtype, count, window = by_name[name.removeprefix("e")]
+            b.add_hidden(group, name, coll, size, dtype=dtype, count=count, window=window)
+        return
     for name, coll, size, dtype, count, window in plan:
-        if split:
-            assert experts is not None
-            if size * shared >= dtype.bytes:  # a model of experts alone has nothing shared
-                flat = _Group("dp", ranks, par.tp)
-                b.add_hidden(
-                    flat, name, coll, size * shared, dtype=dtype, count=count, window=window
-                )
-            if par.dp // par.ep > 1:
-                holders = _Group("edp", par.dp // par.ep, par.tp * par.ep)
-                b.add_hidden(
-                    holders,
-                    "e" + name,
-                    coll,
-                    size * routed_params / per_gpu,
-                    dtype=dtype,
-                    count=count,
-                    window=window,
-                )
-            continue
         if not hierarchical:
             flat = _Group("dp", ranks, par.tp, across_sites=sites > 1)
             b.add_hidden(flat, name, coll, size, dtype=dtype, count=count, window=window)
