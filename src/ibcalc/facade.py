@@ -283,13 +283,30 @@ def _estimate(
             and 0 <= c.selection_time_s / best.selection_time_s - 1 < within
         ]
     )
-    if algorithm is None:
-        notes.append(
-            f"algorithm: {best.algorithm.value}/{best.protocol.value}, the one NCCL's tuner "
-            "would pick here ({algorithm} to force another)"
-        )
+    if algorithm is None or protocol is None:
+        # with the protocol (or the algorithm) forced, NCCL's pick is among the candidates of
+        # that protocol (algorithm), and so is any faster one worth naming (--proto simple had
+        # named tree/LL128 'ranked lower', which NCCL ranks first, and left out nvlstree/Simple,
+        # faster and ranked second)
+        pool = [
+            c
+            for c in others
+            if (protocol is None or c.protocol is protocol)
+            and (algorithm is None or c.algorithm is algorithm)
+        ]
+        if protocol is not None:
+            choice = f"algorithm: {best.algorithm.value}/{best.protocol.value}"
+            among = f" among {protocol.value} ones ({{protocol}} forced; {{algorithm}} to force "
+            among += "another)"
+        elif algorithm is not None:
+            choice = f"protocol: {best.algorithm.value}/{best.protocol.value}"
+            among = f" for {algorithm.value} ({{algorithm}} forced; {{protocol}} to force another)"
+        else:
+            choice = f"algorithm: {best.algorithm.value}/{best.protocol.value}"
+            among = " ({algorithm} to force another)"
+        notes.append(f"{choice}, the one NCCL's tuner would pick here{among}")
         # an alternative within the model's own error of the choice is not called faster
-        faster = [c for c in others if c.time_s < best.time_s * (1 - within)]
+        faster = [c for c in pool if c.time_s < best.time_s * (1 - within)]
         # the fastest NCCL runs, and the fastest what-if where it is faster still: a what-if
         # alone (16 x DGX H100, 1 MiB all-gather: rhd 5.94x) had hidden ring/LL128 at 1.9x
         real = [c for c in faster if c.algorithm in NCCL_ALGORITHMS][:1]

@@ -529,6 +529,52 @@ def test_the_bottleneck_names_the_host_launches_where_they_set_the_time() -> Non
     assert big["time_s"] == pytest.approx(big["one_operation_s"] + host / 20, rel=1e-9)
 
 
+def test_with_one_of_algorithm_and_protocol_forced_nccl_picks_among_the_rest() -> None:
+    """--proto simple: NCCL picks among Simple candidates (tree/Simple here), and the faster one
+    worth naming is nvlstree/Simple; the notes had called tree/Simple 'the one NCCL's tuner would
+    pick' and named tree/LL128 as ranked lower, which NCCL ranks first. --algo ring: NCCL picks
+    the protocol, and ring/LL, faster than its ring/Simple here, is named (nothing was)."""
+    proto = _json(
+        "allreduce",
+        "--size",
+        "2MiB",
+        "--system",
+        "dgx-h100",
+        "-N",
+        "16",
+        "--proto",
+        "simple",
+        "--host-pcie",
+        "pcie4",
+    )
+    notes = proto["assumptions"]
+    assert (proto["algorithm"], proto["protocol"]) == ("tree", "Simple")
+    assert (
+        "algorithm: tree/Simple, the one NCCL's tuner would pick here among Simple ones "
+        "(--proto forced; --algo to force another)"
+    ) in notes
+    assert any(n.startswith("nvlstree/Simple would be") for n in notes)
+    assert not any(n.startswith("tree/LL128 would be") for n in notes)
+    algo = _json(
+        "allreduce",
+        "--size",
+        "32MiB",
+        "--system",
+        "aws-p5",
+        "-N",
+        "16",
+        "--algo",
+        "ring",
+        "--host-pcie",
+        "pcie4",
+    )
+    assert (
+        "protocol: ring/Simple, the one NCCL's tuner would pick here for ring (--algo forced; "
+        "--proto to force another)"
+    ) in algo["assumptions"]
+    assert any(n.startswith("ring/LL would be") for n in algo["assumptions"])
+
+
 def test_a_per_link_scale_up_figure_is_said_to_be_one() -> None:
     """xgmi-mi250x is one 16-wide link, 50 GB/s (scope per-link; an MI250X has several): used as
     the GPU's whole scale-up bandwidth, the estimate says so. Per-GPU figures (NVLink 4) and

@@ -69,6 +69,7 @@ R = TypeVar("R")
 #: :func:`ibcalc.cli.options.cluster_options`).
 FIELD_FLAGS: dict[str, str] = {
     "algorithm": "--algo",
+    "protocol": "--proto",
     "nodes": "--nodes",
     "collective": "--collective",
     "gpus_per_node": "--gpus-per-node",
