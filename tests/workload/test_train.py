@@ -338,9 +338,9 @@ def test_expert_parallel_all_to_all(builtin_catalogue: Catalogue) -> None:
 
 
 def _deepseek_v3(
-    cat: Catalogue, *, nodes: int, cp: int = 1, tp: int = 8, pp: int = 16, dp: int = 8
+    cat: Catalogue, *, nodes: int, cp: int = 1, tp: int = 8, pp: int = 16, dp: int = 8, ep: int = 8
 ) -> TrainResult:
-    """DeepSeek-V3 on DGX H100 with ep 8 (tp 8, pp 16, dp 8 unless given), sequence parallelism
+    """DeepSeek-V3 on DGX H100 (tp 8, pp 16, dp 8, ep 8 unless given), sequence parallelism
     where tp > 1, 4,096 tokens."""
     return _run(
         cat,
@@ -348,7 +348,7 @@ def _deepseek_v3(
         tp=tp,
         pp=pp,
         dp=dp,
-        ep=8,
+        ep=ep,
         cp=cp,
         model_id="deepseek-v3",
         sequence_parallel=tp > 1,
@@ -421,6 +421,20 @@ def test_context_parallel_all_gathers_kv(builtin_catalogue: Catalogue) -> None:
     assert _phase(result, "tp-allreduce").bytes_per_gpu == 4096 * 8192 * 2
     # gradients are reduced over dp x cp = 16 ranks
     assert _phase(result, "dp-allreduce").ranks == 16
+
+
+def test_the_unsplit_upper_bound_exchanges_what_a_gpu_holds(builtin_catalogue: Catalogue) -> None:
+    """With context parallelism the expert gradients are not split from the shared ones: every
+    GPU exchanges all it holds over all dp x cp ranks, an upper bound. DeepSeek-V3 on tp 8, cp 2,
+    pp 16, ep 4, dp 4 holds 1.52e9 parameters on its busiest stage (the memory's count), 3.04 GB
+    of bf16 gradients; the exchange had counted its routed experts x ep, as if it held every
+    shard: 11.5 GB, 3.8x what the GPU has."""
+    result = _deepseek_v3(builtin_catalogue, nodes=128, cp=2, ep=4, dp=4)
+    dp = _phase(result, "dp-allreduce")
+    assert result.memory is not None
+    assert dp.bytes_per_gpu == pytest.approx(2 * result.memory.params_per_gpu, rel=1e-9)
+    assert dp.ranks == 8
+    assert any("its expert shard's included" in note for note in result.assumptions)
 
 
 def test_the_split_exchange_is_gated_by_the_stage_that_takes_longest(

@@ -248,8 +248,8 @@ _CLUSTER_OPTIONS: dict[str, Any] = {
         int,
         typer.Option(
             _flag("gpus_per_process"),
-            help="GPUs one process drives, as nccl-tests -g "
-            f"({_limits('gpus_per_process')}; launches are serial on the host).",
+            help="GPUs one process drives, as nccl-tests -g: a divisor of the GPUs per node "
+            "(launches are serial on the host).",
         ),
     ],
 }

@@ -230,7 +230,9 @@ def train_command(
     tflops: Annotated[
         float | None,
         typer.Option(
-            "--tflops", help="Achieved TFLOP/s per GPU (compute from 6 x params x tokens)."
+            "--tflops",
+            help="Achieved TFLOP/s per GPU (compute from 6 x active params x tokens; 8 x with "
+            "--recompute full).",
         ),
     ] = None,
     recompute: Annotated[
@@ -238,7 +240,8 @@ def train_command(
         typer.Option(
             _flag("recompute"),
             help="Activations recomputed in the backward pass: none, selective (attention "
-            "scores, as FlashAttention) or full (memory per GPU).",
+            "scores, as FlashAttention) or full (each layer's input only; its forward, and the "
+            "forward's TP, CP and EP collectives, run again in the backward).",
             case_sensitive=False,
         ),
     ] = Recompute.SELECTIVE,

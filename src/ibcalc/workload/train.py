@@ -942,17 +942,16 @@ def _fullest_stage(
     spec: TrainSpec, *, split_time: Callable[[float, float], float] | None = None
 ) -> tuple[float, float]:
     """The (shared, routed) parameters per GPU of the stage whose gradient exchange gates the
-    step (every stage exchanges its own at once). Unsplit, every parameter goes over the same
-    dp ranks: the stage with the most bytes, the routed experts as if unsharded. Split, the
+    step (every stage exchanges its own at once). Unsplit, every parameter a GPU holds goes over
+    the same dp ranks: the stage with the most. Split, the
     shared ones go over ``dp`` ranks and the routed over the ``dp / ep`` holding the same
     experts, groups on different links: the stage whose two exchanges take longest,
     ``split_time(shared, routed)`` (DeepSeek-V3 on pp 16, dp 8, ep 8: stage 0's embedding and
     dense layers, 360M shared, not stage 1's experts, which need no exchange)."""
-    par = spec.parallel
 
     def weight(share: tuple[float, float]) -> float:
         shared, routed = share
-        return shared + routed * par.ep if split_time is None else split_time(shared, routed)
+        return shared + routed if split_time is None else split_time(shared, routed)
 
     return max(_stage_shares(spec), key=weight, default=(0.0, 0.0))
 
@@ -1020,7 +1019,10 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
         return total
 
     shared_params, routed_params = _fullest_stage(spec, split_time=split_time if split else None)
-    per_gpu = shared_params + routed_params * par.ep  # the routed experts as if unsharded
+    # what one GPU holds, its shard of the routed experts included (unsplit, all of it goes over
+    # every dp rank: 3.04 GB for DeepSeek-V3 on tp 8 pp 16 ep 4 cp 2, not the 11.5 GB of every
+    # expert shard, which no GPU holds)
+    per_gpu = shared_params + routed_params
     plan = [
         (name, coll, per_gpu * per_param, dtype, count, window)
         for name, coll, per_param, dtype, count, window in kinds
@@ -1049,9 +1051,9 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
             "not split with context parallelism" if par.cp > 1 else "not split across sites"
         )
         b.notes.append(
-            "MoE: every parameter's gradient is exchanged over all dp ranks as if unsharded (an "
-            f"upper bound: expert gradients only need the dp / ep ranks holding the same experts; "
-            f"{why})"
+            "MoE: each GPU's gradients, its expert shard's included, are exchanged over all dp "
+            "ranks (an upper bound: expert gradients only need the dp / ep ranks holding the "
+            f"same experts; {why})"
         )
     if split:
         by_name = {k[0]: k for k in kinds}
