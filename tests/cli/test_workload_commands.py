@@ -157,6 +157,32 @@ def test_train_across_sites_with_distance() -> None:
     assert any("communication-bound" in w for w in data["warnings"])
 
 
+def test_a_compare_with_no_valid_layout_is_one_refusal() -> None:
+    """A model without a sequence length: every one of the 10 layouts of 8 GPUs is refused for
+    the same reason. It printed 'no valid layout', the reason 10 times, and exit code 0."""
+    result = runner.invoke(
+        APP,
+        [
+            "train",
+            "--params",
+            "1.5T",
+            "--system",
+            "dgx-h100",
+            "-N",
+            "1",
+            "--compare",
+            "--tflops",
+            "400",
+        ],
+    )
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr == (
+        "error: no layout of the 10 tried is valid: tensor, pipeline, expert or context "
+        "parallelism (and --tflops) need the sequence length (--seq-len)\n"
+    )
+
+
 def test_train_compare() -> None:
     data = _json(
         "train",

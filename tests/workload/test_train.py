@@ -280,6 +280,56 @@ def test_compare_interleaves_the_pipelined_layouts_only(builtin_catalogue: Catal
         assert r.totals.bubble_fraction == pytest.approx(bubble)
 
 
+def test_compare_runs_a_layout_whose_layers_do_not_interleave_without_it(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """v = 3 on Llama 3 8B's 32 layers: no pp > 1 splits them into pp x 3 equal chunks. Those
+    layouts had been left out, every pipelined one with them (Llama 3 405B's 126 layers at v 2:
+    tp 64 across 8 nodes ranked first); they now run plain 1F1B, said on their row."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    base = TrainSpec(
+        model=find_model("llama3-8b"), parallel=Parallelism(dp=16), tflops=400, virtual_stages=3
+    )
+    results, skipped = compare_layouts(builtin_catalogue, cluster, base)
+    assert skipped == []
+    assert len(results) == 15
+    for r in results:
+        par = r.spec.parallel
+        assert r.spec.virtual_stages == 1
+        assert r.totals.bubble_fraction == pytest.approx((par.pp - 1) / r.microbatches)
+        said = [w for w in r.warnings if w.startswith("not interleaved")]
+        assert said == (
+            [
+                f"not interleaved: the model's 32 layers do not split into pp x "
+                f"{{virtual_stages}} = {par.pp * 3} equal chunks"
+            ]
+            if par.pp > 1
+            else []
+        )
+
+
+def test_memory_remedies_offer_context_parallelism_for_activations(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """Llama 3 70B at 32K tokens on tp 8 pp 2: activations are most of the memory, and context
+    parallelism, which splits each sequence, was never offered among the remedies."""
+    result = _run(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100", nodes=16),
+        tp=8,
+        pp=2,
+        dp=8,
+        seq_len=32768,
+        sequence_parallel=True,
+        global_batch=128,
+        zero=1,
+    )
+    assert result.memory.activations_bytes is not None
+    assert result.memory.activations_bytes > result.memory.total_bytes / 2
+    (warning,) = [w for w in result.warnings if w.startswith("out of memory")]
+    assert warning.endswith("or {cp} (it splits each sequence and its activations) would shrink it")
+
+
 def test_pipeline_priced_by_its_slowest_boundary(builtin_catalogue: Catalogue) -> None:
     # tp 1 x pp 32 x dp 4 on 16 DGX H100 nodes of 8 GPUs. Rank order tp-cp-ep-dp-pp: stage j holds
     # ranks 4j..4j+3, so each node holds two stages; stage neighbours are 4 ranks apart. Boundary
@@ -783,19 +833,23 @@ def test_an_interleaved_pipeline_counts_its_wrap_around_boundary(
 def test_compare_names_each_pipeline_depth_that_cannot_interleave_once(
     builtin_catalogue: Catalogue,
 ) -> None:
-    # DeepSeek-V3's 61 layers split into no pp x 2 chunks: one line per pp, not one per layout
-    # (a QA read found 35 near-identical lines, one per ep)
+    # DeepSeek-V3's 61 layers split into no pp x 2 chunks: the pipelined layouts run without
+    # interleaving, each row saying so (they had been left out, one skipped line per pp after a
+    # QA read found 35 near-identical lines, one per ep)
     cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-b200", nodes=4))
     base = TrainSpec(
         model=find_model("deepseek-v3"), parallel=Parallelism(dp=32), seq_len=4096, virtual_stages=2
     )
     results, skipped = compare_layouts(builtin_catalogue, cluster, base)
-    assert skipped == [
-        f"pp {pp}: the model's 61 layers do not split into pp x {{virtual_stages}} = {2 * pp} "
-        "equal chunks"
-        for pp in (2, 4, 8, 16, 32)
-    ]
-    assert {r.spec.parallel.pp for r in results} == {1}
+    assert not [line for line in skipped if "equal chunks" in line]
+    assert {r.spec.parallel.pp for r in results} == {1, 2, 4, 8, 16, 32}
+    for r in results:
+        pp = r.spec.parallel.pp
+        assert r.spec.virtual_stages == 1
+        assert (
+            f"not interleaved: the model's 61 layers do not split into pp x {{virtual_stages}} "
+            f"= {2 * pp} equal chunks" in r.warnings
+        ) == (pp > 1)
 
 
 def test_compare_says_which_degrees_it_did_not_try(builtin_catalogue: Catalogue) -> None:
@@ -1107,3 +1161,21 @@ def test_a_layout_that_does_not_divide_the_gpus_names_each_degree(
     with pytest.raises(WorkloadError) as err:
         fit_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2), cp=3)
     assert str(err.value).startswith("16 GPUs are not a multiple of tp x cp x pp = 1 x 3 x 1 = 3")
+
+
+def test_an_uneven_stage_split_is_noted_once(builtin_catalogue: Catalogue) -> None:
+    """Llama 3 405B's 126 layers over 16 stages: TP and CP each cost the busiest stage's 8, and
+    each had added the note, so the JSON listed it twice."""
+    result = _run(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100", nodes=128),
+        tp=8,
+        pp=16,
+        cp=2,
+        model_id="llama3-405b",
+    )
+    note = (
+        "126 layers do not split evenly over 16 pipeline stages: the busiest stage's 8 are costed"
+    )
+    assert result.assumptions.count(note) == 1
+    assert _phase(result, "tp-allreduce").count == 4 * 8 * result.microbatches  # 8 layers

@@ -9,6 +9,7 @@ resolves the cluster for the job and costs it (:mod:`ibcalc.workload`), and hand
 from __future__ import annotations
 
 import math
+from collections import Counter
 from enum import StrEnum
 from typing import Annotated, Any
 
@@ -30,7 +31,7 @@ from ibcalc.cli.options import (
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import DType
-from ibcalc.errors import FieldError
+from ibcalc.errors import FieldError, fill_fields
 from ibcalc.render.workload import render_checkpoint, render_compare, render_infer, render_train
 from ibcalc.units import parse_bandwidth, parse_size, parse_time, plural
 from ibcalc.workload.checkpoint import UNREAD_FIELDS, CheckpointSpec, checkpoint
@@ -310,6 +311,15 @@ def train_command(
     )
     if compare:
         results, skipped = compare_layouts(cat, resolved, job, params=cost)
+        if not results:
+            # one refusal, not 'no valid layout' and exit 0 over a list of the same reason
+            reasons = Counter(line.split(": ", 1)[-1] for line in skipped)
+            reason, count = reasons.most_common(1)[0] if reasons else ("none was tried", 0)
+            share = "" if count == len(skipped) else f" ({count} of them)"
+            raise CliUsageError(
+                f"no layout of the {len(skipped)} tried is valid{share}: "
+                + fill_fields(reason, names)
+            )
         render_compare(results, skipped, fmt, names=names)
         return
     render_train(train_step(cat, resolved, job, params=cost), fmt, names=names)

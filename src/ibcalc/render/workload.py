@@ -521,7 +521,8 @@ def render_compare(
         )
         virtual = max(r.spec.virtual_stages for r in results)
         interleaved = (
-            f"; layouts with pp > 1 run interleaved 1F1B, {virtual} model chunks per stage"
+            f"; layouts with pp > 1 run interleaved 1F1B, {virtual} model chunks per stage, "
+            "where their layers split evenly (else: not interleaved)"
             if virtual > 1
             else ""
         )

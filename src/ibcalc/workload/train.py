@@ -474,10 +474,12 @@ class _Shared:
 
 def _per_stage(count: int, pp: int, what: str, notes: list[str]) -> int:
     if count % pp:
-        notes.append(
+        note = (
             f"{count} {what} do not split evenly over {pp} pipeline stages: the busiest stage's "
             f"{math.ceil(count / pp)} are costed"
         )
+        if note not in notes:  # TP and CP both ask (the JSON had it twice)
+            notes.append(note)
     return math.ceil(count / pp)
 
 
@@ -862,6 +864,14 @@ def _memory_remedies(spec: TrainSpec, memory: TrainMemory) -> str:
     if spec.virtual_stages > 1 and memory.activations_bytes is not None and memory.stage == 0:
         # interleaving holds pp (1 + (pp - 1) / (pp v)) micro-batches on the first stage
         ways.append("fewer {virtual_stages}")
+    if (
+        par.cp == 1
+        and memory.activations_bytes is not None
+        and memory.activations_bytes > memory.total_bytes / 2
+    ):
+        # long sequences: context parallelism splits them, and their activations, over cp GPUs
+        # (Llama 3 trains 128K context with cp 16, arXiv:2407.21783 section 3.3.2)
+        ways.append("{cp} (it splits each sequence and its activations)")
     if len(ways) == 1:
         return f"{ways[0]} would shrink it"
     return ", ".join(ways[:-1]) + " or " + ways[-1] + " would shrink it"
@@ -1305,14 +1315,14 @@ def compare_layouts(
         if model.layers is not None and pp > model.layers:
             not_tried[f"pp {pp}: more stages than the model's {model.layers} layers"] = None
             continue
-        # interleaving applies to the pipelined layouts
+        # interleaving applies to the pipelined layouts; one whose layers do not split into
+        # pp x v equal chunks runs without it, said on its row (it had been left out, and with
+        # it every pipelined layout of Llama 3 405B's 126 layers: tp 64 across 8 nodes ranked
+        # first)
         virtual = spec.virtual_stages if pp > 1 else 1
-        if virtual > 1 and model.layers is not None and model.layers % (pp * virtual):
-            not_tried[
-                f"pp {pp}: the model's {model.layers} layers do not split into pp x "
-                f"{{virtual_stages}} = {pp * virtual} equal chunks"
-            ] = None
-            continue
+        plain = virtual > 1 and model.layers is not None and model.layers % (pp * virtual) != 0
+        if plain:
+            virtual = 1
         eps = [1]
         if model.is_moe:
             assert model.experts is not None
@@ -1333,6 +1343,12 @@ def compare_layouts(
                 why = exc.template if isinstance(exc, FieldError) else str(exc)
                 skipped.append(f"{par.label}: {why}")
                 continue
+            if plain:
+                uneven = (
+                    f"not interleaved: the model's {model.layers} layers do not split into pp x "
+                    f"{{virtual_stages}} = {pp * spec.virtual_stages} equal chunks"
+                )
+                result = result.model_copy(update={"warnings": [uneven, *result.warnings]})
             results.append(result)
     # layouts known not to fit in the GPUs' memory go after every other, and tight ones (where
     # what memory_per_gpu leaves out may not fit) after those with room
