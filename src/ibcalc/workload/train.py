@@ -953,11 +953,11 @@ def _fullest_stage(
 ) -> tuple[float, float]:
     """The (shared, routed) parameters per GPU of the stage whose gradient exchange gates the
     step (every stage exchanges its own at once). Unsplit, every parameter a GPU holds goes over
-    the same dp ranks: the stage with the most. Split, the
-    shared ones go over ``dp`` ranks and the routed over the ``dp / ep`` holding the same
-    experts, groups on different links: the stage whose two exchanges take longest,
-    ``split_time(shared, routed)`` (DeepSeek-V3 on pp 16, dp 8, ep 8: stage 0's embedding and
-    dense layers, 360M shared, not stage 1's experts, which need no exchange)."""
+    the same dp ranks: the stage with the most. Split, the shared ones go over ``dp`` ranks and
+    the routed over the ``dp / ep`` holding the same experts, groups on different links: the
+    stage whose two exchanges take longest, ``split_time(shared, routed)`` (DeepSeek-V3 on
+    pp 16, dp 8, ep 8: stage 0's embedding and dense layers, 360M shared, not stage 1's
+    experts, which need no exchange)."""
 
     def weight(share: tuple[float, float]) -> float:
         shared, routed = share
@@ -1020,8 +1020,9 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
                 parts.append((holders, "e" + name, routed * per_param))
         return parts
 
+    by_name = {kind[0]: kind for kind in kinds}
+
     def split_time(shared: float, routed: float) -> float:
-        by_name = {k[0]: k for k in kinds}
         total = 0.0
         for group, name, size in split_parts(shared, routed):
             _, coll, _, dtype, count, _ = by_name[name.removeprefix("e")]
@@ -1066,7 +1067,6 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
             f"same experts; {why})"
         )
     if split:
-        by_name = {k[0]: k for k in kinds}
         for group, name, size in split_parts(shared_params, routed_params):
             _, coll, _, dtype, count, window = by_name[name.removeprefix("e")]
             b.add_hidden(group, name, coll, size, dtype=dtype, count=count, window=window)
