@@ -86,8 +86,29 @@ def explain(est: Estimate) -> Explanation:
             + (f"; constants: {est.tuner_constants}" if est.tuner_constants else "")
             + "); this model reports that choice's physical time"
         )
+    elif (est.forced_algorithm is None) != (est.forced_protocol is None):
+        # one of the two forced: NCCL's tuner chose the other among the candidates left, and
+        # a faster one worth naming is among them too (it had named tree/LL128 under --proto
+        # simple, a candidate the forced protocol rules out)
+        pool = [
+            c
+            for c in [best, *est.alternatives]
+            if c.protocol is (est.forced_protocol or c.protocol)
+            and c.algorithm is (est.forced_algorithm or c.algorithm)
+        ]
+        fastest = min(pool, key=lambda c: c.time_s)
+        among = (
+            f"the {est.forced_protocol.value} candidates (--proto forced)"
+            if est.forced_protocol is not None
+            else f"{best.algorithm.value}'s protocols (--algo forced)"
+        )
+        why = (
+            f"NCCL's tuner ranks {best.algorithm.value}/{best.protocol.value} first among "
+            f"{among} by its own estimate; this model reports that choice's physical time"
+        )
     else:
-        why = f"{best.algorithm.value}/{best.protocol.value} was forced (--algo / --proto)"
+        forced = "--algo and --proto" if est.forced_algorithm is not None else "--algo / --proto"
+        why = f"{best.algorithm.value}/{best.protocol.value} was forced ({forced})"
     if fastest is not best and fastest.time_s < best.time_s:
         why += (
             f"; {fastest.algorithm.value}/{fastest.protocol.value} would take "

@@ -294,17 +294,21 @@ def _estimate(
             if (protocol is None or c.protocol is protocol)
             and (algorithm is None or c.algorithm is algorithm)
         ]
+        pick = f"{best.algorithm.value}/{best.protocol.value}, the one NCCL's tuner would pick here"
         if protocol is not None:
-            choice = f"algorithm: {best.algorithm.value}/{best.protocol.value}"
-            among = f" among {protocol.value} ones ({{protocol}} forced; {{algorithm}} to force "
-            among += "another)"
-        elif algorithm is not None:
-            choice = f"protocol: {best.algorithm.value}/{best.protocol.value}"
-            among = f" for {algorithm.value} ({{algorithm}} forced; {{protocol}} to force another)"
+            note = f"algorithm: {pick} among {protocol.value} ones ({{protocol}} forced; "
+            note += "{algorithm} to force another)"
+        elif algorithm is None:
+            note = f"algorithm: {pick} ({{algorithm}} to force another)"
+        elif algorithm in NCCL_ALGORITHMS:
+            note = f"protocol: {pick} for {algorithm.value} ({{algorithm}} forced; {{protocol}} "
+            note += "to force another)"
         else:
-            choice = f"algorithm: {best.algorithm.value}/{best.protocol.value}"
-            among = " ({algorithm} to force another)"
-        notes.append(f"{choice}, the one NCCL's tuner would pick here{among}")
+            # a what-if NCCL does not run: its protocol is the tuner formulas' fastest
+            note = f"protocol: {best.protocol.value}, the fastest of {algorithm.value}'s by "
+            note += "NCCL's tuner formulas ({algorithm} forced, a what-if; {protocol} to force "
+            note += "another)"
+        notes.append(note)
         # an alternative within the model's own error of the choice is not called faster
         faster = [c for c in pool if c.time_s < best.time_s * (1 - within)]
         # the fastest NCCL runs, and the fastest what-if where it is faster still: a what-if
@@ -373,6 +377,8 @@ def _estimate(
         best=best,
         alternatives=others,
         assumptions=notes,
+        forced_algorithm=algorithm,
+        forced_protocol=protocol,
         requested_size_bytes=size_bytes,
         sharp=bool(topo.out is not None and topo.out.sharp),
         oversubscription=topo.out.oversubscription if topo.out is not None else 1.0,

@@ -529,24 +529,20 @@ def test_the_bottleneck_names_the_host_launches_where_they_set_the_time() -> Non
     assert big["time_s"] == pytest.approx(big["one_operation_s"] + host / 20, rel=1e-9)
 
 
+#: 16 x DGX H100 all-reduce of 2 MiB with only the protocol forced, and 16 x p5 of 32 MiB with
+#: only the algorithm, each on Gen4 NIC slots
+_PROTO_SIMPLE = ("allreduce", "--size", "2MiB", "--system", "dgx-h100", "-N", "16")
+_PROTO_SIMPLE += ("--proto", "simple", "--host-pcie", "pcie4")
+_ALGO_RING = ("allreduce", "--size", "32MiB", "--system", "aws-p5", "-N", "16")
+_ALGO_RING += ("--algo", "ring", "--host-pcie", "pcie4")
+
+
 def test_with_one_of_algorithm_and_protocol_forced_nccl_picks_among_the_rest() -> None:
     """--proto simple: NCCL picks among Simple candidates (tree/Simple here), and the faster one
     worth naming is nvlstree/Simple; the notes had called tree/Simple 'the one NCCL's tuner would
     pick' and named tree/LL128 as ranked lower, which NCCL ranks first. --algo ring: NCCL picks
     the protocol, and ring/LL, faster than its ring/Simple here, is named (nothing was)."""
-    proto = _json(
-        "allreduce",
-        "--size",
-        "2MiB",
-        "--system",
-        "dgx-h100",
-        "-N",
-        "16",
-        "--proto",
-        "simple",
-        "--host-pcie",
-        "pcie4",
-    )
+    proto = _json(*_PROTO_SIMPLE)
     notes = proto["assumptions"]
     assert (proto["algorithm"], proto["protocol"]) == ("tree", "Simple")
     assert (
@@ -555,24 +551,62 @@ def test_with_one_of_algorithm_and_protocol_forced_nccl_picks_among_the_rest() -
     ) in notes
     assert any(n.startswith("nvlstree/Simple would be") for n in notes)
     assert not any(n.startswith("tree/LL128 would be") for n in notes)
-    algo = _json(
-        "allreduce",
-        "--size",
-        "32MiB",
-        "--system",
-        "aws-p5",
-        "-N",
-        "16",
-        "--algo",
-        "ring",
-        "--host-pcie",
-        "pcie4",
-    )
+    algo = _json(*_ALGO_RING)
     assert (
         "protocol: ring/Simple, the one NCCL's tuner would pick here for ring (--algo forced; "
         "--proto to force another)"
     ) in algo["assumptions"]
     assert any(n.startswith("ring/LL would be") for n in algo["assumptions"])
+    # --explain says the same (it had said 'was forced' and named tree/LL128 and nvlstree/Simple)
+    why = _json(*_PROTO_SIMPLE, "--explain")["explanation"]["why_chosen"]
+    assert why.startswith(
+        "NCCL's tuner ranks tree/Simple first among the Simple candidates (--proto forced)"
+    )
+    assert "nvlstree/Simple would take" in why
+    ring = _json(*_ALGO_RING, "--explain")["explanation"]["why_chosen"]
+    assert ring.startswith("NCCL's tuner ranks ring/Simple first among ring's protocols")
+    assert "ring/LL would take" in ring
+    # a forced what-if is not something NCCL's tuner would pick
+    rhd = _json("allreduce", "--size", "1GB", "--system", "dgx-h100", "-N", "4", "--algo", "rhd")
+    assert (
+        "protocol: Simple, the fastest of rhd's by NCCL's tuner formulas (--algo forced, a "
+        "what-if; --proto to force another)"
+    ) in rhd["assumptions"]
+
+
+def test_host_launches_are_compared_with_a_chains_spacing() -> None:
+    """An LL broadcast chain on 16 x DGX H100, -g 8: operations overlap, one every 16.2 us, and
+    the 33.6 us of launches set the pace; the bottleneck had said 'more than one operation's
+    121 us', which is not so. The figures in it are printed as times (a 4,280 us spacing had
+    read '4.28e+03 us')."""
+    data = _json(
+        "broadcast",
+        "--size",
+        "8KiB",
+        "--system",
+        "dgx-h100",
+        "-N",
+        "16",
+        "--gpus-per-process",
+        "8",
+        "--proto",
+        "ll",
+    )
+    assert "between a chain's operations" in data["bottleneck"]
+    assert "one operation's" not in data["bottleneck"]
+    big = _json(
+        "allreduce",
+        "--size",
+        "1GiB",
+        "--system",
+        "dgx-h100",
+        "-N",
+        "2",
+        "--gpus-per-process",
+        "8",
+        "--explain",
+    )
+    assert "e+0" not in big["explanation"]["measurement"]
 
 
 def test_a_per_link_scale_up_figure_is_said_to_be_one() -> None:

@@ -1062,8 +1062,8 @@ def test_log_commands_say_where_gpus_per_process_comes_from() -> None:
         result = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "200"})
         text = " ".join(result.output.split())
         assert (
-            "GPUs one process drove, as nccl-tests -g (1..1024; default: the log header's "
-            "nGpus, else 1)."
+            "GPUs one process drove, as nccl-tests -g: a divisor of the GPUs per node "
+            "(default: the log header's nGpus, else 1)."
         ) in text
         assert "[default: 1]" not in text
 

@@ -354,8 +354,8 @@ def cluster_options(
             int,
             typer.Option(
                 _flag("gpus_per_process"),
-                help="GPUs one process drove, as nccl-tests -g "
-                f"({_limits('gpus_per_process')}; default: the log header's nGpus, else 1).",
+                help="GPUs one process drove, as nccl-tests -g: a divisor of the GPUs per node "
+                "(default: the log header's nGpus, else 1).",
                 show_default=False,
             ),
         ]

@@ -29,6 +29,7 @@ from __future__ import annotations
 from ibcalc.engine.base import Topology
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Cost, Protocol
+from ibcalc.units import format_time
 
 __all__ = ["chain_overlaps", "host_period_s", "measured", "measured_s"]
 
@@ -77,8 +78,8 @@ def measured(cost: Cost, topo: Topology, params: CostParams) -> Cost:
     bottleneck = cost.bottleneck
     k = params.nccl_runtime.tests_iterations
     floor = (
-        f"{host * 1e6:.3g} us ({topo.gpus_per_process} x "
-        f"{params.calibrated.launch_per_gpu_s * 1e6:.3g} us, calibrated.launch_per_gpu)"
+        f"{format_time(host)} ({topo.gpus_per_process} x "
+        f"{format_time(params.calibrated.launch_per_gpu_s)}, calibrated.launch_per_gpu)"
     )
     if host > period:
         why = (
@@ -86,23 +87,29 @@ def measured(cost: Cost, topo: Topology, params: CostParams) -> Cost:
             f"operation in {floor}"
         )
         # the time shown is the launches', not the operation's latency or bytes
+        # against what spaces the operations without it: one operation, or a chain's stage
+        # (an LL broadcast's 121 us chain had been called shorter than 33.6 us of launches)
+        spacing = (
+            f"one operation's {format_time(single)}"
+            if period >= single
+            else f"the {format_time(period)} between a chain's operations"
+        )
         bottleneck = (
             f"host launches: one process drives {topo.gpus_per_process} GPUs and launches "
-            f"each operation in {host * 1e6:.3g} us, more than one operation's "
-            f"{single * 1e6:.3g} us"
+            f"each operation in {format_time(host)}, more than {spacing}"
         )
     else:
         parts = []
         if period < single:
             parts.append(
-                f"one-way chain: back-to-back operations complete every {period * 1e6:.3g} us "
+                f"one-way chain: back-to-back operations complete every {format_time(period)} "
                 "(one stage), not every full chain latency"
             )
         if host > 0:
             # -g 8 said the host launches one after another and then changed nothing, unsaid
             parts.append(
                 f"one process drives {topo.gpus_per_process} GPUs, but its launch floor, "
-                f"{floor}, is under the {period * 1e6:.3g} us between operations: it delays "
+                f"{floor}, is under the {format_time(period)} between operations: it delays "
                 "only the first"
             )
         why = "; ".join(parts)

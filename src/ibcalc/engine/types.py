@@ -321,6 +321,9 @@ class Estimate(BaseModel):
     #: Where the tuner constants NCCL's choice was ranked with come from (the built-in release's
     #: tuning.cc, or the release or override file laid over it).
     tuner_constants: str = ""
+    #: The algorithm and protocol the caller forced (None: NCCL's tuner chose it).
+    forced_algorithm: Algorithm | None = None
+    forced_protocol: Protocol | None = None
 
     @property
     def time_s(self) -> float:
