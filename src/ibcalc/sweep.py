@@ -336,7 +336,8 @@ class SweepGroup(BaseModel):
     @property
     def skipped_bytes(self) -> list[float]:
         """Sizes too small for this many ranks, which the rows leave out (nccl-tests would run
-        0 bytes; the table says so, and the JSON and CSV had dropped them without a word)."""
+        0 bytes; the table says so below it, and the JSON had dropped them without a word; the
+        CSV, one row per size, has no place for them)."""
         return self.skipped
 
     @property

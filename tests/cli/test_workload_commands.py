@@ -183,6 +183,33 @@ def test_a_compare_with_no_valid_layout_is_one_refusal() -> None:
     )
 
 
+def test_a_long_pipeline_bubble_prints_plainly() -> None:
+    """pp 32 with one micro-batch: the bubble is 31 / 1 = 3100 % of compute; formatted to three
+    significant digits it had printed '3.1e+03%'."""
+    result = runner.invoke(
+        APP,
+        [
+            "train",
+            "--model",
+            "llama3-70b",
+            "--system",
+            "dgx-h100",
+            "-N",
+            "4",
+            "--tp",
+            "1",
+            "--pp",
+            "32",
+            "--microbatches",
+            "1",
+            "--tflops",
+            "400",
+        ],
+    )
+    assert result.exit_code == 0, result.stderr
+    assert "pipeline bubble   3100% of compute" in result.stdout
+
+
 def test_train_compare() -> None:
     data = _json(
         "train",

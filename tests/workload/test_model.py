@@ -103,7 +103,7 @@ def test_restating_a_presets_routing_keeps_its_active_count() -> None:
     Restating --experts 8 or --top-k 2 had dropped the active count, so training priced the
     DP exchange of all 47B and compute of 47B per token (a QA pass); a changed routing
     still drops it, since the count belongs to the preset's own routing."""
-    for same in ({"experts": 8}, {"top_k": 2}, {"experts": 8, "top_k": 2}):
+    for same in ({"experts": 8}, {"top_k": 2}, {"experts": 8, "top_k": 2}, {"params": "47B"}):
         model = model_from("mixtral-8x7b", **same)
         assert model.active_params == 13e9
         assert model.flops_params == 13e9
@@ -112,6 +112,7 @@ def test_restating_a_presets_routing_keeps_its_active_count() -> None:
     assert changed.active_params is None
     assert changed.id == "mixtral-8x7b (modified)"
     assert model_from("mixtral-8x7b", top_k=1).active_params is None
+    assert model_from("mixtral-8x7b", params="50B").active_params is None  # a new count
 
 
 def test_new_layers_keep_a_presets_dense_layers() -> None:

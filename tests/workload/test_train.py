@@ -308,26 +308,58 @@ def test_compare_runs_a_layout_whose_layers_do_not_interleave_without_it(
         )
 
 
+def test_compare_runs_a_layout_with_too_few_micro_batches_without_interleaving(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """v = 4 needs at least pp micro-batches per step: Llama 3 70B on 64 GPUs at 16 sequences,
+    tp 2 pp 4 dp 8 has 2. It had been left out ('needs at least pp = 4 micro-batches') while
+    tp 2 pp 8 dp 4, whose 80 layers do not split into 32 chunks, ran without interleaving."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=8))
+    base = TrainSpec(
+        model=LLAMA70,
+        parallel=Parallelism(dp=64),
+        tflops=400,
+        virtual_stages=4,
+        global_batch=16,
+        sequence_parallel=True,
+    )
+    results, skipped = compare_layouts(builtin_catalogue, cluster, base)
+    assert not [line for line in skipped if "micro-batches per step" in line]
+    (row,) = [r for r in results if (r.spec.parallel.tp, r.spec.parallel.pp) == (2, 4)]
+    assert row.spec.virtual_stages == 1
+    assert row.microbatches == 2
+    assert (
+        "not interleaved: 2 micro-batches per step, fewer than the pp = 4 {virtual_stages} needs"
+        in row.warnings
+    )
+
+
 def test_memory_remedies_offer_context_parallelism_for_activations(
     builtin_catalogue: Catalogue,
 ) -> None:
     """Llama 3 70B at 32K tokens on tp 8 pp 2: activations are most of the memory, and context
     parallelism, which splits each sequence, was never offered among the remedies."""
-    result = _run(
-        builtin_catalogue,
-        ClusterSpec(system="dgx-h100", nodes=16),
-        tp=8,
-        pp=2,
-        dp=8,
-        seq_len=32768,
-        sequence_parallel=True,
-        global_batch=128,
-        zero=1,
-    )
+
+    def llama70(seq_len: int, sequence_parallel: bool) -> TrainResult:
+        cluster = ClusterSpec(system="dgx-h100", nodes=16)
+        layout: dict[str, Any] = {"tp": 8, "pp": 2, "dp": 8, "global_batch": 128, "zero": 1}
+        return _run(
+            builtin_catalogue,
+            cluster,
+            seq_len=seq_len,
+            sequence_parallel=sequence_parallel,
+            **layout,
+        )
+
+    result = llama70(32768, True)
     assert result.memory.activations_bytes is not None
     assert result.memory.activations_bytes > result.memory.total_bytes / 2
     (warning,) = [w for w in result.warnings if w.startswith("out of memory")]
     assert warning.endswith("or {cp} (it splits each sequence and its activations) would shrink it")
+    # a sequence no cp >= 2 divides (32,767 tokens) is not offered it
+    odd = llama70(32767, False)
+    (odd_warning,) = [w for w in odd.warnings if w.startswith("out of memory")]
+    assert "{cp}" not in odd_warning
 
 
 def test_pipeline_priced_by_its_slowest_boundary(builtin_catalogue: Catalogue) -> None:
@@ -471,6 +503,18 @@ def test_context_parallel_all_gathers_kv(builtin_catalogue: Catalogue) -> None:
     assert _phase(result, "tp-allreduce").bytes_per_gpu == 4096 * 8192 * 2
     # gradients are reduced over dp x cp = 16 ranks
     assert _phase(result, "dp-allreduce").ranks == 16
+
+
+def test_a_gating_stage_without_experts_is_said_to_have_no_expert_phase(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """DeepSeek-V3 on tp 8, pp 32, ep 16, dp 32 (1,024 DGX H100): stage 0, dense layers only,
+    is the slowest to exchange, so no edp- phase is shown; the note had still pointed at 'the
+    edp- phases'."""
+    result = _deepseek_v3(builtin_catalogue, nodes=1024, pp=32, dp=32, ep=16)
+    assert not [p for p in result.phases if p.name.startswith("edp-")]
+    (note,) = [n for n in result.assumptions if n.startswith("MoE: the")]
+    assert "(the edp- phases; the stage that gates the step holds none)" in note
 
 
 def test_the_unsplit_upper_bound_exchanges_what_a_gpu_holds(builtin_catalogue: Catalogue) -> None:

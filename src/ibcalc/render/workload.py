@@ -474,7 +474,8 @@ def render_train(
     if totals.compute_s is not None:
         rows.append(("compute", f"{format_time(totals.compute_s)} (forward + backward)"))
     if totals.bubble_fraction > 0:
-        bubble = f"{totals.bubble_fraction * 100:.3g}% of compute"  # 12.5 %, not 12 %
+        # 12.5 %, not 12 % (round-half-even of :.0%), nor 3.1e+03 % (:.3g) at pp 32, M = 1
+        bubble = f"{format_number(totals.bubble_fraction * 100)}% of compute"
         if totals.bubble_s is not None:
             bubble += f" = {format_time(totals.bubble_s)}"
         rows.append(("pipeline bubble", bubble))

@@ -614,20 +614,23 @@ def model_from(
     unknown = sorted(set(given) - set(ModelSpec.model_fields))
     if unknown:
         raise WorkloadError(f"unknown model field {unknown[0]!r}", field=None)
+    count = None if params is None else parse_count(params, what="parameter count")
     if preset is not None:
         base = find_model(preset)
         data = base.model_dump()
-        # a value restating the preset's own changes nothing (Mixtral's --experts 8 keeps its
-        # active count and its name)
+        # a value restating the preset's own changes nothing (Mixtral's --experts 8 or --params
+        # 47B keeps its active count and its name)
         given = {k: v for k, v in given.items() if data.get(k) != v}
-        if given or params is not None:
+        if count == base.params:
+            count = None
+        if given or count is not None:
             data["id"] = f"{base.id} (modified)"
-    elif params is None:
+    elif count is None:
         raise WorkloadError("give the model: {params} (e.g. 70B) or {model}", field="params")
     else:
         data = {}
-    if params is not None:
-        data["params"] = parse_count(params, what="parameter count")
+    if count is not None:
+        data["params"] = count
         if preset is not None:
             data["active_params"] = None
     if preset is not None and ("experts" in given or "top_k" in given):

@@ -864,8 +864,11 @@ def _memory_remedies(spec: TrainSpec, memory: TrainMemory) -> str:
     if spec.virtual_stages > 1 and memory.activations_bytes is not None and memory.stage == 0:
         # interleaving holds pp (1 + (pp - 1) / (pp v)) micro-batches on the first stage
         ways.append("fewer {virtual_stages}")
+    seq = spec.seq_len if spec.seq_len is not None else spec.model.seq_len
     if (
         par.cp == 1
+        and seq is not None
+        and seq % 2 == 0  # a sequence no cp >= 2 divides cannot be split (32,767 tokens)
         and memory.activations_bytes is not None
         and memory.activations_bytes > memory.total_bytes / 2
     ):
@@ -1044,13 +1047,16 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
     if split:
         assert experts is not None
         peers = par.dp // par.ep
+        # the gating stage may hold dense layers only (DeepSeek-V3's first on pp 32)
+        exchanged = any(p[1].startswith("e") for p in split_parts(shared_params, routed_params))
         b.notes.append(
             f"MoE: the {_about(experts)} expert parameters ({_about(model.params)} total, "
             f"{_about(model.flops_params)} active, top-{model.top_k} of {model.experts}) are split "
             f"over ep {par.ep}; "
             + (
                 f"their gradients and weights go over the {peers} dp ranks holding the same "
-                "experts (the edp- phases)"
+                "experts (the edp- phases"
+                + (")" if exchanged else "; the stage that gates the step holds none)")
                 if peers > 1
                 else "each shard is on one dp rank only, so its gradients need no exchange"
             )
@@ -1315,12 +1321,27 @@ def compare_layouts(
         if model.layers is not None and pp > model.layers:
             not_tried[f"pp {pp}: more stages than the model's {model.layers} layers"] = None
             continue
-        # interleaving applies to the pipelined layouts; one whose layers do not split into
-        # pp x v equal chunks runs without it, said on its row (it had been left out, and with
-        # it every pipelined layout of Llama 3 405B's 126 layers: tp 64 across 8 nodes ranked
-        # first)
+        # interleaving applies to the pipelined layouts; one that cannot interleave (layers that
+        # do not split into pp x v equal chunks, fewer micro-batches than pp) runs without it,
+        # said on its row (it had been left out, and with it every pipelined layout of Llama 3
+        # 405B's 126 layers: tp 64 across 8 nodes ranked first)
         virtual = spec.virtual_stages if pp > 1 else 1
-        plain = virtual > 1 and model.layers is not None and model.layers % (pp * virtual) != 0
+        plain = ""
+        if virtual > 1 and model.layers is not None and model.layers % (pp * virtual):
+            plain = (
+                f"the model's {model.layers} layers do not split into pp x {{virtual_stages}} = "
+                f"{pp * virtual} equal chunks"
+            )
+        elif virtual > 1 and spec.global_batch is not None:
+            # the interleaved schedule runs micro-batches in groups of pp (Megatron-LM): with
+            # fewer it runs plain 1F1B, as one whose layers do not split
+            per_pass = dp * spec.micro_batch
+            if spec.global_batch % per_pass == 0 and spec.global_batch // per_pass < pp:
+                m = spec.global_batch // per_pass
+                plain = (
+                    f"{m} micro-batch{'' if m == 1 else 'es'} per step, fewer than the pp = {pp} "
+                    "{virtual_stages} needs"
+                )
         if plain:
             virtual = 1
         eps = [1]
@@ -1344,11 +1365,8 @@ def compare_layouts(
                 skipped.append(f"{par.label}: {why}")
                 continue
             if plain:
-                uneven = (
-                    f"not interleaved: the model's {model.layers} layers do not split into pp x "
-                    f"{{virtual_stages}} = {pp * spec.virtual_stages} equal chunks"
-                )
-                result = result.model_copy(update={"warnings": [uneven, *result.warnings]})
+                said = f"not interleaved: {plain}"
+                result = result.model_copy(update={"warnings": [said, *result.warnings]})
             results.append(result)
     # layouts known not to fit in the GPUs' memory go after every other, and tight ones (where
     # what memory_per_gpu leaves out may not fit) after those with room
