@@ -50,8 +50,10 @@ LLAMA8 = find_model("llama3-8b")
 LLAMA70 = find_model("llama3-70b")
 #: a GPT-shaped 70B (no GQA, a 4h GeLU MLP): Korthikanti et al.'s 34-unit layer
 GPT70 = model_from(params="70B", layers=80, hidden=8192, heads=64)
-#: Llama 3 8B's layer at tp 1: 10 + 2 + 4 x 8 / 32 + 2 + 6 x 14336 / 4096 = 36 units
-LLAMA8_UNITS = 10 + 2 + 4 * 8 / 32 + 2 + 6 * 14336 / 4096
+#: Llama 3 8B's layer at tp 1: 8 + 2 + 4 x 8 / 32 + 2 + 6 x 14336 / 4096 = 34 units (the 10
+#: units a tensor-parallel group leaves whole less the 2 of dropout masks: Llama 3 trains
+#: without dropout)
+LLAMA8_UNITS = 8 + 2 + 4 * 8 / 32 + 2 + 6 * 14336 / 4096
 #: its output layer for one micro-batch of 8192 tokens at tp 1 (Korthikanti et al. 4.3): the final
 #: norm's and the output projection's inputs, 2 s b h bytes each, and the fp32 logits, 4 s b v,
 #: over the 128,256-token vocabulary of Llama 3's released config.json
@@ -102,7 +104,7 @@ def test_zero_stages_shard_the_model_states_over_dp(
     assert memory.weights_bytes == pytest.approx(weights)
     assert memory.gradients_bytes == pytest.approx(gradients)
     assert memory.optimizer_bytes == pytest.approx(optimizer)
-    # selective recompute, tp 1: 36 units of s b h per layer, 32 layers, one micro-batch at once
+    # selective recompute, tp 1: 34 units of s b h per layer, 32 layers, one micro-batch at once
     activations = LLAMA8_UNITS * 8192 * 4096 * 32
     assert memory.activations_bytes == pytest.approx(activations)
     # one stage: it holds the output layer too, for one micro-batch
@@ -155,14 +157,14 @@ def test_tp_pp_and_sequence_parallelism_split_weights_and_activations(
 
 
 def test_llama_swiglu_and_gqa_change_the_layer(builtin_catalogue: Catalogue) -> None:
-    """Llama 3 70B with the same layout and sequence parallelism: its layer is 10 / 8 + (2 + 4 x
-    8 / 64 + 2 + 6 x 28672 / 8192) / 8 = 4.4375 units per GPU, against GPT's 34 / 8 = 4.25: the
+    """Llama 3 70B with the same layout and sequence parallelism: its layer is 8 / 8 + (2 + 4 x
+    8 / 64 + 2 + 6 x 28672 / 8192) / 8 = 4.1875 units per GPU, against GPT's 34 / 8 = 4.25: the
     SwiGLU MLP of width 3.5h stores 21 units (its 7h-wide first output and the 3.5h-wide input
-    of its second matrix) where GPT's stores 16, and eight KV heads for 64 query heads shrink
-    keys and values from 4 units to 0.5."""
+    of its second matrix) where GPT's stores 16, eight KV heads for 64 query heads shrink
+    keys and values from 4 units to 0.5, and without dropout the 2 units of masks are gone."""
     result = _tp8_pp4(builtin_catalogue, LLAMA70, microbatches=4)
     assert mlp_units(LLAMA70, moe=False) == pytest.approx(21)
-    assert result.memory.activations_bytes == pytest.approx(8192 * 8192 * 4.4375 * 20 * 4)
+    assert result.memory.activations_bytes == pytest.approx(8192 * 8192 * 4.1875 * 20 * 4)
 
 
 def test_mixture_of_experts_layers_count_every_expert_a_token_visits() -> None:
@@ -188,7 +190,8 @@ def test_deepseek_busiest_stage_is_the_first_all_moe_one(builtin_catalogue: Cata
     and 4.2): queries and keys of 128 + 64 and values of 128 per head, 2 x 128 x (192 + 128) /
     7168 = 11.43 units for the queries and output projection's input and as many for the keys and
     values, and 2 x 2 x (1536 + 512) / 7168 = 1.14 units for the two latents' norm and
-    up-projection inputs. Parameters: the 654.5e9 of routed experts E go with the 58 MoE layers;
+    up-projection inputs; it trains without dropout, so the 10 units left whole are 8.
+    Parameters: the 654.5e9 of routed experts E go with the 58 MoE layers;
     of the rest, a dense layer's SwiGLU MLP (3 x 7168 x 18432) with each dense layer, the shared
     expert's (3 x 7168 x 2048) with each MoE layer, and what is left evenly with all 61 layers;
     ZeRO-1 shards the shared state over dp 16, the experts' over dp / ep = 1 rank. The input
@@ -207,8 +210,9 @@ def test_deepseek_busiest_stage_is_the_first_all_moe_one(builtin_catalogue: Cata
     )
     sbh = 4096 * 7168
     attention = 2 * (2 * 128 * (192 + 128) / 7168) + 2 * 2 * (1536 + 512) / 7168
-    dense = 10 + attention + 6 * 18432 / 7168
-    moe = 10 + attention + 9 * 6 * 2048 / 7168 + 16
+    # 8 units left whole: the 10 of a tensor-parallel group less 2 of dropout masks (none)
+    dense = 8 + attention + 6 * 18432 / 7168
+    moe = 8 + attention + 9 * 6 * 2048 / 7168 + 16
     experts = (671e9 - 37e9) / (1 - 8 / 256)
     embedding = 129280 * 7168
     dense_mlp, shared_expert = 3 * 7168 * 18432, 3 * 7168 * 2048
@@ -236,8 +240,9 @@ def test_latent_attention_stores_every_heads_keys_and_values(builtin_catalogue: 
     """DeepSeek-V3 at tp 8 x pp 16 x dp 2 with sequence parallelism, 4096 tokens: MLA expands
     128 heads of keys (192) and values (128) from the latent, so its attention stores 2 x 11.43
     units split over tp 8 where multi-head attention's would be 8 units; the latents (1.14
-    units) sit with the 10 that sequence parallelism splits. Stage 2 (four MoE layers) is the
-    busiest, with 15 micro-batches in flight."""
+    units) sit with the 8 that sequence parallelism splits (10 less 2 of dropout masks: it trains
+    without dropout). Stage 2 (four MoE layers) is the busiest, with 15 micro-batches in
+    flight."""
     result = _step(
         builtin_catalogue,
         "dgx-b200",
@@ -251,13 +256,13 @@ def test_latent_attention_stores_every_heads_keys_and_values(builtin_catalogue: 
     per_head = 2 * 128 * (192 + 128) / 7168
     latents = 2 * 2 * (1536 + 512) / 7168
     moe_mlp = 9 * 6 * 2048 / 7168 + 16
-    units = (10 + latents + 2 * per_head + moe_mlp) / 8
+    units = (8 + latents + 2 * per_head + moe_mlp) / 8
     assert result.memory.stage == 1
     assert result.memory.activations_bytes == pytest.approx(4096 * 7168 * units * 4 * 15)
     # a third more than the same layer with multi-head attention (8 attention units), as it
     # had been counted
-    mha = (10 + 8 + moe_mlp) / 8
-    assert units / mha == pytest.approx(1.32, abs=0.01)
+    mha = (8 + 8 + moe_mlp) / 8
+    assert units / mha == pytest.approx(1.33, abs=0.01)
 
 
 def test_routed_experts_go_with_the_moe_layers_without_expert_parallelism(
@@ -479,6 +484,22 @@ def test_context_parallel_ranks_keep_the_whole_sequence_keys_and_scores() -> Non
     assert got == pytest.approx(8192 * 8192 * (34 - 4 + 4 * 4 + 5 * 64 * 32768 / 8192))
 
 
+def test_a_model_without_dropout_stores_no_masks() -> None:
+    """Korthikanti's 34 units hold 2 of dropout masks (after attention and after the MLP), and its
+    5 a s / h of scores a softmax output (2), its dropout mask (1) and the dropout's output (2).
+    Without dropout (Llama 3, Mixtral, DeepSeek-V3): 32 units, and 2 a s / h of scores."""
+    args: dict[str, Any] = {"seq": 8192, "micro_batch": 1, "hidden": 8192, "heads": 64}
+    args |= {"kv_ratio": 1.0, "mlp": 16, "tp": 1, "sequence_parallel": False, "act_bytes": 2}
+    sbh = 8192 * 8192
+    for recompute, scores in ((Recompute.SELECTIVE, 0), (Recompute.NONE, 64 * 8192 / 8192)):
+        gpt = activation_bytes_per_layer(recompute=recompute, **args)
+        plain = activation_bytes_per_layer(recompute=recompute, dropout=False, **args)
+        assert gpt == pytest.approx(sbh * (34 + 5 * scores))
+        assert plain == pytest.approx(sbh * (32 + 2 * scores))
+    assert find_model("llama3-70b").dropout is False
+    assert model_from(params="70B", layers=80, hidden=8192, heads=64).dropout is True
+
+
 def test_past_kv_heads_the_keys_and_values_are_copied() -> None:
     # 8 KV heads of 64 query heads at tp 16: keys and values split over 8 ranks, not 16:
     # 4 x 8 / 64 / 8 units where the rest of the split part is over 16
@@ -638,7 +659,7 @@ def test_cli_train_prints_and_serialises_the_memory() -> None:
     # 8192 parameters, where the other stages hold a quarter of the layers' (the last the output
     # layer: as many, and one micro-batch's activations rather than four)
     embedding = 128256 * 8192
-    need = 18 * ((70e9 - 2 * embedding) / 4 + embedding) / 8 + 8192 * 8192 * 4.4375 * 80
+    need = 18 * ((70e9 - 2 * embedding) / 4 + embedding) / 8 + 8192 * 8192 * 4.1875 * 80
     line = next(x for x in result.stdout.splitlines() if x.strip().startswith("memory "))
     assert f"{need / GiB:.3g} GiB of dgx-h100's 80 GiB per GPU ({need / H100:.0%})" in line
     data = json.loads(runner.invoke(app, [*args, "--format", "json"]).stdout)

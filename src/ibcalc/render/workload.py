@@ -170,7 +170,7 @@ def _train_memory_dict(memory: TrainMemory) -> dict[str, Any]:
 
 
 def _memory_words(memory: GpuMemory, names: Mapping[str, str]) -> str:
-    """One GPU's memory for the totals: "52.7 GiB of dgx-h100's 80 GiB per GPU (66%): ..."."""
+    """One GPU's memory for the totals: "51.5 GiB of dgx-h100's 80 GiB per GPU (64%): ..."."""
     need = memory_size(memory.total_bytes)
     if memory.capacity_from is None or memory.used_fraction is None:
         return f"{need} per GPU (not checked: no GPU memory known): {memory.parts_words()}"

@@ -130,6 +130,8 @@ class Recompute(StrEnum):
 #: tensor-parallel group does not split without sequence parallelism, two layer norms' inputs (4),
 #: the attention's and the MLP's inputs (2 + 2) and their dropout masks (1 + 1) ...
 _UNSPLIT_UNITS = 10
+#: ... of which the two dropout masks, which a model trained without dropout does not store
+_DROPOUT_MASK_UNITS = 2
 #: ... and the attention parts it splits: queries (2), the output projection's input (2); keys
 #: and values add ``2 x 2 x kv_heads / heads`` (4 with one key/value head per query head)
 _ATTENTION_SPLIT_UNITS = 4
@@ -248,6 +250,7 @@ def activation_bytes_per_layer(
     context: int | None = None,
     kv_split: int | None = None,
     attention: tuple[float, float, float] | None = None,
+    dropout: bool = True,
 ) -> float | None:
     """Bytes one transformer layer stores for one micro-batch (Korthikanti et al., table 2,
     with the attention's keys and values scaled by ``kv_ratio = kv_heads / heads`` and the MLP's
@@ -276,8 +279,11 @@ def activation_bytes_per_layer(
     if recompute is Recompute.NONE:
         if heads is None:
             return None
-        split += 5 * heads * whole_seq / hidden
-    return sbh * ((_UNSPLIT_UNITS + unsplit) / whole + split / tp + keys_values) * scale
+        # the softmax output (2), its dropout mask (1) and the dropout's output (2); without
+        # dropout the softmax output alone feeds the product with the values
+        split += (5 if dropout else 2) * heads * whole_seq / hidden
+    masks = 0 if dropout else _DROPOUT_MASK_UNITS
+    return sbh * ((_UNSPLIT_UNITS - masks + unsplit) / whole + split / tp + keys_values) * scale
 
 
 def output_layer_bytes(
@@ -773,6 +779,7 @@ def _layer_bytes(
             context=seq,
             kv_split=min(par.tp, shape.kv_heads) if shape.kv_heads else par.tp,
             attention=shape.latent,
+            dropout=model.dropout,
         )
         if value is None:
             return None, output

@@ -166,6 +166,12 @@ class ModelSpec(CheckedSpec):
     gated_mlp: bool = Field(
         default=False, description="A gated MLP (SwiGLU: three matrices) rather than GPT's two."
     )
+    dropout: bool = Field(
+        default=True,
+        description="Dropout after attention and MLP (GPT's, whose masks the activations "
+        "count); Llama 3, Mixtral and DeepSeek-V3 train without (their released config.json "
+        "files set attention_dropout 0.0 and no hidden dropout; recalled, not re-read).",
+    )
     q_lora_rank: int | None = Field(
         default=None,
         ge=1,
@@ -505,6 +511,7 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
             max_context=128 * 1024,
             ffn_hidden=14336,
             gated_mlp=True,
+            dropout=False,
             vocab=128256,
             sources=[_LLAMA3],
         ),
@@ -521,6 +528,7 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
             max_context=128 * 1024,
             ffn_hidden=28672,
             gated_mlp=True,
+            dropout=False,
             vocab=128256,
             sources=[_LLAMA3],
         ),
@@ -537,6 +545,7 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
             max_context=128 * 1024,
             ffn_hidden=53248,
             gated_mlp=True,
+            dropout=False,
             vocab=128256,
             sources=[_LLAMA3],
         ),
@@ -556,6 +565,7 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
             top_k=2,
             moe_ffn_hidden=14336,
             gated_mlp=True,
+            dropout=False,
             vocab=32000,
             sources=[_MIXTRAL],
         ),
@@ -578,6 +588,7 @@ MODEL_PRESETS: dict[str, ModelSpec] = {
             moe_ffn_hidden=2048,
             shared_experts=1,
             gated_mlp=True,
+            dropout=False,
             q_lora_rank=1536,
             kv_lora_rank=512,
             rope_head_dim=64,
