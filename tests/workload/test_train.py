@@ -263,16 +263,25 @@ def test_interleaving_needs_stages_equal_chunks_and_a_full_warm_up(
     assert refused.value.field == "virtual_stages"
 
 
+def _compare_llama8(cat: Catalogue, *, virtual_stages: int) -> list[TrainResult]:
+    """Every layout of Llama 3 8B on 2 x DGX H100 (16 GPUs) at 400 TFLOP/s: 15, none skipped."""
+    cluster = resolve_cluster(cat, ClusterSpec(system="dgx-h100", nodes=2))
+    base = TrainSpec(
+        model=find_model("llama3-8b"),
+        parallel=Parallelism(dp=16),
+        tflops=400,
+        virtual_stages=virtual_stages,
+    )
+    results, skipped = compare_layouts(cat, cluster, base)
+    assert skipped == []
+    assert len(results) == 15
+    return results
+
+
 def test_compare_interleaves_the_pipelined_layouts_only(builtin_catalogue: Catalogue) -> None:
     # Llama 3 8B's 32 layers on 16 GPUs with v = 2: pp 1 runs plain, pp 2..16 split 32 layers
     # into 4..32 chunks; the ranking's bubble is each layout's own (pp - 1) / (v M)
-    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
-    base = TrainSpec(
-        model=find_model("llama3-8b"), parallel=Parallelism(dp=16), tflops=400, virtual_stages=2
-    )
-    results, skipped = compare_layouts(builtin_catalogue, cluster, base)
-    assert skipped == []
-    assert len(results) == 15
+    results = _compare_llama8(builtin_catalogue, virtual_stages=2)
     for r in results:
         par = r.spec.parallel
         assert r.spec.virtual_stages == (2 if par.pp > 1 else 1)
@@ -286,13 +295,7 @@ def test_compare_runs_a_layout_whose_layers_do_not_interleave_without_it(
     """v = 3 on Llama 3 8B's 32 layers: no pp > 1 splits them into pp x 3 equal chunks. Those
     layouts had been left out, every pipelined one with them (Llama 3 405B's 126 layers at v 2:
     tp 64 across 8 nodes ranked first); they now run plain 1F1B, said on their row."""
-    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
-    base = TrainSpec(
-        model=find_model("llama3-8b"), parallel=Parallelism(dp=16), tflops=400, virtual_stages=3
-    )
-    results, skipped = compare_layouts(builtin_catalogue, cluster, base)
-    assert skipped == []
-    assert len(results) == 15
+    results = _compare_llama8(builtin_catalogue, virtual_stages=3)
     for r in results:
         par = r.spec.parallel
         assert r.spec.virtual_stages == 1
