@@ -132,6 +132,10 @@ class Recompute(StrEnum):
 _UNSPLIT_UNITS = 10
 #: ... of which the two dropout masks, which a model trained without dropout does not store
 _DROPOUT_MASK_UNITS = 2
+#: Without recompute, the attention scores per ``a s / h``: the softmax output (2), its dropout
+#: mask (1) and the dropout's output (2), Korthikanti et al.'s ``5 a s / h``; without dropout
+#: the softmax output alone feeds the product with the values
+_SCORE_UNITS = {True: 5, False: 2}
 #: ... and the attention parts it splits: queries (2), the output projection's input (2); keys
 #: and values add ``2 x 2 x kv_heads / heads`` (4 with one key/value head per query head)
 _ATTENTION_SPLIT_UNITS = 4
@@ -279,9 +283,7 @@ def activation_bytes_per_layer(
     if recompute is Recompute.NONE:
         if heads is None:
             return None
-        # the softmax output (2), its dropout mask (1) and the dropout's output (2); without
-        # dropout the softmax output alone feeds the product with the values
-        split += (5 if dropout else 2) * heads * whole_seq / hidden
+        split += _SCORE_UNITS[dropout] * heads * whole_seq / hidden
     masks = 0 if dropout else _DROPOUT_MASK_UNITS
     return sbh * ((_UNSPLIT_UNITS - masks + unsplit) / whole + split / tp + keys_values) * scale
 
