@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from dataset import load_samples
-from fits import FitReport, Model, base_model, fit_all
+from fits import VERBS_REFERENCE, FitReport, Model, base_model, fit_all, packet_efficiency
 
 __all__ = ["derive", "in_use", "override_text"]
 
@@ -41,6 +41,9 @@ def in_use(model: Model, name: str) -> float:
         return float("inf") if value is None else float(value)
     if head == "p2p_efficiency":
         return model.params.calibrated.p2p_efficiency
+    if head == "verbs":  # every verbs link's efficiency is its packet efficiency x the factor
+        reference = model.link(VERBS_REFERENCE)
+        return round(reference.efficiency / packet_efficiency(reference), 3)
     return float(getattr(model.link(head), attr))
 
 

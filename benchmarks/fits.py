@@ -40,7 +40,19 @@ from ibcalc.engine.types import Algorithm, Collective, Estimate, busbw_factor
 from ibcalc.errors import IbcalcError
 from ibcalc.facade import estimate_on
 
-__all__ = ["FITS", "Fit", "FitReport", "Model", "base_model", "fit_all", "predict"]
+__all__ = [
+    "FITS",
+    "PACKET_EFFICIENCY",
+    "VERBS_REFERENCE",
+    "Fit",
+    "FitReport",
+    "Model",
+    "base_model",
+    "fit_all",
+    "packet_efficiency",
+    "predict",
+    "verbs_efficiency",
+]
 
 GiB = 2**30
 
@@ -323,6 +335,66 @@ def _uses(link_id: str, *, inter: bool) -> Callable[[Sample, Model], bool]:
         return link is not None and link.id == link_id and sample.gpus_per_process == 1
 
     return where
+
+
+#: Payload per byte on the wire of a 4096-byte MTU packet, per verbs family. InfiniBand: LRH
+#: 8 B, BTH 12 B, ICRC 4 B and VCRC 2 B per packet (InfiniBand Architecture Specification
+#: Vol. 1, chapter 5, "data packet format"; recalled, not re-read), 4096 / 4122. RoCEv2: the same
+#: BTH and ICRC inside UDP/IPv4/Ethernet, 62 B of headers and FCS plus 20 B of preamble and
+#: inter-frame gap, 4096 / 4178 (IBTA Annex A17; IEEE 802.3; the figures data/links.yaml cites
+#: for RoCE from losslessnetwork.com and pingdo.net). RDMA-write middle packets carry no RETH.
+PACKET_EFFICIENCY = {"ib": 4096 / (4096 + 26), "roce": 4096 / (4096 + 82)}
+#: The verbs link whose efficiency ``calibrate.in_use`` reads the factor back from.
+VERBS_REFERENCE = "ndr"
+
+
+def packet_efficiency(link: Link) -> float:
+    """Wire payload fraction of a verbs link's 4096-byte packets (:data:`PACKET_EFFICIENCY`)."""
+    return PACKET_EFFICIENCY["roce" if link.family == "ethernet" else "ib"]
+
+
+def verbs_efficiency(link: Link, factor: float) -> float:
+    """A verbs link's efficiency: its packet efficiency times the NIC factor, to 0.001."""
+    return min(1.0, round(packet_efficiency(link) * factor, 3))
+
+
+def _verbs_rows(sample: Sample, model: Model) -> bool:
+    """Multi-node ring rows of 1 GiB and more over a verbs NIC, stated NIC count, -g 1."""
+    if sample.busbw_GBps is None or sample.regime != "bandwidth" or sample.size_bytes < GiB:
+        return False
+    if not sample.nics_stated or sample.gpus_per_process != 1:
+        return False
+    cluster = model.cluster(sample)
+    if cluster.nodes < 2 or cluster.inter is None or cluster.inter.transport != "verbs":
+        return False
+    try:
+        return predict(model, sample).best.algorithm is Algorithm.RING
+    except IbcalcError:
+        return False
+
+
+def _derive_verbs(rows: list[Sample], model: Model) -> float | None:
+    """What a verbs NIC delivers of its wire payload rate through NCCL's rings: per row the
+    link's efficiency over its packet efficiency x measured / predicted busbw; the median per
+    source, then the median of the sources, to 0.001."""
+    per_source: dict[str, list[float]] = {}
+    for s in rows:
+        link = model.cluster(s).inter
+        assert link is not None
+        assert s.busbw_GBps is not None
+        measured_over_predicted = s.busbw_GBps / (predict(model, s).busbw_Bps / 1e9)
+        factor = link.efficiency / packet_efficiency(link) * measured_over_predicted
+        per_source.setdefault(s.group, []).append(factor)
+    if not per_source:
+        return None
+    return round(statistics.median(statistics.median(v) for v in per_source.values()), 3)
+
+
+def _set_verbs(model: Model, value: float) -> Model:
+    for link in model.catalogue.links:
+        if link.transport == "verbs":
+            model = model.with_link(link.id, efficiency=verbs_efficiency(link, value))
+    return model
 
 
 def _p2p_rows(sample: Sample, model: Model) -> bool:
@@ -683,13 +755,13 @@ FITS: tuple[Fit, ...] = (
         doc="single-node H100 NVLS all-reduce rows of 4 GiB and more",
     ),
     Fit(
-        "hdr.efficiency",
-        _efficiency_rows("hdr", _uses("hdr", inter=True)),
-        _derive_efficiency("hdr"),
-        # NVIDIA: 46-48 of 50 GB/s per NDR NIC through NCCL (nccl-tests#290)
-        lambda model, fitted: 0.94,
-        _set_link("hdr", "efficiency"),
-        doc="multi-node HDR rows of 1 GiB and more with a stated NIC count",
+        "verbs.nic_factor",
+        _verbs_rows,
+        _derive_verbs,
+        # NVIDIA: 46-48 of 50 GB/s per NDR NIC through NCCL (nccl-tests#290), 0.94 of the line
+        lambda model, fitted: 0.94 / PACKET_EFFICIENCY["ib"],
+        _set_verbs,
+        doc="multi-node ring rows of 1 GiB and more over verbs NICs with a stated NIC count",
     ),
     Fit(
         "efa-100g.efficiency",

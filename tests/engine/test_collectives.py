@@ -205,8 +205,10 @@ def test_on_amd_hosts_nccls_tuner_caps_ll_with_its_amd_row() -> None:
 @pytest.mark.parametrize("nodes", [2, 3])
 def test_tree_allreduce(nodes: int) -> None:
     t = topo(nodes, 8)
-    chain = 2 * S / (0.92 * B_UP)  # 2S through the chain at NCCL's 0.92 tree factor
-    net = (1 if nodes == 2 else 2) * S / (8 * B_NIC)  # c x S / (nics x B_nic)
+    # NCCL's 0.92 tree all-reduce factor on whichever binds: 2S through the chain, or
+    # c x S / (nics x B_nic) across the network
+    chain = 2 * S / (0.92 * B_UP)
+    net = (1 if nodes == 2 else 2) * S / (0.92 * 8 * B_NIC)
     c = cost(t, Collective.ALL_REDUCE, Algorithm.TREE, Protocol.SIMPLE)
     assert c.transfer_s == pytest.approx(max(chain, net))
     depth = math.floor(math.log2(nodes))
@@ -218,27 +220,30 @@ def test_tree_allreduce(nodes: int) -> None:
 
 def test_tree_transfer_says_how_its_rate_comes_from_the_tier() -> None:
     # 3 nodes: each sends 2S over 8 x 10 GB/s = 80 GB/s, so the tier's rate is 40 GB/s (the
-    # chain's 100 / 2 x 0.92 = 46 GB/s is faster); LL128 on several nodes takes NCCL's 120/128,
-    # 37.5 GB/s; at 1 GiB NCCL's size-bucket correction does not apply
+    # chain's 100 / 2 = 50 GB/s is faster); NCCL's tree all-reduce factor 0.92 gives 36.8 GB/s,
+    # and LL128 on several nodes its 120/128 after it, 34.5 GB/s; at 1 GiB NCCL's size-bucket
+    # correction does not apply
     t = topo(3, 8)
     c = cost(t, Collective.ALL_REDUCE, Algorithm.TREE, Protocol.LL128)
     (transfer,) = [term for term in c.terms if term.name == "transfer"]
-    assert transfer.seconds == pytest.approx(S / (40 * GB * 120 / 128))
-    assert "at 37.5 GB/s (LL128; " in transfer.detail
-    assert ": the tier's 40 GB/s x 0.9375 (NCCL's tree LL128 factor on several nodes)" in (
-        transfer.detail
-    )
+    assert transfer.seconds == pytest.approx(S / (40 * GB * 0.92 * 120 / 128))
+    assert "at 34.5 GB/s (LL128; " in transfer.detail
+    assert (
+        ": the tier's 40 GB/s x 0.92 (NCCL's tree all-reduce factor) x 0.9375 (NCCL's tree "
+        "LL128 factor on several nodes)"
+    ) in transfer.detail
     assert "correction" not in transfer.detail
-    # Simple there: the tier's rate itself, nothing to compose
+    # Simple there: the tier's rate and the all-reduce factor alone
     simple = cost(t, Collective.ALL_REDUCE, Algorithm.TREE, Protocol.SIMPLE)
     (transfer,) = [term for term in simple.terms if term.name == "transfer"]
-    assert "the tier's" not in transfer.detail
+    assert ": the tier's 40 GB/s x 0.92 (NCCL's tree all-reduce factor)" in transfer.detail
+    assert "LL128 factor" not in transfer.detail
 
 
 def test_tree_one_gpu_per_node() -> None:
     t = topo(3, 1, nics=1)
     c = cost(t, Collective.ALL_REDUCE, Algorithm.TREE, Protocol.SIMPLE)
-    assert c.transfer_s == pytest.approx(2 * S / B_NIC)
+    assert c.transfer_s == pytest.approx(2 * S / (0.92 * B_NIC))
     assert c.latency_s == pytest.approx((8.4 + 2 * 1 * 14.0 + 2 * 1 * 3.0) * US + 2 * PROXY)
 
 

@@ -136,10 +136,11 @@ def test_the_dgx_a100_golden_terms_worked_by_hand() -> None:
     )
     best = est.best
     assert best.algorithm is Algorithm.TREE
-    # 16 nodes: each node sends 2S over 8 HDR ports of 25 GB/s x 0.975 (hdr's efficiency)
-    assert best.transfer_s == pytest.approx(2 * 1e9 / (8 * 25e9 * 0.975), rel=1e-6)
+    # 16 nodes: each node sends 2S over 8 HDR ports of 25 GB/s x 0.975 (hdr's efficiency), at
+    # NCCL's tree all-reduce factor 0.92
+    assert best.transfer_s == pytest.approx(2 * 1e9 / (8 * 25e9 * 0.975 * 0.92), rel=1e-6)
     # NCCL 2.30.7 tree/Simple: base 8.4 us; 2 x 7 NVLink hops of 4.0 us x 1980/1410 (A100 clock);
     # 2 x log2(16) = 8 NET hops of 14 us; the proxy's post overhead 2 x (2 us x 3) on DGX A100's
-    # AMD hosts; 16 channels (8 NICs x 2) x 0.5 us of proxy operations
-    latency_us = 8.4 + 2 * 7 * 4.0 * 1980 / 1410 + 8 * 14.0 + 2 * 6.0 + 16 * 0.5
+    # AMD hosts; 16 channels (8 NICs x 2) x 0.6 us of proxy operations
+    latency_us = 8.4 + 2 * 7 * 4.0 * 1980 / 1410 + 8 * 14.0 + 2 * 6.0 + 16 * 0.6
     assert best.latency_s == pytest.approx(latency_us * 1e-6, rel=1e-6)

@@ -101,7 +101,7 @@ def test_round_trip_recovers_the_parameters(round_trip: Calibration) -> None:
     assert fitted["ndr.transport_latency"].value == pytest.approx(5e-6, rel=0.02)
     assert fitted["nvlink4.nvls_efficiency"].value == pytest.approx(0.60, rel=0.02)
     assert fitted["nvlink4.transport_latency"].value == pytest.approx(2e-6, rel=0.02)
-    assert fitted["ndr.efficiency"].before == 0.94
+    assert fitted["ndr.efficiency"].before == 0.975
     assert round_trip.rms_after < 0.01 < round_trip.rms_before
     for p in round_trip.parameters:
         assert p.uncertainty is not None
@@ -209,61 +209,65 @@ def test_an_assumption_is_said_once_naming_every_log_it_applies_to(
 #: 10 x 8 H100 and 2 x 8 A100 (the network of neither stated): one fit moves a value no row binds.
 #: The fits below run with NVLS off: the 10-node run is fp64, which NVLS reduces, and these cases
 #: are about the ring and tree it ran on when the model kept NVLS from 64-bit types.
-TEN_AND_TWO = [
-    SWEEPS / "22_allreduce_10node_80xH100_net-notstated.txt",
-    SWEEPS / "07_allreduce_2node_16xA100-40GB_net-notstated.txt",
+AMD_AND_NVIDIA = [
+    SWEEPS / "03_allreduce_2node_16xMI355X_ainic-ethernet-rccl.txt",
+    SWEEPS / "10_allreduce_2node_8xH100_ib.txt",
 ]
 
 
 @pytest.fixture(scope="module")
-def ten_and_two(catalogue: Catalogue) -> Calibration:
+def amd_and_nvidia(catalogue: Catalogue) -> Calibration:
     return calibrate(
-        [parse_file(p).runs[0] for p in TEN_AND_TWO],
+        [parse_file(p).runs[0] for p in AMD_AND_NVIDIA],
         ClusterSpec(nvls=False),
         catalogue=catalogue,
-        sources=[p.name for p in TEN_AND_TWO],
+        sources=[p.name for p in AMD_AND_NVIDIA],
     )
 
 
 def test_a_value_that_moves_no_row_does_not_hide_the_others_standard_errors(
-    ten_and_two: Calibration,
+    amd_and_nvidia: Calibration,
 ) -> None:
-    """10 x 8 H100 and 2 x 8 A100: the fit moves nvlink4.efficiency to where no fitted row
-    depends on it (0 rows), and its empty column made J^T J singular, so every standard error
-    was '-'. The values that move rows keep theirs; each log's only run is its run 1."""
-    logs, cal = TEN_AND_TWO, ten_and_two
+    """2 x 8 MI355X and 2 x 4 H100: the fit moves xgmi-mi355x.efficiency to where no fitted row
+    depends on it (0 rows); an empty column makes J^T J singular, which had made every standard
+    error '-' (10 x 8 H100 and 2 x 8 A100 showed it with nvlink4.efficiency until NCCL's tree
+    factor applied to network-bound trees too). The values that move rows keep theirs; each
+    log's only run is its run 1."""
+    logs, cal = AMD_AND_NVIDIA, amd_and_nvidia
     by_name = {p.name: p for p in cal.parameters}
-    assert by_name["nvlink4.efficiency"].rows == 0
-    assert by_name["nvlink4.efficiency"].uncertainty is None
+    assert by_name["xgmi-mi355x.efficiency"].rows == 0
+    assert by_name["xgmi-mi355x.efficiency"].uncertainty is None
     moving = [p for p in cal.parameters if p.rows > 0]
     assert len(moving) >= 3
-    assert all(p.uncertainty is not None and 0 < p.uncertainty < abs(p.value) for p in moving)
+    assert all(p.uncertainty is not None and p.uncertainty > 0 for p in moving)
     assert [(f.source, f.run_index) for f in cal.runs] == [(logs[0].name, 0), (logs[1].name, 0)]
 
 
 def test_a_value_that_moves_no_row_is_written_as_a_bound(
-    ten_and_two: Calibration, tmp_path: Path
+    amd_and_nvidia: Calibration, tmp_path: Path
 ) -> None:
-    """The same fit raises nvlink4.efficiency from the catalogue's 0.824 until ndr binds every
-    row: the runs only say it is at least the fitted value, and the table, the override's
-    header and the value's source say so; the values that move rows are not called bounds."""
-    logs, cal = TEN_AND_TWO, ten_and_two
+    """The same fit raises xgmi-mi355x.efficiency from the catalogue's 0.7 until the RoCE
+    network binds every row: the runs only say it is at least the fitted value, and the table,
+    the override's header and the value's source say so; the values that move rows are not
+    called bounds."""
+    logs, cal = AMD_AND_NVIDIA, amd_and_nvidia
     by_name = {p.name: p for p in cal.parameters}
-    nvlink4 = by_name["nvlink4.efficiency"]
-    assert nvlink4.before == pytest.approx(0.824)
-    # raised until NDR binds every row: the calibration printed 0.904 when this was written
-    assert nvlink4.value == pytest.approx(0.904, abs=5e-4)
-    assert nvlink4.bound == "at least"
-    assert nvlink4.model_dump(mode="json")["bound"] == "at least"  # the JSON says it too
+    xgmi = by_name["xgmi-mi355x.efficiency"]
+    assert xgmi.before == pytest.approx(0.7)
+    # raised until the network binds every row: the calibration printed 0.7505 when this was
+    # written
+    assert xgmi.value == pytest.approx(0.7505, abs=5e-4)
+    assert xgmi.bound == "at least"
+    assert xgmi.model_dump(mode="json")["bound"] == "at least"  # the JSON says it too
     assert all(p.bound is None for p in cal.parameters if p.rows > 0)
     said = "a bound: no fitted row moves with it; the runs say only that it is at least this value"
-    assert bound_text(nvlink4) == said
+    assert bound_text(xgmi) == said
     assert all(bound_text(p) == "" for p in cal.parameters if p.rows > 0)
     (written,) = write_override(cal, tmp_path / "site.yaml", inputs=logs)
     text = written.read_text(encoding="utf-8")
-    assert f"# fitted: nvlink4.efficiency 0.824 -> {nvlink4.value:.4g} ({said})" in text
-    (entry,) = [e for e in yaml.safe_load(text)["links"] if e["id"] == "nvlink4"]
-    assert entry["efficiency_source"].endswith(f"(was 0.824; {said})")
+    assert f"# fitted: xgmi-mi355x.efficiency 0.7 -> {xgmi.value:.4g} ({said})" in text
+    (entry,) = [e for e in yaml.safe_load(text)["links"] if e["id"] == "xgmi-mi355x"]
+    assert entry["efficiency_source"].endswith(f"(was 0.7; {said})")
 
 
 def test_logs_of_different_clusters_sharing_a_fitted_value_are_warned_about(
@@ -422,7 +426,7 @@ def test_a_run_given_twice_is_fitted_once(catalogue: Catalogue) -> None:
 
 
 def test_a_run_nccl_check_calls_bad_is_warned_about(catalogue: Catalogue) -> None:
-    """The degraded Slingshot log reaches 4.8 % of the expected busbw at 64 MiB and more
+    """The degraded Slingshot log reaches 5.2 % of the expected busbw at 64 MiB and more
     (nccl-check: bad, less than one NIC's worth of bandwidth). Its fit (slingshot-11.efficiency
     about 0.06) describes the fault, and the calibration says so; the healthy 2 x 4 H100 log gets
     no such warning, nor does sweep 21, below the band at 64 MiB only, which nccl-check calls no
@@ -435,7 +439,7 @@ def test_a_run_nccl_check_calls_bad_is_warned_about(catalogue: Catalogue) -> Non
     cal = calibrate_log_files([read_log(degraded), read_log(healthy)], catalogue=catalogue)
     (warning,) = [w for w in cal.warnings if w.startswith("nccl-check")]
     assert warning == (
-        f"nccl-check calls {degraded} (run 1) bad (its lowest efficiency at 64 MiB and more is 4% "
+        f"nccl-check calls {degraded} (run 1) bad (its lowest efficiency at 64 MiB and more is 5% "
         "of the expected busbw; likeliest cause: less than one NIC's worth of network bandwidth "
         "per node). Values fitted to a faulty run describe the fault, not the fabric: calibrate "
         "on healthy runs"
@@ -483,6 +487,12 @@ KNOWN_MISSES = {
         "on this run among others and already land within 4 %; three free constants (transport "
         "latency, efficiency, NVLS-tree factor) fitted on alternate sizes follow that half's "
         "scatter, and the other half gets slightly worse"
+    ),
+    "10_allreduce_2node_8xH100_ib.txt": (
+        "held-out mean error 0.2818 before, 0.2819 after: NDR200's shipped efficiency (0.975, the "
+        "verbs NIC factor fitted on this run's own ring rows among others) already fits its "
+        "large rows; the fit on alternate sizes lowers the worst held-out bandwidth error (0.166 "
+        "-> 0.147), and the mean is set by rows no fitted constant moves"
     ),
     "16_broadcast_1node_8xA100-40GB_intranode.txt": (
         "held-out mean error 0.062 before, 0.066 after: the model's single-node broadcast grows "
@@ -700,41 +710,35 @@ def test_a_missing_directory_is_refused(round_trip: Calibration, tmp_path: Path)
 def test_values_the_fit_made_alike_get_no_standard_error_and_say_why(
     catalogue: Catalogue, tmp_path: Path
 ) -> None:
-    """Five logs (a DGX H100 sendrecv, 10 x 8 H100, two A100 PCIe and GH200 sets, 2 x p4d): at
-    the start NVLink 4's efficiency also moves the 10-node all-reduce, so it is determined; at
-    the fitted values NDR binds those rows and it moves only the sendrecv rows, as
-    p2p_efficiency does. Their standard errors came out 2,388,532 and 2,722,017."""
-    names = [
-        "21_sendrecv_1node_8xH100_intranode.txt",
-        "22_allreduce_10node_80xH100_net-notstated.txt",
-        "23_allreduce_1node_2xA100-PCIE-40GB_pcie.txt",
-        "log12_allreduce_2node_2xGH200_slingshot_nccltests2.18.2.txt",
-        "05_allreduce_2node_16xA100-40GB_efa.txt",
-    ]
-    # NVLS off, as for TEN_AND_TWO (no other of the five runs uses it)
-    cal = calibrate_log_files(
-        [read_log(SWEEPS / n) for n in names], ClusterSpec(nvls=False), catalogue=catalogue
-    )
+    """2 x 4 H100 on NDR200 and 1 x 4 H100: at the start the board's NVLink latency also moves
+    the one-node rows, so it is determined; at the fitted values (both latencies at 0) it moves
+    the two-node rows as NDR200's latency does. Two values made alike had standard errors of
+    millions (2,388,532 and 2,722,017 for NVLink 4's efficiency and p2p_efficiency on five
+    logs, the case until NCCL's tree factor applied to network-bound trees too)."""
+    names = ["10_allreduce_2node_8xH100_ib.txt", "13_allreduce_1node_4xH100_intranode.txt"]
+    cal = calibrate_log_files([read_log(SWEEPS / n) for n in names], catalogue=catalogue)
     fitted = {p.name: p for p in cal.parameters}
-    nvlink4, p2p = fitted["nvlink4.efficiency"], fitted["calibrated.p2p_efficiency"]
-    assert nvlink4.rows == p2p.rows == 9
-    assert nvlink4.uncertainty is None
-    assert nvlink4.uncertainty_reason == (
-        "no standard error: at the fitted values it moves the rows as calibrated.p2p_efficiency "
+    mesh, net = fitted["nvlink4-mesh4.transport_latency"], fitted["ndr200.transport_latency"]
+    assert mesh.rows > net.rows > 0
+    assert mesh.uncertainty is None
+    assert mesh.uncertainty_reason == (
+        "no standard error: at the fitted values it moves the rows as ndr200.transport_latency "
         "does, so the runs fix only their combination"
     )
-    # the other value of the pair keeps a standard error of its own scale
-    assert p2p.uncertainty is not None
-    assert p2p.uncertainty < 0.2
-    # every value that moves rows has a standard error or a reason
+    # the other value of the pair keeps a standard error of its own scale (under 10 us)
+    assert net.uncertainty is not None
+    assert 0 < net.uncertainty < 1e-5
+    # every value that moves rows has a standard error or a reason; the efficiencies' are below
+    # 10 x their value
     assert all(p.uncertainty is not None or p.uncertainty_reason for p in cal.parameters if p.rows)
-    assert all(p.uncertainty is None or p.uncertainty < 10 * abs(p.value) for p in cal.parameters)
+    efficiencies = [p for p in cal.parameters if p.name.endswith(".efficiency")]
+    assert len(efficiencies) == 2
+    assert all(p.uncertainty is not None and p.uncertainty < 10 * p.value for p in efficiencies)
     # the override's header says why, where another value shows its +- error
-    (written, _) = write_override(cal, tmp_path / "site.yaml", inputs=[])
+    (written,) = write_override(cal, tmp_path / "site.yaml", inputs=[])
     header = written.read_text(encoding="utf-8")
-    assert (
-        f"nvlink4.efficiency 0.824 -> {nvlink4.value:.4g} ({nvlink4.uncertainty_reason})" in header
-    )
+    assert f"nvlink4-mesh4.transport_latency 0 us -> 0 us ({mesh.uncertainty_reason})" in header
+    assert "ndr200.transport_latency 0 us -> 0 us +- " in header
 
 
 def test_a_twin_of_a_value_left_out_says_the_other_is_not_fitted_either(
@@ -761,7 +765,7 @@ def test_a_twin_of_a_value_left_out_says_the_other_is_not_fitted_either(
 def test_a_fit_of_an_old_nccl_release_warns_that_its_values_may_be_the_library_s(
     catalogue: Catalogue,
 ) -> None:
-    """2 x p4d on NCCL 2.9.9 (sweep 05) fits efa-100g's efficiency from 0.895 to about 0.50,
+    """2 x p4d on NCCL 2.9.9 (sweep 05) fits efa-100g's efficiency from 0.97 to about 0.54,
     which halves every later p4d estimate, with no warning; nccl-check says of the same log
     that part of the gap can be the library's. A run of NCCL 2.22.3 gets no such warning."""
     from ibcalc.logs.diagnose import oldest_compared

@@ -69,3 +69,27 @@ def test_copied_transport_latency_follows_its_fitted_sibling(copy: str) -> None:
     copied = find_link(catalogue, copy)
     assert copied.transport_latency_s == pytest.approx(fitted.transport_latency_s, rel=0.005)
     assert "copy" in (copied.transport_latency_source or "")
+
+
+def test_every_verbs_link_is_its_packet_efficiency_times_the_one_nic_factor() -> None:
+    """InfiniBand and RoCE links carry one efficiency each, worked the same way: the payload of a
+    4096-byte MTU packet over its bytes on the wire (InfiniBand LRH 8 + BTH 12 + ICRC 4 + VCRC 2;
+    RoCEv2 Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 + FCS 4, and 20 of preamble and
+    inter-frame gap) times the verbs NIC factor the fit derives, to 0.001."""
+    from ibcalc.catalogue import load_catalogue
+
+    factor = DERIVED["verbs.nic_factor"][0].value
+    infiniband = 4096 / (4096 + 8 + 12 + 4 + 2)
+    roce = 4096 / (4096 + 14 + 20 + 8 + 12 + 4 + 4 + 20)
+    verbs = {
+        link.id: link for link in load_catalogue(use_env=False).links if link.transport == "verbs"
+    }
+    infiniband_ids = {"edr", "hdr", "hdr100", "ndr", "ndr200", "xdr"}
+    roce_ids = {"roce-100g", "roce-200g", "roce-400g", "roce-800g"}
+    assert set(verbs) == infiniband_ids | roce_ids
+    for link_id, link in verbs.items():
+        packet = roce if link.family == "ethernet" else infiniband
+        assert link.efficiency == pytest.approx(round(packet * factor, 3), abs=1e-9), link_id
+        assert "verbs.nic_factor" in (link.efficiency_source or ""), link_id
+    # in use today: 0.975 for InfiniBand, 0.962 for RoCE (factor 0.981)
+    assert (verbs["ndr"].efficiency, verbs["roce-400g"].efficiency) == (0.975, 0.962)

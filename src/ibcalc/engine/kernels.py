@@ -280,15 +280,15 @@ def _tree_kernel(
         return None
     nccl = params.nccl_tuner
     m, big_n = topo.m, topo.domains
-    chain_bw = topo.up_bw_Bps() / 2.0 * nccl.tree_factor if m > 1 else math.inf
+    chain_bw = topo.up_bw_Bps() / 2.0 if m > 1 else math.inf
     net_bw = topo.domain_bw_Bps("neighbour") / tree_network_multiplier(big_n)
     wan_bw = topo.wan_bw_Bps(params, protocol) / tree_network_multiplier(topo.sites)
     if wan_bw < min(net_bw, chain_bw):
-        bw = wan_bw
+        bw = wan_bw * nccl.tree_factor
     elif net_bw < chain_bw:
-        bw = net_bw
+        bw = net_bw * nccl.tree_factor
     else:
-        bw = chain_bw
+        bw = chain_bw * nccl.tree_factor
     if protocol is Protocol.LL:
         bw = min(bw / nccl.tree_ll_divisor, ll_cap_Bps(topo, params) / 2.0)
     elif protocol is Protocol.LL128:

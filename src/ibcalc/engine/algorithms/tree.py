@@ -10,9 +10,10 @@ leaf in the other, so its NICs carry 2S per direction; on exactly two nodes each
 one tree and child in the other, so only S crosses the network (why 2-node busbw can reach twice
 the NIC rate; nccl#946). Hence
 
-``t = max(2S / (0.92 B_up) [chain, m > 1], c S / (nics x B_nic)) / f_p + latency``,
+``t = max(2S / B_up [chain, m > 1], c S / (nics x B_nic)) / (0.92 f_p) + latency``,
 
-c = 1 if N = 2 else 2; 0.92 is NCCL's tree factor, applied to the chain; f_p the protocol factor
+c = 1 if N = 2 else 2; 0.92 is NCCL's tree all-reduce factor (src/graph/tuning.cc, on the whole
+tree bandwidth as NCCL's tuner applies it); f_p the protocol factor
 (LL: 1/3.8 capped by NCCL's LL cap; LL128: 120/128, or 7/9 on one node) times NCCL's
 size-dependent tree correction; and
 ``latency = base + 2 x ((m - 1) x intra + log2(N) x net)``. With a WAN tier the sites behave as
@@ -76,23 +77,22 @@ def _rate_words(
     domains: int,
     params: CostParams,
 ) -> str:
-    """How the tree's rate comes from its tier's: NCCL's per-protocol tree factor (tuning.cc)
-    and its size-bucket correction, each where it applies (empty for Simple without one)."""
+    """How the tree's rate comes from its tier's: NCCL's tree all-reduce factor, its per-protocol
+    tree factor (tuning.cc) and its size-bucket correction, each where it applies."""
     nccl = params.nccl_tuner
-    steps = []
+    steps = [f"x {nccl.tree_factor:g} (NCCL's tree all-reduce factor)"]
+    factored = tier_bw * nccl.tree_factor
     if protocol is Protocol.LL:
-        if proto_bw < tier_bw / nccl.tree_ll_divisor * (1 - 1e-9):
+        if proto_bw < factored / nccl.tree_ll_divisor * (1 - 1e-9):
             steps.append(f"capped at {gbps(proto_bw)} (half NCCL's LL bandwidth cap, for trees)")
         else:
             steps.append(f"/ {nccl.tree_ll_divisor:g} (NCCL's tree LL divisor)")
     elif protocol is Protocol.LL128:
-        factor = proto_bw / tier_bw
+        factor = proto_bw / factored
         where = "one node" if domains == 1 else "several nodes"
         steps.append(f"x {factor:.4g} (NCCL's tree LL128 factor on {where})")
     if correction != 1.0:
         steps.append(f"x {correction:.3g} (NCCL's tree correction at this size)")
-    if not steps:
-        return ""
     return f": the tier's {gbps(tier_bw)} " + " ".join(steps)
 
 
@@ -116,19 +116,18 @@ def tree_timing(
         return None
     nccl = params.nccl_tuner
     m, big_n = topo.m, topo.domains
-    # NCCL's tree factor (0.92) on the chain inside the node only: network-bound 2-node trees
-    # reach the full NIC rate (2 x p4de: 78.3 GB/s busbw = 0.835 x the 93.75 GB/s node bound,
-    # the same fraction EFA reaches in rings)
-    chain_bw = topo.up_bw_Bps() / 2.0 * nccl.tree_factor if m > 1 else math.inf
+    chain_bw = topo.up_bw_Bps() / 2.0 if m > 1 else math.inf
     net_bw = topo.domain_bw_Bps("neighbour") / tree_network_multiplier(big_n)
     wan_bw = topo.wan_bw_Bps(params, protocol) / tree_network_multiplier(topo.sites)
     if wan_bw < min(net_bw, chain_bw):
-        bw, limit = wan_bw, "wan"
+        tier_bw, limit = wan_bw, "wan"
     elif net_bw < chain_bw:
-        bw, limit = net_bw, "net"
+        tier_bw, limit = net_bw, "net"
     else:
-        bw, limit = chain_bw, "up"
-    tier_bw = bw
+        tier_bw, limit = chain_bw, "up"
+    # NCCL's tree all-reduce factor (0.92) on whichever tier binds, as its tuner applies it: a
+    # network-bound 2 x 4 H100 tree reaches 0.92 of the rate its own rings reach on the same NICs
+    bw = tier_bw * nccl.tree_factor
     if protocol is Protocol.LL:
         bw = min(bw / nccl.tree_ll_divisor, ll_cap_Bps(topo, params) / 2.0)
     elif protocol is Protocol.LL128:
@@ -235,7 +234,7 @@ def tree_timing(
             bottleneck=ll_network_bound(topo, size_bytes, protocol, params, size_bytes / bw)
             or where,
             formula=(
-                "max(2S/B_up, c x S/(nics x B_nic)) / f_p + fill + base "
+                f"max(2S/B_up, c x S/(nics x B_nic)) / ({nccl.tree_factor:g} f_p) + fill + base "
                 "+ 2((m-1) intra + log2(N) net)"
             ),
             # two ranks in all: busbw's factor is 1 and the tree sends S, as a ring does: a
