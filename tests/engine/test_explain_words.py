@@ -63,3 +63,13 @@ def test_a_wan_bound_transfer_reads_as_one_clause_list(builtin_catalogue: Catalo
     )
     tree = estimate_on(cluster, Collective.ALL_REDUCE, 512 * 1024, algorithm="tree")
     assert not [t for t in tree.best.terms if "; ;" in t.detail]
+
+
+def test_the_channel_share_is_printed_so_that_the_rate_chain_multiplies_out() -> None:
+    """One of 8 channels is x 0.125 of the bandwidth, not 'x 0.12' (2 digits), which left the
+    stated chain 4 % off the printed rate; one of 16 is x 0.0625, not 'x 0.062'."""
+    from ibcalc.engine.pipeline import trimmed_text
+
+    assert trimmed_text(1, 8, 4096).endswith("bandwidth x 0.125)")
+    assert trimmed_text(1, 16, 4096).endswith("bandwidth x 0.0625)")
+    assert trimmed_text(8, 8, 4096) == ""

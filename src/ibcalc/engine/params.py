@@ -359,7 +359,7 @@ class NcclTuner:
     ring_ll_factor: float = _param("ring_ll_factor", _FRACTION)
     #: Ring + LL128 bandwidth factor.
     ring_ll128_factor: float = _param("ring_ll128_factor", _FRACTION)
-    #: Tree all-reduce bandwidth factor (applied by the engine to the chain inside a node).
+    #: Tree all-reduce bandwidth factor (on whichever tier binds the tree, as NCCL's tuner has it).
     tree_factor: float = _param("tree_factor", _FRACTION)
     #: Tree + LL bandwidth divisor.
     tree_ll_divisor: float = _param("tree_ll_divisor", _Number(1.0, 100.0))

@@ -97,7 +97,7 @@ def trimmed_text(active: float, full: int, unit_bytes: float) -> str:
     return (
         f"; a collective this small gets {active:.3g} of the {full} channels "
         f"(NCCL gives one per {format_size(unit_bytes)} = threads x bytes-per-thread threshold; "
-        f"bandwidth x {active / full:.2g})"
+        f"bandwidth x {active / full:.3g})"
     )
 
 

@@ -234,8 +234,8 @@ def tree_timing(
             bottleneck=ll_network_bound(topo, size_bytes, protocol, params, size_bytes / bw)
             or where,
             formula=(
-                f"max(2S/B_up, c x S/(nics x B_nic)) / ({nccl.tree_factor:g} f_p) + fill + base "
-                "+ 2((m-1) intra + log2(N) net)"
+                f"max(2S/B_up, c x S/(nics x B_nic), c' x S/B_wan) / ({nccl.tree_factor:g} f_p) "
+                "+ fill + base + 2((m-1) intra + log2(N) net)"
             ),
             # two ranks in all: busbw's factor is 1 and the tree sends S, as a ring does: a
             # wire rate, not an equivalent
