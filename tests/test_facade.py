@@ -641,3 +641,30 @@ def test_a_faster_what_if_does_not_hide_a_faster_choice_nccl_has(
     notes = est.assumptions
     assert f"ring/LL128 would be {est.best.time_s / ll128.time_s:.2f}x faster" in " ".join(notes)
     assert f"{rhd.algorithm.value}/{rhd.protocol.value} would be" in " ".join(notes)
+
+
+def test_nccls_pick_far_behind_a_faster_one_is_called_the_least_sure(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """16 x DGX H100, all-gather of 2 MiB: NCCL's pick (ring/LL) is 1.88x as slow as ring/LL128,
+    which it takes at 4 MiB, so the 4 MiB estimate is faster than the 2 MiB one. No published
+    sweep drops more than MEASURED_DROP_MAX (9 %) where NCCL switches; the note says the
+    estimate is the least sure there. A faster alternative within that (or a near tie) is not."""
+    from ibcalc.facade import MEASURED_DROP_MAX
+
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=16))
+    small = estimate_on(cluster, Collective.ALL_GATHER, 2 * 2**20)
+    big = estimate_on(cluster, Collective.ALL_GATHER, 4 * 2**20)
+    assert big.time_s < small.time_s * (1 - MEASURED_DROP_MAX)
+    (note,) = [n for n in small.assumptions if n.startswith("ring/LL128 would be")]
+    assert note.endswith(
+        "; published sweeps show time falling by at most 9% where NCCL switches, so an estimate "
+        "this far behind the faster choice is the least sure"
+    )
+    # a near tie (16 x p5, 4 MiB all-reduce, nvlstree/Simple 1.13x faster, 0.57 % apart in
+    # NCCL's estimate) says it is a tie, not this
+    p5 = resolve_cluster(builtin_catalogue, ClusterSpec(system="aws-p5", nodes=16))
+    tie = estimate_on(p5, Collective.ALL_REDUCE, 4 * 2**20)
+    (tie_note,) = [n for n in tie.assumptions if n.startswith("nvlstree/Simple would be")]
+    assert "near tie" in tie_note
+    assert "least sure" not in tie_note

@@ -678,3 +678,19 @@ def test_counts_given_as_text_are_refused_by_name(cat: Catalogue) -> None:
     with pytest.raises(ClusterError) as info:
         gap(cat, "nvlink4", "ndr", 8, 8.0)
     assert str(info.value) == "nics_per_node 8.0 is not a whole number"
+
+
+def test_a_nic_with_no_host_link_given_is_said_to_be_uncapped(cat: Catalogue) -> None:
+    """nvlink5 vs xdr named alone gave 97.5 GB/s per NIC and a 7.4x achievable ratio, and said
+    nothing; a DGX B200's PCIe Gen5 x16 (--system or --host-pcie) holds each XDR NIC to
+    50.4 GB/s (14.3x). Without a host link the output says so."""
+    bare = gap(cat, "nvlink5", "xdr", 8, 8)
+    assert bare.nic_achievable_Bps == pytest.approx(_achievable(cat, "xdr"))
+    (note,) = [n for n in bare.assumptions if "no host PCIe link given" in n]
+    assert note == (
+        "each xdr NIC at its own achievable rate: no host PCIe link given ({host_pcie} or "
+        "{system} sets one, which caps a NIC faster than the GPU's link)"
+    )
+    capped = gap(cat, "nvlink5", "xdr", 8, 8, host_pcie="pcie5")
+    assert capped.nic_achievable_Bps == pytest.approx(_achievable(cat, "pcie5"))
+    assert not any("no host PCIe link given" in n for n in capped.assumptions)

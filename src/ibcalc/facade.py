@@ -43,6 +43,7 @@ from ibcalc.textsafe import shown
 from ibcalc.units import MAX_ENGINE_BYTES, format_size, format_time
 
 __all__ = [
+    "MEASURED_DROP_MAX",
     "CollectivePlan",
     "QuickEstimate",
     "effective_size",
@@ -191,6 +192,12 @@ def _why_equivalent(cost: Cost) -> str:
     return "the network switches reduce the data (SHARP)"
 
 
+#: The deepest drop in time at an algorithm switch that a published sweep shows: 2 x p5 on EFA,
+#: all-reduce at 64 KiB -> 1 MiB, 135.8 -> 125.7 us (KeitaW/p5-nccl-test) and 135 -> 123 us
+#: (awsome-distributed-training), 7-9 % (docs/model.md, "time falls").
+MEASURED_DROP_MAX = 0.09
+
+
 def estimate_on(
     cluster: ResolvedCluster,
     collective: Collective | str,
@@ -318,9 +325,23 @@ def _estimate(
         shown_faster = [*real, *(w for w in whatif if not real or w.time_s < real[0].time_s)]
         for alt in shown_faster:
             apart = alt.selection_time_s / best.selection_time_s - 1
+            # NCCL's pick this far behind one it also runs is a drop no published sweep shows
+            # at a switch: allgather 2 MiB on 16 x DGX H100, ring/LL 569 us, 4 MiB 309 us
+            unsure = (
+                alt.algorithm in NCCL_ALGORITHMS
+                and alt.time_s < best.time_s * (1 - MEASURED_DROP_MAX)
+                and not 0 <= apart < within
+            )
             notes.append(
                 f"{alt.algorithm.value}/{alt.protocol.value} would be "
                 f"{best.time_s / alt.time_s:.2f}x faster, but NCCL's own estimate ranks it lower"
+                + (
+                    f"; published sweeps show time falling by at most {MEASURED_DROP_MAX:.0%} "
+                    "where NCCL switches, so an estimate this far behind the faster choice is "
+                    "the least sure"
+                    if unsure
+                    else ""
+                )
                 + (
                     " (a what-if: NCCL does not implement it)"
                     if alt.algorithm in (Algorithm.HIERARCHICAL, Algorithm.RHD)

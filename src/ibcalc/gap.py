@@ -641,6 +641,13 @@ def gap(
         if host is not None
         else None
     )
+    if host is None and out.kind is not LinkKind.WAN:
+        # without a host link nothing caps a NIC: XDR's 97.5 GB/s then stands where a DGX B200's
+        # PCIe Gen5 x16 carries 50.4 GB/s (gap --system dgx-b200 --inter xdr: 14.3x, not 7.4x)
+        notes.append(
+            f"each {out.id} NIC at its own achievable rate: no host PCIe link given "
+            "({host_pcie} or {system} sets one, which caps a NIC faster than the GPU's link)"
+        )
     if host is not None and fed is not None:  # as the engine's scale-out tier
         nic_achievable = fed
         capped_by = host.id

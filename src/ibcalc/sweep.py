@@ -34,7 +34,14 @@ from ibcalc.errors import (
     FieldError,
     SizeTooSmallError,
 )
-from ibcalc.facade import CollectivePlan, by_name, cluster_notes, parse_dtype, size_list
+from ibcalc.facade import (
+    MEASURED_DROP_MAX,
+    CollectivePlan,
+    by_name,
+    cluster_notes,
+    parse_dtype,
+    size_list,
+)
 from ibcalc.units import GB, format_size
 
 __all__ = [
@@ -53,12 +60,6 @@ __all__ = [
 MAX_SWEEP_SIZES = 200
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
-
-#: The deepest drop in time at an algorithm switch that a published sweep shows: 2 x p5 on EFA,
-#: all-reduce at 64 KiB -> 1 MiB, 135.8 -> 125.7 us (KeitaW/p5-nccl-test) and 135 -> 123 us
-#: (awsome-distributed-training), 7-9 % (docs/model.md, "time falls").
-MEASURED_DROP_MAX = 0.09
-
 
 def sweep_sizes(min_bytes: float, max_bytes: float, factor: int) -> list[float]:
     """nccl-tests' size series: ``min_bytes``, times ``factor`` each step, up to ``max_bytes``.

@@ -568,7 +568,11 @@ def test_the_cross_leaf_fraction_is_said_to_come_from_where_it_came_from() -> No
     assert "design's fabric layout)" in notes
     flags = ["train", "--params", "70B", "--system", "dgx-h100", "--nodes", "4"]
     notes = " ".join(_json(*flags, "--oversubscription", "2")["assumptions"])
-    assert "(the default, every byte; --cross-leaf sets it)" in notes
+    assert (
+        "(the default, every byte, the worst case; --cross-leaf sets it; on a rail-optimized "
+        "fabric most ring and tree traffic stays inside a leaf: --cross-leaf-neighbour, or a "
+        "design's fabric.switch, sets that share)"
+    ) in notes
     notes = " ".join(_json(*flags, "--oversubscription", "2", "--cross-leaf", "0.5")["assumptions"])
     assert "(from --cross-leaf)" in notes
 

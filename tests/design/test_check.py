@@ -227,9 +227,11 @@ def test_an_unsized_fabric_says_its_cross_leaf_fraction_is_the_default(
     # the text is laid out for the page: compare words, not line breaks
     notes = " ".join(render_design_text(resolve_design(design, doc, builtin_catalogue)).split())
     assert "100% of each node's network traffic assumed to cross the tapered uplinks (the " in notes
-    assert "default, every byte; the fabric layout sets it): every collective's network term" in (
-        notes
-    )
+    assert (
+        "default, every byte, the worst case; the fabric layout sets it; on a rail-optimized "
+        "fabric most ring and tree traffic stays inside a leaf: the fabric layout, or a design's "
+        "fabric.switch, sets that share): every collective's network term"
+    ) in notes
 
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -815,7 +815,9 @@ def _build_out(
             + (
                 "(from {cross_leaf_fraction})"
                 if "cross_leaf_fraction" in spec.model_fields_set
-                else "(the default, every byte; {cross_leaf_fraction} sets it)"
+                else "(the default, every byte, the worst case; {cross_leaf_fraction} sets it; "
+                "on a rail-optimized fabric most ring and tree traffic stays inside a leaf: "
+                "{neighbour_cross_leaf_fraction}, or a design's fabric.switch, sets that share)"
             )
             + f": {effect}"
         )
