@@ -61,6 +61,7 @@ MAX_SWEEP_SIZES = 200
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
+
 def sweep_sizes(min_bytes: float, max_bytes: float, factor: int) -> list[float]:
     """nccl-tests' size series: ``min_bytes``, times ``factor`` each step, up to ``max_bytes``.
 

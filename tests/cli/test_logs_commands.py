@@ -1439,3 +1439,29 @@ def test_nccl_check_names_the_override_files_it_applies(tmp_path: Path) -> None:
     calibrated = json.loads(out)["runs"][0]["rows"][-1]["expected_time_us"]
     assert calibrated < base
     assert not any(a["field"] == "cost_params" for a in json.loads(plain)["runs"][0]["assumptions"])
+
+
+def test_fewer_nics_than_the_named_instance_has_stay_a_fault_to_find(tmp_path: Path) -> None:
+    """aws-ofi-nccl names the instance (p5.48xlarge: 32 EFA NICs) and the NICs it found. A log
+    whose provider found 16 of them, its large rows 1.38x slow, read 'ok' against 16 NICs (the
+    expectation followed the fault); the same timings against 32 name half the NICs missing.
+    The expectation keeps the instance's count and says what the log found."""
+    text = (SWEEPS / "06_allreduce_2node_16xH100_efa.txt").read_text(encoding="utf-8")
+    assert text.count("found 32 nics") == 16  # one line per rank
+    log = tmp_path / "p5_found16.txt"
+    log.write_text(text.replace("found 32 nics", "found 16 nics"), encoding="utf-8")
+    code, out, _ = run("nccl-check", str(log), "--format", "json")
+    assert code == 0
+    (check,) = json.loads(out)["runs"]
+    assert check["nics_per_node"] == 32
+    (nics,) = [a for a in check["assumptions"] if a["field"] == "nics_per_node"]
+    assert nics["evidence"].startswith("a p5.48xlarge has 32 (line 67); aws-ofi-nccl found 16 (")
+    # the healthy run itself (large rows as published) still reads ok against 32
+    assert check["verdict"] == "ok"
+    # a run whose provider found all 32 says so as before
+    code, out, _ = run(
+        "nccl-check", str(SWEEPS / "06_allreduce_2node_16xH100_efa.txt"), "--format", "json"
+    )
+    (whole,) = json.loads(out)["runs"]
+    (found,) = [a for a in whole["assumptions"] if a["field"] == "nics_per_node"]
+    assert found["evidence"].startswith("'Selected Provider is efa (found 32 nics)'")
