@@ -1465,3 +1465,24 @@ def test_fewer_nics_than_the_named_instance_has_stay_a_fault_to_find(tmp_path: P
     (whole,) = json.loads(out)["runs"]
     (found,) = [a for a in whole["assumptions"] if a["field"] == "nics_per_node"]
     assert found["evidence"].startswith("'Selected Provider is efa (found 32 nics)'")
+
+
+def test_a_log_without_its_device_list_takes_nccls_node_count(tmp_path: Path) -> None:
+    """Sweep 12 (2 x 4 H100) with its '#' lines stripped keeps NCCL's INFO lines ('nRanks 8
+    nNodes 2 localRanks 4'): it had been read as one node of 8 GPUs on a default DGX H100 and
+    its all-gather called an NVLink fault (26 % of the expected busbw)."""
+    text = (SWEEPS / "12_allgather_2node_8xH100_ib.txt").read_text(encoding="utf-8")
+    stripped = "".join(
+        line for line in text.splitlines(keepends=True) if not line.lstrip().startswith("#")
+    )
+    log = tmp_path / "no_hash.txt"
+    log.write_text(stripped, encoding="utf-8")
+    code, out, _ = run("nccl-check", str(log), "--format", "json")
+    assert code == 0
+    (check,) = json.loads(out)["runs"]
+    assert (check["nodes"], check["gpus_per_node"]) == (2, 4)
+    (nodes,) = [a for a in check["assumptions"] if a["field"] == "nodes"]
+    assert nodes["evidence"].startswith(
+        "NCCL's communicator line says nNodes 2 localRanks 4 (line "
+    )
+    assert nodes["evidence"].endswith("); the log has no device list")

@@ -478,10 +478,11 @@ def infer_cluster(
     # NCCL's own count wins over hostnames that disagree with it
     recount = nccl is not None
     if nccl is not None:
-        said = (
-            f"NCCL's communicator line says nNodes {nccl[0]} localRanks {nccl[1]} (line "
+        said = f"NCCL's communicator line says nNodes {nccl[0]} localRanks {nccl[1]} (line " + (
             f"{env.nccl_nodes_line}), where the device list's hostnames count {run.nodes} "
             "(a hostname shared by several machines)"
+            if run.nodes is not None
+            else f"{env.nccl_nodes_line}); the log has no device list"
         )
         values["gpus_per_node"], values["nodes"] = nccl[1], nccl[0]
         note("gpus_per_node", nccl[1], "environment", said)
@@ -589,15 +590,17 @@ def infer_cluster(
 def _nccl_recount(
     run: Any, env: LogEnvironment, given: Mapping[str, Any]
 ) -> tuple[int, int] | None:
-    """NCCL's (nodes, ranks per node) where its communicator line disagrees with the device
-    list's hostnames and accounts for every rank (neither given by a flag), else None."""
+    """NCCL's (nodes, ranks per node) where its communicator line accounts for every rank and
+    the device list's hostnames disagree with it or are missing (neither given by a flag), else
+    None. A log stripped of its ``#`` lines (2 x 4 H100, 'nNodes 2 localRanks 4') had been read
+    as one node of 8 GPUs, and its NVLink called faulty."""
     nccl = env.nccl_nodes
     if (
         nccl is None
         or run.ranks is None
         or nccl[0] * nccl[1] != run.ranks
-        or run.nodes is None
         or nccl[0] == run.nodes
+        or (run.nodes is None and run.ranks_per_node is not None)
         or "nodes" in given
         or "gpus_per_node" in given
     ):
