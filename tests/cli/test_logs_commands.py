@@ -1486,3 +1486,37 @@ def test_a_log_without_its_device_list_takes_nccls_node_count(tmp_path: Path) ->
         "NCCL's communicator line says nNodes 2 localRanks 4 (line "
     )
     assert nodes["evidence"].endswith("); the log has no device list")
+
+
+def test_an_in_place_column_slower_at_consecutive_sizes_is_systematic(tmp_path: Path) -> None:
+    """Sweep 06 (2 x p5) with its in-place times 3x from 1 MiB up: every large row still reads
+    ok (the verdict judges out-of-place), and the one finding had called it erratic, 'a noisy
+    neighbour', listing 5 of the 15 sizes. It is systematic, and the evidence counts the rest."""
+    lines = (SWEEPS / "06_allreduce_2node_16xH100_efa.txt").read_text("utf-8").splitlines()
+    out = []
+    for line in lines:
+        prefix, _, row = line.rpartition("<stdout>:")
+        cells = row.split()
+        # a row: size count type redop root | out-of-place time algbw busbw #wrong | in-place
+        # time algbw busbw #wrong
+        if len(cells) == 13 and cells[0].isdigit() and int(cells[0]) >= 2**20:
+            cells[9] = f"{float(cells[9]) * 3:.1f}"
+            line = f"{prefix}<stdout>:  " + "  ".join(cells)
+        out.append(line)
+    log = tmp_path / "inplace3x.txt"
+    log.write_text("\n".join(out) + "\n", encoding="utf-8")
+    code, text, _ = run("nccl-check", str(log), "--format", "json")
+    assert code == 0
+    (check,) = json.loads(text)["runs"]
+    (found,) = [f for f in check["findings"] if f["kind"] == "erratic"]
+    assert found["cause"].startswith(
+        "in-place runs more than 2x slower than out-of-place at every one of the 15 sizes from "
+        "1 MiB to 16 GiB: systematic, not interference"
+    )
+    assert found["evidence"][-1] == "and 10 more sizes"
+    # the published log itself has no such finding
+    code, text, _ = run(
+        "nccl-check", str(SWEEPS / "06_allreduce_2node_16xH100_efa.txt"), "--format", "json"
+    )
+    (plain,) = json.loads(text)["runs"]
+    assert not [f for f in plain["findings"] if f["kind"] == "erratic"]

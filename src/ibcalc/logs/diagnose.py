@@ -396,6 +396,33 @@ def _fit_latency(ctx: RunContext, rows: Sequence[RowCheck]) -> tuple[Link, float
     return link, best.x, math.expm1(statistics.median(abs(e) for e in errs))
 
 
+def _longest_one_sided_run(rows: list[RowCheck], apart: set[int]) -> list[RowCheck]:
+    """The longest run of consecutive ``rows`` that are all in ``apart`` (by id) with the same
+    column slower."""
+    best: list[RowCheck] = []
+    current: list[RowCheck] = []
+    for r in rows:
+        side = (r.inplace_time_us or 0) > r.measured_time_us
+        if id(r) in apart and (
+            not current
+            or ((current[-1].inplace_time_us or 0) > current[-1].measured_time_us) == side
+        ):
+            current.append(r)
+        elif id(r) in apart:
+            current = [r]
+        else:
+            current = []
+        if len(current) > len(best):
+            best = list(current)
+    return best
+
+
+#: Consecutive sizes at which one column (out-of-place or in-place) runs more than ERRATIC_RATIO
+#: slower than the other, for the difference to be called systematic rather than erratic: fewer
+#: is what a noisy neighbour or a stall leaves.
+_SYSTEMATIC_MIN_ROWS = 5
+
+
 def _erratic(ctx: RunContext) -> list[Finding]:
     findings: list[Finding] = []
     apart = [
@@ -408,19 +435,46 @@ def _erratic(ctx: RunContext) -> list[Finding]:
         > ERRATIC_RATIO * min(r.inplace_time_us, r.measured_time_us)
     ]
     if apart:
+        both = [
+            r
+            for r in ctx.rows
+            if r.inplace_time_us is not None
+            and r.inplace_time_us >= _IMPLAUSIBLE_US
+            and r.measured_time_us >= _IMPLAUSIBLE_US
+        ]
+        evidence = [
+            f"{fmt_size(r.size_bytes)}: {r.measured_time_us:g} us out-of-place, "
+            f"{r.inplace_time_us:g} us in-place (line {r.line})"
+            for r in apart[:5]
+        ]
+        if len(apart) > 5:
+            evidence.append(f"and {len(apart) - 5} more sizes")
+        run = _longest_one_sided_run(both, {id(r) for r in apart})
+        if len(run) >= _SYSTEMATIC_MIN_ROWS:
+            # one side slower at consecutive sizes is no noise: a p5 log whose in-place column
+            # ran 3x slower at every size from 1 MiB up was called erratic, 'a noisy neighbour'
+            inplace = (run[0].inplace_time_us or 0) > run[0].measured_time_us
+            slow, fast = ("in-place", "out-of-place") if inplace else ("out-of-place", "in-place")
+            cause = (
+                f"{slow} runs more than {ERRATIC_RATIO:g}x slower than {fast} at every one of "
+                f"the {len(run)} sizes from {fmt_size(run[0].size_bytes)} to "
+                f"{fmt_size(run[-1].size_bytes)}: systematic, not interference (one side takes "
+                "another path or an extra copy; the verdict judges out-of-place, and PyTorch's "
+                "DDP and FSDP call NCCL in place)"
+            )
+        else:
+            cause = (
+                "erratic: out-of-place and in-place differ by more than "
+                f"{ERRATIC_RATIO:g}x at the same size (interference, a noisy neighbour, "
+                "or a transport stalling)"
+            )
         findings.append(
             Finding(
                 kind="erratic",
-                cause="erratic: out-of-place and in-place differ by more than "
-                f"{ERRATIC_RATIO:g}x at the same size (interference, a noisy neighbour, "
-                "or a transport stalling)",
+                cause=cause,
                 confidence="high",
                 severity="warning",
-                evidence=[
-                    f"{fmt_size(r.size_bytes)}: {r.measured_time_us:g} us out-of-place, "
-                    f"{r.inplace_time_us:g} us in-place (line {r.line})"
-                    for r in apart[:5]
-                ],
+                evidence=evidence,
                 lines=[r.line for r in apart],
             )
         )
