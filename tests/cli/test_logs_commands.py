@@ -1520,3 +1520,19 @@ def test_an_in_place_column_slower_at_consecutive_sizes_is_systematic(tmp_path: 
     )
     (plain,) = json.loads(text)["runs"]
     assert not [f for f in plain["findings"] if f["kind"] == "erratic"]
+
+
+def test_rows_too_fast_for_a_nic_count_below_the_logs_name_the_flag() -> None:
+    """Sweep 12 (2 x 4 H100, channels over 4 NICs a node) judged with --nics-per-node 1: its
+    large rows run 4x what one NIC can carry and the run reads 'corrupt', 'no measurement of
+    this cluster'; nothing had said that the log shows 4 NICs and the flag says 1."""
+    log = str(SWEEPS / "12_allgather_2node_8xH100_ib.txt")
+    code, out, _ = run("nccl-check", log, "--nics-per-node", "1", "--format", "json")
+    assert code == 0
+    (check,) = json.loads(out)["runs"]
+    assert check["verdict"] == "corrupt"
+    (found,) = [f for f in check["findings"] if f["kind"] == "implausible_timing"]
+    assert found["evidence"][-1] == (
+        "the log shows 4 NICs per node (channels over 4 network devices, first at line 186) "
+        "where the expectation has 1: check --nics-per-node"
+    )

@@ -36,6 +36,7 @@ from ibcalc.engine.types import busbw_factor
 from ibcalc.errors import IbcalcError
 from ibcalc.logs.bandwidth import bandwidth_findings
 from ibcalc.logs.cluster import NodeRule, match_rule
+from ibcalc.logs.env import LogEnvironment
 from ibcalc.logs.expect import RunContext, catalogue_with_link, predict
 from ibcalc.logs.fit import minimize_scalar
 from ibcalc.logs.results import (
@@ -213,6 +214,22 @@ def _implausible(ctx: RunContext) -> list[Finding]:
     if not fast:
         return []
     worst = max(fast, key=lambda r: r.efficiency)
+    evidence = [
+        f"{fmt_size(worst.size_bytes)}: {worst.measured_time_us:.4g} us, busbw "
+        f"{format_bandwidth(worst.measured_busbw_GBps * GB)} against "
+        f"{format_bandwidth(worst.expected_busbw_GBps * GB)} expected "
+        f"({worst.efficiency:.3g}x; line {worst.line})",
+        "those rows are left out of the bandwidth diagnosis and fail any efficiency gate",
+    ]
+    # a NIC count below what the log shows (a wrong --nics-per-node) is the likeliest other
+    # cluster: sweep 12 with --nics-per-node 1 read 'corrupt' and said nothing of the flag
+    shown, where = _log_nics(ctx.env)
+    assumed = ctx.cluster.nics_per_node
+    if ctx.multi and shown is not None and shown > assumed:
+        evidence.append(
+            f"the log shows {shown} NICs per node ({where}) where the expectation has "
+            f"{assumed}: check {{nics_per_node}}"
+        )
     return [
         Finding(
             kind="implausible_timing",
@@ -222,16 +239,22 @@ def _implausible(ctx: RunContext) -> list[Finding]:
             "assumed)",
             confidence="high",
             severity="error",
-            evidence=[
-                f"{fmt_size(worst.size_bytes)}: {worst.measured_time_us:.4g} us, busbw "
-                f"{format_bandwidth(worst.measured_busbw_GBps * GB)} against "
-                f"{format_bandwidth(worst.expected_busbw_GBps * GB)} expected "
-                f"({worst.efficiency:.3g}x; line {worst.line})",
-                "those rows are left out of the bandwidth diagnosis and fail any efficiency gate",
-            ],
+            evidence=evidence,
             lines=[r.line for r in fast],
         )
     ]
+
+
+def _log_nics(env: LogEnvironment) -> tuple[int | None, str]:
+    """The NICs per node NCCL's output shows, and where: the provider's count, else the network
+    devices its channels run over; (None, "") when it shows neither."""
+    if env.provider is not None and env.provider_nics is not None:
+        return env.provider_nics, f"'found {env.provider_nics} nics', line {env.provider.line}"
+    if env.net_devices:
+        return len(env.net_devices), f"channels over {len(env.net_devices)} network devices, " + (
+            f"first at line {env.net_devices_line}"
+        )
+    return None, ""
 
 
 def _wrong_results(ctx: RunContext) -> list[Finding]:
