@@ -1536,3 +1536,37 @@ def test_rows_too_fast_for_a_nic_count_below_the_logs_name_the_flag() -> None:
         "the log shows 4 NICs per node (channels over 4 network devices, first at line 186) "
         "where the expectation has 1: check --nics-per-node"
     )
+
+
+def test_low_first_large_sizes_under_the_size_before_are_a_dip_not_a_late_ramp(
+    tmp_path: Path,
+) -> None:
+    """Sweep 06 (2 x p5) with its 64-256 MiB times doubled: busbw at 64 MiB (105 GB/s) falls
+    under 32 MiB's (138 GB/s), and the finding had called it 'busbw ramps up later than the
+    model expects ... not a configuration fault'. A ramp never falls: it is a dip. The published
+    2 x DGX A100 all-gather (sweep 08), 1.6 % under its 32 MiB busbw at 64 MiB, stays a ramp."""
+    out = []
+    for line in (SWEEPS / "06_allreduce_2node_16xH100_efa.txt").read_text("utf-8").splitlines():
+        prefix, _, row = line.rpartition("<stdout>:")
+        cells = row.split()
+        if len(cells) == 13 and cells[0].isdigit() and 2**26 <= int(cells[0]) <= 2**28:
+            for i in (5, 9):  # out-of-place and in-place times
+                cells[i] = f"{float(cells[i]) * 2:.1f}"
+            line = f"{prefix}<stdout>:  " + "  ".join(cells)
+        out.append(line)
+    log = tmp_path / "dip.txt"
+    log.write_text("\n".join(out) + "\n", encoding="utf-8")
+    code, text, _ = run("nccl-check", str(log), "--format", "json")
+    assert code == 0
+    (check,) = json.loads(text)["runs"]
+    causes = [f["cause"] for f in check["findings"] if f["kind"] == "low_bandwidth"]
+    assert any("a dip, not a late ramp" in c for c in causes)
+    assert not any("ramps up later" in c for c in causes)
+    code, text, _ = run(
+        "nccl-check",
+        str(SWEEPS / "08_allgather_2node_16xA100-40GB_net-notstated.txt"),
+        "--format",
+        "json",
+    )
+    (alcf,) = json.loads(text)["runs"]
+    assert any("ramps up later" in f["cause"] for f in alcf["findings"])

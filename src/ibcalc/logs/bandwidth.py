@@ -144,7 +144,11 @@ def bandwidth_findings(
         )
     if median_eff >= band.ok or not below:
         if below:
-            findings.append(_some_rows_low(bw, below, low, band))
+            # the largest valid size below the regime: a ramp climbs from it; busbw more than
+            # _DIP_FRACTION under it is a dip (64-256 MiB slowed 2x on a p5 log read 'ramps up
+            # later')
+            before = [r for r in ctx.rows if r.regime != "bandwidth" and not r.invalid]
+            findings.append(_some_rows_low(bw, below, low, band, before[-1] if before else None))
         return findings
     headline = (
         f"busbw {measured:.1f} GB/s against {expected:.1f} GB/s expected at {span} "
@@ -405,8 +409,19 @@ def _inside_band(bw: Sequence[RowCheck], headline: str) -> Finding:
     )
 
 
+#: busbw at the smallest large size more than this fraction under the largest smaller size is a
+#: dip, not a late ramp: no published healthy run falls there by more than 1.6 % (2 x DGX A100
+#: all-gather, 127.8 -> 125.8 GB/s from 32 to 64 MiB; a ramp never falls), a p5 run slowed 2x at
+#: 64-256 MiB falls 24 %.
+_DIP_FRACTION = 0.1
+
+
 def _some_rows_low(
-    bw: Sequence[RowCheck], below: Sequence[RowCheck], low: Sequence[RowCheck], band: Band
+    bw: Sequence[RowCheck],
+    below: Sequence[RowCheck],
+    low: Sequence[RowCheck],
+    band: Band,
+    before: RowCheck | None = None,
 ) -> Finding:
     """Most large sizes fine, some (``below``) under the ok threshold (``low``: those of them
     outside the error band): a late ramp, rows the model's error covers, or an unsteady run.
@@ -420,6 +435,27 @@ def _some_rows_low(
         for r in below[:4]
     ]
     lines = [r.line for r in below]
+    dips = before is not None and below[0].measured_busbw_GBps < before.measured_busbw_GBps * (
+        1 - _DIP_FRACTION
+    )
+    if list(below) == list(bw[: len(below)]) and dips:
+        assert before is not None  # dips says so
+        return Finding(
+            kind="low_bandwidth",
+            cause=(
+                "the smallest of the large sizes falls below "
+                if len(below) == 1
+                else f"the smallest {len(below)} of {len(bw)} large sizes fall below "
+            )
+            + f"{pct(band.ok)} of the expected busbw and under the "
+            f"{before.measured_busbw_GBps:.1f} GB/s of {fmt_size(before.size_bytes)}, the larger "
+            "ones reach it: a dip, not a late ramp (interference, congestion or a transport "
+            "stalling at those sizes)",
+            confidence="low",
+            severity="warning",
+            evidence=evidence,
+            lines=lines,
+        )
     if list(below) == list(bw[: len(below)]):
         # only the smallest sizes of the regime: NCCL switches protocol or algorithm later
         # than the model (its tuner constants differ between versions), not a fault
