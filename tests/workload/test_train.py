@@ -685,6 +685,9 @@ def test_tp_across_nodes_warns_with_the_slowdown(builtin_catalogue: Catalogue) -
     assert slowdown > 1
     warning = next(w for w in result.warnings if "crosses the 8-GPU scale-up domain" in w)
     assert f"({slowdown:.3g}x slower" in warning
+    # the 16-GPU domain is a what-if, said as one, and --compare weighs a tp that fits
+    assert "were the 16 GPUs one nvlink4 domain, which none is here (" in warning
+    assert warning.endswith("{compare} weighs a tp that fits the domain")
     # inside one node there is no such warning
     ok = _run(builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=8, dp=16)
     assert not any("crosses" in w for w in ok.warnings)

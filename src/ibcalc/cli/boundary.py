@@ -121,6 +121,7 @@ FIELD_FLAGS: dict[str, str] = {
     "micro_batch": "--micro-batch",
     "microbatches": "--microbatches",
     "virtual_stages": "--virtual-stages",
+    "compare": "--compare",
     "global_batch": "--global-batch",
     "backward_s": "--backward-time",
     "tflops": "--tflops",
