@@ -903,3 +903,19 @@ def test_a_perfect_log_is_not_fitted_away_from_where_it_fits(catalogue: Catalogu
     )
     # whatever is fitted stays where the rows put it
     assert all(p.value == pytest.approx(p.before, abs=1e-8) for p in cal.parameters)
+
+
+def test_large_rows_the_fit_leaves_far_off_are_warned_about(catalogue: Catalogue) -> None:
+    """The A3 Mega log read as the DGX H100 on NDR its GPUs suggest (no --system): no value the
+    fit may move reaches its large rows, which stay 61 % off after the fit; the override had
+    been written without a word beyond the faulty-run note. Given the right system, they fit
+    and nothing is said."""
+    log = read_log(SWEEPS / "log06_allreduce_2node_16xH100_gcp_a3mega.txt")
+    wrong = calibrate_log_files([log], catalogue=catalogue)
+    (fit,) = wrong.runs
+    assert fit.bandwidth_error_after is not None
+    assert fit.bandwidth_error_after > 0.15
+    (far,) = [w for w in wrong.warnings if "far from the measurements" in w]
+    assert f"(run 1) {fit.bandwidth_error_after:.1%}: beyond 15%, no value it may fit" in far
+    right = calibrate_log_files([log], ClusterSpec(system="gcp-a3-mega"), catalogue=catalogue)
+    assert not any("far from the measurements" in w for w in right.warnings)

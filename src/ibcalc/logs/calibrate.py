@@ -82,6 +82,7 @@ from ibcalc.logs.parse import LogInput
 from ibcalc.logs.records import Row, Run, line_list, run_measurements
 from ibcalc.logs.results import (
     BANDWIDTH_MIN_BYTES,
+    BANDWIDTH_TOLERANCE,
     GIVEN,
     IMPLAUSIBLE_SPEEDUP,
     LATENCY_MAX_BYTES,
@@ -805,6 +806,20 @@ def calibrate(
             + "; ".join(worse)
             + ": its values follow the run's other rows; see the fit quality per run before "
             "using them for the rows that got worse"
+        )
+    # large rows the fit leaves far off: no value it may fit explains them, and an override
+    # written from such a run describes it no better (a 2 x 8 H100 log 39.5 % off at 64 MiB and
+    # more came out 39.4 % off, and its values were written without a word)
+    far = [
+        f"{fit.source} (run {fit.run_index + 1}) {fit.bandwidth_error_after:.1%}"
+        for fit in run_fits
+        if fit.bandwidth_error_after is not None and fit.bandwidth_error_after > BANDWIDTH_TOLERANCE
+    ]
+    if far:
+        warnings.append(
+            "the fit leaves large rows (64 MiB and more) far from the measurements (median error "
+            "of the time): " + "; ".join(far) + f": beyond {BANDWIDTH_TOLERANCE:.0%}, no value it "
+            "may fit explains them; nccl-check names the likely causes"
         )
     old = sorted(
         {
