@@ -634,8 +634,8 @@ def test_calibrate_says_each_assumption_once() -> None:
         "without peer-to-peer)",
         "gpus_per_node = 2 (every host lists 2 ranks)",
         "nodes = 1 (distinct hostnames in the device list: autodl-container-xxxxx x2)",
-        "gpus_per_process = 2 (the header's nGpus, nccl-tests -g: the expectation has its serial "
-        "launches)",
+        "gpus_per_process = 2 (the log's header says nGpus 2, nccl-tests -g: the expectation has "
+        "its serial launches)",
         "skipped: a run on one GPU moves no data between GPUs",
     ]
 
@@ -1562,11 +1562,40 @@ def test_low_first_large_sizes_under_the_size_before_are_a_dip_not_a_late_ramp(
     causes = [f["cause"] for f in check["findings"] if f["kind"] == "low_bandwidth"]
     assert any("a dip, not a late ramp" in c for c in causes)
     assert not any("ramps up later" in c for c in causes)
-    code, text, _ = run(
-        "nccl-check",
-        str(SWEEPS / "08_allgather_2node_16xA100-40GB_net-notstated.txt"),
-        "--format",
-        "json",
-    )
-    (alcf,) = json.loads(text)["runs"]
+    alcf = _one_run(SWEEPS / "08_allgather_2node_16xA100-40GB_net-notstated.txt")
     assert any("ramps up later" in f["cause"] for f in alcf["findings"])
+
+
+def test_a_log_without_its_ngpus_line_takes_gpus_per_process_from_its_pids(
+    tmp_path: Path,
+) -> None:
+    """Sweep 01 (1 x 8 MI355X, one process driving the 8 GPUs: -g 8) without its 'nThread ...
+    nGpus 8' line: its device list still shows one Pid for the 8 ranks. It had been judged as
+    one process per GPU, with no gpus_per_process listed and the launch floor blamed on 'a
+    launcher, container or driver overhead'."""
+    text = (SWEEPS / "01_allreduce_1node_8xMI355X_intranode-rccl.txt").read_text("utf-8")
+    lines = text.splitlines(keepends=True)
+    assert sum("nGpus" in line for line in lines) == 1
+    log = tmp_path / "no_ngpus.txt"
+    log.write_text("".join(line for line in lines if "nGpus" not in line), encoding="utf-8")
+    code, out, _ = run("nccl-check", str(log), "--format", "json")
+    assert code == 0
+    (check,) = json.loads(out)["runs"]
+    (gpp,) = [a for a in check["assumptions"] if a["field"] == "gpus_per_process"]
+    assert gpp["value"] == 8
+    assert gpp["evidence"].startswith(
+        "the header's nGpus line is missing; every process in the device list drives 8 ranks "
+        "(one Pid per 8 ranks, lines "
+    )
+    # the same as the whole log, which states nGpus 8
+    whole = _one_run(SWEEPS / "01_allreduce_1node_8xMI355X_intranode-rccl.txt")
+    assert whole["verdict"] == check["verdict"]
+
+
+def _one_run(log: Path) -> dict[str, Any]:
+    """nccl-check's JSON record of the one run in ``log``."""
+    code, out, _ = run("nccl-check", str(log), "--format", "json")
+    assert code == 0
+    (check,) = json.loads(out)["runs"]
+    assert isinstance(check, dict)
+    return check

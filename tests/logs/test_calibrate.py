@@ -149,7 +149,9 @@ def test_the_headers_gpus_per_process_is_modelled_not_fitted_into_a_link(
     # the launches leave nothing for a per-hop latency: it stays at its lower bound, 0
     assert fitted["nvlink4-mesh4.transport_latency"] == pytest.approx(0.0, abs=1e-9)
     assert from_log.runs[0].latency_error_before < 0.1
-    assert any("gpus_per_process = 4 (the header's nGpus" in a for a in from_log.assumptions)
+    assert any(
+        "gpus_per_process = 4 (the log's header says nGpus 4" in a for a in from_log.assumptions
+    )
 
 
 @pytest.mark.parametrize(

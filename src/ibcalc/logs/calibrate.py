@@ -69,6 +69,7 @@ from ibcalc.fileio import OutputTarget, check_output, same_file, signals_raise, 
 from ibcalc.logs.check import check_run
 from ibcalc.logs.cluster import (
     check_rank_count,
+    gpus_per_process_said,
     infer_spec,
     resolve_log_cluster,
     with_header_gpus_per_process,
@@ -583,8 +584,9 @@ def calibrate(
                 notes.append(
                     (
                         label,
-                        f"gpus_per_process = {run.gpus_per_process} (the header's nGpus, "
-                        "nccl-tests -g: the expectation has its serial launches)",
+                        f"gpus_per_process = {run.gpus_per_process} "
+                        f"({gpus_per_process_said(run)}, nccl-tests -g: the expectation has its "
+                        "serial launches)",
                     )
                 )
         # what the reader took away or dropped (rows of size 0 are nothing to fit anyway)

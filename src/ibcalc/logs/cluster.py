@@ -36,6 +36,7 @@ __all__ = [
     "NODE_RULES",
     "Inferred",
     "NodeRule",
+    "gpus_per_process_said",
     "infer_cluster",
     "infer_spec",
     "match_rule",
@@ -300,6 +301,14 @@ def with_header_gpus_per_process(
     return spec.model_copy(update={"gpus_per_process": stated})
 
 
+def gpus_per_process_said(run: Run) -> str:
+    """Where the log states its GPUs per process: the header's nGpus, or (without that line)
+    the device list's ranks per process (``run.gpus_per_process`` must be set)."""
+    if any(i.field == "gpus_per_process" for i in run.inferences):
+        return f"the log's device list shows {run.gpus_per_process} ranks per process"
+    return f"the log's header says nGpus {run.gpus_per_process}"
+
+
 def overridden_gpus_per_process(run: Run, flags: ClusterSpec | None) -> int | None:
     """The GPUs per process the log's header states (nGpus, nccl-tests ``-g``) when the caller
     gave another count, which replaces it; None otherwise."""
@@ -367,7 +376,7 @@ def _given_evidence(
             return f"{GIVEN} ({said_env})"
     if field == "gpus_per_process":
         stated = overridden_gpus_per_process(run, flags)
-        return GIVEN if stated is None else f"{GIVEN} (the log's header says nGpus {stated})"
+        return GIVEN if stated is None else f"{GIVEN} ({gpus_per_process_said(run)})"
     logged = {
         "nodes": (run.nodes, "host", ""),
         "gpus_per_node": (run.ranks_per_node, "rank", " per host"),

@@ -35,7 +35,7 @@ from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.engine.types import busbw_factor
 from ibcalc.errors import IbcalcError
 from ibcalc.logs.bandwidth import bandwidth_findings
-from ibcalc.logs.cluster import NodeRule, match_rule
+from ibcalc.logs.cluster import NodeRule, gpus_per_process_said, match_rule
 from ibcalc.logs.env import LogEnvironment
 from ibcalc.logs.expect import RunContext, catalogue_with_link, predict
 from ibcalc.logs.fit import minimize_scalar
@@ -340,7 +340,7 @@ def _latency_findings(ctx: RunContext, latency: _LatencyFit | None) -> list[Find
     given = "gpus_per_process" in ctx.cluster.spec.model_fields_set
     gpp = None if given else ctx.run.gpus_per_process
     if gpp is not None and gpp > 1:
-        causes.append(f"one process drives {gpp} GPUs (-g {gpp}; the header says nGpus {gpp})")
+        causes.append(f"one process drives {gpp} GPUs (-g {gpp}; {gpus_per_process_said(ctx.run)})")
     if ctx.multi:
         causes.append("a proxy-driven network transport or plugin adding per-message latency")
     causes.append("a launcher, container or driver overhead per call")

@@ -177,6 +177,8 @@ class Device:
     host: str
     name: str
     line: int
+    #: the process id the line prints (None where the line has none)
+    pid: int | None = None
 
 
 @dataclass
@@ -583,6 +585,32 @@ class _Builder:
         self.notes.append(f"ranks per node differ between hosts ({listing})")
         return hosts, None, len(hosts)
 
+    def gpus_per_process(self) -> int | None:
+        """nccl-tests' ``-g``: the header's nGpus, else, without that line, the ranks each process
+        drives in the device list (every host's ranks under one Pid, counted alike everywhere);
+        a one-process ``-g 8`` run had been judged as one process per GPU and its launch floor
+        blamed on 'a launcher, container or driver overhead'."""
+        f = self.f
+        if f.gpus_per_process is not None:
+            return f.gpus_per_process
+        if not f.devices or f.devices_elided or any(d.pid is None for d in f.devices):
+            return None
+        per_process = Counter((d.host, d.pid) for d in f.devices)
+        counts = set(per_process.values())
+        if len(counts) != 1:
+            return None
+        per = counts.pop()
+        if per < 2:
+            return None
+        self._infer(
+            "gpus_per_process",
+            per,
+            f"the header's nGpus line is missing; every process in the device list drives "
+            f"{plural(per, 'rank')} (one Pid per {per} ranks, lines {f.devices[0].line}-"
+            f"{f.devices[-1].line})",
+        )
+        return per
+
     def gpu_model(self) -> str | None:
         names = Counter(d.name for d in self.f.devices if d.name)
         if not names:
@@ -851,7 +879,7 @@ def build_run(facts: RunFacts, *, next_line: int | None = None) -> Run:
         ranks_per_node=rpn,
         nodes=nodes,
         hosts=hosts,
-        gpus_per_process=f.gpus_per_process,
+        gpus_per_process=b.gpus_per_process(),
         threads=f.threads,
         gpu_model=gpu,
         dtype=dtype,

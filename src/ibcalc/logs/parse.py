@@ -106,7 +106,7 @@ _KEYS = {
 }
 _STEP = re.compile(r"\bstep:\s*(\d+)\((factor|bytes)\)")
 _RANK = re.compile(
-    r"^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(\S+)\s+device\s+\d+\s+"
+    r"^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+\d+\s+"
     r"\[[^\]]*\]\s*(.*?)\s*$"
 )
 _REDUCING_MAX = re.compile(r"^#\s*Reducing maxBytes to (\d+)")
@@ -711,7 +711,15 @@ class _Reader:
         expected = len(cur.devices)
         if rank != expected:
             cur.devices_elided = True
-        cur.devices.append(Device(rank=rank, host=m.group(2), name=m.group(3), line=lineno))
+        cur.devices.append(
+            Device(
+                rank=rank,
+                host=m.group(3),
+                name=m.group(4),
+                line=lineno,
+                pid=int(m.group(2)[:12]),
+            )
+        )
         self.in_devices = True
 
     def _data(self, s: str, lineno: int) -> None:
