@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from ibcalc.catalogue.cost_params import builtin_cost_params
+from ibcalc.catalogue.load import find_link
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
@@ -668,3 +669,25 @@ def test_nccls_pick_far_behind_a_faster_one_is_called_the_least_sure(
     (tie_note,) = [n for n in tie.assumptions if n.startswith("nvlstree/Simple would be")]
     assert "near tie" in tie_note
     assert "least sure" not in tie_note
+
+
+def test_an_nvls_tree_headline_says_its_nvls_rate_is_a_share_of_nvls_alone(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """2 x DGX H100, 10 GB all-reduce in NVLS-tree: NVLS inside the node at
+    nvls_tree_factor x NVLink 4's NVLS rate (450 GB/s x nvls_efficiency), the GPUs also feeding
+    the NICs. The headline gave the 287 GB/s alone, where `design show` and `gap` print NVLS's
+    309 GB/s: the two read as a contradiction."""
+    params = builtin_cost_params()
+    nvls = 450e9 * find_link(builtin_catalogue, "nvlink4").nvls_efficiency  # 308.7 GB/s
+    factor = params.calibrated.nvls_tree_factor  # 0.93
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    best = estimate_on(cluster, Collective.ALL_REDUCE, 10e9).best
+    assert best.algorithm is Algorithm.NVLS_TREE
+    assert best.bottleneck == (
+        f"NVLink SHARP in the NVSwitch ({nvls * factor / 1e9:.0f} GB/s per GPU, {factor:g} x its "
+        f"{nvls / 1e9:.0f} alone)"
+    )
+    assert (
+        best.bottleneck == "NVLink SHARP in the NVSwitch (287 GB/s per GPU, 0.93 x its 309 alone)"
+    )
