@@ -1492,19 +1492,7 @@ def test_an_in_place_column_slower_at_consecutive_sizes_is_systematic(tmp_path: 
     """Sweep 06 (2 x p5) with its in-place times 3x from 1 MiB up: every large row still reads
     ok (the verdict judges out-of-place), and the one finding had called it erratic, 'a noisy
     neighbour', listing 5 of the 15 sizes. It is systematic, and the evidence counts the rest."""
-    lines = (SWEEPS / "06_allreduce_2node_16xH100_efa.txt").read_text("utf-8").splitlines()
-    out = []
-    for line in lines:
-        prefix, _, row = line.rpartition("<stdout>:")
-        cells = row.split()
-        # a row: size count type redop root | out-of-place time algbw busbw #wrong | in-place
-        # time algbw busbw #wrong
-        if len(cells) == 13 and cells[0].isdigit() and int(cells[0]) >= 2**20:
-            cells[9] = f"{float(cells[9]) * 3:.1f}"
-            line = f"{prefix}<stdout>:  " + "  ".join(cells)
-        out.append(line)
-    log = tmp_path / "inplace3x.txt"
-    log.write_text("\n".join(out) + "\n", encoding="utf-8")
+    log = _p5_times_scaled(tmp_path / "inplace3x.txt", 2**20, 2**34, (9,), 3)
     code, text, _ = run("nccl-check", str(log), "--format", "json")
     assert code == 0
     (check,) = json.loads(text)["runs"]
@@ -1545,17 +1533,8 @@ def test_low_first_large_sizes_under_the_size_before_are_a_dip_not_a_late_ramp(
     under 32 MiB's (138 GB/s), and the finding had called it 'busbw ramps up later than the
     model expects ... not a configuration fault'. A ramp never falls: it is a dip. The published
     2 x DGX A100 all-gather (sweep 08), 1.6 % under its 32 MiB busbw at 64 MiB, stays a ramp."""
-    out = []
-    for line in (SWEEPS / "06_allreduce_2node_16xH100_efa.txt").read_text("utf-8").splitlines():
-        prefix, _, row = line.rpartition("<stdout>:")
-        cells = row.split()
-        if len(cells) == 13 and cells[0].isdigit() and 2**26 <= int(cells[0]) <= 2**28:
-            for i in (5, 9):  # out-of-place and in-place times
-                cells[i] = f"{float(cells[i]) * 2:.1f}"
-            line = f"{prefix}<stdout>:  " + "  ".join(cells)
-        out.append(line)
-    log = tmp_path / "dip.txt"
-    log.write_text("\n".join(out) + "\n", encoding="utf-8")
+    # out-of-place and in-place times
+    log = _p5_times_scaled(tmp_path / "dip.txt", 2**26, 2**28, (5, 9), 2)
     code, text, _ = run("nccl-check", str(log), "--format", "json")
     assert code == 0
     (check,) = json.loads(text)["runs"]
@@ -1590,6 +1569,25 @@ def test_a_log_without_its_ngpus_line_takes_gpus_per_process_from_its_pids(
     # the same as the whole log, which states nGpus 8
     whole = _one_run(SWEEPS / "01_allreduce_1node_8xMI355X_intranode-rccl.txt")
     assert whole["verdict"] == check["verdict"]
+
+
+def _p5_times_scaled(
+    log: Path, low: int, high: int, columns: tuple[int, ...], factor: float
+) -> Path:
+    """Sweep 06 (2 x p5) written to ``log`` with the time ``columns`` of its rows of ``low`` to
+    ``high`` bytes times ``factor``. A row's cells: size count type redop root | out-of-place
+    time (5) algbw busbw #wrong | in-place time (9) algbw busbw #wrong."""
+    out = []
+    for line in (SWEEPS / "06_allreduce_2node_16xH100_efa.txt").read_text("utf-8").splitlines():
+        prefix, _, row = line.rpartition("<stdout>:")
+        cells = row.split()
+        if len(cells) == 13 and cells[0].isdigit() and low <= int(cells[0]) <= high:
+            for i in columns:
+                cells[i] = f"{float(cells[i]) * factor:.1f}"
+            line = f"{prefix}<stdout>:  " + "  ".join(cells)
+        out.append(line)
+    log.write_text("\n".join(out) + "\n", encoding="utf-8")
+    return log
 
 
 def _one_run(log: Path) -> dict[str, Any]:

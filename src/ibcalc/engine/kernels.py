@@ -283,12 +283,8 @@ def _tree_kernel(
     chain_bw = topo.up_bw_Bps() / 2.0 if m > 1 else math.inf
     net_bw = topo.domain_bw_Bps("neighbour") / tree_network_multiplier(big_n)
     wan_bw = topo.wan_bw_Bps(params, protocol) / tree_network_multiplier(topo.sites)
-    if wan_bw < min(net_bw, chain_bw):
-        bw = wan_bw * nccl.tree_factor
-    elif net_bw < chain_bw:
-        bw = net_bw * nccl.tree_factor
-    else:
-        bw = chain_bw * nccl.tree_factor
+    # NCCL's tree all-reduce factor on whichever tier binds (algorithms.tree.tree_timing)
+    bw = min(wan_bw, net_bw, chain_bw) * nccl.tree_factor
     if protocol is Protocol.LL:
         bw = min(bw / nccl.tree_ll_divisor, ll_cap_Bps(topo, params) / 2.0)
     elif protocol is Protocol.LL128:

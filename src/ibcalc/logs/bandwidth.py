@@ -438,16 +438,16 @@ def _some_rows_low(
     dips = before is not None and below[0].measured_busbw_GBps < before.measured_busbw_GBps * (
         1 - _DIP_FRACTION
     )
+    smallest = (
+        "the smallest of the large sizes falls below "
+        if len(below) == 1
+        else f"the smallest {len(below)} of {len(bw)} large sizes fall below "
+    ) + f"{pct(band.ok)} of the expected busbw"
     if list(below) == list(bw[: len(below)]) and dips:
         assert before is not None  # dips says so
         return Finding(
             kind="low_bandwidth",
-            cause=(
-                "the smallest of the large sizes falls below "
-                if len(below) == 1
-                else f"the smallest {len(below)} of {len(bw)} large sizes fall below "
-            )
-            + f"{pct(band.ok)} of the expected busbw and under the "
+            cause=f"{smallest} and under the "
             f"{before.measured_busbw_GBps:.1f} GB/s of {fmt_size(before.size_bytes)}, the larger "
             "ones reach it: a dip, not a late ramp (interference, congestion or a transport "
             "stalling at those sizes)",
@@ -461,12 +461,7 @@ def _some_rows_low(
         # than the model (its tuner constants differ between versions), not a fault
         return Finding(
             kind="low_bandwidth",
-            cause=(
-                "the smallest of the large sizes falls below "
-                if len(below) == 1
-                else f"the smallest {len(below)} of {len(bw)} large sizes fall below "
-            )
-            + f"{pct(band.ok)} of the expected busbw, the larger ones reach it: busbw ramps up "
+            cause=f"{smallest}, the larger ones reach it: busbw ramps up "
             "later than the model expects ("
             + (
                 "NCCL's protocol and algorithm switch points differ from its tuner model"

@@ -729,18 +729,19 @@ def calibrate(
         if moved < 1e-2:
             break
     values = _levenberg_marquardt(cases, determined, values, catalogue, params)
-    for p in _moves_that_cost(
-        cases, determined, values, starts, catalogue=catalogue, params=params
-    ):
-        determined.remove(p)
-        values[p] = float(starts[p] or 0.0)
-        undetermined.append(
-            Undetermined(
-                name=p.name,
-                reason="the fit moved it where NCCL's choice of algorithm changes on rows it "
-                "did not weigh, and all the rows together fit worse there (it keeps its value)",
-            )
-        )
+
+    def put_back(ps: Sequence[_Param], reason: str) -> None:
+        """Return ``ps`` to their starting values, listed as not fitted for ``reason``."""
+        for p in ps:
+            determined.remove(p)
+            values[p] = float(starts[p] or 0.0)
+            undetermined.append(Undetermined(name=p.name, reason=reason))
+
+    put_back(
+        _moves_that_cost(cases, determined, values, starts, catalogue=catalogue, params=params),
+        "the fit moved it where NCCL's choice of algorithm changes on rows it did not weigh, and "
+        "all the rows together fit worse there (it keeps its value)",
+    )
     cat, par = _apply(catalogue, params, values)
     after = _residuals(cases, cat, par) or base
     no_error: dict[_Param, str] = {}
@@ -760,16 +761,11 @@ def calibrate(
     # keeps its value
     at_bound = {p: values[p] <= p.lo * 1.001 or values[p] >= p.hi * 0.999 for p in determined}
     unsupported = [p for p in determined if fitted[p][1] == 0 and at_bound[p]]
-    for p in unsupported:
-        determined.remove(p)
-        values[p] = float(starts[p] or 0.0)
-        undetermined.append(
-            Undetermined(
-                name=p.name,
-                reason="no fitted row's time depends on it; the fit only drove it to a bound of "
-                "its range (it keeps its value)",
-            )
-        )
+    put_back(
+        unsupported,
+        "no fitted row's time depends on it; the fit only drove it to a bound of its range (it "
+        "keeps its value)",
+    )
     if unsupported:
         cat, par = _apply(catalogue, params, values)
         after = _residuals(cases, cat, par) or base
