@@ -444,6 +444,8 @@ def _longest_one_sided_run(rows: list[RowCheck], apart: set[int]) -> list[RowChe
 #: slower than the other, for the difference to be called systematic rather than erratic: fewer
 #: is what a noisy neighbour or a stall leaves.
 _SYSTEMATIC_MIN_ROWS = 5
+#: Sizes an erratic finding lists by name; the rest are counted.
+_LISTED = 5
 
 
 def _erratic(ctx: RunContext) -> list[Finding]:
@@ -468,10 +470,10 @@ def _erratic(ctx: RunContext) -> list[Finding]:
         evidence = [
             f"{fmt_size(r.size_bytes)}: {r.measured_time_us:g} us out-of-place, "
             f"{r.inplace_time_us:g} us in-place (line {r.line})"
-            for r in apart[:5]
+            for r in apart[:_LISTED]
         ]
-        if len(apart) > 5:
-            evidence.append(f"and {len(apart) - 5} more sizes")
+        if len(apart) > _LISTED:
+            evidence.append(f"and {len(apart) - _LISTED} more sizes")
         run = _longest_one_sided_run(both, {id(r) for r in apart})
         if len(run) >= _SYSTEMATIC_MIN_ROWS:
             # one side slower at consecutive sizes is no noise: a p5 log whose in-place column
