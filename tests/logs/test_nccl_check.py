@@ -37,6 +37,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import find_system, load_catalogue
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli import app
@@ -49,7 +50,7 @@ from ibcalc.logs import parse_file, parse_log
 from ibcalc.logs.check import check_log, check_run
 from ibcalc.logs.diagnose import _gpu_contradiction
 from ibcalc.logs.env import scan_environment
-from ibcalc.logs.expect import catalogue_with_link
+from ibcalc.logs.expect import catalogue_with_link, predict
 from ibcalc.logs.results import (
     BANDS,
     BANDWIDTH_TOLERANCE,
@@ -883,6 +884,54 @@ def test_a_run_slower_than_a_named_fault_is_flagged_like_it(catalogue: Catalogue
     assert all(r.within_band for r in slow.rows)
     assert slow.findings[0].severity in ("warning", "error")
     assert any("nvls=False" in line for line in slow.findings[0].evidence)
+
+
+def test_the_right_cause_is_named_on_a_run_with_rows_just_outside_the_band(
+    catalogue: Catalogue,
+) -> None:
+    """The published 2 x 8 MI355X all-reduce over 8 x RoCE 400G (sweep 03) has 3 of its 9 rows
+    of 64 MiB and more a few percent faster than the band's fast side (3 % on verbs networks)
+    allows. With every row slowed as one NIC per node would leave it (the model's time with 1
+    NIC over its time with 8, 4.5x at 64 MiB and more), the one-NIC re-run is 3 % off the median
+    row, yet only 6 of the 9 rows fell inside its band: short of the 70 % a cause must explain,
+    and the run was put down to a fitted xGMI rate (0.156). A row within half the tolerance of
+    the re-run is explained by it too."""
+    spec = ClusterSpec(
+        system="mi355x-8", nodes=2, gpus_per_node=8, nics_per_node=8, inter="roce-400g"
+    )
+    path = SWEEPS / "03_allreduce_2node_16xMI355X_ainic-ethernet-rccl.txt"
+    run = parse_file(path).runs[0]
+    assert run.collective is Collective.ALL_REDUCE
+    sizes = [r.size_bytes for r in run.rows]
+    params = builtin_cost_params()
+    one, eight = (
+        predict(
+            resolve_cluster(catalogue, s), run.collective, sizes, dtype=run.dtype, params=params
+        )
+        for s in (spec.replace(nics_per_node=1), spec)
+    )
+    rows = []
+    for row, a, b in zip(run.rows, one, eight, strict=True):
+        assert a is not None
+        assert b is not None
+        k = a.time_s / b.time_s
+        slowed = {
+            side: t.model_copy(update={"time_us": t.time_us * k, "busbw_GBps": t.busbw_GBps / k})
+            for side in ("oop", "ip")
+            if (t := getattr(row, side)) is not None
+        }
+        rows.append(row.model_copy(update=slowed))
+    env = scan_environment(path.read_text("utf-8"), 1, run.line_end)
+    healthy = check_run(run, flags=spec, env=env, catalogue=catalogue)
+    large = [r for r in healthy.rows if r.regime == "bandwidth"]
+    assert (len(large), sum(r.within_band for r in large)) == (9, 6)
+    check = check_run(
+        run.model_copy(update={"rows": rows}), flags=spec, env=env, catalogue=catalogue
+    )
+    low = [f for f in check.findings if f.kind == "low_bandwidth"]
+    assert low[0].hypothesis == "nics_per_node=1"
+    assert low[0].fit_error is not None
+    assert low[0].fit_error < 0.05
 
 
 def test_a_row_just_outside_the_band_never_prints_inside_it(
