@@ -686,8 +686,8 @@ def test_an_nvls_tree_headline_says_its_nvls_rate_is_a_share_of_nvls_alone(
     assert best.algorithm is Algorithm.NVLS_TREE
     assert best.bottleneck == (
         f"NVLink SHARP in the NVSwitch ({nvls * factor / 1e9:.0f} GB/s per GPU, {factor:g} x its "
-        f"{nvls / 1e9:.0f} alone)"
+        f"{nvls / 1e9:.0f} GB/s alone)"
     )
-    assert (
-        best.bottleneck == "NVLink SHARP in the NVSwitch (287 GB/s per GPU, 0.93 x its 309 alone)"
+    assert best.bottleneck == (
+        "NVLink SHARP in the NVSwitch (287 GB/s per GPU, 0.93 x its 309 GB/s alone)"
     )

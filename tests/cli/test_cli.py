@@ -594,6 +594,30 @@ def test_host_launches_are_compared_with_a_chains_spacing() -> None:
     )
     assert "between a chain's operations" in data["bottleneck"]
     assert "one operation's" not in data["bottleneck"]
+    # the derivation names the chain's overlap too: the printed time, (33.6 + T + 19 x 33.6) /
+    # 20 us with T the whole chain (121 us), had been explained by the launches alone, as if
+    # each operation took T + 33.6 us
+    explained = _json(
+        "broadcast",
+        "--size",
+        "8KiB",
+        "--system",
+        "dgx-h100",
+        "-N",
+        "16",
+        "--gpus-per-process",
+        "8",
+        "--proto",
+        "ll",
+        "--explain",
+    )
+    measurement = explained["explanation"]["measurement"]
+    assert measurement.startswith("one-way chain: back-to-back operations complete every ")
+    assert "longer than that stage: the launches set the period" in measurement
+    launches = 8 * 4.2e-6
+    chain = explained["one_operation_s"]
+    assert chain > 100e-6
+    assert explained["time_s"] == pytest.approx((launches + chain + 19 * launches) / 20)
     big = _json(
         "allreduce",
         "--size",

@@ -81,11 +81,19 @@ def measured(cost: Cost, topo: Topology, params: CostParams) -> Cost:
         f"{format_time(host)} ({topo.gpus_per_process} x "
         f"{format_time(params.calibrated.launch_per_gpu_s)}, calibrated.launch_per_gpu)"
     )
+    chain = (
+        f"one-way chain: back-to-back operations complete every {format_time(period)} "
+        "(one stage), not every full chain latency"
+    )
     if host > period:
         why = (
             f"one process drives {topo.gpus_per_process} GPUs: the host launches each "
             f"operation in {floor}"
         )
+        if period < single:
+            # the chain's overlap is why the time is near the launches, not T + launches (an
+            # LL broadcast's 394 us chain printed 53.3 us with only the launches named)
+            why = f"{chain}; {why}, longer than that stage: the launches set the period"
         # the time shown is the launches', not the operation's latency or bytes
         # against what spaces the operations without it: one operation, or a chain's stage
         # (an LL broadcast's 121 us chain had been called shorter than 33.6 us of launches)
@@ -101,10 +109,7 @@ def measured(cost: Cost, topo: Topology, params: CostParams) -> Cost:
     else:
         parts = []
         if period < single:
-            parts.append(
-                f"one-way chain: back-to-back operations complete every {format_time(period)} "
-                "(one stage), not every full chain latency"
-            )
+            parts.append(chain)
         if host > 0:
             # -g 8 said the host launches one after another and then changed nothing, unsaid
             parts.append(

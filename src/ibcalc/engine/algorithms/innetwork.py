@@ -192,7 +192,7 @@ def nvls_tree_timing(
             # design show and gap print NVLS alone (309 GB/s on H100): the headline says why
             # this is less
             f"NVLink SHARP in the NVSwitch ({bw * factor / 1e9:.0f} GB/s per GPU, "
-            f"{factor:g} x its {bw / 1e9:.0f} alone)"
+            f"{factor:g} x its {bw / 1e9:.0f} GB/s alone)"
             if intra_t >= max(net_t, wan_t)
             else "WAN between sites"
             if wan_t > net_t
