@@ -108,6 +108,26 @@ def test_gradient_dtype_scales_dp_bytes(
     assert _phase(result, "dp-allreduce").bytes_per_gpu == pytest.approx(expected)
 
 
+def test_gradients_held_in_fp32_and_sent_in_16_bits_say_so(builtin_catalogue: Catalogue) -> None:
+    """bf16 weights keep fp32 gradients (4 bytes each in the memory table, Megatron-LM's default)
+    while the wire carried bf16 unsaid: Llama 3 70B's dp all-reduce at tp 8 is 70e9 / 8 x 2 =
+    17.5 GB in bf16, twice that, 35 GB, with the fp32 buffer Megatron-LM reduces by default. The
+    note names the difference; with fp32 on the wire there is none, and none with fp16 weights
+    (fp16 gradients, 2 bytes, as the wire's)."""
+    cluster = ClusterSpec(system="dgx-h100")
+    words = "memory: gradients held in fp32 (Megatron-LM accumulates bf16 training's in fp32)"
+    bf16 = _run(builtin_catalogue, cluster, tp=8, dp=16)
+    fp32 = _run(builtin_catalogue, cluster, tp=8, dp=16, grad_dtype="fp32")
+    assert _phase(bf16, "dp-allreduce").bytes_per_gpu == pytest.approx(70e9 / 8 * 2)
+    assert _phase(fp32, "dp-allreduce").bytes_per_gpu == pytest.approx(70e9 / 8 * 4)
+    said = [n for n in bf16.assumptions if n.startswith(words)]
+    assert len(said) == 1
+    assert "but exchanged in bf16 ({grad_dtype})" in said[0]
+    assert not any(n.startswith(words) for n in fp32.assumptions)
+    fp16 = _run(builtin_catalogue, cluster, tp=8, dp=16, param_dtype="fp16", grad_dtype="fp16")
+    assert not any(n.startswith("memory: gradients held") for n in fp16.assumptions)
+
+
 def test_zero1_is_reduce_scatter_plus_all_gather_of_the_same_bytes(
     builtin_catalogue: Catalogue,
 ) -> None:

@@ -127,6 +127,7 @@ FIELD_FLAGS: dict[str, str] = {
     "tflops": "--tflops",
     "recompute": "--recompute",
     "weights_dtype": "--weights-dtype",
+    "grad_dtype": "--grad-dtype",
     "kv_dtype": "--kv-dtype",
     "gpu_memory": "--gpu-memory",
     "gpu_memory_bytes": "--gpu-memory",
