@@ -171,6 +171,13 @@ def check_output(
         raise OutputError(f"cannot write the {what}: the file name is empty")
     if "\x00" in name:
         raise _fail(name, "the file name holds a NUL byte")
+    if name == "-":
+        # '-o -' had written a file named '-' and printed nothing (schema, check): '-' reads
+        # as standard output, which is not what a file option writes
+        raise OutputError(
+            f"cannot write the {what} to '-': this option writes a file; give its name "
+            "(/dev/stdout for standard output, ./- for a file named '-')"
+        )
     given = Path(name)
     parent = str(given.parent)
     limit = _name_max(parent if Path(parent).is_dir() else ".")

@@ -11,9 +11,11 @@ benchmarks/speed.py's.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from importlib import import_module
+from pathlib import Path
 
 import pytest
 import typer
@@ -157,3 +159,61 @@ def test_a_command_imports_its_own_module_only() -> None:
     # the design schema (and the fabric sizing it pulls in) is not on an estimate's path:
     # --oversubscription's parser, run on its default too, once imported it for every estimate
     assert sorted(m for m in imported if m.startswith(("ibcalc.design", "ibcalc.fabric"))) == []
+
+
+def test_a_stdout_that_cannot_encode_the_output_gets_it_in_ascii() -> None:
+    """PYTHONIOENCODING=ascii: the sweep's busbw bars (U+258F ...) and the schema's 'µs' had
+    ended the run with a UnicodeEncodeError traceback (exit 1). The bars are drawn with '#'; JSON
+    keeps its data, its non-ASCII characters written as JSON escapes."""
+    env = {**os.environ, "PYTHONIOENCODING": "ascii"}
+    command = [sys.executable, "-c", "from ibcalc.cli import main; main()"]
+    sweep = subprocess.run(
+        [*command, "sweep", "allreduce", "-N", "2", "--system", "dgx-h100", "-b", "1G", "-e", "1G"],
+        capture_output=True,
+        env=env,
+        check=False,
+        timeout=60,
+    )
+    assert sweep.returncode == 0, sweep.stderr
+    assert sweep.stdout.isascii()
+    assert b"####" in sweep.stdout
+    schema = subprocess.run(
+        [*command, "schema"], capture_output=True, env=env, check=False, timeout=60
+    )
+    assert schema.returncode == 0, schema.stderr
+    assert schema.stdout.isascii()
+    utf8 = subprocess.run(
+        [*command, "schema"],
+        capture_output=True,
+        env={**env, "PYTHONIOENCODING": "utf-8"},
+        check=True,
+        timeout=60,
+    )
+    assert "µs".encode() in utf8.stdout
+    assert json.loads(schema.stdout) == json.loads(utf8.stdout)
+
+
+@pytest.mark.parametrize(
+    ("args", "what"),
+    [
+        (["schema", "-o", "-"], "schema"),
+        (["check", "examples/aws-p5-efa.yaml", "-o", "-"], "report"),
+    ],
+)
+def test_an_output_file_named_dash_is_refused(
+    args: list[str], what: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """'-o -' had written a file named '-' in the working directory, printed nothing and exited
+    0 (schema, check): '-' reads as standard output. It is refused, with the two ways to say
+    what was meant; calibrate already refused it."""
+    root = Path(__file__).resolve().parents[2]
+    monkeypatch.chdir(tmp_path)
+    if args[0] == "check":
+        args = [args[0], str(root / args[1]), *args[2:]]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert result.output == (
+        f"error: cannot write the {what} to '-': this option writes a file; give its name "
+        "(/dev/stdout for standard output, ./- for a file named '-')\n"
+    )
+    assert not (tmp_path / "-").exists()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import io
+import json
 import os
 import select
 import sys
@@ -99,6 +100,42 @@ class StdoutError(OSError):
     BrokenPipeError, which the error boundary turns into a quiet exit."""
 
 
+#: Characters ibcalc prints that an ASCII stdout cannot take, spelled in ASCII.
+_ASCII = str.maketrans(
+    {
+        **dict.fromkeys("▏▎▍▌▋▊▉█", "#"),
+        "µ": "u",
+        "\u00d7": "x",  # multiplication sign
+        "—": "-",
+        "\u2013": "-",  # en dash
+        "…": "...",
+        "≤": "<=",
+        "≥": ">=",
+        "≈": "~",
+        "─": "-",
+        "│": "|",
+    }
+)
+
+
+def encodable(text: str, encoding: str) -> str:
+    """``text`` as ``encoding`` can write it. JSON (text starting with ``{`` or ``[``, where
+    only strings hold such characters) gets JSON's ``\\uXXXX`` escapes, so that it still reads
+    back as the same data (the schema's time pattern has ``µs``); other text the characters
+    ibcalc prints spelled in ASCII, any other replaced (``?``)."""
+    try:
+        text.encode(encoding)
+    except UnicodeEncodeError:
+        pass
+    except LookupError:
+        return text
+    else:
+        return text
+    if text.lstrip().startswith(("{", "[")):
+        return "".join(c if c.isascii() else json.dumps(c)[1:-1] for c in text)
+    return text.translate(_ASCII).encode(encoding, "replace").decode(encoding)
+
+
 class _GuardedStdout:
     """sys.stdout, with its write errors told apart from any other OSError of a command."""
 
@@ -108,6 +145,16 @@ class _GuardedStdout:
         self.broken = False
 
     def write(self, text: str) -> int:
+        try:
+            return self._write(text)
+        except UnicodeEncodeError:
+            # a stdout that cannot encode the output (PYTHONIOENCODING=ascii): the sweep's bars
+            # and the schema's µ had ended the run with a traceback; rich draws its boxes in
+            # ASCII there already, the rest is spelled out or replaced
+            self._write(encodable(text, getattr(self._stream, "encoding", None) or "ascii"))
+            return len(text)
+
+    def _write(self, text: str) -> int:
         try:
             raw = getattr(self._stream, "buffer", None)
             if isinstance(raw, io.RawIOBase):
