@@ -40,8 +40,9 @@ from ibcalc.catalogue.load import load_catalogue
 from ibcalc.cluster.resolve import ClusterSpec, resolve_cluster
 from ibcalc.engine.types import Collective
 from ibcalc.facade import estimate_on
-from ibcalc.logs import read_log
+from ibcalc.logs import ParsedLog, read_log
 from ibcalc.logs.calibrate import calibrate_logs
+from ibcalc.logs.check import check_log
 
 ROOT = Path(__file__).resolve().parent.parent
 FLOOR = Path(__file__).resolve().parent / "floor.py"
@@ -111,6 +112,30 @@ def _design_copies(directory: Path, count: int) -> list[str]:
     return files
 
 
+def _slowed(path: Path, from_bytes: int, factor: float) -> tuple[ParsedLog, str]:
+    """The log at ``path`` (its first run, and its text for NCCL's output) with the times of
+    its rows of ``from_bytes`` and more multiplied by ``factor`` (both columns; rates follow)."""
+    log = read_log(path)
+    run = log.parsed.runs[0]
+    rows = []
+    for row in run.rows:
+        k = factor if row.size_bytes >= from_bytes else 1.0
+        update = {
+            side: t.model_copy(
+                update={
+                    "time_us": t.time_us * k,
+                    "algbw_GBps": t.algbw_GBps / k,
+                    "busbw_GBps": t.busbw_GBps / k,
+                }
+            )
+            for side in ("oop", "ip")
+            if (t := getattr(row, side)) is not None
+        }
+        rows.append(row.model_copy(update=update))
+    runs = [run.model_copy(update={"rows": rows})]
+    return log.parsed.model_copy(update={"runs": runs}), log.text
+
+
 def _verdict(value: float, target: float) -> str:
     return "holds" if value <= target else "MISSED"
 
@@ -155,6 +180,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     calibrate_logs(logs, catalogue=catalogue)
     fit = time.perf_counter() - started
 
+    # nccl-check of one faulty run (sweep 06, 2 x p5, its sizes from 1 MiB run 2x slower): the
+    # diagnosis re-runs the model under each cause and fits the limiting rates; it took 0.7 s a
+    # run when every re-run built the full estimate
+    slow, text = _slowed(SWEEPS / "06_allreduce_2node_16xH100_efa.txt", 2**20, 2.0)
+    diagnose = _median_s(lambda: check_log(slow, text, catalogue=catalogue), 3)
+
     floor = startup["floor"]
     print(
         f"start-up, {args.runs} interleaved rounds (console script {IBCALC}); x floor = median "
@@ -184,6 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"  one all-reduce estimate (16 x aws-p5)    {one * 1e3:8.2f} ms")
     print(f"  32-size sweep                            {sweep * 1e3:8.1f} ms")
     print(f"  calibrate, sweeps 13 and 10 (2 logs)     {fit:8.2f} s (once)")
+    print(f"  nccl-check of a faulty 2 x p5 run        {diagnose * 1e3:8.1f} ms")
     return 0
 
 

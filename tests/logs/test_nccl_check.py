@@ -1136,3 +1136,36 @@ def test_a_run_cut_after_its_maxbytes_was_reduced_names_both_sizes(
     # ranked ahead of every note
     where = check.findings.index(early)
     assert all(f.severity != "info" for f in check.findings[:where])
+
+
+def test_the_quick_re_runs_are_the_full_estimates_numbers(catalogue: Catalogue) -> None:
+    """The diagnoses re-run the model under each cause and at each fitted rate with
+    quick_estimates (a bad 2 x p5 run had taken 0.7 s with full estimates, a 5,000-size run
+    40 s): the times, rates and error bands must be the full estimates', to the bit, at every
+    size of a published run, forced algorithm or not, sizes that cannot run included."""
+    from ibcalc.engine.types import Algorithm
+    from ibcalc.logs.expect import predict, predict_times, quick_estimates
+
+    params = builtin_cost_params()
+    cluster = resolve_cluster(catalogue, ClusterSpec(system="aws-p5", nodes=2))
+    run = parse_file(SWEEPS / "06_allreduce_2node_16xH100_efa.txt").runs[0]
+    sizes = [r.size_bytes for r in run.rows] + [1.0]  # 1 B of fp32 rounds to nothing
+    for algorithm in (None, Algorithm.RING, Algorithm.NVLS):
+        full = predict(
+            cluster, Collective.ALL_REDUCE, sizes, dtype="fp32", params=params, algorithm=algorithm
+        )
+        plan, quick = quick_estimates(
+            cluster, Collective.ALL_REDUCE, sizes, dtype="fp32", params=params, algorithm=algorithm
+        )
+        times = predict_times(
+            cluster, Collective.ALL_REDUCE, sizes, dtype="fp32", params=params, algorithm=algorithm
+        )
+        assert plan is not None
+        assert [e is None for e in full] == [q is None for q in quick] == [t is None for t in times]
+        assert full[-1] is None
+        for e, q, t in zip(full, quick, times, strict=True):
+            if e is None or q is None:
+                continue
+            assert (q.time_s, q.busbw_Bps, q.algorithm) == (e.time_s, e.busbw_Bps, e.best.algorithm)
+            assert t == e.time_s
+            assert plan.time_s_range(q) == e.time_s_range

@@ -23,7 +23,8 @@ from ibcalc.catalogue.models import Catalogue, Link
 from ibcalc.cluster.resolve import ResolvedCluster, resolve_cluster
 from ibcalc.engine.types import Algorithm, Estimate
 from ibcalc.errors import IbcalcError
-from ibcalc.logs.expect import RunContext, catalogue_with_link, predict
+from ibcalc.facade import QuickEstimate
+from ibcalc.logs.expect import RunContext, catalogue_with_link, predict_times
 from ibcalc.logs.fit import minimize_scalar
 from ibcalc.logs.results import (
     BANDS,
@@ -64,7 +65,7 @@ class _Hypothesis:
 @dataclass(frozen=True)
 class _Scored:
     hypothesis: _Hypothesis
-    estimates: list[Estimate | None]
+    curve: list[tuple[int, float]]  # (size, busbw GB/s) at every checked size
     error: float  # median |relative error| over the bandwidth rows
     share: float  # share of bandwidth rows within the band
     predicted: float  # median predicted busbw over the bandwidth rows, GB/s
@@ -238,7 +239,7 @@ def bandwidth_findings(
                 lines=lines,
                 hypothesis=best.hypothesis.key,
                 fit_error=best.error,
-                curve=_curve(ctx.rows, best.estimates),
+                curve=best.curve,
             )
         )
         for s in others[:2]:
@@ -254,7 +255,7 @@ def bandwidth_findings(
                     lines=lines,
                     hypothesis=s.hypothesis.key,
                     fit_error=s.error,
-                    curve=_curve(ctx.rows, s.estimates),
+                    curve=s.curve,
                 )
             )
         return findings
@@ -357,42 +358,45 @@ def _score(ctx: RunContext, hyp: _Hypothesis) -> _Scored | None:
         alt = resolve_cluster(catalogue, ctx.cluster.spec.replace(**hyp.changes))
     except IbcalcError:
         return None
-    ests = ctx.predict_under(alt)
+    plan, quick = ctx.quick_under(alt)
     errors: list[float] = []
     within = 0
     predicted: list[float] = []
-    for row, est in zip(ctx.rows, ests, strict=True):
-        if row.regime != "bandwidth" or est is None or row.invalid:
+    for row, q in zip(ctx.rows, quick, strict=True):
+        if row.regime != "bandwidth" or q is None or plan is None or row.invalid:
             continue
         measured_s = row.measured_time_us * 1e-6
-        errors.append(abs(math.log(measured_s / est.time_s)))
-        within += _within(est, measured_s, BANDWIDTH_TOLERANCE)
-        predicted.append(est.busbw_Bps / GB)
+        errors.append(abs(math.log(measured_s / q.time_s)))
+        within += _within(q.time_s, plan.time_s_range(q), measured_s, BANDWIDTH_TOLERANCE)
+        predicted.append(q.busbw_Bps / GB)
     if not errors:
         return None
     return _Scored(
         hyp,
-        ests,
+        _curve(ctx.rows, quick),
         math.expm1(statistics.median(errors)),
         within / len(errors),
         statistics.median(predicted),
     )
 
 
-def _within(est: Estimate, measured_s: float, tolerance: float) -> bool:
+def _within(
+    time_s: float, band: tuple[float, float] | None, measured_s: float, tolerance: float
+) -> bool:
     """Whether a re-run explains a row: the measurement lies in the estimate's error band, or
     within half the tolerance of the estimate. The band's fast side is narrow (3 % on verbs
     networks): a healthy 2 x 8 MI355X run has 3 of its 9 large rows just outside it, and every
     cause re-run on that run, the right one too, then fell short of the share a cause must
     explain (benchmarks/diagnosis.py)."""
-    error = abs(math.log(measured_s / est.time_s))
-    band = est.time_s_range
+    error = abs(math.log(measured_s / time_s))
     if band is not None:
         return band[0] <= measured_s <= band[1] or error <= math.log1p(tolerance / 2)
     return error <= math.log1p(tolerance)
 
 
-def _curve(rows: Sequence[RowCheck], ests: Sequence[Estimate | None]) -> list[tuple[int, float]]:
+def _curve(
+    rows: Sequence[RowCheck], ests: Sequence[Estimate | QuickEstimate | None]
+) -> list[tuple[int, float]]:
     return [
         (r.size_bytes, e.busbw_Bps / GB) for r, e in zip(rows, ests, strict=True) if e is not None
     ]
@@ -527,7 +531,7 @@ def _rate_finding(
         up = cluster.topology.up
         if cluster.intra.nvls_efficiency is not None and up is not None and up.nvls_bw_Bps:
             candidates.append(("nvls", cluster.intra, "nvls_efficiency"))
-    fits: list[tuple[float, str, Link, str, float, list[Estimate | None]]] = []
+    fits: list[tuple[float, str, Link, str, float, list[QuickEstimate | None]]] = []
     for what, link, field in candidates:
         fitted = _fit_scale(ctx, link, field, bw)
         if fitted is not None and fitted[0] > _FIT_FLOOR:
@@ -641,9 +645,9 @@ def _rate_finding(
 
 def _fit_scale(
     ctx: RunContext, link: Link, field: str, rows: Sequence[RowCheck]
-) -> tuple[float, float, list[Estimate | None]] | None:
+) -> tuple[float, float, list[QuickEstimate | None]] | None:
     """The value of ``link.<field>`` (an efficiency) that best reproduces ``rows``' times:
-    (value, median relative error, estimates at every checked size)."""
+    (value, median relative error, the model's numbers at every checked size)."""
     measured = [r.measured_time_us * 1e-6 for r in rows]
     sizes = [r.size_bytes for r in rows]
 
@@ -653,7 +657,7 @@ def _fit_scale(
             cluster = resolve_cluster(cat, ctx.cluster.spec)
         except IbcalcError:
             return math.inf
-        ests = predict(
+        times = predict_times(
             cluster,
             ctx.collective,
             sizes,
@@ -662,10 +666,10 @@ def _fit_scale(
             algorithm=ctx.algorithm,
         )
         total = 0.0
-        for m, e in zip(measured, ests, strict=True):
-            if e is None:
+        for m, t in zip(measured, times, strict=True):
+            if t is None:
                 return math.inf
-            total += math.log(m / e.time_s) ** 2
+            total += math.log(m / t) ** 2
         return total
 
     best = minimize_scalar(cost, 1e-3, 1.0, log_scale=True)
@@ -673,7 +677,7 @@ def _fit_scale(
         return None
     cat = catalogue_with_link(ctx.catalogue, link.id, **{field: best.x})
     cluster = resolve_cluster(cat, ctx.cluster.spec)
-    ests = ctx.predict_under(cluster)
+    _, ests = ctx.quick_under(cluster)
     errors = [
         abs(math.log(r.measured_time_us * 1e-6 / e.time_s))
         for r, e in zip(ctx.rows, ests, strict=True)
