@@ -37,7 +37,7 @@ from ibcalc.errors import IbcalcError
 from ibcalc.logs.bandwidth import bandwidth_findings
 from ibcalc.logs.cluster import NodeRule, gpus_per_process_said, match_rule
 from ibcalc.logs.env import LogEnvironment
-from ibcalc.logs.expect import RunContext, catalogue_with_link, predict
+from ibcalc.logs.expect import RunContext, catalogue_with_link, predict_times
 from ibcalc.logs.fit import minimize_scalar
 from ibcalc.logs.results import (
     BANDS,
@@ -396,7 +396,7 @@ def _fit_latency(ctx: RunContext, rows: Sequence[RowCheck]) -> tuple[Link, float
             cluster = resolve_cluster(cat, ctx.cluster.spec)
         except IbcalcError:
             return None
-        ests = predict(
+        times = predict_times(
             cluster,
             ctx.collective,
             sizes,
@@ -404,9 +404,9 @@ def _fit_latency(ctx: RunContext, rows: Sequence[RowCheck]) -> tuple[Link, float
             params=ctx.params,
             algorithm=ctx.algorithm,
         )
-        if any(e is None for e in ests):
+        if any(t is None for t in times):
             return None
-        return [math.log(m / e.time_s) for m, e in zip(measured, ests, strict=True) if e]
+        return [math.log(m / t) for m, t in zip(measured, times, strict=True) if t]
 
     def cost(added: float) -> float:
         errs = errors(added)
