@@ -189,6 +189,27 @@ def test_moe_with_tp_splits_the_group_batch(builtin_catalogue: Catalogue) -> Non
     assert result.memory.kv_cache_bytes == pytest.approx(8 * 1024 * 131_072 / 2)
 
 
+def test_the_kv_cache_is_the_busiest_ranks_when_tp_does_not_divide_the_kv_heads(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """Llama 3 70B (8 KV heads, 80 layers x 8 x 128 x 2 x 2 B = 327,680 B per token) on tp 3,
+    one 1,024 + 256-token request: a rank holds whole KV heads, 3 on the busiest (8 = 3 + 3 +
+    2), so 3/8 of 1,280 x 327,680 B = 150 MiB; an even split over 3 had given 133 MiB. On tp 4
+    the split is even (2 heads each), on tp 16 every rank holds one head (copied past 8)."""
+    model = find_model("llama3-70b")
+    cache = 1280 * 327_680
+
+    def kv(tp: int) -> float | None:
+        spec = InferSpec(model=model, tp=tp, batch=1, prompt_tokens=1024, output_tokens=256)
+        nodes = 2 if tp > 8 else 1
+        return infer(builtin_catalogue, _dgx(builtin_catalogue, nodes), spec).memory.kv_cache_bytes
+
+    assert kv(3) == pytest.approx(cache * 3 / 8)
+    assert kv(3) == pytest.approx(150 * 2**20)
+    assert kv(4) == pytest.approx(cache / 4)
+    assert kv(16) == pytest.approx(cache / 8)
+
+
 def test_instance_must_fit(builtin_catalogue: Catalogue) -> None:
     with pytest.raises(WorkloadError) as err:
         infer(

@@ -444,7 +444,8 @@ def _memory(
     (the first stage with the input embedding, the last with the output layer), the routed
     experts over ``ep`` more. KV cache: ``ceil(batch / ep) x (prompt + output) x bytes per
     token`` (the sequences of one attention group) for the same layers, split over
-    ``min(tp, kv_heads)`` (a GPU holds its KV heads; past kv_heads they are copied), and not
+    the busiest GPU's share of the KV heads (:meth:`~ibcalc.workload.model.ModelSpec.kv_split`:
+    whole heads, ``ceil(kv_heads / tp)`` on the busiest; past kv_heads they are copied), and not
     split for a latent cache (MLA), which every tensor-parallel rank keeps whole. Every stage
     holds its group's cache for its own layers, so the busiest is the
     first unless a MoE model's dense layers come first and a later stage's experts weigh more

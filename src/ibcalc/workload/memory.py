@@ -252,7 +252,7 @@ def activation_bytes_per_layer(
     recompute: Recompute,
     act_bytes: int,
     context: int | None = None,
-    kv_split: int | None = None,
+    kv_split: float | None = None,
     attention: tuple[float, float, float] | None = None,
     dropout: bool = True,
 ) -> float | None:
@@ -262,9 +262,10 @@ def activation_bytes_per_layer(
 
     ``seq`` is the tokens one rank holds (after context parallelism), ``context`` the whole
     sequence its queries attend to (default ``seq``): context parallelism gathers every rank's
-    keys and values (Llama 3's all-gather), and each query scores them all. ``kv_split`` is how
-    many ranks share the keys and values, ``min(tp, kv_heads)`` (default ``tp``): past
-    ``kv_heads`` they are copied. ``attention`` replaces the attention's units where they are
+    keys and values (Llama 3's all-gather), and each query scores them all. ``kv_split`` is the
+    keys and values over the busiest rank's share (default ``tp``; ``kv_heads / ceil(kv_heads /
+    tp)``, :meth:`~ibcalc.workload.model.ModelSpec.kv_split`): past ``kv_heads`` they are
+    copied. ``attention`` replaces the attention's units where they are
     not multi-head attention's: (queries and output-projection input, keys and values, units
     left whole like the 10), as latent attention (MLA) stores them; ``kv_ratio`` is then unused.
     None where the formula needs the heads (``recompute`` none) and they are not known.
@@ -790,7 +791,7 @@ def _layer_bytes(
             recompute=spec.recompute,
             act_bytes=spec.act_dtype.bytes,
             context=seq,
-            kv_split=min(par.tp, shape.kv_heads) if shape.kv_heads else par.tp,
+            kv_split=shape.kv_heads / -(-shape.kv_heads // par.tp) if shape.kv_heads else par.tp,
             attention=shape.latent,
             dropout=model.dropout,
         )

@@ -456,14 +456,18 @@ class ModelSpec(CheckedSpec):
             )
         return 2 * kv_heads * head_dim
 
-    def kv_split(self, tp: int) -> int:
-        """Over how many of ``tp`` ranks the keys and values split: ``min(tp, kv_heads)`` (a
-        rank holds its KV heads; past kv_heads they are copied), 1 for a latent cache (MLA),
-        which every tensor-parallel rank keeps whole."""
+    def kv_split(self, tp: int) -> float:
+        """The keys and values over the busiest of ``tp`` ranks' share of them: a rank holds
+        whole KV heads, ``ceil(kv_heads / tp)`` on the busiest, so ``kv_heads / ceil(kv_heads /
+        tp)`` (``tp`` where it divides them; ``kv_heads`` past them, the heads copied); 1 for a
+        latent cache (MLA), which every tensor-parallel rank keeps whole. 8 KV heads on tp 3:
+        3 on the busiest rank, 3/8 of the cache, where an even split had given 1/3."""
         if self.kv_elements_per_layer is not None:
-            return 1
+            return 1.0
         kv_heads = self.kv_heads if self.kv_heads is not None else self.heads
-        return min(tp, kv_heads) if kv_heads is not None else tp
+        if kv_heads is None:
+            return float(tp)
+        return kv_heads / -(-kv_heads // tp)
 
     def kv_bytes_per_token(self, dtype_bytes: int) -> float:
         """KV-cache bytes per token: layers x kv_elements x bytes (docs/workload.md)."""
