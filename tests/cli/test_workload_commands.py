@@ -309,6 +309,29 @@ def test_checkpoint_json() -> None:
     assert data["totals"]["save_s"] == pytest.approx(810e9 / 130e9)
 
 
+def test_storage_units_of_a_storage_without_an_aggregate_rate_are_said_to_change_nothing() -> None:
+    """--storage-units multiplies a storage's aggregate rate; S3 states none (it scales with the
+    clients), so 4 units changed nothing, yet were accepted without a word and the title read
+    'to 4 x aws-s3'. The same times, no count in the title, and a note; a parallel file system's
+    units still count (2 x 65 GB/s above) and show in its title."""
+    base = ["checkpoint", "--model", "llama3-70b", "--system", "dgx-h100", "-N", "2"]
+    one = runner.invoke(APP, [*base, "--storage", "aws-s3"])
+    four = runner.invoke(APP, [*base, "--storage", "aws-s3", "--storage-units", "4"])
+    assert one.exit_code == four.exit_code == 0, four.stderr
+    assert four.stdout.startswith("checkpoint llama3-70b: 140 GB of bf16 weights to aws-s3 from ")
+    text = " ".join(four.stdout.split())
+    assert (
+        "aws-s3 states no aggregate limit: it scales with the clients; --storage-units 4 changes "
+        "nothing (units multiply an aggregate rate)"
+    ) in text
+    times = [line for line in four.stdout.splitlines() if line.startswith(("  save", "  restore"))]
+    assert times == [
+        line for line in one.stdout.splitlines() if line.startswith(("  save", "  restore"))
+    ]
+    ddn = runner.invoke(APP, [*base, "--storage", "ddn-ai400x2", "--storage-units", "2"])
+    assert ddn.stdout.startswith("checkpoint llama3-70b: 140 GB of bf16 weights to 2 x ddn-ai400x2")
+
+
 def test_checkpoint_names_ignored_cluster_options() -> None:
     args = ["checkpoint", "--model", "llama3-70b", "--storage", "ddn-ai400x2", "--system"]
     result = runner.invoke(

@@ -687,8 +687,14 @@ def render_checkpoint(
     what = f"{format_size(result.weights_bytes)} of {spec.weights_dtype.value} weights"
     if result.optimizer_bytes:
         what += f" + {format_size(result.optimizer_bytes)} of optimizer state"
+    # a count of units only where they multiply a storage rate (not for S3, which has none)
+    units = (
+        f"{spec.storage_units} x "
+        if any(b.name == "storage" for t in (result.save, result.restore) for b in t.bounds)
+        else ""
+    )
     title = (
-        f"checkpoint {spec.model.label}: {what} to {spec.storage_units} x {result.storage_id} "
+        f"checkpoint {spec.model.label}: {what} to {units}{result.storage_id} "
         f"from {result.nodes} node{'s' if result.nodes != 1 else ''}"
     )
     # cells two spaces apart (the column rule and one collapsed space of padding)

@@ -421,7 +421,14 @@ def checkpoint(
             "one request to one prefix, so no more prefixes than parts are used"
         )
     if storage.aggregate_write_Bps is None and storage.aggregate_read_Bps is None:
-        notes.append(f"{storage.id} states no aggregate limit: it scales with the clients")
+        note = f"{storage.id} states no aggregate limit: it scales with the clients"
+        if spec.storage_units != 1:
+            # 4 units of S3 had been accepted without a word and titled '4 x aws-s3'
+            note += (
+                f"; {{storage_units}} {spec.storage_units} changes nothing (units multiply an "
+                "aggregate rate)"
+            )
+        notes.append(note)
     if spec.optimizer:
         notes.append(
             "optimizer state: 12 bytes per parameter (fp32 weights, Adam m and v)"
