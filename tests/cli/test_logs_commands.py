@@ -1612,3 +1612,24 @@ def _one_run(log: Path) -> dict[str, Any]:
     (check,) = json.loads(out)["runs"]
     assert isinstance(check, dict)
     return check
+
+
+def test_a_design_without_gpus_per_node_leaves_it_to_the_log(tmp_path: Path) -> None:
+    """--design gives nccl-check the node shape: a design naming only its system (and 32 nodes,
+    which a log of 2 nodes does not use) had set gpus_per_node to nothing, listed as
+    'gpus_per_node [flag]: given by the caller' with no value; the log's 8 ranks per host are
+    read instead, and the design's system stays the caller's."""
+    design = tmp_path / "a100.yaml"
+    design.write_text(
+        "name: a100\nnodes: 32\nsystem: dgx-a100\nrequirements:\n"
+        "  - allreduce: {size: 1GB, max_time: 40ms}\n",
+        encoding="utf-8",
+    )
+    log = SWEEPS / "07_allreduce_2node_16xA100-40GB_net-notstated.txt"
+    code, out, _ = run("nccl-check", str(log), "--design", str(design), "--format", "json")
+    assert code == 0
+    (check,) = json.loads(out)["runs"]
+    by_field = {a["field"]: a for a in check["assumptions"]}
+    assert (by_field["gpus_per_node"]["value"], by_field["gpus_per_node"]["source"]) == (8, "log")
+    assert (by_field["system"]["value"], by_field["system"]["source"]) == ("dgx-a100", "flag")
+    assert (check["nodes"], check["gpus_per_node"]) == (2, 8)

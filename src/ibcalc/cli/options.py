@@ -717,6 +717,12 @@ def design_node_shape(
     if design is None:
         return cluster
     spec, _ = _design_spec(design, catalogue)
-    values = {f: getattr(spec, f) for f in spec.model_fields_set if f != "nodes"}
+    # a key the design leaves unset (None) is left to the log: set, it had been listed as
+    # 'gpus_per_node [flag]: given by the caller' with no value
+    values = {
+        f: value
+        for f in spec.model_fields_set
+        if f != "nodes" and (value := getattr(spec, f)) is not None
+    }
     values.update({f: getattr(cluster, f) for f in cluster.model_fields_set})
     return ClusterSpec(**values)
