@@ -1034,3 +1034,50 @@ def test_targets_below_a_microsecond_or_a_megabyte_per_second_print(
     cat = load_catalogue(use_env=False)
     printed = render_text([FileOutcome(path=str(path), check=check_design(path, cat))])
     assert f"allreduce 1 GB: {required}" in printed
+
+
+def test_a_sized_fabric_says_what_it_feeds_the_engine_as_flags(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """examples/roce-400g-2to1.yaml (128 MI300X nodes, rail-optimized SUs of 84, 2:1) prices
+    its all-reduce of 4 GB at 29.6 ms, where --oversubscription 2:1 on the command line gave 48.0
+    ms: the sized layout also feeds the engine its cross-leaf fractions, which only `design
+    show` named. The report says them as flags: 44/127 = 0.346 of the traffic to every peer and
+    1/84 = 0.0119 of neighbour traffic crosses; with those flags the command line agrees. A
+    design asking 3:1 of a fabric that needs no tapered tier says the 3:1 does not apply."""
+    roce = Path(__file__).resolve().parents[2] / "examples" / "roce-400g-2to1.yaml"
+    code, out, _ = run(["check", str(roce)], capsys)
+    assert code == 0
+    assert out.splitlines()[1] == (
+        "  the sized fabric as priced: oversubscription 2:1, cross-leaf 0.346 (traffic to every "
+        "peer), 0.0119 (neighbour); as flags: --oversubscription 2:1 --cross-leaf 0.346 "
+        "--cross-leaf-neighbour 0.0119"
+    )
+    assert f"{44 / 127:.3g}" == "0.346"
+    assert f"{1 / 84:.3g}" == "0.0119"
+    code, out, _ = run(["check", str(roce), "--format", "json"], capsys)
+    predicted = json.loads(out)["files"][0]["findings"][0]["predicted"]
+    flags = ["--system", "mi300x-8", "-N", "128", "--fabric", "roce-400g"]
+    taper = [
+        "--oversubscription",
+        "2:1",
+        "--cross-leaf",
+        "0.346",
+        "--cross-leaf-neighbour",
+        "0.0119",
+    ]
+    code, out, _ = run(["allreduce", "--size", "4GB", *flags, *taper, "--format", "json"], capsys)
+    assert json.loads(out)["time_s"] == pytest.approx(predicted, rel=1e-3)
+    code, out, _ = run(
+        ["allreduce", "--size", "4GB", *flags, *taper[:2], "--format", "json"], capsys
+    )
+    assert json.loads(out)["time_s"] > 1.5 * predicted
+    text = (
+        "name: small\nnodes: 8\nsystem: dgx-b200\nfabric: {switch: qm9700, oversubscription: 3}\n"
+        "requirements: [{allreduce: {size: 1GB, max_time: 1s}}]\n"
+    )
+    code, out, _ = run(["check", str(write(tmp_path, "small.yaml", text))], capsys)
+    assert out.splitlines()[1] == (
+        "  the sized fabric as priced: no oversubscription (1:1): the 3:1 asked has no tapered "
+        "tier to apply to at this size"
+    )
