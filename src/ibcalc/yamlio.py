@@ -471,6 +471,19 @@ def _check_expansion(path: str, root: yaml.Node) -> None:
 def _check_text(path: str, raw: bytes) -> str:
     if not raw.strip():
         raise InputFileError([ValidationProblem(path, None, None, "file is empty")])
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        # UTF-16 with its byte-order mark, as YAML allows (and a Windows editor saves): it had
+        # been refused as binary for its NUL bytes, while nccl-check reads such logs
+        try:
+            text = raw.decode("utf-16").removeprefix("\ufeff")
+        except UnicodeDecodeError as exc:
+            problem = ValidationProblem(
+                path, None, None, f"file is not valid UTF-16 ({exc.reason})"
+            )
+            raise InputFileError([problem]) from exc
+        if not text.strip():
+            raise InputFileError([ValidationProblem(path, None, None, "file is empty")])
+        return text
     if b"\x00" in raw[:8192]:
         raise InputFileError([ValidationProblem(path, None, None, "file is binary, not YAML")])
     try:

@@ -1081,3 +1081,25 @@ def test_a_sized_fabric_says_what_it_feeds_the_engine_as_flags(
         "  the sized fabric as priced: no oversubscription (1:1): the 3:1 asked has no tapered "
         "tier to apply to at this size"
     )
+
+
+def test_a_utf16_design_with_its_byte_order_mark_is_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """YAML may be UTF-16 with a byte-order mark (a Windows editor's 'Unicode'): such a design
+    had been refused as 'file is binary, not YAML' for its NUL bytes, while nccl-check reads
+    UTF-16 logs. It checks as its UTF-8 copy does, positions included; a broken one says so."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "aws-p5-efa.yaml"
+    utf8 = tmp_path / "utf8.yaml"
+    utf16 = tmp_path / "utf16.yaml"
+    utf8.write_bytes(example.read_bytes())
+    utf16.write_bytes(example.read_text(encoding="utf-8").encode("utf-16"))
+    assert utf16.read_bytes()[:2] in (b"\xff\xfe", b"\xfe\xff")
+    code8, out8, _ = run(["check", str(utf8)], capsys)
+    code16, out16, _ = run(["check", str(utf16)], capsys)
+    assert (code16, out16.replace("utf16.yaml", "utf8.yaml")) == (code8, out8)
+    broken = tmp_path / "broken.yaml"
+    broken.write_bytes(b"\xff\xfe" + "name: x\n".encode("utf-16-le") + b"\x00\xd8")
+    code, out, err = run(["check", str(broken)], capsys)
+    assert (code, out) == (2, "")
+    assert err == f"error: {broken}: file is not valid UTF-16 (unexpected end of data)\n"
