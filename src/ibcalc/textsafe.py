@@ -20,6 +20,7 @@ __all__ = [
     "has_surrogate",
     "join_surrogate_pairs",
     "printable",
+    "printable_ends",
     "quoted_names",
     "shown",
     "surrogates_escaped",
@@ -56,6 +57,19 @@ def printable(text: object, limit: int | None = MAX_ECHO) -> str:
         value = value[:limit]
     value = _UNSAFE.sub(_escape, value)
     return value + "..." if cut else value
+
+
+def printable_ends(text: object, limit: int) -> str:
+    """:func:`printable`, cut in the middle rather than at the end when longer than ``limit``:
+    an error line's reason comes after the name it is about (a 100,000-character path had cut
+    ``error: xxxx...`` before the reason)."""
+    value = str(text)
+    if len(value) <= limit:
+        return printable(value, None)
+    half = limit // 2
+    left = len(value) - 2 * half
+    head, tail = printable(value[:half], None), printable(value[-half:], None)
+    return f"{head}...({left:,} characters)...{tail}"
 
 
 def shown(value: object, limit: int = MAX_ECHO) -> str:

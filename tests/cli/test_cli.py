@@ -1284,3 +1284,19 @@ def test_design_file_shape_errors_are_in_plain_words(
     path.write_text(text, encoding="utf-8")
     err = main_error(["check", str(path)], capsys)
     assert err == f"error: {path}:{line}\n"
+
+
+@pytest.mark.parametrize("command", [["design", "show"], ["check"], ["nccl-check"], ["calibrate"]])
+def test_an_error_about_a_very_long_path_keeps_its_reason(command: list[str]) -> None:
+    """A 100,000-character path: design show, nccl-check and calibrate cut their one error line
+    at 2,000 characters from the start, so only 'error: xxxx...' was left, without the reason;
+    check printed all 100,046 bytes on one line. The line is cut in the middle, keeping both
+    ends: at most 2,000 characters of the message, the count of those left out, the reason."""
+    path = "x" * 100_000
+    result = runner.invoke(app, [*command, path])
+    assert result.exit_code == 2
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: xxxx")
+    assert line.endswith(": cannot read file: File name too long")
+    assert "...(98," in line
+    assert len(line) < 2_100

@@ -37,7 +37,7 @@ from typing import NoReturn, ParamSpec, TextIO, TypeVar
 import typer
 
 from ibcalc.errors import FieldError, IbcalcError, InputFileError
-from ibcalc.textsafe import closest, closest_hint, printable, quoted_names
+from ibcalc.textsafe import closest, closest_hint, printable_ends, quoted_names
 
 __all__ = [
     "FIELD_FLAGS",
@@ -152,7 +152,7 @@ class CliUsageError(IbcalcError):
 
 def _fail(lines: Sequence[str]) -> NoReturn:
     for line in lines:
-        say(f"error: {printable(line, MAX_ERROR_LINE)}")
+        say(f"error: {printable_ends(line, MAX_ERROR_LINE)}")
     raise typer.Exit(2)
 
 

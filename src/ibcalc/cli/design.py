@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ibcalc.cli.boundary import CliUsageError, guard, say
+from ibcalc.cli.boundary import MAX_ERROR_LINE, CliUsageError, guard, say
 from ibcalc.cli.options import CatalogueOpt, CostParamsOpt, catalogue_of, file_name, params_of
 from ibcalc.cli.output import emit, once, output_target, run_inputs
-from ibcalc.textsafe import printable
+from ibcalc.textsafe import printable, printable_ends
 
 if TYPE_CHECKING:
     from ibcalc.catalogue.models import Catalogue
@@ -145,7 +145,7 @@ def check_command(
     overrides += [f"cost parameters {o}" for o in params.origins[1:]]
     for outcome in outcomes:
         for problem in outcome.problems:
-            say(f"error: {printable(problem, None)}")
+            say(f"error: {printable_ends(problem, MAX_ERROR_LINE)}")
     kind = CheckFormat.TEXT if fmt is CheckFormat.TABLE else fmt
     emit(render_check(outcomes, kind.value, overrides), target)
     code = exit_code(outcomes)
