@@ -4,8 +4,8 @@
 named cause (one NIC, half the NICs, NICs behind PCIe Gen4 or Gen3, NVLS or NVLS-tree off, GPU
 peer-to-peer off, a slow transport) is decided by re-running the model under it and asking whether
 it explains the measured bandwidth rows within the error band (the estimate's band, or half of
-:data:`~ibcalc.logs.results.BANDWIDTH_TOLERANCE` where that is wider; the whole tolerance for an
-estimate without a band). When none does, the network (or
+:data:`~ibcalc.logs.results.BANDWIDTH_TOLERANCE` where that is wider). When none does, the
+network (or
 scale-up, or NVLS) rate that does is fitted and compared with one NIC. See docs/nccl-check.md,
 "Diagnoses".
 """
@@ -380,18 +380,15 @@ def _score(ctx: RunContext, hyp: _Hypothesis) -> _Scored | None:
     )
 
 
-def _within(
-    time_s: float, band: tuple[float, float] | None, measured_s: float, tolerance: float
-) -> bool:
+def _within(time_s: float, band: tuple[float, float], measured_s: float, tolerance: float) -> bool:
     """Whether a re-run explains a row: the measurement lies in the estimate's error band, or
     within half the tolerance of the estimate. The band's fast side is narrow (3 % on verbs
     networks): a healthy 2 x 8 MI355X run has 3 of its 9 large rows just outside it, and every
     cause re-run on that run, the right one too, then fell short of the share a cause must
     explain (benchmarks/diagnosis.py)."""
-    error = abs(math.log(measured_s / time_s))
-    if band is not None:
-        return band[0] <= measured_s <= band[1] or error <= math.log1p(tolerance / 2)
-    return error <= math.log1p(tolerance)
+    if band[0] <= measured_s <= band[1]:
+        return True
+    return abs(math.log(measured_s / time_s)) <= math.log1p(tolerance / 2)
 
 
 def _curve(

@@ -152,17 +152,6 @@ class RunContext:
             algorithm=self.algorithm,
         )
 
-    def predict_under(self, cluster: ResolvedCluster) -> list[Estimate | None]:
-        """The model on ``cluster`` at every checked size."""
-        return predict(
-            cluster,
-            self.collective,
-            [r.size_bytes for r in self.rows],
-            dtype=self.dtype,
-            params=self.params,
-            algorithm=self.algorithm,
-        )
-
     def env_evidence(self, changes: Mapping[str, Any] | None = None) -> list[str]:
         """What NCCL's output says about the transport and settings a cause may rest on; with
         ``changes`` turning NVLS off, NCCL's line saying NVLS is not available too."""
