@@ -35,6 +35,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from diagnosis import scaled
 from ibcalc.catalogue import load as catalogue_load
 from ibcalc.catalogue.load import load_catalogue
 from ibcalc.cluster.resolve import ClusterSpec, resolve_cluster
@@ -117,23 +118,8 @@ def _slowed(path: Path, from_bytes: int, factor: float) -> tuple[ParsedLog, str]
     its rows of ``from_bytes`` and more multiplied by ``factor`` (both columns; rates follow)."""
     log = read_log(path)
     run = log.parsed.runs[0]
-    rows = []
-    for row in run.rows:
-        k = factor if row.size_bytes >= from_bytes else 1.0
-        update = {
-            side: t.model_copy(
-                update={
-                    "time_us": t.time_us * k,
-                    "algbw_GBps": t.algbw_GBps / k,
-                    "busbw_GBps": t.busbw_GBps / k,
-                }
-            )
-            for side in ("oop", "ip")
-            if (t := getattr(row, side)) is not None
-        }
-        rows.append(row.model_copy(update=update))
-    runs = [run.model_copy(update={"rows": rows})]
-    return log.parsed.model_copy(update={"runs": runs}), log.text
+    ratios = [factor if row.size_bytes >= from_bytes else 1.0 for row in run.rows]
+    return log.parsed.model_copy(update={"runs": [scaled(run, ratios)]}), log.text
 
 
 def _verdict(value: float, target: float) -> str:
