@@ -176,7 +176,7 @@ def check_output(
         # as standard output, which is not what a file option writes
         raise OutputError(
             f"cannot write the {what} to '-': this option writes a file; give its name "
-            "(/dev/stdout for standard output, ./- for a file named '-')"
+            "(/dev/stdout for standard output; a file named '-' with its directory, $PWD/-)"
         )
     given = Path(name)
     parent = str(given.parent)

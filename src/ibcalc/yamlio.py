@@ -468,17 +468,27 @@ def _check_expansion(path: str, root: yaml.Node) -> None:
     raise _problem(path, node.start_mark, message)
 
 
+#: Byte-order marks of the wide encodings YAML allows, UTF-32 first (its little-endian mark
+#: starts with UTF-16's).
+_WIDE_MARKS: tuple[tuple[str, tuple[bytes, ...]], ...] = (
+    ("utf-32", (b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")),
+    ("utf-16", (b"\xff\xfe", b"\xfe\xff")),
+)
+
+
 def _check_text(path: str, raw: bytes) -> str:
     if not raw.strip():
         raise InputFileError([ValidationProblem(path, None, None, "file is empty")])
-    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
-        # UTF-16 with its byte-order mark, as YAML allows (and a Windows editor saves): it had
-        # been refused as binary for its NUL bytes, while nccl-check reads such logs
+    # UTF-32 and UTF-16 with their byte-order marks, as YAML allows (and a Windows editor
+    # saves UTF-16): they had been refused as binary for their NUL bytes, while nccl-check reads
+    # such logs; UTF-32's little-endian mark begins with UTF-16's, so it is looked for first
+    wide = next((e for e, marks in _WIDE_MARKS if raw.startswith(marks)), None)
+    if wide is not None:
         try:
-            text = raw.decode("utf-16").removeprefix("\ufeff")
+            text = raw.decode(wide).removeprefix("\ufeff")
         except UnicodeDecodeError as exc:
             problem = ValidationProblem(
-                path, None, None, f"file is not valid UTF-16 ({exc.reason})"
+                path, None, None, f"file is not valid {wide.upper()} ({exc.reason})"
             )
             raise InputFileError([problem]) from exc
         if not text.strip():

@@ -214,6 +214,18 @@ def test_an_output_file_named_dash_is_refused(
     assert result.exit_code == 2
     assert result.output == (
         f"error: cannot write the {what} to '-': this option writes a file; give its name "
-        "(/dev/stdout for standard output, ./- for a file named '-')\n"
+        "(/dev/stdout for standard output; a file named '-' with its directory, $PWD/-)\n"
     )
     assert not (tmp_path / "-").exists()
+
+
+def test_only_a_json_document_gets_json_escapes() -> None:
+    """On a stdout that cannot encode it, a JSON document keeps its data through \\u escapes;
+    a text report line that merely starts with a bracket (a design named '[é]roce.yaml') had been
+    escaped as if it were JSON, where other text is spelled in ASCII or replaced."""
+    from ibcalc.cli.output import encodable
+
+    assert encodable('{"pattern": "µs"}\n', "ascii") == '{"pattern": "\\u00b5s"}\n'
+    assert json.loads(encodable('["µs"]', "ascii")) == ["µs"]
+    assert encodable("[é]roce.yaml: 2 µs ▏\n", "ascii") == "[?]roce.yaml: 2 us #\n"
+    assert encodable("plain µs", "utf-8") == "plain µs"

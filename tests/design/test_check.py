@@ -1098,6 +1098,14 @@ def test_a_utf16_design_with_its_byte_order_mark_is_read(
     code8, out8, _ = run(["check", str(utf8)], capsys)
     code16, out16, _ = run(["check", str(utf16)], capsys)
     assert (code16, out16.replace("utf16.yaml", "utf8.yaml")) == (code8, out8)
+    # UTF-32, whose little-endian mark starts with UTF-16's: read as UTF-32, not as UTF-16 (which
+    # had found 'control character \x00 ... at 1:1')
+    for codec in ("utf-32-le", "utf-32-be"):
+        wide = tmp_path / f"{codec}.yaml"
+        mark = "\ufeff".encode(codec)
+        wide.write_bytes(mark + example.read_text(encoding="utf-8").encode(codec))
+        code32, out32, err32 = run(["check", str(wide)], capsys)
+        assert (code32, out32.replace(wide.name, "utf8.yaml"), err32) == (code8, out8, "")
     broken = tmp_path / "broken.yaml"
     broken.write_bytes(b"\xff\xfe" + "name: x\n".encode("utf-16-le") + b"\x00\xd8")
     code, out, err = run(["check", str(broken)], capsys)

@@ -208,6 +208,12 @@ def test_the_kv_cache_is_the_busiest_ranks_when_tp_does_not_divide_the_kv_heads(
     assert kv(3) == pytest.approx(150 * 2**20)
     assert kv(4) == pytest.approx(cache / 4)
     assert kv(16) == pytest.approx(cache / 8)
+    # disaggregated, each of the 3 ranks ships its own heads: the busiest sends 3/8 of the
+    # 1,024-token prompt's 1024 x 327,680 B, not 1/3 (the memory already counted 3/8)
+    spec = InferSpec(model=model, tp=3, prompt_tokens=1024, disaggregated=True)
+    result = infer(builtin_catalogue, _dgx(builtin_catalogue, 2), spec)
+    (send,) = [p for p in result.phases if p.name == "kv-transfer"]
+    assert send.bytes_per_gpu == pytest.approx(1024 * 327_680 * 3 / 8)
 
 
 def test_instance_must_fit(builtin_catalogue: Catalogue) -> None:

@@ -126,6 +126,10 @@ def test_gradients_held_in_fp32_and_sent_in_16_bits_say_so(builtin_catalogue: Ca
     assert not any(n.startswith(words) for n in fp32.assumptions)
     fp16 = _run(builtin_catalogue, cluster, tp=8, dp=16, param_dtype="fp16", grad_dtype="fp16")
     assert not any(n.startswith("memory: gradients held") for n in fp16.assumptions)
+    # with no data-parallel exchange (dp 1) there are no bytes to price: no note
+    alone = _run(builtin_catalogue, cluster, tp=8, dp=1)
+    assert not any(p.name.startswith("dp-") for p in alone.phases)
+    assert not any(n.startswith(words) for n in alone.assumptions)
 
 
 def test_zero1_is_reduce_scatter_plus_all_gather_of_the_same_bytes(

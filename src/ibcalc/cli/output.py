@@ -119,10 +119,11 @@ _ASCII = str.maketrans(
 
 
 def encodable(text: str, encoding: str) -> str:
-    """``text`` as ``encoding`` can write it. JSON (text starting with ``{`` or ``[``, where
+    """``text`` as ``encoding`` can write it. A JSON document (text that parses as one, where
     only strings hold such characters) gets JSON's ``\\uXXXX`` escapes, so that it still reads
     back as the same data (the schema's time pattern has ``µs``); other text the characters
-    ibcalc prints spelled in ASCII, any other replaced (``?``)."""
+    ibcalc prints spelled in ASCII, any other replaced (``?``): a report line that only starts
+    with a bracket (a file named ``[é]x.yaml``) is text."""
     try:
         text.encode(encoding)
     except UnicodeEncodeError:
@@ -131,9 +132,17 @@ def encodable(text: str, encoding: str) -> str:
         return text
     else:
         return text
-    if text.lstrip().startswith(("{", "[")):
+    if text.lstrip().startswith(("{", "[")) and _is_json(text):
         return "".join(c if c.isascii() else json.dumps(c)[1:-1] for c in text)
     return text.translate(_ASCII).encode(encoding, "replace").decode(encoding)
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+    except ValueError:
+        return False
+    return True
 
 
 class _GuardedStdout:

@@ -110,13 +110,14 @@ class InferResult(BaseModel):
 
 
 def _kv_placement(
-    catalogue: Catalogue, cluster: ResolvedCluster, nics: int, senders: int
+    catalogue: Catalogue, cluster: ResolvedCluster, nics: int, senders: int, ship: str = ""
 ) -> Placement:
     """One of ``senders`` GPU pairs (prefill node -> decode node) with its share of ``nics``.
 
     The senders ship their parts of the cache at once, each through its own NIC share: the
     engine's point-to-point model runs one GPU's transfer over one path, so the cache is split
-    over the GPUs that hold it rather than striped by one GPU over every NIC.
+    over the GPUs that hold it rather than striped by one GPU over every NIC. ``ship`` says
+    what each sends (default: an even share).
     """
     inter = _inter_id(cluster)
     per_sender = nics / senders
@@ -143,7 +144,12 @@ def _kv_placement(
     sub = inherit(cluster, one, nic_scale=path_Bps / nic_Bps)
     notes = [
         "KV cache sent from the prefill instance to the decode instance: "
-        + (f"{senders} GPUs each ship 1/{senders} of it" if senders > 1 else "one GPU ships it")
+        + (
+            ship
+            or (
+                f"{senders} GPUs each ship 1/{senders} of it" if senders > 1 else "one GPU ships it"
+            )
+        )
         + f" through {per_sender:g} x {inter} at the same time ({nics} NIC"
         + ("s" if nics != 1 else "")
         + f"{capped})"
@@ -374,13 +380,30 @@ def infer(
                 "distinct slices, and the decode side's copies are made over its scale-up links, "
                 "which is not priced"
             )
-        placement = _kv_placement(catalogue, cluster, nics, senders)
+        # each TP rank sends its own whole KV heads where there is a sender per rank: the
+        # busiest, ceil(kv_heads / tp) heads, sets the time (tp 3 of 8 heads: 3/8, not 1/3);
+        # fewer senders, a latent cache or copied heads are shipped in even slices
+        even = (
+            senders < spec.tp
+            or model.kv_elements_per_layer is not None
+            or kv_heads is None
+            or kv_heads < spec.tp
+        )
+        share = senders if even else model.kv_split(spec.tp)
+        busiest = "" if even or kv_heads is None else f"{-(-kv_heads // spec.tp)}"
+        ship = (
+            ""
+            if even or share == senders
+            else f"{senders} GPUs each ship their own KV heads, {busiest} of {kv_heads} on the "
+            f"busiest ({busiest}/{kv_heads} of it)"
+        )
+        placement = _kv_placement(catalogue, cluster, nics, senders, ship)
         phases.append(
             build_phase(
                 placement,
                 "kv-transfer",
                 Collective.SEND_RECV,
-                kv_request / senders,
+                kv_request / share,
                 dtype=spec.kv_dtype,
                 count=1,
                 per="request",

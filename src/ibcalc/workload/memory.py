@@ -657,7 +657,7 @@ def train_memory(
     # a DType is a str: it finds its name's entry
     grad_bytes, optimizer_bytes = _STATE_BYTES.get(spec.param_dtype, _STATE_BYTES["bf16"])
     wire = spec.grad_dtype
-    if grad_bytes == 4 and wire.bytes == 2:
+    if grad_bytes == 4 and wire.bytes == 2 and par.dp * par.cp > 1:
         # held in fp32 and sent in 16 bits, unsaid, had read as one consistent choice while the
         # held type's default exchange doubles the data-parallel bytes (a QA pass: Llama 3 70B
         # on 8 x DGX H100, 4.5 GB in 92 ms hidden, 9.0 GB in 185 ms with 5.7 ms exposed)
