@@ -191,6 +191,17 @@ def test_a_stdout_that_cannot_encode_the_output_gets_it_in_ascii() -> None:
     )
     assert "µs".encode() in utf8.stdout
     assert json.loads(schema.stdout) == json.loads(utf8.stdout)
+    # nccl-check and calibrate had printed through click's echo, which writes UTF-8 bytes past
+    # the stream on an ASCII stdout (the table rules as raw U+2500)
+    log = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "sweeps"
+    log = log / "13_allreduce_1node_4xH100_intranode.txt"
+    for args in (["nccl-check", str(log)], ["calibrate", str(log)]):
+        done = subprocess.run(
+            [*command, *args], capture_output=True, env=env, check=False, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.isascii(), args
+        assert b"---" in done.stdout, args
 
 
 @pytest.mark.parametrize(

@@ -37,7 +37,7 @@ from ibcalc.cli.options import (
     params_of,
     plot_target,
 )
-from ibcalc.cli.output import once, run_inputs
+from ibcalc.cli.output import emit, once, run_inputs
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.errors import fill_fields
 from ibcalc.textsafe import printable
@@ -236,7 +236,7 @@ def nccl_check(
         checked = plot_target(_plot_path(target, i), inputs)
         assert checked is not None
         pictures.append(checked)
-    typer.echo(render_check_report(checks, fmt, names=FIELD_FLAGS), nl=False)
+    emit(render_check_report(checks, fmt, names=FIELD_FLAGS), None)
     for picture, check in zip(pictures, plotted, strict=False):
         say(f"wrote {plot_check(picture, check)}")
     if unreadable:
@@ -349,14 +349,14 @@ def calibrate_command(
     if output is not None and to_stdout:
         # -o /dev/stdout: the override follows the report on the same stream (written first,
         # a file stdout was redirected to would have it overwritten by the report)
-        typer.echo(report, nl=False)
+        emit(report, None)
         written = write_override(result, output, force=force, inputs=inputs)
     else:
         # the files before the report: what only the write itself can find (a full disk, a
         # special file where a second file must go beside it) is a refusal with stdout empty
         if output is not None:
             written = write_override(result, output, force=force, inputs=inputs)
-        typer.echo(report, nl=False)
+        emit(report, None)
     for target in written:
         say(f"wrote {target}")
     if written and not result.link_entries and not result.cost_entries and not to_stdout:
