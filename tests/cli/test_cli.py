@@ -579,24 +579,6 @@ def test_host_launches_are_compared_with_a_chains_spacing() -> None:
     the 33.6 us of launches set the pace; the bottleneck had said 'more than one operation's
     121 us', which is not so. The figures in it are printed as times (a 4,280 us spacing had
     read '4.28e+03 us')."""
-    data = _json(
-        "broadcast",
-        "--size",
-        "8KiB",
-        "--system",
-        "dgx-h100",
-        "-N",
-        "16",
-        "--gpus-per-process",
-        "8",
-        "--proto",
-        "ll",
-    )
-    assert "between a chain's operations" in data["bottleneck"]
-    assert "one operation's" not in data["bottleneck"]
-    # the derivation names the chain's overlap too: the printed time, (33.6 + T + 19 x 33.6) /
-    # 20 us with T the whole chain (121 us), had been explained by the launches alone, as if
-    # each operation took T + 33.6 us
     explained = _json(
         "broadcast",
         "--size",
@@ -611,6 +593,11 @@ def test_host_launches_are_compared_with_a_chains_spacing() -> None:
         "ll",
         "--explain",
     )
+    assert "between a chain's operations" in explained["bottleneck"]
+    assert "one operation's" not in explained["bottleneck"]
+    # the derivation names the chain's overlap too: the printed time, (33.6 + T + 19 x 33.6) /
+    # 20 us with T the whole chain (121 us), had been explained by the launches alone, as if
+    # each operation took T + 33.6 us
     measurement = explained["explanation"]["measurement"]
     assert measurement.startswith("one-way chain: back-to-back operations complete every ")
     assert "longer than that stage: the launches set the period" in measurement

@@ -9,9 +9,9 @@ checked rows and the model's inputs, to re-run the model on another cluster
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import ResolvedCluster
@@ -22,6 +22,8 @@ from ibcalc.facade import CollectivePlan, QuickEstimate, estimate_on
 from ibcalc.logs.env import LogEnvironment
 from ibcalc.logs.records import Row, Run
 from ibcalc.logs.results import RowCheck
+
+_T = TypeVar("_T")
 
 __all__ = [
     "RunContext",
@@ -52,21 +54,25 @@ def predict(
 ) -> list[Estimate | None]:
     """The model's estimate at each size (None where it cannot run: size rounds to 0, a forced
     algorithm does not apply). A size the log repeats is worked out once."""
-    known: dict[float, Estimate | None] = {}
+    return _each_size(
+        sizes,
+        lambda size: estimate_on(
+            cluster, collective, size, dtype=dtype or DType.FP32, algorithm=algorithm, params=params
+        ),
+    )
+
+
+def _each_size(sizes: Sequence[float], work: Callable[[float], _T]) -> list[_T | None]:
+    """``work`` at each size, once per distinct size (a log may repeat one); None where it
+    raises :class:`~ibcalc.errors.IbcalcError` (a size that rounds to 0, a forced algorithm
+    that does not apply)."""
+    known: dict[float, _T | None] = {}
     for size in sizes:
-        if size in known:
-            continue
-        try:
-            known[size] = estimate_on(
-                cluster,
-                collective,
-                size,
-                dtype=dtype or DType.FP32,
-                algorithm=algorithm,
-                params=params,
-            )
-        except IbcalcError:
-            known[size] = None
+        if size not in known:
+            try:
+                known[size] = work(size)
+            except IbcalcError:
+                known[size] = None
     return [known[size] for size in sizes]
 
 
@@ -90,14 +96,7 @@ def quick_estimates(
         )
     except IbcalcError:
         return None, [None for _ in sizes]
-    known: dict[float, QuickEstimate | None] = {}
-    for size in sizes:
-        if size not in known:
-            try:
-                known[size] = plan.quick(size)
-            except IbcalcError:
-                known[size] = None
-    return plan, [known[size] for size in sizes]
+    return plan, _each_size(sizes, plan.quick)
 
 
 def predict_times(
