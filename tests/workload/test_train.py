@@ -644,11 +644,42 @@ def test_zero3_windows(builtin_catalogue: Catalogue) -> None:
     assert bwd.exposed_s + rs.exposed_s == pytest.approx(max(0.0, bwd.total_s + rs.total_s - 0.2))
 
 
+#: Llama 3 70B's training FLOPs per token at its 8,192-token context: 6 x 70e9 for the weights
+#: plus PaLM's 12 L H Q T for the attention's score and value products (Chowdhery et al. 2022,
+#: appendix B): 12 x 80 layers x 64 heads x 128 x 8192 = 64.42e9, 13.3 % of the total.
+LLAMA70_FLOPS_PER_TOKEN = 6 * 70e9 + 12 * 80 * 64 * 128 * 8192
+
+
 def test_tflops_gives_compute(builtin_catalogue: Catalogue) -> None:
-    # 6 x 70e9 x (1 x 8192 tokens) / (tp 8) / 400e12 = 1.0752 s per step; forward a third
+    # 484.4e9 x (1 x 8192 tokens) / (tp 8) / 400e12 = 1.2402 s per step; forward a third
     result = _run(builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=8, dp=16, tflops=400)
-    assert result.totals.compute_s == pytest.approx(6 * 70e9 * 8192 / 8 / 400e12)
-    assert result.totals.forward_s == pytest.approx(6 * 70e9 * 8192 / 8 / 400e12 / 3)
+    assert result.totals.compute_s == pytest.approx(LLAMA70_FLOPS_PER_TOKEN * 8192 / 8 / 400e12)
+    assert result.totals.compute_s == pytest.approx(1.2402, abs=1e-4)
+    assert result.totals.forward_s == pytest.approx(result.totals.compute_s / 3)
+    (note,) = [n for n in result.assumptions if n.startswith("compute from")]
+    assert "6 x 80 layers x 64 heads x 2 x 128 x 8,192 context = 64.4B FLOPs per token" in note
+    assert "(13% of the total" in note
+
+
+def test_attention_flops_under_latent_attention_and_without_a_shape(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """DeepSeek-V3's MLA queries and keys are d_h + d_h^R = 128 + 64 wide, its values 128
+    (arXiv:2412.19437, section 2.1.1): 6 x 61 x 128 x (192 + 128) x 4096 = 61.40e9 FLOPs per
+    token. A count without a shape counts the weights alone and says what is missing."""
+    deepseek = find_model("deepseek-v3")
+    assert deepseek.attention_flops_per_token(4096) == pytest.approx(6 * 61 * 128 * 320 * 4096)
+    bare = ModelSpec(params=7e9, seq_len=4096)
+    assert bare.attention_flops_per_token(4096) is None
+    result = train_step(
+        builtin_catalogue,
+        resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2)),
+        TrainSpec(model=bare, parallel=Parallelism(dp=16), tflops=400),
+    )
+    assert result.totals.compute_s == pytest.approx(6 * 7e9 * 4096 / 400e12)
+    assert any(
+        "products not counted: give {layers}, {heads} and {hidden}" in n for n in result.assumptions
+    )
 
 
 def test_full_recompute_runs_the_forward_and_its_collectives_again(
@@ -658,7 +689,8 @@ def test_full_recompute_runs_the_forward_and_its_collectives_again(
     2022, section 5): 8 P N FLOPs, not 6, and the forward's collectives again. Llama 3 70B on
     tp 8, cp 2, ep 1, dp 8, one micro-batch: TP 2 + 2 + 2 = 6 all-reduces per layer (480, not
     320), the CP all-gather twice per layer (160) and its reduce-scatter once (80); compute
-    8 x 70e9 x 8192 / (8 x 2) / 400e12 = 1.4336 s, the forward still a quarter of it."""
+    8/6 of (6 x 70e9 + 12 x 80 x 64 x 128 x 8192) x 8192 / (8 x 2) / 400e12 = 1.6536 s, the
+    forward still a quarter of it."""
     full = _run(
         builtin_catalogue,
         ClusterSpec(system="dgx-h100", nodes=16),
@@ -671,14 +703,18 @@ def test_full_recompute_runs_the_forward_and_its_collectives_again(
     assert _phase(full, "tp-allreduce").count == 6 * 80
     assert _phase(full, "cp-allgather-kv").count == 2 * 80
     assert _phase(full, "cp-reducescatter-kv").count == 80
-    assert full.totals.compute_s == pytest.approx(8 * 70e9 * 8192 / 16 / 400e12)
-    assert full.totals.forward_s == pytest.approx(2 * 70e9 * 8192 / 16 / 400e12)
+    assert full.totals.compute_s == pytest.approx(
+        LLAMA70_FLOPS_PER_TOKEN * 8 / 6 * 8192 / 16 / 400e12
+    )
+    assert full.totals.forward_s == pytest.approx(
+        LLAMA70_FLOPS_PER_TOKEN * 2 / 6 * 8192 / 16 / 400e12
+    )
     kept = _run(
         builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=16), tp=8, cp=2, dp=8, tflops=400
     )
     assert _phase(kept, "tp-allreduce").count == 4 * 80
     assert _phase(kept, "cp-allgather-kv").count == 80
-    assert kept.totals.compute_s == pytest.approx(6 * 70e9 * 8192 / 16 / 400e12)
+    assert kept.totals.compute_s == pytest.approx(LLAMA70_FLOPS_PER_TOKEN * 8192 / 16 / 400e12)
     # Mixtral's all-to-alls: dispatch and combine in each of the three passes, 6 per layer
     moe = _mixtral_ep8(builtin_catalogue, recompute=Recompute.FULL)
     assert _phase(moe, "ep-alltoall").count == 6 * 32

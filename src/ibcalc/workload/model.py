@@ -437,6 +437,20 @@ class ModelSpec(CheckedSpec):
             return self.hidden // self.heads
         return None
 
+    def attention_flops_per_token(self, context: int) -> float | None:
+        """Training FLOPs (forward and backward) of the attention's score and value products per
+        token at ``context`` tokens, which ``6 x params`` leaves out: ``6 x layers x heads x
+        (d_qk + d_v) x context``, PaLM's ``12 L H Q T`` (Chowdhery et al. 2022, arXiv:2204.02311,
+        appendix B; Narayanan et al. 2021, arXiv:2104.04473, section 5.1 count the same) with
+        queries and keys ``d_h + d_h^R`` wide under MLA (arXiv:2412.19437, section 2.1.1). The
+        whole score matrix is counted, as model-FLOPs utilisation figures count it (a causal
+        kernel computes about half of it). None without layers, heads and a head dimension."""
+        head = self.head_dim_or_derived
+        if self.layers is None or self.heads is None or head is None:
+            return None
+        qk = head + (self.rope_head_dim or 0)
+        return 6.0 * self.layers * self.heads * (qk + head) * context
+
     def kv_elements(self) -> int:
         """Cached key/value elements per token per layer: 2 x kv_heads x head_dim, or the
         stated ``kv_elements_per_layer`` (DeepSeek-V3's MLA caches d_c + d_h^R = 576)."""

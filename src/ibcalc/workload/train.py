@@ -906,16 +906,32 @@ def _compute(
         return forward, backward
     if spec.tflops is not None:
         tokens = spec.micro_batch * seq * m
-        flops = FLOPS_PER_PARAM_TOKEN * model.flops_params * tokens / (par.tp * par.pp * par.cp)
+        attention = model.attention_flops_per_token(seq)
+        per_token = FLOPS_PER_PARAM_TOKEN * model.flops_params + (attention or 0.0)
+        flops = per_token * tokens / (par.tp * par.pp * par.cp)
         total = flops / (spec.tflops * 1e12)
         forward = total / (1 + BACKWARD_OVER_FORWARD)
         backward = total - forward + (forward if full else 0.0)
+        if attention is None:
+            counted = (
+                "attention's score and value products not counted: give {layers}, {heads} "
+                "and {hidden}"
+            )
+        else:
+            head, rope = model.head_dim_or_derived, model.rope_head_dim
+            width = f"({head} + {rope} + {head})" if rope else f"2 x {head}"
+            counted = (
+                f"plus the attention's score and value products, 6 x {model.layers} layers x "
+                f"{model.heads} heads x {width} x {seq:,} context = {_about(attention)} "
+                f"FLOPs per token ({attention / per_token:.0%} of the total; PaLM's count)"
+            )
         notes.append(
             f"compute from {'8' if full else '6'} x {format_count(model.flops_params)} params x "
             f"{tokens} tokens per replica / (tp x pp x cp) at {spec.tflops:g} TFLOP/s per GPU = "
             f"{format_time(forward + backward)} per step ("
             + ("full recompute runs the forward again in the backward; " if full else "")
-            + "attention FLOPs ignored)"
+            + counted
+            + ")"
         )
         return forward, backward
     return None, None
