@@ -1160,8 +1160,8 @@ def test_library_notes_name_fields_not_flags(builtin_catalogue: Catalogue) -> No
     )
     notes = " ".join(result.assumptions)
     assert (
-        "2 micro-batches per step assumed (= pp; {microbatches} or {global_batch} to change)"
-        in notes
+        "2 micro-batches per step assumed (= pp, the fewest 1F1B runs, which makes the "
+        "pipeline bubble its largest; {microbatches} or {global_batch} to change)" in notes
     )
     assert "sequence length 8192 from llama3-70b ({seq_len} to change)" in notes
     assert "no compute time given ({backward_s} or {tflops})" in notes

@@ -555,8 +555,8 @@ def _microbatches(spec: TrainSpec, notes: list[str]) -> int:
         return spec.microbatches
     if par.pp > 1:
         notes.append(
-            f"{par.pp} micro-batches per step assumed (= pp; {{microbatches}} or "
-            "{global_batch} to change)"
+            f"{par.pp} micro-batches per step assumed (= pp, the fewest 1F1B runs, which "
+            "makes the pipeline bubble its largest; {microbatches} or {global_batch} to change)"
         )
         return par.pp
     return 1
