@@ -403,7 +403,18 @@ def test_common_pairings_cover_the_table(cat: Catalogue) -> None:
         assert math.isfinite(r.ratio_line)
         assert r.ratio_line > 0
         assert r.ratio_achievable > 0
-        assert r.host_pcie is None
+        # no host link is named: only a PCIe scale-up link, the GPUs' own, stands in for one
+        assert r.host_pcie == (r.intra if r.intra in ("pcie4", "pcie5") else None)
+    # GPUDirect RDMA crosses a PCIe GPU's own x16 link to reach its NIC: an NDR port (50 GB/s x
+    # 0.976 = 48.8 achievable) moves no more than Gen4's 31.5 x 0.8 = 25.2 GB/s; it had been
+    # priced at 48.8, twice what the GPU can send (0.52x "slowdown" across nodes)
+    capped = pairs["pcie4", "ndr"]
+    assert capped.capped_by == "pcie4"
+    assert capped.nic_achievable_Bps == pytest.approx(31.5e9 * 0.8)
+    assert capped.ratio_achievable == pytest.approx(1.0)
+    assert capped.across.time_s >= capped.inside.time_s * 0.99
+    # HDR's 24.4 GB/s is below the link's rate: nothing to cap
+    assert pairs["pcie4", "hdr"].capped_by is None
 
 
 def test_gap_json_keys_and_units(cat: Catalogue) -> None:

@@ -46,12 +46,14 @@ from ibcalc.catalogue.load import find_link, find_system, link_role_problem
 from ibcalc.catalogue.models import Catalogue, Link, LinkKind, System
 from ibcalc.cluster.resolve import (
     DEFAULT_GPUS_PER_NODE,
+    GPU_BUS_NOTE,
     LOW_CONFIDENCE_NOTE,
     NOT_NCCL_NOTE,
     RCCL_NOTE,
     check_count,
     check_domain_given,
     check_nic_default,
+    gpu_bus,
     gpu_fed_nic_Bps,
     instance_nics_note,
     instance_of,
@@ -599,6 +601,9 @@ def gap(
     if system is not None:
         system = find_system(catalogue, system).id
     notes: list[str] = []
+    if host is None and gpu_bus(up):
+        host = up
+        notes.append(GPU_BUS_NOTE.format(up.id))
 
     # The engine's own tier 0 for this node: mesh links count only the links in use.
     node = resolve_cluster(

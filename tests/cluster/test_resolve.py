@@ -130,6 +130,36 @@ def test_dgx_a100_has_no_nvls_and_hdr_nics() -> None:
     assert cluster.topology.arch == "ampere"
 
 
+def test_gpus_on_pcie_reach_their_nics_across_their_own_link() -> None:
+    """--intra pcie4 with no host link named: GPUDirect RDMA crosses each GPU's own Gen4 x16
+    link to reach its NIC, so an NDR port (50 GB/s) moves at most 31.5 GB/s x 0.8 = 25.2 GB/s
+    achievable; one GPU per node had been priced at the NIC's 48.8 GB/s (busbw 48.4 GB/s from a
+    GPU whose link carries 25.2). An HDR port (25 GB/s x its efficiency) is under it."""
+    spec = ClusterSpec(nodes=8, gpus_per_node=1, nics_per_node=1, inter="ndr", intra="pcie4")
+    cluster = resolve_cluster(CAT, spec)
+    out = cluster.topology.out
+    assert out is not None
+    assert out.nic_bw_Bps == pytest.approx(31.5 * GB * 0.8)
+    assert out.nic_cap == "pcie4"
+    assert (
+        "host PCIe link pcie4 assumed: the GPUs meet over it, and GPUDirect RDMA crosses each "
+        "GPU's own link to reach a NIC ({host_pcie} to change)"
+    ) in cluster.assumptions
+    # a named host link wins, NVLink GPUs are not capped by their scale-up link, and one node
+    # (no NIC in use) says nothing of it
+    named = resolve_cluster(CAT, spec.replace(host_pcie="pcie5"))
+    assert named.topology.out is not None
+    assert named.topology.out.nic_bw_Bps == pytest.approx(find_link(CAT, "ndr").achievable_Bps)
+    nvlink = resolve_cluster(CAT, spec.replace(intra="nvlink4"))
+    assert nvlink.topology.out is not None
+    assert nvlink.topology.out.nic_cap is None
+    one = resolve_cluster(CAT, ClusterSpec(nodes=1, gpus_per_node=8, intra="pcie4"))
+    assert not any("GPUDirect" in a for a in one.assumptions)
+    hdr = resolve_cluster(CAT, spec.replace(inter="hdr"))
+    assert hdr.topology.out is not None
+    assert hdr.topology.out.nic_cap is None
+
+
 def test_slow_host_pcie_caps_each_nic() -> None:
     # an NDR port (50 GB/s) on PCIe Gen4 x16 (31.5 GB/s line) gets the PCIe link's achievable rate
     cluster = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=2, host_pcie="pcie4"))

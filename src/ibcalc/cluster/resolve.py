@@ -316,6 +316,8 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         problem = link_role_problem(host_pcie, "host_pcie")
         if problem:
             raise ClusterError("{host_pcie} " + problem, field="host_pcie")
+    else:
+        host_pcie = _gpu_bus(catalogue, spec, system)
 
     before = len(notes)
     scale_up = _scale_up_domain(system, spec, gpus_per_node, nodes, notes)
@@ -391,6 +393,8 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
     out_tier = None
     if domains > 1:
         assert inter is not None
+        if host_pcie is not None and not host_name:
+            notes.append(GPU_BUS_NOTE.format(host_pcie.id))
         out_tier = _build_out(
             inter,
             host_pcie,
@@ -732,6 +736,36 @@ def _slowed(k: float, share: float) -> str:
     if k * share > 1:
         return f"runs x{k * share:.3g} slower"
     return f"is not slowed (k x f = {k * share:.3g} <= 1)"
+
+
+def gpu_bus(link: Link) -> bool:
+    """Whether GPUs that meet over ``link`` reach their NICs across it too: a PCIe link
+    (``--intra pcie4``) carries GPUDirect RDMA's every byte between a GPU and its NIC on the
+    GPU's own x16 link, so no NIC moves more than it does (an NDR port had been priced at
+    48.4 GB/s busbw from a Gen4 GPU whose link carries 25.2 GB/s). Not a link staged through
+    host memory (its rate is a GPU-to-GPU figure), nor NVLink or xGMI. ``resolve_cluster`` and
+    ``gap`` take it as the host PCIe link when none is named."""
+    return (
+        link.family == "pcie"
+        and link.topology != "host-staged"
+        and link_role_problem(link, "host_pcie") is None
+    )
+
+
+def _gpu_bus(catalogue: Catalogue, spec: ClusterSpec, system: System | None) -> Link | None:
+    """The GPUs' own PCIe link (:func:`gpu_bus`) named by ``--intra`` or the system."""
+    name = spec.intra or (system.intra if system else None)
+    if name is None:
+        return None
+    bus = find_link(catalogue, name)
+    return bus if gpu_bus(bus) else None
+
+
+#: Said where the GPUs' PCIe link stands in for the NICs' host link (``{}``: its id).
+GPU_BUS_NOTE = (
+    "host PCIe link {} assumed: the GPUs meet over it, and GPUDirect RDMA crosses each GPU's "
+    "own link to reach a NIC ({{host_pcie}} to change)"
+)
 
 
 def gpu_fed_nic_Bps(nic_Bps: float, host_pcie: Link, nics: int, gpus: int) -> float | None:

@@ -975,8 +975,9 @@ def _gap_table(rows: Sequence[dict[str, Any]], stream: TextIO | None) -> None:
         "conventions: per direction, per GPU; GB/s = 10^9 B/s; vendor 'bidirectional' figures "
         "are 2x (H100 NVLink 4: 900 bidirectional = 450 per direction); network Gb/s / 8 = GB/s",
         "achv. = achievable = line rate x catalogue efficiency; xN = NICs per GPU (efa-v2 x4 "
-        "as on AWS p5; wan-10g one link per 8-GPU node); NICs not capped by host PCIe "
-        "(--system, --host-pcie)",
+        "as on AWS p5; wan-10g one link per 8-GPU node); NICs capped only by a PCIe scale-up "
+        "link, the GPUs' own (pcie4 cap), not by a host PCIe link elsewhere (--system, "
+        "--host-pcie)",
         "inside = 1 node x 8 GPUs on the scale-up link; across = 8 nodes x 1 GPU, each with "
         "ceil(NICs per GPU) NICs (over a WAN each node is its own site, at most as fast as "
         "NCCL's buffers in flight per round trip allow); algorithm as NCCL would choose (shown "
