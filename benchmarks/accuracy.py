@@ -89,10 +89,18 @@ class Result:
     @property
     def time_error(self) -> float:
         """Signed relative error of the time at any size (error bands are on time)."""
+        return self.predicted_time_s / self.measured_time_s - 1
+
+    @property
+    def measured_time_s(self) -> float:
+        """The measured time, or for a row that gives busbw alone the time it implies: nccl-tests
+        derives busbw from the time (busbw = size / time x the collective's factor), so the
+        time is the predicted one scaled by predicted over measured busbw."""
         s = self.sample
-        if s.time_us is None:
-            return self.error
-        return (self.predicted_time_s * 1e6 - s.time_us) / s.time_us
+        if s.time_us is not None:
+            return s.time_us * 1e-6
+        assert s.busbw_GBps is not None
+        return self.predicted_time_s * self.predicted_busbw_GBps / s.busbw_GBps
 
 
 Predictor = Callable[[Model, Sample], tuple[float, float, str]]
@@ -137,28 +145,39 @@ def loso(samples: Sequence[Sample], base: Model | None = None) -> list[Result]:
     return results
 
 
-#: Fewest rows a (regime, transport class) needs for quantiles of its own; fewer pool the regime.
+#: Fewest rows and sources a (regime, transport class) needs for quantiles of its own; with
+#: fewer, a one-domain class takes every one-domain row of its regime and the others the whole
+#: regime's (a class of 2 sources is one or two systems' runs: no spread for unseen ones).
 MIN_BAND_ROWS = 8
+MIN_BAND_SOURCES = 3
+#: Where a class with too few rows or sources borrows its spread from.
+_BAND_PARENT = {"fabric": ("fabric", "scale-up"), "scale-up": ("fabric", "scale-up")}
 
 
 def error_band(results: Sequence[Result], model: Model) -> dict[str, dict[str, list[float]]]:
     """10th and 90th percentiles of the signed time error, per size regime and transport class
-    (``error_band.time_error_quantiles`` in data/cost_params.yaml; engine/band.py uses them)."""
-    errors: dict[tuple[str, str], list[float]] = {}
-    pooled: dict[str, list[float]] = {}
+    (``error_band.time_error_quantiles`` in data/cost_params.yaml; engine/band.py uses them).
+    Rows that give busbw alone count with the time it implies (:attr:`Result.time_error`)."""
+    rows: dict[tuple[str, str], list[Result]] = {}
     for r in results:
-        if r.sample.time_us is None:
-            continue
         cls = transport_class(model.cluster(r.sample).topology)
-        errors.setdefault((r.sample.regime, cls), []).append(r.time_error)
-        pooled.setdefault(r.sample.regime, []).append(r.time_error)
+        rows.setdefault((r.sample.regime, cls), []).append(r)
     band: dict[str, dict[str, list[float]]] = {}
     for regime in REGIMES:
         band[regime] = {}
         for cls in BAND_CLASSES:
-            values = errors.get((regime, cls), [])
-            if len(values) < MIN_BAND_ROWS:
-                values = pooled.get(regime, [])
+            chosen = rows.get((regime, cls), [])
+            if len(chosen) < MIN_BAND_ROWS or len({r.sample.group for r in chosen}) < (
+                MIN_BAND_SOURCES
+            ):
+                parents = _BAND_PARENT.get(cls)
+                chosen = [
+                    r
+                    for (reg, c), found in rows.items()
+                    if reg == regime and (parents is None or c in parents)
+                    for r in found
+                ]
+            values = [r.time_error for r in chosen]
             band[regime][cls] = [
                 round(quantile(values, 0.1), 2),
                 round(quantile(values, 0.9), 2),
@@ -171,15 +190,13 @@ def coverage(results: Sequence[Result], model: Model) -> dict[str, float]:
     inside: dict[str, list[bool]] = {}
     for r in results:
         s = r.sample
-        if s.time_us is None:
-            continue
         # the shipped band: each estimate's, widened over its near ties (facade.likely_range)
         topology = model.cluster(s).topology
         low, high = time_range(r.predicted_time_s, s.size_bytes, topology, model.params)
         for tied in r.tie_times_s:
             a, b = time_range(tied, s.size_bytes, topology, model.params)
             low, high = min(low, a), max(high, b)
-        ok = low * (1 - 1e-9) <= s.time_us * 1e-6 <= high * (1 + 1e-9)
+        ok = low * (1 - 1e-9) <= r.measured_time_s <= high * (1 + 1e-9)
         inside.setdefault(s.regime, []).append(ok)
         inside.setdefault("all", []).append(ok)
     return {k: sum(v) / len(v) for k, v in inside.items()}

@@ -13,6 +13,7 @@ import pytest
 from conftest import main_error
 from ibcalc.catalogue.load import find_link, find_system, load_catalogue
 from ibcalc.cluster.resolve import ClusterSpec, check_count, resolve_cluster
+from ibcalc.engine.band import transport_class
 from ibcalc.engine.types import Collective
 from ibcalc.errors import ClusterError
 from ibcalc.facade import estimate_on
@@ -158,6 +159,30 @@ def test_gpus_on_pcie_reach_their_nics_across_their_own_link() -> None:
     hdr = resolve_cluster(CAT, spec.replace(inter="hdr"))
     assert hdr.topology.out is not None
     assert hdr.topology.out.nic_cap is None
+
+
+@pytest.mark.parametrize(
+    ("spec", "cls"),
+    [
+        (ClusterSpec(system="dgx-a100", nodes=1), "fabric"),
+        (ClusterSpec(system="dgx-h100", nodes=1), "fabric"),
+        # 2 trays of 4 in one 72-GPU NVLink domain: one switched domain, no network
+        (ClusterSpec(system="gb200-nvl72", nodes=2), "fabric"),
+        (ClusterSpec(system="mi300x-8", nodes=1), "fabric"),  # xGMI full mesh
+        (ClusterSpec(nodes=1, gpus_per_node=4, intra="nvlink4-mesh4"), "fabric"),
+        (ClusterSpec(nodes=1, gpus_per_node=8, intra="pcie4"), "scale-up"),
+        (ClusterSpec(nodes=1, gpus_per_node=2, intra="pcie3-host-staged"), "scale-up"),
+        (ClusterSpec(nodes=1, gpus_per_node=2, intra="nvlink4-bridge"), "scale-up"),
+        # the preset's NVSwitch does not carry over to a link named in its place
+        (ClusterSpec(system="dgx-h100", nodes=1, intra="pcie5"), "scale-up"),
+        (ClusterSpec(system="dgx-h100", nodes=2), "verbs"),
+    ],
+)
+def test_error_band_class_follows_how_the_gpus_meet(spec: ClusterSpec, cls: str) -> None:
+    """One domain over an NVLink or xGMI switch or full mesh has its own error band (fabric):
+    the pooled one-domain band had been set by PCIe pairs and a bridged pair
+    (docs/model.md#error-band)."""
+    assert transport_class(resolve_cluster(CAT, spec).topology) == cls
 
 
 def test_slow_host_pcie_caps_each_nic() -> None:

@@ -634,6 +634,13 @@ def _build_up(
         transport_latency_s=intra.transport_latency_s,
         path=path,
         mesh=mesh,
+        # the preset's NVSwitch holds for its own link; a link named instead says its own
+        fabric=path == "nvlink"
+        and (
+            intra.topology in ("switched", "mesh")
+            if spec.intra or system is None
+            else system.nvswitch or mesh
+        ),
     )
 
 

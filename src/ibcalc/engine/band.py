@@ -38,10 +38,12 @@ def regime_of(size_bytes: float) -> str:
 
 
 def transport_class(topo: Topology) -> str:
-    """``scale-up`` (one domain), ``plugin`` (a network transport with its own latency: EFA,
-    TCPX(O), CXI) or ``verbs`` (InfiniBand, RoCE)."""
+    """``fabric`` (one domain whose GPUs meet over an NVLink or xGMI switch or full mesh:
+    NVSwitch, an NVL72 rack, MI300X's xGMI), ``scale-up`` (one domain otherwise: PCIe, PCIe
+    staged through the host, an NVLink-bridged pair), ``plugin`` (a network transport with its
+    own latency: EFA, TCPX(O), CXI) or ``verbs`` (InfiniBand, RoCE)."""
     if topo.domains == 1 or topo.out is None:
-        return "scale-up"
+        return "fabric" if topo.up is not None and topo.up.fabric else "scale-up"
     return "plugin" if topo.out.is_plugin else "verbs"
 
 

@@ -287,7 +287,7 @@ _LL_CAPS_AMD_HOST = _Table(
 )
 #: Size regimes and transport classes the error band distinguishes (``engine/band.py``).
 BAND_REGIMES = ("latency", "mid", "bandwidth")
-BAND_CLASSES = ("scale-up", "verbs", "plugin")
+BAND_CLASSES = ("scale-up", "fabric", "verbs", "plugin")
 _BAND = _Table(
     {
         regime: _Table(

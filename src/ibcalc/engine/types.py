@@ -161,6 +161,9 @@ class ScaleUpTier(BaseModel):
     transport_latency_s: float = Field(default=0.0, ge=0)
     path: Literal["nvlink", "pci"] = "nvlink"
     mesh: bool = False
+    #: GPUs meet over an NVLink or xGMI switch or full mesh (not PCIe, not a bridged pair):
+    #: the error band's ``fabric`` class
+    fabric: bool = False
 
 
 class ScaleOutTier(BaseModel):
