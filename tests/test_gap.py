@@ -417,6 +417,17 @@ def test_common_pairings_cover_the_table(cat: Catalogue) -> None:
     assert pairs["pcie4", "hdr"].capped_by is None
 
 
+def test_tp_whatif_caps_a_pcie_gpus_nics_as_gap_does(cat: Catalogue) -> None:
+    """The library's tp_whatif, called without a host link, had priced 4 Gen4 GPUs one per node
+    over NDR at 45.7 GB/s busbw while gap() capped the same GPUs at pcie4 (25.2 GB/s)."""
+    what = tp_whatif(cat, "pcie4", "ndr", 4, 64e6)
+    assert what.host_pcie == "pcie4"
+    assert what.across.busbw_Bps <= 31.5e9 * 0.8 * 1.0001
+    assert any(
+        n.startswith("NICs capped by pcie4, the GPUs' own PCIe link") for n in what.assumptions
+    )
+
+
 def test_gap_json_keys_and_units(cat: Catalogue) -> None:
     data = gap(cat, "nvlink4", "ndr", 8, 8).model_dump(mode="json")
     assert set(data) >= GAP_KEYS

@@ -46,17 +46,16 @@ from ibcalc.catalogue.load import find_link, find_system, link_role_problem
 from ibcalc.catalogue.models import Catalogue, Link, LinkKind, System
 from ibcalc.cluster.resolve import (
     DEFAULT_GPUS_PER_NODE,
-    GPU_BUS_NOTE,
     LOW_CONFIDENCE_NOTE,
     NOT_NCCL_NOTE,
     RCCL_NOTE,
     check_count,
     check_domain_given,
     check_nic_default,
-    gpu_bus,
     gpu_fed_nic_Bps,
     instance_nics_note,
     instance_of,
+    nic_host_link,
     resized_nics_note,
     resolve_cluster,
     scaled_nics,
@@ -601,9 +600,9 @@ def gap(
     if system is not None:
         system = find_system(catalogue, system).id
     notes: list[str] = []
-    if host is None and gpu_bus(up):
-        host = up
-        notes.append(GPU_BUS_NOTE.format(up.id))
+    host, bus_note = nic_host_link(host, up)
+    if bus_note:
+        notes.append(bus_note)
 
     # The engine's own tier 0 for this node: mesh links count only the links in use.
     node = resolve_cluster(
@@ -815,8 +814,9 @@ def common_pairings(catalogue: Catalogue) -> list[GapResult]:
 
     The links and node shapes are :func:`load_pairings` (``data/pairings.yaml``): each scale-up
     link in each scale-out link's node, with the NIC count that fabric usually has. No host PCIe
-    cap is applied: this is a comparison of links (use :func:`gap` with ``host_pcie`` or
-    :func:`gap_for_system` for a real node).
+    cap is applied but the GPUs' own link where they meet over PCIe (:func:`nic_host_link`):
+    this is a comparison of links (use :func:`gap` with ``host_pcie`` or :func:`gap_for_system`
+    for a real node).
     """
     pairings = load_pairings()
     results: list[GapResult] = []
@@ -858,6 +858,7 @@ def tp_whatif(
     up = _link(catalogue, intra, "intra")
     out = _link(catalogue, inter, "inter", "gap_inter")
     host = _link(catalogue, host_pcie, "host_pcie") if host_pcie is not None else None
+    host, bus_note = nic_host_link(host, up)
     if system is not None:
         system = find_system(catalogue, system).id
     ranks, domain_nodes = tp, 1
@@ -896,6 +897,7 @@ def tp_whatif(
         f"inside: {inside.best.algorithm.value}/{inside.best.protocol.value}; "
         f"across: {across.best.algorithm.value}/{across.best.protocol.value} "
         "(NCCL-like choice in each placement)",
+        *([bus_note] if bus_note else []),
     ]
     return TpWhatIf(
         intra=up.id,

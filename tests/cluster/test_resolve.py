@@ -132,25 +132,36 @@ def test_dgx_a100_has_no_nvls_and_hdr_nics() -> None:
 
 
 def test_gpus_on_pcie_reach_their_nics_across_their_own_link() -> None:
-    """--intra pcie4 with no host link named: GPUDirect RDMA crosses each GPU's own Gen4 x16
-    link to reach its NIC, so an NDR port (50 GB/s) moves at most 31.5 GB/s x 0.8 = 25.2 GB/s
-    achievable; one GPU per node had been priced at the NIC's 48.8 GB/s (busbw 48.4 GB/s from a
-    GPU whose link carries 25.2). An HDR port (25 GB/s x its efficiency) is under it."""
+    """--intra pcie4: GPUDirect RDMA crosses each GPU's own Gen4 x16 link to reach its NIC, so
+    an NDR port (50 GB/s) moves at most 31.5 GB/s x 0.8 = 25.2 GB/s achievable; one GPU per
+    node had been priced at the NIC's 48.8 GB/s (busbw 48.4 GB/s from a GPU whose link carries
+    25.2). A faster host link named (pcie5, or an instance's, as EFA's p5 brings) does not lift
+    it; a slower one (pcie3) caps instead. An HDR port (25 GB/s x its efficiency) is under it."""
     spec = ClusterSpec(nodes=8, gpus_per_node=1, nics_per_node=1, inter="ndr", intra="pcie4")
+    pcie4 = 31.5 * GB * 0.8
     cluster = resolve_cluster(CAT, spec)
     out = cluster.topology.out
     assert out is not None
-    assert out.nic_bw_Bps == pytest.approx(31.5 * GB * 0.8)
+    assert out.nic_bw_Bps == pytest.approx(pcie4)
     assert out.nic_cap == "pcie4"
+    assert cluster.host_pcie_is_gpu_bus
     assert (
-        "host PCIe link pcie4 assumed: the GPUs meet over it, and GPUDirect RDMA crosses each "
-        "GPU's own link to reach a NIC ({host_pcie} to change)"
+        "NICs capped by pcie4, the GPUs' own PCIe link ({intra}): GPUDirect RDMA crosses it to "
+        "reach a NIC"
     ) in cluster.assumptions
-    # a named host link wins, NVLink GPUs are not capped by their scale-up link, and one node
-    # (no NIC in use) says nothing of it
     named = resolve_cluster(CAT, spec.replace(host_pcie="pcie5"))
     assert named.topology.out is not None
-    assert named.topology.out.nic_bw_Bps == pytest.approx(find_link(CAT, "ndr").achievable_Bps)
+    assert named.topology.out.nic_bw_Bps == pytest.approx(pcie4)
+    assert any(a.endswith("reach a NIC, slower than pcie5") for a in named.assumptions)
+    slower = resolve_cluster(CAT, spec.replace(host_pcie="pcie3"))
+    assert slower.topology.out is not None
+    assert slower.topology.out.nic_cap == "pcie3"
+    assert not slower.host_pcie_is_gpu_bus
+    efa = resolve_cluster(CAT, spec.replace(inter="efa-v2", nics_per_node=None))
+    assert efa.topology.out is not None
+    assert efa.topology.out.domain_bw_Bps == pytest.approx(pcie4)
+    # NVLink GPUs are not capped by their scale-up link, and one node (no NIC in use) says
+    # nothing of it
     nvlink = resolve_cluster(CAT, spec.replace(intra="nvlink4"))
     assert nvlink.topology.out is not None
     assert nvlink.topology.out.nic_cap is None
@@ -170,6 +181,7 @@ def test_gpus_on_pcie_reach_their_nics_across_their_own_link() -> None:
         (ClusterSpec(system="gb200-nvl72", nodes=2), "fabric"),
         (ClusterSpec(system="mi300x-8", nodes=1), "fabric"),  # xGMI full mesh
         (ClusterSpec(nodes=1, gpus_per_node=4, intra="nvlink4-mesh4"), "fabric"),
+        (ClusterSpec(nodes=1, gpus_per_node=4, intra="tpu-v5p-ici"), "fabric"),  # a torus
         (ClusterSpec(nodes=1, gpus_per_node=8, intra="pcie4"), "scale-up"),
         (ClusterSpec(nodes=1, gpus_per_node=2, intra="pcie3-host-staged"), "scale-up"),
         (ClusterSpec(nodes=1, gpus_per_node=2, intra="nvlink4-bridge"), "scale-up"),
@@ -179,8 +191,8 @@ def test_gpus_on_pcie_reach_their_nics_across_their_own_link() -> None:
     ],
 )
 def test_error_band_class_follows_how_the_gpus_meet(spec: ClusterSpec, cls: str) -> None:
-    """One domain over an NVLink or xGMI switch or full mesh has its own error band (fabric):
-    the pooled one-domain band had been set by PCIe pairs and a bridged pair
+    """One domain over an accelerator fabric (switch, mesh or torus) has its own error band
+    (fabric): the pooled one-domain band had been set by PCIe pairs and a bridged pair
     (docs/model.md#error-band)."""
     assert transport_class(resolve_cluster(CAT, spec).topology) == cls
 

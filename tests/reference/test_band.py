@@ -5,8 +5,9 @@ shipped in ``data/cost_params.yaml`` (``error_band.time_error_quantiles``: 10th 
 percentile of the signed time error per size regime and transport class) must
 
 * hold between 70 % and 90 % of those rows' measured times overall, and at least 65 % in each
-  regime (the 10th-90th percentile spread is 80 % by construction; pooling small classes into
-  their regime and rounding the quantiles move it a little);
+  regime (the 10th-90th percentile spread is 80 % by construction; pooling a class with too
+  few rows or sources, into its regime or its one-domain rows, and rounding the quantiles move
+  it a little);
 * equal the quantiles the held-out predictions give (re-derived here, to 0.01).
 """
 

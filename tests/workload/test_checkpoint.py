@@ -144,6 +144,29 @@ def test_client_nics_are_capped_by_the_host_pcie(test_catalogue: Catalogue) -> N
     assert "capped" not in client.detail
 
 
+def test_client_nics_on_a_pcie_gpu_host_are_capped_by_its_generation(
+    test_catalogue: Catalogue,
+) -> None:
+    """GPUs on PCIe Gen4 (--intra pcie4), no host link named: the host's slots are Gen4, so the
+    50 GB/s client NIC moves 31.5 x 0.8 = 25.2 GB/s; 8 nodes: 201.6 GB/s, 810 GB in 4.018 s.
+    The option is read, so it is not listed as ignored, and the note says why it caps."""
+    spec = ClusterSpec(nodes=8, gpus_per_node=8, intra="pcie4", inter="ndr")
+    cluster = resolve_cluster(test_catalogue, spec)
+    job = CheckpointSpec(
+        model=find_model("llama3-405b"), storage="test-200", client_link="client-400g"
+    )
+    result = checkpoint(test_catalogue, cluster, job)
+    client = next(b for b in result.save.bounds if b.name == "client NICs")
+    assert client.bw_Bps == pytest.approx(8 * 31.5e9 * 0.8)
+    assert client.time_s == pytest.approx(810e9 / 201.6e9)
+    assert client.detail.endswith("(capped by pcie4)")
+    assert (
+        "each storage NIC capped by pcie4, the GPUs' PCIe link ({intra}): a host whose GPUs sit "
+        "on pcie4 has slots of that generation ({host_pcie} to name another)"
+    ) in result.assumptions
+    assert not any("scale-up link" in a and "ignored" in a for a in result.assumptions)
+
+
 def test_fp32_weights_keep_no_master_copy(test_catalogue: Catalogue) -> None:
     # Llama 3 70B, fp32 weights: 70e9 x 4 = 280 GB; Adam m and v in fp32: 70e9 x (4 + 4) =
     # 560 GB (not 840 GB: the fp32 weights are the master copy). bf16 weights keep the fp32

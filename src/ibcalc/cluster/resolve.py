@@ -104,6 +104,8 @@ class ResolvedCluster:
     host_pcie: Link | None
     system: System | None
     gpu_arch: str
+    #: ``host_pcie`` is the GPUs' own PCIe scale-up link (:func:`gpu_bus`), not one named
+    host_pcie_is_gpu_bus: bool = False
     #: a tuple: a cluster is shared by every estimate made on it, and a list appended to by one
     #: caller would show in the next estimate's assumptions
     assumptions: tuple[str, ...] = ()
@@ -316,8 +318,11 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         problem = link_role_problem(host_pcie, "host_pcie")
         if problem:
             raise ClusterError("{host_pcie} " + problem, field="host_pcie")
-    else:
-        host_pcie = _gpu_bus(catalogue, spec, system)
+    # GPUs on PCIe reach their NICs across their own link, whatever slot the NIC sits in
+    bus_name = spec.intra or (system.intra if system else None)
+    host_pcie, gpu_bus_note = nic_host_link(
+        host_pcie, find_link(catalogue, bus_name) if bus_name else None
+    )
 
     before = len(notes)
     scale_up = _scale_up_domain(system, spec, gpus_per_node, nodes, notes)
@@ -393,8 +398,8 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
     out_tier = None
     if domains > 1:
         assert inter is not None
-        if host_pcie is not None and not host_name:
-            notes.append(GPU_BUS_NOTE.format(host_pcie.id))
+        if gpu_bus_note:
+            notes.append(gpu_bus_note)
         out_tier = _build_out(
             inter,
             host_pcie,
@@ -451,6 +456,7 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         intra=intra,
         inter=inter,
         host_pcie=host_pcie,
+        host_pcie_is_gpu_bus=bool(gpu_bus_note),
         system=system,
         gpu_arch=arch,
         assumptions=tuple(notes),
@@ -634,13 +640,9 @@ def _build_up(
         transport_latency_s=intra.transport_latency_s,
         path=path,
         mesh=mesh,
-        # the preset's NVSwitch holds for its own link; a link named instead says its own
-        fabric=path == "nvlink"
-        and (
-            intra.topology in ("switched", "mesh")
-            if spec.intra or system is None
-            else system.nvswitch or mesh
-        ),
+        # an accelerator fabric (NVLink, xGMI, ICI, HCCS, UALink: switch, mesh or torus), not
+        # PCIe and not a pair joined by a bridge
+        fabric=path == "nvlink" and intra.topology != "bridge",
     )
 
 
@@ -759,19 +761,24 @@ def gpu_bus(link: Link) -> bool:
     )
 
 
-def _gpu_bus(catalogue: Catalogue, spec: ClusterSpec, system: System | None) -> Link | None:
-    """The GPUs' own PCIe link (:func:`gpu_bus`) named by ``--intra`` or the system."""
-    name = spec.intra or (system.intra if system else None)
-    if name is None:
-        return None
-    bus = find_link(catalogue, name)
-    return bus if gpu_bus(bus) else None
+def nic_host_link(host: Link | None, intra: Link | None) -> tuple[Link | None, str]:
+    """The PCIe link that caps each NIC, and the note saying so: the GPUs' own link ``intra``
+    where they meet over PCIe (:func:`gpu_bus`) and no slower ``host`` link is named (a Gen4
+    GPU's NICs stay at Gen4 on an instance whose NICs sit on Gen5), else ``host`` ('' then).
+    ``resolve_cluster``, ``gap`` and ``tp_whatif`` share it."""
+    if intra is None or not gpu_bus(intra):
+        return host, ""
+    if host is not None and host.achievable_Bps <= intra.achievable_Bps:
+        return host, ""
+    return intra, GPU_BUS_NOTE.format(intra.id) + (
+        f", slower than {host.id}" if host is not None else ""
+    )
 
 
 #: Said where the GPUs' PCIe link stands in for the NICs' host link (``{}``: its id).
 GPU_BUS_NOTE = (
-    "host PCIe link {} assumed: the GPUs meet over it, and GPUDirect RDMA crosses each GPU's "
-    "own link to reach a NIC ({{host_pcie}} to change)"
+    "NICs capped by {}, the GPUs' own PCIe link ({{intra}}): GPUDirect RDMA crosses it to reach "
+    "a NIC"
 )
 
 

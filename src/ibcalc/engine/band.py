@@ -4,7 +4,8 @@ The band is empirical. ``benchmarks/accuracy.py`` predicts every published measu
 repository with constants fitted without that measurement's source (leave-one-source-out) and
 records the signed relative time error ``r = (predicted - measured) / measured``; its 10th and
 90th percentiles, per size regime (latency <= 64 KiB, mid, bandwidth >= 64 MiB) and transport
-class (one node; InfiniBand/RoCE verbs; plugin transports such as EFA, TCPX(O), Slingshot CXI),
+class (one domain over PCIe or a bridge; one domain over an accelerator fabric; InfiniBand/RoCE
+verbs; plugin transports such as EFA, TCPX(O), Slingshot CXI),
 are ``error_band.time_error_quantiles`` in ``data/cost_params.yaml``. A measurement then lies in
 
     predicted / (1 + q90) <= measured <= predicted / (1 + q10)
@@ -38,8 +39,8 @@ def regime_of(size_bytes: float) -> str:
 
 
 def transport_class(topo: Topology) -> str:
-    """``fabric`` (one domain whose GPUs meet over an NVLink or xGMI switch or full mesh:
-    NVSwitch, an NVL72 rack, MI300X's xGMI), ``scale-up`` (one domain otherwise: PCIe, PCIe
+    """``fabric`` (one domain whose GPUs meet over an accelerator fabric: NVSwitch, an NVL72
+    rack, an NVLink or xGMI mesh, a TPU torus), ``scale-up`` (one domain otherwise: PCIe, PCIe
     staged through the host, an NVLink-bridged pair), ``plugin`` (a network transport with its
     own latency: EFA, TCPX(O), CXI) or ``verbs`` (InfiniBand, RoCE)."""
     if topo.domains == 1 or topo.out is None:

@@ -161,8 +161,8 @@ class ScaleUpTier(BaseModel):
     transport_latency_s: float = Field(default=0.0, ge=0)
     path: Literal["nvlink", "pci"] = "nvlink"
     mesh: bool = False
-    #: GPUs meet over an NVLink or xGMI switch or full mesh (not PCIe, not a bridged pair):
-    #: the error band's ``fabric`` class
+    #: GPUs meet over an accelerator fabric (NVLink, xGMI, ICI...: a switch, mesh or torus;
+    #: not PCIe, not a bridged pair): the error band's ``fabric`` class
     fabric: bool = False
 
 

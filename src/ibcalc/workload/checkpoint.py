@@ -373,6 +373,12 @@ def checkpoint(
         f"at {format_bandwidth(nic_Bps)} each"
         + (f" (capped by {cap.id})" if cap is not None else "")
     )
+    if cap is not None and cluster.host_pcie_is_gpu_bus:
+        notes.append(
+            f"each storage NIC capped by {cap.id}, the GPUs' PCIe link ({{intra}}): a host "
+            f"whose GPUs sit on {cap.id} has slots of that generation ({{host_pcie}} to name "
+            "another)"
+        )
     gpus = cluster.nodes * cluster.gpus_per_node
     if spec.replicas > gpus:
         raise WorkloadError(
@@ -507,7 +513,8 @@ def _ignored_cluster_options(cluster: ResolvedCluster) -> list[str]:
     """
     spec = cluster.spec
     differs = {
-        "intra": spec.intra is not None,
+        # a PCIe scale-up link is read: it caps the storage NICs (host_pcie_is_gpu_bus)
+        "intra": spec.intra is not None and not cluster.host_pcie_is_gpu_bus,
         "nics_per_node": spec.nics_per_node is not None,
         "host_cpu": spec.host_cpu is not None,
         "sharp": True,  # on or off, a checkpoint never uses it
