@@ -555,8 +555,8 @@ def _microbatches(spec: TrainSpec, notes: list[str]) -> int:
         return spec.microbatches
     if par.pp > 1:
         notes.append(
-            f"{par.pp} micro-batches per step assumed (= pp, the fewest 1F1B runs, which "
-            "makes the pipeline bubble its largest; {microbatches} or {global_batch} to change)"
+            f"{par.pp} micro-batches per step assumed (= pp; the pipeline bubble, (pp - 1) / M "
+            "of compute, shrinks with more; {microbatches} or {global_batch} to change)"
         )
         return par.pp
     return 1
@@ -912,26 +912,27 @@ def _compute(
         total = flops / (spec.tflops * 1e12)
         forward = total / (1 + BACKWARD_OVER_FORWARD)
         backward = total - forward + (forward if full else 0.0)
+        params_part = f"6 x {format_count(model.flops_params)} params"
         if attention is None:
-            counted = (
-                "attention's score and value products not counted: give {layers}, {heads} "
-                "and {hidden}"
+            per_token_text = params_part
+            why = (
+                "the attention's score and value products not counted: give {layers}, "
+                "{heads} and {hidden}"
             )
         else:
             head, rope = model.head_dim_or_derived, model.rope_head_dim
             width = f"({head} + {rope} + {head})" if rope else f"2 x {head}"
-            counted = (
-                f"plus the attention's score and value products, 6 x {model.layers} layers x "
-                f"{model.heads} heads x {width} x {seq:,} context = {_about(attention)} "
-                f"FLOPs per token ({attention / per_token:.0%} of the total; PaLM's count)"
+            per_token_text = f"({params_part} + {_about(attention)} attention FLOPs) per token"
+            why = (
+                f"the attention's score and value products, 6 x {model.layers} layers x "
+                f"{model.heads} heads x {width} x {seq:,} context, {attention / per_token:.0%} "
+                "of the total; PaLM's count"
             )
         notes.append(
-            f"compute from {'8' if full else '6'} x {format_count(model.flops_params)} params x "
-            f"{tokens} tokens per replica / (tp x pp x cp) at {spec.tflops:g} TFLOP/s per GPU = "
-            f"{format_time(forward + backward)} per step ("
-            + ("full recompute runs the forward again in the backward; " if full else "")
-            + counted
-            + ")"
+            f"compute from {per_token_text} x {tokens} tokens per replica / (tp x pp x cp) at "
+            f"{spec.tflops:g} TFLOP/s per GPU"
+            + (", x 8/6 (full recompute runs the forward again in the backward)" if full else "")
+            + f" = {format_time(forward + backward)} per step ({why})"
         )
         return forward, backward
     return None, None
