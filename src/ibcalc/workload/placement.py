@@ -265,6 +265,7 @@ def place_group(
         "nvls": parent.spec.nvls,
         "oversubscription": parent.spec.oversubscription,
         "cross_leaf_fraction": parent.spec.cross_leaf_fraction,
+        "neighbour_cross_leaf_fraction": parent.spec.neighbour_cross_leaf_fraction,
     }
     groups_per_domain = d // per_domain
     notes.append(
