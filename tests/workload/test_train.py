@@ -1132,6 +1132,34 @@ def test_a_job_that_fits_in_one_rack_is_placed_whatever_its_groups_shape(
         _run(builtin_catalogue, ClusterSpec(system="gb200-nvl72", nodes=36), tp=8, pp=9, dp=2)
 
 
+def test_a_pipeline_of_stages_that_tile_the_rack_runs_over_two_racks(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """tp 8 x pp 18 on 36 GB200 trays (2 NVL72 racks): each stage is 8 consecutive ranks, 9
+    to a rack, so one of the 17 boundaries (ranks 64 -> 72) crosses the racks and 16 stay on
+    NVLink. Pairs 8 apart span 16 ranks, which do not divide 72, and the layout had been
+    refused as straddling two domains (also tp 4 pp 6 dp 6, stages of 24). The crossing sets the
+    cost, as for any pipeline with a boundary between domains: a 2-GPU send/receive over one
+    NDR NIC each (the rack's 72 NICs, one per GPU)."""
+    spec = ClusterSpec(system="gb200-nvl72", nodes=36)
+    result = _run(builtin_catalogue, spec, tp=8, pp=18, dp=1)
+    pp = _phase(result, "pp-sendrecv")
+    assert pp.tier == "scale-out"
+    assert any("1 of 17 stage boundaries crosses the 72-GPU" in n for n in pp.assumptions)
+    across = estimate(
+        builtin_catalogue,
+        ClusterSpec(nodes=2, gpus_per_node=1, nics_per_node=1, inter="ndr", intra="nvlink5"),
+        Collective.SEND_RECV,
+        pp.bytes_per_gpu,
+        dtype="bf16",
+    )
+    assert pp.time_s == pytest.approx(across.time_s, rel=1e-9)
+    six = _run(builtin_catalogue, spec, tp=4, pp=6, dp=6)
+    assert any(
+        "1 of 5 stage boundaries crosses" in n for n in _phase(six, "pp-sendrecv").assumptions
+    )
+
+
 def test_a_domain_given_smaller_than_the_rack_holds_for_every_group(
     builtin_catalogue: Catalogue,
 ) -> None:

@@ -353,8 +353,13 @@ def pipeline_boundaries(
     inside a scale-up domain, then those across. A single batch (one decode step of serving)
     crosses every boundary in turn, so its time is the sum over them; a 1F1B training pipeline
     keeps all busy and the slowest sets it."""
-    pair = place_group(catalogue, parent, "pp", 2, stride, span=span)
     d = parent.topology.m
+    if (span is None or span > d) and stride < d and not d % stride and d % (2 * stride):
+        # the stages tile a domain but pairs of them do not (tp 8 on a 72-GPU NVL72: 9 stages a
+        # rack): most boundaries lie inside a domain, placed as the first domain's first pair
+        pair = place_group(catalogue, parent, "pp", 2, stride, span=d)
+    else:
+        pair = place_group(catalogue, parent, "pp", 2, stride, span=span)
     total = stages - 1
     if pair.crosses_domains or stages * stride <= d:
         return [(pair, total)]
