@@ -650,6 +650,31 @@ def test_zero3_windows(builtin_catalogue: Catalogue) -> None:
 LLAMA70_FLOPS_PER_TOKEN = 6 * 70e9 + 12 * 80 * 64 * 128 * 8192
 
 
+def test_uneven_stages_run_at_the_busiest_stages_pace(builtin_catalogue: Catalogue) -> None:
+    """Llama 3 70B's 80 layers over pp 32 (tp 2, 64 H100): the busiest stage holds 3 layers,
+    not the average 2.5, and 1F1B runs at its pace, as the TP and memory figures already
+    assumed. Compute had been the even split, 484.4e9 x 32 x 8192 / 64 / 400e12 = 4.96 s;
+    3/80 of the layers / tp 2: 5.95 s, and the bubble (31/32 of it) with it."""
+    result = _run(
+        builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=8), tp=2, pp=32, dp=1, tflops=400
+    )
+    tokens = 32 * 8192
+    assert result.totals.compute_s == pytest.approx(
+        LLAMA70_FLOPS_PER_TOKEN * tokens * 3 / 80 / 2 / 400e12
+    )
+    assert result.totals.compute_s == pytest.approx(5.952, abs=1e-3)
+    (note,) = [n for n in result.assumptions if n.startswith("compute from")]
+    assert (
+        "x 262144 tokens per replica x 3/80 of the layers (the busiest of 32 stages) / (tp x cp)"
+        in note
+    )
+    # an even split (pp 16, tp 4: 5 layers a stage) keeps 1/pp of the work
+    even = _run(
+        builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=8), tp=4, pp=16, dp=1, tflops=400
+    )
+    assert even.totals.compute_s == pytest.approx(LLAMA70_FLOPS_PER_TOKEN * 16 * 8192 / 64 / 400e12)
+
+
 def test_a_groups_ring_keeps_the_neighbour_cross_leaf_fraction(
     builtin_catalogue: Catalogue,
 ) -> None:

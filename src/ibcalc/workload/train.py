@@ -908,7 +908,18 @@ def _compute(
         tokens = spec.micro_batch * seq * m
         attention = model.attention_flops_per_token(seq)
         per_token = FLOPS_PER_PARAM_TOKEN * model.flops_params + (attention or 0.0)
-        flops = per_token * tokens / (par.tp * par.pp * par.cp)
+        # 1F1B runs at the pace of its busiest stage: with layers that do not split evenly,
+        # ceil(layers / pp) of them, not the average (80 over 36 stages: 3, not 2.2)
+        share_text = "/ (tp x pp x cp)"
+        stage_share = 1 / par.pp
+        if par.pp > 1 and model.layers is not None and model.layers % par.pp:
+            busiest = _per_stage(model.layers, par.pp, "layers", notes)
+            stage_share = busiest / model.layers
+            share_text = (
+                f"x {busiest}/{model.layers} of the layers (the busiest of {par.pp} stages) / "
+                "(tp x cp)"
+            )
+        flops = per_token * tokens * stage_share / (par.tp * par.cp)
         total = flops / (spec.tflops * 1e12)
         forward = total / (1 + BACKWARD_OVER_FORWARD)
         backward = total - forward + (forward if full else 0.0)
@@ -929,7 +940,7 @@ def _compute(
                 "of the total; PaLM's count"
             )
         notes.append(
-            f"compute from {per_token_text} x {tokens} tokens per replica / (tp x pp x cp) at "
+            f"compute from {per_token_text} x {tokens} tokens per replica {share_text} at "
             f"{spec.tflops:g} TFLOP/s per GPU"
             + (", x 8/6 (full recompute runs the forward again in the backward)" if full else "")
             + f" = {format_time(forward + backward)} per step ({why})"
