@@ -752,8 +752,8 @@ def gpu_bus(link: Link) -> bool:
     (``--intra pcie4``) carries GPUDirect RDMA's every byte between a GPU and its NIC on the
     GPU's own x16 link, so no NIC moves more than it does (an NDR port had been priced at
     48.4 GB/s busbw from a Gen4 GPU whose link carries 25.2 GB/s). Not a link staged through
-    host memory (its rate is a GPU-to-GPU figure), nor NVLink or xGMI. ``resolve_cluster`` and
-    ``gap`` take it as the host PCIe link when none is named."""
+    host memory (its rate is a GPU-to-GPU figure), nor NVLink or xGMI. :func:`nic_host_link`
+    takes it as the NICs' host link where none slower is named."""
     return (
         link.family == "pcie"
         and link.topology != "host-staged"
