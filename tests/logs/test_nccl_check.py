@@ -871,6 +871,29 @@ def test_a_slower_run_never_gets_a_better_verdict(catalogue: Catalogue) -> None:
     assert efficiency[0] < 0.85 <= efficiency[1]
 
 
+def test_nvls_unavailable_on_a_system_built_with_it_is_the_fault() -> None:
+    """One DGX H100 at the ring's 365 GB/s busbw with NCCL's 'NVLS multicast support is not
+    available' in the log: the line had set the expectation to no NVLS, so the run read "no
+    problem found" while the same rows without it were diagnosed as NVLS off (a QA pass's
+    finding: the fabric manager, IMEX channels or the driver leave a DGX 24 % short). The
+    system has NVLink SHARP, so it stays expected and the line is the evidence; NCCL_NVLS_ENABLE=0
+    is a choice, and the expectation follows it."""
+    sizes = [GiB, 2 * GiB, 4 * GiB, 8 * GiB]
+    factor = 2 * 7 / 8
+    rows = table([(s, s * factor / (365 * 1e3)) for s in sizes], gpu="NVIDIA H100 80GB HBM3")
+    line = "host0:100:100 [0] NCCL INFO NVLS multicast support is not available on dev 0\n"
+    text = line + rows
+    (check,) = check_log(parse_log(text, source="nvls"), text)
+    assert check.flagged
+    assert check.findings[0].cause.startswith("NVLS (NVLink SHARP) is not in use")
+    assert "NCCL: 'NVLS multicast support is not available' (line 1)" in check.findings[0].evidence
+    chosen = "host0:100:100 [0] NCCL INFO NCCL_NVLS_ENABLE set by environment to 0.\n"
+    text = chosen + line + rows
+    (check,) = check_log(parse_log(text, source="nvls"), text)
+    assert not check.flagged
+    assert check.verdict == "ok"
+
+
 def test_a_switched_node_at_two_thirds_of_its_busbw_is_flagged() -> None:
     """One DGX A100 (NVSwitch) all-reducing at 150 GB/s busbw from 128 MiB to 8 GiB, 63 % of
     the 240 GB/s published runs reach (Stas Bekman's 235 GB/s, the catalogue's nvlink3 source):

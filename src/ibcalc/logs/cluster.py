@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ibcalc.catalogue.load import find_link, find_system
-from ibcalc.catalogue.models import Catalogue
+from ibcalc.catalogue.models import Catalogue, System
 from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
 from ibcalc.engine.types import Algorithm
 from ibcalc.errors import ClusterError
@@ -396,6 +396,13 @@ def _given_evidence(
     return GIVEN
 
 
+def _has_nvls(system: System | None, catalogue: Catalogue) -> bool:
+    """Whether a system preset is built with NVLink SHARP (NVSwitch and an NVLS-capable link)."""
+    if system is None or not system.nvswitch or system.intra is None:
+        return False
+    return "nvls" in find_link(catalogue, system.intra).capabilities
+
+
 def infer_cluster(
     run: Run, catalogue: Catalogue, env: LogEnvironment, flags: ClusterSpec | None
 ) -> Inferred:
@@ -537,15 +544,24 @@ def infer_cluster(
                 per_node,
                 f"{ranks} ranks ({log_evidence('ranks')}) at {gpn} per node{whose} ({{nodes}})",
             )
-    if "nvls" not in given and env.nvls_unavailable is not None:
-        values["nvls"] = False
-        note(
-            "nvls",
-            False,
-            "environment",
-            f"NCCL says '{env.nvls_unavailable.value}' (line {env.nvls_unavailable.line})",
-        )
-    if "nvls" not in given and env.setting("NCCL_NVLS_ENABLE") == "0":
+    said_off = env.setting("NCCL_NVLS_ENABLE") == "0"
+    if "nvls" not in given and env.nvls_unavailable is not None and not said_off:
+        said = f"NCCL says '{env.nvls_unavailable.value}' (line {env.nvls_unavailable.line})"
+        if _has_nvls(system_obj, catalogue):
+            # a system built with NVLink SHARP that NCCL cannot use is the fault, not the
+            # expectation: NVLS off is diagnosed against the system's own figures
+            assert system_obj is not None
+            note(
+                "nvls",
+                True,
+                "preset",
+                f"{said}, but {system_obj.id} has NVLink SHARP: expected with it, and a run "
+                "without it is diagnosed (the fabric manager, IMEX channels or the driver)",
+            )
+        else:
+            values["nvls"] = False
+            note("nvls", False, "environment", said)
+    if "nvls" not in given and said_off:
         fact = env.settings["NCCL_NVLS_ENABLE"]
         values["nvls"] = False
         note("nvls", False, "environment", f"NCCL_NVLS_ENABLE=0 (line {fact.line})")
