@@ -871,6 +871,36 @@ def test_a_slower_run_never_gets_a_better_verdict(catalogue: Catalogue) -> None:
     assert efficiency[0] < 0.85 <= efficiency[1]
 
 
+def test_a_host_listing_fewer_network_ports_is_named() -> None:
+    """Sweep 10 (2 x 4 H100, NDR200) with one of gcn154's ports gone from NCCL's 'NET/IB : Using'
+    list and its rows of 1 MiB and more 1.7x slower: the run was diagnosed as 'slower links
+    (check the port speed)', the shorter list unread (a QA pass's finding). The host and its
+    line are named, as the cause and as evidence."""
+    lines = []
+    for line in (SWEEPS / "10_allreduce_2node_8xH100_ib.txt").read_text().splitlines():
+        if line.startswith("gcn154:") and "NET/IB : Using" in line:
+            line = line.replace(" [4]mlx5_5:1/IB", "")
+        fields = line.split()
+        # the table's rows (one, at 2 MiB, has NCCL's output run into it: left as it is)
+        row = len(fields) > 8 and fields[2] == "float" and int(fields[0]) >= 2**20
+        time = fields[5] if row else ""
+        if time.replace(".", "", 1).isdigit():
+            line = line.replace(time, f"{float(time) * 1.7:.1f}", 1)
+        lines.append(line)
+    text = "\n".join(lines) + "\n"
+    short = scan_environment(text, 1, None).port_shortfall
+    assert short is not None
+    assert short.value == "gcn154 lists 4 network ports where gcn151 lists 5"
+    assert lines[short.line - 1].startswith("gcn154:")
+    (check,) = check_log(parse_log(text, source="ports"), text)
+    assert check.flagged
+    said = [t for f in check.findings for t in (f.cause, *f.evidence)]
+    assert any("gcn154 lists 4 network ports where gcn151 lists 5" in t for t in said)
+    # every host listing the same ports says nothing of it
+    healthy = (SWEEPS / "10_allreduce_2node_8xH100_ib.txt").read_text()
+    assert scan_environment(healthy, 1, None).port_shortfall is None
+
+
 def test_nvls_unavailable_on_a_system_built_with_it_is_the_fault() -> None:
     """One DGX H100 at the ring's 365 GB/s busbw with NCCL's 'NVLS multicast support is not
     available' in the log: the line had set the expectation to no NVLS, so the run read "no

@@ -577,7 +577,15 @@ def _rate_finding(
             f"{link.achievable_Bps / GB:.1f} GB/s per NIC (within {pct(error)})"
         )
         evidence += ctx.env_evidence()
-        if nic_GBps * nics < one_nic * 0.9:
+        short = ctx.env.port_shortfall
+        if short is not None:
+            cause = (
+                f"a network port missing: {short.value} (line {short.line}), down or excluded; "
+                "the channels of its GPUs share another NIC, and the collective runs at the "
+                f"slowest channel's pace (the rows fit {pct(value / current)} of the expected "
+                "rate per NIC)"
+            )
+        elif nic_GBps * nics < one_nic * 0.9:
             cause = (
                 "less than one NIC's worth of network bandwidth per node: the traffic is not "
                 "on the RDMA NICs (NCCL fell back to its TCP socket transport: the network "

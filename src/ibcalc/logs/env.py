@@ -47,6 +47,8 @@ _PLATFORM = re.compile(r"Running on ([\w.-]+) platform")
 #: layer (InfiniBand or RoCE, the Ethernet one)
 _NET_PORTS = re.compile(r"NET/IB : Using ")
 _NET_PORT = re.compile(r"\[(\d+)\][^\s\[\]]*/(IB|RoCE)\b")
+#: the host a line of NCCL's debug output comes from: ``gpu-002:41100:41160 [0] NCCL INFO``
+_DEBUG_HOST = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?([\w.-]{1,64}):\d+:\d+ \[")
 _CHANNEL_NET = re.compile(r"via NET/([^/\s]+(?: [^/\s]+)*)/(\d+)(?:\(\d+\))?(/GDRDMA)?")
 #: the value runs to the next space: NCCL_ALGO=Ring,Tree is a list, and ^NVLS an exclusion
 _SET_BY_ENV = re.compile(r"\b(NCCL_[A-Z0-9_]+) set by environment to (\S+)")
@@ -61,6 +63,8 @@ _TOPO_PATH = re.compile(r"\bGPU/([\w-]{1,24}) \(\d+/[\d.]+/([A-Z0-9]{2,4})\)")
 #: NCCL's GPU-to-GPU path types from nearest to farthest (``topo.h``); other types are ignored
 _PATH_ORDER = ("LOC", "NVL", "NVB", "PIX", "PXB", "PXN", "PHB", "SYS")
 _MAX_SETTINGS = 64  # a log is not a configuration dump: keep the first few dozen settings
+#: hosts whose port lists are compared (a 1,000-node log lists as many; a bound on the work)
+_MAX_HOSTS = 4096
 
 
 class EnvFact(BaseModel):
@@ -111,6 +115,9 @@ class LogEnvironment(BaseModel):
     #: each verbs port's link layer, ``IB`` or ``RoCE``, from NCCL's ``NET/IB : Using`` list
     port_layers: dict[int, str] = {}
     port_layers_line: int | None = None
+    #: a host whose ``NET/IB : Using`` list is shorter than another's (a port down or
+    #: excluded), with the first such line
+    port_shortfall: EnvFact | None = None
     settings: dict[str, EnvFact] = {}
     nvls_unavailable: EnvFact | None = None
     mnnvl: EnvFact | None = None
@@ -160,6 +167,7 @@ def scan_environment(
     devices: dict[int, int] = {}
     layers: dict[int, str] = {}
     layers_line: int | None = None
+    ports_by_host: dict[str, tuple[int, int]] = {}  # host: (ports listed, first line)
     settings: dict[str, EnvFact] = {}
     nvls: EnvFact | None = None
     path: GpuPath | None = None
@@ -182,9 +190,13 @@ def scan_environment(
                 provider_nics = int(m.group(2)[:6])
         if platform is None and (m := _PLATFORM.search(line)):
             platform = EnvFact(value=m.group(1)[:40], line=lineno)
-        if layers_line is None and _NET_PORTS.search(line):
-            layers = {int(p.group(1)[:6]): p.group(2) for p in _NET_PORT.finditer(line)}
-            layers_line = lineno if layers else None
+        if _NET_PORTS.search(line):
+            listed = {int(p.group(1)[:6]): p.group(2) for p in _NET_PORT.finditer(line)}
+            if layers_line is None:
+                layers, layers_line = listed, (lineno if listed else None)
+            host = _DEBUG_HOST.match(line)
+            if host is not None and listed and len(ports_by_host) < _MAX_HOSTS:
+                ports_by_host.setdefault(host.group(1), (len(listed), lineno))
         if "via NET/" in line:
             for m in _CHANNEL_NET.finditer(line):
                 devices.setdefault(int(m.group(2)[:6]), lineno)
@@ -215,6 +227,14 @@ def scan_environment(
         gdr_line = gdr_no if gdr_no is not None else gdr_yes
     elif gdr_stated is not None:
         gdr, gdr_line = gdr_stated
+    shortfall: EnvFact | None = None
+    if len({n for n, _ in ports_by_host.values()}) > 1:
+        most = max(n for n, _ in ports_by_host.values())
+        short, (fewest, line_no) = min(ports_by_host.items(), key=lambda kv: (kv[1][0], kv[1][1]))
+        full = next(h for h, (n, _) in ports_by_host.items() if n == most)
+        shortfall = EnvFact(
+            value=f"{short} lists {fewest} network ports where {full} lists {most}", line=line_no
+        )
     return LogEnvironment(
         network=network,
         provider=provider,
@@ -226,6 +246,7 @@ def scan_environment(
         net_devices_line=min(devices.values()) if devices else None,
         port_layers=layers,
         port_layers_line=layers_line,
+        port_shortfall=shortfall,
         settings=settings,
         nvls_unavailable=nvls,
         gpu_path=path,

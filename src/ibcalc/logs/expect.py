@@ -156,6 +156,11 @@ class RunContext:
         ``changes`` turning NVLS off, NCCL's line saying NVLS is not available too."""
         env = self.env
         out: list[str] = []
+        if env.port_shortfall is not None:
+            out.append(
+                f"{env.port_shortfall.value} (line {env.port_shortfall.line}): a port down or "
+                "excluded"
+            )
         if env.gdr is False and env.gdr_line is not None:
             out.append(f"network channels without GPUDirect RDMA (line {env.gdr_line})")
         if env.network is not None and env.network.value.lower() == "socket":
