@@ -301,8 +301,16 @@ def _hypotheses(ctx: RunContext) -> list[_Hypothesis]:
         host = cluster.host_pcie
         host_bw = host.achievable_Bps if host is not None else math.inf
         for pcie, words in (
-            ("pcie4", "NICs behind PCIe Gen4 x16 links (about half of Gen5)"),
-            ("pcie3", "NICs behind PCIe Gen3 x16 (or Gen4 x8) links"),
+            (
+                "pcie4",
+                "NICs on PCIe links at Gen4 x16 speed, about half of Gen5 (a link trained "
+                "down, a riser or a Gen4 slot: lspci shows the link's speed)",
+            ),
+            (
+                "pcie3",
+                "NICs on PCIe links at Gen3 x16 (or Gen4 x8) speed (a link trained down, a "
+                "riser or an older slot: lspci shows the link's speed)",
+            ),
         ):
             try:
                 link = find_link(ctx.catalogue, pcie)
