@@ -48,6 +48,7 @@ from ibcalc.errors import ClusterError
 from ibcalc.facade import estimate_on
 from ibcalc.logs import parse_file, parse_log
 from ibcalc.logs.check import check_log, check_run
+from ibcalc.logs.cluster import infer_spec
 from ibcalc.logs.diagnose import _gpu_contradiction
 from ibcalc.logs.env import scan_environment
 from ibcalc.logs.expect import catalogue_with_link, predict
@@ -890,12 +891,51 @@ def test_a_host_listing_fewer_network_ports_is_named() -> None:
     text = "\n".join(lines) + "\n"
     short = scan_environment(text, 1, None).port_shortfall
     assert short is not None
-    assert short.value == "gcn154 lists 4 network ports where gcn151 lists 5"
+    assert short.value == "gcn154 lists 4 network ports where gcn151 lists 5 (mlx5_5:1 missing)"
     assert lines[short.line - 1].startswith("gcn154:")
     (check,) = check_log(parse_log(text, source="ports"), text)
     assert check.flagged
     said = [t for f in check.findings for t in (f.cause, *f.evidence)]
     assert any("gcn154 lists 4 network ports where gcn151 lists 5" in t for t in said)
+    # far below half speed one missing port is no explanation: it stays evidence only
+    slower = [
+        line.replace(t, f"{float(t) * 8 / 1.7:.1f}", 1)
+        if len(f := line.split()) > 8
+        and f[2] == "float"
+        and int(f[0]) >= 2**20
+        and (t := f[5]).replace(".", "", 1).isdigit()
+        else line
+        for line in lines
+    ]
+    text8 = "\n".join(slower) + "\n"
+    (eight,) = check_log(parse_log(text8, source="ports"), text8)
+    assert eight.flagged
+    assert not eight.findings[0].cause.startswith("a network port missing")
+    assert any("gcn154 lists 4" in e for e in eight.findings[0].evidence)
+    # behind a launcher's prefix too, and a line cut short by another rank's output, or a
+    # missing port no channel uses (the RoCE management port mlx5_0), is no shortfall
+    for prefix in ("[1,0]<stdout>:", "0: ", "[default0]:"):
+        tagged = "\n".join(prefix + line for line in lines) + "\n"
+        found = scan_environment(tagged, 1, None).port_shortfall
+        assert found is not None
+        assert found.value == short.value
+    healthy_lines = (SWEEPS / "10_allreduce_2node_8xH100_ib.txt").read_text().splitlines()
+    cut = [
+        line.split(" [3]mlx5_4")[0]
+        if line.startswith("gcn151:") and "NET/IB : Using" in line
+        else line
+        for line in healthy_lines
+    ]
+    cut_once = next(i for i, line in enumerate(healthy_lines) if line != cut[i])
+    once = [*healthy_lines[:cut_once], cut[cut_once], *healthy_lines[cut_once + 1 :]]
+    assert scan_environment("\n".join(once) + "\n", 1, None).port_shortfall is None
+    mgmt = [
+        line.replace("[0]mlx5_0:1/RoCE ", "")
+        if line.startswith("gcn154:") and "NET/IB : Using" in line
+        else line
+        for line in healthy_lines
+    ]
+    assert scan_environment("\n".join(mgmt) + "\n", 1, None).port_shortfall is None
     # every host listing the same ports says nothing of it
     healthy = (SWEEPS / "10_allreduce_2node_8xH100_ib.txt").read_text()
     assert scan_environment(healthy, 1, None).port_shortfall is None
@@ -917,6 +957,11 @@ def test_nvls_unavailable_on_a_system_built_with_it_is_the_fault() -> None:
     assert check.flagged
     assert check.findings[0].cause.startswith("NVLS (NVLink SHARP) is not in use")
     assert "NCCL: 'NVLS multicast support is not available' (line 1)" in check.findings[0].evidence
+    # calibrate fits the run as it ran: without NVLS (it had fitted nothing, against NVLS)
+    env = scan_environment(text, 1, None)
+    (run,) = parse_log(text, source="nvls").runs
+    spec, _, _ = infer_spec(run, load_catalogue(use_env=False), env=env)
+    assert spec.nvls is False
     chosen = "host0:100:100 [0] NCCL INFO NCCL_NVLS_ENABLE set by environment to 0.\n"
     text = chosen + line + rows
     (check,) = check_log(parse_log(text, source="nvls"), text)

@@ -87,6 +87,46 @@ def test_kv_transfer_for_disaggregated_serving(builtin_catalogue: Catalogue) -> 
     assert result.per_request_s == pytest.approx(per_request + 512 * result.per_token_s)
 
 
+def test_the_kv_transfer_crosses_tapered_leaves_as_the_cluster_says(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """Leaves tapered 4:1 with all traffic crossing them: the KV transfer's pair had been priced
+    on a non-blocking fabric (458 us for 20 MiB on RoCE 400G) while the instances' own
+    all-reduces slowed; it is the same send/receive with the cluster's fractions."""
+    taper = {
+        "oversubscription": 4,
+        "cross_leaf_fraction": 1.0,
+        "neighbour_cross_leaf_fraction": 1.0,
+    }
+    model = find_model("llama3-70b")
+    spec = InferSpec(model=model, tp=16, prompt_tokens=1024, disaggregated=True)
+    cluster = resolve_cluster(
+        builtin_catalogue, ClusterSpec(system="dgx-h100", inter="roce-400g", nodes=4, **taper)
+    )
+    kv = next(p for p in infer(builtin_catalogue, cluster, spec).phases if p.name == "kv-transfer")
+    same = _dgx_estimate(
+        builtin_catalogue,
+        Collective.SEND_RECV,
+        int(kv.bytes_per_gpu),
+        nodes=2,
+        gpus_per_node=1,
+        nics_per_node=1,
+        inter="roce-400g",
+        **taper,
+    )
+    assert kv.time_s == pytest.approx(same.time_s, rel=1e-9)
+    flat = _dgx_estimate(
+        builtin_catalogue,
+        Collective.SEND_RECV,
+        int(kv.bytes_per_gpu),
+        nodes=2,
+        gpus_per_node=1,
+        nics_per_node=1,
+        inter="roce-400g",
+    )
+    assert kv.time_s > 3 * flat.time_s
+
+
 def test_a_tp_group_wider_than_a_node_ships_its_cache_through_all_its_nodes(
     builtin_catalogue: Catalogue,
 ) -> None:

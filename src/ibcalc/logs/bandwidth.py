@@ -51,6 +51,10 @@ __all__ = [
 _EXPLAIN_SHARE = 0.7
 _FIT_FLOOR = 2e-3  # a fitted efficiency this low sits on the search bound: not a fit
 _MODEST = 0.6  # a fitted rate at least this fraction of the catalogue's is "below", not "broken"
+#: Least median efficiency a missing network port is named as the cause of: the channels of its
+#: GPUs share another NIC at half its rate, and every channel carries the same bytes, so one
+#: port down leaves the collective at about half speed; further below, something else is wrong
+_PORT_LOSS_FLOOR = 0.4
 
 
 @dataclass(frozen=True)
@@ -586,19 +590,20 @@ def _rate_finding(
         )
         evidence += ctx.env_evidence()
         short = ctx.env.port_shortfall
-        if short is not None:
-            cause = (
-                f"a network port missing: {short.value} (line {short.line}), down or excluded; "
-                "the channels of its GPUs share another NIC, and the collective runs at the "
-                f"slowest channel's pace (the rows fit {pct(value / current)} of the expected "
-                "rate per NIC)"
-            )
-        elif nic_GBps * nics < one_nic * 0.9:
+        efficiency = statistics.median(r.efficiency for r in bw if r.efficiency is not None)
+        if nic_GBps * nics < one_nic * 0.9:
             cause = (
                 "less than one NIC's worth of network bandwidth per node: the traffic is not "
                 "on the RDMA NICs (NCCL fell back to its TCP socket transport: the network "
                 "plugin not loaded, NCCL_IB_DISABLE, or a container without the NIC devices), "
                 "or GPUDirect RDMA is off"
+            )
+        elif short is not None and efficiency >= _PORT_LOSS_FLOOR:
+            cause = (
+                f"a network port missing: {short.value} (line {short.line}), down or excluded; "
+                "the channels of its GPUs share another NIC, and the collective runs at the "
+                f"slowest channel's pace (the rows fit {pct(value / current)} of the expected "
+                "rate per NIC)"
             )
         elif value / current >= _MODEST:
             cause = (

@@ -275,7 +275,7 @@ def infer_spec(
     Returns the spec, the assumptions behind each value (flags included, marked ``flag``) and
     whether the network is known (from a flag or from NCCL's output, not only from a preset).
     """
-    inferred = infer_cluster(run, catalogue, env or LogEnvironment(), flags)
+    inferred = infer_cluster(run, catalogue, env or LogEnvironment(), flags, as_run=True)
     return inferred.spec, inferred.assumptions, inferred.network_known
 
 
@@ -404,10 +404,18 @@ def _has_nvls(system: System | None, catalogue: Catalogue) -> bool:
 
 
 def infer_cluster(
-    run: Run, catalogue: Catalogue, env: LogEnvironment, flags: ClusterSpec | None
+    run: Run,
+    catalogue: Catalogue,
+    env: LogEnvironment,
+    flags: ClusterSpec | None,
+    *,
+    as_run: bool = False,
 ) -> Inferred:
     """The cluster a run ran on, with everything a check needs beyond the spec (see
-    :class:`Inferred`); ``flags`` override every inferred value."""
+    :class:`Inferred`); ``flags`` override every inferred value. A check judges a run against
+    what its system should do, so NCCL's "NVLS multicast support is not available" on a system
+    built with NVLS keeps NVLS expected; ``as_run`` (calibrate, which fits the run as it ran)
+    takes the line as the run's configuration."""
     given = _given(flags)
     notes: list[Assumption] = [
         Assumption(
@@ -547,7 +555,7 @@ def infer_cluster(
     said_off = env.setting("NCCL_NVLS_ENABLE") == "0"
     if "nvls" not in given and env.nvls_unavailable is not None and not said_off:
         said = f"NCCL says '{env.nvls_unavailable.value}' (line {env.nvls_unavailable.line})"
-        if _has_nvls(system_obj, catalogue):
+        if _has_nvls(system_obj, catalogue) and not as_run:
             # a system built with NVLink SHARP that NCCL cannot use is the fault, not the
             # expectation: NVLS off is diagnosed against the system's own figures
             assert system_obj is not None

@@ -46,9 +46,10 @@ _PLATFORM = re.compile(r"Running on ([\w.-]+) platform")
 #: NCCL's verbs port list, ``NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_2:1/IB``: each index's link
 #: layer (InfiniBand or RoCE, the Ethernet one)
 _NET_PORTS = re.compile(r"NET/IB : Using ")
-_NET_PORT = re.compile(r"\[(\d+)\][^\s\[\]]*/(IB|RoCE)\b")
-#: the host a line of NCCL's debug output comes from: ``gpu-002:41100:41160 [0] NCCL INFO``
-_DEBUG_HOST = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?([\w.-]{1,64}):\d+:\d+ \[")
+_NET_PORT = re.compile(r"\[(\d+)\]([^\s\[\]]*)/(IB|RoCE)\b")
+#: the host a line of NCCL's debug output comes from, ``gpu-002:41100:41160 [0] NCCL INFO``,
+#: behind whatever launcher prefix (``[1,0]<stdout>:``, ``0: ``, ``[default0]:``) comes first
+_DEBUG_HOST = re.compile(r"([\w.-]{1,64}):\d+:\d+ \[\d+\] NCCL INFO")
 _CHANNEL_NET = re.compile(r"via NET/([^/\s]+(?: [^/\s]+)*)/(\d+)(?:\(\d+\))?(/GDRDMA)?")
 #: the value runs to the next space: NCCL_ALGO=Ring,Tree is a list, and ^NVLS an exclusion
 _SET_BY_ENV = re.compile(r"\b(NCCL_[A-Z0-9_]+) set by environment to (\S+)")
@@ -152,6 +153,28 @@ class LogEnvironment(BaseModel):
         return None if fact is None else fact.value
 
 
+def _port_shortfall(
+    ports_by_host: dict[str, tuple[dict[int, str], int]], used: set[int]
+) -> EnvFact | None:
+    """A host whose port list lacks a port another host lists, where that port carries traffic:
+    its index on the fuller host is one the channel lines use (``via NET/IB/<n>``), or no
+    channel line says. A management port missing (no channel on it) is not one."""
+    if len(ports_by_host) < 2:
+        return None
+    full, (most, _) = max(ports_by_host.items(), key=lambda kv: len(kv[1][0]))
+    names = {name: index for index, name in most.items()}
+    for host, (ports, line) in sorted(ports_by_host.items(), key=lambda kv: kv[1][1]):
+        missing = sorted(set(names) - set(ports.values()))
+        carrying = [n for n in missing if not used or names[n] in used]
+        if carrying:
+            return EnvFact(
+                value=f"{host} lists {len(ports)} network ports where {full} lists {len(most)} "
+                f"({', '.join(carrying[:4])} missing)",
+                line=line,
+            )
+    return None
+
+
 def scan_environment(
     text: str, first_line: int = 1, last_line: int | None = None
 ) -> LogEnvironment:
@@ -167,7 +190,7 @@ def scan_environment(
     devices: dict[int, int] = {}
     layers: dict[int, str] = {}
     layers_line: int | None = None
-    ports_by_host: dict[str, tuple[int, int]] = {}  # host: (ports listed, first line)
+    ports_by_host: dict[str, tuple[dict[int, str], int]] = {}  # host: (ports, line)
     settings: dict[str, EnvFact] = {}
     nvls: EnvFact | None = None
     path: GpuPath | None = None
@@ -191,12 +214,17 @@ def scan_environment(
         if platform is None and (m := _PLATFORM.search(line)):
             platform = EnvFact(value=m.group(1)[:40], line=lineno)
         if _NET_PORTS.search(line):
-            listed = {int(p.group(1)[:6]): p.group(2) for p in _NET_PORT.finditer(line)}
+            found = list(_NET_PORT.finditer(line))
+            ports = {int(p.group(1)[:6]): p.group(2)[:64] for p in found}
+            listed = {int(p.group(1)[:6]): p.group(3) for p in found}
             if layers_line is None:
                 layers, layers_line = listed, (lineno if listed else None)
-            host = _DEBUG_HOST.match(line)
-            if host is not None and listed and len(ports_by_host) < _MAX_HOSTS:
-                ports_by_host.setdefault(host.group(1), (len(listed), lineno))
+            host = _DEBUG_HOST.search(line)
+            if host is not None and ports and len(ports_by_host) < _MAX_HOSTS:
+                # each host's longest list: a line cut by another rank's output lists fewer
+                name = host.group(1)
+                if len(ports) > len(ports_by_host.get(name, ({}, 0))[0]):
+                    ports_by_host[name] = (ports, lineno)
         if "via NET/" in line:
             for m in _CHANNEL_NET.finditer(line):
                 devices.setdefault(int(m.group(2)[:6]), lineno)
@@ -227,14 +255,6 @@ def scan_environment(
         gdr_line = gdr_no if gdr_no is not None else gdr_yes
     elif gdr_stated is not None:
         gdr, gdr_line = gdr_stated
-    shortfall: EnvFact | None = None
-    if len({n for n, _ in ports_by_host.values()}) > 1:
-        most = max(n for n, _ in ports_by_host.values())
-        short, (fewest, line_no) = min(ports_by_host.items(), key=lambda kv: (kv[1][0], kv[1][1]))
-        full = next(h for h, (n, _) in ports_by_host.items() if n == most)
-        shortfall = EnvFact(
-            value=f"{short} lists {fewest} network ports where {full} lists {most}", line=line_no
-        )
     return LogEnvironment(
         network=network,
         provider=provider,
@@ -246,7 +266,7 @@ def scan_environment(
         net_devices_line=min(devices.values()) if devices else None,
         port_layers=layers,
         port_layers_line=layers_line,
-        port_shortfall=shortfall,
+        port_shortfall=_port_shortfall(ports_by_host, set(devices)),
         settings=settings,
         nvls_unavailable=nvls,
         gpu_path=path,

@@ -156,7 +156,9 @@ class RunContext:
         ``changes`` turning NVLS off, NCCL's line saying NVLS is not available too."""
         env = self.env
         out: list[str] = []
-        if env.port_shortfall is not None:
+        # a missing network port bears on network causes only (and on the fitted rates)
+        network = changes is None or bool({"nics_per_node", "host_pcie", "inter"} & set(changes))
+        if env.port_shortfall is not None and network:
             out.append(
                 f"{env.port_shortfall.value} (line {env.port_shortfall.line}): a port down or "
                 "excluded"

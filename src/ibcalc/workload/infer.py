@@ -130,6 +130,10 @@ def _kv_placement(
         if cluster.system and cluster.system.scale_up_domain == cluster.gpus_per_node
         else None,
         host_pcie=cluster.host_pcie.id if cluster.host_pcie else None,
+        # the transfer crosses the same leaves as the instances' own traffic does
+        oversubscription=cluster.spec.oversubscription,
+        cross_leaf_fraction=cluster.spec.cross_leaf_fraction,
+        neighbour_cross_leaf_fraction=cluster.spec.neighbour_cross_leaf_fraction,
     )
     one = resolve_cluster(catalogue, spec)
     # the sender's share of NICs as one path (the engine's point-to-point model sends one
