@@ -590,7 +590,8 @@ def _rate_finding(
         )
         evidence += ctx.env_evidence()
         short = ctx.env.port_shortfall
-        efficiency = statistics.median(r.efficiency for r in bw if r.efficiency is not None)
+        known = [r.efficiency for r in bw if r.efficiency is not None]
+        efficiency = statistics.median(known) if known else 0.0
         if nic_GBps * nics < one_nic * 0.9:
             cause = (
                 "less than one NIC's worth of network bandwidth per node: the traffic is not "

@@ -116,8 +116,8 @@ class LogEnvironment(BaseModel):
     #: each verbs port's link layer, ``IB`` or ``RoCE``, from NCCL's ``NET/IB : Using`` list
     port_layers: dict[int, str] = {}
     port_layers_line: int | None = None
-    #: a host whose ``NET/IB : Using`` list is shorter than another's (a port down or
-    #: excluded), with the first such line
+    #: a host whose ``NET/IB : Using`` list lacks a port another host lists, where that port
+    #: carries channels (a port down or excluded), with the line of that host's longest list
     port_shortfall: EnvFact | None = None
     settings: dict[str, EnvFact] = {}
     nvls_unavailable: EnvFact | None = None
