@@ -44,6 +44,7 @@ from ibcalc.logs.results import (
 from ibcalc.units import GB, plural
 
 __all__ = [
+    "LATE_RAMP",
     "bandwidth_findings",
 ]
 
@@ -51,6 +52,9 @@ __all__ = [
 _EXPLAIN_SHARE = 0.7
 _FIT_FLOOR = 2e-3  # a fitted efficiency this low sits on the search bound: not a fit
 _MODEST = 0.6  # a fitted rate at least this fraction of the catalogue's is "below", not "broken"
+#: What the finding of a late ramp says (only the smallest large sizes low): not a fault, so its
+#: rows count as ``low`` at worst in the run's verdict (``check_run``)
+LATE_RAMP = "busbw ramps up later than the model expects"
 #: Least median efficiency a missing network port is named as the cause of: the channels of its
 #: GPUs share another NIC at half its rate, and every channel carries the same bytes, so one
 #: port down leaves the collective at about half speed; further below, something else is wrong
@@ -484,8 +488,7 @@ def _some_rows_low(
         # than the model (its tuner constants differ between versions), not a fault
         return Finding(
             kind="low_bandwidth",
-            cause=f"{smallest}, the larger ones reach it: busbw ramps up "
-            "later than the model expects ("
+            cause=f"{smallest}, the larger ones reach it: {LATE_RAMP} ("
             + (
                 "NCCL's protocol and algorithm switch points differ from its tuner model"
                 if len({r.choice for r in bw}) > 1
