@@ -423,9 +423,10 @@ def test_tp_whatif_caps_a_pcie_gpus_nics_as_gap_does(cat: Catalogue) -> None:
     what = tp_whatif(cat, "pcie4", "ndr", 4, 64e6)
     assert what.host_pcie == "pcie4"
     assert what.across.busbw_Bps <= 31.5e9 * 0.8 * 1.0001
-    assert any(
-        n.startswith("NICs capped by pcie4, the GPUs' own PCIe link") for n in what.assumptions
-    )
+    assert (
+        "across, the NICs are capped by pcie4, the GPUs' own PCIe link ({intra}), which "
+        "GPUDirect RDMA crosses to reach a NIC"
+    ) in what.assumptions
 
 
 def test_gap_json_keys_and_units(cat: Catalogue) -> None:

@@ -601,8 +601,6 @@ def gap(
         system = find_system(catalogue, system).id
     notes: list[str] = []
     host, bus_note = nic_host_link(host, up)
-    if bus_note:
-        notes.append(bus_note)
 
     # The engine's own tier 0 for this node: mesh links count only the links in use.
     node = resolve_cluster(
@@ -637,8 +635,9 @@ def gap(
         capped_by = host.id
         notes.append(
             f"each {out.id} NIC ({nic_line / GB:g} GB/s line, {out.achievable_Bps / GB:.1f} "
-            f"GB/s achievable) is capped by its {host.id} host link at "
-            f"{host.achievable_Bps / GB:.1f} GB/s achievable"
+            f"GB/s achievable) is capped by "
+            + (f"{host.id}, {bus_note}," if bus_note else f"its {host.id} host link")
+            + f" at {host.achievable_Bps / GB:.1f} GB/s achievable"
         )
     fed = (
         gpu_fed_nic_Bps(nic_achievable, host, nics_per_node, gpus_per_node)
@@ -897,7 +896,7 @@ def tp_whatif(
         f"inside: {inside.best.algorithm.value}/{inside.best.protocol.value}; "
         f"across: {across.best.algorithm.value}/{across.best.protocol.value} "
         "(NCCL-like choice in each placement)",
-        *([bus_note] if bus_note else []),
+        *([f"across, the NICs are capped by {host.id}, {bus_note}"] if host and bus_note else []),
     ]
     return TpWhatIf(
         intra=up.id,

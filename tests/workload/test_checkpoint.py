@@ -161,8 +161,9 @@ def test_client_nics_on_a_pcie_gpu_host_are_capped_by_its_generation(
     assert client.time_s == pytest.approx(810e9 / 201.6e9)
     assert client.detail.endswith("(capped by pcie4)")
     assert (
-        "each storage NIC capped by pcie4, the GPUs' PCIe link ({intra}): a host whose GPUs sit "
-        "on pcie4 has slots of that generation ({host_pcie} to name another)"
+        "each storage NIC capped by pcie4, the GPUs' own PCIe link ({intra}): a save copies "
+        "every shard across it, and a host built for it has slots of its generation (only a "
+        "slower {host_pcie} caps them further)"
     ) in result.assumptions
     assert not any("scale-up link" in a and "ignored" in a for a in result.assumptions)
 

@@ -398,8 +398,6 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
     out_tier = None
     if domains > 1:
         assert inter is not None
-        if gpu_bus_note:
-            notes.append(gpu_bus_note)
         out_tier = _build_out(
             inter,
             host_pcie,
@@ -408,6 +406,7 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
             spec,
             notes=notes,
             gpus=scale_up,
+            why=gpu_bus_note,
         )
     else:
         # network options with no network to act on: say so rather than drop them
@@ -770,16 +769,12 @@ def nic_host_link(host: Link | None, intra: Link | None) -> tuple[Link | None, s
         return host, ""
     if host is not None and host.achievable_Bps <= intra.achievable_Bps:
         return host, ""
-    return intra, GPU_BUS_NOTE.format(intra.id) + (
-        f", slower than {host.id}" if host is not None else ""
-    )
+    return intra, GPU_BUS_NOTE + (f", slower than {host.id}" if host is not None else "")
 
 
-#: Said where the GPUs' PCIe link stands in for the NICs' host link (``{}``: its id).
-GPU_BUS_NOTE = (
-    "NICs capped by {}, the GPUs' own PCIe link ({{intra}}): GPUDirect RDMA crosses it to reach "
-    "a NIC"
-)
+#: Why the GPUs' PCIe link caps the NICs where it stands in for their host link (said once,
+#: in the note of the cap it sets)
+GPU_BUS_NOTE = "the GPUs' own PCIe link ({intra}), which GPUDirect RDMA crosses to reach a NIC"
 
 
 def gpu_fed_nic_Bps(nic_Bps: float, host_pcie: Link, nics: int, gpus: int) -> float | None:
@@ -801,15 +796,19 @@ def _build_out(
     notes: list[str],
     *,
     gpus: int,
+    why: str = "",
 ) -> ScaleOutTier:
+    """The scale-out tier; ``why`` says why ``host_pcie`` caps the NICs where it is not the
+    host link named (:func:`nic_host_link`), in the cap's note."""
     nic_bw = inter.achievable_Bps
     cap = None
     if host_pcie is not None and host_pcie.achievable_Bps < nic_bw:
         cap = host_pcie.id
         nic_bw = host_pcie.achievable_Bps
         notes.append(
-            f"each {inter.id} NIC is capped by {host_pcie.id} at "
-            f"{host_pcie.achievable_Bps / 1e9:.1f} GB/s achievable"
+            f"each {inter.id} NIC is capped by {host_pcie.id}"
+            + (f", {why}," if why else "")
+            + f" at {host_pcie.achievable_Bps / 1e9:.1f} GB/s achievable"
         )
     fed = gpu_fed_nic_Bps(nic_bw, host_pcie, nics, gpus) if host_pcie is not None else None
     if host_pcie is not None and fed is not None:

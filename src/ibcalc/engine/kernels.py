@@ -26,7 +26,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from ibcalc.engine.algorithms.alltoall import pairwise_timing, pxn_timing, sendrecv_timing
+from ibcalc.engine.algorithms.alltoall import (
+    pairwise_timing,
+    pxn_timing,
+    sendrecv_timing,
+    shares_gpu_link,
+)
 from ibcalc.engine.algorithms.hierarchical import hierarchical_timing
 from ibcalc.engine.algorithms.innetwork import (
     _collnet_ok,
@@ -486,6 +491,7 @@ def _alltoall_kernel(
     net_share = (n - m) / n
     up_bw = topo.up_bw_Bps() if m > 1 else 1.0
     across = topo.domains > 1
+    shared = shares_gpu_link(topo)
     net_bw = topo.domain_bw_Bps("uniform") / m if across else 1.0
     wan = topo.wan is not None
     wan_share, wan_bw = 0.0, 1.0
@@ -522,7 +528,9 @@ def _alltoall_kernel(
             hop = wan_hop
         latency = base + hop + messages_s
         transfer = intra_t
-        if net_t > transfer:
+        if shared:
+            transfer = intra_t + net_t
+        elif net_t > transfer:
             transfer = net_t
         if wan_t > transfer:
             transfer = wan_t

@@ -375,9 +375,9 @@ def checkpoint(
     )
     if cap is not None and cluster.host_pcie_is_gpu_bus:
         notes.append(
-            f"each storage NIC capped by {cap.id}, the GPUs' PCIe link ({{intra}}): a host "
-            f"whose GPUs sit on {cap.id} has slots of that generation ({{host_pcie}} to name "
-            "another)"
+            f"each storage NIC capped by {cap.id}, the GPUs' own PCIe link ({{intra}}): a "
+            "save copies every shard across it, and a host built for it has slots of its "
+            "generation (only a slower {host_pcie} caps them further)"
         )
     gpus = cluster.nodes * cluster.gpus_per_node
     if spec.replicas > gpus:

@@ -137,6 +137,13 @@ def _alltoall_parts(
     return parts
 
 
+def shares_gpu_link(topo: Topology) -> bool:
+    """Whether a GPU's peer traffic and its NIC traffic cross one link: GPUs that meet over PCIe
+    reach their NICs across the same x16 link (GPUDirect RDMA), so an all-to-all's two shares
+    add there, where NVLink peers and PCIe NICs run side by side."""
+    return topo.up is not None and topo.up.path == "pci" and topo.domains > 1
+
+
 def _alltoall(
     algorithm: Algorithm,
     size_bytes: float,
@@ -154,7 +161,8 @@ def _alltoall(
         + hop
         + messages * params.calibrated.per_message_s
     )
-    transfer = max(intra_t, net_t, wan_t)
+    shared = shares_gpu_link(topo)
+    transfer = max(intra_t + net_t if shared else max(intra_t, net_t), wan_t)
     if protocol is not Protocol.SIMPLE:
         transfer = transfer / protocol_factor(protocol, params)
 
@@ -164,6 +172,8 @@ def _alltoall(
             if net_t >= intra_t
             else "scale-up"
         )
+        if shared:
+            where = f"the GPU's {topo.up.link_id if topo.up else 'PCIe'} link (peers and NIC)"
         if wan_t > max(net_t, intra_t):
             where = "WAN between sites (share per GPU)"
         c = params.calibrated.per_message_s
@@ -191,7 +201,11 @@ def _alltoall(
             Term(
                 name="transfer",
                 seconds=transfer,
-                detail="all sends run at once, so the slowest path sets the time: "
+                detail=(
+                    "the peers' and the NIC's shares cross each GPU's one PCIe link, so they add: "
+                    if shared
+                    else "all sends run at once, so the slowest path sets the time: "
+                )
                 + "; ".join(parts)
                 + protocol_words(protocol, params),
             )
@@ -203,7 +217,10 @@ def _alltoall(
             transfer_s=transfer,
             bottleneck=where,
             formula=(
-                "max((m-1)/n S/B_up, max(1,kf) (n-m)/n S/(nics B_nic/m)) + base + hop + msgs x c"
+                "(m-1)/n S/B_up + max(1,kf) (n-m)/n S/(nics B_nic/m) + base + hop + msgs x c"
+                if shared
+                else "max((m-1)/n S/B_up, max(1,kf) (n-m)/n S/(nics B_nic/m)) + base + hop + "
+                "msgs x c"
             ),
             terms=terms,
         )
