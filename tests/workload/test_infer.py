@@ -104,27 +104,22 @@ def test_the_kv_transfer_crosses_tapered_leaves_as_the_cluster_says(
         builtin_catalogue, ClusterSpec(system="dgx-h100", inter="roce-400g", nodes=4, **taper)
     )
     kv = next(p for p in infer(builtin_catalogue, cluster, spec).phases if p.name == "kv-transfer")
-    same = _dgx_estimate(
-        builtin_catalogue,
-        Collective.SEND_RECV,
-        int(kv.bytes_per_gpu),
-        nodes=2,
-        gpus_per_node=1,
-        nics_per_node=1,
-        inter="roce-400g",
-        **taper,
-    )
-    assert kv.time_s == pytest.approx(same.time_s, rel=1e-9)
-    flat = _dgx_estimate(
-        builtin_catalogue,
-        Collective.SEND_RECV,
-        int(kv.bytes_per_gpu),
-        nodes=2,
-        gpus_per_node=1,
-        nics_per_node=1,
-        inter="roce-400g",
-    )
-    assert kv.time_s > 3 * flat.time_s
+
+    def pair(**fabric: Any) -> Estimate:
+        """The KV transfer's send/receive alone: one GPU and one NIC on each of 2 nodes."""
+        return _dgx_estimate(
+            builtin_catalogue,
+            Collective.SEND_RECV,
+            int(kv.bytes_per_gpu),
+            nodes=2,
+            gpus_per_node=1,
+            nics_per_node=1,
+            inter="roce-400g",
+            **fabric,
+        )
+
+    assert kv.time_s == pytest.approx(pair(**taper).time_s, rel=1e-9)
+    assert kv.time_s > 3 * pair().time_s
 
 
 def test_a_tp_group_wider_than_a_node_ships_its_cache_through_all_its_nodes(
