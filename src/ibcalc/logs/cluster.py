@@ -397,10 +397,15 @@ def _given_evidence(
 
 
 def _has_nvls(system: System | None, catalogue: Catalogue) -> bool:
-    """Whether a system preset is built with NVLink SHARP (NVSwitch and an NVLS-capable link)."""
-    if system is None or not system.nvswitch or system.intra is None:
+    """Whether a system preset is built with NVLink SHARP: one node of it, as the engine
+    resolves it, runs NVLS (NVSwitch, an NVLS link, a Hopper or Blackwell GPU)."""
+    if system is None or system.gpus_per_node < 2:
         return False
-    return "nvls" in find_link(catalogue, system.intra).capabilities
+    try:
+        node = resolve_cluster(catalogue, ClusterSpec(system=system.id, nodes=1)).topology.up
+    except ClusterError:
+        return False
+    return node is not None and node.nvls_bw_Bps is not None
 
 
 def infer_cluster(
