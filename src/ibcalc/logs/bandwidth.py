@@ -267,7 +267,7 @@ def bandwidth_findings(
                 )
             )
         return findings
-    findings.append(_rate_finding(ctx, bw, headline, scored, severity))
+    findings.append(_rate_finding(ctx, bw, headline, scored, severity, median_eff=median_eff))
     return findings
 
 
@@ -529,8 +529,11 @@ def _rate_finding(
     headline: str,
     scored: Sequence[_Scored],
     severity: Severity,
+    *,
+    median_eff: float,
 ) -> Finding:
-    """No named fault explains the rows: fit the rate of the limiting link instead."""
+    """No named fault explains the rows: fit the rate of the limiting link instead
+    (``median_eff``: the rows' median efficiency, as the headline gives it)."""
     cluster = ctx.cluster
     ruled_out = [
         f"re-run with {s.hypothesis.key}: {s.predicted:.1f} GB/s (does not fit)" for s in scored
@@ -593,8 +596,6 @@ def _rate_finding(
         )
         evidence += ctx.env_evidence()
         short = ctx.env.port_shortfall
-        known = [r.efficiency for r in bw if r.efficiency is not None]
-        efficiency = statistics.median(known) if known else 0.0
         if nic_GBps * nics < one_nic * 0.9:
             cause = (
                 "less than one NIC's worth of network bandwidth per node: the traffic is not "
@@ -602,7 +603,7 @@ def _rate_finding(
                 "plugin not loaded, NCCL_IB_DISABLE, or a container without the NIC devices), "
                 "or GPUDirect RDMA is off"
             )
-        elif short is not None and efficiency >= _PORT_LOSS_FLOOR:
+        elif short is not None and median_eff >= _PORT_LOSS_FLOOR:
             cause = (
                 f"a network port missing: {short.value} (line {short.line}), down or excluded; "
                 "the channels of its GPUs share another NIC, and the collective runs at the "
