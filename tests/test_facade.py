@@ -530,8 +530,8 @@ def test_the_mi300x_headline_says_why_two_nodes_get_more_of_the_mesh(
         2**30,
     ).best
     assert one.bottleneck == (
-        f"scale-up: xgmi-mi300x ({448 * 0.8 * 0.875:.0f} GB/s achievable per GPU, x 0.875 as "
-        "every link carries both ways at once)"
+        f"scale-up: xgmi-mi300x ({448 * 0.8 * 0.875:.0f} GB/s achievable per GPU: "
+        f"{448 * 0.8:.0f} one way x 0.875, as every link carries both ways at once)"
     )
     assert two.bottleneck == (
         f"scale-up: xgmi-mi300x ({448 * 0.8:.0f} GB/s achievable per GPU, each link one way (a "

@@ -469,7 +469,9 @@ def render_link(link: Link, fmt: str = Format.TABLE, stream: TextIO | None = Non
             rows.append((key.removesuffix("_s"), format_time(value)))
             continue
         elif isinstance(value, float):
-            value = f"{value:g}"
+            # the catalogue's own figure, every digit of it: EDR's lane signalling is 25.78125
+            # Gb/s ('g' had printed 25.7812)
+            value = f"{value:.12g}"
         rows.append((key, f"{value}{units.get(key, '')}"))
     _entry_table(f"{link.id}: {link.name}", rows, link.sources, stream)
 
