@@ -695,7 +695,7 @@ def network_words(topo: Topology, traffic: Traffic, *, inside: bool = False) -> 
         limits.append(f"each NIC capped by {out.nic_cap} at {out.nic_bw_Bps / 1e9:.1f} GB/s")
     contention = topo.contention(traffic)
     if contention > 1:
-        limits.append(f"leaf uplinks x{contention:.2g} slower")
+        limits.append(f"leaf uplinks x{contention:.3g} slower")
     if not limits:
         return ""
     words = "; ".join(limits)

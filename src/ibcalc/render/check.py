@@ -357,7 +357,17 @@ def _header(check: DesignCheck) -> str:
         f"{cluster.gpus_per_node} GPUs{system}; {links})"
     )
     if check.resolved.fabric is None:
-        return header
+        spec = cluster.spec
+        if spec.oversubscription <= 1:
+            return header
+        # an unsized 2:1 design read 10.5 ms for an all-reduce the same file with a switch
+        # named prices at 5.41 ms, and nothing said every byte had been taken to cross (QA pass)
+        return (
+            f"{header}\n  as priced: oversubscription {spec.oversubscription:g}:1, cross-leaf "
+            f"{spec.cross_leaf_fraction:.3g} (every byte crosses the tapered uplinks, the worst "
+            "case: no switch is named to lay out the leaves; fabric.switch or fabric.radix "
+            "sizes them and derives the share)"
+        )
     # a sized fabric feeds the engine what the command line gives only by flags: the same
     # requirement read 29.6 ms here and 48.0 ms from --oversubscription 2:1 alone (QA pass)
     spec = cluster.spec
