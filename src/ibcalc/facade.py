@@ -405,6 +405,7 @@ def _estimate(
         oversubscription=topo.out.oversubscription if topo.out is not None else 1.0,
         cross_leaf_fraction=topo.out.cross_leaf_fraction if topo.out is not None else 1.0,
         neighbour_cross_leaf_fraction=topo.out.neighbour_share if topo.out is not None else 1.0,
+        unaligned_cross_leaf_fraction=topo.out.unaligned_share if topo.out is not None else 1.0,
         sites=topo.sites,
         wan=topo.wan.link_id if topo.wan is not None else None,
         wan_links=topo.wan.nics_per_domain if topo.wan is not None else None,

@@ -122,6 +122,7 @@ class EstimateResult(Estimate, JsonModel):
         "oversubscription",
         "cross_leaf_fraction",
         "neighbour_cross_leaf_fraction",
+        "unaligned_cross_leaf_fraction",
         "sites",
         "wan",
         "wan_links",

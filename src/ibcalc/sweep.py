@@ -303,6 +303,12 @@ class SweepGroup(BaseModel):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
+    def unaligned_cross_leaf_fraction(self) -> float:
+        """The same share for traffic off its rail (all-to-all without PXN)."""
+        return self._first.unaligned_cross_leaf_fraction
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
     def gpus_per_process(self) -> int:
         """GPUs one process drives (nccl-tests -g)."""
         return self._first.gpus_per_process

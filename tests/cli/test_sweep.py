@@ -190,6 +190,7 @@ def test_group_json_is_nccl_tests_rows(cat: Catalogue) -> None:
         "oversubscription",
         "cross_leaf_fraction",
         "neighbour_cross_leaf_fraction",
+        "unaligned_cross_leaf_fraction",
         "gpus_per_process",
         "host_pcie",
         "tuner_constants",

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from ibcalc.catalogue.load import find_link
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli import main
 from ibcalc.design.check import (
@@ -243,14 +244,15 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
         # SN5600 run as 128 x 400 GbE at 2:1: 84 down ports; rail-optimized, one SU of 84 nodes
         # shares each rail's leaf: f = (128 - 84) / 127 = 35 %, k x f = 0.69, no slowdown
         # (to every peer); ring, tree and SHARP traffic leaves the SU over one edge per channel:
-        # f = 1/84, k x f = 0.0238
+        # f = 1/84, k x f = 0.0238; off its rail 1 - (1 - 44/127)/8 = 0.918, k x f = 1.84
         (
             True,
             44,
             "a rail-optimized leaf serves one rail of an SU of 84 nodes",
-            "traffic to every peer (all-to-all, recursive halving-doubling, PAT) is not slowed "
-            "(k x f = 0.693 <= 1); neighbour traffic (ring, tree, SHARP, send/recv; 1% of it "
-            "crosses) is not slowed (k x f = 0.0238 <= 1)",
+            "traffic to every peer (all-to-all with PXN, recursive halving-doubling, PAT) is not "
+            "slowed (k x f = 0.693 <= 1); neighbour traffic (ring, tree, SHARP, send/recv; 1% of "
+            "it crosses) is not slowed (k x f = 0.0238 <= 1); traffic off its rail (all-to-all "
+            "without PXN; 92% of it crosses) runs x1.84 slower",
         ),
         # otherwise a leaf serves 84 // 8 = 10 whole nodes: f = 118 / 127, k x f = 1.86 for
         # all-to-all; a ring leaves each 10-node group once per channel: f = 1/10, k x f = 0.2
@@ -1050,11 +1052,13 @@ def test_a_sized_fabric_says_what_it_feeds_the_engine_as_flags(
     assert code == 0
     assert out.splitlines()[1] == (
         "  the sized fabric as priced: oversubscription 2:1, cross-leaf 0.346 (traffic to every "
-        "peer), 0.0119 (neighbour); as flags: --oversubscription 2:1 --cross-leaf 0.346 "
-        "--cross-leaf-neighbour 0.0119"
+        "peer), 0.0119 (neighbour), 0.918 (off its rail: all-to-all without PXN); as flags: "
+        "--oversubscription 2:1 --cross-leaf 0.346 --cross-leaf-neighbour 0.0119 "
+        "--cross-leaf-unaligned 0.918"
     )
     assert f"{44 / 127:.3g}" == "0.346"
     assert f"{1 / 84:.3g}" == "0.0119"
+    assert f"{1 - (1 - 44 / 127) / 8:.3g}" == "0.918"
     code, out, _ = run(["check", str(roce), "--format", "json"], capsys)
     predicted = json.loads(out)["files"][0]["findings"][0]["predicted"]
     flags = ["--system", "mi300x-8", "-N", "128", "--fabric", "roce-400g"]
@@ -1081,6 +1085,64 @@ def test_a_sized_fabric_says_what_it_feeds_the_engine_as_flags(
         "  the sized fabric as priced: no oversubscription (1:1): the 3:1 asked has no tapered "
         "tier to apply to at this size"
     )
+
+
+def test_an_alltoall_without_pxn_crosses_a_rail_optimized_taper_inside_one_su(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], builtin_catalogue: Catalogue
+) -> None:
+    """48 DGX H100 on rail-optimized QM9700 leaves at 4:1 (48 down, 12 up: one SU holds every
+    node, so rail-aligned traffic never crosses). Without PXN a GPU sends from its own NIC to
+    the destination GPU's, on another rail for 7 of 8 peer GPUs: those bytes leave the rail's
+    leaf, 1 - (1 - 0)/8 = 0.875 of them, and at 4:1 run 3.5x slower. The pairwise all-to-all had
+    been priced as if it stayed on its rail, equal to the 1:1 design (22.8 ms for 1 GiB; about
+    77 ms by hand, a fabric architect's review). PXN keeps its bytes on the rail: unslowed."""
+    body = (
+        "nodes: 48\nsystem: dgx-h100\n"
+        "fabric: {{link: ndr, switch: qm9700, rail_optimized: true, oversubscription: '{k}'}}\n"
+        "requirements:\n"
+        "  - alltoall: {{size: 1GiB, max_time: 1s, algo: pairwise}}\n"
+        "  - alltoall: {{size: 1GiB, max_time: 1s, algo: pxn}}\n"
+    )
+    tapered = write(tmp_path, "t.yaml", "name: t\n" + body.format(k="4:1"))
+    flat = write(tmp_path, "f.yaml", "name: f\n" + body.format(k="1:1"))
+    code, out, _ = run(["check", str(tapered)], capsys)
+    assert code == 0
+    assert (
+        "cross-leaf 0 (traffic to every peer), 0 (neighbour), 0.875 (off its rail: all-to-all "
+        "without PXN); as flags: --oversubscription 4:1 --cross-leaf 0 --cross-leaf-neighbour 0 "
+        "--cross-leaf-unaligned 0.875" in out.splitlines()[1]
+    )
+    times = {}
+    for name, path in (("tapered", tapered), ("flat", flat)):
+        code, out, _ = run(["check", str(path), "--format", "json"], capsys)
+        findings = json.loads(out)["files"][0]["findings"]
+        times[name] = [f["predicted"] for f in findings]
+    # the network term (n-m)/n x S over a GPU's NDR port: 376/384 x 2^30 B at 48.75 GB/s
+    ndr = find_link(builtin_catalogue, "ndr").achievable_Bps
+    assert ndr == pytest.approx(50e9 * 0.975)
+    net = 376 / 384 * (2**30 - 2**30 % 384) / ndr
+    # pairwise: x3.5 instead of x1, the latency unchanged; PXN: the same at 4:1 and 1:1
+    assert times["tapered"][0] - times["flat"][0] == pytest.approx((3.5 - 1) * net, rel=1e-3)
+    assert times["tapered"][1] == pytest.approx(times["flat"][1])
+    # the flags it prints give the command line the same figure
+    flags = ["-s", "1GiB", "--system", "dgx-h100", "-N", "48", "--fabric", "ndr"]
+    taper = ["--oversubscription", "4:1", "--cross-leaf", "0", "--cross-leaf-neighbour", "0"]
+    code, out, _ = run(
+        [
+            "alltoall",
+            *flags,
+            *taper,
+            "--cross-leaf-unaligned",
+            "0.875",
+            "--algo",
+            "pairwise",
+            "--format",
+            "json",
+        ],
+        capsys,
+    )
+    assert json.loads(out)["time_s"] == pytest.approx(times["tapered"][0], rel=1e-3)
+    assert json.loads(out)["unaligned_cross_leaf_fraction"] == 0.875
 
 
 def test_an_unsized_tapered_design_says_every_byte_crosses(

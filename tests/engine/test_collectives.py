@@ -363,6 +363,42 @@ def test_alltoall_pairwise_and_oversubscription() -> None:
     assert c2.transfer_s == pytest.approx(2 * net)
 
 
+def test_an_alltoall_without_pxn_pays_the_taper_of_traffic_off_its_rail() -> None:
+    """A rail-optimized leaf serves one rail: without PXN a GPU sends from its own NIC to the
+    destination GPU's, on another rail for 7 of 8 peer GPUs, so those bytes cross the tapered
+    uplinks even where every node shares the SU (f = 0 for rail-aligned traffic). At 4:1 with
+    the unaligned share 1 - (1 - 0)/8 = 0.875, pairwise's network term runs max(1, 4 x 0.875) =
+    3.5x slower; PXN, which keeps the bytes on the destination's rail, is not slowed."""
+    t = topo(2, 8)
+    n = 16
+    net = 8 / n * S / (80 * GB / 8)  # (n-m)/n S over the GPU's NIC share
+
+    def tapered(unaligned: float | None) -> Topology:
+        assert t.out is not None
+        out = t.out.model_copy(
+            update={
+                "oversubscription": 4.0,
+                "cross_leaf_fraction": 0.0,
+                "unaligned_fraction": unaligned,
+            }
+        )
+        return dataclasses.replace(t, out=out)
+
+    off = tapered(1 - (1 - 0.0) / 8)
+    pairwise = cost(off, Collective.ALL_TO_ALL, Algorithm.PAIRWISE, Protocol.SIMPLE)
+    pxn = cost(off, Collective.ALL_TO_ALL, Algorithm.PXN, Protocol.SIMPLE)
+    assert pairwise.transfer_s == pytest.approx(4 * 0.875 * net)
+    assert "leaf uplinks x3.5 slower" in pairwise.bottleneck
+    assert pxn.transfer_s == pytest.approx(
+        cost(t, Collective.ALL_TO_ALL, Algorithm.PXN, Protocol.SIMPLE).transfer_s
+    )
+    # without an unaligned share it takes the cross-leaf fraction, as before
+    same = cost(tapered(None), Collective.ALL_TO_ALL, Algorithm.PAIRWISE, Protocol.SIMPLE)
+    assert same.transfer_s == pytest.approx(
+        cost(t, Collective.ALL_TO_ALL, Algorithm.PAIRWISE, Protocol.SIMPLE).transfer_s
+    )
+
+
 def test_pxn_explanation_gives_the_bytes_its_scale_up_time_is_for() -> None:
     # 4 x 8 GPUs, 1 GiB: a GPU's own (m-1)/n S = 7/32 GiB = 224 MiB plus the rail traffic PXN
     # gathers, (n-m)/n S (m-1)/m = 24/32 x 7/8 GiB = 672 MiB, together 896 MiB over NVLink

@@ -85,6 +85,7 @@ FIELD_FLAGS: dict[str, str] = {
     "oversubscription": "--oversubscription",
     "cross_leaf_fraction": "--cross-leaf",
     "neighbour_cross_leaf_fraction": "--cross-leaf-neighbour",
+    "unaligned_cross_leaf_fraction": "--cross-leaf-unaligned",
     "sites": "--sites",
     "wan": "--wan",
     "wan_links": "--wan-links",

@@ -234,6 +234,16 @@ _CLUSTER_OPTIONS: dict[str, Any] = {
             "sized design derives it).",
         ),
     ],
+    "unaligned_cross_leaf_fraction": Annotated[
+        float | None,
+        typer.Option(
+            _flag("unaligned_cross_leaf_fraction"),
+            help=f"The same ({_limits('unaligned_cross_leaf_fraction')}) for traffic off its "
+            "rail (all-to-all without PXN, each GPU's NIC to the destination GPU's): on a "
+            "rail-optimized fabric 1 - (1 - cross-leaf) / rails (default: --cross-leaf; a sized "
+            "design derives it).",
+        ),
+    ],
     "sites": Annotated[
         int, typer.Option(_flag("sites"), help=f"Sites joined by a WAN ({_limits('sites')}).")
     ],
@@ -317,6 +327,7 @@ ESTIMATE_FIELDS: tuple[str, ...] = (
     "oversubscription",
     "cross_leaf_fraction",
     "neighbour_cross_leaf_fraction",
+    "unaligned_cross_leaf_fraction",
     "sites",
     "wan",
     "wan_links",
@@ -618,6 +629,7 @@ def _design_spec(design: Path, catalogue: Catalogue) -> tuple[ClusterSpec, dict[
             stated["oversubscription"] = "fabric layout"
             stated["cross_leaf_fraction"] = "fabric layout"
             stated["neighbour_cross_leaf_fraction"] = "fabric layout"
+            stated["unaligned_cross_leaf_fraction"] = "fabric layout"
         elif "oversubscription" in fabric.model_fields_set:
             stated["oversubscription"] = "fabric.oversubscription"
     return resolve_design(loaded, doc, catalogue).cluster.spec, stated

@@ -65,6 +65,7 @@ NODE_FIELDS = (
     "oversubscription",
     "cross_leaf_fraction",
     "neighbour_cross_leaf_fraction",
+    "unaligned_cross_leaf_fraction",
 )
 #: The cluster fields a checkpoint does not read: laid over a design, never refused as a clash
 #: with it, and named as ignored (the node fields among them are refused with --design anyway).

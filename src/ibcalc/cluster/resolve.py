@@ -850,12 +850,27 @@ def _build_out(
             "<= 1): no slowdown"
         )
         fn = spec.neighbour_cross_leaf_fraction
-        if fn is not None:
-            effect = (
-                f"traffic to every peer (all-to-all, recursive halving-doubling, PAT) "
-                f"{_slowed(k, f)}; neighbour traffic (ring, tree, SHARP, send/recv; {fn:.0%} of "
-                f"it crosses) {_slowed(k, fn)}"
-            )
+        fu = spec.unaligned_cross_leaf_fraction
+        off = fu is not None and fu != f
+        if fn is not None or off:
+            every = "all-to-all with PXN" if off else "all-to-all"
+            parts = [
+                f"traffic to every peer ({every}, recursive halving-doubling, PAT) {_slowed(k, f)}"
+                if fn is not None
+                else f"every collective's network term but an all-to-all's without PXN "
+                f"{_slowed(k, f)}"
+            ]
+            if fn is not None:
+                parts.append(
+                    f"neighbour traffic (ring, tree, SHARP, send/recv; {fn:.0%} of it crosses) "
+                    f"{_slowed(k, fn)}"
+                )
+            if fu is not None and off:
+                parts.append(
+                    f"traffic off its rail (all-to-all without PXN; {fu:.0%} of it crosses) "
+                    f"{_slowed(k, fu)}"
+                )
+            effect = "; ".join(parts)
         notes.append(
             f"oversubscription {k:g}:1 end to end; {f:.0%} of each node's network traffic "
             "assumed to cross the tapered uplinks "
@@ -872,7 +887,11 @@ def _build_out(
         # a fraction of traffic crossing uplinks that are not tapered slows nothing
         given = [
             f"{{{name}}} {getattr(spec, name):g}"
-            for name in ("cross_leaf_fraction", "neighbour_cross_leaf_fraction")
+            for name in (
+                "cross_leaf_fraction",
+                "neighbour_cross_leaf_fraction",
+                "unaligned_cross_leaf_fraction",
+            )
             if name in spec.model_fields_set and getattr(spec, name) is not None
         ]
         if given:
@@ -894,4 +913,5 @@ def _build_out(
         oversubscription=spec.oversubscription,
         cross_leaf_fraction=spec.cross_leaf_fraction,
         neighbour_fraction=spec.neighbour_cross_leaf_fraction,
+        unaligned_fraction=spec.unaligned_cross_leaf_fraction,
     )

@@ -157,6 +157,13 @@ class ClusterSpec(BaseModel):
         description="The same for neighbour traffic (ring, tree, SHARP, send/recv), as a "
         "design's fabric layout derives it (default: cross_leaf_fraction).",
     )
+    unaligned_cross_leaf_fraction: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="The same for traffic off its rail (all-to-all without PXN), as a "
+        "rail-optimized design's fabric layout derives it (default: cross_leaf_fraction).",
+    )
     sites: int = Field(default=1, ge=1, le=MAX_SITES, description="Sites joined by a WAN.")
     wan: Name | None = Field(default=None, description="WAN link id between sites.")
     wan_links: int = Field(default=1, ge=1, le=MAX_WAN_LINKS, description="WAN links per site.")
@@ -201,7 +208,11 @@ class ClusterSpec(BaseModel):
             raise ValueError(str(exc).removeprefix(f"oversubscription {echo(value)} ")) from None
 
     @field_validator(
-        "oversubscription", "cross_leaf_fraction", "neighbour_cross_leaf_fraction", "wan_latency_s"
+        "oversubscription",
+        "cross_leaf_fraction",
+        "neighbour_cross_leaf_fraction",
+        "unaligned_cross_leaf_fraction",
+        "wan_latency_s",
     )
     @classmethod
     def _finite(cls, value: float | None) -> float | None:

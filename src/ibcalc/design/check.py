@@ -141,7 +141,9 @@ def field_location(doc: Document, name: str) -> tuple[str, ...] | None:
 
 
 #: ClusterSpec fields a design never states: the fabric layout derives them.
-_DERIVED = frozenset({"cross_leaf_fraction", "neighbour_cross_leaf_fraction"})
+_DERIVED = frozenset(
+    {"cross_leaf_fraction", "neighbour_cross_leaf_fraction", "unaligned_cross_leaf_fraction"}
+)
 
 
 def field_keys(doc: Document) -> dict[str, str]:
@@ -378,7 +380,29 @@ def engine_fraction(sizing: FabricSizing) -> float:
     takes one ``max(1, K x f)``, so ``f = max(k1 f1, k1 k2 f2) / K``. With two tiers that is the
     :func:`cross_leaf_fraction`.
     """
+    return _per_tier(sizing, cross_leaf_fraction(sizing))
+
+
+def unaligned_fraction(sizing: FabricSizing) -> float:
+    """The crossing fraction of traffic off its rail (an all-to-all without PXN: each GPU's own
+    NIC to the destination GPU's) the engine gets beside ``K``.
+
+    Rail-optimized, a leaf serves one rail, so bytes to a peer GPU on another rail leave the
+    leaf even inside the SU; with ``r`` rails, ``1/r`` of a peer node's GPUs sit on the
+    sender's rail: ``f1 = 1 - (1 - f)/r`` (NVIDIA, 'Doubling all2all Performance with NCCL
+    2.12', 2022: without PXN such traffic crosses the spines). Otherwise a leaf holds every rail
+    of its nodes and it is :func:`cross_leaf_fraction`. The spines' share is the pod's, as in
+    :func:`engine_fraction` (a pod holds whole SUs, every rail).
+    """
     f1 = cross_leaf_fraction(sizing)
+    if sizing.rail_optimized and sizing.su_nodes and sizing.tiers >= 2 and sizing.nodes >= 2:
+        f1 = 1.0 - (1.0 - f1) / max(1, sizing.rails)
+    return _per_tier(sizing, f1)
+
+
+def _per_tier(sizing: FabricSizing, f1: float) -> float:
+    """``max(k1 f1, k1 k2 f2) / K`` with ``f2`` the :func:`pod_fraction` (three tiers), else
+    ``f1``."""
     ratios = sizing.oversubscription
     if sizing.tiers < 3 or len(ratios) < 2:
         return f1
@@ -455,6 +479,13 @@ def cross_leaf_derivation(sizing: FabricSizing) -> str:
             else "only to other groups, and there is one: none of it crosses"
         )
     )
+    if sizing.rail_optimized and sizing.su_nodes and sizing.nodes > 1:
+        r = max(1, sizing.rails)
+        text += (
+            f"; traffic off its rail (an all-to-all without PXN, each GPU's NIC to the "
+            f"destination GPU's) leaves a rail's leaf for the {r - 1} of {r} peer GPUs on other "
+            f"rails even inside the SU: 1 - (1 - {f:.3g})/{r} = {1 - (1 - f) / r:.3g} of it crosses"
+        )
     ratios = sizing.oversubscription
     if sizing.tiers >= 3 and len(ratios) >= 2:
         k1, k2 = ratios[0], ratios[1]
@@ -474,16 +505,17 @@ def cross_leaf_derivation(sizing: FabricSizing) -> str:
 def _spec(
     design: Design,
     oversubscription: float,
-    cross_leaf: tuple[float, float] | None = None,
+    cross_leaf: tuple[float, float, float] | None = None,
 ) -> ClusterSpec:
-    # the fractions (uniform, neighbour) are set only where the layout derived them: else the
-    # engine's default (1) is said to be one
+    # the fractions (uniform, neighbour, unaligned) are set only where the layout derived them:
+    # else the engine's default (1) is said to be one
     derived: dict[str, object] = (
         {}
         if cross_leaf is None
         else {
             "cross_leaf_fraction": cross_leaf[0],
             "neighbour_cross_leaf_fraction": cross_leaf[1],
+            "unaligned_cross_leaf_fraction": cross_leaf[2],
         }
     )
     # SHARP only where the file states it: a checkpoint names a stated one as ignored
@@ -512,7 +544,7 @@ def _cluster(
     keys: Mapping[str, str],
     oversubscription: float,
     *,
-    cross_leaf: tuple[float, float] | None = None,
+    cross_leaf: tuple[float, float, float] | None = None,
 ) -> ResolvedCluster:
     try:
         return resolve_cluster(catalogue, _spec(design, oversubscription, cross_leaf))
@@ -615,7 +647,11 @@ def _resolve(design: Design, doc: Document, catalogue: Catalogue) -> ResolvedDes
                 problems,
                 keys,
                 oversubscription,
-                cross_leaf=(fraction, neighbour_fraction(sizing)) if oversubscription > 1 else None,
+                cross_leaf=(
+                    (fraction, neighbour_fraction(sizing), unaligned_fraction(sizing))
+                    if oversubscription > 1
+                    else None
+                ),
             )
             cross_leaf = fraction
     return ResolvedDesign(

@@ -551,6 +551,7 @@ FIELD_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
     "oversubscription": (("fabric", "oversubscription"),),
     "cross_leaf_fraction": (("fabric",),),
     "neighbour_cross_leaf_fraction": (("fabric",),),
+    "unaligned_cross_leaf_fraction": (("fabric",),),
 }
 
 #: How messages name each ClusterSpec field when the file does not set it (never ``--sharp``).
@@ -569,6 +570,7 @@ DESIGN_KEYS: dict[str, str] = {
     "oversubscription": "fabric.oversubscription",
     "cross_leaf_fraction": "the fabric layout",
     "neighbour_cross_leaf_fraction": "the fabric layout",
+    "unaligned_cross_leaf_fraction": "the fabric layout",
 }
 
 

@@ -28,7 +28,7 @@ from ibcalc.units import format_number, format_size, format_time, plural
 
 #: How a collective's network bytes spread over peers: to neighbours (ring, tree, SHARP
 #: tree, send/recv) or to every peer (all-to-all, recursive halving-doubling, PAT).
-Traffic = Literal["neighbour", "uniform"]
+Traffic = Literal["neighbour", "uniform", "unaligned"]
 
 __all__ = [
     "Timing",
@@ -209,10 +209,18 @@ class Topology:
         """``max(1, k f)`` for ``traffic``: ``uniform`` takes the cross-leaf fraction,
         ``neighbour`` (ring, tree, SHARP's aggregation tree, send/recv) the neighbour fraction,
         which a design's fabric layout derives (a leaf's block of nodes has one ring or tree
-        edge out per channel, docs/model.md); without one, the same fraction as uniform."""
+        edge out per channel, docs/model.md); without one, the same fraction as uniform.
+        ``unaligned`` (an all-to-all without PXN: each GPU's own NIC to the destination GPU's,
+        on another rail for most peers) the unaligned fraction, which a rail-optimized layout
+        derives (docs/model.md); without one, the same as uniform."""
         if self.out is None or self.domains == 1:
             return 1.0
-        f = self.out.neighbour_share if traffic == "neighbour" else self.out.cross_leaf_fraction
+        if traffic == "neighbour":
+            f = self.out.neighbour_share
+        elif traffic == "unaligned":
+            f = self.out.unaligned_share
+        else:
+            f = self.out.cross_leaf_fraction
         return max(1.0, self.out.oversubscription * f)
 
     @property

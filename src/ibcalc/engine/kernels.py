@@ -27,6 +27,7 @@ import math
 from collections.abc import Callable
 
 from ibcalc.engine.algorithms.alltoall import (
+    alltoall_traffic,
     pairwise_timing,
     pxn_timing,
     sendrecv_timing,
@@ -492,7 +493,7 @@ def _alltoall_kernel(
     up_bw = topo.up_bw_Bps() if m > 1 else 1.0
     across = topo.domains > 1
     shared = shares_gpu_link(topo)
-    net_bw = topo.domain_bw_Bps("uniform") / m if across else 1.0
+    net_bw = topo.domain_bw_Bps(alltoall_traffic(aggregated)) / m if across else 1.0
     wan = topo.wan is not None
     wan_share, wan_bw = 0.0, 1.0
     if topo.wan is not None:

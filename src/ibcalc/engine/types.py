@@ -197,6 +197,9 @@ class ScaleOutTier(BaseModel):
     #: the same share for neighbour traffic (ring, tree, SHARP's aggregation tree, send/recv);
     #: None: ``cross_leaf_fraction``
     neighbour_fraction: float | None = Field(default=None, ge=0.0, le=1.0)
+    #: the same share for traffic that leaves its rail (all-to-all without PXN: each GPU's own
+    #: NIC to the destination GPU's); None: ``cross_leaf_fraction``
+    unaligned_fraction: float | None = Field(default=None, ge=0.0, le=1.0)
 
     @property
     def neighbour_share(self) -> float:
@@ -204,6 +207,14 @@ class ScaleOutTier(BaseModel):
         ``cross_leaf_fraction``."""
         if self.neighbour_fraction is not None:
             return self.neighbour_fraction
+        return self.cross_leaf_fraction
+
+    @property
+    def unaligned_share(self) -> float:
+        """The cross-leaf share traffic off its rail is priced with: ``unaligned_fraction``,
+        else ``cross_leaf_fraction``."""
+        if self.unaligned_fraction is not None:
+            return self.unaligned_fraction
         return self.cross_leaf_fraction
 
     @property
@@ -304,6 +315,9 @@ class Estimate(BaseModel):
     #: The same share for neighbour traffic (ring, tree, SHARP, send/recv): from a design's
     #: fabric layout or ``--cross-leaf-neighbour``, else ``cross_leaf_fraction``.
     neighbour_cross_leaf_fraction: float = 1.0
+    #: The same share for traffic off its rail (all-to-all without PXN): from a rail-optimized
+    #: design's fabric layout or ``--cross-leaf-unaligned``, else ``cross_leaf_fraction``.
+    unaligned_cross_leaf_fraction: float = 1.0
     sites: int = 1
     wan: str | None = None
     #: WAN links per site, and the one-way latency of a WAN hop (None with one site)

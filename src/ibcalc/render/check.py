@@ -384,11 +384,22 @@ def _header(check: DesignCheck) -> str:
     every = spec.cross_leaf_fraction
     near = spec.neighbour_cross_leaf_fraction
     near = every if near is None else near
+    off = spec.unaligned_cross_leaf_fraction
+    off = every if off is None else off
+    # a rail-optimized layout sends an all-to-all without PXN across leaves even inside an SU
+    unaligned = (
+        (
+            f", {off:.3g} (off its rail: all-to-all without PXN)",
+            f" --cross-leaf-unaligned {off:.3g}",
+        )
+        if off != every
+        else ("", "")
+    )
     return (
         f"{header}\n  the sized fabric as priced: oversubscription {spec.oversubscription:g}:1, "
-        f"cross-leaf {every:.3g} (traffic to every peer), {near:.3g} (neighbour); as flags: "
-        f"--oversubscription {spec.oversubscription:g}:1 --cross-leaf {every:.3g} "
-        f"--cross-leaf-neighbour {near:.3g}"
+        f"cross-leaf {every:.3g} (traffic to every peer), {near:.3g} (neighbour){unaligned[0]}; "
+        f"as flags: --oversubscription {spec.oversubscription:g}:1 --cross-leaf {every:.3g} "
+        f"--cross-leaf-neighbour {near:.3g}{unaligned[1]}"
     )
 
 

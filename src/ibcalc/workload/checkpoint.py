@@ -498,6 +498,7 @@ UNREAD_FIELDS = {
     "oversubscription": "oversubscription",
     "cross_leaf_fraction": "cross-leaf fraction",
     "neighbour_cross_leaf_fraction": "neighbour cross-leaf fraction",
+    "unaligned_cross_leaf_fraction": "unaligned cross-leaf fraction",
 }
 
 
@@ -523,6 +524,7 @@ def _ignored_cluster_options(cluster: ResolvedCluster) -> list[str]:
         "oversubscription": spec.oversubscription > 1,
         "cross_leaf_fraction": spec.cross_leaf_fraction != 1,
         "neighbour_cross_leaf_fraction": spec.neighbour_cross_leaf_fraction is not None,
+        "unaligned_cross_leaf_fraction": spec.unaligned_cross_leaf_fraction is not None,
     }
     ignored = [
         f"{what} ({{{name}}})"

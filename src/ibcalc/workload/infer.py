@@ -134,6 +134,7 @@ def _kv_placement(
         oversubscription=cluster.spec.oversubscription,
         cross_leaf_fraction=cluster.spec.cross_leaf_fraction,
         neighbour_cross_leaf_fraction=cluster.spec.neighbour_cross_leaf_fraction,
+        unaligned_cross_leaf_fraction=cluster.spec.unaligned_cross_leaf_fraction,
     )
     one = resolve_cluster(catalogue, spec)
     # the sender's share of NICs as one path (the engine's point-to-point model sends one

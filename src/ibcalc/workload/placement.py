@@ -266,6 +266,7 @@ def place_group(
         "oversubscription": parent.spec.oversubscription,
         "cross_leaf_fraction": parent.spec.cross_leaf_fraction,
         "neighbour_cross_leaf_fraction": parent.spec.neighbour_cross_leaf_fraction,
+        "unaligned_cross_leaf_fraction": parent.spec.unaligned_cross_leaf_fraction,
     }
     groups_per_domain = d // per_domain
     notes.append(

@@ -27,6 +27,7 @@ from __future__ import annotations
 from ibcalc.engine.base import (
     Timing,
     Topology,
+    Traffic,
     base_latency,
     base_term,
     gbps,
@@ -45,7 +46,13 @@ from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
 from ibcalc.units import format_size
 
-__all__ = ["pairwise_timing", "pxn_timing", "sendrecv_timing"]
+__all__ = [
+    "alltoall_traffic",
+    "pairwise_timing",
+    "pxn_timing",
+    "sendrecv_timing",
+    "shares_gpu_link",
+]
 
 
 def _one_hop(
@@ -90,7 +97,7 @@ def _alltoall_terms(
     if topo.domains > 1:
         assert topo.out is not None
         # domain_bw_Bps already divides by the leaf contention max(1, k f)
-        net_t = net_bytes / (topo.domain_bw_Bps("uniform") / m)
+        net_t = net_bytes / (topo.domain_bw_Bps(alltoall_traffic(aggregated)) / m)
     wan_t = 0.0
     if topo.wan is not None:
         per_site = n // topo.sites
@@ -110,6 +117,7 @@ def _alltoall_parts(
     GPU, its rate and time."""
     m, n = topo.m, topo.ranks
     intra_t, net_t, wan_t = times
+    traffic = alltoall_traffic(aggregated)
     parts = []
     if m > 1:
         own = (m - 1) / n * size_bytes
@@ -125,7 +133,7 @@ def _alltoall_parts(
         parts.append(
             f"network (n-m)/n x S = {format_size((n - m) / n * size_bytes)} per GPU at its share "
             f"of the NICs, {topo.out.nics_per_domain} x {topo.out.link_id} / {m} = "
-            f"{gbps(topo.domain_bw_Bps('uniform') / m)}{network_words(topo, 'uniform')}: "
+            f"{gbps(topo.domain_bw_Bps(traffic) / m)}{network_words(topo, traffic)}: "
             f"{us(net_t)}"
         )
     if topo.wan is not None:
@@ -135,6 +143,15 @@ def _alltoall_parts(
             f"{gbps(topo.wan_bw_Bps(params) / per_site)}: {us(wan_t)}"
         )
     return parts
+
+
+def alltoall_traffic(aggregated: bool) -> Traffic:
+    """How an all-to-all's network bytes cross the leaves: PXN keeps them on the destination's
+    rail (``uniform``: rail-aligned traffic to every peer); pairwise sends from each GPU's own
+    NIC to the destination GPU's, on another rail for most peers (``unaligned``): on a
+    rail-optimized fabric those bytes cross leaves even inside a scalable unit (NVIDIA,
+    'Doubling all2all Performance with NCCL 2.12', 2022)."""
+    return "uniform" if aggregated else "unaligned"
 
 
 def shares_gpu_link(topo: Topology) -> bool:
@@ -167,8 +184,9 @@ def _alltoall(
         transfer = transfer / protocol_factor(protocol, params)
 
     def explain() -> Cost:
+        traffic = alltoall_traffic(aggregated)
         where = (
-            f"network (NIC share per GPU{network_words(topo, 'uniform', inside=True)})"
+            f"network (NIC share per GPU{network_words(topo, traffic, inside=True)})"
             if net_t >= intra_t
             else "scale-up"
         )
