@@ -15,7 +15,7 @@ from ibcalc.catalogue.load import find_link, find_system, load_catalogue
 from ibcalc.cluster.resolve import ClusterSpec, check_count, resolve_cluster
 from ibcalc.engine.band import transport_class
 from ibcalc.engine.types import Collective
-from ibcalc.errors import ClusterError
+from ibcalc.errors import AlgorithmNotApplicableError, ClusterError
 from ibcalc.facade import estimate_on
 from ibcalc.gap import gap_report
 from ibcalc.logs.expect import catalogue_with_link
@@ -192,6 +192,23 @@ def test_an_all_to_all_over_pcie_gpus_adds_peer_and_nic_traffic_on_their_link() 
     assert nvlink.best.transfer_s == pytest.approx(
         24 / 32 * 1e9 / find_link(CAT, "ndr").achievable_Bps
     )
+
+
+def test_an_all_to_all_over_pcie_gpus_with_one_nic_is_bound_by_the_nic() -> None:
+    """The same 4 x 8 Gen4 GPUs with one NDR NIC a node: each GPU's link carries 31/32 x 1 GB
+    (38.4 ms), but the node's one NIC, capped by the Gen4 link at 25.2 GB/s, carries 8 GPUs'
+    24/32 x 1 GB: 750 MB / (25.2 / 8 GB/s) = 238 ms, which sets the time. The two had been
+    added (247 ms, 'the GPU's pcie4 link'). PXN, which needs GPUs that meet over NVLink
+    (NCCL's PATH_PXN), is not offered on them."""
+    spec = ClusterSpec(nodes=4, gpus_per_node=8, intra="pcie4", inter="ndr", nics_per_node=1)
+    est = estimate_on(resolve_cluster(CAT, spec), Collective.ALL_TO_ALL, 1e9)
+    pcie4 = 31.5e9 * 0.8
+    assert est.best.algorithm == "pairwise"
+    assert est.best.transfer_s == pytest.approx(24 / 32 * 1e9 / (pcie4 / 8))
+    assert est.best.bottleneck.startswith("network (NIC share per GPU")
+    assert {c.algorithm for c in est.alternatives} == {"pairwise"}
+    with pytest.raises(AlgorithmNotApplicableError, match="meet over NVLink"):
+        estimate_on(resolve_cluster(CAT, spec), Collective.ALL_TO_ALL, 1e9, algorithm="pxn")
 
 
 @pytest.mark.parametrize(

@@ -481,6 +481,8 @@ def _alltoall_kernel(
     if aggregated:
         if collective is not Collective.ALL_TO_ALL or m < 2 or topo.domains < 2:
             return None
+        if topo.up is not None and topo.up.path == "pci":
+            return None
         if protocol is Protocol.LL128:
             return None
         messages = (topo.domains - 1) + (m - 1)
@@ -530,8 +532,8 @@ def _alltoall_kernel(
         latency = base + hop + messages_s
         transfer = intra_t
         if shared:
-            transfer = intra_t + net_t
-        elif net_t > transfer:
+            transfer = intra_t + net_bytes / up_bw
+        if net_t > transfer:
             transfer = net_t
         if wan_t > transfer:
             transfer = wan_t

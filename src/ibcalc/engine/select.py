@@ -257,7 +257,8 @@ def _why_not(
         )
     if algorithm in (Algorithm.PAIRWISE, Algorithm.PXN):
         return (
-            f"all-to-all algorithm; PXN needs several GPUs per {topo.node} and several {topo.node}s"
+            f"all-to-all algorithm; PXN needs several GPUs per {topo.node} that meet over NVLink "
+            f"and several {topo.node}s"
         )
     if algorithm is Algorithm.P2P:
         return "p2p is the sendrecv algorithm"

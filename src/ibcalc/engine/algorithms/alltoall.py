@@ -179,7 +179,10 @@ def _alltoall(
         + messages * params.calibrated.per_message_s
     )
     shared = shares_gpu_link(topo)
-    transfer = max(intra_t + net_t if shared else max(intra_t, net_t), wan_t)
+    # on a shared link the GPU's own peer and network bytes add up there; the NICs still carry
+    # the node's network bytes at their own share (fewer NICs than GPUs: the NIC binds)
+    link_t = intra_t + (topo.ranks - topo.m) / topo.ranks * size_bytes / topo.up_bw_Bps()
+    transfer = max(max(link_t, net_t) if shared else max(intra_t, net_t), wan_t)
     if protocol is not Protocol.SIMPLE:
         transfer = transfer / protocol_factor(protocol, params)
 
@@ -190,7 +193,7 @@ def _alltoall(
             if net_t >= intra_t
             else "scale-up"
         )
-        if shared:
+        if shared and link_t >= net_t:
             where = f"the GPU's {topo.up.link_id if topo.up else 'PCIe'} link (peers and NIC)"
         if wan_t > max(net_t, intra_t):
             where = "WAN between sites (share per GPU)"
@@ -220,12 +223,16 @@ def _alltoall(
                 name="transfer",
                 seconds=transfer,
                 detail=(
-                    "the peers' and the NIC's shares cross each GPU's one PCIe link, so they add: "
-                    if shared
-                    else "all sends run at once, so the slowest path sets the time: "
-                )
-                + "; ".join(parts)
-                + protocol_words(protocol, params),
+                    "all sends run at once, so the slowest path sets the time: "
+                    + "; ".join(parts)
+                    + (
+                        f"; the GPU's own {topo.up.link_id if topo.up else 'PCIe'} link carries "
+                        f"its peer and network bytes both, {us(link_t)}"
+                        if shared
+                        else ""
+                    )
+                    + protocol_words(protocol, params)
+                ),
             )
         )
         return make_cost(
@@ -235,7 +242,7 @@ def _alltoall(
             transfer_s=transfer,
             bottleneck=where,
             formula=(
-                "(m-1)/n S/B_up + max(1,kf) (n-m)/n S/(nics B_nic/m) + base + hop + msgs x c"
+                "max((n-1)/n S/B_up, max(1,kf) (n-m)/n S/(nics B_nic/m)) + base + hop + msgs x c"
                 if shared
                 else "max((m-1)/n S/B_up, max(1,kf) (n-m)/n S/(nics B_nic/m)) + base + hop + "
                 "msgs x c"
@@ -276,11 +283,15 @@ def pxn_timing(
     protocol: Protocol,
     params: CostParams,
 ) -> Timing | None:
-    """All-to-all with PXN rail aggregation (needs several GPUs per node and several nodes).
+    """All-to-all with PXN rail aggregation (needs several GPUs per node that meet over NVLink,
+    and several nodes: NCCL's PATH_PXN is 'a GPU and a NIC using an intermediate GPU via
+    NVLink', NCCL 2.30.7 ``src/graph/topo.h``; GPUs on PCIe alone send from their own NIC).
 
     Returns its numbers; the explanation (``Timing.cost()``) is built on demand.
     """
     if collective is not Collective.ALL_TO_ALL or topo.m < 2 or topo.domains < 2:
+        return None
+    if topo.up is not None and topo.up.path == "pci":
         return None
     if protocol is Protocol.LL128:
         return None
