@@ -352,6 +352,26 @@ def _error(path: Path) -> CatalogueError:
             "nccl_tunr",
             "unknown key 'nccl_tunr' (did you mean nccl_tuner?)",
         ),
+        # 1e-300 GB/s had priced a 1 KiB all-reduce at 2.8e284 hours: below the catalogue's
+        # 1 MB/s floor no rate is plausible
+        (
+            "calibrated:\n  ll_net_bandwidth: {value: 1e-300 GB/s, assumed: x}\n",
+            "value: 1e-300",
+            "'1e-300 GB/s' must be more than 1 MB/s (8 Mb/s)",
+        ),
+        (
+            "nccl_tuner:\n  ll_max_busbw:\n    value: {ampere: {one_node: 0.5 MB/s}}\n"
+            "    source: x\n",
+            "one_node: 0.5",
+            "must be more than 1 MB/s",
+        ),
+        # a band whose 10th percentile is above its 90th had collapsed every range to a point
+        (
+            "error_band:\n  time_error_quantiles:\n    value: {bandwidth: {fabric: [0.5, -0.5]}}\n"
+            "    assumed: x\n",
+            "fabric: [0.5",
+            "quantiles (10th, 90th) [0.5, -0.5] must not fall: low end first",
+        ),
     ],
 )
 def test_bad_override_is_reported_at_its_line_and_column(
@@ -366,6 +386,21 @@ def test_bad_override_is_reported_at_its_line_and_column(
     line, col = locate(_HEADER + body, needle)
     assert str(error.problems[0]).startswith(f"{path}:{line}:{col}: "), str(error)
     assert message in str(error.problems[0])
+
+
+def test_a_wrong_schema_line_says_what_it_found(tmp_path: Path) -> None:
+    """A newer schema had read 'schema: schema: ibcalc-cost-params/1 is required', the key
+    twice and nothing of what the file gave."""
+    path = tmp_path / "newer.yaml"
+    path.write_text("schema: ibcalc-cost-params/2\n", encoding="utf-8")
+    assert str(_error(path).problems[0]) == (
+        f"{path}:1:1: schema: 'ibcalc-cost-params/2' is not 'ibcalc-cost-params/1', the one "
+        "this reads"
+    )
+    path.write_text("calibrated: {}\n", encoding="utf-8")
+    assert str(_error(path).problems[0]) == (
+        f"{path}:1:1: schema: ibcalc-cost-params/1 is required"
+    )
 
 
 def test_every_problem_of_every_file_is_reported(tmp_path: Path) -> None:

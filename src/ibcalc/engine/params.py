@@ -28,7 +28,7 @@ import functools
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from types import MappingProxyType
 from typing import Any, Literal
 
@@ -111,6 +111,7 @@ class _Quantity(_Kind):
     lo_open: bool = False
     nullable: bool = False
     hi_text: str = ""
+    lo_text: str = ""
 
     def parse(self, raw: object, loc: _Loc, problems: _Problems, *, partial: bool) -> Any:
         if raw is None and self.nullable:
@@ -129,7 +130,8 @@ class _Quantity(_Kind):
             problems.append((loc, f"{raw!r} is more than {self.hi_text}: not a plausible value"))
             return None
         if value < self.lo or (self.lo_open and value == self.lo):
-            problems.append((loc, f"{raw!r} must be more than {self.lo:g}"))
+            least = self.lo_text or f"{self.lo:g}"
+            problems.append((loc, f"{raw!r} must be more than {least}"))
             return None
         return value
 
@@ -230,20 +232,29 @@ class _List(_Kind):
     item: _Kind
     length: int
     what: str
+    #: the items must not fall (a band's 10th percentile at most its 90th)
+    ordered: bool = False
 
     def parse(self, raw: object, loc: _Loc, problems: _Problems, *, partial: bool) -> Any:
         if not isinstance(raw, list) or len(raw) != self.length:
             problems.append((loc, f"expected a list of {self.length} {self.what}"))
             return None
-        return tuple(
+        items = tuple(
             self.item.parse(item, (*loc, i), problems, partial=False) for i, item in enumerate(raw)
         )
+        if self.ordered and None not in items and list(items) != sorted(items):
+            shown = ", ".join(f"{x:g}" for x in items)
+            problems.append((loc, f"{self.what} [{shown}] must not fall: low end first"))
+            return None
+        return items
 
 
 #: A latency over a second is no per-hop or per-message latency (ms written for us?).
 _LATENCY = _Quantity("time", parse_time, "6.8 us", hi=1.0, hi_text="1 s")
 _SIZE = _Quantity("size", parse_size, "4 MiB", lo_open=True)
-_BANDWIDTH = _Quantity("bandwidth", parse_bandwidth, "39 GB/s", lo_open=True)
+#: Below 1 MB/s no link rate is plausible (the catalogue's floor): 1e-300 GB/s had priced a
+#: 1 KiB all-reduce at 2.8e284 hours.
+_BANDWIDTH = _Quantity("bandwidth", parse_bandwidth, "39 GB/s", lo=1e6, lo_text="1 MB/s (8 Mb/s)")
 _FRACTION = _Number(0.0, 1.0, lo_open=True)
 
 
@@ -292,7 +303,12 @@ _BAND = _Table(
     {
         regime: _Table(
             {
-                cls: _List(_Number(-1.0, 100.0, lo_open=True), 2, "quantiles (10th, 90th)")
+                cls: _List(
+                    _Number(-1.0, 100.0, lo_open=True),
+                    2,
+                    "quantiles (10th, 90th)",
+                    ordered=True,
+                )
                 for cls in BAND_CLASSES
             },
             "transport class",
@@ -428,7 +444,7 @@ class Calibrated:
     #: Per-rank LL throughput across the network at small sizes, bytes/s (None: no such limit).
     ll_net_Bps: float | None = _param(
         "ll_net_bandwidth",
-        _Quantity("bandwidth", parse_bandwidth, "1 GB/s", lo_open=True, nullable=True),
+        replace(_BANDWIDTH, example="1 GB/s", nullable=True),
     )
     #: NVLS bandwidth left to an NVLS-tree (the GPU also streams its shard to and from the NIC).
     nvls_tree_factor: float = _param("nvls_tree_factor", _FRACTION)
@@ -633,8 +649,13 @@ def _check_document(data: object, *, full: bool) -> _Problems:
     if not isinstance(data, Mapping):
         return [((), f"a cost-parameter file is a mapping: schema: {SCHEMA}, then groups")]
     if data.get("schema") != SCHEMA:
-        where: _Loc = ("schema",) if "schema" in data else ()
-        problems.append((where, f"schema: {SCHEMA} is required"))
+        # located at the key, whose path already reads "schema:": say what was found
+        if "schema" in data:
+            found = data["schema"]
+            shown = repr(found) if isinstance(found, str) else type(found).__name__
+            problems.append((("schema",), f"{shown} is not {SCHEMA!r}, the one this reads"))
+        else:
+            problems.append(((), f"schema: {SCHEMA} is required"))
     groups = {k: v for k, v in data.items() if k not in ("schema", "tuner_view")}
     _check_groups(groups, (), problems, full=full)
     if full:
