@@ -76,6 +76,34 @@ def test_the_gate_spares_the_rows_of_a_late_ramp_and_judges_the_rest() -> None:
     assert "128 MiB" not in failed
 
 
+def test_a_header_ngpus_that_is_no_gpu_count_is_ignored_and_one_that_does_not_fit_is_named(
+    tmp_path: Path,
+) -> None:
+    """Sweep 13 (1 x 4 H100, one process driving 4: nGpus 4). Its header edited to nGpus 0 had
+    priced every launch as free and read 11 healthy rows 59 % low; to a 20-digit count it was
+    cut to 999999999. Such a count is ignored with a note, and the device list (one Pid per 4
+    ranks) gives 4 again. nGpus 3, which does not divide the node's 4 GPUs, is refused in the
+    log's words: it had been called '--gpus-per-process 3', a flag nobody gave."""
+    text = (SWEEPS / "13_allreduce_1node_4xH100_intranode.txt").read_text(encoding="utf-8")
+    assert "nGpus 4 " in text
+    for bad in ("0", "99999999999999999999"):
+        path = tmp_path / f"ngpus{bad[:2]}.txt"
+        path.write_text(text.replace("nGpus 4 ", f"nGpus {bad} "), encoding="utf-8")
+        code, out, err = run("nccl-check", str(path))
+        assert code == 0, err
+        said = " ".join(out.split())
+        assert f"nGpus {bad[:12]}" in said
+        assert "is no count of GPUs a process drives" in said
+        assert "gpus_per_process = 4 [log]" in out
+        assert "verdict: ok" in out
+    path = tmp_path / "ngpus3.txt"
+    path.write_text(text.replace("nGpus 4 ", "nGpus 3 "), encoding="utf-8")
+    code, _, err = run("nccl-check", str(path))
+    assert code == 2
+    assert "the log's nGpus 3 does not divide the 4 GPUs of a node" in err
+    assert "--gpus-per-process" not in err
+
+
 def test_without_a_gate_a_bad_run_exits_0() -> None:
     code, out, _ = run("nccl-check", str(DEGRADED))
     assert code == 0
@@ -1616,7 +1644,7 @@ def test_a_log_without_its_ngpus_line_takes_gpus_per_process_from_its_pids(
     (gpp,) = [a for a in check["assumptions"] if a["field"] == "gpus_per_process"]
     assert gpp["value"] == 8
     assert gpp["evidence"].startswith(
-        "the header's nGpus line is missing; every process in the device list drives 8 ranks "
+        "the header gives no usable nGpus; every process in the device list drives 8 ranks "
         "(one Pid per 8 ranks, lines "
     )
     # the same as the whole log, which states nGpus 8

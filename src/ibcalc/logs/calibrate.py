@@ -232,6 +232,8 @@ class _Case:
     #: the rank count the log states (None: not stated)
     ranks: int | None = None
     multi: bool = False
+    #: the GPUs per process are the log header's nGpus (no flag's)
+    from_header: bool = False
     up_link: str | None = None
     out_link: str | None = None
     bottleneck: str = ""
@@ -563,6 +565,7 @@ def calibrate(
                 )
             )
         env = envs[i] if i < len(envs) else None
+        from_header = False
         if isinstance(cluster, ResolvedCluster):
             spec = cluster.spec
         else:
@@ -576,6 +579,7 @@ def calibrate(
             ]
             modelled = with_header_gpus_per_process(spec, run, cluster)
             if modelled is not spec:
+                from_header = True
                 # the header's -g (one process launching its GPUs' kernels in turn), as
                 # nccl-check does: without it a -g 4 log's launches were fitted into the
                 # link's transport latency (1.01 us per NVLink hop on sweep 13), which every
@@ -617,6 +621,7 @@ def calibrate(
                 algorithm=None,
                 rows=_regime_rows(rows),
                 ranks=run.ranks,
+                from_header=from_header,
             )
         )
     for (label, kept, named), numbers in repeats.items():
@@ -640,7 +645,9 @@ def calibrate(
         raise IbcalcError(_nothing_to_fit(runs, row_filter))
     cases = [c for c in cases if c.rows]
     for case in cases:
-        resolved = resolve_log_cluster(catalogue, case.spec, case.source)
+        resolved = resolve_log_cluster(
+            catalogue, case.spec, case.source, from_header=case.from_header
+        )
         check_rank_count(
             resolved.ranks, resolved.nodes, resolved.gpus_per_node, case.ranks, case.source
         )

@@ -162,7 +162,9 @@ def check_run(
         nics_known = inferred.nics_known
         algorithm = algorithm or inferred.algorithm
         spec = with_header_gpus_per_process(inferred.spec, run, flags)
-        cluster = resolve_log_cluster(catalogue, spec, source)
+        cluster = resolve_log_cluster(
+            catalogue, spec, source, from_header=spec is not inferred.spec
+        )
     else:
         network_known = nics_known = True
     for text in cluster.assumptions:

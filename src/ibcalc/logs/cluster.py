@@ -834,16 +834,29 @@ def _verbs_link_of_host(catalogue: Catalogue, system_obj: Any, family: str) -> A
     return max(fits, key=lambda link: link.per_direction_Bps, default=None)
 
 
-def resolve_log_cluster(catalogue: Catalogue, spec: ClusterSpec, source: str) -> ResolvedCluster:
+#: How a refusal names a value the log's header gave rather than a flag.
+HEADER_SAID = {"gpus_per_process": "the log's nGpus"}
+
+
+def resolve_log_cluster(
+    catalogue: Catalogue, spec: ClusterSpec, source: str, *, from_header: bool = False
+) -> ResolvedCluster:
     """:func:`~ibcalc.cluster.resolve.resolve_cluster` for the run of the log ``source``: a
     refusal names the log, as :func:`check_rank_count`'s does (with several logs, flags that
-    suit one may not suit another)."""
+    suit one may not suit another), and with ``from_header`` (the GPUs per process are the
+    header's nGpus, no flag's) names that value as the log's: 'nGpus 3' had been refused as
+    '--gpus-per-process 3', a flag nobody gave."""
     try:
         return resolve_cluster(catalogue, spec)
     except ClusterError as exc:
-        if not source:
+        template = exc.template
+        if from_header:
+            for name, words in HEADER_SAID.items():
+                template = template.replace(f"{{{name}}}", words)
+        if not source and template == exc.template:
             raise
-        raise ClusterError(f"{source}: {exc.template}", field=exc.field) from None
+        prefix = f"{source}: " if source else ""
+        raise ClusterError(f"{prefix}{template}", field=exc.field) from None
 
 
 def check_rank_count(

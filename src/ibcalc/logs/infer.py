@@ -605,7 +605,7 @@ class _Builder:
         self._infer(
             "gpus_per_process",
             per,
-            f"the header's nGpus line is missing; every process in the device list drives "
+            f"the header gives no usable nGpus; every process in the device list drives "
             f"{plural(per, 'rank')} (one Pid per {per} ranks, lines {f.devices[0].line}-"
             f"{f.devices[-1].line})",
         )

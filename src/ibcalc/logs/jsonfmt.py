@@ -26,6 +26,7 @@ import math
 import re
 from typing import Any
 
+from ibcalc.cluster.spec import MAX_GPUS_PER_NODE as MAX_GPUS
 from ibcalc.errors import LogParseError
 from ibcalc.logs.infer import (
     Device,
@@ -279,6 +280,11 @@ def _meta(facts: RunFacts, meta: dict[str, Any]) -> None:
     )
     for attr, aliases in int_fields:
         value = _whole(_get(merged, aliases))
+        if attr == "gpus_per_process" and value is not None and not 1 <= value <= MAX_GPUS:
+            facts.notes.append(
+                f"nGpus {value} is no count of GPUs a process drives (1-{MAX_GPUS}): ignored"
+            )
+            continue
         if value is not None:
             setattr(facts, attr, value)
     avg = _num(_get(merged, ("avgbusbw", "averagebusbandwidth", "avgbusbandwidth", "busbwavg")))

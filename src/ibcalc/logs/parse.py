@@ -42,6 +42,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
+from ibcalc.cluster.spec import MAX_GPUS_PER_NODE
 from ibcalc.errors import LogParseError
 from ibcalc.fileio import ReadRefused, read_regular
 from ibcalc.logs.infer import (
@@ -677,7 +678,17 @@ class _Reader:
     def _nthread(self, s: str, m: re.Match[str], lineno: int) -> None:
         cur = self._open(lineno, _STAGE_NTHREAD)
         cur.threads = int(m.group(1)[:9])
-        cur.gpus_per_process = int(m.group(2)[:9])
+        gpus = int(m.group(2)[:9]) if len(m.group(2).lstrip("0")) <= 9 else 0
+        if 1 <= gpus <= MAX_GPUS_PER_NODE:
+            cur.gpus_per_process = gpus
+        else:
+            # nGpus 0 had priced every launch as free (11 healthy rows of a 4 x H100 run read
+            # 59 % low); a 20-digit count was cut to 999999999
+            shown = m.group(2) if len(m.group(2)) <= 12 else f"{m.group(2)[:12]}..."
+            cur.notes.append(
+                f"line {lineno}: nGpus {shown} is no count of GPUs a process drives "
+                f"(1-{MAX_GPUS_PER_NODE}): ignored"
+            )
         values: dict[str, int] = {}
         for key, rx in _KEYS.items():
             km = rx.search(s)
