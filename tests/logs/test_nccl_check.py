@@ -940,6 +940,30 @@ def test_a_host_listing_fewer_network_ports_is_named() -> None:
     # every host listing the same ports says nothing of it
     healthy = (SWEEPS / "10_allreduce_2node_8xH100_ib.txt").read_text()
     assert scan_environment(healthy, 1, None).port_shortfall is None
+    # nor a host naming its five ports otherwise (netdev names, port 2 of a dual-port card):
+    # comparing names had read 'gcn151 lists 5 network ports where gcn154 lists 5'
+    for new in (r"[\1]ibp\2s0:1/IB", r"[\1]mlx5_\2:2/IB"):
+        renamed = [
+            re.sub(r"\[(\d)\]mlx5_(\d+):1/IB", new, line)
+            if line.startswith("gcn154:") and "NET/IB : Using" in line
+            else line
+            for line in healthy_lines
+        ]
+        changed = [line for line in renamed if "NET/IB : Using" in line and "gcn154" in line]
+        assert changed
+        assert all(len(re.findall(r"\[\d\]\S+/IB ", line)) == 4 for line in changed)
+        assert all("mlx5_2:1/IB" not in line for line in changed)
+        assert scan_environment("\n".join(renamed) + "\n", 1, None).port_shortfall is None
+    # while one of them gone is named by the count: which port is not known by name
+    short_renamed = [
+        line.replace("[1]mlx5_2:1/IB", "[1]ibp2s0:1/IB").replace(" [4]mlx5_5:1/IB", "")
+        if line.startswith("gcn154:") and "NET/IB : Using" in line
+        else line
+        for line in healthy_lines
+    ]
+    found = scan_environment("\n".join(short_renamed) + "\n", 1, None).port_shortfall
+    assert found is not None
+    assert found.value == "gcn154 lists 4 network ports where gcn151 lists 5"
 
 
 def test_nvls_unavailable_on_a_system_built_with_it_is_the_fault() -> None:

@@ -164,14 +164,19 @@ def _port_shortfall(
     full, (most, _) = max(ports_by_host.items(), key=lambda kv: len(kv[1][0]))
     names = {name: index for index, name in most.items()}
     for host, (ports, line) in sorted(ports_by_host.items(), key=lambda kv: kv[1][1]):
-        missing = sorted(set(names) - set(ports.values()))
-        carrying = [n for n in missing if not used or names[n] in used]
-        if carrying:
-            return EnvFact(
-                value=f"{host} lists {len(ports)} network ports where {full} lists {len(most)} "
-                f"({', '.join(carrying[:4])} missing)",
-                line=line,
-            )
+        if len(ports) >= len(most):
+            # as many ports under other names (ibp75s0 beside mlx5_12, or port 2 of a dual-port
+            # card): none missing; comparing names had read '5 where gcn154 lists 5'
+            continue
+        listed = f"{host} lists {len(ports)} network ports where {full} lists {len(most)}"
+        if set(ports.values()) <= set(names):
+            missing = sorted(set(names) - set(ports.values()))
+            carrying = [n for n in missing if not used or names[n] in used]
+            if carrying:
+                return EnvFact(value=f"{listed} ({', '.join(carrying[:4])} missing)", line=line)
+        elif not used or any(index >= len(ports) for index in used):
+            # named otherwise: the short list lacks the indices the channels use beyond it
+            return EnvFact(value=listed, line=line)
     return None
 
 
