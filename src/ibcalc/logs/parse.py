@@ -713,7 +713,7 @@ class _Reader:
             or self.closed
             or bool(cur.rows)
             or self.stage > _STAGE_DEVICES
-            or any(d.rank == rank for d in cur.devices)
+            or rank in cur.device_ranks
         )
         if fresh or self.stage < _STAGE_DEVICES:
             cur = self._open(lineno, _STAGE_DEVICES)
@@ -731,6 +731,7 @@ class _Reader:
                 pid=int(m.group(2)[:12]),
             )
         )
+        cur.device_ranks.add(rank)
         self.in_devices = True
 
     def _data(self, s: str, lineno: int) -> None:
