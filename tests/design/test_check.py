@@ -241,25 +241,27 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 @pytest.mark.parametrize(
     ("rail_optimized", "behind", "how", "effect"),
     [
-        # SN5600 run as 128 x 400 GbE at 2:1: 84 down ports; rail-optimized, one SU of 84 nodes
-        # shares each rail's leaf: f = (128 - 84) / 127 = 35 %, k x f = 0.69, no slowdown
-        # (to every peer); ring, tree and SHARP traffic leaves the SU over one edge per channel:
-        # f = 1/84, k x f = 0.0238; off its rail 1 - (1 - 44/127)/8 = 0.918, k x f = 1.84
+        # SN5600 run as 128 x 400 GbE at 2:1, 64 down ports (84 / 42 would take 22 switches,
+        # 64 / 32 takes 20); rail-optimized, one SU of 64 nodes shares each rail's leaf:
+        # f = (128 - 64) / 127 = 50 %, k x f = 1.008 (to every peer); ring, tree and SHARP
+        # traffic leaves the SU over one edge per channel: f = 1/64, k x f = 0.0312; off its
+        # rail 1 - (1 - 64/127)/8 = 0.938, k x f = 1.88
         (
             True,
-            44,
-            "a rail-optimized leaf serves one rail of an SU of 84 nodes",
-            "traffic to every peer (all-to-all with PXN, recursive halving-doubling, PAT) is not "
-            "slowed (k x f = 0.693 <= 1); neighbour traffic (ring, tree, SHARP, send/recv; 1% of "
-            "it crosses) is not slowed (k x f = 0.0238 <= 1); traffic off its rail (all-to-all "
-            "without PXN; 92% of it crosses) runs x1.84 slower",
+            64,
+            "a rail-optimized leaf serves one rail of an SU of 64 nodes",
+            "traffic to every peer (all-to-all with PXN, recursive halving-doubling, PAT) runs "
+            "x1.01 slower; neighbour traffic (ring, tree, SHARP, send/recv; 2% of it crosses) is "
+            "not slowed (k x f = 0.0312 <= 1); traffic off its rail (all-to-all without PXN; 94% "
+            "of it crosses) runs x1.88 slower",
         ),
-        # otherwise a leaf serves 84 // 8 = 10 whole nodes: f = 118 / 127, k x f = 1.86 for
-        # all-to-all; a ring leaves each 10-node group once per channel: f = 1/10, k x f = 0.2
+        # otherwise 80 down / 40 up (18 switches, 84 / 42 takes 19): a leaf serves 80 // 8 = 10
+        # whole nodes: f = 118 / 127, k x f = 1.86 for all-to-all; a ring leaves each 10-node
+        # group once per channel: f = 1/10, k x f = 0.2
         (
             False,
             118,
-            "a leaf serves 84 // 8 = 10 whole nodes",
+            "a leaf serves 80 // 8 = 10 whole nodes",
             "traffic to every peer (all-to-all, recursive halving-doubling, PAT) runs x1.86 "
             "slower; neighbour traffic (ring, tree, SHARP, send/recv; 10% of it crosses) is not "
             "slowed (k x f = 0.2 <= 1)",
@@ -886,19 +888,21 @@ def test_a_spine_ratio_on_a_two_level_fabric_is_a_warning_at_its_key(
 def test_a_non_rail_leaf_count_says_which_nodes_span_two_leaves(
     tmp_path: Path, builtin_catalogue: Catalogue
 ) -> None:
-    """128 DGX H100 on QM9700 at 2:1, not rail-optimized: 1,024 NIC ports fill ceil(1024 / 42)
-    = 25 leaves port by port, while the cross-leaf group counts 42 // 8 = 5 whole nodes per
-    leaf (25 x 5 = 125 < 128 read as a contradiction). A leaf boundary at port 42 j splits a
-    node unless 42 j is a multiple of 8 (j = 4, 8, ..., 24): 24 - 6 = 18 nodes span two."""
-    text = NON_RAIL.format(nodes=128, k=2, sharp=False)
+    """84 DGX H100 on QM9700 at 2:1, not rail-optimized, on leaves of 42 down / 21 up (the
+    fewest switches of any 2:1 split here): 672 NIC ports fill ceil(672 / 42) = 16 leaves port
+    by port, while the cross-leaf group counts 42 // 8 = 5 whole nodes per leaf (16 x 5 = 80 <
+    84 read as a contradiction). A leaf boundary at port 42 j splits a node unless 42 j is a
+    multiple of 8 (j = 4, 8, 12): 15 - 3 = 12 nodes span two."""
+    text = NON_RAIL.format(nodes=84, k=2, sharp=False)
     design, doc = load_design(write(tmp_path, "n.yaml", text), catalogue=builtin_catalogue)
     resolved = resolve_design(design, doc, builtin_catalogue)
     assert resolved.fabric is not None
-    assert resolved.fabric.leaf_switches == math.ceil(1024 / 42) == 25
-    split = sum(1 for j in range(1, 25) if 42 * j % 8)
-    assert split == 18
+    assert resolved.fabric.leaf_down == 42
+    assert resolved.fabric.leaf_switches == math.ceil(672 / 42) == 16
+    split = sum(1 for j in range(1, 16) if 42 * j % 8)
+    assert split == 12
     notes = " ".join(render_design_text(resolved).split())
-    assert "the 25 leaves are filled port by port, so 18 nodes span two leaves" in notes
+    assert "the 16 leaves are filled port by port, so 12 nodes span two leaves" in notes
 
 
 def test_a_gap_gate_on_nics_capped_by_host_pcie_says_so(
@@ -1041,24 +1045,25 @@ def test_targets_below_a_microsecond_or_a_megabyte_per_second_print(
 def test_a_sized_fabric_says_what_it_feeds_the_engine_as_flags(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """examples/roce-400g-2to1.yaml (128 MI300X nodes, rail-optimized SUs of 84, 2:1) prices
+    """examples/roce-400g-2to1.yaml (128 MI300X nodes, rail-optimized SUs of 64, 2:1) prices
     its all-reduce of 4 GB at 29.6 ms, where --oversubscription 2:1 on the command line gave 48.0
     ms: the sized layout also feeds the engine its cross-leaf fractions, which only `design
-    show` named. The report says them as flags: 44/127 = 0.346 of the traffic to every peer and
-    1/84 = 0.0119 of neighbour traffic crosses; with those flags the command line agrees. A
-    design asking 3:1 of a fabric that needs no tapered tier says the 3:1 does not apply."""
+    show` named. The report says them as flags: 64/127 = 0.504 of the traffic to every peer,
+    1/64 = 0.0156 of neighbour traffic and 1 - (1 - 64/127)/8 = 0.938 of traffic off its rail
+    crosses; with those flags the command line agrees. A design asking 3:1 of a fabric that
+    needs no tapered tier says the 3:1 does not apply."""
     roce = Path(__file__).resolve().parents[2] / "examples" / "roce-400g-2to1.yaml"
     code, out, _ = run(["check", str(roce)], capsys)
     assert code == 0
     assert out.splitlines()[1] == (
-        "  the sized fabric as priced: oversubscription 2:1, cross-leaf 0.346 (traffic to every "
-        "peer), 0.0119 (neighbour), 0.918 (off its rail: all-to-all without PXN); as flags: "
-        "--oversubscription 2:1 --cross-leaf 0.346 --cross-leaf-neighbour 0.0119 "
-        "--cross-leaf-unaligned 0.918"
+        "  the sized fabric as priced: oversubscription 2:1, cross-leaf 0.504 (traffic to every "
+        "peer), 0.0156 (neighbour), 0.938 (off its rail: all-to-all without PXN); as flags: "
+        "--oversubscription 2:1 --cross-leaf 0.504 --cross-leaf-neighbour 0.0156 "
+        "--cross-leaf-unaligned 0.938"
     )
-    assert f"{44 / 127:.3g}" == "0.346"
-    assert f"{1 / 84:.3g}" == "0.0119"
-    assert f"{1 - (1 - 44 / 127) / 8:.3g}" == "0.918"
+    assert f"{64 / 127:.3g}" == "0.504"
+    assert f"{1 / 64:.3g}" == "0.0156"
+    assert f"{1 - (1 - 64 / 127) / 8:.3g}" == "0.938"
     code, out, _ = run(["check", str(roce), "--format", "json"], capsys)
     predicted = json.loads(out)["files"][0]["findings"][0]["predicted"]
     flags = ["--system", "mi300x-8", "-N", "128", "--fabric", "roce-400g"]
@@ -1066,9 +1071,9 @@ def test_a_sized_fabric_says_what_it_feeds_the_engine_as_flags(
         "--oversubscription",
         "2:1",
         "--cross-leaf",
-        "0.346",
+        "0.504",
         "--cross-leaf-neighbour",
-        "0.0119",
+        "0.0156",
     ]
     code, out, _ = run(["allreduce", "--size", "4GB", *flags, *taper, "--format", "json"], capsys)
     assert json.loads(out)["time_s"] == pytest.approx(predicted, rel=1e-3)

@@ -504,11 +504,12 @@ def test_design_show_is_laid_out_for_the_page(
     lines = out.splitlines()
     # a single word longer than the page (the file's path, from a deep checkout) stays whole
     assert all(len(line) <= 80 or len(line.split()) == 1 for line in lines)
-    assert "7 links per leaf-spine pair" in " ".join(out.split())
+    # 16 leaves x 32 uplinks over 4 spines: 8 links per leaf-spine pair
+    assert "8 links per leaf-spine pair" in " ".join(out.split())
     units = ("GB/s", "Gb/s", "Tb/s", "us", "ms")
     for line in lines:
         assert not line.strip().startswith(units), line  # a unit never starts a line
-    # "  - leaf uses ... to keep the" continues as "    ratio", under the bullet's text
-    (i,) = [i for i, line in enumerate(lines) if line.startswith("  - leaf uses 84 down")]
+    # "  - leaf uses ..." continues on the next line, under the bullet's text
+    (i,) = [i for i, line in enumerate(lines) if line.startswith("  - leaf uses 64 down")]
     assert lines[i + 1].startswith("    ")
     assert not lines[i + 1].startswith("     ")

@@ -304,11 +304,13 @@ def test_leaf_split(k: int, o: float, down: int, up: int) -> None:
 
 
 def test_an_even_spine_count_that_costs_spines_says_what_uneven_links_would_need() -> None:
-    """2:1 on QM9700 (64 ports): leaves of 42 down / 21 up; 128 DGX H100 (1,024 endpoints) fill
-    32 leaves. NVIDIA's rule takes the smallest divisor of 21 at or above 32 x 21 / 64 = 10.5:
-    21 spines, more than the 16 of the same nodes at 1:1. ceil(672 / 64) = 11 spines, at most
-    ceil(672 / 11) = 62 ports each, would do with 1 or 2 links per leaf-spine pair."""
-    sizing = size_fat_tree(128, 8, 64, oversubscription=2, port_Bps=NDR_Bps)
+    """2:1 on QM9700 (64 ports): leaves of 42 down / 21 up; 168 DGX H100 (1,344 endpoints, 4
+    SUs of 42) fill 32 leaves. NVIDIA's rule takes the smallest divisor of 21 at or above
+    32 x 21 / 64 = 10.5: 21 spines. ceil(672 / 64) = 11 spines, at most ceil(672 / 11) = 62
+    ports each, would do with 1 or 2 links per leaf-spine pair. (No narrower 2:1 split does
+    better here: 32 / 16 takes 6 SUs of 32, 48 leaves + 12 spines = 60 against 53.)"""
+    sizing = size_fat_tree(168, 8, 64, oversubscription=2, port_Bps=NDR_Bps)
+    assert (sizing.leaf_down, sizing.leaf_up) == (42, 21)
     assert (sizing.leaf_switches, sizing.spine_switches) == (32, 21)
     note = next(n for n in sizing.notes if n.startswith("21 spines"))
     assert note.endswith(
@@ -321,14 +323,37 @@ def test_an_even_spine_count_that_costs_spines_says_what_uneven_links_would_need
 
 
 def test_oversubscribed_two_tier() -> None:
-    """2:1 on 128 x 400G (SN5600): SU = 84 nodes; 128 nodes -> 2 SU x 8 rails = 16 leaves x 42
-    uplinks = 672; spines = smallest divisor of 42 >= 16 x 42 / 128 = 5.25 -> 6; bisection is set
-    by the uplinks: 672 / 2 links."""
+    """2:1 on 128 x 400G (SN5600). The widest split, 84 down / 42 up, holds SUs of 84 nodes:
+    128 nodes -> 2 SU x 8 rails = 16 leaves x 42 uplinks = 672; spines = smallest divisor of 42
+    >= 16 x 42 / 128 = 5.25 -> 6: 22 switches. 64 down / 32 up (32 ports unused) holds SUs of
+    64: 2 SU, 16 leaves x 32 = 512 uplinks, spines = smallest divisor of 32 >= 16 x 32 / 128 =
+    4 -> 4: 20 switches, the fewest of any 2:1 split, so it is the one built; bisection is set
+    by the uplinks: 512 / 2 links."""
     sizing = size_fat_tree(128, 8, 128, oversubscription=2, port_Bps=NDR_Bps)
-    assert (sizing.scalable_units, sizing.leaf_switches, sizing.spine_switches) == (2, 16, 6)
-    assert sizing.leaf_spine_cables == 672
+    assert (sizing.leaf_down, sizing.leaf_up) == (64, 32)
+    assert (sizing.scalable_units, sizing.leaf_switches, sizing.spine_switches) == (2, 16, 4)
+    assert sizing.leaf_spine_cables == 512
     assert sizing.oversubscription == (2.0,)
-    assert sizing.bisection_Bps == pytest.approx(672 / 2 * NDR_Bps)
+    assert sizing.bisection_Bps == pytest.approx(512 / 2 * NDR_Bps)
+    assert (
+        "leaf uses 64 down / 32 up ports; 32 left unused: the 2:1 on fewer ports needs fewer "
+        "switches (84 down / 42 up, the most the ratio allows, takes 22; this 20)"
+    ) in sizing.notes
+
+
+def test_a_taper_never_takes_more_switches_than_the_same_fabric_without_it() -> None:
+    """A fabric architect's review: 128 DGX H100 rail-optimized on QM9700 at 2:1 took 32 leaves
+    + 21 spines = 53 switches with 42 down / 21 up (21 has no divisor between 10.5 and 21),
+    more than the 48 of 1:1; 512 nodes took 307 against 320. Keeping the 32-node SU with 16
+    uplinks builds 2:1 with 32 + 8 = 40. Over node counts from 8 to 512 and ratios 2:1, 3:1 and
+    4:1, no taper takes more switches than the same nodes at 1:1."""
+    for nodes in (8, 16, 31, 32, 33, 64, 96, 127, 128, 129, 200, 256, 384, 512):
+        flat = size_fat_tree(nodes, 8, 64).total_switches
+        for ratio in (2, 3, 4):
+            tapered = size_fat_tree(nodes, 8, 64, oversubscription=ratio).total_switches
+            assert tapered <= flat, (nodes, ratio, tapered, flat)
+    two = size_fat_tree(128, 8, 64, oversubscription=2)
+    assert (two.leaf_down, two.leaf_up, two.leaf_switches, two.spine_switches) == (32, 16, 32, 8)
 
 
 def test_per_tier_oversubscription_in_three_tiers() -> None:

@@ -9,7 +9,8 @@ sizing applies them:
   rate and oversubscription ``o = p/q`` (down:up, in lowest terms) uses ``d = p*j`` down and
   ``u = q*j`` up ports with ``j = k // (p + q)``, so the ratio is exactly ``o`` and leftover ports
   stay unused (1:1 gives ``k/2`` and ``k/2``). If ``p + q > k``, ``d = floor(k*o/(1+o))`` and
-  ``u = ceil(d/o)``.
+  ``u = ceil(d/o)``. A tapered leaf also tries every smaller whole multiple of ``p:q`` and keeps
+  the one that needs the fewest switches (ties keep the wider).
 * **Whole scalable units** (docs/design-files.md#scalable-units-and-rails): rail-optimized, an SU
   holds ``d`` nodes (the leaf's down-port count) and one leaf per rail; the node count is rounded
   up to whole SUs, as NVIDIA does ("the fabric should be designed to support the full SU"). Extra
@@ -36,6 +37,7 @@ sizing applies them:
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -282,17 +284,47 @@ def size_fat_tree(
         su=su,
     )
     args_out = _Outputs(port_Bps, ports_per_cage, node_cages_per_node, ratios)
+    best = _smallest(args, args_out, tiers)
+    if best is None:
+        raise FabricError(_refusal(args, endpoints, MAX_TIERS if tiers is None else tiers))
+    # a tapered leaf may leave ports unused: the same ratio on fewer ports can need fewer
+    # switches (128 rail-optimized nodes at 2:1 on 64 ports: 42 down / 21 up took 32 leaves +
+    # 21 spines, more than the 48 of 1:1; 32 down / 16 up takes 32 + 8), so each whole
+    # multiple of the ratio is tried and the fewest switches kept (docs/design-files.md)
+    o = _ratio(leaf_o)
+    widest = best
+    for j in range(d // o.numerator - 1, 0, -1) if o > 1 and d % o.numerator == 0 else ():
+        other = _smallest(
+            dataclasses.replace(args, d=o.numerator * j, u=o.denominator * j), args_out, tiers
+        )
+        if other is not None and other.total_switches < best.total_switches:
+            best = other
+    if best is widest:
+        return best
+    unused = radix - best.leaf_down - best.leaf_up
+    chosen = (
+        f"leaf uses {best.leaf_down} down / {best.leaf_up} up ports; {unused} left unused: the "
+        f"{_ratio_text(o)} on fewer ports needs fewer switches ({d} down / {u} up, the most the "
+        f"ratio allows, takes {widest.total_switches}; this {best.total_switches})"
+    )
+    notes = tuple(chosen if n.startswith("leaf uses ") else n for n in best.notes)
+    return dataclasses.replace(best, notes=notes)
 
+
+def _ratio_text(o: Fraction) -> str:
+    """``2:1`` for a ratio."""
+    return f"{o.numerator}:{o.denominator}"
+
+
+def _smallest(args: _Args, out: _Outputs, tiers: int | None) -> FabricSizing | None:
+    """The fabric of ``tiers`` levels, or of the fewest that fit; None when none does."""
     if tiers is not None:
-        result = _build(tiers, args, args_out)
-        if result is None:
-            raise FabricError(_refusal(args, endpoints, tiers))
-        return result
+        return _build(tiers, args, out)
     for level in range(1, MAX_TIERS + 1):
-        result = _build(level, args, args_out)
+        result = _build(level, args, out)
         if result is not None:
             return result
-    raise FabricError(_refusal(args, endpoints, MAX_TIERS))
+    return None
 
 
 @dataclass(frozen=True)
