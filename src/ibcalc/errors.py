@@ -66,12 +66,22 @@ class SizeTooSmallError(UnitError):
 class UnknownNameError(IbcalcError, KeyError):
     """A link, system or algorithm name that is not known; carries the closest valid names."""
 
-    def __init__(self, what: str, name: str, suggestions: list[str], *, close: bool = True) -> None:
+    def __init__(
+        self,
+        what: str,
+        name: str,
+        suggestions: list[str],
+        *,
+        close: bool = True,
+        listing: str | None = None,
+    ) -> None:
         self.what = what
         self.name = name
         self.suggestions = suggestions
         #: False when ``suggestions`` are every known name, none of them close to ``name``
         self.close = close
+        #: where the known names are listed, said when none is close (``ibcalc links``)
+        self.listing = listing
         super().__init__(name)
 
     def __str__(self) -> str:
@@ -79,6 +89,9 @@ class UnknownNameError(IbcalcError, KeyError):
         if self.suggestions:
             names = ", ".join(self.suggestions)
             hint = f" (did you mean {names}?)" if self.close else f" (known: {names})"
+        elif self.listing:
+            # '--fabric zzz' had said only "unknown link 'zzz'"
+            hint = f" ({self.listing} lists the known ones)"
         return f"unknown {self.what} {shown(self.name)}{hint}"
 
 

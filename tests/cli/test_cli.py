@@ -671,6 +671,22 @@ _FP64_H100 = ["allreduce", "-s", "1GB", "--system", "dgx-h100", "-d", "fp64"]
 # (id, argv, substrings the one-line message must contain)
 ERRORS: list[tuple[str, list[str], list[str]]] = [
     ("unknown-fabric", ["allreduce", "--size", "1GB", "--fabric", "ndrr"], ["'ndrr'", "ndr"]),
+    # nothing close: the message says where the names are listed (it had said only "unknown")
+    (
+        "unknown-fabric-far",
+        ["allreduce", "--size", "1GB", "--fabric", "zzz"],
+        ["unknown link 'zzz' (`ibcalc links` lists the known ones)"],
+    ),
+    (
+        "unknown-system-far",
+        ["allreduce", "--size", "1GB", "--system", "zzz"],
+        ["unknown system 'zzz' (`ibcalc systems` lists the known ones)"],
+    ),
+    (
+        "unknown-model-far",
+        ["train", "--model", "gpt4"],
+        ["unknown model 'gpt4' (known: llama3-8b, llama3-70b, llama3-405b, mixtral-8x7b,"],
+    ),
     # fp64 across 4 nodes: NVLS would reduce in IB SHARP, which takes 16/32-bit types
     (
         "nvls-fp64-across-nodes",

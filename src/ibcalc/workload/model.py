@@ -622,7 +622,9 @@ def find_model(name: str) -> ModelSpec:
     key = name.strip().lower()
     if key in MODEL_PRESETS:
         return MODEL_PRESETS[key]
-    raise UnknownNameError("model", name, suggest(key, list(MODEL_PRESETS)))
+    close = suggest(key, list(MODEL_PRESETS))
+    # five presets: with none close, name them all ('--model gpt4' had said only "unknown")
+    raise UnknownNameError("model", name, close or list(MODEL_PRESETS), close=bool(close))
 
 
 def model_from(
