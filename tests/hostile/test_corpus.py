@@ -1039,7 +1039,7 @@ CASES: list[Case] = [
         "train-kv-heads-over-heads",
         "train --model llama3-8b --system dgx-h100 -N 2 --kv-heads 64",
         2,
-        "--kv-heads 64 is more than --heads 32",
+        "--kv-heads 64 is more than llama3-8b's --heads 32",
         "more key/value heads than query heads were accepted",
     ),
     C(

@@ -133,7 +133,9 @@ def test_shapes_a_model_cannot_have_are_refused() -> None:
     assert dense.value.field == "top_k"
     assert model_from(params="70B", experts=8, top_k=2).top_k == 2
     # 3 hidden dimensions for 128 heads: the tp all-reduce was priced at 6 B
-    with pytest.raises(WorkloadError, match="hidden 3 is smaller than heads 128") as small:
+    with pytest.raises(
+        WorkloadError, match="hidden 3 is smaller than llama3-405b's heads 128"
+    ) as small:
         model_from("llama3-405b", hidden=3)
     assert small.value.field == "hidden"
     assert model_from("llama3-405b", hidden=128).hidden == 128  # one dimension per head

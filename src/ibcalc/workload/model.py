@@ -680,4 +680,18 @@ def model_from(
         dense = data["layers"] - data["moe_layers"]
         data["moe_layers"] = max(1, given["layers"] - dense)
     data.update(given)
-    return ModelSpec(**data)
+    try:
+        return ModelSpec(**data)
+    except WorkloadError as exc:
+        if preset is None:
+            raise
+        # a value the preset gave is named as the preset's: '--kv-heads 8 is more than --heads
+        # 7' had named a flag nobody gave (llama3-70b's 8 KV heads)
+        template = exc.template
+        stated = {*given, *(("params",) if count is not None else ())}
+        for name in exc.fields:
+            if name not in stated and name in data:
+                template = template.replace(f"{{{name}}}", f"{base.id}'s {{{name}}}", 1)
+        if template == exc.template:
+            raise
+        raise WorkloadError(template, field=exc.field) from None
