@@ -194,6 +194,26 @@ def test_an_all_to_all_over_pcie_gpus_adds_peer_and_nic_traffic_on_their_link() 
     )
 
 
+def test_an_all_to_all_on_a_torus_is_bound_by_its_bisection() -> None:
+    """256 TPU v6e chips, a 2-D torus of 16 x 16 with 4 ICI links of 100 GB/s per direction
+    each: a cut across one dimension meets 2 x 256/16 = 32 links (wraparound included), 3.2
+    TB/s, the bisection Google gives a v6e pod. A 1 GiB all-to-all sends S/256 from each chip
+    to each other; the 128 x 128 pairs across the cut move 64 GiB over those links at 0.9 x
+    100 GB/s achievable: 23.9 ms. Priced as a switch it had taken each chip's 360 GB/s alone,
+    255/256 GiB in 2.97 ms, 8x too fast. A ring all-reduce, which a torus carries at each chip's
+    full rate, is unchanged."""
+    spec = ClusterSpec(nodes=1, gpus_per_node=256, intra="tpu-v6e-ici")
+    cluster = resolve_cluster(CAT, spec)
+    link = find_link(CAT, "tpu-v6e-ici")
+    assert (link.per_direction_Bps, link.links) == (400e9, 4)
+    assert 2 * 256 // 16 * link.per_direction_Bps / 4 == 3.2e12
+    est = estimate_on(cluster, Collective.ALL_TO_ALL, 2**30)
+    assert est.best.transfer_s == pytest.approx(64 * 2**30 / (32 * 0.9 * 100e9))
+    assert est.best.bottleneck == "scale-up: the tpu-v6e-ici torus's bisection (32 links)"
+    ring = estimate_on(cluster, Collective.ALL_REDUCE, 2**30, algorithm="ring", protocol="Simple")
+    assert ring.best.bottleneck == "scale-up: tpu-v6e-ici (360 GB/s achievable per GPU)"
+
+
 def test_an_all_to_all_over_pcie_gpus_with_one_nic_is_bound_by_the_nic() -> None:
     """The same 4 x 8 Gen4 GPUs with one NDR NIC a node: each GPU's link carries 31/32 x 1 GB
     (38.4 ms), but the node's one NIC, capped by the Gen4 link at 25.2 GB/s, carries 8 GPUs'

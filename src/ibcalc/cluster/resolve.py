@@ -639,6 +639,7 @@ def _build_up(
         transport_latency_s=intra.transport_latency_s,
         path=path,
         mesh=mesh,
+        torus_dims=intra.links // 2 if intra.topology == "torus" and intra.links else None,
         # an accelerator fabric (NVLink, xGMI, ICI, HCCS, UALink: switch, mesh or torus), not
         # PCIe and not a pair joined by a bridge
         fabric=path == "nvlink" and intra.topology != "bridge",

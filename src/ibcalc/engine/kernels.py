@@ -32,6 +32,7 @@ from ibcalc.engine.algorithms.alltoall import (
     pxn_timing,
     sendrecv_timing,
     shares_gpu_link,
+    torus_share,
 )
 from ibcalc.engine.algorithms.hierarchical import hierarchical_timing
 from ibcalc.engine.algorithms.innetwork import (
@@ -493,6 +494,7 @@ def _alltoall_kernel(
     intra_share = (m - 1) / n
     net_share = (n - m) / n
     up_bw = topo.up_bw_Bps() if m > 1 else 1.0
+    torus = torus_share(topo)
     across = topo.domains > 1
     shared = shares_gpu_link(topo)
     net_bw = topo.domain_bw_Bps(alltoall_traffic(aggregated)) / m if across else 1.0
@@ -520,6 +522,8 @@ def _alltoall_kernel(
         if m > 1:
             more = net_bytes * (m - 1) / m if aggregated else 0.0
             intra_t = (intra_share * size_bytes + more) / up_bw
+            if torus * size_bytes > intra_t:
+                intra_t = torus * size_bytes
         net_t = net_bytes / net_bw if across else 0.0
         wan_t = wan_share * size_bytes / wan_bw if wan else 0.0
         if net_varies:

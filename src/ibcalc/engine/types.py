@@ -161,6 +161,9 @@ class ScaleUpTier(BaseModel):
     transport_latency_s: float = Field(default=0.0, ge=0)
     path: Literal["nvlink", "pci"] = "nvlink"
     mesh: bool = False
+    #: dimensions of a torus the GPUs form (TPU ICI: 2 or 3, two links per dimension); None:
+    #: a switch, mesh or bus
+    torus_dims: int | None = Field(default=None, ge=1)
     #: GPUs meet over an accelerator fabric (NVLink, xGMI, ICI...: a switch, mesh or torus;
     #: not PCIe, not a bridged pair): the error band's ``fabric`` class
     fabric: bool = False

@@ -24,6 +24,8 @@ against 240 GB/s ring, li-plus/playground); the per-message cost is an assumptio
 
 from __future__ import annotations
 
+import functools
+
 from ibcalc.engine.base import (
     Timing,
     Topology,
@@ -52,6 +54,7 @@ __all__ = [
     "pxn_timing",
     "sendrecv_timing",
     "shares_gpu_link",
+    "torus_share",
 ]
 
 
@@ -92,7 +95,7 @@ def _alltoall_terms(
     intra_t = 0.0
     if m > 1:
         extra = net_bytes * (m - 1) / m if aggregated else 0.0
-        intra_t = (intra_bytes + extra) / topo.up_bw_Bps()
+        intra_t = max((intra_bytes + extra) / topo.up_bw_Bps(), torus_share(topo) * size_bytes)
     net_t = 0.0
     if topo.domains > 1:
         assert topo.out is not None
@@ -128,7 +131,18 @@ def _alltoall_parts(
                 f"{what} + the rail traffic PXN gathers, (n-m)/n x S x (m-1)/m = "
                 f"{format_size(rail)}, together {format_size(own + rail)}"
             )
-        parts.append(f"scale-up {what} per GPU at {gbps(topo.up_bw_Bps())}: {us(intra_t)}")
+        cut = torus_cut(topo)
+        if cut is not None and torus_share(topo) * size_bytes >= own / topo.up_bw_Bps():
+            a, links, link_Bps = cut
+            dims = topo.up.torus_dims if topo.up is not None else None
+            parts.append(
+                f"scale-up: the torus's bisection binds, not each GPU's links: across its "
+                f"longest dimension ({a}, in the most even {dims}-D shape of {m} GPUs) {links} "
+                f"links of {gbps(link_Bps)} carry every pair's bytes across the cut, "
+                f"m/2 x m/2 x S/n = {format_size(m * m / 4 * size_bytes / n)}: {us(intra_t)}"
+            )
+        else:
+            parts.append(f"scale-up {what} per GPU at {gbps(topo.up_bw_Bps())}: {us(intra_t)}")
     if topo.domains > 1 and topo.out is not None:
         parts.append(
             f"network (n-m)/n x S = {format_size((n - m) / n * size_bytes)} per GPU at its share "
@@ -152,6 +166,48 @@ def alltoall_traffic(aggregated: bool) -> Traffic:
     rail-optimized fabric those bytes cross leaves even inside a scalable unit (NVIDIA,
     'Doubling all2all Performance with NCCL 2.12', 2022)."""
     return "uniform" if aggregated else "unaligned"
+
+
+@functools.lru_cache(maxsize=256)
+def _longest_dimension(gpus: int, dims: int) -> int:
+    """The smallest longest side of a ``dims``-dimensional grid of ``gpus`` (8 x 8 x 4 for 256
+    in 3-D: 8): the most even shape a torus slice of that many chips takes."""
+    if dims <= 1 or gpus <= 1:
+        return gpus
+    best = gpus
+    for side in range(1, gpus + 1):
+        if gpus % side == 0 and side < best:
+            best = min(best, max(side, _longest_dimension(gpus // side, dims - 1)))
+    return best
+
+
+def torus_cut(topo: Topology) -> tuple[int, int, float] | None:
+    """The bisection of a domain whose GPUs form a torus (TPU ICI), or None: (its longest
+    dimension ``a``, the ``2 m / a`` links across a cut of that dimension, wraparound included,
+    and each link's achievable rate per direction, the GPU's over its ``2 d`` links). Google
+    gives TPU v6e's 256-chip 2-D torus a 3.2 TB/s bisection: 2 x 256/16 links x 100 GB/s."""
+    up = topo.up
+    if up is None or up.torus_dims is None or topo.m < 3:
+        return None
+    a = _longest_dimension(topo.m, up.torus_dims)
+    if a < 2:
+        return None
+    return a, 2 * topo.m // a, up.bw_Bps / (2 * up.torus_dims)
+
+
+def torus_share(topo: Topology) -> float:
+    """Seconds per byte of S that a torus's bisection takes for the domain's share of an
+    all-to-all (0 off a torus): each GPU sends S/n to each of its ``m - 1`` peers in the domain,
+    and the ``m/2 x m/2`` pairs across the cut move ``m^2/4 x S/n`` over ``2 m / a`` links:
+    ``m a / (8 n B_link)`` (the bisection bound of a k-ary n-cube; Dally and Towles, Principles
+    and Practices of Interconnection Networks, 2004, ch. 3). A switch gives every GPU its
+    own rate to every peer; a torus does not (a 256-chip v5p slice, 8 x 8 x 4: 11.9 ms for a
+    1 GiB all-to-all at 90 GB/s achievable a link, where the per-chip rate alone gave 1.98 ms)."""
+    cut = torus_cut(topo)
+    if cut is None:
+        return 0.0
+    a, _links, link_Bps = cut
+    return topo.m * a / (8 * topo.ranks * link_Bps)
 
 
 def shares_gpu_link(topo: Topology) -> bool:
@@ -188,9 +244,13 @@ def _alltoall(
 
     def explain() -> Cost:
         traffic = alltoall_traffic(aggregated)
+        cut = torus_cut(topo)
+        bisected = cut is not None and intra_t <= torus_share(topo) * size_bytes
         where = (
             f"network (NIC share per GPU{network_words(topo, traffic, inside=True)})"
             if net_t >= intra_t
+            else f"scale-up: the {topo.up.link_id} torus's bisection ({cut[1]} links)"
+            if bisected and topo.up is not None and cut is not None
             else "scale-up"
         )
         if shared and link_t >= net_t:
