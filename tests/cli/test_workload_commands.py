@@ -693,15 +693,18 @@ def test_checkpoint_summary_says_the_storage_latency_it_adds() -> None:
 
 
 def test_compare_names_the_layouts_it_skips_without_flags() -> None:
-    # 18 DGX H100 = 144 GPUs; tp 1 x pp 8 leaves dp 18, whose 8 ranks per node (stride 1)
-    # do not divide 18 into whole groups per node: skipped, and said as "dp 18", not "--dp 18",
-    # a flag nobody gave
+    # 18 DGX H100 = 144 GPUs; tp 1 x pp 12 leaves dp 12, whose 8 ranks per node (stride 1)
+    # do not divide 12 into whole groups per node, nor do dp ranks 12 apart (the tp-pp-dp
+    # order) tile the 8-GPU nodes: skipped, and said as "dp 12", not "--dp 12", a flag nobody
+    # gave. tp 1 x pp 8 x dp 18, refused in the default order for the same reason, is ranked
+    # in the tp-pp-dp order: each pipeline fills one node, dp ranks 8 apart
     data = _json("train", "--model", "llama3-70b", "--system", "dgx-h100", "-N", "18", "--compare")
     assert (
-        "tp1 pp8 dp18: dp 18 does not divide into groups of 8 per 8-GPU scale-up domain"
+        "tp1 pp12 dp12: dp 12 does not divide into groups of 8 per 8-GPU scale-up domain"
         in (data["skipped"])
     )
     assert not [s for s in data["skipped"] if "--" in s]
+    assert [(x["tp"], x["pp"], x["dp"]) for x in data["layouts"]].count((1, 8, 18)) == 1
 
 
 def test_sequence_parallelism_without_tp_says_it_changes_nothing() -> None:

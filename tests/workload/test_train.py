@@ -1152,9 +1152,32 @@ def test_a_job_that_fits_in_one_rack_is_placed_whatever_its_groups_shape(
     pp = _phase(result, "pp-sendrecv")
     assert pp.tier == "scale-up"
     assert pp.time_s == pair_sendrecv_s(builtin_catalogue, "nvlink5", pp.bytes_per_gpu)
-    # two racks of it (dp 2) do straddle: a stage of 16 ranks crosses the rack at rank 72
+    # two racks of it (dp 2) straddle in Megatron-LM's default tp-cp-ep-dp-pp order (a stage
+    # of 16 ranks crosses the rack at rank 72) and had been refused; in its tp-pp-dp order
+    # (--use-tp-pp-dp-mapping) each pipeline fills one rack, its 8 boundaries on NVLink, and
+    # each dp pair {i, i + 72} spans the two racks: one GPU of each, over the network
+    two = _run(builtin_catalogue, ClusterSpec(system="gb200-nvl72", nodes=36), tp=8, pp=9, dp=2)
+    assert two.assumptions[0].startswith(
+        "ranks ordered tp-pp-dp, data parallelism outermost (Megatron-LM --use-tp-pp-dp-mapping):"
+        " in the default tp-dp-pp order dp groups of 2 ranks 8 apart span 16 ranks"
+    )
+    pp = _phase(two, "pp-sendrecv")
+    assert pp.tier == "scale-up"
+    assert pp.time_s == pair_sendrecv_s(builtin_catalogue, "nvlink5", pp.bytes_per_gpu)
+    dp = _phase(two, "dp-allreduce")
+    assert dp.tier == "scale-out"
+    assert any("dp group: 2 GPUs, 1 in each of 2 scale-up domains" in n for n in dp.assumptions)
+    # with expert parallelism that order would break the dp group apart: still refused
     with pytest.raises(WorkloadError, match="straddle two domains"):
-        _run(builtin_catalogue, ClusterSpec(system="gb200-nvl72", nodes=36), tp=8, pp=9, dp=2)
+        _run(
+            builtin_catalogue,
+            ClusterSpec(system="gb200-nvl72", nodes=36),
+            tp=8,
+            pp=9,
+            dp=2,
+            model_id="mixtral-8x7b",
+            ep=2,
+        )
 
 
 def test_a_pipeline_of_stages_that_tile_the_rack_runs_over_two_racks(

@@ -311,6 +311,8 @@ class _Builder:
         self.shared = _Shared() if shared is None else shared
         #: each phase, or the fields of one still to be built, with its compute window
         self.phases: list[tuple[Phase | dict[str, Any], str | None]] = []
+        #: ranks in the order tp-pp-dp (data parallelism outermost), not tp-cp-ep-dp-pp
+        self.dp_last = False
         self.warnings: list[str] = []
         self.notes: list[str] = []
 
@@ -580,6 +582,11 @@ def train_step(
     return _train_step(catalogue, cluster, spec, params=params, quick=quick)
 
 
+#: Megatron-LM's rank order with data parallelism outermost (``--use-tp-pp-dp-mapping``:
+#: "distributed ranks initialize order is changed from tp-cp-ep-dp-pp to tp-cp-ep-pp-dp").
+DP_LAST = "tp-pp-dp"
+
+
 def _train_step(
     catalogue: Catalogue,
     cluster: ResolvedCluster,
@@ -589,7 +596,51 @@ def _train_step(
     quick: bool,
     shared: _Shared | None = None,
 ) -> TrainResult:
+    """:func:`train_step` in Megatron-LM's default rank order (tp-cp-ep-dp-pp); where its groups
+    straddle the scale-up domains, in the order with data parallelism outermost (tp-pp-dp),
+    which Megatron-LM offers for that: tp 8 x pp 9 x dp 2 on two NVL72 racks had been refused
+    ('dp groups of 2 ranks 8 apart span 16 ranks, which do not divide the 72-GPU scale-up
+    domain') though each pipeline fills one rack. Only without expert, context or cross-site
+    parallelism, whose groups that order would break apart."""
+    try:
+        return _train_step_in(catalogue, cluster, spec, params=params, quick=quick, shared=shared)
+    except WorkloadError as exc:
+        par = spec.parallel
+        if (
+            exc.field not in ("dp", "pp")  # where the order moves groups: a placement's refusal
+            or par.ep > 1
+            or par.cp > 1
+            or cluster.topology.sites > 1
+            or par.pp < 2
+            or par.dp < 2
+        ):
+            raise
+        refused = exc
+    try:
+        result = _train_step_in(
+            catalogue, cluster, spec, params=params, quick=quick, shared=shared, dp_last=True
+        )
+    except WorkloadError:
+        raise refused from None
+    note = (
+        f"ranks ordered {DP_LAST}, data parallelism outermost (Megatron-LM "
+        f"--use-tp-pp-dp-mapping): in the default tp-dp-pp order {refused.render(str)}"
+    )
+    return result.model_copy(update={"assumptions": [note, *result.assumptions]})
+
+
+def _train_step_in(
+    catalogue: Catalogue,
+    cluster: ResolvedCluster,
+    spec: TrainSpec,
+    *,
+    params: CostParams | None,
+    quick: bool,
+    shared: _Shared | None = None,
+    dp_last: bool = False,
+) -> TrainResult:
     b = _Builder(catalogue, cluster, spec, params, quick=quick, shared=shared)
+    b.dp_last = dp_last
     _check(spec, cluster, b.warnings)
     par, model = spec.parallel, spec.model
     sites = cluster.topology.sites
@@ -731,7 +782,13 @@ def _train_step(
                 f"{plural(par.pp - 1, 'boundary crossing')} of the fill and drain"
             )
         b.add(
-            _Group("pp", 2, par.tp * par.cp * dp_site, stages=par.pp, wraps=v > 1),
+            _Group(
+                "pp",
+                2,
+                par.tp * par.cp * (1 if b.dp_last else dp_site),
+                stages=par.pp,
+                wraps=v > 1,
+            ),
             "pp-sendrecv",
             Collective.SEND_RECV,
             size,
@@ -1036,7 +1093,7 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
             ("dp-allgather-bwd", Collective.ALL_GATHER, weights, spec.param_dtype, m, "backward"),
             ("dp-reducescatter", Collective.REDUCE_SCATTER, grad, spec.grad_dtype, m, "backward"),
         ]
-    flat_group = _Group("dp", ranks, par.tp)
+    flat_group = _Group("dp", ranks, par.tp * (par.pp if b.dp_last else 1))
     holders = _Group("edp", par.dp // par.ep, par.tp * par.ep) if par.dp // par.ep > 1 else None
 
     def split_parts(shared: float, routed: float) -> list[tuple[_Group, str, float]]:
@@ -1107,7 +1164,9 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
         return
     for name, coll, size, dtype, count, window in plan:
         if not hierarchical:
-            flat = _Group("dp", ranks, par.tp, across_sites=sites > 1)
+            flat = _Group(
+                "dp", ranks, par.tp * (par.pp if b.dp_last else 1), across_sites=sites > 1
+            )
             b.add_hidden(flat, name, coll, size, dtype=dtype, count=count, window=window)
             continue
         local = dp_site * par.cp
