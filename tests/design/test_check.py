@@ -1150,6 +1150,39 @@ def test_an_alltoall_without_pxn_crosses_a_rail_optimized_taper_inside_one_su(
     assert json.loads(out)["unaligned_cross_leaf_fraction"] == 0.875
 
 
+def test_trays_of_one_nvlink_rack_are_no_network_peers_in_the_cross_leaf_share(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], builtin_catalogue: Catalogue
+) -> None:
+    """4 GB200 NVL72 racks (72 trays of 4 GPUs, 18 a rack) on rail-optimized QM9700 leaves at
+    2:1 (42 down: SUs of 42 trays, racks 0-1 and 6 trays of rack 2 in the first). A tray's
+    peers in its own rack talk over NVLink: its network peers are the 54 in other racks. A
+    rack-0 tray has 42 - 18 = 24 of them in its leaf group, a rack-2 tray 42 - 6 = 36, so the
+    group's share behind other leaves is (36 x 30/54 + 6 x 18/54) / 42 = 0.524 and at 2:1 an
+    all-to-all slows x1.05; counting every tray a peer gave (72 - 42)/71 = 0.423, no slowdown
+    (a fabric architect's review: 15.6 ms, as at 1:1)."""
+    body = (
+        "nodes: 72\nsystem: gb200-nvl72\n"
+        "fabric: {{link: ndr, switch: qm9700, rail_optimized: true, oversubscription: '{k}'}}\n"
+        "requirements:\n  - alltoall: {{size: 1GB, max_time: 1s}}\n"
+    )
+    tapered = write(tmp_path, "t.yaml", "name: t\n" + body.format(k="2:1"))
+    design, doc = load_design(tapered, catalogue=builtin_catalogue)
+    resolved = resolve_design(design, doc, builtin_catalogue)
+    assert resolved.fabric is not None
+    assert resolved.fabric.su_nodes == 42
+    share = (36 * 30 / 54 + 6 * 18 / 54) / 42
+    assert resolved.cluster.spec.cross_leaf_fraction == pytest.approx(share)
+    assert f"{share:.3g}" == "0.524"
+    flat = write(tmp_path, "f.yaml", "name: f\n" + body.format(k="1:1"))
+    times = []
+    for path in (tapered, flat):
+        code, out, _ = run(["check", str(path), "--format", "json"], capsys)
+        assert code == 0
+        times.append(json.loads(out)["files"][0]["findings"][0]["predicted"])
+    # the network term runs max(1, 2 x 0.524) = 1.048x slower at 2:1
+    assert times[0] > times[1] * 1.03
+
+
 def test_an_unsized_tapered_design_says_every_byte_crosses(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

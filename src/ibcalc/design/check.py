@@ -80,6 +80,7 @@ __all__ = [
     "cluster_problem",
     "cross_leaf_fraction",
     "design_warnings",
+    "domain_nodes_of",
     "evaluate",
     "field_keys",
     "field_location",
@@ -349,16 +350,48 @@ class ResolvedDesign:
         return fabric is not None and (fabric.switch is not None or fabric.radix is not None)
 
 
-def cross_leaf_fraction(sizing: FabricSizing) -> float:
-    """Share of a node's rail-aligned peers that sit behind another leaf.
+def cross_leaf_fraction(sizing: FabricSizing, *, domain_nodes: int = 1) -> float:
+    """Share of a node's rail-aligned network peers that sit behind another leaf.
 
     Rail-optimized: a leaf serves one rail of a whole scalable unit, so peers in the same SU are
     one hop away. Otherwise a leaf serves ``leaf_down / rails`` whole nodes
-    (docs/design-files.md#oversubscription-and-cross-leaf-fraction).
+    (docs/design-files.md#oversubscription-and-cross-leaf-fraction). With scale-up domains of
+    ``domain_nodes`` nodes (GB200 NVL72: 18 trays), peers in a node's own domain talk over
+    NVLink, not the network: its network peers are the ``nodes - domain_nodes`` others, and a
+    leaf group that shares nodes with the domain holds fewer of them (:func:`_domain_fraction`).
     """
     if sizing.tiers < 2 or sizing.nodes < 2:
         return 0.0
-    return max(0.0, (sizing.nodes - _leaf_group(sizing)) / (sizing.nodes - 1))
+    group = _leaf_group(sizing)
+    if domain_nodes > 1 and sizing.nodes > domain_nodes and sizing.nodes > group:
+        return _domain_fraction(sizing.nodes, group, domain_nodes)
+    return max(0.0, (sizing.nodes - group) / (sizing.nodes - 1))
+
+
+def _domain_fraction(nodes: int, group: int, domain: int) -> float:
+    """The cross-leaf share of the worst full leaf group when nodes ``i`` sit in domain
+    ``i // domain`` and group ``i // group``: a node's network peers are the ``nodes - domain``
+    outside its domain, of which ``group - c`` share its leaf, ``c`` being its domain's nodes in
+    the group; the group's share is the mean of its nodes'. Four NVL72 racks of 18 trays on
+    leaf groups of 42 (racks 0-1 and 6 trays of rack 2): a rack-0 tray has 24 of its 54 network
+    peers in the group, a rack-2 tray 36: (36 x 30/54 + 6 x 18/54) / 42 = 0.524, where counting
+    every tray as a peer gave (72 - 42) / 71 = 0.423 (a fabric architect's review)."""
+    net = nodes - domain
+    worst = 0.0
+    for start in range(0, nodes - group + 1, group):
+        end = start + group
+        total = 0.0
+        for first in range(start - start % domain, end, domain):
+            inside = min(end, first + domain) - max(start, first)
+            total += inside * (1.0 - (group - inside) / net)
+        worst = max(worst, total / group)
+    return worst
+
+
+def domain_nodes_of(cluster: ResolvedCluster) -> int:
+    """Nodes in one scale-up domain of ``cluster`` (18 GB200 trays in an NVL72 rack; 1 for a
+    node that is its own domain)."""
+    return max(1, cluster.topology.m // max(1, cluster.gpus_per_node))
 
 
 def pod_fraction(sizing: FabricSizing) -> float:
@@ -371,7 +404,7 @@ def pod_fraction(sizing: FabricSizing) -> float:
     return max(0.0, (sizing.nodes - pod_nodes) / (sizing.nodes - 1))
 
 
-def engine_fraction(sizing: FabricSizing) -> float:
+def engine_fraction(sizing: FabricSizing, *, domain_nodes: int = 1) -> float:
     """The crossing fraction the engine gets beside the end-to-end ratio ``K``.
 
     Each tier slows the traffic that crosses its uplinks by the ratios up to it: the leaves'
@@ -380,10 +413,10 @@ def engine_fraction(sizing: FabricSizing) -> float:
     takes one ``max(1, K x f)``, so ``f = max(k1 f1, k1 k2 f2) / K``. With two tiers that is the
     :func:`cross_leaf_fraction`.
     """
-    return _per_tier(sizing, cross_leaf_fraction(sizing))
+    return _per_tier(sizing, cross_leaf_fraction(sizing, domain_nodes=domain_nodes))
 
 
-def unaligned_fraction(sizing: FabricSizing) -> float:
+def unaligned_fraction(sizing: FabricSizing, *, domain_nodes: int = 1) -> float:
     """The crossing fraction of traffic off its rail (an all-to-all without PXN: each GPU's own
     NIC to the destination GPU's) the engine gets beside ``K``.
 
@@ -394,7 +427,7 @@ def unaligned_fraction(sizing: FabricSizing) -> float:
     of its nodes and it is :func:`cross_leaf_fraction`. The spines' share is the pod's, as in
     :func:`engine_fraction` (a pod holds whole SUs, every rail).
     """
-    f1 = cross_leaf_fraction(sizing)
+    f1 = cross_leaf_fraction(sizing, domain_nodes=domain_nodes)
     if sizing.rail_optimized and sizing.su_nodes and sizing.tiers >= 2 and sizing.nodes >= 2:
         f1 = 1.0 - (1.0 - f1) / max(1, sizing.rails)
     return _per_tier(sizing, f1)
@@ -441,9 +474,9 @@ def _leaf_group(sizing: FabricSizing) -> int:
     return max(1, sizing.leaf_down // max(1, sizing.rails))
 
 
-def cross_leaf_derivation(sizing: FabricSizing) -> str:
+def cross_leaf_derivation(sizing: FabricSizing, *, domain_nodes: int = 1) -> str:
     """How :func:`cross_leaf_fraction` was worked out, in words (for the design's notes)."""
-    f = cross_leaf_fraction(sizing)
+    f = cross_leaf_fraction(sizing, domain_nodes=domain_nodes)
     if sizing.tiers < 2 or sizing.nodes < 2:
         return f"cross-leaf fraction {f:.0%}: one tier (every node on one leaf)"
     group = _leaf_group(sizing)
@@ -468,9 +501,16 @@ def cross_leaf_derivation(sizing: FabricSizing) -> str:
             )
     # the formula's share for a node whose group is full (a node of a partial group has more
     # peers behind other leaves)
+    share = f"(nodes - group) / (nodes - 1) = {behind}/{sizing.nodes - 1}"
+    if f != cross_leaf_fraction(sizing):
+        # scale-up domains of several nodes: their peers inside talk over NVLink
+        share = (
+            f"the worst leaf group's mean share of network peers (the {sizing.nodes - domain_nodes}"
+            f" outside a node's {domain_nodes}-node scale-up domain) behind other leaves"
+        )
     text = (
-        f"cross-leaf fraction {f:.0%} = (nodes - group) / (nodes - 1) = {behind}/"
-        f"{sizing.nodes - 1}, the rail-aligned peers outside a node's group of {group} ({how}); "
+        f"cross-leaf fraction {f:.0%} = {share}, the rail-aligned peers outside a node's group "
+        f"of {group} ({how}); "
         "it stands for traffic to every peer (all-to-all, recursive halving-doubling, PAT); "
         "neighbour traffic (ring, tree, SHARP, send/recv), placed leaf by leaf, leaves a group "
         + (
@@ -495,7 +535,8 @@ def cross_leaf_derivation(sizing: FabricSizing) -> str:
             f"; {f2:.0%} of them sit outside the node's pod of {pod} nodes, across the "
             f"{k2:g}:1 spine uplinks as well: the leaves slow traffic x{k1 * f:.3g} (k1 x f), "
             f"the spines x{k1 * k2 * f2:.3g} (k1 x k2 x f2), so the engine, given "
-            f"{k1 * k2:g}:1 end to end, gets f = {engine_fraction(sizing):.3g} (neighbour "
+            f"{k1 * k2:g}:1 end to end, gets f = "
+            f"{engine_fraction(sizing, domain_nodes=domain_nodes):.3g} (neighbour "
             f"traffic {neighbour_fraction(sizing):.3g}: one edge per channel out of a leaf "
             f"group, and out of a pod of {pod} nodes)"
         )
@@ -637,7 +678,8 @@ def _resolve(design: Design, doc: Document, catalogue: Catalogue) -> ResolvedDes
     cross_leaf: float | None = None
     if sizing is not None:
         oversubscription = sizing.end_to_end_oversubscription
-        fraction = engine_fraction(sizing)
+        domain_nodes = domain_nodes_of(cluster)
+        fraction = engine_fraction(sizing, domain_nodes=domain_nodes)
         if oversubscription != declared or fraction < 1.0:
             # the fraction acts only on tapered leaves: on a 1:1 fabric the cluster is not
             # given it (it would be noted as an option given and ignored)
@@ -648,7 +690,11 @@ def _resolve(design: Design, doc: Document, catalogue: Catalogue) -> ResolvedDes
                 keys,
                 oversubscription,
                 cross_leaf=(
-                    (fraction, neighbour_fraction(sizing), unaligned_fraction(sizing))
+                    (
+                        fraction,
+                        neighbour_fraction(sizing),
+                        unaligned_fraction(sizing, domain_nodes=domain_nodes),
+                    )
                     if oversubscription > 1
                     else None
                 ),

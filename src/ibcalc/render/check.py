@@ -27,6 +27,7 @@ from ibcalc.design.check import (
     ResolvedDesign,
     SwitchesBasis,
     cross_leaf_derivation,
+    domain_nodes_of,
 )
 from ibcalc.engine.types import DType
 from ibcalc.errors import ValidationProblem, fill_fields
@@ -691,7 +692,9 @@ def design_notes(resolved: ResolvedDesign) -> list[str]:
     if resolved.fabric is not None and resolved.oversubscription > 1:
         # the cluster's own note says what the fraction does (max(1, k x f)); this says
         # where it came from
-        notes.append(cross_leaf_derivation(resolved.fabric))
+        notes.append(
+            cross_leaf_derivation(resolved.fabric, domain_nodes=domain_nodes_of(resolved.cluster))
+        )
     return [fill_fields(n, resolved.keys) for n in notes]
 
 
