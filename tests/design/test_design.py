@@ -506,6 +506,12 @@ def test_design_show_is_laid_out_for_the_page(
     assert all(len(line) <= 80 or len(line.split()) == 1 for line in lines)
     # 16 leaves x 32 uplinks over 4 spines: 8 links per leaf-spine pair
     assert "8 links per leaf-spine pair" in " ".join(out.split())
+    # the bisection is the uplinks' 512 / 2 x 50 GB/s, for any traffic: rail-aligned traffic
+    # inside an SU never reaches them, and the line says so
+    assert (
+        "bisection: 12800 GB/s per direction (102.4 Tb/s; the narrowest tier boundary, for any "
+        "traffic; rail-aligned traffic inside an SU stays on its leaves)"
+    ) in " ".join(out.split())
     units = ("GB/s", "Gb/s", "Tb/s", "us", "ms")
     for line in lines:
         assert not line.strip().startswith(units), line  # a unit never starts a line
