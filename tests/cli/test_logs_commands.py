@@ -104,6 +104,23 @@ def test_a_header_ngpus_that_is_no_gpu_count_is_ignored_and_one_that_does_not_fi
     assert "--gpus-per-process" not in err
 
 
+def test_a_run_without_a_large_row_does_not_say_it_matches_the_model(tmp_path: Path) -> None:
+    """Sweep 20 (8 x H100 all-to-all) cut to its first row, 32 MiB: the verdict, set by rows
+    of 64 MiB or more, is unknown, and the report had then said 'no problem found: the run
+    matches the model'. It says there is no large row to judge the run by."""
+    lines = (SWEEPS / "20_alltoall_1node_8xH100_intranode.txt").read_text().splitlines()
+    kept = [line for line in lines if not line.strip().split(" ")[0].isdigit()]
+    first = next(line for line in lines if line.strip().startswith("33554432 "))
+    at = next(i for i, line in enumerate(kept) if line.startswith("#        (B)"))
+    path = tmp_path / "one.txt"
+    path.write_text("\n".join([*kept[: at + 1], first, *kept[at + 1 :]]) + "\n", encoding="utf-8")
+    code, out, err = run("nccl-check", str(path))
+    assert code == 0, err
+    assert "verdict: unknown" in out
+    assert "no problem found" not in out
+    assert "no row of 64 MiB or more to judge the run by" in " ".join(out.split())
+
+
 def test_without_a_gate_a_bad_run_exits_0() -> None:
     code, out, _ = run("nccl-check", str(DEGRADED))
     assert code == 0
