@@ -30,11 +30,12 @@ __all__ = [
 MAX_ECHO = 200
 
 # C0 and C1 controls, DEL, and the format controls that reorder or hide text (bidi embeddings,
-# overrides and isolates, zero-width joiners are left alone: they do not move other text), and
-# lone UTF-16 surrogates (a file name's undecodable bytes, a "\ud800" escape), which no stream
-# can encode
+# overrides and isolates; the zero-width space and word joiner, which join nothing and hide in
+# a name: "unknown link 'ndr'" had echoed 'ndr' + U+200B; zero-width joiners and non-joiners
+# are left alone: emoji and scripts need them, and they do not move other text), and lone UTF-16
+# surrogates (a file name's undecodable bytes, a "\ud800" escape), which no stream can encode
 _UNSAFE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ufeff\ud800-\udfff]"
+    "[\x00-\x1f\x7f-\x9f\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff\ud800-\udfff]"
 )
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 

@@ -671,6 +671,12 @@ _FP64_H100 = ["allreduce", "-s", "1GB", "--system", "dgx-h100", "-d", "fp64"]
 # (id, argv, substrings the one-line message must contain)
 ERRORS: list[tuple[str, list[str], list[str]]] = [
     ("unknown-fabric", ["allreduce", "--size", "1GB", "--fabric", "ndrr"], ["'ndrr'", "ndr"]),
+    # an invisible zero-width space in the name is shown escaped ('ndr' had looked like ndr)
+    (
+        "unknown-fabric-invisible",
+        ["allreduce", "--size", "1GB", "--fabric", "ndr\u200b"],
+        ["unknown link 'ndr\\u200b' (did you mean ndr"],
+    ),
     # nothing close: the message says where the names are listed (it had said only "unknown")
     (
         "unknown-fabric-far",
