@@ -267,18 +267,10 @@ def _why_failed(row: RowCheck) -> str:
 
 def _gate(checks: list[RunCheck], min_efficiency: float) -> bool:
     """Say each run that fails ``--min-efficiency`` on stderr; True when one does."""
-    from ibcalc.logs.results import fmt_size, gate_failures, gate_spared
+    from ibcalc.logs.results import fmt_size, gate_failures
 
     failed = False
     for check in checks:
-        spared = gate_spared(check, min_efficiency)
-        if spared:
-            listed = ", ".join(f"{fmt_size(r.size_bytes)} ({_why_failed(r)})" for r in spared)
-            say(
-                f"note: {printable(check.source, None)} run {check.run_index + 1}: "
-                f"--min-efficiency {min_efficiency:g} spares {listed}: the smallest large sizes "
-                "of a late ramp, not a fault (the run's notes)"
-            )
         rows = gate_failures(check, min_efficiency)
         # a run nccl-tests itself found wrong (its trailer's out-of-bounds count) passes no gate
         corrupt = check.verdict == "corrupt" and not rows and not check.unmeasured

@@ -30,7 +30,6 @@ from ibcalc.logs.results import (
     BANDS,
     BANDWIDTH_TOLERANCE,
     FASTER_WARN,
-    LATE_RAMP,
     PUBLISHED_SPEEDUP,
     Band,
     Confidence,
@@ -44,12 +43,18 @@ from ibcalc.logs.results import (
 )
 from ibcalc.units import GB, plural
 
-__all__ = ["bandwidth_findings"]
+__all__ = [
+    "LATE_RAMP",
+    "bandwidth_findings",
+]
 
 #: Share of the bandwidth rows a hypothesis must explain.
 _EXPLAIN_SHARE = 0.7
 _FIT_FLOOR = 2e-3  # a fitted efficiency this low sits on the search bound: not a fit
 _MODEST = 0.6  # a fitted rate at least this fraction of the catalogue's is "below", not "broken"
+#: What the finding of a late ramp says (only the smallest large sizes low): not a fault, so its
+#: rows count as ``low`` at worst in the run's verdict (``check_run``)
+LATE_RAMP = "busbw ramps up later than the model expects"
 #: Least median efficiency a missing network port is named as the cause of: the channels of its
 #: GPUs share another NIC at half its rate, and every channel carries the same bytes, so one
 #: port down leaves the collective at about half speed; further below, something else is wrong

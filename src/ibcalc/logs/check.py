@@ -23,6 +23,7 @@ from ibcalc.cluster.resolve import CATALOGUE_OVERRIDES_NOTE, ClusterSpec, Resolv
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, busbw_factor
 from ibcalc.facade import parse_dtype
+from ibcalc.logs.bandwidth import LATE_RAMP
 from ibcalc.logs.cluster import (
     check_rank_count,
     infer_cluster,
@@ -49,7 +50,6 @@ from ibcalc.logs.results import (
     Verdict,
     fmt_size,
     implausibly_fast,
-    late_ramp_lines,
     regime,
 )
 from ibcalc.units import GB, plural
@@ -230,7 +230,12 @@ def check_run(
             for r in checked
         ]
         bandwidth = [r for r in checked if r.regime == "bandwidth"]
-    ramp = late_ramp_lines(findings)
+    ramp = {
+        line
+        for f in findings
+        if f.kind == "low_bandwidth" and f.severity == "info" and LATE_RAMP in f.cause
+        for line in f.lines
+    }
     if any(r.line in ramp and r.verdict == "bad" for r in bandwidth):
         # the finding calls them a late ramp, not a fault: they count as low at worst (the
         # published 8 x H100 send/recv, 64 MiB at 26 % of the model, had read 'bad')

@@ -37,7 +37,6 @@ __all__ = [
     "GIVEN",
     "IMPLAUSIBLE_SPEEDUP",
     "LATENCY_MAX_BYTES",
-    "LATE_RAMP",
     "PUBLISHED_SPEEDUP",
     "Assumption",
     "Band",
@@ -51,18 +50,12 @@ __all__ = [
     "Verdict",
     "fmt_size",
     "gate_failures",
-    "gate_spared",
     "implausibly_fast",
-    "late_ramp_lines",
     "pct",
     "regime",
     "size_span",
 ]
 
-#: What the finding of a late ramp says (only the smallest large sizes low): not a fault, so its
-#: rows count as ``low`` at worst in the run's verdict (``check_run``) and pass a CI gate
-#: (:func:`gate_spared`)
-LATE_RAMP = "busbw ramps up later than the model expects"
 #: Largest size of the latency regime, and smallest of the bandwidth regime (the sweeps manifest).
 LATENCY_MAX_BYTES = 64 * KiB
 BANDWIDTH_MIN_BYTES = 64 * MiB
@@ -282,44 +275,14 @@ def implausibly_fast(expected_s: float, row: Row) -> bool:
     )
 
 
-def late_ramp_lines(findings: Sequence[Finding]) -> set[int]:
-    """Log lines of the rows a finding calls a late ramp (:data:`LATE_RAMP`): not a fault."""
-    return {
-        line
-        for f in findings
-        if f.kind == "low_bandwidth" and f.severity == "info" and LATE_RAMP in f.cause
-        for line in f.lines
-    }
-
-
 def gate_failures(check: RunCheck, min_efficiency: float) -> list[RowCheck]:
-    """Bandwidth-regime rows below ``min_efficiency``, but for those the run's own finding
-    calls a late ramp (:func:`gate_spared`), and every invalid row (``#wrong`` non-zero, or
-    implausibly fast: a run whose results are not measurements does not pass a gate, however
-    fast)."""
-    spared = {r.line for r in gate_spared(check, min_efficiency)}
+    """Bandwidth-regime rows below ``min_efficiency``, and every invalid row (``#wrong``
+    non-zero, or implausibly fast: a run whose results are not measurements does not pass a
+    gate, however fast)."""
     return [
         r
         for r in check.rows
-        if (r.regime == "bandwidth" and r.efficiency < min_efficiency and r.line not in spared)
-        or r.invalid
-    ]
-
-
-def gate_spared(check: RunCheck, min_efficiency: float) -> list[RowCheck]:
-    """Valid bandwidth-regime rows below ``min_efficiency`` that the gate does not fail: the
-    smallest large sizes of a run whose larger ones reach the expected busbw, which its finding
-    calls a late ramp, not a fault (the published healthy 8 x H100 send/recv, 64 and 128 MiB
-    at 26 % and 51 % in its flat first rows, failed a gate of 0.8 its 256 MiB-16 GiB rows pass
-    at 92-111 %)."""
-    ramp = late_ramp_lines(check.findings)
-    return [
-        r
-        for r in check.rows
-        if r.regime == "bandwidth"
-        and r.efficiency < min_efficiency
-        and r.line in ramp
-        and not r.invalid
+        if (r.regime == "bandwidth" and r.efficiency < min_efficiency) or r.invalid
     ]
 
 
