@@ -434,8 +434,8 @@ def test_options_a_design_states_are_refused_and_the_others_laid_over() -> None:
         "change the file or drop the options\n"
     )
     # equal values are accepted: a link by any of its names, a fraction at printed precision
-    roce = design.parent / "roce-400g-2to1.yaml"  # derives f = 64/127 = 0.5039
-    assert _json("train", "--params", "70B", "--design", str(roce), "--cross-leaf", "0.504")
+    roce = design.parent / "roce-400g-2to1.yaml"  # derives f = 48/127 = 0.3780
+    assert _json("train", "--params", "70B", "--design", str(roce), "--cross-leaf", "0.378")
     assert "--cross-leaf" in _error(
         "train", "--params", "70B", "--design", str(roce), "--cross-leaf", "0.35"
     )
@@ -591,7 +591,7 @@ def test_the_cross_leaf_fraction_is_said_to_come_from_where_it_came_from() -> No
     roce = Path(__file__).parents[2] / "examples" / "roce-400g-2to1.yaml"
     notes = " ".join(_json("train", "--params", "70B", "--design", str(roce))["assumptions"])
     assert (
-        "50% of each node's network traffic assumed to cross the tapered uplinks (from the "
+        "38% of each node's network traffic assumed to cross the tapered uplinks (from the "
         in notes
     )
     assert "design's fabric layout)" in notes

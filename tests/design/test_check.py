@@ -241,19 +241,19 @@ EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 @pytest.mark.parametrize(
     ("rail_optimized", "behind", "how", "effect"),
     [
-        # SN5600 run as 128 x 400 GbE at 2:1, 64 down ports (84 / 42 would take 22 switches,
-        # 64 / 32 takes 20); rail-optimized, one SU of 64 nodes shares each rail's leaf:
-        # f = (128 - 64) / 127 = 50 %, k x f = 1.008 (to every peer); ring, tree and SHARP
-        # traffic leaves the SU over one edge per channel: f = 1/64, k x f = 0.0312; off its
-        # rail 1 - (1 - 64/127)/8 = 0.938, k x f = 1.88
+        # SN5600 run as 128 x 400 GbE at 2:1, 80 down ports (84 / 42 would take 22 switches,
+        # 80 / 40 takes 21, both unslowed); rail-optimized, one SU of 80 nodes shares each
+        # rail's leaf: f = (128 - 80) / 127 = 38 %, k x f = 0.756 (to every peer); ring, tree
+        # and SHARP traffic leaves the SU over one edge per channel: f = 1/80, k x f = 0.025;
+        # off its rail 1 - (1 - 48/127)/8 = 0.922, k x f = 1.84
         (
             True,
-            64,
-            "a rail-optimized leaf serves one rail of an SU of 64 nodes",
-            "traffic to every peer (all-to-all with PXN, recursive halving-doubling, PAT) runs "
-            "x1.01 slower; neighbour traffic (ring, tree, SHARP, send/recv; 2% of it crosses) is "
-            "not slowed (k x f = 0.0312 <= 1); traffic off its rail (all-to-all without PXN; 94% "
-            "of it crosses) runs x1.88 slower",
+            48,
+            "a rail-optimized leaf serves one rail of an SU of 80 nodes",
+            "traffic to every peer (all-to-all with PXN, recursive halving-doubling, PAT) is not "
+            "slowed (k x f = 0.756 <= 1); neighbour traffic (ring, tree, SHARP, send/recv; 1% of "
+            "it crosses) is not slowed (k x f = 0.025 <= 1); traffic off its rail (all-to-all "
+            "without PXN; 92% of it crosses) runs x1.84 slower",
         ),
         # otherwise 80 down / 40 up (18 switches, 84 / 42 takes 19): a leaf serves 80 // 8 = 10
         # whole nodes: f = 118 / 127, k x f = 1.86 for all-to-all; a ring leaves each 10-node
@@ -1045,25 +1045,25 @@ def test_targets_below_a_microsecond_or_a_megabyte_per_second_print(
 def test_a_sized_fabric_says_what_it_feeds_the_engine_as_flags(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """examples/roce-400g-2to1.yaml (128 MI300X nodes, rail-optimized SUs of 64, 2:1) prices
+    """examples/roce-400g-2to1.yaml (128 MI300X nodes, rail-optimized SUs of 80, 2:1) prices
     its all-reduce of 4 GB at 29.6 ms, where --oversubscription 2:1 on the command line gave 48.0
     ms: the sized layout also feeds the engine its cross-leaf fractions, which only `design
-    show` named. The report says them as flags: 64/127 = 0.504 of the traffic to every peer,
-    1/64 = 0.0156 of neighbour traffic and 1 - (1 - 64/127)/8 = 0.938 of traffic off its rail
+    show` named. The report says them as flags: 48/127 = 0.378 of the traffic to every peer,
+    1/80 = 0.0125 of neighbour traffic and 1 - (1 - 48/127)/8 = 0.922 of traffic off its rail
     crosses; with those flags the command line agrees. A design asking 3:1 of a fabric that
     needs no tapered tier says the 3:1 does not apply."""
     roce = Path(__file__).resolve().parents[2] / "examples" / "roce-400g-2to1.yaml"
     code, out, _ = run(["check", str(roce)], capsys)
     assert code == 0
     assert out.splitlines()[1] == (
-        "  the sized fabric as priced: oversubscription 2:1, cross-leaf 0.504 (traffic to every "
-        "peer), 0.0156 (neighbour), 0.938 (off its rail: all-to-all without PXN); as flags: "
-        "--oversubscription 2:1 --cross-leaf 0.504 --cross-leaf-neighbour 0.0156 "
-        "--cross-leaf-unaligned 0.938"
+        "  the sized fabric as priced: oversubscription 2:1, cross-leaf 0.378 (traffic to every "
+        "peer), 0.0125 (neighbour), 0.922 (off its rail: all-to-all without PXN); as flags: "
+        "--oversubscription 2:1 --cross-leaf 0.378 --cross-leaf-neighbour 0.0125 "
+        "--cross-leaf-unaligned 0.922"
     )
-    assert f"{64 / 127:.3g}" == "0.504"
-    assert f"{1 / 64:.3g}" == "0.0156"
-    assert f"{1 - (1 - 64 / 127) / 8:.3g}" == "0.938"
+    assert f"{48 / 127:.3g}" == "0.378"
+    assert f"{1 / 80:.3g}" == "0.0125"
+    assert f"{1 - (1 - 48 / 127) / 8:.3g}" == "0.922"
     code, out, _ = run(["check", str(roce), "--format", "json"], capsys)
     predicted = json.loads(out)["files"][0]["findings"][0]["predicted"]
     flags = ["--system", "mi300x-8", "-N", "128", "--fabric", "roce-400g"]
@@ -1071,9 +1071,9 @@ def test_a_sized_fabric_says_what_it_feeds_the_engine_as_flags(
         "--oversubscription",
         "2:1",
         "--cross-leaf",
-        "0.504",
+        "0.378",
         "--cross-leaf-neighbour",
-        "0.0156",
+        "0.0125",
     ]
     code, out, _ = run(["allreduce", "--size", "4GB", *flags, *taper, "--format", "json"], capsys)
     assert json.loads(out)["time_s"] == pytest.approx(predicted, rel=1e-3)

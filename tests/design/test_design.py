@@ -504,18 +504,18 @@ def test_design_show_is_laid_out_for_the_page(
     lines = out.splitlines()
     # a single word longer than the page (the file's path, from a deep checkout) stays whole
     assert all(len(line) <= 80 or len(line.split()) == 1 for line in lines)
-    # 16 leaves x 32 uplinks over 4 spines: 8 links per leaf-spine pair
+    # 16 leaves x 40 uplinks over 5 spines: 8 links per leaf-spine pair
     assert "8 links per leaf-spine pair" in " ".join(out.split())
-    # the bisection is the uplinks' 512 / 2 x 50 GB/s, for any traffic: rail-aligned traffic
+    # the bisection is the uplinks' 640 / 2 x 50 GB/s, for any traffic: rail-aligned traffic
     # inside an SU never reaches them, and the line says so
     assert (
-        "bisection: 12800 GB/s per direction (102.4 Tb/s; the narrowest tier boundary, for any "
+        "bisection: 16000 GB/s per direction (128 Tb/s; the narrowest tier boundary, for any "
         "traffic; rail-aligned traffic inside an SU stays on its leaves)"
     ) in " ".join(out.split())
     units = ("GB/s", "Gb/s", "Tb/s", "us", "ms")
     for line in lines:
         assert not line.strip().startswith(units), line  # a unit never starts a line
     # "  - leaf uses ..." continues on the next line, under the bullet's text
-    (i,) = [i for i, line in enumerate(lines) if line.startswith("  - leaf uses 64 down")]
+    (i,) = [i for i, line in enumerate(lines) if line.startswith("  - leaf uses 80 down")]
     assert lines[i + 1].startswith("    ")
     assert not lines[i + 1].startswith("     ")

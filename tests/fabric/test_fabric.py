@@ -325,35 +325,44 @@ def test_an_even_spine_count_that_costs_spines_says_what_uneven_links_would_need
 def test_oversubscribed_two_tier() -> None:
     """2:1 on 128 x 400G (SN5600). The widest split, 84 down / 42 up, holds SUs of 84 nodes:
     128 nodes -> 2 SU x 8 rails = 16 leaves x 42 uplinks = 672; spines = smallest divisor of 42
-    >= 16 x 42 / 128 = 5.25 -> 6: 22 switches. 64 down / 32 up (32 ports unused) holds SUs of
-    64: 2 SU, 16 leaves x 32 = 512 uplinks, spines = smallest divisor of 32 >= 16 x 32 / 128 =
-    4 -> 4: 20 switches, the fewest of any 2:1 split, so it is the one built; bisection is set
-    by the uplinks: 512 / 2 links."""
+    >= 16 x 42 / 128 = 5.25 -> 6: 22 switches, traffic to every peer at 2 x 44/127 = 0.69, not
+    slowed. 80 down / 40 up (8 ports unused) holds SUs of 80: 2 SU, 16 leaves x 40 = 640
+    uplinks, spines = smallest divisor of 40 >= 16 x 40 / 128 = 5 -> 5: 21 switches, at
+    2 x 48/127 = 0.76, still not slowed, so it is the one built (64 / 32 would take 20 but
+    slow it: 2 x 64/127 = 1.01); bisection is set by the uplinks: 640 / 2 links."""
     sizing = size_fat_tree(128, 8, 128, oversubscription=2, port_Bps=NDR_Bps)
-    assert (sizing.leaf_down, sizing.leaf_up) == (64, 32)
-    assert (sizing.scalable_units, sizing.leaf_switches, sizing.spine_switches) == (2, 16, 4)
-    assert sizing.leaf_spine_cables == 512
+    assert (sizing.leaf_down, sizing.leaf_up) == (80, 40)
+    assert (sizing.scalable_units, sizing.leaf_switches, sizing.spine_switches) == (2, 16, 5)
+    assert sizing.leaf_spine_cables == 640
     assert sizing.oversubscription == (2.0,)
-    assert sizing.bisection_Bps == pytest.approx(512 / 2 * NDR_Bps)
+    assert sizing.bisection_Bps == pytest.approx(640 / 2 * NDR_Bps)
     assert (
-        "leaf uses 64 down / 32 up ports; 32 left unused: the 2:1 on fewer ports needs fewer "
-        "switches (84 down / 42 up, the most the ratio allows, takes 22; this 20)"
+        "leaf uses 80 down / 40 up ports; 8 left unused: the 2:1 on fewer ports takes fewer "
+        "switches without slowing traffic to every peer more (84 down / 42 up, the most the "
+        "ratio allows, takes 22; this 21)"
     ) in sizing.notes
 
 
 def test_a_taper_never_takes_more_switches_than_the_same_fabric_without_it() -> None:
     """A fabric architect's review: 128 DGX H100 rail-optimized on QM9700 at 2:1 took 32 leaves
     + 21 spines = 53 switches with 42 down / 21 up (21 has no divisor between 10.5 and 21),
-    more than the 48 of 1:1; 512 nodes took 307 against 320. Keeping the 32-node SU with 16
-    uplinks builds 2:1 with 32 + 8 = 40. Over node counts from 8 to 512 and ratios 2:1, 3:1 and
-    4:1, no taper takes more switches than the same nodes at 1:1."""
+    more than the 48 of 1:1. The widest split within 48 is built: 40 down / 20 up, SUs of 40,
+    32 leaves + 10 spines = 42 (32 / 16 would take 40, but a narrower SU sends more traffic
+    across the uplinks: a second review found a split chosen for its switches alone slowing a
+    4:1 all-to-all 2x). Over node counts from 8 to 512 and ratios 2:1, 3:1 and 4:1, no taper
+    takes more switches than the same nodes at 1:1."""
     for nodes in (8, 16, 31, 32, 33, 64, 96, 127, 128, 129, 200, 256, 384, 512):
         flat = size_fat_tree(nodes, 8, 64).total_switches
         for ratio in (2, 3, 4):
             tapered = size_fat_tree(nodes, 8, 64, oversubscription=ratio).total_switches
             assert tapered <= flat, (nodes, ratio, tapered, flat)
     two = size_fat_tree(128, 8, 64, oversubscription=2)
-    assert (two.leaf_down, two.leaf_up, two.leaf_switches, two.spine_switches) == (32, 16, 32, 8)
+    assert (two.leaf_down, two.leaf_up, two.leaf_switches, two.spine_switches) == (40, 20, 32, 10)
+    # where the widest split is within the 1:1 count and no narrower one keeps the slowdown,
+    # the widest stays: 128 DGX H100 at 4:1 on 128-port leaves, 100 / 25, SUs of 100 (k f =
+    # 4 x 28/127 = 0.88, not slowed; 64 / 16 would save 3 switches at 4 x 64/127 = 2.02)
+    four = size_fat_tree(128, 8, 128, oversubscription=4)
+    assert (four.leaf_down, four.leaf_up, four.total_switches) == (100, 25, 21)
 
 
 def test_per_tier_oversubscription_in_three_tiers() -> None:

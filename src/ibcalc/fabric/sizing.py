@@ -9,8 +9,10 @@ sizing applies them:
   rate and oversubscription ``o = p/q`` (down:up, in lowest terms) uses ``d = p*j`` down and
   ``u = q*j`` up ports with ``j = k // (p + q)``, so the ratio is exactly ``o`` and leftover ports
   stay unused (1:1 gives ``k/2`` and ``k/2``). If ``p + q > k``, ``d = floor(k*o/(1+o))`` and
-  ``u = ceil(d/o)``. A tapered leaf also tries every smaller whole multiple of ``p:q`` and keeps
-  the one that needs the fewest switches (ties keep the wider).
+  ``u = ceil(d/o)``. A tapered leaf also sizes every smaller whole multiple of ``p:q``: the
+  widest is kept unless a narrower one needs fewer switches without slowing traffic to every
+  peer more, or the widest needs more switches than the same nodes at 1:1 (then the widest
+  split within that count).
 * **Whole scalable units** (docs/design-files.md#scalable-units-and-rails): rail-optimized, an SU
   holds ``d`` nodes (the leaf's down-port count) and one leaf per rail; the node count is rounded
   up to whole SUs, as NVIDIA does ("the fabric should be designed to support the full SU"). Extra
@@ -287,28 +289,65 @@ def size_fat_tree(
     best = _smallest(args, args_out, tiers)
     if best is None:
         raise FabricError(_refusal(args, endpoints, MAX_TIERS if tiers is None else tiers))
-    # a tapered leaf may leave ports unused: the same ratio on fewer ports can need fewer
-    # switches (128 rail-optimized nodes at 2:1 on 64 ports: 42 down / 21 up took 32 leaves +
-    # 21 spines, more than the 48 of 1:1; 32 down / 16 up takes 32 + 8), so each whole
-    # multiple of the ratio is tried and the fewest switches kept (docs/design-files.md)
     o = _ratio(leaf_o)
+    if o <= 1 or d % o.numerator:
+        return best
+    # a tapered leaf may keep its ratio on fewer ports (some left unused), which changes the SU
+    # and so the switch count and the traffic crossing the uplinks. NVIDIA's widest split is
+    # kept unless a narrower one needs fewer switches without slowing traffic to every peer
+    # more (max(1, k f)); and a taper never costs more switches than the same fabric at 1:1
+    # (128 rail-optimized nodes at 2:1 on 64 ports: 42 down / 21 up took 32 leaves + 21 spines,
+    # more than the 48 of 1:1, where 40 / 20 takes 32 + 10; a narrower split that only saved
+    # switches had slowed a 4:1 all-to-all 2x on 128-port leaves: docs/design-files.md)
     widest = best
-    for j in range(d // o.numerator - 1, 0, -1) if o > 1 and d % o.numerator == 0 else ():
-        other = _smallest(
-            dataclasses.replace(args, d=o.numerator * j, u=o.denominator * j), args_out, tiers
+    narrower = [
+        built
+        for j in range(d // o.numerator - 1, 0, -1)
+        if (
+            built := _smallest(
+                dataclasses.replace(args, d=o.numerator * j, u=o.denominator * j), args_out, tiers
+            )
         )
-        if other is not None and other.total_switches < best.total_switches:
+        is not None
+    ]
+    slowdown = _uniform_slowdown(widest, float(o))
+    for other in narrower:
+        if (
+            other.total_switches < best.total_switches
+            and _uniform_slowdown(other, float(o)) <= slowdown
+        ):
             best = other
+    flat_d, flat_u = leaf_split(radix, 1.0)
+    flat = _smallest(dataclasses.replace(args, d=flat_d, u=flat_u), args_out, tiers)
+    if flat is not None and best.total_switches > flat.total_switches:
+        # the widest narrower split within the untapered fabric's switch count
+        best = next((x for x in narrower if x.total_switches <= flat.total_switches), best)
+        why = f"no more switches than the same nodes at 1:1 ({flat.total_switches})"
+    else:
+        why = "fewer switches without slowing traffic to every peer more"
     if best is widest:
         return best
     unused = radix - best.leaf_down - best.leaf_up
     chosen = (
         f"leaf uses {best.leaf_down} down / {best.leaf_up} up ports; {unused} left unused: the "
-        f"{_ratio_text(o)} on fewer ports needs fewer switches ({d} down / {u} up, the most the "
-        f"ratio allows, takes {widest.total_switches}; this {best.total_switches})"
+        f"{_ratio_text(o)} on fewer ports takes {why} ({d} down / {u} up, the most the ratio "
+        f"allows, takes {widest.total_switches}; this {best.total_switches})"
     )
     notes = tuple(chosen if n.startswith("leaf uses ") else n for n in best.notes)
     return dataclasses.replace(best, notes=notes)
+
+
+def _uniform_slowdown(sizing: FabricSizing, ratio: float) -> float:
+    """``max(1, k f)`` at the leaves for traffic to every peer, with ``f`` the share of a node's
+    rail-aligned peers behind another leaf (design.check.cross_leaf_fraction's rule: an SU's
+    nodes share a leaf when rail-optimized, else ``leaf_down // rails`` whole nodes)."""
+    if sizing.tiers < 2 or sizing.nodes < 2:
+        return 1.0
+    if sizing.rail_optimized and sizing.su_nodes:
+        group = sizing.su_nodes
+    else:
+        group = max(1, sizing.leaf_down // max(1, sizing.rails))
+    return max(1.0, ratio * max(0.0, (sizing.nodes - group) / (sizing.nodes - 1)))
 
 
 def _ratio_text(o: Fraction) -> str:
