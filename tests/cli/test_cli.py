@@ -677,6 +677,15 @@ ERRORS: list[tuple[str, list[str], list[str]]] = [
         ["allreduce", "--size", "1GB", "--fabric", "ndr\u200b"],
         ["unknown link 'ndr\\u200b' (did you mean ndr"],
     ),
+    # traffic off its rail crosses at least as often as rail-aligned traffic
+    (
+        "unaligned-below-aligned",
+        [
+            *("alltoall", "--size", "1GB", "-N", "32", "--oversubscription", "2"),
+            *("--cross-leaf", "0.5", "--cross-leaf-unaligned", "0.1"),
+        ],
+        ["--cross-leaf-unaligned 0.1 is below --cross-leaf 0.5"],
+    ),
     # nothing close: the message says where the names are listed (it had said only "unknown")
     (
         "unknown-fabric-far",

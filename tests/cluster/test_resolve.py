@@ -212,6 +212,10 @@ def test_an_all_to_all_on_a_torus_is_bound_by_its_bisection() -> None:
     assert est.best.bottleneck == "scale-up: the tpu-v6e-ici torus's bisection (32 links)"
     ring = estimate_on(cluster, Collective.ALL_REDUCE, 2**30, algorithm="ring", protocol="Simple")
     assert ring.best.bottleneck == "scale-up: tpu-v6e-ici (360 GB/s achievable per GPU)"
+    # two such slices: no PXN (NCCL's, over NVLink), which had been picked on ICI
+    two = resolve_cluster(CAT, spec.replace(nodes=2, inter="ndr"))
+    picked = estimate_on(two, Collective.ALL_TO_ALL, 2**30)
+    assert {c.algorithm for c in [picked.best, *picked.alternatives]} == {"pairwise"}
 
 
 def test_an_all_to_all_over_pcie_gpus_with_one_nic_is_bound_by_the_nic() -> None:

@@ -1150,6 +1150,47 @@ def test_an_alltoall_without_pxn_crosses_a_rail_optimized_taper_inside_one_su(
     assert json.loads(out)["unaligned_cross_leaf_fraction"] == 0.875
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # 512 DGX H100, 3 tiers at [1, 2]: SUs of 32, one pod per rail holding all 512 nodes
+        # (f2 = 0), f1 = (512 - 32)/511. Off its rail the bytes leave the rail's pod too (pods
+        # are per rail): f2u = 1 - (1 - 0)/8 = 0.875 at the 2:1 core, so the engine's share is
+        # max(1 x f1u, 2 x 0.875) / 2 = 0.875 (it had taken the aligned f2, 0.496, and passed a
+        # pairwise all-to-all of 51.2 ms under 50 ms: a review's finding)
+        (
+            "nodes: 512\nsystem: dgx-h100\nfabric: {link: ndr, switch: qm9700, "
+            "rail_optimized: true, oversubscription: [1, 2]}\n",
+            max(1 - (1 - 480 / 511) / 8, 2 * (1 - 1 / 8)) / 2,
+        ),
+        # one GPU with 2 NICs: NCCL's channels pick among the GPU's NICs alike at both ends, so
+        # its bytes stay on their rail: the share is the aligned one, (96 - 48)/95 at 4:1 on
+        # leaves of 48 down (it had divided by the 2 NICs, 0.753)
+        (
+            "nodes: 96\ngpus_per_node: 1\nintra: nvlink4\nnics_per_node: 2\ninter: ndr\n"
+            "fabric: {switch: qm9700, rail_optimized: true, oversubscription: '4:1'}\n",
+            (96 - 48) / 95,
+        ),
+        # 16 NICs for 8 GPUs (OCI): a GPU's rails are its 2 NICs' pair, one of 8 pairs, so
+        # 1/8 of a peer node's GPUs share them: 1 - (1 - 0)/8 (it had divided by 16, 0.938)
+        (
+            "nodes: 32\nsystem: oci-bm-gpu-h100\n"
+            "fabric: {radix: 64, rail_optimized: true, oversubscription: '2:1'}\n",
+            1 - 1 / 8,
+        ),
+    ],
+    ids=["three-tiers", "one-gpu-two-nics", "two-nics-a-gpu"],
+)
+def test_the_off_rail_share_counts_rails_a_gpu_uses_and_pods_per_rail(
+    tmp_path: Path, builtin_catalogue: Catalogue, text: str, expected: float
+) -> None:
+    path = write(tmp_path, "d.yaml", "name: d\n" + text + "requirements: []\n")
+    design, doc = load_design(path, catalogue=builtin_catalogue)
+    resolved = resolve_design(design, doc, builtin_catalogue)
+    spec = resolved.cluster.spec
+    assert spec.unaligned_cross_leaf_fraction == pytest.approx(expected)
+
+
 def test_trays_of_one_nvlink_rack_are_no_network_peers_in_the_cross_leaf_share(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], builtin_catalogue: Catalogue
 ) -> None:

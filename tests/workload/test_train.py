@@ -1159,7 +1159,7 @@ def test_a_job_that_fits_in_one_rack_is_placed_whatever_its_groups_shape(
     two = _run(builtin_catalogue, ClusterSpec(system="gb200-nvl72", nodes=36), tp=8, pp=9, dp=2)
     assert two.assumptions[0].startswith(
         "ranks ordered tp-pp-dp, data parallelism outermost (Megatron-LM --use-tp-pp-dp-mapping):"
-        " in the default tp-dp-pp order dp groups of 2 ranks 8 apart span 16 ranks"
+        " in the default tp-cp-ep-dp-pp order dp groups of 2 ranks 8 apart span 16 ranks"
     )
     pp = _phase(two, "pp-sendrecv")
     assert pp.tier == "scale-up"

@@ -842,6 +842,16 @@ def _build_out(
     latency = inter.transport_latency_s
     if inter.kind is LinkKind.WAN and inter.latency_s is not None:
         latency += inter.latency_s
+    fu_given = spec.unaligned_cross_leaf_fraction
+    if fu_given is not None and fu_given < spec.cross_leaf_fraction:
+        # bytes off their rail cross at least where rail-aligned ones do: a smaller share had
+        # priced a pairwise all-to-all at half PXN's time (0.1 against 0.5)
+        raise ClusterError(
+            f"{{unaligned_cross_leaf_fraction}} {fu_given:g} is below {{cross_leaf_fraction}} "
+            f"{spec.cross_leaf_fraction:g}: traffic off its rail crosses the leaves at least as "
+            "often as rail-aligned traffic",
+            field="unaligned_cross_leaf_fraction",
+        )
     if spec.oversubscription > 1:
         k, f = spec.oversubscription, spec.cross_leaf_fraction
         effect = (

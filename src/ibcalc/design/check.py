@@ -416,31 +416,39 @@ def engine_fraction(sizing: FabricSizing, *, domain_nodes: int = 1) -> float:
     return _per_tier(sizing, cross_leaf_fraction(sizing, domain_nodes=domain_nodes))
 
 
-def unaligned_fraction(sizing: FabricSizing, *, domain_nodes: int = 1) -> float:
+def unaligned_fraction(
+    sizing: FabricSizing, *, domain_nodes: int = 1, gpus_per_node: int | None = None
+) -> float:
     """The crossing fraction of traffic off its rail (an all-to-all without PXN: each GPU's own
     NIC to the destination GPU's) the engine gets beside ``K``.
 
     Rail-optimized, a leaf serves one rail, so bytes to a peer GPU on another rail leave the
-    leaf even inside the SU; with ``r`` rails, ``1/r`` of a peer node's GPUs sit on the
-    sender's rail: ``f1 = 1 - (1 - f)/r`` (NVIDIA, 'Doubling all2all Performance with NCCL
-    2.12', 2022: without PXN such traffic crosses the spines). Otherwise a leaf holds every rail
-    of its nodes and it is :func:`cross_leaf_fraction`. The spines' share is the pod's, as in
-    :func:`engine_fraction` (a pod holds whole SUs, every rail).
+    leaf even inside the SU; with ``r`` rails a GPU uses (its node's NICs, at most one per GPU:
+    NCCL's channels pick among a GPU's nearest NICs alike at both ends, so a lone GPU's bytes
+    stay on their rail), ``1/r`` of a peer node's GPUs sit on the sender's rail:
+    ``f1 = 1 - (1 - f)/r`` (NVIDIA, 'Doubling all2all Performance with NCCL 2.12', 2022:
+    without PXN such traffic crosses the spines). With three tiers the pods are per rail too
+    (:mod:`ibcalc.fabric.sizing`), so the spines' share is ``1 - (1 - f2)/r``. Otherwise a leaf
+    (and a pod) holds every rail of its nodes and it is :func:`engine_fraction`.
     """
     f1 = cross_leaf_fraction(sizing, domain_nodes=domain_nodes)
+    f2 = pod_fraction(sizing)
     if sizing.rail_optimized and sizing.su_nodes and sizing.tiers >= 2 and sizing.nodes >= 2:
-        f1 = 1.0 - (1.0 - f1) / max(1, sizing.rails)
-    return _per_tier(sizing, f1)
+        r = max(1, min(sizing.rails, gpus_per_node or sizing.rails))
+        f1 = 1.0 - (1.0 - f1) / r
+        f2 = 1.0 - (1.0 - f2) / r if sizing.tiers >= 3 else f2
+    return _per_tier(sizing, f1, f2)
 
 
-def _per_tier(sizing: FabricSizing, f1: float) -> float:
-    """``max(k1 f1, k1 k2 f2) / K`` with ``f2`` the :func:`pod_fraction` (three tiers), else
-    ``f1``."""
+def _per_tier(sizing: FabricSizing, f1: float, f2: float | None = None) -> float:
+    """``max(k1 f1, k1 k2 f2) / K`` with ``f2`` the :func:`pod_fraction` unless given (three
+    tiers), else ``f1``."""
     ratios = sizing.oversubscription
     if sizing.tiers < 3 or len(ratios) < 2:
         return f1
     k1, k2 = ratios[0], ratios[1]
-    return max(k1 * f1, k1 * k2 * pod_fraction(sizing)) / (k1 * k2)
+    pod = pod_fraction(sizing) if f2 is None else f2
+    return max(k1 * f1, k1 * k2 * pod) / (k1 * k2)
 
 
 def neighbour_fraction(sizing: FabricSizing) -> float:
@@ -474,7 +482,9 @@ def _leaf_group(sizing: FabricSizing) -> int:
     return max(1, sizing.leaf_down // max(1, sizing.rails))
 
 
-def cross_leaf_derivation(sizing: FabricSizing, *, domain_nodes: int = 1) -> str:
+def cross_leaf_derivation(
+    sizing: FabricSizing, *, domain_nodes: int = 1, gpus_per_node: int | None = None
+) -> str:
     """How :func:`cross_leaf_fraction` was worked out, in words (for the design's notes)."""
     f = cross_leaf_fraction(sizing, domain_nodes=domain_nodes)
     if sizing.tiers < 2 or sizing.nodes < 2:
@@ -519,12 +529,14 @@ def cross_leaf_derivation(sizing: FabricSizing, *, domain_nodes: int = 1) -> str
             else "only to other groups, and there is one: none of it crosses"
         )
     )
-    if sizing.rail_optimized and sizing.su_nodes and sizing.nodes > 1:
-        r = max(1, sizing.rails)
+    r = max(1, min(sizing.rails, gpus_per_node or sizing.rails))
+    if sizing.rail_optimized and sizing.su_nodes and sizing.nodes > 1 and r > 1:
+        pods = " (and, with three tiers, its pod: pods are per rail)" if sizing.tiers >= 3 else ""
         text += (
             f"; traffic off its rail (an all-to-all without PXN, each GPU's NIC to the "
-            f"destination GPU's) leaves a rail's leaf for the {r - 1} of {r} peer GPUs on other "
-            f"rails even inside the SU: 1 - (1 - {f:.3g})/{r} = {1 - (1 - f) / r:.3g} of it crosses"
+            f"destination GPU's) leaves a rail's leaf{pods} for the {r - 1} of {r} peer GPUs on "
+            f"other rails even inside the SU: 1 - (1 - {f:.3g})/{r} = {1 - (1 - f) / r:.3g} of "
+            "it crosses"
         )
     ratios = sizing.oversubscription
     if sizing.tiers >= 3 and len(ratios) >= 2:
@@ -693,7 +705,11 @@ def _resolve(design: Design, doc: Document, catalogue: Catalogue) -> ResolvedDes
                     (
                         fraction,
                         neighbour_fraction(sizing),
-                        unaligned_fraction(sizing, domain_nodes=domain_nodes),
+                        unaligned_fraction(
+                            sizing,
+                            domain_nodes=domain_nodes,
+                            gpus_per_node=cluster.gpus_per_node,
+                        ),
                     )
                     if oversubscription > 1
                     else None

@@ -482,7 +482,7 @@ def _alltoall_kernel(
     if aggregated:
         if collective is not Collective.ALL_TO_ALL or m < 2 or topo.domains < 2:
             return None
-        if topo.up is not None and topo.up.path == "pci":
+        if topo.up is not None and (topo.up.path == "pci" or topo.up.torus_dims is not None):
             return None
         if protocol is Protocol.LL128:
             return None

@@ -693,7 +693,11 @@ def design_notes(resolved: ResolvedDesign) -> list[str]:
         # the cluster's own note says what the fraction does (max(1, k x f)); this says
         # where it came from
         notes.append(
-            cross_leaf_derivation(resolved.fabric, domain_nodes=domain_nodes_of(resolved.cluster))
+            cross_leaf_derivation(
+                resolved.fabric,
+                domain_nodes=domain_nodes_of(resolved.cluster),
+                gpus_per_node=resolved.cluster.gpus_per_node,
+            )
         )
     return [fill_fields(n, resolved.keys) for n in notes]
 

@@ -601,7 +601,7 @@ def _train_step(
     which Megatron-LM offers for that: tp 8 x pp 9 x dp 2 on two NVL72 racks had been refused
     ('dp groups of 2 ranks 8 apart span 16 ranks, which do not divide the 72-GPU scale-up
     domain') though each pipeline fills one rack. Only without expert, context or cross-site
-    parallelism, whose groups that order would break apart."""
+    parallelism (not tried with them)."""
     try:
         return _train_step_in(catalogue, cluster, spec, params=params, quick=quick, shared=shared)
     except WorkloadError as exc:
@@ -624,7 +624,7 @@ def _train_step(
         raise refused from None
     note = (
         f"ranks ordered {DP_LAST}, data parallelism outermost (Megatron-LM "
-        f"--use-tp-pp-dp-mapping): in the default tp-dp-pp order {refused.render(str)}"
+        f"--use-tp-pp-dp-mapping): in the default tp-cp-ep-dp-pp order {refused.render(str)}"
     )
     return result.model_copy(update={"assumptions": [note, *result.assumptions]})
 

@@ -351,7 +351,8 @@ def pxn_timing(
     """
     if collective is not Collective.ALL_TO_ALL or topo.m < 2 or topo.domains < 2:
         return None
-    if topo.up is not None and topo.up.path == "pci":
+    if topo.up is not None and (topo.up.path == "pci" or topo.up.torus_dims is not None):
+        # no NVLink between the GPUs (PCIe), or no NCCL (a TPU torus): no PXN
         return None
     if protocol is Protocol.LL128:
         return None
