@@ -1157,6 +1157,7 @@ def test_a_job_that_fits_in_one_rack_is_placed_whatever_its_groups_shape(
     # (--use-tp-pp-dp-mapping) each pipeline fills one rack, its 8 boundaries on NVLink, and
     # each dp pair {i, i + 72} spans the two racks: one GPU of each, over the network
     two = _run(builtin_catalogue, ClusterSpec(system="gb200-nvl72", nodes=36), tp=8, pp=9, dp=2)
+    assert (result.rank_order, two.rank_order) == ("tp-cp-ep-dp-pp", "tp-pp-dp")
     assert two.assumptions[0].startswith(
         "ranks ordered tp-pp-dp, data parallelism outermost (Megatron-LM --use-tp-pp-dp-mapping):"
         " in the default tp-cp-ep-dp-pp order dp groups of 2 ranks 8 apart span 16 ranks"

@@ -42,7 +42,7 @@ from ibcalc.workload.memory import (
     percent,
 )
 from ibcalc.workload.phases import Phase
-from ibcalc.workload.train import TrainResult
+from ibcalc.workload.train import DEFAULT_ORDER, TrainResult
 
 __all__ = [
     "checkpoint_dict",
@@ -133,6 +133,7 @@ def train_dict(result: TrainResult, names: Mapping[str, str] = _PLAIN) -> dict[s
         "micro_batch": spec.micro_batch,
         "microbatches": result.microbatches,
         "virtual_stages": spec.virtual_stages,
+        "rank_order": result.rank_order,
         "sequences_per_step": par.dp * spec.micro_batch * result.microbatches,
         "seq_len": result.seq_len,
         "phases": [phase_dict(p, names) for p in result.phases],
@@ -199,6 +200,7 @@ def compare_dict(
                 "step_s_range": r.totals.step_s_range,
                 "microbatches": r.microbatches,
                 "virtual_stages": r.spec.virtual_stages,
+                "rank_order": r.rank_order,
                 "bubble_fraction": r.totals.bubble_fraction,
                 "memory_per_gpu_bytes": r.memory.total_bytes,
                 "memory_fits": r.memory.fits,
@@ -541,7 +543,13 @@ def render_compare(
         dims = ("tp", "cp", "pp", "dp", "ep") if with_cp else ("tp", "pp", "dp", "ep")
         for name in ("#", *dims, "M", "exposed", "comm", "step", "mem GiB", "note"):
             table.add_column(name, justify="left" if name == "note" else "right")
-        notes = [[w.split(":")[0] for w in named_notes(r.warnings, names)] for r in results]
+        notes = [
+            [
+                *([f"ranks {r.rank_order}"] if r.rank_order != DEFAULT_ORDER else []),
+                *(w.split(":")[0] for w in named_notes(r.warnings, names)),
+            ]
+            for r in results
+        ]
         headers = ("#", *dims, "M", "exposed", "comm", "step", "mem GiB")
         cells = [
             (

@@ -68,6 +68,8 @@ from ibcalc.workload.phases import Phase, QuickCost, phase_fields, quick_cost
 from ibcalc.workload.placement import Placement, place_group, place_pipeline, single_domain
 
 __all__ = [
+    "DEFAULT_ORDER",
+    "DP_LAST",
     "Parallelism",
     "TrainResult",
     "TrainSpec",
@@ -192,6 +194,13 @@ class TrainResult(BaseModel):
     memory: TrainMemory
     warnings: list[str]
     assumptions: list[str]
+    #: How ranks are numbered: Megatron-LM's default, or with data parallelism outermost
+    #: (``--use-tp-pp-dp-mapping``) where the default's groups do not place
+    rank_order: str = "tp-cp-ep-dp-pp"  # DEFAULT_ORDER (defined below the model)
+
+
+#: Megatron-LM's default rank order (tensor parallel fastest).
+DEFAULT_ORDER = "tp-cp-ep-dp-pp"
 
 
 def _gpus_per_node(catalogue: Catalogue, spec: ClusterSpec) -> int:
@@ -626,7 +635,9 @@ def _train_step(
         f"ranks ordered {DP_LAST}, data parallelism outermost (Megatron-LM "
         f"--use-tp-pp-dp-mapping): in the default tp-cp-ep-dp-pp order {refused.render(str)}"
     )
-    return result.model_copy(update={"assumptions": [note, *result.assumptions]})
+    return result.model_copy(
+        update={"assumptions": [note, *result.assumptions], "rank_order": DP_LAST}
+    )
 
 
 def _train_step_in(
