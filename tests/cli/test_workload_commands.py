@@ -391,6 +391,12 @@ def test_checkpoint_names_ignored_cluster_options() -> None:
             "llama3-70b's --heads 64 does not divide into --kv-heads 3 groups",
         ),
         (
+            # a field the preset does not have is not called the preset's ('give its
+            # llama3-70b's --experts too' had read for a dense model)
+            ["train", "--model", "llama3-70b", "--top-k", "2", "--system", "dgx-h100"],
+            "error: --top-k is for a mixture-of-experts model: give its --experts too",
+        ),
+        (
             # the preset's 8 KV heads are the preset's, not a flag given ('--kv-heads 8 is more
             # than --heads 7' had named one nobody gave)
             ["train", "--model", "llama3-70b", "--heads", "7", "--system", "dgx-h100"],

@@ -690,7 +690,7 @@ def model_from(
         template = exc.template
         stated = {*given, *(("params",) if count is not None else ())}
         for name in exc.fields:
-            if name not in stated and name in data:
+            if name not in stated and data.get(name) is not None:
                 template = template.replace(f"{{{name}}}", f"{base.id}'s {{{name}}}", 1)
         if template == exc.template:
             raise
