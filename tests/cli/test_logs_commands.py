@@ -18,7 +18,8 @@ from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.cli import app
 from ibcalc.engine.types import Algorithm, Protocol
 from ibcalc.logs.calibrate import calibrate
-from ibcalc.logs.parse import parse_file
+from ibcalc.logs.cluster import gpus_per_process_words
+from ibcalc.logs.parse import parse_file, parse_log
 from ibcalc.logs.results import FASTER_WARN, PUBLISHED_SPEEDUP
 
 FIXTURES = Path(__file__).resolve().parents[1] / "logs" / "fixtures"
@@ -109,6 +110,23 @@ def test_a_header_ngpus_that_is_no_gpu_count_is_ignored_and_one_that_does_not_fi
     assert code == 2
     assert "the log's nGpus 3 does not divide the 4 GPUs of a node" in err
     assert "--gpus-per-process" not in err
+    # above the node's 4 GPUs it is refused too (it had been listed as the log's and priced
+    # as one GPU per process), and leading zeros are a number's own
+    path.write_text(text.replace("nGpus 4 ", "nGpus 8 "), encoding="utf-8")
+    code, _, err = run("nccl-check", str(path))
+    assert code == 2
+    assert "the log's nGpus 8 is more than the 4 GPUs of a node" in err
+    # without the header's count the device list's (one Pid for 4 ranks) is named as such
+    headless = "\n".join(x for x in text.splitlines() if "nGpus" not in x) + "\n"
+    (listed,) = parse_log(headless, source="x").runs
+    assert listed.gpus_per_process == 4
+    assert gpus_per_process_words(listed) == "the log's ranks per process"
+    (stated,) = parse_log(text, source="x").runs
+    assert gpus_per_process_words(stated) == "the log's nGpus"
+    path.write_text(text.replace("nGpus 4 ", "nGpus 0000000000004 "), encoding="utf-8")
+    code, out, _ = run("nccl-check", str(path))
+    assert code == 0
+    assert "gpus_per_process = 4 [log]: printed in the header's nGpus" in " ".join(out.split())
 
 
 def test_a_run_without_a_large_row_does_not_say_it_matches_the_model(tmp_path: Path) -> None:

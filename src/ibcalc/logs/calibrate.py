@@ -70,6 +70,7 @@ from ibcalc.logs.check import check_run
 from ibcalc.logs.cluster import (
     check_rank_count,
     gpus_per_process_said,
+    gpus_per_process_words,
     infer_spec,
     resolve_log_cluster,
     with_header_gpus_per_process,
@@ -232,8 +233,8 @@ class _Case:
     #: the rank count the log states (None: not stated)
     ranks: int | None = None
     multi: bool = False
-    #: the GPUs per process are the log header's nGpus (no flag's)
-    from_header: bool = False
+    #: how a refusal names the GPUs per process the log gave (None: a flag's, or none)
+    gpus_said: str | None = None
     up_link: str | None = None
     out_link: str | None = None
     bottleneck: str = ""
@@ -565,7 +566,7 @@ def calibrate(
                 )
             )
         env = envs[i] if i < len(envs) else None
-        from_header = False
+        gpus_said: str | None = None
         if isinstance(cluster, ResolvedCluster):
             spec = cluster.spec
         else:
@@ -579,7 +580,7 @@ def calibrate(
             ]
             modelled = with_header_gpus_per_process(spec, run, cluster)
             if modelled is not spec:
-                from_header = True
+                gpus_said = gpus_per_process_words(run)
                 # the header's -g (one process launching its GPUs' kernels in turn), as
                 # nccl-check does: without it a -g 4 log's launches were fitted into the
                 # link's transport latency (1.01 us per NVLink hop on sweep 13), which every
@@ -621,7 +622,7 @@ def calibrate(
                 algorithm=None,
                 rows=_regime_rows(rows),
                 ranks=run.ranks,
-                from_header=from_header,
+                gpus_said=gpus_said,
             )
         )
     for (label, kept, named), numbers in repeats.items():
@@ -645,9 +646,7 @@ def calibrate(
         raise IbcalcError(_nothing_to_fit(runs, row_filter))
     cases = [c for c in cases if c.rows]
     for case in cases:
-        resolved = resolve_log_cluster(
-            catalogue, case.spec, case.source, from_header=case.from_header
-        )
+        resolved = resolve_log_cluster(catalogue, case.spec, case.source, gpus_said=case.gpus_said)
         check_rank_count(
             resolved.ranks, resolved.nodes, resolved.gpus_per_node, case.ranks, case.source
         )

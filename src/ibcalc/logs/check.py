@@ -26,6 +26,7 @@ from ibcalc.facade import parse_dtype
 from ibcalc.logs.bandwidth import LATE_RAMP
 from ibcalc.logs.cluster import (
     check_rank_count,
+    gpus_per_process_words,
     infer_cluster,
     overridden_gpus_per_process,
     resolve_log_cluster,
@@ -163,7 +164,10 @@ def check_run(
         algorithm = algorithm or inferred.algorithm
         spec = with_header_gpus_per_process(inferred.spec, run, flags)
         cluster = resolve_log_cluster(
-            catalogue, spec, source, from_header=spec is not inferred.spec
+            catalogue,
+            spec,
+            source,
+            gpus_said=gpus_per_process_words(run) if spec is not inferred.spec else None,
         )
     else:
         network_known = nics_known = True

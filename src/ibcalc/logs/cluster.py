@@ -37,6 +37,7 @@ __all__ = [
     "Inferred",
     "NodeRule",
     "gpus_per_process_said",
+    "gpus_per_process_words",
     "infer_cluster",
     "infer_spec",
     "match_rule",
@@ -291,14 +292,25 @@ def with_header_gpus_per_process(
 ) -> ClusterSpec:
     """``spec`` with the GPUs per process the log's header states (nGpus, nccl-tests ``-g``)
     unless the caller gave a count: the expectation then has that process's serial launches,
-    as ``--gpus-per-process``'s help says. A count above the GPUs per node is left to the rank
-    check, which names the flag."""
+    as ``--gpus-per-process``'s help says. A count above the GPUs per node the caller gave is
+    left to the rank check, which names those flags; above a count the log or a preset gave it
+    is applied, for the cluster to refuse in the log's words (nGpus 8 on a 4-GPU node had been
+    listed as the log's and priced as 1)."""
     stated = run.gpus_per_process
     given = flags is not None and "gpus_per_process" in flags.model_fields_set
+    placed = flags is not None and "gpus_per_node" in flags.model_fields_set
     fits = spec.gpus_per_node is None or (stated or 1) <= spec.gpus_per_node
-    if given or stated is None or stated <= 1 or not fits:
+    if given or stated is None or stated <= 1 or (placed and not fits):
         return spec
     return spec.model_copy(update={"gpus_per_process": stated})
+
+
+def gpus_per_process_words(run: Run) -> str:
+    """How a refusal names the GPUs per process the log gave: its header's nGpus, or its
+    device list's ranks per process where it has no usable header count."""
+    if any(i.field == "gpus_per_process" for i in run.inferences):
+        return "the log's ranks per process"
+    return "the log's nGpus"
 
 
 def gpus_per_process_said(run: Run) -> str:
@@ -834,25 +846,20 @@ def _verbs_link_of_host(catalogue: Catalogue, system_obj: Any, family: str) -> A
     return max(fits, key=lambda link: link.per_direction_Bps, default=None)
 
 
-#: How a refusal names a value the log's header gave rather than a flag.
-HEADER_SAID = {"gpus_per_process": "the log's nGpus"}
-
-
 def resolve_log_cluster(
-    catalogue: Catalogue, spec: ClusterSpec, source: str, *, from_header: bool = False
+    catalogue: Catalogue, spec: ClusterSpec, source: str, *, gpus_said: str | None = None
 ) -> ResolvedCluster:
     """:func:`~ibcalc.cluster.resolve.resolve_cluster` for the run of the log ``source``: a
     refusal names the log, as :func:`check_rank_count`'s does (with several logs, flags that
-    suit one may not suit another), and with ``from_header`` (the GPUs per process are the
-    header's nGpus, no flag's) names that value as the log's: 'nGpus 3' had been refused as
-    '--gpus-per-process 3', a flag nobody gave."""
+    suit one may not suit another), and with ``gpus_said`` (the GPUs per process came from the
+    log, no flag: :func:`gpus_per_process_words`) names that value in those words: 'nGpus 3'
+    had been refused as '--gpus-per-process 3', a flag nobody gave."""
     try:
         return resolve_cluster(catalogue, spec)
     except ClusterError as exc:
         template = exc.template
-        if from_header:
-            for name, words in HEADER_SAID.items():
-                template = template.replace(f"{{{name}}}", words)
+        if gpus_said is not None:
+            template = template.replace("{gpus_per_process}", gpus_said)
         if not source and template == exc.template:
             raise
         prefix = f"{source}: " if source else ""

@@ -678,7 +678,8 @@ class _Reader:
     def _nthread(self, s: str, m: re.Match[str], lineno: int) -> None:
         cur = self._open(lineno, _STAGE_NTHREAD)
         cur.threads = int(m.group(1)[:9])
-        gpus = int(m.group(2)[:9]) if len(m.group(2).lstrip("0")) <= 9 else 0
+        digits = m.group(2).lstrip("0") or "0"  # 0000000000004 is 4
+        gpus = int(digits) if len(digits) <= 9 else 0
         if 1 <= gpus <= MAX_GPUS_PER_NODE:
             cur.gpus_per_process = gpus
         else:
