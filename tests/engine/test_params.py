@@ -357,20 +357,20 @@ def _error(path: Path) -> CatalogueError:
         (
             "calibrated:\n  ll_net_bandwidth: {value: 1e-300 GB/s, assumed: x}\n",
             "value: 1e-300",
-            "'1e-300 GB/s' must be more than 1 MB/s (8 Mb/s)",
+            "'1e-300 GB/s' must be at least 1 MB/s (8 Mb/s)",
         ),
         (
             "nccl_tuner:\n  ll_max_busbw:\n    value: {ampere: {one_node: 0.5 MB/s}}\n"
             "    source: x\n",
             "one_node: 0.5",
-            "must be more than 1 MB/s",
+            "must be at least 1 MB/s",
         ),
         # a band whose 10th percentile is above its 90th had collapsed every range to a point
         (
             "error_band:\n  time_error_quantiles:\n    value: {bandwidth: {fabric: [0.5, -0.5]}}\n"
             "    assumed: x\n",
             "fabric: [0.5",
-            "quantiles (10th, 90th) [0.5, -0.5] must not fall: low end first",
+            "quantiles (10th, 90th) [0.5, -0.5]: the first is above the second (low end first)",
         ),
     ],
 )
@@ -396,6 +396,10 @@ def test_a_wrong_schema_line_says_what_it_found(tmp_path: Path) -> None:
     assert str(_error(path).problems[0]) == (
         f"{path}:1:1: schema: 'ibcalc-cost-params/2' is not 'ibcalc-cost-params/1', the one "
         "this reads"
+    )
+    path.write_text("schema: null\n", encoding="utf-8")
+    assert str(_error(path).problems[0]) == (
+        f"{path}:1:1: schema: no text is not 'ibcalc-cost-params/1', the one this reads"
     )
     path.write_text("calibrated: {}\n", encoding="utf-8")
     assert str(_error(path).problems[0]) == (

@@ -963,6 +963,17 @@ def test_a_host_listing_fewer_network_ports_is_named() -> None:
     found = scan_environment("\n".join(short_renamed) + "\n", 1, None).port_shortfall
     assert found is not None
     assert found.value == "gcn154 lists 4 network ports where gcn151 lists 5"
+    # but a host listing every IB port under netdev names and not its RoCE management port,
+    # which carries no channel, is no shortfall (it had been named the cause by count alone)
+    no_mgmt = [
+        re.sub(r"\[(\d)\]mlx5_(\d+):1/IB", r"[\1]ibp\2s0:1/IB", line).replace(
+            "[0]mlx5_0:1/RoCE ", ""
+        )
+        if line.startswith("gcn154:") and "NET/IB : Using" in line
+        else line
+        for line in healthy_lines
+    ]
+    assert scan_environment("\n".join(no_mgmt) + "\n", 1, None).port_shortfall is None
 
 
 def test_nvls_unavailable_on_a_system_built_with_it_is_the_fault() -> None:

@@ -34,6 +34,7 @@ from typing import Any, Literal
 
 from ibcalc.engine.types import Algorithm, Protocol
 from ibcalc.errors import CatalogueError, UnitError, ValidationProblem
+from ibcalc.textsafe import shown as echo
 from ibcalc.units import UNSIGNED_NUMBER, parse_bandwidth, parse_size, parse_time
 
 __all__ = [
@@ -131,7 +132,8 @@ class _Quantity(_Kind):
             return None
         if value < self.lo or (self.lo_open and value == self.lo):
             least = self.lo_text or f"{self.lo:g}"
-            problems.append((loc, f"{raw!r} must be more than {least}"))
+            bound = "more than" if self.lo_open else "at least"
+            problems.append((loc, f"{raw!r} must be {bound} {least}"))
             return None
         return value
 
@@ -244,7 +246,9 @@ class _List(_Kind):
         )
         if self.ordered and None not in items and list(items) != sorted(items):
             shown = ", ".join(f"{x:g}" for x in items)
-            problems.append((loc, f"{self.what} [{shown}] must not fall: low end first"))
+            problems.append(
+                (loc, f"{self.what} [{shown}]: the first is above the second (low end first)")
+            )
             return None
         return items
 
@@ -652,8 +656,14 @@ def _check_document(data: object, *, full: bool) -> _Problems:
         # located at the key, whose path already reads "schema:": say what was found
         if "schema" in data:
             found = data["schema"]
-            shown = repr(found) if isinstance(found, str) else type(found).__name__
-            problems.append((("schema",), f"{shown} is not {SCHEMA!r}, the one this reads"))
+            said = (
+                echo(found)
+                if isinstance(found, str)
+                else "no text"
+                if found is None
+                else (f"a {type(found).__name__}")
+            )
+            problems.append((("schema",), f"{said} is not {SCHEMA!r}, the one this reads"))
         else:
             problems.append(((), f"schema: {SCHEMA} is required"))
     groups = {k: v for k, v in data.items() if k not in ("schema", "tuner_view")}

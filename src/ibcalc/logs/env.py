@@ -153,17 +153,22 @@ class LogEnvironment(BaseModel):
         return None if fact is None else fact.value
 
 
-def _port_shortfall(
-    ports_by_host: dict[str, tuple[dict[int, str], int]], used: set[int]
-) -> EnvFact | None:
+#: A host's verbs ports from NCCL's ``NET/IB : Using`` list: index -> name, the line, and
+#: index -> link layer (``IB``, ``RoCE``).
+_HostPorts = tuple[dict[int, str], int, dict[int, str]]
+
+
+def _port_shortfall(ports_by_host: dict[str, _HostPorts], used: set[int]) -> EnvFact | None:
     """A host whose port list lacks a port another host lists, where that port carries traffic:
     its index on the fuller host is one the channel lines use (``via NET/IB/<n>``), or no
     channel line says. A management port missing (no channel on it) is not one."""
     if len(ports_by_host) < 2:
         return None
-    full, (most, _) = max(ports_by_host.items(), key=lambda kv: len(kv[1][0]))
+    full, (most, _, most_layers) = max(ports_by_host.items(), key=lambda kv: len(kv[1][0]))
     names = {name: index for index, name in most.items()}
-    for host, (ports, line) in sorted(ports_by_host.items(), key=lambda kv: kv[1][1]):
+    # the link layers the channels use on the fuller host (every layer when no line says)
+    carrying_layers = {most_layers.get(i) for i in (used or most)}
+    for host, (ports, line, layers) in sorted(ports_by_host.items(), key=lambda kv: kv[1][1]):
         if len(ports) >= len(most):
             # as many ports under other names (ibp75s0 beside mlx5_12, or port 2 of a dual-port
             # card): none missing; comparing names had read '5 where gcn154 lists 5'
@@ -174,8 +179,13 @@ def _port_shortfall(
             carrying = [n for n in missing if not used or names[n] in used]
             if carrying:
                 return EnvFact(value=f"{listed} ({', '.join(carrying[:4])} missing)", line=line)
-        elif not used or any(index >= len(ports) for index in used):
-            # named otherwise: the short list lacks the indices the channels use beyond it
+        elif any(
+            sum(1 for x in layers.values() if x == layer)
+            < sum(1 for x in most_layers.values() if x == layer)
+            for layer in carrying_layers
+        ):
+            # named otherwise: fewer ports of a link layer the channels use (a host without its
+            # RoCE management port but with every IB port had been read as one IB port short)
             return EnvFact(value=listed, line=line)
     return None
 
@@ -195,7 +205,7 @@ def scan_environment(
     devices: dict[int, int] = {}
     layers: dict[int, str] = {}
     layers_line: int | None = None
-    ports_by_host: dict[str, tuple[dict[int, str], int]] = {}  # host: (ports, line)
+    ports_by_host: dict[str, _HostPorts] = {}
     settings: dict[str, EnvFact] = {}
     nvls: EnvFact | None = None
     path: GpuPath | None = None
@@ -228,8 +238,8 @@ def scan_environment(
             if host is not None and ports and len(ports_by_host) < _MAX_HOSTS:
                 # each host's longest list: a line cut by another rank's output lists fewer
                 name = host.group(1)
-                if len(ports) > len(ports_by_host.get(name, ({}, 0))[0]):
-                    ports_by_host[name] = (ports, lineno)
+                if len(ports) > len(ports_by_host.get(name, ({}, 0, {}))[0]):
+                    ports_by_host[name] = (ports, lineno, listed)
         if "via NET/" in line:
             for m in _CHANNEL_NET.finditer(line):
                 devices.setdefault(int(m.group(2)[:6]), lineno)
