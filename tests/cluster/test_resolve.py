@@ -209,6 +209,10 @@ def test_an_all_to_all_on_a_torus_is_bound_by_its_bisection() -> None:
     assert 2 * 256 // 16 * link.per_direction_Bps / 4 == 3.2e12
     est = estimate_on(cluster, Collective.ALL_TO_ALL, 2**30)
     assert est.best.transfer_s == pytest.approx(64 * 2**30 / (32 * 0.9 * 100e9))
+    # the shape it assumes is said (a prime count, a ring, had shown only under --explain)
+    assert any(
+        "most even shape of 256 chips, 16 x 16, with wraparound" in n for n in est.assumptions
+    )
     assert est.best.bottleneck == "scale-up: the tpu-v6e-ici torus's bisection (32 links)"
     ring = estimate_on(cluster, Collective.ALL_REDUCE, 2**30, algorithm="ring", protocol="Simple")
     assert ring.best.bottleneck == "scale-up: tpu-v6e-ici (360 GB/s achievable per GPU)"

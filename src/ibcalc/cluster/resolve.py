@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from ibcalc.catalogue.load import find_link, find_system, link_role_problem
 from ibcalc.catalogue.models import Catalogue, Link, LinkKind, System
 from ibcalc.cluster.spec import MAX_GPUS, MAX_NICS_PER_NODE, ClusterSpec
+from ibcalc.engine.algorithms.alltoall import torus_shape
 from ibcalc.engine.base import Topology
 from ibcalc.engine.types import ScaleOutTier, ScaleUpTier
 from ibcalc.errors import ClusterError
@@ -616,6 +617,14 @@ def _build_up(
             f"{intra.links} links each{each}"
         )
     path = "pci" if intra.family == "pcie" or intra.topology == "host-staged" else "nvlink"
+    torus_dims = intra.links // 2 if intra.topology == "torus" and intra.links else None
+    if torus_dims is not None and gpus > 2:
+        shape = torus_shape(gpus, torus_dims)
+        notes.append(
+            f"{intra.id} is a {torus_dims}-D torus: an all-to-all is bound by its bisection, "
+            f"taken for the most even shape of {gpus} chips, {' x '.join(map(str, shape))}, "
+            "with wraparound (a slice of another shape, or without wraparound, has another)"
+        )
     switched = system.nvswitch if system is not None else intra.topology == "switched"
     nvls_capable = (
         "nvls" in intra.capabilities
@@ -639,7 +648,7 @@ def _build_up(
         transport_latency_s=intra.transport_latency_s,
         path=path,
         mesh=mesh,
-        torus_dims=intra.links // 2 if intra.topology == "torus" and intra.links else None,
+        torus_dims=torus_dims,
         # an accelerator fabric (NVLink, xGMI, ICI, HCCS, UALink: switch, mesh or torus), not
         # PCIe and not a pair joined by a bridge
         fabric=path == "nvlink" and intra.topology != "bridge",

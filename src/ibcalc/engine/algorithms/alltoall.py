@@ -54,6 +54,7 @@ __all__ = [
     "pxn_timing",
     "sendrecv_timing",
     "shares_gpu_link",
+    "torus_shape",
     "torus_share",
 ]
 
@@ -179,6 +180,18 @@ def _longest_dimension(gpus: int, dims: int) -> int:
         if gpus % side == 0 and side < best:
             best = min(best, max(side, _longest_dimension(gpus // side, dims - 1)))
     return best
+
+
+def torus_shape(gpus: int, dims: int) -> tuple[int, ...]:
+    """The most even ``dims``-dimensional shape of ``gpus`` chips, longest side first (256 in
+    3-D: (8, 8, 4); a prime count is a ring: (1021, 1, 1))."""
+    shape: list[int] = []
+    left = gpus
+    for rest in range(dims, 0, -1):
+        side = _longest_dimension(left, rest)
+        shape.append(side)
+        left //= side
+    return tuple(shape)
 
 
 def torus_cut(topo: Topology) -> tuple[int, int, float] | None:
