@@ -27,6 +27,8 @@ __all__ = [
     "GB",
     "MAX_ENGINE_BYTES",
     "MAX_SIZE_BYTES",
+    "MIN_BANDWIDTH_BPS",
+    "MIN_BANDWIDTH_TEXT",
     "NS_BELOW_S",
     "UNSIGNED_NUMBER",
     "GiB",
@@ -49,6 +51,10 @@ BITS_PER_BYTE = 8
 KB = 10**3
 MB = 10**6
 GB = 10**9
+#: The slowest rate a link or a parameter may have: 1 MB/s (8 Mb/s), below a 10 Mb/s management
+#: port (the catalogue's and the cost parameters' floor).
+MIN_BANDWIDTH_BPS = 1e6
+MIN_BANDWIDTH_TEXT = "1 MB/s (8 Mb/s)"
 TB = 10**12
 PB = 10**15
 KiB = 2**10

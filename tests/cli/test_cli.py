@@ -686,16 +686,23 @@ ERRORS: list[tuple[str, list[str], list[str]]] = [
         ],
         ["--cross-leaf-unaligned 0.1 is below --cross-leaf 0.5"],
     ),
+    # given alone, the default it is below is said (every byte crosses)
+    (
+        "unaligned-alone",
+        ["alltoall", "--size", "1GB", "-N", "32", "--oversubscription", "2"]
+        + ["--cross-leaf-unaligned", "0.3"],
+        ["below --cross-leaf 1 (its default: every byte; give it too)"],
+    ),
     # nothing close: the message says where the names are listed (it had said only "unknown")
     (
         "unknown-fabric-far",
         ["allreduce", "--size", "1GB", "--fabric", "zzz"],
-        ["unknown link 'zzz' (`ibcalc links` lists the known ones)"],
+        ["unknown link 'zzz' (ibcalc links lists the known ones)"],
     ),
     (
         "unknown-system-far",
         ["allreduce", "--size", "1GB", "--system", "zzz"],
-        ["unknown system 'zzz' (`ibcalc systems` lists the known ones)"],
+        ["unknown system 'zzz' (ibcalc systems lists the known ones)"],
     ),
     (
         "unknown-model-far",

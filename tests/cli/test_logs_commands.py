@@ -116,6 +116,11 @@ def test_a_header_ngpus_that_is_no_gpu_count_is_ignored_and_one_that_does_not_fi
     code, _, err = run("nccl-check", str(path))
     assert code == 2
     assert "the log's nGpus 8 is more than the 4 GPUs of a node" in err
+    # and with the node's 4 GPUs given by the caller (it had been priced as 1 per process
+    # while listed as the log's 8)
+    code, _, err = run("nccl-check", str(path), "--gpus-per-node", "4")
+    assert code == 2
+    assert "--gpus-per-node 4 is fewer than the log's nGpus 8" in err
     # without the header's count the device list's (one Pid for 4 ranks) is named as such
     headless = "\n".join(x for x in text.splitlines() if "nGpus" not in x) + "\n"
     (listed,) = parse_log(headless, source="x").runs
@@ -143,7 +148,9 @@ def test_a_run_without_a_large_row_does_not_say_it_matches_the_model(tmp_path: P
     assert code == 0, err
     assert "verdict: unknown" in out
     assert "no problem found" not in out
-    assert "no row of 64 MiB or more to judge the run by" in " ".join(out.split())
+    said = " ".join(out.split())
+    assert "no row marked low or bad; no verdict without a large row" in said
+    assert "no row of 64 MiB or more: bandwidth not judged" in said
 
 
 def test_without_a_gate_a_bad_run_exits_0() -> None:
@@ -881,9 +888,14 @@ def test_a_row_longer_than_hours_is_dropped(tmp_path: Path) -> None:
 
 def test_flags_that_replace_the_log_s_placement_are_listed() -> None:
     """`nccl-check <1 host x 4 ranks> -N 2 -g 2` ran on 2 x 2 GPUs and the table listed no
-    [flag] line for either: a flag that replaces what the device list shows is listed with it."""
+    [flag] line for either: a flag that replaces what the device list shows is listed with it.
+    (The log's one process drives 4 GPUs, nGpus 4, which 2 GPUs a node cannot hold: the
+    re-placement is refused unless --gpus-per-process says how many a process drives.)"""
     log = SWEEPS / "13_allreduce_1node_4xH100_intranode.txt"
-    code, out, err = run("nccl-check", str(log), "-N", "2", "-g", "2")
+    code, _, err = run("nccl-check", str(log), "-N", "2", "-g", "2")
+    assert code == 2
+    assert "--gpus-per-node 2 is fewer than the log's nGpus 4" in err
+    code, out, err = run("nccl-check", str(log), "-N", "2", "-g", "2", "--gpus-per-process", "1")
     assert code == 0, err
     text = " ".join(out.split())
     assert "nodes = 2 [flag]: given by the caller (the device list shows 1 host)" in text

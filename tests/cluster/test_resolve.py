@@ -13,6 +13,7 @@ import pytest
 from conftest import main_error
 from ibcalc.catalogue.load import find_link, find_system, load_catalogue
 from ibcalc.cluster.resolve import ClusterSpec, check_count, resolve_cluster
+from ibcalc.engine.algorithms.alltoall import torus_shape
 from ibcalc.engine.band import transport_class
 from ibcalc.engine.types import Collective
 from ibcalc.errors import AlgorithmNotApplicableError, ClusterError
@@ -220,6 +221,21 @@ def test_an_all_to_all_on_a_torus_is_bound_by_its_bisection() -> None:
     two = resolve_cluster(CAT, spec.replace(nodes=2, inter="ndr"))
     picked = estimate_on(two, Collective.ALL_TO_ALL, 2**30)
     assert {c.algorithm for c in [picked.best, *picked.alternatives]} == {"pairwise"}
+
+
+def test_a_torus_takes_its_most_even_shape_and_three_dimensions_cut_the_longest() -> None:
+    """The most even shapes, longest side first: 256 chips in 2-D 16 x 16, in 3-D 8 x 8 x 4;
+    1024 in 3-D 16 x 8 x 8; a prime count is a ring. 256 v5p chips (6 links of 100 GB/s, 3-D):
+    a = 8, 2 x 256/8 = 64 links cross the cut, and a 1 GiB all-to-all's transfer is
+    m a S / (8 n B_link) = 8 x 2^30 / (8 x 90 GB/s) = 11.9 ms."""
+    assert torus_shape(256, 2) == (16, 16)
+    assert torus_shape(256, 3) == (8, 8, 4)
+    assert torus_shape(1024, 3) == (16, 8, 8)
+    assert torus_shape(1021, 3) == (1021, 1, 1)
+    spec = ClusterSpec(nodes=1, gpus_per_node=256, intra="tpu-v5p-ici")
+    est = estimate_on(resolve_cluster(CAT, spec), Collective.ALL_TO_ALL, 2**30)
+    assert est.best.transfer_s == pytest.approx(8 * 2**30 / (8 * 0.9 * 100e9))
+    assert est.best.bottleneck == "scale-up: the tpu-v5p-ici torus's bisection (64 links)"
 
 
 def test_an_all_to_all_over_pcie_gpus_with_one_nic_is_bound_by_the_nic() -> None:

@@ -1191,6 +1191,24 @@ def test_the_off_rail_share_counts_rails_a_gpu_uses_and_pods_per_rail(
     assert spec.unaligned_cross_leaf_fraction == pytest.approx(expected)
 
 
+@pytest.mark.parametrize("nodes", [69, 78])
+def test_one_rail_a_gpu_has_no_off_rail_share_and_no_rounding_refusal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], nodes: int
+) -> None:
+    """DGX H100 with one NIC a node on QM9700 at 2:1: every GPU sends through the same rail, so
+    the off-rail share is the aligned one; 1 - (1 - f)/1 had landed a rounding step below f and
+    the design was refused ('0.397059 is below the fabric layout 0.397059', a review's
+    finding, at 69 and 78 nodes)."""
+    text = (
+        f"name: r\nnodes: {nodes}\nsystem: dgx-h100\nnics_per_node: 1\n"
+        'fabric: {link: ndr, switch: qm9700, rail_optimized: true, oversubscription: "2:1"}\n'
+        "requirements: [{alltoall: {size: 1GB, max_time: 1s}}]\n"
+    )
+    code, out, err = run(["check", str(write(tmp_path, "r.yaml", text))], capsys)
+    assert code == 0, err
+    assert "off its rail" not in out
+
+
 def test_trays_of_one_nvlink_rack_are_no_network_peers_in_the_cross_leaf_share(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], builtin_catalogue: Catalogue
 ) -> None:
@@ -1220,8 +1238,20 @@ def test_trays_of_one_nvlink_rack_are_no_network_peers_in_the_cross_leaf_share(
         code, out, _ = run(["check", str(path), "--format", "json"], capsys)
         assert code == 0
         times.append(json.loads(out)["files"][0]["findings"][0]["predicted"])
-    # the network term runs max(1, 2 x 0.524) = 1.048x slower at 2:1
-    assert times[0] > times[1] * 1.03
+    # PXN's network term, (n - m)/n x S over a GPU's NDR port ((288 - 72)/288 x 1 GB at
+    # 48.75 GB/s), runs max(1, 2 x 0.524) x at 2:1: the difference is that term x (2f - 1)
+    ndr = find_link(builtin_catalogue, "ndr").achievable_Bps
+    net = (288 - 72) / 288 * 1e9 / ndr
+    assert times[0] - times[1] == pytest.approx((2 * share - 1) * net, rel=1e-2)
+    # eight racks: three full groups of 42 (at 0, 42, 84) of which the worst sets the share;
+    # racks of 18 cut the group at 0 into 18 + 18 + 6: (36 x (1 - 24/126) + 6 x (1 - 36/126))
+    # / 42 = 0.796, where the others give 0.782 and 0.796
+    eight_racks = ("name: e\n" + body.format(k="2:1")).replace("nodes: 72", "nodes: 144")
+    eight = write(tmp_path, "e.yaml", eight_racks)
+    design, doc = load_design(eight, catalogue=builtin_catalogue)
+    resolved = resolve_design(design, doc, builtin_catalogue)
+    worst = (36 * (1 - 24 / 126) + 6 * (1 - 36 / 126)) / 42
+    assert resolved.cluster.spec.cross_leaf_fraction == pytest.approx(worst)
 
 
 def test_an_unsized_tapered_design_says_every_byte_crosses(
@@ -1239,6 +1269,8 @@ def test_an_unsized_tapered_design_says_every_byte_crosses(
     )
     code, out, _ = run(["check", str(write(tmp_path, "unsized.yaml", text))], capsys)
     assert code == 0
+    code, data, _ = run(["check", str(write(tmp_path, "u.yaml", text)), "--format", "json"], capsys)
+    tapered_s = json.loads(data)["files"][0]["findings"][0]["predicted"]
     assert out.splitlines()[1] == (
         "  as priced: oversubscription 2:1, cross-leaf 1 (every byte crosses the tapered "
         "uplinks, the worst case: no switch is named to lay out the leaves; fabric.switch or "
@@ -1247,6 +1279,11 @@ def test_an_unsized_tapered_design_says_every_byte_crosses(
     flat = text.replace('oversubscription: "2:1"', 'oversubscription: "1:1"')
     code, out, _ = run(["check", str(write(tmp_path, "flat.yaml", flat))], capsys)
     assert out.splitlines()[1].startswith("PASS")  # no taper, nothing to say
+    code, data, _ = run(["check", str(write(tmp_path, "f.yaml", flat)), "--format", "json"], capsys)
+    flat_s = json.loads(data)["files"][0]["findings"][0]["predicted"]
+    # every byte crossing at 2:1 doubles the network term: 2 x S over the node's 8 NDR ports,
+    # 2 x 1 GB / (8 x 48.75 GB/s) = 5.13 ms, once more
+    assert tapered_s - flat_s == pytest.approx(2 * 1e9 / (8 * 50e9 * 0.975), rel=1e-2)
 
 
 def test_a_utf16_design_with_its_byte_order_mark_is_read(

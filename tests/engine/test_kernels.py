@@ -44,6 +44,20 @@ SPECS = [
     ClusterSpec(gpus_per_node=1, nodes=3, inter="efa-v2"),
     ClusterSpec(system="alps-gh200", nodes=16),
     ClusterSpec(intra="nvlink4-mesh4", gpus_per_node=4, nodes=2, inter="hdr"),
+    # the all-to-all rules of this change: a torus's bisection (2-D, 3-D, a prime count), PCIe
+    # GPUs with one NIC and with eight, and the off-rail share of a tapered fabric
+    ClusterSpec(intra="tpu-v6e-ici", gpus_per_node=256, nodes=1),
+    ClusterSpec(intra="tpu-v6e-ici", gpus_per_node=256, nodes=2, inter="ndr"),
+    ClusterSpec(intra="tpu-v5p-ici", gpus_per_node=1021, nodes=1),
+    ClusterSpec(intra="pcie4", gpus_per_node=8, nodes=4, inter="ndr", nics_per_node=1),
+    ClusterSpec(intra="pcie4", gpus_per_node=8, nodes=4, inter="ndr", nics_per_node=8),
+    ClusterSpec(
+        system="dgx-h100",
+        nodes=48,
+        oversubscription=4.0,
+        cross_leaf_fraction=0.0,
+        unaligned_cross_leaf_fraction=0.875,
+    ),
 ]
 SIZES = [1.0, 3.0, 64.0, 1000.0, 4096.0, 65536.0, 65537.0, 2.0**20, 3e6, 2.0**26, 2.0**29, 2.0**34]
 #: Sizes at the edges: nothing, the largest finite float (terms overflow), infinity.

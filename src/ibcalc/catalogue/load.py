@@ -543,7 +543,7 @@ def find_link(catalogue: Catalogue, name: str) -> Link:
         if key in link.names:
             return link
     entries = [(link.id, link.names) for link in catalogue.links]
-    raise UnknownNameError("link", name, _suggest_entries(key, entries), listing="`ibcalc links`")
+    raise UnknownNameError("link", name, _suggest_entries(key, entries), listing="ibcalc links")
 
 
 def find_system(catalogue: Catalogue, name: str) -> System:
@@ -553,9 +553,7 @@ def find_system(catalogue: Catalogue, name: str) -> System:
         if key in system.names:
             return system
     entries = [(system.id, system.names) for system in catalogue.systems]
-    raise UnknownNameError(
-        "system", name, _suggest_entries(key, entries), listing="`ibcalc systems`"
-    )
+    raise UnknownNameError("system", name, _suggest_entries(key, entries), listing="ibcalc systems")
 
 
 def find_storage(catalogue: Catalogue, name: str) -> Storage:

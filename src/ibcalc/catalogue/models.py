@@ -26,7 +26,14 @@ from pydantic import (
 from ibcalc.engine.types import HostCpu
 from ibcalc.jsonmodel import JsonModel
 from ibcalc.textsafe import printable, shown
-from ibcalc.units import GB, parse_bandwidth, parse_size, parse_time
+from ibcalc.units import (
+    GB,
+    MIN_BANDWIDTH_BPS,
+    MIN_BANDWIDTH_TEXT,
+    parse_bandwidth,
+    parse_size,
+    parse_time,
+)
 
 __all__ = [
     "Catalogue",
@@ -43,7 +50,6 @@ __all__ = [
 #: unit slip (``5e-324 B/s`` or ``1e-300 GB/s`` would pass a "positive" check and then make
 #: every time infinite): the slowest link is a 10 Mb/s management port, the fastest a GPU's
 #: whole scale-up bandwidth (900 GB/s per direction today, 100 TB/s leaves two orders to grow).
-MIN_BANDWIDTH_BPS = 1e6
 MAX_BANDWIDTH_BPS = 100e12
 #: Longest link latency accepted: a WAN across the planet is ~0.1-0.2 s one way.
 MAX_LINK_LATENCY_S = 1.0
@@ -84,7 +90,7 @@ _bandwidth = _with_unit(
     parse_bandwidth,
     "bandwidth",
     "400Gb/s or 50GB/s",
-    (MIN_BANDWIDTH_BPS, MAX_BANDWIDTH_BPS, "1 MB/s (8 Mb/s) to 100 TB/s per direction"),
+    (MIN_BANDWIDTH_BPS, MAX_BANDWIDTH_BPS, f"{MIN_BANDWIDTH_TEXT} to 100 TB/s per direction"),
 )
 _part_size = _with_unit(
     parse_size, "size", "5GiB or 100MB", (MIN_PART_BYTES, MAX_PART_BYTES, "4 KiB to 1 TiB")

@@ -229,7 +229,7 @@ _CLUSTER_OPTIONS: dict[str, Any] = {
         typer.Option(
             _flag("neighbour_cross_leaf_fraction"),
             help=f"The same ({_limits('neighbour_cross_leaf_fraction')}) for neighbour traffic "
-            "(ring, tree, SHARP, send/recv; --cross-leaf covers all-to-all and recursive "
+            "(ring, tree, SHARP, send/recv; --cross-leaf covers all-to-all with PXN and recursive "
             "halving-doubling): placed leaf by leaf, 1 / nodes per leaf (default: --cross-leaf; a "
             "sized design derives it).",
         ),

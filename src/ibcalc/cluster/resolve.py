@@ -618,6 +618,11 @@ def _build_up(
         )
     path = "pci" if intra.family == "pcie" or intra.topology == "host-staged" else "nvlink"
     torus_dims = intra.links // 2 if intra.topology == "torus" and intra.links else None
+    if intra.topology == "torus" and torus_dims is None and gpus > 2:
+        notes.append(
+            f"{intra.id} is a torus of links per chip the catalogue does not give: its "
+            "all-to-all is priced as on a switch, without the torus's bisection bound (too fast)"
+        )
     if torus_dims is not None and gpus > 2:
         shape = torus_shape(gpus, torus_dims)
         notes.append(
@@ -852,13 +857,20 @@ def _build_out(
     if inter.kind is LinkKind.WAN and inter.latency_s is not None:
         latency += inter.latency_s
     fu_given = spec.unaligned_cross_leaf_fraction
-    if fu_given is not None and fu_given < spec.cross_leaf_fraction:
+    if (
+        spec.oversubscription > 1
+        and fu_given is not None
+        and fu_given < spec.cross_leaf_fraction - 1e-9
+    ):
         # bytes off their rail cross at least where rail-aligned ones do: a smaller share had
         # priced a pairwise all-to-all at half PXN's time (0.1 against 0.5)
+        f_given = "cross_leaf_fraction" in spec.model_fields_set
         raise ClusterError(
             f"{{unaligned_cross_leaf_fraction}} {fu_given:g} is below {{cross_leaf_fraction}} "
-            f"{spec.cross_leaf_fraction:g}: traffic off its rail crosses the leaves at least as "
-            "often as rail-aligned traffic",
+            f"{spec.cross_leaf_fraction:g}"
+            + ("" if f_given else " (its default: every byte; give it too)")
+            + ": traffic off its rail crosses the leaves at least as often as rail-aligned "
+            "traffic",
             field="unaligned_cross_leaf_fraction",
         )
     if spec.oversubscription > 1:

@@ -433,10 +433,17 @@ def unaligned_fraction(
     """
     f1 = cross_leaf_fraction(sizing, domain_nodes=domain_nodes)
     f2 = pod_fraction(sizing)
-    if sizing.rail_optimized and sizing.su_nodes and sizing.tiers >= 2 and sizing.nodes >= 2:
-        r = max(1, min(sizing.rails, gpus_per_node or sizing.rails))
-        f1 = 1.0 - (1.0 - f1) / r
-        f2 = 1.0 - (1.0 - f2) / r if sizing.tiers >= 3 else f2
+    r = max(1, min(sizing.rails, gpus_per_node or sizing.rails))
+    if (
+        sizing.rail_optimized
+        and sizing.su_nodes
+        and sizing.tiers >= 2
+        and sizing.nodes >= 2
+        and r > 1
+    ):
+        # f + (1 - f)(r - 1)/r, never below f by a rounding step (one rail: f itself)
+        f1 = max(f1, 1.0 - (1.0 - f1) / r)
+        f2 = max(f2, 1.0 - (1.0 - f2) / r) if sizing.tiers >= 3 else f2
     return _per_tier(sizing, f1, f2)
 
 
@@ -521,7 +528,8 @@ def cross_leaf_derivation(
     text = (
         f"cross-leaf fraction {f:.0%} = {share}, the rail-aligned peers outside a node's group "
         f"of {group} ({how}); "
-        "it stands for traffic to every peer (all-to-all, recursive halving-doubling, PAT); "
+        "it stands for traffic to every peer (all-to-all with PXN, recursive halving-doubling, "
+        "PAT); "
         "neighbour traffic (ring, tree, SHARP, send/recv), placed leaf by leaf, leaves a group "
         + (
             f"over one edge per channel: 1/{group} of it ({1 / group:.2%}) crosses"
@@ -536,8 +544,14 @@ def cross_leaf_derivation(
             f"; traffic off its rail (an all-to-all without PXN, each GPU's NIC to the "
             f"destination GPU's) leaves a rail's leaf{pods} for the {r - 1} of {r} peer GPUs on "
             f"other rails even inside the SU: 1 - (1 - {f:.3g})/{r} = {1 - (1 - f) / r:.3g} of "
-            "it crosses"
+            "it crosses the leaves"
         )
+        if sizing.tiers >= 3:
+            fu = unaligned_fraction(sizing, domain_nodes=domain_nodes, gpus_per_node=gpus_per_node)
+            text += (
+                f", 1 - (1 - f2)/{r} of it the spines, so the engine gets {fu:.3g} for it "
+                "beside the end-to-end ratio"
+            )
     ratios = sizing.oversubscription
     if sizing.tiers >= 3 and len(ratios) >= 2:
         k1, k2 = ratios[0], ratios[1]

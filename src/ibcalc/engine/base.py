@@ -28,7 +28,7 @@ from ibcalc.units import format_number, format_size, format_time, plural
 
 #: How a collective's network bytes spread over peers: to neighbours (ring, tree, SHARP
 #: tree, send/recv) or to every peer (all-to-all, recursive halving-doubling, PAT).
-Traffic = Literal["neighbour", "uniform", "unaligned"]
+Traffic = Literal["neighbour", "uniform", "unaligned"]  # unaligned: all-to-all without PXN
 
 __all__ = [
     "Timing",
@@ -194,8 +194,8 @@ class Topology:
 
     @property
     def leaf_contention(self) -> float:
-        """How much slower uniform traffic (every peer a destination: all-to-all, recursive
-        halving-doubling, PAT) runs through tapered leaves: ``max(1, k f)``.
+        """How much slower uniform traffic (every peer a destination: all-to-all with PXN,
+        recursive halving-doubling, PAT) runs through tapered leaves: ``max(1, k f)``.
 
         With leaf oversubscription k:1 (down:up) and a fraction f of a node's network bytes
         crossing the leaf uplinks, the uplinks give that traffic 1/k of the NICs' rate; once

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from ibcalc.engine.algorithms.alltoall import (
     alltoall_traffic,
     pairwise_timing,
+    pxn_offered,
     pxn_timing,
     sendrecv_timing,
     shares_gpu_link,
@@ -482,7 +483,7 @@ def _alltoall_kernel(
     if aggregated:
         if collective is not Collective.ALL_TO_ALL or m < 2 or topo.domains < 2:
             return None
-        if topo.up is not None and (topo.up.path == "pci" or topo.up.torus_dims is not None):
+        if not pxn_offered(topo):
             return None
         if protocol is Protocol.LL128:
             return None

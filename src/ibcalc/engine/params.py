@@ -35,7 +35,14 @@ from typing import Any, Literal
 from ibcalc.engine.types import Algorithm, Protocol
 from ibcalc.errors import CatalogueError, UnitError, ValidationProblem
 from ibcalc.textsafe import shown as echo
-from ibcalc.units import UNSIGNED_NUMBER, parse_bandwidth, parse_size, parse_time
+from ibcalc.units import (
+    MIN_BANDWIDTH_BPS,
+    MIN_BANDWIDTH_TEXT,
+    UNSIGNED_NUMBER,
+    parse_bandwidth,
+    parse_size,
+    parse_time,
+)
 
 __all__ = [
     "SCHEMA",
@@ -258,7 +265,9 @@ _LATENCY = _Quantity("time", parse_time, "6.8 us", hi=1.0, hi_text="1 s")
 _SIZE = _Quantity("size", parse_size, "4 MiB", lo_open=True)
 #: Below 1 MB/s no link rate is plausible (the catalogue's floor): 1e-300 GB/s had priced a
 #: 1 KiB all-reduce at 2.8e284 hours.
-_BANDWIDTH = _Quantity("bandwidth", parse_bandwidth, "39 GB/s", lo=1e6, lo_text="1 MB/s (8 Mb/s)")
+_BANDWIDTH = _Quantity(
+    "bandwidth", parse_bandwidth, "39 GB/s", lo=MIN_BANDWIDTH_BPS, lo_text=MIN_BANDWIDTH_TEXT
+)
 _FRACTION = _Number(0.0, 1.0, lo_open=True)
 
 
@@ -656,13 +665,12 @@ def _check_document(data: object, *, full: bool) -> _Problems:
         # located at the key, whose path already reads "schema:": say what was found
         if "schema" in data:
             found = data["schema"]
-            said = (
-                echo(found)
-                if isinstance(found, str)
-                else "no text"
-                if found is None
-                else (f"a {type(found).__name__}")
-            )
+            if isinstance(found, str | int | float):
+                said = echo(found)
+            elif found is None:
+                said = "no text"
+            else:
+                said = "a mapping" if isinstance(found, Mapping) else "a list"
             problems.append((("schema",), f"{said} is not {SCHEMA!r}, the one this reads"))
         else:
             problems.append(((), f"schema: {SCHEMA} is required"))

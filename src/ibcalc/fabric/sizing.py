@@ -319,12 +319,13 @@ def size_fat_tree(
             best = other
     flat_d, flat_u = leaf_split(radix, 1.0)
     flat = _smallest(dataclasses.replace(args, d=flat_d, u=flat_u), args_out, tiers)
+    why = "fewer switches without slowing traffic to every peer more"
     if flat is not None and best.total_switches > flat.total_switches:
         # the widest narrower split within the untapered fabric's switch count
-        best = next((x for x in narrower if x.total_switches <= flat.total_switches), best)
-        why = f"no more switches than the same nodes at 1:1 ({flat.total_switches})"
-    else:
-        why = "fewer switches without slowing traffic to every peer more"
+        within = next((x for x in narrower if x.total_switches <= flat.total_switches), None)
+        if within is not None:
+            best = within
+            why = f"no more than the {flat.total_switches} switches of the same nodes at 1:1"
     if best is widest:
         return best
     unused = radix - best.leaf_down - best.leaf_up

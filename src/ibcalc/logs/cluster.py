@@ -300,23 +300,38 @@ def with_header_gpus_per_process(
     given = flags is not None and "gpus_per_process" in flags.model_fields_set
     placed = flags is not None and "gpus_per_node" in flags.model_fields_set
     fits = spec.gpus_per_node is None or (stated or 1) <= spec.gpus_per_node
-    if given or stated is None or stated <= 1 or (placed and not fits):
+    if given or stated is None or stated <= 1:
         return spec
+    if placed and not fits:
+        ranks = (spec.nodes or 1) * (spec.gpus_per_node or 1)
+        if run.ranks is not None and ranks != run.ranks:
+            return spec  # another run than the log's: the rank check names the flags
+        # the same ranks re-placed: priced as one GPU per process, the log's count had been
+        # listed as applied (nGpus 8 with --gpus-per-node 4, a review's finding)
+        raise ClusterError(
+            f"{{gpus_per_node}} {spec.gpus_per_node} is fewer than {gpus_per_process_words(run)} "
+            f"{stated}: one process drives GPUs of its own node only ({{gpus_per_process}} "
+            "prices another count)",
+            field="gpus_per_node",
+        )
     return spec.model_copy(update={"gpus_per_process": stated})
+
+
+def _from_device_list(run: Run) -> bool:
+    """Whether the log's GPUs per process come from its device list (no usable nGpus)."""
+    return any(i.field == "gpus_per_process" for i in run.inferences)
 
 
 def gpus_per_process_words(run: Run) -> str:
     """How a refusal names the GPUs per process the log gave: its header's nGpus, or its
     device list's ranks per process where it has no usable header count."""
-    if any(i.field == "gpus_per_process" for i in run.inferences):
-        return "the log's ranks per process"
-    return "the log's nGpus"
+    return "the log's ranks per process" if _from_device_list(run) else "the log's nGpus"
 
 
 def gpus_per_process_said(run: Run) -> str:
     """Where the log states its GPUs per process: the header's nGpus, or (without that line)
     the device list's ranks per process (``run.gpus_per_process`` must be set)."""
-    if any(i.field == "gpus_per_process" for i in run.inferences):
+    if _from_device_list(run):
         return f"the log's device list shows {run.gpus_per_process} ranks per process"
     return f"the log's header says nGpus {run.gpus_per_process}"
 

@@ -364,11 +364,9 @@ def render_checks(
             elif check.verdict == "above":
                 console.print("faster than the model expects at every size of 64 MiB and more")
             elif check.verdict == "unknown":
-                # one 32 MiB row had read 'verdict: unknown' then 'the run matches the model'
-                console.print(
-                    "no row of 64 MiB or more to judge the run by; the rows above are within "
-                    "what the model expects"
-                )
+                # one 32 MiB row had read 'verdict: unknown' then 'the run matches the model';
+                # the note below says why nothing is judged
+                console.print("no row marked low or bad; no verdict without a large row")
             else:
                 console.print(Text("no problem found: the run matches the model", style="green"))
         if check.findings and not check.flagged:

@@ -687,7 +687,9 @@ def plot_sweep_clusters(
         if collective == Collective.ALL_TO_ALL and n > m:
             # each GPU sends (n - m) / n of its buffer across the network through its share of
             # the NICs, and busbw is algbw x (n - 1) / n: busbw <= share x (n - 1) / (n - m)
-            # tapered leaves slow that traffic as the engine has it (topology.leaf_contention)
+            # tapered leaves slow that traffic as the engine has it for PXN, NCCL's all-to-all
+            # since 2.12 (topology.leaf_contention, rail-aligned: pairwise, off its rail, can
+            # cross more, contention("unaligned"))
             taper = cluster.topology.leaf_contention
             ceilings.append(
                 Ceiling(

@@ -174,6 +174,10 @@ class TrainTotals(BaseModel):
     step_s: float | None
 
 
+#: Megatron-LM's default rank order (tensor parallel fastest).
+DEFAULT_ORDER = "tp-cp-ep-dp-pp"
+
+
 class TrainResult(BaseModel):
     """One training step's phases, totals, warnings and assumptions."""
 
@@ -196,11 +200,7 @@ class TrainResult(BaseModel):
     assumptions: list[str]
     #: How ranks are numbered: Megatron-LM's default, or with data parallelism outermost
     #: (``--use-tp-pp-dp-mapping``) where the default's groups do not place
-    rank_order: str = "tp-cp-ep-dp-pp"  # DEFAULT_ORDER (defined below the model)
-
-
-#: Megatron-LM's default rank order (tensor parallel fastest).
-DEFAULT_ORDER = "tp-cp-ep-dp-pp"
+    rank_order: str = DEFAULT_ORDER
 
 
 def _gpus_per_node(catalogue: Catalogue, spec: ClusterSpec) -> int:

@@ -51,6 +51,7 @@ from ibcalc.units import format_size
 __all__ = [
     "alltoall_traffic",
     "pairwise_timing",
+    "pxn_offered",
     "pxn_timing",
     "sendrecv_timing",
     "shares_gpu_link",
@@ -223,6 +224,12 @@ def torus_share(topo: Topology) -> float:
     return topo.m * a / (8 * topo.ranks * link_Bps)
 
 
+def pxn_offered(topo: Topology) -> bool:
+    """Whether PXN can run: GPUs that meet over NVLink (NCCL's PATH_PXN, topo.h), not over
+    PCIe, and NCCL at all (not a TPU torus). The caller checks several GPUs and nodes."""
+    return topo.up is None or (topo.up.path != "pci" and topo.up.torus_dims is None)
+
+
 def shares_gpu_link(topo: Topology) -> bool:
     """Whether a GPU's peer traffic and its NIC traffic cross one link: GPUs that meet over PCIe
     reach their NICs across the same x16 link (GPUDirect RDMA), so an all-to-all's two shares
@@ -319,7 +326,8 @@ def _alltoall(
                 if shared
                 else "max((m-1)/n S/B_up, max(1,kf) (n-m)/n S/(nics B_nic/m)) + base + hop + "
                 "msgs x c"
-            ),
+            )
+            + ("; a torus's scale-up term at least m a S/(8 n B_link)" if cut is not None else ""),
             terms=terms,
         )
 
@@ -364,8 +372,7 @@ def pxn_timing(
     """
     if collective is not Collective.ALL_TO_ALL or topo.m < 2 or topo.domains < 2:
         return None
-    if topo.up is not None and (topo.up.path == "pci" or topo.up.torus_dims is not None):
-        # no NVLink between the GPUs (PCIe), or no NCCL (a TPU torus): no PXN
+    if not pxn_offered(topo):
         return None
     if protocol is Protocol.LL128:
         return None
