@@ -689,8 +689,11 @@ ERRORS: list[tuple[str, list[str], list[str]]] = [
     # given alone, the default it is below is said (every byte crosses)
     (
         "unaligned-alone",
-        ["alltoall", "--size", "1GB", "-N", "32", "--oversubscription", "2"]
-        + ["--cross-leaf-unaligned", "0.3"],
+        [
+            *("alltoall", "--size", "1GB", "-N", "32", "--oversubscription", "2"),
+            "--cross-leaf-unaligned",
+            "0.3",
+        ],
         ["below --cross-leaf 1 (its default: every byte; give it too)"],
     ),
     # nothing close: the message says where the names are listed (it had said only "unknown")
