@@ -1181,6 +1181,29 @@ def test_a_job_that_fits_in_one_rack_is_placed_whatever_its_groups_shape(
         )
 
 
+def test_on_nvl72_racks_the_cheaper_rank_order_is_priced(builtin_catalogue: Catalogue) -> None:
+    """tp 1 x pp 8 x dp 18 on two NVL72 racks (36 trays): in the default tp-cp-ep-dp-pp order
+    a stage is 18 consecutive ranks, so stage boundaries cross the racks and every send/receive
+    goes over the network (1F1B: every boundary busy, the slowest sets the pace); in tp-pp-dp a
+    pipeline is 8 consecutive GPUs inside one rack, its boundaries on NVLink, and dp pairs span
+    the racks. Both place, and the default had been priced, 3x dearer (a review). The cheaper
+    is priced and said; on 8-GPU nodes (DGX H100) the default stays, whichever is cheaper."""
+    spec = ClusterSpec(system="gb200-nvl72", nodes=36)
+    result = _run(builtin_catalogue, spec, tp=1, pp=8, dp=18, microbatches=16)
+    assert result.rank_order == "tp-pp-dp"
+    pp = _phase(result, "pp-sendrecv")
+    assert pp.tier == "scale-up"
+    assert pp.time_s == pytest.approx(
+        pair_sendrecv_s(builtin_catalogue, "nvlink5", pp.bytes_per_gpu)
+    )
+    assert result.assumptions[0].startswith(
+        "ranks ordered tp-pp-dp, data parallelism outermost (Megatron-LM --use-tp-pp-dp-mapping):"
+    )
+    assert "where the default tp-cp-ep-dp-pp order takes" in result.assumptions[0]
+    h100 = _run(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=16), tp=4, pp=2, dp=16)
+    assert h100.rank_order == "tp-cp-ep-dp-pp"
+
+
 def test_a_pipeline_of_stages_that_tile_the_rack_runs_over_two_racks(
     builtin_catalogue: Catalogue,
 ) -> None:

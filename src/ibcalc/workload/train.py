@@ -609,22 +609,41 @@ def _train_step(
     straddle the scale-up domains, in the order with data parallelism outermost (tp-pp-dp),
     which Megatron-LM offers for that: tp 8 x pp 9 x dp 2 on two NVL72 racks had been refused
     ('dp groups of 2 ranks 8 apart span 16 ranks, which do not divide the 72-GPU scale-up
-    domain') though each pipeline fills one rack. Only without expert, context or cross-site
-    parallelism (not tried with them)."""
+    domain') though each pipeline fills one rack. Where a scale-up domain spans several nodes
+    (an NVL72 rack) and both orders place, the cheaper is priced: tp 1 pp 8 on two racks was
+    1.6-6x cheaper with its pipelines on NVLink (a review). Only without expert, context or
+    cross-site parallelism (not tried with them)."""
+    par = spec.parallel
+    eligible = par.ep == 1 and par.cp == 1 and cluster.topology.sites == 1
+    eligible = eligible and par.pp > 1 and par.dp > 1
     try:
-        return _train_step_in(catalogue, cluster, spec, params=params, quick=quick, shared=shared)
+        default = _train_step_in(
+            catalogue, cluster, spec, params=params, quick=quick, shared=shared
+        )
     except WorkloadError as exc:
-        par = spec.parallel
-        if (
-            exc.field not in ("dp", "pp")  # where the order moves groups: a placement's refusal
-            or par.ep > 1
-            or par.cp > 1
-            or cluster.topology.sites > 1
-            or par.pp < 2
-            or par.dp < 2
-        ):
+        # where the order moves groups: a placement's refusal
+        if exc.field not in ("dp", "pp") or not eligible:
             raise
         refused = exc
+    else:
+        if not eligible or cluster.topology.m <= cluster.gpus_per_node:
+            return default
+        try:
+            other = _train_step_in(
+                catalogue, cluster, spec, params=params, quick=quick, shared=shared, dp_last=True
+            )
+        except WorkloadError:
+            return default
+        if _priced_s(other) >= _priced_s(default):
+            return default
+        note = (
+            f"ranks ordered {DP_LAST}, data parallelism outermost (Megatron-LM "
+            f"--use-tp-pp-dp-mapping): {format_time(_priced_s(other))} where the default "
+            f"tp-cp-ep-dp-pp order takes {format_time(_priced_s(default))}"
+        )
+        return other.model_copy(
+            update={"assumptions": [note, *other.assumptions], "rank_order": DP_LAST}
+        )
     try:
         result = _train_step_in(
             catalogue, cluster, spec, params=params, quick=quick, shared=shared, dp_last=True
@@ -638,6 +657,13 @@ def _train_step(
     return result.model_copy(
         update={"assumptions": [note, *result.assumptions], "rank_order": DP_LAST}
     )
+
+
+def _priced_s(result: TrainResult) -> float:
+    """What a step is ranked by: its step time where the compute is known, else its exposed
+    communication (as ``--compare`` ranks)."""
+    totals = result.totals
+    return totals.step_s if totals.step_s is not None else totals.exposed_s
 
 
 def _train_step_in(
