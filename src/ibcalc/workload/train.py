@@ -616,6 +616,12 @@ def _train_step(
     par = spec.parallel
     eligible = par.ep == 1 and par.cp == 1 and cluster.topology.sites == 1
     eligible = eligible and par.pp > 1 and par.dp > 1
+
+    def dp_last() -> TrainResult:
+        return _train_step_in(
+            catalogue, cluster, spec, params=params, quick=quick, shared=shared, dp_last=True
+        )
+
     try:
         default = _train_step_in(
             catalogue, cluster, spec, params=params, quick=quick, shared=shared
@@ -624,35 +630,32 @@ def _train_step(
         # where the order moves groups: a placement's refusal
         if exc.field not in ("dp", "pp") or not eligible:
             raise
-        refused = exc
-    else:
-        if not eligible or cluster.topology.m <= cluster.gpus_per_node:
-            return default
         try:
-            other = _train_step_in(
-                catalogue, cluster, spec, params=params, quick=quick, shared=shared, dp_last=True
-            )
+            other = dp_last()
         except WorkloadError:
-            return default
-        if _priced_s(other) >= _priced_s(default):
-            return default
-        note = (
-            f"ranks ordered {DP_LAST}, data parallelism outermost (Megatron-LM "
-            f"--use-tp-pp-dp-mapping): {format_time(_priced_s(other))} where the default "
-            f"tp-cp-ep-dp-pp order takes {format_time(_priced_s(default))}"
-        )
-        return other.model_copy(
-            update={"assumptions": [note, *other.assumptions], "rank_order": DP_LAST}
-        )
+            raise exc from None
+        return _in_dp_last(other, f"in the default {DEFAULT_ORDER} order {exc.render(str)}")
+    if not eligible or cluster.topology.m <= cluster.gpus_per_node:
+        return default
     try:
-        result = _train_step_in(
-            catalogue, cluster, spec, params=params, quick=quick, shared=shared, dp_last=True
-        )
+        other = dp_last()
     except WorkloadError:
-        raise refused from None
+        return default
+    if _priced_s(other) >= _priced_s(default):
+        return default
+    return _in_dp_last(
+        other,
+        f"{format_time(_priced_s(other))} where the default {DEFAULT_ORDER} order takes "
+        f"{format_time(_priced_s(default))}",
+    )
+
+
+def _in_dp_last(result: TrainResult, why: str) -> TrainResult:
+    """``result`` (priced in the tp-pp-dp order) with the order said first among its
+    assumptions, and why it was taken."""
     note = (
         f"ranks ordered {DP_LAST}, data parallelism outermost (Megatron-LM "
-        f"--use-tp-pp-dp-mapping): in the default tp-cp-ep-dp-pp order {refused.render(str)}"
+        f"--use-tp-pp-dp-mapping): {why}"
     )
     return result.model_copy(
         update={"assumptions": [note, *result.assumptions], "rank_order": DP_LAST}
