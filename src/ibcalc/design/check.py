@@ -362,10 +362,20 @@ def cross_leaf_fraction(sizing: FabricSizing, *, domain_nodes: int = 1) -> float
     """
     if sizing.tiers < 2 or sizing.nodes < 2:
         return 0.0
-    group = _leaf_group(sizing)
-    if domain_nodes > 1 and sizing.nodes > domain_nodes and sizing.nodes > group:
-        return _domain_fraction(sizing.nodes, group, domain_nodes)
-    return max(0.0, (sizing.nodes - group) / (sizing.nodes - 1))
+    if _by_domain(sizing, domain_nodes):
+        return _domain_fraction(sizing.nodes, sizing.leaf_group, domain_nodes)
+    return sizing.cross_leaf_share
+
+
+def _by_domain(sizing: FabricSizing, domain_nodes: int) -> bool:
+    """Whether :func:`cross_leaf_fraction` counts network peers outside multi-node domains:
+    domains of several nodes, more nodes than one domain, more than one leaf group."""
+    return domain_nodes > 1 and sizing.nodes > max(domain_nodes, sizing.leaf_group)
+
+
+def _rails_used(sizing: FabricSizing, gpus_per_node: int | None) -> int:
+    """The rails one GPU's channels use: its node's NICs, at most one per GPU."""
+    return max(1, min(sizing.rails, gpus_per_node or sizing.rails))
 
 
 def _domain_fraction(nodes: int, group: int, domain: int) -> float:
@@ -400,7 +410,7 @@ def pod_fraction(sizing: FabricSizing) -> float:
     leaves, so ``spine_down`` leaf groups of nodes (docs/design-files.md)."""
     if sizing.tiers < 3 or sizing.nodes < 2:
         return 0.0
-    pod_nodes = min(sizing.nodes, sizing.spine_down * _leaf_group(sizing))
+    pod_nodes = min(sizing.nodes, sizing.spine_down * sizing.leaf_group)
     return max(0.0, (sizing.nodes - pod_nodes) / (sizing.nodes - 1))
 
 
@@ -433,7 +443,7 @@ def unaligned_fraction(
     """
     f1 = cross_leaf_fraction(sizing, domain_nodes=domain_nodes)
     f2 = pod_fraction(sizing)
-    r = max(1, min(sizing.rails, gpus_per_node or sizing.rails))
+    r = _rails_used(sizing, gpus_per_node)
     if (
         sizing.rail_optimized
         and sizing.su_nodes
@@ -469,7 +479,7 @@ def neighbour_fraction(sizing: FabricSizing) -> float:
     sends one flow per channel over its spines' uplinks. As :func:`engine_fraction`:
     ``max(k1 / g, k1 k2 / pod) / K``; 0 where one leaf group (one pod) holds every node.
     """
-    group = _leaf_group(sizing)
+    group = sizing.leaf_group
     if sizing.tiers < 2 or sizing.nodes <= group:
         return 0.0
     f1 = 1.0 / group
@@ -482,13 +492,6 @@ def neighbour_fraction(sizing: FabricSizing) -> float:
     return max(k1 * f1, k1 * k2 * f2) / (k1 * k2)
 
 
-def _leaf_group(sizing: FabricSizing) -> int:
-    """Nodes whose rail-aligned peers share a leaf (an SU when rail-optimized)."""
-    if sizing.rail_optimized and sizing.su_nodes:
-        return sizing.su_nodes
-    return max(1, sizing.leaf_down // max(1, sizing.rails))
-
-
 def cross_leaf_derivation(
     sizing: FabricSizing, *, domain_nodes: int = 1, gpus_per_node: int | None = None
 ) -> str:
@@ -496,7 +499,7 @@ def cross_leaf_derivation(
     f = cross_leaf_fraction(sizing, domain_nodes=domain_nodes)
     if sizing.tiers < 2 or sizing.nodes < 2:
         return f"cross-leaf fraction {f:.0%}: one tier (every node on one leaf)"
-    group = _leaf_group(sizing)
+    group = sizing.leaf_group
     behind = max(0, sizing.nodes - group)
     if sizing.rail_optimized and sizing.su_nodes:
         how = f"a rail-optimized leaf serves one rail of an SU of {group} nodes"
@@ -519,7 +522,7 @@ def cross_leaf_derivation(
     # the formula's share for a node whose group is full (a node of a partial group has more
     # peers behind other leaves)
     share = f"(nodes - group) / (nodes - 1) = {behind}/{sizing.nodes - 1}"
-    if f != cross_leaf_fraction(sizing):
+    if _by_domain(sizing, domain_nodes):
         # scale-up domains of several nodes: their peers inside talk over NVLink
         share = (
             f"the worst leaf group's mean share of network peers (the {sizing.nodes - domain_nodes}"
@@ -537,7 +540,7 @@ def cross_leaf_derivation(
             else "only to other groups, and there is one: none of it crosses"
         )
     )
-    r = max(1, min(sizing.rails, gpus_per_node or sizing.rails))
+    r = _rails_used(sizing, gpus_per_node)
     if sizing.rail_optimized and sizing.su_nodes and sizing.nodes > 1 and r > 1:
         pods = " (and, with three tiers, its pod: pods are per rail)" if sizing.tiers >= 3 else ""
         text += (

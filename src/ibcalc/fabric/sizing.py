@@ -162,6 +162,22 @@ class FabricSizing:
         return self.nodes * self.rails
 
     @property
+    def leaf_group(self) -> int:
+        """Nodes whose rail-aligned peers share a leaf: an SU when rail-optimized, else the
+        ``leaf_down // rails`` whole nodes a leaf serves."""
+        if self.rail_optimized and self.su_nodes:
+            return self.su_nodes
+        return max(1, self.leaf_down // max(1, self.rails))
+
+    @property
+    def cross_leaf_share(self) -> float:
+        """Share of a node's rail-aligned peers behind another leaf, ``(nodes - group) / (nodes
+        - 1)`` (0 with one tier or one node; docs/design-files.md)."""
+        if self.tiers < 2 or self.nodes < 2:
+            return 0.0
+        return max(0.0, (self.nodes - self.leaf_group) / (self.nodes - 1))
+
+    @property
     def total_switches(self) -> int:
         """Leaf + spine + core switches."""
         return self.leaf_switches + self.spine_switches + self.core_switches
@@ -339,16 +355,9 @@ def size_fat_tree(
 
 
 def _uniform_slowdown(sizing: FabricSizing, ratio: float) -> float:
-    """``max(1, k f)`` at the leaves for traffic to every peer, with ``f`` the share of a node's
-    rail-aligned peers behind another leaf (design.check.cross_leaf_fraction's rule: an SU's
-    nodes share a leaf when rail-optimized, else ``leaf_down // rails`` whole nodes)."""
-    if sizing.tiers < 2 or sizing.nodes < 2:
-        return 1.0
-    if sizing.rail_optimized and sizing.su_nodes:
-        group = sizing.su_nodes
-    else:
-        group = max(1, sizing.leaf_down // max(1, sizing.rails))
-    return max(1.0, ratio * max(0.0, (sizing.nodes - group) / (sizing.nodes - 1)))
+    """``max(1, k f)`` at the leaves for traffic to every peer, ``f`` the sizing's rail-aligned
+    :attr:`FabricSizing.cross_leaf_share`."""
+    return max(1.0, ratio * sizing.cross_leaf_share)
 
 
 def _ratio_text(o: Fraction) -> str:
