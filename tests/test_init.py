@@ -96,8 +96,12 @@ def test_fill_fields_writes_an_estimates_marks_as_the_readme_says() -> None:
         ibcalc.load_catalogue(use_env=False), ibcalc.ClusterSpec(system="dgx-h100", nodes=2)
     )
     est = ibcalc.estimate_on(cluster, ibcalc.Collective.ALL_REDUCE, 1e9)
-    note = "ndr supports SHARP (CollNet); enable with {sharp}"
+    note = (
+        "ndr supports SHARP (CollNet); {sharp} would not change this all-reduce: NCCL's tuner "
+        "keeps nvlstree/Simple here"
+    )
     assert note in est.assumptions
     assert ibcalc.fill_fields(note, {"sharp": "--sharp"}) == (
-        "ndr supports SHARP (CollNet); enable with --sharp"
+        "ndr supports SHARP (CollNet); --sharp would not change this all-reduce: NCCL's tuner "
+        "keeps nvlstree/Simple here"
     )

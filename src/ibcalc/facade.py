@@ -11,6 +11,7 @@ caller passes others (``ibcalc.catalogue.cost_params.load_cost_params`` reads ov
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import NamedTuple, SupportsFloat, cast
 
 from ibcalc.catalogue.cost_params import builtin_cost_params
@@ -252,6 +253,43 @@ def cluster_notes(cluster: ResolvedCluster, collective: Collective) -> list[str]
     return notes
 
 
+def _sharp_what_if(
+    link_id: str,
+    plan: Plan,
+    size_bytes: float,
+    best: Cost,
+    *,
+    algorithm: Algorithm | None,
+    protocol: Protocol | None,
+) -> str:
+    """The SHARP hint of an all-reduce on a fabric with SHARP left off, with what turning it on
+    would do at this size: the same selection on the same topology with SHARP on. A bare "enable
+    with --sharp" had been shown where SHARP gains nothing (16 x DGX H100, 10 GB: nvls/Simple
+    51.3 ms against nvlstree/Simple 51.5 ms; 2 nodes: NCCL's tuner keeps nvlstree)."""
+    topo = plan.topo
+    assert topo.out is not None
+    on = replace(topo, out=topo.out.model_copy(update={"sharp": True}))
+    with_sharp, _ = select_on(
+        plan_for(plan.collective, on, plan.params, dtype=plan.dtype),
+        size_bytes,
+        algorithm,
+        protocol,
+    )
+    lead = f"{link_id} supports SHARP (CollNet); {{sharp}} "
+    pick = f"{with_sharp.algorithm.value}/{with_sharp.protocol.value}"
+    if pick == f"{best.algorithm.value}/{best.protocol.value}":
+        if algorithm is not None:
+            return lead + "would not change this all-reduce ({algorithm} forced)"
+        return lead + f"would not change this all-reduce: NCCL's tuner keeps {pick} here"
+    ratio = with_sharp.time_s / best.time_s
+    within = plan.params.reporting.notably_faster
+    at = f"{pick}, {format_time(with_sharp.time_s)}"
+    if ratio < 1 - within:
+        return lead + f"would make this all-reduce {1 / ratio:.2f}x faster ({at})"
+    # within the tie threshold (or, should NCCL's tuner and the model disagree, slower)
+    return lead + f"would change this all-reduce by {ratio - 1:+.1%} ({at})"
+
+
 def _estimate(
     cluster: ResolvedCluster,
     plan: Plan,
@@ -264,6 +302,12 @@ def _estimate(
     topo = cluster.topology
     best, others = select_on(plan, size, algorithm, protocol)
     notes = cluster_notes(cluster, collective)
+    if cluster.inter is not None and topo.out is not None:
+        hint = sharp_hint(cluster.inter.id)
+        if hint in notes:
+            notes[notes.index(hint)] = _sharp_what_if(
+                cluster.inter.id, plan, size, best, algorithm=algorithm, protocol=protocol
+            )
     # what was laid over the built-in cost parameters: override files, an NCCL release
     notes += [COST_PARAMETERS_NOTE + origin for origin in params.origins[1:]]
     if size != size_bytes:
