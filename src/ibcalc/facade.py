@@ -238,8 +238,12 @@ def cluster_notes(cluster: ResolvedCluster, collective: Collective) -> list[str]
     """What was assumed of ``cluster``, as it bears on ``collective``: in-network reduction
     (CollNet, NVLS across nodes) serves all-reduce only, so another collective is not offered
     SHARP, and is told that ``--sharp`` is not used (it was offered SHARP, and --sharp then
-    changed nothing, unsaid)."""
+    changed nothing, unsaid); a torus's bisection bounds all-to-all alone, so only all-to-all
+    is told of it (``ResolvedCluster.alltoall_notes``)."""
     notes = list(cluster.assumptions)
+    if collective is not Collective.ALL_TO_ALL:
+        # a torus's bisection bounds all-to-all alone (the note had shown on every estimate)
+        notes = [n for n in notes if n not in cluster.alltoall_notes]
     if collective is Collective.ALL_REDUCE or cluster.inter is None:
         return notes
     # SHARP and NCCL's two-node tree serve all-reduce only

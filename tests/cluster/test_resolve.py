@@ -217,6 +217,16 @@ def test_an_all_to_all_on_a_torus_is_bound_by_its_bisection() -> None:
     assert est.best.bottleneck == "scale-up: the tpu-v6e-ici torus's bisection (32 links)"
     ring = estimate_on(cluster, Collective.ALL_REDUCE, 2**30, algorithm="ring", protocol="Simple")
     assert ring.best.bottleneck == "scale-up: tpu-v6e-ici (360 GB/s achievable per GPU)"
+    # the bound is all-to-all's alone, and so is its note (it had shown on every estimate)
+    for collective in (Collective.ALL_REDUCE, Collective.ALL_GATHER, Collective.SEND_RECV):
+        other = estimate_on(cluster, collective, 2**30)
+        assert not any("torus" in n for n in other.assumptions)
+    assert sum("torus" in n for n in cluster.assumptions) == 1
+    unknown = resolve_cluster(CAT, spec.replace(intra="tpu7x-ici"))
+    (note,) = unknown.alltoall_notes
+    assert "torus of links per chip the catalogue does not give" in note
+    assert note in estimate_on(unknown, Collective.ALL_TO_ALL, 2**30).assumptions
+    assert note not in estimate_on(unknown, Collective.ALL_REDUCE, 2**30).assumptions
     # two such slices: no PXN (NCCL's, over NVLink), which had been picked on ICI
     two = resolve_cluster(CAT, spec.replace(nodes=2, inter="ndr"))
     picked = estimate_on(two, Collective.ALL_TO_ALL, 2**30)

@@ -115,6 +115,9 @@ class ResolvedCluster:
     #: the compute NICs, SHARP, NVLS, oversubscription; a workload that runs none (a checkpoint
     #: through its own storage NICs) leaves them out
     fabric_notes: tuple[str, ...] = ()
+    #: the assumptions (some of ``assumptions``) that only all-to-all reads: the torus's
+    #: bisection bound; an estimate of another collective leaves them out
+    alltoall_notes: tuple[str, ...] = ()
 
     @property
     def ranks(self) -> int:
@@ -235,6 +238,7 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
     """Fill the gaps of ``spec`` and build its tiers; record each assumption made."""
     notes: list[str] = []
     fabric: list[str] = []  # the notes only collectives read (ResolvedCluster.fabric_notes)
+    alltoall: list[str] = []  # the notes only all-to-all reads (ResolvedCluster.alltoall_notes)
     if len(catalogue.origins) > 1:
         notes.append(CATALOGUE_OVERRIDES_NOTE + ", ".join(catalogue.origins[1:]))
     system = _pick_system(catalogue, spec, notes)
@@ -394,7 +398,9 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
 
     tiers_from = len(notes)  # every note of the scale-up and scale-out tiers is a fabric note
     up_tier = (
-        _build_up(intra, scale_up, system, spec, arch=arch, notes=notes) if scale_up > 1 else None
+        _build_up(intra, scale_up, system, spec, arch=arch, notes=notes, alltoall=alltoall)
+        if scale_up > 1
+        else None
     )
     out_tier = None
     if domains > 1:
@@ -462,6 +468,7 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         assumptions=tuple(notes),
         spec=spec,
         fabric_notes=tuple(fabric),
+        alltoall_notes=tuple(alltoall),
     )
 
 
@@ -599,6 +606,7 @@ def _build_up(
     spec: ClusterSpec,
     arch: str,
     notes: list[str],
+    alltoall: list[str],
 ) -> ScaleUpTier:
     assert intra is not None
     line = intra.per_direction_Bps
@@ -619,17 +627,19 @@ def _build_up(
     path = "pci" if intra.family == "pcie" or intra.topology == "host-staged" else "nvlink"
     torus_dims = intra.links // 2 if intra.topology == "torus" and intra.links else None
     if intra.topology == "torus" and torus_dims is None and gpus > 2:
-        notes.append(
+        alltoall.append(
             f"{intra.id} is a torus of links per chip the catalogue does not give: its "
             "all-to-all is priced as on a switch, without the torus's bisection bound (too fast)"
         )
+        notes.append(alltoall[-1])
     if torus_dims is not None and gpus > 2:
         shape = torus_shape(gpus, torus_dims)
-        notes.append(
+        alltoall.append(
             f"{intra.id} is a {torus_dims}-D torus: an all-to-all is bound by its bisection, "
             f"taken for the most even shape of {gpus} chips, {' x '.join(map(str, shape))}, "
             "with wraparound (a slice of another shape, or without wraparound, has another)"
         )
+        notes.append(alltoall[-1])
     switched = system.nvswitch if system is not None else intra.topology == "switched"
     nvls_capable = (
         "nvls" in intra.capabilities
