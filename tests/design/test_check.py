@@ -1254,6 +1254,31 @@ def test_trays_of_one_nvlink_rack_are_no_network_peers_in_the_cross_leaf_share(
     assert resolved.cluster.spec.cross_leaf_fraction == pytest.approx(worst)
 
 
+def test_trays_of_one_nvlink_rack_are_no_network_peers_in_the_pod_share(
+    tmp_path: Path, builtin_catalogue: Catalogue
+) -> None:
+    """32 NVL72 racks (576 trays) on three tiers of 32-port switches, rail-optimized, 2:1 at the
+    spines: pods of 320 trays (racks 0-16 and 14 trays of rack 17). A tray's network peers are
+    the 558 outside its rack; a full rack's tray has 320 - 18 = 302 of them in its pod, a
+    rack-17 tray 306, so the pod's share outside is (306 x 256 + 14 x 252) / (320 x 558) =
+    0.458, where counting every tray a peer gave (576 - 320) / 575 = 0.445. Off-rail traffic
+    (4 rails) crosses the spines for 1 - (1 - f2)/4 of it, which at [1, 2] binds: 0.865, not
+    0.861."""
+    text = (
+        "name: p\nnodes: 576\nsystem: gb200-nvl72\n"
+        "fabric: {link: ndr, radix: 32, tiers: 3, oversubscription: [1, 2]}\n"
+    )
+    design, doc = load_design(write(tmp_path, "p.yaml", text), catalogue=builtin_catalogue)
+    resolved = resolve_design(design, doc, builtin_catalogue)
+    sizing = resolved.fabric
+    assert sizing is not None
+    assert (sizing.tiers, sizing.rails, sizing.spine_down * sizing.leaf_group) == (3, 4, 320)
+    f2 = (306 * 256 + 14 * 252) / (320 * 558)
+    assert f"{f2:.3g}" == "0.458"
+    assert resolved.cluster.spec.unaligned_cross_leaf_fraction == pytest.approx(1 - (1 - f2) / 4)
+    assert f"{1 - (1 - f2) / 4:.3g}" == "0.865"
+
+
 def test_an_unsized_tapered_design_says_every_byte_crosses(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -404,13 +404,18 @@ def domain_nodes_of(cluster: ResolvedCluster) -> int:
     return max(1, cluster.topology.m // max(1, cluster.gpus_per_node))
 
 
-def pod_fraction(sizing: FabricSizing) -> float:
+def pod_fraction(sizing: FabricSizing, *, domain_nodes: int = 1) -> float:
     """Share of a node's rail-aligned peers outside its pod (three tiers; 0 otherwise): the
     traffic to them also crosses the spines' uplinks to the core. A pod holds ``spine_down``
-    leaves, so ``spine_down`` leaf groups of nodes (docs/design-files.md)."""
+    leaves, so ``spine_down`` leaf groups of nodes (docs/design-files.md). With scale-up domains
+    of several nodes (NVL72 racks) a node's network peers are those outside its domain, counted
+    as for a leaf group (:func:`_domain_fraction` over pods): 8 racks of 18 trays on pods of 64
+    trays, (144 - 64) / 143 = 0.559 had counted a rack's own trays as peers; 0.630."""
     if sizing.tiers < 3 or sizing.nodes < 2:
         return 0.0
     pod_nodes = min(sizing.nodes, sizing.spine_down * sizing.leaf_group)
+    if domain_nodes > 1 and sizing.nodes > max(domain_nodes, pod_nodes):
+        return _domain_fraction(sizing.nodes, pod_nodes, domain_nodes)
     return max(0.0, (sizing.nodes - pod_nodes) / (sizing.nodes - 1))
 
 
@@ -423,7 +428,11 @@ def engine_fraction(sizing: FabricSizing, *, domain_nodes: int = 1) -> float:
     takes one ``max(1, K x f)``, so ``f = max(k1 f1, k1 k2 f2) / K``. With two tiers that is the
     :func:`cross_leaf_fraction`.
     """
-    return _per_tier(sizing, cross_leaf_fraction(sizing, domain_nodes=domain_nodes))
+    return _per_tier(
+        sizing,
+        cross_leaf_fraction(sizing, domain_nodes=domain_nodes),
+        pod_fraction(sizing, domain_nodes=domain_nodes),
+    )
 
 
 def unaligned_fraction(
@@ -442,7 +451,7 @@ def unaligned_fraction(
     (and a pod) holds every rail of its nodes and it is :func:`engine_fraction`.
     """
     f1 = cross_leaf_fraction(sizing, domain_nodes=domain_nodes)
-    f2 = pod_fraction(sizing)
+    f2 = pod_fraction(sizing, domain_nodes=domain_nodes)
     r = _rails_used(sizing, gpus_per_node)
     if (
         sizing.rail_optimized
@@ -457,15 +466,14 @@ def unaligned_fraction(
     return _per_tier(sizing, f1, f2)
 
 
-def _per_tier(sizing: FabricSizing, f1: float, f2: float | None = None) -> float:
-    """``max(k1 f1, k1 k2 f2) / K`` with ``f2`` the :func:`pod_fraction` unless given (three
-    tiers), else ``f1``."""
+def _per_tier(sizing: FabricSizing, f1: float, f2: float) -> float:
+    """``max(k1 f1, k1 k2 f2) / K`` with ``f2`` the share beyond the pod (three tiers), else
+    ``f1``."""
     ratios = sizing.oversubscription
     if sizing.tiers < 3 or len(ratios) < 2:
         return f1
     k1, k2 = ratios[0], ratios[1]
-    pod = pod_fraction(sizing) if f2 is None else f2
-    return max(k1 * f1, k1 * k2 * pod) / (k1 * k2)
+    return max(k1 * f1, k1 * k2 * f2) / (k1 * k2)
 
 
 def neighbour_fraction(sizing: FabricSizing) -> float:
@@ -559,7 +567,7 @@ def cross_leaf_derivation(
     if sizing.tiers >= 3 and len(ratios) >= 2:
         k1, k2 = ratios[0], ratios[1]
         pod = min(sizing.nodes, sizing.spine_down * group)
-        f2 = pod_fraction(sizing)
+        f2 = pod_fraction(sizing, domain_nodes=domain_nodes)
         text += (
             f"; {f2:.0%} of them sit outside the node's pod of {pod} nodes, across the "
             f"{k2:g}:1 spine uplinks as well: the leaves slow traffic x{k1 * f:.3g} (k1 x f), "
