@@ -139,8 +139,8 @@ def _pick_system(catalogue: Catalogue, spec: ClusterSpec, notes: list[str]) -> S
     if spec.inter is not None:
         inter = find_link(catalogue, spec.inter)
         # Only presets a fabric implies: NVIDIA's own DGX generations (HDR -> DGX A100, NDR ->
-        # DGX H100) and cloud fabrics that exist on one cloud (EFA, GPUDirect-TCPX). Generic
-        # fabrics (RoCE, Slingshot, XDR) keep the default 8-GPU H100 node.
+        # DGX H100, XDR -> DGX B300) and cloud fabrics that exist on one cloud (EFA,
+        # GPUDirect-TCPX). Generic fabrics (RoCE, Slingshot) keep the default 8-GPU H100 node.
         cloud_only = _cloud_only(inter)
         for system in catalogue.systems:
             if system.inter == inter.id and (system.id.startswith("dgx-") or cloud_only):
