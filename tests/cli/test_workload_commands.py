@@ -11,8 +11,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from ibcalc.catalogue.load import find_link
+from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli import app as APP
 from ibcalc.workload.memory import TIGHT_FRACTION
+from ibcalc.workload.model import find_model
 
 runner = CliRunner()
 
@@ -307,6 +310,39 @@ def test_checkpoint_json() -> None:
     # 810 GB over 2 x 65 GB/s of writes = 6.23 s, against 16 NDR NICs (~750 GB/s)
     assert data["totals"]["save_bound"] == "storage"
     assert data["totals"]["save_s"] == pytest.approx(810e9 / 130e9)
+
+
+def test_a_checkpoint_needs_neither_two_gpus_nor_a_network_between_nodes(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """A checkpoint runs no collective, yet one L40S ('a collective needs at least 2 GPUs')
+    and two NIC-less RTX 5090 boxes with a storage NIC given ('has no scale-out NIC; give
+    --inter') were refused. Each node writes its share through its RoCE 100G NIC: 2 GB / 1 NIC,
+    16 GB / 2 NICs, at the link's achievable rate (the NVMe-oF target's 50 GB/s does not bind)."""
+    nic = find_link(builtin_catalogue, "roce-100g").achievable_Bps
+    base = ["checkpoint", "--storage", "nvmeof-target", "--storage-link", "roce-100g"]
+    one = _json(*base, "--params", "1B", "--system", "l40s-pcie", "--nodes", "1")
+    assert one["totals"]["save_bound"] == "client NICs"
+    assert one["totals"]["save_s"] == pytest.approx(2e9 / nic, rel=1e-3)
+    two = _json(*base, "--model", "llama3-8b", "--system", "rtx5090-8", "--nodes", "2")
+    assert two["ranks"] == 16
+    assert two["totals"]["save_s"] == pytest.approx(
+        find_model("llama3-8b").params * 2 / (2 * nic), rel=1e-3
+    )
+
+
+def test_a_one_gpu_serving_instance_on_a_one_gpu_node_is_served(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """A one-GPU instance runs no collective; on one L40S it had been refused ('a collective
+    needs at least 2 GPUs') where a DGX prints its memory. Llama 3 8B in bf16: 8.0e9 x 2 B of
+    weights and 1,280 tokens (1,024 prompt + 256 out) x 131,072 B of KV cache, of 48 GiB."""
+    data = _json("infer", "--model", "llama3-8b", "--system", "l40s-pcie")
+    assert data["phases"] == []
+    model = find_model("llama3-8b")
+    used = model.params * 2 + 1280 * 131_072
+    assert data["memory"]["per_gpu_bytes"] == pytest.approx(used, rel=1e-9)
+    assert f"{used / 2**30:.1f}" == "15.1"
 
 
 def test_storage_units_of_a_storage_without_an_aggregate_rate_are_said_to_change_nothing() -> None:

@@ -502,7 +502,9 @@ def checkpoint_command(
     )
     cat = catalogue_of(catalogue)
     spec, names = design_cluster(cluster, design, cat, unread=CHECKPOINT_UNREAD)
-    render_checkpoint(checkpoint(cat, resolve_cluster(cat, spec), job), fmt, names=names)
+    # a checkpoint runs no collective: one GPU, or nodes no network joins, still write one
+    writers = resolve_cluster(cat, spec, collectives=False)
+    render_checkpoint(checkpoint(cat, writers, job), fmt, names=names)
 
 
 def register(app: typer.Typer) -> None:

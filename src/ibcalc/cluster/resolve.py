@@ -234,8 +234,15 @@ def scope_note(intra: Link) -> str | None:
     )
 
 
-def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
-    """Fill the gaps of ``spec`` and build its tiers; record each assumption made."""
+def resolve_cluster(
+    catalogue: Catalogue, spec: ClusterSpec, *, collectives: bool = True
+) -> ResolvedCluster:
+    """Fill the gaps of ``spec`` and build its tiers; record each assumption made.
+
+    ``collectives=False`` resolves a cluster on which no collective will run (a checkpoint, a
+    one-GPU serving instance): one GPU is a cluster then, and nodes without a scale-out NIC
+    are not refused but counted, their topology one node's (no network joins them).
+    """
     notes: list[str] = []
     fabric: list[str] = []  # the notes only collectives read (ResolvedCluster.fabric_notes)
     alltoall: list[str] = []  # the notes only all-to-all reads (ResolvedCluster.alltoall_notes)
@@ -287,7 +294,8 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
     elif spec.nodes is None:
         assert system is not None
         notes.append(f"1 node assumed: {system.id} has no scale-out NIC ({{nodes}}, {{inter}})")
-    if nodes > 1 and no_nic_preset:
+    unjoined = nodes > 1 and no_nic_preset and not collectives
+    if nodes > 1 and no_nic_preset and collectives:
         assert system is not None
         # the NIC count may be known already (a log's 'found 32 nics'): then only the link
         need = "{inter}" if spec.nics_per_node is not None else "{inter} and {nics_per_node}"
@@ -299,7 +307,7 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
         raise ClusterError(
             f"{nodes} nodes x {gpus_per_node} GPUs is more than {MAX_GPUS} GPUs", field="nodes"
         )
-    if nodes * gpus_per_node < 2:
+    if nodes * gpus_per_node < 2 and collectives:
         raise ClusterError(
             "a collective needs at least 2 GPUs ({nodes}, {gpus_per_node})", field="nodes"
         )
@@ -330,9 +338,16 @@ def resolve_cluster(catalogue: Catalogue, spec: ClusterSpec) -> ResolvedCluster:
     )
 
     before = len(notes)
-    scale_up = _scale_up_domain(system, spec, gpus_per_node, nodes, notes)
+    if unjoined:
+        assert system is not None
+        notes.append(
+            f"{system.id} has no scale-out NIC: the {nodes} nodes are counted, but no network "
+            "joins them, and nothing here needs one"
+        )
+    # nodes no network joins: the tiers are one node's
+    scale_up = _scale_up_domain(system, spec, gpus_per_node, 1 if unjoined else nodes, notes)
     fabric += notes[before:]  # how NVLink joins the nodes shapes collectives only
-    domains = nodes * gpus_per_node // scale_up
+    domains = (1 if unjoined else nodes) * gpus_per_node // scale_up
     nodes_per_domain = scale_up // gpus_per_node
     if spec.nodes is None and domains == 2:
         # what the default means for collectives only (checkpoint leaves fabric notes out); not

@@ -173,10 +173,12 @@ def serving_cluster(
 ) -> ResolvedCluster:
     """The cluster ``spec`` describes; without its node count, just enough nodes for ``gpus``
     GPUs (one serving instance; at least the preset's own node count), or for two instances on
-    nodes of their own when ``disaggregated`` (:func:`disaggregated_nodes`)."""
+    nodes of their own when ``disaggregated`` (:func:`disaggregated_nodes`). A one-GPU instance
+    runs no collective, so a one-GPU cluster (an L40S) serves it."""
+    collectives = gpus > 1 or disaggregated
     if spec.nodes is not None:
-        return resolve_cluster(catalogue, spec)
-    probe = resolve_cluster(catalogue, spec)
+        return resolve_cluster(catalogue, spec, collectives=collectives)
+    probe = resolve_cluster(catalogue, spec, collectives=collectives)
     needed = -(-gpus // probe.gpus_per_node)
     if disaggregated:
         needed = disaggregated_nodes(gpus, probe.gpus_per_node)
