@@ -293,6 +293,12 @@ def test_a_link_named_alone_gets_the_common_pairings_nic_count() -> None:
     assert "8 NICs per node (one per GPU) assumed" in text
 
 
+def test_tp_whatif_refuses_nodes_of_no_gpus(cat: Catalogue) -> None:
+    """gpus_per_node 0 had ended in ZeroDivisionError (tp % 0); it is out of range, as tp 0 is."""
+    with pytest.raises(ClusterError, match=r"gpus_per_node 0 is out of range \(1..1024\)"):
+        tp_whatif(cat, "nvlink4", "ndr", 8, 1e9, gpus_per_node=0)
+
+
 def test_tp_whatif_places_the_same_bytes(cat: Catalogue) -> None:
     whatif = tp_whatif(cat, "nvlink4", "ndr", 4, 64e6, nics_per_node=1)
     assert (whatif.inside.nodes, whatif.inside.gpus_per_node) == (1, 4)

@@ -579,3 +579,14 @@ def test_a_time_that_needs_its_unit() -> None:
     assert parse_time("2") == 2.0  # the catalogue's bare numbers stay seconds
     with pytest.raises(UnitError, match=r"^--rtt '2' needs a unit"):
         parse_time("2", unit_required=True, what="--rtt")
+
+
+@pytest.mark.parametrize("parse", [parse_size, parse_bandwidth, parse_time])
+@pytest.mark.parametrize("sign", [1, -1])
+def test_an_integer_beyond_a_float_is_absurdly_large(
+    parse: Callable[[int], float], sign: int
+) -> None:
+    """float(10**400) raises OverflowError: the parsers had let it out as a traceback (a design
+    file's size of 400 digits ended `check` with exit 1); an int that large is absurdly large."""
+    with pytest.raises(UnitError, match="is absurdly large"):
+        parse(sign * 10**400)

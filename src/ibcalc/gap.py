@@ -854,6 +854,9 @@ def tp_whatif(
     """
     check_count("tp", tp, 2, MAX_GPUS_PER_NODE)
     check_count("nics_per_node", nics_per_node, 1, MAX_NICS_PER_NODE)
+    if gpus_per_node is not None:
+        # 0 had ended in ZeroDivisionError (tp % 0)
+        check_count("gpus_per_node", gpus_per_node, 1, MAX_GPUS_PER_NODE)
     up = _link(catalogue, intra, "intra")
     out = _link(catalogue, inter, "inter", "gap_inter")
     host = _link(catalogue, host_pcie, "host_pcie") if host_pcie is not None else None

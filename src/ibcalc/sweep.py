@@ -42,7 +42,7 @@ from ibcalc.facade import (
     parse_dtype,
     size_list,
 )
-from ibcalc.units import GB, format_size
+from ibcalc.units import GB, as_float, format_size
 
 __all__ = [
     "MAX_SWEEP_SIZES",
@@ -79,12 +79,13 @@ def sweep_sizes(min_bytes: float, max_bytes: float, factor: int) -> list[float]:
         )
     if factor < 2:
         raise FieldError("{factor} must be 2 or more", field="factor")
+    step = as_float(factor)  # a 400-digit factor: one size, not an OverflowError at the first step
     sizes: list[float] = []
     size = float(min_bytes)
     # 1e-12: a series of float products may land a hair above a max it meets exactly
     while size <= max_bytes * (1 + 1e-12) and len(sizes) < MAX_SWEEP_SIZES:
         sizes.append(size)
-        size *= factor
+        size *= step
     return sizes
 
 

@@ -32,6 +32,7 @@ __all__ = [
     "NS_BELOW_S",
     "UNSIGNED_NUMBER",
     "GiB",
+    "as_float",
     "format_bandwidth",
     "format_count",
     "format_number",
@@ -131,6 +132,22 @@ _TIME_FACTORS = {
 }
 
 
+def as_float(value: float) -> float:
+    """``value`` as a float, an integer beyond a float's range as an infinity of its sign:
+    ``float(10**400)`` raises OverflowError, which had ended ``check`` on a design file's
+    400-digit size, and a dozen options, in a traceback."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def _number_text(value: float) -> str:
+    """A number as :func:`_finite_number` reads it: an int as its digits (400 of them read as
+    an infinity there, said to be absurdly large), a float as its repr."""
+    return str(value) if isinstance(value, int) else repr(float(value))
+
+
 def _finite_number(text: str, raw: str, what: str, limit: str = "") -> float:
     """``text`` as a finite float; ``limit`` (`` (the limit is 1 PiB)``) ends the error of one
     too large for a float, as it ends the error of one over the caller's limit."""
@@ -185,7 +202,7 @@ def parse_size(
         raise UnitError(f"{what} {shown(raw)} is not a number of bytes")
     value = _as_input(value, raw, what)
     if isinstance(value, int | float):
-        size = _finite_number(repr(float(value)), raw, what, _SIZE_LIMIT)
+        size = _finite_number(_number_text(value), raw, what, _SIZE_LIMIT)
     else:
         match = _SIZE_RE.match(value)
         if match is None:
@@ -241,7 +258,7 @@ def parse_bandwidth(value: str | int | float, *, what: str = "bandwidth") -> flo
         raise UnitError(f"{what} {shown(raw)} is not a number")
     value = _as_input(value, raw, what)
     if isinstance(value, int | float):
-        bw = _finite_number(repr(float(value)), raw, what, _BW_LIMIT)
+        bw = _finite_number(_number_text(value), raw, what, _BW_LIMIT)
     else:
         match = _BW_RE.match(value)
         if match is None:
@@ -303,7 +320,7 @@ def parse_time(
         raise UnitError(f"{what} {shown(raw)} is not a number")
     value = _as_input(value, raw, what)
     if isinstance(value, int | float):
-        seconds = _finite_number(repr(float(value)), raw, what)
+        seconds = _finite_number(_number_text(value), raw, what)
     else:
         match = _TIME_RE.match(value)
         if match is None:
@@ -465,7 +482,7 @@ def parse_count(value: str | int | float, *, what: str = "count") -> float:
     if isinstance(value, bool):
         raise UnitError(f"{what} {shown(raw)} is not a number")
     if isinstance(value, int | float):
-        count = _finite_number(repr(float(value)), raw, what)
+        count = _finite_number(_number_text(value), raw, what)
     else:
         match = _COUNT_RE.match(value)
         if match is None:
@@ -500,7 +517,7 @@ def parse_distance(value: str | int | float, *, what: str = "distance") -> float
     if isinstance(value, bool):
         raise UnitError(f"{what} {shown(raw)} is not a number")
     if isinstance(value, int | float):
-        metres = _finite_number(repr(float(value)), raw, what)
+        metres = _finite_number(_number_text(value), raw, what)
     else:
         match = _DISTANCE_RE.match(value)
         if match is None:

@@ -21,6 +21,7 @@ from ibcalc.engine.types import (
     ScaleUpTier,
     busbw_factor,
 )
+from ibcalc.errors import UnitError
 
 GB = 1e9
 
@@ -77,6 +78,12 @@ def test_dtype_sizes_and_spellings() -> None:
     assert "fp32" in DType.names()
     with pytest.raises(ValueError, match="unknown dtype 'fp33'"):
         DType.parse("fp33")
+    # the library's error, as estimate_on raises for the same name (it had been a bare
+    # ValueError from a public type), and still a ValueError for pydantic validators
+    with pytest.raises(UnitError, match="unknown dtype 'foo'"):
+        DType.parse("foo")
+    with pytest.raises(UnitError, match="unknown dtype 4"):
+        DType.parse(4)
 
 
 def test_scale_out_domain_bandwidth() -> None:

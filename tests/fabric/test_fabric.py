@@ -431,3 +431,30 @@ def test_three_levels_say_what_uneven_links_would_need() -> None:
     assert sizing.core_switches == core == 36
     note = next(n for n in sizing.notes if "pod(s)" in n)
     assert f"{8 * 9} spines, {72 + 72 + 36} switches in all, would do with uneven links" in note
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "words"),
+    [
+        ({"nodes": math.nan}, "nodes nan is not a whole number"),
+        ({"nodes": 12.5}, "nodes 12.5 is not a whole number"),
+        ({"nodes": "128"}, "nodes '128' is not a whole number"),
+        ({"rails": 8.5}, "NICs per node 8.5 is not a whole number"),
+        ({"radix": math.nan}, "switch radix nan is not a whole number"),
+        ({"extra_endpoints": -1}, "extra endpoints -1 must be at least 0"),
+        ({"port_Bps": -5e10}, "port rate -50000000000.0 B/s is not a positive finite number"),
+        ({"port_Bps": math.inf}, "port rate inf B/s is not a positive finite number"),
+        ({"oversubscription": "2:1"}, "oversubscription '2:1' is not a number or a"),
+        ({"oversubscription": [1, math.nan]}, "oversubscription nan must be a finite"),
+        ({"oversubscription": 10**400}, "oversubscription inf must be a finite"),
+    ],
+)
+def test_bad_counts_and_rates_are_refused(kwargs: dict[str, object], words: str) -> None:
+    """The library's sizing took NaN nodes (one switch 'for nan endpoints', nan cables), 12.5
+    nodes (100.0 cables) and a negative port rate (a negative bisection) as given, and ended a
+    NaN radix, a '2:1' string (read character by character) or a 400-digit ratio in bare
+    ValueError, TypeError or OverflowError; each is a FabricError now."""
+    args: dict[str, object] = {"nodes": 128, "rails": 8, "radix": 64, **kwargs}
+    with pytest.raises(FabricError) as info:
+        size_fat_tree(**args)
+    assert str(info.value).startswith(words)

@@ -36,6 +36,8 @@ import pytest
 from ibcalc.cli import main
 
 HERE = Path(__file__).resolve().parent
+#: An integer beyond a float's range (float() raises OverflowError on it).
+DIGITS_311 = "1" + "0" * 310
 ROOT = HERE.parents[1]
 EXAMPLES = ROOT / "examples"
 #: A refusal that takes longer has hung or read without limit (the speed target, 1 s, is
@@ -323,6 +325,35 @@ CASES: list[Case] = [
         2,
         "allowed 1 kB/s to 1 PB/s",
         "a min_busbw of 5e-324 B/s is refused",
+    ),
+    C(
+        "design-size-400-digits",
+        "check {h}/corpus-size-400-digits.yaml",
+        2,
+        "corpus-size-400-digits.yaml:5:17: requirements[0].allreduce.size: size '1000",
+        "a size of 400 digits, beyond a float, is absurdly large (float() had raised "
+        "OverflowError, a traceback and exit 1: a failed gate to CI)",
+    ),
+    C(
+        "design-ratio-400-digits",
+        "check {h}/corpus-ratio-400-digits.yaml",
+        2,
+        "corpus-ratio-400-digits.yaml:4:37: fabric.oversubscription:",
+        "a spine ratio of 400 digits is refused, not an OverflowError",
+    ),
+    C(
+        "train-seq-len-311-digits",
+        f"train --model llama3-8b --seq-len {DIGITS_311}",
+        2,
+        "--seq-len 1.000e+310: must be at most 100,000,000",
+        "an option's range error formats an int beyond a float (its {:g} had raised)",
+    ),
+    C(
+        "infer-batch-311-digits",
+        f"infer --model llama3-8b --batch {DIGITS_311}",
+        2,
+        "--batch 1.000e+310: must be at most 10,000,000",
+        "the same for infer's counts",
     ),
     C(
         "design-gap-1e300",

@@ -25,7 +25,7 @@ from pydantic import (
 from ibcalc.engine.types import HostCpu
 from ibcalc.errors import ClusterError
 from ibcalc.textsafe import shown as echo
-from ibcalc.units import UNSIGNED_NUMBER
+from ibcalc.units import UNSIGNED_NUMBER, as_float
 
 __all__ = [
     "MAX_GPUS",
@@ -91,7 +91,7 @@ def parse_ratio(value: Any) -> float:
             if math.isfinite(ratio) and not _PLAIN_RATIO.match(text):
                 raise ValueError(f"oversubscription {echo(value)} is not a ratio (write 2 or 2:1)")
     elif isinstance(value, int | float):
-        ratio = float(value)
+        ratio = as_float(value)
     else:
         raise ValueError(f"oversubscription {echo(value)} is not a ratio (write 2 or 2:1)")
     if not math.isfinite(ratio):

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 # The one list of collectives lives in a module without pydantic, so that `ibcalc --help` can
 # list the collective commands without loading the engine; it is re-exported here.
 from ibcalc.collectives import Collective
+from ibcalc.errors import UnitError
 
 __all__ = [
     "COST_PARAMETERS_NOTE",
@@ -66,15 +67,16 @@ class DType(StrEnum):
 
     @classmethod
     def parse(cls, name: str) -> DType:
-        """The type ``name`` means (any case, nccl-tests spellings too); ValueError if none."""
+        """The type ``name`` means (any case, nccl-tests spellings too);
+        :class:`~ibcalc.errors.UnitError` (a ValueError) if none, as the estimates raise."""
         if not isinstance(name, str):
-            raise ValueError(f"unknown dtype {name!r}")
+            raise UnitError(f"unknown dtype {name!r}")
         key = name.strip().lower()
         key = _DTYPE_ALIASES.get(key, key)
         try:
             return cls(key)
         except ValueError:
-            raise ValueError(f"unknown dtype {name!r}") from None
+            raise UnitError(f"unknown dtype {name!r}") from None
 
     @classmethod
     def names(cls) -> list[str]:

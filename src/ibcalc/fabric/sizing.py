@@ -55,7 +55,7 @@ from ibcalc.fabric.switches import (
     node_cages,
     switches,
 )
-from ibcalc.units import plural
+from ibcalc.units import as_float, plural
 
 __all__ = [
     "MAX_TIERS",
@@ -268,18 +268,44 @@ def size_fat_tree(
     ``ports_per_cage`` the switch transceivers; ``node_cages_per_node`` the node transceivers.
     Raises :class:`FabricError` for a fabric the radix cannot build. Rules: module docstring.
     """
-    for name, value, low in (("nodes", nodes, 1), ("NICs per node", rails, 1)):
-        if isinstance(value, bool) or value < low:
+    for name, value, low in (
+        ("nodes", nodes, 1),
+        ("NICs per node", rails, 1),
+        ("switch radix", radix, None),  # leaf_split says why a radix is too small
+        ("extra endpoints", extra_endpoints, 0),
+        ("tiers", tiers, 1),
+        ("ports per cage", ports_per_cage, 1),
+        ("node cages per node", node_cages_per_node, 1),
+    ):
+        # a count is a whole number: 12.5 nodes had sized 100.0 cables, NaN nodes one switch
+        # "for nan endpoints", and a string, a float radix or NaN failed in TypeError/ValueError
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise FabricError(f"{name} {value!r} is not a whole number")
+        if value is not None and low is not None and value < low:
             raise FabricError(f"{name} {value} must be at least {low}")
-    if extra_endpoints < 0:
-        raise FabricError(f"extra endpoints {extra_endpoints} must not be negative")
     if tiers is not None and not 1 <= tiers <= MAX_TIERS:
         raise FabricError(f"tiers {tiers} is not supported (1 to {MAX_TIERS} switch levels)")
-    ratios = (
-        [float(oversubscription)]
-        if isinstance(oversubscription, int | float)
-        else [float(v) for v in oversubscription]
+    if port_Bps is not None and (
+        isinstance(port_Bps, bool)
+        or not isinstance(port_Bps, int | float)
+        or not 0 < as_float(port_Bps) < math.inf
+    ):
+        # a negative rate had given a negative bisection
+        raise FabricError(f"port rate {port_Bps!r} B/s is not a positive finite number")
+    given = (
+        [oversubscription]
+        if isinstance(oversubscription, int | float) or not isinstance(oversubscription, Sequence)
+        else list(oversubscription)
     )
+    if isinstance(oversubscription, str) or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in given
+    ):
+        # "2:1" had been read character by character
+        raise FabricError(
+            f"oversubscription {oversubscription!r} is not a number or a [leaf, spine] list of "
+            "numbers (2 for 2:1)"
+        )
+    ratios = [as_float(v) for v in given]
     if not 1 <= len(ratios) <= MAX_TIERS - 1:
         raise FabricError(
             f"oversubscription takes one ratio per oversubscribable tier (leaf, spine): "

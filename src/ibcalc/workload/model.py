@@ -22,6 +22,7 @@ Presets hold only what their papers state (each preset lists its source):
 
 from __future__ import annotations
 
+import decimal
 import math
 from collections.abc import Callable
 from typing import Any
@@ -31,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from ibcalc.catalogue.load import suggest
 from ibcalc.errors import UnknownNameError, WorkloadError
 from ibcalc.units import (
+    as_float,
     format_bandwidth,
     format_count,
     format_number,
@@ -99,8 +101,10 @@ class CheckedSpec(BaseModel):
 def _plain(value: float) -> str:
     """A count or rate without a unit as given: ``-1`` (not -1.0), ``100,000,000`` (not
     1e+08), ``0.0001``."""
-    if float(value).is_integer() and abs(value) < 1e15:
+    if abs(value) < 1e15 and float(value).is_integer():
         return f"{int(value):,}"
+    if math.isinf(as_float(value)):  # an int beyond a float: {:g} would raise OverflowError
+        return f"{decimal.Decimal(value):.3e}"
     return f"{value:g}"
 
 
