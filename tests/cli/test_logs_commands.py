@@ -270,6 +270,36 @@ def test_a_gate_failure_names_each_size_with_its_efficiency() -> None:
     assert err.rstrip().endswith(" and 2 more")
 
 
+def test_json_carries_the_files_it_could_not_read_and_the_gate_s_result(tmp_path: Path) -> None:
+    """A missing file under --format json had printed a valid report with no runs (exit 2, the
+    error on stderr alone), and the gate's result was on stderr alone too: a tool reading the
+    JSON saw a pass. The report lists each file's error as stderr words it, and the gate: the
+    degraded run fails 0.85 at 64 and 128 MiB, the sizes the FAIL line names."""
+    missing = tmp_path / "missing.txt"
+    code, out, err = run("nccl-check", str(missing), "--format", "json")
+    assert code == 2
+    data = json.loads(out)
+    assert data["runs"] == []
+    assert data["errors"] == [{"source": str(missing), "message": f"{missing}: no such file"}]
+    assert data["gate"] is None
+    assert err == f"error: {missing}: no such file\n"
+    code, out, err = run(
+        "nccl-check", str(DEGRADED), "--min-efficiency", "0.85", "--format", "json"
+    )
+    assert code == 1
+    data = json.loads(out)
+    assert data["errors"] == []
+    gate = data["gate"]
+    assert (gate["min_efficiency"], gate["passed"], gate["not_judged_runs"]) == (0.85, False, [])
+    (failed,) = gate["failed_runs"]
+    assert (failed["source"], failed["run_index"]) == (str(DEGRADED), 0)
+    assert [r.split(" (")[0] for r in failed["reasons"]] == ["64 MiB", "128 MiB"]
+    assert all(r in err for r in failed["reasons"])
+    code, out, _ = run("nccl-check", str(HEALTHY), "--min-efficiency", "0.85", "--format", "json")
+    assert code == 0
+    assert json.loads(out)["gate"]["passed"] is True
+
+
 def test_a_run_faster_than_the_cluster_given_reads_above_and_is_flagged() -> None:
     """2 x 4 H100 (sweep 10, 4 x NDR200 per node) judged on one HDR NIC per node: one HDR port
     moves 25 GB/s per direction, and the run's busbw of 102-156 GB/s at 64 MiB and more is 3.1x

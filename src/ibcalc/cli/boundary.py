@@ -151,9 +151,11 @@ class CliUsageError(IbcalcError):
     """Input only the command line can judge: options that do not go together."""
 
 
-def _fail(lines: Sequence[str]) -> NoReturn:
+def _fail(lines: Sequence[str], into: list[str] | None = None) -> NoReturn:
     for line in lines:
         say(f"error: {printable_ends(line, MAX_ERROR_LINE)}")
+    if into is not None:
+        into.extend(lines)
     raise typer.Exit(2)
 
 
@@ -258,19 +260,20 @@ def usage_line(exc: typer.TyperException) -> str:
 
 
 @contextmanager
-def boundary() -> Iterator[None]:
-    """Turn bad input into ``error:`` lines on stderr and ``typer.Exit(2)``; let the rest pass."""
+def boundary(into: list[str] | None = None) -> Iterator[None]:
+    """Turn bad input into ``error:`` lines on stderr and ``typer.Exit(2)``; let the rest pass.
+    ``into`` also gets the lines (a JSON report that carries its files' errors)."""
     try:
         yield
     except FieldError as exc:
-        _fail([exc.render(FIELD_FLAGS)])
+        _fail([exc.render(FIELD_FLAGS)], into)
     except InputFileError as exc:
         # every problem of the file, one line each (report all, not the first)
-        _fail([str(problem) for problem in exc.problems] or [str(exc)])
+        _fail([str(problem) for problem in exc.problems] or [str(exc)], into)
     except IbcalcError as exc:
-        _fail([str(exc)])
+        _fail([str(exc)], into)
     except typer.TyperException as exc:
-        _fail([usage_line(exc)])
+        _fail([usage_line(exc)], into)
     except BrokenPipeError:
         # the reader of stdout is gone (`| head -1`, `| true`): stop quietly, like git
         quiet_stdout()

@@ -194,13 +194,18 @@ def nccl_check(
     checks: list[RunCheck] = []
     unreadable = False
     logs: list[LogInput] = []
+    # each file's error lines, for a JSON report (it had printed an empty, passing-looking
+    # report for a file that does not exist, the error on stderr alone)
+    errors: list[dict[str, str]] = []
     for path in files:
         # each file inside its own boundary: the others are still checked, and the exit is 2
+        lines: list[str] = []
         try:
-            with boundary():
+            with boundary(lines):
                 logs.append(read_log(path, stdin=_stdin(path)))
         except typer.Exit:
             unreadable = True
+            errors += [{"source": str(path), "message": line} for line in lines]
     logs = _distinct(logs)
     rows = [r for log in logs for run in log.parsed.runs for r in run.rows]
     # a gate that would judge nothing must not pass (as check refuses a design without
@@ -214,8 +219,9 @@ def nccl_check(
             "--min-efficiency would judge nothing: no run has a row of 64 MiB or more"
         )
     for log in logs:
+        lines = []
         try:
-            with boundary():
+            with boundary(lines):
                 checks += check_log(
                     log.parsed,
                     log.text,
@@ -228,6 +234,7 @@ def nccl_check(
                 )
         except typer.Exit:
             unreadable = True
+            errors += [{"source": log.label, "message": line} for line in lines]
     plotted = [c for c in checks if c.rows]
     # every picture's file (check.png, check-2.png ...) is checked before the first is written
     pictures: list[Path] = []
@@ -236,7 +243,24 @@ def nccl_check(
         checked = plot_target(_plot_path(target, i), inputs)
         assert checked is not None
         pictures.append(checked)
-    emit(render_check_report(checks, fmt, names=FIELD_FLAGS), None)
+    failed = _gate(checks, min_efficiency) if min_efficiency is not None and not unreadable else []
+    gate = None
+    if min_efficiency is not None and not unreadable:
+        judged = [c for c in checks if c.verdict != "not_checked"]
+        gate = {
+            "min_efficiency": min_efficiency,
+            "passed": bool(judged) and not failed,
+            "failed_runs": [
+                {"source": c.source, "run_index": c.run_index, "reasons": why} for c, why in failed
+            ],
+            "not_judged_runs": [
+                {"source": c.source, "run_index": c.run_index}
+                for c in checks
+                if c.verdict == "not_checked"
+            ],
+        }
+    report = render_check_report(checks, fmt, names=FIELD_FLAGS, errors=errors, gate=gate)
+    emit(report, None)
     for picture, check in zip(pictures, plotted, strict=False):
         say(f"wrote {plot_check(picture, check)}")
     if unreadable:
@@ -251,7 +275,14 @@ def nccl_check(
                 )
         if all(c.verdict == "not_checked" for c in checks):
             raise CliUsageError("--min-efficiency would judge nothing: no run could be checked")
-        if _gate(checks, min_efficiency):
+        for check, reasons in failed:
+            sizes = ", ".join(reasons[:6])
+            sizes += f" and {len(reasons) - 6} more" if len(reasons) > 6 else ""
+            say(
+                f"FAIL {printable(check.source, None)} run {check.run_index + 1}: "
+                f"--min-efficiency {min_efficiency:g} fails at {sizes}"
+            )
+        if failed:
             raise typer.Exit(1)
 
 
@@ -265,29 +296,24 @@ def _why_failed(row: RowCheck) -> str:
     return f"{row.efficiency:.1%} of the expected busbw"
 
 
-def _gate(checks: list[RunCheck], min_efficiency: float) -> bool:
-    """Say each run that fails ``--min-efficiency`` on stderr; True when one does."""
+def _gate(checks: list[RunCheck], min_efficiency: float) -> list[tuple[RunCheck, list[str]]]:
+    """Each run that fails ``--min-efficiency``, with why at each size."""
     from ibcalc.logs.results import fmt_size, gate_failures
 
-    failed = False
+    failed = []
     for check in checks:
         rows = gate_failures(check, min_efficiency)
         # a run nccl-tests itself found wrong (its trailer's out-of-bounds count) passes no gate
         corrupt = check.verdict == "corrupt" and not rows and not check.unmeasured
         if not rows and not check.unmeasured and not corrupt:
             continue
-        failed = True
         why = [f"{fmt_size(r.size_bytes)} ({_why_failed(r)})" for r in rows]
         why += [
             f"{fmt_size(size)} (line {line}: no measurement)" for size, line in check.unmeasured
         ]
         if corrupt:
             why.append("every size (nccl-tests' own check found wrong results)")
-        sizes = ", ".join(why[:6]) + (f" and {len(why) - 6} more" if len(why) > 6 else "")
-        say(
-            f"FAIL {printable(check.source, None)} run {check.run_index + 1}: "
-            f"--min-efficiency {min_efficiency:g} fails at {sizes}"
-        )
+        failed.append((check, why))
     return failed
 
 

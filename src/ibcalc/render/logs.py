@@ -392,9 +392,15 @@ def _filled(data: Any, names: Mapping[str, str] | None) -> Any:
 
 
 def checks_dict(
-    checks: Sequence[RunCheck], *, names: Mapping[str, str] | None = None
+    checks: Sequence[RunCheck],
+    *,
+    names: Mapping[str, str] | None = None,
+    errors: Sequence[Mapping[str, str]] = (),
+    gate: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The checks as JSON-ready data: every run's ``model_dump`` plus ``flagged``."""
+    """The checks as JSON-ready data: every run's ``model_dump`` plus ``flagged``; the files
+    that could not be read or checked (``errors``: source and message, as on stderr) and the
+    ``--min-efficiency`` gate's result (``gate``; None without one)."""
     runs = []
     for check in checks:
         data = check.model_dump(mode="json")
@@ -404,14 +410,21 @@ def checks_dict(
         "schema": "ibcalc-nccl-check/2",
         "units": "sizes in bytes, times in us, bandwidths in GB/s (10^9 B/s per direction)",
         "runs": runs,
+        "errors": [dict(e) for e in errors],
+        "gate": dict(gate) if gate is not None else None,
     }
 
 
 def render_checks_json(
-    checks: Sequence[RunCheck], *, names: Mapping[str, str] | None = None
+    checks: Sequence[RunCheck],
+    *,
+    names: Mapping[str, str] | None = None,
+    errors: Sequence[Mapping[str, str]] = (),
+    gate: Mapping[str, Any] | None = None,
 ) -> str:
     """:func:`checks_dict` as indented JSON text."""
-    return json.dumps(checks_dict(checks, names=names), indent=2) + "\n"
+    data = checks_dict(checks, names=names, errors=errors, gate=gate)
+    return json.dumps(data, indent=2) + "\n"
 
 
 def _gh_data(text: str) -> str:
@@ -715,11 +728,17 @@ def render_calibration(
 
 
 def render_check_report(
-    checks: Sequence[RunCheck], fmt: str = "table", *, names: Mapping[str, str] | None = None
+    checks: Sequence[RunCheck],
+    fmt: str = "table",
+    *,
+    names: Mapping[str, str] | None = None,
+    errors: Sequence[Mapping[str, str]] = (),
+    gate: Mapping[str, Any] | None = None,
 ) -> str:
-    """The checks in one of :data:`CHECK_FORMATS`: tables, JSON, or GitHub annotations."""
+    """The checks in one of :data:`CHECK_FORMATS`: tables, JSON (with ``errors`` and ``gate``,
+    which the other formats leave to stderr), or GitHub annotations."""
     if fmt == "json":
-        return render_checks_json(checks, names=names)
+        return render_checks_json(checks, names=names, errors=errors, gate=gate)
     if fmt == "github":
         return render_checks_github(checks, names=names)
     return render_checks(checks, names=names)
