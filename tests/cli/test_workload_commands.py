@@ -345,6 +345,36 @@ def test_a_one_gpu_serving_instance_on_a_one_gpu_node_is_served(
     assert f"{used / 2**30:.1f}" == "15.1"
 
 
+def test_infer_says_the_kv_heads_it_assumed_and_offers_remedies_that_help() -> None:
+    """A model given by its shape without --kv-heads is priced with one KV head per query
+    head: 2 x 80 layers x 64 heads x 128 x 2 B = 2,621,440 B per token, 8x Llama 3 70B's
+    (8 KV heads), and nothing had said so. DeepSeek-V3 on 8 GPUs (ep 8, fp8 weights, batch 1)
+    does not fit for its weights, 16.55e9 + 654.45e9 / 8 B = 91.6 GiB, beside an 86 MiB
+    cache: it had been told that a smaller batch or an fp8 KV cache would help, neither of
+    which can; more ep can."""
+    shaped = _json(
+        *("infer", "--params", "70B", "--layers", "80", "--hidden", "8192", "--heads", "64"),
+        *("--tp", "8", "--system", "dgx-h100"),
+    )
+    assert shaped["totals"]["kv_bytes_per_token"] == 2 * 80 * 64 * 128 * 2 == 2_621_440
+    assert any(
+        a.startswith("key/value heads not given: 64, one per query head") and "--kv-heads" in a
+        for a in shaped["assumptions"]
+    )
+    preset = _json("infer", "--model", "llama3-70b", "--tp", "8", "--system", "dgx-h100")
+    assert preset["totals"]["kv_bytes_per_token"] == 2 * 80 * 8 * 128 * 2
+    assert not any("key/value heads not given" in a for a in preset["assumptions"])
+    moe = _json(
+        *("infer", "--model", "deepseek-v3", "--tp", "1", "--ep", "8", "--system", "dgx-h100"),
+        *("--nodes", "1", "--batch", "1", "--weights-dtype", "fp8"),
+    )
+    assert moe["memory"]["weights_bytes"] == pytest.approx(16.55e9 + 654.45e9 / 8, rel=1e-3)
+    (warning,) = [w for w in moe["warnings"] if w.startswith("out of memory")]
+    assert warning.endswith("or pp or more --ep would shrink it")
+    assert "--batch" not in warning
+    assert "--kv-dtype" not in warning
+
+
 def test_storage_units_of_a_storage_without_an_aggregate_rate_are_said_to_change_nothing() -> None:
     """--storage-units multiplies a storage's aggregate rate; S3 states none (it scales with the
     clients), so 4 units changed nothing, yet were accepted without a word and the title read
@@ -407,6 +437,23 @@ def test_checkpoint_names_ignored_cluster_options() -> None:
         ),
         (["train", "--params", "70B", "--nodes", "2", "--compare", "--tp", "8"], "drop --tp"),
         (["checkpoint", "--params", "8B", "--storage", "s4"], "unknown storage 's4'"),
+        (
+            # experts without a routing degree had been served, silently, as a dense model
+            [
+                *("infer", "--params", "10B", "--layers", "32", "--hidden", "4096"),
+                *("--heads", "32", "--experts", "8", "--system", "dgx-h100"),
+            ],
+            "--experts makes a mixture-of-experts model: give its --top-k too",
+        ),
+        (
+            # through the compute NICs, a DGX H100 node has 8 (100 had been priced at 9.75 TB/s)
+            [
+                *("checkpoint", "--model", "llama3-70b", "--storage", "ddn-ai400x2"),
+                *("--storage-nics", "100", "--system", "dgx-h100"),
+            ],
+            "--storage-nics 100 is more than the 8 ndr NICs of a node (give --storage-link for "
+            "storage NICs of their own)",
+        ),
         (["infer", "--params", "8B", "--kv-nics", "2"], "--kv-nics applies to --disaggregated"),
         (
             ["infer", "--model", "llama3-70b", "--ep", "2", "--system", "dgx-h100"],

@@ -363,6 +363,21 @@ def checkpoint(
     problem = link_role_problem(link, "client_link")
     if problem:
         raise WorkloadError("{client_link} " + problem, field="client_link")
+    # through the compute NICs, a node has as many as it has (100 had been priced, 9.75 TB/s
+    # from two DGX H100; infer refuses as many --kv-nics); a storage link of its own is the
+    # caller's to count
+    system = cluster.system
+    node_nics = cluster.nics_per_node if cluster.inter is not None else 0
+    if not node_nics and system is not None and system.inter == link.id:
+        node_nics = system.nics_per_node
+    compute = {cluster.inter.id if cluster.inter else None, cluster.spec.inter}
+    compute.add(system.inter if system is not None else None)
+    if link.id in compute and 0 < node_nics < spec.client_nics:
+        raise WorkloadError(
+            f"{{client_nics}} {spec.client_nics} is more than the {node_nics} {link.id} NICs of "
+            "a node (give {client_link} for storage NICs of their own)",
+            field="client_nics",
+        )
     # a storage NIC sits on the host's PCIe as a compute NIC does: the cluster's cap applies
     host = cluster.host_pcie
     cap = host if host is not None and host.achievable_Bps < link.achievable_Bps else None

@@ -227,6 +227,14 @@ def infer(
     notes: list[str] = [
         "communication only: the compute of each token (weight and KV-cache reads) is not included"
     ]
+    if model.kv_heads is None and model.kv_elements_per_layer is None and model.heads is not None:
+        # multi-head attention had been assumed unsaid: 8x the KV cache of a model that, like
+        # Llama 3 70B, shares 8 key/value heads among 64
+        notes.append(
+            f"key/value heads not given: {model.heads}, one per query head (multi-head "
+            "attention), assumed for the KV cache; a grouped-query model has fewer "
+            "({kv_heads}; Llama 3 70B has 8 for 64 heads)"
+        )
     layers = model.need("layers", "serving") if spec.tp > 1 or spec.ep > 1 else model.layers
     # the sequences one attention group decodes: the batch, split over the ep data-parallel
     # groups when experts are spread (module docstring)
@@ -525,7 +533,7 @@ def _memory(
     judge_fit(
         memory,
         cluster.system,
-        remedies=lambda: _memory_remedies(spec),
+        remedies=lambda: _memory_remedies(spec, weights, kv or 0.0),
         uncounted="CUDA context, NCCL buffers, activations, the serving engine's workspace",
         warnings=warnings,
         notes=notes,
@@ -533,8 +541,15 @@ def _memory(
     return memory
 
 
-def _memory_remedies(spec: InferSpec) -> str:
-    """What would shrink a serving instance's memory, of what it does not use yet."""
+#: The KV cache's share of a GPU's memory below which shrinking it is not offered as a remedy.
+KV_REMEDY_SHARE = 0.1
+
+
+def _memory_remedies(spec: InferSpec, weights: float, kv: float) -> str:
+    """What would shrink a serving instance's memory, of what it does not use yet: the
+    batch and the KV cache's type only where the cache is a tenth of it or more (a batch of 1
+    whose 86 MiB cache sat beside 91.6 GiB of DeepSeek-V3's weights had been told both), more
+    ep for a mixture of experts."""
     model = spec.model
     kv_heads = model.kv_heads if model.kv_heads is not None else model.heads
     if model.kv_elements_per_layer is not None:
@@ -543,11 +558,18 @@ def _memory_remedies(spec: InferSpec) -> str:
         tp = f"more tp (for the weights: past {kv_heads} KV heads the cache is copied) or pp"
     else:
         tp = "more tp or pp"
-    ways = [tp, "a smaller {batch}"]
+    ways = [tp]
+    if model.is_moe:
+        ways.append("more {ep}")
+    cache = kv >= KV_REMEDY_SHARE * (weights + kv)
+    if cache and spec.batch > 1:
+        ways.append("a smaller {batch}")
     if spec.weights_dtype.bytes > 1:
         ways.append("fp8 weights ({weights_dtype})")
-    if spec.kv_dtype.bytes > 1:
+    if cache and spec.kv_dtype.bytes > 1:
         ways.append("an fp8 KV cache ({kv_dtype})")
+    if len(ways) == 1:
+        return f"{ways[0]} would shrink it"
     return ", ".join(ways[:-1]) + " or " + ways[-1] + " would shrink it"
 
 

@@ -218,6 +218,13 @@ class ModelSpec(CheckedSpec):
             raise WorkloadError(
                 "{top_k} is for a mixture-of-experts model: give its {experts} too", field="top_k"
             )
+        if self.experts is not None and self.top_k is None:
+            # experts without a routing degree had been served, silently, as a dense model
+            raise WorkloadError(
+                "{experts} makes a mixture-of-experts model: give its {top_k} too (the experts "
+                "each token is routed to)",
+                field="experts",
+            )
         if self.hidden is not None and self.heads is not None and self.hidden < self.heads:
             raise WorkloadError(
                 f"{{hidden}} {self.hidden} is smaller than {{heads}} {self.heads}: each attention "
