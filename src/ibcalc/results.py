@@ -110,6 +110,7 @@ class EstimateResult(Estimate, JsonModel):
         "collective",
         "size_bytes",
         "dtype",
+        "count",
         "nodes",
         "gpus_per_node",
         "ranks",

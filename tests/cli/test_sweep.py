@@ -485,3 +485,21 @@ def test_a_sweep_says_when_its_busbw_bar_is_left_out() -> None:
     assert "busbw bar" in shown
     assert "busbw bar is left out" not in shown
     assert max(len(line) for line in shown.splitlines()) <= wide
+
+
+@pytest.mark.parametrize(
+    ("given", "words"),
+    [
+        (["--measured", "m.csv"], "error: --measured needs --plot FILE.png|FILE.svg"),
+        (["--plot-time"], "error: --plot-time needs --plot FILE.png|FILE.svg"),
+        (
+            ["--plot-time", "--measured", "m.csv"],
+            "error: --plot-time and --measured need --plot FILE.png|FILE.svg",
+        ),
+    ],
+)
+def test_plot_options_without_a_plot_name_what_was_given(given: list[str], words: str) -> None:
+    """--measured alone had been told '--plot-time and --measured need --plot'."""
+    result = runner.invoke(app, ["sweep", "allreduce", *given])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[0] == words

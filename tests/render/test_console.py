@@ -121,6 +121,7 @@ def test_json_keys_are_the_published_ones_in_order() -> None:
         "collective",
         "size_bytes",
         "dtype",
+        "count",
         "nodes",
         "gpus_per_node",
         "ranks",

@@ -146,7 +146,12 @@ def sweep_command(
     from ibcalc.sweep import algorithm_lines, sweep_fabrics, sweep_sizes
 
     if plot is None and (plot_time or measured is not None):
-        raise CliUsageError("--plot-time and --measured need --plot FILE.png|FILE.svg")
+        # the options given, named: --measured alone had been told "--plot-time and --measured"
+        given = " and ".join(
+            flag for flag, on in (("--plot-time", plot_time), ("--measured", measured)) if on
+        )
+        need = "needs" if " and " not in given else "need"
+        raise CliUsageError(f"{given} {need} --plot FILE.png|FILE.svg")
     target = plot_target(plot, run_inputs(catalogue, cost_params, measured))
     fabrics = fabrics_of(inter)
     coll = parse_collective(collective)
