@@ -38,6 +38,7 @@ from ibcalc.errors import (
     UnknownNameError,
     ValidationProblem,
     WorkloadError,
+    WrongTypeError,
     fill_fields,
 )
 
@@ -59,6 +60,7 @@ TREE: list[tuple[type[Exception], type[Exception], type[Exception]]] = [
     (PlotError, IbcalcError, ValueError),
     (OutputError, IbcalcError, OSError),
     (LogParseError, IbcalcError, ValueError),
+    (WrongTypeError, IbcalcError, TypeError),
 ]
 
 

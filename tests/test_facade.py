@@ -738,3 +738,41 @@ def test_an_nvls_tree_headline_says_its_nvls_rate_is_a_share_of_nvls_alone(
     assert best.bottleneck == (
         "NVLink SHARP in the NVSwitch (287 GB/s per GPU, 0.93 x its 309 GB/s alone)"
     )
+
+
+def test_an_argument_of_the_wrong_kind_is_named_with_the_kind_expected(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """estimate_on given a ClusterSpec (estimate's argument) had failed with "'ClusterSpec'
+    object has no attribute 'topology'", resolve_cluster given a dict with "'dict' object has
+    no attribute 'system'", a string for params with "no attribute 'tuner_view'": each is a
+    WrongTypeError (an IbcalcError and a TypeError) naming what was expected."""
+    from ibcalc.errors import IbcalcError, WrongTypeError
+
+    spec = ClusterSpec(system="dgx-h100")
+    cluster = resolve_cluster(builtin_catalogue, spec)
+    cases: list[tuple[Any, str]] = [
+        (
+            lambda: estimate_on(spec, Collective.ALL_REDUCE, 1e9),
+            "cluster must be a ResolvedCluster, not ClusterSpec (resolve_cluster(catalogue, spec) "
+            "makes one; estimate() takes a ClusterSpec)",
+        ),
+        (
+            lambda: CollectivePlan(spec, Collective.ALL_REDUCE),
+            "cluster must be a ResolvedCluster, not ClusterSpec",
+        ),
+        (
+            lambda: resolve_cluster(builtin_catalogue, {"system": "dgx-h100"}),
+            "spec must be a ClusterSpec, not dict",
+        ),
+        (
+            lambda: estimate_on(cluster, Collective.ALL_REDUCE, 1e9, params="x"),
+            "params must be a CostParams, not str",
+        ),
+    ]
+    for call, words in cases:
+        with pytest.raises(WrongTypeError) as info:
+            call()
+        assert str(info.value).startswith(words)
+        assert isinstance(info.value, IbcalcError)
+        assert isinstance(info.value, TypeError)

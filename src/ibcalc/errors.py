@@ -47,6 +47,8 @@ __all__ = [
     "UnknownNameError",
     "ValidationProblem",
     "WorkloadError",
+    "WrongTypeError",
+    "expect_type",
     "fill_fields",
 ]
 
@@ -61,6 +63,21 @@ class UnitError(IbcalcError, ValueError):
 
 class SizeTooSmallError(UnitError):
     """A size that nccl-tests would round to 0 bytes for this collective and rank count."""
+
+
+class WrongTypeError(IbcalcError, TypeError):
+    """An argument of the wrong kind of object (a ClusterSpec where a resolved cluster is
+    taken), named with the kind expected."""
+
+
+def expect_type(value: object, kind: type, what: str, hint: str = "") -> None:
+    """Raise :class:`WrongTypeError` unless ``value`` is a ``kind``: ``estimate_on`` given a
+    ClusterSpec had failed with "'ClusterSpec' object has no attribute 'topology'"."""
+    if not isinstance(value, kind):
+        raise WrongTypeError(
+            f"{what} must be a {kind.__name__}, not {type(value).__name__}"
+            + (f" ({hint})" if hint else "")
+        )
 
 
 class UnknownNameError(IbcalcError, KeyError):

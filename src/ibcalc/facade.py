@@ -39,7 +39,7 @@ from ibcalc.engine.types import (
     Protocol,
     busbw_factor,
 )
-from ibcalc.errors import SizeTooSmallError, UnitError, UnknownNameError
+from ibcalc.errors import SizeTooSmallError, UnitError, UnknownNameError, expect_type
 from ibcalc.textsafe import shown
 from ibcalc.units import MAX_ENGINE_BYTES, format_size, format_time
 
@@ -212,11 +212,24 @@ def estimate_on(
     """Estimate ``collective`` of ``size_bytes`` on an already resolved cluster, with the cost
     parameters ``params`` (default: the built-in ones). The collective, algorithm and protocol
     may be given by name (``"allreduce"``, ``"ring"``, ``"LL128"``, any case)."""
+    _expect_cluster(cluster, params)
     params = params if params is not None else builtin_cost_params()
     dt = parse_dtype(dtype)
     coll, algo, proto = by_name(collective, algorithm, protocol)
     plan = plan_for(coll, cluster.topology, params, dtype=dt)
     return _estimate(cluster, plan, size_bytes, algo, proto)
+
+
+def _expect_cluster(cluster: object, params: object) -> None:
+    """A resolved cluster and cost parameters (or None), or :class:`WrongTypeError`."""
+    expect_type(
+        cluster,
+        ResolvedCluster,
+        "cluster",
+        "resolve_cluster(catalogue, spec) makes one; estimate() takes a ClusterSpec",
+    )
+    if params is not None:
+        expect_type(params, CostParams, "params", "load_cost_params() or builtin_cost_params()")
 
 
 def by_name(
@@ -564,6 +577,7 @@ class CollectivePlan:
         protocol: Protocol | str | None = None,
         params: CostParams | None = None,
     ) -> None:
+        _expect_cluster(cluster, params)
         params = params if params is not None else builtin_cost_params()
         self.cluster = cluster
         collective, self.algorithm, self.protocol = by_name(collective, algorithm, protocol)

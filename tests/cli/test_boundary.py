@@ -37,6 +37,7 @@ from ibcalc.errors import (
     UnknownNameError,
     ValidationProblem,
     WorkloadError,
+    WrongTypeError,
 )
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "ibcalc"
@@ -70,6 +71,10 @@ CASES: list[tuple[Exception, list[str]]] = [
     (PlotError("cannot write a plot to 'x.txt'"), ["cannot write a plot to 'x.txt'"]),
     (OutputError("out.xml: cannot write"), ["out.xml: cannot write"]),
     (LogParseError("not a log"), ["not a log"]),
+    (
+        WrongTypeError("spec must be a ClusterSpec, not dict"),
+        ["spec must be a ClusterSpec, not dict"],
+    ),
     (CliUsageError("--tp-size needs --tp"), ["--tp-size needs --tp"]),
     (typer.BadParameter("bad value"), ["Invalid value: bad value"]),
 ]

@@ -19,7 +19,7 @@ from ibcalc.cluster.spec import MAX_GPUS, MAX_NICS_PER_NODE, ClusterSpec
 from ibcalc.engine.algorithms.alltoall import torus_shape
 from ibcalc.engine.base import Topology
 from ibcalc.engine.types import ScaleOutTier, ScaleUpTier
-from ibcalc.errors import ClusterError
+from ibcalc.errors import ClusterError, expect_type
 from ibcalc.units import format_bandwidth, format_time, plural
 
 __all__ = [
@@ -243,6 +243,8 @@ def resolve_cluster(
     one-GPU serving instance): one GPU is a cluster then, and nodes without a scale-out NIC
     are not refused but counted, their topology one node's (no network joins them).
     """
+    expect_type(catalogue, Catalogue, "catalogue", "load_catalogue() makes one")
+    expect_type(spec, ClusterSpec, "spec", "ClusterSpec(system='dgx-h100', nodes=2), say")
     notes: list[str] = []
     fabric: list[str] = []  # the notes only collectives read (ResolvedCluster.fabric_notes)
     alltoall: list[str] = []  # the notes only all-to-all reads (ResolvedCluster.alltoall_notes)
