@@ -20,6 +20,7 @@ from ibcalc.engine.band import time_range
 from ibcalc.engine.types import Algorithm, Collective, Estimate, Protocol
 from ibcalc.errors import (
     AlgorithmNotApplicableError,
+    ClusterError,
     SizeTooSmallError,
     UnitError,
     UnknownNameError,
@@ -280,6 +281,37 @@ def test_the_sharp_hint_says_what_sharp_would_do_at_the_size_asked() -> None:
     assert lead + "would not change this all-reduce ({algorithm} forced)" in plain.assumptions
     # with SHARP on, the hint is gone
     assert not any("supports SHARP" in n for n in sharp.assumptions)
+    # where SHARP is no candidate, the reason is said, not the tuner's choice (a review): SHARP
+    # reduces 16- and 32-bit types (CollNet's, and NVLS across nodes takes them), Simple only
+    plain, sharp = pair(1e6, 16, dtype="int8")
+    assert sharp.time_s == plain.time_s
+    assert lead + "would not change this all-reduce: SHARP does not reduce int8 here" in (
+        plain.assumptions
+    )
+    plain, sharp = pair(1e6, 16, protocol="LL")
+    assert sharp.time_s == plain.time_s
+    assert (
+        lead + "would not change this all-reduce: LL forced ({protocol}), and SHARP runs Simple"
+    ) in plain.assumptions
+    # a caller that reads no assumptions (a sweep, nccl-check's expectations) skips the what-if
+    # and keeps the cluster's plain hint
+    cluster = resolve_cluster(cat, ClusterSpec(system="dgx-h100", nodes=16))
+    bulk = estimate_on(cluster, Collective.ALL_REDUCE, 1e6, sharp_what_if=False)
+    assert "ndr supports SHARP (CollNet); enable with {sharp}" in bulk.assumptions
+    assert bulk.time_s == pair(1e6, 16)[0].time_s
+
+
+def test_a_cluster_resolved_for_no_collective_is_not_priced(builtin_catalogue: Catalogue) -> None:
+    """resolve_cluster(collectives=False) builds two NIC-less RTX 5090 boxes as one node's
+    topology (a checkpoint needs no network); estimate_on had priced an all-reduce on it as one
+    8-GPU node with the 16-rank busbw factor. It is refused."""
+    spec = ClusterSpec(system="rtx5090-8", nodes=2)
+    cluster = resolve_cluster(builtin_catalogue, spec, collectives=False)
+    assert (cluster.ranks, cluster.topology.ranks) == (16, 8)
+    with pytest.raises(ClusterError, match="resolved for work that runs no collective"):
+        estimate_on(cluster, Collective.ALL_REDUCE, 1e9)
+    with pytest.raises(ClusterError, match="resolved for work that runs no collective"):
+        CollectivePlan(cluster, Collective.ALL_REDUCE)
 
 
 def test_the_headline_bottleneck_names_a_protocol_rate_that_binds(

@@ -39,7 +39,13 @@ from ibcalc.engine.types import (
     Protocol,
     busbw_factor,
 )
-from ibcalc.errors import SizeTooSmallError, UnitError, UnknownNameError, expect_type
+from ibcalc.errors import (
+    ClusterError,
+    SizeTooSmallError,
+    UnitError,
+    UnknownNameError,
+    expect_type,
+)
 from ibcalc.textsafe import shown
 from ibcalc.units import MAX_ENGINE_BYTES, format_size, format_time
 
@@ -208,26 +214,41 @@ def estimate_on(
     algorithm: Algorithm | str | None = None,
     protocol: Protocol | str | None = None,
     params: CostParams | None = None,
+    sharp_what_if: bool = True,
 ) -> Estimate:
     """Estimate ``collective`` of ``size_bytes`` on an already resolved cluster, with the cost
     parameters ``params`` (default: the built-in ones). The collective, algorithm and protocol
-    may be given by name (``"allreduce"``, ``"ring"``, ``"LL128"``, any case)."""
+    may be given by name (``"allreduce"``, ``"ring"``, ``"LL128"``, any case).
+
+    ``sharp_what_if``: on a fabric with SHARP left off, an all-reduce's assumptions say what
+    turning it on would do at this size (a second selection; callers that read no assumptions,
+    such as a sweep, pass False and keep the plain hint)."""
     _expect_cluster(cluster, params)
     params = params if params is not None else builtin_cost_params()
     dt = parse_dtype(dtype)
     coll, algo, proto = by_name(collective, algorithm, protocol)
     plan = plan_for(coll, cluster.topology, params, dtype=dt)
-    return _estimate(cluster, plan, size_bytes, algo, proto)
+    return _estimate(cluster, plan, size_bytes, algo, proto, what_if=sharp_what_if)
 
 
 def _expect_cluster(cluster: object, params: object) -> None:
-    """A resolved cluster and cost parameters (or None), or :class:`WrongTypeError`."""
+    """A resolved cluster that runs collectives and cost parameters (or None), or
+    :class:`WrongTypeError` (:class:`ClusterError` for a cluster resolved for none)."""
     expect_type(
         cluster,
         ResolvedCluster,
         "cluster",
         "resolve_cluster(catalogue, spec) makes one; estimate() takes a ClusterSpec",
     )
+    assert isinstance(cluster, ResolvedCluster)
+    if not cluster.collectives:
+        # its topology may be one node's (nodes no network joins): 2 nodes had been priced as
+        # one with the 16-rank busbw factor
+        raise ClusterError(
+            "this cluster was resolved for work that runs no collective (collectives=False): "
+            "resolve it again to estimate one",
+            field="nodes",
+        )
     if params is not None:
         expect_type(params, CostParams, "params", "load_cost_params() or builtin_cost_params()")
 
@@ -270,6 +291,11 @@ def cluster_notes(cluster: ResolvedCluster, collective: Collective) -> list[str]
     return notes
 
 
+#: The algorithms SHARP brings to an all-reduce across domains: CollNet direct and chain, and NVLS
+#: (NCCL runs NVLS across nodes only with IB SHARP; the what-if runs only across domains).
+SHARP_ALGORITHMS = (Algorithm.COLLNET_DIRECT, Algorithm.COLLNET_CHAIN, Algorithm.NVLS)
+
+
 def _sharp_what_if(
     link_id: str,
     plan: Plan,
@@ -286,7 +312,7 @@ def _sharp_what_if(
     topo = plan.topo
     assert topo.out is not None
     on = replace(topo, out=topo.out.model_copy(update={"sharp": True}))
-    with_sharp, _ = select_on(
+    with_sharp, others = select_on(
         plan_for(plan.collective, on, plan.params, dtype=plan.dtype),
         size_bytes,
         algorithm,
@@ -297,6 +323,13 @@ def _sharp_what_if(
     if pick == f"{best.algorithm.value}/{best.protocol.value}":
         if algorithm is not None:
             return lead + "would not change this all-reduce ({algorithm} forced)"
+        # the reason is the protocol forced or the type where SHARP is no candidate, not the tuner
+        if protocol is not None and protocol is not Protocol.SIMPLE:
+            why = f"{protocol.value} forced ({{protocol}}), and SHARP runs Simple"
+            return lead + f"would not change this all-reduce: {why}"
+        if not any(c.algorithm in SHARP_ALGORITHMS for c in [with_sharp, *others]):
+            why = f"SHARP does not reduce {plan.dtype.value} here"
+            return lead + f"would not change this all-reduce: {why}"
         return lead + f"would not change this all-reduce: NCCL's tuner keeps {pick} here"
     ratio = with_sharp.time_s / best.time_s
     within = plan.params.reporting.notably_faster
@@ -313,13 +346,15 @@ def _estimate(
     size_bytes: float,
     algorithm: Algorithm | None,
     protocol: Protocol | None,
+    *,
+    what_if: bool = True,
 ) -> Estimate:
     collective, dt, params = plan.collective, plan.dtype, plan.params
     size = effective_size(collective, size_bytes, cluster.ranks, dt)
     topo = cluster.topology
     best, others = select_on(plan, size, algorithm, protocol)
     notes = cluster_notes(cluster, collective)
-    if cluster.inter is not None and topo.out is not None:
+    if what_if and cluster.inter is not None and topo.out is not None:
         hint = sharp_hint(cluster.inter.id)
         if hint in notes:
             notes[notes.index(hint)] = _sharp_what_if(
@@ -562,6 +597,7 @@ class CollectivePlan:
         "_per_rank",
         "_plan",
         "_ranks",
+        "_what_if",
         "algorithm",
         "cluster",
         "protocol",
@@ -576,8 +612,10 @@ class CollectivePlan:
         algorithm: Algorithm | str | None = None,
         protocol: Protocol | str | None = None,
         params: CostParams | None = None,
+        sharp_what_if: bool = True,
     ) -> None:
         _expect_cluster(cluster, params)
+        self._what_if = sharp_what_if
         params = params if params is not None else builtin_cost_params()
         self.cluster = cluster
         collective, self.algorithm, self.protocol = by_name(collective, algorithm, protocol)
@@ -601,7 +639,14 @@ class CollectivePlan:
 
     def estimate(self, size_bytes: float) -> Estimate:
         """The full estimate at ``size_bytes``, as :func:`estimate_on` gives it."""
-        return _estimate(self.cluster, self._plan, size_bytes, self.algorithm, self.protocol)
+        return _estimate(
+            self.cluster,
+            self._plan,
+            size_bytes,
+            self.algorithm,
+            self.protocol,
+            what_if=self._what_if,
+        )
 
     def quick(self, size_bytes: float) -> QuickEstimate:
         """The numbers of :meth:`estimate` at ``size_bytes``; the same errors

@@ -399,8 +399,15 @@ def _group(
     """Estimates at each size on ``cluster``; sizes too small for its ranks are skipped."""
     estimates: list[Estimate] = []
     skipped: list[float] = []
+    # a sweep shows the cluster's plain SHARP hint (the gain changes with size): no what-if
     plan = CollectivePlan(
-        cluster, collective, dtype=dtype, algorithm=algorithm, protocol=protocol, params=params
+        cluster,
+        collective,
+        dtype=dtype,
+        algorithm=algorithm,
+        protocol=protocol,
+        params=params,
+        sharp_what_if=False,
     )
     largest: SizeTooSmallError | None = None
     for size in sizes:
@@ -551,6 +558,7 @@ def algorithm_lines(
             algorithm=algorithm,
             protocol=result.protocol,
             params=params,
+            sharp_what_if=False,
         )
         for size in result.sizes:
             try:

@@ -298,6 +298,14 @@ def test_json_carries_the_files_it_could_not_read_and_the_gate_s_result(tmp_path
     code, out, _ = run("nccl-check", str(HEALTHY), "--min-efficiency", "0.85", "--format", "json")
     assert code == 0
     assert json.loads(out)["gate"]["passed"] is True
+    # a gate with a file it could not read does not pass (exit 2), and says so (it had been null,
+    # as without a gate)
+    args = ("nccl-check", str(HEALTHY), str(missing), "--min-efficiency", "0.85")
+    code, out, _ = run(*args, "--format", "json")
+    assert code == 2
+    data = json.loads(out)
+    assert (data["gate"]["passed"], data["gate"]["failed_runs"]) == (False, [])
+    assert [e["source"] for e in data["errors"]] == [str(missing)]
 
 
 def test_a_run_faster_than_the_cluster_given_reads_above_and_is_flagged() -> None:

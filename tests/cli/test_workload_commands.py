@@ -454,6 +454,23 @@ def test_checkpoint_names_ignored_cluster_options() -> None:
             "--storage-nics 100 is more than the 8 ndr NICs of a node (give --storage-link for "
             "storage NICs of their own)",
         ),
+        (
+            # one node builds no network, yet its NICs are as many (a review: 50 had passed,
+            # 2405 GB/s); the link named as the storage link is the compute one: no hint to give it
+            [
+                *("checkpoint", "--model", "llama3-70b", "--storage", "ddn-ai400x2"),
+                *("--storage-nics", "50", "--system", "dgx-h100", "--nodes", "1"),
+                *("--inter", "roce-400g"),
+            ],
+            "--storage-nics 50 is more than the 8 roce-400g NICs of a node (give",
+        ),
+        (
+            [
+                *("checkpoint", "--model", "llama3-70b", "--storage", "ddn-ai400x2"),
+                *("--storage-nics", "10", "--system", "dgx-h100", "--storage-link", "ndr"),
+            ],
+            "--storage-nics 10 is more than the 8 ndr NICs of a node\n",
+        ),
         (["infer", "--params", "8B", "--kv-nics", "2"], "--kv-nics applies to --disaggregated"),
         (
             ["infer", "--model", "llama3-70b", "--ep", "2", "--system", "dgx-h100"],

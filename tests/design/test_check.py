@@ -1277,6 +1277,18 @@ def test_trays_of_one_nvlink_rack_are_no_network_peers_in_the_pod_share(
     assert f"{f2:.3g}" == "0.458"
     assert resolved.cluster.spec.unaligned_cross_leaf_fraction == pytest.approx(1 - (1 - f2) / 4)
     assert f"{1 - (1 - f2) / 4:.3g}" == "0.865"
+    # at [1, 4] the spines bind for every peer's traffic: pods of 384 (racks 0-20 and 6 trays of
+    # rack 21), f2 = (378 x 192 + 6 x 180) / (384 x 558) = 0.34375; the engine gets
+    # max(k1 f1, k1 k2 f2) / K = max(1, 4 x 0.34375) / 4 = f2 (0.334 before)
+    design, doc = load_design(
+        write(tmp_path, "q.yaml", text.replace("[1, 2]", "[1, 4]")), catalogue=builtin_catalogue
+    )
+    resolved = resolve_design(design, doc, builtin_catalogue)
+    assert resolved.fabric is not None
+    assert resolved.fabric.spine_down * resolved.fabric.leaf_group == 384
+    f2 = (378 * 192 + 6 * 180) / (384 * 558)
+    assert f2 == pytest.approx(0.34375)
+    assert resolved.cluster.spec.cross_leaf_fraction == pytest.approx(f2)
 
 
 def test_an_unsized_tapered_design_says_every_byte_crosses(

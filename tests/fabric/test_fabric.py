@@ -458,3 +458,29 @@ def test_bad_counts_and_rates_are_refused(kwargs: dict[str, object], words: str)
     with pytest.raises(FabricError) as info:
         size_fat_tree(**args)
     assert str(info.value).startswith(words)
+
+
+def test_whole_numbers_of_any_numeric_type_are_taken() -> None:
+    """The refusals above must not refuse what is valid: numpy's integers and floats, 128.0
+    nodes, a numpy array or a tuple of [leaf, spine] ratios size the fabric they had sized
+    (the first version of the check refused each of them)."""
+    import numpy as np
+
+    plain = size_fat_tree(128, 8, 64, port_Bps=NDR_Bps, oversubscription=[1, 2])
+    for kwargs in (
+        {"nodes": np.int64(128)},
+        {"radix": np.int32(64)},
+        {"nodes": 128.0},
+        {"port_Bps": np.float64(NDR_Bps)},
+        {"oversubscription": np.array([1.0, 2.0])},
+        {"oversubscription": (1, 2)},
+    ):
+        args: dict[str, object] = {
+            "nodes": 128,
+            "rails": 8,
+            "radix": 64,
+            "port_Bps": NDR_Bps,
+            "oversubscription": [1, 2],
+            **kwargs,
+        }
+        assert size_fat_tree(**args) == plain, kwargs

@@ -243,13 +243,14 @@ def nccl_check(
         checked = plot_target(_plot_path(target, i), inputs)
         assert checked is not None
         pictures.append(checked)
-    failed = _gate(checks, min_efficiency) if min_efficiency is not None and not unreadable else []
+    failed = _gate(checks, min_efficiency) if min_efficiency is not None else []
     gate = None
-    if min_efficiency is not None and not unreadable:
+    if min_efficiency is not None:
+        # a file that could not be read passes no gate (exit 2), as a run not judged does not
         judged = [c for c in checks if c.verdict != "not_checked"]
         gate = {
             "min_efficiency": min_efficiency,
-            "passed": bool(judged) and not failed,
+            "passed": bool(judged) and not failed and not unreadable,
             "failed_runs": [
                 {"source": c.source, "run_index": c.run_index, "reasons": why} for c, why in failed
             ],

@@ -30,7 +30,7 @@ from ibcalc.engine.types import HOST_CPUS, Algorithm, DType, Protocol
 from ibcalc.errors import ClusterError, IbcalcError
 from ibcalc.render.console import Format
 from ibcalc.textsafe import shown
-from ibcalc.units import as_float, parse_distance, parse_time
+from ibcalc.units import parse_distance, parse_time
 from ibcalc.workload.wan import one_way_latency
 
 __all__ = [
@@ -135,7 +135,7 @@ def _ratio(value: str) -> float:
 
 
 def _number(value: float) -> str:
-    return str(int(value)) if as_float(value).is_integer() else f"{value:g}"
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
 # --- the cluster -----------------------------------------------------------------------------

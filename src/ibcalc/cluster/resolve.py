@@ -36,6 +36,7 @@ __all__ = [
     "check_count",
     "check_domain_given",
     "gpu_fed_nic_Bps",
+    "node_nics",
     "resolve_cluster",
     "scope_note",
     "sharp_hint",
@@ -115,6 +116,9 @@ class ResolvedCluster:
     #: the compute NICs, SHARP, NVLS, oversubscription; a workload that runs none (a checkpoint
     #: through its own storage NICs) leaves them out
     fabric_notes: tuple[str, ...] = ()
+    #: False for a cluster resolved for work that runs no collective (``resolve_cluster(...,
+    #: collectives=False)``): its topology may be one node's, and estimates refuse it
+    collectives: bool = True
     #: the assumptions (some of ``assumptions``) that only all-to-all reads: the torus's
     #: bisection bound; an estimate of another collective leaves them out
     alltoall_notes: tuple[str, ...] = ()
@@ -123,6 +127,18 @@ class ResolvedCluster:
     def ranks(self) -> int:
         """Total GPUs (ranks) in the job."""
         return self.nodes * self.gpus_per_node
+
+
+def node_nics(cluster: ResolvedCluster) -> int:
+    """The scale-out NICs of one node: the cluster's; on one scale-up domain, where no network
+    is built, what more nodes would take: the count given, the preset's, else one per GPU."""
+    if cluster.nics_per_node:
+        return cluster.nics_per_node
+    if cluster.spec.nics_per_node:
+        return cluster.spec.nics_per_node
+    if cluster.system is not None and cluster.system.nics_per_node:
+        return cluster.system.nics_per_node
+    return cluster.gpus_per_node
 
 
 def sharp_hint(link_id: str) -> str:
@@ -486,6 +502,7 @@ def resolve_cluster(
         spec=spec,
         fabric_notes=tuple(fabric),
         alltoall_notes=tuple(alltoall),
+        collectives=collectives,
     )
 
 

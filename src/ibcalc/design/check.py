@@ -410,7 +410,7 @@ def pod_fraction(sizing: FabricSizing, *, domain_nodes: int = 1) -> float:
     leaves, so ``spine_down`` leaf groups of nodes (docs/design-files.md). With scale-up domains
     of several nodes (NVL72 racks) a node's network peers are those outside its domain, counted
     as for a leaf group (:func:`_domain_fraction` over pods): 8 racks of 18 trays on pods of 64
-    trays, (144 - 64) / 143 = 0.559 had counted a rack's own trays as peers; 0.630."""
+    trays, (144 - 64) / 143 = 0.559 had counted a rack's own trays as peers; 0.625."""
     if sizing.tiers < 3 or sizing.nodes < 2:
         return 0.0
     pod_nodes = min(sizing.nodes, sizing.spine_down * sizing.leaf_group)
@@ -913,6 +913,7 @@ def _collective_findings(
             dtype=target.dtype,
             algorithm=target.algo,
             params=params,
+            sharp_what_if=False,
         )
     except AlgorithmNotApplicableError as exc:
         # its reason may name a setting as a {field} mark: the file's key for it

@@ -41,10 +41,11 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+import numbers
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 from ibcalc.errors import FabricError
 from ibcalc.fabric.switches import (
@@ -247,6 +248,28 @@ def _split_cages(down: int, up: int, per_cage: int | None, radix: int) -> int:
     return apart if apart <= radix // per_cage else _cages(down + up, per_cage)
 
 
+def _real(value: object) -> bool:
+    """A real number, not a bool (numpy's floats and integers too)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def _whole(name: str, value: object, low: int | None) -> int:
+    """``value`` as an int when it is a whole number at least ``low``, else FabricError."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+        count = int(value)
+    elif (
+        _real(value)
+        and math.isfinite(as_float(cast(float, value)))
+        and float(cast(float, value)).is_integer()
+    ):
+        count = int(cast(float, value))
+    else:
+        raise FabricError(f"{name} {value!r} is not a whole number")
+    if low is not None and count < low:
+        raise FabricError(f"{name} {count} must be at least {low}")
+    return count
+
+
 def size_fat_tree(
     nodes: int,
     rails: int,
@@ -268,44 +291,39 @@ def size_fat_tree(
     ``ports_per_cage`` the switch transceivers; ``node_cages_per_node`` the node transceivers.
     Raises :class:`FabricError` for a fabric the radix cannot build. Rules: module docstring.
     """
-    for name, value, low in (
-        ("nodes", nodes, 1),
-        ("NICs per node", rails, 1),
-        ("switch radix", radix, None),  # leaf_split says why a radix is too small
-        ("extra endpoints", extra_endpoints, 0),
-        ("tiers", tiers, 1),
-        ("ports per cage", ports_per_cage, 1),
-        ("node cages per node", node_cages_per_node, 1),
-    ):
-        # a count is a whole number: 12.5 nodes had sized 100.0 cables, NaN nodes one switch
-        # "for nan endpoints", and a string, a float radix or NaN failed in TypeError/ValueError
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise FabricError(f"{name} {value!r} is not a whole number")
-        if value is not None and low is not None and value < low:
-            raise FabricError(f"{name} {value} must be at least {low}")
-    if tiers is not None and not 1 <= tiers <= MAX_TIERS:
-        raise FabricError(f"tiers {tiers} is not supported (1 to {MAX_TIERS} switch levels)")
-    if port_Bps is not None and (
-        isinstance(port_Bps, bool)
-        or not isinstance(port_Bps, int | float)
-        or not 0 < as_float(port_Bps) < math.inf
-    ):
-        # a negative rate had given a negative bisection
-        raise FabricError(f"port rate {port_Bps!r} B/s is not a positive finite number")
-    given = (
-        [oversubscription]
-        if isinstance(oversubscription, int | float) or not isinstance(oversubscription, Sequence)
-        else list(oversubscription)
-    )
-    if isinstance(oversubscription, str) or not all(
-        isinstance(v, int | float) and not isinstance(v, bool) for v in given
-    ):
-        # "2:1" had been read character by character
+    # a count is a whole number (numpy's integers and 128.0 too): 12.5 nodes had sized 100.0
+    # cables, NaN nodes one switch "for nan endpoints", and a string or a NaN radix failed in
+    # TypeError or ValueError
+    nodes = _whole("nodes", nodes, 1)
+    rails = _whole("NICs per node", rails, 1)
+    radix = _whole("switch radix", radix, None)  # leaf_split says why a radix is too small
+    extra_endpoints = _whole("extra endpoints", extra_endpoints, 0)
+    if tiers is not None:
+        tiers = _whole("tiers", tiers, 1)
+        if not 1 <= tiers <= MAX_TIERS:
+            raise FabricError(f"tiers {tiers} is not supported (1 to {MAX_TIERS} switch levels)")
+    if ports_per_cage is not None:
+        ports_per_cage = _whole("ports per cage", ports_per_cage, 1)
+    if node_cages_per_node is not None:
+        node_cages_per_node = _whole("node cages per node", node_cages_per_node, 1)
+    if port_Bps is not None:
+        if not _real(port_Bps) or not 0 < as_float(port_Bps) < math.inf:
+            # a negative rate had given a negative bisection
+            raise FabricError(f"port rate {port_Bps!r} B/s is not a positive finite number")
+        port_Bps = as_float(port_Bps)
+    given: list[object]
+    if _real(oversubscription):
+        given = [oversubscription]
+    elif isinstance(oversubscription, str) or not isinstance(oversubscription, Iterable):
+        given = [oversubscription]  # refused below: "2:1" had been read character by character
+    else:
+        given = list(oversubscription)
+    if not all(_real(v) for v in given):
         raise FabricError(
             f"oversubscription {oversubscription!r} is not a number or a [leaf, spine] list of "
             "numbers (2 for 2:1)"
         )
-    ratios = [as_float(v) for v in given]
+    ratios = [as_float(cast(float, v)) for v in given]
     if not 1 <= len(ratios) <= MAX_TIERS - 1:
         raise FabricError(
             f"oversubscription takes one ratio per oversubscribable tier (leaf, spine): "

@@ -57,7 +57,13 @@ def predict(
     return _each_size(
         sizes,
         lambda size: estimate_on(
-            cluster, collective, size, dtype=dtype or DType.FP32, algorithm=algorithm, params=params
+            cluster,
+            collective,
+            size,
+            dtype=dtype or DType.FP32,
+            algorithm=algorithm,
+            params=params,
+            sharp_what_if=False,
         ),
     )
 

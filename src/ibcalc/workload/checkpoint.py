@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ibcalc.catalogue.load import find_link, link_role_problem
 from ibcalc.catalogue.models import Catalogue, Storage
-from ibcalc.cluster.resolve import ResolvedCluster
+from ibcalc.cluster.resolve import ResolvedCluster, node_nics
 from ibcalc.cluster.spec import MAX_NICS_PER_NODE
 from ibcalc.engine.types import DType
 from ibcalc.errors import WorkloadError
@@ -364,18 +364,19 @@ def checkpoint(
     if problem:
         raise WorkloadError("{client_link} " + problem, field="client_link")
     # through the compute NICs, a node has as many as it has (100 had been priced, 9.75 TB/s
-    # from two DGX H100; infer refuses as many --kv-nics); a storage link of its own is the
-    # caller's to count
+    # from two DGX H100; infer caps --kv-nics alike); a storage link of its own is the caller's
+    # to count
     system = cluster.system
-    node_nics = cluster.nics_per_node if cluster.inter is not None else 0
-    if not node_nics and system is not None and system.inter == link.id:
-        node_nics = system.nics_per_node
     compute = {cluster.inter.id if cluster.inter else None, cluster.spec.inter}
     compute.add(system.inter if system is not None else None)
-    if link.id in compute and 0 < node_nics < spec.client_nics:
+    if link.id in compute and spec.client_nics > (count := node_nics(cluster)):
         raise WorkloadError(
-            f"{{client_nics}} {spec.client_nics} is more than the {node_nics} {link.id} NICs of "
-            "a node (give {client_link} for storage NICs of their own)",
+            f"{{client_nics}} {spec.client_nics} is more than the {count} {link.id} NICs of a node"
+            + (
+                " (give {client_link} for storage NICs of their own)"
+                if spec.client_link is None
+                else ""
+            ),
             field="client_nics",
         )
     # a storage NIC sits on the host's PCIe as a compute NIC does: the cluster's cap applies

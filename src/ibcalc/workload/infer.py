@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from ibcalc.catalogue.models import MAX_GPU_MEMORY_BYTES, MIN_GPU_MEMORY_BYTES, Catalogue
-from ibcalc.cluster.resolve import TWO_NODE_TREE_NOTE, ResolvedCluster, resolve_cluster
+from ibcalc.cluster.resolve import TWO_NODE_TREE_NOTE, ResolvedCluster, node_nics, resolve_cluster
 from ibcalc.cluster.spec import MAX_GPUS, MAX_NICS_PER_NODE, ClusterSpec
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Collective, DType
@@ -227,14 +227,6 @@ def infer(
     notes: list[str] = [
         "communication only: the compute of each token (weight and KV-cache reads) is not included"
     ]
-    if model.kv_heads is None and model.kv_elements_per_layer is None and model.heads is not None:
-        # multi-head attention had been assumed unsaid: 8x the KV cache of a model that, like
-        # Llama 3 70B, shares 8 key/value heads among 64
-        notes.append(
-            f"key/value heads not given: {model.heads}, one per query head (multi-head "
-            "attention), assumed for the KV cache; a grouped-query model has fewer "
-            "({kv_heads}; Llama 3 70B has 8 for 64 heads)"
-        )
     layers = model.need("layers", "serving") if spec.tp > 1 or spec.ep > 1 else model.layers
     # the sequences one attention group decodes: the batch, split over the ep data-parallel
     # groups when experts are spread (module docstring)
@@ -322,6 +314,19 @@ def infer(
             kv_missing = exc.field or kv_missing
         if kv_token is not None:
             kv_request = kv_token * spec.prompt_tokens
+    if (
+        kv_token is not None
+        and model.kv_heads is None
+        and model.kv_elements_per_layer is None
+        and model.heads is not None
+    ):
+        # multi-head attention had been assumed unsaid: 8x the KV cache of a model that, like
+        # Llama 3 70B, shares 8 key/value heads among 64 (said where a cache is counted)
+        notes.append(
+            f"key/value heads not given: {model.heads}, one per query head (multi-head "
+            "attention), assumed for the KV cache; a grouped-query model has fewer "
+            "({kv_heads}; Llama 3 70B has 8 for 64 heads)"
+        )
     if spec.disaggregated:
         assert kv_request is not None
         needed = disaggregated_nodes(spec.gpus, cluster.gpus_per_node)
@@ -340,17 +345,14 @@ def infer(
                 field="disaggregated",
             )
         nics = spec.kv_nics
-        node_nics = cluster.nics_per_node or (
-            cluster.system.nics_per_node if cluster.system is not None else 0
-        )
+        per_node = node_nics(cluster)
         # a TP group wider than a node (tp 8 on 4-GPU GB200 trays, tp 16 on DGX H100) holds its
         # cache on every node it spans, and ships it through all of their NICs
         group_nodes = -(-spec.tp // cluster.gpus_per_node)
         on_nodes = "a node" if group_nodes == 1 else f"the {group_nodes} nodes of one TP group"
-        if nics is not None and node_nics and nics > node_nics * group_nodes:
+        if nics is not None and nics > per_node * group_nodes:
             raise WorkloadError(
-                f"{{kv_nics}} {nics} is more than the {node_nics * group_nodes} NICs of "
-                + on_nodes,
+                f"{{kv_nics}} {nics} is more than the {per_node * group_nodes} NICs of " + on_nodes,
                 field="kv_nics",
             )
         if nics is None:
@@ -647,8 +649,4 @@ def _inter_id(cluster: ResolvedCluster) -> str:
 def _default_kv_nics(cluster: ResolvedCluster, tp: int) -> int:
     """NICs of one TP group's GPUs, on one node or on every node the group spans:
     nics_per_node x tp / gpn, >= 1."""
-    gpn = cluster.gpus_per_node
-    nics = cluster.nics_per_node
-    if nics == 0 and cluster.system is not None:
-        nics = cluster.system.nics_per_node
-    return max(1, max(nics, 1) * tp // gpn)
+    return max(1, node_nics(cluster) * tp // cluster.gpus_per_node)

@@ -159,7 +159,9 @@ def phase_fields(
             "overlaps": overlaps,
             "assumptions": [*placement.notes, *(notes or [])],
         }
-    est = estimate_on(placement.cluster, collective, size_bytes, dtype=dtype, params=params)
+    est = estimate_on(
+        placement.cluster, collective, size_bytes, dtype=dtype, params=params, sharp_what_if=False
+    )
     return {
         "name": name,
         "collective": collective,
