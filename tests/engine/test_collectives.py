@@ -423,6 +423,32 @@ def test_sendrecv_crosses_one_nic() -> None:
     assert few.transfer_s == pytest.approx(c.transfer_s)
 
 
+def test_sendrecv_on_a_switchless_mesh_uses_the_links_to_one_peer() -> None:
+    """8 MI300X: each GPU's seven xGMI links of 64 GB/s join it to one peer each, so a ring
+    shift sends over one link: 64 GB/s x 0.8 efficiency x 0.875 duplex x the point-to-point
+    efficiency, the same rate as a 2-GPU pair's. It had been priced over the whole mesh,
+    448 GB/s x 0.8 x 0.875 = 314 GB/s, 7x too fast (a review of AMD presets)."""
+    from ibcalc import ClusterSpec, estimate, load_catalogue
+
+    cat = load_catalogue(use_env=False)
+    eff = PARAMS.calibrated.p2p_efficiency
+    one_link = 64e9 * 0.8 * 0.875 * eff
+    for gpus in (2, 8):
+        spec = ClusterSpec(system="mi300x-8", nodes=1, gpus_per_node=gpus)
+        est = estimate(cat, spec, Collective.SEND_RECV, S)
+        assert est.best.transfer_s == pytest.approx(S / one_link)
+    # four of them: each pair still one link (the mesh's 3 used of 7)
+    four = estimate(
+        cat, ClusterSpec(system="mi300x-8", nodes=1, gpus_per_node=4), Collective.SEND_RECV, S
+    )
+    assert four.best.transfer_s == pytest.approx(S / one_link)
+    # a switch gives one peer the GPU's whole rate: DGX H100 unchanged
+    h100 = estimate(cat, ClusterSpec(system="dgx-h100", nodes=1), Collective.SEND_RECV, S)
+    nvlink = 450e9 * next(lk for lk in cat.links if lk.id == "nvlink4").efficiency
+    up = nvlink * next(lk for lk in cat.links if lk.id == "nvlink4").duplex_efficiency
+    assert h100.best.transfer_s == pytest.approx(S / (up * eff))
+
+
 def test_sendrecv_spreads_over_its_gpus_nics() -> None:
     # 2 x 8 GPUs with 16 NICs: each GPU has 2 of its own and the pair's channels use both
     # (ncclTopoGetLocalNet), S / (2 B_NIC) when the network, not NVLink, is the slower path; with

@@ -425,7 +425,7 @@ def _sendrecv_kernel(
     if collective is not Collective.SEND_RECV or topo.ranks < 2 or protocol is Protocol.LL128:
         return None
     intra = topo.m > 1
-    intra_bw = topo.up_bw_Bps() * params.calibrated.p2p_efficiency if intra else 1.0
+    intra_bw = topo.peer_bw_Bps() * params.calibrated.p2p_efficiency if intra else 1.0
     across = topo.domains > 1
     contention, nic_bw = 1.0, 1.0
     if across:

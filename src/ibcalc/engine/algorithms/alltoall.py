@@ -396,7 +396,7 @@ def sendrecv_timing(
     if collective is not Collective.SEND_RECV or topo.ranks < 2 or protocol is Protocol.LL128:
         return None
     intra_t = (
-        size_bytes / (topo.up_bw_Bps() * params.calibrated.p2p_efficiency) if topo.m > 1 else 0.0
+        size_bytes / (topo.peer_bw_Bps() * params.calibrated.p2p_efficiency) if topo.m > 1 else 0.0
     )
     net_t = 0.0
     if topo.domains > 1:
@@ -415,9 +415,15 @@ def sendrecv_timing(
         parts = []
         if topo.m > 1 and topo.up is not None:
             eff = params.calibrated.p2p_efficiency
+            peer = topo.peer_bw_Bps()
+            mesh = (
+                f", the links to one peer: 1/{topo.up.gpus - 1} of a switchless mesh"
+                if peer < topo.up_bw_Bps()
+                else ""
+            )
             parts.append(
-                f"inside a {topo.node} S at {gbps(topo.up_bw_Bps() * eff)} ({topo.up.link_id} "
-                f"{gbps(topo.up_bw_Bps())} x point-to-point efficiency {eff:.3g}, "
+                f"inside a {topo.node} S at {gbps(peer * eff)} ({topo.up.link_id} "
+                f"{gbps(peer)}{mesh} x point-to-point efficiency {eff:.3g}, "
                 f"calibrated.p2p_efficiency): {us(intra_t)}"
             )
         if topo.domains > 1 and topo.out is not None:
