@@ -397,7 +397,21 @@ def _estimate(
             if (protocol is None or c.protocol is protocol)
             and (algorithm is None or c.algorithm is algorithm)
         ]
-        pick = f"{best.algorithm.value}/{best.protocol.value}, the one NCCL's tuner would pick here"
+        # NCCL does not tune point-to-point work (all-to-all, send/recv): whether PXN carries it
+        # follows the topology and NCCL_PXN_DISABLE, and ibcalc takes the faster path (it had
+        # said "the one NCCL's tuner would pick", a tuner that does not exist there)
+        p2p = collective in (Collective.ALL_TO_ALL, Collective.SEND_RECV)
+        chosen = f"{best.algorithm.value}/{best.protocol.value}"
+        if collective is Collective.ALL_TO_ALL:
+            pick = (
+                f"{chosen}, the faster of the paths NCCL can take here (NCCL does not tune "
+                "point-to-point work; whether PXN carries it follows the topology and "
+                "NCCL_PXN_DISABLE)"
+            )
+        elif p2p:
+            pick = f"{chosen}, NCCL's path (it does not tune point-to-point work)"
+        else:
+            pick = f"{chosen}, the one NCCL's tuner would pick here"
         if protocol is not None:
             note = f"algorithm: {pick} among {protocol.value} ones ({{protocol}} forced; "
             note += "{algorithm} to force another)"
@@ -430,7 +444,12 @@ def _estimate(
             )
             notes.append(
                 f"{alt.algorithm.value}/{alt.protocol.value} would be "
-                f"{best.time_s / alt.time_s:.2f}x faster, but NCCL's own estimate ranks it lower"
+                f"{best.time_s / alt.time_s:.2f}x faster, but "
+                + (
+                    f"NCCL's point-to-point rules (not a tuner) take {chosen} here"
+                    if p2p
+                    else "NCCL's own estimate ranks it lower"
+                )
                 + (
                     f"; published sweeps show time falling by at most {MEASURED_DROP_MAX:.0%} "
                     "where NCCL switches, so an estimate this far behind the faster choice is "
@@ -451,11 +470,15 @@ def _estimate(
         slower = [c for c in ties if c.time_s > best.time_s]
         if len(slower) == 1:
             tie = slower[0]
+            apart = tie.selection_time_s / best.selection_time_s - 1
             notes.append(
-                f"NCCL's own estimate ranks {tie.algorithm.value}/{tie.protocol.value} within "
-                f"{tie.selection_time_s / best.selection_time_s - 1:.2%} of its choice, a near "
-                f"tie a real run may break either way: it would take {format_time(tie.time_s)} "
-                "(the likely range covers both)"
+                f"{tie.algorithm.value}/{tie.protocol.value} would take "
+                f"{format_time(tie.time_s)}, within {apart:.2%} of it: a near tie, and which path "
+                "NCCL takes follows its topology, not a tuner (the likely range covers both)"
+                if p2p
+                else f"NCCL's own estimate ranks {tie.algorithm.value}/{tie.protocol.value} "
+                f"within {apart:.2%} of its choice, a near tie a real run may break either way: "
+                f"it would take {format_time(tie.time_s)} (the likely range covers both)"
             )
         elif slower:
             # every one the range covers, named: the top of a range set by tree/Simple at
