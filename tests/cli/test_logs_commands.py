@@ -245,6 +245,15 @@ def test_a_gate_does_not_pass_a_run_it_could_not_check() -> None:
         "ibcalc does not model" in err
     )
     assert err.endswith("error: --min-efficiency would judge nothing: no run could be checked\n")
+    # its title says what is unknown ("unknown collective fp32 on not resolved" had read oddly)
+    code, out, _ = run(
+        "nccl-check",
+        str(FIXTURES / "01_scatter_2node_16xA100-40GB_p4d_efa_slurm_full_debug_log.txt"),
+        "--format",
+        "table",
+    )
+    assert code == 0
+    assert "a collective the log does not name fp32 (no cluster resolved)" in " ".join(out.split())
     session = FIXTURES / "09_multi_collective_session_1node_2xRTX2080Ti_pcie.txt"
     code, _, err = run("nccl-check", str(session), "--min-efficiency", "0.1")
     assert code == 0

@@ -286,7 +286,8 @@ def _collective_title(check: RunCheck) -> str:
     given = any(a.field == "collective" and a.source == "flag" for a in check.assumptions)
     if given:
         return f"{check.collective} (given; the log says {check.raw_collective or 'nothing'})"
-    return check.raw_collective or check.collective or "unknown collective"
+    # a run not judged (scatter or gather) had read "unknown collective fp32 on not resolved"
+    return check.raw_collective or check.collective or "a collective the log does not name"
 
 
 def render_checks(
@@ -310,7 +311,9 @@ def render_checks(
         title.append(_collective_title(check))
         if check.dtype:
             title.append(f" {check.dtype}")
-        title.append(f" on {check.cluster}")
+        title.append(
+            f" on {check.cluster}" if check.collective is not None else " (no cluster resolved)"
+        )
         console.print(title)
         verdict = Text("verdict: ")
         verdict.append(check.verdict, style=_VERDICT_STYLE.get(check.verdict, ""))
