@@ -285,7 +285,7 @@ def test_the_sharp_hint_says_what_sharp_would_do_at_the_size_asked() -> None:
     # reduces 16- and 32-bit types (CollNet's, and NVLS across nodes takes them), Simple only
     plain, sharp = pair(1e6, 16, dtype="int8")
     assert sharp.time_s == plain.time_s
-    assert lead + "would not change this all-reduce: SHARP does not reduce int8 here" in (
+    assert lead + "would not change this all-reduce: SHARP does not reduce int8" in (
         plain.assumptions
     )
     plain, sharp = pair(1e6, 16, protocol="LL")
@@ -293,6 +293,15 @@ def test_the_sharp_hint_says_what_sharp_would_do_at_the_size_asked() -> None:
     assert (
         lead + "would not change this all-reduce: LL forced ({protocol}), and SHARP runs Simple"
     ) in plain.assumptions
+    # with a type SHARP reduces, the cluster is what rules it out: 36 GB200 trays of 72-GPU
+    # domains with NVLS off (CollNet takes at most 8 GPUs per domain); the type had been blamed
+    gb200 = estimate(
+        cat, ClusterSpec(system="gb200-nvl72", nodes=36, nvls=False), Collective.ALL_REDUCE, 1e6
+    )
+    assert (
+        lead + "would not change this all-reduce: no SHARP algorithm applies to this cluster "
+        "(CollNet takes at most 8 GPUs per scale-up domain; NVLS across nodes needs NVLS on)"
+    ) in gb200.assumptions
     # a caller that reads no assumptions (a sweep, nccl-check's expectations) skips the what-if
     # and keeps the cluster's plain hint
     cluster = resolve_cluster(cat, ClusterSpec(system="dgx-h100", nodes=16))
@@ -312,6 +321,13 @@ def test_a_cluster_resolved_for_no_collective_is_not_priced(builtin_catalogue: C
         estimate_on(cluster, Collective.ALL_REDUCE, 1e9)
     with pytest.raises(ClusterError, match="resolved for work that runs no collective"):
         CollectivePlan(cluster, Collective.ALL_REDUCE)
+    # nor a training step on it (train_step had stopped on a bare AssertionError)
+    from ibcalc.workload.model import find_model
+    from ibcalc.workload.train import Parallelism, TrainSpec, train_step
+
+    step = TrainSpec(model=find_model("llama3-8b"), parallel=Parallelism(tp=8, dp=2))
+    with pytest.raises(ClusterError, match="resolved for work that runs no collective"):
+        train_step(builtin_catalogue, cluster, step)
 
 
 def test_the_headline_bottleneck_names_a_protocol_rate_that_binds(

@@ -21,6 +21,7 @@ from ibcalc.cluster.resolve import (
     TWO_NODE_TREE_NOTE,
     ClusterSpec,
     ResolvedCluster,
+    require_collectives,
     resolve_cluster,
     sharp_hint,
 )
@@ -40,7 +41,6 @@ from ibcalc.engine.types import (
     busbw_factor,
 )
 from ibcalc.errors import (
-    ClusterError,
     SizeTooSmallError,
     UnitError,
     UnknownNameError,
@@ -241,14 +241,7 @@ def _expect_cluster(cluster: object, params: object) -> None:
         "resolve_cluster(catalogue, spec) makes one; estimate() takes a ClusterSpec",
     )
     assert isinstance(cluster, ResolvedCluster)
-    if not cluster.collectives:
-        # its topology may be one node's (nodes no network joins): 2 nodes had been priced as
-        # one with the 16-rank busbw factor
-        raise ClusterError(
-            "this cluster was resolved for work that runs no collective (collectives=False): "
-            "resolve it again to estimate one",
-            field="nodes",
-        )
+    require_collectives(cluster)
     if params is not None:
         expect_type(params, CostParams, "params", "load_cost_params() or builtin_cost_params()")
 
@@ -328,7 +321,16 @@ def _sharp_what_if(
             why = f"{protocol.value} forced ({{protocol}}), and SHARP runs Simple"
             return lead + f"would not change this all-reduce: {why}"
         if not any(c.algorithm in SHARP_ALGORITHMS for c in [with_sharp, *others]):
-            why = f"SHARP does not reduce {plan.dtype.value} here"
+            # SHARP reduces 16- and 32-bit types; with those, the cluster is what rules it out
+            # (CollNet takes at most 8 GPUs per domain; NVLS across nodes needs NVLS on): the
+            # type had been blamed for 36 GB200 trays with --no-nvls
+            why = (
+                f"SHARP does not reduce {plan.dtype.value}"
+                if plan.dtype.bytes not in (2, 4)
+                else "no SHARP algorithm applies to this cluster (CollNet takes at most "
+                f"{plan.params.nccl_tuner.collnet_max_local_ranks} GPUs per scale-up domain; NVLS "
+                "across nodes needs NVLS on)"
+            )
             return lead + f"would not change this all-reduce: {why}"
         return lead + f"would not change this all-reduce: NCCL's tuner keeps {pick} here"
     ratio = with_sharp.time_s / best.time_s

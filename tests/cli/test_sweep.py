@@ -487,6 +487,15 @@ def test_a_sweep_says_when_its_busbw_bar_is_left_out() -> None:
     assert max(len(line) for line in shown.splitlines()) <= wide
 
 
+def test_a_point_to_point_sweep_does_not_credit_a_tuner() -> None:
+    """An all-to-all sweep whose path changes had been footed 'NCCL's tuner changes algorithm or
+    protocol at this size'; NCCL does not tune point-to-point work."""
+    argv = ["sweep", "alltoall", "--system", "dgx-h100", "-N", "4", "-b", "1KB", "-e", "1GB"]
+    out = runner.invoke(app, argv).stdout
+    assert "> NCCL's point-to-point rules change algorithm or protocol at this size" in out
+    assert "NCCL's tuner changes" not in out
+
+
 @pytest.mark.parametrize(
     ("given", "words"),
     [

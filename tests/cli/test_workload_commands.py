@@ -345,6 +345,27 @@ def test_a_one_gpu_serving_instance_on_a_one_gpu_node_is_served(
     assert f"{used / 2**30:.1f}" == "15.1"
 
 
+@pytest.mark.parametrize(
+    ("cluster", "nics"),
+    [
+        (["--system", "dgx-h100", "--gpus-per-node", "1"], 1),  # a resized preset keeps 1 per GPU
+        (["--system", "aws-p5", "--inter", "ndr"], 8),  # another link than the preset's: 1 per GPU
+        (["--intra", "nvlink4", "--inter", "efa-v2", "--gpus-per-node", "8"], 32),  # a p5's EFA
+    ],
+)
+def test_storage_nics_through_the_compute_nics_are_capped_alike_on_one_node_and_two(
+    cluster: list[str], nics: int
+) -> None:
+    """The NICs a node has of its scale-out link are the same on one node, where no network is
+    built, as on two (a review: 8 storage NICs had passed on one resized DGX H100 and been
+    refused on two; 32 EFA NICs had been refused on one node and taken on two)."""
+    base = ["checkpoint", "--storage", "nvmeof-target", "--model", "llama3-8b", *cluster]
+    for nodes in ("1", "2"):
+        _json(*base, "--nodes", nodes, "--storage-nics", str(nics))
+        message = _error(*base, "--nodes", nodes, "--storage-nics", str(nics + 1))
+        assert f"--storage-nics {nics + 1} is more than the {nics} " in message
+
+
 def test_infer_says_the_kv_heads_it_assumed_and_offers_remedies_that_help() -> None:
     """A model given by its shape without --kv-heads is priced with one KV head per query
     head: 2 x 80 layers x 64 heads x 128 x 2 B = 2,621,440 B per token, 8x Llama 3 70B's
@@ -361,6 +382,9 @@ def test_infer_says_the_kv_heads_it_assumed_and_offers_remedies_that_help() -> N
         a.startswith("key/value heads not given: 64, one per query head") and "--kv-heads" in a
         for a in shaped["assumptions"]
     )
+    # no cache counted (no --layers): nothing is said of its heads (a review)
+    shapeless = _json("infer", "--params", "7B", "--heads", "32", "--system", "dgx-h100")
+    assert not any("key/value heads not given" in a for a in shapeless["assumptions"])
     preset = _json("infer", "--model", "llama3-70b", "--tp", "8", "--system", "dgx-h100")
     assert preset["totals"]["kv_bytes_per_token"] == 2 * 80 * 8 * 128 * 2
     assert not any("key/value heads not given" in a for a in preset["assumptions"])

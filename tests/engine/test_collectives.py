@@ -428,7 +428,7 @@ def test_sendrecv_on_a_switchless_mesh_uses_the_links_to_one_peer() -> None:
     shift sends over one link: 64 GB/s x 0.8 efficiency x 0.875 duplex x the point-to-point
     efficiency, the same rate as a 2-GPU pair's. It had been priced over the whole mesh,
     448 GB/s x 0.8 x 0.875 = 314 GB/s, 7x too fast (a review of AMD presets)."""
-    from ibcalc import ClusterSpec, estimate, load_catalogue
+    from ibcalc import ClusterSpec, estimate, load_catalogue, resolve_cluster
 
     cat = load_catalogue(use_env=False)
     eff = PARAMS.calibrated.p2p_efficiency
@@ -442,6 +442,21 @@ def test_sendrecv_on_a_switchless_mesh_uses_the_links_to_one_peer() -> None:
         cat, ClusterSpec(system="mi300x-8", nodes=1, gpus_per_node=4), Collective.SEND_RECV, S
     )
     assert four.best.transfer_s == pytest.approx(S / one_link)
+    # Gaudi 3: three of its 21 links join each pair, 3/21 of the 8-card rate
+    gaudi = resolve_cluster(cat, ClusterSpec(intra="gaudi3-rocev2", gpus_per_node=8, nodes=1))
+    assert gaudi.topology.up is not None
+    assert gaudi.topology.up.peer_share == pytest.approx(3 / 21)
+    # where the catalogue does not count a full mesh's links per GPU, the whole rate stays: a
+    # per-link entry (MI250X), a mesh without a link count (Ascend 910B), DGX-1's hybrid cube
+    # (no full mesh; a review: 4.45, 22.4 and 15.3 GB/s had come of dividing them by m - 1)
+    for spec in (
+        ClusterSpec(intra="xgmi-mi250x", gpus_per_node=8, nodes=1),
+        ClusterSpec(intra="hccs-910b", gpus_per_node=8, nodes=1),
+        ClusterSpec(system="dgx-1v", nodes=1),
+    ):
+        up = resolve_cluster(cat, spec).topology.up
+        assert up is not None
+        assert up.peer_share == 1.0, spec
     # a switch gives one peer the GPU's whole rate: DGX H100 unchanged
     h100 = estimate(cat, ClusterSpec(system="dgx-h100", nodes=1), Collective.SEND_RECV, S)
     nvlink = 450e9 * next(lk for lk in cat.links if lk.id == "nvlink4").efficiency

@@ -447,6 +447,8 @@ def test_three_levels_say_what_uneven_links_would_need() -> None:
         ({"oversubscription": "2:1"}, "oversubscription '2:1' is not a number or a"),
         ({"oversubscription": [1, math.nan]}, "oversubscription nan must be a finite"),
         ({"oversubscription": 10**400}, "oversubscription inf must be a finite"),
+        ({"oversubscription": {"2": 1}}, "oversubscription {'2': 1} is not a number or a"),
+        ({"oversubscription": b"2"}, "oversubscription b'2' is not a number or a"),
     ],
 )
 def test_bad_counts_and_rates_are_refused(kwargs: dict[str, object], words: str) -> None:
@@ -463,10 +465,18 @@ def test_bad_counts_and_rates_are_refused(kwargs: dict[str, object], words: str)
 def test_whole_numbers_of_any_numeric_type_are_taken() -> None:
     """The refusals above must not refuse what is valid: numpy's integers and floats, 128.0
     nodes, a numpy array or a tuple of [leaf, spine] ratios size the fabric they had sized
-    (the first version of the check refused each of them)."""
+    (the first version of the check refused each of them); a 0-d numpy array is the one ratio
+    it holds (it had raised TypeError)."""
     import numpy as np
 
-    plain = size_fat_tree(128, 8, 64, port_Bps=NDR_Bps, oversubscription=[1, 2])
+    base: dict[str, object] = {
+        "nodes": 128,
+        "rails": 8,
+        "radix": 64,
+        "port_Bps": NDR_Bps,
+        "oversubscription": [1, 2],
+    }
+    plain = size_fat_tree(**base)
     for kwargs in (
         {"nodes": np.int64(128)},
         {"radix": np.int32(64)},
@@ -475,12 +485,7 @@ def test_whole_numbers_of_any_numeric_type_are_taken() -> None:
         {"oversubscription": np.array([1.0, 2.0])},
         {"oversubscription": (1, 2)},
     ):
-        args: dict[str, object] = {
-            "nodes": 128,
-            "rails": 8,
-            "radix": 64,
-            "port_Bps": NDR_Bps,
-            "oversubscription": [1, 2],
-            **kwargs,
-        }
-        assert size_fat_tree(**args) == plain, kwargs
+        assert size_fat_tree(**{**base, **kwargs}) == plain, kwargs
+    assert size_fat_tree(**{**base, "oversubscription": np.array(2.0)}) == size_fat_tree(
+        **{**base, "oversubscription": 2}
+    )

@@ -37,6 +37,7 @@ __all__ = [
     "check_domain_given",
     "gpu_fed_nic_Bps",
     "node_nics",
+    "require_collectives",
     "resolve_cluster",
     "scope_note",
     "sharp_hint",
@@ -116,6 +117,9 @@ class ResolvedCluster:
     #: the compute NICs, SHARP, NVLS, oversubscription; a workload that runs none (a checkpoint
     #: through its own storage NICs) leaves them out
     fabric_notes: tuple[str, ...] = ()
+    #: A node's NICs of its scale-out link (the one named, else its preset's), as a network of
+    #: several nodes would take them, also where one node builds none (0: no link known)
+    node_nics: int = 0
     #: False for a cluster resolved for work that runs no collective (``resolve_cluster(...,
     #: collectives=False)``): its topology may be one node's, and estimates refuse it
     collectives: bool = True
@@ -129,16 +133,53 @@ class ResolvedCluster:
         return self.nodes * self.gpus_per_node
 
 
+def require_collectives(cluster: ResolvedCluster) -> None:
+    """Refuse a cluster resolved for work that runs no collective (``collectives=False``): its
+    topology may be one node's (two NIC-less nodes had been priced as one 8-GPU node with the
+    16-rank busbw factor, and train_step had stopped on a bare AssertionError)."""
+    if not cluster.collectives:
+        raise ClusterError(
+            "this cluster was resolved for work that runs no collective (collectives=False): "
+            "resolve it again to cost one",
+            field="nodes",
+        )
+
+
 def node_nics(cluster: ResolvedCluster) -> int:
-    """The scale-out NICs of one node: the cluster's; on one scale-up domain, where no network
-    is built, what more nodes would take: the count given, the preset's, else one per GPU."""
-    if cluster.nics_per_node:
-        return cluster.nics_per_node
-    if cluster.spec.nics_per_node:
-        return cluster.spec.nics_per_node
-    if cluster.system is not None and cluster.system.nics_per_node:
-        return cluster.system.nics_per_node
-    return cluster.gpus_per_node
+    """The scale-out NICs of one node, as resolving the cluster on more nodes would take them
+    (``ResolvedCluster.node_nics``, set on one node too); one per GPU where no link is known."""
+    return cluster.node_nics or cluster.gpus_per_node
+
+
+def _node_nic_count(
+    spec: ClusterSpec,
+    system: System | None,
+    link: Link,
+    instance: System | None,
+    gpus_per_node: int,
+    *,
+    resized: bool,
+    strict: bool,
+) -> tuple[int, str | None]:
+    """A node's NICs of scale-out ``link``, and the note that says how they were taken (None
+    where given or the preset's own): the count given; the preset's for its own link (scaled
+    with its GPUs when resized); a cloud instance's; else one per GPU (``strict``: refused past
+    the most a node may have, where a network is built of them)."""
+    if spec.nics_per_node is not None:
+        return spec.nics_per_node, None
+    if system is not None and system.inter == link.id and system.nics_per_node > 0:
+        if resized:
+            count = scaled_nics(system, gpus_per_node, check=strict)
+            return count, resized_nics_note(system, count, gpus_per_node)
+        return system.nics_per_node, None
+    if instance is not None:
+        count = scaled_nics(instance, gpus_per_node, check=strict)
+        return count, instance_nics_note(link, instance, count)
+    if strict:
+        check_nic_default(gpus_per_node, gpus_per_node, "one per GPU")
+    return gpus_per_node, (
+        f"{plural(gpus_per_node, 'NIC')} per node (one per GPU) assumed ({{nics_per_node}})"
+    )
 
 
 def sharp_hint(link_id: str) -> str:
@@ -188,13 +229,14 @@ def instance_of(catalogue: Catalogue, link: Link) -> System | None:
     return next((s for s in catalogue.systems if s.inter == link.id and s.nics_per_node > 0), None)
 
 
-def scaled_nics(system: System, gpus_per_node: int) -> int:
+def scaled_nics(system: System, gpus_per_node: int, *, check: bool = True) -> int:
     """``system``'s NICs per GPU kept on ``gpus_per_node`` GPUs, rounded up (a GPU's share of a
     NIC is still a NIC to reach): aws-p4d's 4 for 8 GPUs gives 3 for 5, 1 for 1. A count past
-    the most a node may have is refused, naming the ratio it came from."""
+    the most a node may have is refused (``check``), naming the ratio it came from."""
     per_gpu = system.nics_per_node / system.gpus_per_node
     nics = max(1, math.ceil(per_gpu * gpus_per_node - 1e-9))
-    check_nic_default(nics, gpus_per_node, f"{system.id}'s {per_gpu:g} per GPU")
+    if check:
+        check_nic_default(nics, gpus_per_node, f"{system.id}'s {per_gpu:g} per GPU")
     return nics
 
 
@@ -384,29 +426,26 @@ def resolve_cluster(
     link = find_link(catalogue, named) if named is not None else None
     if link is not None and (problem := link_role_problem(link, "inter")):
         raise ClusterError("{inter} " + problem, field="inter")
+    # the NICs a node has of its scale-out link, built into a network or not (one node: what a
+    # checkpoint's storage path through them, or a KV transfer, may use)
+    nic_link = link
+    if nic_link is None and system is not None and system.inter is not None:
+        nic_link = find_link(catalogue, system.inter)
+    node_nic_count, nic_note = (
+        _node_nic_count(
+            spec, system, nic_link, instance, gpus_per_node, resized=resized, strict=domains > 1
+        )
+        if nic_link is not None
+        else (spec.nics_per_node or 0, None)
+    )
     if domains > 1:
         inter = link
         assert inter is not None
         if spec.inter is None and system is None:
             notes.append(f"scale-out link {inter.id} assumed ({{inter}})")
-        if spec.nics_per_node is not None:
-            nics_per_node = spec.nics_per_node
-        elif system is not None and system.inter == inter.id and system.nics_per_node > 0:
-            nics_per_node = system.nics_per_node
-            if resized:
-                nics_per_node = scaled_nics(system, gpus_per_node)
-                notes.append(resized_nics_note(system, nics_per_node, gpus_per_node))
-                fabric.append(notes[-1])
-        elif instance is not None:
-            nics_per_node = scaled_nics(instance, gpus_per_node)
-            notes.append(instance_nics_note(inter, instance, nics_per_node))
-            fabric.append(notes[-1])
-        else:
-            nics_per_node = gpus_per_node
-            check_nic_default(nics_per_node, gpus_per_node, "one per GPU")
-            notes.append(
-                f"{plural(nics_per_node, 'NIC')} per node (one per GPU) assumed ({{nics_per_node}})"
-            )
+        nics_per_node = node_nic_count
+        if nic_note is not None:
+            notes.append(nic_note)
             fabric.append(notes[-1])
     elif spec.nics_per_node is not None:
         nics_per_node = spec.nics_per_node
@@ -503,6 +542,7 @@ def resolve_cluster(
         fabric_notes=tuple(fabric),
         alltoall_notes=tuple(alltoall),
         collectives=collectives,
+        node_nics=node_nic_count,
     )
 
 
@@ -658,6 +698,11 @@ def _build_up(
             f"{intra.id} is a switchless mesh: {gpus} GPUs use {used_links} of "
             f"{intra.links} links each{each}"
         )
+    peer_share = 1.0
+    if mesh and intra.links and intra.mesh_gpus is not None and intra.scope == "per-gpu":
+        # a full mesh whose links the catalogue counts (not a per-link entry, not DGX-1's hybrid
+        # cube, not a mesh without a link count): a peer has its own links of those in use
+        peer_share = per_peer / min(intra.links, (gpus - 1) * per_peer)
     path = "pci" if intra.family == "pcie" or intra.topology == "host-staged" else "nvlink"
     torus_dims = intra.links // 2 if intra.topology == "torus" and intra.links else None
     if intra.topology == "torus" and torus_dims is None and gpus > 2:
@@ -697,6 +742,7 @@ def _build_up(
         transport_latency_s=intra.transport_latency_s,
         path=path,
         mesh=mesh,
+        peer_share=peer_share,
         torus_dims=torus_dims,
         # an accelerator fabric (NVLink, xGMI, ICI, HCCS, UALink: switch, mesh or torus), not
         # PCIe and not a pair joined by a bridge

@@ -194,13 +194,12 @@ class Topology:
 
     def peer_bw_Bps(self) -> float:
         """Scale-up bandwidth from one GPU to one peer (point-to-point work: send/recv): the
-        GPU's whole rate through a switch, but on a switchless mesh only the links that join
-        the two, ``1 / (m - 1)`` of the GPU's (one xGMI link of 64 GB/s of MI300X's seven: a
-        ring shift on 8 MI300X had been priced at the whole mesh's 314 GB/s, 7x; AMD's MI300X
-        platform joins each pair by one link)."""
-        if self.up is not None and self.up.mesh and self.up.gpus > 2:
-            return self.up_bw_Bps() / (self.up.gpus - 1)
-        return self.up_bw_Bps()
+        GPU's whole rate through a switch, but on a full mesh only the links that join the two
+        (``ScaleUpTier.peer_share``: one xGMI link of 64 GB/s of MI300X's seven; a ring shift on
+        8 MI300X had been priced at the whole mesh's 314 GB/s, 7x)."""
+        if self.up is None:
+            return math.inf
+        return self.up_bw_Bps() * self.up.peer_share
 
     @property
     def leaf_contention(self) -> float:

@@ -163,6 +163,11 @@ class ScaleUpTier(BaseModel):
     transport_latency_s: float = Field(default=0.0, ge=0)
     path: Literal["nvlink", "pci"] = "nvlink"
     mesh: bool = False
+    #: The share of a GPU's scale-up rate that joins it to one peer: 1 through a switch (or where
+    #: the catalogue does not count a mesh's links); on a full mesh of counted links, the peer's
+    #: own links over those the GPU uses (1/7 on 8 MI300X, 3/21 on 8 Gaudi 3). Point-to-point
+    #: work (send/recv) runs at it.
+    peer_share: float = Field(default=1.0, gt=0, le=1)
     #: dimensions of a torus the GPUs form (TPU ICI: 2 or 3, two links per dimension); None:
     #: a switch, mesh or bus
     torus_dims: int | None = Field(default=None, ge=1)

@@ -42,7 +42,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import numbers
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, cast
@@ -311,13 +311,11 @@ def size_fat_tree(
             # a negative rate had given a negative bisection
             raise FabricError(f"port rate {port_Bps!r} B/s is not a positive finite number")
         port_Bps = as_float(port_Bps)
-    given: list[object]
-    if _real(oversubscription):
-        given = [oversubscription]
-    elif isinstance(oversubscription, str) or not isinstance(oversubscription, Iterable):
-        given = [oversubscription]  # refused below: "2:1" had been read character by character
-    else:
-        given = list(oversubscription)
+    # a numpy array (0-d too) as the plain number or list it holds; a list or tuple of ratios,
+    # else one number: anything else (a "2:1" string had been read character by character, a
+    # dict by its keys) is refused below
+    plain = oversubscription.tolist() if hasattr(oversubscription, "tolist") else oversubscription
+    given: list[object] = list(plain) if isinstance(plain, list | tuple) else [plain]
     if not all(_real(v) for v in given):
         raise FabricError(
             f"oversubscription {oversubscription!r} is not a number or a [leaf, spine] list of "

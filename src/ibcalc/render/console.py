@@ -224,9 +224,10 @@ def _explanation(ex: Explanation, stream: TextIO | None) -> None:
                 f"percentile of held-out errors in the {ex.regime} regime, {ex.transport_class} "
                 "transport (error_band in data/cost_params.yaml)"
                 + (
-                    f", over {' and '.join([ex.chosen, *ex.range_covers])}: NCCL's tuner ranks "
-                    "them as a near tie (reporting.notably_faster), which a real run may break "
-                    "either way"
+                    f", over {' and '.join([ex.chosen, *ex.range_covers])}: "
+                    + ("NCCL's tuner" if ex.tuned else "the tuner-style estimate below")
+                    + " ranks them as a near tie (reporting.notably_faster), which a real run "
+                    "may break either way"
                     if ex.range_covers
                     else ""
                 )
@@ -793,7 +794,10 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
             Text("* busbw is an equivalent figure (in-network or 2-node tree), not a wire rate")
         )
     if len({(r["algorithm"], r["protocol"]) for r in rows}) > 1:
-        console.print(Text("> NCCL's tuner changes algorithm or protocol at this size"))
+        # all-to-all and send/recv have no tuner: NCCL's point-to-point rules pick their path
+        p2p = group["collective"] in ("alltoall", "sendrecv")
+        who = "NCCL's point-to-point rules change" if p2p else "NCCL's tuner changes"
+        console.print(Text(f"> {who} algorithm or protocol at this size"))
     if falls:
         console.print(
             prose(

@@ -342,7 +342,7 @@ def checkpoint(
                 f"{' and '.join(given)} ignored: {storage.id} has no request-rate limit (they "
                 "apply to object stores)"
             )
-    notes += _ignored_cluster_options(cluster)
+    ignored_at = len(notes)  # the options a checkpoint does not read, said here (below)
     link_name = spec.client_link
     if link_name is None:
         if cluster.inter is not None:
@@ -379,6 +379,9 @@ def checkpoint(
             ),
             field="client_nics",
         )
+    notes[ignored_at:ignored_at] = _ignored_cluster_options(
+        cluster, compute_nics=link.id in compute
+    )
     # a storage NIC sits on the host's PCIe as a compute NIC does: the cluster's cap applies
     host = cluster.host_pcie
     cap = host if host is not None and host.achievable_Bps < link.achievable_Bps else None
@@ -518,8 +521,10 @@ UNREAD_FIELDS = {
 }
 
 
-def _ignored_cluster_options(cluster: ResolvedCluster) -> list[str]:
-    """The cluster options given that a checkpoint does not read, named as ignored.
+def _ignored_cluster_options(cluster: ResolvedCluster, *, compute_nics: bool) -> list[str]:
+    """The cluster options given that a checkpoint does not read, named as ignored
+    (``compute_nics``: the storage path runs through the compute NICs, whose count it reads
+    as the most ``client_nics`` may be).
 
     They shape collectives on the compute fabric (its scale-up link and domain, compute NICs,
     host CPU, SHARP, NVLS, leaf oversubscription); a checkpoint runs none: each node reaches storage
@@ -532,7 +537,7 @@ def _ignored_cluster_options(cluster: ResolvedCluster) -> list[str]:
     differs = {
         # a PCIe scale-up link is read: it caps the storage NICs (host_pcie_is_gpu_bus)
         "intra": spec.intra is not None and not cluster.host_pcie_is_gpu_bus,
-        "nics_per_node": spec.nics_per_node is not None,
+        "nics_per_node": spec.nics_per_node is not None and not compute_nics,
         "host_cpu": spec.host_cpu is not None,
         "sharp": True,  # on or off, a checkpoint never uses it
         "nvls": spec.nvls is not None,

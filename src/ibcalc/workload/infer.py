@@ -35,7 +35,13 @@ from collections.abc import Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from ibcalc.catalogue.models import MAX_GPU_MEMORY_BYTES, MIN_GPU_MEMORY_BYTES, Catalogue
-from ibcalc.cluster.resolve import TWO_NODE_TREE_NOTE, ResolvedCluster, node_nics, resolve_cluster
+from ibcalc.cluster.resolve import (
+    TWO_NODE_TREE_NOTE,
+    ResolvedCluster,
+    node_nics,
+    require_collectives,
+    resolve_cluster,
+)
 from ibcalc.cluster.spec import MAX_GPUS, MAX_NICS_PER_NODE, ClusterSpec
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Collective, DType
@@ -212,6 +218,8 @@ def infer(
     GPUs. Raises :class:`~ibcalc.errors.WorkloadError` naming the field at fault.
     """
     model = spec.model
+    if spec.gpus > 1 or spec.disaggregated:
+        require_collectives(cluster)  # a one-GPU instance runs none
     if spec.gpus > cluster.ranks:
         raise WorkloadError(
             f"tp x ep x pp = {spec.gpus} GPUs is more than the cluster's {cluster.ranks} "

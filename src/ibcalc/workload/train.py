@@ -44,7 +44,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ibcalc.catalogue.load import find_system
 from ibcalc.catalogue.models import MAX_GPU_MEMORY_BYTES, MIN_GPU_MEMORY_BYTES, Catalogue
-from ibcalc.cluster.resolve import ResolvedCluster, resolve_cluster
+from ibcalc.cluster.resolve import ResolvedCluster, require_collectives, resolve_cluster
 from ibcalc.cluster.spec import MAX_GPUS, ClusterSpec
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Collective, DType
@@ -588,6 +588,7 @@ def train_step(
     each phase's ``estimate`` None (every number, warning and note is the same; see
     :func:`~ibcalc.workload.phases.build_phase`).
     """
+    require_collectives(cluster)
     return _train_step(catalogue, cluster, spec, params=params, quick=quick)
 
 

@@ -417,8 +417,8 @@ def sendrecv_timing(
             eff = params.calibrated.p2p_efficiency
             peer = topo.peer_bw_Bps()
             mesh = (
-                f", the links to one peer: 1/{topo.up.gpus - 1} of a switchless mesh"
-                if peer < topo.up_bw_Bps()
+                f", the links to one peer: {topo.up.peer_share:.3g} of the GPU's on a full mesh"
+                if topo.up.peer_share < 1
                 else ""
             )
             parts.append(
