@@ -300,7 +300,8 @@ def test_the_sharp_hint_says_what_sharp_would_do_at_the_size_asked() -> None:
     )
     assert (
         lead + "would not change this all-reduce: no SHARP algorithm applies to this cluster "
-        "(CollNet takes at most 8 GPUs per scale-up domain; NVLS across nodes needs NVLS on)"
+        "(CollNet takes at most 8 GPUs per scale-up domain; NVLS across nodes needs NVLS inside "
+        "them)"
     ) in gb200.assumptions
     # a caller that reads no assumptions (a sweep, nccl-check's expectations) skips the what-if
     # and keeps the cluster's plain hint

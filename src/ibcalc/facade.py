@@ -28,7 +28,7 @@ from ibcalc.cluster.resolve import (
 from ibcalc.engine.band import regime_of, time_range, transport_class
 from ibcalc.engine.base import Topology
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.plan import Plan, plan_for
+from ibcalc.engine.plan import Plan, dtype_allows, plan_for
 from ibcalc.engine.select import NCCL_ALGORITHMS, refuse, select_on
 from ibcalc.engine.types import (
     COST_PARAMETERS_NOTE,
@@ -324,12 +324,15 @@ def _sharp_what_if(
             # SHARP reduces 16- and 32-bit types; with those, the cluster is what rules it out
             # (CollNet takes at most 8 GPUs per domain; NVLS across nodes needs NVLS on): the
             # type had been blamed for 36 GB200 trays with --no-nvls
+            reduces = dtype_allows(
+                Algorithm.COLLNET_DIRECT, plan.collective, plan.dtype, topo.domains
+            )
             why = (
                 f"SHARP does not reduce {plan.dtype.value}"
-                if plan.dtype.bytes not in (2, 4)
+                if not reduces
                 else "no SHARP algorithm applies to this cluster (CollNet takes at most "
                 f"{plan.params.nccl_tuner.collnet_max_local_ranks} GPUs per scale-up domain; NVLS "
-                "across nodes needs NVLS on)"
+                "across nodes needs NVLS inside them)"
             )
             return lead + f"would not change this all-reduce: {why}"
         return lead + f"would not change this all-reduce: NCCL's tuner keeps {pick} here"

@@ -366,6 +366,21 @@ def test_storage_nics_through_the_compute_nics_are_capped_alike_on_one_node_and_
         assert f"--storage-nics {nics + 1} is more than the {nics} " in message
 
 
+def test_the_storage_nic_cap_is_the_count_of_the_link_counted() -> None:
+    """A p5 named on NDR counts 8 ndr NICs; its own 32 EFA NICs as a storage link are the
+    caller's to count, not capped at another link's 8 (a review: refused on one node once the
+    count reached one node, and on two before). Through the counted link, the cap holds."""
+    base = ["checkpoint", "--storage", "nvmeof-target", "--model", "llama3-8b"]
+    p5 = [*base, "--system", "aws-p5", "--inter", "ndr"]
+    for nodes in ("1", "2"):
+        data = _json(*p5, "--nodes", nodes, "--storage-link", "efa-v2", "--storage-nics", "32")
+        # 32 x 11.25 GB/s of EFA per node outruns the NVMe-oF target's 50 GB/s: 16 GB in 0.32 s
+        assert data["totals"]["save_s"] == pytest.approx(16e9 / 50e9, rel=1e-3)
+        assert "--storage-nics 9 is more than the 8 ndr NICs" in _error(
+            *p5, "--nodes", nodes, "--storage-nics", "9"
+        )
+
+
 def test_infer_says_the_kv_heads_it_assumed_and_offers_remedies_that_help() -> None:
     """A model given by its shape without --kv-heads is priced with one KV head per query
     head: 2 x 80 layers x 64 heads x 128 x 2 B = 2,621,440 B per token, 8x Llama 3 70B's

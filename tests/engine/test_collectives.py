@@ -446,12 +446,19 @@ def test_sendrecv_on_a_switchless_mesh_uses_the_links_to_one_peer() -> None:
     gaudi = resolve_cluster(cat, ClusterSpec(intra="gaudi3-rocev2", gpus_per_node=8, nodes=1))
     assert gaudi.topology.up is not None
     assert gaudi.topology.up.peer_share == pytest.approx(3 / 21)
-    # where the catalogue does not count a full mesh's links per GPU, the whole rate stays: a
-    # per-link entry (MI250X), a mesh without a link count (Ascend 910B), DGX-1's hybrid cube
-    # (no full mesh; a review: 4.45, 22.4 and 15.3 GB/s had come of dividing them by m - 1)
+    # a full mesh of 8 without a link count (Ascend 910B): one of 7 peers' share of the GPU's
+    # rate at any card count (the first version had divided by m - 1, so the pair's rate grew
+    # as the node shrank; the second kept the whole rate, 7x)
+    for gpus in (2, 4, 8):
+        up = resolve_cluster(
+            cat, ClusterSpec(intra="hccs-910b", gpus_per_node=gpus, nodes=1)
+        ).topology.up
+        assert up is not None
+        assert up.peer_share == pytest.approx(1 / 7)
+    # no full mesh: a per-link entry (MI250X) and DGX-1's hybrid cube keep the whole rate (they
+    # had been divided by m - 1: 4.45 and 15.3 GB/s)
     for spec in (
         ClusterSpec(intra="xgmi-mi250x", gpus_per_node=8, nodes=1),
-        ClusterSpec(intra="hccs-910b", gpus_per_node=8, nodes=1),
         ClusterSpec(system="dgx-1v", nodes=1),
     ):
         up = resolve_cluster(cat, spec).topology.up

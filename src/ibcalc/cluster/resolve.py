@@ -120,6 +120,8 @@ class ResolvedCluster:
     #: A node's NICs of its scale-out link (the one named, else its preset's), as a network of
     #: several nodes would take them, also where one node builds none (0: no link known)
     node_nics: int = 0
+    #: The link ``node_nics`` counts (None: no link known)
+    node_nics_link: str | None = None
     #: False for a cluster resolved for work that runs no collective (``resolve_cluster(...,
     #: collectives=False)``): its topology may be one node's, and estimates refuse it
     collectives: bool = True
@@ -543,6 +545,7 @@ def resolve_cluster(
         alltoall_notes=tuple(alltoall),
         collectives=collectives,
         node_nics=node_nic_count,
+        node_nics_link=nic_link.id if nic_link is not None else None,
     )
 
 
@@ -699,10 +702,15 @@ def _build_up(
             f"{intra.links} links each{each}"
         )
     peer_share = 1.0
-    if mesh and intra.links and intra.mesh_gpus is not None and intra.scope == "per-gpu":
-        # a full mesh whose links the catalogue counts (not a per-link entry, not DGX-1's hybrid
-        # cube, not a mesh without a link count): a peer has its own links of those in use
-        peer_share = per_peer / min(intra.links, (gpus - 1) * per_peer)
+    if mesh and intra.mesh_gpus is not None and intra.scope == "per-gpu":
+        # a full mesh (not a per-link entry, not DGX-1's hybrid cube): a peer has its own links
+        # of those in use; without a link count (Ascend 910B), one of the mesh's m - 1 peers'
+        # share of the GPU's whole rate (it had been the whole rate, 7x, after a review)
+        peer_share = (
+            per_peer / min(intra.links, (gpus - 1) * per_peer)
+            if intra.links
+            else 1.0 / (intra.mesh_gpus - 1)
+        )
     path = "pci" if intra.family == "pcie" or intra.topology == "host-staged" else "nvlink"
     torus_dims = intra.links // 2 if intra.topology == "torus" and intra.links else None
     if intra.topology == "torus" and torus_dims is None and gpus > 2:

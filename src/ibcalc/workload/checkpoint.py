@@ -366,10 +366,10 @@ def checkpoint(
     # through the compute NICs, a node has as many as it has (100 had been priced, 9.75 TB/s
     # from two DGX H100; infer caps --kv-nics alike); a storage link of its own is the caller's
     # to count
-    system = cluster.system
-    compute = {cluster.inter.id if cluster.inter else None, cluster.spec.inter}
-    compute.add(system.inter if system is not None else None)
-    if link.id in compute and spec.client_nics > (count := node_nics(cluster)):
+    # the cap is the count of the link counted (the named scale-out link, else the preset's):
+    # another link's count had capped it (8 ndr NICs for a p5's 32 EFA)
+    compute = link.id == cluster.node_nics_link
+    if compute and spec.client_nics > (count := node_nics(cluster)):
         raise WorkloadError(
             f"{{client_nics}} {spec.client_nics} is more than the {count} {link.id} NICs of a node"
             + (
@@ -379,9 +379,7 @@ def checkpoint(
             ),
             field="client_nics",
         )
-    notes[ignored_at:ignored_at] = _ignored_cluster_options(
-        cluster, compute_nics=link.id in compute
-    )
+    notes[ignored_at:ignored_at] = _ignored_cluster_options(cluster, compute_nics=compute)
     # a storage NIC sits on the host's PCIe as a compute NIC does: the cluster's cap applies
     host = cluster.host_pcie
     cap = host if host is not None and host.achievable_Bps < link.achievable_Bps else None

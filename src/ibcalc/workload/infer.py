@@ -644,11 +644,13 @@ def _gpus(count: int) -> str:
 
 
 def _inter_id(cluster: ResolvedCluster) -> str:
-    """The scale-out link between nodes: the cluster's, else its preset's (a one-node cluster)."""
+    """The scale-out link between nodes: the cluster's, else on one scale-up domain the one
+    named or its preset's, the link whose NICs ``node_nics`` counts (the preset's link had been
+    priced with the named link's NIC count)."""
     if cluster.inter is not None:
         return cluster.inter.id
-    if cluster.system is not None and cluster.system.inter is not None:
-        return cluster.system.inter
+    if cluster.node_nics_link is not None:
+        return cluster.node_nics_link
     raise WorkloadError(
         "moving the KV cache between nodes needs a scale-out link ({inter})", field="inter"
     )

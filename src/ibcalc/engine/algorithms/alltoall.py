@@ -25,6 +25,7 @@ against 240 GB/s ring, li-plus/playground); the per-message cost is an assumptio
 from __future__ import annotations
 
 import functools
+from fractions import Fraction
 
 from ibcalc.engine.base import (
     Timing,
@@ -417,7 +418,8 @@ def sendrecv_timing(
             eff = params.calibrated.p2p_efficiency
             peer = topo.peer_bw_Bps()
             mesh = (
-                f", the links to one peer: {topo.up.peer_share:.3g} of the GPU's on a full mesh"
+                f", the links to one peer: {Fraction(topo.up.peer_share).limit_denominator(64)} "
+                "of the GPU's on a full mesh"
                 if topo.up.peer_share < 1
                 else ""
             )
