@@ -379,6 +379,11 @@ def test_the_storage_nic_cap_is_the_count_of_the_link_counted() -> None:
         assert "--storage-nics 9 is more than the 8 ndr NICs" in _error(
             *p5, "--nodes", nodes, "--storage-nics", "9"
         )
+        # the preset's own link named for storage has the preset's count (a review: any count
+        # up to 256 had passed once the counted link was another)
+        assert "--storage-nics 33 is more than the 32 efa-v2 NICs" in _error(
+            *p5, "--nodes", nodes, "--storage-link", "efa-v2", "--storage-nics", "33"
+        )
 
 
 def test_infer_says_the_kv_heads_it_assumed_and_offers_remedies_that_help() -> None:

@@ -449,12 +449,17 @@ def test_sendrecv_on_a_switchless_mesh_uses_the_links_to_one_peer() -> None:
     # a full mesh of 8 without a link count (Ascend 910B): one of 7 peers' share of the GPU's
     # rate at any card count (the first version had divided by m - 1, so the pair's rate grew
     # as the node shrank; the second kept the whole rate, 7x)
+    whole = resolve_cluster(cat, ClusterSpec(intra="hccs-910b", gpus_per_node=8, nodes=1))
+    assert whole.topology.up is not None
     for gpus in (2, 4, 8):
         up = resolve_cluster(
             cat, ClusterSpec(intra="hccs-910b", gpus_per_node=gpus, nodes=1)
         ).topology.up
         assert up is not None
-        assert up.peer_share == pytest.approx(1 / 7)
+        # fewer cards use (gpus - 1) of the card's 7 peers' links, and one peer has one of them
+        # (2 cards had all-reduced at the whole card's rate, 7x their send/recv)
+        assert up.bw_Bps == pytest.approx(whole.topology.up.bw_Bps * (gpus - 1) / 7)
+        assert up.bw_Bps * up.peer_share == pytest.approx(whole.topology.up.bw_Bps / 7)
     # no full mesh: a per-link entry (MI250X) and DGX-1's hybrid cube keep the whole rate (they
     # had been divided by m - 1: 4.45 and 15.3 GB/s)
     for spec in (

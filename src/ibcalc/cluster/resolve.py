@@ -701,6 +701,16 @@ def _build_up(
             f"{intra.id} is a switchless mesh: {gpus} GPUs use {used_links} of "
             f"{intra.links} links each{each}"
         )
+    elif mesh and not intra.links and intra.mesh_gpus is not None and gpus < intra.mesh_gpus:
+        # a full mesh without a link count (Ascend 910B): each card's rate is over its
+        # mesh_gpus - 1 peers alike, so fewer cards use (gpus - 1) / (mesh_gpus - 1) of it (2 of
+        # 8 had all-reduced at the whole card's 176 GB/s while their send/recv took 1/7)
+        line *= (gpus - 1) / (intra.mesh_gpus - 1)
+        bw *= (gpus - 1) / (intra.mesh_gpus - 1)
+        notes.append(
+            f"{intra.id} is a switchless mesh of {intra.mesh_gpus}: {gpus} GPUs use "
+            f"{gpus - 1}/{intra.mesh_gpus - 1} of each GPU's links"
+        )
     peer_share = 1.0
     if mesh and intra.mesh_gpus is not None and intra.scope == "per-gpu":
         # a full mesh (not a per-link entry, not DGX-1's hybrid cube): a peer has its own links
@@ -709,7 +719,7 @@ def _build_up(
         peer_share = (
             per_peer / min(intra.links, (gpus - 1) * per_peer)
             if intra.links
-            else 1.0 / (intra.mesh_gpus - 1)
+            else 1.0 / (gpus - 1)  # the rate above is already the links in use
         )
     path = "pci" if intra.family == "pcie" or intra.topology == "host-staged" else "nvlink"
     torus_dims = intra.links // 2 if intra.topology == "torus" and intra.links else None
