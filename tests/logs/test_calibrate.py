@@ -219,10 +219,14 @@ AMD_AND_NVIDIA = [
 
 @pytest.fixture(scope="module")
 def amd_and_nvidia(catalogue: Catalogue) -> Calibration:
+    # MI355X's xGMI at its earlier 0.7 one way, no duplex loss (the catalogue now borrows
+    # MI300X's 0.8 and 0.875): held below the RoCE network, the fit raises it until the network
+    # binds every row, the case these tests are about
+    earlier = catalogue_with_link(catalogue, "xgmi-mi355x", efficiency=0.7, duplex_efficiency=1.0)
     return calibrate(
         [parse_file(p).runs[0] for p in AMD_AND_NVIDIA],
         ClusterSpec(nvls=False),
-        catalogue=catalogue,
+        catalogue=earlier,
         sources=[p.name for p in AMD_AND_NVIDIA],
     )
 

@@ -61,6 +61,20 @@ def test_mi300x_rings_across_nodes_exceed_the_single_node_figure(nodes: int) -> 
     assert 350 * 0.97 <= many.busbw_Bps / 1e9 <= 357 * 1.03
 
 
+def test_mi355x_rings_across_nodes_are_held_by_their_nics_not_by_xgmi() -> None:
+    """prasad-nair-amd/alibaba@5410faa, 2 x 8 MI355X on 8 x 400G AI NICs (sweep 03): 385.98
+    GB/s busbw at 16 GiB. MI355X's xGMI had borrowed MI300X's combined one-node 0.7 as its
+    one-way efficiency, so a 2-node ring was held by xGMI at 537.6 x 0.7 = 376 GB/s (-2.6 %);
+    with MI300X's split, 0.8 one way and 0.875 both ways, the one-way chains run at 430 GB/s and
+    the NICs bind: 8 x 400 Gb/s at 0.962 achievable, 385 GB/s a node, which a ring's busbw
+    reaches. One node keeps 537.6 x 0.8 x 0.875 = 376 GB/s."""
+    two = estimate(CAT, ClusterSpec(system="mi355x-8", nodes=2), Collective.ALL_REDUCE, 16 * GiB)
+    assert two.best.bottleneck.startswith("network: 8 x roce-400g per node")
+    assert two.busbw_Bps / 1e9 == pytest.approx(385.98, rel=0.01)
+    one = estimate(CAT, ClusterSpec(system="mi355x-8", nodes=1), Collective.ALL_REDUCE, 16 * GiB)
+    assert one.busbw_Bps / 1e9 == pytest.approx(537.6 * 0.8 * 0.875, rel=0.005)
+
+
 def test_tcpxo_all_gather_latency_term_stays_below_the_measured_total() -> None:
     # 8 MiB all-gather on 2 x A3 Mega (GPUDirect-TCPXO): 166.6 us measured, as issue 9 reports
     # it from a published run it does not name (no public copy is cited here). The earlier model
