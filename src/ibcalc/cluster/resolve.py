@@ -36,6 +36,7 @@ __all__ = [
     "check_count",
     "check_domain_given",
     "gpu_fed_nic_Bps",
+    "nics_of",
     "node_nics",
     "require_collectives",
     "resolve_cluster",
@@ -151,6 +152,21 @@ def node_nics(cluster: ResolvedCluster) -> int:
     """The scale-out NICs of one node, as resolving the cluster on more nodes would take them
     (``ResolvedCluster.node_nics``, set on one node too); one per GPU where no link is known."""
     return cluster.node_nics or cluster.gpus_per_node
+
+
+def nics_of(cluster: ResolvedCluster, link_id: str) -> int | None:
+    """A node's NICs of ``link_id``, where the cluster says: the counted scale-out link's
+    (:func:`node_nics`), the preset's own link's (scaled with its GPUs when resized: named for
+    storage beside another scale-out link, any count up to 256 had passed); None for a link the
+    cluster does not count."""
+    if link_id == cluster.node_nics_link:
+        return node_nics(cluster)
+    system = cluster.system
+    if system is None or link_id != system.inter or not system.nics_per_node:
+        return None
+    if cluster.gpus_per_node != system.gpus_per_node:
+        return scaled_nics(system, cluster.gpus_per_node, check=False)
+    return system.nics_per_node
 
 
 def _node_nic_count(

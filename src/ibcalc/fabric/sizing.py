@@ -257,12 +257,8 @@ def _whole(name: str, value: object, low: int | None) -> int:
     """``value`` as an int when it is a whole number at least ``low``, else FabricError."""
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         count = int(value)
-    elif (
-        _real(value)
-        and math.isfinite(as_float(cast(float, value)))
-        and float(cast(float, value)).is_integer()
-    ):
-        count = int(cast(float, value))
+    elif _real(value) and math.isfinite(real := as_float(cast(float, value))) and real.is_integer():
+        count = int(real)
     else:
         raise FabricError(f"{name} {value!r} is not a whole number")
     if low is not None and count < low:

@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ibcalc.catalogue.load import find_link, link_role_problem
 from ibcalc.catalogue.models import Catalogue, Storage
-from ibcalc.cluster.resolve import ResolvedCluster, node_nics, scaled_nics
+from ibcalc.cluster.resolve import ResolvedCluster, nics_of
 from ibcalc.cluster.spec import MAX_NICS_PER_NODE
 from ibcalc.engine.types import DType
 from ibcalc.errors import WorkloadError
@@ -363,24 +363,12 @@ def checkpoint(
     problem = link_role_problem(link, "client_link")
     if problem:
         raise WorkloadError("{client_link} " + problem, field="client_link")
-    # through the compute NICs, a node has as many as it has (100 had been priced, 9.75 TB/s
-    # from two DGX H100; infer caps --kv-nics alike); a storage link of its own is the caller's
-    # to count
-    # the cap is the count of the link counted (the named scale-out link, else the preset's):
-    # another link's count had capped it (8 ndr NICs for a p5's 32 EFA)
+    # through a link the node's NICs are counted for, it has no more of them (100 had been
+    # priced, 9.75 TB/s from two DGX H100; infer caps --kv-nics alike); a storage link of its
+    # own is the caller's to count
     compute = link.id == cluster.node_nics_link
-    system = cluster.system
-    count = node_nics(cluster) if compute else 0
-    if not compute and system is not None and link.id == system.inter and system.nics_per_node:
-        # the preset's own link named for storage beside another scale-out link: the preset's
-        # count (a review: any count up to 256 had passed once the counted link differed)
-        resized = cluster.gpus_per_node != system.gpus_per_node
-        count = (
-            scaled_nics(system, cluster.gpus_per_node, check=False)
-            if resized
-            else system.nics_per_node
-        )
-    if count and spec.client_nics > count:
+    count = nics_of(cluster, link.id)
+    if count is not None and spec.client_nics > count:
         raise WorkloadError(
             f"{{client_nics}} {spec.client_nics} is more than the {count} {link.id} NICs of a node"
             + (
