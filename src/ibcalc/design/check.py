@@ -476,27 +476,33 @@ def _per_tier(sizing: FabricSizing, f1: float, f2: float) -> float:
     return max(k1 * f1, k1 * k2 * f2) / (k1 * k2)
 
 
-def neighbour_fraction(sizing: FabricSizing) -> float:
+def neighbour_fraction(sizing: FabricSizing, *, domain_nodes: int = 1) -> float:
     """The crossing fraction of neighbour traffic (ring, tree, SHARP's aggregation tree,
     send/recv) the engine gets beside the end-to-end ratio ``K``.
 
     With nodes placed leaf by leaf (the scheduler's topology order), a leaf group of ``g``
     nodes is one stretch of each ring, and of each tree a subtree or two: one edge per channel
     leaves it, one flow against the uplinks of ``g`` nodes' rails, ``1/g`` of them (cost_models
-    3.7: rings and trees keep most traffic between neighbours). A pod (three tiers) likewise
-    sends one flow per channel over its spines' uplinks. As :func:`engine_fraction`:
-    ``max(k1 / g, k1 k2 / pod) / K``; 0 where one leaf group (one pod) holds every node.
+    3.7: rings and trees keep most traffic between neighbours). With scale-up domains of ``d``
+    nodes (an NVL72 rack's 18 trays) a ring crosses the network only between domains: node
+    ``i``'s network edge goes to node ``i + d``, the same place in the next domain, so ``d`` of
+    a group's ``g`` nodes send out of it: ``min(1, d/g)`` (``1/g`` for ``d = 1``; 48-tray leaf
+    groups of NVL72 racks: 18/48, where counting trays had given 1/48, a fabric architect's
+    review). A pod (three tiers) likewise sends ``min(1, d/pod)`` over its spines' uplinks. As
+    :func:`engine_fraction`: ``max(k1 f1, k1 k2 f2) / K``; 0 where one leaf group (one pod), or
+    one domain, holds every node.
     """
     group = sizing.leaf_group
-    if sizing.tiers < 2 or sizing.nodes <= group:
+    span = max(1, domain_nodes)
+    if sizing.tiers < 2 or sizing.nodes <= max(group, span):
         return 0.0
-    f1 = 1.0 / group
+    f1 = min(1.0, span / group)
     ratios = sizing.oversubscription
     if sizing.tiers < 3 or len(ratios) < 2:
         return f1
     k1, k2 = ratios[0], ratios[1]
     pod = min(sizing.nodes, sizing.spine_down * group)
-    f2 = 0.0 if sizing.nodes <= pod else 1.0 / pod
+    f2 = 0.0 if sizing.nodes <= pod else min(1.0, span / pod)
     return max(k1 * f1, k1 * k2 * f2) / (k1 * k2)
 
 
@@ -542,11 +548,7 @@ def cross_leaf_derivation(
         "it stands for traffic to every peer (all-to-all with PXN, recursive halving-doubling, "
         "PAT); "
         "neighbour traffic (ring, tree, SHARP, send/recv), placed leaf by leaf, leaves a group "
-        + (
-            f"over one edge per channel: 1/{group} of it ({1 / group:.2%}) crosses"
-            if sizing.nodes > group
-            else "only to other groups, and there is one: none of it crosses"
-        )
+        + _neighbour_words(sizing, domain_nodes)
     )
     r = _rails_used(sizing, gpus_per_node)
     if sizing.rail_optimized and sizing.su_nodes and sizing.nodes > 1 and r > 1:
@@ -574,10 +576,26 @@ def cross_leaf_derivation(
             f"the spines x{k1 * k2 * f2:.3g} (k1 x k2 x f2), so the engine, given "
             f"{k1 * k2:g}:1 end to end, gets f = "
             f"{engine_fraction(sizing, domain_nodes=domain_nodes):.3g} (neighbour "
-            f"traffic {neighbour_fraction(sizing):.3g}: one edge per channel out of a leaf "
-            f"group, and out of a pod of {pod} nodes)"
+            f"traffic {neighbour_fraction(sizing, domain_nodes=domain_nodes):.3g}: as out of "
+            f"a leaf group, out of a pod of {pod} nodes)"
         )
     return text
+
+
+def _neighbour_words(sizing: FabricSizing, domain_nodes: int) -> str:
+    """How :func:`neighbour_fraction`'s leaf share was worked out, in words."""
+    group = sizing.leaf_group
+    if sizing.nodes <= group:
+        return "only to other groups, and there is one: none of it crosses"
+    if domain_nodes <= 1:
+        return f"over one edge per channel: 1/{group} of it ({1 / group:.2%}) crosses"
+    if sizing.nodes <= domain_nodes:
+        return "only between scale-up domains, and there is one: none of it crosses the network"
+    share = min(1.0, domain_nodes / group)
+    return (
+        f"only between {domain_nodes}-node scale-up domains, each node to its place in the "
+        f"next domain: min(1, {domain_nodes}/{group}) of it ({share:.2%}) crosses"
+    )
 
 
 def _spec(
@@ -717,9 +735,11 @@ def _resolve(design: Design, doc: Document, catalogue: Catalogue) -> ResolvedDes
         oversubscription = sizing.end_to_end_oversubscription
         domain_nodes = domain_nodes_of(cluster)
         fraction = engine_fraction(sizing, domain_nodes=domain_nodes)
-        if oversubscription != declared or fraction < 1.0:
-            # the fraction acts only on tapered leaves: on a 1:1 fabric the cluster is not
-            # given it (it would be noted as an option given and ignored)
+        if oversubscription != declared or oversubscription > 1:
+            # the fractions act only on tapered leaves: on a 1:1 fabric the cluster is not
+            # given them (they would be noted as options given and ignored); on tapered ones
+            # they are given even where the share of traffic to every peer is 1, which left
+            # the neighbour share the layout derived to the engine's default (1, every byte)
             cluster = _cluster(
                 catalogue,
                 design,
@@ -729,7 +749,7 @@ def _resolve(design: Design, doc: Document, catalogue: Catalogue) -> ResolvedDes
                 cross_leaf=(
                     (
                         fraction,
-                        neighbour_fraction(sizing),
+                        neighbour_fraction(sizing, domain_nodes=domain_nodes),
                         unaligned_fraction(
                             sizing,
                             domain_nodes=domain_nodes,
