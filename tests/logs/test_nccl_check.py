@@ -226,6 +226,21 @@ def test_p5_cluster_is_read_from_nccl_output(catalogue: Catalogue) -> None:
     assert check.network_known
 
 
+def test_a_scale_up_flag_keeps_the_system_and_network_the_log_shows(catalogue: Catalogue) -> None:
+    """--intra restating the link nccl-check infers (nvlink4 on a p5) had dropped the node the
+    log names, and with it EFA: the run was judged on 32 NDR ports, 'low' at 56 % where it is
+    'ok' at 96 % (an SRE's review). A flag overrides its own value only, as --system X --intra Y
+    does on the estimate commands."""
+    plain = one(SWEEPS / "06_allreduce_2node_16xH100_efa.txt", catalogue)
+    flagged = one(
+        SWEEPS / "06_allreduce_2node_16xH100_efa.txt", catalogue, flags=ClusterSpec(intra="nvlink4")
+    )
+    found = {a.field: a for a in flagged.assumptions}
+    assert found["system"].value == "aws-p5"
+    assert (flagged.inter, flagged.verdict) == ("efa-v2", plain.verdict)
+    assert flagged.min_bandwidth_efficiency == plain.min_bandwidth_efficiency
+
+
 def test_snellius_cluster_is_read_from_nccl_output(catalogue: Catalogue) -> None:
     check = one(SWEEPS / "11_reducescatter_2node_8xH100_ib.txt", catalogue)
     found = {a.field: a for a in check.assumptions}

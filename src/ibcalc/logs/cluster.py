@@ -472,7 +472,7 @@ def infer_cluster(
 
     # node type: the platform aws-ofi-nccl names, else the GPU name
     efa = env.provider is not None and env.provider.value == "efa"
-    if "system" not in given and "intra" not in given:
+    if "system" not in given:
         system: str | None = None
         if env.platform is not None and env.platform.value.lower() in _PLATFORMS:
             system = _PLATFORMS[env.platform.value.lower()]
