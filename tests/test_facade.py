@@ -850,3 +850,30 @@ def test_point_to_point_choices_are_not_called_the_tuner_s(builtin_catalogue: Ca
     assert not any("tuner would pick" in n or "NCCL's own estimate" in n for n in a2a.assumptions)
     allreduce = estimate_on(cluster, Collective.ALL_REDUCE, 2**30)
     assert any("the one NCCL's tuner would pick here" in n for n in allreduce.assumptions)
+
+
+def test_point_to_point_paths_tie_only_where_their_times_as_priced_do(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """16 DGX H100 on rail-optimized leaves at 4:1 whose rail-aligned traffic stays in the SU
+    (cross-leaf 0) but 7/8 of the traffic off its rail leaves it: pairwise all-to-all pays
+    4 x 0.875 = 3.5x, PXN nothing. The two paths are 1.7 % apart in the tuner's view, which
+    knows no taper, and that had been called a near tie: the likely range ran to the pairwise
+    time, 18.8-81.6 ms around 19.3 ms (a fabric architect's review). NCCL tunes neither path,
+    so the tie is judged on the times as priced, and the range is the error band alone."""
+    spec = ClusterSpec(
+        system="dgx-h100",
+        nodes=16,
+        oversubscription=4,
+        cross_leaf_fraction=0.0,
+        neighbour_cross_leaf_fraction=0.0,
+        unaligned_cross_leaf_fraction=0.875,
+    )
+    cluster = resolve_cluster(builtin_catalogue, spec)
+    a2a = estimate_on(cluster, Collective.ALL_TO_ALL, 1e9)
+    pairwise = next(c for c in a2a.alternatives if c.algorithm is Algorithm.PAIRWISE)
+    assert pairwise.time_s > 3 * a2a.time_s
+    assert a2a.time_s_range == time_range(
+        a2a.time_s, a2a.size_bytes, cluster.topology, builtin_cost_params()
+    )
+    assert not any("near tie" in n for n in a2a.assumptions)

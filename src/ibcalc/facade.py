@@ -381,14 +381,21 @@ def _estimate(
     # one, and the likely range covers them); none when the caller forced a choice
     within = params.reporting.notably_faster
     forced = algorithm is not None or protocol is not None
+    # NCCL does not tune point-to-point work: its paths are a near tie only where their times
+    # as priced are (a tapered rail-optimized fabric slows pairwise x3.5 beside PXN, 1.7 %
+    # apart in the tuner's view without the taper, had widened the range to x4.2)
+    untuned = collective in (Collective.ALL_TO_ALL, Collective.SEND_RECV)
+
+    def tie_time(c: Cost) -> float:
+        return c.time_s if untuned else c.selection_time_s
+
     ties = (
         []
         if forced
         else [
             c
             for c in others
-            if c.algorithm in NCCL_ALGORITHMS
-            and 0 <= c.selection_time_s / best.selection_time_s - 1 < within
+            if c.algorithm in NCCL_ALGORITHMS and 0 <= tie_time(c) / tie_time(best) - 1 < within
         ]
     )
     if algorithm is None or protocol is None:
@@ -439,7 +446,7 @@ def _estimate(
         whatif = [c for c in faster if c.algorithm not in NCCL_ALGORITHMS][:1]
         shown_faster = [*real, *(w for w in whatif if not real or w.time_s < real[0].time_s)]
         for alt in shown_faster:
-            apart = alt.selection_time_s / best.selection_time_s - 1
+            apart = tie_time(alt) / tie_time(best) - 1
             # NCCL's pick this far behind one it also runs is a drop no published sweep shows
             # at a switch: allgather 2 MiB on 16 x DGX H100, ring/LL 569 us, 4 MiB 309 us
             unsure = (
@@ -475,7 +482,7 @@ def _estimate(
         slower = [c for c in ties if c.time_s > best.time_s]
         if len(slower) == 1:
             tie = slower[0]
-            apart = tie.selection_time_s / best.selection_time_s - 1
+            apart = tie_time(tie) / tie_time(best) - 1
             notes.append(
                 f"{tie.algorithm.value}/{tie.protocol.value} would take "
                 f"{format_time(tie.time_s)}, within {apart:.2%} of it: a near tie, and which path "

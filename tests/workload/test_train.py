@@ -723,6 +723,46 @@ def test_a_groups_ring_keeps_the_neighbour_cross_leaf_fraction(
     assert dp.time_s == pytest.approx(flat.time_s, rel=1e-9)
 
 
+def test_a_group_under_one_leaf_group_is_clear_of_the_taper(builtin_catalogue: Catalogue) -> None:
+    """256 DGX H100 on rail-optimized QM9700 SUs of 48 nodes at 4:1 (the shares `check`
+    derives: 208/255 of all-to-all traffic crossing, 1/48 of neighbour traffic, 0.977 off its
+    rail). Mixtral on tp 2, ep 8: an expert group spans 16 consecutive ranks, 2 nodes, and 48
+    is a multiple of 2, so every group sits in one SU, where rail-aligned traffic never meets
+    the uplinks: its all-to-all costs what it costs at 1:1. It had taken the whole cluster's
+    share, 4 x 208/255 = 3.26x (5.54 -> 18 ms a call, a fabric architect's review). The
+    pipeline's stage pairs do not start at multiples of their span and keep the cluster's
+    shares."""
+    tapered = ClusterSpec(
+        system="dgx-h100",
+        nodes=256,
+        oversubscription=4,
+        cross_leaf_fraction=208 / 255,
+        neighbour_cross_leaf_fraction=1 / 48,
+        unaligned_cross_leaf_fraction=0.977,
+    )
+    specs = (
+        tapered.replace(leaf_group_nodes=48),
+        tapered,
+        ClusterSpec(system="dgx-h100", nodes=256),
+    )
+    runs = [_run(builtin_catalogue, c, tp=2, pp=4, ep=8, model_id="mixtral-8x7b") for c in specs]
+    local, whole, flat = (_phase(r, "ep-alltoall") for r in runs)
+    assert local.time_s == pytest.approx(flat.time_s, rel=1e-9)
+    assert whole.time_s == pytest.approx(4 * 208 / 255 * flat.time_s, rel=0.05)
+    pp = [_phase(r, "pp-sendrecv").time_s for r in runs[:2]]
+    assert pp[0] == pytest.approx(pp[1], rel=1e-9)
+    # a leaf group of 3 nodes does not hold whole 2-node groups: the cluster's shares
+    odd = _run(
+        builtin_catalogue,
+        tapered.replace(leaf_group_nodes=3),
+        tp=2,
+        pp=4,
+        ep=8,
+        model_id="mixtral-8x7b",
+    )
+    assert _phase(odd, "ep-alltoall").time_s == pytest.approx(whole.time_s, rel=1e-9)
+
+
 def test_tflops_gives_compute(builtin_catalogue: Catalogue) -> None:
     # 484.4e9 x (1 x 8192 tokens) / (tp 8) / 400e12 = 1.2402 s per step; forward a third
     result = _run(builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=8, dp=16, tflops=400)

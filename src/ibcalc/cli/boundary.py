@@ -86,6 +86,7 @@ FIELD_FLAGS: dict[str, str] = {
     "cross_leaf_fraction": "--cross-leaf",
     "neighbour_cross_leaf_fraction": "--cross-leaf-neighbour",
     "unaligned_cross_leaf_fraction": "--cross-leaf-unaligned",
+    "leaf_group_nodes": "--leaf-group-nodes",
     "sites": "--sites",
     "wan": "--wan",
     "wan_links": "--wan-links",

@@ -244,6 +244,16 @@ _CLUSTER_OPTIONS: dict[str, Any] = {
             "design derives it).",
         ),
     ],
+    "leaf_group_nodes": Annotated[
+        int | None,
+        typer.Option(
+            _flag("leaf_group_nodes"),
+            help=f"Consecutive nodes ({_limits('leaf_group_nodes')}) whose rail-aligned traffic "
+            "stays under one leaf (a rail-optimized SU, else one leaf's whole nodes): a group of "
+            "the job inside one such stretch is priced clear of the taper (default: not known, "
+            "every group takes the cluster's --cross-leaf shares; a sized design derives it).",
+        ),
+    ],
     "sites": Annotated[
         int, typer.Option(_flag("sites"), help=f"Sites joined by a WAN ({_limits('sites')}).")
     ],
@@ -630,6 +640,7 @@ def _design_spec(design: Path, catalogue: Catalogue) -> tuple[ClusterSpec, dict[
             stated["cross_leaf_fraction"] = "fabric layout"
             stated["neighbour_cross_leaf_fraction"] = "fabric layout"
             stated["unaligned_cross_leaf_fraction"] = "fabric layout"
+            stated["leaf_group_nodes"] = "fabric layout"
         elif "oversubscription" in fabric.model_fields_set:
             stated["oversubscription"] = "fabric.oversubscription"
     return resolve_design(loaded, doc, catalogue).cluster.spec, stated

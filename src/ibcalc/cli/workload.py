@@ -66,6 +66,7 @@ NODE_FIELDS = (
     "cross_leaf_fraction",
     "neighbour_cross_leaf_fraction",
     "unaligned_cross_leaf_fraction",
+    "leaf_group_nodes",
 )
 #: The cluster fields a checkpoint does not read: laid over a design, never refused as a clash
 #: with it, and named as ignored (the node fields among them are refused with --design anyway).

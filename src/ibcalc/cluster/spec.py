@@ -164,6 +164,15 @@ class ClusterSpec(BaseModel):
         description="The same for traffic off its rail (all-to-all without PXN), as a "
         "rail-optimized design's fabric layout derives it (default: cross_leaf_fraction).",
     )
+    leaf_group_nodes: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_GPUS,
+        description="Consecutive nodes whose rail-aligned traffic stays under one leaf (a "
+        "rail-optimized SU, else one leaf's whole nodes), as a design's fabric layout derives "
+        "it; the workload commands price a group inside one such stretch without the taper "
+        "(default: not known, every group takes the cluster's shares).",
+    )
     sites: int = Field(default=1, ge=1, le=MAX_SITES, description="Sites joined by a WAN.")
     wan: Name | None = Field(default=None, description="WAN link id between sites.")
     wan_links: int = Field(default=1, ge=1, le=MAX_WAN_LINKS, description="WAN links per site.")

@@ -601,7 +601,7 @@ def _neighbour_words(sizing: FabricSizing, domain_nodes: int) -> str:
 def _spec(
     design: Design,
     oversubscription: float,
-    cross_leaf: tuple[float, float, float] | None = None,
+    cross_leaf: tuple[float, float, float, int] | None = None,
 ) -> ClusterSpec:
     # the fractions (uniform, neighbour, unaligned) are set only where the layout derived them:
     # else the engine's default (1) is said to be one
@@ -612,6 +612,10 @@ def _spec(
             "cross_leaf_fraction": cross_leaf[0],
             "neighbour_cross_leaf_fraction": cross_leaf[1],
             "unaligned_cross_leaf_fraction": cross_leaf[2],
+            # the stretch of nodes a workload's group may stay inside (the shares are the
+            # whole cluster's: a 2-node expert group on one SU's leaves had paid the 4:1 taper
+            # of a 256-node cluster, x3.26)
+            "leaf_group_nodes": cross_leaf[3],
         }
     )
     # SHARP only where the file states it: a checkpoint names a stated one as ignored
@@ -640,7 +644,7 @@ def _cluster(
     keys: Mapping[str, str],
     oversubscription: float,
     *,
-    cross_leaf: tuple[float, float, float] | None = None,
+    cross_leaf: tuple[float, float, float, int] | None = None,
 ) -> ResolvedCluster:
     try:
         return resolve_cluster(catalogue, _spec(design, oversubscription, cross_leaf))
@@ -755,6 +759,7 @@ def _resolve(design: Design, doc: Document, catalogue: Catalogue) -> ResolvedDes
                             domain_nodes=domain_nodes,
                             gpus_per_node=cluster.gpus_per_node,
                         ),
+                        max(1, sizing.leaf_group),
                     )
                     if oversubscription > 1
                     else None

@@ -552,6 +552,7 @@ FIELD_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
     "cross_leaf_fraction": (("fabric",),),
     "neighbour_cross_leaf_fraction": (("fabric",),),
     "unaligned_cross_leaf_fraction": (("fabric",),),
+    "leaf_group_nodes": (("fabric",),),
 }
 
 #: How messages name each ClusterSpec field when the file does not set it (never ``--sharp``).
@@ -571,6 +572,7 @@ DESIGN_KEYS: dict[str, str] = {
     "cross_leaf_fraction": "the fabric layout",
     "neighbour_cross_leaf_fraction": "the fabric layout",
     "unaligned_cross_leaf_fraction": "the fabric layout",
+    "leaf_group_nodes": "the fabric layout",
 }
 
 

@@ -515,6 +515,7 @@ UNREAD_FIELDS = {
     "cross_leaf_fraction": "cross-leaf fraction",
     "neighbour_cross_leaf_fraction": "neighbour cross-leaf fraction",
     "unaligned_cross_leaf_fraction": "unaligned cross-leaf fraction",
+    "leaf_group_nodes": "leaf group",
 }
 
 
@@ -543,6 +544,7 @@ def _ignored_cluster_options(cluster: ResolvedCluster, *, compute_nics: bool) ->
         "cross_leaf_fraction": spec.cross_leaf_fraction != 1,
         "neighbour_cross_leaf_fraction": spec.neighbour_cross_leaf_fraction is not None,
         "unaligned_cross_leaf_fraction": spec.unaligned_cross_leaf_fraction is not None,
+        "leaf_group_nodes": spec.leaf_group_nodes is not None,
     }
     ignored = [
         f"{what} ({{{name}}})"

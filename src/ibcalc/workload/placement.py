@@ -160,13 +160,18 @@ def place_group(
     *,
     across_sites: bool = False,
     span: int | None = None,
+    aligned: bool = True,
 ) -> Placement:
     """The sub-cluster of a group of ``size`` ranks ``stride`` apart (see the module doc).
 
     ``across_sites`` spreads the group evenly over the parent's sites (data parallelism);
     otherwise it stays in one site. ``span``: the ranks the job holds, from rank 0 (one serving
-    instance; default all of the parent's). Raises :class:`WorkloadError` naming ``name`` when
-    the job's groups of this shape do not divide evenly into the cluster's scale-up domains.
+    instance; default all of the parent's). ``aligned``: the groups start at multiples of their
+    ``size x stride`` ranks (a pipeline's stage pairs do not), so where that many nodes divide
+    the parent's ``spec.leaf_group_nodes``, every group sits under one leaf
+    group and its rail-aligned traffic never meets a tapered fabric's uplinks. Raises
+    :class:`WorkloadError` naming ``name`` when the job's groups of this shape do not divide
+    evenly into the cluster's scale-up domains.
     """
     if size < 2:
         raise WorkloadError(f"a {name} group needs at least 2 ranks", field=name)
@@ -268,6 +273,28 @@ def place_group(
         "neighbour_cross_leaf_fraction": parent.spec.neighbour_cross_leaf_fraction,
         "unaligned_cross_leaf_fraction": parent.spec.unaligned_cross_leaf_fraction,
     }
+    leaf = parent.spec.leaf_group_nodes
+    if (
+        aligned
+        and sites == 1
+        and leaf is not None
+        and parent.spec.oversubscription > 1
+        and block % gpn == 0
+        and leaf % (block // gpn) == 0
+    ):
+        # rail-aligned traffic (rings, trees, PXN's all-to-all) stays on the leaves; traffic
+        # off its rail keeps the parent's share where the layout made it larger (a
+        # rail-optimized leaf serves one rail), else a leaf holds all of it too
+        fu = parent.spec.unaligned_cross_leaf_fraction
+        fields["cross_leaf_fraction"] = 0.0
+        fields["neighbour_cross_leaf_fraction"] = 0.0
+        if fu is None or fu <= parent.spec.cross_leaf_fraction:
+            fields["unaligned_cross_leaf_fraction"] = 0.0
+        notes.append(
+            f"{name} group: its {block // gpn} node{'s' if block // gpn != 1 else ''} sit under "
+            f"one leaf group of {leaf} ({{leaf_group_nodes}}): its rail-aligned traffic stays on "
+            "the leaves, clear of the tapered uplinks"
+        )
     groups_per_domain = d // per_domain
     notes.append(
         f"{name} group: {size} GPUs, {per_domain} in each of {domains} scale-up domains; "
@@ -358,12 +385,12 @@ def pipeline_boundaries(
     if (span is None or span > d) and stride < d and not d % stride and d % (2 * stride):
         # the stages tile a domain but pairs of them do not (tp 8 on a 72-GPU NVL72: 9 stages a
         # rack): most boundaries lie inside a domain, placed as the first domain's first pair
-        pair = place_group(catalogue, parent, "pp", 2, stride, span=d)
+        pair = place_group(catalogue, parent, "pp", 2, stride, span=d, aligned=False)
     else:
-        pair = place_group(catalogue, parent, "pp", 2, stride, span=span)
+        pair = place_group(catalogue, parent, "pp", 2, stride, span=span, aligned=False)
     total = stages - 1
     if pair.crosses_domains or stages * stride <= d:
         return [(pair, total)]
     crossing = total * stride // d
-    across = place_group(catalogue, parent, "pp", 2, d)
+    across = place_group(catalogue, parent, "pp", 2, d, aligned=False)
     return [(pair, total - crossing), (across, crossing)]
