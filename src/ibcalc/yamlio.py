@@ -305,6 +305,12 @@ def _syntax_problem(path: str, exc: yaml.MarkedYAMLError) -> InputFileError:
     )
 
 
+#: The scalar tags a file may use, explicitly or as the resolver reads plain scalars.
+_SCALAR_TAGS = frozenset(
+    f"tag:yaml.org,2002:{kind}" for kind in ("str", "int", "float", "bool", "null")
+)
+
+
 def _problem(path: str, mark: yaml.Mark | None, message: str) -> InputFileError:
     if mark is None:
         return InputFileError([ValidationProblem(path, None, None, message)])
@@ -350,7 +356,16 @@ def _build(
             key = _build(
                 key_node, (*loc, "<key>"), doc, budget, depth + 1, constructor=constructor, at=at
             )
-            if not isinstance(key, str | int | float | bool):
+            if key is None or isinstance(key, bool):
+                # a bare true/false/null key: pydantic had named `true:` as "[1]" and `null:` was
+                # said to be "not a plain scalar"
+                raise _problem(
+                    doc.path,
+                    key_node.start_mark,
+                    f"key {shown(key_node.value)} reads as "
+                    f"{'null' if key is None else 'a boolean'}, not a name: quote it or remove it",
+                )
+            if not isinstance(key, str | int | float):
                 raise _problem(doc.path, key_node.start_mark, "mapping keys must be plain scalars")
             if key in result:
                 raise _problem(doc.path, key_node.start_mark, f"duplicate key {shown(key)}")
@@ -374,6 +389,10 @@ def _build(
             )
         return items
     if isinstance(node, yaml.ScalarNode):
+        if node.tag not in _SCALAR_TAGS:
+            # !!binary and !!timestamp construct bytes and dates: a base64 size had passed a
+            # design check as the number it hides (a hostile-input review)
+            raise _problem(doc.path, node.start_mark, f"unsupported YAML tag {node.tag!r}")
         try:
             value = constructor.construct_object(node, deep=True)
         except yaml.constructor.ConstructorError as exc:

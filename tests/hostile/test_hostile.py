@@ -28,6 +28,10 @@ CASES: dict[str, tuple[str | None, str]] = {
     # line 2 is "nodes: " then 10,000 "["; the 65th (first beyond 64 levels) is column 8 + 64
     "deep-nesting.yaml": ("2:72", "nesting deeper than"),
     "python-tag.yaml": ("4:14", "unsupported YAML tag"),  # the !!python tag on line 4
+    # a size hidden in base64 ('1000'), once read as 1 KB: the tag starts line 5, column 23
+    "binary-tag.yaml": ("5:23", "unsupported YAML tag 'tag:yaml.org,2002:binary'"),
+    # `true:` had been named "[1]" by validation
+    "boolean-key.yaml": ("4:1", "key 'true' reads as a boolean, not a name"),
     "duplicate-keys.yaml": ("4:1", "duplicate key 'nodes'"),  # second 'nodes' on line 4
     "top-level-list.yaml": ("1:1", "must be a mapping"),
     "top-level-scalar.yaml": ("1:1", "must be a mapping"),
