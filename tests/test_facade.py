@@ -877,3 +877,14 @@ def test_point_to_point_paths_tie_only_where_their_times_as_priced_do(
         a2a.time_s, a2a.size_bytes, cluster.topology, builtin_cost_params()
     )
     assert not any("near tie" in n for n in a2a.assumptions)
+
+
+def test_a_faster_what_if_is_not_said_to_be_ranked_by_nccl(builtin_catalogue: Catalogue) -> None:
+    """NCCL has no estimate of recursive halving-doubling or the hierarchical all-reduce: the
+    line naming one as faster had said 'NCCL's own estimate ranks it lower (a what-if: NCCL does
+    not implement it)' (36 x A3 High, 64 KiB all-gather in Simple; an auditor's review)."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="gcp-a3-high", nodes=36))
+    est = estimate_on(cluster, Collective.ALL_GATHER, 64 * 2**10, protocol=Protocol.SIMPLE)
+    (line,) = [n for n in est.assumptions if n.startswith("rhd/Simple would be")]
+    assert line.endswith("x faster, but NCCL does not implement it (a what-if)")
+    assert "NCCL's own estimate" not in line

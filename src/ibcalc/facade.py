@@ -458,7 +458,10 @@ def _estimate(
                 f"{alt.algorithm.value}/{alt.protocol.value} would be "
                 f"{best.time_s / alt.time_s:.2f}x faster, but "
                 + (
-                    f"NCCL's point-to-point rules (not a tuner) take {chosen} here"
+                    # NCCL has no estimate of a what-if to rank it by
+                    "NCCL does not implement it (a what-if)"
+                    if alt.algorithm in (Algorithm.HIERARCHICAL, Algorithm.RHD)
+                    else f"NCCL's point-to-point rules (not a tuner) take {chosen} here"
                     if p2p
                     else "NCCL's own estimate ranks it lower"
                 )
@@ -470,11 +473,10 @@ def _estimate(
                     else ""
                 )
                 + (
-                    " (a what-if: NCCL does not implement it)"
-                    if alt.algorithm in (Algorithm.HIERARCHICAL, Algorithm.RHD)
-                    else f" by only {apart:.2%}, a near tie a real run may break either way"
+                    f" by only {apart:.2%}, a near tie a real run may break either way"
                     + (" (the likely range covers both)" if any(c is alt for c in ties) else "")
-                    if 0 <= apart < within
+                    if alt.algorithm not in (Algorithm.HIERARCHICAL, Algorithm.RHD)
+                    and 0 <= apart < within
                     else ""
                 )
             )
