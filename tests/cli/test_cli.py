@@ -1224,20 +1224,22 @@ def test_explain_does_not_credit_nccls_tuner_with_point_to_point_choices() -> No
 
 def test_explain_names_the_release_whose_tuner_constants_ranked() -> None:
     """--nccl-version 2.18 ranks with 2.18.3's constants, and --explain said 'NCCL 2.30.7
-    tuning.cc' all the same; the constants named are the tuner view's base-latency source."""
+    tuning.cc' all the same; the constants named are the tuner view's base-latency source, and
+    what the release lays over it. A release's missing algorithms are a clause of their own (it
+    had read 'algorithms from NCCL 2.18 predates pat'; an auditor's review)."""
     runner = CliRunner()
     args = ["allreduce", "-s", "25MiB", "--system", "dgx-h100", "-N", "4", "--explain"]
     builtin = "NCCL 2.30.7 src/graph/tuning.cc"
     for extra, source in (
         (
             ["--nccl-version", "2.18"],
-            f"{builtin}; base_latency, hop_latency from NVIDIA/nccl tag v2.18.3-1, "
-            "src/graph/tuning.cc; algorithms from NCCL 2.18 predates pat",
+            f"{builtin}, except base_latency, hop_latency from NVIDIA/nccl tag v2.18.3-1, "
+            "src/graph/tuning.cc; NCCL 2.18 predates pat",
         ),
         # 2.27.5 changed only the hops: the base latencies are still 2.30.7's
         (
             ["--nccl-version", "2.27"],
-            f"{builtin}; hop_latency from NVIDIA/nccl tag v2.27.5-1, src/graph/tuning.cc",
+            f"{builtin}, except hop_latency from NVIDIA/nccl tag v2.27.5-1, src/graph/tuning.cc",
         ),
         ([], builtin),
     ):

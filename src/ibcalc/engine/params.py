@@ -894,7 +894,13 @@ class CostParams:
                 laid.setdefault(where.text.split(" (")[0], []).append(
                     key.removeprefix("nccl_tuner.")
                 )
-        return "; ".join([base, *(f"{', '.join(keys)} from {src}" for src, keys in laid.items())])
+        # a release's missing algorithms are their own clause ("NCCL 2.21.5 predates pat"; it
+        # had read "algorithms from NCCL 2.21.5 predates pat")
+        parts = [
+            src if " predates " in src else f"{', '.join(keys)} from {src}"
+            for src, keys in laid.items()
+        ]
+        return base + (", except " + "; ".join(parts) if parts else "")
 
     def tuner_view(self) -> CostParams:
         """What NCCL's own tuner assumes: these values with the ``tuner_view`` section laid over
