@@ -241,6 +241,8 @@ def _explanation(ex: Explanation, stream: TextIO | None) -> None:
         ),
         box=box.SIMPLE_HEAD,
         title_justify="left",
+        caption=_more_caption(len(ex.candidates) - 8),
+        caption_justify="left",
     )
     ranking.add_column("algorithm / protocol")
     ranking.add_column("NCCL's estimate" if ex.tuned else "tuner-style", justify="right")
@@ -291,6 +293,13 @@ def span(bounds: tuple[float, float], shown: str, *, scale: float | None = None)
         scale = 1e3
     low, high = (b / scale for b in bounds)
     return f"{format_number(low)}-{format_number(high)}"
+
+
+def _more_caption(hidden: int) -> str | None:
+    """The caption of a table that shows the first rows only: how many it leaves out."""
+    if hidden <= 0:
+        return None
+    return f"{hidden} more not shown (--format json lists every one)"
 
 
 def _terms_text(cost: Cost) -> str:
@@ -356,7 +365,16 @@ def _estimate_table(
     table.add_row("ranks", f"{est.ranks} ({where})")
     console.print(_fold(table))
     if est.alternatives and alternatives > 0:
-        alt = Table(title="alternatives", box=box.SIMPLE_HEAD, title_justify="left")
+        hidden = len(est.alternatives) - alternatives
+        # rows left out are said to be (an auditor could not tell one from a candidate that
+        # does not exist)
+        alt = Table(
+            title="alternatives",
+            box=box.SIMPLE_HEAD,
+            title_justify="left",
+            caption=_more_caption(hidden),
+            caption_justify="left",
+        )
         alt.add_column("algorithm")
         alt.add_column("protocol")
         alt.add_column("time", justify="right")

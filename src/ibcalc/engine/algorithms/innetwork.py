@@ -93,7 +93,8 @@ def nvls_timing(
     if big_n > 1:
         net = net_hop_latency(topo, Algorithm.NVLS, protocol, size_bytes, params)
         latency += net
-    assert topo.up is not None
+    up = topo.up
+    assert up is not None
     all_reduce = collective is Collective.ALL_REDUCE
     net_t = intra_t = 0.0
     if all_reduce:
@@ -129,8 +130,8 @@ def nvls_timing(
             )
             detail = (
                 f"S (m+1)/m = {format_size(size_bytes * (m + 1) / m)} per GPU through the "
-                f"NVSwitch at {gbps(bw)} (NVLS bandwidth: the link's line rate x its "
-                "nvls_efficiency)"
+                f"NVSwitch at {gbps(bw)} (NVLS bandwidth: {up.link_id}'s line rate "
+                f"{gbps(up.line_Bps)} x its nvls_efficiency {bw / up.line_Bps:.3g})"
             )
             if big_n > 1:
                 detail += (
