@@ -719,7 +719,12 @@ def render_calibration(
     console.print(
         f"rms log error of the time over {plural(calibration.rows, 'row')}: "
         f"{calibration.rms_before:.3f} -> {calibration.rms_after:.3f} "
-        "(latency: median |error| of sizes <= 64 KiB; bandwidth: of sizes >= 64 MiB)"
+        + (
+            f"with every fitted value, {calibration.rms_written:.3f} with the values written "
+            if calibration.rms_written != calibration.rms_after
+            else ""
+        )
+        + "(latency: median |error| of sizes <= 64 KiB; bandwidth: of sizes >= 64 MiB)"
     )
     if calibration.assumptions:
         console.print(Text("assumed:", style="dim"))
