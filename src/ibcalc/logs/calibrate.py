@@ -193,10 +193,11 @@ class Calibration(BaseModel):
     ``rms_before``/``rms_after`` are the root-mean-square log errors of the time over every
     fitted row (latency and bandwidth regimes), ``rms_after`` and ``runs`` with every fitted
     value; ``rms_written`` with only the values written (those :func:`written` keeps), what
-    the override file gives, and what the warnings are drawn from. ``assumptions`` are what was inferred about the
-    runs' clusters, one line per fact naming the logs it holds for; ``warnings`` what the
-    reader must know before using the values (runs of different clusters that share a fitted
-    value; from :func:`calibrate_logs`, runs that ``nccl-check`` calls bad or corrupt).
+    the override file gives, and what the warnings are drawn from. ``assumptions`` are what
+    was inferred about the runs' clusters, one line per fact naming the logs it holds for;
+    ``warnings`` what the reader must know before using the values (runs of different clusters
+    that share a fitted value; from :func:`calibrate_logs`, runs that ``nccl-check`` calls bad
+    or corrupt).
     ``link_entries`` are the complete catalogue entries of the links with fitted values,
     as written to the override file; ``cost_entries`` the cost-parameter override mapping
     (groups to entries).
