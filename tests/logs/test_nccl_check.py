@@ -1374,3 +1374,27 @@ def test_the_quick_re_runs_are_the_full_estimates_numbers(catalogue: Catalogue) 
             assert (q.time_s, q.busbw_Bps, q.algorithm) == (e.time_s, e.busbw_Bps, e.best.algorithm)
             assert t == e.time_s
             assert plan.time_s_range(q) == e.time_s_range
+
+
+def test_a_given_collective_is_held_to_the_rows_busbw_ratio(catalogue: Catalogue) -> None:
+    """2 x DGX A100 all-reduce (sweep 07) with the device list's ranks 8-15 cut out: the log no
+    longer tells its collective, and with --collective all_reduce the run was judged on 8 ranks,
+    its measured busbw recomputed as algbw x 1.75 (164 GB/s where the log prints 176) without a
+    word, although every row prints busbw/algbw = 1.875 = 2 x 15/16 (an SRE's review)."""
+    text = (SWEEPS / "07_allreduce_2node_16xA100-40GB_net-notstated.txt").read_text("utf-8")
+    cut = "\n".join(line for line in text.splitlines() if "on sophia-gpu-09 device" not in line)
+    (check,) = check_log(parse_log(cut, source="cut.txt"), cut, catalogue=catalogue)
+    assert check.verdict == "not_checked"
+    (given,) = check_log(
+        parse_log(cut, source="cut.txt"), cut, catalogue=catalogue, collective=Collective.ALL_REDUCE
+    )
+    (note,) = [n for n in given.notes if n.startswith("busbw/algbw = ")]
+    assert "not all_reduce's 1.75 on 8 ranks; the rows are all_reduce on 16 ranks" in note
+    # the whole log states its collective: its rows are held to it, and no such note
+    (whole,) = check_log(
+        parse_log(text, source="07.txt"),
+        text,
+        catalogue=catalogue,
+        collective=Collective.ALL_REDUCE,
+    )
+    assert not [n for n in whole.notes if n.startswith("busbw/algbw = ")]

@@ -15,6 +15,8 @@ model's expectation and its what-ifs), :mod:`ibcalc.logs.diagnose` and
 
 from __future__ import annotations
 
+import statistics
+
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import load_catalogue
 from ibcalc.catalogue.models import Catalogue
@@ -59,6 +61,45 @@ __all__ = [
     "check_log",
     "check_run",
 ]
+
+
+#: Measurements a ratio check reads: algbw of at least this (GB/s), where nccl-tests' two
+#: printed decimals put the ratio within 1 %.
+_RATIO_MIN_ALGBW = 1.0
+
+
+def _ratio_note(run: Run, collective: Collective, ranks: int) -> str | None:
+    """A note where the rows' busbw/algbw is not ``collective``'s factor on ``ranks`` ranks: a
+    partial device list (8 'Rank' lines of a 16-rank all-reduce whose rows print 1.875) had
+    been judged on 8 ranks without a word, its measured busbw recomputed 7 % low (an SRE's
+    review). Names the rank count the rows give, when one does."""
+    ratios = [
+        r.oop.busbw_GBps / r.oop.algbw_GBps
+        for r in run.rows
+        if r.oop.algbw_GBps >= _RATIO_MIN_ALGBW
+    ]
+    if len(ratios) < 3:
+        return None
+    lo, hi = min(ratios) * 0.99, max(ratios) * 1.01
+    factor = busbw_factor(collective, ranks)
+    if lo <= factor <= hi:
+        return None
+    # the rank count whose factor is nearest the rows' median ratio (2(n-1)/n crowds towards
+    # 2: several counts sit inside the rounding)
+    middle = statistics.median(ratios)
+    fits = [n for n in range(2, 4097) if lo <= busbw_factor(collective, n) <= hi]
+    implied = min(fits, key=lambda n: abs(busbw_factor(collective, n) - middle), default=None)
+    said = f"; the rows are {collective.value} on {implied} ranks" if implied else ""
+    return (
+        f"busbw/algbw = {min(ratios):.4g}-{max(ratios):.4g} in the rows, not "
+        f"{collective.value}'s {factor:.4g} on {ranks} ranks{said}: the measured busbw is "
+        f"recomputed for {ranks} ranks"
+        + (
+            f"; if the run had {implied}, give its nodes and GPUs per node (a partial device list?)"
+            if implied
+            else ""
+        )
+    )
 
 
 def check_run(
@@ -181,6 +222,11 @@ def check_run(
         )
     check_rank_count(cluster.ranks, cluster.nodes, cluster.gpus_per_node, run.ranks, source)
     ranks = cluster.ranks
+    if collective is not None and run.raw_collective is None:
+        # the log did not say the collective, so its rows' busbw/algbw was never held to it
+        ratio = _ratio_note(run, collective, ranks)
+        if ratio is not None:
+            notes.append(ratio)
     if dtype is not None:
         parse_dtype(dtype)  # a type the user names must be known: refused in one line otherwise
     run_dtype = dtype or run.dtype
