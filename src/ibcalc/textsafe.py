@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import unicodedata
 
 __all__ = [
     "MAX_ECHO",
@@ -111,8 +112,11 @@ def surrogates_escaped(text: str) -> str:
 def closest(value: str, choices: list[str]) -> str | None:
     """The choice closest to ``value`` in any case (difflib ratio 0.6 or more, a display
     threshold: one likely name, not a guess), else None."""
+    key = unicodedata.normalize("NFKC", value).strip().lower()
+    if not key:  # an empty name is close to nothing
+        return None
     lower = {c.lower(): c for c in choices}
-    close = difflib.get_close_matches(value.lower(), list(lower), n=1, cutoff=0.6)
+    close = difflib.get_close_matches(key, list(lower), n=1, cutoff=0.6)
     return lower[close[0]] if close else None
 
 

@@ -912,3 +912,17 @@ def test_one_file_name_is_one_file_not_a_list_of_letters(tmp_path: Path) -> None
     # and a real one is read
     missing.write_text("schema: ibcalc-catalogue/1\nlinks: []\n", encoding="utf-8")
     assert load_catalogue(str(missing), use_env=False).links
+
+
+def test_a_look_alike_name_is_answered_and_an_empty_one_is_not_guessed_at(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """Full-width 'ndr' (U+FF4E U+FF44 U+FF52, NFKC 'ndr') had got no hint; an empty name,
+    contained in every name, had been answered 'did you mean nvlink1, nvlink2, nvlink3?' (a
+    hostile-input review)."""
+    with pytest.raises(UnknownNameError) as info:
+        find_link(builtin_catalogue, "\uff4e\uff44\uff52")
+    assert info.value.suggestions[0] == "ndr"
+    with pytest.raises(UnknownNameError) as info:
+        find_link(builtin_catalogue, "")
+    assert str(info.value) == "unknown link '' (ibcalc links lists the known ones)"

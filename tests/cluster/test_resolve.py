@@ -927,3 +927,14 @@ def test_a_spec_takes_an_oversubscription_written_as_a_ratio() -> None:
     with pytest.raises(ClusterError) as info:
         ClusterSpec(oversubscription="1:2")
     assert str(info.value) == "oversubscription '1:2' must be >= 1 (down:up; did you mean 2:1?)"
+
+
+def test_a_tiny_ratio_suggests_no_inverse_the_tool_refuses() -> None:
+    """1e-320 is under 1: its inverse overflows to inf, and the hint had been 'did you mean
+    inf:1?', a value refused as not finite (a hostile-input review); 0.5 still gets 2:1."""
+    with pytest.raises(ClusterError) as info:
+        ClusterSpec(oversubscription="1e-320")
+    assert str(info.value) == "oversubscription '1e-320' must be >= 1"
+    with pytest.raises(ClusterError) as info:
+        ClusterSpec(oversubscription="0.5")
+    assert str(info.value).endswith("(down:up; did you mean 2:1?)")

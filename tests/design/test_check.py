@@ -1407,3 +1407,19 @@ def test_a_utf16_design_with_its_byte_order_mark_is_read(
     code, out, err = run(["check", str(broken)], capsys)
     assert (code, out) == (2, "")
     assert err == f"error: {broken}: file is not valid UTF-16 (unexpected end of data)\n"
+
+
+def test_a_switch_budget_of_none_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No sized fabric has 0 switches: `switches: {max: 0}` had failed with '100.0% over' and a
+    margin of -100 %, (24 - 0) / 0 being no percentage (a hostile-input review)."""
+    path = write(
+        tmp_path,
+        "s.yaml",
+        "name: s\nnodes: 32\nsystem: dgx-h100\nfabric: {switch: qm9700}\n"
+        "requirements:\n  - switches: {max: 0}\n",
+    )
+    code, out, err = run(["check", str(path)], capsys)
+    assert (code, out) == (2, "")
+    assert err == f"error: {path}:6:16: requirements[0].switches.max: must be at least 1\n"

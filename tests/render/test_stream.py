@@ -99,3 +99,20 @@ def test_gap_says_where_its_line_rate_columns_went() -> None:
     wide = runner.invoke(app, ["gap"], env={"COLUMNS": "120"}).output
     assert f"{450 / 50:.1f}x" in ndr_row(wide)
     assert "left out" not in wide
+
+
+def test_no_color_gives_plain_text_on_a_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    """NO_COLOR (no-color.org): rich drops colour but had still written bold and italic escapes
+    on a terminal (`ibcalc links` titles in italics; a hostile-input review)."""
+    from rich.text import Text
+
+    def printed() -> str:
+        out = io.StringIO()
+        console = PipeConsole(file=out, force_terminal=True)
+        console.print(Text("links", style="italic"), Text("id", style="bold red"))
+        return out.getvalue()
+
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert "\x1b[" in printed()
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert printed() == "links id\n"

@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import functools
 import os
+import unicodedata
 from collections.abc import Iterable, Sequence
 from importlib import resources
 from pathlib import Path
@@ -475,11 +476,16 @@ def load_catalogue(
 
 
 def suggest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
-    """Closest names to ``name`` (difflib), for error hints."""
+    """Closest names to ``name`` (difflib), for error hints; compatibility forms folded
+    (full-width U+FF4E U+FF44 U+FF52 is ``ndr``), and none for an empty name (every name has it:
+    ``links show ''`` had suggested nvlink1, nvlink2, nvlink3)."""
+    key = unicodedata.normalize("NFKC", name).strip().lower()
+    if not key:
+        return []
     pool = list(dict.fromkeys(candidates))
-    close = difflib.get_close_matches(name.lower(), pool, n=n, cutoff=0.5)
+    close = difflib.get_close_matches(key, pool, n=n, cutoff=0.5)
     if not close:
-        close = [c for c in pool if name.lower() in c or c in name.lower()][:n]
+        close = [c for c in pool if key in c or c in key][:n]
     return close
 
 

@@ -97,7 +97,12 @@ def parse_ratio(value: Any) -> float:
     if not math.isfinite(ratio):
         raise ValueError(f"oversubscription {echo(value)} is not a finite ratio")
     if ratio < 1:
-        hint = f" (down:up; did you mean {1 / ratio:g}:1?)" if ratio > 0 else ""
+        # the inverse only where it is a ratio taken (1e-320 had suggested "inf:1")
+        hint = (
+            f" (down:up; did you mean {1 / ratio:g}:1?)"
+            if ratio > 0 and 1 / ratio <= MAX_OVERSUBSCRIPTION
+            else ""
+        )
         raise ValueError(f"oversubscription {echo(value)} must be >= 1{hint}")
     if ratio > MAX_OVERSUBSCRIPTION:
         raise ValueError(f"oversubscription {echo(value)} is more than {MAX_OVERSUBSCRIPTION:g}:1")

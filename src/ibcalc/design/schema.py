@@ -395,7 +395,7 @@ class SwitchesTarget(BaseModel):
 
     model_config = _FROZEN
 
-    max: Annotated[StrictInt, Field(ge=0, le=MAX_SWITCHES)]
+    max: Annotated[StrictInt, Field(ge=1, le=MAX_SWITCHES)]
 
 
 #: Requirement keys naming a collective (``Collective.command``: allreduce, alltoall ...).

@@ -8,6 +8,7 @@ line on a terminal, and changes nothing else.
 
 from __future__ import annotations
 
+import os
 import re
 from typing import Any, TextIO
 
@@ -87,6 +88,10 @@ class PipeConsole(Console):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("markup", False)
+        if os.environ.get("NO_COLOR"):
+            # no-color.org asks for no colour; rich drops colour but still writes bold and
+            # italic escapes on a terminal: plain text, as a user who sets it expects
+            kwargs.setdefault("color_system", None)
         super().__init__(*args, **kwargs)
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
