@@ -215,3 +215,13 @@ def test_parse_distance(text: str, metres: float) -> None:
 def test_parse_distance_refuses(text: str) -> None:
     with pytest.raises(UnitError):
         parse_distance(text)
+
+
+def test_a_hidden_size_the_heads_do_not_divide_is_refused_without_a_head_size() -> None:
+    """8191 dimensions on 64 heads and no head size given: each head's width is hidden / heads,
+    which is no whole number; it had been priced without a word (a hostile-input review). A
+    model that states its head size (Gemma's 16 heads of 256 on a 3072 width) keeps it."""
+    with pytest.raises(WorkloadError, match="hidden 8191 does not divide among") as bad:
+        model_from(params="70B", layers=80, hidden=8191, heads=64)
+    assert bad.value.field == "hidden"
+    assert model_from(params="7B", hidden=3072, heads=16, head_dim=256).hidden == 3072

@@ -231,6 +231,19 @@ class ModelSpec(CheckedSpec):
                 "head takes at least one dimension of the hidden state",
                 field="hidden",
             )
+        if (
+            self.hidden is not None
+            and self.heads is not None
+            and self.head_dim is None
+            and self.hidden % self.heads
+        ):
+            # the head size is hidden / heads unless the model gives its own: --hidden 8191
+            # on 64 heads had priced a model no framework builds (a hostile-input review)
+            raise WorkloadError(
+                f"{{hidden}} {self.hidden} does not divide among {{heads}} {self.heads}: each "
+                "attention head takes hidden / heads dimensions",
+                field="hidden",
+            )
         if self.top_k is not None and self.experts is not None and self.top_k > self.experts:
             raise WorkloadError(
                 f"{{top_k}} {self.top_k} is more than {{experts}} {self.experts}", field="top_k"
