@@ -88,6 +88,7 @@ from ibcalc.logs.results import (
     GIVEN,
     IMPLAUSIBLE_SPEEDUP,
     LATENCY_MAX_BYTES,
+    MIN_PLAUSIBLE_TIME_US,
     RunCheck,
     eff_pct,
     implausibly_fast,
@@ -306,7 +307,9 @@ def _regime_rows(rows: Iterable[Row]) -> list[Row]:
         r
         for r in rows
         if r.size_bytes > 0
-        and r.oop.time_us > 0
+        # under a microsecond is no measurement (nccl-check's "time implausible"); a table in
+        # ms read as us had been fitted on the rows the same report called no measurement
+        and r.oop.time_us >= MIN_PLAUSIBLE_TIME_US
         and (r.size_bytes <= LATENCY_MAX_BYTES or r.size_bytes >= BANDWIDTH_MIN_BYTES)
         and not _failed_validation(r)
     ]
@@ -327,10 +330,13 @@ def _nothing_to_fit(runs: Sequence[Run], row_filter: Callable[[Run, Row], bool] 
     if not rows:
         return f"no run has rows of the fitted sizes ({sizes}) to fit"
     zero = [r for r in rows if r.oop.time_us <= 0]
-    failed = [r for r in rows if r.oop.time_us > 0 and _failed_validation(r)]
+    short = [r for r in rows if 0 < r.oop.time_us < MIN_PLAUSIBLE_TIME_US]
+    failed = [r for r in rows if r.oop.time_us >= MIN_PLAUSIBLE_TIME_US and _failed_validation(r)]
     parts = []
     if zero:
         parts.append(f"{len(zero)} with a time of 0 us ({_lines(zero)})")
+    if short:
+        parts.append(f"{len(short)} timed under {MIN_PLAUSIBLE_TIME_US:g} us ({_lines(short)})")
     if failed:
         parts.append(f"{len(failed)} that failed validation (#wrong; {_lines(failed)})")
     return (
@@ -649,6 +655,7 @@ def calibrate(
     if not any(c.rows for c in cases):
         raise IbcalcError(_nothing_to_fit(runs, row_filter))
     cases = [c for c in cases if c.rows]
+    noted = len(notes)
     for case in cases:
         resolved = resolve_log_cluster(catalogue, case.spec, case.source, gpus_said=case.gpus_said)
         check_rank_count(
@@ -704,7 +711,14 @@ def calibrate(
         case.shape = _shape(resolved, multi=case.multi)
     cases = [c for c in cases if c.rows]
     if not cases:
-        raise IbcalcError("the model cannot run any of the rows to fit")
+        # what left them out, where a filter did (a table in ms read as us: its small rows
+        # under 1 us, its large ones over 4x faster than the model)
+        why_none = [text for _, text in notes[noted:] if "left out" in text]
+        raise IbcalcError(
+            "no row left to fit: " + "; ".join(why_none)
+            if why_none
+            else "the model cannot run any of the rows to fit"
+        )
 
     base = _residuals(cases, catalogue, params)
     if base is None:

@@ -73,6 +73,9 @@ Regime = Literal["latency", "mid", "bandwidth"]
 #: leaves room for a cluster better than assumed (SHARP not stated, a newer GPU the log's name
 #: does not identify), and catches a time mistyped by a factor of ten.
 IMPLAUSIBLE_SPEEDUP = 4.0
+#: The shortest time a measured collective takes (us): no collective on real hardware completes
+#: in under a microsecond (the parser's note "time implausible" uses the same bound).
+MIN_PLAUSIBLE_TIME_US = 1.0
 #: The largest speed-up over the model of any published row of 64 MiB or more (see above).
 PUBLISHED_SPEEDUP = 1.14
 #: Large rows whose median runs more than this many times faster than the model are faster than
