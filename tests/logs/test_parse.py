@@ -640,6 +640,21 @@ def test_truncated_last_row_is_dropped_with_note() -> None:
     assert has_note(run, "log ends after 30 rows and an incomplete row without the 'Avg bus")
 
 
+@pytest.mark.parametrize("keep", [16, 23, 7])
+def test_a_row_cut_after_its_first_numbers_is_dropped_with_note(keep: int) -> None:
+    """Cut after '  8589934592' (16 characters), '  8589934592     2147' (23) or '  85895'
+    (7): one or two numbers, too few for a row's start, had been passed over in silence where
+    a row cut later is noted (an SRE's review)."""
+    lines = text_of("06_allreduce_2node_16xH100_gcp_a3mega.txt").splitlines()
+    last_row = next(i for i, line in enumerate(lines) if line.lstrip().startswith("8589934592"))
+    cut = [*lines[:last_row], lines[last_row][:keep]]
+    assert 1 <= len(cut[-1].split()) <= 2
+    run = parse_log("\n".join(cut), source="cut").runs[0]
+    assert len(run.rows) == 30
+    assert has_note(run, f"row at line {last_row + 1} incomplete, dropped")
+    assert has_note(run, "log ends after 30 rows and an incomplete row without the 'Avg bus")
+
+
 def test_table_without_header_uses_standard_layout() -> None:
     lines = text_of("06_allreduce_2node_16xH100_gcp_a3mega.txt").splitlines()
     rows = [line for line in lines if line[:1] == " "]

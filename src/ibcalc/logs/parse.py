@@ -750,7 +750,8 @@ class _Reader:
                 self._add_row(head + tokens, head_line, lineno)
                 return
         if not _ROW_START.match(s):
-            self._unreadable_row(s, lineno)
+            if not self._unreadable_row(s, lineno):
+                self._row_fragment(s, lineno)
             return
         self._drop_head()
         tokens = s.split()
@@ -780,6 +781,21 @@ class _Reader:
             cur.line_end = lineno
             return
         self._add_row(tokens, lineno, lineno)
+
+    def _row_fragment(self, s: str, lineno: int) -> None:
+        """Note a line of the open table that holds only the first number or two of a row (a
+        log cut after ``  1073741824     268``): dropped as an incomplete row, as a row cut
+        later is; it had been passed over in silence (an SRE's review)."""
+        cols, cur = self.cols, self.cur
+        if cols is None or cur is None or self.closed or self.head is not None:
+            return
+        tokens = s.split()
+        if not 0 < len(tokens) < min(3, cols.width) or not all(t.isdigit() for t in tokens):
+            return
+        cur.notes.append(f"row at line {lineno} incomplete, dropped")
+        cur.wrong_width.append((lineno, "fewer"))
+        cur.last_row_incomplete = True
+        cur.line_end = lineno
 
     def _unreadable_row(self, s: str, lineno: int) -> bool:
         """Note and drop a line of the open table that has its width and numbers where the
