@@ -1212,3 +1212,14 @@ def test_line_lists_say_which_lines_not_a_range_around_them() -> None:
     assert line_list([40, 41, 42, 43, 44, 45, 46, 47]) == "lines 40-47"
     assert line_list([40, 42, 44, 46, 48, 50]) == "lines 40, 42, 44, 46, 48, ..."
     assert line_list([3], unit="result") == "result 3"
+
+
+def test_a_unit_row_nccl_tests_does_not_print_is_noted() -> None:
+    """nccl-tests prints (us) and (GB/s); a table whose unit row reads (ms) was converted or
+    edited, and had been read as us without a word (an SRE's review)."""
+    text = text_of("06_allreduce_2node_16xH100_gcp_a3mega.txt")
+    (unit_line,) = [n for n, line in enumerate(text.splitlines(), 1) if "(B)" in line]
+    plain = parse_log(text, source="a").runs[0]
+    assert not [n for n in plain.notes if "unit row" in n]
+    edited = parse_log(text.replace("(us)", "(ms)"), source="b").runs[0]
+    assert has_note(edited, f"the unit row at line {unit_line} reads (ms), units nccl-tests does")

@@ -86,6 +86,8 @@ _MPI_PREFIX = re.compile(r"^\s*\[\d+,\d+\]<std(?:out|err)>:")
 _POD_PREFIX = re.compile(r"^\s*\[pod/[^\]]*\]\s")
 _SRUN_PREFIX = re.compile(r"^\s*\d+:\s")
 _ROW_START = re.compile(r"^\d+\s+\d+\s")
+#: The units nccl-tests and rccl-tests print in a table's unit row.
+_UNITS_PRINTED = frozenset({"(B)", "(elements)", "(us)", "(GB/s)"})
 #: Two numbers starting a line (a row, or one whose size or count is written oddly: ``1e400``)
 _NUMBER = r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
 _NUMBERS = re.compile(rf"^{_NUMBER}\s+{_NUMBER}\s")
@@ -617,6 +619,8 @@ class _Reader:
             return
         self.in_devices = False
         if body.startswith("size") or body.startswith("(B)") or "out-of-place" in body:
+            if body.startswith("(B)") and self.cur is not None:
+                self._unit_row(body, lineno)
             if body.startswith("size"):
                 cols = _columns(_header_names(s), lineno)
                 if cols is not None:
@@ -781,6 +785,19 @@ class _Reader:
             cur.line_end = lineno
             return
         self._add_row(tokens, lineno, lineno)
+
+    def _unit_row(self, body: str, lineno: int) -> None:
+        """Note units other than nccl-tests' own in the table's unit row (it prints (us) and
+        (GB/s) alone): a table converted or edited to (ms) had been read as us without a word,
+        and its 'lowest efficiency' came out at 96834 % (an SRE's review)."""
+        assert self.cur is not None
+        odd = [u for u in dict.fromkeys(re.findall(r"\([^)]*\)", body)) if u not in _UNITS_PRINTED]
+        if odd:
+            self.cur.notes.append(
+                f"the unit row at line {lineno} reads {', '.join(odd)}, units nccl-tests does "
+                "not print (it prints (us) and (GB/s)): the table was converted or edited; "
+                "ibcalc reads its times as us and its bandwidths as GB/s"
+            )
 
     def _row_fragment(self, s: str, lineno: int) -> None:
         """Note a line of the open table that holds only the first number or two of a row (a
