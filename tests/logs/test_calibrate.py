@@ -1000,3 +1000,25 @@ def test_rows_under_a_microsecond_are_not_fitted(catalogue: Catalogue) -> None:
     only_small = run.model_copy(update={"rows": small})
     with pytest.raises(IbcalcError, match=r"timed under 1 us"):
         calibrate([only_small], catalogue=catalogue, sources=["ms.txt"])
+
+
+def test_each_fitted_value_is_credited_to_the_logs_whose_rows_it_moves(
+    catalogue: Catalogue,
+) -> None:
+    """Three logs fitted together (a p5, 2 x DGX A100, 1 x 4 H100 on an NVLink mesh): the mesh's
+    efficiency moves rows of the 4 x H100 log only, HDR's latency rows of the A100 log only, and
+    the override had credited each to all three (an SRE's review)."""
+    names = (
+        "06_allreduce_2node_16xH100_efa.txt",
+        "07_allreduce_2node_16xA100-40GB_net-notstated.txt",
+        "13_allreduce_1node_4xH100_intranode.txt",
+    )
+    cal = calibrate_log_files([read_log(SWEEPS / n) for n in names], catalogue=catalogue)
+    by_name = {p.name: p for p in cal.parameters}
+    mesh = by_name["nvlink4-mesh4.efficiency"]
+    assert [Path(s).name for s in mesh.sources] == [names[2]]
+    assert [Path(s).name for s in by_name["hdr.transport_latency"].sources] == [names[1]]
+    (entry,) = [e for e in cal.link_entries if e["id"] == "nvlink4-mesh4"]
+    assert names[2] in entry["efficiency_source"]
+    assert names[0] not in entry["efficiency_source"]
+    assert names[1] not in entry["efficiency_source"]

@@ -149,6 +149,8 @@ class FittedParameter(BaseModel):
     #: True when the fitted rows fix the values with none left over to judge a change by (as
     #: many rows as values): no standard error, and the value is not written
     exact: bool = False
+    #: the logs whose rows it moves (empty: none, or not known)
+    sources: list[str] = []
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -802,6 +804,7 @@ def calibrate(
             else u
             for u in undetermined
         ]
+    row_sources = [c.source for c in cases for _ in c.rows]
     parameters = [
         FittedParameter(
             name=p.name,
@@ -817,6 +820,14 @@ def calibrate(
             regime=p.regime,
             uncertainty_reason=no_error.get(p),
             exact=p in exact,
+            # the logs whose rows it moves: the file had credited each value to every input
+            # (an NVLink 4 mesh efficiency fitted on one 4 x H100 log, to a p5 and an A100
+            # log too; an SRE's review)
+            sources=list(
+                dict.fromkeys(
+                    s for s, moved in zip(row_sources, fitted[p][2], strict=True) if moved
+                )
+            ),
         )
         for p in determined
     ]
@@ -1726,7 +1737,8 @@ def _why(p: FittedParameter, inputs: Sequence[str], date: str) -> str:
     bound = f"; {bound_text(p)}" if bound_text(p) else ""
     return (
         f"ibcalc calibrate {date}: {_fmt_value(p, p.value)}{pm}, least squares over "
-        f"{plural(p.rows, 'row')} of {', '.join(inputs)} (was {_fmt_value(p, p.before)}{bound})"
+        f"{plural(p.rows, 'row')} of {', '.join(p.sources or inputs)} (was "
+        f"{_fmt_value(p, p.before)}{bound})"
     )
 
 
@@ -1838,8 +1850,9 @@ def _link_entries(
             update[_ATTRIBUTES.get(p.field, p.field)] = float(f"{p.value:.6g}")
             update[f"{p.field}_source"] = _why(p, inputs, date)
         names = ", ".join(p.field for p in fitted)
-        update["sources"] = [f"ibcalc calibrate {date} on {', '.join(inputs)}", *link.sources]
-        note = f"{names} calibrated to {', '.join(inputs)} ({date})."
+        logs = ", ".join(dict.fromkeys(s for p in fitted for s in (p.sources or inputs)))
+        update["sources"] = [f"ibcalc calibrate {date} on {logs}", *link.sources]
+        note = f"{names} calibrated to {logs} ({date})."
         update["notes"] = f"{note} {link.notes}" if link.notes else note
         out.append(link_entry(link.model_copy(update=update)))
     return out
@@ -1859,7 +1872,7 @@ def _cost_entries(
         entries.setdefault(p.target, {})[p.field] = {
             "value": value,
             "derived_by": _DERIVED_BY,
-            "rows": f"{plural(p.rows, 'row')} of {', '.join(inputs)} ({date}); "
+            "rows": f"{plural(p.rows, 'row')} of {', '.join(p.sources or inputs)} ({date}); "
             f"fit {_fmt_value(p, p.value)}{pm}, was {_fmt_value(p, p.before)}",
         }
     return entries
