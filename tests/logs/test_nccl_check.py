@@ -1398,3 +1398,23 @@ def test_a_given_collective_is_held_to_the_rows_busbw_ratio(catalogue: Catalogue
         collective=Collective.ALL_REDUCE,
     )
     assert not [n for n in whole.notes if n.startswith("busbw/algbw = ")]
+
+
+def test_causes_after_a_contradicted_flag_are_said_to_hang_on_it(catalogue: Catalogue) -> None:
+    """2 x DGX A100 (sweep 07) checked as dgx-h100: the first finding says every expectation is
+    for hardware the run did not use, and the second had then sent the user to check the NICs'
+    PCIe link training with high confidence, on a run that reads ok without the flag (an SRE's
+    review). Every cause judged against that expectation is low confidence and says so."""
+    check = one(
+        SWEEPS / "07_allreduce_2node_16xA100-40GB_net-notstated.txt",
+        catalogue,
+        flags=ClusterSpec(system="dgx-h100"),
+    )
+    first, *rest = check.findings
+    assert (first.kind, first.confidence) == ("flag_mismatch", "high")
+    judged = [f for f in rest if f.kind in ("low_bandwidth", "latency", "gpu_path")]
+    assert judged
+    for finding in judged:
+        assert finding.confidence == "low"
+        assert finding.severity != "error"
+        assert finding.evidence[-1].startswith("judged against the expectation the flag above")

@@ -84,12 +84,40 @@ def diagnose(ctx: RunContext) -> list[Finding]:
     findings += _transport(ctx)
     findings += _gpu_path(ctx)
     findings += _library_release(ctx)
+    if any(f.kind == "flag_mismatch" and f.severity == "error" for f in findings):
+        findings = [_conditional(f) for f in findings]
     order = {"error": 0, "warning": 1, "info": 2}
     rank = {"high": 0, "medium": 1, "low": 2}
     findings.sort(
         key=lambda f: (order[f.severity], f.kind != "data_corruption", rank[f.confidence])
     )
     return findings
+
+
+#: Findings judged against the expectation, which a flag the log contradicts makes wrong.
+_JUDGED = frozenset(
+    {"low_bandwidth", "latency", "faster_than_expected", "transport", "gpu_path", "erratic"}
+)
+
+
+def _conditional(finding: Finding) -> Finding:
+    """``finding`` as a cause that holds only if the contradicted flag were right: low
+    confidence, a warning at most, and said so. After 'the log ran on other GPUs than
+    dgx-h100's', a healthy A100 run had been sent to check its NICs' PCIe link training at high
+    confidence (an SRE's review)."""
+    if finding.kind not in _JUDGED:
+        return finding
+    return finding.model_copy(
+        update={
+            "confidence": "low",
+            "severity": "info" if finding.severity == "info" else "warning",
+            "evidence": [
+                *finding.evidence,
+                "judged against the expectation the flag above makes wrong: re-run without it "
+                "before acting on this",
+            ],
+        }
+    )
 
 
 def _contradicted(ctx: RunContext) -> list[Finding]:
