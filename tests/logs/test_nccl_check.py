@@ -1418,3 +1418,22 @@ def test_causes_after_a_contradicted_flag_are_said_to_hang_on_it(catalogue: Cata
         assert finding.confidence == "low"
         assert finding.severity != "error"
         assert finding.evidence[-1].startswith("judged against the expectation the flag above")
+
+
+def test_a_run_on_hosts_of_different_rank_counts_is_judged(catalogue: Catalogue) -> None:
+    """2 x DGX A100 (sweep 07) with its 16 ranks listed on 3 hosts (6, 5, 5; a Slurm job's
+    `-n 16 -N 3`): the three hostnames made 3 nodes of the preset's 8, 24 ranks, and the run
+    was refused with a hint no flag could satisfy; two hosts of 7 and 9 were said to have an
+    'elided' device list (an SRE's review). Judged as equal nodes of the preset's size, said."""
+    text = (SWEEPS / "07_allreduce_2node_16xA100-40GB_net-notstated.txt").read_text("utf-8")
+    hosts = ["host-a"] * 6 + ["host-b"] * 5 + ["host-c"] * 5
+    lines = text.splitlines()
+    for rank, host in enumerate(hosts):
+        i = next(n for n, line in enumerate(lines) if line.startswith(f"#  Rank {rank:2d} "))
+        lines[i] = re.sub(r" on \S+ device", f" on {host} device", lines[i])
+    three = "\n".join(lines)
+    (check,) = check_log(parse_log(three, source="3.txt"), three, catalogue=catalogue)
+    found = {a.field: a for a in check.assumptions}
+    assert (check.nodes, check.gpus_per_node) == (2, 8)
+    assert "3 hosts hold different counts" in found["nodes"].evidence
+    assert found["gpus_per_node"].evidence.startswith("ranks per host differ in the device list")

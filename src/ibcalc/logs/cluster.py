@@ -548,16 +548,30 @@ def infer_cluster(
             values["gpus_per_node"] = run.ranks_per_node
             note("gpus_per_node", run.ranks_per_node, "log", log_evidence("ranks_per_node"))
         elif system_obj is not None:
+            # a complete device list whose hosts hold different counts is not elided (it had
+            # been said to be, beside a note listing them)
+            listed = "elided" if ranks else "absent"
+            why = (
+                "ranks per host differ in the device list"
+                if run.hosts and ranks
+                else f"ranks per node not in the log (device list {listed})"
+            )
             note(
                 "gpus_per_node",
                 system_obj.gpus_per_node,
                 "preset",
-                f"ranks per node not in the log (device list {'elided' if ranks else 'absent'}); "
-                f"{system_obj.id} has {system_obj.gpus_per_node} ({{gpus_per_node}})",
+                f"{why}; {system_obj.id} has {system_obj.gpus_per_node} ({{gpus_per_node}})",
             )
     gpn = values.get("gpus_per_node") or (system_obj.gpus_per_node if system_obj else 8)
+    uneven = bool(run.hosts) and run.ranks_per_node is None
     if "nodes" not in given and not recount:
-        if run.nodes is not None:
+        if run.nodes is not None and not (
+            uneven
+            and "gpus_per_node" not in given
+            and ranks is not None
+            and run.nodes * gpn != ranks
+            and ranks % gpn == 0
+        ):
             values["nodes"] = run.nodes
             note("nodes", run.nodes, "log", log_evidence("nodes"))
         elif ranks is not None and ranks % gpn == 0 and ranks >= gpn:
@@ -582,7 +596,14 @@ def infer_cluster(
                 "nodes",
                 ranks // gpn,
                 per_node,
-                f"{ranks} ranks ({log_evidence('ranks')}) at {gpn} per node{whose} ({{nodes}})",
+                f"{ranks} ranks ({log_evidence('ranks')}) at {gpn} per node{whose}"
+                + (
+                    f"; the device list's {run.nodes} hosts hold different counts, which ibcalc "
+                    "does not model: judged as equal nodes of the preset's size"
+                    if uneven and run.nodes is not None
+                    else ""
+                )
+                + " ({nodes})",
             )
     said_off = env.setting("NCCL_NVLS_ENABLE") == "0"
     if "nvls" not in given and env.nvls_unavailable is not None and not said_off:
