@@ -1423,3 +1423,22 @@ def test_a_switch_budget_of_none_is_refused(
     code, out, err = run(["check", str(path)], capsys)
     assert (code, out) == (2, "")
     assert err == f"error: {path}:6:16: requirements[0].switches.max: must be at least 1\n"
+
+
+def test_a_report_file_named_for_another_format_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`check --format json -o report.xml` wrote JSON into the file a CI job uploads as JUnit
+    (a hostile-input review): the suffix names the report, and --format must agree."""
+    design = Path(__file__).resolve().parents[2] / "examples" / "dgx-h100-superpod-su-ndr.yaml"
+    report = tmp_path / "report.xml"
+    code, out, err = run(["check", str(design), "--format", "json", "-o", str(report)], capsys)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: --output {report} names a junit report, but --format is json; give --format "
+        "junit, or another file name\n"
+    )
+    assert not report.exists()
+    code, _, _ = run(["check", str(design), "--format", "junit", "-o", str(report)], capsys)
+    assert code == 0
+    assert report.read_text(encoding="utf-8").startswith("<?xml")

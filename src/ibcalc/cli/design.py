@@ -61,6 +61,24 @@ def _refuse_design_target(output: str | None, what: str, example: str) -> None:
         )
 
 
+#: The report each file suffix names (a suffix not listed names none).
+_SUFFIX_FORMATS = {".json": "json", ".xml": "junit"}
+
+
+def _refuse_other_format(output: str | None, fmt: CheckFormat) -> None:
+    """``-o report.xml`` with ``--format json`` wrote JSON into a file a CI job uploads as JUnit
+    (a hostile-input review); a suffix that names another report than ``--format`` is refused."""
+    if output is None:
+        return
+    named = _SUFFIX_FORMATS.get(Path(output).suffix.lower())
+    given = "text" if fmt is CheckFormat.TABLE else fmt.value
+    if named is not None and named != given:
+        raise CliUsageError(
+            f"--output {printable(output)} names a {named} report, but --format is {given}; "
+            f"give --format {named}, or another file name"
+        )
+
+
 def _outcomes(
     files: list[Path],
     cat: Catalogue,
@@ -134,6 +152,7 @@ def check_command(
     from ibcalc.render.check import exit_code, render_check
 
     _refuse_design_target(output, "a report is text, JSON or XML", "report.xml")
+    _refuse_other_format(output, fmt)
     target = output_target(output, run_inputs(files, catalogue, cost_params), what="report")
     params = params_of(cost_params)
     cat = catalogue_of(catalogue)
