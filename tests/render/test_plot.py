@@ -551,3 +551,19 @@ def test_the_gap_plot_bar_labels_carry_their_unit(tmp_path: Path) -> None:
     text = svg.read_text(encoding="utf-8")
     # nvlink3: 12 links x 25 GB/s = 300 GB/s line, x 0.8 (NCCL's SM80 20 of 25) = 240 achievable
     assert "300 GB/s line / 240 GB/s achievable" in text
+
+
+def test_a_measured_csv_with_a_column_twice_or_a_part_byte_is_refused(tmp_path: Path) -> None:
+    """A repeated size_bytes column (which one a point took was unsaid) and 1024.5 bytes had
+    been plotted without a word (a hostile-input review)."""
+    twice = tmp_path / "twice.csv"
+    twice.write_text("size_bytes,busbw_GBps,size_bytes\n1024,5,9\n", encoding="utf-8")
+    with pytest.raises(PlotError, match=r"twice.csv:1: column size_bytes given twice$"):
+        load_measured(twice)
+    part = tmp_path / "part.csv"
+    part.write_text("size_bytes,busbw_GBps\n1024.5,5\n", encoding="utf-8")
+    with pytest.raises(PlotError, match=r"part.csv:2: size_bytes '1024.5' is not a whole number"):
+        load_measured(part)
+    whole = tmp_path / "whole.csv"
+    whole.write_text("size_bytes,busbw_GBps\n1024.0,5\n", encoding="utf-8")
+    assert load_measured(whole)[0][0].size_bytes == 1024

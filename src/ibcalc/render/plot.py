@@ -302,6 +302,10 @@ def load_measured(
         raise PlotError(f"{name}: not UTF-8 text") from None
     reader = csv.DictReader(io.StringIO(text))
     columns = [c.strip() for c in reader.fieldnames or []]
+    twice = sorted({c for c in columns if c and columns.count(c) > 1})
+    if twice:
+        # DictReader keeps the last of a repeated column: which one a point took was unsaid
+        raise PlotError(f"{name}:1: column {', '.join(twice)} given twice")
     missing = [c for c in ("size_bytes", "busbw_GBps") if c not in columns]
     if missing:
         raise PlotError(
@@ -329,6 +333,11 @@ def load_measured(
         busbw = _number(values["busbw_GBps"], name, line, "busbw_GBps")
         if size <= 0:
             raise PlotError(f"{name}:{line}: size_bytes must be positive")
+        if size != int(size):
+            # as --size and design sizes are: a buffer is whole bytes
+            raise PlotError(
+                f"{name}:{line}: size_bytes {values['size_bytes']!r} is not a whole number of bytes"
+            )
         if busbw <= 0:
             continue  # nccl-tests prints 0.00 at tiny sizes; a log axis cannot show it
         time_s = None
