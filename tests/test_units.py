@@ -590,3 +590,12 @@ def test_an_integer_beyond_a_float_is_absurdly_large(
     file's size of 400 digits ended `check` with exit 1); an int that large is absurdly large."""
     with pytest.raises(UnitError, match="is absurdly large"):
         parse(sign * 10**400)
+
+
+def test_sec_and_its_prefixed_forms_are_read_alike() -> None:
+    """10sec was read as 10 s while 10msec was refused as not understood (a hostile-input
+    review): the prefixed forms of sec are read as their short forms are."""
+    assert parse_time("10sec") == 10.0
+    assert parse_time("10msec") == pytest.approx(10e-3)
+    assert parse_time("250usec") == pytest.approx(250e-6)
+    assert parse_time("90nsec") == pytest.approx(90e-9)

@@ -118,8 +118,14 @@ _BW_RE = re.compile(
 )
 _PREFIX_NAMES = {"G": "giga", "T": "tera", "P": "peta"}
 _BINARY_NAMES = {"G": "gibi", "T": "tebi", "P": "pebi"}
-_TIME_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>ns|us|µs|μs|ms|s|sec|min|h)?\s*$", re.IGNORECASE)
+_TIME_RE = re.compile(
+    rf"^\s*{_NUMBER}\s*(?P<unit>ns|us|µs|μs|ms|s|nsec|usec|msec|sec|min|h)?\s*$", re.IGNORECASE
+)
+# sec is read, and so are its prefixed forms (10msec had been refused beside 10sec read)
 _TIME_FACTORS = {
+    "nsec": 1e-9,
+    "usec": 1e-6,
+    "msec": 1e-3,
     "ns": 1e-9,
     "us": 1e-6,
     "µs": 1e-6,
