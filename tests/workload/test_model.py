@@ -225,3 +225,10 @@ def test_a_hidden_size_the_heads_do_not_divide_is_refused_without_a_head_size() 
         model_from(params="70B", layers=80, hidden=8191, heads=64)
     assert bad.value.field == "hidden"
     assert model_from(params="7B", hidden=3072, heads=16, head_dim=256).hidden == 3072
+
+
+def test_a_count_out_of_range_is_echoed_as_typed() -> None:
+    """--layers 99999999999999999999 had been echoed '1e+20' (a hostile-input review)."""
+    with pytest.raises(WorkloadError) as err:
+        model_from("llama3-70b", layers=99999999999999999999)
+    assert str(err.value) == "layers 99,999,999,999,999,999,999: must be at most 10,000,000"

@@ -100,7 +100,10 @@ class CheckedSpec(BaseModel):
 
 def _plain(value: float) -> str:
     """A count or rate without a unit as given: ``-1`` (not -1.0), ``100,000,000`` (not
-    1e+08), ``0.0001``."""
+    1e+08), ``0.0001``; a whole number typed as one stays whole up to 30 digits
+    (``99,999,999,999,999,999,999``, which had been echoed as 1e+20)."""
+    if isinstance(value, int) and len(str(abs(value))) <= 30:
+        return f"{value:,}"
     if abs(value) < 1e15 and float(value).is_integer():
         return f"{int(value):,}"
     if math.isinf(as_float(value)):  # an int beyond a float: {:g} would raise OverflowError
