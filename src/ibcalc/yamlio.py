@@ -935,7 +935,15 @@ def problems_from(
                 else []
             )
             if close and close[0] == str(loc[-1]):
-                message = "unknown key here: a key of another section (check its indent)"
+                # what this section does take: 'gap: {min_busbw: ...}' had been told only to
+                # check an indent that was right (a hostile-input review)
+                takes = candidates(error["loc"])
+                message = (
+                    f"unknown key here (this section takes {', '.join(takes)}): a key of another "
+                    "section (check its indent)"
+                    if takes != keys
+                    else "unknown key here: a key of another section (check its indent)"
+                )
             elif own:
                 message = f"unknown key (did you mean {own[0]}?)"
         elif error["type"] in _MAPPING_ERRORS:

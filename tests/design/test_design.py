@@ -169,6 +169,24 @@ def test_a_key_at_the_wrong_level_is_not_told_to_mean_itself() -> None:
     assert "a key of another section" in problem.message
 
 
+def test_a_key_of_another_section_names_what_this_section_takes() -> None:
+    """'gap: {max_ratio: 12, min_busbw: 1GB/s}': the indent is right and min_busbw belongs to a
+    collective's requirement; the message had said only to check the indent (a hostile-input
+    review). It names the keys the section takes."""
+    text = (
+        "name: x\nnodes: 2\nsystem: dgx-h100\nrequirements:\n"
+        "  - gap: {max_ratio: 12, min_busbw: 1GB/s}\n"
+    )
+    with pytest.raises(InputFileError) as info:
+        load_design("gap.yaml", text=text)
+    (problem,) = info.value.problems
+    assert (problem.line, problem.col) == (5, 26)
+    assert problem.message == (
+        "requirements[0].gap.min_busbw: unknown key here (this section takes max_ratio): a key "
+        "of another section (check its indent)"
+    )
+
+
 @pytest.mark.parametrize(
     ("snippet", "needle", "message"),
     [
