@@ -878,12 +878,31 @@ def test_neighbour_traffic_of_nvl72_racks_crosses_leaves_between_racks(
     assert times[0] > 1.1 * times[1]
 
 
+def test_a_ring_that_wraps_into_its_leaf_group_crosses_no_more_than_every_peer_traffic(
+    tmp_path: Path, builtin_catalogue: Catalogue
+) -> None:
+    """54 GB200 trays (3 NVL72 racks), rail-optimized QM9700 SUs of 48 at 4:1: in the first
+    group only trays 30-35 send to the third rack outside it; trays 36-47 send to 54-65 mod 54
+    = 0-11, back inside. 6/48 of its ring edges cross, the every-peer share; min(1, 18/48) had
+    priced rings x1.5 slower where all-to-all was not slowed (a review)."""
+    text = (
+        "name: n\nnodes: 54\nsystem: gb200-nvl72\n"
+        "fabric: {switch: qm9700, rail_optimized: true, oversubscription: 4}\n"
+    )
+    path = write(tmp_path, "n.yaml", text)
+    resolved = resolve_design(*load_design(path, catalogue=builtin_catalogue), builtin_catalogue)
+    spec = resolved.cluster.spec
+    assert spec.neighbour_cross_leaf_fraction == pytest.approx(6 / 48)
+    assert spec.neighbour_cross_leaf_fraction <= spec.cross_leaf_fraction + 1e-12
+    assert resolved.cluster.topology.contention("neighbour") == 1.0
+
+
 def test_a_layout_where_every_peer_crosses_still_gives_its_neighbour_share(
     tmp_path: Path, builtin_catalogue: Catalogue, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """288 GB200 trays with their 4 NICs, not rail-optimized, QM9700 at 4:1: a leaf holds
     48 // 4 = 12 whole trays, less than a rack, so every network peer of a tray is behind another
-    leaf (f = 1) and so is every ring edge (min(1, 18/12) = 1). The layout's shares had been
+    leaf (f = 1) and so is every ring edge (to a tray 18 on). The layout's shares had been
     passed to the engine only where f < 1: the neighbour share fell back to the engine's default
     and the notes called the layout's value 'the default'."""
     path = write(tmp_path, "r.yaml", NVL72.format(nics=4, rail="false", k=4))
@@ -894,7 +913,7 @@ def test_a_layout_where_every_peer_crosses_still_gives_its_neighbour_share(
     code, out, _ = run(["design", "show", str(path)], capsys)
     assert code == 0
     assert "assumed to cross the tapered uplinks (from the fabric layout)" in out
-    assert "min(1, 18/12) of it (100.00%) crosses" in out
+    assert "the next domain (the last domain to the first): 100.00% of it crosses" in out
 
 
 def test_a_neighbour_fraction_given_on_the_command_line(builtin_catalogue: Catalogue) -> None:
@@ -1442,3 +1461,28 @@ def test_a_report_file_named_for_another_format_is_refused(
     code, _, _ = run(["check", str(design), "--format", "junit", "-o", str(report)], capsys)
     assert code == 0
     assert report.read_text(encoding="utf-8").startswith("<?xml")
+
+
+def test_no_leaf_group_is_claimed_where_the_fill_splits_a_node(
+    tmp_path: Path, builtin_catalogue: Catalogue
+) -> None:
+    """42 DGX H100 on 4 NICs each, QM9700 at 2:1, not rail-optimized: a leaf has 42 ports
+    down, and the fill puts half of node 10 on the second leaf. 'A leaf serves 10 whole nodes'
+    had let a 2-node group on nodes 10-11 be priced clear of the taper (a review); the layout
+    gives the workload commands no leaf group, and a rail-optimized SU does."""
+    text = (
+        "name: s\nnodes: 42\nsystem: dgx-h100\nnics_per_node: 4\n"
+        "fabric: {{switch: qm9700, rail_optimized: {rail}, oversubscription: 2}}\n"
+    )
+    split, su = (
+        resolve_design(
+            *load_design(
+                write(tmp_path, f"{r}.yaml", text.format(rail=r)), catalogue=builtin_catalogue
+            ),
+            builtin_catalogue,
+        )
+        for r in ("false", "true")
+    )
+    assert split.cluster.spec.oversubscription == 2
+    assert split.cluster.spec.leaf_group_nodes is None
+    assert su.cluster.spec.leaf_group_nodes is not None

@@ -1483,3 +1483,52 @@ def test_an_uneven_stage_split_is_noted_once(builtin_catalogue: Catalogue) -> No
     )
     assert result.assumptions.count(note) == 1
     assert _phase(result, "tp-allreduce").count == 4 * 8 * result.microbatches  # 8 layers
+
+
+def test_a_leaf_group_is_checked_against_the_fabric_and_the_cluster(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """Three cases a review found: an expert group of tp 8 has one GPU a node, all on one rail,
+    so its pairwise all-to-all is not off its rail either (it kept the cluster's off-rail share,
+    x3.9, beside a note calling it clear); a leaf group larger than the cluster holds all of it,
+    as one of the cluster's size does (48 and 64 on 32 nodes had priced the DP all-reduce 34.3
+    and 17.8 ms); on a 1:1 fabric the option is named as ignored."""
+    tapered = ClusterSpec(
+        system="dgx-h100",
+        nodes=256,
+        oversubscription=4,
+        cross_leaf_fraction=208 / 255,
+        neighbour_cross_leaf_fraction=1 / 48,
+        unaligned_cross_leaf_fraction=0.977,
+        leaf_group_nodes=48,
+    )
+    flat = ClusterSpec(system="dgx-h100", nodes=256)
+    ep = [
+        _phase(_run(builtin_catalogue, c, tp=8, pp=4, ep=8, model_id="mixtral-8x7b"), "ep-alltoall")
+        for c in (tapered, flat)
+    ]
+    assert ep[0].time_s == pytest.approx(ep[1].time_s, rel=1e-9)
+    small = ClusterSpec(system="dgx-h100", nodes=32, oversubscription=4, cross_leaf_fraction=0.5)
+    dp = [
+        _phase(
+            _run(
+                builtin_catalogue,
+                small.replace(leaf_group_nodes=leaf),
+                tp=8,
+                ep=8,
+                model_id="mixtral-8x7b",
+            ),
+            "dp-allreduce",
+        ).time_s
+        for leaf in (48, 64, 32)
+    ]
+    assert dp[0] == dp[1] == dp[2]
+    one = _run(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100", nodes=16, leaf_group_nodes=8),
+        tp=8,
+        model_id="llama3-8b",
+    )
+    assert any(
+        n.startswith("{leaf_group_nodes} 8 ignored: the leaves are not") for n in one.assumptions
+    )

@@ -1047,6 +1047,7 @@ def _build_out(
                 "cross_leaf_fraction",
                 "neighbour_cross_leaf_fraction",
                 "unaligned_cross_leaf_fraction",
+                "leaf_group_nodes",
             )
             if name in spec.model_fields_set and getattr(spec, name) is not None
         ]

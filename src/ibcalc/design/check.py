@@ -476,6 +476,22 @@ def _per_tier(sizing: FabricSizing, f1: float, f2: float) -> float:
     return max(k1 * f1, k1 * k2 * f2) / (k1 * k2)
 
 
+def _split_nodes(sizing: FabricSizing) -> int:
+    """Nodes whose NICs the port-by-port fill of leaves (``ceil(E / d)``) splits over two."""
+    d, rails, ports = sizing.leaf_down, sizing.rails, sizing.nodes * sizing.rails
+    return sum(1 for j in range(1, sizing.leaf_switches) if d * j < ports and d * j % rails)
+
+
+def whole_leaf_group(sizing: FabricSizing) -> int | None:
+    """The consecutive nodes one leaf group holds whole (a rail-optimized SU, else a leaf's
+    whole nodes), for the workload commands' groups; None where the fill splits a node's NICs
+    over two leaves, so that a group may straddle a boundary the count does not show (42 DGX on
+    4 NICs each: nodes 10 and 30 span two leaves; a review)."""
+    if sizing.rail_optimized and sizing.su_nodes:
+        return max(1, sizing.leaf_group)
+    return None if _split_nodes(sizing) else max(1, sizing.leaf_group)
+
+
 def neighbour_fraction(sizing: FabricSizing, *, domain_nodes: int = 1) -> float:
     """The crossing fraction of neighbour traffic (ring, tree, SHARP's aggregation tree,
     send/recv) the engine gets beside the end-to-end ratio ``K``.
@@ -485,10 +501,13 @@ def neighbour_fraction(sizing: FabricSizing, *, domain_nodes: int = 1) -> float:
     leaves it, one flow against the uplinks of ``g`` nodes' rails, ``1/g`` of them (cost_models
     3.7: rings and trees keep most traffic between neighbours). With scale-up domains of ``d``
     nodes (an NVL72 rack's 18 trays) a ring crosses the network only between domains: node
-    ``i``'s network edge goes to node ``i + d``, the same place in the next domain, so ``d`` of
-    a group's ``g`` nodes send out of it: ``min(1, d/g)`` (``1/g`` for ``d = 1``; 48-tray leaf
-    groups of NVL72 racks: 18/48, where counting trays had given 1/48, a fabric architect's
-    review). A pod (three tiers) likewise sends ``min(1, d/pod)`` over its spines' uplinks. As
+    ``i``'s network edge goes to node ``(i + d) mod N``, the same place in the next domain
+    (the last domain's to the first), and the share is that of the worst full group's nodes
+    whose edge leaves it (:func:`_ring_share`): ``1/g`` for ``d = 1``; ``d/g`` where the ring
+    does not wrap into the group (48-tray leaf groups of NVL72 racks: 18/48, where counting
+    trays had given 1/48, a fabric architect's review); 6/48 on 54 trays, whose last rack's
+    edges come back into the first group (``min(1, d/g)`` had given 18/48, above the every-peer
+    share; a review). A pod (three tiers) likewise, over its spines' uplinks. As
     :func:`engine_fraction`: ``max(k1 f1, k1 k2 f2) / K``; 0 where one leaf group (one pod), or
     one domain, holds every node.
     """
@@ -496,14 +515,25 @@ def neighbour_fraction(sizing: FabricSizing, *, domain_nodes: int = 1) -> float:
     span = max(1, domain_nodes)
     if sizing.tiers < 2 or sizing.nodes <= max(group, span):
         return 0.0
-    f1 = min(1.0, span / group)
+    f1 = _ring_share(sizing.nodes, group, span)
     ratios = sizing.oversubscription
     if sizing.tiers < 3 or len(ratios) < 2:
         return f1
     k1, k2 = ratios[0], ratios[1]
     pod = min(sizing.nodes, sizing.spine_down * group)
-    f2 = 0.0 if sizing.nodes <= pod else min(1.0, span / pod)
+    f2 = 0.0 if sizing.nodes <= pod else _ring_share(sizing.nodes, pod, span)
     return max(k1 * f1, k1 * k2 * f2) / (k1 * k2)
+
+
+def _ring_share(nodes: int, group: int, span: int) -> float:
+    """The largest share, over the full groups of ``group`` consecutive nodes, of a group's
+    nodes ``i`` whose ring edge, to ``(i + span) mod nodes``, leaves the group."""
+    worst = 0.0
+    for start in range(0, nodes - group + 1, group):
+        end = start + group
+        out = sum(1 for i in range(start, end) if not start <= (i + span) % nodes < end)
+        worst = max(worst, out / group)
+    return worst
 
 
 def cross_leaf_derivation(
@@ -526,8 +556,7 @@ def cross_leaf_derivation(
         )
         # the sizing fills leaves port by port (ceil(E / d)): a leaf boundary inside a node's
         # NICs splits it; the fraction counts whole nodes, the pessimistic reading
-        d, rails, ports = sizing.leaf_down, sizing.rails, sizing.nodes * sizing.rails
-        split = sum(1 for j in range(1, sizing.leaf_switches) if d * j < ports and d * j % rails)
+        split = _split_nodes(sizing)
         if split:
             how += (
                 f"; the {sizing.leaf_switches} leaves are filled port by port, so {split} "
@@ -591,17 +620,18 @@ def _neighbour_words(sizing: FabricSizing, domain_nodes: int) -> str:
         return f"over one edge per channel: 1/{group} of it ({1 / group:.2%}) crosses"
     if sizing.nodes <= domain_nodes:
         return "only between scale-up domains, and there is one: none of it crosses the network"
-    share = min(1.0, domain_nodes / group)
+    share = _ring_share(sizing.nodes, group, domain_nodes)
     return (
         f"only between {domain_nodes}-node scale-up domains, each node to its place in the "
-        f"next domain: min(1, {domain_nodes}/{group}) of it ({share:.2%}) crosses"
+        f"next domain (the last domain to the first): {share:.2%} of it crosses (the worst leaf "
+        "group's nodes whose edge leaves it)"
     )
 
 
 def _spec(
     design: Design,
     oversubscription: float,
-    cross_leaf: tuple[float, float, float, int] | None = None,
+    cross_leaf: tuple[float, float, float, int | None] | None = None,
 ) -> ClusterSpec:
     # the fractions (uniform, neighbour, unaligned) are set only where the layout derived them:
     # else the engine's default (1) is said to be one
@@ -644,7 +674,7 @@ def _cluster(
     keys: Mapping[str, str],
     oversubscription: float,
     *,
-    cross_leaf: tuple[float, float, float, int] | None = None,
+    cross_leaf: tuple[float, float, float, int | None] | None = None,
 ) -> ResolvedCluster:
     try:
         return resolve_cluster(catalogue, _spec(design, oversubscription, cross_leaf))
@@ -759,7 +789,7 @@ def _resolve(design: Design, doc: Document, catalogue: Catalogue) -> ResolvedDes
                             domain_nodes=domain_nodes,
                             gpus_per_node=cluster.gpus_per_node,
                         ),
-                        max(1, sizing.leaf_group),
+                        whole_leaf_group(sizing),
                     )
                     if oversubscription > 1
                     else None
