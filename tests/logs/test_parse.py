@@ -655,6 +655,19 @@ def test_a_row_cut_after_its_first_numbers_is_dropped_with_note(keep: int) -> No
     assert has_note(run, "log ends after 30 rows and an incomplete row without the 'Avg bus")
 
 
+def test_a_stray_number_inside_a_table_is_no_cut_row() -> None:
+    """A line '   42' inside a table, rows after it: another program's output, not a row cut
+    short; it had been noted 'row at line 30 incomplete, dropped' (a review)."""
+    lines = text_of("06_allreduce_2node_16xH100_gcp_a3mega.txt").splitlines()
+    first = next(i for i, line in enumerate(lines) if line.lstrip().startswith("8 "))
+    run = parse_log(
+        "\n".join([*lines[: first + 3], "   42", *lines[first + 3 :]]), source="s"
+    ).runs[0]
+    plain = parse_log("\n".join(lines), source="p").runs[0]
+    assert len(run.rows) == len(plain.rows)
+    assert not [n for n in run.notes if "incomplete" in n]
+
+
 def test_table_without_header_uses_standard_layout() -> None:
     lines = text_of("06_allreduce_2node_16xH100_gcp_a3mega.txt").splitlines()
     rows = [line for line in lines if line[:1] == " "]

@@ -408,6 +408,9 @@ class _Reader:
         self.pending: RunFacts | None = None  # command line / versions before a run's header
         self.head: tuple[list[str], int] | None = None  # first half of a row split by noise
         self.rows = 0  # result rows kept, in every run
+        # a line of the open table holding only a row's first number or two: a row cut short
+        # where the log ends there (:meth:`_row_fragment`); any later line clears it
+        self.fragment: int | None = None
 
     # -- run boundaries -----------------------------------------------------------------------
     def _finish(self, next_line: int | None) -> None:
@@ -489,6 +492,7 @@ class _Reader:
         s = line.strip()
         if not s:
             return
+        self.fragment = None
         if not s.startswith("#"):
             m = _SRUN_PREFIX.match(s)
             if m:
@@ -800,19 +804,16 @@ class _Reader:
             )
 
     def _row_fragment(self, s: str, lineno: int) -> None:
-        """Note a line of the open table that holds only the first number or two of a row (a
-        log cut after ``  1073741824     268``): dropped as an incomplete row, as a row cut
-        later is; it had been passed over in silence (an SRE's review)."""
+        """Remember a line of the open table that holds only the first number or two of a row:
+        where the log ends on it (cut after ``  1073741824     268``), :meth:`finish` drops it
+        as an incomplete row, as a row cut later is; it had been passed over in silence (an
+        SRE's review). Followed by anything, it is another program's stray number."""
         cols, cur = self.cols, self.cur
         if cols is None or cur is None or self.closed or self.head is not None:
             return
         tokens = s.split()
-        if not 0 < len(tokens) < min(3, cols.width) or not all(t.isdigit() for t in tokens):
-            return
-        cur.notes.append(f"row at line {lineno} incomplete, dropped")
-        cur.wrong_width.append((lineno, "fewer"))
-        cur.last_row_incomplete = True
-        cur.line_end = lineno
+        if 0 < len(tokens) < min(3, cols.width) and all(t.isdigit() for t in tokens):
+            self.fragment = lineno
 
     def _unreadable_row(self, s: str, lineno: int) -> bool:
         """Note and drop a line of the open table that has its width and numbers where the
@@ -889,6 +890,11 @@ class _Reader:
         cur.rows.append(row)
 
     def finish(self) -> list[Run]:
+        if self.fragment is not None and self.cur is not None:
+            self.cur.notes.append(f"row at line {self.fragment} incomplete, dropped")
+            self.cur.wrong_width.append((self.fragment, "fewer"))
+            self.cur.last_row_incomplete = True
+            self.cur.line_end = self.fragment
         self._finish(None)
         runs: list[Run] = []
         for facts, next_line in self.done:

@@ -721,7 +721,8 @@ def render_calibration(
         f"{calibration.rms_before:.3f} -> {calibration.rms_after:.3f} "
         + (
             f"with every fitted value, {calibration.rms_written:.3f} with the values written "
-            if calibration.rms_written != calibration.rms_after
+            # as printed: two figures that read alike are one (0.030 and 0.030)
+            if f"{calibration.rms_written:.3f}" != f"{calibration.rms_after:.3f}"
             else ""
         )
         + "(latency: median |error| of sizes <= 64 KiB; bandwidth: of sizes >= 64 MiB)"
