@@ -892,24 +892,23 @@ def calibrate(
     # written from such a run describes it no better (a 2 x 8 H100 log 39.5 % off at 64 MiB and
     # more came out 39.4 % off, and its values were written without a word)
     far = [
-        (fit, fitted)
-        for fit, fitted in zip(written_fits, fitted_fits, strict=True)
+        (fit, full)
+        for fit, full in zip(written_fits, fitted_fits, strict=True)
         if fit.bandwidth_error_after is not None and fit.bandwidth_error_after > BANDWIDTH_TOLERANCE
     ]
     # rows the fitted values would explain, but that are left out within their standard
     # errors, are not rows "no value explains" (26.9 % -> 1.2 % with every fitted value)
     unexplained = [
         f"{fit.source} (run {fit.run_index + 1}) {fit.bandwidth_error_after:.1%}"
-        for fit, fitted in far
-        if fitted.bandwidth_error_after is None
-        or fitted.bandwidth_error_after > BANDWIDTH_TOLERANCE
+        for fit, full in far
+        if full.bandwidth_error_after is None or full.bandwidth_error_after > BANDWIDTH_TOLERANCE
     ]
     unsure = [
         f"{fit.source} (run {fit.run_index + 1}) {fit.bandwidth_error_after:.1%}, "
-        f"{fitted.bandwidth_error_after:.1%} with every fitted value"
-        for fit, fitted in far
-        if fitted.bandwidth_error_after is not None
-        and fitted.bandwidth_error_after <= BANDWIDTH_TOLERANCE
+        f"{full.bandwidth_error_after:.1%} with every fitted value"
+        for fit, full in far
+        if full.bandwidth_error_after is not None
+        and full.bandwidth_error_after <= BANDWIDTH_TOLERANCE
     ]
     if unexplained:
         warnings.append(

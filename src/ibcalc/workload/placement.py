@@ -287,12 +287,11 @@ def place_group(
         and block % gpn == 0
         and leaf % (block // gpn) == 0
     ):
-        # rail-aligned traffic (rings, trees, PXN's all-to-all) stays on the leaves; traffic
+        # rail-aligned traffic (rings, trees, PXN's all-to-all) stays on the leaves. Traffic
         # off its rail keeps the parent's share where the layout made it larger (a
-        # rail-optimized leaf serves one rail), else a leaf holds all of it too
-        # one member per domain is one GPU of each node, all on one rail: none of its traffic
-        # is off its rail either (an expert group of tp 8 had kept the off-rail share, x3.9,
-        # beside a note calling it clear; a review)
+        # rail-optimized leaf serves one rail), except for a group of one member per domain,
+        # one GPU of each node, all on one rail (an expert group of tp 8 had kept the off-rail
+        # share, x3.9, beside a note calling it clear; a review); else a leaf holds it too
         fu = parent.spec.unaligned_cross_leaf_fraction
         fields["cross_leaf_fraction"] = 0.0
         fields["neighbour_cross_leaf_fraction"] = 0.0
