@@ -1801,5 +1801,17 @@ def test_a_design_without_gpus_per_node_leaves_it_to_the_log(tmp_path: Path) -> 
     (check,) = json.loads(out)["runs"]
     by_field = {a["field"]: a for a in check["assumptions"]}
     assert (by_field["gpus_per_node"]["value"], by_field["gpus_per_node"]["source"]) == (8, "log")
-    assert (by_field["system"]["value"], by_field["system"]["source"]) == ("dgx-a100", "flag")
+    # the design's values are the design's, not flags "given by the caller", and its node
+    # count is said not to be used (a hostile-input review)
+    assert (by_field["system"]["value"], by_field["system"]["source"]) == ("dgx-a100", "design")
+    assert by_field["system"]["evidence"] == "from the design file a100.yaml (system)"
+    assert by_field["nodes"]["evidence"].endswith(
+        "; the design's 32 nodes not used: a check judges the run as it ran"
+    )
     assert (check["nodes"], check["gpus_per_node"]) == (2, 8)
+    # a design whose system the log contradicts is named as the design's in the advice (it had
+    # said 're-run without --system' to a caller who gave none)
+    design.write_text("name: p5\nnodes: 2\nsystem: aws-p5\n", encoding="utf-8")
+    code, out, _ = run("nccl-check", str(log), "--design", str(design))
+    assert "re-run without a100.yaml's system, or with --system dgx-a100" in out
+    assert "re-run without --system" not in out

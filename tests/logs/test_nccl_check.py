@@ -637,7 +637,7 @@ def test_a_system_with_other_gpus_than_the_log_is_the_first_finding(catalogue: C
     assert (first.kind, first.severity, first.confidence) == ("flag_mismatch", "error", "high")
     assert first.evidence == [
         "the log's GPU is 'AMD Radeon Graphics'; dgx-h100 has 8 x H100 SXM5 80GB",
-        "re-run without --system, or with --system mi355x-8",
+        "re-run without {system}, or with --system mi355x-8",
     ]
     # 4 ranks per host of 'NVIDIA H100' print as a Snellius node does, but may be half a DGX:
     # a low-confidence warning, after the bandwidth causes

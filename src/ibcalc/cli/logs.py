@@ -34,6 +34,7 @@ from ibcalc.cli.options import (
     catalogue_of,
     cluster_options,
     design_node_shape,
+    design_origins,
     params_of,
     plot_target,
 )
@@ -185,6 +186,7 @@ def nccl_check(
     if nccl_version is not None:
         params_of(cost_params, nccl_version)  # a release that is no release stops here
     spec = design_node_shape(cluster, design, cat)
+    origins, names = design_origins(cluster, design, cat)
     coll = parse_collective(collective) if collective is not None else None
     # nccl-tests' names (half, float ...) are reported under ibcalc's (fp16, fp32 ...)
     dtype = parse_dtype(dtype).value if dtype is not None else None
@@ -231,6 +233,7 @@ def nccl_check(
                     collective=coll,
                     dtype=dtype,
                     nccl_version=nccl_version,
+                    origins=origins,
                 )
         except typer.Exit:
             unreadable = True
@@ -260,7 +263,7 @@ def nccl_check(
                 if c.verdict == "not_checked"
             ],
         }
-    report = render_check_report(checks, fmt, names=FIELD_FLAGS, errors=errors, gate=gate)
+    report = render_check_report(checks, fmt, names=names, errors=errors, gate=gate)
     emit(report, None)
     for picture, check in zip(pictures, plotted, strict=False):
         say(f"wrote {plot_check(picture, check)}")

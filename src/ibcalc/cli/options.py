@@ -64,6 +64,7 @@ __all__ = [
     "cluster_options",
     "design_cluster",
     "design_node_shape",
+    "design_origins",
     "fabrics_of",
     "plot_target",
     "protocol_of",
@@ -749,3 +750,29 @@ def design_node_shape(
     }
     values.update({f: getattr(cluster, f) for f in cluster.model_fields_set})
     return ClusterSpec(**values)
+
+
+def design_origins(
+    cluster: ClusterSpec, design: Path | None, catalogue: Catalogue
+) -> tuple[dict[str, str], dict[str, str]]:
+    """For nccl-check with ``--design FILE``: where each field the file gives (and no option
+    overrides) came from, with ``nodes`` the file's node count, which a check replaces by the
+    log's; and the ``names`` to render marks with, the file's keys for those fields. Its
+    values had been listed as '[flag]: given by the caller', and the advice for a system the
+    log contradicts said 're-run without --system' to a caller who gave none (a review)."""
+    if design is None:
+        return {}, dict(FIELD_FLAGS)
+    from ibcalc.design.schema import DESIGN_KEYS
+
+    spec, stated = _design_spec(design, catalogue)
+    where = design.name
+    fields = [
+        f
+        for f in spec.model_fields_set
+        if f != "nodes" and getattr(spec, f) is not None and f not in cluster.model_fields_set
+    ]
+    keys = {f: stated.get(f) or DESIGN_KEYS.get(f, f) for f in fields}
+    origins = {f: f"from the design file {where} ({keys[f]})" for f in fields}
+    if spec.nodes is not None:
+        origins["nodes"] = f"the design's {spec.nodes} nodes"
+    return origins, {**FIELD_FLAGS, **{f: f"{where}'s {keys[f]}" for f in fields}}

@@ -16,6 +16,7 @@ model's expectation and its what-ifs), :mod:`ibcalc.logs.diagnose` and
 from __future__ import annotations
 
 import statistics
+from collections.abc import Mapping
 
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import load_catalogue
@@ -116,6 +117,7 @@ def check_run(
     source: str = "",
     run_index: int = 0,
     nccl_version: str | None = None,
+    origins: Mapping[str, str] | None = None,
 ) -> RunCheck:
     """Check one run against the model and diagnose it.
 
@@ -198,7 +200,7 @@ def check_run(
         )
 
     if cluster is None:
-        inferred = infer_cluster(run, catalogue, env, flags)
+        inferred = infer_cluster(run, catalogue, env, flags, origins=origins)
         assumptions += inferred.assumptions
         network_known = inferred.network_known
         nics_known = inferred.nics_known
@@ -404,10 +406,13 @@ def check_log(
     collective: Collective | None = None,
     dtype: str | None = None,
     nccl_version: str | None = None,
+    origins: Mapping[str, str] | None = None,
 ) -> list[RunCheck]:
     """:func:`check_run` for every run of a parsed log. ``text`` is the log's text, read for
     NCCL's debug output (each run gets the lines from the end of the previous run to its own
-    end)."""
+    end). ``origins``: where ``flags`` fields came from when not from the caller's flags (a
+    design file's, ``{"system": "from r.yaml (system)"}``), and ``nodes``: a node count the
+    log's replaces (:func:`~ibcalc.logs.cluster.infer_cluster`)."""
     catalogue = catalogue if catalogue is not None else load_catalogue(use_env=False)
     out: list[RunCheck] = []
     previous_end = 0
@@ -431,6 +436,7 @@ def check_log(
                 source=parsed.source,
                 run_index=index,
                 nccl_version=nccl_version,
+                origins=origins,
             )
         )
         first = first_of.setdefault(run_measurements(run), index) if run.rows else index

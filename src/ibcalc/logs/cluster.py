@@ -442,6 +442,7 @@ def infer_cluster(
     flags: ClusterSpec | None,
     *,
     as_run: bool = False,
+    origins: Mapping[str, str] | None = None,
 ) -> Inferred:
     """The cluster a run ran on, with everything a check needs beyond the spec (see
     :class:`Inferred`); ``flags`` override every inferred value. A check judges a run against
@@ -449,8 +450,12 @@ def infer_cluster(
     built with NVLS keeps NVLS expected; ``as_run`` (calibrate, which fits the run as it ran)
     takes the line as the run's configuration."""
     given = _given(flags)
+    # a design file's values are the design's, not flags "given by the caller" (a review)
+    origins = origins or {}
     notes: list[Assumption] = [
-        Assumption(
+        Assumption(field=k, value=v, source="design", evidence=origins[k])
+        if k in origins
+        else Assumption(
             field=k, value=v, source="flag", evidence=_given_evidence(run, k, flags, env, catalogue)
         )
         for k, v in given.items()
@@ -573,7 +578,13 @@ def infer_cluster(
             and ranks % gpn == 0
         ):
             values["nodes"] = run.nodes
-            note("nodes", run.nodes, "log", log_evidence("nodes"))
+            # a design's node count is the cluster's, not the run's: said where it differs
+            replaced = (
+                f"; {origins['nodes']} not used: a check judges the run as it ran"
+                if "nodes" in origins
+                else ""
+            )
+            note("nodes", run.nodes, "log", log_evidence("nodes") + replaced)
         elif ranks is not None and ranks % gpn == 0 and ranks >= gpn:
             values["nodes"] = ranks // gpn
             # the GPUs per node are the caller's, the log's, a preset's or the default node's

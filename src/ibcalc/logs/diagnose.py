@@ -185,9 +185,10 @@ def _wrong_system(ctx: RunContext) -> list[Finding]:
     rule = match_rule(run.gpu_model, run.ranks_per_node)
     if not _gpu_contradiction(run.gpu_model, system):
         return _other_node(ctx, system, rule)
-    instead = ["re-run without --system (ibcalc infers the node from the GPU name)"]
+    # {system}: the flag, or the design file's key where the system is the design's
+    instead = ["re-run without {system} (ibcalc infers the node from the GPU name)"]
     if rule is not None and rule.system != system.id:
-        instead = [f"re-run without --system, or with --system {rule.system}"]
+        instead = [f"re-run without {{system}}, or with --system {rule.system}"]
     return [
         Finding(
             kind="flag_mismatch",

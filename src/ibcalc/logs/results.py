@@ -137,7 +137,8 @@ class Assumption(BaseModel):
     ``source``: ``log`` (read or inferred from the log), ``environment`` (NCCL's debug output in
     the log), ``preset`` (a system preset's value the log does not confirm), ``default`` (the
     resolver's default), ``flag`` (given by the caller; listed so JSON shows every input, with
-    the value the log states when the flag overrides it: evidence other than :data:`GIVEN`).
+    the value the log states when the flag overrides it: evidence other than :data:`GIVEN`),
+    ``design`` (from a design file, ``--design``, that no flag overrides).
     Text may name cluster fields as ``{field}`` (see :func:`ibcalc.errors.fill_fields`).
     """
 
@@ -145,7 +146,7 @@ class Assumption(BaseModel):
 
     field: str
     value: str | int | float | bool | None
-    source: Literal["log", "environment", "preset", "default", "flag"]
+    source: Literal["log", "environment", "preset", "default", "flag", "design"]
     evidence: str
 
 
