@@ -232,3 +232,13 @@ def test_a_count_out_of_range_is_echoed_as_typed() -> None:
     with pytest.raises(WorkloadError) as err:
         model_from("llama3-70b", layers=99999999999999999999)
     assert str(err.value) == "layers 99,999,999,999,999,999,999: must be at most 10,000,000"
+
+
+def test_a_model_is_at_most_what_a_collective_size_takes() -> None:
+    """1e15 parameters had priced a 2 PB data-parallel all-reduce of bf16 gradients, which
+    --size refuses (at most 1 PiB; a hostile-input review): 100 trillion is the most, whose
+    fp32 gradients (4e14 B) fit."""
+    with pytest.raises(WorkloadError, match="must be at most 100,000,000,000,000"):
+        model_from(params="1e15")
+    assert model_from(params="100T").params == 1e14
+    assert 4 * 1e14 < 2**50

@@ -133,9 +133,11 @@ class ModelSpec(CheckedSpec):
 
     id: str | None = None
     name: str | None = None
-    params: float = Field(gt=0, le=1e15, description="Total parameters.")
+    #: at most 100 trillion: 4 bytes of fp32 gradient each stays under the 1 PiB any collective
+    #: size takes (1e15 had priced a 2 PB all-reduce that --size refuses; a hostile-input review)
+    params: float = Field(gt=0, le=1e14, description="Total parameters.")
     active_params: float | None = Field(
-        default=None, gt=0, le=1e15, description="Parameters used per token (MoE); default all."
+        default=None, gt=0, le=1e14, description="Parameters used per token (MoE); default all."
     )
     layers: int | None = Field(default=None, ge=1, le=_MAX_DIM)
     hidden: int | None = Field(default=None, ge=1, le=_MAX_DIM)
