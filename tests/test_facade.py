@@ -631,8 +631,12 @@ def test_the_mi300x_headline_says_why_two_nodes_get_more_of_the_mesh(
     )
     assert two.bottleneck == (
         f"scale-up: xgmi-mi300x ({448 * 0.8:.0f} GB/s achievable per GPU, each link one way (a "
-        "chain through the node: no duplex loss))"
+        "chain through the node: no duplex loss, so a ring of one node alone, whose links carry "
+        "both ways, is the slower per byte))"
     )
+    # which makes two nodes faster than one at the same per-rank buffer (an auditor's review
+    # found the inversion unsaid): 2 x 15/16 x 1 GiB / 358.4 GB/s against 2 x 7/8 / 313.6
+    assert two.time_s < one.time_s
 
 
 def test_a_near_tie_note_names_every_candidate_the_range_covers(

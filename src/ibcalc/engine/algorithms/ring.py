@@ -111,7 +111,8 @@ def _ring_where(limit: str, bw: float, topo: Topology, *, duplex: bool = True) -
             f": {format_number(topo.up.bw_Bps / 1e9)} one way x {topo.up.duplex_efficiency:g}, "
             "as every link carries both ways at once"
             if duplex
-            else ", each link one way (a chain through the node: no duplex loss)"
+            else ", each link one way (a chain through the node: no duplex loss, so a ring of one "
+            "node alone, whose links carry both ways, is the slower per byte)"
         )
     return (
         f"scale-up: {topo.up.link_id} ({format_number(bw / 1e9)} GB/s achievable per GPU"
