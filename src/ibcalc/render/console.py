@@ -1008,7 +1008,8 @@ def _gap_table(rows: Sequence[dict[str, Any]], stream: TextIO | None) -> None:
         "inside = 1 node x 8 GPUs on the scale-up link; across = 8 nodes x 1 GPU, each with "
         "ceil(NICs per GPU) NICs (over a WAN each node is its own site, at most as fast as "
         "NCCL's buffers in flight per round trip allow); algorithm as NCCL would choose (shown "
-        "under the time)",
+        "under the time); where NICs per GPU are under 1 (wan-10g x1/8) the ratio takes that "
+        "share and the slow-down a whole link per node, so the two differ by up to 8x",
         *(
             []
             if full
