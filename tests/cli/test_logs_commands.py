@@ -1815,3 +1815,15 @@ def test_a_design_without_gpus_per_node_leaves_it_to_the_log(tmp_path: Path) -> 
     code, out, _ = run("nccl-check", str(log), "--design", str(design))
     assert "re-run without a100.yaml's system, or with --system dgx-a100" in out
     assert "re-run without --system" not in out
+
+
+def test_a_design_of_the_logs_node_count_is_not_said_to_be_unused(tmp_path: Path) -> None:
+    """The design's node count is said not to be used only where it differs from the log's."""
+    design = tmp_path / "two.yaml"
+    design.write_text("name: two\nnodes: 2\nsystem: dgx-a100\n", encoding="utf-8")
+    log = SWEEPS / "07_allreduce_2node_16xA100-40GB_net-notstated.txt"
+    code, out, _ = run("nccl-check", str(log), "--design", str(design), "--format", "json")
+    assert code == 0
+    (check,) = json.loads(out)["runs"]
+    nodes = next(a for a in check["assumptions"] if a["field"] == "nodes")
+    assert "not used" not in nodes["evidence"]

@@ -774,5 +774,5 @@ def design_origins(
     keys = {f: stated.get(f) or DESIGN_KEYS.get(f, f) for f in fields}
     origins = {f: f"from the design file {where} ({keys[f]})" for f in fields}
     if spec.nodes is not None:
-        origins["nodes"] = f"the design's {spec.nodes} nodes"
+        origins["nodes"] = str(spec.nodes)
     return origins, {**FIELD_FLAGS, **{f: f"{where}'s {keys[f]}" for f in fields}}

@@ -411,8 +411,9 @@ def check_log(
     """:func:`check_run` for every run of a parsed log. ``text`` is the log's text, read for
     NCCL's debug output (each run gets the lines from the end of the previous run to its own
     end). ``origins``: where ``flags`` fields came from when not from the caller's flags (a
-    design file's, ``{"system": "from r.yaml (system)"}``), and ``nodes``: a node count the
-    log's replaces (:func:`~ibcalc.logs.cluster.infer_cluster`)."""
+    design file's, ``{"system": "from r.yaml (system)"}``), and ``nodes``: the design's node
+    count, which the log's replaces where they differ
+    (:func:`~ibcalc.logs.cluster.infer_cluster`)."""
     catalogue = catalogue if catalogue is not None else load_catalogue(use_env=False)
     out: list[RunCheck] = []
     previous_end = 0

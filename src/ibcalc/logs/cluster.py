@@ -580,8 +580,9 @@ def infer_cluster(
             values["nodes"] = run.nodes
             # a design's node count is the cluster's, not the run's: said where it differs
             replaced = (
-                f"; {origins['nodes']} not used: a check judges the run as it ran"
-                if "nodes" in origins
+                f"; the design's {origins['nodes']} nodes not used: a check judges the run as it "
+                "ran"
+                if origins.get("nodes", str(run.nodes)) != str(run.nodes)
                 else ""
             )
             note("nodes", run.nodes, "log", log_evidence("nodes") + replaced)
