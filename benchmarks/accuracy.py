@@ -20,12 +20,13 @@ Baselines, with no fitted constant:
 * ``inductor``: the estimator PyTorch's Inductor uses for communication (ring + LL bandwidths of
   a fixed 300 GB/s inside a node and 25 GB/s between nodes, NCCL's base and per-hop latencies).
 
-    python benchmarks/accuracy.py [--groups] [--insample-only] [--bands]
+    python benchmarks/accuracy.py [--groups] [--insample-only] [--bands] [--ablate]
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import statistics
 import sys
@@ -36,7 +37,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from dataset import Sample, load_samples
-from fits import Model, base_model, fit_all, predict
+from fits import FITS, Fit, Model, base_model, fit_all, predict
 from ibcalc.engine.band import time_range, transport_class
 from ibcalc.engine.params import BAND_CLASSES
 from ibcalc.engine.types import Collective, busbw_factor
@@ -133,14 +134,16 @@ def score(
     return out
 
 
-def loso(samples: Sequence[Sample], base: Model | None = None) -> list[Result]:
+def loso(
+    samples: Sequence[Sample], base: Model | None = None, fits: Sequence[Fit] = FITS
+) -> list[Result]:
     """Leave-one-source-out: each group predicted by constants fitted without it."""
     base = base or base_model()
     groups = sorted({s.group for s in samples if s.scored})
     results = []
     for group in groups:
         train = [s for s in samples if s.group != group]
-        model, _ = fit_all(train, base)
+        model, _ = fit_all(train, base, fits)
         results.extend(score(model, [s for s in samples if s.group == group]))
     return results
 
@@ -381,12 +384,47 @@ def report(samples: Sequence[Sample], *, groups: bool = False, insample_only: bo
     return "\n".join(lines)
 
 
+def ablation(samples: Sequence[Sample]) -> str:
+    """Do the fitted constants travel? Each fit forced to its prior in every held-out fold (its
+    rows ignored), against all fitted: leave-one-source-out median / 90th percentile per
+    regime. A fit whose held-out figures are better without it does not travel."""
+
+    def figures(results: Sequence[Result]) -> str:
+        parts = []
+        for regime in REGIMES:
+            _, median, p90 = summary(results, regime)
+            parts.append(f"{100 * median:5.1f}% / {100 * p90:5.1f}%")
+        return "  ".join(parts)
+
+    lines = [
+        "held out with each fit at its prior (latency, mid, bandwidth: median / 90th percentile)",
+        f"  {'all fitted':<40} {figures(loso(samples))}",
+    ]
+    for fit in FITS:
+        # the fit reads no row, so it takes its prior after the others (fits.fit_all)
+        alone = [dataclasses.replace(f, select=_no_rows) if f is fit else f for f in FITS]
+        lines.append(f"  {fit.name:<40} {figures(loso(samples, fits=alone))}")
+    return "\n".join(lines)
+
+
+def _no_rows(sample: Sample, model: Model) -> bool:
+    return False
+
+
 def main(argv: list[str] | None = None) -> int:
     """Print the accuracy report."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--groups", action="store_true", help="also print one line per group")
     parser.add_argument("--insample-only", action="store_true", help="skip cross-validation")
+    parser.add_argument(
+        "--ablate",
+        action="store_true",
+        help="held-out figures with each fitted constant at its prior instead (about 4 min)",
+    )
     args = parser.parse_args(argv)
+    if args.ablate:
+        print(ablation(load_samples()))
+        return 0
     print(report(load_samples(), groups=args.groups, insample_only=args.insample_only))
     return 0
 
