@@ -723,6 +723,18 @@ def test_a_groups_ring_keeps_the_neighbour_cross_leaf_fraction(
     assert dp.time_s == pytest.approx(flat.time_s, rel=1e-9)
 
 
+#: 256 DGX H100 on rail-optimized QM9700 SUs of 48 nodes at 4:1, with the shares `check` derives
+#: (208/255 of all-to-all traffic crossing, 1/48 of neighbour traffic, 0.977 off its rail)
+SU48_TAPERED = ClusterSpec(
+    system="dgx-h100",
+    nodes=256,
+    oversubscription=4,
+    cross_leaf_fraction=208 / 255,
+    neighbour_cross_leaf_fraction=1 / 48,
+    unaligned_cross_leaf_fraction=0.977,
+)
+
+
 def test_a_group_under_one_leaf_group_is_clear_of_the_taper(builtin_catalogue: Catalogue) -> None:
     """256 DGX H100 on rail-optimized QM9700 SUs of 48 nodes at 4:1 (the shares `check`
     derives: 208/255 of all-to-all traffic crossing, 1/48 of neighbour traffic, 0.977 off its
@@ -732,14 +744,7 @@ def test_a_group_under_one_leaf_group_is_clear_of_the_taper(builtin_catalogue: C
     share, 4 x 208/255 = 3.26x (5.54 -> 18 ms a call, a fabric architect's review). The
     pipeline's stage pairs do not start at multiples of their span and keep the cluster's
     shares."""
-    tapered = ClusterSpec(
-        system="dgx-h100",
-        nodes=256,
-        oversubscription=4,
-        cross_leaf_fraction=208 / 255,
-        neighbour_cross_leaf_fraction=1 / 48,
-        unaligned_cross_leaf_fraction=0.977,
-    )
+    tapered = SU48_TAPERED
     specs = (
         tapered.replace(leaf_group_nodes=48),
         tapered,
@@ -1493,15 +1498,7 @@ def test_a_leaf_group_is_checked_against_the_fabric_and_the_cluster(
     x3.9, beside a note calling it clear); a leaf group larger than the cluster holds all of it,
     as one of the cluster's size does (48 and 64 on 32 nodes had priced the DP all-reduce 34.3
     and 17.8 ms); on a 1:1 fabric the option is named as ignored."""
-    tapered = ClusterSpec(
-        system="dgx-h100",
-        nodes=256,
-        oversubscription=4,
-        cross_leaf_fraction=208 / 255,
-        neighbour_cross_leaf_fraction=1 / 48,
-        unaligned_cross_leaf_fraction=0.977,
-        leaf_group_nodes=48,
-    )
+    tapered = SU48_TAPERED.replace(leaf_group_nodes=48)
     flat = ClusterSpec(system="dgx-h100", nodes=256)
     ep = [
         _phase(_run(builtin_catalogue, c, tp=8, pp=4, ep=8, model_id="mixtral-8x7b"), "ep-alltoall")

@@ -185,8 +185,7 @@ def nccl_check(
     params = params_of(cost_params)
     if nccl_version is not None:
         params_of(cost_params, nccl_version)  # a release that is no release stops here
-    spec = design_node_shape(cluster, design, cat)
-    origins, names = design_origins(cluster, design, cat)
+    spec, origins, names = design_origins(cluster, design, cat)
     coll = parse_collective(collective) if collective is not None else None
     # nccl-tests' names (half, float ...) are reported under ibcalc's (fp16, fp32 ...)
     dtype = parse_dtype(dtype).value if dtype is not None else None

@@ -740,7 +740,11 @@ def design_node_shape(
     over it; only what the two give is set (the rest is left to be inferred, from a log)."""
     if design is None:
         return cluster
-    spec, _ = _design_spec(design, catalogue)
+    return _node_shape(cluster, _design_spec(design, catalogue)[0])
+
+
+def _node_shape(cluster: ClusterSpec, spec: ClusterSpec) -> ClusterSpec:
+    """:func:`design_node_shape` of a design's cluster already read."""
     # a key the design leaves unset (None) is left to the log: set, it had been listed as
     # 'gpus_per_node [flag]: given by the caller' with no value
     values = {
@@ -754,14 +758,15 @@ def design_node_shape(
 
 def design_origins(
     cluster: ClusterSpec, design: Path | None, catalogue: Catalogue
-) -> tuple[dict[str, str], dict[str, str]]:
-    """For nccl-check with ``--design FILE``: where each field the file gives (and no option
-    overrides) came from, with ``nodes`` the file's node count, which a check replaces by the
-    log's; and the ``names`` to render marks with, the file's keys for those fields. Its
-    values had been listed as '[flag]: given by the caller', and the advice for a system the
-    log contradicts said 're-run without --system' to a caller who gave none (a review)."""
+) -> tuple[ClusterSpec, dict[str, str], dict[str, str]]:
+    """For nccl-check with ``--design FILE``, the file read once: :func:`design_node_shape`;
+    where each field the file gives (and no option overrides) came from, with ``nodes`` the
+    file's node count, which a check replaces by the log's; and the ``names`` to render marks
+    with, the file's keys for those fields. Its values had been listed as '[flag]: given by
+    the caller', and the advice for a system the log contradicts said 're-run without
+    --system' to a caller who gave none (a review)."""
     if design is None:
-        return {}, dict(FIELD_FLAGS)
+        return cluster, {}, dict(FIELD_FLAGS)
     from ibcalc.design.schema import DESIGN_KEYS
 
     spec, stated = _design_spec(design, catalogue)
@@ -775,4 +780,5 @@ def design_origins(
     origins = {f: f"from the design file {where} ({keys[f]})" for f in fields}
     if spec.nodes is not None:
         origins["nodes"] = str(spec.nodes)
-    return origins, {**FIELD_FLAGS, **{f: f"{where}'s {keys[f]}" for f in fields}}
+    names = {**FIELD_FLAGS, **{f: f"{where}'s {keys[f]}" for f in fields}}
+    return _node_shape(cluster, spec), origins, names

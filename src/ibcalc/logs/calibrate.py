@@ -304,6 +304,11 @@ class _State:
     values: dict[_Param, float] = field(default_factory=dict)
 
 
+def _fitted_size(row: Row) -> bool:
+    """Whether a row is of the sizes a fit reads: the latency or the bandwidth regime."""
+    return row.size_bytes <= LATENCY_MAX_BYTES or row.size_bytes >= BANDWIDTH_MIN_BYTES
+
+
 def _regime_rows(rows: Iterable[Row]) -> list[Row]:
     return [
         r
@@ -312,7 +317,7 @@ def _regime_rows(rows: Iterable[Row]) -> list[Row]:
         # under a microsecond is no measurement (nccl-check's "time implausible"); a table in
         # ms read as us had been fitted on the rows the same report called no measurement
         and r.oop.time_us >= MIN_PLAUSIBLE_TIME_US
-        and (r.size_bytes <= LATENCY_MAX_BYTES or r.size_bytes >= BANDWIDTH_MIN_BYTES)
+        and _fitted_size(r)
         and not _failed_validation(r)
     ]
 
@@ -325,9 +330,7 @@ def _nothing_to_fit(runs: Sequence[Run], row_filter: Callable[[Run, Row], bool] 
         r
         for run in runs
         for r in run.rows
-        if r.size_bytes > 0
-        and (r.size_bytes <= LATENCY_MAX_BYTES or r.size_bytes >= BANDWIDTH_MIN_BYTES)
-        and (row_filter is None or row_filter(run, r))
+        if r.size_bytes > 0 and _fitted_size(r) and (row_filter is None or row_filter(run, r))
     ]
     if not rows:
         return f"no run has rows of the fitted sizes ({sizes}) to fit"
@@ -624,12 +627,7 @@ def calibrate(
                 DType.parse(dtype)
             except ValueError:
                 dtype = None
-        short = [
-            r
-            for r in rows
-            if 0 < r.oop.time_us < MIN_PLAUSIBLE_TIME_US
-            and (r.size_bytes <= LATENCY_MAX_BYTES or r.size_bytes >= BANDWIDTH_MIN_BYTES)
-        ]
+        short = [r for r in rows if 0 < r.oop.time_us < MIN_PLAUSIBLE_TIME_US and _fitted_size(r)]
         if short:
             # said, as the rows over 4x faster are (a refusal had named those alone)
             notes.append(

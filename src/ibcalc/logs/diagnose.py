@@ -43,6 +43,7 @@ from ibcalc.logs.results import (
     BANDS,
     BANDWIDTH_TOLERANCE,
     IMPLAUSIBLE_SPEEDUP,
+    MIN_PLAUSIBLE_TIME_US,
     Finding,
     RowCheck,
     Severity,
@@ -68,7 +69,6 @@ ERRATIC_RATIO = 2.0
 #: busbw falling by more than this fraction below the best smaller size (sizes >= 1 MiB).
 DROP_FRACTION = 0.25
 _DROP_MIN_BYTES = 1 * MiB
-_IMPLAUSIBLE_US = 1.0  # the parser's threshold: no collective completes in under 1 us
 _LATENCY_WARN_RATIO = 2.0  # latency rows this many times slower than expected are flagged
 
 
@@ -483,8 +483,8 @@ def _erratic(ctx: RunContext) -> list[Finding]:
         r
         for r in ctx.rows
         if r.inplace_time_us is not None
-        and r.inplace_time_us >= _IMPLAUSIBLE_US
-        and r.measured_time_us >= _IMPLAUSIBLE_US
+        and r.inplace_time_us >= MIN_PLAUSIBLE_TIME_US
+        and r.measured_time_us >= MIN_PLAUSIBLE_TIME_US
         and max(r.inplace_time_us, r.measured_time_us)
         > ERRATIC_RATIO * min(r.inplace_time_us, r.measured_time_us)
     ]
@@ -493,8 +493,8 @@ def _erratic(ctx: RunContext) -> list[Finding]:
             r
             for r in ctx.rows
             if r.inplace_time_us is not None
-            and r.inplace_time_us >= _IMPLAUSIBLE_US
-            and r.measured_time_us >= _IMPLAUSIBLE_US
+            and r.inplace_time_us >= MIN_PLAUSIBLE_TIME_US
+            and r.measured_time_us >= MIN_PLAUSIBLE_TIME_US
         ]
         evidence = [
             f"{fmt_size(r.size_bytes)}: {r.measured_time_us:g} us out-of-place, "

@@ -81,6 +81,7 @@ from dataclasses import dataclass, field
 
 from ibcalc.engine.types import Collective, DType
 from ibcalc.logs.records import Inference, Row, Run, Timing, line_list
+from ibcalc.logs.results import MIN_PLAUSIBLE_TIME_US
 from ibcalc.units import plural
 
 __all__ = [
@@ -105,7 +106,6 @@ NOT_MODELLED = frozenset({"scatter", "gather", "hypercube"} - MODELLED.keys())
 
 _VERSION = re.compile(r"(\d{1,3})\.(\d{1,3})\.(\d{1,4})")
 _HALF_ULP = 0.005  # algbw and busbw are printed with two decimals
-_IMPLAUSIBLE_US = 1.0  # no collective on real hardware completes in under a microsecond
 _ALIGN_BYTES = 16  # nccl-tests all_gather per-rank alignment
 
 
@@ -678,7 +678,7 @@ class _Builder:
                 (r, t)
                 for r in rows
                 if (t := (r.ip if place == "in-place" else r.oop)) is not None
-                and t.time_us < _IMPLAUSIBLE_US
+                and t.time_us < MIN_PLAUSIBLE_TIME_US
             ]
             if not bad:
                 continue
@@ -725,7 +725,7 @@ class _Builder:
             (r, place, t)
             for r in self.rows
             for place, t in (("out-of-place", r.oop), ("in-place", r.ip))
-            if t is not None and t.time_us >= _IMPLAUSIBLE_US and not _algbw_fits(r, t)
+            if t is not None and t.time_us >= MIN_PLAUSIBLE_TIME_US and not _algbw_fits(r, t)
         ]
         if slow:
             r, place, t = slow[0]
