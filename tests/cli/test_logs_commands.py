@@ -1827,3 +1827,27 @@ def test_a_design_of_the_logs_node_count_is_not_said_to_be_unused(tmp_path: Path
     (check,) = json.loads(out)["runs"]
     nodes = next(a for a in check["assumptions"] if a["field"] == "nodes")
     assert "not used" not in nodes["evidence"]
+
+
+def test_calibrate_lists_a_designs_values_as_the_designs(tmp_path: Path) -> None:
+    """calibrate --design lists the design's values as the design's, as nccl-check does: its
+    system had read 'system = aws-p5 (given; ...)' as if a flag, and its node count was said
+    unused because 'a check judges the run as it ran'; a refusal's advice names the design's
+    key, where it had said 're-run without --system' to a caller who gave none."""
+    design = tmp_path / "a100.yaml"
+    design.write_text("name: a100\nnodes: 32\nsystem: dgx-a100\n", encoding="utf-8")
+    log = SWEEPS / "07_allreduce_2node_16xA100-40GB_net-notstated.txt"
+    code, out, _ = run("calibrate", str(log), "--design", str(design))
+    assert code == 0
+    assert "  - system = dgx-a100 (from the design file a100.yaml's system)\n" in out
+    assert "(given" not in out
+    assert "the design's 32 nodes not used: calibrate fits the run as it ran" in " ".join(
+        out.split()
+    )
+    design.write_text("name: p5\nnodes: 2\nsystem: aws-p5\n", encoding="utf-8")
+    code, _, err = run("calibrate", str(log), "--design", str(design))
+    assert code == 2
+    assert err.strip().endswith("re-run without a100.yaml's system, or with --system dgx-a100")
+    # the same refusal for the flag names the flag
+    code, _, err = run("calibrate", str(log), "--system", "aws-p5")
+    assert err.strip().endswith("re-run without --system, or with --system dgx-a100")

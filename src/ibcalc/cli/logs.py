@@ -33,14 +33,13 @@ from ibcalc.cli.options import (
     NcclVersionOpt,
     catalogue_of,
     cluster_options,
-    design_node_shape,
     design_origins,
     params_of,
     plot_target,
 )
 from ibcalc.cli.output import emit, once, run_inputs
 from ibcalc.cluster.spec import ClusterSpec
-from ibcalc.errors import fill_fields
+from ibcalc.errors import FieldError, fill_fields
 from ibcalc.textsafe import printable
 
 if TYPE_CHECKING:
@@ -368,11 +367,17 @@ def calibrate_command(
         check_override_target(output, force=force, inputs=inputs)
     cat = catalogue_of(catalogue)
     params = params_of(cost_params)
-    spec = design_node_shape(cluster, design, cat)
+    # a design file's values are listed as the design's, not as flags (as nccl-check lists them)
+    spec, origins, names = design_origins(cluster, design, cat)
     coll = parse_collective(collective) if collective is not None else None
     logs = _distinct([read_log(path, stdin=_stdin(path)) for path in files])
-    result = calibrate_logs(logs, spec, params, cat, collective=coll)
-    report = render_calibration_report(result, fmt, names=FIELD_FLAGS)
+    try:
+        result = calibrate_logs(logs, spec, params, cat, collective=coll, origins=origins)
+    except FieldError as exc:
+        # a refusal's advice names the design's keys where they set a field ('re-run without
+        # r.yaml's system', as nccl-check says; it had said 're-run without --system')
+        raise FieldError(exc.render(names), field=exc.field) from None
+    report = render_calibration_report(result, fmt, names=names)
     written: list[Path] = []
     to_stdout = output is not None and _is_stdout(output)
     if output is not None and to_stdout:

@@ -63,7 +63,6 @@ __all__ = [
     "choices",
     "cluster_options",
     "design_cluster",
-    "design_node_shape",
     "design_origins",
     "fabrics_of",
     "plot_target",
@@ -733,18 +732,10 @@ def design_error_names(names: Mapping[str, str], design: Path | None) -> dict[st
     return {**names, **{f: f"the design's {f}" for f in _NODE_FIELDS}}
 
 
-def design_node_shape(
-    cluster: ClusterSpec, design: Path | None, catalogue: Catalogue
-) -> ClusterSpec:
-    """The node shape of ``--design FILE`` (not its node count) with the options given laid
-    over it; only what the two give is set (the rest is left to be inferred, from a log)."""
-    if design is None:
-        return cluster
-    return _node_shape(cluster, _design_spec(design, catalogue)[0])
-
-
 def _node_shape(cluster: ClusterSpec, spec: ClusterSpec) -> ClusterSpec:
-    """:func:`design_node_shape` of a design's cluster already read."""
+    """The node shape of a design's cluster ``spec`` (not its node count) with the options
+    given laid over it; only what the two give is set (the rest is left to be inferred, from a
+    log)."""
     # a key the design leaves unset (None) is left to the log: set, it had been listed as
     # 'gpus_per_node [flag]: given by the caller' with no value
     values = {
@@ -759,7 +750,8 @@ def _node_shape(cluster: ClusterSpec, spec: ClusterSpec) -> ClusterSpec:
 def design_origins(
     cluster: ClusterSpec, design: Path | None, catalogue: Catalogue
 ) -> tuple[ClusterSpec, dict[str, str], dict[str, str]]:
-    """For nccl-check with ``--design FILE``, the file read once: :func:`design_node_shape`;
+    """For nccl-check and calibrate with ``--design FILE``, the file read once: its node shape
+    (:func:`_node_shape`);
     where each field the file gives (and no option overrides) came from, with ``nodes`` the
     file's node count, which a check replaces by the log's; and the ``names`` to render marks
     with, the file's keys for those fields. Its values had been listed as '[flag]: given by

@@ -44,6 +44,7 @@ from __future__ import annotations
 import datetime
 import math
 import os
+import re
 import shlex
 import statistics
 import tempfile
@@ -527,6 +528,7 @@ def calibrate(
     row_filter: Callable[[Run, Row], bool] | None = None,
     date: str | None = None,
     collective: Collective | None = None,
+    origins: Mapping[str, str] | None = None,
 ) -> Calibration:
     """Fit what ``runs`` determine about their cluster (see the module docstring).
 
@@ -535,7 +537,9 @@ def calibrate(
     ``sources`` names each run's file (for the report and the override header); ``envs`` is each
     run's NCCL debug output (:func:`~ibcalc.logs.env.scan_environment`); ``row_filter`` keeps
     only some rows for the fit (e.g. every other size, to test on the rest); ``collective``
-    replaces what each log says (as ``nccl-check --collective``). Only rows of the
+    replaces what each log says (as ``nccl-check --collective``); ``origins``, where fields of
+    ``cluster`` came from when not from the caller's flags (a design file's, as
+    ``nccl-check --design`` lists them). Only rows of the
     latency (<= 64 KiB) and bandwidth (>= 64 MiB) regimes are fitted, the mid sizes being where
     the model is weakest (NCCL's channel trimming). Raises
     :class:`~ibcalc.errors.IbcalcError` when no run can be fitted.
@@ -585,7 +589,9 @@ def calibrate(
         if isinstance(cluster, ResolvedCluster):
             spec = cluster.spec
         else:
-            spec, inferred, _known = infer_spec(run, catalogue, env=env, flags=cluster)
+            spec, inferred, _known = infer_spec(
+                run, catalogue, env=env, flags=cluster, origins=origins
+            )
             notes += [
                 (label, f"{n.field} = {n.value} ({_unnested(n.evidence)})")
                 for n in inferred
@@ -1096,10 +1102,17 @@ def _merged_notes(notes: Iterable[tuple[str, str]]) -> list[str]:
 
 def _unnested(evidence: str) -> str:
     """A flag's evidence, "given by the caller (the log shows ...)", as "given; the log shows
-    ..." (it is printed in parentheses itself); other evidence as it is."""
+    ..." (it is printed in parentheses itself); a design file's, "from the design file r.yaml
+    (system)", as "from the design file r.yaml's system"; other evidence as it is."""
     if evidence.startswith(f"{GIVEN} (") and evidence.endswith(")"):
         return f"given; {evidence.removeprefix(f'{GIVEN} (')[:-1]}"
+    if (design := _DESIGN_EVIDENCE.fullmatch(evidence)) is not None:
+        return f"from the design file {design[1]}'s {design[2]}"
     return evidence
+
+
+#: the evidence of a design file's value (``cli.options.design_origins``)
+_DESIGN_EVIDENCE = re.compile(r"from the design file (.+) \(([^()]+)\)")
 
 
 def calibrate_logs(
@@ -1109,10 +1122,11 @@ def calibrate_logs(
     catalogue: Catalogue | None = None,
     *,
     collective: Collective | None = None,
+    origins: Mapping[str, str] | None = None,
 ) -> Calibration:
     """:func:`calibrate` on every run of ``logs``, each with its file's name and the NCCL debug
     output around it (the lines from the end of the previous run to its own end);
-    ``collective`` replaces what the logs say."""
+    ``collective`` replaces what the logs say; ``origins`` as :func:`calibrate`'s."""
     runs: list[Run] = []
     sources: list[str] = []
     envs: list[LogEnvironment | None] = []
@@ -1131,10 +1145,18 @@ def calibrate_logs(
         params=params,
         catalogue=catalogue,
         collective=collective,
+        origins=origins,
     )
     _refuse_contradicted(checked)
     result = calibrate(
-        runs, cluster, params, catalogue, sources=sources, envs=envs, collective=collective
+        runs,
+        cluster,
+        params,
+        catalogue,
+        sources=sources,
+        envs=envs,
+        collective=collective,
+        origins=origins,
     )
     unhealthy = _unhealthy_runs(checked)
     if not unhealthy:
@@ -1151,6 +1173,7 @@ def _checked_runs(
     params: CostParams | None,
     catalogue: Catalogue | None,
     collective: Collective | None,
+    origins: Mapping[str, str] | None,
 ) -> list[tuple[str, RunCheck]]:
     """``nccl-check``'s judgement of every run calibrate fits, with the run's name; runs the
     check cannot judge are left out."""
@@ -1170,6 +1193,7 @@ def _checked_runs(
                 catalogue=catalogue,
                 source=source,
                 collective=collective,
+                origins=origins,
             )
         except IbcalcError:
             continue

@@ -270,13 +270,17 @@ def infer_spec(
     *,
     env: LogEnvironment | None = None,
     flags: ClusterSpec | None = None,
+    origins: Mapping[str, str] | None = None,
 ) -> tuple[ClusterSpec, list[Assumption], bool]:
-    """The cluster a run ran on, from the log and the caller's flags.
+    """The cluster a run ran on, from the log and the caller's flags (``origins``: where fields
+    of ``flags`` came from when not from the caller, as :func:`infer_cluster`'s).
 
     Returns the spec, the assumptions behind each value (flags included, marked ``flag``) and
     whether the network is known (from a flag or from NCCL's output, not only from a preset).
     """
-    inferred = infer_cluster(run, catalogue, env or LogEnvironment(), flags, as_run=True)
+    inferred = infer_cluster(
+        run, catalogue, env or LogEnvironment(), flags, as_run=True, origins=origins
+    )
     return inferred.spec, inferred.assumptions, inferred.network_known
 
 
@@ -579,9 +583,9 @@ def infer_cluster(
         ):
             values["nodes"] = run.nodes
             # a design's node count is the cluster's, not the run's: said where it differs
+            judged = "calibrate fits" if as_run else "a check judges"
             replaced = (
-                f"; the design's {origins['nodes']} nodes not used: a check judges the run as it "
-                "ran"
+                f"; the design's {origins['nodes']} nodes not used: {judged} the run as it ran"
                 if origins.get("nodes", str(run.nodes)) != str(run.nodes)
                 else ""
             )
