@@ -596,6 +596,42 @@ def test_gpu_memory_needs_its_source_and_its_unit(tmp_path: Path, locate: Locate
     assert _systems(cat)["my-node"].gpu_memory_bytes == 80 * 2**30
 
 
+def test_gpu_peak_needs_its_source(tmp_path: Path, locate: Locate) -> None:
+    """A GPU's peak TFLOP/s is a stated number too: refused without its source (and a source
+    without it), where it stands."""
+    text = _node("    gpu_peak_tflops: 989\n")
+    path = _write(tmp_path, text)
+    error = _load_error(path)
+    line, col = locate(text, "gpu_peak_tflops:")
+    assert str(error).startswith(f"{path}:{line}:{col}:")
+    assert "gpu_peak_tflops needs gpu_peak_source" in str(error)
+    text = _node("    gpu_peak_source: a datasheet\n")
+    error = _load_error(_write(tmp_path, text))
+    assert "gpu_peak_source without gpu_peak_tflops" in str(error)
+    text = _node("    gpu_peak_tflops: 989\n    gpu_peak_source: a datasheet\n")
+    cat = load_catalogue(_write(tmp_path, text), use_env=False)
+    assert _systems(cat)["my-node"].gpu_peak_tflops == 989
+
+
+def test_gpu_peaks_are_the_vendors_dense_figures(builtin_catalogue: Catalogue) -> None:
+    """Vendors print 16-bit tensor peaks doubled 'with sparsity'; the catalogue holds the dense
+    half: H100 SXM 1,979 / 2, B200 36 PFLOPS / 8 GPUs / 2, GB200 NVL72 360 PFLOPS / 72 / 2;
+    A100 312 and MI300X 1,307.4 are printed dense. Presets of more than one GPU speed state
+    none (the H100 PCIe and NVL cards differ)."""
+    systems = _systems(builtin_catalogue)
+    expected = {
+        "dgx-h100": 1979 / 2,
+        "dgx-b200": 36e3 / 8 / 2,
+        "gb200-nvl72": 360e3 / 72 / 2,
+        "dgx-a100": 312,
+        "mi300x-8": 1307.4,
+    }
+    for system_id, tflops in expected.items():
+        assert systems[system_id].gpu_peak_tflops == pytest.approx(tflops, rel=1e-3)
+    assert systems["h100-pcie-8"].gpu_peak_tflops is None
+    assert systems["pcie-8gpu"].gpu_peak_tflops is None
+
+
 def test_malformed_yaml_is_refused_with_position(tmp_path: Path, locate: Locate) -> None:
     text = HEAD + _link().replace('name: "Test port"', "name: Test: port")
     path = _write(tmp_path, text)

@@ -783,6 +783,38 @@ def test_tflops_gives_compute(builtin_catalogue: Catalogue) -> None:
     )
 
 
+def test_tflops_is_judged_against_the_gpus_peak(builtin_catalogue: Catalogue) -> None:
+    """--tflops against the H100 SXM's dense bf16 peak, 1,979 TFLOPS with sparsity on NVIDIA's
+    page, so 989 (the catalogue's): 400 is 400 / 989 = 40 % of it, said as the MFU; 1,400 is
+    1400 / 989 = 1.4x, a warning (it had priced the compute at any rate without a word); with
+    fp8 activations up to twice the peak passes, 1,400 being 142 % of the 16-bit peak."""
+    h100 = ClusterSpec(system="dgx-h100")
+    notes = _run(builtin_catalogue, h100, tp=8, dp=16, tflops=400).assumptions
+    assert (
+        "{tflops} 400 TFLOP/s per GPU is 40% of dgx-h100's GPU peak, 989 TFLOP/s dense 16-bit "
+        "(its MFU)"
+    ) in notes
+    fast = _run(builtin_catalogue, h100, tp=8, dp=16, tflops=1400)
+    assert (
+        "{tflops} 1400 TFLOP/s per GPU is 1.4x dgx-h100's GPU peak, 989 TFLOP/s dense 16-bit: "
+        "the compute is priced faster than the GPU can run it"
+    ) in fast.warnings
+    fp8 = _run(builtin_catalogue, h100, tp=8, dp=16, tflops=1400, act_dtype=DType.FP8)
+    assert not [w for w in fp8.warnings if "peak" in w]
+    assert (
+        "{tflops} 1400 TFLOP/s per GPU is 142% of dgx-h100's GPU peak, 989 TFLOP/s dense 16-bit "
+        "(fp8 matmuls run at up to twice it)"
+    ) in fp8.assumptions
+    # MI300X: 1,307.4 TFLOPS bf16 dense on AMD's page; 2,000 is 1.5x it
+    amd = _run(builtin_catalogue, ClusterSpec(system="mi300x-8"), tp=8, dp=2, tflops=2000)
+    assert any(
+        w.startswith("{tflops} 2000 TFLOP/s per GPU is 1.5x mi300x-8's") for w in amd.warnings
+    )
+    # no figure for the generic PCIe node: nothing said
+    plain = _run(builtin_catalogue, ClusterSpec(system="pcie-8gpu"), tp=8, dp=2, tflops=400)
+    assert not [n for n in [*plain.assumptions, *plain.warnings] if "peak" in n]
+
+
 def test_attention_flops_under_latent_attention_and_without_a_shape(
     builtin_catalogue: Catalogue,
 ) -> None:

@@ -311,19 +311,23 @@ def _check_systems(
                         f"{link.kind} link{by}, expected {' or '.join(kinds)}",
                     )
                 )
-        if (system.gpu_memory_bytes is None) != (not system.gpu_memory_source):
-            key = "gpu_memory" if system.gpu_memory_bytes is not None else "gpu_memory_source"
-            line, col = doc.locate(("systems", i, key))
-            problems.append(
-                ValidationProblem(
-                    doc.path,
-                    line,
-                    col,
-                    f"systems[{i}] ({system.id}): gpu_memory needs gpu_memory_source"
-                    if system.gpu_memory_bytes is not None
-                    else f"systems[{i}] ({system.id}): gpu_memory_source without gpu_memory",
+        for value_key, source_key, value in (
+            ("gpu_memory", "gpu_memory_source", system.gpu_memory_bytes),
+            ("gpu_peak_tflops", "gpu_peak_source", system.gpu_peak_tflops),
+        ):
+            if (value is None) != (not getattr(system, source_key)):
+                key = value_key if value is not None else source_key
+                line, col = doc.locate(("systems", i, key))
+                problems.append(
+                    ValidationProblem(
+                        doc.path,
+                        line,
+                        col,
+                        f"systems[{i}] ({system.id}): {value_key} needs {source_key}"
+                        if value is not None
+                        else f"systems[{i}] ({system.id}): {source_key} without {value_key}",
+                    )
                 )
-            )
         if system.nics_per_node > 0 and system.inter is None:
             line, col = doc.locate(("systems", i, "nics_per_node"))
             problems.append(

@@ -363,6 +363,11 @@ class System(BaseModel):
     #: the preset covers GPUs of more than one size. ``ibcalc train`` checks layouts against it.
     gpu_memory_bytes: GpuMemory | None = Field(default=None, alias="gpu_memory")
     gpu_memory_source: str | None = None
+    #: One GPU's dense 16-bit tensor-core peak, TFLOP/s (bf16; fp16 where the GPU has no bf16),
+    #: without structured sparsity; None where the preset covers GPUs of more than one speed or
+    #: no vendor figure is at hand. ``ibcalc train --tflops`` is judged against it.
+    gpu_peak_tflops: float | None = Field(default=None, gt=0, le=1e5)
+    gpu_peak_source: str | None = None
     sources: tuple[str, ...] = Field(min_length=1)
     confidence: Confidence
     notes: str | None = None

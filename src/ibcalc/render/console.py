@@ -590,6 +590,8 @@ def render_system(system: System, fmt: str = Format.TABLE, stream: TextIO | None
             "gpu_memory" if key == "gpu_memory_bytes" else key,
             format_size(value)
             if key == "gpu_memory_bytes"
+            else f"{value:g} TFLOP/s (dense 16-bit tensor, per GPU)"
+            if key == "gpu_peak_tflops"
             else ", ".join(value)
             if isinstance(value, list)
             else str(value),

@@ -734,6 +734,11 @@ def _train_step_in(
     forwards = 2 if spec.recompute is Recompute.FULL else 1
 
     forward_s, backward_s = _compute(spec, seq=seq, m=m, notes=b.notes)
+    if spec.tflops is not None and cluster.system is not None:
+        peak = cluster.system.gpu_peak_tflops
+        if peak is not None:
+            said = _against_peak(spec.tflops, peak, cluster.system.id, spec.act_dtype.bytes < 2)
+            (b.warnings if said[0] else b.notes).append(said[1])
     tp = _Group("tp", par.tp, 1)
     if par.tp > 1:
         # the innermost group first: when its groups straddle the domains, it is the one to name
@@ -1047,6 +1052,27 @@ def _compute(
         )
         return forward, backward
     return None, None
+
+
+@functools.lru_cache(maxsize=64)
+def _against_peak(tflops: float, peak: float, system: str, fp8: bool) -> tuple[bool, str]:
+    """``--tflops`` against the GPU's dense 16-bit peak from the catalogue: (whether it is a
+    warning, what to say). A rate above the peak (above twice it with fp8 activations, whose
+    matmuls Hopper and Blackwell run at twice the 16-bit rate) prices the compute faster than
+    the GPU runs; below it, the share of the peak is the model FLOPs utilisation (MFU) it
+    assumes, which large runs report at about 0.4 (Llama 3: 38-43 % on H100, arXiv:2407.21783
+    table 4)."""
+    share = tflops / peak
+    limit = 2 * peak if fp8 else peak
+    against = f"{system}'s GPU peak, {peak:g} TFLOP/s dense 16-bit"
+    if tflops > limit:
+        return True, (
+            f"{{tflops}} {tflops:g} TFLOP/s per GPU is {share:.2g}x {against}"
+            + (" (and twice it for fp8)" if fp8 else "")
+            + ": the compute is priced faster than the GPU can run it"
+        )
+    why = "fp8 matmuls run at up to twice it" if share > 1 else "its MFU"
+    return False, f"{{tflops}} {tflops:g} TFLOP/s per GPU is {share:.0%} of {against} ({why})"
 
 
 @functools.lru_cache(maxsize=256)
