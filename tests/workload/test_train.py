@@ -211,13 +211,31 @@ def test_tp_allreduce_size_and_count(builtin_catalogue: Catalogue) -> None:
 def test_sequence_parallel_splits_each_all_reduce_into_rs_and_ag(
     builtin_catalogue: Catalogue,
 ) -> None:
-    # Korthikanti et al. 2022: 4 all-gathers + 4 reduce-scatters per layer of the same buffer
+    # Korthikanti et al. 2022: each all-reduce becomes a reduce-scatter and an all-gather of the
+    # same buffer, 4 of each per layer; and Megatron-LM gathers the 2 column-parallel inputs
+    # (QKV, FC1) again in the backward pass for the weight gradients, so 6 all-gathers a layer
+    # (a review: 4 had been priced): 80 layers x 6 = 480, x 4 = 320
     result = _run(
         builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=8, dp=16, sequence_parallel=True
     )
     ag, rs = _phase(result, "tp-allgather"), _phase(result, "tp-reducescatter")
     assert ag.bytes_per_gpu == rs.bytes_per_gpu == 134_217_728
-    assert ag.count == rs.count == 320
+    assert (ag.count, rs.count) == (480, 320)
+    assert ag.exposed_s == pytest.approx(480 * ag.time_s)  # TP is never hidden
+    # full recompute runs the forward again, its 2 all-gathers and 2 reduce-scatters with it:
+    # 8 and 6 a layer
+    full = _run(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100"),
+        tp=8,
+        dp=16,
+        sequence_parallel=True,
+        recompute=Recompute.FULL,
+    )
+    assert (_phase(full, "tp-allgather").count, _phase(full, "tp-reducescatter").count) == (
+        640,
+        480,
+    )
 
 
 def test_pipeline_send_recv_and_bubble(builtin_catalogue: Catalogue) -> None:

@@ -752,7 +752,28 @@ def _train_step_in(
         count = (2 * forwards + 2) * layers * m
         dtype = spec.act_dtype
         if spec.sequence_parallel:
-            first = b.add(tp, "tp-allgather", Collective.ALL_GATHER, size, dtype=dtype, count=count)
+            # Megatron-LM keeps only each rank's shard of a column-parallel linear's input (QKV,
+            # FC1) and all-gathers it again in the backward pass for the weight gradient
+            # (tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication;
+            # Korthikanti et al. 2022, section 4.2.2): 2 more all-gathers a layer, priced
+            # exposed as all TP traffic is, though Megatron-LM overlaps them with the GEMM
+            gathers = count + 2 * layers * m
+            first = b.add(
+                tp,
+                "tp-allgather",
+                Collective.ALL_GATHER,
+                size,
+                dtype=dtype,
+                count=gathers,
+                notes=[
+                    f"{gathers // (layers * m)} a layer: {2 * forwards} in the forward pass"
+                    + (" and its recomputation" if forwards > 1 else "")
+                    + ", 2 in the backward pass (the reduce-scatters' gradients) and 2 that "
+                    "gather the column-parallel inputs again for the weight gradients "
+                    "(Megatron-LM keeps only each rank's shard; it overlaps these with the "
+                    "GEMM, not credited here)"
+                ],
+            )
             b.add(tp, "tp-reducescatter", Collective.REDUCE_SCATTER, size, dtype=dtype, count=count)
         else:
             first = b.add(tp, "tp-allreduce", Collective.ALL_REDUCE, size, dtype=dtype, count=count)
