@@ -303,6 +303,16 @@ class ModelSpec(CheckedSpec):
         return float(self.vocab * self.hidden) if self.vocab and self.hidden else 0.0
 
     @property
+    def matmul_params(self) -> float:
+        """Parameters a token's forward pass multiplies with (:attr:`flops_params`) less the
+        input embedding, a lookup: Kaplan et al. 2020 (arXiv:2001.08361, section 2.1) count
+        non-embedding parameters, Narayanan et al. 2021 (arXiv:2104.04473, section 5.1) the
+        output layer's matmul but no input embedding. Where the embedding would be half of them
+        or more (a small model with a large vocabulary given by hand), none is taken off."""
+        active, embedding = self.flops_params, self.embedding_params
+        return active - embedding if 2 * embedding < active else active
+
+    @property
     def is_moe(self) -> bool:
         """True for a mixture-of-experts model (experts and top-k given)."""
         return self.experts is not None and self.experts > 1
