@@ -465,3 +465,46 @@ def test_a_per_client_cap_names_the_bound(tmp_path: Path) -> None:
     (cap,) = (b for b in result.save.bounds if b.name == "per-client cap")
     assert "capped by test-200 at 10.0 GB/s per client" in cap.detail
     assert result.restore.bounds[0].name == "client NICs"
+
+
+def test_an_object_store_through_infiniband_is_warned_of(builtin_catalogue: Catalogue) -> None:
+    """S3 is an HTTPS service, reached over a node's front-end Ethernet, not its InfiniBand
+    verbs NICs: a save to it through the DGX H100's NDR NICs warns (a review: priced without a
+    word); through a RoCE NIC given as the storage link, or to an NVMe-oF target over NDR, it
+    does not."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    spec = CheckpointSpec(model=find_model("llama3-8b"), storage="aws-s3")
+    (warning,) = checkpoint(builtin_catalogue, cluster, spec).warnings
+    assert warning.startswith("aws-s3 is an object store reached over IP (HTTPS), and ndr is ")
+    roce = spec.model_copy(update={"client_link": "roce-400g"})
+    assert checkpoint(builtin_catalogue, cluster, roce).warnings == []
+    nvme = spec.model_copy(update={"storage": "nvmeof-target"})
+    assert checkpoint(builtin_catalogue, cluster, nvme).warnings == []
+
+
+def test_the_request_bound_shows_the_rate_it_leaves(builtin_catalogue: Catalogue) -> None:
+    """The request-rate bound, the one that sets an S3 save's time, shows the rate it leaves
+    the transfer (it had shown none): llama3-8b's 16 GB in 16 MB parts from 2 DGX H100 is
+    1,008 parts at 3,500 a second, 0.288 s, so 16e9 / (1008 / 3500) = 55.6 GB/s."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    spec = CheckpointSpec(model=find_model("llama3-8b"), storage="aws-s3")
+    requests = next(
+        b for b in checkpoint(builtin_catalogue, cluster, spec).save.bounds if b.name == "requests"
+    )
+    assert requests.bw_Bps == pytest.approx(16e9 / (1008 / 3500))
+
+
+def test_bounds_within_five_percent_are_said_to_tie(builtin_catalogue: Catalogue) -> None:
+    """An NDR client (48.75 GB/s achievable) writing to one NVMe-oF target (48.1 GB/s) binds on
+    the target by 1 - 48.1 / 48.75 = 1.3 %, closer than the rates are known: the note says
+    either may bind. Two targets leave the client NICs alone, and nothing is said."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=1))
+    spec = CheckpointSpec(model=find_model("llama3-8b"), storage="nvmeof-target")
+    result = checkpoint(builtin_catalogue, cluster, spec)
+    assert result.save.bound == "storage"
+    assert (
+        "save: storage (333 ms) and client NICs (328 ms) are within 1.3%: either may bind"
+        in result.assumptions
+    )
+    two = checkpoint(builtin_catalogue, cluster, spec.model_copy(update={"storage_units": 2}))
+    assert not [n for n in two.assumptions if "either may bind" in n]

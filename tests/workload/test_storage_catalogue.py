@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ibcalc.catalogue.load import find_storage, load_catalogue
+from ibcalc.catalogue.load import find_link, find_storage, load_catalogue
 from ibcalc.catalogue.models import Catalogue, StorageKind
 from ibcalc.errors import CatalogueError, UnknownNameError
 
@@ -14,8 +14,11 @@ from ibcalc.errors import CatalogueError, UnknownNameError
 def test_builtin_storage_entries(builtin_catalogue: Catalogue) -> None:
     nvme = find_storage(builtin_catalogue, "nvme-of")
     assert nvme.kind is StorageKind.NVME_OF
-    # 4 x 100 GbE = 400 Gb/s = 50 GB/s per target (the issue's "about 50 GB/s")
-    assert nvme.aggregate_write_Bps == 50e9
+    # 4 x 100 GbE ports at roce-100g's achievable rate, derated as the clients' NICs are (the
+    # line rate's 50 GB/s had made a 400 Gb/s client look the bound: a review)
+    port = find_link(builtin_catalogue, "roce-100g").achievable_Bps
+    assert nvme.aggregate_write_Bps == nvme.aggregate_read_Bps == pytest.approx(4 * port, rel=1e-3)
+    assert nvme.aggregate_write_Bps == pytest.approx(48.1e9)
     assert nvme.confidence.value == "low"
     ddn = find_storage(builtin_catalogue, "ai400x2")
     assert ddn.kind is StorageKind.PARALLEL_FS

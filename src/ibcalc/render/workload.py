@@ -282,6 +282,7 @@ def checkpoint_dict(result: CheckpointResult, names: Mapping[str, str] = _PLAIN)
         },
         "save": _transfer_dict(result.save),
         "restore": _transfer_dict(result.restore),
+        "warnings": named_notes(result.warnings, names),
         "assumptions": named_notes(result.assumptions, names),
     }
 
@@ -737,4 +738,4 @@ def render_checkpoint(
         ("restore", _transfer_total(result.restore)),
     ]
     console.print(_kv_table(rows, console.width))
-    _notes(console, [], result.assumptions, names)
+    _notes(console, result.warnings, result.assumptions, names)

@@ -30,12 +30,12 @@ import math
 from pydantic import BaseModel, ConfigDict, Field
 
 from ibcalc.catalogue.load import find_link, link_role_problem
-from ibcalc.catalogue.models import Catalogue, Storage
+from ibcalc.catalogue.models import Catalogue, Storage, StorageKind
 from ibcalc.cluster.resolve import ResolvedCluster, nics_of
 from ibcalc.cluster.spec import MAX_NICS_PER_NODE
 from ibcalc.engine.types import DType
 from ibcalc.errors import WorkloadError
-from ibcalc.units import format_bandwidth, format_size
+from ibcalc.units import format_bandwidth, format_size, format_time
 from ibcalc.workload.memory import ADAM_STATE_BYTES_PER_PARAM, FP32_MASTER_BYTES_PER_PARAM
 from ibcalc.workload.model import CheckedSpec, ModelSpec
 from ibcalc.workload.phases import Phase
@@ -127,6 +127,8 @@ class CheckpointResult(BaseModel):
     save: Transfer
     restore: Transfer
     phases: list[Phase]
+    #: what makes the figures doubtful (an object store priced through InfiniBand NICs)
+    warnings: list[str] = []
     assumptions: list[str]
 
 
@@ -285,7 +287,9 @@ def _transfer(
         bounds.append(
             Bound(
                 name="requests",
-                bw_Bps=None,
+                # the rate the request limit leaves the transfer (it had shown none, on the
+                # row that sets the time: a review)
+                bw_Bps=total * prefixes * rate / parts,
                 time_s=parts / (prefixes * rate),
                 detail=f"{parts:,} parts of {_part_words(total / ranks, spec.part_size_bytes)} "
                 f"at {rate:g}/s per prefix x {prefixes:,} prefix{'es' if prefixes != 1 else ''}"
@@ -303,7 +307,7 @@ def _transfer(
                 time_s=one,
                 detail=f"a part of {format_size(part)} at "
                 f"{format_bandwidth(storage.per_request_Bps)} per request, all {parts:,} in "
-                "flight at once",
+                "flight at once (the rate is theirs together)",
             )
         )
     worst = max(bounds, key=lambda b: b.time_s)
@@ -315,6 +319,27 @@ def _transfer(
         bound=worst.name,
         latency_s=latency,
         time_s=worst.time_s + latency,
+    )
+
+
+#: bounds closer than this (relative time) are said to be a tie: the catalogue's rates are not
+#: known that closely (an NDR client at 48.8 GB/s and a 48.1 GB/s target)
+NEAR_TIE = 0.05
+
+
+def _near_tie(transfer: Transfer) -> str | None:
+    """A note where another bound's time is within :data:`NEAR_TIE` of the binding one's:
+    which binds then rests on rates not known that closely."""
+    times = sorted(transfer.bounds, key=lambda b: b.time_s, reverse=True)
+    if len(times) < 2 or times[0].time_s <= 0:
+        return None
+    first, second = times[0], times[1]
+    gap = 1 - second.time_s / first.time_s
+    if gap > NEAR_TIE:
+        return None
+    return (
+        f"{transfer.name}: {first.name} ({format_time(first.time_s)}) and {second.name} "
+        f"({format_time(second.time_s)}) are within {gap:.1%}: either may bind"
     )
 
 
@@ -363,6 +388,17 @@ def checkpoint(
     problem = link_role_problem(link, "client_link")
     if problem:
         raise WorkloadError("{client_link} " + problem, field="client_link")
+    warnings: list[str] = []
+    if storage.kind is StorageKind.OBJECT and link.family == "infiniband":
+        # an object store is an HTTPS service: nodes reach it over their front-end Ethernet
+        # (or an IP gateway), not the InfiniBand verbs fabric (a review: S3 had been priced
+        # through 16 x NDR without a word)
+        warnings.append(
+            f"{storage.id} is an object store reached over IP (HTTPS), and {link.id} is "
+            "InfiniBand: the client bound takes its NICs' rate as a stand-in for the path the "
+            "nodes really use (their front-end Ethernet, or IP over InfiniBand through a "
+            "gateway); give that NIC with {client_link} and {client_nics}"
+        )
     # through a link the node's NICs are counted for, it has no more of them (100 had been
     # priced, 9.75 TB/s from two DGX H100; infer caps --kv-nics alike); a storage link of its
     # own is the caller's to count
@@ -472,6 +508,9 @@ def checkpoint(
             f"restore: the weights are read by each of {spec.replicas} data-parallel replicas, "
             "the optimizer state once"
         )
+    for transfer in (save, restore):
+        if (close := _near_tie(transfer)) is not None:
+            notes.append(close)
     phases = [
         Phase(
             name=t.name,
@@ -497,6 +536,7 @@ def checkpoint(
         save=save,
         restore=restore,
         phases=phases,
+        warnings=warnings,
         # the cluster's notes on how collectives cross its fabric do not apply here
         assumptions=[*notes, *(n for n in cluster.assumptions if n not in cluster.fabric_notes)],
     )
