@@ -988,3 +988,72 @@ def test_a_narrow_page_says_which_phase_columns_it_leaves_out() -> None:
     header = next(line for line in wide.splitlines() if line.lstrip().startswith("phase"))
     assert "tier" in header
     assert "algorithm" in header
+
+
+def test_an_expert_degree_that_does_not_divide_a_derived_dp_names_no_dp_flag() -> None:
+    """Mixtral on 2 DGX H100 with tp 8: dp = 16 / 8 = 2, derived, not given; ep 4 does not
+    divide it. The refusal had said 'must divide --dp 2' to a caller who gave no --dp."""
+    message = _error(
+        "train",
+        "--model",
+        "mixtral-8x7b",
+        "--ep",
+        "4",
+        "--tp",
+        "8",
+        "--nodes",
+        "2",
+        "--system",
+        "dgx-h100",
+    )
+    assert message == (
+        "error: --ep 4 must divide the data-parallel degree, dp = 2 = GPUs / (tp x cp x pp) "
+        "(expert groups are carved out of the data-parallel ranks)\n"
+    )
+
+
+def test_disaggregated_serving_on_a_nic_less_node_names_the_missing_nic() -> None:
+    """One L40S a node and no scale-out NIC: disaggregated serving had first been refused with
+    'a collective needs at least 2 GPUs (--nodes, --gpus-per-node)', and only with --nodes 2
+    named the blocker; it is named at once. A DGX H100 still serves it on 2 nodes."""
+    assert _error("infer", "--model", "llama3-8b", "--system", "l40s-pcie", "--disaggregated") == (
+        "error: l40s-pcie has no scale-out NIC; give --inter and --nics-per-node to join 2 of them\n"
+    )
+    data = _json("infer", "--model", "llama3-8b", "--system", "dgx-h100", "--disaggregated")
+    assert [p["name"] for p in data["phases"]] == ["kv-transfer"]
+
+
+def test_a_latent_kv_cache_is_said_to_be_each_gpus_copy() -> None:
+    """DeepSeek-V3's latent cache (70,272 B a token) is kept whole on every tensor-parallel
+    rank: 4,096 x 70,272 B = 274 MiB is each GPU's copy, which the line had called 'over all
+    GPUs', the words a GQA model's split cache takes (a review)."""
+    out = runner.invoke(
+        APP,
+        [
+            "infer",
+            "--model",
+            "deepseek-v3",
+            "--tp",
+            "8",
+            "--system",
+            "hgx-h200",
+            "--prompt",
+            "4096",
+        ],
+        env={"COLUMNS": "200"},
+    ).stdout
+    assert f"{4096 * 70_272 / 2**20:.0f}" == "274"
+    assert (
+        "274 MiB for one request's 4,096-token prompt on each of the 8 tensor-parallel GPUs "
+        "(a latent cache is not split)"
+    ) in out
+
+
+def test_one_kv_sender_is_not_said_to_send_at_the_same_time() -> None:
+    """With tp 1 one GPU ships the KV cache: its notes had read 'the NICs of the one GPU of one
+    TP group on a node' and 'ships it ... at the same time'."""
+    data = _json("infer", "--model", "llama3-8b", "--system", "dgx-h100", "--disaggregated")
+    notes = " ".join([*data["assumptions"], *data["phases"][0]["assumptions"]])
+    assert "the KV transfer uses 1 NIC: the serving GPU's own NIC (--kv-nics to change)" in notes
+    assert "one GPU ships it through 1 x ndr (1 NIC)" in notes
+    assert "at the same time" not in notes

@@ -661,8 +661,16 @@ def render_infer(
         if result.kv_bytes_per_request is not None:
             kv += (
                 f", {memory_size(result.kv_bytes_per_request)} for one request's "
-                f"{spec.prompt_tokens:,}-token prompt over "
-                + ("all GPUs" if spec.ep == 1 else "the GPUs of the attention group serving it")
+                f"{spec.prompt_tokens:,}-token prompt "
+                # a latent (MLA) cache is kept whole on every tensor-parallel rank: the figure
+                # is each GPU's copy, not a total split over them (a review)
+                + (
+                    f"on each of the {spec.tp} tensor-parallel GPUs (a latent cache is not split)"
+                    if spec.model.kv_elements_per_layer is not None and spec.tp > 1
+                    else "over all GPUs"
+                    if spec.ep == 1
+                    else "over the GPUs of the attention group serving it"
+                )
             )
         rows.append(("KV cache", kv))
     if result.dominant_tier is not None:

@@ -161,7 +161,9 @@ def _kv_placement(
                 f"{senders} GPUs each ship 1/{senders} of it" if senders > 1 else "one GPU ships it"
             )
         )
-        + f" through {per_sender:g} x {inter} at the same time ({nics} NIC"
+        + f" through {per_sender:g} x {inter}"
+        + (" at the same time" if senders > 1 else "")
+        + f" ({nics} NIC"
         + ("s" if nics != 1 else "")
         + f"{capped})"
     ]
@@ -184,7 +186,10 @@ def serving_cluster(
     collectives = gpus > 1 or disaggregated
     if spec.nodes is not None:
         return resolve_cluster(catalogue, spec, collectives=collectives)
-    probe = resolve_cluster(catalogue, spec, collectives=collectives)
+    # disaggregated, the probe only reads the node's shape: the nodes the two instances need are
+    # resolved below (a one-GPU node had been told to add GPUs, where its missing NIC is the
+    # blocker: a review)
+    probe = resolve_cluster(catalogue, spec, collectives=collectives and not disaggregated)
     needed = -(-gpus // probe.gpus_per_node)
     if disaggregated:
         needed = disaggregated_nodes(gpus, probe.gpus_per_node)
@@ -202,6 +207,8 @@ def serving_cluster(
                 *cluster.assumptions,
             ),
         )
+    if disaggregated:  # the probe's node count is the one needed: resolved to cost collectives
+        return resolve_cluster(catalogue, spec, collectives=True)
     return probe
 
 
@@ -366,9 +373,14 @@ def infer(
         if nics is None:
             nics = _default_kv_nics(cluster, spec.tp)
             where = "on a node" if group_nodes == 1 else f"on its {group_nodes} nodes"
+            whose = (
+                f"the NICs of the {_gpus(spec.tp)} of one TP group {where}"
+                if spec.tp > 1
+                else f"the serving GPU's own NIC{'s' if nics != 1 else ''}"
+            )
             notes.append(
-                f"the KV transfer uses {nics} NIC{'s' if nics != 1 else ''}: the NICs of the "
-                f"{_gpus(spec.tp)} of one TP group {where} ({{kv_nics}} to change)"
+                f"the KV transfer uses {nics} NIC{'s' if nics != 1 else ''}: {whose} "
+                "({kv_nics} to change)"
             )
         topo = cluster.topology
         if topo.nodes_per_domain > 1 and topo.m >= 2 * spec.gpus:

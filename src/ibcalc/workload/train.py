@@ -512,8 +512,10 @@ def _check(spec: TrainSpec, cluster: ResolvedCluster, warnings: list[str]) -> No
     model.check_experts(par.ep)
     if par.dp % par.ep:
         raise WorkloadError(
-            f"{{ep}} {par.ep} must divide {{dp}} {par.dp} (expert groups are carved out of "
-            "the data-parallel ranks)",
+            # dp in words: derived from the GPUs when not given, a flag would name what the
+            # caller never gave (a review)
+            f"{{ep}} {par.ep} must divide the data-parallel degree, dp = {par.dp} = GPUs / "
+            f"(tp x cp x pp) (expert groups are carved out of the data-parallel ranks)",
             field="ep",
         )
     warnings.extend(model.tp_warnings(par.tp))
@@ -987,6 +989,10 @@ def _memory_remedies(spec: TrainSpec, memory: TrainMemory) -> str:
         ways.append("{sequence_parallel}")
     if spec.recompute is not Recompute.FULL and memory.activations_bytes is not None:
         ways.append("{recompute} full")
+    if spec.micro_batch > 1 and memory.activations_bytes is not None:
+        # activations grow with the micro-batch: at 2 they are twice those at 1 (a review: the
+        # most direct remedy had not been named, where infer names a smaller --batch)
+        ways.append("a smaller {micro_batch} (activations grow with it)")
     if spec.virtual_stages > 1 and memory.activations_bytes is not None and memory.stage == 0:
         # interleaving holds pp (1 + (pp - 1) / (pp v)) micro-batches on the first stage
         ways.append("fewer {virtual_stages}")
