@@ -1017,7 +1017,8 @@ def test_disaggregated_serving_on_a_nic_less_node_names_the_missing_nic() -> Non
     'a collective needs at least 2 GPUs (--nodes, --gpus-per-node)', and only with --nodes 2
     named the blocker; it is named at once. A DGX H100 still serves it on 2 nodes."""
     assert _error("infer", "--model", "llama3-8b", "--system", "l40s-pcie", "--disaggregated") == (
-        "error: l40s-pcie has no scale-out NIC; give --inter and --nics-per-node to join 2 of them\n"
+        "error: l40s-pcie has no scale-out NIC; give --inter and --nics-per-node to join 2 of "
+        "them\n"
     )
     data = _json("infer", "--model", "llama3-8b", "--system", "dgx-h100", "--disaggregated")
     assert [p["name"] for p in data["phases"]] == ["kv-transfer"]
