@@ -7,10 +7,12 @@ are written into tmp_path and the expected ``file:line:col`` is computed from th
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import yaml
 
 import ibcalc
 from conftest import (
@@ -962,3 +964,23 @@ def test_a_look_alike_name_is_answered_and_an_empty_one_is_not_guessed_at(
     with pytest.raises(UnknownNameError) as info:
         find_link(builtin_catalogue, "")
     assert str(info.value) == "unknown link '' (ibcalc links lists the known ones)"
+
+
+def test_no_url_in_the_catalogue_is_broken_across_lines() -> None:
+    """A folded YAML scalar joins its lines with a space: a URL wrapped at a hyphen reads
+    'https://www.nvidia.com/en- us/...' (a review found seven A100 peak sources so)."""
+    text = (Path(ibcalc.__file__).parent / "data" / "links.yaml").read_text(encoding="utf-8")
+    broken: list[str] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+        elif isinstance(node, str):
+            broken.extend(re.findall(r"https?://\S*-\s\S+", node))
+
+    walk(yaml.safe_load(text))
+    assert broken == []

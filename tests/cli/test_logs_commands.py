@@ -1805,6 +1805,9 @@ def test_a_design_without_gpus_per_node_leaves_it_to_the_log(tmp_path: Path) -> 
     # count is said not to be used (a hostile-input review)
     assert (by_field["system"]["value"], by_field["system"]["source"]) == ("dgx-a100", "design")
     assert by_field["system"]["evidence"] == "from the design file a100.yaml (system)"
+    # a design without a fabric section states no oversubscription (it had been listed as
+    # 'oversubscription = 1.0 [design] (fabric.oversubscription)': a review)
+    assert by_field.get("oversubscription", {}).get("source") != "design"
     assert by_field["nodes"]["evidence"].endswith(
         "; the design's 32 nodes not used: a check judges the run as it ran"
     )

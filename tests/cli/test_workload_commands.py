@@ -1027,27 +1027,23 @@ def test_disaggregated_serving_on_a_nic_less_node_names_the_missing_nic() -> Non
 def test_a_latent_kv_cache_is_said_to_be_each_gpus_copy() -> None:
     """DeepSeek-V3's latent cache (70,272 B a token) is kept whole on every tensor-parallel
     rank: 4,096 x 70,272 B = 274 MiB is each GPU's copy, which the line had called 'over all
-    GPUs', the words a GQA model's split cache takes (a review)."""
-    out = runner.invoke(
-        APP,
-        [
-            "infer",
-            "--model",
-            "deepseek-v3",
-            "--tp",
-            "8",
-            "--system",
-            "hgx-h200",
-            "--prompt",
-            "4096",
-        ],
-        env={"COLUMNS": "200"},
-    ).stdout
-    assert f"{4096 * 70_272 / 2**20:.0f}" == "274"
-    assert (
+    GPUs', the words a GQA model's split cache takes (a review); with pp 2 each GPU holds its
+    stage's part only, and the line says so."""
+
+    def kv_line(*extra: str) -> str:
+        args = ["infer", "--model", "deepseek-v3", "--tp", "8", "--system", "hgx-h200"]
+        out = runner.invoke(APP, [*args, "--prompt", "4096", *extra], env={"COLUMNS": "300"})
+        return next(line for line in out.stdout.splitlines() if "KV cache" in line)
+
+    # 4096 x 70,272 B = 287,834,112 B = 274.5 MiB, printed 274 MiB
+    assert kv_line().endswith(
         "274 MiB for one request's 4,096-token prompt on each of the 8 tensor-parallel GPUs "
         "(a latent cache is not split)"
-    ) in out
+    )
+    assert kv_line("--pp", "2", "--nodes", "2").endswith(
+        "274 MiB for one request's 4,096-token prompt over the 2 pipeline stages, each stage's "
+        "part whole on each of its 8 tensor-parallel GPUs (a latent cache is not split over tp)"
+    )
 
 
 def test_one_kv_sender_is_not_said_to_send_at_the_same_time() -> None:
@@ -1055,6 +1051,9 @@ def test_one_kv_sender_is_not_said_to_send_at_the_same_time() -> None:
     TP group on a node' and 'ships it ... at the same time'."""
     data = _json("infer", "--model", "llama3-8b", "--system", "dgx-h100", "--disaggregated")
     notes = " ".join([*data["assumptions"], *data["phases"][0]["assumptions"]])
-    assert "the KV transfer uses 1 NIC: the serving GPU's own NIC (--kv-nics to change)" in notes
+    assert (
+        "the KV transfer uses 1 NIC: one GPU's share of its node's 8 NICs (--kv-nics to change)"
+        in notes
+    )
     assert "one GPU ships it through 1 x ndr (1 NIC)" in notes
     assert "at the same time" not in notes

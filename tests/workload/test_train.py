@@ -825,9 +825,9 @@ def test_tflops_gives_compute(builtin_catalogue: Catalogue) -> None:
 def test_compute_leaves_out_the_input_embedding() -> None:
     """The input embedding is a lookup, not a matmul (Kaplan et al. count non-embedding
     parameters): Llama 3 8B multiplies with 8e9 - 128,256 x 4096 = 7.475e9 (a review: all 8e9
-    had been priced, 5.3 % more compute); MoE the active ones less it (DeepSeek-V3: 37e9 -
-    129,280 x 7168); a model without a vocabulary, or one whose embedding would be half of it
-    or more, keeps its count."""
+    had been priced: 6 x 0.525e9 of 6 x 8e9 + 12.9e9 FLOPs a token, 5.2 % too much); MoE the
+    active ones less it (DeepSeek-V3: 37e9 - 129,280 x 7168); a model without a vocabulary, or
+    one whose embedding would be half of it or more, keeps its count."""
     assert find_model("llama3-8b").matmul_params == pytest.approx(8e9 - 128256 * 4096)
     assert find_model("deepseek-v3").matmul_params == pytest.approx(37e9 - 129280 * 7168)
     assert ModelSpec(params=7e9).matmul_params == 7e9
@@ -842,8 +842,9 @@ def test_compute_leaves_out_the_input_embedding() -> None:
 def test_tflops_is_judged_against_the_gpus_peak(builtin_catalogue: Catalogue) -> None:
     """--tflops against the H100 SXM's dense bf16 peak, 1,979 TFLOPS with sparsity on NVIDIA's
     page, so 989 (the catalogue's): 400 is 400 / 989 = 40 % of it, said as the MFU; 1,400 is
-    1400 / 989 = 1.4x, a warning (it had priced the compute at any rate without a word); with
-    fp8 activations up to twice the peak passes, 1,400 being 142 % of the 16-bit peak."""
+    1400 / 989 = 1.42x, a warning (it had priced the compute at any rate without a word); with
+    fp8 activations on a GPU with fp8 tensor cores up to twice the peak passes, 1,400 being
+    142 % of the 16-bit peak."""
     h100 = ClusterSpec(system="dgx-h100")
     notes = _run(builtin_catalogue, h100, tp=8, dp=16, tflops=400).assumptions
     assert (
@@ -852,20 +853,31 @@ def test_tflops_is_judged_against_the_gpus_peak(builtin_catalogue: Catalogue) ->
     ) in notes
     fast = _run(builtin_catalogue, h100, tp=8, dp=16, tflops=1400)
     assert (
-        "{tflops} 1400 TFLOP/s per GPU is 1.4x dgx-h100's GPU peak, 989 TFLOP/s dense 16-bit: "
-        "the compute is priced faster than the GPU can run it"
+        "{tflops} 1400 TFLOP/s per GPU is faster than dgx-h100's GPUs run: 1.42x their peak, "
+        "989 TFLOP/s dense 16-bit"
     ) in fast.warnings
+    # just above: 1000 / 989 = 1.01x, not '1x' (a review); far above: 104x, not '1e+02x'
+    just = _run(builtin_catalogue, h100, tp=8, dp=16, tflops=1000).warnings
+    assert any("1.01x their peak" in w for w in just)
+    far = _run(builtin_catalogue, h100, tp=8, dp=16, tflops=103_000).warnings
+    assert any("104x their peak" in w for w in far)
+    # full recompute: the rate covers 8/6 of the model's FLOPs, so 40 % of the peak is the
+    # hardware utilisation and the MFU 40 x 6/8 = 30 % (a review: it had said 'its MFU')
+    full = _run(builtin_catalogue, h100, tp=8, dp=16, tflops=400, recompute=Recompute.FULL)
+    assert any(n.endswith("an MFU of 30%)") for n in full.assumptions)
     fp8 = _run(builtin_catalogue, h100, tp=8, dp=16, tflops=1400, act_dtype=DType.FP8)
     assert not [w for w in fp8.warnings if "peak" in w]
     assert (
         "{tflops} 1400 TFLOP/s per GPU is 142% of dgx-h100's GPU peak, 989 TFLOP/s dense 16-bit "
         "(fp8 matmuls run at up to twice it)"
     ) in fp8.assumptions
-    # MI300X: 1,307.4 TFLOPS bf16 dense on AMD's page; 2,000 is 1.5x it
+    # MI300X: 1,307.4 TFLOPS bf16 dense on AMD's page; 2,000 is 1.53x it
     amd = _run(builtin_catalogue, ClusterSpec(system="mi300x-8"), tp=8, dp=2, tflops=2000)
-    assert any(
-        w.startswith("{tflops} 2000 TFLOP/s per GPU is 1.5x mi300x-8's") for w in amd.warnings
-    )
+    assert any("mi300x-8's GPUs run: 1.53x their peak" in w for w in amd.warnings)
+    # an A100 has no fp8 tensor cores: fp8 activations get no allowance (500 / 312 = 1.60x)
+    a100 = ClusterSpec(system="dgx-a100")
+    slow = _run(builtin_catalogue, a100, tp=8, dp=2, tflops=500, act_dtype=DType.FP8)
+    assert any("dgx-a100's GPUs run: 1.60x their peak" in w for w in slow.warnings)
     # no figure for the generic PCIe node: nothing said
     plain = _run(builtin_catalogue, ClusterSpec(system="pcie-8gpu"), tp=8, dp=2, tflops=400)
     assert not [n for n in [*plain.assumptions, *plain.warnings] if "peak" in n]

@@ -763,10 +763,15 @@ def design_origins(
 
     spec, stated = _design_spec(design, catalogue)
     where = design.name
+    # what the file states: its node fields, and the rest only where written (a design with no
+    # fabric section had been listed as stating 'oversubscription = 1.0' (a review)
     fields = [
         f
         for f in spec.model_fields_set
-        if f != "nodes" and getattr(spec, f) is not None and f not in cluster.model_fields_set
+        if f != "nodes"
+        and (f in _NODE_FIELDS or f in stated)
+        and getattr(spec, f) is not None
+        and f not in cluster.model_fields_set
     ]
     keys = {f: stated.get(f) or DESIGN_KEYS.get(f, f) for f in fields}
     origins = {f: f"from the design file {where} ({keys[f]})" for f in fields}

@@ -234,9 +234,10 @@ def train_command(
         float | None,
         typer.Option(
             "--tflops",
-            help="Achieved TFLOP/s per GPU on the FLOPs counted: 6 x active params x tokens "
-            "plus the attention's 12 x layers x heads x head dim x context per token (PaLM's "
-            "model FLOPs); 8/6 of that with --recompute full, which runs the forward again.",
+            help="Achieved TFLOP/s per GPU on the FLOPs counted: 6 x active params (less the "
+            "input embedding, a lookup) x tokens plus the attention's 12 x layers x heads x "
+            "head dim x context per token (PaLM's model FLOPs); 8/6 of that with --recompute "
+            "full, which runs the forward again.",
         ),
     ] = None,
     recompute: Annotated[

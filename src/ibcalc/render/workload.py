@@ -263,6 +263,17 @@ def _transfer_dict(t: Transfer) -> dict[str, Any]:
     }
 
 
+def _latent_cache_words(tp: int, pp: int) -> str:
+    """Where a latent (MLA) KV cache of one request sits: whole on each tensor-parallel GPU
+    (it is not split over tp), each pipeline stage holding its own layers' part."""
+    if pp == 1:
+        return f"on each of the {tp} tensor-parallel GPUs (a latent cache is not split)"
+    return (
+        f"over the {pp} pipeline stages, each stage's part whole on each of its {tp} "
+        "tensor-parallel GPUs (a latent cache is not split over tp)"
+    )
+
+
 def checkpoint_dict(result: CheckpointResult, names: Mapping[str, str] = _PLAIN) -> dict[str, Any]:
     """A checkpoint's save and restore as JSON."""
     return {
@@ -665,7 +676,7 @@ def render_infer(
                 # a latent (MLA) cache is kept whole on every tensor-parallel rank: the figure
                 # is each GPU's copy, not a total split over them (a review)
                 + (
-                    f"on each of the {spec.tp} tensor-parallel GPUs (a latent cache is not split)"
+                    _latent_cache_words(spec.tp, spec.pp)
                     if spec.model.kv_elements_per_layer is not None and spec.tp > 1
                     else "over all GPUs"
                     if spec.ep == 1

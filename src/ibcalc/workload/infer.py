@@ -376,7 +376,7 @@ def infer(
             whose = (
                 f"the NICs of the {_gpus(spec.tp)} of one TP group {where}"
                 if spec.tp > 1
-                else f"the serving GPU's own NIC{'s' if nics != 1 else ''}"
+                else f"one GPU's share of its node's {per_node} NIC{'s' if per_node != 1 else ''}"
             )
             notes.append(
                 f"the KV transfer uses {nics} NIC{'s' if nics != 1 else ''}: {whose} "

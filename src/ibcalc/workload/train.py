@@ -739,7 +739,9 @@ def _train_step_in(
     if spec.tflops is not None and cluster.system is not None:
         peak = cluster.system.gpu_peak_tflops
         if peak is not None:
-            said = _against_peak(spec.tflops, peak, cluster.system.id, spec.act_dtype.bytes < 2)
+            fp8 = spec.act_dtype.bytes < 2 and cluster.system.gpu_arch in FP8_ARCHS
+            full = spec.recompute is Recompute.FULL
+            said = _against_peak(spec.tflops, peak, cluster.system.id, fp8=fp8, recompute=full)
             (b.warnings if said[0] else b.notes).append(said[1])
     tp = _Group("tp", par.tp, 1)
     if par.tp > 1:
@@ -1061,6 +1063,9 @@ def _compute(
                 f" ({_about(model.flops_params)} less the {_about(model.embedding_params)} "
                 "input embedding, a lookup)"
             )
+        elif not model.embedding_params:
+            # a model given by its count alone: the embedding cannot be taken off (a review)
+            params_part += " (the input embedding, a lookup, not taken off: give {vocab})"
         if attention is None:
             per_token_text = params_part
             why = (
@@ -1086,24 +1091,41 @@ def _compute(
     return None, None
 
 
+#: GPU architectures with fp8 tensor cores, which run fp8 matmuls at twice the 16-bit rate
+#: (Ada, Hopper and Blackwell; CDNA 3 and 4); Ampere and older have none
+FP8_ARCHS = frozenset({"ada", "hopper", "blackwell", "cdna3", "cdna4"})
+
+
 @functools.lru_cache(maxsize=64)
-def _against_peak(tflops: float, peak: float, system: str, fp8: bool) -> tuple[bool, str]:
+def _against_peak(
+    tflops: float, peak: float, system: str, *, fp8: bool, recompute: bool
+) -> tuple[bool, str]:
     """``--tflops`` against the GPU's dense 16-bit peak from the catalogue: (whether it is a
-    warning, what to say). A rate above the peak (above twice it with fp8 activations, whose
-    matmuls Hopper and Blackwell run at twice the 16-bit rate) prices the compute faster than
-    the GPU runs; below it, the share of the peak is the model FLOPs utilisation (MFU) it
-    assumes, which large runs report at about 0.4 (Llama 3: 38-43 % on H100, arXiv:2407.21783
-    table 4)."""
+    warning, what to say). A rate above the peak (above twice it with fp8 activations on a GPU
+    with fp8 tensor cores) prices the compute faster than the GPU runs: the warning says so
+    before its first colon (``train --compare`` keeps that part). Below it, the share of the
+    peak is the model FLOPs utilisation (MFU) it assumes, which large runs report at about 0.4
+    (Llama 3: 38-43 % on H100, arXiv:2407.21783 table 4); with full recompute the rate covers
+    8/6 of the model's FLOPs, so the share is the hardware utilisation and the MFU 6/8 of it."""
     share = tflops / peak
     limit = 2 * peak if fp8 else peak
-    against = f"{system}'s GPU peak, {peak:g} TFLOP/s dense 16-bit"
     if tflops > limit:
+        times = f"{share:.2f}x" if share < 10 else f"{share:.0f}x"
         return True, (
-            f"{{tflops}} {tflops:g} TFLOP/s per GPU is {share:.2g}x {against}"
-            + (" (and twice it for fp8)" if fp8 else "")
-            + ": the compute is priced faster than the GPU can run it"
+            f"{{tflops}} {tflops:g} TFLOP/s per GPU is faster than {system}'s GPUs run: "
+            f"{times} their peak, {peak:g} TFLOP/s dense 16-bit"
+            + (" (fp8 matmuls run at up to twice it)" if fp8 else "")
         )
-    why = "fp8 matmuls run at up to twice it" if share > 1 else "its MFU"
+    if share > 1:
+        why = "fp8 matmuls run at up to twice it"
+    elif recompute:
+        why = (
+            "its hardware FLOPs utilisation: with full recompute the model FLOPs are 6/8 of "
+            f"those run, an MFU of {share * 6 / 8:.0%}"
+        )
+    else:
+        why = "its MFU"
+    against = f"{system}'s GPU peak, {peak:g} TFLOP/s dense 16-bit"
     return False, f"{{tflops}} {tflops:g} TFLOP/s per GPU is {share:.0%} of {against} ({why})"
 
 
