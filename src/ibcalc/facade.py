@@ -28,7 +28,7 @@ from ibcalc.cluster.resolve import (
 from ibcalc.engine.band import regime_of, time_range, transport_class
 from ibcalc.engine.base import Topology
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.plan import Plan, dtype_allows, plan_for
+from ibcalc.engine.plan import UNTUNED, Plan, dtype_allows, plan_for
 from ibcalc.engine.select import NCCL_ALGORITHMS, refuse, select_on
 from ibcalc.engine.types import (
     COST_PARAMETERS_NOTE,
@@ -53,6 +53,7 @@ __all__ = [
     "MEASURED_DROP_MAX",
     "CollectivePlan",
     "QuickEstimate",
+    "as_collective",
     "effective_size",
     "estimate",
     "estimate_many",
@@ -82,6 +83,10 @@ def parse_dtype(dtype: DType | str) -> DType:
         raise UnitError(f"unknown dtype {shown(dtype)} ({hint})") from None
 
 
+#: NCCL's algorithm names (``NCCL_ALGO``) that are not ibcalc's, lower case without separators
+_NCCL_NAMES = {"collnetdirect": Algorithm.COLLNET_DIRECT.value}
+
+
 def _choice(
     what: str, value: object, kind: type[Algorithm] | type[Protocol]
 ) -> Algorithm | Protocol | None:
@@ -91,8 +96,12 @@ def _choice(
         return value
     names = [member.value for member in kind]
     if isinstance(value, str):
+        # NCCL's own names too: CollnetDirect, collnet_chain, NVLS_TREE (CollnetDirect had been
+        # refused where CollnetChain was taken: a library user's review)
+        key = value.strip().lower().replace("_", "").replace("-", "")
+        key = _NCCL_NAMES.get(key, key)
         for member in kind:
-            if member.value.lower() == value.strip().lower():
+            if member.value.lower() == key:
                 return member
         lower = {name.lower(): name for name in names}
         close = [lower[c] for c in suggest(value.strip().lower(), list(lower), n=1)]
@@ -100,8 +109,9 @@ def _choice(
     raise UnknownNameError(what, str(value), names, close=False)
 
 
-def _collective(value: object) -> Collective:
-    """``value`` as a collective: a member as given, a name as :func:`parse_collective` reads."""
+def as_collective(value: object) -> Collective:
+    """``value`` as a collective: a member as given, a name as :func:`parse_collective` reads;
+    :class:`~ibcalc.errors.UnknownNameError` for anything else."""
     if isinstance(value, Collective):
         return value
     if isinstance(value, str):
@@ -243,7 +253,12 @@ def _expect_cluster(cluster: object, params: object) -> None:
     assert isinstance(cluster, ResolvedCluster)
     require_collectives(cluster)
     if params is not None:
-        expect_type(params, CostParams, "params", "load_cost_params() or builtin_cost_params()")
+        expect_type(
+            params,
+            CostParams,
+            "params",
+            "ibcalc.catalogue.cost_params.load_cost_params() or builtin_cost_params()",
+        )
 
 
 def by_name(
@@ -255,7 +270,7 @@ def by_name(
     (``"allreduce"``, ``"ring"``, ``"LL128"``, any case);
     :class:`~ibcalc.errors.UnknownNameError` with the closest names for a name that is none."""
     return (
-        _collective(collective),
+        as_collective(collective),
         cast(Algorithm | None, _choice("algorithm", algorithm, Algorithm)),
         cast(Protocol | None, _choice("protocol", protocol, Protocol)),
     )
@@ -384,7 +399,7 @@ def _estimate(
     # NCCL does not tune point-to-point work: its paths are a near tie only where their times
     # as priced are (a tapered rail-optimized fabric slows pairwise x3.5 beside PXN, 1.7 %
     # apart in the tuner's view without the taper, had widened the range to x4.2)
-    untuned = collective in (Collective.ALL_TO_ALL, Collective.SEND_RECV)
+    untuned = collective in UNTUNED
 
     def tie_time(c: Cost) -> float:
         return c.time_s if untuned else c.selection_time_s
@@ -628,16 +643,16 @@ class CollectivePlan:
     """
 
     __slots__ = (
+        "_algorithm",
         "_align",
+        "_cluster",
         "_elt",
         "_factor",
         "_per_rank",
         "_plan",
+        "_protocol",
         "_ranks",
         "_what_if",
-        "algorithm",
-        "cluster",
-        "protocol",
     )
 
     def __init__(
@@ -654,8 +669,8 @@ class CollectivePlan:
         _expect_cluster(cluster, params)
         self._what_if = sharp_what_if
         params = params if params is not None else builtin_cost_params()
-        self.cluster = cluster
-        collective, self.algorithm, self.protocol = by_name(collective, algorithm, protocol)
+        self._cluster = cluster
+        collective, self._algorithm, self._protocol = by_name(collective, algorithm, protocol)
         self._plan = plan_for(collective, cluster.topology, params, dtype=parse_dtype(dtype))
         self._factor = busbw_factor(collective, cluster.ranks)
         # effective_size's rounding, worked out once
@@ -674,14 +689,31 @@ class CollectivePlan:
         """The collective estimated."""
         return self._plan.collective
 
+    # read-only: what the plan worked out once depends on them (a library user had set
+    # plan.cluster to a 64-node cluster and got the 2-node time labelled 64 nodes)
+    @property
+    def cluster(self) -> ResolvedCluster:
+        """The cluster estimated on."""
+        return self._cluster
+
+    @property
+    def algorithm(self) -> Algorithm | None:
+        """The algorithm forced, or None (NCCL-like choice)."""
+        return self._algorithm
+
+    @property
+    def protocol(self) -> Protocol | None:
+        """The protocol forced, or None (NCCL-like choice)."""
+        return self._protocol
+
     def estimate(self, size_bytes: float) -> Estimate:
         """The full estimate at ``size_bytes``, as :func:`estimate_on` gives it."""
         return _estimate(
-            self.cluster,
+            self._cluster,
             self._plan,
             size_bytes,
-            self.algorithm,
-            self.protocol,
+            self._algorithm,
+            self._protocol,
             what_if=self._what_if,
         )
 
@@ -708,9 +740,9 @@ class CollectivePlan:
             size = float(count * elt)
         if size <= 0:
             effective_size(plan.collective, size_bytes, self._ranks, plan.dtype)  # raises
-        picked = plan.pick(size, self.algorithm, self.protocol)
+        picked = plan.pick(size, self._algorithm, self._protocol)
         if picked is None:
-            refuse(plan, self.algorithm, self.protocol)
+            refuse(plan, self._algorithm, self._protocol)
         algorithm, protocol, time = picked
         algbw = size / time
         # QuickEstimate(size, time, algbw, busbw, algorithm, protocol), without the keyword
@@ -726,12 +758,12 @@ class CollectivePlan:
     def time_s_range(self, quick: QuickEstimate) -> tuple[float, float]:
         """:attr:`Estimate.time_s_range` of the estimate ``quick`` gives the numbers of."""
         plan = self._plan
-        forced = self.algorithm is not None or self.protocol is not None
+        forced = self._algorithm is not None or self._protocol is not None
         tied = (
             [] if forced else plan.near_ties(quick.size_bytes, plan.params.reporting.notably_faster)
         )
         return likely_range(
-            self.cluster.topology, plan.params, quick.size_bytes, quick.time_s, tied
+            self._cluster.topology, plan.params, quick.size_bytes, quick.time_s, tied
         )
 
 

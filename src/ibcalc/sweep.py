@@ -71,12 +71,22 @@ def sweep_sizes(min_bytes: float, max_bytes: float, factor: int) -> list[float]:
     """
     if not (math.isfinite(min_bytes) and min_bytes > 0):
         raise FieldError(f"{{min_bytes}} {min_bytes:g} is not a positive size", field="min_bytes")
-    if not math.isfinite(max_bytes) or max_bytes < min_bytes:
+    if not math.isfinite(max_bytes):
+        # inf had been called 'smaller than min_bytes' (a library user's review)
+        raise FieldError(f"{{max_bytes}} {max_bytes:g} is not a finite size", field="max_bytes")
+    if max_bytes < min_bytes:
         raise FieldError(
             f"{{max_bytes}} {format_size(max_bytes)} is smaller than {{min_bytes}} "
             f"{format_size(min_bytes)}",
             field="max_bytes",
         )
+    # nccl-tests' -f is a whole number: NaN had given one size and 2.5 fractional byte sizes
+    whole = not isinstance(factor, bool) and (
+        isinstance(factor, int)
+        or (isinstance(factor, float) and math.isfinite(factor) and factor.is_integer())
+    )
+    if not whole:
+        raise FieldError(f"{{factor}} {factor!r} is not a whole number", field="factor")
     if factor < 2:
         raise FieldError("{factor} must be 2 or more", field="factor")
     step = as_float(factor)  # a 400-digit factor: one size, not an OverflowError at the first step

@@ -512,3 +512,23 @@ def test_plot_options_without_a_plot_name_what_was_given(given: list[str], words
     result = runner.invoke(app, ["sweep", "allreduce", *given])
     assert result.exit_code == 2
     assert result.stderr.splitlines()[0] == words
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ((8, 1e9, float("nan")), "factor nan is not a whole number"),
+        ((8, 1e9, 2.5), "factor 2.5 is not a whole number"),
+        ((8, 1e9, True), "factor True is not a whole number"),
+        ((8, float("inf"), 2), "max_bytes inf is not a finite size"),
+    ],
+)
+def test_sweep_sizes_refuses_what_nccl_tests_would_not_run(
+    args: tuple[float, float, float], message: str
+) -> None:
+    """A library user's review: a NaN factor had given one size, 2.5 fractional byte sizes, and
+    an infinite maximum had been called smaller than the minimum. nccl-tests' -f is a whole
+    number (2.0 is one: 8 B to 1 GB by 2 is 27 sizes, 8 x 2^26 = 536,870,912 the last)."""
+    with pytest.raises(FieldError, match=message):
+        sweep_sizes(*args)
+    assert len(sweep_sizes(8, 1e9, 2.0)) == 27

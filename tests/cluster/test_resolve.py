@@ -680,6 +680,11 @@ def test_cluster_errors_name_the_field(spec: dict[str, object], field: str, mess
         ({"nics_per_node": 257}, "nics_per_node", "nics_per_node 257 is out of range (1..256)"),
         ({"oversubscription": 0.5}, "oversubscription", "oversubscription 0.5 is out of range"),
         ({"inter": " "}, "inter", "inter is empty; give a link name"),
+        # a count is not true/false, a switch nothing else (nodes=True had meant 1 node and
+        # sharp='yes' on: a library user's review)
+        ({"nodes": True}, "nodes", "nodes True is true/false, not a count"),
+        ({"sharp": "yes"}, "sharp", "sharp 'yes' must be true or false"),
+        ({"nvls": 0}, "nvls", "nvls 0 must be true or false"),
     ],
 )
 def test_spec_refuses_values_out_of_range(

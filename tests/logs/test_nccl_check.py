@@ -1437,3 +1437,25 @@ def test_a_run_on_hosts_of_different_rank_counts_is_judged(catalogue: Catalogue)
     assert (check.nodes, check.gpus_per_node) == (2, 8)
     assert "3 hosts hold different counts" in found["nodes"].evidence
     assert found["gpus_per_node"].evidence.startswith("ranks per host differ in the device list")
+
+
+def test_a_collective_given_by_name_is_read_as_estimate_on_reads_it() -> None:
+    """check_log and calibrate_logs take a collective by name, as estimate_on does ('allreduce'
+    had raised AttributeError: a library user's review); a name that is none is refused with
+    ibcalc's own error."""
+    from ibcalc.errors import UnknownNameError
+    from ibcalc.logs import read_log
+    from ibcalc.logs.calibrate import calibrate_logs
+
+    path = SWEEPS / "06_allreduce_2node_16xH100_efa.txt"
+    parsed = parse_file(path)
+    by_name = check_log(parsed, path.read_text(encoding="utf-8"), collective="allreduce")
+    by_member = check_log(
+        parsed, path.read_text(encoding="utf-8"), collective=Collective.ALL_REDUCE
+    )
+    assert [r.verdict for r in by_name] == [r.verdict for r in by_member]
+    assert by_name[0].rows[5].expected_time_us == by_member[0].rows[5].expected_time_us
+    with pytest.raises(UnknownNameError):
+        check_log(parsed, collective="allreduced")
+    fitted = calibrate_logs([read_log(path)], collective="all_reduce")
+    assert fitted.parameters == calibrate_logs([read_log(path)]).parameters

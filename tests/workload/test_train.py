@@ -1629,3 +1629,35 @@ def test_a_leaf_group_is_checked_against_the_fabric_and_the_cluster(
     assert any(
         n.startswith("{leaf_group_nodes} 8 ignored: the leaves are not") for n in one.assumptions
     )
+
+
+def test_a_placed_group_keeps_its_parents_host_cpu_whatever_came_before(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """Sub-clusters are memoised for a layout search; the key had left out the host CPU that
+    inherit() copies, so a group on an Intel-host cluster placed after the same group on an AMD
+    one took the AMD sub-cluster (NCCL's 2 us network step, not 1 us: a library user's review).
+    Either order, each placement keeps its own parent's host CPU."""
+    for order in (("amd", "intel"), ("intel", "amd")):
+        for host in order:
+            parent = resolve_cluster(
+                builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2, host_cpu=host)
+            )
+            placed = place_group(builtin_catalogue, parent, "dp", 2, 8)
+            assert placed.cluster.topology.host_cpu == host
+
+
+def test_library_misuse_is_refused_with_ibcalcs_own_errors(builtin_catalogue: Catalogue) -> None:
+    """A library user's review: fit_cluster(tp=0) had raised ZeroDivisionError and dp=0 an error
+    naming nodes; train_step given a ClusterSpec, AttributeError. Each is ibcalc's own error now,
+    naming the field at fault."""
+    from ibcalc.errors import WorkloadError, WrongTypeError
+
+    spec = ClusterSpec(system="dgx-h100")
+    for field, value in (("tp", 0), ("dp", 0), ("pp", -1)):
+        with pytest.raises(WorkloadError) as info:
+            fit_cluster(builtin_catalogue, spec, **{field: value})
+        assert info.value.field == field
+    job = TrainSpec(model=find_model("llama3-8b"), parallel=Parallelism(dp=8))
+    with pytest.raises(WrongTypeError, match="cluster must be a ResolvedCluster, not ClusterSpec"):
+        train_step(builtin_catalogue, spec, job)

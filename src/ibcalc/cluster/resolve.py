@@ -12,6 +12,7 @@ import math
 import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from ibcalc.catalogue.load import find_link, find_system, link_role_problem
 from ibcalc.catalogue.models import Catalogue, Link, LinkKind, System
@@ -139,7 +140,15 @@ class ResolvedCluster:
 def require_collectives(cluster: ResolvedCluster) -> None:
     """Refuse a cluster resolved for work that runs no collective (``collectives=False``): its
     topology may be one node's (two NIC-less nodes had been priced as one 8-GPU node with the
-    16-rank busbw factor, and train_step had stopped on a bare AssertionError)."""
+    16-rank busbw factor, and train_step had stopped on a bare AssertionError); anything but a
+    resolved cluster is a :class:`~ibcalc.errors.WrongTypeError` (train_step given a
+    ClusterSpec had raised AttributeError: a library user's review)."""
+    expect_type(
+        cluster,
+        ResolvedCluster,
+        "cluster",
+        "resolve_cluster(catalogue, spec) makes one (fit_cluster for a training layout)",
+    )
     if not cluster.collectives:
         raise ClusterError(
             "this cluster was resolved for work that runs no collective (collectives=False): "
@@ -737,7 +746,11 @@ def _build_up(
             if intra.links
             else 1.0 / (gpus - 1)  # the rate above is already the links in use
         )
-    path = "pci" if intra.family == "pcie" or intra.topology == "host-staged" else "nvlink"
+    # typed as the tier's field is: mypy without the pydantic plugin (a user's own run) had
+    # read it as str
+    path: Literal["nvlink", "pci"] = (
+        "pci" if intra.family == "pcie" or intra.topology == "host-staged" else "nvlink"
+    )
     torus_dims = intra.links // 2 if intra.topology == "torus" and intra.links else None
     if intra.topology == "torus" and torus_dims is None and gpus > 2:
         alltoall.append(

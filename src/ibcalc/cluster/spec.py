@@ -111,12 +111,28 @@ def parse_ratio(value: Any) -> float:
 
 Name = Annotated[str, Field(max_length=200)]
 
+#: The spec's counts and its on/off switches (:meth:`ClusterSpec._no_bool_count`)
+_COUNTS = (
+    "nodes",
+    "gpus_per_node",
+    "nics_per_node",
+    "scale_up_domain",
+    "leaf_group_nodes",
+    "sites",
+    "wan_links",
+    "gpus_per_process",
+)
+_SWITCHES = ("sharp", "nvls")
+
 
 class ClusterSpec(BaseModel):
     """A cluster as the user described it; ``None`` means "not given: assume, and say so".
 
     Constructing one with a value out of range raises :class:`~ibcalc.errors.ClusterError`
-    naming the field, not pydantic's ``ValidationError``.
+    naming the field, not pydantic's ``ValidationError``; so does :meth:`replace`, the way to a
+    changed copy. Pydantic's own ``model_validate`` raises its ``ValidationError``, and
+    ``model_copy(update=...)`` does not validate at all: use the constructor and
+    :meth:`replace`.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -206,6 +222,19 @@ class ClusterSpec(BaseModel):
         if value is not None and not value.strip():
             what = "preset" if info.field_name == "system" else "link"
             raise ValueError(f"is empty; give a {what} name")
+        return value
+
+    @field_validator(*_COUNTS, *_SWITCHES, mode="before")
+    @classmethod
+    def _no_bool_count(cls, value: Any, info: ValidationInfo) -> Any:
+        """A count is not true/false (nodes=True had meant 1 node without a word), and a switch
+        is nothing but true/false ('yes' and 'no' had been read as switches: a library user's
+        review)."""
+        switch = info.field_name in _SWITCHES
+        if switch and value is not None and not isinstance(value, bool):
+            raise ValueError("must be true or false")
+        if not switch and isinstance(value, bool):
+            raise ValueError("is true/false, not a count")
         return value
 
     @field_validator("oversubscription", mode="before")

@@ -99,6 +99,9 @@ _NVLS_REDUCE_DTYPES = frozenset(
 #: and switch take is not modelled, so they run without CollNet (docs/model.md#applicability).
 _COLLNET_REDUCE_DTYPES = frozenset({DType.FP16, DType.BF16, DType.FP32, DType.INT32, DType.UINT32})
 REDUCTIONS = (Collective.ALL_REDUCE, Collective.REDUCE_SCATTER, Collective.REDUCE)
+#: The collectives NCCL does not tune (point-to-point work): their paths tie by their times as
+#: priced, not by the tuner's estimate
+UNTUNED = (Collective.ALL_TO_ALL, Collective.SEND_RECV)
 _REDUCE_DTYPES = {
     Algorithm.NVLS: _NVLS_REDUCE_DTYPES,
     Algorithm.NVLS_TREE: _NVLS_REDUCE_DTYPES,
@@ -400,7 +403,23 @@ class Plan:
         """The times nccl-tests would report for the candidates NCCL's tuner ranks within
         ``within`` (a fraction) of its choice at ``size_bytes``, the choice included: which of
         them a real run gets turns on details of NCCL's tuner this model does not carry
-        (``reporting.notably_faster``). Auto selection only (nothing forced)."""
+        (``reporting.notably_faster``). Auto selection only (nothing forced).
+
+        NCCL does not tune point-to-point work (all-to-all, send/recv): there the candidates
+        tie where their times as priced are within ``within`` of the choice's, as the full
+        estimate ranks them (facade._estimate's ``tie_time``; a review found 306 all-to-all and
+        send/recv cases where this had ranked them by the tuner's time: 73.8-193 us where the
+        estimate gives 73.8-161 us on a tapered fabric)."""
+        if self.collective in UNTUNED:
+            picked = self.pick(size_bytes)
+            if picked is None:
+                return []
+            chosen = picked[2]
+            pool = self._pools.get((None, None))
+            if pool is None:
+                pool = self._pools[(None, None)] = self._pool(None, None)
+            times = [self._time(entry, size_bytes) for entry in pool]
+            return [t for t in times if 0 <= t / chosen - 1 < within]
         last = self._last_pick
         if last is not None and last[0] == size_bytes and last[2] > last[1] * (1 + within):
             return []  # the last pick, at this size, had no runner-up that close

@@ -65,7 +65,7 @@ from ibcalc.engine.params import SCHEMA as COST_PARAMS_SCHEMA
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType
 from ibcalc.errors import FieldError, IbcalcError, InputFileError, OutputError
-from ibcalc.facade import CollectivePlan
+from ibcalc.facade import CollectivePlan, as_collective
 from ibcalc.fileio import OutputTarget, check_output, same_file, signals_raise, write_text
 from ibcalc.logs.check import check_run
 from ibcalc.logs.cluster import (
@@ -1121,12 +1121,14 @@ def calibrate_logs(
     params: CostParams | None = None,
     catalogue: Catalogue | None = None,
     *,
-    collective: Collective | None = None,
+    collective: Collective | str | None = None,
     origins: Mapping[str, str] | None = None,
 ) -> Calibration:
     """:func:`calibrate` on every run of ``logs``, each with its file's name and the NCCL debug
     output around it (the lines from the end of the previous run to its own end);
-    ``collective`` replaces what the logs say; ``origins`` as :func:`calibrate`'s."""
+    ``collective`` (a member or a name) replaces what the logs say; ``origins`` as
+    :func:`calibrate`'s."""
+    collective = None if collective is None else as_collective(collective)
     runs: list[Run] = []
     sources: list[str] = []
     envs: list[LogEnvironment | None] = []

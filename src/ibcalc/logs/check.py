@@ -25,7 +25,7 @@ from ibcalc.catalogue.releases import for_release, for_stated_release
 from ibcalc.cluster.resolve import CATALOGUE_OVERRIDES_NOTE, ClusterSpec, ResolvedCluster
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, busbw_factor
-from ibcalc.facade import parse_dtype
+from ibcalc.facade import as_collective, parse_dtype
 from ibcalc.logs.bandwidth import LATE_RAMP
 from ibcalc.logs.cluster import (
     check_rank_count,
@@ -403,7 +403,7 @@ def check_log(
     catalogue: Catalogue | None = None,
     params: CostParams | None = None,
     flags: ClusterSpec | None = None,
-    collective: Collective | None = None,
+    collective: Collective | str | None = None,
     dtype: str | None = None,
     nccl_version: str | None = None,
     origins: Mapping[str, str] | None = None,
@@ -415,6 +415,8 @@ def check_log(
     count, which the log's replaces where they differ
     (:func:`~ibcalc.logs.cluster.infer_cluster`)."""
     catalogue = catalogue if catalogue is not None else load_catalogue(use_env=False)
+    # a name as estimate_on takes one ('allreduce' had raised AttributeError: a review)
+    collective = None if collective is None else as_collective(collective)
     out: list[RunCheck] = []
     previous_end = 0
     first_of: dict[tuple[object, ...], int] = {}  # what a run measured -> its first run

@@ -122,6 +122,10 @@ def _sub_cluster(
         *fields.items(),
         parent.topology.arch,
         parent.gpu_arch,
+        # inherit() copies the parent's host CPU too: two parents differing only in it had
+        # shared the first one's sub-cluster (a review: an AMD host's 2 us network step priced
+        # on an Intel parent placed after it)
+        parent.topology.host_cpu,
         nic_scale,
         wan_scale,
     )

@@ -229,6 +229,11 @@ def fit_cluster(
     Without ``nodes`` the cluster gets world / GPUs-per-node nodes; without ``dp`` the job gets
     the cluster's GPUs / (tp x cp x pp); with both, they must agree.
     """
+    # the degrees checked as a layout's are, before any arithmetic with them (tp 0 had raised
+    # ZeroDivisionError, dp 0 an error naming nodes: a library user's review)
+    checked = Parallelism(tp=tp, pp=pp, dp=1 if dp is None else dp, ep=ep, cp=cp)
+    tp, pp, ep, cp = checked.tp, checked.pp, checked.ep, checked.cp
+    dp = None if dp is None else checked.dp
     model_par = tp * cp * pp
     filled = False
     if dp is None and spec.nodes is None:
