@@ -937,3 +937,6 @@ def test_nccls_own_algorithm_names_are_taken(builtin_catalogue: Catalogue) -> No
         ("Ring", Algorithm.RING),
     ):
         assert by_name("allreduce", name)[1] is member
+    # separators only in NCCL's names: 'r_i_n_g' had been taken as ring (a review)
+    with pytest.raises(UnknownNameError):
+        by_name("allreduce", "r_i_n_g")

@@ -83,8 +83,13 @@ def parse_dtype(dtype: DType | str) -> DType:
         raise UnitError(f"unknown dtype {shown(dtype)} ({hint})") from None
 
 
-#: NCCL's algorithm names (``NCCL_ALGO``) that are not ibcalc's, lower case without separators
-_NCCL_NAMES = {"collnetdirect": Algorithm.COLLNET_DIRECT.value}
+#: NCCL's algorithm names (``NCCL_ALGO``, any case, with or without '_' or '-') that are not
+#: spelled as ibcalc's, lower case without separators
+_NCCL_NAMES = {
+    "collnetdirect": Algorithm.COLLNET_DIRECT.value,
+    "collnetchain": Algorithm.COLLNET_CHAIN.value,
+    "nvlstree": Algorithm.NVLS_TREE.value,
+}
 
 
 def _choice(
@@ -98,8 +103,9 @@ def _choice(
     if isinstance(value, str):
         # NCCL's own names too: CollnetDirect, collnet_chain, NVLS_TREE (CollnetDirect had been
         # refused where CollnetChain was taken: a library user's review)
-        key = value.strip().lower().replace("_", "").replace("-", "")
-        key = _NCCL_NAMES.get(key, key)
+        key = value.strip().lower()
+        # separators only in NCCL's names ('r_i_n_g' had been taken as ring)
+        key = _NCCL_NAMES.get(key.replace("_", "").replace("-", ""), key)
         for member in kind:
             if member.value.lower() == key:
                 return member

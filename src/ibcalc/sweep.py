@@ -13,10 +13,13 @@ prints for it: the group's cluster and one row per size in nccl-tests' columns.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Sequence
+from typing import SupportsFloat
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
+from ibcalc.booleans import is_boolean
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
 from ibcalc.engine.params import CostParams
@@ -62,6 +65,21 @@ MAX_SWEEP_SIZES = 200
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
+def _whole(value: object) -> bool:
+    """Whether ``value`` is a whole number of any numeric type, true/false aside."""
+    if is_boolean(value) or not isinstance(value, numbers.Number):
+        return False
+    if isinstance(value, numbers.Integral):
+        return True
+    if not isinstance(value, SupportsFloat):  # a complex number
+        return False
+    try:
+        number = float(value)
+    except (ValueError, OverflowError):
+        return False
+    return math.isfinite(number) and number.is_integer()
+
+
 def sweep_sizes(min_bytes: float, max_bytes: float, factor: int) -> list[float]:
     """nccl-tests' size series: ``min_bytes``, times ``factor`` each step, up to ``max_bytes``.
 
@@ -81,11 +99,8 @@ def sweep_sizes(min_bytes: float, max_bytes: float, factor: int) -> list[float]:
             field="max_bytes",
         )
     # nccl-tests' -f is a whole number: NaN had given one size and 2.5 fractional byte sizes
-    whole = not isinstance(factor, bool) and (
-        isinstance(factor, int)
-        or (isinstance(factor, float) and math.isfinite(factor) and factor.is_integer())
-    )
-    if not whole:
+    # any whole number (numpy's int64, Fraction(4), Decimal(4)), not True and not NaN (a review)
+    if not _whole(factor):
         raise FieldError(f"{{factor}} {factor!r} is not a whole number", field="factor")
     if factor < 2:
         raise FieldError("{factor} must be 2 or more", field="factor")

@@ -792,6 +792,7 @@ _TYPE_ERRORS = {
     "bool_type": "true or false",
     "bool_parsing": "true or false",
 }
+_TRUE_OR_FALSE = "write true or false"
 _YAML11_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
     (
         re.compile(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$"),
@@ -803,10 +804,7 @@ _YAML11_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
         "hex, octal and binary numbers are not read: write it in decimal",
     ),
     (re.compile(r"^[-+]?[0-9]+(?:_[0-9]+)+$"), "write the number without '_'"),
-    (
-        re.compile(r"^(?:yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|y|Y|n|N)$"),
-        "write true or false",
-    ),
+    (re.compile(r"^(?:yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|y|Y|n|N)$"), _TRUE_OR_FALSE),
     (re.compile(r"^[-+]?\.(?:inf|Inf|INF|nan|NaN|NAN)$"), "a finite number is needed"),
 )
 
@@ -832,6 +830,9 @@ def _type_message(error: Any) -> str | None:
         return None
     for pattern, hint in _YAML11_FORMS:
         if pattern.match(value.strip()):
+            if hint == _TRUE_OR_FALSE and what != "true or false":
+                # a number's field: 'write true or false' had led to true, read as 1 there
+                return f"{shown(value)} is not {what} (YAML 1.1 would read it as true or false)"
             return f"{shown(value)} is not {what}: {hint}"
     return f"{shown(value)} is not {what}"
 

@@ -613,6 +613,24 @@ def test_gpu_peak_needs_its_source(tmp_path: Path, locate: Locate) -> None:
     text = _node("    gpu_peak_tflops: 989\n    gpu_peak_source: a datasheet\n")
     cat = load_catalogue(_write(tmp_path, text), use_env=False)
     assert _systems(cat)["my-node"].gpu_peak_tflops == 989
+    # true is no peak (it had loaded as 1 TFLOP/s, and --tflops 400 warned '400x'), and no
+    # count either (gpus_per_node: true had loaded as 1 GPU); a peak under 1 TFLOP/s is no GPU's
+    text = _node("    gpu_peak_tflops: true\n    gpu_peak_source: a datasheet\n")
+    error = _load_error(_write(tmp_path, text))
+    assert str(error).endswith("systems[0].gpu_peak_tflops: is true/false, not a number")
+    # 'yes' in a number's place is said to be no number (its hint had been 'write true or
+    # false', which leads to the true refused above)
+    text = _node("    gpu_peak_tflops: yes\n    gpu_peak_source: a datasheet\n")
+    assert str(_load_error(_write(tmp_path, text))).endswith(
+        "systems[0].gpu_peak_tflops: 'yes' is not a number (YAML 1.1 would read it as true or "
+        "false)"
+    )
+    text = _node("    gpu_peak_tflops: 1e-300\n    gpu_peak_source: a datasheet\n")
+    assert "gpu_peak_tflops" in str(_load_error(_write(tmp_path, text)))
+    text = _node("").replace("gpus_per_node: 8", "gpus_per_node: true")
+    assert "systems[0].gpus_per_node: is true/false, not a number" in str(
+        _load_error(_write(tmp_path, text))
+    )
 
 
 def test_gpu_peaks_are_the_vendors_dense_figures(builtin_catalogue: Catalogue) -> None:

@@ -532,3 +532,17 @@ def test_sweep_sizes_refuses_what_nccl_tests_would_not_run(
     with pytest.raises(FieldError, match=message):
         sweep_sizes(*args)
     assert len(sweep_sizes(8, 1e9, 2.0)) == 27
+
+
+def test_sweep_sizes_takes_a_whole_factor_of_any_numeric_type() -> None:
+    """numpy's int64, Fraction(4) and Decimal(4) are whole numbers (the first cut of the check
+    had refused them, 'np.int64(4) is not a whole number': a review); numpy's True is not.
+    8 B to 1 GB by 4: 8 x 4^13 = 536,870,912 is the last of 14 sizes."""
+    from decimal import Decimal
+    from fractions import Fraction
+
+    numpy = pytest.importorskip("numpy")
+    for factor in (numpy.int64(4), Fraction(4), Decimal(4), numpy.float64(4.0)):
+        assert len(sweep_sizes(8, 1e9, factor)) == 14
+    with pytest.raises(FieldError, match="is not a whole number"):
+        sweep_sizes(8, 1e9, numpy.bool_(True))

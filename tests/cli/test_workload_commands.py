@@ -1057,3 +1057,9 @@ def test_one_kv_sender_is_not_said_to_send_at_the_same_time() -> None:
     )
     assert "one GPU ships it through 1 x ndr (1 NIC)" in notes
     assert "at the same time" not in notes
+    # 8 GPUs share a p4d's 4 NICs: the one used is a whole NIC, more than a GPU's 4 / 8 share
+    p4d = _json("infer", "--model", "llama3-8b", "--system", "aws-p4d", "--disaggregated")
+    assert (
+        "the KV transfer uses 1 NIC: a whole one, more than one GPU's share of the node's 4 NICs "
+        "among 8 GPUs (0.5) (--kv-nics to change)"
+    ) in p4d["assumptions"]

@@ -6,6 +6,7 @@ catalogue's efficiencies; errors must name the ClusterSpec field at fault.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -682,7 +683,12 @@ def test_cluster_errors_name_the_field(spec: dict[str, object], field: str, mess
         ({"inter": " "}, "inter", "inter is empty; give a link name"),
         # a count is not true/false, a switch nothing else (nodes=True had meant 1 node and
         # sharp='yes' on: a library user's review)
-        ({"nodes": True}, "nodes", "nodes True is true/false, not a count"),
+        ({"nodes": True}, "nodes", "nodes True is true/false, not a number"),
+        (
+            {"wan_latency_s": True},
+            "wan_latency_s",
+            "wan_latency_s True is true/false, not a number",
+        ),
         ({"sharp": "yes"}, "sharp", "sharp 'yes' must be true or false"),
         ({"nvls": 0}, "nvls", "nvls 0 must be true or false"),
     ],
@@ -943,3 +949,39 @@ def test_a_tiny_ratio_suggests_no_inverse_the_tool_refuses() -> None:
     with pytest.raises(ClusterError) as info:
         ClusterSpec(oversubscription="0.5")
     assert str(info.value).endswith("(down:up; did you mean 2:1?)")
+
+
+def test_numpys_booleans_are_booleans_and_no_numbers() -> None:
+    """numpy's bool_ is taken as a switch (sharp=np.bool_(True) had been refused with 'sharp
+    True must be true or false') and refused as a count (nodes=np.bool_(True) had meant 1)."""
+    numpy = pytest.importorskip("numpy")
+    assert ClusterSpec(sharp=numpy.bool_(True)).sharp is True
+    with pytest.raises(ClusterError, match="nodes True is true/false, not a number"):
+        ClusterSpec(nodes=numpy.bool_(True))
+
+
+def test_a_domain_of_one_gpu_nodes_has_its_scale_up_link(tmp_path: Path) -> None:
+    """A preset of one-GPU nodes in an 8-GPU NVLink domain (a GH200 NVL32-like entry) had
+    reached the domain's tier without its link: an AssertionError (a review). Two such nodes
+    share the domain: a 1 GiB all-reduce is bound by NVLink 4, and the ranks line names it."""
+    path = tmp_path / "box.yaml"
+    path.write_text(
+        "schema: ibcalc-catalogue/1\nsystems:\n  - id: onebox\n    name: one-GPU node\n"
+        "    gpu: H100 SXM5 80GB\n    gpu_arch: hopper\n    gpus_per_node: 1\n"
+        "    scale_up_domain: 8\n    intra: nvlink4\n    nvswitch: true\n"
+        "    nics_per_node: 1\n    inter: ndr\n    sources: [test]\n    confidence: low\n",
+        encoding="utf-8",
+    )
+    cat = load_catalogue(path, use_env=False)
+    cluster = resolve_cluster(cat, ClusterSpec(system="onebox", nodes=2))
+    assert cluster.intra is not None
+    assert cluster.intra.id == "nvlink4"
+    assert cluster.topology.domains == 1
+    est = estimate_on(cluster, "allreduce", 2**30)
+    assert est.best.bottleneck.startswith("scale-up: nvlink4")
+    from ibcalc.render.words import links_words
+
+    words = links_words(
+        gpus_per_node=1, intra="nvlink4", nodes=2, domains=1, inter="ndr", sites=1, wan=None
+    )
+    assert words == "nvlink4 inside"

@@ -508,3 +508,17 @@ def test_bounds_within_five_percent_are_said_to_tie(builtin_catalogue: Catalogue
     )
     two = checkpoint(builtin_catalogue, cluster, spec.model_copy(update={"storage_units": 2}))
     assert not [n for n in two.assumptions if "either may bind" in n]
+
+
+def test_a_cluster_spec_is_refused_with_ibcalcs_own_error(builtin_catalogue: Catalogue) -> None:
+    """checkpoint() and infer() given a ClusterSpec had raised AttributeError ('no attribute
+    spec', 'no attribute ranks' at tp 1: a review); WrongTypeError names what they take."""
+    from ibcalc.errors import WrongTypeError
+    from ibcalc.workload.infer import InferSpec, infer
+
+    spec = ClusterSpec(system="dgx-h100", nodes=2)
+    job = CheckpointSpec(model=find_model("llama3-8b"), storage="aws-s3")
+    with pytest.raises(WrongTypeError, match="cluster must be a ResolvedCluster"):
+        checkpoint(builtin_catalogue, spec, job)
+    with pytest.raises(WrongTypeError, match="cluster must be a ResolvedCluster"):
+        infer(builtin_catalogue, spec, InferSpec(model=find_model("llama3-8b")))

@@ -23,6 +23,7 @@ from pydantic import (
     field_validator,
 )
 
+from ibcalc.booleans import NoBoolNumbers
 from ibcalc.engine.types import HostCpu
 from ibcalc.jsonmodel import JsonModel
 from ibcalc.textsafe import printable, shown
@@ -172,7 +173,7 @@ class Confidence(StrEnum):
     LOW = "low"
 
 
-class Link(JsonModel):
+class Link(NoBoolNumbers, JsonModel):
     """One interconnect of the catalogue. All rates are per direction unless named otherwise.
 
     Its JSON (``model_dump(mode="json")``, what ``ibcalc links --format json`` prints) gives
@@ -325,7 +326,7 @@ class Link(JsonModel):
         return [self.id, *self.aliases]
 
 
-class System(BaseModel):
+class System(NoBoolNumbers):
     """A node or scale-up-domain preset users think in (dgx-h100, aws-p5, gb200-nvl72 ...)."""
 
     model_config = _FROZEN
@@ -366,7 +367,7 @@ class System(BaseModel):
     #: One GPU's dense 16-bit tensor-core peak, TFLOP/s (bf16; fp16 where the GPU has no bf16),
     #: without structured sparsity; None where the preset covers GPUs of more than one speed or
     #: no vendor figure is at hand. ``ibcalc train --tflops`` is judged against it.
-    gpu_peak_tflops: float | None = Field(default=None, gt=0, le=1e5)
+    gpu_peak_tflops: float | None = Field(default=None, ge=1, le=1e5)
     gpu_peak_source: str | None = None
     sources: tuple[str, ...] = Field(min_length=1)
     confidence: Confidence
@@ -388,7 +389,7 @@ class StorageKind(StrEnum):
     OBJECT = "object"
 
 
-class Storage(BaseModel):
+class Storage(NoBoolNumbers):
     """A storage system checkpoints are written to and read from (``storage:`` in the catalogue).
 
     Bandwidths are bytes per second. ``aggregate_*`` is what one *unit* delivers (one NVMe-oF

@@ -346,7 +346,10 @@ def resolve_cluster(
     resized = system is not None and gpus_per_node != system.gpus_per_node
 
     intra: Link | None = None
-    if gpus_per_node > 1:
+    # a domain of one-GPU nodes (a GH200 NVL32-like preset) has a scale-up link all the same
+    # (it had reached the domain's tier without one: an AssertionError, a review)
+    domain_size = spec.scale_up_domain or (system.scale_up_domain if system else 1)
+    if gpus_per_node > 1 or domain_size > 1:
         intra_name = spec.intra or (system.intra if system else None) or "nvlink4"
         intra = find_link(catalogue, intra_name)
         problem = link_role_problem(intra, "intra")

@@ -22,6 +22,7 @@ from pydantic import (
     field_validator,
 )
 
+from ibcalc.booleans import is_boolean, refuse_bool_number
 from ibcalc.engine.types import HostCpu
 from ibcalc.errors import ClusterError
 from ibcalc.textsafe import shown as echo
@@ -111,17 +112,7 @@ def parse_ratio(value: Any) -> float:
 
 Name = Annotated[str, Field(max_length=200)]
 
-#: The spec's counts and its on/off switches (:meth:`ClusterSpec._no_bool_count`)
-_COUNTS = (
-    "nodes",
-    "gpus_per_node",
-    "nics_per_node",
-    "scale_up_domain",
-    "leaf_group_nodes",
-    "sites",
-    "wan_links",
-    "gpus_per_process",
-)
+#: The spec's on/off switches (:meth:`ClusterSpec._no_bool_number`)
 _SWITCHES = ("sharp", "nvls")
 
 
@@ -224,18 +215,15 @@ class ClusterSpec(BaseModel):
             raise ValueError(f"is empty; give a {what} name")
         return value
 
-    @field_validator(*_COUNTS, *_SWITCHES, mode="before")
+    @field_validator("*", mode="before")
     @classmethod
-    def _no_bool_count(cls, value: Any, info: ValidationInfo) -> Any:
-        """A count is not true/false (nodes=True had meant 1 node without a word), and a switch
-        is nothing but true/false ('yes' and 'no' had been read as switches: a library user's
-        review)."""
-        switch = info.field_name in _SWITCHES
-        if switch and value is not None and not isinstance(value, bool):
+    def _no_bool_number(cls, value: Any, info: ValidationInfo) -> Any:
+        """A number is not true/false (nodes=True had meant 1 node, wan_latency_s=True 1 s,
+        without a word), and a switch is nothing but true/false ('yes' and 'no' had been read
+        as switches: a library user's review); numpy's bool_ is a bool."""
+        if info.field_name in _SWITCHES and value is not None and not is_boolean(value):
             raise ValueError("must be true or false")
-        if not switch and isinstance(value, bool):
-            raise ValueError("is true/false, not a count")
-        return value
+        return refuse_bool_number(cls, value, info)
 
     @field_validator("oversubscription", mode="before")
     @classmethod

@@ -20,7 +20,7 @@ def links_words(
     use (no scale-out link in one scale-up domain, none between sites of one domain each; "one
     GPU" on one GPU)."""
     parts = []
-    if gpus_per_node > 1 and intra:
+    if (gpus_per_node > 1 or nodes > domains) and intra:  # one-GPU nodes in a bigger domain
         parts.append(f"{intra} inside")
     if domains > sites and inter:
         across = " nodes" if domains == nodes else " domains"

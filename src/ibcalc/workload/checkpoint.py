@@ -34,7 +34,7 @@ from ibcalc.catalogue.models import Catalogue, Storage, StorageKind
 from ibcalc.cluster.resolve import ResolvedCluster, nics_of
 from ibcalc.cluster.spec import MAX_NICS_PER_NODE
 from ibcalc.engine.types import DType
-from ibcalc.errors import WorkloadError
+from ibcalc.errors import WorkloadError, expect_type
 from ibcalc.units import format_bandwidth, format_size, format_time
 from ibcalc.workload.memory import ADAM_STATE_BYTES_PER_PARAM, FP32_MASTER_BYTES_PER_PARAM
 from ibcalc.workload.model import CheckedSpec, ModelSpec
@@ -354,6 +354,8 @@ def checkpoint(
     """
     from ibcalc.catalogue.load import find_storage
 
+    # a ClusterSpec had raised AttributeError ('no attribute spec': a review)
+    expect_type(cluster, ResolvedCluster, "cluster", "resolve_cluster(catalogue, spec) makes one")
     storage = find_storage(catalogue, spec.storage)
     notes: list[str] = []
     if storage.write_requests_per_s is None and storage.read_requests_per_s is None:

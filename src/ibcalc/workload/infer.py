@@ -45,7 +45,7 @@ from ibcalc.cluster.resolve import (
 from ibcalc.cluster.spec import MAX_GPUS, MAX_NICS_PER_NODE, ClusterSpec
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Collective, DType
-from ibcalc.errors import WorkloadError
+from ibcalc.errors import WorkloadError, expect_type
 from ibcalc.units import format_size, plural
 from ibcalc.workload.memory import (
     ServingMemory,
@@ -225,6 +225,8 @@ def infer(
     GPUs. Raises :class:`~ibcalc.errors.WorkloadError` naming the field at fault.
     """
     model = spec.model
+    # a ClusterSpec had raised AttributeError at tp 1 ('no attribute ranks': a review)
+    expect_type(cluster, ResolvedCluster, "cluster", "serving_cluster(catalogue, spec, gpus)")
     if spec.gpus > 1 or spec.disaggregated:
         require_collectives(cluster)  # a one-GPU instance runs none
     if spec.gpus > cluster.ranks:
@@ -367,17 +369,26 @@ def infer(
         on_nodes = "a node" if group_nodes == 1 else f"the {group_nodes} nodes of one TP group"
         if nics is not None and nics > per_node * group_nodes:
             raise WorkloadError(
-                f"{{kv_nics}} {nics} is more than the {per_node * group_nodes} NICs of " + on_nodes,
+                f"{{kv_nics}} {nics} is more than the {plural(per_node * group_nodes, 'NIC')} of "
+                + on_nodes,
                 field="kv_nics",
             )
         if nics is None:
             nics = _default_kv_nics(cluster, spec.tp)
             where = "on a node" if group_nodes == 1 else f"on its {group_nodes} nodes"
-            whose = (
-                f"the NICs of the {_gpus(spec.tp)} of one TP group {where}"
-                if spec.tp > 1
-                else f"one GPU's share of its node's {per_node} NIC{'s' if per_node != 1 else ''}"
-            )
+            share = per_node * spec.tp / cluster.gpus_per_node
+            if share < 1:
+                # rounded up to a whole NIC: one request's cache at a time (a review: 'one GPU's
+                # share of 4 NICs' where 8 GPUs share them named a share it does not price)
+                owner = "one GPU's" if spec.tp == 1 else f"the {spec.tp} GPUs'"
+                whose = (
+                    f"a whole one, more than {owner} share of the node's "
+                    f"{plural(per_node, 'NIC')} among {cluster.gpus_per_node} GPUs ({share:g})"
+                )
+            elif spec.tp > 1:
+                whose = f"the NICs of the {_gpus(spec.tp)} of one TP group {where}"
+            else:
+                whose = f"one GPU's share of its node's {plural(per_node, 'NIC')}"
             notes.append(
                 f"the KV transfer uses {nics} NIC{'s' if nics != 1 else ''}: {whose} "
                 "({kv_nics} to change)"

@@ -27,8 +27,9 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import ConfigDict, Field, ValidationError
 
+from ibcalc.booleans import NoBoolNumbers
 from ibcalc.catalogue.load import suggest
 from ibcalc.errors import UnknownNameError, WorkloadError
 from ibcalc.units import (
@@ -56,10 +57,11 @@ _FORMATS: tuple[tuple[str, Callable[[float], str]], ...] = (
 )
 
 
-class CheckedSpec(BaseModel):
+class CheckedSpec(NoBoolNumbers):
     """A workload input model whose bad values raise :class:`~ibcalc.errors.WorkloadError`
     naming the field (``{field}``, which the CLI turns into its flag), not pydantic's
-    ``ValidationError``: the first problem, with the value given."""
+    ``ValidationError``: the first problem, with the value given. True/false is no number
+    (tp=True had meant tp 1: a review)."""
 
     def __init__(self, **data: Any) -> None:
         try:
@@ -93,9 +95,9 @@ class CheckedSpec(BaseModel):
                         raise WorkloadError(
                             f"{name} {given}: must be {words} {limit}", field=field
                         ) from None
-            raise WorkloadError(
-                f"{name} {value!r}{unit}: {error['msg'].lower()}{unit}", field=field
-            ) from None
+            # a validator's own words without pydantic's 'Value error, ' before them
+            msg = error["msg"].removeprefix("Value error, ").lower()
+            raise WorkloadError(f"{name} {value!r}{unit}: {msg}{unit}", field=field) from None
 
 
 def _plain(value: float) -> str:

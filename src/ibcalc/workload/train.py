@@ -741,13 +741,25 @@ def _train_step_in(
     forwards = 2 if spec.recompute is Recompute.FULL else 1
 
     forward_s, backward_s = _compute(spec, seq=seq, m=m, notes=b.notes)
-    if spec.tflops is not None and cluster.system is not None:
-        peak = cluster.system.gpu_peak_tflops
-        if peak is not None:
-            fp8 = spec.act_dtype.bytes < 2 and cluster.system.gpu_arch in FP8_ARCHS
+    if spec.tflops is not None:
+        system = cluster.system
+        peak = system.gpu_peak_tflops if system is not None else None
+        if system is not None and peak is not None:
+            fp8 = spec.act_dtype.is_fp8 and system.gpu_arch in FP8_ARCHS
             full = spec.recompute is Recompute.FULL
-            said = _against_peak(spec.tflops, peak, cluster.system.id, fp8=fp8, recompute=full)
+            said = _against_peak(spec.tflops, peak, system.id, fp8=fp8, recompute=full)
             (b.warnings if said[0] else b.notes).append(said[1])
+        else:
+            # said as the memory fit is (a review: 4,000 TFLOP/s on an H20 had passed silently)
+            b.notes.append(
+                "{tflops} not judged against a GPU peak: "
+                + (
+                    f"{system.id} states none"
+                    if system is not None
+                    else "no system preset states the GPUs' peak"
+                )
+                + " (a --catalogue file's gpu_peak_tflops gives one)"
+            )
     tp = _Group("tp", par.tp, 1)
     if par.tp > 1:
         # the innermost group first: when its groups straddle the domains, it is the one to name
@@ -1096,6 +1108,10 @@ def _compute(
     return None, None
 
 
+#: How far above a catalogue peak --tflops may be before it is called faster than the GPU: the
+#: catalogue rounds vendors' figures (NVIDIA's 989.4 TFLOPS for the H100 SXM is 989 there)
+PEAK_ROUNDING = 0.005
+
 #: GPU architectures with fp8 tensor cores, which run fp8 matmuls at twice the 16-bit rate
 #: (Ada, Hopper and Blackwell; CDNA 3 and 4); Ampere and older have none
 FP8_ARCHS = frozenset({"ada", "hopper", "blackwell", "cdna3", "cdna4"})
@@ -1113,16 +1129,19 @@ def _against_peak(
     (Llama 3: 38-43 % on H100, arXiv:2407.21783 table 4); with full recompute the rate covers
     8/6 of the model's FLOPs, so the share is the hardware utilisation and the MFU 6/8 of it."""
     share = tflops / peak
-    limit = 2 * peak if fp8 else peak
+    limit = (2 if fp8 else 1) * peak * (1 + PEAK_ROUNDING)
+    rate = f"{tflops:,.0f}" if tflops >= 1e4 else f"{tflops:g}"
     if tflops > limit:
-        times = f"{share:.2f}x" if share < 10 else f"{share:.0f}x"
+        times = f"{share:.2f}x" if share < 10 else f"{share:,.0f}x"
         return True, (
-            f"{{tflops}} {tflops:g} TFLOP/s per GPU is faster than {system}'s GPUs run: "
+            f"{{tflops}} {rate} TFLOP/s per GPU is faster than {system}'s GPUs run: "
             f"{times} their peak, {peak:g} TFLOP/s dense 16-bit"
             + (" (fp8 matmuls run at up to twice it)" if fp8 else "")
         )
-    if share > 1:
+    if share > 1 + PEAK_ROUNDING:
         why = "fp8 matmuls run at up to twice it"
+    elif share < 0.01:
+        why = "its MFU; under 1 %: is the rate in TFLOP/s?"
     elif recompute:
         why = (
             "its hardware FLOPs utilisation: with full recompute the model FLOPs are 6/8 of "
@@ -1131,7 +1150,7 @@ def _against_peak(
     else:
         why = "its MFU"
     against = f"{system}'s GPU peak, {peak:g} TFLOP/s dense 16-bit"
-    return False, f"{{tflops}} {tflops:g} TFLOP/s per GPU is {share:.0%} of {against} ({why})"
+    return False, f"{{tflops}} {rate} TFLOP/s per GPU is {share:.0%} of {against} ({why})"
 
 
 @functools.lru_cache(maxsize=256)

@@ -1,0 +1,58 @@
+"""True/false values told apart from numbers.
+
+Python's ``bool`` is an ``int``, so pydantic reads ``True`` as the count 1 and ``1.0`` as a
+rate; a YAML ``true`` written where a number belongs, or ``nodes=True`` in a script, would be
+priced as 1 without a word. :func:`refuse_bool_number` is the before-validator the input
+models share: a field that takes no true/false refuses one, and a true/false field takes
+numpy's ``bool_`` as Python's own.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from typing import Any
+
+from pydantic import BaseModel, ValidationInfo, field_validator
+
+__all__ = ["NoBoolNumbers", "is_boolean", "refuse_bool_number", "takes_bool"]
+
+
+def is_boolean(value: object) -> bool:
+    """``True``/``False``, or numpy's ``bool_`` (read by its dtype: numpy is not imported)."""
+    if isinstance(value, bool):
+        return True
+    dtype = getattr(value, "dtype", None)
+    return getattr(dtype, "kind", None) == "b" and getattr(value, "ndim", 1) == 0
+
+
+def takes_bool(annotation: object) -> bool:
+    """Whether a field's annotation admits ``bool`` (``bool``, ``bool | None``, StrictBool)."""
+    if annotation is bool:
+        return True
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return takes_bool(typing.get_args(annotation)[0])
+    if origin in (typing.Union, types.UnionType):
+        return any(takes_bool(arg) for arg in typing.get_args(annotation))
+    return False
+
+
+def refuse_bool_number(model: type[BaseModel], value: Any, info: ValidationInfo) -> Any:
+    """A field's value checked for true/false: refused where the field takes none ("is
+    true/false, not a number"), numpy's ``bool_`` made a ``bool`` where it takes one."""
+    if not is_boolean(value) or info.field_name is None:
+        return value
+    field = model.model_fields.get(info.field_name)
+    if field is not None and takes_bool(field.annotation):
+        return bool(value)
+    raise ValueError("is true/false, not a number")
+
+
+class NoBoolNumbers(BaseModel):
+    """A model whose fields that take no true/false refuse one (:func:`refuse_bool_number`)."""
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_bool_number(cls, value: Any, info: ValidationInfo) -> Any:
+        return refuse_bool_number(cls, value, info)
