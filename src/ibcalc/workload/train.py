@@ -1058,7 +1058,8 @@ def _compute(
     if spec.tflops is not None:
         tokens = spec.micro_batch * seq * m
         attention = model.attention_flops_per_token(seq)
-        per_token = FLOPS_PER_PARAM_TOKEN * model.matmul_params + (attention or 0.0)
+        matmul = model.matmul_params  # once: a layout search asks for thousands of layouts
+        per_token = FLOPS_PER_PARAM_TOKEN * matmul + (attention or 0.0)
         # 1F1B runs at the pace of its busiest stage: with layers that do not split evenly,
         # ceil(layers / pp) of them, not the average (80 over 36 stages: 3, not 2.2)
         share_text = "/ (tp x pp x cp)"
@@ -1074,8 +1075,8 @@ def _compute(
         total = flops / (spec.tflops * 1e12)
         forward = total / (1 + BACKWARD_OVER_FORWARD)
         backward = total - forward + (forward if full else 0.0)
-        params_part = f"6 x {_about(model.matmul_params)} params"
-        if model.matmul_params < model.flops_params:
+        params_part = f"6 x {_about(matmul)} params"
+        if matmul < model.flops_params:
             params_part += (
                 f" ({_about(model.flops_params)} less the {_about(model.embedding_params)} "
                 "input embedding, a lookup)"
