@@ -26,27 +26,38 @@ def is_boolean(value: object) -> bool:
     return getattr(dtype, "kind", None) == "b" and getattr(value, "ndim", 1) == 0
 
 
-def takes_bool(annotation: object) -> bool:
-    """Whether a field's annotation admits ``bool`` (``bool``, ``bool | None``, StrictBool)."""
-    if annotation is bool:
+def _admits(annotation: object, kinds: tuple[type, ...]) -> bool:
+    """Whether a field's annotation admits one of ``kinds`` (through ``X | None`` and
+    ``Annotated``, as StrictBool and the catalogue's unit types are)."""
+    if annotation in kinds:
         return True
     origin = typing.get_origin(annotation)
     if origin is typing.Annotated:
-        return takes_bool(typing.get_args(annotation)[0])
+        return _admits(typing.get_args(annotation)[0], kinds)
     if origin in (typing.Union, types.UnionType):
-        return any(takes_bool(arg) for arg in typing.get_args(annotation))
+        return any(_admits(arg, kinds) for arg in typing.get_args(annotation))
     return False
 
 
+def takes_bool(annotation: object) -> bool:
+    """Whether a field's annotation admits ``bool`` (``bool``, ``bool | None``, StrictBool)."""
+    return _admits(annotation, (bool,))
+
+
 def refuse_bool_number(model: type[BaseModel], value: Any, info: ValidationInfo) -> Any:
-    """A field's value checked for true/false: refused where the field takes none ("is
-    true/false, not a number"), numpy's ``bool_`` made a ``bool`` where it takes one."""
+    """A field's value checked for true/false: refused where the field takes a number and no
+    true/false ("is true/false, not a number"), numpy's ``bool_`` made a ``bool`` where it takes
+    one; elsewhere (a text field) left to the field's own check."""
     if not is_boolean(value) or info.field_name is None:
         return value
     field = model.model_fields.get(info.field_name)
-    if field is not None and takes_bool(field.annotation):
+    if field is None:
+        return value
+    if takes_bool(field.annotation):
         return bool(value)
-    raise ValueError("is true/false, not a number")
+    if _admits(field.annotation, (int, float)):
+        raise ValueError("is true/false, not a number")
+    return value
 
 
 class NoBoolNumbers(BaseModel):

@@ -690,6 +690,8 @@ def test_cluster_errors_name_the_field(spec: dict[str, object], field: str, mess
             "wan_latency_s True is true/false, not a number",
         ),
         ({"sharp": "yes"}, "sharp", "sharp 'yes' must be true or false"),
+        # a text field keeps its own words: true is no text, and no number was asked for
+        ({"system": True}, "system", "system True: input should be a valid string"),
         ({"nvls": 0}, "nvls", "nvls 0 must be true or false"),
     ],
 )
