@@ -938,5 +938,7 @@ def test_nccls_own_algorithm_names_are_taken(builtin_catalogue: Catalogue) -> No
     ):
         assert by_name("allreduce", name)[1] is member
     # separators only in NCCL's names: 'r_i_n_g' had been taken as ring (a review)
-    with pytest.raises(UnknownNameError):
-        by_name("allreduce", "r_i_n_g")
+    for junk in ("r_i_n_g", "n_v_l_s_t_r_e_e"):
+        with pytest.raises(UnknownNameError):
+            by_name("allreduce", junk)
+    assert by_name("allreduce", "nvls-tree")[1] is Algorithm.NVLS_TREE

@@ -83,12 +83,16 @@ def parse_dtype(dtype: DType | str) -> DType:
         raise UnitError(f"unknown dtype {shown(dtype)} ({hint})") from None
 
 
-#: NCCL's algorithm names (``NCCL_ALGO``, any case, with or without '_' or '-') that are not
-#: spelled as ibcalc's, lower case without separators
+#: NCCL's algorithm names (``NCCL_ALGO``, any case) that are not spelled as ibcalc's, with a
+#: separator between their words or none
 _NCCL_NAMES = {
-    "collnetdirect": Algorithm.COLLNET_DIRECT.value,
-    "collnetchain": Algorithm.COLLNET_CHAIN.value,
-    "nvlstree": Algorithm.NVLS_TREE.value,
+    f"{head}{sep}{tail}": algorithm.value
+    for head, tail, algorithm in (
+        ("collnet", "direct", Algorithm.COLLNET_DIRECT),
+        ("collnet", "chain", Algorithm.COLLNET_CHAIN),
+        ("nvls", "tree", Algorithm.NVLS_TREE),
+    )
+    for sep in ("", "_", "-")
 }
 
 
@@ -104,8 +108,8 @@ def _choice(
         # NCCL's own names too: CollnetDirect, collnet_chain, NVLS_TREE (CollnetDirect had been
         # refused where CollnetChain was taken: a library user's review)
         key = value.strip().lower()
-        # separators only in NCCL's names ('r_i_n_g' had been taken as ring)
-        key = _NCCL_NAMES.get(key.replace("_", "").replace("-", ""), key)
+        # separators only where NCCL's names have them ('r_i_n_g' had been taken as ring)
+        key = _NCCL_NAMES.get(key, key)
         for member in kind:
             if member.value.lower() == key:
                 return member

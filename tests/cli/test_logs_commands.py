@@ -1854,3 +1854,19 @@ def test_calibrate_lists_a_designs_values_as_the_designs(tmp_path: Path) -> None
     # the same refusal for the flag names the flag
     code, _, err = run("calibrate", str(log), "--system", "aws-p5")
     assert err.strip().endswith("re-run without --system, or with --system dgx-a100")
+
+
+def test_a_designs_values_are_listed_in_a_fixed_order() -> None:
+    """The [design] lines had come in an order that changed from run to run (a set's); they
+    follow ClusterSpec's fields now."""
+    from ibcalc.cluster.spec import ClusterSpec
+
+    design = Path(__file__).resolve().parents[2] / "examples" / "roce-400g-2to1.yaml"
+    log = SWEEPS / "06_allreduce_2node_16xH100_efa.txt"
+    code, out, _ = run("nccl-check", str(log), "--design", str(design), "--format", "json")
+    assert code == 0
+    (check,) = json.loads(out)["runs"]
+    fields = [a["field"] for a in check["assumptions"] if a["source"] == "design"]
+    order = list(ClusterSpec.model_fields)
+    assert len(fields) >= 4
+    assert fields == sorted(fields, key=order.index)

@@ -1058,6 +1058,23 @@ def test_one_kv_sender_is_not_said_to_send_at_the_same_time() -> None:
     assert "one GPU ships it through 1 x ndr (1 NIC)" in notes
     assert "at the same time" not in notes
     # 8 GPUs share a p4d's 4 NICs: the one used is a whole NIC, more than a GPU's 4 / 8 share
+    # 6 NICs among 8 GPUs give tp 2 a share of 1.5, rounded down to 1 whole NIC
+    six = _json(
+        "infer",
+        "--model",
+        "llama3-8b",
+        "--system",
+        "dgx-h100",
+        "--disaggregated",
+        "--tp",
+        "2",
+        "--nics-per-node",
+        "6",
+    )
+    assert (
+        "the KV transfer uses 1 NIC: the 2 GPUs' share of the node's 6 NICs among 8 GPUs (1.5), "
+        "rounded down to whole NICs (--kv-nics to change)"
+    ) in six["assumptions"]
     p4d = _json("infer", "--model", "llama3-8b", "--system", "aws-p4d", "--disaggregated")
     assert (
         "the KV transfer uses 1 NIC: a whole one, more than one GPU's share of the node's 4 NICs "

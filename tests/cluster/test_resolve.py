@@ -981,9 +981,10 @@ def test_a_domain_of_one_gpu_nodes_has_its_scale_up_link(tmp_path: Path) -> None
     assert cluster.topology.domains == 1
     est = estimate_on(cluster, "allreduce", 2**30)
     assert est.best.bottleneck.startswith("scale-up: nvlink4")
-    from ibcalc.render.words import links_words
+    from ibcalc.render.words import LINK_KEYS, links_words
 
-    words = links_words(
-        gpus_per_node=1, intra="nvlink4", nodes=2, domains=1, inter="ndr", sites=1, wan=None
-    )
-    assert words == "nvlink4 inside"
+    assert links_words(**{key: getattr(est, key) for key in LINK_KEYS}) == "nvlink4 inside"
+    # a DGX H100 resized to one GPU a node keeps no NVLink domain: no scale-up link is named
+    # (the first cut of this fix had read the preset's domain there: a review)
+    resized = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", gpus_per_node=1, nodes=4))
+    assert resized.intra is None

@@ -883,7 +883,10 @@ def test_tflops_is_judged_against_the_gpus_peak(builtin_catalogue: Catalogue) ->
     assert not [w for w in exact.warnings if "peak" in w]
     # a rate under 1 % of the peak asks about the unit; a large one prints with separators
     tiny = _run(builtin_catalogue, h100, tp=8, dp=16, tflops=0.001).assumptions
-    assert any(n.endswith("(its MFU; under 1 %: is the rate in TFLOP/s?)") for n in tiny)
+    assert any(n.endswith("(under 1 %: is the rate in TFLOP/s?)") for n in tiny)
+    # two decimals under 1 %: 9 / 989 = 0.91 %, not '1% ... under 1 %' (a review)
+    nine = _run(builtin_catalogue, h100, tp=8, dp=16, tflops=9).assumptions
+    assert any("is 0.91% of dgx-h100's GPU peak" in n for n in nine)
     huge = _run(builtin_catalogue, h100, tp=8, dp=16, tflops=1e6).warnings
     assert any(w.startswith("{tflops} 1,000,000 TFLOP/s per GPU is faster") for w in huge)
     # no figure for the generic PCIe node: said, as the memory fit is (a review: 4,000 on an

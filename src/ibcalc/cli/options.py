@@ -767,8 +767,9 @@ def design_origins(
     # fabric section had been listed as stating 'oversubscription = 1.0' (a review)
     fields = [
         f
-        for f in spec.model_fields_set
-        if f != "nodes"
+        for f in type(spec).model_fields  # declaration order: a set's changed from run to run
+        if f in spec.model_fields_set
+        and f != "nodes"
         and (f in _NODE_FIELDS or f in stated)
         and getattr(spec, f) is not None
         and f not in cluster.model_fields_set

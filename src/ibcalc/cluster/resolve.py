@@ -348,7 +348,10 @@ def resolve_cluster(
     intra: Link | None = None
     # a domain of one-GPU nodes (a GH200 NVL32-like preset) has a scale-up link all the same
     # (it had reached the domain's tier without one: an AssertionError, a review)
-    domain_size = spec.scale_up_domain or (system.scale_up_domain if system else 1)
+    # (a preset resized to one GPU a node keeps no domain of its own: -g 1 on a DGX)
+    domain_size = spec.scale_up_domain or (
+        system.scale_up_domain if system is not None and not resized else 1
+    )
     if gpus_per_node > 1 or domain_size > 1:
         intra_name = spec.intra or (system.intra if system else None) or "nvlink4"
         intra = find_link(catalogue, intra_name)

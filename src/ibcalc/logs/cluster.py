@@ -287,8 +287,8 @@ def infer_spec(
 def _given(flags: ClusterSpec | None) -> dict[str, Any]:
     if flags is None:
         return {}
-    data = flags.model_dump()
-    return {k: data[k] for k in flags.model_fields_set}
+    # in the spec's field order: a set's order had changed the listing from run to run
+    return {k: v for k, v in flags.model_dump().items() if k in flags.model_fields_set}
 
 
 def with_header_gpus_per_process(

@@ -385,6 +385,13 @@ def infer(
                     f"a whole one, more than {owner} share of the node's "
                     f"{plural(per_node, 'NIC')} among {cluster.gpus_per_node} GPUs ({share:g})"
                 )
+            elif share != int(share):
+                # 6 NICs among 8 GPUs: the 2 GPUs' 1.5 is rounded down to whole NICs (a review)
+                owner = "one GPU's" if spec.tp == 1 else f"the {spec.tp} GPUs'"
+                whose = (
+                    f"{owner} share of the node's {plural(per_node, 'NIC')} among "
+                    f"{cluster.gpus_per_node} GPUs ({share:g}), rounded down to whole NICs"
+                )
             elif spec.tp > 1:
                 whose = f"the NICs of the {_gpus(spec.tp)} of one TP group {where}"
             else:

@@ -754,11 +754,11 @@ def _train_step_in(
             b.notes.append(
                 "{tflops} not judged against a GPU peak: "
                 + (
-                    f"{system.id} states none"
+                    f"{system.id} states none (a --catalogue file's gpu_peak_tflops gives one)"
                     if system is not None
-                    else "no system preset states the GPUs' peak"
+                    else "no system preset states the GPUs' (a --system preset with "
+                    "gpu_peak_tflops, one of a --catalogue file for a node of your own)"
                 )
-                + " (a --catalogue file's gpu_peak_tflops gives one)"
             )
     tp = _Group("tp", par.tp, 1)
     if par.tp > 1:
@@ -1101,12 +1101,17 @@ def _compute(
             )
         notes.append(
             f"compute from {per_token_text} x {tokens} tokens per replica {share_text} at "
-            f"{spec.tflops:g} TFLOP/s per GPU"
+            f"{tflops_text(spec.tflops)} TFLOP/s per GPU"
             + (", x 8/6 (full recompute runs the forward again in the backward)" if full else "")
             + f" = {format_time(forward + backward)} per step ({why})"
         )
         return forward, backward
     return None, None
+
+
+def tflops_text(tflops: float) -> str:
+    """A TFLOP/s rate as typed, thousands separated from 10,000 up (1e+06 had been printed)."""
+    return f"{tflops:,.0f}" if tflops >= 1e4 else f"{tflops:g}"
 
 
 #: How far above a catalogue peak --tflops may be before it is called faster than the GPU: the
@@ -1131,7 +1136,7 @@ def _against_peak(
     8/6 of the model's FLOPs, so the share is the hardware utilisation and the MFU 6/8 of it."""
     share = tflops / peak
     limit = (2 if fp8 else 1) * peak * (1 + PEAK_ROUNDING)
-    rate = f"{tflops:,.0f}" if tflops >= 1e4 else f"{tflops:g}"
+    rate = tflops_text(tflops)
     if tflops > limit:
         times = f"{share:.2f}x" if share < 10 else f"{share:,.0f}x"
         return True, (
@@ -1142,7 +1147,7 @@ def _against_peak(
     if share > 1 + PEAK_ROUNDING:
         why = "fp8 matmuls run at up to twice it"
     elif share < 0.01:
-        why = "its MFU; under 1 %: is the rate in TFLOP/s?"
+        why = "under 1 %: is the rate in TFLOP/s?"
     elif recompute:
         why = (
             "its hardware FLOPs utilisation: with full recompute the model FLOPs are 6/8 of "
@@ -1151,7 +1156,9 @@ def _against_peak(
     else:
         why = "its MFU"
     against = f"{system}'s GPU peak, {peak:g} TFLOP/s dense 16-bit"
-    return False, f"{{tflops}} {rate} TFLOP/s per GPU is {share:.0%} of {against} ({why})"
+    # two decimals under 1 %: 9 TFLOP/s on an H100 had read '1% ... under 1 %'
+    part = f"{share:.0%}" if share >= 0.01 else f"{share:.2%}"
+    return False, f"{{tflops}} {rate} TFLOP/s per GPU is {part} of {against} ({why})"
 
 
 @functools.lru_cache(maxsize=256)
