@@ -897,6 +897,14 @@ def test_tflops_is_judged_against_the_gpus_peak(builtin_catalogue: Catalogue) ->
         "{tflops} not judged against a GPU peak: pcie-8gpu states none (a --catalogue file's "
         "gpu_peak_tflops gives one)"
     ) in plain.assumptions
+    built = ClusterSpec(gpus_per_node=8, intra="nvlink4", inter="ndr", nodes=4)
+    flags = _run(builtin_catalogue, built, tp=8, dp=4, tflops=400).assumptions
+    assert any(
+        n.startswith(
+            "{tflops} not judged against a GPU peak: no system preset states the GPUs' peak"
+        )
+        for n in flags
+    )
     # int8 activations are no fp8: no allowance on an H100 (1,400 is 1.42x)
     int8 = _run(builtin_catalogue, h100, tp=8, dp=16, tflops=1400, act_dtype=DType.INT8)
     assert any("1.42x their peak" in w for w in int8.warnings)

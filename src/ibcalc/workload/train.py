@@ -756,8 +756,8 @@ def _train_step_in(
                 + (
                     f"{system.id} states none (a --catalogue file's gpu_peak_tflops gives one)"
                     if system is not None
-                    else "no system preset states the GPUs' (a --system preset with "
-                    "gpu_peak_tflops, one of a --catalogue file for a node of your own)"
+                    else "no system preset states the GPUs' peak (give --system a preset "
+                    "that states one; a --catalogue file's for a node of your own)"
                 )
             )
     tp = _Group("tp", par.tp, 1)
@@ -1110,7 +1110,8 @@ def _compute(
 
 
 def tflops_text(tflops: float) -> str:
-    """A TFLOP/s rate as typed, thousands separated from 10,000 up (1e+06 had been printed)."""
+    """A TFLOP/s rate as typed below 10,000, whole and thousands separated from there up
+    (1e+06 had been printed)."""
     return f"{tflops:,.0f}" if tflops >= 1e4 else f"{tflops:g}"
 
 
