@@ -826,6 +826,9 @@ def _type_message(error: Any) -> str | None:
     """A clearer message for a value of the wrong type that YAML 1.1 would have converted."""
     what = _TYPE_ERRORS.get(error["type"])
     value = error.get("input")
+    if what == "true or false" and isinstance(value, int | float) and not isinstance(value, bool):
+        # 'nvls: 1' had read pydantic's 'Input should be a valid boolean'
+        return f"{_yaml_word(value)} is not {what}"
     if what is None or not isinstance(value, str):
         return None
     for pattern, hint in _YAML11_FORMS:

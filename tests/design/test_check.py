@@ -1486,3 +1486,16 @@ def test_no_leaf_group_is_claimed_where_the_fill_splits_a_node(
     assert split.cluster.spec.oversubscription == 2
     assert split.cluster.spec.leaf_group_nodes is None
     assert su.cluster.spec.leaf_group_nodes is not None
+
+
+def test_a_number_where_true_or_false_belongs_is_said_in_plain_words(
+    tmp_path: Path, builtin_catalogue: Catalogue
+) -> None:
+    """'nvls: 1' had read pydantic's 'Input should be a valid boolean'; it is said as the
+    file's other type errors are. A fractional count keeps its own words."""
+    problem = only_problem(
+        tmp_path, builtin_catalogue, "name: d\nnodes: 2\nsystem: dgx-h100\nnvls: 1\n"
+    )
+    assert str(problem).endswith("nvls: 1 is not true or false")
+    problem = only_problem(tmp_path, builtin_catalogue, "name: d\nnodes: 2.5\nsystem: dgx-h100\n")
+    assert str(problem).endswith("nodes: 2.5 is not a whole number")
