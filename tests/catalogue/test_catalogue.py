@@ -575,24 +575,26 @@ def test_presets_of_more_than_one_gpu_size_state_no_memory(builtin_catalogue: Ca
         assert systems[system_id].gpu_memory_bytes is None
 
 
+def _refused_at(tmp_path: Path, locate: Locate, text: str, key: str) -> str:
+    """The error a catalogue ``text`` is refused with, checked to point at ``key``'s line."""
+    path = _write(tmp_path, text)
+    error = str(_load_error(path))
+    line, col = locate(text, key)
+    assert error.startswith(f"{path}:{line}:{col}:")
+    return error
+
+
 def test_gpu_memory_needs_its_source_and_its_unit(tmp_path: Path, locate: Locate) -> None:
     """A system's GPU memory is a stated number: it needs its source, and a unit (80 alone
     could be GB or GiB, or a count)."""
-    text = _node('    gpu_memory: "80 GB"\n')
-    path = _write(tmp_path, text)
-    error = _load_error(path)
-    line, col = locate(text, "gpu_memory:")
-    assert str(error).startswith(f"{path}:{line}:{col}:")
-    assert "gpu_memory needs gpu_memory_source" in str(error)
+    error = _refused_at(tmp_path, locate, _node('    gpu_memory: "80 GB"\n'), "gpu_memory:")
+    assert "gpu_memory needs gpu_memory_source" in error
     text = _node("    gpu_memory: 80\n    gpu_memory_source: a datasheet\n")
     error = _load_error(_write(tmp_path, text))
     assert "has no unit: write 80GiB" in str(error)
     text = _node("    gpu_memory_source: a datasheet\n")
-    path = _write(tmp_path, text)
-    error = _load_error(path)
-    line, col = locate(text, "gpu_memory_source:")
-    assert str(error).startswith(f"{path}:{line}:{col}:")
-    assert "gpu_memory_source without gpu_memory" in str(error)
+    error = _refused_at(tmp_path, locate, text, "gpu_memory_source:")
+    assert "gpu_memory_source without gpu_memory" in error
     text = _node('    gpu_memory: "80 GiB"\n    gpu_memory_source: a datasheet\n')
     cat = load_catalogue(_write(tmp_path, text), use_env=False)
     assert _systems(cat)["my-node"].gpu_memory_bytes == 80 * 2**30
@@ -601,12 +603,8 @@ def test_gpu_memory_needs_its_source_and_its_unit(tmp_path: Path, locate: Locate
 def test_gpu_peak_needs_its_source(tmp_path: Path, locate: Locate) -> None:
     """A GPU's peak TFLOP/s is a stated number too: refused without its source (and a source
     without it), where it stands."""
-    text = _node("    gpu_peak_tflops: 989\n")
-    path = _write(tmp_path, text)
-    error = _load_error(path)
-    line, col = locate(text, "gpu_peak_tflops:")
-    assert str(error).startswith(f"{path}:{line}:{col}:")
-    assert "gpu_peak_tflops needs gpu_peak_source" in str(error)
+    error = _refused_at(tmp_path, locate, _node("    gpu_peak_tflops: 989\n"), "gpu_peak_tflops:")
+    assert "gpu_peak_tflops needs gpu_peak_source" in error
     text = _node("    gpu_peak_source: a datasheet\n")
     error = _load_error(_write(tmp_path, text))
     assert "gpu_peak_source without gpu_peak_tflops" in str(error)

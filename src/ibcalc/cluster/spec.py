@@ -14,7 +14,6 @@ from fractions import Fraction
 from typing import Annotated, Any
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
     ValidationError,
@@ -22,7 +21,7 @@ from pydantic import (
     field_validator,
 )
 
-from ibcalc.booleans import is_boolean, refuse_bool_number
+from ibcalc.booleans import NoBoolNumbers, is_boolean
 from ibcalc.engine.types import HostCpu
 from ibcalc.errors import ClusterError
 from ibcalc.textsafe import shown as echo
@@ -112,11 +111,11 @@ def parse_ratio(value: Any) -> float:
 
 Name = Annotated[str, Field(max_length=200)]
 
-#: The spec's on/off switches (:meth:`ClusterSpec._no_bool_number`)
+#: The spec's on/off switches (:meth:`ClusterSpec._switch`)
 _SWITCHES = ("sharp", "nvls")
 
 
-class ClusterSpec(BaseModel):
+class ClusterSpec(NoBoolNumbers):
     """A cluster as the user described it; ``None`` means "not given: assume, and say so".
 
     Constructing one with a value out of range raises :class:`~ibcalc.errors.ClusterError`
@@ -215,15 +214,15 @@ class ClusterSpec(BaseModel):
             raise ValueError(f"is empty; give a {what} name")
         return value
 
-    @field_validator("*", mode="before")
+    @field_validator(*_SWITCHES, mode="before")
     @classmethod
-    def _no_bool_number(cls, value: Any, info: ValidationInfo) -> Any:
-        """A number is not true/false (nodes=True had meant 1 node, wan_latency_s=True 1 s,
-        without a word), and a switch is nothing but true/false ('yes' and 'no' had been read
-        as switches: a library user's review); numpy's bool_ is a bool."""
-        if info.field_name in _SWITCHES and value is not None and not is_boolean(value):
+    def _switch(cls, value: Any) -> Any:
+        """A switch is nothing but true/false ('yes' and 'no' had been read as switches: a
+        library user's review); numpy's bool_ is a bool. A number is no true/false either
+        (nodes=True had meant 1 node, wan_latency_s=True 1 s: :class:`NoBoolNumbers`)."""
+        if value is not None and not is_boolean(value):
             raise ValueError("must be true or false")
-        return refuse_bool_number(cls, value, info)
+        return value
 
     @field_validator("oversubscription", mode="before")
     @classmethod

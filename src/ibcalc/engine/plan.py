@@ -354,9 +354,9 @@ class Plan:
         protocol: Protocol | None = None,
     ) -> tuple[Algorithm, Protocol, float] | None:
         """:meth:`choose` as a plain (algorithm, protocol, time) tuple, for throughput."""
-        pool = self._pools.get((algorithm, protocol))
+        pool = self._pools.get((algorithm, protocol))  # inline: pick is the hot path
         if pool is None:
-            pool = self._pools[(algorithm, protocol)] = self._pool(algorithm, protocol)
+            pool = self._pool(algorithm, protocol)
         best: _Entry | None = None
         best_time: float | None = None
         best_tuner = 0.0
@@ -415,19 +415,13 @@ class Plan:
             if picked is None:
                 return []
             chosen = picked[2]
-            pool = self._pools.get((None, None))
-            if pool is None:
-                pool = self._pools[(None, None)] = self._pool(None, None)
-            times = [self._time(entry, size_bytes) for entry in pool]
+            times = [self._time(entry, size_bytes) for entry in self._pool(None, None)]
             return [t for t in times if 0 <= t / chosen - 1 < within]
         last = self._last_pick
         if last is not None and last[0] == size_bytes and last[2] > last[1] * (1 + within):
             return []  # the last pick, at this size, had no runner-up that close
-        pool = self._pools.get((None, None))
-        if pool is None:
-            pool = self._pools[(None, None)] = self._pool(None, None)
         ranked: list[tuple[float, _Entry]] = []
-        for entry in pool:
+        for entry in self._pool(None, None):
             if entry.tuned:
                 tuner_time = self._tuned(entry, size_bytes)
             else:
@@ -442,7 +436,16 @@ class Plan:
         return [self._time(e, size_bytes) for t, e in ranked if t / best - 1 < within]
 
     def _pool(self, algorithm: Algorithm | None, protocol: Protocol | None) -> tuple[_Entry, ...]:
-        """The entries :meth:`choose` ranks for a forced ``algorithm`` and ``protocol``."""
+        """The entries :meth:`choose` ranks for a forced ``algorithm`` and ``protocol``, made
+        once per pair."""
+        pool = self._pools.get((algorithm, protocol))
+        if pool is None:
+            pool = self._pools[(algorithm, protocol)] = self._make_pool(algorithm, protocol)
+        return pool
+
+    def _make_pool(
+        self, algorithm: Algorithm | None, protocol: Protocol | None
+    ) -> tuple[_Entry, ...]:
         if algorithm is None:
             entries = [e for e in self._entries if e.algorithm in NCCL_ALGORITHMS]
         else:

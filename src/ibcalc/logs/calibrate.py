@@ -865,7 +865,7 @@ def calibrate(
     # table on every fitted value beside warnings on the written ones quoting other figures);
     # the rms line gives both
     fitted_fits = _run_fits(cases, base, fitted_after)
-    run_fits = written_fits = _run_fits(cases, base, after)
+    written_fits = _run_fits(cases, base, after)
     warnings = _mixed_clusters(cases, determined, masks, {p: fitted[p][2] for p in determined})
     if _rms(after) > _rms(base) * 1.001:  # worse by more than the third digit it prints
         warnings.append(
@@ -952,7 +952,7 @@ def calibrate(
         date=date,
         parameters=parameters,
         undetermined=undetermined,
-        runs=run_fits,
+        runs=written_fits,
         rows=len(base),
         rms_before=_rms(base),
         rms_after=_rms(fitted_after),
@@ -1794,12 +1794,17 @@ def _pm(p: FittedParameter) -> str:
     return f" ({p.uncertainty_reason})" if p.uncertainty_reason else ""
 
 
+def _logs_of(p: FittedParameter, inputs: Sequence[str]) -> Sequence[str]:
+    """The logs a fitted value is credited to: those whose rows it moves, else every input."""
+    return p.sources or inputs
+
+
 def _why(p: FittedParameter, inputs: Sequence[str], date: str) -> str:
     pm = _pm(p)
     bound = f"; {bound_text(p)}" if bound_text(p) else ""
     return (
         f"ibcalc calibrate {date}: {_fmt_value(p, p.value)}{pm}, least squares over "
-        f"{plural(p.rows, 'row')} of {', '.join(p.sources or inputs)} (was "
+        f"{plural(p.rows, 'row')} of {', '.join(_logs_of(p, inputs))} (was "
         f"{_fmt_value(p, p.before)}{bound})"
     )
 
@@ -1912,7 +1917,7 @@ def _link_entries(
             update[_ATTRIBUTES.get(p.field, p.field)] = float(f"{p.value:.6g}")
             update[f"{p.field}_source"] = _why(p, inputs, date)
         names = ", ".join(p.field for p in fitted)
-        logs = ", ".join(dict.fromkeys(s for p in fitted for s in (p.sources or inputs)))
+        logs = ", ".join(dict.fromkeys(s for p in fitted for s in _logs_of(p, inputs)))
         update["sources"] = [f"ibcalc calibrate {date} on {logs}", *link.sources]
         note = f"{names} calibrated to {logs} ({date})."
         update["notes"] = f"{note} {link.notes}" if link.notes else note
@@ -1934,7 +1939,7 @@ def _cost_entries(
         entries.setdefault(p.target, {})[p.field] = {
             "value": value,
             "derived_by": _DERIVED_BY,
-            "rows": f"{plural(p.rows, 'row')} of {', '.join(p.sources or inputs)} ({date}); "
+            "rows": f"{plural(p.rows, 'row')} of {', '.join(_logs_of(p, inputs))} ({date}); "
             f"fit {_fmt_value(p, p.value)}{pm}, was {_fmt_value(p, p.before)}",
         }
     return entries

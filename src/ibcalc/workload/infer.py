@@ -377,21 +377,15 @@ def infer(
             nics = _default_kv_nics(cluster, spec.tp)
             where = "on a node" if group_nodes == 1 else f"on its {group_nodes} nodes"
             share = per_node * spec.tp / cluster.gpus_per_node
+            owner = "one GPU's" if spec.tp == 1 else f"the {spec.tp} GPUs'"
+            of_node = f"the node's {plural(per_node, 'NIC')} among {cluster.gpus_per_node} GPUs"
             if share < 1:
                 # rounded up to a whole NIC: one request's cache at a time (a review: 'one GPU's
                 # share of 4 NICs' where 8 GPUs share them named a share it does not price)
-                owner = "one GPU's" if spec.tp == 1 else f"the {spec.tp} GPUs'"
-                whose = (
-                    f"a whole one, more than {owner} share of the node's "
-                    f"{plural(per_node, 'NIC')} among {cluster.gpus_per_node} GPUs ({share:g})"
-                )
+                whose = f"a whole one, more than {owner} share of {of_node} ({share:g})"
             elif share != int(share):
                 # 6 NICs among 8 GPUs: the 2 GPUs' 1.5 is rounded down to whole NICs (a review)
-                owner = "one GPU's" if spec.tp == 1 else f"the {spec.tp} GPUs'"
-                whose = (
-                    f"{owner} share of the node's {plural(per_node, 'NIC')} among "
-                    f"{cluster.gpus_per_node} GPUs ({share:g}), rounded down to whole NICs"
-                )
+                whose = f"{owner} share of {of_node} ({share:g}), rounded down to whole NICs"
             elif spec.tp > 1:
                 whose = f"the NICs of the {_gpus(spec.tp)} of one TP group {where}"
             else:
