@@ -15,6 +15,7 @@ model's expectation and its what-ifs), :mod:`ibcalc.logs.diagnose` and
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Mapping
 
@@ -86,9 +87,16 @@ def _ratio_note(run: Run, collective: Collective, ranks: int) -> str | None:
     if lo <= factor <= hi:
         return None
     # the rank count whose factor is nearest the rows' median ratio (2(n-1)/n crowds towards
-    # 2: several counts sit inside the rounding)
+    # 2: several counts sit inside the rounding): busbw factors are k(n-1)/n, so n = k/(k - r)
+    # for a ratio r, the two whole counts beside it compared (none for a factor that is 1
+    # whatever the count: broadcast, reduce, send/recv)
     middle = statistics.median(ratios)
-    fits = [n for n in range(2, 4097) if lo <= busbw_factor(collective, n) <= hi]
+    k = 2 * busbw_factor(collective, 2)
+    near: list[int] = []
+    if busbw_factor(collective, 3) != busbw_factor(collective, 2) and middle < k:
+        exact = k / (k - middle)
+        near = [n for n in {math.floor(exact), math.ceil(exact)} if n >= 2]
+    fits = [n for n in near if lo <= busbw_factor(collective, n) <= hi]
     implied = min(fits, key=lambda n: abs(busbw_factor(collective, n) - middle), default=None)
     said = f"; the rows are {collective.value} on {implied} ranks" if implied else ""
     return (
