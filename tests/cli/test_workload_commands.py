@@ -255,6 +255,25 @@ def test_train_compare_says_when_no_compute_is_given(compute: list[str], noted: 
     assert ("no compute time given" in result.output) is noted
 
 
+@pytest.mark.parametrize(
+    ("system", "tflops", "said"),
+    [
+        # 400 / 989 (the H100's dense 16-bit peak in the catalogue) = 40.4 %
+        ("dgx-h100", "400", "rate: --tflops 400 TFLOP/s per GPU is 40% of dgx-h100's GPU peak"),
+        ("hgx-h20", "100", "rate: --tflops not judged against a GPU peak: hgx-h20 states none"),
+    ],
+)
+def test_train_compare_judges_the_rate_once(system: str, tflops: str, said: str) -> None:
+    # the rate against the GPU's peak holds for every layout: the table had dropped what a
+    # single layout says (a rate past the peak stays each row's warning)
+    args = ["train", "--model", "llama3-8b", "--nodes", "2", "--system", system, "--compare"]
+    result = runner.invoke(APP, [*args, "--tflops", tflops], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert result.output.count(said) == 1
+    data = _json(*args, "--tflops", tflops)
+    assert data["rate_note"].startswith(said.removeprefix("rate: "))
+
+
 def test_infer_json() -> None:
     data = _json(
         "infer",

@@ -212,6 +212,7 @@ def compare_dict(
         "ranked_by": "step_s" if results and results[0].totals.step_s is not None else "exposed_s",
         "skipped": named_notes(skipped, _searched(names)),
         "memory_capacity_bytes": results[0].memory.capacity_bytes if results else None,
+        "rate_note": next(iter(_rate_notes(results[0], names)), None) if results else None,
         "note": "every layout runs the same global batch (sequences per step); ranked by step "
         "time when the compute is known, else by exposed communication; layouts out of the "
         "GPUs' memory rank after every other",
@@ -597,6 +598,10 @@ def render_compare(
             legend += [f"OOM: out of memory; tight: over {_TIGHT_PERCENT} of the GPU's memory"]
             console.print(Text("notes:", style="bold"))
             console.print(bullets(legend))
+        # the rate against the GPU's peak (an MFU, or 'not judged') holds for every layout:
+        # said once (the table had dropped it; a rate past the peak is each row's warning)
+        for note in _rate_notes(first, names):
+            console.print(prose(note, "rate:"))
         if first.totals.step_s is None:
             console.print(
                 prose(
@@ -609,6 +614,12 @@ def render_compare(
     if skipped:
         console.print(Text("skipped:", style="bold"))
         console.print(bullets(named_notes(skipped, _searched(names))))
+
+
+def _rate_notes(result: TrainResult, names: Mapping[str, str]) -> list[str]:
+    """What ``--tflops`` was judged against (an MFU, or "not judged"), the same for every
+    layout of a search: the layouts' table and JSON say it once."""
+    return named_notes([a for a in result.assumptions if a.startswith("{tflops}")], names)
 
 
 #: The share past which a layout is "tight", as the page writes it: "90 %"
