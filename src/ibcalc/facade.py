@@ -85,7 +85,7 @@ def parse_dtype(dtype: DType | str) -> DType:
 
 #: NCCL's algorithm names (``NCCL_ALGO``, any case) that are not spelled as ibcalc's, with a
 #: separator between their words or none
-_NCCL_NAMES = {
+NCCL_ALGORITHM_NAMES = {
     f"{head}{sep}{tail}": algorithm.value
     for head, tail, algorithm in (
         ("collnet", "direct", Algorithm.COLLNET_DIRECT),
@@ -109,7 +109,7 @@ def _choice(
         # refused where CollnetChain was taken: a library user's review)
         key = value.strip().lower()
         # separators only where NCCL's names have them ('r_i_n_g' had been taken as ring)
-        key = _NCCL_NAMES.get(key, key)
+        key = NCCL_ALGORITHM_NAMES.get(key, key)
         for member in kind:
             if member.value.lower() == key:
                 return member

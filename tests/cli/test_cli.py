@@ -588,6 +588,17 @@ def test_with_one_of_algorithm_and_protocol_forced_nccl_picks_among_the_rest() -
     ) in rhd["assumptions"]
 
 
+@pytest.mark.parametrize(
+    ("given", "algorithm"),
+    [("CollnetDirect", "collnet"), ("collnet_chain", "collnetchain"), ("NVLS_TREE", "nvlstree")],
+)
+def test_algo_takes_nccls_own_names(given: str, algorithm: str) -> None:
+    # NCCL_ALGO's names, as the library takes them: CollnetDirect had been refused where
+    # CollnetChain was taken (its ibcalc name, collnetchain, differs only in case)
+    args = ("allreduce", "--size", "1GB", "--system", "dgx-h100", "-N", "4", "--sharp")
+    assert _json(*args, "--algo", given)["algorithm"] == algorithm
+
+
 def test_host_launches_are_compared_with_a_chains_spacing() -> None:
     """An LL broadcast chain on 16 x DGX H100, -g 8: operations overlap, one every 16.2 us, and
     the 33.6 us of launches set the pace; the bottleneck had said 'more than one operation's

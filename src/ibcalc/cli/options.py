@@ -28,6 +28,7 @@ from ibcalc.cluster.spec import MAX_GPUS_PER_NODE, MAX_WAN_LATENCY_S, ClusterSpe
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import HOST_CPUS, Algorithm, DType, Protocol
 from ibcalc.errors import ClusterError, IbcalcError
+from ibcalc.facade import NCCL_ALGORITHM_NAMES
 from ibcalc.render.console import Format
 from ibcalc.textsafe import shown
 from ibcalc.units import parse_distance, parse_time
@@ -40,7 +41,6 @@ __all__ = [
     "FORMAT_TABLE",
     "PROTO_AUTO",
     "SWEEP_TABLE",
-    "AlgoChoice",
     "AlgoOpt",
     "CatalogueOpt",
     "DesignOpt",
@@ -83,13 +83,11 @@ def choices(name: str, values: Iterable[str]) -> type[StrEnum]:
 # The choice enums are built from the library's own lists. mypy cannot see members of an enum
 # built at run time, so it is told only that each is a StrEnum.
 if TYPE_CHECKING:
-    AlgoChoice = StrEnum
     ProtoChoice = StrEnum
     OutputFormat = StrEnum
     SweepFormat = StrEnum
     HostCpu = StrEnum
 else:
-    AlgoChoice = choices("AlgoChoice", [AUTO, *Algorithm])
     ProtoChoice = choices("ProtoChoice", [AUTO, *Protocol])
     OutputFormat = choices("OutputFormat", [Format.TABLE, Format.JSON])
     SweepFormat = choices("SweepFormat", list(Format))
@@ -97,7 +95,7 @@ else:
 
 
 #: The defaults of those options (module-level: a default is evaluated once anyway).
-ALGO_AUTO = AlgoChoice(AUTO)
+ALGO_AUTO = AUTO
 PROTO_AUTO = ProtoChoice(AUTO)
 FORMAT_TABLE = OutputFormat(Format.TABLE)
 SWEEP_TABLE = SweepFormat(Format.TABLE)
@@ -557,9 +555,29 @@ FormatOpt = Annotated[
 SweepFormatOpt = Annotated[
     SweepFormat, typer.Option("--format", help="table, json or csv.", case_sensitive=False)
 ]
+
+
+def _algo(value: str) -> str:
+    """``--algo`` in any case, NCCL's own names too (``NCCL_ALGO=CollnetDirect``, which ibcalc
+    calls collnet), as the library takes them; the choices listed stay ibcalc's."""
+    key = value.strip().lower()
+    key = NCCL_ALGORITHM_NAMES.get(key, key)
+    names = [AUTO, *(a.value for a in Algorithm)]
+    if key in names:
+        return key
+    # said as typer says a choice it refuses (the CLI's boundary adds the closest name)
+    listed = ", ".join(repr(name) for name in names)
+    raise typer.BadParameter(f"{shown(value)} is not one of {listed}.")
+
+
 AlgoOpt = Annotated[
-    AlgoChoice,
-    typer.Option("--algo", help="Algorithm, or auto (NCCL-like choice).", case_sensitive=False),
+    str,
+    typer.Option(
+        "--algo",
+        help="Algorithm, or auto (NCCL-like choice); NCCL's names (CollnetDirect ...) too.",
+        parser=_algo,
+        metavar=f"<{'|'.join([AUTO, *(a.value for a in Algorithm)])}>",
+    ),
 ]
 ProtoOpt = Annotated[
     ProtoChoice, typer.Option("--proto", help="Protocol, or auto.", case_sensitive=False)
