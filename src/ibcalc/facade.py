@@ -32,6 +32,7 @@ from ibcalc.engine.plan import UNTUNED, Plan, dtype_allows, plan_for
 from ibcalc.engine.select import NCCL_ALGORITHMS, refuse, select_on
 from ibcalc.engine.types import (
     COST_PARAMETERS_NOTE,
+    NCCL_ALGORITHM_NAMES,
     Algorithm,
     Collective,
     Cost,
@@ -81,19 +82,6 @@ def parse_dtype(dtype: DType | str) -> DType:
         else:
             hint = f"use one of {', '.join(DType.names())}"
         raise UnitError(f"unknown dtype {shown(dtype)} ({hint})") from None
-
-
-#: NCCL's algorithm names (``NCCL_ALGO``, any case) that are not spelled as ibcalc's, with a
-#: separator between their words or none
-NCCL_ALGORITHM_NAMES = {
-    f"{head}{sep}{tail}": algorithm.value
-    for head, tail, algorithm in (
-        ("collnet", "direct", Algorithm.COLLNET_DIRECT),
-        ("collnet", "chain", Algorithm.COLLNET_CHAIN),
-        ("nvls", "tree", Algorithm.NVLS_TREE),
-    )
-    for sep in ("", "_", "-")
-}
 
 
 def _choice(

@@ -26,9 +26,8 @@ from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError
 from ibcalc.cluster.spec import MAX_GPUS_PER_NODE, MAX_WAN_LATENCY_S, ClusterSpec, parse_ratio
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.types import HOST_CPUS, Algorithm, DType, Protocol
+from ibcalc.engine.types import HOST_CPUS, NCCL_ALGORITHM_NAMES, Algorithm, DType, Protocol
 from ibcalc.errors import ClusterError, IbcalcError
-from ibcalc.facade import NCCL_ALGORITHM_NAMES
 from ibcalc.render.console import Format
 from ibcalc.textsafe import shown
 from ibcalc.units import parse_distance, parse_time

@@ -19,6 +19,7 @@ from ibcalc.errors import UnitError
 __all__ = [
     "COST_PARAMETERS_NOTE",
     "HOST_CPUS",
+    "NCCL_ALGORITHM_NAMES",
     "Algorithm",
     "Collective",
     "Cost",
@@ -128,6 +129,19 @@ class Algorithm(StrEnum):
     PAIRWISE = "pairwise"
     PXN = "pxn"
     P2P = "p2p"
+
+
+#: NCCL's algorithm names (``NCCL_ALGO``, any case) that are not spelled as ibcalc's, with a
+#: separator between their words or none
+NCCL_ALGORITHM_NAMES = {
+    f"{head}{sep}{tail}": algorithm.value
+    for head, tail, algorithm in (
+        ("collnet", "direct", Algorithm.COLLNET_DIRECT),
+        ("collnet", "chain", Algorithm.COLLNET_CHAIN),
+        ("nvls", "tree", Algorithm.NVLS_TREE),
+    )
+    for sep in ("", "_", "-")
+}
 
 
 #: Host CPU families, the one list of them: NCCL's per-step network overhead depends on the
