@@ -749,6 +749,19 @@ def test_suggestions_name_each_entry_once(builtin_catalogue: Catalogue) -> None:
     assert info.value.suggestions == ["ddn-ai400x2"]
 
 
+def test_nvmeof_target_is_four_derated_100g_ports(builtin_catalogue: Catalogue) -> None:
+    # the generic NVMe-oF target's 48.1 GB/s is port arithmetic stated in its source: four
+    # 100 GbE ports derated as the catalogue's roce-100g is (12.5 GB/s x its RDMA efficiency),
+    # the derating its clients' NICs take; re-derived here so a change to roce-100g shows
+    port = find_link(builtin_catalogue, "roce-100g")
+    assert port.per_direction_GBps == 100 / 8
+    target = find_storage(builtin_catalogue, "nvmeof-target")
+    assert target.aggregate_read_Bps is not None
+    assert target.aggregate_write_Bps is not None
+    four_ports_GBps = round(4 * port.achievable_GBps, 1)
+    assert target.aggregate_read_Bps / 1e9 == target.aggregate_write_Bps / 1e9 == four_ports_GBps
+
+
 def test_find_system_by_id_and_alias(builtin_catalogue: Catalogue) -> None:
     assert find_system(builtin_catalogue, "DGX-H100").id == "dgx-h100"
     assert find_system(builtin_catalogue, "hgx-h100").id == "dgx-h100"
