@@ -419,6 +419,32 @@ def test_a_gpu_name_picks_its_node(catalogue: Catalogue, name: str, system: str)
     assert {a.field: a.value for a in check.assumptions}["system"] == system
 
 
+_SWEEP_21 = "21_sendrecv_1node_8xH100_intranode.txt"
+_RANK_3 = (
+    "#  Rank  3 Group  0 Pid 4184743 on cnode3-002 device  3 [0000:61:00] NVIDIA H100 80GB HBM3"
+)
+
+
+def test_a_device_line_cut_by_another_ranks_output_is_completed(catalogue: Catalogue) -> None:
+    # sweep 21 (8 x H100 on cnode3-002) with its Rank 3 line cut after 'Pid 418474' by another
+    # rank's NCCL INFO line, its rest on the next: the line had been dropped, the list read as
+    # elided and the run checked as 2 nodes ('corrupt', 4x faster than one NIC; a review)
+    text = (SWEEPS / _SWEEP_21).read_text(encoding="utf-8")
+    assert text.count(_RANK_3) == 1
+    info = "cnode3-002:4184743:4184743 [3] NCCL INFO cudaDriverVersion 12090\n"
+    cut = text.replace(_RANK_3, _RANK_3.replace("Pid 4184743", "Pid 418474" + info + "3"))
+    run = parse_log(cut, source="cut.txt").runs[0]
+    assert (run.nodes, run.ranks_per_node, run.hosts) == (1, 8, ["cnode3-002"])
+    assert "device list line 9 was split by other output; completed from line 10" in run.notes
+    (check,) = check_log(parse_log(cut, source="cut.txt"), cut, catalogue=catalogue)
+    assert {a.field: a.value for a in check.assumptions}["nodes"] == 1
+    # with the line gone, the list is elided, not absent, as the note beside it says
+    gone = text.replace(_RANK_3 + "\n", "")
+    (check,) = check_log(parse_log(gone, source="gone.txt"), gone, catalogue=catalogue)
+    said = {a.field: a.evidence for a in check.assumptions}["gpus_per_node"]
+    assert "ranks per node not in the log (device list elided)" in said
+
+
 def test_verbs_on_a_preset_without_nics_takes_the_port_of_its_host_pcie(
     catalogue: Catalogue,
 ) -> None:

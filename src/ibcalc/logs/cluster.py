@@ -559,7 +559,7 @@ def infer_cluster(
         elif system_obj is not None:
             # a complete device list whose hosts hold different counts is not elided (it had
             # been said to be, beside a note listing them)
-            listed = "elided" if ranks else "absent"
+            listed = "elided" if ranks or run.devices_listed else "absent"
             why = (
                 "ranks per host differ in the device list"
                 if run.hosts and ranks

@@ -890,6 +890,7 @@ def build_run(facts: RunFacts, *, next_line: int | None = None) -> Run:
         ranks_per_node=rpn,
         nodes=nodes,
         hosts=hosts,
+        devices_listed=len(f.devices),
         gpus_per_process=b.gpus_per_process(),
         threads=f.threads,
         gpu_model=gpu,

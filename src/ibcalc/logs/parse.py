@@ -112,6 +112,8 @@ _RANK = re.compile(
     r"^#\s*Rank\s+(\d+)\s+(?:Group\s+\d+\s+)?Pid\s+(\d+)\s+on\s+(\S+)\s+device\s+\d+\s+"
     r"\[[^\]]*\]\s*(.*?)\s*$"
 )
+#: The start of a device-list line, whatever follows (one cut by other output)
+_RANK_START = re.compile(r"^#\s*Rank\s+\d+\s")
 _REDUCING_MAX = re.compile(r"^#\s*Reducing maxBytes to (\d+)")
 #: The note a run gets for nccl-tests' "Reducing maxBytes" line, and its reader
 #: (:func:`reduced_max_bytes`): the two stay together.
@@ -411,6 +413,9 @@ class _Reader:
         # a line of the open table holding only a row's first number or two: a row cut short
         # where the log ends there (:meth:`_row_fragment`); any later line clears it
         self.fragment: int | None = None
+        # a device-list line cut by another rank's output (its start, its line): completed
+        # from the next line (:meth:`_cut_rank`)
+        self.rank_head: tuple[str, int] | None = None
 
     # -- run boundaries -----------------------------------------------------------------------
     def _finish(self, next_line: int | None) -> None:
@@ -493,6 +498,12 @@ class _Reader:
         if not s:
             return
         self.fragment = None
+        if self.rank_head is not None and self._cut_rank(s, lineno):
+            return
+        if self.in_devices and _RANK_START.match(s) and not _RANK.match(s):
+            # (before the noise test: the other rank's NCCL INFO is in it)
+            self.rank_head = (s, lineno)
+            return
         if not s.startswith("#"):
             m = _SRUN_PREFIX.match(s)
             if m:
@@ -608,6 +619,26 @@ class _Reader:
             pending.command_tests_version = normalize_version(m.group(1))
         self.pending = pending
 
+    def _cut_rank(self, s: str, lineno: int) -> bool:
+        """Complete a device-list line that another rank's output cut (``#  Rank  3 Group  0
+        Pid 418474<host>:...: NCCL INFO ...``, its rest, ``3 on <host> device 3 [...] H100``,
+        on the next line) from ``s``, the line after it: the longest start of the cut line that
+        reads as a ``Rank`` line with ``s`` after it. One such line had been dropped, the list
+        called elided and its 7 ranks on one host taken for 2 nodes (a review)."""
+        head, head_line = self.rank_head or ("", 0)
+        self.rank_head = None
+        for cut in range(len(head), 0, -1):
+            m = _RANK.match(head[:cut] + s)
+            if m:
+                self._rank(m, head_line, end=lineno)
+                assert self.cur is not None
+                self.cur.notes.append(
+                    f"device list line {head_line} was split by other output; completed from "
+                    f"line {lineno}"
+                )
+                return True
+        return False
+
     def _hash_line(self, s: str, lineno: int) -> None:
         m = _RANK.match(s)
         if m:
@@ -714,7 +745,7 @@ class _Reader:
             else:
                 cur.step_bytes = int(sm.group(1)[:20])
 
-    def _rank(self, m: re.Match[str], lineno: int) -> None:
+    def _rank(self, m: re.Match[str], lineno: int, *, end: int | None = None) -> None:
         rank = int(m.group(1)[:9])
         cur = self.cur
         fresh = (
@@ -727,7 +758,7 @@ class _Reader:
         if fresh or self.stage < _STAGE_DEVICES:
             cur = self._open(lineno, _STAGE_DEVICES)
         assert cur is not None
-        cur.line_end = lineno
+        cur.line_end = lineno if end is None else end
         expected = len(cur.devices)
         if rank != expected:
             cur.devices_elided = True

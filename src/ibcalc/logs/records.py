@@ -91,6 +91,8 @@ class Run(BaseModel):
     ranks_per_node: int | None
     nodes: int | None
     hosts: list[str]
+    #: device-list lines read: an elided list has some and leaves ``hosts`` empty
+    devices_listed: int = 0
     gpus_per_process: int | None
     threads: int | None
     gpu_model: str | None
