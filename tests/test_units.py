@@ -20,12 +20,30 @@ from ibcalc.units import (
     format_ratio,
     format_size,
     format_time,
+    format_us,
     parse_bandwidth,
     parse_size,
     parse_time,
 )
 
 PIB = 2**50  # the documented upper limit of a size: 1 PiB
+
+
+@pytest.mark.parametrize(
+    ("value_us", "text"),
+    [
+        # sweep 21's 16 GiB row, 46779 us: ':.4g' had printed 4.678e+04
+        (46779.0, "46,779"),
+        (2497.1, "2497.1"),
+        (0.19, "0.19"),
+        (999_999_999.0, "999,999,999"),
+        # no operation takes 10^9 us (17 minutes): the exponent stays readable there
+        (1e30, "1e+30"),
+    ],
+)
+def test_format_us_prints_times_as_nccl_tests_does(value_us: float, text: str) -> None:
+    assert format_us(value_us) == text
+
 
 # (suffix, bytes per unit) from the SI and IEC definitions
 DECIMAL_UNITS = [("B", 1), ("KB", 10**3), ("MB", 10**6), ("GB", 10**9), ("TB", 10**12)]

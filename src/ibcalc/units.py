@@ -39,6 +39,7 @@ __all__ = [
     "format_ratio",
     "format_size",
     "format_time",
+    "format_us",
     "gbps_from_Bps",
     "parse_bandwidth",
     "parse_count",
@@ -406,6 +407,16 @@ def format_bandwidth(bw_Bps: float) -> str:
         return f"{format_number(bw_Bps / MB)} MB/s"
     # below 1 MB/s in kB/s (a 1 kB/s target had read ">= 0.001 MB/s")
     return f"{format_number(bw_Bps / 1e3)} kB/s"
+
+
+def format_us(value_us: float) -> str:
+    """A time in microseconds as nccl-tests prints it: whole and thousands-separated from
+    10,000 us (``46,779``), else up to six significant digits (``2497.1``); ``:g`` had printed
+    a 16 GiB row's time as ``4.678e+04``. With an exponent from 10^9 us (17 minutes: no
+    operation's time, and ``1e+30`` reads better than 31 digits)."""
+    if 1e4 <= abs(value_us) < 1e9:
+        return f"{value_us:,.0f}"
+    return f"{value_us:g}"
 
 
 def format_number(value: float) -> str:

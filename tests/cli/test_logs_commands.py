@@ -1690,6 +1690,8 @@ def test_rows_too_fast_for_a_nic_count_below_the_logs_name_the_flag() -> None:
     (check,) = json.loads(out)["runs"]
     assert check["verdict"] == "corrupt"
     (found,) = [f for f in check["findings"] if f["kind"] == "implausible_timing"]
+    # the 8 GiB row's 76968 us as the table prints it (':.4g' had printed 7.697e+04)
+    assert found["evidence"][0].startswith("8 GiB: 76,968 us, busbw 97.7 GB/s against")
     assert found["evidence"][-1] == (
         "the log shows 4 NICs per node (channels over 4 network devices, first at line 186) "
         "where the expectation has 1: check --nics-per-node"

@@ -94,7 +94,7 @@ from ibcalc.logs.results import (
     eff_pct,
     implausibly_fast,
 )
-from ibcalc.units import NS_BELOW_S, plural
+from ibcalc.units import NS_BELOW_S, format_us, plural
 
 __all__ = [
     "SIGNIFICANT_ERRORS",
@@ -1781,7 +1781,7 @@ def _fmt_value(p: FittedParameter, value: float) -> str:
     if p.unit == "s":
         if 0 < abs(value) < NS_BELOW_S:  # in ns as format_time prints
             return f"{value * 1e9:.4g} ns"
-        return f"{value * 1e6:.4g} us"
+        return f"{format_us(float(f'{value * 1e6:.4g}'))} us"
     if p.unit == "B/s":
         return f"{value / 1e9:.4g} GB/s"
     return f"{value:.4g}"

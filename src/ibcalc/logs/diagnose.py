@@ -53,7 +53,7 @@ from ibcalc.logs.results import (
     pct,
     size_span,
 )
-from ibcalc.units import GB, MiB, format_bandwidth, plural
+from ibcalc.units import GB, MiB, format_bandwidth, format_us, plural
 
 __all__ = [
     "DROP_FRACTION",
@@ -244,7 +244,7 @@ def _implausible(ctx: RunContext) -> list[Finding]:
         return []
     worst = max(fast, key=lambda r: r.efficiency)
     evidence = [
-        f"{fmt_size(worst.size_bytes)}: {worst.measured_time_us:.4g} us, busbw "
+        f"{fmt_size(worst.size_bytes)}: {format_us(worst.measured_time_us)} us, busbw "
         f"{format_bandwidth(worst.measured_busbw_GBps * GB)} against "
         f"{format_bandwidth(worst.expected_busbw_GBps * GB)} expected "
         f"({worst.efficiency:.3g}x; line {worst.line})",
@@ -497,8 +497,8 @@ def _erratic(ctx: RunContext) -> list[Finding]:
             and r.measured_time_us >= MIN_PLAUSIBLE_TIME_US
         ]
         evidence = [
-            f"{fmt_size(r.size_bytes)}: {r.measured_time_us:g} us out-of-place, "
-            f"{r.inplace_time_us:g} us in-place (line {r.line})"
+            f"{fmt_size(r.size_bytes)}: {format_us(r.measured_time_us)} us out-of-place, "
+            f"{format_us(r.inplace_time_us)} us in-place (line {r.line})"
             for r in apart[:_LISTED]
         ]
         if len(apart) > _LISTED:

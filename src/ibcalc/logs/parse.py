@@ -59,7 +59,7 @@ from ibcalc.logs.infer import (
 from ibcalc.logs.jsonfmt import parse_json
 from ibcalc.logs.records import ParsedLog, Row, Run, Timing
 from ibcalc.textsafe import printable
-from ibcalc.units import format_size, plural
+from ibcalc.units import format_size, format_us, plural
 
 __all__ = [
     "MAX_LOG_BYTES",
@@ -903,15 +903,15 @@ class _Reader:
         if oop_us > 0 and row.size_bytes / (oop_us * 1e-6) > MAX_PLAUSIBLE_Bps:
             cur.unmeasured.append((row.size_bytes, lineno))
             cur.notes.append(
-                f"row at line {lineno}: {row.size_bytes} B in {oop_us:g} us out of place is "
-                f"faster than {MAX_PLAUSIBLE_Bps / 1e15:g} PB/s, not a measurement; dropped"
+                f"row at line {lineno}: {row.size_bytes} B in {format_us(oop_us)} us out of "
+                f"place is faster than {MAX_PLAUSIBLE_Bps / 1e15:g} PB/s, not a measurement; dropped"
             )
             return
         if oop_us > MAX_PLAUSIBLE_TIME_US:
             cur.unmeasured.append((row.size_bytes, lineno))
             cur.notes.append(
-                f"row at line {lineno}: {oop_us:g} us out of place is longer than "
-                f"{MAX_PLAUSIBLE_TIME_US:g} us (2.8 hours) per operation, not a measurement; "
+                f"row at line {lineno}: {format_us(oop_us)} us out of place is longer than "
+                f"{format_us(MAX_PLAUSIBLE_TIME_US)} us (2.8 hours) per operation, not a measurement; "
                 "dropped"
             )
             return
