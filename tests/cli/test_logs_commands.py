@@ -1698,6 +1698,22 @@ def test_rows_too_fast_for_a_nic_count_below_the_logs_name_the_flag() -> None:
     )
 
 
+def test_a_what_if_that_moves_no_time_is_not_listed(tmp_path: Path) -> None:
+    """Sweep 10 (2 x 4 H100 on Snellius, PCIe Gen5 hosts, NDR200 NICs) cut after its 512 MiB
+    row: the network finding had listed 're-run with host_pcie=pcie4: 139.4 GB/s (does not
+    fit)', the expectation's own figure: a Gen4 x16 slot carries an NDR200 NIC's 24.4 GB/s, so
+    that re-run moves no time and tests nothing. Gen3 (half Gen4's rate) binds and is listed."""
+    lines = (SWEEPS / "10_allreduce_2node_8xH100_ib.txt").read_text().splitlines(keepends=True)
+    cut = tmp_path / "cut.txt"
+    cut.write_text("".join(lines[:404]) + lines[404][:60] + "\n")
+    code, out, _ = run("nccl-check", str(cut), "--format", "json")
+    assert code == 0
+    (check,) = json.loads(out)["runs"]
+    (found,) = [f for f in check["findings"] if f["kind"] == "low_bandwidth"]
+    reruns = [e.split(":")[0] for e in found["evidence"] if e.startswith("re-run with")]
+    assert reruns == ["re-run with host_pcie=pcie3", "re-run with intra=pcie5"]
+
+
 def test_low_first_large_sizes_under_the_size_before_are_a_dip_not_a_late_ramp(
     tmp_path: Path,
 ) -> None:

@@ -498,8 +498,9 @@ def _erratic(ctx: RunContext) -> list[Finding]:
         ]
         evidence = [
             f"{fmt_size(r.size_bytes)}: {format_us(r.measured_time_us)} us out-of-place, "
-            f"{format_us(r.inplace_time_us)} us in-place (line {r.line})"
+            f"{format_us(inplace)} us in-place (line {r.line})"
             for r in apart[:_LISTED]
+            if (inplace := r.inplace_time_us) is not None
         ]
         if len(apart) > _LISTED:
             evidence.append(f"and {len(apart) - _LISTED} more sizes")

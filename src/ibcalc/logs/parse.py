@@ -904,15 +904,16 @@ class _Reader:
             cur.unmeasured.append((row.size_bytes, lineno))
             cur.notes.append(
                 f"row at line {lineno}: {row.size_bytes} B in {format_us(oop_us)} us out of "
-                f"place is faster than {MAX_PLAUSIBLE_Bps / 1e15:g} PB/s, not a measurement; dropped"
+                f"place is faster than {MAX_PLAUSIBLE_Bps / 1e15:g} PB/s, not a measurement; "
+                "dropped"
             )
             return
         if oop_us > MAX_PLAUSIBLE_TIME_US:
             cur.unmeasured.append((row.size_bytes, lineno))
             cur.notes.append(
                 f"row at line {lineno}: {format_us(oop_us)} us out of place is longer than "
-                f"{format_us(MAX_PLAUSIBLE_TIME_US)} us (2.8 hours) per operation, not a measurement; "
-                "dropped"
+                f"{format_us(MAX_PLAUSIBLE_TIME_US)} us (2.8 hours) per operation, not a "
+                "measurement; dropped"
             )
             return
         self.rows += 1
