@@ -792,6 +792,28 @@ def test_gb200_trays_not_joined_by_nvlink_are_named(catalogue: Catalogue) -> Non
     assert top.cause.startswith("NVLink does not join the nodes")
 
 
+def test_slow_scale_up_is_not_sure_where_the_network_is_assumed(catalogue: Catalogue) -> None:
+    # 2 x 8 MI355X made by the model with the xGMI mesh at half its efficiency (0.4 of 0.8):
+    # the log shows no network (as rccl-tests' logs often do not), and a slower network
+    # reproduces the rows too; the scale-up verdict had come at medium confidence (a review)
+    slow = catalogue_with_link(catalogue, "xgmi-mi355x", efficiency=0.4)
+    cluster = resolve_cluster(slow, ClusterSpec(system="mi355x-8", nodes=2))
+    ests = [estimate_on(cluster, Collective.ALL_REDUCE, 2**k) for k in range(3, 34)]
+    text = synthesize_log(ests, gpu_name="AMD Instinct MI355X")
+    (check,) = check_log(parse_log(text, source="synthetic"), text, catalogue=catalogue)
+    assert not check.network_known
+    top = check.findings[0]
+    # 0.4 / 0.8 of the mesh's 537.6 GB/s = 215 GB/s where the expectation has 430 (0.8)
+    assert top.cause.startswith("the scale-up fabric delivers 50% of the expected rate (215 GB/s")
+    assert top.confidence == "low"
+    assert top.evidence[-1].startswith("the network, which the log does not show, fits them")
+    # each what-if ruled out says why ('does not fit' alone had read as contradicting a close
+    # median beside it)
+    reruns = [e for e in top.evidence if e.startswith("re-run with")]
+    assert len(reruns) == 4
+    assert all("GB/s (does not fit: its median " in e for e in reruns)
+
+
 def test_nvls_tree_off_is_named_on_two_nodes(catalogue: Catalogue) -> None:
     text = _synthetic(catalogue, ClusterSpec(system="dgx-h100", nodes=2, nvls=False))
     flags = ClusterSpec(system="dgx-h100")
