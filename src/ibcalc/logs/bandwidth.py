@@ -107,10 +107,18 @@ def bandwidth_findings(
     findings: list[Finding] = []
     if not ctx.network_known and ctx.multi:
         inter_id = ctx.cluster.inter.id if ctx.cluster.inter else "?"
+        # a log naming NCCL's socket transport shows the network, not its rate (it had been
+        # told 'the log does not show the network' below the line quoting it: a review)
+        shown = (
+            f"the log shows NCCL's TCP socket transport (line {network.line}), which no "
+            "catalogue link models"
+            if (network := ctx.env.network) is not None and network.value.lower() == "socket"
+            else "the log does not show the network"
+        )
         findings.append(
             Finding(
                 kind="network_assumed",
-                cause="the log does not show the network: the expectation assumes "
+                cause=f"{shown}: the expectation assumes "
                 f"{ctx.cluster.nics_per_node} x {inter_id} per node; give the network "
                 "({inter}, {nics_per_node} or {system}) to judge it",
                 confidence="high",
@@ -646,7 +654,10 @@ def _rate_finding(
                 "slower links (check the port speed), link errors, congestion, or an older "
                 "NCCL or network plugin"
             )
-        if not ctx.network_known:
+        # the socket transport's own diagnosis does not rest on the assumed network: the log
+        # shows it
+        socket = ctx.env.network is not None and ctx.env.network.value.lower() == "socket"
+        if not ctx.network_known and not (socket and nic_GBps * nics < one_nic * 0.9):
             confidence = "low"
     elif what == "nvls":
         cause = (
