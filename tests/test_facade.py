@@ -234,11 +234,12 @@ def test_sharp_is_offered_and_applied_to_all_reduce_only() -> None:
     )
     assert sharp.time_s < plain.time_s
     # the hint says what --sharp does at this size: the --sharp estimate's own pick and time,
-    # and its change against this one (under the 2 % that makes an alternative notably faster)
+    # and its change of time against this one (under the 2 % that makes an alternative notably
+    # faster; "by -1.5%" alone had left time or speed to guess)
     change = sharp.time_s / plain.time_s - 1
     assert -0.02 < change < 0
     assert (
-        "ndr supports SHARP (CollNet); {sharp} would change this all-reduce by "
+        "ndr supports SHARP (CollNet); {sharp} would change this all-reduce's time by "
         f"{change:+.1%} (nvls/Simple, {format_time(sharp.time_s)})"
     ) in plain.assumptions
 

@@ -355,7 +355,7 @@ def _sharp_what_if(
     if ratio < 1 - within:
         return lead + f"would make this all-reduce {1 / ratio:.2f}x faster ({at})"
     # within the tie threshold (or, should NCCL's tuner and the model disagree, slower)
-    return lead + f"would change this all-reduce by {ratio - 1:+.1%} ({at})"
+    return lead + f"would change this all-reduce's time by {ratio - 1:+.1%} ({at})"
 
 
 def _estimate(

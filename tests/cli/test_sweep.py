@@ -320,8 +320,12 @@ def test_the_sweep_says_what_it_assumed_of_the_cluster() -> None:
     )
     assert two.exit_code == 0, two.output
     lines = two.stdout.splitlines()
-    assert lines.count("  - 8 NICs per node (one per GPU) assumed (--nics-per-node)") == 1
-    assert "  - ndr supports SHARP (CollNet); enable with --sharp" in lines
+    # a note that holds for one of the fabrics names it: the NIC count is roce-400g's (ndr's
+    # is the dgx-h100 preset's), SHARP ndr's (the note had not said whose either was)
+    assert (
+        lines.count("  - roce-400g: 8 NICs per node (one per GPU) assumed (--nics-per-node)") == 1
+    )
+    assert "  - ndr: ndr supports SHARP (CollNet); enable with --sharp" in lines
 
 
 def test_a_sweep_says_which_sizes_it_skipped_and_offers_sharp_to_all_reduce_only() -> None:

@@ -686,8 +686,8 @@ def render_sweep(
 
     JSON is a list with one object per group (one shape whether one fabric or several was
     swept); CSV has one row per size and group, the group's ``inter`` first. The table ends
-    with what was assumed of the cluster (each note once over the groups), ``{field}`` marks
-    named by ``names``.
+    with what was assumed of the cluster (each note once over the groups, led by the groups it
+    holds for where not all), ``{field}`` marks named by ``names``.
     """
     out = stream if stream is not None else _stdout()
     if fmt == Format.JSON:
@@ -723,9 +723,15 @@ def render_sweep(
                 "",
             )
         )
-    cluster_notes = dict.fromkeys(
-        note for group in result.groups for note in named_notes(group.cluster_notes, names)
-    )
+    # each note once; with several fabrics, one some of them take names them ('8 NICs per node
+    # assumed' had stood for the sweep of ndr, roce-400g and hdr without saying whose it was)
+    per_group = [named_notes(group.cluster_notes, names) for group in result.groups]
+    cluster_notes: dict[str, None] = {}
+    for notes in per_group:
+        for note in notes:
+            whose = [g.label for g, n in zip(result.groups, per_group, strict=True) if note in n]
+            shared = len(whose) == len(per_group)
+            cluster_notes.setdefault(note if shared else f"{', '.join(whose)}: {note}")
     if cluster_notes:
         console = _console(stream)
         console.print("assumptions:")
