@@ -12,6 +12,7 @@ scale-up, or NVLS) rate that does is fitted and compared with one NIC. See docs/
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections.abc import Mapping, Sequence
@@ -90,7 +91,8 @@ def _off(error: float) -> str:
 def bandwidth_findings(
     ctx: RunContext, latency_fit: tuple[Link, float, float] | None
 ) -> list[Finding]:
-    """Findings about the bandwidth rows: the cause that explains them, else a fitted rate.
+    """Findings about the bandwidth rows: the cause that explains them, else a fitted rate;
+    and a late ramp under a run whose larger sizes are low.
 
     ``latency_fit`` is the per-hop latency fitted to the small sizes (link, added seconds,
     median error), re-run as a slow-transport hypothesis."""
@@ -98,6 +100,57 @@ def bandwidth_findings(
     bw = [r for r in ctx.rows if r.regime == "bandwidth" and not r.invalid]
     if not bw:
         return []
+    findings = _bandwidth_causes(ctx, latency_fit, bw)
+    ramp = _ramp_under_low_run(ctx, bw)
+    return findings if ramp is None else [*findings, ramp]
+
+
+def _ramp_under_low_run(ctx: RunContext, bw: Sequence[RowCheck]) -> Finding | None:
+    """The smallest large sizes under the ``bad`` threshold of a run whose median is under the
+    ``ok`` one, where busbw climbs from the size before the regime through them to a size that
+    reaches ``ok`` and no larger size is bad: a late ramp on top of the run's own shortfall,
+    not a fault of its own. Sweep 22 (10 x 8 H100, healthy as published: 64 MiB at 53 %, 128
+    at 67, 256 at 81, 512 MiB at 87) had read ``bad`` from its 64 MiB row beside the one cause
+    named, a network 'below the catalogue's figure, not broken' (a review). A run with a
+    median at ``ok`` or more has its own late-ramp finding (:func:`_some_rows_low`)."""
+    band = BANDS["bandwidth"]
+    if statistics.median(r.efficiency for r in bw) >= band.ok:
+        return None
+    lead = list(itertools.takewhile(lambda r: r.efficiency < band.low, bw))
+    rest = bw[len(lead) :]
+    reach = next((i for i, r in enumerate(rest) if r.efficiency >= band.ok), None)
+    if not lead or reach is None or any(r.efficiency < band.low for r in rest):
+        return None
+    before = [r for r in ctx.rows if r.regime != "bandwidth" and not r.invalid][-1:]
+    climb = [r.measured_busbw_GBps for r in [*before, *lead, *rest[: reach + 1]]]
+    if any(b <= a for a, b in itertools.pairwise(climb)):
+        return None
+    return Finding(
+        kind="low_bandwidth",
+        cause=(
+            "the smallest of the large sizes falls "
+            if len(lead) == 1
+            else f"the smallest {len(lead)} of {len(bw)} large sizes fall "
+        )
+        + f"under {pct(band.low)} of the expected busbw and busbw climbs from "
+        f"{'it' if len(lead) == 1 else 'them'} to {fmt_size(rest[reach].size_bytes)}, at "
+        f"{eff_pct(rest[reach].efficiency)}: {LATE_RAMP} on top of the run's shortfall, not a "
+        "fault of its own",
+        confidence="medium",
+        severity="info",
+        evidence=[
+            f"{fmt_size(r.size_bytes)}: {r.measured_busbw_GBps:.1f} GB/s against "
+            f"{r.expected_busbw_GBps:.1f} GB/s expected ({eff_pct(r.efficiency)}, line {r.line})"
+            for r in [*lead, *rest[: reach + 1]][:5]
+        ],
+        lines=[r.line for r in lead],
+    )
+
+
+def _bandwidth_causes(
+    ctx: RunContext, latency_fit: tuple[Link, float, float] | None, bw: list[RowCheck]
+) -> list[Finding]:
+    """The cause that explains the bandwidth rows, else a fitted rate."""
     band = BANDS["bandwidth"]
     median_eff = statistics.median(r.efficiency for r in bw)
     measured = statistics.median(r.measured_busbw_GBps for r in bw)
