@@ -172,6 +172,15 @@ class LazyGroup(typer.core.TyperGroup):
     def list_commands(self, ctx: Any) -> list[str]:
         return list(self.commands)
 
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        # here, not in main(): the app run on its own (tests, embedding) refuses them too
+        try:
+            refuse_repeated_options(args)
+        except CliUsageError as exc:
+            say(f"error: {exc}")
+            raise typer.Exit(2) from None
+        return super().parse_args(ctx, args)  # type: ignore[no-any-return]
+
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         # the listing as the toolkit writes it, from stand-ins holding each command's help
         # (the short help is cut from it to the terminal's width), so nothing is imported
@@ -245,6 +254,57 @@ def refuse_unplain_numbers(args: Sequence[str]) -> None:
         raise CliUsageError(
             f"{named}{shown(value)} is not a plain number: write ASCII digits without separators"
         )
+
+
+#: Spellings of one option (its short form, an alias, a flag's negation) and the name said for
+#: it. The command line parser takes the last of them without a word (``--fabric ndr --inter
+#: hdr`` priced HDR, ``--sharp --no-sharp`` no SHARP, ``--size 1GB --size 2GB`` 2 GB: a
+#: review); tests/cli/test_boundary.py checks this against the commands' options.
+SAME_OPTION: Mapping[str, str] = {
+    "-s": "--size",
+    "-N": "--nodes",
+    "-g": "--gpus-per-node",
+    "-d": "--dtype",
+    "-b": "--minbytes",
+    "-e": "--maxbytes",
+    "-f": "--stepfactor",
+    "-o": "--output",
+    "--fabric": "--inter",
+    "--no-sharp": "--sharp",
+    "--no-nvls": "--nvls",
+    "--no-optimizer": "--optimizer",
+}
+#: Options that take several values, one per use.
+REPEATABLE = frozenset({"--catalogue", "--cost-params"})
+#: The commands of the command groups (``links show``): a group's options and its command's
+#: are separate (``links --format json show ndr --format table``: show's own wins).
+GROUP_COMMANDS = frozenset({"show"})
+
+
+def refuse_repeated_options(args: Sequence[str]) -> None:
+    """Refuse an option given twice, under any of its spellings (the last had been taken
+    silently); options that take several values (:data:`REPEATABLE`) may repeat."""
+    seen: dict[str, str] = {}
+    for arg in args:
+        if arg == "--":
+            return
+        if arg in GROUP_COMMANDS:
+            seen.clear()
+        if len(arg) < 2 or arg[0] != "-" or not arg.lstrip("-")[:1].isalpha():
+            continue
+        name = arg.split("=", 1)[0]
+        key = SAME_OPTION.get(name, name)
+        if key in REPEATABLE:
+            continue
+        if key not in seen:
+            seen[key] = name
+            continue
+        first = seen[key]
+        if first == name:
+            raise CliUsageError(f"{name} is given twice: give it once")
+        if name.startswith("--no-") or first.startswith("--no-"):
+            raise CliUsageError(f"{first} and {name} are both given: give one")
+        raise CliUsageError(f"{first} and {name} are one option, given twice: give it once")
 
 
 def main(argv: Sequence[str] | None = None) -> None:
