@@ -179,7 +179,7 @@ class LazyGroup(typer.core.TyperGroup):
         except CliUsageError as exc:
             say(f"error: {exc}")
             raise typer.Exit(2) from None
-        return super().parse_args(ctx, args)  # type: ignore[no-any-return]
+        return super().parse_args(ctx, args)
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         # the listing as the toolkit writes it, from stand-ins holding each command's help
