@@ -567,3 +567,28 @@ def test_a_measured_csv_with_a_column_twice_or_a_part_byte_is_refused(tmp_path: 
     whole = tmp_path / "whole.csv"
     whole.write_text("size_bytes,busbw_GBps\n1024.0,5\n", encoding="utf-8")
     assert load_measured(whole)[0][0].size_bytes == 1024
+
+
+@pytest.mark.parametrize(
+    ("low", "high", "ticks"),
+    [
+        # -b 1M -e 16M -f 4: every power of two (powers of ten had put '1 MB' left of 1 MiB)
+        (2**20, 2**24, [2**k for k in range(20, 25)]),
+        # 8 B to 8 GiB: 32 doublings, a tick every 5 (a dozen at most): 32 B, 1 KiB ... 1 GiB
+        (8, 2**33, [2**k for k in range(5, 31, 5)]),
+    ],
+)
+def test_size_ticks_are_the_powers_of_two_swept(low: int, high: int, ticks: list[int]) -> None:
+    pytest.importorskip("matplotlib")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ibcalc.render.plot import _size_ticks
+
+    fig, ax = plt.subplots()
+    ax.set_xscale("log")
+    _size_ticks(ax, low, high)
+    assert list(ax.xaxis.get_majorticklocs()) == ticks
+    plt.close(fig)

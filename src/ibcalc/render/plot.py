@@ -381,8 +381,18 @@ def _number(text: str, name: str, line: int, column: str) -> float:
 def _size_ticks(ax: Axes, low: float, high: float) -> None:
     from matplotlib.ticker import FixedLocator, NullFormatter
 
-    ticks = [10.0**k for k in range(0, 16) if low / 1.5 <= 10.0**k <= high * 1.5]
+    # powers of two, the sizes nccl-tests sweeps (-f 2): powers of ten had labelled a sweep
+    # from 1 MiB '1 MB', a tick left of its first point (a review); a step of 1, 2, 5 or 10
+    # doublings keeps a dozen ticks at most, on 1 KiB, 1 MiB, 1 GiB where it is 10
+    lo, hi = math.floor(math.log2(low / 1.5)), math.ceil(math.log2(high * 1.5))
+    step = next((s for s in (1, 2, 5, 10) if (hi - lo) / s <= 12), 10)
+    ticks = [2.0**k for k in range(max(0, lo), hi + 1) if k % step == 0]
+    ticks = [t for t in ticks if low / 1.5 <= t <= high * 1.5]
     ax.xaxis.set_major_locator(FixedLocator(ticks))
+    # minor ticks (and their grid) on the other powers of two, not on 2x10^k ... 9x10^k
+    ax.xaxis.set_minor_locator(
+        FixedLocator([2.0**k for k in range(max(0, lo), hi + 1) if 2.0**k not in ticks])
+    )
     ax.xaxis.set_major_formatter(_formatter(lambda v: format_size(v).replace(" ", "\u2009")))
     ax.xaxis.set_minor_formatter(NullFormatter())
 
