@@ -457,6 +457,29 @@ def test_a_faster_alternative_nccl_ranks_lower_by_a_near_tie_is_called_one(
     assert plain.time_s_range == time_range(plain.time_s, plain.size_bytes, a100.topology, params)
 
 
+@pytest.mark.parametrize("size", [64 * 2**10, 2**20, 1e9])
+def test_nccls_pick_across_sites_does_not_see_the_distance(
+    builtin_catalogue: Catalogue, size: float
+) -> None:
+    """NCCL's tuner sees the WAN NICs, not the fibre's length: 2 x DGX H100 on 2 sites pick
+    the same algorithm and protocol 1 km (5 us one way) and 800 km (4 ms) apart, as a tapered
+    leaf is not seen; only the time pays. 800 km had changed the pick called NCCL's at 64 KiB
+    (tree/LL -> tree/LL128), 1 MiB and 1 GB (a review)."""
+    near, far = (
+        resolve_cluster(
+            builtin_catalogue,
+            ClusterSpec(
+                system="dgx-h100", nodes=2, sites=2, wan="wan-100g", wan_links=8, wan_latency_s=s
+            ),
+        )
+        for s in (5e-6, 4e-3)
+    )
+    a, b = (estimate_on(c, Collective.ALL_REDUCE, size) for c in (near, far))
+    assert (a.best.algorithm, a.best.protocol) == (b.best.algorithm, b.best.protocol)
+    # the far one pays at least a round trip more: a tree goes up and down across the WAN
+    assert b.time_s > a.time_s + 2 * (4e-3 - 5e-6)
+
+
 def test_across_sites_the_likely_range_keeps_the_light_delay(
     builtin_catalogue: Catalogue,
 ) -> None:

@@ -201,10 +201,23 @@ class Choice:
 def tuner_topology(topo: Topology) -> Topology:
     """The cluster as NCCL's tuner sees it: its topology search rates the GPUs' links and NICs,
     not the fabric behind them, so leaf oversubscription does not enter its estimates (it slows
-    the physical time only; docs/model.md#how-auto-picks)."""
-    if topo.out is None or topo.out.oversubscription == 1.0:
+    the physical time only; docs/model.md#how-auto-picks). Nor does a WAN's length: NCCL sees
+    the WAN NICs and charges its own per-hop latency, not the fibre's propagation or the round
+    trip its buffers wait on (a review: 800 km had changed the pick called NCCL's at 64 KiB,
+    1 MiB and 1 GB)."""
+    tapered = topo.out is not None and topo.out.oversubscription != 1.0
+    distant = topo.wan is not None and topo.wan.transport_latency_s > 0
+    if not tapered and not distant:
         return topo
-    return dataclasses.replace(topo, out=topo.out.model_copy(update={"oversubscription": 1.0}))
+    return dataclasses.replace(
+        topo,
+        out=topo.out.model_copy(update={"oversubscription": 1.0})
+        if tapered and topo.out is not None
+        else topo.out,
+        wan=topo.wan.model_copy(update={"transport_latency_s": 0.0})
+        if distant and topo.wan is not None
+        else topo.wan,
+    )
 
 
 class Plan:
