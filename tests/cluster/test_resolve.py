@@ -631,10 +631,27 @@ def test_oversubscription_reaches_the_scale_out_tier() -> None:
             "200000 nodes x 8 GPUs is more than 1000000 GPUs",
         ),
         (
-            # 20 x 4 = 80 GPUs: not a multiple of 72; 72 / 4 = 18 nodes per domain
+            # 20 x 4 = 80 GPUs: not a multiple of 72; 72 / 4 = 18 nodes per domain; of the
+            # rack's parts in whole trays (36, 24, 12, 8 GPUs) 8 is the largest 80 fills
             {"system": "gb200-nvl72", "nodes": 20},
             "nodes",
             "20 nodes x 4 GPUs = 80 GPUs do not fill whole 72-GPU scale-up domains of "
+            "gb200-nvl72; use a multiple of 18 nodes, or {scale_up_domain} 8 (10 domains of 8 "
+            "GPUs)",
+        ),
+        (
+            # 27 trays = 108 GPUs = 3 x 36: three NVL36 (the flag had gone unmentioned)
+            {"system": "gb200-nvl72", "nodes": 27},
+            "nodes",
+            "27 nodes x 4 GPUs = 108 GPUs do not fill whole 72-GPU scale-up domains of "
+            "gb200-nvl72; use a multiple of 18 nodes, or {scale_up_domain} 36 (3 domains of 36 "
+            "GPUs)",
+        ),
+        (
+            # 19 trays = 76 GPUs = 4 x 19: no part of the rack in whole trays divides it
+            {"system": "gb200-nvl72", "nodes": 19},
+            "nodes",
+            "19 nodes x 4 GPUs = 76 GPUs do not fill whole 72-GPU scale-up domains of "
             "gb200-nvl72; use a multiple of 18 nodes",
         ),
         (

@@ -656,10 +656,25 @@ def _scale_up_domain(
         notes.append(f"all {total} GPUs share one {system.id} NVLink domain of up to {domain}")
         return total
     if total % domain:
+        # the largest part of the domain, in whole nodes, that they fill: a rack run in parts
+        # (27 GB200 trays as three NVL36: a review found the flag unmentioned)
+        smaller = next(
+            (
+                d
+                for d in range(domain - gpus_per_node, gpus_per_node, -gpus_per_node)
+                if domain % d == 0 and total % d == 0
+            ),
+            None,
+        )
         raise ClusterError(
             f"{nodes} nodes x {gpus_per_node} GPUs = {total} GPUs do not fill whole "
             f"{domain}-GPU scale-up domains of {system.id}; use a multiple of "
-            f"{domain // gpus_per_node} nodes",
+            f"{domain // gpus_per_node} nodes"
+            + (
+                f", or {{scale_up_domain}} {smaller} ({total // smaller} domains of {smaller} GPUs)"
+                if smaller is not None and given is None
+                else ""
+            ),
             field="nodes",
         )
     notes.append(f"{total // domain} scale-up domains of {domain} GPUs ({system.id})")
