@@ -853,6 +853,14 @@ CASES: list[Case] = [
         "nccl-tests -g must divide a node's GPUs",
     ),
     C(
+        "nccl-check-cut-device-lines-2MB",
+        "nccl-check {tmp}/cut.txt",
+        2,
+        "no nccl-tests result rows found",
+        "device lines cut by 400 KB of other output are not completed at every cut (quadratic)",
+        setup="cut_device_lines",
+    ),
+    C(
         "nccl-check-dtype-fp33",
         "nccl-check {h}/corpus-log-implausible.txt --dtype fp33",
         2,
@@ -1271,6 +1279,16 @@ def _big_block(tmp: Path) -> None:
     assert (tmp / "big-block.yaml").stat().st_size == 600_025
 
 
+def _cut_device_lines(tmp: Path) -> None:
+    # device-list lines 'cut by other output', each 400 KB long before its 'rest': every cut of
+    # the first had been tried against the second (18.5 s for 5 of them); a real device line
+    # is about 100 characters
+    head = "# nThread 1 nGpus 1 minBytes 8 maxBytes 8 step: 2(factor)\n# Using devices\n"
+    head += "#  Rank  0 Group  0 Pid 1 on h device  0 [0x1] GPU\n"
+    cut = "#  Rank  1 Group  0 Pid 12" + "x" * 400_000 + "\n3 on h device  1 [0x2] GPU\n"
+    (tmp / "cut.txt").write_text(head + cut * 5)
+
+
 def _catalogue(tmp: Path) -> None:
     (tmp / "cat.txt").write_bytes((ROOT / "tests" / "data" / "ndr_override.yaml").read_bytes())
     (tmp / "link.txt").symlink_to(tmp / "cat.txt")
@@ -1297,6 +1315,7 @@ SETUPS: dict[str, Callable[[Path], None]] = {
     "fifo": _fifo,
     "big_flow": _big_flow,
     "big_block": _big_block,
+    "cut_device_lines": _cut_device_lines,
     "catalogue": _catalogue,
     "design_txt": _design_txt,
     "measured_png": _measured_png,

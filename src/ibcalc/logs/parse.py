@@ -114,6 +114,9 @@ _RANK = re.compile(
 )
 #: The start of a device-list line, whatever follows (one cut by other output)
 _RANK_START = re.compile(r"^#\s*Rank\s+\d+\s")
+#: Longest device-list line a cut one is completed to (nccl-tests' run to about 100 characters,
+#: a long hostname and GPU name included)
+_DEVICE_LINE_MAX = 512
 _REDUCING_MAX = re.compile(r"^#\s*Reducing maxBytes to (\d+)")
 #: The note a run gets for nccl-tests' "Reducing maxBytes" line, and its reader
 #: (:func:`reduced_max_bytes`): the two stay together.
@@ -627,7 +630,11 @@ class _Reader:
         called elided and its 7 ranks on one host taken for 2 nodes (a review)."""
         head, head_line = self.rank_head or ("", 0)
         self.rank_head = None
-        for cut in range(len(head), 0, -1):
+        if len(s) > _DEVICE_LINE_MAX:
+            return False
+        # a cut within a device line's length of its start: a hostile line of a megabyte had
+        # been tried at every cut (quadratic)
+        for cut in range(min(len(head), _DEVICE_LINE_MAX), 0, -1):
             m = _RANK.match(head[:cut] + s)
             if m:
                 self._rank(m, head_line, end=lineno)
