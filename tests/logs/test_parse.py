@@ -219,6 +219,20 @@ def test_one_busbw_a_hundredth_off_does_not_rule_out_every_collective() -> None:
     ]
 
 
+def test_a_large_rank_count_is_read_from_the_ratio_of_every_row() -> None:
+    # sweep 19 (16 x 8 A100 all_reduce) pasted as its table alone: the ratio every row allows,
+    # 1.9839-1.9852, gives n = 2/(2 - r) in 123.9-135.2, 128 the one multiple of 8. Setting
+    # rows aside when all agree (for a fallback) had widened it over two multiples of 8 and the
+    # run was checked as 2 nodes (a review)
+    text = text_of("sweep_19_allreduce_16node_128xA100-40GB_net-notstated.txt")
+    lines = text.splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if "out-of-place" in line)
+    run = parse_log("".join(lines[start:]), source="19-table.txt").runs[0]
+    assert (run.collective, run.ranks) == ("all_reduce", 128)
+    assert 2 / (2 - 1.9839) < 128 < 2 / (2 - 1.9852) < 136
+    assert "r = 1.9839-1.9852 over 30 measurements" in inference(run, "ranks")
+
+
 #: Sweep 08 (2 x 8 A100 all_gather, 16 ranks), row at line 44 as published:
 #: 4194304 B = 65536 x 4 B x 16 ranks, 103.2 us, algbw 40.63 = 4194304 / 103.2 / 1e3 (40.643,
 #: within the printed time's 0.05 us), busbw 38.09 = 40.63 x 15/16 (38.09).

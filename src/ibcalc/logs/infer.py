@@ -278,12 +278,14 @@ def _timings(rows: list[Row]) -> list[Timing]:
     return out
 
 
-def _ratio_interval(rows: list[Row]) -> tuple[float, float, int] | None:
-    """The busbw/algbw interval the printed rows allow (two-decimal rounding), with the count
-    of rows that hold it; None where they share none. From ten rows up, the tenth of the rows
-    that narrow it most from each side is set aside: one busbw edited by 0.03 GB/s among 48
-    timings had moved the interval off 1.875 and so ruled out every collective (a review); a
-    row off the interval is said by the ratio check."""
+def _ratio_interval(rows: list[Row], *, trim: bool = False) -> tuple[float, float, int] | None:
+    """The busbw/algbw interval every printed row allows (two-decimal rounding), with the count
+    of rows; None where they share none. With ``trim``, from ten rows up the tenth of the rows
+    that narrow it most from each side is set aside, and the count is of the rows that hold
+    it: the fallback where the interval of all fits no collective (one busbw edited by 0.03
+    GB/s among 48 timings had moved it off 1.875 and so ruled out every collective: a review).
+    Not the first choice: set-aside rows widen it, and a 128-rank all-reduce's ratio then
+    spans two multiples of 8 (a review of that change)."""
     intervals = [
         _ratio_interval_of(t)[:2]
         for t in _timings(rows)
@@ -291,9 +293,9 @@ def _ratio_interval(rows: list[Row]) -> tuple[float, float, int] | None:
     ]
     if not intervals:
         return None
-    trim = len(intervals) // 10
-    lo = sorted(lo for lo, _ in intervals)[-1 - trim]
-    hi = sorted(hi for _, hi in intervals)[trim]
+    cut = len(intervals) // 10 if trim else 0
+    lo = sorted(lo for lo, _ in intervals)[-1 - cut]
+    hi = sorted(hi for _, hi in intervals)[cut]
     if lo > hi * (1 + 1e-9):
         return None
     held = sum(1 for r_lo, r_hi in intervals if r_lo <= hi * (1 + 1e-9) and lo <= r_hi * (1 + 1e-9))
@@ -374,6 +376,8 @@ class _Builder:
         self.inferences: list[Inference] = []
         self.rows = facts.rows
         self.interval = _ratio_interval(self.rows)
+        # the fallback where no collective fits the interval of every row (_ratio_interval)
+        self.trimmed = _ratio_interval(self.rows, trim=True)
 
     # -- collective -------------------------------------------------------------------------
     def collective(self, ranks: int | None) -> tuple[str | None, list[str]]:
@@ -405,36 +409,16 @@ class _Builder:
             f"root {root if root is not None else '(no column)'}",
             k_text,
         ]
+        survivors = self._signatures(self.interval, reducing, rooted, k, ranks)
+        if not survivors and self.trimmed is not None and self.trimmed != self.interval:
+            # rows edited or pasted in: what most of them share (their ratio check says which)
+            survivors = self._signatures(self.trimmed, reducing, rooted, k, ranks)
+            if survivors:
+                self.interval = self.trimmed
         if self.interval is not None:
             lo, hi, _ = self.interval
             ratio = f"{_fmt(lo)}" if _fmt(lo) == _fmt(hi) else f"{_fmt(lo)}-{_fmt(hi)}"
             why.append(f"busbw/algbw = {ratio}")
-        survivors: dict[str, tuple[_Signature, int | None]] = {}
-        for sig in _SIGNATURES:
-            if sig.reducing is not None and sig.reducing != reducing:
-                continue
-            if sig.rooted != rooted:
-                continue
-            implied = ranks
-            if k is not None:
-                if sig.per_rank:
-                    if ranks is not None and k != ranks:
-                        continue
-                    implied = k
-                elif k != 1:
-                    continue
-            if self.interval is not None:
-                if implied is not None:
-                    if not _fits(sig.factor(implied), self.interval):
-                        continue
-                else:
-                    span = _integers_for(sig.factor, self.interval)
-                    if span is None:
-                        if not _fits(1.0, self.interval):
-                            continue
-                    elif math.isinf(span[0]) or math.ceil(span[0] - 1e-9) > span[1] + 1e-9:
-                        continue
-            survivors[sig.name] = (sig, implied)
         names, tie = self._break_ties(list(survivors))
         if tie:
             why.append(tie)
@@ -456,6 +440,44 @@ class _Builder:
             return None, names
         self._infer("collective", None, f"{evidence}; no nccl-tests collective fits")
         return None, []
+
+    @staticmethod
+    def _signatures(
+        interval: tuple[float, float, int] | None,
+        reducing: bool,
+        rooted: bool,
+        k: int | None,
+        ranks: int | None,
+    ) -> dict[str, tuple[_Signature, int | None]]:
+        """The collectives the table's columns and ``interval`` allow, with the rank count
+        each implies (None where the ratio leaves it open)."""
+        survivors: dict[str, tuple[_Signature, int | None]] = {}
+        for sig in _SIGNATURES:
+            if sig.reducing is not None and sig.reducing != reducing:
+                continue
+            if sig.rooted != rooted:
+                continue
+            implied = ranks
+            if k is not None:
+                if sig.per_rank:
+                    if ranks is not None and k != ranks:
+                        continue
+                    implied = k
+                elif k != 1:
+                    continue
+            if interval is not None:
+                if implied is not None:
+                    if not _fits(sig.factor(implied), interval):
+                        continue
+                else:
+                    span = _integers_for(sig.factor, interval)
+                    if span is None:
+                        if not _fits(1.0, interval):
+                            continue
+                    elif math.isinf(span[0]) or math.ceil(span[0] - 1e-9) > span[1] + 1e-9:
+                        continue
+            survivors[sig.name] = (sig, implied)
+        return survivors
 
     def _break_ties(self, names: list[str]) -> tuple[list[str], str]:
         rows = self.rows
@@ -761,7 +783,8 @@ class _Builder:
         # rows that agree with each other but not with the factor are the rank count or the
         # collective, said by ratio_check; rows that disagree with the rest (no common interval,
         # or one most rows share that the factor fits) are a contradiction inside the table
-        if off and (self.interval is None or _fits(factor, self.interval)):
+        most = self.trimmed is not None and _fits(factor, self.trimmed)
+        if off and (self.interval is None or most or _fits(factor, self.interval)):
             r, place, t = off[0]
             self.notes.append(
                 f"busbw does not match algbw x {_FACTOR_TEXT[sig.factor]} ({_fmt(factor)} for "
