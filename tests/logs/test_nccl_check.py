@@ -425,14 +425,23 @@ _RANK_3 = (
 )
 
 
-def test_a_device_line_cut_by_another_ranks_output_is_completed(catalogue: Catalogue) -> None:
-    # sweep 21 (8 x H100 on cnode3-002) with its Rank 3 line cut after 'Pid 418474' by another
-    # rank's NCCL INFO line, its rest on the next: the line had been dropped, the list read as
-    # elided and the run checked as 2 nodes ('corrupt', 4x faster than one NIC; a review)
+@pytest.mark.parametrize(
+    ("before", "after"),
+    # cut inside the pid, and inside the hostname: the longest start that reads as a Rank line
+    # had made up the host 'cnode3-0cnode3-002:4184743:418474302' there (a review)
+    [("Pid 418474", "3 on cnode3-002"), ("Pid 4184743 on cnode3-0", "02")],
+)
+def test_a_device_line_cut_by_another_ranks_output_is_completed(
+    catalogue: Catalogue, before: str, after: str
+) -> None:
+    # sweep 21 (8 x H100 on cnode3-002) with its Rank 3 line cut by another rank's NCCL INFO
+    # line, its rest on the next: the line had been dropped, the list read as elided and the
+    # run checked as 2 nodes ('corrupt', 4x faster than one NIC; a review)
     text = (SWEEPS / _SWEEP_21).read_text(encoding="utf-8")
     assert text.count(_RANK_3) == 1
+    assert before + after == "Pid 4184743 on cnode3-002"
     info = "cnode3-002:4184743:4184743 [3] NCCL INFO cudaDriverVersion 12090\n"
-    cut = text.replace(_RANK_3, _RANK_3.replace("Pid 4184743", "Pid 418474" + info + "3"))
+    cut = text.replace(_RANK_3, _RANK_3.replace(before + after, before + info + after))
     run = parse_log(cut, source="cut.txt").runs[0]
     assert (run.nodes, run.ranks_per_node, run.hosts) == (1, 8, ["cnode3-002"])
     assert "device list line 9 was split by other output; completed from line 10" in run.notes

@@ -626,17 +626,22 @@ class _Reader:
         """Complete a device-list line that another rank's output cut (``#  Rank  3 Group  0
         Pid 418474<host>:...: NCCL INFO ...``, its rest, ``3 on <host> device 3 [...] H100``,
         on the next line) from ``s``, the line after it: the longest start of the cut line that
-        reads as a ``Rank`` line with ``s`` after it. One such line had been dropped, the list
-        called elided and its 7 ranks on one host taken for 2 nodes (a review)."""
+        reads as a ``Rank`` line on a host the list names with ``s`` after it. One such line
+        had been dropped, the list called elided and its 7 ranks on one host taken for 2 nodes
+        (a review)."""
         head, head_line = self.rank_head or ("", 0)
         self.rank_head = None
         if len(s) > _DEVICE_LINE_MAX:
             return False
+        # a host the list already names: where the cut fell inside a hostname, the longest start
+        # had made one up ('gcn15gcn151:1904980:19049804'; a review); a line whose host is not
+        # listed yet is left out, as before
+        known = {d.host for d in self.cur.devices} if self.cur is not None else set()
         # a cut within a device line's length of its start: a hostile line of a megabyte had
         # been tried at every cut (quadratic)
         for cut in range(min(len(head), _DEVICE_LINE_MAX), 0, -1):
             m = _RANK.match(head[:cut] + s)
-            if m:
+            if m and m.group(3) in known:
                 self._rank(m, head_line, end=lineno)
                 assert self.cur is not None
                 self.cur.notes.append(
