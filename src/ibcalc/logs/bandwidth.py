@@ -467,7 +467,7 @@ def _score(ctx: RunContext, hyp: _Hypothesis) -> _Scored | None:
         math.expm1(statistics.median(errors)),
         within / len(errors),
         statistics.median(predicted),
-        changed,
+        changed=changed,
     )
 
 
