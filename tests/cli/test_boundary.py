@@ -246,6 +246,12 @@ def test_usage_errors_name_the_command_help(
             ["sweep", "allreduce", "-N", "2", "--nodes", "4"],
             "-N and --nodes are one option, given twice: give it once",
         ),
+        # values attached: the last had still been taken (a review)
+        (["allreduce", "-s1GB", "-N2", "-N4"], "-N is given twice: give it once"),
+        (
+            ["allreduce", "-s", "1GB", "--nodes=2", "-N4"],
+            "--nodes and -N are one option, given twice: give it once",
+        ),
     ],
 )
 def test_an_option_given_twice_is_refused(

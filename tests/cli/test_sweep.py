@@ -326,6 +326,11 @@ def test_the_sweep_says_what_it_assumed_of_the_cluster() -> None:
         lines.count("  - roce-400g: 8 NICs per node (one per GPU) assumed (--nics-per-node)") == 1
     )
     assert "  - ndr: ndr supports SHARP (CollNet); enable with --sharp" in lines
+    # every fabric runs on the first one's node: its note is not ndr's alone (a review)
+    assert (
+        "  - node shape: dgx-h100 (NVIDIA DGX H100), the preset ndr implies; change with "
+        "--system, --gpus-per-node, --intra"
+    ) in lines
 
 
 def test_a_sweep_says_which_sizes_it_skipped_and_offers_sharp_to_all_reduce_only() -> None:

@@ -261,6 +261,8 @@ def test_train_compare_says_when_no_compute_is_given(compute: list[str], noted: 
         # 400 / 989 (the H100's dense 16-bit peak in the catalogue) = 40.4 %
         ("dgx-h100", "400", "rate: --tflops 400 TFLOP/s per GPU is 40% of dgx-h100's GPU peak"),
         ("hgx-h20", "100", "rate: --tflops not judged against a GPU peak: hgx-h20 states none"),
+        # past the peak: 2000 / 989 = 2.02x (the line and rate_note had been left out)
+        ("dgx-h100", "2000", "rate: --tflops 2000 TFLOP/s per GPU is faster than dgx-h100's"),
     ],
 )
 def test_train_compare_judges_the_rate_once(system: str, tflops: str, said: str) -> None:

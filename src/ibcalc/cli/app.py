@@ -292,7 +292,8 @@ def refuse_repeated_options(args: Sequence[str]) -> None:
             seen.clear()
         if len(arg) < 2 or arg[0] != "-" or not arg.lstrip("-")[:1].isalpha():
             continue
-        name = arg.split("=", 1)[0]
+        # '--nodes=2', and a short option with its value attached ('-N2', '-s1GB')
+        name = arg.split("=", 1)[0] if arg.startswith("--") else arg[:2]
         key = SAME_OPTION.get(name, name)
         if key in REPEATABLE:
             continue

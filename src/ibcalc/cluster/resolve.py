@@ -30,6 +30,7 @@ __all__ = [
     "DEFAULT_SYSTEM",
     "LOW_CONFIDENCE_NOTE",
     "MAX_GPUS",
+    "NODE_SHAPE_NOTE",
     "NOT_NCCL_NOTE",
     "RCCL_NOTE",
     "ClusterSpec",
@@ -137,6 +138,11 @@ class ResolvedCluster:
         return self.nodes * self.gpus_per_node
 
 
+#: How the note on the node a cluster without a system was given starts (a sweep of several
+#: fabrics runs every one on the first one's node: the note holds for all of them).
+NODE_SHAPE_NOTE = "node shape: "
+
+
 def require_collectives(cluster: ResolvedCluster) -> None:
     """Refuse a cluster resolved for work that runs no collective (``collectives=False``): its
     topology may be one node's (two NIC-less nodes had been priced as one 8-GPU node with the
@@ -229,13 +235,13 @@ def _pick_system(catalogue: Catalogue, spec: ClusterSpec, notes: list[str]) -> S
         for system in catalogue.systems:
             if system.inter == inter.id and (system.id.startswith("dgx-") or cloud_only):
                 notes.append(
-                    f"node shape: {system.id} ({system.name}), the preset {inter.id} implies; "
+                    f"{NODE_SHAPE_NOTE}{system.id} ({system.name}), the preset {inter.id} implies; "
                     "change with {system}, {gpus_per_node}, {intra}"
                 )
                 return system
     system = find_system(catalogue, DEFAULT_SYSTEM)
     notes.append(
-        f"node shape: {system.id} ({system.name}) assumed; change with {{system}}, "
+        f"{NODE_SHAPE_NOTE}{system.id} ({system.name}) assumed; change with {{system}}, "
         "{gpus_per_node}, {intra}"
     )
     return system

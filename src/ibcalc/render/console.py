@@ -738,12 +738,15 @@ def render_sweep(
         )
     # each note once; with several fabrics, one some of them take names them ('8 NICs per node
     # assumed' had stood for the sweep of ndr, roce-400g and hdr without saying whose it was)
+    from ibcalc.cluster.resolve import NODE_SHAPE_NOTE  # (not needed for estimates)
+
     per_group = [named_notes(group.cluster_notes, names) for group in result.groups]
     cluster_notes: dict[str, None] = {}
     for notes in per_group:
         for note in notes:
             whose = [g.label for g, n in zip(result.groups, per_group, strict=True) if note in n]
-            shared = len(whose) == len(per_group)
+            # the first fabric's node is every fabric's (sweep_fabrics): its note holds for all
+            shared = len(whose) == len(per_group) or note.startswith(NODE_SHAPE_NOTE)
             cluster_notes.setdefault(note if shared else f"{', '.join(whose)}: {note}")
     if cluster_notes:
         console = _console(stream)

@@ -619,7 +619,9 @@ def render_compare(
 def _rate_notes(result: TrainResult, names: Mapping[str, str]) -> list[str]:
     """What ``--tflops`` was judged against (an MFU, or "not judged"), the same for every
     layout of a search: the layouts' table and JSON say it once."""
-    return named_notes([a for a in result.assumptions if a.startswith("{tflops}")], names)
+    # a rate past the peak is a warning (each row's note keeps its first words)
+    said = [*result.warnings, *result.assumptions]
+    return named_notes([a for a in said if a.startswith("{tflops}")], names)
 
 
 #: The share past which a layout is "tight", as the page writes it: "90 %"
