@@ -19,7 +19,7 @@ import typer.main
 
 import ibcalc.errors as errors_module
 from ibcalc.cli import app, main
-from ibcalc.cli.app import GROUP_COMMANDS, REPEATABLE, SAME_OPTION
+from ibcalc.cli.app import GROUP_COMMANDS, GROUPS, REPEATABLE, SAME_OPTION
 from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError, boundary, guard
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.errors import (
@@ -246,6 +246,8 @@ def test_usage_errors_name_the_command_help(
             ["sweep", "allreduce", "-N", "2", "--nodes", "4"],
             "-N and --nodes are one option, given twice: give it once",
         ),
+        # a file named 'show' is no group's command (it had cleared what was seen: a review)
+        (["nccl-check", "-N", "2", "show", "-N", "1"], "-N is given twice: give it once"),
         # values attached: the last had still been taken (a review)
         (["allreduce", "-s1GB", "-N2", "-N4"], "-N is given twice: give it once"),
         (
@@ -276,11 +278,14 @@ def test_the_spellings_of_one_option_are_the_commands_own() -> None:
     same: dict[str, str] = {}
     repeatable: set[str] = set()
     group_commands: set[str] = set()
+    groups: set[str] = set()
 
     def walk(command: Any, depth: int = 0) -> None:
         for name, sub in getattr(command, "commands", {}).items():
             if depth:
                 group_commands.add(name)
+            elif getattr(sub, "commands", None):
+                groups.add(name)
             walk(sub, depth + 1)
         for param in command.params:
             if getattr(param, "param_type_name", "") != "option":
@@ -296,6 +301,7 @@ def test_the_spellings_of_one_option_are_the_commands_own() -> None:
     assert same == dict(SAME_OPTION)
     assert repeatable == set(REPEATABLE)
     assert group_commands == set(GROUP_COMMANDS)
+    assert groups == set(GROUPS)
 
 
 def test_typer_usage_errors_derive_from_its_public_root() -> None:

@@ -426,28 +426,40 @@ _RANK_3 = (
 
 
 @pytest.mark.parametrize(
-    ("before", "after"),
-    # cut inside the pid, and inside the hostname: the longest start that reads as a Rank line
-    # had made up the host 'cnode3-0cnode3-002:4184743:418474302' there (a review)
-    [("Pid 418474", "3 on cnode3-002"), ("Pid 4184743 on cnode3-0", "02")],
+    ("line", "before", "after"),
+    [
+        # rank 3 (line 9) cut inside the pid; inside the hostname, where the longest start that
+        # reads as a Rank line had made up the host 'cnode3-0cnode3-002:4184743:418474302';
+        # right after it, the rest's leading blank lost to stripping (reviews)
+        (9, "Pid 418474", "3 on cnode3-002"),
+        (9, "Pid 4184743 on cnode3-0", "02"),
+        (9, "Pid 4184743 on cnode3-002", ""),
+        # the first Rank line (6), no host listed yet: completed on the host of the output
+        # that cut it (left out, it had brought back '2 nodes, corrupt': a review)
+        (6, "Pid 418", "4740 on cnode3-002"),
+    ],
 )
 def test_a_device_line_cut_by_another_ranks_output_is_completed(
-    catalogue: Catalogue, before: str, after: str
+    catalogue: Catalogue, line: int, before: str, after: str
 ) -> None:
-    # sweep 21 (8 x H100 on cnode3-002) with its Rank 3 line cut by another rank's NCCL INFO
-    # line, its rest on the next: the line had been dropped, the list read as elided and the
-    # run checked as 2 nodes ('corrupt', 4x faster than one NIC; a review)
+    # sweep 21 (8 x H100 on cnode3-002) with a Rank line cut by another rank's NCCL INFO line,
+    # its rest on the next: the line had been dropped, the list read as elided and the run
+    # checked as 2 nodes ('corrupt', 4x faster than one NIC; a review)
     text = (SWEEPS / _SWEEP_21).read_text(encoding="utf-8")
-    assert text.count(_RANK_3) == 1
-    assert before + after == "Pid 4184743 on cnode3-002"
+    rank_line = text.splitlines()[line - 1]
+    assert rank_line.startswith("#  Rank")
+    assert before + after in rank_line
     info = "cnode3-002:4184743:4184743 [3] NCCL INFO cudaDriverVersion 12090\n"
-    cut = text.replace(_RANK_3, _RANK_3.replace(before + after, before + info + after))
+    cut = text.replace(rank_line, rank_line.replace(before + after, before + info + after))
     run = parse_log(cut, source="cut.txt").runs[0]
     assert (run.nodes, run.ranks_per_node, run.hosts) == (1, 8, ["cnode3-002"])
-    assert "device list line 9 was split by other output; completed from line 10" in run.notes
+    assert (
+        f"device list line {line} was split by other output; completed from line {line + 1}"
+    ) in run.notes
     (check,) = check_log(parse_log(cut, source="cut.txt"), cut, catalogue=catalogue)
     assert {a.field: a.value for a in check.assumptions}["nodes"] == 1
     # with the line gone, the list is elided, not absent, as the note beside it says
+    assert text.count(_RANK_3) == 1
     gone = text.replace(_RANK_3 + "\n", "")
     (check,) = check_log(parse_log(gone, source="gone.txt"), gone, catalogue=catalogue)
     said = {a.field: a.evidence for a in check.assumptions}["gpus_per_node"]

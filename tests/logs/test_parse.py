@@ -219,6 +219,19 @@ def test_one_busbw_a_hundredth_off_does_not_rule_out_every_collective() -> None:
     ]
 
 
+@pytest.mark.parametrize("edited", ["486.90", "486.96"])
+def test_one_busbw_edited_either_way_in_a_table_alone_keeps_its_collective(edited: str) -> None:
+    # sweep 06's table without its device list (the rank count then read from the ratio too),
+    # its 16 GiB busbw edited down (the rows' intervals then share one off 1.875) or up (they
+    # share none, which had left every collective 'fitting' and the run not checked: a review)
+    text = text_of("sweep_06_allreduce_2node_16xH100_efa.txt")
+    rows = [line.rpartition("<stdout>:")[2] for line in text.splitlines()]
+    table = "\n".join(r for r in rows if r.strip()[:1].isdigit() or "out-of-place" in r)
+    assert table.count("66154  259.69  486.93") == 1
+    run = parse_log(table.replace("66154  259.69  486.93", f"66154  259.69  {edited}"), source="t")
+    assert (run.runs[0].collective, run.runs[0].ranks) == ("all_reduce", 16)
+
+
 def test_a_large_rank_count_is_read_from_the_ratio_of_every_row() -> None:
     # sweep 19 (16 x 8 A100 all_reduce) pasted as its table alone: the ratio every row allows,
     # 1.9839-1.9852, gives n = 2/(2 - r) in 123.9-135.2, 128 the one multiple of 8. Setting

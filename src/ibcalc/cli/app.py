@@ -276,8 +276,9 @@ SAME_OPTION: Mapping[str, str] = {
 }
 #: Options that take several values, one per use.
 REPEATABLE = frozenset({"--catalogue", "--cost-params"})
-#: The commands of the command groups (``links show``): a group's options and its command's
-#: are separate (``links --format json show ndr --format table``: show's own wins).
+#: The command groups and their commands (``links show``): a group's options and its
+#: command's are separate (``links --format json show ndr --format table``: show's own wins).
+GROUPS = frozenset({"links", "systems", "storage", "design"})
 GROUP_COMMANDS = frozenset({"show"})
 
 
@@ -285,10 +286,15 @@ def refuse_repeated_options(args: Sequence[str]) -> None:
     """Refuse an option given twice, under any of its spellings (the last had been taken
     silently); options that take several values (:data:`REPEATABLE`) may repeat."""
     seen: dict[str, str] = {}
+    grouped = False
     for arg in args:
         if arg == "--":
             return
-        if arg in GROUP_COMMANDS:
+        if arg in GROUPS and not seen:
+            grouped = True
+        elif grouped and arg in GROUP_COMMANDS:
+            # (once: a log file named 'show' had cleared what nccl-check had seen: a review)
+            grouped = False
             seen.clear()
         if len(arg) < 2 or arg[0] != "-" or not arg.lstrip("-")[:1].isalpha():
             continue

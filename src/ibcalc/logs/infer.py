@@ -410,7 +410,10 @@ class _Builder:
             k_text,
         ]
         survivors = self._signatures(self.interval, reducing, rooted, k, ranks)
-        if not survivors and self.trimmed is not None and self.trimmed != self.interval:
+        # no interval every row allows (one row off) leaves every collective 'fitting': the
+        # fallback then too (an edit upward had been left not checked: a review)
+        unsure = not survivors or self.interval is None
+        if unsure and self.trimmed is not None and self.trimmed != self.interval:
             # rows edited or pasted in: what most of them share (their ratio check says which)
             survivors = self._signatures(self.trimmed, reducing, rooted, k, ranks)
             if survivors:

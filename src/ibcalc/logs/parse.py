@@ -114,6 +114,9 @@ _RANK = re.compile(
 )
 #: The start of a device-list line, whatever follows (one cut by other output)
 _RANK_START = re.compile(r"^#\s*Rank\s+\d+\s")
+#: Where another rank's output starts inside a line it cut: its host (group 1), pid and thread,
+#: then its device index and NCCL's name (``gcn151:1904980:1904980 [1] NCCL INFO ...``)
+_CUT_BY = re.compile(r"([\w.-]*):\d+:\d+ \[\d+\] NCCL")
 #: Longest device-list line a cut one is completed to (nccl-tests' run to about 100 characters,
 #: a long hostname and GPU name included)
 _DEVICE_LINE_MAX = 512
@@ -501,12 +504,22 @@ class _Reader:
         if not s:
             return
         self.fragment = None
-        if self.rank_head is not None and self._cut_rank(s, lineno):
-            return
+        if self.rank_head is not None:
+            head, head_line = self.rank_head
+            self.rank_head = None
+            if self._cut_rank(head, head_line, s, lineno):
+                return
+            # not completed: read as it was before completing was tried (the NCCL output in
+            # it, 'nranks 8', can tell the rank count; a review)
+            self._line(head, head_line)
         if self.in_devices and _RANK_START.match(s) and not _RANK.match(s):
             # (before the noise test: the other rank's NCCL INFO is in it)
             self.rank_head = (s, lineno)
             return
+        self._line(s, lineno)
+
+    def _line(self, s: str, lineno: int) -> None:
+        """Read one stripped, non-empty line."""
         if not s.startswith("#"):
             m = _SRUN_PREFIX.match(s)
             if m:
@@ -622,33 +635,35 @@ class _Reader:
             pending.command_tests_version = normalize_version(m.group(1))
         self.pending = pending
 
-    def _cut_rank(self, s: str, lineno: int) -> bool:
+    def _cut_rank(self, head: str, head_line: int, s: str, lineno: int) -> bool:
         """Complete a device-list line that another rank's output cut (``#  Rank  3 Group  0
-        Pid 418474<host>:...: NCCL INFO ...``, its rest, ``3 on <host> device 3 [...] H100``,
-        on the next line) from ``s``, the line after it: the longest start of the cut line that
-        reads as a ``Rank`` line on a host the list names with ``s`` after it. One such line
-        had been dropped, the list called elided and its 7 ranks on one host taken for 2 nodes
-        (a review)."""
-        head, head_line = self.rank_head or ("", 0)
-        self.rank_head = None
+        Pid 418474<host>:<pid>:<tid> [3] NCCL INFO ...``, its rest, ``3 on <host> device 3
+        [...] H100``, on the next line ``s``): cut where the other output starts (a host, pid
+        and thread, ``[n] NCCL``), the longest start of the cut line that reads as a ``Rank``
+        line with ``s`` after it, on the host of the output that cut it or one the list names
+        already. One such line had been dropped, the list called elided and its 7 ranks on
+        one host taken for 2 nodes; the longest start alone had made up a host where the cut
+        fell inside one ('gcn15gcn151:1904980:19049804'; reviews)."""
         if len(s) > _DEVICE_LINE_MAX:
             return False
-        # a host the list already names: where the cut fell inside a hostname, the longest start
-        # had made one up ('gcn15gcn151:1904980:19049804'; a review); a line whose host is not
-        # listed yet is left out, as before
         known = {d.host for d in self.cur.devices} if self.cur is not None else set()
         # a cut within a device line's length of its start: a hostile line of a megabyte had
         # been tried at every cut (quadratic)
         for cut in range(min(len(head), _DEVICE_LINE_MAX), 0, -1):
-            m = _RANK.match(head[:cut] + s)
-            if m and m.group(3) in known:
-                self._rank(m, head_line, end=lineno)
-                assert self.cur is not None
-                self.cur.notes.append(
-                    f"device list line {head_line} was split by other output; completed from "
-                    f"line {lineno}"
-                )
-                return True
+            other = _CUT_BY.match(head, cut)
+            if other is None:
+                continue
+            # the rest may start with the blank the line was cut at, which stripping lost
+            for joined in (head[:cut] + s, head[:cut] + " " + s):
+                m = _RANK.match(joined)
+                if m and m.group(3) in (other.group(1), *known):
+                    self._rank(m, head_line, end=lineno)
+                    assert self.cur is not None
+                    self.cur.notes.append(
+                        f"device list line {head_line} was split by other output; completed "
+                        f"from line {lineno}"
+                    )
+                    return True
         return False
 
     def _hash_line(self, s: str, lineno: int) -> None:
