@@ -232,6 +232,19 @@ def test_one_busbw_edited_either_way_in_a_table_alone_keeps_its_collective(edite
     assert (run.runs[0].collective, run.runs[0].ranks) == ("all_reduce", 16)
 
 
+def test_an_edited_row_leaves_a_large_rank_count_readable() -> None:
+    # sweep 19's table alone (128 ranks) with its 32 MiB busbw edited 26.63 -> 31.63: the rows
+    # share no interval; setting aside a tenth of them from each side had spread the ratio over
+    # 128 and 136 ranks (2 nodes checked; a review): one from each side is as few as fit
+    text = text_of("sweep_19_allreduce_16node_128xA100-40GB_net-notstated.txt")
+    lines = text.splitlines(keepends=True)
+    start = next(i for i, line in enumerate(lines) if "out-of-place" in line)
+    table = "".join(lines[start:])
+    assert table.count("2500.7   13.42   26.63") == 1
+    run = parse_log(table.replace("2500.7   13.42   26.63", "2500.7   13.42   31.63"), source="t")
+    assert (run.runs[0].collective, run.runs[0].ranks) == ("all_reduce", 128)
+
+
 def test_a_large_rank_count_is_read_from_the_ratio_of_every_row() -> None:
     # sweep 19 (16 x 8 A100 all_reduce) pasted as its table alone: the ratio every row allows,
     # 1.9839-1.9852, gives n = 2/(2 - r) in 123.9-135.2, 128 the one multiple of 8. Setting

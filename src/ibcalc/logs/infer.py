@@ -78,6 +78,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ibcalc.engine.types import Collective, DType
 from ibcalc.logs.records import Inference, Row, Run, Timing, line_list
@@ -278,28 +279,43 @@ def _timings(rows: list[Row]) -> list[Timing]:
     return out
 
 
-def _ratio_interval(rows: list[Row], *, trim: bool = False) -> tuple[float, float, int] | None:
-    """The busbw/algbw interval every printed row allows (two-decimal rounding), with the count
-    of rows; None where they share none. With ``trim``, from ten rows up the tenth of the rows
-    that narrow it most from each side is set aside, and the count is of the rows that hold
-    it: the fallback where the interval of all fits no collective (one busbw edited by 0.03
-    GB/s among 48 timings had moved it off 1.875 and so ruled out every collective: a review).
-    Not the first choice: set-aside rows widen it, and a 128-rank all-reduce's ratio then
-    spans two multiples of 8 (a review of that change)."""
-    intervals = [
+class _Bounds(NamedTuple):
+    """The busbw/algbw interval each printed timing allows (two-decimal rounding), and their
+    lower and upper ends sorted once."""
+
+    pairs: list[tuple[float, float]]
+    los: list[float]
+    his: list[float]
+
+
+def _ratio_bounds(rows: list[Row]) -> _Bounds:
+    pairs = [
         _ratio_interval_of(t)[:2]
         for t in _timings(rows)
         if t.algbw_GBps > _HALF_ULP * 2 and t.busbw_GBps >= 0
     ]
-    if not intervals:
+    return _Bounds(pairs, sorted(lo for lo, _ in pairs), sorted(hi for _, hi in pairs))
+
+
+def _ratio_interval(bounds: _Bounds, cut: int = 0) -> tuple[float, float, int] | None:
+    """The busbw/algbw interval the timings all allow, with the count of timings that hold it
+    (``held``; 0 where not counted); None where they share none. ``cut`` sets aside that many
+    of the timings that narrow it most from each side: the fallback, as few as make a
+    collective fit, where the interval of all fits none (one busbw edited by 0.03 GB/s among
+    48 timings had moved it off 1.875 and ruled out every collective: a review). Not the first
+    choice: set-aside timings widen it, and a tenth of them set aside had spread a 128-rank
+    all-reduce's ratio over two multiples of 8 (a review of that change)."""
+    if len(bounds.pairs) <= 2 * cut:
         return None
-    cut = len(intervals) // 10 if trim else 0
-    lo = sorted(lo for lo, _ in intervals)[-1 - cut]
-    hi = sorted(hi for _, hi in intervals)[cut]
+    lo, hi = bounds.los[-1 - cut], bounds.his[cut]
     if lo > hi * (1 + 1e-9):
         return None
-    held = sum(1 for r_lo, r_hi in intervals if r_lo <= hi * (1 + 1e-9) and lo <= r_hi * (1 + 1e-9))
-    return lo, hi, held
+    return lo, hi, _held(bounds, lo, hi)
+
+
+def _held(bounds: _Bounds, lo: float, hi: float) -> int:
+    """How many timings allow a ratio in ``lo``-``hi``."""
+    return sum(1 for a, b in bounds.pairs if a <= hi * (1 + 1e-9) and lo <= b * (1 + 1e-9))
 
 
 def _fits(value: float, interval: tuple[float, float, int]) -> bool:
@@ -375,9 +391,11 @@ class _Builder:
         self.notes: list[str] = list(facts.notes)
         self.inferences: list[Inference] = []
         self.rows = facts.rows
-        self.interval = _ratio_interval(self.rows)
-        # the fallback where no collective fits the interval of every row (_ratio_interval)
-        self.trimmed = _ratio_interval(self.rows, trim=True)
+        self.bounds = _ratio_bounds(self.rows)
+        self.interval = _ratio_interval(self.bounds)
+        # at most a tenth of the timings set aside from each side (_ratio_interval): what most
+        # rows share, for the fallback and to tell an edited row from a wrong rank count
+        self.trimmed = _ratio_interval(self.bounds, len(self.bounds.pairs) // 10)
 
     # -- collective -------------------------------------------------------------------------
     def collective(self, ranks: int | None) -> tuple[str | None, list[str]]:
@@ -413,11 +431,17 @@ class _Builder:
         # no interval every row allows (one row off) leaves every collective 'fitting': the
         # fallback then too (an edit upward had been left not checked: a review)
         unsure = not survivors or self.interval is None
-        if unsure and self.trimmed is not None and self.trimmed != self.interval:
-            # rows edited or pasted in: what most of them share (their ratio check says which)
-            survivors = self._signatures(self.trimmed, reducing, rooted, k, ranks)
-            if survivors:
-                self.interval = self.trimmed
+        # rows edited or pasted in: what most of them share, as few set aside as make a
+        # collective fit (their ratio check then says which rows are off)
+        bounds = self.bounds
+        for cut in range(1, len(bounds.pairs) // 10 + 1) if unsure else ():
+            lo, hi = bounds.los[-1 - cut], bounds.his[cut]
+            if lo > hi * (1 + 1e-9):
+                continue
+            found = self._signatures((lo, hi, 0), reducing, rooted, k, ranks)
+            if found:
+                survivors, self.interval = found, (lo, hi, _held(bounds, lo, hi))
+                break
         if self.interval is not None:
             lo, hi, _ = self.interval
             ratio = f"{_fmt(lo)}" if _fmt(lo) == _fmt(hi) else f"{_fmt(lo)}-{_fmt(hi)}"
