@@ -650,7 +650,8 @@ class _Reader:
         # a cut within a device line's length of its start: a hostile line of a megabyte had
         # been tried at every cut (quadratic)
         for cut in range(min(len(head), _DEVICE_LINE_MAX), 0, -1):
-            other = _CUT_BY.match(head, cut)
+            # (read no further than a device line's length either)
+            other = _CUT_BY.match(head, cut, cut + _DEVICE_LINE_MAX)
             if other is None:
                 continue
             # the rest may start with the blank the line was cut at, which stripping lost
