@@ -298,8 +298,8 @@ def _ratio_bounds(rows: list[Row]) -> _Bounds:
 
 
 def _ratio_interval(bounds: _Bounds, cut: int = 0) -> tuple[float, float, int] | None:
-    """The busbw/algbw interval the timings all allow, with the count of timings that hold it
-    (``held``; 0 where not counted); None where they share none. ``cut`` sets aside that many
+    """The busbw/algbw interval the timings all allow, with the count of timings that hold
+    it; None where they share none. ``cut`` sets aside that many
     of the timings that narrow it most from each side: the fallback, as few as make a
     collective fit, where the interval of all fits none (one busbw edited by 0.03 GB/s among
     48 timings had moved it off 1.875 and ruled out every collective: a review). Not the first

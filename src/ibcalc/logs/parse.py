@@ -512,14 +512,16 @@ class _Reader:
             # not completed: read as it was before completing was tried (the NCCL output in
             # it, 'nranks 8', can tell the rank count; a review)
             self._line(head, head_line)
-        if self.in_devices and _RANK_START.match(s) and not _RANK.match(s):
+        rank = _RANK.match(s) if self.in_devices else None
+        if self.in_devices and rank is None and _RANK_START.match(s):
             # (before the noise test: the other rank's NCCL INFO is in it)
             self.rank_head = (s, lineno)
             return
-        self._line(s, lineno)
+        self._line(s, lineno, rank)
 
-    def _line(self, s: str, lineno: int) -> None:
-        """Read one stripped, non-empty line."""
+    def _line(self, s: str, lineno: int, rank: re.Match[str] | None = None) -> None:
+        """Read one stripped, non-empty line (``rank``: its device-list match, where the
+        caller has it: a list of 100,000 ranks had been matched twice a line, +30 %)."""
         if not s.startswith("#"):
             m = _SRUN_PREFIX.match(s)
             if m:
@@ -532,7 +534,7 @@ class _Reader:
             self._noise(s, lineno)
             return
         if s.startswith("#"):
-            self._hash_line(s, lineno)
+            self._hash_line(s, lineno, rank)
             return
         if s[0].isdigit():
             self._data(s, lineno)
@@ -667,8 +669,8 @@ class _Reader:
                     return True
         return False
 
-    def _hash_line(self, s: str, lineno: int) -> None:
-        m = _RANK.match(s)
+    def _hash_line(self, s: str, lineno: int, rank: re.Match[str] | None = None) -> None:
+        m = rank if rank is not None else _RANK.match(s)
         if m:
             self._rank(m, lineno)
             return
