@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import inspect
 from pathlib import Path
-from typing import Any
 
 import pytest
 import typer
@@ -19,7 +18,6 @@ import typer.main
 
 import ibcalc.errors as errors_module
 from ibcalc.cli import app, main
-from ibcalc.cli.app import GROUP_COMMANDS, GROUPS, REPEATABLE, SAME_OPTION
 from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError, boundary, guard
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.errors import (
@@ -248,6 +246,12 @@ def test_usage_errors_name_the_command_help(
         ),
         # a file named 'show' is no group's command (it had cleared what was seen: a review)
         (["nccl-check", "-N", "2", "show", "-N", "1"], "-N is given twice: give it once"),
+        # a spelling the command does not have is the parser's to refuse, not 'one option'
+        # (nccl-check has --dtype and no -d: a review)
+        (
+            ["nccl-check", "-", "--dtype", "fp32", "-dfp16"],
+            "No such option: -d (see 'ibcalc nccl-check --help')",
+        ),
         # values attached: the last had still been taken (a review)
         (["allreduce", "-s1GB", "-N2", "-N4"], "-N is given twice: give it once"),
         (
@@ -270,38 +274,6 @@ def test_options_that_take_several_values_may_repeat(capsys: pytest.CaptureFixtu
     params = Path(__file__).parents[2] / "data" / "cost_params.yaml"
     main(["allreduce", "--size", "1GB", "--cost-params", str(params), "--cost-params", str(params)])
     assert "all_reduce of 1 GB" in capsys.readouterr().out
-
-
-def test_the_spellings_of_one_option_are_the_commands_own() -> None:
-    # SAME_OPTION and REPEATABLE are written out (building every command to read them would
-    # cost each start-up); here they are read from every command's options
-    same: dict[str, str] = {}
-    repeatable: set[str] = set()
-    group_commands: set[str] = set()
-    groups: set[str] = set()
-
-    def walk(command: Any, depth: int = 0) -> None:
-        for name, sub in getattr(command, "commands", {}).items():
-            if depth:
-                group_commands.add(name)
-            elif getattr(sub, "commands", None):
-                groups.add(name)
-            walk(sub, depth + 1)
-        for param in command.params:
-            if getattr(param, "param_type_name", "") != "option":
-                continue
-            names = [*param.opts, *param.secondary_opts]
-            if param.multiple:
-                repeatable.update(names)
-            # said by its first long name (--inter, whose alias is --fabric)
-            first = next(n for n in param.opts if n.startswith("--"))
-            same.update({n: first for n in names if n != first})
-
-    walk(typer.main.get_command(app))
-    assert same == dict(SAME_OPTION)
-    assert repeatable == set(REPEATABLE)
-    assert group_commands == set(GROUP_COMMANDS)
-    assert groups == set(GROUPS)
 
 
 def test_typer_usage_errors_derive_from_its_public_root() -> None:

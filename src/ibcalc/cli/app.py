@@ -173,12 +173,15 @@ class LazyGroup(typer.core.TyperGroup):
         return list(self.commands)
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        # here, not in main(): the app run on its own (tests, embedding) refuses them too
-        try:
-            refuse_repeated_options(args)
-        except CliUsageError as exc:
-            say(f"error: {exc}")
-            raise typer.Exit(2) from None
+        # here, not in main(): the app run on its own (tests, embedding) refuses them too. The
+        # command named is built to read its options (it is about to be built to run anyway)
+        name = next((a for a in args if not a.startswith("-")), None)
+        if name is not None and name in self.commands:
+            try:
+                refuse_repeated_options(self.commands[name], args[args.index(name) + 1 :])
+            except CliUsageError as exc:
+                say(f"error: {exc}")
+                raise typer.Exit(2) from None
         return super().parse_args(ctx, args)
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
@@ -256,52 +259,45 @@ def refuse_unplain_numbers(args: Sequence[str]) -> None:
         )
 
 
-#: Spellings of one option (its short form, an alias, a flag's negation) and the name said for
-#: it. The command line parser takes the last of them without a word (``--fabric ndr --inter
-#: hdr`` priced HDR, ``--sharp --no-sharp`` no SHARP, ``--size 1GB --size 2GB`` 2 GB: a
-#: review); tests/cli/test_boundary.py checks this against the commands' options.
-SAME_OPTION: Mapping[str, str] = {
-    "-s": "--size",
-    "-N": "--nodes",
-    "-g": "--gpus-per-node",
-    "-d": "--dtype",
-    "-b": "--minbytes",
-    "-e": "--maxbytes",
-    "-f": "--stepfactor",
-    "-o": "--output",
-    "--fabric": "--inter",
-    "--no-sharp": "--sharp",
-    "--no-nvls": "--nvls",
-    "--no-optimizer": "--optimizer",
-}
-#: Options that take several values, one per use.
-REPEATABLE = frozenset({"--catalogue", "--cost-params"})
-#: The command groups and their commands (``links show``): a group's options and its
-#: command's are separate (``links --format json show ndr --format table``: show's own wins).
-GROUPS = frozenset({"links", "systems", "storage", "design"})
-GROUP_COMMANDS = frozenset({"show"})
+def _spellings(command: Any) -> tuple[dict[str, str], set[str]]:
+    """``command``'s option spellings, each with the name said for its option (its first long
+    name: ``-N`` and ``--nodes`` are ``--nodes``, ``--no-sharp`` is ``--sharp``), and those of
+    options that take several values, one per use (``--catalogue``)."""
+    said: dict[str, str] = {}
+    several: set[str] = set()
+    for param in command.params:
+        if getattr(param, "param_type_name", "") != "option":
+            continue
+        names = [*param.opts, *param.secondary_opts]
+        first = next((n for n in param.opts if n.startswith("--")), names[0])
+        said.update(dict.fromkeys(names, first))
+        if param.multiple:
+            several.update(names)
+    return said, several
 
 
-def refuse_repeated_options(args: Sequence[str]) -> None:
-    """Refuse an option given twice, under any of its spellings (the last had been taken
-    silently); options that take several values (:data:`REPEATABLE`) may repeat."""
+def refuse_repeated_options(command: Any, args: Sequence[str]) -> None:
+    """Refuse an option ``command`` takes given twice in ``args``, under any of its spellings:
+    the command line parser takes the last without a word (``--fabric ndr --inter hdr`` priced
+    HDR, ``--sharp --no-sharp`` no SHARP, ``--size 1GB --size 2GB`` 2 GB: a review). Options
+    that take several values may repeat; a group's options and its command's are apart
+    (``links --format json show ndr --format table``); a spelling the command does not have is
+    left to the parser's own refusal (``-d`` on nccl-check: a review)."""
+    said, several = _spellings(command)
+    subcommands = getattr(command, "commands", None) or {}
     seen: dict[str, str] = {}
-    grouped = False
-    for arg in args:
+    for i, arg in enumerate(args):
         if arg == "--":
             return
-        if arg in GROUPS and not seen:
-            grouped = True
-        elif grouped and arg in GROUP_COMMANDS:
-            # (once: a log file named 'show' had cleared what nccl-check had seen: a review)
-            grouped = False
-            seen.clear()
+        if arg in subcommands:
+            refuse_repeated_options(subcommands[arg], args[i + 1 :])
+            return
         if len(arg) < 2 or arg[0] != "-" or not arg.lstrip("-")[:1].isalpha():
             continue
         # '--nodes=2', and a short option with its value attached ('-N2', '-s1GB')
         name = arg.split("=", 1)[0] if arg.startswith("--") else arg[:2]
-        key = SAME_OPTION.get(name, name)
-        if key in REPEATABLE:
+        key = said.get(name)
+        if key is None or name in several:
             continue
         if key not in seen:
             seen[key] = name
