@@ -32,13 +32,13 @@ from ibcalc.engine.plan import UNTUNED, Plan, dtype_allows, plan_for
 from ibcalc.engine.select import NCCL_ALGORITHMS, refuse, select_on
 from ibcalc.engine.types import (
     COST_PARAMETERS_NOTE,
-    NCCL_ALGORITHM_NAMES,
     Algorithm,
     Collective,
     Cost,
     DType,
     Estimate,
     Protocol,
+    algorithm_key,
     busbw_factor,
 )
 from ibcalc.errors import (
@@ -95,9 +95,8 @@ def _choice(
     if isinstance(value, str):
         # NCCL's own names too: CollnetDirect, collnet_chain, NVLS_TREE (CollnetDirect had been
         # refused where CollnetChain was taken: a library user's review)
-        key = value.strip().lower()
         # separators only where NCCL's names have them ('r_i_n_g' had been taken as ring)
-        key = NCCL_ALGORITHM_NAMES.get(key, key)
+        key = algorithm_key(value)
         for member in kind:
             if member.value.lower() == key:
                 return member

@@ -219,10 +219,7 @@ def test_guard_keeps_the_signature_typer_reads() -> None:
 def test_usage_errors_name_the_command_help(
     argv: list[str], line: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with pytest.raises(SystemExit) as info:
-        main(argv)
-    assert info.value.code == 2
-    out, err = capsys.readouterr()
+    out, err = _refused(argv, capsys)
     assert out == ""
     assert err == f"error: {line}\n"
 
@@ -263,10 +260,7 @@ def test_usage_errors_name_the_command_help(
 def test_an_option_given_twice_is_refused(
     argv: list[str], line: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with pytest.raises(SystemExit) as info:
-        main(argv)
-    assert info.value.code == 2
-    assert capsys.readouterr().err == f"error: {line}\n"
+    assert _refused(argv, capsys)[1] == f"error: {line}\n"
 
 
 def test_options_that_take_several_values_may_repeat(capsys: pytest.CaptureFixture[str]) -> None:
@@ -274,6 +268,14 @@ def test_options_that_take_several_values_may_repeat(capsys: pytest.CaptureFixtu
     params = Path(__file__).parents[2] / "data" / "cost_params.yaml"
     main(["allreduce", "--size", "1GB", "--cost-params", str(params), "--cost-params", str(params)])
     assert "all_reduce of 1 GB" in capsys.readouterr().out
+
+
+def _refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[str, str]:
+    """What ``ibcalc argv`` prints (stdout, stderr), having exited with code 2."""
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    assert info.value.code == 2
+    return capsys.readouterr()
 
 
 def test_typer_usage_errors_derive_from_its_public_root() -> None:

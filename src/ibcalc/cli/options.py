@@ -26,7 +26,7 @@ from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError
 from ibcalc.cluster.spec import MAX_GPUS_PER_NODE, MAX_WAN_LATENCY_S, ClusterSpec, parse_ratio
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.types import HOST_CPUS, NCCL_ALGORITHM_NAMES, Algorithm, DType, Protocol
+from ibcalc.engine.types import HOST_CPUS, Algorithm, DType, Protocol, algorithm_key
 from ibcalc.errors import ClusterError, IbcalcError
 from ibcalc.render.console import Format
 from ibcalc.textsafe import shown
@@ -559,8 +559,7 @@ SweepFormatOpt = Annotated[
 def _algo(value: str) -> str:
     """``--algo`` in any case, NCCL's own names too (``NCCL_ALGO=CollnetDirect``, which ibcalc
     calls collnet), as the library takes them; the choices listed stay ibcalc's."""
-    key = value.strip().lower()
-    key = NCCL_ALGORITHM_NAMES.get(key, key)
+    key = algorithm_key(value)
     names = [AUTO, *(a.value for a in Algorithm)]
     if key in names:
         return key

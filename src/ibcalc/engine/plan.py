@@ -205,19 +205,14 @@ def tuner_topology(topo: Topology) -> Topology:
     the WAN NICs and charges its own per-hop latency, not the fibre's propagation or the round
     trip its buffers wait on (a review: 800 km had changed the pick called NCCL's at 64 KiB,
     1 MiB and 1 GB)."""
-    tapered = topo.out is not None and topo.out.oversubscription != 1.0
-    distant = topo.wan is not None and topo.wan.transport_latency_s > 0
-    if not tapered and not distant:
+    out, wan = topo.out, topo.wan
+    if out is not None and out.oversubscription != 1.0:
+        out = out.model_copy(update={"oversubscription": 1.0})
+    if wan is not None and wan.transport_latency_s > 0:
+        wan = wan.model_copy(update={"transport_latency_s": 0.0})
+    if out is topo.out and wan is topo.wan:
         return topo
-    return dataclasses.replace(
-        topo,
-        out=topo.out.model_copy(update={"oversubscription": 1.0})
-        if tapered and topo.out is not None
-        else topo.out,
-        wan=topo.wan.model_copy(update={"transport_latency_s": 0.0})
-        if distant and topo.wan is not None
-        else topo.wan,
-    )
+    return dataclasses.replace(topo, out=out, wan=wan)
 
 
 class Plan:

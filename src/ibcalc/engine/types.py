@@ -30,6 +30,7 @@ __all__ = [
     "ScaleOutTier",
     "ScaleUpTier",
     "Term",
+    "algorithm_key",
     "busbw_factor",
 ]
 
@@ -142,6 +143,13 @@ NCCL_ALGORITHM_NAMES = {
     )
     for sep in ("", "_", "-")
 }
+
+
+def algorithm_key(name: str) -> str:
+    """``name`` lower-cased, and as ibcalc spells it where it is NCCL's (``CollnetDirect`` is
+    ``collnet``): what the library's and the CLI's algorithm choices are matched by."""
+    key = name.strip().lower()
+    return NCCL_ALGORITHM_NAMES.get(key, key)
 
 
 #: Host CPU families, the one list of them: NCCL's per-step network overhead depends on the

@@ -305,12 +305,16 @@ def _ratio_interval(bounds: _Bounds, cut: int = 0) -> tuple[float, float, int] |
     48 timings had moved it off 1.875 and ruled out every collective: a review). Not the first
     choice: set-aside timings widen it, and a tenth of them set aside had spread a 128-rank
     all-reduce's ratio over two multiples of 8 (a review of that change)."""
+    ends = _cut_ends(bounds, cut)
+    return None if ends is None else (*ends, _held(bounds, *ends))
+
+
+def _cut_ends(bounds: _Bounds, cut: int) -> tuple[float, float] | None:
+    """The ends of :func:`_ratio_interval` without the count (a fallback tries many cuts)."""
     if len(bounds.pairs) <= 2 * cut:
         return None
     lo, hi = bounds.los[-1 - cut], bounds.his[cut]
-    if lo > hi * (1 + 1e-9):
-        return None
-    return lo, hi, _held(bounds, lo, hi)
+    return None if lo > hi * (1 + 1e-9) else (lo, hi)
 
 
 def _held(bounds: _Bounds, lo: float, hi: float) -> int:
@@ -435,12 +439,10 @@ class _Builder:
         # collective fit (their ratio check then says which rows are off)
         bounds = self.bounds
         for cut in range(1, len(bounds.pairs) // 10 + 1) if unsure else ():
-            lo, hi = bounds.los[-1 - cut], bounds.his[cut]
-            if lo > hi * (1 + 1e-9):
-                continue
-            found = self._signatures((lo, hi, 0), reducing, rooted, k, ranks)
-            if found:
-                survivors, self.interval = found, (lo, hi, _held(bounds, lo, hi))
+            ends = _cut_ends(bounds, cut)
+            found = self._signatures((*ends, 0), reducing, rooted, k, ranks) if ends else {}
+            if ends and found:
+                survivors, self.interval = found, (*ends, _held(bounds, *ends))
                 break
         if self.interval is not None:
             lo, hi, _ = self.interval
