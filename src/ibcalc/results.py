@@ -255,6 +255,12 @@ class EstimateResult(Estimate, JsonModel):
         """The chosen cost's formula, for reading the model."""
         return self.best.formula
 
+    @field_serializer("size_bytes")
+    def _size_bytes(self, size_bytes: float) -> int:
+        # a whole number of elements (count x the type's bytes), printed as sweep JSON prints
+        # it: 1000000000, not 1000000000.0
+        return int(size_bytes)
+
     @field_serializer("alternatives")
     def _alternatives(self, costs: list[Cost]) -> list[CostResult]:
         return [self._cost(cost) for cost in costs]

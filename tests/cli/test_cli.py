@@ -442,6 +442,13 @@ def test_size_rounding_is_reported() -> None:
     data = _json("allgather", "--size", "1000", "--system", "dgx-a100", "--nodes", "1")
     assert data["ranks"] == 8
     assert data["size_bytes"] == 896
+    # a whole number of bytes, printed as one (as sweep's JSON prints its sizes), not 896.0
+    assert type(data["size_bytes"]) is int
+    sweep = _json(
+        "sweep", "allgather", "-b", "1000", "-e", "1000", "--system", "dgx-a100", "-N", "1"
+    )
+    assert sweep[0]["rows"][0]["size_bytes"] == 896
+    assert type(sweep[0]["rows"][0]["size_bytes"]) is int
     assert (
         "size rounded to 896 B as nccl-tests does: into whole 16-byte shares for 8 ranks"
         in data["assumptions"]
