@@ -124,7 +124,8 @@ def score(
                 ties = tuple(
                     c.time_s
                     for c in est.alternatives
-                    if f"{c.algorithm.value}/{c.protocol.value}" in est.range_covers
+                    if f"{c.algorithm.value}/{c.protocol.value}"
+                    in (*est.range_covers, *est.range_reaches)
                 )
             else:
                 time_s, busbw, label = predictor(model, s)
@@ -193,7 +194,8 @@ def coverage(results: Sequence[Result], model: Model) -> dict[str, float]:
     inside: dict[str, list[bool]] = {}
     for r in results:
         s = r.sample
-        # the shipped band: each estimate's, widened over its near ties (facade.likely_range)
+        # the shipped band: each estimate's, widened over its near ties and the far faster
+        # candidate of a least sure estimate (facade.likely_range)
         topology = model.cluster(s).topology
         low, high = time_range(r.predicted_time_s, s.size_bytes, topology, model.params)
         for tied in r.tie_times_s:

@@ -449,12 +449,18 @@ def test_a_faster_alternative_nccl_ranks_lower_by_a_near_tie_is_called_one(
     # the quick path gives the same range (what train and infer phases carry)
     plan = CollectivePlan(cluster, Collective.ALL_REDUCE)
     assert plan.time_s_range(plan.quick(2**22)) == est.time_s_range
-    # a choice well ahead by NCCL's estimate is not called a tie (8 x DGX A100 ring/LL128)
+    # a choice well ahead by NCCL's estimate is not called a tie (16 x DGX A100, tree/Simple;
+    # ring/LL128 1.12x faster, the least sure kind: the range reaches down to it instead)
     a100 = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-a100", nodes=16))
     plain = estimate_on(a100, Collective.ALL_REDUCE, 2**30)
     assert not any("near tie" in n for n in plain.assumptions)
     assert plain.range_covers == []
-    assert plain.time_s_range == time_range(plain.time_s, plain.size_bytes, a100.topology, params)
+    assert plain.range_reaches == ["ring/LL128"]
+    # one node, ring/Simple ahead of every other: its own band alone
+    one = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-a100", nodes=1))
+    alone = estimate_on(one, Collective.ALL_REDUCE, 2**30)
+    assert (alone.range_covers, alone.range_reaches) == ([], [])
+    assert alone.time_s_range == time_range(alone.time_s, alone.size_bytes, one.topology, params)
 
 
 @pytest.mark.parametrize("size", [64 * 2**10, 2**20, 1e9])
@@ -784,8 +790,32 @@ def test_nccls_pick_far_behind_a_faster_one_is_called_the_least_sure(
     (note,) = [n for n in small.assumptions if n.startswith("ring/LL128 would be")]
     assert note.endswith(
         "; published sweeps show time falling by at most 9% where NCCL switches, so an estimate "
-        "this far behind the faster choice is the least sure"
+        "this far behind the faster choice is the least sure; the likely range reaches down to it"
     )
+    # the range reaches down to ring/LL128's band (engine.band.time_range of its time): a real
+    # run may have switched already; the top stays ring/LL's
+    faster = next(
+        c
+        for c in small.alternatives
+        if (c.algorithm, c.protocol) == (Algorithm.RING, Protocol.LL128)
+    )
+    params = builtin_cost_params()
+    own = time_range(small.time_s, small.size_bytes, cluster.topology, params)
+    reached = time_range(faster.time_s, small.size_bytes, cluster.topology, params)
+    assert small.range_reaches == ["ring/LL128"]
+    assert small.range_covers == []
+    assert reached[0] < own[0]
+    assert small.time_s_range == (reached[0], own[1])
+    # the quick path (sweeps, train and infer phases) gives the same range
+    plan = CollectivePlan(cluster, Collective.ALL_GATHER)
+    assert plan.time_s_range(plan.quick(2 * 2**20)) == small.time_s_range
+    # forced, the run is the choice: its own band only, and the note does not say it reaches
+    forced = estimate_on(cluster, Collective.ALL_GATHER, 2 * 2**20, algorithm="ring", protocol="LL")
+    assert forced.time_s_range == own
+    assert forced.range_reaches == []
+    # a choice ahead of every other (4 MiB, ring/LL128) keeps its own band
+    assert big.range_reaches == []
+    assert big.time_s_range == time_range(big.time_s, big.size_bytes, cluster.topology, params)
     # a near tie (16 x p5, 4 MiB all-reduce, nvlstree/Simple 1.13x faster, 0.57 % apart in
     # NCCL's estimate) says it is a tie, not this
     p5 = resolve_cluster(builtin_catalogue, ClusterSpec(system="aws-p5", nodes=16))

@@ -46,6 +46,8 @@ class Explanation(BaseModel):
     time_s_range: tuple[float, float] | None
     #: near ties the range was widened over (``Estimate.range_covers``)
     range_covers: list[str]
+    #: the far faster candidate the range reaches down to (``Estimate.range_reaches``)
+    range_reaches: list[str]
     regime: str
     transport_class: str
     candidates: list[Candidate]
@@ -122,6 +124,7 @@ def explain(est: Estimate) -> Explanation:
         time_s=best.time_s,
         time_s_range=est.time_s_range,
         range_covers=list(est.range_covers),
+        range_reaches=list(est.range_reaches),
         regime=regime_of(est.size_bytes),
         transport_class=est.transport_class,
         candidates=candidates,

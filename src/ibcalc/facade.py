@@ -401,6 +401,9 @@ def _estimate(
     def tie_time(c: Cost) -> float:
         return c.time_s if untuned else c.selection_time_s
 
+    # NCCL's pick far behind a candidate it also runs (the least sure estimate, below): the
+    # likely range reaches down to that candidate too, as a real run may switch to it sooner
+    premature: list[Cost] = []
     ties = (
         []
         if forced
@@ -466,6 +469,8 @@ def _estimate(
                 and alt.time_s < best.time_s * (1 - MEASURED_DROP_MAX)
                 and not 0 <= apart < within
             )
+            if unsure and not forced:
+                premature.append(alt)
             notes.append(
                 f"{alt.algorithm.value}/{alt.protocol.value} would be "
                 f"{best.time_s / alt.time_s:.2f}x faster, but "
@@ -481,6 +486,7 @@ def _estimate(
                     f"; published sweeps show time falling by at most {MEASURED_DROP_MAX:.0%} "
                     "where NCCL switches, so an estimate this far behind the faster choice is "
                     "the least sure"
+                    + ("; the likely range reaches down to it" if not forced else "")
                     if unsure
                     else ""
                 )
@@ -522,7 +528,8 @@ def _estimate(
         notes.append(f"{algorithm.value} is a what-if: NCCL does not implement it")
     if best.equivalent_busbw:
         notes.append("busbw is an equivalent figure, not a wire rate: " + _why_equivalent(best))
-    time_s_range = likely_range(topo, params, size, best.time_s, [c.time_s for c in ties])
+    covered = [*ties, *premature]
+    time_s_range = likely_range(topo, params, size, best.time_s, [c.time_s for c in covered])
     lopsided = _lopsided_note(best.time_s, time_s_range, size, topo)
     if lopsided:
         notes.append(lopsided)
@@ -560,6 +567,7 @@ def _estimate(
         domains=topo.domains,
         time_s_range=time_s_range,
         range_covers=[f"{c.algorithm.value}/{c.protocol.value}" for c in ties],
+        range_reaches=[f"{c.algorithm.value}/{c.protocol.value}" for c in premature],
         transport_class=transport_class(topo),
         tuner_constants=params.tuner_sources,
     )
@@ -759,6 +767,10 @@ class CollectivePlan:
         tied = (
             [] if forced else plan.near_ties(quick.size_bytes, plan.params.reporting.notably_faster)
         )
+        fastest = None if forced else plan.fastest_s(quick.size_bytes)
+        if fastest is not None and fastest < quick.time_s * (1 - MEASURED_DROP_MAX):
+            # the least sure estimate's faster candidate (_estimate's ``premature``)
+            tied.append(fastest)
         return likely_range(
             self._cluster.topology, plan.params, quick.size_bytes, quick.time_s, tied
         )

@@ -136,6 +136,7 @@ class EstimateResult(Estimate, JsonModel):
         "time_s",
         "time_s_range",
         "range_covers",
+        "range_reaches",
         "latency_s",
         "transfer_s",
         "fill_s",

@@ -147,6 +147,7 @@ def test_json_keys_are_the_published_ones_in_order() -> None:
         "time_s",
         "time_s_range",
         "range_covers",
+        "range_reaches",
         "latency_s",
         "transfer_s",
         "fill_s",

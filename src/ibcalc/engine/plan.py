@@ -407,6 +407,12 @@ class Plan:
         time, entry = picked
         return entry.algorithm, entry.protocol, time
 
+    def fastest_s(self, size_bytes: float) -> float | None:
+        """The least time nccl-tests would report among the candidates NCCL can run here
+        (auto selection), whichever its tuner ranks first; None: no candidate applies."""
+        times = [self._time(entry, size_bytes) for entry in self._pool(None, None)]
+        return min(times) if times else None
+
     def near_ties(self, size_bytes: float, within: float) -> list[float]:
         """The times nccl-tests would report for the candidates NCCL's tuner ranks within
         ``within`` (a fraction) of its choice at ``size_bytes``, the choice included: which of

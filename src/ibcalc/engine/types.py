@@ -367,6 +367,10 @@ class Estimate(BaseModel):
     #: Candidates NCCL's tuner ranks within ``reporting.notably_faster`` of its choice, whose
     #: times the band was widened over (``algorithm/protocol``; empty when none or forced).
     range_covers: list[str] = Field(default_factory=list)
+    #: A candidate NCCL runs that is far faster than its choice here (more than the deepest
+    #: drop a published sweep shows at a switch): the least sure estimate, whose band reaches
+    #: down to that candidate's (``algorithm/protocol``; empty when none or forced).
+    range_reaches: list[str] = Field(default_factory=list)
     #: Where the tuner constants NCCL's choice was ranked with come from (the built-in release's
     #: tuning.cc, or the release or override file laid over it).
     tuner_constants: str = ""

@@ -231,6 +231,13 @@ def _explanation(ex: Explanation, stream: TextIO | None) -> None:
                     if ex.range_covers
                     else ""
                 )
+                + (
+                    f", and down to {' and '.join(ex.range_reaches)}'s: NCCL's choice is far "
+                    "behind it, further than published sweeps drop where NCCL switches, so a "
+                    "real run may be there already"
+                    if ex.range_reaches
+                    else ""
+                )
             )
         )
     ranking = Table(
