@@ -40,8 +40,10 @@ from dataset import Sample, load_samples
 from fits import FITS, Fit, Model, base_model, fit_all, predict
 from ibcalc.engine.band import time_range, transport_class
 from ibcalc.engine.params import BAND_CLASSES
+from ibcalc.engine.plan import Candidate
 from ibcalc.engine.types import Collective, busbw_factor
 from ibcalc.errors import IbcalcError
+from ibcalc.facade import likely_range
 from ibcalc.logs.diagnose import older_than_compared, oldest_compared
 
 __all__ = [
@@ -68,8 +70,9 @@ class Result:
     predicted_time_s: float
     predicted_busbw_GBps: float
     algorithm: str
-    #: the times of the near ties the estimate's range covers (``Estimate.range_covers``)
-    tie_times_s: tuple[float, ...] = ()
+    #: the candidates the estimate's range covers, the choice first (time, algorithm,
+    #: protocol; ``Estimate.range_covers`` and ``range_reaches``); empty for the baselines
+    covered: tuple[Candidate, ...] = ()
 
     @property
     def error(self) -> float:
@@ -115,23 +118,24 @@ def score(
     for s in samples:
         if not s.scored:
             continue
-        ties: tuple[float, ...] = ()
+        covered: tuple[Candidate, ...] = ()
         try:
             if predictor is None:
                 est = predict(model, s)
                 time_s, busbw = est.time_s, est.busbw_Bps / 1e9
                 label = f"{est.best.algorithm.value}/{est.best.protocol.value}"
-                ties = tuple(
-                    c.time_s
-                    for c in est.alternatives
-                    if f"{c.algorithm.value}/{c.protocol.value}"
+                covered = tuple(
+                    (c.time_s, c.algorithm, c.protocol)
+                    for c in (est.best, *est.alternatives)
+                    if c is est.best
+                    or f"{c.algorithm.value}/{c.protocol.value}"
                     in (*est.range_covers, *est.range_reaches)
                 )
             else:
                 time_s, busbw, label = predictor(model, s)
         except IbcalcError:
             continue
-        out.append(Result(s, time_s, busbw, label, ties))
+        out.append(Result(s, time_s, busbw, label, covered))
     return out
 
 
@@ -195,12 +199,12 @@ def coverage(results: Sequence[Result], model: Model) -> dict[str, float]:
     for r in results:
         s = r.sample
         # the shipped band: each estimate's, widened over its near ties and the far faster
-        # candidate of a least sure estimate (facade.likely_range)
+        # candidate of a least sure estimate, each no faster than its wire (facade.likely_range)
         topology = model.cluster(s).topology
-        low, high = time_range(r.predicted_time_s, s.size_bytes, topology, model.params)
-        for tied in r.tie_times_s:
-            a, b = time_range(tied, s.size_bytes, topology, model.params)
-            low, high = min(low, a), max(high, b)
+        if r.covered:
+            low, high = likely_range(topology, model.params, s.collective, s.size_bytes, r.covered)
+        else:
+            low, high = time_range(r.predicted_time_s, s.size_bytes, topology, model.params)
         ok = low * (1 - 1e-9) <= r.measured_time_s <= high * (1 + 1e-9)
         inside.setdefault(s.regime, []).append(ok)
         inside.setdefault("all", []).append(ok)

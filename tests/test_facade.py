@@ -996,3 +996,45 @@ def test_nccls_own_algorithm_names_are_taken(builtin_catalogue: Catalogue) -> No
         with pytest.raises(UnknownNameError):
             by_name("allreduce", junk)
     assert by_name("allreduce", "nvls-tree")[1] is Algorithm.NVLS_TREE
+
+
+def test_the_likely_range_is_no_faster_than_the_wire(builtin_catalogue: Catalogue) -> None:
+    """Two reviews found 10 GB all-reduced over one NDR port per node (50 GB/s a direction) with
+    a likely busbw up to 50.2 GB/s: the verbs band's fast quantile divided a time already at
+    0.975 of the line rate. A ring moves every byte over every link of the ring, so its busbw
+    cannot pass the link's line rate: 2 ranks, F(2) = 1, 10^10 B / 50e9 B/s = 0.2 s."""
+    spec = ClusterSpec(nodes=2, gpus_per_node=1, inter="ndr", nics_per_node=1)
+    cluster = resolve_cluster(builtin_catalogue, spec)
+    est = estimate_on(cluster, Collective.ALL_REDUCE, 10**10)
+    assert (est.best.algorithm, est.best.protocol) == (Algorithm.RING, Protocol.SIMPLE)
+    params = builtin_cost_params()
+    band_alone = time_range(est.time_s, est.size_bytes, cluster.topology, params)
+    assert band_alone[0] < 0.2  # what the band alone gave
+    assert est.time_s_range is not None
+    assert est.time_s_range[0] == pytest.approx(0.2, rel=1e-12)
+    assert est.time_s_range[1] == band_alone[1]
+    assert est.busbw_Bps_range is not None
+    assert est.busbw_Bps_range[1] == pytest.approx(50e9, rel=1e-12)
+    # the quick path (sweeps, train and infer phases) gives the same range
+    plan = CollectivePlan(cluster, Collective.ALL_REDUCE)
+    assert plan.time_s_range(plan.quick(10**10)) == est.time_s_range
+    # a send/recv pair over one HDR port (25 GB/s): 10^10 B / 25e9 B/s = 0.4 s
+    hdr = resolve_cluster(
+        builtin_catalogue, ClusterSpec(nodes=2, gpus_per_node=1, inter="hdr", nics_per_node=1)
+    )
+    pair = estimate_on(hdr, Collective.SEND_RECV, 10**10)
+    assert pair.time_s_range is not None
+    assert pair.time_s_range[0] == pytest.approx(0.4, rel=1e-12)
+    # 4 x DGX H100: a ring leaves each node through its 8 NICs together (8 x 50 GB/s = 400 GB/s)
+    # and each GPU through NVLink 4 (450 GB/s): its busbw floor is 400 GB/s, which the band
+    # does not reach; NVLS-tree's busbw is an equivalent figure and gets no floor
+    dgx = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=4))
+    big = estimate_on(dgx, Collective.ALL_REDUCE, 10**10, algorithm="ring")
+    assert big.time_s_range == time_range(big.time_s, big.size_bytes, dgx.topology, params)
+    assert big.busbw_Bps_range is not None
+    assert big.busbw_Bps_range[1] < 400e9
+    nvlstree = estimate_on(dgx, Collective.ALL_REDUCE, 10**10)
+    assert nvlstree.best.algorithm is Algorithm.NVLS_TREE
+    assert nvlstree.time_s_range == time_range(
+        nvlstree.time_s, nvlstree.size_bytes, dgx.topology, params
+    )

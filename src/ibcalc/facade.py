@@ -10,6 +10,7 @@ caller passes others (``ibcalc.catalogue.cost_params.load_cost_params`` reads ov
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import replace
 from typing import NamedTuple, SupportsFloat, cast
@@ -25,10 +26,10 @@ from ibcalc.cluster.resolve import (
     resolve_cluster,
     sharp_hint,
 )
-from ibcalc.engine.band import regime_of, time_range, transport_class
+from ibcalc.engine.band import regime_of, time_range, transport_class, wire_floor_s
 from ibcalc.engine.base import Topology
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.plan import UNTUNED, Plan, dtype_allows, plan_for
+from ibcalc.engine.plan import UNTUNED, Candidate, Plan, dtype_allows, plan_for
 from ibcalc.engine.select import NCCL_ALGORITHMS, refuse, select_on
 from ibcalc.engine.types import (
     COST_PARAMETERS_NOTE,
@@ -528,8 +529,13 @@ def _estimate(
         notes.append(f"{algorithm.value} is a what-if: NCCL does not implement it")
     if best.equivalent_busbw:
         notes.append("busbw is an equivalent figure, not a wire rate: " + _why_equivalent(best))
-    covered = [*ties, *premature]
-    time_s_range = likely_range(topo, params, size, best.time_s, [c.time_s for c in covered])
+    time_s_range = likely_range(
+        topo,
+        params,
+        collective,
+        size,
+        [(c.time_s, c.algorithm, c.protocol) for c in (best, *ties, *premature)],
+    )
     lopsided = _lopsided_note(best.time_s, time_s_range, size, topo)
     if lopsided:
         notes.append(lopsided)
@@ -605,18 +611,20 @@ def _lopsided_note(
 def likely_range(
     topo: Topology,
     params: CostParams,
+    collective: Collective,
     size_bytes: float,
-    time_s: float,
-    tied_s: Iterable[float],
+    candidates: Iterable[Candidate],
 ) -> tuple[float, float]:
-    """The range a measurement is likely to fall in (``engine.band.time_range``), widened over
-    the times ``tied_s`` of the candidates NCCL's tuner ranks within
-    ``reporting.notably_faster`` of its choice (none when a choice was forced)."""
-    low, high = time_range(time_s, size_bytes, topo, params)
-    for tied in tied_s:
-        if tied != time_s:
-            a, b = time_range(tied, size_bytes, topo, params)
-            low, high = min(low, a), max(high, b)
+    """The range a measurement is likely to fall in: the union of ``engine.band.time_range``
+    over ``candidates``, the choice first, then those NCCL's tuner ranks within
+    ``reporting.notably_faster`` of it and the far faster one of a least sure estimate (none
+    when a choice was forced); each band's low end no faster than its candidate's wire
+    (``engine.band.wire_floor_s``)."""
+    low = high = math.nan
+    for time_s, algorithm, protocol in candidates:
+        floor = wire_floor_s(collective, algorithm, protocol, size_bytes, topo)
+        a, b = time_range(time_s, size_bytes, topo, params, floor)
+        low, high = (a, b) if math.isnan(low) else (min(low, a), max(high, b))
     return low, high
 
 
@@ -764,15 +772,15 @@ class CollectivePlan:
         """:attr:`Estimate.time_s_range` of the estimate ``quick`` gives the numbers of."""
         plan = self._plan
         forced = self._algorithm is not None or self._protocol is not None
-        tied = (
-            [] if forced else plan.near_ties(quick.size_bytes, plan.params.reporting.notably_faster)
-        )
-        fastest = None if forced else plan.fastest_s(quick.size_bytes)
-        if fastest is not None and fastest < quick.time_s * (1 - MEASURED_DROP_MAX):
-            # the least sure estimate's faster candidate (_estimate's ``premature``)
-            tied.append(fastest)
+        covered: list[Candidate] = [(quick.time_s, quick.algorithm, quick.protocol)]
+        if not forced:
+            covered += plan.near_ties(quick.size_bytes, plan.params.reporting.notably_faster)
+            fastest = plan.fastest(quick.size_bytes)
+            if fastest is not None and fastest[0] < quick.time_s * (1 - MEASURED_DROP_MAX):
+                # the least sure estimate's faster candidate (_estimate's ``premature``)
+                covered.append(fastest)
         return likely_range(
-            self._cluster.topology, plan.params, quick.size_bytes, quick.time_s, tied
+            self._cluster.topology, plan.params, plan.collective, quick.size_bytes, covered
         )
 
 

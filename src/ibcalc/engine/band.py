@@ -17,16 +17,22 @@ interval of a fitted parameter.
 
 from __future__ import annotations
 
+import math
+
 from ibcalc.engine.base import Topology
 from ibcalc.engine.params import CostParams
+from ibcalc.engine.types import Algorithm, Collective, Protocol, busbw_factor
 
-__all__ = ["regime_of", "time_range", "transport_class"]
+__all__ = ["regime_of", "time_range", "transport_class", "wire_floor_s"]
 
 #: Latency regime: sizes of 64 KiB and less; bandwidth regime: 64 MiB and more.
 LATENCY_MAX_BYTES = 64 * 2**10
 BANDWIDTH_MIN_BYTES = 64 * 2**20
 #: Least 1 + r the band divides by (a 95 % faster prediction still gives a finite bound).
 _FLOOR = 0.05
+#: Data bytes per line byte on the wire: an LL line carries 8 bytes of data in 16 (NCCL 2.30.7
+#: src/device/prims_ll.h), an LL128 line 120 in 128 (src/device/prims_ll128.h), Simple all.
+_LINE_PAYLOAD = {Protocol.LL: 0.5, Protocol.LL128: 120 / 128, Protocol.SIMPLE: 1.0}
 
 
 def regime_of(size_bytes: float) -> str:
@@ -48,16 +54,56 @@ def transport_class(topo: Topology) -> str:
     return "plugin" if topo.out.is_plugin else "verbs"
 
 
+def wire_floor_s(
+    collective: Collective,
+    algorithm: Algorithm,
+    protocol: Protocol,
+    size_bytes: float,
+    topo: Topology,
+) -> float:
+    """The least time a run of ``algorithm`` can show at its links' line rates, with no
+    latency at all (0 where no such bound is worked out here).
+
+    A ring moves every byte over every link of the ring, and nccl-tests' busbw is that per-link
+    rate summed over the rings: it cannot pass a GPU's scale-up line rate, nor the line rate of
+    a domain's NICs together, through which every ring leaves it (nccl-tests doc/PERFORMANCE.md
+    derives busbw so). A send/recv pair moves S over its own path: the GPUs'
+    share of the scale-up links that join them, or across domains the GPU's NICs. Each in the
+    protocol's data bytes per line byte (``_LINE_PAYLOAD``). Trees, NVLS, CollNet and
+    all-to-all report an equivalent or mixed busbw and get no floor here."""
+    ceiling = math.inf
+    if algorithm is Algorithm.RING:
+        if topo.up is not None and topo.m > 1:
+            ceiling = topo.up.line_Bps
+        if topo.out is not None and topo.domains > 1:
+            ceiling = min(ceiling, topo.out.nic_line_Bps * topo.out.nics_per_domain)
+    elif algorithm is Algorithm.P2P:
+        if topo.up is not None and topo.m > 1:
+            ceiling = topo.up.line_Bps * topo.up.peer_share
+        if topo.out is not None and topo.domains > 1:
+            ceiling = min(ceiling, topo.out.nic_line_Bps * topo.gpu_nics)
+    if math.isinf(ceiling):
+        return 0.0
+    busbw_Bps = ceiling * _LINE_PAYLOAD[protocol]
+    return size_bytes * busbw_factor(collective, topo.ranks) / busbw_Bps
+
+
 def time_range(
-    time_s: float, size_bytes: float, topo: Topology, params: CostParams
+    time_s: float,
+    size_bytes: float,
+    topo: Topology,
+    params: CostParams,
+    floor_s: float = 0.0,
 ) -> tuple[float, float]:
     """(low, high) time a measurement of this estimate is likely to show.
 
     Across sites the low end is at least one one-way WAN latency: every rank's result needs
     data from another site, and the residuals that set the band hold no WAN run (over 800 km
-    a send/recv of 4.0 ms had a likely low of 3.1 ms, faster than light in fibre)."""
+    a send/recv of 4.0 ms had a likely low of 3.1 ms, faster than light in fibre). The low end
+    is at least ``floor_s`` too, the time at the wire's line rate (:func:`wire_floor_s`): two
+    reviews found 10 GB over one NDR port (50 GB/s) with a likely busbw of up to 50.2 GB/s."""
     q10, q90 = params.error_band.time_error_quantiles[regime_of(size_bytes)][transport_class(topo)]
-    low = time_s / max(1.0 + q90, _FLOOR)
+    low = max(time_s / max(1.0 + q90, _FLOOR), floor_s)
     high = time_s / max(1.0 + q10, _FLOOR)
     if topo.sites > 1 and topo.wan is not None:
         low = max(low, topo.wan.transport_latency_s)

@@ -40,9 +40,11 @@ from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, DType, Protocol
 from ibcalc.memo import IdentityMemo
 
-__all__ = ["NCCL_ALGORITHMS", "TIMINGS", "Choice", "Plan", "Scored", "plan_for"]
+__all__ = ["NCCL_ALGORITHMS", "TIMINGS", "Candidate", "Choice", "Plan", "Scored", "plan_for"]
 
 TimingFunction = Callable[[Collective, float, Topology, Protocol, CostParams], Timing | None]
+#: One candidate at one size: the time nccl-tests would report, its algorithm and protocol.
+Candidate = tuple[float, Algorithm, Protocol]
 
 #: Every modelled algorithm and the numbers of its cost function, in ranking order (a tie in
 #: time goes to the one listed first).
@@ -407,17 +409,20 @@ class Plan:
         time, entry = picked
         return entry.algorithm, entry.protocol, time
 
-    def fastest_s(self, size_bytes: float) -> float | None:
-        """The least time nccl-tests would report among the candidates NCCL can run here
-        (auto selection), whichever its tuner ranks first; None: no candidate applies."""
-        times = [self._time(entry, size_bytes) for entry in self._pool(None, None)]
-        return min(times) if times else None
+    def fastest(self, size_bytes: float) -> Candidate | None:
+        """The candidate NCCL can run here (auto selection) with the least time nccl-tests
+        would report, whichever its tuner ranks first; None: no candidate applies."""
+        timed = [
+            (self._time(entry, size_bytes), entry.algorithm, entry.protocol)
+            for entry in self._pool(None, None)
+        ]
+        return min(timed, key=lambda c: c[0]) if timed else None
 
-    def near_ties(self, size_bytes: float, within: float) -> list[float]:
-        """The times nccl-tests would report for the candidates NCCL's tuner ranks within
-        ``within`` (a fraction) of its choice at ``size_bytes``, the choice included: which of
-        them a real run gets turns on details of NCCL's tuner this model does not carry
-        (``reporting.notably_faster``). Auto selection only (nothing forced).
+    def near_ties(self, size_bytes: float, within: float) -> list[Candidate]:
+        """The candidates (time nccl-tests would report, algorithm, protocol) NCCL's tuner
+        ranks within ``within`` (a fraction) of its choice at ``size_bytes``, the choice
+        included: which of them a real run gets turns on details of NCCL's tuner this model
+        does not carry (``reporting.notably_faster``). Auto selection only (nothing forced).
 
         NCCL does not tune point-to-point work (all-to-all, send/recv): there the candidates
         tie where their times as priced are within ``within`` of the choice's, as the full
@@ -429,8 +434,8 @@ class Plan:
             if picked is None:
                 return []
             chosen = picked[2]
-            times = [self._time(entry, size_bytes) for entry in self._pool(None, None)]
-            return [t for t in times if 0 <= t / chosen - 1 < within]
+            timed = [(self._time(e, size_bytes), e) for e in self._pool(None, None)]
+            return [(t, e.algorithm, e.protocol) for t, e in timed if 0 <= t / chosen - 1 < within]
         last = self._last_pick
         if last is not None and last[0] == size_bytes and last[2] > last[1] * (1 + within):
             return []  # the last pick, at this size, had no runner-up that close
@@ -447,7 +452,11 @@ class Plan:
             return []
         best = min(t for t, _ in ranked)
         # the same test as the estimate's (facade._estimate): 0 <= t / best - 1 < within
-        return [self._time(e, size_bytes) for t, e in ranked if t / best - 1 < within]
+        return [
+            (self._time(e, size_bytes), e.algorithm, e.protocol)
+            for t, e in ranked
+            if t / best - 1 < within
+        ]
 
     def _pool(self, algorithm: Algorithm | None, protocol: Protocol | None) -> tuple[_Entry, ...]:
         """The entries :meth:`choose` ranks for a forced ``algorithm`` and ``protocol``, made
