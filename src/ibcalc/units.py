@@ -488,12 +488,14 @@ def format_count(count: float) -> str:
     return "".join(scaled) if scaled else f"{count:g}"
 
 
-def parse_count(value: str | int | float, *, what: str = "count") -> float:
+def parse_count(
+    value: str | int | float, *, what: str = "count", limit: float = MAX_COUNT
+) -> float:
     """Return a count from ``70B``, ``405b``, ``1.5T``, ``8e9`` or a number (decimal prefixes).
 
     ``B`` (or ``G``) is 10^9 as in "a 70B model", ``T`` 10^12, ``M`` 10^6, ``K`` 10^3; the count
     is not a size, so no byte unit is meant. Raises :class:`UnitError` for zero, negative, NaN,
-    infinite, unknown-suffix or absurdly large values.
+    infinite, unknown-suffix or absurdly large values (past ``limit``, a power of ten).
     """
     raw = str(value)
     if isinstance(value, bool):
@@ -511,8 +513,9 @@ def parse_count(value: str | int | float, *, what: str = "count") -> float:
         count *= factor
     if count <= 0:
         raise UnitError(f"{what} {shown(raw)} must be positive")
-    if count > MAX_COUNT:
-        raise UnitError(f"{what} {shown(raw)} is absurdly large (the limit is 10^15)")
+    if count > limit:
+        power = round(math.log10(limit))
+        raise UnitError(f"{what} {shown(raw)} is absurdly large (the limit is 10^{power})")
     return count
 
 

@@ -243,6 +243,14 @@ def test_train_compare() -> None:
     assert keys == sorted(keys)
     assert [row["memory_fits"] for row in layouts] == [k[0] < 2 for k in keys]
     assert all(row["dp"] * row["microbatches"] == 16 for row in layouts)
+    # the JSON says which part each layout ranks in, and the note gives the rule (a review:
+    # a script reading ranked_by alone found a tight layout 12.2 s after slower ones with room)
+    names = ("room", "tight", "out of memory")
+    assert [row["memory_room"] for row in layouts] == [names[k[0]] for k in keys]
+    for row in layouts:
+        assert row["memory_used_fraction"] == row["memory_per_gpu_bytes"] / capacity
+    assert {row["memory_room"] for row in layouts} >= {"room", "out of memory"}
+    assert "then tight ones (past 90 %" in data["note"]
 
 
 @pytest.mark.parametrize(("compute", "noted"), [([], True), (["--tflops", "400"], False)])
@@ -1101,3 +1109,16 @@ def test_one_kv_sender_is_not_said_to_send_at_the_same_time() -> None:
         "the KV transfer uses 1 NIC: a whole one, more than one GPU's share of the node's 4 NICs "
         "among 8 GPUs (0.5) (--kv-nics to change)"
     ) in p4d["assumptions"]
+
+
+@pytest.mark.parametrize(
+    "command", [["train"], ["infer"], ["checkpoint", "--storage", "ddn-ai400x2"]]
+)
+def test_a_parameter_count_past_the_limit_names_the_limit_it_is_held_to(command: list[str]) -> None:
+    """A model of at most 10^14 parameters (ModelSpec.params: 4 B of fp32 gradient each stays
+    under the 1 PiB a collective takes). The parser had said 'the limit is 10^15' and let
+    1e15 through to a field error that echoed it as '1e+15' (a review)."""
+    for given in ("1e20", "1e15", "5e14"):
+        assert _error(*command, "--params", given, "--system", "dgx-h100").strip() == (
+            f"error: parameter count '{given}' is absurdly large (the limit is 10^14)"
+        )

@@ -511,3 +511,24 @@ def test_per_token_and_per_request_totals_carry_the_phases_summed_ranges(
             sum(r[1] for r in per_request if r) + 512 * high,
         )
     )
+
+
+def test_nodes_one_instance_does_not_use_are_said_to_play_no_part(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """One tp-8 instance fills 1 DGX H100 (8 GPUs); given 64 nodes, the other 63 change no
+    figure, and the result says so (a review: 1, 3 and 64 nodes printed the same without a
+    word). Disaggregated, the two instances use 2 nodes."""
+    spec = InferSpec(model=find_model("llama3-70b"), tp=8, batch=32, output_tokens=100)
+    one = infer(builtin_catalogue, _dgx(builtin_catalogue, 1), spec)
+    many = infer(builtin_catalogue, _dgx(builtin_catalogue, 64), spec)
+    assert many.per_token_s == one.per_token_s
+    said = (
+        "one instance uses 1 of the 64 nodes ({nodes}); the others would serve other "
+        "instances, not modelled: the figures are one instance's"
+    )
+    assert said in many.assumptions
+    assert not any("instance uses" in n for n in one.assumptions)
+    split = spec.model_copy(update={"disaggregated": True})
+    two = infer(builtin_catalogue, _dgx(builtin_catalogue, 8), split)
+    assert "the two instances use 2 of the 8 nodes ({nodes})" in " ".join(two.assumptions)

@@ -238,7 +238,10 @@ def test_a_model_is_at_most_what_a_collective_size_takes() -> None:
     """1e15 parameters had priced a 2 PB data-parallel all-reduce of bf16 gradients, which
     --size refuses (at most 1 PiB; a hostile-input review): 100 trillion is the most, whose
     fp32 gradients (4e14 B) fit."""
-    with pytest.raises(WorkloadError, match="must be at most 100,000,000,000,000"):
+    # the parser holds a parameter count to the same limit and says it (10^14)
+    with pytest.raises(UnitError, match=r"'1e15' is absurdly large \(the limit is 10\^14\)"):
         model_from(params="1e15")
+    with pytest.raises(WorkloadError, match="must be at most 100,000,000,000,000"):
+        ModelSpec(params=1e15)
     assert model_from(params="100T").params == 1e14
     assert 4 * 1e14 < 2**50

@@ -1688,3 +1688,45 @@ def test_library_misuse_is_refused_with_ibcalcs_own_errors(builtin_catalogue: Ca
     job = TrainSpec(model=find_model("llama3-8b"), parallel=Parallelism(dp=8))
     with pytest.raises(WrongTypeError, match="cluster must be a ResolvedCluster, not ClusterSpec"):
         train_step(builtin_catalogue, spec, job)
+
+
+def test_a_given_backward_time_is_read_as_measured_with_the_recompute_given(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """Backward ~ 2 x forward FLOPs, and full recompute runs the forward once more inside the
+    backward: a backward of 2 s measured with full recompute is 3 forward passes, forward
+    2/3 s, compute 8/3 s; without it forward 1 s, compute 3 s. The time given is the same, so
+    full recompute reads faster; the note says how to price turning it on (a review)."""
+    cluster = ClusterSpec(system="dgx-h100")
+    plain = _run(builtin_catalogue, cluster, tp=8, dp=16, backward_s=2.0)
+    full = _run(builtin_catalogue, cluster, tp=8, dp=16, backward_s=2.0, recompute=Recompute.FULL)
+    assert plain.totals.compute_s == pytest.approx(3.0)
+    assert full.totals.compute_s == pytest.approx(2.0 + 2.0 / 3.0)
+    (note,) = [n for n in full.assumptions if n.startswith("backward compute 2 s per step")]
+    assert "read as measured with full recompute" in note
+    assert note.endswith(
+        "to price turning full recompute on, give the backward time plus one forward"
+    )
+
+
+def test_zero_and_compressed_gradients_say_they_do_nothing_without_data_parallelism(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """tp 8 x pp 16 on 16 nodes leaves dp = 1: no replica to shard over, no gradient to
+    exchange. ZeRO-3 and int8 gradients change nothing and say so (a review: the int8 note had
+    described an exchange that never happens); with dp 16 they change the phases."""
+    cluster = ClusterSpec(system="dgx-h100", nodes=16)
+    alone = _run(builtin_catalogue, cluster, tp=8, pp=16, dp=1, zero=3, grad_dtype="int8")
+    plain = _run(builtin_catalogue, cluster, tp=8, pp=16, dp=1)
+    assert [p.name for p in alone.phases] == [p.name for p in plain.phases]
+    assert not any(p.name.startswith("dp-") for p in alone.phases)
+    assert alone.totals.comm_s == plain.totals.comm_s
+    assert (
+        "{zero} 3 has no effect: dp x cp = 1, one replica of every weight, nothing to shard or "
+        "gather" in alone.assumptions
+    )
+    assert "{grad_dtype} int8 has no effect: dp x cp = 1, no gradient exchange" in alone.assumptions
+    assert not any("compressed before the exchange" in n for n in alone.assumptions)
+    shared = _run(builtin_catalogue, cluster, tp=8, pp=1, dp=16, zero=3, grad_dtype="int8")
+    assert not any("has no effect" in n for n in shared.assumptions)
+    assert any("compressed before the exchange" in n for n in shared.assumptions)

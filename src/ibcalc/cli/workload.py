@@ -228,7 +228,11 @@ def train_command(
     ] = False,
     backward_time: Annotated[
         str | None,
-        typer.Option("--backward-time", help="Backward compute per step, e.g. 2s (for overlap)."),
+        typer.Option(
+            "--backward-time",
+            help="Backward compute per step, e.g. 2s (for overlap); as measured with the "
+            "--recompute given (full recompute's forward pass included).",
+        ),
     ] = None,
     tflops: Annotated[
         float | None,

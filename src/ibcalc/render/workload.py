@@ -204,6 +204,8 @@ def compare_dict(
                 "bubble_fraction": r.totals.bubble_fraction,
                 "memory_per_gpu_bytes": r.memory.total_bytes,
                 "memory_fits": r.memory.fits,
+                "memory_used_fraction": r.memory.used_fraction,
+                "memory_room": r.memory.room,
                 "warnings": named_notes(r.warnings, names),
             }
             for i, r in enumerate(results)
@@ -214,8 +216,9 @@ def compare_dict(
         "memory_capacity_bytes": results[0].memory.capacity_bytes if results else None,
         "rate_note": next(iter(_rate_notes(results[0], names)), None) if results else None,
         "note": "every layout runs the same global batch (sequences per step); ranked by step "
-        "time when the compute is known, else by exposed communication; layouts out of the "
-        "GPUs' memory rank after every other",
+        "time when the compute is known, else by exposed communication, within each "
+        "memory_room in turn: layouts with room first, then tight ones (past 90 % of the GPUs' "
+        "memory, where what the count leaves out may not fit), then those out of memory",
     }
 
 

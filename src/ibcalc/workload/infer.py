@@ -244,6 +244,17 @@ def infer(
     notes: list[str] = [
         "communication only: the compute of each token (weight and KV-cache reads) is not included"
     ]
+    used = -(-spec.gpus // cluster.gpus_per_node)
+    if spec.disaggregated:
+        used = disaggregated_nodes(spec.gpus, cluster.gpus_per_node)
+    if cluster.nodes > used:
+        # the nodes given play no part (a review: 1, 3 and 64 nodes gave the same figures
+        # without a word)
+        notes.append(
+            f"{'the two instances use' if spec.disaggregated else 'one instance uses'} "
+            f"{used} of the {plural(cluster.nodes, 'node')} ({{nodes}}); the others would serve "
+            "other instances, not modelled: the figures are one instance's"
+        )
     layers = model.need("layers", "serving") if spec.tp > 1 or spec.ep > 1 else model.layers
     # the sequences one attention group decodes: the batch, split over the ep data-parallel
     # groups when experts are spread (module docstring)

@@ -343,6 +343,20 @@ class GpuMemory:
         return None if self.capacity_bytes is None else self.total_bytes / self.capacity_bytes
 
     @property
+    def room(self) -> str:
+        """``room`` (within :data:`TIGHT_FRACTION` of the GPU's memory, or not known: nothing
+        to judge by), ``tight`` (past it, within the memory: what the count leaves out may not
+        fit) or ``out of memory``; ``train --compare`` ranks layouts in that order."""
+        used = self.used_fraction
+        return (
+            "room"
+            if used is None or used <= TIGHT_FRACTION
+            else "tight"
+            if used <= 1
+            else "out of memory"
+        )
+
+    @property
     def fits(self) -> bool | None:
         """True when the total is within the GPU's memory; None when that is not known."""
         used = self.used_fraction

@@ -40,6 +40,7 @@ from ibcalc.units import (
     format_size,
     format_time,
     parse_count,
+    plural,
 )
 
 __all__ = ["MIN_PARAMS", "MODEL_PRESETS", "CheckedSpec", "ModelSpec", "find_model", "model_from"]
@@ -106,7 +107,7 @@ def _plain(value: float) -> str:
     (``99,999,999,999,999,999,999``, which had been echoed as 1e+20)."""
     if isinstance(value, int) and len(str(abs(value))) <= 30:
         return f"{value:,}"
-    if abs(value) < 1e15 and float(value).is_integer():
+    if abs(value) <= 2**53 and float(value).is_integer():  # whole, and exact in a float
         return f"{int(value):,}"
     if math.isinf(as_float(value)):  # an int beyond a float: {:g} would raise OverflowError
         return f"{decimal.Decimal(value):.3e}"
@@ -115,6 +116,9 @@ def _plain(value: float) -> str:
 
 #: Largest count of layers, heads, experts ... accepted: beyond any published model.
 _MAX_DIM = 10_000_000
+#: At most 100 trillion parameters: 4 bytes of fp32 gradient each stays under the 1 PiB any
+#: collective size takes (1e15 had priced a 2 PB all-reduce that --size refuses; a review).
+MAX_PARAMS = 1e14
 #: Fewest parameters accepted: a million. The smallest models anyone spreads over GPUs have tens
 #: of millions (BERT-base 110M, GPT-2 124M); a million bf16 parameters are 2 MB, which one GPU
 #: holds and moves in microseconds, so below that no communication plan is worth making and the
@@ -135,11 +139,12 @@ class ModelSpec(CheckedSpec):
 
     id: str | None = None
     name: str | None = None
-    #: at most 100 trillion: 4 bytes of fp32 gradient each stays under the 1 PiB any collective
-    #: size takes (1e15 had priced a 2 PB all-reduce that --size refuses; a hostile-input review)
-    params: float = Field(gt=0, le=1e14, description="Total parameters.")
+    params: float = Field(gt=0, le=MAX_PARAMS, description="Total parameters.")
     active_params: float | None = Field(
-        default=None, gt=0, le=1e14, description="Parameters used per token (MoE); default all."
+        default=None,
+        gt=0,
+        le=MAX_PARAMS,
+        description="Parameters used per token (MoE); default all.",
     )
     layers: int | None = Field(default=None, ge=1, le=_MAX_DIM)
     hidden: int | None = Field(default=None, ge=1, le=_MAX_DIM)
@@ -357,7 +362,8 @@ class ModelSpec(CheckedSpec):
         """Refuse more pipeline stages than the model has layers (each stage holds one or more)."""
         if self.layers is not None and pp > self.layers:
             raise WorkloadError(
-                f"{{pp}} {pp} is more than the model's {self.layers} layers: every pipeline "
+                f"{{pp}} {pp} is more than the model's {plural(self.layers, 'layer')}: every "
+                "pipeline "
                 "stage holds at least one layer",
                 field="pp",
             )
@@ -686,7 +692,9 @@ def model_from(
     unknown = sorted(set(given) - set(ModelSpec.model_fields))
     if unknown:
         raise WorkloadError(f"unknown model field {unknown[0]!r}", field=None)
-    count = None if params is None else parse_count(params, what="parameter count")
+    count = (
+        None if params is None else parse_count(params, what="parameter count", limit=MAX_PARAMS)
+    )
     if preset is not None:
         base = find_model(preset)
         data = base.model_dump()

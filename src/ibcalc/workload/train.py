@@ -53,7 +53,6 @@ from ibcalc.facade import CollectivePlan
 from ibcalc.memo import IdentityMemo
 from ibcalc.units import format_count, format_size, format_time, plural
 from ibcalc.workload.memory import (
-    TIGHT_FRACTION,
     Recompute,
     TrainMemory,
     busiest_candidates,
@@ -920,7 +919,12 @@ def _train_step_in(
             f"communication-bound: {format_time(exposed)} of exposed communication per step "
             f"against {format_time(compute)} of compute ({exposed / compute:.3g}x)"
         )
-    if spec.grad_dtype.bytes < 2:
+    if spec.grad_dtype.bytes < 2 and par.dp * par.cp < 2:
+        b.notes.append(
+            f"{{grad_dtype}} {spec.grad_dtype.value} has no effect: dp x cp = 1, no gradient "
+            "exchange"
+        )
+    elif spec.grad_dtype.bytes < 2:
         b.notes.append(
             f"{spec.grad_dtype.value} gradients: compressed before the exchange and summed in "
             "higher precision at each hop (1-bit Adam / ZeRO++ style), so the wire carries "
@@ -988,10 +992,12 @@ def _memory(
     return memory
 
 
+_ROOM_RANK = {"room": 0, "tight": 1, "out of memory": 2}
+
+
 def _memory_rank(memory: TrainMemory) -> int:
     """0 with room (or not known), 1 tight, 2 out of memory: the first key of a ranking."""
-    used = memory.used_fraction
-    return 0 if used is None or used <= TIGHT_FRACTION else 1 if used <= 1 else 2
+    return _ROOM_RANK[memory.room]
 
 
 def _memory_remedies(spec: TrainSpec, memory: TrainMemory) -> str:
@@ -1049,7 +1055,9 @@ def _compute(
             f"backward compute {format_time(backward)} per step given; forward taken as "
             + (
                 "a third of it (backward ~ 2 x forward FLOPs, and full recompute runs the "
-                "forward again)"
+                "forward again): the time given is read as measured with full recompute, so "
+                "its forward is shorter than the same time's without; to price turning full "
+                "recompute on, give the backward time plus one forward"
                 if full
                 else "half of it (backward ~ 2 x forward FLOPs)"
             )
@@ -1216,6 +1224,12 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
     par, model = spec.parallel, spec.model
     ranks = par.dp * par.cp
     if ranks < 2:
+        # said, as {hierarchical} on one site is: the title still names what was asked
+        if spec.zero:
+            b.notes.append(
+                f"{{zero}} {spec.zero} has no effect: dp x cp = 1, one replica of every weight, "
+                "nothing to shard or gather"
+            )
         return
     # expert parallelism shards the routed experts over ep ranks: their gradients and weights
     # are exchanged only among the dp / ep ranks holding the same experts (Megatron-Core's
