@@ -268,12 +268,12 @@ def test_a_wan_is_compared_across_sites(cat: Catalogue) -> None:
 
 def test_a_link_named_alone_gets_the_common_pairings_nic_count() -> None:
     """`gap --intra nvlink4 --inter efa-v2` compared 8 EFA NICs (one per GPU) while the pairings
-    table, and AWS p5, give 32: per GPU 4 x 100 Gb/s = 50 GB/s line, 450 / 50 = 9.0x."""
+    table, and AWS p5, give 32: per GPU 4 x 100 Gb/s = 50 GB/s line, 450 / 50 = 9.00x."""
     out = CliRunner().invoke(app, ["gap", "--intra", "nvlink4", "--inter", "efa-v2"])
     assert out.exit_code == 0
     text = " ".join(out.output.split())
     assert "8 GPUs and 32 x efa-v2 per node" in text
-    assert "ratio (scale-up / scale-out) 9.0x" in text
+    assert "ratio (scale-up / scale-out) 9.00x" in text
     # the estimate commands' rule and words (cluster.resolve.instance_of): AWS p5's count
     assert (
         "32 x efa-v2 per node assumed: 4 per GPU, as on aws-p5, the instance efa-v2 comes with "
@@ -517,7 +517,7 @@ def test_cli_gap_table_states_conventions() -> None:
     assert "per GPU" in out
     assert "10^9 B/s" in out
     assert "bidirectional" in out
-    assert "9.0x" in out
+    assert "9.00x" in out
     assert "18.0x" in out
 
 
@@ -526,7 +526,7 @@ def test_cli_gap_detail_table() -> None:
         app, ["gap", "--intra", "nvlink4", "--inter", "ndr", "--tp", "8", "--tp-size", "32MB"]
     )
     assert result.exit_code == 0, result.stderr
-    for needle in ("450 GB/s", "50.0 GB/s", "9.0x", "900 GB/s", "slowdown", "TP=8"):
+    for needle in ("450 GB/s", "50.0 GB/s", "9.00x", "900 GB/s", "slowdown", "TP=8"):
         assert needle in result.stdout
 
 
@@ -579,10 +579,10 @@ def test_slowdown_line_says_when_a_one_gpu_node_keeps_more_than_its_share() -> N
     assert out.exit_code == 0, out.output
     (line,) = [x for x in out.output.splitlines() if x.startswith("slowdown across nodes")]
     assert line.endswith(
-        "each one-GPU node keeps 1 NIC, 8.0x the per-GPU share in the ratio above)"
+        "each one-GPU node keeps 1 NIC, 8.00x the per-GPU share in the ratio above)"
     )
     plain = CliRunner().invoke(app, ["gap", "--intra", "nvlink4", "--inter", "ndr"])
-    assert "slowdown across nodes: 9.9x (1 GB all-reduce)" in plain.output  # one NIC per GPU
+    assert "slowdown across nodes: 9.86x (1 GB all-reduce)" in plain.output  # one NIC per GPU
 
 
 @pytest.mark.parametrize("columns", [40, 50, 60, 69, 70, 80, 100])

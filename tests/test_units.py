@@ -534,14 +534,16 @@ def test_format_time(seconds: float, text: str) -> None:
 @pytest.mark.parametrize(
     ("ratio", "text"),
     [
-        (9.0, "9.0x"),  # gap and check print the same figure (check had said "9x")
-        (9.04, "9.0x"),
+        (9.0, "9.00x"),  # gap and check print the same figure (check had said "9x")
+        (9.04, "9.04x"),  # three figures: MI300X's 8.96 had printed as 9.0x
+        (8.96, "8.96x"),
+        (9.996, "10.0x"),
         (12.25, "12.2x"),
         (99.94, "99.9x"),
         (99.96, "100x"),  # rounds to 100: no "100.0x"
         (1250.0, "1,250x"),
         (0.994, "0.99x"),
-        (0.996, "1.0x"),  # rounds to 1: one decimal, not "1.00x"
+        (0.996, "1.00x"),
         (0.5, "0.50x"),
     ],
 )

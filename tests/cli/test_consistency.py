@@ -108,7 +108,7 @@ def test_gap_table_keeps_every_figure_whole(
         if cells[:1] == ["nvlink4"] and "ndr" in cells
     )
     assert ("450" in cells) is line_rates
-    assert ("9.0x" in cells) is line_rates  # line ratio 450 / 50
+    assert ("9.00x" in cells) is line_rates  # line ratio 450 / 50
     assert "371" in cells
     assert "36.2" in cells  # across: 36.2 ms (the unit follows as its own word)
 

@@ -200,7 +200,50 @@ def test_declared_oversubscription(tmp_path: Path, builtin_catalogue: Catalogue)
     (f,) = check_design(write(tmp_path, "o.yaml", text), builtin_catalogue).findings
     assert (f.predicted, f.passed) == (1.5, False)
     assert f.margin == pytest.approx((1.2 - 1.5) / 1.2)
-    assert f.basis == OversubscriptionBasis("declared")
+    assert f.basis == OversubscriptionBasis("declared", end_to_end=1.5)
+
+
+def test_an_oversubscription_line_says_the_taper_the_collectives_are_priced_at(
+    tmp_path: Path, builtin_catalogue: Catalogue
+) -> None:
+    """[2, 2] tapers each tier 2:1; traffic crossing both sees 2 x 2 = 4:1, which the
+    collectives are priced at. The gate judges the worst tier (2:1, passing a max of 2) and
+    says the 4:1 beside it (a review: 'as priced: oversubscription 4:1' above a bare 'predicted
+    2:1')."""
+    from ibcalc.render.check import FileOutcome, finding_message, render_text
+
+    text = (
+        "name: o\nnodes: 64\nsystem: dgx-h100\nfabric: {oversubscription: [2, 2]}\n"
+        "requirements:\n  - oversubscription: {max: 2}\n  - oversubscription: {max: 1.5}\n"
+    )
+    path = write(tmp_path, "o.yaml", text)
+    result = check_design(path, builtin_catalogue)
+    ok, tight = result.findings
+    assert (ok.predicted, ok.passed, tight.passed) == (2.0, True, False)
+    assert ok.basis == OversubscriptionBasis("declared", end_to_end=4.0)
+    lines = render_text([FileOutcome(path=str(path), check=result)]).splitlines()
+    assert any(
+        line.startswith("PASS ")
+        and "oversubscription (worst tier) <= 2:1  predicted 2:1 (4:1 end to end, as priced)"
+        in line
+        for line in lines
+    )
+    assert finding_message(tight).endswith(
+        "as declared; traffic crossing every tier sees 4:1 end to end, which the collectives "
+        "are priced at"
+    )
+    # one tier: the worst tier is the end-to-end taper, said once
+    single = write(
+        tmp_path,
+        "p.yaml",
+        text.replace("[2, 2]", "[2]").replace("  - oversubscription: {max: 1.5}\n", ""),
+    )
+    alone = check_design(single, builtin_catalogue)
+    (one,) = alone.findings
+    assert one.basis == OversubscriptionBasis("declared", end_to_end=2.0)
+    one_text = render_text([FileOutcome(path=str(single), check=alone)])
+    assert "oversubscription (worst tier) <= 2:1  predicted 2:1  margin" in one_text
+    assert "end to end" not in one_text
 
 
 def test_tier_ratios_whose_product_is_refused_are_named(
@@ -674,7 +717,7 @@ def test_printed_figures_agree_with_the_verdict(
     assert finding_message(finding(53.2345e-3, 53.234485e-3)).startswith(
         "time 53.2345 ms, 0.00003% over the required <= 53.234485 ms;"
     )
-    # ratios print with one decimal: 8.951 passing <= 8.96 would read 9.0x
+    # ratios print to three figures: 8.951 passing <= 8.96 reads 8.95x
     with_gap = TWO_NODES + "  - gap: {max_ratio: 10}\n"
     gap = check_design(write(tmp_path, "g.yaml", with_gap), builtin_catalogue).findings[-1]
     assert gap.unit == "x"
@@ -687,7 +730,13 @@ def test_printed_figures_agree_with_the_verdict(
 
     assert "8.95x, required <= 8.96x (margin +0.1%)" in finding_message(ratio(8.951, 8.96))
     assert "9.04x, 0.4% over the required <= 9x" in finding_message(ratio(9.04, 9.0))
-    assert "9.0x, 0.01% over the required <= 8.999x" in finding_message(ratio(9.0, 8.999))
+    assert "9.00x, 0.01% over the required <= 8.999x" in finding_message(ratio(9.0, 8.999))
+    # the label keeps the requirement's digits too (it had read '<= 9x' for 8.99999999)
+    from ibcalc.render.check import finding_requirement
+
+    assert finding_requirement(ratio(9.0, 8.99999999)) == (
+        "gap: intra/inter per GPU <= 8.99999999x"
+    )
 
 
 def test_messages_name_no_class_and_suggest_keys_of_their_own_section(

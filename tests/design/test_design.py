@@ -459,7 +459,7 @@ def test_design_show(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert code == 0
     assert "switches: 8 leaf + 4 spine + 0 core = 12" in out
     assert "cables: 252 node-leaf + 256 leaf-spine + 0 spine-core = 508" in out
-    assert "gap (scale-up / scale-out line rate per GPU): 9.0x" in out
+    assert "gap (scale-up / scale-out line rate per GPU): 9.00x" in out
     code, out, _ = run(["design", "show", str(path), "--format", "json"], capsys)
     data = json.loads(out)
     assert data["fabric"]["total_switches"] == 12

@@ -101,7 +101,7 @@ def test_no_matplotlib_exits_2_with_hint_before_any_output(
 def test_no_matplotlib_other_commands_still_work() -> None:
     result = runner.invoke(app, ["gap", "--intra", "nvlink4", "--inter", "ndr"])
     assert result.exit_code == 0, result.stderr
-    assert "9.0x" in result.stdout
+    assert "9.00x" in result.stdout
 
 
 # ---------------------------------------------------------------------- target checks
@@ -425,7 +425,7 @@ def test_the_check_plot_title_names_the_collective_the_rows_were_judged_as(
         ),
         (
             "ndr",
-            ["scale-out, achievable", "8 NICs per node", "9.0x at line rate", "across nodes"],
+            ["scale-out, achievable", "8 NICs per node", "9.00x at line rate", "across nodes"],
             ["WAN"],
         ),
     ],

@@ -79,7 +79,7 @@ def test_listings_at_60_columns_print_every_rate_whole(command: list[str]) -> No
 
 
 def test_gap_says_where_its_line_rate_columns_went() -> None:
-    """At 80 columns `gap` left out the line-rate columns and the line ratio (9.0x for NVLink 4
+    """At 80 columns `gap` left out the line-rate columns and the line ratio (9.00x for NVLink 4
     over NDR, the figure `check` gates) without a word, showing the achievable 7.9x alone."""
 
     def ndr_row(output: str) -> list[str]:
@@ -91,13 +91,13 @@ def test_gap_says_where_its_line_rate_columns_went() -> None:
         )
 
     narrow = runner.invoke(app, ["gap"], env={"COLUMNS": "80"}).output
-    assert f"{450 / 50:.1f}x" not in ndr_row(narrow)
+    assert f"{450 / 50:.2f}x" not in ndr_row(narrow)
     assert (
         "the line-rate columns and the line ratio (the gap ibcalc check gates) are left out at "
         "80 columns (98 or more show them; --format json has them)" in " ".join(narrow.split())
     )
     wide = runner.invoke(app, ["gap"], env={"COLUMNS": "120"}).output
-    assert f"{450 / 50:.1f}x" in ndr_row(wide)
+    assert f"{450 / 50:.2f}x" in ndr_row(wide)
     assert "left out" not in wide
 
 

@@ -838,10 +838,12 @@ class GapBasis:
 @dataclass(frozen=True)
 class OversubscriptionBasis:
     """Where the worst tier ratio came from: the sized fabric (``tiers`` levels), the file's
-    declared ratios, or no fabric at all (non-blocking)."""
+    declared ratios, or no fabric at all (non-blocking); ``end_to_end``, the tiers' ratios
+    multiplied, is what the collectives are priced at (the report's "as priced" line)."""
 
     source: Literal["sized", "declared", "none"]
     tiers: int | None = None
+    end_to_end: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -1054,10 +1056,12 @@ def _oversubscription_finding(
     basis: OversubscriptionBasis
     if resolved.fabric is not None:
         worst = resolved.fabric.worst_oversubscription
-        basis = OversubscriptionBasis("sized", resolved.fabric.tiers)
+        basis = OversubscriptionBasis(
+            "sized", resolved.fabric.tiers, resolved.fabric.end_to_end_oversubscription
+        )
     elif fabric is not None:
         worst = max(fabric.oversubscription)
-        basis = OversubscriptionBasis("declared")
+        basis = OversubscriptionBasis("declared", end_to_end=math.prod(fabric.oversubscription))
     else:
         worst = 1.0
         basis = OversubscriptionBasis("none")
