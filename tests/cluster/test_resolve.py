@@ -1005,3 +1005,29 @@ def test_a_domain_of_one_gpu_nodes_has_its_scale_up_link(tmp_path: Path) -> None
     # (the first cut of this fix had read the preset's domain there: a review)
     resized = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", gpus_per_node=1, nodes=4))
     assert resized.intra is None
+
+
+def test_host_options_given_on_one_node_say_they_change_no_collective() -> None:
+    """On one DGX H100 the host's CPU (NCCL's AMD net overhead and LL cap), its NIC count and
+    their PCIe slot act only on network costs: the estimate is the same with or without them,
+    and says so (a review: they had gone without a word where --sharp got one)."""
+    plain = estimate_on(
+        resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=1)), Collective.ALL_REDUCE, 1e9
+    )
+    spec = ClusterSpec(
+        system="dgx-h100", nodes=1, host_cpu="amd", nics_per_node=2, host_pcie="pcie3"
+    )
+    given = estimate_on(resolve_cluster(CAT, spec), Collective.ALL_REDUCE, 1e9)
+    assert given.time_s == plain.time_s
+    assert (
+        "{host_cpu}, {nics_per_node}, {host_pcie} change no collective: one scale-up domain, no "
+        "network between GPUs"
+    ) in given.assumptions
+    assert not any("change no collective" in n for n in plain.assumptions)
+    one = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=1, host_cpu="amd"))
+    assert "{host_cpu} changes no collective: one scale-up domain, no network between GPUs" in (
+        one.assumptions
+    )
+    # on two nodes they act, and no such note is made
+    two = resolve_cluster(CAT, spec.replace(nodes=2))
+    assert not any("change no collective" in n for n in two.assumptions)

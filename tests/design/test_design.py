@@ -537,3 +537,33 @@ def test_design_show_is_laid_out_for_the_page(
     (i,) = [i for i, line in enumerate(lines) if line.startswith("  - leaf uses 80 down")]
     assert lines[i + 1].startswith("    ")
     assert not lines[i + 1].startswith("     ")
+
+
+def test_design_show_words_for_one_leaf_one_switch_and_a_large_bisection(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A review's wording: '1 leaves per SU', a one-switch fabric called 'rail-optimized' (one
+    switch has no rails to align), and a bisection of 8192 x DGX H100 as '1.311e+04 Tb/s'."""
+    one_leaf = (
+        "name: g\nnodes: 288\nsystem: gb200-nvl72\nnics_per_node: 1\n"
+        "fabric: {switch: qm9700, oversubscription: 4}\n"
+    )
+    code, out, _ = run(["design", "show", str(write(tmp_path, "g.yaml", one_leaf))], capsys)
+    assert code == 0
+    assert "(1 leaf per SU)" in out
+    one_switch = "name: o\nnodes: 8\nsystem: dgx-h100\nfabric: {switch: qm9700}\n"
+    code, out, _ = run(["design", "show", str(write(tmp_path, "o.yaml", one_switch))], capsys)
+    assert "fabric: fat tree, 1 switch level, qm9700 as 64 x 400 Gb/s ports\n" in out
+    # 8192 nodes x 8 x 400 Gb/s, half of them across the narrowest boundary: 13,107 Tb/s
+    big = "name: b\nnodes: 8192\nsystem: dgx-h100\nfabric: {switch: qm9700, tiers: 3}\n"
+    code, out, _ = run(["design", "show", str(write(tmp_path, "b.yaml", big))], capsys)
+    assert code == 0
+    assert f"({8192 * 8 * 400 / 2 / 1000:,.0f} Tb/s;" in out
+    # check's header counts one node as design show does ('1 nodes x 8 GPUs' had read)
+    single = (
+        "name: s\nnodes: 1\nsystem: dgx-h100\n"
+        "requirements:\n  - allreduce: {size: 1GB, max_time: 1s}\n"
+    )
+    code, out, _ = run(["check", str(write(tmp_path, "s.yaml", single))], capsys)
+    assert code == 0
+    assert ": s (1 node x 8 GPUs, dgx-h100; nvlink4)" in out

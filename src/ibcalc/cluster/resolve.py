@@ -539,6 +539,23 @@ def resolve_cluster(
         ]
         if ignored:
             notes.append(f"{', '.join(ignored)} ignored: one scale-up domain, no network")
+        # the host's CPU, its NICs and their PCIe slot shape only network costs (a review:
+        # given on one node they had gone without a word); what reaches outside the node
+        # (checkpoint's storage traffic) may still use the NICs and their slot
+        unused = [
+            flag
+            for flag, given in (
+                ("{host_cpu}", spec.host_cpu is not None),
+                ("{nics_per_node}", spec.nics_per_node is not None),
+                ("{host_pcie}", spec.host_pcie is not None),
+            )
+            if given
+        ]
+        if unused:
+            notes.append(
+                f"{', '.join(unused)} change{'s' if len(unused) == 1 else ''} no collective: "
+                "one scale-up domain, no network between GPUs"
+            )
         if link is not None and spec.inter is not None:
             # the link is kept for what reaches outside (checkpoint's storage NICs)
             notes.append(

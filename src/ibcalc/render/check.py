@@ -367,8 +367,8 @@ def _header(check: DesignCheck) -> str:
     links = " / ".join(x.id for x in (cluster.intra, cluster.inter) if x is not None)
     # the name comes from the file: escaped, so a newline in it cannot start a fake FAIL line
     header = (
-        f"{printable(check.path, None)}: {printable(check.design.name)} ({cluster.nodes} nodes x "
-        f"{cluster.gpus_per_node} GPUs{system}; {links})"
+        f"{printable(check.path, None)}: {printable(check.design.name)} "
+        f"({plural(cluster.nodes, 'node')} x {cluster.gpus_per_node} GPUs{system}; {links})"
     )
     if check.resolved.fabric is None:
         spec = cluster.spec
@@ -674,7 +674,9 @@ def schema_text(schema: dict[str, Any]) -> str:
 
 
 def _tbps(bw_Bps: float) -> str:
-    return f"{gbps_from_Bps(bw_Bps) * BITS_PER_BYTE / 1000:.4g} Tb/s"
+    tbps = gbps_from_Bps(bw_Bps) * BITS_PER_BYTE / 1000
+    # whole terabits with separators past 1,000 (8192 x DGX H100 had read '1.311e+04 Tb/s')
+    return f"{tbps:,.0f} Tb/s" if tbps >= 1000 else f"{tbps:.4g} Tb/s"
 
 
 def _gbit(bw_Bps: float) -> str:
@@ -838,12 +840,13 @@ def render_design_text(resolved: ResolvedDesign) -> str:
             else f"radix {fab.radix}"
         )
         levels = f"{fab.tiers} switch level{'s' if fab.tiers != 1 else ''}"
-        rail = ", rail-optimized" if fab.rail_optimized else ""
+        # one switch has no rails to align (a one-leaf fabric had read 'rail-optimized')
+        rail = ", rail-optimized" if fab.rail_optimized and fab.tiers > 1 else ""
         lines.append(f"fabric: fat tree, {levels}, {switch}{rail}")
         if fab.scalable_units is not None and fab.su_nodes is not None:
             lines.append(
                 f"  scalable units: {fab.scalable_units} x {fab.su_nodes} nodes "
-                f"({fab.rails} leaves per SU)"
+                f"({fab.rails} {'leaf' if fab.rails == 1 else 'leaves'} per SU)"
             )
         if fab.tiers > 1:
             ratios = ", ".join(f"{r:.3g}:1" for r in fab.oversubscription)
