@@ -140,7 +140,12 @@ SIZE_PATTERN = (
     r"^(?!\s*\+?0*\.?0*(?:[eE][-+]?[0-9]+)?\s*[A-Za-z]*\s*$)"
     rf"\s*{NUMBER_PATTERN}\s*(?:[kKmMgGtTpP][iI]?B?|B)?\s*$"
 )
-TIME_PATTERN = rf"^\s*{NUMBER_PATTERN}\s*(?:ns|us|µs|μs|ms|s|sec|min|h)\s*$"
+# a time that is all zeros is refused too; nsec, usec and msec are read as sec is (a review:
+# '10 msec', which check reads, had failed the schema)
+TIME_PATTERN = (
+    r"^(?!\s*\+?0*\.?0*(?:[eE][-+]?[0-9]+)?\s*[A-Za-zµμ]*\s*$)"
+    rf"\s*{NUMBER_PATTERN}\s*(?:ns|us|µs|μs|ms|s|nsec|usec|msec|sec|min|h)\s*$"
+)
 RATE_PATTERN = (
     rf"^\s*{NUMBER_PATTERN}\s*(?:[kKmMgGtTpP]i?)?(?:b|B|bit|bits|byte|bytes|Byte|Bytes)"
     r"\s*(?:/\s*s|ps|/sec)\s*$"
