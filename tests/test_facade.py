@@ -1015,6 +1015,8 @@ def test_the_likely_range_is_no_faster_than_the_wire(builtin_catalogue: Catalogu
     assert est.time_s_range[1] == band_alone[1]
     assert est.busbw_Bps_range is not None
     assert est.busbw_Bps_range[1] == pytest.approx(50e9, rel=1e-12)
+    # the estimate says the wire set the low end (JSON range_wire_floor_s, --explain)
+    assert est.range_wire_floor_s == pytest.approx(0.2, rel=1e-12)
     # the quick path (sweeps, train and infer phases) gives the same range
     plan = CollectivePlan(cluster, Collective.ALL_REDUCE)
     assert plan.time_s_range(plan.quick(10**10)) == est.time_s_range
@@ -1031,6 +1033,7 @@ def test_the_likely_range_is_no_faster_than_the_wire(builtin_catalogue: Catalogu
     dgx = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=4))
     big = estimate_on(dgx, Collective.ALL_REDUCE, 10**10, algorithm="ring")
     assert big.time_s_range == time_range(big.time_s, big.size_bytes, dgx.topology, params)
+    assert big.range_wire_floor_s is None
     assert big.busbw_Bps_range is not None
     assert big.busbw_Bps_range[1] < 400e9
     nvlstree = estimate_on(dgx, Collective.ALL_REDUCE, 10**10)
@@ -1038,3 +1041,31 @@ def test_the_likely_range_is_no_faster_than_the_wire(builtin_catalogue: Catalogu
     assert nvlstree.time_s_range == time_range(
         nvlstree.time_s, nvlstree.size_bytes, dgx.topology, params
     )
+
+
+def test_a_rings_scale_up_bound_across_nodes_is_m_over_m_minus_1_of_the_gpus_rate(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """On one domain a ring takes m scale-up hops, so its busbw cannot pass the GPU's scale-up
+    line rate; across domains it takes m - 1 in each, spread over m GPUs, so the bound is
+    m / (m - 1) of it (a review: 200 GB/s had been the H800's bound on 2 nodes, where
+    200 x 8/7 = 228.6 GB/s holds). The NICs together bound it too: 8 x 50 GB/s = 400 GB/s."""
+    from ibcalc.engine.band import wire_floor_s
+
+    one = resolve_cluster(builtin_catalogue, ClusterSpec(system="hgx-h800", nodes=1))
+    two = resolve_cluster(builtin_catalogue, ClusterSpec(system="hgx-h800", nodes=2))
+    size = 1e9
+    ring, simple, ar = Algorithm.RING, Protocol.SIMPLE, Collective.ALL_REDUCE
+    # one node: F(8) = 2 x 7/8; ceiling 200 GB/s
+    assert wire_floor_s(ar, ring, simple, size, one.topology) == pytest.approx(
+        size * 1.75 / 200e9, rel=1e-12
+    )
+    # two nodes: F(16) = 2 x 15/16; ceiling min(200 x 8/7, 8 x 50) = 228.6 GB/s
+    assert wire_floor_s(ar, ring, simple, size, two.topology) == pytest.approx(
+        size * 1.875 / (200e9 * 8 / 7), rel=1e-12
+    )
+    # LL carries 8 data bytes in 16: half the ceiling; trees get no floor
+    assert wire_floor_s(ar, ring, Protocol.LL, size, one.topology) == pytest.approx(
+        size * 1.75 / 100e9, rel=1e-12
+    )
+    assert wire_floor_s(ar, Algorithm.TREE, simple, size, two.topology) == 0.0

@@ -545,6 +545,8 @@ def test_format_time(seconds: float, text: str) -> None:
         (0.994, "0.99x"),
         (0.996, "1.00x"),
         (0.5, "0.50x"),
+        (0.083, "0.083x"),  # two figures under 0.1: 0.0012 had printed '0.00x'
+        (0.0012, "0.0012x"),
     ],
 )
 def test_format_ratio(ratio: float, text: str) -> None:

@@ -48,6 +48,8 @@ class Explanation(BaseModel):
     range_covers: list[str]
     #: the far faster candidate the range reaches down to (``Estimate.range_reaches``)
     range_reaches: list[str]
+    #: the time at the links' line rate that set the range's low end (``Estimate``'s)
+    range_wire_floor_s: float | None
     regime: str
     transport_class: str
     candidates: list[Candidate]
@@ -125,6 +127,7 @@ def explain(est: Estimate) -> Explanation:
         time_s_range=est.time_s_range,
         range_covers=list(est.range_covers),
         range_reaches=list(est.range_reaches),
+        range_wire_floor_s=est.range_wire_floor_s,
         regime=regime_of(est.size_bytes),
         transport_class=est.transport_class,
         candidates=candidates,

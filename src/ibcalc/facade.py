@@ -529,13 +529,10 @@ def _estimate(
         notes.append(f"{algorithm.value} is a what-if: NCCL does not implement it")
     if best.equivalent_busbw:
         notes.append("busbw is an equivalent figure, not a wire rate: " + _why_equivalent(best))
-    time_s_range = likely_range(
-        topo,
-        params,
-        collective,
-        size,
-        [(c.time_s, c.algorithm, c.protocol) for c in (best, *ties, *premature)],
-    )
+    covered: list[Candidate] = [
+        (c.time_s, c.algorithm, c.protocol) for c in (best, *ties, *premature)
+    ]
+    time_s_range = likely_range(topo, params, collective, size, covered)
     lopsided = _lopsided_note(best.time_s, time_s_range, size, topo)
     if lopsided:
         notes.append(lopsided)
@@ -574,6 +571,9 @@ def _estimate(
         time_s_range=time_s_range,
         range_covers=[f"{c.algorithm.value}/{c.protocol.value}" for c in ties],
         range_reaches=[f"{c.algorithm.value}/{c.protocol.value}" for c in premature],
+        range_wire_floor_s=_wire_floor_set(
+            topo, params, collective, size, candidates=covered, time_s_range=time_s_range
+        ),
         transport_class=transport_class(topo),
         tuner_constants=params.tuner_sources,
     )
@@ -626,6 +626,25 @@ def likely_range(
         a, b = time_range(time_s, size_bytes, topo, params, floor)
         low, high = (a, b) if math.isnan(low) else (min(low, a), max(high, b))
     return low, high
+
+
+def _wire_floor_set(
+    topo: Topology,
+    params: CostParams,
+    collective: Collective,
+    size_bytes: float,
+    *,
+    candidates: Iterable[Candidate],
+    time_s_range: tuple[float, float],
+) -> float | None:
+    """The wire floor (``engine.band.wire_floor_s``) that set the likely range's low end, where
+    one did (the error band alone would have gone lower); None otherwise."""
+    for time_s, algorithm, protocol in candidates:
+        floor = wire_floor_s(collective, algorithm, protocol, size_bytes, topo)
+        band_low = time_range(time_s, size_bytes, topo, params)[0]
+        if 0 < floor == time_s_range[0] and band_low < floor:
+            return floor
+    return None
 
 
 class QuickEstimate(NamedTuple):

@@ -137,6 +137,7 @@ class EstimateResult(Estimate, JsonModel):
         "time_s_range",
         "range_covers",
         "range_reaches",
+        "range_wire_floor_s",
         "latency_s",
         "transfer_s",
         "fill_s",

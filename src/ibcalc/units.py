@@ -467,15 +467,16 @@ def plural(count: int, noun: str) -> str:
 
 
 def format_ratio(value: float) -> str:
-    """A ratio such as a bandwidth gap or a slowdown, to three figures: ``8.96x``, ``11.3x``,
-    ``1,250x``, ``0.85x`` (``gap``, ``design show`` and ``check`` print the same figure; one
-    decimal had printed MI300X's 448 / 50 = 8.96 as ``9.0x`` beside a ``<= 8.955x`` it failed
-    by 0.06 %, a review)."""
+    """A ratio such as a bandwidth gap or a slowdown: three figures from 1 up (``8.96x``,
+    ``11.3x``, ``1,250x``), two decimals below (``0.85x``), two figures under 0.1
+    (``0.0012x``, not ``0.00x``). ``gap``, ``design show`` and ``check`` print the same figure;
+    one decimal had printed MI300X's 448 / 50 = 8.96 as ``9.0x`` beside a ``<= 8.955x`` it
+    failed by 0.06 % (a review)."""
     if value >= 99.95:
         return f"{value:,.0f}x"
     if value >= 9.995:
         return f"{value:.1f}x"
-    return f"{value:.2f}x"
+    return f"{value:.2f}x" if value >= 0.0995 else f"{value:.2g}x"
 
 
 _COUNT_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>[A-Za-z]?)\s*$")

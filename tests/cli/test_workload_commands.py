@@ -251,6 +251,24 @@ def test_train_compare() -> None:
         assert row["memory_used_fraction"] == row["memory_per_gpu_bytes"] / capacity
     assert {row["memory_room"] for row in layouts} >= {"room", "out of memory"}
     assert "then tight ones (past 90 %" in data["note"]
+    # without a known GPU memory nothing is judged: unknown, as memory_fits is null
+    bare = _json(
+        "train",
+        "--model",
+        "llama3-8b",
+        "--intra",
+        "nvlink4",
+        "--inter",
+        "ndr",
+        "--gpus-per-node",
+        "8",
+        "--nodes",
+        "2",
+        "--compare",
+        "--tflops",
+        "400",
+    )
+    assert {(r["memory_room"], r["memory_fits"]) for r in bare["layouts"]} == {("unknown", None)}
 
 
 @pytest.mark.parametrize(("compute", "noted"), [([], True), (["--tflops", "400"], False)])

@@ -244,6 +244,14 @@ def test_an_oversubscription_line_says_the_taper_the_collectives_are_priced_at(
     one_text = render_text([FileOutcome(path=str(single), check=alone)])
     assert "oversubscription (worst tier) <= 2:1  predicted 2:1  margin" in one_text
     assert "end to end" not in one_text
+    # the end-to-end figure keeps the digits the "as priced" line gives it (had read
+    # '2:1 (2:1 end to end, as priced)' for [2, 1.001])
+    near = write(tmp_path, "n.yaml", text.replace("[2, 2]", "[2, 1.001]"))
+    near_text = render_text(
+        [FileOutcome(path=str(near), check=check_design(near, builtin_catalogue))]
+    )
+    assert "predicted 2:1 (2.002:1 end to end, as priced)" in near_text
+    assert "as priced: oversubscription 2.002:1" in near_text
 
 
 def test_tier_ratios_whose_product_is_refused_are_named(

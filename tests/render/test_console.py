@@ -148,6 +148,7 @@ def test_json_keys_are_the_published_ones_in_order() -> None:
         "time_s_range",
         "range_covers",
         "range_reaches",
+        "range_wire_floor_s",
         "latency_s",
         "transfer_s",
         "fill_s",

@@ -1722,7 +1722,7 @@ def test_zero_and_compressed_gradients_say_they_do_nothing_without_data_parallel
     assert not any(p.name.startswith("dp-") for p in alone.phases)
     assert alone.totals.comm_s == plain.totals.comm_s
     assert (
-        "{zero} 3 has no effect: dp x cp = 1, one replica of every weight, nothing to shard or "
+        "ZeRO-3 has no effect: dp x cp = 1, one replica of every weight, nothing to shard or "
         "gather" in alone.assumptions
     )
     assert "{grad_dtype} int8 has no effect: dp x cp = 1, no gradient exchange" in alone.assumptions

@@ -95,6 +95,10 @@ _ENGINE_ARCH = {
 #: Said of a default of 2 nodes: it concerns all-reduce across nodes (NCCL's tree) only, and
 #: callers drop it where none runs (another collective, a serving layout inside each node).
 TWO_NODE_TREE_NOTE = "2 nodes let NCCL's tree halve network traffic"
+#: How the note on host options given to one scale-up domain ends (``--host-cpu``,
+#: ``--nics-per-node``, ``--host-pcie`` change no collective there); a caller whose traffic does
+#: leave the domain (disaggregated serving's KV transfer) drops it.
+HOST_OPTIONS_UNUSED = "no collective: one scale-up domain, no network between GPUs"
 
 
 @dataclass(frozen=True)
@@ -553,8 +557,8 @@ def resolve_cluster(
         ]
         if unused:
             notes.append(
-                f"{', '.join(unused)} change{'s' if len(unused) == 1 else ''} no collective: "
-                "one scale-up domain, no network between GPUs"
+                f"{', '.join(unused)} change{'s' if len(unused) == 1 else ''} "
+                + HOST_OPTIONS_UNUSED
             )
         if link is not None and spec.inter is not None:
             # the link is kept for what reaches outside (checkpoint's storage NICs)

@@ -140,11 +140,16 @@ SIZE_PATTERN = (
     r"^(?!\s*\+?0*\.?0*(?:[eE][-+]?[0-9]+)?\s*[A-Za-z]*\s*$)"
     rf"\s*{NUMBER_PATTERN}\s*(?:[kKmMgGtTpP][iI]?B?|B)?\s*$"
 )
-# a time that is all zeros is refused too; nsec, usec and msec are read as sec is (a review:
-# '10 msec', which check reads, had failed the schema)
+# a time that is all zeros is refused too; nsec, usec and msec are read as sec is, in any case
+# but a capital M for milli, which the reader refuses as mega (a review: '10 msec' and '2 MIN',
+# which check reads, had failed the schema)
+_TIME_UNIT = (
+    r"(?:[nN][sS](?:[eE][cC])?|[uU][sS](?:[eE][cC])?|µs|μs|[µμ]S|m[sS](?:[eE][cC])?"
+    r"|[sS](?:[eE][cC])?|[mM][iI][nN]|[hH])"
+)
 TIME_PATTERN = (
     r"^(?!\s*\+?0*\.?0*(?:[eE][-+]?[0-9]+)?\s*[A-Za-zµμ]*\s*$)"
-    rf"\s*{NUMBER_PATTERN}\s*(?:ns|us|µs|μs|ms|s|nsec|usec|msec|sec|min|h)\s*$"
+    rf"\s*{NUMBER_PATTERN}\s*{_TIME_UNIT}\s*$"
 )
 RATE_PATTERN = (
     rf"^\s*{NUMBER_PATTERN}\s*(?:[kKmMgGtTpP]i?)?(?:b|B|bit|bits|byte|bytes|Byte|Bytes)"

@@ -65,17 +65,20 @@ def wire_floor_s(
     latency at all (0 where no such bound is worked out here).
 
     A ring moves every byte over every link of the ring, and nccl-tests' busbw is that per-link
-    rate summed over the rings: it cannot pass a GPU's scale-up line rate, nor the line rate of
-    a domain's NICs together, through which every ring leaves it (nccl-tests doc/PERFORMANCE.md
-    derives busbw so). A send/recv pair moves S over its own path: the GPUs'
+    rate summed over the rings (nccl-tests doc/PERFORMANCE.md derives busbw so): it cannot pass
+    the line rate of a domain's NICs together, through which every ring leaves it, nor a GPU's
+    scale-up line rate on one domain, where each ring takes m scale-up hops; across domains it
+    takes m - 1 in each, spread over m GPUs, so the scale-up bound is m / (m - 1) times the
+    GPU's rate (a review). A send/recv pair moves S over its own path: the GPUs'
     share of the scale-up links that join them, or across domains the GPU's NICs. Each in the
     protocol's data bytes per line byte (``_LINE_PAYLOAD``). Trees, NVLS, CollNet and
     all-to-all report an equivalent or mixed busbw and get no floor here."""
     ceiling = math.inf
     if algorithm is Algorithm.RING:
+        across = topo.out is not None and topo.domains > 1
         if topo.up is not None and topo.m > 1:
-            ceiling = topo.up.line_Bps
-        if topo.out is not None and topo.domains > 1:
+            ceiling = topo.up.line_Bps * (topo.m / (topo.m - 1) if across else 1.0)
+        if across and topo.out is not None:
             ceiling = min(ceiling, topo.out.nic_line_Bps * topo.out.nics_per_domain)
     elif algorithm is Algorithm.P2P:
         if topo.up is not None and topo.m > 1:

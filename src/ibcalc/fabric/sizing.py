@@ -508,7 +508,8 @@ def _build(tiers: int, a: _Args, out: _Outputs) -> FabricSizing | None:
         )
     if a.rail_optimized:
         notes.append(
-            f"rail-optimized: scalable unit of {a.d} nodes and {a.rails} leaves (one per rail); "
+            f"rail-optimized: scalable unit of {a.d} nodes and "
+            f"{a.rails} {'leaf' if a.rails == 1 else 'leaves'} (one per rail); "
             f"{plan.su} SU for {a.nodes} nodes"
         )
     leaf_cages = sum(_split_cages(x, a.u, ppc, a.k) for x in plan.leaf_down_used) if ppc else None

@@ -368,7 +368,8 @@ def _header(check: DesignCheck) -> str:
     # the name comes from the file: escaped, so a newline in it cannot start a fake FAIL line
     header = (
         f"{printable(check.path, None)}: {printable(check.design.name)} "
-        f"({plural(cluster.nodes, 'node')} x {cluster.gpus_per_node} GPUs{system}; {links})"
+        f"({plural(cluster.nodes, 'node')} x {plural(cluster.gpus_per_node, 'GPU')}{system}; "
+        f"{links})"
     )
     if check.resolved.fabric is None:
         spec = cluster.spec
@@ -436,7 +437,8 @@ def _line(f: Finding) -> str:
     basis = f.basis
     if isinstance(basis, OversubscriptionBasis) and basis.end_to_end > f.predicted:
         # what the collectives are priced at, beside the worst tier the gate judges
-        predicted += f" ({format_quantity(basis.end_to_end, f.unit)} end to end, as priced)"
+        # with the digits the report's "as priced" line gives it (2.002:1, not 2:1)
+        predicted += f" ({basis.end_to_end:g}:1 end to end, as priced)"
     # a passing line carries no detail: say here that its busbw is not a wire rate
     equivalent = (
         "  (equivalent busbw, not a wire rate)" if f.passed and _equivalent_busbw(f) else ""
@@ -841,7 +843,7 @@ def render_design_text(resolved: ResolvedDesign) -> str:
         )
         levels = f"{fab.tiers} switch level{'s' if fab.tiers != 1 else ''}"
         # one switch has no rails to align (a one-leaf fabric had read 'rail-optimized')
-        rail = ", rail-optimized" if fab.rail_optimized and fab.tiers > 1 else ""
+        rail = ", rail-optimized" if fab.rail_optimized and fab.tiers > 1 and fab.rails > 1 else ""
         lines.append(f"fabric: fat tree, {levels}, {switch}{rail}")
         if fab.scalable_units is not None and fab.su_nodes is not None:
             lines.append(

@@ -218,7 +218,8 @@ def compare_dict(
         "note": "every layout runs the same global batch (sequences per step); ranked by step "
         "time when the compute is known, else by exposed communication, within each "
         "memory_room in turn: layouts with room first, then tight ones (past 90 % of the GPUs' "
-        "memory, where what the count leaves out may not fit), then those out of memory",
+        "memory, where what the count leaves out may not fit), then those out of memory "
+        "(unknown where the GPUs' memory is not known: nothing is moved)",
     }
 
 

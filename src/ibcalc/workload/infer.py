@@ -36,6 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ibcalc.catalogue.models import MAX_GPU_MEMORY_BYTES, MIN_GPU_MEMORY_BYTES, Catalogue
 from ibcalc.cluster.resolve import (
+    HOST_OPTIONS_UNUSED,
     TWO_NODE_TREE_NOTE,
     ResolvedCluster,
     node_nics,
@@ -253,7 +254,8 @@ def infer(
         notes.append(
             f"{'the two instances use' if spec.disaggregated else 'one instance uses'} "
             f"{used} of the {plural(cluster.nodes, 'node')} ({{nodes}}); the others would serve "
-            "other instances, not modelled: the figures are one instance's"
+            "other instances, not modelled: the figures are "
+            + ("one prefill and decode pair's" if spec.disaggregated else "one instance's")
         )
     layers = model.need("layers", "serving") if spec.tp > 1 or spec.ep > 1 else model.layers
     # the sequences one attention group decodes: the batch, split over the ep data-parallel
@@ -288,7 +290,7 @@ def infer(
             hidden * act,
             count=2 * layers,
             params=params,
-            note=f"2 per layer x {layers} layers",
+            note=f"2 per layer x {plural(layers, 'layer')}",
             decode_tokens=group_batch,
         )
     if spec.ep > 1:
@@ -620,9 +622,17 @@ def _memory_remedies(spec: InferSpec, weights: float, kv: float) -> str:
 
 def _cluster_notes(cluster: ResolvedCluster, phases: Sequence[Phase]) -> list[str]:
     """The cluster's assumptions, without the two-node tree note where no all-reduce leaves a
-    scale-up domain (tp inside each node, a KV transfer or stage send across)."""
+    scale-up domain (tp inside each node, a KV transfer or stage send across), nor the note
+    that the host options change no collective where a phase goes through the NICs (a
+    disaggregated KV transfer inside one NVL72 rack: --host-pcie pcie3 made it 3.8x slower
+    beside a note that it changed nothing, a review)."""
     across = any(p.collective is Collective.ALL_REDUCE and p.tier != "scale-up" for p in phases)
-    return [n for n in cluster.assumptions if across or n != TWO_NODE_TREE_NOTE]
+    nics = any(p.tier != "scale-up" for p in phases)
+    return [
+        n
+        for n in cluster.assumptions
+        if (across or n != TWO_NODE_TREE_NOTE) and not (nics and n.endswith(HOST_OPTIONS_UNUSED))
+    ]
 
 
 _PER_TOKEN: Per = "token"

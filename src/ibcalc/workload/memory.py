@@ -344,17 +344,14 @@ class GpuMemory:
 
     @property
     def room(self) -> str:
-        """``room`` (within :data:`TIGHT_FRACTION` of the GPU's memory, or not known: nothing
-        to judge by), ``tight`` (past it, within the memory: what the count leaves out may not
-        fit) or ``out of memory``; ``train --compare`` ranks layouts in that order."""
+        """``room`` (within :data:`TIGHT_FRACTION` of the GPU's memory), ``tight`` (past it,
+        within the memory: what the count leaves out may not fit), ``out of memory``, or
+        ``unknown`` (the GPU's memory is not known); ``train --compare`` ranks layouts in that
+        order, an unknown one with those with room (nothing to move it by)."""
         used = self.used_fraction
-        return (
-            "room"
-            if used is None or used <= TIGHT_FRACTION
-            else "tight"
-            if used <= 1
-            else "out of memory"
-        )
+        if used is None:
+            return "unknown"
+        return "room" if used <= TIGHT_FRACTION else "tight" if used <= 1 else "out of memory"
 
     @property
     def fits(self) -> bool | None:

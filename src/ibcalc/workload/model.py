@@ -458,7 +458,7 @@ class ModelSpec(CheckedSpec):
         held = self.shape_params
         if held is None or self.params / _SHAPE_SLACK <= held <= _SHAPE_SLACK * self.params:
             return []
-        shape = f"{self.layers} layers of hidden {self.hidden:,}"
+        shape = f"{plural(self.layers or 0, 'layer')} of hidden {self.hidden:,}"
         return [
             f"{shape} hold about {format_count(float(f'{held:.3g}'))} parameters, not the "
             f"model's {format_count(self.params)} ({{params}}): activations and tensor- and "

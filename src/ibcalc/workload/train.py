@@ -992,7 +992,7 @@ def _memory(
     return memory
 
 
-_ROOM_RANK = {"room": 0, "tight": 1, "out of memory": 2}
+_ROOM_RANK = {"unknown": 0, "room": 0, "tight": 1, "out of memory": 2}
 
 
 def _memory_rank(memory: TrainMemory) -> int:
@@ -1227,7 +1227,9 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
         # said, as {hierarchical} on one site is: the title still names what was asked
         if spec.zero:
             b.notes.append(
-                f"{{zero}} {spec.zero} has no effect: dp x cp = 1, one replica of every weight, "
+                # named as the title names it: --fsdp asks for it too (a review: '--zero 3'
+                # had been named to one who gave --fsdp)
+                f"ZeRO-{spec.zero} has no effect: dp x cp = 1, one replica of every weight, "
                 "nothing to shard or gather"
             )
         return
@@ -1585,7 +1587,9 @@ def compare_layouts(
             not_tried[f"tp {tp}: does not divide the model's {model.heads} attention heads"] = None
             continue
         if model.layers is not None and pp > model.layers:
-            not_tried[f"pp {pp}: more stages than the model's {model.layers} layers"] = None
+            not_tried[f"pp {pp}: more stages than the model's {plural(model.layers, 'layer')}"] = (
+                None
+            )
             continue
         # interleaving applies to the pipelined layouts; one that cannot interleave (layers that
         # do not split into pp x v equal chunks, fewer micro-batches than pp) runs without it,
