@@ -157,6 +157,29 @@ class SweepRow(BaseModel):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
+    def range_covers(self) -> str | None:
+        """The near ties the likely range was widened over (``Estimate.range_covers``, joined
+        by commas; text, so that a CSV cell holds it), or None."""
+        return ", ".join(self.estimate.range_covers) or None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def range_reaches(self) -> str | None:
+        """The far faster candidate the likely range reaches down to, where NCCL's pick is the
+        least sure kind (``Estimate.range_reaches``), or None: a row's range had reached to
+        0.47x its time with nothing saying why (a review)."""
+        return ", ".join(self.estimate.range_reaches) or None
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def range_wire_floor_us(self) -> float | None:
+        """The time at the links' line rate, microseconds, where it sets the likely range's low
+        end (``Estimate.range_wire_floor_s``), or None."""
+        floor = self.estimate.range_wire_floor_s
+        return None if floor is None else floor * 1e6
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
     def algbw_GBps(self) -> float:
         """Algorithm bandwidth in GB/s."""
         return self.estimate.algbw_Bps / GB

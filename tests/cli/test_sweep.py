@@ -555,3 +555,59 @@ def test_sweep_sizes_takes_a_whole_factor_of_any_numeric_type() -> None:
         assert len(sweep_sizes(8, 1e9, factor)) == 14
     with pytest.raises(FieldError, match="is not a whole number"):
         sweep_sizes(8, 1e9, numpy.bool_(True))
+
+
+def test_sweep_rows_say_why_their_range_reaches_or_stops_where_it_does() -> None:
+    """A row's likely range had reached down to 0.47x its time with nothing saying why (a
+    review): rows carry range_covers, range_reaches and range_wire_floor_us as the estimate's
+    JSON does, and CSV gets them as plain cells."""
+    result = runner.invoke(
+        app,
+        [
+            "sweep",
+            "allgather",
+            "--system",
+            "dgx-h100",
+            "-N",
+            "64",
+            "-b",
+            "4MiB",
+            "-e",
+            "4MiB",
+            "--format",
+            "json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.stdout)[0]["rows"]
+    assert (row["range_reaches"], row["range_covers"], row["range_wire_floor_us"]) == (
+        "ring/LL128",
+        None,
+        None,
+    )
+    # one NDR port per node: the ring's busbw cannot pass 50 GB/s; 8 GiB x F(2) = 1 / 50e9 B/s
+    wire = runner.invoke(
+        app,
+        [
+            "sweep",
+            "allreduce",
+            "-N",
+            "2",
+            "-g",
+            "1",
+            "--inter",
+            "ndr",
+            "-b",
+            "8G",
+            "-e",
+            "8G",
+            "--format",
+            "csv",
+        ],
+    )
+    assert wire.exit_code == 0, wire.output
+    header, line = wire.stdout.strip().splitlines()
+    cells = dict(zip(header.split(","), line.split(","), strict=True))
+    assert float(cells["range_wire_floor_us"]) == pytest.approx(2**33 / 50e9 * 1e6, rel=1e-12)
+    assert float(cells["time_us_range_low"]) == float(cells["range_wire_floor_us"])
+    assert cells["range_reaches"] == ""
