@@ -1013,3 +1013,36 @@ def test_no_url_in_the_catalogue_is_broken_across_lines() -> None:
 
     walk(yaml.safe_load(text))
     assert broken == []
+
+
+def test_the_4x_infiniband_port_rates_are_the_catalogues(builtin_catalogue: Catalogue) -> None:
+    """The loader's per-generation port rates (catalogue/load.py) are data/links.yaml's own
+    4x ports, each sourced there."""
+    from ibcalc.catalogue.load import _IB_4X_PORT_BPS
+
+    for generation, rate in _IB_4X_PORT_BPS.items():
+        assert find_link(builtin_catalogue, generation.lower()).per_direction_Bps == rate
+
+
+@pytest.mark.parametrize(("rate", "accepted"), [("50 GB/s", True), ("200 GB/s", False)])
+def test_an_infiniband_port_past_its_generations_rate_is_refused(
+    tmp_path: Path, locate: Locate, rate: str, accepted: bool
+) -> None:
+    """A review: an override's NDR port at '200 GB/s' (200 Gb/s meant: 4x what NDR carries)
+    was taken and priced 3.6x the real figure. A 4x NDR port carries 50 GB/s."""
+    text = (
+        HEAD + "  - id: myndr\n    name: my ndr\n    kind: scale-out\n    family: infiniband\n"
+        "    generation: NDR\n    scope: per-port\n    efficiency: 0.9\n"
+        "    efficiency_source: guess\n    sources: [me]\n    confidence: low\n"
+        f'    per_direction: "{rate}"\n'
+    )
+    path = _write(tmp_path, text)
+    if accepted:
+        assert find_link(load_catalogue([path], use_env=False), "myndr").per_direction_Bps == 50e9
+        return
+    error = _load_error(path)
+    line, col = locate(text, "per_direction:")
+    assert str(error) == (
+        f"{path}:{line}:{col}: links[0] (myndr): 200 GB/s per direction is more than a 4x NDR "
+        "port carries (50 GB/s = 400 Gb/s); was Gb/s written as GB/s?"
+    )

@@ -133,6 +133,12 @@ def _check_storage(doc: Document, storage: Sequence[Storage]) -> list[Validation
     return problems
 
 
+#: What one 4x InfiniBand port carries per direction, by generation (the first three letters of
+#: ``generation``): 4 lanes of 25, 50, 100 and 200 Gb/s (IBTA; data/links.yaml's edr, hdr, ndr
+#: and xdr give these rates with their sources, and tests/catalogue checks the two agree).
+_IB_4X_PORT_BPS = {"EDR": 12.5e9, "HDR": 25e9, "NDR": 50e9, "XDR": 100e9}
+
+
 def builtin_text() -> str:
     """Return the text of the catalogue shipped with the package."""
     return resources.files("ibcalc").joinpath("data", "links.yaml").read_text(encoding="utf-8")
@@ -188,6 +194,23 @@ def _check_links(doc: Document, links: Sequence[Link]) -> list[ValidationProblem
         ):
             if present and not getattr(link, source_name):
                 add(i, field_name, f"({link.id}): {field_name} needs {source_name}")
+        port = (
+            _IB_4X_PORT_BPS.get(link.generation.split()[0].upper()[:3]) if link.generation else None
+        )
+        if (
+            link.family == "infiniband"
+            and link.scope == "per-port"
+            and port is not None
+            and link.per_direction_Bps > port * 1.001
+        ):
+            # a review: an override's NDR port at '200 GB/s' (meant 200 Gb/s) was taken, 4x
+            add(
+                i,
+                "per_direction",
+                f"({link.id}): {link.per_direction_Bps / 1e9:g} GB/s per direction is more than "
+                f"a 4x {link.generation} port carries ({port / 1e9:g} GB/s = "
+                f"{port * 8 / 1e9:g} Gb/s); was Gb/s written as GB/s?",
+            )
         if link.kind in (LinkKind.SCALE_OUT, LinkKind.WAN) and link.per_direction_Bps > 250e9:
             add(
                 i,
