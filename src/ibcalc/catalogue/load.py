@@ -194,9 +194,7 @@ def _check_links(doc: Document, links: Sequence[Link]) -> list[ValidationProblem
         ):
             if present and not getattr(link, source_name):
                 add(i, field_name, f"({link.id}): {field_name} needs {source_name}")
-        port = (
-            _IB_4X_PORT_BPS.get(link.generation.split()[0].upper()[:3]) if link.generation else None
-        )
+        port = _IB_4X_PORT_BPS.get((link.generation or "").strip()[:3].upper())
         if (
             link.family == "infiniband"
             and link.scope == "per-port"
