@@ -621,3 +621,29 @@ def test_sec_and_its_prefixed_forms_are_read_alike() -> None:
     assert parse_time("10msec") == pytest.approx(10e-3)
     assert parse_time("250usec") == pytest.approx(250e-6)
     assert parse_time("90nsec") == pytest.approx(90e-9)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "5 m\N{LATIN SMALL LETTER LONG S}",
+        "1\N{LATIN SMALL LETTER LONG S}ec",
+        "5 m\N{LATIN CAPITAL LETTER I WITH DOT ABOVE}n",
+        "5 \N{GREEK CAPITAL LETTER MU}s",
+    ],
+)
+def test_a_time_unit_matched_only_by_unicode_case_folding_is_not_understood(text: str) -> None:
+    """A long s folds to s and a dotted capital I to i under re.IGNORECASE, so the pattern
+    matched units its table lacks: KeyError and a traceback from check and --rtt (a review).
+    A Greek capital Mu, which the design schema refuses, is not read as micro either."""
+    from ibcalc.units import parse_time
+
+    with pytest.raises(UnitError, match="is not understood"):
+        parse_time(text)
+
+
+def test_a_distance_unit_matched_only_by_unicode_case_folding_is_not_understood() -> None:
+    from ibcalc.units import parse_distance
+
+    with pytest.raises(UnitError, match="is not understood"):
+        parse_distance("5 m\N{LATIN CAPITAL LETTER I WITH DOT ABOVE}")

@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict
 from ibcalc.engine.band import regime_of
 from ibcalc.engine.select import NCCL_ALGORITHMS
 from ibcalc.engine.types import Algorithm, Estimate, Term
+from ibcalc.units import format_ratio
 
 __all__ = ["Candidate", "Explanation", "explain"]
 
@@ -116,7 +117,7 @@ def explain(est: Estimate) -> Explanation:
     if fastest is not best and fastest.time_s < best.time_s:
         why += (
             f"; {fastest.algorithm.value}/{fastest.protocol.value} would take "
-            f"{fastest.time_s / best.time_s:.2f}x the time here"
+            f"{format_ratio(fastest.time_s / best.time_s)} the time here"
         )
     return Explanation(
         chosen=f"{best.algorithm.value}/{best.protocol.value}",

@@ -337,13 +337,18 @@ def parse_time(
         if unit_required and not match["unit"]:
             raise UnitError(f"{what} {shown(raw)} needs a unit (e.g. 2ms, 1.5s, 250us)")
         unit = match["unit"] or "s"
+        factor = _TIME_FACTORS.get(unit.lower())
+        if factor is None or "\N{GREEK CAPITAL LETTER MU}" in unit:
+            # a letter the pattern matched only by Unicode case folding (a long s, a dotted
+            # capital I: 5 m + U+017F had raised KeyError, a review; a Greek capital Mu, which
+            # the design schema refuses, is neither micro nor the Latin M)
+            raise UnitError(f"{what} {shown(raw)} is not understood (use ns, us, ms, s, min or h)")
         if "M" in unit and unit.lower() != "min":
             # 10Ms or 100MS: a capital M is mega, so the case is what tells ms from Ms; other
             # case variants (5US, 1H, 2 MIN) are unambiguous and read as written in lower case
             raise UnitError(
                 f"{what} {shown(raw)}: M is mega, not milli; write {match['num']}{unit.lower()}"
             )
-        factor = _TIME_FACTORS[unit.lower()]
         # 20 us is 20 / 10^6 s = 2e-05 exactly; 20 x 1e-6 is 1.9999999999999998e-05
         seconds = seconds * factor if factor >= 1 else seconds / round(1 / factor)
     if seconds < 0:
@@ -548,7 +553,10 @@ def parse_distance(value: str | int | float, *, what: str = "distance") -> float
         if match is None:
             raise UnitError(f"{what} {shown(raw)} is not understood (give a unit: 800km, 5000m)")
         metres = _finite_number(match["num"], raw, what)
-        metres *= _DISTANCE_FACTORS[match["unit"].lower()]
+        scale = _DISTANCE_FACTORS.get(match["unit"].lower())
+        if scale is None:  # matched by Unicode case folding only (a dotted capital I)
+            raise UnitError(f"{what} {shown(raw)} is not understood (e.g. 800km, 500mi)")
+        metres *= scale
     if metres < 0:
         raise UnitError(f"{what} {shown(raw)} is negative")
     if metres > MAX_DISTANCE_M:

@@ -198,7 +198,7 @@ def test_field_paths_are_design_keys() -> None:
         *("10 msec", "10ms", "5 usec", "3nsec", "1e-3s", "0.5min", "1h", "0ms", "0.0 s", "00s"),
         # the reader takes any case but a capital M for milli (mega)
         *("5US", "5 Usec", "1H", "10 Sec", "10 SEC", "10 NSEC", "2 MIN", "2 mIn", "5 mS"),
-        *("5MSEC", "5 Ms", "5 MS", "1 hr", "5 µS", "0 MIN"),
+        *("5MSEC", "5 Ms", "5 MS", "1 hr", "5 µS", "0 MIN", "5 \N{GREEK CAPITAL LETTER MU}s"),
     ],
 )
 def test_the_schemas_time_pattern_takes_what_a_requirement_reads(text: str) -> None:

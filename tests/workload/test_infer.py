@@ -556,3 +556,16 @@ def test_host_options_that_slow_a_kv_transfer_are_not_said_to_change_nothing(
     (kv_plain,) = [p for p in plain.phases if p.name == "kv-transfer"]
     assert kv.time_s > kv_plain.time_s
     assert not any("changes no collective" in n for n in slow.assumptions)
+    # nor is a taper said to be ignored (it slows the transfer 4x); SHARP and the host CPU,
+    # which a point-to-point transfer does not use, are said to change nothing
+    taper = cluster.model_copy(update={"oversubscription": 4.0, "sharp": True, "host_cpu": "amd"})
+    tapered = infer(
+        builtin_catalogue, serving_cluster(builtin_catalogue, taper, 4, disaggregated=True), spec
+    )
+    (kv_taper,) = [p for p in tapered.phases if p.name == "kv-transfer"]
+    assert kv_taper.time_s > kv_plain.time_s
+    assert not any("ignored" in n for n in tapered.assumptions)
+    assert (
+        "{sharp}, {host_cpu} change nothing here: one scale-up domain, and the KV transfer, the "
+        "one phase through the NICs, is point to point"
+    ) in tapered.assumptions

@@ -99,6 +99,9 @@ TWO_NODE_TREE_NOTE = "2 nodes let NCCL's tree halve network traffic"
 #: ``--nics-per-node``, ``--host-pcie`` change no collective there); a caller whose traffic does
 #: leave the domain (disaggregated serving's KV transfer) drops it.
 HOST_OPTIONS_UNUSED = "no collective: one scale-up domain, no network between GPUs"
+#: How the note on network options given to one scale-up domain ends (``--sharp``,
+#: ``--oversubscription``, ``--cross-leaf``); dropped as :data:`HOST_OPTIONS_UNUSED` is.
+NETWORK_OPTIONS_IGNORED = "ignored: one scale-up domain, no network"
 
 
 @dataclass(frozen=True)
@@ -542,7 +545,7 @@ def resolve_cluster(
             if given
         ]
         if ignored:
-            notes.append(f"{', '.join(ignored)} ignored: one scale-up domain, no network")
+            notes.append(f"{', '.join(ignored)} {NETWORK_OPTIONS_IGNORED}")
         # the host's CPU, its NICs and their PCIe slot shape only network costs (a review:
         # given on one node they had gone without a word); what reaches outside the node
         # (checkpoint's storage traffic) may still use the NICs and their slot

@@ -63,6 +63,7 @@ from ibcalc.errors import (
 from ibcalc.fabric.sizing import FabricSizing, size_fat_tree
 from ibcalc.fabric.switches import SwitchModel, find_switch, node_cages
 from ibcalc.facade import estimate_on
+from ibcalc.units import format_ratio
 from ibcalc.yamlio import Document, load_yaml, validate, wrong_kind_problem
 
 __all__ = [
@@ -1196,9 +1197,9 @@ def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationP
         if isinstance(item.target, GapTarget) and host is not None and bws.gap is not None:
             problems.add(
                 ("requirements", index, item.kind, "max_ratio"),
-                f"judges line rates ({bws.gap:.3g}x), but {host} caps each NIC below its own "
-                "rate"
-                + (f": {achievable:.3g}x at the achievable rates" if achievable else "")
+                f"judges line rates ({format_ratio(bws.gap)}), but {host} caps each NIC below "
+                "its own rate"
+                + (f": {format_ratio(achievable)} at the achievable rates" if achievable else "")
                 + "; the collective requirements are priced at the capped rate",
             )
     up = cluster.topology.up

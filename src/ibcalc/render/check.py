@@ -228,7 +228,7 @@ def finding_detail(f: Finding) -> str:
             detail += (
                 f" (line rates; the NICs are capped by {basis.capped_by}"
                 + (
-                    f": {basis.achievable_gap:.3g}x at the achievable rates"
+                    f": {format_ratio(basis.achievable_gap)} at the achievable rates"
                     if basis.achievable_gap is not None
                     else ""
                 )
@@ -437,8 +437,11 @@ def _line(f: Finding) -> str:
     basis = f.basis
     if isinstance(basis, OversubscriptionBasis) and basis.end_to_end > f.predicted:
         # what the collectives are priced at, beside the worst tier the gate judges
-        # with the digits the report's "as priced" line gives it (2.002:1, not 2:1)
-        predicted += f" ({basis.end_to_end:g}:1 end to end, as priced)"
+        # with the digits the report's "as priced" line gives it (2.002:1, not 2:1), or more
+        # where the worst tier took more to tell it from the requirement (2.0000001:1 had
+        # read '(2:1 end to end)', less than the tier)
+        digits = max(6, sum(ch.isdigit() for ch in predicted.split(":")[0]))
+        predicted += f" ({basis.end_to_end:.{digits}g}:1 end to end, as priced)"
     # a passing line carries no detail: say here that its busbw is not a wire rate
     equivalent = (
         "  (equivalent busbw, not a wire rate)" if f.passed and _equivalent_busbw(f) else ""
@@ -816,8 +819,9 @@ def render_design_text(resolved: ResolvedDesign) -> str:
         )
     if out is not None and cluster.inter is not None:
         lines.append(
-            f"    scale-out  {cluster.inter.id}, {bws.domains} domains x {bws.nics_per_domain} "
-            f"NICs: {_bw(bws.out_line_per_gpu_Bps)} line, {_bw(bws.out_per_gpu_Bps)} achievable "
+            f"    scale-out  {cluster.inter.id}, {plural(bws.domains, 'domain')} x "
+            f"{plural(bws.nics_per_domain, 'NIC')}: {_bw(bws.out_line_per_gpu_Bps)} line, "
+            f"{_bw(bws.out_per_gpu_Bps)} achievable "
             f"(per NIC {_bw(bws.nic_line_Bps)} line, {_bw(bws.nic_Bps)} achievable)"
         )
     if bws.gap is not None:

@@ -415,7 +415,7 @@ def _estimate_table(
                 format_time(cost.time_s),
                 format_bandwidth(alg_bw * factor)
                 + ("*" if cost.equivalent_busbw else " " if marked else ""),
-                f"{cost.time_s / est.time_s:.2f}x",
+                format_ratio(cost.time_s / est.time_s),
             )
         console.print(_fold(alt))
     if notes:

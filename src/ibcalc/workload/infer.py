@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ibcalc.catalogue.models import MAX_GPU_MEMORY_BYTES, MIN_GPU_MEMORY_BYTES, Catalogue
 from ibcalc.cluster.resolve import (
     HOST_OPTIONS_UNUSED,
+    NETWORK_OPTIONS_IGNORED,
     TWO_NODE_TREE_NOTE,
     ResolvedCluster,
     node_nics,
@@ -628,11 +629,29 @@ def _cluster_notes(cluster: ResolvedCluster, phases: Sequence[Phase]) -> list[st
     beside a note that it changed nothing, a review)."""
     across = any(p.collective is Collective.ALL_REDUCE and p.tier != "scale-up" for p in phases)
     nics = any(p.tier != "scale-up" for p in phases)
-    return [
+    unused = (HOST_OPTIONS_UNUSED, NETWORK_OPTIONS_IGNORED)
+    notes = [
         n
         for n in cluster.assumptions
-        if (across or n != TWO_NODE_TREE_NOTE) and not (nics and n.endswith(HOST_OPTIONS_UNUSED))
+        if (across or n != TWO_NODE_TREE_NOTE) and not (nics and n.endswith(unused))
     ]
+    spec = cluster.spec
+    if nics and cluster.topology.domains == 1:
+        # the KV transfer alone crosses the network, point to point: the taper and the NICs
+        # act on it, SHARP and the host CPU's ring-step costs do not (--oversubscription 4
+        # had read 'ignored' beside a 4x slower transfer, a review)
+        idle = [
+            flag
+            for flag, given in (("{sharp}", spec.sharp), ("{host_cpu}", spec.host_cpu is not None))
+            if given
+        ]
+        if idle:
+            notes.append(
+                f"{', '.join(idle)} change{'s' if len(idle) == 1 else ''} nothing here: one "
+                "scale-up domain, and the KV transfer, the one phase through the NICs, is "
+                "point to point"
+            )
+    return notes
 
 
 _PER_TOKEN: Per = "token"

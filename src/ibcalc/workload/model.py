@@ -460,7 +460,8 @@ class ModelSpec(CheckedSpec):
             return []
         shape = f"{plural(self.layers or 0, 'layer')} of hidden {self.hidden:,}"
         return [
-            f"{shape} hold about {format_count(float(f'{held:.3g}'))} parameters, not the "
+            f"{shape} {'holds' if self.layers == 1 else 'hold'} about "
+            f"{format_count(float(f'{held:.3g}'))} parameters, not the "
             f"model's {format_count(self.params)} ({{params}}): activations and tensor- and "
             "pipeline-parallel messages follow the shape, gradients and weights the count "
             "(give the shape of the model meant: {layers}, {hidden})"

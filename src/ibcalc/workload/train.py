@@ -51,7 +51,7 @@ from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import FieldError, IbcalcError, WorkloadError
 from ibcalc.facade import CollectivePlan
 from ibcalc.memo import IdentityMemo
-from ibcalc.units import format_count, format_size, format_time, plural
+from ibcalc.units import format_count, format_ratio, format_size, format_time, plural
 from ibcalc.workload.memory import (
     Recompute,
     TrainMemory,
@@ -917,7 +917,7 @@ def _train_step_in(
     elif exposed > compute:
         b.warnings.append(
             f"communication-bound: {format_time(exposed)} of exposed communication per step "
-            f"against {format_time(compute)} of compute ({exposed / compute:.3g}x)"
+            f"against {format_time(compute)} of compute ({format_ratio(exposed / compute)})"
         )
     if spec.grad_dtype.bytes < 2 and par.dp * par.cp < 2:
         b.notes.append(
@@ -1421,7 +1421,7 @@ def _tp_warning(b: _Builder, phase: Phase, size: float) -> None:
         f"tp {par.tp} crosses the {domain}-GPU scale-up domain: each TP "
         f"{phase.collective.value} of {format_size(size)} takes {format_time(phase.time_s)}, "
         f"against {format_time(inside.time_s)} were the {par.tp} GPUs one "
-        f"{b.cluster.intra.id} domain, which none is here ({slowdown:.3g}x slower; "
+        f"{b.cluster.intra.id} domain, which none is here ({format_ratio(slowdown)} slower; "
         f"{format_time(total)} vs {format_time(inside.time_s * phase.count)} per step for this "
         f"collective); {{compare}} weighs a tp that fits the domain"
     )
