@@ -1069,3 +1069,21 @@ def test_a_rings_scale_up_bound_across_nodes_is_m_over_m_minus_1_of_the_gpus_rat
         size * 1.75 / 100e9, rel=1e-12
     )
     assert wire_floor_s(ar, Algorithm.TREE, simple, size, two.topology) == 0.0
+
+
+def test_explain_gives_a_near_one_ratio_the_digits_that_show_it_is_faster(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """16 x DGX H100, all-reduce of 16 MiB: nvlstree/Simple takes 0.996 of the chosen time; two
+    decimals had read '1.00x the time', a tie, in a sentence about a faster candidate."""
+    from ibcalc.explain import explain
+
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=16))
+    est = estimate_on(cluster, Collective.ALL_REDUCE, 16 * 2**20)
+    faster = min(est.alternatives, key=lambda c: c.time_s)
+    ratio = faster.time_s / est.time_s
+    assert 0.995 <= ratio < 0.9995
+    why = explain(est).why_chosen
+    assert why.endswith(
+        f"{faster.algorithm.value}/{faster.protocol.value} would take {ratio:.3f}x the time here"
+    )

@@ -547,6 +547,8 @@ def test_format_time(seconds: float, text: str) -> None:
         (0.5, "0.50x"),
         (0.083, "0.083x"),  # two figures under 0.1: 0.0012 had printed '0.00x'
         (0.0012, "0.0012x"),
+        (0.003, "0.0030x"),  # fixed point, the zero kept (it read 0.003x beside 0.0024x)
+        (1.9e-05, "0.000019x"),
     ],
 )
 def test_format_ratio(ratio: float, text: str) -> None:

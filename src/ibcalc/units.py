@@ -481,7 +481,10 @@ def format_ratio(value: float) -> str:
         return f"{value:,.0f}x"
     if value >= 9.995:
         return f"{value:.1f}x"
-    return f"{value:.2f}x" if value >= 0.0995 else f"{value:.2g}x"
+    if value >= 0.0995 or not 0 < value < math.inf:
+        return f"{value:.2f}x"
+    # two figures in fixed point: 0.0030x, 0.000019x (not 0.003x beside 0.0024x, nor 1.9e-05x)
+    return f"{value:.{1 - math.floor(math.log10(value))}f}x"
 
 
 _COUNT_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>[A-Za-z]?)\s*$")

@@ -1044,5 +1044,32 @@ def test_an_infiniband_port_past_its_generations_rate_is_refused(
     line, col = locate(text, "per_direction:")
     assert str(error) == (
         f"{path}:{line}:{col}: links[0] (myndr): 200 GB/s per direction is more than a 4x NDR "
-        "port carries (50 GB/s = 400 Gb/s); was Gb/s written as GB/s?"
+        "port carries (50 GB/s = 400 Gb/s): was Gb/s written as GB/s (400 Gb/s is 50 GB/s), or "
+        "is the port wider (give lanes_per_link)?"
     )
+
+
+def test_an_infiniband_port_whose_lanes_say_it_is_wider_is_held_to_its_lanes(
+    tmp_path: Path,
+) -> None:
+    """A review: 2 x 4 NDR lanes at 800 Gb/s, a port the lane arithmetic proves, had been held
+    to the 4x bound and refused; its lanes make the bound 8 / 4 x 50 = 100 GB/s. One error,
+    not two, for a port past both that bound and 2 Tb/s."""
+    twin = (
+        HEAD + "  - id: ndr2p\n    name: twin ndr\n    kind: scale-out\n    family: infiniband\n"
+        '    generation: NDR\n    scope: per-port\n    per_direction: "800 Gb/s"\n'
+        '    links: 2\n    lanes_per_link: 4\n    lane_signalling: "106.25 Gb/s"\n'
+        "    encoding_efficiency: 0.9412\n    efficiency: 0.9\n    efficiency_source: test value\n"
+        "    sources: [test fixture]\n    confidence: low\n"
+    )
+    cat = load_catalogue([_write(tmp_path, twin)], use_env=False)
+    assert find_link(cat, "ndr2p").per_direction_Bps == 100e9
+    huge = (
+        twin.replace('"800 Gb/s"', '"400 GB/s"')
+        .replace("    links: 2\n", "")
+        .replace("    lanes_per_link: 4\n", "")
+        .replace('    lane_signalling: "106.25 Gb/s"\n', "")
+    )
+    error = _load_error(_write(tmp_path, huge, "huge.yaml"))
+    assert len(str(error).splitlines()) == 1
+    assert "more than a 4x NDR port carries" in str(error)

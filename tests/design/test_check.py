@@ -251,6 +251,14 @@ def test_an_oversubscription_line_says_the_taper_the_collectives_are_priced_at(
         [FileOutcome(path=str(near), check=check_design(near, builtin_catalogue))]
     )
     assert "predicted 2:1 (2.002:1 end to end, as priced)" in near_text
+    # as many digits as tell the end-to-end figure from the tier it exceeds, on the line and
+    # in the detail (2.0000002 beside a tier of 2.0000001 had read '2:1')
+    hair = write(tmp_path, "h.yaml", text.replace("[2, 2]", "[2.0000001, 1.0000001]"))
+    hair_text = render_text(
+        [FileOutcome(path=str(hair), check=check_design(hair, builtin_catalogue))]
+    )
+    assert "(2.0000003:1 end to end, as priced)" in hair_text
+    assert "sees 2.0000003:1 end to end" in hair_text
     assert "as priced: oversubscription 2.002:1" in near_text
 
 

@@ -566,6 +566,20 @@ def test_host_options_that_slow_a_kv_transfer_are_not_said_to_change_nothing(
     assert kv_taper.time_s > kv_plain.time_s
     assert not any("ignored" in n for n in tapered.assumptions)
     assert (
+        "oversubscription 4:1 slows the KV transfer, the one phase through the NICs: 100% of it "
+        "taken to cross the tapered uplinks ({cross_leaf_fraction} to change)"
+    ) in tapered.assumptions
+    # a cross-leaf share without a taper changes nothing, and says so
+    share = cluster.model_copy(update={"cross_leaf_fraction": 0.5})
+    shared = infer(
+        builtin_catalogue, serving_cluster(builtin_catalogue, share, 4, disaggregated=True), spec
+    )
+    (kv_share,) = [p for p in shared.phases if p.name == "kv-transfer"]
+    assert kv_share.time_s == kv_plain.time_s
+    assert "{cross_leaf_fraction} changes nothing here: the leaves are not tapered" in (
+        shared.assumptions
+    )
+    assert (
         "{sharp}, {host_cpu} change nothing here: one scale-up domain, and the KV transfer, the "
         "one phase through the NICs, is point to point"
     ) in tapered.assumptions

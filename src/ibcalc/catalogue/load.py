@@ -194,22 +194,28 @@ def _check_links(doc: Document, links: Sequence[Link]) -> list[ValidationProblem
         ):
             if present and not getattr(link, source_name):
                 add(i, field_name, f"({link.id}): {field_name} needs {source_name}")
-        port = _IB_4X_PORT_BPS.get((link.generation or "").strip()[:3].upper())
-        if (
-            link.family == "infiniband"
+        generation = (link.generation or "").strip()
+        port = _IB_4X_PORT_BPS.get(generation[:3].upper())
+        # a port whose lanes are stated is as wide as they say (8x, 12x, two ports bonded:
+        # the lane arithmetic above checks its rate); one without is taken as 4x
+        lanes = (link.links or 1) * link.lanes_per_link if link.lanes_per_link else 4
+        too_fast = (
+            link.family.lower() == "infiniband"
             and link.scope == "per-port"
             and port is not None
-            and link.per_direction_Bps > port * 1.001
-        ):
+            and link.per_direction_Bps > port * lanes / 4 * 1.001
+        )
+        if too_fast and port is not None:
             # a review: an override's NDR port at '200 GB/s' (meant 200 Gb/s) was taken, 4x
             add(
                 i,
                 "per_direction",
                 f"({link.id}): {link.per_direction_Bps / 1e9:g} GB/s per direction is more than "
-                f"a 4x {link.generation} port carries ({port / 1e9:g} GB/s = "
-                f"{port * 8 / 1e9:g} Gb/s); was Gb/s written as GB/s?",
+                f"a {lanes}x {generation} port carries ({port * lanes / 4 / 1e9:g} GB/s = "
+                f"{port * lanes / 4 * 8 / 1e9:g} Gb/s): was Gb/s written as GB/s (400 Gb/s is "
+                "50 GB/s), or is the port wider (give lanes_per_link)?",
             )
-        if link.kind in (LinkKind.SCALE_OUT, LinkKind.WAN) and link.per_direction_Bps > 250e9:
+        elif link.kind in (LinkKind.SCALE_OUT, LinkKind.WAN) and link.per_direction_Bps > 250e9:
             add(
                 i,
                 "per_direction",

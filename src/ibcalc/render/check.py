@@ -240,8 +240,8 @@ def finding_detail(f: Finding) -> str:
         # product, which the collectives are priced at (a review: "as priced: 4:1" above a
         # "predicted 2:1" that passed a max of 2, with no word of the difference)
         through = (
-            f"; traffic crossing every tier sees {basis.end_to_end:g}:1 end to end, which the "
-            "collectives are priced at"
+            f"; traffic crossing every tier sees {_end_to_end(basis.end_to_end, f.predicted)}:1 "
+            "end to end, which the collectives are priced at"
             if basis.end_to_end > f.predicted
             else ""
         )
@@ -437,11 +437,7 @@ def _line(f: Finding) -> str:
     basis = f.basis
     if isinstance(basis, OversubscriptionBasis) and basis.end_to_end > f.predicted:
         # what the collectives are priced at, beside the worst tier the gate judges
-        # with the digits the report's "as priced" line gives it (2.002:1, not 2:1), or more
-        # where the worst tier took more to tell it from the requirement (2.0000001:1 had
-        # read '(2:1 end to end)', less than the tier)
-        digits = max(6, sum(ch.isdigit() for ch in predicted.split(":")[0]))
-        predicted += f" ({basis.end_to_end:.{digits}g}:1 end to end, as priced)"
+        predicted += f" ({_end_to_end(basis.end_to_end, f.predicted)}:1 end to end, as priced)"
     # a passing line carries no detail: say here that its busbw is not a wire rate
     equivalent = (
         "  (equivalent busbw, not a wire rate)" if f.passed and _equivalent_busbw(f) else ""
@@ -676,6 +672,17 @@ def write_atomic(path: str | Path, text: str) -> None:
 def schema_text(schema: dict[str, Any]) -> str:
     """The JSON Schema as written to ``examples/ibcalc-design.schema.json``."""
     return json.dumps(schema, indent=2, ensure_ascii=False) + "\n"
+
+
+def _end_to_end(end_to_end: float, worst: float) -> str:
+    """The end-to-end taper with the digits the report's "as priced" line gives it (2.002, not
+    2), or as many more as tell it from the worst tier it exceeds (2.0000002 beside 2.0000001
+    had read '2', less than the tier, a review)."""
+    for digits in range(6, 16):
+        text = f"{end_to_end:.{digits}g}"
+        if text != f"{worst:.{digits}g}":
+            return text
+    return f"{end_to_end!r}"  # pragma: no cover - 15 digits tell apart any two that differ
 
 
 def _tbps(bw_Bps: float) -> str:

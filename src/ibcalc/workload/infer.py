@@ -640,11 +640,21 @@ def _cluster_notes(cluster: ResolvedCluster, phases: Sequence[Phase]) -> list[st
         # the KV transfer alone crosses the network, point to point: the taper and the NICs
         # act on it, SHARP and the host CPU's ring-step costs do not (--oversubscription 4
         # had read 'ignored' beside a 4x slower transfer, a review)
+        taper = spec.oversubscription > 1
         idle = [
             flag
             for flag, given in (("{sharp}", spec.sharp), ("{host_cpu}", spec.host_cpu is not None))
             if given
         ]
+        if not taper and spec.cross_leaf_fraction != 1:
+            # without a taper no share of the transfer crosses anything slower
+            notes.append("{cross_leaf_fraction} changes nothing here: the leaves are not tapered")
+        if taper:
+            notes.append(
+                f"oversubscription {spec.oversubscription:g}:1 slows the KV transfer, the one "
+                f"phase through the NICs: {spec.cross_leaf_fraction:.0%} of it taken to cross "
+                "the tapered uplinks ({cross_leaf_fraction} to change)"
+            )
         if idle:
             notes.append(
                 f"{', '.join(idle)} change{'s' if len(idle) == 1 else ''} nothing here: one "
