@@ -549,6 +549,7 @@ def test_format_time(seconds: float, text: str) -> None:
         (0.0012, "0.0012x"),
         (0.003, "0.0030x"),  # fixed point, the zero kept (it read 0.003x beside 0.0024x)
         (1.9e-05, "0.000019x"),
+        (0.00999, "0.010x"),  # decimals chosen after rounding: not 0.0100x
     ],
 )
 def test_format_ratio(ratio: float, text: str) -> None:
@@ -649,3 +650,17 @@ def test_a_distance_unit_matched_only_by_unicode_case_folding_is_not_understood(
 
     with pytest.raises(UnitError, match="is not understood"):
         parse_distance("5 m\N{LATIN CAPITAL LETTER I WITH DOT ABOVE}")
+
+
+@pytest.mark.parametrize(
+    ("ratio", "text"),
+    [(0.996, "0.996x"), (0.99973, "0.9997x"), (1.0004, "1.0004x"), (1.0, "1.00x"), (1.2, "1.20x")],
+)
+def test_format_near_one_keeps_a_ratio_near_one_from_reading_as_a_tie(
+    ratio: float, text: str
+) -> None:
+    """Where a sentence calls one time faster or slower than another, '1.00x' reads as a tie
+    (a review: 0.996 and 0.99973 had read '1.00x' and '1.000x')."""
+    from ibcalc.units import format_near_one
+
+    assert format_near_one(ratio) == text

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict
 from ibcalc.engine.band import regime_of
 from ibcalc.engine.select import NCCL_ALGORITHMS
 from ibcalc.engine.types import Algorithm, Estimate, Term
-from ibcalc.units import format_ratio
+from ibcalc.units import format_near_one
 
 __all__ = ["Candidate", "Explanation", "explain"]
 
@@ -115,9 +115,8 @@ def explain(est: Estimate) -> Explanation:
         forced = "--algo and --proto" if est.forced_algorithm is not None else "--algo / --proto"
         why = f"{best.algorithm.value}/{best.protocol.value} was forced ({forced})"
     if fastest is not best and fastest.time_s < best.time_s:
-        ratio = fastest.time_s / best.time_s
-        # three decimals where two would read as a tie (0.996 had read '1.00x', a review)
-        shown = f"{ratio:.3f}x" if ratio >= 0.995 else format_ratio(ratio)
+        # the decimals that keep it from reading as a tie (0.996 had read '1.00x', a review)
+        shown = format_near_one(fastest.time_s / best.time_s)
         why += (
             f"; {fastest.algorithm.value}/{fastest.protocol.value} would take {shown} the time here"
         )

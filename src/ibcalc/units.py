@@ -483,8 +483,22 @@ def format_ratio(value: float) -> str:
         return f"{value:.1f}x"
     if value >= 0.0995 or not 0 < value < math.inf:
         return f"{value:.2f}x"
-    # two figures in fixed point: 0.0030x, 0.000019x (not 0.003x beside 0.0024x, nor 1.9e-05x)
-    return f"{value:.{1 - math.floor(math.log10(value))}f}x"
+    # two figures in fixed point: 0.0030x, 0.000019x (not 0.003x beside 0.0024x, nor 1.9e-05x),
+    # the decimals chosen after rounding (0.00999 is 0.010x, not 0.0100x)
+    rounded = float(f"{value:.2g}")
+    return f"{rounded:.{1 - math.floor(math.log10(rounded))}f}x"
+
+
+def format_near_one(value: float) -> str:
+    """A ratio near 1 with the decimals that keep it from reading as 1 (``0.996x``,
+    ``0.99973x``), else :func:`format_ratio`: where a sentence says one time is faster or
+    slower than another, '1.00x' reads as a tie (a review)."""
+    if value == 1 or not 0.995 <= value < 1.005:
+        return format_ratio(value)
+    digits = 3
+    while f"{value:.{digits}f}" == f"{1:.{digits}f}" and digits < 9:
+        digits += 1
+    return f"{value:.{digits}f}x"
 
 
 _COUNT_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>[A-Za-z]?)\s*$")

@@ -1043,9 +1043,9 @@ def test_an_infiniband_port_past_its_generations_rate_is_refused(
     error = _load_error(path)
     line, col = locate(text, "per_direction:")
     assert str(error) == (
-        f"{path}:{line}:{col}: links[0] (myndr): 200 GB/s per direction is more than a 4x NDR "
-        "port carries (50 GB/s = 400 Gb/s): was Gb/s written as GB/s (400 Gb/s is 50 GB/s), or "
-        "is the port wider (give lanes_per_link)?"
+        f"{path}:{line}:{col}: links[0] (myndr): 200 GB/s per direction is more than 4 lanes of "
+        "NDR carry (50 GB/s = 400 Gb/s): was Gb/s written as GB/s (400 Gb/s is 50 GB/s), or is "
+        "the port wider (give lanes_per_link)?"
     )
 
 
@@ -1072,4 +1072,11 @@ def test_an_infiniband_port_whose_lanes_say_it_is_wider_is_held_to_its_lanes(
     )
     error = _load_error(_write(tmp_path, huge, "huge.yaml"))
     assert len(str(error).splitlines()) == 1
-    assert "more than a 4x NDR port carries" in str(error)
+    assert "more than 4 lanes of NDR carry" in str(error)
+    # an NDR200 port is 2 lanes: 25 GB/s; written at 400 Gb/s (50 GB/s) it is refused
+    split = huge.replace("generation: NDR", "generation: NDR200").replace(
+        '"400 GB/s"', '"400 Gb/s"'
+    )
+    assert "more than 2 lanes of NDR200 carry (25 GB/s = 200 Gb/s)" in str(
+        _load_error(_write(tmp_path, split, "split.yaml"))
+    )

@@ -566,9 +566,17 @@ def test_host_options_that_slow_a_kv_transfer_are_not_said_to_change_nothing(
     assert kv_taper.time_s > kv_plain.time_s
     assert not any("ignored" in n for n in tapered.assumptions)
     assert (
-        "oversubscription 4:1 slows the KV transfer, the one phase through the NICs: 100% of it "
-        "taken to cross the tapered uplinks ({cross_leaf_fraction} to change)"
+        "oversubscription 4:1 and 100% of the KV transfer, the one phase through the NICs, "
+        "crossing the tapered uplinks ({cross_leaf_fraction}): x4 slower (max(1, k x f))"
     ) in tapered.assumptions
+    # a share under 1/k: not slowed, and said so (k x f = 2 x 0.3 = 0.6)
+    mild = cluster.model_copy(update={"oversubscription": 2.0, "cross_leaf_fraction": 0.3})
+    calm = infer(
+        builtin_catalogue, serving_cluster(builtin_catalogue, mild, 4, disaggregated=True), spec
+    )
+    (kv_calm,) = [p for p in calm.phases if p.name == "kv-transfer"]
+    assert kv_calm.time_s == kv_plain.time_s
+    assert any(n.endswith("not slowed (k x f = 0.6 <= 1)") for n in calm.assumptions)
     # a cross-leaf share without a taper changes nothing, and says so
     share = cluster.model_copy(update={"cross_leaf_fraction": 0.5})
     shared = infer(
@@ -576,7 +584,7 @@ def test_host_options_that_slow_a_kv_transfer_are_not_said_to_change_nothing(
     )
     (kv_share,) = [p for p in shared.phases if p.name == "kv-transfer"]
     assert kv_share.time_s == kv_plain.time_s
-    assert "{cross_leaf_fraction} changes nothing here: the leaves are not tapered" in (
+    assert "cross-leaf shares change nothing here: the leaves are not tapered" in (
         shared.assumptions
     )
     assert (

@@ -197,8 +197,10 @@ def _check_links(doc: Document, links: Sequence[Link]) -> list[ValidationProblem
         generation = (link.generation or "").strip()
         port = _IB_4X_PORT_BPS.get(generation[:3].upper())
         # a port whose lanes are stated is as wide as they say (8x, 12x, two ports bonded:
-        # the lane arithmetic above checks its rate); one without is taken as 4x
-        lanes = (link.links or 1) * link.lanes_per_link if link.lanes_per_link else 4
+        # the lane arithmetic above checks its rate); one without is taken as 4x, or 2x for
+        # the split HDR100 and NDR200 ports, times its links
+        split = generation.upper().replace(" ", "") in ("HDR100", "NDR200")
+        lanes = (link.links or 1) * (link.lanes_per_link or (2 if split else 4))
         too_fast = (
             link.family.lower() == "infiniband"
             and link.scope == "per-port"
@@ -211,9 +213,10 @@ def _check_links(doc: Document, links: Sequence[Link]) -> list[ValidationProblem
                 i,
                 "per_direction",
                 f"({link.id}): {link.per_direction_Bps / 1e9:g} GB/s per direction is more than "
-                f"a {lanes}x {generation} port carries ({port * lanes / 4 / 1e9:g} GB/s = "
+                f"{lanes} lanes of {generation} carry ({port * lanes / 4 / 1e9:g} GB/s = "
                 f"{port * lanes / 4 * 8 / 1e9:g} Gb/s): was Gb/s written as GB/s (400 Gb/s is "
-                "50 GB/s), or is the port wider (give lanes_per_link)?",
+                "50 GB/s)"
+                + ("?" if link.lanes_per_link else ", or is the port wider (give lanes_per_link)?"),
             )
         elif link.kind in (LinkKind.SCALE_OUT, LinkKind.WAN) and link.per_direction_Bps > 250e9:
             add(

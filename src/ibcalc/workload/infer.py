@@ -646,14 +646,27 @@ def _cluster_notes(cluster: ResolvedCluster, phases: Sequence[Phase]) -> list[st
             for flag, given in (("{sharp}", spec.sharp), ("{host_cpu}", spec.host_cpu is not None))
             if given
         ]
-        if not taper and spec.cross_leaf_fraction != 1:
+        if not taper and (
+            spec.cross_leaf_fraction != 1 or spec.neighbour_cross_leaf_fraction is not None
+        ):
             # without a taper no share of the transfer crosses anything slower
-            notes.append("{cross_leaf_fraction} changes nothing here: the leaves are not tapered")
+            notes.append("cross-leaf shares change nothing here: the leaves are not tapered")
         if taper:
+            # the transfer is neighbour traffic (a send/recv pair): its share is the
+            # neighbour one where given, as the pricing takes it (Topology.contention)
+            share = spec.neighbour_cross_leaf_fraction
+            named = "{neighbour_cross_leaf_fraction}"
+            if share is None:
+                share, named = spec.cross_leaf_fraction, "{cross_leaf_fraction}"
+            k = spec.oversubscription
             notes.append(
-                f"oversubscription {spec.oversubscription:g}:1 slows the KV transfer, the one "
-                f"phase through the NICs: {spec.cross_leaf_fraction:.0%} of it taken to cross "
-                "the tapered uplinks ({cross_leaf_fraction} to change)"
+                f"oversubscription {k:g}:1 and {share:.0%} of the KV transfer, the one phase "
+                f"through the NICs, crossing the tapered uplinks ({named}): "
+                + (
+                    f"x{k * share:.3g} slower (max(1, k x f))"
+                    if k * share > 1
+                    else f"not slowed (k x f = {k * share:.3g} <= 1)"
+                )
             )
         if idle:
             notes.append(

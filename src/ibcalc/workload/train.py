@@ -51,7 +51,14 @@ from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import FieldError, IbcalcError, WorkloadError
 from ibcalc.facade import CollectivePlan
 from ibcalc.memo import IdentityMemo
-from ibcalc.units import format_count, format_ratio, format_size, format_time, plural
+from ibcalc.units import (
+    format_count,
+    format_near_one,
+    format_ratio,
+    format_size,
+    format_time,
+    plural,
+)
 from ibcalc.workload.memory import (
     Recompute,
     TrainMemory,
@@ -1425,9 +1432,9 @@ def _tp_warning(b: _Builder, phase: Phase, size: float) -> None:
         # a crossing the model prices faster (tp 32 of tiny messages on DGX A100) had read
         # '0.80x slower' (a review)
         + (
-            f"{format_ratio(slowdown)} slower; "
+            f"{format_near_one(slowdown)} slower; "
             if slowdown >= 1
-            else f"{format_ratio(1 / slowdown)} faster across; "
+            else f"{format_near_one(1 / slowdown)} faster across; "
         )
         + f"{format_time(total)} vs {format_time(inside.time_s * phase.count)} per step for this "
         f"collective); {{compare}} weighs a tp that fits the domain"
