@@ -664,3 +664,17 @@ def test_format_near_one_keeps_a_ratio_near_one_from_reading_as_a_tie(
     from ibcalc.units import format_near_one
 
     assert format_near_one(ratio) == text
+
+
+def test_a_size_or_distance_unit_matched_only_by_unicode_case_folding_is_not_understood() -> None:
+    """The Kelvin sign folds to k under re.IGNORECASE: '1 <Kelvin>B' had read as 1 KB and
+    '8 <Kelvin>m' as 8 km (a review); only ASCII letters name a unit."""
+    from ibcalc.units import parse_distance, parse_size
+
+    kelvin = "\N{KELVIN SIGN}"
+    with pytest.raises(UnitError, match="is not understood"):
+        parse_size(f"1 {kelvin}B")
+    with pytest.raises(UnitError, match="is not understood"):
+        parse_distance(f"8 {kelvin}m")
+    assert parse_size("1 KB") == 1000
+    assert parse_distance("8 km") == 8000

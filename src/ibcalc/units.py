@@ -212,7 +212,8 @@ def parse_size(
         size = _finite_number(_number_text(value), raw, what, _SIZE_LIMIT)
     else:
         match = _SIZE_RE.match(value)
-        if match is None:
+        # a unit matched only by Unicode case folding (the Kelvin sign as k) is not one
+        if match is None or not match["unit"].isascii():
             raise UnitError(
                 f"{what} {shown(raw)} is not understood (use bytes, e.g. 4096, 1e9, 64MB, 10GiB)"
             )
@@ -571,7 +572,8 @@ def parse_distance(value: str | int | float, *, what: str = "distance") -> float
             raise UnitError(f"{what} {shown(raw)} is not understood (give a unit: 800km, 5000m)")
         metres = _finite_number(match["num"], raw, what)
         scale = _DISTANCE_FACTORS.get(match["unit"].lower())
-        if scale is None:  # matched by Unicode case folding only (a dotted capital I)
+        # matched by Unicode case folding only (a dotted capital I; the Kelvin sign as k)
+        if scale is None or not match["unit"].isascii():
             raise UnitError(f"{what} {shown(raw)} is not understood (e.g. 800km, 500mi)")
         metres *= scale
     if metres < 0:
