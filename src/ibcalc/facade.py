@@ -793,11 +793,12 @@ class CollectivePlan:
         forced = self._algorithm is not None or self._protocol is not None
         covered: list[Candidate] = [(quick.time_s, quick.algorithm, quick.protocol)]
         if not forced:
-            covered += plan.near_ties(quick.size_bytes, plan.params.reporting.notably_faster)
-            fastest = plan.fastest(quick.size_bytes)
-            if fastest is not None and fastest[0] < quick.time_s * (1 - MEASURED_DROP_MAX):
-                # the least sure estimate's faster candidate (_estimate's ``premature``)
-                covered.append(fastest)
+            covered += plan.range_candidates(
+                quick.size_bytes,
+                quick.time_s,
+                within=plan.params.reporting.notably_faster,
+                drop=MEASURED_DROP_MAX,
+            )
         return likely_range(
             self._cluster.topology, plan.params, plan.collective, quick.size_bytes, covered
         )

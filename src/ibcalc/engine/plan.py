@@ -252,7 +252,7 @@ class Plan:
         self.topo = topo
         self.params = params
         self.dtype = dtype
-        #: (size, best tuner time, runner-up's) of the last auto pick: near_ties' shortcut
+        #: (size, best tuner time, runner-up's) of the last auto pick: range_candidates' shortcut
         self._last_pick: tuple[float, float, float] | None = None
         self.tuner = tuner = params.tuner_view()
         self.tuner_topo = tuner_topo = tuner_topology(topo)
@@ -370,7 +370,7 @@ class Plan:
         best: _Entry | None = None
         best_time: float | None = None
         best_tuner = 0.0
-        second = math.inf  # the runner-up's tuner time, for near_ties
+        second = math.inf  # the runner-up's tuner time, for range_candidates
         ties: list[tuple[_Entry, float | None]] | None = None
         for entry in pool:
             time: float | None = None
@@ -409,54 +409,52 @@ class Plan:
         time, entry = picked
         return entry.algorithm, entry.protocol, time
 
-    def fastest(self, size_bytes: float) -> Candidate | None:
-        """The candidate NCCL can run here (auto selection) with the least time nccl-tests
-        would report, whichever its tuner ranks first; None: no candidate applies."""
-        timed = [
-            (self._time(entry, size_bytes), entry.algorithm, entry.protocol)
-            for entry in self._pool(None, None)
-        ]
-        return min(timed, key=lambda c: c[0]) if timed else None
-
-    def near_ties(self, size_bytes: float, within: float) -> list[Candidate]:
-        """The candidates (time nccl-tests would report, algorithm, protocol) NCCL's tuner
-        ranks within ``within`` (a fraction) of its choice at ``size_bytes``, the choice
-        included: which of them a real run gets turns on details of NCCL's tuner this model
-        does not carry (``reporting.notably_faster``). Auto selection only (nothing forced).
+    def range_candidates(
+        self, size_bytes: float, chosen_s: float, within: float, drop: float
+    ) -> list[Candidate]:
+        """The candidates (time nccl-tests would report, algorithm, protocol) an estimate's
+        likely range covers besides its choice, taking ``chosen_s``, under auto selection
+        (nothing forced): those NCCL's tuner ranks within ``within`` (a fraction) of its choice
+        at ``size_bytes``, the choice included, which a real run may take instead
+        (``reporting.notably_faster``); and the fastest candidate, where the choice is more
+        than ``drop`` slower than it (a least sure estimate, facade._estimate's
+        ``premature``). Each candidate's time is worked out once.
 
         NCCL does not tune point-to-point work (all-to-all, send/recv): there the candidates
         tie where their times as priced are within ``within`` of the choice's, as the full
         estimate ranks them (facade._estimate's ``tie_time``; a review found 306 all-to-all and
         send/recv cases where this had ranked them by the tuner's time: 73.8-193 us where the
         estimate gives 73.8-161 us on a tapered fabric)."""
+        timed = [(self._time(e, size_bytes), e) for e in self._pool(None, None)]
+        if not timed:
+            return []
+        covered: list[Candidate]
         if self.collective in UNTUNED:
             picked = self.pick(size_bytes)
-            if picked is None:
-                return []
-            chosen = picked[2]
-            timed = [(self._time(e, size_bytes), e) for e in self._pool(None, None)]
-            return [(t, e.algorithm, e.protocol) for t, e in timed if 0 <= t / chosen - 1 < within]
-        last = self._last_pick
-        if last is not None and last[0] == size_bytes and last[2] > last[1] * (1 + within):
-            return []  # the last pick, at this size, had no runner-up that close
-        ranked: list[tuple[float, _Entry]] = []
-        for entry in self._pool(None, None):
-            if entry.tuned:
-                tuner_time = self._tuned(entry, size_bytes)
+            chosen = chosen_s if picked is None else picked[2]
+            covered = [
+                (t, e.algorithm, e.protocol) for t, e in timed if 0 <= t / chosen - 1 < within
+            ]
+        else:
+            last = self._last_pick
+            if last is not None and last[0] == size_bytes and last[2] > last[1] * (1 + within):
+                covered = []  # the last pick, at this size, had no runner-up that close
             else:
-                tuner_time = self._time(entry, size_bytes)
-            if entry.penalised:
-                tuner_time *= self._penalty
-            ranked.append((tuner_time, entry))
-        if not ranked:
-            return []
-        best = min(t for t, _ in ranked)
-        # the same test as the estimate's (facade._estimate): 0 <= t / best - 1 < within
-        return [
-            (self._time(e, size_bytes), e.algorithm, e.protocol)
-            for t, e in ranked
-            if t / best - 1 < within
-        ]
+                ranked: list[tuple[float, float, _Entry]] = []
+                for t, entry in timed:
+                    tuner_time = self._tuned(entry, size_bytes) if entry.tuned else t
+                    if entry.penalised:
+                        tuner_time *= self._penalty
+                    ranked.append((tuner_time, t, entry))
+                best = min(r[0] for r in ranked)
+                # the same test as the estimate's (facade._estimate): 0 <= t / best - 1 < within
+                covered = [
+                    (t, e.algorithm, e.protocol) for tt, t, e in ranked if tt / best - 1 < within
+                ]
+        fastest_s, fastest = min(timed, key=lambda te: te[0])
+        if fastest_s < chosen_s * (1 - drop):
+            covered.append((fastest_s, fastest.algorithm, fastest.protocol))
+        return covered
 
     def _pool(self, algorithm: Algorithm | None, protocol: Protocol | None) -> tuple[_Entry, ...]:
         """The entries :meth:`choose` ranks for a forced ``algorithm`` and ``protocol``, made
