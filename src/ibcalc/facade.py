@@ -532,7 +532,7 @@ def _estimate(
     covered: list[Candidate] = [
         (c.time_s, c.algorithm, c.protocol) for c in (best, *ties, *premature)
     ]
-    time_s_range = likely_range(topo, params, collective, size, covered)
+    time_s_range, wire_floor = _likely_range(topo, params, collective, size, covered)
     lopsided = _lopsided_note(best.time_s, time_s_range, size, topo)
     if lopsided:
         notes.append(lopsided)
@@ -571,9 +571,7 @@ def _estimate(
         time_s_range=time_s_range,
         range_covers=[f"{c.algorithm.value}/{c.protocol.value}" for c in ties],
         range_reaches=[f"{c.algorithm.value}/{c.protocol.value}" for c in premature],
-        range_wire_floor_s=_wire_floor_set(
-            topo, params, collective, size, candidates=covered, time_s_range=time_s_range
-        ),
+        range_wire_floor_s=wire_floor,
         transport_class=transport_class(topo),
         tuner_constants=params.tuner_sources,
     )
@@ -620,31 +618,27 @@ def likely_range(
     ``reporting.notably_faster`` of it and the far faster one of a least sure estimate (none
     when a choice was forced); each band's low end no faster than its candidate's wire
     (``engine.band.wire_floor_s``)."""
-    low = high = math.nan
-    for time_s, algorithm, protocol in candidates:
-        floor = wire_floor_s(collective, algorithm, protocol, size_bytes, topo)
-        a, b = time_range(time_s, size_bytes, topo, params, floor)
-        low, high = (a, b) if math.isnan(low) else (min(low, a), max(high, b))
-    return low, high
+    return _likely_range(topo, params, collective, size_bytes, candidates)[0]
 
 
-def _wire_floor_set(
+def _likely_range(
     topo: Topology,
     params: CostParams,
     collective: Collective,
     size_bytes: float,
-    *,
     candidates: Iterable[Candidate],
-    time_s_range: tuple[float, float],
-) -> float | None:
-    """The wire floor (``engine.band.wire_floor_s``) that set the likely range's low end, where
-    one did (the error band alone would have gone lower); None otherwise."""
+) -> tuple[tuple[float, float], float | None]:
+    """:func:`likely_range`, and the wire floor that set its low end where one did (the error
+    band alone would have gone lower; ``Estimate.range_wire_floor_s``), else None."""
+    low = high = math.nan
+    floor_at: float | None = None
     for time_s, algorithm, protocol in candidates:
         floor = wire_floor_s(collective, algorithm, protocol, size_bytes, topo)
-        band_low = time_range(time_s, size_bytes, topo, params)[0]
-        if 0 < floor == time_s_range[0] and band_low < floor:
-            return floor
-    return None
+        a, b = time_range(time_s, size_bytes, topo, params, floor)
+        if math.isnan(low) or a < low:
+            low, floor_at = a, (floor if 0 < floor == a else None)
+        high = b if math.isnan(high) else max(high, b)
+    return (low, high), floor_at
 
 
 class QuickEstimate(NamedTuple):
