@@ -263,6 +263,14 @@ class EstimateResult(Estimate, JsonModel):
         # it: 1000000000, not 1000000000.0
         return int(size_bytes)
 
+    @field_serializer("requested_size_bytes")
+    def _requested_size_bytes(self, size_bytes: float | None) -> int | float | None:
+        # the size asked for, whole bytes as the CLI takes them (1001, not 1001.0); a library
+        # caller's fractional size stays as given
+        if size_bytes is not None and float(size_bytes).is_integer():
+            return int(size_bytes)
+        return size_bytes
+
     @field_serializer("alternatives")
     def _alternatives(self, costs: list[Cost]) -> list[CostResult]:
         return [self._cost(cost) for cost in costs]

@@ -444,6 +444,9 @@ def test_size_rounding_is_reported() -> None:
     assert data["size_bytes"] == 896
     # a whole number of bytes, printed as one (as sweep's JSON prints its sizes), not 896.0
     assert type(data["size_bytes"]) is int
+    # the size asked for is whole bytes too: 1000, not 1000.0
+    assert data["requested_size_bytes"] == 1000
+    assert type(data["requested_size_bytes"]) is int
     sweep = _json(
         "sweep", "allgather", "-b", "1000", "-e", "1000", "--system", "dgx-a100", "-N", "1"
     )
