@@ -31,7 +31,7 @@ from conftest import (
 )
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import ENV_VAR, find_link, load_catalogue
-from ibcalc.catalogue.models import Catalogue, LinkKind
+from ibcalc.catalogue.models import Catalogue, Link, LinkKind
 from ibcalc.cli import app, main
 
 runner = CliRunner()
@@ -183,6 +183,21 @@ def test_links_show_prints_every_digit_of_the_catalogue_figure() -> None:
     assert rows["lane_signalling_Gbps"] == [f"{100 * 66 / 64 / 4:.12g}", "Gb/s"]
     assert rows["lane_signalling_Gbps"][0] == "25.78125"
     assert rows["achievable_GBps"] == [f"{12.5 * 0.975:.12g}", "GB/s"]
+
+
+def test_links_show_publishes_every_catalogue_field() -> None:
+    """mesh_gpus, which sets a switchless mesh's per-peer rate (MI300X: 7 links, one to each of
+    7 peers), had been left out of links show and its JSON (a review)."""
+    renamed = {
+        "per_direction_Bps": "per_direction_GBps",
+        "bidirectional_Bps": "bidirectional_GBps",
+        "lane_signalling_Bps": "lane_signalling_Gbps",
+    }
+    missing = [f for f in Link.model_fields if renamed.get(f, f) not in Link.json_keys]
+    assert missing == []
+    assert _json("links", "show", "xgmi-mi300x")["mesh_gpus"] == 8
+    rows = [x.split() for x in _ok("links", "show", "xgmi-mi300x").splitlines()]
+    assert ["mesh_gpus", "8"] in rows
 
 
 def test_links_show_json_by_alias() -> None:

@@ -194,6 +194,7 @@ class Link(NoBoolNumbers, JsonModel):
         "per_direction_Gbps",
         "bidirectional_GBps",
         "links",
+        "mesh_gpus",
         "lanes_per_link",
         "lane_signalling_Gbps",
         "encoding",
