@@ -1031,3 +1031,23 @@ def test_host_options_given_on_one_node_say_they_change_no_collective() -> None:
     # on two nodes they act, and no such note is made
     two = resolve_cluster(CAT, spec.replace(nodes=2))
     assert not any("change no collective" in n for n in two.assumptions)
+
+
+@pytest.mark.parametrize(("system", "arch"), [("mi300x-8", "cdna3"), ("mi355x-8", "cdna4")])
+def test_a_generation_nccls_ll_table_does_not_list_gets_hoppers_row(system: str, arch: str) -> None:
+    """NCCL's rule (docs/model.md, tuner constants): a GPU generation its LL cap table does not
+    list takes Hopper's row; RCCL reads CDNA's compute capability as 9.x, Hopper's range. AMD's
+    GPUs had been given Ampere's 87.7 GB/s on one node (a review): a 256 KiB all-reduce on 8
+    MI300X moved its 448 KiB per rank at 87.7 x 8/24 = 29.2 GB/s, 15.7 us, not 9.8 us."""
+    from ibcalc.catalogue.cost_params import builtin_cost_params
+    from ibcalc.engine.base import ll_cap_Bps, ll_cap_words
+
+    cluster = resolve_cluster(CAT, ClusterSpec(system=system, nodes=1))
+    topo = cluster.topology
+    params = builtin_cost_params()
+    assert topo.arch == arch
+    assert ll_cap_Bps(topo, params) == pytest.approx(141 * GB)  # NCCL's Hopper row, one node
+    assert ll_cap_words(topo, params).startswith(f"hopper on one node, {arch} not being in the")
+    est = estimate_on(cluster, Collective.ALL_REDUCE, 256 * 2**10, algorithm="ring", protocol="LL")
+    # 2(n-1)/n x S per rank at the cap's share of 8 of the 24 channels (one per 32 KiB)
+    assert est.best.transfer_s == pytest.approx(2 * 7 / 8 * 256 * 2**10 / (141 * GB * 8 / 24))

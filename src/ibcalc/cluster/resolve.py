@@ -497,7 +497,7 @@ def resolve_cluster(
         nics_per_node = spec.nics_per_node
 
     arch = system.gpu_arch if system else _ARCH_BY_LINK.get(intra.id if intra else "", "hopper")
-    engine_arch = _ENGINE_ARCH.get(arch, "ampere")
+    engine_arch = _ENGINE_ARCH.get(arch, arch)
     if arch in _AMD_ARCHS or (intra is not None and intra.family == "xgmi"):
         notes.append(
             f"{RCCL_NOTE}, priced here with NCCL's tuner constants and protocols (2.30.7's, "

@@ -811,7 +811,10 @@ def ll_cap_words(topo: Topology, params: CostParams) -> str:
     """Which row of NCCL's LL cap :func:`ll_cap_Bps` took, in words."""
     arch, nodes, amd = _ll_cap_row(topo, params)
     where = ("one node", "2 nodes", "3 or more nodes")[nodes]
-    return f"{arch} on {where}{', AMD host row' if amd else ''}; nccl_tuner.ll_max_busbw"
+    # AMD's CDNA (RCCL: HIP reports gfx9xx as compute capability 9.x, Hopper's range of
+    # NCCL's table), Gaudi, TPU ...: the row NCCL's rule gives a generation it does not list
+    unlisted = f", {topo.arch} not being in the table" if arch != topo.arch else ""
+    return f"{arch} on {where}{unlisted}{', AMD host row' if amd else ''}; nccl_tuner.ll_max_busbw"
 
 
 def ring_protocol_words(
