@@ -1071,6 +1071,35 @@ def test_a_rings_scale_up_bound_across_nodes_is_m_over_m_minus_1_of_the_gpus_rat
     assert wire_floor_s(ar, Algorithm.TREE, simple, size, two.topology) == 0.0
 
 
+def test_an_all_to_alls_likely_range_is_no_faster_than_its_paths_at_line_rate(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """A review: 10 GB all-to-all on 2 x DGX H100 read 103 ms (99.6-124), a busbw up to 94.1
+    GB/s, not marked equivalent. Each GPU sends (n-m)/n x S = 8/16 x 10^10 = 5 GB through its
+    one NDR port (8 NICs for 8 GPUs, 50 GB/s line): 0.1 s at the least. Its scale-up share
+    with PXN, (m-1)/n x S + (n-m)/n x S x (m-1)/m = 7/16 + 7/16 of 10^10, over NVLink 4's
+    450 GB/s takes 19.4 ms, the faster path."""
+    from ibcalc.engine.band import wire_floor_s
+
+    dgx = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    est = estimate_on(dgx, Collective.ALL_TO_ALL, 10**10)
+    assert (est.best.algorithm, est.best.protocol) == (Algorithm.PXN, Protocol.SIMPLE)
+    assert est.time_s_range is not None
+    assert est.time_s_range[0] == pytest.approx(0.1, rel=1e-12)
+    assert est.range_wire_floor_s == pytest.approx(0.1, rel=1e-12)
+    plan = CollectivePlan(dgx, Collective.ALL_TO_ALL)
+    assert plan.time_s_range(plan.quick(10**10)) == est.time_s_range
+    # one node: (m-1)/n x S = 7/8 x 10^10 over 450 GB/s; pairwise in LL carries 8 bytes in 16
+    one = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=1))
+    a2a, pairwise = Collective.ALL_TO_ALL, Algorithm.PAIRWISE
+    assert wire_floor_s(a2a, pairwise, Protocol.SIMPLE, 1e9, one.topology) == pytest.approx(
+        7 / 8 * 1e9 / 450e9, rel=1e-12
+    )
+    assert wire_floor_s(a2a, pairwise, Protocol.LL, 1e9, one.topology) == pytest.approx(
+        2 * 7 / 8 * 1e9 / 450e9, rel=1e-12
+    )
+
+
 def test_explain_gives_a_near_one_ratio_the_digits_that_show_it_is_faster(
     builtin_catalogue: Catalogue,
 ) -> None:

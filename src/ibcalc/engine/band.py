@@ -71,8 +71,11 @@ def wire_floor_s(
     takes m - 1 in each, spread over m GPUs, so the scale-up bound is m / (m - 1) times the
     GPU's rate (a review). A send/recv pair moves S over its own path: the GPUs'
     share of the scale-up links that join them, or across domains the GPU's NICs. Each in the
-    protocol's data bytes per line byte (``_LINE_PAYLOAD``). Trees, NVLS, CollNet and
-    all-to-all report an equivalent or mixed busbw and get no floor here."""
+    protocol's data bytes per line byte (``_LINE_PAYLOAD``). An all-to-all moves each GPU's
+    share over its own paths at once (:func:`_alltoall_floor_s`). Trees, NVLS and CollNet
+    report an equivalent busbw and get no floor here."""
+    if algorithm in (Algorithm.PAIRWISE, Algorithm.PXN):
+        return _alltoall_floor_s(size_bytes, topo, protocol, aggregated=algorithm is Algorithm.PXN)
     ceiling = math.inf
     if algorithm is Algorithm.RING:
         across = topo.out is not None and topo.domains > 1
@@ -89,6 +92,27 @@ def wire_floor_s(
         return 0.0
     busbw_Bps = ceiling * _LINE_PAYLOAD[protocol]
     return size_bytes * busbw_factor(collective, topo.ranks) / busbw_Bps
+
+
+def _alltoall_floor_s(
+    size_bytes: float, topo: Topology, protocol: Protocol, *, aggregated: bool
+) -> float:
+    """An all-to-all's time at its paths' line rates (docs/model.md, all-to-all): each GPU sends
+    ``(m-1)/n x S`` over its scale-up links, with PXN also the ``(m-1)/m`` of its network bytes
+    it forwards to the GPU on their rail, and ``(n-m)/n x S`` through its share of its domain's
+    NICs, all at once; the slower path bounds the time. A review found 10 GB on 2 x DGX H100
+    with a likely low of 99.6 ms, busbw 94.1 GB/s, where 5 GB a GPU over its 50 GB/s NDR port
+    takes 100 ms."""
+    m, n = topo.m, topo.ranks
+    net_bytes = (n - m) / n * size_bytes
+    slowest = 0.0
+    if topo.up is not None and m > 1:
+        up_bytes = (m - 1) / n * size_bytes + (net_bytes * (m - 1) / m if aggregated else 0.0)
+        slowest = up_bytes / topo.up.line_Bps
+    if topo.out is not None and topo.domains > 1:
+        nic_share_Bps = topo.out.nic_line_Bps * topo.out.nics_per_domain / m
+        slowest = max(slowest, net_bytes / nic_share_Bps)
+    return slowest / _LINE_PAYLOAD[protocol]
 
 
 def time_range(
