@@ -284,6 +284,9 @@ def cluster_notes(cluster: ResolvedCluster, collective: Collective) -> list[str]
     if collective is not Collective.ALL_TO_ALL:
         # a torus's bisection bounds all-to-all alone (the note had shown on every estimate)
         notes = [n for n in notes if n not in cluster.alltoall_notes]
+    if collective is not Collective.SEND_RECV:
+        # a partial mesh's pair rate prices send/recv alone
+        notes = [n for n in notes if n not in cluster.p2p_notes]
     if collective is Collective.ALL_REDUCE or cluster.inter is None:
         return notes
     # SHARP and NCCL's two-node tree serve all-reduce only

@@ -1051,3 +1051,25 @@ def test_a_generation_nccls_ll_table_does_not_list_gets_hoppers_row(system: str,
     est = estimate_on(cluster, Collective.ALL_REDUCE, 256 * 2**10, algorithm="ring", protocol="LL")
     # 2(n-1)/n x S per rank at the cap's share of 8 of the 24 channels (one per 32 KiB)
     assert est.best.transfer_s == pytest.approx(2 * 7 / 8 * 256 * 2**10 / (141 * GB * 8 / 24))
+
+
+def test_a_partial_meshs_send_recv_runs_at_one_link() -> None:
+    """DGX-1's hybrid cube mesh joins each V100's 6 NVLinks to 4 peers, 1 or 2 links each, and
+    not to the other 3 (nvlink2's notes). A ring shift on 8 V100s had been priced at all 6:
+    107 GB/s of busbw where the best pair's 2 links carry 50 (a review). One link: 25 GB/s x
+    NCCL's 20/25 x the point-to-point efficiency; the note says so, on send/recv alone."""
+    from ibcalc.catalogue.cost_params import builtin_cost_params
+
+    cluster = resolve_cluster(CAT, ClusterSpec(system="dgx-1v", nodes=1))
+    up = cluster.topology.up
+    assert up is not None
+    assert up.peer_share == pytest.approx(1 / 6)
+    p2p_eff = builtin_cost_params().calibrated.p2p_efficiency
+    est = estimate_on(cluster, Collective.SEND_RECV, 2**30)
+    assert est.best.transfer_s == pytest.approx(2**30 / (25 * GB * 0.8 * p2p_eff))
+    note = "nvlink2 is a partial mesh: a GPU pair shares 1 or 2 of each GPU's 6 links, or none"
+    assert any(n.startswith(note) for n in est.assumptions)
+    ring = estimate_on(cluster, Collective.ALL_REDUCE, 2**30)
+    assert not any(n.startswith(note) for n in ring.assumptions)
+    # NCCL's rings still use every link: 6 x 25 GB/s x 0.8 = 120 GB/s a direction
+    assert up.bw_Bps == pytest.approx(120 * GB)

@@ -460,15 +460,17 @@ def test_sendrecv_on_a_switchless_mesh_uses_the_links_to_one_peer() -> None:
         # (2 cards had all-reduced at the whole card's rate, 7x their send/recv)
         assert up.bw_Bps == pytest.approx(whole.topology.up.bw_Bps * (gpus - 1) / 7)
         assert up.bw_Bps * up.peer_share == pytest.approx(whole.topology.up.bw_Bps / 7)
-    # no full mesh: a per-link entry (MI250X) and DGX-1's hybrid cube keep the whole rate (they
-    # had been divided by m - 1: 4.45 and 15.3 GB/s)
-    for spec in (
-        ClusterSpec(intra="xgmi-mi250x", gpus_per_node=8, nodes=1),
-        ClusterSpec(system="dgx-1v", nodes=1),
-    ):
-        up = resolve_cluster(cat, spec).topology.up
-        assert up is not None
-        assert up.peer_share == 1.0, spec
+    # a per-link entry (MI250X) keeps its rate (it had been divided by m - 1: 4.45 GB/s);
+    # DGX-1's hybrid cube, no full mesh, gives a linked pair 1 or 2 of its 6 links: one link,
+    # 1/6, not m - 1's 1/7 (15.3 GB/s, an earlier version) nor all 6 (the next one)
+    up = resolve_cluster(
+        cat, ClusterSpec(intra="xgmi-mi250x", gpus_per_node=8, nodes=1)
+    ).topology.up
+    assert up is not None
+    assert up.peer_share == 1.0
+    up = resolve_cluster(cat, ClusterSpec(system="dgx-1v", nodes=1)).topology.up
+    assert up is not None
+    assert up.peer_share == pytest.approx(1 / 6)
     # a switch gives one peer the GPU's whole rate: DGX H100 unchanged
     h100 = estimate(cat, ClusterSpec(system="dgx-h100", nodes=1), Collective.SEND_RECV, S)
     nvlink = 450e9 * next(lk for lk in cat.links if lk.id == "nvlink4").efficiency

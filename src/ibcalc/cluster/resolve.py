@@ -138,6 +138,8 @@ class ResolvedCluster:
     #: the assumptions (some of ``assumptions``) that only all-to-all reads: the torus's
     #: bisection bound; an estimate of another collective leaves them out
     alltoall_notes: tuple[str, ...] = ()
+    #: the assumptions only send/recv reads: a partial mesh's point-to-point rate
+    p2p_notes: tuple[str, ...] = ()
 
     @property
     def ranks(self) -> int:
@@ -346,6 +348,7 @@ def resolve_cluster(
     notes: list[str] = []
     fabric: list[str] = []  # the notes only collectives read (ResolvedCluster.fabric_notes)
     alltoall: list[str] = []  # the notes only all-to-all reads (ResolvedCluster.alltoall_notes)
+    p2p: list[str] = []  # the notes only send/recv reads (ResolvedCluster.p2p_notes)
     if len(catalogue.origins) > 1:
         notes.append(CATALOGUE_OVERRIDES_NOTE + ", ".join(catalogue.origins[1:]))
     system = _pick_system(catalogue, spec, notes)
@@ -516,7 +519,7 @@ def resolve_cluster(
 
     tiers_from = len(notes)  # every note of the scale-up and scale-out tiers is a fabric note
     up_tier = (
-        _build_up(intra, scale_up, system, spec, arch=arch, notes=notes, alltoall=alltoall)
+        _build_up(intra, scale_up, system, spec, arch=arch, notes=notes, alltoall=alltoall, p2p=p2p)
         if scale_up > 1
         else None
     )
@@ -604,6 +607,7 @@ def resolve_cluster(
         spec=spec,
         fabric_notes=tuple(fabric),
         alltoall_notes=tuple(alltoall),
+        p2p_notes=tuple(p2p),
         collectives=collectives,
         node_nics=node_nic_count,
         node_nics_link=nic_link.id if nic_link is not None else None,
@@ -760,6 +764,7 @@ def _build_up(
     arch: str,
     notes: list[str],
     alltoall: list[str],
+    p2p: list[str],
 ) -> ScaleUpTier:
     assert intra is not None
     line = intra.per_direction_Bps
@@ -797,6 +802,18 @@ def _build_up(
             if intra.links
             else 1.0 / (gpus - 1)  # the rate above is already the links in use
         )
+    elif mesh and intra.links and intra.scope == "per-gpu" and gpus > 1:
+        # a partial mesh (DGX-1's hybrid cube mesh: each V100's 6 NVLinks join it to 4 peers,
+        # 1 or 2 links each, and not to the other 3): a pair has one link at the least where it
+        # has any; a ring shift's pairs had been priced at all 6 (a review: 107 GB/s of busbw
+        # where the best pair's 2 links carry 50)
+        peer_share = 1.0 / intra.links
+        p2p.append(
+            f"{intra.id} is a partial mesh: a GPU pair shares 1 or 2 of each GPU's "
+            f"{intra.links} links, or none; send/recv is priced at one link, and a pair with "
+            "none, whose bytes go through the host, is slower still"
+        )
+        notes.append(p2p[-1])
     # typed as the tier's field is: mypy without the pydantic plugin (a user's own run) had
     # read it as str
     path: Literal["nvlink", "pci"] = (
