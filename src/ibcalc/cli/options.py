@@ -142,7 +142,12 @@ def _gpus_option(limits: str) -> Any:
     """The ``--gpus-per-node`` option, its help stating ``limits`` (``low..high``)."""
     return Annotated[
         int | None,
-        typer.Option(_flag("gpus_per_node"), "-g", help=f"GPUs per node ({limits})."),
+        typer.Option(
+            _flag("gpus_per_node"),
+            "-g",
+            help=f"GPUs per node ({limits}); nccl-tests' -g, GPUs per process, is "
+            "--gpus-per-process.",
+        ),
     ]
 
 

@@ -360,6 +360,13 @@ def resolve_cluster(
     if spec.gpus_per_node is None and system is None:
         notes.append(f"{DEFAULT_GPUS_PER_NODE} GPUs per node assumed ({{gpus_per_node}})")
     resized = system is not None and gpus_per_node != system.gpus_per_node
+    if resized and system is not None:
+        # nccl-tests' -g is GPUs per process; a pasted '-g 4' had resized the node unsaid
+        notes.append(
+            f"{gpus_per_node} GPU{'s' * (gpus_per_node != 1)} per node of {system.id}'s "
+            f"{system.gpus_per_node} ({{gpus_per_node}}; nccl-tests' -g, GPUs per process, is "
+            "{gpus_per_process})"
+        )
 
     intra: Link | None = None
     # a domain of one-GPU nodes (a GH200 NVL32-like preset) has a scale-up link all the same
