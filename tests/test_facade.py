@@ -1116,3 +1116,36 @@ def test_explain_gives_a_near_one_ratio_the_digits_that_show_it_is_faster(
     assert why.endswith(
         f"{faster.algorithm.value}/{faster.protocol.value} would take {ratio:.3f}x the time here"
     )
+
+
+def test_an_8_bit_reduction_says_why_nvls_and_the_ring_are_not_chosen(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """A review: an fp8 all-reduce of 1 GiB on 2 x DGX H100 ran tree/Simple (fp32: nvlstree)
+    with no word on why NVLS-tree had left the candidates, nor why the 1.27x faster ring was
+    not NCCL's pick. NVLink SHARP reduces 16-, 32- and 64-bit types; NCCL multiplies its ring
+    estimate of an FP8 reduction on more than 8 ranks by 1024 (docs/model.md)."""
+    nccl = builtin_cost_params().nccl_tuner
+    two = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    est = estimate_on(two, Collective.ALL_REDUCE, 2**30, dtype="fp8")
+    assert est.best.algorithm is Algorithm.TREE
+    assert (
+        "nvlstree is not offered: NVLink SHARP reduces 16-, 32- and 64-bit types, not 8-bit "
+        "ones (fp8 given)" in est.assumptions
+    )
+    penalty = (
+        f"(it multiplies its ring estimate of an fp8 reduction on more than "
+        f"{nccl.fp8_ring_penalty_above_ranks} ranks by {nccl.fp8_ring_penalty:g}"
+    )
+    assert (nccl.fp8_ring_penalty, nccl.fp8_ring_penalty_above_ranks) == (1024, 8)
+    assert any(n.startswith("ring/Simple would be") and penalty in n for n in est.assumptions)
+    # bf16 keeps NVLS-tree and no such note; forcing an algorithm says nothing of the others
+    bf16 = estimate_on(two, Collective.ALL_REDUCE, 2**30, dtype="bf16")
+    assert bf16.best.algorithm is Algorithm.NVLS_TREE
+    assert not any("not offered" in n for n in bf16.assumptions)
+    forced = estimate_on(two, Collective.ALL_REDUCE, 2**30, dtype="fp8", algorithm="tree")
+    assert not any("not offered" in n for n in forced.assumptions)
+    # one node, int8: NVLS alone
+    one = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=1))
+    int8 = estimate_on(one, Collective.ALL_REDUCE, 2**30, dtype="int8")
+    assert any(n.startswith("nvls is not offered") for n in int8.assumptions)

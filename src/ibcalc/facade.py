@@ -29,7 +29,16 @@ from ibcalc.cluster.resolve import (
 from ibcalc.engine.band import regime_of, time_range, transport_class, wire_floor_s
 from ibcalc.engine.base import Topology
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.plan import UNTUNED, Candidate, Plan, dtype_allows, plan_for
+from ibcalc.engine.plan import (
+    REDUCTIONS,
+    UNTUNED,
+    Candidate,
+    Plan,
+    applies_but_for_dtype,
+    dtype_allows,
+    plan_for,
+    switch_dtypes_words,
+)
 from ibcalc.engine.select import NCCL_ALGORITHMS, refuse, select_on
 from ibcalc.engine.types import (
     COST_PARAMETERS_NOTE,
@@ -361,6 +370,46 @@ def _sharp_what_if(
     return lead + f"would change this all-reduce's time by {ratio - 1:+.1%} ({at})"
 
 
+def _fp8_ring_words(plan: Plan, algorithm: Algorithm) -> str:
+    """Why NCCL ranks a ring of an FP8 reduction lower, where it does (NCCL 2.30.7 multiplies
+    its estimate by ``fp8_ring_penalty`` above ``fp8_ring_penalty_above_ranks``): a 2 x DGX H100
+    fp8 all-reduce of 1 GiB had said ring/Simple would be 1.27x faster without saying why."""
+    nccl = plan.tuner.nccl_tuner
+    if (
+        algorithm is not Algorithm.RING
+        or not plan.dtype.is_fp8
+        or plan.collective not in REDUCTIONS
+        or plan.topo.ranks <= nccl.fp8_ring_penalty_above_ranks
+    ):
+        return ""
+    return (
+        f" (it multiplies its ring estimate of an {plan.dtype.value} reduction on more than "
+        f"{nccl.fp8_ring_penalty_above_ranks} ranks by {nccl.fp8_ring_penalty:g}, keeping long "
+        "lossy chains a last resort)"
+    )
+
+
+def _switch_dtype_notes(plan: Plan) -> list[str]:
+    """In-switch reductions (NVLS, NVLS-tree) the cluster offers but the element type rules
+    out, said once: an fp8 or int8 all-reduce on DGX H100 had left NVLS out of its candidates
+    without a word (a review)."""
+    topo, collective = plan.topo, plan.collective
+    shut = [
+        a
+        for a in (Algorithm.NVLS, Algorithm.NVLS_TREE)
+        if not dtype_allows(a, collective, plan.dtype, topo.domains)
+        and applies_but_for_dtype(a, collective, topo, plan.params)
+    ]
+    if not shut:
+        return []
+    names = " and ".join(a.value for a in shut)
+    return [
+        f"{names} {'are' if len(shut) > 1 else 'is'} not offered: "
+        f"{switch_dtypes_words(shut[0], topo.domains)} "
+        f"({plan.dtype.value} given)"
+    ]
+
+
 def _estimate(
     cluster: ResolvedCluster,
     plan: Plan,
@@ -484,7 +533,7 @@ def _estimate(
                     if alt.algorithm in (Algorithm.HIERARCHICAL, Algorithm.RHD)
                     else f"NCCL's point-to-point rules (not a tuner) take {chosen} here"
                     if p2p
-                    else "NCCL's own estimate ranks it lower"
+                    else "NCCL's own estimate ranks it lower" + _fp8_ring_words(plan, alt.algorithm)
                 )
                 + (
                     f"; published sweeps show time falling by at most {MEASURED_DROP_MAX:.0%} "
@@ -530,6 +579,8 @@ def _estimate(
             )
     if algorithm in (Algorithm.HIERARCHICAL, Algorithm.RHD):
         notes.append(f"{algorithm.value} is a what-if: NCCL does not implement it")
+    if algorithm is None:
+        notes += _switch_dtype_notes(plan)
     if best.equivalent_busbw:
         notes.append("busbw is an equivalent figure, not a wire rate: " + _why_equivalent(best))
     covered: list[Candidate] = [
