@@ -1145,6 +1145,15 @@ def test_an_8_bit_reduction_says_why_nvls_and_the_ring_are_not_chosen(
     assert not any("not offered" in n for n in bf16.assumptions)
     forced = estimate_on(two, Collective.ALL_REDUCE, 2**30, dtype="fp8", algorithm="tree")
     assert not any("not offered" in n for n in forced.assumptions)
+    # with SHARP across nodes each says its own reason: NVLS there reduces in IB SHARP,
+    # NVLS-tree in NVLink SHARP (one sentence had blamed IB SHARP for both, a review)
+    sharp = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2, sharp=True))
+    notes = estimate_on(sharp, Collective.ALL_REDUCE, 2**30, dtype="fp8").assumptions
+    assert [n.split(":")[0] for n in notes if "not offered" in n] == [
+        "nvls is not offered",
+        "nvlstree is not offered",
+    ]
+    assert any(n.startswith("nvlstree is not offered: NVLink SHARP") for n in notes)
     # one node, int8: NVLS alone
     one = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=1))
     int8 = estimate_on(one, Collective.ALL_REDUCE, 2**30, dtype="int8")

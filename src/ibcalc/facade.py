@@ -293,9 +293,9 @@ def cluster_notes(cluster: ResolvedCluster, collective: Collective) -> list[str]
     if collective is not Collective.ALL_TO_ALL:
         # a torus's bisection bounds all-to-all alone (the note had shown on every estimate)
         notes = [n for n in notes if n not in cluster.alltoall_notes]
-    if collective is not Collective.SEND_RECV:
+    if collective is Collective.SEND_RECV:
         # a partial mesh's pair rate prices send/recv alone
-        notes = [n for n in notes if n not in cluster.p2p_notes]
+        notes += cluster.p2p_notes
     if collective is Collective.ALL_REDUCE or cluster.inter is None:
         return notes
     # SHARP and NCCL's two-node tree serve all-reduce only
@@ -402,11 +402,15 @@ def _switch_dtype_notes(plan: Plan) -> list[str]:
     ]
     if not shut:
         return []
-    names = " and ".join(a.value for a in shut)
+    # each in its own words: NVLS across nodes reduces in IB SHARP, NVLS-tree in NVLink SHARP
+    # (one sentence for both had blamed IB SHARP for NVLS-tree under --sharp, a review)
+    words: dict[str, list[str]] = {}
+    for a in shut:
+        words.setdefault(switch_dtypes_words(a, topo.domains), []).append(a.value)
     return [
-        f"{names} {'are' if len(shut) > 1 else 'is'} not offered: "
-        f"{switch_dtypes_words(shut[0], topo.domains)} "
+        f"{' and '.join(names)} {'are' if len(names) > 1 else 'is'} not offered: {why} "
         f"({plan.dtype.value} given)"
+        for why, names in words.items()
     ]
 
 

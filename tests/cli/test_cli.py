@@ -1380,3 +1380,23 @@ def test_an_error_about_a_very_long_path_keeps_its_reason(command: list[str]) ->
     assert line.endswith(": cannot read file: File name too long")
     assert "...(98," in line
     assert len(line) < 2_100
+
+
+def test_a_preset_resized_by_gpus_per_node_says_so(tmp_path: Path) -> None:
+    """nccl-tests' -g counts GPUs per process; ibcalc's counts GPUs per node, so a pasted
+    '-g 4' resized a DGX H100 unsaid (a review). The note names the option on the command
+    line and the file's field with --design; nccl-check, whose log gives the ranks per node
+    ('[log]'), leaves it out."""
+    out = _ok("allreduce", "--size", "8", "--system", "dgx-h100", "-N", "1", "-g", "4")
+    assert "4 GPUs per node of dgx-h100's 8 (--gpus-per-node)" in out
+    assert "not nccl-tests' -g" in _ok("sweep", "--help")
+    design = tmp_path / "d.yaml"
+    design.write_text("name: resized\nsystem: dgx-h100\ngpus_per_node: 4\nnodes: 2\n")
+    trained = _ok("train", "--model", "llama3-8b", "--design", str(design), "--tp", "4")
+    assert "4 GPUs per node of dgx-h100's 8 (the design's gpus_per_node)" in trained
+    log = (
+        ROOT / "benchmarks/data/sweeps/log12_allreduce_2node_2xGH200_slingshot_nccltests2.18.2.txt"
+    )
+    checked = _ok("nccl-check", str(log))
+    assert "gpus_per_node = 1 [log]" in checked
+    assert "per node of alps-gh200's" not in checked

@@ -1747,3 +1747,24 @@ def test_a_tp_crossing_the_domain_that_is_priced_faster_is_not_called_slower(
     (warning,) = [w for w in result.warnings if w.startswith("tp 32 crosses the 8-GPU")]
     assert "x slower" not in warning
     assert "x faster across; " in warning
+
+
+def test_a_partial_meshs_notes_follow_the_phases_that_use_it(builtin_catalogue: Catalogue) -> None:
+    """DGX-1's hybrid cube: a stage send inside the node runs at one NVLink (25 GB/s x 0.8 x
+    the point-to-point efficiency) and says so; a tp-only step, which sends nothing point to
+    point, had carried that note too, and an all-to-all's (a review)."""
+    from ibcalc.catalogue.cost_params import builtin_cost_params
+
+    eff = builtin_cost_params().calibrated.p2p_efficiency
+    pp = _run(
+        builtin_catalogue, ClusterSpec(system="dgx-1v", nodes=1), pp=8, dp=1, model_id="llama3-8b"
+    )
+    send = _phase(pp, "pp-sendrecv")
+    assert send.tier == "scale-up"
+    assert send.estimate is not None
+    size = send.estimate.size_bytes
+    assert send.estimate.best.transfer_s == pytest.approx(size / (25e9 * 0.8 * eff))
+    assert any(n.startswith("nvlink2 is a partial mesh: a GPU pair") for n in pp.assumptions)
+    assert not any("an all-to-all is priced" in n for n in pp.assumptions)
+    tp = _run(builtin_catalogue, ClusterSpec(system="dgx-1v", nodes=2), tp=8, model_id="llama3-8b")
+    assert not any("partial mesh" in n for n in tp.assumptions)

@@ -145,8 +145,7 @@ def _gpus_option(limits: str) -> Any:
         typer.Option(
             _flag("gpus_per_node"),
             "-g",
-            help=f"GPUs per node ({limits}); nccl-tests' -g, GPUs per process, is "
-            "--gpus-per-process.",
+            help=f"GPUs per node ({limits}); not nccl-tests' -g, which counts GPUs per process.",
         ),
     ]
 
@@ -742,7 +741,10 @@ def _design_names(cluster: ClusterSpec, stated: Mapping[str, str]) -> dict[str, 
         for f, key in stated.items()
         if f not in cluster.model_fields_set
     }
-    return {**FIELD_FLAGS, **from_file}
+    # the node fields come from the file alone (their options are refused beside it): '4 GPUs
+    # per node of dgx-h100's 8 (--gpus-per-node)' had named an option --design refuses
+    nodes = {f: f"the design's {f}" for f in _NODE_FIELDS}
+    return {**FIELD_FLAGS, **nodes, **from_file}
 
 
 def design_error_names(names: Mapping[str, str], design: Path | None) -> dict[str, str]:

@@ -138,8 +138,11 @@ class ResolvedCluster:
     #: the assumptions (some of ``assumptions``) that only all-to-all reads: the torus's
     #: bisection bound; an estimate of another collective leaves them out
     alltoall_notes: tuple[str, ...] = ()
-    #: the assumptions only send/recv reads: a partial mesh's point-to-point rate
+    #: what only send/recv is told (not among ``assumptions``): a partial mesh's pair rate
     p2p_notes: tuple[str, ...] = ()
+    #: the assumption that ``--gpus-per-node`` resized a preset's node (None: not resized); a
+    #: log's own rank count says as much, so nccl-check leaves it out
+    resize_note: str | None = None
 
     @property
     def ranks(self) -> int:
@@ -360,13 +363,14 @@ def resolve_cluster(
     if spec.gpus_per_node is None and system is None:
         notes.append(f"{DEFAULT_GPUS_PER_NODE} GPUs per node assumed ({{gpus_per_node}})")
     resized = system is not None and gpus_per_node != system.gpus_per_node
+    resize_note: str | None = None
     if resized and system is not None:
         # nccl-tests' -g is GPUs per process; a pasted '-g 4' had resized the node unsaid
-        notes.append(
+        resize_note = (
             f"{gpus_per_node} GPU{'s' * (gpus_per_node != 1)} per node of {system.id}'s "
-            f"{system.gpus_per_node} ({{gpus_per_node}}; nccl-tests' -g, GPUs per process, is "
-            "{gpus_per_process})"
+            f"{system.gpus_per_node} ({{gpus_per_node}})"
         )
+        notes.append(resize_note)
 
     intra: Link | None = None
     # a domain of one-GPU nodes (a GH200 NVL32-like preset) has a scale-up link all the same
@@ -615,6 +619,7 @@ def resolve_cluster(
         fabric_notes=tuple(fabric),
         alltoall_notes=tuple(alltoall),
         p2p_notes=tuple(p2p),
+        resize_note=resize_note,
         collectives=collectives,
         node_nics=node_nic_count,
         node_nics_link=nic_link.id if nic_link is not None else None,
@@ -813,14 +818,21 @@ def _build_up(
         # a partial mesh (DGX-1's hybrid cube mesh: each V100's 6 NVLinks join it to 4 peers,
         # 1 or 2 links each, and not to the other 3): a pair has one link at the least where it
         # has any; a ring shift's pairs had been priced at all 6 (a review: 107 GB/s of busbw
-        # where the best pair's 2 links carry 50)
-        peer_share = 1.0 / intra.links
+        # where the best pair's 2 links carry 50). The rate above is already the links in use
+        # (g - 1 of them on fewer GPUs), so one link is 1 / min(links, g - 1) of it: 1/6 of it
+        # had cut 2 GPUs' pair to a sixth of one link (a review of that change)
+        peer_share = 1.0 / min(intra.links, gpus - 1)
         p2p.append(
-            f"{intra.id} is a partial mesh: a GPU pair shares 1 or 2 of each GPU's "
-            f"{intra.links} links, or none; send/recv is priced at one link, and a pair with "
-            "none, whose bytes go through the host, is slower still"
+            f"{intra.id} is a partial mesh: a GPU pair shares some of each GPU's {intra.links} "
+            "links, or none; send/recv is priced at one link, and a pair with none goes through "
+            "a third GPU (NCCL's P2P/indirect) or the host, slower still"
         )
-        notes.append(p2p[-1])
+        alltoall.append(
+            f"{intra.id} is a partial mesh: an all-to-all is priced at each GPU's links together, "
+            "as if every pair were joined by them; pairs that share one link or none are slower, "
+            "so this is the fast end"
+        )
+        notes.append(alltoall[-1])
     # typed as the tier's field is: mypy without the pydantic plugin (a user's own run) had
     # read it as str
     path: Literal["nvlink", "pci"] = (

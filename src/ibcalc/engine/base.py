@@ -812,9 +812,12 @@ def ll_cap_words(topo: Topology, params: CostParams) -> str:
     arch, nodes, amd = _ll_cap_row(topo, params)
     where = ("one node", "2 nodes", "3 or more nodes")[nodes]
     # AMD's CDNA (RCCL: HIP reports gfx9xx as compute capability 9.x, Hopper's range of
-    # NCCL's table), Gaudi, TPU ...: the row NCCL's rule gives a generation it does not list
-    unlisted = f", {topo.arch} not being in the table" if arch != topo.arch else ""
-    return f"{arch} on {where}{unlisted}{', AMD host row' if amd else ''}; nccl_tuner.ll_max_busbw"
+    # NCCL's table), Gaudi, TPU ...: the row NCCL's rule gives a generation it does not list;
+    # on several nodes every generation has the same row, so it goes unsaid there
+    if arch != topo.arch and nodes == 0:
+        row = f"{arch}'s row, which NCCL gives {topo.arch}, a generation its table does not list"
+        return f"{row}, on one node; nccl_tuner.ll_max_busbw"
+    return f"{arch} on {where}{', AMD host row' if amd else ''}; nccl_tuner.ll_max_busbw"
 
 
 def ring_protocol_words(

@@ -372,8 +372,9 @@ class Estimate(BaseModel):
     #: down to that candidate's (``algorithm/protocol``; empty when none or forced).
     range_reaches: list[str] = Field(default_factory=list)
     #: The time at the links' line rate where it, not the error band, sets the likely range's
-    #: low end (``engine.band.wire_floor_s``: a ring's, a send/recv pair's or an all-to-all's
-    #: busbw cannot pass the wire's); None where the band's own end is slower.
+    #: low end (``engine.band.wire_floor_s``: a ring's or a send/recv pair's busbw cannot pass
+    #: the wire's, nor each GPU's share of an all-to-all its links' and NICs'); None where the
+    #: band's own end is slower.
     range_wire_floor_s: float | None = None
     #: Where the tuner constants NCCL's choice was ranked with come from (the built-in release's
     #: tuning.cc, or the release or override file laid over it).

@@ -223,6 +223,9 @@ def check_run(
     else:
         network_known = nics_known = True
     for text in cluster.assumptions:
+        if text == cluster.resize_note:
+            # the log's own rank count set the GPUs per node, and says so ('[log]')
+            continue
         # catalogue files are the caller's (--catalogue, IBCALC_CATALOGUE), not a default
         given = text.startswith(CATALOGUE_OVERRIDES_NOTE)
         assumptions.append(

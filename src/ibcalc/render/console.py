@@ -240,8 +240,9 @@ def _explanation(ex: Explanation, stream: TextIO | None) -> None:
                 )
                 + (
                     f"; its low end is the time at the links' line rate, "
-                    f"{format_time(ex.range_wire_floor_s)} (a ring's, a send/recv pair's or an "
-                    "all-to-all's busbw cannot pass the wire's; engine.band.wire_floor_s), "
+                    f"{format_time(ex.range_wire_floor_s)} (a ring's or a send/recv pair's "
+                    "busbw cannot pass its links' line rate, nor can each GPU's share of an "
+                    "all-to-all move faster over its links and NICs; engine.band.wire_floor_s), "
                     "where the band alone went lower"
                     if ex.range_wire_floor_s is not None
                     else ""

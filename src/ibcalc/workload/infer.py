@@ -630,11 +630,17 @@ def _cluster_notes(cluster: ResolvedCluster, phases: Sequence[Phase]) -> list[st
     across = any(p.collective is Collective.ALL_REDUCE and p.tier != "scale-up" for p in phases)
     nics = any(p.tier != "scale-up" for p in phases)
     unused = (HOST_OPTIONS_UNUSED, NETWORK_OPTIONS_IGNORED)
+    a2a = any(p.collective is Collective.ALL_TO_ALL for p in phases)
     notes = [
         n
         for n in cluster.assumptions
-        if (across or n != TWO_NODE_TREE_NOTE) and not (nics and n.endswith(unused))
+        if (across or n != TWO_NODE_TREE_NOTE)
+        and not (nics and n.endswith(unused))
+        and (a2a or n not in cluster.alltoall_notes)
     ]
+    if any(p.collective is Collective.SEND_RECV and p.tier == "scale-up" for p in phases):
+        # a partial mesh's pair rate (DGX-1), where a stage send or KV transfer runs on it
+        notes += cluster.p2p_notes
     spec = cluster.spec
     if nics and cluster.topology.domains == 1:
         # the KV transfer alone crosses the network, point to point: the taper and the NICs

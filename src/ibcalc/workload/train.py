@@ -967,7 +967,7 @@ def _train_step_in(
         totals=totals,
         memory=memory,
         warnings=b.warnings,
-        assumptions=[*b.notes, *_cluster_notes(cluster)],
+        assumptions=[*b.notes, *_cluster_notes(cluster, phases)],
     )
 
 
@@ -1044,8 +1044,19 @@ def _memory_remedies(spec: TrainSpec, memory: TrainMemory) -> str:
     return ", ".join(ways[:-1]) + " or " + ways[-1] + " would shrink it"
 
 
-def _cluster_notes(cluster: ResolvedCluster) -> list[str]:
-    return list(cluster.assumptions)
+def _cluster_notes(cluster: ResolvedCluster, phases: Sequence[Phase]) -> list[str]:
+    """The cluster's assumptions and what bears on the step's collectives: an all-to-all's
+    (a torus's bisection, a partial mesh's pairs) only where a phase is one, a partial mesh's
+    send/recv rate where a stage send runs on it (it had shown on a tp-only step, a review)."""
+    kinds = {(p.collective, p.tier) for p in phases}
+    notes = [
+        n
+        for n in cluster.assumptions
+        if n not in cluster.alltoall_notes or any(c is Collective.ALL_TO_ALL for c, _ in kinds)
+    ]
+    if (Collective.SEND_RECV, "scale-up") in kinds:
+        notes += cluster.p2p_notes
+    return notes
 
 
 def _compute(

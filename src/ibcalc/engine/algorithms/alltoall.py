@@ -419,7 +419,7 @@ def sendrecv_timing(
             peer = topo.peer_bw_Bps()
             mesh = (
                 f", the links to one peer: {Fraction(topo.up.peer_share).limit_denominator(64)} "
-                "of the GPU's on a full mesh"
+                "of the GPU's on a switchless mesh"
                 if topo.up.peer_share < 1
                 else ""
             )
