@@ -1152,6 +1152,8 @@ def test_an_8_bit_reduction_says_why_nvls_and_the_ring_are_not_chosen(
     assert [n.split(":")[0] for n in notes if "not offered" in n] == [
         "nvls is not offered",
         "nvlstree is not offered",
+        # CollNet, which --sharp asked for, too (it had been dropped unsaid, a review)
+        "collnet and collnetchain are not offered",
     ]
     assert any(n.startswith("nvlstree is not offered: NVLink SHARP") for n in notes)
     # one node, int8: NVLS alone

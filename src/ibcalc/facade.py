@@ -396,7 +396,13 @@ def _switch_dtype_notes(plan: Plan) -> list[str]:
     topo, collective = plan.topo, plan.collective
     shut = [
         a
-        for a in (Algorithm.NVLS, Algorithm.NVLS_TREE)
+        # CollNet too: with --sharp an fp8 all-reduce had dropped it unsaid (a review)
+        for a in (
+            Algorithm.NVLS,
+            Algorithm.NVLS_TREE,
+            Algorithm.COLLNET_DIRECT,
+            Algorithm.COLLNET_CHAIN,
+        )
         if not dtype_allows(a, collective, plan.dtype, topo.domains)
         and applies_but_for_dtype(a, collective, topo, plan.params)
     ]

@@ -613,7 +613,9 @@ def gap(
     notes.extend(
         n
         for n in node.assumptions
-        if "mesh" in n or n.startswith((RCCL_NOTE, LOW_CONFIDENCE_NOTE)) or NOT_NCCL_NOTE in n
+        if ("mesh" in n and n not in node.alltoall_notes)
+        or n.startswith((RCCL_NOTE, LOW_CONFIDENCE_NOTE))
+        or NOT_NCCL_NOTE in n
     )
     scope = scope_note(up)
     if scope is not None:

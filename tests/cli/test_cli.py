@@ -1400,3 +1400,11 @@ def test_a_preset_resized_by_gpus_per_node_says_so(tmp_path: Path) -> None:
     checked = _ok("nccl-check", str(log))
     assert "gpus_per_node = 1 [log]" in checked
     assert "per node of alps-gh200's" not in checked
+    # a table without a rank list: the flag resized the preset, and that is said, as given
+    table = (
+        ROOT
+        / "benchmarks/data/sweeps"
+        / "log13_allgather_16node_64xH100_slingshot_kestrel_table_only_crlf.txt"
+    )
+    flagged = _ok("nccl-check", str(table), "--system", "dgx-h100", "-N", "16", "-g", "4")
+    assert "cluster [flag]: 4 GPUs per node of dgx-h100's 8 (--gpus-per-node)" in flagged

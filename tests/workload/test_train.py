@@ -1768,3 +1768,14 @@ def test_a_partial_meshs_notes_follow_the_phases_that_use_it(builtin_catalogue: 
     assert not any("an all-to-all is priced" in n for n in pp.assumptions)
     tp = _run(builtin_catalogue, ClusterSpec(system="dgx-1v", nodes=2), tp=8, model_id="llama3-8b")
     assert not any("partial mesh" in n for n in tp.assumptions)
+    # an expert all-to-all: its note where the ep group has several GPUs a node, not where it
+    # has one GPU in each of 2 nodes (the network alone carries it; a review)
+    dgx1 = ClusterSpec(system="dgx-1v", nodes=2)
+    moe = "mixtral-8x7b"
+    inside = _run(builtin_catalogue, dgx1, ep=8, model_id=moe)
+    assert any("an all-to-all is priced" in n for n in inside.assumptions)
+    across = _run(builtin_catalogue, dgx1, tp=8, ep=2, model_id=moe)
+    ep_estimate = _phase(across, "ep-alltoall").estimate
+    assert ep_estimate is not None
+    assert ep_estimate.gpus_per_node == 1
+    assert not any("partial mesh" in n for n in across.assumptions)

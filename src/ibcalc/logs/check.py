@@ -222,12 +222,21 @@ def check_run(
         )
     else:
         network_known = nics_known = True
-    for text in cluster.assumptions:
-        if text == cluster.resize_note:
-            # the log's own rank count set the GPUs per node, and says so ('[log]')
-            continue
+    from_log = any(a.field == "gpus_per_node" and a.source == "log" for a in assumptions)
+    notes_of_run = [
+        n
+        for n in cluster.assumptions
+        # the log's own rank count set the GPUs per node, and says so ('[log]'); a flag's
+        # resize of a preset is still said
+        if not (from_log and n == cluster.resize_note)
+        # what bears on an all-to-all alone, on that collective alone (as the estimates)
+        and (coll is Collective.ALL_TO_ALL or n not in cluster.alltoall_notes)
+    ]
+    if coll is Collective.SEND_RECV:
+        notes_of_run += cluster.p2p_notes  # a partial mesh's pair rate
+    for text in notes_of_run:
         # catalogue files are the caller's (--catalogue, IBCALC_CATALOGUE), not a default
-        given = text.startswith(CATALOGUE_OVERRIDES_NOTE)
+        given = text.startswith(CATALOGUE_OVERRIDES_NOTE) or text == cluster.resize_note
         assumptions.append(
             Assumption(
                 field="cluster", value=None, source="flag" if given else "default", evidence=text

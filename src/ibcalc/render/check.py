@@ -717,7 +717,9 @@ def bottleneck_text(bws: PerGpuBandwidths) -> str:
 def design_notes(resolved: ResolvedDesign) -> list[str]:
     """The cluster's assumptions, then the design's own notes, each field named as the file
     names it (``fabric.sharp``, never a command-line flag)."""
-    notes = list(resolved.cluster.assumptions)
+    # what bears on an all-to-all alone (a torus's bisection, a partial mesh's pairs) is said by
+    # the estimates of one, not of the design as a whole
+    notes = [n for n in resolved.cluster.assumptions if n not in resolved.cluster.alltoall_notes]
     if resolved.fabric_asked and resolved.cluster.inter is None:
         notes.append("the whole cluster is one scale-up domain: no scale-out fabric to size")
     if resolved.fabric is not None and resolved.oversubscription > 1:
