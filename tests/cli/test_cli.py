@@ -1408,3 +1408,28 @@ def test_a_preset_resized_by_gpus_per_node_says_so(tmp_path: Path) -> None:
     )
     flagged = _ok("nccl-check", str(table), "--system", "dgx-h100", "-N", "16", "-g", "4")
     assert "cluster [flag]: 4 GPUs per node of dgx-h100's 8 (--gpus-per-node)" in flagged
+
+
+def test_a_partial_meshs_all_to_all_note_follows_the_designs_requirements(tmp_path: Path) -> None:
+    """design show said a DGX-1's all-to-all is priced as if every pair were linked for every
+    design, then (a review) for none: it says so where the design requires an all-to-all."""
+    head = "name: x\nnodes: 1\nsystem: dgx-1v\ngpus_per_node: 2\nrequirements:\n"
+    need = "  - allreduce: {size: 1GB, max_time: 40ms}\n"
+    plain, a2a = tmp_path / "plain.yaml", tmp_path / "a2a.yaml"
+    plain.write_text(head + need)
+    a2a.write_text(head + need + "  - alltoall: {size: 1GB, max_time: 40ms}\n")
+    note = "nvlink2 is a partial mesh: an all-to-all is priced"
+    assert note not in _ok("design", "show", str(plain))
+    assert note in _ok("design", "show", str(a2a)).replace("\n ", " ")
+    # nccl-check with the design: the node was resized by the file, and says so
+    log = tmp_path / "sr.log"
+    rows = "".join(
+        f"{s:>12} {s // 4:>12}  float  none  -1  {s / 9e3:8.1f}  0.0  0.0  0  {s / 9e3:8.1f}  "
+        "0.0  0.0  0\n"
+        for s in (2**20, 2**24, 2**28)
+    )
+    log.write_text(
+        "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n" + rows
+    )
+    checked = _ok("nccl-check", str(log), "--design", str(plain), "--collective", "sendrecv")
+    assert "cluster [design]: 2 GPUs per node of dgx-1v's 8 (plain.yaml's gpus_per_node)" in checked

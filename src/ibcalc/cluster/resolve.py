@@ -830,7 +830,7 @@ def _build_up(
         alltoall.append(
             f"{intra.id} is a partial mesh: an all-to-all is priced at each GPU's links together, "
             "as if every pair were joined by them; pairs that share one link or none are slower, "
-            "so a run is likely slower than this estimate"
+            "which this does not price"
         )
         notes.append(alltoall[-1])
     # typed as the tier's field is: mypy without the pydantic plugin (a user's own run) had

@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections.abc import Mapping
+from typing import Literal
 
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import load_catalogue
@@ -222,7 +223,9 @@ def check_run(
         )
     else:
         network_known = nics_known = True
-    from_log = any(a.field == "gpus_per_node" and a.source == "log" for a in assumptions)
+    # where the GPUs per node came from: the log's rank list, a flag or a design file
+    said = next((a.source for a in assumptions if a.field == "gpus_per_node"), None)
+    from_log = said == "log"
     notes_of_run = [
         n
         for n in cluster.assumptions
@@ -237,11 +240,12 @@ def check_run(
     for text in notes_of_run:
         # catalogue files are the caller's (--catalogue, IBCALC_CATALOGUE), not a default
         given = text.startswith(CATALOGUE_OVERRIDES_NOTE) or text == cluster.resize_note
-        assumptions.append(
-            Assumption(
-                field="cluster", value=None, source="flag" if given else "default", evidence=text
-            )
+        origin: Literal["flag", "design", "default"] = (
+            ("design" if said == "design" and text == cluster.resize_note else "flag")
+            if given
+            else "default"
         )
+        assumptions.append(Assumption(field="cluster", value=None, source=origin, evidence=text))
     check_rank_count(cluster.ranks, cluster.nodes, cluster.gpus_per_node, run.ranks, source)
     ranks = cluster.ranks
     if collective is not None and run.raw_collective is None:

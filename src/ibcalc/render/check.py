@@ -29,7 +29,7 @@ from ibcalc.design.check import (
     cross_leaf_derivation,
     domain_nodes_of,
 )
-from ibcalc.engine.types import DType
+from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import ValidationProblem, fill_fields
 from ibcalc.fileio import write_text
 from ibcalc.render.console import page_width, span
@@ -717,9 +717,11 @@ def bottleneck_text(bws: PerGpuBandwidths) -> str:
 def design_notes(resolved: ResolvedDesign) -> list[str]:
     """The cluster's assumptions, then the design's own notes, each field named as the file
     names it (``fabric.sharp``, never a command-line flag)."""
-    # what bears on an all-to-all alone (a torus's bisection, a partial mesh's pairs) is said by
-    # the estimates of one, not of the design as a whole
-    notes = [n for n in resolved.cluster.assumptions if n not in resolved.cluster.alltoall_notes]
+    # what bears on an all-to-all alone (a torus's bisection, a partial mesh's pairs) is said
+    # where the design requires one, not of every design
+    a2a = any(r.collective is Collective.ALL_TO_ALL for r in resolved.design.requirements)
+    cluster = resolved.cluster
+    notes = [n for n in cluster.assumptions if a2a or n not in cluster.alltoall_notes]
     if resolved.fabric_asked and resolved.cluster.inter is None:
         notes.append("the whole cluster is one scale-up domain: no scale-out fabric to size")
     if resolved.fabric is not None and resolved.oversubscription > 1:
