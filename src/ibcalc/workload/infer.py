@@ -630,11 +630,7 @@ def _cluster_notes(cluster: ResolvedCluster, phases: Sequence[Phase]) -> list[st
     across = any(p.collective is Collective.ALL_REDUCE and p.tier != "scale-up" for p in phases)
     nics = any(p.tier != "scale-up" for p in phases)
     unused = (HOST_OPTIONS_UNUSED, NETWORK_OPTIONS_IGNORED)
-    a2a = any(
-        p.tier == "scale-up" or (p.estimate is not None and p.estimate.gpus_per_node > 1)
-        for p in phases
-        if p.collective is Collective.ALL_TO_ALL
-    )
+    a2a = any(p.inside_a_node for p in phases if p.collective is Collective.ALL_TO_ALL)
     notes = [
         n
         for n in cluster.assumptions

@@ -45,6 +45,15 @@ class Phase(BaseModel):
     assumptions: list[str] = Field(default_factory=list)
 
     @property
+    def inside_a_node(self) -> bool:
+        """Whether the group has several GPUs in a node, so that its collective runs on the
+        scale-up links too (an ep group of one GPU per node crosses the network alone: a partial
+        mesh's all-to-all note had shown for it, a review)."""
+        return self.tier == "scale-up" or (
+            self.estimate is not None and self.estimate.gpus_per_node > 1
+        )
+
+    @property
     def count_per_step(self) -> int:
         """Occurrences per ``per`` (the name the issue uses)."""
         return self.count

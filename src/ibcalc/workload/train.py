@@ -1048,19 +1048,11 @@ def _cluster_notes(cluster: ResolvedCluster, phases: Sequence[Phase]) -> list[st
     """The cluster's assumptions and what bears on the step's collectives: an all-to-all's
     (a torus's bisection, a partial mesh's pairs) only where a phase is one, a partial mesh's
     send/recv rate where a stage send runs on it (it had shown on a tp-only step, a review)."""
-    a2a = any(_inside(p) for p in phases if p.collective is Collective.ALL_TO_ALL)
+    a2a = any(p.inside_a_node for p in phases if p.collective is Collective.ALL_TO_ALL)
     notes = [n for n in cluster.assumptions if a2a or n not in cluster.alltoall_notes]
     if any(p.collective is Collective.SEND_RECV and p.tier == "scale-up" for p in phases):
         notes += cluster.p2p_notes
     return notes
-
-
-def _inside(phase: Phase) -> bool:
-    """Whether ``phase``'s group has several GPUs in a node, so that its collective runs on the
-    scale-up links too (an ep group of one GPU per node crosses the network alone: the partial
-    mesh's all-to-all note had shown for it, a review)."""
-    est = phase.estimate
-    return phase.tier == "scale-up" or (est is not None and est.gpus_per_node > 1)
 
 
 def _compute(
