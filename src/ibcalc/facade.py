@@ -796,6 +796,34 @@ class CollectivePlan:
         """The protocol forced, or None (NCCL-like choice)."""
         return self._protocol
 
+    def type_notes(self) -> list[str]:
+        """What the element type rules out at every size, for a sweep's notes (an estimate
+        says it beside its own): the in-switch reductions the type keeps from running, and,
+        for the cluster's SHARP hint, that SHARP does not reduce it (a sweep of an fp8
+        all-reduce had said 'enable with --sharp' alone, a review). Empty when an algorithm
+        is forced."""
+        if self._algorithm is not None:
+            return []
+        notes = _switch_dtype_notes(self._plan)
+        inter = self._cluster.inter
+        if (
+            inter is not None
+            and sharp_hint(inter.id) in self._cluster.assumptions
+            and self.collective is Collective.ALL_REDUCE
+            and not dtype_allows(
+                Algorithm.COLLNET_DIRECT,
+                self.collective,
+                self._plan.dtype,
+                self._cluster.topology.domains,
+            )
+        ):
+            # in place of the hint, as an estimate words it
+            notes.append(
+                f"{inter.id} supports SHARP (CollNet); {{sharp}} would not change this "
+                f"all-reduce: SHARP does not reduce {self._plan.dtype.value}"
+            )
+        return notes
+
     def estimate(self, size_bytes: float) -> Estimate:
         """The full estimate at ``size_bytes``, as :func:`estimate_on` gives it."""
         return _estimate(

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from ibcalc.booleans import is_boolean
 from ibcalc.catalogue.models import Catalogue
-from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
+from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster, sharp_hint
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import (
     COST_PARAMETERS_NOTE,
@@ -245,6 +245,8 @@ class SweepGroup(BaseModel):
         exclude=True,
         description="Sizes too small for this many ranks (nccl-tests would run 0 bytes).",
     )
+    #: What the element type rules out at every size (``CollectivePlan.type_notes``).
+    type_notes: list[str] = Field(default_factory=list, exclude=True)
 
     @property
     def label(self) -> str:
@@ -257,8 +259,17 @@ class SweepGroup(BaseModel):
 
     @property
     def cluster_notes(self) -> list[str]:
-        """What was assumed of the cluster, as it bears on the collective swept."""
-        return cluster_notes(self.cluster, self.collective)
+        """What was assumed of the cluster, as it bears on the collective swept, with what
+        the element type rules out (:attr:`type_notes`; SHARP's in place of its hint)."""
+        notes = cluster_notes(self.cluster, self.collective)
+        inter = self.cluster.inter
+        hint = sharp_hint(inter.id) if inter is not None else None
+        for note in self.type_notes:
+            if hint is not None and hint in notes and note.startswith(hint.split(";")[0] + ";"):
+                notes[notes.index(hint)] = note
+            else:
+                notes.append(note)
+        return notes
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -468,7 +479,9 @@ def _group(
         # why the largest size is too small: one element of the type, or one per rank
         why = f": {largest}" if largest is not None else ""
         raise SizeTooSmallError(f"no size in the sweep is large enough{why}")
-    return SweepGroup(cluster=cluster, estimates=estimates, skipped=skipped)
+    return SweepGroup(
+        cluster=cluster, estimates=estimates, skipped=skipped, type_notes=plan.type_notes()
+    )
 
 
 def sweep(

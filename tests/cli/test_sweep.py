@@ -342,7 +342,10 @@ def test_a_sweep_says_which_sizes_it_skipped_and_offers_sharp_to_all_reduce_only
     lines = out.stdout.splitlines()
     # 1, 2 and 4 B hold no 8-byte element
     assert "skipped 1 B, 2 B, 4 B: nccl-tests would run 0 bytes of fp64 there on 16 ranks" in lines
-    assert "  - ndr supports SHARP (CollNet); enable with --sharp" in lines
+    # SHARP is offered to all-reduce, and with fp64, which the model takes IB SHARP not to
+    # reduce, said as the single estimate says it
+    sharp = "  - ndr supports SHARP (CollNet); --sharp would not change this all-reduce: SHARP"
+    assert f"{sharp} does not reduce fp64" in lines
     # an all-to-all of S bytes sends S / 16 to each rank: under 16 x 4 B, no fp32 element
     out = runner.invoke(app, ["sweep", "alltoall", "-b", "8", "-e", "64", *base])
     lines = out.stdout.splitlines()
@@ -611,3 +614,21 @@ def test_sweep_rows_say_why_their_range_reaches_or_stops_where_it_does() -> None
     assert float(cells["range_wire_floor_us"]) == pytest.approx(2**33 / 50e9 * 1e6, rel=1e-12)
     assert float(cells["time_us_range_low"]) == float(cells["range_wire_floor_us"])
     assert cells["range_reaches"] == ""
+
+
+def test_an_8_bit_sweep_says_what_its_type_rules_out() -> None:
+    """A review: an fp8 all-reduce sweep on 2 x DGX H100 said 'enable with --sharp' and
+    nothing of NVLS-tree, which fp8 keeps from running (NVLink SHARP reduces 16-, 32- and
+    64-bit types; IB SHARP 16- and 32-bit), as the single estimate says."""
+    args = ["sweep", "allreduce", "--system", "dgx-h100", "-N", "2", "-b", "1M", "-e", "1G"]
+    fp8 = runner.invoke(app, [*args, "-d", "fp8"])
+    assert fp8.exit_code == 0, fp8.output
+    out = " ".join(fp8.output.split())
+    sharp = "ndr supports SHARP (CollNet); --sharp would not change this all-reduce"
+    assert f"{sharp}: SHARP does not reduce fp8" in out
+    assert "enable with --sharp" not in out
+    nvls = "nvlstree is not offered: NVLink SHARP reduces 16-, 32- and 64-bit types, not 8-bit"
+    assert f"{nvls} ones (fp8 given)" in out
+    bf16 = runner.invoke(app, [*args, "-d", "bf16"])
+    assert "ndr supports SHARP (CollNet); enable with --sharp" in " ".join(bf16.output.split())
+    assert "not offered" not in bf16.output
