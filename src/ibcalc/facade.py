@@ -344,7 +344,7 @@ def _sharp_what_if(
         # the reason is the protocol forced or the type where SHARP is no candidate, not the tuner
         if protocol is not None and protocol is not Protocol.SIMPLE:
             why = f"{protocol.value} forced ({{protocol}}), and SHARP runs Simple"
-            return lead + f"would not change this all-reduce: {why}"
+            return _sharp_unchanged(link_id, why)
         if not any(c.algorithm in SHARP_ALGORITHMS for c in [with_sharp, *others]):
             # SHARP reduces 16- and 32-bit types; with those, the cluster is what rules it out
             # (CollNet takes at most 8 GPUs per domain; NVLS across nodes needs NVLS on): the
@@ -359,8 +359,8 @@ def _sharp_what_if(
                 f"{plan.params.nccl_tuner.collnet_max_local_ranks} GPUs per scale-up domain; NVLS "
                 "across nodes needs NVLS inside them)"
             )
-            return lead + f"would not change this all-reduce: {why}"
-        return lead + f"would not change this all-reduce: NCCL's tuner keeps {pick} here"
+            return _sharp_unchanged(link_id, why)
+        return _sharp_unchanged(link_id, f"NCCL's tuner keeps {pick} here")
     ratio = with_sharp.time_s / best.time_s
     within = plan.params.reporting.notably_faster
     at = f"{pick}, {format_time(with_sharp.time_s)}"
@@ -368,6 +368,12 @@ def _sharp_what_if(
         return lead + f"would make this all-reduce {1 / ratio:.2f}x faster ({at})"
     # within the tie threshold (or, should NCCL's tuner and the model disagree, slower)
     return lead + f"would change this all-reduce's time by {ratio - 1:+.1%} ({at})"
+
+
+def _sharp_unchanged(link_id: str, why: str) -> str:
+    """The SHARP hint where turning SHARP on would not change an all-reduce, and why (the
+    estimate's what-if and a sweep's type note say it alike)."""
+    return f"{link_id} supports SHARP (CollNet); {{sharp}} would not change this all-reduce: {why}"
 
 
 def _fp8_ring_words(plan: Plan, algorithm: Algorithm) -> str:
@@ -797,17 +803,18 @@ class CollectivePlan:
         return self._protocol
 
     def type_notes(self) -> list[str]:
-        """What the element type rules out at every size, for a sweep's notes (an estimate
-        says it beside its own): the in-switch reductions the type keeps from running, and,
-        for the cluster's SHARP hint, that SHARP does not reduce it (a sweep of an fp8
-        all-reduce had said 'enable with --sharp' alone, a review). Empty when an algorithm
-        is forced."""
-        if self._algorithm is not None:
-            return []
-        notes = _switch_dtype_notes(self._plan)
+        """The in-switch reductions the element type keeps from running at every size, for a
+        sweep's notes (an estimate says it beside its own); empty when an algorithm is forced."""
+        return [] if self._algorithm is not None else _switch_dtype_notes(self._plan)
+
+    def sharp_type_note(self) -> str | None:
+        """The cluster's SHARP hint where SHARP does not reduce the element type, worded as an
+        estimate words it (a sweep of an fp8 all-reduce had said 'enable with --sharp', a
+        review); None where the hint stands, or an algorithm is forced."""
         inter = self._cluster.inter
         if (
-            inter is not None
+            self._algorithm is None
+            and inter is not None
             and sharp_hint(inter.id) in self._cluster.assumptions
             and self.collective is Collective.ALL_REDUCE
             and not dtype_allows(
@@ -817,12 +824,8 @@ class CollectivePlan:
                 self._cluster.topology.domains,
             )
         ):
-            # in place of the hint, as an estimate words it
-            notes.append(
-                f"{inter.id} supports SHARP (CollNet); {{sharp}} would not change this "
-                f"all-reduce: SHARP does not reduce {self._plan.dtype.value}"
-            )
-        return notes
+            return _sharp_unchanged(inter.id, f"SHARP does not reduce {self._plan.dtype.value}")
+        return None
 
     def estimate(self, size_bytes: float) -> Estimate:
         """The full estimate at ``size_bytes``, as :func:`estimate_on` gives it."""

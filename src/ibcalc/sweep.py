@@ -247,6 +247,8 @@ class SweepGroup(BaseModel):
     )
     #: What the element type rules out at every size (``CollectivePlan.type_notes``).
     type_notes: list[str] = Field(default_factory=list, exclude=True)
+    #: The SHARP hint where SHARP does not reduce the type (``CollectivePlan.sharp_type_note``).
+    sharp_note: str | None = Field(default=None, exclude=True)
 
     @property
     def label(self) -> str:
@@ -263,13 +265,9 @@ class SweepGroup(BaseModel):
         the element type rules out (:attr:`type_notes`; SHARP's in place of its hint)."""
         notes = cluster_notes(self.cluster, self.collective)
         inter = self.cluster.inter
-        hint = sharp_hint(inter.id) if inter is not None else None
-        for note in self.type_notes:
-            if hint is not None and hint in notes and note.startswith(hint.split(";")[0] + ";"):
-                notes[notes.index(hint)] = note
-            else:
-                notes.append(note)
-        return notes
+        if self.sharp_note is not None and inter is not None:
+            notes = [self.sharp_note if n == sharp_hint(inter.id) else n for n in notes]
+        return [*notes, *self.type_notes]
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -480,7 +478,11 @@ def _group(
         why = f": {largest}" if largest is not None else ""
         raise SizeTooSmallError(f"no size in the sweep is large enough{why}")
     return SweepGroup(
-        cluster=cluster, estimates=estimates, skipped=skipped, type_notes=plan.type_notes()
+        cluster=cluster,
+        estimates=estimates,
+        skipped=skipped,
+        type_notes=plan.type_notes(),
+        sharp_note=plan.sharp_type_note(),
     )
 
 

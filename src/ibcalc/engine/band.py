@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 
+from ibcalc.engine.algorithms.alltoall import alltoall_bytes
 from ibcalc.engine.base import Topology
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Protocol, busbw_factor
@@ -103,11 +104,10 @@ def _alltoall_floor_s(
     NICs, all at once; the slower path bounds the time. A review found 10 GB on 2 x DGX H100
     with a likely low of 99.6 ms, busbw 94.1 GB/s, where 5 GB a GPU over its 50 GB/s NDR port
     takes 100 ms."""
-    m, n = topo.m, topo.ranks
-    net_bytes = (n - m) / n * size_bytes
+    m = topo.m
+    up_bytes, net_bytes = alltoall_bytes(size_bytes, topo, aggregated=aggregated)
     slowest = 0.0
     if topo.up is not None and m > 1:
-        up_bytes = (m - 1) / n * size_bytes + (net_bytes * (m - 1) / m if aggregated else 0.0)
         slowest = up_bytes / topo.up.line_Bps
     if topo.out is not None and topo.domains > 1:
         nic_share_Bps = topo.out.nic_line_Bps * topo.out.nics_per_domain / m

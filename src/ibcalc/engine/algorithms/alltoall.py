@@ -50,6 +50,7 @@ from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
 from ibcalc.units import format_size
 
 __all__ = [
+    "alltoall_bytes",
     "alltoall_traffic",
     "pairwise_timing",
     "pxn_offered",
@@ -89,16 +90,24 @@ def _latency_terms(
     return [base_term(Algorithm.RING, protocol, params), *hop]
 
 
+def alltoall_bytes(size_bytes: float, topo: Topology, *, aggregated: bool) -> tuple[float, float]:
+    """Bytes each GPU of an all-to-all moves over its scale-up links and through its NICs:
+    ``(m-1)/n x S`` to its domain's peers, with PXN (``aggregated``) also the ``(m-1)/m`` of
+    its network bytes it forwards to the GPU on their rail; ``(n-m)/n x S`` across domains."""
+    m, n = topo.m, topo.ranks
+    net_bytes = (n - m) / n * size_bytes
+    extra = net_bytes * (m - 1) / m if aggregated else 0.0
+    return (m - 1) / n * size_bytes + extra, net_bytes
+
+
 def _alltoall_terms(
     size_bytes: float, topo: Topology, params: CostParams, *, aggregated: bool
 ) -> tuple[float, float, float]:
     m, n = topo.m, topo.ranks
-    intra_bytes = (m - 1) / n * size_bytes
-    net_bytes = (n - m) / n * size_bytes
+    up_bytes, net_bytes = alltoall_bytes(size_bytes, topo, aggregated=aggregated)
     intra_t = 0.0
     if m > 1:
-        extra = net_bytes * (m - 1) / m if aggregated else 0.0
-        intra_t = max((intra_bytes + extra) / topo.up_bw_Bps(), torus_share(topo) * size_bytes)
+        intra_t = max(up_bytes / topo.up_bw_Bps(), torus_share(topo) * size_bytes)
     net_t = 0.0
     if topo.domains > 1:
         assert topo.out is not None
