@@ -102,7 +102,8 @@ def _short_source(source: str) -> str:
 #: Instance types and named machines, matched anywhere in the GPU, fabric or source text.
 _NAMED_SYSTEMS = (
     (("p5en",), "aws-p5en"),
-    (("p5.48xlarge", "(p5", " p5 ", "p5e."), "aws-p5"),
+    (("p5e.",), "aws-p5e"),
+    (("p5.48xlarge", "(p5", " p5 "), "aws-p5"),
     (("p4de",), "aws-p4de"),
     (("p4d",), "aws-p4d"),
     (("a3 mega", "a3-mega", "megagpu"), "gcp-a3-mega"),
@@ -120,7 +121,8 @@ _GENERIC = (
     (("b200", "b300"), "dgx-b200", None),
     (("a100", "a800"), "dgx-a100", None),
     (("v100",), "dgx-1v", None),
-    (("mi300x", "mi325x"), "mi300x-8", None),
+    (("mi300x",), "mi300x-8", None),
+    (("mi325x",), "mi325x-8", None),
 )
 
 

@@ -544,6 +544,8 @@ GPU_MEMORY_GIB = {
     "gb200-nvl72": 13.4e3 / 72,  # GB200 NVL72: 13.4 TB HBM3e over 72 GPUs
     "aws-p4d": 320 / 8,  # p4d.24xlarge: 320 GB over 8 A100
     "aws-p5en": 1128 / 8,  # p5en.48xlarge: 1128 GB over 8 H200
+    "aws-p5e": 1128 / 8,  # p5e.48xlarge: 1128 GB over 8 H200
+    "mi325x-8": 256,  # MI325X 256 GB HBM3E
     "mi300x-8": 192,  # MI300X 192 GB HBM3
     "mi355x-8": 288,  # MI355X 288 GB HBM3E
     "dgx-b300": 2304 / 8,  # DGX B300: 2.3 TB of GPU memory, 288 GB per B300

@@ -226,6 +226,21 @@ def test_p5_cluster_is_read_from_nccl_output(catalogue: Catalogue) -> None:
     assert check.network_known
 
 
+def test_a_p5e_platform_line_names_the_p5e_preset(catalogue: Catalogue, tmp_path: Path) -> None:
+    """p5e has p5's 32 EFA interfaces with H200 GPUs (torchx PR #1098): its platform line had
+    mapped to aws-p5, and a memory check to the H100's 80 GiB."""
+    text = (SWEEPS / "06_allreduce_2node_16xH100_efa.txt").read_text()
+    assert "Running on p5.48xlarge platform" in text
+    log = tmp_path / "p5e.txt"
+    log.write_text(
+        text.replace("Running on p5.48xlarge platform", "Running on p5e.48xlarge platform")
+    )
+    check = one(log, catalogue)
+    found = {a.field: a for a in check.assumptions}
+    assert found["system"].value == "aws-p5e"
+    assert (check.inter, found["nics_per_node"].value) == ("efa-v2", 32)
+
+
 def test_a_scale_up_flag_keeps_the_system_and_network_the_log_shows(catalogue: Catalogue) -> None:
     """--intra restating the link nccl-check infers (nvlink4 on a p5) had dropped the node the
     log names, and with it EFA: the run was judged on 32 NDR ports, 'low' at 56 % where it is
@@ -378,8 +393,9 @@ def test_gpu_paths_inside_a_switch_or_over_nvlink_are_not_noted(catalogue: Catal
     ("name", "system"),
     [
         ("AMD Instinct MI300X", "mi300x-8"),
-        # the catalogue's xgmi-mi300x notes: MI325X uses the same links (alias xgmi-mi325x)
-        ("AMD Instinct MI325X", "mi300x-8"),
+        # the catalogue's xgmi-mi300x notes: MI325X uses the same links (alias xgmi-mi325x),
+        # with more memory per GPU: its own preset
+        ("AMD Instinct MI325X", "mi325x-8"),
         ("NVIDIA GB200", "gb200-nvl72"),
         ("NVIDIA B200", "dgx-b200"),
         ("NVIDIA H800", "hgx-h800"),

@@ -97,9 +97,9 @@ NODE_RULES: tuple[NodeRule, ...] = (
     _rule(r"MI300X", "mi300x-8", "'MI300X' names the AMD Instinct MI300X 8-GPU platform"),
     _rule(
         r"MI325X",
-        "mi300x-8",
-        "the AMD Instinct MI325X 8-GPU platform has the MI300X's 7 xGMI links per GPU (catalogue "
-        "xgmi-mi300x, alias xgmi-mi325x); the mi300x-8 preset models it",
+        "mi325x-8",
+        "'MI325X' names the AMD Instinct MI325X 8-GPU platform: the MI300X's 7 xGMI links per GPU "
+        "(catalogue xgmi-mi300x, alias xgmi-mi325x) with 256 GB per GPU",
     ),
     _rule(
         r"GB200",
@@ -214,7 +214,7 @@ NODE_RULES: tuple[NodeRule, ...] = (
 #: file by it, so the log states the instance type).
 _PLATFORMS = {
     "p5.48xlarge": "aws-p5",
-    "p5e.48xlarge": "aws-p5",
+    "p5e.48xlarge": "aws-p5e",
     "p5en.48xlarge": "aws-p5en",
     "p4d": "aws-p4d",
     "p4d.24xlarge": "aws-p4d",
