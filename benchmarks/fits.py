@@ -34,6 +34,7 @@ from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.catalogue.models import Catalogue, Link
 from ibcalc.catalogue.releases import for_stated_release
 from ibcalc.cluster.resolve import ResolvedCluster, resolve_cluster
+from ibcalc.engine.algorithms.alltoall import alltoall_messages
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.pipeline import active_channels, channel_unit_bytes, channels
 from ibcalc.engine.types import Algorithm, Collective, Estimate, busbw_factor
@@ -170,6 +171,9 @@ class Fit:
     #: Also read test-only sources: for small-message fits whose rows do not depend on the NIC
     #: count or rate that made those sources test-only.
     small_rows_of_any_source: bool = False
+    #: False for a value that changes what an estimate says, not its numbers (the ablation of
+    #: benchmarks/accuracy.py leaves it out: at its prior every figure is the same).
+    predicts: bool = True
 
 
 def _time_ratio(rows: list[Sample], model: Model) -> list[float]:
@@ -558,12 +562,7 @@ def _derive_per_message(rows: list[Sample], model: Model) -> float | None:
             est = predict(bare, s)
         except IbcalcError:
             continue
-        topo = model.cluster(s).topology
-        messages = (
-            (topo.domains - 1) + (topo.m - 1)
-            if est.best.algorithm is Algorithm.PXN
-            else topo.ranks - 1
-        )
+        messages = alltoall_messages(est.best.algorithm, model.cluster(s).topology)
         assert s.time_us is not None
         by_group.setdefault(s.group, []).append(
             max(0.0, (s.time_us * 1e-6 - est.time_s) / messages)
@@ -572,6 +571,18 @@ def _derive_per_message(rows: list[Sample], model: Model) -> float | None:
         return None
     value = statistics.median(statistics.median(v) for v in by_group.values())
     return round(value * 1e7) / 1e7
+
+
+def _derive_fit_messages(rows: list[Sample], model: Model) -> float | None:
+    """The most messages one rank posts among the rows the per-message cost is fitted on."""
+    counts = []
+    for s in rows:
+        try:
+            est = predict(model, s)
+        except IbcalcError:
+            continue
+        counts.append(alltoall_messages(est.best.algorithm, model.cluster(s).topology))
+    return float(max(counts)) if counts else None
 
 
 _PROXY_COLLECTIVES = (
@@ -684,6 +695,18 @@ FITS: tuple[Fit, ...] = (
         _param("calibrated", "per_message_latency", "us"),
         doc="all-to-all rows of 1 KiB and less, one process per GPU",
         small_rows_of_any_source=True,
+    ),
+    Fit(
+        "calibrated.per_message_fit_messages",
+        _alltoall_rows,
+        _derive_fit_messages,
+        lambda model, fitted: 0.0,  # no rows: every message count is beyond them
+        lambda model, value: model.with_params(
+            {"calibrated": {"per_message_fit_messages": int(value)}}
+        ),
+        doc="the same rows: the most messages one rank posts among them",
+        small_rows_of_any_source=True,
+        predicts=False,
     ),
     Fit(
         "calibrated.proxy_op_latency",

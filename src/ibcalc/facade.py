@@ -26,6 +26,7 @@ from ibcalc.cluster.resolve import (
     resolve_cluster,
     sharp_hint,
 )
+from ibcalc.engine.algorithms.alltoall import alltoall_messages
 from ibcalc.engine.band import regime_of, time_range, transport_class, wire_floor_s
 from ibcalc.engine.base import Topology
 from ibcalc.engine.params import CostParams
@@ -606,6 +607,8 @@ def _estimate(
     lopsided = _lopsided_note(best.time_s, time_s_range, size, topo)
     if lopsided:
         notes.append(lopsided)
+    if collective is Collective.ALL_TO_ALL:
+        notes += message_extrapolation_notes(best.algorithm, topo, params)
     count = int(size // dt.bytes)
     if collective.per_rank_buffer:
         count //= cluster.ranks
@@ -645,6 +648,33 @@ def _estimate(
         transport_class=transport_class(topo),
         tuner_constants=params.tuner_sources,
     )
+
+
+def message_extrapolation_notes(
+    algorithm: Algorithm, topo: Topology, params: CostParams
+) -> list[str]:
+    """Where an all-to-all by ``algorithm`` posts more messages a rank than the rows its
+    per-message cost is fitted on, a note that says so (else none): 63 messages inside one
+    64-GPU NVLink domain had been priced at 3.1 us each (195 us of 204 us at 448 KiB), with no
+    word that the rows went to 8 messages, and the same GPUs across 8 nodes with PXN, 14
+    messages, priced 3 times faster (a review)."""
+    cal = params.calibrated
+    messages = alltoall_messages(algorithm, topo)
+    if cal.per_message_s <= 0 or messages <= cal.per_message_fit_messages:
+        return []
+    note = (
+        f"{messages} messages a rank at {format_time(cal.per_message_s)} each "
+        f"({format_time(messages * cal.per_message_s)} of each all-to-all): the per-message cost "
+        "(calibrated.per_message_latency) is fitted on all-to-alls that post at most "
+        f"{cal.per_message_fit_messages}, so this term is an extrapolation (no published run of "
+        "more peers is at hand to say how their cost grows)"
+    )
+    if algorithm is Algorithm.PAIRWISE and topo.domains == 1:
+        note += (
+            "; split into N scale-up domains of m GPUs, the same GPUs would post (N-1) + (m-1) "
+            "with PXN and can price faster than in one domain"
+        )
+    return [note]
 
 
 #: A band whose far end is this many times the estimate, its near end within a tenth of it, is
@@ -796,6 +826,14 @@ class CollectivePlan:
     def algorithm(self) -> Algorithm | None:
         """The algorithm forced, or None (NCCL-like choice)."""
         return self._algorithm
+
+    def message_notes(self, algorithm: Algorithm) -> list[str]:
+        """An all-to-all's word on its message term where ``algorithm`` posts more messages a
+        rank than its per-message cost's rows (:func:`message_extrapolation_notes`); none for
+        other collectives."""
+        if self._plan.collective is not Collective.ALL_TO_ALL:
+            return []
+        return message_extrapolation_notes(algorithm, self._cluster.topology, self._plan.params)
 
     @property
     def protocol(self) -> Protocol | None:

@@ -249,6 +249,9 @@ class SweepGroup(BaseModel):
     type_notes: list[str] = Field(default_factory=list, exclude=True)
     #: The SHARP hint where SHARP does not reduce the type (``CollectivePlan.sharp_type_note``).
     sharp_note: str | None = Field(default=None, exclude=True)
+    #: An all-to-all's message term beyond its fitted rows, once per algorithm the sweep runs
+    #: (``facade.message_extrapolation_notes``: the same at every size).
+    message_notes: list[str] = Field(default_factory=list, exclude=True)
 
     @property
     def label(self) -> str:
@@ -267,7 +270,7 @@ class SweepGroup(BaseModel):
         inter = self.cluster.inter
         if self.sharp_note is not None and inter is not None:
             notes = [self.sharp_note if n == sharp_hint(inter.id) else n for n in notes]
-        return [*notes, *self.type_notes]
+        return [*notes, *self.type_notes, *self.message_notes]
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -483,6 +486,11 @@ def _group(
         skipped=skipped,
         type_notes=plan.type_notes(),
         sharp_note=plan.sharp_type_note(),
+        message_notes=[
+            note
+            for algo in dict.fromkeys(e.best.algorithm for e in estimates)
+            for note in plan.message_notes(algo)
+        ],
     )
 
 

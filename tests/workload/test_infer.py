@@ -591,3 +591,18 @@ def test_host_options_that_slow_a_kv_transfer_are_not_said_to_change_nothing(
         "{sharp}, {host_cpu} change nothing here: one scale-up domain, and the KV transfer, the "
         "one phase through the NICs, is point to point"
     ) in tapered.assumptions
+
+
+def test_a_wide_expert_group_says_its_message_term_is_an_extrapolation(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """ep 64 inside one NVL72 domain: each all-to-all posts 63 messages, beyond the 8 of the
+    per-message cost's rows; the phase says so (the same note as the estimate's)."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="gb200-nvl72", nodes=18))
+    spec = InferSpec(model=find_model("deepseek-v3"), ep=64, batch=256)
+    result = infer(builtin_catalogue, cluster, spec)
+    decode = next(p for p in result.phases if p.name == "decode-ep-alltoall")
+    (note,) = [n for n in decode.assumptions if "calibrated.per_message_latency" in n]
+    assert note.startswith("63 messages a rank at 3.1 us each")
+    assert decode.estimate is not None
+    assert note in decode.estimate.assumptions

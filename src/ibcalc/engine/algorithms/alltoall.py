@@ -240,6 +240,15 @@ def pxn_offered(topo: Topology) -> bool:
     return topo.up is None or (topo.up.path != "pci" and topo.up.torus_dims is None)
 
 
+def alltoall_messages(algorithm: Algorithm, topo: Topology) -> int:
+    """The messages one rank posts in an all-to-all, each charged
+    ``calibrated.per_message_latency``: one per peer pairwise (n-1), and with PXN one per other
+    domain over the rail and one per local GPU over the scale-up link ((N-1) + (m-1))."""
+    if algorithm is Algorithm.PXN:
+        return (topo.domains - 1) + (topo.m - 1)
+    return topo.ranks - 1
+
+
 def shares_gpu_link(topo: Topology) -> bool:
     """Whether a GPU's peer traffic and its NIC traffic cross one link: GPUs that meet over PCIe
     reach their NICs across the same x16 link (GPUDirect RDMA), so an all-to-all's two shares
@@ -362,7 +371,7 @@ def pairwise_timing(
         size_bytes,
         topo,
         protocol=protocol,
-        messages=topo.ranks - 1,
+        messages=alltoall_messages(Algorithm.PAIRWISE, topo),
         params=params,
     )
 
@@ -386,7 +395,7 @@ def pxn_timing(
         return None
     if protocol is Protocol.LL128:
         return None
-    messages = (topo.domains - 1) + (topo.m - 1)
+    messages = alltoall_messages(Algorithm.PXN, topo)
     return _alltoall(
         Algorithm.PXN, size_bytes, topo, protocol=protocol, messages=messages, params=params
     )
