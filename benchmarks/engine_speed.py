@@ -1,4 +1,4 @@
-"""Engine throughput through the Python API (issue 12, "Speed"), beside its targets.
+"""Engine throughput through the Python API, beside its targets (the README's "How fast is it?").
 
 * ``estimate_on``: one full estimate (every candidate's cost with its explanation), all-reduce on
   16 x AWS p5 (128 H100 over EFA), over 32 sizes 4 B .. 8 GiB;

@@ -5,8 +5,8 @@
 A one-command Typer app with one option, one small pydantic model validated, one small rich
 table printed. The libraries are imported the normal way at the top, as any small tool would
 import them; nothing is made artificially slow or fast. ibcalc's start-up is measured as a
-ratio to this script's (issue 12: an estimate within 1.15x of it, ``--help`` and ``--version``
-within 0.9x).
+ratio to this script's (the README's "How fast is it?": an estimate within 1.15x of it,
+``--help`` and ``--version`` within 0.9x).
 """
 
 from __future__ import annotations

@@ -8,7 +8,8 @@ first imports are excluded), and each hostile file of
 ``tests/hostile/test_hostile.py`` through ``ibcalc check``; then the 4 MiB list of 2.1 million
 items in a fresh process, with its peak memory, and a log whose device list has 100,000 ranks
 (read in process). Prints the case count, the five slowest refusals and the slowest against the
-target of issue 12 (every refusal within 1 s and 200 MB; the long log within 1 s too).
+target of the README's "How fast is it?" (every refusal within 1 s and 200 MB; the long log
+within 1 s too).
 Nothing is asserted here: the tests only guard against hangs, the target lives here.
 """
 

@@ -10,8 +10,8 @@ environment, the commands interleaved so that machine noise hits all of them ali
 is the median over rounds of each round's ratio of CPU time (user + system of the child
 process) to the floor's in the same round: on a shared VM wall times drift by half between
 runs, paired CPU-time ratios much less. Median wall times are printed beside them. Targets
-(issue 12) are printed beside the figures; nothing is asserted (no timed tests; targets live
-here).
+(the README's "How fast is it?") are printed beside the figures; nothing is asserted (no timed
+tests; targets live here).
 
 * ``ibcalc allreduce --size 10GB --fabric ndr``  <= 1.15 x the floor
 * ``ibcalc --help`` and ``ibcalc --version``       <= 0.9 x the floor

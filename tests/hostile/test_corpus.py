@@ -9,9 +9,10 @@ folder, ``{tmp}`` the temporary one, ``{ex}`` ``examples/``.
 Every row also checks: no traceback; exit 2 comes with ``error:`` lines only, each one line;
 a refusal leaves stdout empty and ends within :data:`HANG_GUARD_S` (a guard against hangs and
 runaway reads, not the speed target: ``benchmarks/refusals.py`` times every refusal against
-issue 12's 1 s). Rows marked ``sub`` run the installed entry point in a subprocess, for what
-only a real process shows (a closed pipe, a full stdout, a stderr that cannot be written: a
-refusal whose ``error:`` line is lost is still exit 2, with stdout empty).
+the 1 s target of the README's "How fast is it?"). Rows marked ``sub`` run the installed entry
+point in a subprocess, for what only a real process shows (a closed pipe, a full stdout, a
+stderr that cannot be written: a refusal whose ``error:`` line is lost is still exit 2, with
+stdout empty).
 
 The older corpus, one file per hostile YAML (billion laughs, deep nesting, binary ...), is
 ``test_hostile.py`` in this folder; a few cases that are not one command line (signals during a

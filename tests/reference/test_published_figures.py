@@ -76,7 +76,8 @@ def test_mi355x_rings_across_nodes_are_held_by_their_nics_not_by_xgmi() -> None:
 
 
 def test_tcpxo_all_gather_latency_term_stays_below_the_measured_total() -> None:
-    # 8 MiB all-gather on 2 x A3 Mega (GPUDirect-TCPXO): 166.6 us measured, as issue 9 reports
+    # 8 MiB all-gather on 2 x A3 Mega (GPUDirect-TCPXO): 166.6 us measured, as reported to the
+    # project from a run whose source it cannot cite (data/links.yaml gcp-tcpxo)
     # it from a published run it does not name (no public copy is cited here). The earlier model
     # carried a 222 us latency term alone.
     est = estimate(CAT, ClusterSpec(system="gcp-a3-mega", nodes=2), Collective.ALL_GATHER, 8 * MiB)
