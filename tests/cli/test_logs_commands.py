@@ -579,6 +579,35 @@ def test_calibrate_writes_an_override_once(tmp_path: Path) -> None:
     assert code == 0, err
 
 
+def test_a_fit_without_constants_does_not_leave_an_earlier_runs_constants_beside_it(
+    tmp_path: Path,
+) -> None:
+    """2 x p4d on EFA fits model constants (site.cost-params.yaml beside site.yaml); 2 x 4 H100
+    on NDR200 fits none. Re-run with --force over the first, the pair had mixed two fits (the
+    old constants' header says to use them with the new links; a review)."""
+    out_file = tmp_path / "site.yaml"
+    companion = tmp_path / "site.cost-params.yaml"
+    efa = str(SWEEPS / "05_allreduce_2node_16xA100-40GB_efa.txt")
+    ib = str(SWEEPS / "10_allreduce_2node_8xH100_ib.txt")
+    code, _, err = run("calibrate", efa, "-o", str(out_file))
+    assert code == 0, err
+    assert companion.is_file()
+    # without --force: refused before anything is written (the first fit's pair stays whole)
+    out_file.unlink()
+    code, out, err = run("calibrate", ib, "-o", str(out_file))
+    assert code == 2
+    assert out == ""
+    assert "site.cost-params.yaml: a cost-parameter override from an earlier run" in err
+    assert "use --force to remove it" in err
+    assert companion.is_file()
+    assert not out_file.exists()
+    code, _, err = run("calibrate", ib, "-o", str(out_file), "--force")
+    assert code == 0, err
+    assert out_file.is_file()
+    assert not companion.exists()
+    assert f"removed {companion}: an earlier run's cost-parameter override" in err
+
+
 def test_calibrate_table_says_a_confirmed_value_is_not_written(tmp_path: Path) -> None:
     # ABCI's 1 x 8 A100 all-reduce and broadcast: the fitted NVLink latency is within 0.05 us
     # of the value in use, so the file comments it as confirmed and writes no link; the table's

@@ -352,7 +352,12 @@ def calibrate_command(
     """
     from ibcalc.facade import parse_collective
     from ibcalc.logs import read_log
-    from ibcalc.logs.calibrate import calibrate_logs, check_override_target, write_override
+    from ibcalc.logs.calibrate import (
+        calibrate_logs,
+        check_override_target,
+        cost_params_path,
+        write_override,
+    )
     from ibcalc.render.logs import render_calibration_report
 
     # every file the run reads (logs, --catalogue, --cost-params, --design and the files the
@@ -380,6 +385,10 @@ def calibrate_command(
     report = render_calibration_report(result, fmt, names=names)
     written: list[Path] = []
     to_stdout = output is not None and _is_stdout(output)
+    # an earlier run's constants beside -o, which write_override removes with --force where
+    # this fit has none
+    companion = cost_params_path(output) if output is not None and not to_stdout else None
+    had_companion = companion is not None and (companion.is_file() or companion.is_symlink())
     if output is not None and to_stdout:
         # -o /dev/stdout: the override follows the report on the same stream (written first,
         # a file stdout was redirected to would have it overwritten by the report)
@@ -393,6 +402,11 @@ def calibrate_command(
         emit(report, None)
     for target in written:
         say(f"wrote {target}")
+    if companion is not None and had_companion and not companion.exists() and written:
+        say(
+            f"removed {companion}: an earlier run's cost-parameter override; this fit fitted "
+            "no constant, and it would not belong with the new file"
+        )
     if written and not result.link_entries and not result.cost_entries and not to_stdout:
         # the file is written all the same (a script may expect it), but says nothing new; on
         # stdout the override is there to read

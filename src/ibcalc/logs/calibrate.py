@@ -2015,7 +2015,11 @@ def write_override(
     place. Raises :class:`~ibcalc.errors.OutputError` when a target exists and ``force`` is
     False, when a target is one of ``inputs``, or when it cannot be written; both targets are
     checked before either file is written, and both are written to temporary files before
-    either is moved into place.
+    either is moved into place. Where no constant was fitted and a cost-parameter override
+    from an earlier run lies beside ``path``, it would no longer belong with the new file (its
+    header says to use the two together): ``force`` removes it once the new file is in place,
+    else the write is refused before anything is written (a review: a second run with
+    ``--force`` had left the first run's constants beside its links).
     """
     _refuse_cost_params_name(path)
     target = Path(path)
@@ -2070,8 +2074,27 @@ def write_override(
         # /dev/stdout, a pipe: written in place (a rename would replace the device node)
         write_text(checked[0][0], checked[0][1])
         return [checked[0][0].path]
+    stale = None if calibration.cost_entries else cost_params_path(target)
+    if stale is not None and not (stale.is_file() or stale.is_symlink()):
+        stale = None
+    if stale is not None and not force:
+        raise OutputError(
+            f"{stale}: a cost-parameter override from an earlier run; this fit fitted no "
+            f"constant, so it would not belong with the new {target}: use --force to remove "
+            "it, or give -o another name"
+        )
     with signals_raise():  # SIGTERM or Ctrl-C during the writes: the temp files go too
-        return _write_together([(out.path, text, check) for out, text, check in checked], force)
+        written = _write_together([(out.path, text, check) for out, text, check in checked], force)
+        if stale is not None:
+            try:
+                stale.unlink()
+            except OSError as exc:
+                raise OutputError(
+                    f"{stale}: wrote {target}, but cannot remove this earlier run's "
+                    f"cost-parameter override, which does not belong with it: "
+                    f"{exc.strerror or exc}"
+                ) from None
+        return written
 
 
 def check_override_target(
