@@ -1082,3 +1082,16 @@ def test_an_infiniband_port_whose_lanes_say_it_is_wider_is_held_to_its_lanes(
     assert "more than 2 lanes of NDR200 carry (25 GB/s = 200 Gb/s)" in str(
         _load_error(_write(tmp_path, split, "split.yaml"))
     )
+
+
+def test_a_latency_needs_its_unit(tmp_path: Path, locate: Locate) -> None:
+    """``transport_latency: 2`` meant 2 us and was read as 2 s (an 8 KB all-reduce took 4 s;
+    a review), where a bandwidth or a cost parameter without its unit is refused; 0 needs none."""
+    text = HEAD + _link() + "    transport_latency: 0.5\n"
+    error = _refused_at(tmp_path, locate, text, "transport_latency:")
+    assert "time 0.5 has no unit: write e.g. 2us or 0.5ms" in error
+    for given, seconds in (("0", 0.0), ('"2 us"', 2e-6)):
+        latency = f"    transport_latency: {given}\n    transport_latency_source: a test\n"
+        path = _write(tmp_path, HEAD + _link() + latency)
+        link = find_link(load_catalogue([path], use_env=False), "testport")
+        assert link.transport_latency_s == seconds
