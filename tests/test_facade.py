@@ -1185,3 +1185,29 @@ def test_an_all_to_all_beyond_the_fitted_message_counts_says_so(
     # within the fitted counts: 7 on one node of 8, (2-1) + (8-1) = 8 on two with PXN
     assert _a2a_notes(builtin_catalogue, system="dgx-h100", nodes=1) == []
     assert _a2a_notes(builtin_catalogue, system="dgx-h100", nodes=2) == []
+
+
+def test_a_size_whose_buffers_pass_the_gpus_memory_says_no_run_exists(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """nccl-tests holds a send and a receive buffer on every GPU: 2 x 40 GiB fills a DGX H100's
+    80 GiB; 41 GiB does not. An all-gather's send buffer is S/n: 75 GiB takes 75 + 75/16 =
+    79.69 GiB and fits, 76 GiB takes 80.75 GiB (a review: 1 PiB all-reduce priced 4412 s,
+    unsaid)."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+
+    def said(collective: Collective, size: float) -> list[str]:
+        est = estimate_on(cluster, collective, size)
+        return [n for n in est.assumptions if n.startswith("nccl-tests' send and receive")]
+
+    assert said(Collective.ALL_REDUCE, 40 * 2**30) == []
+    (note,) = said(Collective.ALL_REDUCE, 41 * 2**30)
+    assert note.startswith("nccl-tests' send and receive buffers of this size take 82 GiB")
+    assert "more than dgx-h100's 80 GiB of GPU memory: no run of this size exists" in note
+    assert said(Collective.ALL_GATHER, 75 * 2**30) == []
+    (note,) = said(Collective.ALL_GATHER, 76 * 2**30)
+    assert "take 80.75 GiB on every GPU" in note
+    # a preset that states no memory (DGX A100 comes with 40 or 80 GB) says nothing
+    a100 = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-a100", nodes=2))
+    est = estimate_on(a100, Collective.ALL_REDUCE, 2**50)
+    assert not [n for n in est.assumptions if "GPU memory" in n]

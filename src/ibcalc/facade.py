@@ -59,7 +59,7 @@ from ibcalc.errors import (
     expect_type,
 )
 from ibcalc.textsafe import shown
-from ibcalc.units import MAX_ENGINE_BYTES, format_size, format_time
+from ibcalc.units import MAX_ENGINE_BYTES, GiB, PiB, TiB, format_size, format_time
 
 __all__ = [
     "MEASURED_DROP_MAX",
@@ -609,6 +609,7 @@ def _estimate(
         notes.append(lopsided)
     if collective is Collective.ALL_TO_ALL:
         notes += message_extrapolation_notes(best.algorithm, topo, params)
+    notes += memory_notes(cluster, collective, size)
     count = int(size // dt.bytes)
     if collective.per_rank_buffer:
         count //= cluster.ranks
@@ -648,6 +649,62 @@ def _estimate(
         transport_class=transport_class(topo),
         tuner_constants=params.tuner_sources,
     )
+
+
+def buffer_bytes(collective: Collective, size_bytes: float, ranks: int) -> float:
+    """What nccl-tests allocates on each GPU for ``collective`` of ``size_bytes`` (the size it
+    prints): a send and a receive buffer, one of them the size, the other the size too, or its
+    ``1/ranks`` share where the collective gathers or scatters (all-gather sends ``S/n``,
+    reduce-scatter receives ``S/n``)."""
+    if collective in (Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
+        return size_bytes + size_bytes / ranks
+    return 2 * size_bytes
+
+
+def memory_notes(cluster: ResolvedCluster, collective: Collective, size_bytes: float) -> list[str]:
+    """Where the buffers of ``collective`` of ``size_bytes`` (:func:`buffer_bytes`) are more
+    than the GPU memory the cluster's preset states, a note that no run of that size exists
+    (1 PiB all-reduce on 2 x DGX H100 had priced 4412 s with no word of the 80 GiB a GPU holds;
+    a review); none where the preset states no memory."""
+    system = cluster.system
+    memory = system.gpu_memory_bytes if system is not None else None
+    need = buffer_bytes(collective, size_bytes, cluster.ranks)
+    if system is None or memory is None or need <= memory:
+        return []
+    return [
+        f"nccl-tests' send and receive buffers of this size take {_binary(need)} on every "
+        f"GPU, more than {system.id}'s {_binary(memory)} of GPU memory: no run of this size "
+        "exists, and the estimate extrapolates its rates"
+    ]
+
+
+def sweep_memory_notes(
+    cluster: ResolvedCluster, collective: Collective, sizes: Iterable[float]
+) -> list[str]:
+    """:func:`memory_notes` for a sweep: from the first of ``sizes`` whose buffers are more than
+    the preset's GPU memory (a sweep to 1 PB had priced 50 rows without a word)."""
+    system = cluster.system
+    memory = system.gpu_memory_bytes if system is not None else None
+    if system is None or memory is None:
+        return []
+    for size in sorted(sizes):
+        need = buffer_bytes(collective, size, cluster.ranks)
+        if need > memory:
+            return [
+                f"from {format_size(size)} up, nccl-tests' send and receive buffers take more "
+                f"than {system.id}'s {_binary(memory)} of GPU memory "
+                f"({_binary(need)} at {format_size(size)}): no run of those sizes exists, and "
+                "their rows extrapolate the rates"
+            ]
+    return []
+
+
+def _binary(size_bytes: float) -> str:
+    """A memory size in the binary unit GPU memory comes in (GiB, TiB, PiB; 4 digits)."""
+    for factor, name in ((PiB, "PiB"), (TiB, "TiB")):
+        if size_bytes >= factor:
+            return f"{size_bytes / factor:.4g} {name}"
+    return f"{size_bytes / GiB:.4g} GiB"
 
 
 def message_extrapolation_notes(

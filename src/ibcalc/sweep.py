@@ -44,6 +44,7 @@ from ibcalc.facade import (
     cluster_notes,
     parse_dtype,
     size_list,
+    sweep_memory_notes,
 )
 from ibcalc.units import GB, as_float, format_size
 
@@ -250,7 +251,8 @@ class SweepGroup(BaseModel):
     #: The SHARP hint where SHARP does not reduce the type (``CollectivePlan.sharp_type_note``).
     sharp_note: str | None = Field(default=None, exclude=True)
     #: An all-to-all's message term beyond its fitted rows, once per algorithm the sweep runs
-    #: (``facade.message_extrapolation_notes``: the same at every size).
+    #: (``facade.message_extrapolation_notes``: the same at every size), and the sizes whose
+    #: buffers pass the GPU's memory (``facade.sweep_memory_notes``).
     message_notes: list[str] = Field(default_factory=list, exclude=True)
 
     @property
@@ -490,7 +492,8 @@ def _group(
             note
             for algo in dict.fromkeys(e.best.algorithm for e in estimates)
             for note in plan.message_notes(algo)
-        ],
+        ]
+        + sweep_memory_notes(cluster, collective, [e.size_bytes for e in estimates]),
     )
 
 
