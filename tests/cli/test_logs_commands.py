@@ -494,8 +494,13 @@ def test_collective_flag() -> None:
 
 
 def test_collective_flag_names_the_log_s_collective_once() -> None:
-    code, out, _ = run("nccl-check", str(NGPUS_4), "--collective", "alltoall")
-    assert code == 0
+    code, out, err = run("nccl-check", str(NGPUS_4), "--collective", "alltoall")
+    # the report is printed, and the flag the log contradicts is an option that is wrong (exit
+    # 2, as calibrate refuses it; it had exited 0 beside its own high-confidence error)
+    assert code == 2
+    assert err.endswith(
+        "run 1: the rows are all_reduce's, not alltoall's; re-run without --collective\n"
+    )
     # once in the heading, then once in the finding that the rows contradict the flag
     head, _, findings = out.partition("likely causes")
     assert head.count("all_reduce") == 1
@@ -2012,8 +2017,13 @@ def test_a_designs_values_are_listed_in_a_fixed_order() -> None:
 
     design = Path(__file__).resolve().parents[2] / "examples" / "roce-400g-2to1.yaml"
     log = SWEEPS / "06_allreduce_2node_16xH100_efa.txt"
-    code, out, _ = run("nccl-check", str(log), "--design", str(design), "--format", "json")
-    assert code == 0
+    code, out, err = run("nccl-check", str(log), "--design", str(design), "--format", "json")
+    # the design's MI300X node is not the log's H100s: reported, and exit 2 for the value the
+    # log contradicts
+    assert code == 2
+    assert err.strip().endswith(
+        "re-run without roce-400g-2to1.yaml's system, or with --system dgx-h100"
+    )
     (check,) = json.loads(out)["runs"]
     fields = [a["field"] for a in check["assumptions"] if a["source"] == "design"]
     order = list(ClusterSpec.model_fields)

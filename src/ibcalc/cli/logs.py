@@ -166,7 +166,8 @@ def nccl_check(
 
     The cluster comes from the log (nodes, ranks per node, GPU model, NCCL's own network
     output); flags and --design override it, and every inferred value is listed as an
-    assumption. Exit 0; 1 when --min-efficiency fails; 2 when a file cannot be read, or when
+    assumption. Exit 0; 1 when --min-efficiency fails; 2 when a file cannot be read, when a
+    log contradicts --collective or --system outright (reported, with an error line), or when
     --min-efficiency has no row of 64 MiB or more to judge.
     """
     from ibcalc.facade import parse_collective, parse_dtype
@@ -265,7 +266,20 @@ def nccl_check(
     emit(report, None)
     for picture, check in zip(pictures, plotted, strict=False):
         say(f"wrote {plot_check(picture, check)}")
-    if unreadable:
+    # a flag the log contradicts outright (--collective, --system): every expectation of that
+    # run is for something else, so it is an option that is wrong, as calibrate refuses it (it
+    # had exited 0 beside its own high-confidence error; a review)
+    contradicted = [
+        (check, finding)
+        for check in checks
+        for finding in check.findings
+        if finding.kind == "flag_mismatch" and finding.severity == "error"
+    ]
+    for check, finding in contradicted:
+        remedy = f"; {finding.evidence[-1]}" if len(finding.evidence) > 1 else ""
+        said = fill_fields(finding.cause.split(":")[0] + remedy, {**FIELD_FLAGS, **names})
+        say(f"error: {printable(check.source, None)} run {check.run_index + 1}: {said}")
+    if unreadable or contradicted:
         raise typer.Exit(2)
     if min_efficiency is not None:
         for check in checks:
