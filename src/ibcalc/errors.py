@@ -91,6 +91,7 @@ class UnknownNameError(IbcalcError, KeyError):
         *,
         close: bool = True,
         listing: str | None = None,
+        elsewhere: str | None = None,
     ) -> None:
         self.what = what
         self.name = name
@@ -99,11 +100,16 @@ class UnknownNameError(IbcalcError, KeyError):
         self.close = close
         #: where the known names are listed, said when none is close (``ibcalc links``)
         self.listing = listing
+        #: what the name is in another catalogue (``dgx-h100 is a system preset``), said instead
+        #: of names close to it
+        self.elsewhere = elsewhere
         super().__init__(name)
 
     def __str__(self) -> str:
         hint = ""
-        if self.suggestions:
+        if self.elsewhere:
+            hint = f": {self.elsewhere}"
+        elif self.suggestions:
             names = ", ".join(self.suggestions)
             hint = f" (did you mean {names}?)" if self.close else f" (known: {names})"
         elif self.listing:

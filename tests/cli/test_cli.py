@@ -904,6 +904,42 @@ def test_unknown_fabric_suggests_ndr(capsys: pytest.CaptureFixture[str]) -> None
     assert "ndr," in outcome.err or "ndr?" in outcome.err
 
 
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        # a name of the other catalogue says what it is, not names close to it (a review: links
+        # show dgx-h100 had suggested ib-hdr100, systems show ndr ndv5 and ndv4)
+        (
+            ["links", "show", "dgx-h100"],
+            "error: unknown link 'dgx-h100': dgx-h100 is a system preset (--system dgx-h100)",
+        ),
+        (
+            ["systems", "show", "ndr"],
+            "error: unknown system 'ndr': ndr is a link (ibcalc links show ndr)",
+        ),
+        (
+            ["allreduce", "--size", "1GB", "--inter", "hgx-h100"],
+            "error: unknown link 'hgx-h100': dgx-h100 is a system preset (--system dgx-h100)",
+        ),
+        # a name that begins one comes first (difflib had put hgx-b200 before gb200-nvl72)
+        (
+            ["allreduce", "--size", "1GB", "--system", "gb200"],
+            "error: unknown system 'gb200' (did you mean gb200-nvl72, hgx-b200, hgx-h200?)",
+        ),
+        # one letter is close to nothing ('--inter a' had listed three links holding an 'a')
+        (
+            ["allreduce", "--size", "1GB", "--inter", "a"],
+            "error: unknown link 'a' (ibcalc links lists the known ones)",
+        ),
+    ],
+)
+def test_an_unknown_name_says_what_it_is_or_what_is_close(
+    capsys: pytest.CaptureFixture[str], args: list[str], line: str
+) -> None:
+    outcome = _fail_main(args, capsys)
+    assert outcome.err.strip() == line
+
+
 def test_bits_size_hint_names_bytes(capsys: pytest.CaptureFixture[str]) -> None:
     outcome = _fail_main(["allreduce", "--size", "10Gb", "--fabric", "ndr"], capsys)
     assert "10GB" in outcome.err

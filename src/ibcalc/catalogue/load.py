@@ -517,10 +517,14 @@ def suggest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
     if not key:
         return []
     pool = list(dict.fromkeys(candidates))
+    # a name that begins another comes first ('gb200' is gb200-nvl72's start, and difflib had
+    # ranked hgx-b200 above it); a one- or two-letter name begins too many to say
+    starts = [c for c in pool if c.startswith(key)] if len(key) >= 3 else []
     close = difflib.get_close_matches(key, pool, n=n, cutoff=0.5)
-    if not close:
-        close = [c for c in pool if key in c or c in key][:n]
-    return close
+    if not close and len(key) >= 3:
+        # nothing close: a name held in another ('--inter a' had listed three links with an 'a')
+        close = [c for c in pool if key in c or c in key]
+    return list(dict.fromkeys(starts + close))[:n]
 
 
 def _suggest_entries(
@@ -583,6 +587,12 @@ def find_link(catalogue: Catalogue, name: str) -> Link:
         if key in link.names:
             return link
     entries = [(link.id, link.names) for link in catalogue.links]
+    system = next((s for s in catalogue.systems if key in s.names), None)
+    if system is not None:
+        # a preset's name given where a link goes (links show dgx-h100 had suggested ib-hdr100)
+        raise UnknownNameError(
+            "link", name, [], elsewhere=f"{system.id} is a system preset (--system {system.id})"
+        )
     raise UnknownNameError("link", name, _suggest_entries(key, entries), listing="ibcalc links")
 
 
@@ -593,6 +603,12 @@ def find_system(catalogue: Catalogue, name: str) -> System:
         if key in system.names:
             return system
     entries = [(system.id, system.names) for system in catalogue.systems]
+    link = next((li for li in catalogue.links if key in li.names), None)
+    if link is not None:
+        # a link's name given where a preset goes (systems show ndr had suggested ndv5, ndv4)
+        raise UnknownNameError(
+            "system", name, [], elsewhere=f"{link.id} is a link (ibcalc links show {link.id})"
+        )
     raise UnknownNameError("system", name, _suggest_entries(key, entries), listing="ibcalc systems")
 
 
