@@ -185,6 +185,16 @@ def test_guard_keeps_the_signature_typer_reads() -> None:
             "Invalid value for '--cross-leaf': not a number (write it in digits) "
             "(see 'ibcalc allreduce --help')",
         ),
+        # a count out of its option's range, in the words --layers uses (a review: it had read
+        # "Input should be greater than or equal to 1")
+        (
+            ["train", "--model", "llama3-8b", "--micro-batch", "0"],
+            "Invalid value for '--micro-batch': must be at least 1 (see 'ibcalc train --help')",
+        ),
+        (
+            ["train", "--model", "llama3-8b", "--zero", "4"],
+            "Invalid value for '--zero': must be at most 3 (see 'ibcalc train --help')",
+        ),
         # a name where the group wants a command: its `show` takes names (was only 'No such
         # command')
         (

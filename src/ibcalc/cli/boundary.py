@@ -207,6 +207,15 @@ _CONVERSION_WORDS = {
 }
 
 
+#: pydantic's words for a count out of an option's range, and ibcalc's ('--layers 0: must be at
+#: least 1'; '--micro-batch 0' had read "Input should be greater than or equal to 1")
+_RANGE_WORDS = (
+    (re.compile(r"Input should be greater than or equal to (\S+)"), r"must be at least \1"),
+    (re.compile(r"Input should be less than or equal to (\S+)"), r"must be at most \1"),
+    (re.compile(r"Input should be greater than (\S+)"), r"must be more than \1"),
+    (re.compile(r"Input should be less than (\S+)"), r"must be less than \1"),
+)
+
 #: The toolkit's refusal of a word that names none of a group's commands.
 _NO_SUCH_COMMAND = re.compile(r"^No such command '(?P<got>[^']*)'\.")
 
@@ -236,6 +245,8 @@ def usage_line(exc: typer.TyperException) -> str:
         message += f" (did you mean {bare[near]}?)" if near is not None else ""
     for pydantic_words, plain in _CONVERSION_WORDS.items():
         message = message.replace(pydantic_words, plain)
+    for pattern, plain in _RANGE_WORDS:
+        message = pattern.sub(plain, message)
     # `ibcalc links ndr`: a name where a group wants a command, whose `show` takes a name
     unknown = _NO_SUCH_COMMAND.match(message)
     commands = getattr(getattr(getattr(exc, "ctx", None), "command", None), "commands", None)
