@@ -606,3 +606,23 @@ def test_a_wide_expert_group_says_its_message_term_is_an_extrapolation(
     assert note.startswith("63 messages a rank at 3.1 us each")
     assert decode.estimate is not None
     assert note in decode.estimate.assumptions
+
+
+def test_a_serving_instance_in_an_nvl72_rack_names_the_racks_domain(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """tp 8 on gb200-nvl72: the instance holds 8 GPUs of the 72-GPU NVLink domain; its note had
+    read "inside one 8-GPU scale-up domain" beside the cluster's "domain of up to 72"."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="gb200-nvl72", nodes=2))
+    result = infer(builtin_catalogue, cluster, InferSpec(model=find_model("llama3-405b"), tp=8))
+    decode = next(p for p in result.phases if p.name == "decode-tp-allreduce")
+    assert (
+        "tp group: 8 GPUs inside one 72-GPU scale-up domain (gb200-nvl72; the job holds 8 of "
+        "its GPUs)"
+    ) in decode.assumptions
+    split = resolve_cluster(
+        builtin_catalogue, ClusterSpec(system="gb200-nvl72", nodes=2, scale_up_domain=4)
+    )
+    result = infer(builtin_catalogue, split, InferSpec(model=find_model("llama3-405b"), tp=4))
+    decode = next(p for p in result.phases if p.name == "decode-tp-allreduce")
+    assert "tp group: 4 GPUs inside one 4-GPU scale-up domain" in decode.assumptions

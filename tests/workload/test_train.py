@@ -248,6 +248,13 @@ def test_pipeline_send_recv_and_bubble(builtin_catalogue: Catalogue) -> None:
     assert pp.bytes_per_gpu == 16_777_216
     # on the 1F1B critical path: one each way in each of the M + pp - 1 = 5 slots
     assert pp.count == 2 * (4 + 2 - 1)
+    # the note counts the fill and drain each way: 2 x 4 + 2 x 1 = 10 (it had read "the 1
+    # boundary crossing", half of the 2 it adds; a review)
+    assert any(
+        "2 x (M + pp - 1) = 10 on the step's critical path, one each way per micro-batch plus 1 "
+        "each way for the 1F1B fill and drain" in note
+        for note in pp.assumptions
+    )
     assert pp.ranks == 2
     assert pp.tier == "scale-out"  # stage neighbours are tp x dp = 64 ranks apart: other nodes
     # TP: 80 layers / 2 stages = 40 per GPU, x 4 per layer x 4 micro-batches

@@ -248,7 +248,17 @@ def place_group(
                 "host_pcie": host,
                 "nvls": parent.spec.nvls,
             }
-        notes.append(f"{name} group: {size} GPUs inside one {d}-GPU scale-up domain")
+        preset = parent.system
+        whole = parent.spec.scale_up_domain or (preset.scale_up_domain if preset else d)
+        if preset is not None and whole > d:
+            # a serving instance of 8 GPUs in an NVL72 rack had read "inside one 8-GPU
+            # scale-up domain" beside "one gb200-nvl72 NVLink domain of up to 72" (a review)
+            notes.append(
+                f"{name} group: {size} GPUs inside one {whole}-GPU scale-up domain "
+                f"({preset.id}; the job holds {d} of its GPUs)"
+            )
+        else:
+            notes.append(f"{name} group: {size} GPUs inside one {d}-GPU scale-up domain")
         sub = _sub_cluster(catalogue, parent, one)
         return Placement(sub, "scale-up", per_domain, 1, notes)
 

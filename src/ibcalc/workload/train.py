@@ -865,15 +865,14 @@ def _train_step_in(
             how = (
                 f"activations forward and their gradients backward: 2 x (M + pp - 1) = "
                 f"{2 * slots} on the step's critical path, one each way per micro-batch plus "
-                f"the {plural(par.pp - 1, 'boundary crossing')} of the 1F1B fill and drain "
-                "(the slots the bubble adds)"
+                f"{par.pp - 1} each way for the 1F1B fill and drain (the slots the bubble adds)"
             )
         else:
             how = (
                 f"activations forward and their gradients backward: 2 x (v x M + pp - 1) = "
                 f"{2 * slots} on the step's critical path, one each way per micro-batch and "
-                f"model chunk ({v} per stage, interleaved) plus the "
-                f"{plural(par.pp - 1, 'boundary crossing')} of the fill and drain"
+                f"model chunk ({v} per stage, interleaved) plus {par.pp - 1} each way for the "
+                "fill and drain"
             )
         b.add(
             _Group(
