@@ -593,10 +593,19 @@ DtypeOpt = Annotated[
     ),
 ]
 SizeOpt = Annotated[
-    str, typer.Option(_flag("size_bytes"), "-s", help="Size: 10GB (10^10 B), 1GiB, 1e9 ...")
+    str,
+    typer.Option(
+        _flag("size_bytes"),
+        "-s",
+        help="Size: 10GB (10^10 B), 1GiB, 1e9 ...; 8M alone is 8 MiB, as nccl-tests reads it.",
+    ),
 ]
-MinBytesOpt = Annotated[str, typer.Option(_flag("min_bytes"), "-b", help="Smallest size.")]
-MaxBytesOpt = Annotated[str, typer.Option(_flag("max_bytes"), "-e", help="Largest size.")]
+MinBytesOpt = Annotated[
+    str, typer.Option(_flag("min_bytes"), "-b", help="Smallest size (8M alone is 8 MiB).")
+]
+MaxBytesOpt = Annotated[
+    str, typer.Option(_flag("max_bytes"), "-e", help="Largest size (8G alone is 8 GiB).")
+]
 FactorOpt = Annotated[int, typer.Option(_flag("factor"), "-f", help="Size multiplier.")]
 TpOpt = Annotated[
     int | None,
