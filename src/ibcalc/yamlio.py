@@ -781,6 +781,9 @@ def section_keys(model: type[BaseModel], loc: Sequence[str | int]) -> set[str] |
     return {k for n, f in current.model_fields.items() for k in (n, f.alias) if k}
 
 
+#: What a catalogue id may hold (``catalogue.models.Identifier``): refused in plain words.
+IDENTIFIER_PATTERN = r"^[a-z0-9][a-z0-9.+-]*$"
+
 #: pydantic's "Input should be a valid dictionary or instance of FabricSpec": a class name is
 #: not what a file's author wrote.
 _MAPPING_ERRORS = frozenset({"model_type", "dict_type", "model_attributes_type"})
@@ -874,6 +877,15 @@ def _plain_message(error: Any) -> str | None:
             if least == 1
             else f"needs at least {least:,} characters"
         )
+    if kind == "string_pattern_mismatch" and ctx.get("pattern") == IDENTIFIER_PATTERN:
+        # an id had read "String should match pattern '^[a-z0-9][a-z0-9.+-]*$'" (a review)
+        return (
+            f"{given} is not an id: write lower-case letters, digits, '.', '+' and '-', "
+            "starting with a letter or digit"
+        )
+    if kind == "invalid_key":
+        # 'an integer key' had read pydantic's "[1]: Keys should be strings" (a review)
+        return f"the key {given} is not a name: keys are words such as nodes"
     if kind == "list_type":
         return f"{given} is not a list: give its items below it, each after '- '"
     if kind == "missing":

@@ -1095,3 +1095,14 @@ def test_a_latency_needs_its_unit(tmp_path: Path, locate: Locate) -> None:
         path = _write(tmp_path, HEAD + _link() + latency)
         link = find_link(load_catalogue([path], use_env=False), "testport")
         assert link.transport_latency_s == seconds
+
+
+def test_an_id_that_is_no_id_is_refused_in_plain_words(tmp_path: Path, locate: Locate) -> None:
+    """An id with a space had read pydantic's "String should match pattern
+    '^[a-z0-9][a-z0-9.+-]*$'" (a review)."""
+    text = HEAD + _link(link_id="test port")
+    error = _refused_at(tmp_path, locate, text, "id:")
+    assert error.endswith(
+        "links[0].id: 'test port' is not an id: write lower-case letters, digits, '.', '+' and "
+        "'-', starting with a letter or digit"
+    )

@@ -1391,6 +1391,11 @@ def test_a_rounded_size_is_headed_as_asked_and_given_exactly() -> None:
             'name: ""\nsystem: dgx-h100\nnodes: 2\nrequirements: []\n',
             "1:1: name: is empty: write at least one character",
         ),
+        # 'Keys should be strings'
+        (
+            "name: x\nsystem: dgx-h100\nnodes: 2\nrequirements: []\n1: 2\n",
+            "5:1: [1]: the key 1 is not a name: keys are words such as nodes",
+        ),
     ],
 )
 def test_design_file_shape_errors_are_in_plain_words(

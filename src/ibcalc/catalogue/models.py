@@ -35,6 +35,7 @@ from ibcalc.units import (
     parse_size,
     parse_time,
 )
+from ibcalc.yamlio import IDENTIFIER_PATTERN
 
 __all__ = [
     "Catalogue",
@@ -157,7 +158,7 @@ Seconds = Annotated[float, BeforeValidator(_time_up_to(MAX_LINK_LATENCY_S))]
 StorageSeconds = Annotated[float, BeforeValidator(_time_up_to(MAX_STORAGE_LATENCY_S))]
 Fraction = Annotated[float, Field(allow_inf_nan=False), AfterValidator(_fraction)]
 RequestRate = Annotated[float, Field(allow_inf_nan=False), AfterValidator(_requests)]
-Identifier = Annotated[str, Field(pattern=r"^[a-z0-9][a-z0-9.+-]*$", max_length=64)]
+Identifier = Annotated[str, Field(pattern=IDENTIFIER_PATTERN, max_length=64)]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
