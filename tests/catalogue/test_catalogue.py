@@ -1090,7 +1090,12 @@ def test_a_latency_needs_its_unit(tmp_path: Path, locate: Locate) -> None:
     text = HEAD + _link() + "    transport_latency: 0.5\n"
     error = _refused_at(tmp_path, locate, text, "transport_latency:")
     assert "time 0.5 has no unit: write e.g. 2us or 0.5ms" in error
-    for given, seconds in (("0", 0.0), ('"2 us"', 2e-6)):
+    # quoted, or a number YAML reads as text (1e-6 has no dot), the unit is still missing
+    for given in ('"0.5"', "1e-6", '""'):
+        text = HEAD + _link() + f"    transport_latency: {given}\n"
+        error = _refused_at(tmp_path, locate, text, "transport_latency:")
+        assert "needs a unit" in error or "not understood" in error, error
+    for given, seconds in (("0", 0.0), ('"0.0"', 0.0), ('"2 us"', 2e-6)):
         latency = f"    transport_latency: {given}\n    transport_latency_source: a test\n"
         path = _write(tmp_path, HEAD + _link() + latency)
         link = find_link(load_catalogue([path], use_env=False), "testport")

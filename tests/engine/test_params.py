@@ -322,6 +322,12 @@ def _error(path: Path) -> CatalogueError:
             "value: 1,",
             "1 is not a time with its unit (write e.g. '6.8 us')",
         ),
+        # a number YAML reads as text has a letter, but no unit: it had been read as seconds
+        (
+            "nccl_tuner:\n  net_overhead: {value: 3e-6, source: x}\n",
+            "value: 3e-6",
+            "time '3e-6' needs a unit (e.g. 2ms, 1.5s, 250us)",
+        ),
         (
             "calibrated:\n  p2p_efficiency: {value: 80 %, assumed: x}\n",
             "value: 80 %",
