@@ -7,6 +7,7 @@ use floor(S / elt) whole elements. Every expected value below is worked by hand.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -25,7 +26,13 @@ from ibcalc.errors import (
     UnitError,
     UnknownNameError,
 )
-from ibcalc.facade import CollectivePlan, effective_size, estimate_many, estimate_on
+from ibcalc.facade import (
+    CollectivePlan,
+    effective_size,
+    estimate_many,
+    estimate_on,
+    nccl_tests_max_bytes,
+)
 from ibcalc.units import format_time
 
 PER_RANK = (Collective.ALL_GATHER, Collective.REDUCE_SCATTER)
@@ -1187,27 +1194,39 @@ def test_an_all_to_all_beyond_the_fitted_message_counts_says_so(
     assert _a2a_notes(builtin_catalogue, system="dgx-h100", nodes=2) == []
 
 
-def test_a_size_whose_buffers_pass_the_gpus_memory_says_no_run_exists(
+SWEEPS = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "sweeps"
+
+
+def test_nccl_tests_size_cap_is_what_a_published_log_prints() -> None:
+    """nccl-tests holds a send, a receive and an expected buffer of the size each, after 1 GiB
+    per 16 GiB installed (at most 4) and 1 GiB more: the published 8 x H100 all-to-all (sweep 20)
+    prints 'Reducing maxBytes to 26549638485 due to memory limitation', which is
+    (85,017,624,576 - 4 GiB - 1 GiB) / 3 rounded down, the H100's totalGlobalMem."""
+    log = (SWEEPS / "20_alltoall_1node_8xH100_intranode.txt").read_text(encoding="utf-8")
+    assert "# Reducing maxBytes to 26549638485 due to memory limitation" in log
+    assert int(nccl_tests_max_bytes(85_017_624_576)) == 26_549_638_485
+    # 1 GiB held back per 16 GiB, at most 4: 40 GiB -> 3 GiB, (40 - 3 - 1) / 3 = 12 GiB
+    assert nccl_tests_max_bytes(40 * 2**30) == 12 * 2**30
+    assert nccl_tests_max_bytes(192 * 2**30) == (192 - 4 - 1) / 3 * 2**30
+
+
+def test_a_size_past_what_nccl_tests_runs_says_no_run_exists(
     builtin_catalogue: Catalogue,
 ) -> None:
-    """nccl-tests holds a send and a receive buffer on every GPU: 2 x 40 GiB fills a DGX H100's
-    80 GiB; 41 GiB does not. An all-gather's send buffer is S/n: 75 GiB takes 75 + 75/16 =
-    79.69 GiB and fits, 76 GiB takes 80.75 GiB (a review: 1 PiB all-reduce priced 4412 s,
-    unsaid)."""
+    """DGX H100 states 80 GiB: nccl-tests runs up to (80 - 4 - 1) / 3 = 25 GiB of any collective
+    (a review: a 1 PiB all-reduce had priced 4412 s, unsaid)."""
     cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
 
     def said(collective: Collective, size: float) -> list[str]:
         est = estimate_on(cluster, collective, size)
-        return [n for n in est.assumptions if n.startswith("nccl-tests' send and receive")]
+        return [n for n in est.assumptions if n.startswith("nccl-tests runs sizes up to")]
 
-    assert said(Collective.ALL_REDUCE, 40 * 2**30) == []
-    (note,) = said(Collective.ALL_REDUCE, 41 * 2**30)
-    assert note.startswith("nccl-tests' send and receive buffers of this size take 82 GiB")
-    assert "more than dgx-h100's 80 GiB of GPU memory: no run of this size exists" in note
-    assert said(Collective.ALL_GATHER, 75 * 2**30) == []
-    (note,) = said(Collective.ALL_GATHER, 76 * 2**30)
-    assert "take 80.75 GiB on every GPU" in note
+    assert said(Collective.ALL_REDUCE, 25 * 2**30) == []
+    (note,) = said(Collective.ALL_REDUCE, 26 * 2**30)
+    assert note.startswith("nccl-tests runs sizes up to about 25 GiB on dgx-h100's 80 GiB GPUs")
+    assert note.endswith("no run of this size exists, and the estimate extrapolates its rates")
+    assert said(Collective.ALL_GATHER, 26 * 2**30) == [note]
     # a preset that states no memory (DGX A100 comes with 40 or 80 GB) says nothing
     a100 = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-a100", nodes=2))
     est = estimate_on(a100, Collective.ALL_REDUCE, 2**50)
-    assert not [n for n in est.assumptions if "GPU memory" in n]
+    assert not [n for n in est.assumptions if "nccl-tests runs sizes" in n]

@@ -609,7 +609,7 @@ def _estimate(
         notes.append(lopsided)
     if collective is Collective.ALL_TO_ALL:
         notes += message_extrapolation_notes(best.algorithm, topo, params)
-    notes += memory_notes(cluster, collective, size)
+    notes += memory_notes(cluster, size)
     count = int(size // dt.bytes)
     if collective.per_rank_buffer:
         count //= cluster.ranks
@@ -651,52 +651,51 @@ def _estimate(
     )
 
 
-def buffer_bytes(collective: Collective, size_bytes: float, ranks: int) -> float:
-    """What nccl-tests allocates on each GPU for ``collective`` of ``size_bytes`` (the size it
-    prints): a send and a receive buffer, one of them the size, the other the size too, or its
-    ``1/ranks`` share where the collective gathers or scatters (all-gather sends ``S/n``,
-    reduce-scatter receives ``S/n``)."""
-    if collective in (Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
-        return size_bytes + size_bytes / ranks
-    return 2 * size_bytes
+def nccl_tests_max_bytes(memory_bytes: float) -> float:
+    """The largest size nccl-tests runs on GPUs of ``memory_bytes``: it holds a send, a receive
+    and (with its data check, on by default) an expected buffer of the size each, after holding
+    back 1 GiB per 16 GiB installed (at most 4 GiB) and 1 GiB more, and cuts a larger ``-e`` to
+    that, printing "Reducing maxBytes to N due to memory limitation" (nccl-tests
+    ``src/common.cu``; the published 8 x H100 all-to-all of ``benchmarks/data/sweeps/20`` prints
+    26549638485, which this gives for the H100's 85,017,624,576 B)."""
+    reserve = min(math.ceil(memory_bytes / (16 * GiB)), 4) * GiB
+    return (memory_bytes - reserve - GiB) / 3
 
 
-def memory_notes(cluster: ResolvedCluster, collective: Collective, size_bytes: float) -> list[str]:
-    """Where the buffers of ``collective`` of ``size_bytes`` (:func:`buffer_bytes`) are more
-    than the GPU memory the cluster's preset states, a note that no run of that size exists
-    (1 PiB all-reduce on 2 x DGX H100 had priced 4412 s with no word of the 80 GiB a GPU holds;
-    a review); none where the preset states no memory."""
+def memory_notes(cluster: ResolvedCluster, size_bytes: float) -> list[str]:
+    """Where ``size_bytes`` is more than nccl-tests runs on the GPU memory the cluster's preset
+    states (:func:`nccl_tests_max_bytes`), a note that no run of that size exists (1 PiB
+    all-reduce on 2 x DGX H100 had priced 4412 s with no word of the 80 GiB a GPU holds; a
+    review); none where the preset states no memory."""
     system = cluster.system
     memory = system.gpu_memory_bytes if system is not None else None
-    need = buffer_bytes(collective, size_bytes, cluster.ranks)
-    if system is None or memory is None or need <= memory:
+    if system is None or memory is None or size_bytes <= nccl_tests_max_bytes(memory):
         return []
     return [
-        f"nccl-tests' send and receive buffers of this size take {_binary(need)} on every "
-        f"GPU, more than {system.id}'s {_binary(memory)} of GPU memory: no run of this size "
-        "exists, and the estimate extrapolates its rates"
+        f"nccl-tests runs sizes up to about {_binary(nccl_tests_max_bytes(memory))} on "
+        f"{system.id}'s {_binary(memory)} GPUs (a send, a receive and its data check's buffer "
+        "of the size each; it prints 'Reducing maxBytes ... due to memory limitation'): no run "
+        "of this size exists, and the estimate extrapolates its rates"
     ]
 
 
-def sweep_memory_notes(
-    cluster: ResolvedCluster, collective: Collective, sizes: Iterable[float]
-) -> list[str]:
-    """:func:`memory_notes` for a sweep: from the first of ``sizes`` whose buffers are more than
-    the preset's GPU memory (a sweep to 1 PB had priced 50 rows without a word)."""
+def sweep_memory_notes(cluster: ResolvedCluster, sizes: Iterable[float]) -> list[str]:
+    """:func:`memory_notes` for a sweep: from the first of ``sizes`` past what nccl-tests runs
+    on the preset's GPUs (a sweep to 1 PB had priced 50 rows without a word)."""
     system = cluster.system
     memory = system.gpu_memory_bytes if system is not None else None
     if system is None or memory is None:
         return []
-    for size in sorted(sizes):
-        need = buffer_bytes(collective, size, cluster.ranks)
-        if need > memory:
-            return [
-                f"from {format_size(size)} up, nccl-tests' send and receive buffers take more "
-                f"than {system.id}'s {_binary(memory)} of GPU memory "
-                f"({_binary(need)} at {format_size(size)}): no run of those sizes exists, and "
-                "their rows extrapolate the rates"
-            ]
-    return []
+    cap = nccl_tests_max_bytes(memory)
+    past = [size for size in sizes if size > cap]
+    if not past:
+        return []
+    return [
+        f"from {format_size(min(past))} up, the sizes are past the about {_binary(cap)} "
+        f"nccl-tests runs on {system.id}'s {_binary(memory)} GPUs (a send, a receive and its "
+        "data check's buffer of the size each; it cuts -e to that): no run of those sizes "
+        "exists, and their rows extrapolate the rates"
+    ]
 
 
 def _binary(size_bytes: float) -> str:

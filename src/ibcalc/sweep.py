@@ -252,7 +252,7 @@ class SweepGroup(BaseModel):
     sharp_note: str | None = Field(default=None, exclude=True)
     #: An all-to-all's message term beyond its fitted rows, once per algorithm the sweep runs
     #: (``facade.message_extrapolation_notes``: the same at every size), and the sizes whose
-    #: buffers pass the GPU's memory (``facade.sweep_memory_notes``).
+    #: past what nccl-tests runs on the GPU's memory (``facade.sweep_memory_notes``).
     message_notes: list[str] = Field(default_factory=list, exclude=True)
 
     @property
@@ -493,7 +493,7 @@ def _group(
             for algo in dict.fromkeys(e.best.algorithm for e in estimates)
             for note in plan.message_notes(algo)
         ]
-        + sweep_memory_notes(cluster, collective, [e.size_bytes for e in estimates]),
+        + sweep_memory_notes(cluster, [e.size_bytes for e in estimates]),
     )
 
 
