@@ -1174,24 +1174,39 @@ def _a2a_notes(cat: Catalogue, **spec: Any) -> list[str]:
     return [n for n in est.assumptions if "calibrated.per_message_latency" in n]
 
 
-def test_an_all_to_all_beyond_the_fitted_message_counts_says_so(
+def test_an_all_to_all_beyond_the_fitted_ranks_says_so(
     builtin_catalogue: Catalogue,
 ) -> None:
     """64 GPUs in one NVL72 domain post 63 messages at 3.1 us each, 195 us of 204; the fit's rows
-    post at most 8 (data/cost_params.yaml per_message_fit_messages), and the same GPUs on 8 DGX
-    H100 with PXN post (8-1) + (8-1) = 14 (a review: 2.5x slower inside the domain, unsaid)."""
+    are all-to-alls of at most 16 GPUs (data/cost_params.yaml per_message_fit_ranks), and the
+    same GPUs on 8 DGX H100 with PXN post (8-1) + (8-1) = 14 (a review: 2.5x slower inside the
+    domain, unsaid)."""
     cal = builtin_cost_params().calibrated
-    assert cal.per_message_fit_messages == 8
+    assert cal.per_message_fit_ranks == 16
     (wide,) = _a2a_notes(builtin_catalogue, system="gb200-nvl72", nodes=16)
     assert wide.startswith(f"63 messages a rank at 3.1 us each ({format_time(63 * 3.1e-6)} ")
-    assert "at most 8" in wide
+    assert "all-to-alls of at most 16 GPUs, so for 64 this term is an extrapolation" in wide
     assert "(N-1) + (m-1) with PXN" in wide
     (pxn,) = _a2a_notes(builtin_catalogue, system="dgx-h100", nodes=8)
     assert pxn.startswith(f"14 messages a rank at 3.1 us each ({format_time(14 * 3.1e-6)} ")
     assert "with PXN" not in pxn
-    # within the fitted counts: 7 on one node of 8, (2-1) + (8-1) = 8 on two with PXN
+    # within the fitted rows: 8 GPUs on one node, 16 on two
     assert _a2a_notes(builtin_catalogue, system="dgx-h100", nodes=1) == []
     assert _a2a_notes(builtin_catalogue, system="dgx-h100", nodes=2) == []
+    # 24 GPUs on PCIe, where no PXN runs: the extrapolation, not the PXN advice
+    (pcie,) = _a2a_notes(builtin_catalogue, system="h100-pcie-8", nodes=3, inter="ndr")
+    assert "so for 24 this term is an extrapolation" in pcie
+    assert "with PXN" not in pcie
+    # a value of the user's own is not the built-in fit's: nothing said of its rows
+    mine = builtin_cost_params().with_overrides(
+        {
+            "schema": "ibcalc-cost-params/1",
+            "calibrated": {"per_message_latency": {"value": "2 us", "assumed": "a test"}},
+        }
+    )
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="gb200-nvl72", nodes=16))
+    est = estimate_on(cluster, Collective.ALL_TO_ALL, 448 * 1024, params=mine)
+    assert not [n for n in est.assumptions if "messages a rank" in n]
 
 
 SWEEPS = Path(__file__).resolve().parents[1] / "benchmarks" / "data" / "sweeps"

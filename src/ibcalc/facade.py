@@ -26,7 +26,7 @@ from ibcalc.cluster.resolve import (
     resolve_cluster,
     sharp_hint,
 )
-from ibcalc.engine.algorithms.alltoall import alltoall_messages
+from ibcalc.engine.algorithms.alltoall import alltoall_messages, pxn_offered
 from ibcalc.engine.band import regime_of, time_range, transport_class, wire_floor_s
 from ibcalc.engine.base import Topology
 from ibcalc.engine.params import CostParams
@@ -709,23 +709,26 @@ def _binary(size_bytes: float) -> str:
 def message_extrapolation_notes(
     algorithm: Algorithm, topo: Topology, params: CostParams
 ) -> list[str]:
-    """Where an all-to-all by ``algorithm`` posts more messages a rank than the rows its
-    per-message cost is fitted on, a note that says so (else none): 63 messages inside one
-    64-GPU NVLink domain had been priced at 3.1 us each (195 us of 204 us at 448 KiB), with no
-    word that the rows went to 8 messages, and the same GPUs across 8 nodes with PXN, 14
+    """Where an all-to-all by ``algorithm`` has more ranks than the rows its per-message cost is
+    fitted on, a note that its message term is an extrapolation (else none): 63 messages inside
+    one 64-GPU NVLink domain had been priced at 3.1 us each (195 us of 204 us at 448 KiB), with
+    no word that the rows went to 16 GPUs, and the same GPUs across 8 nodes with PXN, 14
     messages, priced 3 times faster (a review)."""
     cal = params.calibrated
-    messages = alltoall_messages(algorithm, topo)
-    if cal.per_message_s <= 0 or messages <= cal.per_message_fit_messages:
+    given = params.provenance.get("calibrated.per_message_latency")
+    if cal.per_message_s <= 0 or topo.ranks <= cal.per_message_fit_ranks:
         return []
+    if given is not None and given.previous is not None:
+        return []  # an override's value: its rows are not the built-in fit's
+    messages = alltoall_messages(algorithm, topo)
     note = (
         f"{messages} messages a rank at {format_time(cal.per_message_s)} each "
         f"({format_time(messages * cal.per_message_s)} of each all-to-all): the per-message cost "
-        "(calibrated.per_message_latency) is fitted on all-to-alls that post at most "
-        f"{cal.per_message_fit_messages}, so this term is an extrapolation (no published run of "
-        "more peers is at hand to say how their cost grows)"
+        "(calibrated.per_message_latency) comes from all-to-alls of at most "
+        f"{cal.per_message_fit_ranks} GPUs, so for {topo.ranks} this term is an extrapolation "
+        "(no published run of more is at hand to say how the cost grows)"
     )
-    if algorithm is Algorithm.PAIRWISE and topo.domains == 1:
+    if algorithm is Algorithm.PAIRWISE and topo.domains == 1 and topo.m > 1 and pxn_offered(topo):
         note += (
             "; split into N scale-up domains of m GPUs, the same GPUs would post (N-1) + (m-1) "
             "with PXN and can price faster than in one domain"

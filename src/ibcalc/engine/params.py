@@ -469,11 +469,9 @@ class Calibrated:
     nvls_tree_factor: float = _param("nvls_tree_factor", _FRACTION)
     #: Cost of posting one more peer message in a grouped all-to-all.
     per_message_s: float = _param("per_message_latency", _LATENCY)
-    #: The most messages one rank posts among the all-to-all rows ``per_message_s`` is fitted on
-    #: (an all-to-all that posts more extrapolates its message term, and says so).
-    per_message_fit_messages: int = _param(
-        "per_message_fit_messages", _Number(0.0, 1e6, integer=True)
-    )
+    #: The most ranks among the all-to-all rows ``per_message_s`` is fitted on (an all-to-all
+    #: of more extrapolates its message term, and says so).
+    per_message_fit_ranks: int = _param("per_message_fit_ranks", _Number(0.0, 1e9, integer=True))
     #: Cost of one more channel's network operation for NCCL's proxy thread (a ring or tree
     #: across nodes posts one per channel it runs on).
     proxy_op_s: float = _param("proxy_op_latency", _LATENCY)
