@@ -712,6 +712,29 @@ def test_a_system_with_other_gpus_than_the_log_is_the_first_finding(catalogue: C
     assert maybe.cause.startswith("perhaps not a dgx-h100: 'NVIDIA H100' with 4 ranks per host")
 
 
+def test_other_gpus_on_the_same_links_are_a_warning_not_an_error(
+    catalogue: Catalogue, tmp_path: Path
+) -> None:
+    """The 2 x p5 log with its GPUs renamed H200 (a p5e) checked as aws-p5: the same 8 x NVLink 4
+    node and EFA, so the expectations hold; it had been an error (exit 2, 'hardware the run did
+    not use'), and calibrate refused it (a review)."""
+    text = (SWEEPS / "06_allreduce_2node_16xH100_efa.txt").read_text(encoding="utf-8")
+    log = tmp_path / "h200.txt"
+    log.write_text(text.replace("NVIDIA H100 80GB HBM3", "NVIDIA H200"), encoding="utf-8")
+    plain = one(SWEEPS / "06_allreduce_2node_16xH100_efa.txt", catalogue)
+    check = one(log, catalogue, flags=ClusterSpec(system="aws-p5"))
+    (same,) = [f for f in check.findings if f.kind == "flag_mismatch"]
+    assert (same.severity, same.confidence) == ("warning", "high")
+    assert same.cause.startswith("the log's GPUs are not aws-p5's, but its node has the same")
+    assert (check.verdict, check.min_bandwidth_efficiency) == (
+        plain.verdict,
+        plain.min_bandwidth_efficiency,
+    )
+    # another GPU generation on other links is still an error
+    other = one(log, catalogue, flags=ClusterSpec(system="mi300x-8"))
+    assert [f.severity for f in other.findings if f.kind == "flag_mismatch"] == ["error"]
+
+
 @pytest.mark.parametrize(
     ("name", "system", "contradicts"),
     [

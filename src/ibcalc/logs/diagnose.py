@@ -185,6 +185,9 @@ def _wrong_system(ctx: RunContext) -> list[Finding]:
     rule = match_rule(run.gpu_model, run.ranks_per_node)
     if not _gpu_contradiction(run.gpu_model, system):
         return _other_node(ctx, system, rule)
+    same = _same_links(ctx, system, rule)
+    if same is not None:
+        return [same]
     # {system}: the flag, or the design file's key where the system is the design's
     instead = ["re-run without {system} (ibcalc infers the node from the GPU name)"]
     if rule is not None and rule.system != system.id:
@@ -203,6 +206,37 @@ def _wrong_system(ctx: RunContext) -> list[Finding]:
             ],
         )
     ]
+
+
+def _same_links(ctx: RunContext, system: System, rule: NodeRule | None) -> Finding | None:
+    """Another GPU than the system's, on a node of the same scale-up links and generation (an
+    H200 log checked as aws-p5, an MI325X one as mi300x-8): no collective prices GPU memory or
+    compute, so the expectations hold; said as a warning, not an error that fails the check
+    (a review: such logs had exited 2 with 'hardware the run did not use')."""
+    if rule is None or rule.system == system.id:
+        return None
+    try:
+        other = find_system(ctx.catalogue, rule.system)
+    except IbcalcError:
+        return None
+    if (other.intra, other.nvswitch, other.gpu_arch) != (
+        system.intra,
+        system.nvswitch,
+        system.gpu_arch,
+    ):
+        return None
+    return Finding(
+        kind="flag_mismatch",
+        cause=f"the log's GPUs are not {system.id}'s, but its node has the same scale-up links "
+        f"({system.intra}): the expectations below hold for them",
+        confidence="high",
+        severity="warning",
+        evidence=[
+            f"the log's GPU is {ctx.run.gpu_model!r}; {system.id} has {system.gpu}, and "
+            f"{other.id} (what ibcalc infers from the name) the same {other.intra} links",
+            "no collective prices GPU memory or compute; a workload estimate would",
+        ],
+    )
 
 
 def _other_node(ctx: RunContext, system: System, rule: NodeRule | None) -> list[Finding]:
