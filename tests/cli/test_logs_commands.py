@@ -517,6 +517,24 @@ def test_collective_flag_names_the_log_s_collective_once() -> None:
             "evidence": "given by the caller (the log says all_reduce)",
         }
     ]
+    # the JSON report says why too, and a gate does not pass (it had read "errors": [] and
+    # "passed": true beside exit 2; a review)
+    code, js, _ = run(
+        "nccl-check",
+        str(NGPUS_4),
+        "--collective",
+        "alltoall",
+        "--format",
+        "json",
+        "--min-efficiency",
+        "0.1",
+    )
+    assert code == 2
+    data = json.loads(js)
+    assert [e["message"] for e in data["errors"]] == [
+        "run 1: the rows are all_reduce's, not alltoall's; re-run without --collective"
+    ]
+    assert data["gate"]["passed"] is False
 
 
 def test_plot(tmp_path: Path) -> None:

@@ -245,6 +245,20 @@ def nccl_check(
         checked = plot_target(_plot_path(target, i), inputs)
         assert checked is not None
         pictures.append(checked)
+    # a flag the log contradicts outright (--collective, --system): every expectation of that
+    # run is for something else, so it is an option that is wrong, as calibrate refuses it (it
+    # had exited 0 beside its own high-confidence error; a review). Its error goes with the
+    # unreadable files' in a JSON report, and it passes no gate
+    contradicted: list[dict[str, str]] = []
+    for check in checks:
+        for finding in check.findings:
+            if finding.kind == "flag_mismatch" and finding.severity == "error":
+                remedy = f"; {finding.evidence[-1]}" if len(finding.evidence) > 1 else ""
+                said = fill_fields(finding.cause.split(":")[0] + remedy, {**FIELD_FLAGS, **names})
+                contradicted.append(
+                    {"source": check.source, "message": f"run {check.run_index + 1}: {said}"}
+                )
+    errors += contradicted
     failed = _gate(checks, min_efficiency) if min_efficiency is not None else []
     gate = None
     if min_efficiency is not None:
@@ -252,7 +266,7 @@ def nccl_check(
         judged = [c for c in checks if c.verdict != "not_checked"]
         gate = {
             "min_efficiency": min_efficiency,
-            "passed": bool(judged) and not failed and not unreadable,
+            "passed": bool(judged) and not failed and not unreadable and not contradicted,
             "failed_runs": [
                 {"source": c.source, "run_index": c.run_index, "reasons": why} for c, why in failed
             ],
@@ -266,20 +280,7 @@ def nccl_check(
     emit(report, None)
     for picture, check in zip(pictures, plotted, strict=False):
         say(f"wrote {plot_check(picture, check)}")
-    # a flag the log contradicts outright (--collective, --system): every expectation of that
-    # run is for something else, so it is an option that is wrong, as calibrate refuses it (it
-    # had exited 0 beside its own high-confidence error; a review)
-    contradicted = [
-        (check, finding)
-        for check in checks
-        for finding in check.findings
-        if finding.kind == "flag_mismatch" and finding.severity == "error"
-    ]
-    for check, finding in contradicted:
-        remedy = f"; {finding.evidence[-1]}" if len(finding.evidence) > 1 else ""
-        said = fill_fields(finding.cause.split(":")[0] + remedy, {**FIELD_FLAGS, **names})
-        say(f"error: {printable(check.source, None)} run {check.run_index + 1}: {said}")
-    if unreadable or contradicted:
+    if unreadable:
         raise typer.Exit(2)
     if min_efficiency is not None:
         for check in checks:
@@ -298,8 +299,12 @@ def nccl_check(
                 f"FAIL {printable(check.source, None)} run {check.run_index + 1}: "
                 f"--min-efficiency {min_efficiency:g} fails at {sizes}"
             )
-        if failed:
-            raise typer.Exit(1)
+    for error in contradicted:
+        say(f"error: {printable(error['source'], None)} {error['message']}")
+    if contradicted:
+        raise typer.Exit(2)
+    if failed:
+        raise typer.Exit(1)
 
 
 def _why_failed(row: RowCheck) -> str:
