@@ -626,3 +626,11 @@ def test_a_serving_instance_in_an_nvl72_rack_names_the_racks_domain(
     result = infer(builtin_catalogue, split, InferSpec(model=find_model("llama3-405b"), tp=4))
     decode = next(p for p in result.phases if p.name == "decode-tp-allreduce")
     assert "tp group: 4 GPUs inside one 4-GPU scale-up domain" in decode.assumptions
+    # a node resized by --gpus-per-node no longer assumes the preset's domain (DGX H100 -g 4
+    # had read "one 8-GPU domain" where the model ran domains of 4)
+    resized = resolve_cluster(
+        builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=1, gpus_per_node=4)
+    )
+    result = infer(builtin_catalogue, resized, InferSpec(model=find_model("llama3-8b"), tp=4))
+    decode = next(p for p in result.phases if p.name == "decode-tp-allreduce")
+    assert "tp group: 4 GPUs inside one 4-GPU scale-up domain" in decode.assumptions

@@ -249,7 +249,12 @@ def place_group(
                 "nvls": parent.spec.nvls,
             }
         preset = parent.system
-        whole = parent.spec.scale_up_domain or (preset.scale_up_domain if preset else d)
+        # the preset's own domain, where the job keeps its node: --gpus-per-node resizes it and
+        # no longer assumes its domain (dgx-h100 -g 4 had read "one 8-GPU domain" where the
+        # model ran domains of 4; a review)
+        whole = parent.spec.scale_up_domain or (
+            preset.scale_up_domain if preset is not None and parent.resize_note is None else d
+        )
         if preset is not None and whole > d:
             # a serving instance of 8 GPUs in an NVL72 rack had read "inside one 8-GPU
             # scale-up domain" beside "one gb200-nvl72 NVLink domain of up to 72" (a review)
