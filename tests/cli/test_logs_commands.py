@@ -624,6 +624,26 @@ def test_a_fit_without_constants_does_not_leave_an_earlier_runs_constants_beside
     assert "use --force to remove it" in err
     assert companion.is_file()
     assert not out_file.exists()
+    # constants that cannot be removed: nothing is replaced (the new links had been written
+    # first, and the old constants left beside them)
+    code, _, err = run("calibrate", efa, "-o", str(out_file), "--force")
+    assert code == 0, err
+    before = (out_file.read_bytes(), companion.read_bytes())
+    real_unlink = Path.unlink
+
+    def refuse(path: Path, missing_ok: bool = False) -> None:
+        if path == companion:
+            raise PermissionError(1, "Operation not permitted")
+        real_unlink(path, missing_ok=missing_ok)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(Path, "unlink", refuse)
+        code, out, err = run("calibrate", ib, "-o", str(out_file), "--force")
+    assert code == 2
+    assert out == ""
+    assert "cannot remove this earlier run's cost-parameter override" in err
+    assert (out_file.read_bytes(), companion.read_bytes()) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site.cost-params.yaml", "site.yaml"]
     code, _, err = run("calibrate", ib, "-o", str(out_file), "--force")
     assert code == 0, err
     assert out_file.is_file()

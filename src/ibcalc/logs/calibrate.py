@@ -2084,17 +2084,25 @@ def write_override(
             "it, or give -o another name"
         )
     with signals_raise():  # SIGTERM or Ctrl-C during the writes: the temp files go too
-        written = _write_together([(out.path, text, check) for out, text, check in checked], force)
-        if stale is not None:
+        if stale is None:
+            return _write_together([(out.path, text, check) for out, text, check in checked], force)
+        # the new file staged, the earlier constants removed, then the file moved into place:
+        # where they cannot be removed nothing is replaced (the new file had been written
+        # first, and the old constants left beside it; a review)
+        out, text, check = checked[0]
+        tmp = _stage(out.path, text, check)
+        try:
             try:
                 stale.unlink()
             except OSError as exc:
                 raise OutputError(
-                    f"{stale}: wrote {target}, but cannot remove this earlier run's "
-                    f"cost-parameter override, which does not belong with it: "
-                    f"{exc.strerror or exc}"
+                    f"{stale}: cannot remove this earlier run's cost-parameter override, which "
+                    f"would not belong with the new {target}: {exc.strerror or exc}"
                 ) from None
-        return written
+            _place(tmp, out.path, force=force)
+        finally:
+            tmp.unlink(missing_ok=True)
+        return [out.path]
 
 
 def check_override_target(
