@@ -911,25 +911,30 @@ def test_unknown_fabric_suggests_ndr(capsys: pytest.CaptureFixture[str]) -> None
         # show dgx-h100 had suggested ib-hdr100, systems show ndr ndv5 and ndv4)
         (
             ["links", "show", "dgx-h100"],
-            "error: unknown link 'dgx-h100': dgx-h100 is a system preset (--system dgx-h100)",
+            "error: unknown link 'dgx-h100': dgx-h100 is a system preset, not a link",
         ),
         (
             ["systems", "show", "ndr"],
-            "error: unknown system 'ndr': ndr is a link (ibcalc links show ndr)",
+            "error: unknown system 'ndr': ndr is a link, not a system preset",
         ),
         (
             ["allreduce", "--size", "1GB", "--inter", "hgx-h100"],
-            "error: unknown link 'hgx-h100': dgx-h100 is a system preset (--system dgx-h100)",
+            "error: unknown link 'hgx-h100': dgx-h100 is a system preset, not a link",
         ),
         # a name that begins one comes first (difflib had put hgx-b200 before gb200-nvl72)
         (
             ["allreduce", "--size", "1GB", "--system", "gb200"],
             "error: unknown system 'gb200' (did you mean gb200-nvl72, hgx-b200, hgx-h200?)",
         ),
-        # one letter is close to nothing ('--inter a' had listed three links holding an 'a')
+        # one letter is close to nothing ('--inter a' had listed three links holding an 'a'); two
+        # may be held in a name
         (
             ["allreduce", "--size", "1GB", "--inter", "a"],
             "error: unknown link 'a' (ibcalc links lists the known ones)",
+        ),
+        (
+            ["allreduce", "--size", "1GB", "--system", "a3"],
+            "error: unknown system 'a3' (did you mean a3-mega, a3-high?)",
         ),
     ],
 )

@@ -518,11 +518,12 @@ def suggest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
         return []
     pool = list(dict.fromkeys(candidates))
     # a name that begins another comes first ('gb200' is gb200-nvl72's start, and difflib had
-    # ranked hgx-b200 above it); a one- or two-letter name begins too many to say
-    starts = [c for c in pool if c.startswith(key)] if len(key) >= 3 else []
+    # ranked hgx-b200 above it); one letter begins too many to say
+    starts = [c for c in pool if c.startswith(key)] if len(key) >= 2 else []
     close = difflib.get_close_matches(key, pool, n=n, cutoff=0.5)
-    if not close and len(key) >= 3:
-        # nothing close: a name held in another ('--inter a' had listed three links with an 'a')
+    if not close and len(key) >= 2:
+        # nothing close: a name held in another (a3 in gcp-a3-mega); one letter is held in too
+        # many ('--inter a' had listed three links with an 'a')
         close = [c for c in pool if key in c or c in key]
     return list(dict.fromkeys(starts + close))[:n]
 
@@ -591,7 +592,7 @@ def find_link(catalogue: Catalogue, name: str) -> Link:
     if system is not None:
         # a preset's name given where a link goes (links show dgx-h100 had suggested ib-hdr100)
         raise UnknownNameError(
-            "link", name, [], elsewhere=f"{system.id} is a system preset (--system {system.id})"
+            "link", name, [], elsewhere=f"{system.id} is a system preset, not a link"
         )
     raise UnknownNameError("link", name, _suggest_entries(key, entries), listing="ibcalc links")
 
@@ -607,7 +608,7 @@ def find_system(catalogue: Catalogue, name: str) -> System:
     if link is not None:
         # a link's name given where a preset goes (systems show ndr had suggested ndv5, ndv4)
         raise UnknownNameError(
-            "system", name, [], elsewhere=f"{link.id} is a link (ibcalc links show {link.id})"
+            "system", name, [], elsewhere=f"{link.id} is a link, not a system preset"
         )
     raise UnknownNameError("system", name, _suggest_entries(key, entries), listing="ibcalc systems")
 
