@@ -1564,3 +1564,24 @@ def test_a_number_where_true_or_false_belongs_is_said_in_plain_words(
     assert str(problem).endswith("nvls: 1 is not true or false")
     problem = only_problem(tmp_path, builtin_catalogue, "name: d\nnodes: 2.5\nsystem: dgx-h100\n")
     assert str(problem).endswith("nodes: 2.5 is not a whole number")
+
+
+def test_a_size_nccl_tests_would_not_run_is_a_warning(
+    tmp_path: Path, builtin_catalogue: Catalogue
+) -> None:
+    """DGX H100 states 80 GiB: nccl-tests runs up to (80 - 4 - 1) / 3 = 25 GiB (its send,
+    receive and data-check buffers); a 100 GB all-reduce requirement had passed without a word
+    of a run that cannot be measured (a review)."""
+    text = (
+        "name: big\nsystem: dgx-h100\nnodes: 2\nrequirements:\n"
+        "  - allreduce: {size: 100GB, max_time: 10s}\n"
+        "  - allreduce: {size: 25GiB, max_time: 10s}\n"
+    )
+    checked = check_design(write(tmp_path, "big.yaml", text), builtin_catalogue)
+    assert [f.passed for f in checked.findings] == [True, True]
+    (warning,) = checked.warnings
+    assert (warning.line, warning.col) == (5, 17)  # the size key of the first requirement
+    assert warning.message.startswith(
+        "requirements[0].allreduce.size: 100 GB is past the about 25 GiB nccl-tests runs on "
+        "dgx-h100's GPUs"
+    )
