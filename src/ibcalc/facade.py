@@ -59,7 +59,7 @@ from ibcalc.errors import (
     expect_type,
 )
 from ibcalc.textsafe import shown
-from ibcalc.units import MAX_ENGINE_BYTES, GiB, PiB, TiB, format_size, format_time
+from ibcalc.units import MAX_ENGINE_BYTES, GiB, format_memory, format_size, format_time
 
 __all__ = [
     "MEASURED_DROP_MAX",
@@ -672,10 +672,10 @@ def memory_notes(cluster: ResolvedCluster, size_bytes: float) -> list[str]:
     if system is None or memory is None or size_bytes <= nccl_tests_max_bytes(memory):
         return []
     return [
-        f"nccl-tests runs sizes up to about {_binary(nccl_tests_max_bytes(memory))} on "
-        f"{system.id}'s {_binary(memory)} GPUs (a send, a receive and its data check's buffer "
-        "of the size each; it prints 'Reducing maxBytes ... due to memory limitation'): no run "
-        "of this size exists, and the estimate extrapolates its rates"
+        f"nccl-tests runs sizes up to about {format_memory(nccl_tests_max_bytes(memory))} on "
+        f"{system.id}'s {format_memory(memory)} GPUs (a send, a receive and its data check's "
+        "buffer of the size each; it prints 'Reducing maxBytes ... due to memory limitation'): "
+        "no run of this size exists, and the estimate extrapolates its rates"
     ]
 
 
@@ -691,19 +691,11 @@ def sweep_memory_notes(cluster: ResolvedCluster, sizes: Iterable[float]) -> list
     if not past:
         return []
     return [
-        f"from {format_size(min(past))} up, the sizes are past the about {_binary(cap)} "
-        f"nccl-tests runs on {system.id}'s {_binary(memory)} GPUs (a send, a receive and its "
+        f"from {format_size(min(past))} up, the sizes are past the about {format_memory(cap)} "
+        f"nccl-tests runs on {system.id}'s {format_memory(memory)} GPUs (a send, a receive and its "
         "data check's buffer of the size each; it cuts -e to that): no run of those sizes "
         "exists, and their rows extrapolate the rates"
     ]
-
-
-def _binary(size_bytes: float) -> str:
-    """A memory size in the binary unit GPU memory comes in (GiB, TiB, PiB; 4 digits)."""
-    for factor, name in ((PiB, "PiB"), (TiB, "TiB")):
-        if size_bytes >= factor:
-            return f"{size_bytes / factor:.4g} {name}"
-    return f"{size_bytes / GiB:.4g} GiB"
 
 
 def message_extrapolation_notes(
@@ -887,9 +879,8 @@ class CollectivePlan:
         return self._algorithm
 
     def message_notes(self, algorithm: Algorithm) -> list[str]:
-        """An all-to-all's word on its message term where ``algorithm`` posts more messages a
-        rank than its per-message cost's rows (:func:`message_extrapolation_notes`); none for
-        other collectives."""
+        """An all-to-all's word on its message term where it has more ranks than its per-message
+        cost's rows (:func:`message_extrapolation_notes`); none for other collectives."""
         if self._plan.collective is not Collective.ALL_TO_ALL:
             return []
         return message_extrapolation_notes(algorithm, self._cluster.topology, self._plan.params)

@@ -251,9 +251,11 @@ class SweepGroup(BaseModel):
     #: The SHARP hint where SHARP does not reduce the type (``CollectivePlan.sharp_type_note``).
     sharp_note: str | None = Field(default=None, exclude=True)
     #: An all-to-all's message term beyond its fitted rows, once per algorithm the sweep runs
-    #: (``facade.message_extrapolation_notes``: the same at every size), and the sizes whose
-    #: past what nccl-tests runs on the GPU's memory (``facade.sweep_memory_notes``).
+    #: (``facade.message_extrapolation_notes``: the same at every size).
     message_notes: list[str] = Field(default_factory=list, exclude=True)
+    #: From which size on the sizes are past what nccl-tests runs on the GPUs' memory
+    #: (``facade.sweep_memory_notes``).
+    memory_notes: list[str] = Field(default_factory=list, exclude=True)
 
     @property
     def label(self) -> str:
@@ -272,7 +274,7 @@ class SweepGroup(BaseModel):
         inter = self.cluster.inter
         if self.sharp_note is not None and inter is not None:
             notes = [self.sharp_note if n == sharp_hint(inter.id) else n for n in notes]
-        return [*notes, *self.type_notes, *self.message_notes]
+        return [*notes, *self.type_notes, *self.message_notes, *self.memory_notes]
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -492,8 +494,8 @@ def _group(
             note
             for algo in dict.fromkeys(e.best.algorithm for e in estimates)
             for note in plan.message_notes(algo)
-        ]
-        + sweep_memory_notes(cluster, [e.size_bytes for e in estimates]),
+        ],
+        memory_notes=sweep_memory_notes(cluster, [e.size_bytes for e in estimates]),
     )
 
 

@@ -35,6 +35,7 @@ __all__ = [
     "as_float",
     "format_bandwidth",
     "format_count",
+    "format_memory",
     "format_number",
     "format_ratio",
     "format_size",
@@ -364,6 +365,15 @@ def parse_time(
 def gbps_from_Bps(bw_Bps: float) -> float:
     """Return GB/s (10^9 bytes per second) from bytes per second."""
     return bw_Bps / GB
+
+
+def format_memory(size_bytes: float) -> str:
+    """A memory size in the binary unit GPU memory comes in (GiB, TiB, PiB; 4 significant
+    digits): "25 GiB", "62.33 GiB", "2 PiB"."""
+    for factor, name in ((PiB, "PiB"), (TiB, "TiB")):
+        if size_bytes >= factor:
+            return f"{size_bytes / factor:.4g} {name}"
+    return f"{size_bytes / GiB:.4g} GiB"
 
 
 def format_size(size_bytes: float) -> str:

@@ -63,7 +63,7 @@ from ibcalc.errors import (
 from ibcalc.fabric.sizing import FabricSizing, size_fat_tree
 from ibcalc.fabric.switches import SwitchModel, find_switch, node_cages
 from ibcalc.facade import estimate_on, nccl_tests_max_bytes
-from ibcalc.units import format_ratio, format_size
+from ibcalc.units import format_memory, format_ratio, format_size
 from ibcalc.yamlio import Document, load_yaml, validate, wrong_kind_problem
 
 __all__ = [
@@ -1213,7 +1213,7 @@ def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationP
             if size > cap:
                 problems.add(
                     ("requirements", index, item.kind, "size"),
-                    f"{format_size(size)} is past the about {format_size(cap)} nccl-tests runs "
+                    f"{format_size(size)} is past the about {format_memory(cap)} nccl-tests runs "
                     f"on {system.id}'s GPUs (a send, a receive and its data check's buffer of "
                     "the size each): no run of this size exists, so no measurement can confirm "
                     "the requirement",

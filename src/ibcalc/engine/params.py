@@ -260,13 +260,13 @@ class _List(_Kind):
         return items
 
 
-#: A latency over a second is no per-hop or per-message latency (ms written for us?).
 def _time_with_unit(raw: str) -> float:
     """A time whose unit is written: "3e-6" has a letter but no unit, and had been read as
     seconds (a review)."""
     return parse_time(raw, unit_required=True)
 
 
+#: A latency over a second is no per-hop or per-message latency (ms written for us?).
 _LATENCY = _Quantity("time", _time_with_unit, "6.8 us", hi=1.0, hi_text="1 s")
 _SIZE = _Quantity("size", parse_size, "4 MiB", lo_open=True)
 #: Below 1 MB/s no link rate is plausible (the catalogue's floor): 1e-300 GB/s had priced a

@@ -2017,9 +2017,10 @@ def write_override(
     checked before either file is written, and both are written to temporary files before
     either is moved into place. Where no constant was fitted and a cost-parameter override
     from an earlier run lies beside ``path``, it would no longer belong with the new file (its
-    header says to use the two together): ``force`` removes it once the new file is in place,
-    else the write is refused before anything is written (a review: a second run with
-    ``--force`` had left the first run's constants beside its links).
+    header says to use the two together): with ``force`` the new file is staged, the old
+    constants removed, and the file moved into place (where they cannot be removed nothing is
+    replaced); without it the write is refused before anything is written (a review: a second
+    run with ``--force`` had left the first run's constants beside its links).
     """
     _refuse_cost_params_name(path)
     target = Path(path)
