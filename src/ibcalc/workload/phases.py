@@ -201,7 +201,7 @@ def phase_fields(
 def _alltoall_notes(
     placement: Placement, collective: Collective, algorithm: Algorithm, params: CostParams | None
 ) -> list[str]:
-    """An all-to-all phase's word on a message count beyond the per-message cost's rows (a
+    """An all-to-all phase's word on a group of more ranks than the per-message cost's rows (a
     64-GPU expert group in one NVL72 domain had priced 2.5x slower than over InfiniBand with no
     such word, a review)."""
     if collective is not Collective.ALL_TO_ALL:
