@@ -932,6 +932,7 @@ def test_unknown_fabric_suggests_ndr(capsys: pytest.CaptureFixture[str]) -> None
             ["allreduce", "--size", "1GB", "--inter", "a"],
             "error: unknown link 'a' (ibcalc links lists the known ones)",
         ),
+        (["links", "show", "r"], "error: unknown link 'r' (ibcalc links lists the known ones)"),
         (
             ["allreduce", "--size", "1GB", "--system", "a3"],
             "error: unknown system 'a3' (did you mean a3-mega, a3-high?)",

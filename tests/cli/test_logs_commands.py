@@ -7,6 +7,7 @@ formats, the plot, and the override file.
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -535,6 +536,11 @@ def test_collective_flag_names_the_log_s_collective_once() -> None:
         "run 1: the rows are all_reduce's, not alltoall's; re-run without --collective"
     ]
     assert data["gate"]["passed"] is False
+    # beside a file that cannot be read, its error line is said too (it had been dropped)
+    code, _, err = run("nccl-check", str(NGPUS_4), "/nonexistent.log", "--collective", "alltoall")
+    assert code == 2
+    assert "the rows are all_reduce's, not alltoall's" in err
+    assert "/nonexistent.log" in err
 
 
 def test_plot(tmp_path: Path) -> None:
@@ -629,19 +635,34 @@ def test_a_fit_without_constants_does_not_leave_an_earlier_runs_constants_beside
     code, _, err = run("calibrate", efa, "-o", str(out_file), "--force")
     assert code == 0, err
     before = (out_file.read_bytes(), companion.read_bytes())
-    real_unlink = Path.unlink
+    real_replace = os.replace
 
-    def refuse(path: Path, missing_ok: bool = False) -> None:
-        if path == companion:
+    def refuse(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+        if Path(src) == companion:
             raise PermissionError(1, "Operation not permitted")
-        real_unlink(path, missing_ok=missing_ok)
+        real_replace(src, dst)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(Path, "unlink", refuse)
+        patch.setattr(os, "replace", refuse)
         code, out, err = run("calibrate", ib, "-o", str(out_file), "--force")
     assert code == 2
     assert out == ""
     assert "cannot remove this earlier run's cost-parameter override" in err
+    assert (out_file.read_bytes(), companion.read_bytes()) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site.cost-params.yaml", "site.yaml"]
+    # the new file that cannot be moved into place: the old constants come back (they had
+    # been removed first, leaving the old file without them)
+
+    import ibcalc.logs.calibrate as calibrate_module
+    from ibcalc.errors import OutputError
+
+    def fail(tmp: Path, target: Path, *, force: bool) -> None:
+        raise OutputError(f"{target}: cannot write: Operation not permitted")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(calibrate_module, "_place", fail)
+        code, out, err = run("calibrate", ib, "-o", str(out_file), "--force")
+    assert code == 2
     assert (out_file.read_bytes(), companion.read_bytes()) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["site.cost-params.yaml", "site.yaml"]
     code, _, err = run("calibrate", ib, "-o", str(out_file), "--force")

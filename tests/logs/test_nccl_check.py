@@ -725,7 +725,9 @@ def test_other_gpus_on_the_same_links_are_a_warning_not_an_error(
     check = one(log, catalogue, flags=ClusterSpec(system="aws-p5"))
     (same,) = [f for f in check.findings if f.kind == "flag_mismatch"]
     assert (same.severity, same.confidence) == ("warning", "high")
-    assert same.cause.startswith("the log's GPUs are not aws-p5's, but its node has the same")
+    assert same.cause.startswith(
+        "the log's GPUs are not aws-p5's, but aws-p5e, whose GPUs they are, is priced as aws-p5"
+    )
     assert (check.verdict, check.min_bandwidth_efficiency) == (
         plain.verdict,
         plain.min_bandwidth_efficiency,
@@ -733,6 +735,14 @@ def test_other_gpus_on_the_same_links_are_a_warning_not_an_error(
     # another GPU generation on other links is still an error
     other = one(log, catalogue, flags=ClusterSpec(system="mi300x-8"))
     assert [f.severity for f in other.findings if f.kind == "flag_mismatch"] == ["error"]
+    # and so is a node alike on its scale-up side only: B300 has 800 Gb/s NICs where DGX B200
+    # has 400, and GB200 trays a 72-GPU domain (a review of the first form, which had let them
+    # pass)
+    b300 = tmp_path / "b300.txt"
+    b300.write_text(text.replace("NVIDIA H100 80GB HBM3", "NVIDIA B300 SXM6 AC"), encoding="utf-8")
+    for system in ("dgx-b200", "gb200-nvl72"):
+        wrong = one(b300, catalogue, flags=ClusterSpec(system=system))
+        assert [f.severity for f in wrong.findings if f.kind == "flag_mismatch"] == ["error"]
 
 
 @pytest.mark.parametrize(

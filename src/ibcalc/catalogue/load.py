@@ -514,7 +514,8 @@ def suggest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
     (full-width U+FF4E U+FF44 U+FF52 is ``ndr``), and none for an empty name (every name has it:
     ``links show ''`` had suggested nvlink1, nvlink2, nvlink3)."""
     key = unicodedata.normalize("NFKC", name).strip().lower()
-    if not key:
+    if len(key) < 2:
+        # one letter is close to too many names ('links show r' had offered xdr, ndr, hdr)
         return []
     pool = list(dict.fromkeys(candidates))
     # a name that begins another comes first ('gb200' is gb200-nvl72's start, and difflib had

@@ -281,6 +281,9 @@ def nccl_check(
     for picture, check in zip(pictures, plotted, strict=False):
         say(f"wrote {plot_check(picture, check)}")
     if unreadable:
+        # the runs that contradict an option are said too (their lines had been dropped)
+        for error in contradicted:
+            say(f"error: {printable(error['source'], None)} {error['message']}")
         raise typer.Exit(2)
     if min_efficiency is not None:
         for check in checks:

@@ -2087,20 +2087,27 @@ def write_override(
     with signals_raise():  # SIGTERM or Ctrl-C during the writes: the temp files go too
         if stale is None:
             return _write_together([(out.path, text, check) for out, text, check in checked], force)
-        # the new file staged, the earlier constants removed, then the file moved into place:
-        # where they cannot be removed nothing is replaced (the new file had been written
-        # first, and the old constants left beside it; a review)
+        # the new file staged, the earlier constants moved aside, the file moved into place, and
+        # only then the constants removed; where either move fails, the pair stays as it was
+        # (the new file had been written first, and the old constants left beside it; then
+        # the constants removed first, and an old file left without them; two reviews)
         out, text, check = checked[0]
         tmp = _stage(out.path, text, check)
+        aside = stale.with_name(f".{stale.name}.{os.getpid()}.old")
         try:
             try:
-                stale.unlink()
+                stale.replace(aside)
             except OSError as exc:
                 raise OutputError(
                     f"{stale}: cannot remove this earlier run's cost-parameter override, which "
                     f"would not belong with the new {target}: {exc.strerror or exc}"
                 ) from None
-            _place(tmp, out.path, force=force)
+            try:
+                _place(tmp, out.path, force=force)
+            except BaseException:
+                aside.replace(stale)
+                raise
+            aside.unlink(missing_ok=True)
         finally:
             tmp.unlink(missing_ok=True)
         return [out.path]

@@ -185,7 +185,7 @@ def _wrong_system(ctx: RunContext) -> list[Finding]:
     rule = match_rule(run.gpu_model, run.ranks_per_node)
     if not _gpu_contradiction(run.gpu_model, system):
         return _other_node(ctx, system, rule)
-    same = _same_links(ctx, system, rule)
+    same = _same_links(ctx, system)
     if same is not None:
         return [same]
     # {system}: the flag, or the design file's key where the system is the design's
@@ -208,32 +208,51 @@ def _wrong_system(ctx: RunContext) -> list[Finding]:
     ]
 
 
-def _same_links(ctx: RunContext, system: System, rule: NodeRule | None) -> Finding | None:
-    """Another GPU than the system's, on a node of the same scale-up links and generation (an
-    H200 log checked as aws-p5, an MI325X one as mi300x-8): no collective prices GPU memory or
-    compute, so the expectations hold; said as a warning, not an error that fails the check
-    (a review: such logs had exited 2 with 'hardware the run did not use')."""
-    if rule is None or rule.system == system.id:
-        return None
-    try:
-        other = find_system(ctx.catalogue, rule.system)
-    except IbcalcError:
-        return None
-    if (other.intra, other.nvswitch, other.gpu_arch) != (
+def _priced_alike(system: System) -> tuple[object, ...]:
+    """What of a preset prices a collective: its node, scale-up domain, links and NICs (not the
+    GPU's memory or compute)."""
+    return (
+        system.gpus_per_node,
+        system.scale_up_domain,
         system.intra,
         system.nvswitch,
         system.gpu_arch,
-    ):
+        system.inter,
+        system.nics_per_node,
+        system.host_pcie,
+        system.host_cpu,
+    )
+
+
+def _same_links(ctx: RunContext, system: System) -> Finding | None:
+    """Another GPU than the system's, where a preset of the log's GPU is priced as the system
+    (an H200 log checked as aws-p5, which aws-p5e matches; an MI325X one as mi300x-8): no
+    collective prices GPU memory or compute, so the expectations hold; said as a warning, not
+    an error that fails the check (a review: such logs had exited 2 with 'hardware the run did
+    not use'). Not where only the scale-up side matches: a B300 log checked as dgx-b200 (800
+    against 400 Gb/s NICs) or as gb200-nvl72 (a 72-GPU domain) is still an error."""
+    twin = next(
+        (
+            other
+            for other in ctx.catalogue.systems
+            if other.id != system.id
+            and not _gpu_contradiction(ctx.run.gpu_model or "", other)
+            and _priced_alike(other) == _priced_alike(system)
+        ),
+        None,
+    )
+    if twin is None:
         return None
     return Finding(
         kind="flag_mismatch",
-        cause=f"the log's GPUs are not {system.id}'s, but its node has the same scale-up links "
-        f"({system.intra}): the expectations below hold for them",
+        cause=f"the log's GPUs are not {system.id}'s, but {twin.id}, whose GPUs they are, is "
+        f"priced as {system.id} (the same node, links and NICs): the expectations below hold "
+        "for them",
         confidence="high",
         severity="warning",
         evidence=[
-            f"the log's GPU is {ctx.run.gpu_model!r}; {system.id} has {system.gpu}, and "
-            f"{other.id} (what ibcalc infers from the name) the same {other.intra} links",
+            f"the log's GPU is {ctx.run.gpu_model!r}; {system.id} has {system.gpu}, {twin.id} "
+            f"{twin.gpu}",
             "no collective prices GPU memory or compute; a workload estimate would",
         ],
     )

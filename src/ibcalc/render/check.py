@@ -558,7 +558,7 @@ def render_github(outcomes: Sequence[FileOutcome], overrides: Sequence[str] = ()
                     w.path,
                     line=w.line,
                     col=w.col,
-                    title="ibcalc: setting not used",
+                    title="ibcalc: design warning",
                     msg=w.message,
                 )
             )
