@@ -42,6 +42,7 @@ __all__ = [
     "format_time",
     "format_us",
     "gbps_from_Bps",
+    "is_zero",
     "parse_bandwidth",
     "parse_count",
     "parse_distance",
@@ -365,6 +366,20 @@ def parse_time(
 def gbps_from_Bps(bw_Bps: float) -> float:
     """Return GB/s (10^9 bytes per second) from bytes per second."""
     return bw_Bps / GB
+
+
+#: A zero written as text ("0", "0.0", "-0"): the one time that needs no unit.
+_ZERO_TEXT = re.compile(r"^\s*[+-]?(?:0+\.?0*|\.0+)(?:[eE][+-]?[0-9]+)?\s*$")
+
+
+def is_zero(value: object) -> bool:
+    """Whether ``value`` is a zero a file may write without a unit: ``0``, ``0.0``, or such a
+    number as text (a time of 0 is 0 in every unit; any other number needs its unit)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int | float):
+        return value == 0
+    return isinstance(value, str) and _ZERO_TEXT.match(value) is not None
 
 
 def format_memory(size_bytes: float) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from conftest import round_topology
 from ibcalc.catalogue.cost_params import (
@@ -599,3 +600,12 @@ def test_engine_imports_nothing_that_does_io(module: str, where: str) -> None:
             check=False,
         )
         assert "TID251" not in outside.stdout, outside.stdout
+
+
+@pytest.mark.parametrize("zero", ["0", '"0"', "-0", "0.0", "0e0", '"0 us"'])
+def test_a_zero_time_needs_no_unit(zero: str) -> None:
+    """A time of 0 is 0 in every unit: cost-parameter files had refused "0" where catalogues
+    take it (a review); any other number still needs its unit."""
+    override = "schema: ibcalc-cost-params/1\nnccl_tuner:\n  net_overhead: {value: %s, source: x}\n"
+    params = builtin_cost_params().with_overrides(yaml.safe_load(override % zero))
+    assert params.nccl_tuner.net_overhead_s == 0.0

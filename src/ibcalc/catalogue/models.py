@@ -31,6 +31,7 @@ from ibcalc.units import (
     GB,
     MIN_BANDWIDTH_BPS,
     MIN_BANDWIDTH_TEXT,
+    is_zero,
     parse_bandwidth,
     parse_size,
     parse_time,
@@ -102,19 +103,15 @@ _gpu_memory = _with_unit(
 )
 
 
-#: A zero written as text ("0", "0.0"): the one time that needs no unit.
-_ZERO = re.compile(r"^\s*[+-]?(?:0+\.?0*|\.0+)\s*$")
-
-
 def _time_up_to(limit_s: float) -> Any:
     """A validator of a latency written with its unit, at most ``limit_s``: a bare number other
     than 0 is a unit left out (``transport_latency: 2`` meant 2 us, and was read as 2 s: an 8 KB
     all-reduce took 4 s; a review), as bandwidths and the cost parameters refuse it."""
 
     def convert(value: Any) -> Any:
-        if isinstance(value, str) and _ZERO.match(value):
-            value = 0
-        if isinstance(value, int | float) and not isinstance(value, bool) and value != 0:
+        if is_zero(value):
+            return 0.0
+        if isinstance(value, int | float) and not isinstance(value, bool):
             raise ValueError(f"time {shown(value)} has no unit: write e.g. 2us or 0.5ms")
         if isinstance(value, str | int | float) and not isinstance(value, bool):
             # a quoted "0.5" or "1e-6" has no unit either (it had been read as seconds)

@@ -39,6 +39,7 @@ from ibcalc.units import (
     MIN_BANDWIDTH_BPS,
     MIN_BANDWIDTH_TEXT,
     UNSIGNED_NUMBER,
+    is_zero,
     parse_bandwidth,
     parse_size,
     parse_time,
@@ -124,6 +125,10 @@ class _Quantity(_Kind):
     def parse(self, raw: object, loc: _Loc, problems: _Problems, *, partial: bool) -> Any:
         if raw is None and self.nullable:
             return None
+        if self.what == "time" and is_zero(raw):
+            # a time of 0 is 0 in every unit, as catalogues take it (a review: "0" had been
+            # refused here and taken there)
+            return 0.0
         if not isinstance(raw, str) or not _HAS_UNIT.search(raw):
             problems.append(
                 (loc, f"{raw!r} is not a {self.what} with its unit (write e.g. {self.example!r})")
