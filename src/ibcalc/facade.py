@@ -17,7 +17,7 @@ from typing import NamedTuple, SupportsFloat, cast
 
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import suggest
-from ibcalc.catalogue.models import Catalogue
+from ibcalc.catalogue.models import Catalogue, System
 from ibcalc.cluster.resolve import (
     TWO_NODE_TREE_NOTE,
     ClusterSpec,
@@ -662,39 +662,48 @@ def nccl_tests_max_bytes(memory_bytes: float) -> float:
     return (memory_bytes - reserve - GiB) / 3
 
 
+#: What nccl-tests holds on each GPU, said wherever its size cap is.
+NCCL_TESTS_BUFFERS = "a send, a receive and its data check's buffer of the size each"
+
+
+def nccl_tests_cap(system: System | None) -> tuple[float, float] | None:
+    """``(GPU memory, the largest size nccl-tests runs on it)`` for a preset that states its
+    GPUs' memory (:func:`nccl_tests_max_bytes`), else None."""
+    memory = system.gpu_memory_bytes if system is not None else None
+    return None if memory is None else (memory, nccl_tests_max_bytes(memory))
+
+
 def memory_notes(cluster: ResolvedCluster, size_bytes: float) -> list[str]:
     """Where ``size_bytes`` is more than nccl-tests runs on the GPU memory the cluster's preset
     states (:func:`nccl_tests_max_bytes`), a note that no run of that size exists (1 PiB
     all-reduce on 2 x DGX H100 had priced 4412 s with no word of the 80 GiB a GPU holds; a
     review); none where the preset states no memory."""
-    system = cluster.system
-    memory = system.gpu_memory_bytes if system is not None else None
-    if system is None or memory is None or size_bytes <= nccl_tests_max_bytes(memory):
+    system, capped = cluster.system, nccl_tests_cap(cluster.system)
+    if system is None or capped is None or size_bytes <= capped[1]:
         return []
+    memory, cap = capped
     return [
-        f"nccl-tests runs sizes up to about {format_memory(nccl_tests_max_bytes(memory))} on "
-        f"{system.id}'s {format_memory(memory)} GPUs (a send, a receive and its data check's "
-        "buffer of the size each; it prints 'Reducing maxBytes ... due to memory limitation'): "
-        "no run of this size exists, and the estimate extrapolates its rates"
+        f"nccl-tests runs sizes up to about {format_memory(cap)} on {system.id}'s "
+        f"{format_memory(memory)} GPUs ({NCCL_TESTS_BUFFERS}; it prints 'Reducing maxBytes ... "
+        "due to memory limitation'): no run of this size exists, and the estimate extrapolates "
+        "its rates"
     ]
 
 
 def sweep_memory_notes(cluster: ResolvedCluster, sizes: Iterable[float]) -> list[str]:
     """:func:`memory_notes` for a sweep: from the first of ``sizes`` past what nccl-tests runs
     on the preset's GPUs (a sweep to 1 PB had priced 50 rows without a word)."""
-    system = cluster.system
-    memory = system.gpu_memory_bytes if system is not None else None
-    if system is None or memory is None:
+    system, capped = cluster.system, nccl_tests_cap(cluster.system)
+    if system is None or capped is None:
         return []
-    cap = nccl_tests_max_bytes(memory)
+    memory, cap = capped
     past = [size for size in sizes if size > cap]
     if not past:
         return []
     return [
         f"from {format_size(min(past))} up, the sizes are past the about {format_memory(cap)} "
-        f"nccl-tests runs on {system.id}'s {format_memory(memory)} GPUs (a send, a receive and its "
-        "data check's buffer of the size each; it cuts -e to that): no run of those sizes "
-        "exists, and their rows extrapolate the rates"
+        f"nccl-tests runs on {system.id}'s {format_memory(memory)} GPUs ({NCCL_TESTS_BUFFERS}; "
+        "it cuts -e to that): no run of those sizes exists, and their rows extrapolate the rates"
     ]
 
 

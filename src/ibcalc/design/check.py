@@ -62,7 +62,7 @@ from ibcalc.errors import (
 )
 from ibcalc.fabric.sizing import FabricSizing, size_fat_tree
 from ibcalc.fabric.switches import SwitchModel, find_switch, node_cages
-from ibcalc.facade import estimate_on, nccl_tests_max_bytes
+from ibcalc.facade import NCCL_TESTS_BUFFERS, estimate_on, nccl_tests_cap
 from ibcalc.units import format_memory, format_ratio, format_size
 from ibcalc.yamlio import Document, load_yaml, validate, wrong_kind_problem
 
@@ -1202,22 +1202,18 @@ def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationP
                 + (f": {format_ratio(achievable)} at the achievable rates" if achievable else "")
                 + "; the collective requirements are priced at the capped rate",
             )
-    system = cluster.system
-    memory = system.gpu_memory_bytes if system is not None else None
+    system, capped = cluster.system, nccl_tests_cap(cluster.system)
     for index, item in enumerate(design.requirements):
         # a size nccl-tests would not run on these GPUs: a passing check of a run that cannot
         # be measured (a 100 GB all-reduce on DGX H100 had passed without a word; a review)
         size = item.target.size if isinstance(item.target, CollectiveTarget) else None
-        if system is not None and memory is not None and size is not None:
-            cap = nccl_tests_max_bytes(memory)
-            if size > cap:
-                problems.add(
-                    ("requirements", index, item.kind, "size"),
-                    f"{format_size(size)} is past the about {format_memory(cap)} nccl-tests runs "
-                    f"on {system.id}'s GPUs (a send, a receive and its data check's buffer of "
-                    "the size each): no run of this size exists, so no measurement can confirm "
-                    "the requirement",
-                )
+        if system is not None and capped is not None and size is not None and size > capped[1]:
+            problems.add(
+                ("requirements", index, item.kind, "size"),
+                f"{format_size(size)} is past the about {format_memory(capped[1])} nccl-tests "
+                f"runs on {system.id}'s GPUs ({NCCL_TESTS_BUFFERS}): no run of this size "
+                "exists, so no measurement can confirm the requirement",
+            )
     up = cluster.topology.up
     if design.nvls and (up is None or up.nvls_bw_Bps is None):
         link = cluster.intra.id if cluster.intra is not None else "this scale-up link"
