@@ -758,6 +758,13 @@ def test_other_gpus_on_the_same_links_are_a_warning_not_an_error(
         ("NVIDIA GH200 480GB", "alps-gh200", False),
         ("NVIDIA GH200 480GB", "dgx-h100", True),
         ("NVIDIA GB200", "gb200-nvl72", False),
+        # models compared whole: an H200 is no H20 (a review had H200 logs pass as hgx-h20), an
+        # RTX A1000 no A100, an L40 no L40S
+        ("NVIDIA H200", "hgx-h20", True),
+        ("NVIDIA H20", "hgx-h20", False),
+        ("NVIDIA H20-3e", "hgx-h20", False),
+        ("NVIDIA RTX A1000", "dgx-a100", True),
+        ("NVIDIA L40", "l40s-pcie", True),
         ("NVIDIA GeForce RTX 2080 Ti", "rtx2080ti-2", False),
         ("Tesla V100-SXM2-32GB", "dgx-1v", False),
         ("NVIDIA H100 80GB HBM3", "pcie-8gpu", False),  # a placeholder GPU names no model

@@ -164,7 +164,9 @@ _AMD = re.compile(r"\bAMD\b|RADEON|INSTINCT|\bMI\d{3}")
 def _gpu_contradiction(name: str, system: System) -> bool:
     """Whether the GPU name a log prints cannot be ``system``'s GPU: another vendor, another
     model named outright, or a PCIe card on an NVSwitch board. A name that names no model
-    (rccl-tests' 'AMD Radeon Graphics') contradicts only another vendor's system."""
+    (rccl-tests' 'AMD Radeon Graphics') contradicts only another vendor's system. Models are
+    compared whole ('H200' is not 'H20', 'A1000' not 'A100'), save a superchip's 'G' ('GB200'
+    holds a 'B200')."""
     logged = name.upper()
     if bool(_AMD.search(logged)) != system.gpu_arch.startswith("cdna"):
         return True
@@ -174,7 +176,9 @@ def _gpu_contradiction(name: str, system: System) -> bool:
     if ours is None or not _GPU_MODEL.search(logged):
         return False
     squeeze = str.maketrans("", "", " -")
-    return ours.group(0).translate(squeeze) not in logged.translate(squeeze)
+    model = ours.group(0).translate(squeeze)
+    named = {found.group(0).translate(squeeze) for found in _GPU_MODEL.finditer(logged)}
+    return not named & {model, "G" + model}
 
 
 def _wrong_system(ctx: RunContext) -> list[Finding]:
