@@ -921,6 +921,24 @@ def test_unknown_fabric_suggests_ndr(capsys: pytest.CaptureFixture[str]) -> None
             ["allreduce", "--size", "1GB", "--inter", "hgx-h100"],
             "error: unknown link 'hgx-h100': dgx-h100 is a system preset, not a link",
         ),
+        # the storage catalogue too, both ways (storage show ndr had listed the storage)
+        (
+            ["storage", "show", "ndr"],
+            "error: unknown storage 'ndr': ndr is a link, not a storage entry",
+        ),
+        (
+            ["checkpoint", "--storage", "dgx-h100", "--model", "llama3-8b"],
+            "error: unknown storage 'dgx-h100': dgx-h100 is a system preset, not a storage entry",
+        ),
+        (
+            ["links", "show", "aws-s3"],
+            "error: unknown link 'aws-s3': aws-s3 is a storage entry, not a link",
+        ),
+        (
+            ["systems", "show", "ddn-ai400x2"],
+            "error: unknown system 'ddn-ai400x2': ddn-ai400x2 is a storage entry, not a system "
+            "preset",
+        ),
         # a name that begins one comes first (difflib had put hgx-b200 before gb200-nvl72)
         (
             ["allreduce", "--size", "1GB", "--system", "gb200"],

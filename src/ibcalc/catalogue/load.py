@@ -582,6 +582,26 @@ def _name_key(what: str, name: object) -> str:
     return name.strip().lower()
 
 
+#: What each catalogue's entries are called in an error: "dgx-h100 is a system preset, not a link".
+_ENTRY_WORDS = {"link": "a link", "system": "a system preset", "storage": "a storage entry"}
+
+
+def _elsewhere(catalogue: Catalogue, key: str, what: str) -> str | None:
+    """``"dgx-h100 is a system preset, not a link"`` where ``key``, unknown as a ``what``, names
+    an entry of another catalogue (``links show dgx-h100`` had suggested ib-hdr100; ``storage
+    show ndr`` had listed the storage), else None."""
+    others: tuple[tuple[str, Sequence[Link | System | Storage]], ...] = (
+        ("link", catalogue.links),
+        ("system", catalogue.systems),
+        ("storage", catalogue.storage),
+    )
+    for kind, entries in others:
+        hit = next((e for e in entries if kind != what and key in e.names), None)
+        if hit is not None:
+            return f"{hit.id} is {_ENTRY_WORDS[kind]}, not {_ENTRY_WORDS[what]}"
+    return None
+
+
 def find_link(catalogue: Catalogue, name: str) -> Link:
     """Return the link with this id or alias (case-insensitive), or raise with suggestions."""
     key = _name_key("link", name)
@@ -589,12 +609,9 @@ def find_link(catalogue: Catalogue, name: str) -> Link:
         if key in link.names:
             return link
     entries = [(link.id, link.names) for link in catalogue.links]
-    system = next((s for s in catalogue.systems if key in s.names), None)
-    if system is not None:
-        # a preset's name given where a link goes (links show dgx-h100 had suggested ib-hdr100)
-        raise UnknownNameError(
-            "link", name, [], elsewhere=f"{system.id} is a system preset, not a link"
-        )
+    elsewhere = _elsewhere(catalogue, key, "link")
+    if elsewhere is not None:
+        raise UnknownNameError("link", name, [], elsewhere=elsewhere)
     raise UnknownNameError("link", name, _suggest_entries(key, entries), listing="ibcalc links")
 
 
@@ -605,12 +622,9 @@ def find_system(catalogue: Catalogue, name: str) -> System:
         if key in system.names:
             return system
     entries = [(system.id, system.names) for system in catalogue.systems]
-    link = next((li for li in catalogue.links if key in li.names), None)
-    if link is not None:
-        # a link's name given where a preset goes (systems show ndr had suggested ndv5, ndv4)
-        raise UnknownNameError(
-            "system", name, [], elsewhere=f"{link.id} is a link, not a system preset"
-        )
+    elsewhere = _elsewhere(catalogue, key, "system")  # systems show ndr had suggested ndv5
+    if elsewhere is not None:
+        raise UnknownNameError("system", name, [], elsewhere=elsewhere)
     raise UnknownNameError("system", name, _suggest_entries(key, entries), listing="ibcalc systems")
 
 
@@ -621,6 +635,9 @@ def find_storage(catalogue: Catalogue, name: str) -> Storage:
         if key in entry.names:
             return entry
     entries = [(entry.id, entry.names) for entry in catalogue.storage]
+    elsewhere = _elsewhere(catalogue, key, "storage")
+    if elsewhere is not None:
+        raise UnknownNameError("storage", name, [], elsewhere=elsewhere)
     # the storage catalogue is short: with no close name, list it all (a link id such as ndr
     # is a likely slip: the client link is --storage-link)
     close = _suggest_entries(key, entries)
