@@ -967,7 +967,14 @@ CASES: list[Case] = [
         "storage-link-slip",
         "checkpoint --storage ndr --model llama3-8b",
         2,
-        "unknown storage 'ndr' (known: nvmeof-target, ddn-ai400x2, aws-s3)",
+        "unknown storage 'ndr': ndr is a link, not a storage entry",
+        "a link's id where storage goes says what it is (the client link is --storage-link)",
+    ),
+    C(
+        "storage-unknown",
+        "checkpoint --storage zfs --model llama3-8b",
+        2,
+        "unknown storage 'zfs' (known: nvmeof-target, ddn-ai400x2, aws-s3)",
         "with no close storage name, the short storage catalogue is listed",
     ),
     C(
