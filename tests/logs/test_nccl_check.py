@@ -745,6 +745,23 @@ def test_other_gpus_on_the_same_links_are_a_warning_not_an_error(
         assert [f.severity for f in wrong.findings if f.kind == "flag_mismatch"] == ["error"]
 
 
+@pytest.mark.parametrize("system", [None, "gb200-nvl72"])
+def test_a_gb300_log_is_checked_as_the_node_its_rule_names(
+    catalogue: Catalogue, tmp_path: Path, system: str | None
+) -> None:
+    """GB300's node rule prices it as gb200-nvl72 with XDR NICs: that inference, or the same
+    system given, is no contradiction (a review: every GB300 log had exited 2 with 'the log ran
+    on other GPUs than gb200-nvl72's; re-run without --system', a flag never given)."""
+    # sweep 10: 2 hosts of 4 ranks, as GB300 trays hold
+    text = (SWEEPS / "10_allreduce_2node_8xH100_ib.txt").read_text(encoding="utf-8")
+    log = tmp_path / "gb300.txt"
+    log.write_text(text.replace("NVIDIA H100", "NVIDIA GB300"), encoding="utf-8")
+    flags = ClusterSpec(system=system) if system else None
+    check = one(log, catalogue, flags=flags)
+    assert {a.field: a.value for a in check.assumptions}["system"] == "gb200-nvl72"
+    assert [f for f in check.findings if f.kind == "flag_mismatch"] == []
+
+
 @pytest.mark.parametrize(
     ("name", "system", "contradicts"),
     [
@@ -765,6 +782,19 @@ def test_other_gpus_on_the_same_links_are_a_warning_not_an_error(
         ("NVIDIA H20-3e", "hgx-h20", False),
         ("NVIDIA RTX A1000", "dgx-a100", True),
         ("NVIDIA L40", "l40s-pcie", True),
+        # a superchip is not its GPU's HGX board, nor the reverse (nvidia-smi prints 'NVIDIA
+        # GB200' in a GB200 tray); 'GB200' had held a 'B200' as a substring
+        ("NVIDIA GB200", "dgx-b200", True),
+        ("NVIDIA B200", "gb200-nvl72", True),
+        ("NVIDIA B200", "dgx-b200", False),
+        # a PCIe card is no SXM module: 'H100 NVL' too (only 'PCIe' had been caught), and the
+        # reverse, an SXM module in a PCIe box
+        ("NVIDIA H100 NVL", "dgx-h100", True),
+        ("NVIDIA H200 NVL", "hgx-h200", True),
+        ("NVIDIA H100 NVL", "h100-pcie-8", False),
+        ("NVIDIA A100-SXM4-40GB", "a100-pcie-pair", True),
+        ("NVIDIA H100 80GB HBM3", "h100-pcie-8", True),
+        ("NVIDIA A100 80GB PCIe", "a100-pcie-pair", False),
         ("NVIDIA GeForce RTX 2080 Ti", "rtx2080ti-2", False),
         ("Tesla V100-SXM2-32GB", "dgx-1v", False),
         ("NVIDIA H100 80GB HBM3", "pcie-8gpu", False),  # a placeholder GPU names no model
