@@ -243,6 +243,8 @@ class _Case:
     multi: bool = False
     #: how a refusal names the GPUs per process the log gave (None: a flag's, or none)
     gpus_said: str | None = None
+    #: NCCL's debug output around the run (a socket transport refuses it by name)
+    env: LogEnvironment | None = None
     up_link: str | None = None
     out_link: str | None = None
     bottleneck: str = ""
@@ -654,6 +656,7 @@ def calibrate(
                 rows=_regime_rows(rows),
                 ranks=run.ranks,
                 gpus_said=gpus_said,
+                env=env,
             )
         )
     for (label, kept, named), numbers in repeats.items():
@@ -676,11 +679,30 @@ def calibrate(
     if not any(c.rows for c in cases):
         raise IbcalcError(_nothing_to_fit(runs, row_filter))
     cases = [c for c in cases if c.rows]
+    unpriced: list[str] = []
+    # a cluster the caller gave (flags, a design) that one log cannot take is the caller's to
+    # mend: refused, naming the log; one that no log gave is the log's own
+    given = isinstance(cluster, ResolvedCluster) or (
+        cluster is not None and cluster != ClusterSpec()
+    )
     for case in cases:
-        resolved = resolve_log_cluster(catalogue, case.spec, case.source, gpus_said=case.gpus_said)
-        check_rank_count(
-            resolved.ranks, resolved.nodes, resolved.gpus_per_node, case.ranks, case.source
-        )
+        try:
+            resolved = resolve_log_cluster(
+                catalogue, case.spec, case.source, gpus_said=case.gpus_said, env=case.env
+            )
+            check_rank_count(
+                resolved.ranks, resolved.nodes, resolved.gpus_per_node, case.ranks, case.source
+            )
+        except IbcalcError as exc:
+            if len(cases) == 1 or given:
+                raise
+            # one run the model cannot price as its log describes it does not void the others'
+            # fit (nccl-check goes on past it too): said as a warning, with its reason (sweep 27
+            # had stopped a fit of all 27 published sweeps)
+            reason = exc.template if isinstance(exc, FieldError) else str(exc)
+            unpriced.append(f"{reason}; it is left out of the fit")
+            case.rows = []
+            continue
         ests = predict(
             resolved,
             case.collective,
@@ -866,7 +888,9 @@ def calibrate(
     # the rms line gives both
     fitted_fits = _run_fits(cases, base, fitted_after)
     written_fits = _run_fits(cases, base, after)
-    warnings = _mixed_clusters(cases, determined, masks, {p: fitted[p][2] for p in determined})
+    warnings = unpriced + _mixed_clusters(
+        cases, determined, masks, {p: fitted[p][2] for p in determined}
+    )
     if _rms(after) > _rms(base) * 1.001:  # worse by more than the third digit it prints
         warnings.append(
             f"the fit leaves the rms log error of the time worse ({_rms(base):.3f} -> "

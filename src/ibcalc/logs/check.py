@@ -220,6 +220,7 @@ def check_run(
             spec,
             source,
             gpus_said=gpus_per_process_words(run) if spec is not inferred.spec else None,
+            env=env,
         )
     else:
         network_known = nics_known = True

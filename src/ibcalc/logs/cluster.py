@@ -898,14 +898,48 @@ def _verbs_link_of_host(catalogue: Catalogue, system_obj: Any, family: str) -> A
     return max(fits, key=lambda link: link.per_direction_Bps, default=None)
 
 
+def _socket_evidence(env: LogEnvironment | None) -> str | None:
+    """Where the log shows NCCL on its TCP socket transport ('Using network Socket', or
+    ``NCCL_IB_DISABLE=1`` with no other network named), as words with the line, else None."""
+    if env is None:
+        return None
+    if env.network is not None:
+        if env.network.value.strip().lower() != "socket":
+            return None
+        return f"'Using network {env.network.value}' on line {env.network.line}"
+    disabled = env.settings.get("NCCL_IB_DISABLE")
+    if disabled is None or disabled.value.strip(".") != "1":
+        return None
+    return f"NCCL_IB_DISABLE={disabled.value} on line {disabled.line}"
+
+
 def resolve_log_cluster(
-    catalogue: Catalogue, spec: ClusterSpec, source: str, *, gpus_said: str | None = None
+    catalogue: Catalogue,
+    spec: ClusterSpec,
+    source: str,
+    *,
+    gpus_said: str | None = None,
+    env: LogEnvironment | None = None,
 ) -> ResolvedCluster:
     """:func:`~ibcalc.cluster.resolve.resolve_cluster` for the run of the log ``source``: a
     refusal names the log, as :func:`check_rank_count`'s does (with several logs, flags that
     suit one may not suit another), and with ``gpus_said`` (the GPUs per process came from the
     log, no flag: :func:`gpus_per_process_words`) names that value in those words: 'nGpus 3'
-    had been refused as '--gpus-per-process 3', a flag nobody gave."""
+    had been refused as '--gpus-per-process 3', a flag nobody gave. Nodes of a preset with no
+    NIC that the log (``env``) shows joined by NCCL's TCP sockets are refused as such: no
+    catalogue link is that transport, and '--inter' would price another (sweep 27, two L40S
+    hosts with NCCL_IB_DISABLE=1, had been told to give --inter and --nics-per-node)."""
+    sockets = _socket_evidence(env)
+    if sockets is not None and spec.system is not None and spec.inter is None:
+        system = find_system(catalogue, spec.system)
+        if system.nics_per_node == 0 and (spec.nodes or 1) > 1:
+            prefix = f"{source}: " if source else ""
+            raise ClusterError(
+                f"{prefix}{spec.nodes} {system.id} nodes joined by NCCL's TCP socket transport "
+                f"(the log's {sockets}), which no catalogue link models: the run cannot be "
+                "priced",
+                field="inter",
+            )
     try:
         return resolve_cluster(catalogue, spec)
     except ClusterError as exc:
