@@ -55,6 +55,7 @@ from ibcalc.cluster.resolve import (
     gpu_fed_nic_Bps,
     instance_nics_note,
     instance_of,
+    kept_preset_nics,
     nic_host_link,
     resized_nics_note,
     resolve_cluster,
@@ -793,6 +794,11 @@ def gap_for_system(
         if gpus != preset.gpus_per_node:  # its NICs per GPU kept, as the estimates keep them
             nics = scaled_nics(preset, gpus)
             notes.append(resized_nics_note(preset, nics, gpus))
+    elif kept := kept_preset_nics(
+        catalogue, preset, find_link(catalogue, inter_id), gpus, check=True
+    ):
+        nics = kept[0]
+        notes.append(kept[1])
     else:
         nics, note, _ = _default_nics(catalogue, inter_id, gpus)
         notes.append(note)

@@ -321,9 +321,13 @@ def test_the_sweep_says_what_it_assumed_of_the_cluster() -> None:
     assert two.exit_code == 0, two.output
     lines = two.stdout.splitlines()
     # a note that holds for one of the fabrics names it: the NIC count is roce-400g's (ndr's
-    # is the dgx-h100 preset's), SHARP ndr's (the note had not said whose either was)
+    # is the dgx-h100 preset's, whose 8 ports roce-400g keeps), SHARP ndr's (the note had not
+    # said whose either was)
     assert (
-        lines.count("  - roce-400g: 8 NICs per node (one per GPU) assumed (--nics-per-node)") == 1
+        lines.count(
+            "  - roce-400g: 8 roce-400g NICs per node: dgx-h100's 8 ndr ports (--nics-per-node)"
+        )
+        == 1
     )
     assert "  - ndr: ndr supports SHARP (CollNet); enable with --sharp" in lines
     # every fabric runs on the first one's node: its note is not ndr's alone (a review)

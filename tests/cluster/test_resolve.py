@@ -870,6 +870,41 @@ def test_a_fabric_sold_on_its_own_takes_one_nic_per_gpu(inter: str) -> None:
     assert "8 NICs per node (one per GPU) assumed ({nics_per_node})" in cluster.assumptions
 
 
+def test_another_fabric_on_a_preset_keeps_its_nic_count() -> None:
+    """abci2-a has 4 HDR ports for 8 A100s: --inter ndr had taken 8 NICs (one per GPU), whose
+    extra channels and proxy operations made a faster fabric slower at small sizes (4 nodes,
+    broadcast of 128 KiB, ring/LL both: 62.8 us on hdr, 114 us on ndr; a review). Its 4 ports
+    are kept at each link's rate; a cloud-only link's count is still its instance's, and a cloud
+    preset's (32 EFA on p5) is not carried to another fabric."""
+    times = {}
+    for inter in ("hdr", "ndr", "xdr"):
+        cluster = resolve_cluster(CAT, ClusterSpec(system="abci2-a", nodes=4, inter=inter))
+        assert cluster.nics_per_node == 4
+        times[inter] = estimate_on(cluster, Collective.BROADCAST, 128 * 1024).time_s
+    assert times["ndr"] <= times["hdr"]
+    assert times["xdr"] <= times["ndr"]
+    ndr = resolve_cluster(CAT, ClusterSpec(system="abci2-a", nodes=2, inter="ndr"))
+    assert "4 ndr NICs per node: abci2-a's 4 hdr ports ({nics_per_node})" in ndr.assumptions
+    # resized: the preset's ports per GPU, rounded up (0.5 per GPU on 4 GPUs: 2)
+    half = resolve_cluster(
+        CAT, ClusterSpec(system="abci2-a", nodes=2, inter="ndr", gpus_per_node=4)
+    )
+    assert half.nics_per_node == 2
+    assert (
+        "2 ndr NICs per node: abci2-a's 0.5 hdr ports per GPU kept for 4 GPUs ({nics_per_node})"
+    ) in half.assumptions
+    # p5's 32 EFA interfaces are the instance's, not slots for NDR ports: one per GPU
+    p5 = resolve_cluster(CAT, ClusterSpec(system="aws-p5", nodes=2, inter="ndr"))
+    assert p5.nics_per_node == 8
+    # and an EFA link named on a preset takes its instance's count (p4d's 4 for 8 GPUs)
+    p4d = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=2, inter="efa-100g"))
+    assert p4d.nics_per_node == 4
+    # gap keeps the ports the same way
+    (pairing,) = gap_report(CAT, ClusterSpec(system="abci2-a", inter="ndr")).pairings
+    assert pairing.nics_per_node == 4
+    assert "4 ndr NICs per node: abci2-a's 4 hdr ports ({nics_per_node})" in pairing.assumptions
+
+
 def test_a_clusters_assumptions_cannot_be_changed_under_later_estimates() -> None:
     """A list in the frozen cluster could be appended to by one caller and show in every later
     estimate's assumptions; it is a tuple."""
