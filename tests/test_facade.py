@@ -339,6 +339,17 @@ def test_a_cluster_resolved_for_no_collective_is_not_priced(builtin_catalogue: C
         train_step(builtin_catalogue, cluster, step)
 
 
+def test_the_nvls_latency_term_gives_nccls_base_latency_with_its_unit(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """The NVLS latency term's words ended '(NCCL's NVLS base latency is 0)': a number without
+    its unit (a review). NCCL's tuning.cc baseLat for NVLS is 0 us; the hop is its hwLat."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=1))
+    best = estimate_on(cluster, Collective.ALL_REDUCE, 2**30, algorithm=Algorithm.NVLS).best
+    (term,) = [t for t in best.terms if t.name == "NVLS latency"]
+    assert term.detail.endswith("(NCCL's NVLS base latency is 0 us)")
+
+
 def test_the_headline_bottleneck_names_a_protocol_rate_that_binds(
     builtin_catalogue: Catalogue,
 ) -> None:
@@ -664,7 +675,7 @@ def test_the_mi300x_headline_says_why_two_nodes_get_more_of_the_mesh(
     ).best
     assert one.bottleneck == (
         f"scale-up: xgmi-mi300x ({448 * 0.8 * 0.875:.0f} GB/s achievable per GPU: "
-        f"{448 * 0.8:.0f} one way x 0.875, as every link carries both ways at once)"
+        f"{448 * 0.8:.0f} GB/s one way x 0.875, as every link carries both ways at once)"
     )
     assert two.bottleneck == (
         f"scale-up: xgmi-mi300x ({448 * 0.8:.0f} GB/s achievable per GPU, each link one way (a "

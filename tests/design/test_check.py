@@ -1162,6 +1162,13 @@ def test_each_target_shows_the_range_of_its_own_figure(tmp_path: Path) -> None:
         ("max_time: 50ns", "time <= 50 ns"),
         ("min_busbw: 1kB/s", "busbw >= 1 kB/s"),
         ("min_algbw: 250kB/s", "algbw >= 250 kB/s"),
+        # a rate written in binary units prints as written (300GiB/s had printed as
+        # '322.1225472 GB/s': a review); decimal and bit rates print in decimal
+        ("min_busbw: 300GiB/s", "busbw >= 300 GiB/s"),
+        ("min_busbw: 0.5GiB/s", "busbw >= 512 MiB/s"),
+        ("min_busbw: 300GB/s", "busbw >= 300 GB/s"),
+        ("min_busbw: 2000Gb/s", "busbw >= 250 GB/s"),
+        ("min_busbw: 1.5GB/s", "busbw >= 1.5 GB/s"),
     ],
 )
 def test_targets_below_a_microsecond_or_a_megabyte_per_second_print(

@@ -759,9 +759,11 @@ class _Builder:
             self.notes.append(msg)
         wrong = [r for r in rows if any(t is not None and t.wrong for t in (r.oop, r.ip))]
         if wrong:
+            lo, hi = wrong[0].size_bytes, wrong[-1].size_bytes
+            span = f"{lo} B" if lo == hi else f"{lo}-{hi} B"  # one size is no range
             self.notes.append(
-                f"#wrong is non-zero in {plural(len(wrong), 'row')} ({wrong[0].size_bytes}-"
-                f"{wrong[-1].size_bytes} B): those results failed validation"
+                f"#wrong is non-zero in {plural(len(wrong), 'row')} ({span}): those results "
+                "failed validation"
             )
 
     def ratio_check(self, raw: str | None, ranks: int | None) -> None:

@@ -110,7 +110,7 @@ def nvls_timing(
                 name="NVLS latency",
                 seconds=hop,
                 detail=intra_hop_detail(topo, Algorithm.NVLS, protocol, params)
-                + " (NCCL's NVLS base latency is 0)",
+                + " (NCCL's NVLS base latency is 0 us)",
             )
         ]
         if big_n > 1:

@@ -108,7 +108,8 @@ def _ring_where(limit: str, bw: float, topo: Topology, *, duplex: bool = True) -
     if topo.up.duplex_efficiency < 1:
         # MI300X: 313.6 GB/s on one node, 358.4 across nodes (docs/model.md, rings on a mesh)
         both_ways = (
-            f": {format_number(topo.up.bw_Bps / 1e9)} one way x {topo.up.duplex_efficiency:g}, "
+            f": {format_number(topo.up.bw_Bps / 1e9)} GB/s one way x "
+            f"{topo.up.duplex_efficiency:g}, "
             "as every link carries both ways at once"
             if duplex
             else ", each link one way (a chain through the node: no duplex loss, so a ring of one "
