@@ -596,6 +596,32 @@ requirements:
     assert "--" not in problem.message
 
 
+@pytest.mark.parametrize(
+    ("written", "algorithm"),
+    [("NVLSTree", "nvlstree"), ("Ring", "ring"), ("CollnetDirect", "collnet"), ("Tree", "tree")],
+)
+def test_a_design_takes_ncclss_algorithm_names_as_algo_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], written: str, algorithm: str
+) -> None:
+    """`algo: NVLSTree` had been refused (exit 2) where `--algo NVLSTree` runs (a review): the
+    same names, the same figure."""
+    text = (
+        "name: n\nnodes: 4\nsystem: dgx-h100\nfabric: {link: ndr, sharp: true}\n"
+        "requirements:\n"
+        f"  - allreduce: {{size: 1GB, max_time: 1s, algo: {written}}}\n"
+    )
+    path = write(tmp_path, "n.yaml", text)
+    code, out, err = run(["check", str(path), "--format", "json"], capsys)
+    assert code == 0, err
+    (finding,) = json.loads(out)["files"][0]["findings"]
+    flags = ["-s", "1GB", "--system", "dgx-h100", "-N", "4", "--fabric", "ndr", "--sharp"]
+    flags += ["--algo", written]
+    code, cli, err = run(["allreduce", *flags, "--format", "json"], capsys)
+    assert code == 0, err
+    assert json.loads(cli)["algorithm"] == algorithm
+    assert finding["predicted"] == json.loads(cli)["time_s"]
+
+
 def test_pessimistic_check_judges_the_slow_end_of_the_error_band(tmp_path: Path) -> None:
     """--pessimistic: a time target is judged against predicted / (1 + q10), the 10th
     percentile of held-out errors for the estimate's regime and transport class, worked out

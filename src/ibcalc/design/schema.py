@@ -48,7 +48,7 @@ from ibcalc.cluster.spec import (
     MAX_OVERSUBSCRIPTION,
     parse_ratio,
 )
-from ibcalc.engine.types import Algorithm, Collective, DType, HostCpu
+from ibcalc.engine.types import Algorithm, Collective, DType, HostCpu, algorithm_key
 from ibcalc.fabric.sizing import MAX_TIERS
 from ibcalc.fabric.switches import switches
 from ibcalc.textsafe import shown
@@ -353,6 +353,13 @@ class CollectiveTarget(BaseModel):
         description="Element type: fp32, bf16, fp8 ...",
         json_schema_extra=_dtype_enum,
     )
+
+    @field_validator("algo", mode="before")
+    @classmethod
+    def _nccl_algorithm_name(cls, value: object) -> object:
+        """Any case, and NCCL's own names (``NVLSTree``, ``CollnetDirect``), as ``--algo`` takes
+        them (a design file had refused what the command line ran: a review)."""
+        return algorithm_key(value) if isinstance(value, str) else value
 
     @field_validator("dtype")
     @classmethod
