@@ -879,6 +879,34 @@ def test_calibrate_says_each_assumption_once() -> None:
     ]
 
 
+def test_calibrate_lists_the_default_node_a_log_of_an_unknown_gpu_is_fitted_on(
+    tmp_path: Path,
+) -> None:
+    """Sweep 07 with its GPUs renamed MI250X (no node rule): nccl-check lists the default node
+    and the links it takes; calibrate, whose values are written under those links, had listed
+    neither (a review)."""
+    text = (SWEEPS / "07_allreduce_2node_16xA100-40GB_net-notstated.txt").read_text(
+        encoding="utf-8"
+    )
+    log = tmp_path / "mi250x.txt"
+    log.write_text(text.replace("NVIDIA A100-SXM4-40GB", "AMD Instinct MI250X"), encoding="utf-8")
+    code, out, err = run("calibrate", str(log))
+    assert code == 0, err
+    assumed = [
+        " ".join(item.split())
+        for item in " ".join(out.split("\nassumed:\n", 1)[1].split("\n")).split(" - ")[1:]
+    ]
+    assert assumed == [
+        "system: GPU 'AMD Instinct MI250X' matches no node rule; the resolver's default node is "
+        "used (--system, --gpus-per-node, --intra)",
+        "gpus_per_node = 8 (every host lists 8 ranks)",
+        "nodes = 2 (distinct hostnames in the device list: sophia-gpu-04 x8, sophia-gpu-09 x8)",
+        "scale-up link nvlink4 assumed (--intra)",
+        "scale-out link ndr assumed (--inter)",
+        "8 NICs per node (one per GPU) assumed (--nics-per-node)",
+    ]
+
+
 _SOCKETS = (
     "2 l40s-pcie nodes joined by NCCL's TCP socket transport (the log's NCCL_IB_DISABLE=1 on line "
     "1), which no catalogue link models: the run cannot be priced"

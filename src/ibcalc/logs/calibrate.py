@@ -596,10 +596,15 @@ def calibrate(
             )
             notes += [
                 (label, f"{n.field} = {n.value} ({_unnested(n.evidence)})")
+                if n.value is not None
+                # a node no rule knows (an MI250X): the resolver's default, said as nccl-check
+                # says it (calibrate had listed neither it nor the network it assumes: a review)
+                else (label, f"{n.field}: {_unnested(n.evidence)}")
                 for n in inferred
                 # a flag is listed where it replaces what the log shows (--inter ndr on a log
                 # of EFA): what is fitted then belongs to the flag's link, not the log's
-                if (n.source != "flag" or n.evidence != GIVEN) and n.value is not None
+                if (n.source != "flag" or n.evidence != GIVEN)
+                and (n.value is not None or n.source == "default")
             ]
             modelled = with_header_gpus_per_process(spec, run, cluster)
             if modelled is not spec:
@@ -703,6 +708,10 @@ def calibrate(
             unpriced.append(f"{reason}; it is left out of the fit")
             case.rows = []
             continue
+        if case.spec.system is None:
+            # no preset: the links the resolver took for the node (scale-up nvlink4, scale-out
+            # ndr, its NICs), which the fitted values are then written under
+            notes += [(case.source, note) for note in resolved.assumptions if "assumed" in note]
         ests = predict(
             resolved,
             case.collective,
