@@ -907,6 +907,33 @@ def test_calibrate_lists_the_default_node_a_log_of_an_unknown_gpu_is_fitted_on(
     ]
 
 
+def test_nccl_check_marks_expected_busbw_that_is_an_equivalent_figure() -> None:
+    """Sweep 06 (2 x p5) is expected in NVLS-tree from 128 MiB: its busbw is nccl-tests' formula
+    over fewer bytes on the wire, which a sweep marks with '*' and the README says the output
+    says; nccl-check had not (a review). Sweep 13 (one 4 x H100 mesh, rings) is a wire rate."""
+    log = str(SWEEPS / "06_allreduce_2node_16xH100_efa.txt")
+    code, out, err = run("nccl-check", log)
+    assert code == 0, err
+    footnote = (
+        "* expected busbw is an equivalent figure (in-network or 2-node tree), not a wire rate"
+    )
+    assert footnote in out.splitlines()
+    (gib,) = [line for line in out.splitlines() if line.startswith("  1 GiB ")]
+    assert "439* (228-453)" in gib
+    code, out, err = run("nccl-check", log, "--format", "json")
+    assert code == 0, err
+    rows = json.loads(out)["runs"][0]["rows"]
+    marked = {r["size_bytes"]: r["busbw_equivalent"] for r in rows}
+    assert marked[2**30] is True
+    # the 2-node tree below (each node sends S once, not 2(n-1)/n S) is one too
+    assert {r["algorithm"] for r in rows} == {"tree", "nvlstree"}
+    assert all(r["busbw_equivalent"] for r in rows)
+    code, out, err = run("nccl-check", str(SWEEPS / "13_allreduce_1node_4xH100_intranode.txt"))
+    assert code == 0, err
+    assert footnote not in out
+    assert "*" not in out
+
+
 _SOCKETS = (
     "2 l40s-pcie nodes joined by NCCL's TCP socket transport (the log's NCCL_IB_DISABLE=1 on line "
     "1), which no catalogue link models: the run cannot be priced"

@@ -643,6 +643,7 @@ def _row_check(row: Row, est: Estimate, collective: Collective, ranks: int) -> R
         verdict=verdict,
         wrong=max(wrong) if wrong else None,
         implausible=implausibly_fast(est.time_s, row),
+        busbw_equivalent=est.best.equivalent_busbw,
     )
 
 

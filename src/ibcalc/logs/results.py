@@ -182,6 +182,9 @@ class RowCheck(BaseModel):
     #: Faster than :data:`IMPLAUSIBLE_SPEEDUP` x the model's time above 64 KiB: no measurement of
     #: this cluster (a timing or log error, or another cluster than the one assumed).
     implausible: bool = False
+    #: The expected algorithm's busbw is an equivalent figure (NVLS, SHARP, a 2-node tree:
+    #: nccl-tests' formula over fewer bytes on the wire), not a wire rate, as on an estimate.
+    busbw_equivalent: bool = False
 
     @property
     def choice(self) -> str:

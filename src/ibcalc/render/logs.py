@@ -124,7 +124,7 @@ def _busbw_cells(row: RowCheck) -> tuple[str, str]:
         if not float(_gbps(band[0], extra)) <= shown <= float(_gbps(band[1], extra)):
             break
         extra += 1
-    expected = _gbps(row.expected_busbw_GBps, extra)
+    expected = _gbps(row.expected_busbw_GBps, extra) + ("*" if row.busbw_equivalent else "")
     if band is not None:
         expected += f" ({_gbps(band[0], extra)}-{_gbps(band[1], extra)})"
     return _gbps(row.measured_busbw_GBps, extra), expected
@@ -350,6 +350,15 @@ def render_checks(
             console.print(
                 Text(_LEGEND + (_RANGE_LEGEND if ranges else "") + dropped_words, style="dim")
             )
+            if any(r.busbw_equivalent for r in check.rows):
+                # as a sweep marks them (the README's promise; nccl-check had not)
+                console.print(
+                    Text(
+                        "* expected busbw is an equivalent figure (in-network or 2-node tree), "
+                        "not a wire rate",
+                        style="dim",
+                    )
+                )
         if check.flagged:
             console.print("likely causes, most likely first:")
         elif check.rows:
@@ -507,7 +516,7 @@ def plot_check(path: str | Path, check: RunCheck) -> Path:
             size_bytes=tuple(float(r.size_bytes) for r in rows),
             busbw_GBps=tuple(r.expected_busbw_GBps for r in rows),
             time_s=tuple(r.expected_time_us * 1e-6 for r in rows),
-            equivalent=tuple(False for _ in rows),
+            equivalent=tuple(r.busbw_equivalent for r in rows),
             emphasis=True,
         )
     ]
