@@ -934,6 +934,28 @@ def test_nccl_check_marks_expected_busbw_that_is_an_equivalent_figure() -> None:
     assert "*" not in out
 
 
+def test_calibrate_says_a_pcie_fit_reaches_the_nics_of_other_presets(tmp_path: Path) -> None:
+    """Sweep 23, two A100 PCIe cards across CPU sockets, fits pcie4.efficiency far below 0.8;
+    pcie4 is also the host link of DGX A100's NICs, so the override slowed a 2 x DGX A100
+    all-gather of 1 GiB from 5.28 to 8.66 ms, unsaid (a review). The report says so; an NVLink
+    fit (sweep 13's mesh) reaches no NIC and says nothing of it."""
+    target = tmp_path / "pair.yaml"
+    log = str(SWEEPS / "23_allreduce_1node_2xA100-PCIE-40GB_pcie.txt")
+    code, out, err = run("calibrate", log, "-o", str(target))
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert (
+        "warning: pcie4 is fitted from GPU-to-GPU traffic over it, and it is also the host link "
+        "of the NICs of 9 presets (dgx-a100, hgx-a800, aws-p4d, aws-p4de and 5 more): with this "
+        "override their network is held to its fitted rate; use the file for estimates of this "
+        "cluster only"
+    ) in flat
+    assert "- id: pcie4" in target.read_text(encoding="utf-8").splitlines()
+    code, out, err = run("calibrate", str(SWEEPS / "13_allreduce_1node_4xH100_intranode.txt"))
+    assert code == 0, err
+    assert "host link of the NICs" not in " ".join(out.split())
+
+
 _SOCKETS = (
     "2 l40s-pcie nodes joined by NCCL's TCP socket transport (the log's NCCL_IB_DISABLE=1 on line "
     "1), which no catalogue link models: the run cannot be priced"

@@ -900,6 +900,9 @@ def calibrate(
     warnings = unpriced + _mixed_clusters(
         cases, determined, masks, {p: fitted[p][2] for p in determined}
     )
+    warnings += _other_roles(
+        cases, catalogue, [p for p, fp in zip(determined, parameters, strict=True) if written(fp)]
+    )
     if _rms(after) > _rms(base) * 1.001:  # worse by more than the third digit it prints
         warnings.append(
             f"the fit leaves the rms log error of the time worse ({_rms(base):.3f} -> "
@@ -1197,6 +1200,31 @@ def calibrate_logs(
     if not unhealthy:
         return result
     return result.model_copy(update={"warnings": [*unhealthy, *result.warnings]})
+
+
+def _other_roles(
+    cases: Sequence[_Case], catalogue: Catalogue, written_params: Sequence[_Param]
+) -> list[str]:
+    """A link's rate fitted from GPU-to-GPU traffic over it that the catalogue's presets also use
+    as their NICs' host link: the override holds those NICs to the fitted rate (a host link's
+    latency is no NIC's, so a fitted latency is not named). A cross-socket
+    PCIe pair (sweep 23) wrote pcie4.efficiency 0.468, which then slowed a 2 x DGX A100
+    all-gather of 1 GiB from 5.28 to 8.66 ms, unsaid (a review)."""
+    out: list[str] = []
+    rates = (p.target for p in written_params if p.kind == "link" and p.field == "efficiency")
+    for link_id in dict.fromkeys(rates):
+        if not any(c.up_link == link_id for c in cases):
+            continue
+        hosts = [s.id for s in catalogue.systems if s.host_pcie == link_id]
+        if not hosts:
+            continue
+        shown = ", ".join(hosts[:4]) + (f" and {len(hosts) - 4} more" if len(hosts) > 4 else "")
+        out.append(
+            f"{link_id} is fitted from GPU-to-GPU traffic over it, and it is also the host link "
+            f"of the NICs of {plural(len(hosts), 'preset')} ({shown}): with this override their "
+            "network is held to its fitted rate; use the file for estimates of this cluster only"
+        )
+    return out
 
 
 def _checked_runs(
