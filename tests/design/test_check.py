@@ -1197,6 +1197,27 @@ def test_each_target_shows_the_range_of_its_own_figure(tmp_path: Path) -> None:
     assert f"({size / slow / 1e9:.3g}-{size / fast / 1e9:.3g})" in line  # 3 figures
 
 
+def test_a_size_nccl_tests_rounds_says_the_size_it_runs(tmp_path: Path) -> None:
+    """size: 7 of fp32 is run as one element, 4 B, and priced so; the line had said '7 B' (a
+    review). A size that rounds to itself in print says nothing more."""
+    from ibcalc.catalogue.load import load_catalogue
+    from ibcalc.render.check import FileOutcome, render_text
+
+    text = (
+        "name: t\nnodes: 2\nsystem: dgx-h100\nrequirements:\n"
+        "  - allreduce: {size: 7, max_time: 1ms}\n"
+        "  - allgather: {size: 10GB, max_time: 1s}\n"
+    )
+    path = write(tmp_path, "r.yaml", text)
+    checked = check_design(path, load_catalogue(use_env=False))
+    printed = render_text([FileOutcome(path=str(path), check=checked)])
+    assert "allreduce 7 B (run as 4 B): time <= 1 ms" in printed
+    assert "allgather 10 GB: time <= 1 s" in printed
+    first = checked.findings[0].basis
+    assert isinstance(first, CollectiveBasis)
+    assert first.estimate.size_bytes == 4
+
+
 @pytest.mark.parametrize(
     ("requirement", "required"),
     [
