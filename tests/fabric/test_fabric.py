@@ -148,6 +148,21 @@ def test_dgx_h100_4su_bill_of_materials() -> None:
     assert sizing.node_leaf_cables - 4 + sizing.leaf_spine_cables == 2040
 
 
+def test_a_partly_filled_su_says_its_leaves_keep_every_uplink() -> None:
+    """16 DGX H100 in a 32-node SU: 8 leaves (one per rail), each with 16 of its 32 down ports
+    used and all 32 uplinks cabled, as whole SUs are built; the note says so, where the cable
+    count (8 x 32 = 256 leaf-spine cables for 128 NICs) read as a bill of materials (a review). A
+    full SU says nothing more."""
+    partial = h100(16)
+    assert partial.leaf_spine_cables == DGX_RAILS * 32
+    (note,) = [n for n in partial.notes if n.startswith("rail-optimized:")]
+    assert note.endswith(
+        "1 SU for 16 nodes (16 of its 32 node slots used; its leaves keep all 32 uplinks each)"
+    )
+    (full,) = [n for n in h100(32).notes if n.startswith("rail-optimized:")]
+    assert full.endswith("1 SU for 32 nodes")
+
+
 def test_bisection_of_one_h100_su() -> None:
     """docs/design-files.md#bisection-bandwidth (derived): 1 SU, 256 NIC ports x 400 Gb/s ->
     128 x 400 Gb/s = 51.2 Tb/s per direction, i.e. 6.4 TB/s."""

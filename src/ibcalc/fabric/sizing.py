@@ -511,6 +511,14 @@ def _build(tiers: int, a: _Args, out: _Outputs) -> FabricSizing | None:
             f"rail-optimized: scalable unit of {a.d} nodes and "
             f"{a.rails} {'leaf' if a.rails == 1 else 'leaves'} (one per rail); "
             f"{plan.su} SU for {a.nodes} nodes"
+            # a partly filled SU keeps every leaf's uplinks (NVIDIA builds whole SUs): said,
+            # as the cable count reads as a bill of materials (8 p5 nodes on radix 64: 1024
+            # leaf-spine cables for 256 NICs; a review)
+            + (
+                f" ({a.nodes} of its {a.d} node slots used; its leaves keep all {a.u} uplinks each)"
+                if plan.su == 1 and a.nodes < a.d
+                else ""
+            )
         )
     leaf_cages = sum(_split_cages(x, a.u, ppc, a.k) for x in plan.leaf_down_used) if ppc else None
     if tiers == 2:
