@@ -962,15 +962,23 @@ _SOCKETS = (
 )
 
 
-def test_a_run_on_sockets_is_refused_by_name() -> None:
+def test_a_run_on_sockets_is_refused_by_name(tmp_path: Path) -> None:
     """Sweep 27: two one-L40S hosts with 'mpirun ... -x NCCL_IB_DISABLE=1' on line 1. The
     refusal names the socket transport; it had blamed the preset's missing NIC and asked for
-    --inter and --nics-per-node, which price RDMA the run did not use (a review)."""
+    --inter and --nics-per-node, which price RDMA the run did not use (a review). Two such logs
+    and nothing else: the first one's refusal, not 'no row left to fit'."""
     log = str(SWEEPS / "27_allreduce_2node_2xL40S_ethernet-ibdisabled.txt")
     for command in ("nccl-check", "calibrate"):
         code, _, err = run(command, log)
         assert code == 2
         assert err == f"error: {log}: {_SOCKETS}\n"
+    other = tmp_path / "27b.txt"
+    text = Path(log).read_text(encoding="utf-8")
+    assert text.count(" 166.4 ") == 1
+    other.write_text(text.replace(" 166.4 ", " 166.5 "), encoding="utf-8")
+    code, _, err = run("calibrate", log, str(other))
+    assert code == 2
+    assert err == f"error: {log}: {_SOCKETS}\n"
 
 
 def test_calibrate_fits_the_runs_it_can_price_past_one_it_cannot(tmp_path: Path) -> None:

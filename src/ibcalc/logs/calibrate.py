@@ -685,6 +685,7 @@ def calibrate(
         raise IbcalcError(_nothing_to_fit(runs, row_filter))
     cases = [c for c in cases if c.rows]
     unpriced: list[str] = []
+    first_unpriced: IbcalcError | None = None
     # a cluster the caller gave (flags, a design) that one log cannot take is the caller's to
     # mend: refused, naming the log; one that no log gave is the log's own
     given = isinstance(cluster, ResolvedCluster) or (
@@ -706,6 +707,7 @@ def calibrate(
             # had stopped a fit of all 27 published sweeps)
             reason = exc.template if isinstance(exc, FieldError) else str(exc)
             unpriced.append(f"{reason}; it is left out of the fit")
+            first_unpriced = first_unpriced or exc
             case.rows = []
             continue
         if case.spec.system is None:
@@ -760,6 +762,8 @@ def calibrate(
         )[0]
         case.bottleneck = largest.best.bottleneck if largest is not None else ""
         case.shape = _shape(resolved, multi=case.multi)
+    if first_unpriced is not None and not any(c.rows for c in cases):
+        raise first_unpriced  # no run could be priced: the first one's reason, not 'no row'
     cases = [c for c in cases if c.rows]
     if not cases:
         # what left them out, where a filter did (a table in ms read as us: its small rows
