@@ -104,6 +104,8 @@ _SUFFIX_FACTORS = {
     " GB/s": 1 / GB,
     " MB/s": 1 / MB,
     " kB/s": 1e-3,
+    " GiB/s": 1 / 2**30,
+    " MiB/s": 1 / 2**20,
     "x": 1.0,
     ":1": 1.0,
 }
@@ -135,8 +137,14 @@ def _quantities(f: Finding) -> tuple[str, str]:
         return format_quantity(f.predicted, f.unit), format_quantity(f.required, f.unit)
     _, suffix, factor = _split(format_quantity(f.required, f.unit))
     required = _figure(f.required * factor, 12) + suffix
-    if f.unit == "B/s":
-        required = _binary_rate(f.required) or required
+    usual = format_quantity(f.predicted, f.unit)
+    binary = _binary_rate(f.required) if f.unit == "B/s" else None
+    if binary is not None:
+        # the prediction in the requirement's binary unit too: '>= 350.5 GiB/s' beside
+        # 'predicted 360 GB/s' had read as a wrong FAIL (350.5 GiB/s is 376 GB/s; a review)
+        suffix, factor = binary
+        required = _figure(f.required * factor, 12) + suffix
+        usual = _figure(f.predicted * factor, 3) + suffix
     truth = (f.predicted > f.required) - (f.predicted < f.required)
 
     def agrees(text: str) -> bool:
@@ -146,7 +154,6 @@ def _quantities(f: Finding) -> tuple[str, str]:
             return truth == 0  # printed level with the requirement (5.43 / 1e3 vs 0.00543)
         return (shown > f.required) - (shown < f.required) == truth
 
-    usual = format_quantity(f.predicted, f.unit)
     if agrees(usual):
         return usual, required
     for digits in range(3, 13):
@@ -156,16 +163,17 @@ def _quantities(f: Finding) -> tuple[str, str]:
     return usual, required  # pragma: no cover - 12 digits tell any two floats apart that matter
 
 
-def _binary_rate(rate_Bps: float) -> str | None:
-    """A rate written in binary units as written (``300GiB/s`` -> ``300 GiB/s``), where its
-    decimal form takes more digits than its binary one (it had printed ``322.1225472 GB/s``: a
-    review); None otherwise (``300GB/s`` and ``2400Gb/s`` print in GB/s)."""
+def _binary_rate(rate_Bps: float) -> tuple[str, float] | None:
+    """The binary unit (suffix, factor from B/s) a rate written in binary units prints in, where
+    its decimal form takes more digits than its binary one (``300GiB/s`` had printed as
+    ``322.1225472 GB/s``: a review); None otherwise (``300GB/s`` and ``2400Gb/s`` print in
+    GB/s)."""
     decimal = _figure(rate_Bps / GB, 12) if rate_Bps >= GB else _figure(rate_Bps / MB, 12)
     for unit, size in ((" GiB/s", 2**30), (" MiB/s", 2**20)):
         value = rate_Bps / size
         if value >= 1 and _figure(value, 6) == _figure(value, 12):
             written = _figure(value, 12)
-            return written + unit if len(written) < len(decimal) else None
+            return (unit, 1 / size) if len(written) < len(decimal) else None
     return None
 
 
@@ -198,11 +206,6 @@ def finding_requirement(f: Finding) -> str:
     basis = f.basis
     if isinstance(basis, CollectiveBasis):
         label = f"{f.kind} {format_size(basis.size_bytes)}"
-        run = format_size(basis.estimate.size_bytes)
-        if run != format_size(basis.size_bytes):
-            # nccl-tests runs whole elements, as the estimate prices it ('size: 7' had printed
-            # '7 B' beside a prediction for 4 B: a review)
-            label += f" (run as {run})"
         if basis.algorithm is not None:
             label += f" ({basis.algorithm.value})"
         if basis.dtype != DType.FP32:
@@ -302,6 +305,11 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "passed": f.passed,
         "predicted": f.predicted,
         "predicted_range": list(f.predicted_range) if f.predicted_range is not None else None,
+        # the size nccl-tests runs (whole elements, a multiple of the ranks where the collective
+        # splits it); null for a target that is no collective
+        "run_size_bytes": (
+            f.basis.estimate.size_bytes if isinstance(f.basis, CollectiveBasis) else None
+        ),
         "required": f.required,
         "margin": f.margin,
         "unit": f.unit,
@@ -463,9 +471,23 @@ def _line(f: Finding) -> str:
         "  (equivalent busbw, not a wire rate)" if f.passed and _equivalent_busbw(f) else ""
     )
     return (
-        f"{word}  {_where(f.file, f.line, f.col)}  {finding_requirement(f)}  "
+        f"{word}  {_where(f.file, f.line, f.col)}  {finding_requirement(f)}{_run_as(f)}  "
         f"predicted {predicted}  margin {_margin(f.margin)}{equivalent}"
     )
+
+
+def _run_as(f: Finding) -> str:
+    """`` (run as 4 B)`` where nccl-tests runs a size 0.1 % or more off the one written (past the
+    digits a size prints with), in bytes as an estimate says it ('size: 7' had printed '7 B'
+    beside a prediction for one fp32 element; a review); "" otherwise (1 GB over 248 ranks runs
+    512 B less). Not part of the requirement's name, which stays the same whatever the node
+    count rounds it to."""
+    basis = f.basis
+    if not isinstance(basis, CollectiveBasis):
+        return ""
+    if abs(basis.estimate.size_bytes - basis.size_bytes) < 1e-3 * basis.size_bytes:
+        return ""
+    return f" (run as {basis.estimate.size_bytes:.0f} B)"
 
 
 def render_text(outcomes: Sequence[FileOutcome], overrides: Sequence[str] = ()) -> str:

@@ -300,6 +300,10 @@ def span(bounds: tuple[float, float], shown: str, *, scale: float | None = None)
     unit = shown.split()[-1]
     if scale is None:
         scale = TIME_UNIT_SCALE.get(unit, 1.0)
+    elif unit.startswith("GiB"):  # a check requirement written in binary units (render.check)
+        scale = 2**30
+    elif unit.startswith("MiB"):
+        scale = 2**20
     elif unit.startswith("TB"):
         scale = 1e12
     elif unit.startswith("MB"):
