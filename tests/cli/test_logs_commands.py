@@ -890,8 +890,17 @@ def test_calibrate_lists_the_default_node_a_log_of_an_unknown_gpu_is_fitted_on(
     )
     log = tmp_path / "mi250x.txt"
     log.write_text(text.replace("NVIDIA A100-SXM4-40GB", "AMD Instinct MI250X"), encoding="utf-8")
-    code, out, err = run("calibrate", str(log))
+    target = tmp_path / "mi250x.yaml"
+    code, out, err = run("calibrate", str(log), "-o", str(target))
     assert code == 0, err
+    # the file, which is what is kept, says it too (a review of the first form)
+    warning = (
+        f"warning: {log}: no node rule knows the GPU, so the run is priced on the default node "
+        "(nvlink4 inside, ndr between) and the values are fitted to those links; give the run's "
+        "node (its preset, or its scale-up and scale-out links) to fit its own"
+    )
+    assert f"# {warning}" in target.read_text(encoding="utf-8").splitlines()
+    assert "".join(warning.split()) in "".join(out.split())
     assumed = [
         " ".join(item.split())
         for item in " ".join(out.split("\nassumed:\n", 1)[1].split("\n")).split(" - ")[1:]
@@ -992,10 +1001,18 @@ def test_calibrate_fits_the_runs_it_can_price_past_one_it_cannot(tmp_path: Path)
     assert code == 0, err
     warning = f"warning: {socket_log}: {_SOCKETS}; it is left out of the fit"
     assert "".join(warning.split()) in "".join(out.split())
+    # its assumptions are not listed as a fitted run's (a review of the first form)
+    assert "l40s-pcie" not in out.split("\nassumed:\n", 1)[1]
     assert f"# {warning}" in target.read_text(encoding="utf-8").splitlines()
     alone = tmp_path / "alone.yaml"
     code, _, err = run("calibrate", ib_log, "-o", str(alone))
     assert code == 0, err
+    # a flag that does not make it unpriceable keeps the skip (--no-nvls had turned it into a
+    # refusal of the whole fit: a review of the first form); one that does is refused (the
+    # --scale-up-domain test below)
+    code, out, err = run("calibrate", ib_log, socket_log, "--no-nvls", "--host-cpu", "intel")
+    assert code == 0, err
+    assert "".join(warning.split()) in "".join(out.split())
     body = [line for line in target.read_text(encoding="utf-8").splitlines() if line[:1] != "#"]
     assert "- id: hdr" in body
     assert body == [

@@ -245,6 +245,8 @@ class _Case:
     gpus_said: str | None = None
     #: NCCL's debug output around the run (a socket transport refuses it by name)
     env: LogEnvironment | None = None
+    #: the cluster its log alone gives, where flags were laid over it (None: no flags)
+    unflagged: ClusterSpec | None = None
     up_link: str | None = None
     out_link: str | None = None
     bottleneck: str = ""
@@ -662,6 +664,11 @@ def calibrate(
                 ranks=run.ranks,
                 gpus_said=gpus_said,
                 env=env,
+                unflagged=(
+                    infer_spec(run, catalogue, env=env)[0]
+                    if isinstance(cluster, ClusterSpec) and cluster != ClusterSpec()
+                    else None
+                ),
             )
         )
     for (label, kept, named), numbers in repeats.items():
@@ -686,11 +693,8 @@ def calibrate(
     cases = [c for c in cases if c.rows]
     unpriced: list[str] = []
     first_unpriced: IbcalcError | None = None
-    # a cluster the caller gave (flags, a design) that one log cannot take is the caller's to
-    # mend: refused, naming the log; one that no log gave is the log's own
-    given = isinstance(cluster, ResolvedCluster) or (
-        cluster is not None and cluster != ClusterSpec()
-    )
+    unpriced_sources: set[str] = set()
+
     for case in cases:
         try:
             resolved = resolve_log_cluster(
@@ -700,7 +704,7 @@ def calibrate(
                 resolved.ranks, resolved.nodes, resolved.gpus_per_node, case.ranks, case.source
             )
         except IbcalcError as exc:
-            if len(cases) == 1 or given:
+            if len(cases) == 1 or not _log_cannot_be_priced(case, catalogue, cluster):
                 raise
             # one run the model cannot price as its log describes it does not void the others'
             # fit (nccl-check goes on past it too): said as a warning, with its reason (sweep 27
@@ -708,6 +712,7 @@ def calibrate(
             reason = exc.template if isinstance(exc, FieldError) else str(exc)
             unpriced.append(f"{reason}; it is left out of the fit")
             first_unpriced = first_unpriced or exc
+            unpriced_sources.add(case.source)
             case.rows = []
             continue
         if case.spec.system is None:
@@ -764,6 +769,11 @@ def calibrate(
         case.shape = _shape(resolved, multi=case.multi)
     if first_unpriced is not None and not any(c.rows for c in cases):
         raise first_unpriced  # no run could be priced: the first one's reason, not 'no row'
+    # a log left out entirely has no assumptions of a fitted run (sweep 27's five had been
+    # listed under 'assumed:' as if fitted: a review); the warning names it
+    left_out = unpriced_sources - {c.source for c in cases if c.rows}
+    notes = [(label, text) for label, text in notes if label not in left_out]
+    defaulted = [c for c in cases if c.rows and c.spec.system is None]
     cases = [c for c in cases if c.rows]
     if not cases:
         # what left them out, where a filter did (a table in ms read as us: its small rows
@@ -904,6 +914,20 @@ def calibrate(
     warnings = unpriced + _mixed_clusters(
         cases, determined, masks, {p: fitted[p][2] for p in determined}
     )
+    for case in defaulted if determined else []:
+        # the file is what is kept: its header says what the values were fitted on (an MI250X
+        # run's ndr latency had been written with no word of the NVIDIA default node; a review)
+        links = [
+            f"{link} {where}"
+            for link, where in ((case.up_link, "inside"), (case.out_link, "between"))
+            if link
+        ]
+        warnings.append(
+            f"{case.source}: no node rule knows the GPU, so the run is priced on the default "
+            f"node ({', '.join(links) or 'its links'}) and the values are fitted to those "
+            "links; give the run's node (its preset, or its scale-up and scale-out links) to "
+            "fit its own"
+        )
     warnings += _other_roles(
         cases, catalogue, [p for p, fp in zip(determined, parameters, strict=True) if written(fp)]
     )
@@ -1204,6 +1228,24 @@ def calibrate_logs(
     if not unhealthy:
         return result
     return result.model_copy(update={"warnings": [*unhealthy, *result.warnings]})
+
+
+def _log_cannot_be_priced(
+    case: _Case, catalogue: Catalogue, cluster: ResolvedCluster | ClusterSpec | None
+) -> bool:
+    """Whether a run that failed to resolve fails as its own log gives it, not through flags a
+    caller laid over it: those are the caller's to mend (refused, naming the log), where a log
+    the model cannot price is left out of a fit of several (a review: --no-nvls, which changes
+    nothing of sweep 27's sockets, had turned its skip into a refusal of the whole fit)."""
+    if isinstance(cluster, ResolvedCluster):
+        return False
+    if case.unflagged is None:
+        return True
+    try:
+        resolve_log_cluster(catalogue, case.unflagged, case.source, env=case.env)
+    except IbcalcError:
+        return True
+    return False
 
 
 def _other_roles(
