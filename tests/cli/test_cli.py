@@ -924,11 +924,13 @@ def test_unknown_fabric_suggests_ndr(capsys: pytest.CaptureFixture[str]) -> None
         # the storage catalogue too, both ways (storage show ndr had listed the storage)
         (
             ["storage", "show", "ndr"],
-            "error: unknown storage 'ndr': ndr is a link, not a storage entry",
+            "error: unknown storage 'ndr': ndr is a link, not a storage entry (storage: "
+            "nvmeof-target, ddn-ai400x2, aws-s3)",
         ),
         (
             ["checkpoint", "--storage", "dgx-h100", "--model", "llama3-8b"],
-            "error: unknown storage 'dgx-h100': dgx-h100 is a system preset, not a storage entry",
+            "error: unknown storage 'dgx-h100': dgx-h100 is a system preset, not a storage entry "
+            "(storage: nvmeof-target, ddn-ai400x2, aws-s3)",
         ),
         (
             ["links", "show", "aws-s3"],

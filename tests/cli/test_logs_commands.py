@@ -941,6 +941,14 @@ def test_nccl_check_marks_expected_busbw_that_is_an_equivalent_figure() -> None:
     assert code == 0, err
     assert footnote not in out
     assert "*" not in out
+    # a GitHub annotation has no footnote: it says it in words (sweep 10's 2-node tree at 64 MiB)
+    code, out, err = run(
+        "nccl-check", str(SWEEPS / "10_allreduce_2node_8xH100_ib.txt"), "--format", "github"
+    )
+    assert code == 0, err
+    (low,) = [line for line in out.splitlines() if "64 MiB low::" in line]
+    assert "expected 122 (102-126) GB/s, an equivalent figure (in-network or 2-node tree)" in low
+    assert "*" not in out
 
 
 def test_calibrate_says_a_pcie_fit_reaches_the_nics_of_other_presets(tmp_path: Path) -> None:

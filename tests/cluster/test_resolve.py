@@ -893,6 +893,10 @@ def test_another_fabric_on_a_preset_keeps_its_nic_count() -> None:
     assert (
         "2 ndr NICs per node: abci2-a's 0.5 hdr ports per GPU kept for 4 GPUs ({nics_per_node})"
     ) in half.assumptions
+    # more than one port per GPU (OCI's 16 x 200G RoCE for 8 GPUs) is replaced one NIC per GPU:
+    # 16 NDR ports had doubled its bandwidth per GPU (a review of the first form)
+    oci = resolve_cluster(CAT, ClusterSpec(system="oci-bm-gpu-h100", nodes=2, inter="ndr"))
+    assert oci.nics_per_node == 8
     # p5's 32 EFA interfaces are the instance's, not slots for NDR ports: one per GPU
     p5 = resolve_cluster(CAT, ClusterSpec(system="aws-p5", nodes=2, inter="ndr"))
     assert p5.nics_per_node == 8

@@ -967,7 +967,8 @@ CASES: list[Case] = [
         "storage-link-slip",
         "checkpoint --storage ndr --model llama3-8b",
         2,
-        "unknown storage 'ndr': ndr is a link, not a storage entry",
+        "unknown storage 'ndr': ndr is a link, not a storage entry (storage: nvmeof-target, "
+        "ddn-ai400x2, aws-s3)",
         "a link's id where storage goes says what it is (the client link is --storage-link)",
     ),
     C(

@@ -637,7 +637,9 @@ def find_storage(catalogue: Catalogue, name: str) -> Storage:
     entries = [(entry.id, entry.names) for entry in catalogue.storage]
     elsewhere = _elsewhere(catalogue, key, "storage")
     if elsewhere is not None:
-        raise UnknownNameError("storage", name, [], elsewhere=elsewhere)
+        # the short storage catalogue listed too, as for any other unknown name (a review)
+        known = ", ".join(e.id for e in catalogue.storage)
+        raise UnknownNameError("storage", name, [], elsewhere=f"{elsewhere} (storage: {known})")
     # the storage catalogue is short: with no close name, list it all (a link id such as ndr
     # is a likely slip: the client link is --storage-link)
     close = _suggest_entries(key, entries)

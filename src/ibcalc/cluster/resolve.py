@@ -201,12 +201,16 @@ def kept_preset_nics(
 ) -> tuple[int, str] | None:
     """A preset's NIC count kept for another scale-out ``link`` (``--fabric ndr`` on abci2-a:
     its 4 HDR ports become 4 NDR ports), with the note that says so; None where the preset has
-    no NIC, ``link`` is its own, or either link exists only inside a cloud's instances (EFA,
-    GPUDirect-TCPX: their counts come with the instance, not the node's slots). One NIC per GPU
+    no NIC or more than one per GPU (OCI's 16 x 200G for 8 GPUs are two ports a GPU that one
+    faster NIC replaces: 16 NDR ports had doubled its bandwidth per GPU; a review), ``link`` is
+    its own, or either link exists only inside a cloud's instances (EFA, GPUDirect-TCPX: their
+    counts come with the instance, not the node's slots). One NIC per GPU
     in place of the preset's count had made a faster fabric slower at small sizes (more
     channels, more proxy operations): abci2-a's 128 KiB broadcast on 4 nodes took 62.8 us on
     hdr and 114 us on ndr (a review)."""
     if system is None or system.inter is None or system.nics_per_node <= 0:
+        return None
+    if system.nics_per_node > system.gpus_per_node:
         return None
     if link.id == system.inter or _cloud_only(link):
         return None

@@ -161,7 +161,7 @@ _GPU_MODEL = re.compile(r"\b(?:RTX ?\d{4}(?: ?TI)?|[A-Z]{1,3}\d{2,4}[A-Z]?)\b")
 _AMD = re.compile(r"\bAMD\b|RADEON|INSTINCT|\bMI\d{3}")
 #: A PCIe card's name ('A100-PCIE-40GB', 'H100 NVL', 'H200 NVL'), an SXM module's ('A100-SXM4-40GB',
 #: 'H100 80GB HBM3', 'B300 SXM6 AC'), upper case.
-_PCIE_CARD = re.compile(r"PCIE|\bNVL\b")
+_PCIE_CARD = re.compile(r"PCI-?E|\bNVL\b")
 _SXM_PART = re.compile(r"SXM|\bHBM3\b")
 
 
@@ -199,7 +199,7 @@ def _wrong_system(ctx: RunContext) -> list[Finding]:
     if rule is not None and rule.system == system.id:
         # the node rule for this name: GB300 is priced as gb200-nvl72 with XDR NICs (its own
         # inference had been called a contradiction of a --system never given: a review)
-        return []
+        return _rule_network(ctx, rule)
     if not _gpu_contradiction(run.gpu_model, system):
         return _other_node(ctx, system, rule)
     same = _same_links(ctx, system)
@@ -221,6 +221,25 @@ def _wrong_system(ctx: RunContext) -> list[Finding]:
                 f"{system.gpu}",
                 *instead,
             ],
+        )
+    ]
+
+
+def _rule_network(ctx: RunContext, rule: NodeRule) -> list[Finding]:
+    """The network a node rule gives its GPU (GB300: XDR), where the cluster checked runs
+    another on several nodes: --system gb200-nvl72 on a GB300 log takes the preset's NDR, which
+    the rule's own evidence says the GB300's NICs are not (a review)."""
+    inter = ctx.cluster.inter
+    if rule.inter is None or inter is None or not ctx.multi or inter.id == rule.inter:
+        return []
+    return [
+        Finding(
+            kind="flag_mismatch",
+            cause=f"perhaps not {inter.id}: the log's {ctx.run.gpu_model!r} nodes have "
+            f"{rule.inter} NICs, where the expectations below run {inter.id}",
+            confidence="medium",
+            severity="warning",
+            evidence=[rule.evidence, f"re-run with {{inter}} {rule.inter}"],
         )
     ]
 
