@@ -737,9 +737,11 @@ def gap_for_system(
     """:func:`gap` for a system preset, each field overridable (``scale_up_domain``: the GPUs
     of the inside domain where the preset's spans nodes, as ``ClusterSpec.scale_up_domain``).
 
-    The preset's NIC count is used only with the preset's own fabric; another ``inter`` gets
-    :func:`_default_nics` (a cloud-only fabric's instance count per GPU, one per node for a WAN,
-    else one per GPU) unless ``nics_per_node`` says otherwise.
+    The preset's NIC count is used with the preset's own fabric, and kept for another ``inter``
+    as the estimates keep it (:func:`~ibcalc.cluster.resolve.kept_preset_nics`: its ports, or
+    its line rate per GPU where it has more than one NIC per GPU); otherwise (a cloud-only link
+    either side) :func:`_default_nics` (a cloud-only fabric's instance count per GPU, one per
+    node for a WAN, else one per GPU), unless ``nics_per_node`` says otherwise.
     """
     preset = find_system(catalogue, system)
     intra_id = intra or preset.intra

@@ -895,12 +895,24 @@ def test_calibrate_lists_the_default_node_a_log_of_an_unknown_gpu_is_fitted_on(
     assert code == 0, err
     # the file, which is what is kept, says it too (a review of the first form)
     warning = (
-        f"warning: {log}: no node rule knows the GPU, so the run is priced on the default node "
-        "(nvlink4 inside, ndr between) and the values are fitted to those links; give the run's "
-        "node (its preset, or its scale-up and scale-out links) to fit its own"
+        f"warning: {log}: no node rule knows the GPU, so the run is priced on the default node's "
+        "scale-up and scale-out links (nvlink4 inside, ndr between) and the values are fitted to "
+        "them; give the run's node (its preset, or its scale-up and scale-out links) to fit its "
+        "own"
     )
     assert f"# {warning}" in target.read_text(encoding="utf-8").splitlines()
     assert "".join(warning.split()) in "".join(out.split())
+    # links given are not the default node's: only the one assumed is named, and none where
+    # both are given (a review of the first form named the given ones)
+    code, given, err = run("calibrate", str(log), "--intra", "nvlink3")
+    assert code == 0, err
+    assert "".join(
+        f"warning: {log}: no node rule knows the GPU, so the run is priced on the default node's "
+        "scale-out link (ndr between) and the values are fitted to it".split()
+    ) in "".join(given.split())
+    code, both, err = run("calibrate", str(log), "--intra", "nvlink3", "--inter", "hdr")
+    assert code == 0, err
+    assert "no node rule knows the GPU" not in both
     assumed = [
         " ".join(item.split())
         for item in " ".join(out.split("\nassumed:\n", 1)[1].split("\n")).split(" - ")[1:]
@@ -1021,6 +1033,12 @@ def test_calibrate_fits_the_runs_it_can_price_past_one_it_cannot(tmp_path: Path)
     code, out, err = run("calibrate", ib_log, socket_log, "--no-nvls", "--host-cpu", "intel")
     assert code == 0, err
     assert "".join(warning.split()) in "".join(out.split())
+    # a flag one log cannot take is the caller's to mend: the whole fit is refused, naming it
+    # (sweep 10 ran 2 x 4 ranks; -g 8 makes it 16)
+    other = str(SWEEPS / "10_allreduce_2node_8xH100_ib.txt")
+    code, out, err = run("calibrate", ib_log, other, "-g", "8")
+    assert (code, out) == (2, "")
+    assert err.startswith(f"error: {other}: the cluster has 2 nodes x 8 GPUs = 16 ranks, but the")
     body = [line for line in target.read_text(encoding="utf-8").splitlines() if line[:1] != "#"]
     assert "- id: hdr" in body
     assert body == [

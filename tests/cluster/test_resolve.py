@@ -893,10 +893,22 @@ def test_another_fabric_on_a_preset_keeps_its_nic_count() -> None:
     assert (
         "2 ndr NICs per node: abci2-a's 0.5 hdr ports per GPU kept for 4 GPUs ({nics_per_node})"
     ) in half.assumptions
-    # more than one port per GPU (OCI's 16 x 200G RoCE for 8 GPUs) is replaced one NIC per GPU:
-    # 16 NDR ports had doubled its bandwidth per GPU (a review of the first form)
+    # more than one port per GPU (OCI's 16 x 200G RoCE for 8 GPUs, 50 GB/s of line rate a GPU)
+    # keeps its line rate per GPU in whole NICs, one per GPU at least: 16 NDR ports had doubled
+    # it, one HDR per GPU halved it (reviews of the first two forms)
+    counts = {
+        inter: resolve_cluster(
+            CAT, ClusterSpec(system="oci-bm-gpu-h100", nodes=2, inter=inter)
+        ).nics_per_node
+        for inter in ("hdr", "ndr", "xdr", "roce-100g")
+    }
+    # 2 x 25 GB/s a GPU: 2 HDR (25 GB/s), 1 NDR (50), 1 XDR (100, at least one), 4 x 12.5 GB/s
+    assert counts == {"hdr": 16, "ndr": 8, "xdr": 8, "roce-100g": 32}
     oci = resolve_cluster(CAT, ClusterSpec(system="oci-bm-gpu-h100", nodes=2, inter="ndr"))
-    assert oci.nics_per_node == 8
+    assert (
+        "8 ndr NICs per node: oci-bm-gpu-h100's 50.0 GB/s of roce-200g line rate per GPU in "
+        "whole ndr NICs, at least one per GPU ({nics_per_node})"
+    ) in oci.assumptions
     # p5's 32 EFA interfaces are the instance's, not slots for NDR ports: one per GPU
     p5 = resolve_cluster(CAT, ClusterSpec(system="aws-p5", nodes=2, inter="ndr"))
     assert p5.nics_per_node == 8

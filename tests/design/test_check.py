@@ -1216,6 +1216,19 @@ def test_a_binary_rate_requirement_prints_its_prediction_in_its_unit(tmp_path: P
     shown = f"{finding.predicted / 2**30:.3g} GiB/s ({low:.3g}-{high:.3g})"
     printed = render_text([FileOutcome(path=str(path), check=checked)])
     assert f"busbw >= 350.5 GiB/s  predicted {shown}" in printed
+    # a prediction under 1 GiB/s prints in the binary unit of its size, not as '0 GiB/s', and a
+    # KiB/s requirement in KiB/s (a review of the first form)
+    small = write(
+        tmp_path,
+        "s.yaml",
+        "name: s\nnodes: 2\nsystem: dgx-h100\nrequirements:\n"
+        "  - allreduce: {size: 8, min_busbw: 1KiB/s}\n",
+    )
+    tiny = check_design(small, load_catalogue(use_env=False))
+    (row,) = tiny.findings
+    assert 2**10 < row.predicted < 2**20
+    printed = render_text([FileOutcome(path=str(small), check=tiny)])
+    assert f"busbw >= 1 KiB/s  predicted {row.predicted / 2**10:.3g} KiB/s (" in printed
 
 
 def test_a_size_nccl_tests_rounds_says_the_size_it_runs(tmp_path: Path) -> None:
@@ -1246,6 +1259,9 @@ def test_a_size_nccl_tests_rounds_says_the_size_it_runs(tmp_path: Path) -> None:
     assert first.basis.estimate.size_bytes == 4
     assert finding_dict(first)["requirement"] == "allreduce 7 B: time <= 1 ms"
     assert finding_dict(first)["run_size_bytes"] == 4
+    # and in the message GitHub annotations and JUnit failures carry (a review: only the text
+    # line had said it)
+    assert "(run as 4 B)" in finding_dict(first)["message"]
 
 
 @pytest.mark.parametrize(

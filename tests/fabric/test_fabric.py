@@ -157,10 +157,18 @@ def test_a_partly_filled_su_says_its_leaves_keep_every_uplink() -> None:
     assert partial.leaf_spine_cables == DGX_RAILS * 32
     (note,) = [n for n in partial.notes if n.startswith("rail-optimized:")]
     assert note.endswith(
-        "1 SU for 16 nodes (16 of its 32 node slots used; its leaves keep all 32 uplinks each)"
+        "1 SU for 16 nodes (16 of its 32 node slots used; the leaves keep all 32 uplinks each)"
     )
     (full,) = [n for n in h100(32).notes if n.startswith("rail-optimized:")]
     assert full.endswith("1 SU for 32 nodes")
+    # the last of several SUs too (a review: 33 nodes had said nothing); NVIDIA's 31 nodes and
+    # UFM fill their SU
+    (two,) = [n for n in h100(33).notes if n.startswith("rail-optimized:")]
+    assert two.endswith(
+        "2 SU for 33 nodes (33 of their 64 node slots used; the leaves keep all 32 uplinks each)"
+    )
+    (ufm,) = [n for n in h100(31, extra=4).notes if n.startswith("rail-optimized:")]
+    assert ufm.endswith("1 SU for 31 nodes")
 
 
 def test_bisection_of_one_h100_su() -> None:

@@ -402,6 +402,7 @@ def test_gpu_paths_inside_a_switch_or_over_nvlink_are_not_noted(catalogue: Catal
         # nvidia-smi names the two A100 PCIe cards differently
         ("NVIDIA A100-PCIE-40GB", "a100-pcie-pair"),
         ("NVIDIA A100 80GB PCIe", "a100-pcie-pair"),
+        ("NVIDIA A100 PCI-E 40GB", "a100-pcie-pair"),  # the spelling nccl-check also takes
         # export parts: A800 has 8 of the A100's 12 NVLinks, H20 all 18 of the H100's (SimAI's
         # calbusbw.cc constants)
         ("NVIDIA A800-SXM4-80GB", "hgx-a800"),

@@ -200,22 +200,32 @@ def kept_preset_nics(
     catalogue: Catalogue, system: System | None, link: Link, gpus_per_node: int, *, check: bool
 ) -> tuple[int, str] | None:
     """A preset's NIC count kept for another scale-out ``link`` (``--fabric ndr`` on abci2-a:
-    its 4 HDR ports become 4 NDR ports), with the note that says so; None where the preset has
-    no NIC or more than one per GPU (OCI's 16 x 200G for 8 GPUs are two ports a GPU that one
-    faster NIC replaces: 16 NDR ports had doubled its bandwidth per GPU; a review), ``link`` is
-    its own, or either link exists only inside a cloud's instances (EFA, GPUDirect-TCPX: their
-    counts come with the instance, not the node's slots). One NIC per GPU
+    its 4 HDR ports become 4 NDR ports), with the note that says so. A preset with more than one
+    NIC per GPU keeps its line rate per GPU instead, at least one NIC per GPU (OCI's 16 x 200G for
+    8 GPUs: 16 HDR, 8 NDR; 16 NDR ports had doubled its bandwidth per GPU, and one per GPU had
+    halved it on HDR: two reviews). None where the preset has no NIC, ``link`` is its own, or
+    either link exists only inside a cloud's instances (EFA, GPUDirect-TCPX: their counts come
+    with the instance, not the node's slots). One NIC per GPU
     in place of the preset's count had made a faster fabric slower at small sizes (more
     channels, more proxy operations): abci2-a's 128 KiB broadcast on 4 nodes took 62.8 us on
     hdr and 114 us on ndr (a review)."""
     if system is None or system.inter is None or system.nics_per_node <= 0:
         return None
-    if system.nics_per_node > system.gpus_per_node:
-        return None
     if link.id == system.inter or _cloud_only(link):
         return None
-    if _cloud_only(find_link(catalogue, system.inter)):
+    own = find_link(catalogue, system.inter)
+    if _cloud_only(own):
         return None
+    if system.nics_per_node > system.gpus_per_node:
+        # the node's line rate per GPU, in NICs of the new link (whole ones, one per GPU at least)
+        per_gpu = system.nics_per_node / system.gpus_per_node * own.per_direction_Bps
+        count = max(1, math.ceil(per_gpu / link.per_direction_Bps - 1e-9)) * gpus_per_node
+        rate = format_bandwidth(per_gpu)
+        return count, (
+            f"{plural(count, link.id + ' NIC')} per node: {system.id}'s {rate} of "
+            f"{system.inter} line rate per GPU in whole {link.id} NICs, at least one per GPU "
+            "({nics_per_node})"
+        )
     count = system.nics_per_node
     if gpus_per_node != system.gpus_per_node:
         count = scaled_nics(system, gpus_per_node, check=check)

@@ -507,6 +507,7 @@ def _build(tiers: int, a: _Args, out: _Outputs) -> FabricSizing | None:
             f"{'s' if unused > 1 else ''} left unused to keep the ratio"
         )
     if a.rail_optimized:
+        slots = (plan.su or 1) * a.d  # node slots of the SUs laid out
         notes.append(
             f"rail-optimized: scalable unit of {a.d} nodes and "
             f"{a.rails} {'leaf' if a.rails == 1 else 'leaves'} (one per rail); "
@@ -514,9 +515,12 @@ def _build(tiers: int, a: _Args, out: _Outputs) -> FabricSizing | None:
             # a partly filled SU keeps every leaf's uplinks (NVIDIA builds whole SUs): said,
             # as the cable count reads as a bill of materials (8 p5 nodes on radix 64: 1024
             # leaf-spine cables for 256 NICs; a review)
+            # (not where other endpoints, UFM, fill the rest: NVIDIA's 31 nodes + UFM; and for
+            # several SUs, the last one's: 33 nodes in 2 SUs of 32; a review)
             + (
-                f" ({a.nodes} of its {a.d} node slots used; its leaves keep all {a.u} uplinks each)"
-                if plan.su == 1 and a.nodes < a.d
+                f" ({a.nodes} of {'its' if plan.su == 1 else 'their'} {slots} node "
+                f"slots used; the leaves keep all {a.u} uplinks each)"
+                if a.extra == 0 and a.nodes < slots
                 else ""
             )
         )

@@ -773,7 +773,14 @@ def calibrate(
     # listed under 'assumed:' as if fitted: a review); the warning names it
     left_out = unpriced_sources - {c.source for c in cases if c.rows}
     notes = [(label, text) for label, text in notes if label not in left_out]
-    defaulted = [c for c in cases if c.rows and c.spec.system is None]
+    # runs on the default node whose links were assumed, not given: once per log
+    defaulted = {
+        c.source: c
+        for c in cases
+        if c.rows
+        and c.spec.system is None
+        and (c.spec.intra is None or (c.out_link is not None and c.spec.inter is None))
+    }
     cases = [c for c in cases if c.rows]
     if not cases:
         # what left them out, where a filter did (a table in ms read as us: its small rows
@@ -914,19 +921,26 @@ def calibrate(
     warnings = unpriced + _mixed_clusters(
         cases, determined, masks, {p: fitted[p][2] for p in determined}
     )
-    for case in defaulted if determined else []:
+    for case in defaulted.values() if determined else []:
         # the file is what is kept: its header says what the values were fitted on (an MI250X
-        # run's ndr latency had been written with no word of the NVIDIA default node; a review)
-        links = [
-            f"{link} {where}"
-            for link, where in ((case.up_link, "inside"), (case.out_link, "between"))
-            if link
+        # run's ndr latency had been written with no word of the NVIDIA default node; a review);
+        # only the links assumed, not those given
+        assumed = [
+            (link, where, role)
+            for link, where, role, given in (
+                (case.up_link, "inside", "scale-up", case.spec.intra),
+                (case.out_link, "between", "scale-out", case.spec.inter),
+            )
+            if link and given is None
         ]
+        links = ", ".join(f"{link} {where}" for link, where, _ in assumed)
+        roles = " and ".join(role for _, _, role in assumed)
+        plural_s = "s" if len(assumed) > 1 else ""
         warnings.append(
             f"{case.source}: no node rule knows the GPU, so the run is priced on the default "
-            f"node ({', '.join(links) or 'its links'}) and the values are fitted to those "
-            "links; give the run's node (its preset, or its scale-up and scale-out links) to "
-            "fit its own"
+            f"node's {roles} link{plural_s} ({links}) and the values are fitted to "
+            f"{'them' if plural_s else 'it'}; give the run's node (its preset, or its {roles} "
+            f"link{plural_s}) to fit its own"
         )
     warnings += _other_roles(
         cases, catalogue, [p for p, fp in zip(determined, parameters, strict=True) if written(fp)]

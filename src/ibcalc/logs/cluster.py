@@ -193,7 +193,7 @@ NODE_RULES: tuple[NodeRule, ...] = (
         efa="aws-p4d",
     ),
     _rule(
-        r"A100-PCIE|A100 80GB PCIe",
+        r"A100[- ]PCI-?E|A100 80GB PCIe",
         "a100-pcie-pair",
         "'A100-PCIE' / 'A100 80GB PCIe' cards talk over PCIe Gen4",
     ),

@@ -106,6 +106,7 @@ _SUFFIX_FACTORS = {
     " kB/s": 1e-3,
     " GiB/s": 1 / 2**30,
     " MiB/s": 1 / 2**20,
+    " KiB/s": 1 / 2**10,
     "x": 1.0,
     ":1": 1.0,
 }
@@ -144,6 +145,9 @@ def _quantities(f: Finding) -> tuple[str, str]:
         # 'predicted 360 GB/s' had read as a wrong FAIL (350.5 GiB/s is 376 GB/s; a review)
         suffix, factor = binary
         required = _figure(f.required * factor, 12) + suffix
+        # the prediction in the binary unit of its own size (a tiny one had read '0 GiB/s')
+        unit, size = next(((u, s) for u, s in _BINARY_RATES if f.predicted >= s), _BINARY_RATES[-1])
+        suffix, factor = unit, 1 / size
         usual = _figure(f.predicted * factor, 3) + suffix
     truth = (f.predicted > f.required) - (f.predicted < f.required)
 
@@ -163,13 +167,23 @@ def _quantities(f: Finding) -> tuple[str, str]:
     return usual, required  # pragma: no cover - 12 digits tell any two floats apart that matter
 
 
+#: Binary rate units, largest first, as a requirement written in them prints.
+_BINARY_RATES: tuple[tuple[str, int], ...] = (
+    (" GiB/s", 2**30),
+    (" MiB/s", 2**20),
+    (" KiB/s", 2**10),
+)
+
+
 def _binary_rate(rate_Bps: float) -> tuple[str, float] | None:
     """The binary unit (suffix, factor from B/s) a rate written in binary units prints in, where
     its decimal form takes more digits than its binary one (``300GiB/s`` had printed as
     ``322.1225472 GB/s``: a review); None otherwise (``300GB/s`` and ``2400Gb/s`` print in
     GB/s)."""
     decimal = _figure(rate_Bps / GB, 12) if rate_Bps >= GB else _figure(rate_Bps / MB, 12)
-    for unit, size in ((" GiB/s", 2**30), (" MiB/s", 2**20)):
+    if rate_Bps < MB:
+        decimal = _figure(rate_Bps / 1e3, 12)
+    for unit, size in _BINARY_RATES:
         value = rate_Bps / size
         if value >= 1 and _figure(value, 6) == _figure(value, 12):
             written = _figure(value, 12)
@@ -290,6 +304,9 @@ def finding_message(f: Finding) -> str:
         message = f"{what} {pred}, {over} {word} the required {f.comparison} {req}"
     if f.pessimistic:
         message += " (the pessimistic end of the estimate's error band)"
+    # the size run, in the message every format carries (GitHub, JUnit, JSON), as the text line
+    # says it beside the requirement (a review: only the text had said it)
+    message += _run_as(f)
     detail = finding_detail(f)
     return f"{message}; {detail}" if detail else message
 

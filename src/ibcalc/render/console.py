@@ -304,6 +304,8 @@ def span(bounds: tuple[float, float], shown: str, *, scale: float | None = None)
         scale = 2**30
     elif unit.startswith("MiB"):
         scale = 2**20
+    elif unit.startswith("KiB"):
+        scale = 2**10
     elif unit.startswith("TB"):
         scale = 1e12
     elif unit.startswith("MB"):
