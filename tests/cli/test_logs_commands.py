@@ -985,6 +985,26 @@ def test_calibrate_says_a_pcie_fit_reaches_the_nics_of_other_presets(tmp_path: P
     assert "host link of the NICs" not in " ".join(out.split())
 
 
+def test_calibrate_says_what_nccl_check_doubts_of_a_flag(tmp_path: Path) -> None:
+    """Sweep 10's GPUs renamed GB300 and calibrated as gb200-nvl72: across its 2 trays the
+    preset runs NDR where GB300's NICs are XDR, which nccl-check warns of; calibrate had fitted
+    ndr.efficiency from the run without a word (a review)."""
+    text = (SWEEPS / "10_allreduce_2node_8xH100_ib.txt").read_text(encoding="utf-8")
+    log = tmp_path / "gb300.txt"
+    log.write_text(text.replace("NVIDIA H100", "NVIDIA GB300"), encoding="utf-8")
+    code, out, err = run("calibrate", str(log), "--system", "gb200-nvl72")
+    assert code == 0, err
+    warning = (
+        f"warning: nccl-check warns of {log} (run 1): perhaps not ndr: the log's 'NVIDIA GB300' "
+        "nodes have xdr NICs, where the expectations run ndr; the values are fitted to the "
+        "cluster as given"
+    )
+    assert "".join(warning.split()) in "".join(out.split())
+    code, out, err = run("calibrate", str(log), "--system", "gb200-nvl72", "--inter", "xdr")
+    assert code == 0, err
+    assert "nccl-check warns of" not in out
+
+
 _SOCKETS = (
     "2 l40s-pcie nodes joined by NCCL's TCP socket transport (the log's NCCL_IB_DISABLE=1 on line "
     "1), which no catalogue link models: the run cannot be priced"
