@@ -200,15 +200,15 @@ def kept_preset_nics(
     catalogue: Catalogue, system: System | None, link: Link, gpus_per_node: int, *, check: bool
 ) -> tuple[int, str] | None:
     """A preset's NIC count kept for another scale-out ``link`` (``--fabric ndr`` on abci2-a:
-    its 4 HDR ports become 4 NDR ports), with the note that says so. A preset with more than one
-    NIC per GPU keeps its line rate per GPU instead, at least one NIC per GPU (OCI's 16 x 200G for
-    8 GPUs: 16 HDR, 8 NDR; 16 NDR ports had doubled its bandwidth per GPU, and one per GPU had
-    halved it on HDR: two reviews). None where the preset has no NIC, ``link`` is its own, or
-    either link exists only inside a cloud's instances (EFA, GPUDirect-TCPX: their counts come
-    with the instance, not the node's slots). One NIC per GPU
-    in place of the preset's count had made a faster fabric slower at small sizes (more
-    channels, more proxy operations): abci2-a's 128 KiB broadcast on 4 nodes took 62.8 us on
-    hdr and 114 us on ndr (a review)."""
+    its 4 HDR ports become 4 NDR ports), with the note that says so; one NIC per GPU in place of
+    the preset's count had made a faster fabric slower at small sizes (more channels, more proxy
+    operations): abci2-a's 128 KiB broadcast on 4 nodes took 62.8 us on hdr and 114 us on ndr (a
+    review). A preset with more than one NIC per GPU keeps its line rate per GPU instead, in
+    whole NICs, one per GPU at least (OCI's 16 x 200G for 8 GPUs: 16 HDR, 8 NDR; 16 NDR ports
+    had doubled its bandwidth per GPU, one per GPU had halved it on HDR: two reviews). None where
+    the preset has no NIC, ``link`` is its own, or either link exists only inside a cloud's
+    instances (EFA, GPUDirect-TCPX: their counts come with the instance, not the node's slots).
+    ``check``: refuse a count past the most a node may have, as the other defaults are."""
     if system is None or system.inter is None or system.nics_per_node <= 0:
         return None
     if link.id == system.inter or _cloud_only(link):
@@ -221,6 +221,8 @@ def kept_preset_nics(
         per_gpu = system.nics_per_node / system.gpus_per_node * own.per_direction_Bps
         count = max(1, math.ceil(per_gpu / link.per_direction_Bps - 1e-9)) * gpus_per_node
         rate = format_bandwidth(per_gpu)
+        if check:
+            check_nic_default(count, gpus_per_node, f"{system.id}'s {rate} per GPU")
         return count, (
             f"{plural(count, link.id + ' NIC')} per node: {system.id}'s {rate} of "
             f"{system.inter} line rate per GPU in whole {link.id} NICs, at least one per GPU "
