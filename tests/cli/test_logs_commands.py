@@ -913,6 +913,23 @@ def test_calibrate_lists_the_default_node_a_log_of_an_unknown_gpu_is_fitted_on(
     code, both, err = run("calibrate", str(log), "--intra", "nvlink3", "--inter", "hdr")
     assert code == 0, err
     assert "no node rule knows the GPU" not in both
+    # a log of two runs, 2 nodes then 1 (sweep 15): the links any run assumed, once (the last
+    # run had decided it, naming nvlink4 alone; a review)
+    one_node = (SWEEPS / "15_allreduce_1node_8xA100-40GB_intranode.txt").read_text(encoding="utf-8")
+    two_runs = tmp_path / "two-runs.txt"
+    two_runs.write_text(
+        log.read_text(encoding="utf-8")
+        + one_node.replace("A100-SXM4-40GB", "AMD Instinct MI250X"),  # no 'NVIDIA' there
+        encoding="utf-8",
+    )
+    code, runs_out, err = run("calibrate", str(two_runs))
+    assert code == 0, err
+    flat = "".join(runs_out.split())
+    said = "".join(
+        f"warning: {two_runs}: no node rule knows the GPU, so the run is priced on the default "
+        "node's scale-up and scale-out links (nvlink4 inside, ndr between)".split()
+    )
+    assert flat.count(said) == 1
     assumed = [
         " ".join(item.split())
         for item in " ".join(out.split("\nassumed:\n", 1)[1].split("\n")).split(" - ")[1:]
@@ -1001,6 +1018,14 @@ def test_calibrate_says_what_nccl_check_doubts_of_a_flag(tmp_path: Path) -> None
     )
     assert "".join(warning.split()) in "".join(out.split())
     code, out, err = run("calibrate", str(log), "--system", "gb200-nvl72", "--inter", "xdr")
+    assert code == 0, err
+    assert "nccl-check warns of" not in out
+    # nccl-check's word that another preset of the GPU is priced alike says the flag is fine:
+    # not repeated as a doubt (a review of the first form)
+    text = (SWEEPS / "06_allreduce_2node_16xH100_efa.txt").read_text(encoding="utf-8")
+    h200 = tmp_path / "h200.txt"
+    h200.write_text(text.replace("NVIDIA H100 80GB HBM3", "NVIDIA H200"), encoding="utf-8")
+    code, out, err = run("calibrate", str(h200), "--system", "aws-p5")
     assert code == 0, err
     assert "nccl-check warns of" not in out
 

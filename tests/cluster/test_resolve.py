@@ -905,7 +905,7 @@ def test_another_fabric_on_a_preset_keeps_its_nic_count() -> None:
     # 2 x 25 GB/s a GPU: 2 HDR (25 GB/s), 1 NDR (50), 1 XDR (100, at least one), 4 x 12.5 GB/s
     assert counts == {"hdr": 16, "ndr": 8, "xdr": 8, "roce-100g": 32}
     # a count past 256 is refused, saying where it came from, as the other defaults are
-    with pytest.raises(ClusterError, match=r"512 NICs \(oci-bm-gpu-h100's 50.0 GB/s per GPU"):
+    with pytest.raises(ClusterError, match=r"512 NICs \(roce-100g for oci-bm-gpu-h100's 50.0 GB/s"):
         resolve_cluster(
             CAT,
             ClusterSpec(system="oci-bm-gpu-h100", nodes=2, inter="roce-100g", gpus_per_node=128),

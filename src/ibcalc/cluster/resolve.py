@@ -222,7 +222,7 @@ def kept_preset_nics(
         count = max(1, math.ceil(per_gpu / link.per_direction_Bps - 1e-9)) * gpus_per_node
         rate = format_bandwidth(per_gpu)
         if check:
-            check_nic_default(count, gpus_per_node, f"{system.id}'s {rate} per GPU")
+            check_nic_default(count, gpus_per_node, f"{link.id} for {system.id}'s {rate} per GPU")
         return count, (
             f"{plural(count, link.id + ' NIC')} per node: {system.id}'s {rate} of "
             f"{system.inter} line rate per GPU in whole {link.id} NICs, at least one per GPU "

@@ -773,14 +773,12 @@ def calibrate(
     # listed under 'assumed:' as if fitted: a review); the warning names it
     left_out = unpriced_sources - {c.source for c in cases if c.rows}
     notes = [(label, text) for label, text in notes if label not in left_out]
-    # runs on the default node whose links were assumed, not given: once per log
-    defaulted = {
-        c.source: c
-        for c in cases
-        if c.rows
-        and c.spec.system is None
-        and (c.spec.intra is None or (c.out_link is not None and c.spec.inter is None))
-    }
+    # runs on the default node whose links were assumed, not given: once per log, naming the
+    # links any of its runs assumed (the last run had decided it: a review)
+    defaulted: dict[str, list[_Case]] = {}
+    for c in cases:
+        if c.rows and c.spec.system is None:
+            defaulted.setdefault(c.source, []).append(c)
     cases = [c for c in cases if c.rows]
     if not cases:
         # what left them out, where a filter did (a table in ms read as us: its small rows
@@ -921,23 +919,29 @@ def calibrate(
     warnings = unpriced + _mixed_clusters(
         cases, determined, masks, {p: fitted[p][2] for p in determined}
     )
-    for case in defaulted.values() if determined else []:
+    for source, runs_of in defaulted.items() if determined else []:
         # the file is what is kept: its header says what the values were fitted on (an MI250X
         # run's ndr latency had been written with no word of the NVIDIA default node; a review);
         # only the links assumed, not those given
-        assumed = [
-            (link, where, role)
-            for link, where, role, given in (
-                (case.up_link, "inside", "scale-up", case.spec.intra),
-                (case.out_link, "between", "scale-out", case.spec.inter),
+        assumed = list(
+            dict.fromkeys(
+                (link, where, role)
+                for case in runs_of
+                for link, where, role, given in (
+                    (case.up_link, "inside", "scale-up", case.spec.intra),
+                    (case.out_link, "between", "scale-out", case.spec.inter),
+                )
+                if link and given is None
             )
-            if link and given is None
-        ]
+        )
+        if not assumed:
+            continue
+        assumed.sort(key=lambda a: a[1] != "inside")  # scale-up first
         links = ", ".join(f"{link} {where}" for link, where, _ in assumed)
         roles = " and ".join(role for _, _, role in assumed)
         plural_s = "s" if len(assumed) > 1 else ""
         warnings.append(
-            f"{case.source}: no node rule knows the GPU, so the run is priced on the default "
+            f"{source}: no node rule knows the GPU, so the run is priced on the default "
             f"node's {roles} link{plural_s} ({links}) and the values are fitted to "
             f"{'them' if plural_s else 'it'}; give the run's node (its preset, or its {roles} "
             f"link{plural_s}) to fit its own"
@@ -1346,13 +1350,18 @@ def _unhealthy_runs(checked: Sequence[tuple[str, RunCheck]]) -> list[str]:
     for run_name, result in checked:
         top = result.findings[0] if result.findings else None
         # a flag the log makes doubtful (GB300 trays checked as gb200-nvl72 run NDR where its
-        # NICs are XDR): the values would be fitted to the flag's links (a review)
+        # NICs are XDR): the values would be fitted to the flag's links (a review). Its doubts
+        # begin "perhaps not"; the warning that another preset of the GPU is priced alike says
+        # the flag is fine, and is not repeated (a review of the first form)
         out += [
             f"nccl-check warns of {run_name}: "
             + f.cause.replace("expectations below", "expectations")
             + "; the values are fitted to the cluster as given"
             for f in result.findings
-            if f.kind == "flag_mismatch" and f.severity == "warning" and f.confidence != "low"
+            if f.kind == "flag_mismatch"
+            and f.severity == "warning"
+            and f.confidence != "low"
+            and f.cause.startswith("perhaps not")
         ]
         if result.verdict == "corrupt":
             out.append(

@@ -296,17 +296,19 @@ def finding_message(f: Finding) -> str:
     required <= 40 ms; ...``."""
     pred, req = _quantities(f)
     what = _measured(f)
+    # the size run, in the message every format carries (GitHub, JUnit, JSON), beside the
+    # requirement, as the text line says it (a review: only the text had said it)
+    run_as = _run_as(f)
     if f.passed:
-        message = f"{what} {pred}, required {f.comparison} {req} (margin {_margin(f.margin)})"
+        message = (
+            f"{what} {pred}, required {f.comparison} {req}{run_as} (margin {_margin(f.margin)})"
+        )
     else:
         word = "over" if f.comparison == "<=" else "under"
         over = _margin(f.margin, signed=False)
-        message = f"{what} {pred}, {over} {word} the required {f.comparison} {req}"
+        message = f"{what} {pred}, {over} {word} the required {f.comparison} {req}{run_as}"
     if f.pessimistic:
         message += " (the pessimistic end of the estimate's error band)"
-    # the size run, in the message every format carries (GitHub, JUnit, JSON), as the text line
-    # says it beside the requirement (a review: only the text had said it)
-    message += _run_as(f)
     detail = finding_detail(f)
     return f"{message}; {detail}" if detail else message
 
@@ -488,7 +490,9 @@ def _line(f: Finding) -> str:
         "  (equivalent busbw, not a wire rate)" if f.passed and _equivalent_busbw(f) else ""
     )
     return (
-        f"{word}  {_where(f.file, f.line, f.col)}  {finding_requirement(f)}{_run_as(f)}  "
+        # a FAIL's second line, its message, says the size run: once (a review)
+        f"{word}  {_where(f.file, f.line, f.col)}  {finding_requirement(f)}"
+        f"{_run_as(f) if f.passed else ''}  "
         f"predicted {predicted}  margin {_margin(f.margin)}{equivalent}"
     )
 
