@@ -172,7 +172,7 @@ def _bandwidth_causes(
         shown = (
             f"the log shows NCCL's TCP socket transport (line {network.line}), which no "
             "catalogue link models"
-            if (network := ctx.env.network) is not None and network.value.lower() == "socket"
+            if (network := ctx.env.socket_network) is not None
             else "the log does not show the network"
         )
         findings.append(
@@ -724,7 +724,7 @@ def _rate_finding(
             )
         # the socket transport's own diagnosis does not rest on the assumed network: the log
         # shows it
-        socket = ctx.env.network is not None and ctx.env.network.value.lower() == "socket"
+        socket = ctx.env.socket_network is not None
         if not ctx.network_known and not (socket and nic_GBps * nics < one_nic * 0.9):
             confidence = "low"
     elif what == "nvls":

@@ -805,7 +805,7 @@ def _infer_network(
         return True, nics_known
     if env.network is not None:
         kind = env.network.value
-        if kind.lower() == "socket":
+        if env.socket_network is not None:
             note(
                 "inter",
                 None,
@@ -903,13 +903,10 @@ def _socket_evidence(env: LogEnvironment | None) -> str | None:
     ``NCCL_IB_DISABLE=1`` with no other network named), as words with the line, else None."""
     if env is None:
         return None
-    if env.network is not None:
-        if env.network.value.strip().lower() != "socket":
-            return None
-        return f"'Using network {env.network.value}' on line {env.network.line}"
-    disabled = env.settings.get("NCCL_IB_DISABLE")
-    if disabled is None or disabled.value.strip(".") != "1":
-        return None
+    if (socket := env.socket_network) is not None:
+        return f"'Using network {socket.value}' on line {socket.line}"
+    if env.network is not None or (disabled := env.ib_disabled) is None:
+        return None  # another network named, or verbs not turned off
     return f"NCCL_IB_DISABLE={disabled.value} on line {disabled.line}"
 
 

@@ -663,7 +663,7 @@ def _transport(ctx: RunContext) -> list[Finding]:
     env = ctx.env
     if not ctx.multi:
         return []
-    if env.network is not None and env.network.value.lower() == "socket":
+    if (socket := env.socket_network) is not None:
         return [
             Finding(
                 kind="transport",
@@ -672,14 +672,13 @@ def _transport(ctx: RunContext) -> list[Finding]:
                 confidence="high",
                 severity="warning",
                 evidence=[
-                    f"'Using network {env.network.value}' (line {env.network.line})",
+                    f"'Using network {socket.value}' (line {socket.line})",
                     *ctx.env_evidence()[:3],
                 ],
-                lines=[env.network.line],
+                lines=[socket.line],
             )
         ]
-    disabled = env.settings.get("NCCL_IB_DISABLE")
-    if disabled is not None and disabled.value.strip(".") == "1":
+    if (disabled := env.ib_disabled) is not None:
         return [
             Finding(
                 kind="transport",

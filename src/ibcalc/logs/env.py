@@ -128,6 +128,18 @@ class LogEnvironment(BaseModel):
     gpu_path: GpuPath | None = None
 
     @property
+    def socket_network(self) -> EnvFact | None:
+        """NCCL's 'Using network Socket' (its TCP fallback), where the log shows it."""
+        network = self.network
+        return network if network is not None and network.value.lower() == "socket" else None
+
+    @property
+    def ib_disabled(self) -> EnvFact | None:
+        """``NCCL_IB_DISABLE=1`` (verbs off: sockets unless a plugin is loaded), where set."""
+        fact = self.settings.get("NCCL_IB_DISABLE")
+        return fact if fact is not None and fact.value.strip(".") == "1" else None
+
+    @property
     def facts(self) -> int:
         """How many facts the log shows, each setting and each network device counting one
         (calibrate fits the copy of a repeated run whose log shows most)."""

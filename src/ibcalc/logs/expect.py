@@ -171,8 +171,8 @@ class RunContext:
             )
         if env.gdr is False and env.gdr_line is not None:
             out.append(f"network channels without GPUDirect RDMA (line {env.gdr_line})")
-        if env.network is not None and env.network.value.lower() == "socket":
-            out.append(f"NCCL uses its TCP socket transport (line {env.network.line})")
+        if (socket := env.socket_network) is not None:
+            out.append(f"NCCL uses its TCP socket transport (line {socket.line})")
         for name in ("NCCL_IB_DISABLE", "NCCL_NET_GDR_LEVEL", "NCCL_IB_HCA", "NCCL_P2P_DISABLE"):
             fact = env.settings.get(name)
             if fact is not None:
