@@ -18,6 +18,7 @@ from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.band import time_range
+from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Estimate, Protocol
 from ibcalc.errors import (
     AlgorithmNotApplicableError,
@@ -1016,6 +1017,24 @@ def test_nccls_own_algorithm_names_are_taken(builtin_catalogue: Catalogue) -> No
     assert by_name("allreduce", "nvls-tree")[1] is Algorithm.NVLS_TREE
 
 
+def _wide_verbs_band() -> CostParams:
+    """The built-in parameters with the verbs bandwidth band's fast end at +0.10 (shipped: +0.02,
+    which no longer reaches past a verbs link's line rate on its own): a band that does, as the
+    shipped +0.03 and +0.05 had, to show the wire floor stop it."""
+    params = builtin_cost_params()
+    quantiles = {
+        regime: {cls: list(q) for cls, q in row.items()}
+        for regime, row in params.error_band.time_error_quantiles.items()
+    }
+    quantiles["bandwidth"]["verbs"][1] = 0.10
+    return params.with_overrides(
+        {
+            "schema": "ibcalc-cost-params/1",
+            "error_band": {"time_error_quantiles": {"value": quantiles, "assumed": "a test"}},
+        }
+    )
+
+
 def test_the_likely_range_is_no_faster_than_the_wire(builtin_catalogue: Catalogue) -> None:
     """Two reviews found 10 GB all-reduced over one NDR port per node (50 GB/s a direction) with
     a likely busbw up to 50.2 GB/s: the verbs band's fast quantile divided a time already at
@@ -1023,9 +1042,9 @@ def test_the_likely_range_is_no_faster_than_the_wire(builtin_catalogue: Catalogu
     cannot pass the link's line rate: 2 ranks, F(2) = 1, 10^10 B / 50e9 B/s = 0.2 s."""
     spec = ClusterSpec(nodes=2, gpus_per_node=1, inter="ndr", nics_per_node=1)
     cluster = resolve_cluster(builtin_catalogue, spec)
-    est = estimate_on(cluster, Collective.ALL_REDUCE, 10**10)
+    params = _wide_verbs_band()
+    est = estimate_on(cluster, Collective.ALL_REDUCE, 10**10, params=params)
     assert (est.best.algorithm, est.best.protocol) == (Algorithm.RING, Protocol.SIMPLE)
-    params = builtin_cost_params()
     band_alone = time_range(est.time_s, est.size_bytes, cluster.topology, params)
     assert band_alone[0] < 0.2  # what the band alone gave
     assert est.time_s_range is not None
@@ -1036,28 +1055,29 @@ def test_the_likely_range_is_no_faster_than_the_wire(builtin_catalogue: Catalogu
     # the estimate says the wire set the low end (JSON range_wire_floor_s, --explain)
     assert est.range_wire_floor_s == pytest.approx(0.2, rel=1e-12)
     # the quick path (sweeps, train and infer phases) gives the same range
-    plan = CollectivePlan(cluster, Collective.ALL_REDUCE)
+    plan = CollectivePlan(cluster, Collective.ALL_REDUCE, params=params)
     assert plan.time_s_range(plan.quick(10**10)) == est.time_s_range
     # a send/recv pair over one HDR port (25 GB/s): 10^10 B / 25e9 B/s = 0.4 s
     hdr = resolve_cluster(
         builtin_catalogue, ClusterSpec(nodes=2, gpus_per_node=1, inter="hdr", nics_per_node=1)
     )
-    pair = estimate_on(hdr, Collective.SEND_RECV, 10**10)
+    pair = estimate_on(hdr, Collective.SEND_RECV, 10**10, params=params)
     assert pair.time_s_range is not None
     assert pair.time_s_range[0] == pytest.approx(0.4, rel=1e-12)
     # 4 x DGX H100: a ring leaves each node through its 8 NICs together (8 x 50 GB/s = 400 GB/s)
     # and each GPU through NVLink 4 (450 GB/s): its busbw floor is 400 GB/s, which the band
     # does not reach; NVLS-tree's busbw is an equivalent figure and gets no floor
     dgx = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=4))
+    shipped = builtin_cost_params()
     big = estimate_on(dgx, Collective.ALL_REDUCE, 10**10, algorithm="ring")
-    assert big.time_s_range == time_range(big.time_s, big.size_bytes, dgx.topology, params)
+    assert big.time_s_range == time_range(big.time_s, big.size_bytes, dgx.topology, shipped)
     assert big.range_wire_floor_s is None
     assert big.busbw_Bps_range is not None
     assert big.busbw_Bps_range[1] < 400e9
     nvlstree = estimate_on(dgx, Collective.ALL_REDUCE, 10**10)
     assert nvlstree.best.algorithm is Algorithm.NVLS_TREE
     assert nvlstree.time_s_range == time_range(
-        nvlstree.time_s, nvlstree.size_bytes, dgx.topology, params
+        nvlstree.time_s, nvlstree.size_bytes, dgx.topology, shipped
     )
 
 
@@ -1100,12 +1120,13 @@ def test_an_all_to_alls_likely_range_is_no_faster_than_its_paths_at_line_rate(
     from ibcalc.engine.band import wire_floor_s
 
     dgx = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
-    est = estimate_on(dgx, Collective.ALL_TO_ALL, 10**10)
+    params = _wide_verbs_band()
+    est = estimate_on(dgx, Collective.ALL_TO_ALL, 10**10, params=params)
     assert (est.best.algorithm, est.best.protocol) == (Algorithm.PXN, Protocol.SIMPLE)
     assert est.time_s_range is not None
     assert est.time_s_range[0] == pytest.approx(0.1, rel=1e-12)
     assert est.range_wire_floor_s == pytest.approx(0.1, rel=1e-12)
-    plan = CollectivePlan(dgx, Collective.ALL_TO_ALL)
+    plan = CollectivePlan(dgx, Collective.ALL_TO_ALL, params=params)
     assert plan.time_s_range(plan.quick(10**10)) == est.time_s_range
     # one node: (m-1)/n x S = 7/8 x 10^10 over 450 GB/s; pairwise in LL carries 8 bytes in 16
     one = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=1))

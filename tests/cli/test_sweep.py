@@ -12,6 +12,7 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
+import yaml
 from typer.testing import CliRunner
 
 from ibcalc.catalogue.load import load_catalogue
@@ -564,7 +565,7 @@ def test_sweep_sizes_takes_a_whole_factor_of_any_numeric_type() -> None:
         sweep_sizes(8, 1e9, numpy.bool_(True))
 
 
-def test_sweep_rows_say_why_their_range_reaches_or_stops_where_it_does() -> None:
+def test_sweep_rows_say_why_their_range_reaches_or_stops_where_it_does(tmp_path: Path) -> None:
     """A row's likely range had reached down to 0.47x its time with nothing saying why (a
     review): rows carry range_covers, range_reaches and range_wire_floor_us as the estimate's
     JSON does, and CSV gets them as plain cells."""
@@ -592,7 +593,24 @@ def test_sweep_rows_say_why_their_range_reaches_or_stops_where_it_does() -> None
         None,
         None,
     )
-    # one NDR port per node: the ring's busbw cannot pass 50 GB/s; 8 GiB x F(2) = 1 / 50e9 B/s
+    # one NDR port per node: the ring's busbw cannot pass 50 GB/s; 8 GiB x F(2) = 1 / 50e9 B/s.
+    # The shipped verbs band (+0.02) stops short of the wire by itself: a wider one reaches it
+    from ibcalc.catalogue.cost_params import builtin_cost_params
+
+    quantiles = {
+        regime: {cls: list(q) for cls, q in row.items()}
+        for regime, row in builtin_cost_params().error_band.time_error_quantiles.items()
+    }
+    quantiles["bandwidth"]["verbs"][1] = 0.10
+    wide = tmp_path / "wide.yaml"
+    wide.write_text(
+        yaml.safe_dump(
+            {
+                "schema": "ibcalc-cost-params/1",
+                "error_band": {"time_error_quantiles": {"value": quantiles, "assumed": "a test"}},
+            }
+        )
+    )
     wire = runner.invoke(
         app,
         [
@@ -610,6 +628,8 @@ def test_sweep_rows_say_why_their_range_reaches_or_stops_where_it_does() -> None
             "8G",
             "--format",
             "csv",
+            "--cost-params",
+            str(wide),
         ],
     )
     assert wire.exit_code == 0, wire.output

@@ -73,3 +73,22 @@ def test_the_channel_share_is_printed_so_that_the_rate_chain_multiplies_out() ->
     assert trimmed_text(1, 8, 4096).endswith("bandwidth x 0.125)")
     assert trimmed_text(1, 16, 4096).endswith("bandwidth x 0.0625)")
     assert trimmed_text(8, 8, 4096) == ""
+
+
+def test_the_ring_plateau_is_listed_before_the_terms_it_does_not_scale(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """4 x DGX H100, 8 GiB ring/Simple all-reduce: NCCL's x1.4 plateau scales base and steps
+    (8.4 + 56 x 3.4 + 6 x 14 = 282.8 us -> 113.1 us more), not the proxy operations (16
+    channels x 0.6 us); listed after them, it had read as if it covered them (a review)."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=4))
+    est = estimate_on(
+        cluster, Collective.ALL_REDUCE, 8 * 2**30, algorithm="ring", protocol="simple"
+    )
+    names = [t.name for t in est.best.terms]
+    plateau = names.index("ring plateau")
+    assert names[plateau + 1] == "proxy operations"
+    before = sum(t.seconds for t in est.best.terms[:plateau])
+    assert before == pytest.approx((8.4 + 56 * 3.4 + 6 * 14) * 1e-6, rel=1e-3)
+    assert est.best.terms[plateau].seconds == pytest.approx(0.4 * before, rel=1e-9)
+    assert "on the latency above" in est.best.terms[plateau].detail

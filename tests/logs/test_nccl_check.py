@@ -1245,8 +1245,8 @@ def test_a_run_slower_than_a_named_fault_is_flagged_like_it(catalogue: Catalogue
 def test_the_right_cause_is_named_on_a_run_with_rows_just_outside_the_band(
     catalogue: Catalogue,
 ) -> None:
-    """The published 2 x 8 MI355X all-reduce over 8 x RoCE 400G (sweep 03) has 2 of its 9 rows
-    of 64 MiB and more a few percent faster than the band's fast side (3 % on verbs networks)
+    """The published 2 x 8 MI355X all-reduce over 8 x RoCE 400G (sweep 03) has 3 of its 9 rows
+    of 64 MiB and more a few percent faster than the band's fast side (2 % on verbs networks)
     allows. With every row slowed as one NIC per node would leave it (the model's time with 1
     NIC over its time with 8, 4.5x at 64 MiB and more), the one-NIC re-run is 3 % off the median
     row, yet only 6 of the 9 rows fell inside its band: short of the 70 % a cause must explain,
@@ -1280,7 +1280,7 @@ def test_the_right_cause_is_named_on_a_run_with_rows_just_outside_the_band(
     env = scan_environment(path.read_text("utf-8"), 1, run.line_end)
     healthy = check_run(run, flags=spec, env=env, catalogue=catalogue)
     large = [r for r in healthy.rows if r.regime == "bandwidth"]
-    assert (len(large), sum(r.within_band for r in large)) == (9, 7)
+    assert (len(large), sum(r.within_band for r in large)) == (9, 6)
     check = check_run(
         run.model_copy(update={"rows": rows}), flags=spec, env=env, catalogue=catalogue
     )

@@ -71,6 +71,17 @@ def test_copied_transport_latency_follows_its_fitted_sibling(copy: str) -> None:
     assert "copy" in (copied.transport_latency_source or "")
 
 
+def test_h800_nvls_efficiency_is_the_fitted_h100_value_taken_over() -> None:
+    """nvlink4-h800 has no NVLS rows of its own: its efficiency is nvlink4's fitted value, and
+    its source says so (it had claimed a fit and a test that did not exist, a review)."""
+    from ibcalc.catalogue import find_link, load_catalogue
+
+    catalogue = load_catalogue()
+    h100, h800 = find_link(catalogue, "nvlink4"), find_link(catalogue, "nvlink4-h800")
+    assert h800.nvls_efficiency == h100.nvls_efficiency
+    assert "taken over" in (h800.nvls_efficiency_source or "")
+
+
 def test_every_verbs_link_is_its_packet_efficiency_times_the_one_nic_factor() -> None:
     """InfiniBand and RoCE links carry one efficiency each, worked the same way: the payload of a
     4096-byte MTU packet over its bytes on the wire (InfiniBand LRH 8 + BTH 12 + ICRC 4 + VCRC 2;

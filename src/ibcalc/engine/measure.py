@@ -9,8 +9,8 @@ them). Two consequences shape the small-message times it prints:
   steady state a new operation completes every *period* (one stage: a hop and its data), not
   every full chain latency: ``t = (T + (k - 1) P) / k`` for k iterations, one operation taking
   T. The published broadcasts show it in LL only: 4 x 8 A100 at 1 KiB takes 8.1 us against a
-  39.2 us chain, while in LL128 and Simple they take one operation's time (1 x 8 A100, Simple,
-  1-8 MiB: 55-80 us against 46-77 us for T and 19-50 us for the period), so LL128 and Simple
+  39.3 us chain, while in LL128 and Simple they take one operation's time (1 x 8 A100, Simple,
+  1-8 MiB: 55-80 us against 46-77 us for T and 17.5-48.1 us for the period), so LL128 and Simple
   chains, and collectives in which every rank waits for every other (all-reduce, all-gather,
   ...), have P = T.
 * **One process driving several GPUs is host-bound.** With ``-g g`` a single host thread

@@ -11,8 +11,9 @@
   the GPU on the destination's rail, which aggregates it: the NVLink term carries the network
   bytes too, and latency counts ``(N-1) + (m-1)`` messages.
 * Send/recv (nccl-tests sendrecv: a ring shift, each rank sends S to rank+1): pairs inside a domain
-  use the point-to-point scale-up bandwidth, the pair that crosses domains one NIC:
-  ``t = max(S / B_p2p, S / B_nic) + base + hop``.
+  use the point-to-point scale-up bandwidth, the pair that crosses domains the NICs its GPU has
+  to itself, ``n_g = max(1, nics / m)``: ``t = max(S / B_p2p, max(1, k fn) S / (n_g B_nic)) +
+  base + hop``.
 
 With a WAN tier of s sites, (n - n/s)/n x S of each rank's all-to-all buffer crosses the WAN at
 the GPU's share of its site's WAN links, and the send/recv pair between sites uses one WAN link.

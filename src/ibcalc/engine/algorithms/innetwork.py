@@ -17,11 +17,12 @@ does the reduction, so each GPU moves less than the 2(n-1)/n x S a point-to-poin
   f = ``calibrated.nvls_tree_factor`` (2 x p5 at >= 1 GiB: 260 GB/s algbw against 276 on one
   node): while NVLS runs, each GPU also streams its shard to and from the NIC.
 * NVLS + SHARP (``nvls`` on several domains, needs SHARP): ``t = max(S (m+1)/(m B_nvls),
-  S / (nics B_nic))``: the switch tree sends S once into the fabric and receives S once.
+  S / (a nics B_nic))``: the switch tree sends S once into the fabric and receives S once, at
+  a = 0.5 of the NICs' rate as NCCL rates it (:func:`sharp_network_s`).
 * CollNet (SHARP) all-reduce, Simple only, <= 8 GPUs per domain: Direct (needs NVSwitch)
-  reduce-scatters to one head per GPU, then SHARP: ``max(2(m-1)/m x S / B_up, S / (nics B_nic))``;
-  Chain runs a chain inside the node: ``max(2S / B_up, S / (nics B_nic))``. Latencies are
-  NCCL 2.30.7's (docs/model.md#tuner-latency-formula).
+  reduce-scatters to one head per GPU, then SHARP: ``max(2(m-1)/m x S / B_up, S / (a nics
+  B_nic))``; Chain runs a chain inside the node: ``max(2S / B_up, S / (a nics B_nic))``.
+  Latencies are NCCL 2.30.7's (docs/model.md#tuner-latency-formula).
 """
 
 from __future__ import annotations
@@ -259,8 +260,9 @@ def sharp_network_s(size_bytes: float, topo: Topology, params: CostParams) -> fl
     would reach twice the node's NIC rate. NCCL's own tuner does not expect that: it rates CollNet
     (and NVLS with SHARP) at half its bus bandwidth, a = ``collnet_algbw_factor`` = 0.5
     (NCCL 2.30.7 ``ncclTopoTuneModel``), so busbw tops out at the NIC rate. The published SHARP
-    runs agree: 8 x 8 H100 with 8 x NDR, CollNetChain 366-387 GB/s busbw at 1-8 GiB (8 x 47 =
-    376 GB/s of NICs); 4 x 8 A100 on HDR SHARP 152-160 GB/s.
+    runs agree: 8 x 8 H100 with 8 x NDR, CollNetChain 366-387 GB/s busbw at 1-8 GiB (8 NICs of
+    48.75 GB/s in the catalogue, 390 GB/s; 46-48 GB/s per NDR NIC measured through NCCL,
+    nccl-tests#290); 4 x 8 A100 on HDR SHARP 152-160 GB/s.
     """
     a = params.nccl_tuner.collnet_algbw_factor
     return size_bytes / (a * topo.domain_bw_Bps("neighbour"))

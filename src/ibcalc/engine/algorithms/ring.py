@@ -6,13 +6,15 @@ docs/model.md#the-nccl-tuner-model):
 * bandwidth: each rank moves F x S bytes, F = 2(n-1)/n (all-reduce) or (n-1)/n (all-gather,
   reduce-scatter), through the slowest hop of the ring. Inside a domain that is the per-GPU
   scale-up bandwidth; across domains NCCL runs one channel per NIC, so the channels together
-  get the domain's aggregate NIC bandwidth (an 8-GPU node with 8 x NDR reaches about
-  8 x 47 GB/s of busbw, not 47). ``B_ring = min(B_up, nics x B_nic)``, then the protocol's factor.
+  get the domain's aggregate NIC bandwidth (an 8-GPU node with 8 x NDR, 46-48 GB/s per NIC
+  measured through NCCL (nccl-tests#290), reaches about 8 x 47 GB/s of busbw, not 47).
+  ``B_ring = min(B_up, nics x B_nic)``, then the protocol's factor.
 * latency (NCCL 2.30.7): ``base + (nsteps - s_net) x max(intra, overhead) + s_net x net``, with
   nsteps = 2(n-1) or n-1 and s_net = 2(N-1) or N-1; x 1.4 for multi-node Simple all-reduce
   (the "ring plateau").
 * with a WAN tier of s sites the ring crosses it s times: B_ring is also capped by one site's
-  WAN bandwidth, and 2(s-1) (all-reduce) or s-1 of the network steps cost a WAN hop.
+  WAN bandwidth, and 2s (all-reduce) or s of the network steps cost a WAN hop
+  (``base.ring_wan_crossings``: a chunk's path meets each of the s WAN links once a pass).
 * broadcast/reduce: a pipelined chain through n - 1 hops moves S once per rank:
   ``t = S / B + base + (n - N) x intra + (N - 1) x net`` (Thakur et al. 2005; NCCL ring).
 """
@@ -272,18 +274,20 @@ def ring_timing(
             terms.append(
                 Term(name=name, seconds=count * each, detail=f"{count} x {us(each)}: {how}")
             )
-        if ops:
-            terms.append(proxy_ops_term(ops, active, params))
         if plateau:
+            # before the proxy operations, which it does not scale (a review: listed after them,
+            # it had read as if it covered them)
             terms.append(
                 Term(
                     name="ring plateau",
                     seconds=plateau,
-                    detail=f"x{params.nccl_tuner.ring_plateau_factor:g} on the latency (NCCL's "
-                    f"ring plateau on several {topo.node}s, Simple, once a channel's share "
-                    "reaches 64 B)",
+                    detail=f"x{params.nccl_tuner.ring_plateau_factor:g} on the latency above "
+                    f"(NCCL's ring plateau on several {topo.node}s, Simple, once a channel's "
+                    "share reaches 64 B)",
                 )
             )
+        if ops:
+            terms.append(proxy_ops_term(ops, active, params))
         terms.append(
             Term(
                 name="transfer",
