@@ -590,8 +590,8 @@ def test_checkpoint_names_ignored_cluster_options() -> None:
         (
             # the preset's 8 KV heads are the preset's, not a flag given ('--kv-heads 8 is more
             # than --heads 7' had named one nobody gave)
-            ["train", "--model", "llama3-70b", "--heads", "7", "--system", "dgx-h100"],
-            "llama3-70b's --kv-heads 8 is more than --heads 7",
+            ["train", "--model", "llama3-70b", "--heads", "4", "--system", "dgx-h100"],
+            "llama3-70b's --kv-heads 8 is more than --heads 4",
         ),
     ],
 )
@@ -612,6 +612,10 @@ def test_train_on_a_design_file() -> None:
     assert _error("train", "--params", "70B", "--design", str(design), "--nodes", "4").startswith(
         "error: --nodes and --design both describe the cluster"
     )
+    # three are 'all' (a review: 'both' for three)
+    assert _error(
+        "train", "--params", "70B", "--design", str(design), "--nodes", "4", "--system", "dgx-h100"
+    ).startswith("error: --nodes, --system and --design all describe the cluster")
 
 
 def test_options_a_design_states_are_refused_and_the_others_laid_over() -> None:
@@ -783,6 +787,38 @@ def test_compare_shows_cp_when_the_layouts_have_it() -> None:
     assert "cp" not in next(line.split() for line in plain.output.splitlines() if "#" in line)
 
 
+@pytest.mark.parametrize(
+    ("seconds", "band", "shown"),
+    [
+        (3.44e-3, (3.28e-3, 9.06e-3), "3.44 ms (3.28-9.06)"),
+        # narrower than three digits: a fourth (1.655-1.662 s had read 1.66-1.66)
+        (1.6589, (1.6556, 1.6624), "1.66 s (1.656-1.662)"),
+        # no width: no range ('0 us (0-0)', a unitless pair)
+        (0.0, (0.0, 0.0), "0 us"),
+        (4.73, (4.73, 4.73), "4.73 s"),
+    ],
+)
+def test_a_workload_time_shows_a_range_only_where_it_has_width(
+    seconds: float, band: tuple[float, float], shown: str
+) -> None:
+    from ibcalc.render.workload import _time
+
+    assert _time(seconds, band) == shown
+
+
+def test_compare_says_why_a_layout_is_not_interleaved() -> None:
+    """Llama 3 70B on 36 GB200 trays with 2 chunks a stage: pp 3 and pp 9 cannot split 80
+    layers into pp x 2 chunks. The table's note (a letter at 100 columns, the words at 250) had
+    said 'not interleaved' with no reason, which only the JSON gave (a review)."""
+    args = ["train", "--model", "llama3-70b", "--nodes", "36", "--system", "gb200-nvl72"]
+    args += ["--tflops", "1000", "--sequence-parallel", "--zero", "1", "--compare"]
+    why = "not interleaved (layers not in pp x --virtual-stages equal chunks)"
+    for columns in ("100", "250"):
+        result = runner.invoke(APP, [*args, "--virtual-stages", "2"], env={"COLUMNS": columns})
+        assert result.exit_code == 0, result.output
+        assert why in " ".join(result.output.split()), columns
+
+
 def test_the_cross_leaf_fraction_is_said_to_come_from_where_it_came_from() -> None:
     """A workload on a sized design said the fraction came 'from --cross-leaf', never given."""
     roce = Path(__file__).parents[2] / "examples" / "roce-400g-2to1.yaml"
@@ -886,7 +922,10 @@ def test_checkpoint_summary_says_the_storage_latency_it_adds() -> None:
     parts = 32 * -(-4.375e9 // 16e6)
     assert parts == 8768
     restore = parts / 5500 + 0.1
-    assert f"restore   {restore:.2f} s (requests-bound + 100 ms latency)" in result.stdout
+    assert f"restore   {restore:.2f} s (bound by requests + 100 ms latency)" in result.stdout
+    # 'bound by one request', where it had read 'one request-bound' (a review)
+    big = runner.invoke(APP, [*args, "dgx-h100", "-N", "4", "--part-size", "10GB"])
+    assert "save      51.6 s (bound by one request + 100 ms latency)" in big.stdout
 
 
 def test_compare_names_the_layouts_it_skips_without_flags() -> None:

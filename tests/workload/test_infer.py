@@ -445,7 +445,7 @@ def test_kv_transfer_says_what_it_leaves_out(builtin_catalogue: Catalogue) -> No
     kv = next(p for p in result.phases if p.name == "kv-transfer")
     assert kv.tier == "scale-out"
     assert any(
-        n.startswith("prefill and decode fit one 72-GPU NVLink domain here")
+        n.startswith("prefill and decode (8 GPUs together) fit in one NVLink domain here")
         for n in result.assumptions
     )
     # tp 8 x pp 2 on DGX H100: each stage holds half the layers' cache

@@ -761,6 +761,24 @@ def test_a_latent_kv_cache_is_whole_on_every_tp_rank_and_fp8_halves_the_weights(
     assert not any(w.startswith("out of memory") for w in fp8.warnings)
 
 
+def test_fp8_weights_are_not_offered_where_the_cache_is_nearly_all_the_memory(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """Llama 3 70B at tp 8, 100,000 requests of 100,000 tokens: 16.3 GiB of weights per GPU
+    beside about 382,000 GiB of KV cache. fp8 weights (under 0.01 % of it) had been offered as
+    a remedy (a review); a smaller batch and an fp8 cache are."""
+    args: dict[str, Any] = {"model": find_model("llama3-70b"), "tp": 8, "batch": 100_000}
+    result = _serve(builtin_catalogue, "dgx-h100", prompt_tokens=100_000, **args)
+    memory = result.memory
+    assert memory.weights_bytes is not None
+    assert memory.kv_cache_bytes is not None
+    assert memory.weights_bytes < 0.1 * (memory.weights_bytes + memory.kv_cache_bytes)
+    (warning,) = [w for w in result.warnings if w.startswith("out of memory")]
+    assert "fp8 weights" not in warning
+    assert "a smaller {batch}" in warning
+    assert "an fp8 KV cache ({kv_dtype})" in warning
+
+
 def test_cli_infer_prints_and_serialises_the_memory() -> None:
     args = ["infer", "--model", "llama3-70b", "--tp", "8", "--batch", "32", "--prompt", "8192"]
     args += ["--output-tokens", "512", "--system", "dgx-h100", "--gpu-memory", "20GB"]
@@ -880,6 +898,11 @@ def test_a_decimal_gpu_memory_is_said_to_be_less_than_a_vendor_figure(
     assert "write 80GiB" in note
     exact = _llama8_dp16(builtin_catalogue, seq_len=8192, gpu_memory_bytes=80 * GiB)
     assert not any(n.startswith("{gpu_memory}") for n in exact.assumptions)
+    # 1TB is said in TB, not restated as 1000GB with 1000GiB offered for it (a review)
+    tera = _llama8_dp16(builtin_catalogue, seq_len=8192, gpu_memory_bytes=1e12)
+    (note,) = [n for n in tera.assumptions if n.startswith("{gpu_memory}")]
+    assert note.startswith(f"{{gpu_memory}} 1TB is {1e12 / GiB:.3g} GiB (TB = 10^12 B)")
+    assert note.endswith("has 1 TiB: write 1TiB for it")
 
 
 def test_compare_ranks_tight_after_roomy_and_keys_its_notes_on_a_narrow_page() -> None:
@@ -907,5 +930,5 @@ def test_compare_ranks_tight_after_roomy_and_keys_its_notes_on_a_narrow_page() -
     rows = [line.split() for line in lines if line.strip()[:1].isdigit() and len(line.split()) > 9]
     assert sum(row[-1] == "OOM" for row in rows) == sum(rank(r) == 2 for r in layouts)
     assert sum(row[-1] == "tight" for row in rows) == sum(rank(r) == 1 for r in layouts)
-    assert "  - OOM: out of memory; tight: over 90 % of the GPU's memory" in lines
+    assert "  - OOM: out of memory; tight: over 90% of the GPU's memory" in lines
     assert "  - a: tp 16 is more than the model's 8 key/value heads" in lines

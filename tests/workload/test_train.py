@@ -369,8 +369,9 @@ def test_compare_runs_a_layout_whose_layers_do_not_interleave_without_it(
         said = [w for w in r.warnings if w.startswith("not interleaved")]
         assert said == (
             [
-                f"not interleaved: the model's 32 layers do not split into pp x "
-                f"{{virtual_stages}} = {par.pp * 3} equal chunks"
+                "not interleaved (layers not in pp x {virtual_stages} equal chunks): the "
+                f"model's 32 layers do not split into pp x {{virtual_stages}} = {par.pp * 3} "
+                "equal chunks"
             ]
             if par.pp > 1
             else []
@@ -398,8 +399,8 @@ def test_compare_runs_a_layout_with_too_few_micro_batches_without_interleaving(
     assert row.spec.virtual_stages == 1
     assert row.microbatches == 2
     assert (
-        "not interleaved: 2 micro-batches per step, fewer than the pp = 4 {virtual_stages} needs"
-        in row.warnings
+        "not interleaved (fewer micro-batches than pp): 2 micro-batches per step, fewer than the "
+        "pp = 4 {virtual_stages} needs" in row.warnings
     )
 
 
@@ -1215,8 +1216,9 @@ def test_compare_names_each_pipeline_depth_that_cannot_interleave_once(
         pp = r.spec.parallel.pp
         assert r.spec.virtual_stages == 1
         assert (
-            f"not interleaved: the model's 61 layers do not split into pp x {{virtual_stages}} "
-            f"= {2 * pp} equal chunks" in r.warnings
+            "not interleaved (layers not in pp x {virtual_stages} equal chunks): the model's 61 "
+            f"layers do not split into pp x {{virtual_stages}} = {2 * pp} equal chunks"
+            in r.warnings
         ) == (pp > 1)
 
 

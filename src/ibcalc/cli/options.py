@@ -700,7 +700,9 @@ def design_cluster(
         return cluster, FIELD_FLAGS
     both = [FIELD_FLAGS[f] for f in _NODE_FIELDS if f in cluster.model_fields_set]
     if both:
-        raise CliUsageError(f"{', '.join(both)} and --design both describe the cluster")
+        # 'both' for two flags, 'all' for more (three had read 'both'; a review)
+        together = "both" if len(both) == 1 else "all"
+        raise CliUsageError(f"{', '.join(both)} and --design {together} describe the cluster")
     spec, stated = _design_spec(design, catalogue)
     clash = [
         f

@@ -309,7 +309,14 @@ def _time(seconds: float, band: tuple[float, float] | None = None) -> str:
     if band is not None:
         scale = TIME_UNIT_SCALE[text.split()[-1]]
         low, high = (b / scale for b in band)
-        text += f" ({format_number(low)}-{format_number(high)})"
+        ends = format_number(low), format_number(high)
+        if ends[0] == ends[1]:
+            # a range narrower than three digits shows a fourth, and none where it has no
+            # width ('1.66 s (1.66-1.66)', '0 us (0-0)' had printed; a review)
+            ends = (f"{low:.4g}", f"{high:.4g}") if low != high else ("", "")
+            if ends[0] == ends[1]:
+                return text
+        text += f" ({ends[0]}-{ends[1]})"
     return text
 
 
@@ -629,7 +636,8 @@ def _rate_notes(result: TrainResult, names: Mapping[str, str]) -> list[str]:
 
 
 #: The share past which a layout is "tight", as the page writes it: "90 %"
-_TIGHT_PERCENT = f"{TIGHT_FRACTION * 100:.0f} %"
+#: without a space, which a wrap had broken between '90' and '%' (a review)
+_TIGHT_PERCENT = f"{TIGHT_FRACTION * 100:.0f}%"
 #: How the memory warnings start ("out of memory (127%)", "memory is tight (96%)").
 _MEMORY_VERDICTS = (OUT_OF_MEMORY, TIGHT)
 
@@ -712,7 +720,8 @@ def render_infer(
 def _transfer_total(transfer: Transfer) -> str:
     """A save's or restore's time, its bound, and the storage latency added to the bound's."""
     latency = f" + {format_time(transfer.latency_s)} latency" if transfer.latency_s else ""
-    return f"{format_time(transfer.time_s)} ({transfer.bound}-bound{latency})"
+    # 'bound by one request' (it had read 'one request-bound'; a review)
+    return f"{format_time(transfer.time_s)} (bound by {transfer.bound}{latency})"
 
 
 def render_checkpoint(

@@ -411,9 +411,9 @@ def infer(
         topo = cluster.topology
         if topo.nodes_per_domain > 1 and topo.m >= 2 * spec.gpus:
             notes.append(
-                f"prefill and decode fit one {topo.m}-GPU NVLink domain here; the KV cache is "
-                "priced over the scale-out network all the same (a transfer over NVLink is not "
-                "modelled)"
+                f"prefill and decode ({2 * spec.gpus} GPUs together) fit in one NVLink domain "
+                "here; the KV cache is priced over the scale-out network all the same (a "
+                "transfer over NVLink is not modelled)"
             )
         if spec.pp > 1:
             notes.append(
@@ -589,7 +589,8 @@ def _memory(
     return memory
 
 
-#: The KV cache's share of a GPU's memory below which shrinking it is not offered as a remedy.
+#: The KV cache's (or the weights') share of a GPU's memory below which shrinking it is not
+#: offered as a remedy.
 KV_REMEDY_SHARE = 0.1
 
 
@@ -612,7 +613,9 @@ def _memory_remedies(spec: InferSpec, weights: float, kv: float) -> str:
     cache = kv >= KV_REMEDY_SHARE * (weights + kv)
     if cache and spec.batch > 1:
         ways.append("a smaller {batch}")
-    if spec.weights_dtype.bytes > 1:
+    # the weights' remedy where they are a share worth shrinking too: 16 GiB of weights beside
+    # 382,000 GiB of cache had been told fp8 weights would help (a review)
+    if spec.weights_dtype.bytes > 1 and weights >= KV_REMEDY_SHARE * (weights + kv):
         ways.append("fp8 weights ({weights_dtype})")
     if cache and spec.kv_dtype.bytes > 1:
         ways.append("an fp8 KV cache ({kv_dtype})")

@@ -722,6 +722,20 @@ def model_from(
         data["ffn_hidden"] = data["moe_ffn_hidden"] = None
     if (
         preset is not None
+        and ("hidden" in given or "heads" in given)
+        and shape.get("head_dim") is None
+        and base.hidden is not None
+        and base.heads is not None
+        and base.head_dim is not None
+        and base.head_dim * base.heads == base.hidden
+    ):
+        # a head size that is the preset's hidden / heads follows them: kept, it had let
+        # --hidden 8190 or --heads 60 on llama3-70b price a shape the --params path refuses
+        # (8190 over 64 heads, 60 x 128 = 7,680 of 8,192 dimensions; a review). A head size of
+        # the model's own (DeepSeek-V3's 128 heads x 128 over 7,168) stays.
+        data["head_dim"] = None
+    if (
+        preset is not None
         and "layers" in given
         and "moe_layers" not in given
         and data.get("moe_layers") is not None

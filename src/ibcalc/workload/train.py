@@ -1616,8 +1616,9 @@ def compare_layouts(
         # said on its row (it had been left out, and with it every pipelined layout of Llama 3
         # 405B's 126 layers: tp 64 across 8 nodes ranked first)
         virtual = spec.virtual_stages if pp > 1 else 1
-        plain = ""
+        plain = why_plain = ""
         if virtual > 1 and model.layers is not None and model.layers % (pp * virtual):
+            why_plain = "layers not in pp x {virtual_stages} equal chunks"
             plain = (
                 f"the model's {model.layers} layers do not split into pp x {{virtual_stages}} = "
                 f"{pp * virtual} equal chunks"
@@ -1628,6 +1629,7 @@ def compare_layouts(
             per_pass = dp * spec.micro_batch
             if spec.global_batch % per_pass == 0 and spec.global_batch // per_pass < pp:
                 m = spec.global_batch // per_pass
+                why_plain = "fewer micro-batches than pp"
                 plain = (
                     f"{m} micro-batch{'' if m == 1 else 'es'} per step, fewer than the pp = {pp} "
                     "{virtual_stages} needs"
@@ -1655,7 +1657,9 @@ def compare_layouts(
                 skipped.append(f"{par.label}: {why}")
                 continue
             if plain:
-                said = f"not interleaved: {plain}"
+                # the kind before the colon: the --compare table keeps that part of a warning
+                # (it had read 'not interleaved' with no reason; a review)
+                said = f"not interleaved ({why_plain}): {plain}"
                 result = result.model_copy(update={"warnings": [said, *result.warnings]})
             results.append(result)
     # layouts known not to fit in the GPUs' memory go after every other, and tight ones (where
