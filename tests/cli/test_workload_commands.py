@@ -791,8 +791,11 @@ def test_compare_shows_cp_when_the_layouts_have_it() -> None:
     ("seconds", "band", "shown"),
     [
         (3.44e-3, (3.28e-3, 9.06e-3), "3.44 ms (3.28-9.06)"),
-        # narrower than three digits: a fourth (1.655-1.662 s had read 1.66-1.66)
-        (1.6589, (1.6556, 1.6624), "1.66 s (1.656-1.662)"),
+        # narrower than three digits: the digits that tell the ends apart, the time with them
+        # (1.655-1.662 s had read 1.66-1.66; then 319 s (318.6-318.7))
+        (1.6589, (1.6556, 1.6624), "1.659 s (1.656-1.662)"),
+        (318.65, (318.61, 318.69), "318.6 s (318.6-318.7)"),
+        (24.51, (24.507, 24.513), "24.51 s (24.507-24.513)"),
         # no width: no range ('0 us (0-0)', a unitless pair)
         (0.0, (0.0, 0.0), "0 us"),
         (4.73, (4.73, 4.73), "4.73 s"),

@@ -310,12 +310,17 @@ def _time(seconds: float, band: tuple[float, float] | None = None) -> str:
         scale = TIME_UNIT_SCALE[text.split()[-1]]
         low, high = (b / scale for b in band)
         ends = format_number(low), format_number(high)
+        if ends[0] == ends[1] and low != high:
+            # a range narrower than three digits shows the digits that tell its ends apart,
+            # the time with them ('1.66 s (1.66-1.66)' had printed, a review; then '319 s
+            # (318.6-318.7)', the time outside its range to the eye, a second review)
+            unit = text.split()[-1]
+            for digits in range(4, 8):
+                shown = [f"{value:.{digits}g}" for value in (seconds / scale, low, high)]
+                if shown[1] != shown[2]:
+                    return f"{shown[0]} {unit} ({shown[1]}-{shown[2]})"
         if ends[0] == ends[1]:
-            # a range narrower than three digits shows a fourth, and none where it has no
-            # width ('1.66 s (1.66-1.66)', '0 us (0-0)' had printed; a review)
-            ends = (f"{low:.4g}", f"{high:.4g}") if low != high else ("", "")
-            if ends[0] == ends[1]:
-                return text
+            return text  # no width ('0 us (0-0)' had printed, a unitless pair)
         text += f" ({ends[0]}-{ends[1]})"
     return text
 
@@ -549,7 +554,7 @@ def render_compare(
         virtual = max(r.spec.virtual_stages for r in results)
         interleaved = (
             f"; layouts with pp > 1 run interleaved 1F1B, {virtual} model chunks per stage, "
-            "where their layers split evenly (else: not interleaved)"
+            "where they can (else: not interleaved, and the row's note says why)"
             if virtual > 1
             else ""
         )

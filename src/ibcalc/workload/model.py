@@ -455,17 +455,39 @@ class ModelSpec(CheckedSpec):
         """A parameter count the shape does not hold, by more than a factor of 2 either way
         (``--params 8B`` on a 70B preset): the tensor- and pipeline-parallel traffic follows
         the shape, the gradients and weights the count, so the two describe different models."""
+        said = []
         held = self.shape_params
-        if held is None or self.params / _SHAPE_SLACK <= held <= _SHAPE_SLACK * self.params:
-            return []
-        shape = f"{plural(self.layers or 0, 'layer')} of hidden {self.hidden:,}"
-        return [
-            f"{shape} {'holds' if self.layers == 1 else 'hold'} about "
-            f"{format_count(float(f'{held:.3g}'))} parameters, not the "
-            f"model's {format_count(self.params)} ({{params}}): activations and tensor- and "
-            "pipeline-parallel messages follow the shape, gradients and weights the count "
-            "(give the shape of the model meant: {layers}, {hidden})"
-        ]
+        if held is not None and not (
+            self.params / _SHAPE_SLACK <= held <= _SHAPE_SLACK * self.params
+        ):
+            shape = f"{plural(self.layers or 0, 'layer')} of hidden {self.hidden:,}"
+            said.append(
+                f"{shape} {'holds' if self.layers == 1 else 'hold'} about "
+                f"{format_count(float(f'{held:.3g}'))} parameters, not the "
+                f"model's {format_count(self.params)} ({{params}}): activations and tensor- and "
+                "pipeline-parallel messages follow the shape, gradients and weights the count "
+                "(give the shape of the model meant: {layers}, {hidden})"
+            )
+        modified = self.id is not None and self.id.endswith("(modified)")
+        if (
+            modified
+            and self.kv_lora_rank is None  # latent attention's heads are not hidden / heads
+            and self.head_dim is not None
+            and self.hidden is not None
+            and self.heads is not None
+            and self.heads * self.head_dim != self.hidden
+        ):
+            # a preset's head size is kept under a new hidden size or head count, as
+            # Megatron-LM's --kv-channels allows, but said: --hidden 8190 or --heads 60 on
+            # llama3-70b had been priced without a word (a review; refusing them had refused
+            # shapes such as 96 heads of 128 within 16,384, a second review)
+            said.append(
+                f"{self.heads} heads of the preset's head size {self.head_dim} span "
+                f"{self.heads * self.head_dim:,} dimensions, not the hidden size's "
+                f"{self.hidden:,}: attention follows the heads, the other layers and the "
+                "tensor-parallel messages the hidden size"
+            )
+        return said
 
     def need(self, field: str, why: str) -> int:
         """The integer field ``field``, or a WorkloadError saying ``why`` it is needed."""
@@ -720,20 +742,6 @@ def model_from(
     if preset is not None and "hidden" in given:
         # the preset's MLP widths belong to its own hidden size
         data["ffn_hidden"] = data["moe_ffn_hidden"] = None
-    if (
-        preset is not None
-        and ("hidden" in given or "heads" in given)
-        and shape.get("head_dim") is None
-        and base.hidden is not None
-        and base.heads is not None
-        and base.head_dim is not None
-        and base.head_dim * base.heads == base.hidden
-    ):
-        # a head size that is the preset's hidden / heads follows them: kept, it had let
-        # --hidden 8190 or --heads 60 on llama3-70b price a shape the --params path refuses
-        # (8190 over 64 heads, 60 x 128 = 7,680 of 8,192 dimensions; a review). A head size of
-        # the model's own (DeepSeek-V3's 128 heads x 128 over 7,168) stays.
-        data["head_dim"] = None
     if (
         preset is not None
         and "layers" in given
