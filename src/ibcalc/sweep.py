@@ -81,12 +81,19 @@ def _whole(value: object) -> bool:
     return math.isfinite(number) and number.is_integer()
 
 
-def sweep_sizes(min_bytes: float, max_bytes: float, factor: int) -> list[float]:
-    """nccl-tests' size series: ``min_bytes``, times ``factor`` each step, up to ``max_bytes``.
+def sweep_sizes(
+    min_bytes: float, max_bytes: float, factor: int, step_bytes: float | None = None
+) -> list[float]:
+    """nccl-tests' size series: ``min_bytes``, times ``factor`` each step, up to ``max_bytes``;
+    with ``factor`` 1, plus ``step_bytes`` each step (nccl-tests' ``-f 1 -i N``, ``-i``
+    defaulting to 1 MiB there; a ``factor`` of 2 or more ignores ``step_bytes``, as nccl-tests'
+    loop does: ``size = stepfactor > 1 ? size * stepfactor : size + stepbytes``).
 
     ``max_bytes`` is included when the series lands on it (within rounding); at most
-    :data:`MAX_SWEEP_SIZES` sizes. ``-b 8 -e 8G -f 16`` gives 8 sizes: 8, 128, 2048 ... 2^31.
-    Raises :class:`~ibcalc.errors.FieldError` naming ``min_bytes``, ``max_bytes`` or ``factor``.
+    :data:`MAX_SWEEP_SIZES` sizes (a longer linear series is refused). ``-b 8 -e 8G -f 16``
+    gives 8 sizes: 8, 128, 2048 ... 2^31; ``-b 1M -e 4M -f 1 -i 1M`` 4: 1, 2, 3 and 4 MiB.
+    Raises :class:`~ibcalc.errors.FieldError` naming ``min_bytes``, ``max_bytes``, ``factor``
+    or ``step_bytes``.
     """
     if not (math.isfinite(min_bytes) and min_bytes > 0):
         raise FieldError(f"{{min_bytes}} {min_bytes:g} is not a positive size", field="min_bytes")
@@ -103,8 +110,13 @@ def sweep_sizes(min_bytes: float, max_bytes: float, factor: int) -> list[float]:
     # any whole number (numpy's int64, Fraction(4), Decimal(4)), not True and not NaN (a review)
     if not _whole(factor):
         raise FieldError(f"{{factor}} {factor!r} is not a whole number", field="factor")
-    if factor < 2:
-        raise FieldError("{factor} must be 2 or more", field="factor")
+    if factor < 1:
+        raise FieldError(
+            "{factor} must be 1 or more (1 adds {step_bytes} each step, as nccl-tests' -f 1)",
+            field="factor",
+        )
+    if factor == 1:
+        return _linear_sizes(float(min_bytes), float(max_bytes), step_bytes)
     step = as_float(factor)  # a 400-digit factor: one size, not an OverflowError at the first step
     sizes: list[float] = []
     size = float(min_bytes)
@@ -113,6 +125,27 @@ def sweep_sizes(min_bytes: float, max_bytes: float, factor: int) -> list[float]:
         sizes.append(size)
         size *= step
     return sizes
+
+
+#: nccl-tests' default ``-i`` (``stepBytes``, src/common.cu): 1 MiB.
+DEFAULT_STEP_BYTES = 2**20
+
+
+def _linear_sizes(min_bytes: float, max_bytes: float, step_bytes: float | None) -> list[float]:
+    """``min_bytes``, ``min_bytes + step_bytes``, ... up to ``max_bytes`` (nccl-tests' ``-f 1``)."""
+    step = DEFAULT_STEP_BYTES if step_bytes is None else step_bytes
+    if not (math.isfinite(step) and step > 0):
+        raise FieldError(f"{{step_bytes}} {step:g} is not a positive size", field="step_bytes")
+    count = math.floor((max_bytes - min_bytes) / step * (1 + 1e-12)) + 1
+    if count > MAX_SWEEP_SIZES:
+        # a runaway series is refused, not cut short unsaid
+        raise FieldError(
+            f"{format_size(min_bytes)} to {format_size(max_bytes)} in steps of "
+            f"{{step_bytes}} {format_size(step)} is {count:,} sizes; a sweep runs at most "
+            f"{MAX_SWEEP_SIZES} (a larger {{step_bytes}}, or {{factor}} 2 or more)",
+            field="step_bytes",
+        )
+    return [min_bytes + k * step for k in range(count)]
 
 
 class SweepRow(BaseModel):
@@ -284,9 +317,10 @@ class SweepGroup(BaseModel):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
-    def inter(self) -> str:
-        """The scale-out link (``-`` on one node): the group's label."""
-        return self.label
+    def inter(self) -> str | None:
+        """The scale-out link, None on one node, as an estimate's JSON has it (its label, in
+        tables, CSV and legends, is ``-``; the JSON had said ``"-"`` too, a review)."""
+        return self.cluster.inter.id if self.cluster.inter is not None else None
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -407,11 +441,12 @@ class SweepGroup(BaseModel):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
-    def skipped_bytes(self) -> list[float]:
+    def skipped_bytes(self) -> list[int]:
         """Sizes too small for this many ranks, which the rows leave out (nccl-tests would run
         0 bytes; the table says so below it, and the JSON had dropped them without a word; the
-        CSV, one row per size, has no place for them)."""
-        return self.skipped
+        CSV, one row per size, has no place for them). Whole bytes, as the rows' ``size_bytes``
+        (they had been floats, 8.0, a review)."""
+        return [int(size) for size in self.skipped]
 
     @property
     def parameter_notes(self) -> list[str]:
@@ -445,7 +480,7 @@ class SweepResult(BaseModel):
     groups: list[SweepGroup] = Field(min_length=1)
 
     @property
-    def skipped_bytes(self) -> list[float]:
+    def skipped_bytes(self) -> list[int]:
         """Sizes skipped as too small in any group (every group has the same rank count)."""
         return sorted({size for group in self.groups for size in group.skipped_bytes})
 

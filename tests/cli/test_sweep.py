@@ -24,7 +24,7 @@ from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import Algorithm, Collective
 from ibcalc.errors import ClusterError, FieldError, SizeTooSmallError
 from ibcalc.sweep import MAX_SWEEP_SIZES, algorithm_lines, sweep, sweep_fabrics, sweep_sizes
-from ibcalc.units import parse_size
+from ibcalc.units import format_number, parse_size
 
 KiB, MiB, GiB = 2**10, 2**20, 2**30
 runner = CliRunner()
@@ -54,6 +54,22 @@ def test_sizes_stop_below_a_max_between_steps() -> None:
     assert sweep_sizes(5, 5, 2) == [5]
 
 
+def test_sizes_step_by_bytes_with_factor_1_as_nccl_tests() -> None:
+    """nccl-tests' loop: size = stepfactor > 1 ? size * stepfactor : size + stepbytes, -i
+    defaulting to 1 MiB; -i had no flag and -f 1 was refused (a review)."""
+    assert sweep_sizes(MiB, 4 * MiB, 1, MiB) == [MiB, 2 * MiB, 3 * MiB, 4 * MiB]
+    assert sweep_sizes(MiB, 4 * MiB, 1) == [MiB, 2 * MiB, 3 * MiB, 4 * MiB]  # -i 1M default
+    assert sweep_sizes(1000, 4500, 1, 1000) == [1000, 2000, 3000, 4000]
+    assert sweep_sizes(MiB, 4 * MiB, 2, 512 * 1024) == [MiB, 2 * MiB, 4 * MiB]  # -f wins
+    result = runner.invoke(
+        app,
+        ["sweep", "allreduce", "-b", "1M", "-e", "3M", "-f", "1", "-i", "1M", "--format", "json"],
+    )
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)[0]["rows"]
+    assert [r["size_bytes"] for r in rows] == [MiB, 2 * MiB, 3 * MiB]
+
+
 def test_sizes_are_capped() -> None:
     # 2^-300 ... 2^0 by 2 would be 301 sizes
     sizes = sweep_sizes(2.0**-300, 1, 2)
@@ -64,14 +80,23 @@ def test_sizes_are_capped() -> None:
 @pytest.mark.parametrize(
     ("args", "field", "message"),
     [
-        ((8, 8, 1), "factor", "--stepfactor must be 2 or more"),
+        (
+            (8, 8, 0),
+            "factor",
+            "--stepfactor must be 1 or more (1 adds --stepbytes each step, as nccl-tests' -f 1)",
+        ),
+        (
+            (MiB, GiB, 1),
+            "step_bytes",
+            "1 MiB to 1 GiB in steps of --stepbytes 1 MiB is 1,024 sizes; a sweep runs at most "
+            "200 (a larger --stepbytes, or --stepfactor 2 or more)",
+        ),
+        ((8, 64, 1, 0.0), "step_bytes", "--stepbytes 0 is not a positive size"),
         ((1 * GiB, 1 * MiB, 2), "max_bytes", "--maxbytes 1 MiB is smaller than --minbytes 1 GiB"),
         ((0, 8, 2), "min_bytes", "--minbytes 0 is not a positive size"),
     ],
 )
-def test_size_errors_name_their_field(
-    args: tuple[float, float, int], field: str, message: str
-) -> None:
+def test_size_errors_name_their_field(args: tuple[float, ...], field: str, message: str) -> None:
     with pytest.raises(FieldError) as info:
         sweep_sizes(*args)
     assert info.value.field == field
@@ -425,7 +450,7 @@ def test_a_drop_in_time_is_given_with_its_depth_and_a_deep_one_is_called_least_s
     out = " ".join(CliRunner().invoke(app, argv, env={"COLUMNS": "100"}).stdout.split())
     for size, drop in drops:
         assert f"at {size} B (" in out or f", {size} B (" in out
-        assert f"-{drop:.0%})" in out
+        assert f"-{format_number(100 * drop)}%)" in out
     assert max(d for _, d in drops) > 0.09
     assert "no measured drop is deeper than 9%" in out
 
@@ -452,10 +477,50 @@ def test_json_and_csv_rows_carry_the_switch_and_the_drop() -> None:
     csv_lines = runner.invoke(app, [*argv, "--format", "csv"]).stdout.splitlines()
     header = csv_lines[0].split(",")
     cells = [dict(zip(header, line.split(","), strict=True)) for line in csv_lines[1:]]
-    assert [c["switch"] for c in cells] == [str(r["switch"]) for r in rows]
+    # true/false as JSON writes them (Python's True/False had been written; a review)
+    assert [c["switch"] for c in cells] == ["true" if r["switch"] else "false" for r in rows]
     for cell, row in zip(cells, rows, strict=True):
         drop = row["time_drop_fraction"]
         assert cell["time_drop_fraction"] == ("" if drop is None else repr(drop))
+
+
+def test_a_csv_sweep_says_on_stderr_what_its_table_says_under_the_rows() -> None:
+    """CSV has no room for the notes: an all-gather of 8 B-2 KiB on 32 ranks gave 3 rows of 9
+    sizes, and a sweep given only --fabric efa-v2 numbers on an inferred p5 node, with nothing
+    on stderr (a review). The skipped sizes and the assumptions go there; stdout stays CSV."""
+    gather = runner.invoke(
+        app,
+        [
+            "sweep",
+            "allgather",
+            "-b",
+            "8",
+            "-e",
+            "2K",
+            "--system",
+            "dgx-h100",
+            "-N",
+            "4",
+            "--format",
+            "csv",
+        ],
+    )
+    assert gather.exit_code == 0, gather.output
+    assert len(gather.stdout.splitlines()) == 1 + 3  # 512 B, 1 KiB, 2 KiB
+    assert gather.stderr.splitlines()[0] == (
+        "skipped 8 B, 16 B, 32 B, 64 B, 128 B, 256 B: nccl-tests would run 0 bytes of fp32 "
+        "there on 32 ranks"
+    )
+    efa = runner.invoke(app, ["sweep", "allreduce", "-b", "8", "-e", "64", "--fabric", "efa-v2"])
+    assert "assumptions:" in efa.stdout
+    csv_run = runner.invoke(
+        app, ["sweep", "allreduce", "-b", "8", "-e", "64", "--fabric", "efa-v2", "--format", "csv"]
+    )
+    assert csv_run.stdout.startswith("inter,size_bytes,")
+    assert "assumption: 2 nodes assumed (--nodes)" in csv_run.stderr.splitlines()
+    assert any(
+        line.startswith("assumption: node shape: aws-p5") for line in csv_run.stderr.splitlines()
+    )
 
 
 def test_sweep_table_shows_each_size_likely_range() -> None:
@@ -682,3 +747,65 @@ def test_a_sweep_past_the_gpus_memory_says_from_which_size() -> None:
         "from 256 GiB up, the sizes are past the about 25 GiB nccl-tests runs on dgx-h100's "
         "80 GiB GPUs"
     ) in out
+
+
+def test_a_small_fall_at_a_switch_is_said_with_its_digits() -> None:
+    """2 x p5 all-reduce: time falls 0.45 % at 512 KiB where NCCL switches, which the note had
+    printed as '-0%' (a review); it gives three digits, as the JSON's fraction has them."""
+    argv = ["sweep", "allreduce", "-b", "128K", "-e", "1M", "-f", "2", "--system", "aws-p5"]
+    argv += ["-N", "2"]
+    rows = json.loads(runner.invoke(app, [*argv, "--format", "json"]).stdout)[0]["rows"]
+    (i,) = [k for k, r in enumerate(rows) if r["time_drop_fraction"]]
+    before, row = rows[i - 1], rows[i]
+    assert 0 < row["time_drop_fraction"] < 0.01
+    table = runner.invoke(app, argv, env={"COLUMNS": "200"})
+    said = (
+        f"{row['size_bytes']} B ({before['time_us']:.1f} -> {row['time_us']:.1f} us, "
+        f"-{format_number(100 * row['time_drop_fraction'])}%)"
+    )
+    assert said in " ".join(table.stdout.split())
+
+
+def test_sweep_json_types_match_the_estimate_json() -> None:
+    """A sweep on one node said "inter": "-" where the estimate's JSON says null, and its
+    skipped sizes were floats (8.0) beside whole size_bytes (a review)."""
+    one = runner.invoke(
+        app,
+        [
+            "sweep",
+            "allreduce",
+            "-b",
+            "1M",
+            "-e",
+            "2M",
+            "--system",
+            "h100-pcie-8",
+            "--format",
+            "json",
+        ],
+    )
+    assert json.loads(one.stdout)[0]["inter"] is None
+    single = runner.invoke(
+        app, ["allreduce", "--size", "1MB", "--system", "h100-pcie-8", "--format", "json"]
+    )
+    assert json.loads(single.stdout)["inter"] is None
+    gather = runner.invoke(
+        app,
+        [
+            "sweep",
+            "allgather",
+            "-b",
+            "8",
+            "-e",
+            "1K",
+            "--system",
+            "dgx-h100",
+            "-N",
+            "4",
+            "--format",
+            "json",
+        ],
+    )
+    skipped = json.loads(gather.stdout)[0]["skipped_bytes"]
+    assert skipped == [8, 16, 32, 64, 128, 256]
+    assert all(type(size) is int for size in skipped)

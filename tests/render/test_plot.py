@@ -27,6 +27,7 @@ from ibcalc.render.plot import (
     require_matplotlib,
     sweep_series,
 )
+from ibcalc.units import format_number
 
 runner = CliRunner()
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -594,3 +595,31 @@ def test_size_ticks_are_the_powers_of_two_swept(low: int, high: int, ticks: list
     _size_ticks(ax, low, high)
     assert list(ax.xaxis.get_majorticklocs()) == ticks
     plt.close(fig)
+
+
+def test_a_sweep_plot_marks_where_nccl_switches_and_by_how_much_time_falls(
+    tmp_path: Path,
+) -> None:
+    """The table marks a switch '>' and the drop in time there, the JSON and CSV carry both; the
+    picture had shown an unexplained dip (a review). 8 x DGX B200 all-reduce, 32 KiB-1 MiB:
+    tree/LL to tree/LL128 at 256 KiB; the new pick and the fall are written at that point, and
+    the legend says what the diamond marks."""
+    pytest.importorskip("matplotlib")
+    argv = ["sweep", "allreduce", "-b", "32K", "-e", "1M", "-f", "2", "--system", "dgx-b200"]
+    argv += ["-N", "8"]
+    rows = json.loads(runner.invoke(app, [*argv, "--format", "json"]).stdout)[0]["rows"]
+    (switch,) = [r for r in rows if r["switch"]]
+    drop = switch["time_drop_fraction"]
+    assert drop is not None
+    svg = tmp_path / "switch.svg"
+    result = runner.invoke(app, [*argv, "--plot", str(svg), "--plot-time"])
+    assert result.exit_code == 0, result.stderr
+    text = svg.read_text(encoding="utf-8")
+    pick = f"{switch['algorithm']}/{switch['protocol']}"
+    assert f"{pick} -{format_number(100 * drop)}%" in text
+    assert "diamond: NCCL's tuner changes algorithm or protocol" in text
+    # no switch, no diamond
+    flat = tmp_path / "flat.svg"
+    result = runner.invoke(app, [*argv[:3], "256M", "-e", "1G", *argv[8:], "--plot", str(flat)])
+    assert result.exit_code == 0, result.stderr
+    assert "diamond" not in flat.read_text(encoding="utf-8")

@@ -98,6 +98,7 @@ FIELD_FLAGS: dict[str, str] = {
     "min_bytes": "--minbytes",
     "max_bytes": "--maxbytes",
     "factor": "--stepfactor",
+    "step_bytes": "--stepbytes",
     # workload: the layout, the model, the storage
     "pp": "--pp",
     "dp": "--dp",

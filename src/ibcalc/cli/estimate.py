@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -33,6 +33,7 @@ from ibcalc.cli.options import (
     NcclVersionOpt,
     ProtoOpt,
     SizeOpt,
+    StepBytesOpt,
     SweepFormatOpt,
     algorithm_of,
     catalogue_of,
@@ -47,9 +48,12 @@ from ibcalc.cli.output import run_inputs
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import Collective, DType
 from ibcalc.facade import estimate, parse_collective, parse_dtype
-from ibcalc.render.console import render_estimate, render_sweep
+from ibcalc.render.console import Format, render_estimate, render_sweep, sweep_notes
 from ibcalc.textsafe import printable
 from ibcalc.units import parse_size
+
+if TYPE_CHECKING:
+    from ibcalc.sweep import SweepResult
 
 __all__ = ["register"]
 
@@ -129,6 +133,7 @@ def sweep_command(
     begin: MinBytesOpt = "8",
     end: MaxBytesOpt = "8G",
     factor: FactorOpt = 2,
+    step: StepBytesOpt = None,
     cluster: ClusterSpec,
     inter: FabricsOpt = None,
     algo: AlgoOpt = ALGO_AUTO,
@@ -142,7 +147,10 @@ def sweep_command(
     plot_time: PlotTimeOpt = False,
     measured: MeasuredOpt = None,
 ) -> None:
-    """Sweep sizes like nccl-tests (-b/-e/-f) and print a table shaped like its output."""
+    """Sweep sizes like nccl-tests (-b/-e/-f) and print a table shaped like its output.
+
+    -f 1 adds -i (--stepbytes, 1M by default) each step, as nccl-tests' linear series.
+    """
     from ibcalc.sweep import algorithm_lines, sweep_fabrics, sweep_sizes
 
     if plot is None and (plot_time or measured is not None):
@@ -159,6 +167,7 @@ def sweep_command(
         parse_size(begin, what=FIELD_FLAGS["min_bytes"]),
         parse_size(end, what=FIELD_FLAGS["max_bytes"]),
         factor,
+        None if step is None else parse_size(step, what=FIELD_FLAGS["step_bytes"]),
     )
     params = params_of(cost_params, nccl_version)
     result = sweep_fabrics(
@@ -174,6 +183,7 @@ def sweep_command(
     )
     if target is None:
         render_sweep(result, fmt, names=FIELD_FLAGS)
+        _csv_notes(result, fmt)
         return
     from ibcalc.render.plot import load_measured_for, plot_sweep_result
 
@@ -190,7 +200,20 @@ def sweep_command(
         time_panel=plot_time,
     )
     render_sweep(result, fmt, names=FIELD_FLAGS)
+    _csv_notes(result, fmt)
     say(f"plot written to {printable(path)}")
+
+
+def _csv_notes(result: SweepResult, fmt: str) -> None:
+    """Beside CSV, which has no room for them, the table's notes go to stderr (JSON keeps
+    them as keys)."""
+    if fmt != Format.CSV:
+        return
+    skipped, assumed, notes = sweep_notes(result, FIELD_FLAGS)
+    for line in ([skipped] if skipped is not None else []) + [f"assumption: {a}" for a in assumed]:
+        say(line)
+    for note in notes:
+        say(f"note: {note}")
 
 
 def register(app: typer.Typer) -> None:

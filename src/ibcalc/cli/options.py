@@ -53,6 +53,7 @@ __all__ = [
     "ProtoChoice",
     "ProtoOpt",
     "SizeOpt",
+    "StepBytesOpt",
     "SweepFormat",
     "SweepFormatOpt",
     "TpOpt",
@@ -606,7 +607,21 @@ MinBytesOpt = Annotated[
 MaxBytesOpt = Annotated[
     str, typer.Option(_flag("max_bytes"), "-e", help="Largest size (8G alone is 8 GiB).")
 ]
-FactorOpt = Annotated[int, typer.Option(_flag("factor"), "-f", help="Size multiplier.")]
+FactorOpt = Annotated[
+    int,
+    typer.Option(
+        _flag("factor"), "-f", help="Size multiplier; 1: add --stepbytes each step (nccl-tests)."
+    ),
+]
+StepBytesOpt = Annotated[
+    str | None,
+    typer.Option(
+        _flag("step_bytes"),
+        "-i",
+        help="Size increment with -f 1, as nccl-tests' -i (default then 1M); -f 2 or more "
+        "ignores it, as nccl-tests does.",
+    ),
+]
 TpOpt = Annotated[
     int | None,
     typer.Option(_flag("tp"), help="Tensor-parallel degree T: one all-reduce inside vs across."),

@@ -57,6 +57,7 @@ __all__ = [
     "render_sweep",
     "render_system",
     "render_systems",
+    "sweep_notes",
 ]
 
 
@@ -346,6 +347,8 @@ def _csv_row(label: str, row: dict[str, Any]) -> dict[str, Any]:
     for key, value in row.items():
         if isinstance(value, list) and len(value) == 2:
             out[f"{key}_low"], out[f"{key}_high"] = value
+        elif isinstance(value, bool):
+            out[key] = "true" if value else "false"  # as JSON has them, not Python's True
         else:
             out[key] = value
     return out
@@ -746,17 +749,34 @@ def render_sweep(
     peak = max((r.busbw_GBps for g in result.groups for r in g.rows), default=1.0) or 1.0
     for group in result.groups:
         _sweep_table(group.model_dump(mode="json"), stream, peak=peak)
+    skipped, cluster_notes, parameter_notes = sweep_notes(result, names)
+    if skipped is not None:
+        _console(stream).print(prose(skipped, ""))
+    if cluster_notes:
+        console = _console(stream)
+        console.print("assumptions:")
+        console.print(bullets(cluster_notes))
+    for note in parameter_notes:
+        _console(stream).print(prose(note, "note:", style="dim"))
+
+
+def sweep_notes(
+    result: SweepResult, names: Mapping[str, str] = _PLAIN
+) -> tuple[str | None, list[str], list[str]]:
+    """What a sweep's table says under its rows: the sizes skipped (or None), what was assumed
+    of the cluster (each note once over the groups, led by the groups it holds for where not
+    all) and the notes on the cost parameters. The command line writes them to stderr beside
+    CSV, which has no room for them (a script had been given 3 rows of 9 sizes, and numbers
+    on an inferred node, with nothing said; a review)."""
+    skipped_text = None
     skipped = result.skipped_bytes
     if skipped:
         # -b 1 with fp64, or all-to-all over 125,000 ranks: rows that nccl-tests runs as 0 bytes
         shown = ", ".join(format_size(s) for s in skipped[:6])
         more = f" and {len(skipped) - 6} more" if len(skipped) > 6 else ""
-        _console(stream).print(
-            prose(
-                f"skipped {shown}{more}: nccl-tests would run 0 bytes of {result.dtype.value} "
-                f"there on {plural(result.groups[0].ranks, 'rank')}",
-                "",
-            )
+        skipped_text = (
+            f"skipped {shown}{more}: nccl-tests would run 0 bytes of {result.dtype.value} "
+            f"there on {plural(result.groups[0].ranks, 'rank')}"
         )
     # each note once; with several fabrics, one some of them take names them ('8 NICs per node
     # assumed' had stood for the sweep of ndr, roce-400g and hdr without saying whose it was)
@@ -770,12 +790,7 @@ def render_sweep(
             # the first fabric's node is every fabric's (sweep_fabrics): its note holds for all
             shared = len(whose) == len(per_group) or note.startswith(NODE_SHAPE_NOTE)
             cluster_notes.setdefault(note if shared else f"{', '.join(whose)}: {note}")
-    if cluster_notes:
-        console = _console(stream)
-        console.print("assumptions:")
-        console.print(bullets(cluster_notes))
-    for note in result.groups[0].parameter_notes:
-        _console(stream).print(prose(note, "note:", style="dim"))
+    return skipped_text, list(cluster_notes), list(result.groups[0].parameter_notes)
 
 
 def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -> None:
@@ -801,7 +816,8 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
             deepest = max(deepest, drop)
             falls.append(
                 f"{row['size_bytes']:.0f} B ({previous['time_us']:.1f} -> {row['time_us']:.1f} us, "
-                f"-{drop:.0%})"
+                # three digits: a fall of 0.45 % had read '-0%' (a review)
+                f"-{format_number(100 * drop)}%)"
             )
         cells.append(
             (

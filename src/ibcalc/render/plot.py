@@ -18,6 +18,7 @@ import itertools
 import math
 import os
 import sys
+import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -30,7 +31,14 @@ from ibcalc.fileio import ReadRefused, check_output, read_regular, write_output
 from ibcalc.gap import GapResult
 from ibcalc.render.words import LINK_KEYS, links_words
 from ibcalc.textsafe import printable
-from ibcalc.units import BITS_PER_BYTE, GB, format_ratio, format_size, format_time
+from ibcalc.units import (
+    BITS_PER_BYTE,
+    GB,
+    format_number,
+    format_ratio,
+    format_size,
+    format_time,
+)
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -111,6 +119,9 @@ class Series:
     #: estimate's error band), drawn shaded around an emphasised line; None: not drawn
     busbw_band: tuple[tuple[float, float], ...] | None = None
     time_band: tuple[tuple[float, float], ...] | None = None
+    #: the algorithm/protocol at each size (``ring/LL``), where a change is marked on the plot as
+    #: the table marks it ``>``; None: not marked
+    picks: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -249,6 +260,9 @@ def sweep_series(
         if banded
         else None,
         time_band=tuple(r for r in time_ranges if r is not None) if banded else None,
+        picks=tuple(f"{e.best.algorithm.value}/{e.best.protocol.value}" for e in estimates)
+        if emphasis
+        else None,
     )
 
 
@@ -395,6 +409,9 @@ def _size_ticks(ax: Axes, low: float, high: float) -> None:
     )
     ax.xaxis.set_major_formatter(_formatter(lambda v: format_size(v).replace(" ", "\u2009")))
     ax.xaxis.set_minor_formatter(NullFormatter())
+    if low == high:
+        # one size in the middle (it had sat at the left edge, a review)
+        ax.set_xlim(low / 1.5, high * 1.5)
 
 
 def _formatter(function: Any) -> Any:
@@ -425,6 +442,44 @@ def _gbps_label(value: float) -> str:
     if value >= 100:
         return f"{value:.0f}"
     return f"{value:.3g}"
+
+
+def _mark_switches(
+    axis: Axes, ser: Series, values: Sequence[float], col: str, *, words: bool
+) -> bool:
+    """Mark the sizes where ``ser``'s pick changes with a hollow diamond; with ``words``, write
+    the new pick above it and the time's fall there (``tree/LL128 -28%``). True if any."""
+    picks = ser.picks or ()
+    at = [i for i in range(1, len(picks)) if picks[i] != picks[i - 1]]
+    if not at:
+        return False
+    axis.plot(
+        [ser.size_bytes[i] for i in at],
+        [values[i] for i in at],
+        "D",
+        markerfacecolor="#ffffff",
+        markeredgecolor=col,
+        markeredgewidth=1.4,
+        markersize=7,
+        zorder=5.5,
+    )
+    for i in at if words else ():
+        drop = 1.0 - ser.time_s[i] / ser.time_s[i - 1]
+        text = picks[i] + (f" -{format_number(100 * drop)}%" if drop > 0 else "")
+        axis.annotate(
+            text,
+            (ser.size_bytes[i], values[i]),
+            xytext=(0, 9),
+            textcoords="offset points",
+            rotation=90,
+            fontsize=6.5,
+            color=col,
+            ha="center",
+            va="bottom",
+            zorder=6,
+            bbox={"boxstyle": "round,pad=0.15", "facecolor": "white", "edgecolor": "none"},
+        )
+    return True
 
 
 def plot_sweep(
@@ -458,6 +513,11 @@ def plot_sweep(
     palette = iter(range(100))
     any_equivalent = False
     band_labelled = False
+    # where NCCL's tuner changes algorithm or protocol (the table's '>'); on a sweep of one
+    # cluster with the new pick and, where time falls there, by how much: the table and JSON
+    # said so and the picture showed an unexplained dip (a review)
+    marked = [ser for ser in series if ser.emphasis and ser.picks is not None]
+    any_switch = False
     for ser in series:
         col = ser.color or color(next(palette))
         width = ser.width or (2.4 if ser.emphasis else 1.3)
@@ -505,7 +565,9 @@ def plot_sweep(
                 linewidth=width,
                 alpha=alpha,
                 label=ser.label if axis is ax else None,
-                zorder=4 if ser.emphasis else 2,
+                # an algorithm's thin line above the thick chosen one, which had hidden it
+                # wherever NCCL picks that algorithm (a review)
+                zorder=4 if ser.emphasis else 4.6,
             )
             solid = [
                 (s, v)
@@ -523,7 +585,7 @@ def plot_sweep(
                     "o",
                     color=col,
                     markersize=size,
-                    zorder=4.5 if ser.emphasis else 2.5,
+                    zorder=4.5 if ser.emphasis else 4.7,
                     alpha=alpha,
                 )
             if hollow:
@@ -535,9 +597,12 @@ def plot_sweep(
                     markerfacecolor="white",
                     markeredgecolor=col,
                     markersize=size + 1.5,
-                    zorder=4.5 if ser.emphasis else 2.5,
+                    zorder=4.5 if ser.emphasis else 4.7,
                     alpha=alpha,
                 )
+            if ser in marked:
+                words = len(marked) == 1 and axis is (ax if ax_time is None else ax_time)
+                any_switch = _mark_switches(axis, ser, values, col, words=words) or any_switch
 
     styles = {"scale-up": "-.", "network-node": "--", "network-gpu": ":"}
     for ceiling in ceilings:
@@ -583,25 +648,30 @@ def plot_sweep(
     ax.set_xscale("log")
     ax.set_yscale("log")
     ax.set_ylabel("busbw (GB/s = 10^9 B/s, per direction)")
-    ax.set_title(title, fontsize=11)
+    # wrapped: eight fabrics' names had run the title off the picture (a review)
+    ax.set_title("\n".join(textwrap.wrap(title, 100)), fontsize=11)
     ax.grid(True, which="major", alpha=0.35)
     ax.grid(True, which="minor", alpha=0.12)
     _plain_log_axis(ax.yaxis, _gbps_label)
     handles, names = ax.get_legend_handles_labels()
-    if any_equivalent:
-        from matplotlib.lines import Line2D
+    from matplotlib.lines import Line2D
 
-        handles.append(
-            Line2D(
-                [],
-                [],
-                marker="o",
-                linestyle="none",
-                markerfacecolor="white",
-                markeredgecolor="black",
+    for shown, marker, name in (
+        (any_equivalent, "o", "hollow: equivalent busbw, not a wire rate"),
+        (any_switch, "D", "diamond: NCCL's tuner changes algorithm or protocol (the table's >)"),
+    ):
+        if shown:
+            handles.append(
+                Line2D(
+                    [],
+                    [],
+                    marker=marker,
+                    linestyle="none",
+                    markerfacecolor="white",
+                    markeredgecolor="black",
+                )
             )
-        )
-        names.append("hollow: equivalent busbw, not a wire rate")
+            names.append(name)
     # Below the axes, so no curve or ceiling is hidden behind it.
     fig.legend(handles, names, loc="outside lower center", ncols=2, fontsize=8, frameon=False)
     bottom = ax_time if ax_time is not None else ax
@@ -721,9 +791,12 @@ def plot_sweep_clusters(
             )
             continue
         ring = ", ring ceiling" if collective not in _NOT_RING else ""
+        # a NIC held to its host link says so: xdr's 403 GB/s per node is 8 x pcie5's 50.4,
+        # which the legend had left unsaid (a review)
+        capped = f", each capped by {out.nic_cap}" if out.nic_cap is not None else ""
         ceilings.append(
             Ceiling(
-                f"{out.link_id} achievable per {where} ({nics}{ring})",
+                f"{out.link_id} achievable per {where} ({nics}{capped}{ring})",
                 node_GBps,
                 "network-node",
                 col,
@@ -878,7 +951,8 @@ def plot_gap(path: str | Path, results: Sequence[GapResult], *, title: str | Non
             ax.axhline(split, color="#999999", linewidth=0.8)
     if log:
         ax.set_xscale("log")
-        ax.set_xlim(min(values) / 2, max(values) * 80)
+        # room for the widest bar's label (nvlink5's had run into the frame, a review)
+        ax.set_xlim(min(values) / 2, max(values) * 200)
         ax.xaxis.set_major_formatter(_formatter(_gbps_label))
     else:
         ax.set_xlim(0, max(values) * 1.75)
@@ -899,7 +973,8 @@ def plot_gap(path: str | Path, results: Sequence[GapResult], *, title: str | Non
         Patch(facecolor=out_color, alpha=0.95, label=f"{outer}, achievable"),
         Patch(facecolor=out_color, alpha=0.28, edgecolor=out_color, label=f"{outer}, line rate"),
     ]
-    ax.legend(handles=handles, fontsize=8, loc="lower right", framealpha=0.9)
+    # below the axes: inside them it had covered the last bar's label (a review)
+    fig.legend(handles=handles, fontsize=8, loc="outside lower center", ncols=2, frameon=False)
     if title is None:
         if len(results) == 1:
             r = results[0]
