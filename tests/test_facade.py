@@ -1277,3 +1277,94 @@ def test_a_size_past_what_nccl_tests_runs_says_no_run_exists(
     a100 = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-a100", nodes=2))
     est = estimate_on(a100, Collective.ALL_REDUCE, 2**50)
     assert not [n for n in est.assumptions if "nccl-tests runs sizes" in n]
+
+
+class _OneSizeArray:
+    """What a numpy array of one size does here: it compares (elementwise, truthy), has
+    ``__float__`` but refuses it, and refuses floor division into a scalar."""
+
+    def __float__(self) -> float:
+        raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
+
+    def __lt__(self, other: object) -> bool:
+        return True
+
+    def __le__(self, other: object) -> bool:
+        return True
+
+    def __gt__(self, other: object) -> bool:
+        return True
+
+    def __ge__(self, other: object) -> bool:
+        return True
+
+    def __floordiv__(self, other: object) -> float:
+        raise TypeError("only 0-dimensional arrays can be converted to Python scalars")
+
+    def __repr__(self) -> str:
+        return "array([1000000.])"
+
+
+def test_an_array_of_sizes_is_refused_as_no_size(builtin_catalogue: Catalogue) -> None:
+    """A notebook's df.size.values[i:i+1] had failed with numpy's own TypeError inside
+    estimate_on and CollectivePlan.quick (a review); both say it is not a number of bytes."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    size: Any = _OneSizeArray()
+    for call in (
+        lambda: estimate_on(cluster, Collective.ALL_REDUCE, size),
+        lambda: CollectivePlan(cluster, Collective.ALL_REDUCE).quick(size),
+    ):
+        with pytest.raises(
+            UnitError, match=r"size array\(\[1000000\.\]\) is not a number of bytes"
+        ):
+            call()
+
+
+def test_public_functions_refuse_a_wrong_argument_type_by_name(
+    builtin_catalogue: Catalogue, tmp_path: Path
+) -> None:
+    """A review found bare TypeError and AttributeError from public functions given None or
+    a number where a catalogue, a path or a mapping goes, and check_design reporting its
+    caller's None as a problem of the design file at line 8 column 1."""
+    import ibcalc
+    from ibcalc.errors import WrongTypeError
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "aws-p5-efa.yaml"
+    none: Any = None
+    five: Any = 5
+    calls = [
+        (lambda: ibcalc.load_catalogue(none), "extra must be a path or paths"),
+        (lambda: ibcalc.load_catalogue(five), "extra must be a path or paths"),
+        (lambda: ibcalc.load_catalogue(b"x.yaml"), "extra must be a path or paths"),
+        (lambda: ibcalc.load_catalogue([five]), "a catalogue file must be a str or Path"),
+        (lambda: ibcalc.find_system(none, "dgx-h100"), "catalogue must be a Catalogue"),
+        (lambda: ibcalc.find_link(five, "ndr"), "catalogue must be a Catalogue"),
+        (lambda: ibcalc.common_pairings(none), "catalogue must be a Catalogue"),
+        (lambda: ibcalc.tp_whatif(none, "nvlink4", "ndr", 8, 1e8), "catalogue must be a"),
+        (lambda: ibcalc.check_design(example, none), "catalogue must be a Catalogue"),
+        (
+            lambda: ibcalc.check_design(example, builtin_catalogue, params="x"),
+            "params must be a CostParams, not str",
+        ),
+        (lambda: ibcalc.check_design(none, builtin_catalogue), "source must be a str or Path"),
+        (lambda: ibcalc.load_design(example, catalogue=five), "catalogue must be a Catalogue"),
+        (lambda: ibcalc.load_design(five), "source must be a str or Path, not int"),
+        (lambda: ibcalc.load_design(example, text=five), "text must be a str, not int"),
+        (lambda: ibcalc.fill_fields("a {nodes}", none), "name must be a mapping"),
+        (lambda: ibcalc.fill_fields(none, {}), "template must be a str, not NoneType"),
+    ]
+    for call, said in calls:
+        with pytest.raises(WrongTypeError) as error:
+            call()
+        assert str(error.value).startswith(said) or said in str(error.value), str(error.value)
+        assert ":" not in str(error.value).split(" must ")[0]  # no file:line:col before it
+
+
+def test_a_collective_is_suggested_once_by_one_name() -> None:
+    """'allreduc' had been offered 'allreduce, all_reduce, reduce': one collective twice (a
+    review)."""
+    from ibcalc.facade import parse_collective
+
+    with pytest.raises(UnknownNameError) as error:
+        parse_collective("allreduc")
+    assert error.value.suggestions == ["allreduce", "reduce"]

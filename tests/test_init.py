@@ -28,6 +28,19 @@ HOMES = {
     # the estimate with its figures in its JSON (model_dump keeps time_s, busbw_GBps ...)
     "EstimateResult": "ibcalc.results",
     "IbcalcError": "ibcalc.errors",
+    # its subclasses, so that a caller can tell a bad size from an unknown name without
+    # importing ibcalc.errors (a review)
+    "AlgorithmNotApplicableError": "ibcalc.errors",
+    "CatalogueError": "ibcalc.errors",
+    "ClusterError": "ibcalc.errors",
+    "DesignError": "ibcalc.errors",
+    "FieldError": "ibcalc.errors",
+    "InputFileError": "ibcalc.errors",
+    "SizeTooSmallError": "ibcalc.errors",
+    "UnitError": "ibcalc.errors",
+    "UnknownNameError": "ibcalc.errors",
+    "WorkloadError": "ibcalc.errors",
+    "WrongTypeError": "ibcalc.errors",
     "Link": "ibcalc.catalogue.models",
     "Protocol": "ibcalc.engine.types",
     "QuickEstimate": "ibcalc.facade",

@@ -17,7 +17,21 @@ if TYPE_CHECKING:
     from ibcalc.design.check import check_design, load_design
     from ibcalc.engine.params import CostParams
     from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, Protocol
-    from ibcalc.errors import IbcalcError, fill_fields
+    from ibcalc.errors import (
+        AlgorithmNotApplicableError,
+        CatalogueError,
+        ClusterError,
+        DesignError,
+        FieldError,
+        IbcalcError,
+        InputFileError,
+        SizeTooSmallError,
+        UnitError,
+        UnknownNameError,
+        WorkloadError,
+        WrongTypeError,
+        fill_fields,
+    )
     from ibcalc.fabric.sizing import size_fat_tree
     from ibcalc.facade import CollectivePlan, QuickEstimate, estimate, estimate_many, estimate_on
     from ibcalc.gap import common_pairings, tp_whatif
@@ -40,6 +54,17 @@ _LAZY = {
     "Estimate": "ibcalc.engine.types",
     "EstimateResult": "ibcalc.results",
     "IbcalcError": "ibcalc.errors",
+    "AlgorithmNotApplicableError": "ibcalc.errors",
+    "CatalogueError": "ibcalc.errors",
+    "ClusterError": "ibcalc.errors",
+    "DesignError": "ibcalc.errors",
+    "FieldError": "ibcalc.errors",
+    "InputFileError": "ibcalc.errors",
+    "SizeTooSmallError": "ibcalc.errors",
+    "UnitError": "ibcalc.errors",
+    "UnknownNameError": "ibcalc.errors",
+    "WorkloadError": "ibcalc.errors",
+    "WrongTypeError": "ibcalc.errors",
     "Link": "ibcalc.catalogue.models",
     "Protocol": "ibcalc.engine.types",
     "QuickEstimate": "ibcalc.facade",
@@ -80,20 +105,31 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "Algorithm",
+    "AlgorithmNotApplicableError",
     "Catalogue",
+    "CatalogueError",
+    "ClusterError",
     "ClusterSpec",
     "Collective",
     "CollectivePlan",
     "CostParams",
     "DType",
+    "DesignError",
     "Estimate",
     "EstimateResult",
+    "FieldError",
     "IbcalcError",
+    "InputFileError",
     "Link",
     "Protocol",
     "QuickEstimate",
     "ResolvedCluster",
+    "SizeTooSmallError",
     "System",
+    "UnitError",
+    "UnknownNameError",
+    "WorkloadError",
+    "WrongTypeError",
     "__version__",
     "check_design",
     "common_pairings",

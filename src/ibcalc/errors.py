@@ -196,6 +196,12 @@ def fill_fields(template: str, name: Callable[[str], str] | Mapping[str, str]) -
     The library writes messages and assumptions about a cluster in terms of its fields
     (``{nodes}``); the CLI names them as flags (``--nodes``), the design checker as YAML keys.
     """
+    expect_type(template, str, "template")
+    if not isinstance(name, Mapping) and not callable(name):
+        # None had failed as "'NoneType' object is not callable" (a review)
+        raise WrongTypeError(
+            f"name must be a mapping of field to name or a function, not {type(name).__name__}"
+        )
     lookup: Callable[[str], str] = (lambda f: name.get(f, f)) if isinstance(name, Mapping) else name
     return _FIELD_MARK.sub(lambda m: lookup(m.group(1)), template)
 

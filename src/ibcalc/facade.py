@@ -138,7 +138,11 @@ def parse_collective(name: str) -> Collective:
         close = suggest(name.lower(), names)
         if not close:  # 'foo': say what the names are
             raise UnknownNameError("collective", name, [c.command for c in Collective], close=False)
-        raise UnknownNameError("collective", name, close)
+        # one name per collective: 'allreduc' had been offered 'allreduce, all_reduce' (a review)
+        by_command = {c.value: c.command for c in Collective}
+        raise UnknownNameError(
+            "collective", name, list(dict.fromkeys(by_command.get(n, n) for n in close))
+        )
     return found
 
 
@@ -158,6 +162,13 @@ def check_size(size_bytes: object) -> float:
     except OverflowError:  # an int of more digits than a float holds
         raise UnitError(
             f"size {shown(size_bytes)} B is absurdly large (the limit is 1e21 B)"
+        ) from None
+    except (TypeError, ValueError):
+        # a numpy array of one size has __float__ but refuses it ('only 0-dimensional arrays
+        # can be converted'), a notebook's df.size.values[i:i+1]; a review
+        raise UnitError(
+            f"size {shown(size_bytes)} is not a number of bytes (one size: give an element, "
+            "not an array)"
         ) from None
     if value != value:
         raise UnitError("size is not a number (NaN)")
@@ -943,12 +954,16 @@ class CollectivePlan:
         # effective_size, inlined; anything but a size in range goes to it, which refuses it
         try:
             in_range = 0 < size_bytes <= MAX_ENGINE_BYTES
-        except TypeError:  # not a number: effective_size says so
+        except (TypeError, ValueError):  # not a number (an array of sizes): effective_size says so
             in_range = False
         if not in_range:
             effective_size(plan.collective, size_bytes, self._ranks, plan.dtype)
         elt = self._elt
-        count = int(size_bytes // elt)
+        try:
+            count = int(size_bytes // elt)
+        except TypeError:  # a numpy array of one size compares, but is no number (a review)
+            check_size(size_bytes)
+            raise
         if self._per_rank:
             ranks = self._ranks
             per_rank = count // ranks

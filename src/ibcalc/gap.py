@@ -69,7 +69,7 @@ from ibcalc.cluster.spec import (
     ClusterSpec,
 )
 from ibcalc.engine.types import Collective, Estimate
-from ibcalc.errors import ClusterError
+from ibcalc.errors import ClusterError, expect_type
 from ibcalc.facade import estimate
 from ibcalc.jsonmodel import JsonModel
 from ibcalc.textsafe import shown
@@ -828,6 +828,7 @@ def common_pairings(catalogue: Catalogue) -> list[GapResult]:
     for a real node).
     """
     pairings = load_pairings()
+    expect_type(catalogue, Catalogue, "catalogue", "load_catalogue() makes one")
     results: list[GapResult] = []
     for up in pairings.intra:
         for node in pairings.inter:
@@ -862,6 +863,7 @@ def tp_whatif(
     that GPU's NICs). The same bytes move in both; only
     the links differ. Returns both estimates and the slowdown.
     """
+    expect_type(catalogue, Catalogue, "catalogue", "load_catalogue() makes one")
     check_count("tp", tp, 2, MAX_GPUS_PER_NODE)
     check_count("nics_per_node", nics_per_node, 1, MAX_NICS_PER_NODE)
     if gpus_per_node is not None:

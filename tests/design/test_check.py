@@ -592,7 +592,7 @@ requirements:
     problem = only_problem(tmp_path, builtin_catalogue, text, "n.yaml")
     # "  - allreduce: {size: 1GB, max_time: 1s, " is 41 characters
     assert (problem.line, problem.col) == (6, 42)
-    assert "(not nvls: false)" in problem.message
+    assert "with nvls not turned off" in problem.message
     assert "--" not in problem.message
 
 

@@ -20,7 +20,14 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ibcalc.catalogue.models import Catalogue, Link, LinkKind, Storage, StorageKind, System
-from ibcalc.errors import CatalogueError, InputFileError, UnknownNameError, ValidationProblem
+from ibcalc.errors import (
+    CatalogueError,
+    InputFileError,
+    UnknownNameError,
+    ValidationProblem,
+    WrongTypeError,
+    expect_type,
+)
 from ibcalc.textsafe import printable, shown
 from ibcalc.yamlio import Document, load_yaml, trusted_document, validate, wrong_kind_problem
 
@@ -463,6 +470,18 @@ def load_catalogue(
     """
     if isinstance(extra, str | os.PathLike):
         extra = [extra]  # one file name is one file, not a sequence of one-letter names
+    # a path that is no path (None, 5, b"x.yaml") had failed as "not iterable" or on the bytes'
+    # ints (a review)
+    if not isinstance(extra, Iterable) or isinstance(extra, bytes):
+        raise WrongTypeError(
+            f"extra must be a path or paths (str or Path), not {type(extra).__name__}"
+        )
+    extra = list(extra)
+    for path in extra:
+        if not isinstance(path, str | os.PathLike):
+            raise WrongTypeError(
+                f"a catalogue file must be a str or Path, not {type(path).__name__}"
+            )
     files: list[str | Path] = []
     from_env: set[str] = set()
     if use_env and os.environ.get(ENV_VAR):
@@ -574,6 +593,13 @@ def link_role_problem(link: Link, role: str) -> str | None:
     return f"{link.id} is a {link.kind.value} link; {hint}"
 
 
+def _expect_catalogue(catalogue: object) -> None:
+    """A :class:`~ibcalc.errors.WrongTypeError` for a ``catalogue`` that is not one (None, or the
+    name and the catalogue swapped, had failed on an attribute or listed the catalogue's repr as
+    an unknown name; a review)."""
+    expect_type(catalogue, Catalogue, "catalogue", "load_catalogue() makes one")
+
+
 def _name_key(what: str, name: object) -> str:
     """``name`` as the catalogue matches it (stripped, lower case); a name that is no text
     (None, a number) is refused as unknown rather than failing on ``.strip``."""
@@ -604,6 +630,7 @@ def _elsewhere(catalogue: Catalogue, key: str, what: str) -> str | None:
 
 def find_link(catalogue: Catalogue, name: str) -> Link:
     """Return the link with this id or alias (case-insensitive), or raise with suggestions."""
+    _expect_catalogue(catalogue)
     key = _name_key("link", name)
     for link in catalogue.links:
         if key in link.names:
@@ -617,6 +644,7 @@ def find_link(catalogue: Catalogue, name: str) -> Link:
 
 def find_system(catalogue: Catalogue, name: str) -> System:
     """Return the system preset with this id or alias, or raise with suggestions."""
+    _expect_catalogue(catalogue)
     key = _name_key("system", name)
     for system in catalogue.systems:
         if key in system.names:
@@ -630,6 +658,7 @@ def find_system(catalogue: Catalogue, name: str) -> System:
 
 def find_storage(catalogue: Catalogue, name: str) -> Storage:
     """Return the storage entry with this id or alias, or raise with suggestions."""
+    _expect_catalogue(catalogue)
     key = _name_key("storage", name)
     for entry in catalogue.storage:
         if key in entry.names:

@@ -24,6 +24,7 @@ Choices (docs/architecture.md#design-choices):
 from __future__ import annotations
 
 import math
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -58,6 +59,8 @@ from ibcalc.errors import (
     InputFileError,
     UnknownNameError,
     ValidationProblem,
+    WrongTypeError,
+    expect_type,
     fill_fields,
 )
 from ibcalc.fabric.sizing import FabricSizing, size_fat_tree
@@ -318,8 +321,26 @@ def load_design(
     With ``catalogue``, the system and link names are checked too. Every problem is raised at
     once as :class:`DesignError` with ``file:line:col``.
     """
+    _expect_arguments(source, catalogue, text=text)
     doc = _read(source, text)
     return _validated(doc, catalogue), doc
+
+
+def _expect_arguments(
+    source: object, catalogue: object, *, text: object = None, params: object = None
+) -> None:
+    """The caller's arguments checked before the file is read: a wrong one had failed on an
+    attribute, or been reported as a problem of the design file at its line and column
+    (``check_design(path, None)`` read 'aws-p5-efa.yaml:8:1: nodes: catalogue must be a
+    Catalogue'; a review)."""
+    if not isinstance(source, str | os.PathLike):
+        raise WrongTypeError(f"source must be a str or Path, not {type(source).__name__}")
+    if catalogue is not None:
+        expect_type(catalogue, Catalogue, "catalogue", "load_catalogue() makes one")
+    if text is not None:
+        expect_type(text, str, "text")
+    if params is not None:
+        expect_type(params, CostParams, "params", "ibcalc.load_cost_params() makes one")
 
 
 # --- resolve -----------------------------------------------------------------------------------
@@ -1267,6 +1288,8 @@ def check_design(
     cannot be read, validated, resolved or evaluated, and, unless ``allow_empty``, when it has
     no requirements (a CI gate over it would pass having checked nothing).
     """
+    expect_type(catalogue, Catalogue, "catalogue", "load_catalogue() makes one")
+    _expect_arguments(source, catalogue, params=params)
     design, doc = load_design(source, catalogue=catalogue)
     resolved = _resolve(design, doc, catalogue)
     if not allow_empty and not design.requirements:

@@ -215,8 +215,9 @@ def _why_not(
     if algorithm in (Algorithm.NVLS, Algorithm.NVLS_TREE):
         if topo.up is not None and topo.up.nvls_bw_Bps is None and topo.up.path == "nvlink":
             return (
-                "needs NVLink SHARP: NVSwitch gen 3 or later (H100, B200), enabled "
-                "(not --no-nvls); this scale-up link or setting has none"
+                # {nvls}, not --no-nvls: a library message names fields, not flags (a review)
+                "needs NVLink SHARP: NVSwitch gen 3 or later (H100, B200), with {nvls} not "
+                "turned off; this scale-up link or setting has none"
             )
         if topo.up is None or topo.up.nvls_bw_Bps is None:
             return (
