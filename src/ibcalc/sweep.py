@@ -136,7 +136,13 @@ def _linear_sizes(min_bytes: float, max_bytes: float, step_bytes: float | None) 
     step = DEFAULT_STEP_BYTES if step_bytes is None else step_bytes
     if not (math.isfinite(step) and step > 0):
         raise FieldError(f"{{step_bytes}} {step:g} is not a positive size", field="step_bytes")
-    count = math.floor((max_bytes - min_bytes) / step * (1 + 1e-12)) + 1
+    whole = all(float(v).is_integer() for v in (min_bytes, max_bytes, step))
+    if whole:
+        # exact in whole bytes: a relative slack had added a size 1 B past -e and counted a
+        # 200-size series as 201 (a review)
+        count = (int(max_bytes) - int(min_bytes)) // int(step) + 1
+    else:
+        count = math.floor((max_bytes - min_bytes) / step + 1e-9) + 1
     if count > MAX_SWEEP_SIZES:
         # a runaway series is refused, not cut short unsaid
         raise FieldError(

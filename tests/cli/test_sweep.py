@@ -61,6 +61,10 @@ def test_sizes_step_by_bytes_with_factor_1_as_nccl_tests() -> None:
     assert sweep_sizes(MiB, 4 * MiB, 1) == [MiB, 2 * MiB, 3 * MiB, 4 * MiB]  # -i 1M default
     assert sweep_sizes(1000, 4500, 1, 1000) == [1000, 2000, 3000, 4000]
     assert sweep_sizes(MiB, 4 * MiB, 2, 512 * 1024) == [MiB, 2 * MiB, 4 * MiB]  # -f wins
+    # exact in whole bytes: no size past -e, and 200 sizes are 200 (a relative slack had added
+    # 1 + 151 x 8 GiB to -b 1 -e 1208G and counted 201; a review)
+    assert sweep_sizes(1, 1208 * GiB, 1, 8 * GiB)[-1] == 1 + 150 * 8 * GiB
+    assert len(sweep_sizes(8 * GiB, 1600 * GiB, 1, 8 * GiB)) == 200
     result = runner.invoke(
         app,
         ["sweep", "allreduce", "-b", "1M", "-e", "3M", "-f", "1", "-i", "1M", "--format", "json"],

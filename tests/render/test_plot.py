@@ -616,8 +616,8 @@ def test_a_sweep_plot_marks_where_nccl_switches_and_by_how_much_time_falls(
     assert result.exit_code == 0, result.stderr
     text = svg.read_text(encoding="utf-8")
     pick = f"{switch['algorithm']}/{switch['protocol']}"
-    assert f"{pick} -{format_number(100 * drop)}%" in text
-    assert "diamond: NCCL's tuner changes algorithm or protocol" in text
+    assert f"{pick}, time -{format_number(100 * drop)}%" in text
+    assert "diamond: NCCL's tuner switches (the table's &gt;), with the new pick" in text
     # no switch, no diamond
     flat = tmp_path / "flat.svg"
     result = runner.invoke(app, [*argv[:3], "256M", "-e", "1G", *argv[8:], "--plot", str(flat)])

@@ -915,6 +915,11 @@ def test_a_decimal_gpu_memory_is_said_to_be_less_than_a_vendor_figure(
     (note,) = [n for n in tera.assumptions if n.startswith("{gpu_memory}")]
     assert note.startswith("{gpu_memory} 1.5TB is")
     assert note.endswith("write 1.5TiB for it")
+    # 1024GB stays in GB: a vendor's 1024GB is 1024 GiB, not 1.024 TiB (a second review)
+    kilo = _llama8_dp16(builtin_catalogue, seq_len=8192, gpu_memory_bytes=1024e9)
+    (note,) = [n for n in kilo.assumptions if n.startswith("{gpu_memory}")]
+    assert note.startswith("{gpu_memory} 1024GB is")
+    assert note.endswith("write 1024GiB for it")
 
 
 def test_compare_ranks_tight_after_roomy_and_keys_its_notes_on_a_narrow_page() -> None:

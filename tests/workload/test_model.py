@@ -236,10 +236,10 @@ def test_a_presets_head_size_kept_under_a_new_hidden_size_or_head_count_is_said(
     odd = model_from("llama3-70b", hidden=8190)
     assert odd.head_dim == 128
     (said,) = [w for w in odd.shape_warnings() if "head size" in w]
-    assert said.startswith("64 heads of the preset's head size 128 span 8,192 dimensions, not")
+    assert said.startswith("64 heads of head size 128 span 8,192 dimensions, not")
     assert "hidden size's 8,190" in said
     (said,) = model_from("llama3-70b", heads=60, kv_heads=6).shape_warnings()
-    assert said.startswith("60 heads of the preset's head size 128 span 7,680 dimensions")
+    assert said.startswith("60 heads of head size 128 span 7,680 dimensions")
     assert model_from("llama3-405b", heads=96).head_dim == 128
     for quiet in (
         find_model("llama3-70b"),

@@ -733,7 +733,9 @@ def render_sweep(
         return
     if fmt == Format.CSV:
         rows = [
-            _csv_row(group.label, row.model_dump(mode="json"))
+            # one node: an empty cell, as JSON's null (the table's and legend's '-' had been
+            # written; a review)
+            _csv_row(group.inter or "", row.model_dump(mode="json"))
             for group in result.groups
             for row in group.rows
         ]

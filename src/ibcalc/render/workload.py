@@ -315,8 +315,10 @@ def _time(seconds: float, band: tuple[float, float] | None = None) -> str:
             # the time with them ('1.66 s (1.66-1.66)' had printed, a review; then '319 s
             # (318.6-318.7)', the time outside its range to the eye, a second review)
             unit = text.split()[-1]
-            for digits in range(4, 8):
-                shown = [f"{value:.{digits}g}" for value in (seconds / scale, low, high)]
+            # as many decimals, the same for all three, as tell the ends apart ('304.7 s
+            # (304.7-305)' had dropped a trailing zero, a review)
+            for decimals in range(6):
+                shown = [f"{value:.{decimals}f}" for value in (seconds / scale, low, high)]
                 if shown[1] != shown[2]:
                     return f"{shown[0]} {unit} ({shown[1]}-{shown[2]})"
         if ends[0] == ends[1]:

@@ -482,10 +482,10 @@ class ModelSpec(CheckedSpec):
             # llama3-70b had been priced without a word (a review; refusing them had refused
             # shapes such as 96 heads of 128 within 16,384, a second review)
             said.append(
-                f"{self.heads} heads of the preset's head size {self.head_dim} span "
+                f"{self.heads} heads of head size {self.head_dim} span "
                 f"{self.heads * self.head_dim:,} dimensions, not the hidden size's "
-                f"{self.hidden:,}: attention follows the heads, the other layers and the "
-                "tensor-parallel messages the hidden size"
+                f"{self.hidden:,}: a shape the preset does not have (its head size stays unless "
+                "one is given); check it is the model meant"
             )
         return said
 
