@@ -789,6 +789,22 @@ def test_sweep_json_types_match_the_estimate_json() -> None:
         ],
     )
     assert json.loads(one.stdout)[0]["inter"] is None
+    csv_one = runner.invoke(
+        app,
+        [
+            "sweep",
+            "allreduce",
+            "-b",
+            "1M",
+            "-e",
+            "2M",
+            "--system",
+            "h100-pcie-8",
+            "--format",
+            "csv",
+        ],
+    )
+    assert [line.split(",")[0] for line in csv_one.stdout.splitlines()[1:]] == ["", ""]
     single = runner.invoke(
         app, ["allreduce", "--size", "1MB", "--system", "h100-pcie-8", "--format", "json"]
     )
