@@ -454,7 +454,10 @@ class ModelSpec(CheckedSpec):
     def shape_warnings(self) -> list[str]:
         """A parameter count the shape does not hold, by more than a factor of 2 either way
         (``--params 8B`` on a 70B preset): the tensor- and pipeline-parallel traffic follows
-        the shape, the gradients and weights the count, so the two describe different models."""
+        the shape, the gradients and weights the count, so the two describe different models.
+        And on a preset changed field by field (not latent attention), heads whose head size
+        spans another width than the hidden size (``--heads 60`` on Llama 3 70B: 7,680 of
+        8,192)."""
         said = []
         held = self.shape_params
         if held is not None and not (
