@@ -625,3 +625,27 @@ def test_a_zero_time_needs_no_unit(zero: str) -> None:
     override = "schema: ibcalc-cost-params/1\nnccl_tuner:\n  net_overhead: {value: %s, source: x}\n"
     params = builtin_cost_params().with_overrides(yaml.safe_load(override % zero))
     assert params.nccl_tuner.net_overhead_s == 0.0
+
+
+def test_cost_parameters_pickle_for_a_process_pool() -> None:
+    """Fitted parameters could not go to a process pool's workers: their read-only tables and
+    provenance had failed to pickle ('cannot pickle mappingproxy'; a review). They round-trip,
+    equal, with their tuner view and provenance, and price a collective alike."""
+    import pickle
+
+    from ibcalc.catalogue.load import load_catalogue
+    from ibcalc.cluster.resolve import resolve_cluster
+    from ibcalc.cluster.spec import ClusterSpec
+    from ibcalc.engine.types import Collective
+    from ibcalc.facade import estimate_on
+
+    params = builtin_cost_params()
+    copy = pickle.loads(pickle.dumps(params))
+    assert copy == params
+    assert copy.tuner_view() == params.tuner_view()
+    assert dict(copy.provenance) == dict(params.provenance)
+    cluster = resolve_cluster(load_catalogue(), ClusterSpec(system="dgx-h100", nodes=4))
+    assert (
+        estimate_on(cluster, Collective.ALL_REDUCE, 1e9, params=copy).time_s
+        == estimate_on(cluster, Collective.ALL_REDUCE, 1e9, params=params).time_s
+    )

@@ -23,6 +23,7 @@ that turns a key path into its line and column.
 from __future__ import annotations
 
 import copy
+import copyreg
 import difflib
 import functools
 import math
@@ -59,6 +60,17 @@ __all__ = [
 
 #: The ``schema:`` every cost-parameter file declares.
 SCHEMA = "ibcalc-cost-params/1"
+
+
+def _read_only(data: dict[Any, Any]) -> MappingProxyType[Any, Any]:
+    """A read-only view of ``data``: what a pickled read-only mapping is rebuilt with."""
+    return MappingProxyType(data)
+
+
+# CostParams keeps its tables and provenance as read-only mappings, which pickle cannot write:
+# parameters fitted once could not go to a process pool's workers (a review). Pickled as the
+# plain mapping, rebuilt read-only.
+copyreg.pickle(MappingProxyType, lambda view: (_read_only, (dict(view),)))
 
 #: Turns a key path of the mapping (``("nccl_tuner", "base_latency", "value")``) into its
 #: 1-based (line, column) in the file it came from, or (None, None).
