@@ -249,9 +249,21 @@ def estimate_on(
     parameters ``params`` (default: the built-in ones). The collective, algorithm and protocol
     may be given by name (``"allreduce"``, ``"ring"``, ``"LL128"``, any case).
 
+    ``size_bytes`` is nccl-tests' size: the whole buffer of an all-gather, reduce-scatter or
+    all-to-all (not one rank's share), rounded as nccl-tests rounds it to whole elements per
+    rank (:func:`effective_size`; ``Estimate.size_bytes`` is the size run).
+
     ``sharp_what_if``: on a fabric with SHARP left off, an all-reduce's assumptions say what
     turning it on would do at this size (a second selection; callers that read no assumptions,
-    such as a sweep, pass False and keep the plain hint)."""
+    such as a sweep, pass False and keep the plain hint).
+
+    Raises (every one an :class:`~ibcalc.errors.IbcalcError`): :class:`~ibcalc.errors.UnitError`
+    for a size that is no number of bytes, negative, NaN or past 1e21 B,
+    :class:`~ibcalc.errors.SizeTooSmallError` for one that rounds to no element,
+    :class:`~ibcalc.errors.UnknownNameError` for an unknown collective, dtype, algorithm or
+    protocol, :class:`~ibcalc.errors.AlgorithmNotApplicableError` for a forced algorithm or
+    protocol that does not apply, :class:`~ibcalc.errors.WrongTypeError` for a cluster or
+    parameters of the wrong type."""
     _expect_cluster(cluster, params)
     params = params if params is not None else builtin_cost_params()
     dt = parse_dtype(dtype)
@@ -1043,7 +1055,9 @@ def estimate(
     params: CostParams | None = None,
 ) -> Estimate:
     """Resolve ``spec`` against ``catalogue`` and estimate ``collective`` of ``size_bytes``, with
-    the cost parameters ``params`` (default: the built-in ones)."""
+    the cost parameters ``params`` (default: the built-in ones): :func:`resolve_cluster`, then
+    :func:`estimate_on`, whose errors it raises, and :class:`~ibcalc.errors.ClusterError` (or
+    :class:`~ibcalc.errors.UnknownNameError`) for a cluster that cannot be resolved."""
     cluster = resolve_cluster(catalogue, spec)
     return estimate_on(
         cluster,
