@@ -7,6 +7,7 @@ use floor(S / elt) whole elements. Every expected value below is worked by hand.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -1335,8 +1336,8 @@ def test_public_functions_refuse_a_wrong_argument_type_by_name(
     calls = [
         (lambda: ibcalc.load_catalogue(none), "extra must be a path or paths"),
         (lambda: ibcalc.load_catalogue(five), "extra must be a path or paths"),
-        (lambda: ibcalc.load_catalogue(b"x.yaml"), "extra must be a path or paths"),
-        (lambda: ibcalc.load_catalogue([five]), "a catalogue file must be a str or Path"),
+        (lambda: ibcalc.load_catalogue(bytearray(b"x.yaml")), "extra must be a path or paths"),
+        (lambda: ibcalc.load_catalogue([five]), "a catalogue file must be a str, bytes or Path"),
         (lambda: ibcalc.find_system(none, "dgx-h100"), "catalogue must be a Catalogue"),
         (lambda: ibcalc.find_link(five, "ndr"), "catalogue must be a Catalogue"),
         (lambda: ibcalc.common_pairings(none), "catalogue must be a Catalogue"),
@@ -1346,13 +1347,19 @@ def test_public_functions_refuse_a_wrong_argument_type_by_name(
             lambda: ibcalc.check_design(example, builtin_catalogue, params="x"),
             "params must be a CostParams, not str",
         ),
-        (lambda: ibcalc.check_design(none, builtin_catalogue), "source must be a str or Path"),
+        (lambda: ibcalc.check_design(none, builtin_catalogue), "source must be a str, bytes or"),
         (lambda: ibcalc.load_design(example, catalogue=five), "catalogue must be a Catalogue"),
-        (lambda: ibcalc.load_design(five), "source must be a str or Path, not int"),
+        (lambda: ibcalc.load_design(five), "source must be a str, bytes or Path, not int"),
         (lambda: ibcalc.load_design(example, text=five), "text must be a str, not int"),
         (lambda: ibcalc.fill_fields("a {nodes}", none), "name must be a mapping"),
         (lambda: ibcalc.fill_fields(none, {}), "template must be a str, not NoneType"),
     ]
+    # a file name in bytes is one, as os.open takes it (a second review)
+    user = tmp_path / "user.yaml"
+    user.write_text("schema: ibcalc-catalogue/1\n", encoding="utf-8")
+    assert ibcalc.load_catalogue(os.fsencode(user)).links == builtin_catalogue.links
+    assert ibcalc.load_catalogue([os.fsencode(user)]).links == builtin_catalogue.links
+    assert ibcalc.load_design(os.fsencode(example))[0].name == "aws-p5-efa-16"
     for call, said in calls:
         with pytest.raises(WrongTypeError) as error:
             call()

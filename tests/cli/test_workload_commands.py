@@ -798,6 +798,10 @@ def test_compare_shows_cp_when_the_layouts_have_it() -> None:
         (24.51, (24.507, 24.513), "24.510 s (24.507-24.513)"),
         # the same decimals at both ends ('304.7 s (304.7-305)' had dropped a zero)
         (304.66, (304.62, 304.98), "304.7 s (304.6-305.0)"),
+        # never fewer digits than the time's own three ('25 s (25-26)' had stood for
+        # 25.49-25.51 s, a second review)
+        (25.5, (25.49, 25.51), "25.50 s (25.49-25.51)"),
+        (1.5, (1.4999, 1.5001), "1.5000 s (1.4999-1.5001)"),
         # no width: no range ('0 us (0-0)', a unitless pair)
         (0.0, (0.0, 0.0), "0 us"),
         (4.73, (4.73, 4.73), "4.73 s"),

@@ -525,7 +525,7 @@ def test_explanations_say_domain_where_one_spans_nodes() -> None:
         (
             {"system": "dgx-h100", "nodes": 2, "scale_up_domain": 16},
             "{scale_up_domain} 16 is more than one node (8 GPUs): a domain across nodes comes "
-            "with a system preset that has one, e.g. {system} gb200-nvl72",
+            "with a system preset that has one, e.g. the preset gb200-nvl72 ({system})",
         ),
         (
             # a resized tray is one node per domain (the preset's domain is not assumed)

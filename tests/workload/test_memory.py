@@ -920,6 +920,10 @@ def test_a_decimal_gpu_memory_is_said_to_be_less_than_a_vendor_figure(
     (note,) = [n for n in kilo.assumptions if n.startswith("{gpu_memory}")]
     assert note.startswith("{gpu_memory} 1024GB is")
     assert note.endswith("write 1024GiB for it")
+    # and 1.25TB stays in TB (1250GB had read, a third review)
+    quarter = _llama8_dp16(builtin_catalogue, seq_len=8192, gpu_memory_bytes=1.25e12)
+    (note,) = [n for n in quarter.assumptions if n.startswith("{gpu_memory}")]
+    assert note.startswith("{gpu_memory} 1.25TB is")
 
 
 def test_compare_ranks_tight_after_roomy_and_keys_its_notes_on_a_narrow_page() -> None:

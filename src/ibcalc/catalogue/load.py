@@ -468,19 +468,19 @@ def load_catalogue(
     listing every problem with ``file:line:col``, or :class:`~ibcalc.errors.InputFileError`
     (its parent class) for a file that cannot be read or parsed as YAML.
     """
-    if isinstance(extra, str | os.PathLike):
+    if isinstance(extra, str | bytes | os.PathLike):
         extra = [extra]  # one file name is one file, not a sequence of one-letter names
-    # a path that is no path (None, 5, b"x.yaml") had failed as "not iterable" or on the bytes'
-    # ints (a review)
-    if not isinstance(extra, Iterable) or isinstance(extra, bytes):
+    # a path that is no path (None, 5) had failed as "not iterable" (a review); a file name in
+    # bytes is one, as os.open takes it (a second review)
+    if not isinstance(extra, Iterable) or isinstance(extra, bytearray | memoryview):
         raise WrongTypeError(
-            f"extra must be a path or paths (str or Path), not {type(extra).__name__}"
+            f"extra must be a path or paths (str, bytes or Path), not {type(extra).__name__}"
         )
     extra = list(extra)
     for path in extra:
-        if not isinstance(path, str | os.PathLike):
+        if not isinstance(path, str | bytes | os.PathLike):
             raise WrongTypeError(
-                f"a catalogue file must be a str or Path, not {type(path).__name__}"
+                f"a catalogue file must be a str, bytes or Path, not {type(path).__name__}"
             )
     files: list[str | Path] = []
     from_env: set[str] = set()

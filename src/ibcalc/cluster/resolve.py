@@ -805,7 +805,7 @@ def check_domain_given(
         else:
             where = (
                 f"one node ({largest} GPUs): a domain across nodes comes with a system preset "
-                "that has one, e.g. {system} gb200-nvl72"
+                "that has one, e.g. the preset gb200-nvl72 ({system})"
             )
         raise ClusterError(
             f"{{scale_up_domain}} {given} is more than {where}", field="scale_up_domain"

@@ -333,8 +333,8 @@ def _expect_arguments(
     attribute, or been reported as a problem of the design file at its line and column
     (``check_design(path, None)`` read 'aws-p5-efa.yaml:8:1: nodes: catalogue must be a
     Catalogue'; a review)."""
-    if not isinstance(source, str | os.PathLike):
-        raise WrongTypeError(f"source must be a str or Path, not {type(source).__name__}")
+    if not isinstance(source, str | bytes | os.PathLike):
+        raise WrongTypeError(f"source must be a str, bytes or Path, not {type(source).__name__}")
     if catalogue is not None:
         expect_type(catalogue, Catalogue, "catalogue", "load_catalogue() makes one")
     if text is not None:

@@ -486,14 +486,16 @@ def _mark_switches(
             color=col,
             ha="center",
             va="top" if high else "bottom",
-            zorder=3,
+            # above the lines, on a half-clear box: behind them, other curves' markers had
+            # covered letters ('ylstre/Simple'; a second review), and an opaque box the lines
+            zorder=6,
             annotation_clip=True,
             clip_on=True,
             bbox={
                 "boxstyle": "round,pad=0.1",
                 "facecolor": "white",
                 "edgecolor": "none",
-                "alpha": 0.6,
+                "alpha": 0.7,
             },
         )
     return True
@@ -678,7 +680,8 @@ def plot_sweep(
         (
             any_switch,
             "D",
-            "diamond: NCCL's tuner switches (the table's >), with the new pick and time's fall",
+            "diamond: NCCL's tuner switches (the table's >)"
+            + (", with the new pick and time's fall" if len(marked) == 1 else ""),
         ),
     ):
         if shown:

@@ -316,8 +316,11 @@ def _time(seconds: float, band: tuple[float, float] | None = None) -> str:
             # (318.6-318.7)', the time outside its range to the eye, a second review)
             unit = text.split()[-1]
             # as many decimals, the same for all three, as tell the ends apart ('304.7 s
-            # (304.7-305)' had dropped a trailing zero, a review)
-            for decimals in range(6):
+            # (304.7-305)' had dropped a trailing zero, a review), and more than the time's
+            # three digits have ('25 s (25-26)' had stood for 25.49-25.51 s, a second review)
+            shown_time = format_number(seconds / scale)
+            first = len(shown_time.split(".")[1]) + 1 if "." in shown_time else 1
+            for decimals in range(first, first + 6):
                 shown = [f"{value:.{decimals}f}" for value in (seconds / scale, low, high)]
                 if shown[1] != shown[2]:
                     return f"{shown[0]} {unit} ({shown[1]}-{shown[2]})"

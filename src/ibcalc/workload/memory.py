@@ -432,9 +432,9 @@ def decimal_capacity_note(given_bytes: float | None) -> str | None:
     vendor's figure but is 7 % less than one."""
     if given_bytes is None or given_bytes % 1e9 or not given_bytes % GiB:
         return None
-    # in TB where it is whole in tenths of a TB (1TB had been restated as 1000GB and 1000GiB
-    # offered for it, a review; 1024GB is not 1.024TB, a second review)
-    tera = given_bytes >= 1e12 and not given_bytes % 1e11
+    # in TB where it is whole in hundredths of a TB (1TB had been restated as 1000GB and
+    # 1000GiB offered for it, a review; 1024GB is not 1.024TB, a second review; 1.25TB is)
+    tera = given_bytes >= 1e12 and not given_bytes % 1e10
     unit, binary, scale = ("TB", "TiB", 1e12) if tera else ("GB", "GiB", 1e9)
     value = f"{given_bytes / scale:g}"
     return (

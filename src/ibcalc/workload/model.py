@@ -487,8 +487,8 @@ class ModelSpec(CheckedSpec):
             said.append(
                 f"{self.heads} heads of head size {self.head_dim} span "
                 f"{self.heads * self.head_dim:,} dimensions, not the hidden size's "
-                f"{self.hidden:,}: a shape the preset does not have (its head size stays unless "
-                "one is given); check it is the model meant"
+                f"{self.hidden:,}: a shape the preset does not have (a preset keeps its head "
+                "size under a new hidden size or head count); check it is the model meant"
             )
         return said
 
