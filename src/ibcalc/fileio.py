@@ -179,6 +179,16 @@ def check_output(
             "(/dev/stdout for standard output; a file named '-' with its directory, $PWD/-)"
         )
     given = Path(name)
+    if not given.is_absolute():
+        try:
+            Path.cwd()
+        except FileNotFoundError:
+            # a cron or CI job whose directory was removed under it (rm -rf, git clean): the
+            # relative name had ended in a FileNotFoundError traceback and exit 1, a failed
+            # gate's code (a review)
+            raise _fail(
+                name, "the working directory no longer exists (give an absolute path)"
+            ) from None
     parent = str(given.parent)
     limit = _name_max(parent if Path(parent).is_dir() else ".")
     if any(len(os.fsencode(part)) > limit for part in given.parts):

@@ -240,3 +240,29 @@ def test_only_a_json_document_gets_json_escapes() -> None:
     assert json.loads(encodable('["µs"]', "ascii")) == ["µs"]
     assert encodable("[é]roce.yaml: 2 µs ▏\n", "ascii") == "[?]roce.yaml: 2 us #\n"
     assert encodable("plain µs", "utf-8") == "plain µs"
+
+
+def test_a_bug_ends_the_run_with_its_own_exit_code_and_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A bug had ended a run in Python's traceback and exit 1, which `check` in a CI gate reads
+    as a failed requirement (a review): it is one line and exit 3; IBCALC_TRACEBACK=1 shows
+    the traceback."""
+    import ibcalc.cli.estimate as estimate_cli
+    from ibcalc.cli.app import INTERNAL_ERROR_EXIT, main
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(estimate_cli, "estimate", broken)
+    monkeypatch.delenv("IBCALC_TRACEBACK", raising=False)
+    with pytest.raises(SystemExit) as ended:
+        main(["allreduce", "--size", "1GB"])
+    assert ended.value.code == INTERNAL_ERROR_EXIT == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith("error: internal error in ibcalc ")
+    assert "(RuntimeError: boom); this is a bug, not your input" in err
+    monkeypatch.setenv("IBCALC_TRACEBACK", "1")
+    with pytest.raises(RuntimeError, match="boom"):
+        main(["allreduce", "--size", "1GB"])

@@ -1634,3 +1634,76 @@ def test_a_reader_gone_mid_write_ends_with_141(unbuffered: str) -> None:
         code = proc.wait(timeout=60)
     assert head.startswith((b"{", b"["))
     assert (code, err) == (141, b"")
+
+
+def test_an_unclosed_string_of_escaped_quotes_is_refused_within_200_mb(tmp_path: Path) -> None:
+    """Guards: an unclosed double-quoted string of 500,000 escaped quotes (1.5 MB) is refused
+    as a syntax error, in linear time and under 200 MB. The flow-depth scan's regular
+    expression had backtracked over it from every escaped quote: 80 KB took 20 s, 4 MiB about
+    500 MB (a review)."""
+    path = tmp_path / "quotes.yaml"
+    path.write_text('schema: ibcalc-catalogue/1\nlinks: "' + '\\"x' * 500_000 + "\n")
+    code = (
+        "import sys, time\n"
+        "from ibcalc.yamlio import load_yaml\n"
+        "from ibcalc.errors import InputFileError\n"
+        "start = time.perf_counter()\n"
+        "try:\n"
+        "    load_yaml(sys.argv[1])\n"
+        "except InputFileError as exc:\n"
+        "    print(exc)\n"
+        "print(time.perf_counter() - start)\n"
+        "status = open('/proc/self/status').read()\n"
+        "print(next(l.split()[1] for l in status.splitlines() if l.startswith('VmHWM:')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True
+    )
+    message, seconds, peak_kib = done.stdout.splitlines()
+    assert re.search(r":2:8: YAML syntax error: a quoted scalar starts here", message)
+    assert float(seconds) < HANG_GUARD_S
+    assert int(peak_kib) < 200 * 1024
+
+
+@pytest.mark.parametrize(
+    ("text", "deep"),
+    [
+        # brackets inside strings and comments do not count; an escaped quote does not end one
+        ('a: "[[[[\\"[[[["\nb: 1\n', False),
+        ("a: '[[[[' # [[[[\nb: 1\n", False),
+        ('a: "\\\\"' + "[" * 70 + "\n", True),  # an escaped backslash, then the string ends
+        ("a: " + "[" * 70 + "\n", True),
+    ],
+)
+def test_the_flow_depth_scan_skips_strings_and_comments(text: str, deep: bool) -> None:
+    from ibcalc.errors import InputFileError
+    from ibcalc.yamlio import _check_flow_depth
+
+    if deep:
+        with pytest.raises(InputFileError, match="nesting deeper than 64 levels"):
+            _check_flow_depth("t.yaml", text)
+    else:
+        _check_flow_depth("t.yaml", text)
+
+
+def test_an_output_named_from_a_removed_working_directory_is_one_refusal(tmp_path: Path) -> None:
+    """A cron or CI job whose directory was removed under it (rm -rf, git clean): `check -o
+    out.txt` had ended in a FileNotFoundError traceback and exit 1, the code of a failed gate
+    (a review). It is refused in one line, exit 2, before any work."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    design = Path(__file__).resolve().parents[2] / "examples" / "aws-p5-efa.yaml"
+    code = (
+        "import os, sys\n"
+        "os.chdir(sys.argv[1]); os.rmdir(sys.argv[1])\n"
+        "from ibcalc.cli import main\n"
+        "main(['check', sys.argv[2], '-o', 'out.txt'])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(gone), str(design)], capture_output=True, text=True
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == (
+        "error: cannot write out.txt: the working directory no longer exists (give an absolute "
+        "path)\n"
+    )

@@ -1061,3 +1061,19 @@ def test_rows_only_unwritten_values_would_bring_close_are_not_said_unexplained(
             x for x in path.read_text(encoding="utf-8").splitlines() if x.startswith("# use:")
         ]
         assert use.endswith(f" with {other} (the fit's figures are those of both files)")
+
+
+def test_an_interrupt_while_an_override_is_staged_leaves_no_temporary_file(
+    tmp_path: Path,
+) -> None:
+    """SIGTERM or Ctrl-C while `calibrate -o` wrote or checked its staged file had left a
+    hidden .tmp.yaml behind, 2 times of 2 (a review): the staging removes it on any exit."""
+    from ibcalc.logs.calibrate import _stage
+
+    def interrupted(_path: Path) -> None:
+        raise KeyboardInterrupt
+
+    target = tmp_path / "fit.yaml"
+    with pytest.raises(KeyboardInterrupt):
+        _stage(target, "schema: ibcalc-catalogue/1\n", interrupted)
+    assert list(tmp_path.iterdir()) == []

@@ -10,6 +10,7 @@ module of ``X``. tests/cli/test_app.py checks the table against the registered c
 from __future__ import annotations
 
 import errno
+import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from importlib import import_module
@@ -30,7 +31,7 @@ from ibcalc.cli.boundary import (
 from ibcalc.cli.output import StdoutError, guarded_stdout
 from ibcalc.collectives import Collective
 from ibcalc.errors import fill_fields
-from ibcalc.textsafe import shown
+from ibcalc.textsafe import printable, shown
 
 __all__ = ["COMMANDS", "CommandEntry", "app", "collective_help", "main"]
 
@@ -310,6 +311,26 @@ def refuse_repeated_options(command: Any, args: Sequence[str]) -> None:
         raise CliUsageError(f"{first} and {name} are one option, given twice: give it once")
 
 
+#: The exit code of an error in ibcalc itself, not in its input: apart from a failed gate's 1,
+#: which a CI job reads as a failed requirement, and bad input's 2.
+INTERNAL_ERROR_EXIT = 3
+
+
+def _internal_error(exc: BaseException) -> None:
+    """End the run on a bug: one line and :data:`INTERNAL_ERROR_EXIT`, where Python's
+    traceback had ended it with exit 1, a failed gate's code for `check` (a review);
+    ``IBCALC_TRACEBACK=1`` shows the traceback instead."""
+    if os.environ.get("IBCALC_TRACEBACK"):
+        raise exc
+    quiet_stdout()
+    detail = printable(exc, 200)
+    say(
+        f"error: internal error in ibcalc {__version__} ({type(exc).__name__}: {detail}); this "
+        "is a bug, not your input: IBCALC_TRACEBACK=1 shows where, for a report"
+    )
+    sys.exit(INTERNAL_ERROR_EXIT)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Console entry point: run the app inside the error boundary; exit 2 on bad input.
 
@@ -346,9 +367,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         # StdoutError: a write to stdout failed; the errnos below come from a write that went
         # around the guard (the toolkit re-wraps stdout under some locales); the rest is a bug
         if not isinstance(exc, StdoutError) and exc.errno not in _WRITE_ERRNOS:
-            raise
+            _internal_error(exc)
         quiet_stdout()
         say(f"error: cannot write output: {exc.strerror or exc}")
         sys.exit(2)
+    except Exception as exc:
+        _internal_error(exc)
     if isinstance(code, int) and code != 0:
         sys.exit(code)

@@ -2346,7 +2346,10 @@ def _stage(target: Path, text: str, check: Callable[[Path], object]) -> Path:
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
-    except OutputError:
+    except BaseException:
+        # an OutputError, or SIGTERM or Ctrl-C while the file is written or checked: the
+        # caller has no name for it yet (an interrupted cron run had left a .tmp.yaml behind,
+        # a review)
         tmp.unlink(missing_ok=True)
         raise
     return tmp
