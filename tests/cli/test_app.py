@@ -264,5 +264,13 @@ def test_a_bug_ends_the_run_with_its_own_exit_code_and_one_line(
     assert err.startswith("error: internal error in ibcalc ")
     assert "(RuntimeError: boom); this is a bug, not your input" in err
     monkeypatch.setenv("IBCALC_TRACEBACK", "1")
-    with pytest.raises(RuntimeError, match="boom"):
+    with pytest.raises(SystemExit) as ended:
         main(["allreduce", "--size", "1GB"])
+    assert ended.value.code == 3  # the traceback, and still exit 3 (it had exited 1)
+    err = capsys.readouterr().err
+    assert err.startswith("Traceback (most recent call last):")
+    assert err.rstrip().endswith("RuntimeError: boom")
+    monkeypatch.setenv("IBCALC_TRACEBACK", "0")  # 0 is off
+    with pytest.raises(SystemExit):
+        main(["allreduce", "--size", "1GB"])
+    assert capsys.readouterr().err.startswith("error: internal error in ibcalc ")

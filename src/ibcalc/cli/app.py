@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import sys
+import traceback
 from collections.abc import Iterator, Mapping, Sequence
 from importlib import import_module
 from typing import Annotated, Any, NamedTuple
@@ -320,8 +321,11 @@ def _internal_error(exc: BaseException) -> None:
     """End the run on a bug: one line and :data:`INTERNAL_ERROR_EXIT`, where Python's
     traceback had ended it with exit 1, a failed gate's code for `check` (a review);
     ``IBCALC_TRACEBACK=1`` shows the traceback instead."""
-    if os.environ.get("IBCALC_TRACEBACK"):
-        raise exc
+    if os.environ.get("IBCALC_TRACEBACK", "") not in ("", "0"):
+        # the traceback, and still the bug's own exit code (re-raised, it had exited 1; a
+        # review)
+        traceback.print_exception(exc)
+        sys.exit(INTERNAL_ERROR_EXIT)
     quiet_stdout()
     detail = printable(exc, 200)
     say(
