@@ -537,9 +537,10 @@ _FLOW_MARKS = re.compile(r"""[#'"\[\]{}]""")
 def _check_flow_depth(path: str, text: str) -> None:
     """Refuse flow-style nesting deeper than MAX_DEPTH before any parser sees it.
 
-    Counts unquoted ``[``/``{`` against ``]``/``}`` (quotes and comments skipped) with one
-    regular-expression pass, so a 10,000-deep ``[[[[...`` is refused at once, with its
-    position, whatever the size of the file.
+    Counts unquoted ``[``/``{`` against ``]``/``}`` (quotes and comments skipped) in one pass
+    that looks at each character once, so a 10,000-deep ``[[[[...`` is refused at once, with
+    its position, whatever the size of the file. The count stops at a quote that is never
+    closed: the rest of the file is that string, which the parser refuses.
     """
     depth = 0
     pos = 0
