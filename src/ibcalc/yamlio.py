@@ -21,6 +21,7 @@ holds one; a pair is joined into its character, as JSON means it).
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from ibcalc.errors import InputFileError, ValidationProblem
+from ibcalc.errors import InputFileError, ValidationProblem, WrongTypeError
 from ibcalc.fileio import ReadRefused, read_regular
 from ibcalc.textsafe import (
     closest_hint,
@@ -51,6 +52,7 @@ __all__ = [
     "FileKind",
     "SafeLoader",
     "TrustedDocument",
+    "input_paths",
     "load_yaml",
     "other_kind",
     "safe_load",
@@ -58,6 +60,29 @@ __all__ = [
     "validate",
     "wrong_kind_problem",
 ]
+
+
+def input_paths(given: object, *, argument: str, each: str) -> list[str | Path]:
+    """``given`` as a list of file names: one name (str, bytes or a path object) is one file,
+    not a sequence of one-letter names, and a name in bytes is decoded as the file system
+    does (errors then print it as text, not ``b'...'``). Anything that is not names raises
+    :class:`~ibcalc.errors.WrongTypeError` naming the ``argument`` (or ``each`` file): None and
+    5 had failed as "not iterable", a bytes name as a bare TypeError (two reviews)."""
+    if isinstance(given, str | bytes | os.PathLike):
+        given = [given]
+    if not isinstance(given, Iterable) or isinstance(given, bytearray | memoryview):
+        raise WrongTypeError(
+            f"{argument} must be a path or paths (str, bytes or Path), not {type(given).__name__}"
+        )
+    names: list[str | Path] = []
+    for name in given:
+        if not isinstance(name, str | bytes | os.PathLike):
+            raise WrongTypeError(f"{each} must be a str, bytes or Path, not {type(name).__name__}")
+        raw = os.fspath(name)
+        # a str as it was given (a Path would tidy './x.yaml' in the errors that name it)
+        names.append(os.fsdecode(raw) if isinstance(raw, bytes) else raw)
+    return names
+
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_DEPTH = 64

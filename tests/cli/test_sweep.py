@@ -829,3 +829,16 @@ def test_sweep_json_types_match_the_estimate_json() -> None:
     skipped = json.loads(gather.stdout)[0]["skipped_bytes"]
     assert skipped == [8, 16, 32, 64, 128, 256]
     assert all(type(size) is int for size in skipped)
+
+
+def test_a_step_in_bytes_is_not_read_where_a_factor_ignores_it() -> None:
+    """-f 2 ignores -i, as nccl-tests does; -f 2 -i 0 had been refused for the -i (a review)."""
+    args = ["sweep", "allreduce", "-b", "1M", "-e", "4M", "--format", "json"]
+    result = runner.invoke(app, [*args, "-f", "2", "-i", "0"])
+    assert result.exit_code == 0, result.output
+    assert [r["size_bytes"] for r in json.loads(result.stdout)[0]["rows"]] == [
+        MiB,
+        2 * MiB,
+        4 * MiB,
+    ]
+    assert runner.invoke(app, [*args, "-f", "1", "-i", "0"]).exit_code == 2

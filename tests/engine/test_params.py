@@ -649,3 +649,26 @@ def test_cost_parameters_pickle_for_a_process_pool() -> None:
         estimate_on(cluster, Collective.ALL_REDUCE, 1e9, params=copy).time_s
         == estimate_on(cluster, Collective.ALL_REDUCE, 1e9, params=params).time_s
     )
+
+
+def test_cost_parameter_files_are_paths_and_a_wrong_one_is_said(tmp_path: Path) -> None:
+    """A file name in bytes is one (it had failed as a bare TypeError), and anything else is
+    said to be no path, as load_catalogue says it (a review)."""
+    import os
+
+    from ibcalc.catalogue.cost_params import load_cost_params
+    from ibcalc.errors import WrongTypeError
+
+    override = tmp_path / "p.yaml"
+    override.write_text(
+        "schema: ibcalc-cost-params/1\n"
+        "calibrated:\n  per_message_latency: {value: 2 us, assumed: a test}\n",
+        encoding="utf-8",
+    )
+    for given in (os.fsencode(override), [os.fsencode(override)]):
+        params = load_cost_params(given, use_env=False)
+        assert params.calibrated.per_message_s == pytest.approx(2e-6)
+    bad: Any = 5
+    for wrong, said in ((bad, "paths must be a path or paths"), ([bad], "a cost-parameter file")):
+        with pytest.raises(WrongTypeError, match=said):
+            load_cost_params(wrong, use_env=False)

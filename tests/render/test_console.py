@@ -408,3 +408,17 @@ def test_the_terms_show_a_fill_the_total_shows(monkeypatch: pytest.MonkeyPatch) 
     hidden = BEST.model_copy(update={"fill_s": 0.1e-6})
     lines = _table(ESTIMATE.model_copy(update={"best": hidden}), monkeypatch)
     assert "terms latency 50 us + transfer 9.95 ms" in lines
+
+
+@pytest.mark.parametrize(
+    ("columns", "width"), [("100", 100), ("abc", 160), ("0", 160), ("-5", 160), ("", 160)]
+)
+def test_columns_that_are_no_width_are_ignored(
+    columns: str, width: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """COLUMNS=0 and COLUMNS=-5 had been taken as a narrow page where COLUMNS=abc was ignored
+    (a review)."""
+    from ibcalc.render.stream import env_columns
+
+    monkeypatch.setenv("COLUMNS", columns)
+    assert env_columns(160) == width

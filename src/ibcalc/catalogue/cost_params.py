@@ -48,7 +48,7 @@ import yaml
 
 from ibcalc.engine.params import SCHEMA, CostParams
 from ibcalc.errors import CatalogueError, InputFileError, ValidationProblem
-from ibcalc.yamlio import Document, load_yaml, safe_load, wrong_kind_problem
+from ibcalc.yamlio import Document, input_paths, load_yaml, safe_load, wrong_kind_problem
 
 __all__ = [
     "BUILTIN_LABEL",
@@ -113,8 +113,7 @@ def load_cost_params(
     files: list[tuple[str | Path, bool]] = []
     if use_env and os.environ.get(ENV_VAR):
         files.extend((p, True) for p in os.environ[ENV_VAR].split(os.pathsep) if p)
-    # one file name is one file, not a sequence of one-letter names
-    given = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    given = input_paths(paths, argument="paths", each="a cost-parameter file")
     files.extend((p, False) for p in given)
     params = builtin_cost_params()
     problems: list[ValidationProblem] = []

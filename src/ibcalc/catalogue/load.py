@@ -25,11 +25,17 @@ from ibcalc.errors import (
     InputFileError,
     UnknownNameError,
     ValidationProblem,
-    WrongTypeError,
     expect_type,
 )
 from ibcalc.textsafe import printable, shown
-from ibcalc.yamlio import Document, load_yaml, trusted_document, validate, wrong_kind_problem
+from ibcalc.yamlio import (
+    Document,
+    input_paths,
+    load_yaml,
+    trusted_document,
+    validate,
+    wrong_kind_problem,
+)
 
 __all__ = [
     "BUILTIN_LABEL",
@@ -468,20 +474,7 @@ def load_catalogue(
     listing every problem with ``file:line:col``, or :class:`~ibcalc.errors.InputFileError`
     (its parent class) for a file that cannot be read or parsed as YAML.
     """
-    if isinstance(extra, str | bytes | os.PathLike):
-        extra = [extra]  # one file name is one file, not a sequence of one-letter names
-    # a path that is no path (None, 5) had failed as "not iterable" (a review); a file name in
-    # bytes is one, as os.open takes it (a second review)
-    if not isinstance(extra, Iterable) or isinstance(extra, bytearray | memoryview):
-        raise WrongTypeError(
-            f"extra must be a path or paths (str, bytes or Path), not {type(extra).__name__}"
-        )
-    extra = list(extra)
-    for path in extra:
-        if not isinstance(path, str | bytes | os.PathLike):
-            raise WrongTypeError(
-                f"a catalogue file must be a str, bytes or Path, not {type(path).__name__}"
-            )
+    extra = input_paths(extra, argument="extra", each="a catalogue file")
     files: list[str | Path] = []
     from_env: set[str] = set()
     if use_env and os.environ.get(ENV_VAR):

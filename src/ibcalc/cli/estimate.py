@@ -167,7 +167,9 @@ def sweep_command(
         parse_size(begin, what=FIELD_FLAGS["min_bytes"]),
         parse_size(end, what=FIELD_FLAGS["max_bytes"]),
         factor,
-        None if step is None else parse_size(step, what=FIELD_FLAGS["step_bytes"]),
+        # -f 2 or more ignores -i, as nccl-tests does: not read then (-f 2 -i 0 had been
+        # refused, a review)
+        None if step is None or factor != 1 else parse_size(step, what=FIELD_FLAGS["step_bytes"]),
     )
     params = params_of(cost_params, nccl_version)
     result = sweep_fabrics(

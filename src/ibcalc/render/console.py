@@ -12,7 +12,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, TextIO
@@ -27,7 +26,14 @@ from rich.text import Text
 from ibcalc.catalogue.models import Catalogue, Link, Storage, System
 from ibcalc.engine.types import Cost, Estimate, busbw_factor
 from ibcalc.errors import fill_fields
-from ibcalc.render.stream import PipeConsole, TrimmedStream, left_out, unit_wrap, whole_width
+from ibcalc.render.stream import (
+    PipeConsole,
+    TrimmedStream,
+    env_columns,
+    left_out,
+    unit_wrap,
+    whole_width,
+)
 from ibcalc.render.words import LINK_KEYS, links_words
 from ibcalc.units import (
     GB,
@@ -87,10 +93,7 @@ def _console(stream: TextIO | None = None) -> Console:
     if not console.is_terminal:
         # Pipes and files get a wide page (or $COLUMNS) instead of rich's 80-column default,
         # so tables stay one row per entry; a terminal keeps its own width.
-        try:
-            width = int(os.environ.get("COLUMNS", "160"))
-        except ValueError:
-            width = 160
+        width = env_columns(160)
         console = PipeConsole(file=stream, highlight=False, width=max(40, width))
     return console
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -43,7 +42,7 @@ from ibcalc.logs.results import (
     line_span,
 )
 from ibcalc.render.plot import MeasuredPoint, Series, plot_sweep
-from ibcalc.render.stream import PipeConsole, TrimmedStream, left_out
+from ibcalc.render.stream import PipeConsole, TrimmedStream, env_columns, left_out
 from ibcalc.textsafe import printable
 from ibcalc.units import NS_BELOW_S, plural
 
@@ -76,10 +75,7 @@ _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
 
 def _console(stream: TextIO) -> Console:
-    try:
-        width = int(os.environ.get("COLUMNS", "140"))
-    except ValueError:
-        width = 140
+    width = env_columns(140)
     trimmed = TrimmedStream(stream)  # rich pads table lines to the width: no trailing spaces
     return PipeConsole(file=trimmed, highlight=False, width=max(60, width), soft_wrap=False)
 

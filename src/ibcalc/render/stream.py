@@ -22,12 +22,25 @@ __all__ = [
     "UNITS",
     "PipeConsole",
     "TrimmedStream",
+    "env_columns",
     "fit_columns",
     "left_out",
     "trim_line",
     "unit_wrap",
     "whole_width",
 ]
+
+
+def env_columns(default: int) -> int:
+    """The page width ``$COLUMNS`` gives a pipe or a file, else ``default``: a value that is
+    no whole number above 0 is ignored (``abc`` was; ``0`` and ``-5`` had been taken as a
+    narrow page, a review)."""
+    try:
+        width = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        return default
+    return width if width > 0 else default
+
 
 _TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$")
 #: The units a figure is printed with: a number and its unit are never parted

@@ -8,7 +8,6 @@ caller's name for it, e.g. ``--tp``) fills the ``{field}`` marks of warnings and
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
@@ -27,7 +26,7 @@ from ibcalc.render.console import (
     prose,
     render_json,
 )
-from ibcalc.render.stream import PipeConsole, TrimmedStream, left_out, unit_wrap
+from ibcalc.render.stream import PipeConsole, TrimmedStream, env_columns, left_out, unit_wrap
 from ibcalc.units import GiB, format_bandwidth, format_number, format_size, format_time
 from ibcalc.workload.checkpoint import CheckpointResult, Transfer
 from ibcalc.workload.infer import InferResult
@@ -74,10 +73,7 @@ def _console(stream: TextIO | None = None) -> Console:
     stream = TrimmedStream(stream if stream is not None else sys.stdout)  # type: ignore[assignment]
     console = PipeConsole(file=stream, highlight=False)
     if not console.is_terminal:
-        try:
-            width = int(os.environ.get("COLUMNS", "160"))
-        except ValueError:
-            width = 160
+        width = env_columns(160)
         console = PipeConsole(file=stream, highlight=False, width=max(40, width))
     return console
 
