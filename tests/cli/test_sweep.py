@@ -488,27 +488,15 @@ def test_json_and_csv_rows_carry_the_switch_and_the_drop() -> None:
         assert cell["time_drop_fraction"] == ("" if drop is None else repr(drop))
 
 
+#: A small all-gather on 4 x DGX H100 (32 ranks), whose sizes below 512 B are skipped
+GATHER_ON_32_RANKS = ["sweep", "allgather", "-b", "8", "--system", "dgx-h100", "-N", "4"]
+
+
 def test_a_csv_sweep_says_on_stderr_what_its_table_says_under_the_rows() -> None:
     """CSV has no room for the notes: an all-gather of 8 B-2 KiB on 32 ranks gave 3 rows of 9
     sizes, and a sweep given only --fabric efa-v2 numbers on an inferred p5 node, with nothing
     on stderr (a review). The skipped sizes and the assumptions go there; stdout stays CSV."""
-    gather = runner.invoke(
-        app,
-        [
-            "sweep",
-            "allgather",
-            "-b",
-            "8",
-            "-e",
-            "2K",
-            "--system",
-            "dgx-h100",
-            "-N",
-            "4",
-            "--format",
-            "csv",
-        ],
-    )
+    gather = runner.invoke(app, [*GATHER_ON_32_RANKS, "-e", "2K", "--format", "csv"])
     assert gather.exit_code == 0, gather.output
     assert len(gather.stdout.splitlines()) == 1 + 3  # 512 B, 1 KiB, 2 KiB
     assert gather.stderr.splitlines()[0] == (
@@ -773,59 +761,16 @@ def test_a_small_fall_at_a_switch_is_said_with_its_digits() -> None:
 def test_sweep_json_types_match_the_estimate_json() -> None:
     """A sweep on one node said "inter": "-" where the estimate's JSON says null, and its
     skipped sizes were floats (8.0) beside whole size_bytes (a review)."""
-    one = runner.invoke(
-        app,
-        [
-            "sweep",
-            "allreduce",
-            "-b",
-            "1M",
-            "-e",
-            "2M",
-            "--system",
-            "h100-pcie-8",
-            "--format",
-            "json",
-        ],
-    )
+    one_node = ["sweep", "allreduce", "-b", "1M", "-e", "2M", "--system", "h100-pcie-8"]
+    one = runner.invoke(app, [*one_node, "--format", "json"])
     assert json.loads(one.stdout)[0]["inter"] is None
-    csv_one = runner.invoke(
-        app,
-        [
-            "sweep",
-            "allreduce",
-            "-b",
-            "1M",
-            "-e",
-            "2M",
-            "--system",
-            "h100-pcie-8",
-            "--format",
-            "csv",
-        ],
-    )
+    csv_one = runner.invoke(app, [*one_node, "--format", "csv"])
     assert [line.split(",")[0] for line in csv_one.stdout.splitlines()[1:]] == ["", ""]
     single = runner.invoke(
         app, ["allreduce", "--size", "1MB", "--system", "h100-pcie-8", "--format", "json"]
     )
     assert json.loads(single.stdout)["inter"] is None
-    gather = runner.invoke(
-        app,
-        [
-            "sweep",
-            "allgather",
-            "-b",
-            "8",
-            "-e",
-            "1K",
-            "--system",
-            "dgx-h100",
-            "-N",
-            "4",
-            "--format",
-            "json",
-        ],
-    )
+    gather = runner.invoke(app, [*GATHER_ON_32_RANKS, "-e", "1K", "--format", "json"])
     skipped = json.loads(gather.stdout)[0]["skipped_bytes"]
     assert skipped == [8, 16, 32, 64, 128, 256]
     assert all(type(size) is int for size in skipped)

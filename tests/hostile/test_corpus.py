@@ -1580,32 +1580,41 @@ def test_the_log_reader_refuses_fifos_devices_and_big_files(tmp_path: Path) -> N
         parse_file(big)
 
 
-def test_the_4_mib_list_is_refused_within_200_mb(tmp_path: Path) -> None:
-    """Guards: the 2.1-million-item list is refused with an accurate reason in less than 200 MB
-    (its time is measured by benchmarks/refusals.py)."""
-    _big_flow(tmp_path)
-    code = (
-        "import sys, time\n"
-        "from ibcalc.yamlio import load_yaml\n"
-        "from ibcalc.errors import InputFileError\n"
-        "start = time.perf_counter()\n"
-        "try:\n"
-        "    load_yaml(sys.argv[1])\n"
-        "except InputFileError as exc:\n"
-        "    print(exc)\n"
-        "print(time.perf_counter() - start)\n"
-        # the peak of this process's own memory (VmHWM, kB); ru_maxrss would also count the
-        # parent's peak, which Linux carries over fork and exec (pytest's, when it is large)
-        "status = open('/proc/self/status').read()\n"
-        "print(next(l.split()[1] for l in status.splitlines() if l.startswith('VmHWM:')))\n"
-    )
+#: A child process that loads one YAML file and prints the refusal, its seconds and the peak of
+#: its own memory (VmHWM, kB); ru_maxrss would also count the parent's peak, which Linux
+#: carries over fork and exec (pytest's, when it is large)
+_LOAD_IN_CHILD = (
+    "import sys, time\n"
+    "from ibcalc.yamlio import load_yaml\n"
+    "from ibcalc.errors import InputFileError\n"
+    "start = time.perf_counter()\n"
+    "try:\n"
+    "    load_yaml(sys.argv[1])\n"
+    "except InputFileError as exc:\n"
+    "    print(exc)\n"
+    "print(time.perf_counter() - start)\n"
+    "status = open('/proc/self/status').read()\n"
+    "print(next(l.split()[1] for l in status.splitlines() if l.startswith('VmHWM:')))\n"
+)
+
+
+def _load_in_child(path: Path) -> tuple[str, str, str]:
+    """(refusal, seconds, peak kB) of :data:`_LOAD_IN_CHILD` on ``path``."""
     done = subprocess.run(
-        [sys.executable, "-c", code, str(tmp_path / "big-flow.yaml")],
+        [sys.executable, "-c", _LOAD_IN_CHILD, str(path)],
         capture_output=True,
         text=True,
         check=True,
     )
     message, seconds, peak_kib = done.stdout.splitlines()
+    return message, seconds, peak_kib
+
+
+def test_the_4_mib_list_is_refused_within_200_mb(tmp_path: Path) -> None:
+    """Guards: the 2.1-million-item list is refused with an accurate reason in less than 200 MB
+    (its time is measured by benchmarks/refusals.py)."""
+    _big_flow(tmp_path)
+    message, seconds, peak_kib = _load_in_child(tmp_path / "big-flow.yaml")
     assert re.search(r":3:\d+: document has more than 100000 YAML nodes$", message)
     assert float(seconds) < HANG_GUARD_S
     assert int(peak_kib) < 200 * 1024
@@ -1643,23 +1652,7 @@ def test_an_unclosed_string_of_escaped_quotes_is_refused_within_200_mb(tmp_path:
     500 MB (a review)."""
     path = tmp_path / "quotes.yaml"
     path.write_text('schema: ibcalc-catalogue/1\nlinks: "' + '\\"x' * 500_000 + "\n")
-    code = (
-        "import sys, time\n"
-        "from ibcalc.yamlio import load_yaml\n"
-        "from ibcalc.errors import InputFileError\n"
-        "start = time.perf_counter()\n"
-        "try:\n"
-        "    load_yaml(sys.argv[1])\n"
-        "except InputFileError as exc:\n"
-        "    print(exc)\n"
-        "print(time.perf_counter() - start)\n"
-        "status = open('/proc/self/status').read()\n"
-        "print(next(l.split()[1] for l in status.splitlines() if l.startswith('VmHWM:')))\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code, str(path)], capture_output=True, text=True, check=True
-    )
-    message, seconds, peak_kib = done.stdout.splitlines()
+    message, seconds, peak_kib = _load_in_child(path)
     assert re.search(r":2:8: YAML syntax error: a quoted scalar starts here", message)
     assert float(seconds) < HANG_GUARD_S
     assert int(peak_kib) < 200 * 1024
