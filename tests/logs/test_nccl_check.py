@@ -43,7 +43,7 @@ from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli import app
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
-from ibcalc.engine.types import Collective
+from ibcalc.engine.types import Algorithm, Collective
 from ibcalc.errors import ClusterError
 from ibcalc.facade import estimate_on
 from ibcalc.logs import parse_file, parse_log
@@ -55,6 +55,7 @@ from ibcalc.logs.expect import catalogue_with_link, predict
 from ibcalc.logs.results import (
     BANDS,
     BANDWIDTH_TOLERANCE,
+    Finding,
     RunCheck,
     gate_failures,
     line_span,
@@ -1630,3 +1631,64 @@ def test_a_collective_given_by_name_is_read_as_estimate_on_reads_it() -> None:
         check_log(parsed, collective="allreduced")
     fitted = calibrate_logs([read_log(path)], collective="all_reduce")
     assert fitted.parameters == calibrate_logs([read_log(path)]).parameters
+
+
+def _p4d_ring_finding(check: RunCheck) -> Finding:
+    return next(f for f in check.findings if f.kind == "low_bandwidth" and f.hypothesis)
+
+
+def test_an_old_nccls_ring_where_the_model_expects_a_tree_is_said_not_called_a_fault(
+    catalogue: Catalogue,
+) -> None:
+    """2 x p4d on NCCL 2.9.9 (sweep 05, published): 43.8 GB/s busbw at 4 GiB, 54 % of the 2-node
+    tree NCCL 2.30.7's tuner picks (81.5 GB/s). It had read 'bad' with an error that the network
+    runs at 56 % and to check the ports' speed (a review). The model's own ring on this cluster
+    is within the 15 % tolerance of the published rows: the finding names NCCL's choice of ring,
+    a note (the release predates the tuner constants the model reads), and the rows count as
+    low at worst."""
+    check = one(SWEEPS / "05_allreduce_2node_16xA100-40GB_efa.txt", catalogue)
+    ring = _p4d_ring_finding(check)
+    assert ring.hypothesis == "algorithm=ring"
+    assert ring.cause.startswith("NCCL ran ring where the model expects tree at these sizes")
+    assert "NCCL 2.9.9 is older than" in ring.cause
+    assert ring.severity == "info"
+    assert not any(f.severity == "error" for f in check.findings)
+    # the ring re-run on the log's cluster, checked against the published 4 GiB row
+    cluster = resolve_cluster(catalogue, ClusterSpec(system="aws-p4d", nodes=2))
+    ring_est = estimate_on(cluster, Collective.ALL_REDUCE, 4 * GiB, algorithm="ring")
+    assert ring_est.best.algorithm.value == "ring"
+    assert abs(43.8 / (ring_est.busbw_Bps / 1e9) - 1) <= BANDWIDTH_TOLERANCE
+    bw = [r for r in check.rows if r.regime == "bandwidth"]
+    assert [r.size_bytes for r in bw][-1] == 4 * GiB
+    assert {r.verdict for r in bw} <= {"low", "ok"}
+    assert check.verdict == "low"
+
+
+def test_ring_where_a_current_nccl_should_run_the_tree_is_a_warning(catalogue: Catalogue) -> None:
+    """The same rows with no release stated: a current NCCL's tuner picks the 2-node tree here,
+    so a run at the ring's speed is worth a warning (NCCL_ALGO, a tuner plugin), still no fault
+    of the cluster's links."""
+    path = SWEEPS / "05_allreduce_2node_16xA100-40GB_efa.txt"
+    (run,) = parse_file(path).runs
+    env = scan_environment(path.read_text(encoding="utf-8"), 1, run.line_end)
+    check = check_run(run.model_copy(update={"nccl_version": None}), catalogue=catalogue, env=env)
+    assert check.system == "aws-p4d"
+    ring = _p4d_ring_finding(check)
+    assert ring.hypothesis == "algorithm=ring"
+    assert "NCCL_ALGO, a tuner plugin" in ring.cause
+    assert ring.severity == "warning"
+    # a warning withdraws the error band's lift (as any named cause does); the finding's rows
+    # then count as low at worst, and a note says why
+    assert check.verdict == "low"
+    assert any(" where NCCL ran ring (lines " in n and "not a fault" in n for n in check.notes)
+
+
+def test_no_ring_cause_where_the_algorithm_is_given(catalogue: Catalogue) -> None:
+    """With the algorithm given (the log's or the caller's), NCCL's choice is not in doubt: the
+    ring cause is not offered."""
+    path = SWEEPS / "05_allreduce_2node_16xA100-40GB_efa.txt"
+    (run,) = parse_file(path).runs
+    env = scan_environment(path.read_text(encoding="utf-8"), 1, run.line_end)
+    check = check_run(run, catalogue=catalogue, env=env, algorithm=Algorithm.TREE)
+    assert check.system == "aws-p4d"
+    assert not any(f.hypothesis == "algorithm=ring" for f in check.findings)

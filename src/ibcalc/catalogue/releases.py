@@ -31,8 +31,11 @@ __all__ = [
     "for_release",
     "for_stated_release",
     "introduced",
+    "nccl_release",
     "newest",
+    "older_than_compared",
     "oldest",
+    "oldest_compared",
     "parse_release",
     "releases",
 ]
@@ -212,3 +215,24 @@ def for_stated_release(params: CostParams, version: str | None, library: str | N
         return for_release(params, version)
     except FieldError:  # a version string that is not a release number
         return params
+
+
+def nccl_release(version: str | None) -> tuple[int, int] | None:
+    """``(major, minor)`` of a version string such as ``2.8.4`` or ``2.22.3+cuda12.4``; None when
+    it does not start with two numbers."""
+    match = re.match(r"\s*(\d+)\.(\d+)", version or "")
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+def oldest_compared() -> tuple[int, int]:
+    """``(major, minor)`` of the oldest NCCL release whose tuner constants the model was
+    compared with: the oldest in ``data/nccl_releases.yaml`` (docs/model.md, "Tuner constants
+    across releases"). Older releases chose algorithms and protocols with other constants."""
+    major, minor, _patch = oldest()
+    return major, minor
+
+
+def older_than_compared(version: str | None) -> bool:
+    """True for an NCCL release older than :func:`oldest_compared`."""
+    release = nccl_release(version)
+    return release is not None and release < oldest_compared()

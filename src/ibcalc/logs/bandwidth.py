@@ -21,8 +21,9 @@ from typing import Any
 
 from ibcalc.catalogue.load import find_link
 from ibcalc.catalogue.models import Catalogue, Link
+from ibcalc.catalogue.releases import older_than_compared
 from ibcalc.cluster.resolve import ResolvedCluster, resolve_cluster
-from ibcalc.engine.types import Algorithm, Estimate
+from ibcalc.engine.types import Algorithm, Collective, Estimate
 from ibcalc.errors import IbcalcError
 from ibcalc.facade import QuickEstimate
 from ibcalc.logs.expect import RunContext, catalogue_with_link, predict_times
@@ -46,6 +47,8 @@ from ibcalc.units import GB, plural
 
 __all__ = [
     "LATE_RAMP",
+    "LIBRARY_CHOICE",
+    "RING_INSTEAD",
     "bandwidth_findings",
 ]
 
@@ -56,6 +59,16 @@ _MODEST = 0.6  # a fitted rate at least this fraction of the catalogue's is "bel
 #: What the finding of a late ramp says (only the smallest large sizes low): not a fault, so its
 #: rows count as ``low`` at worst in the run's verdict (``check_run``)
 LATE_RAMP = "busbw ramps up later than the model expects"
+#: The key of the cause "NCCL ran ring where the model expects a tree", and how its words end: a
+#: choice of the library, not a fault, so where it alone explains the rows they count as ``low``
+#: at worst in the run's verdict (``check_run``)
+RING_INSTEAD = "algorithm=ring"
+LIBRARY_CHOICE = "a choice of the library, not a fault of the cluster"
+#: Algorithms whose all-reduce busbw across nodes exceeds a ring's (the 2-node tree sends S per
+#: node, in-network reduction), so that a run NCCL drove as a ring reads slow against them
+_ABOVE_RING = frozenset(
+    {Algorithm.TREE, Algorithm.NVLS_TREE, Algorithm.COLLNET_DIRECT, Algorithm.COLLNET_CHAIN}
+)
 #: Least median efficiency a missing network port is named as the cause of: the channels of its
 #: GPUs share another NIC at half its rate, and every channel carries the same bytes, so one
 #: port down leaves the collective at about half speed; further below, something else is wrong
@@ -69,6 +82,7 @@ class _Hypothesis:
     changes: Mapping[str, Any]
     about_network: bool
     catalogue: Catalogue | None = None  # a link changed, rather than the cluster's shape
+    algorithm: Algorithm | None = None  # NCCL's choice replaced, the cluster unchanged
 
 
 @dataclass(frozen=True)
@@ -293,6 +307,12 @@ def _bandwidth_causes(
             confidence = "medium"
         if best.hypothesis.about_network and not ctx.network_known:
             confidence = "low"
+        if best.hypothesis.key == RING_INSTEAD and not twins:
+            # the library's choice, not a fault: said (a warning, so a gate shows it), and no
+            # more than a note where the release predates the tuner constants the model reads
+            run = ctx.run
+            old = run.library != "rccl" and older_than_compared(run.nccl_version)
+            severity = "info" if old else "warning"
         evidence = [
             headline,
             f"re-run with {best.hypothesis.key}: {best.predicted:.1f} GB/s expected, "
@@ -421,6 +441,37 @@ def _hypotheses(ctx: RunContext) -> list[_Hypothesis]:
                 True,
             )
         )
+    expected = {
+        e.best.algorithm
+        for e, r in zip(ctx.estimates, ctx.rows, strict=True)
+        if r.regime == "bandwidth"
+    }
+    if (
+        ctx.multi
+        and ctx.algorithm is None
+        and ctx.collective is Collective.ALL_REDUCE
+        and expected & _ABOVE_RING
+    ):
+        # NCCL's choice, not the cluster: a 2 x p4d all-reduce on NCCL 2.9.9 reads 43.8 GB/s at
+        # 4 GiB, 91 % of the ring this model also prices (48.0 GB/s) and 54 % of the 2-node tree
+        # 2.30.7's tuner picks; it had been told to check its ports' speed (a review)
+        run = ctx.run
+        why = (
+            f"NCCL {run.nccl_version} is older than the releases whose tuner this model reads"
+            if run.library != "rccl" and older_than_compared(run.nccl_version)
+            else "NCCL_ALGO, a tuner plugin, or a tuner that ranks ring first here"
+        )
+        names = "/".join(sorted(a.value for a in expected & _ABOVE_RING))
+        out.append(
+            _Hypothesis(
+                RING_INSTEAD,
+                f"NCCL ran ring where the model expects {names} at these sizes ({why}): "
+                + LIBRARY_CHOICE,
+                {},
+                False,
+                algorithm=Algorithm.RING,
+            )
+        )
     intra = cluster.intra
     if (
         intra is not None
@@ -446,7 +497,7 @@ def _score(ctx: RunContext, hyp: _Hypothesis) -> _Scored | None:
         alt = resolve_cluster(catalogue, ctx.cluster.spec.replace(**hyp.changes))
     except IbcalcError:
         return None
-    plan, quick = ctx.quick_under(alt)
+    plan, quick = ctx.quick_under(alt, hyp.algorithm)
     errors: list[float] = []
     within = 0
     predicted: list[float] = []

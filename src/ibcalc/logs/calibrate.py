@@ -60,6 +60,7 @@ from pydantic import BaseModel, ConfigDict, computed_field
 from ibcalc.catalogue.cost_params import builtin_cost_params, load_cost_params
 from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.catalogue.models import Catalogue, Link
+from ibcalc.catalogue.releases import older_than_compared, oldest_compared
 from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
 from ibcalc.engine.params import SCHEMA as COST_PARAMS_SCHEMA
 from ibcalc.engine.params import CostParams
@@ -76,7 +77,6 @@ from ibcalc.logs.cluster import (
     resolve_log_cluster,
     with_header_gpus_per_process,
 )
-from ibcalc.logs.diagnose import older_than_compared, oldest_compared
 from ibcalc.logs.env import LogEnvironment, scan_environment
 from ibcalc.logs.expect import catalogue_with_link, predict
 from ibcalc.logs.fit import minimize_scalar

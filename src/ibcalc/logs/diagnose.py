@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from ibcalc.catalogue.load import find_system
 from ibcalc.catalogue.models import Link, System
-from ibcalc.catalogue.releases import oldest
+from ibcalc.catalogue.releases import older_than_compared, oldest_compared
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.engine.types import busbw_factor
 from ibcalc.errors import IbcalcError
@@ -59,9 +59,6 @@ __all__ = [
     "DROP_FRACTION",
     "ERRATIC_RATIO",
     "diagnose",
-    "nccl_release",
-    "older_than_compared",
-    "oldest_compared",
 ]
 
 #: Out-of-place and in-place times this many times apart at one size are erratic.
@@ -730,27 +727,6 @@ def _bus_id(name: str) -> str:
         return name
     padded = digits.lower().rjust(9, "0")
     return f"{padded[:-5]}:{padded[-5:-3]}:{padded[-3:-1]}"
-
-
-def nccl_release(version: str | None) -> tuple[int, int] | None:
-    """``(major, minor)`` of a version string such as ``2.8.4`` or ``2.22.3+cuda12.4``; None when
-    it does not start with two numbers."""
-    match = re.match(r"\s*(\d+)\.(\d+)", version or "")
-    return (int(match.group(1)), int(match.group(2))) if match else None
-
-
-def oldest_compared() -> tuple[int, int]:
-    """``(major, minor)`` of the oldest NCCL release whose tuner constants the model was
-    compared with: the oldest in ``data/nccl_releases.yaml`` (docs/model.md, "Tuner constants
-    across releases"). Older releases chose algorithms and protocols with other constants."""
-    major, minor, _patch = oldest()
-    return major, minor
-
-
-def older_than_compared(version: str | None) -> bool:
-    """True for an NCCL release older than :func:`oldest_compared`."""
-    release = nccl_release(version)
-    return release is not None and release < oldest_compared()
 
 
 def _library_release(ctx: RunContext) -> list[Finding]:

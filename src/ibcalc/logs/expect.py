@@ -145,16 +145,17 @@ class RunContext:
         return self.cluster.topology.domains > 1 and self.cluster.inter is not None
 
     def quick_under(
-        self, cluster: ResolvedCluster
+        self, cluster: ResolvedCluster, algorithm: Algorithm | None = None
     ) -> tuple[CollectivePlan | None, list[QuickEstimate | None]]:
-        """:func:`quick_estimates` on ``cluster`` at every checked size."""
+        """:func:`quick_estimates` on ``cluster`` at every checked size, with ``algorithm``
+        forced (default: the run's, or NCCL's choice)."""
         return quick_estimates(
             cluster,
             self.collective,
             [r.size_bytes for r in self.rows],
             dtype=self.dtype,
             params=self.params,
-            algorithm=self.algorithm,
+            algorithm=algorithm or self.algorithm,
         )
 
     def env_evidence(self, changes: Mapping[str, Any] | None = None) -> list[str]:
