@@ -2305,3 +2305,41 @@ def test_a_designs_values_are_listed_in_a_fixed_order() -> None:
     order = list(ClusterSpec.model_fields)
     assert len(fields) >= 4
     assert fields == sorted(fields, key=order.index)
+
+
+def test_a_verdict_against_an_assumed_network_says_so_where_it_is_read() -> None:
+    """2 x 8 H100 on Google's TCPXO (log06, no NCCL network lines): judged against the 8 x NDR
+    of the node rule's dgx-h100 it reads 'bad', and the assumption sat only among the notes; the
+    verdict line now says which network was assumed and what to give. With the node named, the
+    network is the preset's, and the line says nothing of it."""
+    log = str(SWEEPS / "log06_allreduce_2node_16xH100_gcp_a3mega.txt")
+    code, out, _ = run("nccl-check", log)
+    assert code == 0
+    flat = " ".join(out.split())
+    verdict = flat[flat.index("verdict:") : flat.index("assumptions:")]
+    assert verdict.startswith("verdict: bad")
+    assert (
+        "; against an assumed network (8 x ndr per node), as the log does not show it: give "
+        "--inter and --nics-per-node, or --system, to judge it" in verdict
+    )
+    code, out, _ = run("nccl-check", log, "--system", "gcp-a3-mega")
+    assert code == 0
+    flat = " ".join(out.split())
+    assert "against an assumed network" not in flat
+
+
+def test_a_node_made_of_the_links_given_is_not_a_default_node() -> None:
+    """Kestrel's 16 x 4 H100 all-gather (log13, a table with no device list) checked with every
+    link given (--intra, --inter, --nics-per-node): its verdict had still read 'against a
+    default node ... give --system to judge it', with no preset to give."""
+    log = str(SWEEPS / "log13_allgather_16node_64xH100_slingshot_kestrel_table_only_crlf.txt")
+    flags = ["-N", "16", "-g", "4", "--intra", "nvlink4-mesh4", "--inter", "slingshot-11"]
+    code, out, _ = run("nccl-check", log, *flags, "--nics-per-node", "4")
+    assert code == 0
+    flat = " ".join(out.split())
+    assert "against a default node" not in flat
+    assert "system [flag]: the log names no GPU (no device list); no preset: the node is the" in (
+        flat
+    )
+    code, out, _ = run("nccl-check", log)
+    assert "against a default node, as the log names no node type" in " ".join(out.split())

@@ -475,6 +475,28 @@ def infer_cluster(
                 return inf.evidence
         return "printed in the log"
 
+    def no_node(why: str) -> None:
+        """No node type: the links the caller gave make the node, else the default one."""
+        if "intra" in given and ("inter" in given or run.nodes == 1):
+            # every link given (Kestrel's 16 x 4 H100 with --intra, --inter and --nics-per-node
+            # had still been judged 'against a default node: give --system', which has no
+            # preset to give; a review)
+            note(
+                "system",
+                None,
+                "flag",
+                f"{why}; no preset: the node is the links given, with a default host "
+                "({host_pcie}, {host_cpu}) and GPU clock (docs/model.md#gpu-clock)",
+            )
+            return
+        note(
+            "system",
+            None,
+            "default",
+            f"{why}; the resolver's default node is used ({{system}}, {{gpus_per_node}}, "
+            "{intra})",
+        )
+
     # NCCL's own count ('nRanks 16 nNodes 2 localRanks 8') where hostnames disagree with it:
     # containers sharing one hostname list two machines' ranks under one name
     nccl = _nccl_recount(run, env, given)
@@ -517,21 +539,9 @@ def infer_cluster(
                         f"{system}'s ({{inter}})",
                     )
             else:
-                note(
-                    "system",
-                    None,
-                    "default",
-                    f"GPU {run.gpu_model!r} matches no node rule; the resolver's default node "
-                    "is used ({system}, {gpus_per_node}, {intra})",
-                )
+                no_node(f"GPU {run.gpu_model!r} matches no node rule")
         else:
-            note(
-                "system",
-                None,
-                "default",
-                "the log names no GPU (no device list); the resolver's default node is used "
-                "({system}, {gpus_per_node}, {intra})",
-            )
+            no_node("the log names no GPU (no device list)")
         if system is not None:
             find_system(catalogue, system)
             values["system"] = system
