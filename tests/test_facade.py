@@ -16,6 +16,7 @@ import pytest
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import find_link
 from ibcalc.catalogue.models import Catalogue
+from ibcalc.catalogue.releases import for_release
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.band import time_range
@@ -644,8 +645,10 @@ def test_the_library_names_the_algorithm_field_not_the_cli_flag(
     cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
     (note,) = [a for a in estimate_on(cluster, "allreduce", 1e9).assumptions if "force" in a]
     assert "--algo" not in note
-    assert note.endswith("({algorithm} to force another)")
-    assert fill_fields(note, FIELD_FLAGS).endswith("(--algo to force another)")
+    assert note.endswith("({algorithm} to force another; {nccl_version} for your release)")
+    assert fill_fields(note, FIELD_FLAGS).endswith(
+        "(--algo to force another; --nccl-version for your release)"
+    )
 
 
 def test_the_scale_up_bottleneck_prints_three_figures(builtin_catalogue: Catalogue) -> None:
@@ -927,7 +930,27 @@ def test_point_to_point_choices_are_not_called_the_tuner_s(builtin_catalogue: Ca
     ) in p2p.assumptions
     assert not any("tuner would pick" in n or "NCCL's own estimate" in n for n in a2a.assumptions)
     allreduce = estimate_on(cluster, Collective.ALL_REDUCE, 2**30)
-    assert any("the one NCCL's tuner would pick here" in n for n in allreduce.assumptions)
+    assert any("the one NCCL 2.30.7's tuner would pick here" in n for n in allreduce.assumptions)
+
+
+def test_the_pick_names_the_release_whose_tuner_chose_it(builtin_catalogue: Catalogue) -> None:
+    """Where no release is named the choice is NCCL 2.30.7's (data/nccl_releases.yaml's newest),
+    and an older NCCL's may differ: the note names it and how to give another (a review: only
+    JSON and --explain had said which constants chose). With a release named, its own note
+    says which constants chose, and the pick's note does not repeat it."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    default = estimate_on(cluster, Collective.ALL_REDUCE, 1e10)
+    assert (
+        "algorithm: nvlstree/Simple, the one NCCL 2.30.7's tuner would pick here "
+        "({algorithm} to force another; {nccl_version} for your release)"
+    ) in default.assumptions
+    params = for_release(builtin_cost_params(), "2.21.5")
+    named = estimate_on(cluster, Collective.ALL_REDUCE, 1e10, params=params)
+    assert (
+        "algorithm: nvlstree/Simple, the one NCCL's tuner would pick here ({algorithm} to force "
+        "another)"
+    ) in named.assumptions
+    assert any(n.startswith("cost parameters: NCCL 2.21.5: ") for n in named.assumptions)
 
 
 def test_point_to_point_paths_tie_only_where_their_times_as_priced_do(

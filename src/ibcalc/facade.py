@@ -18,6 +18,7 @@ from typing import NamedTuple, SupportsFloat, cast
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import suggest
 from ibcalc.catalogue.models import Catalogue, System
+from ibcalc.catalogue.releases import RELEASE_NOTE_START, newest_release
 from ibcalc.cluster.resolve import (
     TWO_NODE_TREE_NOTE,
     ClusterSpec,
@@ -522,6 +523,7 @@ def _estimate(
         # said "the one NCCL's tuner would pick", a tuner that does not exist there)
         p2p = collective in (Collective.ALL_TO_ALL, Collective.SEND_RECV)
         chosen = f"{best.algorithm.value}/{best.protocol.value}"
+        named_release = any(o.startswith(RELEASE_NOTE_START) for o in params.origins[1:])
         if collective is Collective.ALL_TO_ALL:
             pick = (
                 f"{chosen}, the faster of the paths NCCL can take here (NCCL does not tune "
@@ -530,13 +532,18 @@ def _estimate(
             )
         elif p2p:
             pick = f"{chosen}, NCCL's path (it does not tune point-to-point work)"
+        elif named_release:
+            pick = f"{chosen}, the one NCCL's tuner would pick here"  # the release is a note
         else:
-            pick = f"{chosen}, the one NCCL's tuner would pick here"
+            # which NCCL's tuner, where no release was named: its choice is 2.30.7's, and an
+            # older one's may differ (a review: only JSON and --explain had said so)
+            pick = f"{chosen}, the one NCCL {newest_release()}'s tuner would pick here"
         if protocol is not None:
             note = f"algorithm: {pick} among {protocol.value} ones ({{protocol}} forced; "
             note += "{algorithm} to force another)"
         elif algorithm is None:
-            note = f"algorithm: {pick} ({{algorithm}} to force another)"
+            note = f"algorithm: {pick} ({{algorithm}} to force another"
+            note += ")" if named_release or p2p else "; {nccl_version} for your release)"
         elif algorithm in NCCL_ALGORITHMS:
             note = f"protocol: {pick} for {algorithm.value} ({{algorithm}} forced; {{protocol}} "
             note += "to force another)"

@@ -585,15 +585,15 @@ def test_with_one_of_algorithm_and_protocol_forced_nccl_picks_among_the_rest() -
     notes = proto["assumptions"]
     assert (proto["algorithm"], proto["protocol"]) == ("tree", "Simple")
     assert (
-        "algorithm: tree/Simple, the one NCCL's tuner would pick here among Simple ones "
+        "algorithm: tree/Simple, the one NCCL 2.30.7's tuner would pick here among Simple ones "
         "(--proto forced; --algo to force another)"
     ) in notes
     assert any(n.startswith("nvlstree/Simple would be") for n in notes)
     assert not any(n.startswith("tree/LL128 would be") for n in notes)
     algo = _json(*_ALGO_RING)
     assert (
-        "protocol: ring/Simple, the one NCCL's tuner would pick here for ring (--algo forced; "
-        "--proto to force another)"
+        "protocol: ring/Simple, the one NCCL 2.30.7's tuner would pick here for ring "
+        "(--algo forced; --proto to force another)"
     ) in algo["assumptions"]
     assert any(n.startswith("ring/LL would be") for n in algo["assumptions"])
     # --explain says the same (it had said 'was forced' and named tree/LL128 and nvlstree/Simple)

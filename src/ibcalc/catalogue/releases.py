@@ -27,12 +27,14 @@ from ibcalc.errors import FieldError
 from ibcalc.yamlio import safe_load
 
 __all__ = [
+    "RELEASE_NOTE_START",
     "Release",
     "for_release",
     "for_stated_release",
     "introduced",
     "nccl_release",
     "newest",
+    "newest_release",
     "older_than_compared",
     "oldest",
     "oldest_compared",
@@ -59,6 +61,11 @@ class Release:
     def name(self) -> str:
         """``2.21.5``."""
         return _dotted(self.version)
+
+
+#: How every label :func:`for_release` lays over the cost parameters begins (``NCCL 2.21.5: ...``),
+#: so that an estimate can tell a named release from the default one
+RELEASE_NOTE_START = "NCCL "
 
 
 def _dotted(version: tuple[int, ...]) -> str:
@@ -105,6 +112,12 @@ def newest() -> tuple[int, int, int]:
     """The newest release read (``newest`` in ``data/nccl_releases.yaml``): the one whose
     constants ``data/cost_params.yaml`` restates."""
     return parse_release(str(_data()["newest"]))
+
+
+def newest_release() -> str:
+    """:func:`newest` as its number, ``2.30.7``: the release whose tuner an estimate follows
+    where none is named."""
+    return _dotted(newest())
 
 
 def oldest() -> tuple[int, int, int]:
