@@ -1141,3 +1141,38 @@ def test_a_partial_meshs_send_recv_runs_at_one_link() -> None:
         pair = estimate_on(few, Collective.SEND_RECV, 2**30)
         one_link = link.achievable_Bps / link.links * p2p_eff if link.links else 0.0
         assert pair.best.transfer_s == pytest.approx(2**30 / one_link), (gpus, links)
+
+
+def test_a_pcie_link_that_names_no_gpu_says_which_clock_its_hops_take() -> None:
+    """Two A100 PCIe cards given as --intra pcie4: the hops are GPU work, priced at a Hopper
+    GPU's clock unless a preset names the GPU (8.6 us at 8 B against 9.41 us on the
+    a100-pcie-pair preset), and nothing had said so (a review). The note is on the link-built
+    node only: the preset names its GPU, and an NVLink generation implies one."""
+    catalogue = CAT
+    flags = resolve_cluster(catalogue, ClusterSpec(nodes=1, gpus_per_node=2, intra="pcie4"))
+    assert flags.topology.gpu_arch == "hopper"
+    (note,) = [n for n in flags.assumptions if "names no GPU" in n]
+    assert note == (
+        "pcie4 names no GPU: its hops are priced at a Hopper GPU's clock (a {system} preset "
+        "names the GPU; docs/model.md#gpu-clock)"
+    )
+    preset = resolve_cluster(catalogue, ClusterSpec(system="a100-pcie-pair", nodes=1))
+    assert preset.topology.gpu_arch == "ampere"
+    assert not any("names no GPU" in n for n in preset.assumptions)
+    nvlink = resolve_cluster(catalogue, ClusterSpec(nodes=1, gpus_per_node=8, intra="nvlink3"))
+    assert not any("names no GPU" in n for n in nvlink.assumptions)
+
+
+def test_every_nvlink_generation_implies_its_gpus_clock() -> None:
+    """--intra nvlink3-a800 (A800: Ampere) had been priced at Hopper's clock, unlike the
+    hgx-a800 preset on the same link; the 4-GPU NVLink 4 board is Hopper's either way. The
+    A800's hop is 1980 / 1410 = 1.404 times Hopper's (data/cost_params.yaml gpu.clock_mhz)."""
+    catalogue = CAT
+    a800 = resolve_cluster(catalogue, ClusterSpec(nodes=1, gpus_per_node=8, intra="nvlink3-a800"))
+    assert a800.topology.gpu_arch == "ampere"
+    preset = resolve_cluster(catalogue, ClusterSpec(system="hgx-a800", nodes=1))
+    by_flags = estimate_on(a800, Collective.ALL_REDUCE, 8)
+    by_preset = estimate_on(preset, Collective.ALL_REDUCE, 8)
+    assert by_flags.time_s == by_preset.time_s
+    mesh = resolve_cluster(catalogue, ClusterSpec(nodes=1, gpus_per_node=4, intra="nvlink4-mesh4"))
+    assert mesh.topology.gpu_arch == "hopper"

@@ -59,9 +59,11 @@ _ARCH_BY_LINK = {
     "nvlink1": "volta",
     "nvlink2": "volta",
     "nvlink3": "ampere",
+    "nvlink3-a800": "ampere",
     "nvlink4": "hopper",
     "nvlink4-h800": "hopper",
     "nvlink4-bridge": "hopper",
+    "nvlink4-mesh4": "hopper",
     "nvlink5": "blackwell",
 }
 #: GPU architectures whose collectives run on RCCL rather than NCCL.
@@ -566,6 +568,20 @@ def resolve_cluster(
 
     arch = system.gpu_arch if system else _ARCH_BY_LINK.get(intra.id if intra else "", "hopper")
     engine_arch = _ENGINE_ARCH.get(arch, arch)
+    if (
+        system is None
+        and intra is not None
+        and intra.id not in _ARCH_BY_LINK
+        and intra.family == "pcie"
+        and scale_up > 1
+    ):
+        # a link that names no GPU: its hops are GPU work, priced at the clock of the GPU
+        # assumed (two A100 PCIe cards on --intra pcie4 read 8.6 us at 8 B, on the
+        # a100-pcie-pair preset 9.41 us, and nothing said which GPU the first assumed; a review)
+        notes.append(
+            f"{intra.id} names no GPU: its hops are priced at a Hopper GPU's clock (a {{system}} "
+            "preset names the GPU; docs/model.md#gpu-clock)"
+        )
     if arch in _AMD_ARCHS or (intra is not None and intra.family == "xgmi"):
         notes.append(
             f"{RCCL_NOTE}, priced here with NCCL's tuner constants and protocols (2.30.7's, "
