@@ -738,6 +738,22 @@ def test_unknown_link_suggests_the_closest(builtin_catalogue: Catalogue) -> None
     assert isinstance(info.value, KeyError)
 
 
+@pytest.mark.parametrize("name", ["tcp", "TCP", "socket", "sockets"])
+def test_nccls_socket_transport_is_said_to_be_unmodelled(
+    builtin_catalogue: Catalogue, name: str
+) -> None:
+    """'--inter tcp' had answered 'did you mean tcpx, tcpxo?', Google's GPUDirect plugins, for a
+    run on NCCL's plain sockets (a published L40S pair with NCCL_IB_DISABLE=1; a review)."""
+    with pytest.raises(UnknownNameError) as info:
+        find_link(builtin_catalogue, name)
+    assert info.value.suggestions == []
+    assert str(info.value) == (
+        f"unknown link '{name}': NCCL's TCP socket transport (NET/Socket, as under "
+        "NCCL_IB_DISABLE=1) is priced by no catalogue link; gcp-tcpx and gcp-tcpxo are Google's "
+        "GPUDirect-TCPX(O) plugins, not sockets"
+    )
+
+
 def test_suggestions_name_each_entry_once(builtin_catalogue: Catalogue) -> None:
     # 'ndr400' is an alias of the ndr link: once 'ndr' is suggested, the alias is not
     assert "ndr400" in find_link(builtin_catalogue, "ndr").names

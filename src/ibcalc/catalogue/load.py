@@ -621,6 +621,10 @@ def _elsewhere(catalogue: Catalogue, key: str, what: str) -> str | None:
     return None
 
 
+#: Names a user may give for NCCL's socket transport, which no link models.
+_SOCKET_NAMES = frozenset({"tcp", "socket", "sockets", "tcp-socket", "net-socket", "nccl-socket"})
+
+
 def find_link(catalogue: Catalogue, name: str) -> Link:
     """Return the link with this id or alias (case-insensitive), or raise with suggestions."""
     _expect_catalogue(catalogue)
@@ -630,6 +634,14 @@ def find_link(catalogue: Catalogue, name: str) -> Link:
             return link
     entries = [(link.id, link.names) for link in catalogue.links]
     elsewhere = _elsewhere(catalogue, key, "link")
+    if key in _SOCKET_NAMES:
+        # '--inter tcp' had suggested tcpx and tcpxo, Google's GPUDirect plugins, for a run on
+        # NCCL's plain sockets (a published L40S pair with NCCL_IB_DISABLE=1; a review)
+        elsewhere = (
+            "NCCL's TCP socket transport (NET/Socket, as under NCCL_IB_DISABLE=1) is priced by "
+            "no catalogue link; gcp-tcpx and gcp-tcpxo are Google's GPUDirect-TCPX(O) plugins, "
+            "not sockets"
+        )
     if elsewhere is not None:
         raise UnknownNameError("link", name, [], elsewhere=elsewhere)
     raise UnknownNameError("link", name, _suggest_entries(key, entries), listing="ibcalc links")
