@@ -893,11 +893,12 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
                 "prices neither the channels it takes from a small collective nor, on plugin "
                 "transports, LL's cost), at "
                 + ", ".join(falls)
-                + "; the one published drop is on EFA: 2 x p5 runs an all-reduce of 1 MiB "
-                "faster than one of 64 KiB (123-126 us against 135-136 us, two published runs)"
+                + "; the deepest drop a steady published run shows is on EFA: 2 x p5 runs an "
+                "all-reduce of 1 MiB faster than one of 64 KiB (123-126 us against 135-136 us, "
+                "two published runs)"
                 + (
-                    f"; no measured drop is deeper than {MEASURED_DROP_MAX:.0%}, so the times "
-                    "just before a deeper one are the least sure of the sweep (docs/model.md)"
+                    f"; none is deeper than {MEASURED_DROP_MAX:.0%}, so the times just before a "
+                    "deeper one are the least sure of the sweep (docs/model.md)"
                     if deepest > MEASURED_DROP_MAX
                     else ""
                 ),
