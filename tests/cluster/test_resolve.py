@@ -1176,3 +1176,26 @@ def test_every_nvlink_generation_implies_its_gpus_clock() -> None:
     assert by_flags.time_s == by_preset.time_s
     mesh = resolve_cluster(catalogue, ClusterSpec(nodes=1, gpus_per_node=4, intra="nvlink4-mesh4"))
     assert mesh.topology.gpu_arch == "hopper"
+
+
+def test_a_presets_amd_host_is_said_where_it_prices_the_network() -> None:
+    """aws-p5's host is AMD, and NCCL charges 2 us per network ring step there (1 us
+    elsewhere): at 1 MiB on 2 nodes that moves NCCL's pick, and the preset had gone 13 % apart
+    from the same links given as flags without a word (a review). Said on the network only, and
+    not when the caller gave the host."""
+    two = resolve_cluster(CAT, ClusterSpec(system="aws-p5", nodes=2))
+    assert (
+        "host CPU amd (aws-p5's): NCCL charges 2 us per network ring step on AMD hosts, 1 us "
+        "elsewhere ({host_cpu} to change)"
+    ) in two.assumptions
+    one = resolve_cluster(CAT, ClusterSpec(system="aws-p5", nodes=1))
+    given = resolve_cluster(CAT, ClusterSpec(system="aws-p5", nodes=2, host_cpu="amd"))
+    for cluster in (one, given):
+        assert not any(n.startswith("host CPU amd") for n in cluster.assumptions)
+    flags = ClusterSpec(nodes=2, gpus_per_node=8, intra="nvlink4", inter="efa-v2", nics_per_node=32)
+    plain = estimate_on(resolve_cluster(CAT, flags), Collective.ALL_REDUCE, 2**20)
+    amd = estimate_on(
+        resolve_cluster(CAT, flags.replace(host_cpu="amd")), Collective.ALL_REDUCE, 2**20
+    )
+    preset = estimate_on(two, Collective.ALL_REDUCE, 2**20)
+    assert amd.time_s == preset.time_s != plain.time_s

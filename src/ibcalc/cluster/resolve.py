@@ -653,6 +653,14 @@ def resolve_cluster(
                 f"{{inter}} {link.id} carries no collective: one scale-up domain, no network "
                 "between GPUs"
             )
+    if out_tier is not None and spec.host_cpu is None and system and system.host_cpu == "amd":
+        # the preset's host changes NCCL's network overhead and with it the tuner's choice (2 x
+        # p5 at 1 MiB: nvlstree/Simple 160 us on the preset, ring/LL 141 us on the same links
+        # given as flags, and no line had said the preset's host was AMD; a review)
+        notes.append(
+            f"host CPU amd ({system.id}'s): NCCL charges 2 us per network ring step on AMD "
+            "hosts, 1 us elsewhere ({host_cpu} to change)"
+        )
     fabric += notes[tiers_from:]
     wan_tier = _build_wan(catalogue, spec, domains, notes, nodes_per_domain=nodes_per_domain)
     topology = Topology(
