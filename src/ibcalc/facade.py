@@ -316,7 +316,7 @@ def cluster_notes(cluster: ResolvedCluster, collective: Collective) -> list[str]
     SHARP, and is told that ``--sharp`` is not used (it was offered SHARP, and --sharp then
     changed nothing, unsaid); a torus's bisection bounds all-to-all alone, so only all-to-all
     is told of it (``ResolvedCluster.alltoall_notes``)."""
-    notes = list(cluster.assumptions)
+    notes = [*cluster.assumptions, *cluster.process_notes]
     if collective is not Collective.ALL_TO_ALL:
         # a torus's bisection bounds all-to-all alone (the note had shown on every estimate)
         notes = [n for n in notes if n not in cluster.alltoall_notes]

@@ -1199,3 +1199,26 @@ def test_a_presets_amd_host_is_said_where_it_prices_the_network() -> None:
     )
     preset = estimate_on(two, Collective.ALL_REDUCE, 2**20)
     assert amd.time_s == preset.time_s != plain.time_s
+
+
+def test_a_node_count_given_on_one_node_says_the_process_model() -> None:
+    """nccl-tests' -g is GPUs per process and ibcalc's -g GPUs per node: rccl-tests' '-g 8'
+    copied over priced 8 x MI355X at one process per GPU, 56 % fast at small sizes, and no line
+    said which process model was used (a review). A collective estimate says it where the GPUs
+    per node are given on one node and the GPUs per process are not; a log's check reads its
+    header instead, and a workload runs a process per GPU, so neither is told."""
+    spec = ClusterSpec(nodes=1, gpus_per_node=8, intra="xgmi-mi355x")
+    cluster = resolve_cluster(CAT, spec)
+    assert cluster.process_notes == (
+        "one process per GPU (nccl-tests -g 1): {gpus_per_node} counts a node's GPUs; one "
+        "process driving N of them (nccl-tests -g N) is {gpus_per_process} N",
+    )
+    assert not any("one process per GPU" in n for n in cluster.assumptions)
+    est = estimate_on(cluster, Collective.ALL_REDUCE, 8)
+    assert cluster.process_notes[0] in est.assumptions
+    for other in (
+        spec.replace(gpus_per_process=8),
+        ClusterSpec(system="mi355x-8", nodes=1),
+        spec.replace(nodes=2, inter="roce-400g", nics_per_node=8),
+    ):
+        assert resolve_cluster(CAT, other).process_notes == ()

@@ -32,6 +32,7 @@ __all__ = [
     "MAX_GPUS",
     "NODE_SHAPE_NOTE",
     "NOT_NCCL_NOTE",
+    "PROCESS_MODEL_NOTE",
     "RCCL_NOTE",
     "ClusterSpec",
     "ResolvedCluster",
@@ -75,6 +76,13 @@ _AMD_ARCHS = frozenset({"cdna2", "cdna3", "cdna4"})
 NOT_NCCL_NOTE = " is priced with NCCL's algorithms, tuner and protocols"
 #: How the note that AMD GPUs run RCCL begins (``gap`` repeats it).
 RCCL_NOTE = "AMD GPUs run RCCL"
+#: Said to a collective estimate where a node's GPU count is given on one node and the process
+#: model is not: nccl-tests' ``-g`` is GPUs per process, ibcalc's GPUs per node
+#: (``ResolvedCluster.process_notes``).
+PROCESS_MODEL_NOTE = (
+    "one process per GPU (nccl-tests -g 1): {gpus_per_node} counts a node's GPUs; one process "
+    "driving N of them (nccl-tests -g N) is {gpus_per_process} N"
+)
 #: How the note naming a cluster's low-confidence catalogue entries begins.
 LOW_CONFIDENCE_NOTE = "low-confidence catalogue entries: "
 UNMEASURED_FAMILIES = {
@@ -142,6 +150,9 @@ class ResolvedCluster:
     alltoall_notes: tuple[str, ...] = ()
     #: what only send/recv is told (not among ``assumptions``): a partial mesh's pair rate
     p2p_notes: tuple[str, ...] = ()
+    #: what a collective estimate is told of the process model (not among ``assumptions``:
+    #: a log's header says it for nccl-check, and a workload runs a process per GPU)
+    process_notes: tuple[str, ...] = ()
     #: the assumption that ``--gpus-per-node`` resized a preset's node (None: not resized); a
     #: log's own rank count says as much, so nccl-check leaves it out
     resize_note: str | None = None
@@ -662,6 +673,18 @@ def resolve_cluster(
             "hosts, 1 us elsewhere ({host_cpu} to change)"
         )
     fabric += notes[tiers_from:]
+    given = spec.model_fields_set
+    process: list[str] = []  # ResolvedCluster.process_notes
+    if (
+        nodes == 1
+        and gpus_per_node > 1
+        and "gpus_per_node" in given
+        and "gpus_per_process" not in given
+    ):
+        # nccl-tests' -g is GPUs per process, ibcalc's GPUs per node: rccl-tests' '-g 8' copied
+        # over priced 8 x MI355X at 1 process per GPU, 56 % fast at small sizes, without a word
+        # of which process model was used (a review)
+        process.append(PROCESS_MODEL_NOTE)
     wan_tier = _build_wan(catalogue, spec, domains, notes, nodes_per_domain=nodes_per_domain)
     topology = Topology(
         ranks_per_domain=scale_up,
@@ -697,6 +720,7 @@ def resolve_cluster(
         fabric_notes=tuple(fabric),
         alltoall_notes=tuple(alltoall),
         p2p_notes=tuple(p2p),
+        process_notes=tuple(process),
         resize_note=resize_note,
         collectives=collectives,
         node_nics=node_nic_count,
