@@ -232,8 +232,8 @@ def _why_equivalent(cost: Cost) -> str:
 #: The deepest drop in time at an algorithm switch that a steady published sweep shows: 2 x p5
 #: on EFA, all-reduce at 64 KiB -> 1 MiB, 135.8 -> 125.7 us (KeitaW/p5-nccl-test) and 135 -> 123
 #: us (awsome-distributed-training), 7-9 % (docs/model.md, "time falls"; NREL Kestrel's noisy
-#: 16-node all-gather, whose two columns differ by over 10 % at 8 sizes, falls 22 % and is not
-#: counted).
+#: 16-node all-gather, whose two columns differ by over 10 % at 8 sizes from 4 KiB, falls 22 %
+#: and is not counted).
 MEASURED_DROP_MAX = 0.09
 
 
