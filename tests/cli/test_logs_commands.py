@@ -2016,12 +2016,7 @@ def test_a_what_if_that_moves_no_time_is_not_listed(tmp_path: Path) -> None:
     (check,) = json.loads(out)["runs"]
     (found,) = [f for f in check["findings"] if f["kind"] == "low_bandwidth"]
     reruns = [e.split(":")[0] for e in found["evidence"] if e.startswith("re-run with")]
-    # NCCL's choice of ring moves the time (the model expects the 2-node tree), so it is listed
-    assert reruns == [
-        "re-run with host_pcie=pcie3",
-        "re-run with algorithm=ring",
-        "re-run with intra=pcie5",
-    ]
+    assert reruns == ["re-run with host_pcie=pcie3", "re-run with intra=pcie5"]
 
 
 def test_low_first_large_sizes_under_the_size_before_are_a_dip_not_a_late_ramp(
@@ -2320,7 +2315,7 @@ def test_a_verdict_against_an_assumed_network_says_so_where_it_is_read() -> None
     assert verdict.startswith("verdict: bad")
     assert (
         "; against an assumed network (8 x ndr per node), as the log does not show it: give "
-        "--inter and --nics-per-node, or --system, to judge it" in verdict
+        "--inter (and --nics-per-node) or --system to judge it" in verdict
     )
     code, out, _ = run("nccl-check", log, "--system", "gcp-a3-mega")
     assert code == 0
@@ -2343,3 +2338,21 @@ def test_a_node_made_of_the_links_given_is_not_a_default_node() -> None:
     )
     code, out, _ = run("nccl-check", log)
     assert "against a default node, as the log names no node type" in " ".join(out.split())
+    # the links without the node's GPU count leave the default node's shape (8 x 8 GPUs): said
+    links = ["--intra", "nvlink4", "--inter", "slingshot-11", "--nics-per-node", "4"]
+    code, out, _ = run("nccl-check", log, *links)
+    assert code == 0
+    flat = " ".join(out.split())
+    assert "on 8 x 8 GPUs" in flat
+    assert "against a default node, as the log names no node type" in flat
+
+
+def test_an_unjudged_run_is_not_told_to_give_its_network() -> None:
+    """4 x 8 A100 (sweep 17, no row of 64 MiB or more, network not in the log): its verdict is
+    unknown whatever the network, and the line had told it to give the network to judge it."""
+    code, out, _ = run(
+        "nccl-check", str(SWEEPS / "17_allreduce_4node_32xA100-40GB_net-notstated.txt")
+    )
+    assert code == 0
+    verdict = next(line for line in out.splitlines() if line.startswith("verdict"))
+    assert verdict == "verdict: unknown"

@@ -1222,3 +1222,7 @@ def test_a_node_count_given_on_one_node_says_the_process_model() -> None:
         spec.replace(nodes=2, inter="roce-400g", nics_per_node=8),
     ):
         assert resolve_cluster(CAT, other).process_notes == ()
+    # '-g 8' alone, the most likely copy, leaves the node count to its default: said too
+    defaulted = resolve_cluster(CAT, ClusterSpec(gpus_per_node=8))
+    assert defaulted.nodes == 2
+    assert defaulted.process_notes == cluster.process_notes

@@ -76,9 +76,9 @@ _AMD_ARCHS = frozenset({"cdna2", "cdna3", "cdna4"})
 NOT_NCCL_NOTE = " is priced with NCCL's algorithms, tuner and protocols"
 #: How the note that AMD GPUs run RCCL begins (``gap`` repeats it).
 RCCL_NOTE = "AMD GPUs run RCCL"
-#: Said to a collective estimate where a node's GPU count is given on one node and the process
-#: model is not: nccl-tests' ``-g`` is GPUs per process, ibcalc's GPUs per node
-#: (``ResolvedCluster.process_notes``).
+#: Said to a collective estimate where a node's GPU count is given on one node (or with the node
+#: count left to its default) and the process model is not: nccl-tests' ``-g`` is GPUs per
+#: process, ibcalc's GPUs per node (``ResolvedCluster.process_notes``).
 PROCESS_MODEL_NOTE = (
     "one process per GPU (nccl-tests -g 1): {gpus_per_node} counts a node's GPUs; one process "
     "driving N of them (nccl-tests -g N) is {gpus_per_process} N"
@@ -676,7 +676,7 @@ def resolve_cluster(
     given = spec.model_fields_set
     process: list[str] = []  # ResolvedCluster.process_notes
     if (
-        nodes == 1
+        (nodes == 1 or "nodes" not in given)
         and gpus_per_node > 1
         and "gpus_per_node" in given
         and "gpus_per_process" not in given

@@ -308,11 +308,12 @@ def _bandwidth_causes(
         if best.hypothesis.about_network and not ctx.network_known:
             confidence = "low"
         if best.hypothesis.key == RING_INSTEAD and not twins:
-            # the library's choice, not a fault: said (a warning, so a gate shows it), and no
-            # more than a note where the release predates the tuner constants the model reads
-            run = ctx.run
-            old = run.library != "rccl" and older_than_compared(run.nccl_version)
-            severity = "info" if old else "warning"
+            # the library's choice, not a fault: a note where the release predates the tuner
+            # constants the model reads, a warning where NCCL_ALGO let it (a gate shows it)
+            evidence_of = _ring_evidence(ctx)
+            severity = (
+                "info" if evidence_of is not None and evidence_of[0] == "release" else "warning"
+            )
         evidence = [
             headline,
             f"re-run with {best.hypothesis.key}: {best.predicted:.1f} GB/s expected, "
@@ -446,29 +447,27 @@ def _hypotheses(ctx: RunContext) -> list[_Hypothesis]:
         for e, r in zip(ctx.estimates, ctx.rows, strict=True)
         if r.regime == "bandwidth"
     }
+    why = _ring_evidence(ctx)
     if (
-        ctx.multi
+        why is not None
+        and ctx.multi
         and ctx.algorithm is None
         and ctx.collective is Collective.ALL_REDUCE
         and expected & _ABOVE_RING
     ):
-        # NCCL's choice, not the cluster: a 2 x p4d all-reduce on NCCL 2.9.9 reads 43.8 GB/s at
-        # 4 GiB, 91 % of the ring this model also prices (48.0 GB/s) and 54 % of the 2-node tree
+        # the library's choice, not the cluster: a 2 x p4d all-reduce on NCCL 2.9.9 reads 43.8
+        # GB/s at 4 GiB, 91 % of the ring this model also prices and 53 % of the 2-node tree
         # 2.30.7's tuner picks; it had been told to check its ports' speed (a review)
-        run = ctx.run
-        why = (
-            f"NCCL {run.nccl_version} is older than the releases whose tuner this model reads"
-            if run.library != "rccl" and older_than_compared(run.nccl_version)
-            else "NCCL_ALGO, a tuner plugin, or a tuner that ranks ring first here"
-        )
+        library = "RCCL" if ctx.run.library == "rccl" else "NCCL"
         names = "/".join(sorted(a.value for a in expected & _ABOVE_RING))
         out.append(
             _Hypothesis(
                 RING_INSTEAD,
-                f"NCCL ran ring where the model expects {names} at these sizes ({why}): "
+                f"{library} ran ring where the model expects {names} at these sizes ({why[1]}): "
                 + LIBRARY_CHOICE,
                 {},
-                False,
+                # as much a guess as any network cause where the network is assumed
+                ctx.multi,
                 algorithm=Algorithm.RING,
             )
         )
@@ -489,6 +488,28 @@ def _hypotheses(ctx: RunContext) -> list[_Hypothesis]:
             )
         )
     return out
+
+
+def _ring_evidence(ctx: RunContext) -> tuple[str, str] | None:
+    """What in the log says the library may have run ring where the model expects a tree, as
+    (kind, words): an NCCL release older than those whose tuner the model reads ("release"), or
+    an NCCL_ALGO that leaves ring among the library's choices ("setting"); None where nothing
+    does. Without such evidence ring is not offered: a healthy tree run slowed 1.5x by a fault
+    fits it as well as a run NCCL drove as a ring, and had been excused as the library's choice
+    (a review: 2 x 4 H100 on NCCL 2.22.3, slowed 1.5x at 64 MiB and more, read 'low')."""
+    setting = ctx.env.setting("NCCL_ALGO")
+    if setting is not None:
+        excluded = setting.strip().startswith("^")
+        names = {n.strip().lower() for n in setting.strip().lstrip("^").split(",")}
+        if ("ring" in names) == excluded:
+            return None  # ring ruled out (^Ring, or a list without it)
+        line = ctx.env.settings["NCCL_ALGO"].line
+        return "setting", f"NCCL_ALGO={setting} (line {line}) leaves ring among its choices"
+    if ctx.run.library != "rccl" and older_than_compared(ctx.release):
+        return "release", (
+            f"NCCL {ctx.release} is older than the releases whose tuner this model reads"
+        )
+    return None
 
 
 def _score(ctx: RunContext, hyp: _Hypothesis) -> _Scored | None:

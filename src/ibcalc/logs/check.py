@@ -295,6 +295,7 @@ def check_run(
         env=env,
         network_known=network_known,
         nics_known=nics_known,
+        release=nccl_version if nccl_version is not None else run.nccl_version,
     )
     findings = diagnose(context)
     if any(f.kind == "low_bandwidth" and f.hypothesis and f.severity != "info" for f in findings):

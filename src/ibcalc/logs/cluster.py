@@ -477,10 +477,14 @@ def infer_cluster(
 
     def no_node(why: str) -> None:
         """No node type: the links the caller gave make the node, else the default one."""
-        if "intra" in given and ("inter" in given or run.nodes == 1):
-            # every link given (Kestrel's 16 x 4 H100 with --intra, --inter and --nics-per-node
-            # had still been judged 'against a default node: give --system', which has no
-            # preset to give; a review)
+        shaped = "gpus_per_node" in given or run.ranks_per_node is not None
+        one_node = given.get("nodes", run.nodes) == 1
+        if "intra" in given and shaped and ("inter" in given or one_node):
+            # every link given, and the node's GPU count known (Kestrel's 16 x 4 H100 with
+            # -g 4, --intra, --inter and --nics-per-node had still been judged 'against a
+            # default node: give --system', which has no preset to give; a review). Without the
+            # GPU count the node's shape is the default's, and said so (a review of the first
+            # form, which took 8 x 8 for the links given)
             note(
                 "system",
                 None,

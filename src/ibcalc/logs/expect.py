@@ -138,6 +138,8 @@ class RunContext:
     env: LogEnvironment
     network_known: bool
     nics_known: bool
+    #: the NCCL release whose tuner chooses here: the caller's (--nccl-version), else the log's
+    release: str | None = None
 
     @property
     def multi(self) -> bool:

@@ -325,14 +325,18 @@ def render_checks(
             verdict.append(
                 f"; against a default node, as {why}: give {_fill('{system}', names)} to judge it"
             )
-        elif check.rows and not check.network_known and check.inter is not None:
+        elif (
+            check.min_bandwidth_efficiency is not None
+            and not check.network_known
+            and check.inter is not None
+        ):
             # judged against a network the log does not show: said where the verdict is read
             # (2 x 8 H100 on Google's TCPXO read 'bad 26%' against an assumed 8 x NDR, the
             # assumption only among the notes; a review)
             verdict.append(
                 f"; against an assumed network ({check.nics_per_node} x {check.inter} per node), "
                 "as the log does not show it: give "
-                + _fill("{inter} and {nics_per_node}, or {system},", names)
+                + _fill("{inter} (and {nics_per_node}) or {system}", names)
                 + " to judge it"
             )
         console.print(verdict)
