@@ -233,7 +233,7 @@ def _why_equivalent(cost: Cost) -> str:
 #: on EFA, all-reduce at 64 KiB -> 1 MiB, 135.8 -> 125.7 us (KeitaW/p5-nccl-test) and 135 -> 123
 #: us (awsome-distributed-training), 7-9 % (docs/model.md, "time falls"; NREL Kestrel's noisy
 #: 16-node all-gather, whose two columns differ by over 10 % at 8 sizes from 4 KiB, falls 22 %
-#: and is not counted).
+#: and is not counted). tests/reference/test_published_figures.py re-derives it from those rows.
 MEASURED_DROP_MAX = 0.09
 
 

@@ -142,3 +142,33 @@ def test_amd_hosted_p5_switches_to_nvls_tree_where_the_published_run_does() -> N
     assert (before.best.algorithm, before.best.protocol) == (Algorithm.TREE, Protocol.LL)
     measured = 125.5e-6
     assert abs(est.time_s - measured) < abs(before.time_s - measured)
+
+
+def test_the_deepest_measured_drop_is_re_derived_from_its_published_rows() -> None:
+    """MEASURED_DROP_MAX (the deepest fall in time at an algorithm switch a steady published run
+    shows, past which a sweep calls its drop the least sure) re-derived from the rows it rests
+    on: 2 x p5 on EFA, the out-of-place all-reduce time at 64 KiB and at 1 MiB, in
+    awsome-distributed-training's table (benchmarks/data/measurements.csv: 135.1 -> 123.2 us,
+    8.8 %) and in KeitaW/p5-nccl-test's log (sweep 06: 135.8 -> 125.7 us, 7.4 %); the constant
+    is the deeper one rounded up to a whole percent."""
+    import csv
+    import math
+    from pathlib import Path
+
+    from ibcalc.facade import MEASURED_DROP_MAX
+    from ibcalc.logs import parse_file
+
+    data = Path(__file__).resolve().parents[2] / "benchmarks" / "data"
+    with (data / "measurements.csv").open(encoding="utf-8") as f:
+        table = {
+            int(r["size_bytes"]): float(r["time_us"])
+            for r in csv.DictReader(f)
+            if r["source"].startswith("github.com/aws-samples/awsome-distributed-training")
+            and "2x p5.48xlarge, 16 ranks" in r["note"]
+            and r["collective"] == "all_reduce"
+        }
+    (run,) = parse_file(data / "sweeps" / "06_allreduce_2node_16xH100_efa.txt").runs
+    log = {int(r.size_bytes): r.oop.time_us for r in run.rows}
+    drops = [1 - t[2**20] / t[2**16] for t in (table, log)]
+    assert [round(100 * d, 1) for d in drops] == [8.8, 7.4]
+    assert math.ceil(100 * max(drops)) / 100 == MEASURED_DROP_MAX

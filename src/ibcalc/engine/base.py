@@ -420,7 +420,8 @@ def net_hop_latency(
     proxy-driven transports (EFA, TCPX(O), CXI) Simple's exposed handshake cost grows with the
     message: from :func:`simple_floor` one-way latencies for small messages (NCCL's 2, or the
     link's own count) to ``simple_transport_factor`` once the collective's size reaches
-    ``simple_fill`` (fitted on the EFA and Slingshot runs of 16-64 ranks, benchmarks/fits.py).
+    ``simple_fill`` (64 MiB, assumed: a tuned value no test re-derives, data/cost_params.yaml;
+    the factor is fitted on the EFA and Slingshot runs of 16-64 ranks, benchmarks/fits.py).
     It follows the size S, not the bytes a step carries (S / n for a ring), as fitted; on
     hundreds of ranks that is an extrapolation (docs/model.md, the per-hop latency). The tuner view
     keeps NCCL's 2 at every size. InfiniBand, whose transport latency is 0, is unchanged.

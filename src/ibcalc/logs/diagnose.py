@@ -459,8 +459,9 @@ def _latency_findings(ctx: RunContext, latency: _LatencyFit | None) -> list[Find
     if ctx.multi:
         causes.append("a proxy-driven network transport or plugin adding per-message latency")
     causes.append("a launcher, container or driver overhead per call")
-    # a warning only beyond the model's own latency error (79 % at most on published runs,
-    # docs/model.md): below 2x the expectation it is reported, not flagged
+    # a warning only at 2x the expectation (a policy value: the held-out latency 90th percentile
+    # is 41 %, though the plugin band's slow end lets a measurement reach 5.6x; docs/model.md):
+    # below it the slowness is reported, not flagged
     clear = ratio >= _LATENCY_WARN_RATIO
     if bw_fine:
         head = "small sizes slow but large sizes fine: latency, not bandwidth"
