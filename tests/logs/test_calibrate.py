@@ -452,8 +452,9 @@ def test_a_run_nccl_check_finds_ran_as_a_ring_is_warned_about(catalogue: Catalog
     (warning,) = [w for w in cal.warnings if w.startswith("nccl-check")]
     assert warning == (
         f"nccl-check finds that {log} (run 1) ran its large sizes as a ring where the model "
-        "expects a tree (the library's choice, not a fault): values fitted to it would price the "
-        "tree at the ring's speed; calibrate on runs of the algorithm the model expects"
+        "expects a tree or in-network reduction (the library's choice, not a fault): values "
+        "fitted to it would price that algorithm at the ring's speed; calibrate on runs of the "
+        "algorithm the model expects"
     )
 
 

@@ -1686,25 +1686,30 @@ def test_ring_is_offered_only_where_the_log_says_the_library_may_have_run_it(
     """Without evidence in the log, a healthy tree run slowed by a fault fits the ring as well
     as a run NCCL drove as one, and had been excused as the library's choice (a review: 2 x 4
     H100 on NCCL 2.22.3 slowed 1.5x read 'low'). The ring is offered where the release predates
-    the tuner constants the model reads (a note), or NCCL_ALGO leaves ring among the choices (a
-    warning, the setting named); not where no release is stated, nor where NCCL_ALGO rules ring
-    out, nor where --nccl-version names a release the model reads."""
+    the tuner constants the model reads (a note), or NCCL_ALGO rules out the tree the model
+    expects and leaves ring (a warning, the setting named); not where no release is stated, nor
+    where NCCL_ALGO rules ring out or keeps the tree (a review of the first mend: ^NVLS had
+    excused a slowed tree run again), nor where --nccl-version names a release the model
+    reads."""
     run, env = _p4d_run(nccl_version=None)
     check = check_run(run, catalogue=catalogue, env=env)
     assert check.system == "aws-p4d"
     assert not any(f.hypothesis == "algorithm=ring" for f in check.findings)
-    run, env = _p4d_run(_with_algo("Ring,Tree"), nccl_version=None)
+    run, env = _p4d_run(_with_algo("^Tree"), nccl_version=None)
     check = check_run(run, catalogue=catalogue, env=env)
     ring = _p4d_ring_finding(check)
     assert ring.hypothesis == "algorithm=ring"
-    assert "(NCCL_ALGO=Ring,Tree (line " in ring.cause
+    assert "(NCCL_ALGO=^Tree (line " in ring.cause
+    assert ") rules out tree and leaves ring): " in ring.cause
     assert ring.severity == "warning"
     # a warning withdraws the error band's lift (as any named cause does); the finding's rows
     # then count as low at worst, and a note says why
     assert check.verdict == "low"
-    assert any(" where NCCL ran ring (lines " in n and "not a fault" in n for n in check.notes)
-    for ruled_out in ("^Ring", "Tree,NVLS"):
-        run, env = _p4d_run(_with_algo(ruled_out))
+    assert any(
+        " where the library ran ring (lines " in n and "not a fault" in n for n in check.notes
+    )
+    for ruled_out in ("^Ring", "Tree,NVLS", "Ring,Tree", "^NVLS"):
+        run, env = _p4d_run(_with_algo(ruled_out), nccl_version=None)
         check = check_run(run, catalogue=catalogue, env=env)
         assert not any(f.hypothesis == "algorithm=ring" for f in check.findings), ruled_out
     run, env = _p4d_run()
@@ -1717,7 +1722,19 @@ def test_a_slowed_tree_run_is_not_excused_as_nccls_ring(catalogue: Catalogue) ->
     run 1.5x slower: the ring fits them within 7 %, and the run had been called 'a choice of the
     library, not a fault' and lifted from bad to low (a review). Nothing in its log says ring."""
     path = SWEEPS / "10_allreduce_2node_8xH100_ib.txt"
-    (run,) = parse_file(path).runs
+    for setting in (None, "^NVLS"):
+        text = path.read_text(encoding="utf-8")
+        if setting is not None:  # keeps the tree: no sign that ring ran (a review of a mend)
+            line = f"gcn151:1:1 [0] NCCL INFO NCCL_ALGO set by environment to {setting}"
+            text = re.sub(r"(.*NCCL version 2\.22\.3.*\n)", rf"\1{line}\n", text, count=1)
+        check = _slowed_check(text, str(path), catalogue)
+        assert not any(f.hypothesis == "algorithm=ring" for f in check.findings), setting
+        assert check.verdict == "bad"
+
+
+def _slowed_check(text: str, source: str, catalogue: Catalogue) -> RunCheck:
+    """The log's one run with its rows of 64 MiB and more 1.5x slower, checked."""
+    (run,) = parse_log(text, source=source).runs
     rows = [
         r.model_copy(
             update={
@@ -1730,10 +1747,8 @@ def test_a_slowed_tree_run_is_not_excused_as_nccls_ring(catalogue: Catalogue) ->
         )
         for r in run.rows
     ]
-    env = scan_environment(path.read_text(encoding="utf-8"), 1, run.line_end)
-    check = check_run(run.model_copy(update={"rows": rows}), catalogue=catalogue, env=env)
-    assert not any(f.hypothesis == "algorithm=ring" for f in check.findings)
-    assert check.verdict == "bad"
+    env = scan_environment(text, 1, run.line_end)
+    return check_run(run.model_copy(update={"rows": rows}), catalogue=catalogue, env=env)
 
 
 def test_no_ring_cause_where_the_algorithm_is_given(catalogue: Catalogue) -> None:

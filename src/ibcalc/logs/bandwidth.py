@@ -26,6 +26,7 @@ from ibcalc.cluster.resolve import ResolvedCluster, resolve_cluster
 from ibcalc.engine.types import Algorithm, Collective, Estimate
 from ibcalc.errors import IbcalcError
 from ibcalc.facade import QuickEstimate
+from ibcalc.logs.cluster import NCCL_ALGO_NAMES
 from ibcalc.logs.expect import RunContext, catalogue_with_link, predict_times
 from ibcalc.logs.fit import minimize_scalar
 from ibcalc.logs.results import (
@@ -50,6 +51,7 @@ __all__ = [
     "LIBRARY_CHOICE",
     "RING_INSTEAD",
     "bandwidth_findings",
+    "names_library_choice",
 ]
 
 #: Share of the bandwidth rows a hypothesis must explain.
@@ -442,24 +444,14 @@ def _hypotheses(ctx: RunContext) -> list[_Hypothesis]:
                 True,
             )
         )
-    expected = {
-        e.best.algorithm
-        for e, r in zip(ctx.estimates, ctx.rows, strict=True)
-        if r.regime == "bandwidth"
-    }
+    expected = _expected_above_ring(ctx)
     why = _ring_evidence(ctx)
-    if (
-        why is not None
-        and ctx.multi
-        and ctx.algorithm is None
-        and ctx.collective is Collective.ALL_REDUCE
-        and expected & _ABOVE_RING
-    ):
+    if why is not None and ctx.multi and ctx.algorithm is None:
         # the library's choice, not the cluster: a 2 x p4d all-reduce on NCCL 2.9.9 reads 43.8
         # GB/s at 4 GiB, 91 % of the ring this model also prices and 53 % of the 2-node tree
         # 2.30.7's tuner picks; it had been told to check its ports' speed (a review)
         library = "RCCL" if ctx.run.library == "rccl" else "NCCL"
-        names = "/".join(sorted(a.value for a in expected & _ABOVE_RING))
+        names = "/".join(sorted(a.value for a in expected))
         out.append(
             _Hypothesis(
                 RING_INSTEAD,
@@ -490,21 +482,56 @@ def _hypotheses(ctx: RunContext) -> list[_Hypothesis]:
     return out
 
 
+def names_library_choice(finding: Finding) -> bool:
+    """Whether ``finding`` puts the large sizes down to the library running ring, alone (no
+    fault as likely beside it, whose words would follow): its rows then count as ``low`` at worst
+    (``check_run``), and ``calibrate`` warns that a fit would price the tree at the ring's
+    speed."""
+    return finding.hypothesis == RING_INSTEAD and finding.cause.endswith(LIBRARY_CHOICE)
+
+
+def _expected_above_ring(ctx: RunContext) -> set[Algorithm]:
+    """The algorithms above a ring (``_ABOVE_RING``) the model expects at the bandwidth rows of
+    an all-reduce: where NCCL may have run ring instead (none for other collectives)."""
+    if ctx.collective is not Collective.ALL_REDUCE:
+        return set()
+    return {
+        e.best.algorithm
+        for e, r in zip(ctx.estimates, ctx.rows, strict=True)
+        if r.regime == "bandwidth" and e.best.algorithm in _ABOVE_RING
+    }
+
+
 def _ring_evidence(ctx: RunContext) -> tuple[str, str] | None:
-    """What in the log says the library may have run ring where the model expects a tree, as
-    (kind, words): an NCCL release older than those whose tuner the model reads ("release"), or
-    an NCCL_ALGO that leaves ring among the library's choices ("setting"); None where nothing
-    does. Without such evidence ring is not offered: a healthy tree run slowed 1.5x by a fault
-    fits it as well as a run NCCL drove as a ring, and had been excused as the library's choice
-    (a review: 2 x 4 H100 on NCCL 2.22.3, slowed 1.5x at 64 MiB and more, read 'low')."""
+    """What in the log says the library ran ring where the model expects a tree, as (kind,
+    words): an NCCL_ALGO that rules out every algorithm the model expects there and leaves ring
+    ("setting"), or an NCCL release older than those whose tuner the model reads ("release");
+    None where nothing does, or NCCL_ALGO rules ring out. Without such evidence ring is not
+    offered: a healthy tree run slowed 1.5x by a fault fits it as well as a run NCCL drove as a
+    ring, and had been excused as the library's choice (a review: 2 x 4 H100 on NCCL 2.22.3,
+    slowed 1.5x at 64 MiB and more, read 'low'; then, with NCCL_ALGO=^NVLS, which keeps the
+    tree, a review of that mend)."""
+    expected = _expected_above_ring(ctx)
+    if not expected:
+        return None
     setting = ctx.env.setting("NCCL_ALGO")
     if setting is not None:
-        excluded = setting.strip().startswith("^")
-        names = {n.strip().lower() for n in setting.strip().lstrip("^").split(",")}
-        if ("ring" in names) == excluded:
-            return None  # ring ruled out (^Ring, or a list without it)
-        line = ctx.env.settings["NCCL_ALGO"].line
-        return "setting", f"NCCL_ALGO={setting} (line {line}) leaves ring among its choices"
+        text = setting.strip()
+        excluded = text.startswith("^")
+        names = {n.strip().lower().replace("_", "") for n in text.lstrip("^").split(",")}
+        listed = {NCCL_ALGO_NAMES[n] for n in names if n in NCCL_ALGO_NAMES}
+
+        def allowed(algorithm: Algorithm) -> bool:
+            return (algorithm in listed) != excluded
+
+        if not allowed(Algorithm.RING):
+            return None
+        if not any(allowed(a) for a in expected):
+            line = ctx.env.settings["NCCL_ALGO"].line
+            names_out = "/".join(sorted(a.value for a in expected))
+            return "setting", (
+                f"NCCL_ALGO={setting} (line {line}) rules out {names_out} and leaves ring"
+            )
     if ctx.run.library != "rccl" and older_than_compared(ctx.release):
         return "release", (
             f"NCCL {ctx.release} is older than the releases whose tuner this model reads"

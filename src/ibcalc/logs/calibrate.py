@@ -68,7 +68,7 @@ from ibcalc.engine.types import Algorithm, Collective, DType
 from ibcalc.errors import FieldError, IbcalcError, InputFileError, OutputError
 from ibcalc.facade import CollectivePlan, as_collective
 from ibcalc.fileio import OutputTarget, check_output, same_file, signals_raise, write_text
-from ibcalc.logs.bandwidth import RING_INSTEAD
+from ibcalc.logs.bandwidth import names_library_choice
 from ibcalc.logs.check import check_run
 from ibcalc.logs.cluster import (
     check_rank_count,
@@ -1395,16 +1395,16 @@ def _unhealthy_runs(checked: Sequence[tuple[str, RunCheck]]) -> list[str]:
                 "newer GPU); values fitted to it describe another cluster"
             )
             continue
-        ring = next((f for f in result.findings if f.hypothesis == RING_INSTEAD), None)
-        if ring is not None and ring is _top_cause(result):
+        top_cause = _top_cause(result)
+        if top_cause is not None and names_library_choice(top_cause):
             # no fault, but no tree either: a fit would price the tree this model expects at the
             # ring's speed (2 x p4d on NCCL 2.9.9 took efa-100g's efficiency from 0.97 to 0.54,
             # unwarned once its verdict was low; a review)
             out.append(
                 f"nccl-check finds that {run_name} ran its large sizes as a ring where the model "
-                "expects a tree (the library's choice, not a fault): values fitted to it would "
-                "price the tree at the ring's speed; calibrate on runs of the algorithm the "
-                "model expects"
+                "expects a tree or in-network reduction (the library's choice, not a fault): "
+                "values fitted to it would price that algorithm at the ring's speed; calibrate "
+                "on runs of the algorithm the model expects"
             )
             continue
         if result.verdict != "bad" or result.min_bandwidth_efficiency is None:

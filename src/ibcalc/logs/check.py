@@ -28,7 +28,7 @@ from ibcalc.cluster.resolve import CATALOGUE_OVERRIDES_NOTE, ClusterSpec, Resolv
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, busbw_factor
 from ibcalc.facade import as_collective, parse_dtype
-from ibcalc.logs.bandwidth import LATE_RAMP, LIBRARY_CHOICE, RING_INSTEAD
+from ibcalc.logs.bandwidth import LATE_RAMP, names_library_choice
 from ibcalc.logs.cluster import (
     check_rank_count,
     gpus_per_process_words,
@@ -318,16 +318,10 @@ def check_run(
         for line in f.lines
     }
     cause = next((f for f in findings if f.kind == "low_bandwidth" and f.hypothesis), None)
-    ring = (
-        set(cause.lines)
-        if cause is not None
-        and cause.hypothesis == RING_INSTEAD
-        and cause.cause.endswith(LIBRARY_CHOICE)
-        else set()
-    )
+    ring = set(cause.lines) if cause is not None and names_library_choice(cause) else set()
     for benign, kind, why in (
         (ramp, "of a late ramp", "not a fault"),
-        (ring - ramp, "where NCCL ran ring", "NCCL's choice, not a fault"),
+        (ring - ramp, "where the library ran ring", "its choice, not a fault"),
     ):
         lifted = [r.line for r in bandwidth if r.line in benign and r.verdict == "bad"]
         if not lifted:

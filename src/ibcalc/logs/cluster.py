@@ -33,6 +33,7 @@ from ibcalc.logs.results import GIVEN, Assumption
 from ibcalc.units import plural
 
 __all__ = [
+    "NCCL_ALGO_NAMES",
     "NODE_RULES",
     "Inferred",
     "NodeRule",
@@ -223,7 +224,7 @@ _PLATFORMS = {
 
 
 #: NCCL_ALGO values (lower case) the engine models, for a log that forces one.
-_ALGOS = {
+NCCL_ALGO_NAMES = {
     "ring": Algorithm.RING,
     "tree": Algorithm.TREE,
     "nvls": Algorithm.NVLS,
@@ -477,8 +478,12 @@ def infer_cluster(
 
     def no_node(why: str) -> None:
         """No node type: the links the caller gave make the node, else the default one."""
-        shaped = "gpus_per_node" in given or run.ranks_per_node is not None
-        one_node = given.get("nodes", run.nodes) == 1
+        gpn = given.get("gpus_per_node") or run.ranks_per_node
+        shaped = gpn is not None
+        nodes = given.get("nodes") or run.nodes
+        if nodes is None and gpn and run.ranks:
+            nodes = run.ranks // gpn if run.ranks % gpn == 0 else None
+        one_node = nodes == 1
         if "intra" in given and shaped and ("inter" in given or one_node):
             # every link given, and the node's GPU count known (Kestrel's 16 x 4 H100 with
             # -g 4, --intra, --inter and --nics-per-node had still been judged 'against a
@@ -673,8 +678,8 @@ def infer_cluster(
 
     algorithm: Algorithm | None = None
     forced = env.setting("NCCL_ALGO")
-    if forced is not None and forced.lower().replace("_", "") in _ALGOS:
-        algorithm = _ALGOS[forced.lower().replace("_", "")]
+    if forced is not None and forced.lower().replace("_", "") in NCCL_ALGO_NAMES:
+        algorithm = NCCL_ALGO_NAMES[forced.lower().replace("_", "")]
         fact = env.settings["NCCL_ALGO"]
         note(
             "algorithm",

@@ -731,25 +731,31 @@ def _bus_id(name: str) -> str:
 
 
 def _library_release(ctx: RunContext) -> list[Finding]:
+    """The release the check prices (--nccl-version's, else the log's) is older than the
+    tuner constants the model was compared with: said, as the ring cause reads the same
+    release (the two had read two releases under --nccl-version; a review)."""
     run = ctx.run
-    if run.library == "rccl" or not older_than_compared(run.nccl_version):
+    release = ctx.release
+    if run.library == "rccl" or not older_than_compared(release):
         return []
     first = ".".join(str(x) for x in oldest_compared())
+    said = (
+        next(
+            (i.evidence for i in run.inferences if i.field == "nccl_version"),
+            "printed in the library's version line",
+        )
+        if release == run.nccl_version
+        else "given by the caller ({nccl_version})"
+    )
     return [
         Finding(
             kind="library_version",
-            cause=f"NCCL {run.nccl_version} is older than {first}, the oldest release whose "
+            cause=f"NCCL {release} is older than {first}, the oldest release whose "
             "tuner constants the model was compared with: that NCCL picked algorithms and "
             "protocols with other constants, so part of any difference can be the library's, "
             "not the cluster's (docs/model.md, accuracy by NCCL release)",
             confidence="medium",
             severity="info",
-            evidence=[
-                f"NCCL {run.nccl_version}: "
-                + next(
-                    (i.evidence for i in run.inferences if i.field == "nccl_version"),
-                    "printed in the library's version line",
-                )
-            ],
+            evidence=[f"NCCL {release}: {said}"],
         )
     ]
