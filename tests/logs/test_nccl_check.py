@@ -1686,30 +1686,26 @@ def test_ring_is_offered_only_where_the_log_says_the_library_may_have_run_it(
     """Without evidence in the log, a healthy tree run slowed by a fault fits the ring as well
     as a run NCCL drove as one, and had been excused as the library's choice (a review: 2 x 4
     H100 on NCCL 2.22.3 slowed 1.5x read 'low'). The ring is offered where the release predates
-    the tuner constants the model reads (a note), or NCCL_ALGO rules out the tree the model
-    expects and leaves ring (a warning, the setting named); not where no release is stated, nor
-    where NCCL_ALGO rules ring out or keeps the tree (a review of the first mend: ^NVLS had
-    excused a slowed tree run again), nor where --nccl-version names a release the model
-    reads."""
+    the tuner constants the model reads (a note), NCCL_ALGO leaving both ring and the expected
+    tree; not where no release is stated, nor where --nccl-version names a release the model
+    reads, nor where NCCL_ALGO rules out ring or the tree, or is given per collective (reviews of
+    the mends: ^Tree had been taken as evidence while the run was judged against the tree it
+    rules out, and 'allreduce:tree,ring' read as a global list)."""
     run, env = _p4d_run(nccl_version=None)
     check = check_run(run, catalogue=catalogue, env=env)
     assert check.system == "aws-p4d"
     assert not any(f.hypothesis == "algorithm=ring" for f in check.findings)
-    run, env = _p4d_run(_with_algo("^Tree"), nccl_version=None)
-    check = check_run(run, catalogue=catalogue, env=env)
-    ring = _p4d_ring_finding(check)
-    assert ring.hypothesis == "algorithm=ring"
-    assert "(NCCL_ALGO=^Tree (line " in ring.cause
-    assert ") rules out tree and leaves ring): " in ring.cause
-    assert ring.severity == "warning"
-    # a warning withdraws the error band's lift (as any named cause does); the finding's rows
-    # then count as low at worst, and a note says why
-    assert check.verdict == "low"
-    assert any(
-        " where the library ran ring (lines " in n and "not a fault" in n for n in check.notes
-    )
-    for ruled_out in ("^Ring", "Tree,NVLS", "Ring,Tree", "^NVLS"):
-        run, env = _p4d_run(_with_algo(ruled_out), nccl_version=None)
+    for kept in ("^NVLS", "Ring,Tree"):
+        run, env = _p4d_run(_with_algo(kept))
+        check = check_run(run, catalogue=catalogue, env=env)
+        ring = _p4d_ring_finding(check)
+        assert ring.hypothesis == "algorithm=ring", kept
+        assert ring.severity == "info"
+        run, env = _p4d_run(_with_algo(kept), nccl_version=None)
+        check = check_run(run, catalogue=catalogue, env=env)
+        assert not any(f.hypothesis == "algorithm=ring" for f in check.findings), kept
+    for ruled_out in ("^Ring", "Tree,NVLS", "^Tree", "allreduce:tree,ring"):
+        run, env = _p4d_run(_with_algo(ruled_out))
         check = check_run(run, catalogue=catalogue, env=env)
         assert not any(f.hypothesis == "algorithm=ring" for f in check.findings), ruled_out
     run, env = _p4d_run()

@@ -310,12 +310,7 @@ def _bandwidth_causes(
         if best.hypothesis.about_network and not ctx.network_known:
             confidence = "low"
         if best.hypothesis.key == RING_INSTEAD and not twins:
-            # the library's choice, not a fault: a note where the release predates the tuner
-            # constants the model reads, a warning where NCCL_ALGO let it (a gate shows it)
-            evidence_of = _ring_evidence(ctx)
-            severity = (
-                "info" if evidence_of is not None and evidence_of[0] == "release" else "warning"
-            )
+            severity = "info"  # the library's choice, not a fault: a note
         evidence = [
             headline,
             f"re-run with {best.hypothesis.key}: {best.predicted:.1f} GB/s expected, "
@@ -455,11 +450,10 @@ def _hypotheses(ctx: RunContext) -> list[_Hypothesis]:
         out.append(
             _Hypothesis(
                 RING_INSTEAD,
-                f"{library} ran ring where the model expects {names} at these sizes ({why[1]}): "
+                f"{library} ran ring where the model expects {names} at these sizes ({why}): "
                 + LIBRARY_CHOICE,
                 {},
-                # as much a guess as any network cause where the network is assumed
-                ctx.multi,
+                True,  # as much a guess as any network cause where the network is assumed
                 algorithm=Algorithm.RING,
             )
         )
@@ -502,40 +496,31 @@ def _expected_above_ring(ctx: RunContext) -> set[Algorithm]:
     }
 
 
-def _ring_evidence(ctx: RunContext) -> tuple[str, str] | None:
-    """What in the log says the library ran ring where the model expects a tree, as (kind,
-    words): an NCCL_ALGO that rules out every algorithm the model expects there and leaves ring
-    ("setting"), or an NCCL release older than those whose tuner the model reads ("release");
-    None where nothing does, or NCCL_ALGO rules ring out. Without such evidence ring is not
-    offered: a healthy tree run slowed 1.5x by a fault fits it as well as a run NCCL drove as a
-    ring, and had been excused as the library's choice (a review: 2 x 4 H100 on NCCL 2.22.3,
-    slowed 1.5x at 64 MiB and more, read 'low'; then, with NCCL_ALGO=^NVLS, which keeps the
-    tree, a review of that mend)."""
+def _ring_evidence(ctx: RunContext) -> str | None:
+    """What in the log says the library ran ring where the model expects a tree: an NCCL
+    release older than those whose tuner the model reads (the one --nccl-version names, else
+    the log's), in words; None otherwise. None too where the log's NCCL_ALGO rules out ring or
+    any algorithm the model expects, or is given per collective (``allreduce:tree,ring``): the
+    expectation applies no list or exclusion, so it cannot say what NCCL had left (a review
+    found ^Tree taken as evidence while the run was still judged against the tree it rules out).
+    Without evidence ring is not offered: a healthy tree run slowed 1.5x by a fault fits it as
+    well as a run NCCL drove as a ring, and had been excused as the library's choice (a review:
+    2 x 4 H100 on NCCL 2.22.3, slowed 1.5x at 64 MiB and more, read 'low')."""
     expected = _expected_above_ring(ctx)
     if not expected:
         return None
     setting = ctx.env.setting("NCCL_ALGO")
     if setting is not None:
         text = setting.strip()
+        if ":" in text:
+            return None
         excluded = text.startswith("^")
         names = {n.strip().lower().replace("_", "") for n in text.lstrip("^").split(",")}
         listed = {NCCL_ALGO_NAMES[n] for n in names if n in NCCL_ALGO_NAMES}
-
-        def allowed(algorithm: Algorithm) -> bool:
-            return (algorithm in listed) != excluded
-
-        if not allowed(Algorithm.RING):
+        if any((a in listed) == excluded for a in (Algorithm.RING, *expected)):
             return None
-        if not any(allowed(a) for a in expected):
-            line = ctx.env.settings["NCCL_ALGO"].line
-            names_out = "/".join(sorted(a.value for a in expected))
-            return "setting", (
-                f"NCCL_ALGO={setting} (line {line}) rules out {names_out} and leaves ring"
-            )
     if ctx.run.library != "rccl" and older_than_compared(ctx.release):
-        return "release", (
-            f"NCCL {ctx.release} is older than the releases whose tuner this model reads"
-        )
+        return f"NCCL {ctx.release} is older than the releases whose tuner this model reads"
     return None
 
 

@@ -478,9 +478,11 @@ def infer_cluster(
 
     def no_node(why: str) -> None:
         """No node type: the links the caller gave make the node, else the default one."""
-        gpn = given.get("gpus_per_node") or run.ranks_per_node
-        shaped = gpn is not None
         nodes = given.get("nodes") or run.nodes
+        gpn = given.get("gpus_per_node") or run.ranks_per_node
+        if gpn is None and nodes and run.ranks and run.ranks % nodes == 0:
+            gpn = run.ranks // nodes  # -N 1 on a table of 4 ranks: 4 GPUs on the node
+        shaped = gpn is not None
         if nodes is None and gpn and run.ranks:
             nodes = run.ranks // gpn if run.ranks % gpn == 0 else None
         one_node = nodes == 1

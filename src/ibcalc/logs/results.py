@@ -107,7 +107,8 @@ class Band:
 #: 1.5x the expected time, low up to 3x, bad beyond; above when 2x faster. Against the model's
 #: held-out error band (its 10th percentiles, docs/model.md#error-band: -17 % on verbs networks,
 #: -48 % on plugin transports at 64 MiB and more) about one healthy verbs row in ten reads low and
-#: one plugin row in ten bad; the error band's own lift (check.py) softens the latter.
+#: one plugin row in ten or more bad (its 10th percentile is 0.52 of the expected busbw); the
+#: error band's own lift (check.py) softens the latter.
 BANDS: dict[Regime, Band] = {
     "bandwidth": Band(ok=0.85, low=0.6, above=1.2),
     "mid": Band(ok=0.7, low=0.4, above=1.5),
