@@ -61,9 +61,9 @@ _MODEST = 0.6  # a fitted rate at least this fraction of the catalogue's is "bel
 #: What the finding of a late ramp says (only the smallest large sizes low): not a fault, so its
 #: rows count as ``low`` at worst in the run's verdict (``check_run``)
 LATE_RAMP = "busbw ramps up later than the model expects"
-#: The key of the cause "NCCL ran ring where the model expects a tree", and how its words end: a
-#: choice of the library, not a fault, so where it alone explains the rows they count as ``low``
-#: at worst in the run's verdict (``check_run``)
+#: The key of the cause "the library ran ring where the model expects a tree", and how its words
+#: end: a choice of the library, not a fault; where it alone explains the rows, calibrate warns
+#: that a fit would price the tree at the ring's speed
 RING_INSTEAD = "algorithm=ring"
 LIBRARY_CHOICE = "a choice of the library, not a fault of the cluster"
 #: Algorithms whose all-reduce busbw across nodes exceeds a ring's (the 2-node tree sends S per
@@ -445,12 +445,11 @@ def _hypotheses(ctx: RunContext) -> list[_Hypothesis]:
         # the library's choice, not the cluster: a 2 x p4d all-reduce on NCCL 2.9.9 reads 43.8
         # GB/s at 4 GiB, 91 % of the ring this model also prices and 53 % of the 2-node tree
         # 2.30.7's tuner picks; it had been told to check its ports' speed (a review)
-        library = "RCCL" if ctx.run.library == "rccl" else "NCCL"
         names = "/".join(sorted(a.value for a in expected))
         out.append(
             _Hypothesis(
                 RING_INSTEAD,
-                f"{library} ran ring where the model expects {names} at these sizes ({why}): "
+                f"the library ran ring where the model expects {names} at these sizes ({why}): "
                 + LIBRARY_CHOICE,
                 {},
                 True,  # as much a guess as any network cause where the network is assumed
@@ -478,9 +477,8 @@ def _hypotheses(ctx: RunContext) -> list[_Hypothesis]:
 
 def names_library_choice(finding: Finding) -> bool:
     """Whether ``finding`` puts the large sizes down to the library running ring, alone (no
-    fault as likely beside it, whose words would follow): its rows then count as ``low`` at worst
-    (``check_run``), and ``calibrate`` warns that a fit would price the tree at the ring's
-    speed."""
+    fault as likely beside it, whose words would follow): ``calibrate`` then warns that a fit
+    would price the tree at the ring's speed."""
     return finding.hypothesis == RING_INSTEAD and finding.cause.endswith(LIBRARY_CHOICE)
 
 
@@ -497,15 +495,14 @@ def _expected_above_ring(ctx: RunContext) -> set[Algorithm]:
 
 
 def _ring_evidence(ctx: RunContext) -> str | None:
-    """What in the log says the library ran ring where the model expects a tree: an NCCL
-    release older than those whose tuner the model reads (the one --nccl-version names, else
-    the log's), in words; None otherwise. None too where the log's NCCL_ALGO rules out ring or
-    any algorithm the model expects, or is given per collective (``allreduce:tree,ring``): the
-    expectation applies no list or exclusion, so it cannot say what NCCL had left (a review
-    found ^Tree taken as evidence while the run was still judged against the tree it rules out).
-    Without evidence ring is not offered: a healthy tree run slowed 1.5x by a fault fits it as
-    well as a run NCCL drove as a ring, and had been excused as the library's choice (a review:
-    2 x 4 H100 on NCCL 2.22.3, slowed 1.5x at 64 MiB and more, read 'low')."""
+    """What in the log says the library ran ring where the model expects a tree, in words: an
+    NCCL_ALGO that rules out every algorithm the model expects there and keeps ring (``^Tree``),
+    or an NCCL release older than those whose tuner the model reads (the one --nccl-version
+    names, else the log's); None otherwise, where NCCL_ALGO rules ring out, and where it is given
+    per collective (``allreduce:tree,ring``, not read). Without evidence ring is not offered: a
+    healthy tree run slowed 1.5x by a fault fits it as well as a run NCCL drove as a ring, and
+    had been excused as the library's choice (a review: 2 x 4 H100 on NCCL 2.22.3, slowed 1.5x
+    at 64 MiB and more, read 'low'). The cause explains; it lifts no verdict (``check_run``)."""
     expected = _expected_above_ring(ctx)
     if not expected:
         return None
@@ -517,8 +514,15 @@ def _ring_evidence(ctx: RunContext) -> str | None:
         excluded = text.startswith("^")
         names = {n.strip().lower().replace("_", "") for n in text.lstrip("^").split(",")}
         listed = {NCCL_ALGO_NAMES[n] for n in names if n in NCCL_ALGO_NAMES}
-        if any((a in listed) == excluded for a in (Algorithm.RING, *expected)):
+
+        def ruled_out(algorithm: Algorithm) -> bool:
+            return (algorithm in listed) == excluded
+
+        if ruled_out(Algorithm.RING):
             return None
+        if all(ruled_out(a) for a in expected):
+            line = ctx.env.settings["NCCL_ALGO"].line
+            return f"NCCL_ALGO={setting} (line {line}) rules out what the model expects"
     if ctx.run.library != "rccl" and older_than_compared(ctx.release):
         return f"NCCL {ctx.release} is older than the releases whose tuner this model reads"
     return None

@@ -28,7 +28,7 @@ from ibcalc.cluster.resolve import CATALOGUE_OVERRIDES_NOTE, ClusterSpec, Resolv
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, busbw_factor
 from ibcalc.facade import as_collective, parse_dtype
-from ibcalc.logs.bandwidth import LATE_RAMP, names_library_choice
+from ibcalc.logs.bandwidth import LATE_RAMP, RING_INSTEAD
 from ibcalc.logs.cluster import (
     check_rank_count,
     gpus_per_process_words,
@@ -298,9 +298,13 @@ def check_run(
         release=nccl_version if nccl_version is not None else run.nccl_version,
     )
     findings = diagnose(context)
-    if any(f.kind == "low_bandwidth" and f.hypothesis and f.severity != "info" for f in findings):
+    cause = next((f for f in findings if f.kind == "low_bandwidth" and f.hypothesis), None)
+    if cause is not None and (cause.severity != "info" or cause.hypothesis == RING_INSTEAD):
         # a cause re-run through the model fits the rows closely: a row inside the error band
-        # is judged by its efficiency again (the band is the model's error, not the run's health)
+        # is judged by its efficiency again (the band is the model's error, not the run's
+        # health). The library's ring is such a cause too: had it kept the lift, a tree run
+        # slowed by a fault would read low where the ring fits and bad at the slowdowns on
+        # either side (a review)
         checked = [
             r.model_copy(update={"verdict": _verdict(r.efficiency, BANDS[r.regime])})
             if r.within_band
@@ -308,31 +312,26 @@ def check_run(
             for r in checked
         ]
         bandwidth = [r for r in checked if r.regime == "bandwidth"]
-    # rows a finding calls no fault count as low at worst: a late ramp (the published 8 x H100
-    # send/recv, 64 MiB at 26 % of the model, had read 'bad'), or NCCL's choice of ring where
-    # the model expects a tree (2 x p4d on NCCL 2.9.9 at 91 % of the ring had read 'bad')
     ramp = {
         line
         for f in findings
         if f.kind == "low_bandwidth" and f.severity == "info" and LATE_RAMP in f.cause
         for line in f.lines
     }
-    cause = next((f for f in findings if f.kind == "low_bandwidth" and f.hypothesis), None)
-    ring = set(cause.lines) if cause is not None and names_library_choice(cause) else set()
-    for benign, kind, why in (
-        (ramp, "of a late ramp", "not a fault"),
-        (ring - ramp, "where the library ran ring", "its choice, not a fault"),
-    ):
-        lifted = [r.line for r in bandwidth if r.line in benign and r.verdict == "bad"]
-        if not lifted:
-            continue
+    if any(r.line in ramp and r.verdict == "bad" for r in bandwidth):
+        # the finding calls them a late ramp, not a fault: they count as low at worst (the
+        # published 8 x H100 send/recv, 64 MiB at 26 % of the model, had read 'bad'). NCCL's
+        # choice of ring lifts nothing: on a release whose tuner the model does not read, a
+        # tree run slowed by a fault can fit the ring at one slowdown and not at the next, and
+        # a lift there had made the verdict rise and fall with the slowdown (a review)
+        lifted = [r.line for r in bandwidth if r.line in ramp and r.verdict == "bad"]
         checked = [
             r.model_copy(update={"verdict": "low"}) if r.line in lifted else r for r in checked
         ]
         bandwidth = [r for r in checked if r.regime == "bandwidth"]
         notes.append(
-            f"{plural(len(lifted), 'row')} {kind} ({line_list(lifted)}) "
-            f"{'counts' if len(lifted) == 1 else 'count'} as low, not bad: {why}"
+            f"{plural(len(lifted), 'row')} of a late ramp ({line_list(lifted)}) "
+            f"{'counts' if len(lifted) == 1 else 'count'} as low, not bad: not a fault"
         )
     early = _ended_early(run)
     if early is not None:
