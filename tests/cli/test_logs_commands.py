@@ -2356,3 +2356,26 @@ def test_an_unjudged_run_is_not_told_to_give_its_network() -> None:
     assert code == 0
     verdict = next(line for line in out.splitlines() if line.startswith("verdict"))
     assert verdict == "verdict: unknown"
+
+
+def test_a_results_table_with_its_node_count_given_takes_its_ranks_over_those_nodes(
+    tmp_path: Path,
+) -> None:
+    """Sweep 13's header and table alone (4 ranks of 4 x H100, no device list) checked with
+    -N 1 and --intra nvlink4-mesh4: its GPUs per node had been the default node's 8, and the
+    check refused ('--gpus-per-node 8: nvlink4-mesh4 ... joins at most 4 GPUs', a flag never
+    given; a review). The table's 4 ranks over the 1 node given make the node's 4."""
+    lines = (SWEEPS / "13_allreduce_1node_4xH100_intranode.txt").read_text().splitlines()
+    table = [
+        line
+        for line in lines
+        if "Rank " not in line
+        and (line.startswith("#") or re.match(r"\s+\d+\s+\d+\s+\w+\s+\w+", line))
+    ]
+    log = tmp_path / "table.txt"
+    log.write_text("\n".join(table) + "\n")
+    code, out, err = run("nccl-check", str(log), "-N", "1", "--intra", "nvlink4-mesh4")
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "gpus_per_node = 4 [log]: the log's 4 ranks over the 1 node given (--nodes)" in flat
+    assert "against a default node" not in flat

@@ -577,6 +577,18 @@ def infer_cluster(
         if run.ranks_per_node is not None:
             values["gpus_per_node"] = run.ranks_per_node
             note("gpus_per_node", run.ranks_per_node, "log", log_evidence("ranks_per_node"))
+        elif "nodes" in given and ranks and ranks % given["nodes"] == 0:
+            # a results table alone (no device list) with the node count given: its ranks
+            # over those nodes, not the default node's 8 (4 ranks with -N 1 had been refused
+            # as 1 x 8; a review)
+            values["gpus_per_node"] = ranks // given["nodes"]
+            note(
+                "gpus_per_node",
+                values["gpus_per_node"],
+                "log",
+                f"the log's {ranks} ranks over the {plural(given['nodes'], 'node')} given "
+                "({nodes})",
+            )
         elif system_obj is not None:
             # a complete device list whose hosts hold different counts is not elided (it had
             # been said to be, beside a note listing them)
