@@ -8,7 +8,7 @@ from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import Collective
-from ibcalc.facade import estimate_on
+from ibcalc.facade import CollectivePlan, estimate_on
 
 
 def _terms(catalogue: Catalogue, system: str) -> str:
@@ -92,3 +92,22 @@ def test_the_ring_plateau_is_listed_before_the_terms_it_does_not_scale(
     assert before == pytest.approx((8.4 + 56 * 3.4 + 6 * 14) * 1e-6, rel=1e-3)
     assert est.best.terms[plateau].seconds == pytest.approx(0.4 * before, rel=1e-9)
     assert "on the latency above" in est.best.terms[plateau].detail
+
+
+def test_the_ring_plateau_is_nccls_1_9_on_gpus_before_sm80(builtin_catalogue: Catalogue) -> None:
+    """NCCL's ring plateau is x1.4 from SM80 and x1.9 on older GPUs (NCCL 2.30.7
+    ncclTopoGetAlgoTime); the model had applied 1.4 to Volta and Turing too (an audit). On 4 x
+    DGX-1V (Volta) a 1 MiB ring/Simple all-reduce's plateau is 0.9 x the latency above it, on
+    4 x DGX A100 0.4 x, and the same quick path gives the same time."""
+    for system, extra in (("dgx-1v", 0.9), ("dgx-a100", 0.4)):
+        cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system=system, nodes=4))
+        est = estimate_on(
+            cluster, Collective.ALL_REDUCE, 2**20, algorithm="ring", protocol="simple"
+        )
+        names = [t.name for t in est.best.terms]
+        plateau = names.index("ring plateau")
+        before = sum(t.seconds for t in est.best.terms[:plateau])
+        assert est.best.terms[plateau].seconds == pytest.approx(extra * before, rel=1e-9), system
+        assert f"x{1 + extra:g} on the latency above" in est.best.terms[plateau].detail
+        plan = CollectivePlan(cluster, Collective.ALL_REDUCE, algorithm="ring", protocol="simple")
+        assert plan.quick(2**20).time_s == est.time_s

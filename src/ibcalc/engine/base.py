@@ -55,6 +55,7 @@ __all__ = [
     "proxy_ops_s",
     "proxy_ops_term",
     "proxy_posts_term",
+    "ring_plateau_factor",
     "ring_protocol_bw",
     "ring_wan_crossings",
     "simple_floor",
@@ -279,6 +280,14 @@ def wan_window_bytes(params: CostParams, protocol: Protocol) -> float:
     pipe = params.pipeline
     step = pipe.ll_step_bytes if protocol is Protocol.LL else pipe.ll128_step_bytes
     return pipe.steps * step / protocol_factor(protocol, params)
+
+
+def ring_plateau_factor(topo: Topology, params: CostParams) -> float:
+    """NCCL's ring-plateau factor on this GPU (NCCL 2.30.7 ncclTopoGetAlgoTime): 1.4 from SM80,
+    1.9 before (``nccl_tuner.ring_plateau_factor``, ``ring_plateau_factor_pre_sm80``; the
+    engine's ``volta`` row holds Volta and Turing, whose compute capability is below 8.0)."""
+    tuner = params.nccl_tuner
+    return tuner.ring_plateau_factor_pre_sm80 if topo.arch == "volta" else tuner.ring_plateau_factor
 
 
 def net_overhead(topo: Topology, protocol: Protocol, params: CostParams) -> float:

@@ -59,6 +59,7 @@ from ibcalc.engine.base import (
     net_overhead,
     protocol_factor,
     proxy_op_per_channel_s,
+    ring_plateau_factor,
     ring_protocol_bw,
     ring_wan_crossings,
     simple_floor,
@@ -246,7 +247,7 @@ def _ring_kernel(
     net_steps = s_net - s_wan
     wan_part = s_wan * wan
     plateau_on = all_reduce and big_n > 1 and protocol is Protocol.SIMPLE
-    plateau_factor = params.nccl_tuner.ring_plateau_factor - 1
+    plateau_factor = ring_plateau_factor(topo, params) - 1
     per_channel_ranks = full * n
     factor = bytes_factor(collective, n)
 

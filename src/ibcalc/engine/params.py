@@ -405,8 +405,12 @@ class NcclTuner:
     net_overhead_simple_factor: float = _param("net_overhead_simple_factor", _Number(1.0, 100.0))
     #: One-way transport latencies NCCL counts per Simple network hop (the hop and the flush).
     simple_transport_count: float = _param("simple_transport_count", _Number(0.0, 100.0))
-    #: Ring + Simple all-reduce latency factor on several nodes (the "ring plateau").
+    #: Ring + Simple all-reduce latency factor on several nodes (the "ring plateau"), SM80+.
     ring_plateau_factor: float = _param("ring_plateau_factor", _Number(1.0, 100.0))
+    #: The same on GPUs older than SM80 (Volta, Turing).
+    ring_plateau_factor_pre_sm80: float = _param(
+        "ring_plateau_factor_pre_sm80", _Number(1.0, 100.0)
+    )
     #: Ring + LL bandwidth factor (8 bytes of data per 16-byte line).
     ring_ll_factor: float = _param("ring_ll_factor", _FRACTION)
     #: Ring + LL128 bandwidth factor.

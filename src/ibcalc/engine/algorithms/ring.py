@@ -41,6 +41,7 @@ from ibcalc.engine.base import (
     protocol_factor,
     proxy_ops_s,
     proxy_ops_term,
+    ring_plateau_factor,
     ring_protocol_bw,
     ring_protocol_words,
     ring_wan_crossings,
@@ -213,7 +214,7 @@ def ring_timing(
         # (NCCL 2.30.7 ncclTopoGetAlgoTime)
         per_channel = size_bytes / (full * n)
         if all_reduce and big_n > 1 and protocol is Protocol.SIMPLE and per_channel >= 64:
-            plateau = latency * (params.nccl_tuner.ring_plateau_factor - 1)
+            plateau = latency * (ring_plateau_factor(topo, params) - 1)
             latency += plateau
         transfer = bytes_factor(collective, n) * size_bytes / bw
         transfer = max(transfer, ll_network_transfer(topo, size_bytes, protocol, params))
@@ -281,7 +282,7 @@ def ring_timing(
                 Term(
                     name="ring plateau",
                     seconds=plateau,
-                    detail=f"x{params.nccl_tuner.ring_plateau_factor:g} on the latency above "
+                    detail=f"x{ring_plateau_factor(topo, params):g} on the latency above "
                     f"(NCCL's ring plateau on several {topo.node}s, Simple, once a channel's "
                     "share reaches 64 B)",
                 )
