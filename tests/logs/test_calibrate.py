@@ -437,19 +437,22 @@ def test_a_run_given_twice_is_fitted_once(catalogue: Catalogue) -> None:
         LogInput(label="e.txt", text=bad + bad, parsed=parse_log(bad + bad, source="e.txt")),
     ]
     cal = calibrate_log_files(twice, catalogue=catalogue)
-    assert [w[:30] for w in cal.warnings if w.startswith("nccl-check")] == [
-        "nccl-check calls d.txt (run 1)"
-    ]
+    assert [w[:30] for w in _check_warnings(cal)] == ["nccl-check calls d.txt (run 1)"]
+
+
+def _check_warnings(cal: Calibration) -> list[str]:
+    """The calibration's warnings that come from nccl-check's judgement of its runs."""
+    return [w for w in cal.warnings if w.startswith("nccl-check")]
 
 
 def test_a_run_nccl_check_finds_ran_as_a_ring_is_warned_about(catalogue: Catalogue) -> None:
     """2 x p4d on NCCL 2.9.9 (sweep 05) reads 43.8 GB/s at 4 GiB, near the ring and 53 % of the
-    2-node tree the model expects; nccl-check calls it the library's choice, low, not bad, and
-    the calibration had fitted efa-100g.efficiency down to 0.54 without a word (a review): the
-    tree would be priced at the ring's speed. The warning says so."""
+    2-node tree the model expects; nccl-check names the library's choice of ring first, a note,
+    and the calibration had fitted efa-100g.efficiency down to 0.54 without a word once the run
+    read low (a review): the tree would be priced at the ring's speed. The warning says so."""
     log = SWEEPS / "05_allreduce_2node_16xA100-40GB_efa.txt"
     cal = calibrate_log_files([read_log(log)], catalogue=catalogue)
-    (warning,) = [w for w in cal.warnings if w.startswith("nccl-check")]
+    (warning,) = _check_warnings(cal)
     assert warning == (
         f"nccl-check finds that {log} (run 1) ran its large sizes as a ring where the model "
         "expects a tree or in-network reduction (the library's choice, not a fault): values "
@@ -470,7 +473,7 @@ def test_a_run_nccl_check_calls_bad_is_warned_about(catalogue: Catalogue) -> Non
     healthy = SWEEPS / "10_allreduce_2node_8xH100_ib.txt"
     ramp = SWEEPS / "21_sendrecv_1node_8xH100_intranode.txt"
     cal = calibrate_log_files([read_log(degraded), read_log(healthy)], catalogue=catalogue)
-    (warning,) = [w for w in cal.warnings if w.startswith("nccl-check")]
+    (warning,) = _check_warnings(cal)
     assert warning == (
         f"nccl-check calls {degraded} (run 1) bad (its lowest efficiency at 64 MiB and more is 5% "
         "of the expected busbw; likeliest cause: less than one NIC's worth of network bandwidth "
@@ -482,7 +485,7 @@ def test_a_run_nccl_check_calls_bad_is_warned_about(catalogue: Catalogue) -> Non
     assert eff.value < 0.1
     for log in (healthy, ramp):
         alone = calibrate_log_files([read_log(log)], catalogue=catalogue)
-        assert not [w for w in alone.warnings if w.startswith("nccl-check")]
+        assert not _check_warnings(alone)
     # a corrupt run is named whatever nccl-check's first finding is (here only the info that
     # the network is assumed): the 128 MiB row of sweep 07 timed as -nan
     text = (SWEEPS / "07_allreduce_2node_16xA100-40GB_net-notstated.txt").read_text()
@@ -492,7 +495,7 @@ def test_a_run_nccl_check_calls_bad_is_warned_about(catalogue: Catalogue) -> Non
     cal = calibrate_log_files(
         [LogInput(label="07-nan.txt", text=text, parsed=nan_log)], catalogue=catalogue
     )
-    assert [w for w in cal.warnings if w.startswith("nccl-check")] == [
+    assert _check_warnings(cal) == [
         "nccl-check calls 07-nan.txt (run 1) corrupt: some of its rows failed validation or "
         "are no measurement. The fit leaves those rows out; check the run before trusting the "
         "rest"

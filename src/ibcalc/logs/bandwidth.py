@@ -440,7 +440,7 @@ def _hypotheses(ctx: RunContext) -> list[_Hypothesis]:
             )
         )
     expected = _expected_above_ring(ctx)
-    why = _ring_evidence(ctx)
+    why = _ring_evidence(ctx, expected) if expected else None
     if why is not None and ctx.multi and ctx.algorithm is None:
         # the library's choice, not the cluster: a 2 x p4d all-reduce on NCCL 2.9.9 reads 43.8
         # GB/s at 4 GiB, 91 % of the ring this model also prices and 53 % of the 2-node tree
@@ -494,7 +494,7 @@ def _expected_above_ring(ctx: RunContext) -> set[Algorithm]:
     }
 
 
-def _ring_evidence(ctx: RunContext) -> str | None:
+def _ring_evidence(ctx: RunContext, expected: set[Algorithm]) -> str | None:
     """What in the log says the library ran ring where the model expects a tree, in words: an
     NCCL_ALGO that rules out every algorithm the model expects there and keeps ring (``^Tree``),
     or an NCCL release older than those whose tuner the model reads (the one --nccl-version
@@ -503,9 +503,6 @@ def _ring_evidence(ctx: RunContext) -> str | None:
     healthy tree run slowed 1.5x by a fault fits it as well as a run NCCL drove as a ring, and
     had been excused as the library's choice (a review: 2 x 4 H100 on NCCL 2.22.3, slowed 1.5x
     at 64 MiB and more, read 'low'). The cause explains; it lifts no verdict (``check_run``)."""
-    expected = _expected_above_ring(ctx)
-    if not expected:
-        return None
     setting = ctx.env.setting("NCCL_ALGO")
     if setting is not None:
         text = setting.strip()

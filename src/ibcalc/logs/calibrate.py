@@ -91,10 +91,10 @@ from ibcalc.logs.results import (
     IMPLAUSIBLE_SPEEDUP,
     LATENCY_MAX_BYTES,
     MIN_PLAUSIBLE_TIME_US,
-    Finding,
     RunCheck,
     eff_pct,
     implausibly_fast,
+    named_cause,
 )
 from ibcalc.units import NS_BELOW_S, format_us, plural
 
@@ -1344,11 +1344,6 @@ def _refuse_contradicted(checked: Sequence[tuple[str, RunCheck]]) -> None:
                 raise FieldError(f"{run_name}: {cause}, so nothing is fitted{said}{remedy}")
 
 
-def _top_cause(result: RunCheck) -> Finding | None:
-    """The first low-bandwidth finding that names a cause re-run through the model."""
-    return next((f for f in result.findings if f.kind == "low_bandwidth" and f.hypothesis), None)
-
-
 def _unhealthy_runs(checked: Sequence[tuple[str, RunCheck]]) -> list[str]:
     """One warning per run that ``nccl-check`` judges ``bad`` or ``corrupt``: a fit to a
     degraded run describes the fault (a fallback to TCP, a missing NIC), not the fabric
@@ -1395,7 +1390,7 @@ def _unhealthy_runs(checked: Sequence[tuple[str, RunCheck]]) -> list[str]:
                 "newer GPU); values fitted to it describe another cluster"
             )
             continue
-        top_cause = _top_cause(result)
+        top_cause = named_cause(result.findings)
         if top_cause is not None and names_library_choice(top_cause):
             # no fault, but no tree either: a fit would price the tree this model expects at the
             # ring's speed (2 x p4d on NCCL 2.9.9 took efa-100g's efficiency from 0.97 to 0.54,

@@ -56,6 +56,7 @@ from ibcalc.logs.results import (
     Verdict,
     fmt_size,
     implausibly_fast,
+    named_cause,
     regime,
 )
 from ibcalc.units import GB, plural
@@ -298,7 +299,7 @@ def check_run(
         release=nccl_version if nccl_version is not None else run.nccl_version,
     )
     findings = diagnose(context)
-    cause = next((f for f in findings if f.kind == "low_bandwidth" and f.hypothesis), None)
+    cause = named_cause(findings)
     if cause is not None and (cause.severity != "info" or cause.hypothesis == RING_INSTEAD):
         # a cause re-run through the model fits the rows closely: a row inside the error band
         # is judged by its efficiency again (the band is the model's error, not the run's

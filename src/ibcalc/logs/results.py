@@ -51,6 +51,7 @@ __all__ = [
     "fmt_size",
     "gate_failures",
     "implausibly_fast",
+    "named_cause",
     "pct",
     "regime",
     "size_span",
@@ -283,6 +284,12 @@ def implausibly_fast(expected_s: float, row: Row) -> bool:
         for t in (row.oop, row.ip)
         if t is not None
     )
+
+
+def named_cause(findings: Sequence[Finding]) -> Finding | None:
+    """The cause the bandwidth diagnosis names (the first low-bandwidth finding with a re-run
+    hypothesis; the less likely ones follow it), else None."""
+    return next((f for f in findings if f.kind == "low_bandwidth" and f.hypothesis), None)
 
 
 def gate_failures(check: RunCheck, min_efficiency: float) -> list[RowCheck]:
