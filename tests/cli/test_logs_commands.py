@@ -1643,8 +1643,9 @@ def _facts(path: Path) -> dict[str, Any]:
 
 def test_published_log_variants_read_as_their_originals(tmp_path: Path) -> None:
     """Copies of published logs as users post them: with tabs for spaces the cluster was lost
-    (sweep 06: 'ok' became 'bad'); an NCCL_ALGO list ('Ring,Tree') was read as Ring alone
-    ('ok' became 'above')."""
+    (sweep 06: 'ok' became 'bad'); an NCCL_ALGO list was read as Ring alone ('ok' became
+    'above'). A list that keeps every algorithm the run used reads as the original; one that
+    rules out NVLSTree, which the run used, leaves the tree to the expectation."""
     name = "06_allreduce_2node_16xH100_efa.txt"
     original = _facts(SWEEPS / name)
     tabs = _facts(_variant(name, lambda t: re.sub(r" +", "\t", t), tmp_path))
@@ -1655,9 +1656,12 @@ def test_published_log_variants_read_as_their_originals(tmp_path: Path) -> None:
         line = f"worker-0:25:25 [0] NCCL INFO NCCL_ALGO set by environment to {value}\n"
         return lambda t: line + t
 
-    listed = _facts(_variant(name, with_algo("Ring,Tree"), tmp_path))
+    listed = _facts(_variant(name, with_algo("Ring,Tree,NVLS,NVLSTree"), tmp_path))
     assert listed["verdict"] == original["verdict"]
     assert {r["algorithm"] for r in listed["rows"]} == {r["algorithm"] for r in original["rows"]}
+    assert "nvlstree" in {r["algorithm"] for r in original["rows"]}
+    narrowed = _facts(_variant(name, with_algo("Ring,Tree"), tmp_path))
+    assert {r["algorithm"] for r in narrowed["rows"]} == {"ring", "tree"}
     forced = _facts(_variant(name, with_algo("Ring"), tmp_path))
     assert {r["algorithm"] for r in forced["rows"]} == {"ring"}
 

@@ -1689,15 +1689,16 @@ def test_ring_is_offered_only_where_the_log_says_the_library_may_have_run_it(
     """Without evidence in the log, a healthy tree run slowed by a fault fits the ring as well
     as a run NCCL drove as one, and had been excused as the library's choice (a review: 2 x 4
     H100 on NCCL 2.22.3 slowed 1.5x read 'low'). The evidence: a release older than the tuner
-    constants the model reads, with any NCCL_ALGO keeping ring and the tree; or an NCCL_ALGO
-    that rules out the tree and keeps ring. Not where no release is stated and no setting rules
-    the tree out, nor where --nccl-version names a release the model reads, nor where NCCL_ALGO
-    rules ring out or is given per collective ('allreduce:tree,ring' is not read)."""
+    constants the model reads, with any NCCL_ALGO keeping ring and the tree (per collective
+    too). Not where no release is stated, nor where --nccl-version names a release the model
+    reads, nor where NCCL_ALGO rules ring out. An NCCL_ALGO that rules out the tree and keeps
+    ring needs no cause: the expectation is the ring's (it had been the tree's, the ring
+    offered as a cause)."""
     run, env = _p4d_run(nccl_version=None)
     check = check_run(run, catalogue=catalogue, env=env)
     assert check.system == "aws-p4d"
     assert not any(f.hypothesis == "algorithm=ring" for f in check.findings)
-    for kept in ("^NVLS", "Ring,Tree"):
+    for kept in ("^NVLS", "Ring,Tree", "allreduce:tree,ring"):
         run, env = _p4d_run(_with_algo(kept))
         ring = _p4d_ring_finding(check_run(run, catalogue=catalogue, env=env))
         assert ring.hypothesis == "algorithm=ring", kept
@@ -1705,12 +1706,12 @@ def test_ring_is_offered_only_where_the_log_says_the_library_may_have_run_it(
         run, env = _p4d_run(_with_algo(kept), nccl_version=None)
         check = check_run(run, catalogue=catalogue, env=env)
         assert not any(f.hypothesis == "algorithm=ring" for f in check.findings), kept
-    run, env = _p4d_run(_with_algo("^Tree"), nccl_version=None)
-    ring = _p4d_ring_finding(check_run(run, catalogue=catalogue, env=env))
-    assert ring.hypothesis == "algorithm=ring"
-    assert "(NCCL_ALGO=^Tree (line " in ring.cause
-    assert ring.severity == "info"
-    for ruled_out in ("^Ring", "Tree,NVLS", "allreduce:tree,ring"):
+    for tree_out in ("^Tree", "allreduce:ring;allgather:tree"):
+        run, env = _p4d_run(_with_algo(tree_out), nccl_version=None)
+        check = check_run(run, catalogue=catalogue, env=env)
+        assert not any(f.hypothesis == "algorithm=ring" for f in check.findings), tree_out
+        assert {r.algorithm for r in check.rows if r.regime == "bandwidth"} == {"ring"}
+    for ruled_out in ("^Ring", "Tree,NVLS"):
         run, env = _p4d_run(_with_algo(ruled_out))
         check = check_run(run, catalogue=catalogue, env=env)
         assert not any(f.hypothesis == "algorithm=ring" for f in check.findings), ruled_out

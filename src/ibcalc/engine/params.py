@@ -367,10 +367,22 @@ CLOCKED_ARCHS = ("volta", "turing", "ampere", "ada", "hopper", "blackwell")
 _RELEASE_ALGORITHMS = _Table(
     {
         a.value: _Number(0.0, 1.0, integer=True)
-        for a in (Algorithm.TREE, Algorithm.NVLS, Algorithm.NVLS_TREE, Algorithm.PAT, Algorithm.PXN)
+        for a in (
+            Algorithm.RING,
+            Algorithm.TREE,
+            Algorithm.COLLNET_DIRECT,
+            Algorithm.COLLNET_CHAIN,
+            Algorithm.NVLS,
+            Algorithm.NVLS_TREE,
+            Algorithm.PAT,
+            Algorithm.PXN,
+        )
     },
     "algorithm",
     Algorithm,
+)
+_ENABLED_PROTOCOLS = _Table(
+    {p.value: _Number(0.0, 1.0, integer=True) for p in _ALL_PROTOCOLS}, "protocol", Protocol
 )
 _CLOCKS = _Table({arch: _Number(100.0, 5000.0) for arch in CLOCKED_ARCHS}, "GPU generation")
 _THREADS = _Table(
@@ -437,9 +449,11 @@ class NcclTuner:
     collnet_max_local_ranks: int = _param(
         "collnet_max_local_ranks", _Number(1.0, 1e6, integer=True)
     )
-    #: 1 where the NCCL release has the algorithm, 0 where it predates it (tree, NVLS, NVLS-tree,
-    #: PAT, PXN).
+    #: 1 where NCCL may run the algorithm, 0 where the release predates it (tree, NVLS,
+    #: NVLS-tree, PAT, PXN) or the run's ``NCCL_ALGO`` rules it out (nccl-check).
     algorithms: Mapping[Algorithm, int] = _param("algorithms", _RELEASE_ALGORITHMS)
+    #: 1 where NCCL may use the protocol, 0 where the run's ``NCCL_PROTO`` rules it out.
+    protocols: Mapping[Protocol, int] = _param("protocols", _ENABLED_PROTOCOLS)
     #: LL bus-bandwidth caps per GPU generation on 1, 2 and >= 3 nodes, bytes/s (``llMaxBws``).
     ll_max_busbw_Bps: Mapping[str, tuple[float, float, float]] = _param("ll_max_busbw", _LL_CAPS)
     #: The LL caps on 2 and >= 3 nodes of hosts with AMD x86 CPUs, bytes/s (``llMaxBws`` row 1,

@@ -271,6 +271,8 @@ class Plan:
             if not nccl.algorithms.get(algorithm, 1):  # the NCCL release predates it
                 continue
             for protocol in protocols_for(topo):
+                if not nccl.protocols.get(protocol, 1):  # the run's NCCL_PROTO rules it out
+                    continue
                 if not _applies(function, collective, topo, protocol, params):
                     continue
                 tuned = _applies(function, collective, tuner_topo, protocol, tuner)

@@ -140,6 +140,8 @@ def refuse(
     if algorithm is not None and not plan.tuner.nccl_tuner.algorithms.get(algorithm, 1):
         # the NCCL release the constants describe predates it: the override's source says so
         reason = plan.tuner.provenance["nccl_tuner.algorithms"].text
+    elif protocol is not None and not plan.tuner.nccl_tuner.protocols.get(protocol, 1):
+        reason = plan.tuner.provenance["nccl_tuner.protocols"].text
     else:
         reason = _why_not(
             algorithm,

@@ -26,7 +26,6 @@ from ibcalc.cluster.resolve import ResolvedCluster, resolve_cluster
 from ibcalc.engine.types import Algorithm, Collective, Estimate
 from ibcalc.errors import IbcalcError
 from ibcalc.facade import QuickEstimate
-from ibcalc.logs.cluster import NCCL_ALGO_NAMES
 from ibcalc.logs.expect import RunContext, catalogue_with_link, predict_times
 from ibcalc.logs.fit import minimize_scalar
 from ibcalc.logs.results import (
@@ -44,6 +43,7 @@ from ibcalc.logs.results import (
     pct,
     size_span,
 )
+from ibcalc.logs.selection import NCCL_ALGO_NAMES, nccl_selection
 from ibcalc.units import GB, plural
 
 __all__ = [
@@ -440,7 +440,7 @@ def _hypotheses(ctx: RunContext) -> list[_Hypothesis]:
             )
         )
     expected = _expected_above_ring(ctx)
-    why = _ring_evidence(ctx, expected) if expected else None
+    why = _ring_evidence(ctx) if expected else None
     if why is not None and ctx.multi and ctx.algorithm is None:
         # the library's choice, not the cluster: a 2 x p4d all-reduce on NCCL 2.9.9 reads 43.8
         # GB/s at 4 GiB, 91 % of the ring this model also prices and 53 % of the 2-node tree
@@ -494,32 +494,20 @@ def _expected_above_ring(ctx: RunContext) -> set[Algorithm]:
     }
 
 
-def _ring_evidence(ctx: RunContext, expected: set[Algorithm]) -> str | None:
+def _ring_evidence(ctx: RunContext) -> str | None:
     """What in the log says the library ran ring where the model expects a tree, in words: an
-    NCCL_ALGO that rules out every algorithm the model expects there and keeps ring (``^Tree``),
-    or an NCCL release older than those whose tuner the model reads (the one --nccl-version
-    names, else the log's); None otherwise, where NCCL_ALGO rules ring out, and where it is given
-    per collective (``allreduce:tree,ring``, not read). Without evidence ring is not offered: a
-    healthy tree run slowed 1.5x by a fault fits it as well as a run NCCL drove as a ring, and
-    had been excused as the library's choice (a review: 2 x 4 H100 on NCCL 2.22.3, slowed 1.5x
-    at 64 MiB and more, read 'low'). The cause explains; it lifts no verdict (``check_run``)."""
+    NCCL release older than those whose tuner the model reads (the one --nccl-version names,
+    else the log's); None otherwise, and where NCCL_ALGO rules ring out. An NCCL_ALGO that rules
+    out the tree and keeps ring (``^Tree``) needs no cause: the expectation honours it
+    (``check_run``), so it is ring's already. Without evidence ring is not offered: a healthy
+    tree run slowed 1.5x by a fault fits it as well as a run NCCL drove as a ring, and had been
+    excused as the library's choice (a review: 2 x 4 H100 on NCCL 2.22.3, slowed 1.5x at 64 MiB
+    and more, read 'low'). The cause explains; it lifts no verdict (``check_run``)."""
     setting = ctx.env.setting("NCCL_ALGO")
     if setting is not None:
-        text = setting.strip()
-        if ":" in text:
+        allowed = nccl_selection(setting, NCCL_ALGO_NAMES, ctx.collective).allowed
+        if allowed is not None and Algorithm.RING not in allowed:
             return None
-        excluded = text.startswith("^")
-        names = {n.strip().lower().replace("_", "") for n in text.lstrip("^").split(",")}
-        listed = {NCCL_ALGO_NAMES[n] for n in names if n in NCCL_ALGO_NAMES}
-
-        def ruled_out(algorithm: Algorithm) -> bool:
-            return (algorithm in listed) == excluded
-
-        if ruled_out(Algorithm.RING):
-            return None
-        if all(ruled_out(a) for a in expected):
-            line = ctx.env.settings["NCCL_ALGO"].line
-            return f"NCCL_ALGO={setting} (line {line}) rules out what the model expects"
     if ctx.run.library != "rccl" and older_than_compared(ctx.release):
         return f"NCCL {ctx.release} is older than the releases whose tuner this model reads"
     return None

@@ -91,11 +91,13 @@ from ibcalc.logs.results import (
     IMPLAUSIBLE_SPEEDUP,
     LATENCY_MAX_BYTES,
     MIN_PLAUSIBLE_TIME_US,
+    Assumption,
     RunCheck,
     eff_pct,
     implausibly_fast,
     named_cause,
 )
+from ibcalc.logs.selection import run_selection, with_selection
 from ibcalc.units import NS_BELOW_S, format_us, plural
 
 __all__ = [
@@ -249,6 +251,10 @@ class _Case:
     env: LogEnvironment | None = None
     #: the cluster its log alone gives, where flags were laid over it (None: no flags)
     unflagged: ClusterSpec | None = None
+    #: what its log's NCCL_ALGO and NCCL_PROTO rule out (``logs.selection.run_selection``)
+    selection: Mapping[str, Any] | None = None
+    #: the last parameters asked for and those with the selection laid over (:func:`_params_of`)
+    selected: tuple[CostParams, CostParams] | None = None
     up_link: str | None = None
     out_link: str | None = None
     bottleneck: str = ""
@@ -418,13 +424,23 @@ def _residuals(
                 case.collective,
                 dtype=case.dtype or DType.FP32,
                 algorithm=case.algorithm,
-                params=params,
+                params=_params_of(case, params),
             )
             times = {r.size_bytes: plan.time_s(r.size_bytes) for r in rows}
         except IbcalcError:
             return None
         out.extend(math.log(row.oop.time_us * 1e-6 / times[row.size_bytes]) for row in rows)
     return out
+
+
+def _params_of(case: _Case, params: CostParams) -> CostParams:
+    """``params`` with what the case's log rules out switched off (itself without a setting),
+    worked out once per parameters: the fit asks with the same ones for every case."""
+    if case.selection is None:
+        return params
+    if case.selected is None or case.selected[0] is not params:
+        case.selected = (params, with_selection(params, case.selection))
+    return case.selected[1]
 
 
 def _sse(residuals: Sequence[float] | None) -> float:
@@ -654,6 +670,13 @@ def calibrate(
                     f"out: no measurement ({_lines(short)})",
                 )
             )
+        # what the log's NCCL_ALGO and NCCL_PROTO leave NCCL, as nccl-check expects it: a run
+        # limited to Simple had been fitted as if NCCL had chosen LL at small sizes
+        said: list[Assumption] = []
+        overlay, forced = run_selection(
+            env if env is not None else LogEnvironment(), run_collective, params, said
+        )
+        notes += [(label, f"{a.field}: {a.evidence}") for a in said]
         cases.append(
             _Case(
                 label,
@@ -661,7 +684,8 @@ def calibrate(
                 spec,
                 run_collective,
                 dtype=dtype,
-                algorithm=None,
+                algorithm=forced,
+                selection=overlay,
                 rows=_regime_rows(rows),
                 ranks=run.ranks,
                 gpus_said=gpus_said,
@@ -726,7 +750,8 @@ def calibrate(
             case.collective,
             [r.size_bytes for r in case.rows],
             dtype=case.dtype,
-            params=params,
+            params=_params_of(case, params),
+            algorithm=case.algorithm,
         )
         fast = [
             r
@@ -765,7 +790,8 @@ def calibrate(
             case.collective,
             [case.rows[-1].size_bytes],
             dtype=case.dtype,
-            params=params,
+            params=_params_of(case, params),
+            algorithm=case.algorithm,
         )[0]
         case.bottleneck = largest.best.bottleneck if largest is not None else ""
         case.shape = _shape(resolved, multi=case.multi)

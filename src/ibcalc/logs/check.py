@@ -59,6 +59,7 @@ from ibcalc.logs.results import (
     named_cause,
     regime,
 )
+from ibcalc.logs.selection import run_selection, with_selection
 from ibcalc.units import GB, plural
 
 __all__ = [
@@ -209,12 +210,14 @@ def check_run(
             run, why, source=source, run_index=run_index, assumptions=assumptions, notes=notes
         )
 
+    overlay, selected = run_selection(env, coll, params, assumptions)
+    params = with_selection(params, overlay)
+    algorithm = algorithm or selected
     if cluster is None:
         inferred = infer_cluster(run, catalogue, env, flags, origins=origins)
         assumptions += inferred.assumptions
         network_known = inferred.network_known
         nics_known = inferred.nics_known
-        algorithm = algorithm or inferred.algorithm
         spec = with_header_gpus_per_process(inferred.spec, run, flags)
         cluster = resolve_log_cluster(
             catalogue,

@@ -25,7 +25,6 @@ from typing import Any
 from ibcalc.catalogue.load import find_link, find_system
 from ibcalc.catalogue.models import Catalogue, System
 from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
-from ibcalc.engine.types import Algorithm
 from ibcalc.errors import ClusterError
 from ibcalc.logs.env import LogEnvironment
 from ibcalc.logs.records import Run
@@ -33,7 +32,6 @@ from ibcalc.logs.results import GIVEN, Assumption
 from ibcalc.units import plural
 
 __all__ = [
-    "NCCL_ALGO_NAMES",
     "NODE_RULES",
     "Inferred",
     "NodeRule",
@@ -223,18 +221,6 @@ _PLATFORMS = {
 }
 
 
-#: NCCL_ALGO values (lower case) the engine models, for a log that forces one.
-NCCL_ALGO_NAMES = {
-    "ring": Algorithm.RING,
-    "tree": Algorithm.TREE,
-    "nvls": Algorithm.NVLS,
-    "nvlstree": Algorithm.NVLS_TREE,
-    "collnetdirect": Algorithm.COLLNET_DIRECT,
-    "collnetchain": Algorithm.COLLNET_CHAIN,
-    "pat": Algorithm.PAT,
-}
-
-
 def match_rule(gpu: str, rpn: int | None) -> NodeRule | None:
     """The first node rule for GPU name ``gpu`` with ``rpn`` ranks per host (None: any rule
     without a count, or one of 8), else None."""
@@ -254,15 +240,14 @@ def match_rule(gpu: str, rpn: int | None) -> NodeRule | None:
 
 @dataclass(frozen=True)
 class Inferred:
-    """What :func:`infer_cluster` works out: the spec, the assumptions behind it, whether the
-    network and its NIC count are known (not only from a preset or a default), and the algorithm
-    the log forces (``NCCL_ALGO``), if any."""
+    """What :func:`infer_cluster` works out: the spec, the assumptions behind it, and whether
+    the network and its NIC count are known (not only from a preset or a default). What the
+    log's ``NCCL_ALGO`` and ``NCCL_PROTO`` allow is the checker's (:mod:`ibcalc.logs.selection`)."""
 
     spec: ClusterSpec
     assumptions: list[Assumption]
     network_known: bool
     nics_known: bool
-    algorithm: Algorithm | None
 
 
 def infer_spec(
@@ -690,36 +675,7 @@ def infer_cluster(
             env, values, given, system_obj=system_obj, catalogue=catalogue, note=note
         )
 
-    algorithm: Algorithm | None = None
-    forced = env.setting("NCCL_ALGO")
-    if forced is not None and forced.lower().replace("_", "") in NCCL_ALGO_NAMES:
-        algorithm = NCCL_ALGO_NAMES[forced.lower().replace("_", "")]
-        fact = env.settings["NCCL_ALGO"]
-        note(
-            "algorithm",
-            algorithm.value,
-            "environment",
-            f"NCCL_ALGO={forced} (line {fact.line}): the expectation uses that algorithm",
-        )
-    elif forced is not None:
-        # a list (Ring,Tree) or an exclusion (^NVLS): NCCL still chooses, among fewer
-        note(
-            "algorithm",
-            None,
-            "environment",
-            f"NCCL_ALGO={forced} (line {env.settings['NCCL_ALGO'].line}) leaves NCCL a choice "
-            "among several algorithms, which the expectation does not narrow: it keeps NCCL's "
-            "own pick",
-        )
-    if (proto := env.setting("NCCL_PROTO")) is not None:
-        note(
-            "protocol",
-            None,
-            "environment",
-            f"NCCL_PROTO={proto} (line {env.settings['NCCL_PROTO'].line}) is not applied to the "
-            "expectation, which keeps NCCL's own protocol choice",
-        )
-    return Inferred(ClusterSpec(**values), notes, network_known, nics_known, algorithm)
+    return Inferred(ClusterSpec(**values), notes, network_known, nics_known)
 
 
 def _nccl_recount(

@@ -1,0 +1,170 @@
+"""NCCL_ALGO and NCCL_PROTO as NCCL reads them (its environment-variable documentation): a list
+of what NCCL may use, a leading ^ for what it may not, per collective with ``func:list;...``;
+and what nccl-check and calibrate then expect of a published run that sets one."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from ibcalc.catalogue.cost_params import builtin_cost_params
+from ibcalc.catalogue.load import load_catalogue
+from ibcalc.catalogue.releases import for_release
+from ibcalc.cluster.resolve import ResolvedCluster, resolve_cluster
+from ibcalc.engine.types import Algorithm, Collective, Protocol
+from ibcalc.errors import AlgorithmNotApplicableError
+from ibcalc.facade import estimate_on
+from ibcalc.logs import Run, parse_log
+from ibcalc.logs.calibrate import calibrate
+from ibcalc.logs.check import check_run
+from ibcalc.logs.cluster import infer_spec
+from ibcalc.logs.env import LogEnvironment, scan_environment
+from ibcalc.logs.results import Assumption
+from ibcalc.logs.selection import (
+    NCCL_ALGO_NAMES,
+    NCCL_PROTO_NAMES,
+    nccl_selection,
+    run_selection,
+    with_selection,
+)
+
+SWEEPS = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "sweeps"
+SWEEP_10 = SWEEPS / "10_allreduce_2node_8xH100_ib.txt"
+AR = Collective.ALL_REDUCE
+ALL_ALGOS = frozenset(NCCL_ALGO_NAMES.values())
+COLLNET = Algorithm.COLLNET_DIRECT
+
+
+@pytest.mark.parametrize(
+    ("value", "collective", "allowed"),
+    [
+        ("Ring", AR, {Algorithm.RING}),
+        ("ring,TREE", AR, {Algorithm.RING, Algorithm.TREE}),
+        ("^NVLS", AR, ALL_ALGOS - {Algorithm.NVLS}),
+        (
+            "^nvls_tree,CollNetDirect",
+            AR,
+            ALL_ALGOS - {Algorithm.NVLS_TREE, COLLNET},
+        ),
+        ("allreduce:tree,ring;allgather:ring", AR, {Algorithm.TREE, Algorithm.RING}),
+        ("allreduce:tree,ring;allgather:ring", Collective.ALL_GATHER, {Algorithm.RING}),
+        ("AllReduce:^tree", AR, ALL_ALGOS - {Algorithm.TREE}),
+        # a collective the per-collective form does not name keeps every algorithm
+        ("allreduce:tree", Collective.REDUCE_SCATTER, None),
+    ],
+)
+def test_nccl_algo_as_nccl_reads_it(
+    value: str, collective: Collective, allowed: set[Algorithm] | None
+) -> None:
+    got = nccl_selection(value, NCCL_ALGO_NAMES, collective).allowed
+    assert got == (None if allowed is None else frozenset(allowed))
+
+
+def test_nccl_proto_lists_exclusions_and_unknown_names() -> None:
+    assert nccl_selection("Simple", NCCL_PROTO_NAMES, AR).allowed == {Protocol.SIMPLE}
+    assert nccl_selection("^LL128", NCCL_PROTO_NAMES, AR).allowed == {
+        Protocol.LL,
+        Protocol.SIMPLE,
+    }
+    odd = nccl_selection("LL,Fast", NCCL_PROTO_NAMES, AR)
+    assert odd.allowed == {Protocol.LL}
+    assert odd.unknown == ("Fast",)
+
+
+def _sweep_10(setting: str | None) -> tuple[str, Run, LogEnvironment]:
+    """Sweep 10 (2 x 4 H100 on NDR200, NCCL 2.22.3, published) with NCCL's 'set by environment'
+    line for ``setting`` (``NCCL_PROTO=Simple``) after its version line."""
+    text = SWEEP_10.read_text(encoding="utf-8")
+    if setting is not None:
+        name, value = setting.split("=", 1)
+        line = f"host:1:1 [0] NCCL INFO {name} set by environment to {value}"
+        text = re.sub(r"(.*NCCL version.*\n)", rf"\1{line}\n", text, count=1)
+    (run,) = parse_log(text, source=str(SWEEP_10)).runs
+    return text, run, scan_environment(text, 1, run.line_end)
+
+
+def test_a_run_limited_to_simple_is_expected_at_simples_times() -> None:
+    """NCCL_PROTO=Simple had been noted and not applied: the expectation took LL at small
+    sizes (23 us at 8 B on sweep 10's cluster), a run limited to Simple then reading slow. Each
+    row's expectation is now the Simple estimate of the release the log states, to the bit."""
+    catalogue = load_catalogue(use_env=False)
+    _, run, env = _sweep_10("NCCL_PROTO=Simple")
+    check = check_run(run, catalogue=catalogue, env=env)
+    _, plain_run, plain_env = _sweep_10(None)
+    plain = check_run(plain_run, catalogue=catalogue, env=plain_env)
+    assert {r.protocol for r in plain.rows if r.size_bytes <= 65536} == {"LL"}
+    assert {r.protocol for r in check.rows} == {"Simple"}
+    cluster = _cluster_of(run, env)
+    params = for_release(builtin_cost_params(), "2.22.3")
+    for row in check.rows[:: max(1, len(check.rows) // 6)]:
+        est = estimate_on(cluster, AR, row.size_bytes, params=params, protocol=Protocol.SIMPLE)
+        assert row.expected_time_us == pytest.approx(est.time_s * 1e6, rel=1e-12)
+    small = next(r for r in check.rows if r.size_bytes == 8)
+    assert (
+        small.expected_time_us
+        > 2 * next(r for r in plain.rows if r.size_bytes == 8).expected_time_us
+    )
+    said = [a for a in check.assumptions if a.field == "protocol"]
+    assert said
+    assert said[0].source == "environment"
+    assert "NCCL_PROTO=Simple (line " in said[0].evidence
+
+
+def test_an_excluded_protocol_and_one_that_leaves_nothing() -> None:
+    """^LL128 keeps NCCL's choice among LL and Simple (the published run's expectation has
+    LL128 at mid sizes); a list ruling out every protocol leaves no expectation, said so."""
+    catalogue = load_catalogue(use_env=False)
+    _, plain_run, plain_env = _sweep_10(None)
+    plain = check_run(plain_run, catalogue=catalogue, env=plain_env)
+    assert "LL128" in {r.protocol for r in plain.rows}
+    _, run, env = _sweep_10("NCCL_PROTO=^LL128")
+    check = check_run(run, catalogue=catalogue, env=env)
+    assert "LL128" not in {r.protocol for r in check.rows}
+    assert {r.protocol for r in check.rows} == {"LL", "Simple"}
+    _, run, env = _sweep_10("NCCL_PROTO=^Simple,LL,LL128")
+    check = check_run(run, catalogue=catalogue, env=env)
+    assert check.rows == []
+    assert any("leaves NCCL no protocol for all_reduce" in a.evidence for a in check.assumptions)
+
+
+def test_the_point_to_point_collectives_do_not_take_the_settings() -> None:
+    said: list[Assumption] = []
+    env = scan_environment("x:1:1 [0] NCCL INFO NCCL_PROTO set by environment to Simple\n", 1, 1)
+    overlay, forced = run_selection(env, Collective.ALL_TO_ALL, builtin_cost_params(), said)
+    assert overlay is None
+    assert forced is None
+    assert "is not applied: alltoall" in said[0].evidence
+
+
+def test_a_ruled_out_protocol_is_refused_with_the_settings_words() -> None:
+    """Forcing a protocol the log's setting rules out names the setting as the reason."""
+    said: list[Assumption] = []
+    env = scan_environment("x:1:1 [0] NCCL INFO NCCL_PROTO set by environment to ^LL128\n", 1, 1)
+    overlay, _ = run_selection(env, AR, builtin_cost_params(), said)
+    params = with_selection(builtin_cost_params(), overlay)
+    assert params.tuner_view().nccl_tuner.protocols[Protocol.LL128] == 0
+    assert params.nccl_tuner.protocols[Protocol.LL128] == 1  # the tuner view's only
+    _, run, env = _sweep_10(None)
+    cluster = _cluster_of(run, env)
+    with pytest.raises(AlgorithmNotApplicableError, match=r"NCCL_PROTO=\^LL128 \(line 1\)"):
+        estimate_on(cluster, AR, 2**22, params=params, protocol=Protocol.LL128)
+
+
+def _cluster_of(run: Run, env: LogEnvironment) -> ResolvedCluster:
+    catalogue = load_catalogue(use_env=False)
+    return resolve_cluster(catalogue, infer_spec(run, catalogue, env=env)[0])
+
+
+def test_calibrate_fits_a_run_with_the_protocols_it_was_limited_to() -> None:
+    """calibrate had fitted every run with NCCL's own choice: a run limited to Simple would
+    have had its small sizes' time put down to the network's latency."""
+    _, run, env = _sweep_10("NCCL_PROTO=Simple")
+    result = calibrate([run], sources=["s10"], envs=[env])
+    assert any("protocol: NCCL_PROTO=Simple (line" in note for note in result.assumptions)
+    # the published rows ran with LL at small sizes: against Simple's expectation (over twice
+    # LL's at 8 B, above) they read far faster than the same run fitted without the setting
+    _, plain_run, plain_env = _sweep_10(None)
+    plain = calibrate([plain_run], sources=["s10"], envs=[plain_env])
+    assert result.rms_before > 2 * plain.rms_before
