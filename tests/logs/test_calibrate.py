@@ -1096,3 +1096,33 @@ def test_an_interrupt_while_an_override_is_staged_leaves_no_temporary_file(
     with pytest.raises(KeyboardInterrupt):
         _stage(target, "schema: ibcalc-catalogue/1\n", interrupted)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_each_run_is_fitted_with_the_tuner_of_its_release() -> None:
+    """calibrate had priced every run with NCCL 2.30.7's choice while nccl-check took the
+    release the log states (or --nccl-version's): the fit then read rows against another
+    algorithm than the check. Sweep 10 (2 x 4 H100, NCCL 2.22.3) stated as, or given as, NCCL
+    2.3.7 (before trees: ring only): the fit's starting error is nccl-check's, worked out here
+    from its rows, sqrt(mean(ln(measured / expected)^2)) over the sizes calibrate fits."""
+    import math
+
+    from ibcalc.logs.check import check_run
+    from ibcalc.logs.env import scan_environment
+
+    path = SWEEPS / "10_allreduce_2node_8xH100_ib.txt"
+    (run,) = parse_file(path).runs
+    env = scan_environment(path.read_text(encoding="utf-8"), 1, run.line_end)
+    stated_old = run.model_copy(update={"nccl_version": "2.3.7"})
+    figures = []
+    for measured, given in ((run, None), (run, "2.3.7"), (stated_old, None)):
+        check = check_run(measured, env=env, nccl_version=given)
+        rows = [r for r in check.rows if r.size_bytes <= 2**16 or r.size_bytes >= 2**26]
+        expected = math.sqrt(
+            sum(math.log(r.measured_time_us / r.expected_time_us) ** 2 for r in rows) / len(rows)
+        )
+        fit = calibrate([measured], sources=["10"], envs=[env], nccl_version=given)
+        assert fit.rms_before == pytest.approx(expected, rel=1e-9)
+        assert any(a.startswith("tuner_constants = ") for a in fit.assumptions)
+        figures.append(fit.rms_before)
+    assert figures[1] == pytest.approx(figures[2], rel=1e-12)
+    assert figures[1] > figures[0] * 1.1  # ring alone fits the published tree run worse

@@ -162,7 +162,7 @@ def test_calibrate_fits_a_run_with_the_protocols_it_was_limited_to() -> None:
     have had its small sizes' time put down to the network's latency."""
     _, run, env = _sweep_10("NCCL_PROTO=Simple")
     result = calibrate([run], sources=["s10"], envs=[env])
-    assert any("protocol: NCCL_PROTO=Simple (line" in note for note in result.assumptions)
+    assert any("protocol = Simple (NCCL_PROTO=Simple (line" in note for note in result.assumptions)
     # the published rows ran with LL at small sizes: against Simple's expectation (over twice
     # LL's at 8 B, above) they read far faster than the same run fitted without the setting
     _, plain_run, plain_env = _sweep_10(None)

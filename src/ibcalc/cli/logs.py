@@ -365,6 +365,7 @@ def calibrate_command(
     catalogue: CatalogueOpt = None,
     cost_params: CostParamsOpt = None,
     collective: CollectiveOpt = None,
+    nccl_version: NcclVersionOpt = None,
 ) -> None:
     """Fit the model to your own nccl-tests runs: transport latencies, link efficiencies, NVLS
     efficiency; report the fit and what the runs cannot determine; write an override file.
@@ -394,12 +395,22 @@ def calibrate_command(
         check_override_target(output, force=force, inputs=inputs)
     cat = catalogue_of(catalogue)
     params = params_of(cost_params)
+    if nccl_version is not None:
+        params_of(cost_params, nccl_version)  # a release that is no release stops here
     # a design file's values are listed as the design's, not as flags (as nccl-check lists them)
     spec, origins, names = design_origins(cluster, design, cat)
     coll = parse_collective(collective) if collective is not None else None
     logs = _distinct([read_log(path, stdin=_stdin(path)) for path in files])
     try:
-        result = calibrate_logs(logs, spec, params, cat, collective=coll, origins=origins)
+        result = calibrate_logs(
+            logs,
+            spec,
+            params,
+            cat,
+            collective=coll,
+            origins=origins,
+            nccl_version=nccl_version,
+        )
     except FieldError as exc:
         # a refusal's advice names the design's keys where they set a field ('re-run without
         # r.yaml's system', as nccl-check says; it had said 're-run without --system')

@@ -60,7 +60,12 @@ from pydantic import BaseModel, ConfigDict, computed_field
 from ibcalc.catalogue.cost_params import builtin_cost_params, load_cost_params
 from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.catalogue.models import Catalogue, Link
-from ibcalc.catalogue.releases import older_than_compared, oldest_compared
+from ibcalc.catalogue.releases import (
+    for_release,
+    for_stated_release,
+    older_than_compared,
+    oldest_compared,
+)
 from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
 from ibcalc.engine.params import SCHEMA as COST_PARAMS_SCHEMA
 from ibcalc.engine.params import CostParams
@@ -69,7 +74,7 @@ from ibcalc.errors import FieldError, IbcalcError, InputFileError, OutputError
 from ibcalc.facade import CollectivePlan, as_collective
 from ibcalc.fileio import OutputTarget, check_output, same_file, signals_raise, write_text
 from ibcalc.logs.bandwidth import names_library_choice
-from ibcalc.logs.check import check_run
+from ibcalc.logs.check import check_run, release_params
 from ibcalc.logs.cluster import (
     check_rank_count,
     gpus_per_process_said,
@@ -253,6 +258,11 @@ class _Case:
     unflagged: ClusterSpec | None = None
     #: what its log's NCCL_ALGO and NCCL_PROTO rule out (``logs.selection.run_selection``)
     selection: Mapping[str, Any] | None = None
+    #: the NCCL release whose tuner constants choose its algorithm (None: the built-in ones),
+    #: whether --nccl-version gave it, and the library the log names
+    release: str | None = None
+    release_given: bool = False
+    library: str | None = None
     #: the last parameters asked for and those with the selection laid over (:func:`_params_of`)
     selected: tuple[CostParams, CostParams] | None = None
     up_link: str | None = None
@@ -434,12 +444,20 @@ def _residuals(
 
 
 def _params_of(case: _Case, params: CostParams) -> CostParams:
-    """``params`` with what the case's log rules out switched off (itself without a setting),
-    worked out once per parameters: the fit asks with the same ones for every case."""
-    if case.selection is None:
+    """``params`` as nccl-check prices the case's run: the tuner constants of its release, and
+    what its log's NCCL_ALGO and NCCL_PROTO rule out switched off (``params`` itself without
+    either), worked out once per parameters: the fit asks with the same ones for every case."""
+    if case.selection is None and case.release is None:
         return params
     if case.selected is None or case.selected[0] is not params:
-        case.selected = (params, with_selection(params, case.selection))
+        released = params
+        if case.release is not None:
+            released = (
+                for_release(params, case.release)
+                if case.release_given
+                else for_stated_release(params, case.release, case.library)
+            )
+        case.selected = (params, with_selection(released, case.selection))
     return case.selected[1]
 
 
@@ -551,6 +569,7 @@ def calibrate(
     date: str | None = None,
     collective: Collective | None = None,
     origins: Mapping[str, str] | None = None,
+    nccl_version: str | None = None,
 ) -> Calibration:
     """Fit what ``runs`` determine about their cluster (see the module docstring).
 
@@ -673,10 +692,13 @@ def calibrate(
         # what the log's NCCL_ALGO and NCCL_PROTO leave NCCL, as nccl-check expects it: a run
         # limited to Simple had been fitted as if NCCL had chosen LL at small sizes
         said: list[Assumption] = []
+        # the tuner constants of the release the log states (or --nccl-version's), as
+        # nccl-check expects the run: calibrate had fitted every run with NCCL 2.30.7's choice
+        released = release_params(run, params, said, nccl_version)
         overlay, forced = run_selection(
-            env if env is not None else LogEnvironment(), run_collective, params, said
+            env if env is not None else LogEnvironment(), run_collective, released, said
         )
-        notes += [(label, f"{a.field}: {a.evidence}") for a in said]
+        notes += [(label, f"{a.field} = {a.value} ({a.evidence})") for a in said]
         cases.append(
             _Case(
                 label,
@@ -686,6 +708,15 @@ def calibrate(
                 dtype=dtype,
                 algorithm=forced,
                 selection=overlay,
+                release=(
+                    nccl_version
+                    if nccl_version is not None
+                    else run.nccl_version
+                    if released is not params
+                    else None
+                ),
+                release_given=nccl_version is not None,
+                library=run.library,
                 rows=_regime_rows(rows),
                 ranks=run.ranks,
                 gpus_said=gpus_said,
@@ -1233,11 +1264,12 @@ def calibrate_logs(
     *,
     collective: Collective | str | None = None,
     origins: Mapping[str, str] | None = None,
+    nccl_version: str | None = None,
 ) -> Calibration:
     """:func:`calibrate` on every run of ``logs``, each with its file's name and the NCCL debug
     output around it (the lines from the end of the previous run to its own end);
-    ``collective`` (a member or a name) replaces what the logs say; ``origins`` as
-    :func:`calibrate`'s."""
+    ``collective`` (a member or a name) replaces what the logs say; ``origins`` and
+    ``nccl_version`` as :func:`calibrate`'s."""
     collective = None if collective is None else as_collective(collective)
     runs: list[Run] = []
     sources: list[str] = []
@@ -1258,6 +1290,7 @@ def calibrate_logs(
         catalogue=catalogue,
         collective=collective,
         origins=origins,
+        nccl_version=nccl_version,
     )
     _refuse_contradicted(checked)
     result = calibrate(
@@ -1269,6 +1302,7 @@ def calibrate_logs(
         envs=envs,
         collective=collective,
         origins=origins,
+        nccl_version=nccl_version,
     )
     unhealthy = _unhealthy_runs(checked)
     if not unhealthy:
@@ -1329,6 +1363,7 @@ def _checked_runs(
     catalogue: Catalogue | None,
     collective: Collective | None,
     origins: Mapping[str, str] | None,
+    nccl_version: str | None = None,
 ) -> list[tuple[str, RunCheck]]:
     """``nccl-check``'s judgement of every run calibrate fits, with the run's name; runs the
     check cannot judge are left out."""
@@ -1349,6 +1384,7 @@ def _checked_runs(
                 source=source,
                 collective=collective,
                 origins=origins,
+                nccl_version=nccl_version,
             )
         except IbcalcError:
             continue

@@ -65,6 +65,7 @@ from ibcalc.units import GB, plural
 __all__ = [
     "check_log",
     "check_run",
+    "release_params",
 ]
 
 
@@ -181,7 +182,7 @@ def check_run(
         )
         for origin in params.origins[1:]
     ]
-    params = _release_params(run, params, assumptions, nccl_version)
+    params = release_params(run, params, assumptions, nccl_version)
     if collective is not None and collective is not run.collective:
         assumptions.append(
             Assumption(
@@ -491,7 +492,7 @@ def check_log(
     return out
 
 
-def _release_params(
+def release_params(
     run: Run, params: CostParams, assumptions: list[Assumption], given: str | None = None
 ) -> CostParams:
     """``params`` with the tuner constants of the NCCL release the log gives, or of ``given``
