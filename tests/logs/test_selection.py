@@ -53,6 +53,10 @@ COLLNET = Algorithm.COLLNET_DIRECT
         ("AllReduce:^tree", AR, ALL_ALGOS - {Algorithm.TREE}),
         # a collective the per-collective form does not name keeps every algorithm
         ("allreduce:tree", Collective.REDUCE_SCATTER, None),
+        # a prefix may name several collectives
+        ("allreduce,allgather:ring;broadcast:tree", Collective.ALL_GATHER, {Algorithm.RING}),
+        # NCCL 2.9-2.13 named its one CollNet algorithm CollNet
+        ("CollNet,Ring", AR, {COLLNET, Algorithm.RING}),
     ],
 )
 def test_nccl_algo_as_nccl_reads_it(
@@ -132,9 +136,9 @@ def test_an_excluded_protocol_and_one_that_leaves_nothing() -> None:
 def test_the_point_to_point_collectives_do_not_take_the_settings() -> None:
     said: list[Assumption] = []
     env = scan_environment("x:1:1 [0] NCCL INFO NCCL_PROTO set by environment to Simple\n", 1, 1)
-    overlay, forced = run_selection(env, Collective.ALL_TO_ALL, builtin_cost_params(), said)
-    assert overlay is None
-    assert forced is None
+    selection = run_selection(env, Collective.ALL_TO_ALL, builtin_cost_params(), said)
+    assert selection.overlay is None
+    assert selection.forced is None
     assert "is not applied: alltoall" in said[0].evidence
 
 
@@ -142,8 +146,8 @@ def test_a_ruled_out_protocol_is_refused_with_the_settings_words() -> None:
     """Forcing a protocol the log's setting rules out names the setting as the reason."""
     said: list[Assumption] = []
     env = scan_environment("x:1:1 [0] NCCL INFO NCCL_PROTO set by environment to ^LL128\n", 1, 1)
-    overlay, _ = run_selection(env, AR, builtin_cost_params(), said)
-    params = with_selection(builtin_cost_params(), overlay)
+    selection = run_selection(env, AR, builtin_cost_params(), said)
+    params = with_selection(builtin_cost_params(), selection.overlay)
     assert params.tuner_view().nccl_tuner.protocols[Protocol.LL128] == 0
     assert params.nccl_tuner.protocols[Protocol.LL128] == 1  # the tuner view's only
     _, run, env = _sweep_10(None)
@@ -168,3 +172,105 @@ def test_calibrate_fits_a_run_with_the_protocols_it_was_limited_to() -> None:
     _, plain_run, plain_env = _sweep_10(None)
     plain = calibrate([plain_run], sources=["s10"], envs=[plain_env])
     assert result.rms_before > 2 * plain.rms_before
+
+
+def test_unknown_collective_prefixes_are_said() -> None:
+    got = nccl_selection("alreduce:tree;allgather:ring", NCCL_ALGO_NAMES, AR)
+    assert got.allowed is None
+    assert got.unknown == ("alreduce",)
+
+
+def _sweep(name: str, first_line: str) -> Path:
+    """A copy of a published sweep with ``first_line`` before its first line."""
+    import tempfile
+
+    text = (SWEEPS / name).read_text(encoding="utf-8")
+    path = Path(tempfile.mkdtemp()) / name
+    path.write_text(first_line + "\n" + text, encoding="utf-8")
+    return path
+
+
+def test_quoted_and_plugin_settings_are_read() -> None:
+    """A value quoted on a command line (a per-collective list must be, for its ';') and the
+    NCCL_PROTO aws-ofi-nccl sets itself ('NET/OFI Setting NCCL_PROTO to "simple"', in p4d
+    logs) had not been read."""
+    text = (
+        '+ mpirun -x NCCL_ALGO="allreduce:ring;allgather:tree" -x NCCL_DEBUG=INFO\n'
+        'x:1:1 [0] NCCL INFO NET/OFI Setting NCCL_PROTO to "simple"\n'
+    )
+    env = scan_environment(text, 1, 2)
+    assert env.setting("NCCL_ALGO") == "allreduce:ring;allgather:tree"
+    assert env.setting("NCCL_PROTO") == "simple"
+
+
+def test_a_setting_that_leaves_nothing_judges_nothing() -> None:
+    """NCCL_PROTO ruling out every protocol: the run had read 'unknown' with a note per row
+    and 'no row of 64 MiB or more' (it has rows to 8 GiB), and --min-efficiency passed (exit
+    0). Now one note gives the reason and the gate refuses to judge nothing (exit 2)."""
+    from typer.testing import CliRunner
+
+    from ibcalc.cli import app
+
+    path = _sweep(
+        "10_allreduce_2node_8xH100_ib.txt",
+        "h:1:1 [0] NCCL INFO NCCL_PROTO set by environment to ^LL,LL128,Simple",
+    )
+    result = CliRunner().invoke(app, ["nccl-check", str(path), "--min-efficiency", "0.8"])
+    assert result.exit_code == 2
+    out = " ".join(result.output.split())  # the report wraps its lines
+    assert "no expectation for any row: " in out
+    assert "NCCL_PROTO=^LL,LL128,Simple (line 1) rules out LL, LL128, Simple" in out
+    assert "no row of 64 MiB or more: bandwidth not judged" not in out
+    assert "--min-efficiency would judge nothing" in out
+    assert out.count("no expectation for") == 1
+
+
+def test_ll128_named_on_pcie_is_said_not_priced() -> None:
+    """NCCL runs a protocol NCCL_PROTO names even where its default keeps it off (its
+    tuning.cc skips the hardware check for a protocol the setting enables): LL128 on two PCIe
+    A100s. The model does not price LL128 there, and says so."""
+    catalogue = load_catalogue(use_env=False)
+    path = _sweep(
+        "25_allreduce_1node_2xA100-PCIE-40GB_pcie.txt",
+        "h:1:1 [0] NCCL INFO NCCL_PROTO set by environment to ^LL",
+    )
+    (run,) = parse_log(path.read_text(encoding="utf-8"), source=str(path)).runs
+    env = scan_environment(path.read_text(encoding="utf-8"), 1, run.line_end)
+    check = check_run(run, catalogue=catalogue, env=env)
+    assert {r.protocol for r in check.rows} == {"Simple"}
+    assert any("leaves LL128 on by name" in n for n in check.notes)
+
+
+def test_a_setting_an_old_release_makes_moot_is_said_to_change_nothing() -> None:
+    """Sweep 05 (NCCL 2.9.9, A100) with NCCL_ALGO=^NVLS: 2.9.9 has no NVLS, so nothing
+    changes; the line had said it ruled out nvls and listed nvlstree and pat, which 2.9.9 lacks,
+    among 'the rest'."""
+    catalogue = load_catalogue(use_env=False)
+    path = _sweep(
+        "05_allreduce_2node_16xA100-40GB_efa.txt",
+        "h:1:1 [0] NCCL INFO NCCL_ALGO set by environment to ^NVLS",
+    )
+    (run,) = parse_log(path.read_text(encoding="utf-8"), source=str(path)).runs
+    env = scan_environment(path.read_text(encoding="utf-8"), 1, run.line_end)
+    said = check_run(run, catalogue=catalogue, env=env).assumptions
+    line = next(a.evidence for a in said if a.field == "algorithm")
+    assert line == (
+        "NCCL_ALGO=^NVLS (line 1) rules out none of the algorithms NCCL has here: no change"
+    )
+
+
+def test_every_protocol_switched_off_is_refused_with_its_source() -> None:
+    """An override switching every protocol off had been refused as 'not defined for
+    all_reduce'."""
+    params = builtin_cost_params().with_overrides(
+        {
+            "schema": "ibcalc-cost-params/1",
+            "nccl_tuner": {
+                "protocols": {"source": "a test", "value": {"LL": 0, "LL128": 0, "Simple": 0}}
+            },
+        },
+        label="test",
+    )
+    _, run, env = _sweep_10(None)
+    with pytest.raises(AlgorithmNotApplicableError, match=r"\(a test\)"):
+        estimate_on(_cluster_of(run, env), AR, 2**20, params=params)

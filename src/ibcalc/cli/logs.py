@@ -264,6 +264,9 @@ def nccl_check(
     if min_efficiency is not None:
         # a file that could not be read passes no gate (exit 2), as a run not judged does not
         judged = [c for c in checks if c.verdict != "not_checked"]
+        # rows of 64 MiB or more without an expectation (a log's NCCL_PROTO that leaves no
+        # protocol the model prices) judge nothing either: such a gate had passed
+        judged = judged if any(r.regime == "bandwidth" for c in judged for r in c.rows) else []
         gate = {
             "min_efficiency": min_efficiency,
             "passed": bool(judged) and not failed and not unreadable and not contradicted,
@@ -295,6 +298,11 @@ def nccl_check(
                 )
         if all(c.verdict == "not_checked" for c in checks):
             raise CliUsageError("--min-efficiency would judge nothing: no run could be checked")
+        if not judged:
+            raise CliUsageError(
+                "--min-efficiency would judge nothing: no row of 64 MiB or more has an "
+                "expectation (the notes say why)"
+            )
         for check, reasons in failed:
             sizes = ", ".join(reasons[:6])
             sizes += f" and {len(reasons) - 6} more" if len(reasons) > 6 else ""

@@ -450,9 +450,10 @@ class NcclTuner:
         "collnet_max_local_ranks", _Number(1.0, 1e6, integer=True)
     )
     #: 1 where NCCL may run the algorithm, 0 where the release predates it (tree, NVLS,
-    #: NVLS-tree, PAT, PXN) or the run's ``NCCL_ALGO`` rules it out (nccl-check).
+    #: NVLS-tree, PAT, PXN) or the run's ``NCCL_ALGO`` rules it out (nccl-check, calibrate).
     algorithms: Mapping[Algorithm, int] = _param("algorithms", _RELEASE_ALGORITHMS)
-    #: 1 where NCCL may use the protocol, 0 where the run's ``NCCL_PROTO`` rules it out.
+    #: 1 where NCCL may use the protocol, 0 where the run's ``NCCL_PROTO`` rules it out
+    #: (nccl-check, calibrate).
     protocols: Mapping[Protocol, int] = _param("protocols", _ENABLED_PROTOCOLS)
     #: LL bus-bandwidth caps per GPU generation on 1, 2 and >= 3 nodes, bytes/s (``llMaxBws``).
     ll_max_busbw_Bps: Mapping[str, tuple[float, float, float]] = _param("ll_max_busbw", _LL_CAPS)

@@ -268,7 +268,8 @@ class Plan:
                 continue
             if not dtype_allows(algorithm, collective, dtype, topo.domains):
                 continue
-            if not nccl.algorithms.get(algorithm, 1):  # the NCCL release predates it
+            # the NCCL release predates it, or the run's NCCL_ALGO rules it out
+            if not nccl.algorithms.get(algorithm, 1):
                 continue
             for protocol in protocols_for(topo):
                 if not nccl.protocols.get(protocol, 1):  # the run's NCCL_PROTO rules it out

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from ibcalc.engine.base import Timing, Topology
+from ibcalc.engine.base import Timing, Topology, protocols_for
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.plan import (
     NCCL_ALGORITHMS,
@@ -137,11 +137,19 @@ def refuse(
     usable = sorted({c.algorithm.value for c in everything})
     if algorithm is None and protocol is not None:  # a protocol alone: name the protocols
         usable = [p.value for p in Protocol if any(c.protocol is p for c in everything)]
-    if algorithm is not None and not plan.tuner.nccl_tuner.algorithms.get(algorithm, 1):
-        # the NCCL release the constants describe predates it: the override's source says so
+    enabled = plan.tuner.nccl_tuner
+    if algorithm is not None and not enabled.algorithms.get(algorithm, 1):
+        # the NCCL release the constants describe predates it, or a log's NCCL_ALGO rules it
+        # out: the override's source says so
         reason = plan.tuner.provenance["nccl_tuner.algorithms"].text
-    elif protocol is not None and not plan.tuner.nccl_tuner.protocols.get(protocol, 1):
+    elif protocol is not None and not enabled.protocols.get(protocol, 1):
         reason = plan.tuner.provenance["nccl_tuner.protocols"].text
+    elif not any(enabled.protocols.get(p, 1) for p in protocols_for(plan.topo)):
+        # every protocol the hardware has is switched off (a log's NCCL_PROTO, an override):
+        # 'not defined for all_reduce' had been given as the reason
+        reason = plan.tuner.provenance["nccl_tuner.protocols"].text
+    elif algorithm is None and not any(enabled.algorithms.get(a, 1) for a in NCCL_ALGORITHMS):
+        reason = plan.tuner.provenance["nccl_tuner.algorithms"].text
     else:
         reason = _why_not(
             algorithm,

@@ -74,7 +74,7 @@ from ibcalc.errors import FieldError, IbcalcError, InputFileError, OutputError
 from ibcalc.facade import CollectivePlan, as_collective
 from ibcalc.fileio import OutputTarget, check_output, same_file, signals_raise, write_text
 from ibcalc.logs.bandwidth import names_library_choice
-from ibcalc.logs.check import check_run, release_params
+from ibcalc.logs.check import check_run, no_expectation_reason, release_params
 from ibcalc.logs.cluster import (
     check_rank_count,
     gpus_per_process_said,
@@ -695,7 +695,7 @@ def calibrate(
         # the tuner constants of the release the log states (or --nccl-version's), as
         # nccl-check expects the run: calibrate had fitted every run with NCCL 2.30.7's choice
         released = release_params(run, params, said, nccl_version)
-        overlay, forced = run_selection(
+        selection = run_selection(
             env if env is not None else LogEnvironment(), run_collective, released, said
         )
         notes += [(label, f"{a.field} = {a.value} ({a.evidence})") for a in said]
@@ -706,8 +706,8 @@ def calibrate(
                 spec,
                 run_collective,
                 dtype=dtype,
-                algorithm=forced,
-                selection=overlay,
+                algorithm=selection.forced,
+                selection=selection.overlay,
                 release=(
                     nccl_version
                     if nccl_version is not None
@@ -803,11 +803,19 @@ def calibrate(
             ests = [e for e, k in zip(ests, keep, strict=True) if k]
         dropped = [r for r, e in zip(case.rows, ests, strict=True) if e is None]
         if dropped:
+            why = no_expectation_reason(
+                resolved,
+                case.collective,
+                dropped[0],
+                dtype=case.dtype,
+                params=_params_of(case, params),
+                algorithm=case.algorithm,
+            )
             notes.append(
                 (
                     case.source,
                     f"{plural(len(dropped), 'row')} the model cannot run left out (lines "
-                    f"{', '.join(str(r.line) for r in dropped[:5])})",
+                    f"{', '.join(str(r.line) for r in dropped[:5])}: {why})",
                 )
             )
             case.rows = [r for r, e in zip(case.rows, ests, strict=True) if e is not None]

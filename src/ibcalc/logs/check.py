@@ -27,7 +27,8 @@ from ibcalc.catalogue.releases import for_release, for_stated_release
 from ibcalc.cluster.resolve import CATALOGUE_OVERRIDES_NOTE, ClusterSpec, ResolvedCluster
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, busbw_factor
-from ibcalc.facade import as_collective, parse_dtype
+from ibcalc.errors import IbcalcError
+from ibcalc.facade import as_collective, estimate_on, parse_dtype
 from ibcalc.logs.bandwidth import LATE_RAMP, RING_INSTEAD
 from ibcalc.logs.cluster import (
     check_rank_count,
@@ -65,6 +66,7 @@ from ibcalc.units import GB, plural
 __all__ = [
     "check_log",
     "check_run",
+    "no_expectation_reason",
     "release_params",
 ]
 
@@ -211,9 +213,9 @@ def check_run(
             run, why, source=source, run_index=run_index, assumptions=assumptions, notes=notes
         )
 
-    overlay, selected = run_selection(env, coll, params, assumptions)
-    params = with_selection(params, overlay)
-    algorithm = algorithm or selected
+    selection = run_selection(env, coll, params, assumptions)
+    params = with_selection(params, selection.overlay)
+    algorithm = algorithm or selection.forced
     if cluster is None:
         inferred = infer_cluster(run, catalogue, env, flags, origins=origins)
         assumptions += inferred.assumptions
@@ -278,10 +280,24 @@ def check_run(
         params=params,
         algorithm=algorithm,
     )
+    if selection.ll128_named is not None and not cluster.topology.ll128_allowed:
+        notes.append(
+            f"{selection.ll128_named} leaves LL128 on by name, and NCCL then runs it even where "
+            "its default keeps it off, as here (NCCL warns of data corruption there); the model "
+            "does not price LL128 on this hardware, so the expectation leaves it out"
+        )
+    missing = [row for row, est in zip(rows_in, ests, strict=True) if est is None]
+    if missing and len(missing) == len(rows_in):
+        # one line with the reason, not a line per row (31 had been listed without one)
+        why = no_expectation_reason(
+            cluster, coll, missing[0], dtype=run_dtype, params=params, algorithm=algorithm
+        )
+        notes.append(f"no expectation for any row: {why}")
     checked: list[RowCheck] = []
     for row, est in zip(rows_in, ests, strict=True):
         if est is None:
-            notes.append(f"no expectation for the row of {row.size_bytes} B (line {row.line})")
+            if len(missing) < len(rows_in):
+                notes.append(f"no expectation for the row of {row.size_bytes} B (line {row.line})")
             continue
         checked.append(_row_check(row, est, coll, ranks))
     bandwidth = [r for r in checked if r.regime == "bandwidth"]
@@ -368,7 +384,8 @@ def check_run(
         verdict: RunVerdict = "corrupt"
     elif min_eff is None:
         verdict = "unknown"
-        notes.append("no row of 64 MiB or more: bandwidth not judged")
+        if not any(r.size_bytes >= BANDWIDTH_MIN_BYTES for r in missing):
+            notes.append("no row of 64 MiB or more: bandwidth not judged")
     else:
         # the worst bandwidth row (inside the model's error band a bad row counts as low);
         # 'above' only when every one is: faster than the model at every large size (2 x 4 H100
@@ -490,6 +507,31 @@ def check_log(
             )
             out[-1] = out[-1].model_copy(update={"notes": [*out[-1].notes, repeat]})
     return out
+
+
+def no_expectation_reason(
+    cluster: ResolvedCluster,
+    collective: Collective,
+    row: Row,
+    *,
+    dtype: str | None,
+    params: CostParams,
+    algorithm: Algorithm | None,
+) -> str:
+    """Why the model gives ``row`` no expectation: the engine's refusal, in its words."""
+    try:
+        estimate_on(
+            cluster,
+            collective,
+            row.size_bytes,
+            dtype=dtype or DType.FP32,
+            algorithm=algorithm,
+            params=params,
+            sharp_what_if=False,
+        )
+    except IbcalcError as exc:
+        return str(exc)
+    return "the model refused it"
 
 
 def release_params(

@@ -27,6 +27,7 @@ from ibcalc.logs.results import Assumption
 __all__ = [
     "NCCL_ALGO_NAMES",
     "NCCL_PROTO_NAMES",
+    "RunSelection",
     "Selection",
     "nccl_selection",
     "run_selection",
@@ -42,6 +43,8 @@ NCCL_ALGO_NAMES: Mapping[str, Algorithm] = {
     "nvls": Algorithm.NVLS,
     "nvlstree": Algorithm.NVLS_TREE,
     "collnetdirect": Algorithm.COLLNET_DIRECT,
+    # NCCL 2.9-2.13's one CollNet algorithm, the direct one (split in two from 2.14)
+    "collnet": Algorithm.COLLNET_DIRECT,
     "collnetchain": Algorithm.COLLNET_CHAIN,
     "pat": Algorithm.PAT,
 }
@@ -65,13 +68,30 @@ def _key(name: str) -> str:
     return name.strip().lower().replace("_", "").replace("-", "")
 
 
+#: NCCL's spelling of each algorithm (its ``ncclAlgoStr``), for what is said to the user.
+_NCCL_SPELLING: Mapping[Algorithm, str] = {
+    Algorithm.RING: "Ring",
+    Algorithm.TREE: "Tree",
+    Algorithm.COLLNET_DIRECT: "CollnetDirect",
+    Algorithm.COLLNET_CHAIN: "CollnetChain",
+    Algorithm.NVLS: "NVLS",
+    Algorithm.NVLS_TREE: "NVLSTree",
+    Algorithm.PAT: "PAT",
+}
+
+
+def nccl_name(item: Algorithm | Protocol) -> str:
+    """NCCL's name of an algorithm or a protocol (``NVLSTree``, ``LL128``)."""
+    return _NCCL_SPELLING.get(item, item.value) if isinstance(item, Algorithm) else item.value
+
+
 @dataclass(frozen=True)
 class Selection(Generic[_T]):
     """What one setting leaves NCCL for one collective.
 
     ``allowed``: the algorithms or protocols NCCL may use (``None``: the setting does not bear
     on this collective); ``listed``: the list that applies, as the log gives it; ``unknown``:
-    names in it NCCL's list has not (ignored)."""
+    names in it, or collectives in its prefixes, NCCL's lists have not (ignored)."""
 
     allowed: frozenset[_T] | None
     listed: str
@@ -82,10 +102,12 @@ def nccl_selection(value: str, names: Mapping[str, _T], collective: Collective) 
     """What the setting ``value`` (``NCCL_ALGO`` with :data:`NCCL_ALGO_NAMES`, ``NCCL_PROTO``
     with :data:`NCCL_PROTO_NAMES`) leaves NCCL for ``collective``.
 
-    A plain list applies to every collective; ``func:list`` entries, separated by ``;``, to the
-    collective named (the last entry that names it wins, as a plain list after it does). The
-    point-to-point collectives (all-to-all, send/recv) are named by none."""
+    A plain list applies to every collective; ``ops:list`` entries, separated by ``;``, to the
+    collectives their prefix names (``allreduce,allgather:ring``; the last entry that names one
+    wins, as a plain list after it does). The point-to-point collectives (all-to-all,
+    send/recv) are named by none."""
     listed: str | None = None
+    unknown: list[str] = []
     for entry in value.split(";"):
         entry = entry.strip()
         if not entry:
@@ -93,17 +115,20 @@ def nccl_selection(value: str, names: Mapping[str, _T], collective: Collective) 
         head, sep, tail = entry.partition(":")
         if not sep:
             listed = entry
-        elif _FUNCTIONS.get(_key(head)) is collective:
+            continue
+        ops = [op for op in head.split(",") if op.strip()]
+        unknown += [op.strip() for op in ops if _key(op) not in _FUNCTIONS]
+        if any(_FUNCTIONS.get(_key(op)) is collective for op in ops):
             listed = tail.strip()
     if listed is None:
-        return Selection(None, "")
+        return Selection(None, "", tuple(unknown))
     excluded = listed.startswith("^")
     given = [n for n in listed.lstrip("^").split(",") if n.strip()]
     known = {names[_key(n)] for n in given if _key(n) in names}
-    unknown = tuple(n.strip() for n in given if _key(n) not in names)
+    unknown += [n.strip() for n in given if _key(n) not in names]
     everything = frozenset(names.values())
     allowed = everything - known if excluded else frozenset(known)
-    return Selection(allowed, listed, unknown)
+    return Selection(allowed, listed, tuple(unknown))
 
 
 #: The settings that narrow NCCL's choice, the names each takes and the tuner-view table that
@@ -112,6 +137,25 @@ _SELECTIONS: tuple[tuple[str, Mapping[str, Algorithm | Protocol], str, str], ...
     ("NCCL_ALGO", NCCL_ALGO_NAMES, "algorithms", "algorithm"),
     ("NCCL_PROTO", NCCL_PROTO_NAMES, "protocols", "protocol"),
 )
+#: Why neither setting is applied to the point-to-point collectives.
+_P2P_REASON = {
+    "NCCL_ALGO": "choose no collective algorithm",
+    "NCCL_PROTO": "whose protocol the model chooses by size, as NCCL does for them",
+}
+
+
+@dataclass(frozen=True)
+class RunSelection:
+    """What a run's ``NCCL_ALGO`` and ``NCCL_PROTO`` leave NCCL (:func:`run_selection`).
+
+    ``overlay``: the tuner-view entries that switch off what they rule out (None: nothing);
+    ``forced``: the one algorithm NCCL_ALGO leaves; ``ll128_named``: NCCL_PROTO leaves LL128
+    on by name, which NCCL then runs even where its own default keeps it off (its tuning.cc
+    skips the hardware check for a protocol the setting enables)."""
+
+    overlay: dict[str, Any] | None = None
+    forced: Algorithm | None = None
+    ll128_named: str | None = None
 
 
 def run_selection(
@@ -119,17 +163,19 @@ def run_selection(
     collective: Collective,
     params: CostParams,
     assumptions: list[Assumption],
-) -> tuple[dict[str, Any] | None, Algorithm | None]:
+) -> RunSelection:
     """What the log's ``NCCL_ALGO`` and ``NCCL_PROTO`` rule out for ``collective``, as the
-    tuner-view entries that switch it off (None: nothing; :func:`with_selection` lays them over
-    ``params``: the model then chooses among the rest, as NCCL does), and the algorithm
-    NCCL_ALGO leaves alone (forced, as ``--algo`` does), each said in ``assumptions``
-    (``params``: whose tuner view a release may have narrowed already, said beside). A list had
-    been noted and not applied: a run with NCCL_PROTO=Simple was expected at LL's speed at
-    small sizes. All-to-all and send/recv are NCCL's point-to-point operations, which choose
-    no collective algorithm: not applied there."""
+    tuner-view entries that switch it off (:func:`with_selection` lays them over ``params``:
+    the model then chooses among the rest, as NCCL does), and the algorithm NCCL_ALGO leaves
+    alone (forced, as ``--algo`` does), each said in ``assumptions``. ``params``: whose tuner
+    view a release may have narrowed already (what it lacks is neither said to be left nor
+    ruled out again). A list had been noted and not applied: a run with NCCL_PROTO=Simple was
+    expected at LL's speed at small sizes. All-to-all and send/recv are NCCL's point-to-point
+    operations, which read neither: not applied there."""
     overlay: dict[str, Any] = {}
     forced: Algorithm | None = None
+    ll128_named: str | None = None
+    tuner = params.tuner_view().nccl_tuner
     for variable, names, table, field in _SELECTIONS:
         fact = env.settings.get(variable)
         if fact is None:
@@ -144,44 +190,51 @@ def run_selection(
         if collective in (Collective.ALL_TO_ALL, Collective.SEND_RECV):
             say(
                 f"{where} is not applied: {collective.value} is made of NCCL's point-to-point "
-                "sends and receives, whose protocol the model chooses as NCCL does by size"
+                f"sends and receives, which {_P2P_REASON[variable]}"
             )
             continue
         selection = nccl_selection(fact.value, names, collective)
         if selection.unknown:
-            say(f"{where}: {', '.join(selection.unknown)} is not a name NCCL lists; ignored")
+            odd = ", ".join(selection.unknown)
+            verb = "is not a name" if len(selection.unknown) == 1 else "are not names"
+            say(f"{where}: {odd} {verb} NCCL lists; ignored")
         if selection.allowed is None:
             say(f"{where} gives no list for {collective.value}: NCCL's own choice")
             continue
-        only = next(iter(selection.allowed)) if len(selection.allowed) == 1 else None
-        if isinstance(only, Algorithm):
-            forced = only
-            say(f"{where} leaves NCCL {only.value} alone: the expectation uses it", only.value)
-            continue
-        off = [n for n in names.values() if n not in selection.allowed]
+        on: Mapping[Algorithm | Protocol, int] = getattr(tuner, table)
+        present = [n for n in dict.fromkeys(names.values()) if on.get(n, 1)]
+        kept = [n for n in present if n in selection.allowed]
+        off = [n for n in present if n not in selection.allowed]
+        shown = ", ".join(nccl_name(n) for n in kept)
+        if table == "protocols" and Protocol.LL128 in kept:
+            ll128_named = where
         if not off:
-            say(f"{where} rules out none of NCCL's {field}s")
+            say(f"{where} rules out none of the {field}s NCCL has here: no change")
             continue
-        ruled = ", ".join(v.value for v in off)
+        ruled = ", ".join(nccl_name(n) for n in off)
         prior = params.tuner_view().provenance.get(f"nccl_tuner.{table}")
         before = (
             f"; {prior.text}" if prior is not None and prior.origin != params.origins[0] else ""
         )
         overlay[table] = {
             "source": f"the log's {where} rules out {ruled}{before}",
-            "value": {v.value: 0 for v in off},
+            "value": {n.value: 0 for n in off},
         }
-        kept = ", ".join(sorted(a.value for a in selection.allowed))
-        if only is not None:
-            said = f"leaves NCCL {kept} alone: the expectation uses it"
+        if len(kept) == 1 and isinstance(kept[0], Algorithm):
+            forced = kept[0]
+            say(f"{where} leaves NCCL only {shown}: the expectation uses it", kept[0].value)
+        elif len(kept) == 1:
+            say(f"{where} leaves NCCL only {shown}: the expectation uses it", shown)
         elif not kept:
-            said = f"leaves NCCL no {field} for {collective.value}: no expectation"
+            say(f"{where} leaves NCCL no {field} for {collective.value}: no expectation")
         elif selection.listed.startswith("^"):
-            said = f"rules out {ruled}: the expectation chooses among the rest, as NCCL does"
+            say(f"{where} rules out {ruled}: the expectation chooses among the rest, as NCCL does")
         else:
-            said = f"leaves NCCL {kept}: the expectation chooses among them, as NCCL does"
-        say(f"{where} {said}", kept or None)
-    return (overlay or None), forced
+            say(
+                f"{where} leaves NCCL {shown}: the expectation chooses among them, as NCCL does",
+                shown,
+            )
+    return RunSelection(overlay or None, forced, ll128_named)
 
 
 def with_selection(params: CostParams, overlay: Mapping[str, Any] | None) -> CostParams:
