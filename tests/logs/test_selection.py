@@ -21,7 +21,7 @@ from ibcalc.logs.calibrate import calibrate
 from ibcalc.logs.check import check_run
 from ibcalc.logs.cluster import infer_spec
 from ibcalc.logs.env import LogEnvironment, scan_environment
-from ibcalc.logs.results import Assumption
+from ibcalc.logs.results import Assumption, RunCheck
 from ibcalc.logs.selection import (
     NCCL_ALGO_NAMES,
     NCCL_PROTO_NAMES,
@@ -190,6 +190,15 @@ def _sweep(name: str, first_line: str) -> Path:
     return path
 
 
+def _checked(name: str, first_line: str) -> RunCheck:
+    """nccl-check's judgement of a published sweep with ``first_line`` before its first line."""
+    path = _sweep(name, first_line)
+    text = path.read_text(encoding="utf-8")
+    (run,) = parse_log(text, source=str(path)).runs
+    env = scan_environment(text, 1, run.line_end)
+    return check_run(run, catalogue=load_catalogue(use_env=False), env=env)
+
+
 def test_quoted_and_plugin_settings_are_read() -> None:
     """A value quoted on a command line (a per-collective list must be, for its ';') and the
     NCCL_PROTO aws-ofi-nccl sets itself ('NET/OFI Setting NCCL_PROTO to "simple"', in p4d
@@ -229,14 +238,10 @@ def test_ll128_named_on_pcie_is_said_not_priced() -> None:
     """NCCL runs a protocol NCCL_PROTO names even where its default keeps it off (its
     tuning.cc skips the hardware check for a protocol the setting enables): LL128 on two PCIe
     A100s. The model does not price LL128 there, and says so."""
-    catalogue = load_catalogue(use_env=False)
-    path = _sweep(
+    check = _checked(
         "25_allreduce_1node_2xA100-PCIE-40GB_pcie.txt",
         "h:1:1 [0] NCCL INFO NCCL_PROTO set by environment to ^LL",
     )
-    (run,) = parse_log(path.read_text(encoding="utf-8"), source=str(path)).runs
-    env = scan_environment(path.read_text(encoding="utf-8"), 1, run.line_end)
-    check = check_run(run, catalogue=catalogue, env=env)
     assert {r.protocol for r in check.rows} == {"Simple"}
     assert any("leaves LL128 on by name" in n for n in check.notes)
 
@@ -245,14 +250,10 @@ def test_a_setting_an_old_release_makes_moot_is_said_to_change_nothing() -> None
     """Sweep 05 (NCCL 2.9.9, A100) with NCCL_ALGO=^NVLS: 2.9.9 has no NVLS, so nothing
     changes; the line had said it ruled out nvls and listed nvlstree and pat, which 2.9.9 lacks,
     among 'the rest'."""
-    catalogue = load_catalogue(use_env=False)
-    path = _sweep(
+    said = _checked(
         "05_allreduce_2node_16xA100-40GB_efa.txt",
         "h:1:1 [0] NCCL INFO NCCL_ALGO set by environment to ^NVLS",
-    )
-    (run,) = parse_log(path.read_text(encoding="utf-8"), source=str(path)).runs
-    env = scan_environment(path.read_text(encoding="utf-8"), 1, run.line_end)
-    said = check_run(run, catalogue=catalogue, env=env).assumptions
+    ).assumptions
     line = next(a.evidence for a in said if a.field == "algorithm")
     assert line == (
         "NCCL_ALGO=^NVLS (line 1) rules out none of the algorithms NCCL has here: no change"
