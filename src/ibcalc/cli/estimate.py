@@ -30,6 +30,8 @@ from ibcalc.cli.options import (
     FormatOpt,
     MaxBytesOpt,
     MinBytesOpt,
+    NcclAlgoOpt,
+    NcclProtoOpt,
     NcclVersionOpt,
     ProtoOpt,
     SizeOpt,
@@ -43,6 +45,7 @@ from ibcalc.cli.options import (
     params_of,
     plot_target,
     protocol_of,
+    selection_of,
 )
 from ibcalc.cli.output import run_inputs
 from ibcalc.cluster.spec import ClusterSpec
@@ -69,6 +72,8 @@ def _collective_command(collective: Collective) -> Callable[..., None]:
         cluster: ClusterSpec,
         algo: AlgoOpt = ALGO_AUTO,
         proto: ProtoOpt = PROTO_AUTO,
+        nccl_algo: NcclAlgoOpt = None,
+        nccl_proto: NcclProtoOpt = None,
         dtype: DtypeOpt = DType.FP32.value,
         catalogue: CatalogueOpt = None,
         cost_params: CostParamsOpt = None,
@@ -76,15 +81,18 @@ def _collective_command(collective: Collective) -> Callable[..., None]:
         explain: ExplainOpt = False,
         fmt: FormatOpt = FORMAT_TABLE,
     ) -> None:
+        params, left = selection_of(
+            nccl_algo, nccl_proto, collective, params_of(cost_params, nccl_version)
+        )
         result = estimate(
             catalogue_of(catalogue),
             cluster,
             collective,
             parse_size(size, what=FIELD_FLAGS["size_bytes"]),
             dtype=parse_dtype(dtype),
-            algorithm=algorithm_of(algo),
+            algorithm=algorithm_of(algo) or left,
             protocol=protocol_of(proto),
-            params=params_of(cost_params, nccl_version),
+            params=params,
         )
         render_estimate(result, fmt, names=FIELD_FLAGS, explain=explain)
 
@@ -138,6 +146,8 @@ def sweep_command(
     inter: FabricsOpt = None,
     algo: AlgoOpt = ALGO_AUTO,
     proto: ProtoOpt = PROTO_AUTO,
+    nccl_algo: NcclAlgoOpt = None,
+    nccl_proto: NcclProtoOpt = None,
     dtype: DtypeOpt = DType.FP32.value,
     catalogue: CatalogueOpt = None,
     cost_params: CostParamsOpt = None,
@@ -171,7 +181,7 @@ def sweep_command(
         # refused, a review)
         None if step is None or factor != 1 else parse_size(step, what=FIELD_FLAGS["step_bytes"]),
     )
-    params = params_of(cost_params, nccl_version)
+    params, left = selection_of(nccl_algo, nccl_proto, coll, params_of(cost_params, nccl_version))
     result = sweep_fabrics(
         catalogue_of(catalogue),
         cluster,
@@ -179,7 +189,7 @@ def sweep_command(
         sizes,
         fabrics=fabrics,
         dtype=parse_dtype(dtype),
-        algorithm=algorithm_of(algo),
+        algorithm=algorithm_of(algo) or left,
         protocol=protocol_of(proto),
         params=params,
     )

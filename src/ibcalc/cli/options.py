@@ -25,8 +25,9 @@ from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError
 from ibcalc.cluster.spec import MAX_GPUS_PER_NODE, MAX_WAN_LATENCY_S, ClusterSpec, parse_ratio
+from ibcalc.engine.params import SCHEMA as COST_PARAMS_SCHEMA
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.types import HOST_CPUS, Algorithm, DType, Protocol, algorithm_key
+from ibcalc.engine.types import HOST_CPUS, Algorithm, Collective, DType, Protocol, algorithm_key
 from ibcalc.errors import ClusterError, IbcalcError
 from ibcalc.render.console import Format
 from ibcalc.textsafe import shown
@@ -48,6 +49,8 @@ __all__ = [
     "FormatOpt",
     "MaxBytesOpt",
     "MinBytesOpt",
+    "NcclAlgoOpt",
+    "NcclProtoOpt",
     "NcclVersionOpt",
     "OutputFormat",
     "ProtoChoice",
@@ -67,6 +70,7 @@ __all__ = [
     "fabrics_of",
     "plot_target",
     "protocol_of",
+    "selection_of",
 ]
 
 R = TypeVar("R")
@@ -582,6 +586,24 @@ AlgoOpt = Annotated[
         metavar=f"<{'|'.join([AUTO, *(a.value for a in Algorithm)])}>",
     ),
 ]
+NcclAlgoOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--nccl-algo",
+        help="NCCL_ALGO as NCCL reads it: the algorithms NCCL may use (ring,tree), ^ for those "
+        "it may not (^nvls), or per collective (allreduce:tree;allgather:ring); NCCL's choice "
+        "among what is left.",
+        metavar="LIST",
+    ),
+]
+NcclProtoOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--nccl-proto",
+        help="NCCL_PROTO as NCCL reads it (simple, ^ll128 ...); NCCL's choice among what is left.",
+        metavar="LIST",
+    ),
+]
 ProtoOpt = Annotated[
     ProtoChoice, typer.Option("--proto", help="Protocol, or auto.", case_sensitive=False)
 ]
@@ -647,6 +669,36 @@ def params_of(files: Iterable[Path] | None, nccl_version: str | None = None) -> 
     from ibcalc.catalogue.releases import for_release
 
     return for_release(params, nccl_version)
+
+
+def selection_of(
+    nccl_algo: str | None, nccl_proto: str | None, collective: Collective, params: CostParams
+) -> tuple[CostParams, Algorithm | None]:
+    """``params`` with what ``--nccl-algo`` and ``--nccl-proto`` (NCCL_ALGO's and NCCL_PROTO's
+    syntax) rule out switched off in NCCL's tuner view, what they say among the estimate's
+    assumptions, and the one algorithm they leave (None: NCCL's choice among the rest). A name
+    NCCL does not list is refused (a log's is noted and ignored: it is the run's, not a typo
+    to mend)."""
+    if nccl_algo is None and nccl_proto is None:
+        return params, None
+    from ibcalc.logs.selection import select, with_selection
+
+    settings = {
+        variable: (value, f"{flag} {value}")
+        for variable, flag, value in (
+            ("NCCL_ALGO", "--nccl-algo", nccl_algo),
+            ("NCCL_PROTO", "--nccl-proto", nccl_proto),
+        )
+        if value is not None
+    }
+    selection, said = select(settings, collective, params, subject="the estimate", source="")
+    for _field, _value, text in said:
+        if text.endswith("NCCL lists; ignored"):
+            raise CliUsageError(text.removesuffix("; ignored"))
+    label = "; ".join(text for _field, _value, text in said)
+    if selection.overlay is None:
+        return params.with_overrides({"schema": COST_PARAMS_SCHEMA}, label=label), None
+    return with_selection(params, selection.overlay, label=label), selection.forced
 
 
 def plot_target(plot: Path | None, inputs: Iterable[str | Path] = ()) -> Path | None:

@@ -31,6 +31,7 @@ __all__ = [
     "Selection",
     "nccl_selection",
     "run_selection",
+    "select",
     "with_selection",
 ]
 
@@ -158,34 +159,39 @@ class RunSelection:
     ll128_named: str | None = None
 
 
-def run_selection(
-    env: LogEnvironment,
+#: (field, value, words) of what a selection says: the algorithm or protocol, what it leaves,
+#: and why.
+Said = tuple[str, str | None, str]
+
+
+def select(
+    settings: Mapping[str, tuple[str, str]],
     collective: Collective,
     params: CostParams,
-    assumptions: list[Assumption],
-) -> RunSelection:
-    """What the log's ``NCCL_ALGO`` and ``NCCL_PROTO`` rule out for ``collective``, as the
-    tuner-view entries that switch it off (:func:`with_selection` lays them over ``params``:
-    the model then chooses among the rest, as NCCL does), and the algorithm NCCL_ALGO leaves
-    alone (forced, as ``--algo`` does), each said in ``assumptions``. ``params``: whose tuner
+    *,
+    subject: str = "the expectation",
+    source: str = "the log's ",
+) -> tuple[RunSelection, list[Said]]:
+    """What ``settings`` (variable -> (its value, how to name it: ``NCCL_ALGO=^NVLS (line
+    4)``)) rule out for ``collective``, as the tuner-view entries that switch it off
+    (:func:`with_selection` lays them over ``params``: the model then chooses among the rest,
+    as NCCL does), the algorithm NCCL_ALGO leaves alone (forced, as ``--algo`` does), and what
+    is said of each (``subject``: what the model's figure is called). ``params``: whose tuner
     view a release may have narrowed already (what it lacks is neither said to be left nor
-    ruled out again). A list had been noted and not applied: a run with NCCL_PROTO=Simple was
-    expected at LL's speed at small sizes. All-to-all and send/recv are NCCL's point-to-point
-    operations, which read neither: not applied there."""
+    ruled out again). All-to-all and send/recv are NCCL's point-to-point operations, which
+    read neither: not applied there."""
     overlay: dict[str, Any] = {}
     forced: Algorithm | None = None
     ll128_named: str | None = None
+    said: list[Said] = []
     tuner = params.tuner_view().nccl_tuner
     for variable, names, table, field in _SELECTIONS:
-        fact = env.settings.get(variable)
-        if fact is None:
+        if variable not in settings:
             continue
-        where = f"{variable}={fact.value} (line {fact.line})"
+        value, where = settings[variable]
 
         def say(text: str, value: str | None = None, field: str = field) -> None:
-            assumptions.append(
-                Assumption(field=field, value=value, source="environment", evidence=text)
-            )
+            said.append((field, value, text))
 
         if collective in (Collective.ALL_TO_ALL, Collective.SEND_RECV):
             say(
@@ -193,7 +199,7 @@ def run_selection(
                 f"sends and receives, which {_P2P_REASON[variable]}"
             )
             continue
-        selection = nccl_selection(fact.value, names, collective)
+        selection = nccl_selection(value, names, collective)
         if selection.unknown:
             odd = ", ".join(selection.unknown)
             verb = "is not a name" if len(selection.unknown) == 1 else "are not names"
@@ -217,31 +223,53 @@ def run_selection(
             f"; {prior.text}" if prior is not None and prior.origin != params.origins[0] else ""
         )
         overlay[table] = {
-            "source": f"the log's {where} rules out {ruled}{before}",
+            "source": f"{source}{where} rules out {ruled}{before}",
             "value": {n.value: 0 for n in off},
         }
         if len(kept) == 1 and isinstance(kept[0], Algorithm):
             forced = kept[0]
-            say(f"{where} leaves NCCL only {shown}: the expectation uses it", kept[0].value)
+            say(f"{where} leaves NCCL only {shown}: {subject} uses it", kept[0].value)
         elif len(kept) == 1:
-            say(f"{where} leaves NCCL only {shown}: the expectation uses it", shown)
+            say(f"{where} leaves NCCL only {shown}: {subject} uses it", shown)
         elif not kept:
-            say(f"{where} leaves NCCL no {field} for {collective.value}: no expectation")
+            say(f"{where} leaves NCCL no {field} for {collective.value}: no {subject[4:]}")
         elif selection.listed.startswith("^"):
-            say(f"{where} rules out {ruled}: the expectation chooses among the rest, as NCCL does")
+            say(f"{where} rules out {ruled}: {subject} chooses among the rest, as NCCL does")
         else:
-            say(
-                f"{where} leaves NCCL {shown}: the expectation chooses among them, as NCCL does",
-                shown,
-            )
-    return RunSelection(overlay or None, forced, ll128_named)
+            say(f"{where} leaves NCCL {shown}: {subject} chooses among them, as NCCL does", shown)
+    return RunSelection(overlay or None, forced, ll128_named), said
 
 
-def with_selection(params: CostParams, overlay: Mapping[str, Any] | None) -> CostParams:
-    """``params`` with the tuner-view entries of :func:`run_selection` laid over them."""
+def run_selection(
+    env: LogEnvironment,
+    collective: Collective,
+    params: CostParams,
+    assumptions: list[Assumption],
+) -> RunSelection:
+    """:func:`select` with the log's ``NCCL_ALGO`` and ``NCCL_PROTO``, each said in
+    ``assumptions`` (from the log's environment). A list had been noted and not applied: a run
+    with NCCL_PROTO=Simple was expected at LL's speed at small sizes."""
+    settings = {
+        variable: (fact.value, f"{variable}={fact.value} (line {fact.line})")
+        for variable in ("NCCL_ALGO", "NCCL_PROTO")
+        if (fact := env.settings.get(variable)) is not None
+    }
+    selection, said = select(settings, collective, params)
+    assumptions += [
+        Assumption(field=field, value=value, source="environment", evidence=text)
+        for field, value, text in said
+    ]
+    return selection
+
+
+def with_selection(
+    params: CostParams, overlay: Mapping[str, Any] | None, label: str = "the log's NCCL settings"
+) -> CostParams:
+    """``params`` with the tuner-view entries of :func:`select` laid over them (``label``: how
+    an estimate names the change among its assumptions)."""
     if not overlay:
         return params
     return params.with_overrides(
         {"schema": COST_PARAMS_SCHEMA, "tuner_view": {"nccl_tuner": overlay}},
-        label="the log's NCCL settings",
+        label=label,
     )

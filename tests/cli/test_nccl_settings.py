@@ -1,0 +1,63 @@
+"""``--nccl-algo`` and ``--nccl-proto``: NCCL_ALGO's and NCCL_PROTO's syntax on an estimate, as
+nccl-check reads them from a log. NCCL chooses among what a setting leaves; one algorithm or
+protocol left is the one forced with ``--algo`` / ``--proto``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from typer.testing import CliRunner
+
+from ibcalc.cli import app
+
+H100_2 = ["--system", "dgx-h100", "--nodes", "2"]
+
+
+def _json(*args: str) -> Any:
+    result = CliRunner().invoke(app, [*args, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+def test_one_protocol_left_is_the_one_forced() -> None:
+    """--nccl-proto simple gives --proto simple's estimate to the bit (8 B on 2 x DGX H100:
+    NCCL's own choice there is tree/LL) and says where the choice came from."""
+    left = _json("allreduce", "--size", "8B", *H100_2, "--nccl-proto", "simple")
+    forced = _json("allreduce", "--size", "8B", *H100_2, "--proto", "simple")
+    own = _json("allreduce", "--size", "8B", *H100_2)
+    assert own["protocol"] == "LL"
+    assert left["protocol"] == "Simple"
+    assert left["time_s"] == forced["time_s"]
+    assert any("--nccl-proto simple leaves NCCL only Simple" in a for a in left["assumptions"])
+
+
+def test_an_exclusion_leaves_nccls_choice_among_the_rest() -> None:
+    """--nccl-algo ^nvls,nvlstree on 2 x DGX H100 at 1 GB: NCCL's own pick is NVLSTree; without
+    it the estimate is the pick among the rest, the same as forcing that algorithm."""
+    own = _json("allreduce", "--size", "1GB", *H100_2)
+    assert own["algorithm"] == "nvlstree"
+    rest = _json("allreduce", "--size", "1GB", *H100_2, "--nccl-algo", "^nvls,nvlstree")
+    assert rest["algorithm"] not in ("nvls", "nvlstree")
+    forced = _json("allreduce", "--size", "1GB", *H100_2, "--algo", rest["algorithm"])
+    assert rest["time_s"] == forced["time_s"]
+    assert rest["time_s"] > own["time_s"]
+
+
+def test_a_name_nccl_does_not_list_is_refused_in_one_line() -> None:
+    result = CliRunner().invoke(
+        app, ["allreduce", "--size", "8B", *H100_2, "--nccl-algo", "ring,fast"]
+    )
+    assert result.exit_code == 2
+    assert "--nccl-algo ring,fast: fast is not a name NCCL lists" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_a_sweep_takes_the_setting_at_every_size() -> None:
+    swept = _json(
+        "sweep", "allreduce", "-b", "8", "-e", "1G", "-f", "16", *H100_2, "--nccl-proto", "^LL128"
+    )
+    (fabric,) = swept  # one entry per fabric swept
+    protocols = {r["protocol"] for r in fabric["rows"]}
+    assert "LL128" not in protocols
+    assert protocols == {"LL", "Simple"}
