@@ -816,6 +816,21 @@ def test_a_fit_of_an_old_nccl_release_warns_that_its_values_may_be_the_library_s
         [read_log(SWEEPS / "13_allreduce_1node_4xH100_intranode.txt")], catalogue=catalogue
     )
     assert not any("is older than" in w for w in new.warnings)
+    # the release the fit priced the run with: --nccl-version's where it replaces the log's
+    # (the warning had named the log's 2.9.9 under --nccl-version 2.21.5, and said nothing of
+    # an old release given for a new log)
+    given_new = calibrate_log_files(
+        [read_log(SWEEPS / "05_allreduce_2node_16xA100-40GB_efa.txt")],
+        catalogue=catalogue,
+        nccl_version="2.21.5",
+    )
+    assert not any("is older than" in w for w in given_new.warnings)
+    given_old = calibrate_log_files(
+        [read_log(SWEEPS / "13_allreduce_1node_4xH100_intranode.txt")],
+        catalogue=catalogue,
+        nccl_version="2.9.9",
+    )
+    assert any(w.startswith(f"NCCL 2.9.9 is older than {first}, ") for w in given_old.warnings)
 
 
 def test_a_fit_that_leaves_a_run_s_rows_worse_says_so(

@@ -4,6 +4,7 @@ and what nccl-check and calibrate then expect of a published run that sets one."
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -210,6 +211,17 @@ def test_quoted_and_plugin_settings_are_read() -> None:
     env = scan_environment(text, 1, 2)
     assert env.setting("NCCL_ALGO") == "allreduce:ring;allgather:tree"
     assert env.setting("NCCL_PROTO") == "simple"
+    # a sentence's full stop after the quotes, srun's list of variables; a line that merely
+    # says 'Setting NCCL_X to' outside aws-ofi-nccl's output is no setting
+    odd = (
+        'x:1:1 [0] NCCL INFO NET/OFI Setting NCCL_PROTO to "simple".\n'
+        "+ srun --export=ALL,NCCL_ALGO=Ring all_reduce_perf\n"
+        "Setting NCCL_IB_HCA to mlx5_9 is not supported\n"
+    )
+    env = scan_environment(odd, 1, 3)
+    assert env.setting("NCCL_PROTO") == "simple"
+    assert env.setting("NCCL_ALGO") == "Ring"
+    assert env.setting("NCCL_IB_HCA") is None
 
 
 def test_a_setting_that_leaves_nothing_judges_nothing() -> None:
@@ -231,7 +243,34 @@ def test_a_setting_that_leaves_nothing_judges_nothing() -> None:
     assert "NCCL_PROTO=^LL,LL128,Simple (line 1) rules out LL, LL128, Simple" in out
     assert "no row of 64 MiB or more: bandwidth not judged" not in out
     assert "--min-efficiency would judge nothing" in out
-    assert out.count("no expectation for") == 1
+    assert "no expectation for the row" not in out  # one note, not one per row
+
+
+def test_a_run_with_nothing_to_judge_beside_a_judged_one_is_listed_not_passed_unsaid() -> None:
+    """Beside a judged run, one with no expectation had passed the gate unlisted and unsaid;
+    it is listed among the runs not judged, with the reason, and said on stderr, as a run that
+    could not be checked is."""
+    from typer.testing import CliRunner
+
+    from ibcalc.cli import app
+
+    path = _sweep(
+        "10_allreduce_2node_8xH100_ib.txt",
+        "h:1:1 [0] NCCL INFO NCCL_PROTO set by environment to ^LL,LL128,Simple",
+    )
+    other = SWEEPS / "11_reducescatter_2node_8xH100_ib.txt"
+    args = ["nccl-check", str(path), str(other), "--min-efficiency", "0.5"]
+    result = CliRunner().invoke(app, [*args, "--format", "json"])
+    assert result.exit_code == 0
+    gate = json.loads(result.stdout)["gate"]
+    assert gate["passed"] is True
+    (unjudged,) = gate["not_judged_runs"]
+    assert unjudged["source"] == str(path)
+    assert unjudged["reason"].startswith("no expectation for any row: no algorithm applies")
+    text = CliRunner().invoke(app, args)
+    assert "run 1 is not judged by --min-efficiency: no expectation for any row" in " ".join(
+        text.output.split()
+    )
 
 
 def test_ll128_named_on_pcie_is_said_not_priced() -> None:
@@ -243,7 +282,9 @@ def test_ll128_named_on_pcie_is_said_not_priced() -> None:
         "h:1:1 [0] NCCL INFO NCCL_PROTO set by environment to ^LL",
     )
     assert {r.protocol for r in check.rows} == {"Simple"}
-    assert any("leaves LL128 on by name" in n for n in check.notes)
+    assert any(
+        "leaves LL128 on, and NCCL, its protocols set, then runs it" in n for n in check.notes
+    )
 
 
 def test_a_setting_an_old_release_makes_moot_is_said_to_change_nothing() -> None:

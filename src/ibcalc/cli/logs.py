@@ -168,7 +168,7 @@ def nccl_check(
     output); flags and --design override it, and every inferred value is listed as an
     assumption. Exit 0; 1 when --min-efficiency fails; 2 when a file cannot be read, when a
     log contradicts --collective or --system outright (reported, with an error line), or when
-    --min-efficiency has no row of 64 MiB or more to judge.
+    --min-efficiency has no row of 64 MiB or more to judge (none, or none the model prices).
     """
     from ibcalc.facade import parse_collective, parse_dtype
     from ibcalc.logs import read_log
@@ -260,13 +260,16 @@ def nccl_check(
                 )
     errors += contradicted
     failed = _gate(checks, min_efficiency) if min_efficiency is not None else []
+    # runs the gate does not judge, with why: not checked, or no row of 64 MiB or more with an
+    # expectation (a log's NCCL_PROTO leaving no protocol the model prices had passed unsaid)
+    failing = {id(c) for c, _ in failed}
+    unjudged = {
+        id(c): why for c in checks if id(c) not in failing and (why := _not_judged(c)) is not None
+    }
     gate = None
     if min_efficiency is not None:
         # a file that could not be read passes no gate (exit 2), as a run not judged does not
-        judged = [c for c in checks if c.verdict != "not_checked"]
-        # rows of 64 MiB or more without an expectation (a log's NCCL_PROTO that leaves no
-        # protocol the model prices) judge nothing either: such a gate had passed
-        judged = judged if any(r.regime == "bandwidth" for c in judged for r in c.rows) else []
+        judged = [c for c in checks if id(c) not in unjudged]
         gate = {
             "min_efficiency": min_efficiency,
             "passed": bool(judged) and not failed and not unreadable and not contradicted,
@@ -274,9 +277,9 @@ def nccl_check(
                 {"source": c.source, "run_index": c.run_index, "reasons": why} for c, why in failed
             ],
             "not_judged_runs": [
-                {"source": c.source, "run_index": c.run_index}
+                {"source": c.source, "run_index": c.run_index, "reason": unjudged[id(c)]}
                 for c in checks
-                if c.verdict == "not_checked"
+                if id(c) in unjudged
             ],
         }
     report = render_check_report(checks, fmt, names=names, errors=errors, gate=gate)
@@ -290,11 +293,10 @@ def nccl_check(
         raise typer.Exit(2)
     if min_efficiency is not None:
         for check in checks:
-            if check.verdict == "not_checked":
-                why = check.findings[0].cause if check.findings else "not checked"
+            if id(check) in unjudged:
                 say(
                     f"note: {printable(check.source, None)} run {check.run_index + 1} is not "
-                    f"judged by --min-efficiency: {fill_fields(why, FIELD_FLAGS)}"
+                    f"judged by --min-efficiency: {fill_fields(unjudged[id(check)], FIELD_FLAGS)}"
                 )
         if all(c.verdict == "not_checked" for c in checks):
             raise CliUsageError("--min-efficiency would judge nothing: no run could be checked")
@@ -326,6 +328,19 @@ def _why_failed(row: RowCheck) -> str:
     if row.implausible:
         return f"{row.efficiency:.3g}x the expected busbw: implausibly fast"
     return f"{row.efficiency:.1%} of the expected busbw"
+
+
+def _not_judged(check: RunCheck) -> str | None:
+    """Why ``--min-efficiency`` cannot judge a run (None: it can): not checked, or no row of 64
+    MiB or more with an expectation."""
+    if check.verdict == "not_checked":
+        return check.findings[0].cause if check.findings else "not checked"
+    if any(r.regime == "bandwidth" for r in check.rows):
+        return None
+    return next(
+        (n for n in check.notes if n.startswith("no expectation for any row")),
+        "no row of 64 MiB or more has an expectation",
+    )
 
 
 def _gate(checks: list[RunCheck], min_efficiency: float) -> list[tuple[RunCheck, list[str]]]:

@@ -693,8 +693,8 @@ def selection_of(
     }
     selection, said = select(settings, collective, params, subject="the estimate", source="")
     for _field, _value, text in said:
-        if text.endswith("NCCL lists; ignored"):
-            raise CliUsageError(text.removesuffix("; ignored"))
+        if text.endswith("NCCL lists"):
+            raise CliUsageError(text)
     label = "; ".join(text for _field, _value, text in said)
     if selection.overlay is None:
         return params.with_overrides({"schema": COST_PARAMS_SCHEMA}, label=label), None

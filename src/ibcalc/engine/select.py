@@ -130,10 +130,12 @@ def refuse(
         everything = [c.timing for c in plan.scored(1024.0)]
     collective = plan.collective
     if algorithm is None and protocol is not None:
-        what, proto = f"protocol {protocol.value}", ""
+        head = f"protocol {protocol.value} does not apply"
+    elif algorithm is None:
+        head = "no algorithm applies"
     else:
-        what = algorithm.value if algorithm is not None else "any algorithm"
         proto = f" with protocol {protocol.value}" if protocol is not None else ""
+        head = f"{algorithm.value}{proto} does not apply"
     usable = sorted({c.algorithm.value for c in everything})
     if algorithm is None and protocol is not None:  # a protocol alone: name the protocols
         usable = [p.value for p in Protocol if any(c.protocol is p for c in everything)]
@@ -148,7 +150,14 @@ def refuse(
         # every protocol the hardware has is switched off (a log's NCCL_PROTO, an override):
         # 'not defined for all_reduce' had been given as the reason
         reason = plan.tuner.provenance["nccl_tuner.protocols"].text
-    elif algorithm is None and not any(enabled.algorithms.get(a, 1) for a in NCCL_ALGORITHMS):
+    elif (
+        algorithm is None
+        and not any(c.algorithm in NCCL_ALGORITHMS for c in everything)
+        and not all(enabled.algorithms.values())
+    ):
+        # NCCL's choice has nothing left where a release or a log's NCCL_ALGO switched its
+        # algorithms off: the switch's source is the reason ('not defined for all_reduce' had
+        # been given)
         reason = plan.tuner.provenance["nccl_tuner.algorithms"].text
     else:
         reason = _why_not(
@@ -161,7 +170,7 @@ def refuse(
             params=plan.params,
         )
     raise AlgorithmNotApplicableError(
-        f"{what}{proto} does not apply to {collective.value} on this cluster "
+        f"{head} to {collective.value} on this cluster "
         f"({reason}); applicable: {', '.join(usable) or 'none'}"
     )
 

@@ -282,9 +282,9 @@ def check_run(
     )
     if selection.ll128_named is not None and not cluster.topology.ll128_allowed:
         notes.append(
-            f"{selection.ll128_named} leaves LL128 on by name, and NCCL then runs it even where "
-            "its default keeps it off, as here (NCCL warns of data corruption there); the model "
-            "does not price LL128 on this hardware, so the expectation leaves it out"
+            f"{selection.ll128_named} leaves LL128 on, and NCCL, its protocols set, then runs it "
+            "even where its default keeps it off, as here (NCCL warns of data corruption there); "
+            "the model does not price LL128 on this hardware, so the expectation leaves it out"
         )
     missing = [row for row, est in zip(rows_in, ests, strict=True) if est is None]
     if missing and len(missing) == len(rows_in):

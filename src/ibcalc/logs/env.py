@@ -54,9 +54,9 @@ _CHANNEL_NET = re.compile(r"via NET/([^/\s]+(?: [^/\s]+)*)/(\d+)(?:\(\d+\))?(/GD
 #: the value runs to the next space: NCCL_ALGO=Ring,Tree is a list, and ^NVLS an exclusion
 _SET_BY_ENV = re.compile(r"\b(NCCL_[A-Z0-9_]+) set by environment to (\S+)")
 #: a plugin setting a variable for NCCL: aws-ofi-nccl's 'NET/OFI Setting NCCL_PROTO to "simple"'
-_PLUGIN_SETS = re.compile(r"\bSetting (NCCL_[A-Z0-9_]+)(?: environment variable)? to (\S+)")
+_PLUGIN_SETS = re.compile(r"NET/OFI Setting (NCCL_[A-Z0-9_]+)(?: environment variable)? to (\S+)")
 #: a quoted value is read whole, as the shell passes it (NCCL_ALGO="allreduce:ring;allgather:ring")
-_ASSIGNMENT = re.compile(r"(?:^|[\s\"'])(NCCL_[A-Z0-9_]+)=(\"[^\"]*\"|'[^']*'|[^\s\"']+)")
+_ASSIGNMENT = re.compile(r"(?:^|[\s\"',])(NCCL_[A-Z0-9_]+)=(\"[^\"]*\"|'[^']*'|[^\s\"']+)")
 _NVLS_UNAVAILABLE = re.compile(r"NVLS multicast support is not available")
 _GDR_STATE = re.compile(r"GPU Direct RDMA (Enabled|Disabled)")
 _MNNVL = re.compile(r"\bnNodes \d+ localRanks \d+ localRank \d+ MNNVL ([01])\b")
@@ -279,7 +279,7 @@ def scan_environment(
                 *_PLUGIN_SETS.finditer(line),
                 *_ASSIGNMENT.finditer(line),
             ):
-                value = m.group(2)[:120].strip("\"'").rstrip(".,;")
+                value = m.group(2)[:120].rstrip(".,;").strip("\"'").rstrip(".,;")
                 settings.setdefault(m.group(1), EnvFact(value=value, line=lineno))
     gdr: bool | None = None
     gdr_line: int | None = None

@@ -140,7 +140,7 @@ _SELECTIONS: tuple[tuple[str, Mapping[str, Algorithm | Protocol], str, str], ...
 )
 #: Why neither setting is applied to the point-to-point collectives.
 _P2P_REASON = {
-    "NCCL_ALGO": "choose no collective algorithm",
+    "NCCL_ALGO": "which choose no collective algorithm",
     "NCCL_PROTO": "whose protocol the model chooses by size, as NCCL does for them",
 }
 
@@ -196,14 +196,14 @@ def select(
         if collective in (Collective.ALL_TO_ALL, Collective.SEND_RECV):
             say(
                 f"{where} is not applied: {collective.value} is made of NCCL's point-to-point "
-                f"sends and receives, which {_P2P_REASON[variable]}"
+                f"sends and receives, {_P2P_REASON[variable]}"
             )
             continue
         selection = nccl_selection(value, names, collective)
         if selection.unknown:
             odd = ", ".join(selection.unknown)
             verb = "is not a name" if len(selection.unknown) == 1 else "are not names"
-            say(f"{where}: {odd} {verb} NCCL lists; ignored")
+            say(f"{where}: {odd} {verb} NCCL lists")
         if selection.allowed is None:
             say(f"{where} gives no list for {collective.value}: NCCL's own choice")
             continue
