@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -173,6 +174,14 @@ def test_calibrate_fits_a_run_with_the_protocols_it_was_limited_to() -> None:
     _, plain_run, plain_env = _sweep_10(None)
     plain = calibrate([plain_run], sources=["s10"], envs=[plain_env])
     assert result.rms_before > 2 * plain.rms_before
+    # the override's header says how the run was priced
+    from ibcalc.logs.calibrate import write_override
+
+    (written, *_) = write_override(result, Path(tempfile.mkdtemp()) / "c.yaml")
+    header = written.read_text(encoding="utf-8")
+    assert "# priced with: " in header
+    assert "NCCL_PROTO=Simple (line" in header
+    assert "tuner_constants = 2.22.3" in header
 
 
 def test_unknown_collective_prefixes_are_said() -> None:
@@ -183,8 +192,6 @@ def test_unknown_collective_prefixes_are_said() -> None:
 
 def _sweep(name: str, first_line: str) -> Path:
     """A copy of a published sweep with ``first_line`` before its first line."""
-    import tempfile
-
     text = (SWEEPS / name).read_text(encoding="utf-8")
     path = Path(tempfile.mkdtemp()) / name
     path.write_text(first_line + "\n" + text, encoding="utf-8")

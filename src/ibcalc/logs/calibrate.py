@@ -2220,6 +2220,13 @@ def _header(kind: str, calibration: Calibration, use: str) -> str:
         "written",
     ]
     lines += [f"# warning: {w}" for w in calibration.warnings]
+    # how NCCL's choice was priced (the release's tuner constants, the log's NCCL_ALGO and
+    # NCCL_PROTO): the fitted values hold for runs priced the same way
+    lines += [
+        f"# priced with: {a}"
+        for a in calibration.assumptions
+        if any(k in a for k in ("tuner_constants = ", "NCCL_ALGO=", "NCCL_PROTO="))
+    ]
     for p in calibration.parameters:
         pm = _pm(p)
         what = verdict_text(p)
