@@ -61,3 +61,33 @@ def test_a_sweep_takes_the_setting_at_every_size() -> None:
     protocols = {r["protocol"] for r in fabric["rows"]}
     assert "LL128" not in protocols
     assert protocols == {"LL", "Simple"}
+
+
+def test_the_choice_a_setting_leaves_is_not_said_to_be_forced() -> None:
+    """--nccl-algo ring had been passed on as a forced algorithm: the notes said '(--algo
+    forced)' of a choice the user never forced."""
+    result = CliRunner().invoke(
+        app, ["allreduce", "--size", "1MiB", *H100_2, "--nccl-algo", "ring"]
+    )
+    assert result.exit_code == 0
+    out = " ".join(result.output.split())
+    assert "--algo forced" not in out
+    assert "--nccl-algo ring leaves NCCL only Ring" in out
+    assert "algorithm ring /" in out
+
+
+def test_ll128_left_on_where_the_model_does_not_price_it_is_said() -> None:
+    """Two PCIe A100s: NCCL, its protocols set, runs LL128 there; the model does not price it.
+    --nccl-proto ll128 had been refused as if LL and Simple were the reason alone."""
+    result = CliRunner().invoke(
+        app, ["allreduce", "--size", "64MiB", "--system", "a100-pcie-pair", "--nccl-proto", "ll128"]
+    )
+    assert result.exit_code == 2
+    assert "LL128, left on, is priced only where NCCL's default allows it" in result.output
+    result = CliRunner().invoke(
+        app, ["allreduce", "--size", "64MiB", "--system", "a100-pcie-pair", "--nccl-proto", "^ll"]
+    )
+    assert result.exit_code == 0
+    assert "the model prices LL128 only where NCCL's default allows it" in " ".join(
+        result.output.split()
+    )

@@ -81,7 +81,7 @@ def _collective_command(collective: Collective) -> Callable[..., None]:
         explain: ExplainOpt = False,
         fmt: FormatOpt = FORMAT_TABLE,
     ) -> None:
-        params, left = selection_of(
+        params = selection_of(
             nccl_algo, nccl_proto, collective, params_of(cost_params, nccl_version)
         )
         result = estimate(
@@ -90,7 +90,7 @@ def _collective_command(collective: Collective) -> Callable[..., None]:
             collective,
             parse_size(size, what=FIELD_FLAGS["size_bytes"]),
             dtype=parse_dtype(dtype),
-            algorithm=algorithm_of(algo) or left,
+            algorithm=algorithm_of(algo),
             protocol=protocol_of(proto),
             params=params,
         )
@@ -181,7 +181,7 @@ def sweep_command(
         # refused, a review)
         None if step is None or factor != 1 else parse_size(step, what=FIELD_FLAGS["step_bytes"]),
     )
-    params, left = selection_of(nccl_algo, nccl_proto, coll, params_of(cost_params, nccl_version))
+    params = selection_of(nccl_algo, nccl_proto, coll, params_of(cost_params, nccl_version))
     result = sweep_fabrics(
         catalogue_of(catalogue),
         cluster,
@@ -189,7 +189,7 @@ def sweep_command(
         sizes,
         fabrics=fabrics,
         dtype=parse_dtype(dtype),
-        algorithm=algorithm_of(algo) or left,
+        algorithm=algorithm_of(algo),
         protocol=protocol_of(proto),
         params=params,
     )

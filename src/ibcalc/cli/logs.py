@@ -338,7 +338,11 @@ def _not_judged(check: RunCheck) -> str | None:
     if any(r.regime == "bandwidth" for r in check.rows):
         return None
     return next(
-        (n for n in check.notes if n.startswith("no expectation for any row")),
+        (
+            n
+            for n in check.notes
+            if n.startswith(("no expectation for any row", "no row of 64 MiB or more"))
+        ),
         "no row of 64 MiB or more has an expectation",
     )
 

@@ -673,14 +673,14 @@ def params_of(files: Iterable[Path] | None, nccl_version: str | None = None) -> 
 
 def selection_of(
     nccl_algo: str | None, nccl_proto: str | None, collective: Collective, params: CostParams
-) -> tuple[CostParams, Algorithm | None]:
+) -> CostParams:
     """``params`` with what ``--nccl-algo`` and ``--nccl-proto`` (NCCL_ALGO's and NCCL_PROTO's
-    syntax) rule out switched off in NCCL's tuner view, what they say among the estimate's
-    assumptions, and the one algorithm they leave (None: NCCL's choice among the rest). A name
-    NCCL does not list is refused (a log's is noted and ignored: it is the run's, not a typo
-    to mend)."""
+    syntax) rule out switched off in NCCL's tuner view, and what they say among the estimate's
+    assumptions: NCCL's choice is then among the rest (one left is NCCL's choice, not a forced
+    one: ``--algo`` may still force a what-if). A name NCCL does not list is refused (a log's
+    is noted: it is the run's, not a typo to mend)."""
     if nccl_algo is None and nccl_proto is None:
-        return params, None
+        return params
     from ibcalc.logs.selection import select, with_selection
 
     settings = {
@@ -691,14 +691,20 @@ def selection_of(
         )
         if value is not None
     }
-    selection, said = select(settings, collective, params, subject="the estimate", source="")
+    selection, said = select(settings, collective, params, subject=None, source="")
     for _field, _value, text in said:
         if text.endswith("NCCL lists"):
             raise CliUsageError(text)
     label = "; ".join(text for _field, _value, text in said)
+    if selection.ll128_named is not None:
+        label += (
+            f"; with NCCL_PROTO set NCCL runs LL128, which {selection.ll128_named} leaves on, "
+            "even where its default keeps it off (PCIe, networks other than verbs); the model "
+            "prices LL128 only where NCCL's default allows it"
+        )
     if selection.overlay is None:
-        return params.with_overrides({"schema": COST_PARAMS_SCHEMA}, label=label), None
-    return with_selection(params, selection.overlay, label=label), selection.forced
+        return params.with_overrides({"schema": COST_PARAMS_SCHEMA}, label=label)
+    return with_selection(params, selection.overlay, label=label)
 
 
 def plot_target(plot: Path | None, inputs: Iterable[str | Path] = ()) -> Path | None:

@@ -146,10 +146,19 @@ def refuse(
         reason = plan.tuner.provenance["nccl_tuner.algorithms"].text
     elif protocol is not None and not enabled.protocols.get(protocol, 1):
         reason = plan.tuner.provenance["nccl_tuner.protocols"].text
-    elif not any(enabled.protocols.get(p, 1) for p in protocols_for(plan.topo)):
+    elif not any(enabled.protocols.get(p, 1) for p in protocols_for(plan.topo)) and (
+        algorithm is None or applies_but_for_dtype(algorithm, collective, plan.topo, plan.params)
+    ):
         # every protocol the hardware has is switched off (a log's NCCL_PROTO, an override):
         # 'not defined for all_reduce' had been given as the reason
         reason = plan.tuner.provenance["nccl_tuner.protocols"].text
+        if enabled.protocols.get(Protocol.LL128, 1) and Protocol.LL128 not in protocols_for(
+            plan.topo
+        ):
+            reason += (
+                "; LL128, left on, is priced only where NCCL's default allows it, not on this "
+                "cluster's paths"
+            )
     elif (
         algorithm is None
         and not any(c.algorithm in NCCL_ALGORITHMS for c in everything)

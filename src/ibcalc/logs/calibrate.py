@@ -2226,6 +2226,8 @@ def _header(kind: str, calibration: Calibration, use: str) -> str:
         f"# priced with: {a}"
         for a in calibration.assumptions
         if any(k in a for k in ("tuner_constants = ", "NCCL_ALGO=", "NCCL_PROTO="))
+        # a setting that changed nothing priced nothing
+        and not any(k in a for k in ("is not applied", "no change", "gives no list"))
     ]
     for p in calibration.parameters:
         pm = _pm(p)

@@ -169,14 +169,15 @@ def select(
     collective: Collective,
     params: CostParams,
     *,
-    subject: str = "the expectation",
+    subject: str | None = "the expectation",
     source: str = "the log's ",
 ) -> tuple[RunSelection, list[Said]]:
     """What ``settings`` (variable -> (its value, how to name it: ``NCCL_ALGO=^NVLS (line
     4)``)) rule out for ``collective``, as the tuner-view entries that switch it off
     (:func:`with_selection` lays them over ``params``: the model then chooses among the rest,
     as NCCL does), the algorithm NCCL_ALGO leaves alone (forced, as ``--algo`` does), and what
-    is said of each (``subject``: what the model's figure is called). ``params``: whose tuner
+    is said of each (``subject``: what the model's figure is called; None: NCCL's choice is
+    said, not the figure's, where an option may force another algorithm). ``params``: whose tuner
     view a release may have narrowed already (what it lacks is neither said to be left nor
     ruled out again). All-to-all and send/recv are NCCL's point-to-point operations, which
     read neither: not applied there."""
@@ -226,17 +227,24 @@ def select(
             "source": f"{source}{where} rules out {ruled}{before}",
             "value": {n.value: 0 for n in off},
         }
+        uses = f": {subject} uses it" if subject is not None else ""
+        chooses = (
+            f"{subject} chooses among the {{}}, as NCCL does"
+            if subject is not None
+            else "NCCL chooses among the {}"
+        )
         if len(kept) == 1 and isinstance(kept[0], Algorithm):
             forced = kept[0]
-            say(f"{where} leaves NCCL only {shown}: {subject} uses it", kept[0].value)
+            say(f"{where} leaves NCCL only {shown}{uses}", kept[0].value)
         elif len(kept) == 1:
-            say(f"{where} leaves NCCL only {shown}: {subject} uses it", shown)
+            say(f"{where} leaves NCCL only {shown}{uses}", shown)
         elif not kept:
-            say(f"{where} leaves NCCL no {field} for {collective.value}: no {subject[4:]}")
+            nothing = f": no {subject.removeprefix('the ')}" if subject is not None else ""
+            say(f"{where} leaves NCCL no {field} for {collective.value}{nothing}")
         elif selection.listed.startswith("^"):
-            say(f"{where} rules out {ruled}: {subject} chooses among the rest, as NCCL does")
+            say(f"{where} rules out {ruled}: {chooses.format('rest')}")
         else:
-            say(f"{where} leaves NCCL {shown}: {subject} chooses among them, as NCCL does", shown)
+            say(f"{where} leaves NCCL {shown}: {chooses.format('ones left')}", shown)
     return RunSelection(overlay or None, forced, ll128_named), said
 
 
