@@ -379,9 +379,17 @@ def _sharp_what_if(
             reduces = dtype_allows(
                 Algorithm.COLLNET_DIRECT, plan.collective, plan.dtype, topo.domains
             )
+            enabled = plan.tuner.nccl_tuner
+            switched = [a for a in SHARP_ALGORITHMS if not enabled.algorithms.get(a, 1)]
             why = (
                 f"SHARP does not reduce {plan.dtype.value}"
                 if not reduces
+                # the settings' words where they switched SHARP's algorithms or its protocol
+                # off: the cluster had been blamed for --nccl-algo ^collnetdirect,... (a review)
+                else plan.tuner.provenance["nccl_tuner.algorithms"].text
+                if len(switched) == len(SHARP_ALGORITHMS)
+                else plan.tuner.provenance["nccl_tuner.protocols"].text + ", and SHARP runs Simple"
+                if not enabled.protocols.get(Protocol.SIMPLE, 1)
                 else "no SHARP algorithm applies to this cluster (CollNet takes at most "
                 f"{plan.params.nccl_tuner.collnet_max_local_ranks} GPUs per scale-up domain; NVLS "
                 "across nodes needs NVLS inside them)"

@@ -91,3 +91,26 @@ def test_ll128_left_on_where_the_model_does_not_price_it_is_said() -> None:
     assert "the model prices LL128 only where NCCL's default allows it" in " ".join(
         result.output.split()
     )
+
+
+def test_the_sharp_what_if_names_the_setting_that_rules_sharp_out() -> None:
+    """With SHARP's algorithms or its protocol ruled out by a setting, the --sharp hint had
+    blamed the cluster ('CollNet takes at most 8 GPUs ...') on 2 x DGX H100, whose 8-GPU nodes
+    and NVLS run SHARP without the setting."""
+    algo = CliRunner().invoke(
+        app,
+        [
+            "allreduce",
+            "--size",
+            "1GB",
+            *H100_2,
+            "--nccl-algo",
+            "^nvls,nvlstree,collnetdirect,collnetchain",
+        ],
+    )
+    out = " ".join(algo.output.split())
+    assert "--sharp would not change this all-reduce: --nccl-algo ^nvls" in out
+    assert "CollNet takes at most" not in out
+    proto = CliRunner().invoke(app, ["allreduce", "--size", "8B", *H100_2, "--nccl-proto", "ll"])
+    out = " ".join(proto.output.split())
+    assert "--nccl-proto ll rules out LL128, Simple, and SHARP runs Simple" in out
