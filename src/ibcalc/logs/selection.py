@@ -6,10 +6,11 @@ protocols (``LL``, ``LL128``, ``Simple``) NCCL may use, in any case; a list that
 ``^`` names those it may not use instead. Newer releases also take a list per collective,
 ``allreduce:tree,ring;allgather:ring``: a collective the setting does not name keeps every one.
 
-:func:`nccl_selection` reads one setting for one collective. nccl-check lays what it rules out
-over the tuner view (``nccl_tuner.algorithms``, ``nccl_tuner.protocols``: the model then
-chooses among what is left, as NCCL does), or forces the one algorithm it leaves. A pure
-function of the text: no I/O.
+:func:`nccl_selection` reads one setting for one collective; :func:`select` turns settings into
+the tuner-view entries that switch off what they rule out (``nccl_tuner.algorithms``,
+``nccl_tuner.protocols``: the model then chooses among what is left, as NCCL does) and the words
+that say so, for nccl-check and calibrate (:func:`run_selection`, a log's settings) and for
+estimates (``--nccl-algo``, ``--nccl-proto``). Pure functions: no I/O.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ class Selection(Generic[_T]):
 
     ``allowed``: the algorithms or protocols NCCL may use (``None``: the setting does not bear
     on this collective); ``listed``: the list that applies, as the log gives it; ``unknown``:
-    names in it, or collectives in its prefixes, NCCL's lists have not (ignored)."""
+    names in it, or collectives in its prefixes, NCCL's lists have not (matching nothing)."""
 
     allowed: frozenset[_T] | None
     listed: str
@@ -150,9 +151,10 @@ class RunSelection:
     """What a run's ``NCCL_ALGO`` and ``NCCL_PROTO`` leave NCCL (:func:`run_selection`).
 
     ``overlay``: the tuner-view entries that switch off what they rule out (None: nothing);
-    ``forced``: the one algorithm NCCL_ALGO leaves; ``ll128_named``: NCCL_PROTO leaves LL128
-    on by name, which NCCL then runs even where its own default keeps it off (its tuning.cc
-    skips the hardware check for a protocol the setting enables)."""
+    ``forced``: the one algorithm NCCL_ALGO leaves (nccl-check expects that algorithm's
+    figures); ``ll128_named``: how the NCCL_PROTO that leaves LL128 on is named, which NCCL then
+    runs even where its own default keeps it off (its tuning.cc skips the hardware check for a
+    protocol the setting enables)."""
 
     overlay: dict[str, Any] | None = None
     forced: Algorithm | None = None
@@ -175,12 +177,12 @@ def select(
     """What ``settings`` (variable -> (its value, how to name it: ``NCCL_ALGO=^NVLS (line
     4)``)) rule out for ``collective``, as the tuner-view entries that switch it off
     (:func:`with_selection` lays them over ``params``: the model then chooses among the rest,
-    as NCCL does), the algorithm NCCL_ALGO leaves alone (forced, as ``--algo`` does), and what
-    is said of each (``subject``: what the model's figure is called; None: NCCL's choice is
-    said, not the figure's, where an option may force another algorithm). ``params``: whose tuner
-    view a release may have narrowed already (what it lacks is neither said to be left nor
-    ruled out again). All-to-all and send/recv are NCCL's point-to-point operations, which
-    read neither: not applied there."""
+    as NCCL does), the one algorithm NCCL_ALGO leaves, and what is said of each (``subject``:
+    what the model's figure is called; None: NCCL's choice is said, not the figure's, where an
+    option may force another algorithm). ``params``: whose tuner view a release may have
+    narrowed already (what it lacks is neither said to be left nor ruled out again).
+    All-to-all and send/recv are NCCL's point-to-point operations, which read neither: not
+    applied there."""
     overlay: dict[str, Any] = {}
     forced: Algorithm | None = None
     ll128_named: str | None = None
