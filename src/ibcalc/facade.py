@@ -387,8 +387,8 @@ def _sharp_what_if(
                 # the settings' words where they switched SHARP's algorithms or its protocol
                 # off: the cluster had been blamed for --nccl-algo ^collnetdirect,... (a review)
                 else plan.tuner.provenance["nccl_tuner.algorithms"].text
-                if len(switched) == len(SHARP_ALGORITHMS)
-                else plan.tuner.provenance["nccl_tuner.protocols"].text + ", and SHARP runs Simple"
+                if switched
+                else plan.tuner.provenance["nccl_tuner.protocols"].text + "; SHARP runs Simple"
                 if not enabled.protocols.get(Protocol.SIMPLE, 1)
                 else "no SHARP algorithm applies to this cluster (CollNet takes at most "
                 f"{plan.params.nccl_tuner.collnet_max_local_ranks} GPUs per scale-up domain; NVLS "

@@ -1,6 +1,6 @@
 """``--nccl-algo`` and ``--nccl-proto``: NCCL_ALGO's and NCCL_PROTO's syntax on an estimate, as
 nccl-check reads them from a log. NCCL chooses among what a setting leaves; one algorithm or
-protocol left is the one forced with ``--algo`` / ``--proto``."""
+protocol left gives what forcing it with ``--algo`` / ``--proto`` gives."""
 
 from __future__ import annotations
 
@@ -113,4 +113,36 @@ def test_the_sharp_what_if_names_the_setting_that_rules_sharp_out() -> None:
     assert "CollNet takes at most" not in out
     proto = CliRunner().invoke(app, ["allreduce", "--size", "8B", *H100_2, "--nccl-proto", "ll"])
     out = " ".join(proto.output.split())
-    assert "--nccl-proto ll rules out LL128, Simple, and SHARP runs Simple" in out
+    assert "--nccl-proto ll rules out LL128, Simple; SHARP runs Simple" in out
+
+
+def test_the_ll128_note_is_for_hardware_where_the_model_does_not_price_it() -> None:
+    """The note had been added on every system (DGX H100 too, where LL128 is priced and
+    chosen)."""
+    nvlink = CliRunner().invoke(
+        app, ["allreduce", "--size", "1MiB", *H100_2, "--nccl-proto", "^ll"]
+    )
+    assert nvlink.exit_code == 0
+    assert "leaves on, even where its default keeps it off" not in " ".join(nvlink.output.split())
+
+
+def test_the_one_algorithm_a_setting_leaves_is_refused_with_its_own_reason() -> None:
+    """--nccl-algo collnetdirect without --sharp: the refusal had named only the algorithms
+    the setting rules out, not why CollNet does not apply."""
+    args = ["allreduce", "--size", "1GB", *H100_2, "--nccl-algo", "collnetdirect"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    out = " ".join(result.output.split())
+    assert "--nccl-algo collnetdirect rules out Ring, Tree" in out
+    assert "collnet: CollNet needs IB SHARP, turned on with --sharp" in out
+
+
+def test_the_sharp_hint_names_the_setting_on_nodes_without_nvls() -> None:
+    """4 x DGX A100 with CollNet ruled out: the hint had said 'CollNet takes at most 8 GPUs
+    per scale-up domain' of 8-GPU nodes (NVLS, never available on A100, had kept the
+    setting from being named)."""
+    args = ["allreduce", "--size", "1GB", "--system", "dgx-a100", "--nodes", "4"]
+    result = CliRunner().invoke(app, [*args, "--nccl-algo", "^collnetdirect,collnetchain"])
+    out = " ".join(result.output.split())
+    assert "--sharp would not change this all-reduce: --nccl-algo ^collnetdirect" in out
+    assert "CollNet takes at most" not in out

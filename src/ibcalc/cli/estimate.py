@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli.app import collective_help
 from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError, guard, say
 from ibcalc.cli.options import (
@@ -50,6 +51,7 @@ from ibcalc.cli.options import (
 from ibcalc.cli.output import run_inputs
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import Collective, DType
+from ibcalc.errors import IbcalcError
 from ibcalc.facade import estimate, parse_collective, parse_dtype
 from ibcalc.render.console import Format, render_estimate, render_sweep, sweep_notes
 from ibcalc.textsafe import printable
@@ -59,6 +61,17 @@ if TYPE_CHECKING:
     from ibcalc.sweep import SweepResult
 
 __all__ = ["register"]
+
+
+def ll128_priced(catalogue: Catalogue, clusters: list[ClusterSpec]) -> bool:
+    """Whether the model prices LL128 on every one of ``clusters`` (NCCL's default allows it
+    there); a cluster that does not resolve is left to the estimate's own refusal."""
+    from ibcalc.cluster.resolve import resolve_cluster
+
+    try:
+        return all(resolve_cluster(catalogue, c).topology.ll128_allowed for c in clusters)
+    except IbcalcError:
+        return True
 
 
 def _collective_command(collective: Collective) -> Callable[..., None]:
@@ -81,11 +94,16 @@ def _collective_command(collective: Collective) -> Callable[..., None]:
         explain: ExplainOpt = False,
         fmt: FormatOpt = FORMAT_TABLE,
     ) -> None:
+        cat = catalogue_of(catalogue)
         params = selection_of(
-            nccl_algo, nccl_proto, collective, params_of(cost_params, nccl_version)
+            nccl_algo,
+            nccl_proto,
+            collective,
+            params_of(cost_params, nccl_version),
+            ll128_priced=lambda: ll128_priced(cat, [cluster]),
         )
         result = estimate(
-            catalogue_of(catalogue),
+            cat,
             cluster,
             collective,
             parse_size(size, what=FIELD_FLAGS["size_bytes"]),
@@ -181,9 +199,18 @@ def sweep_command(
         # refused, a review)
         None if step is None or factor != 1 else parse_size(step, what=FIELD_FLAGS["step_bytes"]),
     )
-    params = selection_of(nccl_algo, nccl_proto, coll, params_of(cost_params, nccl_version))
+    cat = catalogue_of(catalogue)
+    params = selection_of(
+        nccl_algo,
+        nccl_proto,
+        coll,
+        params_of(cost_params, nccl_version),
+        ll128_priced=lambda: ll128_priced(
+            cat, [cluster] if not fabrics else [cluster.replace(inter=f) for f in fabrics]
+        ),
+    )
     result = sweep_fabrics(
-        catalogue_of(catalogue),
+        cat,
         cluster,
         coll,
         sizes,

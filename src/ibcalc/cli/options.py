@@ -672,13 +672,19 @@ def params_of(files: Iterable[Path] | None, nccl_version: str | None = None) -> 
 
 
 def selection_of(
-    nccl_algo: str | None, nccl_proto: str | None, collective: Collective, params: CostParams
+    nccl_algo: str | None,
+    nccl_proto: str | None,
+    collective: Collective,
+    params: CostParams,
+    ll128_priced: Callable[[], bool] = lambda: True,
 ) -> CostParams:
     """``params`` with what ``--nccl-algo`` and ``--nccl-proto`` (NCCL_ALGO's and NCCL_PROTO's
     syntax) rule out switched off in NCCL's tuner view, and what they say among the estimate's
     assumptions: NCCL's choice is then among the rest (one left is NCCL's choice, not a forced
     one: ``--algo`` may still force a what-if). A name NCCL does not list is refused (a log's
-    is noted: it is the run's, not a typo to mend)."""
+    is noted: it is the run's, not a typo to mend). ``ll128_priced``: whether the model prices
+    LL128 on the cluster, asked where the setting leaves LL128 on (NCCL then may choose it even
+    where its default keeps it off)."""
     if nccl_algo is None and nccl_proto is None:
         return params
     from ibcalc.logs.selection import select, with_selection
@@ -696,11 +702,11 @@ def selection_of(
         if text.endswith("NCCL lists"):
             raise CliUsageError(text)
     label = "; ".join(text for _field, _value, text in said)
-    if selection.ll128_named is not None:
+    if selection.ll128_named is not None and not ll128_priced():
         label += (
-            f"; with NCCL_PROTO set NCCL runs LL128, which {selection.ll128_named} leaves on, "
-            "even where its default keeps it off (PCIe, networks other than verbs); the model "
-            "prices LL128 only where NCCL's default allows it"
+            f"; NCCL, its protocols set, may choose LL128, which {selection.ll128_named} leaves "
+            "on, even where its default keeps it off, as here (PCIe, networks other than verbs); "
+            "the model prices LL128 only where NCCL's default allows it"
         )
     if selection.overlay is None:
         return params.with_overrides({"schema": COST_PARAMS_SCHEMA}, label=label)

@@ -166,8 +166,20 @@ def refuse(
     ):
         # NCCL's choice has nothing left where a release or a log's NCCL_ALGO switched its
         # algorithms off: the switch's source is the reason ('not defined for all_reduce' had
-        # been given)
+        # been given), and where it leaves one algorithm, why that one does not apply
         reason = plan.tuner.provenance["nccl_tuner.algorithms"].text
+        left = [a for a, on in enabled.algorithms.items() if on and a is not Algorithm.PXN]
+        if len(left) == 1:
+            why = _why_not(
+                left[0],
+                protocol,
+                collective=collective,
+                topo=plan.topo,
+                dtype=plan.dtype,
+                everything=everything,
+                params=plan.params,
+            )
+            reason += f"; {left[0].value}: {why}"
     else:
         reason = _why_not(
             algorithm,
