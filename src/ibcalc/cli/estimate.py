@@ -63,7 +63,7 @@ if TYPE_CHECKING:
 __all__ = ["register"]
 
 
-def ll128_priced(catalogue: Catalogue, clusters: list[ClusterSpec]) -> bool:
+def _prices_ll128(catalogue: Catalogue, clusters: list[ClusterSpec]) -> bool:
     """Whether the model prices LL128 on every one of ``clusters`` (NCCL's default allows it
     there); a cluster that does not resolve is left to the estimate's own refusal."""
     from ibcalc.cluster.resolve import resolve_cluster
@@ -100,7 +100,7 @@ def _collective_command(collective: Collective) -> Callable[..., None]:
             nccl_proto,
             collective,
             params_of(cost_params, nccl_version),
-            ll128_priced=lambda: ll128_priced(cat, [cluster]),
+            ll128_priced=lambda: _prices_ll128(cat, [cluster]),
         )
         result = estimate(
             cat,
@@ -205,7 +205,7 @@ def sweep_command(
         nccl_proto,
         coll,
         params_of(cost_params, nccl_version),
-        ll128_priced=lambda: ll128_priced(
+        ll128_priced=lambda: _prices_ll128(
             cat, [cluster] if not fabrics else [cluster.replace(inter=f) for f in fabrics]
         ),
     )

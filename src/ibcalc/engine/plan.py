@@ -263,6 +263,8 @@ class Plan:
             and collective in REDUCTIONS
         )
         entries: list[_Entry] = []
+        # the protocols the hardware has, less those the run's NCCL_PROTO rules out
+        protocols = [p for p in protocols_for(topo) if nccl.protocols.get(p, 1)]
         for algorithm, function in TIMINGS.items():
             if algorithms is not None and algorithm not in algorithms:
                 continue
@@ -271,9 +273,7 @@ class Plan:
             # the NCCL release predates it, or the run's NCCL_ALGO rules it out
             if not nccl.algorithms.get(algorithm, 1):
                 continue
-            for protocol in protocols_for(topo):
-                if not nccl.protocols.get(protocol, 1):  # the run's NCCL_PROTO rules it out
-                    continue
+            for protocol in protocols:
                 if not _applies(function, collective, topo, protocol, params):
                     continue
                 tuned = _applies(function, collective, tuner_topo, protocol, tuner)
