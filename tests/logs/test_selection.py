@@ -59,6 +59,8 @@ COLLNET = Algorithm.COLLNET_DIRECT
         ("allreduce,allgather:ring;broadcast:tree", Collective.ALL_GATHER, {Algorithm.RING}),
         # NCCL 2.9-2.13 named its one CollNet algorithm CollNet
         ("CollNet,Ring", AR, {COLLNET, Algorithm.RING}),
+        # one ^ excludes; '^Tree' after it names no algorithm, so nothing is excluded
+        ("^^Tree", AR, ALL_ALGOS),
     ],
 )
 def test_nccl_algo_as_nccl_reads_it(
@@ -323,3 +325,16 @@ def test_every_protocol_switched_off_is_refused_with_its_source() -> None:
     _, run, env = _sweep_10(None)
     with pytest.raises(AlgorithmNotApplicableError, match=r"\(a test\)"):
         estimate_on(_cluster_of(run, env), AR, 2**20, params=params)
+
+
+def test_ll128_alone_on_pcie_is_not_said_to_be_used() -> None:
+    """NCCL_PROTO=LL128 on two PCIe A100s: the setting's line had said 'the expectation uses
+    it' beside the note that the expectation leaves LL128 out."""
+    check = _checked(
+        "25_allreduce_1node_2xA100-PCIE-40GB_pcie.txt",
+        "h:1:1 [0] NCCL INFO NCCL_PROTO set by environment to LL128",
+    )
+    said = " ".join(a.evidence for a in check.assumptions if a.field == "protocol")
+    assert "leaves NCCL only LL128: the model does not price it here" in said
+    assert "the expectation uses it" not in said
+    assert check.rows == []

@@ -281,6 +281,20 @@ def check_run(
         algorithm=algorithm,
     )
     if selection.ll128_named is not None and not cluster.topology.ll128_allowed:
+        # what the setting was said to leave is not what the model prices here: the line had
+        # said 'the expectation uses it' beside this note saying the expectation leaves it out
+        assumptions = [
+            a.model_copy(
+                update={
+                    "evidence": a.evidence.replace(
+                        ": the expectation uses it", ": the model does not price it here"
+                    )
+                }
+            )
+            if a.field == "protocol" and a.source == "environment"
+            else a
+            for a in assumptions
+        ]
         notes.append(
             f"{selection.ll128_named} leaves LL128 on, and NCCL, its protocols set, then runs it "
             "even where its default keeps it off, as here (NCCL warns of data corruption there); "

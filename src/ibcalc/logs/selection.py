@@ -124,8 +124,10 @@ def nccl_selection(value: str, names: Mapping[str, _T], collective: Collective) 
             listed = tail.strip()
     if listed is None:
         return Selection(None, "", tuple(unknown))
+    # one leading ^ excludes; a second is part of the first name, which then matches nothing
+    # (NCCL reads ^^Tree so: '^Tree' names no algorithm)
     excluded = listed.startswith("^")
-    given = [n for n in listed.lstrip("^").split(",") if n.strip()]
+    given = [n for n in listed.removeprefix("^").split(",") if n.strip()]
     known = {names[_key(n)] for n in given if _key(n) in names}
     unknown += [n.strip() for n in given if _key(n) not in names]
     everything = frozenset(names.values())
