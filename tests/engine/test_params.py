@@ -672,3 +672,52 @@ def test_cost_parameter_files_are_paths_and_a_wrong_one_is_said(tmp_path: Path) 
     for wrong, said in ((bad, "paths must be a path or paths"), ([bad], "a cost-parameter file")):
         with pytest.raises(WrongTypeError, match=said):
             load_cost_params(wrong, use_env=False)
+
+
+def test_groups_an_override_leaves_are_built_once_and_never_from_another_document() -> None:
+    """engine/params.py keeps the parameter groups it built by their document: an override of
+    one group leaves the others' objects as they were (calibrate lays values over the
+    parameters at every fit step). A document whose repr is not its content (a Mapping class
+    without a repr of its own shows its address, which a later one may reuse) is built anew:
+    keyed by that repr, 70 of 200 builds had returned another document's values."""
+    import copy
+    import gc
+    from collections.abc import Iterator, Mapping
+
+    from ibcalc.engine import params as P
+
+    base = builtin_cost_params()
+    moved = base.with_overrides(
+        {
+            "schema": P.SCHEMA,
+            "reporting": {"notably_faster": {"source": "a test", "value": 0.2}},
+        },
+        label="test",
+    )
+    assert moved.reporting.notably_faster == 0.2
+    assert moved.gpu is base.gpu  # the group the override left, not parsed again
+
+    class Group(Mapping[str, Any]):
+        def __init__(self, data: Mapping[str, Any]) -> None:
+            self._data = dict(data)
+
+        def __getitem__(self, key: str) -> Any:
+            return self._data[key]
+
+        def __iter__(self) -> Iterator[str]:
+            return iter(self._data)
+
+        def __len__(self) -> int:
+            return len(self._data)
+
+    for i in range(40):
+        wanted = 0.01 + i * 0.004
+        document: dict[str, Any] = {g: copy.deepcopy(dict(base.document[g])) for g in P._GROUPS}
+        document["schema"] = P.SCHEMA
+        reporting = dict(document["reporting"])
+        reporting["notably_faster"] = {**reporting["notably_faster"], "value": wanted}
+        document["reporting"] = Group(reporting)
+        built = P.CostParams.from_mapping(document)
+        assert built.reporting.notably_faster == wanted
+        del built
+        gc.collect()

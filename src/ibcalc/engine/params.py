@@ -805,12 +805,24 @@ def _raise(problems: _Problems, label: str, locate: Locator | None) -> None:
 _BUILT: dict[tuple[str, str], Any] = {}
 
 
+def _plain(data: Any) -> bool:
+    """Whether ``data`` is made of builtin dicts, lists, strings, numbers, booleans and None
+    alone: a document whose repr is its content (a Mapping class without a repr of its own
+    shows its address, which a later document may reuse)."""
+    if isinstance(data, dict):
+        return all(type(k) is str and _plain(v) for k, v in data.items())
+    if isinstance(data, list | tuple):
+        return all(_plain(v) for v in data)
+    return data is None or type(data) in (str, int, float, bool)
+
+
 def _build_groups(groups: Mapping[str, Any]) -> dict[str, Any]:
     problems: _Problems = []
     built: dict[str, Any] = {}
     for group, cls in _GROUPS.items():
-        cache_key = (group, repr(groups[group]))
-        known = _BUILT.get(cache_key)
+        document = groups[group]
+        cache_key = (group, repr(document)) if type(document) is dict and _plain(document) else None
+        known = _BUILT.get(cache_key) if cache_key is not None else None
         if known is not None:
             built[group] = known
             continue
@@ -820,8 +832,8 @@ def _build_groups(groups: Mapping[str, Any]) -> dict[str, Any]:
             for key, (attr, kind) in _SPECS[group].items()
         }
         built[group] = cls(**values)
-        if len(problems) == before:
-            if len(_BUILT) > 512:
+        if len(problems) == before and cache_key is not None:
+            if len(_BUILT) >= 512:
                 _BUILT.clear()
             _BUILT[cache_key] = built[group]
     if problems:  # pragma: no cover - every file is checked before it is merged
