@@ -338,3 +338,20 @@ def test_ll128_alone_on_pcie_is_not_said_to_be_used() -> None:
     assert "leaves NCCL only LL128: the model does not price it here" in said
     assert "the expectation uses it" not in said
     assert check.rows == []
+
+
+def test_a_protocol_list_on_pcie_says_ll128_is_set_aside() -> None:
+    """On two PCIe A100s a list that leaves LL128 on had said 'the expectation chooses among
+    the rest' or 'no change' beside the note that the expectation leaves LL128 out."""
+    for value, said in (
+        ("^LL", "rules out LL: the expectation, LL128 aside, chooses among the rest"),
+        ("LL128,Simple", "the expectation, LL128 aside, chooses among the ones left"),
+        ("^^LL128", "NCCL may now choose LL128, which the model does not price here"),
+    ):
+        check = _checked(
+            "25_allreduce_1node_2xA100-PCIE-40GB_pcie.txt",
+            f"h:1:1 [0] NCCL INFO NCCL_PROTO set by environment to {value}",
+        )
+        lines = " ".join(a.evidence for a in check.assumptions if a.field == "protocol")
+        assert said in lines, value
+        assert "no change" not in lines

@@ -284,13 +284,7 @@ def check_run(
         # what the setting was said to leave is not what the model prices here: the line had
         # said 'the expectation uses it' beside this note saying the expectation leaves it out
         assumptions = [
-            a.model_copy(
-                update={
-                    "evidence": a.evidence.replace(
-                        ": the expectation uses it", ": the model does not price it here"
-                    )
-                }
-            )
+            a.model_copy(update={"evidence": _without_ll128(a.evidence)})
             if a.field == "protocol" and a.source == "environment"
             else a
             for a in assumptions
@@ -521,6 +515,22 @@ def check_log(
             )
             out[-1] = out[-1].model_copy(update={"notes": [*out[-1].notes, repeat]})
     return out
+
+
+#: How a protocol setting's line reads where it leaves LL128 on hardware the model does not
+#: price LL128 on (the note beside it says the expectation leaves LL128 out).
+_LL128_ASIDE = (
+    (": the expectation uses it", ": the model does not price it here"),
+    (": the expectation chooses among", ": the expectation, LL128 aside, chooses among"),
+    (": no change", ": NCCL may now choose LL128, which the model does not price here"),
+)
+
+
+def _without_ll128(evidence: str) -> str:
+    """``evidence`` of a protocol setting said where LL128 is not priced."""
+    for said, instead in _LL128_ASIDE:
+        evidence = evidence.replace(said, instead)
+    return evidence
 
 
 def no_expectation_reason(
