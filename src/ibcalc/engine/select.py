@@ -140,21 +140,32 @@ def refuse(
     if algorithm is None and protocol is not None:  # a protocol alone: name the protocols
         usable = [p.value for p in Protocol if any(c.protocol is p for c in everything)]
     enabled = plan.tuner.nccl_tuner
+    hardware = protocols_for(plan.topo)
+
+    def why_not(algorithm: Algorithm | None) -> str:
+        return _why_not(
+            algorithm,
+            protocol,
+            collective=collective,
+            topo=plan.topo,
+            dtype=plan.dtype,
+            everything=everything,
+            params=plan.params,
+        )
+
     if algorithm is not None and not enabled.algorithms.get(algorithm, 1):
         # the NCCL release the constants describe predates it, or a log's NCCL_ALGO rules it
         # out: the override's source says so
         reason = plan.tuner.provenance["nccl_tuner.algorithms"].text
     elif protocol is not None and not enabled.protocols.get(protocol, 1):
         reason = plan.tuner.provenance["nccl_tuner.protocols"].text
-    elif not any(enabled.protocols.get(p, 1) for p in protocols_for(plan.topo)) and (
+    elif not any(enabled.protocols.get(p, 1) for p in hardware) and (
         algorithm is None or applies_but_for_dtype(algorithm, collective, plan.topo, plan.params)
     ):
         # every protocol the hardware has is switched off (a log's NCCL_PROTO, an override):
         # 'not defined for all_reduce' had been given as the reason
         reason = plan.tuner.provenance["nccl_tuner.protocols"].text
-        if enabled.protocols.get(Protocol.LL128, 1) and Protocol.LL128 not in protocols_for(
-            plan.topo
-        ):
+        if enabled.protocols.get(Protocol.LL128, 1) and Protocol.LL128 not in hardware:
             reason += (
                 "; LL128, left on, is priced only where NCCL's default allows it, not on this "
                 "cluster's paths"
@@ -170,26 +181,9 @@ def refuse(
         reason = plan.tuner.provenance["nccl_tuner.algorithms"].text
         left = [a for a, on in enabled.algorithms.items() if on and a is not Algorithm.PXN]
         if len(left) == 1:
-            why = _why_not(
-                left[0],
-                protocol,
-                collective=collective,
-                topo=plan.topo,
-                dtype=plan.dtype,
-                everything=everything,
-                params=plan.params,
-            )
-            reason += f"; {left[0].value}: {why}"
+            reason += f"; {left[0].value}: {why_not(left[0])}"
     else:
-        reason = _why_not(
-            algorithm,
-            protocol,
-            collective=collective,
-            topo=plan.topo,
-            dtype=plan.dtype,
-            everything=everything,
-            params=plan.params,
-        )
+        reason = why_not(algorithm)
     raise AlgorithmNotApplicableError(
         f"{head} to {collective.value} on this cluster "
         f"({reason}); applicable: {', '.join(usable) or 'none'}"

@@ -43,7 +43,6 @@ from ibcalc.logs.results import (
     pct,
     size_span,
 )
-from ibcalc.logs.selection import NCCL_ALGO_NAMES, nccl_selection
 from ibcalc.units import GB, plural
 
 __all__ = [
@@ -503,11 +502,9 @@ def _ring_evidence(ctx: RunContext) -> str | None:
     tree run slowed 1.5x by a fault fits it as well as a run NCCL drove as a ring, and had been
     excused as the library's choice (a review: 2 x 4 H100 on NCCL 2.22.3, slowed 1.5x at 64 MiB
     and more, read 'low'). The cause explains; it lifts no verdict (``check_run``)."""
-    setting = ctx.env.setting("NCCL_ALGO")
-    if setting is not None:
-        allowed = nccl_selection(setting, NCCL_ALGO_NAMES, ctx.collective).allowed
-        if allowed is not None and Algorithm.RING not in allowed:
-            return None
+    # the log's NCCL_ALGO is in the tuner view the check priced with (check_run)
+    if not ctx.params.tuner_view().nccl_tuner.algorithms.get(Algorithm.RING, 1):
+        return None
     if ctx.run.library != "rccl" and older_than_compared(ctx.release):
         return f"NCCL {ctx.release} is older than the releases whose tuner this model reads"
     return None

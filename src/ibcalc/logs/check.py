@@ -213,9 +213,7 @@ def check_run(
             run, why, source=source, run_index=run_index, assumptions=assumptions, notes=notes
         )
 
-    selection = run_selection(env, coll, params, assumptions)
-    params = with_selection(params, selection.overlay)
-    algorithm = algorithm or selection.forced
+    at = len(assumptions)  # where the log's settings are said: before the cluster's lines
     if cluster is None:
         inferred = infer_cluster(run, catalogue, env, flags, origins=origins)
         assumptions += inferred.assumptions
@@ -231,6 +229,13 @@ def check_run(
         )
     else:
         network_known = nics_known = True
+    said_settings: list[Assumption] = []
+    selection = run_selection(
+        env, coll, params, said_settings, ll128_priced=cluster.topology.ll128_allowed
+    )
+    assumptions[at:at] = said_settings
+    params = with_selection(params, selection.overlay)
+    algorithm = algorithm or selection.forced
     # where the GPUs per node came from: the log's rank list, a flag or a design file
     said = next((a.source for a in assumptions if a.field == "gpus_per_node"), None)
     from_log = said == "log"
@@ -281,14 +286,6 @@ def check_run(
         algorithm=algorithm,
     )
     if selection.ll128_named is not None and not cluster.topology.ll128_allowed:
-        # what the setting was said to leave is not what the model prices here: the line had
-        # said 'the expectation uses it' beside this note saying the expectation leaves it out
-        assumptions = [
-            a.model_copy(update={"evidence": _without_ll128(a.evidence)})
-            if a.field == "protocol" and a.source == "environment"
-            else a
-            for a in assumptions
-        ]
         notes.append(
             f"{selection.ll128_named} leaves LL128 on, and NCCL, its protocols set, then runs it "
             "even where its default keeps it off, as here (NCCL warns of data corruption there); "
@@ -515,22 +512,6 @@ def check_log(
             )
             out[-1] = out[-1].model_copy(update={"notes": [*out[-1].notes, repeat]})
     return out
-
-
-#: How a protocol setting's line reads where it leaves LL128 on hardware the model does not
-#: price LL128 on (the note beside it says the expectation leaves LL128 out).
-_LL128_ASIDE = (
-    (": the expectation uses it", ": the model does not price it here"),
-    (": the expectation chooses among", ": the expectation, LL128 aside, chooses among"),
-    (": no change", ": NCCL may now choose LL128, which the model does not price here"),
-)
-
-
-def _without_ll128(evidence: str) -> str:
-    """``evidence`` of a protocol setting said where LL128 is not priced."""
-    for said, instead in _LL128_ASIDE:
-        evidence = evidence.replace(said, instead)
-    return evidence
 
 
 def no_expectation_reason(

@@ -175,6 +175,7 @@ def select(
     *,
     subject: str | None = "the expectation",
     source: str = "the log's ",
+    ll128_priced: bool = True,
 ) -> tuple[RunSelection, list[Said]]:
     """What ``settings`` (variable -> (its value, how to name it: ``NCCL_ALGO=^NVLS (line
     4)``)) rule out for ``collective``, as the tuner-view entries that switch it off
@@ -184,7 +185,8 @@ def select(
     option may force another algorithm). ``params``: whose tuner view a release may have
     narrowed already (what it lacks is neither said to be left nor ruled out again).
     All-to-all and send/recv are NCCL's point-to-point operations, which read neither: not
-    applied there."""
+    applied there. ``ll128_priced`` False: the model does not price LL128 on the cluster, and
+    a setting that leaves it on says the figure sets it aside."""
     overlay: dict[str, Any] = {}
     forced: Algorithm | None = None
     ll128_named: str | None = None
@@ -217,10 +219,17 @@ def select(
         kept = [n for n in present if n in selection.allowed]
         off = [n for n in present if n not in selection.allowed]
         shown = ", ".join(nccl_name(n) for n in kept)
-        if table == "protocols" and Protocol.LL128 in kept:
+        aside = table == "protocols" and Protocol.LL128 in kept
+        if aside:
             ll128_named = where
+        aside = aside and not ll128_priced
         if not off:
-            say(f"{where} rules out none of the {field}s NCCL has here: no change")
+            change = (
+                "NCCL may now choose LL128, which the model does not price here"
+                if aside
+                else "no change"
+            )
+            say(f"{where} rules out none of the {field}s NCCL has here: {change}")
             continue
         ruled = ", ".join(nccl_name(n) for n in off)
         prior = params.tuner_view().provenance.get(f"nccl_tuner.{table}")
@@ -231,9 +240,15 @@ def select(
             "source": f"{source}{where} rules out {ruled}{before}",
             "value": {n.value: 0 for n in off},
         }
-        uses = f": {subject} uses it" if subject is not None else ""
+        uses = (
+            ": the model does not price it here"
+            if aside
+            else f": {subject} uses it"
+            if subject is not None
+            else ""
+        )
         chooses = (
-            f"{subject} chooses among the {{}}, as NCCL does"
+            f"{subject}{', LL128 aside,' if aside else ''} chooses among the {{}}, as NCCL does"
             if subject is not None
             else "NCCL chooses among the {}"
         )
@@ -257,16 +272,19 @@ def run_selection(
     collective: Collective,
     params: CostParams,
     assumptions: list[Assumption],
+    *,
+    ll128_priced: bool = True,
 ) -> RunSelection:
     """:func:`select` with the log's ``NCCL_ALGO`` and ``NCCL_PROTO``, each said in
-    ``assumptions`` (from the log's environment). A list had been noted and not applied: a run
-    with NCCL_PROTO=Simple was expected at LL's speed at small sizes."""
+    ``assumptions`` (from the log's environment; ``ll128_priced`` as :func:`select`'s). A list
+    had been noted and not applied: a run with NCCL_PROTO=Simple was expected at LL's speed at
+    small sizes."""
     settings = {
         variable: (fact.value, f"{variable}={fact.value} (line {fact.line})")
         for variable in ("NCCL_ALGO", "NCCL_PROTO")
         if (fact := env.settings.get(variable)) is not None
     }
-    selection, said = select(settings, collective, params)
+    selection, said = select(settings, collective, params, ll128_priced=ll128_priced)
     assumptions += [
         Assumption(field=field, value=value, source="environment", evidence=text)
         for field, value, text in said
