@@ -945,23 +945,38 @@ class CollectivePlan:
         return [] if self._algorithm is not None else _switch_dtype_notes(self._plan)
 
     def sharp_type_note(self) -> str | None:
-        """The cluster's SHARP hint where SHARP does not reduce the element type, worded as an
-        estimate words it (a sweep of an fp8 all-reduce had said 'enable with --sharp', a
-        review); None where the hint stands, or an algorithm is forced."""
+        """The cluster's SHARP hint where SHARP can change no size, worded as an estimate
+        words it: SHARP does not reduce the element type (a sweep of an fp8 all-reduce had said
+        'enable with --sharp', a review), or NCCL settings (``--nccl-algo``, ``--nccl-proto``)
+        switch off every algorithm SHARP brings or the Simple protocol it runs (a sweep with
+        ``--nccl-algo ring`` had said it too); None where the hint stands, or an algorithm is
+        forced."""
         inter = self._cluster.inter
         if (
-            self._algorithm is None
-            and inter is not None
-            and sharp_hint(inter.id) in self._cluster.assumptions
-            and self.collective is Collective.ALL_REDUCE
-            and not dtype_allows(
-                Algorithm.COLLNET_DIRECT,
-                self.collective,
-                self._plan.dtype,
-                self._cluster.topology.domains,
-            )
+            self._algorithm is not None
+            or inter is None
+            or sharp_hint(inter.id) not in self._cluster.assumptions
+            or self.collective is not Collective.ALL_REDUCE
         ):
-            return _sharp_unchanged(inter.id, f"SHARP does not reduce {self._plan.dtype.value}")
+            return None
+        plan = self._plan
+        if not dtype_allows(
+            Algorithm.COLLNET_DIRECT, self.collective, plan.dtype, self._cluster.topology.domains
+        ):
+            return _sharp_unchanged(inter.id, f"SHARP does not reduce {plan.dtype.value}")
+        enabled = plan.tuner.nccl_tuner
+        if not any(enabled.algorithms.get(a, 1) for a in SHARP_ALGORITHMS):
+            return _sharp_unchanged(inter.id, plan.tuner.provenance["nccl_tuner.algorithms"].text)
+        if not enabled.protocols.get(Protocol.SIMPLE, 1) or self._protocol not in (
+            None,
+            Protocol.SIMPLE,
+        ):
+            why = (
+                plan.tuner.provenance["nccl_tuner.protocols"].text + "; SHARP runs Simple"
+                if self._protocol is None
+                else f"{self._protocol.value} forced ({{protocol}}), and SHARP runs Simple"
+            )
+            return _sharp_unchanged(inter.id, why)
         return None
 
     def estimate(self, size_bytes: float) -> Estimate:

@@ -146,3 +146,40 @@ def test_the_sharp_hint_names_the_setting_on_nodes_without_nvls() -> None:
     out = " ".join(result.output.split())
     assert "--sharp would not change this all-reduce: --nccl-algo ^collnetdirect" in out
     assert "CollNet takes at most" not in out
+
+
+def test_a_refusal_keeps_ibcalcs_what_ifs_apart_from_nccls_algorithms() -> None:
+    """--nccl-algo collnet without --sharp leaves NCCL nothing; the refusal had called ibcalc's
+    hierarchical and rhd 'applicable' as if NCCL could run them."""
+    args = ["allreduce", "--size", "1GB", *H100_2, "--nccl-algo", "collnet"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    out = " ".join(result.output.split())
+    assert out.endswith(
+        "applicable: none of NCCL's; what-ifs NCCL does not implement: hierarchical, rhd"
+    )
+
+
+def test_a_sweep_says_why_sharp_would_not_change_it_under_a_setting() -> None:
+    """A sweep with --nccl-algo ring (every algorithm SHARP brings ruled out) or a protocol other
+    than Simple kept the bare 'enable with --sharp' that the estimate at any of its sizes
+    replaces with why SHARP would not change it; an exclusion that leaves NVLS keeps the hint."""
+    sweep = ["sweep", "allreduce", "-b", "1M", "-e", "4M", "--system", "dgx-h100", "-N", "4"]
+
+    def notes(*extra: str) -> str:
+        result = CliRunner().invoke(app, [*sweep, *extra])
+        assert result.exit_code == 0, result.output
+        return " ".join(result.output.split())
+
+    ring = notes("--nccl-algo", "ring")
+    assert (
+        "ndr supports SHARP (CollNet); --sharp would not change this all-reduce: "
+        "--nccl-algo ring rules out Tree, NVLS" in ring
+    )
+    assert "enable with --sharp" not in ring
+    assert "LL forced (--proto), and SHARP runs Simple" in notes("--proto", "ll")
+    assert "--nccl-proto ll,ll128 rules out Simple; SHARP runs Simple" in notes(
+        "--nccl-proto", "ll,ll128"
+    )
+    assert "enable with --sharp" in notes("--nccl-algo", "^collnetdirect,collnetchain")
+    assert "enable with --sharp" in notes()

@@ -136,9 +136,10 @@ def refuse(
     else:
         proto = f" with protocol {protocol.value}" if protocol is not None else ""
         head = f"{algorithm.value}{proto} does not apply"
-    usable = sorted({c.algorithm.value for c in everything})
     if algorithm is None and protocol is not None:  # a protocol alone: name the protocols
-        usable = [p.value for p in Protocol if any(c.protocol is p for c in everything)]
+        usable = ", ".join(p.value for p in Protocol if any(c.protocol is p for c in everything))
+    else:
+        usable = _usable_algorithms(everything)
     enabled = plan.tuner.nccl_tuner
     hardware = protocols_for(plan.topo)
 
@@ -185,9 +186,21 @@ def refuse(
     else:
         reason = why_not(algorithm)
     raise AlgorithmNotApplicableError(
-        f"{head} to {collective.value} on this cluster "
-        f"({reason}); applicable: {', '.join(usable) or 'none'}"
+        f"{head} to {collective.value} on this cluster ({reason}); applicable: {usable or 'none'}"
     )
+
+
+def _usable_algorithms(everything: Sequence[Timing]) -> str:
+    """The algorithms that apply, NCCL's apart from ibcalc's what-ifs (``--algo hierarchical``,
+    ``rhd``): a refusal under ``--nccl-algo collnet`` had called those two 'applicable' as if
+    NCCL could run them."""
+    names = {c.algorithm for c in everything}
+    nccl = ", ".join(sorted(a.value for a in names if a in NCCL_ALGORITHMS))
+    what_ifs = ", ".join(sorted(a.value for a in names if a not in NCCL_ALGORITHMS))
+    if not what_ifs:
+        return nccl
+    lead = nccl or "none of NCCL's"
+    return f"{lead}; what-ifs NCCL does not implement: {what_ifs}"
 
 
 def _collnet_why_not(
