@@ -949,16 +949,23 @@ class CollectivePlan:
         words it: SHARP does not reduce the element type (a sweep of an fp8 all-reduce had said
         'enable with --sharp', a review), or NCCL settings (``--nccl-algo``, ``--nccl-proto``)
         switch off every algorithm SHARP brings or the Simple protocol it runs (a sweep with
-        ``--nccl-algo ring`` had said it too); None where the hint stands, or an algorithm is
-        forced."""
+        ``--nccl-algo ring`` had said it too), or an algorithm is forced that SHARP does not
+        run; None where the hint stands."""
         inter = self._cluster.inter
         if (
-            self._algorithm is not None
-            or inter is None
+            inter is None
             or sharp_hint(inter.id) not in self._cluster.assumptions
             or self.collective is not Collective.ALL_REDUCE
         ):
             return None
+        if self._algorithm is not None:
+            # a sweep with --algo ring had kept 'enable with --sharp' where every estimate says
+            # it would not change the all-reduce; a SHARP algorithm forced keeps the hint
+            if self._algorithm in SHARP_ALGORITHMS:
+                return None
+            return f"{inter.id} supports SHARP (CollNet); {{sharp}} would not change this " + (
+                "all-reduce ({algorithm} forced)"
+            )
         plan = self._plan
         if not dtype_allows(
             Algorithm.COLLNET_DIRECT, self.collective, plan.dtype, self._cluster.topology.domains

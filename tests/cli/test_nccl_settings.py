@@ -161,9 +161,10 @@ def test_a_refusal_keeps_ibcalcs_what_ifs_apart_from_nccls_algorithms() -> None:
 
 
 def test_a_sweep_says_why_sharp_would_not_change_it_under_a_setting() -> None:
-    """A sweep with --nccl-algo ring (every algorithm SHARP brings ruled out) or a protocol other
-    than Simple kept the bare 'enable with --sharp' that the estimate at any of its sizes
-    replaces with why SHARP would not change it; an exclusion that leaves NVLS keeps the hint."""
+    """A sweep with --nccl-algo ring (every algorithm SHARP brings ruled out), a protocol other
+    than Simple, or --algo ring kept the bare 'enable with --sharp' that the estimate at any of
+    its sizes replaces with why SHARP would not change it; an exclusion that leaves NVLS keeps
+    the hint."""
     sweep = ["sweep", "allreduce", "-b", "1M", "-e", "4M", "--system", "dgx-h100", "-N", "4"]
 
     def notes(*extra: str) -> str:
@@ -181,5 +182,6 @@ def test_a_sweep_says_why_sharp_would_not_change_it_under_a_setting() -> None:
     assert "--nccl-proto ll,ll128 rules out Simple; SHARP runs Simple" in notes(
         "--nccl-proto", "ll,ll128"
     )
+    assert "--sharp would not change this all-reduce (--algo forced)" in notes("--algo", "ring")
     assert "enable with --sharp" in notes("--nccl-algo", "^collnetdirect,collnetchain")
     assert "enable with --sharp" in notes()
