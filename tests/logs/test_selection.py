@@ -355,3 +355,56 @@ def test_a_protocol_list_on_pcie_says_ll128_is_set_aside() -> None:
         lines = " ".join(a.evidence for a in check.assumptions if a.field == "protocol")
         assert said in lines, value
         assert "no change" not in lines
+
+
+def test_a_shell_export_reaches_the_later_runs_of_the_log() -> None:
+    """A log of several runs with one ``export NCCL_PROTO=Simple`` at the top had applied it
+    to the first run only (its lines are the first run's); the shell passes an export to every
+    later command, so every run takes it until an ``unset`` or another ``export``. A setting
+    on one command line (``NCCL_ALGO=Ring ./all_reduce_perf``) stays that command's."""
+    text = (
+        "+ export NCCL_DEBUG=WARN NCCL_PROTO=Simple; ./prepare NCCL_IB_HCA=mlx5_0\n"
+        "# export NCCL_ALGO=Tree\n"
+        "NCCL_ALGO=Ring ./all_reduce_perf\n"
+        "run 1\n"
+        "run 2\n"
+        "+ unset NCCL_PROTO\n"
+        "$ export NCCL_ALGO=Tree\n"
+        "run 3\n"
+    )
+    first = scan_environment(text, 1, 4)
+    assert first.setting("NCCL_PROTO") == "Simple"
+    assert first.settings["NCCL_PROTO"].line == 1
+    assert first.setting("NCCL_ALGO") == "Ring"  # the command line's, this run only
+    assert first.setting("NCCL_IB_HCA") == "mlx5_0"  # on the line, if not exported
+    assert set(first.exports) == {"NCCL_DEBUG", "NCCL_PROTO"}
+    second = scan_environment(text, 5, 5, first.exports)
+    assert second.setting("NCCL_PROTO") == "Simple"
+    assert second.setting("NCCL_ALGO") is None  # neither the comment nor the command's own
+    assert second.setting("NCCL_IB_HCA") is None
+    third = scan_environment(text, 6, 8, second.exports)
+    assert third.setting("NCCL_PROTO") is None  # unset before it
+    assert third.setting("NCCL_ALGO") == "Tree"
+    assert set(third.exports) == {"NCCL_DEBUG", "NCCL_ALGO"}
+    # a batch directive is no comment
+    directive = scan_environment("#SBATCH --export=ALL,NCCL_ALGO=Ring\n", 1, 1)
+    assert directive.setting("NCCL_ALGO") == "Ring"
+
+
+def test_nccl_check_applies_an_export_to_every_run_after_it() -> None:
+    """Two published runs of sweep 10 after one ``export NCCL_PROTO=Simple``: both are expected
+    at Simple's times (the second had been expected at NCCL's default, LL at 8 B); after an
+    ``unset`` the expectation is the default's again."""
+    from ibcalc.logs.check import check_log
+
+    sweep = SWEEP_10.read_text(encoding="utf-8")
+    catalogue = load_catalogue(use_env=False)
+
+    def protocols(text: str) -> list[set[str]]:
+        checks = check_log(parse_log(text, source="x.log"), text, catalogue=catalogue)
+        return [{r.protocol for r in c.rows if r.size_bytes <= 65536} for c in checks]
+
+    exported = "+ export NCCL_PROTO=Simple\n" + sweep + "\n" + sweep
+    assert protocols(exported) == [{"Simple"}, {"Simple"}]
+    unset = "+ export NCCL_PROTO=Simple\n" + sweep + "\n+ unset NCCL_PROTO\n" + sweep
+    assert protocols(unset) == [{"Simple"}, {"LL"}]

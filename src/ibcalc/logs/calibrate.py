@@ -1297,10 +1297,15 @@ def calibrate_logs(
     envs: list[LogEnvironment | None] = []
     for log in logs:
         previous_end = 0
+        env: LogEnvironment | None = None
         for run in log.parsed.runs:
             runs.append(run)
             sources.append(log.label)
-            envs.append(scan_environment(log.text, previous_end + 1, run.line_end))
+            # what the shell exported before this run's lines reaches it too
+            env = scan_environment(
+                log.text, previous_end + 1, run.line_end, None if env is None else env.exports
+            )
+            envs.append(env)
             previous_end = run.line_end
     checked = _checked_runs(
         runs,

@@ -480,9 +480,13 @@ def check_log(
     out: list[RunCheck] = []
     previous_end = 0
     first_of: dict[tuple[object, ...], int] = {}  # what a run measured -> its first run
+    env: LogEnvironment | None = None
     for index, run in enumerate(parsed.runs):
         env = (
-            scan_environment(text, previous_end + 1, run.line_end)
+            # what the shell exported before this run's lines reaches it too
+            scan_environment(
+                text, previous_end + 1, run.line_end, None if env is None else env.exports
+            )
             if text is not None and parsed.format == "text"
             else None
         )

@@ -14,6 +14,8 @@ from them, because they decide which expectation is fair and what a slow run mea
   distinct device numbers on those lines are the NICs that carry channels;
 * NCCL settings the log shows, from ``NCCL_X set by environment to Y`` lines and from
   ``NCCL_X=Y`` on a command line (``mpirun -x NCCL_IB_DISABLE=1``, ``env NCCL_ALGO=ring``);
+  a shell's ``export NCCL_X=Y`` also reaches every later run of the log, as it reaches every
+  later command of a shell, until a later ``export`` or ``unset`` of that name;
 * ``NVLS multicast support is not available`` (NCCL could not use NVLink SHARP);
 * whether NCCL joined the nodes by multi-node NVLink: ``MNNVL 0`` or ``MNNVL 1`` at the end of
   its ``comm ... nRanks 8 nNodes 2 localRanks 4 localRank 0 MNNVL 0`` line (NCCL 2.20.3 and
@@ -33,8 +35,9 @@ the line it came from. A pure function of text: no I/O.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["EnvFact", "GpuPath", "LogEnvironment", "scan_environment"]
 
@@ -57,6 +60,13 @@ _SET_BY_ENV = re.compile(r"\b(NCCL_[A-Z0-9_]+) set by environment to (\S+)")
 _PLUGIN_SETS = re.compile(r"NET/OFI Setting (NCCL_[A-Z0-9_]+)(?: environment variable)? to (\S+)")
 #: a quoted value is read whole, as the shell passes it (NCCL_ALGO="allreduce:ring;allgather:ring")
 _ASSIGNMENT = re.compile(r"(?:^|[\s\"',])(NCCL_[A-Z0-9_]+)=(\"[^\"]*\"|'[^']*'|[^\s\"']+)")
+#: a shell's ``export NCCL_X=Y [NCCL_Z=W]`` (echoed by ``bash -x`` as ``+ export ...``, or after
+#: a prompt or ``;``) and ``unset NCCL_X``: what later commands of the same shell inherit
+_EXPORT = re.compile(r"(?:^|[\s;&|(+$>])export\s+(?=NCCL_)")
+_COMMAND_END = re.compile(r"[;&|]")
+#: a shell comment, not a batch system's directive (``#SBATCH``, ``#PBS``, ``#BSUB``, ``#$``)
+_SHELL_COMMENT = re.compile(r"\s*#(?!SBATCH|PBS|BSUB|\$)")
+_UNSET = re.compile(r"(?:^|[\s;&|(+$>])unset\s+((?:NCCL_[A-Z0-9_]+\s*)+)")
 _NVLS_UNAVAILABLE = re.compile(r"NVLS multicast support is not available")
 _GDR_STATE = re.compile(r"GPU Direct RDMA (Enabled|Disabled)")
 _MNNVL = re.compile(r"\bnNodes \d+ localRanks \d+ localRank \d+ MNNVL ([01])\b")
@@ -129,6 +139,10 @@ class LogEnvironment(BaseModel):
     nccl_nodes: tuple[int, int] | None = None
     nccl_nodes_line: int | None = None
     gpu_path: GpuPath | None = None
+    #: what a shell's ``export`` lines up to the end of these lines leave set (those of earlier
+    #: lines passed in, then these lines' own ``export`` and ``unset``): what the next run of the
+    #: log inherits (:func:`scan_environment`'s ``exported``)
+    exports: dict[str, EnvFact] = Field(default={}, exclude=True)
 
     @property
     def socket_network(self) -> EnvFact | None:
@@ -206,10 +220,17 @@ def _port_shortfall(ports_by_host: dict[str, _HostPorts], used: set[int]) -> Env
 
 
 def scan_environment(
-    text: str, first_line: int = 1, last_line: int | None = None
+    text: str,
+    first_line: int = 1,
+    last_line: int | None = None,
+    exported: Mapping[str, EnvFact] | None = None,
 ) -> LogEnvironment:
     """Read the facts of :class:`LogEnvironment` from lines ``first_line..last_line`` (1-based,
-    inclusive; ``last_line`` None means to the end) of ``text``."""
+    inclusive; ``last_line`` None means to the end) of ``text``. ``exported``: what the shell's
+    ``export`` lines before ``first_line`` left set (the previous range's
+    :attr:`LogEnvironment.exports`); a setting of these lines' own comes first, and an
+    ``unset`` in them drops an exported one (a log of several runs with one ``export
+    NCCL_ALGO=Tree`` at the top had applied it to the first run only)."""
     network: EnvFact | None = None
     provider: EnvFact | None = None
     provider_nics: int | None = None
@@ -227,6 +248,8 @@ def scan_environment(
     mnnvl: EnvFact | None = None
     nccl_nodes: tuple[int, int] | None = None
     nccl_nodes_line: int | None = None
+    exports: dict[str, EnvFact] = dict(exported or {})
+    unset: set[str] = set()
     for lineno, raw in enumerate(text.split("\n"), start=1):
         if lineno < first_line:
             continue
@@ -273,14 +296,24 @@ def scan_environment(
             nccl_nodes_line = lineno
         if (m := _TOPO_GPU.search(line)) is not None:
             path = _farther(path, m.group(1), line[m.end() :], lineno)
-        if len(settings) < _MAX_SETTINGS and "NCCL_" in line:
+        if "NCCL_" not in line or _SHELL_COMMENT.match(line):
+            # a line the shell does not run ('# export NCCL_ALGO=Tree', commented out in a job
+            # script the log prints) sets nothing; a batch directive ('#SBATCH --export=...') does
+            continue
+        _follow_exports(line, lineno, exports, unset)
+        if len(settings) < _MAX_SETTINGS:
             for m in (
                 *_SET_BY_ENV.finditer(line),
                 *_PLUGIN_SETS.finditer(line),
                 *_ASSIGNMENT.finditer(line),
             ):
-                value = m.group(2)[:120].rstrip(".,;").strip("\"'").rstrip(".,;")
-                settings.setdefault(m.group(1), EnvFact(value=value, line=lineno))
+                settings.setdefault(
+                    m.group(1), EnvFact(value=_setting_value(m.group(2)), line=lineno)
+                )
+    for name, fact in (exported or {}).items():
+        # an inherited export counts where these lines neither set nor unset the name
+        if name not in unset and len(settings) < _MAX_SETTINGS:
+            settings.setdefault(name, fact)
     gdr: bool | None = None
     gdr_line: int | None = None
     if gdr_yes is not None or gdr_no is not None:
@@ -307,7 +340,24 @@ def scan_environment(
         mnnvl=mnnvl,
         nccl_nodes=nccl_nodes,
         nccl_nodes_line=nccl_nodes_line,
+        exports=exports,
     )
+
+
+def _follow_exports(line: str, lineno: int, exports: dict[str, EnvFact], unset: set[str]) -> None:
+    """Apply a line's shell ``export NCCL_X=Y`` and ``unset NCCL_X`` to ``exports`` (in place),
+    and note in ``unset`` the names it unsets."""
+    for m in _EXPORT.finditer(line):
+        # the export's own words: up to the next command of the line (';', '&&', '|')
+        words = _COMMAND_END.split(line[m.end() - 1 :], maxsplit=1)[0]
+        for a in _ASSIGNMENT.finditer(words):
+            if len(exports) < _MAX_SETTINGS or a.group(1) in exports:
+                value = _setting_value(a.group(2))
+                exports[a.group(1)] = EnvFact(value=value, line=lineno)
+    for m in _UNSET.finditer(line):
+        for name in m.group(1).split():
+            exports.pop(name, None)
+            unset.add(name)
 
 
 def _farther(path: GpuPath | None, source: str, paths: str, lineno: int) -> GpuPath | None:
@@ -322,3 +372,9 @@ def _farther(path: GpuPath | None, source: str, paths: str, lineno: int) -> GpuP
                 kind=kind, first=f"GPU/{source}", second=f"GPU/{m.group(1)}", line=lineno
             )
     return path
+
+
+def _setting_value(raw: str) -> str:
+    """A setting's value as a line shows it, without the quotes or trailing punctuation around
+    it, at most 120 characters."""
+    return raw[:120].rstrip(".,;").strip("\"'").rstrip(".,;")
