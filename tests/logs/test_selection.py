@@ -363,7 +363,7 @@ def test_a_shell_export_reaches_the_later_runs_of_the_log() -> None:
     later command, so every run takes it until an ``unset`` or another ``export``. A setting
     on one command line (``NCCL_ALGO=Ring ./all_reduce_perf``) stays that command's."""
     text = (
-        "+ export NCCL_DEBUG=WARN NCCL_PROTO=Simple; ./prepare NCCL_IB_HCA=mlx5_0\n"
+        "$ export NCCL_DEBUG=WARN NCCL_PROTO=Simple; ./prepare NCCL_IB_HCA=mlx5_0\n"
         "# export NCCL_ALGO=Tree\n"
         "NCCL_ALGO=Ring ./all_reduce_perf\n"
         "run 1\n"
@@ -391,6 +391,65 @@ def test_a_shell_export_reaches_the_later_runs_of_the_log() -> None:
     assert directive.setting("NCCL_ALGO") == "Ring"
 
 
+RUN = "./all_reduce_perf -b 8 -e 1G"
+
+
+@pytest.mark.parametrize(
+    ("lines", "expected"),
+    [
+        # bash -x quotes a value with '^' or ';' (a review: the first run only had read it)
+        (["+ export 'NCCL_PROTO=^LL,LL128'", RUN, RUN], ["^LL,LL128", "^LL,LL128"]),
+        (['export NCCL_PROTO="a:simple;b:ll"', RUN, RUN], ["a:simple;b:ll"] * 2),
+        # dash's trace prints one command per line, its value unquoted
+        (["+ export NCCL_PROTO=a:simple;b:ll", RUN, RUN], ["a:simple;b:ll"] * 2),
+        # the last export before the run counts, for it and the later runs
+        (["+ export NCCL_PROTO=LL", "+ export NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),
+        # an unset after the run's command on its line reaches the later runs only
+        (["export NCCL_PROTO=Simple", f"$ {RUN}; unset NCCL_PROTO", RUN], ["Simple", None]),
+        (
+            ["export NCCL_PROTO=LL", RUN, "unset NCCL_PROTO; export NCCL_PROTO=Simple", RUN],
+            ["LL", "Simple"],
+        ),
+        (["export NCCL_PROTO=Simple", "unset NCCL_PROTO", RUN, RUN], [None, None]),
+        # a batch directive is the whole job's, with or without ALL
+        (["#SBATCH --export=ALL,NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),
+        (["#SBATCH --export=NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),
+        (["#PBS -v NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),
+        # the forms of bash's builtins
+        (["export FOO=1 NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),
+        (["declare -x NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),
+        (["NCCL_PROTO=Simple", "export NCCL_PROTO", RUN, RUN], ["Simple"] * 2),
+        (["export NCCL_PROTO=LL", "NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),
+        (["export NCCL_PROTO=Simple", RUN, "export -n NCCL_PROTO", RUN], ["Simple", None]),
+        (["export NCCL_PROTO=Simple", RUN, "unset -v FOO NCCL_PROTO", RUN], ["Simple", None]),
+        # what a later command does not inherit: a subshell's, a function body's, echoed text
+        ([f"(export NCCL_PROTO=Simple; {RUN})", RUN], ["Simple", None]),
+        (["f() { export NCCL_PROTO=Simple; }", RUN, RUN], [None, None]),
+        (['echo "to fix: export NCCL_PROTO=Simple"', RUN, RUN], [None, None]),
+        ([f"NCCL_PROTO=Simple {RUN}", RUN], ["Simple", None]),
+        # behind a launcher's prefix and a prompt; a comment behind one sets nothing
+        (["[1,0]<stdout>:export NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),
+        (["user@host:~/nccl$ export NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),
+        (["0: # export NCCL_PROTO=Simple", RUN, RUN], [None, None]),
+    ],
+)
+def test_what_the_shell_exports_as_each_run_starts(lines: list[str], expected: list[str]) -> None:
+    """Each run takes what the shell has exported when its nccl-tests command runs, as bash
+    and POSIX shells define export, unset, declare -x and assignments (a review's cases: the
+    order of exports and unsets, quoted values, directives, launcher prefixes)."""
+    text = "\n".join(lines) + "\n"
+    starts = [i for i, line in enumerate(lines, start=1) if RUN in line]
+    ends = [*(s - 1 for s in starts[1:]), len(lines)]
+    seen: list[str | None] = []
+    env: LogEnvironment | None = None
+    for first, (start, end) in enumerate(zip(starts, ends, strict=True)):
+        begin = 1 if first == 0 else starts[first - 1] + 1
+        exported = None if env is None else env.exports
+        env = scan_environment(text, begin, end, exported, run_line=start)
+        seen.append(env.setting("NCCL_PROTO"))
+    assert seen == expected
+
+
 def test_nccl_check_applies_an_export_to_every_run_after_it() -> None:
     """Two published runs of sweep 10 after one ``export NCCL_PROTO=Simple``: both are expected
     at Simple's times (the second had been expected at NCCL's default, LL at 8 B); after an
@@ -408,3 +467,22 @@ def test_nccl_check_applies_an_export_to_every_run_after_it() -> None:
     assert protocols(exported) == [{"Simple"}, {"Simple"}]
     unset = "+ export NCCL_PROTO=Simple\n" + sweep + "\n+ unset NCCL_PROTO\n" + sweep
     assert protocols(unset) == [{"Simple"}, {"LL"}]
+
+
+def test_calibrate_prices_every_run_after_an_export_with_it() -> None:
+    """calibrate reads a log's runs as nccl-check does: an export before sweep 10 reaches
+    sweep 11 after it (2 x 4 H100, the same cluster), an unset between them does not; priced
+    with Simple at small sizes, where they ran LL, the runs start further from the model."""
+    from ibcalc.logs import read_log
+    from ibcalc.logs.calibrate import calibrate_logs
+
+    first = SWEEP_10.read_text(encoding="utf-8")
+    second = (SWEEPS / "11_reducescatter_2node_8xH100_ib.txt").read_text(encoding="utf-8")
+    path = Path(tempfile.mkdtemp()) / "two.log"
+
+    def rms(between: str) -> float:
+        path.write_text(f"+ export NCCL_PROTO=Simple\n{first}\n{between}{second}", encoding="utf-8")
+        return calibrate_logs([read_log(path)]).rms_before
+
+    both, only_first = rms(""), rms("+ unset NCCL_PROTO\n")
+    assert both > only_first * 1.05

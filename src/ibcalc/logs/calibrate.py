@@ -1303,7 +1303,11 @@ def calibrate_logs(
             sources.append(log.label)
             # what the shell exported before this run's lines reaches it too
             env = scan_environment(
-                log.text, previous_end + 1, run.line_end, None if env is None else env.exports
+                log.text,
+                previous_end + 1,
+                run.line_end,
+                None if env is None else env.exports,
+                run_line=run.line_start,
             )
             envs.append(env)
             previous_end = run.line_end

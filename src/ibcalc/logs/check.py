@@ -485,7 +485,11 @@ def check_log(
         env = (
             # what the shell exported before this run's lines reaches it too
             scan_environment(
-                text, previous_end + 1, run.line_end, None if env is None else env.exports
+                text,
+                previous_end + 1,
+                run.line_end,
+                None if env is None else env.exports,
+                run_line=run.line_start,
             )
             if text is not None and parsed.format == "text"
             else None

@@ -14,8 +14,9 @@ from them, because they decide which expectation is fair and what a slow run mea
   distinct device numbers on those lines are the NICs that carry channels;
 * NCCL settings the log shows, from ``NCCL_X set by environment to Y`` lines and from
   ``NCCL_X=Y`` on a command line (``mpirun -x NCCL_IB_DISABLE=1``, ``env NCCL_ALGO=ring``);
-  a shell's ``export NCCL_X=Y`` also reaches every later run of the log, as it reaches every
-  later command of a shell, until a later ``export`` or ``unset`` of that name;
+  a shell's ``export NCCL_X=Y`` and a batch directive's (``#SBATCH --export=ALL,NCCL_X=Y``)
+  also reach every later run of the log, as they reach every later command of the shell or the
+  job (:mod:`ibcalc.logs.shell`); a comment (``# export ...``) sets nothing;
 * ``NVLS multicast support is not available`` (NCCL could not use NVLink SHARP);
 * whether NCCL joined the nodes by multi-node NVLink: ``MNNVL 0`` or ``MNNVL 1`` at the end of
   its ``comm ... nRanks 8 nNodes 2 localRanks 4 localRank 0 MNNVL 0`` line (NCCL 2.20.3 and
@@ -35,9 +36,11 @@ the line it came from. A pure function of text: no I/O.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from ibcalc.logs.shell import ShellExports, shell_words
 
 __all__ = ["EnvFact", "GpuPath", "LogEnvironment", "scan_environment"]
 
@@ -59,14 +62,13 @@ _SET_BY_ENV = re.compile(r"\b(NCCL_[A-Z0-9_]+) set by environment to (\S+)")
 #: a plugin setting a variable for NCCL: aws-ofi-nccl's 'NET/OFI Setting NCCL_PROTO to "simple"'
 _PLUGIN_SETS = re.compile(r"NET/OFI Setting (NCCL_[A-Z0-9_]+)(?: environment variable)? to (\S+)")
 #: a quoted value is read whole, as the shell passes it (NCCL_ALGO="allreduce:ring;allgather:ring")
-_ASSIGNMENT = re.compile(r"(?:^|[\s\"',])(NCCL_[A-Z0-9_]+)=(\"[^\"]*\"|'[^']*'|[^\s\"']+)")
-#: a shell's ``export NCCL_X=Y [NCCL_Z=W]`` (echoed by ``bash -x`` as ``+ export ...``, or after
-#: a prompt or ``;``) and ``unset NCCL_X``: what later commands of the same shell inherit
-_EXPORT = re.compile(r"(?:^|[\s;&|(+$>])export\s+(?=NCCL_)")
-_COMMAND_END = re.compile(r"[;&|]")
-#: a shell comment, not a batch system's directive (``#SBATCH``, ``#PBS``, ``#BSUB``, ``#$``)
-_SHELL_COMMENT = re.compile(r"\s*#(?!SBATCH|PBS|BSUB|\$)")
-_UNSET = re.compile(r"(?:^|[\s;&|(+$>])unset\s+((?:NCCL_[A-Z0-9_]+\s*)+)")
+_ASSIGNMENT = re.compile(r"(?:^|[\s\"',=])(NCCL_[A-Z0-9_]+)=(\"[^\"]*\"|'[^']*'|[^\s\"']+)")
+#: a launcher's prefix before a line's own text: mpirun's ``[1,0]<stdout>:``, ``srun -l``'s
+#: ``0: ``, torchrun's ``[default0]:``
+_LAUNCHER = re.compile(r"\s*(?:\[\d+,\d+\]<\w+>:|\d{1,6}: |\[default\d+\]:)?\s*")
+#: a batch system's directive (Slurm, PBS, LSF, Grid Engine, Flux, Fujitsu PJM, Moab, Cobalt): a
+#: line starting with '#' that is not a comment, and whose settings are the whole job's
+_DIRECTIVE = re.compile(r"#(?:SBATCH|PBS|BSUB|\$|flux:|PJM|MSUB|COBALT)")
 _NVLS_UNAVAILABLE = re.compile(r"NVLS multicast support is not available")
 _GDR_STATE = re.compile(r"GPU Direct RDMA (Enabled|Disabled)")
 _MNNVL = re.compile(r"\bnNodes \d+ localRanks \d+ localRank \d+ MNNVL ([01])\b")
@@ -139,9 +141,9 @@ class LogEnvironment(BaseModel):
     nccl_nodes: tuple[int, int] | None = None
     nccl_nodes_line: int | None = None
     gpu_path: GpuPath | None = None
-    #: what a shell's ``export`` lines up to the end of these lines leave set (those of earlier
-    #: lines passed in, then these lines' own ``export`` and ``unset``): what the next run of the
-    #: log inherits (:func:`scan_environment`'s ``exported``)
+    #: what the shell's ``export`` lines and the batch directives up to the end of these lines
+    #: leave exported (those of earlier lines passed in, then these lines' own, in order): what
+    #: the next run of the log inherits (:func:`scan_environment`'s ``exported``)
     exports: dict[str, EnvFact] = Field(default={}, exclude=True)
 
     @property
@@ -224,13 +226,18 @@ def scan_environment(
     first_line: int = 1,
     last_line: int | None = None,
     exported: Mapping[str, EnvFact] | None = None,
+    run_line: int | None = None,
 ) -> LogEnvironment:
     """Read the facts of :class:`LogEnvironment` from lines ``first_line..last_line`` (1-based,
-    inclusive; ``last_line`` None means to the end) of ``text``. ``exported``: what the shell's
-    ``export`` lines before ``first_line`` left set (the previous range's
-    :attr:`LogEnvironment.exports`); a setting of these lines' own comes first, and an
-    ``unset`` in them drops an exported one (a log of several runs with one ``export
-    NCCL_ALGO=Tree`` at the top had applied it to the first run only)."""
+    inclusive; ``last_line`` None means to the end) of ``text``.
+
+    ``exported``: what the shell's ``export`` lines and batch directives before ``first_line``
+    left exported (the previous range's :attr:`LogEnvironment.exports`; a log of several runs
+    with one ``export NCCL_ALGO=Tree`` at the top had applied it to the first run only). The
+    run counts what is exported when its command runs, ``run_line`` (its nccl-tests command
+    line, or its first line: exports and unsets after the command on that line, and on later
+    lines, reach only later runs), or at the end of the lines without one; a setting of the
+    run's own (NCCL's ``set by environment`` lines, the command's ``NCCL_X=Y``) comes first."""
     network: EnvFact | None = None
     provider: EnvFact | None = None
     provider_nics: int | None = None
@@ -248,14 +255,21 @@ def scan_environment(
     mnnvl: EnvFact | None = None
     nccl_nodes: tuple[int, int] | None = None
     nccl_nodes_line: int | None = None
-    exports: dict[str, EnvFact] = dict(exported or {})
-    unset: set[str] = set()
+    shell = ShellExports({name: (f.value, f.line) for name, f in (exported or {}).items()})
+    at_run: dict[str, tuple[str, int]] | None = None
+
+    def run_starts() -> None:
+        nonlocal at_run
+        at_run = dict(shell.exports)
+
     for lineno, raw in enumerate(text.split("\n"), start=1):
         if lineno < first_line:
             continue
         if last_line is not None and lineno > last_line:
             break
         line = raw.rstrip("\r").replace("\t", " ")
+        if lineno == run_line and "NCCL_" not in line:
+            run_starts()  # the run's command changes nothing the shell exports
         if "NCCL" not in line and "via NET/" not in line and "platform" not in line:
             continue
         if network is None and (m := _USING_NETWORK.search(line)):
@@ -296,24 +310,14 @@ def scan_environment(
             nccl_nodes_line = lineno
         if (m := _TOPO_GPU.search(line)) is not None:
             path = _farther(path, m.group(1), line[m.end() :], lineno)
-        if "NCCL_" not in line or _SHELL_COMMENT.match(line):
-            # a line the shell does not run ('# export NCCL_ALGO=Tree', commented out in a job
-            # script the log prints) sets nothing; a batch directive ('#SBATCH --export=...') does
-            continue
-        _follow_exports(line, lineno, exports, unset)
+        if "NCCL_" in line:
+            _settings_of(line, lineno, shell, settings, run_starts if lineno == run_line else None)
+        if lineno == run_line and at_run is None:
+            run_starts()
+    for name, (value, line_of) in (shell.exports if at_run is None else at_run).items():
+        # what is exported when the run's command runs, where the run sets no value of its own
         if len(settings) < _MAX_SETTINGS:
-            for m in (
-                *_SET_BY_ENV.finditer(line),
-                *_PLUGIN_SETS.finditer(line),
-                *_ASSIGNMENT.finditer(line),
-            ):
-                settings.setdefault(
-                    m.group(1), EnvFact(value=_setting_value(m.group(2)), line=lineno)
-                )
-    for name, fact in (exported or {}).items():
-        # an inherited export counts where these lines neither set nor unset the name
-        if name not in unset and len(settings) < _MAX_SETTINGS:
-            settings.setdefault(name, fact)
+            settings.setdefault(name, EnvFact(value=value, line=line_of))
     gdr: bool | None = None
     gdr_line: int | None = None
     if gdr_yes is not None or gdr_no is not None:
@@ -340,24 +344,43 @@ def scan_environment(
         mnnvl=mnnvl,
         nccl_nodes=nccl_nodes,
         nccl_nodes_line=nccl_nodes_line,
-        exports=exports,
+        exports={name: EnvFact(value=v, line=n) for name, (v, n) in shell.exports.items()},
     )
 
 
-def _follow_exports(line: str, lineno: int, exports: dict[str, EnvFact], unset: set[str]) -> None:
-    """Apply a line's shell ``export NCCL_X=Y`` and ``unset NCCL_X`` to ``exports`` (in place),
-    and note in ``unset`` the names it unsets."""
-    for m in _EXPORT.finditer(line):
-        # the export's own words: up to the next command of the line (';', '&&', '|')
-        words = _COMMAND_END.split(line[m.end() - 1 :], maxsplit=1)[0]
-        for a in _ASSIGNMENT.finditer(words):
-            if len(exports) < _MAX_SETTINGS or a.group(1) in exports:
-                value = _setting_value(a.group(2))
-                exports[a.group(1)] = EnvFact(value=value, line=lineno)
-    for m in _UNSET.finditer(line):
-        for name in m.group(1).split():
-            exports.pop(name, None)
-            unset.add(name)
+def _settings_of(
+    line: str,
+    lineno: int,
+    shell: ShellExports,
+    settings: dict[str, EnvFact],
+    run_starts: Callable[[], None] | None,
+) -> None:
+    """Read one line's NCCL settings into ``settings`` (the first value of a name wins) and its
+    shell's exports into ``shell``; ``run_starts`` is called where the run's nccl-tests command
+    runs, if this line has it."""
+    own = line
+    prefix = _LAUNCHER.match(line)
+    body = line[prefix.end() :] if prefix is not None else line
+    if body.startswith("#"):
+        if _DIRECTIVE.match(body):
+            # the whole job's environment: this run's and every later one's, through the exports
+            found = [(m.group(1), _setting_value(m.group(2))) for m in _ASSIGNMENT.finditer(body)]
+            shell.directive(found, lineno)
+        # a comment ('# export NCCL_ALGO=Tree', commented out in a job script) sets nothing
+        return
+    if shell_words(body):
+        # the shell's own export builtins change what later commands inherit; the rest of the
+        # line (an nccl-tests command, mpirun -x ...) keeps its settings for this run, but not
+        # a quoted phrase ('echo "to fix: export NCCL_PROTO=Simple"' had set it)
+        words = shell.line(body, lineno, run_starts)
+        own = " ".join(w for w in words if not any(c.isspace() for c in w))
+    if len(settings) < _MAX_SETTINGS:
+        for m in (
+            *_SET_BY_ENV.finditer(line),
+            *_PLUGIN_SETS.finditer(line),
+            *_ASSIGNMENT.finditer(own),
+        ):
+            settings.setdefault(m.group(1), EnvFact(value=_setting_value(m.group(2)), line=lineno))
 
 
 def _farther(path: GpuPath | None, source: str, paths: str, lineno: int) -> GpuPath | None:

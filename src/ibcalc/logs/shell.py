@@ -1,0 +1,176 @@
+"""What a shell's own commands in a log do to the NCCL variables later commands inherit.
+
+A log of several nccl-tests runs is often a shell session or a job script's output: an
+``export NCCL_PROTO=Simple`` at the top reaches every later command of that shell, as does a
+batch system's directive (``#SBATCH --export=ALL,NCCL_ALGO=Ring``, ``#PBS -v ...``) for the whole
+job, while ``NCCL_ALGO=Ring ./all_reduce_perf`` (or ``mpirun -x NCCL_ALGO=Ring``) sets it for
+that one command. :class:`ShellExports` follows the first kind line by line, as POSIX shells and
+bash define them (the ``export``, ``unset``, ``declare``/``typeset`` builtins of bash's manual):
+
+* ``export NAME=VALUE ...`` and ``declare -x NAME=VALUE`` export; ``export NAME`` exports a
+  value the shell assigned before (``NAME=VALUE`` alone on its command); a later assignment to an
+  exported name changes what is exported;
+* ``unset NAME ...``, ``unset -v NAME``, ``export -n NAME`` and ``declare +x NAME`` drop it;
+* words are read as the shell reads them (quotes removed, ``;``, ``&&``, ``|`` end a command);
+  a line that ``set -x`` printed (``+ export 'NCCL_PROTO=^LL'``) is one command, its
+  value whole (dash prints ``+ export NCCL_PROTO=allreduce:simple;broadcast:ll`` unquoted);
+* commands in a subshell or a function body, ``( ... )`` and ``{ ... }``, are not followed
+  (their exports do not reach the commands after them, or not unless the function runs);
+  ``set -a`` (export every assignment) is not followed either.
+
+Only names starting with ``NCCL_`` are kept. A pure function of the lines it is given: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Callable, Mapping
+from itertools import islice
+
+__all__ = ["ShellExports", "shell_words"]
+
+#: a line a shell would run that may change what is exported: an export builtin, or a line
+#: that starts with an assignment (``NCCL_PROTO=Simple``, which changes an exported value)
+shell_words = re.compile(
+    r"(?:^|[\s;&|(+$>])(?:export|unset|declare|typeset)\s|^[\s+$>]*NCCL_[A-Z0-9_]+="
+).search
+#: an nccl-tests binary, the command a run's line starts (``./build/all_reduce_perf``)
+_BINARY = re.compile(r"(?:^|/)[a-z_]+_perf(?:_mpi)?$")
+#: an interactive prompt before a command a transcript shows (``$ ``, ``user@host:~/run$ ``,
+#: ``> ``); a root prompt ``# `` cannot be told from a comment and is read as one
+_PROMPT = re.compile(r"\s*[\w.@:~/\[\]-]*[$%>]\s+")
+_SEPARATORS = frozenset({";", ";;", "&", "&&", "|", "||", "|&"})
+_OPEN = frozenset({"(", "{", "()", "$("})
+_CLOSE = frozenset({")", "}"})
+_NAME = re.compile(r"NCCL_[A-Z0-9_]+$")
+#: words read from one line: an export line is a few dozen; a longer line is not a command
+_MAX_WORDS = 512
+_MAX_EXPORTS = 64
+#: lines one :class:`ShellExports` follows: a session sets a few dozen; more is not a session
+#: (a log of a million ``export`` lines would take seconds to read word by word)
+_MAX_LINES = 4096
+
+
+def _value(raw: str) -> str:
+    """A value as the command gives it, at most 120 characters."""
+    return raw[:120]
+
+
+class ShellExports:
+    """The NCCL variables a shell has exported so far (:attr:`exports`, name -> (value, line)),
+    updated by :meth:`line` for each line it runs, and by :meth:`directive` for a batch system's
+    job-wide settings."""
+
+    def __init__(self, exported: Mapping[str, tuple[str, int]] | None = None) -> None:
+        self.exports: dict[str, tuple[str, int]] = dict(exported or {})
+        self._assigned: dict[str, str] = {}  # shell variables not (yet) exported
+        self._lines = 0
+
+    def _set(self, name: str, value: str, lineno: int) -> None:
+        if len(self.exports) < _MAX_EXPORTS or name in self.exports:
+            self.exports[name] = (_value(value), lineno)
+
+    def directive(self, assignments: list[tuple[str, str]], lineno: int) -> None:
+        """A batch directive's ``NCCL_X=Y``: the whole job's environment."""
+        for name, value in assignments:
+            self._set(name, value, lineno)
+
+    def line(
+        self, body: str, lineno: int, at_binary: Callable[[], None] | None = None
+    ) -> list[str]:
+        """Follow the commands of one line (``body``: without any launcher prefix); return the
+        words of the commands it did not consume (an nccl-tests command line, ``mpirun -x ...``;
+        not a function body's) for the caller to read as that command's settings.
+        ``at_binary`` is called when a command starting an nccl-tests binary is reached, before
+        the commands after it."""
+        self._lines += 1
+        if self._lines > _MAX_LINES:
+            return body.split()
+        prompt = _PROMPT.match(body)
+        if prompt is not None:
+            body = body[prompt.end() :]
+        trace = body.lstrip().startswith("+")
+        lexer = shlex.shlex(body, posix=True, punctuation_chars=not trace)
+        lexer.whitespace_split = True
+        lexer.commenters = "" if trace else "#"
+        try:
+            words = list(islice(lexer, _MAX_WORDS))
+        except ValueError:  # an unterminated quote: the words as whitespace gives them
+            words = body.split()[:_MAX_WORDS]
+        if trace:
+            words = [w for w in words if w.strip("+")]
+        rest: list[str] = []
+        command: list[str] = []
+        # the groups open around the words: True for a function's body (words never run here)
+        groups: list[bool] = []
+        function = False  # '()' seen: the next group is a function's body
+        for word in [*words, ";"]:
+            if word in _SEPARATORS or word in _OPEN or word in _CLOSE:
+                if not groups:
+                    rest.extend(self._command(command, lineno, at_binary))
+                elif not groups[-1]:
+                    rest.extend(command)  # a subshell's: its own command's settings
+                command = []
+                if word == "()":
+                    function = True
+                elif word in _OPEN:
+                    groups.append(function or bool(groups and groups[-1]))
+                    function = False
+                elif word in _CLOSE and groups:
+                    groups.pop()
+                continue
+            command.append(word)
+        return rest
+
+    def _command(
+        self, words: list[str], lineno: int, at_binary: Callable[[], None] | None
+    ) -> list[str]:
+        """Apply one simple command; return its words when it is not an export builtin."""
+        if not words:
+            return []
+        head, args = words[0], words[1:]
+        if head == "export" or (head in ("declare", "typeset") and _flag(args, "x")):
+            undo = head == "export" and _flag(args, "n")
+            for word in args:
+                name, eq, value = word.partition("=")
+                if not _NAME.match(name):
+                    continue
+                if undo:
+                    self.exports.pop(name, None)
+                elif eq:
+                    self._set(name, value, lineno)
+                elif name in self._assigned:
+                    self._set(name, self._assigned[name], lineno)
+            return []
+        if head in ("declare", "typeset") and _flag(args, "x", sign="+"):
+            for name in args:
+                self.exports.pop(name, None)
+            return []
+        if head == "unset":
+            if not _flag(args, "f"):  # 'unset -f' removes functions, not variables
+                for name in args:
+                    self.exports.pop(name, None)
+                    self._assigned.pop(name, None)
+            return []
+        if all("=" in w and not w.startswith("=") for w in words):
+            # assignments alone set shell variables; an exported one changes what is exported
+            for word in words:
+                name, _, value = word.partition("=")
+                if _NAME.match(name):
+                    self._assigned[name] = value
+                    if name in self.exports:
+                        self._set(name, value, lineno)
+        elif at_binary is not None and any(_BINARY.search(w) for w in words):
+            at_binary()
+        return words
+
+
+def _flag(args: list[str], letter: str, *, sign: str = "-") -> bool:
+    """Whether the options before the names (``-x``, ``-rx``, ``+x``) include ``letter``."""
+    for word in args:
+        if not word.startswith(("-", "+")) or word in ("-", "--"):
+            return False
+        if word.startswith(sign) and letter in word[1:]:
+            return True
+    return False
