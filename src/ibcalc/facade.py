@@ -11,7 +11,7 @@ caller passes others (``ibcalc.catalogue.cost_params.load_cost_params`` reads ov
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import NamedTuple, SupportsFloat, cast
 
@@ -29,7 +29,7 @@ from ibcalc.cluster.resolve import (
 )
 from ibcalc.engine.algorithms.alltoall import alltoall_messages, pxn_offered
 from ibcalc.engine.band import regime_of, time_range, transport_class, wire_floor_s
-from ibcalc.engine.base import Topology
+from ibcalc.engine.base import Timing, Topology
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.plan import (
     REDUCTIONS,
@@ -60,7 +60,7 @@ from ibcalc.errors import (
     expect_type,
 )
 from ibcalc.textsafe import shown
-from ibcalc.units import MAX_ENGINE_BYTES, GiB, format_memory, format_size, format_time
+from ibcalc.units import MAX_ENGINE_BYTES, GiB, MiB, format_memory, format_size, format_time
 
 __all__ = [
     "MEASURED_DROP_MAX",
@@ -354,48 +354,15 @@ def _sharp_what_if(
     would do at this size: the same selection on the same topology with SHARP on. A bare "enable
     with --sharp" had been shown where SHARP gains nothing (16 x DGX H100, 10 GB: nvls/Simple
     51.3 ms against nvlstree/Simple 51.5 ms; 2 nodes: NCCL's tuner keeps nvlstree)."""
-    topo = plan.topo
-    assert topo.out is not None
-    on = replace(topo, out=topo.out.model_copy(update={"sharp": True}))
-    with_sharp, others = select_on(
-        plan_for(plan.collective, on, plan.params, dtype=plan.dtype),
-        size_bytes,
-        algorithm,
-        protocol,
-    )
+    with_sharp, others = select_on(_with_sharp(plan), size_bytes, algorithm, protocol)
     lead = f"{link_id} supports SHARP (CollNet); {{sharp}} "
     pick = f"{with_sharp.algorithm.value}/{with_sharp.protocol.value}"
     if pick == f"{best.algorithm.value}/{best.protocol.value}":
         if algorithm is not None:
-            return lead + "would not change this all-reduce ({algorithm} forced)"
-        # the reason is the protocol forced or the type where SHARP is no candidate, not the tuner
-        if protocol is not None and protocol is not Protocol.SIMPLE:
-            why = f"{protocol.value} forced ({{protocol}}), and SHARP runs Simple"
-            return _sharp_unchanged(link_id, why)
-        if not any(c.algorithm in SHARP_ALGORITHMS for c in [with_sharp, *others]):
-            # SHARP reduces 16- and 32-bit types; with those, the cluster is what rules it out
-            # (CollNet takes at most 8 GPUs per domain; NVLS across nodes needs NVLS on): the
-            # type had been blamed for 36 GB200 trays with --no-nvls
-            reduces = dtype_allows(
-                Algorithm.COLLNET_DIRECT, plan.collective, plan.dtype, topo.domains
-            )
-            enabled = plan.tuner.nccl_tuner
-            switched = [a for a in SHARP_ALGORITHMS if not enabled.algorithms.get(a, 1)]
-            why = (
-                f"SHARP does not reduce {plan.dtype.value}"
-                if not reduces
-                # the settings' words where they switched SHARP's algorithms or its protocol
-                # off: the cluster had been blamed for --nccl-algo ^collnetdirect,... (a review)
-                else plan.tuner.provenance["nccl_tuner.algorithms"].text
-                if switched
-                else plan.tuner.provenance["nccl_tuner.protocols"].text + "; SHARP runs Simple"
-                if not enabled.protocols.get(Protocol.SIMPLE, 1)
-                else "no SHARP algorithm applies to this cluster (CollNet takes at most "
-                f"{plan.params.nccl_tuner.collnet_max_local_ranks} GPUs per scale-up domain; NVLS "
-                "across nodes needs NVLS inside them)"
-            )
-            return _sharp_unchanged(link_id, why)
-        return _sharp_unchanged(link_id, f"NCCL's tuner keeps {pick} here")
+            return lead + _FORCED_UNCHANGED
+        # the reason is what rules SHARP out at every size where there is one, not the tuner
+        why = _sharp_ruled_out(plan, [with_sharp, *others], protocol)
+        return _sharp_unchanged(link_id, why or f"NCCL's tuner keeps {pick} here")
     ratio = with_sharp.time_s / best.time_s
     within = plan.params.reporting.notably_faster
     at = f"{pick}, {format_time(with_sharp.time_s)}"
@@ -403,6 +370,49 @@ def _sharp_what_if(
         return lead + f"would make this all-reduce {1 / ratio:.2f}x faster ({at})"
     # within the tie threshold (or, should NCCL's tuner and the model disagree, slower)
     return lead + f"would change this all-reduce's time by {ratio - 1:+.1%} ({at})"
+
+
+#: the SHARP hint's words where an algorithm is forced (``{algorithm}``: the option's name)
+_FORCED_UNCHANGED = "would not change this all-reduce ({algorithm} forced)"
+
+
+def _with_sharp(plan: Plan) -> Plan:
+    """``plan`` on the same topology with SHARP turned on."""
+    topo = plan.topo
+    assert topo.out is not None
+    on = replace(topo, out=topo.out.model_copy(update={"sharp": True}))
+    return plan_for(plan.collective, on, plan.params, dtype=plan.dtype)
+
+
+def _sharp_ruled_out(
+    plan: Plan, with_sharp: Sequence[Cost | Timing], protocol: Protocol | None
+) -> str | None:
+    """Why turning SHARP on changes no size of this all-reduce (``with_sharp``: the candidates
+    with SHARP on), or None where it may; the estimate's hint and a sweep's say the same, the
+    first of: a protocol forced other than Simple, the element type, a setting that switches
+    Simple off, then, where no SHARP algorithm is a candidate, a setting that switches one off
+    or the cluster (a sweep had named another reason than its estimates, a review)."""
+    enabled = plan.tuner.nccl_tuner
+    if protocol is not None and protocol is not Protocol.SIMPLE:
+        return f"{protocol.value} forced ({{protocol}}), and SHARP runs Simple"
+    # SHARP reduces 16- and 32-bit types; with those, the cluster is what rules it out (CollNet
+    # takes at most 8 GPUs per domain; NVLS across nodes needs NVLS on): the type had been
+    # blamed for 36 GB200 trays with --no-nvls
+    if not dtype_allows(Algorithm.COLLNET_DIRECT, plan.collective, plan.dtype, plan.topo.domains):
+        return f"SHARP does not reduce {plan.dtype.value}"
+    if not enabled.protocols.get(Protocol.SIMPLE, 1):
+        return plan.tuner.provenance["nccl_tuner.protocols"].text + "; SHARP runs Simple"
+    if any(c.algorithm in SHARP_ALGORITHMS for c in with_sharp):
+        return None
+    if any(not enabled.algorithms.get(a, 1) for a in SHARP_ALGORITHMS):
+        # the settings' words where they switched SHARP's algorithms off: the cluster had been
+        # blamed for --nccl-algo ^collnetdirect,... (a review)
+        return plan.tuner.provenance["nccl_tuner.algorithms"].text
+    return (
+        "no SHARP algorithm applies to this cluster (CollNet takes at most "
+        f"{plan.params.nccl_tuner.collnet_max_local_ranks} GPUs per scale-up domain; NVLS "
+        "across nodes needs NVLS inside them)"
+    )
 
 
 def _sharp_unchanged(link_id: str, why: str) -> str:
@@ -945,12 +955,11 @@ class CollectivePlan:
         return [] if self._algorithm is not None else _switch_dtype_notes(self._plan)
 
     def sharp_type_note(self) -> str | None:
-        """The cluster's SHARP hint where SHARP can change no size, worded as an estimate
-        words it: SHARP does not reduce the element type (a sweep of an fp8 all-reduce had said
-        'enable with --sharp', a review), or NCCL settings (``--nccl-algo``, ``--nccl-proto``)
-        switch off every algorithm SHARP brings or the Simple protocol it runs (a sweep with
-        ``--nccl-algo ring`` had said it too), or an algorithm is forced that SHARP does not
-        run; None where the hint stands."""
+        """The cluster's SHARP hint where SHARP can change no size, worded as every estimate of
+        the sweep words it (:func:`_sharp_ruled_out`: a protocol forced or set, the element
+        type, settings, the cluster; an algorithm forced): a sweep had kept 'enable with
+        --sharp' under --nccl-algo ring, --proto ll, --algo ring or an fp8 type (reviews). None
+        where the hint stands."""
         inter = self._cluster.inter
         if (
             inter is None
@@ -959,32 +968,13 @@ class CollectivePlan:
         ):
             return None
         if self._algorithm is not None:
-            # a sweep with --algo ring had kept 'enable with --sharp' where every estimate says
-            # it would not change the all-reduce; a SHARP algorithm forced keeps the hint
-            if self._algorithm in SHARP_ALGORITHMS:
-                return None
-            return f"{inter.id} supports SHARP (CollNet); {{sharp}} would not change this " + (
-                "all-reduce ({algorithm} forced)"
-            )
-        plan = self._plan
-        if not dtype_allows(
-            Algorithm.COLLNET_DIRECT, self.collective, plan.dtype, self._cluster.topology.domains
-        ):
-            return _sharp_unchanged(inter.id, f"SHARP does not reduce {plan.dtype.value}")
-        enabled = plan.tuner.nccl_tuner
-        if not any(enabled.algorithms.get(a, 1) for a in SHARP_ALGORITHMS):
-            return _sharp_unchanged(inter.id, plan.tuner.provenance["nccl_tuner.algorithms"].text)
-        if not enabled.protocols.get(Protocol.SIMPLE, 1) or self._protocol not in (
-            None,
-            Protocol.SIMPLE,
-        ):
-            why = (
-                plan.tuner.provenance["nccl_tuner.protocols"].text + "; SHARP runs Simple"
-                if self._protocol is None
-                else f"{self._protocol.value} forced ({{protocol}}), and SHARP runs Simple"
-            )
-            return _sharp_unchanged(inter.id, why)
-        return None
+            return f"{inter.id} supports SHARP (CollNet); {{sharp}} " + _FORCED_UNCHANGED
+        on = _with_sharp(self._plan)
+        # which algorithms apply does not depend on the size: the candidates at one size say
+        why = _sharp_ruled_out(
+            self._plan, [c.timing for c in on.scored(float(MiB))], self._protocol
+        )
+        return None if why is None else _sharp_unchanged(inter.id, why)
 
     def estimate(self, size_bytes: float) -> Estimate:
         """The full estimate at ``size_bytes``, as :func:`estimate_on` gives it."""

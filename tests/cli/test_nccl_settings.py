@@ -185,3 +185,45 @@ def test_a_sweep_says_why_sharp_would_not_change_it_under_a_setting() -> None:
     assert "--sharp would not change this all-reduce (--algo forced)" in notes("--algo", "ring")
     assert "enable with --sharp" in notes("--nccl-algo", "^collnetdirect,collnetchain")
     assert "enable with --sharp" in notes()
+
+
+def test_a_sweep_and_its_estimates_give_the_same_reason_sharp_would_not_change_them() -> None:
+    """The sweep and the estimate had checked the reasons in another order ('--nccl-algo ring
+    rules out ...' against 'LL forced (--proto), and SHARP runs Simple'), and a sweep kept
+    'enable with --sharp' where the settings leave only a SHARP algorithm the cluster cannot run
+    (DGX A100 has no NVLS; a review)."""
+
+    def said(args: list[str]) -> str:
+        result = CliRunner().invoke(app, args)
+        assert result.exit_code == 0, result.output
+        out = " ".join(result.output.split())
+        return out[out.index("supports SHARP") :].split(" - ")[0].split(" note: ")[0]
+
+    h100 = ["--system", "dgx-h100", "-N", "4"]
+    cases = [
+        ([*h100, "--proto", "ll", "--nccl-algo", "ring"], "LL forced"),
+        (
+            [*h100, "--nccl-algo", "tree,nvls", "--nccl-proto", "ll,ll128"],
+            "--nccl-proto ll,ll128 rules out Simple; SHARP runs Simple",
+        ),
+        (
+            ["--system", "dgx-a100", "-N", "4", "--nccl-algo", "^collnetdirect,collnetchain"],
+            "--nccl-algo ^collnetdirect,collnetchain rules out CollnetDirect, CollnetChain",
+        ),
+    ]
+    for flags, reason in cases:
+        sweep = said(["sweep", "allreduce", "-b", "8", "-e", "4G", "-f", "64", *flags])
+        assert reason in sweep
+        for size in ("8B", "1MB", "4GB"):
+            assert said(["allreduce", "--size", size, *flags]) == sweep
+
+
+def test_a_protocol_refusal_names_the_protocols_only_what_ifs_run_apart() -> None:
+    """'protocol Simple does not apply ...; applicable: Simple' had been said where only
+    ibcalc's hierarchical and rhd run Simple (--nccl-algo collnet without --sharp)."""
+    args = ["allreduce", "--size", "1MB", *H100_2, "--proto", "simple", "--nccl-algo", "collnet"]
+    result = CliRunner().invoke(app, args)
+    assert result.exit_code == 2
+    assert " ".join(result.output.split()).endswith(
+        "applicable: none of NCCL's; what-ifs NCCL does not implement (hierarchical, rhd): Simple"
+    )

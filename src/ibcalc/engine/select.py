@@ -137,7 +137,7 @@ def refuse(
         proto = f" with protocol {protocol.value}" if protocol is not None else ""
         head = f"{algorithm.value}{proto} does not apply"
     if algorithm is None and protocol is not None:  # a protocol alone: name the protocols
-        usable = ", ".join(p.value for p in Protocol if any(c.protocol is p for c in everything))
+        usable = _usable_protocols(everything)
     else:
         usable = _usable_algorithms(everything)
     enabled = plan.tuner.nccl_tuner
@@ -188,6 +188,27 @@ def refuse(
     raise AlgorithmNotApplicableError(
         f"{head} to {collective.value} on this cluster ({reason}); applicable: {usable or 'none'}"
     )
+
+
+def _usable_protocols(everything: Sequence[Timing]) -> str:
+    """The protocols that apply: NCCL's algorithms', and those only ibcalc's what-ifs run
+    named with them ('protocol Simple does not apply ...; applicable: Simple' had been said
+    where only hierarchical and rhd run Simple, a review)."""
+
+    def of(nccl: bool) -> list[Protocol]:
+        return [
+            p
+            for p in Protocol
+            if any(c.protocol is p and (c.algorithm in NCCL_ALGORITHMS) is nccl for c in everything)
+        ]
+
+    nccl = ", ".join(p.value for p in of(True))
+    extra = [p.value for p in of(False) if p not in of(True)]
+    if not extra:
+        return nccl
+    what_ifs = sorted({c.algorithm.value for c in everything if c.algorithm not in NCCL_ALGORITHMS})
+    lead = nccl or "none of NCCL's"
+    return f"{lead}; what-ifs NCCL does not implement ({', '.join(what_ifs)}): {', '.join(extra)}"
 
 
 def _usable_algorithms(everything: Sequence[Timing]) -> str:
