@@ -425,6 +425,7 @@ RUN = "./all_reduce_perf -b 8 -e 1G"
         # what a later command does not inherit: a subshell's, a function body's, echoed text
         ([f"(export NCCL_PROTO=Simple; {RUN})", RUN], ["Simple", None]),
         (["f() { export NCCL_PROTO=Simple; }", RUN, RUN], [None, None]),
+        (["{ export NCCL_PROTO=Simple; }", RUN, RUN], ["Simple"] * 2),
         (['echo "to fix: export NCCL_PROTO=Simple"', RUN, RUN], [None, None]),
         ([f"NCCL_PROTO=Simple {RUN}", RUN], ["Simple", None]),
         # behind a launcher's prefix and a prompt; a comment behind one sets nothing

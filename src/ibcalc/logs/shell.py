@@ -14,9 +14,10 @@ bash define them (the ``export``, ``unset``, ``declare``/``typeset`` builtins of
 * words are read as the shell reads them (quotes removed, ``;``, ``&&``, ``|`` end a command);
   a line that ``set -x`` printed (``+ export 'NCCL_PROTO=^LL'``) is one command, its
   value whole (dash prints ``+ export NCCL_PROTO=allreduce:simple;broadcast:ll`` unquoted);
-* commands in a subshell or a function body, ``( ... )`` and ``{ ... }``, are not followed
-  (their exports do not reach the commands after them, or not unless the function runs);
-  ``set -a`` (export every assignment) is not followed either.
+* commands in a subshell, ``( ... )`` or ``$( ... )``, or in a function's body are not
+  followed (their exports do not reach the commands after them, or not unless the function
+  runs); a group ``{ ...; }`` is the shell's own and is; ``set -a`` (export every assignment)
+  is not followed, and a backquoted command is read as the shell's own.
 
 Only names starting with ``NCCL_`` are kept. A pure function of the lines it is given: no I/O.
 """
@@ -102,20 +103,26 @@ class ShellExports:
             words = [w for w in words if w.strip("+")]
         rest: list[str] = []
         command: list[str] = []
-        # the groups open around the words: True for a function's body (words never run here)
-        groups: list[bool] = []
+        # the groups open around the words, innermost last: "function" (a body that does not
+        # run here), "subshell" (runs, but its exports end with it) or "group" ('{ ...; }', the
+        # shell's own)
+        groups: list[str] = []
         function = False  # '()' seen: the next group is a function's body
         for word in [*words, ";"]:
             if word in _SEPARATORS or word in _OPEN or word in _CLOSE:
-                if not groups:
+                if "function" in groups:
+                    pass  # never run here: neither followed nor the run's settings
+                elif "subshell" in groups:
+                    rest.extend(command)  # a subshell's command keeps its own settings
+                else:
                     rest.extend(self._command(command, lineno, at_binary))
-                elif not groups[-1]:
-                    rest.extend(command)  # a subshell's: its own command's settings
                 command = []
                 if word == "()":
                     function = True
                 elif word in _OPEN:
-                    groups.append(function or bool(groups and groups[-1]))
+                    groups.append(
+                        "function" if function else "group" if word == "{" else "subshell"
+                    )
                     function = False
                 elif word in _CLOSE and groups:
                     groups.pop()
