@@ -432,6 +432,30 @@ RUN = "./all_reduce_perf -b 8 -e 1G"
         (["[1,0]<stdout>:export NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),
         (["user@host:~/nccl$ export NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),
         (["0: # export NCCL_PROTO=Simple", RUN, RUN], [None, None]),
+        # root prompts end in '#' (the whole line had been read as a comment, review AY)
+        (["root@c0ffee:/workspace# export NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),
+        (["[root@Aliyun3 workspace]# export NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),
+        ([f"bash-5.1# NCCL_PROTO=Simple {RUN}; unset FOO", RUN], ["Simple", None]),
+        (["(base) user@gpu01:~$ export NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),
+        # ');' closes the subshell the run starts in ('(cd build && ...); unset' had stayed open)
+        (
+            ["export NCCL_PROTO=Simple", f"$ (cd build && {RUN}); unset NCCL_PROTO", RUN],
+            ["Simple", None],
+        ),
+        ([f"$ (cd build && {RUN}); export NCCL_PROTO=LL", RUN], [None, "LL"]),
+        (["x=$(date);export NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),
+        # compound commands run in the shell itself
+        (["if [ -n x ]; then export NCCL_PROTO=Simple; fi", RUN, RUN], ["Simple"] * 2),
+        (["for i in 1; do export NCCL_PROTO=Simple; done", RUN, RUN], ["Simple"] * 2),
+        (["builtin export NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),
+        # a value the shell expands is not in the log: nothing known is set
+        (["export NCCL_PROTO=$PROTO", RUN, RUN], [None, None]),
+        (["export NCCL_PROTO=Simple", RUN, "export NCCL_PROTO=${P:-LL}", RUN], ["Simple", None]),
+        # 'unset -f' removes a function; 'declare +x' un-exports
+        (["export NCCL_PROTO=Simple", RUN, "unset -f NCCL_PROTO", RUN], ["Simple"] * 2),
+        (["export NCCL_PROTO=Simple", RUN, "declare +x NCCL_PROTO", RUN], ["Simple", None]),
+        # an unbalanced quote: the operators still end the export's command
+        (["export NCCL_PROTO=Simple; echo don't", RUN, RUN], ["Simple"] * 2),
     ],
 )
 def test_what_the_shell_exports_as_each_run_starts(lines: list[str], expected: list[str]) -> None:
@@ -449,6 +473,54 @@ def test_what_the_shell_exports_as_each_run_starts(lines: list[str], expected: l
         env = scan_environment(text, begin, end, exported, run_line=start)
         seen.append(env.setting("NCCL_PROTO"))
     assert seen == expected
+
+
+@pytest.mark.parametrize(
+    "directive",
+    [
+        *("#SBATCH --export=ALL,", "#SBATCH --export=", "#PBS -v ", "#BSUB -env ", "#$ -v "),
+        *("#flux: --env=", "#PJM -x ", "#MSUB -v ", "#COBALT --env "),
+    ],
+)
+def test_a_batch_directive_sets_every_run_of_the_job(directive: str) -> None:
+    """A directive's comma list is the whole job's environment: every run takes each of its
+    variables (NCCL_ALGO had read 'Ring,NCCL_PROTO=Simple' and the protocol was lost, a review)."""
+    text = f"{directive}NCCL_ALGO=Ring,NCCL_PROTO=Simple\n{RUN}\nrow\n{RUN}\n"
+    first = scan_environment(text, 1, 3, run_line=2)
+    second = scan_environment(text, 4, 4, first.exports, run_line=4)
+    for env in (first, second):
+        assert (env.setting("NCCL_ALGO"), env.setting("NCCL_PROTO")) == ("Ring", "Simple")
+    # a comma that no 'NAME=' follows is the value's own
+    assert scan_environment("mpirun -x NCCL_ALGO=Ring,Tree ./x\n").setting("NCCL_ALGO") == (
+        "Ring,Tree"
+    )
+
+
+def test_a_run_starts_where_its_command_line_is() -> None:
+    """nccl-check and calibrate take each run's exports at its nccl-tests command: an unset
+    after the command on its line reaches the next run only (with no arguments after the name,
+    the command line had not been seen, and the run had lost its own setting, review AY)."""
+    from ibcalc.logs import read_log
+    from ibcalc.logs.calibrate import calibrate_logs
+    from ibcalc.logs.check import check_log
+
+    sweep = SWEEP_10.read_text(encoding="utf-8")
+    second = (SWEEPS / "11_reducescatter_2node_8xH100_ib.txt").read_text(encoding="utf-8")
+    catalogue = load_catalogue(use_env=False)
+    for command in (
+        "$ ./all_reduce_perf -b 8 -e 8G; unset NCCL_PROTO",
+        "$ ./all_reduce_perf; unset NCCL_PROTO",
+    ):
+        text = f"export NCCL_PROTO=Simple\n{command}\n{sweep}\n{second}"
+        checks = check_log(parse_log(text, source="x.log"), text, catalogue=catalogue)
+        small = [{r.protocol for r in c.rows if r.size_bytes <= 65536} for c in checks]
+        assert small[0] == {"Simple"}
+        assert small[1] != {"Simple"}
+    path = Path(tempfile.mkdtemp()) / "two.log"
+    path.write_text(text, encoding="utf-8")
+    late = calibrate_logs([read_log(path)]).rms_before
+    path.write_text(f"{command}\n{sweep}\n{second}", encoding="utf-8")
+    assert late > calibrate_logs([read_log(path)]).rms_before * 1.05
 
 
 def test_nccl_check_applies_an_export_to_every_run_after_it() -> None:

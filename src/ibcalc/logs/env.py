@@ -62,7 +62,17 @@ _SET_BY_ENV = re.compile(r"\b(NCCL_[A-Z0-9_]+) set by environment to (\S+)")
 #: a plugin setting a variable for NCCL: aws-ofi-nccl's 'NET/OFI Setting NCCL_PROTO to "simple"'
 _PLUGIN_SETS = re.compile(r"NET/OFI Setting (NCCL_[A-Z0-9_]+)(?: environment variable)? to (\S+)")
 #: a quoted value is read whole, as the shell passes it (NCCL_ALGO="allreduce:ring;allgather:ring")
-_ASSIGNMENT = re.compile(r"(?:^|[\s\"',=])(NCCL_[A-Z0-9_]+)=(\"[^\"]*\"|'[^']*'|[^\s\"']+)")
+#: in a comma list (``--export=ALL,NCCL_ALGO=Ring,NCCL_PROTO=Simple``, ``#PBS -v``) a comma
+#: before the next ``NAME=`` ends the value; one before anything else is the value's own
+#: (``NCCL_ALGO=Ring,Tree``)
+_ASSIGNMENT = re.compile(
+    r"(?:^|[\s\"',=])(NCCL_[A-Z0-9_]+)="
+    r"(\"[^\"]*\"|'[^']*'|(?:[^\s\"',]|,(?![A-Za-z_][A-Za-z0-9_]*=))+)"
+)
+#: a value the shell would expand first (``$PROTO``, ``${ALGO:-Ring}``, backquotes): what it
+#: becomes is not in the log
+_UNEXPANDED = re.compile(r"[$`]")
+_SPACE = re.compile(r"\s")
 #: a launcher's prefix before a line's own text: mpirun's ``[1,0]<stdout>:``, ``srun -l``'s
 #: ``0: ``, torchrun's ``[default0]:``
 _LAUNCHER = re.compile(r"\s*(?:\[\d+,\d+\]<\w+>:|\d{1,6}: |\[default\d+\]:)?\s*")
@@ -358,14 +368,14 @@ def _settings_of(
     """Read one line's NCCL settings into ``settings`` (the first value of a name wins) and its
     shell's exports into ``shell``; ``run_starts`` is called where the run's nccl-tests command
     runs, if this line has it."""
-    own = line
+    own: list[tuple[str, str]] | None = None  # the line's own assignments, when read as words
     prefix = _LAUNCHER.match(line)
     body = line[prefix.end() :] if prefix is not None else line
     if body.startswith("#"):
         if _DIRECTIVE.match(body):
             # the whole job's environment: this run's and every later one's, through the exports
             found = [(m.group(1), _setting_value(m.group(2))) for m in _ASSIGNMENT.finditer(body)]
-            shell.directive(found, lineno)
+            shell.directive([(n, v) for n, v in found if not _UNEXPANDED.search(v)], lineno)
         # a comment ('# export NCCL_ALGO=Tree', commented out in a job script) sets nothing
         return
     if shell_words(body):
@@ -373,14 +383,26 @@ def _settings_of(
         # line (an nccl-tests command, mpirun -x ...) keeps its settings for this run, but not
         # a quoted phrase ('echo "to fix: export NCCL_PROTO=Simple"' had set it)
         words = shell.line(body, lineno, run_starts)
-        own = " ".join(w for w in words if not any(c.isspace() for c in w))
-    if len(settings) < _MAX_SETTINGS:
-        for m in (
-            *_SET_BY_ENV.finditer(line),
-            *_PLUGIN_SETS.finditer(line),
-            *_ASSIGNMENT.finditer(own),
-        ):
-            settings.setdefault(m.group(1), EnvFact(value=_setting_value(m.group(2)), line=lineno))
+        own = [
+            (name, value)
+            for word in words
+            if word.startswith("NCCL_") and "=" in word
+            for name, _, value in [word.partition("=")]
+        ]
+        plain = " ".join(w for w in words if not w.startswith("NCCL_") and not _SPACE.search(w))
+        own += [(m.group(1), m.group(2)) for m in _ASSIGNMENT.finditer(plain)]
+    if len(settings) >= _MAX_SETTINGS:
+        return
+    found = [
+        (m.group(1), m.group(2))
+        for m in (*_SET_BY_ENV.finditer(line), *_PLUGIN_SETS.finditer(line))
+    ]
+    if own is None:
+        found += [(m.group(1), m.group(2)) for m in _ASSIGNMENT.finditer(line)]
+    for name, raw in [*found, *(own or [])]:
+        value = _setting_value(raw)
+        if not _UNEXPANDED.search(value):
+            settings.setdefault(name, EnvFact(value=value, line=lineno))
 
 
 def _farther(path: GpuPath | None, source: str, paths: str, lineno: int) -> GpuPath | None:

@@ -131,7 +131,7 @@ _AVG = re.compile(r"^#\s*Avg bus bandwidth\s*:\s*(\S+)")
 _COMMAND = re.compile(
     r"(?:^|[\s/=])((?:"
     + "|".join(sorted((*MODELLED, *NOT_MODELLED), key=lambda n: (-len(n), n)))
-    + r")_perf(?:_mpi)?)(?=\s|$|\"|')"
+    + r")_perf(?:_mpi)?)(?=[\s;&|)]|$|\"|')"
 )
 _TESTS_DIR = re.compile(r"\b[nr]ccl-tests[-_]v?(\d+\.\d+\.\d+)\b")
 

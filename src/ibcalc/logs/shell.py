@@ -38,9 +38,20 @@ shell_words = re.compile(
 ).search
 #: an nccl-tests binary, the command a run's line starts (``./build/all_reduce_perf``)
 _BINARY = re.compile(r"(?:^|/)[a-z_]+_perf(?:_mpi)?$")
-#: an interactive prompt before a command a transcript shows (``$ ``, ``user@host:~/run$ ``,
-#: ``> ``); a root prompt ``# `` cannot be told from a comment and is read as one
-_PROMPT = re.compile(r"\s*[\w.@:~/\[\]-]*[$%>]\s+")
+#: an interactive prompt before a command a transcript shows: ``$ ``, ``> ``,
+#: ``user@host:~/run$ ``, ``[root@host dir]# ``, ``root@c0ffee:/workspace# ``, ``bash-5.1# ``,
+#: with a conda or venv environment's ``(base) `` before it; a bare ``# `` cannot be told from
+#: a comment and is read as one
+_PROMPT = re.compile(r"\s*(?:\([\w.-]+\)\s+)?(?:[$%>]|(?:\[[^\]\n]{1,80}\]|[\w.@:~/-])+[$%>#])\s+")
+#: a run of shell punctuation split into its operators (shlex gives ``);`` as one token)
+_OPERATOR = re.compile(r";;|&&|\|\||\|&|\(\)|[;&|()<>]")
+#: a line longer than this is not a command a person typed: it is not followed (shlex builds a
+#: word character by character, and a 2 MB word took half a minute, a review)
+_MAX_CHARS = 4096
+#: reserved words and builtins that lead to the command they run (``if ...; then export ...``)
+_LEADING = frozenset(
+    {"if", "then", "elif", "else", "do", "while", "until", "!", "time", "builtin", "command"}
+)
 _SEPARATORS = frozenset({";", ";;", "&", "&&", "|", "||", "|&"})
 _OPEN = frozenset({"(", "{", "()", "$("})
 _CLOSE = frozenset({")", "}"})
@@ -69,7 +80,11 @@ class ShellExports:
         self._lines = 0
 
     def _set(self, name: str, value: str, lineno: int) -> None:
-        if len(self.exports) < _MAX_EXPORTS or name in self.exports:
+        if "$" in value or "`" in value:
+            # the shell expands it first ('export NCCL_PROTO=$PROTO' in a printed job script):
+            # its value is not in the log, so nothing known is exported
+            self.exports.pop(name, None)
+        elif len(self.exports) < _MAX_EXPORTS or name in self.exports:
             self.exports[name] = (_value(value), lineno)
 
     def directive(self, assignments: list[tuple[str, str]], lineno: int) -> None:
@@ -86,21 +101,12 @@ class ShellExports:
         ``at_binary`` is called when a command starting an nccl-tests binary is reached, before
         the commands after it."""
         self._lines += 1
-        if self._lines > _MAX_LINES:
-            return body.split()
+        if self._lines > _MAX_LINES or len(body) > _MAX_CHARS:
+            return body.split()[:_MAX_WORDS]
         prompt = _PROMPT.match(body)
         if prompt is not None:
             body = body[prompt.end() :]
-        trace = body.lstrip().startswith("+")
-        lexer = shlex.shlex(body, posix=True, punctuation_chars=not trace)
-        lexer.whitespace_split = True
-        lexer.commenters = "" if trace else "#"
-        try:
-            words = list(islice(lexer, _MAX_WORDS))
-        except ValueError:  # an unterminated quote: the words as whitespace gives them
-            words = body.split()[:_MAX_WORDS]
-        if trace:
-            words = [w for w in words if w.strip("+")]
+        words = _words(body)
         rest: list[str] = []
         command: list[str] = []
         # the groups open around the words, innermost last: "function" (a body that does not
@@ -114,6 +120,8 @@ class ShellExports:
                     pass  # never run here: neither followed nor the run's settings
                 elif "subshell" in groups:
                     rest.extend(command)  # a subshell's command keeps its own settings
+                    if at_binary is not None and any(_BINARY.search(w) for w in command):
+                        at_binary()  # '(cd build && ./all_reduce_perf)': the run starts here
                 else:
                     rest.extend(self._command(command, lineno, at_binary))
                 command = []
@@ -134,6 +142,10 @@ class ShellExports:
         self, words: list[str], lineno: int, at_binary: Callable[[], None] | None
     ) -> list[str]:
         """Apply one simple command; return its words when it is not an export builtin."""
+        if not words:
+            return []
+        while words and words[0] in _LEADING:
+            words = words[1:]  # 'then export ...', 'builtin export ...'
         if not words:
             return []
         head, args = words[0], words[1:]
@@ -171,6 +183,33 @@ class ShellExports:
         elif at_binary is not None and any(_BINARY.search(w) for w in words):
             at_binary()
         return words
+
+
+def _words(body: str) -> list[str]:
+    """The words of a line as the shell reads them: quotes removed, each operator (``;``,
+    ``&&``, ``|``, ``(``, ``)``) a word of its own; a line ``set -x`` printed (``+ export
+    ...``, ``++`` in a command substitution) is one command, its values whole (dash prints
+    ``NCCL_PROTO=a;b`` unquoted); a comment starts at a word beginning with ``#``, not inside
+    one (``[root@host dir]#`` is no comment)."""
+    trace = body.lstrip().startswith("+")
+    lexer = shlex.shlex(body, posix=True, punctuation_chars=not trace)
+    lexer.whitespace_split = True
+    lexer.commenters = ""
+    try:
+        raw = list(islice(lexer, _MAX_WORDS))
+    except ValueError:  # an unterminated quote: the words and operators whitespace leaves
+        raw = re.findall(r"&&|\|\||[;|&()]|[^\s;|&()]+", body)[:_MAX_WORDS]
+    words: list[str] = []
+    for word in raw:
+        if trace and not word.strip("+"):
+            continue  # the trace's own '+'
+        if not trace and word and all(c in ";&|()<>" for c in word):
+            words.extend(_OPERATOR.findall(word))
+        elif word.startswith("#") and not trace:
+            break  # a comment to the end of the line
+        else:
+            words.append(word)
+    return words
 
 
 def _flag(args: list[str], letter: str, *, sign: str = "-") -> bool:
