@@ -428,6 +428,8 @@ RUN = "./all_reduce_perf -b 8 -e 1G"
         (["{ export NCCL_PROTO=Simple; }", RUN, RUN], ["Simple"] * 2),
         (['echo "to fix: export NCCL_PROTO=Simple"', RUN, RUN], [None, None]),
         ([f"NCCL_PROTO=Simple {RUN}", RUN], ["Simple", None]),
+        # bash -x's '++': a command substitution's command, whose exports end with it
+        (["++ export NCCL_PROTO=Simple", RUN, RUN], ["Simple", None]),
         # behind a launcher's prefix and a prompt; a comment behind one sets nothing
         (["[1,0]<stdout>:export NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),
         (["user@host:~/nccl$ export NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),

@@ -106,6 +106,10 @@ class ShellExports:
         prompt = _PROMPT.match(body)
         if prompt is not None:
             body = body[prompt.end() :]
+        if body.lstrip().startswith("++"):
+            # bash -x marks a command substitution's or a subshell's command with one '+' per
+            # level: its exports end with it
+            return [w for w in _words(body) if w.strip("+")]
         words = _words(body)
         rest: list[str] = []
         command: list[str] = []
