@@ -69,10 +69,9 @@ _ASSIGNMENT = re.compile(
     r"(?:^|[\s\"',=])(NCCL_[A-Z0-9_]+)="
     r"(\"[^\"]*\"|'[^']*'|(?:[^\s\"',]|,(?![A-Za-z_][A-Za-z0-9_]*=))+)"
 )
-#: a value the shell would expand first (``$PROTO``, ``${ALGO:-Ring}``, backquotes): what it
-#: becomes is not in the log
-_UNEXPANDED = re.compile(r"[$`]")
 _SPACE = re.compile(r"\s")
+#: a line that is one ``NCCL_X=value`` and nothing else
+_LONE_ASSIGNMENT = re.compile(r"(NCCL_[A-Z0-9_]+)=(\S*)\s*")
 #: a launcher's prefix before a line's own text: mpirun's ``[1,0]<stdout>:``, ``srun -l``'s
 #: ``0: ``, torchrun's ``[default0]:``
 _LAUNCHER = re.compile(r"\s*(?:\[\d+,\d+\]<\w+>:|\d{1,6}: |\[default\d+\]:)?\s*")
@@ -375,21 +374,27 @@ def _settings_of(
         if _DIRECTIVE.match(body):
             # the whole job's environment: this run's and every later one's, through the exports
             found = [(m.group(1), _setting_value(m.group(2))) for m in _ASSIGNMENT.finditer(body)]
-            shell.directive([(n, v) for n, v in found if not _UNEXPANDED.search(v)], lineno)
+            shell.directive(found, lineno)
         # a comment ('# export NCCL_ALGO=Tree', commented out in a job script) sets nothing
         return
-    if shell_words(body):
+    if (lone := _LONE_ASSIGNMENT.fullmatch(body)) is not None:
+        # 'NCCL_PROTO=broadcast:ll;allreduce:simple' alone on a line: what 'env | grep NCCL'
+        # prints, value whole (read as words, ';' had cut it), or a shell's own assignment
+        shell.assign(lone.group(1), lone.group(2), lineno)
+    elif shell_words(body):
         # the shell's own export builtins change what later commands inherit; the rest of the
         # line (an nccl-tests command, mpirun -x ...) keeps its settings for this run, but not
         # a quoted phrase ('echo "to fix: export NCCL_PROTO=Simple"' had set it)
         words = shell.line(body, lineno, run_starts)
+        # a quoted value with a space is one word (NCCL_ALGO="Ring, Tree"); the other words are
+        # read as the line is, comma lists and all ('srun --export NCCL_A=1,NCCL_B=2')
         own = [
             (name, value)
             for word in words
-            if word.startswith("NCCL_") and "=" in word
+            if _SPACE.search(word) and word.startswith("NCCL_") and "=" in word
             for name, _, value in [word.partition("=")]
         ]
-        plain = " ".join(w for w in words if not w.startswith("NCCL_") and not _SPACE.search(w))
+        plain = " ".join(w for w in words if not _SPACE.search(w))
         own += [(m.group(1), m.group(2)) for m in _ASSIGNMENT.finditer(plain)]
     if len(settings) >= _MAX_SETTINGS:
         return
@@ -400,9 +405,7 @@ def _settings_of(
     if own is None:
         found += [(m.group(1), m.group(2)) for m in _ASSIGNMENT.finditer(line)]
     for name, raw in [*found, *(own or [])]:
-        value = _setting_value(raw)
-        if not _UNEXPANDED.search(value):
-            settings.setdefault(name, EnvFact(value=value, line=lineno))
+        settings.setdefault(name, EnvFact(value=_setting_value(raw), line=lineno))
 
 
 def _farther(path: GpuPath | None, source: str, paths: str, lineno: int) -> GpuPath | None:

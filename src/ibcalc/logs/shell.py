@@ -37,12 +37,15 @@ shell_words = re.compile(
     r"(?:^|[\s;&|(+$>])(?:export|unset|declare|typeset)\s|^[\s+$>]*NCCL_[A-Z0-9_]+="
 ).search
 #: an nccl-tests binary, the command a run's line starts (``./build/all_reduce_perf``)
-_BINARY = re.compile(r"(?:^|/)[a-z_]+_perf(?:_mpi)?$")
+_BINARY = re.compile(r"(?:^|[/\s'\"])[a-z_]+_perf(?:_mpi)?(?=$|[\s'\";&|)])")
 #: an interactive prompt before a command a transcript shows: ``$ ``, ``> ``,
 #: ``user@host:~/run$ ``, ``[root@host dir]# ``, ``root@c0ffee:/workspace# ``, ``bash-5.1# ``,
-#: with a conda or venv environment's ``(base) `` before it; a bare ``# `` cannot be told from
-#: a comment and is read as one
-_PROMPT = re.compile(r"\s*(?:\([\w.-]+\)\s+)?(?:[$%>]|(?:\[[^\]\n]{1,80}\]|[\w.@:~/-])+[$%>#])\s+")
+#: SUSE's and Cray EX's ``nid001234:~ # ``, with a conda or venv environment's ``(base) ``
+#: before it; a bare ``# `` cannot be told from a comment and is read as one
+_PROMPT = re.compile(
+    r"\s*(?:\([\w.-]+\)\s+)?"
+    r"(?:[$%>]|(?:\[[^\]\n]{1,80}\]|[\w.@:~/-])+[$%>#]|[\w.@-]+:[\w.~/-]*\s#)\s+"
+)
 #: a run of shell punctuation split into its operators (shlex gives ``);`` as one token)
 _OPERATOR = re.compile(r";;|&&|\|\||\|&|\(\)|[;&|()<>]")
 #: a line longer than this is not a command a person typed: it is not followed (shlex builds a
@@ -80,12 +83,17 @@ class ShellExports:
         self._lines = 0
 
     def _set(self, name: str, value: str, lineno: int) -> None:
-        if "$" in value or "`" in value:
-            # the shell expands it first ('export NCCL_PROTO=$PROTO' in a printed job script):
-            # its value is not in the log, so nothing known is exported
-            self.exports.pop(name, None)
-        elif len(self.exports) < _MAX_EXPORTS or name in self.exports:
+        # a value the shell expands first ('export NCCL_PROTO=$PROTO' in a printed job script)
+        # is kept as written: the name is exported, to a value the log does not show
+        if len(self.exports) < _MAX_EXPORTS or name in self.exports:
             self.exports[name] = (_value(value), lineno)
+
+    def assign(self, name: str, value: str, lineno: int) -> None:
+        """``NAME=VALUE`` alone: a shell variable, and the exported value if it is exported."""
+        if _NAME.match(name):
+            self._assigned[name] = value
+            if name in self.exports:
+                self._set(name, value, lineno)
 
     def directive(self, assignments: list[tuple[str, str]], lineno: int) -> None:
         """A batch directive's ``NCCL_X=Y``: the whole job's environment."""
@@ -106,10 +114,6 @@ class ShellExports:
         prompt = _PROMPT.match(body)
         if prompt is not None:
             body = body[prompt.end() :]
-        if body.lstrip().startswith("++"):
-            # bash -x marks a command substitution's or a subshell's command with one '+' per
-            # level: its exports end with it
-            return [w for w in _words(body) if w.strip("+")]
         words = _words(body)
         rest: list[str] = []
         command: list[str] = []
@@ -117,12 +121,13 @@ class ShellExports:
         # run here), "subshell" (runs, but its exports end with it) or "group" ('{ ...; }', the
         # shell's own)
         groups: list[str] = []
+        inside = {"function": 0, "subshell": 0, "group": 0}  # how many of each are open
         function = False  # '()' seen: the next group is a function's body
         for word in [*words, ";"]:
             if word in _SEPARATORS or word in _OPEN or word in _CLOSE:
-                if "function" in groups:
+                if inside["function"]:
                     pass  # never run here: neither followed nor the run's settings
-                elif "subshell" in groups:
+                elif inside["subshell"]:
                     rest.extend(command)  # a subshell's command keeps its own settings
                     if at_binary is not None and any(_BINARY.search(w) for w in command):
                         at_binary()  # '(cd build && ./all_reduce_perf)': the run starts here
@@ -132,12 +137,12 @@ class ShellExports:
                 if word == "()":
                     function = True
                 elif word in _OPEN:
-                    groups.append(
-                        "function" if function else "group" if word == "{" else "subshell"
-                    )
+                    kind = "function" if function else "group" if word == "{" else "subshell"
+                    groups.append(kind)
+                    inside[kind] += 1
                     function = False
                 elif word in _CLOSE and groups:
-                    groups.pop()
+                    inside[groups.pop()] -= 1
                 continue
             command.append(word)
         return rest
@@ -180,10 +185,7 @@ class ShellExports:
             # assignments alone set shell variables; an exported one changes what is exported
             for word in words:
                 name, _, value = word.partition("=")
-                if _NAME.match(name):
-                    self._assigned[name] = value
-                    if name in self.exports:
-                        self._set(name, value, lineno)
+                self.assign(name, value, lineno)
         elif at_binary is not None and any(_BINARY.search(w) for w in words):
             at_binary()
         return words
@@ -208,12 +210,12 @@ def _words(body: str) -> list[str]:
         if trace and not word.strip("+"):
             continue  # the trace's own '+'
         if not trace and word and all(c in ";&|()<>" for c in word):
-            words.extend(_OPERATOR.findall(word))
+            words.extend(_OPERATOR.findall(word[: 2 * _MAX_WORDS]))
         elif word.startswith("#") and not trace:
             break  # a comment to the end of the line
         else:
             words.append(word)
-    return words
+    return words[:_MAX_WORDS]
 
 
 def _flag(args: list[str], letter: str, *, sign: str = "-") -> bool:
