@@ -63,11 +63,11 @@ _SET_BY_ENV = re.compile(r"\b(NCCL_[A-Z0-9_]+) set by environment to (\S+)")
 _PLUGIN_SETS = re.compile(r"NET/OFI Setting (NCCL_[A-Z0-9_]+)(?: environment variable)? to (\S+)")
 #: a quoted value is read whole, as the shell passes it (NCCL_ALGO="allreduce:ring;allgather:ring")
 #: in a comma list (``--export=ALL,NCCL_ALGO=Ring,NCCL_PROTO=Simple``, ``#PBS -v``) a comma
-#: before the next ``NAME=`` ends the value; one before anything else is the value's own
-#: (``NCCL_ALGO=Ring,Tree``)
+#: before the next upper-case ``NAME=`` ends the value; one before anything else is the
+#: value's own (``NCCL_ALGO=Ring,Tree``, ``NCCL_IB_HCA=mlx5_0,mlx5_1``)
 _ASSIGNMENT = re.compile(
     r"(?:^|[\s\"',=])(NCCL_[A-Z0-9_]+)="
-    r"(\"[^\"]*\"|'[^']*'|(?:[^\s\"',]|,(?![A-Za-z_][A-Za-z0-9_]*=))+)"
+    r"(\"[^\"]*\"|'[^']*'|(?:[^\s\"',]|,(?![A-Z_][A-Z0-9_]*=))+)"
 )
 _SPACE = re.compile(r"\s")
 #: a line that is one ``NCCL_X=value`` and nothing else
