@@ -439,6 +439,20 @@ RUN = "./all_reduce_perf -b 8 -e 1G"
             ["export NCCL_PROTO=Simple", f"$ bash -c '{RUN}'; unset NCCL_PROTO", RUN],
             ["Simple", None],
         ),
+        # review BA: a lone quoted assignment loses its quotes; 'bash -c' with its own setting;
+        # a banner naming the binary is not the command; 'TODO: #' is no prompt; past 512
+        # words (a line of 2,000 ';') nothing is read
+        (["export NCCL_PROTO=LL", 'NCCL_PROTO="Simple"', RUN, RUN], ["Simple"] * 2),
+        (
+            ["export NCCL_PROTO=LL", f"export A=1; bash -c 'NCCL_PROTO=Simple {RUN}'", RUN],
+            ["Simple", "LL"],
+        ),
+        (
+            [f'echo "== all_reduce_perf ==" && export NCCL_PROTO=Simple && {RUN}', RUN],
+            ["Simple"] * 2,
+        ),
+        (["export NCCL_PROTO=Simple", RUN, "TODO: # unset NCCL_PROTO", RUN], ["Simple"] * 2),
+        (["export NCCL_A=1 " + ";" * 2000 + " export NCCL_PROTO=Simple", RUN, RUN], [None, None]),
         # a line over 4 KiB is no command a person typed: only its own settings are read
         (["export NCCL_PROTO=Simple " + "x" * 5000, RUN, RUN], ["Simple", None]),
         # behind a launcher's prefix and a prompt; a comment behind one sets nothing
@@ -507,6 +521,9 @@ def test_a_batch_directive_sets_every_run_of_the_job(directive: str) -> None:
     second = scan_environment(text, 4, 4, first.exports, run_line=4)
     for env in (first, second):
         assert (env.setting("NCCL_ALGO"), env.setting("NCCL_PROTO")) == ("Ring", "Simple")
+    # a lower-case name ends a value too (the job's own variables, review BA)
+    proxy = scan_environment("#SBATCH --export=ALL,NCCL_PROTO=Simple,http_proxy=http://p:3128\n")
+    assert proxy.setting("NCCL_PROTO") == "Simple"
     # a comma that no 'NAME=' follows is the value's own
     assert scan_environment("mpirun -x NCCL_ALGO=Ring,Tree ./x\n").setting("NCCL_ALGO") == (
         "Ring,Tree"

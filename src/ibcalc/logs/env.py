@@ -62,12 +62,12 @@ _SET_BY_ENV = re.compile(r"\b(NCCL_[A-Z0-9_]+) set by environment to (\S+)")
 #: a plugin setting a variable for NCCL: aws-ofi-nccl's 'NET/OFI Setting NCCL_PROTO to "simple"'
 _PLUGIN_SETS = re.compile(r"NET/OFI Setting (NCCL_[A-Z0-9_]+)(?: environment variable)? to (\S+)")
 #: a quoted value is read whole, as the shell passes it (NCCL_ALGO="allreduce:ring;allgather:ring")
-#: in a comma list (``--export=ALL,NCCL_ALGO=Ring,NCCL_PROTO=Simple``, ``#PBS -v``) a comma
-#: before the next upper-case ``NAME=`` ends the value; one before anything else is the
-#: value's own (``NCCL_ALGO=Ring,Tree``, ``NCCL_IB_HCA=mlx5_0,mlx5_1``)
+#: in a comma list (``--export=ALL,NCCL_ALGO=Ring,NCCL_PROTO=Simple,http_proxy=...``,
+#: ``#PBS -v``) a comma before the next ``NAME=`` ends the value; one before anything else is
+#: the value's own (``NCCL_ALGO=Ring,Tree``, ``NCCL_IB_HCA=mlx5_0,mlx5_1``)
 _ASSIGNMENT = re.compile(
     r"(?:^|[\s\"',=])(NCCL_[A-Z0-9_]+)="
-    r"(\"[^\"]*\"|'[^']*'|(?:[^\s\"',]|,(?![A-Z_][A-Z0-9_]*=))+)"
+    r"(\"[^\"]*\"|'[^']*'|(?:[^\s\"',]|,(?![A-Za-z_][A-Za-z0-9_]*=))+)"
 )
 _SPACE = re.compile(r"\s")
 #: a line that is one ``NCCL_X=value`` and nothing else
@@ -269,7 +269,8 @@ def scan_environment(
 
     def run_starts() -> None:
         nonlocal at_run
-        at_run = dict(shell.exports)
+        if at_run is None:  # the first nccl-tests command of the line is the run's
+            at_run = dict(shell.exports)
 
     for lineno, raw in enumerate(text.split("\n"), start=1):
         if lineno < first_line:
@@ -380,22 +381,18 @@ def _settings_of(
     if (lone := _LONE_ASSIGNMENT.fullmatch(body)) is not None:
         # 'NCCL_PROTO=broadcast:ll;allreduce:simple' alone on a line: what 'env | grep NCCL'
         # prints, value whole (read as words, ';' had cut it), or a shell's own assignment
-        shell.assign(lone.group(1), lone.group(2), lineno)
+        shell.assign(lone.group(1), _unquoted(lone.group(2)), lineno)
     elif shell_words(body):
         # the shell's own export builtins change what later commands inherit; the rest of the
         # line (an nccl-tests command, mpirun -x ...) keeps its settings for this run, but not
         # a quoted phrase ('echo "to fix: export NCCL_PROTO=Simple"' had set it)
         words = shell.line(body, lineno, run_starts)
-        # a quoted value with a space is one word (NCCL_ALGO="Ring, Tree"); the other words are
-        # read as the line is, comma lists and all ('srun --export NCCL_A=1,NCCL_B=2')
-        own = [
-            (name, value)
-            for word in words
-            if _SPACE.search(word) and word.startswith("NCCL_") and "=" in word
-            for name, _, value in [word.partition("=")]
-        ]
-        plain = " ".join(w for w in words if not _SPACE.search(w))
-        own += [(m.group(1), m.group(2)) for m in _ASSIGNMENT.finditer(plain)]
+        # the words are read as the line is, comma lists and all ('srun --export
+        # NCCL_A=1,NCCL_B=2'); a quoted string is read only where it starts with a setting
+        # (bash -c 'NCCL_PROTO=Simple ./all_reduce_perf ...'), not as text ('echo "to fix:
+        # export NCCL_PROTO=Simple"' had set it)
+        text = " ".join(w for w in words if not _SPACE.search(w) or w.startswith("NCCL_"))
+        own = [(m.group(1), m.group(2)) for m in _ASSIGNMENT.finditer(text)]
     if len(settings) >= _MAX_SETTINGS:
         return
     found = [
@@ -420,6 +417,13 @@ def _farther(path: GpuPath | None, source: str, paths: str, lineno: int) -> GpuP
                 kind=kind, first=f"GPU/{source}", second=f"GPU/{m.group(1)}", line=lineno
             )
     return path
+
+
+def _unquoted(value: str) -> str:
+    """``value`` without the quotes a shell would remove around it (``"Simple"``)."""
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+        return value[1:-1]
+    return value
 
 
 def _setting_value(raw: str) -> str:

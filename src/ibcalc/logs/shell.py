@@ -36,15 +36,16 @@ __all__ = ["ShellExports", "shell_words"]
 shell_words = re.compile(
     r"(?:^|[\s;&|(+$>])(?:export|unset|declare|typeset)\s|^[\s+$>]*NCCL_[A-Z0-9_]+="
 ).search
-#: an nccl-tests binary, the command a run's line starts (``./build/all_reduce_perf``)
-_BINARY = re.compile(r"(?:^|[/\s'\"])[a-z_]+_perf(?:_mpi)?(?=$|[\s'\";&|)])")
+#: an nccl-tests binary at the start of a command (``./build/all_reduce_perf``, also inside
+#: ``bash -c './all_reduce_perf ...'`` or after ``cd build;`` there; not ``echo "all_reduce_perf"``)
+_BINARY = re.compile(r"(?:^|[;&|(]\s*)(?:[\w.~-]*/)*[a-z_]+_perf(?:_mpi)?(?=$|[\s;&|)'\"])")
 #: an interactive prompt before a command a transcript shows: ``$ ``, ``> ``,
 #: ``user@host:~/run$ ``, ``[root@host dir]# ``, ``root@c0ffee:/workspace# ``, ``bash-5.1# ``,
 #: SUSE's and Cray EX's ``nid001234:~ # ``, with a conda or venv environment's ``(base) ``
 #: before it; a bare ``# `` cannot be told from a comment and is read as one
 _PROMPT = re.compile(
     r"\s*(?:\([\w.-]+\)\s+)?"
-    r"(?:[$%>]|(?:\[[^\]\n]{1,80}\]|[\w.@:~/-])+[$%>#]|[\w.@-]+:[\w.~/-]*\s#)\s+"
+    r"(?:[$%>]|(?:\[[^\]\n]{1,80}\]|[\w.@:~/-])+[$%>#]|[\w.@-]+:[~/][\w.~/-]*\s#)\s+"
 )
 #: a run of shell punctuation split into its operators (shlex gives ``);`` as one token)
 _OPERATOR = re.compile(r";;|&&|\|\||\|&|\(\)|[;&|()<>]")
