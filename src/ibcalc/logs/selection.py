@@ -210,7 +210,11 @@ def select(
         if "$" in value or "`" in value:
             # a job script printed as written ('NCCL_PROTO=$p ./all_reduce_perf' in a loop): the
             # setting is there, its value is not, so no expectation can be chosen for it
-            say(f"{where}: the shell expands {value} first, and the log does not show to what")
+            # (single-quoted, or as NCCL prints it, the value is literal: no name either way)
+            say(
+                f"{where}: {value} is no name NCCL lists; where a shell expanded it, the log "
+                "does not show to what"
+            )
         elif selection.unknown:
             odd = ", ".join(selection.unknown)
             verb = "is not a name" if len(selection.unknown) == 1 else "are not names"
