@@ -453,6 +453,34 @@ RUN = "./all_reduce_perf -b 8 -e 1G"
         ),
         (["export NCCL_PROTO=Simple", RUN, "TODO: # unset NCCL_PROTO", RUN], ["Simple"] * 2),
         (["export NCCL_A=1 " + ";" * 2000 + " export NCCL_PROTO=Simple", RUN, RUN], [None, None]),
+        # review BB: a binary reached through a variable or after a wrapper inside bash -c;
+        # the first nccl-tests command of the run's line is the run's; a quoted command's own
+        # setting
+        (
+            ["export NCCL_PROTO=Simple", "$NCCL_TESTS/all_reduce_perf -b 8; unset NCCL_PROTO", RUN],
+            ["Simple", None],
+        ),
+        (
+            [
+                "export NCCL_PROTO=Simple",
+                "$ bash -c 'numactl -N 0 ./all_reduce_perf -b 8'; unset NCCL_PROTO",
+                RUN,
+            ],
+            ["Simple", None],
+        ),
+        (
+            ["export NCCL_PROTO=Simple", f"$ bash -c 'cd build && {RUN}'; unset NCCL_PROTO", RUN],
+            ["Simple", None],
+        ),
+        (
+            [
+                "export NCCL_PROTO=Simple",
+                f"{RUN}; export NCCL_PROTO=LL; ./all_gather_perf -b 8",
+                RUN,
+            ],
+            ["Simple", "LL"],
+        ),
+        ([f'export A=1; srun bash -c "cd /x && NCCL_PROTO=Simple {RUN}"', RUN], ["Simple", None]),
         # a line over 4 KiB is no command a person typed: only its own settings are read
         (["export NCCL_PROTO=Simple " + "x" * 5000, RUN, RUN], ["Simple", None]),
         # behind a launcher's prefix and a prompt; a comment behind one sets nothing
@@ -494,7 +522,7 @@ def test_what_the_shell_exports_as_each_run_starts(lines: list[str], expected: l
     and POSIX shells define export, unset, declare -x and assignments (a review's cases: the
     order of exports and unsets, quoted values, directives, launcher prefixes)."""
     text = "\n".join(lines) + "\n"
-    starts = [i for i, line in enumerate(lines, start=1) if RUN in line]
+    starts = [i for i, line in enumerate(lines, start=1) if "all_reduce_perf -b" in line]
     ends = [*(s - 1 for s in starts[1:]), len(lines)]
     seen: list[str | None] = []
     env: LogEnvironment | None = None
@@ -521,6 +549,9 @@ def test_a_batch_directive_sets_every_run_of_the_job(directive: str) -> None:
     second = scan_environment(text, 4, 4, first.exports, run_line=4)
     for env in (first, second):
         assert (env.setting("NCCL_ALGO"), env.setting("NCCL_PROTO")) == ("Ring", "Simple")
+    # a quoted value with a space, beside an export (review BB: it had been cut at the space)
+    spaced = scan_environment('export A=1; NCCL_ALGO="Ring, Tree" ./all_reduce_perf -b 8\n')
+    assert spaced.setting("NCCL_ALGO") == "Ring, Tree"
     # a lower-case name ends a value too (the job's own variables, review BA)
     proxy = scan_environment("#SBATCH --export=ALL,NCCL_PROTO=Simple,http_proxy=http://p:3128\n")
     assert proxy.setting("NCCL_PROTO") == "Simple"

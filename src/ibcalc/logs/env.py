@@ -40,7 +40,7 @@ from collections.abc import Callable, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ibcalc.logs.shell import ShellExports, shell_words
+from ibcalc.logs.shell import ShellExports, is_binary, shell_words
 
 __all__ = ["EnvFact", "GpuPath", "LogEnvironment", "scan_environment"]
 
@@ -388,11 +388,18 @@ def _settings_of(
         # a quoted phrase ('echo "to fix: export NCCL_PROTO=Simple"' had set it)
         words = shell.line(body, lineno, run_starts)
         # the words are read as the line is, comma lists and all ('srun --export
-        # NCCL_A=1,NCCL_B=2'); a quoted string is read only where it starts with a setting
-        # (bash -c 'NCCL_PROTO=Simple ./all_reduce_perf ...'), not as text ('echo "to fix:
-        # export NCCL_PROTO=Simple"' had set it)
-        text = " ".join(w for w in words if not _SPACE.search(w) or w.startswith("NCCL_"))
+        # NCCL_A=1,NCCL_B=2'); a quoted string is read where it is a command that runs the
+        # nccl-tests binary (bash -c 'cd /x && NCCL_PROTO=Simple ./all_reduce_perf ...'), or a
+        # value with a space (NCCL_ALGO="Ring, Tree"), not as text ('echo "to fix: export
+        # NCCL_PROTO=Simple"' had set it)
+        text = " ".join(w for w in words if not _SPACE.search(w) or is_binary(w))
         own = [(m.group(1), m.group(2)) for m in _ASSIGNMENT.finditer(text)]
+        own += [
+            (name, value)
+            for word in words
+            if _SPACE.search(word) and word.startswith("NCCL_") and not is_binary(word)
+            for name, _, value in [word.partition("=")]
+        ]
     if len(settings) >= _MAX_SETTINGS:
         return
     found = [

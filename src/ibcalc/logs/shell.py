@@ -29,16 +29,17 @@ import shlex
 from collections.abc import Callable, Mapping
 from itertools import islice
 
-__all__ = ["ShellExports", "shell_words"]
+__all__ = ["ShellExports", "is_binary", "shell_words"]
 
 #: a line a shell would run that may change what is exported: an export builtin, or a line
 #: that starts with an assignment (``NCCL_PROTO=Simple``, which changes an exported value)
 shell_words = re.compile(
     r"(?:^|[\s;&|(+$>])(?:export|unset|declare|typeset)\s|^[\s+$>]*NCCL_[A-Z0-9_]+="
 ).search
-#: an nccl-tests binary at the start of a command (``./build/all_reduce_perf``, also inside
-#: ``bash -c './all_reduce_perf ...'`` or after ``cd build;`` there; not ``echo "all_reduce_perf"``)
-_BINARY = re.compile(r"(?:^|[;&|(]\s*)(?:[\w.~-]*/)*[a-z_]+_perf(?:_mpi)?(?=$|[\s;&|)'\"])")
+#: an nccl-tests binary run as a command: a word that is its path (``./build/all_reduce_perf``,
+#: ``$NCCL_TESTS/build/all_reduce_perf``), also inside ``bash -c '... ./all_reduce_perf -b 8'``,
+#: at the end or before an option; not a banner's ``echo "== all_reduce_perf =="``
+_BINARY = re.compile(r"(?:^|[\s;&|(])(?:\S*/)?[a-z_]+_perf(?:_mpi)?(?=\s*$|\s+-|[;&|)'\"])")
 #: an interactive prompt before a command a transcript shows: ``$ ``, ``> ``,
 #: ``user@host:~/run$ ``, ``[root@host dir]# ``, ``root@c0ffee:/workspace# ``, ``bash-5.1# ``,
 #: SUSE's and Cray EX's ``nid001234:~ # ``, with a conda or venv environment's ``(base) ``
@@ -56,6 +57,8 @@ _MAX_CHARS = 4096
 _LEADING = frozenset(
     {"if", "then", "elif", "else", "do", "while", "until", "!", "time", "builtin", "command"}
 )
+#: whether a word runs an nccl-tests binary (:data:`_BINARY`)
+is_binary = _BINARY.search
 _SEPARATORS = frozenset({";", ";;", "&", "&&", "|", "||", "|&"})
 _OPEN = frozenset({"(", "{", "()", "$("})
 _CLOSE = frozenset({")", "}"})
