@@ -60,7 +60,7 @@ _LEADING = frozenset(
 #: whether a word runs an nccl-tests binary (:data:`_BINARY`)
 is_binary = _BINARY.search
 _SEPARATORS = frozenset({";", ";;", "&", "&&", "|", "||", "|&"})
-_OPEN = frozenset({"(", "{", "()", "$("})
+_OPEN = frozenset({"(", "{", "()"})  # shlex splits "$(" into "$" and "("
 _CLOSE = frozenset({")", "}"})
 _NAME = re.compile(r"NCCL_[A-Z0-9_]+$")
 #: words read from one line: an export line is a few dozen; a longer line is not a command
