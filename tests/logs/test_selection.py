@@ -515,6 +515,15 @@ RUN = "./all_reduce_perf -b 8 -e 1G"
         (["export NCCL_PROTO=Simple", RUN, "declare +x NCCL_PROTO", RUN], ["Simple", None]),
         # an unbalanced quote: the operators still end the export's command
         (["export NCCL_PROTO=Simple; echo don't", RUN, RUN], ["Simple"] * 2),
+        # 'set -a' exports every later assignment, up to 'set +a'; not one before a command
+        (["set -a", "NCCL_PROTO=Simple", "set +a", RUN, RUN], ["Simple"] * 2),
+        (["set -a; NCCL_PROTO=Simple; set +a", RUN, RUN], ["Simple"] * 2),
+        (["+ set -a", "+ NCCL_PROTO=Simple", "+ set +a", RUN, RUN], ["Simple"] * 2),
+        (["set -o allexport", "NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),
+        (["set -euo pipefail -a", "NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),
+        (["set -a", "set +a", "NCCL_PROTO=Simple", RUN, RUN], ["Simple", None]),
+        (["set -euo pipefail", "NCCL_PROTO=Simple", RUN, RUN], ["Simple", None]),
+        (["set -a", f"NCCL_PROTO=Simple {RUN}", RUN], ["Simple", None]),
     ],
 )
 def test_what_the_shell_exports_as_each_run_starts(lines: list[str], expected: list[str]) -> None:

@@ -40,7 +40,7 @@ from collections.abc import Callable, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ibcalc.logs.shell import ShellExports, is_binary, shell_words
+from ibcalc.logs.shell import ShellExports, allexport_words, is_binary, shell_words
 
 __all__ = ["EnvFact", "GpuPath", "LogEnvironment", "scan_environment"]
 
@@ -281,6 +281,9 @@ def scan_environment(
         if lineno == run_line and "NCCL_" not in line:
             run_starts()  # the run's command changes nothing the shell exports
         if "NCCL" not in line and "via NET/" not in line and "platform" not in line:
+            if "set" in line and len(line) <= 4096 and allexport_words(line):
+                # 'set -a': later assignments export (a longer line is no command typed)
+                _settings_of(line, lineno, shell, settings, None)
             continue
         if network is None and (m := _USING_NETWORK.search(line)):
             network = EnvFact(value=m.group(1)[:60], line=lineno)

@@ -16,8 +16,13 @@ bash define them (the ``export``, ``unset``, ``declare``/``typeset`` builtins of
   value whole (dash prints ``+ export NCCL_PROTO=allreduce:simple;broadcast:ll`` unquoted);
 * commands in a subshell, ``( ... )`` or ``$( ... )``, or in a function's body are not
   followed (their exports do not reach the commands after them, or not unless the function
-  runs); a group ``{ ...; }`` is the shell's own and is; ``set -a`` (export every assignment)
-  is not followed, and a backquoted command is read as the shell's own.
+  runs); a group ``{ ...; }`` is the shell's own and is; a backquoted command is read as the
+  shell's own;
+* ``set -a`` (or ``set -o allexport``, bash's manual, The Set Builtin) exports every variable
+  assigned after it until ``set +a``: ``set -a; NCCL_PROTO=Simple; set +a`` exports it, and so
+  does ``set -a`` before a traced ``source`` of an environment file (``+ NCCL_PROTO=Simple``);
+  an assignment before a command (``NCCL_PROTO=Simple ./all_reduce_perf``) stays that
+  command's own either way.
 
 Only names starting with ``NCCL_`` are kept. A pure function of the lines it is given: no I/O.
 """
@@ -29,13 +34,17 @@ import shlex
 from collections.abc import Callable, Mapping
 from itertools import islice
 
-__all__ = ["ShellExports", "is_binary", "shell_words"]
+__all__ = ["ShellExports", "allexport_words", "is_binary", "shell_words"]
 
 #: a line a shell would run that may change what is exported: an export builtin, or a line
 #: that starts with an assignment (``NCCL_PROTO=Simple``, which changes an exported value)
+_SET_A = r"(?:^|[\s;&|(+$>])set(?:\s+[^\s;&|]+){0,8}?\s+[-+](?:[a-zA-Z]*a[a-zA-Z]*|o\s+allexport)\b"
 shell_words = re.compile(
-    r"(?:^|[\s;&|(+$>])(?:export|unset|declare|typeset)\s|^[\s+$>]*NCCL_[A-Z0-9_]+="
+    r"(?:^|[\s;&|(+$>])(?:export|unset|declare|typeset)\s|^[\s+$>]*NCCL_[A-Z0-9_]+=|" + _SET_A
 ).search
+#: a line that may switch ``set -a`` (allexport) on or off, ``set -euo pipefail -a`` too: read
+#: as the shell's own even where it names no NCCL variable
+allexport_words = re.compile(_SET_A).search
 #: an nccl-tests binary run as a command: a word that is its path (``./build/all_reduce_perf``,
 #: ``$NCCL_TESTS/build/all_reduce_perf``), also inside ``bash -c '... ./all_reduce_perf -b 8'``,
 #: at the end or before an option; not a banner's ``echo "== all_reduce_perf =="``
@@ -85,6 +94,7 @@ class ShellExports:
         self.exports: dict[str, tuple[str, int]] = dict(exported or {})
         self._assigned: dict[str, str] = {}  # shell variables not (yet) exported
         self._lines = 0
+        self._allexport = False  # 'set -a': every assignment exports
 
     def _set(self, name: str, value: str, lineno: int) -> None:
         # a value the shell expands first ('export NCCL_PROTO=$PROTO' in a printed job script)
@@ -96,7 +106,7 @@ class ShellExports:
         """``NAME=VALUE`` alone: a shell variable, and the exported value if it is exported."""
         if _NAME.match(name):
             self._assigned[name] = value
-            if name in self.exports:
+            if self._allexport or name in self.exports:
                 self._set(name, value, lineno)
 
     def directive(self, assignments: list[tuple[str, str]], lineno: int) -> None:
@@ -179,6 +189,9 @@ class ShellExports:
             for name in args:
                 self.exports.pop(name, None)
             return []
+        if head == "set":
+            self._options(args)
+            return []
         if head == "unset":
             if not _flag(args, "f"):  # 'unset -f' removes functions, not variables
                 for name in args:
@@ -193,6 +206,22 @@ class ShellExports:
         elif at_binary is not None and any(_BINARY.search(w) for w in words):
             at_binary()
         return words
+
+    def _options(self, args: list[str]) -> None:
+        """``set``'s options: ``-a``/``+a`` (also among others, ``-ax``) and ``-o``/``+o
+        allexport`` switch exporting every assignment on/off; the first word that is no option
+        (a positional parameter) or ``--`` ends them."""
+        words = iter(args)
+        for word in words:
+            if word in ("-", "--") or not word.startswith(("-", "+")):
+                return
+            on = word[0] == "-"
+            if "o" in word[1:]:  # '-o NAME' (also '-eo NAME'): the next word names an option
+                if next(words, None) == "allexport":
+                    self._allexport = on
+                word = word.replace("o", "")
+            if "a" in word[1:]:
+                self._allexport = on
 
 
 def _words(body: str) -> list[str]:
