@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from ibcalc.cli import main
 from ibcalc.cluster.spec import MAX_OVERSUBSCRIPTION
@@ -281,6 +282,18 @@ RATES = [
     "50 GiBps",
     "1 TiB/s",
     "10iB/s",
+    # lower-case m is milli, and g, t, p before a bare b are ambiguous: the loader refuses
+    # them, the schema had taken them (a review); zero is refused by both
+    "40mb/s",
+    "40Mb/s",
+    "40mib/s",
+    "300 gb/s",
+    "300 gB/s",
+    "300 gbit/s",
+    "300 kb/s",
+    "3 pbit/s",
+    "0GB/s",
+    "0.0e3 Gb/s",
 ]
 
 
@@ -288,6 +301,56 @@ RATES = [
 def test_rate_strings_agree(validator: Any, value: str) -> None:
     loader = _parses(parse_bandwidth, value)
     assert _schema_ok(validator, _target("min_busbw", value)) == loader, value
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        *(("algo", v) for v in ("CollnetDirect", "NVLSTree", "RING", " ring ", "collnet_chain")),
+        *(("algo", v) for v in ("nvls-tree", "fastest", "ringg", "NVLS Tree", "")),
+        *(("dtype", v) for v in ("BF16", "Float", "fp8_E4M3", " half ", "bf 16", "fp33", "")),
+    ],
+)
+def test_algorithm_and_dtype_spellings_agree(validator: Any, key: str, value: str) -> None:
+    """Any case and NCCL's own algorithm names, as the loader reads them (the schema's
+    lower-case enums had refused BF16, NVLSTree and CollnetDirect, a review)."""
+    data = _target(key, value)
+    text = BASE + f"requirements:\n  - allreduce: {{size: 1GB, max_time: 1s, {key}: '{value}'}}\n"
+    assert _schema_ok(validator, data) == _loader_ok(text), value
+
+
+def _keys(schema: dict[str, Any]) -> list[tuple[str, ...]]:
+    """Every key of a design's top level, its fabric and a collective target, as paths."""
+    defs = schema["$defs"]
+    return [
+        *((key,) for key in schema["properties"]),
+        *(("fabric", key) for key in defs["FabricSpec"]["properties"]),
+        *(("requirements", "allreduce", key) for key in defs["CollectiveTarget"]["properties"]),
+    ]
+
+
+def test_a_null_key_agrees(validator: Any) -> None:
+    """A key given as null ('fabric:' with nothing under it) is read as the key omitted where
+    the key is optional, and refused where it is not, by the schema and the loader alike (the
+    schema had refused every null, a review)."""
+    base: dict[str, Any] = {
+        **safe_load(BASE),
+        "fabric": {"link": "ndr"},
+        "requirements": [{"allreduce": {"size": "1GB", "max_time": "1s"}}],
+    }
+    accepted = set()
+    for path in _keys(validator.schema):
+        data = copy.deepcopy(base)
+        where = data if len(path) == 1 else data[path[0]]
+        if path[0] == "requirements":
+            where = data["requirements"][0]["allreduce"]
+        where[path[-1]] = None
+        loader = _loader_ok(yaml.safe_dump(data))
+        assert _schema_ok(validator, data) == loader, path
+        if loader:
+            accepted.add(path[-1])
+    assert {"system", "fabric", "nvls", "tiers", "switch", "algo", "min_busbw"} <= accepted
+    assert not {"name", "nodes", "size", "max_time", "dtype"} & accepted
 
 
 @pytest.mark.parametrize("value", [2, 1.5, "2:1", "4:3", "1:2", "0.5", 65, "two"])

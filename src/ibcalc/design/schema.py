@@ -48,7 +48,14 @@ from ibcalc.cluster.spec import (
     MAX_OVERSUBSCRIPTION,
     parse_ratio,
 )
-from ibcalc.engine.types import Algorithm, Collective, DType, HostCpu, algorithm_key
+from ibcalc.engine.types import (
+    NCCL_ALGORITHM_NAMES,
+    Algorithm,
+    Collective,
+    DType,
+    HostCpu,
+    algorithm_key,
+)
 from ibcalc.fabric.sizing import MAX_TIERS
 from ibcalc.fabric.switches import switches
 from ibcalc.textsafe import shown
@@ -151,8 +158,13 @@ TIME_PATTERN = (
     r"^(?!\s*\+?0*\.?0*(?:[eE][-+]?[0-9]+)?\s*[A-Za-zµμ]*\s*$)"
     rf"\s*{NUMBER_PATTERN}\s*{_TIME_UNIT}\s*$"
 )
+# a rate of zero is refused; so are a lower-case m (milli) without i, and g, t or p before a bare
+# lower-case b (50gb/s: bits or bytes?), as the reader refuses them (a review: the schema had
+# taken 40mb/s and 300 gb/s)
+_RATE_UNIT = r"(?:b|B|bits?|bytes?|Bytes?)"
 RATE_PATTERN = (
-    rf"^\s*{NUMBER_PATTERN}\s*(?:[kKmMgGtTpP]i?)?(?:b|B|bit|bits|byte|bytes|Byte|Bytes)"
+    r"^(?!\s*\+?0*\.?0*(?:[eE][-+]?[0-9]+)?\s*[A-Za-z]*\s*(?:/\s*s|ps|/sec)\s*$)"
+    rf"\s*{NUMBER_PATTERN}\s*(?:(?:[kKMGTP]i?|mi)?{_RATE_UNIT}|[gtp]i?(?:B|bits?|bytes?|Bytes?))"
     r"\s*(?:/\s*s|ps|/sec)\s*$"
 )
 
@@ -279,9 +291,35 @@ def _switch_examples(schema: dict[str, Any]) -> None:
     schema["examples"] = sorted(switches())
 
 
+def _any_case(names: list[str]) -> dict[str, Any]:
+    """A string that is one of ``names`` in any case, with spaces around it: what a reader that
+    strips and lower-cases its input takes (an enum alone had refused ``BF16`` and ``NVLSTree``,
+    which the loader reads, a review). Each letter is a class of its two cases: JSON Schema's
+    regular expressions (ECMA-262) have no case-insensitive flag."""
+    # the names are letters, digits, '_' and '-', none a regular expression's own character
+    spelled = (
+        "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in name)
+        for name in dict.fromkeys(names)
+    )
+    return {"type": "string", "pattern": rf"^\s*(?:{'|'.join(spelled)})\s*$"}
+
+
 def _dtype_enum(schema: dict[str, Any]) -> None:
-    """Every element type spelling :meth:`DType.parse` takes (members and nccl-tests names)."""
-    schema["enum"] = DType.names()
+    """Every element type spelling :meth:`DType.parse` takes (members and nccl-tests names):
+    the names as an enum (for an editor's completion), or any of them in any case."""
+    names = DType.names()
+    schema.pop("type", None)
+    schema["anyOf"] = [{"type": "string", "enum": names}, _any_case(names)]
+
+
+def _algorithm_names(schema: dict[str, Any]) -> None:
+    """The algorithms as :func:`~ibcalc.engine.types.algorithm_key` reads them: ibcalc's names
+    (the enum) or NCCL's (``CollnetDirect``, ``NVLSTree``), in any case."""
+    spelled = _any_case([*(a.value for a in Algorithm), *NCCL_ALGORITHM_NAMES])
+    if "$ref" in schema:
+        schema["anyOf"] = [{"$ref": schema.pop("$ref")}, spelled]
+    else:  # [the enum, null]
+        schema["anyOf"] = [*schema.get("anyOf", []), spelled]
 
 
 class FabricSpec(BaseModel):
@@ -328,7 +366,7 @@ class FabricSpec(BaseModel):
             raise ValueError("give either switch or radix, not both")
         if self.switch is None and self.radix is None:
             for key in ("tiers", "extra_endpoints"):
-                if key in self.model_fields_set:
+                if key in self.model_fields_set and getattr(self, key) is not None:  # null: omitted
                     raise ValueError(f"{key} needs switch or radix to size the fabric")
             if not self.rail_optimized:
                 # the rails shape the sized fabric's leaves (and from them the cross-leaf
@@ -346,7 +384,9 @@ class CollectiveTarget(BaseModel):
     min_busbw: Rate | None = None
     min_algbw: Rate | None = None
     algo: Algorithm | None = Field(
-        default=None, description="Force one algorithm; default: NCCL-like choice."
+        default=None,
+        description="Force one algorithm; default: NCCL-like choice.",
+        json_schema_extra=_algorithm_names,
     )
     dtype: str = Field(
         default=DType.FP32.value,
@@ -375,7 +415,11 @@ class CollectiveTarget(BaseModel):
         frozen=True,
         extra="forbid",
         json_schema_extra={
-            "anyOf": [{"required": [key]} for key in ("max_time", "min_busbw", "min_algbw")]
+            # a target given, not null ('max_time: null' alone is no target)
+            "anyOf": [
+                {"required": [key], "properties": {key: {"not": {"type": "null"}}}}
+                for key in ("max_time", "min_busbw", "min_algbw")
+            ]
         },
     )
 
@@ -430,12 +474,23 @@ REQUIREMENT_KEYS: tuple[str, ...] = (*COLLECTIVE_KEYS, *OTHER_KEYS)
 Target = CollectiveTarget | GapTarget | OversubscriptionTarget | SwitchesTarget
 
 
+def _one_target(schema: dict[str, Any]) -> None:
+    """A requirement's one key holds its target, never null (``- allreduce:`` with nothing under
+    it is refused as an empty requirement)."""
+    schema["minProperties"] = schema["maxProperties"] = 1
+    for key, value in schema.get("properties", {}).items():
+        kept = [s for s in value.get("anyOf", []) if s != {"type": "null"}]
+        if len(kept) == 1:
+            schema["properties"][key] = {
+                **kept[0],
+                **{k: v for k, v in value.items() if k != "anyOf"},
+            }
+
+
 class _Requirement(BaseModel):
     """One requirement: a mapping with exactly one key (its fields: :data:`REQUIREMENT_KEYS`)."""
 
-    model_config = ConfigDict(
-        frozen=True, extra="forbid", json_schema_extra={"minProperties": 1, "maxProperties": 1}
-    )
+    model_config = ConfigDict(frozen=True, extra="forbid", json_schema_extra=_one_target)
 
     @model_validator(mode="before")
     @classmethod
@@ -623,10 +678,8 @@ KNOWN_KEYS: frozenset[str] = _known_keys()
 
 
 class _DesignSchema(GenerateJsonSchema):
-    """Optional keys are omitted, never null: drop pydantic's ``anyOf [X, null]``."""
-
-    def nullable_schema(self, schema: core_schema.NullableSchema) -> JsonSchemaValue:
-        return self.generate_inner(schema["schema"])
+    """An optional key may be null, as the loader reads it (``fabric:`` with nothing under it
+    is the default fabric; the schema had refused it, a review), with no ``"default": null``."""
 
     def default_schema(self, schema: core_schema.WithDefaultSchema) -> JsonSchemaValue:
         result = super().default_schema(schema)
