@@ -1117,6 +1117,16 @@ def test_disaggregated_serving_on_a_nic_less_node_names_the_missing_nic() -> Non
     )
     data = _json("infer", "--model", "llama3-8b", "--system", "dgx-h100", "--disaggregated")
     assert [p["name"] for p in data["phases"]] == ["kv-transfer"]
+    # an instance of 2 GPUs needs 2 such nodes, whatever splits it (review BE: tp and ep had
+    # been told to add GPUs, as train is not); one GPU needs no collective
+    for split in (["--tp", "2"], ["--pp", "2"], ["--tp", "1", "--ep", "2"]):
+        model = "mixtral-8x7b" if "--ep" in split else "llama3-8b"
+        assert _error("infer", "--model", model, "--system", "l40s-pcie", *split) == (
+            "error: l40s-pcie has no scale-out NIC; give --inter and --nics-per-node to join 2 "
+            "of them\n"
+        )
+    single = _json("infer", "--model", "llama3-8b", "--system", "l40s-pcie", "--tp", "1")
+    assert single["phases"] == []
 
 
 def test_a_latent_kv_cache_is_said_to_be_each_gpus_copy() -> None:

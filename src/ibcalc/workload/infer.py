@@ -188,10 +188,10 @@ def serving_cluster(
     collectives = gpus > 1 or disaggregated
     if spec.nodes is not None:
         return resolve_cluster(catalogue, spec, collectives=collectives)
-    # disaggregated, the probe only reads the node's shape: the nodes the two instances need are
-    # resolved below (a one-GPU node had been told to add GPUs, where its missing NIC is the
-    # blocker: a review)
-    probe = resolve_cluster(catalogue, spec, collectives=collectives and not disaggregated)
+    # the probe only reads the node's shape: the nodes the instance (or the two, disaggregated)
+    # need are resolved below (a one-GPU node had been told to add GPUs, where its missing NIC
+    # is the blocker: reviews, disaggregated and then --tp 2 on an L40S)
+    probe = resolve_cluster(catalogue, spec, collectives=False)
     needed = -(-gpus // probe.gpus_per_node)
     if disaggregated:
         needed = disaggregated_nodes(gpus, probe.gpus_per_node)
@@ -209,7 +209,7 @@ def serving_cluster(
                 *cluster.assumptions,
             ),
         )
-    if disaggregated:  # the probe's node count is the one needed: resolved to cost collectives
+    if collectives:  # the probe's node count is the one needed: resolved to cost collectives
         return resolve_cluster(catalogue, spec, collectives=True)
     return probe
 
