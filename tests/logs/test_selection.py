@@ -524,6 +524,25 @@ RUN = "./all_reduce_perf -b 8 -e 1G"
         (["set -a", "set +a", "NCCL_PROTO=Simple", RUN, RUN], ["Simple", None]),
         (["set -euo pipefail", "NCCL_PROTO=Simple", RUN, RUN], ["Simple", None]),
         (["set -a", f"NCCL_PROTO=Simple {RUN}", RUN], ["Simple", None]),
+        # what the run's command passes on of the shell's environment (review BF): Slurm's
+        # --export=NONE none, a list without ALL its names, env -i none, env -u all but one;
+        # the shell keeps its exports for later runs
+        (["export NCCL_PROTO=LL", f"srun --export=NONE {RUN}", RUN], [None, "LL"]),
+        (["export NCCL_PROTO=LL", f"srun --export=NCCL_ALGO=Tree {RUN}", RUN], [None, "LL"]),
+        (["export NCCL_PROTO=LL", f"srun --export=NCCL_PROTO,PATH {RUN}"], ["LL"]),
+        (["export NCCL_PROTO=LL", f"srun --export=ALL,NCCL_ALGO=Tree {RUN}"], ["LL"]),
+        (["export NCCL_PROTO=LL", f"srun --export ALL {RUN}"], ["LL"]),
+        (["export NCCL_PROTO=LL", f"env -i PATH=/bin {RUN}", RUN], [None, "LL"]),
+        (["export NCCL_PROTO=LL", f"env -i NCCL_PROTO=Simple {RUN}"], ["Simple"]),
+        (["export NCCL_PROTO=LL", f"env -u NCCL_PROTO {RUN}", RUN], [None, "LL"]),
+        (["export NCCL_PROTO=LL", f"env --unset=NCCL_PROTO {RUN}"], [None]),
+        (
+            ["export NCCL_PROTO=LL", f"srun --export=NONE bash -c 'NCCL_PROTO=Simple {RUN}'"],
+            ["Simple"],
+        ),
+        # MPICH's and Intel MPI's -genv NAME VALUE (and -env) set the command's own
+        ([f"mpiexec -n 16 -genv NCCL_PROTO Simple {RUN}"], ["Simple"]),
+        ([f"mpiexec -n 16 -env NCCL_PROTO 'LL128' {RUN}", RUN], ["LL128", None]),
     ],
 )
 def test_what_the_shell_exports_as_each_run_starts(lines: list[str], expected: list[str]) -> None:

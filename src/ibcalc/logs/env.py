@@ -70,6 +70,17 @@ _ASSIGNMENT = re.compile(
     r"(\"[^\"]*\"|'[^']*'|(?:[^\s\"',]|,(?![A-Za-z_][A-Za-z0-9_]*=))+)"
 )
 _SPACE = re.compile(r"\s")
+#: MPICH's and Intel MPI's ``mpiexec -genv NAME VALUE`` (and ``-env``, one executable's): a
+#: setting of that command, its value the next word
+_GENV = re.compile(r"(?:^|\s)-g?env\s+(NCCL_[A-Z0-9_]+)\s+(\"[^\"]*\"|'[^']*'|[^\s\"']+)")
+#: what reaches a run of the environment it is started from: Slurm's ``--export=NONE`` (none of
+#: it) or ``--export=NAME,...`` without ``ALL`` (the names listed; ``srun``, ``sbatch`` and
+#: ``salloc`` manuals), ``env -i`` (none), ``env -u NAME`` (all but NAME)
+_EXPORT_OPTION = re.compile(r"(?:^|\s)--export(?:=|\s+)(\S+)")
+_ENV_CLEARED = re.compile(
+    r"(?:^|[\s;&|(])env\s+(?:-[a-zA-Z]*i[a-zA-Z]*|--ignore-environment)(?=\s)"
+)
+_ENV_UNSET = re.compile(r"(?:^|\s)(?:-u\s*|--unset[=\s])(NCCL_[A-Z0-9_]+)\b")
 #: a line that is one ``NCCL_X=value`` and nothing else
 _LONE_ASSIGNMENT = re.compile(r"(NCCL_[A-Z0-9_]+)=(\S*)\s*")
 #: a launcher's prefix before a line's own text: mpirun's ``[1,0]<stdout>:``, ``srun -l``'s
@@ -230,6 +241,21 @@ def _port_shortfall(ports_by_host: dict[str, _HostPorts], used: set[int]) -> Env
     return None
 
 
+def _passed_on(line: str) -> tuple[frozenset[str] | None, frozenset[str]]:
+    """Which of the environment's variables the command of ``line`` passes to the run: the
+    names (None: all of them), and names it removes (``env -u``)."""
+    removed = frozenset(m.group(1) for m in _ENV_UNSET.finditer(line) if "env" in line)
+    if _ENV_CLEARED.search(line):
+        return frozenset(), removed
+    option = _EXPORT_OPTION.search(line)
+    if option is None:
+        return None, removed
+    names = {item.partition("=")[0] for item in option.group(1).strip("'\"").split(",")}
+    if "ALL" in names:
+        return None, removed
+    return frozenset(names - {"NONE", "NIL"}), removed
+
+
 def scan_environment(
     text: str,
     first_line: int = 1,
@@ -266,6 +292,8 @@ def scan_environment(
     nccl_nodes_line: int | None = None
     shell = ShellExports({name: (f.value, f.line) for name, f in (exported or {}).items()})
     at_run: dict[str, tuple[str, int]] | None = None
+    passed: frozenset[str] | None = None  # the exported names the run's command passes on
+    removed: frozenset[str] = frozenset()
 
     def run_starts() -> None:
         nonlocal at_run
@@ -278,6 +306,8 @@ def scan_environment(
         if last_line is not None and lineno > last_line:
             break
         line = raw.rstrip("\r").replace("\t", " ")
+        if lineno == run_line:
+            passed, removed = _passed_on(line[:4096])
         if lineno == run_line and "NCCL_" not in line:
             run_starts()  # the run's command changes nothing the shell exports
         if "NCCL" not in line and "via NET/" not in line and "platform" not in line:
@@ -329,6 +359,9 @@ def scan_environment(
             run_starts()
     for name, (value, line_of) in (shell.exports if at_run is None else at_run).items():
         # what is exported when the run's command runs, where the run sets no value of its own
+        # and its command passes the name on ('srun --export=NONE' passes none)
+        if (passed is not None and name not in passed) or name in removed:
+            continue
         if len(settings) < _MAX_SETTINGS:
             settings.setdefault(name, EnvFact(value=value, line=line_of))
     gdr: bool | None = None
@@ -409,6 +442,8 @@ def _settings_of(
         (m.group(1), m.group(2))
         for m in (*_SET_BY_ENV.finditer(line), *_PLUGIN_SETS.finditer(line))
     ]
+    if "env " in line:  # 'mpiexec -genv NCCL_ALGO Ring'
+        found += [(m.group(1), _unquoted(m.group(2))) for m in _GENV.finditer(line)]
     if own is None:
         found += [(m.group(1), m.group(2)) for m in _ASSIGNMENT.finditer(line)]
     for name, raw in [*found, *(own or [])]:
