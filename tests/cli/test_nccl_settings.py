@@ -51,6 +51,19 @@ def test_a_name_nccl_does_not_list_is_refused_in_one_line() -> None:
     assert result.exit_code == 2
     assert "--nccl-algo ring,fast: fast is not a name NCCL lists" in result.output
     assert "Traceback" not in result.output
+    # also where the setting is not applied (all-to-all and send/recv are point-to-point): a
+    # typo is one whatever the collective (review BD: exit 0 there, 2 on the others)
+    for command in (["alltoall", "--size", "1M"], ["sweep", "sendrecv", "-b", "1M", "-e", "2M"]):
+        typo = CliRunner().invoke(app, [*command, *H100_2, "--nccl-proto", "Simple,foo"])
+        assert (typo.exit_code, typo.output.splitlines()) == (
+            2,
+            ["error: --nccl-proto Simple,foo: foo is not a name NCCL lists"],
+        )
+    known = CliRunner().invoke(app, ["alltoall", "--size", "1M", *H100_2, "--nccl-proto", "ll"])
+    assert known.exit_code == 0
+    assert "--nccl-proto ll is not applied: alltoall is made of NCCL's point-to-point" in (
+        " ".join(known.output.split())
+    )
 
 
 def test_a_sweep_takes_the_setting_at_every_size() -> None:

@@ -200,13 +200,19 @@ def select(
         def say(text: str, value: str | None = None, field: str = field) -> None:
             said.append((field, value, text))
 
+        selection = nccl_selection(value, names, collective)
         if collective in (Collective.ALL_TO_ALL, Collective.SEND_RECV):
+            if selection.unknown and "$" not in value and "`" not in value:
+                # a typo is one whatever the collective (--nccl-proto foo had been refused on
+                # all-reduce and taken on all-to-all, review BD)
+                odd = ", ".join(selection.unknown)
+                verb = "is not a name" if len(selection.unknown) == 1 else "are not names"
+                say(f"{where}: {odd} {verb} NCCL lists")
             say(
                 f"{where} is not applied: {collective.value} is made of NCCL's point-to-point "
                 f"sends and receives, {_P2P_REASON[variable]}"
             )
             continue
-        selection = nccl_selection(value, names, collective)
         if "$" in value or "`" in value:
             # a job script printed as written ('NCCL_PROTO=$p ./all_reduce_perf' in a loop): the
             # setting is there, its value is not, so no expectation can be chosen for it
