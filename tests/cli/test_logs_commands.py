@@ -1608,6 +1608,24 @@ def test_calibrate_lists_a_flag_that_replaces_what_the_log_shows() -> None:
     code, out, err = run("calibrate", str(log))
     assert code == 0, err
     assert "inter =" not in out.split("\nassumed:\n", 1)[1]
+    # a preset whose network is not the log's (review BF: --system dgx-h100 on this p5 log had
+    # been listed nowhere, and its 32 EFA devices joined to the preset's NDR)
+    platform = "the log shows 'Running on p5.48xlarge platform', line 67: the aws-p5 preset"
+    code, out, err = run("calibrate", str(log), "--system", "dgx-h100")
+    assert code == 0, err
+    assumed = " ".join(out.split("\nassumed:\n", 1)[1].split())
+    assert f"- system = dgx-h100 (given; {platform}) -" in assumed
+    code, out, err = run("nccl-check", str(log), "--system", "dgx-h100")
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "on 2 x 8 GPUs (dgx-h100) nvlink4 + 8 x ndr per node" in text
+    assert f"- system = dgx-h100 [flag]: given by the caller ({platform})" in text
+    assert "nics_per_node = 32" not in text
+    # the preset the platform names: nothing replaced, so nothing listed (it had been told the
+    # GPU suggests dgx-h100)
+    code, out, err = run("nccl-check", str(log), "--system", "aws-p5")
+    assert (code, "system =" in out) == (0, False)
+    assert "nics_per_node = 32 [environment]" in out
 
 
 def test_nccl_check_names_its_own_report_given_back(tmp_path: Path) -> None:

@@ -362,19 +362,39 @@ def _env_evidence(
                     f"channels run over {plural(count, 'network device')}, first at line "
                     f"{env.net_devices_line}"
                 )
+    if field == "system" and flags.system and catalogue is not None:
+        # a preset other than the instance aws-ofi-nccl names, or whose network is not the
+        # transport the log shows (--system dgx-h100 on a p5 log had replaced its EFA with
+        # NDR without a word, and calibrate had fitted EFA's latency as NDR's, review BF)
+        platform = env.platform
+        if platform is not None and _PLATFORMS.get(platform.value.lower(), flags.system) != (
+            flags.system
+        ):
+            return (
+                f"the log shows 'Running on {platform.value} platform', line {platform.line}: "
+                f"the {_PLATFORMS[platform.value.lower()]} preset"
+            )
+        system = find_system(catalogue, flags.system)
+        if system.inter is not None and not flags.inter:
+            return _transport_contradicted(find_link(catalogue, system.inter).family, env)
     if field == "inter" and flags.inter and catalogue is not None:
-        family = find_link(catalogue, flags.inter).family
-        for fact in (env.provider, env.network):
-            if fact is None:
-                continue
-            families = _TRANSPORT_FAMILIES.get(fact.value.lower())
-            if families is not None and family not in families:
-                said = (
-                    f"'Selected Provider is {fact.value}'"
-                    if fact is env.provider
-                    else f"'Using network {fact.value}'"
-                )
-                return f"the log shows {said}, line {fact.line}"
+        return _transport_contradicted(find_link(catalogue, flags.inter).family, env)
+    return None
+
+
+def _transport_contradicted(family: str, env: LogEnvironment) -> str | None:
+    """What the log says of its transport where a link of ``family`` cannot be it, or None."""
+    for fact in (env.provider, env.network):
+        if fact is None:
+            continue
+        families = _TRANSPORT_FAMILIES.get(fact.value.lower())
+        if families is not None and family not in families:
+            said = (
+                f"'Selected Provider is {fact.value}'"
+                if fact is env.provider
+                else f"'Using network {fact.value}'"
+            )
+            return f"the log shows {said}, line {fact.line}"
     return None
 
 
@@ -406,7 +426,13 @@ def _given_evidence(
         said = env.nvls_unavailable
         if said is not None:
             return f"{GIVEN} (NCCL says '{said.value}', line {said.line})"
-    if field == "system" and flags is not None and flags.system and run.gpu_model:
+    platform = env.platform if env is not None else None
+    named = platform is not None and _PLATFORMS.get(platform.value.lower()) == (
+        flags.system if flags is not None else None
+    )
+    if field == "system" and flags is not None and flags.system and run.gpu_model and not named:
+        # (the instance aws-ofi-nccl names is the given preset: the GPU's generic node is no
+        # better a guess; --system aws-p5 on a p5 log had been told dgx-h100)
         rule = match_rule(run.gpu_model, flags.gpus_per_node or run.ranks_per_node)
         if rule is not None and rule.system != flags.system:
             return f"{GIVEN} (the log's GPU {run.gpu_model!r} suggests {rule.system})"
@@ -746,7 +772,15 @@ def _infer_network(
     # a node rule's NICs (GB300's XDR on the GB200 preset) stand in for the preset's
     rule_inter = values.get("inter") if "inter" not in given else None
     preset_inter = values.get("inter") or (system_obj.inter if system_obj is not None else None)
-    if "nics_per_node" not in given:
+    # a flag that names a network the log's transport cannot be (--system dgx-h100 on an EFA
+    # log): the log's NIC count is of the other transport, not of the flag's (it had joined
+    # 32 EFA devices to the preset's NDR: '32 x ndr per node', review BF)
+    replaced = (
+        preset_inter is not None
+        and ("inter" in given or "system" in given)
+        and _transport_contradicted(find_link(catalogue, preset_inter).family, env) is not None
+    )
+    if "nics_per_node" not in given and not replaced:
         nics_known = nics_known or env.provider_nics is not None or bool(env.net_devices)
         # the instance type aws-ofi-nccl names fixes the NIC count: fewer found is a fault to
         # find (a p5.48xlarge log edited to 'found 16 nics' and slowed 1.38x read 'ok' against
