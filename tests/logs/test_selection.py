@@ -562,6 +562,27 @@ def test_what_the_shell_exports_as_each_run_starts(lines: list[str], expected: l
     assert seen == expected
 
 
+def test_repeated_lines_read_as_one_copy() -> None:
+    """A line repeated, or NCCL's debug text every rank prints, changes nothing read already:
+    skipped (review BF: 50 MB of them had taken 12-30 s), the facts those read are the first
+    copy's, and a line repeated after others is read again (the unset between two exports)."""
+    info = "host{h}:{p}:{p} [0] NCCL INFO NCCL_PROTO set by environment to Simple"
+    text = "\n".join(info.format(h=h % 7, p=1000 + h) for h in range(20_000)) + f"\n{RUN}\n"
+    env = scan_environment(text, run_line=20_001)
+    assert (env.setting("NCCL_PROTO"), env.settings["NCCL_PROTO"].line) == ("Simple", 1)
+    repeated = "\n".join(["export NCCL_ALGO=Ring"] * 20_000 + ["unset NCCL_ALGO", RUN]) + "\n"
+    assert scan_environment(repeated, run_line=20_002).setting("NCCL_ALGO") is None
+    again = ["export NCCL_ALGO=Ring", "unset NCCL_ALGO", "export NCCL_ALGO=Ring", RUN]
+    assert scan_environment("\n".join(again) + "\n", run_line=4).setting("NCCL_ALGO") == "Ring"
+    # a host's own port list is read from every host (a port missing on one is a fault)
+    ports = "host{h}:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB{more}"
+    hosts = [ports.format(h=h, more=" [1]mlx5_1:1/IB") for h in range(3)]
+    hosts.append(ports.format(h=3, more=""))
+    shortfall = scan_environment("\n".join(hosts) + "\n").port_shortfall
+    assert shortfall is not None
+    assert shortfall.value == "host3 lists 1 network ports where host0 lists 2 (mlx5_1:1 missing)"
+
+
 @pytest.mark.parametrize(
     "directive",
     [

@@ -101,6 +101,8 @@ _PATH_ORDER = ("LOC", "NVL", "NVB", "PIX", "PXB", "PXN", "PHB", "SYS")
 _MAX_SETTINGS = 64  # a log is not a configuration dump: keep the first few dozen settings
 #: hosts whose port lists are compared (a 1,000-node log lists as many; a bound on the work)
 _MAX_HOSTS = 4096
+#: distinct debug lines remembered to skip their repeats from other ranks (a bound on memory)
+_MAX_PRINTED = 65536
 
 
 class EnvFact(BaseModel):
@@ -294,6 +296,12 @@ def scan_environment(
     at_run: dict[str, tuple[str, int]] | None = None
     passed: frozenset[str] | None = None  # the exported names the run's command passes on
     removed: frozenset[str] = frozenset()
+    # lines that can change nothing read already: the line before repeated (a shell line run
+    # twice in a row, or any other), and NCCL's debug text another rank printed already (each
+    # fact here is the first seen or a set, the same from every rank; a host's own port list
+    # aside). A log of 50 MB of such lines had taken 12-30 s (review BF)
+    previous: str | None = None
+    printed: set[str] = set()
 
     def run_starts() -> None:
         nonlocal at_run
@@ -306,6 +314,17 @@ def scan_environment(
         if last_line is not None and lineno > last_line:
             break
         line = raw.rstrip("\r").replace("\t", " ")
+        if lineno != run_line:
+            if line == previous:
+                continue
+            previous = line
+            info = line.find(" NCCL INFO ")
+            if info >= 0 and "NET/IB : Using" not in line:
+                said = line[info:]
+                if said in printed:
+                    continue
+                if len(printed) < _MAX_PRINTED:
+                    printed.add(said)
         if lineno == run_line:
             passed, removed = _passed_on(line[:4096])
         if lineno == run_line and "NCCL_" not in line:
