@@ -2060,6 +2060,27 @@ def test_low_first_large_sizes_under_the_size_before_are_a_dip_not_a_late_ramp(
     assert any("ramps up later" in f["cause"] for f in alcf["findings"])
 
 
+def test_low_large_sizes_then_a_step_up_are_no_late_ramp(tmp_path: Path) -> None:
+    """Sweep 06 (2 x p5) with its 64-512 MiB times x 1.6: busbw 131, 179, 214, 245 GB/s, then
+    440 GB/s at 1 GiB, 1.80x in one doubling after 1.14x in the one before. A start-up cost
+    makes busbw rise less at each doubling, never more, so it is a step (flagged), not the
+    late ramp ('not a configuration fault') it had been called (review BF). The published runs
+    rise at most 1.30x per doubling at such a point; 08's late ramp stays one."""
+    log = _p5_times_scaled(tmp_path / "step.txt", 2**26, 2**29, (5, 9), 1.6)
+    check = _one_run(log)
+    assert (check["verdict"], check["flagged"]) == ("low", True)
+    (found,) = [f for f in check["findings"] if f["kind"] == "low_bandwidth"]
+    assert found["severity"] == "warning"
+    # 439.8 / 244.8 GB/s = 1.80 per doubling, 244.8 / 214.5 = 1.14
+    assert (
+        "steps up 1.80x per doubling of the size from 512 MiB to 1 GiB, after 1.14x"
+        in (found["cause"])
+    )
+    assert "ramps up later" not in found["cause"]
+    alcf = _one_run(SWEEPS / "08_allgather_2node_16xA100-40GB_net-notstated.txt")
+    assert any("ramps up later" in f["cause"] for f in alcf["findings"])
+
+
 def test_a_run_between_two_named_causes_is_flagged_not_inside_the_band(tmp_path: Path) -> None:
     """Sweep 06 (2 x p5) slowed 1.25x from 1 MiB is named PCIe Gen4 (its re-run 3.6 % off),
     slowed 1.35x NVLS-tree off; slowed 1.3x, between the two, it had read 'inside the model's

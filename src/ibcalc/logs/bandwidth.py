@@ -603,6 +603,22 @@ def _inside_band(bw: Sequence[RowCheck], headline: str) -> Finding:
 #: all-gather, 127.8 -> 125.8 GB/s from 32 to 64 MiB; a ramp never falls), a p5 run slowed 2x at
 #: 64-256 MiB falls 24 %.
 _DIP_FRACTION = 0.1
+#: busbw rising this much per doubling of the size, from the last low row to the first that
+#: reaches the band, and _STEP_OVER_RAMP times the rise per doubling just before it, is a step,
+#: not a late ramp: a start-up cost a (t = a + S/B) makes the rise per doubling, 2(a + x) /
+#: (a + 2x), fall as the size x grows, never rise. The published healthy runs rise at most 1.30x
+#: per doubling at such a point (2 x 8 MI355X, 1.02x then 1.27x from 128 to 256 MiB; a 2 x A100
+#: PCIe run's linear steps 1.30x); a p5 run slowed 1.6x at 64-512 MiB rises 1.80x to 1 GiB.
+_STEP_RISE = 1.5
+_STEP_OVER_RAMP = 1.25
+
+
+def _rise(low: RowCheck, high: RowCheck) -> float:
+    """busbw's rise from ``low`` to ``high``, per doubling of the size."""
+    doublings = math.log2(high.size_bytes / low.size_bytes)
+    if doublings <= 0 or low.measured_busbw_GBps <= 0:
+        return 1.0
+    return float((high.measured_busbw_GBps / low.measured_busbw_GBps) ** (1 / doublings))
 
 
 def _some_rows_low(
@@ -645,6 +661,27 @@ def _some_rows_low(
             evidence=evidence,
             lines=lines,
         )
+    ramp = [*([before] if before is not None else []), *below]
+    if list(below) == list(bw[: len(below)]) and len(below) < len(bw) and len(ramp) >= 2:
+        reached = bw[len(below)]
+        step, rising = _rise(below[-1], reached), _rise(ramp[-2], ramp[-1])
+        if step >= _STEP_RISE and step > rising * _STEP_OVER_RAMP:
+            return Finding(
+                kind="low_bandwidth",
+                cause=f"{smallest}, then busbw steps up {step:.2f}x per doubling of the size "
+                f"from {fmt_size(below[-1].size_bytes)} to {fmt_size(reached.size_bytes)}, "
+                f"after {rising:.2f}x just before: a step, not a late ramp (a start-up cost "
+                "makes busbw rise less at each doubling, not more); the low sizes ran slow "
+                "(interference, congestion or a transport stalling at those sizes)",
+                confidence="low",
+                severity="warning",
+                evidence=[
+                    *evidence,
+                    f"{fmt_size(reached.size_bytes)}: {reached.measured_busbw_GBps:.1f} GB/s "
+                    f"({eff_pct(reached.efficiency)}, line {reached.line})",
+                ],
+                lines=lines,
+            )
     if list(below) == list(bw[: len(below)]):
         # only the smallest sizes of the regime: NCCL switches protocol or algorithm later
         # than the model (its tuner constants differ between versions), not a fault
