@@ -884,7 +884,9 @@ def test_calibrate_lists_the_default_node_a_log_of_an_unknown_gpu_is_fitted_on(
 ) -> None:
     """Sweep 07 with its GPUs renamed MI250X (no node rule): nccl-check lists the default node
     and the links it takes; calibrate, whose values are written under those links, had listed
-    neither (a review)."""
+    neither (a review). An AMD GPU's default node is the MI300X one (review BF: it had been
+    NVIDIA's, with NVLink 4 and NVLink SHARP); with --intra given, the links given and the
+    NVIDIA default's network."""
     text = (SWEEPS / "07_allreduce_2node_16xA100-40GB_net-notstated.txt").read_text(
         encoding="utf-8"
     )
@@ -896,7 +898,8 @@ def test_calibrate_lists_the_default_node_a_log_of_an_unknown_gpu_is_fitted_on(
     # the file, which is what is kept, says it too (a review of the first form)
     warning = (
         f"warning: {log}: no node rule knows the GPU, so the run is priced on the default node's "
-        "scale-up and scale-out links (nvlink4 inside, ndr between) and the values are fitted to "
+        "scale-up and scale-out links (xgmi-mi300x inside, roce-400g between) and the values are "
+        "fitted to "
         "them; give the run's node (its preset, or its scale-up and scale-out links) to fit its "
         "own"
     )
@@ -927,7 +930,7 @@ def test_calibrate_lists_the_default_node_a_log_of_an_unknown_gpu_is_fitted_on(
     flat = "".join(runs_out.split())
     said = "".join(
         f"warning: {two_runs}: no node rule knows the GPU, so the run is priced on the default "
-        "node's scale-up and scale-out links (nvlink4 inside, ndr between)".split()
+        "node's scale-up and scale-out links (xgmi-mi300x inside, roce-400g between)".split()
     )
     assert flat.count(said) == 1
     assumed = [
@@ -935,14 +938,31 @@ def test_calibrate_lists_the_default_node_a_log_of_an_unknown_gpu_is_fitted_on(
         for item in " ".join(out.split("\nassumed:\n", 1)[1].split("\n")).split(" - ")[1:]
     ]
     assert assumed == [
-        "system: GPU 'AMD Instinct MI250X' matches no node rule; the resolver's default node is "
-        "used (--system, --gpus-per-node, --intra)",
+        "system = mi300x-8 (GPU 'AMD Instinct MI250X' matches no node rule; 'AMD Instinct "
+        "MI250X' is an AMD GPU: the mi300x-8 node stands in for it (xGMI, no NVLink SHARP), not "
+        "the resolver's NVIDIA default (--system, --gpus-per-node, --intra))",
         "gpus_per_node = 8 (every host lists 8 ranks)",
         "nodes = 2 (distinct hostnames in the device list: sophia-gpu-04 x8, sophia-gpu-09 x8)",
-        "scale-up link nvlink4 assumed (--intra)",
-        "scale-out link ndr assumed (--inter)",
-        "8 NICs per node (one per GPU) assumed (--nics-per-node)",
+        "inter = roce-400g (the log does not show the network; roce-400g, 8 per node, assumed "
+        "from the mi300x-8 preset (--inter, --nics-per-node, --system))",
     ]
+
+
+def test_an_amd_gpu_no_rule_knows_is_judged_on_an_amd_node(tmp_path: Path) -> None:
+    """The published 2 x 8 MI355X rccl-tests run (sweep 03) with its GPUs renamed MI250X: it
+    had been judged on the resolver's NVIDIA node, with NVLink SHARP, and told to check
+    NCCL_NVLS_ENABLE and the fabric manager (review BF). The MI300X node stands in: no NVLS,
+    no contradiction of a --system nobody gave, and the verdict still says it is a default."""
+    text = (SWEEPS / "03_allreduce_2node_16xMI355X_ainic-ethernet-rccl.txt").read_text()
+    log = tmp_path / "mi250x.txt"
+    log.write_text(text.replace("AMD Radeon Graphics", "AMD Instinct MI250X"))
+    code, out, err = run("nccl-check", str(log))
+    assert code == 0, err
+    flat = " ".join(out.split())
+    assert "on 2 x 8 GPUs (mi300x-8) xgmi-mi300x +" in flat
+    assert "against a default node, as no node rule knows its GPU 'AMD Instinct MI250X'" in flat
+    assert "NVLS" not in out.upper()
+    assert "ran on other GPUs" not in flat
 
 
 def test_nccl_check_marks_expected_busbw_that_is_an_equivalent_figure() -> None:

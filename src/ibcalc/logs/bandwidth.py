@@ -218,7 +218,9 @@ def _bandwidth_causes(
                 + (
                     "more NICs, in-network reduction"
                     if ctx.multi
-                    else "a faster scale-up link, NVLink SHARP"
+                    else "a faster scale-up link"
+                    # NVLink SHARP only where the node could have it (not an AMD node's xGMI)
+                    + (", NVLink SHARP" if not _amd_node(ctx) else "")
                 )
                 + (
                     f"; no published run is more than {PUBLISHED_SPEEDUP:g}x faster than the "
@@ -619,6 +621,12 @@ def _rise(low: RowCheck, high: RowCheck) -> float:
     if doublings <= 0 or low.measured_busbw_GBps <= 0:
         return 1.0
     return float((high.measured_busbw_GBps / low.measured_busbw_GBps) ** (1 / doublings))
+
+
+def _amd_node(ctx: RunContext) -> bool:
+    """Whether the run is judged on an AMD node (CDNA GPUs: xGMI, no NVLink SHARP)."""
+    system = ctx.cluster.system
+    return system is not None and system.gpu_arch.startswith("cdna")
 
 
 def _some_rows_low(

@@ -263,6 +263,8 @@ class _Case:
     release: str | None = None
     release_given: bool = False
     library: str | None = None
+    #: its node stands in for one no rule knows (an AMD GPU's: cluster.AMD_STAND_IN)
+    stand_in: bool = False
     up_link: str | None = None
     out_link: str | None = None
     bottleneck: str = ""
@@ -636,11 +638,16 @@ def calibrate(
             )
         env = envs[i] if i < len(envs) else None
         gpus_said: str | None = None
+        stand_in = False
         if isinstance(cluster, ResolvedCluster):
             spec = cluster.spec
         else:
             spec, inferred, _known = infer_spec(
                 run, catalogue, env=env, flags=cluster, origins=origins
+            )
+            stand_in = any(
+                n.field == "system" and n.source == "default" and n.value is not None
+                for n in inferred
             )
             notes += [
                 (label, f"{n.field} = {n.value} ({_unnested(n.evidence)})")
@@ -731,6 +738,7 @@ def calibrate(
                 ),
                 release_given=nccl_version is not None,
                 library=run.library,
+                stand_in=stand_in,
                 rows=_regime_rows(rows),
                 ranks=run.ranks,
                 gpus_said=gpus_said,
@@ -858,7 +866,7 @@ def calibrate(
     # links any of its runs assumed (the last run had decided it: a review)
     defaulted: dict[str, list[_Case]] = {}
     for c in cases:
-        if c.rows and c.spec.system is None:
+        if c.rows and (c.spec.system is None or c.stand_in):
             defaulted.setdefault(c.source, []).append(c)
     cases = [c for c in cases if c.rows]
     if not cases:

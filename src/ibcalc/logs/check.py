@@ -322,6 +322,10 @@ def check_run(
         network_known=network_known,
         nics_known=nics_known,
         release=nccl_version if nccl_version is not None else run.nccl_version,
+        stand_in=any(
+            a.field == "system" and a.source == "default" and a.value is not None
+            for a in assumptions
+        ),
     )
     findings = diagnose(context)
     cause = named_cause(findings)

@@ -221,6 +221,21 @@ _PLATFORMS = {
 }
 
 
+#: The node an AMD GPU no rule knows is judged on: AMD's 8-GPU OAM platform, an xGMI mesh
+#: without NVLink SHARP, rather than the resolver's NVIDIA default.
+AMD_STAND_IN = "mi300x-8"
+_AMD_NAME = re.compile(r"\bAMD\b|Instinct|Radeon|\bgfx\d", re.IGNORECASE)
+
+
+def _amd_gpu(run: Run) -> str | None:
+    """Why ``run`` is on AMD GPUs (its GPU name, or the rccl-tests library), or None."""
+    if run.gpu_model and _AMD_NAME.search(run.gpu_model):
+        return f"{run.gpu_model!r} is an AMD GPU"
+    if run.library == "rccl":
+        return "the log is rccl-tests', on AMD GPUs"
+    return None
+
+
 def match_rule(gpu: str, rpn: int | None) -> NodeRule | None:
     """The first node rule for GPU name ``gpu`` with ``rpn`` ranks per host (None: any rule
     without a count, or one of 8), else None."""
@@ -487,8 +502,9 @@ def infer_cluster(
                 return inf.evidence
         return "printed in the log"
 
-    def no_node(why: str) -> None:
-        """No node type: the links the caller gave make the node, else the default one."""
+    def no_node(why: str) -> str | None:
+        """No node type: the links the caller gave make the node, else the default one (an
+        AMD GPU's: :data:`AMD_STAND_IN`, returned)."""
         nodes = given.get("nodes") or run.nodes
         gpn = given.get("gpus_per_node") or run.ranks_per_node
         if gpn is None and nodes and run.ranks and run.ranks % nodes == 0:
@@ -510,7 +526,19 @@ def infer_cluster(
                 f"{why}; no preset: the node is the links given, with a default host "
                 "({host_pcie}, {host_cpu}) and GPU clock (docs/model.md#gpu-clock)",
             )
-            return
+            return None
+        amd = _amd_gpu(run)
+        if amd is not None and "intra" not in given:
+            # not the resolver's NVIDIA node: an MI250X run had been judged with NVLink SHARP
+            # and told to check NCCL_NVLS_ENABLE and the fabric manager (review BF)
+            note(
+                "system",
+                AMD_STAND_IN,
+                "default",
+                f"{why}; {amd}: the {AMD_STAND_IN} node stands in for it (xGMI, no NVLink "
+                "SHARP), not the resolver's NVIDIA default ({system}, {gpus_per_node}, {intra})",
+            )
+            return AMD_STAND_IN
         note(
             "system",
             None,
@@ -518,6 +546,7 @@ def infer_cluster(
             f"{why}; the resolver's default node is used ({{system}}, {{gpus_per_node}}, "
             "{intra})",
         )
+        return None
 
     # NCCL's own count ('nRanks 16 nNodes 2 localRanks 8') where hostnames disagree with it:
     # containers sharing one hostname list two machines' ranks under one name
@@ -561,9 +590,9 @@ def infer_cluster(
                         f"{system}'s ({{inter}})",
                     )
             else:
-                no_node(f"GPU {run.gpu_model!r} matches no node rule")
+                system = no_node(f"GPU {run.gpu_model!r} matches no node rule")
         else:
-            no_node("the log names no GPU (no device list)")
+            system = no_node("the log names no GPU (no device list)")
         if system is not None:
             find_system(catalogue, system)
             values["system"] = system

@@ -190,8 +190,8 @@ def _gpu_contradiction(name: str, system: System) -> bool:
 def _wrong_system(ctx: RunContext) -> list[Finding]:
     """The log's GPUs cannot be the checked system's (:func:`_gpu_contradiction`)."""
     run, system = ctx.run, ctx.cluster.system
-    if system is None or not run.gpu_model:
-        return []
+    if system is None or not run.gpu_model or ctx.stand_in:
+        return []  # (a node standing in for an AMD GPU no rule knows is no one's flag)
     rule = match_rule(run.gpu_model, run.ranks_per_node)
     if rule is not None and rule.system == system.id:
         # the node rule for this name: GB300 is priced as gb200-nvl72 with XDR NICs (its own

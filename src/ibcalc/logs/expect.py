@@ -140,6 +140,8 @@ class RunContext:
     nics_known: bool
     #: the NCCL release whose tuner chooses here: the caller's (--nccl-version), else the log's
     release: str | None = None
+    #: the system stands in for a node no rule knows (an AMD GPU's), not given by the caller
+    stand_in: bool = False
 
     @property
     def multi(self) -> bool:
