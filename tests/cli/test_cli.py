@@ -537,6 +537,22 @@ def test_two_ranks_across_two_nodes_print_a_wire_rate() -> None:
         assert result["busbw_GBps"] <= 50 * (1 + 1e-9), result["algorithm"]
 
 
+def test_nvls_all_gather_and_reduce_scatter_print_a_wire_rate() -> None:
+    """One DGX H100, 4 GiB by NVLS: an all-gather's busbw, 7/8 x S / t, is the rate each GPU
+    receives, and a reduce-scatter's the rate it sends, so neither is an equivalent figure
+    (both had been marked 'equivalent, not a wire rate', review BD); the NVLS all-reduce, which
+    moves S(m+1)/m per GPU, still is. Each stays under NVLink 4's 450 GB/s per direction."""
+    for command, equivalent in (
+        ("allgather", False),
+        ("reducescatter", False),
+        ("allreduce", True),
+    ):
+        data = _json(command, "--size", "4GiB", "--system", "dgx-h100", "-N", "1", "--algo", "nvls")
+        assert (data["algorithm"], data["busbw_equivalent"]) == ("nvls", equivalent), command
+        if not equivalent:
+            assert data["busbw_GBps"] <= 450, command
+
+
 def test_the_bottleneck_names_the_host_launches_where_they_set_the_time() -> None:
     """--gpus-per-process 8 (nccl-tests' -g 8): one process launches 8 GPUs' kernels in turn,
     8 x calibrated.launch_per_gpu (4.2 us) = 33.6 us per operation, longer than an 8 B

@@ -150,7 +150,10 @@ def nvls_timing(
             transfer_s=transfer,
             bottleneck=where,
             formula=formula,
-            equivalent=True,
+            # an all-gather's busbw, (n-1)/n x S / t, is what each GPU receives, and a
+            # reduce-scatter's what it sends: wire rates (only all-reduce moves S(m+1)/m, not
+            # the 2(n-1)/n x S busbw counts; review BD)
+            equivalent=all_reduce,
             terms=terms,
         )
 
