@@ -562,6 +562,31 @@ def test_a_sweep_says_when_its_busbw_bar_is_left_out() -> None:
     assert max(len(line) for line in shown.splitlines()) <= wide
 
 
+def test_the_width_hints_name_where_the_count_and_the_bar_both_show() -> None:
+    """A WAN sweep at 100 columns had said the count column returns at 103 and the bar at 101,
+    where 103 shows the count and loses the bar again: both take 113 (review BD). Each hint
+    now names that width too; at it, both are there, and a narrow bar's scale says 'full'
+    (a bare '0.126 GB/s' on its own line had read as one more busbw figure)."""
+    args = ["sweep", "allreduce", "--system", "dgx-h100", "--nodes", "2", "--sites", "2"]
+    args += ["--wan", "wan-100g", "--rtt", "1s", "-b", "8", "-e", "64G", "-f", "16"]
+
+    def at(width: int) -> str:
+        return CliRunner().invoke(app, args, env={"COLUMNS": str(width)}).stdout
+
+    notes = " ".join(" ".join(line.split()) for line in at(100).splitlines() if "left out" in line)
+    assert "the count column (elements) is left out at 100 columns (103 or more show it)" in notes
+    assert (
+        "the busbw bar is left out at 100 columns (101 or more show it, 113 or more with the "
+        "count column)"
+    ) in notes
+    assert "(103 or more show it, 113 or more with the bar)" in " ".join(at(102).split())
+    both = at(113)
+    assert "left out" not in both
+    assert "count" in both
+    assert "(full 0.126" in both
+    assert "(full 0.126" in at(102)
+
+
 def test_a_point_to_point_sweep_does_not_credit_a_tuner() -> None:
     """An all-to-all sweep whose path changes had been footed 'NCCL's tuner changes algorithm or
     protocol at this size'; NCCL does not tune point-to-point work."""

@@ -854,7 +854,8 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
     bar_width = min(wanted, room) if room >= 8 else 0
     # the bar's header says what a full bar is, in GB/s as the busbw column
     full = f"{peak:.0f}" if peak >= 100 else f"{peak:.3g}"
-    bar = f"busbw bar\n(full {full} GB/s)" if bar_width >= 18 else f"busbw bar\n{full} GB/s"
+    # (a narrow bar's scale on a line of its own had read as one more busbw figure, a review)
+    bar = f"busbw bar\n(full {full} GB/s)" if bar_width >= 18 else f"busbw bar\n(full {full}\nGB/s)"
     # numbers too wide for the terminal fold rather than lose digits; the measured table is
     # the one to print where it needs neither a bar nor folding
     whole = natural <= console.width
@@ -870,13 +871,20 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
             table.add_row(*row_cells, _bar(row["busbw_GBps"] / peak, bar_width))
     console.print(_fold(table))
     if count_left_out:
-        console.print(
-            Text(
-                left_out("the count column (elements) is", console.width, wide_natural, many=False)
-            )
-        )
+        hint = left_out("the count column (elements) is", console.width, wide_natural, many=False)
+        if bar_width:  # the count back leaves no room for the bar until 10 columns more
+            hint = hint[:-1] + f", {wide_natural + 10} or more with the bar)"
+        console.print(Text(hint))
     if wanted and not bar_width:
-        console.print(Text(left_out("the busbw bar is", console.width, natural + 10, many=False)))
+        # the bar needs natural + 10 columns (8 and a gap); where the count column comes back
+        # first, the bar needs that much beside it (the hints had said 101 for the bar and 103
+        # for the count, where 103 showed the count alone and both took 113, a review)
+        alone = max(natural + 10, 90)
+        both = wide_natural + 10 if count_left_out else alone
+        hint = left_out("the busbw bar is", console.width, min(alone, both), many=False)
+        if count_left_out and alone < wide_natural:
+            hint = hint[:-1] + f", {both} or more with the count column)"
+        console.print(Text(hint))
     if any(r["busbw_equivalent"] for r in rows):
         console.print(
             Text("* busbw is an equivalent figure (in-network or 2-node tree), not a wire rate")
