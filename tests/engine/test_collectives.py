@@ -324,6 +324,22 @@ def test_rhd_power_of_two() -> None:
     assert c.latency_s == pytest.approx((8.4 + 2 * (1 * 14.0 + 3 * 3.4)) * US)
 
 
+def test_rhd_folds_the_surplus_in_and_runs_on_the_power_of_two_core() -> None:
+    """Thakur, Rabenseifner and Gropp 2005, section 4.1: a count that is not a power of two
+    folds its surplus ranks in with one exchange of S, runs on the 2^k left, and sends the
+    result back. 3 nodes of 8: the third node folds in over the network (S at the NIC share,
+    10 GB/s, before and after) and the core is 2 x 8 (test_rhd_power_of_two's terms); it had
+    kept lg 3 -> 2 network steps and (N-1)/N = 2/3 of S over 3 nodes (review BD). One node of 6
+    GPUs: 2 fold in over the scale-up link and the core is 4 GPUs."""
+    c = cost(topo(3, 8), Collective.ALL_REDUCE, Algorithm.RHD, Protocol.SIMPLE)
+    core = 2 * ((1 / 2) * S / (10 * GB) + (7 / 16) * S / B_UP)
+    assert c.transfer_s == pytest.approx(core + 2 * S / (10 * GB))
+    assert c.latency_s == pytest.approx((8.4 + 2 * (1 * 14.0 + 3 * 3.4) + 2 * 14.0) * US)
+    one = cost(topo(1, 6), Collective.ALL_REDUCE, Algorithm.RHD, Protocol.SIMPLE)
+    assert one.transfer_s == pytest.approx(2 * (3 / 4) * S / B_UP + 2 * S / B_UP)
+    assert one.latency_s == pytest.approx((8.4 + 2 * 2 * 3.4 + 2 * 3.4) * US)
+
+
 def test_pat_one_gpu_per_node_only() -> None:
     t = topo(4, 1, nics=1)
     c = cost(t, Collective.ALL_GATHER, Algorithm.PAT, Protocol.SIMPLE)

@@ -44,7 +44,7 @@ from ibcalc.engine.algorithms.innetwork import (
     nvls_timing,
     nvls_tree_timing,
 )
-from ibcalc.engine.algorithms.recursive import pat_timing, rhd_timing
+from ibcalc.engine.algorithms.recursive import pat_timing, rhd_core, rhd_timing
 from ibcalc.engine.algorithms.ring import _RING_COLLECTIVES, _ring_bw, ring_timing
 from ibcalc.engine.algorithms.tree import tree_network_multiplier, tree_timing
 from ibcalc.engine.base import (
@@ -772,16 +772,17 @@ def _rhd_kernel(
     net_share = topo.domain_bw_Bps("uniform") / m
     up_bw = topo.up_bw_Bps()
     sites = topo.sites
-    local_n = big_n // sites
+    core_m, core_n, narrowed = rhd_core(topo)
+    local_n = core_n // sites
     wan_c = (sites - 1) / sites
     net_on = local_n > 1
     net_c = (local_n - 1) / local_n if net_on else 0.0
-    intra_on = m > 1
-    intra_c = (m - 1) / (m * big_n) if intra_on else 0.0
+    intra_on = core_m > 1
+    intra_c = (core_m - 1) / (core_m * core_n) if intra_on else 0.0
     wan_share = min(topo.wan_bw_Bps(params) / (n // sites), net_share)
     wan_steps = math.ceil(math.log2(sites)) if sites > 1 else 0
     net_steps = math.ceil(math.log2(local_n)) if local_n > 1 else 0
-    intra_steps = math.ceil(math.log2(m)) if m > 1 else 0
+    intra_steps = math.ceil(math.log2(core_m)) if core_m > 1 else 0
     base = base_latency(Algorithm.RING, protocol, params)
     wan_part = wan_steps * wan_hop_latency(topo, Algorithm.RING, protocol, params)
     intra_hop = intra_hop_latency(topo, Algorithm.RING, protocol, params)
@@ -789,7 +790,7 @@ def _rhd_kernel(
     multi = big_n > 1
     hw, extra, low, span, fill_bytes = _simple_net_hop(topo, Algorithm.RING, params)
     folds = pow2 != n
-    slowest = min(net_share, up_bw)
+    slowest = (net_share if big_n > 1 else up_bw) if narrowed else min(net_share, up_bw)
 
     def kernel(size_bytes: float) -> float:
         wan_bytes = wan_c * size_bytes

@@ -37,7 +37,23 @@ from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
 from ibcalc.units import format_size
 
-__all__ = ["pat_timing", "rhd_timing"]
+__all__ = ["pat_timing", "rhd_core", "rhd_timing"]
+
+
+def rhd_core(topo: Topology) -> tuple[int, int, bool]:
+    """The core recursive halving-doubling runs on once the surplus ranks of a count that is
+    not a power of two have folded in (Thakur, Rabenseifner and Gropp 2005, section 4.1): its
+    GPUs per domain and domains, and whether it is smaller than the whole. On one site with a
+    power-of-two m that is pow2 / m whole domains (the surplus domains fold in over the
+    network), on one domain pow2 of its GPUs (over the scale-up link); elsewhere (several
+    sites, or m no power of two) every domain stays in the core. The core had not been
+    narrowed, so the surplus counted twice: 3 x 1 GPU took 73.5 ms for 1 GiB, not 66 (review
+    BD)."""
+    m, big_n, n = topo.m, topo.domains, topo.ranks
+    pow2 = 1 << int(math.log2(n))
+    if pow2 != n and topo.sites == 1 and (big_n == 1 or m & (m - 1) == 0):
+        return (m, pow2 // m, True) if big_n > 1 else (pow2, 1, True)
+    return m, big_n, False
 
 
 def rhd_timing(
@@ -61,15 +77,16 @@ def rhd_timing(
     net_share = topo.domain_bw_Bps("uniform") / m
     up_bw = topo.up_bw_Bps()
     sites = topo.sites
-    local_n = big_n // sites  # domains per site
+    core_m, core_n, narrowed = rhd_core(topo)
+    local_n = core_n // sites  # domains per site (of the core)
     wan_bytes = (sites - 1) / sites * size_bytes
     net_bytes = (local_n - 1) / local_n * size_bytes / sites if local_n > 1 else 0.0
-    intra_bytes = (m - 1) / (m * big_n) * size_bytes if m > 1 else 0.0
+    intra_bytes = (core_m - 1) / (core_m * core_n) * size_bytes if core_m > 1 else 0.0
     wan_share = min(topo.wan_bw_Bps(params) / (n // sites), net_share)
     transfer = phases * (wan_bytes / wan_share + net_bytes / net_share + intra_bytes / up_bw)
     wan_steps = math.ceil(math.log2(sites)) if sites > 1 else 0
     net_steps = math.ceil(math.log2(local_n)) if local_n > 1 else 0
-    intra_steps = math.ceil(math.log2(m)) if m > 1 else 0
+    intra_steps = math.ceil(math.log2(core_m)) if core_m > 1 else 0
     latency = base_latency(Algorithm.RING, protocol, params) + phases * (
         wan_steps * wan_hop_latency(topo, Algorithm.RING, protocol, params)
         + net_steps
@@ -81,7 +98,8 @@ def rhd_timing(
         + intra_steps * intra_hop_latency(topo, Algorithm.RING, protocol, params)
     )
     if pow2 != n:
-        slowest = min(net_share, up_bw)
+        # whole domains fold in over the network, GPUs of one domain over the scale-up link
+        slowest = (net_share if big_n > 1 else up_bw) if narrowed else min(net_share, up_bw)
         transfer += 2 * size_bytes / slowest
         hop = (
             net_hop_latency(topo, Algorithm.RING, protocol, size_bytes, params)
@@ -119,10 +137,19 @@ def rhd_timing(
                 net_steps,
                 "net",
                 f"lg N = {net_steps} {step}"
+                if sites == 1 and core_n == big_n
+                else f"lg {core_n} = {net_steps} {step} (the core of {core_n} {topo.node}s)"
                 if sites == 1
                 else f"lg(N/s) = lg {local_n} = {net_steps} {step} ({topo.node}s of a site)",
             ),
-            (f"steps inside {topo.node}s", intra_steps, "intra", f"lg m = {intra_steps} {step}"),
+            (
+                f"steps inside {topo.node}s",
+                intra_steps,
+                "intra",
+                f"lg m = {intra_steps} {step}"
+                if core_m == m
+                else f"lg {core_m} = {intra_steps} {step} (the core of {core_m} GPUs)",
+            ),
         ):
             for found in hops([(name, phases * count, kind)]):
                 terms.append(found.model_copy(update={"detail": f"{times}{words}; {found.detail}"}))
@@ -130,7 +157,9 @@ def rhd_timing(
             f"{topo.out.nics_per_domain} x {topo.out.link_id} / {m}" if topo.out is not None else ""
         )
         net_words = (
-            "(N-1)/N x S" if sites == 1 else f"(N/s-1)/(N/s) x S/s (N/s {topo.node}s per site)"
+            ("(N-1)/N x S" if core_n == big_n else f"({core_n}-1)/{core_n} x S")
+            if sites == 1
+            else f"(N/s-1)/(N/s) x S/s (N/s {topo.node}s per site)"
         )
         for name, moved, bw, words in (
             ("WAN transfer", wan_bytes, wan_share, "(s-1)/s x S crosses the WAN"),
@@ -144,7 +173,12 @@ def rhd_timing(
                 f"transfer inside {topo.node}s",
                 intra_bytes,
                 up_bw,
-                f"(m-1)/(mN) x S goes to the partners inside the {topo.node}",
+                (
+                    "(m-1)/(mN) x S"
+                    if (core_m, core_n) == (m, big_n)
+                    else f"({core_m}-1)/({core_m} x {core_n}) x S"
+                )
+                + f" goes to the partners inside the {topo.node}",
             ),
         ):
             if moved > 0:
@@ -163,9 +197,15 @@ def rhd_timing(
                 Term(
                     name="fold-in transfer",
                     seconds=2 * size_bytes / slowest,
-                    detail=f"{n} ranks is not a power of two: the {n - pow2} surplus ranks send "
-                    f"their S in before and take it back after, 2 x {format_size(size_bytes)} "
-                    f"at {gbps(slowest)} (the slower tier)",
+                    detail=f"{n} ranks is not a power of two: the {n - pow2} surplus "
+                    + ("ranks send their" if n - pow2 > 1 else "rank sends its")
+                    + f" S in before and back after, 2 x {format_size(size_bytes)} at "
+                    f"{gbps(slowest)} "
+                    + (
+                        "(the slower tier)"
+                        if (core_m, core_n) == (m, big_n)
+                        else f"(the core runs on the other {pow2})"
+                    ),
                 )
             )
         return make_cost(
