@@ -963,6 +963,19 @@ def test_an_amd_gpu_no_rule_knows_is_judged_on_an_amd_node(tmp_path: Path) -> No
     assert "against a default node, as no node rule knows its GPU 'AMD Instinct MI250X'" in flat
     assert "NVLS" not in out.upper()
     assert "ran on other GPUs" not in flat
+    # an NVIDIA GPU no rule knows: the default node's causes are warnings of low confidence
+    # at most (sweep 07 renamed 'Tesla T4' had been given an error, PCIe Gen3; review BF)
+    renamed = tmp_path / "t4.txt"
+    renamed.write_text(
+        (SWEEPS / "07_allreduce_2node_16xA100-40GB_net-notstated.txt")
+        .read_text()
+        .replace("NVIDIA A100-SXM4-40GB", "Tesla T4")
+    )
+    check = _one_run(renamed)
+    assert check["verdict"] == "bad"
+    first = check["findings"][0]
+    assert (first["severity"], first["confidence"]) == ("warning", "low")
+    assert not any(f["severity"] == "error" for f in check["findings"])
 
 
 def test_nccl_check_marks_expected_busbw_that_is_an_equivalent_figure() -> None:
