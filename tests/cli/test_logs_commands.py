@@ -939,8 +939,9 @@ def test_calibrate_lists_the_default_node_a_log_of_an_unknown_gpu_is_fitted_on(
     ]
     assert assumed == [
         "system = mi300x-8 (GPU 'AMD Instinct MI250X' matches no node rule; 'AMD Instinct "
-        "MI250X' is an AMD GPU: the mi300x-8 node stands in for it (xGMI, no NVLink SHARP), not "
-        "the resolver's NVIDIA default (--system, --gpus-per-node, --intra))",
+        "MI250X' is an AMD GPU: the mi300x-8 node stands in for it (xGMI, no NVLink SHARP), "
+        "where the resolver's default node is NVIDIA's; give the node to judge it (--system, "
+        "--gpus-per-node, --intra))",
         "gpus_per_node = 8 (every host lists 8 ranks)",
         "nodes = 2 (distinct hostnames in the device list: sophia-gpu-04 x8, sophia-gpu-09 x8)",
         "inter = roce-400g (the log does not show the network; roce-400g, 8 per node, assumed "

@@ -540,6 +540,32 @@ RUN = "./all_reduce_perf -b 8 -e 1G"
             ["export NCCL_PROTO=LL", f"srun --export=NONE bash -c 'NCCL_PROTO=Simple {RUN}'"],
             ["Simple"],
         ),
+        # ... read from the command that runs the binary alone, a later option winning, and
+        # with the lines a backslash joins to it (review BG: another command's option, or a
+        # comment's, had counted)
+        (["export NCCL_PROTO=LL", f"srun {RUN} # --export=NONE would drop it"], ["LL"]),
+        (["export NCCL_PROTO=LL", f"echo a; {RUN} | tee o.txt; echo --export=NONE"], ["LL"]),
+        (["export NCCL_PROTO=LL", f"srun {RUN} && env -u NCCL_PROTO python post.py"], ["LL"]),
+        (["export NCCL_PROTO=LL", f"(env -i true); srun {RUN}"], ["LL"]),
+        (["export NCCL_PROTO=LL", f"{RUN} | tee ar.log; sbatch --export=NONE next.sh"], ["LL"]),
+        (
+            ["export NCCL_PROTO=LL", f"srun --export=ALL hostname && srun --export=NONE {RUN}"],
+            [None],
+        ),
+        (["export NCCL_PROTO=LL", f"srun --export=NONE --export=ALL {RUN}"], ["LL"]),
+        (["export NCCL_PROTO=LL", "srun --export=NONE -N 2 \\", f"    {RUN}"], [None]),
+        (["export NCCL_PROTO=LL", f"env - {RUN}"], [None]),
+        (["export NCCL_PROTO=LL", f"env -u FOO -i {RUN}"], [None]),
+        # 'set -a' / 'set +a' with a comment naming NCCL, and assignments 'set -a' exports that
+        # do not start the line (review BG)
+        (["set -a  # NCCL tuning below", "NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),
+        # ('set +a' leaves a name 'set -a' exported exported, as bash does: not this case)
+        (["set -a", "set +a  # done with NCCL", "NCCL_PROTO=LL", RUN, RUN], ["LL", None]),
+        (["set -a", "A=1; NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),
+        (["set -a", "declare NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),
+        (["set -a", "readonly NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),
+        # quoted text sets nothing, -genv in it neither (review BG)
+        (["export NCCL_DEBUG=INFO; echo 'hint: mpiexec -genv NCCL_PROTO Simple'", RUN], [None]),
         # MPICH's and Intel MPI's -genv NAME VALUE (and -env) set the command's own
         ([f"mpiexec -n 16 -genv NCCL_PROTO Simple {RUN}"], ["Simple"]),
         ([f"mpiexec -n 16 -env NCCL_PROTO 'LL128' {RUN}", RUN], ["LL128", None]),

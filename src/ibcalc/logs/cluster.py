@@ -536,7 +536,8 @@ def infer_cluster(
                 AMD_STAND_IN,
                 "default",
                 f"{why}; {amd}: the {AMD_STAND_IN} node stands in for it (xGMI, no NVLink "
-                "SHARP), not the resolver's NVIDIA default ({system}, {gpus_per_node}, {intra})",
+                "SHARP), where the resolver's default node is NVIDIA's; give the node to judge it "
+                "({system}, {gpus_per_node}, {intra})",
             )
             return AMD_STAND_IN
         note(

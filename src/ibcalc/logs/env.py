@@ -40,7 +40,7 @@ from collections.abc import Callable, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ibcalc.logs.shell import ShellExports, allexport_words, is_binary, shell_words
+from ibcalc.logs.shell import ShellExports, allexport_words, commands, is_binary, shell_words
 
 __all__ = ["EnvFact", "GpuPath", "LogEnvironment", "scan_environment"]
 
@@ -70,17 +70,14 @@ _ASSIGNMENT = re.compile(
     r"(\"[^\"]*\"|'[^']*'|(?:[^\s\"',]|,(?![A-Za-z_][A-Za-z0-9_]*=))+)"
 )
 _SPACE = re.compile(r"\s")
+_NAME_WORD = re.compile(r"NCCL_[A-Z0-9_]+")
 #: MPICH's and Intel MPI's ``mpiexec -genv NAME VALUE`` (and ``-env``, one executable's): a
 #: setting of that command, its value the next word
 _GENV = re.compile(r"(?:^|\s)-g?env\s+(NCCL_[A-Z0-9_]+)\s+(\"[^\"]*\"|'[^']*'|[^\s\"']+)")
-#: what reaches a run of the environment it is started from: Slurm's ``--export=NONE`` (none of
-#: it) or ``--export=NAME,...`` without ``ALL`` (the names listed; ``srun``, ``sbatch`` and
-#: ``salloc`` manuals), ``env -i`` (none), ``env -u NAME`` (all but NAME)
-_EXPORT_OPTION = re.compile(r"(?:^|\s)--export(?:=|\s+)(\S+)")
-_ENV_CLEARED = re.compile(
-    r"(?:^|[\s;&|(])env\s+(?:-[a-zA-Z]*i[a-zA-Z]*|--ignore-environment)(?=\s)"
-)
-_ENV_UNSET = re.compile(r"(?:^|\s)(?:-u\s*|--unset[=\s])(NCCL_[A-Z0-9_]+)\b")
+#: ``env``'s options that clear the environment (``env -i``, POSIX's ``env -``)
+_ENV_CLEARS = re.compile(r"-|-[a-zA-Z]*i[a-zA-Z]*|--ignore-environment")
+#: lines joined by a trailing backslash before a run's command that are read with it
+_MAX_CONTINUED = 16
 #: a line that is one ``NCCL_X=value`` and nothing else
 _LONE_ASSIGNMENT = re.compile(r"(NCCL_[A-Z0-9_]+)=(\S*)\s*")
 #: a launcher's prefix before a line's own text: mpirun's ``[1,0]<stdout>:``, ``srun -l``'s
@@ -244,18 +241,35 @@ def _port_shortfall(ports_by_host: dict[str, _HostPorts], used: set[int]) -> Env
 
 
 def _passed_on(line: str) -> tuple[frozenset[str] | None, frozenset[str]]:
-    """Which of the environment's variables the command of ``line`` passes to the run: the
-    names (None: all of them), and names it removes (``env -u``)."""
-    removed = frozenset(m.group(1) for m in _ENV_UNSET.finditer(line) if "env" in line)
-    if _ENV_CLEARED.search(line):
-        return frozenset(), removed
-    option = _EXPORT_OPTION.search(line)
-    if option is None:
-        return None, removed
-    names = {item.partition("=")[0] for item in option.group(1).strip("'\"").split(",")}
-    if "ALL" in names:
-        return None, removed
-    return frozenset(names - {"NONE", "NIL"}), removed
+    """Which of the environment's variables the command that runs the nccl-tests binary on
+    ``line`` passes to the run: the names (None: all of them), and names it removes.
+
+    Read from that simple command's words alone (not another command's on the line, nor a
+    comment: a review), in order, a later option winning: Slurm's ``--export=NONE`` (none)
+    or ``--export=NAME,...`` without ``ALL`` (the names listed; the ``srun`` manual); ``env
+    -i`` or ``env -`` (none), ``env -u NAME`` / ``--unset=NAME`` (all but NAME)."""
+    prefix = _LAUNCHER.match(line)
+    body = line[prefix.end() :] if prefix is not None else line
+    run = next((c for c in commands(body) if any(is_binary(w) for w in c)), None)
+    passed: frozenset[str] | None = None
+    removed: set[str] = set()
+    words = iter(run or [])
+    for word in words:
+        if word == "--export" or word.startswith("--export="):
+            value = word.partition("=")[2] if "=" in word else next(words, "")
+            names = {item.partition("=")[0] for item in value.split(",")}
+            passed = None if "ALL" in names else frozenset(names - {"NONE", "NIL"})
+        elif word == "env":
+            for option in words:
+                if not option.startswith("-"):
+                    break
+                if _ENV_CLEARS.fullmatch(option):
+                    passed = frozenset()
+                elif option == "-u":
+                    removed.add(next(words, ""))
+                elif option.startswith(("-u", "--unset=")):
+                    removed.add(option.removeprefix("--unset=").removeprefix("-u"))
+    return passed, frozenset(removed)
 
 
 def scan_environment(
@@ -302,6 +316,7 @@ def scan_environment(
     # aside). A log of 50 MB of such lines had taken 12-30 s (review BF)
     previous: str | None = None
     printed: set[str] = set()
+    continued: list[str] = []  # lines ending in a backslash just before this one
 
     def run_starts() -> None:
         nonlocal at_run
@@ -314,6 +329,15 @@ def scan_environment(
         if last_line is not None and lineno > last_line:
             break
         line = raw.rstrip("\r").replace("\t", " ")
+        if lineno == run_line:
+            # the run's command, with the lines a backslash joins to it ('srun --export=NONE \')
+            passed, removed = _passed_on(" ".join([*continued, line])[:4096])
+        tail = line.rstrip()
+        continued = [*continued[-_MAX_CONTINUED:], tail[:-1]] if tail.endswith("\\") else []
+        if "NCCL_" not in line and "set" in line and len(line) <= 4096 and allexport_words(line):
+            # 'set -a' / 'set +a': later assignments export, or no longer (also on a line naming
+            # NCCL in a comment, which the filter below keeps: a review)
+            _settings_of(line, lineno, shell, settings, None)
         if lineno != run_line:
             if line == previous:
                 continue
@@ -325,14 +349,9 @@ def scan_environment(
                     continue
                 if len(printed) < _MAX_PRINTED:
                     printed.add(said)
-        if lineno == run_line:
-            passed, removed = _passed_on(line[:4096])
         if lineno == run_line and "NCCL_" not in line:
             run_starts()  # the run's command changes nothing the shell exports
         if "NCCL" not in line and "via NET/" not in line and "platform" not in line:
-            if "set" in line and len(line) <= 4096 and allexport_words(line):
-                # 'set -a': later assignments export (a longer line is no command typed)
-                _settings_of(line, lineno, shell, settings, None)
             continue
         if network is None and (m := _USING_NETWORK.search(line)):
             network = EnvFact(value=m.group(1)[:60], line=lineno)
@@ -461,8 +480,15 @@ def _settings_of(
         (m.group(1), m.group(2))
         for m in (*_SET_BY_ENV.finditer(line), *_PLUGIN_SETS.finditer(line))
     ]
-    if "env " in line:  # 'mpiexec -genv NCCL_ALGO Ring'
+    if "env " in line and own is None:  # 'mpiexec -genv NCCL_ALGO Ring'
         found += [(m.group(1), _unquoted(m.group(2))) for m in _GENV.finditer(line)]
+    elif own is not None:
+        # read as words: not from quoted text ('echo "... -genv NCCL_PROTO Simple"', a review)
+        own += [
+            (name, value)
+            for option, name, value in zip(words, words[1:], words[2:], strict=False)
+            if option in ("-genv", "-env") and _NAME_WORD.fullmatch(name)
+        ]
     if own is None:
         found += [(m.group(1), m.group(2)) for m in _ASSIGNMENT.finditer(line)]
     for name, raw in [*found, *(own or [])]:

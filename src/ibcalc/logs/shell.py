@@ -34,13 +34,16 @@ import shlex
 from collections.abc import Callable, Mapping
 from itertools import islice
 
-__all__ = ["ShellExports", "allexport_words", "is_binary", "shell_words"]
+__all__ = ["ShellExports", "allexport_words", "commands", "is_binary", "shell_words"]
 
 #: a line a shell would run that may change what is exported: an export builtin, or a line
 #: that starts with an assignment (``NCCL_PROTO=Simple``, which changes an exported value)
-_SET_A = r"(?:^|[\s;&|(+$>])set(?:\s+[^\s;&|]+){0,8}?\s+[-+](?:[a-zA-Z]*a[a-zA-Z]*|o\s+allexport)\b"
+# (a prefilter: ``set -ab`` passes it and is read word by word; '[a-zA-Z]*a[a-zA-Z]*\b' had
+# backtracked quadratically on 'set -aaa...a_', 47 s for a 100 KB line, a review)
+_SET_A = r"(?:^|[\s;&|(+$>])set(?:\s+[^\s;&|]+){0,8}?\s+[-+](?:[a-zA-Z]*a|o\s+allexport\b)"
 shell_words = re.compile(
-    r"(?:^|[\s;&|(+$>])(?:export|unset|declare|typeset)\s|^[\s+$>]*NCCL_[A-Z0-9_]+=|" + _SET_A
+    r"(?:^|[\s;&|(+$>])(?:export|unset|declare|typeset|readonly|local)\s"
+    r"|(?:^[\s+$>]*|[;&|(]\s*)NCCL_[A-Z0-9_]+=|" + _SET_A
 ).search
 #: a line that may switch ``set -a`` (allexport) on or off, ``set -euo pipefail -a`` too: read
 #: as the shell's own even where it names no NCCL variable
@@ -189,6 +192,13 @@ class ShellExports:
             for name in args:
                 self.exports.pop(name, None)
             return []
+        if head in ("declare", "typeset", "readonly", "local"):
+            # an assignment as any other (exported under 'set -a', or where the name is)
+            for word in args:
+                name, eq, value = word.partition("=")
+                if eq:
+                    self.assign(name, value, lineno)
+            return []
         if head == "set":
             self._options(args)
             return []
@@ -222,6 +232,24 @@ class ShellExports:
                 word = word.replace("o", "")
             if "a" in word[1:]:
                 self._allexport = on
+
+
+def commands(body: str) -> list[list[str]]:
+    """The simple commands of a line as the shell reads them (a prompt before them dropped,
+    quotes removed, a comment left out), each a list of its words."""
+    prompt = _PROMPT.match(body)
+    if prompt is not None:
+        body = body[prompt.end() :]
+    found: list[list[str]] = []
+    command: list[str] = []
+    for word in [*_words(body), ";"]:
+        if word in _SEPARATORS or word in _OPEN or word in _CLOSE:
+            if command:
+                found.append(command)
+            command = []
+        else:
+            command.append(word)
+    return found
 
 
 def _words(body: str) -> list[str]:
