@@ -1131,6 +1131,14 @@ def test_a_rings_scale_up_bound_across_nodes_is_m_over_m_minus_1_of_the_gpus_rat
         size * 1.75 / 100e9, rel=1e-12
     )
     assert wire_floor_s(ar, Algorithm.TREE, simple, size, two.topology) == 0.0
+    # an NVLS all-gather or reduce-scatter has each GPU receive or send 7/8 x S over its
+    # NVLink port: F(8) = 7/8 at 200 GB/s (review BH); the NVLS all-reduce gets no floor
+    nvls = Algorithm.NVLS
+    for collective in (Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
+        assert wire_floor_s(collective, nvls, simple, size, one.topology) == pytest.approx(
+            size * 7 / 8 / 200e9, rel=1e-12
+        )
+    assert wire_floor_s(ar, nvls, simple, size, one.topology) == 0.0
 
 
 def test_an_all_to_alls_likely_range_is_no_faster_than_its_paths_at_line_rate(

@@ -338,6 +338,11 @@ def test_rhd_folds_the_surplus_in_and_runs_on_the_power_of_two_core() -> None:
     one = cost(topo(1, 6), Collective.ALL_REDUCE, Algorithm.RHD, Protocol.SIMPLE)
     assert one.transfer_s == pytest.approx(2 * (3 / 4) * S / B_UP + 2 * S / B_UP)
     assert one.latency_s == pytest.approx((8.4 + 2 * 2 * 3.4 + 2 * 3.4) * US)
+    # an all-gather's surplus rank sends its S/n piece in and gets the gathered S back, a
+    # reduce-scatter's sends S and gets its S/n block: S (1 + 1/n), not 2S (review BH)
+    for collective in (Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
+        half = cost(topo(1, 6), collective, Algorithm.RHD, Protocol.SIMPLE)
+        assert half.transfer_s == pytest.approx((3 / 4) * S / B_UP + (1 + 1 / 6) * S / B_UP)
 
 
 def test_pat_one_gpu_per_node_only() -> None:

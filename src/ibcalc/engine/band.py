@@ -73,8 +73,11 @@ def wire_floor_s(
     GPU's rate (a review). A send/recv pair moves S over its own path: the GPUs'
     share of the scale-up links that join them, or across domains the GPU's NICs. Each in the
     protocol's data bytes per line byte (``_LINE_PAYLOAD``). An all-to-all moves each GPU's
-    share over its own paths at once (:func:`_alltoall_floor_s`). Trees, NVLS and CollNet
-    report an equivalent busbw and get no floor here."""
+    share over its own paths at once (:func:`_alltoall_floor_s`). An NVLS all-gather or
+    reduce-scatter has each GPU receive or send (n-1)/n x S over its scale-up port, so its
+    busbw cannot pass that port's line rate (review BH: the band's fast end had reached 486 GB/s
+    on NVLink 4's 450 with a wider band). Trees, the NVLS all-reduce and CollNet report an
+    equivalent busbw and get no floor here."""
     if algorithm in (Algorithm.PAIRWISE, Algorithm.PXN):
         return _alltoall_floor_s(size_bytes, topo, protocol, aggregated=algorithm is Algorithm.PXN)
     ceiling = math.inf
@@ -84,6 +87,12 @@ def wire_floor_s(
             ceiling = topo.up.line_Bps * (topo.m / (topo.m - 1) if across else 1.0)
         if across and topo.out is not None:
             ceiling = min(ceiling, topo.out.nic_line_Bps * topo.out.nics_per_domain)
+    elif algorithm is Algorithm.NVLS and collective in (
+        Collective.ALL_GATHER,
+        Collective.REDUCE_SCATTER,
+    ):
+        if topo.up is not None and topo.m > 1:
+            ceiling = topo.up.line_Bps
     elif algorithm is Algorithm.P2P:
         if topo.up is not None and topo.m > 1:
             ceiling = topo.up.line_Bps * topo.up.peer_share

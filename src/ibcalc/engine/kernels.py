@@ -44,7 +44,7 @@ from ibcalc.engine.algorithms.innetwork import (
     nvls_timing,
     nvls_tree_timing,
 )
-from ibcalc.engine.algorithms.recursive import pat_timing, rhd_core, rhd_timing
+from ibcalc.engine.algorithms.recursive import fold_in_factor, pat_timing, rhd_core, rhd_timing
 from ibcalc.engine.algorithms.ring import _RING_COLLECTIVES, _ring_bw, ring_timing
 from ibcalc.engine.algorithms.tree import tree_network_multiplier, tree_timing
 from ibcalc.engine.base import (
@@ -790,6 +790,7 @@ def _rhd_kernel(
     multi = big_n > 1
     hw, extra, low, span, fill_bytes = _simple_net_hop(topo, Algorithm.RING, params)
     folds = pow2 != n
+    fold = fold_in_factor(collective, n)
     slowest = (net_share if big_n > 1 else up_bw) if narrowed else min(net_share, up_bw)
 
     def kernel(size_bytes: float) -> float:
@@ -804,7 +805,7 @@ def _rhd_kernel(
             net = 0.0
         latency = base + phases * (wan_part + net_steps * net + intra_part)
         if folds:
-            transfer += 2 * size_bytes / slowest
+            transfer += fold * size_bytes / slowest
             latency += 2 * (net if multi else intra_hop)
         total = latency + transfer
         if total - total != 0.0:  # a non-finite term: the cost function raises

@@ -1,8 +1,9 @@
 """In-network reduction: NVLink SHARP (NVLS, NVLS-tree) and InfiniBand SHARP (CollNet).
 
-For these algorithms nccl-tests' busbw is an *equivalent* figure, not a wire rate: the switch
+For their all-reduces nccl-tests' busbw is an *equivalent* figure, not a wire rate: the switch
 does the reduction, so each GPU moves less than the 2(n-1)/n x S a point-to-point algorithm must
-(nccl-tests#212, #366; docs/model.md#equivalent-busbw, docs/model.md#nvls).
+(nccl-tests#212, #366; docs/model.md#equivalent-busbw, docs/model.md#nvls). An NVLS all-gather
+or reduce-scatter still has each GPU receive or send (n-1)/n x S: its busbw is a wire rate.
 
 * NVLS all-reduce inside one domain (docs/model.md#nvls): rank i owns 1/m of the buffer; a
   multimem load-reduce pulls slice i from every GPU and a multimem store multicasts the sum.

@@ -8,7 +8,8 @@
   share ``nics x B_nic / m``, and ``(m-1)/(m N) x S`` on the scale-up link. With s sites the first
   steps cross the WAN: ``(s-1)/s x S`` at the GPU's share of its site's WAN. Latency: ``lg p`` steps
   per phase, each a WAN, network or intra-domain hop. A non-power-of-two count folds the surplus
-  ranks in with one extra exchange of S before and after (docs/model.md#recursive-halving-doubling).
+  ranks in before and out after (:func:`fold_in_factor`) and runs on the power-of-two core
+  (:func:`rhd_core`; docs/model.md#recursive-halving-doubling).
 * PAT (Jeaugey, arXiv:2506.20252; NCCL 2.30.7; docs/model.md#pat): all-gather and
   reduce-scatter with one GPU per node only, Simple; bandwidth x 0.75;
   latency ``8 us + log2(N) x net / 3.5 + 2.8 us x n``.
@@ -35,9 +36,17 @@ from ibcalc.engine.base import (
 )
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
-from ibcalc.units import format_size
+from ibcalc.units import format_number, format_size
 
-__all__ = ["pat_timing", "rhd_core", "rhd_timing"]
+__all__ = ["fold_in_factor", "pat_timing", "rhd_core", "rhd_timing"]
+
+
+def fold_in_factor(collective: Collective, n: int) -> float:
+    """Bytes a surplus rank and its partner exchange, in units of S, folding in before the
+    core runs and out after: an all-reduce's whole vector each way (2), an all-gather's S/n
+    piece in and the gathered S back, a reduce-scatter's S in and its S/n block back (1 + 1/n;
+    it had been 2 for every collective, review BH)."""
+    return 2.0 if collective is Collective.ALL_REDUCE else 1.0 + 1.0 / n
 
 
 def rhd_core(topo: Topology) -> tuple[int, int, bool]:
@@ -100,7 +109,7 @@ def rhd_timing(
     if pow2 != n:
         # whole domains fold in over the network, GPUs of one domain over the scale-up link
         slowest = (net_share if big_n > 1 else up_bw) if narrowed else min(net_share, up_bw)
-        transfer += 2 * size_bytes / slowest
+        transfer += fold_in_factor(collective, n) * size_bytes / slowest
         hop = (
             net_hop_latency(topo, Algorithm.RING, protocol, size_bytes, params)
             if big_n > 1
@@ -196,11 +205,16 @@ def rhd_timing(
             terms.append(
                 Term(
                     name="fold-in transfer",
-                    seconds=2 * size_bytes / slowest,
+                    seconds=fold_in_factor(collective, n) * size_bytes / slowest,
                     detail=f"{n} ranks is not a power of two: the {n - pow2} surplus "
-                    + ("ranks send their" if n - pow2 > 1 else "rank sends its")
-                    + f" S in before and back after, 2 x {format_size(size_bytes)} at "
-                    f"{gbps(slowest)} "
+                    + ("ranks fold " if n - pow2 > 1 else "rank folds ")
+                    + {
+                        Collective.ALL_REDUCE: "S in before, and S comes back after",
+                        Collective.ALL_GATHER: "S/n in before, and the gathered S comes back after",
+                        Collective.REDUCE_SCATTER: "S in before, and an S/n block comes back after",
+                    }[collective]
+                    + f", {format_number(fold_in_factor(collective, n))} x "
+                    f"{format_size(size_bytes)} at {gbps(slowest)} "
                     + (
                         "(the slower tier)"
                         if (core_m, core_n) == (m, big_n)
