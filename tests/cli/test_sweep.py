@@ -583,8 +583,12 @@ def test_the_width_hints_name_where_the_count_and_the_bar_both_show() -> None:
     both = at(113)
     assert "left out" not in both
     assert "count" in both
-    assert "(full 0.126" in both
-    assert "(full 0.126" in at(102)
+    assert "full 0.126" in both
+    assert "full 0.126" in at(102)
+    # and no wider than the page at the widths the hints name (review BH: '(full 0.126' was a
+    # column too wide at 101 and 113)
+    for width in (101, 102, 113, 114):
+        assert max(len(line) for line in at(width).splitlines()) <= width, width
 
 
 def test_a_point_to_point_sweep_does_not_credit_a_tuner() -> None:

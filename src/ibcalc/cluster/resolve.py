@@ -926,10 +926,15 @@ def _build_up(
         peer_share = 1.0 / min(intra.links, gpus - 1)
         p2p.append(
             f"{intra.id} is a partial mesh: a GPU pair shares some of each GPU's {intra.links} "
-            "links, or none; send/recv is priced at one link, the least a linked pair has, and "
-            "so is a pair with none (3 -> 4 and 7 -> 0 of a ring shift on 8), which NCCL relays "
-            "through a GPU linked to both (P2P/indirect), a link a hop: the fast end, as the "
-            "relay's copy may slow it"
+            f"links{', or none' if gpus > 4 else ''}; send/recv is priced at one link, the least "
+            "a linked pair has"
+            + (
+                ", and so is a pair with none (3 -> 4 and 7 -> 0 of a ring shift on 8), which "
+                "NCCL relays through a GPU linked to both (P2P/indirect), a link a hop: the fast "
+                "end, as the relay's copy may slow it"
+                if gpus > 4  # (4 GPUs of one quad are all linked: no such pair, review BH)
+                else ""
+            )
         )
         alltoall.append(
             f"{intra.id} is a partial mesh: an all-to-all is priced at each GPU's links together, "

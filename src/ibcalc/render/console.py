@@ -855,7 +855,9 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
     # the bar's header says what a full bar is, in GB/s as the busbw column
     full = f"{peak:.0f}" if peak >= 100 else f"{peak:.3g}"
     # (a narrow bar's scale on a line of its own had read as one more busbw figure, a review)
-    bar = f"busbw bar\n(full {full} GB/s)" if bar_width >= 18 else f"busbw bar\n(full {full}\nGB/s)"
+    # (no wider than the old 'busbw bar' / '0.126 GB/s': '(full 0.126' had made the table a
+    # column wider than the page at the narrowest bar, review BH)
+    bar = f"busbw bar\n(full {full} GB/s)" if bar_width >= 18 else f"busbw bar\nfull {full}\nGB/s"
     # numbers too wide for the terminal fold rather than lose digits; the measured table is
     # the one to print where it needs neither a bar nor folding
     whole = natural <= console.width

@@ -187,6 +187,18 @@ def serving_cluster(
     runs no collective, so a one-GPU cluster (an L40S) serves it."""
     collectives = gpus > 1 or disaggregated
     if spec.nodes is not None:
+        # too few nodes for the instance: the cluster as given, and infer() names what is
+        # missing (--nodes 1 on an L40S had been told 'a collective needs at least 2 GPUs',
+        # where a DGX H100 is told the instance's GPUs or the nodes disaggregation needs,
+        # review BH)
+        given = resolve_cluster(catalogue, spec, collectives=False)
+        needed = (
+            disaggregated_nodes(gpus, given.gpus_per_node)
+            if disaggregated
+            else -(-gpus // given.gpus_per_node)
+        )
+        if given.nodes < needed:
+            return given
         return resolve_cluster(catalogue, spec, collectives=collectives)
     # the probe only reads the node's shape: the nodes the instance (or the two, disaggregated)
     # need are resolved below (a one-GPU node had been told to add GPUs, where its missing NIC
@@ -214,6 +226,23 @@ def serving_cluster(
     return probe
 
 
+def _check_disaggregated_nodes(spec: InferSpec, cluster: ResolvedCluster) -> None:
+    """Refuse a disaggregated serving whose prefill and decode instances do not each get nodes
+    of their own in ``cluster``: the KV transfer crosses the scale-out fabric between them."""
+    needed = disaggregated_nodes(spec.gpus, cluster.gpus_per_node)
+    if cluster.nodes < needed:
+        each = (
+            "" if needed == 2 else f": each instance of {spec.gpus} GPUs takes {needed // 2} nodes"
+        )
+        raise WorkloadError(
+            "{disaggregated} puts prefill and decode on different nodes"
+            + each
+            + f", and the cluster has {plural(cluster.nodes, 'node')}: give {{nodes}} "
+            f"{needed} or more",
+            field="disaggregated",
+        )
+
+
 def infer(
     catalogue: Catalogue,
     cluster: ResolvedCluster,
@@ -229,14 +258,18 @@ def infer(
     model = spec.model
     # a ClusterSpec had raised AttributeError at tp 1 ('no attribute ranks': a review)
     expect_type(cluster, ResolvedCluster, "cluster", "serving_cluster(catalogue, spec, gpus)")
-    if spec.gpus > 1 or spec.disaggregated:
-        require_collectives(cluster)  # a one-GPU instance runs none
+    # what the cluster lacks first: a cluster too small had been resolved for no collective
+    # and refused as such (review BH)
     if spec.gpus > cluster.ranks:
         raise WorkloadError(
             f"tp x ep x pp = {spec.gpus} GPUs is more than the cluster's {cluster.ranks} "
             "({nodes})",
             field="nodes",
         )
+    if spec.disaggregated:
+        _check_disaggregated_nodes(spec, cluster)
+    if spec.gpus > 1 or spec.disaggregated:
+        require_collectives(cluster)  # a one-GPU instance runs none
     model.check_stages(spec.pp)
     model.check_experts(spec.ep)
     model.check_context(spec.prompt_tokens, spec.output_tokens)
@@ -360,21 +393,6 @@ def infer(
         )
     if spec.disaggregated:
         assert kv_request is not None
-        needed = disaggregated_nodes(spec.gpus, cluster.gpus_per_node)
-        if cluster.nodes < needed:
-            # a KV transfer over the scale-out fabric between nodes the cluster lacks
-            each = (
-                ""
-                if needed == 2
-                else f": each instance of {spec.gpus} GPUs takes {needed // 2} nodes"
-            )
-            raise WorkloadError(
-                "{disaggregated} puts prefill and decode on different nodes"
-                + each
-                + f", and the cluster has {plural(cluster.nodes, 'node')}: give {{nodes}} "
-                f"{needed} or more",
-                field="disaggregated",
-            )
         nics = spec.kv_nics
         per_node = node_nics(cluster)
         # a TP group wider than a node (tp 8 on 4-GPU GB200 trays, tp 16 on DGX H100) holds its
