@@ -178,6 +178,15 @@ def test_quantities_and_dtypes() -> None:
     assert (second.size, second.min_algbw, second.dtype) == (64e6, 25e9, "fp32")
 
 
+def test_a_whole_number_written_with_a_point_is_said_so() -> None:
+    """nodes: 4.0 is whole, written with a decimal point (JSON Schema's integer takes it); the
+    error had said '4.0 is not a whole number' (review BH)."""
+    with pytest.raises(DesignError, match=r"nodes: 4\.0 is written with a decimal point: write 4"):
+        load_design("d.yaml", text="name: b\nnodes: 4.0\nsystem: dgx-h100\n")
+    with pytest.raises(DesignError, match=r"nodes: 4\.5 is not a whole number"):
+        load_design("d.yaml", text="name: b\nnodes: 4.5\nsystem: dgx-h100\n")
+
+
 def test_unknown_dtype_suggests() -> None:
     text = (
         "name: d\nnodes: 2\nrequirements:\n  - allreduce: {size: 1GB, max_time: 1s, dtype: bf61}\n"

@@ -109,6 +109,15 @@ INVALID = [
     ),
     ("switches negative", BASE + "requirements:\n  - switches: {max: -1}\n"),
     ("tiers 4", BASE + "fabric:\n  radix: 64\n  tiers: 4\n"),
+    # review BH: what the schema had taken and the loader refuses
+    ("tiers without switch or radix", BASE + "fabric:\n  tiers: 2\n"),
+    ("extra endpoints without switch or radix", BASE + "fabric:\n  extra_endpoints: 4\n"),
+    ("rail_optimized false unsized", BASE + "fabric:\n  rail_optimized: false\n"),
+    ("switch and radix", BASE + "fabric:\n  switch: qm9700\n  radix: 64\n"),
+    ("size in millibytes", BASE + "requirements:\n  - allreduce: {size: 64mB, max_time: 1s}\n"),
+    ("size in milli-MiB", BASE + "requirements:\n  - allreduce: {size: 1miB, max_time: 1s}\n"),
+    ("gap ratio true", BASE + "requirements:\n  - gap: {max_ratio: true}\n"),
+    ("gap ratio as text", BASE + "requirements:\n  - gap: {max_ratio: '12'}\n"),
 ]
 
 

@@ -142,10 +142,11 @@ MAX_SWITCHES = 1_000_000
 #: Text forms of the quantities, as the JSON Schema states them; tests check that the loader
 #: reads every string these accept and refuses those they refuse (tests/design/test_schema.py).
 NUMBER_PATTERN = r"[+]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?"
-# a number that is all zeros is refused (a collective needs at least one byte)
+# a number that is all zeros is refused (a collective needs at least one byte); a lower-case m
+# before B is milli, refused (64mB, 1miB), while 8m and 1mi are MiB as nccl-tests reads them
 SIZE_PATTERN = (
     r"^(?!\s*\+?0*\.?0*(?:[eE][-+]?[0-9]+)?\s*[A-Za-z]*\s*$)"
-    rf"\s*{NUMBER_PATTERN}\s*(?:[kKmMgGtTpP][iI]?B?|B)?\s*$"
+    rf"\s*{NUMBER_PATTERN}\s*(?:[kKMgGtTpP][iI]?B?|m[iI]?|B)?\s*$"
 )
 # a time that is all zeros is refused too; nsec, usec and msec are read as sec is, in any case
 # but a capital M for milli, which the reader refuses as mega (a review: '10 msec' and '2 MIN',
@@ -220,7 +221,22 @@ Rate = Annotated[
         }
     ),
 ]
-GapRatio = Annotated[float, Field(ge=MIN_GAP_RATIO, le=MAX_GAP_RATIO, allow_inf_nan=False)]
+
+
+def _a_number(value: Any) -> Any:
+    """A number as YAML writes one: not text, not a boolean (``max_ratio: true`` had been read
+    as 1 and ``"12"`` as 12, which the schema refuses, review BH)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        said = str(value).lower() if isinstance(value, bool) else shown(str(value))
+        raise ValueError(f"{said} is not a number")
+    return value
+
+
+GapRatio = Annotated[
+    float,
+    Field(ge=MIN_GAP_RATIO, le=MAX_GAP_RATIO, allow_inf_nan=False),
+    BeforeValidator(_a_number),
+]
 
 
 def _ratios(value: Any) -> Any:
@@ -322,10 +338,35 @@ def _algorithm_names(schema: dict[str, Any]) -> None:
         schema["anyOf"] = [*schema.get("anyOf", []), spelled]
 
 
+def _given(key: str, value: dict[str, Any] | None = None) -> dict[str, Any]:
+    """JSON Schema: ``key`` is present and not null (or matches ``value``)."""
+    return {"required": [key], "properties": {key: value or {"not": {"type": "null"}}}}
+
+
+def _sized_fabric_rules(schema: dict[str, Any]) -> None:
+    """What :meth:`FabricSpec._switch_or_radix` refuses, said in the schema: not both switch and
+    radix; tiers, extra_endpoints or rail_optimized false only with one of them (the schema had
+    taken them without, review BH)."""
+    sized = {"anyOf": [_given("switch"), _given("radix")]}
+    schema["allOf"] = [
+        {"not": {"allOf": [_given("switch"), _given("radix")]}},
+        {
+            "if": {
+                "anyOf": [
+                    _given("tiers"),
+                    _given("extra_endpoints"),
+                    _given("rail_optimized", {"const": False}),
+                ]
+            },
+            "then": sized,
+        },
+    ]
+
+
 class FabricSpec(BaseModel):
     """The scale-out fabric: link, fat-tree shape and switch."""
 
-    model_config = _FROZEN
+    model_config = ConfigDict(frozen=True, extra="forbid", json_schema_extra=_sized_fabric_rules)
 
     link: str | None = Field(
         default=None, description="Scale-out link id (ndr, hdr, roce-400g ...); default: system's."
