@@ -1127,17 +1127,26 @@ def test_disaggregated_serving_on_a_nic_less_node_names_the_missing_nic() -> Non
         )
     single = _json("infer", "--model", "llama3-8b", "--system", "l40s-pcie", "--tp", "1")
     assert single["phases"] == []
-    # with --nodes 1 the instance does not fit: said as on any preset (review BH: 'a collective
-    # needs at least 2 GPUs')
+    # with --nodes too few the missing NIC is named first, as no node count mends it (review
+    # BH: 'a collective needs at least 2 GPUs'; review BI: '--nodes 4', then the NIC); a DGX
+    # H100 is told the nodes it needs
     base = ("infer", "--model", "llama3-8b", "--nodes", "1")
-    assert _error(*base, "--system", "l40s-pcie", "--tp", "2") == (
-        "error: tp x ep x pp = 2 GPUs is more than the cluster's 1 (--nodes)\n"
-    )
-    for system in ("l40s-pcie", "dgx-h100"):
-        assert _error(*base, "--system", system, "--disaggregated") == (
-            "error: --disaggregated puts prefill and decode on different nodes, and the cluster "
-            "has 1 node: give --nodes 2 or more\n"
+    for split, nodes in (
+        (["--tp", "2"], 2),
+        (["--disaggregated"], 2),
+        (["--tp", "2", "--disaggregated"], 4),
+    ):
+        assert _error(*base, "--system", "l40s-pcie", *split) == (
+            "error: l40s-pcie has no scale-out NIC; give --inter and --nics-per-node to join "
+            f"{nodes} of them\n"
         )
+    assert _error(*base, "--system", "dgx-h100", "--disaggregated") == (
+        "error: --disaggregated puts prefill and decode on different nodes, and the cluster "
+        "has 1 node: give --nodes 2 or more\n"
+    )
+    assert _error(*base, "--system", "dgx-h100", "--tp", "16") == (
+        "error: tp x ep x pp = 16 GPUs is more than the cluster's 8 (--nodes)\n"
+    )
 
 
 def test_a_latent_kv_cache_is_said_to_be_each_gpus_copy() -> None:

@@ -1146,9 +1146,10 @@ def test_a_partial_meshs_send_recv_runs_at_one_link() -> None:
         one_link = link.achievable_Bps / link.links * p2p_eff if link.links else 0.0
         assert pair.best.transfer_s == pytest.approx(2**30 / one_link), (gpus, links)
         # up to 4 GPUs (one quad) every pair is linked: no pair without a link is named
-        # (review BH: the note had cited '3 -> 4 and 7 -> 0 of a ring shift on 8')
+        # (review BH: the note had cited '3 -> 4 and 7 -> 0 of a ring shift on 8'; review BI: on 5
+        # or 6 GPUs there is no 7, so only 3 -> 4 is named)
         (said,) = [n for n in pair.assumptions if "partial mesh" in n]
-        assert ("or none" in said) == ("ring shift on 8" in said) == (gpus > 4), (gpus, links)
+        assert ("or none" in said) == ("ring shift" in said) == (gpus > 4), (gpus, links)
 
 
 def test_a_pcie_link_that_names_no_gpu_says_which_clock_its_hops_take() -> None:

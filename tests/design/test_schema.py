@@ -187,6 +187,28 @@ def test_a_whole_number_written_with_a_point_is_said_so() -> None:
         load_design("d.yaml", text="name: b\nnodes: 4.5\nsystem: dgx-h100\n")
 
 
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ("true", "true is not a number"),
+        ("'12'", "'12' is text, not a number: write it without quotes"),
+        ("1e4", "'1e4' is text, not a number: YAML reads an exponent without a point as text"),
+        ("null", "null is not a number"),
+        ("[1]", "a list is not a number"),
+        (".inf", "'.inf' is not a number: a finite number is needed"),
+        ("0x10", "hex, octal and binary numbers are not read: write it in decimal"),
+    ],
+)
+def test_a_gap_ratio_is_a_number_and_says_what_it_is_not(value: str, words: str) -> None:
+    """max_ratio had read true as 1 and '12' as 12, which the schema refuses (review BH); the
+    first mend had then said "'None' is not a number" of null and lost the YAML hints (review
+    BI)."""
+    text = f"name: b\nnodes: 4\nsystem: dgx-h100\nrequirements:\n  - gap: {{max_ratio: {value}}}\n"
+    with pytest.raises(DesignError) as caught:
+        load_design("d.yaml", text=text)
+    assert words in str(caught.value)
+
+
 def test_unknown_dtype_suggests() -> None:
     text = (
         "name: d\nnodes: 2\nrequirements:\n  - allreduce: {size: 1GB, max_time: 1s, dtype: bf61}\n"

@@ -340,9 +340,12 @@ def test_rhd_folds_the_surplus_in_and_runs_on_the_power_of_two_core() -> None:
     assert one.latency_s == pytest.approx((8.4 + 2 * 2 * 3.4 + 2 * 3.4) * US)
     # an all-gather's surplus rank sends its S/n piece in and gets the gathered S back, a
     # reduce-scatter's sends S and gets its S/n block: S (1 + 1/n), not 2S (review BH)
+    # reduce-scatter's sends S and gets its S/n block: S (1 + 1/n), not 2S (review BH); and
+    # the core's blocks are uneven after it, so each GPU still takes (n-1)/n x S = 5/6 S in the
+    # core, not (p'-1)/p' = 3/4 (review BI): S/6 + 5/6 S + S = 2S
     for collective in (Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
         half = cost(topo(1, 6), collective, Algorithm.RHD, Protocol.SIMPLE)
-        assert half.transfer_s == pytest.approx((3 / 4) * S / B_UP + (1 + 1 / 6) * S / B_UP)
+        assert half.transfer_s == pytest.approx((5 / 6) * S / B_UP + (1 + 1 / 6) * S / B_UP)
 
 
 def test_pat_one_gpu_per_node_only() -> None:

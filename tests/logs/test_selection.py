@@ -564,6 +564,19 @@ RUN = "./all_reduce_perf -b 8 -e 1G"
         (["set -a", "A=1; NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),
         (["set -a", "declare NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),
         (["set -a", "readonly NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),
+        # env's options with an argument, --unset with a space, and a quoted command string
+        # read inside; a subshell's assignment alone sets nothing; 'declare +x NAME=V'
+        # un-exports; 'A=1 NCCL_X=V' under set -a exports (review BI)
+        (["export NCCL_PROTO=LL", f"env --unset NCCL_PROTO mpirun -np 8 {RUN}"], [None]),
+        (["export NCCL_PROTO=LL", f"env -C /tmp -u NCCL_PROTO mpirun {RUN}"], [None]),
+        (["export NCCL_PROTO=LL", f"srun -N 2 bash -c 'cd /x && env -u NCCL_PROTO {RUN}'"], [None]),
+        (["export NCCL_PROTO=LL", f'sh -c "srun --export=NONE {RUN}"'], [None]),
+        (["export NCCL_PROTO=LL", f"srun bash -c 'cd /x && {RUN}'"], ["LL"]),
+        (["export NCCL_PROTO=LL", "(NCCL_PROTO=Simple)", RUN], ["LL"]),
+        (["export NCCL_PROTO=LL", "x=$(NCCL_PROTO=Simple)", RUN], ["LL"]),
+        (["(NCCL_PROTO=Simple)", RUN, f"(NCCL_PROTO=Simple {RUN})"], [None, "Simple"]),
+        (["set -a", "A=1 NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),
+        (["export NCCL_PROTO=LL", "declare +x NCCL_PROTO=Simple", RUN], [None]),
         # quoted text sets nothing, -genv in it neither (review BG)
         (["export NCCL_DEBUG=INFO; echo 'hint: mpiexec -genv NCCL_PROTO Simple'", RUN], [None]),
         # MPICH's and Intel MPI's -genv NAME VALUE (and -env) set the command's own

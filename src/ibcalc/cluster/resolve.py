@@ -929,7 +929,7 @@ def _build_up(
             f"links{', or none' if gpus > 4 else ''}; send/recv is priced at one link, the least "
             "a linked pair has"
             + (
-                ", and so is a pair with none (3 -> 4 and 7 -> 0 of a ring shift on 8), which "
+                ", and so is a pair with none (3 -> 4 of nccl-tests' ring shift, for one), which "
                 "NCCL relays through a GPU linked to both (P2P/indirect), a link a hop: the fast "
                 "end, as the relay's copy may slow it"
                 if gpus > 4  # (4 GPUs of one quad are all linked: no such pair, review BH)

@@ -39,7 +39,7 @@ from pydantic import (
     model_validator,
 )
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
-from pydantic_core import core_schema
+from pydantic_core import PydanticKnownError, core_schema
 
 from ibcalc.cluster.spec import (
     MAX_GPUS,
@@ -224,11 +224,26 @@ Rate = Annotated[
 
 
 def _a_number(value: Any) -> Any:
-    """A number as YAML writes one: not text, not a boolean (``max_ratio: true`` had been read
-    as 1 and ``"12"`` as 12, which the schema refuses, review BH)."""
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        said = str(value).lower() if isinstance(value, bool) else shown(str(value))
-        raise ValueError(f"{said} is not a number")
+    """A number as YAML writes one: not a boolean, nor text that reads as a number
+    (``max_ratio: true`` had been read as 1 and ``"12"`` as 12, which the schema refuses,
+    review BH). Anything else goes on to the number check, whose messages say what it is
+    (``null``, a list, ``.inf``, ``0x10``; review BI)."""
+    if isinstance(value, bool):
+        raise PydanticKnownError("float_type")
+    if isinstance(value, str):
+        try:
+            float(value)
+        except ValueError:
+            return value
+        exponent = "e" in value.lower() and "." not in value
+        raise ValueError(
+            f"{shown(value)} is text, not a number"
+            + (
+                ": YAML reads an exponent without a point as text (write 1.0e+4)"
+                if exponent
+                else ": write it without quotes"
+            )
+        )
     return value
 
 

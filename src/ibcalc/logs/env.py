@@ -250,9 +250,18 @@ def _passed_on(line: str) -> tuple[frozenset[str] | None, frozenset[str]]:
     -i`` or ``env -`` (none), ``env -u NAME`` / ``--unset=NAME`` (all but NAME)."""
     prefix = _LAUNCHER.match(line)
     body = line[prefix.end() :] if prefix is not None else line
-    run = next((c for c in commands(body) if any(is_binary(w) for w in c)), None)
-    passed: frozenset[str] | None = None
     removed: set[str] = set()
+    return _passes(body, None, removed, depth=0), frozenset(removed)
+
+
+def _passes(
+    body: str, passed: frozenset[str] | None, removed: set[str], *, depth: int
+) -> frozenset[str] | None:
+    """:func:`_passed_on` for the command of ``body`` that runs the binary, from ``passed``
+    (adding to ``removed``); a quoted command string that runs it (``bash -c 'env -u NAME
+    ./all_reduce_perf'``, ``sh -c "srun --export=NONE ..."``) is read the same way inside
+    (review BI: it had been one word)."""
+    run = next((c for c in commands(body) if any(is_binary(w) for w in c)), None)
     words = iter(run or [])
     for word in words:
         if word == "--export" or word.startswith("--export="):
@@ -265,11 +274,15 @@ def _passed_on(line: str) -> tuple[frozenset[str] | None, frozenset[str]]:
                     break
                 if _ENV_CLEARS.fullmatch(option):
                     passed = frozenset()
-                elif option == "-u":
+                elif option in ("-u", "--unset"):
                     removed.add(next(words, ""))
                 elif option.startswith(("-u", "--unset=")):
                     removed.add(option.removeprefix("--unset=").removeprefix("-u"))
-    return passed, frozenset(removed)
+                elif option in ("-C", "--chdir", "-S", "--split-string"):
+                    next(words, "")  # an option's argument, not the command (review BI)
+        elif depth < 2 and _SPACE.search(word) and is_binary(word):
+            passed = _passes(word, passed, removed, depth=depth + 1)
+    return passed
 
 
 def scan_environment(

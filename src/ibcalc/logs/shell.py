@@ -43,7 +43,7 @@ __all__ = ["ShellExports", "allexport_words", "commands", "is_binary", "shell_wo
 _SET_A = r"(?:^|[\s;&|(+$>])set(?:\s+[^\s;&|]+){0,8}?\s+[-+](?:[a-zA-Z]*a|o\s+allexport\b)"
 shell_words = re.compile(
     r"(?:^|[\s;&|(+$>])(?:export|unset|declare|typeset|readonly|local)\s"
-    r"|(?:^[\s+$>]*|[;&|(]\s*)NCCL_[A-Z0-9_]+=|" + _SET_A
+    r"|(?:^[\s+$>]*(?:[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*|[;&|(]\s*)NCCL_[A-Z0-9_]+=|" + _SET_A
 ).search
 #: a line that may switch ``set -a`` (allexport) on or off, ``set -euo pipefail -a`` too: read
 #: as the shell's own even where it names no NCCL variable
@@ -140,14 +140,22 @@ class ShellExports:
         groups: list[str] = []
         inside = {"function": 0, "subshell": 0, "group": 0}  # how many of each are open
         function = False  # '()' seen: the next group is a function's body
+        # a subshell's commands before its run of the binary: its settings where the binary
+        # runs in it ('(export NCCL_PROTO=Simple; ./all_reduce_perf)'), none otherwise
+        pending: list[str] = []
         for word in [*words, ";"]:
             if word in _SEPARATORS or word in _OPEN or word in _CLOSE:
                 if inside["function"]:
                     pass  # never run here: neither followed nor the run's settings
                 elif inside["subshell"]:
-                    rest.extend(command)  # a subshell's command keeps its own settings
-                    if at_binary is not None and any(_BINARY.search(w) for w in command):
-                        at_binary()  # '(cd build && ./all_reduce_perf)': the run starts here
+                    pending.extend(command)
+                    if any(_BINARY.search(w) for w in command):
+                        # a subshell's commands keep their settings where the binary runs in
+                        # it; '(NCCL_PROTO=Simple)' alone sets nothing any run sees (review BI)
+                        rest.extend(pending)
+                        pending = []
+                        if at_binary is not None:
+                            at_binary()  # '(cd build && ./all_reduce_perf)': the run starts
                 else:
                     rest.extend(self._command(command, lineno, at_binary))
                 command = []
@@ -159,6 +167,8 @@ class ShellExports:
                     inside[kind] += 1
                     function = False
                 elif word in _CLOSE and groups:
+                    if groups[-1] == "subshell" and inside["subshell"] == 1:
+                        pending = []  # it ended without running the binary
                     inside[groups.pop()] -= 1
                 continue
             command.append(word)
@@ -189,8 +199,8 @@ class ShellExports:
                     self._set(name, self._assigned[name], lineno)
             return []
         if head in ("declare", "typeset") and _flag(args, "x", sign="+"):
-            for name in args:
-                self.exports.pop(name, None)
+            for word in args:  # 'declare +x NCCL_PROTO=Simple' un-exports it too (review BI)
+                self.exports.pop(word.partition("=")[0], None)
             return []
         if head in ("declare", "typeset", "readonly", "local"):
             # an assignment as any other (exported under 'set -a', or where the name is)

@@ -198,6 +198,11 @@ def serving_cluster(
             else -(-gpus // given.gpus_per_node)
         )
         if given.nodes < needed:
+            unjoinable = given.system is not None and given.system.inter is None
+            if needed > 1 and unjoinable and spec.inter is None:
+                # no node count joins nodes without a NIC: say that first (it had asked for
+                # --nodes 4, then named the missing NIC, review BI)
+                resolve_cluster(catalogue, spec.replace(nodes=needed), collectives=True)
             return given
         return resolve_cluster(catalogue, spec, collectives=collectives)
     # the probe only reads the node's shape: the nodes the instance (or the two, disaggregated)

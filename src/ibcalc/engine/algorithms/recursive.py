@@ -38,7 +38,21 @@ from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
 from ibcalc.units import format_number, format_size
 
-__all__ = ["fold_in_factor", "pat_timing", "rhd_core", "rhd_timing"]
+__all__ = ["core_scale", "fold_in_factor", "pat_timing", "rhd_core", "rhd_timing"]
+
+
+def core_scale(collective: Collective, topo: Topology) -> float:
+    """How much more than ``(p'-1)/p' x S`` the core of an all-gather or reduce-scatter moves
+    once the surplus has folded in: the surplus ranks' partners hold two blocks, so the core's
+    blocks are uneven and each rank still gathers (or sends) ``(n-1)/n x S``; the factor is
+    ``((n-1)/n) / ((p'-1)/p')`` (3 ranks: 4/3, so S/3 + 2S/3 + S = 2S; review BI). An
+    all-reduce's fold-in reduces the vectors first, so its core's blocks are even: 1."""
+    _, _, narrowed = rhd_core(topo)
+    n = topo.ranks
+    if not narrowed or collective is Collective.ALL_REDUCE:
+        return 1.0
+    pow2 = 1 << int(math.log2(n))
+    return ((n - 1) / n) / ((pow2 - 1) / pow2)
 
 
 def fold_in_factor(collective: Collective, n: int) -> float:
@@ -88,9 +102,10 @@ def rhd_timing(
     sites = topo.sites
     core_m, core_n, narrowed = rhd_core(topo)
     local_n = core_n // sites  # domains per site (of the core)
+    scale = core_scale(collective, topo)
     wan_bytes = (sites - 1) / sites * size_bytes
-    net_bytes = (local_n - 1) / local_n * size_bytes / sites if local_n > 1 else 0.0
-    intra_bytes = (core_m - 1) / (core_m * core_n) * size_bytes if core_m > 1 else 0.0
+    net_bytes = scale * (local_n - 1) / local_n * size_bytes / sites if local_n > 1 else 0.0
+    intra_bytes = scale * (core_m - 1) / (core_m * core_n) * size_bytes if core_m > 1 else 0.0
     wan_share = min(topo.wan_bw_Bps(params) / (n // sites), net_share)
     transfer = phases * (wan_bytes / wan_share + net_bytes / net_share + intra_bytes / up_bw)
     wan_steps = math.ceil(math.log2(sites)) if sites > 1 else 0
@@ -195,7 +210,14 @@ def rhd_timing(
                     Term(
                         name=name,
                         seconds=phases * moved / bw,
-                        detail=f"{times}{words}: {format_size(moved)} per GPU"
+                        detail=f"{times}{words}"
+                        + (
+                            f", x {format_number(scale)} (after the fold-in the core's blocks "
+                            "are uneven: each GPU still takes (n-1)/n x S)"
+                            if scale != 1.0 and name != "WAN transfer"
+                            else ""
+                        )
+                        + f": {format_size(moved)} per GPU"
                         f"{' per phase' if phases > 1 else ''} at {gbps(bw)}",
                     )
                 )
