@@ -1147,6 +1147,10 @@ def test_disaggregated_serving_on_a_nic_less_node_names_the_missing_nic() -> Non
     assert _error(*base, "--system", "dgx-h100", "--tp", "16") == (
         "error: tp x ep x pp = 16 GPUs is more than the cluster's 8 (--nodes)\n"
     )
+    # an instance over the GPU limit is said so, not as a --nodes nobody gave (review BJ)
+    assert _error(*base, "--system", "l40s-pcie", "--tp", "2", "--pp", "600000") == (
+        "error: tp x ep x pp = 1200000 GPUs is more than the cluster's 1 (--nodes)\n"
+    )
 
 
 def test_a_latent_kv_cache_is_said_to_be_each_gpus_copy() -> None:

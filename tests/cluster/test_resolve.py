@@ -1139,7 +1139,13 @@ def test_a_partial_meshs_send_recv_runs_at_one_link() -> None:
     assert any(n.startswith("nvlink2 is a partial mesh: an all-to-all") for n in a2a.assumptions)
     # fewer GPUs: the rate is already the g - 1 links in use, and a pair still gets one link
     # (a review of this change: 2 GPUs had got 1/6 of their one link, 2.97 GB/s)
-    for gpus, links in ((2, "nvlink2"), (4, "nvlink2"), (2, "nvlink1"), (8, "nvlink1")):
+    for gpus, links in (
+        (2, "nvlink2"),
+        (4, "nvlink2"),
+        (6, "nvlink2"),
+        (2, "nvlink1"),
+        (8, "nvlink1"),
+    ):
         few = resolve_cluster(CAT, ClusterSpec(intra=links, gpus_per_node=gpus, nodes=1))
         link = find_link(CAT, links)
         pair = estimate_on(few, Collective.SEND_RECV, 2**30)
@@ -1150,6 +1156,7 @@ def test_a_partial_meshs_send_recv_runs_at_one_link() -> None:
         # or 6 GPUs there is no 7, so only 3 -> 4 is named)
         (said,) = [n for n in pair.assumptions if "partial mesh" in n]
         assert ("or none" in said) == ("ring shift" in said) == (gpus > 4), (gpus, links)
+        assert "7 -> 0" not in said  # no GPU 7 on 6 (review BJ)
 
 
 def test_a_pcie_link_that_names_no_gpu_says_which_clock_its_hops_take() -> None:

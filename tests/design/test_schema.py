@@ -192,7 +192,10 @@ def test_a_whole_number_written_with_a_point_is_said_so() -> None:
     [
         ("true", "true is not a number"),
         ("'12'", "'12' is text, not a number: write it without quotes"),
-        ("1e4", "'1e4' is text, not a number: YAML reads an exponent without a point as text"),
+        ("1e4", "YAML reads an exponent without a point as text (write 1.0e+4)"),
+        # the hint where it is sure: the exponent's own value, no quotes to drop (review BJ)
+        ("5e-1", "YAML reads an exponent without a point as text (write 5.0e-1)"),
+        ("inf", "'inf' is text, not a number"),
         ("null", "null is not a number"),
         ("[1]", "a list is not a number"),
         (".inf", "'.inf' is not a number: a finite number is needed"),
@@ -207,6 +210,8 @@ def test_a_gap_ratio_is_a_number_and_says_what_it_is_not(value: str, words: str)
     with pytest.raises(DesignError) as caught:
         load_design("d.yaml", text=text)
     assert words in str(caught.value)
+    if value == "inf":
+        assert "without quotes" not in str(caught.value)
 
 
 def test_unknown_dtype_suggests() -> None:

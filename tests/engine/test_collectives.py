@@ -346,6 +346,10 @@ def test_rhd_folds_the_surplus_in_and_runs_on_the_power_of_two_core() -> None:
     for collective in (Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
         half = cost(topo(1, 6), collective, Algorithm.RHD, Protocol.SIMPLE)
         assert half.transfer_s == pytest.approx((5 / 6) * S / B_UP + (1 + 1 / 6) * S / B_UP)
+        # 5 ranks: the doubled rank sends 2S/5, then 3S/5: the core takes S, not 4S/5 (review
+        # BJ); with the fold-in S(1 + 1/5)
+        five = cost(topo(1, 5), collective, Algorithm.RHD, Protocol.SIMPLE)
+        assert five.transfer_s == pytest.approx(S / B_UP + (1 + 1 / 5) * S / B_UP)
 
 
 def test_pat_one_gpu_per_node_only() -> None:

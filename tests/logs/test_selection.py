@@ -577,6 +577,17 @@ RUN = "./all_reduce_perf -b 8 -e 1G"
         (["(NCCL_PROTO=Simple)", RUN, f"(NCCL_PROTO=Simple {RUN})"], [None, "Simple"]),
         (["set -a", "A=1 NCCL_PROTO=Simple", RUN, RUN], ["Simple"] * 2),
         (["export NCCL_PROTO=LL", "declare +x NCCL_PROTO=Simple", RUN], [None]),
+        # a quoted command string narrows what the outer command passed on, never widens it;
+        # 'declare +x NAME=V' keeps V as a shell variable; a nested subshell's export ends with
+        # it (review BJ)
+        (["export NCCL_PROTO=LL", f"env -i bash -c 'srun --export=ALL {RUN}'"], [None]),
+        (["export NCCL_PROTO=LL", f"srun --export=NONE bash -c 'srun --export=ALL {RUN}'"], [None]),
+        (
+            ["export NCCL_PROTO=LL", "declare +x NCCL_PROTO=Simple", "export NCCL_PROTO", RUN],
+            ["Simple"],
+        ),
+        (["export NCCL_PROTO=LL", f"( (export NCCL_PROTO=Simple); {RUN} )"], ["LL"]),
+        (["export NCCL_PROTO=LL", f"(export NCCL_PROTO=Simple; ({RUN}))"], ["Simple"]),
         # quoted text sets nothing, -genv in it neither (review BG)
         (["export NCCL_DEBUG=INFO; echo 'hint: mpiexec -genv NCCL_PROTO Simple'", RUN], [None]),
         # MPICH's and Intel MPI's -genv NAME VALUE (and -env) set the command's own

@@ -235,15 +235,19 @@ def _a_number(value: Any) -> Any:
             float(value)
         except ValueError:
             return value
-        exponent = "e" in value.lower() and "." not in value
-        raise ValueError(
-            f"{shown(value)} is text, not a number"
-            + (
-                ": YAML reads an exponent without a point as text (write 1.0e+4)"
-                if exponent
-                else ": write it without quotes"
-            )
+        # the hint only where it is sure (review BJ: 'inf' had been told to drop quotes it did
+        # not have, and 5e-1 to be written 1.0e+4)
+        exponent = re.fullmatch(r"\s*([+-]?\d+)[eE]([+-]?)(\d+)\s*", value)
+        plain = re.fullmatch(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)\s*", value)
+        hint = (
+            ": YAML reads an exponent without a point as text (write "
+            f"{exponent[1]}.0e{exponent[2] or '+'}{exponent[3]})"
+            if exponent
+            else ": write it without quotes"
+            if plain
+            else ""
         )
+        raise ValueError(f"{shown(value)} is text, not a number{hint}")
     return value
 
 

@@ -281,7 +281,10 @@ def _passes(
                 elif option in ("-C", "--chdir", "-S", "--split-string"):
                     next(words, "")  # an option's argument, not the command (review BI)
         elif depth < 2 and _SPACE.search(word) and is_binary(word):
-            passed = _passes(word, passed, removed, depth=depth + 1)
+            # inside, an option narrows what the outer command passed on, never widens it
+            # ('env -i bash -c "srun --export=ALL ..."' passes none, review BJ)
+            inner = _passes(word, None, removed, depth=depth + 1)
+            passed = inner if passed is None else passed if inner is None else passed & inner
     return passed
 
 

@@ -140,20 +140,24 @@ class ShellExports:
         groups: list[str] = []
         inside = {"function": 0, "subshell": 0, "group": 0}  # how many of each are open
         function = False  # '()' seen: the next group is a function's body
-        # a subshell's commands before its run of the binary: its settings where the binary
-        # runs in it ('(export NCCL_PROTO=Simple; ./all_reduce_perf)'), none otherwise
-        pending: list[str] = []
+        # each open subshell's commands before a run of the binary, innermost last: the run's
+        # settings where the binary runs in it or in one inside it ('(export NCCL_PROTO=Simple;
+        # ./all_reduce_perf)'), dropped when it closes (a nested subshell's export had reached
+        # the outer one's run, review BJ)
+        pending: list[list[str]] = []
         for word in [*words, ";"]:
             if word in _SEPARATORS or word in _OPEN or word in _CLOSE:
                 if inside["function"]:
                     pass  # never run here: neither followed nor the run's settings
                 elif inside["subshell"]:
-                    pending.extend(command)
+                    if pending:
+                        pending[-1].extend(command)
                     if any(_BINARY.search(w) for w in command):
                         # a subshell's commands keep their settings where the binary runs in
                         # it; '(NCCL_PROTO=Simple)' alone sets nothing any run sees (review BI)
-                        rest.extend(pending)
-                        pending = []
+                        for level in pending:
+                            rest.extend(level)
+                            level.clear()
                         if at_binary is not None:
                             at_binary()  # '(cd build && ./all_reduce_perf)': the run starts
                 else:
@@ -166,9 +170,11 @@ class ShellExports:
                     groups.append(kind)
                     inside[kind] += 1
                     function = False
+                    if kind == "subshell":
+                        pending.append([])
                 elif word in _CLOSE and groups:
-                    if groups[-1] == "subshell" and inside["subshell"] == 1:
-                        pending = []  # it ended without running the binary
+                    if groups[-1] == "subshell" and pending:
+                        pending.pop()  # its commands end with it
                     inside[groups.pop()] -= 1
                 continue
             command.append(word)
@@ -200,7 +206,10 @@ class ShellExports:
             return []
         if head in ("declare", "typeset") and _flag(args, "x", sign="+"):
             for word in args:  # 'declare +x NCCL_PROTO=Simple' un-exports it too (review BI)
-                self.exports.pop(word.partition("=")[0], None)
+                name, eq, value = word.partition("=")
+                self.exports.pop(name, None)
+                if eq and _NAME.match(name):
+                    self._assigned[name] = value  # a shell variable still (review BJ)
             return []
         if head in ("declare", "typeset", "readonly", "local"):
             # an assignment as any other (exported under 'set -a', or where the name is)

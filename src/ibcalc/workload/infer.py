@@ -199,7 +199,8 @@ def serving_cluster(
         )
         if given.nodes < needed:
             unjoinable = given.system is not None and given.system.inter is None
-            if needed > 1 and unjoinable and spec.inter is None:
+            fits = needed * given.gpus_per_node <= MAX_GPUS  # (--pp 600000: no probe, BJ)
+            if needed > 1 and unjoinable and spec.inter is None and fits:
                 # no node count joins nodes without a NIC: say that first (it had asked for
                 # --nodes 4, then named the missing NIC, review BI)
                 resolve_cluster(catalogue, spec.replace(nodes=needed), collectives=True)

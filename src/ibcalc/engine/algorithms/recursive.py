@@ -44,15 +44,19 @@ __all__ = ["core_scale", "fold_in_factor", "pat_timing", "rhd_core", "rhd_timing
 def core_scale(collective: Collective, topo: Topology) -> float:
     """How much more than ``(p'-1)/p' x S`` the core of an all-gather or reduce-scatter moves
     once the surplus has folded in: the surplus ranks' partners hold two blocks, so the core's
-    blocks are uneven and each rank still gathers (or sends) ``(n-1)/n x S``; the factor is
-    ``((n-1)/n) / ((p'-1)/p')`` (3 ranks: 4/3, so S/3 + 2S/3 + S = 2S; review BI). An
-    all-reduce's fold-in reduces the vectors first, so its core's blocks are even: 1."""
+    blocks are uneven, and each exchange lasts as long as the larger side's holding: at step j
+    of k = lg p' one half of the core holds at least ceil(n / 2^j) blocks, so the core takes
+    ``sum_j ceil(n/2^j) / n x S`` (3 ranks: 2S/3, so S/3 + 2S/3 + S = 2S, review BI; 5 ranks:
+    (3 + 2)/5 = S, not the 4S/5 of each rank's own receive, review BJ). An all-reduce's fold-in
+    reduces the vectors first, so its core's blocks are even: 1."""
     _, _, narrowed = rhd_core(topo)
     n = topo.ranks
     if not narrowed or collective is Collective.ALL_REDUCE:
         return 1.0
     pow2 = 1 << int(math.log2(n))
-    return ((n - 1) / n) / ((pow2 - 1) / pow2)
+    steps = int(math.log2(pow2))
+    blocks = sum(-(-n // (1 << j)) for j in range(1, steps + 1))
+    return (blocks / n) / ((pow2 - 1) / pow2)
 
 
 def fold_in_factor(collective: Collective, n: int) -> float:
@@ -213,7 +217,7 @@ def rhd_timing(
                         detail=f"{times}{words}"
                         + (
                             f", x {format_number(scale)} (after the fold-in the core's blocks "
-                            "are uneven: each GPU still takes (n-1)/n x S)"
+                            "are uneven: each exchange lasts as long as the larger holding)"
                             if scale != 1.0 and name != "WAN transfer"
                             else ""
                         )
