@@ -1151,6 +1151,10 @@ def test_disaggregated_serving_on_a_nic_less_node_names_the_missing_nic() -> Non
     assert _error(*base, "--system", "l40s-pcie", "--tp", "2", "--pp", "600000") == (
         "error: tp x ep x pp = 1200000 GPUs is more than the cluster's 1 (--nodes)\n"
     )
+    # and without --nodes (review BK: '--nodes 1200000 is out of range')
+    assert _error(*base[:3], "--system", "l40s-pcie", "--tp", "2", "--pp", "600000") == (
+        "error: tp x ep x pp = 1200000 GPUs is more than the cluster's 1 (--nodes)\n"
+    )
 
 
 def test_a_latent_kv_cache_is_said_to_be_each_gpus_copy() -> None:

@@ -1156,7 +1156,8 @@ def test_a_partial_meshs_send_recv_runs_at_one_link() -> None:
         # or 6 GPUs there is no 7, so only 3 -> 4 is named)
         (said,) = [n for n in pair.assumptions if "partial mesh" in n]
         assert ("or none" in said) == ("ring shift" in said) == (gpus > 4), (gpus, links)
-        assert "7 -> 0" not in said  # no GPU 7 on 6 (review BJ)
+        # no GPU 7 on 6: the pair named is one every ring of 5 or more has (review BJ, BK)
+        assert ("3 -> 4 of nccl-tests' ring shift, for one" in said) == (gpus > 4)
 
 
 def test_a_pcie_link_that_names_no_gpu_says_which_clock_its_hops_take() -> None:

@@ -350,6 +350,14 @@ def test_rhd_folds_the_surplus_in_and_runs_on_the_power_of_two_core() -> None:
         # BJ); with the fold-in S(1 + 1/5)
         five = cost(topo(1, 5), collective, Algorithm.RHD, Protocol.SIMPLE)
         assert five.transfer_s == pytest.approx(S / B_UP + (1 + 1 / 5) * S / B_UP)
+        # 3 nodes of 8: the third node's 8 GPUs fold into the first core node, whose GPUs then
+        # hold 2 blocks of S/24: inside, 2 + 4 + 8 = 14 blocks; over the network, 8 + 8 = 16
+        # (the even share scaled alike had given the network 0.51 S, review BK); the fold-in
+        # S (1 + 1/24) over the NIC share (10 GB/s)
+        nodes = cost(topo(3, 8), collective, Algorithm.RHD, Protocol.SIMPLE)
+        assert nodes.transfer_s == pytest.approx(
+            16 / 24 * S / (10 * GB) + 14 / 24 * S / B_UP + (1 + 1 / 24) * S / (10 * GB)
+        )
 
 
 def test_pat_one_gpu_per_node_only() -> None:

@@ -237,11 +237,13 @@ def _a_number(value: Any) -> Any:
             return value
         # the hint only where it is sure (review BJ: 'inf' had been told to drop quotes it did
         # not have, and 5e-1 to be written 1.0e+4)
-        exponent = re.fullmatch(r"\s*([+-]?\d+)[eE]([+-]?)(\d+)\s*", value)
-        plain = re.fullmatch(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)\s*", value)
+        # (ASCII digits only: '١٢' is text either way, review BK)
+        exponent = re.fullmatch(r"\s*([+-]?[0-9]+)(\.[0-9]*)?[eE]([+-]?)([0-9]+)\s*", value)
+        plain = re.fullmatch(r"\s*[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)\s*", value)
         hint = (
-            ": YAML reads an exponent without a point as text (write "
-            f"{exponent[1]}.0e{exponent[2] or '+'}{exponent[3]})"
+            ": YAML reads an exponent without a point and a sign as text (write "
+            f"{exponent[1]}{exponent[2] if exponent[2] and len(exponent[2]) > 1 else '.0'}"
+            f"e{exponent[3] or '+'}{exponent[4]}, without quotes)"
             if exponent
             else ": write it without quotes"
             if plain

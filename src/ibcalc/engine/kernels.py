@@ -45,7 +45,7 @@ from ibcalc.engine.algorithms.innetwork import (
     nvls_tree_timing,
 )
 from ibcalc.engine.algorithms.recursive import (
-    core_scale,
+    core_scales,
     fold_in_factor,
     pat_timing,
     rhd_core,
@@ -782,10 +782,10 @@ def _rhd_kernel(
     local_n = core_n // sites
     wan_c = (sites - 1) / sites
     net_on = local_n > 1
-    scale = core_scale(collective, topo)
-    net_c = scale * (local_n - 1) / local_n if net_on else 0.0
+    net_scale, intra_scale = core_scales(collective, topo)
+    net_c = net_scale * (local_n - 1) / local_n if net_on else 0.0
     intra_on = core_m > 1
-    intra_c = scale * (core_m - 1) / (core_m * core_n) if intra_on else 0.0
+    intra_c = intra_scale * (core_m - 1) / (core_m * core_n) if intra_on else 0.0
     wan_share = min(topo.wan_bw_Bps(params) / (n // sites), net_share)
     wan_steps = math.ceil(math.log2(sites)) if sites > 1 else 0
     net_steps = math.ceil(math.log2(local_n)) if local_n > 1 else 0

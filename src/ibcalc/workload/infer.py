@@ -213,6 +213,10 @@ def serving_cluster(
     needed = -(-gpus // probe.gpus_per_node)
     if disaggregated:
         needed = disaggregated_nodes(gpus, probe.gpus_per_node)
+    if needed * probe.gpus_per_node > MAX_GPUS:
+        # past the GPU limit infer() says the instance is too big (a node count nobody gave had
+        # been called out of range, review BK)
+        return probe
     if needed * probe.gpus_per_node >= 2 and needed != probe.nodes:
         cluster = resolve_cluster(catalogue, spec.replace(nodes=needed))
         why = (

@@ -38,25 +38,40 @@ from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
 from ibcalc.units import format_number, format_size
 
-__all__ = ["core_scale", "fold_in_factor", "pat_timing", "rhd_core", "rhd_timing"]
+__all__ = ["core_scales", "fold_in_factor", "pat_timing", "rhd_core", "rhd_timing"]
 
 
-def core_scale(collective: Collective, topo: Topology) -> float:
-    """How much more than ``(p'-1)/p' x S`` the core of an all-gather or reduce-scatter moves
-    once the surplus has folded in: the surplus ranks' partners hold two blocks, so the core's
-    blocks are uneven, and each exchange lasts as long as the larger side's holding: at step j
-    of k = lg p' one half of the core holds at least ceil(n / 2^j) blocks, so the core takes
-    ``sum_j ceil(n/2^j) / n x S`` (3 ranks: 2S/3, so S/3 + 2S/3 + S = 2S, review BI; 5 ranks:
-    (3 + 2)/5 = S, not the 4S/5 of each rank's own receive, review BJ). An all-reduce's fold-in
-    reduces the vectors first, so its core's blocks are even: 1."""
-    _, _, narrowed = rhd_core(topo)
+def core_scales(collective: Collective, topo: Topology) -> tuple[float, float]:
+    """How much more the core of an all-gather or reduce-scatter moves over the network and
+    over the scale-up link than its even share, ``(N'-1)/N' x S`` and ``(m-1)/(m N') x S``, once
+    the surplus has folded in: the surplus ranks' partners hold two blocks of S/n, and each
+    exchange lasts as long as the larger side's holding.
+
+    On one tier (one domain, or one GPU per domain) the best placement of the doubled ranks
+    gives, at step j of lg p', ceil(n / 2^j) blocks on one side (3 ranks: 2S/3, so S/3 + 2S/3 +
+    S = 2S, review BI; 5 ranks: (3 + 2)/5 = S, review BJ). Across domains of m GPUs whole
+    surplus domains fold into core domains, so the first r = n - p' core ranks hold two: at
+    step j (near partners first for the all-gather's doubling, the reduce-scatter's halving the
+    mirror) a side holds 2^(j-1) + min(2^(j-1), r) blocks, the first lg m steps inside the
+    domain and the rest over the network (5 x 8 GPUs: S over the network, where the even
+    share scaled alike had given 0.77 S, review BK). An all-reduce's fold-in reduces the
+    vectors first, so its core's blocks are even: (1, 1)."""
+    core_m, core_n, narrowed = rhd_core(topo)
     n = topo.ranks
     if not narrowed or collective is Collective.ALL_REDUCE:
-        return 1.0
-    pow2 = 1 << int(math.log2(n))
+        return 1.0, 1.0
+    pow2 = core_m * core_n
     steps = int(math.log2(pow2))
-    blocks = sum(-(-n // (1 << j)) for j in range(1, steps + 1))
-    return (blocks / n) / ((pow2 - 1) / pow2)
+    if core_m == 1 or core_n == 1:  # one tier
+        blocks = sum(-(-n // (1 << j)) for j in range(1, steps + 1))
+        scale = (blocks / n) / ((pow2 - 1) / pow2)
+        return scale, scale
+    r = n - pow2
+    held = [(1 << (j - 1)) + min(1 << (j - 1), r) for j in range(1, steps + 1)]
+    inside = int(math.log2(core_m))
+    intra_even = (core_m - 1) / (core_m * core_n)
+    net_even = (core_n - 1) / core_n
+    return (sum(held[inside:]) / n) / net_even, (sum(held[:inside]) / n) / intra_even
 
 
 def fold_in_factor(collective: Collective, n: int) -> float:
@@ -106,10 +121,10 @@ def rhd_timing(
     sites = topo.sites
     core_m, core_n, narrowed = rhd_core(topo)
     local_n = core_n // sites  # domains per site (of the core)
-    scale = core_scale(collective, topo)
+    net_scale, intra_scale = core_scales(collective, topo)
     wan_bytes = (sites - 1) / sites * size_bytes
-    net_bytes = scale * (local_n - 1) / local_n * size_bytes / sites if local_n > 1 else 0.0
-    intra_bytes = scale * (core_m - 1) / (core_m * core_n) * size_bytes if core_m > 1 else 0.0
+    net_bytes = net_scale * (local_n - 1) / local_n * size_bytes / sites if local_n > 1 else 0.0
+    intra_bytes = intra_scale * (core_m - 1) / (core_m * core_n) * size_bytes if core_m > 1 else 0.0
     wan_share = min(topo.wan_bw_Bps(params) / (n // sites), net_share)
     transfer = phases * (wan_bytes / wan_share + net_bytes / net_share + intra_bytes / up_bw)
     wan_steps = math.ceil(math.log2(sites)) if sites > 1 else 0
@@ -189,13 +204,14 @@ def rhd_timing(
             if sites == 1
             else f"(N/s-1)/(N/s) x S/s (N/s {topo.node}s per site)"
         )
-        for name, moved, bw, words in (
-            ("WAN transfer", wan_bytes, wan_share, "(s-1)/s x S crosses the WAN"),
+        for name, moved, bw, words, scale in (
+            ("WAN transfer", wan_bytes, wan_share, "(s-1)/s x S crosses the WAN", 1.0),
             (
                 "network transfer",
                 net_bytes,
                 net_share,
                 f"{net_words} goes to the far partners over the GPU's share of the NICs ({nics})",
+                net_scale,
             ),
             (
                 f"transfer inside {topo.node}s",
@@ -207,6 +223,7 @@ def rhd_timing(
                     else f"({core_m}-1)/({core_m} x {core_n}) x S"
                 )
                 + f" goes to the partners inside the {topo.node}",
+                intra_scale,
             ),
         ):
             if moved > 0:
@@ -218,7 +235,7 @@ def rhd_timing(
                         + (
                             f", x {format_number(scale)} (after the fold-in the core's blocks "
                             "are uneven: each exchange lasts as long as the larger holding)"
-                            if scale != 1.0 and name != "WAN transfer"
+                            if scale != 1.0
                             else ""
                         )
                         + f": {format_size(moved)} per GPU"
