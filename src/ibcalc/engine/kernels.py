@@ -46,6 +46,7 @@ from ibcalc.engine.algorithms.innetwork import (
 )
 from ibcalc.engine.algorithms.recursive import (
     core_scales,
+    fold_in_bw,
     fold_in_factor,
     pat_timing,
     rhd_core,
@@ -798,7 +799,7 @@ def _rhd_kernel(
     hw, extra, low, span, fill_bytes = _simple_net_hop(topo, Algorithm.RING, params)
     folds = pow2 != n
     fold = fold_in_factor(collective, n)
-    slowest = (net_share if big_n > 1 else up_bw) if narrowed else min(net_share, up_bw)
+    slowest = fold_in_bw(topo, narrowed, net_share, up_bw)
 
     def kernel(size_bytes: float) -> float:
         wan_bytes = wan_c * size_bytes

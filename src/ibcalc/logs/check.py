@@ -307,6 +307,9 @@ def check_run(
         checked.append(_row_check(row, est, coll, ranks))
     bandwidth = [r for r in checked if r.regime == "bandwidth"]
     min_eff = min((r.efficiency for r in bandwidth), default=None)
+    # judged against a node the log does not name (the resolver's default, or an AMD GPU's
+    # stand-in): said so, and its causes held to a warning below
+    default_node = [a for a in assumptions if a.field == "system" and a.source == "default"]
     context = RunContext(
         run=run,
         cluster=cluster,
@@ -322,13 +325,10 @@ def check_run(
         network_known=network_known,
         nics_known=nics_known,
         release=nccl_version if nccl_version is not None else run.nccl_version,
-        stand_in=any(
-            a.field == "system" and a.source == "default" and a.value is not None
-            for a in assumptions
-        ),
+        stand_in=any(a.value is not None for a in default_node),
     )
     findings = diagnose(context)
-    if any(a.field == "system" and a.source == "default" for a in assumptions):
+    if default_node:
         # against a node the log does not name, a cause the rows fit names a fault of that
         # node, not of the run's: a warning of low confidence at most (a healthy published run
         # with its GPUs renamed 'Tesla T4' had been given an error, 'NICs on PCIe Gen3'; review

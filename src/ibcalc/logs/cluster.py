@@ -236,6 +236,14 @@ def _amd_gpu(run: Run) -> str | None:
     return None
 
 
+def platform_preset(env: LogEnvironment | None) -> str | None:
+    """The preset of the instance aws-ofi-nccl names (``Running on p5.48xlarge platform``),
+    or None."""
+    if env is None or env.platform is None:
+        return None
+    return _PLATFORMS.get(env.platform.value.lower())
+
+
 def match_rule(gpu: str, rpn: int | None) -> NodeRule | None:
     """The first node rule for GPU name ``gpu`` with ``rpn`` ranks per host (None: any rule
     without a count, or one of 8), else None."""
@@ -381,13 +389,11 @@ def _env_evidence(
         # a preset other than the instance aws-ofi-nccl names, or whose network is not the
         # transport the log shows (--system dgx-h100 on a p5 log had replaced its EFA with
         # NDR without a word, and calibrate had fitted EFA's latency as NDR's, review BF)
-        platform = env.platform
-        if platform is not None and _PLATFORMS.get(platform.value.lower(), flags.system) != (
-            flags.system
-        ):
+        platform, named = env.platform, platform_preset(env)
+        if platform is not None and named is not None and named != flags.system:
             return (
                 f"the log shows 'Running on {platform.value} platform', line {platform.line}: "
-                f"the {_PLATFORMS[platform.value.lower()]} preset"
+                f"the {named} preset"
             )
         system = find_system(catalogue, flags.system)
         if system.inter is not None and not flags.inter:
@@ -441,10 +447,7 @@ def _given_evidence(
         said = env.nvls_unavailable
         if said is not None:
             return f"{GIVEN} (NCCL says '{said.value}', line {said.line})"
-    platform = env.platform if env is not None else None
-    named = platform is not None and _PLATFORMS.get(platform.value.lower()) == (
-        flags.system if flags is not None else None
-    )
+    named = flags is not None and platform_preset(env) == flags.system
     if field == "system" and flags is not None and flags.system and run.gpu_model and not named:
         # (the instance aws-ofi-nccl names is the given preset: the GPU's generic node is no
         # better a guess; --system aws-p5 on a p5 log had been told dgx-h100)
@@ -557,8 +560,9 @@ def infer_cluster(
     efa = env.provider is not None and env.provider.value == "efa"
     if "system" not in given:
         system: str | None = None
-        if env.platform is not None and env.platform.value.lower() in _PLATFORMS:
-            system = _PLATFORMS[env.platform.value.lower()]
+        named = platform_preset(env)
+        if env.platform is not None and named is not None:
+            system = named
             note(
                 "system",
                 system,
@@ -797,7 +801,7 @@ def _infer_network(
     """Fill the network fields from NCCL's output; return whether the network, and its NIC
     count, are known (from a flag or NCCL's output, not only from a preset or a default)."""
     known = "inter" in given or "system" in given
-    platform = env.platform is not None and env.platform.value.lower() in _PLATFORMS
+    platform = platform_preset(env) is not None
     nics_known = "nics_per_node" in given or "system" in given or platform
     # a node rule's NICs (GB300's XDR on the GB200 preset) stand in for the preset's
     rule_inter = values.get("inter") if "inter" not in given else None

@@ -40,7 +40,14 @@ from collections.abc import Callable, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ibcalc.logs.shell import ShellExports, allexport_words, commands, is_binary, shell_words
+from ibcalc.logs.shell import (
+    MAX_LINE_CHARS,
+    ShellExports,
+    allexport_words,
+    commands,
+    is_binary,
+    shell_words,
+)
 
 __all__ = ["EnvFact", "GpuPath", "LogEnvironment", "scan_environment"]
 
@@ -347,10 +354,15 @@ def scan_environment(
         line = raw.rstrip("\r").replace("\t", " ")
         if lineno == run_line:
             # the run's command, with the lines a backslash joins to it ('srun --export=NONE \')
-            passed, removed = _passed_on(" ".join([*continued, line])[:4096])
+            passed, removed = _passed_on(" ".join([*continued, line])[:MAX_LINE_CHARS])
         tail = line.rstrip()
         continued = [*continued[-_MAX_CONTINUED:], tail[:-1]] if tail.endswith("\\") else []
-        if "NCCL_" not in line and "set" in line and len(line) <= 4096 and allexport_words(line):
+        if (
+            "NCCL_" not in line
+            and "set" in line
+            and len(line) <= MAX_LINE_CHARS
+            and allexport_words(line)
+        ):
             # 'set -a' / 'set +a': later assignments export, or no longer (also on a line naming
             # NCCL in a comment, which the filter below keeps: a review)
             _settings_of(line, lineno, shell, settings, None)

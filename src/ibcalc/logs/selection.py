@@ -15,7 +15,7 @@ estimates (``--nccl-algo``, ``--nccl-proto``). Pure functions: no I/O.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -168,6 +168,12 @@ class RunSelection:
 Said = tuple[str, str | None, str]
 
 
+def _unknown_names(where: str, unknown: Sequence[str]) -> str:
+    """What is said of names a setting gives that NCCL does not list (the CLI refuses it)."""
+    verb = "is not a name" if len(unknown) == 1 else "are not names"
+    return f"{where}: {', '.join(unknown)} {verb} NCCL lists"
+
+
 def select(
     settings: Mapping[str, tuple[str, str]],
     collective: Collective,
@@ -205,9 +211,7 @@ def select(
             if selection.unknown and "$" not in value and "`" not in value:
                 # a typo is one whatever the collective (--nccl-proto foo had been refused on
                 # all-reduce and taken on all-to-all, review BD)
-                odd = ", ".join(selection.unknown)
-                verb = "is not a name" if len(selection.unknown) == 1 else "are not names"
-                say(f"{where}: {odd} {verb} NCCL lists")
+                say(_unknown_names(where, selection.unknown))
             say(
                 f"{where} is not applied: {collective.value} is made of NCCL's point-to-point "
                 f"sends and receives, {_P2P_REASON[variable]}"
@@ -222,9 +226,7 @@ def select(
                 "does not show to what"
             )
         elif selection.unknown:
-            odd = ", ".join(selection.unknown)
-            verb = "is not a name" if len(selection.unknown) == 1 else "are not names"
-            say(f"{where}: {odd} {verb} NCCL lists")
+            say(_unknown_names(where, selection.unknown))
         if selection.allowed is None:
             say(f"{where} gives no list for {collective.value}: NCCL's own choice")
             continue

@@ -34,7 +34,14 @@ import shlex
 from collections.abc import Callable, Mapping
 from itertools import islice
 
-__all__ = ["ShellExports", "allexport_words", "commands", "is_binary", "shell_words"]
+__all__ = [
+    "MAX_LINE_CHARS",
+    "ShellExports",
+    "allexport_words",
+    "commands",
+    "is_binary",
+    "shell_words",
+]
 
 #: a line a shell would run that may change what is exported: an export builtin, or a line
 #: that starts with an assignment (``NCCL_PROTO=Simple``, which changes an exported value)
@@ -64,7 +71,7 @@ _PROMPT = re.compile(
 _OPERATOR = re.compile(r";;|&&|\|\||\|&|\(\)|[;&|()<>]")
 #: a line longer than this is not a command a person typed: it is not followed (shlex builds a
 #: word character by character, and a 2 MB word took half a minute, a review)
-_MAX_CHARS = 4096
+MAX_LINE_CHARS = 4096
 #: reserved words and builtins that lead to the command they run (``if ...; then export ...``)
 _LEADING = frozenset(
     {"if", "then", "elif", "else", "do", "while", "until", "!", "time", "builtin", "command"}
@@ -126,7 +133,7 @@ class ShellExports:
         ``at_binary`` is called when a command starting an nccl-tests binary is reached, before
         the commands after it."""
         self._lines += 1
-        if self._lines > _MAX_LINES or len(body) > _MAX_CHARS:
+        if self._lines > _MAX_LINES or len(body) > MAX_LINE_CHARS:
             return body.split()[:_MAX_WORDS]
         prompt = _PROMPT.match(body)
         if prompt is not None:

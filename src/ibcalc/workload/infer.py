@@ -178,6 +178,13 @@ def disaggregated_nodes(gpus: int, gpus_per_node: int) -> int:
     return 2 * -(-gpus // gpus_per_node)
 
 
+def _nodes_needed(gpus: int, gpus_per_node: int, *, disaggregated: bool) -> int:
+    """Nodes one instance of ``gpus`` GPUs takes, or two on nodes of their own."""
+    if disaggregated:
+        return disaggregated_nodes(gpus, gpus_per_node)
+    return -(-gpus // gpus_per_node)
+
+
 def serving_cluster(
     catalogue: Catalogue, spec: ClusterSpec, gpus: int, *, disaggregated: bool = False
 ) -> ResolvedCluster:
@@ -192,11 +199,7 @@ def serving_cluster(
         # where a DGX H100 is told the instance's GPUs or the nodes disaggregation needs,
         # review BH)
         given = resolve_cluster(catalogue, spec, collectives=False)
-        needed = (
-            disaggregated_nodes(gpus, given.gpus_per_node)
-            if disaggregated
-            else -(-gpus // given.gpus_per_node)
-        )
+        needed = _nodes_needed(gpus, given.gpus_per_node, disaggregated=disaggregated)
         if given.nodes < needed:
             unjoinable = given.system is not None and given.system.inter is None
             fits = needed * given.gpus_per_node <= MAX_GPUS  # (--pp 600000: no probe, BJ)
@@ -210,9 +213,7 @@ def serving_cluster(
     # need are resolved below (a one-GPU node had been told to add GPUs, where its missing NIC
     # is the blocker: reviews, disaggregated and then --tp 2 on an L40S)
     probe = resolve_cluster(catalogue, spec, collectives=False)
-    needed = -(-gpus // probe.gpus_per_node)
-    if disaggregated:
-        needed = disaggregated_nodes(gpus, probe.gpus_per_node)
+    needed = _nodes_needed(gpus, probe.gpus_per_node, disaggregated=disaggregated)
     if needed * probe.gpus_per_node > MAX_GPUS:
         # past the GPU limit infer() says the instance is too big (a node count nobody gave had
         # been called out of range, review BK)

@@ -38,7 +38,7 @@ from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
 from ibcalc.units import format_number, format_size
 
-__all__ = ["core_scales", "fold_in_factor", "pat_timing", "rhd_core", "rhd_timing"]
+__all__ = ["core_scales", "fold_in_bw", "fold_in_factor", "pat_timing", "rhd_core", "rhd_timing"]
 
 
 def core_scales(collective: Collective, topo: Topology) -> tuple[float, float]:
@@ -72,6 +72,15 @@ def core_scales(collective: Collective, topo: Topology) -> tuple[float, float]:
     intra_even = (core_m - 1) / (core_m * core_n)
     net_even = (core_n - 1) / core_n
     return (sum(held[inside:]) / n) / net_even, (sum(held[:inside]) / n) / intra_even
+
+
+def fold_in_bw(topo: Topology, narrowed: bool, net_share: float, up_bw: float) -> float:
+    """The rate a surplus rank folds in at: whole domains over the GPU's NIC share, GPUs of one
+    domain over the scale-up link (:func:`rhd_core`); the slower of the two where the core is
+    not narrowed (several sites, or m no power of two)."""
+    if narrowed:
+        return net_share if topo.domains > 1 else up_bw
+    return min(net_share, up_bw)
 
 
 def fold_in_factor(collective: Collective, n: int) -> float:
@@ -142,7 +151,7 @@ def rhd_timing(
     )
     if pow2 != n:
         # whole domains fold in over the network, GPUs of one domain over the scale-up link
-        slowest = (net_share if big_n > 1 else up_bw) if narrowed else min(net_share, up_bw)
+        slowest = fold_in_bw(topo, narrowed, net_share, up_bw)
         transfer += fold_in_factor(collective, n) * size_bytes / slowest
         hop = (
             net_hop_latency(topo, Algorithm.RING, protocol, size_bytes, params)
