@@ -1786,3 +1786,38 @@ def test_no_ring_cause_where_the_algorithm_is_given(catalogue: Catalogue) -> Non
     check = check_run(run, catalogue=catalogue, env=env, algorithm=Algorithm.TREE)
     assert check.system == "aws-p4d"
     assert not any(f.hypothesis == "algorithm=ring" for f in check.findings)
+
+
+def test_no_published_run_steps_up_where_the_step_finding_looks(catalogue: Catalogue) -> None:
+    """Re-derives the step finding's thresholds (logs/bandwidth.py, _STEP_RISE 1.5 and
+    _STEP_OVER_RAMP 1.25) from the published sweeps: where a run's smallest large sizes are
+    under the ok band and a larger one reaches it, busbw's rise per doubling into that size is
+    under 1.5x wherever it is over 1.25x the rise before it (ALCF's all-gather, sweep 08: 1.29x
+    after 0.98x; Snellius, sweep 10: 1.27x after 1.08x), and the one rise over 1.5x comes after
+    a larger one (8 x H100 send/recv, sweep 21: 1.84x after 1.99x, a ramp)."""
+    from ibcalc.logs.bandwidth import _STEP_OVER_RAMP, _STEP_RISE, _rise
+
+    band = BANDS["bandwidth"].ok
+    points: dict[str, tuple[float, float]] = {}
+    for path in sorted(SWEEPS.glob("*.txt")):
+        try:
+            runs = check_file(path, catalogue)
+        except ClusterError:
+            continue  # a run no catalogue link can price (sweep 27's TCP sockets)
+        for run in runs:
+            rows = sorted(
+                (r for r in run.rows if not r.invalid and r.measured_busbw_GBps),
+                key=lambda r: r.size_bytes,
+            )
+            large = [r for r in rows if r.regime == "bandwidth"]
+            ramp = [r for r in rows if r.regime != "bandwidth"][-1:]
+            low = next((i for i, r in enumerate(large) if r.efficiency >= band), 0)
+            if low == 0 or len(ramp) + low < 2:
+                continue
+            ramp += large[:low]
+            step, before = _rise(large[low - 1], large[low]), _rise(ramp[-2], ramp[-1])
+            assert not (step >= _STEP_RISE and step > before * _STEP_OVER_RAMP), path.name
+            points[path.name[:2]] = (round(step, 2), round(before, 2))
+    assert points["08"] == (1.29, 0.98)
+    assert points["10"] == (1.27, 1.08)
+    assert points["21"] == (1.84, 1.99)
