@@ -636,23 +636,23 @@ def test_oversubscription_reaches_the_scale_out_tier() -> None:
             {"system": "gb200-nvl72", "nodes": 20},
             "nodes",
             "20 nodes x 4 GPUs = 80 GPUs do not fill whole 72-GPU scale-up domains of "
-            "gb200-nvl72; use a multiple of 18 nodes, or {scale_up_domain} 8 (10 domains of 8 "
-            "GPUs)",
+            "gb200-nvl72; use a multiple of 18 nodes (or at most 18, one domain), or "
+            "{scale_up_domain} 8 (10 domains of 8 GPUs)",
         ),
         (
             # 27 trays = 108 GPUs = 3 x 36: three NVL36 (the flag had gone unmentioned)
             {"system": "gb200-nvl72", "nodes": 27},
             "nodes",
             "27 nodes x 4 GPUs = 108 GPUs do not fill whole 72-GPU scale-up domains of "
-            "gb200-nvl72; use a multiple of 18 nodes, or {scale_up_domain} 36 (3 domains of 36 "
-            "GPUs)",
+            "gb200-nvl72; use a multiple of 18 nodes (or at most 18, one domain), or "
+            "{scale_up_domain} 36 (3 domains of 36 GPUs)",
         ),
         (
             # 19 trays = 76 GPUs = 4 x 19: no part of the rack in whole trays divides it
             {"system": "gb200-nvl72", "nodes": 19},
             "nodes",
             "19 nodes x 4 GPUs = 76 GPUs do not fill whole 72-GPU scale-up domains of "
-            "gb200-nvl72; use a multiple of 18 nodes",
+            "gb200-nvl72; use a multiple of 18 nodes (or at most 18, one domain)",
         ),
         (
             {"intra": "nvlink4", "gpus_per_node": 512, "nodes": 2},

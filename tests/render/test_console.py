@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from ibcalc.catalogue.models import Link
 from ibcalc.cli import app
 from ibcalc.engine.types import Algorithm, Collective, Cost, Estimate, Protocol
-from ibcalc.render.console import Format, render_estimate, render_links
+from ibcalc.render.console import Format, _gbps, render_estimate, render_links
 from ibcalc.render.logs import _value
 from ibcalc.render.stream import unit_wrap
 
@@ -422,3 +422,22 @@ def test_columns_that_are_no_width_are_ignored(
 
     monkeypatch.setenv("COLUMNS", columns)
     assert env_columns(160) == width
+
+
+@pytest.mark.parametrize(
+    ("value_GBps", "shown"),
+    [
+        (21 * 12.5, "263"),  # Gaudi 2: 21 x 12.5 GB/s; a tie had rounded to even, '262'
+        (12.5 * 0.9, "11.3"),  # EFA v2 achievable, 11.25
+        (0.625 * 0.9, "0.563"),  # 0.5625 had read 0.562 beside 0.1125 read 0.113
+        (0.125 * 0.9, "0.113"),
+        (448 * 0.8, "358"),
+        (48.75, "48.8"),
+        (9.995, "10.0"),  # a carry into a new digit keeps three significant digits
+        (99.96, "100"),
+        (1.0, "1.00"),
+        (0.5, "0.5"),
+    ],
+)
+def test_table_bandwidths_round_half_up(value_GBps: float, shown: str) -> None:
+    assert _gbps(value_GBps) == shown

@@ -530,9 +530,13 @@ def suggest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
         # one letter is close to too many names ('links show r' had offered xdr, ndr, hdr)
         return []
     pool = list(dict.fromkeys(candidates))
-    # a name that begins another comes first ('gb200' is gb200-nvl72's start, and difflib had
-    # ranked hgx-b200 above it); one letter begins too many to say
-    starts = [c for c in pool if c.startswith(key)] if len(key) >= 2 else []
+    # a name that begins another, or is one of its dash-separated words, comes first, the
+    # shortest first ('gb200' is gb200-nvl72's start, and difflib had ranked hgx-b200 above
+    # it; 'h100' had been offered h100-pcie-nvl-pair, h100-pcie-8 and oci-h100 before
+    # dgx-h100, and 'a100' as a link wan100g, efa-100g, wan10g, not nvlink-a100: review BL)
+    word = f"-{key}-"
+    held = [c for c in pool if c.startswith(key) or word in f"-{c}-"]
+    starts = sorted(held, key=len)
     close = difflib.get_close_matches(key, pool, n=n, cutoff=0.5)
     if not close and len(key) >= 2:
         # nothing close: a name held in another (a3 in gcp-a3-mega); one letter is held in too
@@ -551,10 +555,14 @@ def _suggest_entries(
             owner.setdefault(candidate, entry_id)
     picked: list[str] = []
     seen: set[str] = set()
+    key = unicodedata.normalize("NFKC", name).strip().lower()
     for candidate in suggest(name, owner, n=len(owner)):
-        if owner[candidate] not in seen:
-            seen.add(owner[candidate])
-            picked.append(candidate)
+        entry_id = owner[candidate]
+        if entry_id not in seen:
+            seen.add(entry_id)
+            # the entry's id where it begins with the name ('gb200': gb200-nvl72, not its
+            # shorter alias dgx-gb200); otherwise the closer alias ('ndr800': ndr400, not ndr)
+            picked.append(entry_id if entry_id.startswith(key) else candidate)
     return picked[:n]
 
 

@@ -39,15 +39,13 @@ storage_app = typer.Typer(
 
 
 def _group_catalogue(ctx: typer.Context, own: list[Path] | None) -> list[Path] | None:
-    """A subcommand's ``--catalogue``, else the one given to its group."""
-    if own:
-        return own
+    """The group's ``--catalogue`` files, then the subcommand's own, loaded in that order
+    (``links --catalogue A show X --catalogue B`` applies A, then B: review BL had found A
+    dropped unread)."""
     parent = ctx.parent.obj if ctx.parent is not None else None
-    if isinstance(parent, dict):
-        files = parent.get("catalogue")
-        if isinstance(files, list):
-            return files
-    return None
+    group = parent.get("catalogue") if isinstance(parent, dict) else None
+    files = [*(group if isinstance(group, list) else []), *(own or [])]
+    return files or None
 
 
 #: ``show``'s own --format: unset unless given, so that the group's applies.
@@ -89,11 +87,13 @@ def links(
     fmt: FormatOpt = FORMAT_TABLE,
 ) -> None:
     """List the catalogue's links (bandwidth per direction)."""
+    wanted = _kind(kind)
     if ctx.invoked_subcommand is not None:
+        if wanted is not None:  # 'links --kind host show ndr' had shown ndr, exit 0 (review BL)
+            raise CliUsageError("--kind filters the list; it does not apply to 'show' (drop it)")
         # `links --catalogue F --format json show X` applies F and the format too
         ctx.obj = {"catalogue": catalogue, "fmt": fmt}
         return
-    wanted = _kind(kind)
     cat = catalogue_of(catalogue)
     render_links([link for link in cat.links if wanted in (None, link.kind)], fmt)
 

@@ -38,6 +38,7 @@ __all__ = [
     "ResolvedCluster",
     "check_count",
     "check_domain_given",
+    "default_gpus_per_node",
     "gpu_fed_nic_Bps",
     "nics_of",
     "node_nics",
@@ -397,6 +398,17 @@ def scope_note(intra: Link) -> str | None:
     )
 
 
+def default_gpus_per_node(catalogue: Catalogue, intra: str | None) -> tuple[int, str]:
+    """GPUs per node where neither a count nor a system is given, and the note that says so:
+    :data:`DEFAULT_GPUS_PER_NODE`, or fewer where ``intra`` is a switchless mesh joining fewer
+    ('gap --intra nvlink4-mesh4' had been refused for 8 GPUs per node nobody gave: review BL)."""
+    link = find_link(catalogue, intra) if intra is not None else None
+    assumed = " GPUs per node assumed ({gpus_per_node})"
+    if link is not None and link.mesh_gpus is not None and link.mesh_gpus < DEFAULT_GPUS_PER_NODE:
+        return link.mesh_gpus, f"{link.mesh_gpus}{assumed}: the most {link.id} joins"
+    return DEFAULT_GPUS_PER_NODE, f"{DEFAULT_GPUS_PER_NODE}{assumed}"
+
+
 def resolve_cluster(
     catalogue: Catalogue, spec: ClusterSpec, *, collectives: bool = True
 ) -> ResolvedCluster:
@@ -421,7 +433,8 @@ def resolve_cluster(
     else:
         gpus_per_node = system.gpus_per_node if system else DEFAULT_GPUS_PER_NODE
     if spec.gpus_per_node is None and system is None:
-        notes.append(f"{DEFAULT_GPUS_PER_NODE} GPUs per node assumed ({{gpus_per_node}})")
+        gpus_per_node, note = default_gpus_per_node(catalogue, spec.intra)
+        notes.append(note)
     resized = system is not None and gpus_per_node != system.gpus_per_node
     resize_note: str | None = None
     if resized and system is not None:
@@ -817,7 +830,7 @@ def _scale_up_domain(
         raise ClusterError(
             f"{nodes} nodes x {gpus_per_node} GPUs = {total} GPUs do not fill whole "
             f"{domain}-GPU scale-up domains of {system.id}; use a multiple of "
-            f"{domain // gpus_per_node} nodes"
+            f"{domain // gpus_per_node} nodes (or at most {domain // gpus_per_node}, one domain)"
             + (
                 f", or {{scale_up_domain}} {smaller} ({total // smaller} domains of {smaller} GPUs)"
                 if smaller is not None and given is None

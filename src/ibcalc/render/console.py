@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, TextIO
@@ -474,11 +475,26 @@ def render_links(
             _gbps(link.per_direction_Bps / GB),
             *([format_number(link.per_direction_Bps * 8 / GB)] if bits else []),
             f"{link.efficiency:.3g}",
-            _gbps(link.achievable_Bps / GB),
+            _gbps(link.achievable_Bps / GB) + ("*" if link.duplex_efficiency < 1 else ""),
             link.confidence.value,
         ]
         table.add_row(*cells, *([link.name] if wide else []))
     console.print(_fold(table))
+    duplex = [link for link in links if link.duplex_efficiency < 1]
+    if duplex:
+        # one way: a one-node ring sends and receives at once and gets less (xgmi-mi300x's
+        # 358 GB/s achievable had read as what a one-node all-reduce reaches, 314: review BL)
+        each = ", ".join(
+            f"{link.id} {_gbps(link.achievable_Bps * link.duplex_efficiency / GB)}"
+            for link in duplex
+        )
+        console.print(
+            prose(
+                "one way; where every GPU sends and receives at once (a one-node ring), "
+                f"achievable x duplex_efficiency: {each} GB/s",
+                "*",
+            )
+        )
     _print_aliases(console, links)
     if not wide:
         console.print(Text("(names and sources: ibcalc links show ID)"))
@@ -698,14 +714,16 @@ def render_storage(entry: Storage, fmt: str = Format.TABLE, stream: TextIO | Non
     for key, value in data.items():
         if value is None or value == [] or key == "sources":
             continue
+        # a value printed with its unit loses the unit its key names, as links show does
+        # ('latency_s  100 ms' had read as seconds: review BL)
         if isinstance(value, list):
             value = ", ".join(str(v) for v in value)
         elif key.endswith("_Bps"):
-            value = format_bandwidth(value)
+            key, value = key.removesuffix("_Bps"), format_bandwidth(value)
         elif key == "latency_s":
-            value = format_time(value)
+            key, value = "latency", format_time(value)
         elif key.endswith("_bytes"):
-            value = format_size(value)
+            key, value = key.removesuffix("_bytes"), format_size(value)
         elif key.endswith("_per_s"):
             value = f"{value:,.0f} requests/s"
         elif key == "max_write_parts":
@@ -971,12 +989,22 @@ def _bar(fraction: float, width: int) -> str:
 
 
 def _gbps(value_GBps: float) -> str:
-    """A bandwidth under a ``(GB/s)`` header: three significant digits (``450``, ``94.0``)."""
-    if value_GBps >= 100:
-        return f"{value_GBps:.0f}"
-    if value_GBps >= 10:
-        return f"{value_GBps:.1f}"
-    return f"{value_GBps:.2f}" if value_GBps >= 1 else f"{value_GBps:.3g}"
+    """A bandwidth under a ``(GB/s)`` header: three significant digits (``450``, ``94.0``),
+    a half rounded up as a reader rounds it (Gaudi 2's 21 x 12.5 = 262.5 GB/s had read
+    ``262`` where ``links show`` says 262.5, 0.5625 ``0.562`` but 0.1125 ``0.113``: review BL;
+    binary floats round a tie to even)."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    if not math.isfinite(value_GBps) or value_GBps <= 0:
+        return f"{value_GBps:.3g}"
+    exact = Decimal(repr(value_GBps))
+    rounded = exact
+    for _ in range(2):  # again where rounding carried into a new digit (9.995 -> 10.0)
+        places = max(0, 2 - math.floor(math.log10(rounded)))
+        rounded = exact.quantize(Decimal(1).scaleb(-places), ROUND_HALF_UP)
+    text = f"{rounded:f}"
+    # under 1 GB/s without trailing zeros, as %.3g writes it (0.5, 0.113)
+    return text.rstrip("0").rstrip(".") if rounded < 1 else text
 
 
 def _nic_count(data: dict[str, Any]) -> str:
@@ -1026,6 +1054,8 @@ def _gap_table(rows: Sequence[dict[str, Any]], stream: TextIO | None) -> None:
     Fits 100 columns: bandwidths are bare numbers under a ``GB/s`` header, the algorithm of
     each all-reduce sits under its time, a NIC cap under the NIC count.
     """
+    from ibcalc.cluster.resolve import CATALOGUE_OVERRIDES_NOTE  # (not needed for estimates)
+
     console = _console(stream)
     table = Table(
         title="scale-up vs scale-out bandwidth per GPU, per direction "
@@ -1088,6 +1118,12 @@ def _gap_table(rows: Sequence[dict[str, Any]], stream: TextIO | None) -> None:
         "NCCL's buffers in flight per round trip allow); algorithm as NCCL would choose (shown "
         "under the time); where NICs per GPU are under 1 (wan-10g x1/8) the ratio takes that "
         "share and the slow-down a whole link per node, so the two differ by up to 8x",
+        # the catalogue's override files, which every row names (ibcalc.gap._overrides)
+        *{
+            note: None
+            for note in (rows[0]["assumptions"] if rows else ())
+            if note.startswith(CATALOGUE_OVERRIDES_NOTE)
+        },
         *(
             []
             if full

@@ -1,0 +1,219 @@
+"""The catalogue commands as a user meets them (review BL): names suggested, override files
+applied and named, the list's marks, and the numbers the tables round."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import GB, main_error
+from ibcalc.catalogue.load import find_link, load_catalogue
+from ibcalc.cli import app
+
+runner = CliRunner()
+
+#: A site's NDR entry, as docs/catalogue.md's override example writes it: efficiency 0.88.
+SITE_NDR = """\
+schema: ibcalc-catalogue/1
+links:
+  - id: ndr
+    aliases: [ib-ndr, ndr400, infiniband-ndr]
+    name: "InfiniBand NDR, 4x port (site measurement)"
+    kind: scale-out
+    family: infiniband
+    generation: "NDR"
+    scope: per-port
+    per_direction: "400 Gb/s"
+    efficiency: 0.88
+    efficiency_source: "site nccl-tests all_reduce, 8 GiB"
+    sources: ["internal benchmark run"]
+    confidence: medium
+"""
+
+#: A new link only, laid over the built-in catalogue.
+EXTRA = """\
+schema: ibcalc-catalogue/1
+links:
+  - id: site-eth
+    name: site ethernet
+    kind: scale-out
+    family: ethernet
+    generation: "x"
+    scope: per-port
+    per_direction: "400 Gb/s"
+    efficiency: 0.9
+    efficiency_source: "site"
+    sources: ["x"]
+    confidence: medium
+"""
+
+
+def _files(tmp_path: Path) -> tuple[Path, Path]:
+    site, extra = tmp_path / "site-links.yaml", tmp_path / "extra.yaml"
+    site.write_text(SITE_NDR, encoding="utf-8")
+    extra.write_text(EXTRA, encoding="utf-8")
+    return site, extra
+
+
+def test_a_group_catalogue_and_a_show_catalogue_both_apply(tmp_path: Path) -> None:
+    site, extra = _files(tmp_path)
+    args = ["links", "--catalogue", str(site), "show", "ndr", "--catalogue", str(extra)]
+    result = runner.invoke(app, [*args, "--format", "json"])
+    assert result.exit_code == 0, result.output
+    # the group's file is read (it had been dropped for the subcommand's): 0.88, not 0.975
+    assert json.loads(result.output)["efficiency"] == 0.88
+    # and the subcommand's too: its new link is found
+    result = runner.invoke(app, [*args[:4], "site-eth", *args[5:]])
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith("site-eth: site ethernet")
+
+
+def test_a_broken_group_catalogue_is_refused_under_show(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _site, extra = _files(tmp_path)
+    broken = tmp_path / "c1.yaml"
+    broken.write_text(SITE_NDR.replace('"400 Gb/s"', '"400 GB/s"'), encoding="utf-8")
+    err = main_error(
+        ["links", "--catalogue", str(broken), "show", "hdr", "--catalogue", str(extra)], capsys
+    )
+    # NDR written in bytes: 3,200 Gb/s is more than 4 lanes of NDR carry
+    assert f"{broken}:10:" in err
+    assert "400 GB/s per direction" in err
+
+
+def test_kind_before_show_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    err = main_error(["links", "--kind", "host", "show", "ndr"], capsys)
+    assert err == "error: --kind filters the list; it does not apply to 'show' (drop it)\n"
+    err = main_error(["links", "--kind", "bogus", "show", "ndr"], capsys)
+    assert err.startswith("error: unknown kind 'bogus'")
+
+
+@pytest.mark.parametrize(
+    ("args", "first"),
+    [
+        # the SXM server, not the PCIe pair ('h100' had offered h100-pcie-nvl-pair, h100-pcie-8)
+        (["systems", "show", "h100"], "dgx-h100"),
+        (["systems", "show", "b200"], "dgx-b200"),
+        # the id where it begins with the name, before its shorter alias dgx-gb200
+        (["systems", "show", "gb200"], "gb200-nvl72"),
+        # a GPU's own link, held as a word of its alias ('a100' had offered wan100g, efa-100g)
+        (["links", "show", "a100"], "nvlink-a100"),
+        (["links", "show", "h200"], "nvlink-h200"),
+        (["links", "show", "v100"], "nvlink-v100"),
+        (["links", "show", "b200"], "nvlink-b200"),
+    ],
+)
+def test_a_gpu_name_is_offered_its_own_entries_first(
+    args: list[str], first: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = main_error(args, capsys)
+    assert f"(did you mean {first}, " in err
+
+
+def test_gap_names_the_override_files_it_used(tmp_path: Path) -> None:
+    site, _ = _files(tmp_path)
+    note = f"catalogue overrides loaded: {site}"
+    one = runner.invoke(
+        app, ["gap", "--intra", "nvlink4", "--inter", "ndr", "--catalogue", str(site)]
+    )
+    assert one.exit_code == 0, one.output
+    assert f"  - {note}" in one.output
+    # 8 x 50 GB/s NDR at the site's 0.88: 44.0 GB/s achievable per GPU
+    assert "44.0 GB/s" in one.output
+    data = json.loads(
+        runner.invoke(
+            app,
+            [
+                "gap",
+                "--intra",
+                "nvlink4",
+                "--inter",
+                "ndr",
+                "--catalogue",
+                str(site),
+                "--format",
+                "json",
+            ],
+        ).output
+    )
+    assert data["assumptions"][0] == note
+    table = runner.invoke(app, ["gap", "--catalogue", str(site)], env={"COLUMNS": "120"})
+    assert table.exit_code == 0, table.output
+    assert note in " ".join(table.output.split())
+    rows = json.loads(
+        runner.invoke(app, ["gap", "--catalogue", str(site), "--format", "json"]).output
+    )
+    assert all(row["assumptions"][0] == note for row in rows)
+    # without an override nothing is said
+    plain = runner.invoke(app, ["gap", "--intra", "nvlink4", "--inter", "ndr"])
+    assert "overrides" not in plain.output
+
+
+def test_gap_on_a_mesh_link_takes_the_mesh_size() -> None:
+    # nvlink4-mesh4 joins 4 GPUs each to each: 8 GPUs a node, a default nobody gave, had been
+    # refused; the node is 4 GPUs and 4 NICs, and says why
+    result = runner.invoke(
+        app, ["gap", "--intra", "nvlink4-mesh4", "--inter", "ndr", "--format", "json"]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert (data["gpus_per_node"], data["nics_per_node"]) == (4, 4)
+    assert (
+        "4 GPUs per node assumed (--gpus-per-node): the most nvlink4-mesh4 joins"
+        in data["assumptions"]
+    )
+    mesh = find_link(load_catalogue(), "nvlink4-mesh4")
+    assert data["intra_GBps"] == pytest.approx(mesh.per_direction_Bps / GB)  # 3 x 150 GB/s
+    # the estimates take the same node
+    result = runner.invoke(
+        app,
+        [
+            "allreduce",
+            "--size",
+            "1GB",
+            "--intra",
+            "nvlink4-mesh4",
+            "--inter",
+            "ndr",
+            "--format",
+            "json",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["ranks"] == 2 * 4
+
+
+def test_links_marks_a_one_way_achievable_rate() -> None:
+    result = runner.invoke(app, ["links", "--kind", "scale-up"], env={"COLUMNS": "100"})
+    assert result.exit_code == 0, result.output
+    mi300x = find_link(load_catalogue(), "xgmi-mi300x")
+    one_way = mi300x.achievable_Bps / GB  # 448 x 0.8 = 358.4
+    both = one_way * mi300x.duplex_efficiency  # x 0.875 = 313.6, the measured 312.9 one-node
+    assert (round(one_way), round(both)) == (358, 314)
+    row = next(
+        line for line in result.output.splitlines() if line.lstrip().startswith("xgmi-mi300x")
+    )
+    assert " 358* " in row
+    text = " ".join(result.output.split())
+    assert "xgmi-mi300x 314" in text
+    assert "achievable x duplex_efficiency" in text
+    # NVLink is full duplex: no mark
+    row = next(line for line in result.output.splitlines() if line.lstrip().startswith("nvlink4 "))
+    assert "*" not in row
+
+
+def test_storage_show_labels_lose_the_unit_their_value_shows() -> None:
+    result = runner.invoke(app, ["storage", "show", "aws-s3"])
+    assert result.exit_code == 0, result.output
+    rows = (re.match(r"  (\S+) {2,}(\S.*)$", line) for line in result.output.splitlines())
+    labels = {m[1]: m[2] for m in rows if m is not None}
+    assert labels["latency"] == "100 ms"  # had read 'latency_s  100 ms'
+    assert labels["per_request"] == "85 MB/s"
+    assert (labels["max_write_part"], labels["min_write_part"]) == ("5 GiB", "5 MiB")
+    # per_s keys keep theirs: their value says requests/s
+    assert not any(key.endswith(("_Bps", "_bytes")) or key == "latency_s" for key in labels)
