@@ -567,3 +567,49 @@ def test_design_show_words_for_one_leaf_one_switch_and_a_large_bisection(
     code, out, _ = run(["check", str(write(tmp_path, "s.yaml", single))], capsys)
     assert code == 0
     assert ": s (1 node x 8 GPUs, dgx-h100; nvlink4)" in out
+
+
+@pytest.mark.parametrize(
+    ("inter", "switch", "node_transceivers"),
+    [
+        # RA-11333-001: four twin-port OSFP cages serve the DGX H100's eight 400G NDR ports
+        ("ndr", "qm9700", 64 * 4),
+        # 8 x 800G NICs are no longer two to a 400G cage: not counted (had been 4 a node)
+        ("roce-800g", "sn5600", None),
+        # nor other NICs than the preset's own
+        ("roce-400g", "sn5600", None),
+    ],
+)
+def test_node_cages_are_the_presets_own_nics_only(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    inter: str,
+    switch: str,
+    node_transceivers: int | None,
+) -> None:
+    text = f"name: n\nnodes: 64\nsystem: dgx-h100\ninter: {inter}\nfabric:\n  switch: {switch}\n"
+    code, out, _ = run(
+        ["design", "show", str(write(tmp_path, "n.yaml", text)), "--format", "json"], capsys
+    )
+    assert code == 0
+    assert json.loads(out)["fabric"]["node_transceivers"] == node_transceivers
+
+
+@pytest.mark.parametrize(
+    ("inter", "switch", "mode"),
+    [
+        # MegaScale (arXiv:2402.15627 section 3.6) splits each Tomahawk 4 400G port into 2 x 200G
+        ("roce-200g", "tomahawk4", "tomahawk4 as 128 x 200 Gb/s ports"),
+        # NVIDIA's SN5000 data interfaces: also 100GbE, at most 256 ports
+        ("roce-100g", "sn5600", "sn5600 as 256 x 100 Gb/s ports"),
+    ],
+)
+def test_split_port_modes_size_a_fabric(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], inter: str, switch: str, mode: str
+) -> None:
+    text = f"name: a\nnodes: 64\nsystem: dgx-h100\ninter: {inter}\nfabric:\n  switch: {switch}\n"
+    code, out, _ = run(["design", "show", str(write(tmp_path, "a.yaml", text))], capsys)
+    assert code == 0
+    assert mode in out
+    # 64 nodes x 8 rails: 8 leaves, one per rail, each 64 down and 64 up; 4 spines of 128 down
+    assert "switches: 8 leaf + 4 spine + 0 core = 12" in out

@@ -56,7 +56,8 @@ def test_vendor_port_counts() -> None:
     ndr = qm9700.mode_for(400 * GB / 8)
     assert (qm9700.cages, ndr.ports, qm9700.ports_per_cage(ndr)) == (32, 64, 2)
     assert qm9700.mode_for(200 * GB / 8).ports == 128
-    assert [m.ports for m in find_switch("sn5600").modes] == [64, 128, 256]
+    # 64 x 800, 128 x 400, 256 x 200 and (a quarter of the capacity) 256 x 100 GbE
+    assert [m.ports for m in find_switch("sn5600").modes] == [64, 128, 256, 256]
     assert find_switch("sn5600").ports_per_cage(find_switch("sn5600").modes[1]) == 2
     # an ASIC has no cages: transceivers are not counted
     th5 = find_switch("tomahawk5")

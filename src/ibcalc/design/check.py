@@ -739,7 +739,10 @@ def _size(
     cages_per_node = None
     if cluster.system is not None:
         known = node_cages().get(cluster.system.id)
-        if known is not None and known.nics == cluster.nics_per_node:
+        # the layout is the preset's own NICs' (two 400G NICs a twin-port cage): 8 x 800G
+        # NICs on a dgx-h100 had been counted 4 cages a node all the same (review BL)
+        own = cluster.inter is not None and cluster.inter.id == cluster.system.inter
+        if known is not None and known.nics == cluster.nics_per_node and own:
             cages_per_node = known.cages
     try:
         sizing = size_fat_tree(
