@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import itertools
+from dataclasses import dataclass
 
 from ibcalc.catalogue.load import load_catalogue
 from ibcalc.cluster.resolve import ClusterSpec, resolve_cluster
@@ -25,10 +26,31 @@ from ibcalc.sweep import sweep, sweep_sizes
 NODES = (1, 2, 4)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--top", type=int, default=10, help="deepest drops to list")
-    args = parser.parse_args()
+@dataclass(frozen=True)
+class Drops:
+    """What the walk finds: sweeps, those whose time falls, and each drop (t_after / t_before,
+    where)."""
+
+    sweeps: int
+    with_drop: int
+    off_switch: int
+    drops: list[tuple[float, str]]
+
+    def counts(self) -> tuple[int, int, int, int, int, int]:
+        """Sweeps, sweeps with a drop, drops, and drops under 10 %, over 30 %, over 50 %."""
+        ratios = [r for r, _ in self.drops]
+        return (
+            self.sweeps,
+            self.with_drop,
+            len(ratios),
+            sum(r > 0.9 for r in ratios),
+            sum(r < 0.7 for r in ratios),
+            sum(r < 0.5 for r in ratios),
+        )
+
+
+def walk() -> Drops:
+    """Every system preset on :data:`NODES` nodes, every collective, 8 B to 8 GiB by 2x."""
     catalogue = load_catalogue()
     sizes = sweep_sizes(8, 8 * 2**30, 2)
     sweeps = with_drop = off_switch = 0
@@ -61,14 +83,19 @@ def main() -> None:
                         )
                     )
                 with_drop += fell
-    ratios = [r for r, _ in drops]
-    print(f"sweeps: {sweeps}; with a time that falls: {with_drop}; drops: {len(drops)}")
-    print(f"drops without an algorithm or protocol switch: {off_switch} (must be 0)")
-    print(
-        f"drops under 10 %: {sum(r > 0.9 for r in ratios)}; over 30 %: "
-        f"{sum(r < 0.7 for r in ratios)}; over 50 %: {sum(r < 0.5 for r in ratios)}"
-    )
-    for ratio, text in sorted(drops)[: args.top]:
+    return Drops(sweeps, with_drop, off_switch, drops)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--top", type=int, default=10, help="deepest drops to list")
+    args = parser.parse_args()
+    found = walk()
+    sweeps, with_drop, count, under10, over30, over50 = found.counts()
+    print(f"sweeps: {sweeps}; with a time that falls: {with_drop}; drops: {count}")
+    print(f"drops without an algorithm or protocol switch: {found.off_switch} (must be 0)")
+    print(f"drops under 10 %: {under10}; over 30 %: {over30}; over 50 %: {over50}")
+    for ratio, text in sorted(found.drops)[: args.top]:
         print(f"  {100 * (1 - ratio):4.1f} %  {text}")
 
 
