@@ -986,17 +986,29 @@ def _collective_findings(
     problems: _Problems,
     pessimistic: bool = False,
     params: CostParams | None = None,
+    estimates: dict[tuple[object, ...], Estimate] | None = None,
 ) -> list[Finding]:
+    """The findings of one collective requirement; ``estimates`` holds the file's estimates by
+    request, so that a request repeated is priced once."""
+    request = (collective, target.size, target.dtype, target.algo)
     try:
-        est = estimate_on(
-            resolved.cluster,
-            collective,
-            target.size,
-            dtype=target.dtype,
-            algorithm=target.algo,
-            params=params,
-            sharp_what_if=False,
-        )
+        est = estimates.get(request) if estimates is not None else None
+        if est is None:
+            est = estimate_on(
+                resolved.cluster,
+                collective,
+                target.size,
+                dtype=target.dtype,
+                algorithm=target.algo,
+                params=params,
+                sharp_what_if=False,
+            )
+            # a finding keeps the estimate it rests on, not the candidates ranked below it
+            # (a file of 10,000 requirements had held 450 MB, and each file's stayed held
+            # until the report: review BN)
+            est = est.model_copy(update={"alternatives": []})
+            if estimates is not None:
+                estimates[request] = est
     except AlgorithmNotApplicableError as exc:
         # its reason may name a setting as a {field} mark: the file's key for it
         text = exc.render(lambda f: resolved.keys.get(f, f))
@@ -1152,6 +1164,7 @@ def evaluate(
     """
     problems = _Problems(doc)
     findings: list[Finding] = []
+    estimates: dict[tuple[object, ...], Estimate] = {}  # one per distinct request in the file
     for index, item in enumerate(resolved.design.requirements):
         loc: Loc = ("requirements", index, item.kind)
         target = item.target
@@ -1166,6 +1179,7 @@ def evaluate(
                 problems=problems,
                 pessimistic=pessimistic,
                 params=params,
+                estimates=estimates,
             )
         elif isinstance(target, GapTarget):
             gap = _gap_finding(resolved, doc, loc, target)

@@ -88,8 +88,9 @@ __all__ = [
 MAX_RADIX = 4096
 #: Most non-compute leaf ports (``fabric.extra_endpoints``).
 MAX_EXTRA_ENDPOINTS = 100_000
-#: Most requirements in one file.
-MAX_REQUIREMENTS = 10_000
+#: Most requirements in one file: a bound on the work (each is an estimate, about 1 ms; 10,000
+#: had taken 8 s a file: review BN), far above what a design states.
+MAX_REQUIREMENTS = 1_000
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
