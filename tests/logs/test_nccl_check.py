@@ -692,6 +692,20 @@ def test_a_collective_flag_the_rows_contradict_is_the_first_finding(catalogue: C
     assert [f for f in same.findings if f.kind == "flag_mismatch"] == []
 
 
+def test_a_dtype_flag_the_rows_contradict_is_the_first_finding(catalogue: Catalogue) -> None:
+    # review BN: sweep 07's rows say float (fp32); checked as int8 it had said so only in an
+    # assumption line, where a contradicting --collective is the first finding, an error
+    path = SWEEPS / "07_allreduce_2node_16xA100-40GB_net-notstated.txt"
+    check = one(path, catalogue, dtype="int8")
+    first = check.findings[0]
+    assert (first.kind, first.severity, first.confidence) == ("flag_mismatch", "error", "high")
+    assert first.cause.startswith("the rows are fp32's, not int8's: the run is checked as int8")
+    assert first.evidence == ["the rows' type column says fp32", "re-run without --dtype"]
+    for same in ("fp32", "float"):  # the log's own type, in either name
+        checked = one(path, catalogue, dtype=same)
+        assert [f for f in checked.findings if f.kind == "flag_mismatch"] == []
+
+
 def test_a_system_with_other_gpus_than_the_log_is_the_first_finding(catalogue: Catalogue) -> None:
     # the MI355X sweep ('AMD Radeon Graphics') checked as a DGX H100
     check = one(

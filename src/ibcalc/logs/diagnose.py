@@ -120,7 +120,26 @@ def _conditional(finding: Finding) -> Finding:
 def _contradicted(ctx: RunContext) -> list[Finding]:
     """A collective or system that the log itself contradicts: every comparison below is then
     against the wrong expectation, and the bandwidth causes it finds are the flag's doing."""
-    return _wrong_collective(ctx) + _wrong_system(ctx)
+    return _wrong_collective(ctx) + _wrong_dtype(ctx) + _wrong_system(ctx)
+
+
+def _wrong_dtype(ctx: RunContext) -> list[Finding]:
+    """An element type the rows' type column contradicts (``--dtype`` is for a log that does
+    not say: one that does had been checked as the flag's with an assumption line only, where a
+    contradicting ``--collective`` or ``--system`` is an error: review BN)."""
+    logged = ctx.run.dtype
+    if logged is None or ctx.dtype is None or logged == ctx.dtype:
+        return []
+    return [
+        Finding(
+            kind="flag_mismatch",
+            cause=f"the rows are {logged}'s, not {ctx.dtype}'s: the run is checked as "
+            f"{ctx.dtype} (--dtype), so every expectation below is for another element type",
+            confidence="high",
+            severity="error",
+            evidence=[f"the rows' type column says {logged}", "re-run without --dtype"],
+        )
+    ]
 
 
 def _wrong_collective(ctx: RunContext) -> list[Finding]:
