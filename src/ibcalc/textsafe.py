@@ -34,9 +34,12 @@ MAX_ECHO = 200
 # overrides and isolates; the zero-width space and word joiner, which join nothing and hide in
 # a name: "unknown link 'ndr'" had echoed 'ndr' + U+200B; zero-width joiners and non-joiners
 # are left alone: emoji and scripts need them, and they do not move other text), and lone UTF-16
-# surrogates (a file name's undecodable bytes, a "\ud800" escape), which no stream can encode
+# surrogates (a file name's undecodable bytes, a "\ud800" escape), which no stream can encode;
+# and the line and paragraph separators U+2028 and U+2029, which some viewers (CI log pages,
+# editors) break a line at: a design name holding one had faked a report line there (review BN)
 _UNSAFE = re.compile(
-    "[\x00-\x1f\x7f-\x9f\u200b\u200e\u200f\u202a-\u202e\u2060\u2066-\u2069\ufeff\ud800-\udfff]"
+    "[\x00-\x1f\x7f-\x9f\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060\u2066-\u2069\ufeff"
+    "\ud800-\udfff]"
 )
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 

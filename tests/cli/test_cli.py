@@ -729,6 +729,12 @@ ERRORS: list[tuple[str, list[str], list[str]]] = [
         ["allreduce", "--size", "1GB", "--fabric", "ndr\u200b"],
         ["unknown link 'ndr\\u200b' (did you mean ndr"],
     ),
+    # so are the line and paragraph separators, which some viewers break a line at (review BN)
+    (
+        "unknown-system-line-separator",
+        ["allreduce", "--size", "1GB", "--system", "dgx\u2028h100\u2029"],
+        ["unknown system 'dgx\\u2028h100\\u2029'"],
+    ),
     # traffic off its rail crosses at least as often as rail-aligned traffic
     (
         "unaligned-below-aligned",
@@ -1291,6 +1297,13 @@ def test_check_counts_a_file_given_twice_once(
     assert result.stderr.splitlines() == [
         "note: a.yaml is given again; read once",
         f"note: {tmp_path / 'a.yaml'} is the file a.yaml again; read once",
+    ]
+    # one note for each way a file is written, however often (300 copies had printed 299)
+    result = runner.invoke(app, ["check", *["a.yaml"] * 300, *[str(tmp_path / "a.yaml")] * 2])
+    assert result.exit_code == 0
+    assert result.stderr.splitlines() == [
+        "note: a.yaml is given 300 times; read once",
+        f"note: {tmp_path / 'a.yaml'} is the file a.yaml again (2 times); read once",
     ]
 
 
