@@ -87,6 +87,20 @@ def test_link_bidirectional_lane_and_latency_fields() -> None:
     assert link.names == ["test-ndr", "nv4"]
 
 
+def test_a_bidirectional_figure_is_bounded_as_both_directions() -> None:
+    # review BN: 60 TB/s per direction (under the 100 TB/s bound) had been refused its 120 TB/s
+    # bidirectional figure as "out of range ... 100 TB/s per direction"
+    link = Link.model_validate(
+        _link(kind="scale-up", per_direction="60 TB/s", bidirectional="120 TB/s")
+    )
+    assert link.bidirectional_GBps == pytest.approx(120_000)
+    with pytest.raises(ValidationError) as info:
+        Link.model_validate(
+            _link(kind="scale-up", per_direction="60 TB/s", bidirectional="300 TB/s")
+        )
+    assert "allowed 2 MB/s (16 Mb/s) to 200 TB/s, both directions together" in str(info.value)
+
+
 def test_link_json_keys_carry_units() -> None:
     data = Link.model_validate(_link()).model_dump(mode="json")
     assert list(data) == list(Link.json_keys)

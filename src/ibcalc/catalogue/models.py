@@ -95,6 +95,18 @@ _bandwidth = _with_unit(
     "400Gb/s or 50GB/s",
     (MIN_BANDWIDTH_BPS, MAX_BANDWIDTH_BPS, f"{MIN_BANDWIDTH_TEXT} to 100 TB/s per direction"),
 )
+#: A vendor's bidirectional figure: twice the per-direction bound (a link of 60 TB/s per direction
+#: had been refused its 120 TB/s bidirectional figure "per direction": review BN).
+_bidirectional = _with_unit(
+    parse_bandwidth,
+    "bandwidth",
+    "800Gb/s or 100GB/s",
+    (
+        2 * MIN_BANDWIDTH_BPS,
+        2 * MAX_BANDWIDTH_BPS,
+        "2 MB/s (16 Mb/s) to 200 TB/s, both directions together",
+    ),
+)
 _part_size = _with_unit(
     parse_size, "size", "5GiB or 100MB", (MIN_PART_BYTES, MAX_PART_BYTES, "4 KiB to 1 TiB")
 )
@@ -156,6 +168,7 @@ def _no_control(value: Any) -> Any:
 
 
 Bandwidth = Annotated[float, BeforeValidator(_bandwidth)]
+Bidirectional = Annotated[float, BeforeValidator(_bidirectional)]
 PartSize = Annotated[float, BeforeValidator(_part_size)]
 GpuMemory = Annotated[float, BeforeValidator(_gpu_memory)]
 Seconds = Annotated[float, BeforeValidator(_time_up_to(MAX_LINK_LATENCY_S))]
@@ -240,7 +253,7 @@ class Link(NoBoolNumbers, JsonModel):
     generation: str
     scope: Literal["per-gpu", "per-port", "per-link", "per-node", "per-flow"]
     per_direction_Bps: Bandwidth = Field(alias="per_direction", gt=0)
-    bidirectional_Bps: Bandwidth | None = Field(default=None, alias="bidirectional")
+    bidirectional_Bps: Bidirectional | None = Field(default=None, alias="bidirectional")
     links: int | None = Field(default=None, ge=1, le=4096)
     #: On a full switchless mesh, the most GPUs it joins each to each (MI300X: 8, its 7 links
     #: one to each peer; Gaudi: 8, its 21 links 3 to each peer); a node of more GPUs is no one
