@@ -36,9 +36,11 @@ _INPUT_VARIABLES = ("IBCALC_CATALOGUE", "IBCALC_COST_PARAMS")
 def once(files: Iterable[_F]) -> list[_F]:
     """``files`` with each file once (``a.yaml ./a.yaml`` counted one design as two; ``- -``
     read standard input twice, the second time empty), in order; a note on stderr names what
-    was dropped."""
+    was dropped, once for each way it was written (300 copies of one name had printed 299
+    notes: review BN)."""
     seen: dict[str | Path, _F] = {}
     kept: list[_F] = []
+    dropped: dict[tuple[str, str], int] = {}
     for path in files:
         key: str | Path = "-"
         if str(path) != "-":
@@ -47,12 +49,17 @@ def once(files: Iterable[_F]) -> list[_F]:
             except (OSError, RuntimeError):  # a symlink loop: left for the reader to report
                 key = Path(path)
         if key in seen:
-            first, again = printable(str(seen[key]), None), printable(str(path), None)
-            same = "given again" if first == again else f"the file {first} again"
-            say(f"note: {again} is {same}; read once")
+            pair = (printable(str(seen[key]), None), printable(str(path), None))
+            dropped[pair] = dropped.get(pair, 0) + 1
             continue
         seen[key] = path
         kept.append(path)
+    for (first, again), count in dropped.items():
+        if first == again:
+            same = "given again" if count == 1 else f"given {count + 1} times"
+        else:
+            same = f"the file {first} again" + ("" if count == 1 else f" ({count} times)")
+        say(f"note: {again} is {same}; read once")
     return kept
 
 
