@@ -328,9 +328,12 @@ def test_nccl_check_reports_the_dtype_it_is_given_under_ibcalc_s_name() -> None:
         / "benchmarks/data/sweeps/12_allgather_2node_8xH100_ib.txt"
     )
     result = runner.invoke(app, ["nccl-check", str(log), "--dtype", "half", "--format", "json"])
-    assert result.exit_code == 0, result.stderr
-    run = json.loads(result.stdout)["runs"][0]
-    facts = {a["field"]: a["value"] for a in run["assumptions"]}
+    # the log's rows are fp32: the flag contradicts them, an error (review BN), named as fp16
+    assert result.exit_code == 2
+    report = json.loads(result.stdout)
+    (error,) = report["errors"]
+    assert error["message"] == "run 1: the rows are fp32's, not fp16's; re-run without --dtype"
+    facts = {a["field"]: a["value"] for a in report["runs"][0]["assumptions"]}
     assert facts["dtype"] == "fp16"
     assert "half" not in result.stdout
 
