@@ -400,6 +400,16 @@ CASES: list[Case] = [
         setup="fifo",
         env={"IBCALC_CATALOGUE": "{tmp}/fifo.yaml"},
     ),
+    # review BN: a readable file of another kind had not said where it came from
+    C(
+        "design-file-in-env-catalogue",
+        "links",
+        2,
+        "aws-p5-efa.yaml:1:1: a cluster-design file, not a catalogue file (named by "
+        "IBCALC_CATALOGUE)",
+        "a design file in IBCALC_CATALOGUE is named as the variable's",
+        env={"IBCALC_CATALOGUE": "{ex}/aws-p5-efa.yaml"},
+    ),
     C(
         "fifo-cost-params",
         "allreduce -s 1GB --cost-params {tmp}/fifo.yaml",

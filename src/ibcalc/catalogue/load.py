@@ -487,16 +487,17 @@ def load_catalogue(
     storage: dict[str, Storage] = {}
     origins: list[str] = []
     docs: list[tuple[Document, _CatalogueFile]] = [_builtin()] if builtin else []
-    sources: list[Document] = []
     for path in files:
         try:
-            sources.append(load_yaml(path))
+            doc = load_yaml(path)
+            # a file's contents are the variable's too ('a cluster-design file, not a catalogue
+            # file' had not said where the file came from: review BN)
+            docs.append((doc, _parse(doc)))
         except InputFileError as exc:
             if str(path) in from_env:
                 for problem in exc.problems:
                     problem.message += f" (named by {ENV_VAR})"
             raise
-    docs += [(doc, _parse(doc)) for doc in sources]
     origin_of: dict[str, str] = {}  # link id -> the file that defines it last
     for doc, parsed in docs:
         origins.append(doc.path)
