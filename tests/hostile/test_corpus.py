@@ -825,6 +825,14 @@ CASES: list[Case] = [
         "--part-size 1 B: must be at least 4 KiB",
         "a 1-byte object-store part (16e9 requests) is refused, in bytes",
     ),
+    # review BN: a time that rounds to nothing had read '0 ns: must be at least 1 ns'
+    C(
+        "train-backward-time-tiny",
+        "train --model llama3-70b --backward-time 1e-30s",
+        2,
+        "--backward-time 1e-30 s: must be at least 1e-09 s",
+        "a time far below the bound is shown as given, not as 0 ns",
+    ),
     C(
         "nodes-underscore",
         "allreduce -s 1GB -N 1_000",

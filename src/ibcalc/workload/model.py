@@ -91,7 +91,9 @@ class CheckedSpec(NoBoolNumbers):
                     bound = bounds.get(key)
                     if isinstance(bound, int | float):
                         given, limit = show(value), show(bound)
-                        if given == limit:  # rounded into the bound: the exact figures
+                        # rounded into the bound, or to nothing ('--backward-time 1e-30s' had
+                        # read '0 ns: must be at least 1 ns', as if 0 was typed: review BN)
+                        if given == limit or (value and given.startswith("0 ")):
                             given, limit = f"{value:.12g}{unit}", f"{bound:.12g}{unit}"
                         raise WorkloadError(
                             f"{name} {given}: must be {words} {limit}", field=field
