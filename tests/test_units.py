@@ -678,3 +678,24 @@ def test_a_size_or_distance_unit_matched_only_by_unicode_case_folding_is_not_und
         parse_distance(f"8 {kelvin}m")
     assert parse_size("1 KB") == 1000
     assert parse_distance("8 km") == 8000
+
+
+@pytest.mark.parametrize(
+    ("parse", "text", "said"),
+    [
+        # review BN: each had been only 'not understood'
+        (parse_size, "10GiB/s", "'10GiB/s' is a rate, not a size: give bytes without /s"),
+        (parse_size, "400Gb/s", "'400Gb/s' is a rate, not a size"),
+        (parse_bandwidth, "1.6TB", "'1.6TB' is a size, not a rate: a rate ends in /s or ps"),
+        (parse_bandwidth, "2GiB", "'2GiB' is a size, not a rate"),
+        # neither: as before
+        (parse_bandwidth, "100", "'100' is not understood"),
+        (parse_bandwidth, "fast", "'fast' is not understood"),
+    ],
+)
+def test_a_rate_for_a_size_and_a_size_for_a_rate_are_named(
+    parse: Callable[[str], float], text: str, said: str
+) -> None:
+    with pytest.raises(UnitError) as info:
+        parse(text)
+    assert said in str(info.value)

@@ -216,8 +216,12 @@ def parse_size(
         match = _SIZE_RE.match(value)
         # a unit matched only by Unicode case folding (the Kelvin sign as k) is not one
         if match is None or not match["unit"].isascii():
+            # a rate where a size belongs is said to be one (review BN: 'not understood')
+            rate = _BW_RE.match(value) is not None and not value.strip().isdigit()
             raise UnitError(
-                f"{what} {shown(raw)} is not understood (use bytes, e.g. 4096, 1e9, 64MB, 10GiB)"
+                f"{what} {shown(raw)} is "
+                + ("a rate, not a size: give bytes without /s" if rate else "not understood")
+                + " (use bytes, e.g. 4096, 1e9, 64MB, 10GiB)"
             )
         size = _finite_number(match["num"], raw, what, _SIZE_LIMIT)
         unit = match["unit"]
@@ -272,9 +276,13 @@ def parse_bandwidth(value: str | int | float, *, what: str = "bandwidth") -> flo
     else:
         match = _BW_RE.match(value)
         if match is None:
+            # a size where a rate belongs: say so ('1.6TB' had been 'not understood': review BN)
+            sized = _SIZE_RE.match(value)
+            size = sized is not None and bool(sized["unit"])  # '100' is a number, not a size
             raise UnitError(
-                f"{what} {shown(raw)} is not understood "
-                "(write bits as 400Gb/s or 400Gbps, bytes as 50GB/s)"
+                f"{what} {shown(raw)} is "
+                + ("a size, not a rate: a rate ends in /s or ps" if size else "not understood")
+                + " (write bits as 400Gb/s or 400Gbps, bytes as 50GB/s)"
             )
         bw = _finite_number(match["num"], raw, what, _BW_LIMIT)
         unit = match["unit"]
