@@ -941,16 +941,22 @@ def test_catalogue_refuses_gigabits_written_as_gigabytes(tmp_path: Path) -> None
         load_catalogue([path], use_env=False)
 
 
-def test_problem_in_the_builtin_file_is_located_there(tmp_path: Path) -> None:
-    """The built-in file is read without positions (libyaml); a problem found in it, here a
-    built-in system naming a link a user file made scale-up, still gets its file:line:col."""
+def test_a_link_redefined_against_the_builtin_systems_is_one_problem_in_its_file(
+    tmp_path: Path,
+) -> None:
+    """A user file making ndr a scale-up link breaks every built-in system whose inter link it
+    is: one problem at the user file's ``kind``, naming them (review BN: seven problems at
+    lines of data/links.yaml, a path that does not exist where the user stands)."""
     import yaml
 
-    from ibcalc.catalogue.load import BUILTIN_LABEL, builtin_text
+    from ibcalc.catalogue.load import builtin_text
     from ibcalc.yamlio import safe_load
 
     text = builtin_text()
-    ndr = next(link for link in safe_load(text)["links"] if link["id"] == "ndr")
+    data = safe_load(text)
+    ndr = next(link for link in data["links"] if link["id"] == "ndr")
+    users = [s["id"] for s in data["systems"] if s.get("inter") == "ndr"]
+    assert len(users) == 7  # DGX H100 and B200, HGX H200, H800 and H20, GB200 NVL72, ND H100 v5
     user = tmp_path / "ndr_scale_up.yaml"
     user.write_text(
         yaml.safe_dump({"schema": "ibcalc-catalogue/1", "links": [{**ndr, "kind": "scale-up"}]}),
@@ -958,15 +964,17 @@ def test_problem_in_the_builtin_file_is_located_there(tmp_path: Path) -> None:
     )
     with pytest.raises(CatalogueError) as info:
         load_catalogue([user], use_env=False)
-    located = [p for p in info.value.problems if "inter 'ndr' is a scale-up link" in p.message]
-    assert located
-    lines = text.splitlines()
-    for problem in located:
-        assert problem.path == BUILTIN_LABEL
-        assert problem.line is not None
-        assert problem.col is not None
-        # the position is that of the system's `inter:` key naming ndr
-        assert lines[problem.line - 1][problem.col - 1 :].startswith("inter: ndr")
+    (problem,) = info.value.problems
+    assert problem.path == str(user)
+    lines = user.read_text(encoding="utf-8").splitlines()
+    assert problem.line is not None
+    assert problem.col is not None
+    assert lines[problem.line - 1][problem.col - 1 :] == "kind: scale-up"
+    assert problem.message == (
+        "links[0] (ndr): kind scale-up, but 7 built-in systems "
+        f"({', '.join(users[:4])} and 3 more) take it as their inter link, which must be "
+        "scale-out"
+    )
 
 
 def test_clean_load_reads_the_builtin_file_once_without_positions() -> None:

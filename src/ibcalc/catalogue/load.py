@@ -28,6 +28,7 @@ from ibcalc.errors import (
     expect_type,
 )
 from ibcalc.textsafe import printable, shown
+from ibcalc.units import plural
 from ibcalc.yamlio import (
     Document,
     input_paths,
@@ -309,12 +310,21 @@ def _check_pcie_hosts(
     return problems
 
 
+#: Systems of one file that a link redefined in another no longer fits, by (the redefining
+#: file, the link, the file of the systems, the system's field): their ids.
+_Broken = dict[tuple[str, str, str, str], list[str]]
+
+
 def _check_systems(
     doc: Document,
     systems: Sequence[System],
     links: dict[str, Link],
     origin_of: dict[str, str] | None = None,
+    broken: _Broken | None = None,
 ) -> list[ValidationProblem]:
+    """Every system's links exist and have the kind its place takes. A link another file
+    redefined into the wrong kind is collected in ``broken`` (when given), to be reported once
+    in that file (:func:`_broken_problems`)."""
     problems: list[ValidationProblem] = []
     # the kinds a link may have in each place, as the cluster resolver takes them
     kinds_for = {role: LINK_ROLES[role][0] for role in ("intra", "inter", "host_pcie")}
@@ -344,6 +354,9 @@ def _check_systems(
             else:
                 # a link another file redefined: name that file, the one to fix
                 origin = (origin_of or {}).get(link.id, doc.path)
+                if origin != doc.path and broken is not None:
+                    broken.setdefault((origin, link.id, doc.path, field_name), []).append(system.id)
+                    continue
                 by = f" (as {printable(origin, None)} defines it)" if origin != doc.path else ""
                 problems.append(
                     ValidationProblem(
@@ -464,6 +477,39 @@ def _builtin() -> tuple[Document, _CatalogueFile]:
     return doc, _parse(doc)
 
 
+def _broken_problems(
+    docs: Sequence[tuple[Document, _CatalogueFile]], links: dict[str, Link], broken: _Broken
+) -> list[ValidationProblem]:
+    """One problem for each link a file redefined into a kind other files' systems cannot take,
+    at that link's ``kind`` in the redefining file: ``--catalogue`` turning ndr into a
+    scale-up link had been reported seven times at lines of data/links.yaml, a path that does
+    not exist where the user stands (review BN)."""
+    by_path = {doc.path: (doc, parsed) for doc, parsed in docs}
+    problems: list[ValidationProblem] = []
+    for (origin, link_id, systems_path, field_name), ids in broken.items():
+        doc, parsed = by_path[origin]
+        index = next(i for i, link in enumerate(parsed.links) if link.id == link_id)
+        line, col = doc.locate(("links", index, "kind"))
+        kinds = " or ".join(LINK_ROLES[field_name][0])
+        named = ", ".join(ids[:4]) + (f" and {len(ids) - 4} more" if len(ids) > 4 else "")
+        whose = (
+            f"{len(ids)} built-in system{'s' * (len(ids) != 1)}"
+            if systems_path == BUILTIN_LABEL
+            else f"{plural(len(ids), 'system')} of {printable(systems_path, None)}"
+        )
+        problems.append(
+            ValidationProblem(
+                doc.path,
+                line,
+                col,
+                f"links[{index}] ({link_id}): kind {links[link_id].kind}, but {whose} "
+                f"({named}) take{'s' * (len(ids) == 1)} it as their {field_name} link, which "
+                f"must be {kinds}",
+            )
+        )
+    return problems
+
+
 def load_catalogue(
     extra: Iterable[str | Path] | str | Path = (), *, use_env: bool = True, builtin: bool = True
 ) -> Catalogue:
@@ -509,9 +555,11 @@ def load_catalogue(
         for entry in parsed.storage:
             storage[entry.id] = entry
     problems = _check_across_files(docs)
+    broken: _Broken = {}
     for doc, parsed in docs:
-        problems += _check_systems(doc, parsed.systems, links, origin_of)
+        problems += _check_systems(doc, parsed.systems, links, origin_of, broken)
         problems += _check_pcie_hosts(doc, parsed.links, links)
+    problems += _broken_problems(docs, links, broken)
     if problems:
         raise CatalogueError(problems)
     return Catalogue(
