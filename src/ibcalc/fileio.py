@@ -36,12 +36,20 @@ __all__ = [
     "OutputTarget",
     "ReadRefused",
     "check_output",
+    "env_paths",
     "read_regular",
     "same_file",
     "signals_raise",
     "write_output",
     "write_text",
 ]
+
+def env_paths(variable: str) -> list[str]:
+    """The files an environment variable lists, separated by ``os.pathsep``; a blank entry
+    names none (``IBCALC_CATALOGUE=' '`` had been read as a file named ' ': 'error:  : no such
+    file', review BN)."""
+    return [p for p in os.environ.get(variable, "").split(os.pathsep) if p.strip()]
+
 
 #: Directories whose entries are views of open files or devices (``/dev/stdout``,
 #: ``/proc/self/fd/1``): written directly, never replaced.

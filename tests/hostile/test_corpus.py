@@ -400,6 +400,16 @@ CASES: list[Case] = [
         setup="fifo",
         env={"IBCALC_CATALOGUE": "{tmp}/fifo.yaml"},
     ),
+    # review BN: a blank entry had been read as a file named ' ' ('error:  : no such file')
+    C(
+        "blank-env-catalogue",
+        "links --kind wan",
+        0,
+        "wan-10g",
+        "a blank IBCALC_CATALOGUE names no file",
+        where="out",
+        env={"IBCALC_CATALOGUE": " ", "IBCALC_COST_PARAMS": " " + os.pathsep + " "},
+    ),
     # review BN: a readable file of another kind had not said where it came from
     C(
         "design-file-in-env-catalogue",

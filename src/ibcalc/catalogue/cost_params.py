@@ -39,7 +39,6 @@ cells, a list (``tree_correction``) is replaced whole. ``null`` for
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -48,6 +47,7 @@ import yaml
 
 from ibcalc.engine.params import SCHEMA, CostParams
 from ibcalc.errors import CatalogueError, InputFileError, ValidationProblem
+from ibcalc.fileio import env_paths
 from ibcalc.yamlio import Document, input_paths, load_yaml, safe_load, wrong_kind_problem
 
 __all__ = [
@@ -111,8 +111,8 @@ def load_cost_params(
     ``file:line:col``. ``origins`` of the result lists the files applied, built-in first.
     """
     files: list[tuple[str | Path, bool]] = []
-    if use_env and os.environ.get(ENV_VAR):
-        files.extend((p, True) for p in os.environ[ENV_VAR].split(os.pathsep) if p)
+    if use_env:
+        files.extend((p, True) for p in env_paths(ENV_VAR))
     given = input_paths(paths, argument="paths", each="a cost-parameter file")
     files.extend((p, False) for p in given)
     params = builtin_cost_params()

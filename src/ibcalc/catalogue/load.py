@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import os
 import unicodedata
 from collections.abc import Iterable, Sequence
 from importlib import resources
@@ -27,6 +26,7 @@ from ibcalc.errors import (
     ValidationProblem,
     expect_type,
 )
+from ibcalc.fileio import env_paths
 from ibcalc.textsafe import printable, shown
 from ibcalc.units import plural
 from ibcalc.yamlio import (
@@ -523,8 +523,8 @@ def load_catalogue(
     extra = input_paths(extra, argument="extra", each="a catalogue file")
     files: list[str | Path] = []
     from_env: set[str] = set()
-    if use_env and os.environ.get(ENV_VAR):
-        env_files = [p for p in os.environ[ENV_VAR].split(os.pathsep) if p]
+    if use_env:
+        env_files = env_paths(ENV_VAR)
         files.extend(env_files)
         from_env.update(env_files)
     files.extend(extra)

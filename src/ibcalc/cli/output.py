@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from ibcalc.cli.boundary import say
-from ibcalc.fileio import OutputTarget, check_output, write_text
+from ibcalc.fileio import OutputTarget, check_output, env_paths, write_text
 from ibcalc.textsafe import printable
 
 __all__ = ["StdoutError", "emit", "guarded_stdout", "once", "output_target", "run_inputs"]
@@ -77,7 +77,7 @@ def run_inputs(
         else:
             files.extend(os.fspath(item) for item in group)
     for variable in _INPUT_VARIABLES:
-        files.extend(p for p in os.environ.get(variable, "").split(os.pathsep) if p)
+        files.extend(env_paths(variable))
     return [f for f in files if f != "-"]
 
 
