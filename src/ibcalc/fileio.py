@@ -44,6 +44,7 @@ __all__ = [
     "write_text",
 ]
 
+
 def env_paths(variable: str) -> list[str]:
     """The files an environment variable lists, separated by ``os.pathsep``; a blank entry
     names none (``IBCALC_CATALOGUE=' '`` had been read as a file named ' ': 'error:  : no such
