@@ -1306,26 +1306,19 @@ def test_a_unit_row_nccl_tests_does_not_print_is_noted() -> None:
     assert has_note(edited, f"the unit row at line {unit_line} reads (ms), units nccl-tests does")
 
 
-def test_a_device_list_is_read_up_to_its_bound() -> None:
-    """Review BN: 600,000 '# Rank' lines (56 MB, under the 64 MiB cap) had taken 4 s and
-    400 MB; past 131,072 ranks the list reads as elided."""
-    from ibcalc.logs.parse import _MAX_DEVICES
-
+def test_a_long_device_list_is_read_whole() -> None:
+    """A device list of 131,080 ranks (8 a host) is 131,080 ranks on 16,385 hosts: cutting the
+    list at 131,072 to bound the work had left the run priced as 2 x 8 GPUs (review BP), so
+    the list is read whole, each host's and GPU's name held once."""
     published = (FIXTURES / "06_allreduce_2node_16xH100_gcp_a3mega.txt").read_text()
     head, rest = published.split("# Using devices\n", 1)
     table = "".join(line for line in rest.splitlines(True) if "Rank " not in line)
-
-    def log(ranks: int) -> str:
-        lines = "".join(
-            f"#  Rank {i:6d} Group  0 Pid {i:6d} on host{i // 8} device  {i % 8} [0000:04:00] "
-            "NVIDIA H100 80GB HBM3\n"
-            for i in range(ranks)
-        )
-        return f"{head}# Using devices\n{lines}{table}"
-
-    assert _MAX_DEVICES == 2**17
-    (run,) = parse_log(log(_MAX_DEVICES), source="t").runs
-    assert (run.devices_listed, run.ranks_per_node, len(run.hosts)) == (_MAX_DEVICES, 8, 2**14)
-    (run,) = parse_log(log(_MAX_DEVICES + 3), source="t").runs
-    # read as an elided list: no hosts, no ranks per node
-    assert (run.devices_listed, run.ranks_per_node, run.hosts) == (_MAX_DEVICES, None, [])
+    ranks = 131_080
+    lines = "".join(
+        f"#  Rank {i:6d} Group  0 Pid {i:6d} on host{i // 8} device  {i % 8} [0000:04:00] "
+        "NVIDIA H100 80GB HBM3\n"
+        for i in range(ranks)
+    )
+    (run,) = parse_log(f"{head}# Using devices\n{lines}{table}", source="t").runs
+    assert (run.ranks, run.devices_listed, run.ranks_per_node) == (ranks, ranks, 8)
+    assert (run.nodes, len(run.hosts)) == (ranks // 8, 16_385)

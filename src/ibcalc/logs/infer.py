@@ -170,7 +170,7 @@ def nccl_test_name(raw: str) -> str | None:
     return None
 
 
-@dataclass
+@dataclass(slots=True)
 class Device:
     """One ``# Rank N ... on HOST device D [bus] NAME`` line."""
 

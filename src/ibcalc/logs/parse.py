@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -249,8 +250,6 @@ def _float(tok: str) -> float | None:
 
 #: Most digits of a size or count nccl-tests prints (a 64-bit count has at most 20).
 _MAX_DIGITS = 20
-#: ranks of a device list read (the largest published jobs are some 100,000 GPUs)
-_MAX_DEVICES = 131_072
 
 
 def _int(tok: str) -> int | None:
@@ -792,19 +791,14 @@ class _Reader:
         assert cur is not None
         cur.line_end = lineno if end is None else end
         expected = len(cur.devices)
-        if expected >= _MAX_DEVICES:
-            # a bound on the work: 600,000 '# Rank' lines had taken 4 s and 400 MB (review BN);
-            # the rest are read as an elided list ('device list elided after 131072 ranks')
-            cur.devices_elided = True
-            self.in_devices = True
-            return
         if rank != expected:
             cur.devices_elided = True
+        # one string per host and GPU name, not one per line (600,000 rank lines: review BN)
         cur.devices.append(
             Device(
                 rank=rank,
-                host=m.group(3),
-                name=m.group(4),
+                host=sys.intern(m.group(3)),
+                name=sys.intern(m.group(4)),
                 line=lineno,
                 pid=int(m.group(2)[:12]),
             )
