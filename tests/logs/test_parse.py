@@ -1322,3 +1322,18 @@ def test_a_long_device_list_is_read_whole() -> None:
     (run,) = parse_log(f"{head}# Using devices\n{lines}{table}", source="t").runs
     assert (run.ranks, run.devices_listed, run.ranks_per_node) == (ranks, ranks, 8)
     assert (run.nodes, len(run.hosts)) == (ranks // 8, 16_385)
+
+
+def test_a_long_json_device_list_is_read_whole() -> None:
+    """A JSON log of 100,008 devices (4 a host) and nranks 100,008 is 100,008 ranks: its list
+    had been cut at 100,000 unmarked, and the cut count overruled the file's nranks (review
+    BP)."""
+    data = json.loads((FIXTURES / "synthetic_nested.json").read_text())
+    ranks = 100_008
+    data["devices"] = [
+        {"rank": i, "hostname": f"node-{i // 4}", "device": i % 4, "name": "NVIDIA H100"}
+        for i in range(ranks)
+    ]
+    data["nranks"] = ranks
+    (run,) = parse_log(json.dumps(data), source="big.json").runs
+    assert (run.ranks, run.ranks_per_node, run.nodes) == (ranks, 4, ranks // 4)

@@ -248,7 +248,9 @@ def _meta(facts: RunFacts, meta: dict[str, Any]) -> None:
         facts.explicit_ranks = _whole(ranks)
     devices = _get(merged, ("devices", "gpus", "ranks"))
     if isinstance(devices, list):
-        for i, dev in enumerate(devices[:100000]):
+        # every entry, as the text reader reads every 'Rank' line (the file's size bounds them):
+        # a list cut at 100,000 had overruled the file's own nranks of 100,008 (review BP)
+        for i, dev in enumerate(devices):
             if not isinstance(dev, dict):
                 continue
             d = _keys(dev)
