@@ -1012,6 +1012,24 @@ def test_tp_across_nodes_warns_with_the_slowdown(builtin_catalogue: Catalogue) -
     assert not any("crosses" in w for w in ok.warnings)
 
 
+def test_tp_past_a_switchless_mesh_is_priced_without_a_domain_to_compare(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """Review BO: tp 8 on 4-GPU Snellius nodes (a 4-GPU NVLink mesh) had been refused as
+    '--gpus-per-node 8: nvlink4-mesh4 is a switchless mesh ...', the what-if of an 8-GPU mesh
+    leaking out as the user's error; the run is priced and the warning says no such domain
+    exists."""
+    result = _run(builtin_catalogue, ClusterSpec(system="snellius-h100", nodes=8), tp=8, dp=4)
+    (warning,) = (w for w in result.warnings if "crosses the 4-GPU scale-up domain" in w)
+    tp = sum(p.time_s * p.count for p in result.phases if p.name.startswith("tp"))
+    assert tp > 0
+    assert "every TP collective goes over scale-out" in warning
+    assert (
+        "(nvlink4-mesh4 is a switchless mesh of at most 4 GPUs, so no 8-GPU domain of it exists "
+        "to compare with); {compare} weighs a tp that fits the domain" in warning
+    )
+
+
 def test_dp_across_two_sites_on_10g_is_impractical_and_compression_helps(
     builtin_catalogue: Catalogue,
 ) -> None:

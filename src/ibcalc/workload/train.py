@@ -1419,6 +1419,18 @@ def _tp_warning(b: _Builder, phase: Phase, size: float) -> None:
             f"goes over {phase.tier}, {format_time(total)} per step"
         )
         return
+    mesh = b.cluster.intra.mesh_gpus
+    if mesh is not None and par.tp > mesh:
+        # a switchless mesh joins no more GPUs than its own count: there is no domain of tp
+        # GPUs to compare with (the what-if had been refused as '--gpus-per-node 8', a flag
+        # nobody gave, and the run with it: review BO)
+        b.warnings.append(
+            f"tp {par.tp} crosses the {domain}-GPU scale-up domain: every TP collective goes "
+            f"over {phase.tier}, {format_time(total)} per step ({b.cluster.intra.id} is a "
+            f"switchless mesh of at most {mesh} GPUs, so no {par.tp}-GPU domain of it exists "
+            "to compare with); {compare} weighs a tp that fits the domain"
+        )
+        return
     key = (par.tp, phase.collective)
     plan = b.shared.inside.get(key)
     if plan is None:
