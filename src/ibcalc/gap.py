@@ -74,7 +74,7 @@ from ibcalc.errors import ClusterError, expect_type
 from ibcalc.facade import estimate
 from ibcalc.jsonmodel import JsonModel
 from ibcalc.textsafe import shown
-from ibcalc.units import GB, format_size, parse_size, plural
+from ibcalc.units import GB, fixed, format_size, parse_size, plural
 from ibcalc.yamlio import load_yaml, validate
 
 __all__ = [
@@ -626,9 +626,9 @@ def gap(
         # the table's achievable rate is one direction's; a collective sends both ways at once
         notes.append(
             f"{up.id} moves {tier.duplex_efficiency:g} of its rate each way when both directions "
-            f"are busy (duplex_efficiency): {tier.bw_Bps * tier.duplex_efficiency / GB:.0f} GB/s "
-            f"per GPU in the one-node collectives below, against {tier.bw_Bps / GB:.0f} GB/s "
-            "one way"
+            "are busy (duplex_efficiency): "
+            f"{fixed(tier.bw_Bps * tier.duplex_efficiency / GB, 0)} GB/s per GPU in the one-node "
+            f"collectives below, against {fixed(tier.bw_Bps / GB, 0)} GB/s one way"
         )
 
     nic_line = out.per_direction_Bps
@@ -638,10 +638,10 @@ def gap(
         nic_achievable = host.achievable_Bps
         capped_by = host.id
         notes.append(
-            f"each {out.id} NIC ({nic_line / GB:g} GB/s line, {out.achievable_Bps / GB:.1f} "
+            f"each {out.id} NIC ({nic_line / GB:g} GB/s line, {fixed(out.achievable_Bps / GB, 1)} "
             f"GB/s achievable) is capped by "
             + (f"{host.id}, {bus_note}," if bus_note else f"its {host.id} host link")
-            + f" at {host.achievable_Bps / GB:.1f} GB/s achievable"
+            + f" at {fixed(host.achievable_Bps / GB, 1)} GB/s achievable"
         )
     fed = (
         gpu_fed_nic_Bps(nic_achievable, host, nics_per_node, gpus_per_node)
@@ -660,8 +660,8 @@ def gap(
         capped_by = host.id
         notes.append(
             f"{nics_per_node} {out.id} NICs for {gpus_per_node} GPUs exceed what each GPU's "
-            f"{host.id} link can feed ({host.achievable_Bps / GB:.1f} GB/s achievable): each NIC "
-            f"gets {nic_achievable / GB:.1f} GB/s"
+            f"{host.id} link can feed ({fixed(host.achievable_Bps / GB, 1)} GB/s achievable): "
+            f"each NIC gets {fixed(nic_achievable / GB, 1)} GB/s"
         )
     if out.scope not in ("per-port", "per-link"):
         notes.append(f"{out.id} is a {out.scope} figure; it is counted once per NIC here")

@@ -33,6 +33,7 @@ __all__ = [
     "UNSIGNED_NUMBER",
     "GiB",
     "as_float",
+    "fixed",
     "format_bandwidth",
     "format_count",
     "format_memory",
@@ -431,17 +432,31 @@ def _scaled(
     return None
 
 
+def fixed(value: float, decimals: int) -> str:
+    """``value`` with ``decimals`` digits after the point, a half rounded up (away from zero) as
+    a reader rounds it: Gaudi 2's 21 x 12.5 = 262.5 GB/s is ``263`` and EFA v2's 11.25 GB/s
+    ``11.3``, where a binary float's own rounding takes an exact tie to even (``262``, ``11.2``;
+    review BL, and review BO found one table rounding so and the rest not)."""
+    from decimal import ROUND_HALF_UP, Decimal  # (here: not an import of every start-up)
+
+    if not math.isfinite(value) or abs(value) >= 1e15:
+        return f"{value:.{decimals}f}"
+    # (float(): a numpy float64 prints its type in repr, which Decimal refuses)
+    exact = Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP)
+    return f"{exact:f}"
+
+
 def format_bandwidth(bw_Bps: float) -> str:
     """Format a bandwidth in GB/s (10^9 bytes per second), the nccl-tests unit."""
     gbs = bw_Bps / GB
     # each unit and precision picked after rounding: 99.97 GB/s is 100 GB/s, not 100.0;
     # 999.7 MB/s is 1.00 GB/s, not 1000 MB/s
     if gbs >= 99.95:
-        return f"{gbs:.0f} GB/s"
+        return f"{fixed(gbs, 0)} GB/s"
     if gbs >= 9.995:
-        return f"{gbs:.1f} GB/s"
+        return f"{fixed(gbs, 1)} GB/s"
     if gbs >= 0.9995:
-        return f"{gbs:.2f} GB/s"
+        return f"{fixed(gbs, 2)} GB/s"
     if bw_Bps / MB >= 0.9995 or bw_Bps <= 0:
         return f"{format_number(bw_Bps / MB)} MB/s"
     # below 1 MB/s in kB/s (a 1 kB/s target had read ">= 0.001 MB/s")
@@ -464,8 +479,8 @@ def format_number(value: float) -> str:
     integer digits."""
     if value != value or value in (math.inf, -math.inf):
         return str(value)
-    if abs(value) >= 100:
-        return f"{value:.0f}"
+    if abs(value) >= 99.95:
+        return fixed(value, 0)
     if abs(value) < 1e-12:
         return "0"  # below any rate or time this tool prints: no false digits
     if abs(value) < 1e-3:
@@ -475,7 +490,12 @@ def format_number(value: float) -> str:
         if abs(float(text)) < 1e-3:
             return text
         value = float(text)  # rounded up to a thousandth: print it as one
-    return f"{value:.3g}"
+    # three significant digits, a half up, without trailing zeros (as %.3g writes them)
+    digits = 2 - math.floor(math.log10(abs(value)))
+    text = fixed(value, digits)
+    if abs(float(text)) >= 10 ** (2 - digits + 1):  # carried into a new digit (9.995 -> 10.0)
+        text = fixed(value, digits - 1)
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 #: Times below this print in ns (0.1 us after rounding to three digits): a 1 ns target had read

@@ -217,3 +217,26 @@ def test_storage_show_labels_lose_the_unit_their_value_shows() -> None:
     assert (labels["max_write_part"], labels["min_write_part"]) == ("5 GiB", "5 MiB")
     # per_s keys keep theirs: their value says requests/s
     assert not any(key.endswith(("_Bps", "_bytes")) or key == "latency_s" for key in labels)
+
+
+def test_one_figure_reads_the_same_in_every_command() -> None:
+    """A half rounds up in every table and sentence (review BO: links had read Gaudi 2's 262.5
+    GB/s as 263 and EFA v2's 11.25 GB/s as 11.3, gap and the estimates 262 and 11.2)."""
+    gaudi = find_link(load_catalogue(), "gaudi2-rocev2")
+    efa = find_link(load_catalogue(), "efa-v2")
+    assert (gaudi.per_direction_Bps / GB, efa.achievable_Bps / GB) == (262.5, 11.25)
+    listed = runner.invoke(app, ["links"], env={"COLUMNS": "100"}).output
+    gaudi_row = next(r for r in listed.splitlines() if r.lstrip().startswith("gaudi2-rocev2"))
+    efa_row = next(r for r in listed.splitlines() if r.lstrip().startswith("efa-v2 "))
+    assert " 263 " in gaudi_row
+    assert " 11.3 " in efa_row
+    gap = runner.invoke(app, ["gap", "--intra", "gaudi2-rocev2", "--inter", "roce-100g"]).output
+    assert re.search(r"scale-up \(gaudi2-rocev2\) +263 GB/s", gap)
+    gap = runner.invoke(
+        app, ["gap", "--intra", "nvlink4", "--inter", "efa-v2", "--nics-per-node", "8"]
+    ).output
+    assert re.search(r"scale-out \(efa-v2\) +12\.5 GB/s +11\.3 GB/s", gap)
+    ring = runner.invoke(
+        app, ["allreduce", "--system", "aws-p5", "--size", "8G", "--algo", "ring"]
+    ).output
+    assert "32 x efa-v2 per node (11.3 GB/s achievable each)" in ring

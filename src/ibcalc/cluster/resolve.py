@@ -21,7 +21,7 @@ from ibcalc.engine.algorithms.alltoall import torus_shape
 from ibcalc.engine.base import Topology
 from ibcalc.engine.types import ScaleOutTier, ScaleUpTier
 from ibcalc.errors import ClusterError, expect_type
-from ibcalc.units import format_bandwidth, format_time, plural
+from ibcalc.units import fixed, format_bandwidth, format_time, plural
 
 __all__ = [
     "CATALOGUE_OVERRIDES_NOTE",
@@ -1169,7 +1169,7 @@ def _build_out(
         notes.append(
             f"each {inter.id} NIC is capped by {host_pcie.id}"
             + (f", {why}," if why else "")
-            + f" at {host_pcie.achievable_Bps / 1e9:.1f} GB/s achievable"
+            + f" at {fixed(host_pcie.achievable_Bps / 1e9, 1)} GB/s achievable"
         )
     fed = gpu_fed_nic_Bps(nic_bw, host_pcie, nics, gpus) if host_pcie is not None else None
     if host_pcie is not None and fed is not None:
@@ -1178,7 +1178,7 @@ def _build_out(
         notes.append(
             f"{nics} NICs for {gpus} GPU{'s' if gpus != 1 else ''} exceed what each GPU's "
             f"{host_pcie.id} link can feed: "
-            f"{gpus} x {host_pcie.achievable_Bps / 1e9:.1f} GB/s achievable across the domain"
+            f"{gpus} x {fixed(host_pcie.achievable_Bps / 1e9, 1)} GB/s achievable across the domain"
         )
     if host_pcie is None and nics > gpus:
         # nothing says what links a GPU to its NICs: every NIC counts at its full rate

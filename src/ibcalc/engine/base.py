@@ -24,7 +24,7 @@ from ibcalc.engine.types import (
     ScaleUpTier,
     Term,
 )
-from ibcalc.units import format_number, format_size, format_time, plural
+from ibcalc.units import fixed, format_number, format_size, format_time, plural
 
 #: How a collective's network bytes spread over peers: to neighbours (ring, tree, SHARP
 #: tree, send/recv) or to every peer (all-to-all, recursive halving-doubling, PAT).
@@ -719,7 +719,7 @@ def network_words(topo: Topology, traffic: Traffic, *, inside: bool = False) -> 
     out = topo.out
     limits = []
     if out is not None and out.nic_cap is not None:
-        limits.append(f"each NIC capped by {out.nic_cap} at {out.nic_bw_Bps / 1e9:.1f} GB/s")
+        limits.append(f"each NIC capped by {out.nic_cap} at {fixed(out.nic_bw_Bps / 1e9, 1)} GB/s")
     contention = topo.contention(traffic)
     if contention > 1:
         limits.append(f"leaf uplinks x{contention:.3g} slower")

@@ -43,7 +43,7 @@ from ibcalc.logs.results import (
     pct,
     size_span,
 )
-from ibcalc.units import GB, plural
+from ibcalc.units import GB, fixed, plural
 
 __all__ = [
     "LATE_RAMP",
@@ -808,8 +808,8 @@ def _rate_finding(
         evidence.append(
             f"the rows fit a network of {nic_GBps:.2f} GB/s per NIC ({nics} per node: "
             f"{nic_GBps * nics:.1f} GB/s per node) where the catalogue gives "
-            f"{link.achievable_Bps / GB:.1f} GB/s per NIC (the fit within {pct(error)} of the "
-            "rows, median)"
+            f"{fixed(link.achievable_Bps / GB, 1)} GB/s per NIC (the fit within {pct(error)} of "
+            "the rows, median)"
         )
         evidence += ctx.env_evidence()
         short = ctx.env.port_shortfall
@@ -859,14 +859,14 @@ def _rate_finding(
             cause = (
                 f"the scale-up fabric delivers {pct(value / current)} of the rate the model "
                 f"expects ({per_gpu:.0f} GB/s per GPU instead of "
-                f"{link.achievable_Bps / GB:.0f}): below the catalogue's figure, not broken "
+                f"{fixed(link.achievable_Bps / GB, 0)}): below the catalogue's figure, not broken "
                 "(fewer channels, clocks, GPUs on different sockets, one process driving "
                 "several GPUs)"
             )
         else:
             cause = (
                 f"the scale-up fabric delivers {pct(value / current)} of the expected rate "
-                f"({per_gpu:.0f} GB/s per GPU instead of {link.achievable_Bps / GB:.0f}): "
+                f"({per_gpu:.0f} GB/s per GPU instead of {fixed(link.achievable_Bps / GB, 0)}): "
                 "links down or degraded, or traffic through the host"
             )
         evidence.append(

@@ -38,6 +38,7 @@ from ibcalc.render.stream import (
 from ibcalc.render.words import LINK_KEYS, links_words
 from ibcalc.units import (
     GB,
+    fixed,
     format_bandwidth,
     format_number,
     format_ratio,
@@ -993,18 +994,14 @@ def _gbps(value_GBps: float) -> str:
     a half rounded up as a reader rounds it (Gaudi 2's 21 x 12.5 = 262.5 GB/s had read
     ``262`` where ``links show`` says 262.5, 0.5625 ``0.562`` but 0.1125 ``0.113``: review BL;
     binary floats round a tie to even)."""
-    from decimal import ROUND_HALF_UP, Decimal
-
-    if not math.isfinite(value_GBps) or value_GBps <= 0:
-        return f"{value_GBps:.3g}"
-    exact = Decimal(repr(value_GBps))
-    rounded = exact
-    for _ in range(2):  # again where rounding carried into a new digit (9.995 -> 10.0)
-        places = max(0, 2 - math.floor(math.log10(rounded)))
-        rounded = exact.quantize(Decimal(1).scaleb(-places), ROUND_HALF_UP)
-    text = f"{rounded:f}"
-    # under 1 GB/s without trailing zeros, as %.3g writes it (0.5, 0.113)
-    return text.rstrip("0").rstrip(".") if rounded < 1 else text
+    if not math.isfinite(value_GBps) or not 1e-4 <= value_GBps < 1e15:
+        return f"{value_GBps:.3g}"  # (no catalogue rate is near either end)
+    if value_GBps < 1:
+        return format_number(value_GBps)  # without trailing zeros, as %.3g writes it (0.5)
+    text = fixed(value_GBps, max(0, 2 - math.floor(math.log10(value_GBps))))
+    if float(text) >= 10 ** (math.floor(math.log10(value_GBps)) + 1):  # 9.995 -> 10.0
+        text = fixed(value_GBps, max(0, 1 - math.floor(math.log10(value_GBps))))
+    return text
 
 
 def _nic_count(data: dict[str, Any]) -> str:

@@ -44,7 +44,7 @@ from ibcalc.logs.results import (
 from ibcalc.render.plot import MeasuredPoint, Series, plot_sweep
 from ibcalc.render.stream import PipeConsole, TrimmedStream, env_columns, left_out
 from ibcalc.textsafe import printable
-from ibcalc.units import NS_BELOW_S, plural
+from ibcalc.units import NS_BELOW_S, fixed, plural
 
 __all__ = [
     "CHECK_FORMATS",
@@ -98,12 +98,13 @@ def _us(value: float) -> str:
 
 
 def _gbps(value: float, extra: int = 0) -> str:
-    """A busbw in GB/s to 3 significant figures or whole GB/s, ``extra`` decimals more."""
+    """A busbw in GB/s to 3 significant figures or whole GB/s, ``extra`` decimals more, a half
+    rounded up as everywhere (:func:`~ibcalc.units.fixed`: a measured 182.50 reads 183)."""
     if value >= 100:
-        return f"{value:.{extra}f}"
+        return fixed(value, extra)
     if value >= 1:
-        return f"{value:.{1 + extra}f}"
-    return f"{value:.{3 + extra}f}"
+        return fixed(value, 1 + extra)
+    return fixed(value, 3 + extra)
 
 
 def _busbw_cells(row: RowCheck) -> tuple[str, str]:

@@ -48,7 +48,7 @@ from ibcalc.cluster.spec import MAX_GPUS, MAX_NICS_PER_NODE, ClusterSpec
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import WorkloadError, expect_type
-from ibcalc.units import format_size, plural
+from ibcalc.units import fixed, format_size, plural
 from ibcalc.workload.memory import (
     ServingMemory,
     busiest_candidates,
@@ -153,7 +153,9 @@ def _kv_placement(
     capped = ""
     if cluster.host_pcie is not None and path_Bps > cluster.host_pcie.achievable_Bps:
         path_Bps = cluster.host_pcie.achievable_Bps
-        capped = f", capped by the GPU's {cluster.host_pcie.id} link at {path_Bps / 1e9:.1f} GB/s"
+        capped = (
+            f", capped by the GPU's {cluster.host_pcie.id} link at {fixed(path_Bps / 1e9, 1)} GB/s"
+        )
     sub = inherit(cluster, one, nic_scale=path_Bps / nic_Bps)
     notes = [
         "KV cache sent from the prefill instance to the decode instance: "

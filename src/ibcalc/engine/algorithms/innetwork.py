@@ -53,7 +53,7 @@ from ibcalc.engine.base import (
 )
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
-from ibcalc.units import format_size
+from ibcalc.units import fixed, format_size
 
 __all__ = ["collnet_chain_timing", "collnet_direct_timing", "nvls_timing", "nvls_tree_timing"]
 
@@ -123,7 +123,7 @@ def nvls_timing(
                     detail=net_hop_detail(topo, Algorithm.NVLS, protocol, size_bytes, params),
                 )
             )
-        where = f"NVLink SHARP in the NVSwitch ({bw / 1e9:.0f} GB/s per GPU)"
+        where = f"NVLink SHARP in the NVSwitch ({fixed(bw / 1e9, 0)} GB/s per GPU)"
         if all_reduce:
             if net_t > intra_t:
                 where = "network into the SHARP switch tree"
@@ -197,8 +197,8 @@ def nvls_tree_timing(
         where = (
             # design show and gap print NVLS alone (309 GB/s on H100): the headline says why
             # this is less
-            f"NVLink SHARP in the NVSwitch ({bw * factor / 1e9:.0f} GB/s per GPU, "
-            f"{factor:g} x its {bw / 1e9:.0f} GB/s alone)"
+            f"NVLink SHARP in the NVSwitch ({fixed(bw * factor / 1e9, 0)} GB/s per GPU, "
+            f"{factor:g} x its {fixed(bw / 1e9, 0)} GB/s alone)"
             if intra_t >= max(net_t, wan_t)
             else "WAN between sites"
             if wan_t > net_t

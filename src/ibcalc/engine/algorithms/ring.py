@@ -59,7 +59,7 @@ from ibcalc.engine.pipeline import (
     trimmed_text,
 )
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
-from ibcalc.units import format_number, format_size
+from ibcalc.units import fixed, format_number, format_size
 
 __all__ = ["ring_bandwidth", "ring_timing"]
 
@@ -92,7 +92,7 @@ def _ring_where(limit: str, bw: float, topo: Topology, *, duplex: bool = True) -
         assert topo.wan is not None
         return (
             f"WAN: {topo.wan.nics_per_domain} x {topo.wan.link_id} per site "
-            f"({bw / 1e9:.2f} GB/s usable)"
+            f"({fixed(bw / 1e9, 2)} GB/s usable)"
         )
     if limit == "net":
         assert topo.out is not None
@@ -104,7 +104,7 @@ def _ring_where(limit: str, bw: float, topo: Topology, *, duplex: bool = True) -
         capped = f", capped by {topo.out.nic_cap}" if topo.out.nic_cap is not None else ""
         return (
             f"network: {topo.out.nics_per_domain} x {topo.out.link_id} per {topo.node} "
-            f"({topo.out.nic_bw_Bps / 1e9:.1f} GB/s achievable each{capped}{tapered})"
+            f"({fixed(topo.out.nic_bw_Bps / 1e9, 1)} GB/s achievable each{capped}{tapered})"
         )
     assert topo.up is not None
     both_ways = ""
