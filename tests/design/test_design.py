@@ -570,24 +570,30 @@ def test_design_show_words_for_one_leaf_one_switch_and_a_large_bisection(
 
 
 @pytest.mark.parametrize(
-    ("inter", "switch", "node_transceivers"),
+    ("system", "inter", "switch", "node_transceivers"),
     [
         # RA-11333-001: four twin-port OSFP cages serve the DGX H100's eight 400G NDR ports
-        ("ndr", "qm9700", 64 * 4),
+        ("dgx-h100", "ndr", "qm9700", 64 * 4),
+        ("DGX-H100", "ib-ndr", "qm9700", 64 * 4),  # the id in any case, the link by an alias
+        ("dgx-b200", "ndr", "qm9700", 64 * 4),
         # 8 x 800G NICs are no longer two to a 400G cage: not counted (had been 4 a node)
-        ("roce-800g", "sn5600", None),
-        # nor other NICs than the preset's own
-        ("roce-400g", "sn5600", None),
+        ("dgx-h100", "roce-800g", "sn5600", None),
+        # nor other NICs than the ones the source states
+        ("dgx-h100", "roce-400g", "sn5600", None),
+        # nor another maker's HGX server, named by an alias of the DGX preset (review BO)
+        ("hgx-h100", "ndr", "qm9700", None),
+        ("hgx-b200", "ndr", "qm9700", None),
     ],
 )
 def test_node_cages_are_the_presets_own_nics_only(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
+    system: str,
     inter: str,
     switch: str,
     node_transceivers: int | None,
 ) -> None:
-    text = f"name: n\nnodes: 64\nsystem: dgx-h100\ninter: {inter}\nfabric:\n  switch: {switch}\n"
+    text = f"name: n\nnodes: 64\nsystem: {system}\ninter: {inter}\nfabric:\n  switch: {switch}\n"
     code, out, _ = run(
         ["design", "show", str(write(tmp_path, "n.yaml", text)), "--format", "json"], capsys
     )
@@ -596,20 +602,34 @@ def test_node_cages_are_the_presets_own_nics_only(
 
 
 @pytest.mark.parametrize(
-    ("inter", "switch", "mode"),
+    ("inter", "switch", "mode", "figures"),
     [
-        # MegaScale (arXiv:2402.15627 section 3.6) splits each Tomahawk 4 400G port into 2 x 200G
-        ("roce-200g", "tomahawk4", "tomahawk4 as 128 x 200 Gb/s ports"),
-        # NVIDIA's SN5000 data interfaces: also 100GbE, at most 256 ports
-        ("roce-100g", "sn5600", "sn5600 as 256 x 100 Gb/s ports"),
+        # MegaScale (arXiv:2402.15627 section 3.6) splits each Tomahawk 4 400G port into 2 x
+        # 200G: 128 ports, a leaf 64 down and 64 up; 64 nodes x 8 rails fill one SU of 64 nodes,
+        # one leaf a rail, and 512 uplinks need 4 spines of 128; 512 + 512 cables; an ASIC has
+        # no cages, so no transceivers are counted
+        ("roce-200g", "tomahawk4", "tomahawk4 as 128 x 200 Gb/s ports", (64, 64, 512, 512, None)),
+        # NVIDIA's SN5000 data interfaces: also 100GbE, 256 ports (four a cage): a leaf 128 down
+        # and 128 up, an SU of 128 nodes half used, whose 8 leaves keep all 1,024 uplinks, on 4
+        # spines of 256; cages: 8 leaves x (64 + 128) / 4 + 4 spines x 256 / 4 = 384 + 256
+        ("roce-100g", "sn5600", "sn5600 as 256 x 100 Gb/s ports", (128, 128, 512, 1024, 640)),
     ],
 )
 def test_split_port_modes_size_a_fabric(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], inter: str, switch: str, mode: str
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    inter: str,
+    switch: str,
+    mode: str,
+    figures: tuple[int, int, int, int, int | None],
 ) -> None:
     text = f"name: a\nnodes: 64\nsystem: dgx-h100\ninter: {inter}\nfabric:\n  switch: {switch}\n"
-    code, out, _ = run(["design", "show", str(write(tmp_path, "a.yaml", text))], capsys)
+    path = write(tmp_path, "a.yaml", text)
+    code, out, _ = run(["design", "show", str(path)], capsys)
     assert code == 0
     assert mode in out
-    # 64 nodes x 8 rails: 8 leaves, one per rail, each 64 down and 64 up; 4 spines of 128 down
     assert "switches: 8 leaf + 4 spine + 0 core = 12" in out
+    code, out, _ = run(["design", "show", str(path), "--format", "json"], capsys)
+    fabric = json.loads(out)["fabric"]
+    keys = ("su_nodes", "leaf_down_ports", "node_leaf_cables", "leaf_spine_cables")
+    assert tuple(fabric[k] for k in (*keys, "switch_transceivers")) == figures

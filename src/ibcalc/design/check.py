@@ -739,10 +739,18 @@ def _size(
     cages_per_node = None
     if cluster.system is not None:
         known = node_cages().get(cluster.system.id)
-        # the layout is the preset's own NICs' (two 400G NICs a twin-port cage): 8 x 800G
-        # NICs on a dgx-h100 had been counted 4 cages a node all the same (review BL)
-        own = cluster.inter is not None and cluster.inter.id == cluster.system.inter
-        if known is not None and known.nics == cluster.nics_per_node and own:
+        # the layout its source states: that system named by its id (an HGX board of another
+        # maker, named by an alias, has its own NIC cards: review BO) and the NICs the cages
+        # hold (two 400G NDR NICs a twin-port cage: 8 x 800G NICs on a dgx-h100, or a
+        # catalogue giving dgx-h100 XDR, had been counted 4 cages a node: reviews BL, BO)
+        named = (design.system or "").strip().lower() == cluster.system.id
+        if (
+            known is not None
+            and named
+            and known.nics == cluster.nics_per_node
+            and cluster.inter is not None
+            and cluster.inter.id == known.nic_link
+        ):
             cages_per_node = known.cages
     try:
         sizing = size_fat_tree(

@@ -151,6 +151,8 @@ class NodeCages(BaseModel):
     system: _Identifier
     cages: int = Field(ge=1, le=1024)
     nics: int = Field(ge=1, le=1024)
+    #: the link of the NICs the cages hold, as the source states it (the layout is theirs)
+    nic_link: _Identifier
     sources: _Sources
     confidence: Confidence
     notes: str | None = None
