@@ -706,6 +706,37 @@ def test_a_dtype_flag_the_rows_contradict_is_the_first_finding(catalogue: Catalo
         assert [f for f in checked.findings if f.kind == "flag_mismatch"] == []
 
 
+def test_a_dtype_flag_the_rows_hold_is_no_contradiction(
+    catalogue: Catalogue, tmp_path: Path
+) -> None:
+    """Review BP: --dtype fp8 on f8e4m3 rows (priced alike), and --dtype half on a run holding
+    float and half rows (nccl-tests -d all), had been called contradictions (exit 2)."""
+    text = (SWEEPS / "12_allgather_2node_8xH100_ib.txt").read_text()
+    row = re.compile(r"^(\s*)(\d+)(\s+)(\d+)(\s+)float(\s.*)$", re.S)
+    lines = text.splitlines(True)
+    floats = [m for m in map(row.match, lines) if m]
+    assert floats
+    # the same rows as fp8 (four times the count) and, after them, as half (twice)
+    f8 = [
+        f"{m[1]}{m[2]}{m[3]}{int(m[4]) * 4}{m[5]}f8e4m3{m[6]}" if (m := row.match(line)) else line
+        for line in lines
+    ]
+    last = max(i for i, line in enumerate(lines) if row.match(line))
+    half = [f"{m[1]}{m[2]}{m[3]}{int(m[4]) * 2}{m[5]} half{m[6]}" for m in floats]
+    cases = (
+        ("f8.txt", "".join(f8), "fp8"),
+        ("mixed.txt", "".join(lines[: last + 1] + half + lines[last + 1 :]), "fp16"),
+    )
+    for name, body, given in cases:
+        (tmp_path / name).write_text(body)
+        checked = one(tmp_path / name, catalogue, dtype=given)
+        assert [f for f in checked.findings if f.kind == "flag_mismatch"] == []
+    # a type no row holds still is one
+    checked = one(tmp_path / "mixed.txt", catalogue, dtype="int8")
+    (mismatch,) = [f for f in checked.findings if f.kind == "flag_mismatch"]
+    assert mismatch.cause.startswith("the rows are fp32's, not int8's")
+
+
 def test_a_system_with_other_gpus_than_the_log_is_the_first_finding(catalogue: Catalogue) -> None:
     # the MI355X sweep ('AMD Radeon Graphics') checked as a DGX H100
     check = one(
