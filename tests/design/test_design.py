@@ -434,6 +434,24 @@ def test_check_junit_to_file(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert sorted(p.name for p in report.parent.iterdir()) == ["junit.xml"]  # no temp left
 
 
+def test_junit_shows_separators_and_bidi_controls_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review BP: a design name or path holding U+2028, U+2029 or U+202E went out raw in JUnit
+    alone (the text, GitHub and JSON reports show them escaped)."""
+    text = SU_DESIGN.replace("name: su", 'name: "a\\u2028FAKE\\u2029b\\u202ec"', 1)
+    assert text != SU_DESIGN
+    path = write(tmp_path, "x\u2028y.yaml", text)
+    code, out, _ = run(["check", str(path), "--format", "junit"], capsys)
+    assert code == 0
+    assert not set(out) & {"\u2028", "\u2029", "\u202e"}
+    root = ET.fromstring(out)
+    case = root.find(".//testcase")
+    assert case is not None
+    assert case.get("classname") == "ibcalc.a\\u2028FAKE\\u2029b\\u202ec"
+    assert (case.get("file") or "").endswith("x\\u2028y.yaml")
+
+
 def test_output_to_missing_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = write(tmp_path, "su.yaml", SU_DESIGN)
     code, out, err = run(["check", str(path), "-o", str(tmp_path / "no" / "r.txt")], capsys)

@@ -644,7 +644,12 @@ def render_github(outcomes: Sequence[FileOutcome], overrides: Sequence[str] = ()
 
 
 def _xml_text(text: str) -> str:
-    return _XML_INVALID.sub("?", text)
+    """``text`` as JUnit carries it: each line shown escaped as every report shows user text
+    (:func:`~ibcalc.textsafe.printable`: a design name or path holding U+2028 or a bidi
+    override had gone out raw in JUnit alone, review BP), lines kept; what XML cannot hold
+    replaced."""
+    shown = "\n".join(printable(line, None) for line in text.split("\n"))
+    return _XML_INVALID.sub("?", shown)
 
 
 def render_junit(outcomes: Sequence[FileOutcome], overrides: Sequence[str] = ()) -> str:
