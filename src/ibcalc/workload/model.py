@@ -474,9 +474,10 @@ class ModelSpec(CheckedSpec):
 
     def shape_warnings(self) -> list[str]:
         """A parameter count the shape does not hold, by more than a factor of 1.5 either way
-        (2 where the MLP's width is guessed; not said of a mixture of experts whose expert width
-        is not known) (``--params 8B`` on a 70B preset): the tensor- and pipeline-parallel traffic follows
-        the shape, the gradients and weights the count, so the two describe different models.
+        (2 where the MLP's width is guessed; not said of a mixture of experts whose expert
+        width is not known) (``--params 8B`` on a 70B preset): the tensor- and pipeline-parallel
+        traffic follows the shape, the gradients and weights the count, so the two describe
+        different models.
         And on a preset changed field by field (not latent attention), heads whose head size
         spans another width than the hidden size (``--heads 60`` on Llama 3 70B: 7,680 of
         8,192)."""
