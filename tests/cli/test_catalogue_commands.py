@@ -240,3 +240,44 @@ def test_one_figure_reads_the_same_in_every_command() -> None:
         app, ["allreduce", "--system", "aws-p5", "--size", "8G", "--algo", "ring"]
     ).output
     assert "32 x efa-v2 per node (11.3 GB/s achievable each)" in ring
+
+
+def test_one_override_file_given_twice_is_loaded_and_named_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review BO: 'catalogue overrides loaded: s.yaml, s.yaml'."""
+    site, _ = _files(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    args = ["gap", "--intra", "nvlink4", "--inter", "ndr", "--format", "json"]
+    twice = runner.invoke(app, [*args, "--catalogue", "site-links.yaml", "--catalogue", str(site)])
+    assert twice.exit_code == 0, twice.output
+    assert json.loads(twice.output)["assumptions"][0] == (
+        "catalogue overrides loaded: site-links.yaml"
+    )
+    by_env = runner.invoke(
+        app, [*args, "--catalogue", str(site)], env={"IBCALC_CATALOGUE": "site-links.yaml"}
+    )
+    assert json.loads(by_env.output)["assumptions"][0] == (
+        "catalogue overrides loaded: site-links.yaml"
+    )
+
+
+def test_a_problem_across_files_names_the_variable_that_gave_the_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review BP: a system naming no link, checked against the other files after the files are
+    read, had not said its file came from IBCALC_CATALOGUE."""
+    bad = tmp_path / "badsys.yaml"
+    bad.write_text(
+        "schema: ibcalc-catalogue/1\nsystems:\n  - id: my-node\n    name: x\n    gpu: H100\n"
+        "    gpu_arch: hopper\n    gpus_per_node: 8\n    scale_up_domain: 8\n"
+        "    intra: nvlink4\n    inter: nosuchlink\n    nics_per_node: 8\n"
+        "    sources: [x]\n    confidence: low\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("IBCALC_CATALOGUE", str(bad))
+    err = main_error(["links"], capsys)
+    assert err == (
+        f"error: {bad}:10:5: systems[0] (my-node): inter 'nosuchlink' is not a link id "
+        "(named by IBCALC_CATALOGUE)\n"
+    )

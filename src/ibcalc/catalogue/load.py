@@ -528,6 +528,7 @@ def load_catalogue(
         files.extend(env_files)
         from_env.update(env_files)
     files.extend(extra)
+    files = _once(files)
     links: dict[str, Link] = {}
     systems: dict[str, System] = {}
     storage: dict[str, Storage] = {}
@@ -560,6 +561,10 @@ def load_catalogue(
         problems += _check_systems(doc, parsed.systems, links, origin_of, broken)
         problems += _check_pcie_hosts(doc, parsed.links, links)
     problems += _broken_problems(docs, links, broken)
+    for problem in problems:
+        # a file's problems with the other files' are the variable's too (review BP)
+        if problem.path in from_env:
+            problem.message += f" (named by {ENV_VAR})"
     if problems:
         raise CatalogueError(problems)
     return Catalogue(
@@ -568,6 +573,23 @@ def load_catalogue(
         origins=origins,
         storage=list(storage.values()),
     )
+
+
+def _once(files: Sequence[str | Path]) -> list[str | Path]:
+    """``files`` with each file once, the first naming kept: one file given twice (as
+    ``--catalogue`` twice, or by ``IBCALC_CATALOGUE`` and ``--catalogue``) had been loaded and
+    named twice ('catalogue overrides loaded: s.yaml, s.yaml': review BO)."""
+    seen: set[Path | str] = set()
+    kept: list[str | Path] = []
+    for path in files:
+        try:
+            key: Path | str = Path(path).resolve()
+        except (OSError, RuntimeError):  # a symlink loop: left for the reader to report
+            key = str(path)
+        if key not in seen:
+            seen.add(key)
+            kept.append(path)
+    return kept
 
 
 def suggest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
