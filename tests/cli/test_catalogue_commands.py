@@ -214,7 +214,8 @@ def test_storage_show_labels_lose_the_unit_their_value_shows() -> None:
     labels = {m[1]: m[2] for m in rows if m is not None}
     assert labels["latency"] == "100 ms"  # had read 'latency_s  100 ms'
     assert labels["per_request"] == "85 MB/s"
-    assert (labels["max_write_part"], labels["min_write_part"]) == ("5 GiB", "5 MiB")
+    assert (labels["max_write_part_size"], labels["min_write_part_size"]) == ("5 GiB", "5 MiB")
+    assert labels["max_write_parts"] == "10,000 parts"
     # per_s keys keep theirs: their value says requests/s
     assert not any(key.endswith(("_Bps", "_bytes")) or key == "latency_s" for key in labels)
 
@@ -281,3 +282,14 @@ def test_a_problem_across_files_names_the_variable_that_gave_the_file(
         f"error: {bad}:10:5: systems[0] (my-node): inter 'nosuchlink' is not a link id "
         "(named by IBCALC_CATALOGUE)\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("dtype", "offered"), [("fp", "fp16"), ("int", "int32"), ("uint", "uint32")]
+)
+def test_a_list_in_its_own_order_keeps_it_in_suggestions(
+    dtype: str, offered: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # review BO: the catalogue's shortest-first rule had reached the element types (fp8 first)
+    err = main_error(["allreduce", "--size", "1GB", "--dtype", dtype], capsys)
+    assert err == f"error: unknown dtype '{dtype}' (did you mean {offered}?)\n"

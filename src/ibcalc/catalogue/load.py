@@ -592,7 +592,9 @@ def _once(files: Sequence[str | Path]) -> list[str | Path]:
     return kept
 
 
-def suggest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
+def suggest(
+    name: str, candidates: Iterable[str], n: int = 3, *, shortest_first: bool = False
+) -> list[str]:
     """Closest names to ``name`` (difflib), for error hints; compatibility forms folded
     (full-width U+FF4E U+FF44 U+FF52 is ``ndr``), and none for an empty name (every name has it:
     ``links show ''`` had suggested nvlink1, nvlink2, nvlink3)."""
@@ -601,13 +603,15 @@ def suggest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
         # one letter is close to too many names ('links show r' had offered xdr, ndr, hdr)
         return []
     pool = list(dict.fromkeys(candidates))
-    # a name that begins another, or is one of its dash-separated words, comes first, the
-    # shortest first ('gb200' is gb200-nvl72's start, and difflib had ranked hgx-b200 above
-    # it; 'h100' had been offered h100-pcie-nvl-pair, h100-pcie-8 and oci-h100 before
-    # dgx-h100, and 'a100' as a link wan100g, efa-100g, wan10g, not nvlink-a100: review BL)
+    # a name that begins another, or is one of its dash-separated words, comes first ('gb200'
+    # is gb200-nvl72's start, and difflib had ranked hgx-b200 above it), in the candidates'
+    # order or, for catalogue names, the shortest first ('h100' had been offered
+    # h100-pcie-nvl-pair, h100-pcie-8 and oci-h100 before dgx-h100, and 'a100' as a link
+    # wan100g, efa-100g, wan10g, not nvlink-a100: review BL; a list in its own order, as the
+    # element types, keeps it: 'fp' is fp16 first, not fp8, review BO)
     word = f"-{key}-"
     held = [c for c in pool if c.startswith(key) or word in f"-{c}-"]
-    starts = sorted(held, key=len)
+    starts = sorted(held, key=len) if shortest_first else held
     close = difflib.get_close_matches(key, pool, n=n, cutoff=0.5)
     if not close and len(key) >= 2:
         # nothing close: a name held in another (a3 in gcp-a3-mega); one letter is held in too
@@ -627,7 +631,7 @@ def _suggest_entries(
     picked: list[str] = []
     seen: set[str] = set()
     key = unicodedata.normalize("NFKC", name).strip().lower()
-    for candidate in suggest(name, owner, n=len(owner)):
+    for candidate in suggest(name, owner, n=len(owner), shortest_first=True):
         entry_id = owner[candidate]
         if entry_id not in seen:
             seen.add(entry_id)

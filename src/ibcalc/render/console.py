@@ -724,7 +724,9 @@ def render_storage(entry: Storage, fmt: str = Format.TABLE, stream: TextIO | Non
         elif key == "latency_s":
             key, value = "latency", format_time(value)
         elif key.endswith("_bytes"):
-            key, value = key.removesuffix("_bytes"), format_size(value)
+            # a size, beside a count of the same name ('max_write_part  5 GiB' had stood over
+            # 'max_write_parts  10,000 parts': review BO)
+            key, value = key.removesuffix("_bytes") + "_size", format_size(value)
         elif key.endswith("_per_s"):
             value = f"{value:,.0f} requests/s"
         elif key == "max_write_parts":
