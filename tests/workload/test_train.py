@@ -19,6 +19,7 @@ from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import ClusterError, WorkloadError
 from ibcalc.facade import estimate
+from ibcalc.units import format_time
 from ibcalc.workload.memory import TIGHT_FRACTION, Recompute, stage_params
 from ibcalc.workload.model import ModelSpec, find_model, model_from
 from ibcalc.workload.placement import place_group
@@ -1023,10 +1024,26 @@ def test_tp_past_a_switchless_mesh_is_priced_without_a_domain_to_compare(
     (warning,) = (w for w in result.warnings if "crosses the 4-GPU scale-up domain" in w)
     tp = sum(p.time_s * p.count for p in result.phases if p.name.startswith("tp"))
     assert tp > 0
-    assert "every TP collective goes over scale-out" in warning
+    assert f"every TP all_reduce goes over scale-out, {format_time(tp)} per step" in warning
     assert (
         "(nvlink4-mesh4 is a switchless mesh of at most 4 GPUs, so no 8-GPU domain of it exists "
         "to compare with); {compare} weighs a tp that fits the domain" in warning
+    )
+    # with sequence parallelism, the all-gathers' and the reduce-scatters' time together (the
+    # all-gathers' alone had been said: review BQ)
+    sp = _run(
+        builtin_catalogue,
+        ClusterSpec(system="snellius-h100", nodes=8),
+        tp=8,
+        dp=4,
+        sequence_parallel=True,
+    )
+    (warning,) = (w for w in sp.warnings if "crosses the 4-GPU scale-up domain" in w)
+    names = [p.name for p in sp.phases if p.name.startswith("tp")]
+    assert names == ["tp-allgather", "tp-reducescatter"]
+    tp = sum(p.time_s * p.count for p in sp.phases if p.name.startswith("tp"))
+    assert f"every TP all_gather and reduce_scatter goes over scale-out, {format_time(tp)}" in (
+        warning
     )
 
 

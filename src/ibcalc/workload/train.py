@@ -801,10 +801,13 @@ def _train_step_in(
                     "GEMM, not credited here)"
                 ],
             )
-            b.add(tp, "tp-reducescatter", Collective.REDUCE_SCATTER, size, dtype=dtype, count=count)
+            second = b.add(
+                tp, "tp-reducescatter", Collective.REDUCE_SCATTER, size, dtype=dtype, count=count
+            )
+            _tp_warning(b, first, size, second)
         else:
             first = b.add(tp, "tp-allreduce", Collective.ALL_REDUCE, size, dtype=dtype, count=count)
-        _tp_warning(b, first, size)
+            _tp_warning(b, first, size)
     if par.cp > 1:
         layers = _per_stage(model.need("layers", "context parallelism"), par.pp, "layers", b.notes)
         kv = model.kv_elements()
@@ -1405,17 +1408,22 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
                 )
 
 
-def _tp_warning(b: _Builder, phase: Phase, size: float) -> None:
-    """Warn when TP leaves the scale-up domain, with the slowdown against staying inside."""
+def _tp_warning(b: _Builder, phase: Phase, size: float, second: Phase | None = None) -> None:
+    """Warn when TP leaves the scale-up domain, with the slowdown against staying inside;
+    ``second`` is sequence parallelism's reduce-scatter beside ``phase``'s all-gathers."""
     par = b.spec.parallel
     domain = b.cluster.topology.m
     if par.tp <= domain:
         return
     assert phase.collective is not None
-    total = phase.time_s * phase.count
+    # every TP collective's time a step: the all-gathers' and the reduce-scatters' with
+    # sequence parallelism (the all-gathers' alone had been said for both: review BQ)
+    both = [phase] if second is None else [phase, second]
+    total = sum(p.time_s * p.count for p in both)
+    names = " and ".join(p.collective.value for p in both if p.collective is not None)
     if b.cluster.intra is None:
         b.warnings.append(
-            f"tp {par.tp} crosses the scale-up domain ({domain} GPU): every TP collective "
+            f"tp {par.tp} crosses the scale-up domain ({domain} GPU): every TP {names} "
             f"goes over {phase.tier}, {format_time(total)} per step"
         )
         return
@@ -1425,7 +1433,7 @@ def _tp_warning(b: _Builder, phase: Phase, size: float) -> None:
         # GPUs to compare with (the what-if had been refused as '--gpus-per-node 8', a flag
         # nobody gave, and the run with it: review BO)
         b.warnings.append(
-            f"tp {par.tp} crosses the {domain}-GPU scale-up domain: every TP collective goes "
+            f"tp {par.tp} crosses the {domain}-GPU scale-up domain: every TP {names} goes "
             f"over {phase.tier}, {format_time(total)} per step ({b.cluster.intra.id} is a "
             f"switchless mesh of at most {mesh} GPUs, so no {par.tp}-GPU domain of it exists "
             "to compare with); {compare} weighs a tp that fits the domain"
