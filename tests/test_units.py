@@ -688,6 +688,13 @@ def test_a_size_or_distance_unit_matched_only_by_unicode_case_folding_is_not_und
         (parse_size, "400Gb/s", "'400Gb/s' is a rate, not a size"),
         (parse_bandwidth, "1.6TB", "'1.6TB' is a size, not a rate: a rate ends in /s or ps"),
         (parse_bandwidth, "2GiB", "'2GiB' is a size, not a rate"),
+        # review BQ: a rate in bits a second ('10Gbps') had been 'an unknown unit', a time given
+        # as a rate 'a size'
+        (parse_size, "10Gbps", "'10Gbps' is a rate, not a size"),
+        (parse_size, "10 Gbps", "'10 Gbps' is a rate, not a size"),
+        (parse_size, "10ms", "'10ms' has an unknown unit 'ms'"),
+        (parse_bandwidth, "10ms", "'10ms' is not understood"),
+        (parse_bandwidth, "400x", "'400x' is not understood"),
         # neither: as before
         (parse_bandwidth, "100", "'100' is not understood"),
         (parse_bandwidth, "fast", "'fast' is not understood"),

@@ -18,6 +18,8 @@ import decimal
 import math
 import numbers
 import re
+from collections.abc import Callable
+from contextvars import ContextVar
 
 from ibcalc.errors import UnitError
 from ibcalc.textsafe import shown
@@ -218,7 +220,7 @@ def parse_size(
         # a unit matched only by Unicode case folding (the Kelvin sign as k) is not one
         if match is None or not match["unit"].isascii():
             # a rate where a size belongs is said to be one (review BN: 'not understood')
-            rate = _BW_RE.match(value) is not None and not value.strip().isdigit()
+            rate = _parses_as(parse_bandwidth, value)
             raise UnitError(
                 f"{what} {shown(raw)} is "
                 + ("a rate, not a size: give bytes without /s" if rate else "not understood")
@@ -240,6 +242,11 @@ def parse_size(
             )
         factor = _SIZE_FACTORS.get(unit.lower())
         if factor is None:
+            if _parses_as(parse_bandwidth, value):  # '10Gbps' (review BQ)
+                raise UnitError(
+                    f"{what} {shown(raw)} is a rate, not a size: give bytes without /s or ps "
+                    "(use bytes, e.g. 4096, 1e9, 64MB, 10GiB)"
+                )
             raise UnitError(
                 f"{what} {shown(raw)} has an unknown unit {shown(unit)} "
                 "(use B, KB, MB, GB, TB, PB or KiB, MiB, GiB, TiB, PiB)"
@@ -278,8 +285,9 @@ def parse_bandwidth(value: str | int | float, *, what: str = "bandwidth") -> flo
         match = _BW_RE.match(value)
         if match is None:
             # a size where a rate belongs: say so ('1.6TB' had been 'not understood': review BN)
+            # a size has a unit of bytes ('100' is a number, '10ms' a time: review BQ)
             sized = _SIZE_RE.match(value)
-            size = sized is not None and bool(sized["unit"])  # '100' is a number, not a size
+            size = sized is not None and bool(sized["unit"]) and _parses_as(parse_size, value)
             raise UnitError(
                 f"{what} {shown(raw)} is "
                 + ("a size, not a rate: a rate ends in /s or ps" if size else "not understood")
@@ -319,6 +327,25 @@ def parse_bandwidth(value: str | int | float, *, what: str = "bandwidth") -> flo
     if bw > MAX_BANDWIDTH_BPS:
         raise UnitError(f"{what} {shown(raw)} is absurdly large{_BW_LIMIT}")
     return bw
+
+
+#: Set while one parser asks whether another reads a text (the hint of a refusal), so that the
+#: other's refusal does not ask back.
+_PROBING: ContextVar[bool] = ContextVar("_PROBING", default=False)
+
+
+def _parses_as(parser: Callable[[str], float], text: str) -> bool:
+    """True where ``parser`` reads ``text``: a rate given as a size, or a size as a rate."""
+    if _PROBING.get():
+        return False
+    token = _PROBING.set(True)
+    try:
+        parser(text)
+    except UnitError:
+        return False
+    finally:
+        _PROBING.reset(token)
+    return True
 
 
 def parse_time(
