@@ -4,6 +4,7 @@ applied and named, the list's marks, and the numbers the tables round."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -253,13 +254,13 @@ def test_one_override_file_given_twice_is_loaded_and_named_once(
     twice = runner.invoke(app, [*args, "--catalogue", "site-links.yaml", "--catalogue", str(site)])
     assert twice.exit_code == 0, twice.output
     assert json.loads(twice.output)["assumptions"][0] == (
-        "catalogue overrides loaded: site-links.yaml"
+        f"catalogue overrides loaded: {site}"  # named last, so loaded last
     )
     by_env = runner.invoke(
         app, [*args, "--catalogue", str(site)], env={"IBCALC_CATALOGUE": "site-links.yaml"}
     )
     assert json.loads(by_env.output)["assumptions"][0] == (
-        "catalogue overrides loaded: site-links.yaml"
+        f"catalogue overrides loaded: {site}"  # named last, so loaded last
     )
 
 
@@ -293,3 +294,36 @@ def test_a_list_in_its_own_order_keeps_it_in_suggestions(
     # review BO: the catalogue's shortest-first rule had reached the element types (fp8 first)
     err = main_error(["allreduce", "--size", "1GB", "--dtype", dtype], capsys)
     assert err == f"error: unknown dtype '{dtype}' (did you mean {offered}?)\n"
+
+
+def test_a_file_named_again_wins_where_it_was_named_last(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review BQ: IBCALC_CATALOGUE=a.yaml:b.yaml with --catalogue a.yaml loads b, then a (a
+    named last wins, as when it was loaded twice); kept at its first naming, b had won."""
+    monkeypatch.chdir(tmp_path)
+    for name, efficiency in (("a.yaml", "0.88"), ("b.yaml", "0.5")):
+        (tmp_path / name).write_text(SITE_NDR.replace("0.88", efficiency), encoding="utf-8")
+    result = runner.invoke(
+        app,
+        ["links", "show", "ndr", "--catalogue", "a.yaml", "--format", "json"],
+        env={"IBCALC_CATALOGUE": os.pathsep.join(["a.yaml", "b.yaml"])},
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["efficiency"] == 0.88
+    gap = runner.invoke(
+        app,
+        [
+            "gap",
+            "--intra",
+            "nvlink4",
+            "--inter",
+            "ndr",
+            "--catalogue",
+            "a.yaml",
+            "--format",
+            "json",
+        ],
+        env={"IBCALC_CATALOGUE": os.pathsep.join(["a.yaml", "b.yaml"])},
+    )
+    assert json.loads(gap.output)["assumptions"][0] == "catalogue overrides loaded: b.yaml, a.yaml"

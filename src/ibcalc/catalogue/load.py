@@ -576,12 +576,14 @@ def load_catalogue(
 
 
 def _once(files: Sequence[str | Path]) -> list[str | Path]:
-    """``files`` with each file once, the first naming kept: one file given twice (as
-    ``--catalogue`` twice, or by ``IBCALC_CATALOGUE`` and ``--catalogue``) had been loaded and
-    named twice ('catalogue overrides loaded: s.yaml, s.yaml': review BO)."""
+    """``files`` with each file once, at its last naming, where it wins over the files before
+    it as it did when loaded twice: one file given twice (``--catalogue`` twice, or by
+    ``IBCALC_CATALOGUE`` and ``--catalogue``) had been loaded and named twice ('catalogue
+    overrides loaded: s.yaml, s.yaml': review BO); kept at its first naming, a file named
+    again after another had lost to it (review BQ)."""
     seen: set[Path | str] = set()
     kept: list[str | Path] = []
-    for path in files:
+    for path in reversed(files):
         try:
             key: Path | str = Path(path).resolve()
         except (OSError, RuntimeError):  # a symlink loop: left for the reader to report
@@ -589,7 +591,7 @@ def _once(files: Sequence[str | Path]) -> list[str | Path]:
         if key not in seen:
             seen.add(key)
             kept.append(path)
-    return kept
+    return kept[::-1]
 
 
 def suggest(
