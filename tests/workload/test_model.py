@@ -104,6 +104,15 @@ def test_a_guessed_width_keeps_the_wider_slack() -> None:
         params="30.5B", layers=48, hidden=2048, heads=32, kv_heads=4, experts=128, top_k=8
     )
     assert moe.shape_warnings() == []
+    # review BQ: what the rest of such a shape holds is a floor, said where the count is under
+    # it by more than 2x: 80 layers of 8,192 (64 heads, no GQA): 80 x 4 x 8192^2 + 8 x 8192
+    # router + embeddings (128,256 vocabulary) = 21.5B, 3.07x a 7B count
+    few = model_from(params="7B", layers=80, hidden=8192, heads=64, experts=8, top_k=2)
+    h = 8192
+    floor = 80 * (4 * h * h + h * 8) + 2 * few.embedding_params
+    assert floor == pytest.approx(21.5e9, rel=1e-2)
+    (warning,) = few.shape_warnings()
+    assert "80 layers of hidden 8,192 and 8 experts hold at least 21.5B parameters" in warning
 
 
 def test_every_preset_has_a_source() -> None:

@@ -451,6 +451,14 @@ class ModelSpec(CheckedSpec):
         known. Llama 3 70B: 80 x (134.2M + 16.8M + 704.6M) + 2.1B = 70.6B (Meta's 70B);
         Mixtral 8x7B: 32 x (33.6M + 8.4M + 8 x 176.2M + 32.8K) + 0.26B = 46.7B (Mistral's
         46.7B)."""
+        if self.hidden is None:
+            return None
+        ffn = self.ffn_hidden if self.ffn_hidden is not None else 4 * self.hidden
+        width = self.moe_ffn_hidden if self.moe_ffn_hidden is not None else ffn
+        return self._held(ffn, width)
+
+    def _held(self, ffn: int, width: int) -> float | None:
+        """What the shape holds with a dense MLP of ``ffn`` and experts of ``width``."""
         if self.layers is None or self.hidden is None or self.kv_lora_rank:
             return None
         h = self.hidden
@@ -458,13 +466,11 @@ class ModelSpec(CheckedSpec):
         kv_width = (
             self.kv_heads * head_dim if self.kv_heads is not None and head_dim is not None else h
         )
-        ffn = self.ffn_hidden if self.ffn_hidden is not None else 4 * h
         attention = 2 * h * h + 2 * h * kv_width
         dense = self.layers * (attention + self.mlp_matrices * h * ffn)
         if self.is_moe:
             assert self.experts is not None
             moe_layers = min(self.moe_layers or self.layers, self.layers)
-            width = self.moe_ffn_hidden if self.moe_ffn_hidden is not None else ffn
             experts = self.experts + self.shared_experts
             moe = attention + experts * self.mlp_matrices * h * width + h * self.experts
             dense = (self.layers - moe_layers) * (
@@ -487,17 +493,28 @@ class ModelSpec(CheckedSpec):
         # line has no flag for it) keeps the wider slack; an expert's width is not guessed at
         # (Qwen2.5-32B given by its flags had been warned of at 1.71x, Qwen3-30B-A3B at 6.8x:
         # review BP)
-        guessed = self.ffn_hidden is None
-        if self.is_moe and guessed and self.moe_ffn_hidden is None:
-            held = None
-        slack = _GUESSED_SLACK if guessed else _SHAPE_SLACK
+        moe_layers = (
+            min(self.moe_layers or self.layers or 0, self.layers or 0) if self.is_moe else 0
+        )
+        guessed = self.ffn_hidden is None and (self.layers or 0) > moe_layers
+        unknown = self.is_moe and self.moe_ffn_hidden is None and self.ffn_hidden is None
+        slack = _GUESSED_SLACK if guessed or unknown else _SHAPE_SLACK
+        at_least = ""
+        if unknown:
+            # experts of unknown width: what the rest holds is a floor, said only past it
+            # (Mixtral made 200 layers of 16,384 had held at least 2.45x its 47B unsaid:
+            # review BQ)
+            held = self._held(0, 0)
+            if held is not None and held <= slack * self.params:
+                held = None
+            at_least = "at least "
         if held is not None and not (self.params / slack <= held <= slack * self.params):
             shape = f"{plural(self.layers or 0, 'layer')} of hidden {self.hidden:,}"
             if self.is_moe:
                 shape += f" and {plural(self.experts or 0, 'expert')}"
             one = self.layers == 1 and not self.is_moe
             said.append(
-                f"{shape} {'holds' if one else 'hold'} about "
+                f"{shape} {'holds' if one else 'hold'} {at_least or 'about '}"
                 f"{format_count(float(f'{held:.3g}'))} parameters, not the "
                 f"model's {format_count(self.params)} ({{params}}): activations and tensor- and "
                 "pipeline-parallel messages follow the shape, gradients and weights the count "
