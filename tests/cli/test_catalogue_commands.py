@@ -215,7 +215,8 @@ def test_storage_show_labels_lose_the_unit_their_value_shows() -> None:
     labels = {m[1]: m[2] for m in rows if m is not None}
     assert labels["latency"] == "100 ms"  # had read 'latency_s  100 ms'
     assert labels["per_request"] == "85 MB/s"
-    assert (labels["max_write_part_size"], labels["min_write_part_size"]) == ("5 GiB", "5 MiB")
+    # the keys of the catalogue file (data/links.yaml: max_write_part: "5 GiB")
+    assert (labels["max_write_part"], labels["min_write_part"]) == ("5 GiB", "5 MiB")
     assert labels["max_write_parts"] == "10,000 parts"
     # per_s keys keep theirs: their value says requests/s
     assert not any(key.endswith(("_Bps", "_bytes")) or key == "latency_s" for key in labels)

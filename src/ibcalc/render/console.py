@@ -724,9 +724,9 @@ def render_storage(entry: Storage, fmt: str = Format.TABLE, stream: TextIO | Non
         elif key == "latency_s":
             key, value = "latency", format_time(value)
         elif key.endswith("_bytes"):
-            # a size, beside a count of the same name ('max_write_part  5 GiB' had stood over
-            # 'max_write_parts  10,000 parts': review BO)
-            key, value = key.removesuffix("_bytes") + "_size", format_size(value)
+            # the catalogue file's own key (max_write_part: "5 GiB"; '_size', which review BO
+            # asked for beside max_write_parts, is a key of no file: review BQ)
+            key, value = key.removesuffix("_bytes"), format_size(value)
         elif key.endswith("_per_s"):
             value = f"{value:,.0f} requests/s"
         elif key == "max_write_parts":
