@@ -23,20 +23,24 @@ import secrets
 import signal
 import stat
 import threading
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 from ibcalc.errors import OutputError
 from ibcalc.textsafe import printable
 from ibcalc.units import format_size
+
+#: a path as given: text or a Path
+_P = TypeVar("_P", str, Path, str | Path)
 
 __all__ = [
     "OutputTarget",
     "ReadRefused",
     "check_output",
     "env_paths",
+    "last_naming",
     "read_regular",
     "same_file",
     "signals_raise",
@@ -50,6 +54,25 @@ def env_paths(variable: str) -> list[str]:
     names none (``IBCALC_CATALOGUE=' '`` had been read as a file named ' ': 'error:  : no such
     file', review BN)."""
     return [p for p in os.environ.get(variable, "").split(os.pathsep) if p.strip()]
+
+
+def last_naming(files: Sequence[_P]) -> list[_P]:
+    """``files`` with each file once (the same file by any path), at its last naming, where it
+    wins over the files before it as it did when loaded twice: one file given twice
+    (``--catalogue`` twice, or by ``IBCALC_CATALOGUE`` and ``--catalogue``) had been loaded
+    and named twice ('catalogue overrides loaded: s.yaml, s.yaml': review BO); kept at its
+    first naming, a file named again after another had lost to it (review BQ)."""
+    seen: set[Path | str] = set()
+    kept: list[_P] = []
+    for path in reversed(files):
+        try:
+            key: Path | str = Path(path).resolve()
+        except (OSError, RuntimeError):  # a symlink loop: left for the reader to report
+            key = str(path)
+        if key not in seen:
+            seen.add(key)
+            kept.append(path)
+    return kept[::-1]
 
 
 #: Directories whose entries are views of open files or devices (``/dev/stdout``,

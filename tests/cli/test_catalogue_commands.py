@@ -328,3 +328,19 @@ def test_a_file_named_again_wins_where_it_was_named_last(
         env={"IBCALC_CATALOGUE": os.pathsep.join(["a.yaml", "b.yaml"])},
     )
     assert json.loads(gap.output)["assumptions"][0] == "catalogue overrides loaded: b.yaml, a.yaml"
+
+
+def test_a_cost_parameter_file_named_twice_loads_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review BQ: a cost-parameter file given by IBCALC_COST_PARAMS and --cost-params had been
+    loaded and listed twice, as catalogue files had."""
+    from ibcalc.catalogue.cost_params import load_cost_params
+
+    cp = tmp_path / "cp.yaml"
+    cp.write_text("schema: ibcalc-cost-params/1\n", encoding="utf-8")
+    monkeypatch.setenv("IBCALC_COST_PARAMS", str(cp))
+    params = load_cost_params([cp, str(cp)])
+    assert list(params.origins[1:]) == [str(cp)]
+    result = runner.invoke(app, ["allreduce", "-s", "1GB", "--cost-params", str(cp)])
+    assert result.output.count(f"cost parameters: {cp}") == 1

@@ -47,7 +47,7 @@ import yaml
 
 from ibcalc.engine.params import SCHEMA, CostParams
 from ibcalc.errors import CatalogueError, InputFileError, ValidationProblem
-from ibcalc.fileio import env_paths
+from ibcalc.fileio import env_paths, last_naming
 from ibcalc.yamlio import Document, input_paths, load_yaml, safe_load, wrong_kind_problem
 
 __all__ = [
@@ -110,11 +110,11 @@ def load_cost_params(
     Raises :class:`~ibcalc.errors.CatalogueError` listing every problem of every file, each as
     ``file:line:col``. ``origins`` of the result lists the files applied, built-in first.
     """
-    files: list[tuple[str | Path, bool]] = []
-    if use_env:
-        files.extend((p, True) for p in env_paths(ENV_VAR))
+    env_files = env_paths(ENV_VAR) if use_env else []
     given = input_paths(paths, argument="paths", each="a cost-parameter file")
-    files.extend((p, False) for p in given)
+    # a file named twice loads once, where named last (as catalogue files: review BQ)
+    named = last_naming([*env_files, *given])
+    files = [(p, p in env_files and p not in given) for p in named]
     params = builtin_cost_params()
     problems: list[ValidationProblem] = []
     for path, from_env in files:

@@ -26,7 +26,7 @@ from ibcalc.errors import (
     ValidationProblem,
     expect_type,
 )
-from ibcalc.fileio import env_paths
+from ibcalc.fileio import env_paths, last_naming
 from ibcalc.textsafe import printable, shown
 from ibcalc.units import plural
 from ibcalc.yamlio import (
@@ -528,7 +528,7 @@ def load_catalogue(
         files.extend(env_files)
         from_env.update(env_files)
     files.extend(extra)
-    files = _once(files)
+    files = last_naming(files)
     links: dict[str, Link] = {}
     systems: dict[str, System] = {}
     storage: dict[str, Storage] = {}
@@ -573,25 +573,6 @@ def load_catalogue(
         origins=origins,
         storage=list(storage.values()),
     )
-
-
-def _once(files: Sequence[str | Path]) -> list[str | Path]:
-    """``files`` with each file once, at its last naming, where it wins over the files before
-    it as it did when loaded twice: one file given twice (``--catalogue`` twice, or by
-    ``IBCALC_CATALOGUE`` and ``--catalogue``) had been loaded and named twice ('catalogue
-    overrides loaded: s.yaml, s.yaml': review BO); kept at its first naming, a file named
-    again after another had lost to it (review BQ)."""
-    seen: set[Path | str] = set()
-    kept: list[str | Path] = []
-    for path in reversed(files):
-        try:
-            key: Path | str = Path(path).resolve()
-        except (OSError, RuntimeError):  # a symlink loop: left for the reader to report
-            key = str(path)
-        if key not in seen:
-            seen.add(key)
-            kept.append(path)
-    return kept[::-1]
 
 
 def suggest(
