@@ -436,6 +436,8 @@ def test_columns_that_are_no_width_are_ignored(
         (9.995, "10.0"),  # a carry into a new digit keeps three significant digits
         (99.96, "100"),
         (1.0, "1.00"),
+        (0.9996, "1.00"),  # rounded into the rows from 1 up, written as they are (review BQ)
+        (0.9994, "0.999"),
         (0.5, "0.5"),
     ],
 )

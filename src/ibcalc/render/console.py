@@ -998,7 +998,7 @@ def _gbps(value_GBps: float) -> str:
     binary floats round a tie to even)."""
     if not math.isfinite(value_GBps) or not 1e-4 <= value_GBps < 1e15:
         return f"{value_GBps:.3g}"  # (no catalogue rate is near either end)
-    if value_GBps < 1:
+    if value_GBps < 0.9995:  # (0.9996 rounds to 1.00, as in the rows from 1 up: review BQ)
         return format_number(value_GBps)  # without trailing zeros, as %.3g writes it (0.5)
     text = fixed(value_GBps, max(0, 2 - math.floor(math.log10(value_GBps))))
     if float(text) >= 10 ** (math.floor(math.log10(value_GBps)) + 1):  # 9.995 -> 10.0
