@@ -284,7 +284,7 @@ def parse_bandwidth(value: str | int | float, *, what: str = "bandwidth") -> flo
     else:
         match = _BW_RE.match(value)
         if match is None:
-            # a size where a rate belongs: say so ('1.6TB' had been 'not understood': review BN)
+            # a size where a rate belongs: say so ('1.6TB' had been 'not understood': review BN);
             # a size has a unit of bytes ('100' is a number, '10ms' a time: review BQ)
             sized = _SIZE_RE.match(value)
             size = sized is not None and bool(sized["unit"]) and _parses_as(parse_size, value)
@@ -464,12 +464,11 @@ def fixed(value: float, decimals: int) -> str:
     a reader rounds it: Gaudi 2's 21 x 12.5 = 262.5 GB/s is ``263`` and EFA v2's 11.25 GB/s
     ``11.3``, where a binary float's own rounding takes an exact tie to even (``262``, ``11.2``;
     review BL, and review BO found one table rounding so and the rest not)."""
-    from decimal import ROUND_HALF_UP, Decimal  # (here: not an import of every start-up)
-
     if not math.isfinite(value) or abs(value) >= 1e15:
         return f"{value:.{decimals}f}"
     # (float(): a numpy float64 prints its type in repr, which Decimal refuses)
-    exact = Decimal(repr(float(value))).quantize(Decimal(1).scaleb(-decimals), ROUND_HALF_UP)
+    step = decimal.Decimal(1).scaleb(-decimals)
+    exact = decimal.Decimal(repr(float(value))).quantize(step, decimal.ROUND_HALF_UP)
     return f"{exact:f}"
 
 
