@@ -1011,6 +1011,20 @@ def test_tp_across_nodes_warns_with_the_slowdown(builtin_catalogue: Catalogue) -
     # inside one node there is no such warning
     ok = _run(builtin_catalogue, ClusterSpec(system="dgx-h100"), tp=8, dp=16)
     assert not any("crosses" in w for w in ok.warnings)
+    # with sequence parallelism the per-step figures are the all-gathers' own on both sides
+    # (review BR: the step's all-gathers and reduce-scatters had been set beside the
+    # all-gathers alone inside, 21.4 s vs 12.2 s for a real 12.9 s vs 12.2 s)
+    sp = _run(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100", nodes=16),
+        tp=16,
+        dp=8,
+        sequence_parallel=True,
+    )
+    (gather,) = (p for p in sp.phases if p.name == "tp-allgather")
+    (warning,) = (w for w in sp.warnings if "crosses the 8-GPU scale-up domain" in w)
+    assert f"each TP all_gather of 128 MiB takes {format_time(gather.time_s)}" in warning
+    assert f"slower; {format_time(gather.time_s * gather.count)} vs " in " ".join(warning.split())
 
 
 def test_tp_past_a_switchless_mesh_is_priced_without_a_domain_to_compare(

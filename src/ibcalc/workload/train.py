@@ -1462,8 +1462,11 @@ def _tp_warning(b: _Builder, phase: Phase, size: float, second: Phase | None = N
             if slowdown >= 1
             else f"{format_near_one(1 / slowdown)} faster across; "
         )
-        + f"{format_time(total)} vs {format_time(inside.time_s * phase.count)} per step for this "
-        f"collective); {{compare}} weighs a tp that fits the domain"
+        # this collective's own time a step, beside its own inside (the step's TP total here
+        # had set the all-gathers and reduce-scatters beside the all-gathers alone: review BR)
+        + f"{format_time(phase.time_s * phase.count)} vs "
+        f"{format_time(inside.time_s * phase.count)} per step for this collective); "
+        "{compare} weighs a tp that fits the domain"
     )
 
 
