@@ -684,7 +684,15 @@ def test_a_size_or_distance_unit_matched_only_by_unicode_case_folding_is_not_und
     ("parse", "text", "said"),
     [
         # review BN: each had been only 'not understood'
-        (parse_size, "10GiB/s", "'10GiB/s' is a rate, not a size: give bytes without /s"),
+        (parse_size, "10GiB/s", "'10GiB/s' is a rate, not a size (use bytes"),
+        # by its form, whether or not its value would pass as a rate (review BR)
+        (parse_size, "10gb/s", "'10gb/s' is a rate, not a size"),
+        (parse_size, "2PB/s", "'2PB/s' is a rate, not a size"),
+        (parse_size, "0GB/s", "'0GB/s' is a rate, not a size"),
+        (parse_bandwidth, "2PiB", "'2PiB' is a size, not a rate"),
+        (parse_bandwidth, "0GB", "'0GB' is a size, not a rate"),
+        # no quantity is this long (its spaces had backtracked for 19 s: review BR)
+        (parse_size, "1" + " " * 100_000 + "x y", "is 100,004 characters long, not a quantity"),
         (parse_size, "400Gb/s", "'400Gb/s' is a rate, not a size"),
         (parse_bandwidth, "1.6TB", "'1.6TB' is a size, not a rate: a rate ends in /s or ps"),
         (parse_bandwidth, "2GiB", "'2GiB' is a size, not a rate"),

@@ -18,8 +18,6 @@ import decimal
 import math
 import numbers
 import re
-from collections.abc import Callable
-from contextvars import ContextVar
 
 from ibcalc.errors import UnitError
 from ibcalc.textsafe import shown
@@ -186,11 +184,25 @@ _BW_LIMIT = " (the limit is 1 PB/s)"
 _WHOLE_BYTE_ULPS = 4
 
 
+#: The longest text read as a size, rate or time ('1,000,000,000,000 GiB/s' is 23).
+_MAX_QUANTITY_CHARS = 100
+
+
 def _as_input(value: object, raw: str, what: str) -> str | int | float:
     """``value`` as the parsers read it: text or a number (a NumPy scalar, a Fraction or a
     Decimal as a float); None or a list is refused (each had failed with TypeError inside the
     pattern match, and so had a Decimal)."""
-    if isinstance(value, str | int | float):
+    if isinstance(value, str):
+        # no quantity is written in more: a bound before the patterns, whose spaces around
+        # the unit backtrack quadratically ('1', 100,000 spaces, 'x', spaces, 'y' had taken
+        # 19 s: review BR)
+        if len(value) > _MAX_QUANTITY_CHARS:
+            raise UnitError(
+                f"{what} {shown(raw)} is {len(value):,} characters long, not a quantity "
+                f"(at most {_MAX_QUANTITY_CHARS})"
+            )
+        return value
+    if isinstance(value, int | float):
         return value
     if isinstance(value, numbers.Real | decimal.Decimal):
         return float(value)
@@ -220,10 +232,9 @@ def parse_size(
         # a unit matched only by Unicode case folding (the Kelvin sign as k) is not one
         if match is None or not match["unit"].isascii():
             # a rate where a size belongs is said to be one (review BN: 'not understood')
-            rate = _parses_as(parse_bandwidth, value)
             raise UnitError(
                 f"{what} {shown(raw)} is "
-                + ("a rate, not a size: give bytes without /s" if rate else "not understood")
+                + ("a rate, not a size" if _rate_form(value) else "not understood")
                 + " (use bytes, e.g. 4096, 1e9, 64MB, 10GiB)"
             )
         size = _finite_number(match["num"], raw, what, _SIZE_LIMIT)
@@ -242,9 +253,9 @@ def parse_size(
             )
         factor = _SIZE_FACTORS.get(unit.lower())
         if factor is None:
-            if _parses_as(parse_bandwidth, value):  # '10Gbps' (review BQ)
+            if _rate_form(value):  # '10Gbps' (review BQ)
                 raise UnitError(
-                    f"{what} {shown(raw)} is a rate, not a size: give bytes without /s or ps "
+                    f"{what} {shown(raw)} is a rate, not a size "
                     "(use bytes, e.g. 4096, 1e9, 64MB, 10GiB)"
                 )
             raise UnitError(
@@ -287,7 +298,9 @@ def parse_bandwidth(value: str | int | float, *, what: str = "bandwidth") -> flo
             # a size where a rate belongs: say so ('1.6TB' had been 'not understood': review BN);
             # a size has a unit of bytes ('100' is a number, '10ms' a time: review BQ)
             sized = _SIZE_RE.match(value)
-            size = sized is not None and bool(sized["unit"]) and _parses_as(parse_size, value)
+            size = (
+                sized is not None and bool(sized["unit"]) and sized["unit"].lower() in _SIZE_FACTORS
+            )
             raise UnitError(
                 f"{what} {shown(raw)} is "
                 + ("a size, not a rate: a rate ends in /s or ps" if size else "not understood")
@@ -329,23 +342,13 @@ def parse_bandwidth(value: str | int | float, *, what: str = "bandwidth") -> flo
     return bw
 
 
-#: Set while one parser asks whether another reads a text (the hint of a refusal), so that the
-#: other's refusal does not ask back.
-_PROBING: ContextVar[bool] = ContextVar("_PROBING", default=False)
-
-
-def _parses_as(parser: Callable[[str], float], text: str) -> bool:
-    """True where ``parser`` reads ``text``: a rate given as a size, or a size as a rate."""
-    if _PROBING.get():
-        return False
-    token = _PROBING.set(True)
-    try:
-        parser(text)
-    except UnitError:
-        return False
-    finally:
-        _PROBING.reset(token)
-    return True
+def _rate_form(text: str) -> bool:
+    """True where ``text`` is written as a rate (a number and a unit a second), whether or not
+    its value would pass: the hint of a size's refusal. Its form, not the rate parser's verdict
+    (asking that had lost the hint for '10gb/s', '2PB/s' or '0GB/s', and run a backtracking
+    pattern twice on hostile text: review BR)."""
+    match = _BW_RE.match(text)
+    return match is not None and bool(match["unit"])
 
 
 def parse_time(

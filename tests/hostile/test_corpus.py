@@ -787,7 +787,7 @@ CASES: list[Case] = [
         "long-size-cut",
         ["allreduce", "-s", LONG],
         2,
-        "...' is absurdly large",
+        "...' is 100,000 characters long, not a quantity (at most 100)",
         "a 100,000-character size is echoed cut to 200 characters",
         absent="1" * 201,
     ),
