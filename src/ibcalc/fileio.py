@@ -33,7 +33,7 @@ from ibcalc.textsafe import printable
 from ibcalc.units import format_size
 
 #: a path as given: text or a Path
-_P = TypeVar("_P", str, Path, str | Path)
+_P = TypeVar("_P")
 
 __all__ = [
     "OutputTarget",
@@ -56,22 +56,23 @@ def env_paths(variable: str) -> list[str]:
     return [p for p in os.environ.get(variable, "").split(os.pathsep) if p.strip()]
 
 
-def last_naming(files: Sequence[_P]) -> list[_P]:
+def last_naming(files: Sequence[_P], *, path: Callable[[_P], str | Path] = str) -> list[_P]:
     """``files`` with each file once (the same file by any path), at its last naming, where it
     wins over the files before it as it did when loaded twice: one file given twice
     (``--catalogue`` twice, or by ``IBCALC_CATALOGUE`` and ``--catalogue``) had been loaded
     and named twice ('catalogue overrides loaded: s.yaml, s.yaml': review BO); kept at its
-    first naming, a file named again after another had lost to it (review BQ)."""
+    first naming, a file named again after another had lost to it (review BQ). ``path`` gives
+    an item's path where the items carry more (where each was named)."""
     seen: set[Path | str] = set()
     kept: list[_P] = []
-    for path in reversed(files):
+    for item in reversed(files):
         try:
-            key: Path | str = Path(path).resolve()
+            key: Path | str = Path(path(item)).resolve()
         except (OSError, RuntimeError):  # a symlink loop: left for the reader to report
-            key = str(path)
+            key = str(path(item))
         if key not in seen:
             seen.add(key)
-            kept.append(path)
+            kept.append(item)
     return kept[::-1]
 
 

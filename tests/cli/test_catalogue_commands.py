@@ -344,3 +344,53 @@ def test_a_cost_parameter_file_named_twice_loads_once(
     assert list(params.origins[1:]) == [str(cp)]
     result = runner.invoke(app, ["allreduce", "-s", "1GB", "--cost-params", str(cp)])
     assert result.output.count(f"cost parameters: {cp}") == 1
+
+
+def _ring_ll_base(tmp_path: Path, name: str, value: str) -> Path:
+    """A cost-parameter file raising NCCL's ring LL base latency (6.6 us built in) to
+    ``value``."""
+    path = tmp_path / name
+    path.write_text(
+        "schema: ibcalc-cost-params/1\nnccl_tuner:\n  base_latency:\n"
+        f'    value: {{ring: {{LL: "{value}"}}}}\n    source: a test\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+def test_a_cost_parameter_file_named_last_wins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review BR: IBCALC_COST_PARAMS=a:b with --cost-params a loads b, then a, so a's ring LL
+    base latency wins: 16.6 us against b's 56.6 us, 10 us above the built-in 6.6 us."""
+    from ibcalc.catalogue.cost_params import load_cost_params
+
+    a = _ring_ll_base(tmp_path, "a.yaml", "16.6 us")
+    b = _ring_ll_base(tmp_path, "b.yaml", "56.6 us")
+    monkeypatch.setenv("IBCALC_COST_PARAMS", os.pathsep.join([str(a), str(b)]))
+    params = load_cost_params([a])
+    assert list(params.origins[1:]) == [str(b), str(a)]
+    args = ["allreduce", "-s", "8B", "--system", "dgx-h100", "--nodes", "1"]
+    args += ["--algo", "ring", "--proto", "LL", "--format", "json"]
+    mine = json.loads(runner.invoke(app, [*args, "--cost-params", str(a)]).output)["time_s"]
+    monkeypatch.delenv("IBCALC_COST_PARAMS")
+    plain = json.loads(runner.invoke(app, args).output)["time_s"]
+    assert mine - plain == pytest.approx(10e-6, rel=1e-6)
+
+
+def test_the_variable_is_named_only_where_its_naming_is_the_one_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review BR: a broken file named by IBCALC_CATALOGUE and again by --catalogue had been
+    said to be the variable's or not by how its path was spelled; it is read where named last,
+    the flag's."""
+    broken = tmp_path / "c1.yaml"
+    broken.write_text(SITE_NDR.replace('"400 Gb/s"', '"400 GB/s"'), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("IBCALC_CATALOGUE", "c1.yaml")
+    for spelling in ("c1.yaml", str(broken)):
+        err = main_error(["links", "--catalogue", spelling], capsys)
+        assert "named by" not in err
+    monkeypatch.setenv("IBCALC_CATALOGUE", str(broken))
+    err = main_error(["links"], capsys)
+    assert err.rstrip().endswith("(named by IBCALC_CATALOGUE)")

@@ -110,11 +110,11 @@ def load_cost_params(
     Raises :class:`~ibcalc.errors.CatalogueError` listing every problem of every file, each as
     ``file:line:col``. ``origins`` of the result lists the files applied, built-in first.
     """
-    env_files = env_paths(ENV_VAR) if use_env else []
     given = input_paths(paths, argument="paths", each="a cost-parameter file")
-    # a file named twice loads once, where named last (as catalogue files: review BQ)
-    named = last_naming([*env_files, *given])
-    files = [(p, p in env_files and p not in given) for p in named]
+    # a file named twice loads once, where named last, and is the variable's only if that
+    # naming is (as catalogue files: reviews BQ, BR)
+    named: list[tuple[str | Path, bool]] = [(p, True) for p in env_paths(ENV_VAR) if use_env]
+    files = last_naming([*named, *((p, False) for p in given)], path=lambda item: item[0])
     params = builtin_cost_params()
     problems: list[ValidationProblem] = []
     for path, from_env in files:

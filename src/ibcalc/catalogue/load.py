@@ -521,27 +521,24 @@ def load_catalogue(
     (its parent class) for a file that cannot be read or parsed as YAML.
     """
     extra = input_paths(extra, argument="extra", each="a catalogue file")
-    files: list[str | Path] = []
-    from_env: set[str] = set()
-    if use_env:
-        env_files = env_paths(ENV_VAR)
-        files.extend(env_files)
-        from_env.update(env_files)
-    files.extend(extra)
-    files = last_naming(files)
+    # each file with whether the variable named it; one named twice is read where named last,
+    # and is the variable's only if that naming is (review BR: the label had followed spelling)
+    named: list[tuple[str | Path, bool]] = [(p, True) for p in env_paths(ENV_VAR) if use_env]
+    named = last_naming([*named, *((p, False) for p in extra)], path=lambda item: item[0])
+    from_env = {str(p) for p, by_env in named if by_env}
     links: dict[str, Link] = {}
     systems: dict[str, System] = {}
     storage: dict[str, Storage] = {}
     origins: list[str] = []
     docs: list[tuple[Document, _CatalogueFile]] = [_builtin()] if builtin else []
-    for path in files:
+    for path, by_env in named:
         try:
             doc = load_yaml(path)
             # a file's contents are the variable's too ('a cluster-design file, not a catalogue
             # file' had not said where the file came from: review BN)
             docs.append((doc, _parse(doc)))
         except InputFileError as exc:
-            if str(path) in from_env:
+            if by_env:
                 for problem in exc.problems:
                     problem.message += f" (named by {ENV_VAR})"
             raise
