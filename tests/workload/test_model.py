@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from ibcalc.errors import UnitError, UnknownNameError, WorkloadError
@@ -105,14 +107,29 @@ def test_a_guessed_width_keeps_the_wider_slack() -> None:
     )
     assert moe.shape_warnings() == []
     # review BQ: what the rest of such a shape holds is a floor, said where the count is under
-    # it by more than 2x: 80 layers of 8,192 (64 heads, no GQA): 80 x 4 x 8192^2 + 8 x 8192
-    # router + embeddings (128,256 vocabulary) = 21.5B, 3.07x a 7B count
+    # it by more than 2x: 80 layers of 8,192 (64 heads, key/value heads not given, so counted
+    # as wide as the queries): 80 x (4 x 8192^2 + 8192 x 8 router) = 21.47B, and the
+    # embeddings (the default vocabulary) the rest: 21.5B, 3.07x a 7B count
     few = model_from(params="7B", layers=80, hidden=8192, heads=64, experts=8, top_k=2)
     h = 8192
     floor = 80 * (4 * h * h + h * 8) + 2 * few.embedding_params
     assert floor == pytest.approx(21.5e9, rel=1e-2)
     (warning,) = few.shape_warnings()
     assert "80 layers of hidden 8,192 and 8 experts hold at least 21.5B parameters" in warning
+    # with the key/value heads given nothing of the floor is guessed: 1.5x (review BR). 24
+    # layers of 2,048, 16 heads of 128, 4 KV heads, 64 experts, 32,000 words: 24 x (2 x
+    # 2048^2 + 2 x 2048 x 512 + 2048 x 64) + 2 x 32000 x 2048 = 0.386B, 1.93x a 0.2B count
+    small: dict[str, Any] = {"layers": 24, "hidden": 2048, "heads": 16, "vocab": 32_000}
+    small |= {"experts": 64, "top_k": 8}
+    given = model_from(params="0.2B", kv_heads=4, **small)
+    h = 2048
+    floor = 24 * (2 * h * h + 2 * h * 512 + h * 64) + 2 * 32_000 * h
+    assert given._held(0, 0) == floor == pytest.approx(0.386e9, rel=1e-2)
+    (warning,) = given.shape_warnings()
+    assert "hold at least 386M parameters, not the model's 200M" in warning
+    # the same count without them: its floor counts keys and values as wide as the queries,
+    # so 2x holds
+    assert model_from(params="0.3B", **small).shape_warnings() == []
 
 
 def test_every_preset_has_a_source() -> None:

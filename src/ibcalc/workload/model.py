@@ -480,10 +480,11 @@ class ModelSpec(CheckedSpec):
 
     def shape_warnings(self) -> list[str]:
         """A parameter count the shape does not hold, by more than a factor of 1.5 either way
-        (2 where the MLP's width is guessed; not said of a mixture of experts whose expert
-        width is not known) (``--params 8B`` on a 70B preset): the tensor- and pipeline-parallel
-        traffic follows the shape, the gradients and weights the count, so the two describe
-        different models.
+        (2 where the MLP's width is guessed; for a mixture of experts whose expert width is not
+        known, a count under the floor the rest of its shape makes, by 1.5x with its key/value
+        heads given, else 2x) (``--params 8B`` on a 70B preset): the tensor- and
+        pipeline-parallel traffic follows the shape, the gradients and weights the count, so the
+        two describe different models.
         And on a preset changed field by field (not latent attention), heads whose head size
         spans another width than the hidden size (``--heads 60`` on Llama 3 70B: 7,680 of
         8,192)."""
@@ -503,11 +504,14 @@ class ModelSpec(CheckedSpec):
         if unknown:
             # experts of unknown width: what the rest holds is a floor, said only past it
             # (Mixtral made 200 layers of 16,384 had held at least 2.45x its 47B unsaid:
-            # review BQ)
+            # review BQ), by the 1.5x of a known shape where the key/value heads are given
+            # (a 1B count under a 1.61B floor had passed: review BR), else by 2x (a guessed
+            # grouping counts the keys and values as wide as the queries)
             held = self._held(0, 0)
-            if held is not None and held <= slack * self.params:
+            floor_slack = _SHAPE_SLACK if self.kv_heads is not None else _GUESSED_SLACK
+            if held is not None and held <= floor_slack * self.params:
                 held = None
-            at_least = "at least "
+            slack, at_least = floor_slack, "at least "
         if held is not None and not (self.params / slack <= held <= slack * self.params):
             shape = f"{plural(self.layers or 0, 'layer')} of hidden {self.hidden:,}"
             if self.is_moe:
