@@ -21,6 +21,7 @@ from ibcalc.units import (
     format_size,
     format_time,
     format_us,
+    is_zero,
     parse_bandwidth,
     parse_size,
     parse_time,
@@ -692,7 +693,7 @@ def test_a_size_or_distance_unit_matched_only_by_unicode_case_folding_is_not_und
         (parse_bandwidth, "2PiB", "'2PiB' is a size, not a rate"),
         (parse_bandwidth, "0GB", "'0GB' is a size, not a rate"),
         # no quantity is this long (its spaces had backtracked for 19 s: review BR)
-        (parse_size, "1" + " " * 100_000 + "x y", "is 100,004 characters long, not a quantity"),
+        (parse_size, "1" + " " * 100_000 + "x y", "is 100,004 characters long: no quantity is"),
         (parse_size, "400Gb/s", "'400Gb/s' is a rate, not a size"),
         (parse_bandwidth, "1.6TB", "'1.6TB' is a size, not a rate: a rate ends in /s or ps"),
         (parse_bandwidth, "2GiB", "'2GiB' is a size, not a rate"),
@@ -714,3 +715,13 @@ def test_a_rate_for_a_size_and_a_size_for_a_rate_are_named(
     with pytest.raises(UnitError) as info:
         parse(text)
     assert said in str(info.value)
+
+
+def test_a_long_run_of_zeros_is_no_zero_and_no_time() -> None:
+    """Review BS: a catalogue or cost-parameter time of 100,000 zeros and an 'x' had taken two
+    minutes in the zero test's pattern before any bound."""
+    text = "0" * 100_000 + "x"
+    assert not is_zero(text)
+    assert is_zero("0.000")
+    with pytest.raises(UnitError, match="is 100,001 characters long"):
+        parse_time(text)

@@ -26,6 +26,7 @@ __all__ = [
     "BITS_PER_BYTE",
     "GB",
     "MAX_ENGINE_BYTES",
+    "MAX_QUANTITY_CHARS",
     "MAX_SIZE_BYTES",
     "MIN_BANDWIDTH_BPS",
     "MIN_BANDWIDTH_TEXT",
@@ -184,8 +185,8 @@ _BW_LIMIT = " (the limit is 1 PB/s)"
 _WHOLE_BYTE_ULPS = 4
 
 
-#: The longest text read as a size, rate or time ('1,000,000,000,000 GiB/s' is 23).
-_MAX_QUANTITY_CHARS = 100
+#: The longest text read as a size, rate, time or count ('1000000000000 GiB/s' is 19).
+MAX_QUANTITY_CHARS = 100
 
 
 def _as_input(value: object, raw: str, what: str) -> str | int | float:
@@ -196,10 +197,10 @@ def _as_input(value: object, raw: str, what: str) -> str | int | float:
         # no quantity is written in more: a bound before the patterns, whose spaces around
         # the unit backtrack quadratically ('1', 100,000 spaces, 'x', spaces, 'y' had taken
         # 19 s: review BR)
-        if len(value) > _MAX_QUANTITY_CHARS:
+        if len(value) > MAX_QUANTITY_CHARS:
             raise UnitError(
-                f"{what} {shown(raw)} is {len(value):,} characters long, not a quantity "
-                f"(at most {_MAX_QUANTITY_CHARS})"
+                f"{what} {shown(raw)} is {len(value):,} characters long: no quantity is "
+                f"written in more than {MAX_QUANTITY_CHARS}"
             )
         return value
     if isinstance(value, int | float):
@@ -418,7 +419,12 @@ def is_zero(value: object) -> bool:
         return False
     if isinstance(value, int | float):
         return value == 0
-    return isinstance(value, str) and _ZERO_TEXT.match(value) is not None
+    # (a bound before the pattern, which backtracks on a long run of zeros: review BS)
+    return (
+        isinstance(value, str)
+        and len(value) <= MAX_QUANTITY_CHARS
+        and _ZERO_TEXT.match(value) is not None
+    )
 
 
 def format_memory(size_bytes: float) -> str:
@@ -610,6 +616,7 @@ def parse_count(
     raw = str(value)
     if isinstance(value, bool):
         raise UnitError(f"{what} {shown(raw)} is not a number")
+    value = _as_input(value, raw, what)  # (the length bound: review BS)
     if isinstance(value, int | float):
         count = _finite_number(_number_text(value), raw, what)
     else:

@@ -787,7 +787,7 @@ CASES: list[Case] = [
         "long-size-cut",
         ["allreduce", "-s", LONG],
         2,
-        "...' is 100,000 characters long, not a quantity (at most 100)",
+        "...' is 100,000 characters long: no quantity is written in more than 100",
         "a 100,000-character size is echoed cut to 200 characters",
         absent="1" * 201,
     ),
@@ -834,6 +834,22 @@ CASES: list[Case] = [
         2,
         "--part-size 1 B: must be at least 4 KiB",
         "a 1-byte object-store part (16e9 requests) is refused, in bytes",
+    ),
+    # review BS: a ratio Fraction had built exactly (1e99999999), a count whose pattern
+    # backtracked, a time field of zeros: each refused at once
+    C(
+        "ratio-huge-exponent",
+        ["allreduce", "-s", "1GB", "-N", "4", "--oversubscription", "1e99999999:1"],
+        2,
+        "'1e99999999:1' is not a finite ratio",
+        "a 13-character ratio had run past a minute",
+    ),
+    C(
+        "params-long",
+        ["train", "--model", "llama3-8b", "--params", "1" * 120_000],
+        2,
+        "is 120,000 characters long: no quantity is written in more than 100",
+        "a 120,000-character count had taken 7 s",
     ),
     # review BN: a time that rounds to nothing had read '0 ns: must be at least 1 ns'
     C(
@@ -930,7 +946,7 @@ CASES: list[Case] = [
         "design-ratio-overflow",
         "check {h}/corpus-ratio-overflow.yaml",
         2,
-        "'1e400:1' is not a down:up ratio such as 2:1",
+        "'1e400:1' is not a finite ratio",
         "1e400:1 overflows float(); one line at file:line:col, not OverflowError",
     ),
     C(

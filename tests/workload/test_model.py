@@ -108,8 +108,8 @@ def test_a_guessed_width_keeps_the_wider_slack() -> None:
     assert moe.shape_warnings() == []
     # review BQ: what the rest of such a shape holds is a floor, said where the count is under
     # it by more than 2x: 80 layers of 8,192 (64 heads, key/value heads not given, so counted
-    # as wide as the queries): 80 x (4 x 8192^2 + 8192 x 8 router) = 21.47B, and the
-    # embeddings (the default vocabulary) the rest: 21.5B, 3.07x a 7B count
+    # as wide as the queries): 80 x (4 x 8192^2 + 8192 x 8 router) = 21.48B, no vocabulary
+    # given, so no embedding: 21.5B, 3.07x a 7B count
     few = model_from(params="7B", layers=80, hidden=8192, heads=64, experts=8, top_k=2)
     h = 8192
     floor = 80 * (4 * h * h + h * 8) + 2 * few.embedding_params

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import re
-from fractions import Fraction
 from typing import Annotated, Any
 
 from pydantic import (
@@ -76,7 +75,9 @@ def parse_ratio(value: Any) -> float:
             try:
                 if not (_PLAIN_RATIO.match(down) and _PLAIN_RATIO.match(up)):
                     raise ValueError
-                ratio = float(Fraction(down) / Fraction(up))
+                # floats, not Fractions: Fraction('1e99999999') builds the number exactly (a
+                # 13-character ratio had run past a minute: review BS); inf/inf is NaN, refused
+                ratio = float(down) / float(up)
             except (ValueError, ZeroDivisionError, OverflowError):
                 raise ValueError(
                     f"oversubscription {echo(value)} is not a down:up ratio such as 2:1"

@@ -59,7 +59,13 @@ from ibcalc.engine.types import (
 from ibcalc.fabric.sizing import MAX_TIERS
 from ibcalc.fabric.switches import switches
 from ibcalc.textsafe import shown
-from ibcalc.units import MAX_SIZE_BYTES, parse_bandwidth, parse_size, parse_time
+from ibcalc.units import (
+    MAX_QUANTITY_CHARS,
+    MAX_SIZE_BYTES,
+    parse_bandwidth,
+    parse_size,
+    parse_time,
+)
 
 __all__ = [
     "COLLECTIVE_KEYS",
@@ -177,7 +183,9 @@ Size = Annotated[
     WithJsonSchema(
         {
             "anyOf": [
-                {"type": "string", "pattern": SIZE_PATTERN},
+                # the reader's bound on a quantity's text (review BS: the schema had passed 104
+                # characters the reader refused)
+                {"type": "string", "pattern": SIZE_PATTERN, "maxLength": MAX_QUANTITY_CHARS},
                 {"type": "number", "minimum": 1, "maximum": MAX_SIZE_BYTES},
             ],
             "description": "Bytes: 10GB (10^10 B), 1GiB, 64MB, 1e9, 4096 (1 B to 1 PiB); "
@@ -199,6 +207,7 @@ Duration = Annotated[
         {
             "type": "string",
             "pattern": TIME_PATTERN,
+            "maxLength": MAX_QUANTITY_CHARS,
             "description": "Time with a unit: 40ms, 250us, 1.5s (1 ns to 1 year).",
         }
     ),
@@ -217,6 +226,7 @@ Rate = Annotated[
         {
             "type": "string",
             "pattern": RATE_PATTERN,
+            "maxLength": MAX_QUANTITY_CHARS,
             "description": "Bandwidth per direction with a unit: 300GB/s (bytes), 400Gb/s "
             "(bits); 1 kB/s to 1 PB/s.",
         }
