@@ -738,3 +738,24 @@ def test_the_summary_says_why_a_wan_rows_ratio_and_slow_down_differ() -> None:
         "where NICs per GPU are under 1 (wan-10g x1/8) the ratio takes that share and the "
         "slow-down a whole link per node, so the two differ by up to 8x"
     ) in text
+
+
+def test_the_table_marks_a_one_way_achievable_rate(cat: Catalogue) -> None:
+    """Review BL: gap's achv. for MI300X's mesh (448 x 0.8 = 358.4 GB/s) is one way; the
+    one-node all-reduce beside it runs at 358.4 x 0.875 = 313.6 GB/s, as links now says."""
+    from typer.testing import CliRunner
+
+    from ibcalc.cli import app
+
+    row = gap(cat, "xgmi-mi300x", "ndr", 8, 8).model_dump(mode="json")
+    assert row["intra_duplex_efficiency"] == 0.875
+    assert gap(cat, "nvlink4", "ndr", 8, 8).model_dump(mode="json")["intra_duplex_efficiency"] == 1
+    out = CliRunner().invoke(app, ["gap"], env={"COLUMNS": "120"}).output
+    mi300x = [line for line in out.splitlines() if line.lstrip().startswith("xgmi-mi300x")]
+    assert mi300x
+    assert all(" 358* " in line for line in mi300x)
+    assert not any("*" in line for line in out.splitlines() if line.lstrip().startswith("nvlink4"))
+    assert (
+        "* achv. one way; where every GPU sends and receives at once (a one-node ring): "
+        "xgmi-mi300x 314 GB/s" in " ".join(out.split())
+    )

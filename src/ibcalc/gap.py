@@ -265,6 +265,7 @@ class GapResult(JsonModel):
         "inter_wan",
         "intra_GBps",
         "intra_achievable_GBps",
+        "intra_duplex_efficiency",
         "intra_bidirectional_GBps",
         "nic_GBps",
         "nic_achievable_GBps",
@@ -303,6 +304,9 @@ class GapResult(JsonModel):
     assumptions: list[str]
     #: the "scale-out" link is a WAN: "across" is one site per GPU, and the NICs are WAN links
     inter_wan: bool = False
+    #: the share of ``intra``'s achievable rate left each way when every GPU sends and receives
+    #: at once (a one-node ring): the catalogue's duplex_efficiency (MI300X's mesh 0.875)
+    intra_duplex_efficiency: float = 1.0
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -705,6 +709,7 @@ def gap(
         across=across,
         assumptions=notes,
         inter_wan=out.kind is LinkKind.WAN,
+        intra_duplex_efficiency=tier.duplex_efficiency,
     )
 
 
