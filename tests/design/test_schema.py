@@ -130,6 +130,12 @@ def test_limits_are_enforced_at_the_key(key: str, value: int, ok: bool) -> None:
         ("3:1", 3.0),
         ("4:3", float(Fraction(4, 3))),
         (" 5 : 3 ", float(Fraction(5, 3))),
+        # exactly (review BT: floats had read 2.9999999999999996 and 6.999999999999999, which
+        # sizing cannot snap back to 3:1 and 7:1)
+        ("0.3:0.1", 3.0),
+        ("3.3:1.1", 3.0),
+        ("0.7:0.1", 7.0),
+        ("1e300:1e300", 1.0),
         ("2", 2.0),
         (1, 1.0),
         (1.5, 1.5),

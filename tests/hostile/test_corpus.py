@@ -946,7 +946,7 @@ CASES: list[Case] = [
         "design-ratio-overflow",
         "check {h}/corpus-ratio-overflow.yaml",
         2,
-        "'1e400:1' is not a finite ratio",
+        "'1e400:1' is not a down:up ratio such as 2:1",
         "1e400:1 overflows float(); one line at file:line:col, not OverflowError",
     ),
     C(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import re
+from fractions import Fraction
 from typing import Annotated, Any
 
 from pydantic import (
@@ -60,6 +61,17 @@ MAX_OVERSUBSCRIPTION = 64.0
 _PLAIN_RATIO = re.compile(rf"^{UNSIGNED_NUMBER}$")
 
 
+#: The largest decimal exponent a ratio's side is read exactly with (a float's is 308).
+_MAX_EXACT_EXPONENT = 400
+
+
+def _exponent(text: str) -> int:
+    """The decimal exponent written in ``text`` (``1e3`` is 3; none is 0)."""
+    mark = max(text.rfind("e"), text.rfind("E"))
+    digits = text[mark + 1 :].lstrip("+-") if mark >= 0 else ""
+    return int(digits[:6]) if digits.isdigit() else 0
+
+
 def parse_ratio(value: Any) -> float:
     """A down:up oversubscription ratio: ``2``, ``1.5``, ``"3:1"`` or ``"4:3"``.
 
@@ -75,9 +87,12 @@ def parse_ratio(value: Any) -> float:
             try:
                 if not (_PLAIN_RATIO.match(down) and _PLAIN_RATIO.match(up)):
                     raise ValueError
-                # floats, not Fractions: Fraction('1e99999999') builds the number exactly (a
-                # 13-character ratio had run past a minute: review BS); inf/inf is NaN, refused
-                ratio = float(down) / float(up)
+                # exact, so that 0.3:0.1 is 3 (floats give 2.9999999999999996, which sizing
+                # cannot snap back: review BT), except past any float's exponent, where
+                # Fraction('1e99999999') builds the number digit by digit (a 13-character
+                # ratio had run past a minute: review BS): there floats, inf/inf NaN, refused
+                huge = any(abs(_exponent(part)) > _MAX_EXACT_EXPONENT for part in (down, up))
+                ratio = float(down) / float(up) if huge else float(Fraction(down) / Fraction(up))
             except (ValueError, ZeroDivisionError, OverflowError):
                 raise ValueError(
                     f"oversubscription {echo(value)} is not a down:up ratio such as 2:1"
