@@ -51,6 +51,7 @@ __all__ = [
     "parse_size",
     "parse_time",
     "plural",
+    "significant",
 ]
 
 BITS_PER_BYTE = 8
@@ -525,12 +526,20 @@ def format_number(value: float) -> str:
         if abs(float(text)) < 1e-3:
             return text
         value = float(text)  # rounded up to a thousandth: print it as one
-    # three significant digits, a half up, without trailing zeros (as %.3g writes them)
-    digits = 2 - math.floor(math.log10(abs(value)))
-    text = fixed(value, digits)
-    if abs(float(text)) >= 10 ** (2 - digits + 1):  # carried into a new digit (9.995 -> 10.0)
-        text = fixed(value, digits - 1)
+    # without trailing zeros (as %.3g writes them)
+    text = significant(value)
     return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def significant(value: float) -> str:
+    """``value`` (finite, not 0) to three significant digits with :func:`fixed`'s half up,
+    trailing zeros kept (``94.0``, ``1.00``) and whole digits from 100 up (``1580``); a carry
+    into a new digit keeps three (9.995 is ``10.0``)."""
+    magnitude = math.floor(math.log10(abs(value)))
+    text = fixed(value, max(0, 2 - magnitude))
+    if abs(float(text)) >= 10 ** (magnitude + 1):  # carried into a new digit
+        text = fixed(value, max(0, 1 - magnitude))
+    return text
 
 
 #: Times below this print in ns (0.1 us after rounding to three digits): a 1 ns target had read

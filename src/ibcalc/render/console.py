@@ -38,13 +38,13 @@ from ibcalc.render.stream import (
 from ibcalc.render.words import LINK_KEYS, links_words
 from ibcalc.units import (
     GB,
-    fixed,
     format_bandwidth,
     format_number,
     format_ratio,
     format_size,
     format_time,
     plural,
+    significant,
 )
 
 if TYPE_CHECKING:
@@ -1000,10 +1000,7 @@ def _gbps(value_GBps: float) -> str:
         return f"{value_GBps:.3g}"  # (no catalogue rate is near either end)
     if value_GBps < 0.9995:  # (0.9996 rounds to 1.00, as in the rows from 1 up: review BQ)
         return format_number(value_GBps)  # without trailing zeros, as %.3g writes it (0.5)
-    text = fixed(value_GBps, max(0, 2 - math.floor(math.log10(value_GBps))))
-    if float(text) >= 10 ** (math.floor(math.log10(value_GBps)) + 1):  # 9.995 -> 10.0
-        text = fixed(value_GBps, max(0, 1 - math.floor(math.log10(value_GBps))))
-    return text
+    return significant(value_GBps)
 
 
 def _nic_count(data: dict[str, Any]) -> str:
