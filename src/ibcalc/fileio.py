@@ -40,6 +40,7 @@ __all__ = [
     "ReadRefused",
     "check_output",
     "env_paths",
+    "file_key",
     "last_naming",
     "read_regular",
     "same_file",
@@ -56,6 +57,18 @@ def env_paths(variable: str) -> list[str]:
     return [p for p in os.environ.get(variable, "").split(os.pathsep) if p.strip()]
 
 
+def file_key(path: str | Path) -> Path | str:
+    """What makes two namings of a file the same file: its resolved path (``a.yaml``,
+    ``./a.yaml`` and a symlink to it are one); ``-`` (standard input) is itself, and a path
+    that cannot be resolved (a symlink loop) is its text, left for the reader to report."""
+    if str(path) == "-":
+        return "-"
+    try:
+        return Path(path).resolve()
+    except (OSError, RuntimeError):
+        return str(path)
+
+
 def last_naming(files: Sequence[_P], *, path: Callable[[_P], str | Path] = str) -> list[_P]:
     """``files`` with each file once (the same file by any path), at its last naming, where it
     wins over the files before it as it did when loaded twice: one file given twice
@@ -66,10 +79,7 @@ def last_naming(files: Sequence[_P], *, path: Callable[[_P], str | Path] = str) 
     seen: set[Path | str] = set()
     kept: list[_P] = []
     for item in reversed(files):
-        try:
-            key: Path | str = Path(path(item)).resolve()
-        except (OSError, RuntimeError):  # a symlink loop: left for the reader to report
-            key = str(path(item))
+        key = file_key(path(item))
         if key not in seen:
             seen.add(key)
             kept.append(item)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from ibcalc.cli.boundary import say
-from ibcalc.fileio import OutputTarget, check_output, env_paths, write_text
+from ibcalc.fileio import OutputTarget, check_output, env_paths, file_key, write_text
 from ibcalc.textsafe import printable
 
 __all__ = ["StdoutError", "emit", "guarded_stdout", "once", "output_target", "run_inputs"]
@@ -42,12 +42,7 @@ def once(files: Iterable[_F]) -> list[_F]:
     kept: list[_F] = []
     dropped: dict[tuple[str, str], int] = {}
     for path in files:
-        key: str | Path = "-"
-        if str(path) != "-":
-            try:
-                key = Path(path).resolve()
-            except (OSError, RuntimeError):  # a symlink loop: left for the reader to report
-                key = Path(path)
+        key = file_key(path)
         if key in seen:
             pair = (printable(str(seen[key]), None), printable(str(path), None))
             dropped[pair] = dropped.get(pair, 0) + 1
