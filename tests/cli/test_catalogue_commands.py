@@ -53,6 +53,18 @@ links:
 """
 
 
+def _gap_note(*catalogues: str | Path, env: dict[str, str] | None = None) -> str:
+    """The first assumption of `gap --intra nvlink4 --inter ndr --format json` with these
+    ``--catalogue`` files (the override files' note, where there are any)."""
+    args = ["gap", "--intra", "nvlink4", "--inter", "ndr", "--format", "json"]
+    for path in catalogues:
+        args += ["--catalogue", str(path)]
+    result = runner.invoke(app, args, env=env)
+    assert result.exit_code == 0, result.output
+    first: str = json.loads(result.output)["assumptions"][0]
+    return first
+
+
 def _files(tmp_path: Path) -> tuple[Path, Path]:
     site, extra = tmp_path / "site-links.yaml", tmp_path / "extra.yaml"
     site.write_text(SITE_NDR, encoding="utf-8")
@@ -126,23 +138,7 @@ def test_gap_names_the_override_files_it_used(tmp_path: Path) -> None:
     assert f"  - {note}" in one.output
     # 8 x 50 GB/s NDR at the site's 0.88: 44.0 GB/s achievable per GPU
     assert "44.0 GB/s" in one.output
-    data = json.loads(
-        runner.invoke(
-            app,
-            [
-                "gap",
-                "--intra",
-                "nvlink4",
-                "--inter",
-                "ndr",
-                "--catalogue",
-                str(site),
-                "--format",
-                "json",
-            ],
-        ).output
-    )
-    assert data["assumptions"][0] == note
+    assert _gap_note(site) == note
     table = runner.invoke(app, ["gap", "--catalogue", str(site)], env={"COLUMNS": "120"})
     assert table.exit_code == 0, table.output
     assert note in " ".join(table.output.split())
@@ -251,18 +247,10 @@ def test_one_override_file_given_twice_is_loaded_and_named_once(
     """Review BO: 'catalogue overrides loaded: s.yaml, s.yaml'."""
     site, _ = _files(tmp_path)
     monkeypatch.chdir(tmp_path)
-    args = ["gap", "--intra", "nvlink4", "--inter", "ndr", "--format", "json"]
-    twice = runner.invoke(app, [*args, "--catalogue", "site-links.yaml", "--catalogue", str(site)])
-    assert twice.exit_code == 0, twice.output
-    assert json.loads(twice.output)["assumptions"][0] == (
-        f"catalogue overrides loaded: {site}"  # named last, so loaded last
-    )
-    by_env = runner.invoke(
-        app, [*args, "--catalogue", str(site)], env={"IBCALC_CATALOGUE": "site-links.yaml"}
-    )
-    assert json.loads(by_env.output)["assumptions"][0] == (
-        f"catalogue overrides loaded: {site}"  # named last, so loaded last
-    )
+    # named last, so loaded last
+    assert _gap_note("site-links.yaml", site) == f"catalogue overrides loaded: {site}"
+    by_env = _gap_note(site, env={"IBCALC_CATALOGUE": "site-links.yaml"})
+    assert by_env == f"catalogue overrides loaded: {site}"
 
 
 def test_a_problem_across_files_names_the_variable_that_gave_the_file(
@@ -312,22 +300,8 @@ def test_a_file_named_again_wins_where_it_was_named_last(
     )
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["efficiency"] == 0.88
-    gap = runner.invoke(
-        app,
-        [
-            "gap",
-            "--intra",
-            "nvlink4",
-            "--inter",
-            "ndr",
-            "--catalogue",
-            "a.yaml",
-            "--format",
-            "json",
-        ],
-        env={"IBCALC_CATALOGUE": os.pathsep.join(["a.yaml", "b.yaml"])},
-    )
-    assert json.loads(gap.output)["assumptions"][0] == "catalogue overrides loaded: b.yaml, a.yaml"
+    note = _gap_note("a.yaml", env={"IBCALC_CATALOGUE": os.pathsep.join(["a.yaml", "b.yaml"])})
+    assert note == "catalogue overrides loaded: b.yaml, a.yaml"
 
 
 def test_a_cost_parameter_file_named_twice_loads_once(
