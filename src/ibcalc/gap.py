@@ -511,7 +511,7 @@ class GapReport(BaseModel):
 
 
 def _link(catalogue: Catalogue, name: str, field: str, role: str | None = None) -> Link:
-    link = find_link(catalogue, name)
+    link = find_link(catalogue, name, role=role or field)
     problem = link_role_problem(link, role or field)
     if problem:
         raise ClusterError(f"{{{field}}} {problem}", field=field)
@@ -718,7 +718,7 @@ def _default_nics(catalogue: Catalogue, inter: str, gpus: int) -> tuple[int, str
     they come from (None if none): a WAN's one link per node; a cloud-only fabric's instance
     count per GPU, as the estimate commands take it (cluster.resolve.instance_of; efa-v2: 4 per
     GPU, as on AWS p5); else one NIC per GPU."""
-    link = find_link(catalogue, inter)
+    link = find_link(catalogue, inter, role="gap_inter")
     if link.kind is LinkKind.WAN:
         return 1, f"1 x {link.id} per node (one site each) assumed ({{nics_per_node}})", None
     instance = instance_of(catalogue, link)
@@ -936,10 +936,10 @@ def _common(catalogue: Catalogue, intra: str | None, inter: str | None) -> list[
     """The common pairings, only those with ``intra`` and/or ``inter`` when given."""
     results = common_pairings(catalogue)
     if intra is not None:
-        wanted = find_link(catalogue, intra).id
+        wanted = find_link(catalogue, intra, role="intra").id
         results = [r for r in results if r.intra == wanted]
     if inter is not None:
-        wanted = find_link(catalogue, inter).id
+        wanted = find_link(catalogue, inter, role="gap_inter").id
         results = [r for r in results if r.inter == wanted]
     if not results:
         given, field = (intra, "intra") if intra is not None else (inter, "inter")

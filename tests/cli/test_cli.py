@@ -979,6 +979,45 @@ def test_unknown_fabric_suggests_ndr(capsys: pytest.CaptureFixture[str]) -> None
             ["allreduce", "--size", "1GB", "--system", "a3"],
             "error: unknown system 'a3' (did you mean a3-mega, a3-high?)",
         ),
+        # a GPU named where a link belongs: the presets with it, not links of another kind
+        # ('--fabric h100' had offered nvlink-h100, a scale-up link --fabric refuses) or vendor
+        # ('--fabric gb300' had offered xgmi-mi300x, AMD's)
+        (
+            ["allreduce", "--size", "1GB", "--fabric", "h100"],
+            "error: unknown link 'h100': h100 names a GPU or system, not a link (system presets "
+            "with it: dgx-h100, azure-nd-h100-v5, h100-pcie-nvl-pair, ...; --system)",
+        ),
+        (
+            ["allreduce", "--size", "1GB", "--inter", "gh200"],
+            "error: unknown link 'gh200': gh200 names a GPU or system, not a link (a system "
+            "preset with it: alps-gh200; --system)",
+        ),
+        (
+            ["allreduce", "--size", "1GB", "--fabric", "gb300"],
+            "error: unknown link 'gb300': no link is close to it; close system presets: "
+            "hgx-b300, hgx-b200, dgx-gb200 (--system)",
+        ),
+        # where the role takes it, the link of that GPU is the right suggestion
+        (
+            ["allreduce", "--size", "1GB", "--intra", "a100"],
+            "error: unknown link 'a100' (did you mean nvlink-a100?)",
+        ),
+        (
+            ["links", "show", "h100"],
+            "error: unknown link 'h100' (did you mean nvlink-h100, h100-nvl-bridge, "
+            "nvlink-h100-4gpu?)",
+        ),
+        # a slip of another kind's name is still named (then refused for its kind)
+        (
+            ["gap", "--intra", "ndr4", "--inter", "ndr"],
+            "error: unknown link 'ndr4' (did you mean ndr400, ndr200, xdr?)",
+        ),
+        # a link named past a prefix: the link first, once ('ib-ndr400' had offered ib-ndr200
+        # first)
+        (
+            ["allreduce", "--size", "1GB", "--fabric", "ib-ndr400"],
+            "error: unknown link 'ib-ndr400' (did you mean ndr, ib-ndr200, ib-hdr100?)",
+        ),
     ],
 )
 def test_an_unknown_name_says_what_it_is_or_what_is_close(

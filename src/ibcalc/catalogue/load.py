@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from importlib import resources
@@ -688,14 +689,19 @@ def _elsewhere(catalogue: Catalogue, key: str, what: str) -> str | None:
 _SOCKET_NAMES = frozenset({"tcp", "socket", "sockets", "tcp-socket", "net-socket", "nccl-socket"})
 
 
-def find_link(catalogue: Catalogue, name: str) -> Link:
-    """Return the link with this id or alias (case-insensitive), or raise with suggestions."""
+def find_link(catalogue: Catalogue, name: str, *, role: str | None = None) -> Link:
+    """Return the link with this id or alias (case-insensitive), or raise with suggestions;
+    with a ``role`` of :data:`LINK_ROLES`, only links that role takes are suggested (a link of
+    another kind named exactly is returned, for the caller's :func:`link_role_problem`)."""
     _expect_catalogue(catalogue)
     key = _name_key("link", name)
     for link in catalogue.links:
         if key in link.names:
             return link
-    entries = [(link.id, link.names) for link in catalogue.links]
+    kinds = LINK_ROLES[role][0] if role is not None else tuple(LinkKind)
+    # '--fabric h100' had suggested nvlink-h100, a link --fabric refuses
+    entries = [(link.id, link.names) for link in catalogue.links if link.kind in kinds]
+    every = [(link.id, link.names) for link in catalogue.links]
     elsewhere = _elsewhere(catalogue, key, "link")
     if key in _SOCKET_NAMES:
         # '--inter tcp' had suggested tcpx and tcpxo, Google's GPUDirect plugins, for a run on
@@ -705,9 +711,72 @@ def find_link(catalogue: Catalogue, name: str) -> Link:
             "no catalogue link; gcp-tcpx and gcp-tcpxo are Google's GPUDirect-TCPX(O) plugins, "
             "not sockets"
         )
+    if elsewhere is None:
+        elsewhere = _system_word(catalogue, key, entries, every)
     if elsewhere is not None:
         raise UnknownNameError("link", name, [], elsewhere=elsewhere)
-    raise UnknownNameError("link", name, _suggest_entries(key, entries), listing="ibcalc links")
+    # none of the role's links close: a slip of another kind's name ('--intra ndr4') is said
+    # so, and its kind refused once the name is right
+    close = _link_suggestions(key, entries) or _link_suggestions(key, every)
+    raise UnknownNameError("link", name, close, listing="ibcalc links")
+
+
+def _link_suggestions(key: str, entries: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
+    """Links close to ``key``, a link named past a prefix first: 'ib-ndr400' is ndr400 (an alias
+    of ndr) said as InfiniBand's, which difflib had ranked below ib-ndr200."""
+    close = _suggest_entries(key, entries)
+    for prefix in ("ib-", "infiniband-", "roce-", "rocev2-"):
+        bare = key.removeprefix(prefix)
+        hit = next((e for e, names in entries if bare != key and bare in names), None)
+        if hit is not None:
+            # the same link once: ndr, not also its alias ndr400
+            same = next(names for e, names in entries if e == hit)
+            return [hit, *(c for c in close if c not in same)][:3]
+    return close
+
+
+def _word_in(key: str, text: str) -> bool:
+    """``key`` is a whole word of ``text`` (letters and digits; 'h100' in 'H100 SXM5 80GB' and
+    in dgx-h100, not in 'gh100')."""
+    return re.search(rf"(?<![a-z0-9]){re.escape(key)}(?![a-z0-9])", text.lower()) is not None
+
+
+def _system_word(
+    catalogue: Catalogue,
+    key: str,
+    entries: Sequence[tuple[str, Sequence[str]]],
+    every: Sequence[tuple[str, Sequence[str]]],
+) -> str | None:
+    """What to say of a GPU or system named where a link belongs: ``--fabric h100`` had
+    suggested nvlink-h100, a scale-up link, and ``--fabric gb300`` xgmi-mi300x, an AMD link,
+    where the user had named NVIDIA hardware. ``"h100 names a GPU, not a link (system presets
+    with it: dgx-h100, ...; --system)"`` where a preset's id, alias or GPU holds ``key`` as a
+    word; ``"no link is close to gb300; close system presets: dgx-b300, ...; --system"`` where
+    system names are closer to it than any link name; else None (the link suggestions).
+    ``entries`` are the links the role takes, ``every`` all links. Only names of three
+    characters or more with a digit are taken for hardware ('--inter a' is no GPU, although
+    abci2-a holds it as a word)."""
+    if len(key) < 3 or not any(ch.isdigit() for ch in key):
+        return None
+    if any(_word_in(key, n) for _, names in entries for n in names):
+        return None  # a word of a link's name ('ndr', 'efa'): the link suggestions say more
+    holding = [s for s in catalogue.systems if any(_word_in(key, n) for n in s.names)]
+    holding += [s for s in catalogue.systems if s not in holding and _word_in(key, s.gpu)]
+    if holding:
+        ids = ", ".join(s.id for s in holding[:3]) + (", ..." if len(holding) > 3 else "")
+        preset = "system presets" if len(holding) > 1 else "a system preset"
+        return f"{key} names a GPU or system, not a link ({preset} with it: {ids}; --system)"
+
+    def best(names: Iterable[str]) -> float:
+        return max((difflib.SequenceMatcher(None, key, n).ratio() for n in names), default=0.0)
+
+    link_names = [n for _, names in every for n in names]
+    systems = [(s.id, s.names) for s in catalogue.systems]
+    if best(n for _, names in systems for n in names) > best(link_names):
+        close = _suggest_entries(key, systems)
+        if close:
+            return f"no link is close to it; close system presets: {', '.join(close)} (--system)"
+    return None
 
 
 def find_system(catalogue: Catalogue, name: str) -> System:

@@ -300,7 +300,7 @@ def _pick_system(catalogue: Catalogue, spec: ClusterSpec, notes: list[str]) -> S
     if spec.intra is not None or spec.gpus_per_node is not None:
         return None
     if spec.inter is not None:
-        inter = find_link(catalogue, spec.inter)
+        inter = find_link(catalogue, spec.inter, role="inter")
         # Only presets a fabric implies: NVIDIA's own DGX generations (HDR -> DGX A100, NDR ->
         # DGX H100, XDR -> DGX B300) and cloud fabrics that exist on one cloud (EFA,
         # GPUDirect-TCPX). Generic fabrics (RoCE, Slingshot) keep the default 8-GPU H100 node.
@@ -402,7 +402,7 @@ def default_gpus_per_node(catalogue: Catalogue, intra: str | None) -> tuple[int,
     """GPUs per node where neither a count nor a system is given, and the note that says so:
     :data:`DEFAULT_GPUS_PER_NODE`, or fewer where ``intra`` is a switchless mesh joining fewer
     ('gap --intra nvlink4-mesh4' had been refused for 8 GPUs per node nobody gave: review BL)."""
-    link = find_link(catalogue, intra) if intra is not None else None
+    link = find_link(catalogue, intra, role="intra") if intra is not None else None
     assumed = " GPUs per node assumed ({gpus_per_node})"
     if link is not None and link.mesh_gpus is not None and link.mesh_gpus < DEFAULT_GPUS_PER_NODE:
         return link.mesh_gpus, f"{link.mesh_gpus}{assumed}: the most {link.id} joins"
@@ -454,7 +454,7 @@ def resolve_cluster(
     )
     if gpus_per_node > 1 or domain_size > 1:
         intra_name = spec.intra or (system.intra if system else None) or "nvlink4"
-        intra = find_link(catalogue, intra_name)
+        intra = find_link(catalogue, intra_name, role="intra")
         problem = link_role_problem(intra, "intra")
         if problem:
             raise ClusterError("{intra} " + problem, field="intra")
@@ -509,7 +509,7 @@ def resolve_cluster(
     # NICs per GPU (and, without a preset, the host PCIe links they sit on)
     instance = None
     if spec.inter is not None and spec.nics_per_node is None:
-        named_link = find_link(catalogue, spec.inter)
+        named_link = find_link(catalogue, spec.inter, role="inter")
         if system is None or system.inter != named_link.id:
             instance = instance_of(catalogue, named_link)
     host_pcie: Link | None = None
@@ -519,7 +519,7 @@ def resolve_cluster(
         or (instance.host_pcie if instance else None)
     )
     if host_name:
-        host_pcie = find_link(catalogue, host_name)
+        host_pcie = find_link(catalogue, host_name, role="host_pcie")
         # a NIC's rate capped by a WAN or NVLink "host link" made a number out of nothing
         problem = link_role_problem(host_pcie, "host_pcie")
         if problem:
@@ -556,7 +556,7 @@ def resolve_cluster(
     named = spec.inter
     if named is None and domains > 1:
         named = (system.inter if system else None) or "ndr"
-    link = find_link(catalogue, named) if named is not None else None
+    link = find_link(catalogue, named, role="inter") if named is not None else None
     if link is not None and (problem := link_role_problem(link, "inter")):
         raise ClusterError("{inter} " + problem, field="inter")
     # the NICs a node has of its scale-out link, built into a network or not (one node: what a
@@ -1050,7 +1050,7 @@ def _build_wan(
             else f"{plural(domains, 'scale-up domain')} of {nodes_per_domain} nodes"
         )
         raise ClusterError(f"{what} cannot be split evenly over {spec.sites} sites", field="sites")
-    wan = find_link(catalogue, spec.wan or "wan-100g")
+    wan = find_link(catalogue, spec.wan or "wan-100g", role="wan")
     if spec.wan is None:
         notes.append(f"WAN link {wan.id} assumed between sites ({{wan}})")
     problem = link_role_problem(wan, "wan")

@@ -289,7 +289,7 @@ def name_problems(doc: Document, catalogue: Catalogue | None) -> list[Validation
         if not isinstance(name, str):
             continue
         try:
-            link = find_link(catalogue, name)
+            link = find_link(catalogue, name, role=role)
         except UnknownNameError as exc:
             problems.add(path, str(exc))
             continue
