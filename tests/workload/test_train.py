@@ -20,7 +20,7 @@ from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import ClusterError, WorkloadError
 from ibcalc.facade import estimate
 from ibcalc.units import format_time
-from ibcalc.workload.memory import TIGHT_FRACTION, Recompute, stage_params
+from ibcalc.workload.memory import TIGHT_FRACTION, Recompute, stage_layers, stage_params
 from ibcalc.workload.model import ModelSpec, find_model, model_from
 from ibcalc.workload.placement import place_group
 from ibcalc.workload.train import (
@@ -1837,3 +1837,40 @@ def test_a_partial_meshs_notes_follow_the_phases_that_use_it(builtin_catalogue: 
     assert ep_estimate is not None
     assert ep_estimate.gpus_per_node == 1
     assert not any("partial mesh" in n for n in across.assumptions)
+
+
+@pytest.mark.parametrize(
+    ("pp", "dp", "busiest"),
+    [
+        # 61 layers, the 3 dense first: ceil(61/4) = 16 a stage, stages 3 + 13, 16, 16, 13 MoE
+        (4, 8, 16),
+        # 31 and 30: stage 0 holds 3 dense + 28 MoE, stage 1 30 MoE (ceil(58/2) = 29 had been
+        # costed, with no note, as 58 splits evenly)
+        (2, 16, 30),
+        # 21 a stage: 3 + 18, 21, 19
+        (3, 8, 21),
+    ],
+)
+def test_expert_all_to_alls_are_counted_on_the_stage_with_most_moe_layers(
+    builtin_catalogue: Catalogue, pp: int, dp: int, busiest: int
+) -> None:
+    """DeepSeek-V3's dense layers come first, so the stage with the most MoE layers is not
+    ceil(58 / pp) of them (review BV: 480 all-to-alls at pp 4 where the stage runs 4 x 16 x 8 =
+    512, while its memory and expert gradients counted 16). Four a MoE layer and micro-batch:
+    dispatch and combine, forward and backward; M = 8 micro-batches."""
+    result = _run(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100", nodes=8 * pp * dp // 8),
+        tp=8,
+        pp=pp,
+        dp=dp,
+        ep=8,
+        model_id="deepseek-v3",
+        sequence_parallel=True,
+        seq_len=4096,
+        microbatches=8,
+    )
+    assert _phase(result, "ep-alltoall").count == 4 * busiest * 8
+    model = find_model("deepseek-v3")
+    assert busiest == max(stage_layers(model, pp, k)[1] for k in range(pp))
+    assert any(f"the busiest stage's {busiest} are costed" in n for n in result.assumptions)

@@ -66,6 +66,7 @@ from ibcalc.workload.memory import (
     decimal_capacity_note,
     gpu_capacity,
     judge_fit,
+    stage_layers,
     stage_params,
     train_memory,
 )
@@ -505,6 +506,29 @@ def _per_stage(count: int, pp: int, what: str, notes: list[str]) -> int:
     return math.ceil(count / pp)
 
 
+def _moe_per_stage(model: ModelSpec, pp: int, virtual: int, notes: list[str]) -> int:
+    """MoE layers of the pipeline stage that holds the most of them. A model's dense layers come
+    first (:func:`~ibcalc.workload.memory.stage_layers`, as its memory is counted), so the
+    busiest stage is not always ``ceil(moe / pp)``: DeepSeek-V3's 3 dense and 58 MoE layers over
+    4 stages are 3 + 13, 16, 16 and 13, and its expert all-to-alls run 16 times a micro-batch,
+    not 15 (review BV; at pp 2, 30 and not 29, which no note had said)."""
+    count = model.moe_layer_count()
+    if pp == 1 or model.layers is None or model.moe_layers is None:
+        return _per_stage(count, pp, "MoE layers", notes)
+    per_stage = [stage_layers(model, pp, k, virtual)[1] for k in range(pp)]
+    busiest = max(per_stage)
+    if busiest * pp != count:
+        note = (
+            f"{count} MoE layers over {pp} pipeline stages, the model's "
+            f"{model.layers - count} dense layers first: the busiest stage's {busiest} are "
+            f"costed (stage {per_stage.index(busiest) + 1} of {pp}; each phase is priced on the "
+            "stage that holds the most of its layers)"
+        )
+        if note not in notes:
+            notes.append(note)
+    return busiest
+
+
 def _check(spec: TrainSpec, cluster: ResolvedCluster, warnings: list[str]) -> None:
     par, model = spec.parallel, spec.model
     if par.world != cluster.ranks:
@@ -835,7 +859,7 @@ def _train_step_in(
     if par.ep > 1:
         hidden = model.need("hidden", "expert parallelism")
         top_k = model.need("top_k", "expert parallelism")
-        moe = _per_stage(model.moe_layer_count(), par.pp, "MoE layers", b.notes)
+        moe = _moe_per_stage(model, par.pp, spec.virtual_stages, b.notes)
         tokens = mb * s_local // (par.tp if spec.sequence_parallel else 1)
         size = float(tokens * top_k * hidden * act)
         if par.tp > 1 and not spec.sequence_parallel:
