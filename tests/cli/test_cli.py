@@ -1568,3 +1568,10 @@ def test_a_partial_meshs_all_to_all_note_follows_the_designs_requirements(tmp_pa
     )
     checked = _ok("nccl-check", str(log), "--design", str(plain), "--collective", "sendrecv")
     assert "cluster [design]: 2 GPUs per node of dgx-1v's 8 (plain.yaml's gpus_per_node)" in checked
+
+
+def test_the_train_header_names_the_activations_type() -> None:
+    """TP, CP, PP and EP messages are sized in bf16 activations: the header says so beside the
+    gradients' type (review BV: only 'bf16 gradients' had been said)."""
+    out = _ok("train", "--model", "llama3-8b", "--system", "dgx-h100", "--tp", "8")
+    assert "bf16 activations, bf16 gradients on " in " ".join(out.split())

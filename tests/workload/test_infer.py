@@ -634,3 +634,22 @@ def test_a_serving_instance_in_an_nvl72_rack_names_the_racks_domain(
     result = infer(builtin_catalogue, resized, InferSpec(model=find_model("llama3-8b"), tp=4))
     decode = next(p for p in result.phases if p.name == "decode-tp-allreduce")
     assert "tp group: 4 GPUs inside one 4-GPU scale-up domain" in decode.assumptions
+
+
+def test_an_fp8_tensor_parallel_sum_is_said(builtin_catalogue: Catalogue) -> None:
+    """--dtype fp8 prices the TP all-reduces as fp8 sums, half of bf16's 524,288 B at batch 32
+    x hidden 8,192; a note says so and what a stack summing in bf16 would give (review BV: it
+    had gone unsaid, where training refuses to price an fp8 sum). bf16 has no such note."""
+    model = find_model("llama3-70b")
+    fp8 = infer(
+        builtin_catalogue,
+        _dgx(builtin_catalogue),
+        InferSpec(model=model, tp=8, batch=32, act_dtype="fp8"),  # type: ignore[arg-type]
+    )
+    decode = next(p for p in fp8.phases if p.name == "decode-tp-allreduce")
+    assert decode.bytes_per_gpu == 32 * 8192 * 1
+    assert any(
+        n.startswith("{act_dtype} fp8: the tensor-parallel all-reduces") for n in fp8.assumptions
+    )
+    bf16 = infer(builtin_catalogue, _dgx(builtin_catalogue), InferSpec(model=model, tp=8, batch=32))
+    assert not any("tensor-parallel all-reduces are priced" in n for n in bf16.assumptions)

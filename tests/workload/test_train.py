@@ -1874,3 +1874,24 @@ def test_expert_all_to_alls_are_counted_on_the_stage_with_most_moe_layers(
     model = find_model("deepseek-v3")
     assert busiest == max(stage_layers(model, pp, k)[1] for k in range(pp))
     assert any(f"the busiest stage's {busiest} are costed" in n for n in result.assumptions)
+
+
+def test_the_expert_all_to_all_says_its_routing_is_taken_as_balanced(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """Each GPU's send buffer, tokens x top_k x hidden x 2 B, goes 1/ep to each expert rank: the
+    even split the price rests on is said (review BV: no note had said it)."""
+    result = _run(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100", nodes=8),
+        tp=2,
+        pp=2,
+        ep=8,
+        model_id="mixtral-8x7b",
+        sequence_parallel=True,
+    )
+    phase = _phase(result, "ep-alltoall")
+    assert any(
+        n.startswith("routing taken as balanced: each GPU sends 2 x its tokens / 8 to each")
+        for n in phase.assumptions
+    )

@@ -130,6 +130,7 @@ FIELD_FLAGS: dict[str, str] = {
     "tflops": "--tflops",
     "recompute": "--recompute",
     "weights_dtype": "--weights-dtype",
+    "act_dtype": "--dtype",
     "grad_dtype": "--grad-dtype",
     "kv_dtype": "--kv-dtype",
     "gpu_memory": "--gpu-memory",

@@ -484,7 +484,7 @@ def render_train(
     )
     title = (
         f"train {spec.model.label}: {par.label}{interleaved}, {sharding}, "
-        f"{spec.grad_dtype.value} gradients "
+        f"{spec.act_dtype.value} activations, {spec.grad_dtype.value} gradients "
         f"on {where} (per step: {result.microbatches} micro-batch"
         f"{'es' if result.microbatches != 1 else ''} of "
         + (

@@ -292,6 +292,14 @@ def infer(
     notes: list[str] = [
         "communication only: the compute of each token (weight and KV-cache reads) is not included"
     ]
+    if spec.act_dtype.is_fp8 and spec.tp > 1:
+        # review BV: the fp8 sum had gone unsaid, where training refuses to price one
+        notes.append(
+            f"{{act_dtype}} {spec.act_dtype.value}: the tensor-parallel all-reduces are priced as "
+            f"{spec.act_dtype.value} sums, half of bf16's bytes; a stack that quantises only "
+            "its weights or KV cache ({weights_dtype}, {kv_dtype}) all-reduces in bf16 "
+            "(--dtype bf16 prices that)"
+        )
     used = -(-spec.gpus // cluster.gpus_per_node)
     if spec.disaggregated:
         used = disaggregated_nodes(spec.gpus, cluster.gpus_per_node)

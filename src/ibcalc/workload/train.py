@@ -880,7 +880,11 @@ def _train_step_in(
             notes=[
                 "dispatch and combine forward, and both again backward"
                 + (" and in the recomputed forward" if forwards > 1 else "")
-                + ", per MoE layer"
+                + ", per MoE layer",
+                # review BV: nothing had said the routing was taken as even
+                f"routing taken as balanced: each GPU sends {top_k} x its tokens / {par.ep} to "
+                "each expert rank, no capacity factor or imbalance (the busiest rank sets a real "
+                "step's time)",
             ],
         )
     v = spec.virtual_stages
