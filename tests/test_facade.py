@@ -34,6 +34,7 @@ from ibcalc.facade import (
     effective_size,
     estimate_many,
     estimate_on,
+    extrapolated_messages_s,
     nccl_tests_max_bytes,
 )
 from ibcalc.units import format_time
@@ -974,9 +975,13 @@ def test_point_to_point_paths_tie_only_where_their_times_as_priced_do(
     a2a = estimate_on(cluster, Collective.ALL_TO_ALL, 1e9)
     pairwise = next(c for c in a2a.alternatives if c.algorithm is Algorithm.PAIRWISE)
     assert pairwise.time_s > 3 * a2a.time_s
-    assert a2a.time_s_range == time_range(
-        a2a.time_s, a2a.size_bytes, cluster.topology, builtin_cost_params()
-    )
+    params = builtin_cost_params()
+    band = time_range(a2a.time_s, a2a.size_bytes, cluster.topology, params)
+    # 128 GPUs: PXN's 22 messages, 7 past the fitted 15, reach the low end down by their cost
+    beyond = extrapolated_messages_s(Collective.ALL_TO_ALL, Algorithm.PXN, cluster.topology, params)
+    assert beyond == pytest.approx(7 * params.calibrated.per_message_s)
+    low = time_range(a2a.time_s - beyond, a2a.size_bytes, cluster.topology, params)[0]
+    assert a2a.time_s_range == (low, band[1])
     assert not any("near tie" in n for n in a2a.assumptions)
 
 
@@ -1406,3 +1411,35 @@ def test_a_collective_is_suggested_once_by_one_name() -> None:
     with pytest.raises(UnknownNameError) as error:
         parse_collective("allreduc")
     assert error.value.suggestions == ["allreduce", "reduce"]
+
+
+def test_an_extrapolated_message_term_widens_the_range_down_to_the_fitted_count(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """72 GPUs in one NVL72 domain post 71 messages at 3.1 us; the fit's rows post at most 15
+    (16 GPUs). The range's low end is the fabric latency band's (q90 +0.08) at the time less the
+    56 messages past them: (t - 56 x 3.1 us) / 1.08, about 50 us at 64 KiB, where it had been
+    t / 1.08 = 211 us, above the whole 45.5-78.6 us range of the same GPUs split into 9 domains
+    of 8 over InfiniBand (review BU). Within the fitted ranks nothing changes."""
+    params = builtin_cost_params()
+    cal = params.calibrated
+    q10, q90 = params.error_band.time_error_quantiles["latency"]["fabric"]
+    wide = resolve_cluster(builtin_catalogue, ClusterSpec(system="gb200-nvl72", nodes=18))
+    est = estimate_on(wide, Collective.ALL_TO_ALL, 64 * 1024)
+    assert est.best.algorithm is Algorithm.PAIRWISE
+    beyond = (71 - 15) * cal.per_message_s
+    assert est.time_s_range[0] == pytest.approx((est.time_s - beyond) / (1 + q90), rel=1e-9)
+    assert est.time_s_range[1] >= est.time_s / (1 + q10)  # the high end as it was
+    assert 45e-6 < est.time_s_range[0] < 55e-6
+    assert any(
+        "the likely range reaches down to the time with it held at the 15" in n
+        for n in est.assumptions
+    )
+    # a sweep row's range is the same
+    (row,) = estimate_many(wide, Collective.ALL_TO_ALL, [64 * 1024])
+    assert row.time_s_range == est.time_s_range
+    # 16 GPUs: the band alone
+    two = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    small = estimate_on(two, Collective.ALL_TO_ALL, 64 * 1024)
+    q90v = params.error_band.time_error_quantiles["latency"]["verbs"][1]
+    assert small.time_s_range[0] == pytest.approx(small.time_s / (1 + q90v), rel=1e-9)

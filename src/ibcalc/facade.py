@@ -765,12 +765,9 @@ def message_extrapolation_notes(
     one 64-GPU NVLink domain had been priced at 3.1 us each (195 us of 204 us at 448 KiB), with
     no word that the rows went to 16 GPUs, and the same GPUs across 8 nodes with PXN, 14
     messages, priced 3 times faster (a review)."""
-    cal = params.calibrated
-    given = params.provenance.get("calibrated.per_message_latency")
-    if cal.per_message_s <= 0 or topo.ranks <= cal.per_message_fit_ranks:
+    if not _messages_extrapolated(topo, params):
         return []
-    if given is not None and given.previous is not None:
-        return []  # an override's value: its rows are not the built-in fit's
+    cal = params.calibrated
     messages = alltoall_messages(algorithm, topo)
     note = (
         f"{messages} messages a rank at {format_time(cal.per_message_s)} each "
@@ -779,12 +776,44 @@ def message_extrapolation_notes(
         f"{cal.per_message_fit_ranks} GPUs, so for {topo.ranks} this term is an extrapolation "
         "(no published run of more is at hand to say how the cost grows)"
     )
+    if messages > cal.per_message_fit_ranks - 1:
+        note += (
+            f"; the likely range reaches down to the time with it held at the "
+            f"{cal.per_message_fit_ranks - 1} messages of the largest run it rests on"
+        )
     if algorithm is Algorithm.PAIRWISE and topo.domains == 1 and topo.m > 1 and pxn_offered(topo):
         note += (
             "; split into N scale-up domains of m GPUs, the same GPUs would post (N-1) + (m-1) "
             "with PXN and can price faster than in one domain"
         )
     return [note]
+
+
+def _messages_extrapolated(topo: Topology, params: CostParams) -> bool:
+    """Whether an all-to-all on ``topo`` has more ranks than the rows the built-in per-message
+    cost is fitted on (an override file's value has rows of its own)."""
+    cal = params.calibrated
+    given = params.provenance.get("calibrated.per_message_latency")
+    if cal.per_message_s <= 0 or topo.ranks <= cal.per_message_fit_ranks:
+        return False
+    return given is None or given.previous is None
+
+
+def extrapolated_messages_s(
+    collective: Collective, algorithm: Algorithm, topo: Topology, params: CostParams
+) -> float:
+    """The part of an all-to-all's message term past what its fit saw: the messages a rank posts
+    beyond the ``per_message_fit_ranks - 1`` of the largest fitted run, times the per-message
+    cost (0 where none is extrapolated). The likely range reaches down to the time without it:
+    whether the cost keeps growing with the peers past 16 GPUs no published run says, and a
+    64 KiB all-to-all in one 72-GPU NVL72 domain (71 messages, 227 us) had read 211-264 us,
+    beside 45.5-78.6 us for the same GPUs split into 9 domains over InfiniBand, PXN's 14
+    messages (review BU)."""
+    if collective is not Collective.ALL_TO_ALL or not _messages_extrapolated(topo, params):
+        return 0.0
+    cal = params.calibrated
+    beyond = alltoall_messages(algorithm, topo) - (cal.per_message_fit_ranks - 1)
+    return max(0, beyond) * cal.per_message_s
 
 
 #: A band whose far end is this many times the estimate, its near end within a tenth of it, is
@@ -845,6 +874,9 @@ def _likely_range(
     for time_s, algorithm, protocol in candidates:
         floor = wire_floor_s(collective, algorithm, protocol, size_bytes, topo)
         a, b = time_range(time_s, size_bytes, topo, params, floor)
+        beyond = extrapolated_messages_s(collective, algorithm, topo, params)
+        if beyond > 0:
+            a = min(a, time_range(time_s - beyond, size_bytes, topo, params, floor)[0])
         if math.isnan(low) or a < low:
             low, floor_at = a, (floor if 0 < floor == a else None)
         high = b if math.isnan(high) else max(high, b)
