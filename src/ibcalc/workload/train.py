@@ -1313,6 +1313,21 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
             ("dp-allgather-bwd", Collective.ALL_GATHER, weights, spec.param_dtype, m, "backward"),
             ("dp-reducescatter", Collective.REDUCE_SCATTER, grad, grad_type, m, "backward"),
         ]
+    if spec.zero >= 2 and m > 1:
+        # review BV: a 4x DP cost at pp 2 with ZeRO-3 had gone unremarked, where the common
+        # stacks either refuse the pairing or gather once a step
+        b.notes.append(
+            f"ZeRO-{spec.zero} over {m} micro-batches: the gradients are reduce-scattered"
+            + (" and the weights all-gathered" if spec.zero >= 3 else "")
+            + f" once per micro-batch, {m}x one's data"
+            + (
+                "; DeepSpeed's pipeline engine refuses ZeRO-2 and 3 with pipeline parallelism "
+                "(runtime/pipe/engine.py), and an FSDP stack that keeps the weights gathered "
+                "across micro-batches (no reshard after forward) gathers them once a step"
+                if par.pp > 1
+                else ""
+            )
+        )
     flat_group = _Group("dp", ranks, par.tp * (par.pp if b.dp_last else 1))
     holders = _Group("edp", par.dp // par.ep, par.tp * par.ep) if par.dp // par.ep > 1 else None
 
