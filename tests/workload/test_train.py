@@ -1926,3 +1926,20 @@ def test_zero_2_and_3_over_micro_batches_say_they_exchange_per_micro_batch(
         "micro-batch, 4x one's data"
     )
     assert notes(1, 2) == []
+
+
+def test_a_wan_placement_of_one_gpu_a_site_is_said_in_the_singular(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """--hierarchical's WAN step pairs each GPU with its counterpart: '1 GPU in each' (review BV
+    quoted '1 GPUs in each')."""
+    result = _run(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100", nodes=16, sites=2, wan="wan-100g"),
+        tp=8,
+        hierarchical=True,
+    )
+    wan = _phase(result, "dp-ar@wan")
+    assert any(
+        "dp group spans 2 sites, 1 GPU in each; 64 such groups" in n for n in wan.assumptions
+    )

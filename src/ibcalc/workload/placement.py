@@ -345,7 +345,8 @@ def place_group(
         )
         groups_per_site = ranks_per_site // per_site
         notes.append(
-            f"{name} group spans {sites} sites, {per_site} GPUs in each; {groups_per_site} "
+            f"{name} group spans {sites} sites, {per_site} GPU{'s' if per_site != 1 else ''} in "
+            f"each; {groups_per_site} "
             f"such group{'s' if groups_per_site != 1 else ''} per site "
             f"share{'s' if groups_per_site == 1 else ''} its "
             f"{wan.nics_per_domain} x {wan.link_id}: {wan_total:.3g} link"
