@@ -228,8 +228,9 @@ def nvls_tree_timing(
                 name="transfer",
                 seconds=transfer,
                 detail=f"max of NVLS inside the {topo.node} S (m+1)/m at {gbps(bw * factor)} "
-                f"(nvls_tree_factor {factor:g} of NVLS alone) = {us(intra_t)}, and the tree "
-                f"between {topo.node}s {tree_network_multiplier(big_n):g} x S over the "
+                f"(calibrated.nvls_tree_factor {factor:g} of NVLS alone, fitted by "
+                f"benchmarks/fits.py to multi-node p5 NVLS-tree rows) = {us(intra_t)}, and the "
+                f"tree between {topo.node}s {tree_network_multiplier(big_n):g} x S over the "
                 f"{topo.node}'s NICs = "
                 f"{us(net_t)}"
                 + (
