@@ -715,10 +715,43 @@ def find_link(catalogue: Catalogue, name: str, *, role: str | None = None) -> Li
         elsewhere = _system_word(catalogue, key, entries, every)
     if elsewhere is not None:
         raise UnknownNameError("link", name, [], elsewhere=elsewhere)
-    # none of the role's links close: a slip of another kind's name ('--intra ndr4') is said
-    # so, and its kind refused once the name is right
-    close = _link_suggestions(key, entries) or _link_suggestions(key, every)
-    raise UnknownNameError("link", name, close, listing="ibcalc links")
+    raise UnknownNameError(
+        "link", name, _role_suggestions(key, entries, every), listing="ibcalc links"
+    )
+
+
+def _ratio(key: str, names: Iterable[str]) -> float:
+    """difflib's best similarity of ``key`` to any of ``names`` (0 for none)."""
+    return max((difflib.SequenceMatcher(None, key, n).ratio() for n in names), default=0.0)
+
+
+def _role_suggestions(
+    key: str,
+    entries: Sequence[tuple[str, Sequence[str]]],
+    every: Sequence[tuple[str, Sequence[str]]],
+) -> list[str]:
+    """The role's links close to ``key``, after any link of another kind that begins with it,
+    holds it as a word or is much closer (by a fifth of difflib's ratio) than the role's best:
+    a slip of another kind's name is said so, and its kind refused once the name is right
+    ('--fabric wan-100' had offered efa-100g, ainic-400g, roce-100g, not wan-100g; '--fabric
+    tpu7x' tcpx and tcpxo, not tpu7x-ici: review BW)."""
+    close = _link_suggestions(key, entries)
+    word = f"-{key}-"
+    held = any(c.startswith(key) or word in f"-{c}-" for c in close)
+    # a role link holding the name ('--intra a100': nvlink-a100) is the answer, however close
+    # another kind's name is by ratio (wan100g)
+    best = 1.0 if held else _ratio(key, close)
+    other = [
+        c
+        for c in _link_suggestions(key, every)
+        if not any(c in names for e, names in entries)
+        and (
+            c.startswith(key)
+            or word in f"-{c}-"
+            or difflib.SequenceMatcher(None, key, c).ratio() >= best + 0.2
+        )
+    ]
+    return list(dict.fromkeys(other + close))[:3] or _link_suggestions(key, every)
 
 
 def _link_suggestions(key: str, entries: Sequence[tuple[str, Sequence[str]]]) -> list[str]:
@@ -749,33 +782,40 @@ def _system_word(
 ) -> str | None:
     """What to say of a GPU or system named where a link belongs: ``--fabric h100`` had
     suggested nvlink-h100, a scale-up link, and ``--fabric gb300`` xgmi-mi300x, an AMD link,
-    where the user had named NVIDIA hardware. ``"h100 names a GPU, not a link (system presets
-    with it: dgx-h100, ...; --system)"`` where a preset's id, alias or GPU holds ``key`` as a
-    word; ``"no link is close to gb300; close system presets: dgx-b300, ...; --system"`` where
-    system names are closer to it than any link name; else None (the link suggestions).
-    ``entries`` are the links the role takes, ``every`` all links. Only names of three
-    characters or more with a digit are taken for hardware ('--inter a' is no GPU, although
-    abci2-a holds it as a word)."""
+    where the user had named NVIDIA hardware. ``"h100 names a GPU or system, not a link (system
+    presets with it: dgx-h100, ...)"`` where a preset's id, alias or GPU holds ``key``, or a
+    dash-separated part of it, as a word ('b300-8': dgx-b300); ``"no link is close to gb300;
+    close system presets: ..."`` where a preset's name is closer to it than any link's and
+    shares its digits; else None (the link suggestions). ``entries`` are the links the role
+    takes, ``every`` all links. Only names of three characters or more with a digit are taken
+    for hardware ('--inter a' is no GPU, although abci2-a holds it as a word). No flag is named:
+    ``links show`` and a design file have no ``--system`` (review BW)."""
     if len(key) < 3 or not any(ch.isdigit() for ch in key):
         return None
     if any(_word_in(key, n) for _, names in entries for n in names):
         return None  # a word of a link's name ('ndr', 'efa'): the link suggestions say more
-    holding = [s for s in catalogue.systems if any(_word_in(key, n) for n in s.names)]
-    holding += [s for s in catalogue.systems if s not in holding and _word_in(key, s.gpu)]
+    parts = [key] + [p for p in key.split("-") if len(p) >= 3 and any(c.isdigit() for c in p)]
+    holding = [s for s in catalogue.systems if any(_word_in(p, n) for p in parts for n in s.names)]
+    holding += [
+        s for s in catalogue.systems if s not in holding and any(_word_in(p, s.gpu) for p in parts)
+    ]
     if holding:
         ids = ", ".join(s.id for s in holding[:3]) + (", ..." if len(holding) > 3 else "")
         preset = "system presets" if len(holding) > 1 else "a system preset"
-        return f"{key} names a GPU or system, not a link ({preset} with it: {ids}; --system)"
-
-    def best(names: Iterable[str]) -> float:
-        return max((difflib.SequenceMatcher(None, key, n).ratio() for n in names), default=0.0)
-
-    link_names = [n for _, names in every for n in names]
+        return f"{key} names a GPU or system, not a link ({preset} with it: {ids})"
+    if any(_word_in(key, n) for _, names in every for n in names):
+        # a word of a link of another kind ('--fabric mi250x': xgmi-mi250x): the suggestions
+        # name it, and its kind is refused once given
+        return None
+    digits = "".join(c for c in key if c.isdigit())
     systems = [(s.id, s.names) for s in catalogue.systems]
-    if best(n for _, names in systems for n in names) > best(link_names):
-        close = _suggest_entries(key, systems)
+    link_names = [n for _, names in every for n in names]
+    if _ratio(key, (n for _, names in systems for n in names)) > _ratio(key, link_names):
+        # only presets that share the name's number ('gb300': hgx-b300), not any close name
+        # ('b300-8' had been offered mi300x-8, h800-8, a800-8; 'cornelis400' snellius-h100)
+        close = [c for c in _suggest_entries(key, systems) if digits and digits in c]
         if close:
-            return f"no link is close to it; close system presets: {', '.join(close)} (--system)"
+            return f"no link is close to {key}; close system presets: {', '.join(close)}"
     return None
 
 

@@ -386,7 +386,7 @@ def checkpoint(
             f"each node reaches storage through {spec.client_nics} x {link_name} "
             "(the cluster's scale-out NIC; {client_link}, {client_nics} to change)"
         )
-    link = find_link(catalogue, link_name)
+    link = find_link(catalogue, link_name, role="client_link")
     problem = link_role_problem(link, "client_link")
     if problem:
         raise WorkloadError("{client_link} " + problem, field="client_link")
