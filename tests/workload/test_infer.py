@@ -649,7 +649,14 @@ def test_an_fp8_tensor_parallel_sum_is_said(builtin_catalogue: Catalogue) -> Non
     decode = next(p for p in fp8.phases if p.name == "decode-tp-allreduce")
     assert decode.bytes_per_gpu == 32 * 8192 * 1
     assert any(
-        n.startswith("{act_dtype} fp8: the tensor-parallel all-reduces") for n in fp8.assumptions
+        n.startswith("{act_dtype} fp8: every message is priced in fp8") for n in fp8.assumptions
     )
     bf16 = infer(builtin_catalogue, _dgx(builtin_catalogue), InferSpec(model=model, tp=8, batch=32))
-    assert not any("tensor-parallel all-reduces are priced" in n for n in bf16.assumptions)
+    assert not any("every message is priced" in n for n in bf16.assumptions)
+    # expert parallelism alone: its all-to-alls are fp8 too, and said (review BW)
+    moe = infer(
+        builtin_catalogue,
+        _dgx(builtin_catalogue),
+        InferSpec(model=find_model("mixtral-8x7b"), ep=8, batch=32, act_dtype="fp8"),  # type: ignore[arg-type]
+    )
+    assert any("the expert all-to-alls' dispatch and combine" in n for n in moe.assumptions)

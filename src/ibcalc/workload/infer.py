@@ -292,13 +292,17 @@ def infer(
     notes: list[str] = [
         "communication only: the compute of each token (weight and KV-cache reads) is not included"
     ]
-    if spec.act_dtype.is_fp8 and spec.tp > 1:
-        # review BV: the fp8 sum had gone unsaid, where training refuses to price one
+    if spec.act_dtype.is_fp8 and spec.gpus > 1:
+        # review BV: the fp8 sum had gone unsaid, where training refuses to price one; review
+        # BW: every phase's messages are fp8, not the TP all-reduces alone
         notes.append(
-            f"{{act_dtype}} {spec.act_dtype.value}: the tensor-parallel all-reduces are priced as "
-            f"{spec.act_dtype.value} sums, half of bf16's bytes; a stack that quantises only "
-            "its weights or KV cache ({weights_dtype}, {kv_dtype}) all-reduces in bf16 "
-            "(--dtype bf16 prices that)"
+            f"{{act_dtype}} {spec.act_dtype.value}: every message is priced in "
+            f"{spec.act_dtype.value}, half of bf16's bytes: the tensor-parallel all-reduces as "
+            f"{spec.act_dtype.value} sums, the expert all-to-alls' dispatch and combine, the "
+            "pipeline sends; DeepSeek-V3 dispatches in fp8 but combines in bf16 "
+            "(arXiv:2412.19437, section 3.3, low-precision communication), and a stack that "
+            "quantises only its weights or KV cache ({weights_dtype}, {kv_dtype}) all-reduces "
+            "in bf16 (--dtype bf16 prices that)"
         )
     used = -(-spec.gpus // cluster.gpus_per_node)
     if spec.disaggregated:
