@@ -1616,3 +1616,25 @@ def test_the_train_header_names_the_activations_type() -> None:
     gradients' type (review BV: only 'bf16 gradients' had been said)."""
     out = _ok("train", "--model", "llama3-8b", "--system", "dgx-h100", "--tp", "8")
     assert "bf16 activations, bf16 gradients on " in " ".join(out.split())
+
+
+@pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (
+            ["allreduce", "-s"],
+            "error: Option '-s' requires an argument. (see 'ibcalc allreduce --help')",
+        ),
+        (
+            ["sweep", "allreduce", "-b"],
+            "error: Option '-b' requires an argument. (see 'ibcalc sweep --help')",
+        ),
+    ],
+)
+def test_an_option_missing_its_value_names_the_commands_help(
+    capsys: pytest.CaptureFixture[str], args: list[str], line: str
+) -> None:
+    """The toolkit raises this refusal before the command's context exists, and it had come
+    without the '--help' hint every other usage error carries."""
+    outcome = _fail_main(args, capsys)
+    assert outcome.err.strip() == line

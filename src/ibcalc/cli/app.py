@@ -163,6 +163,12 @@ class _LazyCommands(Mapping[str, Any]):
         return name in self.eager or name in COMMANDS
 
 
+class _CommandPath(NamedTuple):
+    """What :func:`~ibcalc.cli.boundary.usage_line` reads of a usage error's context."""
+
+    command_path: str
+
+
 class LazyGroup(typer.core.TyperGroup):
     """The root group: lists its commands from :data:`COMMANDS` and imports a command's module
     only when the command runs (or its own help is asked for)."""
@@ -170,6 +176,9 @@ class LazyGroup(typer.core.TyperGroup):
     def __init__(self, *, commands: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         super().__init__(commands=None, **kwargs)
         self.commands = _LazyCommands(commands or {})  # type: ignore[assignment]
+        #: the command the arguments name (parse_args), for a usage error raised before the
+        #: command's context exists
+        self._named: str | None = None
 
     def list_commands(self, ctx: Any) -> list[str]:
         return list(self.commands)
@@ -178,6 +187,7 @@ class LazyGroup(typer.core.TyperGroup):
         # here, not in main(): the app run on its own (tests, embedding) refuses them too. The
         # command named is built to read its options (it is about to be built to run anyway)
         name = next((a for a in args if not a.startswith("-")), None)
+        self._named = name
         if name is not None and name in self.commands:
             try:
                 refuse_repeated_options(self.commands[name], args[args.index(name) + 1 :])
@@ -185,6 +195,19 @@ class LazyGroup(typer.core.TyperGroup):
                 say(f"error: {exc}")
                 raise typer.Exit(2) from None
         return super().parse_args(ctx, args)
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except typer.TyperException as exc:
+            # the toolkit raises a value missing after an option ('allreduce -s') from the
+            # command's parser, before the command's context exists: the refusal had come
+            # without the '--help' hint every other usage error carries. The command's path
+            # stands in for the context usage_line reads it from
+            name = self._named
+            if getattr(exc, "ctx", None) is None and name is not None and name in self.commands:
+                exc.ctx = _CommandPath(f"{ctx.command_path} {name}")  # type: ignore[attr-defined]
+            raise
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:
         # the listing as the toolkit writes it, from stand-ins holding each command's help
