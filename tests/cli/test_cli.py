@@ -1005,6 +1005,29 @@ def test_unknown_fabric_suggests_ndr(capsys: pytest.CaptureFixture[str]) -> None
             "error: unknown link 'b300-8': b300-8 names a GPU or system, not a link (a system "
             "preset with it: dgx-b300)",
         ),
+        # a slip of a link's name keeps the link, though a part of it names a GPU (review BX:
+        # 'nvlnk-h100' had been told it named the H100)
+        (
+            ["allreduce", "--size", "1GB", "--intra", "nvlnk-h100"],
+            "error: unknown link 'nvlnk-h100' (did you mean nvlink-h100, nvlink-v100, "
+            "nvlink-p100?)",
+        ),
+        (
+            ["allreduce", "--size", "1GB", "--host-pcie", "pie-gen4"],
+            "error: unknown link 'pie-gen4' (did you mean pcie-gen4, pcie-gen7, pcie-gen6?)",
+        ),
+        # presets by likeness share the model number's letter and three digits (review BX:
+        # 'gb300-8' had been offered mi300x-8, 'dgx-b3000' nothing of NVIDIA's)
+        (
+            ["allreduce", "--size", "1GB", "--fabric", "gb300-8"],
+            "error: unknown link 'gb300-8': no link is close to gb300-8; close system presets: "
+            "hgx-b300",
+        ),
+        (
+            ["allreduce", "--size", "1GB", "--fabric", "rtx4090"],
+            "error: unknown link 'rtx4090': no link is close to rtx4090; close system presets: "
+            "rtx5090-8",
+        ),
         (
             ["allreduce", "--size", "1GB", "--fabric", "cornelis400"],
             "error: unknown link 'cornelis400' (did you mean roce400?)",

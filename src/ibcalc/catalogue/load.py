@@ -774,6 +774,29 @@ def _word_in(key: str, text: str) -> bool:
     return re.search(rf"(?<![a-z0-9]){re.escape(key)}(?![a-z0-9])", text.lower()) is not None
 
 
+#: difflib's ratio from which a name is taken for a slip of a link's name rather than a GPU's
+#: ('nvlnk-h100' is 0.95 of nvlink-h100; 'b300-8' at most 0.62 of any link's)
+_LINK_SLIP = 0.75
+
+
+def _model_numbers(text: str) -> list[tuple[str, str]]:
+    """The letter and digits of each model number in ``text``: 'hgx-b300' is ('b', '300'),
+    'rtx5090-8' ('x', '5090')."""
+    return re.findall(r"([a-z])([0-9]+)", text)
+
+
+def _shares_digits(key: str, name: str) -> bool:
+    """Whether a model number of ``key`` and one of ``name`` have the same letter and three
+    digits in a row in common ('gb300' and hgx-b300, 'dgx-b3000' and dgx-b300, 'rtx4090' and
+    rtx5090-8; not 'gb300' and mi300x-8: AMD's part for NVIDIA's, review BX)."""
+    return any(
+        la == lb and a[i : i + 3] in b
+        for la, a in _model_numbers(key)
+        for lb, b in _model_numbers(name)
+        for i in range(len(a) - 2)
+    )
+
+
 def _system_word(
     catalogue: Catalogue,
     key: str,
@@ -794,11 +817,16 @@ def _system_word(
         return None
     if any(_word_in(key, n) for _, names in entries for n in names):
         return None  # a word of a link's name ('ndr', 'efa'): the link suggestions say more
-    parts = [key] + [p for p in key.split("-") if len(p) >= 3 and any(c.isdigit() for c in p)]
+    link_names = [n for _, names in every for n in names]
+    # a dash-separated part names the GPU ('b300-8': dgx-b300) only where no link's name is
+    # close to the whole: 'nvlnk-h100' is a slip of nvlink-h100, not the H100 (review BX), and
+    # a part is not looked for in the GPU descriptions ('pie-gen4' had found the placeholder
+    # 'generic PCIe Gen4 GPU')
+    parts = [key]
+    if _ratio(key, link_names) < _LINK_SLIP:
+        parts += [p for p in key.split("-") if len(p) >= 3 and any(c.isdigit() for c in p)]
     holding = [s for s in catalogue.systems if any(_word_in(p, n) for p in parts for n in s.names)]
-    holding += [
-        s for s in catalogue.systems if s not in holding and any(_word_in(p, s.gpu) for p in parts)
-    ]
+    holding += [s for s in catalogue.systems if s not in holding and _word_in(key, s.gpu)]
     if holding:
         ids = ", ".join(s.id for s in holding[:3]) + (", ..." if len(holding) > 3 else "")
         preset = "system presets" if len(holding) > 1 else "a system preset"
@@ -807,13 +835,12 @@ def _system_word(
         # a word of a link of another kind ('--fabric mi250x': xgmi-mi250x): the suggestions
         # name it, and its kind is refused once given
         return None
-    digits = "".join(c for c in key if c.isdigit())
     systems = [(s.id, s.names) for s in catalogue.systems]
-    link_names = [n for _, names in every for n in names]
     if _ratio(key, (n for _, names in systems for n in names)) > _ratio(key, link_names):
-        # only presets that share the name's number ('gb300': hgx-b300), not any close name
-        # ('b300-8' had been offered mi300x-8, h800-8, a800-8; 'cornelis400' snellius-h100)
-        close = [c for c in _suggest_entries(key, systems) if digits and digits in c]
+        # only presets whose number shares three digits with the name's ('gb300': hgx-b300;
+        # 'dgx-b3000': dgx-b300; 'rtx4090': rtx5090-8), not any close name ('b300-8' had been
+        # offered mi300x-8, h800-8, a800-8; 'cornelis400' snellius-h100)
+        close = [c for c in _suggest_entries(key, systems) if _shares_digits(key, c)]
         if close:
             return f"no link is close to {key}; close system presets: {', '.join(close)}"
     return None
