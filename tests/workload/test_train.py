@@ -1920,6 +1920,14 @@ def test_zero_2_and_3_over_micro_batches_say_they_exchange_per_micro_batch(
         "ZeRO-3 over 4 micro-batches: the gradients are reduce-scattered and the weights "
         "all-gathered once per micro-batch, 4x one's data; DeepSpeed's pipeline engine refuses"
     )
+    assert three.endswith(
+        "(torchtitan does so under pipeline parallelism: it does not reshard them after forward)"
+    )
+    # ZeRO-2 gathers no weights per micro-batch: the pipeline engine's refusal alone
+    (two_pp,) = notes(2, 2)
+    assert two_pp.endswith(
+        "refuses ZeRO-2 and 3 with pipeline parallelism (runtime/pipe/engine.py)"
+    )
     (two,) = notes(2, 1)
     assert (
         two == "ZeRO-2 over 4 micro-batches: the gradients are reduce-scattered once per "

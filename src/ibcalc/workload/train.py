@@ -1322,9 +1322,17 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
             + f" once per micro-batch, {m}x one's data"
             + (
                 "; DeepSpeed's pipeline engine refuses ZeRO-2 and 3 with pipeline parallelism "
-                "(runtime/pipe/engine.py), and an FSDP stack that keeps the weights gathered "
-                "across micro-batches (no reshard after forward) gathers them once a step"
+                "(runtime/pipe/engine.py)"
                 if par.pp > 1
+                else ""
+            )
+            + (
+                # review BX: the weights' clause had been said of ZeRO-2, which gathers none per
+                # micro-batch, and named a setting that keeps them within one micro-batch only
+                "; an FSDP stack can keep the weights gathered across the micro-batches and "
+                "gather them once a step (torchtitan does so under pipeline parallelism: it "
+                "does not reshard them after forward)"
+                if par.pp > 1 and spec.zero >= 3
                 else ""
             )
         )
