@@ -639,7 +639,8 @@ def test_a_serving_instance_in_an_nvl72_rack_names_the_racks_domain(
 def test_an_fp8_tensor_parallel_sum_is_said(builtin_catalogue: Catalogue) -> None:
     """--dtype fp8 prices the TP all-reduces as fp8 sums, half of bf16's 524,288 B at batch 32
     x hidden 8,192; a note says so and what a stack summing in bf16 would give (review BV: it
-    had gone unsaid, where training refuses to price an fp8 sum). bf16 has no such note."""
+    had gone unsaid, where training refuses to price an fp8 sum), naming only the phases there
+    are (review BX). bf16 has no such note; expert parallelism alone gets one too (review BW)."""
     model = find_model("llama3-70b")
     fp8 = infer(
         builtin_catalogue,
@@ -648,15 +649,20 @@ def test_an_fp8_tensor_parallel_sum_is_said(builtin_catalogue: Catalogue) -> Non
     )
     decode = next(p for p in fp8.phases if p.name == "decode-tp-allreduce")
     assert decode.bytes_per_gpu == 32 * 8192 * 1
-    assert any(
-        n.startswith("{act_dtype} fp8: every message is priced in fp8") for n in fp8.assumptions
+    (note,) = [n for n in fp8.assumptions if n.startswith("{act_dtype} fp8:")]
+    assert note.startswith(
+        "{act_dtype} fp8: the activations' messages are priced in fp8, half of bf16's bytes (the "
+        "tensor-parallel all-reduces as fp8 sums); a stack that quantises only"
     )
+    assert "expert" not in note
+    assert "pipeline" not in note
     bf16 = infer(builtin_catalogue, _dgx(builtin_catalogue), InferSpec(model=model, tp=8, batch=32))
-    assert not any("every message is priced" in n for n in bf16.assumptions)
-    # expert parallelism alone: its all-to-alls are fp8 too, and said (review BW)
+    assert not any(n.startswith("{act_dtype}") for n in bf16.assumptions)
     moe = infer(
         builtin_catalogue,
         _dgx(builtin_catalogue),
         InferSpec(model=find_model("mixtral-8x7b"), ep=8, batch=32, act_dtype="fp8"),  # type: ignore[arg-type]
     )
-    assert any("the expert all-to-alls' dispatch and combine" in n for n in moe.assumptions)
+    (moe_note,) = [n for n in moe.assumptions if n.startswith("{act_dtype} fp8:")]
+    assert "(the expert all-to-alls' dispatch and combine)" in moe_note
+    assert "tensor-parallel" not in moe_note

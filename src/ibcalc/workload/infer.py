@@ -292,17 +292,37 @@ def infer(
     notes: list[str] = [
         "communication only: the compute of each token (weight and KV-cache reads) is not included"
     ]
-    if spec.act_dtype.is_fp8 and spec.gpus > 1:
+    fp8_phases = [
+        what
+        for what, present in (
+            (f"the tensor-parallel all-reduces as {spec.act_dtype.value} sums", spec.tp > 1),
+            ("the expert all-to-alls' dispatch and combine", spec.ep > 1),
+            ("the pipeline sends", spec.pp > 1),
+        )
+        if present
+    ]
+    if spec.act_dtype.is_fp8 and fp8_phases:
         # review BV: the fp8 sum had gone unsaid, where training refuses to price one; review
-        # BW: every phase's messages are fp8, not the TP all-reduces alone
+        # BW: every phase's messages are fp8, not the TP all-reduces alone; review BX: only
+        # the phases there are, and the KV transfer keeps its own type
         notes.append(
-            f"{{act_dtype}} {spec.act_dtype.value}: every message is priced in "
-            f"{spec.act_dtype.value}, half of bf16's bytes: the tensor-parallel all-reduces as "
-            f"{spec.act_dtype.value} sums, the expert all-to-alls' dispatch and combine, the "
-            "pipeline sends; DeepSeek-V3 dispatches in fp8 but combines in bf16 "
-            "(arXiv:2412.19437, section 3.3, low-precision communication), and a stack that "
-            "quantises only its weights or KV cache ({weights_dtype}, {kv_dtype}) all-reduces "
-            "in bf16 (--dtype bf16 prices that)"
+            f"{{act_dtype}} {spec.act_dtype.value}: the activations' messages are priced in "
+            f"{spec.act_dtype.value}, half of bf16's bytes ({', '.join(fp8_phases)}"
+            + ("; the KV transfer takes {kv_dtype}" if spec.disaggregated else "")
+            + ")"
+            + (
+                "; DeepSeek-V3 dispatches in fp8 but combines in bf16 (arXiv:2412.19437, "
+                "section 3.3, low-precision communication)"
+                if spec.ep > 1
+                else ""
+            )
+            + (
+                "; a stack that quantises only its weights or KV cache ({weights_dtype}, "
+                "{kv_dtype}) all-reduces in bf16"
+                if spec.tp > 1
+                else ""
+            )
+            + " (--dtype bf16 prices bf16)"
         )
     used = -(-spec.gpus // cluster.gpus_per_node)
     if spec.disaggregated:
