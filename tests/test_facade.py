@@ -1443,3 +1443,35 @@ def test_an_extrapolated_message_term_widens_the_range_down_to_the_fitted_count(
     small = estimate_on(two, Collective.ALL_TO_ALL, 64 * 1024)
     q90v = params.error_band.time_error_quantiles["latency"]["verbs"][1]
     assert small.time_s_range[0] == pytest.approx(small.time_s / (1 + q90v), rel=1e-9)
+
+
+def test_an_overridden_fitted_constant_is_not_credited_to_the_fit(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """An explanation names the built-in fit for a calibrated constant only where the built-in
+    value is in use; an override's value names the file that set it (review BX: a user's 0.8 had
+    read 'fitted by benchmarks/fits.py to multi-node p5 NVLS-tree rows')."""
+    p5 = resolve_cluster(builtin_catalogue, ClusterSpec(system="aws-p5", nodes=2))
+    mine = builtin_cost_params().with_overrides(
+        {
+            "schema": "ibcalc-cost-params/1",
+            "calibrated": {
+                "nvls_tree_factor": {"value": 0.8, "assumed": "a test"},
+                "per_message_latency": {"value": "2 us", "assumed": "a test"},
+            },
+        },
+        label="site.yaml",
+    )
+
+    def details(est: Estimate) -> str:
+        return " ".join(t.detail for t in est.best.terms)
+
+    built_in = details(estimate_on(p5, Collective.ALL_REDUCE, 2**30))
+    assert (
+        "calibrated.nvls_tree_factor 0.93 of NVLS alone, fitted by benchmarks/fits.py" in built_in
+    )
+    given = details(estimate_on(p5, Collective.ALL_REDUCE, 2**30, params=mine))
+    assert "calibrated.nvls_tree_factor 0.8 of NVLS alone, set by site.yaml" in given
+    assert "fits.py" not in given
+    a2a = details(estimate_on(p5, Collective.ALL_TO_ALL, 64 * 1024, params=mine))
+    assert "(calibrated.per_message_latency, set by site.yaml" in a2a

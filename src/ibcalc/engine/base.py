@@ -1029,3 +1029,13 @@ def bytes_factor(collective: Collective, ranks: int) -> float:
     if collective in (Collective.ALL_GATHER, Collective.REDUCE_SCATTER, Collective.ALL_TO_ALL):
         return (n - 1) / n
     return 1.0
+
+
+def fit_origin(params: CostParams, dotted: str, fitted: str) -> str:
+    """Where a calibrated constant of an explanation comes from: ``fitted`` (the built-in fit,
+    e.g. 'fitted by benchmarks/fits.py to small all-to-all rows'), or the override file that
+    set it (review BX: an override's value had been credited to the fit)."""
+    given = params.provenance.get(dotted)
+    if given is not None and given.previous is not None:
+        return f"set by {given.origin}"
+    return fitted

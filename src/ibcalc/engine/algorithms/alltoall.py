@@ -34,6 +34,7 @@ from ibcalc.engine.base import (
     Traffic,
     base_latency,
     base_term,
+    fit_origin,
     gbps,
     hop_terms,
     intra_hop_latency,
@@ -312,7 +313,12 @@ def _alltoall(
                     name="messages",
                     seconds=messages * c,
                     detail=f"{why} x {us(c)} per message (calibrated.per_message_latency, "
-                    "fitted by benchmarks/fits.py to small all-to-all rows)",
+                    + fit_origin(
+                        params,
+                        "calibrated.per_message_latency",
+                        "fitted by benchmarks/fits.py to small all-to-all rows",
+                    )
+                    + ")",
                 )
             )
         parts = _alltoall_parts(

@@ -35,6 +35,7 @@ from ibcalc.engine.algorithms.tree import tree_network_multiplier
 from ibcalc.engine.base import (
     Timing,
     Topology,
+    fit_origin,
     gbps,
     hop_terms,
     intra_hop_detail,
@@ -54,6 +55,9 @@ from ibcalc.engine.base import (
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
 from ibcalc.units import fixed, format_size
+
+#: Where the built-in NVLS-tree factor comes from, for an explanation.
+_TREE_FIT = "fitted by benchmarks/fits.py to multi-node p5 NVLS-tree rows"
 
 __all__ = ["collnet_chain_timing", "collnet_direct_timing", "nvls_timing", "nvls_tree_timing"]
 
@@ -228,8 +232,9 @@ def nvls_tree_timing(
                 name="transfer",
                 seconds=transfer,
                 detail=f"max of NVLS inside the {topo.node} S (m+1)/m at {gbps(bw * factor)} "
-                f"(calibrated.nvls_tree_factor {factor:g} of NVLS alone, fitted by "
-                f"benchmarks/fits.py to multi-node p5 NVLS-tree rows) = {us(intra_t)}, and the "
+                f"(calibrated.nvls_tree_factor {factor:g} of NVLS alone, "
+                f"{fit_origin(params, 'calibrated.nvls_tree_factor', _TREE_FIT)}) "
+                f"= {us(intra_t)}, and the "
                 f"tree between {topo.node}s {tree_network_multiplier(big_n):g} x S over the "
                 f"{topo.node}'s NICs = "
                 f"{us(net_t)}"
