@@ -1181,3 +1181,23 @@ def _scaled_row(line: str, factor: float) -> str:
     for i in (6, 7, 10, 11):
         cells[i] = f"{float(cells[i]) / factor:.2f}"
     return "  ".join(cells)
+
+
+def test_links_fitted_to_a_run_warned_of_carry_low_confidence(catalogue: Catalogue) -> None:
+    """The degraded Slingshot run (nccl-check: bad) fits slingshot-11's efficiency to about
+    0.06; the entry written says so and takes low confidence, which estimates then list, where
+    it had kept the built-in 'medium' (review BY). A healthy run's entry keeps its confidence."""
+    degraded = (
+        SWEEPS / "log11_allreduce_2node_8xGH200_slingshot_nccltests2.17.1_indented_degraded.txt"
+    )
+    cal = calibrate_log_files([read_log(degraded)], catalogue=catalogue)
+    (entry,) = [e for e in cal.link_entries if e["id"] == "slingshot-11"]
+    assert entry["confidence"] == "low"
+    assert "the calibration warned of (a fault or the library's choice" in entry["notes"]
+    healthy = calibrate_log_files(
+        [read_log(SWEEPS / "13_allreduce_1node_4xH100_intranode.txt")], catalogue=catalogue
+    )
+    (mesh,) = healthy.link_entries
+    assert mesh["id"] == "nvlink4-mesh4"
+    assert mesh["confidence"] == find_link(catalogue, "nvlink4-mesh4").confidence == "medium"
+    assert "warned of" not in mesh["notes"]

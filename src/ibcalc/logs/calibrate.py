@@ -48,7 +48,7 @@ import re
 import shlex
 import statistics
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -1345,7 +1345,20 @@ def calibrate_logs(
     unhealthy = _unhealthy_runs(checked)
     if not unhealthy:
         return result
-    return result.model_copy(update={"warnings": [*unhealthy, *result.warnings]})
+    # the links fitted to a run warned of carry it in the file, not in its comments alone: a
+    # degraded Slingshot run's efficiency of 0.055 had been read back at the built-in entry's
+    # 'medium' confidence, 220 ms for 13.4 ms with no word of it (review BY)
+    warned = {name.rsplit(" (run ", 1)[0] for name, _ in unhealthy}
+    entries = _link_entries(
+        result.parameters,
+        catalogue if catalogue is not None else load_catalogue(use_env=False),
+        result.inputs,
+        result.date,
+        warned=warned,
+    )
+    return result.model_copy(
+        update={"warnings": [w for _, w in unhealthy] + result.warnings, "link_entries": entries}
+    )
 
 
 def _log_cannot_be_priced(
@@ -1444,12 +1457,13 @@ def _refuse_contradicted(checked: Sequence[tuple[str, RunCheck]]) -> None:
                 raise FieldError(f"{run_name}: {cause}, so nothing is fitted{said}{remedy}")
 
 
-def _unhealthy_runs(checked: Sequence[tuple[str, RunCheck]]) -> list[str]:
+def _unhealthy_runs(checked: Sequence[tuple[str, RunCheck]]) -> list[tuple[str, str]]:
     """One warning per run that ``nccl-check`` judges ``bad`` or ``corrupt``, or ``low`` with a
     likely cause of warning severity: a fit to a
     degraded run describes the fault (a fallback to TCP, a missing NIC), not the fabric
-    (docs/nccl-check.md, "Calibrate"). Runs the check cannot judge are not named."""
-    out: list[str] = []
+    (docs/nccl-check.md, "Calibrate"). Runs the check cannot judge are not named. Each with
+    the run's name."""
+    out: list[tuple[str, str]] = []
     for run_name, result in checked:
         top = result.findings[0] if result.findings else None
         # a flag the log makes doubtful (GB300 trays checked as gb200-nvl72 run NDR where its
@@ -1457,9 +1471,12 @@ def _unhealthy_runs(checked: Sequence[tuple[str, RunCheck]]) -> list[str]:
         # begin "perhaps not"; the warning that another preset of the GPU is priced alike says
         # the flag is fine, and is not repeated (a review of the first form)
         out += [
-            f"nccl-check warns of {run_name}: "
-            + f.cause.replace("expectations below", "expectations")
-            + "; the values are fitted to the cluster as given"
+            (
+                run_name,
+                f"nccl-check warns of {run_name}: "
+                + f.cause.replace("expectations below", "expectations")
+                + "; the values are fitted to the cluster as given",
+            )
             for f in result.findings
             if f.kind == "flag_mismatch"
             and f.severity == "warning"
@@ -1468,9 +1485,12 @@ def _unhealthy_runs(checked: Sequence[tuple[str, RunCheck]]) -> list[str]:
         ]
         if result.verdict == "corrupt":
             out.append(
-                f"nccl-check calls {run_name} corrupt: some of its rows failed validation or "
-                "are no measurement. The fit leaves those rows out; check the run before "
-                "trusting the rest"
+                (
+                    run_name,
+                    f"nccl-check calls {run_name} corrupt: some of its rows failed validation or "
+                    "are no measurement. The fit leaves those rows out; check the run before "
+                    "trusting the rest",
+                )
             )
             continue
         beyond = next(
@@ -1485,10 +1505,13 @@ def _unhealthy_runs(checked: Sequence[tuple[str, RunCheck]]) -> list[str]:
             # a fit would take the speed-up into the cluster's links (QA: a run at 166 % of
             # the expected busbw drove nvlink4.nvls_efficiency to its bound of 1 unremarked)
             out.append(
-                f"nccl-check calls {run_name} faster than any published run over the model "
-                f"({beyond.evidence[0] if beyond.evidence else 'at large sizes'}): the cluster "
-                "given is likely not the one that ran (more NICs, in-network reduction, a "
-                "newer GPU); values fitted to it describe another cluster"
+                (
+                    run_name,
+                    f"nccl-check calls {run_name} faster than any published run over the model "
+                    f"({beyond.evidence[0] if beyond.evidence else 'at large sizes'}): the cluster "
+                    "given is likely not the one that ran (more NICs, in-network reduction, a "
+                    "newer GPU); values fitted to it describe another cluster",
+                )
             )
             continue
         top_cause = named_cause(result.findings)
@@ -1497,10 +1520,13 @@ def _unhealthy_runs(checked: Sequence[tuple[str, RunCheck]]) -> list[str]:
             # ring's speed (2 x p4d on NCCL 2.9.9 took efa-100g's efficiency from 0.97 to 0.54,
             # unwarned once its verdict was low; a review)
             out.append(
-                f"nccl-check finds that {run_name} ran its large sizes as a ring where the model "
-                "expects a tree or in-network reduction (the library's choice, not a fault): "
-                "values fitted to it would price that algorithm at the ring's speed; calibrate "
-                "on runs of the algorithm the model expects"
+                (
+                    run_name,
+                    f"nccl-check finds that {run_name} ran its large sizes as a ring where the "
+                    "model expects a tree or in-network reduction (the library's choice, not a "
+                    "fault): values fitted to it would price that algorithm at the ring's speed; "
+                    "calibrate on runs of the algorithm the model expects",
+                )
             )
             continue
         if (
@@ -1514,11 +1540,14 @@ def _unhealthy_runs(checked: Sequence[tuple[str, RunCheck]]) -> list[str]:
             # held for bad runs alone: seven runs slowed 1.3x, each low with a [warning] cause,
             # were fitted unremarked, one 2 x DGX A100 run into nvlink3 at 0.49 (review BY)
             out.append(
-                f"nccl-check calls {run_name} low (its lowest efficiency at 64 MiB and more is "
-                f"{eff_pct(result.min_bandwidth_efficiency)} of the expected busbw) and names a "
-                f"likely cause ({top.cause.split(':')[0]}): values fitted to it may describe that "
-                "fault, not the fabric; calibrate on runs it judges ok, or low with [info] notes "
-                "only"
+                (
+                    run_name,
+                    f"nccl-check calls {run_name} low (its lowest efficiency at 64 MiB and more "
+                    f"is {eff_pct(result.min_bandwidth_efficiency)} of the expected busbw) and "
+                    f"names a likely cause ({top.cause.split(':')[0]}): values fitted to it may "
+                    "describe that fault, not the fabric; calibrate on runs it judges ok, or low "
+                    "with [info] notes only",
+                )
             )
             continue
         if result.verdict != "bad" or result.min_bandwidth_efficiency is None:
@@ -1531,9 +1560,13 @@ def _unhealthy_runs(checked: Sequence[tuple[str, RunCheck]]) -> list[str]:
             else ""
         )
         out.append(
-            f"nccl-check calls {run_name} bad (its lowest efficiency at 64 MiB and more is "
-            f"{eff_pct(result.min_bandwidth_efficiency)} of the expected busbw{cause}). Values "
-            "fitted to a faulty run describe the fault, not the fabric: calibrate on healthy runs"
+            (
+                run_name,
+                f"nccl-check calls {run_name} bad (its lowest efficiency at 64 MiB and more is "
+                f"{eff_pct(result.min_bandwidth_efficiency)} of the expected busbw{cause}). Values "
+                "fitted to a faulty run describe the fault, not the fabric: calibrate on healthy "
+                "runs",
+            )
         )
     return out
 
@@ -2066,6 +2099,11 @@ def _pm(p: FittedParameter) -> str:
     return f" ({p.uncertainty_reason})" if p.uncertainty_reason else ""
 
 
+def _logs_of_all(fitted: Sequence[FittedParameter], inputs: Sequence[str]) -> list[str]:
+    """The logs any of ``fitted`` is credited to, each once."""
+    return list(dict.fromkeys(s for p in fitted for s in _logs_of(p, inputs)))
+
+
 def _logs_of(p: FittedParameter, inputs: Sequence[str]) -> Sequence[str]:
     """The logs a fitted value is credited to: those whose rows it moves, else every input."""
     return p.sources or inputs
@@ -2175,7 +2213,12 @@ def _link_entries(
     catalogue: Catalogue,
     inputs: Sequence[str],
     date: str,
+    *,
+    warned: Collection[str] = (),
 ) -> list[dict[str, Any]]:
+    """The catalogue entries of the links with written values; a link fitted to a log whose
+    run the calibration warned of (``warned``: the logs' labels) gets low confidence and a note
+    saying so, which ``links show`` and every estimate's confidence line carry."""
     out: list[dict[str, Any]] = []
     by_link: dict[str, list[FittedParameter]] = {}
     for p in parameters:
@@ -2189,9 +2232,17 @@ def _link_entries(
             update[_ATTRIBUTES.get(p.field, p.field)] = float(f"{p.value:.6g}")
             update[f"{p.field}_source"] = _why(p, inputs, date)
         names = ", ".join(p.field for p in fitted)
-        logs = ", ".join(dict.fromkeys(s for p in fitted for s in _logs_of(p, inputs)))
+        logs = ", ".join(_logs_of_all(fitted, inputs))
         update["sources"] = [f"ibcalc calibrate {date} on {logs}", *link.sources]
         note = f"{names} calibrated to {logs} ({date})."
+        doubtful = [log for log in _logs_of_all(fitted, inputs) if log in warned]
+        if doubtful:
+            note += (
+                f" Fitted to a run of {', '.join(doubtful)} the calibration warned of (a fault "
+                "or the library's choice that nccl-check finds in it): the values may describe "
+                "that, not the fabric."
+            )
+            update["confidence"] = "low"
         update["notes"] = f"{note} {link.notes}" if link.notes else note
         out.append(link_entry(link.model_copy(update=update)))
     return out
