@@ -58,7 +58,7 @@ from ibcalc.workload.memory import (
     stage_params,
 )
 from ibcalc.workload.model import CheckedSpec, ModelSpec
-from ibcalc.workload.phases import Per, Phase, build_phase
+from ibcalc.workload.phases import Per, Phase, build_phase, cost_parameter_notes
 from ibcalc.workload.placement import Placement, inherit, pipeline_boundaries, place_group
 
 __all__ = ["InferResult", "InferSpec", "infer", "serving_cluster"]
@@ -574,7 +574,7 @@ def infer(
         tier_s=tier_s,
         dominant_tier=dominant,
         warnings=warnings,
-        assumptions=[*notes, *_cluster_notes(cluster, phases)],
+        assumptions=[*notes, *_cluster_notes(cluster, phases), *cost_parameter_notes(params)],
     )
 
 

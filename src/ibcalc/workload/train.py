@@ -71,7 +71,7 @@ from ibcalc.workload.memory import (
     train_memory,
 )
 from ibcalc.workload.model import CheckedSpec, ModelSpec
-from ibcalc.workload.phases import Phase, QuickCost, phase_fields, quick_cost
+from ibcalc.workload.phases import Phase, QuickCost, cost_parameter_notes, phase_fields, quick_cost
 from ibcalc.workload.placement import Placement, place_group, place_pipeline, single_domain
 
 __all__ = [
@@ -626,7 +626,10 @@ def train_step(
     :func:`~ibcalc.workload.phases.build_phase`).
     """
     require_collectives(cluster)
-    return _train_step(catalogue, cluster, spec, params=params, quick=quick)
+    result = _train_step(catalogue, cluster, spec, params=params, quick=quick)
+    return result.model_copy(
+        update={"assumptions": [*result.assumptions, *cost_parameter_notes(params)]}
+    )
 
 
 #: Megatron-LM's rank order with data parallelism outermost (``--use-tp-pp-dp-mapping``:
