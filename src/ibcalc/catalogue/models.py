@@ -39,6 +39,7 @@ from ibcalc.units import (
 from ibcalc.yamlio import IDENTIFIER_PATTERN
 
 __all__ = [
+    "CALIBRATION_DOUBT",
     "Catalogue",
     "Confidence",
     "Link",
@@ -178,6 +179,11 @@ RequestRate = Annotated[float, Field(allow_inf_nan=False), AfterValidator(_reque
 Identifier = Annotated[str, Field(pattern=IDENTIFIER_PATTERN, max_length=64)]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+
+#: What a link's notes say where ``calibrate`` fitted it to a run it warned of (and wrote it at
+#: low confidence): the estimates' low-confidence note gives that reason, not its sources'
+CALIBRATION_DOUBT = "the calibration warned of"
 
 
 class LinkKind(StrEnum):

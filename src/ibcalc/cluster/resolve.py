@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ibcalc.catalogue.load import find_link, find_system, link_role_problem
-from ibcalc.catalogue.models import Catalogue, Link, LinkKind, System
+from ibcalc.catalogue.models import CALIBRATION_DOUBT, Catalogue, Link, LinkKind, System
 from ibcalc.cluster.spec import MAX_GPUS, MAX_NICS_PER_NODE, ClusterSpec
 from ibcalc.engine.algorithms.alltoall import torus_shape
 from ibcalc.engine.base import Topology
@@ -745,7 +745,15 @@ def _low_confidence(system: System | None, links: Sequence[Link]) -> str:
     """One note naming the catalogue entries this cluster uses that are graded low confidence
     (secondary or recalled sources): the grade had shown only in ``links`` and ``systems``, not
     beside an estimate resting on it (docs/catalogue.md#confidence-grades)."""
-    names = [f"{link.id} (link)" for link in links if link.confidence == "low"]
+    names = [
+        # a link calibrate wrote low for the run it fitted it to says so, not the sources' reason
+        # (review BZ)
+        f"{link.id} (link, fitted to a run its calibration warned of)"
+        if CALIBRATION_DOUBT in (link.notes or "")
+        else f"{link.id} (link)"
+        for link in links
+        if link.confidence == "low"
+    ]
     if system is not None and system.confidence == "low":
         names.insert(0, f"{system.id} (system)")
     if not names:

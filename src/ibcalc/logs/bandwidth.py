@@ -57,6 +57,9 @@ __all__ = [
 _EXPLAIN_SHARE = 0.7
 _FIT_FLOOR = 2e-3  # a fitted efficiency this low sits on the search bound: not a fit
 _MODEST = 0.6  # a fitted rate at least this fraction of the catalogue's is "below", not "broken"
+#: What a cause says of a rate below the catalogue's that is no fault: calibrating is what
+#: mends it, and ``calibrate`` does not warn of a run whose likeliest cause says it
+NOT_BROKEN = "below the catalogue's figure, not broken"
 #: What the finding of a late ramp says (only the smallest large sizes low): not a fault, so its
 #: rows count as ``low`` at worst in the run's verdict (``check_run``)
 LATE_RAMP = "busbw ramps up later than the model expects"
@@ -830,7 +833,7 @@ def _rate_finding(
         elif value / current >= _MODEST:
             cause = (
                 f"the network delivers {pct(value / current)} of the rate per NIC the model "
-                "expects: below the catalogue's figure, not broken (fewer channels or QPs per "
+                f"expects: {NOT_BROKEN} (fewer channels or QPs per "
                 "NIC, an older NCCL or plugin, MTU, congestion)"
             )
         else:
@@ -859,7 +862,7 @@ def _rate_finding(
             cause = (
                 f"the scale-up fabric delivers {pct(value / current)} of the rate the model "
                 f"expects ({per_gpu:.0f} GB/s per GPU instead of "
-                f"{fixed(link.achievable_Bps / GB, 0)}): below the catalogue's figure, not broken "
+                f"{fixed(link.achievable_Bps / GB, 0)}): {NOT_BROKEN} "
                 "(fewer channels, clocks, GPUs on different sockets, one process driving "
                 "several GPUs)"
             )
