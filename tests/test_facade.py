@@ -1458,6 +1458,7 @@ def test_an_overridden_fitted_constant_is_not_credited_to_the_fit(
             "calibrated": {
                 "nvls_tree_factor": {"value": 0.8, "assumed": "a test"},
                 "per_message_latency": {"value": "2 us", "assumed": "a test"},
+                "proxy_op_latency": {"value": "1 us", "assumed": "a test"},
             },
         },
         label="site.yaml",
@@ -1475,3 +1476,7 @@ def test_an_overridden_fitted_constant_is_not_credited_to_the_fit(
     assert "fits.py" not in given
     a2a = details(estimate_on(p5, Collective.ALL_TO_ALL, 64 * 1024, params=mine))
     assert "(calibrated.per_message_latency, set by site.yaml" in a2a
+    # the proxy's per-channel operation too (review BZ)
+    dgx = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    ring = details(estimate_on(dgx, Collective.ALL_GATHER, 2**20, params=mine))
+    assert "(calibrated.proxy_op_latency, set by site.yaml" in ring

@@ -1028,6 +1028,18 @@ def test_unknown_fabric_suggests_ndr(capsys: pytest.CaptureFixture[str]) -> None
             "error: unknown link 'rtx4090': no link is close to rtx4090; close system presets: "
             "rtx5090-8",
         ),
+        # a short model number keeps its presets (review BZ: 'p5a' and 'l40spcie' had lost
+        # them to the three-digit rule)
+        (
+            ["allreduce", "--size", "1GB", "--fabric", "p5a"],
+            "error: unknown link 'p5a': no link is close to p5a; close system presets: p5, p5e, "
+            "p5en",
+        ),
+        (
+            ["allreduce", "--size", "1GB", "--fabric", "l40spcie"],
+            "error: unknown link 'l40spcie': no link is close to l40spcie; close system presets: "
+            "l40s-pcie",
+        ),
         (
             ["allreduce", "--size", "1GB", "--fabric", "cornelis400"],
             "error: unknown link 'cornelis400' (did you mean roce400?)",
@@ -1651,6 +1663,15 @@ def test_the_train_header_names_the_activations_type() -> None:
         (
             ["sweep", "allreduce", "-b"],
             "error: Option '-b' requires an argument. (see 'ibcalc sweep --help')",
+        ),
+        # a group's command: its own help, which lists the option (review BZ)
+        (
+            ["design", "show", "--format"],
+            "error: Option '--format' requires an argument. (see 'ibcalc design show --help')",
+        ),
+        (
+            ["links", "--format"],
+            "error: Option '--format' requires an argument. (see 'ibcalc links --help')",
         ),
     ],
 )

@@ -789,9 +789,15 @@ def _shares_digits(key: str, name: str) -> bool:
     """Whether a model number of ``key`` and one of ``name`` have the same letter and three
     digits in a row in common ('gb300' and hgx-b300, 'dgx-b3000' and dgx-b300, 'rtx4090' and
     rtx5090-8; not 'gb300' and mi300x-8: AMD's part for NVIDIA's, review BX)."""
+    numbers = [(letter, digits) for letter, digits in _model_numbers(key) if len(digits) >= 3]
+    if not numbers:
+        # a short model number (p5, l40s, dgx-1v): the name's digits within the preset's, as
+        # before (review BZ: 'p5a' and 'l40spcie' had lost p5 and l40s-pcie to the rule below)
+        digits = "".join(c for c in key if c.isdigit())
+        return bool(digits) and digits in name
     return any(
         la == lb and a[i : i + 3] in b
-        for la, a in _model_numbers(key)
+        for la, a in numbers
         for lb, b in _model_numbers(name)
         for i in range(len(a) - 2)
     )

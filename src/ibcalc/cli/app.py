@@ -189,6 +189,12 @@ class LazyGroup(typer.core.TyperGroup):
         name = next((a for a in args if not a.startswith("-")), None)
         self._named = name
         if name is not None and name in self.commands:
+            # a group's command named after it: its path is the hint's ('design show --format'
+            # had pointed at 'ibcalc design --help', which lists no --format: review BZ)
+            sub = next((a for a in args[args.index(name) + 1 :] if not a.startswith("-")), None)
+            inner = getattr(self.commands[name], "commands", None)
+            if sub is not None and isinstance(inner, Mapping) and sub in inner:
+                self._named = f"{name} {sub}"
             try:
                 refuse_repeated_options(self.commands[name], args[args.index(name) + 1 :])
             except CliUsageError as exc:
@@ -205,7 +211,8 @@ class LazyGroup(typer.core.TyperGroup):
             # without the '--help' hint every other usage error carries. The command's path
             # stands in for the context usage_line reads it from
             name = self._named
-            if getattr(exc, "ctx", None) is None and name is not None and name in self.commands:
+            known = name is not None and name.split()[0] in self.commands
+            if getattr(exc, "ctx", None) is None and name is not None and known:
                 exc.ctx = _CommandPath(f"{ctx.command_path} {name}")  # type: ignore[attr-defined]
             raise
 

@@ -356,7 +356,7 @@ def proxy_ops_term(seconds: float, active: float, params: CostParams) -> Term:
         detail=f"{active:.3g} channel{'' if active == 1 else 's'} x "
         f"{us(params.calibrated.proxy_op_s)}: the proxy thread "
         "starts one network operation per channel, one after another "
-        "(calibrated.proxy_op_latency, fitted by benchmarks/fits.py)",
+        f"(calibrated.proxy_op_latency, {_fitted(params, 'calibrated.proxy_op_latency')})",
     )
 
 
@@ -777,7 +777,8 @@ def ll_network_text(
     return (
         f"; held to {us(floor)}, longer: LL across a plugin transport moves min(S, "
         f"{format_size(params.assumptions.ll_net_saturation_bytes)}) = {format_size(held)} at "
-        f"{gbps(ll_net_Bps)} (calibrated.ll_net_bandwidth, fitted by benchmarks/fits.py)"
+        f"{gbps(ll_net_Bps)} (calibrated.ll_net_bandwidth, "
+        f"{_fitted(params, 'calibrated.ll_net_bandwidth')})"
     )
 
 
@@ -1039,3 +1040,8 @@ def fit_origin(params: CostParams, dotted: str, fitted: str) -> str:
     if given is not None and given.previous is not None:
         return f"set by {given.origin}"
     return fitted
+
+
+def _fitted(params: CostParams, dotted: str) -> str:
+    """:func:`fit_origin` of a constant fitted by benchmarks/fits.py."""
+    return fit_origin(params, dotted, "fitted by benchmarks/fits.py")

@@ -322,7 +322,8 @@ def infer(
                 if spec.tp > 1
                 else ""
             )
-            + " (--dtype bf16 prices bf16)"
+            # review BZ: '(--dtype bf16 prices bf16)' had said nothing
+            + ": --dtype bf16 prices those messages in bf16"
         )
     used = -(-spec.gpus // cluster.gpus_per_node)
     if spec.disaggregated:
