@@ -492,7 +492,7 @@ def _estimate(
                 cluster.inter.id, plan, size, best, algorithm=algorithm, protocol=protocol
             )
     # what was laid over the built-in cost parameters: override files, an NCCL release
-    notes += [COST_PARAMETERS_NOTE + origin for origin in params.origins[1:]]
+    notes += cost_parameter_notes(params)
     if size != size_bytes:
         whole = (
             f"into whole 16-byte shares for {cluster.ranks} ranks"
@@ -787,6 +787,15 @@ def message_extrapolation_notes(
             "with PXN and can price faster than in one domain"
         )
     return [note]
+
+
+def cost_parameter_notes(params: CostParams | None) -> list[str]:
+    """What was laid over the built-in cost parameters (override files, an NCCL release), one
+    note each, as every estimate and workload says it (review BY: train and infer had priced with
+    a --cost-params file and not named it: 63.1 ms to 80.9 ms unremarked)."""
+    if params is None:
+        return []
+    return [COST_PARAMETERS_NOTE + origin for origin in params.origins[1:]]
 
 
 def _messages_extrapolated(topo: Topology, params: CostParams) -> bool:

@@ -573,6 +573,12 @@ def load_catalogue(
     )
 
 
+def _holds(name: str, key: str) -> bool:
+    """Whether ``name`` begins with ``key`` or holds it as one of its dash-separated words
+    ('gb200' begins gb200-nvl72; 'h100' is a word of dgx-h100)."""
+    return name.startswith(key) or f"-{key}-" in f"-{name}-"
+
+
 def suggest(
     name: str, candidates: Iterable[str], n: int = 3, *, shortest_first: bool = False
 ) -> list[str]:
@@ -590,8 +596,7 @@ def suggest(
     # h100-pcie-nvl-pair, h100-pcie-8 and oci-h100 before dgx-h100, and 'a100' as a link
     # wan100g, efa-100g, wan10g, not nvlink-a100: review BL; a list in its own order, as the
     # element types, keeps it: 'fp' is fp16 first, not fp8, review BO)
-    word = f"-{key}-"
-    held = [c for c in pool if c.startswith(key) or word in f"-{c}-"]
+    held = [c for c in pool if _holds(c, key)]
     starts = sorted(held, key=len) if shortest_first else held
     close = difflib.get_close_matches(key, pool, n=n, cutoff=0.5)
     if not close and len(key) >= 2:
@@ -736,20 +741,15 @@ def _role_suggestions(
     ('--fabric wan-100' had offered efa-100g, ainic-400g, roce-100g, not wan-100g; '--fabric
     tpu7x' tcpx and tcpxo, not tpu7x-ici: review BW)."""
     close = _link_suggestions(key, entries)
-    word = f"-{key}-"
-    held = any(c.startswith(key) or word in f"-{c}-" for c in close)
+    held = any(_holds(c, key) for c in close)
     # a role link holding the name ('--intra a100': nvlink-a100) is the answer, however close
     # another kind's name is by ratio (wan100g)
     best = 1.0 if held else _ratio(key, close)
     other = [
         c
         for c in _link_suggestions(key, every)
-        if not any(c in names for e, names in entries)
-        and (
-            c.startswith(key)
-            or word in f"-{c}-"
-            or difflib.SequenceMatcher(None, key, c).ratio() >= best + 0.2
-        )
+        if not any(c in names for _, names in entries)
+        and (_holds(c, key) or difflib.SequenceMatcher(None, key, c).ratio() >= best + 0.2)
     ]
     return list(dict.fromkeys(other + close))[:3] or _link_suggestions(key, every)
 

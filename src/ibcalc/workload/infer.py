@@ -48,6 +48,7 @@ from ibcalc.cluster.spec import MAX_GPUS, MAX_NICS_PER_NODE, ClusterSpec
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import WorkloadError, expect_type
+from ibcalc.facade import cost_parameter_notes
 from ibcalc.units import fixed, format_size, plural
 from ibcalc.workload.memory import (
     ServingMemory,
@@ -58,7 +59,7 @@ from ibcalc.workload.memory import (
     stage_params,
 )
 from ibcalc.workload.model import CheckedSpec, ModelSpec
-from ibcalc.workload.phases import Per, Phase, build_phase, cost_parameter_notes
+from ibcalc.workload.phases import Per, Phase, build_phase
 from ibcalc.workload.placement import Placement, inherit, pipeline_boundaries, place_group
 
 __all__ = ["InferResult", "InferSpec", "infer", "serving_cluster"]

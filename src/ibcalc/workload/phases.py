@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.types import COST_PARAMETERS_NOTE, Algorithm, Collective, DType, Estimate
+from ibcalc.engine.types import Algorithm, Collective, DType, Estimate
 from ibcalc.facade import (
     CollectivePlan,
     QuickEstimate,
@@ -25,7 +25,7 @@ from ibcalc.facade import (
 )
 from ibcalc.workload.placement import Placement, Tier
 
-__all__ = ["Per", "Phase", "build_phase", "cost_parameter_notes", "phase_fields"]
+__all__ = ["Per", "Phase", "build_phase", "phase_fields"]
 
 Per = Literal["step", "token", "request", "checkpoint"]
 
@@ -208,12 +208,3 @@ def _alltoall_notes(
         return []
     cost = params if params is not None else builtin_cost_params()
     return message_extrapolation_notes(algorithm, placement.cluster.topology, cost)
-
-
-def cost_parameter_notes(params: CostParams | None) -> list[str]:
-    """What was laid over the built-in cost parameters (override files, an NCCL release), said
-    as the collective commands say it (review BY: train and infer had priced with a
-    --cost-params file and not named it: 63.1 ms to 80.9 ms unremarked)."""
-    if params is None:
-        return []
-    return [COST_PARAMETERS_NOTE + origin for origin in params.origins[1:]]

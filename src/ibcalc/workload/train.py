@@ -49,7 +49,7 @@ from ibcalc.cluster.spec import MAX_GPUS, ClusterSpec
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import FieldError, IbcalcError, WorkloadError
-from ibcalc.facade import CollectivePlan
+from ibcalc.facade import CollectivePlan, cost_parameter_notes
 from ibcalc.memo import IdentityMemo
 from ibcalc.units import (
     format_count,
@@ -71,7 +71,7 @@ from ibcalc.workload.memory import (
     train_memory,
 )
 from ibcalc.workload.model import CheckedSpec, ModelSpec
-from ibcalc.workload.phases import Phase, QuickCost, cost_parameter_notes, phase_fields, quick_cost
+from ibcalc.workload.phases import Phase, QuickCost, phase_fields, quick_cost
 from ibcalc.workload.placement import Placement, place_group, place_pipeline, single_domain
 
 __all__ = [
