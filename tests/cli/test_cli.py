@@ -1673,6 +1673,11 @@ def test_the_train_header_names_the_activations_type() -> None:
             ["links", "--format"],
             "error: Option '--format' requires an argument. (see 'ibcalc links --help')",
         ),
+        # the group's command past the group's own option and its value (review CA)
+        (
+            ["links", "--format", "json", "show", "ndr", "--format"],
+            "error: Option '--format' requires an argument. (see 'ibcalc links show --help')",
+        ),
     ],
 )
 def test_an_option_missing_its_value_names_the_commands_help(

@@ -191,9 +191,14 @@ class LazyGroup(typer.core.TyperGroup):
         if name is not None and name in self.commands:
             # a group's command named after it: its path is the hint's ('design show --format'
             # had pointed at 'ibcalc design --help', which lists no --format: review BZ)
-            sub = next((a for a in args[args.index(name) + 1 :] if not a.startswith("-")), None)
             inner = getattr(self.commands[name], "commands", None)
-            if sub is not None and isinstance(inner, Mapping) and sub in inner:
+            rest = args[args.index(name) + 1 :]
+            # the first of the group's command names, past the group's own options and their
+            # values ('links --format json show ndr': show, not json; review CA)
+            sub = (
+                next((a for a in rest if a in inner), None) if isinstance(inner, Mapping) else None
+            )
+            if sub is not None:
                 self._named = f"{name} {sub}"
             try:
                 refuse_repeated_options(self.commands[name], args[args.index(name) + 1 :])

@@ -745,23 +745,26 @@ def _low_confidence(system: System | None, links: Sequence[Link]) -> str:
     """One note naming the catalogue entries this cluster uses that are graded low confidence
     (secondary or recalled sources): the grade had shown only in ``links`` and ``systems``, not
     beside an estimate resting on it (docs/catalogue.md#confidence-grades)."""
-    names = [
-        # a link calibrate wrote low for the run it fitted it to says so, not the sources' reason
-        # (review BZ)
-        f"{link.id} (link, fitted to a run its calibration warned of)"
-        if CALIBRATION_DOUBT in (link.notes or "")
-        else f"{link.id} (link)"
-        for link in links
-        if link.confidence == "low"
-    ]
+    low = [link for link in links if link.confidence == "low"]
+    # a link calibrate wrote low for the run it fitted it to says so, not the sources' reason
+    # (reviews BZ and CA)
+    doubted = [link.id for link in low if CALIBRATION_DOUBT in (link.notes or "")]
+    names = [f"{link.id} (link)" for link in low if link.id not in doubted]
     if system is not None and system.confidence == "low":
         names.insert(0, f"{system.id} (system)")
-    if not names:
+    reasons = []
+    if names:
+        reasons.append(
+            f"{', '.join(dict.fromkeys(names))}: their figures rest on secondary or unverified "
+            "sources"
+        )
+    if doubted:
+        reasons.append(
+            f"{', '.join(dict.fromkeys(doubted))} (link): fitted to a run its calibration warned of"
+        )
+    if not reasons:
         return ""
-    return (
-        f"{LOW_CONFIDENCE_NOTE}{', '.join(dict.fromkeys(names))}: their figures "
-        "rest on secondary or unverified sources (ibcalc links show / systems show)"
-    )
+    return f"{LOW_CONFIDENCE_NOTE}{'; '.join(reasons)} (ibcalc links show / systems show)"
 
 
 def _host_cpu(spec: ClusterSpec, system: System | None) -> str:

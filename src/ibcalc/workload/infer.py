@@ -313,18 +313,17 @@ def infer(
             + ")"
             + (
                 "; DeepSeek-V3 dispatches in fp8 but combines in bf16 (arXiv:2412.19437, "
-                "section 3.3, low-precision communication)"
+                "section 3.3, low-precision communication), a mix no option prices"
                 if spec.ep > 1
                 else ""
             )
+            # reviews BZ and CA: the ending is said of the all-reduces alone
             + (
                 "; a stack that quantises only its weights or KV cache ({weights_dtype}, "
-                "{kv_dtype}) all-reduces in bf16"
+                "{kv_dtype}) all-reduces in bf16, which --dtype bf16 prices"
                 if spec.tp > 1
                 else ""
             )
-            # review BZ: '(--dtype bf16 prices bf16)' had said nothing
-            + ": --dtype bf16 prices those messages in bf16"
         )
     used = -(-spec.gpus // cluster.gpus_per_node)
     if spec.disaggregated:
