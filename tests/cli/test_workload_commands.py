@@ -1226,3 +1226,20 @@ def test_a_parameter_count_past_the_limit_names_the_limit_it_is_held_to(command:
         assert _error(*command, "--params", given, "--system", "dgx-h100").strip() == (
             f"error: parameter count '{given}' is absurdly large (the limit is 10^14)"
         )
+
+
+def test_a_layout_search_names_the_files_laid_over_the_built_in_ones(tmp_path: Path) -> None:
+    """--compare prices every layout with --cost-params; it says so once, in JSON `overrides`
+    and after the table (review BZ: it had named neither file)."""
+    cost = tmp_path / "site.cost-params.yaml"
+    cost.write_text(
+        "schema: ibcalc-cost-params/1\ncalibrated:\n"
+        "  nvls_tree_factor: {value: 0.8, assumed: a test}\n",
+        encoding="utf-8",
+    )
+    args = ["train", "--model", "llama3-8b", "--system", "aws-p5", "--nodes", "2", "--compare"]
+    data = _json(*args, "--cost-params", str(cost))
+    assert data["overrides"] == [f"cost parameters: {cost}"]
+    assert _json(*args)["overrides"] == []
+    table = runner.invoke(APP, [*args, "--cost-params", str(cost)])
+    assert f"cost parameters: {cost}" in " ".join(table.stdout.split())

@@ -28,10 +28,11 @@ from ibcalc.cli.options import (
     design_error_names,
     params_of,
 )
-from ibcalc.cluster.resolve import resolve_cluster
+from ibcalc.cluster.resolve import CATALOGUE_OVERRIDES_NOTE, resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import DType
 from ibcalc.errors import FieldError, fill_fields
+from ibcalc.facade import cost_parameter_notes
 from ibcalc.render.workload import render_checkpoint, render_compare, render_infer, render_train
 from ibcalc.units import parse_bandwidth, parse_size, parse_time, plural
 from ibcalc.workload.checkpoint import UNREAD_FIELDS, CheckpointSpec, checkpoint
@@ -328,7 +329,10 @@ def train_command(
                 f"no layout of the {len(skipped)} tried is valid{share}: "
                 + fill_fields(reason, names)
             )
-        render_compare(results, skipped, fmt, names=names)
+        overrides = [
+            n for n in resolved.assumptions if n.startswith(CATALOGUE_OVERRIDES_NOTE)
+        ] + cost_parameter_notes(cost)
+        render_compare(results, skipped, fmt, names=names, overrides=overrides)
         return
     render_train(train_step(cat, resolved, job, params=cost), fmt, names=names)
 
