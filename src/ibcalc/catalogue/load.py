@@ -730,6 +730,13 @@ def _ratio(key: str, names: Iterable[str]) -> float:
     return max((difflib.SequenceMatcher(None, key, n).ratio() for n in names), default=0.0)
 
 
+#: How much closer (in difflib's ratio) a link of another kind must be than the role's closest
+#: to be offered before it: 'wan-100' is 0.93 of wan-100g and 0.53 of efa-100g; a margin of a
+#: fifth keeps near ties with the role's own links behind them (a policy; the suggestion tests
+#: pin the cases it decides)
+_CLOSER = 0.2
+
+
 def _role_suggestions(
     key: str,
     entries: Sequence[tuple[str, Sequence[str]]],
@@ -749,7 +756,7 @@ def _role_suggestions(
         c
         for c in _link_suggestions(key, every)
         if not any(c in names for _, names in entries)
-        and (_holds(c, key) or difflib.SequenceMatcher(None, key, c).ratio() >= best + 0.2)
+        and (_holds(c, key) or difflib.SequenceMatcher(None, key, c).ratio() >= best + _CLOSER)
     ]
     return list(dict.fromkeys(other + close))[:3] or _link_suggestions(key, every)
 
