@@ -52,7 +52,7 @@ from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import yaml
 from pydantic import BaseModel, ConfigDict, computed_field
@@ -1348,7 +1348,7 @@ def calibrate_logs(
     # the links fitted to a run warned of carry it in the file, not in its comments alone: a
     # degraded Slingshot run's efficiency of 0.055 had been read back at the built-in entry's
     # 'medium' confidence, 220 ms for 13.4 ms with no word of it (review BY)
-    warned = {name.rsplit(" (run ", 1)[0] for name, _ in unhealthy}
+    warned = {source for source, _ in unhealthy}
     entries = _link_entries(
         result.parameters,
         catalogue if catalogue is not None else load_catalogue(use_env=False),
@@ -1404,6 +1404,15 @@ def _other_roles(
     return out
 
 
+class _Checked(NamedTuple):
+    """One run nccl-check judged for a calibration: its log's label, its name in warnings
+    ('a.txt (run 2)') and the check."""
+
+    source: str
+    name: str
+    check: RunCheck
+
+
 def _checked_runs(
     runs: Sequence[Run],
     sources: Sequence[str],
@@ -1415,10 +1424,10 @@ def _checked_runs(
     collective: Collective | None,
     origins: Mapping[str, str] | None,
     nccl_version: str | None = None,
-) -> list[tuple[str, RunCheck]]:
+) -> list[_Checked]:
     """``nccl-check``'s judgement of every run calibrate fits, with the run's name; runs the
     check cannot judge are left out."""
-    out: list[tuple[str, RunCheck]] = []
+    out: list[_Checked] = []
     fitted_for = _fitted_copies(runs, envs)
     for i, (run, source, env) in enumerate(zip(runs, sources, envs, strict=True)):
         if (collective or run.collective) is None or (run.ranks is not None and run.ranks < 2):
@@ -1439,15 +1448,15 @@ def _checked_runs(
             )
         except IbcalcError:
             continue
-        out.append((f"{source} (run {sources[:i].count(source) + 1})", checked))
+        out.append(_Checked(source, f"{source} (run {sources[:i].count(source) + 1})", checked))
     return out
 
 
-def _refuse_contradicted(checked: Sequence[tuple[str, RunCheck]]) -> None:
+def _refuse_contradicted(checked: Sequence[_Checked]) -> None:
     """Refuse to fit a run whose log contradicts a flag outright (``nccl-check``'s high-confidence
     errors: another GPU than --system's, another collective than --collective's): the values
     would be fitted to hardware or a formula the run did not use, and written under its names."""
-    for run_name, result in checked:
+    for _, run_name, result in checked:
         for finding in result.findings:
             if finding.kind == "flag_mismatch" and finding.severity == "error":
                 cause = finding.cause.split(":")[0]
@@ -1465,14 +1474,14 @@ def _refuse_contradicted(checked: Sequence[tuple[str, RunCheck]]) -> None:
 _TRUSTED_SHORTFALL = 0.7
 
 
-def _unhealthy_runs(checked: Sequence[tuple[str, RunCheck]]) -> list[tuple[str, str]]:
+def _unhealthy_runs(checked: Sequence[_Checked]) -> list[tuple[str, str]]:
     """One warning per run that ``nccl-check`` judges ``bad`` or ``corrupt``, or ``low`` with a
     likely cause of warning severity: a fit to a
     degraded run describes the fault (a fallback to TCP, a missing NIC), not the fabric
     (docs/nccl-check.md, "Calibrate"). Runs the check cannot judge are not named. Each with
-    the run's name."""
+    the run's log (its label)."""
     out: list[tuple[str, str]] = []
-    for run_name, result in checked:
+    for source, run_name, result in checked:
         top = result.findings[0] if result.findings else None
         # a flag the log makes doubtful (GB300 trays checked as gb200-nvl72 run NDR where its
         # NICs are XDR): the values would be fitted to the flag's links (a review). Its doubts
@@ -1480,7 +1489,7 @@ def _unhealthy_runs(checked: Sequence[tuple[str, RunCheck]]) -> list[tuple[str, 
         # the flag is fine, and is not repeated (a review of the first form)
         out += [
             (
-                run_name,
+                source,
                 f"nccl-check warns of {run_name}: "
                 + f.cause.replace("expectations below", "expectations")
                 + "; the values are fitted to the cluster as given",
@@ -1494,7 +1503,7 @@ def _unhealthy_runs(checked: Sequence[tuple[str, RunCheck]]) -> list[tuple[str, 
         if result.verdict == "corrupt":
             out.append(
                 (
-                    run_name,
+                    source,
                     f"nccl-check calls {run_name} corrupt: some of its rows failed validation or "
                     "are no measurement. The fit leaves those rows out; check the run before "
                     "trusting the rest",
@@ -1514,7 +1523,7 @@ def _unhealthy_runs(checked: Sequence[tuple[str, RunCheck]]) -> list[tuple[str, 
             # the expected busbw drove nvlink4.nvls_efficiency to its bound of 1 unremarked)
             out.append(
                 (
-                    run_name,
+                    source,
                     f"nccl-check calls {run_name} faster than any published run over the model "
                     f"({beyond.evidence[0] if beyond.evidence else 'at large sizes'}): the cluster "
                     "given is likely not the one that ran (more NICs, in-network reduction, a "
@@ -1529,7 +1538,7 @@ def _unhealthy_runs(checked: Sequence[tuple[str, RunCheck]]) -> list[tuple[str, 
             # unwarned once its verdict was low; a review)
             out.append(
                 (
-                    run_name,
+                    source,
                     f"nccl-check finds that {run_name} ran its large sizes as a ring where the "
                     "model expects a tree or in-network reduction (the library's choice, not a "
                     "fault): values fitted to it would price that algorithm at the ring's speed; "
@@ -1566,10 +1575,10 @@ def _unhealthy_runs(checked: Sequence[tuple[str, RunCheck]]) -> list[tuple[str, 
             # were fitted unremarked, one 2 x DGX A100 run into nvlink3 at 0.49 (review BY)
             out.append(
                 (
-                    run_name,
+                    source,
                     f"nccl-check calls {run_name} low (its lowest efficiency at 64 MiB and more "
                     f"is {eff_pct(result.min_bandwidth_efficiency)} of the expected busbw) and "
-                    f"names a likely cause ({top.cause.split(':')[0]}): values fitted to it may "
+                    f"names a likely cause ({warned.cause.split(':')[0]}): values fitted to it may "
                     "describe that fault, not the fabric; calibrate on runs it judges ok, or low "
                     "with [info] notes only",
                 )
@@ -1586,7 +1595,7 @@ def _unhealthy_runs(checked: Sequence[tuple[str, RunCheck]]) -> list[tuple[str, 
         )
         out.append(
             (
-                run_name,
+                source,
                 f"nccl-check calls {run_name} bad (its lowest efficiency at 64 MiB and more is "
                 f"{eff_pct(result.min_bandwidth_efficiency)} of the expected busbw{cause}). Values "
                 "fitted to a faulty run describe the fault, not the fabric: calibrate on healthy "
@@ -2257,10 +2266,11 @@ def _link_entries(
             update[_ATTRIBUTES.get(p.field, p.field)] = float(f"{p.value:.6g}")
             update[f"{p.field}_source"] = _why(p, inputs, date)
         names = ", ".join(p.field for p in fitted)
-        logs = ", ".join(_logs_of_all(fitted, inputs))
+        credited = _logs_of_all(fitted, inputs)
+        logs = ", ".join(credited)
         update["sources"] = [f"ibcalc calibrate {date} on {logs}", *link.sources]
         note = f"{names} calibrated to {logs} ({date})."
-        doubtful = [log for log in _logs_of_all(fitted, inputs) if log in warned]
+        doubtful = [log for log in credited if log in warned]
         if doubtful:
             note += (
                 f" Fitted to a run of {', '.join(doubtful)} {CALIBRATION_DOUBT} (a fault or "
