@@ -1569,7 +1569,6 @@ def _unhealthy_runs(checked: Sequence[_Checked]) -> list[tuple[str, str]]:
             # warned of, as is a shortfall past _TRUSTED_SHORTFALL (review CA: an erratic run
             # whose first cause was 'not broken', and a run slowed 1.6x fitted at 0.60, had
             # been written at high confidence unremarked)
-            top = warned
             # docs/nccl-check.md's rule (calibrate only on ok, or low with [info] notes) had been
             # held for bad runs alone: seven runs slowed 1.3x, each low with a [warning] cause,
             # were fitted unremarked, one 2 x DGX A100 run into nvlink3 at 0.49 (review BY)
