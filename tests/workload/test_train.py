@@ -1980,3 +1980,45 @@ def test_a_cost_parameter_file_is_named_as_the_collective_commands_name_it(
         builtin_catalogue, resolved, InferSpec(model=find_model("llama3-8b"), tp=8), params=mine
     )
     assert "cost parameters: site.yaml" in serve.assumptions
+
+
+def test_compare_marks_zero_2_and_3_layouts_with_pipeline_parallelism(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """train --compare ranks layouts a user may pick from: one pairing ZeRO-2 or 3 with pp > 1
+    (dp > 1, so ZeRO shards something) carries a warning on its row, which DeepSpeed's pipeline
+    engine refuses, with its micro-batch count M = 128 / dp (the global batch of 128 sequences,
+    one a GPU of the all-data-parallel layout); layouts with pp 1 or dp 1 carry none, and ZeRO-1
+    none at all (the one-layout note had said it; the ranking had not)."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=16))
+
+    def marks(zero: int) -> dict[tuple[int, int, int], list[str]]:
+        job = TrainSpec(
+            model=find_model("llama3-70b"), parallel=Parallelism(dp=cluster.ranks), zero=zero
+        )
+        results, _ = compare_layouts(builtin_catalogue, cluster, job)
+        return {
+            (r.spec.parallel.tp, r.spec.parallel.pp, r.spec.parallel.dp): [
+                w for w in r.warnings if w.startswith(f"ZeRO-{zero} with pp")
+            ]
+            for r in results
+        }
+
+    three = marks(3)
+    assert three[(8, 8, 2)] == [
+        "ZeRO-3 with pp, which DeepSpeed's pipeline engine refuses: priced exchanging once per "
+        "micro-batch, 64x one's data; an FSDP stack can gather the weights once a step"
+    ]
+    assert three[(8, 2, 8)] == [
+        "ZeRO-3 with pp, which DeepSpeed's pipeline engine refuses: priced exchanging once per "
+        "micro-batch, 16x one's data; an FSDP stack can gather the weights once a step"
+    ]
+    assert three[(8, 16, 1)] == []  # dp 1: ZeRO shards nothing
+    assert three[(8, 1, 16)] == []  # no pipeline
+    marked = {k for k, v in three.items() if v}
+    assert marked == {k for k in three if k[1] > 1 and k[2] > 1}
+    assert marks(2)[(8, 4, 4)] == [
+        "ZeRO-2 with pp, which DeepSpeed's pipeline engine refuses: priced exchanging once per "
+        "micro-batch, 32x one's data"
+    ]
+    assert not any(marks(1).values())

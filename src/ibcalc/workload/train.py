@@ -1738,6 +1738,20 @@ def compare_layouts(
                 # (it had read 'not interleaved' with no reason; a review)
                 said = f"not interleaved ({why_plain}): {plain}"
                 result = result.model_copy(update={"warnings": [said, *result.warnings]})
+            if spec.zero >= 2 and pp > 1 and dp * par.cp > 1 and result.microbatches > 1:
+                # a ranking recommends: a layout the commonest stack refuses is marked on its
+                # row, not only in the one-layout note (train --compare had ranked them
+                # unmarked; review BV's left item)
+                said = (
+                    f"ZeRO-{spec.zero} with pp, which DeepSpeed's pipeline engine refuses: "
+                    f"priced exchanging once per micro-batch, {result.microbatches}x one's data"
+                    + (
+                        "; an FSDP stack can gather the weights once a step"
+                        if spec.zero >= 3
+                        else ""
+                    )
+                )
+                result = result.model_copy(update={"warnings": [*result.warnings, said]})
             results.append(result)
     # layouts known not to fit in the GPUs' memory go after every other, and tight ones (where
     # what memory_per_gpu leaves out may not fit) after those with room
