@@ -792,6 +792,28 @@ def test_unknown_system_suggests_the_closest(builtin_catalogue: Catalogue) -> No
     assert "dgx-h100" in info.value.suggestions
 
 
+@pytest.mark.parametrize(
+    ("name", "offered"),
+    [
+        # the GPU word of a part: presets naming it first, then those whose GPU is one
+        ("h200-8", ["hgx-h200", "aws-p5e", "aws-p5en"]),
+        # both parts (h100 in the names, SXM5 in the GPU) before one
+        ("h100-sxm5", ["dgx-h100", "azure-nd-h100-v5", "oci-bm-gpu-h100"]),
+        # only the GPU's description holds it: the H100 and H800 SXM5 servers, in order
+        ("sxm5-node", ["dgx-h100", "hgx-h800", "aws-p5"]),
+        # a name a preset holds whole keeps the holders shortest first; a slip keeps difflib's
+        ("h100", ["dgx-h100", "oci-h100", "nd-h100-v5"]),
+        ("dgx-h1000", ["dgx-h100", "dgx-h200", "dgx-a100"]),
+    ],
+)
+def test_unknown_system_offers_presets_of_the_gpu_its_parts_name(
+    builtin_catalogue: Catalogue, name: str, offered: list[str]
+) -> None:
+    with pytest.raises(UnknownNameError) as info:
+        find_system(builtin_catalogue, name)
+    assert info.value.suggestions == offered
+
+
 # ============================================================ systems of the published sweeps
 # Entries added so that every run in benchmarks/data/sweeps/ (SOURCES.md) can be described. Each
 # expected number is worked out from the public figure in the comment, not read from the program.

@@ -114,6 +114,12 @@ def test_kind_before_show_is_refused(capsys: pytest.CaptureFixture[str]) -> None
         (["systems", "show", "b200"], "dgx-b200"),
         # the id where it begins with the name, before its shorter alias dgx-gb200
         (["systems", "show", "gb200"], "gb200-nvl72"),
+        # a part of the name that is a GPU's word (difflib alone: h20-8, h800-8, a800-8 for
+        # 'h200-8'; mi355x-node, mi325x-node, l40s-node for 'sxm5-node')
+        (["systems", "show", "h200-8"], "hgx-h200"),
+        (["systems", "show", "h100-sxm5"], "dgx-h100"),
+        (["systems", "show", "sxm5-node"], "dgx-h100"),
+        (["allreduce", "--size", "1GB", "--system", "a100-sxm4"], "dgx-a100"),
         # a GPU's own link, held as a word of its alias ('a100' had offered wan100g, efa-100g)
         (["links", "show", "a100"], "nvlink-a100"),
         (["links", "show", "h200"], "nvlink-h200"),

@@ -870,7 +870,30 @@ def find_system(catalogue: Catalogue, name: str) -> System:
     elsewhere = _elsewhere(catalogue, key, "system")  # systems show ndr had suggested ndv5
     if elsewhere is not None:
         raise UnknownNameError("system", name, [], elsewhere=elsewhere)
-    raise UnknownNameError("system", name, _suggest_entries(key, entries), listing="ibcalc systems")
+    worded = _gpu_word_systems(catalogue, key)
+    owner = {n: system.id for system in catalogue.systems for n in system.names}
+    close = [c for c in _suggest_entries(key, entries) if owner[c] not in worded]
+    raise UnknownNameError("system", name, [*worded, *close][:3], listing="ibcalc systems")
+
+
+def _gpu_word_systems(catalogue: Catalogue, key: str) -> list[str]:
+    """Presets a name of hardware points at by its parts ('h200-8': hgx-h200; 'h100-sxm5':
+    dgx-h100; 'sxm5-node': the H100 SXM5 servers): a dash-separated part of three characters or
+    more with a digit that is a word of a preset's names or GPU. Those holding the most parts
+    come first, then those naming it in their id or aliases, in the catalogue's order. difflib
+    alone had offered h20-8, h800-8 and a800-8 for 'h200-8' and mi355x-node for 'sxm5-node';
+    a name with no such part ('dgx-h1000') is left to it, as is one a preset's name holds whole
+    ('h100': its holders shortest first, :func:`suggest`)."""
+    if any(_holds(n, key) for system in catalogue.systems for n in system.names):
+        return []
+    parts = [p for p in key.split("-") if len(p) >= 3 and any(c.isdigit() for c in p)]
+    ranked: list[tuple[int, int, int, str]] = []
+    for i, system in enumerate(catalogue.systems):
+        in_names = [p for p in parts if any(_word_in(p, n) for n in system.names)]
+        in_gpu = [p for p in parts if p not in in_names and _word_in(p, system.gpu)]
+        if in_names or in_gpu:
+            ranked.append((-(len(in_names) + len(in_gpu)), 0 if in_names else 1, i, system.id))
+    return [entry for *_, entry in sorted(ranked)]
 
 
 def find_storage(catalogue: Catalogue, name: str) -> Storage:
