@@ -105,6 +105,12 @@ class UnknownNameError(IbcalcError, KeyError):
         self.elsewhere = elsewhere
         super().__init__(name)
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # pickled whole: a process pool's worker raising it had broken the pool (args alone
+        # held the name, and unpickling called UnknownNameError(name); review CB)
+        named = (self.what, self.name, self.suggestions, self.close, self.listing, self.elsewhere)
+        return (_unknown_name, named)
+
     def __str__(self) -> str:
         hint = ""
         if self.elsewhere:
@@ -116,6 +122,20 @@ class UnknownNameError(IbcalcError, KeyError):
             # '--fabric zzz' had said only "unknown link 'zzz'"
             hint = f" ({self.listing} lists the known ones)"
         return f"unknown {self.what} {shown(self.name)}{hint}"
+
+
+def _unknown_name(
+    what: str,
+    name: str,
+    suggestions: list[str],
+    close: bool,
+    listing: str | None,
+    elsewhere: str | None,
+) -> UnknownNameError:
+    """An :class:`UnknownNameError` rebuilt from its pickle."""
+    return UnknownNameError(
+        what, name, suggestions, close=close, listing=listing, elsewhere=elsewhere
+    )
 
 
 class ValidationProblem:
