@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -759,3 +760,65 @@ def test_the_table_marks_a_one_way_achievable_rate(cat: Catalogue) -> None:
         "* achv. one way; where every GPU sends and receives at once (a one-node ring): "
         "xgmi-mi300x 314 GB/s" in " ".join(out.split())
     )
+
+
+#: A cost-parameter override raising ring's base latency (NCCL's baseLat, paid once per
+#: collective) from 6.6 / 14.0 / 8.4 us to 60 us in every protocol.
+RING_BASE_60US = """\
+schema: ibcalc-cost-params/1
+nccl_tuner:
+  base_latency:
+    assumed: a test value
+    value:
+      ring: {LL: 60 us, LL128: 60 us, Simple: 60 us}
+      tree: {LL: 6.8 us, LL128: 14.0 us, Simple: 8.4 us}
+"""
+
+
+def test_gap_prices_with_the_cost_parameter_files_and_names_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """gap and its --tp what-if price with --cost-params and IBCALC_COST_PARAMS, as every
+    estimate does (review CB: the what-if had stayed at the built-in parameters under an
+    override the estimates took). The 64 MB TP all-reduce across 8 nodes x 1 GPU on NDR runs
+    ring/LL128 both ways, so the file adds 60 - 14.0 = 46 us to it, once; inside the node
+    (NVLS) nothing moves."""
+    from ibcalc.catalogue.cost_params import load_cost_params
+
+    path = tmp_path / "cp.yaml"
+    path.write_text(RING_BASE_60US, encoding="utf-8")
+    catalogue = load_catalogue(use_env=False)
+    params = load_cost_params(path, use_env=False)
+    plain = tp_whatif(catalogue, "nvlink4", "ndr", 8, 64e6)
+    priced = tp_whatif(catalogue, "nvlink4", "ndr", 8, 64e6, params=params)
+    assert (plain.across.best.algorithm.value, plain.across.best.protocol.value) == (
+        "ring",
+        "LL128",
+    )
+    assert priced.across.best.protocol == plain.across.best.protocol
+    assert priced.across.time_s - plain.across.time_s == pytest.approx(46e-6, rel=1e-9)
+    assert priced.inside.time_s == plain.inside.time_s
+    report = gap_report(catalogue, ClusterSpec(system="dgx-h100"), tp=8, params=params)
+    assert report.tp is not None
+    assert report.tp.across.time_s == priced.across.time_s
+    assert report.pairings[0].assumptions[0] == f"cost parameters: {path}"
+    # the command line reads the file by flag and by variable, and names it
+    for args, env in (
+        (["--cost-params", str(path)], {}),
+        ([], {"IBCALC_COST_PARAMS": str(path)}),
+    ):
+        monkeypatch.delenv("IBCALC_COST_PARAMS", raising=False)
+        for key, value in env.items():
+            monkeypatch.setenv(key, value)
+        result = runner.invoke(
+            app, ["gap", "--system", "dgx-h100", "--tp", "8", "--format", "json", *args]
+        )
+        assert result.exit_code == 0, result.output
+        data = json.loads(result.output)
+        assert data["tp"]["across"]["time_s"] == pytest.approx(priced.across.time_s, rel=1e-12)
+        assert data["assumptions"][0] == f"cost parameters: {path}"
+    # the common-pairings table names it once, under the table
+    monkeypatch.delenv("IBCALC_COST_PARAMS", raising=False)
+    table = runner.invoke(app, ["gap", "--cost-params", str(path)], env={"COLUMNS": "200"})
+    assert table.exit_code == 0, table.output
+    assert table.output.count(f"cost parameters: {path}") == 1

@@ -69,9 +69,10 @@ from ibcalc.cluster.spec import (
     MIN_PAIRING_GPUS_PER_NODE,
     ClusterSpec,
 )
+from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Collective, Estimate
 from ibcalc.errors import ClusterError, expect_type
-from ibcalc.facade import estimate
+from ibcalc.facade import cost_parameter_notes, estimate
 from ibcalc.jsonmodel import JsonModel
 from ibcalc.textsafe import shown
 from ibcalc.units import GB, fixed, format_size, parse_size, plural
@@ -539,6 +540,7 @@ def _placements(
     system: str | None,
     dtype: str,
     domain_nodes: int = 1,
+    params: CostParams | None = None,
 ) -> tuple[Estimate, Estimate]:
     """All-reduce of ``size_bytes`` inside one scale-up domain (``domain_nodes`` nodes x
     ``ranks`` GPUs; 1 node unless the system's domain spans several) and on as many nodes x 1
@@ -556,6 +558,7 @@ def _placements(
         Collective.ALL_REDUCE,
         size_bytes,
         dtype=dtype,
+        params=params,
     )
     nodes = ranks * domain_nodes
     if inter.kind is LinkKind.WAN:
@@ -571,6 +574,7 @@ def _placements(
         Collective.ALL_REDUCE,
         size_bytes,
         dtype=dtype,
+        params=params,
     )
     return inside, across
 
@@ -587,6 +591,7 @@ def gap(
     size_bytes: float = ALLREDUCE_SIZE_BYTES,
     dtype: str = "fp32",
     domain_nodes: int = 1,
+    params: CostParams | None = None,
 ) -> GapResult:
     """Compare scale-up and scale-out bandwidth per GPU (per direction) for one node shape.
 
@@ -594,7 +599,8 @@ def gap(
     ``host_pcie`` the PCIe link each NIC sits on (caps the NIC's achievable rate). ``system``
     only lends its GPU generation and NVSwitch flag to the two all-reduce estimates, and
     ``domain_nodes`` the nodes of its scale-up domain (an NVL72 rack is 18 trays of 4 GPUs):
-    the inside all-reduce then runs on the whole domain, the across one on as many GPUs. Raises
+    the inside all-reduce then runs on the whole domain, the across one on as many GPUs; both
+    are priced with ``params`` (default: the built-in cost parameters). Raises
     :class:`~ibcalc.errors.UnknownNameError` for unknown names (with suggestions) and
     `~ibcalc.errors.ClusterError` for links of the wrong kind or counts out of range.
     """
@@ -690,6 +696,7 @@ def gap(
         system=system,
         dtype=dtype,
         domain_nodes=domain_nodes,
+        params=params,
     )
     return GapResult(
         intra=up.id,
@@ -739,6 +746,7 @@ def gap_for_system(
     nics_per_node: int | None = None,
     host_pcie: str | None = None,
     scale_up_domain: int | None = None,
+    params: CostParams | None = None,
 ) -> GapResult:
     """:func:`gap` for a system preset, each field overridable (``scale_up_domain``: the GPUs
     of the inside domain where the preset's spans nodes, as ``ClusterSpec.scale_up_domain``).
@@ -819,12 +827,13 @@ def gap_for_system(
         host_pcie=host_pcie or preset.host_pcie,
         system=preset.id,
         domain_nodes=domain_nodes,
+        params=params,
     )
     notes.insert(0, f"node shape from {preset.id} ({preset.name})")
     return result.model_copy(update={"assumptions": notes + result.assumptions})
 
 
-def common_pairings(catalogue: Catalogue) -> list[GapResult]:
+def common_pairings(catalogue: Catalogue, params: CostParams | None = None) -> list[GapResult]:
     """The gap for every common scale-up link against every common scale-out link.
 
     The links and node shapes are :func:`load_pairings` (``data/pairings.yaml``): each scale-up
@@ -838,7 +847,14 @@ def common_pairings(catalogue: Catalogue) -> list[GapResult]:
     results: list[GapResult] = []
     for up in pairings.intra:
         for node in pairings.inter:
-            result = gap(catalogue, up.link, node.inter, node.gpus_per_node, node.nics_per_node)
+            result = gap(
+                catalogue,
+                up.link,
+                node.inter,
+                node.gpus_per_node,
+                node.nics_per_node,
+                params=params,
+            )
             if node.nics_per_node != node.gpus_per_node:
                 result = result.model_copy(
                     update={"assumptions": [f"{node.inter}: {node.why}", *result.assumptions]}
@@ -859,6 +875,7 @@ def tp_whatif(
     system: str | None = None,
     dtype: str = "bf16",
     gpus_per_node: int | None = None,
+    params: CostParams | None = None,
 ) -> TpWhatIf:
     """A tensor-parallel all-reduce of ``size_bytes`` on ``tp`` GPUs: inside one node or not.
 
@@ -867,7 +884,8 @@ def tp_whatif(
     of that domain (another ``tp`` above ``gpus_per_node`` is refused). Across: ``tp`` nodes x
     1 GPU on ``inter`` with ``nics_per_node`` NICs each (each node holds one GPU, so give it
     that GPU's NICs). The same bytes move in both; only
-    the links differ. Returns both estimates and the slowdown.
+    the links differ. Returns both estimates and the slowdown, priced with ``params`` (default:
+    the built-in cost parameters).
     """
     expect_type(catalogue, Catalogue, "catalogue", "load_catalogue() makes one")
     check_count("tp", tp, 2, MAX_GPUS_PER_NODE)
@@ -903,6 +921,7 @@ def tp_whatif(
         system=system,
         dtype=dtype,
         domain_nodes=domain_nodes,
+        params=params,
     )
     unit, link_word = ("site", "WAN link") if out.kind is LinkKind.WAN else ("node", "NIC")
     where = (
@@ -932,9 +951,11 @@ def tp_whatif(
     )
 
 
-def _common(catalogue: Catalogue, intra: str | None, inter: str | None) -> list[GapResult]:
+def _common(
+    catalogue: Catalogue, intra: str | None, inter: str | None, params: CostParams | None
+) -> list[GapResult]:
     """The common pairings, only those with ``intra`` and/or ``inter`` when given."""
-    results = common_pairings(catalogue)
+    results = common_pairings(catalogue, params)
     if intra is not None:
         wanted = find_link(catalogue, intra, role="intra").id
         results = [r for r in results if r.intra == wanted]
@@ -951,7 +972,9 @@ def _common(catalogue: Catalogue, intra: str | None, inter: str | None) -> list[
     return results
 
 
-def _one_pairing(catalogue: Catalogue, spec: ClusterSpec) -> tuple[GapResult, int]:
+def _one_pairing(
+    catalogue: Catalogue, spec: ClusterSpec, params: CostParams | None
+) -> tuple[GapResult, int]:
     """The pairing ``spec`` names (a system, or an intra and an inter link) and its domain size."""
     if spec.system is not None:
         result = gap_for_system(
@@ -963,6 +986,7 @@ def _one_pairing(catalogue: Catalogue, spec: ClusterSpec) -> tuple[GapResult, in
             nics_per_node=spec.nics_per_node,
             host_pcie=spec.host_pcie,
             scale_up_domain=spec.scale_up_domain,
+            params=params,
         )
         if spec.gpus_per_node is not None:
             return result, spec.gpus_per_node
@@ -986,7 +1010,7 @@ def _one_pairing(catalogue: Catalogue, spec: ClusterSpec) -> tuple[GapResult, in
         # a cloud-only fabric's NICs sit on its instance's host links, as in the estimates
         if host_pcie is None and instance is not None:
             host_pcie = instance.host_pcie
-    result = gap(catalogue, spec.intra, spec.inter, gpus, nics, host_pcie=host_pcie)
+    result = gap(catalogue, spec.intra, spec.inter, gpus, nics, host_pcie=host_pcie, params=params)
     return result.model_copy(update={"assumptions": notes + result.assumptions}), gpus
 
 
@@ -996,14 +1020,19 @@ _GAP_FIELDS = frozenset(
 )
 
 
-def _overrides(catalogue: Catalogue, result: GapResult) -> GapResult:
-    """``result`` with the catalogue's override files named first among its assumptions, as
-    every estimate names them (a site's NDR efficiency of 0.88 had given 44.0 GB/s achievable
-    with nothing saying whose figure it was: review BL)."""
-    if len(catalogue.origins) < 2:
+def _overrides(
+    catalogue: Catalogue, result: GapResult, params: CostParams | None = None
+) -> GapResult:
+    """``result`` with the catalogue's and cost parameters' override files named first among
+    its assumptions, as every estimate names them (a site's NDR efficiency of 0.88 had given
+    44.0 GB/s achievable with nothing saying whose figure it was: review BL; the cost
+    parameters had not been read at all: review CB)."""
+    notes = cost_parameter_notes(params)
+    if len(catalogue.origins) >= 2:
+        notes.insert(0, CATALOGUE_OVERRIDES_NOTE + ", ".join(catalogue.origins[1:]))
+    if not notes:
         return result
-    note = CATALOGUE_OVERRIDES_NOTE + ", ".join(catalogue.origins[1:])
-    return result.model_copy(update={"assumptions": [note, *result.assumptions]})
+    return result.model_copy(update={"assumptions": [*notes, *result.assumptions]})
 
 
 def gap_report(
@@ -1012,6 +1041,7 @@ def gap_report(
     *,
     tp: int | None = None,
     tp_size_bytes: float | None = None,
+    params: CostParams | None = None,
 ) -> GapReport:
     """The gap ``spec`` asks for: one pairing, or the common pairings table.
 
@@ -1019,7 +1049,9 @@ def gap_report(
     with ``tp`` a tensor-parallel what-if (an all-reduce of ``tp_size_bytes``, default
     :data:`TP_DEFAULT_SIZE`, on ``tp`` GPUs inside one scale-up domain vs across ``tp`` nodes).
     Otherwise the :func:`common_pairings`, only those with ``intra`` or ``inter`` when one is
-    given; options that describe one pairing are refused there. Errors name fields
+    given; options that describe one pairing are refused there. Every all-reduce is priced with
+    ``params`` (default: the built-in cost parameters), whose override files the assumptions
+    name, as the catalogue's. Errors name fields
     (:class:`~ibcalc.errors.ClusterError`), ``tp`` and ``tp_size_bytes`` included.
     """
     for name, info in ClusterSpec.model_fields.items():
@@ -1045,10 +1077,13 @@ def gap_report(
                 )
         return GapReport(
             common=True,
-            pairings=[_overrides(catalogue, r) for r in _common(catalogue, spec.intra, spec.inter)],
+            pairings=[
+                _overrides(catalogue, r, params)
+                for r in _common(catalogue, spec.intra, spec.inter, params)
+            ],
         )
-    result, domain = _one_pairing(catalogue, spec)
-    result = _overrides(catalogue, result)
+    result, domain = _one_pairing(catalogue, spec, params)
+    result = _overrides(catalogue, result, params)
     if tp is None:
         if tp_size_bytes is not None:
             raise ClusterError(
@@ -1069,6 +1104,7 @@ def gap_report(
         host_pcie=result.host_pcie,
         system=result.system,
         gpus_per_node=result.gpus_per_node if domain > result.gpus_per_node else None,
+        params=params,
     )
     if tp_size_bytes is None:
         note = f"TP all-reduce size {TP_DEFAULT_SIZE} assumed ({{tp_size_bytes}})"

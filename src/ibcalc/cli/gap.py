@@ -15,11 +15,13 @@ from ibcalc.cli.boundary import FIELD_FLAGS, guard, say
 from ibcalc.cli.options import (
     FORMAT_TABLE,
     CatalogueOpt,
+    CostParamsOpt,
     FormatOpt,
     TpOpt,
     TpSizeOpt,
     catalogue_of,
     cluster_options,
+    params_of,
     plot_target,
 )
 from ibcalc.cli.output import run_inputs
@@ -59,6 +61,7 @@ def gap_command(
     tp_size: TpSizeOpt = None,
     plot: PlotOpt = None,
     catalogue: CatalogueOpt = None,
+    cost_params: CostParamsOpt = None,
     fmt: FormatOpt = FORMAT_TABLE,
 ) -> None:
     """Scale-up vs scale-out bandwidth per GPU (per direction), ratios, and what they cost.
@@ -68,10 +71,11 @@ def gap_command(
     """
     from ibcalc.gap import gap_report
 
-    target = plot_target(plot, run_inputs(catalogue))
+    target = plot_target(plot, run_inputs(catalogue, cost_params))
     report = gap_report(
         catalogue_of(catalogue),
         cluster,
+        params=params_of(cost_params),
         tp=tp,
         tp_size_bytes=parse_size(tp_size, what=FIELD_FLAGS["tp_size_bytes"])
         if tp_size is not None

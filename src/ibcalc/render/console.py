@@ -1051,6 +1051,7 @@ def _gap_table(rows: Sequence[dict[str, Any]], stream: TextIO | None) -> None:
     each all-reduce sits under its time, a NIC cap under the NIC count.
     """
     from ibcalc.cluster.resolve import CATALOGUE_OVERRIDES_NOTE  # (not needed for estimates)
+    from ibcalc.engine.types import COST_PARAMETERS_NOTE
 
     console = _console(stream)
     table = Table(
@@ -1133,11 +1134,12 @@ def _gap_table(rows: Sequence[dict[str, Any]], stream: TextIO | None) -> None:
             if any(row["intra_duplex_efficiency"] < 1 for row in rows)
             else []
         ),
-        # the catalogue's override files, which every row names (ibcalc.gap._overrides)
+        # the catalogue's and cost parameters' override files, which every row names
+        # (ibcalc.gap._overrides)
         *{
             note: None
             for note in (rows[0]["assumptions"] if rows else ())
-            if note.startswith(CATALOGUE_OVERRIDES_NOTE)
+            if note.startswith((CATALOGUE_OVERRIDES_NOTE, COST_PARAMETERS_NOTE))
         },
         *(
             []
