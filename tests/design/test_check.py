@@ -1750,3 +1750,44 @@ def test_requirements_past_the_bound_are_refused(
     with pytest.raises(DesignError) as info:
         check_design(write(tmp_path, "a.yaml", text), builtin_catalogue)
     assert "requirements: 1,001 items, more than the 1,000 taken" in str(info.value)
+
+
+def test_optional_keys_given_as_null_are_the_keys_omitted(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/design-files.md: an optional key given as null is the key omitted. Keys whose
+    default is not null (sharp, rail_optimized, topology, extra_endpoints, oversubscription,
+    dtype, requirements) had been refused as "Input should be a valid boolean" or "null is not
+    a list" (review CC: a file with every requirement commented out failed even with
+    --allow-empty); the file with them null prices as the file without them. A required key
+    given as null is refused in the file's words, not Python's ('None')."""
+    head = "name: b\nnodes: 4\nsystem: dgx-h100\n"
+    nulls = write(
+        tmp_path,
+        "nulls.yaml",
+        head + "fabric:\n  switch: qm9700\n  topology:\n  rail_optimized:\n  sharp:\n"
+        "  extra_endpoints:\n  oversubscription:\nrequirements:\n"
+        "  - allreduce: {size: 1GB, max_time: 1s, dtype: , algo: , min_busbw: }\n",
+    )
+    plain = write(
+        tmp_path,
+        "plain.yaml",
+        head + "fabric:\n  switch: qm9700\nrequirements:\n"
+        "  - allreduce: {size: 1GB, max_time: 1s}\n",
+    )
+    code, out, err = run(["check", str(nulls), "--format", "json"], capsys)
+    assert (code, err) == (0, "")
+    keys = ("predicted", "predicted_range", "required", "margin", "message")
+    given = [{k: f[k] for k in keys} for f in json.loads(out)["files"][0]["findings"]]
+    code, out, _ = run(["check", str(plain), "--format", "json"], capsys)
+    assert code == 0
+    assert given == [{k: f[k] for k in keys} for f in json.loads(out)["files"][0]["findings"]]
+    empty = write(tmp_path, "empty.yaml", head + "requirements:\n")
+    assert run(["check", str(empty), "--allow-empty"], capsys)[0] == 0
+    ratio = write(tmp_path, "ratio.yaml", head + "requirements:\n  - oversubscription: {max: }\n")
+    code, _, err = run(["check", str(ratio)], capsys)
+    assert code == 2
+    assert err == (
+        f"error: {ratio}:5:24: requirements[0].oversubscription.max: oversubscription null is "
+        "not a ratio (write 2 or 2:1)\n"
+    )

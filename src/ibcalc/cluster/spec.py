@@ -80,6 +80,9 @@ def parse_ratio(value: Any) -> float:
     """
     if isinstance(value, bool):
         raise ValueError(f"oversubscription {echo(value)} is not a ratio")
+    if value is None:
+        # a design file's 'max:' with nothing after it (had read "None is not a ratio")
+        raise ValueError("oversubscription null is not a ratio (write 2 or 2:1)")
     if isinstance(value, str):
         text = value.strip()
         if ":" in text:

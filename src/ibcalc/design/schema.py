@@ -101,6 +101,30 @@ MAX_REQUIREMENTS = 1_000
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
 
+class _NullIsOmitted(BaseModel):
+    """A design model whose optional keys given as null are the keys omitted (``sharp:`` with
+    nothing after it is ``sharp: false``), as docs/design-files.md says and the JSON Schema
+    takes (:class:`_DesignSchema`): keys whose default is null took it already, the others
+    (``sharp``, ``rail_optimized``, ``dtype``, ``requirements`` ...) had been refused as
+    "Input should be a valid boolean" or "null is not a list" (review CC: a file whose
+    requirements are all commented out failed even with --allow-empty)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _null_is_omitted(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        fields = cls.model_fields
+        return {
+            key: value
+            for key, value in data.items()
+            if value is not None
+            or key not in fields
+            or fields[key].is_required()
+            or fields[key].default is None
+        }
+
+
 def _unit_value(parse: Callable[[Any], float]) -> Callable[[Any], Any]:
     def convert(value: Any) -> Any:
         if isinstance(value, bool):
@@ -395,7 +419,7 @@ def _sized_fabric_rules(schema: dict[str, Any]) -> None:
     ]
 
 
-class FabricSpec(BaseModel):
+class FabricSpec(_NullIsOmitted):
     """The scale-out fabric: link, fat-tree shape and switch."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", json_schema_extra=_sized_fabric_rules)
@@ -449,7 +473,7 @@ class FabricSpec(BaseModel):
         return self
 
 
-class CollectiveTarget(BaseModel):
+class CollectiveTarget(_NullIsOmitted):
     """A collective of `size` bytes and at least one target for it."""
 
     size: Size
@@ -634,7 +658,7 @@ def _visible(name: str) -> str:
     return name
 
 
-class Design(BaseModel):
+class Design(_NullIsOmitted):
     """A cluster design: the cluster, its fabric, and the requirements CI checks."""
 
     model_config = ConfigDict(frozen=True, extra="forbid", title="ibcalc cluster design")
@@ -761,7 +785,33 @@ class _DesignSchema(GenerateJsonSchema):
         return result
 
 
+#: Keys of a property's schema that describe it rather than constrain its value.
+_SAID = ("default", "description", "title", "examples")
+
+
+def _null_takes(properties: dict[str, Any], model: type[BaseModel]) -> None:
+    """Each of ``model``'s optional keys whose default is not null takes null in ``properties``
+    too, as the key omitted (:class:`_NullIsOmitted`): added to its ``anyOf``, or its value's
+    schema made one branch of an ``anyOf`` beside null."""
+    for key, field in model.model_fields.items():
+        if field.is_required() or field.default is None or key not in properties:
+            continue
+        prop = properties[key]
+        if "anyOf" in prop:
+            if {"type": "null"} not in prop["anyOf"]:
+                prop["anyOf"] = [*prop["anyOf"], {"type": "null"}]
+            continue
+        value = {k: v for k, v in prop.items() if k not in _SAID}
+        properties[key] = {
+            **{k: v for k, v in prop.items() if k in _SAID},
+            "anyOf": [value, {"type": "null"}],
+        }
+
+
 def json_schema() -> dict[str, Any]:
     """JSON Schema (draft 2020-12) of a design file, for editors and CI."""
     schema = Design.model_json_schema(schema_generator=_DesignSchema)
+    _null_takes(schema["properties"], Design)
+    for model in (FabricSpec, CollectiveTarget):
+        _null_takes(schema["$defs"][model.__name__]["properties"], model)
     return {"$schema": "https://json-schema.org/draft/2020-12/schema", **schema}
