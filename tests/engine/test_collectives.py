@@ -706,3 +706,40 @@ def test_explanations_print_bandwidths_without_an_exponent() -> None:
     assert gbps(11.1e12) == "11,100 GB/s"
     assert gbps(371e9) == "371 GB/s"
     assert gbps(2.55e9) == "2.55 GB/s"
+
+
+@pytest.mark.parametrize(
+    ("algo", "key", "nodes", "sharp"),
+    [
+        (Algorithm.NVLS, "nvls", 1, False),
+        (Algorithm.NVLS, "nvls", 3, True),
+        (Algorithm.NVLS_TREE, "nvlstree", 3, False),
+        (Algorithm.COLLNET_CHAIN, "collnetchain", 3, True),
+        (Algorithm.COLLNET_DIRECT, "collnet", 3, True),
+    ],
+)
+def test_in_network_algorithms_pay_their_base_latency(
+    algo: Algorithm, key: str, nodes: int, sharp: bool
+) -> None:
+    """NCCL's baseLat is 0 for NVLS, NVLS-tree and both CollNets; a cost-parameter file that
+    gives one 500 us adds 500 us to the algorithm's latency, in physical time and the tuner's
+    view, and its explanation carries it as a term (review CB: the value was read and ignored,
+    1 MiB NVLS on one DGX H100 at 28.82 us with 0 or 500 us)."""
+    t = topo(nodes, 8, nvls=50 * GB, sharp=sharp)
+    slow = PARAMS.with_overrides(
+        {
+            "schema": "ibcalc-cost-params/1",
+            "nccl_tuner": {
+                "base_latency": {"assumed": "a test", "value": {key: {"Simple": "500 us"}}}
+            },
+        }
+    )
+    for view in (lambda p: p, CostParams.tuner_view):
+        plain = cost(t, Collective.ALL_REDUCE, algo, Protocol.SIMPLE, 2**20, view(PARAMS))
+        based = cost(t, Collective.ALL_REDUCE, algo, Protocol.SIMPLE, 2**20, view(slow))
+        assert based.latency_s - plain.latency_s == pytest.approx(500 * US, rel=1e-12)
+        assert based.transfer_s == plain.transfer_s
+    explained = cost(t, Collective.ALL_REDUCE, algo, Protocol.SIMPLE, 2**20, slow)
+    (term,) = [t for t in explained.terms if t.name == "base latency"]
+    assert term.seconds == pytest.approx(500 * US)
+    assert not [t for t in plain.terms if t.name == "base latency"]

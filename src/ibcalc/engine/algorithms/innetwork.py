@@ -35,6 +35,8 @@ from ibcalc.engine.algorithms.tree import tree_network_multiplier
 from ibcalc.engine.base import (
     Timing,
     Topology,
+    base_latency,
+    base_term,
     fit_origin,
     gbps,
     hop_terms,
@@ -94,7 +96,10 @@ def nvls_timing(
     ):
         return None
     hop = intra_hop_latency(topo, Algorithm.NVLS, protocol, params)
-    latency = hop
+    # NCCL's baseLat for NVLS is 0; an override file's value is paid once, as ring's and tree's
+    # are (it had been accepted and ignored: review CB)
+    base = base_latency(Algorithm.NVLS, protocol, params)
+    latency = base + hop
     net = 0.0
     if big_n > 1:
         net = net_hop_latency(topo, Algorithm.NVLS, protocol, size_bytes, params)
@@ -112,12 +117,13 @@ def nvls_timing(
 
     def explain() -> Cost:
         terms = [
+            *([base_term(Algorithm.NVLS, protocol, params)] if base else []),
             Term(
                 name="NVLS latency",
                 seconds=hop,
                 detail=intra_hop_detail(topo, Algorithm.NVLS, protocol, params)
-                + " (NCCL's NVLS base latency is 0 us)",
-            )
+                + ("" if base else " (NCCL's NVLS base latency is 0 us)"),
+            ),
         ]
         if big_n > 1:
             terms.append(
@@ -193,7 +199,8 @@ def nvls_tree_timing(
     wan = wan_hop_latency(topo, Algorithm.NVLS_TREE, protocol, params)
     net_levels = max(depth - wan_depth, 0)
     posts = tree_post_overhead(topo, protocol, params)
-    latency = hop + 2 * net_levels * net + 2 * wan_depth * wan + posts
+    base = base_latency(Algorithm.NVLS_TREE, protocol, params)  # NCCL's: 0
+    latency = base + hop + 2 * net_levels * net + 2 * wan_depth * wan + posts
     transfer = max(intra_t, net_t, wan_t)
 
     def explain() -> Cost:
@@ -209,11 +216,12 @@ def nvls_tree_timing(
             else f"network (tree between {topo.node}s{limits})"
         )
         terms = [
+            *([base_term(Algorithm.NVLS_TREE, protocol, params)] if base else []),
             Term(
                 name="NVLS latency",
                 seconds=hop,
                 detail=intra_hop_detail(topo, Algorithm.NVLS_TREE, protocol, params),
-            )
+            ),
         ]
         if net_levels:  # none with one domain per site: the WAN levels below are the tree
             terms.append(
@@ -353,6 +361,7 @@ def collnet_direct_timing(
         protocol,
         latency,
         (intra_t, net_t),
+        params,
         intra_words="scale-up (RS/AG to heads)",
         formula="max(2(m-1)/m S/B_up, S/(a nics B_nic)) + latency",
         latency_terms=latency_terms,
@@ -407,6 +416,7 @@ def _collnet_timing(
     protocol: Protocol,
     latency: float,
     times: tuple[float, float],
+    params: CostParams,
     *,
     intra_words: str,
     formula: str,
@@ -415,12 +425,14 @@ def _collnet_timing(
 ) -> Timing:
     """A CollNet cost: the latency, and the slower of the scale-up and SHARP network transfers
     ``times`` (intra, net), named as the bottleneck; ``latency_terms`` and ``transfer_words``
-    explain them."""
+    explain them. NCCL's base latency of the algorithm (0 for both CollNets) is added."""
     intra_t, net_t = times
     transfer = max(intra_t, net_t)
+    base = base_latency(algorithm, protocol, params)
+    latency += base
 
     def explain() -> Cost:
-        terms = latency_terms()
+        terms = [*([base_term(algorithm, protocol, params)] if base else []), *latency_terms()]
         terms.append(
             Term(
                 name="transfer",
@@ -482,6 +494,7 @@ def collnet_chain_timing(
         protocol,
         latency,
         (intra_t, net_t),
+        params,
         intra_words="scale-up chain (2S per GPU)",
         formula="max(2S/B_up, S/(a nics B_nic)) + 2(m-1) intra + net",
         latency_terms=latency_terms,
