@@ -28,6 +28,7 @@ from ibcalc.errors import (
     SizeTooSmallError,
     UnitError,
     UnknownNameError,
+    WrongTypeError,
 )
 from ibcalc.facade import (
     CollectivePlan,
@@ -1480,3 +1481,32 @@ def test_an_overridden_fitted_constant_is_not_credited_to_the_fit(
     dgx = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
     ring = details(estimate_on(dgx, Collective.ALL_GATHER, 2**20, params=mine))
     assert "(calibrated.proxy_op_latency, set by site.yaml" in ring
+
+
+def test_a_plan_refuses_what_is_not_its_own(builtin_catalogue: Catalogue) -> None:
+    """Library misuse gets IbcalcError, not Python's (review CB): Decimal('NaN') as a size had
+    raised decimal.InvalidOperation from quick (estimate_on refused it); time_s_range(None)
+    AttributeError, and a QuickEstimate of another plan (a 64 x p5 all-to-all for a 2 x DGX
+    H100 all-reduce) gave a range of 4.2-28.8 ms where the plan's own is 23.0-45.9 ms; and
+    EstimateResult.of(None) a many-line pydantic error."""
+    import decimal
+
+    from ibcalc.results import EstimateResult
+
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    plan = CollectivePlan(cluster, Collective.ALL_REDUCE)
+    for nan in (decimal.Decimal("NaN"), decimal.Decimal("sNaN")):
+        with pytest.raises(UnitError):
+            plan.quick(nan)  # type: ignore[arg-type]
+    own = plan.quick(1e9)
+    assert plan.time_s_range(own) == estimate_on(cluster, Collective.ALL_REDUCE, 1e9).time_s_range
+    with pytest.raises(WrongTypeError, match=r"^quick must be a QuickEstimate, not NoneType"):
+        plan.time_s_range(None)  # type: ignore[arg-type]
+    p5 = resolve_cluster(builtin_catalogue, ClusterSpec(system="aws-p5", nodes=64))
+    foreign = CollectivePlan(p5, Collective.ALL_TO_ALL).quick(1e9)
+    for other in (foreign, own._replace(time_s=-1.0)):
+        with pytest.raises(WrongTypeError, match=r"^quick must be this plan's estimate"):
+            plan.time_s_range(other)
+    for bad in (None, {}):
+        with pytest.raises(WrongTypeError, match=r"^estimate must be an Estimate, not "):
+            EstimateResult.of(bad)  # type: ignore[arg-type]

@@ -74,8 +74,9 @@ def expect_type(value: object, kind: type, what: str, hint: str = "") -> None:
     """Raise :class:`WrongTypeError` unless ``value`` is a ``kind``: ``estimate_on`` given a
     ClusterSpec had failed with "'ClusterSpec' object has no attribute 'topology'"."""
     if not isinstance(value, kind):
+        article = "an" if kind.__name__[:1] in "AEIOU" else "a"
         raise WrongTypeError(
-            f"{what} must be a {kind.__name__}, not {type(value).__name__}"
+            f"{what} must be {article} {kind.__name__}, not {type(value).__name__}"
             + (f" ({hint})" if hint else "")
         )
 

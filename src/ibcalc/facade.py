@@ -57,6 +57,7 @@ from ibcalc.errors import (
     SizeTooSmallError,
     UnitError,
     UnknownNameError,
+    WrongTypeError,
     expect_type,
 )
 from ibcalc.textsafe import shown
@@ -925,6 +926,7 @@ class CollectivePlan:
         "_cluster",
         "_elt",
         "_factor",
+        "_last",
         "_per_rank",
         "_plan",
         "_protocol",
@@ -950,6 +952,8 @@ class CollectivePlan:
         collective, self._algorithm, self._protocol = by_name(collective, algorithm, protocol)
         self._plan = plan_for(collective, cluster.topology, params, dtype=parse_dtype(dtype))
         self._factor = busbw_factor(collective, cluster.ranks)
+        #: the last QuickEstimate this plan made (time_s_range takes it without pricing again)
+        self._last: QuickEstimate | None = None
         # effective_size's rounding, worked out once
         plan = self._plan
         self._elt = plan.dtype.bytes
@@ -1036,7 +1040,9 @@ class CollectivePlan:
         # effective_size, inlined; anything but a size in range goes to it, which refuses it
         try:
             in_range = 0 < size_bytes <= MAX_ENGINE_BYTES
-        except (TypeError, ValueError):  # not a number (an array of sizes): effective_size says so
+        except (TypeError, ValueError, ArithmeticError):
+            # not a number (an array of sizes; Decimal('NaN'), whose comparison raises
+            # InvalidOperation: review CB): effective_size says so
             in_range = False
         if not in_range:
             effective_size(plan.collective, size_bytes, self._ranks, plan.dtype)
@@ -1062,16 +1068,30 @@ class CollectivePlan:
         algbw = size / time
         # QuickEstimate(size, time, algbw, busbw, algorithm, protocol), without the keyword
         # handling of a named tuple's constructor
-        return _new_tuple(
+        quick: QuickEstimate = _new_tuple(
             QuickEstimate, (size, time, algbw, algbw * self._factor, algorithm, protocol)
         )
+        self._last = quick
+        return quick
 
     def time_s(self, size_bytes: float) -> float:
         """The time nccl-tests would report at ``size_bytes`` (:attr:`Estimate.time_s`)."""
         return self.quick(size_bytes)[1]
 
     def time_s_range(self, quick: QuickEstimate) -> tuple[float, float]:
-        """:attr:`Estimate.time_s_range` of the estimate ``quick`` gives the numbers of."""
+        """:attr:`Estimate.time_s_range` of the estimate ``quick`` gives the numbers of: a
+        :class:`QuickEstimate` of this plan (one of another plan, or made by hand, is refused
+        with :class:`~ibcalc.errors.WrongTypeError`, as its range would be another
+        collective's or cluster's: review CB)."""
+        # the estimate this plan made last is its own (a sweep asks the range of each at once);
+        # any other is priced again and compared
+        if quick is not self._last:
+            expect_type(quick, QuickEstimate, "quick", "plan.quick(size) makes one")
+        if quick is not self._last and self.quick(quick.size_bytes) != quick:
+            raise WrongTypeError(
+                "quick must be this plan's estimate: its numbers are not this plan's at "
+                f"{format_size(quick.size_bytes)} (another collective, cluster or setting)"
+            )
         plan = self._plan
         forced = self._algorithm is not None or self._protocol is not None
         covered: list[Candidate] = [(quick.time_s, quick.algorithm, quick.protocol)]

@@ -14,6 +14,7 @@ from typing import ClassVar
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_serializer
 
 from ibcalc.engine.types import Algorithm, Cost, Estimate, Protocol, busbw_factor
+from ibcalc.errors import expect_type
 from ibcalc.jsonmodel import JsonModel
 from ibcalc.units import GB
 
@@ -159,6 +160,8 @@ class EstimateResult(Estimate, JsonModel):
         """``estimate`` with its published figures (no copy when it already is one)."""
         if isinstance(estimate, EstimateResult):
             return estimate
+        # anything else had failed as pydantic's many-line ValidationError (review CB)
+        expect_type(estimate, Estimate, "estimate", "estimate_on() makes one")
         return cls.model_validate(estimate, from_attributes=True)
 
     def _cost(self, cost: Cost) -> CostResult:

@@ -24,7 +24,13 @@ from conftest import (
 )
 from ibcalc.catalogue.load import ENV_VAR, find_link, find_storage, find_system, load_catalogue
 from ibcalc.catalogue.models import Catalogue, Link, LinkKind, System
-from ibcalc.errors import CatalogueError, IbcalcError, InputFileError, UnknownNameError
+from ibcalc.errors import (
+    CatalogueError,
+    IbcalcError,
+    InputFileError,
+    UnknownNameError,
+    WrongTypeError,
+)
 
 Locate = Callable[..., tuple[int, int]]
 
@@ -1157,3 +1163,29 @@ def test_an_id_that_is_no_id_is_refused_in_plain_words(tmp_path: Path, locate: L
         "links[0].id: 'test port' is not an id: write lower-case letters, digits, '.', '+' and "
         "'-', starting with a letter or digit"
     )
+
+
+def test_an_empty_catalogue_refuses_names_as_unknown() -> None:
+    """A catalogue with no systems or no links (builtin=False and no files) answers an unknown
+    name with UnknownNameError, not difflib's "ValueError: n must be > 0"
+    (review CB)."""
+    c0 = load_catalogue(builtin=False, use_env=False)
+    for find, name in ((find_system, "dgx-h100"), (find_link, "ndr")):
+        with pytest.raises(UnknownNameError) as info:
+            find(c0, name)
+        assert info.value.suggestions == []
+
+
+def test_find_link_refuses_a_role_that_is_none(builtin_catalogue: Catalogue) -> None:
+    """find_link's role is one of LINK_ROLES: another had raised KeyError for an unknown name,
+    or been ignored for a known one (review CB)."""
+    for name in ("ndr", "ndrr"):
+        with pytest.raises(UnknownNameError) as info:
+            find_link(builtin_catalogue, name, role="fabric")
+        assert str(info.value) == (
+            "unknown link role 'fabric' (known: intra, inter, gap_inter, wan, host_pcie, "
+            "client_link)"
+        )
+    with pytest.raises(WrongTypeError, match="role must be a str, not int"):
+        find_link(builtin_catalogue, "ndr", role=3)  # type: ignore[arg-type]
+    assert find_link(builtin_catalogue, "ndr", role="inter").id == "ndr"

@@ -590,6 +590,9 @@ def suggest(
         # one letter is close to too many names ('links show r' had offered xdr, ndr, hdr)
         return []
     pool = list(dict.fromkeys(candidates))
+    if not pool:
+        # a catalogue with no systems (or no links): difflib refuses n = 0 (review CB)
+        return []
     # a name that begins another, or is one of its dash-separated words, comes first ('gb200'
     # is gb200-nvl72's start, and difflib had ranked hgx-b200 above it), in the candidates'
     # order or, for catalogue names, the shortest first ('h100' had been offered
@@ -699,6 +702,11 @@ def find_link(catalogue: Catalogue, name: str, *, role: str | None = None) -> Li
     with a ``role`` of :data:`LINK_ROLES`, only links that role takes are suggested (a link of
     another kind named exactly is returned, for the caller's :func:`link_role_problem`)."""
     _expect_catalogue(catalogue)
+    if role is not None and role not in LINK_ROLES:
+        # a role that is none had raised KeyError, or been ignored where the name was found
+        # (review CB)
+        expect_type(role, str, "role")
+        raise UnknownNameError("link role", role, list(LINK_ROLES), close=False)
     key = _name_key("link", name)
     for link in catalogue.links:
         if key in link.names:
