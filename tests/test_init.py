@@ -7,9 +7,11 @@ pydantic; every name of ``__all__`` is still there, the same object as in its mo
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from importlib import import_module
+from pathlib import Path
 
 import pytest
 
@@ -68,6 +70,15 @@ HOMES = {
     "resolve_cluster": "ibcalc.cluster.resolve",
     "size_fat_tree": "ibcalc.fabric.sizing",
     "tp_whatif": "ibcalc.gap",
+    # the types the public functions return (review CB)
+    "Cost": "ibcalc.engine.types",
+    "Design": "ibcalc.design.schema",
+    "DesignCheck": "ibcalc.design.check",
+    "FabricSizing": "ibcalc.fabric.sizing",
+    "GapResult": "ibcalc.gap",
+    "HostCpu": "ibcalc.engine.types",
+    "TpWhatIf": "ibcalc.gap",
+    "ValidationProblem": "ibcalc.errors",
 }
 
 
@@ -122,3 +133,33 @@ def test_fill_fields_writes_an_estimates_marks_as_the_readme_says() -> None:
         "ndr supports SHARP (CollNet); --sharp would not change this all-reduce: NCCL's tuner "
         "keeps nvlstree/Simple here"
     )
+
+
+def test_a_type_checker_sees_the_public_names_and_no_other(tmp_path: Path) -> None:
+    """mypy reads ibcalc's names from its imports: a misspelt one is an error in a user's
+    script, not Any (the module's __getattr__, which makes every name Any to a type checker,
+    had let `from ibcalc import ClusterSpce` pass --strict: review CB), a public type
+    annotates as itself, and ClusterSpec refuses a keyword that is no field."""
+    script = tmp_path / "user.py"
+    script.write_text(
+        "import ibcalc\n"
+        "from ibcalc import ClusterSpce\n"
+        "def f(c: ibcalc.Cost, t: ibcalc.TpWhatIf) -> float:\n"
+        "    return c.latency_s + t.across.time_s\n"
+        "spec = ibcalc.ClusterSpec(system='dgx-h100', nodez=2)\n",
+        encoding="utf-8",
+    )
+    src = Path(ibcalc.__file__).resolve().parent.parent
+    run = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", "--cache-dir", os.devnull, str(script)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "MYPYPATH": str(src)},
+        cwd=tmp_path,
+        check=False,
+    )
+    assert run.returncode == 1, run.stdout
+    assert 'Module "ibcalc" has no attribute "ClusterSpce"' in run.stdout
+    # ClusterSpec keeps its fields' signature (its __init__ of **data had taken any keyword)
+    assert 'Unexpected keyword argument "nodez" for "ClusterSpec"' in run.stdout
+    assert "Found 2 errors in 1 file" in run.stdout

@@ -14,9 +14,10 @@ if TYPE_CHECKING:
     from ibcalc.catalogue.load import find_link, find_system, load_catalogue
     from ibcalc.catalogue.models import Catalogue, Link, System
     from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
-    from ibcalc.design.check import check_design, load_design
+    from ibcalc.design.check import DesignCheck, check_design, load_design
+    from ibcalc.design.schema import Design
     from ibcalc.engine.params import CostParams
-    from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, Protocol
+    from ibcalc.engine.types import Algorithm, Collective, Cost, DType, Estimate, HostCpu, Protocol
     from ibcalc.errors import (
         AlgorithmNotApplicableError,
         CatalogueError,
@@ -32,13 +33,14 @@ if TYPE_CHECKING:
         SizeTooSmallError,
         UnitError,
         UnknownNameError,
+        ValidationProblem,
         WorkloadError,
         WrongTypeError,
         fill_fields,
     )
-    from ibcalc.fabric.sizing import size_fat_tree
+    from ibcalc.fabric.sizing import FabricSizing, size_fat_tree
     from ibcalc.facade import CollectivePlan, QuickEstimate, estimate, estimate_many, estimate_on
-    from ibcalc.gap import common_pairings, tp_whatif
+    from ibcalc.gap import GapResult, TpWhatIf, common_pairings, tp_whatif
     from ibcalc.results import EstimateResult
     from ibcalc.units import parse_bandwidth, parse_size, parse_time
 
@@ -95,16 +97,29 @@ _LAZY = {
     "resolve_cluster": "ibcalc.cluster.resolve",
     "size_fat_tree": "ibcalc.fabric.sizing",
     "tp_whatif": "ibcalc.gap",
+    # the types public functions return, for a user's annotations (review CB)
+    "Cost": "ibcalc.engine.types",
+    "Design": "ibcalc.design.schema",
+    "DesignCheck": "ibcalc.design.check",
+    "FabricSizing": "ibcalc.fabric.sizing",
+    "GapResult": "ibcalc.gap",
+    "HostCpu": "ibcalc.engine.types",
+    "TpWhatIf": "ibcalc.gap",
+    "ValidationProblem": "ibcalc.errors",
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'ibcalc' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value  # looked up once; later reads are plain attribute reads
-    return value
+if not TYPE_CHECKING:
+    # at run time only: a type checker reads the imports above, so that a misspelt name is an
+    # error in a user's script, not Any (a module __getattr__ makes every name Any; review CB)
+
+    def __getattr__(name: str) -> Any:
+        module = _LAZY.get(name)
+        if module is None:
+            raise AttributeError(f"module 'ibcalc' has no attribute {name!r}")
+        value = getattr(import_module(module), name)
+        globals()[name] = value  # looked up once; later reads are plain attribute reads
+        return value
 
 
 def __dir__() -> list[str]:
@@ -120,13 +135,19 @@ __all__ = [
     "ClusterSpec",
     "Collective",
     "CollectivePlan",
+    "Cost",
     "CostParams",
     "DType",
+    "Design",
+    "DesignCheck",
     "DesignError",
     "Estimate",
     "EstimateResult",
     "FabricError",
+    "FabricSizing",
     "FieldError",
+    "GapResult",
+    "HostCpu",
     "IbcalcError",
     "InputFileError",
     "Link",
@@ -138,8 +159,10 @@ __all__ = [
     "ResolvedCluster",
     "SizeTooSmallError",
     "System",
+    "TpWhatIf",
     "UnitError",
     "UnknownNameError",
+    "ValidationProblem",
     "WorkloadError",
     "WrongTypeError",
     "__version__",
