@@ -1510,3 +1510,29 @@ def test_a_plan_refuses_what_is_not_its_own(builtin_catalogue: Catalogue) -> Non
     for bad in (None, {}):
         with pytest.raises(WrongTypeError, match=r"^estimate must be an Estimate, not "):
             EstimateResult.of(bad)  # type: ignore[arg-type]
+
+
+def test_for_release_is_the_librarys_nccl_version(
+    builtin_catalogue: Catalogue, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The {nccl_version} mark of an estimate's note names a setting the library has:
+    ibcalc.for_release gives the estimate `--nccl-version` gives (review CB: it was not public),
+    and refuses what is no CostParams or version text with WrongTypeError (None had raised
+    AttributeError, 3 TypeError)."""
+    import json
+
+    import ibcalc
+    from ibcalc.cli import main
+
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="aws-p5", nodes=2))
+    params = ibcalc.for_release(builtin_cost_params(), "2.21.5")
+    est = estimate_on(cluster, Collective.ALL_REDUCE, 2**20, params=params)
+    flags = ["--system", "aws-p5", "-N", "2", "--nccl-version", "2.21.5", "--format", "json"]
+    main(["allreduce", "--size", "1MiB", *flags])
+    data = json.loads(capsys.readouterr().out)
+    assert data["time_s"] == est.time_s
+    assert data["algorithm"] == est.best.algorithm.value
+    assert "v2.21.5-1" in data["tuner_constants"]
+    for bad in ((None, "2.21.5"), (builtin_cost_params(), 3)):
+        with pytest.raises(WrongTypeError):
+            ibcalc.for_release(*bad)  # type: ignore[arg-type]

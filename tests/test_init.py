@@ -79,6 +79,7 @@ HOMES = {
     "HostCpu": "ibcalc.engine.types",
     "TpWhatIf": "ibcalc.gap",
     "ValidationProblem": "ibcalc.errors",
+    "for_release": "ibcalc.catalogue.releases",
 }
 
 

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from ibcalc.catalogue.cost_params import load_cost_params
     from ibcalc.catalogue.load import find_link, find_system, load_catalogue
     from ibcalc.catalogue.models import Catalogue, Link, System
+    from ibcalc.catalogue.releases import for_release
     from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
     from ibcalc.design.check import DesignCheck, check_design, load_design
     from ibcalc.design.schema import Design
@@ -106,6 +107,8 @@ _LAZY = {
     "HostCpu": "ibcalc.engine.types",
     "TpWhatIf": "ibcalc.gap",
     "ValidationProblem": "ibcalc.errors",
+    # the library's --nccl-version (an estimate's {nccl_version} mark; review CB)
+    "for_release": "ibcalc.catalogue.releases",
 }
 
 
@@ -174,6 +177,7 @@ __all__ = [
     "fill_fields",
     "find_link",
     "find_system",
+    "for_release",
     "load_catalogue",
     "load_cost_params",
     "load_design",

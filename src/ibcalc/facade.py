@@ -262,11 +262,11 @@ def estimate_on(
     such as a sweep, pass False and keep the plain hint).
 
     Raises (every one an :class:`~ibcalc.errors.IbcalcError`): :class:`~ibcalc.errors.UnitError`
-    for a size that is no number of bytes, negative, NaN or past 1e21 B,
-    :class:`~ibcalc.errors.SizeTooSmallError` for one that rounds to no element,
-    :class:`~ibcalc.errors.UnknownNameError` for an unknown collective, dtype, algorithm or
-    protocol, :class:`~ibcalc.errors.AlgorithmNotApplicableError` for a forced algorithm or
-    protocol that does not apply, :class:`~ibcalc.errors.WrongTypeError` for a cluster or
+    for a size that is no number of bytes, negative, NaN or past 1e21 B, and for an unknown
+    dtype, :class:`~ibcalc.errors.SizeTooSmallError` for one that rounds to no element,
+    :class:`~ibcalc.errors.UnknownNameError` for an unknown collective, algorithm or protocol,
+    :class:`~ibcalc.errors.AlgorithmNotApplicableError` for a forced algorithm or protocol that
+    does not apply, :class:`~ibcalc.errors.WrongTypeError` for a cluster or
     parameters of the wrong type."""
     _expect_cluster(cluster, params)
     params = params if params is not None else builtin_cost_params()
@@ -292,7 +292,7 @@ def _expect_cluster(cluster: object, params: object) -> None:
             params,
             CostParams,
             "params",
-            "ibcalc.catalogue.cost_params.load_cost_params() or builtin_cost_params()",
+            "ibcalc.load_cost_params() makes one",
         )
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from ibcalc.engine.params import SCHEMA, CostParams
 from ibcalc.engine.types import Algorithm
-from ibcalc.errors import FieldError
+from ibcalc.errors import FieldError, expect_type
 from ibcalc.yamlio import safe_load
 
 __all__ = [
@@ -178,8 +178,12 @@ def for_release(params: CostParams, version: str) -> CostParams:
 
     The nearest read release at or before ``version`` applies; before the oldest read one, and
     after the newest, the built-in (2.30.7) constants stay, and the label says so. The label,
-    in the result's ``origins``, is what an estimate lists among its assumptions.
+    in the result's ``origins``, is what an estimate lists among its assumptions. The library's
+    form of the command line's ``--nccl-version`` (an estimate's ``{nccl_version}`` mark):
+    ``estimate_on(..., params=for_release(load_cost_params(), "2.21.5"))``.
     """
+    expect_type(params, CostParams, "params", "ibcalc.load_cost_params() makes one")
+    expect_type(version, str, "version")
     wanted = parse_release(version)
     known, last = releases(), newest()
     shown, builtin = version.strip(), _dotted(last)
