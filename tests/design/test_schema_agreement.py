@@ -389,3 +389,27 @@ def test_schema_rejects_what_the_examples_would_be_with_one_slip(validator: Any)
     broken = copy.deepcopy(data)
     broken["requirements"][0][next(iter(broken["requirements"][0]))]["dtype"] = "fp33"
     assert not _schema_ok(validator, broken)
+
+
+@pytest.mark.parametrize(
+    ("where", "value", "ok"),
+    [
+        *(("host_cpu", v, True) for v in ("AMD", " Intel ", "arm", "ARM")),
+        *(("host_cpu", v, False) for v in ("x86", "amd64", "")),
+        *(("topology", v, True) for v in ("Fat-Tree", " FAT-TREE ", "fat-tree")),
+        *(("topology", v, False) for v in ("fat tree", "dragonfly")),
+    ],
+)
+def test_host_cpu_and_topology_are_read_in_any_case(
+    validator: Any, where: str, value: str, ok: bool
+) -> None:
+    """Names are read in any case (docs/design-files.md): host_cpu and fabric.topology had
+    been refused as 'AMD' and 'Fat-Tree' (review CC); the schema agrees."""
+    if where == "topology":
+        data = {**safe_load(BASE), "fabric": {"topology": value}}
+        text = BASE + f"fabric:\n  topology: '{value}'\n"
+    else:
+        data = {**safe_load(BASE), where: value}
+        text = BASE + f"{where}: '{value}'\n"
+    assert _loader_ok(text) is ok
+    assert _schema_ok(validator, data) is ok

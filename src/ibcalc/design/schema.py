@@ -394,6 +394,26 @@ def _algorithm_names(schema: dict[str, Any]) -> None:
         schema["anyOf"] = [*schema.get("anyOf", []), spelled]
 
 
+def _names_any_case(schema: dict[str, Any]) -> None:
+    """An enum or constant of names (``host_cpu``, ``topology``) taken in any case, with spaces
+    around it, as :func:`_lower_name` reads it: its enum for an editor, or any spelling."""
+    kept = [s for s in schema.get("anyOf", [schema]) if s != {"type": "null"}]
+    names = [n for s in kept for n in (s.get("enum") or [s["const"]])]
+    plain = [{k: v for k, v in s.items() if k not in _SAID} for s in kept]
+    for key in ("enum", "const", "type"):
+        schema.pop(key, None)
+    schema["anyOf"] = [*plain, _any_case(names)] + (
+        [{"type": "null"}] if len(kept) < len(schema.get("anyOf", [])) else []
+    )
+
+
+def _lower_name(value: object) -> object:
+    """A name read in any case, with spaces around it (``host_cpu: AMD``, ``topology:
+    Fat-Tree``), as docs/design-files.md says of every name (review CC: they had been
+    refused)."""
+    return value.strip().lower() if isinstance(value, str) else value
+
+
 def _given(key: str, value: dict[str, Any] | None = None) -> dict[str, Any]:
     """JSON Schema: ``key`` is present and not null (or matches ``value``)."""
     return {"required": [key], "properties": {key: value or {"not": {"type": "null"}}}}
@@ -427,7 +447,11 @@ class FabricSpec(_NullIsOmitted):
     link: str | None = Field(
         default=None, description="Scale-out link id (ndr, hdr, roce-400g ...); default: system's."
     )
-    topology: Literal["fat-tree"] = Field(default="fat-tree", description="Only fat-tree for now.")
+    topology: Annotated[Literal["fat-tree"], BeforeValidator(_lower_name)] = Field(
+        default="fat-tree",
+        description="Only fat-tree for now.",
+        json_schema_extra=_names_any_case,
+    )
     tiers: StrictInt | None = Field(
         default=None,
         ge=1,
@@ -678,9 +702,10 @@ class Design(_NullIsOmitted):
     )
     inter: str | None = Field(default=None, description="Scale-out link id; or fabric.link.")
     host_pcie: str | None = Field(default=None, description="NIC's PCIe link.")
-    host_cpu: HostCpu | None = Field(
+    host_cpu: Annotated[HostCpu | None, BeforeValidator(_lower_name)] = Field(
         default=None,
         description="Host CPU family (NCCL's per-step network overhead: 2 us on AMD, else 1 us).",
+        json_schema_extra=_names_any_case,
     )
     nvls: StrictBool | None = Field(
         default=None, description="Allow NVLink SHARP (default: when present)."
