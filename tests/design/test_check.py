@@ -1791,3 +1791,26 @@ def test_optional_keys_given_as_null_are_the_keys_omitted(
         f"error: {ratio}:5:24: requirements[0].oversubscription.max: oversubscription null is "
         "not a ratio (write 2 or 2:1)\n"
     )
+
+
+def test_the_header_names_the_settings_that_change_every_figure(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two GB200 designs of 72- and 4-GPU scale-up domains print different headers (review CC:
+    the same header, 2.16 ms against 10.6 ms for a 1 GB all-reduce), and SHARP and NVLS
+    switched off are said; a plain design says none of them."""
+    head = "name: g\nnodes: 144\nsystem: gb200-nvl72\n"
+    reqs = "requirements: [{allreduce: {size: 1GB, max_time: 1s}}]\n"
+    cases = {
+        "": "(144 nodes x 4 GPUs, gb200-nvl72; nvlink5 / ndr; 72-GPU scale-up domains)",
+        "scale_up_domain: 4\n": "(144 nodes x 4 GPUs, gb200-nvl72; nvlink5 / ndr)",
+        "scale_up_domain: 36\nnvls: false\nfabric: {switch: qm9700, sharp: true}\n": (
+            "(144 nodes x 4 GPUs, gb200-nvl72; nvlink5 / ndr; 36-GPU scale-up domains; SHARP; "
+            "NVLS off)"
+        ),
+    }
+    for i, (extra, said) in enumerate(cases.items()):
+        path = write(tmp_path, f"g{i}.yaml", head + extra + reqs)
+        code, out, _ = run(["check", str(path)], capsys)
+        assert code == 0
+        assert out.splitlines()[0] == f"{path}: g {said}"

@@ -412,11 +412,19 @@ def _header(check: DesignCheck) -> str:
     cluster = check.resolved.cluster
     system = f", {cluster.system.id}" if cluster.system is not None else ""
     links = " / ".join(x.id for x in (cluster.intra, cluster.inter) if x is not None)
+    # what else changes every figure: two designs of 72- and 4-GPU domains, or with SHARP on
+    # and off, had printed the same header (review CC)
+    topo = cluster.topology
+    settings = [
+        *([f"{topo.m}-GPU scale-up domains"] if topo.m != cluster.gpus_per_node else []),
+        *(["SHARP"] if topo.out is not None and topo.out.sharp else []),
+        *(["NVLS off"] if cluster.spec.nvls is False else []),
+    ]
     # the name comes from the file: escaped, so a newline in it cannot start a fake FAIL line
     header = (
         f"{printable(check.path, None)}: {printable(check.design.name)} "
         f"({plural(cluster.nodes, 'node')} x {plural(cluster.gpus_per_node, 'GPU')}{system}; "
-        f"{links})"
+        f"{links}{''.join(f'; {s}' for s in settings)})"
     )
     if check.resolved.fabric is None:
         spec = cluster.spec
