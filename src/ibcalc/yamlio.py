@@ -985,12 +985,33 @@ def problems_from(
         own = section_keys(model, model_loc[:-1]) if model is not None else None
         return sorted(own) if own else keys
 
+    def closest(
+        key: str, model_loc: Sequence[str | int], cutoff: float = 0.6, words: bool = True
+    ) -> list[str]:
+        """Its section's key closest to ``key`` (difflib), else one ``key`` is made of with a
+        word added ('sharp_enabled': sharp; 'max_count': max), as a "did you mean" (review
+        CC: those had been offered nothing)."""
+        own = candidates(model_loc)
+        close = difflib.get_close_matches(key, own, n=1, cutoff=cutoff)
+        if close or not words:
+            return close
+        parts = key.split("_")
+        return [c for c in own if c in ("_".join(parts[:i]) for i in range(1, len(parts)))][:1]
+
+    def elsewhere_key(key: str, model_loc: Sequence[str | int]) -> bool:
+        """Whether ``key`` is a key of another section and its own has none much like it, so
+        the problem is its indent ('switch' in a requirement is switches, not fabric.switch:
+        review CC)."""
+        return key in keys and not closest(key, model_loc, cutoff=0.8, words=False)
+
     for error in errors:
         loc = (*prefix, *error["loc"])
         if error["type"] == "extra_forbidden" and loc and keys:
             if elsewhere and str(loc[-1]) in elsewhere:
                 continue
-            for name in difflib.get_close_matches(str(loc[-1]), candidates(error["loc"]), n=1):
+            if elsewhere_key(str(loc[-1]), error["loc"]):
+                continue  # said as a key of another section, not as a slip of a missing one
+            for name in closest(str(loc[-1]), error["loc"]):
                 suggested.add((*loc[:-1], name))
     problems = []
     for error in errors:
@@ -1004,13 +1025,8 @@ def problems_from(
             message = f"unknown key: {elsewhere[str(loc[-1])]}"
         elif error["type"] == "extra_forbidden":
             message = "unknown key (not allowed here)"
-            close = difflib.get_close_matches(str(loc[-1]), keys, n=1) if loc and keys else []
-            own = (
-                difflib.get_close_matches(str(loc[-1]), candidates(error["loc"]), n=1)
-                if close
-                else []
-            )
-            if close and close[0] == str(loc[-1]):
+            own = closest(str(loc[-1]), error["loc"]) if loc and keys else []
+            if loc and keys and elsewhere_key(str(loc[-1]), error["loc"]):
                 # what this section does take: 'gap: {min_busbw: ...}' had been told only to
                 # check an indent that was right (a hostile-input review)
                 takes = candidates(error["loc"])
