@@ -1842,3 +1842,28 @@ def test_unknown_keys_are_offered_their_sections_key(
         f"error: {path}:8:16: requirements[2].switches.max_time: unknown key here (this section "
         "takes max): a key of another section (check its indent)",
     ]
+
+
+def test_junit_names_two_requirements_that_print_alike_apart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two requirements printed alike (51.3ms and 0.0513s are both 'time <= 51.3 ms') become
+    two JUnit testcases with their lines in their names, where they had shared one name that a
+    consumer keying cases by name merges (review CC); a name used once keeps its plain form."""
+    text = (
+        "name: j\nnodes: 2\nsystem: dgx-h100\nrequirements:\n"
+        "  - allreduce: {size: 1GB, max_time: 51.3ms}\n"
+        "  - allreduce: {size: 1GB, max_time: 0.0513s}\n"
+        "  - allgather: {size: 1GB, max_time: 1s}\n"
+    )
+    path = write(tmp_path, "j.yaml", text)
+    code, out, _ = run(["check", str(path), "--format", "junit"], capsys)
+    assert code == 0
+    import xml.etree.ElementTree as ET
+
+    names = [case.get("name") for case in ET.fromstring(out).iter("testcase")]
+    assert names == [
+        "allreduce 1 GB: time <= 51.3 ms (line 5)",
+        "allreduce 1 GB: time <= 51.3 ms (line 6)",
+        "allgather 1 GB: time <= 1 s",
+    ]
