@@ -1867,3 +1867,37 @@ def test_junit_names_two_requirements_that_print_alike_apart(
         "allreduce 1 GB: time <= 51.3 ms (line 6)",
         "allgather 1 GB: time <= 1 s",
     ]
+
+
+@pytest.mark.parametrize(
+    ("cluster", "said"),
+    [
+        (
+            "nodes: 1\nsystem: dgx-h100\n",
+            "this cluster has no scale-out tier: its one node is one scale-up domain of 8 GPUs",
+        ),
+        (
+            "nodes: 18\nsystem: gb200-nvl72\n",
+            "this cluster has no scale-out tier: its 18 nodes are one scale-up domain of 72 GPUs",
+        ),
+        (
+            "nodes: 4\ngpus_per_node: 1\ninter: ndr\n",
+            "this cluster has no scale-up tier: 1 GPU per node",
+        ),
+    ],
+)
+def test_a_gap_target_without_a_gap_names_the_tier_missing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], cluster: str, said: str
+) -> None:
+    """A gap requirement on a cluster with one tier says which it lacks (review CC: "this
+    cluster lacks one" for 1 x DGX H100 and 18 GB200 trays alike)."""
+    path = write(
+        tmp_path, "g.yaml", f"name: g\n{cluster}requirements:\n  - gap: {{max_ratio: 10}}\n"
+    )
+    code, _, err = run(["check", str(path)], capsys)
+    line = len(cluster.splitlines()) + 3
+    assert (code, err) == (
+        2,
+        f"error: {path}:{line}:5: requirements[0].gap: the gap needs a scale-up and a scale-out "
+        f"tier; {said}\n",
+    )

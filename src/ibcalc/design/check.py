@@ -66,7 +66,7 @@ from ibcalc.errors import (
 from ibcalc.fabric.sizing import FabricSizing, size_fat_tree
 from ibcalc.fabric.switches import SwitchModel, find_switch, node_cages
 from ibcalc.facade import NCCL_TESTS_BUFFERS, estimate_on, nccl_tests_cap
-from ibcalc.units import format_memory, format_ratio, format_size
+from ibcalc.units import format_memory, format_ratio, format_size, plural
 from ibcalc.yamlio import Document, load_yaml, validate, wrong_kind_problem
 
 __all__ = [
@@ -1062,6 +1062,25 @@ def _collective_findings(
     return found
 
 
+def _no_gap(resolved: ResolvedDesign) -> str:
+    """Why a gap target has no gap to judge, naming the tier the cluster lacks (review CC: "this
+    cluster lacks one" had not said which, for 1 x DGX H100 or 18 GB200 trays alike)."""
+    cluster = resolved.cluster
+    topo = cluster.topology
+    if topo.out is None or topo.domains < 2:
+        whole = (
+            "its one node is" if cluster.nodes == 1 else f"its {plural(cluster.nodes, 'node')} are"
+        )
+        return (
+            f"the gap needs a scale-up and a scale-out tier; this cluster has no scale-out tier: "
+            f"{whole} one scale-up domain of {plural(topo.m, 'GPU')}"
+        )
+    return (
+        "the gap needs a scale-up and a scale-out tier; this cluster has no scale-up tier: "
+        f"{plural(cluster.gpus_per_node, 'GPU')} per node"
+    )
+
+
 def _gap_finding(
     resolved: ResolvedDesign, doc: Document, loc: Loc, target: GapTarget
 ) -> Finding | None:
@@ -1192,9 +1211,7 @@ def evaluate(
         elif isinstance(target, GapTarget):
             gap = _gap_finding(resolved, doc, loc, target)
             if gap is None:
-                problems.add(
-                    loc, "the gap needs a scale-up and a scale-out tier; this cluster lacks one"
-                )
+                problems.add(loc, _no_gap(resolved))
             else:
                 findings.append(gap)
         elif isinstance(target, OversubscriptionTarget):
