@@ -2456,3 +2456,19 @@ def test_a_results_table_with_its_node_count_given_takes_its_ranks_over_those_no
     flat = " ".join(out.split())
     assert "gpus_per_node = 4 [log]: the log's 4 ranks over the 1 node given (--nodes)" in flat
     assert "against a default node" not in flat
+
+
+def test_calibrate_json_names_the_files_it_wrote(tmp_path: Path) -> None:
+    """calibrate --format json lists the files the run wrote under `written` (a CI script had
+    to know them from its own -o): the link override alone, or with its cost-parameter file
+    beside it (2 x p4d on EFA fits a calibrated constant), and none without -o."""
+    out = tmp_path / "fit.yaml"
+    p4d = str(SWEEPS / "05_allreduce_2node_16xA100-40GB_efa.txt")
+    code, text, _ = run("calibrate", p4d, "-o", str(out), "--format", "json")
+    assert code == 0
+    data = json.loads(text)
+    assert data["written"] == [str(out), str(tmp_path / "fit.cost-params.yaml")]
+    assert list(data["cost_entries"]) == ["calibrated"]
+    assert all(Path(p).is_file() for p in data["written"])
+    code, text, _ = run("calibrate", p4d, "--format", "json")
+    assert (code, json.loads(text)["written"]) == (0, [])

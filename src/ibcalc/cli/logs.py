@@ -442,7 +442,6 @@ def calibrate_command(
         # a refusal's advice names the design's keys where they set a field ('re-run without
         # r.yaml's system', as nccl-check says; it had said 're-run without --system')
         raise FieldError(exc.render(names), field=exc.field) from None
-    report = render_calibration_report(result, fmt, names=names)
     written: list[Path] = []
     to_stdout = output is not None and _is_stdout(output)
     # an earlier run's constants beside -o, which write_override removes with --force where
@@ -452,14 +451,15 @@ def calibrate_command(
     if output is not None and to_stdout:
         # -o /dev/stdout: the override follows the report on the same stream (written first,
         # a file stdout was redirected to would have it overwritten by the report)
-        emit(report, None)
+        emit(render_calibration_report(result, fmt, names=names, written=[output]), None)
         written = write_override(result, output, force=force, inputs=inputs)
     else:
         # the files before the report: what only the write itself can find (a full disk, a
         # special file where a second file must go beside it) is a refusal with stdout empty
         if output is not None:
             written = write_override(result, output, force=force, inputs=inputs)
-        emit(report, None)
+        # the JSON names the files written (a script had to know them from its own -o)
+        emit(render_calibration_report(result, fmt, names=names, written=written), None)
     for target in written:
         say(f"wrote {target}")
     if companion is not None and had_companion and not companion.exists() and written:

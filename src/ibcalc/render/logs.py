@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -780,9 +781,15 @@ def render_check_report(
 
 
 def render_calibration_report(
-    calibration: Calibration, fmt: str = "table", *, names: Mapping[str, str] | None = None
+    calibration: Calibration,
+    fmt: str = "table",
+    *,
+    names: Mapping[str, str] | None = None,
+    written: Sequence[str | os.PathLike[str]] = (),
 ) -> str:
-    """The calibration as tables, or its JSON (``fmt`` json)."""
+    """The calibration as tables, or its JSON (``fmt`` json), whose ``written`` lists the files
+    the run wrote (empty without ``-o``; the table's run says them on stderr)."""
     if fmt == "json":
-        return json.dumps(calibration_dict(calibration, names=names), indent=2) + "\n"
+        data = {**calibration_dict(calibration, names=names), "written": list(map(str, written))}
+        return json.dumps(data, indent=2) + "\n"
     return render_calibration(calibration, names=names)
