@@ -396,7 +396,10 @@ def _nvls_tree_kernel(
     wan_bw = topo.wan_bw_Bps(params)
     depth = math.floor(math.log2(big_n))
     wan_depth = math.ceil(math.log2(topo.sites)) if topo.sites > 1 else 0
-    hop = intra_hop_latency(topo, Algorithm.NVLS_TREE, protocol, params)
+    # NCCL's base latency (0 in 2.30.7) with the NVLS hop, as nvls_tree_timing adds them
+    hop = base_latency(Algorithm.NVLS_TREE, protocol, params) + intra_hop_latency(
+        topo, Algorithm.NVLS_TREE, protocol, params
+    )
     hw, extra, low, span, fill_bytes = _simple_net_hop(topo, Algorithm.NVLS_TREE, params)
     wan = wan_hop_latency(topo, Algorithm.NVLS_TREE, protocol, params)
     net_levels2 = 2 * max(depth - wan_depth, 0)
@@ -594,7 +597,9 @@ def _nvls_kernel(
     if collective not in (Collective.ALL_REDUCE, Collective.ALL_GATHER, Collective.REDUCE_SCATTER):
         return None
     m = topo.m
-    latency = intra_hop_latency(topo, Algorithm.NVLS, protocol, params)
+    latency = base_latency(Algorithm.NVLS, protocol, params) + intra_hop_latency(
+        topo, Algorithm.NVLS, protocol, params
+    )
     if topo.domains > 1:
         # with IB SHARP across domains (all-reduce only)
         if collective is not Collective.ALL_REDUCE or topo.out is None or not topo.out.sharp:
@@ -733,7 +738,7 @@ def _collnet_direct_kernel(
     if topo.up is None or topo.up.path != "nvlink":
         return None
     m = topo.m
-    head = 2 * (
+    head = base_latency(Algorithm.COLLNET_DIRECT, protocol, params) + 2 * (
         min(1, m - 1) * intra_hop_latency(topo, Algorithm.COLLNET_DIRECT, protocol, params)
         + params.nccl_tuner.collnet_fanin_s * (m - 1)
     )
@@ -754,7 +759,9 @@ def _collnet_chain_kernel(
     if not _collnet_ok(collective, topo, protocol, params):
         return None
     m = topo.m
-    head = 2 * (m - 1) * intra_hop_latency(topo, Algorithm.COLLNET_CHAIN, protocol, params)
+    head = base_latency(Algorithm.COLLNET_CHAIN, protocol, params) + 2 * (
+        m - 1
+    ) * intra_hop_latency(topo, Algorithm.COLLNET_CHAIN, protocol, params)
     intra = (2, topo.up_bw_Bps()) if m > 1 else None
     return _sharp_kernel(
         topo, params, Algorithm.COLLNET_CHAIN, head=head, intra=intra, fallback=fallback

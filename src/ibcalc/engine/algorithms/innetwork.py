@@ -320,10 +320,16 @@ def collnet_direct_timing(
     m = topo.m
     intra_t = 2 * (m - 1) / m * size_bytes / topo.up_bw_Bps()
     net_t = sharp_network_s(size_bytes, topo, params)
-    latency = 2 * (
-        min(1, m - 1) * intra_hop_latency(topo, Algorithm.COLLNET_DIRECT, protocol, params)
-        + params.nccl_tuner.collnet_fanin_s * (m - 1)
-    ) + net_hop_latency(topo, Algorithm.COLLNET_DIRECT, protocol, size_bytes, params)
+    # NCCL's base latency first, as kernels._collnet_direct_kernel adds it (the same to the bit)
+    latency = (
+        base_latency(Algorithm.COLLNET_DIRECT, protocol, params)
+        + 2
+        * (
+            min(1, m - 1) * intra_hop_latency(topo, Algorithm.COLLNET_DIRECT, protocol, params)
+            + params.nccl_tuner.collnet_fanin_s * (m - 1)
+        )
+        + net_hop_latency(topo, Algorithm.COLLNET_DIRECT, protocol, size_bytes, params)
+    )
     algorithm = Algorithm.COLLNET_DIRECT
 
     def latency_terms() -> list[Term]:
@@ -425,11 +431,11 @@ def _collnet_timing(
 ) -> Timing:
     """A CollNet cost: the latency, and the slower of the scale-up and SHARP network transfers
     ``times`` (intra, net), named as the bottleneck; ``latency_terms`` and ``transfer_words``
-    explain them. NCCL's base latency of the algorithm (0 for both CollNets) is added."""
+    explain them; ``latency`` holds NCCL's base latency of the algorithm (0 for both CollNets),
+    said as a term where it is not 0."""
     intra_t, net_t = times
     transfer = max(intra_t, net_t)
     base = base_latency(algorithm, protocol, params)
-    latency += base
 
     def explain() -> Cost:
         terms = [*([base_term(algorithm, protocol, params)] if base else []), *latency_terms()]
@@ -470,9 +476,11 @@ def collnet_chain_timing(
     m = topo.m
     intra_t = 2 * size_bytes / topo.up_bw_Bps() if m > 1 else 0.0
     net_t = sharp_network_s(size_bytes, topo, params)
-    latency = 2 * (m - 1) * intra_hop_latency(
-        topo, Algorithm.COLLNET_CHAIN, protocol, params
-    ) + net_hop_latency(topo, Algorithm.COLLNET_CHAIN, protocol, size_bytes, params)
+    latency = (
+        base_latency(Algorithm.COLLNET_CHAIN, protocol, params)
+        + 2 * (m - 1) * intra_hop_latency(topo, Algorithm.COLLNET_CHAIN, protocol, params)
+        + net_hop_latency(topo, Algorithm.COLLNET_CHAIN, protocol, size_bytes, params)
+    )
 
     def latency_terms() -> list[Term]:
         return _collnet_hops(
