@@ -2022,3 +2022,21 @@ def test_compare_marks_zero_2_and_3_layouts_with_pipeline_parallelism(
         "micro-batch, 32x one's data"
     ]
     assert not any(marks(1).values())
+    # one micro-batch a step (a global batch of 8 at dp 8): DeepSpeed refuses the pairing all
+    # the same (review CD: such rows had gone unmarked)
+    job = TrainSpec(
+        model=find_model("llama3-70b"),
+        parallel=Parallelism(dp=cluster.ranks),
+        zero=3,
+        global_batch=8,
+    )
+    results, _ = compare_layouts(builtin_catalogue, cluster, job)
+    (one,) = [
+        r
+        for r in results
+        if (r.spec.parallel.tp, r.spec.parallel.pp, r.spec.parallel.dp) == (8, 2, 8)
+    ]
+    assert one.microbatches == 1
+    assert [w for w in one.warnings if w.startswith("ZeRO-3 with pp")] == [
+        "ZeRO-3 with pp, which DeepSpeed's pipeline engine refuses: priced with its one micro-batch"
+    ]

@@ -1738,16 +1738,21 @@ def compare_layouts(
                 # (it had read 'not interleaved' with no reason; a review)
                 said = f"not interleaved ({why_plain}): {plain}"
                 result = result.model_copy(update={"warnings": [said, *result.warnings]})
-            if spec.zero >= 2 and pp > 1 and dp * par.cp > 1 and result.microbatches > 1:
+            if spec.zero >= 2 and pp > 1 and dp * par.cp > 1:
                 # a ranking recommends: a layout the commonest stack refuses is marked on its
                 # row, not only in the one-layout note (train --compare had ranked them
-                # unmarked; review BV's left item)
+                # unmarked; review BV's left item), whatever its micro-batches (review CD)
+                m = result.microbatches
                 said = (
                     f"ZeRO-{spec.zero} with pp, which DeepSpeed's pipeline engine refuses: "
-                    f"priced exchanging once per micro-batch, {result.microbatches}x one's data"
+                    + (
+                        f"priced exchanging once per micro-batch, {m}x one's data"
+                        if m > 1
+                        else "priced with its one micro-batch"
+                    )
                     + (
                         "; an FSDP stack can gather the weights once a step"
-                        if spec.zero >= 3
+                        if spec.zero >= 3 and m > 1
                         else ""
                     )
                 )
