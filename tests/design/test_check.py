@@ -1797,8 +1797,9 @@ def test_the_header_names_the_settings_that_change_every_figure(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Two GB200 designs of 72- and 4-GPU scale-up domains print different headers (review CC:
-    the same header, 2.16 ms against 10.6 ms for a 1 GB all-reduce), and SHARP and NVLS
-    switched off are said; a plain design says none of them."""
+    the same header, 2.16 ms against 10.6 ms for a 1 GB all-reduce), and SHARP, NVLS switched
+    off, NICs and their PCIe link apart from the preset's are said; a plain design says none of
+    them."""
     head = "name: g\nnodes: 144\nsystem: gb200-nvl72\n"
     reqs = "requirements: [{allreduce: {size: 1GB, max_time: 1s}}]\n"
     cases = {
@@ -1814,6 +1815,20 @@ def test_the_header_names_the_settings_that_change_every_figure(
         code, out, _ = run(["check", str(path)], capsys)
         assert code == 0
         assert out.splitlines()[0] == f"{path}: g {said}"
+    # NICs and their PCIe link set apart from the preset's are said (review CD: 2 NICs a DGX
+    # H100 node, 20.7 ms against 5.33 ms, had read as the preset's 8); NVLS off only where the
+    # link has NVLS (DGX A100 has none)
+    others = {
+        "system: dgx-h100\nnics_per_node: 2\n": "dgx-h100; nvlink4 / ndr; 2 NICs per node)",
+        "system: dgx-h100\nhost_pcie: pcie4\n": "dgx-h100; nvlink4 / ndr; NICs on pcie4)",
+        "system: dgx-a100\nnvls: false\n": "dgx-a100; nvlink3 / hdr)",
+        "gpus_per_node: 8\nintra: nvlink4\ninter: ndr\n": "nvlink4 / ndr; 8 NICs per node)",
+    }
+    for i, (extra, said) in enumerate(others.items()):
+        path = write(tmp_path, f"h{i}.yaml", "name: h\nnodes: 16\n" + extra + reqs)
+        code, out, _ = run(["check", str(path)], capsys)
+        assert code == 0
+        assert out.splitlines()[0].endswith(said), out
 
 
 def test_unknown_keys_are_offered_their_sections_key(

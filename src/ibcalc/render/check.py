@@ -416,10 +416,34 @@ def _header(check: DesignCheck) -> str:
     # what else changes every figure: two designs of 72- and 4-GPU domains, or with SHARP on
     # and off, had printed the same header (review CC)
     topo = cluster.topology
+    preset = cluster.system
+    nics = cluster.nics_per_node
+    host = cluster.host_pcie.id if cluster.host_pcie is not None else None
     settings = [
         *([f"{topo.m}-GPU scale-up domains"] if topo.m != cluster.gpus_per_node else []),
+        # the NICs and the PCIe link they sit on where the design sets them apart from its
+        # preset, or has none (review CD: 1 or 2 NICs a DGX H100 node read as 8 did)
+        *(
+            [plural(nics, "NIC") + " per node"]
+            if cluster.inter is not None and (preset is None or nics != preset.nics_per_node)
+            else []
+        ),
+        *(
+            [f"NICs on {host}"]
+            if host is not None
+            and cluster.inter is not None
+            and (preset is None or host != preset.host_pcie)
+            else []
+        ),
         *(["SHARP"] if topo.out is not None and topo.out.sharp else []),
-        *(["NVLS off"] if cluster.spec.nvls is False else []),
+        # said where the link has NVLS to switch off (review CD: DGX A100 and MI300X have none)
+        *(
+            ["NVLS off"]
+            if cluster.spec.nvls is False
+            and cluster.intra is not None
+            and "nvls" in cluster.intra.capabilities
+            else []
+        ),
     ]
     # the name comes from the file: escaped, so a newline in it cannot start a fake FAIL line
     header = (
