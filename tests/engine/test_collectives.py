@@ -14,11 +14,15 @@ import pytest
 
 from conftest import B_NIC, B_UP, round_topology
 from ibcalc.catalogue.cost_params import load_cost_params
-from ibcalc.engine.base import Topology
+from ibcalc.catalogue.models import Catalogue
+from ibcalc.cluster.resolve import resolve_cluster
+from ibcalc.cluster.spec import ClusterSpec
+from ibcalc.engine.base import Topology, net_hop_latency
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.select import evaluate, select
 from ibcalc.engine.types import Algorithm, Collective, Protocol, ScaleOutTier
 from ibcalc.errors import AlgorithmNotApplicableError
+from ibcalc.facade import estimate_on
 
 #: The built-in cost parameters (data/cost_params.yaml), no override file.
 PARAMS = load_cost_params(use_env=False)
@@ -743,3 +747,31 @@ def test_in_network_algorithms_pay_their_base_latency(
     (term,) = [t for t in explained.terms if t.name == "base latency"]
     assert term.seconds == pytest.approx(500 * US)
     assert not [t for t in plain.terms if t.name == "base latency"]
+
+
+def test_a_simple_network_hop_exposes_at_least_one_transport_latency(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """k_Simple(S) = max(1, f + (8 - f) min(1, S / 64 MiB)): GPUDirect-TCPXO's own floor f = 0
+    had priced a small Simple hop with no transport latency, an 8 B send/recv across its
+    47.7 us link at 22.4 us (review CE); now one one-way latency at least, reaching the ramp at
+    8 MiB (8 x 8/64 = 1). EFA's floor of 2 is above the bound and unchanged."""
+
+    def count(system: str, size: float) -> float:
+        topo = resolve_cluster(builtin_catalogue, ClusterSpec(system=system, nodes=2)).topology
+        assert topo.out is not None
+        tau = topo.out.transport_latency_s
+        hw = net_hop_latency(topo, Algorithm.RING, Protocol.SIMPLE, 0.0, PARAMS) - tau * (
+            2.0 if system == "aws-p5" else 1.0
+        )
+        return (net_hop_latency(topo, Algorithm.RING, Protocol.SIMPLE, size, PARAMS) - hw) / tau
+
+    for size, expected in ((8, 1.0), (4 * 2**20, 1.0), (8 * 2**20, 1.0), (16 * 2**20, 2.0)):
+        assert count("gcp-a3-mega", size) == pytest.approx(expected, rel=1e-12), size
+    assert count("gcp-a3-mega", 2**30) == pytest.approx(8.0, rel=1e-12)
+    assert count("aws-p5", 8) == pytest.approx(2.0 + 6.0 * 8 / 2**26, rel=1e-12)
+    # the command line's send/recv of 8 B across TCPXO, forced to Simple: above one way
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="gcp-a3-mega", nodes=2))
+    est = estimate_on(cluster, Collective.SEND_RECV, 8, protocol=Protocol.SIMPLE)
+    assert cluster.topology.out is not None
+    assert est.time_s > cluster.topology.out.transport_latency_s

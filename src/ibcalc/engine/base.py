@@ -58,6 +58,7 @@ __all__ = [
     "ring_plateau_factor",
     "ring_protocol_bw",
     "ring_wan_crossings",
+    "simple_count",
     "simple_floor",
     "tree_corrected",
     "tree_correction",
@@ -440,9 +441,21 @@ def net_hop_latency(
     factor = 1.0
     if protocol is Protocol.SIMPLE and topo.out is not None and topo.out.is_plugin:
         low = simple_floor(topo, params)
-        fill = min(1.0, size_bytes / params.calibrated.simple_fill_bytes)
-        factor = low + (params.calibrated.simple_transport_factor - low) * fill
+        span = params.calibrated.simple_transport_factor - low
+        factor = simple_count(low, span, size_bytes / params.calibrated.simple_fill_bytes)
     return hw + extra * factor
+
+
+def simple_count(low: float, span: float, fill: float) -> float:
+    """One-way transport latencies a Simple network hop exposes: ``low + span x min(1, fill)``,
+    and at least one, since the message crosses the network once whatever is hidden behind the
+    pipeline (review CE: GPUDirect-TCPXO's count of 0 for a small message had priced an 8 B
+    send/recv across its 47.7 us link at 22.4 us). Only a link whose own count is under one
+    (TCPX, TCPXO: 0) is moved, below 1/8 of ``simple_fill`` (8 MiB), where its count of one is
+    what its 8 MiB all-gather leaves room for. The kernels inline nothing else of it, so that
+    they and the cost functions agree to the bit."""
+    count = low + span * (fill if fill < 1.0 else 1.0)
+    return count if count > 1.0 else 1.0
 
 
 def us(seconds: float) -> str:

@@ -69,6 +69,7 @@ from ibcalc.engine.base import (
     ring_plateau_factor,
     ring_protocol_bw,
     ring_wan_crossings,
+    simple_count,
     simple_floor,
     tree_corrected,
     tree_post_overhead,
@@ -224,7 +225,7 @@ def _ring_kernel(
             # NCCL's tuner view of a broadcast/reduce: base + one hop
             if net_varies:
                 fill = size_bytes / fill_bytes
-                net = hw + extra * (low + span * (fill if fill < 1.0 else 1.0))
+                net = hw + extra * simple_count(low, span, fill)
             else:
                 net = net_const
             hop = net if multi else intra
@@ -261,7 +262,7 @@ def _ring_kernel(
     def kernel(size_bytes: float) -> float:
         if net_varies:
             fill = size_bytes / fill_bytes
-            net = hw + extra * (low + span * (fill if fill < 1.0 else 1.0))
+            net = hw + extra * simple_count(low, span, fill)
         else:
             net = net_const
         latency = head + net_steps * net + wan_part
@@ -344,7 +345,7 @@ def _tree_kernel(
             b *= correction_at(size_bytes, table, first, smooth=model_fill)
         if net_varies:
             fill = size_bytes / fill_bytes
-            net = hw + extra * (low + span * (fill if fill < 1.0 else 1.0))
+            net = hw + extra * simple_count(low, span, fill)
         else:
             net = net_const
         latency = base + 2 * (chain + net_levels * net + wan_part) + posts + op_s * nc
@@ -408,7 +409,7 @@ def _nvls_tree_kernel(
 
     def kernel(size_bytes: float) -> float:
         fill = size_bytes / fill_bytes
-        net = hw + extra * (low + span * (fill if fill < 1.0 else 1.0))
+        net = hw + extra * simple_count(low, span, fill)
         latency = hop + net_levels2 * net + wan_part + posts
         transfer = size_bytes * m1 / intra_den
         net_t = net_mult * size_bytes / net_bw
@@ -466,7 +467,7 @@ def _sendrecv_kernel(
             transfer = transfer / payload
         if net_varies:
             fill = size_bytes / fill_bytes
-            hop = hw + extra * (low + span * (fill if fill < 1.0 else 1.0))
+            hop = hw + extra * simple_count(low, span, fill)
         else:
             hop = net_const
         if wan_hop > hop:
@@ -540,7 +541,7 @@ def _alltoall_kernel(
         wan_t = wan_share * size_bytes / wan_bw if wan else 0.0
         if net_varies:
             fill = size_bytes / fill_bytes
-            hop = hw + extra * (low + span * (fill if fill < 1.0 else 1.0))
+            hop = hw + extra * simple_count(low, span, fill)
         else:
             hop = net_const
         if wan_hop > hop:
@@ -665,7 +666,7 @@ def _ring_chain_kernel(
     def kernel(size_bytes: float) -> tuple[float, float]:
         if net_varies:
             fill = size_bytes / fill_bytes
-            net = hw + extra * (low + span * (fill if fill < 1.0 else 1.0))
+            net = hw + extra * simple_count(low, span, fill)
         else:
             net = net_const
         latency = head + net_hops * net + tail
@@ -712,7 +713,7 @@ def _sharp_kernel(
 
     def kernel(size_bytes: float) -> float:
         fill = size_bytes / fill_bytes
-        latency = head + (hw + extra * (low + span * (fill if fill < 1.0 else 1.0)))
+        latency = head + (hw + extra * simple_count(low, span, fill))
         transfer = c * size_bytes / d if has_intra else 0.0
         net_t = size_bytes / den
         if net_t > transfer:
@@ -815,7 +816,7 @@ def _rhd_kernel(
         transfer = phases * (wan_bytes / wan_share + net_bytes / net_share + intra_bytes / up_bw)
         if multi:
             fill = size_bytes / fill_bytes
-            net = hw + extra * (low + span * (fill if fill < 1.0 else 1.0))
+            net = hw + extra * simple_count(low, span, fill)
         else:
             net = 0.0
         latency = base + phases * (wan_part + net_steps * net + intra_part)
@@ -854,7 +855,7 @@ def _pat_kernel(
 
     def kernel(size_bytes: float) -> float:
         fill = size_bytes / fill_bytes
-        net = hw + extra * (low + span * (fill if fill < 1.0 else 1.0))
+        net = hw + extra * simple_count(low, span, fill)
         latency = base + levels * net / divisor + per_rank
         transfer = factor * size_bytes / bw
         total = latency + transfer
@@ -892,7 +893,7 @@ def _hierarchical_kernel(
 
     def kernel(size_bytes: float) -> float:
         fill = size_bytes / fill_bytes
-        net = hw + extra * (low + span * (fill if fill < 1.0 else 1.0))
+        net = hw + extra * simple_count(low, span, fill)
         latency = head + net_hops * net + wan_part
         transfer = intra_c * size_bytes / up_bw + net_c * size_bytes / rail_bw
         total = latency + transfer
