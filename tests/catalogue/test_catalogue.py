@@ -810,6 +810,11 @@ def test_unknown_system_suggests_the_closest(builtin_catalogue: Catalogue) -> No
         # a name a preset holds whole keeps the holders shortest first; a slip keeps difflib's
         ("h100", ["dgx-h100", "oci-h100", "nd-h100-v5"]),
         ("dgx-h1000", ["dgx-h100", "dgx-h200", "dgx-a100"]),
+        # a word without a digit orders what a model found: the PCIe presets first (review CD:
+        # the SXM servers had come first); a memory size is no model (dgx-h100 had come second
+        # for 'a800-80gb', its GPU being an 80GB one)
+        ("h100-pcie-80gb", ["h100-pcie-nvl-pair", "h100-pcie-8", "dgx-h100"]),
+        ("a800-80gb", ["hgx-a800", "h800-8"]),
     ],
 )
 def test_unknown_system_offers_presets_of_the_gpu_its_parts_name(

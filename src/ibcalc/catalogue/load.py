@@ -894,14 +894,30 @@ def _gpu_word_systems(catalogue: Catalogue, key: str) -> list[str]:
     ('h100': its holders shortest first, :func:`suggest`)."""
     if any(_holds(n, key) for system in catalogue.systems for n in system.names):
         return []
-    parts = [p for p in key.split("-") if len(p) >= 3 and any(c.isdigit() for c in p)]
-    ranked: list[tuple[int, int, int, str]] = []
+    words = [p for p in key.split("-") if len(p) >= 3]
+    # a memory size ('80gb', '141g') is no model: H100 SXM5 80GB is not an A800's (review CD:
+    # 'a800-80gb' had offered dgx-h100 second)
+    models = [p for p in words if any(c.isdigit() for c in p) and not _MEMORY.match(p)]
+    # a word without a digit ('pcie', 'sxm') only orders presets a model part found ('h100-pcie'
+    # is the PCIe card before the SXM server: review CD); alone it finds none ('node')
+    others = [p for p in words if not any(c.isdigit() for c in p)]
+    ranked: list[tuple[int, int, int, int, str]] = []
     for i, system in enumerate(catalogue.systems):
-        in_names = [p for p in parts if any(_word_in(p, n) for n in system.names)]
-        in_gpu = [p for p in parts if p not in in_names and _word_in(p, system.gpu)]
-        if in_names or in_gpu:
-            ranked.append((-(len(in_names) + len(in_gpu)), 0 if in_names else 1, i, system.id))
+
+        def held(part: str, system: System = system) -> bool:
+            return any(_word_in(part, n) for n in system.names) or _word_in(part, system.gpu)
+
+        found = [p for p in models if held(p)]
+        if not found:
+            continue
+        in_names = any(_word_in(p, n) for p in found for n in system.names)
+        also = sum(held(p) for p in others)
+        ranked.append((-len(found), -also, 0 if in_names else 1, i, system.id))
     return [entry for *_, entry in sorted(ranked)]
+
+
+#: A dash-separated part that is a memory size (``80gb``, ``141g``, ``96gib``), not a model.
+_MEMORY = re.compile(r"^\d+(?:gb|g|gib)$")
 
 
 def find_storage(catalogue: Catalogue, name: str) -> Storage:
