@@ -221,6 +221,7 @@ def test_errors_survive_a_pickle_whole(error: IbcalcError) -> None:
     import copy
     import pickle
 
+    error.add_note("raised in worker 3")  # notes travel too (review CD)
     for back in (pickle.loads(pickle.dumps(error)), copy.deepcopy(error)):
         assert type(back) is type(error)
         assert str(back) == str(error)

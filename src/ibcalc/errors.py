@@ -110,7 +110,8 @@ class UnknownNameError(IbcalcError, KeyError):
         # pickled whole: a process pool's worker raising it had broken the pool (args alone
         # held the name, and unpickling called UnknownNameError(name); review CB)
         named = (self.what, self.name, self.suggestions, self.close, self.listing, self.elsewhere)
-        return (_unknown_name, named)
+        # its attributes too: notes added to it (add_note) travel with it (review CD)
+        return (_unknown_name, named, self.__dict__)
 
     def __str__(self) -> str:
         hint = ""

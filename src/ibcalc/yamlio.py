@@ -993,8 +993,12 @@ def problems_from(
         CC: those had been offered nothing)."""
         own = candidates(model_loc)
         close = difflib.get_close_matches(key, own, n=1, cutoff=cutoff)
-        if close or not words:
+        if close:
             return close
+        # a key its section's key begins ('max' in a gap target: max_ratio; review CD)
+        longer = [c for c in own if c.startswith(f"{key}_")]
+        if longer or not words:
+            return longer[:1]
         parts = key.split("_")
         return [c for c in own if c in ("_".join(parts[:i]) for i in range(1, len(parts)))][:1]
 

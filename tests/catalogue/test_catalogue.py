@@ -1193,4 +1193,6 @@ def test_find_link_refuses_a_role_that_is_none(builtin_catalogue: Catalogue) -> 
         )
     with pytest.raises(WrongTypeError, match="role must be a str, not int"):
         find_link(builtin_catalogue, "ndr", role=3)  # type: ignore[arg-type]
+    with pytest.raises(WrongTypeError, match="role must be a str, not list"):
+        find_link(builtin_catalogue, "ndr", role=["inter"])  # type: ignore[arg-type]
     assert find_link(builtin_catalogue, "ndr", role="inter").id == "ndr"

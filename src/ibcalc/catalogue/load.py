@@ -702,11 +702,12 @@ def find_link(catalogue: Catalogue, name: str, *, role: str | None = None) -> Li
     with a ``role`` of :data:`LINK_ROLES`, only links that role takes are suggested (a link of
     another kind named exactly is returned, for the caller's :func:`link_role_problem`)."""
     _expect_catalogue(catalogue)
-    if role is not None and role not in LINK_ROLES:
+    if role is not None:
         # a role that is none had raised KeyError, or been ignored where the name was found
-        # (review CB)
+        # (review CB); one of no hashable kind TypeError (review CD)
         expect_type(role, str, "role")
-        raise UnknownNameError("link role", role, list(LINK_ROLES), close=False)
+        if role not in LINK_ROLES:
+            raise UnknownNameError("link role", role, list(LINK_ROLES), close=False)
     key = _name_key("link", name)
     for link in catalogue.links:
         if key in link.names:
