@@ -111,3 +111,25 @@ def test_the_ring_plateau_is_nccls_1_9_on_gpus_before_sm80(builtin_catalogue: Ca
         assert f"x{1 + extra:g} on the latency above" in est.best.terms[plateau].detail
         plan = CollectivePlan(cluster, Collective.ALL_REDUCE, algorithm="ring", protocol="simple")
         assert plan.quick(2**20).time_s == est.time_s
+
+
+def test_a_simple_hop_below_one_transport_latency_says_one(builtin_catalogue: Catalogue) -> None:
+    """GPUDirect-TCPXO's own Simple count is 0, held at one below 8 MiB: the explanation says
+    so (review CF: it had read "Simple exposes 0 for a small message" beside "1 x 47.7 us");
+    EFA's NCCL count of 2 reads as before."""
+    from ibcalc.catalogue.cost_params import builtin_cost_params
+    from ibcalc.engine.base import net_hop_detail
+    from ibcalc.engine.types import Algorithm, Protocol
+
+    params = builtin_cost_params()
+    a3 = resolve_cluster(builtin_catalogue, ClusterSpec(system="gcp-a3-mega", nodes=2)).topology
+    said = net_hop_detail(a3, Algorithm.RING, Protocol.SIMPLE, 8.0, params)
+    assert said == (
+        "NCCL NET hop 14 us (ring/Simple, hwLat) + 1 x 47.7 us gcp-tcpxo transport latency "
+        "(fitted; Simple exposes 1 for a message up to 8 MiB (at least one: the link's own count "
+        "is 0), rising to 8 at a 64 MiB collective)"
+    )
+    p5 = resolve_cluster(builtin_catalogue, ClusterSpec(system="aws-p5", nodes=2)).topology
+    assert "(fitted; Simple exposes 2 for a small message (NCCL's count), rising to 8 at a" in (
+        net_hop_detail(p5, Algorithm.RING, Protocol.SIMPLE, 8.0, params)
+    )

@@ -525,12 +525,27 @@ def net_hop_detail(
                 if _link_simple_floor(topo, params) is None
                 else "the link's own count"
             )
+            # at least one whatever the floor (simple_count): a floor under one says so, with
+            # the size its ramp reaches one at (review CF: "exposes 0" beside "1 x")
+            small = (
+                f"{floor:g} for a small message ({whose})"
+                if floor >= 1.0
+                else f"1 for a message up to {format_size(_one_count_bytes(floor, params))} (at "
+                f"least one: {whose} is {floor:g})"
+            )
             text += (
-                f"transport latency (fitted; Simple exposes {floor:g} for a small message "
-                f"({whose}), rising to {params.calibrated.simple_transport_factor:g} at a "
+                f"transport latency (fitted; Simple exposes {small}, rising to "
+                f"{params.calibrated.simple_transport_factor:g} at a "
                 f"{format_size(params.calibrated.simple_fill_bytes)} collective)"
             )
     return text
+
+
+def _one_count_bytes(floor: float, params: CostParams) -> float:
+    """The collective size at which a Simple hop's ramp from ``floor`` reaches one transport
+    latency (8 MiB for a floor of 0), below which :func:`simple_count` holds it at one."""
+    span = params.calibrated.simple_transport_factor - floor
+    return params.calibrated.simple_fill_bytes * (1.0 - floor) / span if span > 0 else 0.0
 
 
 def tree_levels_term(
