@@ -1804,10 +1804,13 @@ def test_the_header_names_the_settings_that_change_every_figure(
     reqs = "requirements: [{allreduce: {size: 1GB, max_time: 1s}}]\n"
     cases = {
         "": "(144 nodes x 4 GPUs, gb200-nvl72; nvlink5 / ndr; 72-GPU scale-up domains)",
-        "scale_up_domain: 4\n": "(144 nodes x 4 GPUs, gb200-nvl72; nvlink5 / ndr)",
+        "scale_up_domain: 4\n": (
+            "(144 nodes x 4 GPUs, gb200-nvl72; nvlink5 / ndr; 4-GPU scale-up domains "
+            "(gb200-nvl72's: 72))"
+        ),
         "scale_up_domain: 36\nnvls: false\nfabric: {switch: qm9700, sharp: true}\n": (
-            "(144 nodes x 4 GPUs, gb200-nvl72; nvlink5 / ndr; 36-GPU scale-up domains; SHARP; "
-            "NVLS off)"
+            "(144 nodes x 4 GPUs, gb200-nvl72; nvlink5 / ndr; 36-GPU scale-up domains "
+            "(gb200-nvl72's: 72); SHARP; NVLS off)"
         ),
     }
     for i, (extra, said) in enumerate(cases.items()):
@@ -1823,6 +1826,12 @@ def test_the_header_names_the_settings_that_change_every_figure(
         "system: dgx-h100\nhost_pcie: pcie4\n": "dgx-h100; nvlink4 / ndr; NICs on pcie4)",
         "system: dgx-a100\nnvls: false\n": "dgx-a100; nvlink3 / hdr)",
         "gpus_per_node: 8\nintra: nvlink4\ninter: ndr\n": "nvlink4 / ndr; 8 NICs per node)",
+        # a domain cut below the preset's, and a host CPU not the preset's (review CF)
+        "system: gb200-nvl72\nscale_up_domain: 4\n": (
+            "nvlink5 / ndr; 4-GPU scale-up domains (gb200-nvl72's: 72))"
+        ),
+        "system: dgx-h100\nhost_cpu: amd\n": "dgx-h100; nvlink4 / ndr; amd host CPU)",
+        "system: dgx-a100\nhost_cpu: amd\n": "dgx-a100; nvlink3 / hdr)",
     }
     for i, (extra, said) in enumerate(others.items()):
         path = write(tmp_path, f"h{i}.yaml", "name: h\nnodes: 16\n" + extra + reqs)

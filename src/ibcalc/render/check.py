@@ -419,8 +419,23 @@ def _header(check: DesignCheck) -> str:
     preset = cluster.system
     nics = cluster.nics_per_node
     host = cluster.host_pcie.id if cluster.host_pcie is not None else None
+    # the scale-up domain where it spans nodes or is not its preset's (review CF: GB200 cut to
+    # 4-GPU domains had read as the preset's NVL72, 10.5 ms against 2.08 ms)
+    own_domain = preset.scale_up_domain if preset is not None else cluster.gpus_per_node
+    domain = (
+        [
+            f"{topo.m}-GPU scale-up domains"
+            + (
+                f" ({preset.id}'s: {own_domain})"
+                if preset is not None and topo.m != own_domain
+                else ""
+            )
+        ]
+        if topo.m != cluster.gpus_per_node or topo.m != own_domain
+        else []
+    )
     settings = [
-        *([f"{topo.m}-GPU scale-up domains"] if topo.m != cluster.gpus_per_node else []),
+        *domain,
         # the NICs and the PCIe link they sit on where the design sets them apart from its
         # preset, or has none (review CD: 1 or 2 NICs a DGX H100 node read as 8 did)
         *(
@@ -436,6 +451,14 @@ def _header(check: DesignCheck) -> str:
             else []
         ),
         *(["SHARP"] if topo.out is not None and topo.out.sharp else []),
+        # a host CPU other than the preset's (NCCL's per-step network overhead: review CF)
+        *(
+            [f"{cluster.topology.host_cpu} host CPU"]
+            if cluster.inter is not None
+            and cluster.spec.host_cpu is not None
+            and (preset is None or cluster.spec.host_cpu != preset.host_cpu)
+            else []
+        ),
         # said where the link has NVLS to switch off (review CD: DGX A100 and MI300X have none)
         *(
             ["NVLS off"]
