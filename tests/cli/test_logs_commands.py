@@ -2472,3 +2472,25 @@ def test_calibrate_json_names_the_files_it_wrote(tmp_path: Path) -> None:
     assert all(Path(p).is_file() for p in data["written"])
     code, text, _ = run("calibrate", p4d, "--format", "json")
     assert (code, json.loads(text)["written"]) == (0, [])
+
+
+def test_calibrate_to_stdout_with_constants_is_refused_before_the_report() -> None:
+    """-o /dev/stdout with a fit of constants (2 x p4d on EFA fits one) is refused with stdout
+    empty, not after a JSON report whose `written` named /dev/stdout (review CF)."""
+    import subprocess
+    import sys
+
+    p4d = str(SWEEPS / "05_allreduce_2node_16xA100-40GB_efa.txt")
+    # a process of its own, whose stdout is a pipe that /dev/stdout names
+    done = subprocess.run(
+        [sys.executable, "-m", "ibcalc", "calibrate", p4d, "-o", "/dev/stdout", "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    code, out, err = done.returncode, done.stdout, done.stderr
+    assert (code, out) == (2, "")
+    assert err == (
+        "error: /dev/stdout: a special file; constants were fitted too, and their override "
+        "goes beside the catalogue override: give -o a regular file name\n"
+    )

@@ -406,6 +406,7 @@ def calibrate_command(
         calibrate_logs,
         check_override_target,
         cost_params_path,
+        special_target_refusal,
         write_override,
     )
     from ibcalc.render.logs import render_calibration_report
@@ -450,7 +451,11 @@ def calibrate_command(
     had_companion = companion is not None and (companion.is_file() or companion.is_symlink())
     if output is not None and to_stdout:
         # -o /dev/stdout: the override follows the report on the same stream (written first,
-        # a file stdout was redirected to would have it overwritten by the report)
+        # a file stdout was redirected to would have it overwritten by the report); a fit with
+        # constants is refused first, not after a report that said the file was written
+        # (review CF)
+        if result.cost_entries:
+            raise special_target_refusal(output)
         emit(render_calibration_report(result, fmt, names=names, written=[output]), None)
         written = write_override(result, output, force=force, inputs=inputs)
     else:

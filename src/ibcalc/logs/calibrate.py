@@ -2366,6 +2366,15 @@ def _dump(data: Mapping[str, Any]) -> str:
     return yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True, width=100)
 
 
+def special_target_refusal(target: Path) -> OutputError:
+    """The refusal of a special file (``/dev/stdout``, a pipe) as ``-o`` of a calibration that
+    fitted constants: their file would have to go beside it."""
+    return OutputError(
+        f"{target}: a special file; constants were fitted too, and their override goes "
+        "beside the catalogue override: give -o a regular file name"
+    )
+
+
 def write_override(
     calibration: Calibration,
     path: str | os.PathLike[str],
@@ -2413,10 +2422,7 @@ def write_override(
         if first.direct:
             # /dev/null, /dev/stdout, a pipe: the second file would land beside the device
             # (/dev/null.cost-params.yaml), not where the user looks
-            raise OutputError(
-                f"{target}: a special file; constants were fitted too, and their override goes "
-                "beside the catalogue override: give -o a regular file name"
-            )
+            raise special_target_refusal(target)
         cost_target = cost_params_path(target)
         cost_text = _header(
             "cost-parameter override",
