@@ -1936,6 +1936,19 @@ def test_zero_2_and_3_over_micro_batches_say_they_exchange_per_micro_batch(
         "micro-batch, 4x one's data"
     )
     assert notes(1, 2) == []
+    # one micro-batch: no per-micro-batch exchange to say, the refusal all the same (review CF)
+    one = _run(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100", nodes=16),
+        tp=8,
+        pp=2,
+        zero=3,
+        microbatches=1,
+    )
+    assert [n for n in one.assumptions if "DeepSpeed" in n] == [
+        "ZeRO-3 with pipeline parallelism: DeepSpeed's pipeline engine refuses ZeRO-2 and 3 "
+        "with pipeline parallelism (runtime/pipe/engine.py)"
+    ]
 
 
 def test_a_wan_placement_of_one_gpu_a_site_is_said_in_the_singular(

@@ -1339,6 +1339,13 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
                 else ""
             )
         )
+    elif spec.zero >= 2 and par.pp > 1:
+        # one micro-batch: priced once, but the pairing is refused all the same (review CF:
+        # --compare marked the layout, the one-layout run said nothing)
+        b.notes.append(
+            f"ZeRO-{spec.zero} with pipeline parallelism: DeepSpeed's pipeline engine refuses "
+            "ZeRO-2 and 3 with pipeline parallelism (runtime/pipe/engine.py)"
+        )
     flat_group = _Group("dp", ranks, par.tp * (par.pp if b.dp_last else 1))
     holders = _Group("edp", par.dp // par.ep, par.tp * par.ep) if par.dp // par.ep > 1 else None
 
