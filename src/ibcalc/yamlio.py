@@ -992,13 +992,14 @@ def problems_from(
         word added ('sharp_enabled': sharp; 'max_count': max), as a "did you mean" (review
         CC: those had been offered nothing)."""
         own = candidates(model_loc)
-        close = difflib.get_close_matches(key, own, n=1, cutoff=cutoff)
-        if close:
-            return close
-        # a key its section's key begins ('max' in a gap target: max_ratio; review CD)
+        # a key its section's keys begin ('max' in a gap target: max_ratio, review CD; 'min':
+        # min_algbw or min_busbw, each, review CF)
         longer = [c for c in own if c.startswith(f"{key}_")]
-        if longer or not words:
-            return longer[:1]
+        if longer:
+            return longer[:3]
+        close = difflib.get_close_matches(key, own, n=1, cutoff=cutoff)
+        if close or not words:
+            return close
         parts = key.split("_")
         return [c for c in own if c in ("_".join(parts[:i]) for i in range(1, len(parts)))][:1]
 
@@ -1041,7 +1042,7 @@ def problems_from(
                     else "unknown key here: a key of another section (check its indent)"
                 )
             elif own:
-                message = f"unknown key (did you mean {own[0]}?)"
+                message = f"unknown key (did you mean {' or '.join(own)}?)"
         elif error["type"] in _MAPPING_ERRORS:
             value = error.get("input")
             text = shown(value) if isinstance(value, str) else _yaml_word(value)

@@ -813,8 +813,10 @@ def test_unknown_system_suggests_the_closest(builtin_catalogue: Catalogue) -> No
         # a word without a digit orders what a model found: the PCIe presets first (review CD:
         # the SXM servers had come first); a memory size is no model (dgx-h100 had come second
         # for 'a800-80gb', its GPU being an 80GB one)
-        ("h100-pcie-80gb", ["h100-pcie-nvl-pair", "h100-pcie-8", "dgx-h100"]),
+        ("h100-pcie-80gb", ["h100-pcie-8", "h100-pcie-nvl-pair", "dgx-h100"]),
         ("a800-80gb", ["hgx-a800", "h800-8"]),
+        # the memory size orders what the model found: the 80 GB p4de first (review CF)
+        ("a100-sxm4-80gb", ["aws-p4de", "dgx-a100", "azure-nd-a100-v4"]),
     ],
 )
 def test_unknown_system_offers_presets_of_the_gpu_its_parts_name(

@@ -1855,6 +1855,7 @@ def test_unknown_keys_are_offered_their_sections_key(
         "  - switch: {max: 12}\n"
         "  - switches: {max_time: 1s}\n"
         "  - gap: {max: 9}\n"
+        "  - allreduce: {size: 1GB, min: 1GB/s}\n"
     )
     path = write(tmp_path, "l2.yaml", text)
     code, _, err = run(["check", str(path)], capsys)
@@ -1868,6 +1869,9 @@ def test_unknown_keys_are_offered_their_sections_key(
         "takes max): a key of another section (check its indent)",
         # a key its section's key begins, though another section takes it (review CD)
         f"error: {path}:9:11: requirements[3].gap.max: unknown key (did you mean max_ratio?)",
+        # every key it begins (review CF: min_busbw had not been offered)
+        f"error: {path}:10:28: requirements[4].allreduce.min: unknown key (did you mean "
+        "min_algbw or min_busbw?)",
     ]
 
 

@@ -899,10 +899,12 @@ def _gpu_word_systems(catalogue: Catalogue, key: str) -> list[str]:
     # a memory size ('80gb', '141g') is no model: H100 SXM5 80GB is not an A800's (review CD:
     # 'a800-80gb' had offered dgx-h100 second)
     models = [p for p in words if any(c.isdigit() for c in p) and not _MEMORY.match(p)]
-    # a word without a digit ('pcie', 'sxm') only orders presets a model part found ('h100-pcie'
-    # is the PCIe card before the SXM server: review CD); alone it finds none ('node')
-    others = [p for p in words if not any(c.isdigit() for c in p)]
-    ranked: list[tuple[int, int, int, int, str]] = []
+    # a word without a digit ('pcie', 'sxm') or a memory size only orders presets a model part
+    # found ('h100-pcie' is the PCIe card before the SXM server: review CD; 'a100-sxm4-80gb' the
+    # 80 GB p4de before the 40 GB p4d: review CF); alone it finds none ('node')
+    others = [p for p in words if p not in models and not _MEMORY.match(p)]
+    sizes = [p for p in words if _MEMORY.match(p)]
+    ranked: list[tuple[int, int, int, int, int, str]] = []
     for i, system in enumerate(catalogue.systems):
 
         def held(part: str, system: System = system) -> bool:
@@ -913,7 +915,8 @@ def _gpu_word_systems(catalogue: Catalogue, key: str) -> list[str]:
             continue
         in_names = any(_word_in(p, n) for p in found for n in system.names)
         also = sum(held(p) for p in others)
-        ranked.append((-len(found), -also, 0 if in_names else 1, i, system.id))
+        memory = sum(held(p) for p in sizes)
+        ranked.append((-len(found), -also, -memory, 0 if in_names else 1, i, system.id))
     return [entry for *_, entry in sorted(ranked)]
 
 
