@@ -815,8 +815,10 @@ def test_unknown_system_suggests_the_closest(builtin_catalogue: Catalogue) -> No
         # for 'a800-80gb', its GPU being an 80GB one)
         ("h100-pcie-80gb", ["h100-pcie-8", "h100-pcie-nvl-pair", "dgx-h100"]),
         ("a800-80gb", ["hgx-a800", "h800-8"]),
-        # the memory size orders what the model found: the 80 GB p4de first (review CF)
-        ("a100-sxm4-80gb", ["aws-p4de", "dgx-a100", "azure-nd-a100-v4"]),
+        # the memory size orders what the model found: the 80 GB p4de before the 40 GB p4d
+        # (review CF), and '80 GB' with a space counts (review CG: DGX A100 had lost to p4de)
+        ("a100-sxm4-80gb", ["dgx-a100", "azure-nd-a100-v4", "aws-p4de"]),
+        ("a100-40gb", ["dgx-a100", "azure-nd-a100-v4", "a100-pcie-pair"]),
     ],
 )
 def test_unknown_system_offers_presets_of_the_gpu_its_parts_name(

@@ -1832,6 +1832,8 @@ def test_the_header_names_the_settings_that_change_every_figure(
         ),
         "system: dgx-h100\nhost_cpu: amd\n": "dgx-h100; nvlink4 / ndr; amd host CPU)",
         "system: dgx-a100\nhost_cpu: amd\n": "dgx-a100; nvlink3 / hdr)",
+        # fewer GPUs than the preset's domain: one domain of them all, not a cut (review CG)
+        "system: gb200-nvl72\n": "gb200-nvl72; nvlink5; one 64-GPU scale-up domain)",
     }
     for i, (extra, said) in enumerate(others.items()):
         path = write(tmp_path, f"h{i}.yaml", "name: h\nnodes: 16\n" + extra + reqs)

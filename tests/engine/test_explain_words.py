@@ -133,3 +133,33 @@ def test_a_simple_hop_below_one_transport_latency_says_one(builtin_catalogue: Ca
     assert "(fitted; Simple exposes 2 for a small message (NCCL's count), rising to 8 at a" in (
         net_hop_detail(p5, Algorithm.RING, Protocol.SIMPLE, 8.0, params)
     )
+
+
+def test_a_simple_hop_floor_is_said_in_binary_units_and_its_direction(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """A link's own floor between 0 and 1 says the size its count reaches one at in MiB, as the
+    64 MiB beside it (review CG: '4.474 MB'), and a floor above the factor says the count falls
+    to it (review CG: 'exposes 12 ..., rising to 8')."""
+    import dataclasses
+
+    from ibcalc.catalogue.cost_params import builtin_cost_params
+    from ibcalc.engine.base import net_hop_detail
+    from ibcalc.engine.types import Algorithm, Protocol
+
+    params = builtin_cost_params()
+    a3 = resolve_cluster(builtin_catalogue, ClusterSpec(system="gcp-a3-mega", nodes=2)).topology
+    assert a3.out is not None
+
+    def said(floor: float) -> str:
+        assert a3.out is not None
+        topo = dataclasses.replace(a3, out=a3.out.model_copy(update={"simple_floor": floor}))
+        return net_hop_detail(topo, Algorithm.RING, Protocol.SIMPLE, 8.0, params)
+
+    # 64 MiB x (1 - 0.5) / (8 - 0.5) = 4.27 MiB
+    assert "exposes 1 for a message up to 4.27 MiB (at least one: the link's own count is 0.5)" in (
+        said(0.5)
+    )
+    assert "exposes 12 for a small message (the link's own count), falling to 8 at a 64 MiB" in (
+        said(12.0)
+    )

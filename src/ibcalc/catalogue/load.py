@@ -915,7 +915,11 @@ def _gpu_word_systems(catalogue: Catalogue, key: str) -> list[str]:
             continue
         in_names = any(_word_in(p, n) for p in found for n in system.names)
         also = sum(held(p) for p in others)
-        memory = sum(held(p) for p in sizes)
+        # '40 GB' in a GPU's description is 40gb ('A100 SXM4 (40 GB or 80 GB)': review CG)
+        memory_text = re.sub(r"(\d)\s+(gib|gb)\b", r"\1\2", system.gpu.lower())
+        memory = sum(
+            any(_word_in(p, n) for n in system.names) or _word_in(p, memory_text) for p in sizes
+        )
         ranked.append((-len(found), -also, -memory, 0 if in_names else 1, i, system.id))
     return [entry for *_, entry in sorted(ranked)]
 

@@ -24,7 +24,7 @@ from ibcalc.engine.types import (
     ScaleUpTier,
     Term,
 )
-from ibcalc.units import fixed, format_number, format_size, format_time, plural
+from ibcalc.units import MiB, fixed, format_number, format_size, format_time, plural
 
 #: How a collective's network bytes spread over peers: to neighbours (ring, tree, SHARP
 #: tree, send/recv) or to every peer (all-to-all, recursive halving-doubling, PAT).
@@ -527,16 +527,18 @@ def net_hop_detail(
             )
             # at least one whatever the floor (simple_count): a floor under one says so, with
             # the size its ramp reaches one at (review CF: "exposes 0" beside "1 x")
+            up_to = _one_count_bytes(floor, params) / MiB
             small = (
                 f"{floor:g} for a small message ({whose})"
                 if floor >= 1.0
-                else f"1 for a message up to {format_size(_one_count_bytes(floor, params))} (at "
-                f"least one: {whose} is {floor:g})"
+                else f"1 for a message up to {up_to:.3g} MiB (at least one: {whose} is {floor:g})"
             )
+            factor = params.calibrated.simple_transport_factor
+            # a floor above the factor falls to it (an override's; review CG)
+            moving = "rising" if factor >= max(floor, 1.0) else "falling"
             text += (
-                f"transport latency (fitted; Simple exposes {small}, rising to "
-                f"{params.calibrated.simple_transport_factor:g} at a "
-                f"{format_size(params.calibrated.simple_fill_bytes)} collective)"
+                f"transport latency (fitted; Simple exposes {small}, {moving} to {factor:g} at "
+                f"a {format_size(params.calibrated.simple_fill_bytes)} collective)"
             )
     return text
 

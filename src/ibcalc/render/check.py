@@ -422,16 +422,18 @@ def _header(check: DesignCheck) -> str:
     # the scale-up domain where it spans nodes or is not its preset's (review CF: GB200 cut to
     # 4-GPU domains had read as the preset's NVL72, 10.5 ms against 2.08 ms)
     own_domain = preset.scale_up_domain if preset is not None else cluster.gpus_per_node
+    # a cluster smaller than its preset's domain is one domain of all its GPUs, not a cut (review
+    # CG: 16 GB200 trays had read "64-GPU scale-up domains (gb200-nvl72's: 72)")
+    whole = topo.domains == 1 and cluster.spec.scale_up_domain in (None, own_domain)
+    cut = preset is not None and topo.m != own_domain and not whole
+    named = (
+        f"one {topo.m}-GPU scale-up domain"
+        if topo.domains == 1
+        else f"{topo.m}-GPU scale-up domains"
+    )
     domain = (
-        [
-            f"{topo.m}-GPU scale-up domains"
-            + (
-                f" ({preset.id}'s: {own_domain})"
-                if preset is not None and topo.m != own_domain
-                else ""
-            )
-        ]
-        if topo.m != cluster.gpus_per_node or topo.m != own_domain
+        [named + (f" ({preset.id}'s: {own_domain})" if cut and preset is not None else "")]
+        if topo.m != cluster.gpus_per_node or cut
         else []
     )
     settings = [
