@@ -988,9 +988,10 @@ def problems_from(
     def closest(
         key: str, model_loc: Sequence[str | int], cutoff: float = 0.6, words: bool = True
     ) -> list[str]:
-        """Its section's key closest to ``key`` (difflib), else one ``key`` is made of with a
-        word added ('sharp_enabled': sharp; 'max_count': max), as a "did you mean" (review
-        CC: those had been offered nothing)."""
+        """Its section's keys ``key`` begins, each ('min': min_algbw, min_busbw), else the one
+        closest to it (difflib), else, with ``words``, one ``key`` is made of with a word added
+        ('sharp_enabled': sharp; 'max_count': max), as a "did you mean" (review CC: those had
+        been offered nothing)."""
         own = candidates(model_loc)
         # a key its section's keys begin ('max' in a gap target: max_ratio, review CD; 'min':
         # min_algbw or min_busbw, each, review CF)

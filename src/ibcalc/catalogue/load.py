@@ -887,12 +887,14 @@ def find_system(catalogue: Catalogue, name: str) -> System:
 
 def _gpu_word_systems(catalogue: Catalogue, key: str) -> list[str]:
     """Presets a name of hardware points at by its parts ('h200-8': hgx-h200; 'h100-sxm5':
-    dgx-h100; 'sxm5-node': the H100 SXM5 servers): a dash-separated part of three characters or
-    more with a digit that is a word of a preset's names or GPU. Those holding the most parts
-    come first, then those naming it in their id or aliases, in the catalogue's order. difflib
-    alone had offered h20-8, h800-8 and a800-8 for 'h200-8' and mi355x-node for 'sxm5-node';
-    a name with no such part ('dgx-h1000') is left to it, as is one a preset's name holds whole
-    ('h100': its holders shortest first, :func:`suggest`)."""
+    dgx-h100; 'sxm5-node': the H100 SXM5 servers): a model part (three characters or more, with
+    a digit, not a memory size) that is a word of a preset's names or GPU. Ranked by the model
+    parts held, then the other words held ('pcie'), then the memory sizes ('80gb', '40 GB' in
+    the GPU's description), those naming a model in their id or aliases before those whose GPU
+    alone does, then the catalogue's order. difflib alone had offered h20-8, h800-8 and a800-8
+    for 'h200-8' and mi355x-node for 'sxm5-node'; a name with no model part ('dgx-h1000') is
+    left to it, as is one a preset's name holds whole ('h100': its holders shortest first,
+    :func:`suggest`)."""
     if any(_holds(n, key) for system in catalogue.systems for n in system.names):
         return []
     words = [p for p in key.split("-") if len(p) >= 3]

@@ -455,7 +455,7 @@ def _header(check: DesignCheck) -> str:
         *(["SHARP"] if topo.out is not None and topo.out.sharp else []),
         # a host CPU other than the preset's (NCCL's per-step network overhead: review CF)
         *(
-            [f"{cluster.topology.host_cpu} host CPU"]
+            [f"{topo.host_cpu} host CPU"]
             if cluster.inter is not None
             and cluster.spec.host_cpu is not None
             and (preset is None or cluster.spec.host_cpu != preset.host_cpu)
