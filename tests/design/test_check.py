@@ -1934,3 +1934,22 @@ def test_a_gap_target_without_a_gap_names_the_tier_missing(
         f"error: {path}:{line}:5: requirements[0].gap: the gap needs a scale-up and a scale-out "
         f"tier; {said}\n",
     )
+
+
+def test_a_pessimistic_figure_is_said_once_with_its_digits(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--pessimistic near a threshold prints the figure with the digits that tell it apart, and
+    the range's end it is with the same digits (review CC: '62.02 ms (pessimistic end of
+    50.3-62)'); a bandwidth target's end is the low one."""
+    text = (
+        "name: p\nnodes: 31\nsystem: dgx-h100\nfabric: {switch: qm9700, sharp: true}\n"
+        "requirements:\n  - allreduce: {size: 10GB, max_time: 62.01ms}\n"
+        "  - allgather: {size: 4GB, min_busbw: 300GB/s}\n"
+    )
+    path = write(tmp_path, "p.yaml", text)
+    code, out, _ = run(["check", str(path), "--pessimistic"], capsys)
+    assert code == 1
+    lines = out.splitlines()
+    assert "predicted 62.02 ms (pessimistic end of 50.3-62.02)  margin -0.02%" in lines[1]
+    assert "predicted 277 GB/s (pessimistic end of 277-341)  margin -7.5%" in lines[3]
