@@ -581,6 +581,7 @@ def calibrate(
     collective: Collective | None = None,
     origins: Mapping[str, str] | None = None,
     nccl_version: str | None = None,
+    warned: Collection[str] = (),
 ) -> Calibration:
     """Fit what ``runs`` determine about their cluster (see the module docstring).
 
@@ -591,7 +592,8 @@ def calibrate(
     only some rows for the fit (e.g. every other size, to test on the rest); ``collective``
     replaces what each log says (as ``nccl-check --collective``); ``origins``, where fields of
     ``cluster`` came from when not from the caller's flags (a design file's, as
-    ``nccl-check --design`` lists them). Only rows of the
+    ``nccl-check --design`` lists them); ``warned``, the ``sources`` of runs the calibration
+    warns of, whose links are written at low confidence. Only rows of the
     latency (<= 64 KiB) and bandwidth (>= 64 MiB) regimes are fitted, the mid sizes being where
     the model is weakest (NCCL's channel trimming). Raises
     :class:`~ibcalc.errors.IbcalcError` when no run can be fitted.
@@ -1129,7 +1131,7 @@ def calibrate(
         rms_written=_rms(after),
         assumptions=_merged_notes(notes),
         warnings=warnings,
-        link_entries=_link_entries(parameters, catalogue, inputs, date),
+        link_entries=_link_entries(parameters, catalogue, inputs, date, warned=warned),
         cost_entries=_cost_entries(parameters, inputs, date),
     )
 
@@ -1331,6 +1333,10 @@ def calibrate_logs(
         nccl_version=nccl_version,
     )
     _refuse_contradicted(checked)
+    # the links fitted to a run warned of carry it in the file, not in its comments alone: a
+    # degraded Slingshot run's efficiency of 0.055 had been read back at the built-in entry's
+    # 'medium' confidence, 220 ms for 13.4 ms with no word of it (review BY)
+    unhealthy = _unhealthy_runs(checked)
     result = calibrate(
         runs,
         cluster,
@@ -1341,24 +1347,11 @@ def calibrate_logs(
         collective=collective,
         origins=origins,
         nccl_version=nccl_version,
+        warned={source for source, _ in unhealthy},
     )
-    unhealthy = _unhealthy_runs(checked)
     if not unhealthy:
         return result
-    # the links fitted to a run warned of carry it in the file, not in its comments alone: a
-    # degraded Slingshot run's efficiency of 0.055 had been read back at the built-in entry's
-    # 'medium' confidence, 220 ms for 13.4 ms with no word of it (review BY)
-    warned = {source for source, _ in unhealthy}
-    entries = _link_entries(
-        result.parameters,
-        catalogue if catalogue is not None else load_catalogue(use_env=False),
-        result.inputs,
-        result.date,
-        warned=warned,
-    )
-    return result.model_copy(
-        update={"warnings": [w for _, w in unhealthy] + result.warnings, "link_entries": entries}
-    )
+    return result.model_copy(update={"warnings": [w for _, w in unhealthy] + result.warnings})
 
 
 def _log_cannot_be_priced(
