@@ -45,10 +45,10 @@ from pydantic import (
 from ibcalc.catalogue.load import find_link, find_system, link_role_problem
 from ibcalc.catalogue.models import Catalogue, Link, LinkKind, System
 from ibcalc.cluster.resolve import (
-    CATALOGUE_OVERRIDES_NOTE,
     LOW_CONFIDENCE_NOTE,
     NOT_NCCL_NOTE,
     RCCL_NOTE,
+    catalogue_override_notes,
     check_count,
     check_domain_given,
     check_nic_default,
@@ -1027,9 +1027,7 @@ def _overrides(
     its assumptions, as every estimate names them (a site's NDR efficiency of 0.88 had given
     44.0 GB/s achievable with nothing saying whose figure it was: review BL; the cost
     parameters had not been read at all: review CB)."""
-    notes = cost_parameter_notes(params)
-    if len(catalogue.origins) >= 2:
-        notes.insert(0, CATALOGUE_OVERRIDES_NOTE + ", ".join(catalogue.origins[1:]))
+    notes = catalogue_override_notes(catalogue) + cost_parameter_notes(params)
     if not notes:
         return result
     return result.model_copy(update={"assumptions": [*notes, *result.assumptions]})

@@ -908,20 +908,18 @@ def _gpu_word_systems(catalogue: Catalogue, key: str) -> list[str]:
     sizes = [p for p in words if _MEMORY.match(p)]
     ranked: list[tuple[int, int, int, int, int, str]] = []
     for i, system in enumerate(catalogue.systems):
+        # '40 GB' in a GPU's description is 40gb ('A100 SXM4 (40 GB or 80 GB)': review CG)
+        gpu = re.sub(r"(\d)\s+(gib|gb)\b", r"\1\2", system.gpu.lower())
 
-        def held(part: str, system: System = system) -> bool:
-            return any(_word_in(part, n) for n in system.names) or _word_in(part, system.gpu)
+        def held(part: str, system: System = system, gpu: str = gpu) -> bool:
+            return any(_word_in(part, n) for n in system.names) or _word_in(part, gpu)
 
         found = [p for p in models if held(p)]
         if not found:
             continue
         in_names = any(_word_in(p, n) for p in found for n in system.names)
         also = sum(held(p) for p in others)
-        # '40 GB' in a GPU's description is 40gb ('A100 SXM4 (40 GB or 80 GB)': review CG)
-        memory_text = re.sub(r"(\d)\s+(gib|gb)\b", r"\1\2", system.gpu.lower())
-        memory = sum(
-            any(_word_in(p, n) for n in system.names) or _word_in(p, memory_text) for p in sizes
-        )
+        memory = sum(held(p) for p in sizes)
         ranked.append((-len(found), -also, -memory, 0 if in_names else 1, i, system.id))
     return [entry for *_, entry in sorted(ranked)]
 

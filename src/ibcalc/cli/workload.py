@@ -28,7 +28,7 @@ from ibcalc.cli.options import (
     design_error_names,
     params_of,
 )
-from ibcalc.cluster.resolve import CATALOGUE_OVERRIDES_NOTE, resolve_cluster
+from ibcalc.cluster.resolve import catalogue_override_notes, resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import DType
 from ibcalc.errors import FieldError, fill_fields
@@ -329,9 +329,7 @@ def train_command(
                 f"no layout of the {len(skipped)} tried is valid{share}: "
                 + fill_fields(reason, names)
             )
-        overrides = [
-            n for n in resolved.assumptions if n.startswith(CATALOGUE_OVERRIDES_NOTE)
-        ] + cost_parameter_notes(cost)
+        overrides = catalogue_override_notes(cat) + cost_parameter_notes(cost)
         render_compare(results, skipped, fmt, names=names, overrides=overrides)
         return
     render_train(train_step(cat, resolved, job, params=cost), fmt, names=names)

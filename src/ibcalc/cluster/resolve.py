@@ -36,6 +36,7 @@ __all__ = [
     "RCCL_NOTE",
     "ClusterSpec",
     "ResolvedCluster",
+    "catalogue_override_notes",
     "check_count",
     "check_domain_given",
     "default_gpus_per_node",
@@ -167,6 +168,14 @@ class ResolvedCluster:
 #: How the note on the node a cluster without a system was given starts (a sweep of several
 #: fabrics runs every one on the first one's node: the note holds for all of them).
 NODE_SHAPE_NOTE = "node shape: "
+
+
+def catalogue_override_notes(catalogue: Catalogue) -> list[str]:
+    """The note naming the override files laid over the built-in catalogue, as every estimate
+    and ``gap`` says it, or none."""
+    if len(catalogue.origins) < 2:
+        return []
+    return [CATALOGUE_OVERRIDES_NOTE + ", ".join(catalogue.origins[1:])]
 
 
 def require_collectives(cluster: ResolvedCluster) -> None:
@@ -424,8 +433,7 @@ def resolve_cluster(
     fabric: list[str] = []  # the notes only collectives read (ResolvedCluster.fabric_notes)
     alltoall: list[str] = []  # the notes only all-to-all reads (ResolvedCluster.alltoall_notes)
     p2p: list[str] = []  # the notes only send/recv reads (ResolvedCluster.p2p_notes)
-    if len(catalogue.origins) > 1:
-        notes.append(CATALOGUE_OVERRIDES_NOTE + ", ".join(catalogue.origins[1:]))
+    notes += catalogue_override_notes(catalogue)
     system = _pick_system(catalogue, spec, notes)
 
     if spec.gpus_per_node is not None:
