@@ -28,7 +28,7 @@ from ibcalc.cluster.resolve import CATALOGUE_OVERRIDES_NOTE, ClusterSpec, Resolv
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, busbw_factor
 from ibcalc.errors import IbcalcError
-from ibcalc.facade import as_collective, estimate_on, parse_dtype
+from ibcalc.facade import as_collective, estimate_on, message_extrapolation_notes, parse_dtype
 from ibcalc.logs.bandwidth import LATE_RAMP, RING_INSTEAD
 from ibcalc.logs.cluster import (
     check_rank_count,
@@ -308,18 +308,20 @@ def check_run(
     # an all-to-all past the ranks its per-message cost is fitted on: the expectation's note,
     # which also says why the rows' range reaches down (review BW: rows 3.8x faster than the
     # expectation had turned from 'above' to 'ok' with no word of it)
-    extrapolated = next(
-        (
-            n
-            for est in ests
-            if est is not None
-            for n in est.assumptions
-            if "(calibrated.per_message_latency)" in n
-        ),
-        None,
-    )
-    if extrapolated is not None:
-        notes.append(f"expectation: {extrapolated}")
+    if coll is Collective.ALL_TO_ALL:
+        extrapolated = next(
+            (
+                said
+                for est in ests
+                if est is not None
+                for said in message_extrapolation_notes(
+                    est.best.algorithm, cluster.topology, params
+                )
+            ),
+            None,
+        )
+        if extrapolated is not None:
+            notes.append(f"expectation: {extrapolated}")
     bandwidth = [r for r in checked if r.regime == "bandwidth"]
     min_eff = min((r.efficiency for r in bandwidth), default=None)
     # judged against a node the log does not name (the resolver's default, or an AMD GPU's
