@@ -1265,6 +1265,13 @@ def _fullest_stage(
     return max(_stage_shares(spec), key=weight, default=(0.0, 0.0))
 
 
+#: What DeepSpeed does with ZeRO-2 or 3 and pipeline parallelism, said where a step pairs them.
+_DEEPSPEED_PIPE = (
+    "DeepSpeed's pipeline engine refuses ZeRO-2 and 3 with pipeline parallelism "
+    "(runtime/pipe/engine.py)"
+)
+
+
 def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
     """Data-parallel gradient and weight collectives (flat, or within site then across)."""
     spec = b.spec
@@ -1323,12 +1330,7 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
             f"ZeRO-{spec.zero} over {m} micro-batches: the gradients are reduce-scattered"
             + (" and the weights all-gathered" if spec.zero >= 3 else "")
             + f" once per micro-batch, {m}x one's data"
-            + (
-                "; DeepSpeed's pipeline engine refuses ZeRO-2 and 3 with pipeline parallelism "
-                "(runtime/pipe/engine.py)"
-                if par.pp > 1
-                else ""
-            )
+            + (f"; {_DEEPSPEED_PIPE}" if par.pp > 1 else "")
             + (
                 # review BX: the weights' clause had been said of ZeRO-2, which gathers none per
                 # micro-batch, and named a setting that keeps them within one micro-batch only
@@ -1342,10 +1344,7 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
     elif spec.zero >= 2 and par.pp > 1:
         # one micro-batch: priced once, but the pairing is refused all the same (review CF:
         # --compare marked the layout, the one-layout run said nothing)
-        b.notes.append(
-            f"ZeRO-{spec.zero} with pipeline parallelism: DeepSpeed's pipeline engine refuses "
-            "ZeRO-2 and 3 with pipeline parallelism (runtime/pipe/engine.py)"
-        )
+        b.notes.append(f"ZeRO-{spec.zero} with pipeline parallelism: {_DEEPSPEED_PIPE}")
     flat_group = _Group("dp", ranks, par.tp * (par.pp if b.dp_last else 1))
     holders = _Group("edp", par.dp // par.ep, par.tp * par.ep) if par.dp // par.ep > 1 else None
 
