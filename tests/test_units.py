@@ -369,6 +369,16 @@ def test_parse_time(text: str, expected: float) -> None:
     assert parse_time(text) == pytest.approx(expected, rel=1e-12)
 
 
+def test_a_time_in_ms_is_the_float_the_same_time_in_s_reads_as() -> None:
+    """51.32505128205128 ms read as float(51.32505128205128) / 1000, one ulp below the float of
+    0.05132505128205128 s, so a threshold passed in one unit and failed in the other."""
+    assert parse_time("51.32505128205128ms") == 0.05132505128205128
+    assert parse_time("51.32505128205128ms") == parse_time("0.05132505128205128s")
+    assert parse_time("20us") == 2e-05  # 20 x 1e-6 is 1.9999999999999998e-05
+    assert parse_time("1.5e3ms") == 1.5
+    assert parse_time("7.0E-1 ns") == 7e-10
+
+
 @pytest.mark.parametrize("text", ["-5us", "nan", "inf us", "5 parsecs", "5 hours", "1e9 s"])
 def test_bad_times_are_refused(text: str) -> None:
     with pytest.raises(UnitError) as info:

@@ -393,8 +393,14 @@ def parse_time(
             raise UnitError(
                 f"{what} {shown(raw)}: M is mega, not milli; write {match['num']}{unit.lower()}"
             )
-        # 20 us is 20 / 10^6 s = 2e-05 exactly; 20 x 1e-6 is 1.9999999999999998e-05
-        seconds = seconds * factor if factor >= 1 else seconds / round(1 / factor)
+        if factor >= 1:
+            seconds *= factor
+        else:
+            # the decimal text divided exactly, then rounded once: 20 us is 2e-05 s, where
+            # 20 x 1e-6 is 1.9999999999999998e-05, and 51.32505128205128 ms is the float that
+            # 0.05132505128205128 s reads as (the float of the text divided by 1000 is one ulp
+            # below it, so one threshold passed in s and failed in ms: a review)
+            seconds = float(decimal.Decimal(match["num"]) / round(1 / factor))
     if seconds < 0:
         raise UnitError(f"{what} {shown(raw)} is negative")
     if seconds == 0 and not allow_zero:

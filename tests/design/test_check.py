@@ -193,6 +193,56 @@ def test_gap_switches_oversubscription(tmp_path: Path, builtin_catalogue: Catalo
     assert [f.line for f in (gap9, gap8, sw12, sw11, over)] == [8, 9, 10, 11, 12]
 
 
+def test_whole_numbers_are_json_integers(tmp_path: Path, builtin_catalogue: Catalogue) -> None:
+    """A switch count and the size nccl-tests runs are whole numbers: JSON carried 12.0 and
+    1000000000.0, which a consumer comparing with == against 12 or using as a key trips on."""
+    from ibcalc.render.check import finding_dict
+
+    findings = check_design(write(tmp_path, "su.yaml", SU), builtin_catalogue).findings
+    sw12 = finding_dict(findings[2])
+    assert (sw12["predicted"], sw12["required"]) == (12, 12)  # 8 leaf + 4 spine, as above
+    assert type(sw12["predicted"]) is int
+    assert type(sw12["required"]) is int
+    assert sw12["run_size_bytes"] is None
+    (first,) = check_design(write(tmp_path, "a.yaml", TWO_NODES), builtin_catalogue).findings[:1]
+    data = finding_dict(first)
+    assert data["run_size_bytes"] == 10**9
+    assert type(data["run_size_bytes"]) is int
+    assert type(data["predicted"]) is float  # a time stays a float
+
+
+def test_a_ratio_of_whole_numbers_prints_as_written(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`max: "4:3"` printed '<= 1.33333333333:1'; a ratio whose decimal ends keeps 'x:1'."""
+    text = (
+        "name: o\nnodes: 4\nsystem: dgx-h100\nfabric: {oversubscription: '3:2'}\n"
+        "requirements:\n  - oversubscription: {max: '4:3'}\n"
+        "  - oversubscription: {max: '10:7'}\n  - oversubscription: {max: '3:2'}\n"
+        "  - oversubscription: {max: 1.25}\n"
+    )
+    code, lines, _ = run(["check", str(write(tmp_path, "o.yaml", text))], capsys)
+    assert code == 1  # 1.5:1 is over 4:3, 10:7 and 1.25:1
+    verdicts = [line for line in lines.splitlines() if line.startswith(("PASS", "FAIL"))]
+    assert [line.split("<= ")[1].split()[0] for line in verdicts] == [
+        "4:3",
+        "10:7",
+        "1.5:1",
+        "1.25:1",
+    ]
+    assert "12.5% over the required <= 4:3" in lines  # (1.5 - 4/3) / (4/3)
+
+
+def test_a_margin_of_a_floats_last_place_prints_in_powers_of_ten() -> None:
+    """A margin of one ulp had printed '-0.000000000000%' beside a FAIL."""
+    from ibcalc.render.check import _margin
+
+    assert _margin(-2.7e-16) == "-3e-14%"
+    assert _margin(2.7e-16, signed=False) == "3e-14%"
+    assert _margin(-3e-7) == "-0.00003%"  # 12 decimals still print it as before
+    assert _margin(0.0) == "+0.0%"
+
+
 def test_declared_oversubscription(tmp_path: Path, builtin_catalogue: Catalogue) -> None:
     text = (
         "name: o\nnodes: 4\nsystem: dgx-h100\nfabric: {oversubscription: '3:2'}\n"

@@ -15,6 +15,7 @@ import xml.etree.ElementTree as ET
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +140,8 @@ def _quantities(f: Finding) -> tuple[str, str]:
         return format_quantity(f.predicted, f.unit), format_quantity(f.required, f.unit)
     _, suffix, factor = _split(format_quantity(f.required, f.unit))
     required = _figure(f.required * factor, 12) + suffix
+    if f.unit == "down:up":
+        required = _required_ratio(f.required)
     usual = format_quantity(f.predicted, f.unit)
     binary = _binary_rate(f.required) if f.unit == "B/s" else None
     if binary is not None:
@@ -168,6 +171,17 @@ def _quantities(f: Finding) -> tuple[str, str]:
     return usual, required  # pragma: no cover - 12 digits tell any two floats apart that matter
 
 
+def _required_ratio(value: float) -> str:
+    """A required down:up ratio as written: ``1.5:1``, or a ratio of whole numbers where its
+    decimal form does not end (``4:3``, which had printed as ``1.33333333333:1``: a review)."""
+    text = _figure(value, 12)
+    if len(text.replace(".", "")) > 6:
+        fraction = Fraction(value).limit_denominator(10_000)
+        if math.isclose(fraction, value, rel_tol=1e-12):
+            return f"{fraction.numerator}:{fraction.denominator}"
+    return f"{text}:1"
+
+
 #: Binary rate units, largest first, as a requirement written in them prints.
 _BINARY_RATES: tuple[tuple[str, int], ...] = (
     (" GiB/s", 2**30),
@@ -194,10 +208,13 @@ def _binary_rate(rate_Bps: float) -> tuple[str, float] | None:
 
 def _margin(margin: float, *, signed: bool = True) -> str:
     """A margin as a percentage with one decimal, or down to its first significant digit where
-    one decimal would print 0.0 % (``0.00003%``)."""
+    one decimal would print 0.0 % (``0.00003%``); one too small for 12 decimals in powers of ten
+    (``-4e-14%``: a float's last place, where twelve zeros had printed, a review)."""
     decimals = 1
     while decimals < 12 and margin and round(abs(margin) * 100, decimals) == 0:
         decimals += 1
+    if margin and round(abs(margin) * 100, decimals) == 0:
+        return f"{margin * 100:+.0e}%" if signed else f"{abs(margin) * 100:.0e}%"
     return f"{margin:+.{decimals}%}" if signed else f"{abs(margin):.{decimals}%}"
 
 
@@ -323,14 +340,15 @@ def finding_dict(f: Finding) -> dict[str, Any]:
         "line": f.line,
         "col": f.col,
         "passed": f.passed,
-        "predicted": f.predicted,
+        # a switch count is a whole number (JSON consumers compare it with ==: a review)
+        "predicted": round(f.predicted) if f.unit == "switches" else f.predicted,
         "predicted_range": list(f.predicted_range) if f.predicted_range is not None else None,
         # the size nccl-tests runs (whole elements, a multiple of the ranks where the collective
         # splits it); null for a target that is no collective
         "run_size_bytes": (
-            f.basis.estimate.size_bytes if isinstance(f.basis, CollectiveBasis) else None
+            round(f.basis.estimate.size_bytes) if isinstance(f.basis, CollectiveBasis) else None
         ),
-        "required": f.required,
+        "required": round(f.required) if f.unit == "switches" else f.required,
         "margin": f.margin,
         "unit": f.unit,
         "pessimistic": f.pessimistic,
