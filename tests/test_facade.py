@@ -910,6 +910,34 @@ def test_an_argument_of_the_wrong_kind_is_named_with_the_kind_expected(
         assert isinstance(info.value, TypeError)
 
 
+def test_switches_take_true_or_false_only(builtin_catalogue: Catalogue) -> None:
+    """sharp_what_if="no" had run the what-if ("no" is truthy) and collectives="x" had resolved
+    a cluster for collectives: a switch given anything but a bool is a WrongTypeError."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    cases: list[tuple[Any, str]] = [
+        (
+            lambda: estimate_on(cluster, "allreduce", 1e9, sharp_what_if="no"),  # type: ignore[arg-type]
+            "sharp_what_if must be a bool, not str (True or False)",
+        ),
+        (
+            lambda: CollectivePlan(cluster, "allreduce", sharp_what_if=1),  # type: ignore[arg-type]
+            "sharp_what_if must be a bool, not int (True or False)",
+        ),
+        (
+            lambda: resolve_cluster(builtin_catalogue, ClusterSpec(), collectives="x"),  # type: ignore[arg-type]
+            "collectives must be a bool, not str (True or False)",
+        ),
+    ]
+    for call, words in cases:
+        with pytest.raises(WrongTypeError) as info:
+            call()
+        assert str(info.value) == words
+    # the bools themselves still run: False keeps the plain SHARP hint
+    plain = estimate_on(cluster, "allreduce", 1e9, sharp_what_if=False)
+    asked = estimate_on(cluster, "allreduce", 1e9, sharp_what_if=True)
+    assert plain.time_s == asked.time_s
+
+
 def test_point_to_point_choices_are_not_called_the_tuner_s(builtin_catalogue: Catalogue) -> None:
     """NCCL does not tune all-to-all or send/recv: whether PXN carries an all-to-all follows the
     topology and NCCL_PXN_DISABLE. The notes had said 'the one NCCL's tuner would pick' and

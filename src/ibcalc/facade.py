@@ -269,6 +269,8 @@ def estimate_on(
     does not apply, :class:`~ibcalc.errors.WrongTypeError` for a cluster or
     parameters of the wrong type."""
     _expect_cluster(cluster, params)
+    # "no" is truthy: sharp_what_if="no" had run the what-if (a review)
+    expect_type(sharp_what_if, bool, "sharp_what_if", "True or False")
     params = params if params is not None else builtin_cost_params()
     dt = parse_dtype(dtype)
     coll, algo, proto = by_name(collective, algorithm, protocol)
@@ -946,6 +948,7 @@ class CollectivePlan:
         sharp_what_if: bool = True,
     ) -> None:
         _expect_cluster(cluster, params)
+        expect_type(sharp_what_if, bool, "sharp_what_if", "True or False")
         self._what_if = sharp_what_if
         params = params if params is not None else builtin_cost_params()
         self._cluster = cluster

@@ -429,6 +429,7 @@ def resolve_cluster(
     """
     expect_type(catalogue, Catalogue, "catalogue", "load_catalogue() makes one")
     expect_type(spec, ClusterSpec, "spec", "ClusterSpec(system='dgx-h100', nodes=2), say")
+    expect_type(collectives, bool, "collectives", "True or False")
     notes: list[str] = []
     fabric: list[str] = []  # the notes only collectives read (ResolvedCluster.fabric_notes)
     alltoall: list[str] = []  # the notes only all-to-all reads (ResolvedCluster.alltoall_notes)
