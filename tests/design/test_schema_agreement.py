@@ -118,6 +118,9 @@ INVALID = [
     ("size in milli-MiB", BASE + "requirements:\n  - allreduce: {size: 1miB, max_time: 1s}\n"),
     ("gap ratio true", BASE + "requirements:\n  - gap: {max_ratio: true}\n"),
     ("gap ratio as text", BASE + "requirements:\n  - gap: {max_ratio: '12'}\n"),
+    # review CC: the schema had passed a name of spaces, which the loader refuses
+    ("blank name", "name: '   '\nnodes: 4\nsystem: dgx-h100\n"),
+    ("tab name", 'name: "\\t"\nnodes: 4\nsystem: dgx-h100\n'),
 ]
 
 

@@ -688,7 +688,11 @@ class Design(_NullIsOmitted):
     model_config = ConfigDict(frozen=True, extra="forbid", title="ibcalc cluster design")
 
     name: Annotated[str, AfterValidator(_visible)] = Field(
-        min_length=1, max_length=200, description="Name shown in reports."
+        min_length=1,
+        max_length=200,
+        description="Name shown in reports.",
+        # a visible character, as _visible asks (the schema had passed '   ': a review)
+        json_schema_extra={"pattern": r"\S"},
     )
     description: str | None = None
     nodes: StrictInt = Field(ge=1, le=MAX_GPUS, description="Number of nodes (GB200: trays).")
