@@ -104,6 +104,21 @@ def test_duplicate_nested_key_refused_with_line_and_col(tmp_path: Path, locate: 
     assert "duplicate key 'name'" in message
 
 
+def test_every_duplicate_key_is_refused_at_once(tmp_path: Path) -> None:
+    """The first duplicate had stopped the reading, so the next showed only on the next run."""
+    text = "a: 1\na: 2\nb:\n  c: 3\n  c: 4\n"
+    with pytest.raises(InputFileError) as info:
+        load_yaml(_write(tmp_path, text))
+    assert [(p.line, p.col, p.message) for p in info.value.problems] == [
+        (2, 1, "duplicate key 'a'"),
+        (5, 3, "duplicate key 'c'"),
+    ]
+    # deferred, they are left for the caller; each mapping keeps its first value
+    doc = load_yaml(_write(tmp_path, text), defer_duplicates=True)
+    assert doc.data == {"a": 1, "b": {"c": 3}}
+    assert [(p.line, p.col) for p in doc.duplicates] == [(2, 1), (5, 3)]
+
+
 def test_same_key_in_different_mappings_is_fine(tmp_path: Path) -> None:
     doc = load_yaml(_write(tmp_path, "- id: a\n- id: b\n"))
     assert doc.data == [{"id": "a"}, {"id": "b"}]

@@ -245,6 +245,9 @@ class Document:
     path: str
     data: Any
     marks: dict[tuple[str | int, ...], tuple[int, int]] = field(default_factory=dict)
+    #: duplicate keys, when :func:`load_yaml` was asked to report them with the file's other
+    #: problems (each mapping keeps the first of its duplicates' values)
+    duplicates: list[ValidationProblem] = field(default_factory=list)
 
     def locate(self, loc: Sequence[str | int]) -> tuple[int | None, int | None]:
         """Return (line, col), 1-based, of the deepest known prefix of ``loc``."""
@@ -294,6 +297,8 @@ class _Budget:
         self.nodes = 0
         #: the nodes built so far: one met again is an alias's
         self.seen: set[int] = set()
+        #: every duplicate key, reported together (the first had hidden the others: a review)
+        self.duplicates: list[ValidationProblem] = []
 
 
 def _syntax_problem(path: str, exc: yaml.MarkedYAMLError) -> InputFileError:
@@ -393,7 +398,10 @@ def _build(
             if not isinstance(key, str | int | float):
                 raise _problem(doc.path, key_node.start_mark, "mapping keys must be plain scalars")
             if key in result:
-                raise _problem(doc.path, key_node.start_mark, f"duplicate key {shown(key)}")
+                budget.duplicates += _problem(
+                    doc.path, key_node.start_mark, f"duplicate key {shown(key)}"
+                ).problems
+                continue
             path_key: str | int = key if isinstance(key, str | int) else str(key)
             doc.marks[(*loc, path_key)] = at or (
                 key_node.start_mark.line + 1,
@@ -699,10 +707,15 @@ def _compose_fast(text: str) -> list[Any] | None:
         return None
 
 
-def load_yaml(source: str | Path, *, text: str | None = None) -> Document:
+def load_yaml(
+    source: str | Path, *, text: str | None = None, defer_duplicates: bool = False
+) -> Document:
     """Parse one YAML file (or ``text`` labelled with ``source``) safely, keeping positions.
 
-    Raises :class:`InputFileError` with ``file:line:col`` for every refusal.
+    Raises :class:`InputFileError` with ``file:line:col`` for every refusal; every duplicate key
+    at once, or, with ``defer_duplicates``, none: they are left in ``Document.duplicates`` for
+    the caller to report beside the file's other problems (each mapping keeping the first
+    value of a duplicated key).
     """
     path = str(source)
     if text is None:
@@ -762,12 +775,16 @@ def load_yaml(source: str | Path, *, text: str | None = None) -> Document:
             [ValidationProblem(path, None, None, f"nesting deeper than {MAX_DEPTH} levels")]
         ) from exc
     constructor = yaml.constructor.SafeConstructor()
+    budget = _Budget(path)
     try:
-        doc.data = _build(nodes[0], (), doc, _Budget(path), 0, constructor=constructor)
+        doc.data = _build(nodes[0], (), doc, budget, 0, constructor=constructor)
     except RecursionError as exc:
         raise InputFileError(
             [ValidationProblem(path, None, None, f"nesting deeper than {MAX_DEPTH} levels")]
         ) from exc
+    if budget.duplicates and not defer_duplicates:
+        raise InputFileError(budget.duplicates)
+    doc.duplicates = budget.duplicates
     return doc
 
 

@@ -560,6 +560,24 @@ requirements:
     assert "needs a unit" in messages[4 + 1]
 
 
+def test_duplicate_keys_are_reported_with_the_schemas_problems(
+    tmp_path: Path, builtin_catalogue: Catalogue
+) -> None:
+    """A duplicate key had stopped the file at the first one: the unknown key and the second
+    duplicate showed only on later runs (review CC L6)."""
+    text = (
+        "name: dup\nnodes: 31\nnodes: 64\nsystem: dgx-h100\nsytem: x\nrequirements:\n"
+        "  - allreduce: {size: 1GB, max_time: 6ms, max_time: 7ms}\n"
+    )
+    with pytest.raises(DesignError) as info:
+        check_design(write(tmp_path, "dk.yaml", text), builtin_catalogue)
+    assert [(p.line, p.col, p.message) for p in info.value.problems] == [
+        (3, 1, "duplicate key 'nodes'"),
+        (5, 1, "sytem: unknown key (did you mean system?)"),
+        (7, 43, "duplicate key 'max_time'"),
+    ]
+
+
 def test_design_show_reports_names_and_schema_together(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -223,7 +223,9 @@ def cluster_problem(
 def _read(source: str | Path, text: str | None) -> Document:
     """The file's YAML, refused unless it is a mapping; yamlio's refusals become DesignError."""
     try:
-        doc = load_yaml(source, text=text)
+        # duplicate keys are reported with the schema's problems (the first had stopped the
+        # file there, hiding every other problem until the next run: a review)
+        doc = load_yaml(source, text=text, defer_duplicates=True)
     except InputFileError as exc:
         raise DesignError(exc.problems) from None
     if not isinstance(doc.data, dict):
@@ -300,7 +302,7 @@ def name_problems(doc: Document, catalogue: Catalogue | None) -> list[Validation
 
 
 def _validated(doc: Document, catalogue: Catalogue | None) -> Design:
-    names = name_problems(doc, catalogue)
+    names = doc.duplicates + name_problems(doc, catalogue)
     try:
         design = validate(doc, Design, known_keys=KNOWN_KEYS, elsewhere=ELSEWHERE_KEYS)
     except InputFileError as exc:
