@@ -809,6 +809,10 @@ def test_unknown_system_suggests_the_closest(builtin_catalogue: Catalogue) -> No
         ("sxm5-node", ["dgx-h100", "hgx-h800", "aws-p5"]),
         # a name a preset holds whole keeps the holders shortest first; a slip keeps difflib's
         ("h100", ["dgx-h100", "oci-h100", "nd-h100-v5"]),
+        # held whole, then what its parts name (review CD: difflib had filled it with the
+        # H800 and H20 presets, and 'h200' with hgx-b200 and h20-8)
+        ("h100-8", ["bm-gpu-h100-8", "dgx-h100", "azure-nd-h100-v5"]),
+        ("h200", ["hgx-h200", "aws-p5e", "aws-p5en"]),
         ("dgx-h1000", ["dgx-h100", "dgx-h200", "dgx-a100"]),
         # a word without a digit orders what a model found: the PCIe presets first (review CD:
         # the SXM servers had come first); a memory size is no model (dgx-h100 had come second

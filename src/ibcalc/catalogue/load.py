@@ -881,8 +881,16 @@ def find_system(catalogue: Catalogue, name: str) -> System:
         raise UnknownNameError("system", name, [], elsewhere=elsewhere)
     worded = _gpu_word_systems(catalogue, key)
     owner = {n: system.id for system in catalogue.systems for n in system.names}
-    close = [c for c in _suggest_entries(key, entries) if owner[c] not in worded]
-    raise UnknownNameError("system", name, [*worded, *close][:3], listing="ibcalc systems")
+    close = _suggest_entries(key, entries)
+    # the presets a name holds whole first ('h100-8': bm-gpu-h100-8), then those its parts
+    # point at (dgx-h100 ...; difflib had filled the list with h800-8 and h20-8: review CD)
+    names = {system.id: system.names for system in catalogue.systems}
+    holders = [c for c in close if any(_holds(n, key) for n in names[owner[c]])]
+    worded = [w for w in worded if w not in {owner[c] for c in holders}]
+    close = [c for c in close if c not in holders and owner[c] not in worded]
+    raise UnknownNameError(
+        "system", name, [*holders, *worded, *close][:3], listing="ibcalc systems"
+    )
 
 
 def _gpu_word_systems(catalogue: Catalogue, key: str) -> list[str]:
@@ -893,10 +901,7 @@ def _gpu_word_systems(catalogue: Catalogue, key: str) -> list[str]:
     the GPU's description), those naming a model in their id or aliases before those whose GPU
     alone does, then the catalogue's order. difflib alone had offered h20-8, h800-8 and a800-8
     for 'h200-8' and mi355x-node for 'sxm5-node'; a name with no model part ('dgx-h1000') is
-    left to it, as is one a preset's name holds whole ('h100': its holders shortest first,
-    :func:`suggest`)."""
-    if any(_holds(n, key) for system in catalogue.systems for n in system.names):
-        return []
+    left to it. :func:`find_system` puts the presets whose names hold the name whole first."""
     words = [p for p in key.split("-") if len(p) >= 3]
     # a memory size ('80gb', '141g') is no model: H100 SXM5 80GB is not an A800's (review CD:
     # 'a800-80gb' had offered dgx-h100 second)
