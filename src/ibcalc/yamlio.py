@@ -811,8 +811,9 @@ def validate(
 
     Every pydantic error becomes a :class:`ValidationProblem` at the YAML position of the
     offending key; all of them are raised together. An unknown key gets a "did you mean" hint
-    from ``known_keys`` when one is close, or the words ``elsewhere`` has for it (a key the
-    tool takes somewhere else, such as a command-line option).
+    from ``known_keys`` (default: every key of ``model``, :func:`model_keys`; a catalogue's
+    ``note:`` had been offered nothing, a review) when one is close, or the words ``elsewhere``
+    has for it (a key the tool takes somewhere else, such as a command-line option).
     """
     data: Any = doc.data
     for part in prefix:
@@ -820,8 +821,9 @@ def validate(
     try:
         return model.model_validate(data)
     except ValidationError as exc:
+        keys = known_keys or model_keys(model)
         raise InputFileError(
-            problems_from(doc, exc, prefix, known_keys=known_keys, model=model, elsewhere=elsewhere)
+            problems_from(doc, exc, prefix, known_keys=keys, model=model, elsewhere=elsewhere)
         ) from None
 
 
@@ -833,6 +835,27 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
     for arg in getattr(annotation, "__args__", ()) or ():
         found.extend(_models_in(arg))
     return found
+
+
+def model_keys(model: type[BaseModel]) -> frozenset[str]:
+    """Every key ``model`` takes at any level (its fields' names, and its nested models'), for
+    "did you mean" hints."""
+    seen: set[str] = set()
+    models: list[type[BaseModel]] = [model]
+    visited: set[type[BaseModel]] = set()
+    while models:
+        current = models.pop()
+        if current in visited:
+            continue
+        visited.add(current)
+        for name, info in current.model_fields.items():
+            seen.add(name)
+            for arg in getattr(info.annotation, "__args__", (info.annotation,)):
+                inner = getattr(arg, "__args__", (arg,))
+                models += [
+                    c for c in (arg, *inner) if isinstance(c, type) and issubclass(c, BaseModel)
+                ]
+    return frozenset(seen)
 
 
 def section_keys(model: type[BaseModel], loc: Sequence[str | int]) -> set[str] | None:
@@ -1034,7 +1057,10 @@ def problems_from(
                 continue
             if elsewhere_key(str(loc[-1]), error["loc"]):
                 continue  # said as a key of another section, not as a slip of a missing one
-            for name in closest(str(loc[-1]), error["loc"]):
+            # a slip of a key stands for it; a key made of one with words added does not
+            # ('nodes_per_su' is offered nodes, and nodes, if missing, is said missing: review
+            # CD had found the missing line hidden)
+            for name in closest(str(loc[-1]), error["loc"], words=False):
                 suggested.add((*loc[:-1], name))
     problems = []
     for error in errors:

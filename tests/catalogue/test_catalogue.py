@@ -530,6 +530,24 @@ def _node(extra: str) -> str:
     )
 
 
+def test_an_unknown_key_of_a_catalogue_file_is_offered_the_closest(tmp_path: Path) -> None:
+    """A catalogue entry's 'note:' had been told only "unknown key (not allowed here)"; design
+    files' keys had hints, catalogue and switch files none (review CD)."""
+    path = tmp_path / "cat.yaml"
+    path.write_text(
+        "schema: ibcalc-catalogue/1\nlinks:\n  - id: x\n    note: a typo of notes\n"
+        "    confidenc: high\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(CatalogueError) as info:
+        load_catalogue([path], use_env=False)
+    said = {(p.line, p.message) for p in info.value.problems}
+    assert (4, "links[0].note: unknown key (did you mean notes?)") in said
+    assert (5, "links[0].confidenc: unknown key (did you mean confidence?)") in said
+    # the slips stand for the keys they name: confidence is not also said missing
+    assert not any("links[0].confidence:" in message for _, message in said)
+
+
 def test_system_referencing_unknown_link_is_refused(tmp_path: Path, locate: Locate) -> None:
     text = _node("    intra: nvlink9\n")
     path = _write(tmp_path, text)

@@ -1916,7 +1916,9 @@ def test_unknown_keys_are_offered_their_sections_key(
     """A key made of its section's key and a word is offered that key ('sharp_enabled': sharp,
     'max_count': max), and 'switch' in a requirement is offered switches, not told to check an
     indent because fabric takes 'switch' (review CC: the first two had been offered nothing).
-    The missing key a slip stands for is not said again; one of another section still is."""
+    The missing key a slip stands for is not said again; one of another section still is, and
+    so is one a key with words added is offered ('max_count': max; review CD: 'nodes_per_su',
+    an SU's size, had been offered nodes with the missing nodes left unsaid)."""
     text = (
         "name: l2\nnodes: 4\nsystem: dgx-h100\n"
         "fabric: {switch: qm9700, sharp_enabled: true}\n"
@@ -1932,6 +1934,7 @@ def test_unknown_keys_are_offered_their_sections_key(
     assert code == 2
     assert err.splitlines() == [
         f"error: {path}:4:26: fabric.sharp_enabled: unknown key (did you mean sharp?)",
+        f"error: {path}:6:5: requirements[0].switches.max: missing: this key is required",
         f"error: {path}:6:16: requirements[0].switches.max_count: unknown key (did you mean max?)",
         f"error: {path}:7:5: requirements[1].switch: unknown key (did you mean switches?)",
         f"error: {path}:8:5: requirements[2].switches.max: missing: this key is required",
@@ -1943,6 +1946,23 @@ def test_unknown_keys_are_offered_their_sections_key(
         f"error: {path}:10:28: requirements[4].allreduce.min: unknown key (did you mean "
         "min_algbw or min_busbw?)",
     ]
+
+
+def test_a_key_with_words_added_leaves_the_missing_key_said(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """'nodes_per_su' (a scalable unit's size) is offered nodes, and nodes, missing, is said so:
+    only a slip of a key ('node') stands for it (review CD)."""
+    added = write(tmp_path, "su.yaml", "name: x\nnodes_per_su: 32\nsystem: dgx-h100\n")
+    code, _, err = run(["check", str(added)], capsys)
+    assert code == 2
+    assert err.splitlines() == [
+        f"error: {added}:1:1: nodes: missing: this key is required",
+        f"error: {added}:2:1: nodes_per_su: unknown key (did you mean nodes?)",
+    ]
+    slip = write(tmp_path, "slip.yaml", "name: x\nnode: 32\nsystem: dgx-h100\n")
+    code, _, err = run(["check", str(slip)], capsys)
+    assert err.splitlines() == [f"error: {slip}:2:1: node: unknown key (did you mean nodes?)"]
 
 
 def test_junit_names_two_requirements_that_print_alike_apart(

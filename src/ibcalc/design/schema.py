@@ -66,6 +66,7 @@ from ibcalc.units import (
     parse_size,
     parse_time,
 )
+from ibcalc.yamlio import model_keys
 
 __all__ = [
     "COLLECTIVE_KEYS",
@@ -774,22 +775,6 @@ DESIGN_KEYS: dict[str, str] = {
 }
 
 
-def _model_keys(model: type[BaseModel], seen: set[str]) -> None:
-    for name, info in model.model_fields.items():
-        seen.add(name)
-        for arg in getattr(info.annotation, "__args__", (info.annotation,)):
-            inner = getattr(arg, "__args__", (arg,))
-            for candidate in (arg, *inner):
-                if isinstance(candidate, type) and issubclass(candidate, BaseModel):
-                    _model_keys(candidate, seen)
-
-
-def _known_keys() -> frozenset[str]:
-    seen: set[str] = set()
-    _model_keys(Design, seen)
-    return frozenset(seen)
-
-
 _WAN_WORDS = (
     "design files have no WAN keys: sites are a what-if of the estimate and workload commands "
     "(ibcalc allreduce ... --sites N --wan LINK, with --wan-links, --distance or --rtt)"
@@ -800,7 +785,7 @@ ELSEWHERE_KEYS: dict[str, str] = dict.fromkeys(
     ("sites", "wan", "wan_links", "distance", "rtt"), _WAN_WORDS
 )
 #: Every key a design file may use at any level (for "did you mean" hints).
-KNOWN_KEYS: frozenset[str] = _known_keys()
+KNOWN_KEYS: frozenset[str] = model_keys(Design)
 
 
 class _DesignSchema(GenerateJsonSchema):
