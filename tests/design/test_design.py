@@ -512,6 +512,22 @@ def test_design_quantities_need_units(tmp_path: Path, capsys: pytest.CaptureFixt
     assert f"{design}:6:" in lines[1]
 
 
+def test_a_target_past_a_floats_range_is_said_infinite(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """YAML reads 1.0e+400 as inf, which had been refused as "time inf needs a unit"."""
+    design = tmp_path / "inf.yaml"
+    design.write_text(
+        "name: i\nnodes: 4\nsystem: dgx-h100\nrequirements:\n"
+        "  - allreduce: {size: 1GB, max_time: 1.0e+400}\n"
+    )
+    (line,) = main_error(["check", str(design)], capsys).splitlines()
+    assert line == (
+        f"error: {design}:5:28: requirements[0].allreduce.max_time: time inf is not a finite "
+        "number (YAML reads 1.0e+400 as inf): give it with a unit (e.g. 40ms, 250us, 1.5s)"
+    )
+
+
 def test_design_problems_of_every_kind_in_one_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -21,6 +21,7 @@ Choices (docs/architecture.md#design-choices):
 from __future__ import annotations
 
 import difflib
+import math
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal
@@ -151,6 +152,12 @@ def _needs_unit(
     def convert(value: Any) -> Any:
         if isinstance(value, bool):
             raise ValueError(f"{shown(value)} is not a quantity")
+        if isinstance(value, float) and not math.isfinite(value):
+            # YAML reads 1.0e+400 as inf: "time inf needs a unit" had hidden why (a review)
+            raise ValueError(
+                f"{what} {shown(value)} is not a finite number (YAML reads 1.0e+400 as inf): "
+                f"give it with a unit (e.g. {example})"
+            )
         if isinstance(value, int | float) or (
             isinstance(value, str) and re.fullmatch(r"\s*[-+0-9.eE]+\s*", value)
         ):
