@@ -1988,6 +1988,32 @@ def test_junit_names_two_requirements_that_print_alike_apart(
         "allreduce 1 GB: time <= 51.3 ms (line 6)",
         "allgather 1 GB: time <= 1 s",
     ]
+    # on one line (a flow-style list) they take their columns; in two files whose designs share
+    # a name, their files (review CF: both had kept one name)
+    flow = write(
+        tmp_path,
+        "flow.yaml",
+        "name: f\nnodes: 2\nsystem: dgx-h100\nrequirements: [{allreduce: {size: 1GB, "
+        "max_time: 51.3ms}}, {allreduce: {size: 1GB, max_time: 0.0513s}}]\n",
+    )
+    twin = write(tmp_path, "twin.yaml", text)
+    code, out, _ = run(["check", str(flow), str(path), str(twin), "--format", "junit"], capsys)
+    assert code == 0
+    cases = [(c.get("classname"), c.get("name")) for c in ET.fromstring(out).iter("testcase")]
+    assert cases[:2] == [
+        ("ibcalc.f", "allreduce 1 GB: time <= 51.3 ms (line 4, col 40)"),
+        ("ibcalc.f", "allreduce 1 GB: time <= 51.3 ms (line 4, col 84)"),
+    ]
+    assert cases[2:] == [
+        ("ibcalc.j", f"{req} ({file}, line {line}, col 28)")
+        for file in (path, twin)
+        for req, line in (
+            ("allreduce 1 GB: time <= 51.3 ms", 5),
+            ("allreduce 1 GB: time <= 51.3 ms", 6),
+            ("allgather 1 GB: time <= 1 s", 7),
+        )
+    ]
+    assert len(set(cases)) == len(cases)
 
 
 @pytest.mark.parametrize(

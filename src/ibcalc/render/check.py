@@ -741,6 +741,39 @@ def _xml_text(text: str) -> str:
     return _XML_INVALID.sub("?", shown)
 
 
+def _junit_names(findings: Sequence[Finding]) -> dict[int, str]:
+    """Each finding's JUnit testcase name (by ``id``), unique with its classname across the
+    report: two requirements that print alike (51.3ms and 0.0513s) would be one test to a
+    consumer that keys cases by classname and name, so such a name gains its line (review CC),
+    then its column where they share a line (a flow-style list), then its file where designs
+    of two files share a name (review CF)."""
+
+    def forms(f: Finding) -> list[str]:
+        plain = finding_requirement(f)
+        if f.line is None:
+            return [plain, f"{plain} ({f.file})"]
+        return [
+            plain,
+            f"{plain} (line {f.line})",
+            f"{plain} (line {f.line}, col {f.col})",
+            f"{plain} ({f.file}, line {f.line}, col {f.col})",
+        ]
+
+    names: dict[int, str] = {}
+    pending = list(findings)
+    level = 0
+    while pending:
+        keyed = [(f, forms(f)[min(level, len(forms(f)) - 1)]) for f in pending]
+        counts = Counter((f.design, name) for f, name in keyed)
+        last = all(level >= len(forms(f)) - 1 for f in pending)
+        for f, name in keyed:
+            if counts[(f.design, name)] == 1 or last:
+                names[id(f)] = name
+        pending = [f for f in pending if id(f) not in names]
+        level += 1
+    return names
+
+
 def render_junit(outcomes: Sequence[FileOutcome], overrides: Sequence[str] = ()) -> str:
     """JUnit XML: a testsuite per file, a testcase per requirement target."""
     total, _, failed, errors = _counts(outcomes)
@@ -751,6 +784,7 @@ def render_junit(outcomes: Sequence[FileOutcome], overrides: Sequence[str] = ())
         failures=str(failed),
         errors=str(errors),
     )
+    names = _junit_names([f for outcome in outcomes for f in outcome.findings])
     for outcome in outcomes:
         findings = outcome.findings
         suite = ET.SubElement(
@@ -766,13 +800,8 @@ def render_junit(outcomes: Sequence[FileOutcome], overrides: Sequence[str] = ())
             props = ET.SubElement(suite, "properties")
             for override in overrides:
                 ET.SubElement(props, "property", name="override", value=_xml_text(override))
-        # two requirements that print alike (51.3ms and 0.0513s) would be one test to a
-        # consumer that keys cases by name: each such name gains its line (review CC)
-        named = Counter(finding_requirement(f) for f in findings)
         for f in findings:
-            name = finding_requirement(f)
-            if named[name] > 1 and f.line is not None:
-                name += f" (line {f.line})"
+            name = names[id(f)]
             case = ET.SubElement(
                 suite,
                 "testcase",
