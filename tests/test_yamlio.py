@@ -119,6 +119,27 @@ def test_every_duplicate_key_is_refused_at_once(tmp_path: Path) -> None:
     assert [(p.line, p.col) for p in doc.duplicates] == [(2, 1), (5, 3)]
 
 
+def test_a_duplicate_under_aliases_is_said_once_and_kept_past_a_later_refusal(
+    tmp_path: Path,
+) -> None:
+    """An anchored mapping is built again at each alias: its duplicate key had been said once
+    per alias (11,111 times from a 9-line file, review CH); and a later refusal that stops the
+    reading (a key that reads as a boolean) had dropped the duplicates found before it."""
+    nested = "a0: &a0 {x: 1, x: 2}\na1: &a1 [*a0, *a0, *a0]\na2: [*a1, *a1, *a1]\n"
+    with pytest.raises(InputFileError) as info:
+        load_yaml(_write(tmp_path, nested))
+    assert [(p.line, p.col, p.message) for p in info.value.problems] == [
+        (1, 16, "duplicate key 'x'")
+    ]
+    stopped = "name: d\nname: e\ntrue: 1\n"
+    with pytest.raises(InputFileError) as info:
+        load_yaml(_write(tmp_path, stopped), defer_duplicates=True)
+    assert [(p.line, p.message) for p in info.value.problems] == [
+        (2, "duplicate key 'name'"),
+        (3, "key 'true' reads as a boolean, not a name: quote it or remove it"),
+    ]
+
+
 def test_same_key_in_different_mappings_is_fine(tmp_path: Path) -> None:
     doc = load_yaml(_write(tmp_path, "- id: a\n- id: b\n"))
     assert doc.data == [{"id": "a"}, {"id": "b"}]

@@ -299,6 +299,8 @@ class _Budget:
         self.seen: set[int] = set()
         #: every duplicate key, reported together (the first had hidden the others: a review)
         self.duplicates: list[ValidationProblem] = []
+        #: the (line, column) of each duplicate key reported
+        self.duplicated: set[tuple[int, int]] = set()
 
 
 def _syntax_problem(path: str, exc: yaml.MarkedYAMLError) -> InputFileError:
@@ -398,9 +400,14 @@ def _build(
             if not isinstance(key, str | int | float):
                 raise _problem(doc.path, key_node.start_mark, "mapping keys must be plain scalars")
             if key in result:
-                budget.duplicates += _problem(
-                    doc.path, key_node.start_mark, f"duplicate key {shown(key)}"
-                ).problems
+                # once, though an anchored mapping is built again at every alias (a review:
+                # nested aliases had repeated one duplicate 11,111 times)
+                mark = key_node.start_mark
+                if (mark.line, mark.column) not in budget.duplicated:
+                    budget.duplicated.add((mark.line, mark.column))
+                    budget.duplicates += _problem(
+                        doc.path, mark, f"duplicate key {shown(key)}"
+                    ).problems
                 continue
             path_key: str | int = key if isinstance(key, str | int) else str(key)
             doc.marks[(*loc, path_key)] = at or (
@@ -713,8 +720,8 @@ def load_yaml(
     """Parse one YAML file (or ``text`` labelled with ``source``) safely, keeping positions.
 
     Raises :class:`InputFileError` with ``file:line:col`` for every refusal; every duplicate key
-    at once, or, with ``defer_duplicates``, none: they are left in ``Document.duplicates`` for
-    the caller to report beside the file's other problems (each mapping keeping the first
+    at once, or, with ``defer_duplicates``, none: they are left in ``Document.duplicates``, which
+    :func:`validate` reports beside the file's other problems (each mapping keeping the first
     value of a duplicated key).
     """
     path = str(source)
@@ -782,6 +789,9 @@ def load_yaml(
         raise InputFileError(
             [ValidationProblem(path, None, None, f"nesting deeper than {MAX_DEPTH} levels")]
         ) from exc
+    except InputFileError as exc:
+        # the duplicates met before the problem that stopped the reading are said too
+        raise InputFileError(budget.duplicates + exc.problems) from None
     if budget.duplicates and not defer_duplicates:
         raise InputFileError(budget.duplicates)
     doc.duplicates = budget.duplicates
@@ -810,21 +820,34 @@ def validate(
     """Validate ``doc.data`` (or the part at ``prefix``) against ``model``.
 
     Every pydantic error becomes a :class:`ValidationProblem` at the YAML position of the
-    offending key; all of them are raised together. An unknown key gets a "did you mean" hint
-    from ``known_keys`` (default: every key of ``model``, :func:`model_keys`; a catalogue's
-    ``note:`` had been offered nothing, a review) when one is close, or the words ``elsewhere``
+    offending key; all of them are raised together, with the document's deferred duplicate
+    keys (:func:`load_yaml`), which are raised alone where the data is otherwise valid. An
+    unknown key gets a "did you mean" hint from ``known_keys`` (default: every key of
+    ``model``, :func:`model_keys`; a catalogue's ``note:`` had been offered nothing, a review)
+    when one is close, or the words ``elsewhere``
     has for it (a key the tool takes somewhere else, such as a command-line option).
     """
     data: Any = doc.data
     for part in prefix:
         data = data[part]
     try:
-        return model.model_validate(data)
+        result = model.model_validate(data)
     except ValidationError as exc:
         keys = known_keys or model_keys(model)
-        raise InputFileError(
-            problems_from(doc, exc, prefix, known_keys=keys, model=model, elsewhere=elsewhere)
-        ) from None
+        problems = problems_from(
+            doc, exc, prefix, known_keys=keys, model=model, elsewhere=elsewhere
+        )
+        if doc.duplicates:
+            problems = by_position(doc.duplicates + problems)
+        raise InputFileError(problems) from None
+    if doc.duplicates:
+        raise InputFileError(list(doc.duplicates))
+    return result
+
+
+def by_position(problems: Iterable[ValidationProblem]) -> list[ValidationProblem]:
+    """Top to bottom, so that a report reads in file order (those without a line last)."""
+    return sorted(problems, key=lambda p: (p.line is None, p.line or 0, p.col or 0))
 
 
 def _models_in(annotation: Any) -> list[type[BaseModel]]:

@@ -546,6 +546,16 @@ def test_an_unknown_key_of_a_catalogue_file_is_offered_the_closest(tmp_path: Pat
     assert (5, "links[0].confidenc: unknown key (did you mean confidence?)") in said
     # the slips stand for the keys they name: confidence is not also said missing
     assert not any("links[0].confidence:" in message for _, message in said)
+    # a duplicate key is said with them, in one run (it had been said alone, review CH)
+    path.write_text(
+        "schema: ibcalc-catalogue/1\nlinks:\n  - id: x\n    id: y\n    note: a typo\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(CatalogueError) as info:
+        load_catalogue([path], use_env=False)
+    said = {(p.line, p.message) for p in info.value.problems}
+    assert (4, "duplicate key 'id'") in said
+    assert (5, "links[0].note: unknown key (did you mean notes?)") in said
 
 
 def test_system_referencing_unknown_link_is_refused(tmp_path: Path, locate: Locate) -> None:

@@ -534,7 +534,8 @@ def load_catalogue(
     docs: list[tuple[Document, _CatalogueFile]] = [_builtin()] if builtin else []
     for path, by_env in named:
         try:
-            doc = load_yaml(path)
+            # duplicate keys said with the schema's problems (validate), not in a run before
+            doc = load_yaml(path, defer_duplicates=True)
             # a file's contents are the variable's too ('a cluster-design file, not a catalogue
             # file' had not said where the file came from: review BN)
             docs.append((doc, _parse(doc)))

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -67,7 +67,7 @@ from ibcalc.fabric.sizing import FabricSizing, size_fat_tree
 from ibcalc.fabric.switches import SwitchModel, find_switch, node_cages
 from ibcalc.facade import NCCL_TESTS_BUFFERS, estimate_on, nccl_tests_cap
 from ibcalc.units import format_memory, format_ratio, format_size, plural
-from ibcalc.yamlio import Document, load_yaml, validate, wrong_kind_problem
+from ibcalc.yamlio import Document, by_position, load_yaml, validate, wrong_kind_problem
 
 __all__ = [
     "DESIGN_KEYS",
@@ -122,12 +122,7 @@ class _Problems:
 
     def raise_if_any(self) -> None:
         if self.items:
-            raise DesignError(_sorted(self.items))
-
-
-def _sorted(problems: Iterable[ValidationProblem]) -> list[ValidationProblem]:
-    """Top to bottom, so that a report reads in file order."""
-    return sorted(problems, key=lambda p: (p.line is None, p.line or 0, p.col or 0))
+            raise DesignError(by_position(self.items))
 
 
 # --- field names and locations -----------------------------------------------------------------
@@ -302,16 +297,16 @@ def name_problems(doc: Document, catalogue: Catalogue | None) -> list[Validation
 
 
 def _validated(doc: Document, catalogue: Catalogue | None) -> Design:
-    names = doc.duplicates + name_problems(doc, catalogue)
+    names = name_problems(doc, catalogue)
     try:
         design = validate(doc, Design, known_keys=KNOWN_KEYS, elsewhere=ELSEWHERE_KEYS)
     except InputFileError as exc:
         # one report: schema problems and unknown names, one per position
         taken = {(p.line, p.col) for p in exc.problems}
         merged = exc.problems + [p for p in names if (p.line, p.col) not in taken]
-        raise DesignError(_sorted(merged)) from None
+        raise DesignError(by_position(merged)) from None
     if names:
-        raise DesignError(_sorted(names))
+        raise DesignError(by_position(names))
     return design
 
 

@@ -238,7 +238,8 @@ def load_switches(source: str | Path | None = None, *, text: str | None = None) 
     with ``file:line:col``."""
     if source is None:
         source, text = BUILTIN_LABEL, builtin_text()
-    doc = load_yaml(source, text=text)
+    # duplicate keys said with the schema's problems (validate), not in a run before
+    doc = load_yaml(source, text=text, defer_duplicates=True)
     if not isinstance(doc.data, dict):
         raise CatalogueError(
             [Problem(doc.path, 1, 1, "a switch catalogue must be a mapping with switches:")]
