@@ -816,6 +816,7 @@ def validate(
     prefix: Sequence[str | int] = (),
     known_keys: Iterable[str] = (),
     elsewhere: Mapping[str, str] | None = None,
+    indent_hint: bool = False,
 ) -> M:
     """Validate ``doc.data`` (or the part at ``prefix``) against ``model``.
 
@@ -824,8 +825,8 @@ def validate(
     keys (:func:`load_yaml`), which are raised alone where the data is otherwise valid. An
     unknown key gets a "did you mean" hint from ``known_keys`` (default: every key of
     ``model``, :func:`model_keys`; a catalogue's ``note:`` had been offered nothing, a review)
-    when one is close, or the words ``elsewhere``
-    has for it (a key the tool takes somewhere else, such as a command-line option).
+    when one is close, or the words ``elsewhere`` has for it (a key the tool takes somewhere
+    else, such as a command-line option); ``indent_hint`` as :func:`problems_from` takes it.
     """
     data: Any = doc.data
     for part in prefix:
@@ -835,7 +836,13 @@ def validate(
     except ValidationError as exc:
         keys = known_keys or model_keys(model)
         problems = problems_from(
-            doc, exc, prefix, known_keys=keys, model=model, elsewhere=elsewhere
+            doc,
+            exc,
+            prefix,
+            known_keys=keys,
+            model=model,
+            elsewhere=elsewhere,
+            indent_hint=indent_hint,
         )
         if doc.duplicates:
             problems = by_position(doc.duplicates + problems)
@@ -861,29 +868,31 @@ def _models_in(annotation: Any) -> list[type[BaseModel]]:
 
 
 def model_keys(model: type[BaseModel]) -> frozenset[str]:
-    """Every key ``model`` takes at any level (its fields' names, and its nested models'), for
-    "did you mean" hints."""
+    """Every key ``model`` documents at any level (its fields' and its nested models'), for
+    "did you mean" hints: a field's alias where it has one (``per_direction``, not the
+    ``per_direction_Bps`` a catalogue also takes: a review had found the internal name offered
+    and the documented one not)."""
     seen: set[str] = set()
     models: list[type[BaseModel]] = [model]
     visited: set[type[BaseModel]] = set()
     while models:
         current = models.pop()
-        if current in visited:
-            continue
-        visited.add(current)
-        for name, info in current.model_fields.items():
-            seen.add(name)
-            for arg in getattr(info.annotation, "__args__", (info.annotation,)):
-                inner = getattr(arg, "__args__", (arg,))
-                models += [
-                    c for c in (arg, *inner) if isinstance(c, type) and issubclass(c, BaseModel)
-                ]
+        if current not in visited:
+            visited.add(current)
+            seen |= _documented_keys(current)
+            models += [m for f in current.model_fields.values() for m in _models_in(f.annotation)]
     return frozenset(seen)
 
 
+def _documented_keys(model: type[BaseModel]) -> set[str]:
+    """The keys of ``model``'s own fields as files write them: each one's alias, else its name."""
+    return {f.alias or n for n, f in model.model_fields.items()}
+
+
 def section_keys(model: type[BaseModel], loc: Sequence[str | int]) -> set[str] | None:
-    """The keys (field names and aliases) the mapping at ``loc`` takes, walking ``model``'s
-    fields; None where the path leaves the models (a list of scalars, a union of several)."""
+    """The keys (as :func:`model_keys` gives them) the mapping at ``loc`` takes, walking
+    ``model``'s fields; None where the path leaves the models (a list of scalars, a union of
+    several)."""
     current: type[BaseModel] | None = model
     for part in loc:
         if current is None:
@@ -898,7 +907,7 @@ def section_keys(model: type[BaseModel], loc: Sequence[str | int]) -> set[str] |
         current = models[0] if len(models) == 1 else None
     if current is None:
         return None
-    return {k for n, f in current.model_fields.items() for k in (n, f.alias) if k}
+    return _documented_keys(current)
 
 
 #: What a catalogue id may hold (``catalogue.models.Identifier``): refused in plain words.
@@ -1032,10 +1041,12 @@ def problems_from(
     known_keys: Iterable[str] = (),
     model: type[BaseModel] | None = None,
     elsewhere: Mapping[str, str] | None = None,
+    indent_hint: bool = False,
 ) -> list[ValidationProblem]:
     """Map pydantic errors to positioned problems (unknown keys hinted from ``known_keys``, or
     from the keys of their own section where ``model`` shows them: ``gap: {extra: 1}`` is not
-    offered ``intra``, a key the gap target does not take).
+    offered ``intra``, a key the gap target does not take). A key of another section is told
+    to check its indent with ``indent_hint``.
 
     A required key that is missing because it was misspelt is said once, at the misspelling
     (``node: unknown key (did you mean nodes?)``), not also as ``nodes: Field required``."""
@@ -1080,10 +1091,10 @@ def problems_from(
                 continue
             if elsewhere_key(str(loc[-1]), error["loc"]):
                 continue  # said as a key of another section, not as a slip of a missing one
-            # a slip of a key stands for it; a key made of one with words added does not
-            # ('nodes_per_su' is offered nodes, and nodes, if missing, is said missing: review
-            # CD had found the missing line hidden)
-            for name in closest(str(loc[-1]), error["loc"], words=False):
+            # a slip of a key (difflib's ratio 0.8 or more: 'node', 'sytem') stands for it; a
+            # key less like it does not ('nodes_per_su' and 'nodes_count' are offered nodes,
+            # and nodes, if missing, is said missing: reviews CD and CH had found it hidden)
+            for name in closest(str(loc[-1]), error["loc"], cutoff=0.8, words=False):
                 suggested.add((*loc[:-1], name))
     problems = []
     for error in errors:
@@ -1102,11 +1113,14 @@ def problems_from(
                 # what this section does take: 'gap: {min_busbw: ...}' had been told only to
                 # check an indent that was right (a hostile-input review)
                 takes = candidates(error["loc"])
+                # re-indenting moves a design file's key to another section; a catalogue's
+                # link key in a system entry is in another list, not mis-indented (review CH)
+                indent = " (check its indent)" if indent_hint else ""
                 message = (
                     f"unknown key here (this section takes {', '.join(takes)}): a key of another "
-                    "section (check its indent)"
+                    f"section{indent}"
                     if takes != keys
-                    else "unknown key here: a key of another section (check its indent)"
+                    else f"unknown key here: a key of another section{indent}"
                 )
             elif own:
                 message = f"unknown key (did you mean {' or '.join(own)}?)"

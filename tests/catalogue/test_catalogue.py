@@ -556,6 +556,22 @@ def test_an_unknown_key_of_a_catalogue_file_is_offered_the_closest(tmp_path: Pat
     said = {(p.line, p.message) for p in info.value.problems}
     assert (4, "duplicate key 'id'") in said
     assert (5, "links[0].note: unknown key (did you mean notes?)") in said
+    # the keys a file writes are offered, not the fields' internal names (per_direction, not
+    # per_direction_Bps), and a link's key in a system entry is not told to check its indent:
+    # it belongs to another list (review CH)
+    path.write_text(
+        "schema: ibcalc-catalogue/1\nlinks:\n  - id: x\n    per_directon: 1GB/s\n"
+        "systems:\n  - id: s\n    efficiency: 0.9\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(CatalogueError) as info:
+        load_catalogue([path], use_env=False)
+    said = {(p.line, p.message) for p in info.value.problems}
+    assert (4, "links[0].per_directon: unknown key (did you mean per_direction?)") in said
+    (system,) = [m for line, m in said if line == 7]
+    assert system.startswith("systems[0].efficiency: unknown key here (this section takes ")
+    assert system.endswith("): a key of another section")
+    assert "per_direction_Bps" not in system
 
 
 def test_system_referencing_unknown_link_is_refused(tmp_path: Path, locate: Locate) -> None:

@@ -1960,6 +1960,13 @@ def test_a_key_with_words_added_leaves_the_missing_key_said(
         f"error: {added}:1:1: nodes: missing: this key is required",
         f"error: {added}:2:1: nodes_per_su: unknown key (did you mean nodes?)",
     ]
+    # so is a key with a short word added ('nodes_count': review CH found it hidden there)
+    count = write(tmp_path, "count.yaml", "name: x\nnodes_count: 32\nsystem: dgx-h100\n")
+    code, _, err = run(["check", str(count)], capsys)
+    assert err.splitlines() == [
+        f"error: {count}:1:1: nodes: missing: this key is required",
+        f"error: {count}:2:1: nodes_count: unknown key (did you mean nodes?)",
+    ]
     slip = write(tmp_path, "slip.yaml", "name: x\nnode: 32\nsystem: dgx-h100\n")
     code, _, err = run(["check", str(slip)], capsys)
     assert err.splitlines() == [f"error: {slip}:2:1: node: unknown key (did you mean nodes?)"]

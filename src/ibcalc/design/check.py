@@ -299,7 +299,9 @@ def name_problems(doc: Document, catalogue: Catalogue | None) -> list[Validation
 def _validated(doc: Document, catalogue: Catalogue | None) -> Design:
     names = name_problems(doc, catalogue)
     try:
-        design = validate(doc, Design, known_keys=KNOWN_KEYS, elsewhere=ELSEWHERE_KEYS)
+        design = validate(
+            doc, Design, known_keys=KNOWN_KEYS, elsewhere=ELSEWHERE_KEYS, indent_hint=True
+        )
     except InputFileError as exc:
         # one report: schema problems and unknown names, one per position
         taken = {(p.line, p.col) for p in exc.problems}
