@@ -6,6 +6,7 @@ Expected values are worked from the definitions: GB = 10^9 B, GiB = 2^30 B, 1 B 
 
 from __future__ import annotations
 
+import decimal
 import math
 from collections.abc import Callable
 
@@ -377,6 +378,23 @@ def test_a_time_in_ms_is_the_float_the_same_time_in_s_reads_as() -> None:
     assert parse_time("20us") == 2e-05  # 20 x 1e-6 is 1.9999999999999998e-05
     assert parse_time("1.5e3ms") == 1.5
     assert parse_time("7.0E-1 ns") == 7e-10
+    # minutes and hours too (review CH: 1.1 h had been 3960.0000000000005 s)
+    assert parse_time("1.1h") == parse_time("3960s") == 3960.0
+    assert parse_time("41.179min") == 2470.74
+    # rounded once past 28 digits (the default decimal precision had rounded twice)
+    long_s = "0.134365109748157116054123605408676667138934135437011718750001"
+    long_ms = "134.365109748157116054123605408676667138934135437011718750001"
+    assert parse_time(long_ms + " ms") == parse_time(long_s + " s") == 0.13436510974815713
+
+
+def test_a_time_does_not_depend_on_the_callers_decimal_context() -> None:
+    """A library caller's decimal precision of 3 had read 51.32505128205128 ms as 0.0513 s."""
+    with decimal.localcontext() as context:
+        context.prec = 3
+        assert parse_time("51.32505128205128ms") == 0.05132505128205128
+        assert parse_time("1.1h") == 3960.0
+        context.prec = 2  # quantize had raised InvalidOperation printing 262.5 GB/s
+        assert format_bandwidth(262.5e9) == "263 GB/s"
 
 
 @pytest.mark.parametrize("text", ["-5us", "nan", "inf us", "5 parsecs", "5 hours", "1e9 s"])

@@ -393,14 +393,8 @@ def parse_time(
             raise UnitError(
                 f"{what} {shown(raw)}: M is mega, not milli; write {match['num']}{unit.lower()}"
             )
-        if factor >= 1:
-            seconds *= factor
-        else:
-            # the decimal text divided exactly, then rounded once: 20 us is 2e-05 s, where
-            # 20 x 1e-6 is 1.9999999999999998e-05, and 51.32505128205128 ms is the float that
-            # 0.05132505128205128 s reads as (the float of the text divided by 1000 is one ulp
-            # below it, so one threshold passed in s and failed in ms: a review)
-            seconds = float(decimal.Decimal(match["num"]) / round(1 / factor))
+        if factor != 1:
+            seconds = _exact_time(match["num"], factor)
     if seconds < 0:
         raise UnitError(f"{what} {shown(raw)} is negative")
     if seconds == 0 and not allow_zero:
@@ -408,6 +402,21 @@ def parse_time(
     if seconds > MAX_TIME_S:
         raise UnitError(f"{what} {shown(raw)} is absurdly large")
     return seconds
+
+
+def _exact_time(number: str, factor: float) -> float:
+    """The decimal text ``number`` times a unit's ``factor`` (60, 3600, or 10^-k), worked out
+    exactly and rounded to a float once, whatever the caller's decimal context: 20 us is 2e-05 s
+    (20 x 1e-6 is 1.9999999999999998e-05), 51.32505128205128 ms is the float that
+    0.05132505128205128 s reads as, and 1.1 h is 3960 s (the float of the text times the
+    factor had been one ulp off, so one threshold passed in s and failed in ms or h: reviews CC,
+    CH)."""
+    value = decimal.Decimal(number)
+    # room for every digit of the product or quotient, so that neither rounds
+    exact = decimal.Context(prec=len(value.as_tuple().digits) + 8)
+    if factor >= 1:
+        return float(exact.multiply(value, round(factor)))
+    return float(exact.divide(value, round(1 / factor)))
 
 
 def gbps_from_Bps(bw_Bps: float) -> float:
@@ -483,8 +492,10 @@ def fixed(value: float, decimals: int) -> str:
     if not math.isfinite(value) or abs(value) >= 1e15:
         return f"{value:.{decimals}f}"
     # (float(): a numpy float64 prints its type in repr, which Decimal refuses)
-    step = decimal.Decimal(1).scaleb(-decimals)
-    exact = decimal.Decimal(repr(float(value))).quantize(step, decimal.ROUND_HALF_UP)
+    # a context of its own: a caller's precision of 2 had made quantize raise (review CH)
+    context = decimal.Context(prec=40, rounding=decimal.ROUND_HALF_UP)
+    step = decimal.Decimal(1).scaleb(-decimals, context)
+    exact = decimal.Decimal(repr(float(value))).quantize(step, context=context)
     return f"{exact:f}"
 
 
