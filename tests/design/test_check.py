@@ -231,6 +231,24 @@ def test_a_ratio_of_whole_numbers_prints_as_written(
         "1.25:1",
     ]
     assert "12.5% over the required <= 4:3" in lines  # (1.5 - 4/3) / (4/3)
+    # a decimal 12 digits write keeps them (1.015625 had printed as 65:64); one near 4/3 that is
+    # not it keeps its digits, and the prediction takes the digits that set it apart (it had
+    # printed '<= 4:3' failing against a declared 4:3, 'predicted 1.33:1'); a prediction equal
+    # to a ratio of whole numbers reads as it (review CH)
+    text = (
+        "name: o\nnodes: 4\nsystem: dgx-h100\nfabric: {oversubscription: '4:3'}\n"
+        "requirements:\n  - oversubscription: {max: 1.015625}\n"
+        "  - oversubscription: {max: 1.333333333333}\n  - oversubscription: {max: '4:3'}\n"
+    )
+    code, lines, _ = run(["check", str(write(tmp_path, "d.yaml", text))], capsys)
+    verdicts = [
+        line.split("  ")[2:4] for line in lines.splitlines() if line[:4] in ("PASS", "FAIL")
+    ]
+    assert verdicts == [
+        ["oversubscription (worst tier) <= 1.015625:1", "predicted 1.33:1"],
+        ["oversubscription (worst tier) <= 1.333333333333:1", "predicted 1.3333333333333:1"],
+        ["oversubscription (worst tier) <= 4:3", "predicted 4:3"],
+    ]
 
 
 def test_a_margin_of_a_floats_last_place_prints_in_powers_of_ten() -> None:

@@ -154,31 +154,41 @@ def _quantities(f: Finding) -> tuple[str, str]:
         suffix, factor = unit, 1 / size
         usual = _figure(f.predicted * factor, 3) + suffix
     truth = (f.predicted > f.required) - (f.predicted < f.required)
+    if truth == 0 and f.unit == "down:up":
+        # a prediction equal to the requirement reads as it does ('4:3', not 1.333333333333333:1)
+        return required, required
 
     def agrees(text: str) -> bool:
         number, _, its_factor = _split(text)
         shown = number / its_factor
-        if abs(shown - f.required) <= 1e-9 * abs(f.required):
-            return truth == 0  # printed level with the requirement (5.43 / 1e3 vs 0.00543)
+        # printed level with the requirement, but for the scaling's rounding (5.43 / 1e3 vs
+        # 0.00543); 1e-9 of it had called 1.3333333333333333 level with 1.333333333333
+        if abs(shown - f.required) <= 4 * math.ulp(f.required):
+            return truth == 0
         return (shown > f.required) - (shown < f.required) == truth
 
     if agrees(usual):
         return usual, required
-    for digits in range(3, 13):
+    # up to 17 digits, which tell any two floats apart (a requirement of 13 digits near 4/3
+    # had left the prediction printed level with it below it: review CH)
+    for digits in range(3, 18):
         text = _figure(f.predicted * factor, digits) + suffix
         if agrees(text):
             return text, required
-    return usual, required  # pragma: no cover - 12 digits tell any two floats apart that matter
+    return usual, required  # pragma: no cover - 17 digits tell any two floats apart
 
 
 def _required_ratio(value: float) -> str:
-    """A required down:up ratio as written: ``1.5:1``, or a ratio of whole numbers where its
-    decimal form does not end (``4:3``, which had printed as ``1.33333333333:1``: a review)."""
+    """A required down:up ratio: ``1.5:1`` (``1.015625:1``) where 12 digits write it, else a
+    ratio of whole numbers where one is the value to the bit (``4:3``, which had printed as
+    ``1.33333333333:1``: review CC; a decimal of 13 digits near 4/3 keeps its digits, review
+    CH: it had printed as ``4:3`` and failed against a declared 4:3)."""
     text = _figure(value, 12)
-    if len(text.replace(".", "")) > 6:
+    if float(text) != value:
         fraction = Fraction(value).limit_denominator(10_000)
-        if math.isclose(fraction, value, rel_tol=1e-12):
+        if fraction.numerator / fraction.denominator == value:
             return f"{fraction.numerator}:{fraction.denominator}"
+        text = repr(value)
     return f"{text}:1"
 
 
