@@ -121,6 +121,12 @@ INVALID = [
     # review CC: the schema had passed a name of spaces, which the loader refuses
     ("blank name", "name: '   '\nnodes: 4\nsystem: dgx-h100\n"),
     ("tab name", 'name: "\\t"\nnodes: 4\nsystem: dgx-h100\n'),
+    # characters one of Python and JavaScript calls space and the other not, a control
+    # character, a zero-width space (review CH: the schema and check had split on them)
+    ("file separator name", 'name: "\\x1c"\nnodes: 4\nsystem: dgx-h100\n'),
+    ("next line name", 'name: "\\x85"\nnodes: 4\nsystem: dgx-h100\n'),
+    ("byte order mark name", 'name: "\\ufeff"\nnodes: 4\nsystem: dgx-h100\n'),
+    ("zero width name", 'name: "\\u200b "\nnodes: 4\nsystem: dgx-h100\n'),
 ]
 
 

@@ -155,8 +155,8 @@ def _needs_unit(
         if isinstance(value, float) and not math.isfinite(value):
             # YAML reads 1.0e+400 as inf: "time inf needs a unit" had hidden why (a review)
             raise ValueError(
-                f"{what} {shown(value)} is not a finite number (YAML reads 1.0e+400 as inf): "
-                f"give it with a unit (e.g. {example})"
+                f"{what} {shown(value)} is not a finite number (YAML reads .inf, .nan and a "
+                "number too large for a float so)"
             )
         if isinstance(value, int | float) or (
             isinstance(value, str) and re.fullmatch(r"\s*[-+0-9.eE]+\s*", value)
@@ -683,9 +683,19 @@ else:
     )
 
 
+#: A character a name shows: none of the characters Python or JavaScript (an editor's JSON
+#: Schema) call space, control characters or zero-width ones. One class, written so that both
+#: regex engines read it alike (Python's strip() and JavaScript's \\S had disagreed on U+001C,
+#: U+0085 and U+FEFF: review CH).
+VISIBLE_PATTERN = (
+    "[^\\t\\n\\v\\f\\r \\x00-\\x1f\\x7f-\\x9f\\u00a0\\u1680\\u2000-\\u200d"
+    "\\u2028\\u2029\\u202f\\u205f\\u2060\\u3000\\ufeff]"
+)
+
+
 def _visible(name: str) -> str:
     """A design's name shows in every report header: spaces alone printed none."""
-    if not name.strip():
+    if not re.search(VISIBLE_PATTERN, name):
         raise ValueError("the name is blank: give it a visible character")
     return name
 
@@ -700,7 +710,7 @@ class Design(_NullIsOmitted):
         max_length=200,
         description="Name shown in reports.",
         # a visible character, as _visible asks (the schema had passed '   ': a review)
-        json_schema_extra={"pattern": r"\S"},
+        json_schema_extra={"pattern": VISIBLE_PATTERN},
     )
     description: str | None = None
     nodes: StrictInt = Field(ge=1, le=MAX_GPUS, description="Number of nodes (GB200: trays).")
