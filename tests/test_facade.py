@@ -14,11 +14,12 @@ from typing import Any
 import pytest
 
 from ibcalc.catalogue.cost_params import builtin_cost_params
-from ibcalc.catalogue.load import find_link
+from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.catalogue.releases import for_release
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
+from ibcalc.design.check import check_design
 from ibcalc.engine.band import time_range
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Estimate, Protocol
@@ -910,6 +911,9 @@ def test_an_argument_of_the_wrong_kind_is_named_with_the_kind_expected(
         assert isinstance(info.value, TypeError)
 
 
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "failing-requirement.yaml"
+
+
 def test_switches_take_true_or_false_only(builtin_catalogue: Catalogue) -> None:
     """sharp_what_if="no" had run the what-if ("no" is truthy) and collectives="x" had resolved
     a cluster for collectives: a switch given anything but a bool is a WrongTypeError."""
@@ -926,6 +930,24 @@ def test_switches_take_true_or_false_only(builtin_catalogue: Catalogue) -> None:
         (
             lambda: resolve_cluster(builtin_catalogue, ClusterSpec(), collectives="x"),  # type: ignore[arg-type]
             "collectives must be a bool, not str (True or False)",
+        ),
+        # and the design check's and catalogue's switches (review CH: pessimistic="no" had
+        # judged the pessimistic end, builtin=0 had left the built-in catalogue out)
+        (
+            lambda: check_design(EXAMPLE, builtin_catalogue, pessimistic="no"),  # type: ignore[arg-type]
+            "pessimistic must be a bool, not str (True or False)",
+        ),
+        (
+            lambda: check_design(EXAMPLE, builtin_catalogue, allow_empty=None),  # type: ignore[arg-type]
+            "allow_empty must be a bool, not NoneType (True or False)",
+        ),
+        (
+            lambda: load_catalogue(builtin=0),  # type: ignore[arg-type]
+            "builtin must be a bool, not int (True or False)",
+        ),
+        (
+            lambda: load_catalogue(use_env="no"),  # type: ignore[arg-type]
+            "use_env must be a bool, not str (True or False)",
         ),
     ]
     for call, words in cases:

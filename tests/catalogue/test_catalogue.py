@@ -857,6 +857,9 @@ def test_unknown_system_suggests_the_closest(builtin_catalogue: Catalogue) -> No
         # H800 and H20 presets, and 'h200' with hgx-b200 and h20-8)
         ("h100-8", ["bm-gpu-h100-8", "dgx-h100", "azure-nd-h100-v5"]),
         ("h200", ["hgx-h200", "aws-p5e", "aws-p5en"]),
+        # full-width text is read as suggest() reads it (review CH)
+        ("\uff48\uff12\uff10\uff10", ["hgx-h200", "aws-p5e", "aws-p5en"]),
+        ("\uff48\uff11\uff10\uff10\uff0d\uff18", ["bm-gpu-h100-8", "dgx-h100", "azure-nd-h100-v5"]),
         ("dgx-h1000", ["dgx-h100", "dgx-h200", "dgx-a100"]),
         # a word without a digit orders what a model found: the PCIe presets first (review CD:
         # the SXM servers had come first); a memory size is no model (dgx-h100 had come second

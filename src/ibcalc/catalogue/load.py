@@ -522,6 +522,8 @@ def load_catalogue(
     (its parent class) for a file that cannot be read or parsed as YAML.
     """
     extra = input_paths(extra, argument="extra", each="a catalogue file")
+    expect_type(use_env, bool, "use_env", "True or False")  # "no" is truthy (review CH)
+    expect_type(builtin, bool, "builtin", "True or False")
     # each file with whether the variable named it; one named twice is read where named last,
     # and is the variable's only if that naming is (review BR: the label had followed spelling)
     named: list[tuple[str | Path, bool]] = [(p, True) for p in env_paths(ENV_VAR) if use_env]
@@ -880,6 +882,9 @@ def find_system(catalogue: Catalogue, name: str) -> System:
     elsewhere = _elsewhere(catalogue, key, "system")  # systems show ndr had suggested ndv5
     if elsewhere is not None:
         raise UnknownNameError("system", name, [], elsewhere=elsewhere)
+    # the suggestions read the name as suggest() does, compatibility forms folded (full-width
+    # h200 had kept difflib's offers: review CH)
+    key = unicodedata.normalize("NFKC", key).lower()
     worded = _gpu_word_systems(catalogue, key)
     owner = {n: system.id for system in catalogue.systems for n in system.names}
     close = _suggest_entries(key, entries)

@@ -1337,6 +1337,9 @@ def check_design(
     """
     expect_type(catalogue, Catalogue, "catalogue", "load_catalogue() makes one")
     _expect_arguments(source, catalogue, params=params)
+    # "no" is truthy: pessimistic="no" had judged the pessimistic end (review CH)
+    expect_type(pessimistic, bool, "pessimistic", "True or False")
+    expect_type(allow_empty, bool, "allow_empty", "True or False")
     design, doc = load_design(source, catalogue=catalogue)
     resolved = _resolve(design, doc, catalogue)
     if not allow_empty and not design.requirements:
