@@ -30,3 +30,11 @@ def test_the_memo_starts_afresh_past_its_size() -> None:
     memo.get(3, (), lambda: calls.append(30) or 30)  # still there
     memo.get(1, (), lambda: calls.append(10) or 10)  # gone: made again
     assert calls == [1, 2, 3, 10]
+
+
+def test_owners_of_another_count_are_a_miss() -> None:
+    memo: IdentityMemo[int] = IdentityMemo()
+    owner = object()
+    assert memo.get("k", (owner,), lambda: 1) == 1
+    assert memo.get("k", (owner, owner), lambda: 2) == 2
+    assert memo.get("k", (owner, owner), lambda: 3) == 2

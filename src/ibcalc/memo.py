@@ -9,6 +9,7 @@ for it. Past ``size`` entries the memo starts afresh: a layout search builds a f
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable, Hashable
 from typing import Generic, TypeVar
 
@@ -28,7 +29,13 @@ class IdentityMemo(Generic[V]):
     def get(self, key: Hashable, owners: tuple[object, ...], make: Callable[[], V]) -> V:
         """The memoised value, made by ``make`` on a miss."""
         hit = self._entries.get(key)
-        if hit is not None and all(a is b for a, b in zip(hit[0], owners, strict=True)):
+        # the owners compared one by one in C (operator.is_), not by a generator: a layout
+        # search asks tens of thousands of times
+        if (
+            hit is not None
+            and len(hit[0]) == len(owners)
+            and all(map(operator.is_, hit[0], owners))
+        ):
             return hit[1]
         value = make()
         if len(self._entries) >= self._size:
