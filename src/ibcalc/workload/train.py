@@ -481,11 +481,22 @@ def _plan_on(
     )
 
 
+class _Flops(NamedTuple):
+    """A token's training FLOPs and the compute note's words for them (:func:`_flops`)."""
+
+    per_token: float
+    #: what the FLOPs per token count, and why (the note's closing parenthesis)
+    counted: str
+    why: str
+    #: the TFLOP/s rate as the note writes it
+    rate: str
+
+
 @dataclasses.dataclass
 class _Shared:
     """What the layouts of one search (one cluster, one job) work out once: each group's
-    placement, the plan of each collective on it, each plan's quick cost at each size, and the
-    plan of each TP collective inside one domain."""
+    placement, the plan of each collective on it, each plan's quick cost at each size, the
+    plan of each TP collective inside one domain, and what follows from the model alone."""
 
     placements: dict[_Group, Placement] = dataclasses.field(default_factory=dict)
     plans: dict[tuple[_Group, Collective, DType], CollectivePlan] = dataclasses.field(
@@ -493,6 +504,11 @@ class _Shared:
     )
     inside: dict[tuple[int, Collective], CollectivePlan] = dataclasses.field(default_factory=dict)
     costs: dict[tuple[CollectivePlan, float], QuickCost] = dataclasses.field(default_factory=dict)
+    #: of the job's model (one for every layout): its shape warnings, the MoE layers of each
+    #: pipeline stage by (pp, virtual stages), and a token's FLOPs by (sequence length, TFLOP/s)
+    shape_warnings: list[str] | None = None
+    moe_stages: dict[tuple[int, int], list[int]] = dataclasses.field(default_factory=dict)
+    flops: dict[tuple[int, float], _Flops] = dataclasses.field(default_factory=dict)
 
 
 def _per_stage(count: int, pp: int, what: str, notes: list[str]) -> int:
@@ -506,7 +522,9 @@ def _per_stage(count: int, pp: int, what: str, notes: list[str]) -> int:
     return math.ceil(count / pp)
 
 
-def _moe_per_stage(model: ModelSpec, pp: int, virtual: int, notes: list[str]) -> int:
+def _moe_per_stage(
+    model: ModelSpec, pp: int, virtual: int, notes: list[str], shared: _Shared
+) -> int:
     """MoE layers of the pipeline stage that holds the most of them. A model's dense layers come
     first (:func:`~ibcalc.workload.memory.stage_layers`, as its memory is counted), so the
     busiest stage is not always ``ceil(moe / pp)``: DeepSeek-V3's 3 dense and 58 MoE layers over
@@ -515,7 +533,10 @@ def _moe_per_stage(model: ModelSpec, pp: int, virtual: int, notes: list[str]) ->
     count = model.moe_layer_count()
     if pp == 1 or model.layers is None or model.moe_layers is None:
         return _per_stage(count, pp, "MoE layers", notes)
-    per_stage = [stage_layers(model, pp, k, virtual)[1] for k in range(pp)]
+    per_stage = shared.moe_stages.get((pp, virtual))
+    if per_stage is None:  # once per pipeline shape of a search
+        per_stage = [stage_layers(model, pp, k, virtual)[1] for k in range(pp)]
+        shared.moe_stages[(pp, virtual)] = per_stage
     busiest = max(per_stage)
     if busiest * pp != count:
         note = (
@@ -529,7 +550,7 @@ def _moe_per_stage(model: ModelSpec, pp: int, virtual: int, notes: list[str]) ->
     return busiest
 
 
-def _check(spec: TrainSpec, cluster: ResolvedCluster, warnings: list[str]) -> None:
+def _check(spec: TrainSpec, cluster: ResolvedCluster, warnings: list[str], shared: _Shared) -> None:
     par, model = spec.parallel, spec.model
     if par.world != cluster.ranks:
         raise WorkloadError(
@@ -554,7 +575,9 @@ def _check(spec: TrainSpec, cluster: ResolvedCluster, warnings: list[str]) -> No
             field="ep",
         )
     warnings.extend(model.tp_warnings(par.tp))
-    warnings.extend(model.shape_warnings())
+    if shared.shape_warnings is None:  # the model's, the same for every layout of a search
+        shared.shape_warnings = model.shape_warnings()
+    warnings.extend(shared.shape_warnings)
     v = spec.virtual_stages
     if v > 1:
         if par.pp == 1:
@@ -722,7 +745,7 @@ def _train_step_in(
 ) -> TrainResult:
     b = _Builder(catalogue, cluster, spec, params, quick=quick, shared=shared)
     b.dp_last = dp_last
-    _check(spec, cluster, b.warnings)
+    _check(spec, cluster, b.warnings, b.shared)
     par, model = spec.parallel, spec.model
     sites = cluster.topology.sites
     dp_site = par.dp // sites
@@ -773,7 +796,7 @@ def _train_step_in(
     # it (Korthikanti et al. 2022, arXiv:2205.05198, section 5: an extra forward pass)
     forwards = 2 if spec.recompute is Recompute.FULL else 1
 
-    forward_s, backward_s = _compute(spec, seq=seq, m=m, notes=b.notes)
+    forward_s, backward_s = _compute(spec, seq=seq, m=m, notes=b.notes, shared=b.shared)
     if spec.tflops is not None:
         system = cluster.system
         peak = system.gpu_peak_tflops if system is not None else None
@@ -862,7 +885,7 @@ def _train_step_in(
     if par.ep > 1:
         hidden = model.need("hidden", "expert parallelism")
         top_k = model.need("top_k", "expert parallelism")
-        moe = _moe_per_stage(model, par.pp, spec.virtual_stages, b.notes)
+        moe = _moe_per_stage(model, par.pp, spec.virtual_stages, b.notes, b.shared)
         tokens = mb * s_local // (par.tp if spec.sequence_parallel else 1)
         size = float(tokens * top_k * hidden * act)
         if par.tp > 1 and not spec.sequence_parallel:
@@ -1089,7 +1112,7 @@ def _cluster_notes(cluster: ResolvedCluster, phases: Sequence[Phase]) -> list[st
 
 
 def _compute(
-    spec: TrainSpec, *, seq: int, m: int, notes: list[str]
+    spec: TrainSpec, *, seq: int, m: int, notes: list[str], shared: _Shared
 ) -> tuple[float | None, float | None]:
     """Forward and backward compute per step per GPU, from --backward-time or --tflops."""
     model, par = spec.model, spec.parallel
@@ -1112,9 +1135,10 @@ def _compute(
         return forward, backward
     if spec.tflops is not None:
         tokens = spec.micro_batch * seq * m
-        attention = model.attention_flops_per_token(seq)
-        matmul = model.matmul_params  # once: a layout search asks for thousands of layouts
-        per_token = FLOPS_PER_PARAM_TOKEN * matmul + (attention or 0.0)
+        key = (seq, spec.tflops)
+        flops_of = shared.flops.get(key)
+        if flops_of is None:  # once a search: every layout's note has the same words
+            flops_of = shared.flops[key] = _flops(model, seq, spec.tflops)
         # 1F1B runs at the pace of its busiest stage: with layers that do not split evenly,
         # ceil(layers / pp) of them, not the average (80 over 36 stages: 3, not 2.2)
         share_text = "/ (tp x pp x cp)"
@@ -1126,42 +1150,52 @@ def _compute(
                 f"x {busiest}/{model.layers} of the layers (the busiest of {par.pp} stages) / "
                 "(tp x cp)"
             )
-        flops = per_token * tokens * stage_share / (par.tp * par.cp)
+        flops = flops_of.per_token * tokens * stage_share / (par.tp * par.cp)
         total = flops / (spec.tflops * 1e12)
         forward = total / (1 + BACKWARD_OVER_FORWARD)
         backward = total - forward + (forward if full else 0.0)
-        params_part = f"6 x {_about(matmul)} params"
-        if matmul < model.flops_params:
-            params_part += (
-                f" ({_about(model.flops_params)} less the {_about(model.embedding_params)} "
-                "input embedding, a lookup)"
-            )
-        elif not model.embedding_params:
-            # a model given by its count alone: the embedding cannot be taken off (a review)
-            params_part += " (the input embedding, a lookup, not taken off: give {vocab})"
-        if attention is None:
-            per_token_text = params_part
-            why = (
-                "the attention's score and value products not counted: give {layers}, "
-                "{heads} and {hidden}"
-            )
-        else:
-            head, rope = model.head_dim_or_derived, model.rope_head_dim
-            width = f"({head} + {rope} + {head})" if rope else f"2 x {head}"
-            per_token_text = f"({params_part} + {_about(attention)} attention FLOPs) per token"
-            why = (
-                f"the attention's score and value products, 6 x {model.layers} layers x "
-                f"{model.heads} heads x {width} x {seq:,} context, {attention / per_token:.0%} "
-                "of the total; PaLM's count"
-            )
         notes.append(
-            f"compute from {per_token_text} x {tokens} tokens per replica {share_text} at "
-            f"{tflops_text(spec.tflops)} TFLOP/s per GPU"
+            f"compute from {flops_of.counted} x {tokens} tokens per replica {share_text} at "
+            f"{flops_of.rate} TFLOP/s per GPU"
             + (", x 8/6 (full recompute runs the forward again in the backward)" if full else "")
-            + f" = {format_time(forward + backward)} per step ({why})"
+            + f" = {format_time(forward + backward)} per step ({flops_of.why})"
         )
         return forward, backward
     return None, None
+
+
+def _flops(model: ModelSpec, seq: int, tflops: float) -> _Flops:
+    """Training FLOPs per token of ``model`` at ``seq`` tokens of context (6 x the parameters a
+    token multiplies with, and the attention's products), and the compute note's words for them
+    and for the rate ``tflops``."""
+    attention = model.attention_flops_per_token(seq)
+    matmul = model.matmul_params
+    per_token = FLOPS_PER_PARAM_TOKEN * matmul + (attention or 0.0)
+    params_part = f"6 x {_about(matmul)} params"
+    if matmul < model.flops_params:
+        params_part += (
+            f" ({_about(model.flops_params)} less the {_about(model.embedding_params)} "
+            "input embedding, a lookup)"
+        )
+    elif not model.embedding_params:
+        # a model given by its count alone: the embedding cannot be taken off (a review)
+        params_part += " (the input embedding, a lookup, not taken off: give {vocab})"
+    if attention is None:
+        counted = params_part
+        why = (
+            "the attention's score and value products not counted: give {layers}, "
+            "{heads} and {hidden}"
+        )
+    else:
+        head, rope = model.head_dim_or_derived, model.rope_head_dim
+        width = f"({head} + {rope} + {head})" if rope else f"2 x {head}"
+        counted = f"({params_part} + {_about(attention)} attention FLOPs) per token"
+        why = (
+            f"the attention's score and value products, 6 x {model.layers} layers x "
+            f"{model.heads} heads x {width} x {seq:,} context, {attention / per_token:.0%} "
+            "of the total; PaLM's count"
+        )
+    return _Flops(per_token, counted, why, tflops_text(tflops))
 
 
 def tflops_text(tflops: float) -> str:
