@@ -1622,19 +1622,35 @@ def _ranges(
     """(communication, exposed communication) likely ranges: every phase at its range's low end,
     then at its high end, hidden under the same windows as :func:`_apply_overlap` hides them;
     (None, None) when a phase has no range."""
-    ranges = [p.total_s_range for p in phases]
-    if any(r is None for r in ranges):
-        return None, None
-    ends: list[tuple[float, float]] = []
-    for end in (0, 1):
-        items = [(r[end], p.overlaps) for p, r in zip(phases, ranges, strict=True) if r]
-        busy = _window_busy(items, windows)
-        comm = sum(total for total, _ in items)
-        exposed = sum(total for total, window in items if window not in busy) + sum(
-            max(0.0, t - windows[w]) for w, t in busy.items()
-        )
-        ends.append((comm, exposed))
-    return (ends[0][0], ends[1][0]), (ends[0][1], ends[1][1])
+    lows: list[float] = []
+    highs: list[float] = []
+    for p in phases:
+        span = p.time_s_range
+        if span is None:
+            return None, None
+        # Phase.total_s_range, without building its tuple (once a layout of a search)
+        lows.append(span[0] * p.count)
+        highs.append(span[1] * p.count)
+    overlaps = [p.overlaps for p in phases]
+    low, high = (_comm_exposed(totals, overlaps, windows) for totals in (lows, highs))
+    return (low[0], high[0]), (low[1], high[1])
+
+
+def _comm_exposed(
+    totals: Sequence[float], overlaps: Sequence[str | None], windows: Mapping[str, float]
+) -> tuple[float, float]:
+    """The communication of phases of ``totals`` each and the part of it exposed: a phase under
+    a window with compute (``overlaps``) is hidden as :func:`_window_busy` says, any other
+    exposed in full."""
+    busy: dict[str, float] = {}
+    exposed: list[float] = []
+    for total, window in zip(totals, overlaps, strict=True):
+        if window is not None and window in windows:
+            busy[window] = busy.get(window, 0.0) + total
+        else:
+            exposed.append(total)
+    hidden = [max(0.0, t - windows[w]) for w, t in busy.items()]
+    return sum(totals), sum(exposed) + sum(hidden)
 
 
 def _window_busy(
