@@ -1097,9 +1097,18 @@ def problems_from(
             for name in closest(str(loc[-1]), error["loc"], cutoff=0.8, words=False):
                 suggested.add((*loc[:-1], name))
     problems = []
+    # a tuple whose items all failed is also said to be too short (pydantic counts only the
+    # items that passed): 'modes: needs at least 1 item' beside the two modes given (review CH)
+    failed_within = {tuple(e["loc"][:i]) for e in errors for i in range(len(e["loc"]))}
     for error in errors:
         loc = (*prefix, *error["loc"])
         if error["type"] == "missing" and loc in suggested:
+            continue
+        if (
+            error["type"] == "too_short"
+            and tuple(error["loc"]) in failed_within
+            and len(error.get("input") or ()) >= error.get("ctx", {}).get("min_length", 0)
+        ):
             continue
         line, col = doc.locate(loc)
         where = _format_loc(loc) or "document"

@@ -132,6 +132,28 @@ def test_a_switch_states_its_network() -> None:
     )
 
 
+def test_items_that_fail_are_not_also_too_few() -> None:
+    """Pydantic counts only a tuple's items that passed, so a switch's two modes with a typo
+    each had also been 'modes: needs at least 1 item', and its one switch 'switches: needs at
+    least 1 item' (review CH); a list short of its minimum is still said to be."""
+    text = GOOD.replace(
+        "    modes: [{ports: 64, rate_gbps: 400}]\n",
+        "    modes:\n      - {ports: 40, rate_gbps: 200, rate: 1}\n"
+        "      - {port: 80, rate_gbps: 100}\n",
+    )
+    with pytest.raises(CatalogueError) as info:
+        load_switches("s.yaml", text=text)
+    assert [str(p) for p in info.value.problems] == [
+        "s.yaml:7:37: switches[0].modes[0].rate: unknown key (did you mean rate_gbps?)",
+        "s.yaml:8:10: switches[0].modes[1].port: unknown key (did you mean ports?)",
+    ]
+    with pytest.raises(CatalogueError) as info:
+        load_switches("s.yaml", text=GOOD.replace("[{ports: 64, rate_gbps: 400}]", "[]"))
+    assert [str(p) for p in info.value.problems] == [
+        "s.yaml:6:5: switches[0].modes: needs at least 1 item"
+    ]
+
+
 def test_a_minimal_file_loads() -> None:
     catalogue = load_switches("s.yaml", text=GOOD)
     assert catalogue.find("A").modes[0].rate_Bps == 50 * GB
