@@ -846,6 +846,11 @@ def test_printed_figures_agree_with_the_verdict(
     assert finding_message(finding(53.2345e-3, 53.234485e-3)).startswith(
         "time 53.2345 ms, 0.00003% over the required <= 53.234485 ms;"
     )
+    # a requirement 12 digits cannot give back keeps its digits, up to 17 (8.9999999999999
+    # had printed as '<= 9x' failing beside 'predicted 9.00x': review CI)
+    assert finding_message(finding(53.2345e-3, 51.32505128205128e-3)).startswith(
+        "time 53.2 ms, 3.7% over the required <= 51.32505128205128 ms;"
+    )
     # ratios print to three figures: 8.951 passing <= 8.96 reads 8.95x
     with_gap = TWO_NODES + "  - gap: {max_ratio: 10}\n"
     gap = check_design(write(tmp_path, "g.yaml", with_gap), builtin_catalogue).findings[-1]
@@ -859,6 +864,9 @@ def test_printed_figures_agree_with_the_verdict(
 
     assert "8.95x, required <= 8.96x (margin +0.1%)" in finding_message(ratio(8.951, 8.96))
     assert "9.04x, 0.4% over the required <= 9x" in finding_message(ratio(9.04, 9.0))
+    assert "9.00x, 0.000000000001% over the required <= 8.9999999999999x" in finding_message(
+        ratio(9.0, 8.9999999999999)
+    )
     assert "9.00x, 0.01% over the required <= 8.999x" in finding_message(ratio(9.0, 8.999))
     # the label keeps the requirement's digits too (it had read '<= 9x' for 8.99999999)
     from ibcalc.render.check import finding_requirement
@@ -2039,6 +2047,24 @@ def test_junit_names_two_requirements_that_print_alike_apart(
         )
     ]
     assert len(set(cases)) == len(cases)
+    # a requirement repeated through an alias shares its anchor's place: the ones left alike
+    # are numbered; and names are told apart as the XML writes them (U+2028 and the text
+    # '\u2028' are written alike: review CI)
+    alias = write(
+        tmp_path,
+        "alias.yaml",
+        "name: a\nnodes: 2\nsystem: dgx-h100\nrequirements:\n"
+        "  - &r {allreduce: {size: 1GB, max_time: 1s}}\n  - *r\n  - *r\n",
+    )
+    line_sep = write(tmp_path, "ls.yaml", TWO_NODES.replace("two-dgx", '"x\\u2028y"'))
+    text_sep = write(tmp_path, "ts.yaml", TWO_NODES.replace("two-dgx", "'x\\u2028y'"))
+    code, out, _ = run(
+        ["check", str(alias), str(line_sep), str(text_sep), "--format", "junit"], capsys
+    )
+    cases = [(c.get("classname"), c.get("name")) for c in ET.fromstring(out).iter("testcase")]
+    assert len(set(cases)) == len(cases) == 3 + 4
+    assert cases[1][1].endswith(" #1")
+    assert cases[2][1].endswith(" #2")
 
 
 @pytest.mark.parametrize(

@@ -139,7 +139,7 @@ def _quantities(f: Finding) -> tuple[str, str]:
     if f.unit == "switches":
         return format_quantity(f.predicted, f.unit), format_quantity(f.required, f.unit)
     _, suffix, factor = _split(format_quantity(f.required, f.unit))
-    required = _figure(f.required * factor, 12) + suffix
+    required = _required_figure(f.required, factor) + suffix
     if f.unit == "down:up":
         required = _required_ratio(f.required)
     usual = format_quantity(f.predicted, f.unit)
@@ -148,7 +148,7 @@ def _quantities(f: Finding) -> tuple[str, str]:
         # the prediction in the requirement's binary unit too: '>= 350.5 GiB/s' beside
         # 'predicted 360 GB/s' had read as a wrong FAIL (350.5 GiB/s is 376 GB/s; a review)
         suffix, factor = binary
-        required = _figure(f.required * factor, 12) + suffix
+        required = _required_figure(f.required, factor) + suffix
         # the prediction in the binary unit of its own size (a tiny one had read '0 GiB/s')
         unit, size = next(((u, s) for u, s in _BINARY_RATES if f.predicted >= s), _BINARY_RATES[-1])
         suffix, factor = unit, 1 / size
@@ -176,6 +176,18 @@ def _quantities(f: Finding) -> tuple[str, str]:
         if agrees(text):
             return text, required
     return usual, required  # pragma: no cover - 17 digits tell any two floats apart
+
+
+def _required_figure(required: float, factor: float) -> str:
+    """A requirement in a unit ``factor`` times SI, to 12 significant digits, or to as many up
+    to 17 as give it back where 12 do not (8.9999999999999 had printed as 9, failing beside a
+    prediction printed 9.00: review CI): the digits it was written with."""
+    text = ""
+    for digits in range(12, 18):
+        text = _figure(required * factor, digits)
+        if abs(float(text) / factor - required) <= math.ulp(required):
+            break
+    return text
 
 
 def _required_ratio(value: float) -> str:
@@ -756,7 +768,9 @@ def _junit_names(findings: Sequence[Finding]) -> dict[int, str]:
     report: two requirements that print alike (51.3ms and 0.0513s) would be one test to a
     consumer that keys cases by classname and name, so such a name gains its line (review CC),
     then its column where they share a line (a flow-style list), then its file where designs
-    of two files share a name (review CF)."""
+    of two files share a name (review CF), then its place among those left alike (a requirement
+    repeated through a YAML alias has its anchor's place: review CI). Names are compared as
+    written into the XML, escapes made."""
 
     def forms(f: Finding) -> list[str]:
         plain = finding_requirement(f)
@@ -769,16 +783,24 @@ def _junit_names(findings: Sequence[Finding]) -> dict[int, str]:
             f"{plain} ({f.file}, line {f.line}, col {f.col})",
         ]
 
+    def written(f: Finding, name: str) -> tuple[str, str]:
+        return _xml_text(f"ibcalc.{f.design}"), _xml_text(name)
+
     names: dict[int, str] = {}
     pending = list(findings)
     level = 0
     while pending:
         keyed = [(f, forms(f)[min(level, len(forms(f)) - 1)]) for f in pending]
-        counts = Counter((f.design, name) for f, name in keyed)
+        counts = Counter(written(f, name) for f, name in keyed)
         last = all(level >= len(forms(f)) - 1 for f in pending)
+        seen: Counter[tuple[str, str]] = Counter()
         for f, name in keyed:
-            if counts[(f.design, name)] == 1 or last:
+            key = written(f, name)
+            if counts[key] == 1:
                 names[id(f)] = name
+            elif last:
+                seen[key] += 1
+                names[id(f)] = f"{name} #{seen[key]}"
         pending = [f for f in pending if id(f) not in names]
         level += 1
     return names
