@@ -131,6 +131,15 @@ def test_a_duplicate_under_aliases_is_said_once_and_kept_past_a_later_refusal(
     assert [(p.line, p.col, p.message) for p in info.value.problems] == [
         (1, 16, "duplicate key 'x'")
     ]
+    # a key repeated through an alias (*k) is said in each mapping, at the mapping (the alias
+    # has no place of its own; review CI had found three mappings' duplicates said once)
+    keyed = "a: {&k x: 1, *k: 2}\nb: {*k: 1, *k: 2}\nc:\n  x: 1\n  *k : 3\n"
+    with pytest.raises(InputFileError) as info:
+        load_yaml(_write(tmp_path, keyed))
+    assert [(p.line, p.col, p.message) for p in info.value.problems] == [
+        (line, col, "duplicate key 'x' (written through an alias)")
+        for line, col in ((1, 4), (2, 4), (4, 3))
+    ]
     stopped = "name: d\nname: e\ntrue: 1\n"
     with pytest.raises(InputFileError) as info:
         load_yaml(_write(tmp_path, stopped), defer_duplicates=True)

@@ -299,8 +299,8 @@ class _Budget:
         self.seen: set[int] = set()
         #: every duplicate key, reported together (the first had hidden the others: a review)
         self.duplicates: list[ValidationProblem] = []
-        #: the (line, column) of each duplicate key reported
-        self.duplicated: set[tuple[int, int]] = set()
+        #: each (mapping node's id, key) reported as a duplicate
+        self.duplicated: set[tuple[int, Any]] = set()
 
 
 def _syntax_problem(path: str, exc: yaml.MarkedYAMLError) -> InputFileError:
@@ -385,6 +385,8 @@ def _build(
                 raise _problem(
                     doc.path, key_node.start_mark, "YAML merge keys (<<) are not allowed"
                 )
+            # a key written as an alias (*k) has its anchor's place, not its own
+            aliased_key = id(key_node) in budget.seen
             key = _build(
                 key_node, (*loc, "<key>"), doc, budget, depth + 1, constructor=constructor, at=at
             )
@@ -400,13 +402,18 @@ def _build(
             if not isinstance(key, str | int | float):
                 raise _problem(doc.path, key_node.start_mark, "mapping keys must be plain scalars")
             if key in result:
-                # once, though an anchored mapping is built again at every alias (a review:
-                # nested aliases had repeated one duplicate 11,111 times)
-                mark = key_node.start_mark
-                if (mark.line, mark.column) not in budget.duplicated:
-                    budget.duplicated.add((mark.line, mark.column))
+                # once per mapping, though an anchored one is built again at every alias
+                # (nested aliases had repeated one duplicate 11,111 times: review CH), and once
+                # in each mapping that repeats a key through an alias (*k as a key has its
+                # anchor's place in every mapping: review CI)
+                if (id(node), key) not in budget.duplicated:
+                    budget.duplicated.add((id(node), key))
+                    # an alias key is said at its mapping, the nearest place it has
                     budget.duplicates += _problem(
-                        doc.path, mark, f"duplicate key {shown(key)}"
+                        doc.path,
+                        node.start_mark if aliased_key else key_node.start_mark,
+                        f"duplicate key {shown(key)}"
+                        + (" (written through an alias)" if aliased_key else ""),
                     ).problems
                 continue
             path_key: str | int = key if isinstance(key, str | int) else str(key)
