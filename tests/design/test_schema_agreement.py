@@ -127,6 +127,11 @@ INVALID = [
     ("next line name", 'name: "\\x85"\nnodes: 4\nsystem: dgx-h100\n'),
     ("byte order mark name", 'name: "\\ufeff"\nnodes: 4\nsystem: dgx-h100\n'),
     ("zero width name", 'name: "\\u200b "\nnodes: 4\nsystem: dgx-h100\n'),
+    # and the other characters that print nothing (review CI): direction marks, a soft hyphen,
+    # an invisible operator, a variation selector, a Hangul filler
+    ("direction marks name", 'name: "\\u200e\\u200f"\nnodes: 4\nsystem: dgx-h100\n'),
+    ("soft hyphen name", 'name: "\\u00ad\\u2061"\nnodes: 4\nsystem: dgx-h100\n'),
+    ("filler name", 'name: "\\ufe0f\\u3164"\nnodes: 4\nsystem: dgx-h100\n'),
 ]
 
 

@@ -155,8 +155,8 @@ def _needs_unit(
         if isinstance(value, float) and not math.isfinite(value):
             # YAML reads 1.0e+400 as inf: "time inf needs a unit" had hidden why (a review)
             raise ValueError(
-                f"{what} {shown(value)} is not a finite number (YAML reads .inf, .nan and a "
-                "number too large for a float so)"
+                f"{what} {shown(value)} is not a finite number (YAML reads a number too large "
+                "for a float as inf)"
             )
         if isinstance(value, int | float) or (
             isinstance(value, str) and re.fullmatch(r"\s*[-+0-9.eE]+\s*", value)
@@ -684,12 +684,15 @@ else:
 
 
 #: A character a name shows: none of the characters Python or JavaScript (an editor's JSON
-#: Schema) call space, control characters or zero-width ones. One class, written so that both
+#: Schema) call space, control characters, or the format and filler characters of the Basic
+#: Multilingual Plane that print nothing (zero-width, direction marks, soft hyphen, variation
+#: selectors, Hangul fillers; review CI). One class, written so that both
 #: regex engines read it alike (Python's strip() and JavaScript's \\S had disagreed on U+001C,
 #: U+0085 and U+FEFF: review CH).
 VISIBLE_PATTERN = (
-    "[^\\t\\n\\v\\f\\r \\x00-\\x1f\\x7f-\\x9f\\u00a0\\u1680\\u2000-\\u200d"
-    "\\u2028\\u2029\\u202f\\u205f\\u2060\\u3000\\ufeff]"
+    "[^\\t\\n\\v\\f\\r \\x00-\\x1f\\x7f-\\x9f\\u00a0\\u00ad\\u034f\\u061c\\u115f"
+    "\\u1160\\u1680\\u17b4\\u17b5\\u180e\\u2000-\\u200f\\u2028-\\u202f\\u205f-\\u206f"
+    "\\u3000\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0]"
 )
 
 
