@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from ibcalc.catalogue.cost_params import builtin_cost_params
+from ibcalc.catalogue.cost_params import builtin_cost_params, load_cost_params
 from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.catalogue.releases import for_release
@@ -914,6 +914,14 @@ def test_an_argument_of_the_wrong_kind_is_named_with_the_kind_expected(
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "failing-requirement.yaml"
 
 
+class _OtherBool:
+    """A class named bool that is not Python's, as numpy's bool is."""
+
+
+_OtherBool.__name__ = _OtherBool.__qualname__ = "bool"
+_OtherBool.__module__ = "numpy"
+
+
 def test_switches_take_true_or_false_only(builtin_catalogue: Catalogue) -> None:
     """sharp_what_if="no" had run the what-if ("no" is truthy) and collectives="x" had resolved
     a cluster for collectives: a switch given anything but a bool is a WrongTypeError."""
@@ -948,6 +956,16 @@ def test_switches_take_true_or_false_only(builtin_catalogue: Catalogue) -> None:
         (
             lambda: load_catalogue(use_env="no"),  # type: ignore[arg-type]
             "use_env must be a bool, not str (True or False)",
+        ),
+        (
+            lambda: load_cost_params(use_env="no"),  # type: ignore[arg-type]
+            "use_env must be a bool, not str (True or False)",
+        ),
+        # a type named bool that is not Python's says whose it is (numpy's had read 'must be a
+        # bool, not bool': review CI)
+        (
+            lambda: estimate_on(cluster, "allreduce", 1e9, sharp_what_if=_OtherBool()),  # type: ignore[arg-type]
+            "sharp_what_if must be a bool, not numpy.bool (True or False)",
         ),
     ]
     for call, words in cases:

@@ -75,8 +75,15 @@ def expect_type(value: object, kind: type, what: str, hint: str = "") -> None:
     ClusterSpec had failed with "'ClusterSpec' object has no attribute 'topology'"."""
     if not isinstance(value, kind):
         article = "an" if kind.__name__[:1] in "AEIOU" else "a"
+        given = type(value)
+        # numpy's bool is named bool too: 'must be a bool, not bool' (review CI)
+        shown_type = (
+            given.__name__
+            if given.__module__ == "builtins" or given.__name__ != kind.__name__
+            else f"{given.__module__}.{given.__qualname__}"
+        )
         raise WrongTypeError(
-            f"{what} must be {article} {kind.__name__}, not {type(value).__name__}"
+            f"{what} must be {article} {kind.__name__}, not {shown_type}"
             + (f" ({hint})" if hint else "")
         )
 

@@ -840,6 +840,10 @@ def test_unknown_system_suggests_the_closest(builtin_catalogue: Catalogue) -> No
     with pytest.raises(UnknownNameError) as info:
         find_system(builtin_catalogue, "dgx-h10")
     assert "dgx-h100" in info.value.suggestions
+    # full-width ndr is a link too (review CI: it had been offered ndv5 and ndv4)
+    with pytest.raises(UnknownNameError) as info:
+        find_system(builtin_catalogue, "\uff4e\uff44\uff52")
+    assert str(info.value).endswith("ndr is a link, not a system preset")
 
 
 @pytest.mark.parametrize(

@@ -879,12 +879,12 @@ def find_system(catalogue: Catalogue, name: str) -> System:
         if key in system.names:
             return system
     entries = [(system.id, system.names) for system in catalogue.systems]
+    # the hints read the name as suggest() does, compatibility forms folded (full-width h200
+    # had kept difflib's offers, review CH; full-width ndr had not been called a link, review CI)
+    key = unicodedata.normalize("NFKC", key).lower()
     elsewhere = _elsewhere(catalogue, key, "system")  # systems show ndr had suggested ndv5
     if elsewhere is not None:
         raise UnknownNameError("system", name, [], elsewhere=elsewhere)
-    # the suggestions read the name as suggest() does, compatibility forms folded (full-width
-    # h200 had kept difflib's offers: review CH)
-    key = unicodedata.normalize("NFKC", key).lower()
     worded = _gpu_word_systems(catalogue, key)
     owner = {n: system.id for system in catalogue.systems for n in system.names}
     close = _suggest_entries(key, entries)
