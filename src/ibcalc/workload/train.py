@@ -1642,13 +1642,8 @@ def _comm_exposed(
     """The communication of phases of ``totals`` each and the part of it exposed: a phase under
     a window with compute (``overlaps``) is hidden as :func:`_window_busy` says, any other
     exposed in full."""
-    busy: dict[str, float] = {}
-    exposed: list[float] = []
-    for total, window in zip(totals, overlaps, strict=True):
-        if window is not None and window in windows:
-            busy[window] = busy.get(window, 0.0) + total
-        else:
-            exposed.append(total)
+    busy = _window_busy(zip(totals, overlaps, strict=True), windows)
+    exposed = [t for t, w in zip(totals, overlaps, strict=True) if w is None or w not in windows]
     hidden = [max(0.0, t - windows[w]) for w, t in busy.items()]
     return sum(totals), sum(exposed) + sum(hidden)
 
