@@ -387,6 +387,14 @@ def test_a_time_in_ms_is_the_float_the_same_time_in_s_reads_as() -> None:
     assert parse_time(long_ms + " ms") == parse_time(long_s + " s") == 0.13436510974815713
 
 
+def test_a_rate_is_its_decimal_text_scaled_exactly() -> None:
+    """1057.38 MB/s had read as 1057380000.0000001 B/s, printed back as 1.0573800000000002 GB/s
+    (review CJ)."""
+    assert parse_bandwidth("1057.38 MB/s") == 1057380000.0
+    assert parse_bandwidth("1041.805 Tb/s") == 130225625000000.0
+    assert parse_bandwidth("300mib/s") == 300 * 2**20 / 8
+
+
 def test_a_time_does_not_depend_on_the_callers_decimal_context() -> None:
     """A library caller's decimal precision of 3 had read 51.32505128205128 ms as 0.0513 s."""
     with decimal.localcontext() as context:

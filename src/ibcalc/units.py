@@ -330,13 +330,12 @@ def parse_bandwidth(value: str | int | float, *, what: str = "bandwidth") -> flo
             )
         is_bits = unit in ("b", "bit", "bits")  # B, byte, bytes, Byte, Bytes are bytes
         # 50GiB/s: a binary prefix, as sizes take it (2^30 bytes a second)
-        bw *= (
+        multiplier = (
             1024 ** ("kmgtp".index(prefix.lower()) + 1)
             if binary
             else _DECIMAL_PREFIX[prefix.lower()]
         )
-        if is_bits:
-            bw /= BITS_PER_BYTE
+        bw = _exact(match["num"], multiplier, BITS_PER_BYTE if is_bits else 1)
     if bw <= 0:
         raise UnitError(f"{what} {shown(raw)} must be positive")
     if bw > MAX_BANDWIDTH_BPS:
@@ -394,7 +393,11 @@ def parse_time(
                 f"{what} {shown(raw)}: M is mega, not milli; write {match['num']}{unit.lower()}"
             )
         if factor != 1:
-            seconds = _exact_time(match["num"], factor)
+            seconds = (
+                _exact(match["num"], multiplier=round(factor))
+                if factor >= 1
+                else _exact(match["num"], divisor=round(1 / factor))
+            )
     if seconds < 0:
         raise UnitError(f"{what} {shown(raw)} is negative")
     if seconds == 0 and not allow_zero:
@@ -404,19 +407,20 @@ def parse_time(
     return seconds
 
 
-def _exact_time(number: str, factor: float) -> float:
-    """The decimal text ``number`` times a unit's ``factor`` (60, 3600, or 10^-k), worked out
-    exactly and rounded to a float once, whatever the caller's decimal context: 20 us is 2e-05 s
-    (20 x 1e-6 is 1.9999999999999998e-05), 51.32505128205128 ms is the float that
-    0.05132505128205128 s reads as, and 1.1 h is 3960 s (the float of the text times the
-    factor had been one ulp off, so one threshold passed in s and failed in ms or h: reviews CC,
-    CH)."""
+def _exact(number: str, multiplier: int = 1, divisor: int = 1) -> float:
+    """The decimal text ``number`` times ``multiplier`` over ``divisor``, worked out exactly and
+    rounded to a float once, whatever the caller's decimal context: 20 us is 2e-05 s (20 x 1e-6
+    is 1.9999999999999998e-05), 51.32505128205128 ms is the float that 0.05132505128205128 s
+    reads as, 1.1 h is 3960 s and 1057.38 MB/s is 1057380000 B/s (the float of the text times
+    the factor had been an ulp or two off, so one threshold passed in one unit and failed in
+    another, and a requirement printed back in another unit carried the noise: reviews CC, CH,
+    CJ)."""
     value = decimal.Decimal(number)
-    # room for every digit of the product or quotient, so that neither rounds
-    exact = decimal.Context(prec=len(value.as_tuple().digits) + 8)
-    if factor >= 1:
-        return float(exact.multiply(value, round(factor)))
-    return float(exact.divide(value, round(1 / factor)))
+    # room for every digit of the product and quotient (a divisor here is 10^k or 8), so that
+    # neither rounds
+    digits = len(value.as_tuple().digits) + len(str(multiplier)) + len(str(divisor)) + 8
+    exact = decimal.Context(prec=digits)
+    return float(exact.divide(exact.multiply(value, multiplier), divisor))
 
 
 def gbps_from_Bps(bw_Bps: float) -> float:

@@ -867,6 +867,14 @@ def test_printed_figures_agree_with_the_verdict(
     assert "9.00x, 0.000000000001% over the required <= 8.9999999999999x" in finding_message(
         ratio(9.0, 8.9999999999999)
     )
+    # one ulp under 9 too, and no scaling noise where the unit scales (1057.38 MB/s had
+    # printed as 1.0573800000000002 GB/s: review CJ)
+    assert "over the required <= 8.999999999999998x" in finding_message(
+        ratio(9.0, 8.999999999999998)
+    )
+    rates = TWO_NODES.replace("min_busbw: 1GB/s", "min_busbw: 1057.38 MB/s")
+    rate = check_design(write(tmp_path, "r.yaml", rates), builtin_catalogue).findings[1]
+    assert finding_dict(rate)["required_text"] == "1.05738 GB/s"
     assert "9.00x, 0.01% over the required <= 8.999x" in finding_message(ratio(9.0, 8.999))
     # the label keeps the requirement's digits too (it had read '<= 9x' for 8.99999999)
     from ibcalc.render.check import finding_requirement

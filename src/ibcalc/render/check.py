@@ -46,6 +46,8 @@ from ibcalc.units import (
     format_size,
     format_time,
     gbps_from_Bps,
+    parse_bandwidth,
+    parse_time,
     plural,
 )
 
@@ -139,7 +141,7 @@ def _quantities(f: Finding) -> tuple[str, str]:
     if f.unit == "switches":
         return format_quantity(f.predicted, f.unit), format_quantity(f.required, f.unit)
     _, suffix, factor = _split(format_quantity(f.required, f.unit))
-    required = _required_figure(f.required, factor) + suffix
+    required = _required_figure(f.required, f.unit, factor, suffix)
     if f.unit == "down:up":
         required = _required_ratio(f.required)
     usual = format_quantity(f.predicted, f.unit)
@@ -148,7 +150,7 @@ def _quantities(f: Finding) -> tuple[str, str]:
         # the prediction in the requirement's binary unit too: '>= 350.5 GiB/s' beside
         # 'predicted 360 GB/s' had read as a wrong FAIL (350.5 GiB/s is 376 GB/s; a review)
         suffix, factor = binary
-        required = _required_figure(f.required, factor) + suffix
+        required = _required_figure(f.required, f.unit, factor, suffix)
         # the prediction in the binary unit of its own size (a tiny one had read '0 GiB/s')
         unit, size = next(((u, s) for u, s in _BINARY_RATES if f.predicted >= s), _BINARY_RATES[-1])
         suffix, factor = unit, 1 / size
@@ -178,16 +180,27 @@ def _quantities(f: Finding) -> tuple[str, str]:
     return usual, required  # pragma: no cover - 17 digits tell any two floats apart
 
 
-def _required_figure(required: float, factor: float) -> str:
-    """A requirement in a unit ``factor`` times SI, to 12 significant digits, or to as many up
-    to 17 as give it back where 12 do not (8.9999999999999 had printed as 9, failing beside a
-    prediction printed 9.00: review CI): the digits it was written with."""
+def _required_figure(required: float, unit: str, factor: float, suffix: str) -> str:
+    """A requirement in its unit (``factor`` times SI, printed with ``suffix``) to 12 significant
+    digits, or to as many up to 17 as it takes to read back as the same float, read as a file's
+    value is (units scaled exactly): the digits it was written with (8.999999999999998 had
+    printed as 9, failing beside a prediction printed 9.00: reviews CI, CJ)."""
     text = ""
     for digits in range(12, 18):
-        text = _figure(required * factor, digits)
-        if abs(float(text) / factor - required) <= math.ulp(required):
+        text = _figure(required * factor, digits) + suffix
+        if _reads_back(text, unit, factor) == required:
             break
     return text
+
+
+def _reads_back(text: str, unit: str, factor: float) -> float:
+    """The SI value a printed quantity reads back as, a design file's units read exactly."""
+    if unit == "s":
+        return parse_time(text)
+    if unit == "B/s":
+        return parse_bandwidth(text)
+    number, _, _ = _split(text)
+    return number / factor
 
 
 def _required_ratio(value: float) -> str:
