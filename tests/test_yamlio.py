@@ -140,6 +140,12 @@ def test_a_duplicate_under_aliases_is_said_once_and_kept_past_a_later_refusal(
         (line, col, "duplicate key 'x' (written through an alias)")
         for line, col in ((1, 4), (2, 4), (4, 3))
     ]
+    # a key written three times is said at each repeat (review CJ: the third had been hidden),
+    # in an anchored mapping too, once though it is built again at each alias
+    thrice = "n: 2\nn: 3\nn: 4\na: &m {q: 1, q: 2, q: 3}\nb: [*m, *m]\n"
+    with pytest.raises(InputFileError) as info:
+        load_yaml(_write(tmp_path, thrice))
+    assert [(p.line, p.col) for p in info.value.problems] == [(2, 1), (3, 1), (4, 14), (4, 20)]
     stopped = "name: d\nname: e\ntrue: 1\n"
     with pytest.raises(InputFileError) as info:
         load_yaml(_write(tmp_path, stopped), defer_duplicates=True)

@@ -299,8 +299,8 @@ class _Budget:
         self.seen: set[int] = set()
         #: every duplicate key, reported together (the first had hidden the others: a review)
         self.duplicates: list[ValidationProblem] = []
-        #: each (mapping node's id, key) reported as a duplicate
-        self.duplicated: set[tuple[int, Any]] = set()
+        #: each duplicate reported, as (its mapping node's id, its place in the mapping)
+        self.duplicated: set[tuple[int, int]] = set()
 
 
 def _syntax_problem(path: str, exc: yaml.MarkedYAMLError) -> InputFileError:
@@ -380,7 +380,7 @@ def _build(
         if node.tag != "tag:yaml.org,2002:map":
             raise _problem(doc.path, node.start_mark, f"unsupported YAML tag {node.tag!r}")
         result: dict[Any, Any] = {}
-        for key_node, value_node in node.value:
+        for index, (key_node, value_node) in enumerate(node.value):
             if key_node.tag == "tag:yaml.org,2002:merge":
                 raise _problem(
                     doc.path, key_node.start_mark, "YAML merge keys (<<) are not allowed"
@@ -402,12 +402,13 @@ def _build(
             if not isinstance(key, str | int | float):
                 raise _problem(doc.path, key_node.start_mark, "mapping keys must be plain scalars")
             if key in result:
-                # once per mapping, though an anchored one is built again at every alias
-                # (nested aliases had repeated one duplicate 11,111 times: review CH), and once
-                # in each mapping that repeats a key through an alias (*k as a key has its
-                # anchor's place in every mapping: review CI)
-                if (id(node), key) not in budget.duplicated:
-                    budget.duplicated.add((id(node), key))
+                # each repeat once, though an anchored mapping is built again at every alias
+                # (nested aliases had repeated one duplicate 11,111 times: review CH): a repeat
+                # is its mapping node and its place in it, which a key written through an alias
+                # (*k, its anchor's node in every mapping: review CI) and a key written three
+                # times (review CJ) do not share
+                if (id(node), index) not in budget.duplicated:
+                    budget.duplicated.add((id(node), index))
                     # an alias key is said at its mapping, the nearest place it has
                     budget.duplicates += _problem(
                         doc.path,
@@ -1104,8 +1105,9 @@ def problems_from(
             for name in closest(str(loc[-1]), error["loc"], cutoff=0.8, words=False):
                 suggested.add((*loc[:-1], name))
     problems = []
-    # a tuple whose items all failed is also said to be too short (pydantic counts only the
-    # items that passed): 'modes: needs at least 1 item' beside the two modes given (review CH)
+    # a tuple some of whose items failed can also be said to be too short (pydantic counts only
+    # the items that passed): 'modes: needs at least 1 item' beside the two modes given (review
+    # CH); said only where fewer items are given than it needs
     failed_within = {tuple(e["loc"][:i]) for e in errors for i in range(len(e["loc"]))}
     for error in errors:
         loc = (*prefix, *error["loc"])
