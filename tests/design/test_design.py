@@ -524,7 +524,7 @@ def test_a_target_past_a_floats_range_is_said_infinite(
     (line,) = main_error(["check", str(design)], capsys).splitlines()
     assert line == (
         f"error: {design}:5:28: requirements[0].allreduce.max_time: time inf is not a finite "
-        "number (YAML reads a number too large for a float as inf)"
+        "number (YAML reads a number too large for a float as inf or -inf)"
     )
 
 

@@ -132,6 +132,7 @@ INVALID = [
     ("direction marks name", 'name: "\\u200e\\u200f"\nnodes: 4\nsystem: dgx-h100\n'),
     ("soft hyphen name", 'name: "\\u00ad\\u2061"\nnodes: 4\nsystem: dgx-h100\n'),
     ("filler name", 'name: "\\ufe0f\\u3164"\nnodes: 4\nsystem: dgx-h100\n'),
+    ("braille blank name", 'name: "\\u2800\\ufff9\\u180b"\nnodes: 4\nsystem: dgx-h100\n'),
 ]
 
 

@@ -156,7 +156,7 @@ def _needs_unit(
             # YAML reads 1.0e+400 as inf: "time inf needs a unit" had hidden why (a review)
             raise ValueError(
                 f"{what} {shown(value)} is not a finite number (YAML reads a number too large "
-                "for a float as inf)"
+                "for a float as inf or -inf)"
             )
         if isinstance(value, int | float) or (
             isinstance(value, str) and re.fullmatch(r"\s*[-+0-9.eE]+\s*", value)
@@ -686,13 +686,15 @@ else:
 #: A character a name shows: none of the characters Python or JavaScript (an editor's JSON
 #: Schema) call space, control characters, or the format and filler characters of the Basic
 #: Multilingual Plane that print nothing (zero-width, direction marks, soft hyphen, variation
-#: selectors, Hangul fillers; review CI). One class, written so that both
-#: regex engines read it alike (Python's strip() and JavaScript's \\S had disagreed on U+001C,
-#: U+0085 and U+FEFF: review CH).
+#: selectors, Hangul fillers, the braille blank, interlinear annotation marks; reviews CI, CJ).
+#: One class, written so that both regex engines read it alike (Python's strip() and
+#: JavaScript's \S had disagreed on U+001C, U+0085 and U+FEFF: review CH). Characters past the
+#: Basic Multilingual Plane (tags, variation selectors 17-256) are not listed: a JSON Schema
+#: pattern reads them as surrogate pairs where its engine lacks the u flag.
 VISIBLE_PATTERN = (
     "[^\\t\\n\\v\\f\\r \\x00-\\x1f\\x7f-\\x9f\\u00a0\\u00ad\\u034f\\u061c\\u115f"
-    "\\u1160\\u1680\\u17b4\\u17b5\\u180e\\u2000-\\u200f\\u2028-\\u202f\\u205f-\\u206f"
-    "\\u3000\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0]"
+    "\\u1160\\u1680\\u17b4\\u17b5\\u180b-\\u180f\\u2000-\\u200f\\u2028-\\u202f"
+    "\\u205f-\\u206f\\u2800\\u3000\\u3164\\ufe00-\\ufe0f\\ufeff\\uffa0\\ufff9-\\ufffb]"
 )
 
 
