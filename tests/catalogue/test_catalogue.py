@@ -844,6 +844,10 @@ def test_unknown_system_suggests_the_closest(builtin_catalogue: Catalogue) -> No
     with pytest.raises(UnknownNameError) as info:
         find_system(builtin_catalogue, "\uff4e\uff44\uff52")
     assert str(info.value).endswith("ndr is a link, not a system preset")
+    # and full-width dgx-h100 is a system, not a link (review CJ)
+    with pytest.raises(UnknownNameError) as info:
+        find_link(builtin_catalogue, "\uff44\uff47\uff58\uff0d\uff48\uff11\uff10\uff10")
+    assert str(info.value).endswith("dgx-h100 is a system preset, not a link")
 
 
 @pytest.mark.parametrize(

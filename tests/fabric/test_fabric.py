@@ -512,3 +512,9 @@ def test_whole_numbers_of_any_numeric_type_are_taken() -> None:
     assert size_fat_tree(**{**base, "oversubscription": np.array(2.0)}) == size_fat_tree(
         **{**base, "oversubscription": 2}
     )
+
+
+def test_rail_optimized_takes_true_or_false_only() -> None:
+    """ "no" is truthy: rail_optimized="no" had sized a rail-optimized tree (review CJ)."""
+    with pytest.raises(FabricError, match=r"^rail_optimized 'no' is not True or False$"):
+        size_fat_tree(nodes=4, rails=8, radix=64, rail_optimized="no")  # type: ignore[arg-type]

@@ -719,6 +719,9 @@ def find_link(catalogue: Catalogue, name: str, *, role: str | None = None) -> Li
     # '--fabric h100' had suggested nvlink-h100, a link --fabric refuses
     entries = [(link.id, link.names) for link in catalogue.links if link.kind in kinds]
     every = [(link.id, link.names) for link in catalogue.links]
+    # the hints read the name with compatibility forms folded, as find_system does (a
+    # full-width dgx-h100 had been offered links, not called a system: review CJ)
+    key = unicodedata.normalize("NFKC", key).lower()
     elsewhere = _elsewhere(catalogue, key, "link")
     if key in _SOCKET_NAMES:
         # '--inter tcp' had suggested tcpx and tcpxo, Google's GPUDirect plugins, for a run on

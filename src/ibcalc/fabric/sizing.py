@@ -294,6 +294,9 @@ def size_fat_tree(
     rails = _whole("NICs per node", rails, 1)
     radix = _whole("switch radix", radix, None)  # leaf_split says why a radix is too small
     extra_endpoints = _whole("extra endpoints", extra_endpoints, 0)
+    if not isinstance(rail_optimized, bool):
+        # "no" is truthy: rail_optimized="no" had sized a rail-optimized tree (review CJ)
+        raise FabricError(f"rail_optimized {rail_optimized!r} is not True or False")
     if tiers is not None:
         tiers = _whole("tiers", tiers, 1)
         if not 1 <= tiers <= MAX_TIERS:
