@@ -32,7 +32,7 @@ from ibcalc.design.check import (
     domain_nodes_of,
 )
 from ibcalc.engine.types import Collective, DType
-from ibcalc.errors import ValidationProblem, fill_fields
+from ibcalc.errors import UnitError, ValidationProblem, fill_fields
 from ibcalc.fileio import write_text
 from ibcalc.render.console import page_width, span
 from ibcalc.render.stream import unit_wrap
@@ -141,9 +141,11 @@ def _quantities(f: Finding) -> tuple[str, str]:
     if f.unit == "switches":
         return format_quantity(f.predicted, f.unit), format_quantity(f.required, f.unit)
     _, suffix, factor = _split(format_quantity(f.required, f.unit))
-    required = _required_figure(f.required, f.unit, factor, suffix)
-    if f.unit == "down:up":
-        required = _required_ratio(f.required)
+    required = (
+        _required_ratio(f.required)
+        if f.unit == "down:up"
+        else _required_figure(f.required, f.unit, factor, suffix)
+    )
     usual = format_quantity(f.predicted, f.unit)
     binary = _binary_rate(f.required) if f.unit == "B/s" else None
     if binary is not None:
@@ -193,12 +195,16 @@ def _required_figure(required: float, unit: str, factor: float, suffix: str) -> 
     return text
 
 
-def _reads_back(text: str, unit: str, factor: float) -> float:
-    """The SI value a printed quantity reads back as, a design file's units read exactly."""
-    if unit == "s":
-        return parse_time(text)
-    if unit == "B/s":
-        return parse_bandwidth(text)
+def _reads_back(text: str, unit: str, factor: float) -> float | None:
+    """The SI value a printed quantity reads back as, a design file's units read exactly (None
+    for one the parser refuses, as past its limits)."""
+    try:
+        if unit == "s":
+            return parse_time(text)
+        if unit == "B/s":
+            return parse_bandwidth(text)
+    except UnitError:
+        return None
     number, _, _ = _split(text)
     return number / factor
 
