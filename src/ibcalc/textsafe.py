@@ -18,6 +18,7 @@ __all__ = [
     "MAX_ECHO",
     "closest",
     "closest_hint",
+    "folded",
     "has_surrogate",
     "join_surrogate_pairs",
     "printable",
@@ -112,10 +113,16 @@ def surrogates_escaped(text: str) -> str:
     return _SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", joined)
 
 
+def folded(name: str) -> str:
+    """``name`` as hints read it: compatibility forms folded (full-width U+FF4E U+FF44 U+FF52
+    is ``ndr``), stripped, in lower case."""
+    return unicodedata.normalize("NFKC", name).strip().lower()
+
+
 def closest(value: str, choices: list[str]) -> str | None:
     """The choice closest to ``value`` in any case (difflib ratio 0.6 or more, a display
     threshold: one likely name, not a guess), else None."""
-    key = unicodedata.normalize("NFKC", value).strip().lower()
+    key = folded(value)
     if not key:  # an empty name is close to nothing
         return None
     lower = {c.lower(): c for c in choices}

@@ -11,7 +11,6 @@ from __future__ import annotations
 import difflib
 import functools
 import re
-import unicodedata
 from collections.abc import Iterable, Sequence
 from importlib import resources
 from pathlib import Path
@@ -28,7 +27,7 @@ from ibcalc.errors import (
     expect_type,
 )
 from ibcalc.fileio import env_paths, last_naming
-from ibcalc.textsafe import printable, shown
+from ibcalc.textsafe import folded, printable, shown
 from ibcalc.units import plural
 from ibcalc.yamlio import (
     Document,
@@ -588,7 +587,7 @@ def suggest(
     """Closest names to ``name`` (difflib), for error hints; compatibility forms folded
     (full-width U+FF4E U+FF44 U+FF52 is ``ndr``), and none for an empty name (every name has it:
     ``links show ''`` had suggested nvlink1, nvlink2, nvlink3)."""
-    key = unicodedata.normalize("NFKC", name).strip().lower()
+    key = folded(name)
     if len(key) < 2:
         # one letter is close to too many names ('links show r' had offered xdr, ndr, hdr)
         return []
@@ -622,7 +621,7 @@ def _suggest_entries(
             owner.setdefault(candidate, entry_id)
     picked: list[str] = []
     seen: set[str] = set()
-    key = unicodedata.normalize("NFKC", name).strip().lower()
+    key = folded(name)
     for candidate in suggest(name, owner, n=len(owner), shortest_first=True):
         entry_id = owner[candidate]
         if entry_id not in seen:
@@ -721,7 +720,7 @@ def find_link(catalogue: Catalogue, name: str, *, role: str | None = None) -> Li
     every = [(link.id, link.names) for link in catalogue.links]
     # the hints read the name with compatibility forms folded, as find_system does (a
     # full-width dgx-h100 had been offered links, not called a system: review CJ)
-    key = unicodedata.normalize("NFKC", key).lower()
+    key = folded(key)
     elsewhere = _elsewhere(catalogue, key, "link")
     if key in _SOCKET_NAMES:
         # '--inter tcp' had suggested tcpx and tcpxo, Google's GPUDirect plugins, for a run on
@@ -884,7 +883,7 @@ def find_system(catalogue: Catalogue, name: str) -> System:
     entries = [(system.id, system.names) for system in catalogue.systems]
     # the hints read the name as suggest() does, compatibility forms folded (full-width h200
     # had kept difflib's offers, review CH; full-width ndr had not been called a link, review CI)
-    key = unicodedata.normalize("NFKC", key).lower()
+    key = folded(key)
     elsewhere = _elsewhere(catalogue, key, "system")  # systems show ndr had suggested ndv5
     if elsewhere is not None:
         raise UnknownNameError("system", name, [], elsewhere=elsewhere)
