@@ -875,6 +875,17 @@ def test_printed_figures_agree_with_the_verdict(
     rates = TWO_NODES.replace("min_busbw: 1GB/s", "min_busbw: 1057.38 MB/s")
     rate = check_design(write(tmp_path, "r.yaml", rates), builtin_catalogue).findings[1]
     assert finding_dict(rate)["required_text"] == "1.05738 GB/s"
+    # the digits are the exact value's, not a float product's (review CK: 73922.90701300688 GB/s
+    # had printed as 73922.907013006887)
+    rates = TWO_NODES.replace("min_busbw: 1GB/s", "min_busbw: 73922.90701300688 GB/s")
+    rate = check_design(write(tmp_path, "r2.yaml", rates), builtin_catalogue).findings[1]
+    assert finding_dict(rate)["required_text"] == "73922.90701300688 GB/s"
+    # a prediction equal to its requirement prints as it (review CK: 0.7590818048762339 us
+    # beside 'predicted 0.759081804876234 us')
+    level = finding(0.7590818048762339e-6, 0.7590818048762339e-6)
+    assert finding_message(level).startswith(
+        "time 0.7590818048762339 us, required <= 0.7590818048762339 us (margin +0.0%)"
+    )
     assert "9.00x, 0.01% over the required <= 8.999x" in finding_message(ratio(9.0, 8.999))
     # the label keeps the requirement's digits too (it had read '<= 9x' for 8.99999999)
     from ibcalc.render.check import finding_requirement

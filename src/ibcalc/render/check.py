@@ -8,6 +8,7 @@ that CI logs and files stay byte-stable. Writers of files go through :func:`writ
 
 from __future__ import annotations
 
+import decimal
 import json
 import math
 import re
@@ -116,6 +117,25 @@ _SUFFIX_FACTORS = {
 }
 
 
+#: The same factors as exact ratios, for a requirement's digits worked out without the float
+#: product's rounding (73922.90701300688 GB/s had printed as 73922.907013006887: review CK).
+_EXACT_FACTORS = {
+    " ns": Fraction(10**9),
+    " us": Fraction(10**6),
+    " ms": Fraction(1000),
+    " s": Fraction(1),
+    " h": Fraction(1, 3600),
+    " GB/s": Fraction(1, GB),
+    " MB/s": Fraction(1, MB),
+    " kB/s": Fraction(1, 1000),
+    " GiB/s": Fraction(1, 2**30),
+    " MiB/s": Fraction(1, 2**20),
+    " KiB/s": Fraction(1, 2**10),
+    "x": Fraction(1),
+    ":1": Fraction(1),
+}
+
+
 def _split(text: str) -> tuple[float, str, float]:
     """(number, suffix, factor) of a :func:`format_quantity` text: ``5.43 ms`` -> (5.43, " ms",
     1e3); the suffix and its factor say which unit the text was printed in."""
@@ -158,8 +178,9 @@ def _quantities(f: Finding) -> tuple[str, str]:
         suffix, factor = unit, 1 / size
         usual = _figure(f.predicted * factor, 3) + suffix
     truth = (f.predicted > f.required) - (f.predicted < f.required)
-    if truth == 0 and f.unit == "down:up":
-        # a prediction equal to the requirement reads as it does ('4:3', not 1.333333333333333:1)
+    if truth == 0:
+        # a prediction equal to the requirement reads as it does ('4:3', not
+        # 1.333333333333333:1; 0.7590818048762339 us, not 0.759081804876234: review CK)
         return required, required
 
     def agrees(text: str) -> bool:
@@ -187,12 +208,22 @@ def _required_figure(required: float, unit: str, factor: float, suffix: str) -> 
     digits, or to as many up to 17 as it takes to read back as the same float, read as a file's
     value is (units scaled exactly): the digits it was written with (8.999999999999998 had
     printed as 9, failing beside a prediction printed 9.00: reviews CI, CJ)."""
+    exact = Fraction(required) * _EXACT_FACTORS.get(suffix, Fraction(factor))
     text = ""
     for digits in range(12, 18):
-        text = _figure(required * factor, digits) + suffix
+        text = _exact_figure(exact, digits) + suffix
         if _reads_back(text, unit, factor) == required:
             break
     return text
+
+
+def _exact_figure(value: Fraction, digits: int) -> str:
+    """``value`` correctly rounded to ``digits`` significant digits, written as :func:`_figure`
+    writes a float (no exponent, no trailing zeros)."""
+    context = decimal.Context(prec=digits)
+    rounded = context.divide(decimal.Decimal(value.numerator), decimal.Decimal(value.denominator))
+    text = f"{context.normalize(rounded):f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def _reads_back(text: str, unit: str, factor: float) -> float | None:
