@@ -299,8 +299,9 @@ class _Budget:
         self.seen: set[int] = set()
         #: every duplicate key, reported together (the first had hidden the others: a review)
         self.duplicates: list[ValidationProblem] = []
-        #: each duplicate reported, as (its mapping node's id, its place in the mapping)
-        self.duplicated: set[tuple[int, int]] = set()
+        #: each duplicate reported, as (its mapping node's id, its place in the mapping, or its
+        #: key for one written through an alias)
+        self.duplicated: set[tuple[int, str, Any]] = set()
 
 
 def _syntax_problem(path: str, exc: yaml.MarkedYAMLError) -> InputFileError:
@@ -362,7 +363,9 @@ def _build(
     ``doc.marks``: a node's own, or, under an alias (``*r``), ``at``, where the alias is used
     (the node's own position is its anchor's, lines away: two requirements sharing one
     anchored mapping had both reported at the anchor)."""
-    if at is None and id(node) in budget.seen:
+    # a node built before is an alias's: its duplicate keys were said when it was first built
+    rebuilt = id(node) in budget.seen
+    if at is None and rebuilt:
         at = doc.marks.get(loc)
     budget.seen.add(id(node))
     budget.nodes += 1
@@ -407,8 +410,11 @@ def _build(
                 # is its mapping node and its place in it, which a key written through an alias
                 # (*k, its anchor's node in every mapping: review CI) and a key written three
                 # times (review CJ) do not share
-                if (id(node), index) not in budget.duplicated:
-                    budget.duplicated.add((id(node), index))
+                # (a key repeated through an alias is said once a mapping, at the mapping: its
+                # repeats have no places of their own to tell apart, review CK)
+                repeat = (id(node), "alias", key) if aliased_key else (id(node), "at", index)
+                if not rebuilt and repeat not in budget.duplicated:
+                    budget.duplicated.add(repeat)
                     # an alias key is said at its mapping, the nearest place it has
                     budget.duplicates += _problem(
                         doc.path,
