@@ -880,6 +880,13 @@ def test_printed_figures_agree_with_the_verdict(
     rates = TWO_NODES.replace("min_busbw: 1GB/s", "min_busbw: 73922.90701300688 GB/s")
     rate = check_design(write(tmp_path, "r2.yaml", rates), builtin_catalogue).findings[1]
     assert finding_dict(rate)["required_text"] == "73922.90701300688 GB/s"
+    # a prediction an ulp or a few from its requirement prints on its side, with the digits
+    # that tell them apart (review CL: 'FAIL <= 13.333333333333332 ms  predicted 13.3 ms')
+    required = 0.013333333333333332
+    late = finding(math.nextafter(math.nextafter(required, 1.0), 1.0), required)
+    assert finding_message(late).startswith(
+        "time 13.33333333333334 ms, 3e-14% over the required <= 13.333333333333332 ms;"
+    )
     # a prediction equal to its requirement prints as it (review CK: 0.7590818048762339 us
     # beside 'predicted 0.759081804876234 us')
     level = finding(0.7590818048762339e-6, 0.7590818048762339e-6)

@@ -184,12 +184,15 @@ def _quantities(f: Finding) -> tuple[str, str]:
         return required, required
 
     def agrees(text: str) -> bool:
-        number, _, its_factor = _split(text)
-        shown = number / its_factor
-        # printed level with the requirement, but for the scaling's rounding (5.43 / 1e3 vs
-        # 0.00543); 1e-9 of it had called 1.3333333333333333 level with 1.333333333333
-        if abs(shown - f.required) <= 4 * math.ulp(f.required):
-            return truth == 0
+        # the value the printed text reads back as, units scaled exactly (5.43 ms is 0.00543 s,
+        # where 5.43 / 1e3 is not), on the side of the requirement the verdict is: printed
+        # level with it reads as a tie the verdict is not (a tolerance of 1e-9, then of 4 ulps,
+        # had called 16- and 17-digit forms level, and a prediction 1-4 ulps from its
+        # requirement was printed on its wrong side: reviews CH, CL)
+        _, _, its_factor = _split(text)
+        shown = _reads_back(text, f.unit, its_factor)
+        if shown is None:
+            return False
         return (shown > f.required) - (shown < f.required) == truth
 
     if agrees(usual):
@@ -267,14 +270,14 @@ def _binary_rate(rate_Bps: float) -> tuple[str, float] | None:
     its decimal form takes more digits than its binary one (``300GiB/s`` had printed as
     ``322.1225472 GB/s``: a review); None otherwise (``300GB/s`` and ``2400Gb/s`` print in
     GB/s)."""
-    decimal = _figure(rate_Bps / GB, 12) if rate_Bps >= GB else _figure(rate_Bps / MB, 12)
+    in_decimal = _figure(rate_Bps / GB, 12) if rate_Bps >= GB else _figure(rate_Bps / MB, 12)
     if rate_Bps < MB:
-        decimal = _figure(rate_Bps / 1e3, 12)
+        in_decimal = _figure(rate_Bps / 1e3, 12)
     for unit, size in _BINARY_RATES:
         value = rate_Bps / size
         if value >= 1 and _figure(value, 6) == _figure(value, 12):
             written = _figure(value, 12)
-            return (unit, 1 / size) if len(written) < len(decimal) else None
+            return (unit, 1 / size) if len(written) < len(in_decimal) else None
     return None
 
 
