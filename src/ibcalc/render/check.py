@@ -99,26 +99,9 @@ def format_quantity(value: float, unit: str) -> str:
     return f"{value:g} {unit}"  # pragma: no cover
 
 
-#: Factor from SI to each unit :func:`format_quantity` prints (seconds to ms ...).
-_SUFFIX_FACTORS = {
-    " ns": 1e9,
-    " us": 1e6,
-    " ms": 1e3,
-    " s": 1.0,
-    " h": 1 / 3600,
-    " GB/s": 1 / GB,
-    " MB/s": 1 / MB,
-    " kB/s": 1e-3,
-    " GiB/s": 1 / 2**30,
-    " MiB/s": 1 / 2**20,
-    " KiB/s": 1 / 2**10,
-    "x": 1.0,
-    ":1": 1.0,
-}
-
-
-#: The same factors as exact ratios, for a requirement's digits worked out without the float
-#: product's rounding (73922.90701300688 GB/s had printed as 73922.907013006887: review CK).
+#: Factor from SI to each unit :func:`format_quantity` prints (seconds to ms ...), as an exact
+#: ratio, for a requirement's digits worked out without the float product's rounding
+#: (73922.90701300688 GB/s had printed as 73922.907013006887: review CK).
 _EXACT_FACTORS = {
     " ns": Fraction(10**9),
     " us": Fraction(10**6),
@@ -134,6 +117,10 @@ _EXACT_FACTORS = {
     "x": Fraction(1),
     ":1": Fraction(1),
 }
+
+
+#: The same factors as floats (each the exact ratio's nearest).
+_SUFFIX_FACTORS = {suffix: float(factor) for suffix, factor in _EXACT_FACTORS.items()}
 
 
 def _split(text: str) -> tuple[float, str, float]:
