@@ -533,42 +533,29 @@ def _node(extra: str) -> str:
 def test_an_unknown_key_of_a_catalogue_file_is_offered_the_closest(tmp_path: Path) -> None:
     """A catalogue entry's 'note:' had been told only "unknown key (not allowed here)"; design
     files' keys had hints, catalogue and switch files none (review CD)."""
-    path = tmp_path / "cat.yaml"
-    path.write_text(
-        "schema: ibcalc-catalogue/1\nlinks:\n  - id: x\n    note: a typo of notes\n"
-        "    confidenc: high\n",
-        encoding="utf-8",
-    )
-    with pytest.raises(CatalogueError) as info:
-        load_catalogue([path], use_env=False)
-    said = {(p.line, p.message) for p in info.value.problems}
-    assert (4, "links[0].note: unknown key (did you mean notes?)") in said
-    assert (5, "links[0].confidenc: unknown key (did you mean confidence?)") in said
+
+    def said(body: str) -> set[tuple[int | None, str]]:
+        error = _load_error(_write(tmp_path, "schema: ibcalc-catalogue/1\n" + body))
+        assert isinstance(error, CatalogueError)
+        return {(p.line, p.message) for p in error.problems}
+
+    typos = said("links:\n  - id: x\n    note: a typo of notes\n    confidenc: high\n")
+    assert (4, "links[0].note: unknown key (did you mean notes?)") in typos
+    assert (5, "links[0].confidenc: unknown key (did you mean confidence?)") in typos
     # the slips stand for the keys they name: confidence is not also said missing
-    assert not any("links[0].confidence:" in message for _, message in said)
+    assert not any("links[0].confidence:" in message for _, message in typos)
     # a duplicate key is said with them, in one run (it had been said alone, review CH)
-    path.write_text(
-        "schema: ibcalc-catalogue/1\nlinks:\n  - id: x\n    id: y\n    note: a typo\n",
-        encoding="utf-8",
-    )
-    with pytest.raises(CatalogueError) as info:
-        load_catalogue([path], use_env=False)
-    said = {(p.line, p.message) for p in info.value.problems}
-    assert (4, "duplicate key 'id'") in said
-    assert (5, "links[0].note: unknown key (did you mean notes?)") in said
+    duplicate = said("links:\n  - id: x\n    id: y\n    note: a typo\n")
+    assert (4, "duplicate key 'id'") in duplicate
+    assert (5, "links[0].note: unknown key (did you mean notes?)") in duplicate
     # the keys a file writes are offered, not the fields' internal names (per_direction, not
     # per_direction_Bps), and a link's key in a system entry is not told to check its indent:
     # it belongs to another list (review CH)
-    path.write_text(
-        "schema: ibcalc-catalogue/1\nlinks:\n  - id: x\n    per_directon: 1GB/s\n"
-        "systems:\n  - id: s\n    efficiency: 0.9\n",
-        encoding="utf-8",
+    keys = said(
+        "links:\n  - id: x\n    per_directon: 1GB/s\nsystems:\n  - id: s\n    efficiency: 0.9\n"
     )
-    with pytest.raises(CatalogueError) as info:
-        load_catalogue([path], use_env=False)
-    said = {(p.line, p.message) for p in info.value.problems}
-    assert (4, "links[0].per_directon: unknown key (did you mean per_direction?)") in said
-    (system,) = [m for line, m in said if line == 7]
+    assert (4, "links[0].per_directon: unknown key (did you mean per_direction?)") in keys
+    (system,) = [m for line, m in keys if line == 7]
     assert system.startswith("systems[0].efficiency: unknown key here (this section takes ")
     assert system.endswith("): a key of another section")
     assert "per_direction_Bps" not in system
