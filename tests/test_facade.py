@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from ibcalc.catalogue.cost_params import builtin_cost_params, load_cost_params
@@ -976,6 +977,20 @@ def test_switches_take_true_or_false_only(builtin_catalogue: Catalogue) -> None:
     plain = estimate_on(cluster, "allreduce", 1e9, sharp_what_if=False)
     asked = estimate_on(cluster, "allreduce", 1e9, sharp_what_if=True)
     assert plain.time_s == asked.time_s
+    # numpy's bool_ is taken as Python's own, as the input models take it (review CK: it had
+    # been refused as "not True or False"); an array of one is not a bool
+    assert CollectivePlan(cluster, "allreduce", sharp_what_if=np.False_)._what_if is False
+    assert estimate_on(cluster, "allreduce", 1e9, sharp_what_if=np.True_).time_s == asked.time_s
+    assert resolve_cluster(builtin_catalogue, ClusterSpec(), collectives=np.True_) == (
+        resolve_cluster(builtin_catalogue, ClusterSpec(), collectives=True)
+    )
+    assert load_catalogue(use_env=np.False_, builtin=np.True_).links == builtin_catalogue.links
+    assert load_cost_params(use_env=np.False_) == load_cost_params(use_env=False)
+    assert check_design(EXAMPLE, builtin_catalogue, pessimistic=np.True_) == check_design(
+        EXAMPLE, builtin_catalogue, pessimistic=True
+    )
+    with pytest.raises(WrongTypeError, match=r"^sharp_what_if must be a bool, not ndarray"):
+        estimate_on(cluster, "allreduce", 1e9, sharp_what_if=np.array([True]))  # type: ignore[arg-type]
 
 
 def test_point_to_point_choices_are_not_called_the_tuner_s(builtin_catalogue: Catalogue) -> None:

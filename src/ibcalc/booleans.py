@@ -15,7 +15,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationInfo, field_validator
 
-__all__ = ["NoBoolNumbers", "is_boolean", "refuse_bool_number", "takes_bool"]
+from ibcalc.errors import expect_type
+
+__all__ = ["NoBoolNumbers", "expect_bool", "is_boolean", "refuse_bool_number", "takes_bool"]
 
 
 def is_boolean(value: object) -> bool:
@@ -24,6 +26,16 @@ def is_boolean(value: object) -> bool:
         return True
     dtype = getattr(value, "dtype", None)
     return getattr(dtype, "kind", None) == "b" and getattr(value, "ndim", 1) == 0
+
+
+def expect_bool(value: object, what: str) -> bool:
+    """A library argument that takes True or False only, as ``bool``: numpy's ``bool_`` as
+    Python's own (as the input models take it); anything else raises
+    :class:`~ibcalc.errors.WrongTypeError` ("no" is truthy: ``pessimistic="no"`` had judged the
+    pessimistic end, review CH; ``np.True_`` had been refused, review CK)."""
+    if not is_boolean(value):
+        expect_type(value, bool, what, "True or False")  # raises: no bool is refused here
+    return bool(value)
 
 
 def _admits(annotation: object, kinds: tuple[type, ...]) -> bool:

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import NamedTuple, SupportsFloat, cast
 
+from ibcalc.booleans import expect_bool
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import suggest
 from ibcalc.catalogue.models import Catalogue, System
@@ -270,7 +271,7 @@ def estimate_on(
     parameters of the wrong type."""
     _expect_cluster(cluster, params)
     # "no" is truthy: sharp_what_if="no" had run the what-if (a review)
-    expect_type(sharp_what_if, bool, "sharp_what_if", "True or False")
+    sharp_what_if = expect_bool(sharp_what_if, "sharp_what_if")
     params = params if params is not None else builtin_cost_params()
     dt = parse_dtype(dtype)
     coll, algo, proto = by_name(collective, algorithm, protocol)
@@ -948,8 +949,7 @@ class CollectivePlan:
         sharp_what_if: bool = True,
     ) -> None:
         _expect_cluster(cluster, params)
-        expect_type(sharp_what_if, bool, "sharp_what_if", "True or False")
-        self._what_if = sharp_what_if
+        self._what_if = expect_bool(sharp_what_if, "sharp_what_if")
         params = params if params is not None else builtin_cost_params()
         self._cluster = cluster
         collective, self._algorithm, self._protocol = by_name(collective, algorithm, protocol)

@@ -518,3 +518,11 @@ def test_rail_optimized_takes_true_or_false_only() -> None:
     """ "no" is truthy: rail_optimized="no" had sized a rail-optimized tree (review CJ)."""
     with pytest.raises(FabricError, match=r"^rail_optimized 'no' is not True or False$"):
         size_fat_tree(nodes=4, rails=8, radix=64, rail_optimized="no")  # type: ignore[arg-type]
+    # numpy's bool_ is Python's own (review CK: np.True_ had been refused)
+    import numpy as np
+
+    base = {"nodes": 4, "rails": 8, "radix": 64}
+    for flag in (True, False):
+        assert size_fat_tree(**base, rail_optimized=np.bool_(flag)) == size_fat_tree(
+            **base, rail_optimized=flag
+        )

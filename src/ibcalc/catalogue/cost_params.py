@@ -45,8 +45,9 @@ from pathlib import Path
 
 import yaml
 
+from ibcalc.booleans import expect_bool
 from ibcalc.engine.params import SCHEMA, CostParams
-from ibcalc.errors import CatalogueError, InputFileError, ValidationProblem, expect_type
+from ibcalc.errors import CatalogueError, InputFileError, ValidationProblem
 from ibcalc.fileio import env_paths, last_naming
 from ibcalc.yamlio import Document, input_paths, load_yaml, safe_load, wrong_kind_problem
 
@@ -111,7 +112,7 @@ def load_cost_params(
     ``file:line:col``. ``origins`` of the result lists the files applied, built-in first.
     """
     given = input_paths(paths, argument="paths", each="a cost-parameter file")
-    expect_type(use_env, bool, "use_env", "True or False")  # "no" is truthy (review CI)
+    use_env = expect_bool(use_env, "use_env")  # "no" is truthy (review CI)
     # a file named twice loads once, where named last, and is the variable's only if that
     # naming is (as catalogue files: reviews BQ, BR)
     named: list[tuple[str | Path, bool]] = [(p, True) for p in env_paths(ENV_VAR) if use_env]

@@ -18,6 +18,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ibcalc.booleans import expect_bool
 from ibcalc.catalogue.models import Catalogue, Link, LinkKind, Storage, StorageKind, System
 from ibcalc.errors import (
     CatalogueError,
@@ -521,8 +522,8 @@ def load_catalogue(
     (its parent class) for a file that cannot be read or parsed as YAML.
     """
     extra = input_paths(extra, argument="extra", each="a catalogue file")
-    expect_type(use_env, bool, "use_env", "True or False")  # "no" is truthy (review CH)
-    expect_type(builtin, bool, "builtin", "True or False")
+    use_env = expect_bool(use_env, "use_env")  # "no" is truthy (review CH)
+    builtin = expect_bool(builtin, "builtin")
     # each file with whether the variable named it; one named twice is read where named last,
     # and is the variable's only if that naming is (review BR: the label had followed spelling)
     named: list[tuple[str | Path, bool]] = [(p, True) for p in env_paths(ENV_VAR) if use_env]

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ibcalc.booleans import expect_bool
 from ibcalc.catalogue.load import find_link, find_system, link_role_problem
 from ibcalc.catalogue.models import CALIBRATION_DOUBT, Catalogue, Link, LinkKind, System
 from ibcalc.cluster.spec import MAX_GPUS, MAX_NICS_PER_NODE, ClusterSpec
@@ -429,7 +430,7 @@ def resolve_cluster(
     """
     expect_type(catalogue, Catalogue, "catalogue", "load_catalogue() makes one")
     expect_type(spec, ClusterSpec, "spec", "ClusterSpec(system='dgx-h100', nodes=2), say")
-    expect_type(collectives, bool, "collectives", "True or False")
+    collectives = expect_bool(collectives, "collectives")
     notes: list[str] = []
     fabric: list[str] = []  # the notes only collectives read (ResolvedCluster.fabric_notes)
     alltoall: list[str] = []  # the notes only all-to-all reads (ResolvedCluster.alltoall_notes)

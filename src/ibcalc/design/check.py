@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ibcalc.booleans import expect_bool
 from ibcalc.catalogue.load import find_link, find_system, link_role_problem
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.bandwidths import PerGpuBandwidths, per_gpu_bandwidths
@@ -1338,8 +1339,8 @@ def check_design(
     expect_type(catalogue, Catalogue, "catalogue", "load_catalogue() makes one")
     _expect_arguments(source, catalogue, params=params)
     # "no" is truthy: pessimistic="no" had judged the pessimistic end (review CH)
-    expect_type(pessimistic, bool, "pessimistic", "True or False")
-    expect_type(allow_empty, bool, "allow_empty", "True or False")
+    pessimistic = expect_bool(pessimistic, "pessimistic")
+    allow_empty = expect_bool(allow_empty, "allow_empty")
     design, doc = load_design(source, catalogue=catalogue)
     resolved = _resolve(design, doc, catalogue)
     if not allow_empty and not design.requirements:

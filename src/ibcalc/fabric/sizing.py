@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, cast
 
+from ibcalc.booleans import is_boolean
 from ibcalc.errors import FabricError
 from ibcalc.fabric.switches import (
     NodeCages,
@@ -294,9 +295,11 @@ def size_fat_tree(
     rails = _whole("NICs per node", rails, 1)
     radix = _whole("switch radix", radix, None)  # leaf_split says why a radix is too small
     extra_endpoints = _whole("extra endpoints", extra_endpoints, 0)
-    if not isinstance(rail_optimized, bool):
-        # "no" is truthy: rail_optimized="no" had sized a rail-optimized tree (review CJ)
+    if not is_boolean(rail_optimized):
+        # "no" is truthy: rail_optimized="no" had sized a rail-optimized tree (review CJ);
+        # numpy's bool_ is taken as Python's own (review CK)
         raise FabricError(f"rail_optimized {rail_optimized!r} is not True or False")
+    rail_optimized = bool(rail_optimized)
     if tiers is not None:
         tiers = _whole("tiers", tiers, 1)
         if not 1 <= tiers <= MAX_TIERS:
