@@ -1399,6 +1399,14 @@ def test_a_size_nccl_tests_rounds_says_the_size_it_runs(tmp_path: Path) -> None:
         ("min_busbw: 300GB/s", "busbw >= 300 GB/s"),
         ("min_busbw: 2000Gb/s", "busbw >= 250 GB/s"),
         ("min_busbw: 1.5GB/s", "busbw >= 1.5 GB/s"),
+        # a binary rate of many digits prints in the unit that writes it in fewer (review CK:
+        # its KiB/s figure past 1e6 had been taken for a short one, 'busbw >= 10229781600.976818
+        # KiB/s'; in GB/s it takes 17 digits, 10475.296359400262); a tie prints in decimal
+        ("min_busbw: 9755.8799752968GiB/s", "busbw >= 9755.8799752968 GiB/s"),
+        ("min_busbw: 2000000MiB/s", "busbw >= 2000000 MiB/s"),
+        ("min_busbw: 1048576KiB/s", "busbw >= 1 GiB/s"),
+        ("min_busbw: 2.5MiB/s", "busbw >= 2.5 MiB/s"),
+        ("min_busbw: 1.024kB/s", "busbw >= 1 KiB/s"),
     ],
 )
 def test_targets_below_a_microsecond_or_a_megabyte_per_second_print(

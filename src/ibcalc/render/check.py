@@ -253,19 +253,20 @@ _BINARY_RATES: tuple[tuple[str, int], ...] = (
 
 
 def _binary_rate(rate_Bps: float) -> tuple[str, float] | None:
-    """The binary unit (suffix, factor from B/s) a rate written in binary units prints in, where
-    its decimal form takes more digits than its binary one (``300GiB/s`` had printed as
-    ``322.1225472 GB/s``: a review); None otherwise (``300GB/s`` and ``2400Gb/s`` print in
-    GB/s)."""
-    in_decimal = _figure(rate_Bps / GB, 12) if rate_Bps >= GB else _figure(rate_Bps / MB, 12)
-    if rate_Bps < MB:
-        in_decimal = _figure(rate_Bps / 1e3, 12)
+    """The binary unit (suffix, factor from B/s) a rate prints in where it writes the rate in
+    fewer digits than the decimal unit does, each the digits that read back as the rate
+    (``300GiB/s`` had printed as ``322.1225472 GB/s``: a review; ``9755.8799752968GiB/s`` as
+    ``10229781600.976818 KiB/s``, its KiB/s figure taken for a short one: review CK); None
+    otherwise, ties too (``300GB/s`` and ``2400Gb/s`` print in GB/s)."""
+    _, suffix, factor = _split(format_quantity(rate_Bps, "B/s"))
+    shortest = len(_required_figure(rate_Bps, "B/s", factor, suffix)) - len(suffix)
+    best: tuple[str, float] | None = None
     for unit, size in _BINARY_RATES:
-        value = rate_Bps / size
-        if value >= 1 and _figure(value, 6) == _figure(value, 12):
-            written = _figure(value, 12)
-            return (unit, 1 / size) if len(written) < len(in_decimal) else None
-    return None
+        if rate_Bps / size >= 1:
+            written = len(_required_figure(rate_Bps, "B/s", 1 / size, unit)) - len(unit)
+            if written < shortest:
+                shortest, best = written, (unit, 1 / size)
+    return best
 
 
 def _margin(margin: float, *, signed: bool = True) -> str:
