@@ -341,6 +341,27 @@ def test_bad_bandwidths_are_refused(text: str) -> None:
     assert repr(text) in str(info.value)
 
 
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        (".nan", "is not a number (NaN)"),
+        ("NaN", "is not a number (NaN)"),
+        (".inf", "is infinite"),
+        ("-Infinity", "is infinite"),
+    ],
+)
+def test_nan_and_infinities_without_a_unit_are_named(text: str, words: str) -> None:
+    """YAML's .nan and .inf in a rate's place are said as a time's and a size's are (review CK:
+    'min_busbw: .nan' had been "not understood" where 'max_time: .nan' was NaN); a finite
+    number without its unit stays "not understood" as a rate."""
+    for parse, what in ((parse_bandwidth, "bandwidth"), (parse_time, "time"), (parse_size, "size")):
+        with pytest.raises(UnitError) as info:
+            parse(text)
+        assert str(info.value) == f"{what} {text!r} {words}"
+    with pytest.raises(UnitError, match=r"^bandwidth '100' is not understood \(write bits"):
+        parse_bandwidth("100")
+
+
 @given(st.integers(min_value=1, max_value=10**6))
 def test_property_gbps_is_one_eighth_of_gbyte(n: int) -> None:
     assert parse_bandwidth(f"{n}Gb/s") == pytest.approx(n * 10**9 / 8, rel=1e-15)

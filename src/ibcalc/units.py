@@ -122,6 +122,8 @@ _BW_RE = re.compile(
     r"(?P<unit>b|B|bit|bits|byte|bytes|Byte|Bytes)"
     r"\s*(?P<per>/\s*s|ps|/sec)\s*$"
 )
+#: NaN or an infinity written without a unit (``.nan``, ``-inf``).
+_BARE_NONFINITE_RE = re.compile(r"^\s*(?P<num>[+-]?\.?(?:nan|inf|infinity))\s*$", re.IGNORECASE)
 _PREFIX_NAMES = {"G": "giga", "T": "tera", "P": "peta"}
 _BINARY_NAMES = {"G": "gibi", "T": "tebi", "P": "pebi"}
 _TIME_RE = re.compile(
@@ -296,6 +298,11 @@ def parse_bandwidth(value: str | int | float, *, what: str = "bandwidth") -> flo
         bw = _finite_number(_number_text(value), raw, what, _BW_LIMIT)
     else:
         match = _BW_RE.match(value)
+        bare = _BARE_NONFINITE_RE.match(value) if match is None else None
+        if bare is not None:
+            # NaN and the infinities are said as such, as a time's are (YAML's .nan and .inf
+            # had been "not understood" here and "not a number (NaN)" as a time: review CK)
+            _finite_number(bare["num"], raw, what, _BW_LIMIT)
         if match is None:
             # a size where a rate belongs: say so ('1.6TB' had been 'not understood': review BN);
             # a size has a unit of bytes ('100' is a number, '10ms' a time: review BQ)
