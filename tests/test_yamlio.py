@@ -131,15 +131,24 @@ def test_a_duplicate_under_aliases_is_said_once_and_kept_past_a_later_refusal(
     assert [(p.line, p.col, p.message) for p in info.value.problems] == [
         (1, 16, "duplicate key 'x'")
     ]
-    # a key repeated through an alias (*k) is said in each mapping, at the mapping (the alias
-    # has no place of its own; review CI had found three mappings' duplicates said once)
-    # (once a mapping, though written three times there: review CK had found two like lines)
+    # a key repeated through an alias (*k) is said at each repeat, where the alias is written
+    # (review CI had found three mappings' duplicates said once; then each was said once a
+    # mapping, at the mapping, until the parser's events gave the aliases their places: CK, CL)
     keyed = "a: {&k x: 1, *k: 2}\nb: {*k: 1, *k: 2, *k : 3}\nc:\n  x: 1\n  *k : 3\n"
     with pytest.raises(InputFileError) as info:
         load_yaml(_write(tmp_path, keyed))
     assert [(p.line, p.col, p.message) for p in info.value.problems] == [
         (line, col, "duplicate key 'x' (written through an alias)")
-        for line, col in ((1, 4), (2, 4), (4, 3))
+        for line, col in ((1, 14), (2, 12), (2, 19), (5, 3))
+    ]
+    # an anchor inside a skipped duplicate: its alias is said where it is written, as an alias
+    # (it had been said at the anchor, inside the skipped value, as a plain key: review CL)
+    hidden = "a: 1\na: {&k x: 1}\nb: {x: 1, *k: 2}\n"
+    with pytest.raises(InputFileError) as info:
+        load_yaml(_write(tmp_path, hidden))
+    assert [(p.line, p.col, p.message) for p in info.value.problems] == [
+        (2, 1, "duplicate key 'a'"),
+        (3, 11, "duplicate key 'x' (written through an alias)"),
     ]
     # a key written three times is said at each repeat (review CJ: the third had been hidden),
     # in an anchored mapping too, once though it is built again at each alias
@@ -514,3 +523,16 @@ def test_a_value_under_an_alias_is_placed_where_the_alias_is_used() -> None:
     assert doc.locate(("requirements", 1, "allreduce", "max_time")) == (4, 5)
     assert doc.locate(("requirements", 1, "allreduce")) == (4, 5)
     assert doc.locate(("requirements", 1)) == (4, 5)
+    # a list item written as a bare alias is placed where it is written, and all under it (it
+    # had been placed at its anchor's line, two items alike: review CL)
+    items = "requirements:\n  - &r\n    allreduce: {size: 10GB, max_time: 4ms}\n  - *r\n  -   *r\n"
+    doc = load_yaml("items.yaml", text=items)
+    assert doc.locate(("requirements", 0, "allreduce", "max_time")) == (3, 29)
+    assert doc.locate(("requirements", 1)) == (4, 5)
+    assert doc.locate(("requirements", 1, "allreduce", "max_time")) == (4, 5)
+    assert doc.locate(("requirements", 2, "allreduce", "size")) == (5, 7)
+    # in a flow list too, and an alias in a mapping's value or key inside one
+    flow = "a: &a {x: 1}\nb: [1, *a, {y: *a}]\n"
+    doc = load_yaml("flow.yaml", text=flow)
+    assert doc.locate(("b", 1, "x")) == (2, 8)
+    assert doc.locate(("b", 2, "y", "x")) == (2, 13)

@@ -299,9 +299,12 @@ class _Budget:
         self.seen: set[int] = set()
         #: every duplicate key, reported together (the first had hidden the others: a review)
         self.duplicates: list[ValidationProblem] = []
-        #: each duplicate reported, as (its mapping node's id, its place in the mapping, or its
-        #: key for one written through an alias)
-        self.duplicated: set[tuple[int, str, Any]] = set()
+        #: each duplicate reported, as (its mapping node's id, its place in the mapping)
+        self.duplicated: set[tuple[int, int]] = set()
+        #: where each alias (*r) is written, by (its collection node's id, its place there, 0
+        #: for an item or a key, 1 for a value): composed, an alias is its anchor's node and
+        #: has only the anchor's position (:func:`_alias_marks`)
+        self.alias_marks: dict[tuple[int, int, int], tuple[int, int]] = {}
 
 
 def _syntax_problem(path: str, exc: yaml.MarkedYAMLError) -> InputFileError:
@@ -388,8 +391,11 @@ def _build(
                 raise _problem(
                     doc.path, key_node.start_mark, "YAML merge keys (<<) are not allowed"
                 )
-            # a key written as an alias (*k) has its anchor's place, not its own
-            aliased_key = id(key_node) in budget.seen
+            # a key written as an alias (*k) is placed where it is written, not at its anchor
+            key_alias = budget.alias_marks.get((id(node), index, 0))
+            key_at = (
+                at or key_alias or (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
+            )
             key = _build(
                 key_node, (*loc, "<key>"), doc, budget, depth + 1, constructor=constructor, at=at
             )
@@ -407,29 +413,34 @@ def _build(
             if key in result:
                 # each repeat once, though an anchored mapping is built again at every alias
                 # (nested aliases had repeated one duplicate 11,111 times: review CH): a repeat
-                # is its mapping node and its place in it, which a key written through an alias
-                # (*k, its anchor's node in every mapping: review CI) and a key written three
-                # times (review CJ) do not share
-                # (a key repeated through an alias is said once a mapping, at the mapping: its
-                # repeats have no places of their own to tell apart, review CK)
-                repeat = (id(node), "alias", key) if aliased_key else (id(node), "at", index)
+                # is its mapping node and its place in it; one written through an alias is said
+                # where the alias is (it had been said at its mapping, once a mapping, or inside
+                # a skipped duplicate where its anchor was: reviews CI, CK, CL)
+                repeat = (id(node), index)
                 if not rebuilt and repeat not in budget.duplicated:
                     budget.duplicated.add(repeat)
-                    # an alias key is said at its mapping, the nearest place it has
-                    budget.duplicates += _problem(
-                        doc.path,
-                        node.start_mark if aliased_key else key_node.start_mark,
-                        f"duplicate key {shown(key)}"
-                        + (" (written through an alias)" if aliased_key else ""),
-                    ).problems
+                    budget.duplicates.append(
+                        ValidationProblem(
+                            doc.path,
+                            key_at[0],
+                            key_at[1],
+                            f"duplicate key {shown(key)}"
+                            + (" (written through an alias)" if key_alias else ""),
+                        )
+                    )
                 continue
             path_key: str | int = key if isinstance(key, str | int) else str(key)
-            doc.marks[(*loc, path_key)] = at or (
-                key_node.start_mark.line + 1,
-                key_node.start_mark.column + 1,
-            )
+            doc.marks[(*loc, path_key)] = key_at
+            # a value written as an alias is placed at its key, as the rest of the mapping is
+            value_at = at or (key_at if (id(node), index, 1) in budget.alias_marks else None)
             result[key] = _build(
-                value_node, (*loc, path_key), doc, budget, depth + 1, constructor=constructor, at=at
+                value_node,
+                (*loc, path_key),
+                doc,
+                budget,
+                depth + 1,
+                constructor=constructor,
+                at=value_at,
             )
         return result
     if isinstance(node, yaml.SequenceNode):
@@ -437,9 +448,17 @@ def _build(
             raise _problem(doc.path, node.start_mark, f"unsupported YAML tag {node.tag!r}")
         items = []
         for index, item in enumerate(node.value):
-            doc.marks[(*loc, index)] = at or (item.start_mark.line + 1, item.start_mark.column + 1)
+            # an item written as an alias (- *r) is placed where it is written (it had been
+            # placed at its anchor, lines away: review CL)
+            item_at = at or budget.alias_marks.get((id(node), index, 0))
+            doc.marks[(*loc, index)] = item_at or (
+                item.start_mark.line + 1,
+                item.start_mark.column + 1,
+            )
             items.append(
-                _build(item, (*loc, index), doc, budget, depth + 1, constructor=constructor, at=at)
+                _build(
+                    item, (*loc, index), doc, budget, depth + 1, constructor=constructor, at=item_at
+                )
             )
         return items
     if isinstance(node, yaml.ScalarNode):
@@ -728,6 +747,40 @@ def _compose_fast(text: str) -> list[Any] | None:
         return None
 
 
+def _alias_marks(text: str, root: yaml.Node) -> dict[tuple[int, int, int], tuple[int, int]]:
+    """Where each alias of the (one) document of ``text`` is written, as
+    :attr:`_Budget.alias_marks` keeps it: the parser's events walked beside the composed nodes
+    (an alias is one event where the composed tree has its anchor's node). Empty for text
+    without an alias."""
+    if "*" not in text:
+        return {}
+    marks: dict[tuple[int, int, int], tuple[int, int]] = {}
+    events = iter(yaml.parse(text, Loader=_FAST or SafeLoader))
+
+    def alias_at(node: yaml.Node) -> tuple[int, int] | None:
+        event = next(events)
+        if isinstance(event, yaml.AliasEvent):
+            mark = event.start_mark or node.start_mark  # libyaml marks every event
+            return mark.line + 1, mark.column + 1
+        if isinstance(node, yaml.SequenceNode):
+            for index, item in enumerate(node.value):
+                if (place := alias_at(item)) is not None:
+                    marks[(id(node), index, 0)] = place
+        elif isinstance(node, yaml.MappingNode):
+            for index, pair in enumerate(node.value):
+                for side, part in enumerate(pair):
+                    if (place := alias_at(part)) is not None:
+                        marks[(id(node), index, side)] = place
+        if isinstance(node, yaml.CollectionNode):
+            next(events)  # the collection's end
+        return None
+
+    while not isinstance(next(events), yaml.DocumentStartEvent):
+        pass
+    alias_at(root)
+    return marks
+
+
 def load_yaml(
     source: str | Path, *, text: str | None = None, defer_duplicates: bool = False
 ) -> Document:
@@ -797,6 +850,7 @@ def load_yaml(
         ) from exc
     constructor = yaml.constructor.SafeConstructor()
     budget = _Budget(path)
+    budget.alias_marks = _alias_marks(text, nodes[0])
     try:
         doc.data = _build(nodes[0], (), doc, budget, 0, constructor=constructor)
     except RecursionError as exc:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from ibcalc.catalogue.load import find_link
+from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli import main
 from ibcalc.design.check import (
@@ -2081,9 +2081,9 @@ def test_junit_names_two_requirements_that_print_alike_apart(
         )
     ]
     assert len(set(cases)) == len(cases)
-    # a requirement repeated through an alias shares its anchor's place: the ones left alike
-    # are numbered; and names are told apart as the XML writes them (U+2028 and the text
-    # '\u2028' are written alike: review CI)
+    # a requirement repeated through an alias is at the alias's line (it had shared its
+    # anchor's place, and was numbered: review CL); names are told apart as the XML writes them
+    # (U+2028 and the text '\u2028' are written alike: review CI)
     alias = write(
         tmp_path,
         "alias.yaml",
@@ -2097,8 +2097,19 @@ def test_junit_names_two_requirements_that_print_alike_apart(
     )
     cases = [(c.get("classname"), c.get("name")) for c in ET.fromstring(out).iter("testcase")]
     assert len(set(cases)) == len(cases) == 3 + 4
-    assert cases[1][1].endswith(" #1")
-    assert cases[2][1].endswith(" #2")
+    assert [name for _, name in cases[:3]] == [
+        f"allreduce 1 GB: time <= 1 s (line {line})" for line in (5, 6, 7)
+    ]
+    # findings alike to the place are numbered, the last resort
+    from dataclasses import replace
+
+    from ibcalc.render.check import _junit_names
+
+    findings = check_design(alias, load_catalogue(use_env=False)).findings
+    alike = [replace(f, line=5, col=5) for f in findings]
+    assert sorted(_junit_names(alike).values()) == [
+        f"allreduce 1 GB: time <= 1 s ({alias}, line 5, col 5) #{n}" for n in (1, 2, 3)
+    ]
 
 
 @pytest.mark.parametrize(
