@@ -809,9 +809,9 @@ def _junit_names(findings: Sequence[Finding]) -> dict[int, str]:
     report: two requirements that print alike (51.3ms and 0.0513s) would be one test to a
     consumer that keys cases by classname and name, so such a name gains its line (review CC),
     then its column where they share a line (a flow-style list), then its file where designs
-    of two files share a name (review CF), then its place among those left alike (a requirement
-    repeated through a YAML alias has its anchor's place: review CI). Names are compared as
-    written into the XML, escapes made."""
+    of two files share a name (review CF), then its place among those left alike (a finding
+    without a position; a requirement repeated through a YAML alias had had its anchor's place
+    until review CL). Names are compared as written into the XML, escapes made."""
 
     def forms(f: Finding) -> list[str]:
         plain = finding_requirement(f)
