@@ -750,6 +750,14 @@ def test_a_system_with_other_gpus_than_the_log_is_the_first_finding(catalogue: C
         "the log's GPU is 'AMD Radeon Graphics'; dgx-h100 has 8 x H100 SXM5 80GB",
         "re-run without {system}, or with --system mi355x-8",
     ]
+    # the preset the log names (aws-ofi-nccl's 'Running on p5.48xlarge platform') is advised
+    # before the GPU's rule: dgx-h100 had been, and read the healthy p5 run as low (review CO)
+    p5 = one(
+        SWEEPS / "06_allreduce_2node_16xH100_efa.txt",
+        catalogue,
+        flags=ClusterSpec(system="dgx-a100"),
+    )
+    assert p5.findings[0].evidence[-1] == "re-run without {system}, or with --system aws-p5"
     # 4 ranks per host of 'NVIDIA H100' print as a Snellius node does, but may be half a DGX:
     # a low-confidence warning, after the bandwidth causes
     half = one(

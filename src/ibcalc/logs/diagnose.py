@@ -35,7 +35,7 @@ from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.engine.types import busbw_factor
 from ibcalc.errors import IbcalcError
 from ibcalc.logs.bandwidth import bandwidth_findings
-from ibcalc.logs.cluster import NodeRule, gpus_per_process_said, match_rule
+from ibcalc.logs.cluster import NodeRule, gpus_per_process_said, match_rule, platform_preset
 from ibcalc.logs.env import LogEnvironment
 from ibcalc.logs.expect import RunContext, catalogue_with_link, predict_times
 from ibcalc.logs.fit import minimize_scalar
@@ -228,8 +228,11 @@ def _wrong_system(ctx: RunContext) -> list[Finding]:
         return [same]
     # {system}: the flag, or the design file's key where the system is the design's
     instead = ["re-run without {system} (ibcalc infers the node from the GPU name)"]
-    if rule is not None and rule.system != system.id:
-        instead = [f"re-run without {{system}}, or with --system {rule.system}"]
+    # the preset the log names first (aws-ofi-nccl's platform: the GPU's rule had advised
+    # dgx-h100 for a p5 log, which then read a healthy run as low: review CO)
+    named = platform_preset(ctx.env) or (rule.system if rule is not None else None)
+    if named is not None and named != system.id:
+        instead = [f"re-run without {{system}}, or with --system {named}"]
     return [
         Finding(
             kind="flag_mismatch",
