@@ -2369,14 +2369,35 @@ def test_a_designs_values_are_listed_in_a_fixed_order() -> None:
     # the design's MI300X node is not the log's H100s: reported, and exit 2 for the value the
     # log contradicts
     assert code == 2
+    # (the preset the log's platform names, p5.48xlarge: review CO; dgx-h100 had been advised)
     assert err.strip().endswith(
-        "re-run without roce-400g-2to1.yaml's system, or with --system dgx-h100"
+        "re-run without roce-400g-2to1.yaml's system, or with --system aws-p5"
     )
     (check,) = json.loads(out)["runs"]
     fields = [a["field"] for a in check["assumptions"] if a["source"] == "design"]
     order = list(ClusterSpec.model_fields)
     assert len(fields) >= 4
     assert fields == sorted(fields, key=order.index)
+
+
+def test_a_designs_value_the_log_contradicts_names_the_logs() -> None:
+    """A DGX H100 SuperPOD design given to the 2 x p5 run replaces its EFA and its instance:
+    said as the design's alone, where --inter ndr and --system dgx-h100 name what the log shows
+    (review CO); both now do, once."""
+    design = Path(__file__).resolve().parents[2] / "examples" / "dgx-h100-superpod-su-ndr.yaml"
+    log = SWEEPS / "06_allreduce_2node_16xH100_efa.txt"
+    code, out, _ = run("nccl-check", str(log), "--design", str(design), "--format", "json")
+    assert code == 0  # judged against the design, as asked: low, no gate
+    (check,) = json.loads(out)["runs"]
+    said = {a["field"]: a["evidence"] for a in check["assumptions"] if a["source"] == "design"}
+    assert said["inter"] == (
+        "from the design file dgx-h100-superpod-su-ndr.yaml (inter (or fabric.link)) (the log "
+        "shows 'Selected Provider is efa', line 293)"
+    )
+    assert said["system"].endswith(
+        "(system) (the log shows 'Running on p5.48xlarge platform', line 67: the aws-p5 preset)"
+    )
+    assert said["sharp"] == "from the design file dgx-h100-superpod-su-ndr.yaml (fabric.sharp)"
 
 
 def test_a_verdict_against_an_assumed_network_says_so_where_it_is_read() -> None:

@@ -486,11 +486,19 @@ def infer_cluster(
     given = _given(flags)
     # a design file's values are the design's, not flags "given by the caller" (a review)
     origins = origins or {}
+    # either says what the log states where the value replaces it (a design's NDR over a p5
+    # log's EFA had been said as the design's alone, where --inter ndr named the log's
+    # provider: review CO)
     notes: list[Assumption] = [
-        Assumption(field=k, value=v, source="design", evidence=origins[k])
-        if k in origins
-        else Assumption(
-            field=k, value=v, source="flag", evidence=_given_evidence(run, k, flags, env, catalogue)
+        Assumption(
+            field=k,
+            value=v,
+            source="design" if k in origins else "flag",
+            evidence=(
+                origins[k] + _given_evidence(run, k, flags, env, catalogue).removeprefix(GIVEN)
+                if k in origins
+                else _given_evidence(run, k, flags, env, catalogue)
+            ),
         )
         for k, v in given.items()
     ]
