@@ -1117,12 +1117,29 @@ def _compute(
     """Forward and backward compute per step per GPU, from --backward-time or --tflops."""
     model, par = spec.model, spec.parallel
     full = spec.recompute is Recompute.FULL
+    # 1F1B runs at the pace of its busiest stage: with layers that do not split evenly,
+    # ceil(layers / pp) of them, not the average (80 over 36 stages: 3, not 2.2)
+    busiest = None
+    if par.pp > 1 and model.layers is not None and model.layers % par.pp:
+        busiest = _per_stage(model.layers, par.pp, "layers", notes)
     if spec.backward_s is not None:
         backward = spec.backward_s
+        uneven = ""
+        if busiest is not None and model.layers is not None:
+            # the time given is the evenly split step's, as --tflops prices it before this
+            # share: one time under --compare had dropped the busiest stage's share that
+            # --tflops charges, and ranked uneven pipelines ahead (review CN)
+            backward *= busiest * par.pp / model.layers
+            uneven = (
+                f", x {busiest} x {par.pp}/{model.layers} for the busiest stage's layers "
+                f"({busiest} of {model.layers} on {par.pp} stages, the time given read as an "
+                f"even split's) = {format_time(backward)}"
+            )
         # with full recompute the measured backward holds a forward pass: 2 + 1 of its 3 parts
         forward = backward / (BACKWARD_OVER_FORWARD + (1 if full else 0))
         notes.append(
-            f"backward compute {format_time(backward)} per step given; forward taken as "
+            f"backward compute {format_time(spec.backward_s)} per step given{uneven}; forward "
+            "taken as "
             + (
                 "a third of it (backward ~ 2 x forward FLOPs, and full recompute runs the "
                 "forward again): the time given is read as measured with full recompute, so "
@@ -1139,12 +1156,9 @@ def _compute(
         flops_of = shared.flops.get(key)
         if flops_of is None:  # once a search: every layout's note has the same words
             flops_of = shared.flops[key] = _flops(model, seq, spec.tflops)
-        # 1F1B runs at the pace of its busiest stage: with layers that do not split evenly,
-        # ceil(layers / pp) of them, not the average (80 over 36 stages: 3, not 2.2)
         share_text = "/ (tp x pp x cp)"
         stage_share = 1 / par.pp
-        if par.pp > 1 and model.layers is not None and model.layers % par.pp:
-            busiest = _per_stage(model.layers, par.pp, "layers", notes)
+        if busiest is not None and model.layers is not None:
             stage_share = busiest / model.layers
             share_text = (
                 f"x {busiest}/{model.layers} of the layers (the busiest of {par.pp} stages) / "
