@@ -1238,3 +1238,29 @@ def test_links_fitted_to_a_run_warned_of_carry_low_confidence(
     assert mesh["id"] == "nvlink4-mesh4"
     assert mesh["confidence"] == find_link(catalogue, "nvlink4-mesh4").confidence == "medium"
     assert "warned of" not in mesh["notes"]
+
+
+def test_cost_constants_fitted_to_a_run_warned_of_say_so(catalogue: Catalogue) -> None:
+    """The healthy 2 x p5 run (sweep 06) with its sizes of 256 MiB and more taken 2x as long:
+    nccl-check calls it bad, and calibrate fits the NVLS-tree factor to the slowdown (0.93 to
+    about 0.64). The entry had been written as any other, where a link fitted so takes low
+    confidence (review CO): its provenance now says what the link's note says."""
+    lines = []
+    for line in (SWEEPS / "06_allreduce_2node_16xH100_efa.txt").read_text().splitlines():
+        prefix, _, rest = line.partition(">:")
+        cells = rest.split()
+        if prefix.startswith("[1,0]<stdout") and cells and cells[0].isdigit():
+            if int(cells[0]) >= 2**28:
+                rest = _scaled_row(rest, 2.0)
+            line = f"{prefix}>:{rest}"
+        lines.append(line)
+    slowed = "\n".join(lines) + "\n"
+    run = LogInput(label="p5.txt", text=slowed, parsed=parse_log(slowed, source="p5.txt"))
+    cal = calibrate_log_files([run], catalogue=catalogue)
+    assert [w for w in cal.warnings if w.startswith("nccl-check calls p5.txt (run 1) bad")]
+    entry = cal.cost_entries["calibrated"]["nvls_tree_factor"]
+    assert entry["value"] == pytest.approx(0.64, abs=0.02)
+    assert entry["rows"].endswith(
+        "; fitted to a run of p5.txt the calibration warned of (a fault or the library's choice "
+        "that nccl-check finds in it): the value may describe that, not the fabric"
+    )

@@ -1132,7 +1132,7 @@ def calibrate(
         assumptions=_merged_notes(notes),
         warnings=warnings,
         link_entries=_link_entries(parameters, catalogue, inputs, date, warned=warned),
-        cost_entries=_cost_entries(parameters, inputs, date),
+        cost_entries=_cost_entries(parameters, inputs, date, warned=warned),
     )
 
 
@@ -2276,8 +2276,16 @@ def _link_entries(
 
 
 def _cost_entries(
-    parameters: Sequence[FittedParameter], inputs: Sequence[str], date: str
+    parameters: Sequence[FittedParameter],
+    inputs: Sequence[str],
+    date: str,
+    *,
+    warned: Collection[str] = (),
 ) -> dict[str, Any]:
+    """The cost-parameter entries with written values; one fitted to a log whose run the
+    calibration warned of says so in its provenance, as a link's low confidence does (a
+    NVLS-tree factor fitted to a run with its large sizes slowed 2x had been written as any
+    other: review CO)."""
     entries: dict[str, Any] = {}
     for p in parameters:
         if p.kind != "cost" or not written(p):
@@ -2286,11 +2294,20 @@ def _cost_entries(
         value: float | str = round(p.value, 6)
         if p.unit == "B/s":
             value = f"{p.value / 1e9:.6g} GB/s"
+        logs = _logs_of(p, inputs)
+        doubtful = [log for log in logs if log in warned]
         entries.setdefault(p.target, {})[p.field] = {
             "value": value,
             "derived_by": _DERIVED_BY,
-            "rows": f"{plural(p.rows, 'row')} of {', '.join(_logs_of(p, inputs))} ({date}); "
-            f"fit {_fmt_value(p, p.value)}{pm}, was {_fmt_value(p, p.before)}",
+            "rows": f"{plural(p.rows, 'row')} of {', '.join(logs)} ({date}); "
+            f"fit {_fmt_value(p, p.value)}{pm}, was {_fmt_value(p, p.before)}"
+            + (
+                f"; fitted to a run of {', '.join(doubtful)} {CALIBRATION_DOUBT} (a fault or the "
+                "library's choice that nccl-check finds in it): the value may describe that, not "
+                "the fabric"
+                if doubtful
+                else ""
+            ),
         }
     return entries
 
