@@ -595,6 +595,57 @@ _SYSTEMATIC_MIN_ROWS = 5
 _LISTED = 5
 
 
+#: In-place over out-of-place time (or its inverse) past which one side runs slower at every
+#: large size: a policy value, far outside the published runs (24 healthy sweeps: 0.93-1.13 at
+#: 64 MiB and more, a median of 0.999).
+_ONE_SIDE_RATIO = 1.25
+#: Large sizes it takes (a pair of rows is what a stall at two sizes leaves).
+_ONE_SIDE_MIN_ROWS = 3
+
+
+def _one_side_slower(ctx: RunContext) -> list[Finding]:
+    """In-place slower than out-of-place (or the reverse) by more than :data:`_ONE_SIDE_RATIO`
+    at every size of 64 MiB and more, short of the 2x that :func:`_erratic` calls out: the
+    verdict judges out-of-place, so an in-place column 1.9x slower at every large size had
+    read 'no problem found' (review CO; PyTorch's DDP and FSDP call NCCL in place)."""
+    rows = [
+        r
+        for r in ctx.rows
+        if r.regime == "bandwidth"
+        and r.inplace_time_us is not None
+        and r.inplace_time_us >= MIN_PLAUSIBLE_TIME_US
+        and r.measured_time_us >= MIN_PLAUSIBLE_TIME_US
+    ]
+    if len(rows) < _ONE_SIDE_MIN_ROWS:
+        return []
+    ratios = [(r.inplace_time_us or 0.0) / r.measured_time_us for r in rows]
+    if min(ratios) > _ONE_SIDE_RATIO:
+        slow, fast, low, high = "in-place", "out-of-place", min(ratios), max(ratios)
+    elif max(ratios) < 1 / _ONE_SIDE_RATIO:
+        slow, fast, low, high = "out-of-place", "in-place", 1 / max(ratios), 1 / min(ratios)
+    else:
+        return []
+    return [
+        Finding(
+            kind="erratic",
+            cause=f"{slow} runs {low:.2f}-{high:.2f}x slower than {fast} at every one of the "
+            f"{len(rows)} sizes from {fmt_size(rows[0].size_bytes)} to "
+            f"{fmt_size(rows[-1].size_bytes)}: systematic (one side takes another path or an "
+            "extra copy, such as a buffer registered for one side only); the verdict judges "
+            "out-of-place, and PyTorch's DDP and FSDP call NCCL in place",
+            confidence="medium",
+            severity="warning",
+            evidence=[
+                f"{fmt_size(r.size_bytes)}: {format_us(r.measured_time_us)} us out-of-place, "
+                f"{format_us(r.inplace_time_us or 0.0)} us in-place (line {r.line})"
+                for r in rows[:_LISTED]
+            ]
+            + ([f"and {len(rows) - _LISTED} more sizes"] if len(rows) > _LISTED else []),
+            lines=[r.line for r in rows],
+        )
+    ]
+
+
 def _erratic(ctx: RunContext) -> list[Finding]:
     findings: list[Finding] = []
     apart = [
@@ -651,6 +702,8 @@ def _erratic(ctx: RunContext) -> list[Finding]:
                 lines=[r.line for r in apart],
             )
         )
+    if not apart:
+        findings += _one_side_slower(ctx)
     drops: list[tuple[RowCheck, float]] = []
     best = 0.0
     previous = 0
