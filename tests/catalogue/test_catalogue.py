@@ -612,6 +612,15 @@ def test_presets_of_more_than_one_gpu_size_state_no_memory(builtin_catalogue: Ca
         "h100-pcie-8",
     ):
         assert systems[system_id].gpu_memory_bytes is None
+    # the largest of their sizes, where a datasheet gives them: A100 and A800 80 GB, H100 NVL 94 GB
+    largest = {k: v.gpu_memory_largest_bytes for k, v in systems.items()}
+    assert {k: v / 2**30 for k, v in largest.items() if v is not None} == {
+        "dgx-a100": 80,
+        "azure-nd-a100-v4": 80,
+        "hgx-a800": 80,
+        "h100-pcie-8": 94,
+    }
+    assert all(systems[k].gpu_memory_largest_source for k, v in largest.items() if v)
 
 
 def _refused_at(tmp_path: Path, locate: Locate, text: str, key: str) -> str:
@@ -637,6 +646,25 @@ def test_gpu_memory_needs_its_source_and_its_unit(tmp_path: Path, locate: Locate
     text = _node('    gpu_memory: "80 GiB"\n    gpu_memory_source: a datasheet\n')
     cat = load_catalogue(_write(tmp_path, text), use_env=False)
     assert _systems(cat)["my-node"].gpu_memory_bytes == 80 * 2**30
+
+
+def test_gpu_memory_largest_needs_its_source_and_no_gpu_memory(
+    tmp_path: Path, locate: Locate
+) -> None:
+    """The largest memory of a preset's variants is a stated number too, and only for a preset
+    that states no single memory: with one, there is no largest of several."""
+    text = _node('    gpu_memory_largest: "80 GiB"\n')
+    error = _refused_at(tmp_path, locate, text, "gpu_memory_largest:")
+    assert "gpu_memory_largest needs gpu_memory_largest_source" in error
+    text = _node(
+        '    gpu_memory: "40 GiB"\n    gpu_memory_source: a datasheet\n'
+        '    gpu_memory_largest: "80 GiB"\n    gpu_memory_largest_source: a datasheet\n'
+    )
+    error = _refused_at(tmp_path, locate, text, "gpu_memory_largest:")
+    assert "gpu_memory_largest is for a preset sold with GPUs of several memory sizes" in error
+    text = _node('    gpu_memory_largest: "80 GiB"\n    gpu_memory_largest_source: a datasheet\n')
+    cat = load_catalogue(_write(tmp_path, text), use_env=False)
+    assert _systems(cat)["my-node"].gpu_memory_largest_bytes == 80 * 2**30
 
 
 def test_gpu_peak_needs_its_source(tmp_path: Path, locate: Locate) -> None:

@@ -666,3 +666,15 @@ def test_an_fp8_tensor_parallel_sum_is_said(builtin_catalogue: Catalogue) -> Non
     (moe_note,) = [n for n in moe.assumptions if n.startswith("{act_dtype} fp8:")]
     assert "(the expert all-to-alls' dispatch and combine)" in moe_note
     assert "tensor-parallel" not in moe_note
+
+
+def test_serving_past_every_variants_memory_is_warned_of(builtin_catalogue: Catalogue) -> None:
+    """Llama 3 405B on one DGX A100 at tp 8: 405.9e9 bf16 weights / 8 = 94.3 GiB a GPU, more
+    than the larger A100's 80 GiB, so out of memory whichever A100 the node has (its preset
+    states no one memory, and the fit had not been judged: review CN)."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-a100", nodes=1))
+    result = infer(builtin_catalogue, cluster, InferSpec(model=find_model("llama3-405b"), tp=8))
+    assert result.memory.weights_bytes / 2**30 == pytest.approx(94.3, abs=0.05)
+    assert (result.memory.room, result.memory.fits) == ("out of memory", False)
+    (warning,) = [w for w in result.warnings if "on every variant" in w]
+    assert "more than the largest dgx-a100 GPU's 80 GiB" in warning

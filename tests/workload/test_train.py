@@ -1205,6 +1205,51 @@ def test_factorisations_by_hand() -> None:
     }
 
 
+def test_a_layout_past_every_variants_memory_is_out_of_memory(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """DGX A100 is sold with 40 or 80 GB A100s, so it states no one memory; a search had ranked
+    first Llama 3 8B all data-parallel on 16 of them, 18 bytes of model state per parameter,
+    18 x 8.03e9 = 145 GB = 134.6 GiB and more with activations, which fits on neither (review
+    CN). Past the largest variant's 80 GiB a layout is out of memory on every variant: ranked
+    last, and warned of; under it, still not judged."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-a100", nodes=2))
+    base = TrainSpec(model=find_model("llama3-8b"), parallel=Parallelism(dp=16), tflops=150)
+    results, _ = compare_layouts(builtin_catalogue, cluster, base)
+    past = [r for r in results if r.memory.total_bytes > 80 * 2**30]
+    assert {(r.spec.parallel.tp, r.spec.parallel.pp) for r in past} >= {(1, 1), (2, 1)}
+    assert results[-len(past) :] == past  # last, whatever their step time
+    for r in past:
+        assert (r.memory.room, r.memory.fits, r.memory.used_fraction) == (
+            "out of memory",
+            False,
+            None,
+        )
+    within = results[0]
+    assert within.memory.total_bytes < 80 * 2**30
+    assert (within.memory.room, within.memory.fits) == ("unknown", None)
+    single = train_step(
+        builtin_catalogue,
+        cluster,
+        base.model_copy(update={"parallel": Parallelism(dp=16), "global_batch": 16}),
+    )
+    (warning,) = [w for w in single.warnings if "on every variant" in w]
+    assert "more than the largest dgx-a100 GPU's 80 GiB (A100 SXM4 (40 GB or 80 GB))" in warning
+    # a memory given by the user is judged as ever
+    given = train_step(
+        builtin_catalogue,
+        cluster,
+        base.model_copy(
+            update={
+                "parallel": Parallelism(dp=16),
+                "global_batch": 16,
+                "gpu_memory_bytes": 200 * 2**30,
+            }
+        ),
+    )
+    assert given.memory.room == "room"
+
+
 def test_compare_ranks_every_layout_by_step_time(builtin_catalogue: Catalogue) -> None:
     # Llama 3 8B (32 heads, 32 layers) on 2 DGX H100 nodes (16 GPUs): every factorisation is
     # valid: tp in {1,2,4,8,16} divides 32 heads, pp in {1,2,4,8,16} divides 32 layers

@@ -370,6 +370,7 @@ def _check_systems(
                 )
         for value_key, source_key, value in (
             ("gpu_memory", "gpu_memory_source", system.gpu_memory_bytes),
+            ("gpu_memory_largest", "gpu_memory_largest_source", system.gpu_memory_largest_bytes),
             ("gpu_peak_tflops", "gpu_peak_source", system.gpu_peak_tflops),
         ):
             if (value is None) != (not getattr(system, source_key)):
@@ -385,6 +386,18 @@ def _check_systems(
                         else f"systems[{i}] ({system.id}): {source_key} without {value_key}",
                     )
                 )
+        if system.gpu_memory_largest_bytes is not None and system.gpu_memory_bytes is not None:
+            # one size stated: there is no largest of several to bound it with
+            line, col = doc.locate(("systems", i, "gpu_memory_largest"))
+            problems.append(
+                ValidationProblem(
+                    doc.path,
+                    line,
+                    col,
+                    f"systems[{i}] ({system.id}): gpu_memory_largest is for a preset sold with "
+                    "GPUs of several memory sizes; this one states gpu_memory",
+                )
+            )
         if system.nics_per_node > 0 and system.inter is None:
             line, col = doc.locate(("systems", i, "nics_per_node"))
             problems.append(

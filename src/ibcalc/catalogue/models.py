@@ -395,6 +395,10 @@ class System(NoBoolNumbers):
     #: the preset covers GPUs of more than one size. ``ibcalc train`` checks layouts against it.
     gpu_memory_bytes: GpuMemory | None = Field(default=None, alias="gpu_memory")
     gpu_memory_source: str | None = None
+    #: The largest GPU memory of a preset sold with GPUs of several sizes (``dgx-a100``: 40 GB or
+    #: 80 GB), with its source: memory past it fits on no variant. None otherwise.
+    gpu_memory_largest_bytes: GpuMemory | None = Field(default=None, alias="gpu_memory_largest")
+    gpu_memory_largest_source: str | None = None
     #: One GPU's dense 16-bit tensor-core peak, TFLOP/s (bf16; fp16 where the GPU has no bf16),
     #: without structured sparsity; None where the preset covers GPUs of more than one speed or
     #: no vendor figure is at hand. ``ibcalc train --tflops`` is judged against it.

@@ -637,6 +637,10 @@ def render_systems(
         console.print(Text("(NIC rates: ibcalc systems show ID, or a wider terminal)"))
 
 
+#: A system's memory fields, shown by their file keys with a unit.
+_MEMORY_KEYS = ("gpu_memory_bytes", "gpu_memory_largest_bytes")
+
+
 def render_system(system: System, fmt: str = Format.TABLE, stream: TextIO | None = None) -> None:
     """Print every field of one system preset, or its JSON."""
     data = system.model_dump(mode="json")
@@ -645,9 +649,9 @@ def render_system(system: System, fmt: str = Format.TABLE, stream: TextIO | None
         return
     rows = [
         (
-            "gpu_memory" if key == "gpu_memory_bytes" else key,
+            key.removesuffix("_bytes") if key in _MEMORY_KEYS else key,
             format_size(value)
-            if key == "gpu_memory_bytes"
+            if key in _MEMORY_KEYS
             else f"{value:g} TFLOP/s (dense 16-bit tensor, per GPU)"
             if key == "gpu_peak_tflops"
             else ", ".join(value)

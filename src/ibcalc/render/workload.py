@@ -169,6 +169,9 @@ def _train_memory_dict(memory: TrainMemory) -> dict[str, Any]:
 def _memory_words(memory: GpuMemory, names: Mapping[str, str]) -> str:
     """One GPU's memory for the totals: "51.5 GiB of dgx-h100's 80 GiB per GPU (64%): ..."."""
     need = memory_size(memory.total_bytes)
+    if memory.past_every_variant and memory.largest_bytes is not None:
+        largest = memory_size(memory.largest_bytes)
+        return f"{need} per GPU, more than the largest variant's {largest}: {memory.parts_words()}"
     if memory.capacity_from is None or memory.used_fraction is None:
         return f"{need} per GPU (not checked: no GPU memory known): {memory.parts_words()}"
     against = named_notes([memory.capacity_from], names)[0]
@@ -557,6 +560,10 @@ def render_compare(
             "after those "
             "with room, and layouts out of memory last"
             if capacity is not None
+            else f"mem: per GPU ({sharding}, {how} recompute), checked only against the "
+            f"largest GPU the preset is sold with, {memory_size(first.memory.largest_bytes)} "
+            f"(layouts past it are out of memory on every variant, and last; give {memory_flag})"
+            if first.memory.largest_bytes is not None
             else f"mem: per GPU ({sharding}, {how} recompute), not checked against the GPUs' "
             f"(give {memory_flag})"
         )

@@ -641,6 +641,11 @@ def _memory(
         kv_cache_bytes=kv,
         capacity_bytes=capacity,
         capacity_from=source,
+        largest_bytes=(
+            cluster.system.gpu_memory_largest_bytes
+            if capacity is None and cluster.system is not None
+            else None
+        ),
     )
     judge_fit(
         memory,

@@ -323,6 +323,9 @@ class GpuMemory:
     capacity_bytes: float | None
     #: where the capacity comes from ("dgx-h100's 80 GiB per GPU", "{gpu_memory} 74.5 GiB")
     capacity_from: str | None
+    #: where the capacity is not known, the largest GPU memory of the preset's variants
+    #: (``dgx-a100``: 80 GiB), which a layout past it fits on none of; None: not known either
+    largest_bytes: float | None = None
     #: what is counted: the sum of :meth:`parts` (worked out once, on construction)
     total_bytes: float = dataclasses.field(init=False)
 
@@ -350,14 +353,26 @@ class GpuMemory:
         order, an unknown one with those with room (nothing to move it by)."""
         used = self.used_fraction
         if used is None:
-            return "unknown"
+            return "out of memory" if self.past_every_variant else "unknown"
         return "room" if used <= TIGHT_FRACTION else "tight" if used <= 1 else "out of memory"
+
+    @property
+    def past_every_variant(self) -> bool:
+        """True where the capacity is not known but the total is past the largest variant's
+        (:attr:`largest_bytes`): out of memory on every GPU the preset is sold with."""
+        return (
+            self.capacity_bytes is None
+            and self.largest_bytes is not None
+            and self.total_bytes > self.largest_bytes
+        )
 
     @property
     def fits(self) -> bool | None:
         """True when the total is within the GPU's memory; None when that is not known."""
         used = self.used_fraction
-        return None if used is None else used <= 1.0
+        if used is None:
+            return False if self.past_every_variant else None
+        return used <= 1.0
 
     def parts_words(self) -> str:
         """The parts, e.g. "weights 8.15 GiB + gradients 16.3 GiB + ...", for notes."""
@@ -474,7 +489,15 @@ def judge_fit(
         return  # fits with room: nothing to say (the common case of a layout search)
     # near 100 % one more digit, so that 80.05 GiB does not read as 80 GiB against 80 GiB
     need = memory_size(memory.total_bytes, digits=4 if used and 0.995 <= used < 1.005 else 3)
-    if used is None:
+    if used is None and memory.past_every_variant and system is not None:
+        # more than the largest variant holds: out of memory whichever variant it is (a search
+        # on dgx-a100 had ranked first a layout of 172 GiB per GPU: review CN)
+        largest = memory_size(system.gpu_memory_largest_bytes or 0.0)
+        warnings.append(
+            f"{OUT_OF_MEMORY} on every variant: {need} per GPU, more than the largest "
+            f"{system.id} GPU's {largest} ({system.gpu}); {remedies()}"
+        )
+    elif used is None:
         why = (
             f"{system.id} does not state one GPU memory ({system.gpu})"
             if system is not None

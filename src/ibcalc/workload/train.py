@@ -1043,6 +1043,8 @@ def _memory(
         capacity_from=source,
         notes=b.notes,
     )
+    if capacity is None and cluster.system is not None:
+        memory.largest_bytes = cluster.system.gpu_memory_largest_bytes
     judge_fit(
         memory,
         cluster.system,
