@@ -419,11 +419,18 @@ def _build(
                 repeat = (id(node), index)
                 if not rebuilt and repeat not in budget.duplicated:
                     budget.duplicated.add(repeat)
+                    # said where the key is written: at its alias, or at the key itself, which
+                    # under an alias built for the first time (its anchor in a skipped
+                    # duplicate) is in the anchor's text, not at the alias (review CP)
+                    said_at = key_alias or (
+                        key_node.start_mark.line + 1,
+                        key_node.start_mark.column + 1,
+                    )
                     budget.duplicates.append(
                         ValidationProblem(
                             doc.path,
-                            key_at[0],
-                            key_at[1],
+                            said_at[0],
+                            said_at[1],
                             f"duplicate key {shown(key)}"
                             + (" (written through an alias)" if key_alias else ""),
                         )
@@ -747,21 +754,46 @@ def _compose_fast(text: str) -> list[Any] | None:
         return None
 
 
-def _alias_marks(text: str, root: yaml.Node) -> dict[tuple[int, int, int], tuple[int, int]]:
+def _alias_marks(
+    text: str, root: yaml.Node, *, fast: bool
+) -> dict[tuple[int, int, int], tuple[int, int]]:
     """Where each alias of the (one) document of ``text`` is written, as
     :attr:`_Budget.alias_marks` keeps it: the parser's events walked beside the composed nodes
-    (an alias is one event where the composed tree has its anchor's node). Empty for text
-    without an alias."""
+    (an alias is one event where the composed tree has its anchor's node), by the parser that
+    composed them (``fast``: libyaml's). Empty for text without an alias, and where the events
+    do not follow the nodes (then aliases keep their anchors' places)."""
     if "*" not in text:
         return {}
+    try:
+        return _walk_aliases(text, root, _FAST if fast and _FAST is not None else SafeLoader)
+    except (yaml.YAMLError, StopIteration, RecursionError):
+        # libyaml refuses text the pure-Python parser reads ('{max_time:}', a BOM inside the
+        # text): read with the other parser, a file had ended in an internal error (review CP)
+        return {}
+
+
+#: The event that starts each kind of node.
+_EVENT_OF: dict[type[yaml.Node], type[yaml.Event]] = {
+    yaml.ScalarNode: yaml.ScalarEvent,
+    yaml.SequenceNode: yaml.SequenceStartEvent,
+    yaml.MappingNode: yaml.MappingStartEvent,
+}
+
+
+def _walk_aliases(
+    text: str, root: yaml.Node, loader: type[Any]
+) -> dict[tuple[int, int, int], tuple[int, int]]:
+    """:func:`_alias_marks` with ``loader``'s events; raises where they do not follow."""
     marks: dict[tuple[int, int, int], tuple[int, int]] = {}
-    events = iter(yaml.parse(text, Loader=_FAST or SafeLoader))
+    events = iter(yaml.parse(text, Loader=loader))
 
     def alias_at(node: yaml.Node) -> tuple[int, int] | None:
         event = next(events)
         if isinstance(event, yaml.AliasEvent):
             mark = event.start_mark or node.start_mark  # libyaml marks every event
             return mark.line + 1, mark.column + 1
+        if not isinstance(event, _EVENT_OF[type(node)]):
+            raise yaml.YAMLError("the parser's events do not follow the composed nodes")
         if isinstance(node, yaml.SequenceNode):
             for index, item in enumerate(node.value):
                 if (place := alias_at(item)) is not None:
@@ -804,6 +836,7 @@ def load_yaml(
     _check_flow_depth(path, text)
     _preflight(path, text)
     nodes = _compose_fast(text)
+    fast = nodes is not None
     try:
         if nodes is None:
             # no libyaml, or it refused the text: the positioned pure-Python parser says why
@@ -850,7 +883,7 @@ def load_yaml(
         ) from exc
     constructor = yaml.constructor.SafeConstructor()
     budget = _Budget(path)
-    budget.alias_marks = _alias_marks(text, nodes[0])
+    budget.alias_marks = _alias_marks(text, nodes[0], fast=fast)
     try:
         doc.data = _build(nodes[0], (), doc, budget, 0, constructor=constructor)
     except RecursionError as exc:
