@@ -2391,13 +2391,26 @@ def test_a_designs_value_the_log_contradicts_names_the_logs() -> None:
     (check,) = json.loads(out)["runs"]
     said = {a["field"]: a["evidence"] for a in check["assumptions"] if a["source"] == "design"}
     assert said["inter"] == (
-        "from the design file dgx-h100-superpod-su-ndr.yaml (inter (or fabric.link)) (the log "
-        "shows 'Selected Provider is efa', line 293)"
+        "from the design file dgx-h100-superpod-su-ndr.yaml (inter (or fabric.link)); the log "
+        "shows 'Selected Provider is efa', line 293"
     )
     assert said["system"].endswith(
-        "(system) (the log shows 'Running on p5.48xlarge platform', line 67: the aws-p5 preset)"
+        "(system); the log shows 'Running on p5.48xlarge platform', line 67: the aws-p5 preset"
     )
     assert said["sharp"] == "from the design file dgx-h100-superpod-su-ndr.yaml (fabric.sharp)"
+    # calibrate words them as its own list does (the log's words had run into the key,
+    # "(system)'s the log shows ...": review CP)
+    code, out, _ = run("calibrate", str(log), "--design", str(design))
+    assert code == 0
+    out = " ".join(out.split())  # as the lines wrap
+    assert (
+        "- system = dgx-h100 (from the design file dgx-h100-superpod-su-ndr.yaml's system; the "
+        "log shows 'Running on p5.48xlarge platform', line 67: the aws-p5 preset)"
+    ) in out
+    assert (
+        "- inter = ndr (from the design file dgx-h100-superpod-su-ndr.yaml's inter (or "
+        "fabric.link); the log shows 'Selected Provider is efa', line 293)"
+    ) in out
 
 
 def test_a_verdict_against_an_assumed_network_says_so_where_it_is_read() -> None:

@@ -1278,13 +1278,17 @@ def _unnested(evidence: str) -> str:
     (system)", as "from the design file r.yaml's system"; other evidence as it is."""
     if evidence.startswith(f"{GIVEN} (") and evidence.endswith(")"):
         return f"given; {evidence.removeprefix(f'{GIVEN} (')[:-1]}"
-    if (design := _DESIGN_EVIDENCE.fullmatch(evidence)) is not None:
-        return f"from the design file {design[1]}'s {design[2]}"
+    where, semicolon, said = evidence.partition("; ")
+    if (design := _DESIGN_EVIDENCE.fullmatch(where)) is not None:
+        # (and what the log states, where the design's value replaces it: the log's words
+        # had been run into the key, "(system)'s the log shows ...": review CP)
+        return f"from the design file {design[1]}'s {design[2]}{semicolon}{said}"
     return evidence
 
 
-#: the evidence of a design file's value (``cli.options.design_origins``)
-_DESIGN_EVIDENCE = re.compile(r"from the design file (.+) \(([^()]+)\)")
+#: the evidence of a design file's value (``cli.options.design_origins``): its key in
+#: parentheses, which may hold one more pair ("inter (or fabric.link)")
+_DESIGN_EVIDENCE = re.compile(r"from the design file (.+?) \(((?:[^()]|\([^()]*\))+)\)")
 
 
 def calibrate_logs(

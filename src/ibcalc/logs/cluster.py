@@ -457,6 +457,16 @@ def _given_evidence(
     return GIVEN
 
 
+def _design_evidence(origin: str, given: str) -> str:
+    """A design file's value's evidence: where in the file (``origin``), then, where it replaces
+    what the log states, that (``given`` is a flag's evidence, "given by the caller (the log
+    shows ...)"): "from the design file r.yaml (system); the log shows ..."."""
+    said = given.removeprefix(GIVEN)
+    if said.startswith(" (") and said.endswith(")"):
+        return f"{origin}; {said[2:-1]}"
+    return origin
+
+
 def _has_nvls(system: System | None, catalogue: Catalogue) -> bool:
     """Whether a system preset is built with NVLink SHARP: one node of it, as the engine
     resolves it, runs NVLS (NVSwitch, an NVLS link, a Hopper or Blackwell GPU)."""
@@ -495,7 +505,7 @@ def infer_cluster(
             value=v,
             source="design" if k in origins else "flag",
             evidence=(
-                origins[k] + _given_evidence(run, k, flags, env, catalogue).removeprefix(GIVEN)
+                _design_evidence(origins[k], _given_evidence(run, k, flags, env, catalogue))
                 if k in origins
                 else _given_evidence(run, k, flags, env, catalogue)
             ),
