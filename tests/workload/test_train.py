@@ -739,12 +739,31 @@ def test_uneven_stages_run_at_the_busiest_stages_pace(builtin_catalogue: Catalog
         builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=8), tp=4, pp=16, dp=1, tflops=400
     )
     assert even.totals.compute_s == pytest.approx(LLAMA70_FLOPS_PER_TOKEN * 16 * 8192 / 64 / 400e12)
-    # a --backward-time is the even split's, and the busiest stage's share scales it as it
-    # scales --tflops' compute: one time given to --compare had dropped the share and ranked
-    # uneven pipelines ahead (review CN: tp 4 pp 32, 15.70 s with --tflops, 13.26 s with the
-    # same compute given as a time). 4.90 s of compute is a backward of 2/3 of it
+    # under --compare one --backward-time serves every layout: it is read as the even split's,
+    # and the busiest stage's share scales it as it scales --tflops' compute (unscaled, it had
+    # ranked uneven pipelines ahead, review CN: tp 4 pp 32, 15.70 s with --tflops, 13.26 s
+    # with the same compute given as a time); 4.90 s of compute is a backward of 2/3 of it
     even_backward = LLAMA70_FLOPS_PER_TOKEN * tokens / 64 / 400e12 * 2 / 3
-    timed = _run(
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=8))
+    base = TrainSpec(model=find_model("llama3-70b"), parallel=Parallelism(dp=64), global_batch=32)
+    by_rate, _ = compare_layouts(
+        builtin_catalogue, cluster, base.model_copy(update={"tflops": 400})
+    )
+    by_time, _ = compare_layouts(
+        builtin_catalogue, cluster, base.model_copy(update={"backward_s": even_backward})
+    )
+    layouts = [(r.spec.parallel.tp, r.spec.parallel.pp, r.spec.parallel.dp) for r in by_rate]
+    assert [(r.spec.parallel.tp, r.spec.parallel.pp, r.spec.parallel.dp) for r in by_time] == (
+        layouts
+    )
+    for rate, time in zip(by_rate, by_time, strict=True):
+        assert time.totals.step_s == pytest.approx(rate.totals.step_s)
+    (timed,) = [r for r in by_time if (r.spec.parallel.tp, r.spec.parallel.pp) == (2, 32)]
+    assert timed.totals.compute_s == pytest.approx(result.totals.compute_s)
+    (note,) = [n for n in timed.assumptions if n.startswith("backward compute")]
+    assert ", x 3 x 32/80 for the busiest stage's layers (3 of 80 on 32 stages;" in note
+    # a single run's time is its own layout's, as measured: 2/3 of it forward and backward
+    single = _run(
         builtin_catalogue,
         ClusterSpec(system="dgx-h100", nodes=8),
         tp=2,
@@ -752,10 +771,7 @@ def test_uneven_stages_run_at_the_busiest_stages_pace(builtin_catalogue: Catalog
         dp=1,
         backward_s=even_backward,
     )
-    assert timed.totals.compute_s == pytest.approx(result.totals.compute_s)
-    assert timed.totals.step_s == pytest.approx(result.totals.step_s)
-    (note,) = [n for n in timed.assumptions if n.startswith("backward compute")]
-    assert ", x 3 x 32/80 for the busiest stage's layers (3 of 80 on 32 stages" in note
+    assert single.totals.compute_s == pytest.approx(even_backward * 1.5)
 
 
 def test_a_groups_ring_keeps_the_neighbour_cross_leaf_fraction(

@@ -509,6 +509,8 @@ class _Shared:
     shape_warnings: list[str] | None = None
     moe_stages: dict[tuple[int, int], list[int]] = dataclasses.field(default_factory=dict)
     flops: dict[tuple[int, float], _Flops] = dataclasses.field(default_factory=dict)
+    #: a layout search (:func:`compare_layouts`): one --backward-time for every layout
+    search: bool = False
 
 
 def _per_stage(count: int, pp: int, what: str, notes: list[str]) -> int:
@@ -1127,15 +1129,16 @@ def _compute(
     if spec.backward_s is not None:
         backward = spec.backward_s
         uneven = ""
-        if busiest is not None and model.layers is not None:
-            # the time given is the evenly split step's, as --tflops prices it before this
-            # share: one time under --compare had dropped the busiest stage's share that
-            # --tflops charges, and ranked uneven pipelines ahead (review CN)
+        if shared.search and busiest is not None and model.layers is not None:
+            # one time for every layout of a search is read as the evenly split step's, as
+            # --tflops prices it before this share: unscaled, it had dropped the busiest
+            # stage's share that --tflops charges and ranked uneven pipelines ahead (review
+            # CN); a single run's time is its own layout's, as measured (review CP)
             backward *= busiest * par.pp / model.layers
             uneven = (
                 f", x {busiest} x {par.pp}/{model.layers} for the busiest stage's layers "
-                f"({busiest} of {model.layers} on {par.pp} stages, the time given read as an "
-                f"even split's) = {format_time(backward)}"
+                f"({busiest} of {model.layers} on {par.pp} stages; for every layout of the "
+                f"search the time given is read as an even split's) = {format_time(backward)}"
             )
         # with full recompute the measured backward holds a forward pass: 2 + 1 of its 3 parts
         forward = backward / (BACKWARD_OVER_FORWARD + (1 if full else 0))
@@ -1744,7 +1747,7 @@ def compare_layouts(
         spec = spec.model_copy(update={"global_batch": default})
     results: list[TrainResult] = []
     skipped: list[str] = []
-    shared = _Shared()
+    shared = _Shared(search=True)
     not_tried: dict[str, None] = {}  # one line per degree ruled out, in the order met
     for tp, pp, dp in factorisations(cluster.ranks, spec.parallel.cp):
         if model.heads is not None and model.heads % tp:
