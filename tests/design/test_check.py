@@ -1406,6 +1406,10 @@ def test_a_size_nccl_tests_rounds_says_the_size_it_runs(tmp_path: Path) -> None:
         ("min_busbw: 2000000MiB/s", "busbw >= 2000000 MiB/s"),
         ("min_busbw: 1048576KiB/s", "busbw >= 1 GiB/s"),
         ("min_busbw: 2.5MiB/s", "busbw >= 2.5 MiB/s"),
+        # digits are counted, not characters: a tie keeps the larger unit (review CP: 17Gib/s
+        # had printed as 2176 MiB/s, 1.125GiB/s as 1152 MiB/s)
+        ("min_busbw: 17Gib/s", "busbw >= 2.125 GiB/s"),
+        ("min_busbw: 1.125GiB/s", "busbw >= 1.125 GiB/s"),
         ("min_busbw: 1.024kB/s", "busbw >= 1 KiB/s"),
     ],
 )

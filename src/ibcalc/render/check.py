@@ -254,19 +254,27 @@ _BINARY_RATES: tuple[tuple[str, int], ...] = (
 
 def _binary_rate(rate_Bps: float) -> tuple[str, float] | None:
     """The binary unit (suffix, factor from B/s) a rate prints in where it writes the rate in
-    fewer digits than the decimal unit does, each the digits that read back as the rate
+    fewer significant digits than the decimal unit does, each the digits that read back as the rate
     (``300GiB/s`` had printed as ``322.1225472 GB/s``: a review; ``9755.8799752968GiB/s`` as
     ``10229781600.976818 KiB/s``, its KiB/s figure taken for a short one: review CK); None
     otherwise, ties too (``300GB/s`` and ``2400Gb/s`` print in GB/s)."""
     _, suffix, factor = _split(format_quantity(rate_Bps, "B/s"))
-    shortest = len(_required_figure(rate_Bps, "B/s", factor, suffix)) - len(suffix)
+    fewest = _digits(_required_figure(rate_Bps, "B/s", factor, suffix).removesuffix(suffix))
     best: tuple[str, float] | None = None
-    for unit, size in _BINARY_RATES:
+    for unit, size in _BINARY_RATES:  # largest first: a tie keeps the larger unit
         if rate_Bps / size >= 1:
-            written = len(_required_figure(rate_Bps, "B/s", 1 / size, unit)) - len(unit)
-            if written < shortest:
-                shortest, best = written, (unit, 1 / size)
+            digits = _digits(_required_figure(rate_Bps, "B/s", 1 / size, unit).removesuffix(unit))
+            if digits < fewest:
+                fewest, best = digits, (unit, 1 / size)
     return best
+
+
+def _digits(figure: str) -> int:
+    """Significant digits a printed figure is written with (``2.125``: 4; ``2176``: 4;
+    ``2000000``: 1), the point not counted (review CP: counting it had printed 17Gib/s as
+    2176 MiB/s, not 2.125 GiB/s), nor a whole number's trailing zeros (figures print none
+    after a point)."""
+    return len(figure.replace(".", "").strip("0"))
 
 
 def _margin(margin: float, *, signed: bool = True) -> str:
