@@ -133,6 +133,26 @@ def test_dgx_a100_has_no_nvls_and_hdr_nics() -> None:
     assert cluster.topology.arch == "ampere"
 
 
+def test_turning_off_what_a_cluster_lacks_is_said_to_change_nothing() -> None:
+    """--no-nvls on a DGX A100 (NVLink 3, no NVLink SHARP) and --no-sharp over EFA (no SHARP)
+    change nothing, and said nothing, where asking for them is said (review CM); where the
+    cluster has them, or the flag is not given, no such line."""
+    said = "NVLS turned off, but nvlink3 here has no NVLink SHARP: nothing changes"
+    off = resolve_cluster(CAT, ClusterSpec(system="dgx-a100", nodes=2, nvls=False))
+    auto = resolve_cluster(CAT, ClusterSpec(system="dgx-a100", nodes=2))
+    assert said in off.assumptions
+    assert said not in auto.assumptions
+    assert off.topology == auto.topology
+    sharp = "SHARP turned off, but efa-v2 has no SHARP capability: nothing changes"
+    assert (
+        sharp
+        in resolve_cluster(CAT, ClusterSpec(system="aws-p5", nodes=2, sharp=False)).assumptions
+    )
+    assert sharp not in resolve_cluster(CAT, ClusterSpec(system="aws-p5", nodes=2)).assumptions
+    h100 = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=2, nvls=False, sharp=False))
+    assert not [n for n in h100.assumptions if "turned off" in n]
+
+
 def test_gpus_on_pcie_reach_their_nics_across_their_own_link() -> None:
     """--intra pcie4: GPUDirect RDMA crosses each GPU's own Gen4 x16 link to reach its NIC, so
     an NDR port (50 GB/s) moves at most 31.5 GB/s x 0.8 = 25.2 GB/s achievable; one GPU per

@@ -1006,6 +1006,10 @@ def _build_up(
     use_nvls = nvls_capable if spec.nvls is None else (spec.nvls and nvls_capable)
     if spec.nvls and not nvls_capable:
         notes.append(f"NVLS requested but {intra.id} here has no NVLink SHARP; NVLS not used")
+    elif spec.nvls is False and not nvls_capable:
+        # turning off what is not there changes nothing: said, as a request for it is (--no-nvls
+        # on a DGX A100 had gone without a word: review CM)
+        notes.append(f"NVLS turned off, but {intra.id} here has no NVLink SHARP: nothing changes")
     nvls_bw = None
     if use_nvls and intra.nvls_efficiency is not None:
         nvls_bw = intra.per_direction_Bps * intra.nvls_efficiency
@@ -1211,6 +1215,8 @@ def _build_out(
     sharp = spec.sharp and "sharp" in inter.capabilities
     if spec.sharp and not sharp:
         notes.append(f"SHARP requested but {inter.id} has no SHARP capability; not used")
+    elif "sharp" in spec.model_fields_set and not spec.sharp and "sharp" not in inter.capabilities:
+        notes.append(f"SHARP turned off, but {inter.id} has no SHARP capability: nothing changes")
     elif (
         not spec.sharp
         and "sharp" in inter.capabilities
