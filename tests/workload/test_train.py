@@ -2131,3 +2131,23 @@ def test_compare_marks_zero_2_and_3_layouts_with_pipeline_parallelism(
     assert [w for w in one.warnings if w.startswith("ZeRO-3 with pp")] == [
         "ZeRO-3 with pp, which DeepSpeed's pipeline engine refuses: priced with its one micro-batch"
     ]
+
+
+def test_sharp_on_and_taken_by_no_all_reduce_is_said(builtin_catalogue: Catalogue) -> None:
+    """Llama 3 70B at tp 8 on 4 DGX H100 with SHARP on: the data-parallel all-reduce (4 ranks,
+    one a node) stays ring/Simple, as NCCL's tuner keeps it, and nothing had said whether the
+    flag was taken (review CN); at tp 1 the 32-rank all-reduce runs NVLS across nodes."""
+    tp8 = _run(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=4, sharp=True), tp=8, dp=4)
+    assert (
+        "SHARP is on, but no all-reduce of the step runs on it: NCCL's tuner keeps dp-allreduce "
+        "ring/Simple"
+    ) in tp8.assumptions
+    tp1 = _run(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100", nodes=4, sharp=True),
+        tp=1,
+        dp=32,
+        model_id="llama3-8b",
+    )
+    assert _phase(tp1, "dp-allreduce").estimate.best.algorithm.value == "nvls"
+    assert not [n for n in tp1.assumptions if n.startswith("SHARP is on")]

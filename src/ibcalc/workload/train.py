@@ -49,7 +49,7 @@ from ibcalc.cluster.spec import MAX_GPUS, ClusterSpec
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import FieldError, IbcalcError, WorkloadError
-from ibcalc.facade import CollectivePlan, cost_parameter_notes
+from ibcalc.facade import SHARP_ALGORITHMS, CollectivePlan, cost_parameter_notes
 from ibcalc.memo import IdentityMemo
 from ibcalc.units import (
     format_count,
@@ -1112,6 +1112,22 @@ def _cluster_notes(cluster: ResolvedCluster, phases: Sequence[Phase]) -> list[st
     notes = [n for n in cluster.assumptions if a2a or n not in cluster.alltoall_notes]
     if any(p.collective is Collective.SEND_RECV and p.tier == "scale-up" for p in phases):
         notes += cluster.p2p_notes
+    out = cluster.topology.out
+    across = [
+        (p.name, p.estimate.best)
+        for p in phases
+        if p.estimate is not None and p.collective is Collective.ALL_REDUCE and p.tier != "scale-up"
+    ]
+    taken = any(best.algorithm in SHARP_ALGORITHMS for _, best in across)
+    if out is not None and out.sharp and across and not taken:
+        # SHARP on and taken by no phase: said, as allreduce says it (the step had read as
+        # without --sharp, nothing saying whether the flag was taken: review CN)
+        kept = ", ".join(
+            f"{name} {best.algorithm.value}/{best.protocol.value}" for name, best in across
+        )
+        notes.append(
+            f"SHARP is on, but no all-reduce of the step runs on it: NCCL's tuner keeps {kept}"
+        )
     return notes
 
 
