@@ -2021,3 +2021,28 @@ def test_one_side_slower_at_every_large_size_is_said(catalogue: Catalogue, tmp_p
     # the run as published says nothing of it (its columns are within 0.998-1.014 there)
     healthy = one(SWEEPS / "06_allreduce_2node_16xH100_efa.txt", catalogue)
     assert [f for f in healthy.findings if f.kind == "erratic"] == []
+
+
+def test_sharp_taken_by_no_size_is_said_and_the_logs_own_switches_are_not(
+    catalogue: Catalogue,
+) -> None:
+    """2 x 4 H100 on NDR200 (sweep 10) with --sharp: NCCL's tuner keeps ring and tree at every
+    size, and the flag had taken the hint away and changed no figure without a word (review
+    CO). NVLS off is the log's own line there ('NVLS multicast support is not available'),
+    not the caller's, so nothing is said of turning it off; --no-nvls is the caller's."""
+    log = SWEEPS / "10_allreduce_2node_8xH100_ib.txt"
+    plain = one(log, catalogue)
+    sharp = one(log, catalogue, flags=ClusterSpec(sharp=True))
+    assert [r.expected_time_us for r in sharp.rows] == [r.expected_time_us for r in plain.rows]
+    (note,) = [n for n in sharp.notes if "SHARP is on" in n]
+    assert note.startswith("expectation: SHARP is on, but no size runs on it: NCCL's tuner keeps ")
+    assert "tree/Simple" in note
+    assert not [n for n in plain.notes if "SHARP is on" in n]
+    said = [a for a in plain.assumptions if "turned off" in (a.evidence or "")]
+    assert said == []
+    off = one(log, catalogue, flags=ClusterSpec(nvls=False))
+    (turned,) = [a for a in off.assumptions if "turned off" in (a.evidence or "")]
+    assert (turned.source, turned.evidence) == (
+        "flag",
+        "NVLS turned off, but nvlink4-mesh4 here has no NVLink SHARP: nothing changes",
+    )

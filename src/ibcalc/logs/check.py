@@ -28,7 +28,13 @@ from ibcalc.cluster.resolve import CATALOGUE_OVERRIDES_NOTE, ClusterSpec, Resolv
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, busbw_factor
 from ibcalc.errors import IbcalcError
-from ibcalc.facade import as_collective, estimate_on, message_extrapolation_notes, parse_dtype
+from ibcalc.facade import (
+    SHARP_ALGORITHMS,
+    as_collective,
+    estimate_on,
+    message_extrapolation_notes,
+    parse_dtype,
+)
 from ibcalc.logs.bandwidth import LATE_RAMP, RING_INSTEAD
 from ibcalc.logs.cluster import (
     check_rank_count,
@@ -74,6 +80,11 @@ __all__ = [
 #: Measurements a ratio check reads: algbw of at least this (GB/s), where nccl-tests' two
 #: printed decimals put the ratio within 1 %.
 _RATIO_MIN_ALGBW = 1.0
+
+
+#: The resolver's words for a switch turned off where the cluster has nothing to turn off, by
+#: the ClusterSpec field.
+_TURNED_OFF = {"nvls": "NVLS turned off, but ", "sharp": "SHARP turned off, but "}
 
 
 def _ratio_note(run: Run, collective: Collective, ranks: int) -> str | None:
@@ -239,9 +250,15 @@ def check_run(
     # where the GPUs per node came from: the log's rank list, a flag or a design file
     said = next((a.source for a in assumptions if a.field == "gpus_per_node"), None)
     from_log = said == "log"
+    # turning off what the cluster lacks is said where the caller turned it off, not where
+    # the log's own lines did (NCCL's "NVLS multicast support is not available")
+    sources = {a.field: a.source for a in assumptions if a.source in ("flag", "design")}
+    chosen = set(sources)
+    unchosen = tuple(words for field, words in _TURNED_OFF.items() if field not in chosen)
     notes_of_run = [
         n
         for n in cluster.assumptions
+        if not n.startswith(unchosen or ("\0",))
         # the log's own rank count set the GPUs per node, and says so ('[log]'); a flag's
         # resize of a preset is still said
         if not (from_log and n == cluster.resize_note)
@@ -258,6 +275,9 @@ def check_run(
             if given
             else "default"
         )
+        for field, words in _TURNED_OFF.items():
+            if text.startswith(words):  # the caller's switch: a flag's or the design's
+                origin = "design" if sources.get(field) == "design" else "flag"
         assumptions.append(Assumption(field="cluster", value=None, source=origin, evidence=text))
     check_rank_count(cluster.ranks, cluster.nodes, cluster.gpus_per_node, run.ranks, source)
     ranks = cluster.ranks
@@ -322,6 +342,17 @@ def check_run(
         )
         if extrapolated is not None:
             notes.append(f"expectation: {extrapolated}")
+    out = cluster.topology.out
+    if out is not None and out.sharp and coll is Collective.ALL_REDUCE and cluster.nodes > 1:
+        used = [est for est in ests if est is not None]
+        if used and not any(est.best.algorithm in SHARP_ALGORITHMS for est in used):
+            # SHARP on and no row's expectation runs on it: said, as allreduce says it (the
+            # flag had taken the hint away and changed no figure, without a word: review CO)
+            kept = sorted({f"{e.best.algorithm.value}/{e.best.protocol.value}" for e in used})
+            notes.append(
+                "expectation: SHARP is on, but no size runs on it: NCCL's tuner keeps "
+                + ", ".join(kept)
+            )
     bandwidth = [r for r in checked if r.regime == "bandwidth"]
     min_eff = min((r.efficiency for r in bandwidth), default=None)
     # judged against a node the log does not name (the resolver's default, or an AMD GPU's
