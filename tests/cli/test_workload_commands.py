@@ -1243,3 +1243,17 @@ def test_a_layout_search_names_the_files_laid_over_the_built_in_ones(tmp_path: P
     assert _json(*args)["overrides"] == []
     table = runner.invoke(APP, [*args, "--cost-params", str(cost)])
     assert f"cost parameters: {cost}" in " ".join(table.stdout.split())
+
+
+def test_compare_says_once_what_hierarchical_does_on_one_site() -> None:
+    """--hierarchical reduces within each site first, so on one site it changes nothing: a
+    single run says so, and --compare had said nothing in its text or JSON (review CN)."""
+    args = ["train", "--model", "llama3-8b", "--system", "dgx-h100", "-N", "2", "--compare"]
+    said = "--hierarchical applies across sites only; one site: flat collectives"
+    text = runner.invoke(APP, [*args, "--hierarchical"], env={"COLUMNS": "200"})
+    assert text.exit_code == 0, text.output
+    assert f"note: {said}" in text.stdout
+    data = json.loads(runner.invoke(APP, [*args, "--hierarchical", "--format", "json"]).stdout)
+    assert data["search_notes"] == [said]
+    plain = json.loads(runner.invoke(APP, [*args, "--format", "json"]).stdout)
+    assert plain["search_notes"] == []

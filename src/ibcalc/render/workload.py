@@ -41,7 +41,7 @@ from ibcalc.workload.memory import (
     percent,
 )
 from ibcalc.workload.phases import Phase
-from ibcalc.workload.train import DEFAULT_ORDER, TrainResult
+from ibcalc.workload.train import DEFAULT_ORDER, HIERARCHICAL_ONE_SITE, TrainResult
 
 __all__ = [
     "checkpoint_dict",
@@ -219,6 +219,7 @@ def compare_dict(
         "skipped": named_notes(skipped, _searched(names)),
         "memory_capacity_bytes": results[0].memory.capacity_bytes if results else None,
         "rate_note": next(iter(_rate_notes(results[0], names)), None) if results else None,
+        "search_notes": _search_notes(results[0], names) if results else [],
         "note": "every layout runs the same global batch (sequences per step); ranked by step "
         "time when the compute is known, else by exposed communication, within each "
         "memory_room in turn: layouts with room first, then tight ones (past 90 % of the GPUs' "
@@ -634,6 +635,8 @@ def render_compare(
         # said once (the table had dropped it; a rate past the peak is each row's warning)
         for note in _rate_notes(first, names):
             console.print(prose(note, "rate:"))
+        for note in _search_notes(first, names):
+            console.print(prose(note, "note:"))
         if first.totals.step_s is None:
             console.print(
                 prose(
@@ -649,6 +652,15 @@ def render_compare(
     if skipped:
         console.print(Text("skipped:", style="bold"))
         console.print(bullets(named_notes(skipped, _searched(names))))
+
+
+def _search_notes(result: TrainResult, names: Mapping[str, str]) -> list[str]:
+    """A search's options that hold for every layout and change none (--hierarchical on one
+    site, as a single run says; the search had said nothing of it, review CN)."""
+    said = []
+    if result.spec.hierarchical and result.sites == 1:
+        said.append(HIERARCHICAL_ONE_SITE)
+    return named_notes(said, names)
 
 
 def _rate_notes(result: TrainResult, names: Mapping[str, str]) -> list[str]:

@@ -77,6 +77,7 @@ from ibcalc.workload.placement import Placement, place_group, place_pipeline, si
 __all__ = [
     "DEFAULT_ORDER",
     "DP_LAST",
+    "HIERARCHICAL_ONE_SITE",
     "Parallelism",
     "TrainResult",
     "TrainSpec",
@@ -490,6 +491,10 @@ class _Flops(NamedTuple):
     why: str
     #: the TFLOP/s rate as the note writes it
     rate: str
+
+
+#: What --hierarchical says on one site (a single run among its notes, a search once).
+HIERARCHICAL_ONE_SITE = "{hierarchical} applies across sites only; one site: flat collectives"
 
 
 @dataclasses.dataclass
@@ -1449,7 +1454,7 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
     ]
     hierarchical = spec.hierarchical and sites > 1
     if spec.hierarchical and sites == 1:
-        b.notes.append("{hierarchical} applies across sites only; one site: flat collectives")
+        b.notes.append(HIERARCHICAL_ONE_SITE)
     if split:
         assert experts is not None
         peers = par.dp // par.ep
