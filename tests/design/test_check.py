@@ -1403,7 +1403,12 @@ def test_a_size_nccl_tests_rounds_says_the_size_it_runs(tmp_path: Path) -> None:
         # its KiB/s figure past 1e6 had been taken for a short one, 'busbw >= 10229781600.976818
         # KiB/s'; in GB/s it takes 17 digits, 10475.296359400262); a tie prints in decimal
         ("min_busbw: 9755.8799752968GiB/s", "busbw >= 9755.8799752968 GiB/s"),
-        ("min_busbw: 2000000MiB/s", "busbw >= 2000000 MiB/s"),
+        # (2000000MiB/s: 7 digits either way, a tie, so decimal; 256GB/s is 250000000 KiB/s,
+        # 9 digits against 3: review CQ)
+        ("min_busbw: 2000000MiB/s", "busbw >= 2097.152 GB/s"),
+        ("min_busbw: 256GB/s", "busbw >= 256 GB/s"),
+        ("min_busbw: 2048Gb/s", "busbw >= 256 GB/s"),
+        ("min_busbw: 512MB/s", "busbw >= 512 MB/s"),
         ("min_busbw: 1048576KiB/s", "busbw >= 1 GiB/s"),
         ("min_busbw: 2.5MiB/s", "busbw >= 2.5 MiB/s"),
         # digits are counted, not characters: a tie keeps the larger unit (review CP: 17Gib/s

@@ -270,11 +270,11 @@ def _binary_rate(rate_Bps: float) -> tuple[str, float] | None:
 
 
 def _digits(figure: str) -> int:
-    """Significant digits a printed figure is written with (``2.125``: 4; ``2176``: 4;
-    ``2000000``: 1), the point not counted (review CP: counting it had printed 17Gib/s as
-    2176 MiB/s, not 2.125 GiB/s), nor a whole number's trailing zeros (figures print none
-    after a point)."""
-    return len(figure.replace(".", "").strip("0"))
+    """Digits a printed figure is written with (``2.125``: 4; ``2176``: 4; ``250000000``: 9),
+    the point not counted (review CP: counting it had printed 17Gib/s as 2176 MiB/s, not 2.125
+    GiB/s); a whole number's trailing zeros are (not counting them had printed 256GB/s as
+    250000000 KiB/s: review CQ)."""
+    return len(figure.replace(".", "").lstrip("0"))
 
 
 def _margin(margin: float, *, signed: bool = True) -> str:
