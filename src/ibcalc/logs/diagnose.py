@@ -603,11 +603,12 @@ _ONE_SIDE_RATIO = 1.25
 _ONE_SIDE_MIN_ROWS = 3
 
 
-def _one_side_slower(ctx: RunContext) -> list[Finding]:
+def _one_side_slower(ctx: RunContext) -> tuple[list[Finding], set[int]]:
     """In-place slower than out-of-place (or the reverse) by more than :data:`_ONE_SIDE_RATIO`
     at every size of 64 MiB and more, short of the 2x that :func:`_erratic` calls out: the
     verdict judges out-of-place, so an in-place column 1.9x slower at every large size had
-    read 'no problem found' (review CO; PyTorch's DDP and FSDP call NCCL in place)."""
+    read 'no problem found' (review CO; PyTorch's DDP and FSDP call NCCL in place). Returns the
+    finding and the ids of its rows, which the erratic finding leaves to it."""
     rows = [
         r
         for r in ctx.rows
@@ -617,14 +618,14 @@ def _one_side_slower(ctx: RunContext) -> list[Finding]:
         and r.measured_time_us >= MIN_PLAUSIBLE_TIME_US
     ]
     if len(rows) < _ONE_SIDE_MIN_ROWS:
-        return []
+        return [], set()
     ratios = [(r.inplace_time_us or 0.0) / r.measured_time_us for r in rows]
     if min(ratios) > _ONE_SIDE_RATIO:
         slow, fast, low, high = "in-place", "out-of-place", min(ratios), max(ratios)
     elif max(ratios) < 1 / _ONE_SIDE_RATIO:
         slow, fast, low, high = "out-of-place", "in-place", 1 / max(ratios), 1 / min(ratios)
     else:
-        return []
+        return [], set()
     return [
         Finding(
             kind="erratic",
@@ -643,20 +644,33 @@ def _one_side_slower(ctx: RunContext) -> list[Finding]:
             + ([f"and {len(rows) - _LISTED} more sizes"] if len(rows) > _LISTED else []),
             lines=[r.line for r in rows],
         )
-    ]
+    ], {id(r) for r in rows}
 
 
 def _erratic(ctx: RunContext) -> list[Finding]:
-    findings: list[Finding] = []
-    apart = [
+    # one side slower at every large size first: its rows past 2x are its, not a noisy
+    # neighbour's (an in-place column about 2x slower at every large size had been called
+    # interference for its four rows past 2x, and a 1.9x one lost to one 2.07x row: review CQ)
+    findings, systematic = _one_side_slower(ctx)
+    both = [
         r
         for r in ctx.rows
         if r.inplace_time_us is not None
         and r.inplace_time_us >= MIN_PLAUSIBLE_TIME_US
         and r.measured_time_us >= MIN_PLAUSIBLE_TIME_US
-        and max(r.inplace_time_us, r.measured_time_us)
-        > ERRATIC_RATIO * min(r.inplace_time_us, r.measured_time_us)
     ]
+    apart = [
+        r
+        for r in both
+        if max(r.inplace_time_us or 0.0, r.measured_time_us)
+        > ERRATIC_RATIO * min(r.inplace_time_us or 0.0, r.measured_time_us)
+    ]
+    longest = {id(r) for r in _longest_one_sided_run(both, {id(r) for r in apart})}
+    if len(longest) >= _SYSTEMATIC_MIN_ROWS and systematic <= longest:
+        # the rows past 2x run on past the large sizes' (in-place 3x from 1 MiB up): that
+        # finding says it all, from its first size
+        findings, systematic = [], set()
+    apart = [r for r in apart if id(r) not in systematic]
     if apart:
         both = [
             r
@@ -702,8 +716,6 @@ def _erratic(ctx: RunContext) -> list[Finding]:
                 lines=[r.line for r in apart],
             )
         )
-    if not apart:
-        findings += _one_side_slower(ctx)
     drops: list[tuple[RowCheck, float]] = []
     best = 0.0
     previous = 0
