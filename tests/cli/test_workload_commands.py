@@ -1257,3 +1257,12 @@ def test_compare_says_once_what_hierarchical_does_on_one_site() -> None:
     assert data["search_notes"] == [said]
     plain = json.loads(runner.invoke(APP, [*args, "--format", "json"]).stdout)
     assert plain["search_notes"] == []
+    # and how one --backward-time is read for every layout (review CQ)
+    timed = json.loads(
+        runner.invoke(APP, [*args, "--backward-time", "2s", "--format", "json"]).stdout
+    )
+    assert timed["search_notes"] == [
+        "--backward-time serves every layout as an evenly split step's, scaled by each layout's "
+        "busiest stage where its layers do not split evenly (x ceil(L / pp) x pp / L); a single "
+        "run takes it as its own layout's, as measured"
+    ]

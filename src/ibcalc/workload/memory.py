@@ -492,7 +492,11 @@ def judge_fit(
     if used is None and memory.past_every_variant and system is not None:
         # more than the largest variant holds: out of memory whichever variant it is (a search
         # on dgx-a100 had ranked first a layout of 172 GiB per GPU: review CN)
-        largest = memory_size(system.gpu_memory_largest_bytes or 0.0)
+        largest_bytes = system.gpu_memory_largest_bytes or 0.0
+        # near it one more digit, as against a known memory (80 GiB had read more than 80 GiB)
+        close = memory.total_bytes < 1.005 * largest_bytes
+        need = memory_size(memory.total_bytes, digits=4 if close else 3)
+        largest = memory_size(largest_bytes, digits=4 if close else 3)
         warnings.append(
             f"{OUT_OF_MEMORY} on every variant: {need} per GPU, more than the largest "
             f"{system.id} GPU's {largest} ({system.gpu}); {remedies()}"
