@@ -104,12 +104,17 @@ def test_duplicate_nested_key_refused_with_line_and_col(tmp_path: Path, locate: 
     assert "duplicate key 'name'" in message
 
 
+def _refusals(tmp_path: Path, text: str) -> list[tuple[int | None, int | None, str]]:
+    """(line, col, message) of each problem ``text`` is refused with, read as a file."""
+    with pytest.raises(InputFileError) as info:
+        load_yaml(_write(tmp_path, text))
+    return [(p.line, p.col, p.message) for p in info.value.problems]
+
+
 def test_every_duplicate_key_is_refused_at_once(tmp_path: Path) -> None:
     """The first duplicate had stopped the reading, so the next showed only on the next run."""
     text = "a: 1\na: 2\nb:\n  c: 3\n  c: 4\n"
-    with pytest.raises(InputFileError) as info:
-        load_yaml(_write(tmp_path, text))
-    assert [(p.line, p.col, p.message) for p in info.value.problems] == [
+    assert _refusals(tmp_path, text) == [
         (2, 1, "duplicate key 'a'"),
         (5, 3, "duplicate key 'c'"),
     ]
@@ -126,27 +131,19 @@ def test_a_duplicate_under_aliases_is_said_once_and_kept_past_a_later_refusal(
     per alias (11,111 times from a 9-line file, review CH); and a later refusal that stops the
     reading (a key that reads as a boolean) had dropped the duplicates found before it."""
     nested = "a0: &a0 {x: 1, x: 2}\na1: &a1 [*a0, *a0, *a0]\na2: [*a1, *a1, *a1]\n"
-    with pytest.raises(InputFileError) as info:
-        load_yaml(_write(tmp_path, nested))
-    assert [(p.line, p.col, p.message) for p in info.value.problems] == [
-        (1, 16, "duplicate key 'x'")
-    ]
+    assert _refusals(tmp_path, nested) == [(1, 16, "duplicate key 'x'")]
     # a key repeated through an alias (*k) is said at each repeat, where the alias is written
     # (review CI had found three mappings' duplicates said once; then each was said once a
     # mapping, at the mapping, until the parser's events gave the aliases their places: CK, CL)
     keyed = "a: {&k x: 1, *k: 2}\nb: {*k: 1, *k: 2, *k : 3}\nc:\n  x: 1\n  *k : 3\n"
-    with pytest.raises(InputFileError) as info:
-        load_yaml(_write(tmp_path, keyed))
-    assert [(p.line, p.col, p.message) for p in info.value.problems] == [
+    assert _refusals(tmp_path, keyed) == [
         (line, col, "duplicate key 'x' (written through an alias)")
         for line, col in ((1, 14), (2, 12), (2, 19), (5, 3))
     ]
     # an anchor inside a skipped duplicate: its alias is said where it is written, as an alias
     # (it had been said at the anchor, inside the skipped value, as a plain key: review CL)
     hidden = "a: 1\na: {&k x: 1}\nb: {x: 1, *k: 2}\n"
-    with pytest.raises(InputFileError) as info:
-        load_yaml(_write(tmp_path, hidden))
-    assert [(p.line, p.col, p.message) for p in info.value.problems] == [
+    assert _refusals(tmp_path, hidden) == [
         (2, 1, "duplicate key 'a'"),
         (3, 11, "duplicate key 'x' (written through an alias)"),
     ]
@@ -553,9 +550,7 @@ def test_aliases_are_placed_by_the_parser_that_read_the_file(tmp_path: Path) -> 
     # a duplicate written inside an anchored mapping whose anchor sits in a skipped duplicate
     # is said where it is written, not at the alias that builds it (review CP)
     skipped = "n: d\nn: &t {size: 1, max: 40, max: 50}\nm:\n  - r: *t\n"
-    with pytest.raises(InputFileError) as info:
-        load_yaml(_write(tmp_path, skipped))
-    assert [(p.line, p.col, p.message) for p in info.value.problems] == [
+    assert _refusals(tmp_path, skipped) == [
         (2, 1, "duplicate key 'n'"),
         (2, 26, "duplicate key 'max'"),
     ]
