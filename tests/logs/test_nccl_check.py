@@ -2057,3 +2057,37 @@ def test_sharp_taken_by_no_size_is_said_and_the_logs_own_switches_are_not(
         "flag",
         "NVLS turned off, but nvlink4-mesh4 here has no NVLink SHARP: nothing changes",
     )
+
+
+def test_mid_sizes_slow_with_large_sizes_fine_is_a_warning(
+    catalogue: Catalogue, tmp_path: Path
+) -> None:
+    """The healthy 2 x p5 run (sweep 06) with its 1-32 MiB rows taking 3x as long: where DDP
+    buckets run. The verdict (its large sizes) stays ok, and the run had read 'no cause found'
+    with no finding (review CO). The mid rows' median ratio reaches 2x, past the 1.62x of any
+    healthy published run whose large sizes are fine: a warning, the large sizes said fine."""
+    factor = 2 * (16 - 1) / 16
+    lines = []
+    for line in (SWEEPS / "06_allreduce_2node_16xH100_efa.txt").read_text().splitlines():
+        m = re.match(r"^(\[1,0\]<stdout>:\s*(\d+)\s+\d+\s+float\s+sum\s+-1)\s+(.*)$", line)
+        if m and 2**20 <= int(m[2]) <= 32 * 2**20:
+            cols = m[3].split()
+            for i in (0, 4):
+                time_us = float(cols[i]) * 3
+                algbw = int(m[2]) / time_us / 1e3
+                cols[i : i + 3] = [f"{time_us:.1f}", f"{algbw:.2f}", f"{algbw * factor:.2f}"]
+            line = f"{m[1]}  " + "  ".join(f"{c:>7}" for c in cols)
+        lines.append(line)
+    path = tmp_path / "mid3x.txt"
+    path.write_text("\n".join(lines) + "\n")
+    check = one(path, catalogue)
+    assert check.verdict == "ok"
+    (mid,) = [f for f in check.findings if f.kind == "mid_sizes"]
+    assert (mid.severity, mid.confidence) == ("warning", "low")
+    assert mid.cause.startswith("mid sizes slow but large sizes fine")
+    assert mid.evidence[-1] == (
+        "the sizes of 64 MiB and more: 9 of 9 reach 85% of the expected busbw"
+    )
+    assert check.flagged
+    healthy = one(SWEEPS / "06_allreduce_2node_16xH100_efa.txt", catalogue)
+    assert [f for f in healthy.findings if f.kind == "mid_sizes"] == []

@@ -384,7 +384,8 @@ def check_run(
         # two rows read against a DGX H100: review CO)
         findings = [
             f.model_copy(update={"severity": "warning", "confidence": "low"})
-            if f.kind in ("low_bandwidth", "latency") and f.severity in ("error", "warning")
+            if f.kind in ("low_bandwidth", "latency", "mid_sizes")
+            and f.severity in ("error", "warning")
             else f
             for f in findings
         ]

@@ -208,7 +208,8 @@ Severity = Literal["error", "warning", "info"]
 class Finding(BaseModel):
     """A likely cause, in plain words, with the evidence from the log.
 
-    ``kind`` groups findings (``data_corruption``, ``low_bandwidth``, ``latency``, ``erratic``,
+    ``kind`` groups findings (``data_corruption``, ``low_bandwidth``, ``latency``, ``mid_sizes``,
+    ``erratic``,
     ``faster_than_expected``, ``transport``, ``gpu_path``, ``network_assumed``,
     ``library_version``, ``not_checked``, ``ended_early``, ``flag_mismatch``);
     ``hypothesis`` is the what-if the model was re-run with (``nics_per_node=1``) and
