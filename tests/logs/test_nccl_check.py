@@ -2091,3 +2091,28 @@ def test_mid_sizes_slow_with_large_sizes_fine_is_a_warning(
     assert check.flagged
     healthy = one(SWEEPS / "06_allreduce_2node_16xH100_efa.txt", catalogue)
     assert [f for f in healthy.findings if f.kind == "mid_sizes"] == []
+
+
+def test_nccl_s_nvls_line_is_no_evidence_where_the_node_has_no_nvls(
+    catalogue: Catalogue, tmp_path: Path
+) -> None:
+    """Sweep 11 (2 x 4 H100 on a mesh board, no NVSwitch) with its sizes of 64 MiB and more
+    taking twice as long: the first cause is GPU traffic over PCIe, and its evidence had
+    included NCCL's 'NVLS multicast support is not available', a normal line on that board
+    that says nothing of NVLink peer-to-peer (review CO)."""
+    lines = []
+    for line in (SWEEPS / "11_reducescatter_2node_8xH100_ib.txt").read_text().splitlines():
+        cells = line.split()
+        if len(cells) >= 13 and cells[0].isdigit() and int(cells[0]) >= 64 * 2**20:
+            cells[5], cells[9] = (f"{float(cells[i]) * 2:.1f}" for i in (5, 9))
+            for i in (6, 7, 10, 11):
+                cells[i] = f"{float(cells[i]) / 2:.2f}"
+            line = "  ".join(cells)
+        lines.append(line)
+    path = tmp_path / "rs_half.txt"
+    path.write_text("\n".join(lines) + "\n")
+    check = one(path, catalogue)
+    assert check.findings[0].hypothesis is not None
+    assert "intra=" in check.findings[0].hypothesis
+    said = [e for f in check.findings for e in f.evidence]
+    assert not [e for e in said if "NVLS multicast" in e]

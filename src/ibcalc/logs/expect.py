@@ -182,10 +182,15 @@ class RunContext:
             fact = env.settings.get(name)
             if fact is not None:
                 out.append(f"{name}={fact.value} (line {fact.line})")
+        up = self.cluster.topology.up
         if (
             changes is not None
             and changes.get("nvls") is False
             and env.nvls_unavailable is not None
+            # only where the expectation has NVLS to turn off: on a board without NVSwitch the
+            # line is normal, and it had been offered for a PCIe fault (review CO)
+            and up is not None
+            and up.nvls_bw_Bps is not None
         ):
             out.append(f"NCCL: '{env.nvls_unavailable.value}' (line {env.nvls_unavailable.line})")
         return out
