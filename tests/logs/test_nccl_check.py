@@ -2116,3 +2116,23 @@ def test_nccl_s_nvls_line_is_no_evidence_where_the_node_has_no_nvls(
     assert "intra=" in check.findings[0].hypothesis
     said = [e for f in check.findings for e in f.evidence]
     assert not [e for e in said if "NVLS multicast" in e]
+
+
+def test_sizes_missing_from_a_sweep_are_said(catalogue: Catalogue, tmp_path: Path) -> None:
+    """The 2 x p5 run (sweep 06, -f 2) without its 256 MiB, 512 MiB and 1 GiB rows had read 'no
+    problem found': a cut at the end is said (ended early), a gap was not (review CO). 128 MiB
+    to 2 GiB is 4 doublings, 3 sizes missing; the published runs skip none."""
+    text = (SWEEPS / "06_allreduce_2node_16xH100_efa.txt").read_text()
+    kept = [
+        line
+        for line in text.splitlines()
+        if not re.match(r"^\[1,0\]<stdout>: +(268435456|536870912|1073741824) ", line)
+    ]
+    path = tmp_path / "gap.txt"
+    path.write_text("\n".join(kept) + "\n")
+    check = one(path, catalogue)
+    (note,) = [n for n in check.notes if "skips" in n]
+    assert note.startswith("the sweep (-f 2) skips 3 sizes between 128 MiB (line ")
+    assert note.endswith("rows taken out or the log edited; the sizes missing are not judged")
+    whole = one(SWEEPS / "06_allreduce_2node_16xH100_efa.txt", catalogue)
+    assert not [n for n in whole.notes if "skips" in n]

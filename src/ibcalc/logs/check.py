@@ -15,6 +15,7 @@ model's expectation and its what-ifs), :mod:`ibcalc.logs.diagnose` and
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections.abc import Mapping
@@ -424,6 +425,7 @@ def check_run(
             f"{plural(len(lifted), 'row')} of a late ramp ({line_list(lifted)}) "
             f"{'counts' if len(lifted) == 1 else 'count'} as low, not bad: not a fault"
         )
+    notes += _skipped_sizes(run)
     early = _ended_early(run)
     if early is not None:
         # a warning: ahead of the notes (info), after any error or warning already ranked
@@ -487,6 +489,36 @@ def check_run(
         notes=notes,
         unmeasured=unmeasured,
     )
+
+
+def _skipped_sizes(run: Run) -> list[str]:
+    """A note where a sweep by a factor (nccl-tests -f) skips sizes between two of its rows:
+    rows taken out, or the log edited; the sizes missing are not judged (a p5 log without its
+    256 MiB-1 GiB rows had read 'no problem found' without a word: review CO). A size smaller
+    than the one before starts another sweep (-d all, -o all)."""
+    factor = run.step_factor
+    if not factor or factor < 2:
+        return []
+    gaps: list[str] = []
+    for before, after in itertools.pairwise(run.rows):
+        low, high = before.size_bytes, after.size_bytes
+        if low <= 0 or high <= low:
+            continue
+        # nccl-tests rounds each size down to whole elements on every rank: a step a little
+        # short of the factor is no gap; one past 1.5 steps is
+        steps = math.log(high / low) / math.log(factor)
+        if steps > 1.5:
+            missing = round(steps) - 1
+            gaps.append(
+                f"{plural(missing, 'size')} between {fmt_size(low)} (line {before.line}) and "
+                f"{fmt_size(high)} (line {after.line})"
+            )
+    if not gaps:
+        return []
+    return [
+        f"the sweep (-f {factor}) skips {'; '.join(gaps)}: rows taken out or the log edited; "
+        "the sizes missing are not judged"
+    ]
 
 
 def _ended_early(run: Run) -> Finding | None:
