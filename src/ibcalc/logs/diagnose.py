@@ -728,13 +728,6 @@ def _erratic(ctx: RunContext) -> list[Finding]:
         findings, systematic = [], set()
     apart = [r for r in apart if id(r) not in systematic]
     if apart:
-        both = [
-            r
-            for r in ctx.rows
-            if r.inplace_time_us is not None
-            and r.inplace_time_us >= MIN_PLAUSIBLE_TIME_US
-            and r.measured_time_us >= MIN_PLAUSIBLE_TIME_US
-        ]
         evidence = [
             f"{fmt_size(r.size_bytes)}: {format_us(r.measured_time_us)} us out-of-place, "
             f"{format_us(inplace)} us in-place (line {r.line})"
