@@ -32,6 +32,7 @@ from ibcalc.catalogue.load import find_system
 from ibcalc.catalogue.models import Link, System
 from ibcalc.catalogue.releases import older_than_compared, oldest_compared
 from ibcalc.cluster.resolve import resolve_cluster
+from ibcalc.engine.plan import UNTUNED
 from ibcalc.engine.types import busbw_factor
 from ibcalc.errors import IbcalcError
 from ibcalc.logs.bandwidth import bandwidth_findings
@@ -77,7 +78,7 @@ def diagnose(ctx: RunContext) -> list[Finding]:
     latency = _latency_fit(ctx)
     findings += bandwidth_findings(ctx, latency.fit if latency is not None else None)
     findings += _latency_findings(ctx, latency)
-    findings += _mid_findings(ctx)
+    findings += _mid_findings(ctx, latency)
     findings += _erratic(ctx)
     findings += _transport(ctx)
     findings += _gpu_path(ctx)
@@ -545,26 +546,39 @@ _MID_WARN_RATIO = 2.0
 _MID_MIN_ROWS = 3
 
 
-def _mid_findings(ctx: RunContext) -> list[Finding]:
+def _mid_findings(ctx: RunContext, latency: _LatencyFit | None) -> list[Finding]:
     """Mid sizes slow while most large sizes are fine: where DDP and FSDP buckets (25 MiB) and
     tensor-parallel activations run. A 2 x p5 run with its 1-32 MiB rows 3x slower had read
-    'ok', its mid rows marked bad and no finding said of them (review CO)."""
+    'ok', its mid rows marked bad and no finding said of them (review CO). Not where the small
+    sizes are 2x slow too (a cost per call slows the mid sizes as well: the latency finding
+    says it), nor where one column alone is slow (the erratic findings say it): review CR."""
     mid = [r for r in ctx.rows if r.regime == "mid" and not r.invalid and not r.implausible]
     bw = [r for r in ctx.rows if r.regime == "bandwidth" and not r.invalid]
     if len(mid) < _MID_MIN_ROWS or not bw:
+        return []
+    if latency is not None and latency.ratio >= _LATENCY_WARN_RATIO:
         return []
     short = [r for r in bw if r.efficiency < BANDS["bandwidth"].ok]
     ratio = statistics.median(r.measured_time_us / r.expected_time_us for r in mid)
     if 2 * len(short) >= len(bw) or ratio < _MID_WARN_RATIO:
         return []  # (most large sizes short: the bandwidth finding leads)
+    inplace = [r.inplace_time_us / r.expected_time_us for r in mid if r.inplace_time_us]
+    if inplace and statistics.median(inplace) < _MID_WARN_RATIO:
+        return []
     slow = [r for r in mid if r.measured_time_us >= _MID_WARN_RATIO * r.expected_time_us]
+    chosen = sorted({f"{r.algorithm}/{r.protocol}" for r in mid})
+    causes = ["a transport stalling at those sizes"]
+    if ctx.collective not in UNTUNED:
+        causes.insert(
+            0,
+            "a protocol or algorithm forced or tuned away from NCCL's choice (NCCL_PROTO, "
+            "NCCL_ALGO, a tuner plugin)",
+        )
     return [
         Finding(
             kind="mid_sizes",
-            cause="mid sizes slow but large sizes fine: the sizes where NCCL runs LL or LL128 "
-            "and fewer channels; likely a protocol or algorithm forced or tuned away from "
-            "NCCL's choice (NCCL_PROTO, NCCL_ALGO, a tuner plugin), or a transport stalling "
-            "at those sizes",
+            cause="mid sizes slow while most large sizes reach the expectation (the model runs "
+            f"{', '.join(chosen)} there): likely {'; or '.join(causes)}",
             confidence="low",
             severity="warning",
             evidence=[

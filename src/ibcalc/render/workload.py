@@ -37,6 +37,7 @@ from ibcalc.workload.memory import (
     GpuMemory,
     Recompute,
     TrainMemory,
+    apart_sizes,
     memory_size,
     percent,
 )
@@ -170,10 +171,7 @@ def _memory_words(memory: GpuMemory, names: Mapping[str, str]) -> str:
     """One GPU's memory for the totals: "51.5 GiB of dgx-h100's 80 GiB per GPU (64%): ..."."""
     need = memory_size(memory.total_bytes)
     if memory.past_every_variant and memory.largest_bytes is not None:
-        # near it one more digit (80 GiB had read more than 80 GiB: review CQ)
-        close = memory.total_bytes < 1.005 * memory.largest_bytes
-        need = memory_size(memory.total_bytes, digits=4 if close else 3)
-        largest = memory_size(memory.largest_bytes, digits=4 if close else 3)
+        need, largest = apart_sizes(memory.total_bytes, memory.largest_bytes)
         return f"{need} per GPU, more than the largest variant's {largest}: {memory.parts_words()}"
     if memory.capacity_from is None or memory.used_fraction is None:
         return f"{need} per GPU (not checked: no GPU memory known): {memory.parts_words()}"

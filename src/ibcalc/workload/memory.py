@@ -58,6 +58,7 @@ __all__ = [
     "ServingMemory",
     "TrainMemory",
     "activation_bytes_per_layer",
+    "apart_sizes",
     "busiest_candidates",
     "gpu_capacity",
     "in_flight",
@@ -492,11 +493,7 @@ def judge_fit(
     if used is None and memory.past_every_variant and system is not None:
         # more than the largest variant holds: out of memory whichever variant it is (a search
         # on dgx-a100 had ranked first a layout of 172 GiB per GPU: review CN)
-        largest_bytes = system.gpu_memory_largest_bytes or 0.0
-        # near it one more digit, as against a known memory (80 GiB had read more than 80 GiB)
-        close = memory.total_bytes < 1.005 * largest_bytes
-        need = memory_size(memory.total_bytes, digits=4 if close else 3)
-        largest = memory_size(largest_bytes, digits=4 if close else 3)
+        need, largest = apart_sizes(memory.total_bytes, system.gpu_memory_largest_bytes or 0.0)
         warnings.append(
             f"{OUT_OF_MEMORY} on every variant: {need} per GPU, more than the largest "
             f"{system.id} GPU's {largest} ({system.gpu}); {remedies()}"
@@ -518,6 +515,17 @@ def judge_fit(
             f"{TIGHT} ({percent(used)}): {need} per GPU of {memory.capacity_from}, "
             f"leaving less than a tenth for what is not counted ({uncounted})"
         )
+
+
+def apart_sizes(need_bytes: float, largest_bytes: float) -> tuple[str, str]:
+    """Two memory sizes, the first past the second, printed with the digits (3 to 9) it takes
+    for them to read apart: 80 GiB had read more than the largest variant's 80 GiB (reviews CQ,
+    CR)."""
+    for digits in range(3, 10):
+        need, largest = memory_size(need_bytes, digits=digits), memory_size(largest_bytes)
+        if need != largest:
+            return need, largest
+    return need, largest
 
 
 def percent(fraction: float) -> str:
