@@ -1958,6 +1958,39 @@ def test_every_cause_against_a_default_node_is_a_low_confidence_warning(
     assert named.verdict == "ok"
 
 
+#: all_reduce busbw / algbw on sweep 06's 16 ranks
+_P5_FACTOR = 2 * (16 - 1) / 16
+
+
+def _p5_changed(tmp_path: Path, name: str, change: Callable[[int, list[str]], None]) -> Path:
+    """Sweep 06 (2 x p5) with each result row's columns (time, algbw, busbw, #wrong, out of
+    place then in place) given to ``change(size, cols)``, written to ``tmp_path / name``."""
+    lines = []
+    for line in (SWEEPS / "06_allreduce_2node_16xH100_efa.txt").read_text().splitlines():
+        m = re.match(r"^(\[1,0\]<stdout>:\s*(\d+)\s+\d+\s+float\s+sum\s+-1)\s+(.*)$", line)
+        if m:
+            cols = m[3].split()
+            before = list(cols)
+            change(int(m[2]), cols)
+            if cols != before:
+                line = f"{m[1]}  " + "  ".join(f"{c:>7}" for c in cols)
+        lines.append(line)
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _p5_slower(
+    size: int, cols: list[str], columns: tuple[int, ...], by: Callable[[float], float]
+) -> None:
+    """``cols`` with the times at ``columns`` (0 out of place, 4 in place) made ``by(time)``,
+    and their algbw and busbw with them."""
+    for i in columns:
+        time_us = by(float(cols[i]))
+        algbw = size / time_us / 1e3
+        cols[i : i + 3] = [f"{time_us:.1f}", f"{algbw:.2f}", f"{algbw * _P5_FACTOR:.2f}"]
+
+
 def test_a_latency_regression_stays_a_warning_beside_a_large_size_dip(
     catalogue: Catalogue, tmp_path: Path
 ) -> None:
@@ -1965,24 +1998,15 @@ def test_a_latency_regression_stays_a_warning_beside_a_large_size_dip(
     3x slow there: a warning. With its 1 GiB row 1.2x slower as well, the latency finding had
     become an info note and the run unflagged, a worse run reading healthier (review CO): the
     warning from 2x holds whatever the large sizes do."""
-    factor = 2 * (16 - 1) / 16  # all_reduce busbw / algbw on 16 ranks
 
     def slowed(dip: int | None) -> Path:
-        lines = []
-        for line in (SWEEPS / "06_allreduce_2node_16xH100_efa.txt").read_text().splitlines():
-            m = re.match(r"^(\[1,0\]<stdout>:\s*(\d+)\s+\d+\s+float\s+sum\s+-1)\s+(.*)$", line)
-            size = int(m[2]) if m else 0
-            if m and (size <= 65536 or size == dip):
-                cols = m[3].split()
-                for i in (0, 4):  # out-of-place and in-place time, algbw, busbw
-                    time_us = float(cols[i]) + 150 if size <= 65536 else float(cols[i]) * 1.2
-                    algbw = size / time_us / 1e3
-                    cols[i : i + 3] = [f"{time_us:.1f}", f"{algbw:.2f}", f"{algbw * factor:.2f}"]
-                line = f"{m[1]}  " + "  ".join(f"{c:>7}" for c in cols)
-            lines.append(line)
-        path = tmp_path / f"slowed_{dip}.txt"
-        path.write_text("\n".join(lines) + "\n")
-        return path
+        def change(size: int, cols: list[str]) -> None:
+            if size <= 65536:
+                _p5_slower(size, cols, (0, 4), lambda t: t + 150)
+            elif size == dip:
+                _p5_slower(size, cols, (0, 4), lambda t: t * 1.2)
+
+        return _p5_changed(tmp_path, f"slowed_{dip}.txt", change)
 
     for dip in (None, 2**30):
         check = one(slowed(dip), catalogue)
@@ -1998,22 +2022,13 @@ def test_one_side_slower_at_every_large_size_is_said(catalogue: Catalogue, tmp_p
     problem found' (review CO). Published runs keep the two columns within 0.93-1.13 of each
     other there; past 1.25 at every large size is a warning, the verdict unchanged. At 2.02x,
     some rows past 2x, it is the same finding, not 'interference' for those rows (review CQ)."""
-    factor = 2 * (16 - 1) / 16
 
     def slowed(scale: float) -> Path:
-        lines = []
-        for line in (SWEEPS / "06_allreduce_2node_16xH100_efa.txt").read_text().splitlines():
-            m = re.match(r"^(\[1,0\]<stdout>:\s*(\d+)\s+\d+\s+float\s+sum\s+-1)\s+(.*)$", line)
-            if m and int(m[2]) >= 64 * 2**20:
-                cols = m[3].split()
-                time_us = float(cols[4]) * scale
-                algbw = int(m[2]) / time_us / 1e3
-                cols[4:7] = [f"{time_us:.1f}", f"{algbw:.2f}", f"{algbw * factor:.2f}"]
-                line = f"{m[1]}  " + "  ".join(f"{c:>7}" for c in cols)
-            lines.append(line)
-        path = tmp_path / f"inplace{scale}.txt"
-        path.write_text("\n".join(lines) + "\n")
-        return path
+        def change(size: int, cols: list[str]) -> None:
+            if size >= 64 * 2**20:
+                _p5_slower(size, cols, (4,), lambda t: t * scale)
+
+        return _p5_changed(tmp_path, f"inplace{scale}.txt", change)
 
     check = one(slowed(1.9), catalogue)
     assert check.verdict == "ok"
@@ -2071,73 +2086,38 @@ def test_mid_sizes_slow_with_large_sizes_fine_is_a_warning(
     buckets run. The verdict (its large sizes) stays ok, and the run had read 'no cause found'
     with no finding (review CO). The mid rows' median ratio reaches 2x, past the 1.62x of any
     healthy published run whose large sizes are fine: a warning, the large sizes said fine."""
-    factor = 2 * (16 - 1) / 16
-    lines = []
-    for line in (SWEEPS / "06_allreduce_2node_16xH100_efa.txt").read_text().splitlines():
-        m = re.match(r"^(\[1,0\]<stdout>:\s*(\d+)\s+\d+\s+float\s+sum\s+-1)\s+(.*)$", line)
-        if m and 2**20 <= int(m[2]) <= 32 * 2**20:
-            cols = m[3].split()
-            for i in (0, 4):
-                time_us = float(cols[i]) * 3
-                algbw = int(m[2]) / time_us / 1e3
-                cols[i : i + 3] = [f"{time_us:.1f}", f"{algbw:.2f}", f"{algbw * factor:.2f}"]
-            line = f"{m[1]}  " + "  ".join(f"{c:>7}" for c in cols)
-        lines.append(line)
-    path = tmp_path / "mid3x.txt"
-    path.write_text("\n".join(lines) + "\n")
-    check = one(path, catalogue)
+
+    def changed(
+        name: str, columns: tuple[int, ...], by: Callable[[float], float], sizes: range
+    ) -> RunCheck:
+        def change(size: int, cols: list[str]) -> None:
+            if size in sizes:
+                _p5_slower(size, cols, columns, by)
+
+        return one(_p5_changed(tmp_path, name, change), catalogue)
+
+    mid = range(2**20, 32 * 2**20 + 1)  # 1-32 MiB
+    check = changed("mid3x.txt", (0, 4), lambda t: t * 3, mid)
     assert check.verdict == "ok"
-    (mid,) = [f for f in check.findings if f.kind == "mid_sizes"]
-    assert (mid.severity, mid.confidence) == ("warning", "low")
-    assert mid.cause.startswith(
+    (found,) = [f for f in check.findings if f.kind == "mid_sizes"]
+    assert (found.severity, found.confidence) == ("warning", "low")
+    assert found.cause.startswith(
         "mid sizes slow while most large sizes reach the expectation (the model runs "
         "nvlstree/Simple, tree/LL there): likely a protocol or algorithm forced"
     )
-    assert mid.evidence[-1] == (
+    assert found.evidence[-1] == (
         "the sizes of 64 MiB and more: 9 of 9 reach 85% of the expected busbw"
     )
     assert check.flagged
     healthy = one(SWEEPS / "06_allreduce_2node_16xH100_efa.txt", catalogue)
     assert [f for f in healthy.findings if f.kind == "mid_sizes"] == []
-
-    def changed(name: str, change: Callable[[int, list[str]], None]) -> RunCheck:
-        lines = []
-        for line in (SWEEPS / "06_allreduce_2node_16xH100_efa.txt").read_text().splitlines():
-            m = re.match(r"^(\[1,0\]<stdout>:\s*(\d+)\s+\d+\s+float\s+sum\s+-1)\s+(.*)$", line)
-            if m:
-                cols = m[3].split()
-                change(int(m[2]), cols)
-                line = f"{m[1]}  " + "  ".join(f"{c:>7}" for c in cols)
-            lines.append(line)
-        path = tmp_path / name
-        path.write_text("\n".join(lines) + "\n")
-        return one(path, catalogue)
-
-    def slower(
-        size: int, cols: list[str], columns: tuple[int, ...], by: Callable[[float], float]
-    ) -> None:
-        for i in columns:
-            time_us = by(float(cols[i]))
-            algbw = size / time_us / 1e3
-            cols[i : i + 3] = [f"{time_us:.1f}", f"{algbw:.2f}", f"{algbw * factor:.2f}"]
-
     # a cost per call, 300 us on every size under 64 MiB: the latency finding says it, not a
     # second cause for the mid sizes (review CR)
-    per_call = changed(
-        "per_call.txt",
-        lambda size, cols: (
-            slower(size, cols, (0, 4), lambda t: t + 300) if size < 64 * 2**20 else None
-        ),
-    )
+    per_call = changed("per_call.txt", (0, 4), lambda t: t + 300, range(64 * 2**20))
     assert [f.kind for f in per_call.findings if f.kind in ("latency", "mid_sizes")] == ["latency"]
     # the out-of-place column alone 3x slow there: not a protocol forced (both columns would
     # be), the erratic findings' to say (review CR)
-    one_column = changed(
-        "oop.txt",
-        lambda size, cols: (
-            slower(size, cols, (0,), lambda t: t * 3) if 2**20 <= size <= 32 * 2**20 else None
-        ),
-    )
+    one_column = changed("oop.txt", (0,), lambda t: t * 3, mid)
     assert [f for f in one_column.findings if f.kind == "mid_sizes"] == []
 
 
