@@ -2093,6 +2093,16 @@ def test_sharp_taken_by_no_size_is_said_and_the_logs_own_switches_are_not(
         "flag",
         "NVLS turned off, but nvlink4-mesh4 here has no NVLink SHARP: nothing changes",
     )
+    # a request for what the cluster lacks is the caller's too (it had been tagged [default]:
+    # review CR)
+    efa = one(
+        SWEEPS / "06_allreduce_2node_16xH100_efa.txt", catalogue, flags=ClusterSpec(sharp=True)
+    )
+    (asked,) = [a for a in efa.assumptions if "SHARP requested" in (a.evidence or "")]
+    assert (asked.source, asked.evidence) == (
+        "flag",
+        "SHARP requested but efa-v2 has no SHARP capability; not used",
+    )
 
 
 def test_mid_sizes_slow_with_large_sizes_fine_is_a_warning(

@@ -86,6 +86,8 @@ _RATIO_MIN_ALGBW = 1.0
 #: The resolver's words for a switch turned off where the cluster has nothing to turn off, by
 #: the ClusterSpec field.
 _TURNED_OFF = {"nvls": "NVLS turned off, but ", "sharp": "SHARP turned off, but "}
+#: Its words for a switch turned off or asked for, by the ClusterSpec field.
+_SWITCHED = {field: (off, f"{field.upper()} requested but ") for field, off in _TURNED_OFF.items()}
 
 
 def _ratio_note(run: Run, collective: Collective, ranks: int) -> str | None:
@@ -276,9 +278,11 @@ def check_run(
             if given
             else "default"
         )
-        for field, words in _TURNED_OFF.items():
-            if text.startswith(words):  # the caller's switch: a flag's or the design's
-                origin = "design" if sources.get(field) == "design" else "flag"
+        for field, words in _SWITCHED.items():
+            if text.startswith(words) and field in sources:
+                # the caller's switch, a flag's or the design's (a request had been tagged
+                # [default] beside [flag] for turning it off: review CR)
+                origin = "design" if sources[field] == "design" else "flag"
         assumptions.append(Assumption(field="cluster", value=None, source=origin, evidence=text))
     check_rank_count(cluster.ranks, cluster.nodes, cluster.gpus_per_node, run.ranks, source)
     ranks = cluster.ranks
