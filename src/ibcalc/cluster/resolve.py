@@ -35,6 +35,7 @@ __all__ = [
     "NOT_NCCL_NOTE",
     "PROCESS_MODEL_NOTE",
     "RCCL_NOTE",
+    "SWITCH_NOTES",
     "ClusterSpec",
     "ResolvedCluster",
     "catalogue_override_notes",
@@ -49,6 +50,13 @@ __all__ = [
     "scope_note",
     "sharp_hint",
 ]
+
+#: How a note of a switch the cluster has nothing for begins, by ClusterSpec field: (turned
+#: off, requested). ``nccl-check`` tells the caller's switches from the log's by them.
+SWITCH_NOTES = {
+    "nvls": ("NVLS turned off, but ", "NVLS requested but "),
+    "sharp": ("SHARP turned off, but ", "SHARP requested but "),
+}
 
 #: How a cluster's assumptions begin the note of catalogue files laid over the built-in one.
 CATALOGUE_OVERRIDES_NOTE = "catalogue overrides loaded: "
@@ -1005,11 +1013,13 @@ def _build_up(
     )
     use_nvls = nvls_capable if spec.nvls is None else (spec.nvls and nvls_capable)
     if spec.nvls and not nvls_capable:
-        notes.append(f"NVLS requested but {intra.id} here has no NVLink SHARP; NVLS not used")
+        notes.append(f"{SWITCH_NOTES['nvls'][1]}{intra.id} here has no NVLink SHARP; NVLS not used")
     elif spec.nvls is False and not nvls_capable:
         # turning off what is not there changes nothing: said, as a request for it is (--no-nvls
         # on a DGX A100 had gone without a word: review CM)
-        notes.append(f"NVLS turned off, but {intra.id} here has no NVLink SHARP: nothing changes")
+        notes.append(
+            f"{SWITCH_NOTES['nvls'][0]}{intra.id} here has no NVLink SHARP: nothing changes"
+        )
     nvls_bw = None
     if use_nvls and intra.nvls_efficiency is not None:
         nvls_bw = intra.per_direction_Bps * intra.nvls_efficiency
@@ -1214,9 +1224,11 @@ def _build_out(
         )
     sharp = spec.sharp and "sharp" in inter.capabilities
     if spec.sharp and not sharp:
-        notes.append(f"SHARP requested but {inter.id} has no SHARP capability; not used")
+        notes.append(f"{SWITCH_NOTES['sharp'][1]}{inter.id} has no SHARP capability; not used")
     elif "sharp" in spec.model_fields_set and not spec.sharp and "sharp" not in inter.capabilities:
-        notes.append(f"SHARP turned off, but {inter.id} has no SHARP capability: nothing changes")
+        notes.append(
+            f"{SWITCH_NOTES['sharp'][0]}{inter.id} has no SHARP capability: nothing changes"
+        )
     elif (
         not spec.sharp
         and "sharp" in inter.capabilities

@@ -25,7 +25,12 @@ from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import load_catalogue
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.catalogue.releases import for_release, for_stated_release
-from ibcalc.cluster.resolve import CATALOGUE_OVERRIDES_NOTE, ClusterSpec, ResolvedCluster
+from ibcalc.cluster.resolve import (
+    CATALOGUE_OVERRIDES_NOTE,
+    SWITCH_NOTES,
+    ClusterSpec,
+    ResolvedCluster,
+)
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, busbw_factor
 from ibcalc.errors import IbcalcError
@@ -81,13 +86,6 @@ __all__ = [
 #: Measurements a ratio check reads: algbw of at least this (GB/s), where nccl-tests' two
 #: printed decimals put the ratio within 1 %.
 _RATIO_MIN_ALGBW = 1.0
-
-
-#: The resolver's words for a switch turned off where the cluster has nothing to turn off, by
-#: the ClusterSpec field.
-_TURNED_OFF = {"nvls": "NVLS turned off, but ", "sharp": "SHARP turned off, but "}
-#: Its words for a switch turned off or asked for, by the ClusterSpec field.
-_SWITCHED = {field: (off, f"{field.upper()} requested but ") for field, off in _TURNED_OFF.items()}
 
 
 def _ratio_note(run: Run, collective: Collective, ranks: int) -> str | None:
@@ -257,7 +255,7 @@ def check_run(
     # the log's own lines did (NCCL's "NVLS multicast support is not available")
     sources = {a.field: a.source for a in assumptions if a.source in ("flag", "design")}
     chosen = set(sources)
-    unchosen = tuple(words for field, words in _TURNED_OFF.items() if field not in chosen)
+    unchosen = tuple(words[0] for field, words in SWITCH_NOTES.items() if field not in chosen)
     notes_of_run = [
         n
         for n in cluster.assumptions
@@ -278,7 +276,7 @@ def check_run(
             if given
             else "default"
         )
-        for field, words in _SWITCHED.items():
+        for field, words in SWITCH_NOTES.items():
             if text.startswith(words) and field in sources:
                 # the caller's switch, a flag's or the design's (a request had been tagged
                 # [default] beside [flag] for turning it off: review CR)

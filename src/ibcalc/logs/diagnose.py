@@ -673,7 +673,7 @@ _ONE_SIDE_RATIO = 1.25
 _ONE_SIDE_MIN_ROWS = 3
 
 
-def _one_side_slower(ctx: RunContext) -> tuple[list[Finding], set[int]]:
+def _one_side_slower(both: Sequence[RowCheck]) -> tuple[list[Finding], set[int]]:
     """In-place slower than out-of-place (or the reverse) by more than :data:`_ONE_SIDE_RATIO`
     at every size of 64 MiB and more, short of the 2x that :func:`_erratic` calls out: the
     verdict judges out-of-place, so an in-place column 1.9x slower at every large size had
@@ -681,14 +681,7 @@ def _one_side_slower(ctx: RunContext) -> tuple[list[Finding], set[int]]:
     finding and the ids of its rows, which the erratic finding leaves to it. The finding
     reaches down from the large sizes while the smaller ones keep the same side that much
     slower: an in-place column 2x slower from 1 MiB up had been this finding from 64 MiB and
-    'interference' below (review CR)."""
-    both = [
-        r
-        for r in ctx.rows
-        if r.inplace_time_us is not None
-        and r.inplace_time_us >= MIN_PLAUSIBLE_TIME_US
-        and r.measured_time_us >= MIN_PLAUSIBLE_TIME_US
-    ]
+    'interference' below (review CR). ``both``: the rows with both columns measured."""
     rows = [r for r in both if r.regime == "bandwidth"]
     if len(rows) < _ONE_SIDE_MIN_ROWS:
         return [], set()
@@ -712,7 +705,7 @@ def _one_side_slower(ctx: RunContext) -> tuple[list[Finding], set[int]]:
         and slower(both[start - 1]) > _ONE_SIDE_RATIO
     ):
         start -= 1
-    rows = both[start : both.index(rows[0])] + rows
+    rows = [*both[start : both.index(rows[0])], *rows]
     low, high = min(map(slower, rows)), max(map(slower, rows))
     return [
         Finding(
@@ -739,7 +732,6 @@ def _erratic(ctx: RunContext) -> list[Finding]:
     # one side slower at every large size first: its rows past 2x are its, not a noisy
     # neighbour's (an in-place column about 2x slower at every large size had been called
     # interference for its four rows past 2x, and a 1.9x one lost to one 2.07x row: review CQ)
-    findings, systematic = _one_side_slower(ctx)
     both = [
         r
         for r in ctx.rows
@@ -747,6 +739,7 @@ def _erratic(ctx: RunContext) -> list[Finding]:
         and r.inplace_time_us >= MIN_PLAUSIBLE_TIME_US
         and r.measured_time_us >= MIN_PLAUSIBLE_TIME_US
     ]
+    findings, systematic = _one_side_slower(both)
     apart = [
         r
         for r in both
