@@ -154,12 +154,11 @@ def _quantities(f: Finding) -> tuple[str, str]:
         else _required_figure(f.required, f.unit, factor, suffix)
     )
     usual = format_quantity(f.predicted, f.unit)
-    binary = _binary_rate(f.required) if f.unit == "B/s" else None
+    binary = _binary_rate(f.required, required, suffix) if f.unit == "B/s" else None
     if binary is not None:
         # the prediction in the requirement's binary unit too: '>= 350.5 GiB/s' beside
         # 'predicted 360 GB/s' had read as a wrong FAIL (350.5 GiB/s is 376 GB/s; a review)
-        suffix, factor = binary
-        required = _required_figure(f.required, f.unit, factor, suffix)
+        required = binary
         # the prediction in the binary unit of its own size (a tiny one had read '0 GiB/s')
         unit, size = next(((u, s) for u, s in _BINARY_RATES if f.predicted >= s), _BINARY_RATES[-1])
         suffix, factor = unit, 1 / size
@@ -252,20 +251,20 @@ _BINARY_RATES: tuple[tuple[str, int], ...] = (
 )
 
 
-def _binary_rate(rate_Bps: float) -> tuple[str, float] | None:
-    """The binary unit (suffix, factor from B/s) a rate prints in where it writes the rate in
-    fewer significant digits than the decimal unit does, each the digits that read back as the rate
+def _binary_rate(rate_Bps: float, decimal: str, suffix: str) -> str | None:
+    """The rate as a requirement prints in a binary unit (``decimal``: as it prints in its
+    decimal unit, with ``suffix``), where that writes it in fewer significant digits, each form
+    the digits that read back as the rate
     (``300GiB/s`` had printed as ``322.1225472 GB/s``: a review; ``9755.8799752968GiB/s`` as
     ``10229781600.976818 KiB/s``, its KiB/s figure taken for a short one: review CK); None
     otherwise, ties too (``300GB/s`` and ``2400Gb/s`` print in GB/s)."""
-    _, suffix, factor = _split(format_quantity(rate_Bps, "B/s"))
-    fewest = _digits(_required_figure(rate_Bps, "B/s", factor, suffix).removesuffix(suffix))
-    best: tuple[str, float] | None = None
+    fewest = _digits(decimal.removesuffix(suffix))
+    best: str | None = None
     for unit, size in _BINARY_RATES:  # largest first: a tie keeps the larger unit
         if rate_Bps / size >= 1:
-            digits = _digits(_required_figure(rate_Bps, "B/s", 1 / size, unit).removesuffix(unit))
-            if digits < fewest:
-                fewest, best = digits, (unit, 1 / size)
+            text = _required_figure(rate_Bps, "B/s", 1 / size, unit)
+            if (digits := _digits(text.removesuffix(unit))) < fewest:
+                fewest, best = digits, text
     return best
 
 
