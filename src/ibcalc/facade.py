@@ -419,6 +419,26 @@ def _sharp_ruled_out(
     )
 
 
+def sharp_unused_reason(
+    cluster: ResolvedCluster,
+    dtype: DType | str,
+    *,
+    params: CostParams | None = None,
+    algorithm: Algorithm | None = None,
+) -> str | None:
+    """Where ``cluster`` has SHARP on, why no all-reduce of ``dtype`` runs on it at any size: an
+    algorithm forced other than a SHARP one, or the first reason :func:`_sharp_ruled_out` gives
+    (the element type, a setting, the cluster). None where a SHARP algorithm is a candidate, so
+    that NCCL's tuner decides size by size: nccl-check's and train's notes had blamed the tuner
+    where fp64 or int8 ruled SHARP out (review CR)."""
+    if algorithm is not None and algorithm not in SHARP_ALGORITHMS:
+        return f"{algorithm.value} forced"
+    params = params if params is not None else builtin_cost_params()
+    plan = plan_for(Collective.ALL_REDUCE, cluster.topology, params, dtype=parse_dtype(dtype))
+    # which algorithms apply does not depend on the size: the candidates at one size say
+    return _sharp_ruled_out(plan, [c.timing for c in plan.scored(float(MiB))], None)
+
+
 def _sharp_unchanged(link_id: str, why: str) -> str:
     """The SHARP hint where turning SHARP on would not change an all-reduce, and why (the
     estimate's what-if and a sweep's type note say it alike)."""

@@ -1245,6 +1245,21 @@ def test_a_layout_search_names_the_files_laid_over_the_built_in_ones(tmp_path: P
     assert f"cost parameters: {cost}" in " ".join(table.stdout.split())
 
 
+def test_compare_names_the_layouts_that_take_sharp() -> None:
+    """--compare with --sharp had said nothing of it (review CR L4): the layouts whose step
+    runs an all-reduce on SHARP are named by their rows, the rows JSON lists."""
+    args = ["train", "--model", "llama3-8b", "--system", "dgx-h100", "-N", "4", "--compare"]
+    data = _json(*args, "--sharp")
+    rows = [i for i, r in enumerate(data["layouts"], start=1) if r["dp"] == 32 or r["tp"] == 32]
+    assert rows
+    assert len(rows) < len(data["layouts"])
+    assert data["search_notes"] == [
+        f"SHARP is on, but only layouts #{', #'.join(map(str, rows))} run an all-reduce on it "
+        "(a single run of any other layout says why)"
+    ]
+    assert _json(*args)["search_notes"] == []
+
+
 def test_compare_says_once_what_hierarchical_does_on_one_site() -> None:
     """--hierarchical reduces within each site first, so on one site it changes nothing: a
     single run says so, and --compare had said nothing in its text or JSON (review CN)."""

@@ -2093,6 +2093,23 @@ def test_sharp_taken_by_no_size_is_said_and_the_logs_own_switches_are_not(
         "flag",
         "NVLS turned off, but nvlink4-mesh4 here has no NVLink SHARP: nothing changes",
     )
+
+
+def test_sharp_ruled_out_by_the_type_names_the_type_not_the_tuner(
+    catalogue: Catalogue, tmp_path: Path
+) -> None:
+    """16 x 8 A100 on HDR (sweep 19) with --sharp: in float, CollNet runs at some sizes and
+    nothing is said; the same rows in double, SHARP reduces no 64-bit type, and the note had
+    blamed NCCL's tuner for keeping tree (review CR L3), where the estimate names the type."""
+    log = SWEEPS / "19_allreduce_16node_128xA100-40GB_net-notstated.txt"
+    fp32 = one(log, catalogue, flags=ClusterSpec(sharp=True))
+    assert not [n for n in fp32.notes if "SHARP is on" in n]
+    double = tmp_path / "double.txt"
+    double.write_text(log.read_text().replace(" float ", " double "))
+    fp64 = one(double, catalogue, flags=ClusterSpec(sharp=True))
+    assert [n for n in fp64.notes if "SHARP is on" in n] == [
+        "expectation: SHARP is on, but no size runs on it: SHARP does not reduce fp64"
+    ]
     # a request for what the cluster lacks is the caller's too (it had been tagged [default]:
     # review CR)
     efa = one(

@@ -2151,3 +2151,73 @@ def test_sharp_on_and_taken_by_no_all_reduce_is_said(builtin_catalogue: Catalogu
     )
     assert _phase(tp1, "dp-allreduce").estimate.best.algorithm.value == "nvls"
     assert not [n for n in tp1.assumptions if n.startswith("SHARP is on")]
+
+
+def test_a_search_notes_sharp_as_each_layouts_single_run_does(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """Llama 3 8B on 4 DGX H100 with SHARP on: a search's quick phases keep no estimate, and
+    the step's SHARP note had gone unsaid there (review CR L4); it is the single run's, layout
+    by layout, and a layout whose all-reduces stay inside nodes (dp 8 inside a node, pp across)
+    says the flag changes nothing."""
+    cluster = resolve_cluster(
+        builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=4, sharp=True)
+    )
+    job = TrainSpec(model=find_model("llama3-8b"), parallel=Parallelism(dp=cluster.ranks))
+
+    def sharp(r: TrainResult) -> list[str]:
+        return [n for n in r.assumptions if n.startswith("SHARP is on")]
+
+    quick, _ = compare_layouts(builtin_catalogue, cluster, job)
+    full, _ = compare_layouts(builtin_catalogue, cluster, job, quick=False)
+    assert [sharp(r) for r in quick] == [sharp(r) for r in full]
+    for r in full:
+        across = [
+            p.estimate.best.algorithm.value
+            for p in r.phases
+            if p.collective is Collective.ALL_REDUCE and p.tier != "scale-up" and p.estimate
+        ]
+        said = sharp(r)
+        if not across:
+            assert said == [
+                "SHARP is on, but no all-reduce of the step crosses the network: ibcalc prices "
+                "in-network reduction (CollNet, NVLS across nodes) for all-reduce only"
+            ]
+        elif "nvls" in across or "collnet" in across:
+            assert said == []
+        else:
+            assert len(said) == 1
+            assert "NCCL's tuner keeps" in said[0]
+    (one,) = [r for r in full if (r.spec.parallel.tp, r.spec.parallel.pp) == (1, 4)]
+    assert sharp(one)[0].endswith(
+        "crosses the network: ibcalc prices in-network reduction "
+        "(CollNet, NVLS across nodes) for all-reduce only"
+    )
+    (flat,) = [r for r in full if r.spec.parallel.dp == 32]
+    assert sharp(flat) == []  # its 32-rank all-reduce runs NVLS across nodes
+
+
+def test_sharp_ruled_out_by_the_type_or_cluster_names_it(builtin_catalogue: Catalogue) -> None:
+    """Where the gradients' type or the cluster rules SHARP out, the note says so, as the
+    all-reduce estimate's hint does, not that NCCL's tuner keeps ring (review CR L3): SHARP
+    reduces 16- and 32-bit types, and CollNet takes at most 8 GPUs per scale-up domain, so 36
+    GB200 trays (72 GPUs a domain) with NVLS off have no SHARP algorithm."""
+    int8 = _run(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-a100", nodes=4, sharp=True),
+        model_id="llama3-8b",
+        grad_dtype="int8",
+    )
+    assert [n for n in int8.assumptions if n.startswith("SHARP is on")] == [
+        "SHARP is on, but no all-reduce of the step runs on it: SHARP does not reduce int8"
+    ]
+    gb200 = _run(
+        builtin_catalogue,
+        ClusterSpec(system="gb200-nvl72", nodes=36, sharp=True, nvls=False),
+        model_id="llama3-8b",
+    )
+    (note,) = [n for n in gb200.assumptions if n.startswith("SHARP is on")]
+    assert note.startswith(
+        "SHARP is on, but no all-reduce of the step runs on it: no SHARP algorithm applies to "
+        "this cluster (CollNet takes at most 8 GPUs per scale-up domain"
+    )

@@ -40,6 +40,7 @@ from ibcalc.facade import (
     estimate_on,
     message_extrapolation_notes,
     parse_dtype,
+    sharp_unused_reason,
 )
 from ibcalc.logs.bandwidth import LATE_RAMP, RING_INSTEAD
 from ibcalc.logs.cluster import (
@@ -352,9 +353,13 @@ def check_run(
             # SHARP on and no row's expectation runs on it: said, as allreduce says it (the
             # flag had taken the hint away and changed no figure, without a word: review CO)
             kept = sorted({f"{e.best.algorithm.value}/{e.best.protocol.value}" for e in used})
+            # what rules SHARP out where something does (the type, a setting), not the tuner
+            ruled_out = sharp_unused_reason(
+                cluster, run_dtype or DType.FP32, params=params, algorithm=algorithm
+            )
             notes.append(
-                "expectation: SHARP is on, but no size runs on it: NCCL's tuner keeps "
-                + ", ".join(kept)
+                "expectation: SHARP is on, but no size runs on it: "
+                + (ruled_out or "NCCL's tuner keeps " + ", ".join(kept))
             )
     bandwidth = [r for r in checked if r.regime == "bandwidth"]
     min_eff = min((r.efficiency for r in bandwidth), default=None)

@@ -42,7 +42,12 @@ from ibcalc.workload.memory import (
     percent,
 )
 from ibcalc.workload.phases import Phase
-from ibcalc.workload.train import DEFAULT_ORDER, HIERARCHICAL_ONE_SITE, TrainResult
+from ibcalc.workload.train import (
+    DEFAULT_ORDER,
+    HIERARCHICAL_ONE_SITE,
+    SHARP_UNUSED,
+    TrainResult,
+)
 
 __all__ = [
     "checkpoint_dict",
@@ -223,7 +228,7 @@ def compare_dict(
         # is judged against then (review CQ)
         "memory_largest_bytes": results[0].memory.largest_bytes if results else None,
         "rate_note": next(iter(_rate_notes(results[0], names)), None) if results else None,
-        "search_notes": _search_notes(results[0], names) if results else [],
+        "search_notes": _search_notes(results, names),
         "note": "every layout runs the same global batch (sequences per step); ranked by step "
         "time when the compute is known, else by exposed communication, within each "
         "memory_room in turn: layouts with room first, then tight ones (past 90 % of the GPUs' "
@@ -641,7 +646,7 @@ def render_compare(
         # said once (the table had dropped it; a rate past the peak is each row's warning)
         for note in _rate_notes(first, names):
             console.print(prose(note, "rate:"))
-        for note in _search_notes(first, names):
+        for note in _search_notes(results, names):
             console.print(prose(note, "note:"))
         if first.totals.step_s is None:
             console.print(
@@ -660,9 +665,13 @@ def render_compare(
         console.print(bullets(named_notes(skipped, _searched(names))))
 
 
-def _search_notes(result: TrainResult, names: Mapping[str, str]) -> list[str]:
+def _search_notes(results: Sequence[TrainResult], names: Mapping[str, str]) -> list[str]:
     """A search's options that hold for every layout and change none (--hierarchical on one
-    site, as a single run says; the search had said nothing of it, review CN)."""
+    site, as a single run says; the search had said nothing of it, review CN), and --sharp
+    where some layout's step runs no all-reduce on SHARP (a single run's note, review CR)."""
+    if not results:
+        return []
+    result = results[0]
     said = []
     if result.spec.hierarchical and result.sites == 1:
         said.append(HIERARCHICAL_ONE_SITE)
@@ -673,6 +682,28 @@ def _search_notes(result: TrainResult, names: Mapping[str, str]) -> list[str]:
             "{backward_s} serves every layout as an evenly split step's, scaled by each "
             "layout's busiest stage where its layers do not split evenly (x ceil(L / pp) x pp / "
             "L); a single run takes it as its own layout's, as measured"
+        )
+    unused = [next((a for a in r.assumptions if a.startswith(SHARP_UNUSED)), None) for r in results]
+    notes = [u for u in unused if u is not None]
+    if len(notes) == len(results):
+        said.append(
+            notes[0]
+            if len(set(notes)) == 1
+            else f"{SHARP_UNUSED}no layout runs an all-reduce on it (a single run of a layout "
+            "says why)"
+        )
+    elif notes:
+        # the layouts that take it, by their rows (#), where few do
+        taken = [str(i) for i, u in enumerate(unused, start=1) if u is None]
+        which = (
+            f"layout{'s' if len(taken) > 1 else ''} #{', #'.join(taken)}"
+            if len(taken) <= 6
+            else f"{len(taken)} of the {len(results)} layouts"
+        )
+        verb = "runs" if len(taken) == 1 else "run"
+        said.append(
+            f"{SHARP_UNUSED}only {which} {verb} an all-reduce on it (a single run of any other "
+            "layout says why)"
         )
     return named_notes(said, names)
 

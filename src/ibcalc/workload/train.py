@@ -47,9 +47,14 @@ from ibcalc.catalogue.models import MAX_GPU_MEMORY_BYTES, MIN_GPU_MEMORY_BYTES, 
 from ibcalc.cluster.resolve import ResolvedCluster, require_collectives, resolve_cluster
 from ibcalc.cluster.spec import MAX_GPUS, ClusterSpec
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.types import Collective, DType
+from ibcalc.engine.types import Algorithm, Collective, DType, Protocol
 from ibcalc.errors import FieldError, IbcalcError, WorkloadError
-from ibcalc.facade import SHARP_ALGORITHMS, CollectivePlan, cost_parameter_notes
+from ibcalc.facade import (
+    SHARP_ALGORITHMS,
+    CollectivePlan,
+    cost_parameter_notes,
+    sharp_unused_reason,
+)
 from ibcalc.memo import IdentityMemo
 from ibcalc.units import (
     format_count,
@@ -337,6 +342,8 @@ class _Builder:
         self.dp_last = False
         self.warnings: list[str] = []
         self.notes: list[str] = []
+        #: each all-reduce across the network: its phase, algorithm, protocol and type
+        self.reduced_across: list[tuple[str, Algorithm, Protocol, DType]] = []
 
     def add(
         self,
@@ -423,7 +430,7 @@ class _Builder:
         costed = None
         if self.quick:
             costed = self.cost(self._plan(group, placement, collective, dtype), size_bytes)
-        return phase_fields(
+        fields = phase_fields(
             placement,
             name,
             collective,
@@ -437,6 +444,12 @@ class _Builder:
             quick=self.quick,
             costed=costed,
         )
+        if collective is Collective.ALL_REDUCE and placement.tier != "scale-up":
+            # what runs it, in either mode (a search's quick phases keep no estimate, and the
+            # SHARP note had gone unsaid there: review CR)
+            best = costed[0] if costed is not None else fields["estimate"].best
+            self.reduced_across.append((name, best.algorithm, best.protocol, dtype))
+        return fields
 
     def time_s(
         self, group: _Group, collective: Collective, size_bytes: float, dtype: DType
@@ -1030,7 +1043,7 @@ def _train_step_in(
         totals=totals,
         memory=memory,
         warnings=b.warnings,
-        assumptions=[*b.notes, *_cluster_notes(cluster, phases)],
+        assumptions=[*b.notes, *_cluster_notes(cluster, phases, b.reduced_across, b.params)],
     )
 
 
@@ -1109,7 +1122,17 @@ def _memory_remedies(spec: TrainSpec, memory: TrainMemory) -> str:
     return ", ".join(ways[:-1]) + " or " + ways[-1] + " would shrink it"
 
 
-def _cluster_notes(cluster: ResolvedCluster, phases: Sequence[Phase]) -> list[str]:
+#: How a step's note begins where --sharp changes none of its collectives (a layout search says
+#: it once for all its layouts)
+SHARP_UNUSED = "SHARP is on, but "
+
+
+def _cluster_notes(
+    cluster: ResolvedCluster,
+    phases: Sequence[Phase],
+    across: Sequence[tuple[str, Algorithm, Protocol, DType]],
+    params: CostParams | None,
+) -> list[str]:
     """The cluster's assumptions and what bears on the step's collectives: an all-to-all's
     (a torus's bisection, a partial mesh's pairs) only where a phase is one, a partial mesh's
     send/recv rate where a stage send runs on it (it had shown on a tp-only step, a review)."""
@@ -1118,20 +1141,26 @@ def _cluster_notes(cluster: ResolvedCluster, phases: Sequence[Phase]) -> list[st
     if any(p.collective is Collective.SEND_RECV and p.tier == "scale-up" for p in phases):
         notes += cluster.p2p_notes
     out = cluster.topology.out
-    across = [
-        (p.name, p.estimate.best)
-        for p in phases
-        if p.estimate is not None and p.collective is Collective.ALL_REDUCE and p.tier != "scale-up"
-    ]
-    taken = any(best.algorithm in SHARP_ALGORITHMS for _, best in across)
-    if out is not None and out.sharp and across and not taken:
-        # SHARP on and taken by no phase: said, as allreduce says it (the step had read as
-        # without --sharp, nothing saying whether the flag was taken: review CN)
-        kept = ", ".join(
-            f"{name} {best.algorithm.value}/{best.protocol.value}" for name, best in across
-        )
+    if out is None or not out.sharp:
+        return notes
+    if not across:
+        # ZeRO's reduce-scatter and all-gather, or every all-reduce inside a node: the flag
+        # changed nothing, and nothing had said so (review CR L4)
         notes.append(
-            f"SHARP is on, but no all-reduce of the step runs on it: NCCL's tuner keeps {kept}"
+            f"{SHARP_UNUSED}no all-reduce of the step crosses the network: ibcalc prices "
+            "in-network reduction (CollNet, NVLS across nodes) for all-reduce only"
+        )
+    elif not any(algorithm in SHARP_ALGORITHMS for _, algorithm, _, _ in across):
+        # SHARP on and taken by no phase: said, as allreduce says it (the step had read as
+        # without --sharp, nothing saying whether the flag was taken: review CN), with what
+        # rules SHARP out where something does (int8 gradients, --no-nvls on GB200), not the
+        # tuner (review CR)
+        why = {sharp_unused_reason(cluster, dtype, params=params) for *_, dtype in across}
+        reason = why.pop() if len(why) == 1 else None
+        kept = ", ".join(f"{name} {a.value}/{p.value}" for name, a, p, _ in across)
+        notes.append(
+            f"{SHARP_UNUSED}no all-reduce of the step runs on it: "
+            + (reason or f"NCCL's tuner keeps {kept}")
         )
     return notes
 
