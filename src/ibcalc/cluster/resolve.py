@@ -958,6 +958,37 @@ def _build_up(
             if intra.links
             else 1.0 / (gpus - 1)  # the rate above is already the links in use
         )
+    elif intra.topology == "torus" and intra.links and gpus > 1:
+        # a torus joins a chip to each neighbour over one of its ports (TPU v5e: 4, about 50 GB/s
+        # each way of the chip's 200): a ring shift, or the pair of 2 chips, runs on that link,
+        # where the whole chip's rate had priced send/recv 4x too fast (review CS)
+        peer_share = 1.0 / intra.links
+        if gpus == 2:
+            # two chips are one pair: their collectives run on the link that joins them too
+            line *= peer_share
+            bw *= peer_share
+            peer_share = 1.0
+        p2p.append(
+            f"{intra.id} is a torus: neighbouring chips are joined by one of each chip's "
+            f"{intra.links} ports, and send/recv"
+            + (" and every collective of 2 chips are" if gpus == 2 else " is")
+            + " priced at that link (a slice whose wraparound joins a pair twice has two)"
+        )
+        if gpus == 2:
+            notes.append(p2p.pop())
+    elif intra.topology == "torus" and gpus > 1:
+        p2p.append(
+            f"{intra.id} is a torus of ports per chip the catalogue does not give: send/recv"
+            + (
+                " and every collective of 2 chips are priced at the chip's whole rate, where "
+                "they run"
+                if gpus == 2
+                else " is priced at the chip's whole rate, where it runs"
+            )
+            + " on the port joining two neighbours (too fast)"
+        )
+        if gpus == 2:
+            notes.append(p2p.pop())
     elif mesh and intra.links and intra.scope == "per-gpu" and gpus > 1:
         # a partial mesh (DGX-1's hybrid cube mesh: each V100's 6 NVLinks join it to 4 peers,
         # 1 or 2 links each, and not to the other 3): a pair has one link at the least where it
