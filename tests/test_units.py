@@ -487,7 +487,7 @@ def test_zero_time_refused_on_request() -> None:
         (10 * 2**30, "10 GiB"),
         (64 * 2**20, "64 MiB"),
         (10 * 10**9, "10 GB"),
-        (1500, "1.5 KB"),
+        (1500, "1.5 kB"),
         (8, "8 B"),
         # rounds to 1000 of a unit: said in the next one (an all-to-all of 1 GB over 1024
         # ranks moves 976,560 B x 1024 = 999,997,440 B; printed "1000 MB")

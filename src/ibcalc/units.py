@@ -474,7 +474,7 @@ def format_size(size_bytes: float) -> str:
         if 1 <= units < 1024 and float(f"{units:.4g}") == units:
             return f"{units:g} {name}"
     scaled = _scaled(
-        size_bytes, ((PB, "PB"), (TB, "TB"), (GB, "GB"), (MB, "MB"), (KB, "KB")), ".4g"
+        size_bytes, ((PB, "PB"), (TB, "TB"), (GB, "GB"), (MB, "MB"), (KB, "kB")), ".4g"
     )
     return f"{scaled[0]} {scaled[1]}" if scaled else f"{size_bytes:g} B"
 
