@@ -1324,6 +1324,33 @@ def test_a_long_device_list_is_read_whole() -> None:
     assert (run.nodes, len(run.hosts)) == (ranks // 8, 16_385)
 
 
+def test_device_names_are_read_with_their_controls_escaped() -> None:
+    """A host named with U+202E (right-to-left override) and a GPU name holding DEL and the C1
+    CSI (U+009B) had reached nccl-check's and calibrate's lines raw, where other text from
+    input is escaped (review CU): the run holds them escaped, for every output, text or JSON
+    log alike."""
+    published = (FIXTURES / "06_allreduce_2node_16xH100_gcp_a3mega.txt").read_text()
+    head, rest = published.split("# Using devices\n", 1)
+    table = "".join(line for line in rest.splitlines(True) if "Rank " not in line)
+    lines = "".join(
+        f"#  Rank {i:2d} Group  0 Pid {i:6d} on evil\u202egnp{i // 8} device  {i % 8} "
+        "[0000:04:00] NVIDIA H100\x7f\x9b31m\n"
+        for i in range(16)
+    )
+    (run,) = parse_log(f"{head}# Using devices\n{lines}{table}", source="t").runs
+    assert run.gpu_model == "NVIDIA H100\\x7f\\x9b31m"
+    assert sorted(run.hosts) == ["evil\\u202egnp0", "evil\\u202egnp1"]
+    data = json.loads((FIXTURES / "synthetic_nested.json").read_text())
+    data["devices"] = [
+        {"rank": i, "hostname": f"node\u2066{i // 4}", "device": i % 4, "name": "H100\u200b"}
+        for i in range(8)
+    ]
+    data["nranks"] = 8
+    (json_run,) = parse_log(json.dumps(data), source="x.json").runs
+    assert json_run.gpu_model == "H100\\u200b"
+    assert sorted(json_run.hosts) == ["node\\u20660", "node\\u20661"]
+
+
 def test_a_long_json_device_list_is_read_whole() -> None:
     """A JSON log of 100,008 devices (4 a host) and nranks 100,008 is 100,008 ranks: its list
     had been cut at 100,000 unmarked, and the cut count overruled the file's nranks (review

@@ -31,6 +31,7 @@ from ibcalc.errors import LogParseError
 from ibcalc.logs.infer import (
     Device,
     RunFacts,
+    device_name,
     nccl_test_name,
     normalize_dtype,
     normalize_version,
@@ -262,8 +263,8 @@ def _meta(facts: RunFacts, meta: dict[str, Any]) -> None:
             facts.devices.append(
                 Device(
                     rank=i if rank is None else rank,
-                    host=host,
-                    name=name if isinstance(name, str) else "",
+                    host=device_name(host),
+                    name=device_name(name) if isinstance(name, str) else "",
                     line=i + 1,
                 )
             )

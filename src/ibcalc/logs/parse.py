@@ -38,7 +38,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -52,6 +51,7 @@ from ibcalc.logs.infer import (
     Device,
     RunFacts,
     build_run,
+    device_name,
     dtype_bytes,
     nccl_test_name,
     normalize_dtype,
@@ -121,6 +121,7 @@ _CUT_BY = re.compile(r"([\w.-]*):\d+:\d+ \[\d+\] NCCL")
 #: Longest device-list line a cut one is completed to (nccl-tests' run to about 100 characters,
 #: a long hostname and GPU name included)
 _DEVICE_LINE_MAX = 512
+
 _REDUCING_MAX = re.compile(r"^#\s*Reducing maxBytes to (\d+)")
 #: The note a run gets for nccl-tests' "Reducing maxBytes" line, and its reader
 #: (:func:`reduced_max_bytes`): the two stay together.
@@ -793,12 +794,14 @@ class _Reader:
         expected = len(cur.devices)
         if rank != expected:
             cur.devices_elided = True
-        # one string per host and GPU name, not one per line (600,000 rank lines: review BN)
+        # one string per host and GPU name, not one per line (600,000 rank lines: review BN),
+        # with DEL, C1 and the controls that reorder text escaped: every output echoes them
+        # (a host named with U+202E had reached the terminal raw, review CU)
         cur.devices.append(
             Device(
                 rank=rank,
-                host=sys.intern(m.group(3)),
-                name=sys.intern(m.group(4)),
+                host=device_name(m.group(3)),
+                name=device_name(m.group(4)),
                 line=lineno,
                 pid=int(m.group(2)[:12]),
             )
