@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import warnings
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -310,6 +311,46 @@ def test_load_measured_filters_to_the_sweep(tmp_path: Path) -> None:
     # Without a label column, the reference file's gpu column tells the series apart.
     by_gpu = _csv(tmp_path / "gpu.csv", "size_bytes,busbw_GBps,gpu\n1000,1.5,H100\n1000,1,A100\n")
     assert {p.label for p in load_measured(by_gpu)[0]} == {"measured: H100", "measured: A100"}
+
+
+def test_a_measured_label_with_control_characters_is_shown_escaped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A label holding ESC and BEL (an OSC title sequence) had been drawn raw, and matplotlib's
+    warning of the glyphs its font lacks had carried them, with this module's path, to stderr
+    in several lines (review CU): the label is escaped, and stderr says nothing of glyphs."""
+    source = _csv(
+        tmp_path / "m.csv",
+        "size_bytes,busbw_GBps,gpu\n1024,5,\x1b]0;pwned\x07\n",
+    )
+    ((point,), _) = load_measured(source)
+    assert point.label == "measured: \\x1b]0;pwned\\x07"
+    target = tmp_path / "p.png"
+    # a label of glyphs the font lacks (CJK in DejaVu Sans): a box drawn, no warning raised
+    cjk = _csv(tmp_path / "cjk.csv", "size_bytes,busbw_GBps,label\n1024,5,\u6d4b\u8bd5\n")
+    for measured in (source, cjk):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            main(
+                [
+                    "sweep",
+                    "allreduce",
+                    "-b",
+                    "1K",
+                    "-e",
+                    "4K",
+                    "--system",
+                    "dgx-h100",
+                    "--plot",
+                    str(target),
+                    "--measured",
+                    str(measured),
+                ]
+            )
+        assert [str(w.message) for w in seen if "Glyph" in str(w.message)] == []
+    captured = capsys.readouterr()
+    assert target.stat().st_size > 0
+    assert "\x1b" not in captured.err
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ import math
 import os
 import sys
 import textwrap
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -221,7 +222,14 @@ def _save(fig: Figure, target: Path, fmt: str) -> None:
     import matplotlib
 
     def draw(handle: IO[bytes]) -> None:
-        with matplotlib.rc_context({"svg.hashsalt": "ibcalc"}):
+        # matplotlib warns, in several lines naming this file, of a glyph its font lacks (a
+        # label in a script DejaVu Sans does not cover): the picture shows a box, and stderr
+        # stays the tool's (review CU)
+        with (
+            matplotlib.rc_context({"svg.hashsalt": "ibcalc"}),
+            warnings.catch_warnings(),
+        ):
+            warnings.simplefilter("ignore", UserWarning)
             fig.savefig(handle, format=fmt, dpi=_DPI, metadata=_metadata(fmt))
 
     try:
@@ -357,8 +365,12 @@ def load_measured(
         time_s = None
         if values.get("time_us"):
             time_s = _number(values["time_us"], name, line, "time_us") * 1e-6
-        label = values.get("label") or (
-            f"measured: {values['gpu']}" if values.get("gpu") else default_label
+        # the file's text, as all input shown is: control characters escaped, cut short (an
+        # ESC in a label had reached the terminal inside matplotlib's warning, review CU)
+        label = printable(
+            values.get("label")
+            or (f"measured: {values['gpu']}" if values.get("gpu") else default_label),
+            80,
         )
         points.append(MeasuredPoint(size, busbw, time_s, label))
     return points, total
