@@ -74,6 +74,33 @@ def test_sizes_step_by_bytes_with_factor_1_as_nccl_tests() -> None:
     assert [r["size_bytes"] for r in rows] == [MiB, 2 * MiB, 3 * MiB]
 
 
+def test_stepbytes_is_read_whatever_the_factor_and_said_ignored_past_1() -> None:
+    """-f 2 ignores -i, as nccl-tests' loop does, so -f 2 -i 0 runs (a review); but text that
+    is no size (hello, nan, 10Gb) had been taken without a word (review CU), where every
+    other option left unused is refused or said to be ignored."""
+    base = ["sweep", "allreduce", "-b", "1K", "-e", "4K", "--system", "dgx-h100"]
+    for bad, said in (
+        ("hello", "--stepbytes 'hello' is not understood"),
+        ("nan", "--stepbytes 'nan' is not a number (NaN)"),
+        ("10Gb", "--stepbytes '10Gb'"),
+        ("-1", "--stepbytes '-1' is negative"),
+    ):
+        result = runner.invoke(app, [*base, "-f", "2", "-i", bad])
+        assert result.exit_code == 2, result.output
+        assert result.stdout == ""
+        assert result.stderr.startswith(f"error: {said}")
+    for given in ("0", "1M"):
+        result = runner.invoke(app, [*base, "-f", "2", "-i", given, "--format", "json"])
+        assert result.exit_code == 0, result.output
+        rows = json.loads(result.stdout)[0]["rows"]
+        assert [r["size_bytes"] for r in rows] == [1024, 2048, 4096]
+        assert result.stderr == (
+            "note: --stepbytes ignored: -f 2 multiplies each size, as nccl-tests does\n"
+        )
+    plain = runner.invoke(app, [*base, "-f", "2"])
+    assert "--stepbytes" not in plain.stderr
+
+
 def test_sizes_are_capped() -> None:
     # 2^-300 ... 2^0 by 2 would be 301 sizes
     sizes = sweep_sizes(2.0**-300, 1, 2)

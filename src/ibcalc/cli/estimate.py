@@ -191,14 +191,21 @@ def sweep_command(
     target = plot_target(plot, run_inputs(catalogue, cost_params, measured))
     fabrics = fabrics_of(inter)
     coll = parse_collective(collective)
+    step_bytes = (
+        None
+        if step is None
+        # -f 2 or more ignores -i, as nccl-tests does, so 0 is let through there (-f 2 -i 0 had
+        # been refused, a review), but not text that is no size (-i hello, nan: review CU)
+        else parse_size(step, what=FIELD_FLAGS["step_bytes"], allow_zero=factor != 1)
+    )
     sizes = sweep_sizes(
         parse_size(begin, what=FIELD_FLAGS["min_bytes"]),
         parse_size(end, what=FIELD_FLAGS["max_bytes"]),
         factor,
-        # -f 2 or more ignores -i, as nccl-tests does: not read then (-f 2 -i 0 had been
-        # refused, a review)
-        None if step is None or factor != 1 else parse_size(step, what=FIELD_FLAGS["step_bytes"]),
+        step_bytes if factor == 1 else None,
     )
+    if step_bytes is not None and factor != 1:
+        say(f"note: --stepbytes ignored: -f {factor} multiplies each size, as nccl-tests does")
     cat = catalogue_of(catalogue)
     params = selection_of(
         nccl_algo,
