@@ -92,6 +92,32 @@ def test_each_error_is_one_line_per_problem_and_exit_2(
     assert err.splitlines() == [f"error: {line}" for line in lines]
 
 
+def test_many_problems_of_one_input_print_a_screenful_and_a_count(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """5,000 unknown keys had printed 5,000 error lines (review CU): 19 of them, then how many
+    more, under boundary() and from `check` alike; a report still has every one."""
+    problems = [ValidationProblem("a.yaml", i + 2, 1, f"k{i}: unknown key") for i in range(50)]
+    into: list[str] = []
+    with pytest.raises(typer.Exit) as info, boundary(into):
+        raise InputFileError(problems)
+    assert info.value.exit_code == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"error: {p}" for p in problems[:19]] + [
+        "error: ... and 31 more problems of the same input"
+    ]
+    assert into == [str(p) for p in problems]
+    design = tmp_path / "many.yaml"
+    design.write_text("".join(f"k{i}: 1\n" for i in range(5000)), encoding="utf-8")
+    with pytest.raises(SystemExit) as code:
+        main(["check", str(design)])
+    assert code.value.code == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 20
+    assert lines[-1].startswith("error: ... and ")
+    assert lines[-1].endswith(" more problems of the same input")
+
+
 def test_every_error_class_has_a_case() -> None:
     covered = {type(exc) for exc, _ in CASES}
     classes = {

@@ -56,6 +56,8 @@ __all__ = [
 SIGPIPE_EXIT = 141
 #: Longest ``error:`` line printed (a safety net: values are already cut where they are echoed).
 MAX_ERROR_LINE = 2000
+#: Most error lines one refusal prints (the last says how many more there are).
+MAX_ERROR_LINES = 20
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -155,11 +157,21 @@ class CliUsageError(IbcalcError):
 
 
 def _fail(lines: Sequence[str], into: list[str] | None = None) -> NoReturn:
-    for line in lines:
-        say(f"error: {printable_ends(line, MAX_ERROR_LINE)}")
+    say_errors(lines)
     if into is not None:
-        into.extend(lines)
+        into.extend(lines)  # a report keeps them all
     raise typer.Exit(2)
+
+
+def say_errors(lines: Sequence[object]) -> None:
+    """``error:`` lines on stderr for the problems of one input: every one, up to
+    :data:`MAX_ERROR_LINES`, the last saying how many more there are (5,000 unknown keys had
+    printed 5,000 lines, review CU)."""
+    shown_lines = lines if len(lines) <= MAX_ERROR_LINES else lines[: MAX_ERROR_LINES - 1]
+    for line in shown_lines:
+        say(f"error: {printable_ends(line, MAX_ERROR_LINE)}")
+    if len(shown_lines) < len(lines):
+        say(f"error: ... and {len(lines) - len(shown_lines):,} more problems of the same input")
 
 
 def say(line: str) -> None:

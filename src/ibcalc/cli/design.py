@@ -12,10 +12,10 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from ibcalc.cli.boundary import MAX_ERROR_LINE, CliUsageError, guard, say
+from ibcalc.cli.boundary import CliUsageError, guard, say_errors
 from ibcalc.cli.options import CatalogueOpt, CostParamsOpt, catalogue_of, file_name, params_of
 from ibcalc.cli.output import emit, once, output_target, run_inputs
-from ibcalc.textsafe import printable, printable_ends
+from ibcalc.textsafe import printable
 
 if TYPE_CHECKING:
     from ibcalc.catalogue.models import Catalogue
@@ -163,8 +163,7 @@ def check_command(
     overrides = [f"catalogue {o}" for o in cat.origins[1:]]
     overrides += [f"cost parameters {o}" for o in params.origins[1:]]
     for outcome in outcomes:
-        for problem in outcome.problems:
-            say(f"error: {printable_ends(problem, MAX_ERROR_LINE)}")
+        say_errors(outcome.problems)
     kind = CheckFormat.TEXT if fmt is CheckFormat.TABLE else fmt
     emit(render_check(outcomes, kind.value, overrides), target)
     code = exit_code(outcomes)
