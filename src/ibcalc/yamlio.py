@@ -1059,11 +1059,17 @@ def _type_message(error: Any) -> str | None:
     """A clearer message for a value of the wrong type that YAML 1.1 would have converted."""
     what = _TYPE_ERRORS.get(error["type"])
     value = error.get("input")
-    if what == "true or false" and isinstance(value, int | float) and not isinstance(value, bool):
-        # 'nvls: 1' had read pydantic's 'Input should be a valid boolean'
+    if what == "true or false" and (
+        isinstance(value, int | float | dict | list | tuple) and not isinstance(value, bool)
+    ):
+        # 'nvls: 1' had read pydantic's 'Input should be a valid boolean', and so had
+        # 'sharp: {}' (review CU)
         return f"{_yaml_word(value)} is not {what}"
     if what is None or not isinstance(value, str):
         return None
+    if what == "true or false" and value.strip().lower() in ("true", "false"):
+        # rail_optimized: "false" had read "'false' is not true or false" (review CV)
+        return f"{shown(value)} is quoted text: write {value.strip().lower()} without quotes"
     for pattern, hint in _YAML11_FORMS:
         if pattern.match(value.strip()):
             if hint == _TRUE_OR_FALSE and what != "true or false":
@@ -1121,7 +1127,10 @@ def _plain_message(error: Any) -> str | None:
     if kind == "missing":
         return "missing: this key is required"
     if kind == "string_type":
-        return f"{given} is not text: write a name"
+        # 'description: 5' had been told to "write a name" (review CV)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return f"{given} is a number, not text: quote it to mean the text, '{given}'"
+        return f"{given} is not text"
     if kind in ("int_from_float", "int_type", "int_parsing"):
         if isinstance(value, float) and value.is_integer():
             # 4.0 is whole: written with a point (a JSON Schema integer takes it; review BH)

@@ -493,8 +493,39 @@ def test_design_show_reports_every_problem(
     assert (code, out) == (2, "")
     assert err.splitlines() == [
         f"error: {path}:2:1: nodes: must be at least 1",
-        f"error: {path}:3:1: system: 3 is not text: write a name",
+        f"error: {path}:3:1: system: 3 is a number, not text: quote it to mean the text, '3'",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        # a number where text belongs had been told to "write a name" (review CV)
+        (
+            "description: 5\n",
+            "2:1: description: 5 is a number, not text: quote it to mean the text, '5'",
+        ),
+        # Python's True had been echoed (review CV)
+        (
+            "fabric: {oversubscription: true}\n",
+            "2:10: fabric.oversubscription: oversubscription true is not a ratio (write 2 or 2:1)",
+        ),
+        # a quoted false had read "'false' is not true or false" (review CV)
+        (
+            'fabric: {rail_optimized: "false"}\n',
+            "2:10: fabric.rail_optimized: 'false' is quoted text: write false without quotes",
+        ),
+        # a mapping had read pydantic's "Input should be a valid boolean" (review CU)
+        ("fabric: {sharp: {}}\n", "2:10: fabric.sharp: a mapping is not true or false"),
+    ],
+)
+def test_a_value_of_the_wrong_kind_is_named_in_yaml_words(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, line: str
+) -> None:
+    path = write(tmp_path, "w.yaml", "name: w\n" + text + "nodes: 2\nsystem: dgx-h100\n")
+    code, out, err = run(["design", "show", str(path)], capsys)
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [f"error: {path}:{line}"]
 
 
 def test_design_quantities_need_units(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -79,7 +79,9 @@ def parse_ratio(value: Any) -> float:
     :data:`MAX_OVERSUBSCRIPTION` (the command line's and design files' parser).
     """
     if isinstance(value, bool):
-        raise ValueError(f"oversubscription {echo(value)} is not a ratio")
+        # YAML's word for it, not Python's (it had read "oversubscription True": review CV)
+        word = "true" if value else "false"
+        raise ValueError(f"oversubscription {word} is not a ratio (write 2 or 2:1)")
     if value is None:
         # a design file's 'max:' with nothing after it (had read "None is not a ratio")
         raise ValueError("oversubscription null is not a ratio (write 2 or 2:1)")
