@@ -1392,30 +1392,32 @@ def test_a_size_nccl_tests_rounds_says_the_size_it_runs(tmp_path: Path) -> None:
         ("max_time: 50ns", "time <= 50 ns"),
         ("min_busbw: 1kB/s", "busbw >= 1 kB/s"),
         ("min_algbw: 250kB/s", "algbw >= 250 kB/s"),
-        # a rate written in binary units prints as written (300GiB/s had printed as
+        # a rate written in binary units prints in the unit written (300GiB/s had printed as
         # '322.1225472 GB/s': a review); decimal and bit rates print in decimal
         ("min_busbw: 300GiB/s", "busbw >= 300 GiB/s"),
-        ("min_busbw: 0.5GiB/s", "busbw >= 512 MiB/s"),
         ("min_busbw: 300GB/s", "busbw >= 300 GB/s"),
         ("min_busbw: 2000Gb/s", "busbw >= 250 GB/s"),
         ("min_busbw: 1.5GB/s", "busbw >= 1.5 GB/s"),
-        # a binary rate of many digits prints in the unit that writes it in fewer (review CK:
-        # its KiB/s figure past 1e6 had been taken for a short one, 'busbw >= 10229781600.976818
-        # KiB/s'; in GB/s it takes 17 digits, 10475.296359400262); a tie prints in decimal
+        # many digits in a binary unit stay in it (review CK: its KiB/s figure past 1e6 had
+        # printed 'busbw >= 10229781600.976818 KiB/s')
         ("min_busbw: 9755.8799752968GiB/s", "busbw >= 9755.8799752968 GiB/s"),
-        # (2000000MiB/s: 7 digits either way, a tie, so decimal; 256GB/s is 250000000 KiB/s,
-        # 9 digits against 3: review CQ)
-        ("min_busbw: 2000000MiB/s", "busbw >= 2097.152 GB/s"),
         ("min_busbw: 256GB/s", "busbw >= 256 GB/s"),
         ("min_busbw: 2048Gb/s", "busbw >= 256 GB/s"),
         ("min_busbw: 512MB/s", "busbw >= 512 MB/s"),
-        ("min_busbw: 1048576KiB/s", "busbw >= 1 GiB/s"),
         ("min_busbw: 2.5MiB/s", "busbw >= 2.5 MiB/s"),
-        # digits are counted, not characters: a tie keeps the larger unit (review CP: 17Gib/s
-        # had printed as 2176 MiB/s, 1.125GiB/s as 1152 MiB/s)
-        ("min_busbw: 17Gib/s", "busbw >= 2.125 GiB/s"),
         ("min_busbw: 1.125GiB/s", "busbw >= 1.125 GiB/s"),
-        ("min_busbw: 1.024kB/s", "busbw >= 1 KiB/s"),
+        # binary bits print in the binary bytes of their prefix
+        ("min_busbw: 17Gib/s", "busbw >= 2.125 GiB/s"),
+        # the family and prefix written, not the form of fewer digits, which had swapped them
+        # (reviews CR L9, CV D3: 0.5GiB/s had printed as 512 MiB/s, 2000000MiB/s as 2097.152
+        # GB/s, 1.024kB/s as 1 KiB/s, 107.3741824GB/s as 100 GiB/s)
+        ("min_busbw: 0.5GiB/s", "busbw >= 0.5 GiB/s"),
+        ("min_busbw: 2000000MiB/s", "busbw >= 2000000 MiB/s"),
+        ("min_busbw: 1048576KiB/s", "busbw >= 1048576 KiB/s"),
+        ("min_busbw: 1.024kB/s", "busbw >= 1.024 kB/s"),
+        ("min_busbw: 107.3741824GB/s", "busbw >= 107.3741824 GB/s"),
+        ("min_busbw: 100.0000000000001GiB/s", "busbw >= 100.0000000000001 GiB/s"),
+        ("min_busbw: 2TiB/s", "busbw >= 2 TiB/s"),
     ],
 )
 def test_targets_below_a_microsecond_or_a_megabyte_per_second_print(

@@ -922,6 +922,9 @@ class Finding:
     #: (low, high) of the compared figure a measurement is likely to show, in ``unit``: the
     #: estimate's time range, or the busbw or algbw it gives (None: no band, or not a collective)
     predicted_range: tuple[float, float] | None = None
+    #: the target's value as the file wrote it (``'300GiB/s'``), where it is text: a rate prints
+    #: in the unit family it was written in, binary or decimal
+    written: str | None = None
 
 
 def judge(predicted: float, required: float, comparison: Comparison) -> tuple[bool, float]:
@@ -973,7 +976,20 @@ def _finding(
         col=col,
         pessimistic=pessimistic,
         predicted_range=predicted_range,
+        written=_written_at(doc.data, loc),
     )
+
+
+def _written_at(data: object, loc: Loc) -> str | None:
+    """The value at ``loc`` of a file's data as written, where it is text."""
+    for key in loc:
+        if isinstance(data, dict) and key in data:
+            data = data[key]
+            continue
+        if not (isinstance(data, list) and isinstance(key, int) and 0 <= key < len(data)):
+            return None
+        data = data[key]
+    return data if isinstance(data, str) else None
 
 
 #: Collective targets: the estimate's figure each compares, which way passes, and its unit.

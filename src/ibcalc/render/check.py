@@ -111,6 +111,7 @@ _EXACT_FACTORS = {
     " GB/s": Fraction(1, GB),
     " MB/s": Fraction(1, MB),
     " kB/s": Fraction(1, 1000),
+    " TiB/s": Fraction(1, 2**40),
     " GiB/s": Fraction(1, 2**30),
     " MiB/s": Fraction(1, 2**20),
     " KiB/s": Fraction(1, 2**10),
@@ -154,7 +155,7 @@ def _quantities(f: Finding) -> tuple[str, str]:
         else _required_figure(f.required, f.unit, factor, suffix)
     )
     usual = format_quantity(f.predicted, f.unit)
-    binary = _binary_rate(f.required, required, suffix) if f.unit == "B/s" else None
+    binary = _binary_rate(f.required, f.written) if f.unit == "B/s" else None
     if binary is not None:
         # the prediction in the requirement's binary unit too: '>= 350.5 GiB/s' beside
         # 'predicted 360 GB/s' had read as a wrong FAIL (350.5 GiB/s is 376 GB/s; a review)
@@ -245,35 +246,31 @@ def _required_ratio(value: float) -> str:
 
 #: Binary rate units, largest first, as a requirement written in them prints.
 _BINARY_RATES: tuple[tuple[str, int], ...] = (
+    (" TiB/s", 2**40),
     (" GiB/s", 2**30),
     (" MiB/s", 2**20),
     (" KiB/s", 2**10),
 )
 
 
-def _binary_rate(rate_Bps: float, decimal: str, suffix: str) -> str | None:
-    """The rate as a requirement prints in a binary unit (``decimal``: as it prints in its
-    decimal unit, with ``suffix``), where that writes it in fewer significant digits, each form
-    the digits that read back as the rate
-    (``300GiB/s`` had printed as ``322.1225472 GB/s``: a review; ``9755.8799752968GiB/s`` as
-    ``10229781600.976818 KiB/s``, its KiB/s figure taken for a short one: review CK); None
-    otherwise, ties too (``300GB/s`` and ``2400Gb/s`` print in GB/s)."""
-    fewest = _digits(decimal.removesuffix(suffix))
-    best: str | None = None
-    for unit, size in _BINARY_RATES:  # largest first: a tie keeps the larger unit
-        if rate_Bps / size >= 1:
-            text = _required_figure(rate_Bps, "B/s", 1 / size, unit)
-            if (digits := _digits(text.removesuffix(unit))) < fewest:
-                fewest, best = digits, text
-    return best
+def _binary_rate(rate_Bps: float, written: str | None) -> str | None:
+    """The rate as a requirement written in a binary unit prints (``written``: the file's text),
+    in that unit with the digits that read back as the rate (``300GiB/s``: ``300 GiB/s``, where
+    it had printed ``322.1225472 GB/s``, a review); None for one written in decimal units or
+    bits, which prints in GB/s and the like. The family is the one written: a choice by the
+    fewer digits had printed ``107.3741824GB/s`` as ``100 GiB/s`` and ``0.5GiB/s`` as
+    ``512 MiB/s`` (reviews CR, CV)."""
+    unit = _WRITTEN_BINARY.search(written or "")
+    if unit is None:
+        return None
+    suffix, size = _BINARY_PREFIXES[unit.group(1).lower()]
+    return _required_figure(rate_Bps, "B/s", 1 / size, suffix)
 
 
-def _digits(figure: str) -> int:
-    """Digits a printed figure is written with (``2.125``: 4; ``2176``: 4; ``250000000``: 9),
-    the point not counted (review CP: counting it had printed 17Gib/s as 2176 MiB/s, not 2.125
-    GiB/s); a whole number's trailing zeros are (not counting them had printed 256GB/s as
-    250000000 KiB/s: review CQ)."""
-    return len(figure.replace(".", "").lstrip("0"))
+#: A binary rate unit at the end of a file's text (``300GiB/s``, ``2 tib/s``), its prefix.
+_WRITTEN_BINARY = re.compile(r"([kmgt])ib/s\s*$", re.IGNORECASE)
+#: Each binary prefix's suffix and size.
+_BINARY_PREFIXES = {unit[1].lower(): (unit, size) for unit, size in _BINARY_RATES}
 
 
 def _margin(margin: float, *, signed: bool = True) -> str:
