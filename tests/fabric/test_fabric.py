@@ -345,6 +345,23 @@ def test_an_even_spine_count_that_costs_spines_says_what_uneven_links_would_need
     assert not any("links even" in n for n in one.notes)
 
 
+def test_bisection_counts_no_more_uplinks_than_a_leaf_has_endpoints() -> None:
+    """4:1 on 64-port QM9700, rail-optimized, 8 NICs a node: SUs of 48 nodes, leaves of 48 down
+    / 12 up. 48 nodes: 8 leaves x 12 uplinks = 96 links, bisection 96 / 2 x 50 GB/s = 2,400
+    GB/s. 49 nodes add an SU whose 8 leaves hold one NIC each: they carry 1 link's worth up, not
+    12, so 8 x 12 + 8 x 1 = 104 links, 52 x 50 = 2,600 GB/s, the links a cut by rails crosses
+    (its 96 idle uplinks had been counted: 4,800 GB/s, review CV). At 1:1 every endpoint has its
+    uplink: 49 x 8 / 2 links."""
+    full = size_fat_tree(48, 8, 64, oversubscription=4, port_Bps=NDR_Bps)
+    assert (full.leaf_down, full.leaf_up, full.scalable_units) == (48, 12, 1)
+    assert full.bisection_Bps == pytest.approx(96 / 2 * NDR_Bps)
+    partial = size_fat_tree(49, 8, 64, oversubscription=4, port_Bps=NDR_Bps)
+    assert (partial.scalable_units, partial.leaf_switches) == (2, 16)
+    assert partial.bisection_Bps == pytest.approx((8 * 12 + 8 * 1) / 2 * NDR_Bps)
+    flat = size_fat_tree(49, 8, 64, oversubscription=1, port_Bps=NDR_Bps)
+    assert flat.bisection_Bps == pytest.approx(49 * 8 / 2 * NDR_Bps)
+
+
 def test_oversubscribed_two_tier() -> None:
     """2:1 on 128 x 400G (SN5600). The widest split, 84 down / 42 up, holds SUs of 84 nodes:
     128 nodes -> 2 SU x 8 rails = 16 leaves x 42 uplinks = 672; spines = smallest divisor of 42

@@ -34,7 +34,8 @@ sizing applies them:
   cage holds two 400G ports); node
   side, the node's cages where a source gives them (DGX H100/B200: 4 twin-port OSFP for 8 NICs).
 * **Bisection bandwidth** per direction (docs/design-files.md#bisection-bandwidth): half the
-  narrowest tier boundary, ``min(E, leaf uplinks, spine uplinks) / 2`` links at the port rate.
+  narrowest tier boundary, ``min(E, leaf uplinks, spine uplinks) / 2`` links at the port rate, a
+  leaf's uplinks counted up to the endpoints it holds.
 """
 
 from __future__ import annotations
@@ -567,6 +568,7 @@ def _build(tiers: int, a: _Args, out: _Outputs) -> FabricSizing | None:
             cages=cages,
             ratios=(a.d / a.u,),
             notes=notes,
+            leaf_used=plan.leaf_down_used,
         )
     # three tiers: pods of at most sd leaves inside each group (one group per rail)
     pods = 0
@@ -628,6 +630,7 @@ def _build(tiers: int, a: _Args, out: _Outputs) -> FabricSizing | None:
         cages=cages,
         ratios=(a.d / a.u, a.sd / a.su),
         notes=notes,
+        leaf_used=plan.leaf_down_used,
     )
 
 
@@ -648,9 +651,14 @@ def _result(
     cages: int | None,
     ratios: tuple[float, ...],
     notes: list[str],
+    leaf_used: Sequence[int] = (),
 ) -> FabricSizing:
     compute = a.nodes * a.rails
-    narrowest = min(x for x in (compute, leaf_spine or compute, spine_core or compute))
+    # a leaf's uplinks carry no more than its endpoints send: the leaves of a scalable unit
+    # filled with one node of 48 had counted their 96 uplinks at 4:1 (4,800 GB/s for 49 nodes
+    # where a cut by rails crosses 52 links, 2,600 GB/s: review CV)
+    reach = sum(min(used, a.u) for used in leaf_used) if leaf_used else leaf_spine
+    narrowest = min(x for x in (compute, min(leaf_spine, reach) or compute, spine_core or compute))
     bisection = out.port_Bps * narrowest / 2 if out.port_Bps is not None else None
     if tiers == 2 and len(out.ratios) > 1 and out.ratios[1] != 1:
         notes.append("spine oversubscription ignored: two tiers have no spine uplinks")
