@@ -1643,14 +1643,18 @@ def test_trays_of_one_nvlink_rack_are_no_network_peers_in_the_cross_leaf_share(
     ndr = find_link(builtin_catalogue, "ndr").achievable_Bps
     net = (288 - 72) / 288 * 1e9 / ndr
     assert times[0] - times[1] == pytest.approx((2 * share - 1) * net, rel=1e-2)
-    # eight racks: three full groups of 42 (at 0, 42, 84) of which the worst sets the share;
-    # racks of 18 cut the group at 0 into 18 + 18 + 6: (36 x (1 - 24/126) + 6 x (1 - 36/126))
-    # / 42 = 0.796, where the others give 0.782 and 0.796
+    # eight racks: 40 down / 20 up (21 switches, where 42 / 21 takes 23; every-peer traffic
+    # 2 x 104/143 = 1.455 against 2 x 102/143 = 1.427, within the 2 % tie), three full groups
+    # of 40 (at 0, 40, 80) of which the worst sets the share; racks of 18 cut the group at 0
+    # into 18 + 18 + 4: (36 x (1 - 22/126) + 4 x (1 - 36/126)) / 40 = 0.814, where the others
+    # give 0.798 and 0.795
     eight_racks = ("name: e\n" + body.format(k="2:1")).replace("nodes: 72", "nodes: 144")
     eight = write(tmp_path, "e.yaml", eight_racks)
     design, doc = load_design(eight, catalogue=builtin_catalogue)
     resolved = resolve_design(design, doc, builtin_catalogue)
-    worst = (36 * (1 - 24 / 126) + 6 * (1 - 36 / 126)) / 42
+    assert resolved.fabric is not None
+    assert (resolved.fabric.su_nodes, resolved.fabric.total_switches) == (40, 21)
+    worst = (36 * (1 - 22 / 126) + 4 * (1 - 36 / 126)) / 40
     assert resolved.cluster.spec.cross_leaf_fraction == pytest.approx(worst)
 
 

@@ -12,8 +12,10 @@ from fractions import Fraction
 
 import pytest
 
+from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.errors import IbcalcError, UnknownNameError
 from ibcalc.fabric.sizing import (
+    SLOWDOWN_TIE,
     SWITCHES,
     FabricError,
     FabricSizing,
@@ -360,6 +362,28 @@ def test_bisection_counts_no_more_uplinks_than_a_leaf_has_endpoints() -> None:
     assert partial.bisection_Bps == pytest.approx((8 * 12 + 8 * 1) / 2 * NDR_Bps)
     flat = size_fat_tree(49, 8, 64, oversubscription=1, port_Bps=NDR_Bps)
     assert flat.bisection_Bps == pytest.approx(49 * 8 / 2 * NDR_Bps)
+
+
+def test_a_narrower_split_within_the_tie_saves_switches_where_traffic_is_slowed_anyway() -> None:
+    """421 DGX H100 rail-optimized on QM9700 at 2:1: 42 down / 21 up (SUs of 42) takes 285
+    switches and slows traffic to every peer x 2 x (421 - 42)/420 = 1.805; 36 / 18 (SUs of 36)
+    takes 195 at 2 x 385/420 = 1.833, 1.6 % slower, within the estimates' 2 % tie, where a
+    0.5 % slowdown had kept 285 (review CV). Where the widest split does not slow that traffic
+    (k f <= 1), a narrower one that would is not taken (128 MI300X on SN5600 keep 80 / 40)."""
+    assert builtin_cost_params().reporting.notably_faster == SLOWDOWN_TIE
+    sizing = size_fat_tree(421, 8, 64, oversubscription=2)
+    assert (sizing.leaf_down, sizing.leaf_up, sizing.total_switches) == (36, 18, 195)
+    assert sizing.cross_leaf_share == pytest.approx(385 / 420)
+    (note,) = [n for n in sizing.notes if n.startswith("leaf uses")]
+    assert note.endswith(
+        "slowing traffic to every peer by 1.6%, within the estimates' 2% tie (42 down / 21 up, "
+        "the most the ratio allows, takes 285; this 195)"
+    )
+    assert pytest.approx(0.0158, abs=1e-4) == 2 * 385 / 420 / (2 * 379 / 420) - 1
+    # where the widest does not slow it, no taper that would is taken: 128 x 400G on SN5600
+    # keep 80 / 40 (k f = 2 x 48/127 = 0.76), not 64 / 32 (2 x 64/127 = 1.008, 1 switch fewer)
+    kept = size_fat_tree(128, 8, 128, oversubscription=2)
+    assert (kept.leaf_down, kept.leaf_up, kept.total_switches) == (80, 40, 21)
 
 
 def test_oversubscribed_two_tier() -> None:
