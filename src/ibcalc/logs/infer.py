@@ -73,10 +73,8 @@ Row checks (notes only, rows are kept)
 
 from __future__ import annotations
 
-import functools
 import math
 import re
-import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -85,7 +83,6 @@ from typing import NamedTuple
 from ibcalc.engine.types import Collective, DType
 from ibcalc.logs.records import Inference, Row, Run, Timing, line_list
 from ibcalc.logs.results import MIN_PLAUSIBLE_TIME_US
-from ibcalc.textsafe import printable
 from ibcalc.units import plural
 
 __all__ = [
@@ -171,15 +168,6 @@ def nccl_test_name(raw: str) -> str | None:
         if squashed == known.replace("_", ""):
             return known
     return None
-
-
-@functools.lru_cache(maxsize=4096)
-def device_name(text: str) -> str:
-    """A device line's host or GPU name as every output shows it: control characters and the
-    controls that reorder text escaped (:func:`~ibcalc.textsafe.printable`; a host named with
-    U+202E had reached the terminal raw, review CU), one string per distinct name (600,000 rank
-    lines: review BN)."""
-    return sys.intern(printable(text, None))
 
 
 @dataclass(slots=True)

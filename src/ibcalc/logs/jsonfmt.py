@@ -31,7 +31,6 @@ from ibcalc.errors import LogParseError
 from ibcalc.logs.infer import (
     Device,
     RunFacts,
-    device_name,
     nccl_test_name,
     normalize_dtype,
     normalize_version,
@@ -263,8 +262,8 @@ def _meta(facts: RunFacts, meta: dict[str, Any]) -> None:
             facts.devices.append(
                 Device(
                     rank=i if rank is None else rank,
-                    host=device_name(host),
-                    name=device_name(name) if isinstance(name, str) else "",
+                    host=host,
+                    name=name if isinstance(name, str) else "",
                     line=i + 1,
                 )
             )

@@ -38,6 +38,7 @@ from __future__ import annotations
 import math
 import os
 import re
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -51,7 +52,6 @@ from ibcalc.logs.infer import (
     Device,
     RunFacts,
     build_run,
-    device_name,
     dtype_bytes,
     nccl_test_name,
     normalize_dtype,
@@ -121,7 +121,6 @@ _CUT_BY = re.compile(r"([\w.-]*):\d+:\d+ \[\d+\] NCCL")
 #: Longest device-list line a cut one is completed to (nccl-tests' run to about 100 characters,
 #: a long hostname and GPU name included)
 _DEVICE_LINE_MAX = 512
-
 _REDUCING_MAX = re.compile(r"^#\s*Reducing maxBytes to (\d+)")
 #: The note a run gets for nccl-tests' "Reducing maxBytes" line, and its reader
 #: (:func:`reduced_max_bytes`): the two stay together.
@@ -794,14 +793,12 @@ class _Reader:
         expected = len(cur.devices)
         if rank != expected:
             cur.devices_elided = True
-        # one string per host and GPU name, not one per line (600,000 rank lines: review BN),
-        # with DEL, C1 and the controls that reorder text escaped: every output echoes them
-        # (a host named with U+202E had reached the terminal raw, review CU)
+        # one string per host and GPU name, not one per line (600,000 rank lines: review BN)
         cur.devices.append(
             Device(
                 rank=rank,
-                host=device_name(m.group(3)),
-                name=device_name(m.group(4)),
+                host=sys.intern(m.group(3)),
+                name=sys.intern(m.group(4)),
                 line=lineno,
                 pid=int(m.group(2)[:12]),
             )

@@ -621,7 +621,10 @@ def _items(lines: Iterable[str], style: str = "") -> Table:
     grid.add_column(no_wrap=True)
     grid.add_column(overflow="fold")
     for line in lines:
-        grid.add_row("  -", Text(line, style=style))
+        # escaped here, where they are shown: a log's host and GPU names had reached the
+        # terminal with U+202E and C1 controls raw (review CU), and escaped where they were read
+        # they had been escaped twice in notes and held escaped in JSON (review CW)
+        grid.add_row("  -", Text(printable(line, None), style=style))
     return grid
 
 
