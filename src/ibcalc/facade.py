@@ -412,6 +412,10 @@ def _sharp_ruled_out(
         # the settings' words where they switched SHARP's algorithms off: the cluster had been
         # blamed for --nccl-algo ^collnetdirect,... (a review)
         return plan.tuner.provenance["nccl_tuner.algorithms"].text
+    if plan.topo.wan is not None:
+        # across sites the all-reduce crosses the WAN, which no SHARP tree spans: the
+        # collnet and NVLS limits had been named for 2 sites of DGX H100 (review CW)
+        return "a SHARP tree does not span sites (the all-reduce crosses the WAN between them)"
     return (
         "no SHARP algorithm applies to this cluster (CollNet takes at most "
         f"{plan.params.nccl_tuner.collnet_max_local_ranks} GPUs per scale-up domain; NVLS "

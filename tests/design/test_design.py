@@ -517,6 +517,11 @@ def test_design_show_reports_every_problem(
         ),
         # a mapping had read pydantic's "Input should be a valid boolean" (review CU)
         ("fabric: {sharp: {}}\n", "2:10: fabric.sharp: a mapping is not true or false"),
+        # a quantity given true had read Python's True (review CW)
+        (
+            "requirements:\n  - allreduce: {size: 1GB, max_time: true}\n",
+            "3:28: requirements[0].allreduce.max_time: true is not a quantity",
+        ),
     ],
 )
 def test_a_value_of_the_wrong_kind_is_named_in_yaml_words(

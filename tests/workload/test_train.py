@@ -2221,3 +2221,14 @@ def test_sharp_ruled_out_by_the_type_or_cluster_names_it(builtin_catalogue: Cata
         "SHARP is on, but no all-reduce of the step runs on it: no SHARP algorithm applies to "
         "this cluster (CollNet takes at most 8 GPUs per scale-up domain"
     )
+    # two sites: the all-reduce crosses the WAN, which no SHARP tree spans; the collnet and
+    # NVLS limits, both met on DGX H100, had been named (review CW)
+    sites = _run(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100", nodes=8, sharp=True, sites=2, wan="wan-100g"),
+        model_id="llama3-8b",
+    )
+    assert [n for n in sites.assumptions if n.startswith("SHARP is on")] == [
+        "SHARP is on, but no all-reduce of the step runs on it: a SHARP tree does not span "
+        "sites (the all-reduce crosses the WAN between them)"
+    ]

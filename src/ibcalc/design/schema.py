@@ -130,7 +130,8 @@ class _NullIsOmitted(BaseModel):
 def _unit_value(parse: Callable[[Any], float]) -> Callable[[Any], Any]:
     def convert(value: Any) -> Any:
         if isinstance(value, bool):
-            raise ValueError(f"{shown(value)} is not a quantity")
+            # YAML's word, not Python's True (review CW)
+            raise ValueError(f"{'true' if value else 'false'} is not a quantity")
         if isinstance(value, str | int | float):
             return parse(value)
         return value
@@ -151,7 +152,8 @@ def _needs_unit(
 
     def convert(value: Any) -> Any:
         if isinstance(value, bool):
-            raise ValueError(f"{shown(value)} is not a quantity")
+            # YAML's word, not Python's True (review CW)
+            raise ValueError(f"{'true' if value else 'false'} is not a quantity")
         if isinstance(value, float) and not math.isfinite(value):
             # YAML reads 1.0e+400 as inf: "time inf needs a unit" had hidden why (a review)
             raise ValueError(
