@@ -874,7 +874,9 @@ def test_printed_figures_agree_with_the_verdict(
     )
     rates = TWO_NODES.replace("min_busbw: 1GB/s", "min_busbw: 1057.38 MB/s")
     rate = check_design(write(tmp_path, "r.yaml", rates), builtin_catalogue).findings[1]
-    assert finding_dict(rate)["required_text"] == "1.05738 GB/s"
+    # in the prefix written, as binary units keep theirs (review CW: 314572800kB/s had
+    # printed as 314.5728 GB/s)
+    assert finding_dict(rate)["required_text"] == "1057.38 MB/s"
     # the digits are the exact value's, not a float product's (review CK: 73922.90701300688 GB/s
     # had printed as 73922.907013006887)
     rates = TWO_NODES.replace("min_busbw: 1GB/s", "min_busbw: 73922.90701300688 GB/s")
@@ -1418,6 +1420,13 @@ def test_a_size_nccl_tests_rounds_says_the_size_it_runs(tmp_path: Path) -> None:
         ("min_busbw: 107.3741824GB/s", "busbw >= 107.3741824 GB/s"),
         ("min_busbw: 100.0000000000001GiB/s", "busbw >= 100.0000000000001 GiB/s"),
         ("min_busbw: 2TiB/s", "busbw >= 2 TiB/s"),
+        # every spelling of a binary unit the reader takes (review CW: 300GiBps had printed as
+        # 322.1225472 GB/s), binary bits in bytes of their prefix, decimal bytes in their prefix
+        ("min_busbw: 300GiBps", "busbw >= 300 GiB/s"),
+        ("min_busbw: 300 GiB/sec", "busbw >= 300 GiB/s"),
+        ("min_busbw: 2400Gibps", "busbw >= 300 GiB/s"),
+        ("min_busbw: 314572800kB/s", "busbw >= 314572800 kB/s"),
+        ("min_busbw: 0.3TB/s", "busbw >= 0.3 TB/s"),
     ],
 )
 def test_targets_below_a_microsecond_or_a_megabyte_per_second_print(

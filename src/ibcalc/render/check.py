@@ -33,7 +33,7 @@ from ibcalc.design.check import (
     domain_nodes_of,
 )
 from ibcalc.engine.types import Collective, DType
-from ibcalc.errors import UnitError, ValidationProblem, fill_fields
+from ibcalc.errors import IbcalcError, UnitError, ValidationProblem, fill_fields
 from ibcalc.fileio import write_text
 from ibcalc.render.console import page_width, span
 from ibcalc.render.stream import unit_wrap
@@ -108,6 +108,7 @@ _EXACT_FACTORS = {
     " ms": Fraction(1000),
     " s": Fraction(1),
     " h": Fraction(1, 3600),
+    " TB/s": Fraction(1, 10**12),
     " GB/s": Fraction(1, GB),
     " MB/s": Fraction(1, MB),
     " kB/s": Fraction(1, 1000),
@@ -155,15 +156,21 @@ def _quantities(f: Finding) -> tuple[str, str]:
         else _required_figure(f.required, f.unit, factor, suffix)
     )
     usual = format_quantity(f.predicted, f.unit)
-    binary = _binary_rate(f.required, f.written) if f.unit == "B/s" else None
-    if binary is not None:
-        # the prediction in the requirement's binary unit too: '>= 350.5 GiB/s' beside
-        # 'predicted 360 GB/s' had read as a wrong FAIL (350.5 GiB/s is 376 GB/s; a review)
-        required = binary
-        # the prediction in the binary unit of its own size (a tiny one had read '0 GiB/s')
-        unit, size = next(((u, s) for u, s in _BINARY_RATES if f.predicted >= s), _BINARY_RATES[-1])
-        suffix, factor = unit, 1 / size
-        usual = _figure(f.predicted * factor, 3) + suffix
+    written = _written_unit(f.written) if f.unit == "B/s" else None
+    if written is not None:
+        # a rate in the unit it was written in, binary or decimal bytes
+        suffix, size, binary = written
+        factor = 1 / size
+        required = _required_figure(f.required, "B/s", factor, suffix)
+        if binary:
+            # the prediction in a binary unit too: '>= 350.5 GiB/s' beside 'predicted 360
+            # GB/s' had read as a wrong FAIL (350.5 GiB/s is 376 GB/s; a review), the binary
+            # unit of its own size (a tiny one had read '0 GiB/s')
+            unit, size = next(
+                ((u, s) for u, s in _BINARY_RATES if f.predicted >= s), _BINARY_RATES[-1]
+            )
+            suffix, factor = unit, 1 / size
+            usual = _figure(f.predicted * factor, 3) + suffix
     truth = (f.predicted > f.required) - (f.predicted < f.required)
     if truth == 0:
         # a prediction equal to the requirement reads as it does ('4:3', not
@@ -253,24 +260,33 @@ _BINARY_RATES: tuple[tuple[str, int], ...] = (
 )
 
 
-def _binary_rate(rate_Bps: float, written: str | None) -> str | None:
-    """The rate as a requirement written in a binary unit prints (``written``: the file's text),
-    in that unit with the digits that read back as the rate (``300GiB/s``: ``300 GiB/s``, where
-    it had printed ``322.1225472 GB/s``, a review); None for one written in decimal units or
-    bits, which prints in GB/s and the like. The family is the one written: a choice by the
-    fewer digits had printed ``107.3741824GB/s`` as ``100 GiB/s`` and ``0.5GiB/s`` as
-    ``512 MiB/s`` (reviews CR, CV)."""
-    unit = _WRITTEN_BINARY.search(written or "")
-    if unit is None:
+def _written_unit(written: str | None) -> tuple[str, float, bool] | None:
+    """The byte unit a rate requirement was written in (``written``: the file's text), as
+    (suffix, bytes per second, binary): ``300GiB/s``, ``300 GiBps`` and ``2400Gibps`` print in
+    GiB/s, ``314572800kB/s`` in kB/s; None for bits in decimal units (``2000Gb/s`` prints in
+    GB/s) or text not read. The family and prefix are the ones written: a choice by the fewer
+    digits had printed ``107.3741824GB/s`` as ``100 GiB/s`` and ``0.5GiB/s`` as ``512 MiB/s``
+    (reviews CR, CV), and a match of the spelling ``GiB/s`` alone had printed ``300GiBps`` as
+    ``322.1225472 GB/s`` (review CW)."""
+    number = _LEADING_NUMBER.match(written or "")
+    if number is None:
         return None
-    suffix, size = _BINARY_PREFIXES[unit.group(1).lower()]
-    return _required_figure(rate_Bps, "B/s", 1 / size, suffix)
+    try:
+        size = parse_bandwidth("1" + (written or "")[number.end() :])
+    except IbcalcError:
+        return None
+    for bytes_per_unit in (size, size * BITS_PER_BYTE):  # bytes, then binary bits as bytes
+        if bytes_per_unit in _BINARY_SIZES:
+            return _BINARY_SIZES[bytes_per_unit], bytes_per_unit, True
+    return (_DECIMAL_RATES[size], size, False) if size in _DECIMAL_RATES else None
 
 
-#: A binary rate unit at the end of a file's text (``300GiB/s``, ``2 tib/s``), its prefix.
-_WRITTEN_BINARY = re.compile(r"([kmgt])ib/s\s*$", re.IGNORECASE)
-#: Each binary prefix's suffix and size.
-_BINARY_PREFIXES = {unit[1].lower(): (unit, size) for unit, size in _BINARY_RATES}
+#: A rate's number at the start of a file's text (``300`` of ``300 GiBps``).
+_LEADING_NUMBER = re.compile(r"\s*[-+]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][-+]?[0-9]+)?\s*")
+#: Each binary byte unit's size and suffix.
+_BINARY_SIZES = {float(size): unit for unit, size in _BINARY_RATES}
+#: Each decimal byte unit's size and suffix (B/s itself prints as format_quantity says).
+_DECIMAL_RATES = {1e12: " TB/s", 1e9: " GB/s", 1e6: " MB/s", 1e3: " kB/s"}
 
 
 def _margin(margin: float, *, signed: bool = True) -> str:
