@@ -384,6 +384,12 @@ def test_unit_wrap_never_parts_a_number_from_its_unit() -> None:
         assert all(len(line) <= width for line in lines)
         assert " ".join(lines) == text
         assert not any(line.split(" ")[0].rstrip(",;:)") in ("us", "ms") for line in lines)
+    # sizes print kB (4ac3ec6), which had been missing from the units kept with their number
+    # (review CW)
+    sized = "an all-reduce of 1.5 kB takes 20.1 us"
+    for width in range(10, len(sized) + 1):
+        lines = unit_wrap(sized, width).split("\n")
+        assert not any(line.startswith("kB") for line in lines), width
 
 
 def test_a_warning_keeps_its_figures_whole_at_any_width() -> None:

@@ -46,7 +46,7 @@ _TRAILING = re.compile(r"[ \t]+((?:\x1b\[[0-9;]*m)*)$")
 #: The units a figure is printed with: a number and its unit are never parted
 UNITS = frozenset(
     (
-        *("B", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB"),
+        *("B", "kB", "KB", "MB", "GB", "TB", "KiB", "MiB", "GiB", "TiB"),
         *("ns", "us", "ms", "s", "h"),
         *("kB/s", "MB/s", "GB/s", "TB/s", "Gb/s", "Tb/s", "GbE"),
     )
