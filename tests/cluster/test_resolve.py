@@ -14,7 +14,7 @@ import pytest
 from conftest import main_error
 from ibcalc.catalogue.load import find_link, find_system, load_catalogue
 from ibcalc.cluster.resolve import ClusterSpec, check_count, resolve_cluster
-from ibcalc.engine.algorithms.alltoall import torus_shape
+from ibcalc.engine.algorithms.alltoall import torus_ports, torus_shape
 from ibcalc.engine.band import transport_class
 from ibcalc.engine.types import Collective
 from ibcalc.errors import AlgorithmNotApplicableError, ClusterError
@@ -257,26 +257,41 @@ def test_an_all_to_all_on_a_torus_is_bound_by_its_bisection() -> None:
 def test_send_recv_on_a_torus_runs_on_the_one_port_joining_two_neighbours() -> None:
     """TPU v5e: 4 ICI ports, 200 GB/s per direction per chip, so 50 GB/s a port. A ring shift on
     8 chips sends to a neighbour over one port: 1 GiB at 50 GB/s x 0.9 (efficiency) x 0.89
-    (calibrated.p2p_efficiency) = 40.05 GB/s, 26.8 ms; it had been priced at the whole chip's
-    rate, 160 GB/s, 4x too fast (review CS). Two chips are one pair: their all-reduce runs on
-    that link too, 45 GB/s of busbw at 1 GiB (it had been 180). A ring all-reduce of 8 keeps
-    each chip's full rate."""
+    (calibrated.p2p_efficiency) = 40.05 GB/s; it had been priced at the whole chip's rate, 160
+    GB/s, 4x too fast (review CS). A slice reaches distinct neighbours over fewer ports than the
+    chip has: 2 chips (2 x 1) over 1, 4 (2 x 2) over 2, 8 (4 x 2) over 3, 16 (4 x 4) over all 4,
+    so a ring all-reduce runs at 45, 90, 135 and 180 GB/s (2 chips at one port and 4 at all
+    four had made 2 chips 2.7x slower than 4: review CW)."""
     spec = ClusterSpec(nodes=1, gpus_per_node=8, intra="tpu-v5e-ici")
     cluster = resolve_cluster(CAT, spec)
     shift = estimate_on(cluster, Collective.SEND_RECV, 2**30)
     assert shift.busbw_Bps == pytest.approx(200e9 / 4 * 0.9 * 0.89, rel=2e-3)
-    (said,) = [n for n in shift.assumptions if "is a torus:" in n]
+    (said,) = [n for n in shift.assumptions if "is a torus: neighbouring" in n]
     assert said.startswith(
         "tpu-v5e-ici is a torus: neighbouring chips are joined by one of each chip's 4 ports, "
         "and send/recv is priced at that link"
     )
-    ring = estimate_on(cluster, Collective.ALL_REDUCE, 2**30, algorithm="ring", protocol="Simple")
-    assert ring.best.bottleneck == "scale-up: tpu-v5e-ici (180 GB/s achievable per GPU)"
-    assert not any("is a torus:" in n for n in ring.assumptions)
-    pair = resolve_cluster(CAT, spec.replace(gpus_per_node=2))
-    two = estimate_on(pair, Collective.ALL_REDUCE, 2**30, algorithm="ring", protocol="Simple")
-    assert two.best.bottleneck == "scale-up: tpu-v5e-ici (45 GB/s achievable per GPU)"
-    assert any("every collective of 2 chips" in n for n in two.assumptions)
+    for gpus, ports, sides in ((2, 1, "2 x 1"), (4, 2, "2 x 2"), (8, 3, "4 x 2"), (16, 4, "")):
+        assert torus_ports(gpus, 2) == ports
+        slice_ = resolve_cluster(CAT, spec.replace(gpus_per_node=gpus))
+        ring = estimate_on(
+            slice_, Collective.ALL_REDUCE, 2**30, algorithm="ring", protocol="Simple"
+        )
+        rate = f"{ports * 45:g} GB/s"
+        assert ring.best.bottleneck == f"scale-up: tpu-v5e-ici ({rate} achievable per GPU)"
+        said = [n for n in ring.assumptions if "reaches distinct neighbours" in n]
+        if sides:
+            assert said == [
+                f"tpu-v5e-ici is a torus: a slice of {gpus} chips, {sides} with wraparound, "
+                f"reaches distinct neighbours over {ports} of each chip's 4 ports (a side of 2 "
+                "chips joins them once), and its collectives run on those"
+            ]
+        else:
+            assert said == []
+        pair = estimate_on(slice_, Collective.SEND_RECV, 2**30)
+        assert pair.busbw_Bps == pytest.approx(shift.busbw_Bps)  # one port whatever the slice
+    # 3-D (v5p, 6 ports of 100 GB/s): 8 chips, 2 x 2 x 2, use 3
+    assert torus_ports(8, 3) == 3
     # without a port count (TPU7x), the whole chip's rate, said to be too fast
     unknown = resolve_cluster(CAT, spec.replace(intra="tpu7x-ici"))
     fast = estimate_on(unknown, Collective.SEND_RECV, 2**30)

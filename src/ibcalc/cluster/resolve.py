@@ -18,7 +18,7 @@ from ibcalc.booleans import expect_bool
 from ibcalc.catalogue.load import find_link, find_system, link_role_problem
 from ibcalc.catalogue.models import CALIBRATION_DOUBT, Catalogue, Link, LinkKind, System
 from ibcalc.cluster.spec import MAX_GPUS, MAX_NICS_PER_NODE, ClusterSpec
-from ibcalc.engine.algorithms.alltoall import torus_shape
+from ibcalc.engine.algorithms.alltoall import torus_ports, torus_shape
 from ibcalc.engine.base import Topology
 from ibcalc.engine.types import ScaleOutTier, ScaleUpTier
 from ibcalc.errors import ClusterError, expect_type
@@ -960,22 +960,27 @@ def _build_up(
         )
     elif intra.topology == "torus" and intra.links and gpus > 1:
         # a torus joins a chip to each neighbour over one of its ports (TPU v5e: 4, about 50 GB/s
-        # each way of the chip's 200): a ring shift, or the pair of 2 chips, runs on that link,
-        # where the whole chip's rate had priced send/recv 4x too fast (review CS)
-        peer_share = 1.0 / intra.links
-        if gpus == 2:
-            # two chips are one pair: their collectives run on the link that joins them too
-            line *= peer_share
-            bw *= peer_share
-            peer_share = 1.0
-        p2p.append(
-            f"{intra.id} is a torus: neighbouring chips are joined by one of each chip's "
-            f"{intra.links} ports, and send/recv"
-            + (" and every collective of 2 chips are" if gpus == 2 else " is")
-            + " priced at that link (a slice whose wraparound joins a pair twice has two)"
-        )
-        if gpus == 2:
-            notes.append(p2p.pop())
+        # each way of the chip's 200): a ring shift runs on one, where the whole chip's rate had
+        # priced send/recv 4x too fast (review CS); and a small slice reaches fewer distinct
+        # neighbours than the chip has ports, its collectives on those alone (2 chips had run on
+        # one port and 4 on all four, 2.7x faster: review CW)
+        ports = torus_ports(gpus, intra.links // 2)
+        if ports < intra.links:
+            line *= ports / intra.links
+            bw *= ports / intra.links
+            sides = " x ".join(map(str, torus_shape(gpus, intra.links // 2)))
+            notes.append(
+                f"{intra.id} is a torus: a slice of {gpus} chips, {sides} with wraparound, "
+                f"reaches distinct neighbours over {ports} of each chip's {intra.links} ports "
+                "(a side of 2 chips joins them once), and its collectives run on those"
+            )
+        peer_share = 1.0 / ports
+        if ports > 1:
+            p2p.append(
+                f"{intra.id} is a torus: neighbouring chips are joined by one of each chip's "
+                f"{intra.links} ports, and send/recv is priced at that link (a slice whose "
+                "wraparound joins a pair twice has two)"
+            )
     elif intra.topology == "torus" and gpus > 1:
         p2p.append(
             f"{intra.id} is a torus of ports per chip the catalogue does not give: send/recv"

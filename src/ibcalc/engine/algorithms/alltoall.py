@@ -207,6 +207,14 @@ def torus_shape(gpus: int, dims: int) -> tuple[int, ...]:
     return tuple(shape)
 
 
+def torus_ports(gpus: int, dims: int) -> int:
+    """The ports of a chip that reach distinct neighbours in the most even ``dims``-dimensional
+    slice of ``gpus`` chips (:func:`torus_shape`, wraparound included): two along a side of 3 or
+    more chips, one along a side of 2 (its two neighbours there are one chip), none along a side
+    of 1. A full 16 x 16 TPU v5e pod uses all 4; 2 x 4 chips 3; 2 chips 1."""
+    return sum(2 if side > 2 else side - 1 for side in torus_shape(gpus, dims))
+
+
 def torus_cut(topo: Topology) -> tuple[int, int, float] | None:
     """The bisection of a domain whose GPUs form a torus (TPU ICI), or None: (its longest
     dimension ``a``, the ``2 m / a`` links across a cut of that dimension, wraparound included,
@@ -218,7 +226,9 @@ def torus_cut(topo: Topology) -> tuple[int, int, float] | None:
     a = _longest_dimension(topo.m, up.torus_dims)
     if a < 2:
         return None
-    return a, 2 * topo.m // a, up.bw_Bps / (2 * up.torus_dims)
+    # each port's share of the rate the slice's ports carry (resolve scales a small slice's
+    # rate to the ports it uses)
+    return a, 2 * topo.m // a, up.bw_Bps / torus_ports(topo.m, up.torus_dims)
 
 
 def torus_share(topo: Topology) -> float:
