@@ -386,6 +386,21 @@ def test_a_narrower_split_within_the_tie_saves_switches_where_traffic_is_slowed_
     assert (kept.leaf_down, kept.leaf_up, kept.total_switches) == (80, 40, 21)
 
 
+def test_a_narrower_split_says_the_bisection_it_gives_up() -> None:
+    """8 nodes of 8 NICs (50 GB/s ports) on 40-port switches at 2:1: 26 down / 13 up, one SU, 8
+    leaves of 8 endpoints and 13 uplinks, 8 x min(8, 13) = 64 links, bisection 32 x 50 GB/s = 1,600
+    GB/s, takes 21 switches; 10 / 5 takes 9, traffic to every peer not slowed (every node in
+    one SU), but 8 x 5 = 40 links, 1,000 GB/s: the note says so (review CW)."""
+    sizing = size_fat_tree(8, 8, 40, oversubscription=2, port_Bps=NDR_Bps)
+    assert (sizing.leaf_down, sizing.leaf_up, sizing.total_switches) == (10, 5, 9)
+    assert sizing.bisection_Bps == pytest.approx(8 * 5 / 2 * NDR_Bps)
+    (note,) = [n for n in sizing.notes if n.startswith("leaf uses")]
+    assert note.endswith(
+        "takes fewer switches without slowing traffic to every peer more, with a bisection of "
+        "1,000 GB/s against 1,600 (26 down / 13 up, the most the ratio allows, takes 21; this 9)"
+    )
+
+
 def test_oversubscribed_two_tier() -> None:
     """2:1 on 128 x 400G (SN5600). The widest split, 84 down / 42 up, holds SUs of 84 nodes:
     128 nodes -> 2 SU x 8 rails = 16 leaves x 42 uplinks = 672; spines = smallest divisor of 42
@@ -402,8 +417,8 @@ def test_oversubscribed_two_tier() -> None:
     assert sizing.bisection_Bps == pytest.approx(640 / 2 * NDR_Bps)
     assert (
         "leaf uses 80 down / 40 up ports; 8 left unused: the 2:1 on fewer ports takes fewer "
-        "switches without slowing traffic to every peer more (84 down / 42 up, the most the "
-        "ratio allows, takes 22; this 21)"
+        "switches without slowing traffic to every peer more, with a bisection of 16,000 GB/s "
+        "against 16,800 (84 down / 42 up, the most the ratio allows, takes 22; this 21)"
     ) in sizing.notes
 
 
