@@ -1043,7 +1043,10 @@ def _train_step_in(
         totals=totals,
         memory=memory,
         warnings=b.warnings,
-        assumptions=[*b.notes, *_cluster_notes(cluster, phases, b.reduced_across, b.params)],
+        assumptions=[
+            *b.notes,
+            *_cluster_notes(cluster, phases, b.reduced_across, b.params, b.spec.grad_dtype),
+        ],
     )
 
 
@@ -1132,6 +1135,7 @@ def _cluster_notes(
     phases: Sequence[Phase],
     across: Sequence[tuple[str, Algorithm, Protocol, DType]],
     params: CostParams | None,
+    grad: DType = DType.BF16,
 ) -> list[str]:
     """The cluster's assumptions and what bears on the step's collectives: an all-to-all's
     (a torus's bisection, a partial mesh's pairs) only where a phase is one, a partial mesh's
@@ -1157,6 +1161,10 @@ def _cluster_notes(
         # tuner (review CR)
         why = {sharp_unused_reason(cluster, dtype, params=params) for *_, dtype in across}
         reason = why.pop() if len(why) == 1 else None
+        if reason is not None and grad.is_fp8 and reason.endswith(DType.INT8.value):
+            # fp8 gradients are priced as an 8-bit integer sum: the type given is named, not
+            # only the one priced (review CW)
+            reason = f"SHARP does not reduce {grad.value} gradients, priced as int8"
         kept = ", ".join(f"{name} {a.value}/{p.value}" for name, a, p, _ in across)
         notes.append(
             f"{SHARP_UNUSED}no all-reduce of the step runs on it: "
