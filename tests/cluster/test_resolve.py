@@ -292,6 +292,13 @@ def test_send_recv_on_a_torus_runs_on_the_one_port_joining_two_neighbours() -> N
         assert pair.busbw_Bps == pytest.approx(shift.busbw_Bps)  # one port whatever the slice
     # 3-D (v5p, 6 ports of 100 GB/s): 8 chips, 2 x 2 x 2, use 3
     assert torus_ports(8, 3) == 3
+    # an all-to-all of 2 x 2 chips: a cut across a side of 2 crosses m / a = 2 links (the
+    # wraparound is the same link; 4 had been counted: review CX), each 45 GB/s, so the 2 x 2
+    # pairs across it move 4 x S/4 ... m^2 S / (4 n links B) = 16 S / (4 x 4 x 2 x 45 GB/s)
+    square = resolve_cluster(CAT, spec.replace(gpus_per_node=4))
+    a2a = estimate_on(square, Collective.ALL_TO_ALL, 2**30)
+    assert a2a.best.transfer_s == pytest.approx(16 * 2**30 / (4 * 4 * 2 * 45e9))
+    assert a2a.best.bottleneck == "scale-up: the tpu-v5e-ici torus's bisection (2 links)"
     # without a port count (TPU7x), the whole chip's rate, said to be too fast
     unknown = resolve_cluster(CAT, spec.replace(intra="tpu7x-ici"))
     fast = estimate_on(unknown, Collective.SEND_RECV, 2**30)

@@ -227,23 +227,26 @@ def torus_cut(topo: Topology) -> tuple[int, int, float] | None:
     if a < 2:
         return None
     # each port's share of the rate the slice's ports carry (resolve scales a small slice's
-    # rate to the ports it uses)
-    return a, 2 * topo.m // a, up.bw_Bps / torus_ports(topo.m, up.torus_dims)
+    # rate to the ports it uses); a side of 2 chips is joined once, its wraparound the same
+    # link (2 x 2 v5e chips had counted 4 links across the cut, not 2: review CX)
+    crossing = (2 if a > 2 else 1) * topo.m // a
+    return a, crossing, up.bw_Bps / torus_ports(topo.m, up.torus_dims)
 
 
 def torus_share(topo: Topology) -> float:
     """Seconds per byte of S that a torus's bisection takes for the domain's share of an
     all-to-all (0 off a torus): each GPU sends S/n to each of its ``m - 1`` peers in the domain,
-    and the ``m/2 x m/2`` pairs across the cut move ``m^2/4 x S/n`` over ``2 m / a`` links:
-    ``m a / (8 n B_link)`` (the bisection bound of a k-ary n-cube; Dally and Towles, Principles
+    and the ``m/2 x m/2`` pairs across the cut move ``m^2/4 x S/n`` over ``2 m / a`` links
+    (``m / a`` where ``a`` is 2): ``m a / (8 n B_link)`` (the bisection bound of a k-ary n-cube;
+    Dally and Towles, Principles
     and Practices of Interconnection Networks, 2004, ch. 3). A switch gives every GPU its
     own rate to every peer; a torus does not (a 256-chip v5p slice, 8 x 8 x 4: 11.9 ms for a
     1 GiB all-to-all at 90 GB/s achievable a link, where the per-chip rate alone gave 1.98 ms)."""
     cut = torus_cut(topo)
     if cut is None:
         return 0.0
-    a, _links, link_Bps = cut
-    return topo.m * a / (8 * topo.ranks * link_Bps)
+    _a, links, link_Bps = cut
+    return topo.m * topo.m / (4 * topo.ranks * links * link_Bps)
 
 
 def pxn_offered(topo: Topology) -> bool:
