@@ -1427,6 +1427,8 @@ def test_a_size_nccl_tests_rounds_says_the_size_it_runs(tmp_path: Path) -> None:
         ("min_busbw: 2400Gibps", "busbw >= 300 GiB/s"),
         ("min_busbw: 314572800kB/s", "busbw >= 314572800 kB/s"),
         ("min_busbw: 0.3TB/s", "busbw >= 0.3 TB/s"),
+        ("min_busbw: 0.0003PiB/s", "busbw >= 0.0003 PiB/s"),
+        ("min_busbw: 0.0003PB/s", "busbw >= 0.0003 PB/s"),
     ],
 )
 def test_targets_below_a_microsecond_or_a_megabyte_per_second_print(
