@@ -2222,6 +2222,17 @@ def test_sharp_ruled_out_by_the_type_or_cluster_names_it(builtin_catalogue: Cata
         "SHARP is on, but no all-reduce of the step runs on it: SHARP does not reduce fp8 "
         "gradients, priced as int8"
     ]
+    # uint8, which only the library takes, likewise (review CX)
+    uint8 = _run(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-a100", nodes=4, sharp=True),
+        model_id="llama3-8b",
+        grad_dtype=DType.UINT8,
+    )
+    assert [n for n in uint8.assumptions if n.startswith("SHARP is on")] == [
+        "SHARP is on, but no all-reduce of the step runs on it: SHARP does not reduce uint8 "
+        "gradients, priced as int8"
+    ]
     gb200 = _run(
         builtin_catalogue,
         ClusterSpec(system="gb200-nvl72", nodes=36, sharp=True, nvls=False),

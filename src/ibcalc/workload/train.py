@@ -1161,9 +1161,9 @@ def _cluster_notes(
         # tuner (review CR)
         why = {sharp_unused_reason(cluster, dtype, params=params) for *_, dtype in across}
         reason = why.pop() if len(why) == 1 else None
-        if reason is not None and grad.is_fp8 and reason.endswith(DType.INT8.value):
-            # fp8 gradients are priced as an 8-bit integer sum: the type given is named, not
-            # only the one priced (review CW)
+        if reason == f"SHARP does not reduce {DType.INT8.value}" and grad is not DType.INT8:
+            # compressed gradients (fp8, uint8) are priced as an 8-bit integer sum: the type
+            # given is named, not only the one priced (reviews CW, CX)
             reason = f"SHARP does not reduce {grad.value} gradients, priced as int8"
         kept = ", ".join(f"{name} {a.value}/{p.value}" for name, a, p, _ in across)
         notes.append(
