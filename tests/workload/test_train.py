@@ -2202,37 +2202,22 @@ def test_sharp_ruled_out_by_the_type_or_cluster_names_it(builtin_catalogue: Cata
     all-reduce estimate's hint does, not that NCCL's tuner keeps ring (review CR L3): SHARP
     reduces 16- and 32-bit types, and CollNet takes at most 8 GPUs per scale-up domain, so 36
     GB200 trays (72 GPUs a domain) with NVLS off have no SHARP algorithm."""
-    int8 = _run(
-        builtin_catalogue,
-        ClusterSpec(system="dgx-a100", nodes=4, sharp=True),
-        model_id="llama3-8b",
-        grad_dtype="int8",
-    )
-    assert [n for n in int8.assumptions if n.startswith("SHARP is on")] == [
-        "SHARP is on, but no all-reduce of the step runs on it: SHARP does not reduce int8"
-    ]
-    # fp8 gradients are priced as an int8 sum: the type given is named (review CW)
-    fp8 = _run(
-        builtin_catalogue,
-        ClusterSpec(system="dgx-a100", nodes=4, sharp=True),
-        model_id="llama3-8b",
-        grad_dtype="fp8",
-    )
-    assert [n for n in fp8.assumptions if n.startswith("SHARP is on")] == [
-        "SHARP is on, but no all-reduce of the step runs on it: SHARP does not reduce fp8 "
-        "gradients, priced as int8"
-    ]
-    # uint8, which only the library takes, likewise (review CX)
-    uint8 = _run(
-        builtin_catalogue,
-        ClusterSpec(system="dgx-a100", nodes=4, sharp=True),
-        model_id="llama3-8b",
-        grad_dtype=DType.UINT8,
-    )
-    assert [n for n in uint8.assumptions if n.startswith("SHARP is on")] == [
-        "SHARP is on, but no all-reduce of the step runs on it: SHARP does not reduce uint8 "
-        "gradients, priced as int8"
-    ]
+    # fp8 and uint8 (which only the library takes) are priced as an int8 sum: the type given is
+    # named (reviews CW, CX)
+    for grad, why in (
+        ("int8", "SHARP does not reduce int8"),
+        ("fp8", "SHARP does not reduce fp8 gradients, priced as int8"),
+        (DType.UINT8, "SHARP does not reduce uint8 gradients, priced as int8"),
+    ):
+        step = _run(
+            builtin_catalogue,
+            ClusterSpec(system="dgx-a100", nodes=4, sharp=True),
+            model_id="llama3-8b",
+            grad_dtype=grad,
+        )
+        assert [n for n in step.assumptions if n.startswith("SHARP is on")] == [
+            f"SHARP is on, but no all-reduce of the step runs on it: {why}"
+        ]
     gb200 = _run(
         builtin_catalogue,
         ClusterSpec(system="gb200-nvl72", nodes=36, sharp=True, nvls=False),
