@@ -258,6 +258,31 @@ def test_sharp_is_offered_and_applied_to_all_reduce_only() -> None:
     ) in plain.assumptions
 
 
+def test_sharp_across_sites_is_said_not_to_be_used() -> None:
+    """8 DGX H100 on 2 sites with --sharp: the all-reduce crosses the WAN, which no SHARP tree
+    spans, so --sharp changes no figure, and the estimate and a sweep had said nothing of it
+    (train said it: review CX)."""
+    from ibcalc import ClusterSpec, estimate, load_catalogue
+
+    cat = load_catalogue(use_env=False)
+    spec = ClusterSpec(system="dgx-h100", nodes=8, sites=2, wan="wan-100g")
+    plain = estimate(cat, spec, Collective.ALL_REDUCE, 1e9)
+    sharp = estimate(cat, spec.replace(sharp=True), Collective.ALL_REDUCE, 1e9)
+    assert sharp.time_s == plain.time_s
+    said = (
+        "SHARP ({sharp}) is not used: a SHARP tree does not span sites (the all-reduce crosses "
+        "the WAN between them)"
+    )
+    assert said in sharp.assumptions
+    assert said not in plain.assumptions
+    plan = CollectivePlan(resolve_cluster(cat, spec.replace(sharp=True)), "allreduce")
+    assert said in plan.type_notes()
+    one_site = estimate(
+        cat, ClusterSpec(system="dgx-h100", nodes=8, sharp=True), Collective.ALL_REDUCE, 1e9
+    )
+    assert said not in one_site.assumptions
+
+
 def test_the_sharp_hint_says_what_sharp_would_do_at_the_size_asked() -> None:
     """A bare 'enable with {sharp}' had been shown where SHARP gains nothing (16 x DGX H100,
     10 GB: nvls/Simple 51.3 ms against nvlstree/Simple 51.5 ms) as where it gains 2.8x (1 MB).

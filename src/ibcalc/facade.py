@@ -485,8 +485,21 @@ def _switch_dtype_notes(plan: Plan) -> list[str]:
         if not dtype_allows(a, collective, plan.dtype, topo.domains)
         and applies_but_for_dtype(a, collective, topo, plan.params)
     ]
+    across_sites = (
+        [
+            "SHARP ({sharp}) is not used: a SHARP tree does not span sites (the all-reduce "
+            "crosses the WAN between them)"
+        ]
+        # SHARP on and the all-reduce across sites: said, as train says it (the estimate and
+        # the sweep had said nothing: review CX)
+        if collective is Collective.ALL_REDUCE
+        and topo.out is not None
+        and topo.out.sharp
+        and topo.wan is not None
+        else []
+    )
     if not shut:
-        return []
+        return across_sites
     # each in its own words: NVLS across nodes reduces in IB SHARP, NVLS-tree in NVLink SHARP
     # (one sentence for both had blamed IB SHARP for NVLS-tree under --sharp, a review)
     words: dict[str, list[str]] = {}
@@ -496,7 +509,7 @@ def _switch_dtype_notes(plan: Plan) -> list[str]:
         f"{' and '.join(names)} {'are' if len(names) > 1 else 'is'} not offered: {why} "
         f"({plan.dtype.value} given)"
         for why, names in words.items()
-    ]
+    ] + across_sites
 
 
 def _estimate(
