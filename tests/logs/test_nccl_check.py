@@ -87,6 +87,12 @@ def one(path: Path, catalogue: Catalogue, **kwargs: Any) -> RunCheck:
     return checks[0]
 
 
+def said_once(check: RunCheck, words: str) -> tuple[str, str | None]:
+    """(source, evidence) of the one assumption of ``check`` whose evidence holds ``words``."""
+    (assumption,) = [a for a in check.assumptions if words in (a.evidence or "")]
+    return assumption.source, assumption.evidence
+
+
 def table(rows: list[tuple[int, float]], *, ranks: int = 8, gpu: str) -> str:
     """An nccl-tests all_reduce table (2.13+ layout, one host) holding measured (size, time)."""
     lines = [
@@ -2088,10 +2094,18 @@ def test_sharp_taken_by_no_size_is_said_and_the_logs_own_switches_are_not(
     said = [a for a in plain.assumptions if "turned off" in (a.evidence or "")]
     assert said == []
     off = one(log, catalogue, flags=ClusterSpec(nvls=False))
-    (turned,) = [a for a in off.assumptions if "turned off" in (a.evidence or "")]
-    assert (turned.source, turned.evidence) == (
+    assert said_once(off, "turned off") == (
         "flag",
         "NVLS turned off, but nvlink4-mesh4 here has no NVLink SHARP: nothing changes",
+    )
+    # a request for what the cluster lacks is the caller's too (it had been tagged [default]:
+    # review CR)
+    efa = one(
+        SWEEPS / "06_allreduce_2node_16xH100_efa.txt", catalogue, flags=ClusterSpec(sharp=True)
+    )
+    assert said_once(efa, "SHARP requested") == (
+        "flag",
+        "SHARP requested but efa-v2 has no SHARP capability; not used",
     )
 
 
@@ -2110,16 +2124,6 @@ def test_sharp_ruled_out_by_the_type_names_the_type_not_the_tuner(
     assert [n for n in fp64.notes if "SHARP is on" in n] == [
         "expectation: SHARP is on, but no size runs on it: SHARP does not reduce fp64"
     ]
-    # a request for what the cluster lacks is the caller's too (it had been tagged [default]:
-    # review CR)
-    efa = one(
-        SWEEPS / "06_allreduce_2node_16xH100_efa.txt", catalogue, flags=ClusterSpec(sharp=True)
-    )
-    (asked,) = [a for a in efa.assumptions if "SHARP requested" in (a.evidence or "")]
-    assert (asked.source, asked.evidence) == (
-        "flag",
-        "SHARP requested but efa-v2 has no SHARP capability; not used",
-    )
 
 
 def test_mid_sizes_slow_with_large_sizes_fine_is_a_warning(
