@@ -7,6 +7,7 @@ are written into tmp_path and the expected ``file:line:col`` is computed from th
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -1116,6 +1117,33 @@ def test_one_file_name_is_one_file_not_a_list_of_letters(tmp_path: Path) -> None
     # and a real one is read
     missing.write_text("schema: ibcalc-catalogue/1\nlinks: []\n", encoding="utf-8")
     assert load_catalogue(str(missing), use_env=False).links
+
+
+def test_every_unreadable_catalogue_file_is_named_as_cost_parameter_files_are(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Of two missing catalogue files only the first had been named, where cost-parameter files
+    name each (review CU 4); a broken file after a missing one is said too."""
+    from ibcalc.catalogue.cost_params import load_cost_params
+
+    a, b = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    monkeypatch.setenv("IBCALC_CATALOGUE", f"{a}{os.pathsep}{b}")
+    monkeypatch.setenv("IBCALC_COST_PARAMS", f"{a}{os.pathsep}{b}")
+    with pytest.raises(InputFileError) as info:
+        load_catalogue()
+    assert [str(p) for p in info.value.problems] == [
+        f"{p}: no such file (named by IBCALC_CATALOGUE)" for p in (a, b)
+    ]
+    with pytest.raises(CatalogueError) as cost:
+        load_cost_params()
+    assert [str(p) for p in cost.value.problems] == [
+        f"{p}: no such file (named by IBCALC_COST_PARAMS)" for p in (a, b)
+    ]
+    b.write_text("links: [\n", encoding="utf-8")
+    with pytest.raises(InputFileError) as info:
+        load_catalogue(use_env=False, extra=[a, b])
+    assert [str(p).split(":")[0] for p in info.value.problems] == [str(a), str(b)]
+    assert "YAML syntax error" in str(info.value.problems[1])
 
 
 def test_a_look_alike_name_is_answered_and_an_empty_one_is_not_guessed_at(

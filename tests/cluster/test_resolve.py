@@ -781,6 +781,11 @@ def test_cluster_errors_name_the_field(spec: dict[str, object], field: str, mess
         # a text field keeps its own words: true is no text, and no number was asked for
         ({"system": True}, "system", "system True: input should be a valid string"),
         ({"nvls": 0}, "nvls", "nvls 0 must be true or false"),
+        # text is no count, as on the command line and in design files (review CU 6: nodes="8"
+        # had been read as 8); the ratio alone takes text
+        ({"nodes": "8"}, "nodes", "nodes '8' is text, not a number"),
+        ({"gpus_per_process": b"2"}, "gpus_per_process", "gpus_per_process b'2' is text"),
+        ({"cross_leaf_fraction": "0.5"}, "cross_leaf_fraction", "cross_leaf_fraction '0.5' is"),
     ],
 )
 def test_spec_refuses_values_out_of_range(
@@ -790,6 +795,21 @@ def test_spec_refuses_values_out_of_range(
         ClusterSpec(**spec)
     assert info.value.field == field
     assert str(info.value).startswith(message)
+
+
+def test_every_number_field_refuses_text_and_the_ratio_takes_it() -> None:
+    """The list of fields that refuse text is every field typed as a number but the ratio."""
+    from ibcalc.booleans import _admits
+    from ibcalc.cluster.spec import _NUMBERS
+
+    numbers = {
+        name
+        for name, info in ClusterSpec.model_fields.items()
+        if _admits(info.annotation, (int, float)) and not _admits(info.annotation, (bool,))
+    }
+    assert set(_NUMBERS) == numbers - {"oversubscription"}
+    assert ClusterSpec(oversubscription="2:1").oversubscription == 2.0
+    assert ClusterSpec(nodes=8, gpus_per_node=8.0).gpus_per_node == 8
 
 
 def test_check_count_names_the_field() -> None:

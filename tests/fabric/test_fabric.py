@@ -528,6 +528,18 @@ def test_three_levels_say_what_uneven_links_would_need() -> None:
         ({"oversubscription": 10**400}, "oversubscription inf must be a finite"),
         ({"oversubscription": {"2": 1}}, "oversubscription {'2': 1} is not a number or a"),
         ({"oversubscription": b"2"}, "oversubscription b'2' is not a number or a"),
+        # the design file's and command line's limits (review CU 5: each had been taken)
+        ({"radix": 1e308}, "switch radix 1e+308 is more than the 4,096 accepted"),
+        ({"radix": 2**64}, f"switch radix {2**64} is more than the 4,096 accepted"),
+        ({"oversubscription": 1e308}, "oversubscription 1e+308 is more than 64:1"),
+        ({"oversubscription": [2, 64.5]}, "oversubscription 64.5 is more than 64:1"),
+        ({"port_Bps": 1.5}, "port rate 1.5 B/s is outside 1 MB/s (8 Mb/s) to 1 PB/s"),
+        ({"port_Bps": 2e15}, "port rate 2000000000000000.0 B/s is outside 1 MB/s"),
+        ({"ports_per_cage": 10**29}, f"ports per cage {10**29} is more than the switch's 64"),
+        ({"node_cages_per_node": 9}, "node cages per node 9 is more than the node's 8 NIC ports"),
+        ({"nodes": 1_000_001}, "nodes 1000001 is more than the 1,000,000 accepted"),
+        ({"rails": 257}, "NICs per node 257 is more than the 256 accepted"),
+        ({"extra_endpoints": 100_001}, "extra endpoints 100001 is more than the 100,000"),
     ],
 )
 def test_bad_counts_and_rates_are_refused(kwargs: dict[str, object], words: str) -> None:
@@ -539,6 +551,20 @@ def test_bad_counts_and_rates_are_refused(kwargs: dict[str, object], words: str)
     with pytest.raises(FabricError) as info:
         size_fat_tree(**args)
     assert str(info.value).startswith(words)
+
+
+def test_the_limits_themselves_are_taken() -> None:
+    """The bounds are inclusive, as the design file's: 64:1 at the leaf and the spine, cages of
+    the switch's whole radix and one cage per NIC port, a 1 MB/s and a 1 PB/s port."""
+    from ibcalc.units import MAX_BANDWIDTH_BPS, MIN_BANDWIDTH_BPS
+
+    for kwargs in (
+        {"oversubscription": [64, 64]},
+        {"ports_per_cage": 64, "node_cages_per_node": 8, "port_Bps": MIN_BANDWIDTH_BPS},
+        {"port_Bps": MAX_BANDWIDTH_BPS},
+    ):
+        sizing = size_fat_tree(**{"nodes": 128, "rails": 8, "radix": 64, **kwargs})  # type: ignore[arg-type]
+        assert sizing.nodes == 128
 
 
 def test_whole_numbers_of_any_numeric_type_are_taken() -> None:

@@ -547,6 +547,7 @@ def load_catalogue(
     storage: dict[str, Storage] = {}
     origins: list[str] = []
     docs: list[tuple[Document, _CatalogueFile]] = [_builtin()] if builtin else []
+    unread: list[InputFileError] = []
     for path, by_env in named:
         try:
             # duplicate keys said with the schema's problems (validate), not in a run before
@@ -558,7 +559,15 @@ def load_catalogue(
             if by_env:
                 for problem in exc.problems:
                     problem.message += f" (named by {ENV_VAR})"
-            raise
+            unread.append(exc)
+    if unread:
+        # every file's problems at once, as cost-parameter files say theirs (review CU 4: of
+        # two missing files only the first had been named)
+        if len(unread) == 1:
+            raise unread[0]
+        kinds = {type(exc) for exc in unread}
+        kind = kinds.pop() if len(kinds) == 1 else InputFileError
+        raise kind([problem for exc in unread for problem in exc.problems])
     origin_of: dict[str, str] = {}  # link id -> the file that defines it last
     for doc, parsed in docs:
         origins.append(doc.path)

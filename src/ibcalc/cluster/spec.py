@@ -134,6 +134,22 @@ Name = Annotated[str, Field(max_length=200)]
 
 #: The spec's on/off switches (:meth:`ClusterSpec._switch`)
 _SWITCHES = ("sharp", "nvls")
+#: The fields that take a number and no text (:meth:`ClusterSpec._number`; the ratio takes
+#: "2:1"); a test checks the list against the fields' types.
+_NUMBERS = (
+    "nodes",
+    "gpus_per_node",
+    "nics_per_node",
+    "scale_up_domain",
+    "cross_leaf_fraction",
+    "neighbour_cross_leaf_fraction",
+    "unaligned_cross_leaf_fraction",
+    "leaf_group_nodes",
+    "sites",
+    "wan_links",
+    "gpus_per_process",
+    "wan_latency_s",
+)
 
 
 class ClusterSpec(NoBoolNumbers):
@@ -247,6 +263,16 @@ class ClusterSpec(NoBoolNumbers):
         (nodes=True had meant 1 node, wan_latency_s=True 1 s: :class:`NoBoolNumbers`)."""
         if value is not None and not is_boolean(value):
             raise ValueError("must be true or false")
+        return value
+
+    @field_validator(*_NUMBERS, mode="before")
+    @classmethod
+    def _number(cls, value: Any) -> Any:
+        """A count or a fraction is a number, not text: nodes="8" had been read as 8 where the
+        command line and design files refuse text for a count (review CU 6); the ratio alone
+        takes text ("2:1")."""
+        if isinstance(value, str | bytes):
+            raise ValueError("is text, not a number")
         return value
 
     @field_validator("oversubscription", mode="before")

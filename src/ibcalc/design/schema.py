@@ -57,7 +57,7 @@ from ibcalc.engine.types import (
     HostCpu,
     algorithm_key,
 )
-from ibcalc.fabric.sizing import MAX_TIERS
+from ibcalc.fabric.sizing import MAX_EXTRA_ENDPOINTS, MAX_RADIX, MAX_TIERS
 from ibcalc.fabric.switches import switches
 from ibcalc.textsafe import shown
 from ibcalc.units import (
@@ -91,11 +91,6 @@ __all__ = [
     "parse_ratio",
 ]
 
-#: Most ports per switch at the NIC rate accepted as ``fabric.radix`` (a 144-port Quantum-X800
-#: is the largest in data/switches.yaml; beyond a few thousand a number is more likely a typo).
-MAX_RADIX = 4096
-#: Most non-compute leaf ports (``fabric.extra_endpoints``).
-MAX_EXTRA_ENDPOINTS = 100_000
 #: Most requirements in one file: a bound on the work (each is an estimate, about 1 ms; 10,000
 #: had taken 8 s a file: review BN), far above what a design states.
 MAX_REQUIREMENTS = 1_000

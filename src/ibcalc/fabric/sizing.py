@@ -50,6 +50,7 @@ from fractions import Fraction
 from typing import Any, cast
 
 from ibcalc.booleans import is_boolean
+from ibcalc.cluster.spec import MAX_GPUS, MAX_NICS_PER_NODE, MAX_OVERSUBSCRIPTION
 from ibcalc.errors import FabricError
 from ibcalc.fabric.switches import (
     NodeCages,
@@ -59,9 +60,17 @@ from ibcalc.fabric.switches import (
     node_cages,
     switches,
 )
-from ibcalc.units import as_float, plural
+from ibcalc.units import (
+    MAX_BANDWIDTH_BPS,
+    MIN_BANDWIDTH_BPS,
+    MIN_BANDWIDTH_TEXT,
+    as_float,
+    plural,
+)
 
 __all__ = [
+    "MAX_EXTRA_ENDPOINTS",
+    "MAX_RADIX",
     "MAX_TIERS",
     "FabricError",
     "FabricSizing",
@@ -76,6 +85,11 @@ __all__ = [
 
 #: Deepest fat tree the sizing builds (leaf, spine, core).
 MAX_TIERS = 3
+#: Most ports per switch at the NIC rate accepted as a radix (a 144-port Quantum-X800 is the
+#: largest in data/switches.yaml; beyond a few thousand a number is more likely a typo).
+MAX_RADIX = 4096
+#: Most non-compute leaf ports (``extra_endpoints``, design files' ``fabric.extra_endpoints``).
+MAX_EXTRA_ENDPOINTS = 100_000
 
 
 def __getattr__(name: str) -> Any:
@@ -100,6 +114,9 @@ def smallest_divisor_at_least(n: int, low: Fraction) -> int | None:
 def _ratio(value: float) -> Fraction:
     if isinstance(value, bool) or not math.isfinite(value) or value < 1:
         raise FabricError(f"oversubscription {value!r} must be a finite down:up ratio >= 1")
+    if value > MAX_OVERSUBSCRIPTION:
+        # the design files' and command line's limit (1e308 had sized a 63:1 leaf)
+        raise FabricError(f"oversubscription {value!r} is more than {MAX_OVERSUBSCRIPTION:g}:1")
     # a ratio written "4:3" arrives as the float nearest 4/3: the simplest fraction that float is
     # the nearest to is the one written (4/3, 33/7; denominators up to 1000, more than a switch
     # has ports, so any leaf split's p:q is covered); else repr keeps the decimal the user wrote
@@ -256,8 +273,11 @@ def _real(value: object) -> bool:
     return isinstance(value, numbers.Real) and not isinstance(value, bool)
 
 
-def _whole(name: str, value: object, low: int | None) -> int:
-    """``value`` as an int when it is a whole number at least ``low``, else FabricError."""
+def _whole(
+    name: str, value: object, low: int | None, high: int | None = None, limit: str = ""
+) -> int:
+    """``value`` as an int when it is a whole number from ``low`` to ``high``, else FabricError
+    (``limit`` names the bound: "the switch's 64 ports"; by default "the 4,096 accepted")."""
     if isinstance(value, numbers.Integral) and not isinstance(value, bool):
         count = int(value)
     elif _real(value) and math.isfinite(real := as_float(cast(float, value))) and real.is_integer():
@@ -266,6 +286,9 @@ def _whole(name: str, value: object, low: int | None) -> int:
         raise FabricError(f"{name} {value!r} is not a whole number")
     if low is not None and count < low:
         raise FabricError(f"{name} {count} must be at least {low}")
+    if high is not None and count > high:
+        # as given: 1e308 as a whole number has 309 digits
+        raise FabricError(f"{name} {value!r} is more than {limit or f'the {high:,} accepted'}")
     return count
 
 
@@ -293,10 +316,13 @@ def size_fat_tree(
     # a count is a whole number (numpy's integers and 128.0 too): 12.5 nodes had sized 100.0
     # cables, NaN nodes one switch "for nan endpoints", and a string or a NaN radix failed in
     # TypeError or ValueError
-    nodes = _whole("nodes", nodes, 1)
-    rails = _whole("NICs per node", rails, 1)
-    radix = _whole("switch radix", radix, None)  # leaf_split says why a radix is too small
-    extra_endpoints = _whole("extra endpoints", extra_endpoints, 0)
+    # the limits a design file and the command line have (review CU: a radix of 1e308 had sized
+    # a fabric with a 309-digit radix, a cage of 10**29 ports had been taken)
+    nodes = _whole("nodes", nodes, 1, MAX_GPUS)
+    rails = _whole("NICs per node", rails, 1, MAX_NICS_PER_NODE)
+    # leaf_split says why a radix is too small
+    radix = _whole("switch radix", radix, None, MAX_RADIX)
+    extra_endpoints = _whole("extra endpoints", extra_endpoints, 0, MAX_EXTRA_ENDPOINTS)
     if not is_boolean(rail_optimized):
         # "no" is truthy: rail_optimized="no" had sized a rail-optimized tree (review CJ);
         # numpy's bool_ is taken as Python's own (review CK)
@@ -307,14 +333,25 @@ def size_fat_tree(
         if not 1 <= tiers <= MAX_TIERS:
             raise FabricError(f"tiers {tiers} is not supported (1 to {MAX_TIERS} switch levels)")
     if ports_per_cage is not None:
-        ports_per_cage = _whole("ports per cage", ports_per_cage, 1)
+        # a cage holds some of one switch's ports
+        ports_per_cage = _whole(
+            "ports per cage", ports_per_cage, 1, radix, f"the switch's {radix} ports"
+        )
     if node_cages_per_node is not None:
-        node_cages_per_node = _whole("node cages per node", node_cages_per_node, 1)
+        # a node's cage holds one or more of its NIC ports
+        node_cages_per_node = _whole(
+            "node cages per node", node_cages_per_node, 1, rails, f"the node's {rails} NIC ports"
+        )
     if port_Bps is not None:
         if not _real(port_Bps) or not 0 < as_float(port_Bps) < math.inf:
             # a negative rate had given a negative bisection
             raise FabricError(f"port rate {port_Bps!r} B/s is not a positive finite number")
         port_Bps = as_float(port_Bps)
+        if not MIN_BANDWIDTH_BPS <= port_Bps <= MAX_BANDWIDTH_BPS:
+            # the range the rate parser takes (1.5 B/s had been accepted)
+            raise FabricError(
+                f"port rate {port_Bps!r} B/s is outside {MIN_BANDWIDTH_TEXT} to 1 PB/s"
+            )
     # a numpy array (0-d too) as the plain number or list it holds; a list or tuple of ratios,
     # else one number: anything else (a "2:1" string had been read character by character, a
     # dict by its keys) is refused below
