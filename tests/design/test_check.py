@@ -187,10 +187,32 @@ def test_gap_switches_oversubscription(tmp_path: Path, builtin_catalogue: Catalo
     # 8 leaf + 4 spine (RA-11333-001 Table 4)
     assert (sw12.predicted, sw12.passed, sw12.margin) == (12.0, True, 0.0)
     assert (sw11.passed, sw11.margin) == (False, pytest.approx((11 - 12) / 11))
-    assert sw12.basis == SwitchesBasis(leaf=8, spine=4, core=0)
+    # bisection: 31 x 8 NICs, half of them across the cut at 50 GB/s; no narrower split at 1:1
+    assert sw12.basis == SwitchesBasis(leaf=8, spine=4, core=0, bisection_Bps=31 * 8 / 2 * 50e9)
     assert (over.predicted, over.passed, over.unit) == (1.0, True, "down:up")
     assert over.basis == OversubscriptionBasis("sized", 2)
     assert [f.line for f in (gap9, gap8, sw12, sw11, over)] == [8, 9, 10, 11, 12]
+
+
+def test_a_failed_switch_count_names_the_split_that_would_pass(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """126 DGX H100 at 2:1 on QM9700 take 45 switches (42 / 21); a gate of 44 fails, and says
+    that 40 / 20 takes 42 (32 leaves + 10 spines) with traffic to every peer 86/84 - 1 = 2.4 %
+    slower; a gate of 41 fails without it (42 would fail too), and a passing one says nothing."""
+    text = SU.replace("nodes: 31", "nodes: 126").replace(
+        "  extra_endpoints: 4\n", "  oversubscription: 2\n"
+    )
+    extra = (
+        "; a leaf of 40 down / 20 up ports (the same ratio) takes 42, with traffic to every peer "
+        "2.4% slower"
+    )
+    for limit, said in ((44, True), (41, False), (45, False)):
+        path = write(tmp_path, f"g{limit}.yaml", text.replace("{max: 12}", f"{{max: {limit}}}"))
+        code, out, _ = run(["check", str(path)], capsys)
+        line = next(x for x in out.splitlines() if x.strip().startswith("total 45 switches"))
+        assert line.endswith("24 leaf + 21 spine + 0 core" + (extra if said else ""))
+        assert code == 1
 
 
 def test_whole_numbers_are_json_integers(tmp_path: Path, builtin_catalogue: Catalogue) -> None:

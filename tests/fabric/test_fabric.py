@@ -386,6 +386,38 @@ def test_a_narrower_split_within_the_tie_saves_switches_where_traffic_is_slowed_
     assert (kept.leaf_down, kept.leaf_up, kept.total_switches) == (80, 40, 21)
 
 
+def test_a_cheaper_split_not_taken_is_named() -> None:
+    """126 DGX H100 at 2:1 on QM9700 keep 42 down / 21 up (3 full SUs: 24 leaves + 21 spines =
+    45) where 40 / 20 (4 SUs, 32 leaves x 20 uplinks / 64 = 10 spines) takes 42 and slows traffic
+    to every peer 2 x 86/125 against 2 x 84/125, 2.4 %, past the 2 % tie; 127 nodes take 40 / 20.
+    A gate on the switch count had failed at 126 and passed at 127 without a word (review CV):
+    the sizing names the cheaper split, with its bisection (40 / 20 holds 8 x (3 x 20 + 6) = 528
+    uplinks, 13,200 GB/s, more than 42 / 21's 8 x 63 = 504, 12,600 GB/s: not said)."""
+    sizing = size_fat_tree(126, 8, 64, oversubscription=2, port_Bps=NDR_Bps)
+    assert (sizing.leaf_down, sizing.leaf_up, sizing.total_switches) == (42, 21, 45)
+    assert sizing.bisection_Bps == pytest.approx(504 / 2 * NDR_Bps)
+    cheaper = sizing.cheaper_split
+    assert cheaper is not None
+    assert (cheaper.leaf_down, cheaper.leaf_up, cheaper.switches) == (40, 20, 32 + 10)
+    assert cheaper.slowdown == pytest.approx(86 / 84 - 1)
+    assert cheaper.bisection_Bps == pytest.approx(528 / 2 * NDR_Bps)
+    assert (
+        "a leaf of 40 down / 20 up ports (the same 2:1) would take 42 switches, 3 fewer, with "
+        "traffic to every peer 2.4% slower: the split is chosen for speed first"
+    ) in sizing.notes[-1]
+    more = size_fat_tree(127, 8, 64, oversubscription=2, port_Bps=NDR_Bps)
+    assert (more.leaf_down, more.total_switches) == (40, 42)
+    # 127 nodes: 36 / 18 in 4 SUs of 36 takes 32 leaves + 9 spines (the smallest divisor of 18
+    # >= 32 x 18 / 64) = 41, at 2 x 91/126 against 2 x 87/126, 4.6 % slower
+    low = more.cheaper_split
+    assert low is not None
+    assert (low.leaf_down, low.switches) == (36, 32 + 9)
+    assert low.slowdown == pytest.approx(91 / 87 - 1)
+    assert "41 switches, 1 fewer, with traffic to every peer 4.6% slower:" in more.notes[-1]
+    # at 1:1 no narrower split exists: nothing named
+    assert size_fat_tree(126, 8, 64, port_Bps=NDR_Bps).cheaper_split is None
+
+
 def test_a_narrower_split_says_the_bisection_it_gives_up() -> None:
     """8 nodes of 8 NICs (50 GB/s ports) on 40-port switches at 2:1: 26 down / 13 up, one SU, 8
     leaves of 8 endpoints and 13 uplinks, 8 x min(8, 13) = 64 links, bisection 32 x 50 GB/s = 1,600

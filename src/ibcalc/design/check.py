@@ -64,7 +64,7 @@ from ibcalc.errors import (
     expect_type,
     fill_fields,
 )
-from ibcalc.fabric.sizing import FabricSizing, size_fat_tree
+from ibcalc.fabric.sizing import CheaperSplit, FabricSizing, size_fat_tree
 from ibcalc.fabric.switches import SwitchModel, find_switch, node_cages
 from ibcalc.facade import NCCL_TESTS_BUFFERS, estimate_on, nccl_tests_cap
 from ibcalc.units import format_memory, format_ratio, format_size, plural
@@ -881,11 +881,15 @@ class OversubscriptionBasis:
 
 @dataclass(frozen=True)
 class SwitchesBasis:
-    """Switch counts per level behind a switch-count finding."""
+    """Switch counts per level behind a switch-count finding, with the narrower leaf split of
+    the same ratio that needs fewer switches (not taken for the traffic it slows) and the
+    bisection it is weighed against."""
 
     leaf: int
     spine: int
     core: int
+    cheaper: CheaperSplit | None = None
+    bisection_Bps: float | None = None
 
 
 Basis = CollectiveBasis | GapBasis | OversubscriptionBasis | SwitchesBasis
@@ -1187,7 +1191,13 @@ def _switches_finding(
         required=float(target.max),
         comparison="<=",
         unit="switches",
-        basis=SwitchesBasis(fab.leaf_switches, fab.spine_switches, fab.core_switches),
+        basis=SwitchesBasis(
+            fab.leaf_switches,
+            fab.spine_switches,
+            fab.core_switches,
+            cheaper=fab.cheaper_split,
+            bisection_Bps=fab.bisection_Bps,
+        ),
     )
 
 

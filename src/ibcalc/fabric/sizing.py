@@ -72,6 +72,7 @@ __all__ = [
     "MAX_EXTRA_ENDPOINTS",
     "MAX_RADIX",
     "MAX_TIERS",
+    "CheaperSplit",
     "FabricError",
     "FabricSizing",
     "NodeCages",
@@ -144,6 +145,19 @@ def leaf_split(radix: int, oversubscription: float) -> tuple[int, int]:
 
 
 @dataclass(frozen=True)
+class CheaperSplit:
+    """A narrower leaf split of the same ratio that needs fewer switches than the one chosen,
+    not taken for the traffic it slows: its ports, its switch count, how much slower it runs
+    traffic to every peer (a fraction: 0.024 is 2.4 %) and its bisection."""
+
+    leaf_down: int
+    leaf_up: int
+    switches: int
+    slowdown: float
+    bisection_Bps: float | None
+
+
+@dataclass(frozen=True)
 class FabricSizing:
     """Switch, cable and transceiver counts of one fat tree, plus the rules' inputs.
 
@@ -176,6 +190,8 @@ class FabricSizing:
     bisection_Bps: float | None
     oversubscription: tuple[float, ...]
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: the widest narrower split of the same ratio that needs fewer switches, where one does
+    cheaper_split: CheaperSplit | None = None
 
     @property
     def endpoints(self) -> int:
@@ -447,7 +463,8 @@ def size_fat_tree(
         if within is not None:
             best = within
             why = f"no more than the {flat.total_switches} switches of the same nodes at 1:1"
-    if best is widest:
+    best = _with_cheaper_note(best, narrower, o)
+    if best.leaf_down == widest.leaf_down:
         return best
     unused = radix - best.leaf_down - best.leaf_up
     chosen = (
@@ -463,6 +480,55 @@ def size_fat_tree(
 #: the estimates' tie, within which two figures are not told apart (cost parameters'
 #: ``reporting.notably_faster``, 2 %; tests/fabric re-derive it from there).
 SLOWDOWN_TIE = 0.02
+
+
+def _with_cheaper_note(
+    best: FabricSizing, narrower: list[FabricSizing], o: Fraction
+) -> FabricSizing:
+    """``best`` with the widest narrower split of the same ratio that needs fewer switches
+    (:class:`CheaperSplit`, and a note), where one does and was not taken for the traffic it
+    slows (126 DGX H100 at 2:1 take 45 switches where 40 down / 20 up would take 42, and 127
+    take 42: a gate on the switch count had failed at 126 nodes and passed at 127 without a
+    word: review CV)."""
+    # ``narrower`` runs widest first: the first that needs fewer slows traffic least
+    other = next((x for x in narrower if x.total_switches < best.total_switches), None)
+    if other is None:
+        return best
+    cheaper = CheaperSplit(
+        leaf_down=other.leaf_down,
+        leaf_up=other.leaf_up,
+        switches=other.total_switches,
+        slowdown=_uniform_slowdown(other, float(o)) / _uniform_slowdown(best, float(o)) - 1,
+        bisection_Bps=other.bisection_Bps,
+    )
+    cost = cheaper_cost(cheaper, best.bisection_Bps)
+    note = (
+        f"a leaf of {other.leaf_down} down / {other.leaf_up} up ports (the same "
+        f"{_ratio_text(o)}) would take {other.total_switches} switches, "
+        f"{best.total_switches - other.total_switches} fewer, with {cost}: the split is chosen "
+        "for speed first (docs/design-files.md#leaf-port-split)"
+    )
+    return dataclasses.replace(best, notes=(*best.notes, note), cheaper_split=cheaper)
+
+
+def cheaper_cost(cheaper: CheaperSplit, bisection_Bps: float | None) -> str:
+    """What a :class:`CheaperSplit` gives up against a fabric of ``bisection_Bps``: "traffic to
+    every peer 2.4% slower", with its smaller bisection where it has one."""
+    cost = (
+        f"traffic to every peer {cheaper.slowdown:.1%} slower"
+        if cheaper.slowdown > 0
+        else "no traffic to every peer slower"
+    )
+    if (
+        cheaper.bisection_Bps is not None
+        and bisection_Bps is not None
+        and cheaper.bisection_Bps < bisection_Bps
+    ):
+        cost += (
+            f", a bisection of {cheaper.bisection_Bps / 1e9:,.0f} GB/s against "
+            f"{bisection_Bps / 1e9:,.0f}"
+        )
+    return cost
 
 
 def _uniform_slowdown(sizing: FabricSizing, ratio: float) -> float:

@@ -34,6 +34,7 @@ from ibcalc.design.check import (
 )
 from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import IbcalcError, UnitError, ValidationProblem, fill_fields
+from ibcalc.fabric.sizing import cheaper_cost
 from ibcalc.fileio import write_text
 from ibcalc.render.console import page_width, span
 from ibcalc.render.stream import unit_wrap
@@ -398,7 +399,16 @@ def finding_detail(f: Finding) -> str:
             return f"as declared{through}"
         return "no fabric given: non-blocking"
     assert isinstance(basis, SwitchesBasis)
-    return f"{basis.leaf} leaf + {basis.spine} spine + {basis.core} core"
+    counts = f"{basis.leaf} leaf + {basis.spine} spine + {basis.core} core"
+    cheaper = basis.cheaper
+    if f.passed or cheaper is None or cheaper.switches > f.required:
+        return counts
+    # the split that would pass, and what it gives up (a gate had failed at 126 nodes and
+    # passed at 127 without saying why: review CV)
+    return (
+        f"{counts}; a leaf of {cheaper.leaf_down} down / {cheaper.leaf_up} up ports (the same "
+        f"ratio) takes {cheaper.switches}, with {cheaper_cost(cheaper, basis.bisection_Bps)}"
+    )
 
 
 def finding_message(f: Finding) -> str:
