@@ -1146,6 +1146,17 @@ def test_every_unreadable_catalogue_file_is_named_as_cost_parameter_files_are(
     assert "YAML syntax error" in str(info.value.problems[1])
 
 
+def test_dgx_1_names_no_preset(builtin_catalogue: Catalogue) -> None:
+    """ "dgx-1" had answered for the V100 preset (nvlink2, 150 GB/s per direction), but also
+    names the first DGX-1 of P100 GPUs on NVLink 1 (80 GB/s): a P100 user got a scale-up rate
+    150/80 = 1.9x too high (review CY). It is refused with the V100 preset offered first."""
+    with pytest.raises(UnknownNameError) as info:
+        find_system(builtin_catalogue, "dgx-1")
+    assert info.value.suggestions[0] == "dgx-1v"
+    assert find_system(builtin_catalogue, "dgx1-v100").intra == "nvlink2"
+    assert find_link(builtin_catalogue, "nvlink1").per_direction_Bps == 80e9
+
+
 def test_a_look_alike_name_is_answered_and_an_empty_one_is_not_guessed_at(
     builtin_catalogue: Catalogue,
 ) -> None:

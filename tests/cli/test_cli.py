@@ -273,7 +273,7 @@ def test_storage_table_fits_the_page(columns: int) -> None:
 @pytest.mark.parametrize(
     ("listing", "command", "typo", "alias"),
     [
-        ("systems", ["allreduce", "-s", "1GB", "--system"], "dgx-h10", "dgx-1"),
+        ("systems", ["allreduce", "-s", "1GB", "--system"], "dgx1-v10", "dgx1-v100"),
         ("links", ["allreduce", "-s", "1GB", "--inter"], "infiniband-nd", "infiniband-ndr"),
         ("storage", ["checkpoint", "--model", "llama3-70b", "--storage"], "ai400x", "ai400x2"),
     ],
@@ -281,7 +281,7 @@ def test_storage_table_fits_the_page(columns: int) -> None:
 def test_every_name_a_hint_offers_is_in_the_listing(
     listing: str, command: list[str], typo: str, alias: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The did-you-mean hint offers aliases too (dgx-1 for dgx-1v); the listing must show
+    """The did-you-mean hint offers aliases too (dgx1-v100 for dgx-1v); the listing must show
     them, or a user cannot find the name they were offered."""
     err = main_error([*command, typo], capsys)
     offered = err.split("did you mean ", 1)[1].split(")")[0].rstrip("?").split(", ")
