@@ -80,8 +80,10 @@ _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 def test_readme_examples_are_current_output(monkeypatch: object) -> None:
     """Every README example is what the tool prints now at 100 columns: its lines appear in the
-    command's output, in order (an example may leave lines out, never change one). Dates are
-    compared as dates. Rerun the commands after a change and paste their output."""
+    command's output, in order (an example leaves lines out only where a line of ``...`` says
+    so, and never changes one: the train and infer examples had left out their per-phase notes
+    and a SHARP hint without a mark, the checkpoint and gap examples an assumption: review CZ).
+    Dates are compared as dates. Rerun the commands after a change and paste their output."""
     import shlex
 
     import pytest
@@ -96,15 +98,27 @@ def test_readme_examples_are_current_output(monkeypatch: object) -> None:
     runner = CliRunner()
     for command, shown in examples:
         result = runner.invoke(app, shlex.split(command)[1:], env={"COLUMNS": "100"})
-        output = result.output + (result.stderr if result.stderr_bytes else "")
+        output = result.output
+        if result.stderr_bytes and result.stderr not in output:
+            output += result.stderr  # click's runner mixes stderr into output in some releases
         printed = [_DATE.sub("DATE", line.rstrip()) for line in output.splitlines()]
         position = 0
+        cut = False
         for line in shown:
+            if line.strip() == "...":
+                cut = True
+                continue
             wanted = _DATE.sub("DATE", line)
+            start = position
             while position < len(printed) and printed[position] != wanted:
                 position += 1
             assert position < len(printed), f"{command}: not printed (in this order): {line!r}"
+            left_out = [x for x in printed[start:position] if x.strip()]
+            assert cut or not left_out or not start, f"{command}: {left_out[0]!r} left out, no ..."
+            cut = False
             position += 1
+        left_out = [x for x in printed[position:] if x.strip()]
+        assert cut or not left_out or not shown, f"{command}: ends before {left_out[0]!r}, no ..."
 
 
 def test_readme_python_example_prints_what_it_shows(capsys: object) -> None:

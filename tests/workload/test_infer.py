@@ -678,3 +678,39 @@ def test_serving_past_every_variants_memory_is_warned_of(builtin_catalogue: Cata
     assert (result.memory.room, result.memory.fits) == ("out of memory", False)
     (warning,) = [w for w in result.warnings if "on every variant" in w]
     assert "more than the largest dgx-a100 GPU's 80 GiB" in warning
+
+
+def test_the_sharp_hint_and_note_follow_the_all_reduces_across_the_network(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """infer had offered 'enable with --sharp' where no all-reduce leaves a node (Mixtral with ep
+    8 and tp 1: all-to-alls only; tp 8 inside each node), and said nothing with --sharp while it
+    changed no figure (review CZ 1). The hint stands where an all-reduce crosses the network (tp
+    16 over 2 DGX H100, which --sharp then runs on NVLS across nodes); with --sharp and no such
+    all-reduce the run says the flag is unused, as train does."""
+    hint = "ndr supports SHARP (CollNet); enable with {sharp}"  # the CLI names its flag
+    unused = (
+        "SHARP is on, but no all-reduce of the run crosses the network: ibcalc prices "
+        "in-network reduction (CollNet, NVLS across nodes) for all-reduce only"
+    )
+    moe = InferSpec(model=find_model("mixtral-8x7b"), tp=1, ep=8, batch=4)
+    dense = InferSpec(model=find_model("llama3-70b"), tp=16, batch=32)
+    for spec, across in ((moe, False), (dense, True)):
+        off = infer(builtin_catalogue, _dgx(builtin_catalogue, 2), spec)
+        on = infer(
+            builtin_catalogue,
+            resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2, sharp=True)),
+            spec,
+        )
+        reduced = [
+            p.estimate.best.algorithm.value
+            for p in on.phases
+            if p.collective is Collective.ALL_REDUCE and p.tier != "scale-up" and p.estimate
+        ]
+        assert bool(reduced) is across
+        assert (hint in off.assumptions) is across
+        assert (unused in on.assumptions) is not across
+        if across:
+            # one phase takes SHARP (NVLS across nodes): nothing said
+            assert set(reduced) & {"nvls", "collnet"}
+            assert not [n for n in on.assumptions if n.startswith("SHARP is on")]

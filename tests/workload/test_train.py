@@ -2239,3 +2239,23 @@ def test_sharp_ruled_out_by_the_type_or_cluster_names_it(builtin_catalogue: Cata
         "SHARP is on, but no all-reduce of the step runs on it: a SHARP tree does not span "
         "sites (the all-reduce crosses the WAN between them)"
     ]
+
+
+def test_the_sharp_hint_stands_only_where_an_all_reduce_crosses_the_network(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """'ndr supports SHARP (CollNet); enable with --sharp' had closed a ZeRO-1 step (a
+    reduce-scatter and an all-gather across nodes, no all-reduce) and a tp 8 pp 2 step on 2
+    nodes (dp 1), where the flag changes no figure (review CZ 1); a plain dp step keeps it."""
+    hint = "ndr supports SHARP (CollNet); enable with {sharp}"
+    cluster = ClusterSpec(system="dgx-h100", nodes=2)
+    zero = _run(builtin_catalogue, cluster, tp=8, dp=2, zero=1)
+    assert {p.collective for p in zero.phases if p.tier != "scale-up"} >= {
+        Collective.REDUCE_SCATTER,
+        Collective.ALL_GATHER,
+    }
+    assert hint not in zero.assumptions
+    assert hint not in _run(builtin_catalogue, cluster, tp=8, pp=2).assumptions
+    plain = _run(builtin_catalogue, cluster, tp=8, dp=2)
+    assert any(p.collective is Collective.ALL_REDUCE and p.tier != "scale-up" for p in plain.phases)
+    assert hint in plain.assumptions

@@ -41,11 +41,10 @@ from ibcalc.workload.memory import (
     memory_size,
     percent,
 )
-from ibcalc.workload.phases import Phase
+from ibcalc.workload.phases import SHARP_UNUSED, Phase
 from ibcalc.workload.train import (
     DEFAULT_ORDER,
     HIERARCHICAL_ONE_SITE,
-    SHARP_UNUSED,
     TrainResult,
 )
 

@@ -48,7 +48,7 @@ from ibcalc.cluster.spec import MAX_GPUS, MAX_NICS_PER_NODE, ClusterSpec
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import WorkloadError, expect_type
-from ibcalc.facade import cost_parameter_notes
+from ibcalc.facade import cost_parameter_notes, parse_dtype
 from ibcalc.units import fixed, format_size, plural
 from ibcalc.workload.memory import (
     ServingMemory,
@@ -59,7 +59,7 @@ from ibcalc.workload.memory import (
     stage_params,
 )
 from ibcalc.workload.model import CheckedSpec, ModelSpec
-from ibcalc.workload.phases import Per, Phase, build_phase
+from ibcalc.workload.phases import Per, Phase, build_phase, sharp_step_notes
 from ibcalc.workload.placement import Placement, inherit, pipeline_boundaries, place_group
 
 __all__ = ["InferResult", "InferSpec", "infer", "serving_cluster"]
@@ -575,7 +575,11 @@ def infer(
         tier_s=tier_s,
         dominant_tier=dominant,
         warnings=warnings,
-        assumptions=[*notes, *_cluster_notes(cluster, phases), *cost_parameter_notes(params)],
+        assumptions=[
+            *notes,
+            *_cluster_notes(cluster, phases, params),
+            *cost_parameter_notes(params),
+        ],
     )
 
 
@@ -697,13 +701,21 @@ def _memory_remedies(spec: InferSpec, weights: float, kv: float) -> str:
     return ", ".join(ways[:-1]) + " or " + ways[-1] + " would shrink it"
 
 
-def _cluster_notes(cluster: ResolvedCluster, phases: Sequence[Phase]) -> list[str]:
+def _cluster_notes(
+    cluster: ResolvedCluster, phases: Sequence[Phase], params: CostParams | None
+) -> list[str]:
     """The cluster's assumptions, without the two-node tree note where no all-reduce leaves a
     scale-up domain (tp inside each node, a KV transfer or stage send across), nor the note
     that the host options change no collective where a phase goes through the NICs (a
     disaggregated KV transfer inside one NVL72 rack: --host-pcie pcie3 made it 3.8x slower
-    beside a note that it changed nothing, a review)."""
-    across = any(p.collective is Collective.ALL_REDUCE and p.tier != "scale-up" for p in phases)
+    beside a note that it changed nothing, a review), and with what SHARP does for the
+    all-reduces across the network, as train says it (:func:`sharp_step_notes`)."""
+    reduced = [
+        (p.name, p.estimate.best.algorithm, p.estimate.best.protocol, parse_dtype(p.estimate.dtype))
+        for p in phases
+        if p.collective is Collective.ALL_REDUCE and p.tier != "scale-up" and p.estimate
+    ]
+    across = bool(reduced)
     nics = any(p.tier != "scale-up" for p in phases)
     unused = (HOST_OPTIONS_UNUSED, NETWORK_OPTIONS_IGNORED)
     a2a = any(p.inside_a_node for p in phases if p.collective is Collective.ALL_TO_ALL)
@@ -717,6 +729,7 @@ def _cluster_notes(cluster: ResolvedCluster, phases: Sequence[Phase]) -> list[st
     if any(p.collective is Collective.SEND_RECV and p.tier == "scale-up" for p in phases):
         # a partial mesh's pair rate (DGX-1), where a stage send or KV transfer runs on it
         notes += cluster.p2p_notes
+    notes = sharp_step_notes(cluster, notes, reduced, params, of="of the run")
     spec = cluster.spec
     if nics and cluster.topology.domains == 1:
         # the KV transfer alone crosses the network, point to point: the taper and the NICs

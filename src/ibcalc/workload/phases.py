@@ -10,18 +10,22 @@ hide, per ``per``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from ibcalc.catalogue.cost_params import builtin_cost_params
+from ibcalc.cluster.resolve import ResolvedCluster, sharp_hint
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.types import Algorithm, Collective, DType, Estimate
+from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, Protocol
 from ibcalc.facade import (
+    SHARP_ALGORITHMS,
     CollectivePlan,
     QuickEstimate,
     estimate_on,
     message_extrapolation_notes,
+    sharp_unused_reason,
 )
 from ibcalc.workload.placement import Placement, Tier
 
@@ -208,3 +212,61 @@ def _alltoall_notes(
         return []
     cost = params if params is not None else builtin_cost_params()
     return message_extrapolation_notes(algorithm, placement.cluster.topology, cost)
+
+
+#: How a workload's note begins where --sharp changes none of its collectives (a layout search
+#: says it once for all its layouts)
+SHARP_UNUSED = "SHARP is on, but "
+
+
+def sharp_step_notes(
+    cluster: ResolvedCluster,
+    notes: list[str],
+    across: Sequence[tuple[str, Algorithm, Protocol, DType]],
+    params: CostParams | None,
+    *,
+    of: str,
+    grad: DType | None = None,
+) -> list[str]:
+    """``notes`` with what SHARP does for a workload whose all-reduces across the network are
+    ``across`` (phase, algorithm, protocol, element type), ``of`` naming the workload ("of the
+    step"): the cluster's hint to turn it on only where one such all-reduce runs (infer and
+    train had offered it for a step of ZeRO's reduce-scatters or tp inside nodes, where the flag
+    changes nothing: review CZ), and with ``--sharp`` on, why no phase takes it where none does.
+    ``grad`` is the gradients' type where it is not the one priced (fp8 priced as int8)."""
+    out = cluster.topology.out
+    if out is None or cluster.inter is None:
+        return notes
+    if not out.sharp:
+        if across:
+            return notes
+        hint = sharp_hint(cluster.inter.id)
+        return [n for n in notes if n != hint]
+    if not across:
+        # ZeRO's reduce-scatter and all-gather, or every all-reduce inside a node: the flag
+        # changed nothing, and nothing had said so (review CR L4)
+        return [
+            *notes,
+            f"{SHARP_UNUSED}no all-reduce {of} crosses the network: ibcalc prices in-network "
+            "reduction (CollNet, NVLS across nodes) for all-reduce only",
+        ]
+    if any(algorithm in SHARP_ALGORITHMS for _, algorithm, _, _ in across):
+        return notes
+    # SHARP on and taken by no phase: said, as allreduce says it (the step had read as without
+    # --sharp, nothing saying whether the flag was taken: review CN), with what rules SHARP out
+    # where something does (int8 gradients, --no-nvls on GB200), not the tuner (review CR)
+    why = {sharp_unused_reason(cluster, dtype, params=params) for *_, dtype in across}
+    reason = why.pop() if len(why) == 1 else None
+    if (
+        reason == f"SHARP does not reduce {DType.INT8.value}"
+        and grad is not None
+        and grad is not DType.INT8
+    ):
+        # compressed gradients (fp8, uint8) are priced as an 8-bit integer sum: the type given
+        # is named, not only the one priced (reviews CW, CX)
+        reason = f"SHARP does not reduce {grad.value} gradients, priced as int8"
+    kept = ", ".join(f"{name} {a.value}/{p.value}" for name, a, p, _ in across)
+    return [
+        *notes,
+        f"{SHARP_UNUSED}no all-reduce {of} runs on it: " + (reason or f"NCCL's tuner keeps {kept}"),
+    ]

@@ -49,12 +49,7 @@ from ibcalc.cluster.spec import MAX_GPUS, ClusterSpec
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType, Protocol
 from ibcalc.errors import FieldError, IbcalcError, WorkloadError
-from ibcalc.facade import (
-    SHARP_ALGORITHMS,
-    CollectivePlan,
-    cost_parameter_notes,
-    sharp_unused_reason,
-)
+from ibcalc.facade import CollectivePlan, cost_parameter_notes
 from ibcalc.memo import IdentityMemo
 from ibcalc.units import (
     format_count,
@@ -76,7 +71,13 @@ from ibcalc.workload.memory import (
     train_memory,
 )
 from ibcalc.workload.model import CheckedSpec, ModelSpec
-from ibcalc.workload.phases import Phase, QuickCost, phase_fields, quick_cost
+from ibcalc.workload.phases import (
+    Phase,
+    QuickCost,
+    phase_fields,
+    quick_cost,
+    sharp_step_notes,
+)
 from ibcalc.workload.placement import Placement, place_group, place_pipeline, single_domain
 
 __all__ = [
@@ -1125,11 +1126,6 @@ def _memory_remedies(spec: TrainSpec, memory: TrainMemory) -> str:
     return ", ".join(ways[:-1]) + " or " + ways[-1] + " would shrink it"
 
 
-#: How a step's note begins where --sharp changes none of its collectives (a layout search says
-#: it once for all its layouts)
-SHARP_UNUSED = "SHARP is on, but "
-
-
 def _cluster_notes(
     cluster: ResolvedCluster,
     phases: Sequence[Phase],
@@ -1144,33 +1140,7 @@ def _cluster_notes(
     notes = [n for n in cluster.assumptions if a2a or n not in cluster.alltoall_notes]
     if any(p.collective is Collective.SEND_RECV and p.tier == "scale-up" for p in phases):
         notes += cluster.p2p_notes
-    out = cluster.topology.out
-    if out is None or not out.sharp:
-        return notes
-    if not across:
-        # ZeRO's reduce-scatter and all-gather, or every all-reduce inside a node: the flag
-        # changed nothing, and nothing had said so (review CR L4)
-        notes.append(
-            f"{SHARP_UNUSED}no all-reduce of the step crosses the network: ibcalc prices "
-            "in-network reduction (CollNet, NVLS across nodes) for all-reduce only"
-        )
-    elif not any(algorithm in SHARP_ALGORITHMS for _, algorithm, _, _ in across):
-        # SHARP on and taken by no phase: said, as allreduce says it (the step had read as
-        # without --sharp, nothing saying whether the flag was taken: review CN), with what
-        # rules SHARP out where something does (int8 gradients, --no-nvls on GB200), not the
-        # tuner (review CR)
-        why = {sharp_unused_reason(cluster, dtype, params=params) for *_, dtype in across}
-        reason = why.pop() if len(why) == 1 else None
-        if reason == f"SHARP does not reduce {DType.INT8.value}" and grad is not DType.INT8:
-            # compressed gradients (fp8, uint8) are priced as an 8-bit integer sum: the type
-            # given is named, not only the one priced (reviews CW, CX)
-            reason = f"SHARP does not reduce {grad.value} gradients, priced as int8"
-        kept = ", ".join(f"{name} {a.value}/{p.value}" for name, a, p, _ in across)
-        notes.append(
-            f"{SHARP_UNUSED}no all-reduce of the step runs on it: "
-            + (reason or f"NCCL's tuner keeps {kept}")
-        )
-    return notes
+    return sharp_step_notes(cluster, notes, across, params, of="of the step", grad=grad)
 
 
 def _compute(
