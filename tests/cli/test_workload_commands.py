@@ -320,6 +320,21 @@ def test_infer_json() -> None:
     _check_phases(data)
     assert data["totals"]["kv_bytes_per_token"] == 327_680
     assert data["totals"]["dominant_tier"] in ("scale-up", "scale-out")
+    assert (data["dtype"], data["weights_dtype"], data["kv_dtype"]) == ("bf16", "bf16", "bf16")
+
+
+def test_infer_json_and_table_name_the_activations_type() -> None:
+    """--dtype fp8 halves every tp message (decode: 1 x 8192 x 1 B = 8 KiB), yet the JSON had
+    named only the weights' and the KV cache's types and the table none (review CZ 5)."""
+    args = ["infer", "--model", "llama3-70b", "--tp", "8", "--dtype", "fp8", "--system", "dgx-h100"]
+    data = _json(*args)
+    assert data["dtype"] == "fp8"
+    decode = next(p for p in data["phases"] if p["name"] == "decode-tp-allreduce")
+    assert decode["bytes_per_gpu"] == 1 * 8192 * 1
+    result = runner.invoke(APP, args)
+    assert "output tokens, fp8 activations" in " ".join(result.stdout.split()[:20])
+    train = _json("train", "--model", "llama3-8b", "--tp", "8", "--system", "dgx-h100", "-N", "1")
+    assert (train["dtype"], train["grad_dtype"]) == ("bf16", "bf16")
 
 
 def test_infer_table_gives_the_prompt_s_kv_cache_with_its_length() -> None:

@@ -125,6 +125,13 @@ def test_optimizer_state_and_restore_replicas(test_catalogue: Catalogue) -> None
     assert result.save.bytes == pytest.approx(810e9 + 4.86e12)
     assert result.restore.bytes == pytest.approx(4 * 810e9 + 4.86e12)
     assert result.restore.time_s == pytest.approx((4 * 810e9 + 4.86e12) / 200e9)
+    said = "restore: the weights are read by each of 4 data-parallel replicas"
+    assert f"{said}, the optimizer state once" in result.assumptions
+    # without optimizer state none is read, and none is said to be (review CZ 3): 4 x 810 GB
+    bare = _to_test_storage(test_catalogue, "llama3-405b", replicas=4)
+    assert (bare.optimizer_bytes, bare.restore.bytes) == (0, pytest.approx(4 * 810e9))
+    assert said in bare.assumptions
+    assert not [n for n in bare.assumptions if "optimizer state" in n]
 
 
 def test_client_nics_are_capped_by_the_host_pcie(test_catalogue: Catalogue) -> None:

@@ -1545,6 +1545,11 @@ def test_a_pipeline_of_stages_that_tile_the_rack_runs_over_two_racks(
     pp = _phase(result, "pp-sendrecv")
     assert pp.tier == "scale-out"
     assert any("1 of 17 stage boundaries crosses the 72-GPU" in n for n in pp.assumptions)
+    # the boundary's 8 pairs (ranks 64-71 to 72-79) leave the rack, not 72 (review CZ 2)
+    assert (
+        "pp group: 2 GPUs, 1 in each of 2 scale-up domains; a crossing boundary's 8 pairs leave "
+        "a domain at once through its 72 x ndr: 1 NIC each"
+    ) in pp.assumptions
     across = estimate(
         builtin_catalogue,
         ClusterSpec(nodes=2, gpus_per_node=1, nics_per_node=1, inter="ndr", intra="nvlink5"),

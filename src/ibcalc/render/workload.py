@@ -123,6 +123,7 @@ def train_dict(result: TrainResult, names: Mapping[str, str] = _PLAIN) -> dict[s
         "params": spec.model.params,
         "parallel": {"tp": par.tp, "pp": par.pp, "dp": par.dp, "ep": par.ep, "cp": par.cp},
         "zero": spec.zero,
+        "dtype": spec.act_dtype.value,
         "grad_dtype": spec.grad_dtype.value,
         "sequence_parallel": spec.sequence_parallel,
         "nodes": result.nodes,
@@ -250,6 +251,9 @@ def infer_dict(result: InferResult, names: Mapping[str, str] = _PLAIN) -> dict[s
         "prompt_tokens": spec.prompt_tokens,
         "output_tokens": spec.output_tokens,
         "disaggregated": spec.disaggregated,
+        # the activations' type, which every tp, ep and pp message is priced in (--dtype; only
+        # the prose had said it: review CZ)
+        "dtype": spec.act_dtype.value,
         "weights_dtype": spec.weights_dtype.value,
         "kv_dtype": spec.kv_dtype.value,
         "phases": [phase_dict(p, names) for p in result.phases],
@@ -748,7 +752,7 @@ def render_infer(
     layout += f" ep{spec.ep}" if spec.ep > 1 else ""
     title = (
         f"infer {spec.model.label}: {layout}, batch {spec.batch}, prompt {spec.prompt_tokens} "
-        f"tokens, {spec.output_tokens} output tokens"
+        f"tokens, {spec.output_tokens} output tokens, {spec.act_dtype.value} activations"
         + (", disaggregated prefill/decode" if spec.disaggregated else "")
     )
     # serving compute is not modelled: every phase is exposed, the column would repeat "total"

@@ -165,6 +165,7 @@ def place_group(
     across_sites: bool = False,
     span: int | None = None,
     aligned: bool = True,
+    senders: int | None = None,
 ) -> Placement:
     """The sub-cluster of a group of ``size`` ranks ``stride`` apart (see the module doc).
 
@@ -175,7 +176,9 @@ def place_group(
     the parent's ``spec.leaf_group_nodes``, every group sits under one leaf
     group and its rail-aligned traffic never meets a tapered fabric's uplinks. Raises
     :class:`WorkloadError` naming ``name`` when the job's groups of this shape do not divide
-    evenly into the cluster's scale-up domains.
+    evenly into the cluster's scale-up domains. ``senders``: how many of a domain's groups send
+    across it at once, where not all of them do (a pipeline's crossing boundary: a stage's
+    GPUs), for the note; by default every group the domain holds.
     """
     if size < 2:
         raise WorkloadError(f"a {name} group needs at least 2 ranks", field=name)
@@ -322,11 +325,18 @@ def place_group(
             "the leaves, clear of the tapered uplinks"
         )
     groups_per_domain = d // per_domain
+    sharing = (
+        f"{groups_per_domain} such group{'s' if groups_per_domain != 1 else ''} per domain "
+        f"share{'s' if groups_per_domain == 1 else ''}"
+        if senders is None
+        # a pipeline's crossing boundary: only a stage's GPUs leave a domain at once (72 had
+        # been said for tp 8 on an NVL72 rack, where a boundary's 8 pairs cross: review CZ)
+        else f"a crossing boundary's {senders} pair{'s leave' if senders != 1 else ' leaves'} a "
+        "domain at once through"
+    )
     notes.append(
         f"{name} group: {size} GPUs, {per_domain} in each of {domains} scale-up domains; "
-        f"{groups_per_domain} such group{'s' if groups_per_domain != 1 else ''} per domain "
-        f"share{'s' if groups_per_domain == 1 else ''} its {out.nics_per_domain} x "
-        f"{out.link_id}: {nic_total:g} NIC"
+        f"{sharing} its {out.nics_per_domain} x {out.link_id}: {nic_total:g} NIC"
         f"{'s' if nic_total != 1 else ''} each"
     )
     wan_scale = 1.0
@@ -419,5 +429,6 @@ def pipeline_boundaries(
     if pair.crosses_domains or stages * stride <= d:
         return [(pair, total)]
     crossing = total * stride // d
-    across = place_group(catalogue, parent, "pp", 2, d, aligned=False)
+    # a crossing boundary's pairs are the stage's stride GPUs, not the domain's d
+    across = place_group(catalogue, parent, "pp", 2, d, aligned=False, senders=stride)
     return [(pair, total - crossing), (across, crossing)]
