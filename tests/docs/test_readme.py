@@ -114,7 +114,7 @@ def test_readme_examples_are_current_output(monkeypatch: object) -> None:
                 position += 1
             assert position < len(printed), f"{command}: not printed (in this order): {line!r}"
             left_out = [x for x in printed[start:position] if x.strip()]
-            assert cut or not left_out or not start, f"{command}: {left_out[0]!r} left out, no ..."
+            assert cut or not left_out, f"{command}: {left_out[0]!r} left out, no ..."
             cut = False
             position += 1
         left_out = [x for x in printed[position:] if x.strip()]

@@ -565,6 +565,8 @@ def test_three_levels_say_what_uneven_links_would_need() -> None:
         ({"radix": 2**64}, f"switch radix {2**64} is more than the 4,096 accepted"),
         ({"oversubscription": 1e308}, "oversubscription 1e+308 is more than 64:1"),
         ({"oversubscription": [2, 64.5]}, "oversubscription 64.5 is more than 64:1"),
+        # the product, as a design file caps it (review DA: [32, 32], 1024:1, had been sized)
+        ({"oversubscription": [32, 32]}, "oversubscription 32:1 x 32:1 is 1024:1 end to end, more"),
         ({"port_Bps": 1.5}, "port rate 1.5 B/s is outside 1 MB/s (8 Mb/s) to 1 PB/s"),
         ({"port_Bps": 2e15}, "port rate 2000000000000000.0 B/s is outside 1 MB/s"),
         ({"ports_per_cage": 10**29}, f"ports per cage {10**29} is more than the switch's 64"),
@@ -586,12 +588,14 @@ def test_bad_counts_and_rates_are_refused(kwargs: dict[str, object], words: str)
 
 
 def test_the_limits_themselves_are_taken() -> None:
-    """The bounds are inclusive, as the design file's: 64:1 at the leaf and the spine, cages of
-    the switch's whole radix and one cage per NIC port, a 1 MB/s and a 1 PB/s port."""
+    """The bounds are inclusive, as the design file's: 64:1 end to end (at the leaf, or 8:1 at
+    the leaf and the spine), cages of the switch's whole radix and one cage per NIC port, a
+    1 MB/s and a 1 PB/s port."""
     from ibcalc.units import MAX_BANDWIDTH_BPS, MIN_BANDWIDTH_BPS
 
     for kwargs in (
-        {"oversubscription": [64, 64]},
+        {"oversubscription": 64},
+        {"oversubscription": [8, 8]},
         {"ports_per_cage": 64, "node_cages_per_node": 8, "port_Bps": MIN_BANDWIDTH_BPS},
         {"port_Bps": MAX_BANDWIDTH_BPS},
     ):

@@ -725,5 +725,5 @@ def test_a_crossing_pipeline_boundary_counts_its_own_pairs(builtin_catalogue: Ca
         out = next(p for p in result.phases if p.name == "decode-pp-sendrecv-scale-out")
         assert (
             f"pp group: 2 GPUs, 1 in each of 2 scale-up domains; a crossing boundary's {pairs} a "
-            "domain at once through its 8 x ndr: 1 NIC each"
+            "domain at once, each through its GPU's share of the domain's 8 x ndr: 1 NIC each"
         ) in out.assumptions

@@ -1548,7 +1548,7 @@ def test_a_pipeline_of_stages_that_tile_the_rack_runs_over_two_racks(
     # the boundary's 8 pairs (ranks 64-71 to 72-79) leave the rack, not 72 (review CZ 2)
     assert (
         "pp group: 2 GPUs, 1 in each of 2 scale-up domains; a crossing boundary's 8 pairs leave "
-        "a domain at once through its 72 x ndr: 1 NIC each"
+        "a domain at once, each through its GPU's share of the domain's 72 x ndr: 1 NIC each"
     ) in pp.assumptions
     across = estimate(
         builtin_catalogue,
@@ -2264,3 +2264,30 @@ def test_the_sharp_hint_stands_only_where_an_all_reduce_crosses_the_network(
     plain = _run(builtin_catalogue, cluster, tp=8, dp=2)
     assert any(p.collective is Collective.ALL_REDUCE and p.tier != "scale-up" for p in plain.phases)
     assert hint in plain.assumptions
+
+
+def test_the_sharp_hint_names_a_type_sharp_does_not_reduce(builtin_catalogue: Catalogue) -> None:
+    """int8 and fp8 gradients (an 8-bit integer sum) across 4 DGX H100: --sharp changes nothing,
+    yet the step had said 'enable with --sharp' (review DA); it says why, in the allreduce
+    estimate's words. bf16 gradients keep the hint."""
+    cluster = ClusterSpec(system="dgx-h100", nodes=4)
+    lead = "ndr supports SHARP (CollNet); {sharp} would not change an all-reduce of the step: "
+    for grad, why in (
+        (DType.INT8, "SHARP does not reduce int8"),
+        (DType.FP8, "SHARP does not reduce fp8 gradients, priced as int8"),
+    ):
+        result = _run(builtin_catalogue, cluster, tp=8, dp=4, grad_dtype=grad)
+        assert lead + why in result.assumptions
+        assert "ndr supports SHARP (CollNet); enable with {sharp}" not in result.assumptions
+    plain = _run(builtin_catalogue, cluster, tp=8, dp=4)
+    assert "ndr supports SHARP (CollNet); enable with {sharp}" in plain.assumptions
+    # and the flag indeed changes no figure of the int8 step
+    off = _run(builtin_catalogue, cluster, tp=8, dp=4, grad_dtype=DType.INT8)
+    on = _run(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100", nodes=4, sharp=True),
+        tp=8,
+        dp=4,
+        grad_dtype=DType.INT8,
+    )
+    assert [p.time_s for p in on.phases] == [p.time_s for p in off.phases]

@@ -386,6 +386,15 @@ def size_fat_tree(
         )
     leaf_o = ratios[0]
     spine_o = ratios[1] if len(ratios) > 1 else 1.0
+    for tier_o in (leaf_o, spine_o):
+        _ratio(tier_o)  # each tier's own check first: its words name the ratio at fault
+    if leaf_o * spine_o > MAX_OVERSUBSCRIPTION:
+        # traffic crossing both tapered tiers sees their product, which a design file caps as
+        # it caps one ratio ([32, 32] had been sized: review DA)
+        raise FabricError(
+            f"oversubscription {leaf_o:g}:1 x {spine_o:g}:1 is {leaf_o * spine_o:g}:1 end to end, "
+            f"more than {MAX_OVERSUBSCRIPTION:g}:1"
+        )
     d, u = leaf_split(radix, leaf_o)
     sd, su = leaf_split(radix, spine_o)
     endpoints = nodes * rails + extra_endpoints

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.cluster.resolve import ResolvedCluster, sharp_hint
 from ibcalc.engine.params import CostParams
+from ibcalc.engine.plan import dtype_allows
 from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, Protocol
 from ibcalc.facade import (
     SHARP_ALGORITHMS,
@@ -238,10 +239,22 @@ def sharp_step_notes(
     if out is None or cluster.inter is None:
         return notes
     if not out.sharp:
-        if across:
-            return notes
         hint = sharp_hint(cluster.inter.id)
-        return [n for n in notes if n != hint]
+        if not across:
+            return [n for n in notes if n != hint]
+        why = _type_rules_sharp_out(cluster, across, grad)
+        if why is None:
+            # NCCL's tuner may or may not take SHARP at the phases' sizes: telling would take a
+            # second selection for each phase, which a layout search cannot afford
+            return notes
+        # the type rules SHARP out at every size: the hint had said "enable with --sharp" for
+        # int8 gradients, where the flag changes nothing (review DA), as the allreduce
+        # estimate's what-if says it
+        unchanged = (
+            f"{cluster.inter.id} supports SHARP (CollNet); {{sharp}} would not change an "
+            f"all-reduce {of}: {why}"
+        )
+        return [unchanged if n == hint else n for n in notes]
     if not across:
         # ZeRO's reduce-scatter and all-gather, or every all-reduce inside a node: the flag
         # changed nothing, and nothing had said so (review CR L4)
@@ -255,18 +268,40 @@ def sharp_step_notes(
     # SHARP on and taken by no phase: said, as allreduce says it (the step had read as without
     # --sharp, nothing saying whether the flag was taken: review CN), with what rules SHARP out
     # where something does (int8 gradients, --no-nvls on GB200), not the tuner (review CR)
-    why = {sharp_unused_reason(cluster, dtype, params=params) for *_, dtype in across}
-    reason = why.pop() if len(why) == 1 else None
-    if (
-        reason == f"SHARP does not reduce {DType.INT8.value}"
-        and grad is not None
-        and grad is not DType.INT8
-    ):
-        # compressed gradients (fp8, uint8) are priced as an 8-bit integer sum: the type given
-        # is named, not only the one priced (reviews CW, CX)
-        reason = f"SHARP does not reduce {grad.value} gradients, priced as int8"
+    reasons = {sharp_unused_reason(cluster, dtype, params=params) for *_, dtype in across}
+    reason = _named_type(reasons.pop(), grad) if len(reasons) == 1 else None
     kept = ", ".join(f"{name} {a.value}/{p.value}" for name, a, p, _ in across)
     return [
         *notes,
         f"{SHARP_UNUSED}no all-reduce {of} runs on it: " + (reason or f"NCCL's tuner keeps {kept}"),
     ]
+
+
+def _named_type(reason: str | None, grad: DType | None) -> str | None:
+    """``reason`` with compressed gradients (fp8, uint8) named as given where SHARP is ruled out
+    for the 8-bit integer sum they are priced as (reviews CW, CX)."""
+    if reason == f"SHARP does not reduce {DType.INT8.value}" and grad not in (None, DType.INT8):
+        assert grad is not None
+        return f"SHARP does not reduce {grad.value} gradients, priced as int8"
+    return reason
+
+
+def _type_rules_sharp_out(
+    cluster: ResolvedCluster,
+    across: Sequence[tuple[str, Algorithm, Protocol, DType]],
+    grad: DType | None,
+) -> str | None:
+    """ "SHARP does not reduce int8" where no all-reduce of ``across`` is of a type SHARP reduces
+    (the types are the allreduce estimate's rule, :func:`~ibcalc.engine.plan.dtype_allows`), with
+    the gradients named as given; None where one is."""
+    types = {dtype for *_, dtype in across}
+    domains = cluster.topology.domains
+    if any(
+        dtype_allows(Algorithm.COLLNET_DIRECT, Collective.ALL_REDUCE, t, domains) for t in types
+    ):
+        return None
+    if len(types) > 1:
+        return (
+            "SHARP reduces none of their types (" + ", ".join(sorted(t.value for t in types)) + ")"
+        )
+    return _named_type(f"SHARP does not reduce {types.pop().value}", grad)

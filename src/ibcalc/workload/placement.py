@@ -332,11 +332,12 @@ def place_group(
         # a pipeline's crossing boundary: only a stage's GPUs leave a domain at once (72 had
         # been said for tp 8 on an NVL72 rack, where a boundary's 8 pairs cross: review CZ)
         else f"a crossing boundary's {senders} pair{'s leave' if senders != 1 else ' leaves'} a "
-        "domain at once through"
+        "domain at once, each through its GPU's share of the domain's"
     )
+    whose = "its " if senders is None else ""
     notes.append(
         f"{name} group: {size} GPUs, {per_domain} in each of {domains} scale-up domains; "
-        f"{sharing} its {out.nics_per_domain} x {out.link_id}: {nic_total:g} NIC"
+        f"{sharing} {whose}{out.nics_per_domain} x {out.link_id}: {nic_total:g} NIC"
         f"{'s' if nic_total != 1 else ''} each"
     )
     wan_scale = 1.0
