@@ -430,7 +430,8 @@ def sharp_unused_reason(
     params: CostParams | None = None,
     algorithm: Algorithm | None = None,
 ) -> str | None:
-    """Where ``cluster`` has SHARP on, why no all-reduce of ``dtype`` runs on it at any size: an
+    """Why no all-reduce of ``dtype`` runs on SHARP on ``cluster`` at any size, with SHARP on (a
+    cluster with it off is asked as if it were on: why turning it on would change nothing): an
     algorithm forced other than a SHARP one, or the first reason :func:`_sharp_ruled_out` gives
     (the element type, a setting, the cluster). None where a SHARP algorithm is a candidate, so
     that NCCL's tuner decides size by size: nccl-check's and train's notes had blamed the tuner
@@ -439,6 +440,9 @@ def sharp_unused_reason(
         return f"{algorithm.value} forced"
     params = params if params is not None else builtin_cost_params()
     plan = plan_for(Collective.ALL_REDUCE, cluster.topology, params, dtype=parse_dtype(dtype))
+    out = cluster.topology.out
+    if out is not None and not out.sharp:
+        plan = _with_sharp(plan)
     # which algorithms apply does not depend on the size: the candidates at one size say
     return _sharp_ruled_out(plan, [c.timing for c in plan.scored(float(MiB))], None)
 

@@ -67,11 +67,18 @@ def _examples() -> list[tuple[str, list[str]]]:
     it (up to the next command or the end of the block)."""
     examples: list[tuple[str, list[str]]] = []
     for block in re.findall(r"```text\n(.*?)```", README, flags=re.S):
+        # every block holding a command, whatever comes first (a block opening with a blank
+        # line had had its output unchecked), blank lines kept: they are output too (review DB)
+        ours: list[tuple[str, list[str]]] = []
         for line in block.splitlines():
             if line.startswith("$ ibcalc "):
-                examples.append((line[2:], []))
-            elif examples and line.strip() and block.startswith("$ ibcalc "):
-                examples[-1][1].append(line.rstrip())
+                ours.append((line[2:], []))
+            elif ours:
+                ours[-1][1].append(line.rstrip())
+        for command, shown in ours:
+            while shown and not shown[-1]:
+                shown.pop()
+            examples.append((command, shown))
     return examples
 
 

@@ -719,11 +719,14 @@ def test_the_sharp_hint_and_note_follow_the_all_reduces_across_the_network(
 def test_a_crossing_pipeline_boundary_counts_its_own_pairs(builtin_catalogue: Catalogue) -> None:
     """tp 1 pp 32 on 4 DGX H100: a boundary between nodes is one pair (rank 8k+7 to 8k+8), not
     the 8 GPUs of a node the note had counted; tp 4 pp 4 on 2: a stage's 4 pairs (review CZ 2)."""
-    for tp, pp, nodes, pairs in ((1, 32, 4, "1 pair leaves"), (4, 4, 2, "4 pairs leave")):
+    for tp, pp, nodes, pairs, whose in (
+        (1, 32, 4, "1 pair leaves", "its"),
+        (4, 4, 2, "4 pairs leave", "their"),
+    ):
         spec = InferSpec(model=find_model("llama3-70b"), tp=tp, pp=pp, batch=8)
         result = infer(builtin_catalogue, _dgx(builtin_catalogue, nodes), spec)
         out = next(p for p in result.phases if p.name == "decode-pp-sendrecv-scale-out")
         assert (
             f"pp group: 2 GPUs, 1 in each of 2 scale-up domains; a crossing boundary's {pairs} a "
-            "domain at once, each through its GPU's share of the domain's 8 x ndr: 1 NIC each"
+            f"domain at once through {whose} own GPU's NICs of the domain's 8 x ndr: 1 NIC each"
         ) in out.assumptions

@@ -1548,7 +1548,7 @@ def test_a_pipeline_of_stages_that_tile_the_rack_runs_over_two_racks(
     # the boundary's 8 pairs (ranks 64-71 to 72-79) leave the rack, not 72 (review CZ 2)
     assert (
         "pp group: 2 GPUs, 1 in each of 2 scale-up domains; a crossing boundary's 8 pairs leave "
-        "a domain at once, each through its GPU's share of the domain's 72 x ndr: 1 NIC each"
+        "a domain at once through their own GPU's NICs of the domain's 72 x ndr: 1 NIC each"
     ) in pp.assumptions
     across = estimate(
         builtin_catalogue,
@@ -2291,3 +2291,70 @@ def test_the_sharp_hint_names_a_type_sharp_does_not_reduce(builtin_catalogue: Ca
         grad_dtype=DType.INT8,
     )
     assert [p.time_s for p in on.phases] == [p.time_s for p in off.phases]
+
+
+def test_a_lone_pipeline_pair_holds_its_gpus_nic_whole(builtin_catalogue: Catalogue) -> None:
+    """DGX-1V has 4 EDR NICs for 8 GPUs, two GPUs to a NIC. A tp 1 pipeline's crossing boundary
+    is one pair (GPU 7 of one node to GPU 0 of the next), whose GPU holds its NIC alone: priced
+    as the same pair's send/recv over one NIC, where half a NIC had made it 2x slower (review
+    DB). tp 2 and tp 4 stages send 2 and 4 pairs through 1 and 2 NICs: half a NIC each."""
+    cluster = ClusterSpec(system="dgx-1v", nodes=2)
+    lone = _phase(_run(builtin_catalogue, cluster, pp=16, model_id="llama3-8b"), "pp-sendrecv")
+    alone = estimate(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-1v", nodes=2, gpus_per_node=1, nics_per_node=1),
+        Collective.SEND_RECV,
+        lone.bytes_per_gpu,
+        dtype="bf16",
+    )
+    assert lone.time_s == pytest.approx(alone.time_s)
+    assert any(n.endswith("4 x edr: 1 NIC each") for n in lone.assumptions)
+    for tp in (2, 4):
+        pair = _phase(
+            _run(builtin_catalogue, cluster, tp=tp, pp=16 // tp, model_id="llama3-8b"),
+            "pp-sendrecv",
+        )
+        assert any(n.endswith("4 x edr: 0.5 NICs each") for n in pair.assumptions)
+
+
+def test_sharp_ruled_out_by_the_cluster_or_by_every_type_is_said_so(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """GB200 with --no-nvls: no SHARP algorithm applies (CollNet takes at most 8 GPUs of a
+    domain, NVLS across nodes needs NVLS), so the hint says --sharp changes nothing, as the step
+    with --sharp does (review DB 1). fp8 activations and int8 gradients with tp across nodes:
+    each type's reason, not 'NCCL's tuner keeps' (review DB 2)."""
+    nvl = ClusterSpec(system="gb200-nvl72", nodes=36, nvls=False)
+    why = "no SHARP algorithm applies to this cluster (CollNet takes at most 8 GPUs"
+    off = _run(builtin_catalogue, nvl, tp=8, model_id="llama3-70b")
+    assert any(
+        n.startswith(
+            "ndr supports SHARP (CollNet); {sharp} would not change an all-reduce of the step: "
+            + why
+        )
+        for n in off.assumptions
+    )
+    on = _run(builtin_catalogue, nvl.replace(sharp=True), tp=8, model_id="llama3-70b")
+    assert any(
+        n.startswith("SHARP is on, but no all-reduce of the step runs on it: " + why)
+        for n in on.assumptions
+    )
+    assert [p.time_s for p in on.phases] == [p.time_s for p in off.phases]
+    mixed = _run(
+        builtin_catalogue,
+        ClusterSpec(system="dgx-h100", nodes=4, sharp=True),
+        tp=16,
+        dp=2,
+        act_dtype=DType.FP8,
+        grad_dtype=DType.INT8,
+    )
+    crossing = {
+        p.estimate.dtype
+        for p in mixed.phases
+        if p.collective is Collective.ALL_REDUCE and p.tier != "scale-up" and p.estimate
+    }
+    assert crossing == {"fp8", "int8"}
+    assert (
+        "SHARP is on, but no all-reduce of the step runs on it: SHARP does not reduce fp8; "
+        "SHARP does not reduce int8"
+    ) in mixed.assumptions

@@ -10,6 +10,7 @@ hide, per ``per``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -18,7 +19,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.cluster.resolve import ResolvedCluster, sharp_hint
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.plan import dtype_allows
 from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, Protocol
 from ibcalc.facade import (
     SHARP_ALGORITHMS,
@@ -28,6 +28,7 @@ from ibcalc.facade import (
     message_extrapolation_notes,
     sharp_unused_reason,
 )
+from ibcalc.memo import IdentityMemo
 from ibcalc.workload.placement import Placement, Tier
 
 __all__ = ["Per", "Phase", "build_phase", "phase_fields"]
@@ -242,14 +243,14 @@ def sharp_step_notes(
         hint = sharp_hint(cluster.inter.id)
         if not across:
             return [n for n in notes if n != hint]
-        why = _type_rules_sharp_out(cluster, across, grad)
+        why = _ruled_out(cluster, across, params, grad)
         if why is None:
-            # NCCL's tuner may or may not take SHARP at the phases' sizes: telling would take a
-            # second selection for each phase, which a layout search cannot afford
+            # a SHARP algorithm is a candidate: NCCL's tuner decides at the phases' sizes, which
+            # would take a second selection for each phase, more than a layout search affords
             return notes
-        # the type rules SHARP out at every size: the hint had said "enable with --sharp" for
-        # int8 gradients, where the flag changes nothing (review DA), as the allreduce
-        # estimate's what-if says it
+        # the type or the cluster rules SHARP out at every size: the hint had said "enable with
+        # --sharp" for int8 gradients and GB200 with --no-nvls, where the flag changes nothing
+        # (reviews DA, DB), as the allreduce estimate's what-if says it
         unchanged = (
             f"{cluster.inter.id} supports SHARP (CollNet); {{sharp}} would not change an "
             f"all-reduce {of}: {why}"
@@ -268,8 +269,7 @@ def sharp_step_notes(
     # SHARP on and taken by no phase: said, as allreduce says it (the step had read as without
     # --sharp, nothing saying whether the flag was taken: review CN), with what rules SHARP out
     # where something does (int8 gradients, --no-nvls on GB200), not the tuner (review CR)
-    reasons = {sharp_unused_reason(cluster, dtype, params=params) for *_, dtype in across}
-    reason = _named_type(reasons.pop(), grad) if len(reasons) == 1 else None
+    reason = _ruled_out(cluster, across, params, grad)
     kept = ", ".join(f"{name} {a.value}/{p.value}" for name, a, p, _ in across)
     return [
         *notes,
@@ -286,22 +286,31 @@ def _named_type(reason: str | None, grad: DType | None) -> str | None:
     return reason
 
 
-def _type_rules_sharp_out(
+#: what rules SHARP out for a cluster, parameters and element type (a layout search asks it once
+#: per layout, of one cluster: a plan and a selection each time had cost it about 1 s)
+_RULED_OUT: IdentityMemo[str | None] = IdentityMemo()
+
+
+def _ruled_out(
     cluster: ResolvedCluster,
     across: Sequence[tuple[str, Algorithm, Protocol, DType]],
+    params: CostParams | None,
     grad: DType | None,
 ) -> str | None:
-    """ "SHARP does not reduce int8" where no all-reduce of ``across`` is of a type SHARP reduces
-    (the types are the allreduce estimate's rule, :func:`~ibcalc.engine.plan.dtype_allows`), with
-    the gradients named as given; None where one is."""
-    types = {dtype for *_, dtype in across}
-    domains = cluster.topology.domains
-    if any(
-        dtype_allows(Algorithm.COLLNET_DIRECT, Collective.ALL_REDUCE, t, domains) for t in types
-    ):
-        return None
-    if len(types) > 1:
-        return (
-            "SHARP reduces none of their types (" + ", ".join(sorted(t.value for t in types)) + ")"
+    """Why no all-reduce of ``across`` would run on SHARP (on, or turned on) at any size, one
+    reason per element type (:func:`~ibcalc.facade.sharp_unused_reason`; fp8 gradients named as
+    given), joined; None where one type may run on it. Mixed types had been said to be kept
+    off SHARP by the tuner (review DB)."""
+    reasons: list[str] = []
+    for dtype in sorted({d for *_, d in across}, key=lambda d: d.value):
+        reason = _RULED_OUT.get(
+            (id(cluster), id(params), dtype),
+            (cluster, params),
+            functools.partial(sharp_unused_reason, cluster, dtype, params=params),
         )
-    return _named_type(f"SHARP does not reduce {types.pop().value}", grad)
+        if reason is None:
+            return None
+        named = _named_type(reason, grad)
+        if named is not None and named not in reasons:
+            reasons.append(named)
+    return "; ".join(reasons) or None

@@ -273,6 +273,12 @@ def place_group(
     out = topo.out
     assert out is not None  # more than one domain in the parent
     nic_total = out.nics_per_domain * per_domain / d
+    if senders is not None and per_domain == 1:
+        # only the senders leave a domain at once, each through its own GPU's NICs: a lone
+        # sender holds a NIC two GPUs share whole (DGX-1V, 4 NICs for 8 GPUs: a tp 1 pipeline's
+        # pair had been priced at half a NIC, 2x slower than the same pair's send/recv:
+        # review DB); a stage of 2 or 4 consecutive GPUs still shares theirs
+        nic_total = max(nic_total, -(-senders * out.nics_per_domain // d) / senders)
     nics, nic_scale = _share(nic_total)
     # a preset whose domain spans several nodes cannot be resized to per_domain GPUs per domain
     # through its own shape, so the sub-cluster names its links instead (GPU generation kept);
@@ -332,7 +338,8 @@ def place_group(
         # a pipeline's crossing boundary: only a stage's GPUs leave a domain at once (72 had
         # been said for tp 8 on an NVL72 rack, where a boundary's 8 pairs cross: review CZ)
         else f"a crossing boundary's {senders} pair{'s leave' if senders != 1 else ' leaves'} a "
-        "domain at once, each through its GPU's share of the domain's"
+        f"domain at once through {'their' if senders != 1 else 'its'} own GPU's NICs of the "
+        "domain's"
     )
     whose = "its " if senders is None else ""
     notes.append(
