@@ -2282,13 +2282,9 @@ def test_the_sharp_hint_names_a_type_sharp_does_not_reduce(builtin_catalogue: Ca
     plain = _run(builtin_catalogue, cluster, tp=8, dp=4)
     assert "ndr supports SHARP (CollNet); enable with {sharp}" in plain.assumptions
     # and the flag indeed changes no figure of the int8 step
-    off = _run(builtin_catalogue, cluster, tp=8, dp=4, grad_dtype=DType.INT8)
-    on = _run(
-        builtin_catalogue,
-        ClusterSpec(system="dgx-h100", nodes=4, sharp=True),
-        tp=8,
-        dp=4,
-        grad_dtype=DType.INT8,
+    off, on = (
+        _run(builtin_catalogue, spec, tp=8, dp=4, grad_dtype=DType.INT8)
+        for spec in (cluster, cluster.replace(sharp=True))
     )
     assert [p.time_s for p in on.phases] == [p.time_s for p in off.phases]
 
