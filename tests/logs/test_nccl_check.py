@@ -162,6 +162,31 @@ def test_wrong_results_come_first(catalogue: Catalogue) -> None:
     assert check.flagged
 
 
+def test_a_corrupt_run_is_flagged_whatever_made_it_corrupt(catalogue: Catalogue) -> None:
+    """Sweep 06 with its trailer edited to report 3 out-of-bounds values, and sweep 12 with its
+    8 GiB row timed at 0: both had read 'corrupt' with a note only, so that JSON said flagged
+    false, GitHub had no ::error, and the trailer's note was printed twice (review DC 1)."""
+    text = (SWEEPS / "06_allreduce_2node_16xH100_efa.txt").read_text(encoding="utf-8")
+    oob = text.replace("# Out of bounds values : 0 OK", "# Out of bounds values : 3 FAILED")
+    assert oob != text
+    (check,) = check_log(parse_log(oob, source="oob.txt"), oob, catalogue=catalogue)
+    assert (check.verdict, check.flagged) == ("corrupt", True)
+    first = check.findings[0]
+    assert (first.kind, first.severity) == ("data_corruption", "error")
+    assert first.evidence == ["the log's trailer reports 3 out-of-bounds values: verdict corrupt"]
+    assert not [n for n in check.notes if "Out of bounds" in n or "out-of-bounds" in n]
+    from ibcalc.render.logs import render_checks_github
+
+    assert "::error file=oob.txt" in render_checks_github([check])
+    text = (SWEEPS / "12_allgather_2node_8xH100_ib.txt").read_text(encoding="utf-8")
+    row = next(x for x in text.splitlines() if x.split()[:1] == ["8589934592"])
+    zero = text.replace(row, row.replace(row.split()[5], "0.00", 1))
+    (check,) = check_log(parse_log(zero, source="zero.txt"), zero, catalogue=catalogue)
+    assert (check.verdict, check.flagged) == ("corrupt", True)
+    assert (check.findings[0].kind, check.findings[0].severity) == ("unmeasured", "error")
+    assert check.findings[0].cause.startswith("1 row of 64 MiB or more is no measurement (line ")
+
+
 def test_alps_run_without_the_cxi_hook_is_flagged_as_a_network_problem(
     catalogue: Catalogue,
 ) -> None:

@@ -445,20 +445,52 @@ def check_run(
         for r in run.rows
         if r.size_bytes >= BANDWIDTH_MIN_BYTES and r.oop.time_us <= 0
     ]
+    # a corrupt run is flagged, whatever made it corrupt: these two had left a note only, so
+    # that JSON said flagged false and GitHub had no ::error for them (review DC)
+    corrupt_findings: list[Finding] = []
     if unmeasured:
         where = line_list([line for _, line in unmeasured])
-        notes.append(
-            f"{plural(len(unmeasured), 'row')} of 64 MiB or more "
-            f"{'is' if len(unmeasured) == 1 else 'are'} no measurement ({where}): verdict corrupt"
+        corrupt_findings.append(
+            Finding(
+                kind="unmeasured",
+                cause=f"{plural(len(unmeasured), 'row')} of 64 MiB or more "
+                f"{'is' if len(unmeasured) == 1 else 'are'} no measurement ({where}: dropped "
+                "when read, or timed at 0): the run's bandwidth is not known, verdict corrupt",
+                confidence="high",
+                severity="error",
+                evidence=[],
+                lines=[line for _, line in unmeasured],
+            )
         )
     # nccl-tests' own check: 'Out of bounds values : 12 FAILED' (old logs have no #wrong
     # column to say so per row; this trailer is their only word on wrong results)
     failed_check = bool(run.out_of_bounds)
     if failed_check:
-        notes.append(
-            f"the log's trailer reports {run.out_of_bounds} out-of-bounds values (nccl-tests "
-            "found wrong results): verdict corrupt"
+        corrupt_findings.append(
+            Finding(
+                kind="data_corruption",
+                cause="data corruption: nccl-tests' own check found wrong results (a library bug "
+                "or a hardware fault such as failing GPU memory or link errors)",
+                confidence="high",
+                severity="error",
+                evidence=[
+                    f"the log's trailer reports {run.out_of_bounds} out-of-bounds values: "
+                    "verdict corrupt"
+                ],
+                lines=[run.line_end],
+            )
         )
+    kinds = {f.kind for f in findings}
+    for finding in corrupt_findings:
+        if finding.kind in kinds:
+            # #wrong's data corruption already leads: the trailer is a note beside it
+            notes.extend(finding.evidence)
+            continue
+        findings.insert(0, finding)  # an error, ahead of the causes, as #wrong's is
+        if finding.kind == "data_corruption":
+            # the parser's word on the trailer, which the finding now says
+            trailer = f"'Out of bounds values' reports {run.out_of_bounds}"
+            notes = [n for n in notes if n != trailer]
     if any(r.invalid for r in checked) or unmeasured or failed_check:
         verdict: RunVerdict = "corrupt"
     elif min_eff is None:

@@ -210,7 +210,7 @@ class Finding(BaseModel):
 
     ``kind`` groups findings (``data_corruption``, ``low_bandwidth``, ``latency``, ``mid_sizes``,
     ``erratic``,
-    ``faster_than_expected``, ``transport``, ``gpu_path``, ``network_assumed``,
+    ``faster_than_expected``, ``transport``, ``gpu_path``, ``network_assumed``, ``unmeasured``,
     ``library_version``, ``not_checked``, ``ended_early``, ``flag_mismatch``);
     ``hypothesis`` is the what-if the model was re-run with (``nics_per_node=1``) and
     ``fit_error`` the median relative error with which it reproduces the bandwidth rows;
@@ -241,8 +241,9 @@ class RunCheck(BaseModel):
     the model expects; ``unknown`` without a row of 64 MiB or more,
     ``corrupt`` when ``#wrong`` is non-zero or a row of 64 MiB or more is no measurement,
     ``not_checked`` when the collective is not modelled). ``flagged`` is True when a finding is
-    a warning or an error. ``unmeasured`` lists (size in bytes, line) of the rows of 64 MiB or
-    more that are no measurement (dropped when read, or timed at 0).
+    a warning or an error (a corrupt run has one: #wrong's or the trailer's data corruption, an
+    unmeasured row, an implausible timing). ``unmeasured`` lists (size in bytes, line) of the
+    rows of 64 MiB or more that are no measurement (dropped when read, or timed at 0).
     """
 
     model_config = _FROZEN
