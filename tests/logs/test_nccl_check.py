@@ -2236,3 +2236,36 @@ def test_sizes_missing_from_a_sweep_are_said(catalogue: Catalogue, tmp_path: Pat
     assert note.endswith("rows taken out or the log edited; the sizes missing are not judged")
     whole = one(SWEEPS / "06_allreduce_2node_16xH100_efa.txt", catalogue)
     assert not [n for n in whole.notes if "skips" in n]
+
+
+def test_a_table_that_gives_no_rank_count_is_said_so_and_not_gated(
+    tmp_path: Path, catalogue: Catalogue
+) -> None:
+    """Sweep 26's table alone (1 node, 2 A100 PCIe, sendrecv: busbw = algbw, no device list)
+    gives no rank count: it had been judged as 2 x 8 without a word and failed --min-efficiency
+    0.8 with exit 1, the network blamed (review DC 4). The count is now said to be assumed and
+    the gate leaves the run out; given the nodes and GPUs, it is judged."""
+    text = (SWEEPS / "26_sendrecv_1node_2xA100-PCIE-40GB_pcie.txt").read_text(encoding="utf-8")
+    table = "\n".join(
+        x
+        for x in text.splitlines()
+        if x.split()[:2] in (["#", "size"], ["#", "(B)"]) or x.strip()[:1].isdigit()
+    )
+    path = tmp_path / "table.txt"
+    path.write_text(table + "\n", encoding="utf-8")
+    (check,) = check_log(parse_log(table, source="table.txt"), table, catalogue=catalogue)
+    (ranks,) = [a for a in check.assumptions if a.field == "ranks"]
+    assert (ranks.value, ranks.source) == (16, "default")
+    assert ranks.evidence.startswith("the log does not give the rank count")
+    result = CliRunner().invoke(
+        app, ["nccl-check", str(path), "--min-efficiency", "0.8"], env={"COLUMNS": "300"}
+    )
+    assert "is not judged by --min-efficiency: 16 ranks assumed" in result.output
+    assert result.exit_code == 2  # no run judged: the gate does not pass
+    told = CliRunner().invoke(
+        app,
+        ["nccl-check", str(path), "--min-efficiency", "0.8", "--system", "a100-pcie-pair"],
+        env={"COLUMNS": "300"},
+    )
+    assert told.exit_code == 0, told.output
+    assert "ranks = " not in told.output

@@ -335,6 +335,9 @@ def _not_judged(check: RunCheck) -> str | None:
     MiB or more with an expectation."""
     if check.verdict == "not_checked":
         return check.findings[0].cause if check.findings else "not checked"
+    guessed = _ranks_guessed(check)
+    if guessed is not None:
+        return guessed
     if any(r.regime == "bandwidth" for r in check.rows):
         return None
     return next(
@@ -347,12 +350,24 @@ def _not_judged(check: RunCheck) -> str | None:
     )
 
 
+def _ranks_guessed(check: RunCheck) -> str | None:
+    """Why ``check``'s rank count is the default's, where the log does not give it."""
+    guessed = next(
+        (a for a in check.assumptions if a.field == "ranks" and a.source == "default"), None
+    )
+    return None if guessed is None else f"{guessed.value} ranks assumed: {guessed.evidence}"
+
+
 def _gate(checks: list[RunCheck], min_efficiency: float) -> list[tuple[RunCheck, list[str]]]:
     """Each run that fails ``--min-efficiency``, with why at each size."""
     from ibcalc.logs.results import fmt_size, gate_failures
 
     failed = []
     for check in checks:
+        if check.verdict != "corrupt" and _ranks_guessed(check) is not None:
+            # judged against a rank count the log does not give: not judged (a corrupt run
+            # fails whatever its cluster)
+            continue
         rows = gate_failures(check, min_efficiency)
         # a run nccl-tests itself found wrong (its trailer's out-of-bounds count) passes no gate
         corrupt = check.verdict == "corrupt" and not rows and not check.unmeasured

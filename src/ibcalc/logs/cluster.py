@@ -717,6 +717,24 @@ def infer_cluster(
                 )
                 + " ({nodes})",
             )
+    if (
+        ranks is None
+        and not recount
+        and not {"nodes", "gpus_per_node", "system"} & set(given)
+        and "nodes" not in values
+        and "gpus_per_node" not in values
+    ):
+        # a sendrecv, broadcast or reduce table alone (busbw = algbw, no device list) gives no
+        # rank count: the expectation's is the default cluster's, said as such, and no gate
+        # judges it (a healthy 2-GPU sendrecv had failed --min-efficiency as 2 x 8: review DC)
+        note(
+            "ranks",
+            2 * gpn,
+            "default",
+            f"the log does not give the rank count (no device list, and its busbw equals its "
+            f"algbw): 2 nodes x {gpn} GPUs assumed; give {{nodes}} and {{gpus_per_node}}, or "
+            "{system}, to judge it",
+        )
     said_off = env.setting("NCCL_NVLS_ENABLE") == "0"
     if "nvls" not in given and env.nvls_unavailable is not None and not said_off:
         said = f"NCCL says '{env.nvls_unavailable.value}' (line {env.nvls_unavailable.line})"
