@@ -1631,21 +1631,24 @@ def test_calibrate_refuses_flags_the_log_contradicts(
 
 
 def test_calibrate_lists_a_flag_that_replaces_what_the_log_shows() -> None:
-    """Guards: --inter ndr on a log of EFA fits the network's latency into ndr: the report's
-    assumptions say the flag replaced what the log shows (line 293 of sweep 06), as nccl-check's
-    do."""
+    """Guards: --inter ndr on a log of EFA had fitted the network's latency into ndr, the report
+    saying the flag replaced what the log shows (line 293 of sweep 06); that is refused now, as
+    another GPU is (review DC: EFA's latency had been written as ndr's). A preset whose node is
+    the log's, priced with the log's network, is listed as before."""
     log = SWEEPS / "06_allreduce_2node_16xH100_efa.txt"
     code, out, err = run("calibrate", str(log), "--inter", "ndr")
-    assert code == 0, err
-    assumed = " ".join(out.split("\nassumed:\n", 1)[1].split())
-    assert "- inter = ndr (given; the log shows 'Selected Provider is efa', line 293) -" in assumed
+    assert code == 2
+    assert "the log ran on another network than ndr, so nothing is fitted" in err
+    assert "'Selected Provider is efa' (line 293)" in err
     code, out, err = run("calibrate", str(log))
     assert code == 0, err
     assert "inter =" not in out.split("\nassumed:\n", 1)[1]
     # a preset whose network is not the log's (review BF: --system dgx-h100 on this p5 log had
     # been listed nowhere, and its 32 EFA devices joined to the preset's NDR)
     platform = "the log shows 'Running on p5.48xlarge platform', line 67: the aws-p5 preset"
-    code, out, err = run("calibrate", str(log), "--system", "dgx-h100")
+    code, out, err = run(
+        "calibrate", str(log), "--system", "dgx-h100", "--inter", "efa-v2", "--nics-per-node", "32"
+    )
     assert code == 0, err
     assumed = " ".join(out.split("\nassumed:\n", 1)[1].split())
     assert f"- system = dgx-h100 (given; {platform}) -" in assumed
@@ -2398,19 +2401,17 @@ def test_a_designs_value_the_log_contradicts_names_the_logs() -> None:
         "(system); the log shows 'Running on p5.48xlarge platform', line 67: the aws-p5 preset"
     )
     assert said["sharp"] == "from the design file dgx-h100-superpod-su-ndr.yaml (fabric.sharp)"
-    # calibrate words them as its own list does (the log's words had run into the key,
-    # "(system)'s the log shows ...": review CP)
-    code, out, _ = run("calibrate", str(log), "--design", str(design))
-    assert code == 0
-    out = " ".join(out.split())  # as the lines wrap
+    # calibrate fits nothing into the design's NDR from a run on EFA (review DC: EFA's latency
+    # had been written as ndr's), and names the design's keys to drop (as its own list words
+    # them: review CP)
+    code, _, err = run("calibrate", str(log), "--design", str(design))
+    assert code == 2
+    err = " ".join(err.split())  # as the lines wrap
+    assert "the log ran on another network than ndr, so nothing is fitted" in err
     assert (
-        "- system = dgx-h100 (from the design file dgx-h100-superpod-su-ndr.yaml's system; the "
-        "log shows 'Running on p5.48xlarge platform', line 67: the aws-p5 preset)"
-    ) in out
-    assert (
-        "- inter = ndr (from the design file dgx-h100-superpod-su-ndr.yaml's inter (or "
-        "fabric.link); the log shows 'Selected Provider is efa', line 293)"
-    ) in out
+        "re-run without dgx-h100-superpod-su-ndr.yaml's system and dgx-h100-superpod-su-ndr.yaml's "
+        "inter (or fabric.link), or with --system aws-p5"
+    ) in err
 
 
 def test_a_verdict_against_an_assumed_network_says_so_where_it_is_read() -> None:

@@ -2269,3 +2269,43 @@ def test_a_table_that_gives_no_rank_count_is_said_so_and_not_gated(
     )
     assert told.exit_code == 0, told.output
     assert "ranks = " not in told.output
+
+
+def test_a_network_the_logs_transport_line_contradicts_is_an_error(
+    tmp_path: Path, catalogue: Catalogue
+) -> None:
+    """Sweep 06 (2 x p5, 'Selected Provider is efa') checked with --system dgx-h100 had read low
+    with causes found for NDR, and calibrate had written EFA's latency as ndr's, with no word of
+    the provider line (review DC 3). The contradiction now leads (a warning: the run is judged
+    as asked, its causes conditional) and calibrate fits nothing."""
+    path = SWEEPS / "06_allreduce_2node_16xH100_efa.txt"
+    text = path.read_text(encoding="utf-8")
+    (check,) = check_log(
+        parse_log(text, source=path.name), text, catalogue=catalogue,
+        flags=ClusterSpec(system="dgx-h100"),
+    )  # fmt: skip
+    first = check.findings[0]
+    assert (first.kind, first.severity, first.confidence) == ("network_mismatch", "warning", "high")
+    assert first.cause.startswith("the log ran on another network than ndr")
+    line = next(i for i, x in enumerate(text.splitlines(), 1) if "Selected Provider is efa" in x)
+    assert first.evidence == [
+        f"NCCL's line says 'Selected Provider is efa' (line {line}): an efa network, where ndr "
+        "is infiniband",
+        "re-run without {system} and {inter}, or with --system aws-p5",
+    ]
+    assert all(f.confidence == "low" for f in check.findings[1:])
+    # its own preset: no contradiction, a healthy run
+    (own,) = check_log(parse_log(text, source=path.name), text, catalogue=catalogue)
+    assert not [f for f in own.findings if f.kind == "network_mismatch"]
+    report = CliRunner().invoke(
+        app, ["nccl-check", str(path), "--system", "dgx-h100"], env={"COLUMNS": "300"}
+    )
+    assert report.exit_code == 0  # judged, as asked, with the caveat where the verdict is read
+    assert "; against ndr, which the log's transport line contradicts" in report.output
+    out = tmp_path / "fit.yaml"
+    result = CliRunner().invoke(
+        app, ["calibrate", str(path), "--system", "dgx-h100", "-o", str(out)]
+    )
+    assert result.exit_code == 2
+    assert "the log ran on another network than ndr, so nothing is fitted" in result.output
+    assert not out.exists()

@@ -1451,11 +1451,15 @@ def _checked_runs(
 
 def _refuse_contradicted(checked: Sequence[_Checked]) -> None:
     """Refuse to fit a run whose log contradicts a flag outright (``nccl-check``'s high-confidence
-    errors: another GPU than --system's, another collective than --collective's): the values
-    would be fitted to hardware or a formula the run did not use, and written under its names."""
+    errors: another GPU than --system's, another collective than --collective's; and another
+    network than the one NCCL's transport line names, EFA's latency had been written as ndr's:
+    review DC): the values would be fitted to hardware or a formula the run did not use, and
+    written under its names."""
     for _, run_name, result in checked:
         for finding in result.findings:
-            if finding.kind == "flag_mismatch" and finding.severity == "error":
+            if (
+                finding.kind == "flag_mismatch" and finding.severity == "error"
+            ) or finding.kind == "network_mismatch":
                 cause = finding.cause.split(":")[0]
                 first, *rest = finding.evidence or [""]
                 said = f" ({first})" if first else ""

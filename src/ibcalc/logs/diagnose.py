@@ -83,7 +83,10 @@ def diagnose(ctx: RunContext) -> list[Finding]:
     findings += _transport(ctx)
     findings += _gpu_path(ctx)
     findings += _library_release(ctx)
-    if any(f.kind == "flag_mismatch" and f.severity == "error" for f in findings):
+    if any(
+        (f.kind == "flag_mismatch" and f.severity == "error") or f.kind == "network_mismatch"
+        for f in findings
+    ):
         findings = [_conditional(f) for f in findings]
     order = {"error": 0, "warning": 1, "info": 2}
     rank = {"high": 0, "medium": 1, "low": 2}
@@ -130,7 +133,55 @@ def _conditional(finding: Finding) -> Finding:
 def _contradicted(ctx: RunContext) -> list[Finding]:
     """A collective or system that the log itself contradicts: every comparison below is then
     against the wrong expectation, and the bandwidth causes it finds are the flag's doing."""
-    return _wrong_collective(ctx) + _wrong_dtype(ctx) + _wrong_system(ctx)
+    system = _wrong_system(ctx)
+    if not any(f.severity == "error" for f in system):
+        # another GPU than the system's says it already: the network is the system's too
+        system += _wrong_network(ctx)
+    return _wrong_collective(ctx) + _wrong_dtype(ctx) + system
+
+
+#: The link family a libfabric provider NCCL names is (aws-ofi-nccl's 'Selected Provider is
+#: efa'; HPE's 'cxi' for Slingshot).
+_PROVIDER_FAMILY = {"efa": "efa", "cxi": "slingshot"}
+
+
+def _wrong_network(ctx: RunContext) -> list[Finding]:
+    """A network the log's own transport line contradicts: NCCL's libfabric provider is EFA
+    (or Slingshot's CXI) where the expectation runs another link. A p5 log checked with
+    --system dgx-h100 had read low with causes found for NDR, and calibrate had written EFA's
+    latency as ndr's, with no word of the log's 'Selected Provider is efa' (review DC)."""
+    env, inter = ctx.env, ctx.cluster.inter
+    if not ctx.multi or env is None or env.provider is None or inter is None:
+        return []
+    family = _PROVIDER_FAMILY.get(env.provider.value)
+    if family is None or inter.family == family:
+        return []
+    named = platform_preset(env)
+    instead = (
+        f"re-run without {{system}} and {{inter}}, or with --system {named}"
+        if named is not None
+        else f"re-run without {{system}} and {{inter}}, or with {{inter}} set to the {family} link"
+    )
+    # a warning, not the error a wrong GPU is: a design's or a flag's network may be asked of
+    # a log on purpose (what would this run give on it), and nccl-check still judges; the
+    # causes judged against it are conditional, and calibrate fits nothing
+    return [
+        Finding(
+            kind="network_mismatch",
+            cause=f"the log ran on another network than {inter.id}: every expectation below "
+            "is for a network the run did not use",
+            confidence="high",
+            severity="warning",
+            evidence=[
+                f"NCCL's line says 'Selected Provider is {env.provider.value}' (line "
+                f"{env.provider.line}): {'an' if family[0] in 'aeiou' else 'a'} {family} "
+                f"network, where {inter.id} is "
+                f"{inter.family}",
+                instead,
+            ],
+            lines=[env.provider.line],
+        )
+    ]
 
 
 def _wrong_dtype(ctx: RunContext) -> list[Finding]:

@@ -211,6 +211,7 @@ class Finding(BaseModel):
     ``kind`` groups findings (``data_corruption``, ``low_bandwidth``, ``latency``, ``mid_sizes``,
     ``erratic``,
     ``faster_than_expected``, ``transport``, ``gpu_path``, ``network_assumed``, ``unmeasured``,
+    ``network_mismatch``,
     ``library_version``, ``not_checked``, ``ended_early``, ``flag_mismatch``);
     ``hypothesis`` is the what-if the model was re-run with (``nics_per_node=1``) and
     ``fit_error`` the median relative error with which it reproduces the bandwidth rows;

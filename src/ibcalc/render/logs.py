@@ -327,6 +327,9 @@ def render_checks(
             verdict.append(
                 f"; against a default node, as {why}: give {_fill('{system}', names)} to judge it"
             )
+        elif check.inter is not None and any(f.kind == "network_mismatch" for f in check.findings):
+            # the log's own transport line names another network (review DC)
+            verdict.append(f"; against {check.inter}, which the log's transport line contradicts")
         elif (
             check.min_bandwidth_efficiency is not None
             and not check.network_known
