@@ -2309,3 +2309,35 @@ def test_a_network_the_logs_transport_line_contradicts_is_an_error(
     assert result.exit_code == 2
     assert "the log ran on another network than ndr, so nothing is fitted" in result.output
     assert not out.exists()
+
+
+def test_small_sizes_a_latency_fault_explains_keep_their_verdict(catalogue: Catalogue) -> None:
+    """Sweep 06 (2 x p5) with 150 us added to every row of 64 KiB or less: the finding fits an
+    added per-hop latency within a few percent, yet rows 2-3x the expected time had read ok, the
+    band's lift kept (review DC 2). A cause that explains them withdraws it, as for bandwidth:
+    each row reads what its time ratio gives (ok to 1.5x, low to 3x, bad beyond)."""
+    text = (SWEEPS / "06_allreduce_2node_16xH100_efa.txt").read_text(encoding="utf-8")
+    lines = []
+    for x in text.splitlines():
+        cells = x.split()
+        # a row behind mpirun's '[1,0]<stdout>:' prefix: size, count, type, redop, root, time
+        k = 1 if cells[:1] and cells[0].endswith(":") else 0
+        row = cells[k : k + 13]
+        if len(row) == 13 and row[0].isdigit() and row[1].isdigit() and int(row[0]) <= 65536:
+            for i in (k + 5, k + 9):
+                cells[i] = f"{float(cells[i]) + 150:.2f}"
+            x = " ".join(cells)
+        lines.append(x)
+    slowed = "\n".join(lines) + "\n"
+    (check,) = check_log(parse_log(slowed, source="slow.txt"), slowed, catalogue=catalogue)
+    (latency,) = [f for f in check.findings if f.kind == "latency"]
+    assert latency.severity == "warning"
+    assert latency.fit_error is not None
+    assert latency.fit_error < 0.05
+    small = [r for r in check.rows if r.regime == "latency"]
+    assert small
+    assert all(r.line in latency.lines for r in small)
+    for r in small:
+        ratio = r.measured_time_us / r.expected_time_us
+        assert r.verdict == ("ok" if ratio <= 1.5 else "low" if ratio <= 3 else "bad"), r
+    assert {r.verdict for r in small} >= {"low", "bad"}

@@ -411,6 +411,27 @@ def check_run(
             for r in checked
         ]
         bandwidth = [r for r in checked if r.regime == "bandwidth"]
+    slow = next(
+        (
+            f
+            for f in findings
+            if f.kind == "latency" and f.hypothesis and f.severity != "info"
+            and f.confidence != "low"
+        ),
+        None,
+    )  # fmt: skip
+    if slow is not None:
+        # an added per-hop latency reproduces the slow small sizes: their shortfall is the
+        # run's too, so the band's lift is withdrawn from them as from bandwidth rows a cause
+        # explains (p5 with 150 us added to the small sizes: rows 2-3x the expected time had
+        # read ok beside the finding that fits them within 2 %: review DC)
+        fitted = set(slow.lines)
+        checked = [
+            r.model_copy(update={"verdict": _verdict(r.efficiency, BANDS[r.regime])})
+            if r.within_band and r.line in fitted
+            else r
+            for r in checked
+        ]
     ramp = {
         line
         for f in findings
