@@ -2529,3 +2529,17 @@ def test_calibrate_to_stdout_with_constants_is_refused_before_the_report() -> No
         "error: /dev/stdout: a special file; constants were fitted too, and their override "
         "goes beside the catalogue override: give -o a regular file name\n"
     )
+
+
+def test_the_help_names_every_exit_2_case() -> None:
+    """nccl-check's help had left out a --dtype the log contradicts and a gate with no run to
+    judge; calibrate's every refusal but an unreadable file and an overwrite (review DC 7)."""
+    code, out, _ = run("nccl-check", "--help")
+    text = " ".join(out.split())
+    assert code == 0
+    assert "contradicts --collective, --dtype or --system outright" in text
+    assert "a rank count the log does not give" in text
+    code, out, _ = run("calibrate", "--help")
+    text = " ".join(out.split())
+    assert "contradicts --collective or --system (its GPU or its network) outright" in text
+    assert "when no run can be fitted" in text

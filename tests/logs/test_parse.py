@@ -283,6 +283,13 @@ _ROW_44 = "     4194304         65536     float    none      -1    103.2   40.63
             "algbw does not match size / time in 1 row (line 44, out-of-place: 4194304 B in "
             "203.2 us is 20.641 GB/s, the log prints 40.63 GB/s)",
         ),
+        # a time of six digits quoted as printed (review DC: 433217 us had read 4.3322e+05):
+        # 4194304 B / 433217 us / 1e3 = 0.0096818 GB/s
+        (
+            _ROW_44.replace("   103.2", "433217"),
+            "algbw does not match size / time in 1 row (line 44, out-of-place: 4194304 B in "
+            "433217 us is 0.0096818 GB/s, the log prints 40.63 GB/s)",
+        ),
         # busbw 28.09 where 40.63 x 0.9375 = 38.091
         (
             _ROW_44.replace("38.09", "28.09"),
@@ -296,7 +303,7 @@ _ROW_44 = "     4194304         65536     float    none      -1    103.2   40.63
             "ranks = 4160000 B, the log prints 4194304 B)",
         ),
     ],
-    ids=["time", "busbw", "count"],
+    ids=["time", "six-digit-time", "busbw", "count"],
 )
 def test_a_row_whose_columns_contradict_each_other_is_noted(edit: str, note: str) -> None:
     text = text_of("sweep_08_allgather_2node_16xA100-40GB_net-notstated.txt")

@@ -8,8 +8,9 @@ a command runs: it is the heaviest part of the package, and most commands do not
 
 Exit codes: ``nccl-check`` exits 0, or 1 when ``--min-efficiency`` is given and a size of
 64 MiB or more falls below it (or a row fails validation, ``#wrong`` > 0), or 2 when a file
-cannot be read or an option is wrong (the other files are still checked). ``calibrate`` exits
-0, or 2 on unreadable input or an output it refuses to write.
+cannot be read, an option is wrong or the log contradicts it, or the gate has no run to judge
+(the other files are still checked). ``calibrate`` exits 0, or 2 on unreadable input, a log
+that contradicts an option, no run to fit, or an output it refuses to write.
 """
 
 from __future__ import annotations
@@ -167,8 +168,9 @@ def nccl_check(
     The cluster comes from the log (nodes, ranks per node, GPU model, NCCL's own network
     output); flags and --design override it, and every inferred value is listed as an
     assumption. Exit 0; 1 when --min-efficiency fails; 2 when a file cannot be read, when a
-    log contradicts --collective or --system outright (reported, with an error line), or when
-    --min-efficiency has no row of 64 MiB or more to judge (none, or none the model prices).
+    log contradicts --collective, --dtype or --system outright (reported, with an error line),
+    or when --min-efficiency has no run to judge (no row of 64 MiB or more, none the model
+    prices, or a rank count the log does not give).
     """
     from ibcalc.facade import parse_collective, parse_dtype
     from ibcalc.logs import read_log
@@ -412,8 +414,10 @@ def calibrate_command(
     """Fit the model to your own nccl-tests runs: transport latencies, link efficiencies, NVLS
     efficiency; report the fit and what the runs cannot determine; write an override file.
 
-    Exit 0; 2 when a file cannot be read or the output would overwrite a file (use --force;
-    an input is never overwritten).
+    Exit 0; 2 when a file cannot be read, when a log contradicts --collective or --system (its
+    GPU or its network) outright (nothing is fitted), when no run can be fitted, or when the
+    output cannot be written or would overwrite a file (use --force; an input is never
+    overwritten).
     """
     from ibcalc.facade import parse_collective
     from ibcalc.logs import read_log

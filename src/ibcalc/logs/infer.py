@@ -270,6 +270,11 @@ def _fmt(x: float) -> str:
     return f"{x:.5g}"
 
 
+def _us(x: float) -> str:
+    """A time as the log prints it: every digit (433217, not 4.3322e+05: review DC)."""
+    return f"{x:.10g}"
+
+
 def _timings(rows: list[Row]) -> list[Timing]:
     out: list[Timing] = []
     for row in rows:
@@ -747,9 +752,9 @@ class _Builder:
                 f"{place} time implausible in {plural(len(bad), 'row')} "
                 f"({line_list([r.line for r, _ in bad], unit)}): "
                 + (
-                    f"{_fmt(min(times))} us"
-                    if _fmt(min(times)) == _fmt(max(times))
-                    else f"{_fmt(min(times))}-{_fmt(max(times))} us"
+                    f"{_us(min(times))} us"
+                    if _us(min(times)) == _us(max(times))
+                    else f"{_us(min(times))}-{_us(max(times))} us"
                 )
                 + f" for non-empty buffers, so their {place} bandwidths (up to {_fmt(top_bw)}"
                 " GB/s) are not measurements"
@@ -792,7 +797,7 @@ class _Builder:
             r, place, t = slow[0]
             self.notes.append(
                 f"algbw does not match size / time in {self._where(slow)}, {place}: "
-                f"{r.size_bytes} B in {_fmt(t.time_us)} us is "
+                f"{r.size_bytes} B in {_us(t.time_us)} us is "
                 f"{_fmt(r.size_bytes / t.time_us / 1e3)} GB/s, the log prints "
                 f"{_fmt(t.algbw_GBps)} GB/s): edited, or pasted from several runs; ibcalc reads "
                 "the time"
