@@ -717,23 +717,19 @@ def infer_cluster(
                 )
                 + " ({nodes})",
             )
-    if (
-        ranks is None
-        and not recount
-        and not {"nodes", "gpus_per_node", "system"} & set(given)
-        and "nodes" not in values
-        and "gpus_per_node" not in values
-    ):
+    single = system_obj is not None and not system_obj.nics_per_node  # one node, no NIC
+    if ranks is None and not recount and "nodes" not in values and not single:
         # a sendrecv, broadcast or reduce table alone (busbw = algbw, no device list) gives no
-        # rank count: the expectation's is the default cluster's, said as such, and no gate
-        # judges it (a healthy 2-GPU sendrecv had failed --min-efficiency as 2 x 8: review DC)
+        # rank count: the expectation's node count is the default's, said as such, and no gate
+        # judges it (a healthy 2-GPU sendrecv had failed --min-efficiency as 2 x 8: review DC;
+        # a preset or the GPUs per node alone leave the node count a guess: review DD)
         note(
             "ranks",
             2 * gpn,
             "default",
             f"the log does not give the rank count (no device list, and its busbw equals its "
-            f"algbw): 2 nodes x {gpn} GPUs assumed; give {{nodes}} and {{gpus_per_node}}, or "
-            "{system}, to judge it",
+            f"algbw): 2 nodes x {gpn} GPUs assumed; give {{nodes}} (with {{gpus_per_node}} "
+            "or {system}) to judge it",
         )
     said_off = env.setting("NCCL_NVLS_ENABLE") == "0"
     if "nvls" not in given and env.nvls_unavailable is not None and not said_off:
