@@ -2248,6 +2248,31 @@ def test_sizes_missing_from_a_sweep_are_said(catalogue: Catalogue, tmp_path: Pat
     assert not [n for n in whole.notes if "skips" in n]
 
 
+def _table_only(text: str) -> str:
+    """A log's results table alone: its two header lines and its rows."""
+    return "\n".join(
+        x
+        for x in text.splitlines()
+        if x.split()[:2] in (["#", "size"], ["#", "(B)"]) or x.strip()[:1].isdigit()
+    )
+
+
+def _small_rows_timed(text: str, timed: Callable[[int, float], float]) -> str:
+    """``text`` with the times of its rows of 64 KiB or less (out of place and in place) given
+    by ``timed(size, time)``; a row may sit behind mpirun's '[1,0]<stdout>:' prefix."""
+    lines = []
+    for x in text.splitlines():
+        cells = x.split()
+        at = 1 if cells[:1] and cells[0].endswith(":") else 0
+        row = cells[at : at + 13]
+        if len(row) == 13 and row[0].isdigit() and row[1].isdigit() and int(row[0]) <= 65536:
+            for i in (at + 5, at + 9):
+                cells[i] = f"{timed(int(row[0]), float(cells[i])):.2f}"
+            x = " ".join(cells)
+        lines.append(x)
+    return "\n".join(lines) + "\n"
+
+
 def test_a_table_that_gives_no_rank_count_is_said_so_and_not_gated(
     tmp_path: Path, catalogue: Catalogue
 ) -> None:
@@ -2256,11 +2281,7 @@ def test_a_table_that_gives_no_rank_count_is_said_so_and_not_gated(
     0.8 with exit 1, the network blamed (review DC 4). The count is now said to be assumed and
     the gate leaves the run out; given the nodes and GPUs, it is judged."""
     text = (SWEEPS / "26_sendrecv_1node_2xA100-PCIE-40GB_pcie.txt").read_text(encoding="utf-8")
-    table = "\n".join(
-        x
-        for x in text.splitlines()
-        if x.split()[:2] in (["#", "size"], ["#", "(B)"]) or x.strip()[:1].isdigit()
-    )
+    table = _table_only(text)
     path = tmp_path / "table.txt"
     path.write_text(table + "\n", encoding="utf-8")
     (check,) = check_log(parse_log(table, source="table.txt"), table, catalogue=catalogue)
@@ -2290,11 +2311,7 @@ def test_a_table_that_gives_no_rank_count_is_said_so_and_not_gated(
     # sweep 21's table alone (1 x 8 H100 sendrecv) reads implausibly fast against 2 x 8: not a
     # corruption of the run, so not gated either (review DD: it had failed as 'corrupt')
     text = (SWEEPS / "21_sendrecv_1node_8xH100_intranode.txt").read_text(encoding="utf-8")
-    table = "\n".join(
-        x
-        for x in text.splitlines()
-        if x.split()[:2] in (["#", "size"], ["#", "(B)"]) or x.strip()[:1].isdigit()
-    )
+    table = _table_only(text)
     path.write_text(table + "\n", encoding="utf-8")
     fast = CliRunner().invoke(
         app, ["nccl-check", str(path), "--min-efficiency", "0.8"], env={"COLUMNS": "300"}
@@ -2350,18 +2367,7 @@ def test_small_sizes_a_latency_fault_explains_keep_their_verdict(catalogue: Cata
     band's lift kept (review DC 2). A cause that explains them withdraws it, as for bandwidth:
     each row reads what its time ratio gives (ok to 1.5x, low to 3x, bad beyond)."""
     text = (SWEEPS / "06_allreduce_2node_16xH100_efa.txt").read_text(encoding="utf-8")
-    lines = []
-    for x in text.splitlines():
-        cells = x.split()
-        # a row behind mpirun's '[1,0]<stdout>:' prefix: size, count, type, redop, root, time
-        k = 1 if cells[:1] and cells[0].endswith(":") else 0
-        row = cells[k : k + 13]
-        if len(row) == 13 and row[0].isdigit() and row[1].isdigit() and int(row[0]) <= 65536:
-            for i in (k + 5, k + 9):
-                cells[i] = f"{float(cells[i]) + 150:.2f}"
-            x = " ".join(cells)
-        lines.append(x)
-    slowed = "\n".join(lines) + "\n"
+    slowed = _small_rows_timed(text, lambda size, t: t + 150)
     (check,) = check_log(parse_log(slowed, source="slow.txt"), slowed, catalogue=catalogue)
     (latency,) = [f for f in check.findings if f.kind == "latency"]
     assert latency.severity == "warning"
@@ -2416,18 +2422,9 @@ def test_small_sizes_a_latency_fault_does_not_explain_keep_the_band(catalogue: C
     text = (SWEEPS / "06_allreduce_2node_16xH100_efa.txt").read_text(encoding="utf-8")
 
     def slowed(k: float) -> list[str]:
-        lines = []
-        for x in text.splitlines():
-            cells = x.split()
-            at = 1 if cells[:1] and cells[0].endswith(":") else 0
-            row = cells[at : at + 13]
-            if len(row) == 13 and row[0].isdigit() and row[1].isdigit() and int(row[0]) <= 65536:
-                factor = 1 + k * (1 - math.log2(max(1, int(row[0]))) / 16)
-                for i in (at + 5, at + 9):
-                    cells[i] = f"{float(cells[i]) * factor:.2f}"
-                x = " ".join(cells)
-            lines.append(x)
-        log = "\n".join(lines) + "\n"
+        log = _small_rows_timed(
+            text, lambda size, t: t * (1 + k * (1 - math.log2(max(1, size)) / 16))
+        )
         (check,) = check_log(parse_log(log, source="tap.txt"), log, catalogue=catalogue)
         if k == 2.7:
             (latency,) = [f for f in check.findings if f.kind == "latency"]
