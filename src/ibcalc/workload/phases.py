@@ -287,7 +287,8 @@ def _named_type(reason: str | None, grad: DType | None) -> str | None:
 
 
 #: what rules SHARP out for a cluster, parameters and element type (a layout search asks it once
-#: per layout, of one cluster: a plan and a selection each time had cost it about 1 s)
+#: per layout, of one cluster: a plan and a selection each time, about 150 us, would have cost
+#: its 5,281 layouts that reduce across the network about 0.8 s)
 _RULED_OUT: IdentityMemo[str | None] = IdentityMemo()
 
 
