@@ -304,9 +304,8 @@ def nccl_check(
             raise CliUsageError("--min-efficiency would judge nothing: no run could be checked")
         if not judged:
             raise CliUsageError(
-                "--min-efficiency would judge nothing: no run could be judged (the notes say "
-                "why: no row of 64 MiB or more with an expectation, or a rank count the log "
-                "does not give)"
+                "--min-efficiency would judge nothing: no run could be judged (the notes above "
+                "say why for each)"
             )
         for check, reasons in failed:
             sizes = ", ".join(reasons[:6])
@@ -376,11 +375,21 @@ def _gate(checks: list[RunCheck], min_efficiency: float) -> list[tuple[RunCheck,
             # 'corrupt' against 2 x 8: review DD)
             continue
         rows = gate_failures(check, min_efficiency)
+        guessed = _ranks_guessed(check) is not None
+        if guessed:
+            # wrong results fail it, but its efficiencies are against a guessed cluster: only
+            # the rows nccl-tests found wrong are named, without an efficiency (review DE)
+            rows = [r for r in rows if (r.wrong or 0) > 0]
         # a run nccl-tests itself found wrong (its trailer's out-of-bounds count) passes no gate
         corrupt = check.verdict == "corrupt" and not rows and not check.unmeasured
         if not rows and not check.unmeasured and not corrupt:
             continue
-        why = [f"{fmt_size(r.size_bytes)} ({_why_failed(r)})" for r in rows]
+        why = [
+            f"{fmt_size(r.size_bytes)} (#wrong = {r.wrong})"
+            if guessed
+            else f"{fmt_size(r.size_bytes)} ({_why_failed(r)})"
+            for r in rows
+        ]
         why += [
             f"{fmt_size(size)} (line {line}: no measurement)" for size, line in check.unmeasured
         ]

@@ -844,7 +844,7 @@ def _rate_finding(
                 "plugin not loaded, NCCL_IB_DISABLE, or a container without the NIC devices), "
                 "or GPUDirect RDMA is off"
             )
-        elif short is not None and median_eff >= _PORT_LOSS_FLOOR:
+        elif short is not None and _PORT_LOSS_FLOOR <= median_eff <= _PORT_LOSS_CEILING:
             cause = (
                 f"a network port missing: {short.value} (line {short.line}), down or excluded; "
                 "the channels of its GPUs share another NIC, and the collective runs at the "

@@ -718,18 +718,22 @@ def infer_cluster(
                 + " ({nodes})",
             )
     single = system_obj is not None and not system_obj.nics_per_node  # one node, no NIC
-    if ranks is None and not recount and "nodes" not in values and not single:
+    # the node count and the GPUs per node, each from the log, a flag, a design or a preset
+    # (-N 1 alone had judged a 2-GPU table as 1 x 8 and failed it: review DE)
+    shaped = "nodes" in values and ("gpus_per_node" in values or system_obj is not None)
+    if ranks is None and not recount and not shaped and not single:
         # a sendrecv, broadcast or reduce table alone (busbw = algbw, no device list) gives no
         # rank count: the expectation's node count is the default's, said as such, and no gate
         # judges it (a healthy 2-GPU sendrecv had failed --min-efficiency as 2 x 8: review DC;
         # a preset or the GPUs per node alone leave the node count a guess: review DD)
+        nodes = values.get("nodes") or 2
         note(
             "ranks",
-            2 * gpn,
+            nodes * gpn,
             "default",
             f"the log does not give the rank count (no device list, and its busbw equals its "
-            f"algbw): 2 nodes x {gpn} GPUs assumed; give {{nodes}} (with {{gpus_per_node}} "
-            "or {system}) to judge it",
+            f"algbw): {plural(nodes, 'node')} x {gpn} GPUs assumed; give {{nodes}} (with "
+            "{gpus_per_node} or {system}) to judge it",
         )
     said_off = env.setting("NCCL_NVLS_ENABLE") == "0"
     if "nvls" not in given and env.nvls_unavailable is not None and not said_off:
