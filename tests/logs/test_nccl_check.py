@@ -31,6 +31,7 @@ PCIe Gen3, NVLS off, an added transport latency) check that each diagnosis finds
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import re
 import sys
@@ -2311,6 +2312,20 @@ def test_a_table_that_gives_no_rank_count_is_said_so_and_not_gated(
         assert again.exit_code == 2, again.output
         assert "ranks assumed: the log does not give the rank count" in again.output
         assert ("1 node x 8 GPUs assumed" in again.output) is (more[0] == "--nodes")
+        # what is missing, where the nodes are given (review DF: -N alone was told --nodes)
+        wanted = (
+            "give --gpus-per-node or --system to judge it"
+            if more[0] == "--nodes"
+            else "give --nodes (with --gpus-per-node or --system) to judge it"
+        )
+        assert wanted in " ".join(again.output.split())
+    # the JSON gate's reason names the flags, as the note does (review DF: raw {nodes})
+    data = CliRunner().invoke(
+        app, ["nccl-check", str(path), "--min-efficiency", "0.8", "--format", "json"]
+    )
+    (reason,) = [r["reason"] for r in json.loads(data.stdout)["gate"]["not_judged_runs"]]
+    assert "{" not in reason
+    assert reason.endswith("give --nodes (with --gpus-per-node or --system) to judge it")
     # wrong results fail it, named by the rows nccl-tests found wrong, without an efficiency
     # against the guessed cluster (review DE)
     lines = table.splitlines()

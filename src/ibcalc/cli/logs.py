@@ -279,7 +279,12 @@ def nccl_check(
                 {"source": c.source, "run_index": c.run_index, "reasons": why} for c, why in failed
             ],
             "not_judged_runs": [
-                {"source": c.source, "run_index": c.run_index, "reason": unjudged[id(c)]}
+                {
+                    "source": c.source,
+                    "run_index": c.run_index,
+                    # the flags' names, as the note on stderr has them (review DF)
+                    "reason": fill_fields(unjudged[id(c)], FIELD_FLAGS),
+                }
                 for c in checks
                 if id(c) in unjudged
             ],

@@ -727,13 +727,19 @@ def infer_cluster(
         # judges it (a healthy 2-GPU sendrecv had failed --min-efficiency as 2 x 8: review DC;
         # a preset or the GPUs per node alone leave the node count a guess: review DD)
         nodes = values.get("nodes") or 2
+        # what is missing: the GPUs per node where the nodes are known (-N alone had been told
+        # to give --nodes: review DF)
+        give = (
+            "{gpus_per_node} or {system}"
+            if "nodes" in values
+            else "{nodes} (with {gpus_per_node} or {system})"
+        )
         note(
             "ranks",
             nodes * gpn,
             "default",
             f"the log does not give the rank count (no device list, and its busbw equals its "
-            f"algbw): {plural(nodes, 'node')} x {gpn} GPUs assumed; give {{nodes}} (with "
-            "{gpus_per_node} or {system}) to judge it",
+            f"algbw): {plural(nodes, 'node')} x {gpn} GPUs assumed; give {give} to judge it",
         )
     said_off = env.setting("NCCL_NVLS_ENABLE") == "0"
     if "nvls" not in given and env.nvls_unavailable is not None and not said_off:
