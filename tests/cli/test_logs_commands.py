@@ -2543,3 +2543,20 @@ def test_the_help_names_every_exit_2_case() -> None:
     text = " ".join(out.split())
     assert "contradicts --collective or --system (its GPU or its network) outright" in text
     assert "when no run can be fitted" in text
+
+
+def test_a_node_count_given_beside_a_design_is_the_flags() -> None:
+    """`--design ... -N 2` had listed `nodes = 2 [design]: 31`, the flag's count tagged as the
+    design's with the design's unused 31 as evidence (review DF); it is the flag's, as without
+    a design."""
+    design = Path(__file__).resolve().parents[2] / "examples" / "dgx-h100-superpod-su-ndr.yaml"
+    log = SWEEPS / "10_allreduce_2node_8xH100_ib.txt"
+    listed = []
+    for extra in (["--design", str(design)], []):
+        code, out, _ = run("nccl-check", str(log), *extra, "-N", "2", "--format", "json")
+        assert code == 0
+        (check,) = json.loads(out)["runs"]
+        listed.append(
+            [(a["source"], a["evidence"]) for a in check["assumptions"] if a["field"] == "nodes"]
+        )
+    assert listed[0] == listed[1] == [("flag", "given by the caller")]

@@ -889,7 +889,9 @@ def design_origins(
     ]
     keys = {f: stated.get(f) or DESIGN_KEYS.get(f, f) for f in fields}
     origins = {f: f"from the design file {where} ({keys[f]})" for f in fields}
-    if spec.nodes is not None:
+    if spec.nodes is not None and "nodes" not in cluster.model_fields_set:
+        # a node count given with --nodes is the flag's (it had been tagged the design's, with
+        # the design's unused count as its evidence: review DF)
         origins["nodes"] = str(spec.nodes)
     names = {**FIELD_FLAGS, **{f: f"{where}'s {keys[f]}" for f in fields}}
     return _node_shape(cluster, spec), origins, names
