@@ -382,10 +382,13 @@ _FORCED_UNCHANGED = "would not change this all-reduce ({algorithm} forced)"
 
 def _with_sharp(plan: Plan) -> Plan:
     """``plan`` on the same topology with SHARP turned on."""
-    topo = plan.topo
+    return plan_for(plan.collective, _sharp_on(plan.topo), plan.params, dtype=plan.dtype)
+
+
+def _sharp_on(topo: Topology) -> Topology:
+    """``topo`` with SHARP turned on across its domains."""
     assert topo.out is not None
-    on = replace(topo, out=topo.out.model_copy(update={"sharp": True}))
-    return plan_for(plan.collective, on, plan.params, dtype=plan.dtype)
+    return replace(topo, out=topo.out.model_copy(update={"sharp": True}))
 
 
 def _sharp_ruled_out(
@@ -444,8 +447,7 @@ def sharp_unused_reason(
         # asked as if SHARP were on; the plan is built for this one question, not kept in the
         # plans' cache (a layout search asks it of each search's whole cluster: kept, those
         # plans had made its garbage collection about 10 % of its time slower)
-        on = replace(topo, out=topo.out.model_copy(update={"sharp": True}))
-        plan = Plan(Collective.ALL_REDUCE, on, params, dtype=parse_dtype(dtype))
+        plan = Plan(Collective.ALL_REDUCE, _sharp_on(topo), params, dtype=parse_dtype(dtype))
     else:
         plan = plan_for(Collective.ALL_REDUCE, topo, params, dtype=parse_dtype(dtype))
     # which algorithms apply does not depend on the size: the candidates at one size say

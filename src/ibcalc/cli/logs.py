@@ -371,16 +371,14 @@ def _gate(checks: list[RunCheck], min_efficiency: float) -> list[tuple[RunCheck,
 
     failed = []
     for check in checks:
-        if _ranks_guessed(check) is not None and not any(
-            f.kind in ("data_corruption", "unmeasured") for f in check.findings
-        ):
+        guessed = _ranks_guessed(check) is not None
+        if guessed and not any(f.kind in ("data_corruption", "unmeasured") for f in check.findings):
             # judged against a rank count the log does not give: not judged. Wrong results
             # and rows that are no measurement fail whatever the cluster; rows implausibly
             # fast for the guessed one do not (a healthy 1 x 8 sendrecv table had failed as
             # 'corrupt' against 2 x 8: review DD)
             continue
         rows = gate_failures(check, min_efficiency)
-        guessed = _ranks_guessed(check) is not None
         if guessed:
             # wrong results fail it, but its efficiencies are against a guessed cluster: only
             # the rows nccl-tests found wrong are named, without an efficiency (review DE)

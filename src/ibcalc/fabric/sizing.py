@@ -386,8 +386,9 @@ def size_fat_tree(
         )
     leaf_o = ratios[0]
     spine_o = ratios[1] if len(ratios) > 1 else 1.0
-    for tier_o in (leaf_o, spine_o):
-        _ratio(tier_o)  # each tier's own check first: its words name the ratio at fault
+    # each tier's own check first: its words name the ratio at fault
+    o = _ratio(leaf_o)
+    _ratio(spine_o)
     if leaf_o * spine_o > MAX_OVERSUBSCRIPTION:
         # traffic crossing both tapered tiers sees their product, which a design file caps as
         # it caps one ratio ([32, 32] had been sized: review DA)
@@ -413,7 +414,6 @@ def size_fat_tree(
     best = _smallest(args, args_out, tiers)
     if best is None:
         raise FabricError(_refusal(args, endpoints, MAX_TIERS if tiers is None else tiers))
-    o = _ratio(leaf_o)
     if o <= 1 or d % o.numerator:
         return best
     # a tapered leaf may keep its ratio on fewer ports (some left unused), which changes the SU
@@ -455,17 +455,10 @@ def size_fat_tree(
         if slower > 0
         else "fewer switches without slowing traffic to every peer more"
     )
-    if (
-        best.bisection_Bps is not None
-        and widest.bisection_Bps is not None
-        and best.bisection_Bps < widest.bisection_Bps
-    ):
-        # fewer uplinks in all: the bound on any traffic falls, which the every-peer figure
-        # does not say (a 1.3 % slowdown had hidden an 18 % smaller bisection: review CW)
-        why += (
-            f", with a bisection of {best.bisection_Bps / 1e9:,.0f} GB/s against "
-            f"{widest.bisection_Bps / 1e9:,.0f}"
-        )
+    # fewer uplinks in all: the bound on any traffic falls, which the every-peer figure does not
+    # say (a 1.3 % slowdown had hidden an 18 % smaller bisection: review CW)
+    lost = _bisection_given_up(best.bisection_Bps, widest.bisection_Bps)
+    why += f", with {lost}" if lost else ""
     if flat is not None and best.total_switches > flat.total_switches:
         # the widest narrower split within the untapered fabric's switch count
         within = next((x for x in narrower if x.total_switches <= flat.total_switches), None)
@@ -528,16 +521,16 @@ def cheaper_cost(cheaper: CheaperSplit, bisection_Bps: float | None) -> str:
         if cheaper.slowdown > 0
         else "no traffic to every peer slower"
     )
-    if (
-        cheaper.bisection_Bps is not None
-        and bisection_Bps is not None
-        and cheaper.bisection_Bps < bisection_Bps
-    ):
-        cost += (
-            f", a bisection of {cheaper.bisection_Bps / 1e9:,.0f} GB/s against "
-            f"{bisection_Bps / 1e9:,.0f}"
-        )
-    return cost
+    lost = _bisection_given_up(cheaper.bisection_Bps, bisection_Bps)
+    return cost + (f", {lost}" if lost else "")
+
+
+def _bisection_given_up(smaller: float | None, larger: float | None) -> str:
+    """ "a bisection of 16,000 GB/s against 16,800" where ``smaller`` is below ``larger``, else
+    the empty text."""
+    if smaller is None or larger is None or smaller >= larger:
+        return ""
+    return f"a bisection of {smaller / 1e9:,.0f} GB/s against {larger / 1e9:,.0f}"
 
 
 def _uniform_slowdown(sizing: FabricSizing, ratio: float) -> float:

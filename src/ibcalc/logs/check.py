@@ -404,12 +404,7 @@ def check_run(
         # health). The library's ring is such a cause too: had it kept the lift, a tree run
         # slowed by a fault would read low where the ring fits and bad at the slowdowns on
         # either side (a review)
-        checked = [
-            r.model_copy(update={"verdict": _verdict(r.efficiency, BANDS[r.regime])})
-            if r.within_band
-            else r
-            for r in checked
-        ]
+        checked = _unlifted(checked)
         bandwidth = [r for r in checked if r.regime == "bandwidth"]
     slow = next((f for f in findings if f.kind == "latency" and f.severity != "info"), None)
     if default_node:
@@ -421,13 +416,7 @@ def check_run(
         # expected time had read ok beside the finding: review DC). Not tied to how well an
         # added latency fits them: a cut-off on the fit had let the lift come back as the rows
         # grew slower (reviews DD, DE); against a node the log does not name, the lift stays
-        fitted = set(slow.lines)
-        checked = [
-            r.model_copy(update={"verdict": _verdict(r.efficiency, BANDS[r.regime])})
-            if r.within_band and r.line in fitted
-            else r
-            for r in checked
-        ]
+        checked = _unlifted(checked, set(slow.lines))
     ramp = {
         line
         for f in findings
@@ -608,6 +597,17 @@ def _ended_early(run: Run) -> Finding | None:
         evidence=[f"last row: {fmt_size(largest)} (line {last.line})"],
         lines=[last.line],
     )
+
+
+def _unlifted(checked: list[RowCheck], lines: set[int] | None = None) -> list[RowCheck]:
+    """``checked`` with the error band's lift withdrawn from the rows inside the band (those at
+    ``lines`` only, where given): each reads the verdict its efficiency gives."""
+    return [
+        r.model_copy(update={"verdict": _verdict(r.efficiency, BANDS[r.regime])})
+        if r.within_band and (lines is None or r.line in lines)
+        else r
+        for r in checked
+    ]
 
 
 def check_log(

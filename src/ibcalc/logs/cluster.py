@@ -24,7 +24,7 @@ from typing import Any
 
 from ibcalc.catalogue.load import find_link, find_system
 from ibcalc.catalogue.models import Catalogue, System
-from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
+from ibcalc.cluster.resolve import DEFAULT_NODES, ClusterSpec, ResolvedCluster, resolve_cluster
 from ibcalc.errors import ClusterError
 from ibcalc.logs.env import LogEnvironment
 from ibcalc.logs.records import Run
@@ -726,7 +726,7 @@ def infer_cluster(
         # rank count: the expectation's node count is the default's, said as such, and no gate
         # judges it (a healthy 2-GPU sendrecv had failed --min-efficiency as 2 x 8: review DC;
         # a preset or the GPUs per node alone leave the node count a guess: review DD)
-        nodes = values.get("nodes") or 2
+        nodes = values.get("nodes") or DEFAULT_NODES  # the resolver's default node count
         # what is missing: the GPUs per node where the nodes are known (-N alone had been told
         # to give --nodes: review DF)
         give = (

@@ -254,13 +254,10 @@ def _required_ratio(value: float) -> str:
     return f"{text}:1"
 
 
-#: Binary rate units, largest first, as a requirement written in them prints.
-_BINARY_RATES: tuple[tuple[str, int], ...] = (
-    (" PiB/s", 2**50),
-    (" TiB/s", 2**40),
-    (" GiB/s", 2**30),
-    (" MiB/s", 2**20),
-    (" KiB/s", 2**10),
+#: Binary rate units, largest first, as a requirement written in them prints (the suffixes of
+#: :data:`_EXACT_FACTORS`, whose factors are their sizes' inverses).
+_BINARY_RATES: tuple[tuple[str, int], ...] = tuple(
+    (suffix, int(1 / factor)) for suffix, factor in _EXACT_FACTORS.items() if "iB/s" in suffix
 )
 
 
@@ -296,7 +293,11 @@ _BINARY_PREFIX = re.compile(r"([kmgtp])i", re.IGNORECASE)
 #: Each binary byte unit's size and suffix.
 _BINARY_SIZES = {float(size): unit for unit, size in _BINARY_RATES}
 #: Each decimal byte unit's size and suffix (B/s itself prints as format_quantity says).
-_DECIMAL_RATES = {1e15: " PB/s", 1e12: " TB/s", 1e9: " GB/s", 1e6: " MB/s", 1e3: " kB/s"}
+_DECIMAL_RATES = {
+    float(1 / factor): suffix
+    for suffix, factor in _EXACT_FACTORS.items()
+    if suffix.endswith("B/s") and "iB/s" not in suffix
+}
 
 
 def _margin(margin: float, *, signed: bool = True) -> str:
