@@ -1630,6 +1630,36 @@ def test_calibrate_refuses_flags_the_log_contradicts(
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.parametrize(
+    ("flags", "give"),
+    [
+        ([], "--nodes (with --gpus-per-node or --system)"),
+        (["-N", "1"], "--gpus-per-node or --system"),
+    ],
+)
+def test_calibrate_refuses_a_run_whose_rank_count_is_a_guess(
+    tmp_path: Path, flags: list[str], give: str
+) -> None:
+    """Guards: sweep 26's sendrecv table alone gives no rank count; calibrate had fitted the
+    default 2 x 8 DGX H100's network from the 2-GPU PCIe pair (ndr.efficiency 0.431, written).
+    It stops before anything is fitted or written, naming what is missing (one line, exit 2)."""
+    source = (SWEEPS / "26_sendrecv_1node_2xA100-PCIE-40GB_pcie.txt").read_text()
+    rows = [line for line in source.splitlines() if line[:12].strip().isdigit()]
+    table = tmp_path / "table.txt"
+    table.write_text("# Collective test starting: sendrecv_perf\n" + "\n".join(rows) + "\n")
+    out = tmp_path / "cal.yaml"
+    code, _stdout, err = run("calibrate", str(table), *flags, "-o", str(out))
+    assert code == 2
+    assert err.strip() == (
+        f"error: {table} (run 1): the log does not give the rank count (no device list, and its "
+        f"busbw equals its algbw), so nothing is fitted; give {give} to fit it"
+    )
+    assert not out.exists()
+    code, _stdout, err = run("calibrate", str(table), "--system", "a100-pcie-pair", "-o", str(out))
+    assert code == 0, err
+    assert "pcie4.transport_latency" in out.read_text()
+
+
 def test_calibrate_lists_a_flag_that_replaces_what_the_log_shows() -> None:
     """Guards: --inter ndr on a log of EFA had fitted the network's latency into ndr, the report
     saying the flag replaced what the log shows (line 293 of sweep 06); that is refused now, as

@@ -27,7 +27,7 @@ from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.engine.types import Collective
-from ibcalc.errors import ClusterError, IbcalcError, OutputError
+from ibcalc.errors import ClusterError, FieldError, IbcalcError, OutputError
 from ibcalc.facade import estimate_on
 from ibcalc.logs import parse_file, parse_log
 from ibcalc.logs.calibrate import (
@@ -1264,3 +1264,30 @@ def test_cost_constants_fitted_to_a_run_warned_of_say_so(catalogue: Catalogue) -
         "; fitted to a run of p5.txt the calibration warned of (a fault or the library's choice "
         "that nccl-check finds in it): the value may describe that, not the fabric"
     )
+
+
+def test_a_run_whose_rank_count_is_a_guess_is_not_fitted(
+    catalogue: Catalogue, tmp_path: Path
+) -> None:
+    """Sweep 26's sendrecv table alone (2 x A100 PCIe on one node; no device list, busbw =
+    algbw) gives no rank count: nccl-check judges it as the default 2 x 8 DGX H100 and says so,
+    and calibrate had fitted that cluster's network from it (ndr.efficiency 0.975 -> 0.431,
+    written). It refuses, naming what to give; with the node given it fits the PCIe pair."""
+    source = (SWEEPS / "26_sendrecv_1node_2xA100-PCIE-40GB_pcie.txt").read_text()
+    rows = [line for line in source.splitlines() if line[:12].strip().isdigit()]
+    assert len(rows) == 31  # 8 B to 8 GiB
+    table = tmp_path / "sendrecv_table.txt"
+    table.write_text("# Collective test starting: sendrecv_perf\n" + "\n".join(rows) + "\n")
+    with pytest.raises(FieldError) as refused:
+        calibrate_log_files([read_log(table)], catalogue=catalogue)
+    # the library names fields; the command line names them as flags (test_logs_commands)
+    assert str(refused.value).endswith(
+        "sendrecv_table.txt (run 1): the log does not give the rank count (no device list, and "
+        "its busbw equals its algbw), so nothing is fitted; give nodes (with gpus_per_node or "
+        "system) to fit it"
+    )
+    pair = calibrate_log_files(
+        [read_log(table)], ClusterSpec(system="a100-pcie-pair"), catalogue=catalogue
+    )
+    assert {p.name for p in pair.parameters} >= {"pcie4.transport_latency"}
+    assert not any(p.name.startswith("ndr.") for p in pair.parameters)

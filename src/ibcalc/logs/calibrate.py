@@ -1450,12 +1450,23 @@ def _checked_runs(
 
 
 def _refuse_contradicted(checked: Sequence[_Checked]) -> None:
-    """Refuse to fit a run whose log contradicts a flag outright (``nccl-check``'s high-confidence
+    """Refuse to fit a run whose rank count the log does not give (nccl-check assumes the
+    default's), or whose log contradicts a flag outright (``nccl-check``'s high-confidence
     errors: another GPU than --system's, another collective than --collective's; and another
     network than the one NCCL's transport line names, EFA's latency had been written as ndr's:
     review DC): the values would be fitted to hardware or a formula the run did not use, and
     written under its names."""
     for _, run_name, result in checked:
+        guessed = next(
+            (a for a in result.assumptions if a.field == "ranks" and a.source == "default"), None
+        )
+        if guessed is not None:
+            # a sendrecv, broadcast or reduce table alone: nccl-check judges it against the
+            # default node count, and a fit would write the default network's efficiency from a
+            # 2-GPU PCIe pair (0.431 for ndr, from sweep 26's table)
+            cause, _, give = str(guessed.evidence).partition(": ")
+            remedy = give.rpartition("; ")[2].replace(" to judge it", " to fit it")
+            raise FieldError(f"{run_name}: {cause}, so nothing is fitted; {remedy}")
         for finding in result.findings:
             if (
                 finding.kind == "flag_mismatch" and finding.severity == "error"
