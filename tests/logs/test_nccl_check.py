@@ -2352,6 +2352,48 @@ def test_a_table_that_gives_no_rank_count_is_said_so_and_not_gated(
     assert fast.exit_code == 2, fast.output
 
 
+def test_a_rank_count_below_a_node_is_one_node_assumed_wherever_nccl_says_it(
+    catalogue: Catalogue,
+) -> None:
+    """Sweep 26's table with NCCL's init line ('comm ... nranks 2 ...') and no device list: the
+    count had been read only after the table's header, and then refused ('the cluster has 2
+    nodes x 8 GPUs = 16 ranks, but the log ran 2 ranks', exit 2), where the same table without
+    it is judged on a guess. The count is read before the first table too, and 2 ranks, fewer
+    than a node's GPUs, are one node of 2, said as assumed."""
+    text = (SWEEPS / "26_sendrecv_1node_2xA100-PCIE-40GB_pcie.txt").read_text(encoding="utf-8")
+    table = _table_only(text)
+    init = (
+        "n013:1:1 [0] NCCL INFO comm 0x55d0 rank 0 nranks 2 cudaDev 0 busId 81000 - Init COMPLETE"
+    )
+    head, rows = table.split("\n", 1)
+    for log, line in ((f"{init}\n{table}", 1), (f"{head}\n{init}\n{rows}", 2)):
+        (check,) = check_log(parse_log(log, source="t.txt"), log, catalogue=catalogue)
+        said = {a.field: a for a in check.assumptions}
+        assert (said["ranks"].value, said["ranks"].source) == (2, "log")
+        assert said["ranks"].evidence == f"'nranks 2' in NCCL INFO output (line {line})"
+        assert (said["gpus_per_node"].value, said["gpus_per_node"].source) == (2, "default")
+        assert "fewer than the default node's 8 GPUs, so one node of 2 assumed" in (
+            said["gpus_per_node"].evidence
+        )
+        assert (said["nodes"].value, said["nodes"].source) == (1, "default")
+        # a preset of one node: its 2 PCIe GPUs, judged ok (96 % at 64 MiB and more)
+        (pair,) = check_log(
+            parse_log(log, source="t.txt"),
+            log,
+            catalogue=catalogue,
+            flags=ClusterSpec(system="a100-pcie-pair"),
+        )
+        assert pair.verdict == "ok"
+        # a count the given node does divide is the log's, as before
+        (dgx,) = check_log(
+            parse_log(log, source="t.txt"),
+            log,
+            catalogue=catalogue,
+            flags=ClusterSpec(system="dgx-a100", nodes=1),
+        )
+        assert {a.field: a.source for a in dgx.assumptions}["gpus_per_node"] == "log"
+
+
 def test_a_network_the_logs_transport_line_contradicts_is_an_error(
     tmp_path: Path, catalogue: Catalogue
 ) -> None:

@@ -45,10 +45,11 @@ Collective
 Ranks
     1. The number of ``# Rank N ...`` lines in the device list, unless the list is elided
        (a ``...`` line or a gap in the rank numbers). 2. A JSON rank count. 3. ``nranks N`` in
-    NCCL INFO lines. 4. For per-rank-count collectives, size / (count x type size). 5. The
-    busbw/algbw interval: n = 2/(2 - r) for all_reduce, n = 1/(1 - r) for the (n-1)/n
-    collectives; if several integers fit, the only multiple of 8 (then 4) is taken and the
-    inference says it was a choice; an elided list gives a lower bound.
+    NCCL INFO lines (also before the log's first run). 4. For per-rank-count collectives,
+    size / (count x type size). 5. The busbw/algbw interval: n = 2/(2 - r) for all_reduce,
+    n = 1/(1 - r) for the (n-1)/n collectives; if several integers fit, the only multiple of
+    8 (then 4) is taken and the inference says it was a choice; an elided list gives a lower
+    bound.
 
 Ranks per node, nodes, hosts
     From the hostnames of the device list when it is complete: nodes = distinct hostnames,

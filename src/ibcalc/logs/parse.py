@@ -593,6 +593,11 @@ class _Reader:
             target = self._meta_target(lineno)
             target.nccl_version_line = self._first(target.nccl_version_line, m.group(1))
         cur = self.cur
+        if cur is None and "nranks" in s:
+            # before the log's first run (its '#' lines stripped, NCCL's init lines then come
+            # before the table): the run to come, as a version line does (a later run's count
+            # is not taken from an earlier one's teardown lines, hence the first run only)
+            cur = self._pending(lineno)
         if cur is not None and not self.closed and cur.info_nranks is None and "nranks" in s:
             m = _NRANKS.search(s)
             if m and int(m.group(1)[:9]) > 0:
