@@ -138,6 +138,40 @@ def test_ll128_tree_chunk_halves_for_the_node_count() -> None:
     )
 
 
+def test_one_gpu_per_node_takes_nccl_s_tree_row_for_every_network_hop() -> None:
+    """NCCL 2.30.7 ncclTopoTuneModel: "With ppn=1 latencies are fully exposed, use the Tree
+    network latency", interLat = hwLat[NET][TREE][p] for every algorithm (review DG: a ring of
+    1 GPU per node had taken the Ring row, 2.7 us in LL where the Tree row is 5.0)."""
+    one, two = cluster(8, 1, 1), cluster(8, 2, 2)
+    for params in (PARAMS, TUNER):
+        for algorithm in (Algorithm.RING, Algorithm.PAT, Algorithm.TREE):
+            # Tree row: LL 5.0, LL128 8.5, Simple 14.0 us (data/cost_params.yaml hop_latency)
+            for protocol, tree_us in ((Protocol.LL, 5.0), (Protocol.LL128, 8.5)):
+                if algorithm is Algorithm.PAT:
+                    continue
+                hop = net_hop_latency(one, algorithm, protocol, 1024, params)
+                assert hop == pytest.approx(tree_us * 1e-6)
+            hop = net_hop_latency(one, algorithm, Protocol.SIMPLE, 1024, params)
+            assert hop == pytest.approx(14.0e-6)
+        # two GPUs per node keep each algorithm's own row: Ring LL 2.7, LL128 4.0 us
+        assert net_hop_latency(two, Algorithm.RING, Protocol.LL, 1024, params) == pytest.approx(
+            2.7e-6
+        )
+        assert net_hop_latency(two, Algorithm.RING, Protocol.LL128, 1024, params) == pytest.approx(
+            4.0e-6
+        )
+    # a ring/LL reduce-scatter of 7 x 1 GPU: NCCL's ring LL base 6.6 us and N - 1 = 6 network
+    # steps of 5.0 us (the Ring row had given 6.6 + 6 x 2.7 = 22.8 us, NCCL's estimate)
+    (ring_ll,) = [
+        c
+        for c in evaluate(
+            Collective.REDUCE_SCATTER, 7 * 128, cluster(7, 1, 1), TUNER, frozenset({Algorithm.RING})
+        )
+        if c.protocol is Protocol.LL
+    ]
+    assert ring_ll.latency_s == pytest.approx((6.6 + 6 * 5.0) * 1e-6)
+
+
 def test_intra_node_hops_scale_with_the_gpu_clock() -> None:
     ampere = cluster(2, 8, gpu_arch="ampere")
     # A100 1410 MHz against H100's 1980 MHz: NCCL's 0.6 us NVLink ring/LL hop takes 0.6 x 1.404

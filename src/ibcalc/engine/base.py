@@ -436,7 +436,7 @@ def net_hop_latency(
     hundreds of ranks that is an extrapolation (docs/model.md, the per-hop latency). The tuner view
     keeps NCCL's 2 at every size. InfiniBand, whose transport latency is 0, is unchanged.
     """
-    hw = _hop(params.nccl_tuner.hop_latency_s["net"], algorithm, protocol)
+    hw = _hop(params.nccl_tuner.hop_latency_s["net"], net_row(topo, algorithm), protocol)
     extra = topo.out.transport_latency_s if topo.out is not None else 0.0
     factor = 1.0
     if protocol is Protocol.SIMPLE and topo.out is not None and topo.out.is_plugin:
@@ -444,6 +444,23 @@ def net_hop_latency(
         span = params.calibrated.simple_transport_factor - low
         factor = simple_count(low, span, size_bytes / params.calibrated.simple_fill_bytes)
     return hw + extra * factor
+
+
+def net_row(topo: Topology, algorithm: Algorithm) -> Algorithm:
+    """The row of NCCL's NET hwLat table ``algorithm``'s network hops take: the Tree row for
+    every algorithm with one GPU per node ("With ppn=1 latencies are fully exposed, use the
+    Tree network latency", NCCL 2.30.7 ncclTopoTuneModel), its own otherwise. A ring of
+    8 x 1 GPU in LL had been priced at the Ring row's 2.7 us a hop, not 5.0 (review DG)."""
+    return Algorithm.TREE if topo.ranks_per_domain == 1 else algorithm
+
+
+def _net_hop_text(topo: Topology, algorithm: Algorithm, protocol: Protocol, hw: float) -> str:
+    """``NCCL NET hop 5 us (...)``: the hwLat cell a network hop takes, and which row."""
+    row = net_row(topo, algorithm)
+    cell = f"{row.value}/{protocol.value}"
+    if row is not algorithm:
+        cell += " row: one GPU per node, as NCCL takes it for every algorithm"
+    return f"NCCL NET hop {us(hw)} ({cell}, hwLat)"
 
 
 def simple_count(low: float, span: float, fill: float) -> float:
@@ -508,8 +525,8 @@ def net_hop_detail(
     params: CostParams,
 ) -> str:
     """How :func:`net_hop_latency` is made up."""
-    hw = _hop(params.nccl_tuner.hop_latency_s["net"], algorithm, protocol)
-    text = f"NCCL NET hop {us(hw)} ({algorithm.value}/{protocol.value}, hwLat)"
+    hw = _hop(params.nccl_tuner.hop_latency_s["net"], net_row(topo, algorithm), protocol)
+    text = _net_hop_text(topo, algorithm, protocol, hw)
     extra = topo.out.transport_latency_s if topo.out is not None else 0.0
     if extra:
         total = net_hop_latency(topo, algorithm, protocol, size_bytes, params) - hw
@@ -610,7 +627,7 @@ def wan_hop_latency(
     """Per-hop latency of a WAN crossing: NCCL's NET row plus the link's one-way latency."""
     if topo.wan is None:
         return 0.0
-    hw = _hop(params.nccl_tuner.hop_latency_s["net"], algorithm, protocol)
+    hw = _hop(params.nccl_tuner.hop_latency_s["net"], net_row(topo, algorithm), protocol)
     return hw + topo.wan.transport_latency_s
 
 
@@ -620,9 +637,9 @@ def wan_hop_detail(
     """How one WAN hop's time is made: NCCL's NET hop plus the WAN link's one-way latency."""
     if topo.wan is None:
         return ""
-    hw = _hop(params.nccl_tuner.hop_latency_s["net"], algorithm, protocol)
+    hw = _hop(params.nccl_tuner.hop_latency_s["net"], net_row(topo, algorithm), protocol)
     return (
-        f"NCCL NET hop {us(hw)} ({algorithm.value}/{protocol.value}, hwLat) + "
+        f"{_net_hop_text(topo, algorithm, protocol, hw)} + "
         f"{topo.wan.link_id} one way {us(topo.wan.transport_latency_s)}"
     )
 

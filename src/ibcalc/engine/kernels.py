@@ -64,6 +64,7 @@ from ibcalc.engine.base import (
     intra_hop_latency,
     ll_cap_Bps,
     net_overhead,
+    net_row,
     protocol_factor,
     proxy_op_per_channel_s,
     ring_plateau_factor,
@@ -141,7 +142,7 @@ def _net_hop(
 ) -> tuple[float, float, float, float, float] | float:
     """``net_hop_latency`` as a constant when it does not depend on the size, else the
     (hw, extra, low, span, fill_bytes) it computes ``hw + extra x (low + span x fill)`` from."""
-    hw = _hop(params.nccl_tuner.hop_latency_s["net"], algorithm, protocol)
+    hw = _hop(params.nccl_tuner.hop_latency_s["net"], net_row(topo, algorithm), protocol)
     extra = topo.out.transport_latency_s if topo.out is not None else 0.0
     plugin = topo.out is not None and topo.out.is_plugin
     if protocol is not Protocol.SIMPLE or not plugin:
@@ -159,7 +160,7 @@ def _simple_net_hop(
     found = _net_hop(topo, algorithm, Protocol.SIMPLE, params)
     if isinstance(found, tuple):
         return found
-    hw = _hop(params.nccl_tuner.hop_latency_s["net"], algorithm, Protocol.SIMPLE)
+    hw = _hop(params.nccl_tuner.hop_latency_s["net"], net_row(topo, algorithm), Protocol.SIMPLE)
     extra = topo.out.transport_latency_s if topo.out is not None else 0.0
     return hw, extra, 1.0, 0.0, 1.0
 
