@@ -2434,6 +2434,38 @@ def test_a_network_the_logs_transport_line_contradicts_is_an_error(
     assert not out.exists()
 
 
+def test_a_plugin_network_against_nccl_s_verbs_line_is_a_mismatch_too(
+    tmp_path: Path, catalogue: Catalogue
+) -> None:
+    """Sweep 10 (2 x 4 H100 on NDR200, 'Using network IB') calibrated with --inter efa-v2 had
+    exited 0 and written efa-v2's efficiency, 0.487, from it (review DH M1); only a provider
+    line (EFA, CXI) had been read as a contradiction. NCCL's verbs transport against a
+    net-plugin link is one now; against another verbs link (RoCE) it is not."""
+    path = SWEEPS / "10_allreduce_2node_8xH100_ib.txt"
+    text = path.read_text(encoding="utf-8")
+    line = next(i for i, x in enumerate(text.splitlines(), 1) if "Using network IB" in x)
+    for inter, mismatch in (("efa-v2", True), ("slingshot-11", True), ("roce-400g", False)):
+        (check,) = check_log(
+            parse_log(text, source=path.name), text, catalogue=catalogue,
+            flags=ClusterSpec(inter=inter),
+        )  # fmt: skip
+        found = [f for f in check.findings if f.kind == "network_mismatch"]
+        assert bool(found) is mismatch, inter
+        if mismatch:
+            assert check.findings[0] is found[0]
+            assert found[0].evidence[0] == (
+                f"NCCL's line says 'Using network IB' (line {line}): its verbs transport "
+                f"(InfiniBand or RoCE), where {inter} is "
+                f"{'efa' if inter == 'efa-v2' else 'slingshot'} through a net plugin"
+            )
+    out = tmp_path / "fit.yaml"
+    result = CliRunner().invoke(app, ["calibrate", str(path), "--inter", "efa-v2", "-o", str(out)])
+    assert result.exit_code == 2
+    assert "the log ran on another network than efa-v2, so nothing is fitted" in result.output
+    assert "or with --inter set to the log's InfiniBand or RoCE link" in result.output
+    assert not out.exists()
+
+
 def test_small_sizes_a_latency_fault_explains_keep_their_verdict(catalogue: Catalogue) -> None:
     """Sweep 06 (2 x p5) with 150 us added to every row of 64 KiB or less: the finding fits an
     added per-hop latency within a few percent, yet rows 2-3x the expected time had read ok, the

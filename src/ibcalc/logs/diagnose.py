@@ -147,20 +147,44 @@ _PROVIDER_FAMILY = {"efa": "efa", "cxi": "slingshot"}
 
 def _wrong_network(ctx: RunContext) -> list[Finding]:
     """A network the log's own transport line contradicts: NCCL's libfabric provider is EFA
-    (or Slingshot's CXI) where the expectation runs another link. A p5 log checked with
-    --system dgx-h100 had read low with causes found for NDR, and calibrate had written EFA's
-    latency as ndr's, with no word of the log's 'Selected Provider is efa' (review DC)."""
+    (or Slingshot's CXI) where the expectation runs another link, or NCCL's verbs transport
+    ('Using network IB': InfiniBand or RoCE) where it runs a net-plugin link (EFA, TCPX(O),
+    CXI). A p5 log checked with --system dgx-h100 had read low with causes found for NDR, and
+    calibrate had written EFA's latency as ndr's, with no word of the log's 'Selected Provider
+    is efa' (review DC); an NDR log calibrated with --inter efa-v2 had written efa-v2's
+    efficiency, 0.487, from it (review DH)."""
     env, inter = ctx.env, ctx.cluster.inter
-    if not ctx.multi or env is None or env.provider is None or inter is None:
-        return []
-    family = _PROVIDER_FAMILY.get(env.provider.value)
-    if family is None or inter.family == family:
+    if not ctx.multi or env is None or inter is None:
         return []
     named = platform_preset(env)
+    if env.provider is not None:
+        family = _PROVIDER_FAMILY.get(env.provider.value)
+        if family is None or inter.family == family:
+            return []
+        fact = env.provider
+        said = (
+            f"NCCL's line says 'Selected Provider is {fact.value}' (line {fact.line}): "
+            f"{'an' if family[0] in 'aeiou' else 'a'} {family} network, where {inter.id} is "
+            f"{inter.family}"
+        )
+        wanted = f"the {family} link"
+    else:
+        out = ctx.cluster.topology.out
+        if env.network is None or env.network.value.lower() != "ib":
+            return []
+        if out is None or not out.is_plugin:
+            return []
+        fact = env.network
+        said = (
+            f"NCCL's line says 'Using network {fact.value}' (line {fact.line}): its verbs "
+            f"transport (InfiniBand or RoCE), where {inter.id} is {inter.family} through a net "
+            "plugin"
+        )
+        wanted = "the log's InfiniBand or RoCE link"
     instead = (
         f"re-run without {{system}} and {{inter}}, or with --system {named}"
         if named is not None
-        else f"re-run without {{system}} and {{inter}}, or with {{inter}} set to the {family} link"
+        else f"re-run without {{system}} and {{inter}}, or with {{inter}} set to {wanted}"
     )
     # a warning, not the error a wrong GPU is: a design's or a flag's network may be asked of
     # a log on purpose (what would this run give on it), and nccl-check still judges; the
@@ -172,14 +196,8 @@ def _wrong_network(ctx: RunContext) -> list[Finding]:
             "is for a network the run did not use",
             confidence="high",
             severity="warning",
-            evidence=[
-                f"NCCL's line says 'Selected Provider is {env.provider.value}' (line "
-                f"{env.provider.line}): {'an' if family[0] in 'aeiou' else 'a'} {family} "
-                f"network, where {inter.id} is "
-                f"{inter.family}",
-                instead,
-            ],
-            lines=[env.provider.line],
+            evidence=[said, instead],
+            lines=[fact.line],
         )
     ]
 
