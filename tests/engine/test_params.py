@@ -339,6 +339,18 @@ def _error(path: Path) -> CatalogueError:
             "value: 1.2",
             "out of range: must be in (0, 1]",
         ),
+        # a whole number of 309 digits or more overflows a float: it had ended in an internal
+        # error, exit 3 (review DH M2); 1e400 had been called no number
+        (
+            "calibrated:\n  simple_transport_factor: {value: 1" + "0" * 400 + ", assumed: x}\n",
+            "value: 1",
+            "a whole number of 401 digits is out of range: must be in [0, 100]",
+        ),
+        (
+            "calibrated:\n  simple_transport_factor: {value: 1e400, assumed: x}\n",
+            "value: 1e400",
+            "'1e400' is out of range: must be in [0, 100]",
+        ),
         (
             "calibrated:\n  p2p_efficiency: {value: 0.7}\n",
             "p2p_efficiency",

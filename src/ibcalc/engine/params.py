@@ -40,6 +40,7 @@ from ibcalc.units import (
     MIN_BANDWIDTH_BPS,
     MIN_BANDWIDTH_TEXT,
     UNSIGNED_NUMBER,
+    as_float,
     is_zero,
     parse_bandwidth,
     parse_size,
@@ -162,6 +163,14 @@ class _Quantity(_Kind):
         return value
 
 
+def _written(raw: object) -> str:
+    """A value from a file as an error quotes it: its repr, a whole number of more than 30
+    digits by its length (a 5,000-digit one, which YAML reads, has no str() in Python 3.11)."""
+    if isinstance(raw, int) and not isinstance(raw, bool) and abs(raw) >= 10**30:
+        return f"a whole number of {int(math.log10(abs(raw))) + 1} digits"
+    return repr(raw)
+
+
 @dataclass(frozen=True)
 class _Number(_Kind):
     """A dimensionless factor or count: a plain number, or a ratio such as ``7/9``."""
@@ -176,7 +185,7 @@ class _Number(_Kind):
         if isinstance(raw, bool):
             return None
         if isinstance(raw, int | float):
-            return float(raw)
+            return as_float(raw)  # 400 digits: an infinity, out of range (it had overflowed)
         if isinstance(raw, str) and _PLAIN.match(raw):
             # YAML 1.1 reads 1e300 (no dot) as a string
             return float(raw)
@@ -198,17 +207,18 @@ class _Number(_Kind):
         if raw is None:
             problems.append((loc, f"no value (null): give {kind}"))
             return None
-        if value is None or not math.isfinite(value):
-            problems.append((loc, f"{raw!r} is not {kind}; factors and counts carry no unit"))
-            return None
-        if self.integer and value != int(value):
-            problems.append((loc, f"{raw!r} is not a whole number"))
+        written = _written(raw)
+        if value is None or math.isnan(value):
+            problems.append((loc, f"{written} is not {kind}; factors and counts carry no unit"))
             return None
         too_low = value < self.lo or (self.lo_open and value == self.lo)
         too_high = value > self.hi or (self.hi_open and value == self.hi)
-        if too_low or too_high:
+        if too_low or too_high:  # 1e400 and a 400-digit whole number too: infinite as floats
             bounds = _range_text(self.lo, self.hi, self.lo_open, self.hi_open)
-            problems.append((loc, f"{raw!r} is out of range: must be in {bounds}"))
+            problems.append((loc, f"{written} is out of range: must be in {bounds}"))
+            return None
+        if self.integer and value != int(value):
+            problems.append((loc, f"{written} is not a whole number"))
             return None
         return int(value) if self.integer else value
 
