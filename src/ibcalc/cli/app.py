@@ -122,6 +122,30 @@ def _module_app(module: str) -> typer.Typer:
     return _MODULE_APPS[module]
 
 
+#: The exit code of an error in ibcalc itself, not in its input: apart from a failed gate's 1,
+#: which a CI job reads as a failed requirement, and bad input's 2.
+INTERNAL_ERROR_EXIT = 3
+
+#: The exit status every command's help states (review DH: only check, nccl-check and
+#: calibrate said theirs); a command whose own help gives its codes adds the internal error's.
+EXIT_STATUS = (
+    "Exit 0 when done; 2 on bad input or a file that cannot be read (one line on stderr); "
+    f"{INTERNAL_ERROR_EXIT} on an error in ibcalc itself, a bug (IBCALC_TRACEBACK=1 prints its "
+    "traceback)."
+)
+INTERNAL_EXIT = (
+    f"Exit {INTERNAL_ERROR_EXIT} on an error in ibcalc itself, a bug (IBCALC_TRACEBACK=1 prints "
+    "its traceback)."
+)
+
+
+def _state_exit_status(command: Any) -> None:
+    """Give ``command`` (and a group's commands) the exit status in its help's epilog."""
+    command.epilog = INTERNAL_EXIT if "Exit 0" in (command.help or "") else EXIT_STATUS
+    for inner in getattr(command, "commands", {}).values():
+        _state_exit_status(inner)
+
+
 def _build(name: str) -> Any:
     """The toolkit's command (or group) ``name``, built from its module's app alone: the
     module's other commands are not built (their options cost a few milliseconds each)."""
@@ -132,6 +156,7 @@ def _build(name: str) -> Any:
     built = typer.main.get_group(one).commands
     if name not in built:  # pragma: no cover - every register() names its commands
         built = typer.main.get_group(sub).commands
+    _state_exit_status(built[name])
     return built[name]
 
 
@@ -240,6 +265,9 @@ app = typer.Typer(
     name="ibcalc",
     cls=LazyGroup,
     help="How fast can this cluster move these bytes? Interconnect catalogue and collective costs.",
+    epilog="Exit 0 when done; 1 when a gate fails (check, nccl-check --min-efficiency); 2 on bad "
+    f"input or a file that cannot be read (one line on stderr); {INTERNAL_ERROR_EXIT} on an error "
+    "in ibcalc itself, a bug. Each command's --help says its own.",
     add_completion=False,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
@@ -345,11 +373,6 @@ def refuse_repeated_options(command: Any, args: Sequence[str]) -> None:
         if name.startswith("--no-") or first.startswith("--no-"):
             raise CliUsageError(f"{first} and {name} are both given: give one")
         raise CliUsageError(f"{first} and {name} are one option, given twice: give it once")
-
-
-#: The exit code of an error in ibcalc itself, not in its input: apart from a failed gate's 1,
-#: which a CI job reads as a failed requirement, and bad input's 2.
-INTERNAL_ERROR_EXIT = 3
 
 
 def _internal_error(exc: BaseException) -> None:
