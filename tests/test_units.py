@@ -710,6 +710,19 @@ def test_a_distance_unit_matched_only_by_unicode_case_folding_is_not_understood(
         parse_distance("5 m\N{LATIN CAPITAL LETTER I WITH DOT ABOVE}")
 
 
+def test_an_upper_case_m_is_no_metre() -> None:
+    """'800M' had been 800 metres (4 us of fibre), where an upper-case M is mega in every other
+    quantity (8M is 8 MiB); it is refused, and 800m, 800 km and 800 mi keep their meaning
+    (review DH)."""
+    from ibcalc.units import parse_distance
+
+    with pytest.raises(UnitError, match="M is mega elsewhere; write m for metres or km"):
+        parse_distance("800M")
+    assert parse_distance("800m") == 800
+    assert parse_distance("800 KM") == 800_000
+    assert parse_distance("800 mi") == pytest.approx(800 * 1609.344)
+
+
 @pytest.mark.parametrize(
     ("ratio", "text"),
     [(0.996, "0.996x"), (0.99973, "0.9997x"), (1.0004, "1.0004x"), (1.0, "1.00x"), (1.2, "1.20x")],

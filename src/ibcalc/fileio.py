@@ -221,6 +221,10 @@ def check_output(
             f"cannot write the {what} to '-': this option writes a file; give its name "
             "(/dev/stdout for standard output; a file named '-' with its directory, $PWD/-)"
         )
+    if name.endswith(("/", os.sep)) or Path(name).name in ("", ".", ".."):
+        # 'o/x/' names a directory: Path() drops the slash, and a file 'o/x' had been written
+        # (review DH)
+        raise _fail(name, "it names a directory; give the file's name")
     given = Path(name)
     if not given.is_absolute():
         try:

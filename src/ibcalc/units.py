@@ -696,6 +696,13 @@ def parse_distance(value: str | int | float, *, what: str = "distance") -> float
         match = _DISTANCE_RE.match(value)
         if match is None:
             raise UnitError(f"{what} {shown(raw)} is not understood (give a unit: 800km, 5000m)")
+        if match["unit"] == "M":
+            # 800M had been 800 metres, where an upper-case M is mega (8M is 8 MiB) in every
+            # other quantity here (review DH)
+            raise UnitError(
+                f"{what} {shown(raw)} is not understood: M is mega elsewhere; write m for "
+                "metres or km (800km, 5000m)"
+            )
         metres = _finite_number(match["num"], raw, what)
         scale = _DISTANCE_FACTORS.get(match["unit"].lower())
         # matched by Unicode case folding only (a dotted capital I; the Kelvin sign as k)

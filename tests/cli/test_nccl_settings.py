@@ -66,6 +66,19 @@ def test_a_name_nccl_does_not_list_is_refused_in_one_line() -> None:
     )
 
 
+def test_a_setting_that_names_nothing_is_refused_in_one_line() -> None:
+    """'^', ';;;' and '' name no algorithm or protocol: NCCL reads them as no setting, and the
+    estimate had been NCCL's own choice, exit 0, without a word (review DH). Empty items beside
+    a name are NCCL's syntax and kept ('ll,,' leaves LL)."""
+    for flag, value in (("--nccl-algo", "^"), ("--nccl-algo", ";;;"), ("--nccl-proto", "")):
+        result = CliRunner().invoke(app, ["allreduce", "--size", "8B", *H100_2, flag, value])
+        assert result.exit_code == 2, (flag, value)
+        (line,) = result.output.splitlines()
+        assert line.startswith(f"error: {flag} '{value}' names nothing: NCCL reads it as no ")
+    kept = _json("allreduce", "--size", "8B", *H100_2, "--nccl-proto", "ll,,")
+    assert kept["protocol"] == "LL"
+
+
 def test_a_sweep_takes_the_setting_at_every_size() -> None:
     swept = _json(
         "sweep", "allreduce", "-b", "8", "-e", "1G", "-f", "16", *H100_2, "--nccl-proto", "^LL128"

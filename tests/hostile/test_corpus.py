@@ -632,6 +632,13 @@ CASES: list[Case] = [
         "-o into a missing folder is refused before work",
     ),
     C(
+        "output-trailing-slash",
+        "schema -o {tmp}/newdir/",
+        2,
+        "it names a directory; give the file's name",
+        "-o ending in a slash names a directory: it had written a file of that name (review DH)",
+    ),
+    C(
         "output-fifo-no-reader",
         "schema -o {tmp}/fifo.json",
         2,

@@ -261,7 +261,7 @@ def test_object_store_request_bound(builtin_catalogue: Catalogue) -> None:
     assert result.save.bound == "requests"
     # S3's 100 ms first-byte latency is added once
     assert result.save.time_s == pytest.approx(128 * 396 / 3500 + 0.1)
-    assert requests.detail.startswith("50,688 parts of 16 MB at 3500/s")
+    assert requests.detail.startswith("50,688 parts of 16 MB at 3,500 PUT requests/s per prefix")
     # parts larger than a rank's share (6.328 GB) make one part per rank, which holds the
     # share; 6.328 GB is more than S3 takes in one PUT (5 GiB = 5.369 GB)
     with pytest.raises(WorkloadError) as err:
@@ -383,7 +383,9 @@ def test_a_rank_s_object_has_at_most_the_parts_s3_takes_in_one_upload(
     # to four digits: 17.72 MB, so each rank's object has exactly 10,000 parts
     result = checkpoint(builtin_catalogue, cluster, spec)
     requests = next(b for b in result.save.bounds if b.name == "requests")
-    assert requests.detail.startswith("320,000 parts of 17.72 MB at 3500/s")
+    assert requests.detail.startswith(
+        "320,000 parts of 17.72 MB at 3,500 PUT requests/s per prefix"
+    )
     assert requests.time_s == pytest.approx(320_000 / 3500)
     assert (
         "parts of 17.72 MB: the default 16 MB would cut each rank's 177.2 GB into 11,075 "

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 from collections.abc import Callable, Collection, Iterable, Mapping
 from enum import StrEnum
 from pathlib import Path
@@ -689,6 +690,17 @@ def selection_of(
         return params
     from ibcalc.logs.selection import select, with_selection
 
+    for flag, value, example in (
+        ("--nccl-algo", nccl_algo, "^NVLS or Ring,Tree"),
+        ("--nccl-proto", nccl_proto, "^LL128 or Simple"),
+    ):
+        if value is not None and not re.sub(r"[\s^,;:]", "", value):
+            # '^', ';;;' or '' name nothing: NCCL reads them as no setting, and the estimate had
+            # been NCCL's own choice without a word (review DH)
+            raise CliUsageError(
+                f"{flag} {shown(value)} names nothing: NCCL reads it as no setting; drop the "
+                f"option or give names (e.g. {example})"
+            )
     settings = {
         variable: (value, f"{flag} {value}")
         for variable, flag, value in (

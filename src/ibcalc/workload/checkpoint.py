@@ -292,7 +292,8 @@ def _transfer(
                 bw_Bps=total * prefixes * rate / parts,
                 time_s=parts / (prefixes * rate),
                 detail=f"{parts:,} parts of {_part_words(total / ranks, spec.part_size_bytes)} "
-                f"at {rate:g}/s per prefix x {prefixes:,} prefix{'es' if prefixes != 1 else ''}"
+                f"at {rate:,g} {'PUT' if write else 'GET'} requests/s per prefix x "
+                f"{prefixes:,} prefix{'es' if prefixes != 1 else ''}"
                 + (f" (of {spec.prefix_count:,} given)" if prefixes < spec.prefix_count else ""),
             )
         )
