@@ -1196,6 +1196,45 @@ def test_a_spine_ratio_on_a_two_level_fabric_is_a_warning_at_its_key(
     assert flat.warnings == []
 
 
+def test_a_resized_nvl72_and_an_uneven_nic_count_are_warnings_at_their_keys(
+    tmp_path: Path, builtin_catalogue: Catalogue
+) -> None:
+    """Review DJ M3: gb200-nvl72 with gpus_per_node 8 had been checked as 8-GPU nodes on the
+    network with no word in check's report (only design show said the NVL72 domain was
+    dropped), and 5 NICs on 8 GPUs priced as 5/8 of a NIC per GPU with no word anywhere. Each
+    is a WARN at its key; the preset's own count and NIC counts that divide or are divided by
+    the GPUs are not."""
+    body = "requirements:\n  - allreduce: {size: 1GB, min_busbw: 100GB/s}\n"
+    resized = check_design(
+        write(
+            tmp_path, "g.yaml", "name: g\nnodes: 18\nsystem: gb200-nvl72\ngpus_per_node: 8\n" + body
+        ),
+        builtin_catalogue,
+    )
+    (warning,) = resized.warnings
+    assert (warning.line, warning.col) == (4, 1)
+    assert warning.message == (
+        "gpus_per_node: 8 is not gb200-nvl72's 4: its 72-GPU NVLink domain is not assumed; the "
+        "predictions are for 8-GPU nodes joined by the network"
+    )
+    own = check_design(
+        write(
+            tmp_path, "o.yaml", "name: o\nnodes: 18\nsystem: gb200-nvl72\ngpus_per_node: 4\n" + body
+        ),
+        builtin_catalogue,
+    )
+    assert own.warnings == []
+    for nics, warned in ((5, True), (9, True), (4, False), (16, False), (8, False)):
+        text = f"name: n\nnodes: 4\nsystem: dgx-h100\nnics_per_node: {nics}\n" + body
+        checked = check_design(write(tmp_path, f"n{nics}.yaml", text), builtin_catalogue)
+        assert len(checked.warnings) == warned, nics
+        if warned:
+            assert checked.warnings[0].message.startswith(
+                f"nics_per_node: {nics} NICs on 8 GPUs: priced as an even share ({nics}/8 of a NIC "
+                "per GPU)"
+            )
+
+
 def test_a_non_rail_leaf_count_says_which_nodes_span_two_leaves(
     tmp_path: Path, builtin_catalogue: Catalogue
 ) -> None:

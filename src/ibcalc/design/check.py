@@ -1315,6 +1315,30 @@ def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationP
                 f"runs on {system.id}'s GPUs ({NCCL_TESTS_BUFFERS}): no run of this size "
                 "exists, so no measurement can confirm the requirement",
             )
+    preset = cluster.system
+    if (
+        preset is not None
+        and design.gpus_per_node is not None
+        and design.gpus_per_node != preset.gpus_per_node
+        and preset.scale_up_domain > preset.gpus_per_node
+    ):
+        # gb200-nvl72 with gpus_per_node: 8 had been checked as 8-GPU nodes on the network,
+        # the file's NVL72 premise dropped, with no word in check's report (review DJ)
+        problems.add(
+            ("gpus_per_node",),
+            f"{design.gpus_per_node} is not {preset.id}'s {preset.gpus_per_node}: its "
+            f"{preset.scale_up_domain}-GPU NVLink domain is not assumed; the predictions are "
+            f"for {design.gpus_per_node}-GPU nodes joined by the network",
+        )
+    gpus, nics = cluster.gpus_per_node, cluster.nics_per_node
+    if design.nics_per_node is not None and nics and gpus % nics and nics % gpus:
+        # 5 NICs on 8 GPUs had been priced as 5/8 of a NIC per GPU, with no word (review DJ)
+        problems.add(
+            ("nics_per_node",),
+            f"{nics} NICs on {gpus} GPUs: priced as an even share ({nics}/{gpus} of a NIC per "
+            "GPU), which is optimistic where NCCL pairs each GPU with whole NICs and some "
+            "carry more GPUs than others",
+        )
     up = cluster.topology.up
     if design.nvls and (up is None or up.nvls_bw_Bps is None):
         link = cluster.intra.id if cluster.intra is not None else "this scale-up link"
