@@ -951,6 +951,34 @@ def test_messages_name_no_class_and_suggest_keys_of_their_own_section(
     }
 
 
+@pytest.mark.parametrize(
+    ("other", "line", "said"),
+    [
+        (
+            "oversubscription: 0.5",
+            7,
+            "fabric.oversubscription: oversubscription 0.5 must be >= 1 (down:up; did you mean "
+            "2:1?)",
+        ),
+        ("sharp: 3", 7, "fabric.sharp: 3 is not true or false"),
+        (None, 0, ""),
+    ],
+)
+def test_switch_and_radix_together_is_said_beside_the_fabric_s_other_problems(
+    tmp_path: Path, builtin_catalogue: Catalogue, other: str | None, line: int, said: str
+) -> None:
+    """Review DJ M2: the pair was checked after the fabric's fields, so another problem in
+    the fabric hid it until mended, where the doc says every problem is reported at once."""
+    text = "name: x\nnodes: 4\nsystem: dgx-h100\nfabric:\n  switch: qm9700\n  radix: 64\n"
+    text += (f"  {other}\n" if other else "") + "requirements:\n  - gap: {max_ratio: 9}\n"
+    with pytest.raises(DesignError) as info:
+        check_design(write(tmp_path, "d.yaml", text), builtin_catalogue)
+    expected = {(4, "fabric: give either switch or radix, not both")}
+    if other:
+        expected.add((line, said))
+    assert {(p.line, p.message) for p in info.value.problems} == expected
+
+
 @pytest.mark.parametrize("key", ["tiers: 2", "extra_endpoints: 4", "rail_optimized: false"])
 def test_sizing_keys_need_a_switch_or_radix(
     tmp_path: Path, builtin_catalogue: Catalogue, key: str

@@ -114,6 +114,8 @@ INVALID = [
     ("extra endpoints without switch or radix", BASE + "fabric:\n  extra_endpoints: 4\n"),
     ("rail_optimized false unsized", BASE + "fabric:\n  rail_optimized: false\n"),
     ("switch and radix", BASE + "fabric:\n  switch: qm9700\n  radix: 64\n"),
+    # review DJ: the loader refuses the scale-out link given twice, which the schema had taken
+    ("inter and fabric.link", BASE + "inter: ndr\nfabric:\n  link: ndr\n"),
     ("size in millibytes", BASE + "requirements:\n  - allreduce: {size: 64mB, max_time: 1s}\n"),
     ("size in milli-MiB", BASE + "requirements:\n  - allreduce: {size: 1miB, max_time: 1s}\n"),
     ("gap ratio true", BASE + "requirements:\n  - gap: {max_ratio: true}\n"),
