@@ -577,7 +577,8 @@ def _derive_per_message(rows: list[Sample], model: Model) -> float | None:
 
 
 def _derive_fit_ranks(rows: list[Sample], model: Model) -> float | None:
-    """The most ranks among the all-to-all rows the per-message cost is fitted on."""
+    """The most ranks among the rows a constant is fitted on (the all-to-all rows of the
+    per-message cost; the Simple rows of the plugin transports' handshake count)."""
     counts = []
     for s in rows:
         try:
@@ -726,6 +727,15 @@ FITS: tuple[Fit, ...] = (
         lambda model, fitted: model.params.nccl_tuner.simple_transport_count,
         _param("calibrated", "simple_transport_factor"),
         doc="multi-node rows of 1 MiB and more over plugin transports, stated NIC counts",
+    ),
+    Fit(
+        "calibrated.simple_fit_ranks",
+        _simple_rows,
+        _derive_fit_ranks,
+        lambda model, fitted: 0.0,  # no rows: every Simple plugin estimate is beyond them
+        lambda model, value: model.with_params({"calibrated": {"simple_fit_ranks": int(value)}}),
+        doc="the same rows: the most ranks among them",
+        predicts=False,
     ),
     Fit(
         "pcie3-host-staged.transport_latency_s",

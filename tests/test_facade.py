@@ -7,6 +7,7 @@ use floor(S / elt) whole elements. Every expected value below is worked by hand.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.design.check import check_design
 from ibcalc.engine.band import time_range
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.types import Algorithm, Collective, Estimate, Protocol
+from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, Protocol
 from ibcalc.errors import (
     AlgorithmNotApplicableError,
     ClusterError,
@@ -39,6 +40,7 @@ from ibcalc.facade import (
     estimate_on,
     extrapolated_messages_s,
     nccl_tests_max_bytes,
+    simple_per_step_s,
 )
 from ibcalc.units import format_time
 
@@ -485,16 +487,30 @@ def test_a_faster_alternative_nccl_ranks_lower_by_a_near_tie_is_called_one(
         "(the likely range covers both)"
     )
     # the range is the union of the two candidates' bands (engine.band.time_range): its low
-    # end is nvlstree's, not tree's (a CI gate had swung 16 % on a 0.04 % tie)
+    # end is nvlstree's, not tree's (a CI gate had swung 16 % on a 0.04 % tie); and, 128 ranks
+    # being past the 64 the Simple handshake count is fitted on, the band of tree's time with
+    # the count at a step's bytes (simple_per_step_s), which reaches below tree's own
     assert "nvlstree/Simple" in est.range_covers
     params = builtin_cost_params()
     own = time_range(chosen.time_s, est.size_bytes, cluster.topology, params)
     other = time_range(alt.time_s, est.size_bytes, cluster.topology, params)
-    assert est.time_s_range == (min(own[0], other[0]), max(own[1], other[1]))
-    assert est.time_s_range[0] == other[0] < own[0]
-    # forced, the choice is the run: its own band only
+    per_step = simple_per_step_s(
+        cluster.topology,
+        params,
+        Collective.ALL_REDUCE,
+        dtype=DType.FP32,
+        size=est.size_bytes,
+        choice=(chosen.time_s, chosen.algorithm, chosen.protocol),
+    )
+    assert per_step is not None
+    assert per_step < chosen.time_s
+    reach = time_range(per_step, est.size_bytes, cluster.topology, params)
+    assert est.time_s_range == (min(own[0], other[0], reach[0]), max(own[1], other[1]))
+    assert est.time_s_range[0] == min(other[0], reach[0])
+    assert reach[0] < own[0]
+    # forced, the choice is the run: its own band only (with the per-step reading's reach)
     forced = estimate_on(cluster, Collective.ALL_REDUCE, 2**22, algorithm="tree")
-    assert forced.time_s_range == own
+    assert forced.time_s_range == (reach[0], own[1])
     assert forced.range_covers == []
     # the quick path gives the same range (what train and infer phases carry)
     plan = CollectivePlan(cluster, Collective.ALL_REDUCE)
@@ -1644,3 +1660,45 @@ def test_for_release_is_the_librarys_nccl_version(
     for bad in ((None, "2.21.5"), (builtin_cost_params(), 3)):
         with pytest.raises(WrongTypeError):
             ibcalc.for_release(*bad)  # type: ignore[arg-type]
+
+
+def test_a_simple_estimate_past_the_fitted_ranks_says_its_handshake_count_is_extrapolated(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """calibrated.simple_transport_factor is fitted on plugin-transport runs of at most 64 ranks
+    (calibrated.simple_fit_ranks), where the count's following the collective's size and the
+    bytes a step carries cannot be told apart. 64 x p5 (512 ranks) all-gathering 1 GiB had read
+    15.9 ms, 10.2 ms of it network steps at 8 latencies each, with no word of it (review DG).
+    The estimate now gives the time with the count at a step's bytes (2 MiB: 2 + 6 x 2/64 =
+    2.19 latencies, NCCL's floor of 2 rising to 8 at 64 MiB) and its range reaches down to it."""
+    params = builtin_cost_params()
+    assert params.calibrated.simple_fit_ranks == 64
+    spec = ClusterSpec(system="aws-p5", nodes=64)
+    cluster = resolve_cluster(builtin_catalogue, spec)
+    est = estimate_on(cluster, Collective.ALL_GATHER, 2**30)
+    assert (est.best.algorithm, est.best.protocol) == (Algorithm.RING, Protocol.SIMPLE)
+    cal = params.calibrated
+    per_step = dataclasses.replace(
+        params,
+        calibrated=dataclasses.replace(cal, simple_fill_bytes=cal.simple_fill_bytes * 512),
+    )
+    other = estimate_on(
+        cluster, Collective.ALL_GATHER, 2**30, algorithm="ring", protocol="simple", params=per_step
+    )
+    assert other.time_s < 0.7 * est.time_s
+    (note,) = [n for n in est.assumptions if n.startswith("each Simple network hop over efa-v2")]
+    assert "exposes its transport latency 8 times at this size" in note
+    assert "fitted on runs of at most 64 ranks); for 512 ranks that is an extrapolation" in note
+    assert f"(2 MiB: {2 + 6 * 2 / 64:.3g} times)" in note
+    assert (
+        f"the estimate would be {format_time(other.time_s)}, not {format_time(est.time_s)}" in note
+    )
+    assert est.time_s_range[0] <= time_range(other.time_s, 2**30, cluster.topology, params)[0]
+    # 64 ranks, the fitted runs' most, and LL: no note, the range as before
+    for size, nodes in ((2**30, 8), (2**14, 64)):
+        small = estimate_on(
+            resolve_cluster(builtin_catalogue, spec.model_copy(update={"nodes": nodes})),
+            Collective.ALL_GATHER,
+            size,
+        )
+        assert not [n for n in small.assumptions if n.startswith("each Simple network hop")]

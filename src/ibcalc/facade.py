@@ -30,7 +30,7 @@ from ibcalc.cluster.resolve import (
 )
 from ibcalc.engine.algorithms.alltoall import alltoall_messages, pxn_offered
 from ibcalc.engine.band import regime_of, time_range, transport_class, wire_floor_s
-from ibcalc.engine.base import Timing, Topology
+from ibcalc.engine.base import Timing, Topology, simple_count, simple_floor
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.plan import (
     REDUCTIONS,
@@ -705,7 +705,10 @@ def _estimate(
     covered: list[Candidate] = [
         (c.time_s, c.algorithm, c.protocol) for c in (best, *ties, *premature)
     ]
-    time_s_range, wire_floor = _likely_range(topo, params, collective, size, covered)
+    time_s_range, wire_floor = _likely_range(topo, params, collective, size, covered, dtype=dt)
+    per_step = simple_per_step_s(topo, params, collective, dtype=dt, size=size, choice=covered[0])
+    if per_step is not None:
+        notes.append(_simple_extrapolation_note(topo, params, size, best.time_s, per_step))
     lopsided = _lopsided_note(best.time_s, time_s_range, size, topo)
     if lopsided:
         notes.append(lopsided)
@@ -841,6 +844,66 @@ def message_extrapolation_notes(
     return [note]
 
 
+def simple_per_step_s(
+    topo: Topology,
+    params: CostParams,
+    collective: Collective,
+    *,
+    dtype: DType,
+    size: float,
+    choice: Candidate,
+) -> float | None:
+    """Where a Simple estimate over a plugin transport (EFA, TCPX(O), CXI) has more ranks than
+    the runs its handshake count (``calibrated.simple_transport_factor``) is fitted on, the
+    choice's time with the count following the bytes a step carries (the size over the ranks)
+    rather than the collective's size, else None (also where the two agree: the count at its
+    floor either way). On the fitted runs, 16 to 64 ranks, the two cannot be told apart; on 512
+    a 1 GiB all-gather over 64 x p5 had read 15.9 ms, 10.2 ms of it network steps at 8
+    latencies each, with no word that the per-step reading gives 9.11 ms (review DG). The
+    likely range reaches down to it (:func:`likely_range`)."""
+    time_s, algorithm, protocol = choice
+    out, cal = topo.out, params.calibrated
+    if protocol is not Protocol.SIMPLE or out is None or not out.is_plugin:
+        return None
+    if topo.domains < 2 or topo.ranks <= cal.simple_fit_ranks:
+        return None
+    given = params.provenance.get("calibrated.simple_transport_factor")
+    if given is not None and given.previous is not None:
+        return None  # an override's value rests on rows of its own
+    per_step = replace(
+        params, calibrated=replace(cal, simple_fill_bytes=cal.simple_fill_bytes * topo.ranks)
+    )
+    found = Plan(collective, topo, per_step, dtype=dtype).choose(size, algorithm, protocol)
+    if found is None or found.time_s >= time_s * (1 - 1e-9):
+        return None
+    return found.time_s
+
+
+def _simple_extrapolation_note(
+    topo: Topology, params: CostParams, size: float, time_s: float, per_step_s: float
+) -> str:
+    """What :func:`_simple_per_step_s` found, said."""
+    cal = params.calibrated
+    link = topo.out.link_id if topo.out is not None else "the network"
+    low = simple_floor(topo, params)
+    span = cal.simple_transport_factor - low
+
+    def count(nbytes: float) -> float:
+        return simple_count(low, span, nbytes / cal.simple_fill_bytes)
+
+    step = size / topo.ranks
+    return (
+        f"each Simple network hop over {link} exposes its transport latency "
+        f"{count(size):.3g} times at this size, a count that grows with the collective's size up "
+        f"to {cal.simple_transport_factor:g} (calibrated.simple_transport_factor, fitted on runs "
+        f"of at most {cal.simple_fit_ranks} ranks); for {topo.ranks} ranks that is an "
+        f"extrapolation: were it to follow the bytes a step carries ({format_size(step)}: "
+        f"{count(step):.3g} times), the estimate would be {format_time(per_step_s)}, not "
+        f"{format_time(time_s)}, and the likely range reaches down to it "
+        "(docs/model.md#latency-terms)"
+    )
+
+
 def cost_parameter_notes(params: CostParams | None) -> list[str]:
     """What was laid over the built-in cost parameters (override files, an NCCL release), one
     note each, as every estimate and workload says it (review BY: train and infer had priced with
@@ -912,13 +975,17 @@ def likely_range(
     collective: Collective,
     size_bytes: float,
     candidates: Iterable[Candidate],
+    *,
+    dtype: DType = DType.FP32,
 ) -> tuple[float, float]:
     """The range a measurement is likely to fall in: the union of ``engine.band.time_range``
     over ``candidates``, the choice first, then those NCCL's tuner ranks within
     ``reporting.notably_faster`` of it and the far faster one of a least sure estimate (none
     when a choice was forced); each band's low end no faster than its candidate's wire
-    (``engine.band.wire_floor_s``)."""
-    return _likely_range(topo, params, collective, size_bytes, candidates)[0]
+    (``engine.band.wire_floor_s``); and, where the choice's Simple handshake count is an
+    extrapolation, the choice's time with the count at a step's bytes
+    (:func:`simple_per_step_s`; ``dtype`` prices it)."""
+    return _likely_range(topo, params, collective, size_bytes, candidates, dtype=dtype)[0]
 
 
 def _likely_range(
@@ -927,17 +994,33 @@ def _likely_range(
     collective: Collective,
     size_bytes: float,
     candidates: Iterable[Candidate],
+    *,
+    dtype: DType = DType.FP32,
 ) -> tuple[tuple[float, float], float | None]:
     """:func:`likely_range`, and the wire floor that set its low end where one did (the error
     band alone would have gone lower; ``Estimate.range_wire_floor_s``), else None."""
     low = high = math.nan
     floor_at: float | None = None
-    for time_s, algorithm, protocol in candidates:
+    for i, (time_s, algorithm, protocol) in enumerate(candidates):
         floor = wire_floor_s(collective, algorithm, protocol, size_bytes, topo)
         a, b = time_range(time_s, size_bytes, topo, params, floor)
         beyond = extrapolated_messages_s(collective, algorithm, topo, params)
         if beyond > 0:
             a = min(a, time_range(time_s - beyond, size_bytes, topo, params, floor)[0])
+        per_step = (
+            simple_per_step_s(
+                topo,
+                params,
+                collective,
+                dtype=dtype,
+                size=size_bytes,
+                choice=(time_s, algorithm, protocol),
+            )
+            if i == 0
+            else None
+        )
+        if per_step is not None:
+            a = min(a, time_range(per_step, size_bytes, topo, params, floor)[0])
         if math.isnan(low) or a < low:
             low, floor_at = a, (floor if 0 < floor == a else None)
         high = b if math.isnan(high) else max(high, b)
@@ -1154,7 +1237,12 @@ class CollectivePlan:
                 drop=MEASURED_DROP_MAX,
             )
         return likely_range(
-            self._cluster.topology, plan.params, plan.collective, quick.size_bytes, covered
+            self._cluster.topology,
+            plan.params,
+            plan.collective,
+            quick.size_bytes,
+            covered,
+            dtype=plan.dtype,
         )
 
 

@@ -502,6 +502,9 @@ class Calibrated:
 
     #: One-way transport latencies per Simple network hop once the message fills the pipeline.
     simple_transport_factor: float = _param("simple_transport_factor", _Number(0.0, 100.0))
+    #: The most ranks among the rows ``simple_transport_factor`` is fitted on (a Simple
+    #: estimate over a plugin transport of more extrapolates its handshake count, and says so).
+    simple_fit_ranks: int = _param("simple_fit_ranks", _Number(0.0, 1e9, integer=True))
     #: Message size at which Simple's transport handshake is fully exposed, bytes.
     simple_fill_bytes: float = _param("simple_fill", _SIZE)
     #: sendrecv bandwidth / ring bandwidth on a scale-up link.
