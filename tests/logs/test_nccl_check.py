@@ -2352,14 +2352,13 @@ def test_a_table_that_gives_no_rank_count_is_said_so_and_not_gated(
     assert fast.exit_code == 2, fast.output
 
 
-def test_a_rank_count_below_a_node_is_one_node_assumed_wherever_nccl_says_it(
-    catalogue: Catalogue,
-) -> None:
+def test_nccl_s_rank_count_is_read_before_the_first_table_too(catalogue: Catalogue) -> None:
     """Sweep 26's table with NCCL's init line ('comm ... nranks 2 ...') and no device list: the
-    count had been read only after the table's header, and then refused ('the cluster has 2
-    nodes x 8 GPUs = 16 ranks, but the log ran 2 ranks', exit 2), where the same table without
-    it is judged on a guess. The count is read before the first table too, and 2 ranks, fewer
-    than a node's GPUs, are one node of 2, said as assumed."""
+    count had been read only after the table's header. It is read before it too (a log's '#'
+    lines stripped puts NCCL's init lines first). The placement stays the caller's to give:
+    2 ranks against the default 2 x 8 are refused, naming the flags (one node of 2 had been
+    assumed for a while, which judged 2 x 1 runs stripped of their '#' lines as one NVLink node
+    and let calibrate write p2p_efficiency 0.058 from the PCIe pair: review DK)."""
     text = (SWEEPS / "26_sendrecv_1node_2xA100-PCIE-40GB_pcie.txt").read_text(encoding="utf-8")
     table = _table_only(text)
     init = (
@@ -2367,15 +2366,10 @@ def test_a_rank_count_below_a_node_is_one_node_assumed_wherever_nccl_says_it(
     )
     head, rows = table.split("\n", 1)
     for log, line in ((f"{init}\n{table}", 1), (f"{head}\n{init}\n{rows}", 2)):
-        (check,) = check_log(parse_log(log, source="t.txt"), log, catalogue=catalogue)
-        said = {a.field: a for a in check.assumptions}
-        assert (said["ranks"].value, said["ranks"].source) == (2, "log")
-        assert said["ranks"].evidence == f"'nranks 2' in NCCL INFO output (line {line})"
-        assert (said["gpus_per_node"].value, said["gpus_per_node"].source) == (2, "default")
-        assert "fewer than the default node's 8 GPUs, so one node of 2 assumed" in (
-            said["gpus_per_node"].evidence
-        )
-        assert (said["nodes"].value, said["nodes"].source) == (1, "default")
+        run = parse_log(log, source="t.txt").runs[0]
+        assert run.ranks == 2
+        with pytest.raises(ClusterError, match="but the log ran 2 ranks"):
+            check_log(parse_log(log, source="t.txt"), log, catalogue=catalogue)
         # a preset of one node: its 2 PCIe GPUs, judged ok (96 % at 64 MiB and more)
         (pair,) = check_log(
             parse_log(log, source="t.txt"),
@@ -2384,7 +2378,9 @@ def test_a_rank_count_below_a_node_is_one_node_assumed_wherever_nccl_says_it(
             flags=ClusterSpec(system="a100-pcie-pair"),
         )
         assert pair.verdict == "ok"
-        # a count the given node does divide is the log's, as before
+        said = {a.field: a for a in pair.assumptions}
+        assert said["ranks"].evidence == f"'nranks 2' in NCCL INFO output (line {line})"
+        # a node count given: the log's ranks over it
         (dgx,) = check_log(
             parse_log(log, source="t.txt"),
             log,

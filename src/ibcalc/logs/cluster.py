@@ -624,7 +624,6 @@ def infer_cluster(
 
     # placement: ranks per node and nodes from the device list
     ranks = run.ranks
-    one_node_assumed = False
     # NCCL's own count wins over hostnames that disagree with it
     recount = nccl is not None
     if nccl is not None:
@@ -652,27 +651,6 @@ def infer_cluster(
                 "log",
                 f"the log's {ranks} ranks over the {plural(given['nodes'], 'node')} given "
                 "({nodes})",
-            )
-        elif (
-            ranks
-            and "nodes" not in given
-            and run.nodes is None
-            and ranks < (system_obj.gpus_per_node if system_obj else 8)
-        ):
-            # a rank count alone ('nranks 2' in NCCL's output, no device list) below a node's
-            # GPUs: one node of them, said as assumed (2 ranks had been refused as 2 x 8, where
-            # the same table without the count is judged as a guess: review DE)
-            node_gpus = system_obj.gpus_per_node if system_obj else 8
-            whose = f"{system_obj.id}'s" if system_obj else "the default node's"
-            values["gpus_per_node"] = ranks
-            one_node_assumed = True
-            note(
-                "gpus_per_node",
-                ranks,
-                "default",
-                f"the log gives {ranks} ranks ({log_evidence('ranks')}) and not how they sit on "
-                f"nodes: fewer than {whose} {node_gpus} GPUs, so one node of {ranks} assumed; "
-                "give {nodes} and {gpus_per_node} if they span nodes",
             )
         elif system_obj is not None:
             # a complete device list whose hosts hold different counts is not elided (it had
@@ -714,8 +692,6 @@ def infer_cluster(
             per_node = (
                 "flag"
                 if "gpus_per_node" in given
-                else "default"
-                if one_node_assumed
                 else "log"
                 if "gpus_per_node" in values
                 else "preset"
@@ -728,8 +704,6 @@ def infer_cluster(
                 "preset": f" ({system_obj.id}'s, not the log's)" if system_obj else "",
                 "default": " (the default node's, not the log's)",
             }[per_node]
-            if one_node_assumed:
-                whose = ", as assumed for the GPUs per node"
             note(
                 "nodes",
                 ranks // gpn,
