@@ -170,6 +170,26 @@ def test_one_gpu_per_node_takes_nccl_s_tree_row_for_every_network_hop() -> None:
         if c.protocol is Protocol.LL
     ]
     assert ring_ll.latency_s == pytest.approx((6.6 + 6 * 5.0) * 1e-6)
+    # a ring broadcast keeps the Ring row (NCCL prices it base + lat, lat its own row), and so
+    # does point-to-point work, which NCCL does not tune (review DK: both had taken the Tree
+    # row, and 8 x 1 broadcasts of 512 KiB-2 MiB had moved from LL128 to Simple, twice slower)
+    assert net_hop_latency(one, Algorithm.RING, Protocol.LL, 1024, PARAMS, own_row=True) == (
+        pytest.approx(2.7e-6)
+    )
+    (bcast_ll,) = [
+        c
+        for c in evaluate(
+            Collective.BROADCAST, 4096, cluster(8, 1, 1), TUNER, frozenset({Algorithm.RING})
+        )
+        if c.protocol is Protocol.LL
+    ]
+    assert bcast_ll.latency_s == pytest.approx((6.6 + 2.7) * 1e-6)
+    (p2p_ll,) = [
+        c
+        for c in evaluate(Collective.SEND_RECV, 4096, cluster(8, 1, 1), PARAMS)
+        if c.protocol is Protocol.LL
+    ]
+    assert "NCCL NET hop 2.7 us (ring/LL, hwLat)" in " ".join(t.detail for t in p2p_ll.terms)
 
 
 def test_intra_node_hops_scale_with_the_gpu_clock() -> None:

@@ -422,6 +422,8 @@ def net_hop_latency(
     protocol: Protocol,
     size_bytes: float,
     params: CostParams,
+    *,
+    own_row: bool = False,
 ) -> float:
     """Per-hop network latency: NCCL's NET row plus the transport's own latency.
 
@@ -436,7 +438,8 @@ def net_hop_latency(
     hundreds of ranks that is an extrapolation (docs/model.md, the per-hop latency). The tuner view
     keeps NCCL's 2 at every size. InfiniBand, whose transport latency is 0, is unchanged.
     """
-    hw = _hop(params.nccl_tuner.hop_latency_s["net"], net_row(topo, algorithm), protocol)
+    row = net_row(topo, algorithm, own_row=own_row)
+    hw = _hop(params.nccl_tuner.hop_latency_s["net"], row, protocol)
     extra = topo.out.transport_latency_s if topo.out is not None else 0.0
     factor = 1.0
     if protocol is Protocol.SIMPLE and topo.out is not None and topo.out.is_plugin:
@@ -446,20 +449,25 @@ def net_hop_latency(
     return hw + extra * factor
 
 
-def net_row(topo: Topology, algorithm: Algorithm) -> Algorithm:
+def net_row(topo: Topology, algorithm: Algorithm, *, own_row: bool = False) -> Algorithm:
     """The row of NCCL's NET hwLat table ``algorithm``'s network hops take: the Tree row for
     every algorithm with one GPU per node ("With ppn=1 latencies are fully exposed, use the
     Tree network latency", NCCL 2.30.7 ncclTopoTuneModel), its own otherwise. A ring of
-    8 x 1 GPU in LL had been priced at the Ring row's 2.7 us a hop, not 5.0 (review DG)."""
-    return Algorithm.TREE if topo.ranks_per_domain == 1 else algorithm
+    8 x 1 GPU in LL had been priced at the Ring row's 2.7 us a hop, not 5.0 (review DG).
+    ``own_row``: the algorithm's row whatever the GPUs per node, as NCCL prices a ring
+    broadcast or reduce (``base + lat``, ``lat`` its own row) and as ibcalc prices
+    point-to-point work, which NCCL does not tune (review DK)."""
+    return Algorithm.TREE if topo.ranks_per_domain == 1 and not own_row else algorithm
 
 
-def _net_hop_text(topo: Topology, algorithm: Algorithm, protocol: Protocol, hw: float) -> str:
+def _net_hop_text(
+    topo: Topology, algorithm: Algorithm, protocol: Protocol, hw: float, *, own_row: bool = False
+) -> str:
     """``NCCL NET hop 5 us (...)``: the hwLat cell a network hop takes, and which row."""
-    row = net_row(topo, algorithm)
+    row = net_row(topo, algorithm, own_row=own_row)
     cell = f"{row.value}/{protocol.value}"
     if row is not algorithm:
-        cell += " row: one GPU per node, as NCCL takes it for every algorithm"
+        cell += " row: one GPU per node, as NCCL's tuner takes it"
     return f"NCCL NET hop {us(hw)} ({cell}, hwLat)"
 
 
@@ -523,13 +531,17 @@ def net_hop_detail(
     protocol: Protocol,
     size_bytes: float,
     params: CostParams,
+    *,
+    own_row: bool = False,
 ) -> str:
     """How :func:`net_hop_latency` is made up."""
-    hw = _hop(params.nccl_tuner.hop_latency_s["net"], net_row(topo, algorithm), protocol)
-    text = _net_hop_text(topo, algorithm, protocol, hw)
+    hw = _hop(
+        params.nccl_tuner.hop_latency_s["net"], net_row(topo, algorithm, own_row=own_row), protocol
+    )
+    text = _net_hop_text(topo, algorithm, protocol, hw, own_row=own_row)
     extra = topo.out.transport_latency_s if topo.out is not None else 0.0
     if extra:
-        total = net_hop_latency(topo, algorithm, protocol, size_bytes, params) - hw
+        total = net_hop_latency(topo, algorithm, protocol, size_bytes, params, own_row=own_row) - hw
         text += f" + {total / extra:.3g} x {us(extra)} {topo.out.link_id if topo.out else ''} "
         if topo.out is None or not topo.out.is_plugin:
             text += "transport latency (verbs: once per hop)"
@@ -622,12 +634,18 @@ def ring_wan_crossings(ring_ranks: int, sites: int, hops: int) -> int:
 
 
 def wan_hop_latency(
-    topo: Topology, algorithm: Algorithm, protocol: Protocol, params: CostParams
+    topo: Topology,
+    algorithm: Algorithm,
+    protocol: Protocol,
+    params: CostParams,
+    *,
+    own_row: bool = False,
 ) -> float:
     """Per-hop latency of a WAN crossing: NCCL's NET row plus the link's one-way latency."""
     if topo.wan is None:
         return 0.0
-    hw = _hop(params.nccl_tuner.hop_latency_s["net"], net_row(topo, algorithm), protocol)
+    row = net_row(topo, algorithm, own_row=own_row)
+    hw = _hop(params.nccl_tuner.hop_latency_s["net"], row, protocol)
     return hw + topo.wan.transport_latency_s
 
 
@@ -713,6 +731,7 @@ def _hop_term(
     protocol: Protocol,
     size_bytes: float,
     params: CostParams,
+    own_row: bool = False,
 ) -> Term | None:
     """``count`` hops of ``kind`` (``intra``, ``net`` or ``wan``), each worked out as
     :func:`intra_hop_latency`, :func:`net_hop_latency` or :func:`wan_hop_latency` for
@@ -721,10 +740,10 @@ def _hop_term(
         each = intra_hop_latency(topo, algorithm, protocol, params)
         how = intra_hop_detail(topo, algorithm, protocol, params)
     elif kind == "net":
-        each = net_hop_latency(topo, algorithm, protocol, size_bytes, params)
-        how = net_hop_detail(topo, algorithm, protocol, size_bytes, params)
+        each = net_hop_latency(topo, algorithm, protocol, size_bytes, params, own_row=own_row)
+        how = net_hop_detail(topo, algorithm, protocol, size_bytes, params, own_row=own_row)
     else:
-        each = wan_hop_latency(topo, algorithm, protocol, params)
+        each = wan_hop_latency(topo, algorithm, protocol, params, own_row=own_row)
         link = topo.wan.link_id if topo.wan is not None else ""
         how = f"NCCL NET hop + the WAN link's one-way latency ({link})"
     if count <= 0 or each <= 0:
@@ -740,6 +759,7 @@ def hop_terms(
     protocol: Protocol,
     size_bytes: float,
     params: CostParams,
+    own_row: bool = False,
 ) -> list[Term]:
     """:func:`_hop_term` for each (name, count, kind) of ``rows`` that has hops."""
     terms = []
@@ -753,6 +773,7 @@ def hop_terms(
             protocol=protocol,
             size_bytes=size_bytes,
             params=params,
+            own_row=own_row,
         )
         if found is not None:
             terms.append(found)

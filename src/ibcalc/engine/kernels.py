@@ -138,11 +138,17 @@ def chain_kernel_for(
 
 
 def _net_hop(
-    topo: Topology, algorithm: Algorithm, protocol: Protocol, params: CostParams
+    topo: Topology,
+    algorithm: Algorithm,
+    protocol: Protocol,
+    params: CostParams,
+    *,
+    own_row: bool = False,
 ) -> tuple[float, float, float, float, float] | float:
     """``net_hop_latency`` as a constant when it does not depend on the size, else the
     (hw, extra, low, span, fill_bytes) it computes ``hw + extra x (low + span x fill)`` from."""
-    hw = _hop(params.nccl_tuner.hop_latency_s["net"], net_row(topo, algorithm), protocol)
+    row = net_row(topo, algorithm, own_row=own_row)
+    hw = _hop(params.nccl_tuner.hop_latency_s["net"], row, protocol)
     extra = topo.out.transport_latency_s if topo.out is not None else 0.0
     plugin = topo.out is not None and topo.out.is_plugin
     if protocol is not Protocol.SIMPLE or not plugin:
@@ -207,8 +213,10 @@ def _ring_kernel(
     raw_bw, _ = _ring_bw(topo, params, not (one_way or mesh_chain), protocol)
     bw = ring_protocol_bw(raw_bw, protocol, topo, params)
     intra = intra_hop_latency(topo, Algorithm.RING, protocol, params)
-    net_hop = _net_hop(topo, Algorithm.RING, protocol, params) if big_n > 1 else 0.0
-    wan = wan_hop_latency(topo, Algorithm.RING, protocol, params)
+    net_hop = (
+        _net_hop(topo, Algorithm.RING, protocol, params, own_row=one_way) if big_n > 1 else 0.0
+    )
+    wan = wan_hop_latency(topo, Algorithm.RING, protocol, params, own_row=one_way)
     sites = topo.sites
     base = base_latency(Algorithm.RING, protocol, params)
     ll_net = _ll_net(topo, protocol, params)
@@ -448,12 +456,12 @@ def _sendrecv_kernel(
     simple = protocol is Protocol.SIMPLE
     payload = 1.0 if simple else protocol_factor(protocol, params)
     net_hop = (
-        _net_hop(topo, Algorithm.RING, protocol, params)
+        _net_hop(topo, Algorithm.RING, protocol, params, own_row=True)
         if across
         else intra_hop_latency(topo, Algorithm.RING, protocol, params)
     )
     net_varies, net_const, hw, extra, low, span, fill_bytes = _unpack_net(net_hop)
-    wan_hop = wan_hop_latency(topo, Algorithm.RING, protocol, params)
+    wan_hop = wan_hop_latency(topo, Algorithm.RING, protocol, params, own_row=True)
     base = base_latency(Algorithm.RING, protocol, params)
 
     def kernel(size_bytes: float) -> float:
@@ -519,12 +527,12 @@ def _alltoall_kernel(
         wan_share = (n - per_site) / n
         wan_bw = topo.wan_bw_Bps(params) / per_site
     net_hop = (
-        _net_hop(topo, Algorithm.RING, protocol, params)
+        _net_hop(topo, Algorithm.RING, protocol, params, own_row=True)
         if across
         else intra_hop_latency(topo, Algorithm.RING, protocol, params)
     )
     net_varies, net_const, hw, extra, low, span, fill_bytes = _unpack_net(net_hop)
-    wan_hop = wan_hop_latency(topo, Algorithm.RING, protocol, params)
+    wan_hop = wan_hop_latency(topo, Algorithm.RING, protocol, params, own_row=True)
     base = base_latency(Algorithm.RING, protocol, params)
     messages_s = messages * params.calibrated.per_message_s
     simple = protocol is Protocol.SIMPLE
@@ -649,8 +657,8 @@ def _ring_chain_kernel(
     raw_bw, _ = _ring_bw(topo, params, False, protocol)
     bw = ring_protocol_bw(raw_bw, protocol, topo, params)
     intra = intra_hop_latency(topo, Algorithm.RING, protocol, params)
-    net_hop = _net_hop(topo, Algorithm.RING, protocol, params) if big_n > 1 else 0.0
-    wan = wan_hop_latency(topo, Algorithm.RING, protocol, params)
+    net_hop = _net_hop(topo, Algorithm.RING, protocol, params, own_row=True) if big_n > 1 else 0.0
+    wan = wan_hop_latency(topo, Algorithm.RING, protocol, params, own_row=True)
     sites = topo.sites
     base = base_latency(Algorithm.RING, protocol, params)
     head = base + (n - big_n) * intra

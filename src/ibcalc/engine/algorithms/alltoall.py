@@ -69,11 +69,14 @@ def _one_hop(
 ) -> tuple[float, str]:
     """The one hop a point-to-point message pays (NCCL's ring row): the network's across
     domains, the scale-up link's inside one, the WAN's if slower; and which kind it is."""
+    # the Ring row whatever the GPUs per node: NCCL does not tune point-to-point work, and its
+    # one-GPU-per-node Tree row is a tuner rule (net_row)
     if topo.domains > 1:
-        hop, kind = net_hop_latency(topo, Algorithm.RING, protocol, size_bytes, params), "net"
+        hop = net_hop_latency(topo, Algorithm.RING, protocol, size_bytes, params, own_row=True)
+        kind = "net"
     else:
         hop, kind = intra_hop_latency(topo, Algorithm.RING, protocol, params), "intra"
-    wan = wan_hop_latency(topo, Algorithm.RING, protocol, params)
+    wan = wan_hop_latency(topo, Algorithm.RING, protocol, params, own_row=True)
     return (wan, "wan") if wan > hop else (hop, kind)
 
 
@@ -88,6 +91,7 @@ def _latency_terms(
         protocol=protocol,
         size_bytes=size_bytes,
         params=params,
+        own_row=True,
     )
     return [base_term(Algorithm.RING, protocol, params), *hop]
 

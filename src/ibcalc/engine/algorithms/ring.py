@@ -178,8 +178,14 @@ def ring_timing(
     active = active_channels(size_bytes, full, unit)
     bw = trimmed_bw(bw, active, full)
     intra = intra_hop_latency(topo, Algorithm.RING, protocol, params)
-    net = net_hop_latency(topo, Algorithm.RING, protocol, size_bytes, params) if big_n > 1 else 0.0
-    wan = wan_hop_latency(topo, Algorithm.RING, protocol, params)
+    # a broadcast or reduce takes the Ring row whatever the GPUs per node, as NCCL's tuner does
+    # (base + lat); the other ring collectives its Tree row with one GPU per node (net_row)
+    net = (
+        net_hop_latency(topo, Algorithm.RING, protocol, size_bytes, params, own_row=one_way)
+        if big_n > 1
+        else 0.0
+    )
+    wan = wan_hop_latency(topo, Algorithm.RING, protocol, params, own_row=one_way)
     sites = topo.sites
     base = base_latency(Algorithm.RING, protocol, params)
     period = None
@@ -269,7 +275,9 @@ def ring_timing(
                         f"than the hop ({how})"
                     )
             elif kind == "net":
-                how = net_hop_detail(topo, Algorithm.RING, protocol, size_bytes, params)
+                how = net_hop_detail(
+                    topo, Algorithm.RING, protocol, size_bytes, params, own_row=one_way
+                )
             else:
                 how = "NET hop + the WAN link's one-way latency"
             terms.append(
