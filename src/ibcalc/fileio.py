@@ -221,9 +221,9 @@ def check_output(
             f"cannot write the {what} to '-': this option writes a file; give its name "
             "(/dev/stdout for standard output; a file named '-' with its directory, $PWD/-)"
         )
-    if name.endswith(("/", os.sep)) or Path(name).name in ("", ".", ".."):
-        # 'o/x/' names a directory: Path() drops the slash, and a file 'o/x' had been written
-        # (review DH)
+    if name.replace(os.sep, "/").rsplit("/", 1)[-1] in ("", ".", ".."):
+        # 'o/x/' and 'o/x/.' name a directory: Path() drops the slash and the dot, and a file
+        # 'o/x' had been written (reviews DH, DK); the written name's last part is read
         raise _fail(name, "it names a directory; give the file's name")
     given = Path(name)
     if not given.is_absolute():

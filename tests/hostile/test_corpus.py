@@ -639,6 +639,13 @@ CASES: list[Case] = [
         "-o ending in a slash names a directory: it had written a file of that name (review DH)",
     ),
     C(
+        "output-trailing-dot",
+        "schema -o {tmp}/newdir/.",
+        2,
+        "it names a directory; give the file's name",
+        "-o ending in /. names a directory: it had written a file newdir (review DK)",
+    ),
+    C(
         "output-fifo-no-reader",
         "schema -o {tmp}/fifo.json",
         2,

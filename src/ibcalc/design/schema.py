@@ -741,7 +741,10 @@ def _visible(name: str) -> str:
 def _link_once(schema: dict[str, Any]) -> None:
     """What the loader refuses, said in the schema: the scale-out link as ``inter`` or as
     ``fabric.link``, not both (the schema had taken both: review DJ)."""
-    schema["not"] = {"allOf": [_given("inter"), _given("fabric", _given("link"))]}
+    # the fabric an object holding a link ('fabric: null' is the fabric omitted, and would pass
+    # required/properties vacuously: review DK)
+    fabric = {"type": "object", **_given("link")}
+    schema["not"] = {"allOf": [_given("inter"), _given("fabric", fabric)]}
 
 
 class Design(_NullIsOmitted):
