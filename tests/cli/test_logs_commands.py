@@ -2571,7 +2571,10 @@ def test_the_help_names_every_exit_2_case() -> None:
     assert "a rank count the log does not give" in text
     code, out, _ = run("calibrate", "--help")
     text = " ".join(out.split())
-    assert "contradicts --collective or --system (its GPU or its network) outright" in text
+    assert "contradicts --collective, --system or --inter (its GPU or its network) outright" in text
+    # the refusals added since (review DK: --inter on a log of another network, a run whose
+    # rank count the log does not give)
+    assert "or does not give a run's rank count (nothing is fitted)" in text
     assert "when no run can be fitted" in text
 
 

@@ -1252,6 +1252,24 @@ def test_a_resized_nvl72_and_an_uneven_nic_count_are_warnings_at_their_keys(
         builtin_catalogue,
     )
     assert own.warnings == []
+    # gpus_per_node 72 on gb200-nvl72 makes each node the whole NVLink domain: no warning (review
+    # DK: it had been told its 72-GPU domain was not assumed)
+    whole = check_design(
+        write(
+            tmp_path, "w.yaml", "name: w\nnodes: 2\nsystem: gb200-nvl72\ngpus_per_node: 72\n" + body
+        ),
+        builtin_catalogue,
+    )
+    assert whole.warnings == []
+    # a count the preset's share gives is warned about too, at gpus_per_node (review DK: aws-p4d
+    # on 5 GPUs takes 3 NICs, no warning)
+    p4d = check_design(
+        write(tmp_path, "p.yaml", "name: p\nnodes: 4\nsystem: aws-p4d\ngpus_per_node: 5\n" + body),
+        builtin_catalogue,
+    )
+    (uneven,) = p4d.warnings
+    assert (uneven.line, uneven.message.split(":")[0]) == (4, "gpus_per_node")
+    assert "3 NICs on 5 GPUs: priced as an even share (3/5 of a NIC per GPU)" in uneven.message
     for nics, warned in ((5, True), (9, True), (4, False), (16, False), (8, False)):
         text = f"name: n\nnodes: 4\nsystem: dgx-h100\nnics_per_node: {nics}\n" + body
         checked = check_design(write(tmp_path, f"n{nics}.yaml", text), builtin_catalogue)

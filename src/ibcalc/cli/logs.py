@@ -431,10 +431,10 @@ def calibrate_command(
     """Fit the model to your own nccl-tests runs: transport latencies, link efficiencies, NVLS
     efficiency; report the fit and what the runs cannot determine; write an override file.
 
-    Exit 0; 2 when a file cannot be read, when a log contradicts --collective or --system (its
-    GPU or its network) outright (nothing is fitted), when no run can be fitted, or when the
-    output cannot be written or would overwrite a file (use --force; an input is never
-    overwritten).
+    Exit 0; 2 when a file cannot be read, when a log contradicts --collective, --system or
+    --inter (its GPU or its network) outright, or does not give a run's rank count (nothing is
+    fitted), when no run can be fitted, or when the output cannot be written or would overwrite
+    a file (use --force; an input is never overwritten).
     """
     from ibcalc.facade import parse_collective
     from ibcalc.logs import read_log

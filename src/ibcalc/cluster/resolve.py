@@ -367,8 +367,11 @@ def scaled_nics(system: System, gpus_per_node: int, *, check: bool = True) -> in
 def resized_nics_note(system: System, nics: int, gpus_per_node: int) -> str:
     """The assumption of a preset resized to ``gpus_per_node`` GPUs that kept its NICs per GPU."""
     per_gpu = system.nics_per_node / system.gpus_per_node
+    # rounded up where the share is no whole count (aws-p4d's 0.5 on 5 GPUs: 3, not 2.5; it had
+    # read 'kept' beside 3: review DK)
+    kept = "kept" if abs(per_gpu * gpus_per_node - nics) < 1e-9 else "rounded up to whole NICs"
     return (
-        f"{plural(nics, 'NIC')} per node: {system.id}'s {per_gpu:g} per GPU kept for "
+        f"{plural(nics, 'NIC')} per node: {system.id}'s {per_gpu:g} per GPU {kept} for "
         f"{plural(gpus_per_node, 'GPU')} ({{nics_per_node}})"
     )
 

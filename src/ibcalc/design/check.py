@@ -1319,7 +1319,7 @@ def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationP
     if (
         preset is not None
         and design.gpus_per_node is not None
-        and design.gpus_per_node != preset.gpus_per_node
+        and design.gpus_per_node not in (preset.gpus_per_node, preset.scale_up_domain)
         and preset.scale_up_domain > preset.gpus_per_node
     ):
         # gb200-nvl72 with gpus_per_node: 8 had been checked as 8-GPU nodes on the network,
@@ -1331,10 +1331,14 @@ def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationP
             f"for {design.gpus_per_node}-GPU nodes joined by the network",
         )
     gpus, nics = cluster.gpus_per_node, cluster.nics_per_node
-    if design.nics_per_node is not None and nics and gpus % nics and nics % gpus:
-        # 5 NICs on 8 GPUs had been priced as 5/8 of a NIC per GPU, with no word (review DJ)
+    if nics and gpus % nics and nics % gpus:
+        # 5 NICs on 8 GPUs had been priced as 5/8 of a NIC per GPU, with no word (review DJ);
+        # a count the preset's share gives too (aws-p4d on 5 GPUs: 3 NICs; review DK)
+        # at the key that set the count: nics_per_node, else the GPUs per node that resized a
+        # preset's share
+        key = "nics_per_node" if design.nics_per_node is not None else "gpus_per_node"
         problems.add(
-            ("nics_per_node",),
+            (key,),
             f"{nics} NICs on {gpus} GPUs: priced as an even share ({nics}/{gpus} of a NIC per "
             "GPU), which is optimistic where NCCL pairs each GPU with whole NICs and some "
             "carry more GPUs than others",
