@@ -61,6 +61,7 @@ from ibcalc.errors import (
     WrongTypeError,
     expect_type,
 )
+from ibcalc.memo import IdentityMemo
 from ibcalc.textsafe import shown
 from ibcalc.units import MAX_ENGINE_BYTES, GiB, MiB, format_memory, format_size, format_time
 
@@ -844,6 +845,10 @@ def message_extrapolation_notes(
     return [note]
 
 
+#: The parameters with Simple's handshake count at a step's bytes, per parameters and ranks.
+_PER_STEP: IdentityMemo[CostParams] = IdentityMemo(64)
+
+
 def simple_per_step_s(
     topo: Topology,
     params: CostParams,
@@ -870,10 +875,17 @@ def simple_per_step_s(
     given = params.provenance.get("calibrated.simple_transport_factor")
     if given is not None and given.previous is not None:
         return None  # an override's value rests on rows of its own
-    per_step = replace(
-        params, calibrated=replace(cal, simple_fill_bytes=cal.simple_fill_bytes * topo.ranks)
+    # the same parameters object for the same ranks, so that the plan is built once (a layout
+    # search asks this of every phase of its p5 layouts: built each time, it had tripled the
+    # search's time)
+    per_step = _PER_STEP.get(
+        (id(params), topo.ranks),
+        (params,),
+        lambda: replace(
+            params, calibrated=replace(cal, simple_fill_bytes=cal.simple_fill_bytes * topo.ranks)
+        ),
     )
-    found = Plan(collective, topo, per_step, dtype=dtype).choose(size, algorithm, protocol)
+    found = plan_for(collective, topo, per_step, dtype=dtype).choose(size, algorithm, protocol)
     if found is None or found.time_s >= time_s * (1 - 1e-9):
         return None
     return found.time_s
