@@ -373,8 +373,15 @@ def _sharp_what_if(
     at = f"{pick}, {format_time(with_sharp.time_s)}"
     if ratio < 1 - within:
         return lead + f"would make this all-reduce {1 / ratio:.2f}x faster ({at})"
-    # within the tie threshold (or, should NCCL's tuner and the model disagree, slower)
-    return lead + f"would change this all-reduce's time by {ratio - 1:+.1%} ({at})"
+    # within the tie threshold, said as faster or slower ('would change ... by -1.9%' had left
+    # the sign's meaning to the reader: review DG)
+    if ratio <= 1:
+        return lead + f"would make this all-reduce {1 - ratio:.1%} faster, a near tie ({at})"
+    # NCCL's tuner and the model disagreeing: the tuner's pick priced slower
+    return lead + (
+        f"would make this all-reduce {ratio - 1:.1%} slower: NCCL's tuner ranks {pick} first, "
+        f"the model prices it slower ({at})"
+    )
 
 
 #: the SHARP hint's words where an algorithm is forced (``{algorithm}``: the option's name)
