@@ -384,6 +384,24 @@ def test_the_nvls_latency_term_gives_nccls_base_latency_with_its_unit(
     assert term.detail.endswith("(NCCL's NVLS base latency is 0 us)")
 
 
+def test_a_tree_s_headline_names_nccl_s_ll_cap_where_it_binds(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """2 x DGX H100, 64 KiB all-reduce in tree/LL: the transfer runs at half NCCL's LL cap on 2
+    nodes (39.0 GB/s, tuning.cc llMaxBws; trees take half), 19.5 GB/s, where the chain inside
+    the node offers 185 GB/s; the headline had named the chain alone (review DG 4)."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    best = estimate_on(cluster, Collective.ALL_REDUCE, 2**16).best
+    assert (best.algorithm, best.protocol) == (Algorithm.TREE, Protocol.LL)
+    assert best.bottleneck.endswith(
+        "; the bytes are bound by LL: 19.5 GB/s per rank (NCCL's LL cap), under scale-up chain "
+        "inside the node (2S per GPU)"
+    )
+    # at 1 GiB, Simple: the chain binds, and the headline names it alone
+    big = estimate_on(cluster, Collective.ALL_REDUCE, 2**30, algorithm=Algorithm.TREE).best
+    assert big.bottleneck == "scale-up chain inside the node (2S per GPU)"
+
+
 def test_the_headline_bottleneck_names_a_protocol_rate_that_binds(
     builtin_catalogue: Catalogue,
 ) -> None:

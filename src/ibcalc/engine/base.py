@@ -449,6 +449,28 @@ def net_hop_latency(
     return hw + extra * factor
 
 
+def protocol_bound(
+    where: str,
+    protocol: Protocol,
+    bw: float,
+    raw_bw: float,
+    *,
+    active: float,
+    full: int,
+    capped: bool,
+) -> str:
+    """The bottleneck as a headline names it: the tier, or, where the protocol's rate on the
+    channels the collective gets is under half the tier's, that rate (LL on 4 of 16 channels
+    at 5.1 GB/s was headed 'scale-up: nvlink4 (371 GB/s achievable per GPU)'), and NCCL's LL
+    cap where it sets that rate (rings and trees alike: a 2 x DGX H100 tree/LL of 64 KiB at
+    19.5 GB/s had been headed by its 185 GB/s chain, review DG)."""
+    if bw >= raw_bw / 2:
+        return where
+    channels = f" on {active:.3g} of {full} channels" if active < full else ""
+    cap = " (NCCL's LL cap)" if capped else ""
+    return f"{protocol.value}{channels}: {gbps(bw)} per rank{cap}, under {where}"
+
+
 def net_row(topo: Topology, algorithm: Algorithm, *, own_row: bool = False) -> Algorithm:
     """The row of NCCL's NET hwLat table ``algorithm``'s network hops take: the Tree row for
     every algorithm with one GPU per node ("With ppn=1 latencies are fully exposed, use the

@@ -38,6 +38,7 @@ from ibcalc.engine.base import (
     net_hop_detail,
     net_hop_latency,
     net_overhead,
+    protocol_bound,
     protocol_factor,
     proxy_ops_s,
     proxy_ops_term,
@@ -122,27 +123,6 @@ def _ring_where(limit: str, bw: float, topo: Topology, *, duplex: bool = True) -
         f"scale-up: {topo.up.link_id} ({format_number(bw / 1e9)} GB/s achievable per GPU"
         f"{both_ways})"
     )
-
-
-def _protocol_bound(
-    where: str,
-    protocol: Protocol,
-    bw: float,
-    raw_bw: float,
-    *,
-    active: float,
-    full: int,
-    capped: bool,
-) -> str:
-    """The bottleneck as a headline names it: the tier, or, where the protocol's rate on the
-    channels the collective gets is under half the tier's, that rate (LL on 4 of 16 channels
-    at 5.1 GB/s was headed 'scale-up: nvlink4 (371 GB/s achievable per GPU)'), and NCCL's LL
-    cap where it sets that rate."""
-    if bw >= raw_bw / 2:
-        return where
-    channels = f" on {active:.3g} of {full} channels" if active < full else ""
-    cap = " (NCCL's LL cap)" if capped else ""
-    return f"{protocol.value}{channels}: {gbps(bw)} per rank{cap}, under {where}"
 
 
 def ring_bandwidth(topo: Topology, params: CostParams, *, duplex: bool = True) -> tuple[float, str]:
@@ -315,7 +295,7 @@ def ring_timing(
             latency_s=latency,
             transfer_s=transfer,
             bottleneck=ll_network_bound(topo, size_bytes, protocol, params, moved / bw)
-            or _protocol_bound(
+            or protocol_bound(
                 where,
                 protocol,
                 bw,

@@ -40,6 +40,7 @@ from ibcalc.engine.base import (
     make_cost,
     net_hop_latency,
     network_words,
+    protocol_bound,
     proxy_ops_s,
     proxy_ops_term,
     proxy_posts_term,
@@ -232,7 +233,17 @@ def tree_timing(
             latency_s=latency,
             transfer_s=transfer,
             bottleneck=ll_network_bound(topo, size_bytes, protocol, params, size_bytes / bw)
-            or where,
+            or protocol_bound(
+                where,
+                protocol,
+                bw,
+                tier_bw,
+                active=active,
+                full=full,
+                capped=protocol is Protocol.LL
+                and ll_cap_Bps(topo, params) / 2.0
+                < tier_bw * nccl.tree_factor / nccl.tree_ll_divisor,
+            ),
             formula=(
                 f"max(2S/B_up, c x S/(nics x B_nic), c' x S/B_wan) / ({nccl.tree_factor:g} f_p) "
                 "+ fill + base + 2((m-1) intra + log2(N) net)"
