@@ -637,6 +637,29 @@ def test_wan_sites_resolve_from_spec() -> None:
         resolve_cluster(cat, ClusterSpec(system="dgx-h100", nodes=3, sites=2))
 
 
+def test_nccl_s_ring_plateau_leaves_the_wan_s_propagation_unscaled() -> None:
+    """NCCL's x1.4 ring plateau is a factor of its tuner's latency, which has no WAN: over 2
+    sites 100 km apart (500 us one way, four WAN crossings) it had raised the fibre delay too,
+    0.8 ms of 0.9 (review DG 9). It scales the rest: 0.4 x (latency - 4 x 500 us)."""
+    from ibcalc.catalogue.load import load_catalogue
+
+    cat = load_catalogue(use_env=False)
+    spec = ClusterSpec(system="dgx-h100", nodes=4, sites=2, wan="wan-100g", wan_latency_s=500e-6)
+    cluster = resolve_cluster(cat, spec)
+    assert cluster.topology.wan is not None
+    one_way = cluster.topology.wan.transport_latency_s
+    assert one_way == pytest.approx(500e-6, rel=0.01)
+    best = estimate_on(cluster, Collective.ALL_REDUCE, 2**30, algorithm="ring").best
+    names = [t.name for t in best.terms]
+    before = best.terms[: names.index("ring plateau")]
+    latency = sum(t.seconds for t in before)
+    (wan_steps,) = [t for t in before if t.name == "WAN steps"]
+    assert wan_steps.detail.startswith("4 x ")
+    (plateau,) = [t for t in best.terms if t.name == "ring plateau"]
+    assert plateau.seconds == pytest.approx(0.4 * (latency - 4 * one_way), rel=1e-9)
+    assert "less the WAN's one-way latencies" in plateau.detail
+
+
 def test_switch_reductions_refuse_8_bit_types_and_fp8_rings_are_a_last_resort() -> None:
     """NVLS reduces 16/32/64-bit types, not 8-bit ones; NCCL 2.30.7 multiplies its FP8 ring
     estimate by 1024 above 8 ranks (docs/model.md#tuner-constants)."""

@@ -263,6 +263,7 @@ def _ring_kernel(
     head = base + (nsteps - s_net) * max(intra, overhead)
     net_steps = s_net - s_wan
     wan_part = s_wan * wan
+    propagation = s_wan * topo.wan.transport_latency_s if topo.wan is not None else 0.0
     plateau_on = all_reduce and big_n > 1 and protocol is Protocol.SIMPLE
     plateau_factor = ring_plateau_factor(topo, params) - 1
     per_channel_ranks = full * n
@@ -276,7 +277,7 @@ def _ring_kernel(
             net = net_const
         latency = head + net_steps * net + wan_part
         if plateau_on and size_bytes / per_channel_ranks >= 64:
-            latency += latency * plateau_factor
+            latency += (latency - propagation) * plateau_factor
         active = active_channels(size_bytes, full, unit)
         latency += op_s * active
         transfer = factor * size_bytes / trimmed_bw(bw, active, full)

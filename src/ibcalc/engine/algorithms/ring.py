@@ -200,7 +200,10 @@ def ring_timing(
         # (NCCL 2.30.7 ncclTopoGetAlgoTime)
         per_channel = size_bytes / (full * n)
         if all_reduce and big_n > 1 and protocol is Protocol.SIMPLE and per_channel >= 64:
-            plateau = latency * (ring_plateau_factor(topo, params) - 1)
+            # on the latency NCCL's tuner sees: not the WAN's propagation, a fibre delay no
+            # tuner fudge scales (2 ms across 100 km had been raised by 0.8 ms: review DG)
+            propagation = s_wan * topo.wan.transport_latency_s if topo.wan is not None else 0.0
+            plateau = (latency - propagation) * (ring_plateau_factor(topo, params) - 1)
             latency += plateau
         transfer = bytes_factor(collective, n) * size_bytes / bw
         transfer = max(transfer, ll_network_transfer(topo, size_bytes, protocol, params))
@@ -270,8 +273,9 @@ def ring_timing(
                 Term(
                     name="ring plateau",
                     seconds=plateau,
-                    detail=f"x{ring_plateau_factor(topo, params):g} on the latency above "
-                    f"(NCCL's ring plateau on several {topo.node}s, Simple, once a channel's "
+                    detail=f"x{ring_plateau_factor(topo, params):g} on the latency above"
+                    + (", less the WAN's one-way latencies" if s_wan and topo.wan else "")
+                    + f" (NCCL's ring plateau on several {topo.node}s, Simple, once a channel's "
                     "share reaches 64 B)",
                 )
             )
