@@ -1291,3 +1291,25 @@ def test_a_run_whose_rank_count_is_a_guess_is_not_fitted(
     )
     assert {p.name for p in pair.parameters} >= {"pcie4.transport_latency"}
     assert not any(p.name.startswith("ndr.") for p in pair.parameters)
+
+
+def test_a_log_named_with_control_characters_is_written_escaped(
+    catalogue: Catalogue, tmp_path: Path
+) -> None:
+    """A log whose file name holds an escape sequence had put it raw into the override's
+    comments and source fields, which the file's own read-back refuses: calibrate could not
+    write at all (review DH L2). The name is escaped, and the file loads."""
+    name = "e\x1b[31m.log"
+    log = tmp_path / name
+    log.write_text(
+        (SWEEPS / "13_allreduce_1node_4xH100_intranode.txt").read_text(encoding="utf-8"),
+        encoding="utf-8",
+    )
+    cal = calibrate_log_files([read_log(log)], catalogue=catalogue)
+    assert cal.parameters
+    written_files = write_override(cal, tmp_path / "site.yaml", inputs=[log])
+    for path in written_files:
+        text = path.read_text(encoding="utf-8")
+        assert "\x1b" not in text
+        assert "\\x1b[31m.log" in text
+    load_catalogue([written_files[0]], use_env=False)

@@ -103,6 +103,7 @@ from ibcalc.logs.results import (
     named_cause,
 )
 from ibcalc.logs.selection import run_selection, with_selection
+from ibcalc.textsafe import printable
 from ibcalc.units import NS_BELOW_S, format_us, plural
 
 __all__ = [
@@ -2159,7 +2160,7 @@ def _why(p: FittedParameter, inputs: Sequence[str], date: str) -> str:
     bound = f"; {bound_text(p)}" if bound_text(p) else ""
     return (
         f"ibcalc calibrate {date}: {_fmt_value(p, p.value)}{pm}, least squares over "
-        f"{plural(p.rows, 'row')} of {', '.join(_logs_of(p, inputs))} (was "
+        f"{plural(p.rows, 'row')} of {printable(', '.join(_logs_of(p, inputs)), None)} (was "
         f"{_fmt_value(p, p.before)}{bound})"
     )
 
@@ -2278,15 +2279,15 @@ def _link_entries(
             update[f"{p.field}_source"] = _why(p, inputs, date)
         names = ", ".join(p.field for p in fitted)
         credited = _logs_of_all(fitted, inputs)
-        logs = ", ".join(credited)
+        logs = printable(", ".join(credited), None)  # escapes, as the file's text must be
         update["sources"] = [f"ibcalc calibrate {date} on {logs}", *link.sources]
         note = f"{names} calibrated to {logs} ({date})."
         doubtful = [log for log in credited if log in warned]
         if doubtful:
             note += (
-                f" Fitted to a run of {', '.join(doubtful)} {CALIBRATION_DOUBT} (a fault or "
-                "the library's choice that nccl-check finds in it): the values may describe "
-                "that, not the fabric."
+                f" Fitted to a run of {printable(', '.join(doubtful), None)} "
+                f"{CALIBRATION_DOUBT} (a fault or the library's choice that nccl-check finds "
+                "in it): the values may describe that, not the fabric."
             )
             update["confidence"] = "low"
         update["notes"] = f"{note} {link.notes}" if link.notes else note
@@ -2388,7 +2389,9 @@ def _header(kind: str, calibration: Calibration, use: str) -> str:
         )
     for u in calibration.undetermined:
         lines.append(f"# not determined: {u.name}: {u.reason}")
-    return "\n".join(line.replace("\n", " ") for line in lines) + "\n"
+    # control characters escaped: a log named with an escape sequence had put it raw into a
+    # comment, and the file failed its own read-back (review DH)
+    return "\n".join(printable(line.replace("\n", " "), None) for line in lines) + "\n"
 
 
 def _dump(data: Mapping[str, Any]) -> str:
