@@ -223,10 +223,15 @@ def test_github_output_points_at_log_lines() -> None:
     assert lines[-1].endswith("bad, lowest efficiency at 64 MiB and more 5%")
 
 
-def test_github_output_of_no_readable_log_is_empty() -> None:
-    """Only an unreadable file: the error on stderr, exit 2, and no blank line on stdout."""
+def test_github_output_of_no_readable_log_is_its_error_alone() -> None:
+    """Only an unreadable file: the error on stderr, exit 2, and on stdout its annotation alone,
+    no blank line (review DH L4: stdout had been empty, so a pull request showed nothing)."""
     code, out, err = run("nccl-check", "/nonexistent/x.txt", "--format", "github")
-    assert (code, out) == (2, "")
+    assert (code, out) == (
+        2,
+        "::error file=/nonexistent/x.txt,title=nccl-check%3A cannot check::/nonexistent/x.txt: "
+        "no such file\n",
+    )
     assert err == "error: /nonexistent/x.txt: no such file\n"
 
 
@@ -2593,3 +2598,21 @@ def test_a_node_count_given_beside_a_design_is_the_flags() -> None:
             [(a["source"], a["evidence"]) for a in check["assumptions"] if a["field"] == "nodes"]
         )
     assert listed[0] == listed[1] == [("flag", "given by the caller")]
+
+
+def test_github_format_annotates_a_file_that_cannot_be_checked(tmp_path: Path) -> None:
+    """--format github had printed no annotation for a log it could not read (the error went to
+    stderr alone, so a pull request showed nothing), where check's github format gives one
+    (review DH L4). Each such file is an ::error; the readable ones are reported as before."""
+    binary = tmp_path / "bin.log"
+    binary.write_bytes(b"\x00\x01binary")
+    good = SWEEPS / "13_allreduce_1node_4xH100_intranode.txt"
+    code, out, err = run("nccl-check", "--format", "github", str(binary), str(good))
+    assert code == 2
+    lines = out.splitlines()
+    assert lines[0] == (
+        f"::error file={binary},title=nccl-check%3A cannot check::{binary}: binary data, not an "
+        "nccl-tests log"
+    )
+    assert lines[-1].startswith(f"nccl-check {good} run 1: ok")
+    assert "binary data, not an nccl-tests log" in err

@@ -474,11 +474,25 @@ _GH_KIND = {"error": "error", "warning": "warning", "info": "notice"}
 
 
 def render_checks_github(
-    checks: Sequence[RunCheck], *, names: Mapping[str, str] | None = None
+    checks: Sequence[RunCheck],
+    *,
+    names: Mapping[str, str] | None = None,
+    errors: Sequence[Mapping[str, str]] = (),
 ) -> str:
-    """GitHub Actions workflow commands: one annotation per finding (at its first log line) and
-    one per large size below the ok band (at the row's line), then a summary line per run."""
-    lines: list[str] = []
+    """GitHub Actions workflow commands: one ``::error`` per file that could not be checked
+    (it had given none: the file's error was on stderr alone, review DH), one annotation per
+    finding (at its first log line) and one per large size below the ok band (at the row's
+    line), then a summary line per run."""
+    lines: list[str] = [
+        _gh(
+            "error",
+            error["source"],
+            None,
+            "nccl-check: cannot check",
+            error["message"].removeprefix("error: "),
+        )
+        for error in errors
+    ]
     for check in checks:
         where = check.source
         for finding in check.findings:
@@ -782,7 +796,7 @@ def render_check_report(
     if fmt == "json":
         return render_checks_json(checks, names=names, errors=errors, gate=gate)
     if fmt == "github":
-        return render_checks_github(checks, names=names)
+        return render_checks_github(checks, names=names, errors=errors)
     return render_checks(checks, names=names)
 
 
