@@ -13,7 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from ibcalc.engine.band import regime_of
 from ibcalc.engine.select import NCCL_ALGORITHMS
-from ibcalc.engine.types import Algorithm, Estimate, Term
+from ibcalc.engine.types import SIMPLE_PER_STEP_NOTE, Algorithm, Estimate, Term
 from ibcalc.units import format_near_one
 
 __all__ = ["Candidate", "Explanation", "explain"]
@@ -58,6 +58,9 @@ class Explanation(BaseModel):
     #: False for point-to-point work (sendrecv, all-to-all), which NCCL does not run through its
     #: tuner: the ranking is ibcalc's tuner-style stand-in for NCCL's protocol rule there.
     tuned: bool = True
+    #: the range reaches down to the time with Simple's handshake count at a step's bytes (an
+    #: extrapolation the estimate's assumptions name)
+    per_step: bool = False
 
 
 def explain(est: Estimate) -> Explanation:
@@ -135,4 +138,5 @@ def explain(est: Estimate) -> Explanation:
         candidates=candidates,
         why_chosen=why,
         tuned=tuned,
+        per_step=any(a.startswith(SIMPLE_PER_STEP_NOTE) for a in est.assumptions),
     )

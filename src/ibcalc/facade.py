@@ -45,6 +45,7 @@ from ibcalc.engine.plan import (
 from ibcalc.engine.select import NCCL_ALGORITHMS, refuse, select_on
 from ibcalc.engine.types import (
     COST_PARAMETERS_NOTE,
+    SIMPLE_PER_STEP_NOTE,
     Algorithm,
     Collective,
     Cost,
@@ -852,6 +853,44 @@ def message_extrapolation_notes(
     return [note]
 
 
+#: The collectives whose ring steps carry S / n a rank, the bytes the per-step reading of
+#: Simple's handshake count takes (a broadcast's or reduce's chain carries the whole buffer, a
+#: tree its chunks, a send/recv its whole message: review DL).
+_PER_STEP_COLLECTIVES = (Collective.ALL_REDUCE, Collective.ALL_GATHER, Collective.REDUCE_SCATTER)
+
+
+def simple_count_extrapolated(topo: Topology, params: CostParams, collective: Collective) -> bool:
+    """Whether a ring of ``collective`` in Simple on ``topo`` rests on Simple's handshake count
+    past the runs it is fitted on: a plugin transport (EFA, TCPX(O), CXI) across domains, more
+    ranks than ``calibrated.simple_fit_ranks``, the built-in factor (an override file's rests
+    on rows of its own), a collective whose ring steps carry S / n."""
+    out, cal = topo.out, params.calibrated
+    if collective not in _PER_STEP_COLLECTIVES or out is None or not out.is_plugin:
+        return False
+    if topo.domains < 2 or topo.ranks <= cal.simple_fit_ranks:
+        return False
+    given = params.provenance.get("calibrated.simple_transport_factor")
+    return given is None or given.previous is None
+
+
+def simple_extrapolation_hint(topo: Topology, params: CostParams, collective: Collective) -> str:
+    """Where :func:`simple_count_extrapolated`, what a sweep or a workload phase says once (its
+    rows' likely ranges reach down to the per-step reading, which a single estimate prices and
+    names); else empty."""
+    if not simple_count_extrapolated(topo, params, collective):
+        return ""
+    cal = params.calibrated
+    link = topo.out.link_id if topo.out is not None else "the network"
+    return (
+        f"a ring in Simple over {link} exposes its transport latency up to "
+        f"{cal.simple_transport_factor:g} times a hop, a count that grows with the collective's "
+        f"size (calibrated.simple_transport_factor, fitted on runs of at most "
+        f"{cal.simple_fit_ranks} ranks); for {topo.ranks} ranks that is an extrapolation, and "
+        "the likely ranges of such rows reach down to the time with the count at the bytes a "
+        "step carries (docs/model.md#latency-terms)"
+    )
+
+
 #: The parameters with Simple's handshake count at a step's bytes, per parameters and ranks.
 _PER_STEP: IdentityMemo[CostParams] = IdentityMemo(64)
 
@@ -874,14 +913,11 @@ def simple_per_step_s(
     latencies each, with no word that the per-step reading gives 9.11 ms (review DG). The
     likely range reaches down to it (:func:`likely_range`)."""
     time_s, algorithm, protocol = choice
-    out, cal = topo.out, params.calibrated
-    if protocol is not Protocol.SIMPLE or out is None or not out.is_plugin:
+    if protocol is not Protocol.SIMPLE or algorithm is not Algorithm.RING:
         return None
-    if topo.domains < 2 or topo.ranks <= cal.simple_fit_ranks:
+    if not simple_count_extrapolated(topo, params, collective):
         return None
-    given = params.provenance.get("calibrated.simple_transport_factor")
-    if given is not None and given.previous is not None:
-        return None  # an override's value rests on rows of its own
+    cal = params.calibrated
     # the same parameters object for the same ranks, so that the plan is built once (a layout
     # search asks this of every phase of its p5 layouts: built each time, it had tripled the
     # search's time)
@@ -912,12 +948,13 @@ def _simple_extrapolation_note(
 
     step = size / topo.ranks
     return (
-        f"each Simple network hop over {link} exposes its transport latency "
+        f"{SIMPLE_PER_STEP_NOTE}{link} exposes its transport latency "
         f"{count(size):.3g} times at this size, a count that grows with the collective's size up "
         f"to {cal.simple_transport_factor:g} (calibrated.simple_transport_factor, fitted on runs "
         f"of at most {cal.simple_fit_ranks} ranks); for {topo.ranks} ranks that is an "
         f"extrapolation: were it to follow the bytes a step carries ({format_size(step)}: "
-        f"{count(step):.3g} times), the estimate would be {format_time(per_step_s)}, not "
+        f"{count(step):.3g} time{'s' if count(step) != 1 else ''}), the estimate would be "
+        f"{format_time(per_step_s)}, not "
         f"{format_time(time_s)}, and the likely range reaches down to it "
         "(docs/model.md#latency-terms)"
     )
@@ -1139,7 +1176,10 @@ class CollectivePlan:
         """An all-to-all's word on its message term where it has more ranks than its per-message
         cost's rows (:func:`message_extrapolation_notes`); none for other collectives."""
         if self._plan.collective is not Collective.ALL_TO_ALL:
-            return []
+            hint = simple_extrapolation_hint(
+                self._cluster.topology, self._plan.params, self._plan.collective
+            )
+            return [hint] if hint and algorithm is Algorithm.RING else []
         return message_extrapolation_notes(algorithm, self._cluster.topology, self._plan.params)
 
     @property

@@ -1296,3 +1296,23 @@ def test_compare_says_once_what_hierarchical_does_on_one_site() -> None:
         "busiest stage where its layers do not split evenly (x ceil(L / pp) x pp / L); a single "
         "run takes it as its own layout's, as measured"
     ]
+
+
+def test_a_ring_phase_past_the_simple_fit_says_so() -> None:
+    """128 x p5 (1,024 ranks), ZeRO-3: the data-parallel all-gathers and reduce-scatter run
+    ring/Simple over EFA, past the 64 ranks Simple's handshake count is fitted on; their
+    ranges reach down to the per-step reading, and each phase now says why (review DL: the
+    ranges had moved with no word); the tensor-parallel NVLS phase does not."""
+    result = CliRunner().invoke(
+        APP,
+        ["train", "--model", "llama3-8b", "--system", "aws-p5", "-N", "128", "--tp", "8",
+         "--zero", "3", "--format", "json"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    phases = {p["name"]: p for p in json.loads(result.stdout)["phases"]}
+    hint = "a ring in Simple over efa-v2 exposes its transport latency up to 8 times a hop"
+    for name in ("dp-allgather-fwd", "dp-allgather-bwd", "dp-reducescatter"):
+        said = [a for a in phases[name]["assumptions"] if a.startswith(hint)]
+        assert len(said) == 1, name
+        assert "for 128 ranks that is an extrapolation" in said[0]
+    assert not any(a.startswith(hint) for a in phases["tp-allreduce"]["assumptions"])

@@ -408,6 +408,11 @@ class Estimate(BaseModel):
         return self.algbw_Bps * busbw_factor(self.collective, self.ranks)
 
 
+#: How an estimate's assumption begins where its range reaches down to the time with Simple's
+#: handshake count at a step's bytes (``facade.simple_per_step_s``); ``--explain`` reads it.
+SIMPLE_PER_STEP_NOTE = "each Simple network hop over "
+
+
 def busbw_factor(collective: Collective, ranks: int) -> float:
     """nccl-tests bus-bandwidth factor F(n) (docs/model.md#algbw-and-busbw)."""
     n = ranks

@@ -245,6 +245,12 @@ def _explanation(ex: Explanation, stream: TextIO | None) -> None:
                     else ""
                 )
                 + (
+                    ", and down to the time with Simple's handshake count at the bytes a step "
+                    "carries (an extrapolation: the assumption above says why)"
+                    if ex.per_step
+                    else ""
+                )
+                + (
                     f"; its low end is the time at the links' line rate, "
                     f"{format_time(ex.range_wire_floor_s)} (a ring's or a send/recv pair's "
                     "busbw cannot pass its links' line rate, nor can each GPU's share of an "

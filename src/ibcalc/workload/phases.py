@@ -27,6 +27,7 @@ from ibcalc.facade import (
     estimate_on,
     message_extrapolation_notes,
     sharp_unused_reason,
+    simple_extrapolation_hint,
 )
 from ibcalc.memo import IdentityMemo
 from ibcalc.workload.placement import Placement, Tier
@@ -165,7 +166,7 @@ def phase_fields(
                 plan = CollectivePlan(cluster, collective, dtype=dtype, params=cost)
             costed = quick_cost(plan, size_bytes)
         q, span = costed
-        extra = _alltoall_notes(placement, collective, q.algorithm, params)
+        extra = _alltoall_notes(placement, collective, q.algorithm, params, q.protocol)
         return {
             "name": name,
             "collective": collective,
@@ -199,21 +200,31 @@ def phase_fields(
         "assumptions": [
             *placement.notes,
             *(notes or []),
-            *_alltoall_notes(placement, collective, est.best.algorithm, params),
+            *_alltoall_notes(placement, collective, est.best.algorithm, params, est.best.protocol),
         ],
     }
 
 
 def _alltoall_notes(
-    placement: Placement, collective: Collective, algorithm: Algorithm, params: CostParams | None
+    placement: Placement,
+    collective: Collective,
+    algorithm: Algorithm,
+    params: CostParams | None,
+    protocol: Protocol,
 ) -> list[str]:
-    """An all-to-all phase's word on a group of more ranks than the per-message cost's rows (a
-    64-GPU expert group in one NVL72 domain had priced 2.5x slower than over InfiniBand with no
-    such word, a review)."""
-    if collective is not Collective.ALL_TO_ALL:
-        return []
+    """A phase's word on a fit it extrapolates: an all-to-all of more ranks than the
+    per-message cost's rows (a 64-GPU expert group in one NVL72 domain had priced 2.5x slower
+    than over InfiniBand with no such word, a review), a ring in Simple over a plugin transport
+    of more ranks than Simple's handshake count's rows (its range had reached lower with no
+    word: review DL)."""
     cost = params if params is not None else builtin_cost_params()
-    return message_extrapolation_notes(algorithm, placement.cluster.topology, cost)
+    topo = placement.cluster.topology
+    if collective is not Collective.ALL_TO_ALL:
+        if algorithm is not Algorithm.RING or protocol is not Protocol.SIMPLE:
+            return []
+        hint = simple_extrapolation_hint(topo, cost, collective)
+        return [hint] if hint else []
+    return message_extrapolation_notes(algorithm, topo, cost)
 
 
 #: How a workload's note begins where --sharp changes none of its collectives (a layout search
