@@ -937,7 +937,7 @@ def simple_per_step_s(
 def _simple_extrapolation_note(
     topo: Topology, params: CostParams, size: float, time_s: float, per_step_s: float
 ) -> str:
-    """What :func:`_simple_per_step_s` found, said."""
+    """What :func:`simple_per_step_s` found, said."""
     cal = params.calibrated
     link = topo.out.link_id if topo.out is not None else "the network"
     low = simple_floor(topo, params)
