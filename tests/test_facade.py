@@ -1726,6 +1726,11 @@ def test_a_simple_estimate_past_the_fitted_ranks_says_its_handshake_count_is_ext
         and "for 512 ranks that is an extrapolation" in n
         for n in group.cluster_notes
     )
+    # a sweep whose rows all run LL says nothing of it (review DM: it had, on any ring)
+    (ll_group,) = sweep(
+        resolve_cluster(builtin_catalogue, spec), Collective.ALL_GATHER, [2**10, 2**16]
+    ).groups
+    assert not [n for n in ll_group.cluster_notes if n.startswith("a ring in Simple")]
     # 64 ranks, the fitted runs' most, and LL: no note, the range as before
     for size, nodes in ((2**30, 8), (2**14, 64)):
         small = estimate_on(

@@ -1176,10 +1176,7 @@ class CollectivePlan:
         """An all-to-all's word on its message term where it has more ranks than its per-message
         cost's rows (:func:`message_extrapolation_notes`); none for other collectives."""
         if self._plan.collective is not Collective.ALL_TO_ALL:
-            hint = simple_extrapolation_hint(
-                self._cluster.topology, self._plan.params, self._plan.collective
-            )
-            return [hint] if hint and algorithm is Algorithm.RING else []
+            return []
         return message_extrapolation_notes(algorithm, self._cluster.topology, self._plan.params)
 
     @property

@@ -2616,3 +2616,18 @@ def test_github_format_annotates_a_file_that_cannot_be_checked(tmp_path: Path) -
     )
     assert lines[-1].startswith(f"nccl-check {good} run 1: ok")
     assert "binary data, not an nccl-tests log" in err
+    # a name with an escape code is escaped, as check's annotations are (review DM)
+    odd = tmp_path / "b\x1bx.log"
+    odd.write_bytes(b"\x00\x01binary")
+    code, out, _ = run("nccl-check", "--format", "github", str(odd))
+    assert code == 2
+    assert "\x1b" not in out
+    assert "b\\x1bx.log" in out
+    # a run whose log contradicts an option has its finding's annotation alone, not also a
+    # 'cannot check' one (review DM)
+    code, out, _ = run(
+        "nccl-check", "--format", "github", str(SWEEPS / "06_allreduce_2node_16xH100_efa.txt"),
+        "--collective", "all_gather",
+    )  # fmt: skip
+    assert code == 2
+    assert "cannot check" not in out

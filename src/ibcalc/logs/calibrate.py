@@ -2319,10 +2319,11 @@ def _cost_entries(
         entries.setdefault(p.target, {})[p.field] = {
             "value": value,
             "derived_by": _DERIVED_BY,
-            "rows": f"{plural(p.rows, 'row')} of {', '.join(logs)} ({date}); "
+            "rows": f"{plural(p.rows, 'row')} of {printable(', '.join(logs), None)} ({date}); "
             f"fit {_fmt_value(p, p.value)}{pm}, was {_fmt_value(p, p.before)}"
             + (
-                f"; fitted to a run of {', '.join(doubtful)} {CALIBRATION_DOUBT} (a fault or the "
+                f"; fitted to a run of {printable(', '.join(doubtful), None)} "
+                f"{CALIBRATION_DOUBT} (a fault or the "
                 "library's choice that nccl-check finds in it): the value may describe that, not "
                 "the fabric"
                 if doubtful

@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -473,6 +474,11 @@ def _gh(kind: str, path: str, line: int | None, title: str, message: str) -> str
 _GH_KIND = {"error": "error", "warning": "warning", "info": "notice"}
 
 
+#: An error of ``nccl-check``'s report that is a run's (an option its log contradicts), not a
+#: file's.
+_RUN_ERROR = re.compile(r"run \d+: ")
+
+
 def render_checks_github(
     checks: Sequence[RunCheck],
     *,
@@ -483,15 +489,18 @@ def render_checks_github(
     (it had given none: the file's error was on stderr alone, review DH), one annotation per
     finding (at its first log line) and one per large size below the ok band (at the row's
     line), then a summary line per run."""
+    # the files that could not be read or checked; a run whose log contradicts an option
+    # ('run 1: ...') has its finding's annotation already (review DM)
     lines: list[str] = [
         _gh(
             "error",
-            error["source"],
+            printable(error["source"], None),
             None,
             "nccl-check: cannot check",
-            error["message"].removeprefix("error: "),
+            printable(error["message"], None),
         )
         for error in errors
+        if not _RUN_ERROR.match(error["message"])
     ]
     for check in checks:
         where = check.source

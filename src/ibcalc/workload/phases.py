@@ -19,7 +19,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.cluster.resolve import ResolvedCluster, sharp_hint
 from ibcalc.engine.params import CostParams
-from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, Protocol
+from ibcalc.engine.types import (
+    SIMPLE_PER_STEP_NOTE,
+    Algorithm,
+    Collective,
+    DType,
+    Estimate,
+    Protocol,
+)
 from ibcalc.facade import (
     SHARP_ALGORITHMS,
     CollectivePlan,
@@ -28,6 +35,7 @@ from ibcalc.facade import (
     message_extrapolation_notes,
     sharp_unused_reason,
     simple_extrapolation_hint,
+    simple_per_step_s,
 )
 from ibcalc.memo import IdentityMemo
 from ibcalc.workload.placement import Placement, Tier
@@ -166,7 +174,19 @@ def phase_fields(
                 plan = CollectivePlan(cluster, collective, dtype=dtype, params=cost)
             costed = quick_cost(plan, size_bytes)
         q, span = costed
-        extra = _alltoall_notes(placement, collective, q.algorithm, params, q.protocol)
+        cost = params if params is not None else builtin_cost_params()
+        moved = (
+            simple_per_step_s(
+                cluster.topology,
+                cost,
+                collective,
+                dtype=dtype,
+                size=q.size_bytes,
+                choice=(q.time_s, q.algorithm, q.protocol),
+            )
+            is not None
+        )
+        extra = _alltoall_notes(placement, collective, q.algorithm, params, per_step=moved)
         return {
             "name": name,
             "collective": collective,
@@ -200,7 +220,13 @@ def phase_fields(
         "assumptions": [
             *placement.notes,
             *(notes or []),
-            *_alltoall_notes(placement, collective, est.best.algorithm, params, est.best.protocol),
+            *_alltoall_notes(
+                placement,
+                collective,
+                est.best.algorithm,
+                params,
+                per_step=any(a.startswith(SIMPLE_PER_STEP_NOTE) for a in est.assumptions),
+            ),
         ],
     }
 
@@ -210,19 +236,18 @@ def _alltoall_notes(
     collective: Collective,
     algorithm: Algorithm,
     params: CostParams | None,
-    protocol: Protocol,
+    *,
+    per_step: bool,
 ) -> list[str]:
     """A phase's word on a fit it extrapolates: an all-to-all of more ranks than the
     per-message cost's rows (a 64-GPU expert group in one NVL72 domain had priced 2.5x slower
     than over InfiniBand with no such word, a review), a ring in Simple over a plugin transport
     of more ranks than Simple's handshake count's rows (its range had reached lower with no
-    word: review DL)."""
+    word: review DL; said only where ``per_step``, the range moved: review DM)."""
     cost = params if params is not None else builtin_cost_params()
     topo = placement.cluster.topology
     if collective is not Collective.ALL_TO_ALL:
-        if algorithm is not Algorithm.RING or protocol is not Protocol.SIMPLE:
-            return []
-        hint = simple_extrapolation_hint(topo, cost, collective)
+        hint = simple_extrapolation_hint(topo, cost, collective) if per_step else ""
         return [hint] if hint else []
     return message_extrapolation_notes(algorithm, topo, cost)
 

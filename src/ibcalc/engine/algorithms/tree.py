@@ -236,7 +236,7 @@ def tree_timing(
             or protocol_bound(
                 where,
                 protocol,
-                bw,
+                fill_bw,  # the protocol's and channels' rate, not NCCL's size correction (DM)
                 tier_bw,
                 active=active,
                 full=full,
