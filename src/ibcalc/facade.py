@@ -1072,7 +1072,7 @@ def _likely_range(
                 size=size_bytes,
                 choice=(time_s, algorithm, protocol),
             )
-            if i == 0
+            if i == 0 and protocol is Protocol.SIMPLE and algorithm is Algorithm.RING
             else None
         )
         if per_step is not None:

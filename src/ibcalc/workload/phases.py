@@ -174,11 +174,14 @@ def phase_fields(
                 plan = CollectivePlan(cluster, collective, dtype=dtype, params=cost)
             costed = quick_cost(plan, size_bytes)
         q, span = costed
-        cost = params if params is not None else builtin_cost_params()
+        # a ring in Simple alone can take the per-step reading: asked only there (a layout
+        # search costs thousands of phases)
         moved = (
-            simple_per_step_s(
+            q.protocol is Protocol.SIMPLE
+            and q.algorithm is Algorithm.RING
+            and simple_per_step_s(
                 cluster.topology,
-                cost,
+                params if params is not None else builtin_cost_params(),
                 collective,
                 dtype=dtype,
                 size=q.size_bytes,
