@@ -904,14 +904,15 @@ def simple_per_step_s(
     size: float,
     choice: Candidate,
 ) -> float | None:
-    """Where a Simple estimate over a plugin transport (EFA, TCPX(O), CXI) has more ranks than
-    the runs its handshake count (``calibrated.simple_transport_factor``) is fitted on, the
-    choice's time with the count following the bytes a step carries (the size over the ranks)
-    rather than the collective's size, else None (also where the two agree: the count at its
-    floor either way). On the fitted runs, 16 to 64 ranks, the two cannot be told apart; on 512
-    a 1 GiB all-gather over 64 x p5 had read 15.9 ms, 10.2 ms of it network steps at 8
-    latencies each, with no word that the per-step reading gives 9.11 ms (review DG). The
-    likely range reaches down to it (:func:`likely_range`)."""
+    """Where a ring all-reduce, all-gather or reduce-scatter in Simple over a plugin transport
+    (EFA, TCPX(O), CXI) has more ranks than the runs its handshake count
+    (``calibrated.simple_transport_factor``) is fitted on, the choice's time with the count
+    following the bytes a step carries (the size over the ranks) rather than the collective's
+    size, else None (also where the two agree: the count at its floor either way). On the
+    fitted runs, 16 to 64 ranks, the two cannot be told apart; on 512 a 1 GiB all-gather over
+    64 x p5 had read 15.9 ms, 10.2 ms of it network steps at 8 latencies each, with no word that
+    the per-step reading gives 9.11 ms (review DG). The likely range reaches down to it
+    (:func:`likely_range`)."""
     time_s, algorithm, protocol = choice
     if protocol is not Protocol.SIMPLE or algorithm is not Algorithm.RING:
         return None
@@ -919,8 +920,8 @@ def simple_per_step_s(
         return None
     cal = params.calibrated
     # the same parameters object for the same ranks, so that the plan is built once (a layout
-    # search asks this of every phase of its p5 layouts: built each time, it had tripled the
-    # search's time)
+    # search asks this of every ring phase of its p5 layouts: built each time, the plans had
+    # cost the search about 8 %)
     per_step = _PER_STEP.get(
         (id(params), topo.ranks),
         (params,),
