@@ -714,8 +714,9 @@ def _estimate(
     covered: list[Candidate] = [
         (c.time_s, c.algorithm, c.protocol) for c in (best, *ties, *premature)
     ]
-    time_s_range, wire_floor = _likely_range(topo, params, collective, size, covered, dtype=dt)
-    per_step = simple_per_step_s(topo, params, collective, dtype=dt, size=size, choice=covered[0])
+    time_s_range, wire_floor, per_step = _likely_range(
+        topo, params, collective, size, covered, dtype=dt
+    )
     if per_step is not None:
         notes.append(_simple_extrapolation_note(topo, params, size, best.time_s, per_step))
     lopsided = _lopsided_note(best.time_s, time_s_range, size, topo)
@@ -1053,35 +1054,31 @@ def _likely_range(
     candidates: Iterable[Candidate],
     *,
     dtype: DType = DType.FP32,
-) -> tuple[tuple[float, float], float | None]:
-    """:func:`likely_range`, and the wire floor that set its low end where one did (the error
-    band alone would have gone lower; ``Estimate.range_wire_floor_s``), else None."""
+) -> tuple[tuple[float, float], float | None, float | None]:
+    """:func:`likely_range`, the wire floor that set its low end where one did (the error band
+    alone would have gone lower; ``Estimate.range_wire_floor_s``), else None, and the choice's
+    per-step time (:func:`simple_per_step_s`) where its range reached down to it, else None
+    (the estimate names it: worked out once, here)."""
     low = high = math.nan
     floor_at: float | None = None
-    for i, (time_s, algorithm, protocol) in enumerate(candidates):
+    chosen_per_step: float | None = None
+    for i, candidate in enumerate(candidates):
+        time_s, algorithm, protocol = candidate
         floor = wire_floor_s(collective, algorithm, protocol, size_bytes, topo)
         a, b = time_range(time_s, size_bytes, topo, params, floor)
         beyond = extrapolated_messages_s(collective, algorithm, topo, params)
         if beyond > 0:
             a = min(a, time_range(time_s - beyond, size_bytes, topo, params, floor)[0])
-        per_step = (
-            simple_per_step_s(
-                topo,
-                params,
-                collective,
-                dtype=dtype,
-                size=size_bytes,
-                choice=(time_s, algorithm, protocol),
+        if i == 0:
+            chosen_per_step = simple_per_step_s(
+                topo, params, collective, dtype=dtype, size=size_bytes, choice=candidate
             )
-            if i == 0 and protocol is Protocol.SIMPLE and algorithm is Algorithm.RING
-            else None
-        )
-        if per_step is not None:
-            a = min(a, time_range(per_step, size_bytes, topo, params, floor)[0])
+            if chosen_per_step is not None:
+                a = min(a, time_range(chosen_per_step, size_bytes, topo, params, floor)[0])
         if math.isnan(low) or a < low:
             low, floor_at = a, (floor if 0 < floor == a else None)
         high = b if math.isnan(high) else max(high, b)
-    return (low, high), floor_at
+    return (low, high), floor_at, chosen_per_step
 
 
 class QuickEstimate(NamedTuple):

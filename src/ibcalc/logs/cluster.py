@@ -359,8 +359,9 @@ def overridden_gpus_per_process(run: Run, flags: ClusterSpec | None) -> int | No
 
 
 #: Link families (data/links.yaml) each transport a log names can be: a --inter of another
-#: family overrides what the log shows.
-_TRANSPORT_FAMILIES: dict[str, tuple[str, ...]] = {
+#: family overrides what the log shows (and nccl-check's network_mismatch reads a libfabric
+#: provider by it: logs/diagnose.py).
+TRANSPORT_FAMILIES: dict[str, tuple[str, ...]] = {
     "ib": ("infiniband", "ethernet"),  # NCCL's verbs transport: InfiniBand or RoCE
     "efa": ("efa",),
     "cxi": ("slingshot",),
@@ -408,7 +409,7 @@ def _transport_contradicted(family: str, env: LogEnvironment) -> str | None:
     for fact in (env.provider, env.network):
         if fact is None:
             continue
-        families = _TRANSPORT_FAMILIES.get(fact.value.lower())
+        families = TRANSPORT_FAMILIES.get(fact.value.lower())
         if families is not None and family not in families:
             said = (
                 f"'Selected Provider is {fact.value}'"

@@ -36,7 +36,13 @@ from ibcalc.engine.plan import UNTUNED
 from ibcalc.engine.types import busbw_factor
 from ibcalc.errors import IbcalcError
 from ibcalc.logs.bandwidth import bandwidth_findings
-from ibcalc.logs.cluster import NodeRule, gpus_per_process_said, match_rule, platform_preset
+from ibcalc.logs.cluster import (
+    TRANSPORT_FAMILIES,
+    NodeRule,
+    gpus_per_process_said,
+    match_rule,
+    platform_preset,
+)
 from ibcalc.logs.env import LogEnvironment
 from ibcalc.logs.expect import RunContext, catalogue_with_link, predict_times
 from ibcalc.logs.fit import minimize_scalar
@@ -140,11 +146,6 @@ def _contradicted(ctx: RunContext) -> list[Finding]:
     return _wrong_collective(ctx) + _wrong_dtype(ctx) + system
 
 
-#: The link family a libfabric provider NCCL names is (aws-ofi-nccl's 'Selected Provider is
-#: efa'; HPE's 'cxi' for Slingshot).
-_PROVIDER_FAMILY = {"efa": "efa", "cxi": "slingshot"}
-
-
 def _wrong_network(ctx: RunContext) -> list[Finding]:
     """A network the log's own transport line contradicts: NCCL's libfabric provider is EFA
     (or Slingshot's CXI) where the expectation runs another link, or NCCL's verbs transport
@@ -158,9 +159,12 @@ def _wrong_network(ctx: RunContext) -> list[Finding]:
         return []
     named = platform_preset(env)
     if env.provider is not None:
-        family = _PROVIDER_FAMILY.get(env.provider.value)
-        if family is None or inter.family == family:
+        # the family a libfabric provider is (aws-ofi-nccl's 'Selected Provider is efa', HPE's
+        # 'cxi' for Slingshot), as a --inter of another family is told (logs/cluster.py)
+        families = TRANSPORT_FAMILIES.get(env.provider.value.lower())
+        if families is None or inter.family in families:
             return []
+        family = families[0]
         fact = env.provider
         said = (
             f"NCCL's line says 'Selected Provider is {fact.value}' (line {fact.line}): "
