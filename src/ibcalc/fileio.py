@@ -186,6 +186,16 @@ class OutputTarget:
         return str(self.path)
 
 
+DIRECTORY_NAME = "names a directory; give the file's name"
+
+
+def names_directory(name: str) -> bool:
+    """Whether a file name, as given, names a directory: it ends in a separator, ``.`` or
+    ``..`` ('o/x/', 'o/x/.'). ``Path()`` drops the slash and the dot, and a file 'o/x' had
+    been written (reviews DH, DK), so the test reads the name before it becomes a Path."""
+    return name.replace(os.sep, "/").rsplit("/", 1)[-1] in ("", ".", "..")
+
+
 def _fail(path: object, what: str) -> OutputError:
     return OutputError(f"cannot write {printable(path)!s}: {what}")
 
@@ -221,10 +231,8 @@ def check_output(
             f"cannot write the {what} to '-': this option writes a file; give its name "
             "(/dev/stdout for standard output; a file named '-' with its directory, $PWD/-)"
         )
-    if name.replace(os.sep, "/").rsplit("/", 1)[-1] in ("", ".", ".."):
-        # 'o/x/' and 'o/x/.' name a directory: Path() drops the slash and the dot, and a file
-        # 'o/x' had been written (reviews DH, DK); the written name's last part is read
-        raise _fail(name, "it names a directory; give the file's name")
+    if names_directory(name):
+        raise _fail(name, f"it {DIRECTORY_NAME}")
     given = Path(name)
     if not given.is_absolute():
         try:

@@ -43,6 +43,7 @@ from ibcalc.cli.options import (
     cluster_options,
     fabrics_of,
     file_name,
+    output_name,
     params_of,
     plot_target,
     protocol_of,
@@ -129,7 +130,12 @@ FabricsOpt = Annotated[
 ]
 PlotOpt = Annotated[
     Path | None,
-    typer.Option("--plot", help="Also draw busbw vs size to FILE.png or FILE.svg.", metavar="FILE"),
+    typer.Option(
+        "--plot",
+        help="Also draw busbw vs size to FILE.png or FILE.svg.",
+        metavar="FILE",
+        parser=output_name,
+    ),
 ]
 PlotTimeOpt = Annotated[
     bool, typer.Option("--plot-time", help="Add a time panel to the --plot picture.")

@@ -21,6 +21,7 @@ from ibcalc.cli.options import (
     TpSizeOpt,
     catalogue_of,
     cluster_options,
+    output_name,
     params_of,
     plot_target,
 )
@@ -35,7 +36,10 @@ __all__ = ["register"]
 PlotOpt = Annotated[
     Path | None,
     typer.Option(
-        "--plot", help="Also draw the gap as bars to FILE.png or FILE.svg.", metavar="FILE"
+        "--plot",
+        help="Also draw the gap as bars to FILE.png or FILE.svg.",
+        metavar="FILE",
+        parser=output_name,
     ),
 ]
 

@@ -35,6 +35,7 @@ from ibcalc.cli.options import (
     catalogue_of,
     cluster_options,
     design_origins,
+    output_name,
     params_of,
     plot_target,
 )
@@ -155,7 +156,10 @@ def nccl_check(
     plot: Annotated[
         Path | None,
         typer.Option(
-            "--plot", help="Write measured vs expected busbw to FILE (.png/.svg).", metavar="FILE"
+            "--plot",
+            help="Write measured vs expected busbw to FILE (.png/.svg).",
+            metavar="FILE",
+            parser=output_name,
         ),
     ] = None,
     catalogue: CatalogueOpt = None,
@@ -415,6 +419,7 @@ def calibrate_command(
             help="Write the override: links to FILE (a --catalogue file), model constants to "
             "FILE's name with .cost-params (an IBCALC_COST_PARAMS file).",
             metavar="FILE",
+            parser=output_name,
         ),
     ] = None,
     force: Annotated[

@@ -30,6 +30,7 @@ from ibcalc.engine.params import SCHEMA as COST_PARAMS_SCHEMA
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import HOST_CPUS, Algorithm, Collective, DType, Protocol, algorithm_key
 from ibcalc.errors import ClusterError, IbcalcError
+from ibcalc.fileio import DIRECTORY_NAME, names_directory
 from ibcalc.render.console import Format
 from ibcalc.textsafe import shown
 from ibcalc.units import parse_distance, parse_time
@@ -513,6 +514,17 @@ def file_name(value: str | Path) -> Path:
     if not str(value):
         raise typer.BadParameter("the file name is empty")
     return Path(value)
+
+
+def output_name(value: str | Path) -> Path:
+    """An output file's name as a Path, refusing one that names a directory ('o/x/',
+    'o/x/.'): a typed Path option drops the slash and the dot before any check reads the
+    name, so calibrate -o and --plot had written 'o/x' (review DL). An empty name passes,
+    for the option's own message."""
+    name = str(value)
+    if name and names_directory(name):
+        raise typer.BadParameter(f"{shown(name)} {DIRECTORY_NAME}")
+    return Path(name)
 
 
 CatalogueOpt = Annotated[
