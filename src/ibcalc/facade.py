@@ -45,6 +45,7 @@ from ibcalc.engine.plan import (
 from ibcalc.engine.select import NCCL_ALGORITHMS, refuse, select_on
 from ibcalc.engine.types import (
     COST_PARAMETERS_NOTE,
+    SIMPLE_EXTRAPOLATION_HINT,
     SIMPLE_PER_STEP_NOTE,
     Algorithm,
     Collective,
@@ -874,7 +875,9 @@ def simple_count_extrapolated(topo: Topology, params: CostParams, collective: Co
     return given is None or given.previous is None
 
 
-def simple_extrapolation_hint(topo: Topology, params: CostParams, collective: Collective) -> str:
+def simple_extrapolation_hint(
+    topo: Topology, params: CostParams, collective: Collective, *, rows: str = "rows"
+) -> str:
     """Where :func:`simple_count_extrapolated`, what a sweep or a workload phase says once (its
     rows' likely ranges reach down to the per-step reading, which a single estimate prices and
     names); else empty."""
@@ -883,13 +886,37 @@ def simple_extrapolation_hint(topo: Topology, params: CostParams, collective: Co
     cal = params.calibrated
     link = topo.out.link_id if topo.out is not None else "the network"
     return (
-        f"a ring in Simple over {link} exposes its transport latency up to "
+        f"{SIMPLE_EXTRAPOLATION_HINT}{link} exposes its transport latency up to "
         f"{cal.simple_transport_factor:g} times a hop, a count that grows with the collective's "
         f"size (calibrated.simple_transport_factor, fitted on runs of at most "
         f"{cal.simple_fit_ranks} ranks); for {topo.ranks} ranks that is an extrapolation, and "
-        "the likely ranges of such rows reach down to the time with the count at the bytes a "
+        f"the likely ranges of such {rows} reach down to the time with the count at the bytes a "
         "step carries (docs/model.md#latency-terms)"
     )
+
+
+def simple_extrapolation_notes(
+    topo: Topology,
+    params: CostParams | None,
+    collective: Collective,
+    estimates: Iterable[Estimate | None],
+    *,
+    rows: str = "rows",
+) -> list[str]:
+    """:func:`simple_extrapolation_hint`, once, for outputs of many estimates (a sweep's rows,
+    nccl-check's expectations, a layout search's phases) where one's likely range reaches down
+    to the per-step reading (its estimate names it); none where no range moved (review DM:
+    all-LL sweeps had said it, and check and nccl-check had moved ranges with no word)."""
+    if not any(
+        a.startswith(SIMPLE_PER_STEP_NOTE)
+        for e in estimates
+        if e is not None
+        for a in e.assumptions
+    ):
+        return []
+    cost = params if params is not None else builtin_cost_params()
+    hint = simple_extrapolation_hint(topo, cost, collective, rows=rows)
+    return [hint] if hint else []
 
 
 #: The parameters with Simple's handshake count at a step's bytes, per parameters and ranks.

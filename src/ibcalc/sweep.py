@@ -20,13 +20,11 @@ from typing import SupportsFloat
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 from ibcalc.booleans import is_boolean
-from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster, sharp_hint
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import (
     COST_PARAMETERS_NOTE,
-    SIMPLE_PER_STEP_NOTE,
     Algorithm,
     Collective,
     DType,
@@ -45,7 +43,7 @@ from ibcalc.facade import (
     by_name,
     cluster_notes,
     parse_dtype,
-    simple_extrapolation_hint,
+    simple_extrapolation_notes,
     size_list,
     sweep_memory_notes,
 )
@@ -539,25 +537,9 @@ def _group(
             for algo in dict.fromkeys(e.best.algorithm for e in estimates)
             for note in plan.message_notes(algo)
         ]
-        + _per_step_hint(cluster, collective, params, estimates),
+        + simple_extrapolation_notes(cluster.topology, params, collective, estimates),
         memory_notes=sweep_memory_notes(cluster, [e.size_bytes for e in estimates]),
     )
-
-
-def _per_step_hint(
-    cluster: ResolvedCluster,
-    collective: Collective,
-    params: CostParams | None,
-    estimates: Sequence[Estimate],
-) -> list[str]:
-    """The sweep's word on Simple's handshake count past its fit, where a row's range reaches
-    down to the per-step reading (its estimate names it): once, not per row (review DL); none
-    where no row's range moved (review DM: all-LL sweeps had said it)."""
-    if not any(a.startswith(SIMPLE_PER_STEP_NOTE) for e in estimates for a in e.assumptions):
-        return []
-    cost = params if params is not None else builtin_cost_params()
-    hint = simple_extrapolation_hint(cluster.topology, cost, collective)
-    return [hint] if hint else []
 
 
 def sweep(

@@ -378,7 +378,17 @@ def test_check_json_gives_every_file_every_key(
     code, out, _ = run(["check", str(bad), str(good), "--format", "json"], capsys)
     assert code == 2
     files = json.loads(out)["files"]
-    keys = ["file", "design", "nodes", "gpus_per_node", "passed", "findings", "warnings", "errors"]
+    keys = [
+        "file",
+        "design",
+        "nodes",
+        "gpus_per_node",
+        "passed",
+        "findings",
+        "warnings",
+        "notes",
+        "errors",
+    ]
     assert [list(f) for f in files] == [keys, keys]
     assert (files[0]["passed"], files[0]["design"], files[0]["nodes"]) == (False, None, None)
     assert files[0]["errors"][0]["line"] == 2

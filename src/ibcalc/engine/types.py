@@ -411,6 +411,9 @@ class Estimate(BaseModel):
 #: How an estimate's assumption begins where its range reaches down to the time with Simple's
 #: handshake count at a step's bytes (``facade.simple_per_step_s``); ``--explain`` reads it.
 SIMPLE_PER_STEP_NOTE = "each Simple network hop over "
+#: How the word of a sweep, a workload phase or a check on the same begins, said once for
+#: its rows (``facade.simple_extrapolation_hint``); a layout search reads it off its phases.
+SIMPLE_EXTRAPOLATION_HINT = "a ring in Simple over "
 
 
 def busbw_factor(collective: Collective, ranks: int) -> float:

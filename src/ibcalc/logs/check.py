@@ -41,6 +41,7 @@ from ibcalc.facade import (
     message_extrapolation_notes,
     parse_dtype,
     sharp_unused_reason,
+    simple_extrapolation_notes,
 )
 from ibcalc.logs.bandwidth import LATE_RAMP, RING_INSTEAD
 from ibcalc.logs.cluster import (
@@ -346,6 +347,10 @@ def check_run(
         )
         if extrapolated is not None:
             notes.append(f"expectation: {extrapolated}")
+    notes.extend(
+        f"expectation: {said}"
+        for said in simple_extrapolation_notes(cluster.topology, params, coll, ests)
+    )
     out = cluster.topology.out
     if out is not None and out.sharp and coll is Collective.ALL_REDUCE and cluster.nodes > 1:
         used = [est for est in ests if est is not None]

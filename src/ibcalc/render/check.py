@@ -484,6 +484,11 @@ class FileOutcome:
         """Settings of the file the cluster cannot honour (``fabric.sharp`` on RoCE ...)."""
         return self.check.warnings if self.check is not None else []
 
+    @property
+    def notes(self) -> list[str]:
+        """What the file's figures rest on that its lines cannot say (empty when unchecked)."""
+        return self.check.notes if self.check is not None else []
+
 
 def _warning_line(p: ValidationProblem) -> str:
     return f"WARN  {_where(p.path, p.line, p.col)}  {printable(p.message, None)}"
@@ -722,6 +727,7 @@ def render_text(outcomes: Sequence[FileOutcome], overrides: Sequence[str] = ()) 
                 lines.append(f"      {finding_message(f)}")
         if not outcome.findings:
             lines.append("      (no requirements)")
+        lines.extend(f"      note: {printable(note, None)}" for note in outcome.notes)
     lines.append(_summary(outcomes, overrides))
     return "\n".join(lines) + "\n"
 
@@ -754,6 +760,7 @@ def render_json(outcomes: Sequence[FileOutcome], overrides: Sequence[str] = ()) 
             )
         entry["findings"] = [finding_dict(f) for f in outcome.findings]
         entry["warnings"] = [_problem_dict(w) for w in outcome.warnings]
+        entry["notes"] = list(outcome.notes)
         entry["errors"] = [_problem_dict(p) for p in outcome.problems]
         files.append(entry)
     data = {

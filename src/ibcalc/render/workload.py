@@ -8,6 +8,7 @@ caller's name for it, e.g. ``--tp``) fills the ``{field}`` marks of warnings and
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Mapping, Sequence
 from typing import Any, TextIO
@@ -18,6 +19,7 @@ from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
+from ibcalc.engine.types import SIMPLE_EXTRAPOLATION_HINT
 from ibcalc.render.console import (
     TIME_UNIT_SCALE,
     Format,
@@ -228,7 +230,7 @@ def compare_dict(
         # is judged against then (review CQ)
         "memory_largest_bytes": results[0].memory.largest_bytes if results else None,
         "rate_note": next(iter(_rate_notes(results[0], names)), None) if results else None,
-        "search_notes": _search_notes(results, names),
+        "search_notes": _search_notes(results, names) + _range_notes(results),
         "note": "every layout runs the same global batch (sequences per step); ranked by step "
         "time when the compute is known, else by exposed communication, within each "
         "memory_room in turn: layouts with room first, then tight ones (past 90 % of the GPUs' "
@@ -709,6 +711,39 @@ def _search_notes(results: Sequence[TrainResult], names: Mapping[str, str]) -> l
             "layout says why)"
         )
     return named_notes(said, names)
+
+
+def _range_notes(results: Sequence[TrainResult]) -> list[str]:
+    """The layouts whose phase ranges reach down to Simple's per-step reading, with the
+    phases' word on it, once (review DM: 6 of 35 layouts' JSON ranges had moved, with
+    ``search_notes`` empty); for the JSON, the text table shows no ranges. The phases' words
+    differ in their rank counts alone, which are given as a span."""
+    which: list[str] = []
+    ranks: list[int] = []
+    said = ""
+    for i, r in enumerate(results, start=1):
+        hints = [
+            a for p in r.phases for a in p.assumptions if a.startswith(SIMPLE_EXTRAPOLATION_HINT)
+        ]
+        if hints:
+            which.append(f"#{i}")
+            said = hints[0]
+            ranks += [int(m.group(1)) for h in hints for m in [_RANKS.search(h)] if m]
+    if not which:
+        return []
+    low, high = min(ranks, default=0), max(ranks, default=0)
+    if low != high:
+        said = _RANKS.sub(f"for {low} to {high} ranks that is", said)
+    layouts = (
+        f"layout{'s' if len(which) > 1 else ''} {', '.join(which)}"
+        if len(which) <= 6
+        else f"{len(which)} of the {len(results)} layouts"
+    )
+    return [f"{layouts}: {said}"]
+
+
+#: The rank count in the phases' word on Simple's per-step reading
+_RANKS = re.compile(r"for (\d+) ranks that is")
 
 
 def _rate_notes(result: TrainResult, names: Mapping[str, str]) -> list[str]:
