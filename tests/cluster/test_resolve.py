@@ -69,6 +69,34 @@ def test_presets_without_nics_stay_in_one_box(capsys: pytest.CaptureFixture[str]
     )
 
 
+def test_a_scale_up_link_alone_is_one_domain() -> None:
+    """--intra tpu-v5e-ici -g 8 asks about one TPU slice: it had been 2 nodes joined by an
+    assumed NDR fabric, with 8 NDR NICs and a SHARP what-if (review DG). A scale-up link with
+    no preset, no --inter and no network setting is one node now; a network setting beside it
+    (a NIC count, SHARP, a taper, sites) asks about nodes, and keeps the default of 2."""
+    for link in ("tpu-v5e-ici", "hccs-910b", "nvlink4"):
+        cluster = resolve_cluster(CAT, ClusterSpec(intra=link, gpus_per_node=8))
+        assert (cluster.nodes, cluster.topology.ranks) == (1, 8)
+        assert cluster.topology.out is None
+        assert (
+            f"1 node assumed: only a scale-up link, {link}, is given ({{nodes}} and {{inter}} to "
+            "join more)" in cluster.assumptions
+        )
+        est = estimate_on(cluster, Collective.ALL_REDUCE, 2**30)
+        assert not [a for a in est.assumptions if "--sharp" in a]
+    for extra in (
+        {"nics_per_node": 8},
+        {"sharp": True},
+        {"oversubscription": 2.0},
+        {"sites": 2},
+    ):
+        spec = ClusterSpec(intra="nvlink4", gpus_per_node=8, **extra)
+        assert resolve_cluster(CAT, spec).nodes == 2, extra
+    # a preset, or a scale-out link, keeps 2 nodes as before
+    assert resolve_cluster(CAT, ClusterSpec(intra="nvlink4", inter="ndr")).nodes == 2
+    assert resolve_cluster(CAT, ClusterSpec(system="dgx-h100", intra="nvlink4")).nodes == 2
+
+
 # --- tiers and NIC counts, worked by hand ------------------------------------------------------
 #
 # Line rates are the published figures (NDR: 400 Gb/s per port = 50 GB/s per direction; NVLink 4:

@@ -62,6 +62,24 @@ SWITCH_NOTES = {
 CATALOGUE_OVERRIDES_NOTE = "catalogue overrides loaded: "
 #: Node shape assumed when only a fabric is named and no preset uses that fabric.
 DEFAULT_SYSTEM = "dgx-h100"
+#: Settings that ask about a network between nodes: given beside a scale-up link alone, the
+#: default node count stays 2 (only the link, and the GPUs it joins, ask about one node).
+_NETWORK_FIELDS = (
+    "nics_per_node",
+    "host_pcie",
+    "sharp",
+    "scale_up_domain",
+    "oversubscription",
+    "cross_leaf_fraction",
+    "neighbour_cross_leaf_fraction",
+    "unaligned_cross_leaf_fraction",
+    "leaf_group_nodes",
+    "sites",
+    "wan",
+    "wan_links",
+    "wan_latency_s",
+)
+
 #: GPUs per node assumed when neither a preset nor the user gives a number (an HGX/DGX baseboard).
 DEFAULT_GPUS_PER_NODE = 8
 #: Node count assumed when none is given: the smallest job that crosses the fabric.
@@ -501,10 +519,27 @@ def resolve_cluster(
         )
 
     no_nic_preset = system is not None and system.nics_per_node == 0 and spec.inter is None
-    default_nodes = 1 if no_nic_preset else DEFAULT_NODES
+    # a scale-up link alone (--intra tpu-v5e-ici -g 8) asks about one scale-up domain: it had
+    # been given 2 nodes joined by an assumed NDR fabric, with a SHARP what-if (review DG)
+    intra_only = (
+        system is None
+        and intra is not None
+        and spec.intra is not None
+        and spec.inter is None
+        and not any(
+            getattr(spec, name) != ClusterSpec.model_fields[name].default
+            for name in _NETWORK_FIELDS
+        )
+    )
+    default_nodes = 1 if no_nic_preset or intra_only else DEFAULT_NODES
     nodes = spec.nodes if spec.nodes is not None else default_nodes
     if spec.nodes is None and nodes > 1:
         notes.append(f"{nodes} nodes assumed ({{nodes}})")
+    elif spec.nodes is None and system is None:
+        notes.append(
+            f"1 node assumed: only a scale-up link, {intra.id if intra else spec.intra}, is "
+            "given ({nodes} and {inter} to join more)"
+        )
     elif spec.nodes is None:
         assert system is not None
         notes.append(f"1 node assumed: {system.id} has no scale-out NIC ({{nodes}}, {{inter}})")
