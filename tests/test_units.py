@@ -590,6 +590,35 @@ def test_format_time(seconds: float, text: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        # a figure worked out keeps three digits beside its neighbours (review DG: "21 ms" beside
+        # "19.3 ms" in one column, "64 ms (62.7-77.1)" on one line)
+        (21.0e-3, "21.0 ms"),
+        (64.0e-3, "64.0 ms"),
+        (2.5e-3, "2.50 ms"),
+        (999.6e-6, "1.00 ms"),  # the carry into a new unit keeps three figures too
+        (0.9996, "1.00 s"),
+        (99.96e-9, "0.100 us"),
+        (123e-6, "123 us"),
+        (1234.0, "1234 s"),  # whole digits from 100 up, as before
+        (0.0, "0 us"),
+    ],
+)
+def test_format_time_keeps_zeros_when_asked(seconds: float, text: str) -> None:
+    assert format_time(seconds, zeros=True) == text
+
+
+def test_a_range_keeps_the_zeros_of_its_ends() -> None:
+    """A likely range prints both ends to three figures: (19.0-23.3), (1.32-4.00), not (19-23.3)
+    and (1.32-4), where the figure beside it printed 4.00 (review DG)."""
+    from ibcalc.render.console import span
+
+    assert span((19.0e-3, 23.3e-3), "19.4 ms") == "19.0-23.3"
+    assert span((1.32e9, 4.0e9), "4.00 GB/s", scale=1e9) == "1.32-4.00"
+
+
+@pytest.mark.parametrize(
     ("ratio", "text"),
     [
         (9.0, "9.00x"),  # gap and check print the same figure (check had said "9x")

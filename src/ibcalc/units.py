@@ -537,10 +537,12 @@ def format_us(value_us: float) -> str:
     return f"{value_us:g}"
 
 
-def format_number(value: float) -> str:
+def format_number(value: float, *, zeros: bool = False) -> str:
     """Three significant digits without an exponent (``0.947``, ``39.5``, ``1580``,
     ``0.000139``): what every printed figure with its unit uses. Values of 100 and more keep their
-    integer digits."""
+    integer digits. Trailing zeros are dropped (``0.5``, as %.3g writes it), unless ``zeros``
+    keeps them (``64.0``, ``2.00``): times and ranges, which sit beside figures of three
+    digits in one column or line (``21 ms`` had sat beside ``19.3 ms``: a review)."""
     if value != value or value in (math.inf, -math.inf):
         return str(value)
     if abs(value) >= 99.95:
@@ -554,9 +556,9 @@ def format_number(value: float) -> str:
         if abs(float(text)) < 1e-3:
             return text
         value = float(text)  # rounded up to a thousandth: print it as one
-    # without trailing zeros (as %.3g writes them)
+    # without trailing zeros (as %.3g writes them), unless kept
     text = significant(value)
-    return text.rstrip("0").rstrip(".") if "." in text else text
+    return text.rstrip("0").rstrip(".") if "." in text and not zeros else text
 
 
 def significant(value: float) -> str:
@@ -575,21 +577,23 @@ def significant(value: float) -> str:
 NS_BELOW_S = 0.09995e-6
 
 
-def format_time(seconds: float) -> str:
+def format_time(seconds: float, *, zeros: bool = False) -> str:
     """Format a time in the most readable of ns, us, ms, s and h (no exponent: ``4440 s``,
-    ``41.4 h``, ``2.05 ns``)."""
+    ``41.4 h``, ``2.05 ns``); ``zeros`` keeps trailing zeros (``21.0 ms``), for a figure worked
+    out beside others of three digits (a column, a range), not for a constant echoed as given
+    (NCCL's ``14 us``)."""
     # the unit is picked after rounding: 999.7 us prints as 1 ms, not 1000 us; below
     # NS_BELOW_S in ns; 0 stays "0 us"
     if 0 < seconds < NS_BELOW_S:
-        return f"{format_number(seconds * 1e9)} ns"
+        return f"{format_number(seconds * 1e9, zeros=zeros)} ns"
     if seconds * 1e6 < 999.5:
-        return f"{format_number(seconds * 1e6)} us"
+        return f"{format_number(seconds * 1e6, zeros=zeros)} us"
     if seconds * 1e3 < 999.5:
-        return f"{format_number(seconds * 1e3)} ms"
+        return f"{format_number(seconds * 1e3, zeros=zeros)} ms"
     if seconds < 9999.5:
-        return f"{format_number(seconds)} s"
+        return f"{format_number(seconds, zeros=zeros)} s"
     # a checkpoint of petabytes over one NIC: 148936 s reads as 41.4 h
-    return f"{format_number(seconds / 3600)} h"
+    return f"{format_number(seconds / 3600, zeros=zeros)} h"
 
 
 def plural(count: int, noun: str) -> str:

@@ -1424,7 +1424,8 @@ def test_each_target_shows_the_range_of_its_own_figure(tmp_path: Path) -> None:
         assert low <= f.predicted <= high
         assert finding_dict(f)["predicted_range"] == pytest.approx([low, high])
     line = next(x for x in text.splitlines() if "algbw >=" in x)
-    assert f"({size / slow / 1e9:.3g}-{size / fast / 1e9:.3g})" in line  # 3 figures
+    # 3 figures, trailing zeros kept (81.0-99.5, not 81-99.5: a review)
+    assert f"({size / slow / 1e9:#.3g}-{size / fast / 1e9:#.3g})" in line
 
 
 def test_a_binary_rate_requirement_prints_its_prediction_in_its_unit(tmp_path: Path) -> None:
