@@ -97,6 +97,36 @@ def test_nvlink4_vs_ndr_one_nic_per_gpu_is_9x(cat: Catalogue) -> None:
     assert pytest.approx(9.0) == NVLINK4_PER_GPU / NDR_PORT
 
 
+def test_the_vendor_figure_is_the_whole_link_s_where_a_slice_uses_less(cat: Catalogue) -> None:
+    """8 TPU v5e chips (a 4 x 2 torus) reach distinct neighbours over 3 of each chip's 4 ports:
+    200 x 3/4 = 150 GB/s per direction in use. gap had printed that as the line rate and 300
+    GB/s as "vendor 'bidirectional'", where the catalogue (and Google's 1,600 Gbps) says 400;
+    MI300X with 4 GPUs uses 3 of 7 xGMI links, 448 x 3/7 = 192, and had read "vendor 384" for
+    AMD's 896 (review DO). The vendor figure is now the whole link's, the note says how much of
+    it is in use, and the torus note reaches gap's assumptions."""
+    tpu = gap(cat, "tpu-v5e-ici", "roce-100g", gpus_per_node=8, nics_per_node=8)
+    v5e = find_link(cat, "tpu-v5e-ici").per_direction_Bps
+    assert v5e == pytest.approx(200 * GB)
+    assert tpu.intra_line_Bps == pytest.approx(v5e * 3 / 4)
+    assert tpu.intra_link_GBps == pytest.approx(200)
+    assert tpu.intra_bidirectional_GBps == pytest.approx(400)
+    assert tpu.ratio_line == pytest.approx(150 / 12.5)
+    assert any(a.startswith("tpu-v5e-ici is a torus: a slice of 8 chips") for a in tpu.assumptions)
+    mi = gap(cat, "xgmi-mi300x", "roce-400g", gpus_per_node=4, nics_per_node=4)
+    assert mi.intra_line_Bps == pytest.approx(448 * GB * 3 / 7)
+    assert (mi.intra_link_GBps, mi.intra_bidirectional_GBps) == pytest.approx((448, 896))
+    nv = gap(cat, "nvlink4", "ndr", gpus_per_node=8, nics_per_node=8)
+    assert nv.intra_link_line_Bps is None
+    assert (nv.intra_link_GBps, nv.intra_bidirectional_GBps) == pytest.approx((450, 900))
+    out = runner.invoke(
+        app, ["gap", "--intra", "tpu-v5e-ici", "--inter", "roce-100g"], env={"COLUMNS": "200"}
+    ).stdout
+    assert (
+        "150 GB/s     135 GB/s   the share in use of tpu-v5e-ici's 200 GB/s (see the "
+        "assumptions); vendor 'bidirectional': 400 GB/s" in out
+    )
+
+
 def test_nvlink4_vs_hdr_is_18x_not_the_quoted_bidirectional_mix(cat: Catalogue) -> None:
     result = gap(cat, "nvlink4", "hdr", 8, 8)
     # 450 GB/s / 25 GB/s per direction. The publication's "900 vs about 50" compares both

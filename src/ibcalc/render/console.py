@@ -289,6 +289,16 @@ def _explanation(ex: Explanation, stream: TextIO | None) -> None:
     console.print(prose(ex.why_chosen))
 
 
+def _intra_note(data: Mapping[str, Any]) -> str:
+    """The gap's scale-up note: the vendor's bidirectional figure of the whole link, and where
+    these GPUs use less of it (a torus slice's ports, a mesh's links), how much."""
+    vendor = f"vendor 'bidirectional': {format_bandwidth(data['intra_bidirectional_GBps'] * GB)}"
+    if data["intra_link_GBps"] <= data["intra_GBps"] * (1 + 1e-9):
+        return vendor
+    link = format_bandwidth(data["intra_link_GBps"] * GB)
+    return f"the share in use of {data['intra']}'s {link} (see the assumptions); {vendor}"
+
+
 def worked_time(seconds: float) -> str:
     """A time worked out, to three figures with trailing zeros (``21.0 ms`` beside ``19.3 ms``
     in one column: review DG); a constant echoed as given keeps :func:`format_time`'s."""
@@ -1197,7 +1207,7 @@ def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO
         f"scale-up ({data['intra']})",
         format_bandwidth(data["intra_GBps"] * GB),
         format_bandwidth(data["intra_achievable_GBps"] * GB),
-        f"vendor 'bidirectional': {format_bandwidth(data['intra_bidirectional_GBps'] * GB)}",
+        _intra_note(data),
     )
     nic_gbit = data["nic_GBps"] * 8
     cap = f", capped by {data['capped_by']}" if data["capped_by"] else ""
