@@ -271,7 +271,9 @@ def test_an_all_to_all_on_a_torus_is_bound_by_its_bisection() -> None:
         other = estimate_on(cluster, collective, 2**30)
         assert not any("bisection" in n for n in other.assumptions)
     assert sum("torus" in n for n in cluster.assumptions) == 1
-    unknown = resolve_cluster(CAT, spec.replace(intra="tpu7x-ici"))
+    # a torus without a port count: one of a user's catalogue (TPU7x's takes six now)
+    countless = catalogue_with_link(CAT, "tpu7x-ici", links=None)
+    unknown = resolve_cluster(countless, spec.replace(intra="tpu7x-ici"))
     (note,) = unknown.alltoall_notes
     assert "torus of links per chip the catalogue does not give" in note
     assert note in estimate_on(unknown, Collective.ALL_TO_ALL, 2**30).assumptions
@@ -327,10 +329,19 @@ def test_send_recv_on_a_torus_runs_on_the_one_port_joining_two_neighbours() -> N
     a2a = estimate_on(square, Collective.ALL_TO_ALL, 2**30)
     assert a2a.best.transfer_s == pytest.approx(16 * 2**30 / (4 * 4 * 2 * 45e9))
     assert a2a.best.bottleneck == "scale-up: the tpu-v5e-ici torus's bisection (2 links)"
-    # without a port count (TPU7x), the whole chip's rate, said to be too fast
-    unknown = resolve_cluster(CAT, spec.replace(intra="tpu7x-ici"))
+    # without a port count (a torus of a user's catalogue: TPU7x's built-in entry takes six
+    # from its 3-D torus now), the whole chip's rate, said to be too fast
+    countless = catalogue_with_link(CAT, "tpu7x-ici", links=None)
+    unknown = resolve_cluster(countless, spec.replace(intra="tpu7x-ici"))
     fast = estimate_on(unknown, Collective.SEND_RECV, 2**30)
     assert any("ports per chip the catalogue does not give" in n for n in fast.assumptions)
+    # TPU7x and v5p: the same 600 GB/s a chip over six ports of a 3-D torus, so 8 chips
+    # (2 x 2 x 2) use 3 of 6 on either: 300 GB/s, x 0.9 = 270 achievable (review DO: TPU7x,
+    # without a count, had taken all 600, twice v5p's rate at the same catalogue figure)
+    for link in ("tpu-v5p-ici", "tpu7x-ici"):
+        eight = resolve_cluster(CAT, spec.replace(intra=link))
+        ring = estimate_on(eight, Collective.ALL_REDUCE, 2**30, algorithm="ring", protocol="Simple")
+        assert ring.best.bottleneck == f"scale-up: {link} (270 GB/s achievable per GPU)"
 
 
 def test_a_torus_takes_its_most_even_shape_and_three_dimensions_cut_the_longest() -> None:
