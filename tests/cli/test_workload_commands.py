@@ -1275,6 +1275,24 @@ def test_compare_names_the_layouts_that_take_sharp() -> None:
     assert _json(*args)["search_notes"] == []
 
 
+def test_compare_says_one_rate_serves_every_layout() -> None:
+    """--tflops prices every layout's compute at one rate, whatever the shape of its matrix
+    multiplies: DeepSeek-V3 on 32 DGX H100 at 300 TFLOP/s ranks tp 8, pp 32, ep 1 first, its
+    experts split 8 ways, which DeepSeek did not train with (pp 16, ep 64, no tp). The search
+    had not said so (review DN); it does once, in text and JSON, and not without --tflops."""
+    args = ["train", "--model", "deepseek-v3", "--system", "dgx-h100", "--nodes", "32",
+            "--sequence-parallel", "--zero", "1", "--compare"]  # fmt: skip
+    data = _json(*args, "--tflops", "300")
+    first = data["layouts"][0]
+    assert (first["tp"], first["pp"], first["ep"]) == (8, 32, 1)
+    (said,) = [n for n in data["search_notes"] if n.startswith("--tflops serves every layout")]
+    assert "(a high tp, experts split across a tensor-parallel group rather than spread by ep)" in (
+        said
+    )
+    assert said.endswith("read its step time as a lower bound")
+    assert not [n for n in _json(*args)["search_notes"] if n.startswith("--tflops")]
+
+
 def test_compare_says_once_what_hierarchical_does_on_one_site() -> None:
     """--hierarchical reduces within each site first, so on one site it changes nothing: a
     single run says so, and --compare had said nothing in its text or JSON (review CN)."""

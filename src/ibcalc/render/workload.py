@@ -681,6 +681,15 @@ def _search_notes(results: Sequence[TrainResult], names: Mapping[str, str]) -> l
     said = []
     if result.spec.hierarchical and result.sites == 1:
         said.append(HIERARCHICAL_ONE_SITE)
+    if result.spec.tflops is not None:
+        # the compute is one rate for every shape of matrix (review DN: for DeepSeek-V3 the
+        # search ranked tp 8 with no expert parallelism first, its experts split 8 ways)
+        said.append(
+            "{tflops} serves every layout alike: compute is FLOPs over that one rate, whatever "
+            "the shape of each GPU's matrix multiplies, so a layout that splits them thinner "
+            "(a high tp, experts split across a tensor-parallel group rather than spread by ep) "
+            "ranks ahead of what it runs at; read its step time as a lower bound"
+        )
     if result.spec.backward_s is not None:
         # one time for every layout: how it is read, which a single run reads otherwise
         # (review CQ: the two had given one layout two step times, said nowhere but the docs)
