@@ -1275,6 +1275,23 @@ def test_compare_names_the_layouts_that_take_sharp() -> None:
     assert _json(*args)["search_notes"] == []
 
 
+def test_checkpoint_rates_past_a_terabyte_a_second_print_in_tb_s() -> None:
+    """1,000 DGX H100 nodes' NICs: 1000 x 1 NDR at 48.75 GB/s = 48,750 GB/s, printed '48750
+    GB/s' (review DN); the rate column goes on to TB/s as the bytes column goes to TB, and the
+    limit text keeps the NIC's own GB/s."""
+    result = runner.invoke(
+        APP,
+        ["checkpoint", "--model", "llama3-8b", "--system", "dgx-h100", "--nodes", "1000",
+         "--storage", "aws-s3"],
+        env={"COLUMNS": "200"},
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    (save,) = [line for line in result.stdout.splitlines() if line.startswith(" save ")]
+    assert f"client NICs  {1000 * 48.75e9 / 1e12:.1f} TB/s" in save
+    assert "1000 nodes x 1 x ndr at 48.8 GB/s each" in save
+    assert "48750" not in result.stdout
+
+
 def test_compare_says_one_rate_serves_every_layout() -> None:
     """--tflops prices every layout's compute at one rate, whatever the shape of its matrix
     multiplies: DeepSeek-V3 on 32 DGX H100 at 300 TFLOP/s ranks tp 8, pp 32, ep 1 first, its
