@@ -374,3 +374,30 @@ def test_the_variable_is_named_only_where_its_naming_is_the_one_read(
     monkeypatch.setenv("IBCALC_CATALOGUE", str(broken))
     err = main_error(["links"], capsys)
     assert err.rstrip().endswith("(named by IBCALC_CATALOGUE)")
+
+
+def test_systems_show_gives_the_rates_the_list_sends_it_for() -> None:
+    """The systems table drops its NIC-rate columns on a narrow page and says "NIC rates: ibcalc
+    systems show ID", which had printed no rate at all (review DO). aws-p5: NVLink 4, 18 x 25 =
+    450 GB/s per GPU per direction; 32 EFA interfaces of 100 Gb/s = 12.5 GB/s each, 32 x 12.5 / 8
+    = 50 GB/s per GPU. The JSON of show and of the list carries the same three figures."""
+    result = CliRunner().invoke(app, ["systems", "show", "aws-p5"], env={"COLUMNS": "120"})
+    assert result.exit_code == 0, result.output
+    lines = [" ".join(line.split()) for line in result.stdout.splitlines()]
+    assert "intra per GPU 450 GB/s per direction (nvlink4, line rate)" in lines
+    assert "inter per NIC 12.5 GB/s per direction (efa-v2, line rate)" in lines
+    assert "inter per GPU 50.0 GB/s per direction (32 NICs over 8 GPUs)" in lines
+    assert "nvswitch yes" in lines
+    shown = json.loads(
+        CliRunner().invoke(app, ["systems", "show", "aws-p5", "--format", "json"]).stdout
+    )
+    listed = json.loads(CliRunner().invoke(app, ["systems", "--format", "json"]).stdout)
+    (entry,) = [s for s in listed if s["id"] == "aws-p5"]
+    for data in (shown, entry):
+        assert (data["intra_per_gpu_GBps"], data["nic_GBps"], data["net_per_gpu_GBps"]) == (
+            pytest.approx(450),
+            pytest.approx(12.5),
+            pytest.approx(32 * 12.5 / 8),
+        )
+    narrow = CliRunner().invoke(app, ["systems"], env={"COLUMNS": "80"}).stdout
+    assert "(NIC rates: ibcalc systems show ID, or a wider terminal)" in narrow

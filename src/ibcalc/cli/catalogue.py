@@ -136,9 +136,8 @@ def systems_show(
     fmt: ShowFormatOpt = None,
 ) -> None:
     """Show every field of one system preset."""
-    render_system(
-        find_system(catalogue_of(_group_catalogue(ctx, catalogue)), name), _group_format(ctx, fmt)
-    )
+    cat = catalogue_of(_group_catalogue(ctx, catalogue))
+    render_system(find_system(cat, name), cat, _group_format(ctx, fmt))
 
 
 @storage_app.callback(invoke_without_command=True)

@@ -13,7 +13,7 @@ import csv
 import io
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -586,10 +586,16 @@ def render_systems(
     stream: TextIO | None = None,
 ) -> None:
     """Print the system presets as a table (rates from ``catalogue``'s links) or a JSON list."""
-    if fmt == Format.JSON:
-        render_json([system.model_dump(mode="json") for system in systems], stream)
-        return
     links = {link.id: link for link in catalogue.links}
+    if fmt == Format.JSON:
+        render_json(
+            [
+                {**system.model_dump(mode="json"), **_system_rates(system, links)}
+                for system in systems
+            ],
+            stream,
+        )
+        return
     table = Table(
         box=box.SIMPLE_HEAD,
         title="systems (bandwidth per direction)",
@@ -626,22 +632,21 @@ def render_systems(
     if wide:
         table.add_column("GPU")
     for system in systems:
-        intra = links.get(system.intra or "")
-        inter = links.get(system.inter or "")
-        per_gpu_net = (
-            _gbps(inter.per_direction_Bps * system.nics_per_node / system.gpus_per_node / GB)
-            if inter
-            else "-"
-        )
+        rates = _system_rates(system, links)
+
+        def cell(key: str, rates: dict[str, float | None] = rates) -> str:
+            value = rates[key]
+            return _gbps(value) if value is not None else "-"
+
         table.add_row(
             system.id,
             str(system.gpus_per_node),
             str(system.scale_up_domain),
             system.intra or "-",
-            _gbps(intra.per_direction_Bps / GB) if intra else "-",
+            cell("intra_per_gpu_GBps"),
             f"{system.nics_per_node} x {system.inter}" if system.inter else "0",
-            _gbps(inter.per_direction_Bps / GB) if inter else "-",
-            per_gpu_net,
+            cell("nic_GBps"),
+            cell("net_per_gpu_GBps"),
             system.confidence.value,
             *([system.gpu] if wide else []),
         )
@@ -660,31 +665,77 @@ def render_systems(
         console.print(Text("(NIC rates: ibcalc systems show ID, or a wider terminal)"))
 
 
+def _system_rates(system: System, links: Mapping[str, Link]) -> dict[str, float | None]:
+    """A preset's line rates per direction in GB/s, from its links' catalogue entries: its
+    scale-up link's per GPU, one NIC's, and its NICs' per GPU (None: no such link)."""
+    intra = links.get(system.intra or "")
+    inter = links.get(system.inter or "")
+    return {
+        "intra_per_gpu_GBps": intra.per_direction_Bps / GB if intra else None,
+        "nic_GBps": inter.per_direction_Bps / GB if inter else None,
+        "net_per_gpu_GBps": (
+            inter.per_direction_Bps * system.nics_per_node / system.gpus_per_node / GB
+            if inter
+            else None
+        ),
+    }
+
+
 #: A system's memory fields, shown by their file keys with a unit.
 _MEMORY_KEYS = ("gpu_memory_bytes", "gpu_memory_largest_bytes")
 
 
-def render_system(system: System, fmt: str = Format.TABLE, stream: TextIO | None = None) -> None:
-    """Print every field of one system preset, or its JSON."""
+def render_system(
+    system: System,
+    catalogue: Catalogue,
+    fmt: str = Format.TABLE,
+    stream: TextIO | None = None,
+) -> None:
+    """Print every field of one system preset, with its links' rates per direction from
+    ``catalogue`` (the list's table gives them, and it sends a narrow page here for them: this
+    had given none, review DO), or its JSON."""
+    rates = _system_rates(system, {link.id: link for link in catalogue.links})
     data = system.model_dump(mode="json")
     if fmt == Format.JSON:
-        render_json(data, stream)
+        render_json({**data, **rates}, stream)
         return
-    rows = [
-        (
-            key.removesuffix("_bytes") if key in _MEMORY_KEYS else key,
-            format_size(value)
-            if key in _MEMORY_KEYS
-            else f"{value:g} TFLOP/s (dense 16-bit tensor, per GPU)"
-            if key == "gpu_peak_tflops"
-            else ", ".join(value)
-            if isinstance(value, list)
-            else str(value),
+    rows: list[tuple[str, str]] = []
+    for key, value in data.items():
+        if value is None or key == "sources":
+            continue
+        rows.append(
+            (
+                key.removesuffix("_bytes") if key in _MEMORY_KEYS else key,
+                format_size(value)
+                if key in _MEMORY_KEYS
+                else f"{value:g} TFLOP/s (dense 16-bit tensor, per GPU)"
+                if key == "gpu_peak_tflops"
+                else ", ".join(value)
+                if isinstance(value, list)
+                else ("yes" if value else "no")
+                if isinstance(value, bool)
+                else str(value),
+            )
         )
-        for key, value in data.items()
-        if value is not None and key != "sources"
-    ]
+        for row, rate, what in _SYSTEM_RATE_ROWS.get(key, ()):
+            figure = rates[rate]
+            if figure is not None:
+                rows.append((row, f"{_gbps(figure)} GB/s per direction ({what(system)})"))
     _entry_table(f"{system.id}: {system.name}", rows, system.sources, stream)
+
+
+#: The rate rows of ``systems show``, after the field they follow: (row, rate key, what).
+_SYSTEM_RATE_ROWS: dict[str, tuple[tuple[str, str, Callable[[System], str]], ...]] = {
+    "intra": (("intra per GPU", "intra_per_gpu_GBps", lambda s: f"{s.intra}, line rate"),),
+    "inter": (
+        ("inter per NIC", "nic_GBps", lambda s: f"{s.inter}, line rate"),
+        (
+            "inter per GPU",
+            "net_per_gpu_GBps",
+            lambda s: f"{s.nics_per_node} NICs over {s.gpus_per_node} GPUs",
+        ),
+    ),
+}
 
 
 def render_storage_list(
