@@ -664,3 +664,31 @@ def test_a_sweep_plot_marks_where_nccl_switches_and_by_how_much_time_falls(
     result = runner.invoke(app, [*argv[:3], "256M", "-e", "1G", *argv[8:], "--plot", str(flat)])
     assert result.exit_code == 0, result.stderr
     assert "diamond" not in flat.read_text(encoding="utf-8")
+
+
+def test_ceilings_a_few_per_cent_apart_are_tagged_apart(tmp_path: Path) -> None:
+    """2 x DGX H100: NVLink 4's 371 GB/s per GPU (450 x 0.824) and 8 NDR's 390 GB/s per node
+    (8 x 48.75) are 5 % apart and had drawn as one line, told apart in the legend alone (review
+    DO). Each line now carries its tag at its left end: the higher one's above its line, the
+    lower one's below (SVG y grows downwards, so the 390 tag sits higher on the page)."""
+    pytest.importorskip("matplotlib")
+    import re
+
+    svg = tmp_path / "s.svg"
+    args = ["sweep", "allreduce", "--system", "dgx-h100", "-N", "2", "-b", "8", "-e", "1G"]
+    result = runner.invoke(app, [*args, "-f", "4", "--plot", str(svg)])
+    assert result.exit_code == 0, result.stderr
+    text = svg.read_text(encoding="utf-8")
+
+    def tag_y(tag: str) -> float:
+        found = re.search(
+            rf"<!-- {re.escape(tag)} -->\s*<g [^>]*translate\(([\d.]+) ([\d.]+)\)", text
+        )
+        assert found, tag
+        return float(found.group(2))
+
+    assert f"{450 * 0.824:.0f}" == "371"
+    assert f"{8 * 48.75:.0f}" == "390"
+    up, node = tag_y("nvlink4 per GPU 371 GB/s"), tag_y("ndr per node 390 GB/s")
+    assert node < up
+    assert tag_y("ndr per GPU 48.8 GB/s") > up

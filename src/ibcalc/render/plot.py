@@ -449,6 +449,36 @@ def _plain_log_axis(axis: Any, function: Any) -> None:
     axis.set_minor_formatter(FuncFormatter(minor))
 
 
+def _ceiling_tag(ceiling: Ceiling) -> str:
+    """What a ceiling's tag on the plot says it is per (the legend says it whole)."""
+    if ceiling.kind != "network-node":
+        return "per GPU "
+    return "per domain " if "per scale-up domain" in ceiling.label else "per node "
+
+
+def _label_ceilings(ax: Any, ceilings: Sequence[Ceiling]) -> None:
+    """Each ceiling's link and rate at the left end of its line, so that two lines a few per
+    cent apart can be told apart (review DO: NVLink 4's 371 GB/s and 8 NDR's 390 GB/s had
+    drawn as one line, told apart in the legend alone): above its line, or below it where the
+    next one up is within 15 %."""
+    ordered = sorted(ceilings, key=lambda c: c.GBps)
+    for i, ceiling in enumerate(ordered):
+        above = ordered[i + 1].GBps if i + 1 < len(ordered) else math.inf
+        below = above < ceiling.GBps * 1.15
+        ax.annotate(
+            f"{ceiling.label.split()[0]} {_ceiling_tag(ceiling)}{_gbps_label(ceiling.GBps)} GB/s",
+            xy=(0.005, ceiling.GBps),
+            xycoords=("axes fraction", "data"),
+            xytext=(0, -2 if below else 2),
+            textcoords="offset points",
+            va="top" if below else "bottom",
+            ha="left",
+            fontsize=7,
+            color=ceiling.color or _SCALE_UP_COLOR,
+            zorder=1,
+        )
+
+
 def _gbps_label(value: float) -> str:
     """A bandwidth in GB/s with about 3 significant digits and no exponent."""
     if value >= 100:
@@ -646,6 +676,7 @@ def plot_sweep(
             label=f"{ceiling.label}: {_gbps_label(ceiling.GBps)} GB/s",
             zorder=1,
         )
+    _label_ceilings(ax, ceilings)
 
     labels = sorted({p.label for p in measured})
     markers = ("s", "D", "^", "v", "P", "X")
