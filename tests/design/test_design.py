@@ -158,6 +158,20 @@ def test_a_wan_key_says_sites_are_a_command_line_what_if(key: str) -> None:
     )
 
 
+@pytest.mark.parametrize("where", ["fabric:\n  rails: 8\n", "rails: 8\n"])
+def test_rails_are_told_to_be_nics_per_node(where: str) -> None:
+    """'fabric.rails' had been offered "did you mean radix?" (review DJ): a rail is a NIC of
+    each node, which a design gives as nics_per_node."""
+    text = f"name: x\nnodes: 4\nsystem: dgx-h100\n{where}"
+    with pytest.raises(InputFileError) as info:
+        load_design("rails.yaml", text=text)
+    (problem,) = info.value.problems
+    assert problem.message.endswith(
+        "rails: unknown key: a rail is one NIC of each node: give nics_per_node (top level); "
+        "fabric.rail_optimized says whether each rail has leaves of its own (true by default)"
+    )
+
+
 def test_a_key_at_the_wrong_level_is_not_told_to_mean_itself() -> None:
     # 'size' is a key of a requirement's target, not of the design: no "did you mean size?"
     text = "name: x\nnodes: 2\nsystem: dgx-h100\nsize: 1GB\n"

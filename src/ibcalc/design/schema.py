@@ -847,9 +847,14 @@ _WAN_WORDS = (
 )
 #: Keys ibcalc takes elsewhere but not in a design file, with what to do instead (``sites`` had
 #: been offered "did you mean inter?").
-ELSEWHERE_KEYS: dict[str, str] = dict.fromkeys(
-    ("sites", "wan", "wan_links", "distance", "rtt"), _WAN_WORDS
-)
+ELSEWHERE_KEYS: dict[str, str] = {
+    **dict.fromkeys(("sites", "wan", "wan_links", "distance", "rtt"), _WAN_WORDS),
+    # 'fabric.rails' had been offered "did you mean radix?" (review DJ): a rail is a NIC
+    "rails": (
+        "a rail is one NIC of each node: give nics_per_node (top level); fabric.rail_optimized "
+        "says whether each rail has leaves of its own (true by default)"
+    ),
+}
 #: Every key a design file may use at any level (for "did you mean" hints).
 KNOWN_KEYS: frozenset[str] = model_keys(Design)
 
