@@ -574,13 +574,13 @@ def test_tens_of_megabytes_keep_two_significant_digits() -> None:
         (2.5e-3, "2.5 ms"),
         (1.5, "1.5 s"),
         (999.4e-6, "999 us"),
-        (999.6e-6, "1 ms"),  # not "1000 us"
-        (0.9996, "1 s"),
+        (999.6e-6, "1.00 ms"),  # not "1000 us"; three figures, the value being no whole 1 ms
+        (0.9996, "1.00 s"),
         # below 0.1 us in ns: a 1 ns target had read "<= 0.001 us"
         (1e-9, "1 ns"),
         (2.05e-9, "2.05 ns"),
         (99.94e-9, "99.9 ns"),
-        (99.96e-9, "0.1 us"),
+        (99.96e-9, "0.100 us"),
         (0.5e-6, "0.5 us"),
         (0.0, "0 us"),
     ],
@@ -594,19 +594,29 @@ def test_format_time(seconds: float, text: str) -> None:
     [
         # a figure worked out keeps three digits beside its neighbours (review DG: "21 ms" beside
         # "19.3 ms" in one column, "64 ms (62.7-77.1)" on one line)
-        (21.0e-3, "21.0 ms"),
-        (64.0e-3, "64.0 ms"),
-        (2.5e-3, "2.50 ms"),
+        (21.04e-3, "21.0 ms"),
+        (63.99e-3, "64.0 ms"),
+        (2.5004e-3, "2.50 ms"),
         (999.6e-6, "1.00 ms"),  # the carry into a new unit keeps three figures too
         (0.9996, "1.00 s"),
         (99.96e-9, "0.100 us"),
         (123e-6, "123 us"),
         (1234.0, "1234 s"),  # whole digits from 100 up, as before
+        # a value that is exactly its short form keeps it: a constant's 25 us, 2 x 3 us, 8.4 us
+        # had read 25.0, 6.00 and 8.40 beside "hwLat 25 us" (review DP)
+        (25e-6, "25 us"),
+        (2 * 3e-6, "6 us"),
+        (8.4e-6, "8.4 us"),
+        (3.0, "3 s"),
         (0.0, "0 us"),
     ],
 )
-def test_format_time_keeps_zeros_when_asked(seconds: float, text: str) -> None:
-    assert format_time(seconds, zeros=True) == text
+def test_format_time_keeps_the_zeros_that_are_digits(seconds: float, text: str) -> None:
+    assert format_time(seconds) == text
+    # zeros=False drops every trailing zero (what a comparison at three figures reads)
+    number, unit = text.split()
+    short = number.rstrip("0").rstrip(".") if "." in number else number
+    assert format_time(seconds, zeros=False) == f"{short} {unit}"
 
 
 def test_a_range_keeps_the_zeros_of_its_ends() -> None:
@@ -614,8 +624,9 @@ def test_a_range_keeps_the_zeros_of_its_ends() -> None:
     and (1.32-4), where the figure beside it printed 4.00 (review DG)."""
     from ibcalc.render.console import span
 
-    assert span((19.0e-3, 23.3e-3), "19.4 ms") == "19.0-23.3"
-    assert span((1.32e9, 4.0e9), "4.00 GB/s", scale=1e9) == "1.32-4.00"
+    assert span((19.004e-3, 23.3e-3), "19.4 ms") == "19.0-23.3"
+    assert span((1.3204e9, 3.9996e9), "4.00 GB/s", scale=1e9) == "1.32-4.00"
+    assert span((19e-3, 23.3e-3), "19.4 ms") == "19-23.3"  # exactly 19: no digit to show
 
 
 @pytest.mark.parametrize(

@@ -36,7 +36,7 @@ from ibcalc.engine.types import Collective, DType
 from ibcalc.errors import IbcalcError, UnitError, ValidationProblem, fill_fields
 from ibcalc.fabric.sizing import cheaper_cost
 from ibcalc.fileio import write_text
-from ibcalc.render.console import page_width, span, worked_time
+from ibcalc.render.console import page_width, span
 from ibcalc.render.stream import unit_wrap
 from ibcalc.textsafe import printable
 from ibcalc.units import (
@@ -46,6 +46,7 @@ from ibcalc.units import (
     format_bandwidth,
     format_ratio,
     format_size,
+    format_time,
     gbps_from_Bps,
     parse_bandwidth,
     parse_time,
@@ -86,7 +87,7 @@ _XML_INVALID = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 def format_quantity(value: float, unit: str) -> str:
     """Human text of a finding's value in its unit."""
     if unit == "s":
-        return worked_time(value)
+        return format_time(value)
     if unit == "B/s":
         return format_bandwidth(value)
     if unit == "x":

@@ -216,17 +216,17 @@ def _explanation(ex: Explanation, stream: TextIO | None) -> None:
     terms.add_column("time", justify="right")
     terms.add_column("how it is worked out (constants: docs/model.md, data/cost_params.yaml)")
     for term in ex.terms:
-        terms.add_row(term.name, worked_time(term.seconds), term.detail)
-    terms.add_row("one operation", worked_time(ex.single_s), "sum of the terms above")
+        terms.add_row(term.name, format_time(term.seconds), term.detail)
+    terms.add_row("one operation", format_time(ex.single_s), "sum of the terms above")
     console.print()  # a blank line between the assumptions and the derivation
     console.print(_fold(terms))
-    console.print(Text(f"as nccl-tests measures it: {worked_time(ex.time_s)}", style="bold"))
+    console.print(Text(f"as nccl-tests measures it: {format_time(ex.time_s)}", style="bold"))
     console.print(prose(ex.measurement))
     if ex.time_s_range is not None:
         low, high = ex.time_s_range
         console.print(
             prose(
-                f"likely measured {worked_time(low)} - {worked_time(high)}: the 10th-90th "
+                f"likely measured {format_time(low)} - {format_time(high)}: the 10th-90th "
                 f"percentile of held-out errors in the {ex.regime} regime, {ex.transport_class} "
                 "transport (error_band in data/cost_params.yaml)"
                 + (
@@ -252,7 +252,7 @@ def _explanation(ex: Explanation, stream: TextIO | None) -> None:
                 )
                 + (
                     f"; its low end is the time at the links' line rate, "
-                    f"{worked_time(ex.range_wire_floor_s)} (a ring's or a send/recv pair's "
+                    f"{format_time(ex.range_wire_floor_s)} (a ring's or a send/recv pair's "
                     "busbw cannot pass its links' line rate, nor can each GPU's share of an "
                     "all-to-all move faster over its links and NICs; engine.band.wire_floor_s), "
                     "where the band alone went lower"
@@ -282,7 +282,7 @@ def _explanation(ex: Explanation, stream: TextIO | None) -> None:
         ranking.add_row(
             f"{c.algorithm} / {c.protocol}",
             estimate,
-            worked_time(c.model_time_s),
+            format_time(c.model_time_s),
             "chosen" if c.chosen else "",
         )
     console.print(_fold(ranking))
@@ -299,12 +299,6 @@ def _intra_note(data: Mapping[str, Any]) -> str:
     return f"the share in use of {data['intra']}'s {link} (see the assumptions); {vendor}"
 
 
-def worked_time(seconds: float) -> str:
-    """A time worked out, to three figures with trailing zeros (``21.0 ms`` beside ``19.3 ms``
-    in one column: review DG); a constant echoed as given keeps :func:`format_time`'s."""
-    return format_time(seconds, zeros=True)
-
-
 #: Seconds per unit of the times :func:`~ibcalc.units.format_time` prints (h past 9,999.5 s)
 TIME_UNIT_SCALE = {"h": 3600.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 
@@ -312,7 +306,7 @@ TIME_UNIT_SCALE = {"h": 3600.0, "s": 1.0, "ms": 1e-3, "us": 1e-6, "ns": 1e-9}
 def _distinct_times(times: Sequence[float]) -> list[str]:
     """``times`` as :func:`format_time` prints them, with two more digits for neighbours that
     differ but would print alike (a ranking read "248 us" above "248 us", its first chosen)."""
-    shown = [worked_time(t) for t in times]
+    shown = [format_time(t) for t in times]
     for i in range(len(times) - 1):
         if shown[i] == shown[i + 1] and times[i] != times[i + 1]:
             for j in (i, i + 1):
@@ -355,15 +349,18 @@ def _more_caption(hidden: int) -> str | None:
 
 def _terms_text(cost: Cost) -> str:
     """One operation's terms, and what nccl-tests' back-to-back timing makes of them."""
-    text = f"latency {worked_time(cost.latency_s)} + transfer {worked_time(cost.transfer_s)}"
+    text = f"latency {format_time(cost.latency_s)} + transfer {format_time(cost.transfer_s)}"
     # the fill is left out only where the total shows the same without it (under 0.5 % of the
     # time, 1.42 ms had been left out of 778 ms, and 122 us + 776 ms did not make it)
     base = cost.latency_s + cost.transfer_s
-    if cost.fill_s > 0 and worked_time(base) != format_time(base + cost.fill_s, zeros=True):
-        text += f" + pipeline fill {worked_time(cost.fill_s)}"
+    # (compared without kept zeros: 10 ms exactly and 10.0001 ms print alike to three figures)
+    if cost.fill_s > 0 and format_time(base, zeros=False) != format_time(
+        base + cost.fill_s, zeros=False
+    ):
+        text += f" + pipeline fill {format_time(cost.fill_s)}"
     if cost.measured_s is not None:
         text += (
-            f"; as nccl-tests times it {worked_time(cost.measured_s)} per operation (back-to-back)"
+            f"; as nccl-tests times it {format_time(cost.measured_s)} per operation (back-to-back)"
         )
     return text
 
@@ -400,7 +397,7 @@ def _estimate_table(
     if rounded:
         table.add_row("size", f"{est.size_bytes:.0f} B, {size} rounded as nccl-tests does")
     busbw = est.busbw_Bps
-    time_text = worked_time(est.time_s)
+    time_text = format_time(est.time_s)
     if est.time_s_range is not None:
         time_text += f" ({span(est.time_s_range, time_text)})  likely range of a measurement"
     table.add_row("time", time_text)
@@ -450,7 +447,7 @@ def _estimate_table(
             alt.add_row(
                 cost.algorithm.value,
                 cost.protocol.value,
-                worked_time(cost.time_s),
+                format_time(cost.time_s),
                 format_bandwidth(alg_bw * factor)
                 + ("*" if cost.equivalent_busbw else " " if marked else ""),
                 format_ratio(cost.time_s / est.time_s),
@@ -1176,8 +1173,8 @@ def _gap_table(rows: Sequence[dict[str, Any]], stream: TextIO | None) -> None:
             _gbps(row["inter_per_gpu_achievable_GBps"]),
             format_ratio(row["ratio_line"]),
             format_ratio(row["ratio_achievable"]),
-            f"{worked_time(inside['time_s'])}\n{inside['algorithm']}",
-            f"{worked_time(across['time_s'])}\n{across['algorithm']}",
+            f"{format_time(inside['time_s'])}\n{inside['algorithm']}",
+            f"{format_time(across['time_s'])}\n{across['algorithm']}",
             format_ratio(row["slowdown"]),
         )
         table.add_row(*(cell for cell, (_, _, shown) in zip(cells, columns, strict=True) if shown))
@@ -1295,7 +1292,7 @@ def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO
     cells = [
         (
             label,
-            worked_time(p["time_s"]),
+            format_time(p["time_s"]),
             format_bandwidth(p["busbw_GBps"] * GB) + ("*" if p["busbw_equivalent"] else ""),
             f"{p['algorithm']}/{p['protocol']}",
             p["bottleneck"],
@@ -1344,8 +1341,8 @@ def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO
         console.print(
             Text(
                 f"TP={tp['tp']} all-reduce of {format_size(tp['size_bytes'])}: "
-                f"{worked_time(tp['inside_s'])} on the scale-up link vs "
-                f"{worked_time(tp['across_s'])} across {tp['tp']} {unit}s, "
+                f"{format_time(tp['inside_s'])} on the scale-up link vs "
+                f"{format_time(tp['across_s'])} across {tp['tp']} {unit}s, "
                 f"{format_ratio(tp['slowdown'])} slower",
                 style="bold",
             )

@@ -27,7 +27,6 @@ from ibcalc.render.console import (
     named_notes,
     prose,
     render_json,
-    worked_time,
 )
 from ibcalc.render.stream import PipeConsole, TrimmedStream, env_columns, left_out, unit_wrap
 from ibcalc.units import GiB, format_bandwidth, format_number, format_size, format_time
@@ -327,7 +326,7 @@ def checkpoint_dict(result: CheckpointResult, names: Mapping[str, str] = _PLAIN)
 
 def _time(seconds: float, band: tuple[float, float] | None = None) -> str:
     """``3.44 ms``, with the likely range in the same unit: ``3.44 ms (3.28-9.06)``."""
-    text = worked_time(seconds)
+    text = format_time(seconds)
     if band is not None:
         scale = TIME_UNIT_SCALE[text.split()[-1]]
         low, high = (b / scale for b in band)
@@ -388,9 +387,9 @@ def _phase_table(
                 format_size(p.bytes_per_gpu),
                 str(p.ranks),
                 p.tier,
-                f"{worked_time(p.time_s)} x {p.count}{per}",
+                f"{format_time(p.time_s)} x {p.count}{per}",
                 _time(p.total_s, p.total_s_range),
-                worked_time(p.exposed_s),
+                format_time(p.exposed_s),
                 f"{est.best.algorithm.value}/{est.best.protocol.value}" if est is not None else "-",
             ]
         )
@@ -530,12 +529,12 @@ def render_train(
         ),
     ]
     if totals.compute_s is not None:
-        rows.append(("compute", f"{worked_time(totals.compute_s)} (forward + backward)"))
+        rows.append(("compute", f"{format_time(totals.compute_s)} (forward + backward)"))
     if totals.bubble_fraction > 0:
         # 12.5 %, not 12 % (round-half-even of :.0%), nor 3.1e+03 % (:.3g) at pp 32, M = 1
         bubble = f"{format_number(totals.bubble_fraction * 100)}% of compute"
         if totals.bubble_s is not None:
-            bubble += f" = {worked_time(totals.bubble_s)}"
+            bubble += f" = {format_time(totals.bubble_s)}"
         rows.append(("pipeline bubble", bubble))
     if totals.step_s is not None:
         parts = "compute + bubble + exposed" if totals.bubble_fraction > 0 else "compute + exposed"
@@ -619,9 +618,9 @@ def render_compare(
                 str(i),
                 *(str(getattr(r.spec.parallel, d)) for d in dims),
                 str(r.microbatches),
-                worked_time(r.totals.exposed_s),
-                worked_time(r.totals.comm_s),
-                worked_time(r.totals.step_s) if r.totals.step_s is not None else "-",
+                format_time(r.totals.exposed_s),
+                format_time(r.totals.comm_s),
+                format_time(r.totals.step_s) if r.totals.step_s is not None else "-",
                 format_number(r.memory.total_bytes / GiB),
             )
             for i, r in enumerate(results, start=1)
@@ -848,7 +847,7 @@ def render_infer(
             )
         rows.append(("KV cache", kv))
     if result.dominant_tier is not None:
-        shares = ", ".join(f"{t} {worked_time(s)}" for t, s in result.tier_s.items())
+        shares = ", ".join(f"{t} {format_time(s)}" for t, s in result.tier_s.items())
         rows.append(("dominant tier", f"{result.dominant_tier} (per request: {shares})"))
     rows.append(("memory", _memory_words(result.memory, names)))
     console.print(_kv_table(rows, console.width))
@@ -859,7 +858,7 @@ def _transfer_total(transfer: Transfer) -> str:
     """A save's or restore's time, its bound, and the storage latency added to the bound's."""
     latency = f" + {format_time(transfer.latency_s)} latency" if transfer.latency_s else ""
     # 'bound by one request' (it had read 'one request-bound'; a review)
-    return f"{worked_time(transfer.time_s)} (bound by {transfer.bound}{latency})"
+    return f"{format_time(transfer.time_s)} (bound by {transfer.bound}{latency})"
 
 
 def render_checkpoint(
@@ -911,7 +910,7 @@ def render_checkpoint(
                 format_size(t.bytes) if i == 0 else "",
                 b.name,
                 _storage_rate(b.bw_Bps) if b.bw_Bps is not None else "-",
-                worked_time(b.time_s),
+                format_time(b.time_s),
                 "<-" if b.name == t.bound else "",
                 b.detail,
             )
