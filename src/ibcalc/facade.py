@@ -21,6 +21,7 @@ from ibcalc.catalogue.load import suggest
 from ibcalc.catalogue.models import Catalogue, System
 from ibcalc.catalogue.releases import RELEASE_NOTE_START, newest_release
 from ibcalc.cluster.resolve import (
+    INTRA_ONLY,
     TWO_NODE_TREE_NOTE,
     ClusterSpec,
     ResolvedCluster,
@@ -57,6 +58,7 @@ from ibcalc.engine.types import (
     busbw_factor,
 )
 from ibcalc.errors import (
+    AlgorithmNotApplicableError,
     SizeTooSmallError,
     UnitError,
     UnknownNameError,
@@ -545,7 +547,19 @@ def _estimate(
     collective, dt, params = plan.collective, plan.dtype, plan.params
     size = effective_size(collective, size_bytes, cluster.ranks, dt)
     topo = cluster.topology
-    best, others = select_on(plan, size, algorithm, protocol)
+    try:
+        best, others = select_on(plan, size, algorithm, protocol)
+    except AlgorithmNotApplicableError as exc:
+        if cluster.nodes == 1 and any(a.startswith(INTRA_ONLY) for a in cluster.assumptions):
+            # --intra alone is one node: a forced multi-node algorithm (hierarchical, PXN,
+            # CollNet) had been priced on 2 NDR-joined nodes before; say why it has none now
+            # (review DP)
+            raise AlgorithmNotApplicableError(
+                f"{exc.template}; 1 node was assumed, as only a scale-up link is given "
+                "({nodes} and {inter} to join more)",
+                field=exc.field,
+            ) from None
+        raise
     notes = cluster_notes(cluster, collective)
     if what_if and cluster.inter is not None and topo.out is not None:
         hint = sharp_hint(cluster.inter.id)

@@ -89,9 +89,29 @@ def test_a_scale_up_link_alone_is_one_domain() -> None:
         {"sharp": True},
         {"oversubscription": 2.0},
         {"sites": 2},
+        {"host_pcie": "pcie5"},
+        {"host_cpu": "amd"},  # NCCL's per-step network charge: a network setting (review DP)
     ):
         spec = ClusterSpec(intra="nvlink4", gpus_per_node=8, **extra)
         assert resolve_cluster(CAT, spec).nodes == 2, extra
+    # a forced multi-node algorithm says why it has no second node (review DP: it had been
+    # priced on 2 assumed NDR nodes, 7.38 ms, and then refused with no word of the default)
+    one = resolve_cluster(CAT, ClusterSpec(intra="nvlink4"))
+    for collective, algorithm in (
+        (Collective.ALL_REDUCE, "hierarchical"),
+        (Collective.ALL_TO_ALL, "pxn"),
+        (Collective.ALL_REDUCE, "collnet"),
+    ):
+        with pytest.raises(AlgorithmNotApplicableError) as info:
+            estimate_on(one, collective, 1e9, algorithm=algorithm)
+        assert str(info.value).endswith(
+            "; 1 node was assumed, as only a scale-up link is given (nodes and inter to join more)"
+        )
+    # a preset's one node (-N 1 given) gets no such words
+    given = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=1))
+    with pytest.raises(AlgorithmNotApplicableError) as info:
+        estimate_on(given, Collective.ALL_REDUCE, 1e9, algorithm="hierarchical")
+    assert "1 node was assumed" not in str(info.value)
     # a preset, or a scale-out link, keeps 2 nodes as before
     assert resolve_cluster(CAT, ClusterSpec(intra="nvlink4", inter="ndr")).nodes == 2
     assert resolve_cluster(CAT, ClusterSpec(system="dgx-h100", intra="nvlink4")).nodes == 2

@@ -62,11 +62,14 @@ SWITCH_NOTES = {
 CATALOGUE_OVERRIDES_NOTE = "catalogue overrides loaded: "
 #: Node shape assumed when only a fabric is named and no preset uses that fabric.
 DEFAULT_SYSTEM = "dgx-h100"
+#: How the note begins where a scale-up link named alone makes one node.
+INTRA_ONLY = "1 node assumed: only a scale-up link"
 #: Settings that ask about a network between nodes: given beside a scale-up link alone, the
 #: default node count stays 2 (only the link, and the GPUs it joins, ask about one node).
 _NETWORK_FIELDS = (
     "nics_per_node",
     "host_pcie",
+    "host_cpu",
     "sharp",
     "scale_up_domain",
     "oversubscription",
@@ -537,8 +540,8 @@ def resolve_cluster(
         notes.append(f"{nodes} nodes assumed ({{nodes}})")
     elif spec.nodes is None and system is None:
         notes.append(
-            f"1 node assumed: only a scale-up link, {intra.id if intra else spec.intra}, is "
-            "given ({nodes} and {inter} to join more)"
+            f"{INTRA_ONLY}, {intra.id if intra else spec.intra}, is given ({{nodes}} and "
+            "{inter} to join more)"
         )
     elif spec.nodes is None:
         assert system is not None
