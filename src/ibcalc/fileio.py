@@ -186,14 +186,17 @@ class OutputTarget:
         return str(self.path)
 
 
-DIRECTORY_NAME = "names a directory; give the file's name"
-
-
 def names_directory(name: str) -> bool:
     """Whether a file name, as given, names a directory: it ends in a separator, ``.`` or
     ``..`` ('o/x/', 'o/x/.'). ``Path()`` drops the slash and the dot, and a file 'o/x' had
     been written (reviews DH, DK), so the test reads the name before it becomes a Path."""
     return name.replace(os.sep, "/").rsplit("/", 1)[-1] in ("", ".", "..")
+
+
+def directory_name_error(name: str) -> OutputError:
+    """The refusal of an output name that :func:`names_directory`, one wording for every
+    option that writes a file (check -o's; calibrate -o and --plot had said it in click's)."""
+    return _fail(name, "it names a directory; give the file's name")
 
 
 def _fail(path: object, what: str) -> OutputError:
@@ -232,7 +235,7 @@ def check_output(
             "(/dev/stdout for standard output; a file named '-' with its directory, $PWD/-)"
         )
     if names_directory(name):
-        raise _fail(name, f"it {DIRECTORY_NAME}")
+        raise directory_name_error(name)
     given = Path(name)
     if not given.is_absolute():
         try:

@@ -30,7 +30,7 @@ from ibcalc.engine.params import SCHEMA as COST_PARAMS_SCHEMA
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import HOST_CPUS, Algorithm, Collective, DType, Protocol, algorithm_key
 from ibcalc.errors import ClusterError, IbcalcError
-from ibcalc.fileio import DIRECTORY_NAME, names_directory
+from ibcalc.fileio import directory_name_error, names_directory
 from ibcalc.render.console import Format
 from ibcalc.textsafe import shown
 from ibcalc.units import parse_distance, parse_time
@@ -523,7 +523,8 @@ def output_name(value: str | Path) -> Path:
     for the option's own message."""
     name = str(value)
     if name and names_directory(name):
-        raise typer.BadParameter(f"{shown(name)} {DIRECTORY_NAME}")
+        # in check -o's words (fileio's), not click's "Invalid value for ..." (review DP)
+        raise directory_name_error(name)
     return Path(name)
 
 
