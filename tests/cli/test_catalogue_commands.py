@@ -399,5 +399,8 @@ def test_systems_show_gives_the_rates_the_list_sends_it_for() -> None:
             pytest.approx(12.5),
             pytest.approx(32 * 12.5 / 8),
         )
+    # one NIC is one NIC (review DP: '1 NICs over 8 GPUs'); 12.5 GB/s / 8 per GPU
+    pcie = CliRunner().invoke(app, ["systems", "show", "pcie-8gpu"], env={"COLUMNS": "120"})
+    assert "(1 NIC over 8 GPUs)" in pcie.stdout
     narrow = CliRunner().invoke(app, ["systems"], env={"COLUMNS": "80"}).stdout
     assert "(NIC rates: ibcalc systems show ID, or a wider terminal)" in narrow

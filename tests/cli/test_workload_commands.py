@@ -1290,6 +1290,14 @@ def test_checkpoint_rates_past_a_terabyte_a_second_print_in_tb_s() -> None:
     assert f"client NICs  {1000 * 48.75e9 / 1e12:.1f} TB/s" in save
     assert "1000 nodes x 1 x ndr at 48.8 GB/s each" in save
     assert "48750" not in result.stdout
+    # and on to PB/s: 100,000 nodes' NICs, 4,875 TB/s, had read '4875 TB/s' (review DP)
+    more = runner.invoke(
+        APP,
+        ["checkpoint", "--model", "llama3-8b", "--system", "dgx-h100", "--nodes", "100000",
+         "--storage", "aws-s3"],
+        env={"COLUMNS": "200"},
+    )  # fmt: skip
+    assert f"client NICs  {100000 * 48.75e9 / 1e15:.2f} PB/s" in more.stdout
 
 
 def test_compare_says_one_rate_serves_every_layout() -> None:

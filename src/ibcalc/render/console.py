@@ -729,7 +729,7 @@ _SYSTEM_RATE_ROWS: dict[str, tuple[tuple[str, str, Callable[[System], str]], ...
         (
             "inter per GPU",
             "net_per_gpu_GBps",
-            lambda s: f"{s.nics_per_node} NICs over {s.gpus_per_node} GPUs",
+            lambda s: f"{plural(s.nics_per_node, 'NIC')} over {plural(s.gpus_per_node, 'GPU')}",
         ),
     ),
 }
