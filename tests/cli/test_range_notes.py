@@ -55,12 +55,13 @@ def test_check_says_once_why_a_requirement_range_reaches_down(unbounded: str) ->
     ]
     assert differ == ["allgather 1 GB: busbw >= 140 GB/s"]
     (note,) = moved["notes"]
-    assert note.startswith(HINT)
+    # named by the requirement whose range moved (review DP)
+    assert note.startswith(f"allgather 1 GB: {HINT}")
     assert "for 128 ranks that is an extrapolation" in note
     assert "the likely ranges of such requirements reach down" in note
     assert kept["notes"] == []
     text = _run("check", example).stdout
-    assert text.count(f"note: {HINT}") == 1
+    assert text.count(f"note: allgather 1 GB: {HINT}") == 1
     other = str(ROOT / "examples" / "dgx-h100-superpod-su-ndr.yaml")
     assert json.loads(_run("check", other, "--format", "json").stdout)["files"][0]["notes"] == []
 
@@ -144,4 +145,5 @@ def test_a_layout_search_names_the_layouts_whose_ranges_reach_down(unbounded: st
         if a["comm_s_range"] != b["comm_s_range"]
     )  # fmt: skip
     assert f"for {ranks[0]} to {ranks[-1]} ranks that is an extrapolation" in note
+    assert "the likely ranges of such phases reach down" in note
     assert not [n for n in kept["search_notes"] if HINT in n]

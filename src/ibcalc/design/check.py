@@ -1431,16 +1431,20 @@ def _range_notes(
     """The design's word, once, on likely ranges that reach down to Simple's per-step reading
     (:func:`~ibcalc.facade.simple_extrapolation_notes`): a 16 x p5 all-gather's busbw range
     had read 87.8-232 GB/s, 174 without the reading, with no word of it (review DM)."""
-    notes: list[str] = []
+    said: dict[str, list[str]] = {}
     for f in findings:
         if isinstance(f.basis, CollectiveBasis):
-            for said in simple_extrapolation_notes(
+            for note in simple_extrapolation_notes(
                 resolved.cluster.topology,
                 params,
                 f.basis.collective,
                 [f.basis.estimate],
                 rows="requirements",
             ):
-                if said not in notes:
-                    notes.append(said)
-    return notes
+                # the requirements whose ranges moved, by name (review DP: the note had not
+                # said which of the file's five it was)
+                name = f"{f.kind} {format_size(f.basis.size_bytes)}"
+                names = said.setdefault(note, [])
+                if name not in names:
+                    names.append(name)
+    return [f"{', '.join(names)}: {note}" for note, names in said.items()]

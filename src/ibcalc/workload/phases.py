@@ -250,7 +250,7 @@ def _alltoall_notes(
     cost = params if params is not None else builtin_cost_params()
     topo = placement.cluster.topology
     if collective is not Collective.ALL_TO_ALL:
-        hint = simple_extrapolation_hint(topo, cost, collective) if per_step else ""
+        hint = simple_extrapolation_hint(topo, cost, collective, rows="phases") if per_step else ""
         return [hint] if hint else []
     return message_extrapolation_notes(algorithm, topo, cost)
 
