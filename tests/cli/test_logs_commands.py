@@ -164,7 +164,15 @@ def test_wrong_results_fail_the_gate_at_any_threshold() -> None:
     code, out, err = run("nccl-check", str(WRONG), "--min-efficiency", "0")
     assert code == 1
     assert "data corruption" in out
-    assert "#wrong" in err
+    # named by the count nccl-tests found wrong, not a rate the gate did not fail on (review
+    # DH: "4.0% of the expected busbw, but #wrong = 18134" at a gate of 0 or 0.03)
+    assert "--min-efficiency 0 fails at 2 MiB (#wrong = 18134), 4 MiB (#wrong = 124342)" in err
+    assert "of the expected busbw" not in err
+    # and the help says the gate fails on them at any size
+    help_text = " ".join(run("nccl-check", "--help")[1].split())
+    assert "or when any row's #wrong (or the trailer's out-of-bounds count) is non-zero" in (
+        help_text
+    )
 
 
 def test_unreadable_file_exits_2_and_the_others_are_still_checked(tmp_path: Path) -> None:
