@@ -69,6 +69,20 @@ def test_presets_without_nics_stay_in_one_box(capsys: pytest.CaptureFixture[str]
     )
 
 
+def test_a_domain_larger_than_any_preset_s_over_its_link_is_said() -> None:
+    """1,024 GPUs over NVLink 4 in one "node": priced at the link's 450 GB/s each with no word,
+    so a tensor-parallel what-if of 1,024 came out faster than one of 16 (review DR). No preset
+    joins more than 8 GPUs over nvlink4; over nvlink5, 72 (GB200 NVL72) is a preset's own."""
+    big = resolve_cluster(CAT, ClusterSpec(intra="nvlink4", gpus_per_node=1024))
+    assert (
+        "a 1024-GPU nvlink4 domain is assumed: no preset joins more than 8 GPUs over nvlink4 "
+        "(dgx-h100), and the link's per-GPU rate is taken for all of them" in big.assumptions
+    )
+    for link, gpus in (("nvlink4", 8), ("nvlink5", 72), ("tpu-v6e-ici", 256)):
+        fits = resolve_cluster(CAT, ClusterSpec(intra=link, gpus_per_node=gpus))
+        assert not [a for a in fits.assumptions if "domain is assumed" in a], link
+
+
 def test_a_scale_up_link_alone_is_one_domain() -> None:
     """--intra tpu-v5e-ici -g 8 asks about one TPU slice: it had been 2 nodes joined by an
     assumed NDR fabric, with 8 NDR NICs and a SHARP what-if (review DG). A scale-up link with

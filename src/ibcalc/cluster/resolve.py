@@ -520,6 +520,21 @@ def resolve_cluster(
             f"{gpus_per_node} GPUs per node is more than {system.id}'s {system.scale_up_domain}: "
             f"a {gpus_per_node}-GPU {intra.id if intra else 'scale-up'} domain is assumed"
         )
+    elif system is None and intra is not None:
+        domain = spec.scale_up_domain or gpus_per_node
+        largest = max(
+            (s for s in catalogue.systems if s.intra == intra.id),
+            key=lambda s: s.scale_up_domain,
+            default=None,
+        )
+        if largest is not None and domain > largest.scale_up_domain:
+            # a 1,024-GPU NVLink 4 "node" had been priced at the link's rate with no word, and
+            # a tensor-parallel what-if of 1,024 came out faster than one of 16 (review DR)
+            notes.append(
+                f"a {domain}-GPU {intra.id} domain is assumed: no preset joins more than "
+                f"{largest.scale_up_domain} GPUs over {intra.id} ({largest.id}), and the link's "
+                "per-GPU rate is taken for all of them"
+            )
 
     no_nic_preset = system is not None and system.nics_per_node == 0 and spec.inter is None
     # a scale-up link alone (--intra tpu-v5e-ici -g 8) asks about one scale-up domain: it had
