@@ -2297,3 +2297,21 @@ def test_a_pessimistic_figure_is_said_once_with_its_digits(
     lines = out.splitlines()
     assert "predicted 62.02 ms (pessimistic end of 50.3-62.02)  margin -0.02%" in lines[1]
     assert "predicted 277 GB/s (pessimistic end of 277-341)  margin -7.5%" in lines[3]
+
+
+def test_a_design_is_checked_from_its_text(tmp_path: Path, builtin_catalogue: Catalogue) -> None:
+    """check_design takes text= as load_design does (review DR: a script had to write a file),
+    and a design's text given as its file name is refused as such in one line, where it had been
+    read as a path of 660 characters and refused whole, '... no such file'."""
+    from ibcalc.errors import WrongTypeError
+
+    from_file = check_design(write(tmp_path, "a.yaml", TWO_NODES), builtin_catalogue)
+    from_text = check_design("a.yaml", builtin_catalogue, text=TWO_NODES)
+    assert [f.predicted for f in from_text.findings] == [f.predicted for f in from_file.findings]
+    assert from_text.path == "a.yaml"
+    with pytest.raises(WrongTypeError) as info:
+        check_design(TWO_NODES, builtin_catalogue)
+    assert str(info.value) == (
+        "source holds a line break: it looks like a design's text, not a file name; pass the "
+        "text as text=, with a name for it as source"
+    )

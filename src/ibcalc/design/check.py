@@ -344,6 +344,13 @@ def _expect_arguments(
         expect_type(catalogue, Catalogue, "catalogue", "load_catalogue() makes one")
     if text is not None:
         expect_type(text, str, "text")
+    elif isinstance(source, str) and "\n" in source:
+        # a design's YAML given as its file name had been read as a path of 660 characters
+        # and refused whole, "... no such file" (review DR)
+        raise WrongTypeError(
+            "source holds a line break: it looks like a design's text, not a file name; pass "
+            "the text as text=, with a name for it as source"
+        )
     if params is not None:
         expect_type(params, CostParams, "params", "ibcalc.load_cost_params() makes one")
 
@@ -1386,24 +1393,27 @@ def check_design(
     source: str | Path,
     catalogue: Catalogue,
     *,
+    text: str | None = None,
     pessimistic: bool = False,
     allow_empty: bool = True,
     params: CostParams | None = None,
 ) -> DesignCheck:
-    """Load, resolve and evaluate one design file; with ``pessimistic``, collective targets are
-    judged against the pessimistic end of each estimate's error band; ``params``: the cost
-    parameters collectives are estimated with (the built-in ones when None).
+    """Load, resolve and evaluate one design file (or ``text`` labelled with ``source``, as
+    :func:`load_design` takes it: a script had to write a file to check a design it built);
+    with ``pessimistic``, collective targets are judged against the pessimistic end of each
+    estimate's error band; ``params``: the cost parameters collectives are estimated with (the
+    built-in ones when None).
 
     Raises :class:`DesignError` (every problem of the file, ``file:line:col``) when the file
     cannot be read, validated, resolved or evaluated, and, unless ``allow_empty``, when it has
     no requirements (a CI gate over it would pass having checked nothing).
     """
     expect_type(catalogue, Catalogue, "catalogue", "load_catalogue() makes one")
-    _expect_arguments(source, catalogue, params=params)
+    _expect_arguments(source, catalogue, text=text, params=params)
     # "no" is truthy: pessimistic="no" had judged the pessimistic end (review CH)
     pessimistic = expect_bool(pessimistic, "pessimistic")
     allow_empty = expect_bool(allow_empty, "allow_empty")
-    design, doc = load_design(source, catalogue=catalogue)
+    design, doc = load_design(source, text=text, catalogue=catalogue)
     resolved = _resolve(design, doc, catalogue)
     if not allow_empty and not design.requirements:
         problems = _Problems(doc)
