@@ -1553,6 +1553,27 @@ def test_a_collective_is_suggested_once_by_one_name() -> None:
     assert error.value.suggestions == ["allreduce", "reduce"]
 
 
+@pytest.mark.parametrize(
+    ("name", "collective"),
+    [
+        ("all_to_all", Collective.ALL_TO_ALL),  # nccl-tests' alltoall_perf aside, the usual name
+        ("ALL_TO_ALL", Collective.ALL_TO_ALL),  # the enum's own member name
+        ("all-to-all", Collective.ALL_TO_ALL),
+        ("send_recv", Collective.SEND_RECV),
+        ("SEND_RECV", Collective.SEND_RECV),
+        ("all-reduce", Collective.ALL_REDUCE),
+        ("reduce_scatter", Collective.REDUCE_SCATTER),
+        ("reduce", Collective.REDUCE),
+    ],
+)
+def test_a_collective_is_read_whatever_its_separators(name: str, collective: Collective) -> None:
+    """'all_to_all' and 'send_recv' had been refused ('did you mean alltoall, allgather?')
+    where 'all-reduce' was read (review DR): underscores and hyphens are not read."""
+    from ibcalc.facade import parse_collective
+
+    assert parse_collective(name) is collective
+
+
 def test_an_extrapolated_message_term_widens_the_range_down_to_the_fitted_count(
     builtin_catalogue: Catalogue,
 ) -> None:

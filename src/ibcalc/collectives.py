@@ -47,10 +47,13 @@ class Collective(StrEnum):
 
     @classmethod
     def lookup(cls, name: str) -> Collective | None:
-        """The collective a user's name means (``allreduce``, ``all_reduce``, any case), or None."""
-        key = name.strip().lower().replace("-", "_")
+        """The collective a user's name means (``allreduce``, ``all_reduce``, ``all-reduce``,
+        any case), or None: underscores and hyphens are not read, so ``all_to_all`` and
+        ``send_recv``, which nccl-tests and the enum's member names write, are all-to-all and
+        send/recv (they had been refused, where ``all-reduce`` was read: review DR)."""
+        key = name.strip().lower().replace("-", "").replace("_", "")
         for member in cls:
-            if key in (member.value, member.command):
+            if key in (member.value.replace("_", ""), member.command.replace("_", "")):
                 return member
         return None
 
