@@ -1760,3 +1760,16 @@ def test_a_simple_estimate_past_the_fitted_ranks_says_its_handshake_count_is_ext
             size,
         )
         assert not [n for n in small.assumptions if n.startswith("each Simple network hop")]
+
+
+def test_auto_is_nccl_s_choice_as_on_the_command_line(builtin_catalogue: Catalogue) -> None:
+    """'auto', the command line's default for --algo and --proto, had been refused by the
+    library ("did you mean pat?": review DR); it is the choice None gives."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    chosen = estimate_on(cluster, Collective.ALL_REDUCE, 2**20)
+    auto = estimate_on(cluster, "allreduce", 2**20, algorithm="auto", protocol="AUTO")
+    assert (auto.best.algorithm, auto.best.protocol, auto.time_s) == (
+        chosen.best.algorithm,
+        chosen.best.protocol,
+        chosen.time_s,
+    )

@@ -111,6 +111,10 @@ def _choice(
     if value is None or isinstance(value, kind):
         return value
     names = [member.value for member in kind]
+    if isinstance(value, str) and value.strip().lower() == "auto":
+        # the command line's default, NCCL's choice: None here ('auto' had been refused with
+        # "did you mean pat?": review DR)
+        return None
     if isinstance(value, str):
         # NCCL's own names too: CollnetDirect, collnet_chain, NVLS_TREE (CollnetDirect had been
         # refused where CollnetChain was taken: a library user's review)
