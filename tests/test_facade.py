@@ -667,6 +667,10 @@ def test_a_size_may_be_any_kind_of_number(builtin_catalogue: Catalogue) -> None:
         assert plan.quick(size).time_s == want
     with pytest.raises(UnitError, match="size -5 B is negative"):
         estimate_on(cluster, Collective.ALL_REDUCE, Fraction(-5))
+    # numpy's bool is no size, as Python's is not (it had been read as 1 B: review DR)
+    with pytest.raises(UnitError, match="size True is not a number of bytes"):
+        estimate_on(cluster, Collective.ALL_REDUCE, np.bool_(True))
+    assert estimate_on(cluster, Collective.ALL_REDUCE, np.int64(2**20)).time_s == want
 
 
 def test_a_library_caller_may_name_the_collective_algorithm_and_protocol(

@@ -165,7 +165,12 @@ def check_size(size_bytes: object) -> float:
     command line stops a size it reads at 1 PiB). Numbers of
     any kind are read (int, float, numpy's, Fraction, Decimal). Zero is left to the rounding,
     which says it is smaller than one element."""
-    if isinstance(size_bytes, bool) or not isinstance(size_bytes, SupportsFloat):
+    # numpy's bool_ too, by its name: it converts to 1.0 and had been read as 1 B (review DR)
+    if (
+        isinstance(size_bytes, bool)
+        or type(size_bytes).__name__ in ("bool", "bool_")
+        or not isinstance(size_bytes, SupportsFloat)
+    ):
         raise UnitError(
             f"size {shown(size_bytes)} is not a number of bytes (parse_size reads '10GB')"
         )
