@@ -907,6 +907,9 @@ def test_host_cpu_comes_from_the_user_then_the_system() -> None:
     with pytest.raises(ClusterError) as info:
         ClusterSpec(host_cpu="power9")  # type: ignore[arg-type]
     assert info.value.field == "host_cpu"
+    # in any case, as every other name ('AMD' had been refused: review DR)
+    upper = ClusterSpec(system="dgx-a100", nodes=2, host_cpu="INTEL")  # type: ignore[arg-type]
+    assert resolve_cluster(CAT, upper).topology.host_cpu == "intel"
 
 
 def test_the_catalogue_says_which_transports_are_plugins() -> None:

@@ -255,6 +255,13 @@ class ClusterSpec(NoBoolNumbers):
             raise ValueError(f"is empty; give a {what} name")
         return value
 
+    @field_validator("host_cpu", mode="before")
+    @classmethod
+    def _host_cpu(cls, value: Any) -> Any:
+        """A CPU family in any case, as every other name is read ('AMD' had been refused
+        where 'amd' was read: review DR)."""
+        return value.strip().lower() if isinstance(value, str) else value
+
     @field_validator(*_SWITCHES, mode="before")
     @classmethod
     def _switch(cls, value: Any) -> Any:
