@@ -2546,3 +2546,17 @@ def test_small_sizes_grow_no_healthier_as_they_slow(catalogue: Catalogue) -> Non
     for before, after in itertools.pairwise(series):
         assert all(a >= b for a, b in zip(after, before, strict=True)), (before, after)
     assert max(series[-1]) == rank["bad"]
+
+
+def test_check_log_refuses_what_is_no_parsed_log() -> None:
+    """check_log("x.txt"), the library call docs/nccl-check.md names, had raised a bare
+    AttributeError ('str' object has no attribute 'runs': review DR); it is a WrongTypeError
+    naming what makes a parsed log, as the public calls' wrong types are."""
+    from ibcalc.errors import WrongTypeError
+    from ibcalc.logs.check import check_log
+
+    with pytest.raises(WrongTypeError) as info:
+        check_log("x.txt")  # type: ignore[arg-type]
+    assert str(info.value) == (
+        "parsed must be a ParsedLog, not str (ibcalc.logs.parse.parse_file(path) makes one)"
+    )

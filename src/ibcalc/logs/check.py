@@ -33,7 +33,7 @@ from ibcalc.cluster.resolve import (
 )
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType, Estimate, busbw_factor
-from ibcalc.errors import IbcalcError
+from ibcalc.errors import IbcalcError, expect_type
 from ibcalc.facade import (
     SHARP_ALGORITHMS,
     as_collective,
@@ -633,6 +633,11 @@ def check_log(
     design file's, ``{"system": "from r.yaml (system)"}``), and ``nodes``: the design's node
     count, which the log's replaces where they differ
     (:func:`~ibcalc.logs.cluster.infer_cluster`)."""
+    # a file's name or text is no parsed log (check_log("x.txt") had raised AttributeError:
+    # review DR); parse_file or parse_text makes one
+    expect_type(parsed, ParsedLog, "parsed", "ibcalc.logs.parse.parse_file(path) makes one")
+    if text is not None:
+        expect_type(text, str, "text")
     catalogue = catalogue if catalogue is not None else load_catalogue(use_env=False)
     # a name as estimate_on takes one ('allreduce' had raised AttributeError: a review)
     collective = None if collective is None else as_collective(collective)
