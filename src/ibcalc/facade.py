@@ -859,7 +859,7 @@ def message_extrapolation_notes(
     cal = params.calibrated
     messages = alltoall_messages(algorithm, topo)
     note = (
-        f"{messages} messages a rank at {format_time(cal.per_message_s)} each "
+        f"{messages} messages a rank at {format_time(cal.per_message_s, zeros=False)} each "
         f"({format_time(messages * cal.per_message_s)} of each all-to-all): the per-message cost "
         "(calibrated.per_message_latency) comes from all-to-alls of at most "
         f"{cal.per_message_fit_ranks} GPUs, so for {topo.ranks} this term is an extrapolation "

@@ -541,10 +541,8 @@ def format_number(value: float, *, zeros: bool = False) -> str:
     """Three significant digits without an exponent (``0.947``, ``39.5``, ``1580``,
     ``0.000139``): what every printed figure with its unit uses. Values of 100 and more keep their
     integer digits. Trailing zeros are dropped (``0.5``, as %.3g writes it), unless ``zeros``
-    keeps them where the value has more digits than they show (``64.0`` for 63.99, ``2.00``
-    for 2.0004): times and ranges, which sit beside figures of three digits in one column or
-    line (``21 ms`` had sat beside ``19.3 ms``: a review); a value that is exactly its short
-    form (a constant's 25, 2 x 3 = 6) keeps it."""
+    keeps them (``64.0``, ``2.00``): times and ranges, which sit beside figures of three
+    digits in one column or line (``21 ms`` had sat beside ``19.3 ms``: review DG)."""
     if value != value or value in (math.inf, -math.inf):
         return str(value)
     if abs(value) >= 99.95:
@@ -558,15 +556,10 @@ def format_number(value: float, *, zeros: bool = False) -> str:
         if abs(float(text)) < 1e-3:
             return text
         value = float(text)  # rounded up to a thousandth: print it as one
-    # without trailing zeros (as %.3g writes them), unless kept; kept only where they are
-    # digits of the value: a constant of 25 us (or 2 x 3 us) is 25 us, not 25.0 (review DP)
+    # without trailing zeros (as %.3g writes them), unless kept: a worked figure that is round
+    # sits beside three-figure ones in its column (a checkpoint's 2 s beside 1.44 s: review DQ)
     text = significant(value)
-    if "." not in text:
-        return text
-    stripped = text.rstrip("0").rstrip(".")
-    if not zeros or math.isclose(float(stripped), value, rel_tol=1e-9):
-        return stripped
-    return text
+    return text.rstrip("0").rstrip(".") if "." in text and not zeros else text
 
 
 def significant(value: float) -> str:
@@ -587,10 +580,10 @@ NS_BELOW_S = 0.09995e-6
 
 def format_time(seconds: float, *, zeros: bool = True) -> str:
     """Format a time in the most readable of ns, us, ms, s and h (no exponent: ``4440 s``,
-    ``41.4 h``, ``2.05 ns``), to three figures with the trailing zeros that are digits of the
-    value (``21.0 ms`` for 21.04 ms beside ``19.3 ms`` in one column: review DG), and without
-    those that are not (a constant's ``25 us``, not ``25.0``: review DP); ``zeros=False`` drops
-    them all."""
+    ``41.4 h``, ``2.05 ns``), to three figures with their trailing zeros (``21.0 ms`` beside
+    ``19.3 ms`` in one column: review DG; a round worked figure too, ``2.00 s``: review DQ);
+    ``zeros=False`` drops them, for a constant echoed in prose as its source gives it (NCCL's
+    ``hwLat`` of ``25 us``: review DP)."""
     # the unit is picked after rounding: 999.7 us prints as 1 ms, not 1000 us; below
     # NS_BELOW_S in ns; 0 stays "0 us"
     if 0 < seconds < NS_BELOW_S:

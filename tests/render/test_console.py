@@ -67,13 +67,14 @@ def test_table_shows_the_worked_figures(monkeypatch: pytest.MonkeyPatch) -> None
     lines = _table(ESTIMATE, monkeypatch)
     assert lines[0] == "all_reduce of 1.6 GB (fp32) on 2 nodes x 8 GPUs"
     for row in (
-        # exactly 10 ms: no zeros past its digits (a worked 10.004 ms prints 10.0 ms)
-        "time 10 ms",
+        # three figures, as the alternatives' column prints them (review DG: "21 ms" had sat
+        # beside "19.3 ms")
+        "time 10.0 ms",
         "algbw 160 GB/s",
         "busbw 300 GB/s [busbw = algbw x 1.875]",
         "algorithm ring / Simple",
         "bottleneck ndr NICs",
-        "terms latency 50 us + transfer 9.95 ms",
+        "terms latency 50.0 us + transfer 9.95 ms",
         "ranks 16 (nvlink4 inside, ndr between)",
         # runner-up: 12.5 ms, 240 GB/s busbw, 12.5 / 10 = 1.25 x the chosen time
         "tree LL128 12.5 ms 240 GB/s 1.25x",
@@ -102,7 +103,7 @@ def test_table_shows_the_likely_range_in_the_value_unit(monkeypatch: pytest.Monk
     est = ESTIMATE.model_copy(update={"time_s_range": (8e-3, 12.5e-3)})
     lines = _table(est, monkeypatch)
     # busbw 1.6e9 / 0.0125 x 1.875 = 240 GB/s and 1.6e9 / 0.008 x 1.875 = 375 GB/s
-    assert "time 10 ms (8-12.5) likely range of a measurement" in lines
+    assert "time 10.0 ms (8.00-12.5) likely range of a measurement" in lines
     assert "busbw 300 GB/s (240-375) [busbw = algbw x 1.875]" in lines
 
 
@@ -414,7 +415,7 @@ def test_the_terms_show_a_fill_the_total_shows(monkeypatch: pytest.MonkeyPatch) 
     assert "time 778 ms" in lines
     hidden = BEST.model_copy(update={"fill_s": 0.1e-6})
     lines = _table(ESTIMATE.model_copy(update={"best": hidden}), monkeypatch)
-    assert "terms latency 50 us + transfer 9.95 ms" in lines
+    assert "terms latency 50.0 us + transfer 9.95 ms" in lines
 
 
 @pytest.mark.parametrize(

@@ -1185,9 +1185,11 @@ def _build_wan(
         raise ClusterError("{wan} " + problem, field="wan")
     if spec.wan_latency_s is not None:
         latency = wan.transport_latency_s + spec.wan_latency_s
+        given = format_time(spec.wan_latency_s, zeros=False)
+        own = format_time(wan.latency_s or 0.0, zeros=False)
         notes.append(
-            f"WAN latency {format_time(spec.wan_latency_s)} one way given (a distance or round "
-            f"trip), instead of {wan.id}'s {format_time(wan.latency_s or 0.0)}"
+            f"WAN latency {given} one way given (a distance or round trip), instead of "
+            f"{wan.id}'s {own}"
         )
     else:
         latency = wan.transport_latency_s + (wan.latency_s or 0.0)
@@ -1204,9 +1206,10 @@ def _build_wan(
     held = plural(per_site * nodes_per_domain, "node")
     if nodes_per_domain > 1:
         held += f" ({plural(per_site, 'scale-up domain')})"
+    hop = format_time(latency, zeros=False)
     notes.append(
-        f"{spec.sites} sites of {held}, "
-        f"{spec.wan_links} x {wan.id} per site ({format_time(latency)} one way per WAN hop)"
+        f"{spec.sites} sites of {held}, {spec.wan_links} x {wan.id} per site ({hop} one way per "
+        "WAN hop)"
     )
     placeholder = (
         ", and the WAN's efficiency is a placeholder (docs/catalogue.md)"

@@ -506,9 +506,10 @@ def simple_count(low: float, span: float, fill: float) -> float:
 
 
 def us(seconds: float) -> str:
-    """A time for explanations, in us below a millisecond (``8.4 us``), else ms or s
-    (``4.01 ms``, never ``4.01e+03 us``)."""
-    return format_time(seconds)
+    """A time for explanations' prose, in us below a millisecond (``8.4 us``), else ms or s
+    (``4.01 ms``, never ``4.01e+03 us``), without trailing zeros: a constant reads as its
+    source gives it (NCCL's ``25 us``, ``2 x 3 us``), not with digits it lacks (review DP)."""
+    return format_time(seconds, zeros=False)
 
 
 def gbps(bw_Bps: float) -> str:
@@ -1034,12 +1035,14 @@ def make_cost(
         # most of the time is latency: the tier the bytes go through is not what to change.
         # The figures are one operation's (the terms' sum), named so beside a back-to-back
         # period that the time shown may be; the fill is named where it shows in the figure.
-        shows = us(max(latency_s, 0.0)) != us(fixed)
+        # (worked figures, to three figures with their zeros, as the headline's time; compared
+        # at three figures, '96 us of 96.0 us' had read as two figures: review DQ)
+        shows = format_time(max(latency_s, 0.0), zeros=False) != format_time(fixed, zeros=False)
         what = "latency and pipeline fill" if shows else "latency"
-        one = us(fixed + max(transfer_s, 0.0))
+        one = format_time(fixed + max(transfer_s, 0.0))
         of = f"one operation's {one}" if period_s is not None else one
         bottleneck = (
-            f"{what}: {us(fixed)} of {of} (steps, hops, launches); the bytes are bound by "
+            f"{what}: {format_time(fixed)} of {of} (steps, hops, launches); the bytes are bound by "
             f"{bottleneck}"
         )
     return Cost(

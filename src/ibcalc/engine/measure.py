@@ -77,10 +77,8 @@ def measured(cost: Cost, topo: Topology, params: CostParams) -> Cost:
     host = host_period_s(topo, params)
     bottleneck = cost.bottleneck
     k = params.nccl_runtime.tests_iterations
-    floor = (
-        f"{format_time(host)} ({topo.gpus_per_process} x "
-        f"{format_time(params.calibrated.launch_per_gpu_s)}, calibrated.launch_per_gpu)"
-    )
+    each = format_time(params.calibrated.launch_per_gpu_s, zeros=False)
+    floor = f"{format_time(host)} ({topo.gpus_per_process} x {each}, calibrated.launch_per_gpu)"
     chain = (
         f"one-way chain: back-to-back operations complete every {format_time(period)} "
         "(one stage), not every full chain latency"

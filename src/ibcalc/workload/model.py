@@ -54,7 +54,10 @@ _UNITS = (("_Bps", " B/s"), ("_bytes", " B"), ("_s", " s"))
 _FORMATS: tuple[tuple[str, Callable[[float], str]], ...] = (
     ("_Bps", format_bandwidth),
     ("_bytes", format_size),
-    ("_s", lambda s: format_time(s) if abs(s) >= 1e-6 else f"{format_number(s * 1e9)} ns"),
+    (
+        "_s",
+        lambda s: format_time(s, zeros=False) if abs(s) >= 1e-6 else f"{format_number(s * 1e9)} ns",
+    ),
 )
 
 

@@ -1171,8 +1171,8 @@ def _compute(
         # with full recompute the measured backward holds a forward pass: 2 + 1 of its 3 parts
         forward = backward / (BACKWARD_OVER_FORWARD + (1 if full else 0))
         notes.append(
-            f"backward compute {format_time(spec.backward_s)} per step given{uneven}; forward "
-            "taken as "
+            f"backward compute {format_time(spec.backward_s, zeros=False)} per step given"
+            f"{uneven}; forward taken as "
             + (
                 "a third of it (backward ~ 2 x forward FLOPs, and full recompute runs the "
                 "forward again): the time given is read as measured with full recompute, so "
