@@ -559,7 +559,14 @@ def _estimate(
     try:
         best, others = select_on(plan, size, algorithm, protocol)
     except AlgorithmNotApplicableError as exc:
-        if cluster.nodes == 1 and any(a.startswith(INTRA_ONLY) for a in cluster.assumptions):
+        # only where the reason is the node count: nvls on NVLink 3, a tree broadcast, a ring
+        # all-to-all need no second node, and had been told to add one (review DQ)
+        reason = exc.template
+        if (
+            cluster.nodes == 1
+            and ("several nodes" in reason or "two nodes" in reason)
+            and any(a.startswith(INTRA_ONLY) for a in cluster.assumptions)
+        ):
             # --intra alone is one node: a forced multi-node algorithm (hierarchical, PXN,
             # CollNet) had been priced on 2 NDR-joined nodes before; say why it has none now
             # (review DP)

@@ -121,6 +121,17 @@ def test_a_scale_up_link_alone_is_one_domain() -> None:
         assert str(info.value).endswith(
             "; 1 node was assumed, as only a scale-up link is given (nodes and inter to join more)"
         )
+    # nor a refusal whose reason is no node count (review DQ: NVLS on NVLink 3, a tree
+    # broadcast, a ring all-to-all had been told to add nodes)
+    for intra, collective, algorithm in (
+        ("nvlink3", Collective.ALL_REDUCE, "nvls"),
+        ("nvlink4", Collective.BROADCAST, "tree"),
+        ("nvlink4", Collective.ALL_TO_ALL, "ring"),
+    ):
+        alone = resolve_cluster(CAT, ClusterSpec(intra=intra))
+        with pytest.raises(AlgorithmNotApplicableError) as info:
+            estimate_on(alone, collective, 1e9, algorithm=algorithm)
+        assert "1 node was assumed" not in str(info.value), algorithm
     # a preset's one node (-N 1 given) gets no such words
     given = resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=1))
     with pytest.raises(AlgorithmNotApplicableError) as info:
