@@ -502,6 +502,12 @@ def fixed(value: float, decimals: int) -> str:
     review BL, and review BO found one table rounding so and the rest not)."""
     if not math.isfinite(value) or abs(value) >= 1e15:
         return f"{value:.{decimals}f}"
+    # away from a tie, the float's own rounding gives the same digits, without Decimal (an
+    # estimate formats thousands of figures for its explanations: Decimal had been a sixth of
+    # estimate_on's time); only a value within float error of a tie takes the exact path
+    scaled = abs(float(value)) * 10.0**decimals
+    if abs(scaled - math.floor(scaled) - 0.5) > 1e-6 + scaled * 1e-12:
+        return f"{float(value):.{decimals}f}"
     # (float(): a numpy float64 prints its type in repr, which Decimal refuses)
     # a context of its own: a caller's precision of 2 had made quantize raise (review CH)
     context = decimal.Context(prec=40, rounding=decimal.ROUND_HALF_UP)
