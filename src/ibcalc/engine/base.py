@@ -512,6 +512,13 @@ def us(seconds: float) -> str:
     return format_time(seconds, zeros=False)
 
 
+def worked(seconds: float) -> str:
+    """A time worked out in an explanation's prose (a transfer's bytes over a rate), to three
+    figures with its zeros as the term column prints it: 'at 24.4 GB/s: 41.0 ms', not '41 ms'
+    beside the column's 41.0 ms (review DS); :func:`us` is for constants."""
+    return format_time(seconds)
+
+
 def gbps(bw_Bps: float) -> str:
     """A bandwidth in GB/s for explanations (``371 GB/s``)."""
     gb = bw_Bps / 1e9
@@ -698,7 +705,7 @@ def wan_transfer_detail(
     rate = topo.wan_bw_Bps(params)
     text = (
         f"the WAN between sites {multiplier:g} x S over {wan.nics_per_domain} x {wan.link_id} "
-        f"per site at {gbps(rate)} = {us(multiplier * size_bytes / rate)}"
+        f"per site at {gbps(rate)} = {worked(multiplier * size_bytes / rate)}"
     )
     reason = wan_rate_reason(topo, params)
     return f"{text} ({reason})" if reason else text
@@ -866,7 +873,7 @@ def ll_network_text(
         return ""
     held = min(size_bytes, params.assumptions.ll_net_saturation_bytes)
     return (
-        f"; held to {us(floor)}, longer: LL across a plugin transport moves min(S, "
+        f"; held to {worked(floor)}, longer: LL across a plugin transport moves min(S, "
         f"{format_size(params.assumptions.ll_net_saturation_bytes)}) = {format_size(held)} at "
         f"{gbps(ll_net_Bps)} (calibrated.ll_net_bandwidth, "
         f"{_fitted(params, 'calibrated.ll_net_bandwidth')})"

@@ -46,6 +46,7 @@ from ibcalc.engine.base import (
     us,
     wan_hop_latency,
     wan_window_bytes,
+    worked,
 )
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
@@ -157,22 +158,22 @@ def _alltoall_parts(
                 f"scale-up: the torus's bisection binds, not each GPU's links: across its "
                 f"longest dimension ({a}, in the most even {dims}-D shape of {m} GPUs) {links} "
                 f"links of {gbps(link_Bps)} carry every pair's bytes across the cut, "
-                f"m/2 x m/2 x S/n = {format_size(m * m / 4 * size_bytes / n)}: {us(intra_t)}"
+                f"m/2 x m/2 x S/n = {format_size(m * m / 4 * size_bytes / n)}: {worked(intra_t)}"
             )
         else:
-            parts.append(f"scale-up {what} per GPU at {gbps(topo.up_bw_Bps())}: {us(intra_t)}")
+            parts.append(f"scale-up {what} per GPU at {gbps(topo.up_bw_Bps())}: {worked(intra_t)}")
     if topo.domains > 1 and topo.out is not None:
         parts.append(
             f"network (n-m)/n x S = {format_size((n - m) / n * size_bytes)} per GPU at its share "
             f"of the NICs, {topo.out.nics_per_domain} x {topo.out.link_id} / {m} = "
             f"{gbps(topo.domain_bw_Bps(traffic) / m)}{network_words(topo, traffic)}: "
-            f"{us(net_t)}"
+            f"{worked(net_t)}"
         )
     if topo.wan is not None:
         per_site = n // topo.sites
         parts.append(
             f"WAN (n - n/s)/n x S = {format_size((n - per_site) / n * size_bytes)} per GPU at "
-            f"{gbps(topo.wan_bw_Bps(params) / per_site)}: {us(wan_t)}"
+            f"{gbps(topo.wan_bw_Bps(params) / per_site)}: {worked(wan_t)}"
         )
     return parts
 
@@ -350,7 +351,7 @@ def _alltoall(
                     + "; ".join(parts)
                     + (
                         f"; the GPU's own {topo.up.link_id if topo.up else 'PCIe'} link carries "
-                        f"its peer and network bytes both, {us(link_t)}"
+                        f"its peer and network bytes both, {worked(link_t)}"
                         if shared
                         else ""
                     )
@@ -468,7 +469,7 @@ def sendrecv_timing(
             parts.append(
                 f"inside a {topo.node} S at {gbps(peer * eff)} ({topo.up.link_id} "
                 f"{gbps(peer)}{mesh} x point-to-point efficiency {eff:.3g}, "
-                f"calibrated.p2p_efficiency): {us(intra_t)}"
+                f"calibrated.p2p_efficiency): {worked(intra_t)}"
             )
         if topo.domains > 1 and topo.out is not None:
             nics = topo.gpu_nics
@@ -477,7 +478,7 @@ def sendrecv_timing(
                 f"the pair across {topo.node}s S through its GPU's {nics:.3g} {topo.out.link_id} "
                 f"NIC{'s' if nics != 1 else ''} ({topo.out.nics_per_domain} per {topo.m} GPUs, "
                 f"at least one) at {gbps(nic_bw)}{network_words(topo, 'neighbour')}: "
-                f"{us(size_bytes / nic_bw)}"
+                f"{worked(size_bytes / nic_bw)}"
             )
         if topo.wan is not None:
             wan_bw = topo.wan_link_bw_Bps(params, protocol)
@@ -491,7 +492,7 @@ def sendrecv_timing(
                 )
             parts.append(
                 f"the pair across sites S through one {topo.wan.link_id} link at "
-                f"{gbps(wan_bw)}{inflight}: {us(size_bytes / wan_bw)}"
+                f"{gbps(wan_bw)}{inflight}: {worked(size_bytes / wan_bw)}"
             )
         terms = _latency_terms(size_bytes, topo, protocol, params, hop_kind)
         terms.append(

@@ -53,6 +53,7 @@ from ibcalc.engine.base import (
     wan_hop_latency,
     wan_levels_term,
     wan_transfer_detail,
+    worked,
 )
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
@@ -242,10 +243,10 @@ def nvls_tree_timing(
                 detail=f"max of NVLS inside the {topo.node} S (m+1)/m at {gbps(bw * factor)} "
                 f"(calibrated.nvls_tree_factor {factor:g} of NVLS alone, "
                 f"{fit_origin(params, 'calibrated.nvls_tree_factor', _TREE_FIT)}) "
-                f"= {us(intra_t)}, and the "
+                f"= {worked(intra_t)}, and the "
                 f"tree between {topo.node}s {tree_network_multiplier(big_n):g} x S over the "
                 f"{topo.node}'s NICs = "
-                f"{us(net_t)}"
+                f"{worked(net_t)}"
                 + (
                     ", and "
                     + wan_transfer_detail(
@@ -359,7 +360,7 @@ def collnet_direct_timing(
         return (
             f"reduce-scatter to and all-gather from the per-GPU heads inside, 2(m-1)/m x S = "
             f"{format_size(2 * (m - 1) / m * size_bytes)} per GPU at {gbps(topo.up_bw_Bps())}: "
-            f"{us(intra_t)}; " + _sharp_words(size_bytes, topo, params, net_t)
+            f"{worked(intra_t)}; " + _sharp_words(size_bytes, topo, params, net_t)
         )
 
     return _collnet_timing(
@@ -413,7 +414,7 @@ def _sharp_words(size_bytes: float, topo: Topology, params: CostParams, net_t: f
         f"the SHARP switch tree: S = {format_size(size_bytes)} per {topo.node} at {a:g} x the "
         f"{topo.node}'s network ({nics}, {gbps(topo.domain_bw_Bps('neighbour'))}) = "
         f"{gbps(a * topo.domain_bw_Bps('neighbour'))} "
-        f"(NCCL rates CollNet at half its bus bandwidth): {us(net_t)}"
+        f"(NCCL rates CollNet at half its bus bandwidth): {worked(net_t)}"
     )
 
 
@@ -491,7 +492,7 @@ def collnet_chain_timing(
         inside = (
             f"a chain inside the {topo.node}, up and back down, 2 x S = "
             f"{format_size(2 * size_bytes)} "
-            f"per GPU at {gbps(topo.up_bw_Bps())}: {us(intra_t)}; "
+            f"per GPU at {gbps(topo.up_bw_Bps())}: {worked(intra_t)}; "
             if m > 1
             else ""
         )
