@@ -163,3 +163,18 @@ def test_a_simple_hop_floor_is_said_in_binary_units_and_its_direction(
     assert "exposes 12 for a small message (the link's own count), falling to 8 at a 64 MiB" in (
         said(12.0)
     )
+
+
+def test_a_worked_time_in_prose_keeps_its_zeros_and_a_constant_its_own_form(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """2 x DGX A100 send/recv of 1 GB: the pair across nodes moves 1 GB through one HDR NIC at
+    25 x 0.975 = 24.4 GB/s, 41.0 ms, which the term column prints as 41.0 ms and the prose had
+    printed '41 ms' (review DS); NCCL's NET hop, a constant, reads as its source gives it."""
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-a100", nodes=2))
+    est = estimate_on(cluster, Collective.SEND_RECV, 1e9)
+    (transfer,) = [t for t in est.best.terms if t.name == "transfer"]
+    assert f"{1e9 / (25e9 * 0.975) * 1e3:.1f}" == "41.0"
+    assert transfer.detail.endswith("at 24.4 GB/s: 41.0 ms")
+    ring = estimate_on(cluster, Collective.ALL_REDUCE, 1e9, algorithm="ring", protocol="simple")
+    assert any("NCCL NET hop 14 us (ring/Simple, hwLat)" in t.detail for t in ring.best.terms)
