@@ -562,17 +562,21 @@ def _estimate(
         # only where the reason is the node count: nvls on NVLink 3, a tree broadcast, a ring
         # all-to-all need no second node, and had been told to add one (review DQ)
         reason = exc.template
+        up = topo.up.link_id if topo.up is not None else ""
         if (
             cluster.nodes == 1
             and ("several nodes" in reason or "two nodes" in reason)
+            # PXN on a link that is no NVLink: no second node lifts it (review DS)
+            and not ("over NVLink" in reason and not up.startswith("nvlink"))
             and any(a.startswith(INTRA_ONLY) for a in cluster.assumptions)
         ):
             # --intra alone is one node: a forced multi-node algorithm (hierarchical, PXN,
             # CollNet) had been priced on 2 NDR-joined nodes before; say why it has none now
-            # (review DP)
+            # (review DP); PAT needs one GPU per node as well (review DS)
+            also = ", {gpus_per_node} 1" if "one GPU per node" in reason else ""
             raise AlgorithmNotApplicableError(
                 f"{exc.template}; 1 node was assumed, as only a scale-up link is given "
-                "({nodes} and {inter} to join more)",
+                "({nodes}" + also + " and {inter} to join more)",
                 field=exc.field,
             ) from None
         raise

@@ -121,12 +121,20 @@ def test_a_scale_up_link_alone_is_one_domain() -> None:
         assert str(info.value).endswith(
             "; 1 node was assumed, as only a scale-up link is given (nodes and inter to join more)"
         )
+    # PAT also needs one GPU per node, which the words name (review DS)
+    with pytest.raises(AlgorithmNotApplicableError) as info:
+        estimate_on(one, Collective.ALL_GATHER, 1e9, algorithm="pat")
+    assert str(info.value).endswith(
+        "; 1 node was assumed, as only a scale-up link is given (nodes, gpus_per_node 1 and "
+        "inter to join more)"
+    )
     # nor a refusal whose reason is no node count (review DQ: NVLS on NVLink 3, a tree
-    # broadcast, a ring all-to-all had been told to add nodes)
+    # broadcast, a ring all-to-all had been told to add nodes; review DS: PXN over PCIe)
     for intra, collective, algorithm in (
         ("nvlink3", Collective.ALL_REDUCE, "nvls"),
         ("nvlink4", Collective.BROADCAST, "tree"),
         ("nvlink4", Collective.ALL_TO_ALL, "ring"),
+        ("pcie4", Collective.ALL_TO_ALL, "pxn"),
     ):
         alone = resolve_cluster(CAT, ClusterSpec(intra=intra))
         with pytest.raises(AlgorithmNotApplicableError) as info:
