@@ -574,6 +574,10 @@ def test_the_all_to_all_plot_draws_its_own_network_ceiling(tmp_path: Path) -> No
 
     text = plot("2")
     assert f"ndr all-to-all ceiling, share x 15/8: {share * 15 / 8:.1f} GB/s" in text
+    # its tag at the line's end says what it is, a GPU's all-to-all ceiling, not the node's
+    # rate (the tag had been derived from its kind and read 'ndr per node 91.4 GB/s')
+    assert f"<!-- ndr all-to-all {share * 15 / 8:.1f} GB/s -->" in text
+    assert "ndr per node" not in text
     assert "ring ceiling" not in text
     assert "per-GPU share (the scale-out side of the gap)" not in text
     # 2:1 leaves with every peer across them (the default cross-leaf fraction on 4 nodes, as the

@@ -133,6 +133,8 @@ class Ceiling:
     GBps: float
     kind: Literal["scale-up", "network-node", "network-gpu"]
     color: str | None = None
+    #: what the line's tag at its left end names it by, before its rate ("ndr per node")
+    tag: str = ""
 
 
 @dataclass(frozen=True)
@@ -449,13 +451,6 @@ def _plain_log_axis(axis: Any, function: Any) -> None:
     axis.set_minor_formatter(FuncFormatter(minor))
 
 
-def _ceiling_tag(ceiling: Ceiling) -> str:
-    """What a ceiling's tag on the plot says it is per (the legend says it whole)."""
-    if ceiling.kind != "network-node":
-        return "per GPU "
-    return "per domain " if "per scale-up domain" in ceiling.label else "per node "
-
-
 def _label_ceilings(ax: Any, ceilings: Sequence[Ceiling]) -> None:
     """Each ceiling's link and rate at the left end of its line, so that two lines a few per
     cent apart can be told apart (review DO: NVLink 4's 371 GB/s and 8 NDR's 390 GB/s had
@@ -466,7 +461,7 @@ def _label_ceilings(ax: Any, ceilings: Sequence[Ceiling]) -> None:
         above = ordered[i + 1].GBps if i + 1 < len(ordered) else math.inf
         below = above < ceiling.GBps * 1.15
         ax.annotate(
-            f"{ceiling.label.split()[0]} {_ceiling_tag(ceiling)}{_gbps_label(ceiling.GBps)} GB/s",
+            f"{ceiling.tag or ceiling.label} {_gbps_label(ceiling.GBps)} GB/s",
             xy=(0.005, ceiling.GBps),
             xycoords=("axes fraction", "data"),
             xytext=(0, -2 if below else 2),
@@ -829,7 +824,14 @@ def plot_sweep_clusters(
     ceilings: list[Ceiling] = []
     up = first.topology.up
     if up is not None:
-        ceilings.append(Ceiling(f"{up.link_id} achievable per GPU", up.bw_Bps / GB, "scale-up"))
+        ceilings.append(
+            Ceiling(
+                f"{up.link_id} achievable per GPU",
+                up.bw_Bps / GB,
+                "scale-up",
+                tag=f"{up.link_id} per GPU",
+            )
+        )
     for i, (cluster, _estimates) in enumerate(groups):
         out = cluster.topology.out
         if out is None:
@@ -854,6 +856,9 @@ def plot_sweep_clusters(
                     node_GBps / m * (n - 1) / (n - m) / taper,
                     "network-node",
                     col,
+                    # a GPU's busbw ceiling, not the node's rate ('per node' had been derived
+                    # from its kind)
+                    tag=f"{out.link_id} all-to-all",
                 )
             )
             continue
@@ -867,6 +872,7 @@ def plot_sweep_clusters(
                 node_GBps,
                 "network-node",
                 col,
+                tag=f"{out.link_id} per {'domain' if where == 'scale-up domain' else where}",
             )
         )
         if m > 1 and single:
@@ -876,6 +882,7 @@ def plot_sweep_clusters(
                     node_GBps / m,
                     "network-gpu",
                     col,
+                    tag=f"{out.link_id} per GPU",
                 )
             )
     fabrics = ", ".join(c.inter.id for c, _ in groups if c.inter is not None) or None
