@@ -743,13 +743,16 @@ def _range_notes(results: Sequence[TrainResult]) -> list[str]:
     ranks: list[int] = []
     said = ""
     for i, r in enumerate(results, start=1):
-        hints = [
-            a for p in r.phases for a in p.assumptions if a.startswith(SIMPLE_EXTRAPOLATION_HINT)
+        phases = [
+            (p.ranks, a)
+            for p in r.phases
+            for a in p.assumptions
+            if a.startswith(SIMPLE_EXTRAPOLATION_HINT)
         ]
-        if hints:
+        if phases:
             which.append(f"#{i}")
-            said = hints[0]
-            ranks += [int(m.group(1)) for h in hints for m in [_RANKS.search(h)] if m]
+            said = phases[0][1]
+            ranks += [count for count, _ in phases]
     if not which:
         return []
     low, high = min(ranks, default=0), max(ranks, default=0)
@@ -763,7 +766,7 @@ def _range_notes(results: Sequence[TrainResult]) -> list[str]:
     return [f"{layouts}: {said}"]
 
 
-#: The rank count in the phases' word on Simple's per-step reading
+#: Where the phases' word on Simple's per-step reading gives its rank count
 _RANKS = re.compile(r"for (\d+) ranks that is")
 
 
