@@ -109,16 +109,41 @@ def test_tree_fill_uses_the_channel_count_and_nccl_chunks() -> None:
     # (below the 80 GB/s of the 2-node network tree). Stages: 2 x 7 in the nodes, 2 across (16,
     # depth 8); per channel D = 256 KiB; the chunk halves 512 -> 256 -> 128 KiB (D/C < 64),
     # then 64 KiB (D/C < 32) and 32 KiB (D/C < 8). NCCL's tree correction for Simple at 4 MiB
-    # (bucket 4M) is 0.7, applied to the transfer: the tree moves its bytes at 0.7 x 46 GB/s;
-    # a chunk crosses a stage at the channel's own rate, fill = 15 x 32 KiB / (46 GB/s / 16)
+    # (bucket 4M) is 0.7, applied to the transfer: the tree moves its bytes at 0.7 x 46 GB/s.
+    # A chunk crosses each stage at its own tier's per-channel rate, without the correction, and
+    # every stage but one of the slowest tier's holds it: 13 chain stages at 46 GB/s / 16 and
+    # both network stages at 80 GB/s x 0.92 / 16
     topo = cluster(2, 8)
     tree = _cost(topo, 4 * 2**20, Algorithm.TREE, Protocol.SIMPLE)
     assert tree.transfer_s == pytest.approx(4 * 2**20 / (0.7 * 46 * GB))
-    assert tree.fill_s == pytest.approx(15 * 32 * KIB / (46 * GB / 16))
+    assert tree.fill_s == pytest.approx(
+        13 * 32 * KIB / (46 * GB / 16) + 2 * 32 * KIB / (80 * 0.92 * GB / 16)
+    )
     # LL keeps the fill alone: at 4 MiB NCCL's LL factor (0.7) is not applied
     ll = _cost(topo, 4 * 2**20, Algorithm.TREE, Protocol.LL)
     tuner_ll = _cost(topo, 4 * 2**20, Algorithm.TREE, Protocol.LL, params=TUNER)
     assert tuner_ll.transfer_s == pytest.approx(ll.transfer_s / 0.7)
+
+
+def test_a_network_bound_tree_fills_each_stage_at_its_own_tier_s_rate() -> None:
+    """A pipeline of stage times t_i moving k chunks takes sum(t_i) + (k - 1) max(t_i): the
+    stages inside the nodes fill at the chain's rate, not the network's (review DG: the fill had
+    run every stage at the binding tier's rate, 444 us where stage by stage it is about 160 us
+    on 8 x DGX H100 with one NIC each at 64 MiB)."""
+    # 2 nodes x 8 GPUs, 1 NIC of 10 GB/s: 2 channels. Network tree 10 GB/s x 0.92 = 9.2 GB/s
+    # binds (the chain: 100 / 2 x 0.92 = 46 GB/s). At 4 MiB, D = 2 MiB per channel, depth 8:
+    # 512 -> 256 -> 128 KiB (D/C < 64), then 64 KiB (D/C < 32); 32 chunks >= 8 stops there.
+    # Simple: the 14 chain stages hold a 64 KiB chunk at 46 / 2 GB/s per channel, one of the two
+    # network stages at 9.2 / 2 GB/s; the other is the transfer's own
+    topo = cluster(2, 8, 1)
+    tree = _cost(topo, 4 * 2**20, Algorithm.TREE, Protocol.SIMPLE)
+    assert tree.fill_s == pytest.approx(14 * 64 * KIB / (23 * GB) + 64 * KIB / (4.6 * GB))
+    # every stage at the binding 4.6 GB/s per channel would be 4 x as long
+    assert 3.9 * tree.fill_s < 15 * 64 * KIB / (4.6 * GB)
+    # LL: only the network stages hold a chunk (one LL step, 32 KiB), both at the network's rate:
+    # 10 GB/s x 0.92 / 3.8 (NCCL's tree LL divisor) on 2 channels, below NCCL's LL cap
+    ll = _cost(topo, 4 * 2**20, Algorithm.TREE, Protocol.LL)
+    assert ll.fill_s == pytest.approx(2 * 32 * KIB / (9.2 * GB / 3.8 / 2))
 
 
 def test_ll128_tree_chunk_halves_for_the_node_count() -> None:

@@ -53,7 +53,12 @@ from ibcalc.engine.algorithms.recursive import (
     rhd_timing,
 )
 from ibcalc.engine.algorithms.ring import _RING_COLLECTIVES, _ring_bw, ring_timing
-from ibcalc.engine.algorithms.tree import tree_network_multiplier, tree_timing
+from ibcalc.engine.algorithms.tree import (
+    tree_network_multiplier,
+    tree_stages,
+    tree_tier_rate,
+    tree_timing,
+)
 from ibcalc.engine.base import (
     Timing,
     Topology,
@@ -62,7 +67,6 @@ from ibcalc.engine.base import (
     bytes_factor,
     correction_at,
     intra_hop_latency,
-    ll_cap_Bps,
     net_overhead,
     net_row,
     protocol_factor,
@@ -80,9 +84,12 @@ from ibcalc.engine.measure import chain_overlaps
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.pipeline import (
     active_channels,
+    channel_rates,
     channel_unit_bytes,
     channels,
     chunk_plan,
+    fill_seconds,
+    held_stages,
     trimmed_bw,
 )
 from ibcalc.engine.types import Algorithm, Collective, Protocol
@@ -311,11 +318,8 @@ def _tree_kernel(
     net_bw = topo.domain_bw_Bps("neighbour") / tree_network_multiplier(big_n)
     wan_bw = topo.wan_bw_Bps(params, protocol) / tree_network_multiplier(topo.sites)
     # NCCL's tree all-reduce factor on whichever tier binds (algorithms.tree.tree_timing)
-    bw = min(wan_bw, net_bw, chain_bw) * nccl.tree_factor
-    if protocol is Protocol.LL:
-        bw = min(bw / nccl.tree_ll_divisor, ll_cap_Bps(topo, params) / 2.0)
-    elif protocol is Protocol.LL128:
-        bw *= nccl.tree_ll128_factor_one_node if big_n == 1 else nccl.tree_ll128_factor_multi_node
+    rate = tree_tier_rate(topo, protocol, params)
+    bw = rate(min(wan_bw, net_bw, chain_bw))
     model_fill = bool(params.pipeline.model_fill)
     first = nccl.tree_correction_first_bucket_bytes
     corrected = tree_corrected(protocol, params)
@@ -339,18 +343,19 @@ def _tree_kernel(
     unit = channel_unit_bytes(topo, protocol, params, ring=False)
     op_s = proxy_op_per_channel_s(topo, params)
     simple = protocol is Protocol.SIMPLE
-    held = total_stages - 1 if simple else net_stages
+    stages = tree_stages(rate, (chain_bw, net_bw, wan_bw), (m - 1, net_levels, wan_depth))
+    held = held_stages(stages, protocol)
     chunk_depth = max(1, total_stages // 2) if simple else 1
 
     net_varies, net_const, hw, extra, low, span, fill_bytes = _unpack_net(net_hop)
     ll_on, ll_sat, ll_bw = _unpack_ll(ll_net)
-    fills = model_fill and total_stages >= 2
+    fills = model_fill and total_stages >= 2 and all(s.rate_Bps > 0 for s in stages)
     # engine.pipeline.tree_chunk_bytes, with the chunk plan worked out once
     chunk_start, chunk_halvings = chunk_plan(topo, protocol, chunk_depth, params)
 
     def kernel(size_bytes: float) -> float:
         nc = active_channels(size_bytes, full, unit)
-        b = fill_b = trimmed_bw(bw, nc, full)
+        b = trimmed_bw(bw, nc, full)
         if corrected:
             b *= correction_at(size_bytes, table, first, smooth=model_fill)
         if net_varies:
@@ -366,14 +371,14 @@ def _tree_kernel(
                 transfer = ll
         elif transfer < 0.0:
             transfer = 0.0
-        if fills and fill_b > 0:
+        if fills:
             per_channel = size_bytes / nc
             chunk = chunk_start
             for limit, floor in chunk_halvings:
                 while per_channel / chunk < limit and chunk > floor:
                     chunk /= 2
             chunk = chunk if chunk < per_channel else per_channel
-            pipeline_fill = held * chunk / (fill_b / nc)
+            pipeline_fill = fill_seconds(chunk, channel_rates(held, nc, full))
         else:
             pipeline_fill = 0.0
         total = latency + transfer

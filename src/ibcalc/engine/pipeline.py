@@ -39,11 +39,15 @@ from ibcalc.units import format_size
 
 __all__ = [
     "Fill",
+    "Stages",
     "active_channels",
+    "channel_rates",
     "channel_unit_bytes",
     "channels",
     "chunk_plan",
     "fill_parts",
+    "fill_seconds",
+    "held_stages",
     "tree_chunk_bytes",
     "trimmed_bw",
     "trimmed_text",
@@ -143,49 +147,109 @@ def tree_chunk_bytes(
     return min(per_channel_bytes, chunk)
 
 
-class Fill(NamedTuple):
-    """A pipeline fill: ``held`` stages each hold a chunk of ``chunk_bytes`` that crosses at
-    ``rate_Bps`` per channel."""
+class Stages(NamedTuple):
+    """One tier's stages along a pipeline: ``number`` of them, each crossed at ``rate_Bps`` (the
+    tier's bandwidth for the collective on all channels, after protocol factors); ``tier`` is
+    ``"up"`` (a scale-up link), ``"net"`` (the network) or ``"wan"`` (between sites)."""
 
-    held: int
-    chunk_bytes: float
+    number: int
     rate_Bps: float
+    tier: str
+
+    @property
+    def network(self) -> bool:
+        """Whether a stage crosses the network or a WAN (a proxy's send)."""
+        return self.tier != "up"
+
+
+class Fill(NamedTuple):
+    """A pipeline fill: a chunk of ``chunk_bytes`` held by the stages of ``parts``, each part
+    (stages that hold it, per-channel rate of those stages, their tier: :class:`Stages`)."""
+
+    chunk_bytes: float
+    parts: tuple[tuple[int, float, str], ...]
+
+    @property
+    def held(self) -> int:
+        """Stages that hold a chunk."""
+        return sum(part[0] for part in self.parts)
 
     @property
     def seconds(self) -> float:
-        """``held x chunk / rate``."""
-        return self.held * self.chunk_bytes / self.rate_Bps
+        """The sum over holding stages of ``chunk / rate``."""
+        return fill_seconds(self.chunk_bytes, self.parts)
+
+
+def fill_seconds(chunk_bytes: float, parts: tuple[tuple[int, float, str], ...]) -> float:
+    """``sum(held x chunk / per-channel rate)`` over ``parts`` (:class:`Fill`)."""
+    total = 0.0
+    for held, rate, _ in parts:
+        total += held * chunk_bytes / rate
+    return total
+
+
+def held_stages(
+    stages: tuple[Stages, ...], protocol: Protocol
+) -> tuple[tuple[int, float, str], ...]:
+    """The stages of a pipeline that hold a chunk, as (count, tier rate, tier) per tier.
+
+    A synchronous pipeline of stage times ``t_i`` moving k chunks takes ``sum(t_i) + (k - 1) x
+    max(t_i)``: the transfer term is ``k x max(t_i)`` (the binding tier), so the fill is every
+    stage's time but one of the slowest, each at its own tier's rate (equal rates give
+    ``(stages - 1) x C / b``). Simple synchronises every stage per chunk; LL and LL128 carry a
+    flag in every line, so inside a node each stage forwards lines as they land and only the
+    network stages (where the proxy posts a send once a buffer step is ready) hold a chunk, each
+    at its own tier's rate.
+    """
+    if protocol is not Protocol.SIMPLE:
+        return tuple((s.number, s.rate_Bps, s.tier) for s in stages if s.network and s.number > 0)
+    used = [s for s in stages if s.number > 0]
+    if not used:
+        return ()
+    slowest = min(range(len(used)), key=lambda i: used[i].rate_Bps)
+    parts = []
+    for i, s in enumerate(used):
+        held = s.number - 1 if i == slowest else s.number
+        if held > 0:
+            parts.append((held, s.rate_Bps, s.tier))
+    return tuple(parts)
+
+
+def channel_rates(
+    held: tuple[tuple[int, float, str], ...], active: float, full: int
+) -> tuple[tuple[int, float, str], ...]:
+    """``held`` (:func:`held_stages`) with each tier rate turned into the rate of one of the
+    ``active`` channels of ``full`` (:func:`trimmed_bw`, over ``active``)."""
+    return tuple(
+        (count, trimmed_bw(rate, active, full) / active, tier) for count, rate, tier in held
+    )
 
 
 def fill_parts(
     size_bytes: float,
-    stages: tuple[int, int],
-    bw_Bps: float,
+    stages: tuple[Stages, ...],
     topo: Topology,
     *,
     protocol: Protocol,
     params: CostParams,
     active: float | None = None,
 ) -> Fill | None:
-    """Pipeline fill of a chain or tree, ``held x C / b`` with b = bw / channels (a
-    :class:`Fill`); None where there is no fill.
+    """Pipeline fill of a chain or tree (a :class:`Fill`); None where there is no fill.
 
-    ``stages`` is (stages inside a node, network stages) along the pipeline; ``size_bytes`` is
-    what crosses it per rank and ``bw_Bps`` its total bandwidth for that (the transfer term is
-    ``size_bytes / bw_Bps``). Simple synchronises every stage per chunk. LL and LL128 carry a flag
-    in every line, so inside a node each stage forwards lines as they land (no fill), but across
-    the network the proxy posts a send only once a buffer step is ready: their network stages hold
-    one step (or the channel's whole share, if smaller). None in NCCL's tuner view. ``active`` is
-    the channels the collective runs on (:func:`active_channels`; all of them by default) and
-    ``bw_Bps`` their bandwidth together.
+    ``stages`` are the pipeline's tiers (:class:`Stages`); ``size_bytes`` is what crosses it per
+    rank. Each holding stage (:func:`held_stages`) holds one chunk of NCCL's chunk plan
+    (:func:`chunk_plan`), which crosses it at its own tier's per-channel rate. None in NCCL's
+    tuner view and with fewer than two stages. ``active`` is the channels the collective runs on
+    (:func:`active_channels`; all of them by default).
     """
-    intra, net = stages
-    total = intra + net
-    if not params.pipeline.model_fill or total < 2 or bw_Bps <= 0:
+    total = sum(s.number for s in stages)
+    if not params.pipeline.model_fill or total < 2:
         return None
-    nc = channels(topo, params) if active is None else active
+    if any(s.number > 0 and not s.rate_Bps > 0 for s in stages):
+        return None
+    full = channels(topo, params)
+    nc = float(full) if active is None else active
     per_channel = size_bytes / nc
     depth = max(1, total // 2) if protocol is Protocol.SIMPLE else 1
     chunk = tree_chunk_bytes(per_channel, chunk_plan(topo, protocol, depth, params))
-    held = total - 1 if protocol is Protocol.SIMPLE else net
-    return Fill(held, chunk, bw_Bps / nc)
+    return Fill(chunk, channel_rates(held_stages(stages, protocol), nc, full))

@@ -24,6 +24,7 @@ ceil(log2(sites)) of the tree levels are WAN hops.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from ibcalc.engine.base import (
     Timing,
@@ -56,6 +57,7 @@ from ibcalc.engine.base import (
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.pipeline import (
     Fill,
+    Stages,
     active_channels,
     channel_unit_bytes,
     channels,
@@ -66,7 +68,7 @@ from ibcalc.engine.pipeline import (
 from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
 from ibcalc.units import format_bandwidth, format_size
 
-__all__ = ["tree_network_multiplier", "tree_timing"]
+__all__ = ["tree_network_multiplier", "tree_stages", "tree_tier_rate", "tree_timing"]
 
 
 def _rate_words(
@@ -102,6 +104,41 @@ def tree_network_multiplier(domains: int) -> float:
     return 1.0 if domains <= 2 else 2.0
 
 
+def tree_tier_rate(
+    topo: Topology, protocol: Protocol, params: CostParams
+) -> Callable[[float], float]:
+    """A tier's tree rate from its bandwidth for the collective: NCCL's tree all-reduce factor,
+    then its LL divisor and cap (half NCCL's LL cap, for trees) or its LL128 factor."""
+    nccl = params.nccl_tuner
+    factor = nccl.tree_factor
+    if protocol is Protocol.LL:
+        divisor, cap = nccl.tree_ll_divisor, ll_cap_Bps(topo, params) / 2.0
+        return lambda tier_bw: min(tier_bw * factor / divisor, cap)
+    if protocol is Protocol.LL128:
+        factor *= (
+            nccl.tree_ll128_factor_one_node
+            if topo.domains == 1
+            else nccl.tree_ll128_factor_multi_node
+        )
+    return lambda tier_bw: tier_bw * factor
+
+
+def tree_stages(
+    rate: Callable[[float], float],
+    tiers: tuple[float, float, float],
+    levels: tuple[int, int, int],
+) -> tuple[Stages, ...]:
+    """The tree's pipeline, up the chain and the tree to the root and back down: 2 stages per
+    chain hop, network level and WAN level (``levels``: the chain's hops, the network levels,
+    the WAN levels), each at its tier's rate (``tiers``: the chain's, the network's and the
+    WAN's bandwidth for the collective, through ``rate``: :func:`tree_tier_rate`)."""
+    return tuple(
+        Stages(2 * count, rate(bw), tier)
+        for count, bw, tier in zip(levels, tiers, ("up", "net", "wan"), strict=True)
+        if count > 0
+    )
+
+
 def tree_timing(
     collective: Collective,
     size_bytes: float,
@@ -128,19 +165,13 @@ def tree_timing(
         tier_bw, limit = chain_bw, "up"
     # NCCL's tree all-reduce factor (0.92) on whichever tier binds, as its tuner applies it: a
     # network-bound 2 x 4 H100 tree reaches 0.92 of the rate its own rings reach on the same NICs
-    bw = tier_bw * nccl.tree_factor
-    if protocol is Protocol.LL:
-        bw = min(bw / nccl.tree_ll_divisor, ll_cap_Bps(topo, params) / 2.0)
-    elif protocol is Protocol.LL128:
-        bw *= nccl.tree_ll128_factor_one_node if big_n == 1 else nccl.tree_ll128_factor_multi_node
-    proto_bw = bw
+    rate = tree_tier_rate(topo, protocol, params)
+    bw = proto_bw = rate(tier_bw)
     full = channels(topo, params)
     unit = channel_unit_bytes(topo, protocol, params, ring=False)
     active = active_channels(size_bytes, full, unit)
     bw = trimmed_bw(bw, active, full)
-    # a chunk crosses a stage at the channel's own rate: the fill does not take the size-bucket
-    # correction below (with it, the fill fell as the correction rose from 1 to 8 MiB faster
-    # than the chunk grew, and a tree/Simple all-reduce took less time for more bytes)
+    # the binding rate on the active channels, before the size-bucket correction below
     fill_bw = bw
     # NCCL's size-bucket correction ("trees do not follow the model well at medium sizes")
     correction = (
@@ -160,12 +191,13 @@ def tree_timing(
     # the proxy starts one network operation per channel (0 on one node and in NCCL's view)
     ops = proxy_ops_s(topo, active, params)
     latency = base + 2 * ((m - 1) * intra + net_levels * net + wan_depth * wan) + posts + ops
-    # up the chain and the tree to the root, then back down: every stage holds a chunk
-    stages = (2 * (m - 1), 2 * (net_levels + wan_depth))
+    # up the chain and the tree to the root, then back down; a chunk crosses each stage at its
+    # own tier's rate and does not take the size-bucket correction (with it, the fill fell as
+    # the correction rose from 1 to 8 MiB faster than the chunk grew, and a tree/Simple
+    # all-reduce took less time for more bytes)
+    stages = tree_stages(rate, (chain_bw, net_bw, wan_bw), (m - 1, net_levels, wan_depth))
     transfer = max(size_bytes / bw, ll_network_transfer(topo, size_bytes, protocol, params))
-    parts = fill_parts(
-        size_bytes, stages, fill_bw, topo, protocol=protocol, params=params, active=active
-    )
+    parts = fill_parts(size_bytes, stages, topo, protocol=protocol, params=params, active=active)
     fill = 0.0 if parts is None else parts.seconds
 
     def explain() -> Cost:
@@ -217,14 +249,7 @@ def tree_timing(
                 Term(
                     name="pipeline fill",
                     seconds=fill,
-                    detail=(
-                        f"{stages[0]} stages in {topo.node}s + {stages[1]} across"
-                        if stages[0]
-                        else f"{stages[1]} stages across"
-                    )
-                    + ": the first chunk "
-                    "crosses each before the pipeline runs full: "
-                    + _fill_detail(parts, active, stages, topo.node),
+                    detail=_fill_detail(parts, active, stages, topo.node),
                 )
             )
         return make_cost(
@@ -258,25 +283,35 @@ def tree_timing(
     return Timing(Algorithm.TREE, protocol, latency, transfer, explain, fill_s=fill)
 
 
-def _fill_detail(parts: Fill | None, active: float, stages: tuple[int, int], node: str) -> str:
-    """``held x chunk / per-channel rate`` of the fill (:func:`fill_parts`), with its numbers
-    and which of the ``stages`` (inside nodes, across) hold a chunk; ``node``: the word for a
-    scale-up domain (:attr:`Topology.node`)."""
+def _tier_words(tier: str, node: str) -> str:
+    """Where a stage of ``tier`` (:class:`Stages`) sits: in a scale-up domain (``node``, its
+    word), across the network or across the WAN."""
+    return f"in {node}s" if tier == "up" else ("across" if tier == "net" else "across the WAN")
+
+
+def _fill_detail(parts: Fill | None, active: float, stages: tuple[Stages, ...], node: str) -> str:
+    """The fill's stages (``stages``; ``node``: the word for a scale-up domain,
+    :attr:`Topology.node`), which of them hold a chunk, and ``held x chunk / per-channel rate``
+    per tier (:func:`fill_parts`)."""
     assert parts is not None  # the term is listed only when there is a fill
-    total = sum(stages)
+    counts = " + ".join(f"{s.number} {_tier_words(s.tier, node)}" for s in stages)
+    total = sum(s.number for s in stages)
+    rates = ", ".join(
+        f"{held} {_tier_words(tier, node)} at {format_bandwidth(rate)}"
+        for held, rate, tier in parts.parts
+    )
     if parts.held == total - 1:
-        held = f"{parts.held} stages (all but the last of {total})"
-    elif parts.held == stages[1]:
-        inside = f"LL and LL128 lines flow on inside {node}s; " if stages[0] else ""
-        held = (
-            f"the {parts.held} network stage{'s' if parts.held != 1 else ''} ({inside}the proxy "
-            "sends a whole step)"
-        )
+        held = "every stage but one of the slowest tier's holds it"
     else:
-        held = f"{parts.held} stages"
+        inside = f"LL and LL128 lines flow on inside {node}s; " if stages[0].tier == "up" else ""
+        held = f"the network stages hold it ({inside}the proxy sends a whole step)"
+    if len(stages) > 1:
+        counts = f"{total} stages, {counts}"
+    else:
+        counts = f"{counts} stage{'s' if total != 1 else ''}"
     return (
-        f"{held} hold a chunk of {format_size(parts.chunk_bytes)} at "
-        f"{format_bandwidth(parts.rate_Bps)} per channel ({active:g} channel"
-        f"{'' if active == 1 else 's'}; NCCL chunk sizes, "
-        "engine/pipeline.py; without the size-bucket correction)"
+        f"{counts}: the first chunk, "
+        f"{format_size(parts.chunk_bytes)}, crosses each before the pipeline runs full; {held}: "
+        f"{rates} per channel ({active:g} channel{'' if active == 1 else 's'}; NCCL chunk "
+        "sizes, engine/pipeline.py; each tier at its own rate, without the size-bucket correction)"
     )
