@@ -344,7 +344,7 @@ def _tree_kernel(
     op_s = proxy_op_per_channel_s(topo, params)
     simple = protocol is Protocol.SIMPLE
     stages = tree_stages(rate, (chain_bw, net_bw, wan_bw), (m - 1, net_levels, wan_depth))
-    held = held_stages(stages, protocol)
+    per_channel_parts = channel_rates(held_stages(stages, protocol), full)
     chunk_depth = max(1, total_stages // 2) if simple else 1
 
     net_varies, net_const, hw, extra, low, span, fill_bytes = _unpack_net(net_hop)
@@ -378,7 +378,7 @@ def _tree_kernel(
                 while per_channel / chunk < limit and chunk > floor:
                     chunk /= 2
             chunk = chunk if chunk < per_channel else per_channel
-            pipeline_fill = fill_seconds(chunk, channel_rates(held, nc, full))
+            pipeline_fill = fill_seconds(chunk, per_channel_parts)
         else:
             pipeline_fill = 0.0
         total = latency + transfer

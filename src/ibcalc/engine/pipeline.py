@@ -216,13 +216,12 @@ def held_stages(
 
 
 def channel_rates(
-    held: tuple[tuple[int, float, str], ...], active: float, full: int
+    held: tuple[tuple[int, float, str], ...], full: int
 ) -> tuple[tuple[int, float, str], ...]:
-    """``held`` (:func:`held_stages`) with each tier rate turned into the rate of one of the
-    ``active`` channels of ``full`` (:func:`trimmed_bw`, over ``active``)."""
-    return tuple(
-        (count, trimmed_bw(rate, active, full) / active, tier) for count, rate, tier in held
-    )
+    """``held`` (:func:`held_stages`) with each tier rate turned into one channel's of ``full``:
+    a collective on fewer channels (:func:`trimmed_bw`) has that share of the rate, so each of
+    its channels still moves ``rate / full``."""
+    return tuple((count, rate / full, tier) for count, rate, tier in held)
 
 
 def fill_parts(
@@ -252,4 +251,4 @@ def fill_parts(
     per_channel = size_bytes / nc
     depth = max(1, total // 2) if protocol is Protocol.SIMPLE else 1
     chunk = tree_chunk_bytes(per_channel, chunk_plan(topo, protocol, depth, params))
-    return Fill(chunk, channel_rates(held_stages(stages, protocol), nc, full))
+    return Fill(chunk, channel_rates(held_stages(stages, protocol), full))
