@@ -966,6 +966,29 @@ def test_a_perfect_log_is_not_fitted_away_from_where_it_fits(catalogue: Catalogu
     assert all(p.value == pytest.approx(p.before, rel=1e-5, abs=1e-8) for p in cal.parameters)
 
 
+def test_a_value_no_row_depends_on_is_not_fitted_down_to_where_it_would(
+    catalogue: Catalogue,
+) -> None:
+    """4 x DGX A100 on NDR, a log rendered from the model (8 B - 8 GiB): its NICs (capped by
+    PCIe 4) bind every large row, so no row's time depends on NVLink 3's efficiency from about
+    0.71 up. The search had left it at 0.71 and the report called that 'a bound: ... at most
+    this value', where the runs say, if anything, at least; it had risen to no row either. A value
+    that moved the way that slows its term and moves no row is not fitted: it keeps 0.80."""
+    spec = ClusterSpec(system="dgx-a100", nodes=4, inter="ndr")
+    cluster = resolve_cluster(catalogue, spec)
+    ests = [estimate_on(cluster, Collective.ALL_REDUCE, 2.0**k) for k in range(3, 34)]
+    hosts = [f"node{i:02d}" for i in range(4)]
+    log = synthesize_log(ests, gpu_name="NVIDIA A100-SXM4-80GB", hosts=hosts)
+    cal = calibrate(parse_log(log).runs, spec, catalogue=catalogue)
+    assert "nvlink3.efficiency" not in {p.name for p in cal.parameters}
+    why = {u.name: u.reason for u in cal.undetermined}
+    assert why["nvlink3.efficiency"] == (
+        "no fitted row's time depends on it, at its value in use or where the fit left it: the "
+        "runs do not fix it (it keeps its value)"
+    )
+    assert cal.rms_after <= cal.rms_before + 1e-9
+
+
 def test_large_rows_the_fit_leaves_far_off_are_warned_about(catalogue: Catalogue) -> None:
     """The A3 Mega log read as the DGX H100 on NDR its GPUs suggest (no --system): no value the
     fit may move reaches its large rows, which stay 61 % off after the fit; the override had

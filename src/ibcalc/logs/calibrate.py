@@ -952,6 +952,23 @@ def calibrate(
         "no fitted row's time depends on it; the fit only drove it to a bound of its range (it "
         "keeps its value)",
     )
+    # a value that moves no fitted row where the fit left it, moved the way that makes its term
+    # take longer (a lower efficiency or rate, a higher latency), moved no row where it was
+    # either: the runs say nothing of it (a perfect 4 x DGX A100 log on NDR, bound by its
+    # NICs, had NVLink 3's 0.80 'fitted' to 0.71 and called it at most that)
+    drifted = [
+        p
+        for p in determined
+        if p not in unsupported
+        and fitted[p][1] == 0
+        and _slower_way(p, values[p], float(starts[p] or 0.0))
+    ]
+    put_back(
+        drifted,
+        "no fitted row's time depends on it, at its value in use or where the fit left it: the "
+        "runs do not fix it (it keeps its value)",
+    )
+    unsupported += drifted
     if unsupported:
         cat, par = _apply(catalogue, params, values)
         after = _residuals(cases, cat, par) or base
@@ -2197,6 +2214,14 @@ def link_entry(link: Link) -> dict[str, Any]:
     if data.get("transport_latency") == _time_text(0.0):
         del data["transport_latency"]
     return data
+
+
+def _slower_way(p: _Param, value: float, before: float) -> bool:
+    """Whether ``value`` moved from ``before`` the way that makes ``p``'s term take longer (a
+    latency up; an efficiency, factor or rate down), by more than :func:`changed` counts."""
+    if p.unit == "s":
+        return value - before > 5e-8
+    return before - value > 0.005 * abs(before)
 
 
 def bound_text(p: FittedParameter) -> str:
