@@ -2410,9 +2410,26 @@ def test_a_network_the_logs_transport_line_contradicts_is_an_error(
     assert first.evidence == [
         f"NCCL's line says 'Selected Provider is efa' (line {line}): an efa network, where ndr "
         "is infiniband",
-        "re-run without {system} and {inter}, or with --system aws-p5",
+        # the system alone was given: no --inter to re-run without (review DK L3)
+        "re-run without {system}, or with --system aws-p5",
     ]
     assert all(f.confidence == "low" for f in check.findings[1:])
+    # each flag given is named, and only those: the network alone ...
+    (net,) = check_log(
+        parse_log(text, source=path.name), text, catalogue=catalogue,
+        flags=ClusterSpec(inter="ndr"),
+    )  # fmt: skip
+    assert (
+        net.findings[0].evidence[1] == "re-run without {inter}, or with {inter} set to the efa link"
+    )
+    # ... and both (ndr is dgx-h100's own network, but given, it stays after --system goes)
+    (both,) = check_log(
+        parse_log(text, source=path.name), text, catalogue=catalogue,
+        flags=ClusterSpec(system="dgx-h100", inter="ndr"),
+    )  # fmt: skip
+    assert both.findings[0].evidence[1] == (
+        "re-run without {system} and {inter}, or with --system aws-p5"
+    )
     # its own preset: no contradiction, a healthy run
     (own,) = check_log(parse_log(text, source=path.name), text, catalogue=catalogue)
     assert not [f for f in own.findings if f.kind == "network_mismatch"]
