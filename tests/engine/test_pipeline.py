@@ -23,10 +23,14 @@ from ibcalc.engine.base import (
 )
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.pipeline import (
+    Stages,
     active_channels,
+    channel_rates,
     channel_unit_bytes,
     channels,
     chunk_plan,
+    fill_seconds,
+    held_stages,
     tree_chunk_bytes,
 )
 from ibcalc.engine.select import evaluate
@@ -146,6 +150,43 @@ def test_a_network_bound_tree_fills_each_stage_at_its_own_tier_s_rate() -> None:
     assert ll.fill_s == pytest.approx(2 * 32 * KIB / (9.2 * GB / 3.8 / 2))
 
 
+def test_the_stages_that_hold_a_chunk() -> None:
+    """A synchronous pipeline of stage times t_i moving k chunks takes sum(t_i) + (k - 1) max(t_i):
+    Simple's fill is every stage's time but one of the slowest; LL and LL128 stream through the
+    scale-up stages and every network stage holds a chunk, the binding one too."""
+    chain, net, wan = (
+        Stages(14, 100 * GB, "up"),
+        Stages(2, 40 * GB, "net"),
+        Stages(2, 1 * GB, "wan"),
+    )
+    # one rate everywhere: (stages - 1) x C / b
+    same = (Stages(14, 40 * GB, "up"), net)
+    # (a tie drops a stage of the first tier listed: the fill is the same either way)
+    assert held_stages(same, Protocol.SIMPLE) == ((13, 40 * GB, "up"), (2, 40 * GB, "net"))
+    assert fill_seconds(1e6, held_stages(same, Protocol.SIMPLE)) == pytest.approx(
+        15 * 1e6 / (40 * GB)
+    )
+    # the network binds: one of its stages is the transfer's own
+    assert held_stages((chain, net), Protocol.SIMPLE) == ((14, 100 * GB, "up"), (1, 40 * GB, "net"))
+    # the WAN binds: one of its two stages goes, the network's both stay
+    assert held_stages((chain, net, wan), Protocol.SIMPLE) == (
+        (14, 100 * GB, "up"),
+        (2, 40 * GB, "net"),
+        (1, 1 * GB, "wan"),
+    )
+    # the chain binds (one tier alone: one node, or one GPU per node): all but one of it
+    assert held_stages((Stages(14, 10 * GB, "up"),), Protocol.SIMPLE) == ((13, 10 * GB, "up"),)
+    # a tier of no stages is left out; a single stage holds nothing
+    assert held_stages((Stages(0, 1.0, "up"), net), Protocol.SIMPLE) == ((1, 40 * GB, "net"),)
+    assert held_stages((Stages(1, GB, "net"),), Protocol.SIMPLE) == ()
+    # LL and LL128: the network and WAN stages, all of them, whichever binds
+    for protocol in (Protocol.LL, Protocol.LL128):
+        assert held_stages((chain, net, wan), protocol) == ((2, 40 * GB, "net"), (2, 1 * GB, "wan"))
+        assert held_stages((chain,), protocol) == ()
+    # per channel: the tier's rate over every channel, whatever the active count
+    assert channel_rates(((13, 160 * GB, "up"),), 16) == ((13, 10 * GB, "up"),)
+
+
 def test_ll128_tree_chunk_halves_for_the_node_count() -> None:
     # 2 x 8 GPUs: s = 1 + log2(2) + 0.1 x 8 = 2.8; the step of 576,000 B halves while a channel
     # holds fewer than 2.8 x 64 / 8 = 22.4 chunks (above 128 KiB), then fewer than 5.6 (above
@@ -263,3 +304,38 @@ def test_a_verbs_link_with_a_latency_stays_verbs() -> None:
     )
     assert transport_class(plugin) == "plugin"
     assert ll_network_transfer(plugin, 65536, Protocol.LL, PARAMS) > 0
+
+
+def test_the_fill_term_says_which_stages_hold_a_chunk_and_for_how_long() -> None:
+    """--explain's fill term, per tier: how many stages hold the chunk, at what rate per channel,
+    and the time each tier takes (one-tier pipelines had read '14 in nodes stages' and '4 across
+    stages', and no tier's time was shown: review DT)."""
+
+    def fill_term(topo: Topology, protocol: Protocol) -> str:
+        cost = _cost(topo, 4 * 2**20, Algorithm.TREE, protocol)
+        (term,) = [t for t in cost.terms if t.name == "pipeline fill"]
+        return term.detail
+
+    # 2 x 8, 8 NICs: 13 chain stages at 46 / 16 GB/s and both network ones at 73.6 / 16 GB/s
+    two = fill_term(cluster(2, 8), Protocol.SIMPLE)
+    assert two.startswith(
+        "16 stages (14 in nodes, 2 across nodes): the first chunk, 32 KiB, crosses each before "
+        "the pipeline runs full; every stage holds it but one in nodes, the slowest, whose time "
+        "is the transfer's own: 13 in nodes at 2.88 GB/s per channel = "
+        f"{13 * 32 * KIB / (46 * GB / 16) * 1e6:.3g} us, 2 across nodes at 4.60 GB/s per "
+        f"channel = {2 * 32 * KIB / (73.6 * GB / 16) * 1e6:.3g} us (16 channels;"
+    )
+    # one node: 14 stages in it, all but the last hold a chunk
+    one = fill_term(cluster(1, 8), Protocol.SIMPLE)
+    assert one.startswith("14 stages in the node: the first chunk, ")
+    assert (
+        "every stage holds it but the last, whose time is the transfer's own: 13 in the node" in one
+    )
+    # one GPU per node: only network stages
+    assert fill_term(cluster(4, 1, 1), Protocol.SIMPLE).startswith("4 stages across nodes: ")
+    # LL streams through the chain; each network stage holds a step
+    ll = fill_term(cluster(2, 8), Protocol.LL)
+    assert (
+        "LL and LL128 lines stream through the stages in nodes; each network stage holds it" in ll
+    )
+    assert ": 2 across nodes at " in ll

@@ -53,6 +53,7 @@ from ibcalc.engine.base import (
     wan_hop_latency,
     wan_levels_term,
     wan_rate_clause,
+    worked,
 )
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.pipeline import (
@@ -172,7 +173,7 @@ def tree_timing(
     active = active_channels(size_bytes, full, unit)
     bw = trimmed_bw(bw, active, full)
     # the binding rate on the active channels, before the size-bucket correction below
-    fill_bw = bw
+    uncorrected_bw = bw
     # NCCL's size-bucket correction ("trees do not follow the model well at medium sizes")
     correction = (
         tree_correction(size_bytes, protocol, params) if tree_corrected(protocol, params) else 1.0
@@ -249,7 +250,7 @@ def tree_timing(
                 Term(
                     name="pipeline fill",
                     seconds=fill,
-                    detail=_fill_detail(parts, active, stages, topo.node),
+                    detail=_fill_detail(parts, active, stages, topo),
                 )
             )
         return make_cost(
@@ -261,7 +262,7 @@ def tree_timing(
             or protocol_bound(
                 where,
                 protocol,
-                fill_bw,  # the protocol's and channels' rate, not NCCL's size correction (DM)
+                uncorrected_bw,  # the protocol's and channels' rate, not the size correction (DM)
                 tier_bw,
                 active=active,
                 full=full,
@@ -283,35 +284,47 @@ def tree_timing(
     return Timing(Algorithm.TREE, protocol, latency, transfer, explain, fill_s=fill)
 
 
-def _tier_words(tier: str, node: str) -> str:
+def _tier_words(tier: str, node: str, *, one: bool) -> str:
     """Where a stage of ``tier`` (:class:`Stages`) sits: in a scale-up domain (``node``, its
-    word), across the network or across the WAN."""
-    return f"in {node}s" if tier == "up" else ("across" if tier == "net" else "across the WAN")
+    word; ``one``: the cluster has one), across the network between them, or across the WAN."""
+    if tier == "up":
+        return f"in the {node}" if one else f"in {node}s"
+    return f"across {node}s" if tier == "net" else "across the WAN"
 
 
-def _fill_detail(parts: Fill | None, active: float, stages: tuple[Stages, ...], node: str) -> str:
-    """The fill's stages (``stages``; ``node``: the word for a scale-up domain,
-    :attr:`Topology.node`), which of them hold a chunk, and ``held x chunk / per-channel rate``
-    per tier (:func:`fill_parts`)."""
+def _fill_detail(
+    parts: Fill | None, active: float, stages: tuple[Stages, ...], topo: Topology
+) -> str:
+    """The fill's stages, which of them hold a chunk, and ``held x chunk / per-channel rate``
+    per tier with its time (:func:`fill_parts`)."""
     assert parts is not None  # the term is listed only when there is a fill
-    counts = " + ".join(f"{s.number} {_tier_words(s.tier, node)}" for s in stages)
+    one = topo.domains == 1
+
+    def where(tier: str) -> str:
+        return _tier_words(tier, topo.node, one=one)
+
     total = sum(s.number for s in stages)
-    rates = ", ".join(
-        f"{held} {_tier_words(tier, node)} at {format_bandwidth(rate)}"
-        for held, rate, tier in parts.parts
-    )
-    if parts.held == total - 1:
-        held = "every stage but one of the slowest tier's holds it"
-    else:
-        inside = f"LL and LL128 lines flow on inside {node}s; " if stages[0].tier == "up" else ""
-        held = f"the network stages hold it ({inside}the proxy sends a whole step)"
     if len(stages) > 1:
-        counts = f"{total} stages, {counts}"
+        counts = f"{total} stages ({', '.join(f'{s.number} {where(s.tier)}' for s in stages)})"
     else:
-        counts = f"{counts} stage{'s' if total != 1 else ''}"
+        counts = f"{total} stage{'s' if total != 1 else ''} {where(stages[0].tier)}"
+    if parts.held == total - 1:
+        slowest = min(stages, key=lambda s: s.rate_Bps)
+        own = f"one {where(slowest.tier)}, the slowest" if len(stages) > 1 else "the last"
+        held = f"every stage holds it but {own}, whose time is the transfer's own"
+    else:
+        streams = "LL and LL128 lines stream through the stages in " + (
+            f"the {topo.node}" if one else f"{topo.node}s"
+        )
+        held = f"{streams}; each network stage holds it (the proxy sends a whole step)"
+    rates = ", ".join(
+        f"{n} {where(tier)} at {format_bandwidth(rate)} per channel = "
+        f"{worked(n * parts.chunk_bytes / rate)}"
+        for n, rate, tier in parts.parts
+    )
     return (
-        f"{counts}: the first chunk, "
-        f"{format_size(parts.chunk_bytes)}, crosses each before the pipeline runs full; {held}: "
-        f"{rates} per channel ({active:g} channel{'' if active == 1 else 's'}; NCCL chunk "
-        "sizes, engine/pipeline.py; each tier at its own rate, without the size-bucket correction)"
+        f"{counts}: the first chunk, {format_size(parts.chunk_bytes)}, crosses each before the "
+        f"pipeline runs full; {held}: {rates} ({active:g} channel{'' if active == 1 else 's'}; "
+        "NCCL chunk sizes, engine/pipeline.py; each tier at its own rate, without the size-bucket "
+        "correction)"
     )
