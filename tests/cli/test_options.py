@@ -227,6 +227,15 @@ def test_wan_options_without_sites_are_refused_by_every_command_that_takes_them(
                 "a WAN latency (a distance or round trip between sites) needs several sites "
                 "(give --sites 2 or more)",
             ),
+            # a WAN id the catalogue lacks is said first, with the closest names (review DH L9)
+            (
+                ["--wan", "wan-100"],
+                "unknown link 'wan-100' (did you mean wan-100g, wan-10g, wan-1g?)",
+            ),
+            (
+                ["--wan", "wan-100g"],
+                "--wan wan-100g needs several sites: WAN links join sites (give --sites 2 or more)",
+            ),
         ):
             result = runner.invoke(app, [*base, *extra])
             assert result.exit_code == 2, (name, extra, result.stdout)

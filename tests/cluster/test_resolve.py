@@ -17,7 +17,7 @@ from ibcalc.cluster.resolve import ClusterSpec, check_count, resolve_cluster
 from ibcalc.engine.algorithms.alltoall import torus_ports, torus_shape
 from ibcalc.engine.band import transport_class
 from ibcalc.engine.types import Collective
-from ibcalc.errors import AlgorithmNotApplicableError, ClusterError
+from ibcalc.errors import AlgorithmNotApplicableError, ClusterError, UnknownNameError
 from ibcalc.facade import estimate_on
 from ibcalc.gap import gap_report
 from ibcalc.logs.expect import catalogue_with_link
@@ -973,8 +973,8 @@ def test_amd_gpus_say_that_rccl_is_priced_as_nccl() -> None:
         # --wan without --sites was dropped with a note sweep never printed (a misspelt link
         # too), while --wan-links, --distance and --rtt without sites were refused
         (
-            ClusterSpec(system="dgx-h100", nodes=4, wan="bogus"),
-            "wan bogus needs several sites: WAN links join sites (give sites 2 or more)",
+            ClusterSpec(system="dgx-h100", nodes=4, wan="wan-100g"),
+            "wan wan-100g needs several sites: WAN links join sites (give sites 2 or more)",
         ),
     ],
 )
@@ -982,6 +982,14 @@ def test_links_of_the_wrong_role_are_refused(spec: ClusterSpec, message: str) ->
     with pytest.raises(ClusterError) as info:
         resolve_cluster(CAT, spec)
     assert str(info.value) == message
+
+
+def test_a_misspelt_wan_link_without_sites_is_named_as_unknown() -> None:
+    """--wan wan-100 with no --sites had been told it needs sites, not that no such link exists
+    (review DH L9): the name is looked up first."""
+    with pytest.raises(UnknownNameError) as info:
+        resolve_cluster(CAT, ClusterSpec(system="dgx-h100", nodes=4, wan="bogus"))
+    assert str(info.value) == "unknown link 'bogus' (ibcalc links lists the known ones)"
 
 
 @pytest.mark.parametrize(

@@ -1163,6 +1163,9 @@ def _build_wan(
                 field="wan_latency_s",
             )
         if spec.wan is not None:
+            # a name the catalogue does not have is said first, with the closest names
+            # (--wan wan-100 had been told it needs sites, not that no such link exists)
+            find_link(catalogue, spec.wan, role="wan")
             raise ClusterError(
                 f"{{wan}} {spec.wan} needs several sites: WAN links join sites "
                 "(give {sites} 2 or more)",
