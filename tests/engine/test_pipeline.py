@@ -331,8 +331,11 @@ def test_the_fill_term_says_which_stages_hold_a_chunk_and_for_how_long() -> None
     assert (
         "every stage holds it but the last, whose time is the transfer's own: 13 in the node" in one
     )
-    # one GPU per node: only network stages
+    # one GPU per node: only network stages, and no word of stages in nodes
     assert fill_term(cluster(4, 1, 1), Protocol.SIMPLE).startswith("4 stages across nodes: ")
+    assert "; each network stage holds it (the proxy sends a whole step): 4 across nodes at " in (
+        fill_term(cluster(4, 1, 1), Protocol.LL)
+    )
     # LL streams through the chain; each network stage holds a step
     ll = fill_term(cluster(2, 8), Protocol.LL)
     assert (

@@ -2422,13 +2422,32 @@ def test_a_network_the_logs_transport_line_contradicts_is_an_error(
     assert (
         net.findings[0].evidence[1] == "re-run without {inter}, or with {inter} set to the efa link"
     )
-    # ... and both (ndr is dgx-h100's own network, but given, it stays after --system goes)
+    # ... and both (ndr is dgx-h100's own network, but given, it stays after --system goes, so
+    # the log's own preset is advised without it: review DU)
     (both,) = check_log(
         parse_log(text, source=path.name), text, catalogue=catalogue,
         flags=ClusterSpec(system="dgx-h100", inter="ndr"),
     )  # fmt: skip
     assert both.findings[0].evidence[1] == (
-        "re-run without {system} and {inter}, or with --system aws-p5"
+        "re-run without {system} and {inter}, or with --system aws-p5 and without {inter}"
+    )
+    # a system that is the log's own platform contradicts nothing: the network alone is named
+    (own,) = check_log(
+        parse_log(text, source=path.name), text, catalogue=catalogue,
+        flags=ClusterSpec(system="aws-p5", inter="ndr"),
+    )  # fmt: skip
+    assert own.findings[0].evidence[1] == (
+        "re-run without {inter}, or with {inter} set to the efa link"
+    )
+    # without the platform line, the provider line alone: --inter given, the system inferred
+    bare = "\n".join(x for x in text.splitlines() if "Running on p5.48xlarge platform" not in x)
+    assert bare != text
+    (inferred,) = check_log(
+        parse_log(bare, source=path.name), bare, catalogue=catalogue,
+        flags=ClusterSpec(inter="ndr"),
+    )  # fmt: skip
+    assert inferred.findings[0].evidence[1] == (
+        "re-run without {inter}, or with {inter} set to the efa link"
     )
     # its own preset: no contradiction, a healthy run
     (own,) = check_log(parse_log(text, source=path.name), text, catalogue=catalogue)

@@ -956,12 +956,17 @@ def calibrate(
     # take longer (a lower efficiency or rate, a higher latency), moved no row where it was
     # either: the runs say nothing of it (a perfect 4 x DGX A100 log on NDR, bound by its
     # NICs, had NVLink 3's 0.80 'fitted' to 0.71 and called it at most that)
+    if unsupported:
+        after = _residuals(cases, *_apply(catalogue, params, values)) or base
+    # (where the move turned NCCL's choice away from the term, rows did move: then the runs say
+    # it is at most (or at least) where the fit left it, and it stays a bound: review DU)
     drifted = [
         p
         for p in determined
         if p not in unsupported
         and fitted[p][1] == 0
         and _slower_way(p, values[p], float(starts[p] or 0.0))
+        and _moved_no_row(p, values, starts, cases, after, catalogue=catalogue, params=params)
     ]
     put_back(
         drifted,
@@ -2214,6 +2219,25 @@ def link_entry(link: Link) -> dict[str, Any]:
     if data.get("transport_latency") == _time_text(0.0):
         del data["transport_latency"]
     return data
+
+
+def _moved_no_row(
+    p: _Param,
+    values: Mapping[_Param, float],
+    starts: Mapping[_Param, float | None],
+    cases: Sequence[_Case],
+    here: Sequence[float],
+    *,
+    catalogue: Catalogue,
+    params: CostParams,
+) -> bool:
+    """Whether every fitted row's time is the same with ``p`` back at its value in use as with
+    ``values`` (``here``: the residuals at ``values``): its move changed no row."""
+    back = {**values, p: float(starts[p] or 0.0)}
+    there = _residuals(cases, *_apply(catalogue, params, back))
+    if there is None or len(there) != len(here):
+        return False
+    return all(abs(a - b) <= 1e-9 for a, b in zip(there, here, strict=True))
 
 
 def _slower_way(p: _Param, value: float, before: float) -> bool:

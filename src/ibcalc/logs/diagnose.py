@@ -185,13 +185,17 @@ def _wrong_network(ctx: RunContext) -> list[Finding]:
             "plugin"
         )
         wanted = "the log's InfiniBand or RoCE link"
-    without = _network_flags(ctx)
+    named_system, named_inter = _given_network(ctx)
+    given = [m for m, g in (("{system}", named_system), ("{inter}", named_inter)) if g]
+    without = " and ".join(given) or "{system} and {inter}"
     system = ctx.cluster.system
-    instead = (
-        f"re-run without {without}, or with --system {named}"
-        if named is not None and (system is None or named != system.id)
-        else f"re-run without {without}, or with {{inter}} set to {wanted}"
-    )
+    if named is not None and (system is None or named != system.id):
+        # the log's own preset, and no given network left to contradict it
+        instead = f"re-run without {without}, or with --system {named}" + (
+            " and without {inter}" if named_inter else ""
+        )
+    else:
+        instead = f"re-run without {without}, or with {{inter}} set to {wanted}"
     # a warning, not the error a wrong GPU is: a design's or a flag's network may be asked of
     # a log on purpose (what would this run give on it), and nccl-check still judges; the
     # causes judged against it are conditional, and calibrate fits nothing
@@ -296,21 +300,17 @@ def _gpu_contradiction(name: str, system: System) -> bool:
     return ours.group(0).translate(squeeze) not in named
 
 
-def _network_flags(ctx: RunContext) -> str:
-    """The marks of what set the network a log contradicts, for a 're-run without' advice: the
-    system where the caller named one (not the node the log's platform line or GPU name gives),
-    the network where one was given (``--inter efa-v2`` alone had been told to re-run 'without
-    --system and --inter', and a design naming aws-p5 'without its system and --inter': review
-    DK)."""
-    system, run = ctx.cluster.system, ctx.run
-    rule = match_rule(run.gpu_model, run.ranks_per_node) if run.gpu_model else None
-    # the node the log itself gives: its platform line (aws-ofi-nccl's), else its GPU's rule
-    inferred = platform_preset(ctx.env) or (rule.system if rule is not None else None)
-    named_system = system is not None and not ctx.stand_in and system.id != inferred
-    # a network the cluster was given (a flag or a design), not its system's own
-    named_inter = ctx.cluster.spec.inter is not None
-    marks = [m for m, given in (("{system}", named_system), ("{inter}", named_inter)) if given]
-    return " and ".join(marks) if marks else "{system} and {inter}"
+def _given_network(ctx: RunContext) -> tuple[bool, bool]:
+    """Whether the caller gave the system and the network that a log's transport line
+    contradicts (a flag, or a design's key); both where the caller gave the cluster whole.
+    Advice had named '--system and --inter' where one was given and the other inferred from the
+    log (review DK L3, then DU)."""
+    system = ctx.cluster.system
+    if ctx.given is None:
+        return system is not None, True
+    # a given system that is the log's own platform (aws-ofi-nccl's line) contradicts nothing
+    own = system is not None and system.id == platform_preset(ctx.env)
+    return "system" in ctx.given and not ctx.stand_in and not own, "inter" in ctx.given
 
 
 def _wrong_system(ctx: RunContext) -> list[Finding]:

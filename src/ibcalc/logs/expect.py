@@ -142,6 +142,9 @@ class RunContext:
     release: str | None = None
     #: the system stands in for a node no rule knows (an AMD GPU's), not given by the caller
     stand_in: bool = False
+    #: the cluster fields the caller gave (flags, or a design's keys); None: the caller gave the
+    #: resolved cluster whole
+    given: frozenset[str] | None = None
 
     @property
     def multi(self) -> bool:

@@ -313,10 +313,10 @@ def _fill_detail(
         own = f"one {where(slowest.tier)}, the slowest" if len(stages) > 1 else "the last"
         held = f"every stage holds it but {own}, whose time is the transfer's own"
     else:
-        streams = "LL and LL128 lines stream through the stages in " + (
-            f"the {topo.node}" if one else f"{topo.node}s"
-        )
-        held = f"{streams}; each network stage holds it (the proxy sends a whole step)"
+        held = "each network stage holds it (the proxy sends a whole step)"
+        if stages[0].tier == "up":
+            inside = f"the {topo.node}" if one else f"{topo.node}s"
+            held = f"LL and LL128 lines stream through the stages in {inside}; {held}"
     rates = ", ".join(
         f"{n} {where(tier)} at {format_bandwidth(rate)} per channel = "
         f"{worked(n * parts.chunk_bytes / rate)}"
