@@ -2414,41 +2414,28 @@ def test_a_network_the_logs_transport_line_contradicts_is_an_error(
         "re-run without {system}, or with --system aws-p5",
     ]
     assert all(f.confidence == "low" for f in check.findings[1:])
+    bare = "\n".join(x for x in text.splitlines() if "Running on p5.48xlarge platform" not in x)
+    assert bare != text
+
+    def advice(log: str, **given: str) -> str:
+        (run,) = check_log(
+            parse_log(log, source=path.name), log, catalogue=catalogue, flags=ClusterSpec(**given)
+        )
+        assert run.findings[0].kind == "network_mismatch"
+        return run.findings[0].evidence[1]
+
+    only_net = "re-run without {inter}, or with {inter} set to the efa link"
     # each flag given is named, and only those: the network alone ...
-    (net,) = check_log(
-        parse_log(text, source=path.name), text, catalogue=catalogue,
-        flags=ClusterSpec(inter="ndr"),
-    )  # fmt: skip
-    assert (
-        net.findings[0].evidence[1] == "re-run without {inter}, or with {inter} set to the efa link"
-    )
+    assert advice(text, inter="ndr") == only_net
     # ... and both (ndr is dgx-h100's own network, but given, it stays after --system goes, so
     # the log's own preset is advised without it: review DU)
-    (both,) = check_log(
-        parse_log(text, source=path.name), text, catalogue=catalogue,
-        flags=ClusterSpec(system="dgx-h100", inter="ndr"),
-    )  # fmt: skip
-    assert both.findings[0].evidence[1] == (
+    assert advice(text, system="dgx-h100", inter="ndr") == (
         "re-run without {system} and {inter}, or with --system aws-p5 and without {inter}"
     )
     # a system that is the log's own platform contradicts nothing: the network alone is named
-    (own,) = check_log(
-        parse_log(text, source=path.name), text, catalogue=catalogue,
-        flags=ClusterSpec(system="aws-p5", inter="ndr"),
-    )  # fmt: skip
-    assert own.findings[0].evidence[1] == (
-        "re-run without {inter}, or with {inter} set to the efa link"
-    )
+    assert advice(text, system="aws-p5", inter="ndr") == only_net
     # without the platform line, the provider line alone: --inter given, the system inferred
-    bare = "\n".join(x for x in text.splitlines() if "Running on p5.48xlarge platform" not in x)
-    assert bare != text
-    (inferred,) = check_log(
-        parse_log(bare, source=path.name), bare, catalogue=catalogue,
-        flags=ClusterSpec(inter="ndr"),
-    )  # fmt: skip
-    assert inferred.findings[0].evidence[1] == (
-        "re-run without {inter}, or with {inter} set to the efa link"
-    )
+    assert advice(bare, inter="ndr") == only_net
     # its own preset: no contradiction, a healthy run
     (own,) = check_log(parse_log(text, source=path.name), text, catalogue=catalogue)
     assert not [f for f in own.findings if f.kind == "network_mismatch"]
