@@ -232,6 +232,11 @@ def test_wan_options_without_sites_are_refused_by_every_command_that_takes_them(
                 ["--wan", "wan-100"],
                 "unknown link 'wan-100' (did you mean wan-100g, wan-10g, wan-1g?)",
             ),
+            # ... whatever other WAN option comes with it (review DV)
+            (
+                ["--wan", "wan-100", "--rtt", "12ms"],
+                "unknown link 'wan-100' (did you mean wan-100g, wan-10g, wan-1g?)",
+            ),
             (
                 ["--wan", "wan-100g"],
                 "--wan wan-100g needs several sites: WAN links join sites (give --sites 2 or more)",

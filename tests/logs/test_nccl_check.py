@@ -2436,6 +2436,19 @@ def test_a_network_the_logs_transport_line_contradicts_is_an_error(
     assert advice(text, system="aws-p5", inter="ndr") == only_net
     # without the platform line, the provider line alone: --inter given, the system inferred
     assert advice(bare, inter="ndr") == only_net
+    # a caller passing the resolved cluster: what its spec states is what it gave (review DV)
+    (run,) = parse_log(text, source=path.name).runs
+    env = scan_environment(text, 1, run.line_end, None, run_line=run.line_start)
+    for spec, said in (
+        (
+            ClusterSpec(system="dgx-h100", nodes=2),
+            "re-run without {system}, or with --system aws-p5",
+        ),
+        (ClusterSpec(system="aws-p5", nodes=2, inter="ndr"), only_net),
+    ):
+        whole = check_run(run, resolve_cluster(catalogue, spec), catalogue=catalogue, env=env)
+        assert whole.findings[0].kind == "network_mismatch"
+        assert whole.findings[0].evidence[1] == said
     # its own preset: no contradiction, a healthy run
     (own,) = check_log(parse_log(text, source=path.name), text, catalogue=catalogue)
     assert not [f for f in own.findings if f.kind == "network_mismatch"]

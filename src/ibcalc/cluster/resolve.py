@@ -1147,7 +1147,11 @@ def _build_wan(
     round trip the user knows); the link's transport latency is still added.
     """
     if spec.sites == 1:
-        # a WAN property without sites would be dropped silently: refuse it with the fix
+        # a WAN property without sites would be dropped silently: refuse it with the fix; a
+        # name the catalogue does not have is said first, with the closest names (--wan
+        # wan-100 had been told it needs sites, not that no such link exists)
+        if spec.wan is not None:
+            find_link(catalogue, spec.wan, role="wan")
         if spec.wan_links != 1:
             raise ClusterError(
                 f"{{wan_links}} {spec.wan_links} needs several sites: WAN links join sites "
@@ -1163,9 +1167,6 @@ def _build_wan(
                 field="wan_latency_s",
             )
         if spec.wan is not None:
-            # a name the catalogue does not have is said first, with the closest names
-            # (--wan wan-100 had been told it needs sites, not that no such link exists)
-            find_link(catalogue, spec.wan, role="wan")
             raise ClusterError(
                 f"{{wan}} {spec.wan} needs several sites: WAN links join sites "
                 "(give {sites} 2 or more)",

@@ -306,11 +306,14 @@ def _given_network(ctx: RunContext) -> tuple[bool, bool]:
     Advice had named '--system and --inter' where one was given and the other inferred from the
     log (review DK L3, then DU)."""
     system = ctx.cluster.system
-    if ctx.given is None:
-        return system is not None, True
+    # a caller that gave the cluster whole: what its spec states (review DV)
+    given = ctx.given
+    if given is None:
+        spec = ctx.cluster.spec
+        given = frozenset(f for f in spec.model_fields_set if getattr(spec, f) is not None)
     # a given system that is the log's own platform (aws-ofi-nccl's line) contradicts nothing
     own = system is not None and system.id == platform_preset(ctx.env)
-    return "system" in ctx.given and not ctx.stand_in and not own, "inter" in ctx.given
+    return "system" in given and not ctx.stand_in and not own, "inter" in given
 
 
 def _wrong_system(ctx: RunContext) -> list[Finding]:
