@@ -302,9 +302,10 @@ def _gpu_contradiction(name: str, system: System) -> bool:
 
 def _given_network(ctx: RunContext) -> tuple[bool, bool]:
     """Whether the caller gave the system and the network that a log's transport line
-    contradicts (a flag, or a design's key); both where the caller gave the cluster whole.
-    Advice had named '--system and --inter' where one was given and the other inferred from the
-    log (review DK L3, then DU)."""
+    contradicts (a flag, or a design's key; what the spec states where the caller gave the
+    cluster whole), a system that is the log's own platform not counting. Advice had named
+    '--system and --inter' where one was given and the other inferred from the log (review DK
+    L3, then DU and DV)."""
     system = ctx.cluster.system
     # a caller that gave the cluster whole: what its spec states (review DV)
     given = ctx.given
