@@ -2436,6 +2436,8 @@ def test_a_network_the_logs_transport_line_contradicts_is_an_error(
     assert advice(text, system="aws-p5", inter="ndr") == only_net
     # without the platform line, the provider line alone: --inter given, the system inferred
     assert advice(bare, inter="ndr") == only_net
+    # ... and aws-p5 given: the node the GPU and EFA's provider line make it (review DV)
+    assert advice(bare, system="aws-p5", inter="ndr") == only_net
     # a caller passing the resolved cluster: what its spec states is what it gave (review DV)
     (run,) = parse_log(text, source=path.name).runs
     env = scan_environment(text, 1, run.line_end, None, run_line=run.line_start)

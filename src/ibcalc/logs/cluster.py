@@ -39,6 +39,7 @@ __all__ = [
     "gpus_per_process_words",
     "infer_cluster",
     "infer_spec",
+    "log_preset",
     "match_rule",
     "overridden_gpus_per_process",
     "resolve_log_cluster",
@@ -242,6 +243,20 @@ def platform_preset(env: LogEnvironment | None) -> str | None:
     if env is None or env.platform is None:
         return None
     return _PLATFORMS.get(env.platform.value.lower())
+
+
+def log_preset(run: Run, env: LogEnvironment | None) -> str | None:
+    """The preset a log gives its node, as :func:`infer_cluster` takes it: the platform
+    aws-ofi-nccl names, else the GPU's node rule (its EFA instance where the log shows EFA's
+    provider), else None."""
+    named = platform_preset(env)
+    if named is not None or not run.gpu_model:
+        return named
+    rule = match_rule(run.gpu_model, run.ranks_per_node)
+    if rule is None:
+        return None
+    efa = env is not None and env.provider is not None and env.provider.value == "efa"
+    return rule.efa if efa and rule.efa else rule.system
 
 
 def match_rule(gpu: str, rpn: int | None) -> NodeRule | None:

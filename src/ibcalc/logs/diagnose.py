@@ -40,6 +40,7 @@ from ibcalc.logs.cluster import (
     TRANSPORT_FAMILIES,
     NodeRule,
     gpus_per_process_said,
+    log_preset,
     match_rule,
     platform_preset,
 )
@@ -312,8 +313,9 @@ def _given_network(ctx: RunContext) -> tuple[bool, bool]:
     if given is None:
         spec = ctx.cluster.spec
         given = frozenset(f for f in spec.model_fields_set if getattr(spec, f) is not None)
-    # a given system that is the log's own platform (aws-ofi-nccl's line) contradicts nothing
-    own = system is not None and system.id == platform_preset(ctx.env)
+    # a given system that is the log's own node (its platform line, or its GPU and EFA's
+    # provider line, as the cluster inference reads them) contradicts nothing (review DV)
+    own = system is not None and system.id == log_preset(ctx.run, ctx.env)
     return "system" in given and not ctx.stand_in and not own, "inter" in given
 
 
