@@ -2438,6 +2438,11 @@ def test_a_network_the_logs_transport_line_contradicts_is_an_error(
     assert advice(bare, inter="ndr") == only_net
     # ... and aws-p5 given: the node the GPU and EFA's provider line make it (review DV)
     assert advice(bare, system="aws-p5", inter="ndr") == only_net
+    # the alternative is that node too, with or without the platform line (review DW)
+    assert advice(bare, system="dgx-h100") == advice(text, system="dgx-h100")
+    # a transport the inferred node's own network contradicts, nothing given: no flag to drop
+    cxi = bare.replace("Selected Provider is efa", "Selected Provider is cxi")
+    assert advice(cxi) == "re-run with {inter} set to the slingshot link"
     # a caller passing the resolved cluster: what its spec states is what it gave (review DV)
     (run,) = parse_log(text, source=path.name).runs
     env = scan_environment(text, 1, run.line_end, None, run_line=run.line_start)

@@ -28,7 +28,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ibcalc.catalogue.load import find_system
+from ibcalc.catalogue.load import find_link, find_system
 from ibcalc.catalogue.models import Link, System
 from ibcalc.catalogue.releases import older_than_compared, oldest_compared
 from ibcalc.cluster.resolve import resolve_cluster
@@ -158,7 +158,6 @@ def _wrong_network(ctx: RunContext) -> list[Finding]:
     env, inter = ctx.env, ctx.cluster.inter
     if not ctx.multi or env is None or inter is None:
         return []
-    named = platform_preset(env)
     if env.provider is not None:
         # the family a libfabric provider is (aws-ofi-nccl's 'Selected Provider is efa', HPE's
         # 'cxi' for Slingshot), as a --inter of another family is told (logs/cluster.py)
@@ -173,6 +172,7 @@ def _wrong_network(ctx: RunContext) -> list[Finding]:
             f"{inter.family}"
         )
         wanted = f"the {family} link"
+        on: tuple[str, ...] | None = families
     else:
         out = ctx.cluster.topology.out
         if env.network is None or env.network.value.lower() != "ib":
@@ -186,17 +186,24 @@ def _wrong_network(ctx: RunContext) -> list[Finding]:
             "plugin"
         )
         wanted = "the log's InfiniBand or RoCE link"
+        on = None  # a verbs link
     named_system, named_inter = _given_network(ctx)
     given = [m for m, g in (("{system}", named_system), ("{inter}", named_inter)) if g]
-    without = " and ".join(given) or "{system} and {inter}"
+    # the node the log gives (its platform line, or its GPU and EFA's provider line, as the
+    # cluster inference reads it), where that node's own network is the log's (review DW)
+    named = _log_node_on(ctx, on)
     system = ctx.cluster.system
     if named is not None and (system is None or named != system.id):
-        # the log's own preset, and no given network left to contradict it
-        instead = f"re-run without {without}, or with --system {named}" + (
-            " and without {inter}" if named_inter else ""
-        )
+        alternative = f"with --system {named}" + (" and without {inter}" if named_inter else "")
     else:
-        instead = f"re-run without {without}, or with {{inter}} set to {wanted}"
+        alternative = f"with {{inter}} set to {wanted}"
+    # nothing given to drop (the node inferred from the log, whose own network the log's
+    # transport line contradicts): only the alternative is advice
+    instead = (
+        f"re-run without {' and '.join(given)}, or {alternative}"
+        if given
+        else f"re-run {alternative}"
+    )
     # a warning, not the error a wrong GPU is: a design's or a flag's network may be asked of
     # a log on purpose (what would this run give on it), and nccl-check still judges; the
     # causes judged against it are conditional, and calibrate fits nothing
@@ -299,6 +306,24 @@ def _gpu_contradiction(name: str, system: System) -> bool:
     squeeze = str.maketrans("", "", " -")
     named = {found.group(0).translate(squeeze) for found in _GPU_MODEL.finditer(logged)}
     return ours.group(0).translate(squeeze) not in named
+
+
+def _log_node_on(ctx: RunContext, families: Sequence[str] | None) -> str | None:
+    """The preset the log gives its node (:func:`~ibcalc.logs.cluster.log_preset`) where that
+    preset's own network is the log's: of one of ``families`` (a libfabric provider's), or a
+    verbs link (None: NCCL's 'Using network IB'); else None."""
+    named = log_preset(ctx.run, ctx.env)
+    if named is None:
+        return None
+    try:
+        inter = find_system(ctx.catalogue, named).inter
+        link = find_link(ctx.catalogue, inter) if inter is not None else None
+    except IbcalcError:
+        return None
+    if link is None:
+        return None
+    fits = link.transport != "plugin" if families is None else link.family in families
+    return named if fits else None
 
 
 def _given_network(ctx: RunContext) -> tuple[bool, bool]:
