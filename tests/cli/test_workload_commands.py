@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
+from typer.testing import CliRunner, Result
 
 from ibcalc.catalogue.load import find_link
 from ibcalc.catalogue.models import Catalogue
@@ -1279,24 +1279,23 @@ def test_checkpoint_rates_past_a_terabyte_a_second_print_in_tb_s() -> None:
     """1,000 DGX H100 nodes' NICs: 1000 x 1 NDR at 48.75 GB/s = 48,750 GB/s, printed '48750
     GB/s' (review DN); the rate column goes on to TB/s as the bytes column goes to TB, and the
     limit text keeps the NIC's own GB/s."""
-    result = runner.invoke(
-        APP,
-        ["checkpoint", "--model", "llama3-8b", "--system", "dgx-h100", "--nodes", "1000",
-         "--storage", "aws-s3"],
-        env={"COLUMNS": "200"},
-    )  # fmt: skip
+
+    def checkpoint(nodes: int) -> Result:
+        return runner.invoke(
+            APP,
+            ["checkpoint", "--model", "llama3-8b", "--system", "dgx-h100", "--nodes", str(nodes),
+             "--storage", "aws-s3"],
+            env={"COLUMNS": "200"},
+        )  # fmt: skip
+
+    result = checkpoint(1000)
     assert result.exit_code == 0, result.output
     (save,) = [line for line in result.stdout.splitlines() if line.startswith(" save ")]
     assert f"client NICs  {1000 * 48.75e9 / 1e12:.1f} TB/s" in save
     assert "1000 nodes x 1 x ndr at 48.8 GB/s each" in save
     assert "48750" not in result.stdout
     # and on to PB/s: 100,000 nodes' NICs, 4,875 TB/s, had read '4875 TB/s' (review DP)
-    more = runner.invoke(
-        APP,
-        ["checkpoint", "--model", "llama3-8b", "--system", "dgx-h100", "--nodes", "100000",
-         "--storage", "aws-s3"],
-        env={"COLUMNS": "200"},
-    )  # fmt: skip
+    more = checkpoint(100000)
     assert f"client NICs  {100000 * 48.75e9 / 1e15:.2f} PB/s" in more.stdout
 
 
