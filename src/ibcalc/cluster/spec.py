@@ -313,6 +313,10 @@ class ClusterSpec(NoBoolNumbers):
         default is not taken for a value the user gave)."""
         return ClusterSpec(**{**self.model_dump(exclude_unset=True), **changes})
 
+    def given(self) -> frozenset[str]:
+        """The fields set to a value (not left unset, nor set to None)."""
+        return frozenset(f for f in self.model_fields_set if getattr(self, f) is not None)
+
 
 def _cluster_error(exc: ValidationError) -> ClusterError:
     """The first problem of a ClusterSpec validation as a ClusterError naming its field."""

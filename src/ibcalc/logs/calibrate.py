@@ -2243,9 +2243,8 @@ def _moved_no_row(
 def _slower_way(p: _Param, value: float, before: float) -> bool:
     """Whether ``value`` moved from ``before`` the way that makes ``p``'s term take longer (a
     latency up; an efficiency, factor or rate down), by more than :func:`changed` counts."""
-    if p.unit == "s":
-        return value - before > 5e-8
-    return before - value > 0.005 * abs(before)
+    slower = value - before if p.unit == "s" else before - value
+    return slower > _unchanged_within(p.unit, before)
 
 
 def bound_text(p: FittedParameter) -> str:
@@ -2267,9 +2266,13 @@ def bound_text(p: FittedParameter) -> str:
 def changed(p: FittedParameter) -> bool:
     """True when a fitted value differs from the one in use (by more than 0.5 %, or 0.05 us for
     a latency); the others are confirmed."""
-    if p.unit == "s":
-        return abs(p.value - p.before) > 5e-8
-    return abs(p.value - p.before) > 0.005 * abs(p.before)
+    return abs(p.value - p.before) > _unchanged_within(p.unit, p.before)
+
+
+def _unchanged_within(unit: str, before: float) -> float:
+    """How far a value may move from ``before`` and count as unchanged (:func:`changed`): 0.05 us
+    for a latency, 0.5 % of it for the others."""
+    return 5e-8 if unit == "s" else 0.005 * abs(before)
 
 
 #: A change is written only when it is at least this many standard errors: a smaller one is

@@ -229,13 +229,9 @@ def check_run(
 
     at = len(assumptions)  # where the log's settings are said: before the cluster's lines
     # what the caller gave (flags and a design's keys), for advice that names only those
-    caller_gave: set[str] | None = None
+    caller_gave: frozenset[str] | None = None
     if cluster is None:
-        caller_gave = (
-            set()
-            if flags is None
-            else {f for f in flags.model_fields_set if getattr(flags, f) is not None}
-        )
+        caller_gave = frozenset() if flags is None else flags.given()
         inferred = infer_cluster(run, catalogue, env, flags, origins=origins)
         assumptions += inferred.assumptions
         network_known = inferred.network_known
@@ -394,7 +390,7 @@ def check_run(
         nics_known=nics_known,
         release=nccl_version if nccl_version is not None else run.nccl_version,
         stand_in=any(a.value is not None for a in default_node),
-        given=None if caller_gave is None else frozenset(caller_gave),
+        given=caller_gave,
     )
     findings = diagnose(context)
     if default_node:

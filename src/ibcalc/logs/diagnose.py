@@ -334,10 +334,7 @@ def _given_network(ctx: RunContext) -> tuple[bool, bool]:
     L3, then DU and DV)."""
     system = ctx.cluster.system
     # a caller that gave the cluster whole: what its spec states (review DV)
-    given = ctx.given
-    if given is None:
-        spec = ctx.cluster.spec
-        given = frozenset(f for f in spec.model_fields_set if getattr(spec, f) is not None)
+    given = ctx.cluster.spec.given() if ctx.given is None else ctx.given
     # a given system that is the log's own node (its platform line, or its GPU and EFA's
     # provider line, as the cluster inference reads them) contradicts nothing (review DV)
     own = system is not None and system.id == log_preset(ctx.run, ctx.env)
