@@ -952,14 +952,13 @@ def calibrate(
         "no fitted row's time depends on it; the fit only drove it to a bound of its range (it "
         "keeps its value)",
     )
-    # a value that moves no fitted row where the fit left it, moved the way that makes its term
-    # take longer (a lower efficiency or rate, a higher latency), moved no row where it was
-    # either: the runs say nothing of it (a perfect 4 x DGX A100 log on NDR, bound by its
-    # NICs, had NVLink 3's 0.80 'fitted' to 0.71 and called it at most that)
     if unsupported:
         after = _residuals(cases, *_apply(catalogue, params, values)) or base
-    # (where the move turned NCCL's choice away from the term, rows did move: then the runs say
-    # it is at most (or at least) where the fit left it, and it stays a bound: review DU)
+    # a value that moves no fitted row where the fit left it, moved the way that makes its term
+    # take longer (a lower efficiency or rate, a higher latency), and whose move changed no row,
+    # says nothing of itself (a perfect 4 x DGX A100 log on NDR, bound by its NICs, had NVLink
+    # 3's 0.80 'fitted' to 0.71 and called it at most that); where the move turned NCCL's
+    # choice away from the term, rows did move, and it stays a bound (review DU)
     drifted = [
         p
         for p in determined
