@@ -916,12 +916,15 @@ def calibrate(
             break
     values = _levenberg_marquardt(cases, determined, values, catalogue, params)
 
+    put_back_names: set[str] = set()
+
     def put_back(ps: Sequence[_Param], reason: str) -> None:
         """Return ``ps`` to their starting values, listed as not fitted for ``reason``."""
         for p in ps:
             determined.remove(p)
             values[p] = float(starts[p] or 0.0)
             undetermined.append(Undetermined(name=p.name, reason=reason))
+            put_back_names.add(p.name)
 
     put_back(
         _moves_that_cost(cases, determined, values, starts, catalogue=catalogue, params=params),
@@ -942,49 +945,40 @@ def calibrate(
         reasons=no_error,
         exact=exact,
     )
-    # a constant that no fitted row's time depends on and that the search drove to a bound
-    # of its range is not fitted (it only moved NCCL's choice away from an algorithm): it
-    # keeps its value
+    # a value that moves no fitted row where the fit left it (at a bound of its range, or moved
+    # from its value in use) either moved no row on its way there, and the runs say nothing of
+    # it: it keeps its value (a perfect 4 x DGX A100 log on NDR, bound by its NICs, had NVLink
+    # 3's 0.80 'fitted' to 0.71 and called it at most that); or its move turned NCCL's choice
+    # away from its term, and it is a bound, taken back to the value nearest the one in use
+    # at which every row is as the fit left it (a perfect 2 x DGX H100 log rendered with
+    # nvls_tree_factor 0.5 fits for any value up to about 0.64: the search went to 0.02, and
+    # the value had been put back to 0.93 with its rows 17 % off; review DU)
     at_bound = {p: values[p] <= p.lo * 1.001 or values[p] >= p.hi * 0.999 for p in determined}
-    unsupported = [p for p in determined if fitted[p][1] == 0 and at_bound[p]]
-    put_back(
-        unsupported,
-        "no fitted row's time depends on it; the fit only drove it to a bound of its range (it "
-        "keeps its value)",
-    )
-    if unsupported:
-        after = _residuals(cases, *_apply(catalogue, params, values)) or base
-    # a value that moves no fitted row where the fit left it, moved the way that makes its term
-    # take longer (a lower efficiency or rate, a higher latency), and whose move changed no row,
-    # says nothing of itself (a perfect 4 x DGX A100 log on NDR, bound by its NICs, had NVLink
-    # 3's 0.80 'fitted' to 0.71 and called it at most that); where the move turned NCCL's
-    # choice away from the term, rows did move, and it stays a bound (review DU)
-    drifted = [
+    idle = [
+        p for p in determined if fitted[p][1] == 0 and (at_bound[p] or _moved(p, values, starts))
+    ]
+    unsupported = [
         p
-        for p in determined
-        if p not in unsupported
-        and fitted[p][1] == 0
-        and _slower_way(p, values[p], float(starts[p] or 0.0))
-        and _moved_no_row(p, values, starts, cases, after, catalogue=catalogue, params=params)
+        for p in idle
+        if _same_rows(
+            p, float(starts[p] or 0.0), values, cases, after, catalogue=catalogue, params=params
+        )
     ]
     put_back(
-        drifted,
+        unsupported,
         "no fitted row's time depends on it, at its value in use or where the fit left it: the "
         "runs do not fix it (it keeps its value)",
     )
-    unsupported += drifted
+    for p in idle:
+        if p not in unsupported:
+            values[p] = _nearest_alike(
+                p, values, starts, cases, after, catalogue=catalogue, params=params
+            )
+            at_bound[p] = values[p] <= p.lo * 1.001 or values[p] >= p.hi * 0.999
     if unsupported:
         cat, par = _apply(catalogue, params, values)
         after = _residuals(cases, cat, par) or base
-        # a value left out as another's twin, where that other is now left out too: both keep
-        # their values, and the reason says so rather than point at a value not fitted
-        left_out = {p.name for p in unsupported}
-        undetermined = [
-            u.model_copy(update={"reason": f"{u.reason}; {twin} is not fitted either"})
-            if (twin := _twin_named(u.reason, left_out)) is not None
-            else u
-            for u in undetermined
-        ]
+    undetermined = _twins_left_out(undetermined, put_back_names)
     row_sources = [c.source for c in cases for _ in c.rows]
     parameters = [
         FittedParameter(
@@ -1908,6 +1902,18 @@ def _determinable(
     return determined, out, masks
 
 
+def _twins_left_out(undetermined: Sequence[Undetermined], left_out: set[str]) -> list[Undetermined]:
+    """``undetermined`` with each value left out as another's twin, where that other was put
+    back too (``left_out``), saying so: both keep their values, and the reason no longer points
+    at a value as if it were fitted."""
+    return [
+        u.model_copy(update={"reason": f"{u.reason}; {twin} is not fitted either"})
+        if (twin := _twin_named(u.reason, left_out)) is not None
+        else u
+        for u in undetermined
+    ]
+
+
 def _twin_named(reason: str, names: set[str]) -> str | None:
     """The first of ``names`` that ``reason`` (an :class:`Undetermined` reason) gives as the value
     it moves rows like, or None."""
@@ -2220,7 +2226,33 @@ def link_entry(link: Link) -> dict[str, Any]:
     return data
 
 
-def _moved_no_row(
+def _same_rows(
+    p: _Param,
+    x: float,
+    values: Mapping[_Param, float],
+    cases: Sequence[_Case],
+    here: Sequence[float],
+    *,
+    catalogue: Catalogue,
+    params: CostParams,
+) -> bool:
+    """Whether every fitted row's time is the same with ``p`` at ``x`` as with ``values``
+    (``here``: the residuals at ``values``)."""
+    there = _residuals(cases, *_apply(catalogue, params, {**values, p: x}))
+    if there is None or len(there) != len(here):
+        return False
+    return all(abs(a - b) <= 1e-9 for a, b in zip(there, here, strict=True))
+
+
+def _moved(
+    p: _Param, values: Mapping[_Param, float], starts: Mapping[_Param, float | None]
+) -> bool:
+    """Whether the fit moved ``p`` from its value in use by more than :func:`changed` counts."""
+    before = float(starts[p] or 0.0)
+    return abs(values[p] - before) > _unchanged_within(p.unit, before)
+
+
+def _nearest_alike(
     p: _Param,
     values: Mapping[_Param, float],
     starts: Mapping[_Param, float | None],
@@ -2229,29 +2261,29 @@ def _moved_no_row(
     *,
     catalogue: Catalogue,
     params: CostParams,
-) -> bool:
-    """Whether every fitted row's time is the same with ``p`` back at its value in use as with
-    ``values`` (``here``: the residuals at ``values``): its move changed no row."""
-    back = {**values, p: float(starts[p] or 0.0)}
-    there = _residuals(cases, *_apply(catalogue, params, back))
-    if there is None or len(there) != len(here):
-        return False
-    return all(abs(a - b) <= 1e-9 for a, b in zip(there, here, strict=True))
-
-
-def _slower_way(p: _Param, value: float, before: float) -> bool:
-    """Whether ``value`` moved from ``before`` the way that makes ``p``'s term take longer (a
-    latency up; an efficiency, factor or rate down), by more than :func:`changed` counts."""
-    slower = value - before if p.unit == "s" else before - value
-    return slower > _unchanged_within(p.unit, before)
+) -> float:
+    """The value of ``p`` nearest its value in use, between that and where the fit left it,
+    at which every fitted row's time is as the fit left it (``here``), to 1 % of what
+    :func:`changed` counts: by bisection, as the rows turn where NCCL's choice does."""
+    alike, other = values[p], float(starts[p] or 0.0)
+    step = _unchanged_within(p.unit, other) / 100
+    while abs(other - alike) > step:
+        mid = (alike + other) / 2
+        if _same_rows(p, mid, values, cases, here, catalogue=catalogue, params=params):
+            alike = mid
+        else:
+            other = mid
+    return alike
 
 
 def bound_text(p: FittedParameter) -> str:
     """What a value that moves no fitted row means, or ``""`` for one that moves rows.
 
-    The fit moved it from ``before`` until another term took over every row it had bound: the
-    runs say only that it lies on that side of the value, not where (2 x 8 A100 and 10 x 8
-    H100 logs: ``nvlink4.efficiency`` 0.824 -> at least 0.904, with ndr binding each row).
+    The fit moved it from ``before`` until another term took over every row it had bound, or
+    NCCL's choice turned away from its term, and took it back to the value nearest ``before``
+    with every row as it left them: the runs say only that the true value lies on that side of
+    it, not where (a 2 x 8 MI355X and a 2 x 4 H100 log with xGMI at 0.7: at least 0.7298, the
+    RoCE network binding each row from there).
     """
     if p.rows > 0:
         return ""
