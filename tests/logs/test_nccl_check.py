@@ -2443,6 +2443,30 @@ def test_a_network_the_logs_transport_line_contradicts_is_an_error(
     # a transport the inferred node's own network contradicts, nothing given: no flag to drop
     cxi = bare.replace("Selected Provider is efa", "Selected Provider is cxi")
     assert advice(cxi) == "re-run with {inter} set to the slingshot link"
+    # the log's node read with the ranks per node the inference reads: NCCL's 'localRanks 4'
+    # where every device line names one host (containers sharing a hostname) is Snellius's
+    # 4-GPU H100 node, which given contradicts nothing (it had been read at 16 ranks a host, as
+    # p5, and the user told to drop the system the inference itself takes: review DW)
+    lines = bare.replace(
+        "on test-nccl-worker-1 device", "on test-nccl-worker-0 device"
+    ).splitlines()
+    last = max(i for i, x in enumerate(lines) if "Group  0 Pid" in x)
+    comm = (
+        "[1,0]<stdout>:test-nccl-worker-0:25:60 [0] NCCL INFO comm 0x1 rank 0 nRanks 16 nNodes 4 "
+        "localRanks 4 localRank 0 MNNVL 0"
+    )
+    shared = "\n".join([*lines[: last + 1], comm, *lines[last + 1 :]])
+    for given, said in (
+        ({"system": "snellius-h100", "inter": "ndr"}, only_net),
+        ({"system": "snellius-h100"}, "re-run with {inter} set to the efa link"),
+    ):
+        (run,) = check_log(
+            parse_log(shared, source=path.name), shared, catalogue=catalogue,
+            flags=ClusterSpec(**given),
+        )  # fmt: skip
+        # (2 nodes' times read as 4 nodes' lead with implausible timing)
+        (found,) = [f for f in run.findings if f.kind == "network_mismatch"]
+        assert found.evidence[1] == said
     # a caller passing the resolved cluster: what its spec states is what it gave (review DV)
     (run,) = parse_log(text, source=path.name).runs
     env = scan_environment(text, 1, run.line_end, None, run_line=run.line_start)

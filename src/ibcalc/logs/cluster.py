@@ -245,14 +245,19 @@ def platform_preset(env: LogEnvironment | None) -> str | None:
     return _PLATFORMS.get(env.platform.value.lower())
 
 
-def log_preset(run: Run, env: LogEnvironment | None) -> str | None:
+def log_preset(
+    run: Run, env: LogEnvironment | None, given: Mapping[str, Any] | None = None
+) -> str | None:
     """The preset a log gives its node, as :func:`infer_cluster` takes it: the platform
     aws-ofi-nccl names, else the GPU's node rule (its EFA instance where the log shows EFA's
-    provider), else None."""
+    provider) for the ranks per node the inference reads (:func:`_rule_ranks_per_node`, with
+    the caller's ``given`` fields), else None."""
     named = platform_preset(env)
     if named is not None or not run.gpu_model:
         return named
-    rule = match_rule(run.gpu_model, run.ranks_per_node)
+    given = given or {}
+    nccl = _nccl_recount(run, env, given) if env is not None else None
+    rule = match_rule(run.gpu_model, _rule_ranks_per_node(run, nccl, given))
     if rule is None:
         return None
     efa = env is not None and env.provider is not None and env.provider.value == "efa"
@@ -605,10 +610,7 @@ def infer_cluster(
                 f"(line {env.platform.line})",
             )
         elif run.gpu_model:
-            rpn = given.get("gpus_per_node") or (
-                nccl[1] if nccl is not None else run.ranks_per_node
-            )
-            rule = match_rule(run.gpu_model, rpn)
+            rule = match_rule(run.gpu_model, _rule_ranks_per_node(run, nccl, given))
             if rule is not None:
                 system = rule.efa if efa and rule.efa else rule.system
                 why = rule.evidence
@@ -794,6 +796,17 @@ def infer_cluster(
         )
 
     return Inferred(ClusterSpec(**values), notes, network_known, nics_known)
+
+
+def _rule_ranks_per_node(
+    run: Any, nccl: tuple[int, int] | None, given: Mapping[str, Any]
+) -> int | None:
+    """The ranks per node a GPU's node rule is matched with: a given ``gpus_per_node``, else
+    NCCL's own count (:func:`_nccl_recount`), else the device list's."""
+    rpn: int | None = given.get("gpus_per_node") or (
+        nccl[1] if nccl is not None else run.ranks_per_node
+    )
+    return rpn
 
 
 def _nccl_recount(

@@ -27,6 +27,7 @@ import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ibcalc.catalogue.load import find_link, find_system
 from ibcalc.catalogue.models import Link, System
@@ -312,7 +313,7 @@ def _log_node_on(ctx: RunContext, families: Sequence[str] | None) -> str | None:
     """The preset the log gives its node (:func:`~ibcalc.logs.cluster.log_preset`) where that
     preset's own network is the log's: of one of ``families`` (a libfabric provider's), or a
     verbs link (None: NCCL's 'Using network IB'); else None."""
-    named = log_preset(ctx.run, ctx.env)
+    named = log_preset(ctx.run, ctx.env, _given_values(ctx))
     if named is None:
         return None
     try:
@@ -333,12 +334,19 @@ def _given_network(ctx: RunContext) -> tuple[bool, bool]:
     '--system and --inter' where one was given and the other inferred from the log (review DK
     L3, then DU and DV)."""
     system = ctx.cluster.system
-    # a caller that gave the cluster whole: what its spec states (review DV)
-    given = ctx.cluster.spec.given() if ctx.given is None else ctx.given
+    given = _given_values(ctx)
     # a given system that is the log's own node (its platform line, or its GPU and EFA's
     # provider line, as the cluster inference reads them) contradicts nothing (review DV)
-    own = system is not None and system.id == log_preset(ctx.run, ctx.env)
+    own = system is not None and system.id == log_preset(ctx.run, ctx.env, given)
     return "system" in given and not ctx.stand_in and not own, "inter" in given
+
+
+def _given_values(ctx: RunContext) -> dict[str, Any]:
+    """The cluster fields the caller gave, with their values (a caller that gave the cluster
+    whole: what its spec states; review DV)."""
+    spec = ctx.cluster.spec
+    names = spec.given() if ctx.given is None else ctx.given
+    return {name: getattr(spec, name) for name in names}
 
 
 def _wrong_system(ctx: RunContext) -> list[Finding]:
