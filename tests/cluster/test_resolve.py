@@ -976,6 +976,20 @@ def test_amd_gpus_say_that_rccl_is_priced_as_nccl() -> None:
             ClusterSpec(system="dgx-h100", nodes=4, wan="wan-100g"),
             "wan wan-100g needs several sites: WAN links join sites (give sites 2 or more)",
         ),
+        # a link that is no WAN link is told so with or without sites (it had been told of
+        # sites first), naming what was typed beside the id it stands for (review DW)
+        (
+            ClusterSpec(system="dgx-h100", nodes=4, wan="nvlink-h100"),
+            "wan nvlink-h100 (nvlink4) is a scale-up link; use a WAN or scale-out link",
+        ),
+        (
+            ClusterSpec(system="dgx-h100", nodes=4, sites=2, wan="NVLink-H100"),
+            "wan NVLink-H100 (nvlink4) is a scale-up link; use a WAN or scale-out link",
+        ),
+        (
+            ClusterSpec(system="dgx-h100", nodes=4, inter="nvlink4"),
+            "inter nvlink4 is a scale-up link; use a scale-out link",
+        ),
     ],
 )
 def test_links_of_the_wrong_role_are_refused(spec: ClusterSpec, message: str) -> None:

@@ -670,17 +670,21 @@ LINK_ROLES: dict[str, tuple[tuple[LinkKind, ...], str]] = {
 }
 
 
-def link_role_problem(link: Link, role: str) -> str | None:
+def link_role_problem(link: Link, role: str, given: str | None = None) -> str | None:
     """``"wan-1g is a wan link; give the PCIe link the NICs sit on (e.g. pcie5)"`` when ``link``
     cannot serve as ``role`` (a key of :data:`LINK_ROLES`), else None. A WAN link is no
     ``inter``: nodes joined by one are sites (``--sites``, ``--wan``), whose model bounds the
-    rate by NCCL's buffers in flight per round trip (docs/model.md#wan-sites)."""
+    rate by NCCL's buffers in flight per round trip (docs/model.md#wan-sites). ``given``: the
+    name the user gave, said beside the id where it is an alias (``nvlink-h100 (nvlink4)``)."""
     kinds, hint = LINK_ROLES[role]
     if link.kind in kinds:
         return None
     if link.kind is LinkKind.WAN and LinkKind.SCALE_OUT in kinds:
         hint += " (a WAN joins sites, not nodes)"
-    return f"{link.id} is a {link.kind.value} link; {hint}"
+    name = link.id
+    if given is not None and given.strip().lower() != link.id:
+        name = f"{given.strip()} ({link.id})"
+    return f"{name} is a {link.kind.value} link; {hint}"
 
 
 def _expect_catalogue(catalogue: object) -> None:

@@ -497,7 +497,7 @@ def resolve_cluster(
     if gpus_per_node > 1 or domain_size > 1:
         intra_name = spec.intra or (system.intra if system else None) or "nvlink4"
         intra = find_link(catalogue, intra_name, role="intra")
-        problem = link_role_problem(intra, "intra")
+        problem = link_role_problem(intra, "intra", intra_name)
         if problem:
             raise ClusterError("{intra} " + problem, field="intra")
         if spec.intra is None and system is None:
@@ -595,7 +595,7 @@ def resolve_cluster(
     if host_name:
         host_pcie = find_link(catalogue, host_name, role="host_pcie")
         # a NIC's rate capped by a WAN or NVLink "host link" made a number out of nothing
-        problem = link_role_problem(host_pcie, "host_pcie")
+        problem = link_role_problem(host_pcie, "host_pcie", host_name)
         if problem:
             raise ClusterError("{host_pcie} " + problem, field="host_pcie")
     # GPUs on PCIe reach their NICs across their own link, whatever slot the NIC sits in
@@ -631,7 +631,7 @@ def resolve_cluster(
     if named is None and domains > 1:
         named = (system.inter if system else None) or "ndr"
     link = find_link(catalogue, named, role="inter") if named is not None else None
-    if link is not None and (problem := link_role_problem(link, "inter")):
+    if link is not None and (problem := link_role_problem(link, "inter", named)):
         raise ClusterError("{inter} " + problem, field="inter")
     # the NICs a node has of its scale-out link, built into a network or not (one node: what a
     # checkpoint's storage path through them, or a KV transfer, may use)
@@ -1149,9 +1149,13 @@ def _build_wan(
     if spec.sites == 1:
         # a WAN property without sites would be dropped silently: refuse it with the fix; a
         # name the catalogue does not have is said first, with the closest names (--wan
-        # wan-100 had been told it needs sites, not that no such link exists)
+        # wan-100 had been told it needs sites, not that no such link exists), and so is a
+        # link that is no WAN link (--wan nvlink-h100 had been told of sites first: review DW)
         if spec.wan is not None:
-            find_link(catalogue, spec.wan, role="wan")
+            wan = find_link(catalogue, spec.wan, role="wan")
+            problem = link_role_problem(wan, "wan", spec.wan)
+            if problem:
+                raise ClusterError("{wan} " + problem, field="wan")
         if spec.wan_links != 1:
             raise ClusterError(
                 f"{{wan_links}} {spec.wan_links} needs several sites: WAN links join sites "
@@ -1184,7 +1188,7 @@ def _build_wan(
     wan = find_link(catalogue, spec.wan or "wan-100g", role="wan")
     if spec.wan is None:
         notes.append(f"WAN link {wan.id} assumed between sites ({{wan}})")
-    problem = link_role_problem(wan, "wan")
+    problem = link_role_problem(wan, "wan", spec.wan)
     if problem:
         raise ClusterError("{wan} " + problem, field="wan")
     if spec.wan_latency_s is not None:
