@@ -1330,6 +1330,25 @@ def test_a_gap_gate_on_nics_capped_by_host_pcie_says_so(
     assert finding.basis.achievable_gap == pytest.approx(achievable)
     (warning,) = checked.warnings
     assert f"{achievable:.3g}x at the achievable rates" in warning.message
+    assert "but pcie3 caps each NIC below its own rate:" in warning.message
+    # 16 NDR NICs on a DGX H100: each one (48.8 GB/s achievable) fits its Gen5 link (50.4), but
+    # each GPU's Gen5 link feeds two (review DJ L1): 371 / 50.4 = 7.36x at the achievable rates
+    sixteen = check_design(
+        write(
+            tmp_path,
+            "s.yaml",
+            "name: s\nnodes: 4\nsystem: dgx-h100\nnics_per_node: 16\n"
+            "requirements:\n  - gap: {max_ratio: 10}\n",
+        ),
+        builtin_catalogue,
+    )
+    (warning,) = sixteen.warnings
+    assert warning.message == (
+        "requirements[0].gap.max_ratio: judges line rates (4.50x), but 16 NICs for 8 GPUs exceed "
+        "what each GPU's pcie5 link "
+        "can feed: 7.36x at the achievable rates; the collective requirements are priced at the "
+        "capped rate"
+    )
     # the preset's own host link (PCIe Gen5) caps an XDR NIC too; its own NDR NICs it does not
     gen5 = check_design(
         write(tmp_path, "x.yaml", text.replace("host_pcie: pcie3\n", "")), builtin_catalogue

@@ -1157,6 +1157,20 @@ def _gap_cap(resolved: ResolvedDesign, bws: PerGpuBandwidths) -> tuple[str | Non
     return out.nic_cap, bws.up_Bps / bws.out_per_gpu_Bps
 
 
+def _cap_words(resolved: ResolvedDesign, host: str) -> str:
+    """What caps the NICs below their own rate: the host link each NIC sits on, or, where each
+    NIC alone fits its link but a node has more NICs than its GPUs' links feed (every GPU
+    reaches its NICs through its own x16 link: :func:`~ibcalc.cluster.resolve.gpu_fed_nic_Bps`),
+    the GPUs' links (16 NDR NICs on a DGX H100 had read 'pcie5 caps each NIC below its own
+    rate', where one NDR NIC, 48.8 GB/s, fits Gen5's 50.4: review DJ L1)."""
+    cluster = resolved.cluster
+    link, inter = cluster.host_pcie, cluster.inter
+    nics, gpus = cluster.nics_per_node, cluster.gpus_per_node
+    if link is not None and inter is not None and link.achievable_Bps >= inter.achievable_Bps:
+        return f"{nics} NICs for {plural(gpus, 'GPU')} exceed what each GPU's {host} link can feed"
+    return f"{host} caps each NIC below its own rate"
+
+
 def _oversubscription_finding(
     resolved: ResolvedDesign, doc: Document, loc: Loc, target: OversubscriptionTarget
 ) -> Finding:
@@ -1310,8 +1324,7 @@ def design_warnings(resolved: ResolvedDesign, doc: Document) -> list[ValidationP
         if isinstance(item.target, GapTarget) and host is not None and bws.gap is not None:
             problems.add(
                 ("requirements", index, item.kind, "max_ratio"),
-                f"judges line rates ({format_ratio(bws.gap)}), but {host} caps each NIC below "
-                "its own rate"
+                f"judges line rates ({format_ratio(bws.gap)}), but {_cap_words(resolved, host)}"
                 + (f": {format_ratio(achievable)} at the achievable rates" if achievable else "")
                 + "; the collective requirements are priced at the capped rate",
             )
