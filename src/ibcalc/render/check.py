@@ -535,9 +535,23 @@ def _summary(outcomes: Sequence[FileOutcome], overrides: Sequence[str] = ()) -> 
     return text
 
 
+def _preset_words(resolved: ResolvedDesign) -> str | None:
+    """The node preset as the file names it, with the id it stands for where that is an alias
+    (``hgx-h100 as dgx-h100``: the sizing counts an HGX server's NICs as its own cards, and the
+    header had read plain dgx-h100; review DJ L3); None without a preset."""
+    system = resolved.cluster.system
+    if system is None:
+        return None
+    written = resolved.design.system
+    if written is not None and written.strip().lower() != system.id:
+        return f"{printable(written.strip())} as {system.id}"
+    return system.id
+
+
 def _header(check: DesignCheck) -> str:
     cluster = check.resolved.cluster
-    system = f", {cluster.system.id}" if cluster.system is not None else ""
+    preset_words = _preset_words(check.resolved)
+    system = f", {preset_words}" if preset_words is not None else ""
     links = " / ".join(x.id for x in (cluster.intra, cluster.inter) if x is not None)
     # what else changes every figure: two designs of 72- and 4-GPU domains, or with SHARP on
     # and off, had printed the same header (review CC)
@@ -1128,7 +1142,8 @@ def render_design_text(resolved: ResolvedDesign) -> str:
     bws = per_gpu_bandwidths(cluster.topology)
     out = cluster.topology.out
     lines = [f"design {printable(resolved.design.name)} ({printable(resolved.path, None)})"]
-    system = f" ({cluster.system.id})" if cluster.system is not None else ""
+    preset_words = _preset_words(resolved)
+    system = f" ({preset_words})" if preset_words is not None else ""
     lines.append(
         f"cluster: {plural(cluster.nodes, 'node')} x {plural(cluster.gpus_per_node, 'GPU')} = "
         f"{cluster.ranks} GPUs" + system
