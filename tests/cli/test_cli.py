@@ -1268,8 +1268,8 @@ def test_json_carries_both_cross_leaf_fractions() -> None:
     assert (split["cross_leaf_fraction"], split["neighbour_cross_leaf_fraction"]) == (1.0, 0.25)
     assert split["transfer_s"] == pytest.approx(flat["transfer_s"])
     assert same["transfer_s"] == pytest.approx(flat["transfer_s"])
-    assert "leaf uplinks x2 slower" in worst["bottleneck"]
-    assert "leaf uplinks" not in split["bottleneck"]
+    assert "tapered uplinks x2 slower" in worst["bottleneck"]
+    assert "tapered uplinks" not in split["bottleneck"]
     assert worst["transfer_s"] > 1.5 * flat["transfer_s"]
 
 

@@ -428,7 +428,7 @@ def test_an_alltoall_without_pxn_pays_the_taper_of_traffic_off_its_rail() -> Non
     pairwise = cost(off, Collective.ALL_TO_ALL, Algorithm.PAIRWISE, Protocol.SIMPLE)
     pxn = cost(off, Collective.ALL_TO_ALL, Algorithm.PXN, Protocol.SIMPLE)
     assert pairwise.transfer_s == pytest.approx(4 * 0.875 * net)
-    assert "leaf uplinks x3.5 slower" in pairwise.bottleneck
+    assert "tapered uplinks x3.5 slower" in pairwise.bottleneck
     assert pxn.transfer_s == pytest.approx(
         cost(t, Collective.ALL_TO_ALL, Algorithm.PXN, Protocol.SIMPLE).transfer_s
     )

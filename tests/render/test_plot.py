@@ -581,11 +581,11 @@ def test_the_all_to_all_plot_draws_its_own_network_ceiling(tmp_path: Path) -> No
     assert "ring ceiling" not in text
     assert "per-GPU share (the scale-out side of the gap)" not in text
     # 2:1 leaves with every peer across them (the default cross-leaf fraction on 4 nodes, as the
-    # engine prices it: its explanation says 'leaf uplinks x2 slower'): 48.75 x 31/24 / 2
+    # engine prices it: its explanation says 'tapered uplinks x2 slower'): 48.75 x 31/24 / 2
     tapered = plot("4", "--oversubscription", "2")
     ceiling = share * 31 / 24 / 2
     assert (
-        f"ndr all-to-all ceiling, share x 31/24, leaf uplinks x2 slower: {ceiling:.1f} GB/s"
+        f"ndr all-to-all ceiling, share x 31/24, tapered uplinks x2 slower: {ceiling:.1f} GB/s"
         in tapered
     )
 

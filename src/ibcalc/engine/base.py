@@ -812,15 +812,17 @@ def hop_terms(
 
 def network_words(topo: Topology, traffic: Traffic, *, inside: bool = False) -> str:
     """What holds the NICs below their own rate for ``traffic``: their host link's cap and the
-    leaf taper (`` (each NIC capped by pcie5 at 50.4 GB/s; leaf uplinks x2 slower)``), else
-    empty. ``inside``: to end a parenthesis already open (``; each NIC capped ...``)."""
+    uplinks' taper (`` (each NIC capped by pcie5 at 50.4 GB/s; tapered uplinks x2 slower)``;
+    the oversubscription end to end, at the leaves or above them: a design tapered at its
+    spines had read 'leaf uplinks', review DJ L2), else empty. ``inside``: to end a
+    parenthesis already open (``; each NIC capped ...``)."""
     out = topo.out
     limits = []
     if out is not None and out.nic_cap is not None:
         limits.append(f"each NIC capped by {out.nic_cap} at {fixed(out.nic_bw_Bps / 1e9, 1)} GB/s")
     contention = topo.contention(traffic)
     if contention > 1:
-        limits.append(f"leaf uplinks x{contention:.3g} slower")
+        limits.append(f"tapered uplinks x{contention:.3g} slower")
     if not limits:
         return ""
     words = "; ".join(limits)

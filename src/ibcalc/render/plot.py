@@ -852,7 +852,7 @@ def plot_sweep_clusters(
             ceilings.append(
                 Ceiling(
                     f"{out.link_id} all-to-all ceiling, share x {n - 1}/{n - m}"
-                    + (f", leaf uplinks x{taper:.3g} slower" if taper > 1 else ""),
+                    + (f", tapered uplinks x{taper:.3g} slower" if taper > 1 else ""),
                     node_GBps / m * (n - 1) / (n - m) / taper,
                     "network-node",
                     col,

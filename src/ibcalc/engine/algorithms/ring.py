@@ -98,7 +98,7 @@ def _ring_where(limit: str, bw: float, topo: Topology, *, duplex: bool = True) -
     if limit == "net":
         assert topo.out is not None
         tapered = (
-            f", leaf uplinks x{topo.contention('neighbour'):.3g} slower"
+            f", tapered uplinks x{topo.contention('neighbour'):.3g} slower"
             if topo.contention("neighbour") > 1
             else ""
         )
