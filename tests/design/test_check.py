@@ -192,6 +192,19 @@ def test_gap_switches_oversubscription(tmp_path: Path, builtin_catalogue: Catalo
     assert (over.predicted, over.passed, over.unit) == (1.0, True, "down:up")
     assert over.basis == OversubscriptionBasis("sized", 2)
     assert [f.line for f in (gap9, gap8, sw12, sw11, over)] == [8, 9, 10, 11, 12]
+    # 32 nodes: the 4 extra endpoints open a second SU (260 leaf ports over one SU's 256), 24
+    # switches, and the failing gate says why (review DJ L8); 31 nodes had not said it above
+    (thirty_two,) = check_design(
+        write(tmp_path, "s32.yaml", SU.replace("nodes: 31", "nodes: 32")), builtin_catalogue
+    ).findings[2:3]
+    assert (thirty_two.predicted, thirty_two.passed) == (24.0, False)
+    assert isinstance(thirty_two.basis, SwitchesBasis)
+    assert thirty_two.basis.extra_su == (4, 2)
+    from ibcalc.render.check import finding_message
+
+    assert finding_message(thirty_two).endswith(
+        "16 leaf + 8 spine + 0 core (4 extra endpoints open SU 2: fabric.extra_endpoints)"
+    )
 
 
 def test_a_failed_switch_count_names_the_split_that_would_pass(

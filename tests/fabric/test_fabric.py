@@ -127,6 +127,17 @@ def test_ufm_ports_cost_a_node_slot() -> None:
     connectivity": 32 nodes + 4 UFM ports = 260 ports > 8 leaves x 32 down, so a second SU."""
     assert h100(32, extra=4).scalable_units == 2
     assert h100(31, extra=4).scalable_units == 1
+    # and the sizing says so (review DJ L8: a switch gate failed for it without a word)
+    opened = h100(32, extra=4)
+    assert opened.su_of_extra
+    assert (
+        "the 4 extra endpoints (fabric.extra_endpoints) open SU 2: 32 nodes x 8 rails + 4 = 260 "
+        "leaf ports, more than the 256 of 1 SU (8 leaves x 32 down)"
+    ) in opened.notes
+    # 31 nodes + 4 fit one SU; 33 nodes open the second themselves; no extra endpoints, none
+    for sizing in (h100(31, extra=4), h100(33, extra=4), h100(32)):
+        assert not sizing.su_of_extra
+        assert not any("extra endpoint" in note for note in sizing.notes)
 
 
 def test_a_leaf_never_fills_more_cages_than_it_has() -> None:

@@ -902,6 +902,9 @@ class SwitchesBasis:
     core: int
     cheaper: CheaperSplit | None = None
     bisection_Bps: float | None = None
+    #: (extra endpoints, scalable units) where the extra endpoints open the last SU
+    #: (:attr:`~ibcalc.fabric.sizing.FabricSizing.su_of_extra`), else None
+    extra_su: tuple[int, int] | None = None
 
 
 Basis = CollectiveBasis | GapBasis | OversubscriptionBasis | SwitchesBasis
@@ -1223,6 +1226,11 @@ def _switches_finding(
             fab.core_switches,
             cheaper=fab.cheaper_split,
             bisection_Bps=fab.bisection_Bps,
+            extra_su=(
+                (fab.extra_endpoints, fab.scalable_units)
+                if fab.su_of_extra and fab.scalable_units is not None
+                else None
+            ),
         ),
     )
 

@@ -194,6 +194,14 @@ class FabricSizing:
     cheaper_split: CheaperSplit | None = None
 
     @property
+    def su_of_extra(self) -> bool:
+        """Whether the extra endpoints, not the nodes, open the last scalable unit (32 DGX H100
+        and 4 extra endpoints: 260 leaf ports, 2 SU of 32 nodes where the nodes fill one)."""
+        if self.scalable_units is None or not self.su_nodes or not self.extra_endpoints:
+            return False
+        return self.scalable_units > math.ceil(self.nodes / self.su_nodes)
+
+    @property
     def endpoints(self) -> int:
         """Compute NIC ports attached to the fabric (nodes x rails)."""
         return self.nodes * self.rails
@@ -665,6 +673,18 @@ def _build(tiers: int, a: _Args, out: _Outputs) -> FabricSizing | None:
                 else ""
             )
         )
+        alone = math.ceil(a.nodes / a.d)
+        if plan.su is not None and plan.su > alone:
+            # the extra endpoints, not the nodes, open an SU (NVIDIA's rule: 31 nodes + UFM fit
+            # one SU of 32, 32 nodes + UFM do not): said, as a gate on the switch count fails
+            # for it without a word of why (review DJ L8)
+            ports = alone * a.d * a.rails
+            notes.append(
+                f"the {plural(a.extra, 'extra endpoint')} (fabric.extra_endpoints) open SU "
+                f"{plan.su}: {a.nodes} nodes x {plural(a.rails, 'rail')} + {a.extra} = "
+                f"{endpoints} leaf ports, more than the {ports} of {plural(alone, 'SU')} "
+                f"({alone * a.rails} leaves x {a.d} down)"
+            )
     leaf_cages = sum(_split_cages(x, a.u, ppc, a.k) for x in plan.leaf_down_used) if ppc else None
     if tiers == 2:
         spines = smallest_divisor_at_least(a.u, Fraction(plan.leaves * a.u, a.k))

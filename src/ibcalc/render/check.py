@@ -401,6 +401,11 @@ def finding_detail(f: Finding) -> str:
         return "no fabric given: non-blocking"
     assert isinstance(basis, SwitchesBasis)
     counts = f"{basis.leaf} leaf + {basis.spine} spine + {basis.core} core"
+    if basis.extra_su is not None:
+        # a gate failing for the SU its extra endpoints open had said nothing of them (review
+        # DJ L8: 32 DGX H100 and 4 endpoints of UFM need 2 SU; 31 nodes fit one)
+        extra, su = basis.extra_su
+        counts += f" ({plural(extra, 'extra endpoint')} open SU {su}: fabric.extra_endpoints)"
     cheaper = basis.cheaper
     if f.passed or cheaper is None or cheaper.switches > f.required:
         return counts
