@@ -613,7 +613,16 @@ def test_with_one_of_algorithm_and_protocol_forced_nccl_picks_among_the_rest() -
     ) in algo["assumptions"]
     assert any(n.startswith("ring/LL would be") for n in algo["assumptions"])
     # --explain says the same (it had said 'was forced' and named tree/LL128 and nvlstree/Simple)
-    why = _json(*_PROTO_SIMPLE, "--explain")["explanation"]["why_chosen"]
+    explained = _json(*_PROTO_SIMPLE, "--explain")["explanation"]
+    why = explained["why_chosen"]
+    # the tree's fill, per tier, as fields beside its words (review DT 5)
+    (fill,) = [t for t in explained["terms"] if t["name"] == "pipeline fill"]
+    assert [p["tier"] for p in fill["parts"]] == ["up", "net"]
+    assert sum(p["seconds"] for p in fill["parts"]) == pytest.approx(fill["seconds"])
+    for part in fill["parts"]:
+        assert part["seconds"] == pytest.approx(
+            part["count"] * part["size_bytes"] / part["rate_Bps"]
+        )
     assert why.startswith(
         "NCCL's tuner ranks tree/Simple first among the Simple candidates (--proto forced)"
     )

@@ -342,3 +342,16 @@ def test_the_fill_term_says_which_stages_hold_a_chunk_and_for_how_long() -> None
         "LL and LL128 lines stream through the stages in nodes; each network stage holds it" in ll
     )
     assert ": 2 across nodes at " in ll
+    # the same figures as fields (JSON's explanation; review DT 5): count x chunk / rate each
+    cost = _cost(cluster(2, 8), 4 * 2**20, Algorithm.TREE, Protocol.SIMPLE)
+    (term,) = [t for t in cost.terms if t.name == "pipeline fill"]
+    up, net = term.parts
+    assert (up.tier, up.count, up.size_bytes) == ("up", 13, 32 * KIB)
+    assert (net.tier, net.count, net.size_bytes) == ("net", 2, 32 * KIB)
+    assert up.rate_Bps == pytest.approx(46 * GB / 16)
+    assert net.rate_Bps == pytest.approx(73.6 * GB / 16)
+    assert up.seconds == pytest.approx(13 * 32 * KIB / (46 * GB / 16))
+    assert net.seconds == pytest.approx(2 * 32 * KIB / (73.6 * GB / 16))
+    assert up.seconds + net.seconds == pytest.approx(term.seconds)
+    # other terms have no parts
+    assert all(t.parts == () for t in cost.terms if t.name != "pipeline fill")

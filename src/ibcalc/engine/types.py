@@ -30,6 +30,7 @@ __all__ = [
     "ScaleOutTier",
     "ScaleUpTier",
     "Term",
+    "TermPart",
     "algorithm_key",
     "busbw_factor",
 ]
@@ -262,15 +263,32 @@ class ScaleOutTier(BaseModel):
         return self.plugin if self.plugin is not None else self.transport_latency_s > 0
 
 
+class TermPart(BaseModel):
+    """One part of a term worked as ``count x size_bytes / rate_Bps``: in the pipeline fill, the
+    stages of one tier that hold the first chunk, each crossed at the tier's per-channel rate."""
+
+    model_config = _FROZEN
+
+    #: where the stages sit: ``"up"`` (in a scale-up domain), ``"net"`` (across the network),
+    #: ``"wan"`` (between sites)
+    tier: Literal["up", "net", "wan"]
+    count: int = Field(ge=0)
+    size_bytes: float = Field(ge=0)
+    rate_Bps: float = Field(gt=0)
+    seconds: float = Field(ge=0)
+
+
 class Term(BaseModel):
     """One term of a cost, for ``--explain``: its name, its time and how it was worked out
-    (the numbers and the constants used, each with where it comes from)."""
+    (the numbers and the constants used, each with where it comes from); ``parts``, where the
+    term is a sum of like parts (the pipeline fill's tiers), each with its figures."""
 
     model_config = _FROZEN
 
     name: str
     seconds: float
     detail: str
+    parts: tuple[TermPart, ...] = ()
 
 
 class Cost(BaseModel):

@@ -66,7 +66,7 @@ from ibcalc.engine.pipeline import (
     trimmed_bw,
     trimmed_text,
 )
-from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term
+from ibcalc.engine.types import Algorithm, Collective, Cost, Protocol, Term, TermPart
 from ibcalc.units import format_bandwidth, format_size
 
 __all__ = ["tree_network_multiplier", "tree_stages", "tree_tier_rate", "tree_timing"]
@@ -251,6 +251,7 @@ def tree_timing(
                     name="pipeline fill",
                     seconds=fill,
                     detail=_fill_detail(parts, active, stages, topo),
+                    parts=_fill_term_parts(parts),
                 )
             )
         return make_cost(
@@ -290,6 +291,22 @@ def _tier_words(tier: str, node: str, *, one: bool) -> str:
     if tier == "up":
         return f"in the {node}" if one else f"in {node}s"
     return f"across {node}s" if tier == "net" else "across the WAN"
+
+
+def _fill_term_parts(parts: Fill | None) -> tuple[TermPart, ...]:
+    """The fill's tiers as :class:`TermPart` figures (review DT 5: they had been in the
+    detail's words only): stages holding the chunk, its bytes, the per-channel rate, the time."""
+    assert parts is not None  # the term is listed only when there is a fill
+    return tuple(
+        TermPart(
+            tier=tier,
+            count=count,
+            size_bytes=parts.chunk_bytes,
+            rate_Bps=rate,
+            seconds=count * parts.chunk_bytes / rate,
+        )
+        for count, rate, tier in parts.parts
+    )
 
 
 def _fill_detail(
