@@ -2446,7 +2446,9 @@ def test_a_network_the_logs_transport_line_contradicts_is_an_error(
     # the log's node read with the ranks per node the inference reads: NCCL's 'localRanks 4'
     # where every device line names one host (containers sharing a hostname) is Snellius's
     # 4-GPU H100 node, which given contradicts nothing (it had been read at 16 ranks a host, as
-    # p5, and the user told to drop the system the inference itself takes: review DW)
+    # p5, and the user told to drop the system the inference itself takes: review DW); and as
+    # Snellius's own network is InfiniBand, dropping --inter would leave the contradiction: only
+    # the EFA link is advised (it had read 'without --inter, or ...': review DX 2)
     lines = bare.replace(
         "on test-nccl-worker-1 device", "on test-nccl-worker-0 device"
     ).splitlines()
@@ -2457,8 +2459,9 @@ def test_a_network_the_logs_transport_line_contradicts_is_an_error(
     )
     shared = "\n".join([*lines[: last + 1], comm, *lines[last + 1 :]])
     for given, said in (
-        ({"system": "snellius-h100", "inter": "ndr"}, only_net),
+        ({"system": "snellius-h100", "inter": "ndr"}, "re-run with {inter} set to the efa link"),
         ({"system": "snellius-h100"}, "re-run with {inter} set to the efa link"),
+        ({"inter": "ndr"}, "re-run with {inter} set to the efa link"),
     ):
         (run,) = check_log(
             parse_log(shared, source=path.name), shared, catalogue=catalogue,

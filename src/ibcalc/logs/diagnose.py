@@ -190,10 +190,19 @@ def _wrong_network(ctx: RunContext) -> list[Finding]:
         on = None  # a verbs link
     named_system, named_inter = _given_network(ctx)
     given = [m for m, g in (("{system}", named_system), ("{inter}", named_inter)) if g]
+    # dropping the flags helps only where the node left then has the log's network: a given
+    # system that stays (its own network), else the node the log gives; --system snellius-h100
+    # --inter ndr on an EFA log had been told to drop --inter, which left Snellius's own NDR
+    # and the same contradiction (review DX 2)
+    system = ctx.cluster.system
+    left = system.id if system is not None and not named_system else None
+    if left is None:
+        left = log_preset(ctx.run, ctx.env, _given_values(ctx))
+    if given and (left is None or not _own_network_fits(ctx, left, on)):
+        given = []
     # the node the log gives (its platform line, or its GPU and EFA's provider line, as the
     # cluster inference reads it), where that node's own network is the log's (review DW)
     named = _log_node_on(ctx, on)
-    system = ctx.cluster.system
     if named is not None and (system is None or named != system.id):
         alternative = f"with --system {named}" + (" and without {inter}" if named_inter else "")
     else:
@@ -316,15 +325,20 @@ def _log_node_on(ctx: RunContext, families: Sequence[str] | None) -> str | None:
     named = log_preset(ctx.run, ctx.env, _given_values(ctx))
     if named is None:
         return None
+    return named if _own_network_fits(ctx, named, families) else None
+
+
+def _own_network_fits(ctx: RunContext, system_id: str, families: Sequence[str] | None) -> bool:
+    """Whether preset ``system_id``'s own network is of one of ``families`` (a libfabric
+    provider's), or a verbs link (None: NCCL's 'Using network IB')."""
     try:
-        inter = find_system(ctx.catalogue, named).inter
+        inter = find_system(ctx.catalogue, system_id).inter
         link = find_link(ctx.catalogue, inter) if inter is not None else None
     except IbcalcError:
-        return None
+        return False
     if link is None:
-        return None
-    fits = link.transport != "plugin" if families is None else link.family in families
-    return named if fits else None
+        return False
+    return link.transport != "plugin" if families is None else link.family in families
 
 
 def _given_network(ctx: RunContext) -> tuple[bool, bool]:
