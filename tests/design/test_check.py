@@ -199,11 +199,24 @@ def test_gap_switches_oversubscription(tmp_path: Path, builtin_catalogue: Catalo
     ).findings[2:3]
     assert (thirty_two.predicted, thirty_two.passed) == (24.0, False)
     assert isinstance(thirty_two.basis, SwitchesBasis)
-    assert thirty_two.basis.extra_su == (4, 2)
+    assert thirty_two.basis.extra == (4, 24 - 12)
     from ibcalc.render.check import finding_message
 
     assert finding_message(thirty_two).endswith(
-        "16 leaf + 8 spine + 0 core (4 extra endpoints open SU 2: fabric.extra_endpoints)"
+        "16 leaf + 8 spine + 0 core (4 extra endpoints add 12 switches: fabric.extra_endpoints)"
+    )
+    # extra endpoints that add leaves or a level rather than an SU are said too (review DY 2):
+    # 8 DGX H100 not rail-optimized take one 64-port switch; one more port takes 3 leaves of 32
+    # down and 2 spines
+    flat = (
+        "name: f\nnodes: 8\nsystem: dgx-h100\n"
+        "fabric: {switch: qm9700, rail_optimized: false, extra_endpoints: 1}\n"
+        "requirements:\n  - switches: {max: 1}\n"
+    )
+    (added,) = check_design(write(tmp_path, "f.yaml", flat), builtin_catalogue).findings
+    assert (added.predicted, added.passed) == (5.0, False)
+    assert finding_message(added).endswith(
+        "3 leaf + 2 spine + 0 core (1 extra endpoint adds 4 switches: fabric.extra_endpoints)"
     )
 
 
@@ -1362,6 +1375,34 @@ def test_a_gap_gate_on_nics_capped_by_host_pcie_says_so(
         "can feed: 7.36x at the achievable rates; the collective requirements are priced at the "
         "capped rate"
     )
+    # each cap the engine applies that is worth saying (review DY 1): 16 XDR NICs on a DGX H100
+    # are capped by Gen5 each (50.4 < 97.5 GB/s) and by the 8 GPU links they share (3.68x alone,
+    # 7.36x with both); 16 on a DGX B300 by the share alone (Gen6's 96.8 GB/s is within 1 % of
+    # XDR's 97.5, no cap worth saying): 8 x 96.8 / 16 = 48.4 GB/s a NIC
+    for preset, inter, said in (
+        (
+            "dgx-h100",
+            "xdr",
+            "pcie5 caps each NIC below its own rate and 16 NICs for 8 GPUs exceed what each "
+            "GPU's pcie5 link can feed: 7.36x",
+        ),
+        ("dgx-b300", None, "16 NICs for 8 GPUs exceed what each GPU's pcie6 link can feed: 7.46x"),
+    ):
+        body = f"name: s\nnodes: 4\nsystem: {preset}\nnics_per_node: 16\n"
+        body += f"inter: {inter}\n" if inter else ""
+        both = check_design(
+            write(tmp_path, f"{preset}.yaml", body + "requirements:\n  - gap: {max_ratio: 30}\n"),
+            builtin_catalogue,
+        )
+        (warning,) = both.warnings
+        assert f"but {said} at the achievable rates" in warning.message
+    # GPUs that meet over PCIe reach their NICs across their own link: named as theirs (DY 6)
+    bus = (
+        "name: p\nnodes: 4\ngpus_per_node: 8\nintra: pcie4\ninter: ndr\nhost_pcie: pcie5\n"
+        "requirements:\n  - gap: {max_ratio: 30}\n"
+    )
+    (warning,) = check_design(write(tmp_path, "p.yaml", bus), builtin_catalogue).warnings
+    assert "but the GPUs' own pcie4 link caps each NIC below its own rate:" in warning.message
     # the preset's own host link (PCIe Gen5) caps an XDR NIC too; its own NDR NICs it does not
     gen5 = check_design(
         write(tmp_path, "x.yaml", text.replace("host_pcie: pcie3\n", "")), builtin_catalogue

@@ -671,6 +671,11 @@ def test_design_show_words_for_one_leaf_one_switch_and_a_large_bisection(
         assert f": s (1 node x 8 GPUs, {shown}; nvlink4)" in out
         code, out, _ = run(["design", "show", str(write(tmp_path, "a.yaml", alias))], capsys)
         assert f"cluster: 1 node x 8 GPUs = 8 GPUs ({shown})\n" in out
+        code, out, _ = run(
+            ["design", "show", str(write(tmp_path, "a.yaml", alias)), "--format", "json"], capsys
+        )
+        data = json.loads(out)
+        assert (data["system"], data["system_as_written"]) == ("dgx-h100", written)
 
 
 @pytest.mark.parametrize(

@@ -134,10 +134,26 @@ def test_ufm_ports_cost_a_node_slot() -> None:
         "the 4 extra endpoints (fabric.extra_endpoints) open SU 2: 32 nodes x 8 rails + 4 = 260 "
         "leaf ports, more than the 256 of 1 SU (8 leaves x 32 down)"
     ) in opened.notes
+    assert (opened.total_switches, opened.switches_without_extra) == (24, 12)
     # 31 nodes + 4 fit one SU; 33 nodes open the second themselves; no extra endpoints, none
     for sizing in (h100(31, extra=4), h100(33, extra=4), h100(32)):
         assert not sizing.su_of_extra
         assert not any("extra endpoint" in note for note in sizing.notes)
+    assert h100(31, extra=4).switches_without_extra == h100(31).total_switches == 12
+    assert h100(32).switches_without_extra is None
+    # several SUs opened are each named, in the singular for one endpoint (review DY 3, 4): 64
+    # nodes fill 2 SUs of 32, one UFM port opens the third
+    (note,) = [n for n in h100(64, extra=1).notes if "extra endpoint" in n]
+    assert note.startswith("the 1 extra endpoint (fabric.extra_endpoints) opens SU 3: 64 nodes")
+    (note,) = [n for n in h100(32, extra=300).notes if "extra endpoint" in n]
+    assert note.startswith("the 300 extra endpoints (fabric.extra_endpoints) open SUs 2-3: ")
+    # leaves or a level they add, not an SU, are said too (review DY 2): 8 nodes not
+    # rail-optimized fill one 64-port switch; one more port takes 3 leaves and 2 spines
+    flat = size_fat_tree(8, 8, 64, rail_optimized=False, extra_endpoints=1)
+    assert (flat.total_switches, flat.switches_without_extra) == (5, 1)
+    assert "the 1 extra endpoint (fabric.extra_endpoints) adds 4 switches: 1 without it" in (
+        flat.notes
+    )
 
 
 def test_a_leaf_never_fills_more_cages_than_it_has() -> None:

@@ -35,7 +35,12 @@ from ibcalc.booleans import expect_bool
 from ibcalc.catalogue.load import find_link, find_system, link_role_problem
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.bandwidths import PerGpuBandwidths, per_gpu_bandwidths
-from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
+from ibcalc.cluster.resolve import (
+    ClusterSpec,
+    ResolvedCluster,
+    gpu_fed_nic_Bps,
+    resolve_cluster,
+)
 from ibcalc.cluster.spec import MAX_OVERSUBSCRIPTION
 from ibcalc.design.schema import (
     DESIGN_KEYS,
@@ -902,9 +907,9 @@ class SwitchesBasis:
     core: int
     cheaper: CheaperSplit | None = None
     bisection_Bps: float | None = None
-    #: (extra endpoints, scalable units) where the extra endpoints open the last SU
-    #: (:attr:`~ibcalc.fabric.sizing.FabricSizing.su_of_extra`), else None
-    extra_su: tuple[int, int] | None = None
+    #: (extra endpoints, the switches they add) where they add any
+    #: (:attr:`~ibcalc.fabric.sizing.FabricSizing.switches_without_extra`), else None
+    extra: tuple[int, int] | None = None
 
 
 Basis = CollectiveBasis | GapBasis | OversubscriptionBasis | SwitchesBasis
@@ -1161,17 +1166,29 @@ def _gap_cap(resolved: ResolvedDesign, bws: PerGpuBandwidths) -> tuple[str | Non
 
 
 def _cap_words(resolved: ResolvedDesign, host: str) -> str:
-    """What caps the NICs below their own rate: the host link each NIC sits on, or, where each
-    NIC alone fits its link but a node has more NICs than its GPUs' links feed (every GPU
-    reaches its NICs through its own x16 link: :func:`~ibcalc.cluster.resolve.gpu_fed_nic_Bps`),
-    the GPUs' links (16 NDR NICs on a DGX H100 had read 'pcie5 caps each NIC below its own
-    rate', where one NDR NIC, 48.8 GB/s, fits Gen5's 50.4: review DJ L1)."""
+    """What caps the NICs below their own rate, each cap the engine applies that is worth saying
+    (:data:`CAP_WORTH_SAYING`): the host link each NIC sits on, and a node's NICs beyond what
+    its GPUs' links feed (every GPU reaches its NICs through its own x16 link:
+    :func:`~ibcalc.cluster.resolve.gpu_fed_nic_Bps`). 16 NDR NICs on a DGX H100 had read 'pcie5
+    caps each NIC below its own rate', where one NDR NIC fits Gen5 (review DJ L1); 16 XDR NICs
+    there are capped both ways, and 16 on a DGX B300 by the feed alone (review DY 1)."""
     cluster = resolved.cluster
     link, inter = cluster.host_pcie, cluster.inter
+    # the GPUs' own PCIe link where they meet over PCIe: GPUDirect RDMA crosses it (review DY 6)
+    name = f"the GPUs' own {host} link" if cluster.host_pcie_is_gpu_bus else host
+    each = f"{name} caps each NIC below its own rate"
+    if link is None or inter is None:
+        return each
     nics, gpus = cluster.nics_per_node, cluster.gpus_per_node
-    if link is not None and inter is not None and link.achievable_Bps >= inter.achievable_Bps:
-        return f"{nics} NICs for {plural(gpus, 'GPU')} exceed what each GPU's {host} link can feed"
-    return f"{host} caps each NIC below its own rate"
+    per_nic = link.achievable_Bps < (1 - CAP_WORTH_SAYING) * inter.achievable_Bps
+    nic_Bps = min(link.achievable_Bps, inter.achievable_Bps)
+    fed = gpu_fed_nic_Bps(nic_Bps, link, nics, gpus) is not None
+    said = [each] if per_nic else []
+    if fed:
+        said.append(
+            f"{nics} NICs for {plural(gpus, 'GPU')} exceed what each GPU's {host} link can feed"
+        )
+    return " and ".join(said) or each
 
 
 def _oversubscription_finding(
@@ -1226,9 +1243,10 @@ def _switches_finding(
             fab.core_switches,
             cheaper=fab.cheaper_split,
             bisection_Bps=fab.bisection_Bps,
-            extra_su=(
-                (fab.extra_endpoints, fab.scalable_units)
-                if fab.su_of_extra and fab.scalable_units is not None
+            extra=(
+                (fab.extra_endpoints, fab.total_switches - fab.switches_without_extra)
+                if fab.switches_without_extra is not None
+                and fab.total_switches > fab.switches_without_extra
                 else None
             ),
         ),

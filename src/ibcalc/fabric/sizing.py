@@ -192,6 +192,8 @@ class FabricSizing:
     notes: tuple[str, ...] = field(default_factory=tuple)
     #: the widest narrower split of the same ratio that needs fewer switches, where one does
     cheaper_split: CheaperSplit | None = None
+    #: the switches the same fabric takes without its extra endpoints (None: it has none)
+    switches_without_extra: int | None = None
 
     @property
     def su_of_extra(self) -> bool:
@@ -333,10 +335,53 @@ def size_fat_tree(
 
     ``oversubscription`` is the leaf's down:up ratio, or ``[leaf, spine]``. ``tiers`` forces the
     number of switch levels (1..3); by default the smallest that fits. ``extra_endpoints`` are
-    non-compute ports on leaves (UFM). ``port_Bps`` (the NIC rate) gives the bisection;
-    ``ports_per_cage`` the switch transceivers; ``node_cages_per_node`` the node transceivers.
-    Raises :class:`FabricError` for a fabric the radix cannot build. Rules: module docstring.
+    non-compute ports on leaves (UFM); where they cost switches, the result says how many
+    (:attr:`FabricSizing.switches_without_extra`, and a note). ``port_Bps`` (the NIC rate) gives
+    the bisection; ``ports_per_cage`` the switch transceivers; ``node_cages_per_node`` the node
+    transceivers. Raises :class:`FabricError` for a fabric the radix cannot build. Rules: module
+    docstring.
     """
+    kwargs: dict[str, Any] = {
+        "oversubscription": oversubscription,
+        "rail_optimized": rail_optimized,
+        "tiers": tiers,
+        "port_Bps": port_Bps,
+        "ports_per_cage": ports_per_cage,
+        "node_cages_per_node": node_cages_per_node,
+    }
+    sizing = _size_fat_tree(nodes, rails, radix, extra_endpoints=extra_endpoints, **kwargs)
+    if not sizing.extra_endpoints:
+        return sizing
+    # what the extra endpoints cost: a switch gate failing for them had said nothing of them,
+    # whether they open a scalable unit, add leaves or add a switch level (reviews DJ L8, DY 2)
+    without = _size_fat_tree(nodes, rails, radix, extra_endpoints=0, **kwargs).total_switches
+    added = sizing.total_switches - without
+    notes = sizing.notes
+    if added > 0 and not sizing.su_of_extra:
+        notes = (
+            *notes,
+            f"the {plural(sizing.extra_endpoints, 'extra endpoint')} (fabric.extra_endpoints) "
+            f"{'add' if sizing.extra_endpoints > 1 else 'adds'} "
+            f"{added} switch{'' if added == 1 else 'es'}: {without} without "
+            f"{'them' if sizing.extra_endpoints > 1 else 'it'}",
+        )
+    return dataclasses.replace(sizing, switches_without_extra=without, notes=notes)
+
+
+def _size_fat_tree(
+    nodes: int,
+    rails: int,
+    radix: int,
+    *,
+    oversubscription: float | Sequence[float] = 1.0,
+    rail_optimized: bool = True,
+    tiers: int | None = None,
+    extra_endpoints: int = 0,
+    port_Bps: float | None = None,
+    ports_per_cage: int | None = None,
+    node_cages_per_node: int | None = None,
+) -> FabricSizing:
+    """:func:`size_fat_tree` without the count of switches the extra endpoints cost."""
     # a count is a whole number (numpy's integers and 128.0 too): 12.5 nodes had sized 100.0
     # cables, NaN nodes one switch "for nan endpoints", and a string or a NaN radix failed in
     # TypeError or ValueError
@@ -677,13 +722,15 @@ def _build(tiers: int, a: _Args, out: _Outputs) -> FabricSizing | None:
         if plan.su is not None and plan.su > alone:
             # the extra endpoints, not the nodes, open an SU (NVIDIA's rule: 31 nodes + UFM fit
             # one SU of 32, 32 nodes + UFM do not): said, as a gate on the switch count fails
-            # for it without a word of why (review DJ L8)
+            # for it without a word of why (review DJ L8); each SU they open (review DY 3)
             ports = alone * a.d * a.rails
+            opened = f"SU {plan.su}" if plan.su == alone + 1 else f"SUs {alone + 1}-{plan.su}"
             notes.append(
-                f"the {plural(a.extra, 'extra endpoint')} (fabric.extra_endpoints) open SU "
-                f"{plan.su}: {a.nodes} nodes x {plural(a.rails, 'rail')} + {a.extra} = "
-                f"{endpoints} leaf ports, more than the {ports} of {plural(alone, 'SU')} "
-                f"({alone * a.rails} leaves x {a.d} down)"
+                f"the {plural(a.extra, 'extra endpoint')} (fabric.extra_endpoints) "
+                f"{'open' if a.extra > 1 else 'opens'} {opened}: {plural(a.nodes, 'node')} x "
+                f"{plural(a.rails, 'rail')} + {a.extra} = {endpoints} leaf ports, more than the "
+                f"{ports} of {plural(alone, 'SU')} ({alone * a.rails} "
+                f"{'leaf' if alone * a.rails == 1 else 'leaves'} x {a.d} down)"
             )
     leaf_cages = sum(_split_cages(x, a.u, ppc, a.k) for x in plan.leaf_down_used) if ppc else None
     if tiers == 2:

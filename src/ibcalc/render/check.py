@@ -401,11 +401,15 @@ def finding_detail(f: Finding) -> str:
         return "no fabric given: non-blocking"
     assert isinstance(basis, SwitchesBasis)
     counts = f"{basis.leaf} leaf + {basis.spine} spine + {basis.core} core"
-    if basis.extra_su is not None:
-        # a gate failing for the SU its extra endpoints open had said nothing of them (review
-        # DJ L8: 32 DGX H100 and 4 endpoints of UFM need 2 SU; 31 nodes fit one)
-        extra, su = basis.extra_su
-        counts += f" ({plural(extra, 'extra endpoint')} open SU {su}: fabric.extra_endpoints)"
+    if basis.extra is not None:
+        # a gate failing for the switches its extra endpoints add had said nothing of them
+        # (review DJ L8: 32 DGX H100 and 4 endpoints of UFM need 2 SU, 24 switches; 31 nodes
+        # fit one SU; and leaves or a level they add: review DY 2)
+        extra, added = basis.extra
+        counts += (
+            f" ({plural(extra, 'extra endpoint')} {'add' if extra > 1 else 'adds'} {added} "
+            f"switch{'' if added == 1 else 'es'}: fabric.extra_endpoints)"
+        )
     cheaper = basis.cheaper
     if f.passed or cheaper is None or cheaper.switches > f.required:
         return counts
@@ -1079,6 +1083,11 @@ def design_dict(resolved: ResolvedDesign) -> dict[str, Any]:
         "gpus_per_node": cluster.gpus_per_node,
         "gpus": cluster.ranks,
         "system": cluster.system.id if cluster.system is not None else None,
+        # the name the file gives it: an alias changes the sizing (hgx-h100 counts no node
+        # transceivers; review DY 7)
+        "system_as_written": (
+            resolved.design.system.strip() if resolved.design.system is not None else None
+        ),
         "intra": cluster.intra.id if cluster.intra is not None else None,
         "inter": cluster.inter.id if cluster.inter is not None else None,
         "nics_per_node": cluster.nics_per_node,
