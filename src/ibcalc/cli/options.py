@@ -217,7 +217,8 @@ _CLUSTER_OPTIONS: dict[str, Any] = {
         float,
         typer.Option(
             _flag("oversubscription"),
-            help=f"Leaf oversubscription ratio (down:up: 2 or 2:1, as in design files), "
+            help=f"Oversubscription of the uplinks, end to end (down:up: 2 or 2:1; a design "
+            "file's [leaf, spine] ratios multiply), "
             f"{_limits('oversubscription')}.",
             parser=_ratio,
             metavar="RATIO",
@@ -228,7 +229,7 @@ _CLUSTER_OPTIONS: dict[str, Any] = {
         typer.Option(
             _flag("cross_leaf_fraction"),
             help=f"Fraction ({_limits('cross_leaf_fraction')}) of each node's network traffic "
-            "crossing oversubscribed leaf uplinks (1, every byte, unless given; a design file "
+            "crossing the oversubscribed uplinks (1, every byte, unless given; a design file "
             "with a sized fabric derives it from the switch layout).",
         ),
     ],
