@@ -132,7 +132,7 @@ def test_ufm_ports_cost_a_node_slot() -> None:
     assert opened.su_of_extra
     assert (
         "the 4 extra endpoints (fabric.extra_endpoints) open SU 2: 32 nodes x 8 rails + 4 = 260 "
-        "leaf ports, more than the 256 of 1 SU (8 leaves x 32 down)"
+        "leaf ports, more than the 256 of 1 SU (8 leaves x 32 down): 24 switches, 12 without them"
     ) in opened.notes
     assert (opened.total_switches, opened.switches_without_extra) == (24, 12)
     # 31 nodes + 4 fit one SU; 33 nodes open the second themselves; no extra endpoints, none
@@ -151,9 +151,17 @@ def test_ufm_ports_cost_a_node_slot() -> None:
     # rail-optimized fill one 64-port switch; one more port takes 3 leaves and 2 spines
     flat = size_fat_tree(8, 8, 64, rail_optimized=False, extra_endpoints=1)
     assert (flat.total_switches, flat.switches_without_extra) == (5, 1)
-    assert "the 1 extra endpoint (fabric.extra_endpoints) adds 4 switches: 1 without it" in (
-        flat.notes
-    )
+    assert (
+        "the 1 extra endpoint (fabric.extra_endpoints) adds 4 switches: 5 switches, 1 without it"
+    ) in flat.notes
+    # extra endpoints that change a tapered leaf's split to one of fewer switches are said as
+    # such, not as SUs they open (review DZ 4): 64 nodes x 4 NICs on 40 ports at 2:1
+    fewer = size_fat_tree(64, 4, 40, oversubscription=2, extra_endpoints=64)
+    assert (fewer.total_switches, fewer.switches_without_extra) == (22, 25)
+    assert (
+        "the 64 extra endpoints (fabric.extra_endpoints) change the layout to one of fewer "
+        "switches: 22 switches, 25 without them"
+    ) in fewer.notes
 
 
 def test_a_leaf_never_fills_more_cages_than_it_has() -> None:

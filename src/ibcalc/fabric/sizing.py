@@ -355,17 +355,43 @@ def size_fat_tree(
     # what the extra endpoints cost: a switch gate failing for them had said nothing of them,
     # whether they open a scalable unit, add leaves or add a switch level (reviews DJ L8, DY 2)
     without = _size_fat_tree(nodes, rails, radix, extra_endpoints=0, **kwargs).total_switches
-    added = sizing.total_switches - without
-    notes = sizing.notes
-    if added > 0 and not sizing.su_of_extra:
-        notes = (
-            *notes,
-            f"the {plural(sizing.extra_endpoints, 'extra endpoint')} (fabric.extra_endpoints) "
-            f"{'add' if sizing.extra_endpoints > 1 else 'adds'} "
-            f"{added} switch{'' if added == 1 else 'es'}: {without} without "
-            f"{'them' if sizing.extra_endpoints > 1 else 'it'}",
+    sizing = dataclasses.replace(sizing, switches_without_extra=without)
+    note = _extra_note(sizing, without)
+    return sizing if note is None else dataclasses.replace(sizing, notes=(*sizing.notes, note))
+
+
+def _extra_note(sizing: FabricSizing, without: int) -> str | None:
+    """What a fabric's extra endpoints cost, where they change its switch count: the SUs they
+    open (NVIDIA's rule: 31 nodes + UFM fit one SU of 32, 32 nodes + UFM do not; review DJ L8,
+    each SU they open: DY 3), or the switches they add (leaves, a level: DY 2), with the count
+    without them; a layout they make smaller is said as such (a 2:1 leaf split the extras
+    change took 22 switches where the nodes alone take 25: review DZ 4)."""
+    extra, total = sizing.extra_endpoints, sizing.total_switches
+    if total == without:
+        return None
+    them = "them" if extra > 1 else "it"
+    count = f"{total} switches, {without} without {them}"
+    head = f"the {plural(extra, 'extra endpoint')} (fabric.extra_endpoints)"
+    if total < without:
+        return (
+            f"{head} {'change' if extra > 1 else 'changes'} the layout to one of fewer switches: "
+            f"{count}"
         )
-    return dataclasses.replace(sizing, switches_without_extra=without, notes=notes)
+    verb = "open" if extra > 1 else "opens"
+    if sizing.su_of_extra and sizing.scalable_units is not None and sizing.su_nodes:
+        alone = math.ceil(sizing.nodes / sizing.su_nodes)
+        su = sizing.scalable_units
+        opened = f"SU {su}" if su == alone + 1 else f"SUs {alone + 1}-{su}"
+        leaves = alone * sizing.rails
+        return (
+            f"{head} {verb} {opened}: {plural(sizing.nodes, 'node')} x "
+            f"{plural(sizing.rails, 'rail')} + {extra} = {sizing.endpoints + extra} leaf ports, "
+            f"more than the {leaves * sizing.su_nodes} of {plural(alone, 'SU')} ({leaves} "
+            f"{'leaf' if leaves == 1 else 'leaves'} x {sizing.su_nodes} down): {count}"
+        )
+    return f"{head} {'add' if extra > 1 else 'adds'} {total - without} switch" + (
+        f"{'' if total - without == 1 else 'es'}: {count}"
+    )
 
 
 def _size_fat_tree(
@@ -718,20 +744,6 @@ def _build(tiers: int, a: _Args, out: _Outputs) -> FabricSizing | None:
                 else ""
             )
         )
-        alone = math.ceil(a.nodes / a.d)
-        if plan.su is not None and plan.su > alone:
-            # the extra endpoints, not the nodes, open an SU (NVIDIA's rule: 31 nodes + UFM fit
-            # one SU of 32, 32 nodes + UFM do not): said, as a gate on the switch count fails
-            # for it without a word of why (review DJ L8); each SU they open (review DY 3)
-            ports = alone * a.d * a.rails
-            opened = f"SU {plan.su}" if plan.su == alone + 1 else f"SUs {alone + 1}-{plan.su}"
-            notes.append(
-                f"the {plural(a.extra, 'extra endpoint')} (fabric.extra_endpoints) "
-                f"{'open' if a.extra > 1 else 'opens'} {opened}: {plural(a.nodes, 'node')} x "
-                f"{plural(a.rails, 'rail')} + {a.extra} = {endpoints} leaf ports, more than the "
-                f"{ports} of {plural(alone, 'SU')} ({alone * a.rails} "
-                f"{'leaf' if alone * a.rails == 1 else 'leaves'} x {a.d} down)"
-            )
     leaf_cages = sum(_split_cages(x, a.u, ppc, a.k) for x in plan.leaf_down_used) if ppc else None
     if tiers == 2:
         spines = smallest_divisor_at_least(a.u, Fraction(plan.leaves * a.u, a.k))
