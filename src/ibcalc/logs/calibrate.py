@@ -958,7 +958,6 @@ def calibrate(
     # the sorting runs again after a value is moved to a better basin, with the rows it moves
     # then (a perfect 8 x DGX B300 log with XDR at 0.5 had NVLink 5's efficiency written 'at
     # least 1' over 0 rows, where it moved no row at its value in use either; review DZ 1)
-    unsupported: list[_Param] = []
     for _ in range(4):
         at_bound = {p: values[p] <= p.lo * 1.001 or values[p] >= p.hi * 0.999 for p in determined}
         idle = [
@@ -1004,7 +1003,6 @@ def calibrate(
             "the fit moved it only to where the rows it moves turn, within 0.5 % of its value in "
             "use (0.05 us for a latency): it keeps its value",
         )
-        unsupported += back + near
         if back or near or better:
             cat, par = _apply(catalogue, params, values)
             after = _residuals(cases, cat, par) or base
