@@ -318,48 +318,6 @@ def _whole(
     return count
 
 
-def size_fat_tree(
-    nodes: int,
-    rails: int,
-    radix: int,
-    *,
-    oversubscription: float | Sequence[float] = 1.0,
-    rail_optimized: bool = True,
-    tiers: int | None = None,
-    extra_endpoints: int = 0,
-    port_Bps: float | None = None,
-    ports_per_cage: int | None = None,
-    node_cages_per_node: int | None = None,
-) -> FabricSizing:
-    """Size a fat tree for ``nodes`` x ``rails`` NIC ports on ``radix``-port switches.
-
-    ``oversubscription`` is the leaf's down:up ratio, or ``[leaf, spine]``. ``tiers`` forces the
-    number of switch levels (1..3); by default the smallest that fits. ``extra_endpoints`` are
-    non-compute ports on leaves (UFM); where they cost switches, the result says how many
-    (:attr:`FabricSizing.switches_without_extra`, and a note). ``port_Bps`` (the NIC rate) gives
-    the bisection; ``ports_per_cage`` the switch transceivers; ``node_cages_per_node`` the node
-    transceivers. Raises :class:`FabricError` for a fabric the radix cannot build. Rules: module
-    docstring.
-    """
-    kwargs: dict[str, Any] = {
-        "oversubscription": oversubscription,
-        "rail_optimized": rail_optimized,
-        "tiers": tiers,
-        "port_Bps": port_Bps,
-        "ports_per_cage": ports_per_cage,
-        "node_cages_per_node": node_cages_per_node,
-    }
-    sizing = _size_fat_tree(nodes, rails, radix, extra_endpoints=extra_endpoints, **kwargs)
-    if not sizing.extra_endpoints:
-        return sizing
-    # what the extra endpoints cost: a switch gate failing for them had said nothing of them,
-    # whether they open a scalable unit, add leaves or add a switch level (reviews DJ L8, DY 2)
-    without = _size_fat_tree(nodes, rails, radix, extra_endpoints=0, **kwargs).total_switches
-    sizing = dataclasses.replace(sizing, switches_without_extra=without)
-    note = _extra_note(sizing, without)
-    return sizing if note is None else dataclasses.replace(sizing, notes=(*sizing.notes, note))
-
-
 def _extra_note(sizing: FabricSizing, without: int) -> str | None:
     """What a fabric's extra endpoints cost, where they change its switch count: the SUs they
     open (NVIDIA's rule: 31 nodes + UFM fit one SU of 32, 32 nodes + UFM do not; review DJ L8,
@@ -394,7 +352,7 @@ def _extra_note(sizing: FabricSizing, without: int) -> str | None:
     )
 
 
-def _size_fat_tree(
+def size_fat_tree(
     nodes: int,
     rails: int,
     radix: int,
@@ -407,7 +365,16 @@ def _size_fat_tree(
     ports_per_cage: int | None = None,
     node_cages_per_node: int | None = None,
 ) -> FabricSizing:
-    """:func:`size_fat_tree` without the count of switches the extra endpoints cost."""
+    """Size a fat tree for ``nodes`` x ``rails`` NIC ports on ``radix``-port switches.
+
+    ``oversubscription`` is the leaf's down:up ratio, or ``[leaf, spine]``. ``tiers`` forces the
+    number of switch levels (1..3); by default the smallest that fits. ``extra_endpoints`` are
+    non-compute ports on leaves (UFM); where they cost switches, the result says how many
+    (:attr:`FabricSizing.switches_without_extra`, and a note). ``port_Bps`` (the NIC rate) gives
+    the bisection; ``ports_per_cage`` the switch transceivers; ``node_cages_per_node`` the node
+    transceivers. Raises :class:`FabricError` for a fabric the radix cannot build. Rules: module
+    docstring.
+    """
     # a count is a whole number (numpy's integers and 128.0 too): 12.5 nodes had sized 100.0
     # cables, NaN nodes one switch "for nan endpoints", and a string or a NaN radix failed in
     # TypeError or ValueError
@@ -477,7 +444,6 @@ def _size_fat_tree(
         )
     d, u = leaf_split(radix, leaf_o)
     sd, su = leaf_split(radix, spine_o)
-    endpoints = nodes * rails + extra_endpoints
     args = _Args(
         nodes=nodes,
         rails=rails,
@@ -490,6 +456,23 @@ def _size_fat_tree(
         su=su,
     )
     args_out = _Outputs(port_Bps, ports_per_cage, node_cages_per_node, ratios)
+    sizing = _sized(args, args_out, tiers, o)
+    if not extra_endpoints:
+        return sizing
+    # what the extra endpoints cost: a switch gate failing for them had said nothing of them,
+    # whether they open a scalable unit, add leaves or add a switch level (reviews DJ L8, DY 2)
+    without = _sized(dataclasses.replace(args, extra=0), args_out, tiers, o).total_switches
+    sizing = dataclasses.replace(sizing, switches_without_extra=without)
+    note = _extra_note(sizing, without)
+    return sizing if note is None else dataclasses.replace(sizing, notes=(*sizing.notes, note))
+
+
+def _sized(args: _Args, args_out: _Outputs, tiers: int | None, o: Fraction) -> FabricSizing:
+    """The fat tree of ``args`` (:func:`size_fat_tree`'s checked inputs; ``o`` the leaf ratio):
+    the smallest number of levels that fits, on the widest leaf split of the ratio or a
+    narrower one that needs fewer switches."""
+    endpoints = args.nodes * args.rails + args.extra
+    radix, d, u = args.k, args.d, args.u
     best = _smallest(args, args_out, tiers)
     if best is None:
         raise FabricError(_refusal(args, endpoints, MAX_TIERS if tiers is None else tiers))

@@ -933,20 +933,14 @@ def calibrate(
         "the fit moved it where NCCL's choice of algorithm changes on rows it did not weigh, and "
         "all the rows together fit worse there (it keeps its value)",
     )
-    cat, par = _apply(catalogue, params, values)
-    after = _residuals(cases, cat, par) or base
+
+    def at_values() -> list[float]:
+        """Every fitted row's residual with ``values`` as they stand."""
+        return _residuals(cases, *_apply(catalogue, params, values)) or base
+
+    after = at_values()
     no_error: dict[_Param, str] = {}
     exact: set[_Param] = set()
-    fitted = _standard_errors(
-        cases,
-        determined,
-        values,
-        catalogue=catalogue,
-        params=params,
-        residuals=after,
-        reasons=no_error,
-        exact=exact,
-    )
     # a value that moves no fitted row where the fit left it (at a bound of its range, or moved
     # from its value in use) either moved no row on its way there, and the runs say nothing of
     # it: it keeps its value (a perfect 4 x DGX A100 log on NDR, bound by its NICs, had NVLink
@@ -958,7 +952,19 @@ def calibrate(
     # the sorting runs again after a value is moved to a better basin, with the rows it moves
     # then (a perfect 8 x DGX B300 log with XDR at 0.5 had NVLink 5's efficiency written 'at
     # least 1' over 0 rows, where it moved no row at its value in use either; review DZ 1)
-    for _ in range(4):
+    for sorting in range(5):
+        fitted = _standard_errors(
+            cases,
+            determined,
+            values,
+            catalogue=catalogue,
+            params=params,
+            residuals=after,
+            reasons=no_error,
+            exact=exact,
+        )
+        if sorting == 4:  # at most four sortings; the errors are the values' they left
+            break
         at_bound = {p: values[p] <= p.lo * 1.001 or values[p] >= p.hi * 0.999 for p in determined}
         idle = [
             p
@@ -1004,20 +1010,9 @@ def calibrate(
             "use (0.05 us for a latency): it keeps its value",
         )
         if back or near or better:
-            cat, par = _apply(catalogue, params, values)
-            after = _residuals(cases, cat, par) or base
+            after = at_values()
         if not better:
             break
-        fitted = _standard_errors(
-            cases,
-            determined,
-            values,
-            catalogue=catalogue,
-            params=params,
-            residuals=after,
-            reasons=no_error,
-            exact=exact,
-        )
     at_bound = {p: values[p] <= p.lo * 1.001 or values[p] >= p.hi * 0.999 for p in determined}
     undetermined = _twins_left_out(undetermined, put_back_names)
     row_sources = [c.source for c in cases for _ in c.rows]
