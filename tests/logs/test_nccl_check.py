@@ -1687,7 +1687,9 @@ def test_causes_after_a_contradicted_flag_are_said_to_hang_on_it(catalogue: Cata
     for finding in judged:
         assert finding.confidence == "low"
         assert finding.severity != "error"
-        assert finding.evidence[-1].startswith("judged against the expectation the flag above")
+        assert finding.evidence[-1].startswith(
+            "judged against an expectation the log contradicts (above): re-run as advised"
+        )
 
 
 def test_a_run_on_hosts_of_different_rank_counts_is_judged(catalogue: Catalogue) -> None:
@@ -2430,7 +2432,8 @@ def test_a_network_the_logs_transport_line_contradicts_is_an_error(
     # ... and both (ndr is dgx-h100's own network, but given, it stays after --system goes, so
     # the log's own preset is advised without it: review DU)
     assert advice(text, system="dgx-h100", inter="ndr") == (
-        "re-run without {system} and {inter}, or with --system aws-p5 and without {inter}"
+        "re-run without {system} and {inter}, or with --system aws-p5 and {inter} set to "
+        "efa-v2, its own network"
     )
     # a system that is the log's own platform contradicts nothing: the network alone is named
     assert advice(text, system="aws-p5", inter="ndr") == only_net

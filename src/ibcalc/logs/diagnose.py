@@ -131,8 +131,10 @@ def _conditional(finding: Finding) -> Finding:
             "severity": "info" if finding.severity == "info" else "warning",
             "evidence": [
                 *finding.evidence,
-                "judged against the expectation the flag above makes wrong: re-run without it "
-                "before acting on this",
+                # (not 'the flag above': the contradicted value may be a design file's, or
+                # inferred from the log, and the advice is then to set a value, not drop one)
+                "judged against an expectation the log contradicts (above): re-run as advised "
+                "there before acting on this",
             ],
         }
     )
@@ -204,7 +206,12 @@ def _wrong_network(ctx: RunContext) -> list[Finding]:
     # cluster inference reads it), where that node's own network is the log's (review DW)
     named = _log_node_on(ctx, on)
     if named is not None and (system is None or named != system.id):
-        alternative = f"with --system {named}" + (" and without {inter}" if named_inter else "")
+        # the preset's own link named, not 'without {inter}': a design file's network cannot
+        # be dropped with a flag, but --inter overrides it (review DV 3)
+        own = find_system(ctx.catalogue, named).inter
+        alternative = f"with --system {named}" + (
+            f" and {{inter}} set to {own}, its own network" if named_inter else ""
+        )
     else:
         alternative = f"with {{inter}} set to {wanted}"
     # nothing given to drop (the node inferred from the log, whose own network the log's
