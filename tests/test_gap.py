@@ -476,6 +476,11 @@ def test_gap_json_keys_and_units(cat: Catalogue) -> None:
     assert "per direction" in data["conventions"]
     assert "per GPU" in data["conventions"]
     json.dumps(data)  # serialisable as is
+    # the bidirectional example is the result's own link: NVLink 3's 12 links x 25 GB/s = 300
+    # GB/s per direction, 600 as vendors quote it (it had named H100's beside it: review EB 8)
+    nvlink3 = gap(cat, "nvlink3", "hdr", 8, 8).conventions
+    assert "(nvlink3: 600 GB/s bidirectional = 300 GB/s per direction)" in nvlink3
+    assert "H100" not in nvlink3
 
 
 @pytest.mark.parametrize(

@@ -104,7 +104,8 @@ ALLREDUCE_SIZE_BYTES = 1.0 * GB
 #: One line stating the conventions; every table and JSON object of this module repeats it.
 CONVENTIONS = (
     "per direction, per GPU; GB/s = 10^9 B/s; vendor 'bidirectional' GPU-link figures are 2x "
-    "these (H100 NVLink 4: 900 bidirectional = 450 per direction); network Gb/s / 8 = GB/s; "
+    "these (H100 NVLink 4: 900 GB/s bidirectional = 450 GB/s per direction); network Gb/s / 8 "
+    "= GB/s; "
     "achievable = line rate x catalogue efficiency"
 )
 
@@ -453,8 +454,15 @@ class GapResult(JsonModel):
     @computed_field  # type: ignore[prop-decorator]
     @property
     def conventions(self) -> str:
-        """The units and conventions of every figure (repeated in each result)."""
-        return CONVENTIONS
+        """The units and conventions of every figure (repeated in each result), the
+        bidirectional example worked on this result's own scale-up link (it had named H100's
+        NVLink 4 beside an nvlink3 or nvlink5 result: review EB 8)."""
+        bidirectional, per_direction = self.intra_bidirectional_GBps, self.intra_link_GBps
+        return CONVENTIONS.replace(
+            "(H100 NVLink 4: 900 GB/s bidirectional = 450 GB/s per direction)",
+            f"({self.intra}: {bidirectional:.4g} GB/s bidirectional = {per_direction:.4g} GB/s "
+            "per direction)",
+        )
 
 
 class TpWhatIf(JsonModel):

@@ -1181,7 +1181,8 @@ def _gap_table(rows: Sequence[dict[str, Any]], stream: TextIO | None) -> None:
     console.print(_fold(table))
     for line in (
         "conventions: per direction, per GPU; GB/s = 10^9 B/s; vendor 'bidirectional' figures "
-        "are 2x (H100 NVLink 4: 900 bidirectional = 450 per direction); network Gb/s / 8 = GB/s",
+        "are 2x (H100 NVLink 4: 900 GB/s bidirectional = 450 GB/s per direction); network Gb/s "
+        "/ 8 = GB/s",
         "achv. = achievable = line rate x catalogue efficiency; xN = NICs per GPU (efa-v2 x4 "
         "as on AWS p5; wan-10g one link per 8-GPU node); NICs capped only by a PCIe scale-up "
         "link, the GPUs' own (pcie4 cap), not by a host PCIe link elsewhere (--system, "
