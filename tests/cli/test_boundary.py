@@ -195,6 +195,20 @@ def test_guard_keeps_the_signature_typer_reads() -> None:
             ["allreduce", "--size", "1GB", "--design", "x.yaml"],
             "No such option: --design (see 'ibcalc allreduce --help')",
         ),
+        # a format named as an option is pointed at --format, where the command has that
+        # format (review EB 9), and not where it has not (an estimate prints no CSV)
+        (
+            ["allreduce", "--size", "1GB", "--json"],
+            "No such option: --json (did you mean --format json?) (see 'ibcalc allreduce --help')",
+        ),
+        (
+            ["sweep", "allreduce", "--CSV"],
+            "No such option: --CSV (did you mean --format csv?) (see 'ibcalc sweep --help')",
+        ),
+        (
+            ["allreduce", "--size", "1GB", "--csv"],
+            "No such option: --csv (see 'ibcalc allreduce --help')",
+        ),
         # the toolkit's pydantic wording for a value of the wrong type, said plainly
         (
             ["allreduce", "--size", "1GB", "-N", "2.5"],

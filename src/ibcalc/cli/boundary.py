@@ -32,6 +32,7 @@ import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from enum import Enum
 from typing import NoReturn, ParamSpec, TextIO, TypeVar
 
 import typer
@@ -252,7 +253,11 @@ def usage_line(exc: typer.TyperException) -> str:
     # `--nodes`); offer only one close without them, else none
     option = getattr(exc, "option_name", None)
     possible = getattr(exc, "possibilities", None)
-    if isinstance(option, str) and possible:
+    choice = _format_choice(exc, option)
+    if choice is not None:
+        # `--json` where the command has `--format json` (review EB 9)
+        message = str(getattr(exc, "message", message)) + f" (did you mean --format {choice}?)"
+    elif isinstance(option, str) and possible:
         bare = {str(p).lstrip("-"): str(p) for p in possible}
         near = closest(option.lstrip("-"), list(bare))
         message = str(getattr(exc, "message", message))
@@ -283,6 +288,22 @@ def usage_line(exc: typer.TyperException) -> str:
         end = refused.end("choices")
         message = message[:end] + closest_hint(refused.group("got"), names) + message[end:]
     return f"{message}{hint}"
+
+
+def _format_choice(exc: typer.TyperException, option: object) -> str | None:
+    """The value of the command's ``--format`` that an unknown option names (``--json``,
+    ``--csv``), else None."""
+    if not isinstance(option, str) or not option.startswith("--"):
+        return None
+    params = getattr(getattr(getattr(exc, "ctx", None), "command", None), "params", [])
+    for param in params:
+        if "--format" in getattr(param, "opts", ()):
+            # the option's annotation: an enum of the formats (OutputFormat, SweepFormat)
+            kind = getattr(getattr(param, "type_descriptor", None), "annotation", None)
+            choices = [m.value for m in kind] if isinstance(kind, type(Enum)) else []
+            word = option[2:].lower()
+            return word if word in {str(c).lower() for c in choices} else None
+    return None
 
 
 @contextmanager
