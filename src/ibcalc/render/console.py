@@ -25,6 +25,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ibcalc.catalogue.models import Catalogue, Link, Storage, System
+from ibcalc.engine.plan import NCCL_ALGORITHMS
 from ibcalc.engine.types import Cost, Estimate, busbw_factor
 from ibcalc.errors import fill_fields
 from ibcalc.render.stream import (
@@ -445,7 +446,9 @@ def _estimate_table(
         for cost in shown:
             alg_bw = est.size_bytes / cost.time_s
             alt.add_row(
-                cost.algorithm.value,
+                # a what-if NCCL does not implement says so in its row, not only in an
+                # assumption below the table (review EB 7: 'rhd ... 0.86x' had led it)
+                cost.algorithm.value + ("" if cost.algorithm in NCCL_ALGORITHMS else " (what-if)"),
                 cost.protocol.value,
                 format_time(cost.time_s),
                 format_bandwidth(alg_bw * factor)
