@@ -95,7 +95,10 @@ def test_no_matplotlib_exits_2_with_hint_before_any_output(
     argv: list[str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     line = _fail([a.format(dir=tmp_path) for a in argv], capsys)
-    assert line == "error: plotting needs matplotlib: pip install 'ibcalc[plot]'"
+    assert line == (
+        "error: plotting needs matplotlib: pip install 'matplotlib>=3.8' (or, in the checkout, "
+        "pip install '.[plot]')"
+    )
     assert _only(tmp_path) == []
 
 

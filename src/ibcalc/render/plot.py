@@ -71,7 +71,12 @@ __all__ = [
     "sweep_series",
 ]
 
-INSTALL_HINT = "plotting needs matplotlib: pip install 'ibcalc[plot]'"
+#: (not 'ibcalc[plot]': the project is installed from a checkout, and the package index would be
+#: asked for a distribution of that name: review ED 11)
+INSTALL_HINT = (
+    "plotting needs matplotlib: pip install 'matplotlib>=3.8' (or, in the checkout, "
+    "pip install '.[plot]')"
+)
 #: File types a plot can be written as, by suffix.
 SUFFIXES: dict[str, str] = {".png": "png", ".svg": "svg"}
 #: Largest measured-points CSV read (a results table, not a data lake).
