@@ -394,8 +394,8 @@ def test_a_tree_s_headline_names_nccl_s_ll_cap_where_it_binds(
     best = estimate_on(cluster, Collective.ALL_REDUCE, 2**16).best
     assert (best.algorithm, best.protocol) == (Algorithm.TREE, Protocol.LL)
     assert best.bottleneck.endswith(
-        "; the bytes are bound by LL: 19.5 GB/s per rank (NCCL's LL cap), under scale-up chain "
-        "inside the node (2S per GPU)"
+        "; the bytes are bound by LL: 19.5 GB/s per rank (NCCL's LL cap), where scale-up chain "
+        "inside the node (2S per GPU) would carry 185 GB/s per rank"
     )
     # at 1 GiB, Simple: the chain binds, and the headline names it alone
     big = estimate_on(cluster, Collective.ALL_REDUCE, 2**30, algorithm=Algorithm.TREE).best

@@ -468,7 +468,14 @@ def protocol_bound(
         return where
     channels = f" on {active:.3g} of {full} channels" if active < full else ""
     cap = " (NCCL's LL cap)" if capped else ""
-    return f"{protocol.value}{channels}: {gbps(bw)} per rank{cap}, under {where}"
+    # the tier's own rate beside the protocol's, like with like (review EB 5: 'LL: 20.4 GB/s
+    # per rank (NCCL's LL cap), under network: 32 x efa-v2 per node (11.3 GB/s achievable
+    # each)' had set a per-rank cap beside a smaller per-NIC figure)
+    head = f"{protocol.value}{channels}: {gbps(bw)} per rank{cap}"
+    tier = gbps(raw_bw)
+    if f"{tier} achievable per GPU" in where:
+        return f"{head}, under {where}"
+    return f"{head}, where {where} would carry {tier} per rank"
 
 
 def net_row(topo: Topology, algorithm: Algorithm, *, own_row: bool = False) -> Algorithm:
