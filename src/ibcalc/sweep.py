@@ -12,6 +12,7 @@ prints for it: the group's cluster and one row per size in nccl-tests' columns.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import numbers
 from collections.abc import Sequence
@@ -628,7 +629,7 @@ def sweep_fabrics(
             if other.inter.id in seen:
                 continue
             seen.add(other.inter.id)
-            groups.append(group(other))
+            groups.append(group(_said_node(catalogue, spec, cluster, other, fabric)))
     return SweepResult(
         collective=collective,
         sizes=list(sizes),
@@ -637,6 +638,31 @@ def sweep_fabrics(
         protocol=protocol,
         groups=groups,
     )
+
+
+def _said_node(
+    catalogue: Catalogue,
+    spec: ClusterSpec,
+    first: ResolvedCluster,
+    other: ResolvedCluster,
+    fabric: str,
+) -> ResolvedCluster:
+    """``other`` (a fabric swept on ``first``'s node), with an assumption naming the node it
+    would have alone where that is another preset: 'sweep --inter ndr,roce-400g,hdr' priced hdr
+    on dgx-h100's node and 'allreduce --inter hdr' on dgx-a100's, and only the heading said so
+    (review EB 6)."""
+    if first.system is None or spec.system is not None or spec.intra is not None:
+        return other
+    if spec.gpus_per_node is not None:
+        return other
+    alone = resolve_cluster(catalogue, spec.replace(inter=fabric)).system
+    if alone is None or alone.id == first.system.id:
+        return other
+    note = (
+        f"priced on {first.system.id}'s node, the first fabric's; alone, {fabric} implies "
+        f"{alone.id}'s (sweep it alone, or with --system {alone.id}, for that node)"
+    )
+    return dataclasses.replace(other, assumptions=(note, *other.assumptions))
 
 
 def _same_node(cluster: ResolvedCluster, fabric: str) -> ClusterSpec:

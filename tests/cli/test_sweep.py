@@ -175,6 +175,29 @@ def test_fabrics_share_the_node_and_duplicates_drop(cat: Catalogue) -> None:
     assert hdr > ndr
 
 
+def test_a_fabric_swept_on_another_preset_s_node_says_so(cat: Catalogue) -> None:
+    """--inter ndr,hdr with no node given: hdr runs on the DGX H100 node NDR implies, where
+    'allreduce --inter hdr' alone takes the DGX A100 node HDR implies; the hdr group says which
+    (review EB 6), the ndr group does not, and a given --system silences it."""
+
+    def notes(spec: ClusterSpec) -> list[list[str]]:
+        result = sweep_fabrics(cat, spec, Collective.ALL_REDUCE, [GiB], fabrics=["ndr", "hdr"])
+        return [[a for a in g.assumptions if "priced on" in a] for g in result.groups]
+
+    assert notes(ClusterSpec(nodes=4)) == [
+        [],
+        [
+            "priced on dgx-h100's node, the first fabric's; alone, hdr implies dgx-a100's "
+            "(sweep it alone, or with --system dgx-a100, for that node)"
+        ],
+    ]
+    assert notes(ClusterSpec(nodes=4, system="dgx-h100")) == [[], []]
+    # the node hdr alone implies is the one the single estimate takes
+    alone = resolve_cluster(cat, ClusterSpec(nodes=4, inter="hdr"))
+    assert alone.system is not None
+    assert alone.system.id == "dgx-a100"
+
+
 def test_several_fabrics_need_several_nodes(cat: Catalogue) -> None:
     with pytest.raises(ClusterError) as info:
         sweep_fabrics(
