@@ -84,6 +84,23 @@ def test_table_shows_the_worked_figures(monkeypatch: pytest.MonkeyPatch) -> None
         assert row in lines, row
 
 
+def test_an_overlapping_choice_says_its_time_is_back_to_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A chosen chain whose operations overlap (one alone 10 ms, back to back every 2 ms) beside
+    an alternative that does not: the table says the times are each as nccl-tests measures
+    them (review EB 10); without the overlap it says nothing."""
+    chain = BEST.model_copy(update={"period_s": 2e-3, "measured_s": 2e-3})
+    est = ESTIMATE.model_copy(update={"best": chain})
+    note = (
+        "note: times as nccl-tests measures them back to back: ring/Simple starts its next "
+        "operation before the last ends (one alone: 10.0 ms); tree/LL128 does not overlap "
+        "(docs/model.md)"
+    )
+    assert " ".join(" ".join(_table(est, monkeypatch)).split()).count(note) == 1
+    assert not any(line.startswith("note: times") for line in _table(ESTIMATE, monkeypatch))
+
+
 #: Units a number in an estimate table may carry (counts of nodes and GPUs, the busbw factor
 #: after "x", and the ratio to the chosen time "1.25x" are the only unit-less figures).
 _UNIT = re.compile(r"\s?(us|ms|s|GB/s|MB/s|GB|x|nodes?|GPUs?)\b|x(?=\s|$)")
