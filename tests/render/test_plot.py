@@ -699,3 +699,32 @@ def test_ceilings_a_few_per_cent_apart_are_tagged_apart(tmp_path: Path) -> None:
     up, node = tag_y("nvlink4 per GPU 371 GB/s"), tag_y("ndr per node 390 GB/s")
     assert node < up
     assert tag_y("ndr per GPU 48.8 GB/s") > up
+
+
+def test_labels_of_three_close_ceilings_sit_side_by_side(tmp_path: Path) -> None:
+    """4 x DGX H100 on ndr, roce-400g and hdr: ceilings at 390 (8 x 48.75), 385 (8 x 48.1) and
+    371 GB/s (NVLink 4, 450 x 0.824) lie within 15 % of each other; their labels had been put
+    below lines 4 % apart, one on the other (review ED 12). They sit side by side, the highest
+    first, each starting past the one before it (7-point glyphs are at least 0.45 em wide)."""
+    pytest.importorskip("matplotlib")
+    import re
+
+    svg = tmp_path / "s.svg"
+    args = ["sweep", "allreduce", "-N", "4", "--inter", "ndr,roce-400g,hdr", "-b", "1K", "-e", "8G"]
+    result = runner.invoke(app, [*args, "-f", "8", "--plot", str(svg)])
+    assert result.exit_code == 0, result.stderr
+    text = svg.read_text(encoding="utf-8")
+
+    def tag_x(tag: str) -> float:
+        found = re.search(
+            rf"<!-- {re.escape(tag)} -->\s*<g [^>]*translate\(([\d.]+) ([\d.]+)\)", text
+        )
+        assert found, tag
+        return float(found.group(1))
+
+    tags = ["ndr per node 390 GB/s", "roce-400g per node 385 GB/s", "nvlink4 per GPU 371 GB/s"]
+    xs = [tag_x(tag) for tag in tags]
+    for (tag, x), after in zip(zip(tags, xs, strict=True), xs[1:], strict=False):
+        assert after > x + len(tag) * 7 * 0.45, (tag, x, after)
+    # a line 15 % or more below starts its own group, at the left edge
+    assert tag_x("hdr per node 195 GB/s") == pytest.approx(xs[0])
