@@ -705,6 +705,43 @@ def test_the_two_overrides_are_written_together_or_not_at_all(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pair.yaml"]
 
 
+def test_a_failed_second_placement_puts_the_first_back(
+    catalogue: Catalogue, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both files staged, the catalogue override moved into place, then the cost-parameter
+    file's rename fails (an I/O error): the first file is put back as it was, the earlier
+    override with --force and nothing without (it had stayed, new links beside old constants:
+    review EC 1); no temporary or kept file is left."""
+    import ibcalc.logs.calibrate as module
+
+    cal = _pair_calibration(catalogue)
+    real = module._place
+
+    def second_fails(tmp: Path, target: Path, *, force: bool) -> None:
+        if target.name.endswith(".cost-params.yaml"):
+            raise OutputError(f"{target}: cannot write: Input/output error")
+        real(tmp, target, force=force)
+
+    monkeypatch.setattr(module, "_place", second_fails)
+    target = tmp_path / "pair.yaml"
+    with pytest.raises(OutputError, match="Input/output error"):
+        write_override(cal, target, inputs=[P4D_EFA])
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    target.write_text("# an earlier override\n", encoding="utf-8")
+    companion = tmp_path / "pair.cost-params.yaml"
+    companion.write_text("# its constants\n", encoding="utf-8")
+    with pytest.raises(OutputError, match="Input/output error"):
+        write_override(cal, target, inputs=[P4D_EFA], force=True)
+    assert target.read_text(encoding="utf-8") == "# an earlier override\n"
+    assert companion.read_text(encoding="utf-8") == "# its constants\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pair.cost-params.yaml", "pair.yaml"]
+    # and written whole once the placement works
+    monkeypatch.setattr(module, "_place", real)
+    write_override(cal, target, inputs=[P4D_EFA], force=True)
+    assert target.read_text(encoding="utf-8").startswith("# ibcalc calibrate")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pair.cost-params.yaml", "pair.yaml"]
+
+
 def test_an_existing_file_is_kept_without_force(round_trip: Calibration, tmp_path: Path) -> None:
     target = tmp_path / "out.yaml"
     target.write_text("mine\n", encoding="utf-8")

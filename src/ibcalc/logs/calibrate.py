@@ -41,11 +41,14 @@ is kept unless ``force``, and an input is never written over.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import math
 import os
 import re
+import secrets
 import shlex
+import shutil
 import statistics
 import tempfile
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
@@ -2779,17 +2782,67 @@ def _write_together(
 ) -> list[Path]:
     """Write each text to a temporary file beside its target and check it with the loader that
     will read it; only when every one is written (a full disk fails here) move them into place.
-    The catalogue and cost-parameter overrides go together or not at all."""
+    The catalogue and cost-parameter overrides go together or not at all: each target that
+    exists is kept under a second name until every file is in place, and a failure (an I/O
+    error, a target that appeared, a signal) between two placements puts the ones placed back
+    as they were (the first had stayed beside the old second: review EC 1)."""
     staged: list[Path] = []
+    kept: dict[Path, Path | None] = {}  # each target placed: its old file's second name, if any
+    olds: list[Path] = []  # every second name made, removed at the end whatever happens
     try:
         for target, text, check in files:
             staged.append(_stage(target, text, check))
         for tmp, (target, _text, _check) in zip(staged, files, strict=True):
+            old = _keep_old(target) if force else None
+            if old is not None:
+                olds.append(old)
+            # a failure here placed nothing (a rename happens whole or not at all; a refused
+            # link leaves the file that is there, which is not ours to remove)
             _place(tmp, target, force=force)
+            kept[target] = old
+        placed = list(kept)
+        kept = {}  # every file is in place: nothing to put back
+        return placed
     finally:
         for tmp in staged:
             tmp.unlink(missing_ok=True)
-    return [target for target, _text, _check in files]
+        # a failure after a target was placed: put each one placed back as it was
+        for target, old in kept.items():
+            with contextlib.suppress(OSError):
+                if old is not None:
+                    old.replace(target)
+                elif target.is_file():
+                    target.unlink()
+        for old in olds:
+            old.unlink(missing_ok=True)
+
+
+def _keep_old(target: Path) -> Path | None:
+    """A second name for ``target``'s file (a hard link beside it), or None where there is no
+    file: the old file stays whole until the new one and its companion are both in place."""
+    directory = target.parent if str(target.parent) else Path()
+    old = directory / f".{target.name}.{secrets.token_hex(4)}.old"
+    if target.is_symlink():
+        # the link itself, which --force replaces with a file
+        try:
+            old.symlink_to(target.readlink())
+        except OSError as exc:
+            raise OutputError(
+                f"{target}: cannot keep the old link: {exc.strerror or exc}"
+            ) from None
+        return old
+    if not target.is_file():
+        return None
+    try:
+        os.link(target, old)
+    except OSError:
+        try:
+            shutil.copy2(target, old)
+        except OSError as exc:
+            raise OutputError(
+                f"{target}: cannot keep the old file: {exc.strerror or exc}"
+            ) from None
+    return old
 
 
 def _stage(target: Path, text: str, check: Callable[[Path], object]) -> Path:
