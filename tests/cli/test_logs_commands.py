@@ -621,6 +621,21 @@ def test_calibrate_writes_an_override_once(tmp_path: Path) -> None:
     assert code == 0, err
 
 
+def test_the_files_written_are_named_with_control_characters_escaped(tmp_path: Path) -> None:
+    """calibrate -o and nccl-check --plot name what they wrote as sweep --plot does: a file
+    name holding ESC [2J (clear screen) had reached a terminal raw (review EC 2)."""
+    log = SWEEPS / "13_allreduce_1node_4xH100_intranode.txt"
+    code, _, err = run("calibrate", str(log), "-o", str(tmp_path / "out\x1b[2J.yaml"))
+    assert code == 0, err
+    assert f"wrote {tmp_path}/out\\x1b[2J.yaml" in err.splitlines()
+    assert "\x1b" not in err
+    pytest.importorskip("matplotlib")
+    code, _, err = run("nccl-check", str(log), "--plot", str(tmp_path / "p\x1b[2J.png"))
+    assert code == 0, err
+    assert f"wrote {tmp_path}/p\\x1b[2J.png" in err.splitlines()
+    assert "\x1b" not in err
+
+
 def test_a_fit_without_constants_does_not_leave_an_earlier_runs_constants_beside_it(
     tmp_path: Path,
 ) -> None:

@@ -297,7 +297,7 @@ def nccl_check(
     report = render_check_report(checks, fmt, names=names, errors=errors, gate=gate)
     emit(report, None)
     for picture, check in zip(pictures, plotted, strict=False):
-        say(f"wrote {plot_check(picture, check)}")
+        say(f"wrote {printable(plot_check(picture, check), None)}")
     if unreadable:
         # the runs that contradict an option are said too (their lines had been dropped)
         for error in contradicted:
@@ -510,18 +510,18 @@ def calibrate_command(
         # the JSON names the files written (a script had to know them from its own -o)
         emit(render_calibration_report(result, fmt, names=names, written=written), None)
     for target in written:
-        say(f"wrote {target}")
+        say(f"wrote {printable(target, None)}")
     if companion is not None and had_companion and not companion.exists() and written:
         say(
-            f"removed {companion}: an earlier run's cost-parameter override; this fit fitted "
-            "no constant, and it would not belong with the new file"
+            f"removed {printable(companion, None)}: an earlier run's cost-parameter override; "
+            "this fit fitted no constant, and it would not belong with the new file"
         )
     if written and not result.link_entries and not result.cost_entries and not to_stdout:
         # the file is written all the same (a script may expect it), but says nothing new; on
         # stdout the override is there to read
         say(
-            f"note: no fitted value was written: {written[0]} holds the fit's header and no "
-            "link (the table's notes say why each value was kept)"
+            f"note: no fitted value was written: {printable(written[0], None)} holds the fit's "
+            "header and no link (the table's notes say why each value was kept)"
         )
     if output is None and fmt != "json":
         say("note: nothing written; -o FILE saves the fitted values as an override")
