@@ -293,6 +293,38 @@ def test_a_gate_failure_names_each_size_with_its_efficiency() -> None:
     assert err.rstrip().endswith(" and 2 more")
 
 
+def test_a_gate_failure_is_annotated_in_github_format() -> None:
+    """--format github with a failing --min-efficiency: an ::error for the run naming the
+    sizes, and the summary line says it fails (stdout had read the verdict alone, the FAIL on
+    stderr: review EC 3); a passing gate adds neither."""
+    log = str(SWEEPS / "25_allreduce_1node_2xA100-PCIE-40GB_pcie.txt")
+    code, out, _ = run("nccl-check", log, "--format", "github", "--min-efficiency", "0.85")
+    assert code == 1
+    (error,) = [x for x in out.splitlines() if "title=nccl-check%3A --min-efficiency" in x]
+    assert error.startswith(f"::error file={log},line=1,")
+    assert "::run 1: --min-efficiency 0.85 fails at 64 MiB (7" in error
+    assert out.splitlines()[-1].endswith("; fails --min-efficiency")
+    code, out, _ = run("nccl-check", log, "--format", "github", "--min-efficiency", "0.5")
+    assert code == 0
+    assert "--min-efficiency" not in out
+
+
+def test_a_gate_failure_s_efficiency_is_rounded_down_as_the_verdict_s() -> None:
+    """A row at 91.98 % fails a 0.92 gate: it reads 91.9 %, not '92.0%' (rounded to nearest,
+    beside a verdict line of 91 %: review EC 4); 79.6 % stays 79.6 %."""
+    from types import SimpleNamespace
+
+    from ibcalc.cli.logs import _why_failed
+
+    def why(efficiency: float) -> str:
+        row = SimpleNamespace(wrong=0, implausible=False, efficiency=efficiency)
+        return _why_failed(row)  # type: ignore[arg-type]
+
+    assert why(0.9198) == "91.9% of the expected busbw"
+    assert why(0.796) == "79.6% of the expected busbw"
+    assert why(0.92) == "92.0% of the expected busbw"
+
+
 def test_json_carries_the_files_it_could_not_read_and_the_gate_s_result(tmp_path: Path) -> None:
     """A missing file under --format json had printed a valid report with no runs (exit 2, the
     error on stderr alone), and the gate's result was on stderr alone too: a tool reading the

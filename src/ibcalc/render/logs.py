@@ -484,11 +484,18 @@ def render_checks_github(
     *,
     names: Mapping[str, str] | None = None,
     errors: Sequence[Mapping[str, str]] = (),
+    gate: Mapping[str, Any] | None = None,
 ) -> str:
     """GitHub Actions workflow commands: one ``::error`` per file that could not be checked
     (it had given none: the file's error was on stderr alone, review DH), one annotation per
     finding (at its first log line) and one per large size below the ok band (at the row's
-    line), then a summary line per run."""
+    line), one ``::error`` per run that fails the ``--min-efficiency`` gate (a failing gate
+    had annotated nothing, its FAIL line on stderr alone: review EC 3), then a summary line
+    per run."""
+    failing = {
+        (run["source"], run["run_index"]): run["reasons"]
+        for run in (gate or {}).get("failed_runs", ())
+    }
     # the files that could not be read or checked; a run whose log contradicts an option
     # ('run 1: ...') has its finding's annotation already (review DM)
     lines: list[str] = [
@@ -538,14 +545,27 @@ def render_checks_github(
                         f"{row.choice})",
                     )
                 )
+        reasons = failing.get((check.source, check.run_index))
+        if reasons is not None and gate is not None:
+            lines.append(
+                _gh(
+                    "error",
+                    where,
+                    check.line_start,
+                    "nccl-check: --min-efficiency",
+                    f"run {check.run_index + 1}: --min-efficiency {gate['min_efficiency']:g} "
+                    f"fails at {', '.join(reasons)}",
+                )
+            )
         eff = (
             f", lowest efficiency at 64 MiB and more {eff_pct(check.min_bandwidth_efficiency)}"
             if check.min_bandwidth_efficiency is not None
             else ""
         )
+        failed = "; fails --min-efficiency" if reasons is not None else ""
         lines.append(
             f"nccl-check {printable(check.source, None)} run {check.run_index + 1}: "
-            f"{check.verdict}{eff}"
+            f"{check.verdict}{eff}{failed}"
         )
     return "".join(line + "\n" for line in lines)  # no run read: nothing, not an empty line
 
@@ -805,7 +825,7 @@ def render_check_report(
     if fmt == "json":
         return render_checks_json(checks, names=names, errors=errors, gate=gate)
     if fmt == "github":
-        return render_checks_github(checks, names=names, errors=errors)
+        return render_checks_github(checks, names=names, errors=errors, gate=gate)
     return render_checks(checks, names=names)
 
 
