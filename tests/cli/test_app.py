@@ -16,6 +16,7 @@ import subprocess
 import sys
 from importlib import import_module
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer
@@ -302,3 +303,26 @@ def test_a_bug_ends_the_run_with_its_own_exit_code_and_one_line(
     with pytest.raises(SystemExit):
         main(["allreduce", "--size", "1GB"])
     assert capsys.readouterr().err.startswith("error: internal error in ibcalc ")
+
+
+def test_ctrl_c_while_the_command_line_loads_exits_130_quietly(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The console script's entry imports the CLI inside its own frame: Ctrl-C during those
+    imports (0.1-0.2 s) exits 130 with nothing said, as later (it had printed a 30-line
+    traceback: review EC 5)."""
+    import builtins
+
+    import ibcalc.__main__ as entry
+
+    real = builtins.__import__
+
+    def interrupted(name: str, *args: Any, **kwargs: Any) -> Any:
+        if name == "ibcalc.cli":
+            raise KeyboardInterrupt
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", interrupted)
+    with pytest.raises(SystemExit) as info:
+        entry.main()
+    assert info.value.code == 130
