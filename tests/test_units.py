@@ -867,3 +867,24 @@ def test_property_fixed_rounds_a_half_up_whatever_path_it_takes(
     assert fixed(value, decimals) == _half_up(value, decimals)
     assert fixed(262.5, 0) == "263"
     assert fixed(11.25, 1) == "11.3"
+
+
+def test_a_non_ascii_character_is_named_where_a_size_or_name_is_not_understood() -> None:
+    """A full-width '1GB' (U+FF11) and 'roce-400g' typed with a Cyrillic 'e' (U+0435) look right:
+    the refusal names the character (review EC 7); an ASCII typo gets no such words."""
+    from ibcalc.errors import UnknownNameError
+
+    with pytest.raises(UnitError) as info:
+        parse_size("\uff11GB")
+    assert str(info.value) == (
+        "size '\uff11GB' is not understood: it holds U+FF11 FULLWIDTH DIGIT ONE, not ASCII "
+        "(use bytes, e.g. 4096, 1e9, 64MB, 10GiB)"
+    )
+    unknown = UnknownNameError("link", "roc\u0435-400g", ["roce-400g"])
+    assert str(unknown) == (
+        "unknown link 'roc\u0435-400g': it holds U+0435 CYRILLIC SMALL LETTER IE, not ASCII "
+        "(did you mean roce-400g?)"
+    )
+    assert str(UnknownNameError("link", "roce-40g", ["roce-400g"])) == (
+        "unknown link 'roce-40g' (did you mean roce-400g?)"
+    )

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-from ibcalc.textsafe import printable, shown
+from ibcalc.textsafe import lookalike, printable, shown
 
 __all__ = [
     "AlgorithmNotApplicableError",
@@ -130,7 +130,7 @@ class UnknownNameError(IbcalcError, KeyError):
         elif self.listing:
             # '--fabric zzz' had said only "unknown link 'zzz'"
             hint = f" ({self.listing} lists the known ones)"
-        return f"unknown {self.what} {shown(self.name)}{hint}"
+        return f"unknown {self.what} {shown(self.name)}{lookalike(self.name)}{hint}"
 
 
 def _unknown_name(

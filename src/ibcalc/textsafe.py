@@ -21,6 +21,7 @@ __all__ = [
     "folded",
     "has_surrogate",
     "join_surrogate_pairs",
+    "lookalike",
     "printable",
     "printable_ends",
     "quoted_names",
@@ -142,3 +143,16 @@ def closest_hint(value: str, choices: list[str]) -> str:
 def quoted_names(text: object) -> list[str]:
     """The names a toolkit's message quotes (``"'a', 'b' or 'c'"`` -> a, b, c)."""
     return re.findall(r"'([^']*)'", text) if isinstance(text, str) else []
+
+
+def lookalike(text: str) -> str:
+    """``: it holds U+0435 CYRILLIC SMALL LETTER IE, not ASCII`` for the first printable
+    character of ``text`` outside ASCII, which no catalogue name or number holds: 'roce-400g'
+    typed with a Cyrillic 'e' (U+0435) had been answered 'did you mean roce-400g', the same on
+    screen, and a full-width '1GB' (U+FF11) 'not understood' (review EC 7); empty where there
+    is none (control characters are shown escaped already)."""
+    for char in text:
+        if ord(char) > 126 and char.isprintable():
+            name = unicodedata.name(char, "an unnamed character")
+            return f": it holds U+{ord(char):04X} {name}, not ASCII"
+    return ""

@@ -20,7 +20,7 @@ import numbers
 import re
 
 from ibcalc.errors import UnitError
-from ibcalc.textsafe import shown
+from ibcalc.textsafe import lookalike, shown
 
 __all__ = [
     "BITS_PER_BYTE",
@@ -239,6 +239,7 @@ def parse_size(
             raise UnitError(
                 f"{what} {shown(raw)} is "
                 + ("a rate, not a size" if _rate_form(value) else "not understood")
+                + lookalike(raw)
                 + " (use bytes, e.g. 4096, 1e9, 64MB, 10GiB)"
             )
         size = _finite_number(match["num"], raw, what, _SIZE_LIMIT)
@@ -313,6 +314,7 @@ def parse_bandwidth(value: str | int | float, *, what: str = "bandwidth") -> flo
             raise UnitError(
                 f"{what} {shown(raw)} is "
                 + ("a size, not a rate: a rate ends in /s or ps" if size else "not understood")
+                + lookalike(raw)
                 + " (write bits as 400Gb/s or 400Gbps, bytes as 50GB/s)"
             )
         bw = _finite_number(match["num"], raw, what, _BW_LIMIT)
