@@ -832,6 +832,23 @@ def test_rows_with_a_negative_time_are_dropped_with_one_note_that_says_so() -> N
         parse_log(only)
 
 
+def test_a_time_in_full_width_digits_is_no_number_nccl_tests_prints() -> None:
+    """Python's float() reads full-width digits (U+FF11, U+FF12 ...) around an ASCII point,
+    '12.10' so written, as 12.1; nccl-tests prints ASCII, and a row so edited had been read as a
+    clean one (review EC 8): it is dropped as malformed, with a note."""
+    wide = "".join(chr(ord(c) + 0xFEE0) if c.isdigit() else c for c in "12.10")
+    assert float(wide) == 12.1
+    table = (
+        "#       size         count      type   redop    root     time   algbw   busbw #wrong\n"
+        "        1024           256     float     sum      -1    12.10    0.08    0.08      0\n"
+        f"        2048           512     float     sum      -1    {wide}    0.17    0.17      0\n"
+        "        4096          1024     float     sum      -1    12.90    0.35    0.35      0\n"
+    )
+    run = parse_log(table).runs[0]
+    assert [r.size_bytes for r in run.rows] == [1024, 4096]
+    assert has_note(run, "row at line 3 malformed, dropped")
+
+
 def test_a_prefixed_row_whose_size_overflows_is_dropped_with_a_note() -> None:
     table = _TABLE.format(size="1e400", count="512")
     text = "".join(f" 0: {line}\n" for line in table.splitlines())

@@ -241,6 +241,10 @@ def _header_names(text: str) -> list[str]:
 
 
 def _float(tok: str) -> float | None:
+    # ASCII only, as _int: Python's float() reads full-width digits (U+FF10-U+FF19), which
+    # nccl-tests never prints (a row so edited had been read as a clean one: review EC 8)
+    if not tok.isascii():
+        return None
     try:
         value = float(tok)
     except ValueError:
