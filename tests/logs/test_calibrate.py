@@ -1531,3 +1531,17 @@ def test_a_log_named_with_control_characters_is_written_escaped(
         assert "\x1b" not in text
         assert "\\x1b[31m.log" in text
     load_catalogue([written_files[0]], use_env=False)
+
+
+def test_a_target_that_appears_before_the_move_is_named_once(tmp_path: Path) -> None:
+    """A target created between the check and the move (a race) is refused in one clause: the
+    message had named the path twice ('X: cannot write: X: exists ...': review EC 12)."""
+    from ibcalc.logs.calibrate import _place
+
+    staged, target = tmp_path / ".o.yaml.tmp", tmp_path / "o.yaml"
+    staged.write_text("new\n", encoding="utf-8")
+    target.write_text("theirs\n", encoding="utf-8")
+    with pytest.raises(OutputError) as info:
+        _place(staged, target, force=False)
+    assert str(info.value) == f"{target}: exists; use --force to overwrite it"
+    assert target.read_text(encoding="utf-8") == "theirs\n"

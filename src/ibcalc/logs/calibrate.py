@@ -2893,5 +2893,7 @@ def _place(tmp: Path, target: Path, *, force: bool) -> None:
             if target.exists():
                 raise OutputError(f"{target}: exists; use --force to overwrite it") from None
             tmp.replace(target)
+    except OutputError:
+        raise  # said whole above ('cannot write: X: exists' had named the path twice: EC 12)
     except OSError as exc:
         raise OutputError(f"{target}: cannot write: {exc.strerror or exc}") from None
