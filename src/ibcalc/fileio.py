@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import IO, Any, TypeVar
 
 from ibcalc.errors import OutputError
-from ibcalc.textsafe import printable
+from ibcalc.textsafe import printable, shown
 from ibcalc.units import format_size
 
 #: a path as given: text or a Path
@@ -277,9 +277,9 @@ def check_output(
     if not directory.is_dir():
         if real.parent != given.absolute().parent:
             # a symlink (or a path through one) into a directory that does not exist
-            where = printable(str(directory))
-            raise _fail(name, f"no directory {where!r}, where the path leads")
-        raise _fail(name, f"no directory {printable(str(Path(name).parent))!r}")
+            # quoted once (repr of the escaped text had doubled each backslash: review EC 13)
+            raise _fail(name, f"no directory {shown(str(directory), None)}, where the path leads")
+        raise _fail(name, f"no directory {shown(str(Path(name).parent), None)}")
     if not os.access(directory, os.W_OK | os.X_OK):
         raise _fail(
             name,

@@ -79,7 +79,7 @@ def printable_ends(text: object, limit: int) -> str:
     return f"{head}...({left:,} characters)...{tail}"
 
 
-def shown(value: object, limit: int = MAX_ECHO) -> str:
+def shown(value: object, limit: int | None = MAX_ECHO) -> str:
     """``repr``-like quoting of a value from the user: strings in quotes, escaped and cut to
     ``limit`` characters; other values as ``str()`` (cut too)."""
     if isinstance(value, str):

@@ -728,3 +728,13 @@ def test_labels_of_three_close_ceilings_sit_side_by_side(tmp_path: Path) -> None
         assert after > x + len(tag) * 7 * 0.45, (tag, x, after)
     # a line 15 % or more below starts its own group, at the left edge
     assert tag_x("hdr per node 195 GB/s") == pytest.approx(xs[0])
+
+
+def test_a_missing_directory_with_a_control_character_is_escaped_once(tmp_path: Path) -> None:
+    """ESC in the missing directory's name reads \\x1b, as in the path before it; repr() of the
+    escaped text had doubled the backslash, '\\\\x1b' (review EC 13)."""
+    target = tmp_path / "no\x1b[2J" / "plot.png"
+    with pytest.raises(PlotError) as info:
+        check_target(target)
+    where = str(tmp_path) + "/no\\x1b[2J"
+    assert str(info.value).endswith(f"no directory '{where}'")
