@@ -888,3 +888,17 @@ def test_a_non_ascii_character_is_named_where_a_size_or_name_is_not_understood()
     assert str(UnknownNameError("link", "roce-40g", ["roce-400g"])) == (
         "unknown link 'roce-40g' (did you mean roce-400g?)"
     )
+
+
+@pytest.mark.parametrize("raw", ["800", "800nm", "800ft", "800 furlongs"])
+def test_a_distance_not_understood_lists_the_units_it_takes(raw: str) -> None:
+    """'800nm' and '800ft' give a unit, just not one taken: they had been told 'give a unit'
+    (review EC 10); the message lists km, m and mi (mi had been taken but not listed)."""
+    from ibcalc.units import parse_distance
+
+    with pytest.raises(UnitError) as info:
+        parse_distance(raw)
+    assert str(info.value) == (
+        f"distance '{raw}' is not understood (write km, m or mi: 800km, 5000m, 500mi)"
+    )
+    assert parse_distance("500mi") == pytest.approx(500 * 1609.344)

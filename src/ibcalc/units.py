@@ -709,7 +709,11 @@ def parse_distance(value: str | int | float, *, what: str = "distance") -> float
     else:
         match = _DISTANCE_RE.match(value)
         if match is None:
-            raise UnitError(f"{what} {shown(raw)} is not understood (give a unit: 800km, 5000m)")
+            # a unit given but not one of these (800nm, 800ft) is not told to give one (EC 10)
+            raise UnitError(
+                f"{what} {shown(raw)} is not understood{lookalike(raw)} (write km, m or mi: "
+                "800km, 5000m, 500mi)"
+            )
         if match["unit"] == "M":
             # 800M had been 800 metres, where an upper-case M is mega (8M is 8 MiB) in every
             # other quantity here (review DH)
@@ -721,7 +725,9 @@ def parse_distance(value: str | int | float, *, what: str = "distance") -> float
         scale = _DISTANCE_FACTORS.get(match["unit"].lower())
         # matched by Unicode case folding only (a dotted capital I; the Kelvin sign as k)
         if scale is None or not match["unit"].isascii():
-            raise UnitError(f"{what} {shown(raw)} is not understood (e.g. 800km, 500mi)")
+            raise UnitError(
+                f"{what} {shown(raw)} is not understood (write km, m or mi: 800km, 5000m, 500mi)"
+            )
         metres *= scale
     if metres < 0:
         raise UnitError(f"{what} {shown(raw)} is negative")

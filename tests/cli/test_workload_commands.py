@@ -539,7 +539,7 @@ def test_checkpoint_names_ignored_cluster_options() -> None:
         (["train", "--params", "70X"], "unknown suffix"),
         (
             ["train", "--params", "70B", "--system", "dgx-h100", "--distance", "800"],
-            "give a unit",
+            "write km, m or mi",
         ),
         (["train", "--params", "70B", "--nodes", "2", "--compare", "--tp", "8"], "drop --tp"),
         (["checkpoint", "--params", "8B", "--storage", "s4"], "unknown storage 's4'"),
