@@ -49,9 +49,11 @@ import re
 import secrets
 import shlex
 import shutil
+import signal
 import statistics
 import tempfile
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+import threading
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import KW_ONLY, dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -2784,14 +2786,31 @@ def _write_together(
     will read it; only when every one is written (a full disk fails here) move them into place.
     The catalogue and cost-parameter overrides go together or not at all: each target that
     exists is kept under a second name until every file is in place, and a failure (an I/O
-    error, a target that appeared, a signal) between two placements puts the ones placed back
-    as they were (the first had stayed beside the old second: review EC 1)."""
+    error, a target that appeared) between two placements puts the ones placed back as they
+    were (the first had stayed beside the old second: review EC 1). Signals wait while the
+    files are moved and put back (a Ctrl-C landing during a rename, or while a second name was
+    made, had left half a pair or a stray second name: review EE 1, 2); an old file that cannot
+    be put back stays under its second name, which the error names."""
     staged: list[Path] = []
-    kept: dict[Path, Path | None] = {}  # each target placed: its old file's second name, if any
-    olds: list[Path] = []  # every second name made, removed at the end whatever happens
     try:
         for target, text, check in files:
             staged.append(_stage(target, text, check))
+        with _signals_held():
+            return _move_together(staged, files, force)
+    finally:
+        for tmp in staged:
+            tmp.unlink(missing_ok=True)
+
+
+def _move_together(
+    staged: Sequence[Path],
+    files: Sequence[tuple[Path, str, Callable[[Path], object]]],
+    force: bool,
+) -> list[Path]:
+    """Move each staged file onto its target (:func:`_write_together`), all or none."""
+    kept: dict[Path, Path | None] = {}  # each target placed: its old file's second name, if any
+    olds: list[Path] = []  # every second name made
+    try:
         for tmp, (target, _text, _check) in zip(staged, files, strict=True):
             old = _keep_old(target) if force else None
             if old is not None:
@@ -2804,17 +2823,42 @@ def _write_together(
         kept = {}  # every file is in place: nothing to put back
         return placed
     finally:
-        for tmp in staged:
-            tmp.unlink(missing_ok=True)
         # a failure after a target was placed: put each one placed back as it was
+        stuck: list[tuple[Path, Path]] = []
         for target, old in kept.items():
-            with contextlib.suppress(OSError):
+            try:
                 if old is not None:
                     old.replace(target)
                 elif target.is_file():
                     target.unlink()
+            except OSError:
+                if old is not None:
+                    stuck.append((target, old))
         for old in olds:
-            old.unlink(missing_ok=True)
+            if all(old != second for _target, second in stuck):
+                old.unlink(missing_ok=True)
+        if stuck:
+            target, old = stuck[0]
+            raise OutputError(
+                f"{target}: could not be put back after a failed write; the earlier file is "
+                f"kept as {old}"
+            )
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """SIGINT, SIGTERM and SIGHUP held back (delivered when the block ends) in the main thread,
+    where the platform can; the block is a few renames."""
+    held = {signal.SIGINT, signal.SIGTERM, getattr(signal, "SIGHUP", signal.SIGTERM)}
+    can = (
+        hasattr(signal, "pthread_sigmask") and threading.current_thread() is threading.main_thread()
+    )
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, held) if can else None
+    try:
+        yield
+    finally:
+        if before is not None:
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def _keep_old(target: Path) -> Path | None:
