@@ -738,3 +738,22 @@ def test_a_missing_directory_with_a_control_character_is_escaped_once(tmp_path: 
         check_target(target)
     where = str(tmp_path) + "/no\\x1b[2J"
     assert str(info.value).endswith(f"no directory '{where}'")
+
+
+def test_a_row_of_ceiling_labels_stops_at_the_axes_width(tmp_path: Path) -> None:
+    """Eight fabrics on 16 NICs of 200-400 Gb/s put nine ceilings within 40 % of each other:
+    their labels had run off the picture in one row and shrunk the plot to a strip (review EE
+    3). The row stops where the axes end and counts the rest, which the legend names."""
+    pytest.importorskip("matplotlib")
+    import re
+
+    svg = tmp_path / "s.svg"
+    fabrics = "hdr,ndr200,roce-200g,efa-v3,gcp-tcpx,gcp-tcpxo,slingshot-11,ndr"
+    args = ["sweep", "allreduce", "-N", "4", "--system", "dgx-h100", "--nics-per-node", "16"]
+    result = runner.invoke(app, [*args, "--inter", fabrics, "--plot", str(svg)])
+    assert result.exit_code == 0, result.stderr
+    text = svg.read_text(encoding="utf-8")
+    more = re.findall(r"<!-- \+(\d+) more \(legend\) -->", text)
+    assert len(more) == 1
+    shown = len(re.findall(r"<!-- [\w-]+ per (?:node|GPU) \d+ GB/s -->", text))
+    assert shown + int(more[0]) == 9  # 8 fabrics' ceilings and NVLink 4's

@@ -460,35 +460,61 @@ def _label_ceilings(ax: Any, ceilings: Sequence[Ceiling]) -> None:
     """Each ceiling's link and rate at the left end of its line, so that two lines a few per
     cent apart can be told apart (review DO: NVLink 4's 371 GB/s and 8 NDR's 390 GB/s had
     drawn as one line, told apart in the legend alone): above its line, beside the labels of
-    lines within 15 % above it."""
-    # lines within 15 % of the next one up form a group, whose labels sit side by side above
+    lines within 40 % above it, as many as the axes' width holds."""
+    # lines within 40 % of the next one up form a group, whose labels sit side by side above
     # their lines, the highest first: three lines at 371, 385 and 390 GB/s had put two labels
     # below lines 4 % apart, one on the other, and labels stacked below a group had run into
-    # the next group's (review ED 12)
+    # the next group's (review ED 12); on log axes of 6-8 decades a 7-point label is taller
+    # than 35 % (240 and 202 GB/s had overprinted, review EE 4). A row stops at the axes'
+    # width, the rest said as a count (the legend names every line), and no label takes part
+    # in the layout (a long row had shrunk the plot to a strip: review EE 3).
     groups: list[list[Ceiling]] = []
     for ceiling in sorted(ceilings, key=lambda c: c.GBps):
-        if groups and ceiling.GBps < groups[-1][-1].GBps * 1.15:
+        if groups and ceiling.GBps < groups[-1][-1].GBps * 1.4:
             groups[-1].append(ceiling)
         else:
             groups.append([ceiling])
+    fig = ax.get_figure()
+    width_points = ax.get_position().width * fig.get_figwidth() * 72 if fig else math.inf
+
+    def label(text: str, y: float, x_points: float, color: str) -> None:
+        note = ax.annotate(
+            text,
+            xy=(0.005, y),
+            xycoords=("axes fraction", "data"),
+            xytext=(x_points, 2),
+            textcoords="offset points",
+            va="bottom",
+            ha="left",
+            fontsize=7,
+            color=color,
+            zorder=1,
+            annotation_clip=False,
+            # on a half-clear box: a line above a group's labels had struck them through
+            bbox={
+                "boxstyle": "square,pad=0.1",
+                "facecolor": "white",
+                "edgecolor": "none",
+                "alpha": 0.75,
+            },
+        )
+        note.set_in_layout(False)
+
+    def wide(text: str) -> float:
+        # 7-point glyphs average under 0.62 em, and a gap of 8 points
+        return len(text) * 7 * 0.62 + 8
+
     for group in groups:
         x_points = 0.0
-        for ceiling in reversed(group):
+        for shown, ceiling in enumerate(reversed(group)):
             text = f"{ceiling.tag or ceiling.label} {_gbps_label(ceiling.GBps)} GB/s"
-            ax.annotate(
-                text,
-                xy=(0.005, ceiling.GBps),
-                xycoords=("axes fraction", "data"),
-                xytext=(x_points, 2),
-                textcoords="offset points",
-                va="bottom",
-                ha="left",
-                fontsize=7,
-                color=ceiling.color or _SCALE_UP_COLOR,
-                zorder=1,
-            )
-            # the next label starts past this one: 7-point glyphs average under 0.62 em
-            x_points += len(text) * 7 * 0.62 + 8
+            left = len(group) - shown - 1
+            room = width_points - x_points - (wide(f"+{left} more (legend)") if left else 0)
+            if wide(text) > room:
+                label(f"+{left + 1} more (legend)", ceiling.GBps, x_points, _SCALE_UP_COLOR)
+                break
+            label(text, ceiling.GBps, x_points, ceiling.color or _SCALE_UP_COLOR)
+            x_points += wide(text)
 
 
 def _gbps_label(value: float) -> str:
