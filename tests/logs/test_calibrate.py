@@ -1547,31 +1547,41 @@ def test_a_target_that_appears_before_the_move_is_named_once(tmp_path: Path) -> 
     assert target.read_text(encoding="utf-8") == "theirs\n"
 
 
-def test_a_signal_during_the_moves_waits_until_both_files_are_in_place(
-    catalogue: Catalogue, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_signal_during_the_moves_waits_until_both_files_are_in_place(tmp_path: Path) -> None:
     """Ctrl-C landing just after the first rename had left the new catalogue override beside
     the old constants, and removed the old one's second name (review EE 1): signals are held
-    while the files move, so the pair is written whole and the interrupt comes after."""
+    while the files move, so the pair is written whole and the interrupt comes after (exit
+    130). Run in a process of its own: a signal is a main thread's, which a test worker's
+    thread need not be."""
     import os
-    import signal
+    import subprocess
+    import sys
 
-    import ibcalc.logs.calibrate as module
-
-    cal = _pair_calibration(catalogue)
-    real = module._place
-
-    def interrupted(tmp: Path, target: Path, *, force: bool) -> None:
-        real(tmp, target, force=force)
-        if target.name == "pair.yaml":
-            os.kill(os.getpid(), signal.SIGINT)
-
-    monkeypatch.setattr(module, "_place", interrupted)
+    log = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "sweeps"
+    log = log / "05_allreduce_2node_16xA100-40GB_efa.txt"
     target = tmp_path / "pair.yaml"
     target.write_text("# an earlier override\n", encoding="utf-8")
     (tmp_path / "pair.cost-params.yaml").write_text("# its constants\n", encoding="utf-8")
-    with pytest.raises(KeyboardInterrupt):
-        write_override(cal, target, inputs=[P4D_EFA], force=True)
+    script = f"""
+import os, signal, sys
+import ibcalc.logs.calibrate as module
+real = module._place
+def interrupted(tmp, target, *, force):
+    real(tmp, target, force=force)
+    if target.name == "pair.yaml":
+        os.kill(os.getpid(), signal.SIGINT)
+module._place = interrupted
+sys.argv = ["ibcalc", "calibrate", {str(log)!r}, "--system", "aws-p4d", "-o", {str(target)!r},
+            "--force"]
+from ibcalc.__main__ import main
+main()
+"""
+    src = str(Path(__file__).resolve().parents[2] / "src")
+    env = {**os.environ, "PYTHONPATH": src}
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 130, done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pair.cost-params.yaml", "pair.yaml"]
     for name in ("pair.yaml", "pair.cost-params.yaml"):
         assert (tmp_path / name).read_text(encoding="utf-8").startswith("# ibcalc calibrate")
