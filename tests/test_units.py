@@ -902,3 +902,17 @@ def test_a_distance_not_understood_lists_the_units_it_takes(raw: str) -> None:
         f"distance '{raw}' is not understood (write km, m or mi: 800km, 5000m, 500mi)"
     )
     assert parse_distance("500mi") == pytest.approx(500 * 1609.344)
+
+
+def test_distances_counts_and_times_name_a_non_ascii_character_too() -> None:
+    """The Kelvin sign (U+212A) reads as K and matched 'km' only by Unicode case folding: it had
+    been 'not understood' with no reason; a full-width 7 in a parameter count and a full-width
+    m in a time likewise (review EE 5)."""
+    from ibcalc.units import parse_count, parse_distance, parse_time
+
+    with pytest.raises(UnitError, match=r"it holds U\+212A KELVIN SIGN, not ASCII \(write km"):
+        parse_distance("800\u212am")
+    with pytest.raises(UnitError, match=r"it holds U\+FF17 FULLWIDTH DIGIT SEVEN, not ASCII"):
+        parse_count("\uff170B")
+    with pytest.raises(UnitError, match=r"it holds U\+FF4D FULLWIDTH LATIN SMALL LETTER M"):
+        parse_time("1\uff4ds")

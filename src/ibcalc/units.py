@@ -383,7 +383,10 @@ def parse_time(
     else:
         match = _TIME_RE.match(value)
         if match is None:
-            raise UnitError(f"{what} {shown(raw)} is not understood (use ns, us, ms, s, min or h)")
+            raise UnitError(
+                f"{what} {shown(raw)} is not understood{lookalike(raw)} (use ns, us, ms, s, min "
+                "or h)"
+            )
         # NaN is refused as NaN before its missing unit is (--backward-time nan)
         seconds = _finite_number(match["num"], raw, what)
         if unit_required and not match["unit"]:
@@ -394,7 +397,10 @@ def parse_time(
             # a letter the pattern matched only by Unicode case folding (a long s, a dotted
             # capital I: 5 m + U+017F had raised KeyError, a review; a Greek capital Mu, which
             # the design schema refuses, is neither micro nor the Latin M)
-            raise UnitError(f"{what} {shown(raw)} is not understood (use ns, us, ms, s, min or h)")
+            raise UnitError(
+                f"{what} {shown(raw)} is not understood{lookalike(raw)} (use ns, us, ms, s, min "
+                "or h)"
+            )
         if "M" in unit and unit.lower() != "min":
             # 10Ms or 100MS: a capital M is mega, so the case is what tells ms from Ms; other
             # case variants (5US, 1H, 2 MIN) are unambiguous and read as written in lower case
@@ -673,7 +679,9 @@ def parse_count(
     else:
         match = _COUNT_RE.match(value)
         if match is None:
-            raise UnitError(f"{what} {shown(raw)} is not understood (e.g. 70B, 1.5T, 8e9)")
+            raise UnitError(
+                f"{what} {shown(raw)} is not understood{lookalike(raw)} (e.g. 70B, 1.5T, 8e9)"
+            )
         count = _finite_number(match["num"], raw, what)
         factor = _COUNT_FACTORS.get(match["unit"].lower())
         if factor is None:
@@ -726,7 +734,8 @@ def parse_distance(value: str | int | float, *, what: str = "distance") -> float
         # matched by Unicode case folding only (a dotted capital I; the Kelvin sign as k)
         if scale is None or not match["unit"].isascii():
             raise UnitError(
-                f"{what} {shown(raw)} is not understood (write km, m or mi: 800km, 5000m, 500mi)"
+                f"{what} {shown(raw)} is not understood{lookalike(raw)} (write km, m or mi: "
+                "800km, 5000m, 500mi)"
             )
         metres *= scale
     if metres < 0:
