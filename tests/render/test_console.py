@@ -93,12 +93,23 @@ def test_an_overlapping_choice_says_its_time_is_back_to_back(
     chain = BEST.model_copy(update={"period_s": 2e-3, "measured_s": 2e-3})
     est = ESTIMATE.model_copy(update={"best": chain})
     note = (
-        "note: times as nccl-tests measures them back to back: ring/Simple starts its next "
-        "operation before the last ends (one alone: 10.0 ms); tree/LL128 does not overlap "
-        "(docs/model.md)"
+        "note: times as nccl-tests measures them back to back: ring/Simple starts the next "
+        "operation before the last ends (ring/Simple alone: 10.0 ms); tree/LL128 does not "
+        "overlap (docs/model.md)"
     )
     assert " ".join(" ".join(_table(est, monkeypatch)).split()).count(note) == 1
     assert not any(line.startswith("note: times") for line in _table(ESTIMATE, monkeypatch))
+    # the overlapping one an alternative, beside a chosen (forced) one that does not (EE 6)
+    chain_alt = RUNNER_UP.model_copy(update={"period_s": 1e-3, "measured_s": 1e-3})
+    forced = ESTIMATE.model_copy(update={"alternatives": [chain_alt]})
+    assert (
+        " ".join(" ".join(_table(forced, monkeypatch)).split()).count(
+            "note: times as nccl-tests measures them back to back: tree/LL128 starts the next "
+            "operation before the last ends (tree/LL128 alone: 12.5 ms); ring/Simple does not "
+            "overlap (docs/model.md)"
+        )
+        == 1
+    )
 
 
 #: Units a number in an estimate table may carry (counts of nodes and GPUs, the busbw factor

@@ -465,23 +465,31 @@ def _estimate_table(
 
 
 def _overlap_caption(best: Cost, shown: Sequence[Cost]) -> str | None:
-    """Words for an alternatives table whose chosen time is a back-to-back period (its
-    operations overlap as nccl-tests runs them) beside alternatives that do not overlap: the
-    times are each as nccl-tests would measure it, which the table had not said (review EB 10:
-    a 16-node broadcast's ring/LL at 18.4 us, one operation 118 us, over LL128's 288 us)."""
-    if best.period_s is None or best.measured_s is None:
+    """Words for an estimate table where some times are back-to-back periods (operations that
+    overlap as nccl-tests runs them) and others single operations: each time is as nccl-tests
+    would measure it, which the table had not said (review EB 10: a 16-node broadcast's ring/LL
+    at 18.4 us, one operation 118 us, over LL128's 288 us; EE 6: the overlapping one may be an
+    alternative, LL at 0.18x beside a forced LL128)."""
+    rows = [best, *shown]
+    overlapping = [
+        c
+        for c in rows
+        if c.period_s is not None and c.measured_s is not None and c.measured_s < c.single_s * 0.99
+    ]
+    alone = [c for c in rows if c.period_s is None]
+    if not overlapping or not alone:
         return None
-    if not best.measured_s < best.single_s * 0.99:
-        return None
-    alone = [c for c in shown if c.period_s is None]
-    if not alone:
-        return None
-    names = ", ".join(dict.fromkeys(f"{c.algorithm.value}/{c.protocol.value}" for c in alone))
+
+    def names(costs: Sequence[Cost]) -> str:
+        return ", ".join(dict.fromkeys(f"{c.algorithm.value}/{c.protocol.value}" for c in costs))
+
+    first = overlapping[0]
+    verb = "starts" if len(overlapping) == 1 else "start"
     return (
-        f"times as nccl-tests measures them back to back: {best.algorithm.value}/"
-        f"{best.protocol.value} starts its next operation before the last ends (one alone: "
-        f"{format_time(best.single_s)}); {names} {'does' if len(alone) == 1 else 'do'} not "
-        "overlap (docs/model.md)"
+        f"times as nccl-tests measures them back to back: {names(overlapping)} {verb} the next "
+        f"operation before the last ends ({names([first])} alone: "
+        f"{format_time(first.single_s)}); {names(alone)} "
+        f"{'does' if len(alone) == 1 else 'do'} not overlap (docs/model.md)"
     )
 
 
