@@ -418,7 +418,7 @@ def test_the_headline_bottleneck_names_a_protocol_rate_that_binds(
     # far under NVLink 4's 371 GB/s achievable
     assert rate == pytest.approx(20.4e9 * 4 / 16, rel=1e-9)
     assert best.bottleneck.startswith(
-        f"LL on 4 of 16 channels: {rate / 1e9:.1f} GB/s per rank (NCCL's LL cap), "
+        f"LL on 4 of 16 channels: {rate / 1e9:.2f} GB/s per rank (NCCL's LL cap), "
     )
     assert best.bottleneck.endswith("under scale-up: nvlink4 (371 GB/s achievable per GPU)")
     # the term says where the rate comes from: 371 x 0.5 = 185 GB/s, capped at 20.4

@@ -24,7 +24,15 @@ from ibcalc.engine.types import (
     ScaleUpTier,
     Term,
 )
-from ibcalc.units import MiB, fixed, format_number, format_size, format_time, plural
+from ibcalc.units import (
+    MiB,
+    fixed,
+    format_bandwidth,
+    format_number,
+    format_size,
+    format_time,
+    plural,
+)
 
 #: How a collective's network bytes spread over peers: to neighbours (ring, tree, SHARP
 #: tree, send/recv) or to every peer (all-to-all, recursive halving-doubling, PAT).
@@ -471,8 +479,10 @@ def protocol_bound(
     # the tier's own rate beside the protocol's, like with like (review EB 5: 'LL: 20.4 GB/s
     # per rank (NCCL's LL cap), under network: 32 x efa-v2 per node (11.3 GB/s achievable
     # each)' had set a per-rank cap beside a smaller per-NIC figure)
-    head = f"{protocol.value}{channels}: {gbps(bw)} per rank{cap}"
-    tier = gbps(raw_bw)
+    # the headline's own format, as the tier's words have it ('12.0 GB/s achievable each ...
+    # would carry 12 GB/s' had printed one figure two ways: review EE 10)
+    head = f"{protocol.value}{channels}: {format_bandwidth(bw)} per rank{cap}"
+    tier = format_bandwidth(raw_bw)
     if f"{tier} achievable per GPU" in where:
         return f"{head}, under {where}"
     return f"{head}, where {where} would carry {tier} per rank"
