@@ -658,8 +658,11 @@ def _said_node(
     alone = resolve_cluster(catalogue, spec.replace(inter=fabric)).system
     if alone is None or alone.id == first.system.id:
         return other
+    # the link's own id (a fabric typed 'HDR' is hdr), and 'takes', not 'implies': alone, a
+    # fabric no preset comes with takes the default node (review EE 8)
+    assert other.inter is not None
     note = (
-        f"priced on {first.system.id}'s node, the first fabric's; alone, {fabric} implies "
+        f"priced on {first.system.id}'s node, the first fabric's; alone, {other.inter.id} takes "
         f"{alone.id}'s (sweep it alone, or with --system {alone.id}, for that node)"
     )
     return dataclasses.replace(other, assumptions=(note, *other.assumptions))

@@ -187,11 +187,16 @@ def test_a_fabric_swept_on_another_preset_s_node_says_so(cat: Catalogue) -> None
     assert notes(ClusterSpec(nodes=4)) == [
         [],
         [
-            "priced on dgx-h100's node, the first fabric's; alone, hdr implies dgx-a100's "
+            "priced on dgx-h100's node, the first fabric's; alone, hdr takes dgx-a100's "
             "(sweep it alone, or with --system dgx-a100, for that node)"
         ],
     ]
     assert notes(ClusterSpec(nodes=4, system="dgx-h100")) == [[], []]
+    # the link's own id where the fabric is typed otherwise
+    result = sweep_fabrics(
+        cat, ClusterSpec(nodes=4), Collective.ALL_REDUCE, [GiB], fabrics=["ndr", "HDR"]
+    )
+    assert "alone, hdr takes dgx-a100's" in result.groups[1].assumptions[0]
     # the node hdr alone implies is the one the single estimate takes
     alone = resolve_cluster(cat, ClusterSpec(nodes=4, inter="hdr"))
     assert alone.system is not None
