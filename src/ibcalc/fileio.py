@@ -210,6 +210,14 @@ def _name_max(directory: str) -> int:
         return 255
 
 
+def _quoted(path: str) -> str:
+    """``path`` escaped (:func:`printable`) in the quotes repr() would choose: double quotes
+    around a name with an apostrophe, which single quotes had shown as ``it\\'s`` (review EE
+    9)."""
+    text = printable(path, None)
+    return f'"{text}"' if "'" in text and '"' not in text else shown(path, None)
+
+
 def check_output(
     path: str | os.PathLike[str],
     *,
@@ -278,8 +286,8 @@ def check_output(
         if real.parent != given.absolute().parent:
             # a symlink (or a path through one) into a directory that does not exist
             # quoted once (repr of the escaped text had doubled each backslash: review EC 13)
-            raise _fail(name, f"no directory {shown(str(directory), None)}, where the path leads")
-        raise _fail(name, f"no directory {shown(str(Path(name).parent), None)}")
+            raise _fail(name, f"no directory {_quoted(str(directory))}, where the path leads")
+        raise _fail(name, f"no directory {_quoted(str(Path(name).parent))}")
     if not os.access(directory, os.W_OK | os.X_OK):
         raise _fail(
             name,

@@ -757,3 +757,10 @@ def test_a_row_of_ceiling_labels_stops_at_the_axes_width(tmp_path: Path) -> None
     assert len(more) == 1
     shown = len(re.findall(r"<!-- [\w-]+ per (?:node|GPU) \d+ GB/s -->", text))
     assert shown + int(more[0]) == 9  # 8 fabrics' ceilings and NVLink 4's
+
+
+def test_a_missing_directory_with_an_apostrophe_is_quoted_as_repr_would(tmp_path: Path) -> None:
+    """'it's' in double quotes, with no backslash the path does not hold (review EE 9)."""
+    with pytest.raises(PlotError) as info:
+        check_target(tmp_path / "it's" / "plot.png")
+    assert str(info.value).endswith(f'no directory "{tmp_path}/it\'s"')
