@@ -36,6 +36,7 @@ from ibcalc.errors import (
     AlgorithmNotApplicableError,
     ClusterError,
     FieldError,
+    IbcalcError,
     SizeTooSmallError,
 )
 from ibcalc.facade import (
@@ -655,7 +656,12 @@ def _said_node(
         return other
     if spec.gpus_per_node is not None:
         return other
-    alone = resolve_cluster(catalogue, spec.replace(inter=fabric)).system
+    try:
+        alone = resolve_cluster(catalogue, spec.replace(inter=fabric)).system
+    except IbcalcError:
+        # the fabric alone with these flags is no cluster (its preset's node refuses them): the
+        # sweep on the first fabric's node stands, and there is no other node to name
+        return other
     if alone is None or alone.id == first.system.id:
         return other
     # the link's own id (a fabric typed 'HDR' is hdr), and 'takes', not 'implies': alone, a
