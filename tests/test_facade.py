@@ -1778,3 +1778,24 @@ def test_auto_is_nccl_s_choice_as_on_the_command_line(builtin_catalogue: Catalog
         chosen.best.protocol,
         chosen.time_s,
     )
+
+
+def test_a_latency_that_grows_with_the_size_says_so_in_the_headline(
+    builtin_catalogue: Catalogue,
+) -> None:
+    """A 500 MB reduce-scatter on 8 x A3 Mega is latency-bound because Simple on TCPXO exposes
+    the transport latency calibrated.simple_transport_factor (8) times a network step once the
+    collective reaches 64 MiB: the headline had said '(steps, hops, launches)' alone (review EB
+    2); it names the count. A verbs network, whose transport latency is 0, keeps the words."""
+    params = builtin_cost_params()
+    assert params.calibrated.simple_transport_factor == 8
+    cluster = resolve_cluster(builtin_catalogue, ClusterSpec(system="gcp-a3-mega", nodes=8))
+    best = estimate_on(cluster, Collective.REDUCE_SCATTER, 500e6).best
+    assert best.bottleneck.startswith("latency: ")
+    assert (
+        "(steps, hops, launches, and 8 gcp-tcpxo transport latencies a network step, a count "
+        "that grows with the collective's size)" in best.bottleneck
+    )
+    ib = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=16))
+    small = estimate_on(ib, Collective.ALL_REDUCE, 4096).best
+    assert "(steps, hops, launches); " in small.bottleneck

@@ -49,6 +49,7 @@ __all__ = [
     "correction_at",
     "hop_terms",
     "intra_hop_latency",
+    "latency_words",
     "ll_cap_Bps",
     "ll_network_bound",
     "ll_network_transfer",
@@ -449,12 +450,34 @@ def net_hop_latency(
     row = net_row(topo, algorithm, own_row=own_row)
     hw = _hop(params.nccl_tuner.hop_latency_s["net"], row, protocol)
     extra = topo.out.transport_latency_s if topo.out is not None else 0.0
-    factor = 1.0
+    return hw + extra * _exposures(topo, protocol, size_bytes, params)
+
+
+def _exposures(topo: Topology, protocol: Protocol, size_bytes: float, params: CostParams) -> float:
+    """Transport latencies a network hop exposes (:func:`net_hop_latency`): one, or Simple's
+    count on a proxy-driven transport, which grows with the collective's size."""
     if protocol is Protocol.SIMPLE and topo.out is not None and topo.out.is_plugin:
         low = simple_floor(topo, params)
         span = params.calibrated.simple_transport_factor - low
-        factor = simple_count(low, span, size_bytes / params.calibrated.simple_fill_bytes)
-    return hw + extra * factor
+        return simple_count(low, span, size_bytes / params.calibrated.simple_fill_bytes)
+    return 1.0
+
+
+def latency_words(topo: Topology, protocol: Protocol, size_bytes: float, params: CostParams) -> str:
+    """What a headline's latency is made of: steps, hops and launches, and, where Simple on a
+    proxy-driven transport exposes more transport latencies per hop than a small message does,
+    that count, which grows with the collective's size (a 500 MB reduce-scatter on 8 x A3 Mega
+    had been 'latency-bound (steps, hops, launches)' with no word of the count: review EB 2)."""
+    words = "steps, hops, launches"
+    if topo.out is None or not topo.out.transport_latency_s:
+        return words
+    count = _exposures(topo, protocol, size_bytes, params)
+    if protocol is not Protocol.SIMPLE or count <= simple_floor(topo, params) * 1.01 + 1e-9:
+        return words
+    return (
+        f"{words}, and {format_number(count)} {topo.out.link_id} transport latencies a network "
+        "step, a count that grows with the collective's size"
+    )
 
 
 def protocol_bound(
@@ -1051,6 +1074,7 @@ def make_cost(
     equivalent: bool = False,
     fill_s: float = 0.0,
     period_s: float | None = None,
+    latency_words: str = "steps, hops, launches",
 ) -> Cost:
     """Build a :class:`Cost`, guarding against negative or non-finite times; ``terms`` explain
     it term by term (they add up to one operation's time: tests/engine/test_properties.py)."""
@@ -1068,7 +1092,7 @@ def make_cost(
         one = format_time(fixed + max(transfer_s, 0.0))
         of = f"one operation's {one}" if period_s is not None else one
         bottleneck = (
-            f"{what}: {format_time(fixed)} of {of} (steps, hops, launches); the bytes are bound by "
+            f"{what}: {format_time(fixed)} of {of} ({latency_words}); the bytes are bound by "
             f"{bottleneck}"
         )
     return Cost(

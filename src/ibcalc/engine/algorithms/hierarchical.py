@@ -25,6 +25,7 @@ from ibcalc.engine.base import (
     gbps,
     hop_terms,
     intra_hop_latency,
+    latency_words,
     make_cost,
     net_hop_latency,
     network_words,
@@ -122,6 +123,7 @@ def hierarchical_timing(
             transfer_s=transfer,
             bottleneck=where,
             terms=terms,
+            latency_words=latency_words(topo, protocol, size_bytes, params),
             formula=(
                 "2(m-1)/m S/B_up + 2(N-1)/N S/(nics B_nic) + 3 base + 2(m-1) intra + 2(N-1) net"
             ),

@@ -42,6 +42,7 @@ from ibcalc.engine.base import (
     hop_terms,
     intra_hop_detail,
     intra_hop_latency,
+    latency_words,
     make_cost,
     net_hop_detail,
     net_hop_latency,
@@ -167,6 +168,7 @@ def nvls_timing(
             # the 2(n-1)/n x S busbw counts; review BD)
             equivalent=all_reduce,
             terms=terms,
+            latency_words=latency_words(topo, protocol, size_bytes, params),
         )
 
     return Timing(Algorithm.NVLS, protocol, latency, transfer, explain)
@@ -267,6 +269,7 @@ def nvls_tree_timing(
             formula="max(S(m+1)/(m B_nvls), c S/(nics B_nic)) + NVLS + 2 log2(N) net",
             equivalent=True,
             terms=terms,
+            latency_words=latency_words(topo, protocol, size_bytes, params),
         )
 
     return Timing(Algorithm.NVLS_TREE, protocol, latency, transfer, explain)

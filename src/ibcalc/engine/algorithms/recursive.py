@@ -27,6 +27,7 @@ from ibcalc.engine.base import (
     gbps,
     hop_terms,
     intra_hop_latency,
+    latency_words,
     make_cost,
     net_hop_detail,
     net_hop_latency,
@@ -281,6 +282,7 @@ def rhd_timing(
             transfer_s=transfer,
             bottleneck=where,
             terms=terms,
+            latency_words=latency_words(topo, protocol, size_bytes, params),
             formula=(
                 "phases x ((N-1)/N S / (nics B_nic/m) + (m-1)/(mN) S / B_up) + lg p hops per phase"
             ),
@@ -356,6 +358,7 @@ def pat_timing(
             ),
             formula="(n-1)/n S / (0.75 B_nic) + 8 us + log2(N) net/3.5 + 2.8 us x n",
             terms=terms,
+            latency_words=latency_words(topo, protocol, size_bytes, params),
         )
 
     return Timing(Algorithm.PAT, protocol, latency, transfer, explain)

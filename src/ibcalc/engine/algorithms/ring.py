@@ -30,6 +30,7 @@ from ibcalc.engine.base import (
     gbps,
     intra_hop_detail,
     intra_hop_latency,
+    latency_words,
     ll_cap_Bps,
     ll_network_bound,
     ll_network_text,
@@ -311,6 +312,7 @@ def ring_timing(
             ),
             formula=formula,
             terms=terms,
+            latency_words=latency_words(topo, protocol, size_bytes, params),
             period_s=period,
         )
 

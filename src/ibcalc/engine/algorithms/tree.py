@@ -34,6 +34,7 @@ from ibcalc.engine.base import (
     gbps,
     intra_hop_detail,
     intra_hop_latency,
+    latency_words,
     ll_cap_Bps,
     ll_network_bound,
     ll_network_text,
@@ -280,6 +281,7 @@ def tree_timing(
             equivalent=(big_n == 2 or topo.sites == 2) and topo.m * big_n > 2,
             terms=terms,
             fill_s=fill,
+            latency_words=latency_words(topo, protocol, size_bytes, params),
         )
 
     return Timing(Algorithm.TREE, protocol, latency, transfer, explain, fill_s=fill)
