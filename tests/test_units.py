@@ -916,3 +916,20 @@ def test_distances_counts_and_times_name_a_non_ascii_character_too() -> None:
         parse_count("\uff170B")
     with pytest.raises(UnitError, match=r"it holds U\+FF4D FULLWIDTH LATIN SMALL LETTER M"):
         parse_time("1\uff4ds")
+
+
+def test_plural_takes_es_after_a_sibilant() -> None:
+    """plural() is the one home of '-s' and '-es' (switch counts and micro-batches had spelled
+    their own)."""
+    from ibcalc.units import plural
+
+    assert [plural(1, "switch"), plural(2, "switch"), plural(0, "micro-batch")] == [
+        "1 switch",
+        "2 switches",
+        "0 micro-batches",
+    ]
+    assert [plural(1, "node"), plural(3, "node"), plural(2, "extra endpoint")] == [
+        "1 node",
+        "3 nodes",
+        "2 extra endpoints",
+    ]

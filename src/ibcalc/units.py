@@ -613,8 +613,11 @@ def format_time(seconds: float, *, zeros: bool = True) -> str:
 
 
 def plural(count: int, noun: str) -> str:
-    """``1 node``, ``2 nodes``: a count with its noun (regular plurals only)."""
-    return f"{count} {noun}{'' if count == 1 else 's'}"
+    """``1 node``, ``2 nodes``, ``2 switches``: a count with its noun (regular plurals only:
+    ``-es`` after s, x, ch and sh, ``-s`` otherwise; ``leaf`` is no regular noun)."""
+    if count == 1:
+        return f"{count} {noun}"
+    return f"{count} {noun}{'es' if noun.endswith(('s', 'x', 'ch', 'sh')) else 's'}"
 
 
 def format_ratio(value: float) -> str:

@@ -347,9 +347,7 @@ def _extra_note(sizing: FabricSizing, without: int) -> str | None:
             f"more than the {leaves * sizing.su_nodes} of {plural(alone, 'SU')} ({leaves} "
             f"{'leaf' if leaves == 1 else 'leaves'} x {sizing.su_nodes} down): {count}"
         )
-    return f"{head} {'add' if extra > 1 else 'adds'} {total - without} switch" + (
-        f"{'' if total - without == 1 else 'es'}: {count}"
-    )
+    return f"{head} {'add' if extra > 1 else 'adds'} {plural(total - without, 'switch')}: {count}"
 
 
 def size_fat_tree(

@@ -95,8 +95,7 @@ def format_quantity(value: float, unit: str) -> str:
     if unit == "down:up":
         return f"{value:.3g}:1"
     if unit == "switches":
-        count = round(value)
-        return f"{count} switch{'' if count == 1 else 'es'}"
+        return plural(round(value), "switch")
     return f"{value:g} {unit}"  # pragma: no cover
 
 
@@ -407,8 +406,8 @@ def finding_detail(f: Finding) -> str:
         # fit one SU; and leaves or a level they add: review DY 2)
         extra, added = basis.extra
         counts += (
-            f" ({plural(extra, 'extra endpoint')} {'add' if extra > 1 else 'adds'} {added} "
-            f"switch{'' if added == 1 else 'es'}: fabric.extra_endpoints)"
+            f" ({plural(extra, 'extra endpoint')} {'add' if extra > 1 else 'adds'} "
+            f"{plural(added, 'switch')}: fabric.extra_endpoints)"
         )
     cheaper = basis.cheaper
     if f.passed or cheaper is None or cheaper.switches > f.required:

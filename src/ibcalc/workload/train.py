@@ -1806,7 +1806,7 @@ def compare_layouts(
                 m = spec.global_batch // per_pass
                 why_plain = "fewer micro-batches than pp"
                 plain = (
-                    f"{m} micro-batch{'' if m == 1 else 'es'} per step, fewer than the pp = {pp} "
+                    f"{plural(m, 'micro-batch')} per step, fewer than the pp = {pp} "
                     "{virtual_stages} needs"
                 )
         if plain:
