@@ -673,13 +673,21 @@ def test_a_sweep_plot_marks_where_nccl_switches_and_by_how_much_time_falls(
     assert "diamond" not in flat.read_text(encoding="utf-8")
 
 
+def _svg_text_at(svg: str, text: str) -> tuple[float, float]:
+    """Where matplotlib's SVG draws ``text`` (the translate of the group after its comment)."""
+    import re
+
+    found = re.search(rf"<!-- {re.escape(text)} -->\s*<g [^>]*translate\(([\d.]+) ([\d.]+)\)", svg)
+    assert found, text
+    return float(found.group(1)), float(found.group(2))
+
+
 def test_ceilings_a_few_per_cent_apart_are_tagged_apart(tmp_path: Path) -> None:
     """2 x DGX H100: NVLink 4's 371 GB/s per GPU (450 x 0.824) and 8 NDR's 390 GB/s per node
     (8 x 48.75) are 5 % apart and had drawn as one line, told apart in the legend alone (review
     DO). Each line now carries its tag at its left end: the higher one's above its line, the
     lower one's below (SVG y grows downwards, so the 390 tag sits higher on the page)."""
     pytest.importorskip("matplotlib")
-    import re
 
     svg = tmp_path / "s.svg"
     args = ["sweep", "allreduce", "--system", "dgx-h100", "-N", "2", "-b", "8", "-e", "1G"]
@@ -688,11 +696,7 @@ def test_ceilings_a_few_per_cent_apart_are_tagged_apart(tmp_path: Path) -> None:
     text = svg.read_text(encoding="utf-8")
 
     def tag_y(tag: str) -> float:
-        found = re.search(
-            rf"<!-- {re.escape(tag)} -->\s*<g [^>]*translate\(([\d.]+) ([\d.]+)\)", text
-        )
-        assert found, tag
-        return float(found.group(2))
+        return _svg_text_at(text, tag)[1]
 
     assert f"{450 * 0.824:.0f}" == "371"
     assert f"{8 * 48.75:.0f}" == "390"
@@ -707,7 +711,6 @@ def test_labels_of_three_close_ceilings_sit_side_by_side(tmp_path: Path) -> None
     below lines 4 % apart, one on the other (review ED 12). They sit side by side, the highest
     first, each starting past the one before it (7-point glyphs are at least 0.45 em wide)."""
     pytest.importorskip("matplotlib")
-    import re
 
     svg = tmp_path / "s.svg"
     args = ["sweep", "allreduce", "-N", "4", "--inter", "ndr,roce-400g,hdr", "-b", "1K", "-e", "8G"]
@@ -716,11 +719,7 @@ def test_labels_of_three_close_ceilings_sit_side_by_side(tmp_path: Path) -> None
     text = svg.read_text(encoding="utf-8")
 
     def tag_x(tag: str) -> float:
-        found = re.search(
-            rf"<!-- {re.escape(tag)} -->\s*<g [^>]*translate\(([\d.]+) ([\d.]+)\)", text
-        )
-        assert found, tag
-        return float(found.group(1))
+        return _svg_text_at(text, tag)[0]
 
     tags = ["ndr per node 390 GB/s", "roce-400g per node 385 GB/s", "nvlink4 per GPU 371 GB/s"]
     xs = [tag_x(tag) for tag in tags]

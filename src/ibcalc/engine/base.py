@@ -472,6 +472,8 @@ def latency_words(topo: Topology, protocol: Protocol, size_bytes: float, params:
     if topo.out is None or not topo.out.transport_latency_s:
         return words
     count = _exposures(topo, protocol, size_bytes, params)
+    # said once the count is 1 % above a small message's (simple_count rises smoothly from the
+    # floor: a count a hair above it is the floor, and 'and 2 ... latencies' would say nothing)
     if protocol is not Protocol.SIMPLE or count <= simple_floor(topo, params) * 1.01 + 1e-9:
         return words
     return (
