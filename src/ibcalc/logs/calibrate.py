@@ -302,6 +302,11 @@ class _Param:
         """The name in the file (catalogue or cost-parameter key)."""
         return _FIELD_NAMES.get(self.field, self.field)
 
+    def at_bound(self, value: float) -> bool:
+        """Whether ``value`` sits at a bound of the range (within 0.1 % of it), as the fit's
+        sorting reads it twice."""
+        return value <= self.lo * 1.001 or value >= self.hi * 0.999
+
 
 #: Engine attribute -> the file's key (what a user reads in the override).
 _FIELD_NAMES = {"transport_latency_s": "transport_latency", "ll_net_Bps": "ll_net_bandwidth"}
@@ -970,7 +975,7 @@ def calibrate(
         )
         if sorting == 4:  # at most four sortings; the errors are the values' they left
             break
-        at_bound = {p: values[p] <= p.lo * 1.001 or values[p] >= p.hi * 0.999 for p in determined}
+        at_bound = {p: p.at_bound(values[p]) for p in determined}
         idle = [
             p
             for p in determined
@@ -1018,7 +1023,7 @@ def calibrate(
             after = at_values()
         if not better:
             break
-    at_bound = {p: values[p] <= p.lo * 1.001 or values[p] >= p.hi * 0.999 for p in determined}
+    at_bound = {p: p.at_bound(values[p]) for p in determined}
     undetermined = _twins_left_out(undetermined, put_back_names)
     row_sources = [c.source for c in cases for _ in c.rows]
     parameters = [
