@@ -72,6 +72,33 @@ def test_per_direction_matches_published_figure(
 
 
 @pytest.mark.parametrize(
+    ("link_id", "revision", "gt_per_s", "payload"),
+    [
+        # PCI-SIG base specification: lane rate in GT/s, payload fraction of the line code
+        ("pcie3", "3.0", 8, 128 / 130),
+        ("pcie4", "4.0", 16, 128 / 130),
+        ("pcie5", "5.0", 32, 128 / 130),
+        ("pcie6", "6.0", 64, 242 / 256),  # 256-byte FLIT: 236 B TLP + 6 B DLLP counted
+        ("pcie7", "7.0", 128, 242 / 256),
+    ],
+)
+def test_pcie_rate_cites_the_pci_sig_specification(
+    builtin_catalogue: Catalogue, link_id: str, revision: str, gt_per_s: int, payload: float
+) -> None:
+    """Each PCIe row cites PCI-SIG's base specification of its revision (the primary source, not
+    a mirror of an encyclopaedia table) and its x16 rate is the specification's arithmetic:
+    16 lanes x GT/s x payload fraction / 8 bits."""
+    link = _links(builtin_catalogue)[link_id]
+    cited = [s for s in link.sources if s.startswith("PCI-SIG, PCI Express Base Specification")]
+    assert len(cited) == 1
+    assert f"Revision {revision} " in cited[0]
+    assert link.per_direction_Bps == pytest.approx(16 * gt_per_s * 1e9 * payload / 8, rel=5e-3)
+    assert not any(
+        "wikiblah" in s and not s.startswith("https://en.wikipedia.org") for s in link.sources
+    )
+
+
+@pytest.mark.parametrize(
     ("link_id", "gbytes"),
     [
         ("ndr", 50),  # NDR 400 Gb/s = 50 GB/s, not 400 (docs/catalogue.md#common-mistakes)
