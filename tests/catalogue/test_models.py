@@ -101,6 +101,16 @@ def test_a_bidirectional_figure_is_bounded_as_both_directions() -> None:
     assert "allowed 2 MB/s (16 Mb/s) to 200 TB/s, both directions together" in str(info.value)
 
 
+@pytest.mark.parametrize("value", ["200 TB/s", "2 PB/s", "1e30 GB/s"])
+def test_a_catalogue_bandwidth_has_one_upper_limit(value: str) -> None:
+    # review EC 11: past 1 PB/s the unit parser's own sanity limit had answered first ("absurdly
+    # large (the limit is 1 PB/s)"), so one field was refused under two limits in two wordings
+    with pytest.raises(ValidationError) as info:
+        Link.model_validate(_link(per_direction=value))
+    assert "out of range: allowed 1 MB/s (8 Mb/s) to 100 TB/s per direction" in str(info.value)
+    assert "1 PB/s" not in str(info.value)
+
+
 def test_link_json_keys_carry_units() -> None:
     data = Link.model_validate(_link()).model_dump(mode="json")
     assert list(data) == list(Link.json_keys)

@@ -90,8 +90,13 @@ def _with_unit(
     return convert
 
 
+def _catalogue_bandwidth(value: str) -> float:
+    """A catalogue bandwidth: its range (below) is the only upper limit it is refused under."""
+    return parse_bandwidth(value, capped=False)
+
+
 _bandwidth = _with_unit(
-    parse_bandwidth,
+    _catalogue_bandwidth,
     "bandwidth",
     "400Gb/s or 50GB/s",
     (MIN_BANDWIDTH_BPS, MAX_BANDWIDTH_BPS, f"{MIN_BANDWIDTH_TEXT} to 100 TB/s per direction"),
@@ -99,7 +104,7 @@ _bandwidth = _with_unit(
 #: A vendor's bidirectional figure: twice the per-direction bound (a link of 60 TB/s per direction
 #: had been refused its 120 TB/s bidirectional figure "per direction": review BN).
 _bidirectional = _with_unit(
-    parse_bandwidth,
+    _catalogue_bandwidth,
     "bandwidth",
     "800Gb/s or 100GB/s",
     (
