@@ -1565,6 +1565,9 @@ def test_a_signal_during_the_moves_waits_until_both_files_are_in_place(tmp_path:
     script = f"""
 import os, signal, sys
 import ibcalc.logs.calibrate as module
+# a terminal's SIGINT, whatever this test runner inherited: a job started with '&' from a script
+# ignores SIGINT, and the kill below would then be ignored too (the test failed, exit 0)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 real = module._place
 def interrupted(tmp, target, *, force):
     real(tmp, target, force=force)
