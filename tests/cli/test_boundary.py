@@ -168,22 +168,22 @@ def test_guard_keeps_the_signature_typer_reads() -> None:
         (["design", "bogus"], "No such command 'bogus'. (see 'ibcalc design --help')"),
         (
             ["sweep", "allreduce", "--algo", "fast"],
-            "Invalid value for '--algo': 'fast' is not one of 'auto', 'ring', "
+            "--algo 'fast' is not one of 'auto', 'ring', "
             "'tree', 'nvls', 'nvlstree', 'collnet', 'collnetchain', 'hierarchical', 'rhd', "
-            "'pat', 'pairwise', 'pxn', 'p2p'. (see 'ibcalc sweep --help')",
+            "'pat', 'pairwise', 'pxn', 'p2p' (see 'ibcalc sweep --help')",
         ),
         # a choice close to a valid one is answered with it, as unknown names are
         (
             ["allreduce", "--size", "1GB", "--algo", "rign"],
-            "Invalid value for '--algo': 'rign' is not one of 'auto', 'ring', "
+            "--algo 'rign' is not one of 'auto', 'ring', "
             "'tree', 'nvls', 'nvlstree', 'collnet', 'collnetchain', 'hierarchical', 'rhd', "
-            "'pat', 'pairwise', 'pxn', 'p2p' (did you mean 'ring'?). "
+            "'pat', 'pairwise', 'pxn', 'p2p' (did you mean 'ring'?) "
             "(see 'ibcalc allreduce --help')",
         ),
         (
             ["allreduce", "--size", "1GB", "--host-cpu", "AMDD"],
-            "Invalid value for '--host-cpu': 'AMDD' is not one of 'intel', 'amd', 'arm' "
-            "(did you mean 'amd'?). (see 'ibcalc allreduce --help')",
+            "--host-cpu 'AMDD' is not one of 'intel', 'amd', 'arm' "
+            "(did you mean 'amd'?) (see 'ibcalc allreduce --help')",
         ),
         # an unknown option gets a suggestion close without the dashes, or none: the toolkit
         # offered --nodes for --design
@@ -267,6 +267,41 @@ def test_guard_keeps_the_signature_typer_reads() -> None:
     ],
 )
 def test_usage_errors_name_the_command_help(
+    argv: list[str], line: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out, err = _refused(argv, capsys)
+    assert out == ""
+    assert err == f"error: {line}\n"
+
+
+#: The start of an estimate's command line, and the hint its refusals end with.
+EST = ["allreduce", "--size", "1GB", "--system", "dgx-h100"]
+EST_HELP = "(see 'ibcalc allreduce --help')"
+TRAIN = ["train", "--model", "llama3-8b", "--system", "dgx-h100"]
+TRAIN_HELP = "(see 'ibcalc train --help')"
+
+
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        # review EC 6: every refusal of an option's value quotes it as typed, as
+        # '--size '1e400' is absurdly large' does: '--option 'value' what is wrong'
+        # a choice, as the toolkit refuses it, in that form ('Invalid value for '--proto': ...')
+        (
+            [*EST, "--proto", "bogus"],
+            f"--proto 'bogus' is not one of 'auto', 'll', 'll128', 'simple' {EST_HELP}",
+        ),
+        (
+            [*TRAIN, "--recompute", ""],
+            f"--recompute '' is not one of 'none', 'selective', 'full' {TRAIN_HELP}",
+        ),
+        (
+            [*EST, "--oversubscription", "50%"],
+            f"--oversubscription '50%' is not a ratio (write 2 or 2:1) {EST_HELP}",
+        ),
+    ],
+)
+def test_a_refused_value_is_quoted_as_typed(
     argv: list[str], line: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out, err = _refused(argv, capsys)
