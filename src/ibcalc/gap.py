@@ -67,6 +67,7 @@ from ibcalc.cluster.spec import (
     MAX_GPUS_PER_NODE,
     MAX_NICS_PER_NODE,
     MIN_PAIRING_GPUS_PER_NODE,
+    MIN_TP_GPUS,
     ClusterSpec,
 )
 from ibcalc.engine.params import CostParams
@@ -913,7 +914,7 @@ def tp_whatif(
     the built-in cost parameters).
     """
     expect_type(catalogue, Catalogue, "catalogue", "load_catalogue() makes one")
-    check_count("tp", tp, 2, MAX_GPUS_PER_NODE)
+    check_count("tp", tp, MIN_TP_GPUS, MAX_GPUS_PER_NODE)
     check_count("nics_per_node", nics_per_node, 1, MAX_NICS_PER_NODE)
     if gpus_per_node is not None:
         # 0 had ended in ZeroDivisionError (tp % 0)

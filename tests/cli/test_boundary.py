@@ -209,32 +209,6 @@ def test_guard_keeps_the_signature_typer_reads() -> None:
             ["allreduce", "--size", "1GB", "--csv"],
             "No such option: --csv (see 'ibcalc allreduce --help')",
         ),
-        # the toolkit's pydantic wording for a value of the wrong type, said plainly
-        (
-            ["allreduce", "--size", "1GB", "-N", "2.5"],
-            "Invalid value for '--nodes' / '-N': not a whole number (write digits, e.g. 4) "
-            "(see 'ibcalc allreduce --help')",
-        ),
-        (
-            ["allreduce", "--size", "1GB", "-N", "9" * 5000],
-            "Invalid value for '--nodes' / '-N': a whole number of more digits than any count "
-            "takes (see 'ibcalc allreduce --help')",
-        ),
-        (
-            ["allreduce", "--size", "1GB", "--cross-leaf", "half"],
-            "Invalid value for '--cross-leaf': not a number (write it in digits) "
-            "(see 'ibcalc allreduce --help')",
-        ),
-        # a count out of its option's range, in the words --layers uses (a review: it had read
-        # "Input should be greater than or equal to 1")
-        (
-            ["train", "--model", "llama3-8b", "--micro-batch", "0"],
-            "Invalid value for '--micro-batch': must be at least 1 (see 'ibcalc train --help')",
-        ),
-        (
-            ["train", "--model", "llama3-8b", "--zero", "4"],
-            "Invalid value for '--zero': must be at most 3 (see 'ibcalc train --help')",
-        ),
         # a name where the group wants a command: its `show` takes names (was only 'No such
         # command')
         (
@@ -274,11 +248,18 @@ def test_usage_errors_name_the_command_help(
     assert err == f"error: {line}\n"
 
 
+#: A log nccl-check reads (its options are refused before it is).
+LOG = str(
+    Path(__file__).resolve().parents[2] / "benchmarks/data/sweeps/10_allreduce_2node_8xH100_ib.txt"
+)
 #: The start of an estimate's command line, and the hint its refusals end with.
 EST = ["allreduce", "--size", "1GB", "--system", "dgx-h100"]
 EST_HELP = "(see 'ibcalc allreduce --help')"
 TRAIN = ["train", "--model", "llama3-8b", "--system", "dgx-h100"]
 TRAIN_HELP = "(see 'ibcalc train --help')"
+INFER = ["infer", "--model", "llama3-8b", "--system", "dgx-h100"]
+INFER_HELP = "(see 'ibcalc infer --help')"
+WHOLE = "is not a whole number (write digits, e.g. 4)"
 
 
 @pytest.mark.parametrize(
@@ -298,6 +279,91 @@ TRAIN_HELP = "(see 'ibcalc train --help')"
         (
             [*EST, "--oversubscription", "50%"],
             f"--oversubscription '50%' is not a ratio (write 2 or 2:1) {EST_HELP}",
+        ),
+        # a count read by ibcalc.cli.numbers: 'Invalid value for '--nodes' / '-N': not a whole
+        # number' had not said what was given
+        ([*EST, "-N", "1.5"], f"--nodes '1.5' {WHOLE} {EST_HELP}"),
+        ([*EST, "-N", "1e3"], f"--nodes '1e3' {WHOLE} {EST_HELP}"),
+        ([*EST, "-N", "0x10"], f"--nodes '0x10' {WHOLE} {EST_HELP}"),
+        ([*EST, "-N", ""], f"--nodes '' {WHOLE} {EST_HELP}"),
+        ([*EST, "--gpus-per-node", "nan"], f"--gpus-per-node 'nan' {WHOLE} {EST_HELP}"),
+        # a digit separator attached to its short option, past the check before parsing
+        (
+            [*EST, "-N1_000"],
+            "--nodes '1_000' is not a plain number: write ASCII digits without separators "
+            + EST_HELP,
+        ),
+        # out of range, as typed ('--nodes 0 is out of range' had been the library's, with the
+        # int it was handed)
+        ([*EST, "-N", "0"], f"--nodes '0' is out of range (1..1000000) {EST_HELP}"),
+        ([*EST, "-N", "-0004"], f"--nodes '-0004' is out of range (1..1000000) {EST_HELP}"),
+        # more digits than any count takes: out of range, the value cut where it is echoed
+        (
+            [*EST, "-N", "9" * 5000],
+            f"--nodes '{'9' * 200}...' is out of range (1..1000000) {EST_HELP}",
+        ),
+        # a fraction: '50%' is answered with 0.5 ('not a number (write it in digits)' had not
+        # said what was given); -1 is not echoed as -1.0, 1e400 not as inf
+        (
+            [*EST, "--cross-leaf", "50%"],
+            "--cross-leaf '50%' is not a number (write the fraction in digits: 0.5 for 50%) "
+            + EST_HELP,
+        ),
+        (
+            [*EST, "--cross-leaf", "half"],
+            f"--cross-leaf 'half' is not a number (write it in digits, e.g. 0.5) {EST_HELP}",
+        ),
+        ([*EST, "--cross-leaf", "-1"], f"--cross-leaf '-1' is out of range (0..1) {EST_HELP}"),
+        (
+            [*EST, "--cross-leaf-neighbour", "1e400"],
+            f"--cross-leaf-neighbour '1e400' is not a finite number (0..1) {EST_HELP}",
+        ),
+        # the workload counts: the toolkit's range had read 'Invalid value for '--tp': must be
+        # at least 1', the library's '--layers 0: must be at least 1' and '--layers
+        # 99,999,...: must be at most 10,000,000'
+        ([*TRAIN, "--tp", "0"], f"--tp '0' is out of range (1..1000000) {TRAIN_HELP}"),
+        ([*TRAIN, "--layers", "0"], f"--layers '0' is out of range (1..10000000) {TRAIN_HELP}"),
+        (
+            [*TRAIN, "--layers", "9" * 26],
+            f"--layers '{'9' * 26}' is out of range (1..10000000) {TRAIN_HELP}",
+        ),
+        ([*TRAIN, "--zero", "4"], f"--zero '4' is out of range (0..3) {TRAIN_HELP}"),
+        (
+            [*TRAIN, "--micro-batch", "0"],
+            f"--micro-batch '0' is out of range (1..1000000) {TRAIN_HELP}",
+        ),
+        ([*INFER, "--batch", "0"], f"--batch '0' is out of range (1..10000000) {INFER_HELP}"),
+        ([*INFER, "--kv-nics", "0"], f"--kv-nics '0' is out of range (1..256) {INFER_HELP}"),
+        (
+            ["checkpoint", "--storage", "aws-s3", "--model", "llama3-8b", "--prefixes", "0"],
+            "--prefixes '0' is out of range (1..1000000) (see 'ibcalc checkpoint --help')",
+        ),
+        # a number: '--tflops inf is not a finite number' had echoed what 1e400 reads as
+        (
+            [*TRAIN, "--tflops", "1e400"],
+            f"--tflops '1e400' is not a finite number (0.001..1000000) {TRAIN_HELP}",
+        ),
+        ([*TRAIN, "--tflops", "0"], f"--tflops '0' is out of range (0.001..1000000) {TRAIN_HELP}"),
+        (
+            ["nccl-check", LOG, "--min-efficiency", "1e999"],
+            "--min-efficiency '1e999' is not a finite number (0..10) "
+            "(see 'ibcalc nccl-check --help')",
+        ),
+        # the command's own ranges: sweep's -f ('--stepfactor must be 1 or more' had not said
+        # what was given), gap's --tp
+        (
+            ["sweep", "allreduce", "-f", "0"],
+            "--stepfactor '0' is out of range (at least 1; 1 adds --stepbytes each step, as "
+            "nccl-tests' -f 1) (see 'ibcalc sweep --help')",
+        ),
+        (
+            ["sweep", "allreduce", "-f", "9" * 5000],
+            f"--stepfactor '{'9' * 200}...' is a whole number of more digits than any count "
+            "takes (see 'ibcalc sweep --help')",
+        ),
+        (
+            ["gap", "--system", "dgx-h100", "--tp", "1"],
+            "--tp '1' is out of range (2..1024) (see 'ibcalc gap --help')",
         ),
     ],
 )
@@ -393,6 +459,29 @@ def _option_flags() -> set[str]:
 
     walk(typer.main.get_command(app))
     return flags
+
+
+def test_every_count_and_number_option_is_read_by_ibcalc() -> None:
+    """Review EC 6: an int or float option the toolkit converts itself refuses '1.5' without
+    quoting it ("not a whole number") and hands '1e400' on as inf; every one is read from its
+    text by ibcalc.cli.numbers (--oversubscription by its ratio parser, which quotes it too)."""
+    from ibcalc.cli.options import _ratio
+
+    unread: list[str] = []
+
+    def walk(command: object, path: str) -> None:
+        for param in getattr(command, "params", []):
+            descriptor = getattr(param, "type_descriptor", None)
+            if getattr(descriptor, "annotation", None) not in (int, float):
+                continue
+            parser = descriptor.parameter_info.parser  # type: ignore[union-attr]
+            if parser is not _ratio and getattr(parser, "__module__", "") != "ibcalc.cli.numbers":
+                unread.append(f"{path} {param.opts[0]}")
+        for name in getattr(command, "commands", {}):
+            walk(command.commands[name], f"{path} {name}")  # type: ignore[attr-defined]
+
+    walk(typer.main.get_command(app), "ibcalc")
+    assert unread == []
 
 
 def test_field_flags_name_every_cluster_field_by_a_real_option() -> None:

@@ -822,7 +822,7 @@ ERRORS: list[tuple[str, list[str], list[str]]] = [
     (
         "cross-leaf-nan",
         ["allreduce", "--size", "1GB", "--fabric", "ndr", "--cross-leaf", "nan"],
-        ["--cross-leaf nan is not a finite number"],
+        ["--cross-leaf 'nan' is not a finite number"],
     ),
     ("empty-system", ["allreduce", "--size", "1GB", "--system", ""], ["give a preset name"]),
     ("empty-link", ["allreduce", "--size", "1GB", "--inter", " "], ["give a link name"]),
@@ -1203,8 +1203,8 @@ def test_broken_env_catalogue_exits_2(
 @pytest.mark.parametrize(
     ("args", "words"),
     [
-        (["-g", "0"], "--gpus-per-node 0"),
-        (["--sites", "0"], "--sites 0"),
+        (["-g", "0"], "--gpus-per-node '0'"),
+        (["--sites", "0"], "--sites '0'"),
         (["--intra", ""], "--intra is empty"),
         (["-g", "1000"], "--nics-per-node"),
     ],

@@ -244,6 +244,13 @@ class LazyGroup(typer.core.TyperGroup):
             known = name is not None and name.split()[0] in self.commands
             if getattr(exc, "ctx", None) is None and name is not None and known:
                 exc.ctx = _CommandPath(f"{ctx.command_path} {name}")  # type: ignore[attr-defined]
+            if isinstance(exc, typer.BadParameter):
+                # an option's value refused while the command reads its options (a range of
+                # ibcalc.cli.numbers, a choice): one line, as the command's own refusals are,
+                # also where the app runs on its own (tests, embedding), for which the toolkit
+                # prints its usage block
+                with boundary():
+                    raise
             raise
 
     def format_commands(self, ctx: Any, formatter: Any) -> None:

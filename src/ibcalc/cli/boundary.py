@@ -204,33 +204,6 @@ def quiet_stdout() -> None:
     _quiet(sys.stdout)
 
 
-#: The toolkit converts option values through pydantic; its words for a value of the wrong type,
-#: and what ibcalc says instead.
-_CONVERSION_WORDS = {
-    "Input should be a valid integer, unable to parse string as an integer": (
-        "not a whole number (write digits, e.g. 4)"
-    ),
-    "Input should be a valid integer, got a number with a fractional part": (
-        "not a whole number (write digits, e.g. 4)"
-    ),
-    "Input should be a valid number, unable to parse string as a number": (
-        "not a number (write it in digits)"
-    ),
-    "Unable to parse input string as an integer, exceeded maximum size": (
-        "a whole number of more digits than any count takes"
-    ),
-}
-
-
-#: pydantic's words for a count out of an option's range, and ibcalc's ('--layers 0: must be at
-#: least 1'; '--micro-batch 0' had read "Input should be greater than or equal to 1")
-_RANGE_WORDS = (
-    (re.compile(r"Input should be greater than or equal to (\S+)"), r"must be at least \1"),
-    (re.compile(r"Input should be less than or equal to (\S+)"), r"must be at most \1"),
-    (re.compile(r"Input should be greater than (\S+)"), r"must be more than \1"),
-    (re.compile(r"Input should be less than (\S+)"), r"must be less than \1"),
-)
-
 #: The toolkit's refusal of a word that names none of a group's commands.
 _NO_SUCH_COMMAND = re.compile(r"^No such command '(?P<got>[^']*)'\.")
 
@@ -262,10 +235,6 @@ def usage_line(exc: typer.TyperException) -> str:
         near = closest(option.lstrip("-"), list(bare))
         message = str(getattr(exc, "message", message))
         message += f" (did you mean {bare[near]}?)" if near is not None else ""
-    for pydantic_words, plain in _CONVERSION_WORDS.items():
-        message = message.replace(pydantic_words, plain)
-    for pattern, plain in _RANGE_WORDS:
-        message = pattern.sub(plain, message)
     refused_value = _value_refusal(exc)
     if refused_value is not None:
         message = refused_value
@@ -295,9 +264,9 @@ def usage_line(exc: typer.TyperException) -> str:
 
 def _value_refusal(exc: typer.TyperException) -> str | None:
     """An option's value refused with the value quoted, in the form of every other refusal:
-    ``--proto 'bogus' is not one of ...``, where the toolkit says ``Invalid value for
-    '--proto': 'bogus' is not one of ...`` (its choices, the ratio and ``--algo``; review EC 6).
-    None for a refusal that does not start with the value."""
+    ``--nodes '1.5' is not a whole number ...``, where the toolkit says ``Invalid value for
+    '--nodes' / '-N': '1.5' is not ...`` (its choices, ``ibcalc.cli.numbers``, the ratio and
+    ``--algo``; review EC 6). None for a refusal that does not start with the value."""
     names = [n for n in getattr(getattr(exc, "param", None), "opts", ()) if n.startswith("--")]
     # the toolkit ends its choices' refusal with a full stop, which no other refusal has
     text = str(getattr(exc, "message", "")).removeprefix("Value error, ").removesuffix(".")

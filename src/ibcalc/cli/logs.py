@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Annotated, BinaryIO
 import typer
 
 from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError, boundary, guard, say
+from ibcalc.cli.numbers import range_words, real
 from ibcalc.cli.options import (
     FORMAT_TABLE,
     CatalogueOpt,
@@ -65,6 +66,8 @@ LOG_FIELDS = (
     "scale_up_domain",
     "gpus_per_process",
 )
+#: The fractions of the expected busbw ``--min-efficiency`` takes.
+MIN_EFFICIENCY_RANGE = (0.0, 10.0)
 
 
 class CheckFormat(StrEnum):
@@ -147,8 +150,10 @@ def nccl_check(
         typer.Option(
             "--min-efficiency",
             help="Gate: exit 1 when a size of 64 MiB or more reaches less than this fraction "
-            "of the expected busbw (e.g. 0.85; 0..10), or when any row's #wrong (or the "
-            "trailer's out-of-bounds count) is non-zero, whatever its size.",
+            f"of the expected busbw (e.g. 0.85; {range_words(*MIN_EFFICIENCY_RANGE)}), or when "
+            "any row's #wrong (or the trailer's out-of-bounds count) is non-zero, whatever its "
+            "size.",
+            parser=real(*MIN_EFFICIENCY_RANGE, fraction=True),
         ),
     ] = None,
     fmt: Annotated[
@@ -183,11 +188,8 @@ def nccl_check(
     from ibcalc.logs.results import BANDWIDTH_MIN_BYTES
     from ibcalc.render.logs import plot_check, render_check_report
 
-    # options first: a wrong one stops the command before any file is read
-    if min_efficiency is not None and not 0.0 <= min_efficiency <= 10.0:
-        # checked here, not by the toolkit's range, whose message for nan is "<= 10"
-        what = "is not a finite number" if not math.isfinite(min_efficiency) else "is out of range"
-        raise CliUsageError(f"--min-efficiency {min_efficiency:g} {what} (0..10)")
+    # options first (--min-efficiency's range is its parser's): a wrong one stops the command
+    # before any file is read
     cat = catalogue_of(catalogue)
     params = params_of(cost_params)
     if nccl_version is not None:

@@ -25,7 +25,14 @@ import typer
 from ibcalc.catalogue.load import find_link, load_catalogue
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError
-from ibcalc.cluster.spec import MAX_GPUS_PER_NODE, MAX_WAN_LATENCY_S, ClusterSpec, parse_ratio
+from ibcalc.cli.numbers import field_count, field_number, field_range, range_words, whole
+from ibcalc.cluster.spec import (
+    MAX_GPUS_PER_NODE,
+    MAX_WAN_LATENCY_S,
+    MIN_TP_GPUS,
+    ClusterSpec,
+    parse_ratio,
+)
 from ibcalc.engine.params import SCHEMA as COST_PARAMS_SCHEMA
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import HOST_CPUS, Algorithm, Collective, DType, Protocol, algorithm_key
@@ -123,10 +130,26 @@ def _flag(field: str) -> str:
 
 def _limits(field: str) -> str:
     """``low..high`` of a numeric ClusterSpec field, read from the model (never retyped)."""
-    metadata = ClusterSpec.model_fields[field].metadata
-    low = next(m.ge for m in metadata if getattr(m, "ge", None) is not None)
-    high = next(m.le for m in metadata if getattr(m, "le", None) is not None)
-    return f"{_number(low)}..{_number(high)}"
+    return range_words(*field_range(ClusterSpec, field))
+
+
+def _count_range(field: str) -> tuple[int, int]:
+    """The bounds of a ClusterSpec count (every one has both)."""
+    low, high = field_range(ClusterSpec, field)
+    assert low is not None, field
+    assert high is not None, field
+    return int(low), int(high)
+
+
+def _count(field: str) -> Callable[[str | int], int]:
+    """The parser of a ClusterSpec count: its text refused as typed, out of the field's range
+    too (``--nodes '0' is out of range (1..1000000)``)."""
+    return field_count(ClusterSpec, field)
+
+
+def _share(field: str) -> Callable[[str | float], float]:
+    """The parser of a ClusterSpec fraction (``--cross-leaf '50%'`` is answered with 0.5)."""
+    return field_number(ClusterSpec, field, fraction=True)
 
 
 def _ratio(value: str) -> float:
@@ -138,21 +161,19 @@ def _ratio(value: str) -> float:
         raise typer.BadParameter(str(exc).removeprefix("oversubscription ")) from None
 
 
-def _number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:g}"
-
-
 # --- the cluster -----------------------------------------------------------------------------
 
 
-def _gpus_option(limits: str) -> Any:
-    """The ``--gpus-per-node`` option, its help stating ``limits`` (``low..high``)."""
+def _gpus_option(low: int, high: int) -> Any:
+    """The ``--gpus-per-node`` option from ``low`` to ``high``, its help stating them."""
     return Annotated[
         int | None,
         typer.Option(
             _flag("gpus_per_node"),
             "-g",
-            help=f"GPUs per node ({limits}); not nccl-tests' -g, which counts GPUs per process.",
+            help=f"GPUs per node ({range_words(low, high)}); not nccl-tests' -g, which counts "
+            "GPUs per process.",
+            parser=whole(low, high),
         ),
     ]
 
@@ -161,14 +182,20 @@ def _gpus_option(limits: str) -> Any:
 _CLUSTER_OPTIONS: dict[str, Any] = {
     "nodes": Annotated[
         int | None,
-        typer.Option(_flag("nodes"), "-N", help=f"Number of nodes ({_limits('nodes')})."),
+        typer.Option(
+            _flag("nodes"),
+            "-N",
+            help=f"Number of nodes ({_limits('nodes')}).",
+            parser=_count("nodes"),
+        ),
     ],
-    "gpus_per_node": _gpus_option(_limits("gpus_per_node")),
+    "gpus_per_node": _gpus_option(*_count_range("gpus_per_node")),
     "nics_per_node": Annotated[
         int | None,
         typer.Option(
             _flag("nics_per_node"),
             help=f"Scale-out NICs per node ({_limits('nics_per_node')}).",
+            parser=_count("nics_per_node"),
         ),
     ],
     "intra": Annotated[
@@ -211,6 +238,7 @@ _CLUSTER_OPTIONS: dict[str, Any] = {
             _flag("scale_up_domain"),
             help="GPUs per NVLink domain across nodes: whole nodes dividing the system's "
             "domain (gb200-nvl72: 4, 8, 12, 24, 36 or 72; default: the system's).",
+            parser=_count("scale_up_domain"),
         ),
     ],
     "oversubscription": Annotated[
@@ -231,6 +259,7 @@ _CLUSTER_OPTIONS: dict[str, Any] = {
             help=f"Fraction ({_limits('cross_leaf_fraction')}) of each node's network traffic "
             "crossing the oversubscribed uplinks (1, every byte, unless given; a design file "
             "with a sized fabric derives it from the switch layout).",
+            parser=_share("cross_leaf_fraction"),
         ),
     ],
     "neighbour_cross_leaf_fraction": Annotated[
@@ -241,6 +270,7 @@ _CLUSTER_OPTIONS: dict[str, Any] = {
             "(ring, tree, SHARP, send/recv; --cross-leaf covers all-to-all with PXN and recursive "
             "halving-doubling): placed leaf by leaf, 1 / nodes per leaf (default: --cross-leaf; a "
             "sized design derives it).",
+            parser=_share("neighbour_cross_leaf_fraction"),
         ),
     ],
     "unaligned_cross_leaf_fraction": Annotated[
@@ -251,6 +281,7 @@ _CLUSTER_OPTIONS: dict[str, Any] = {
             "rail (all-to-all without PXN, each GPU's NIC to the destination GPU's): on a "
             "rail-optimized fabric 1 - (1 - cross-leaf) / rails (default: --cross-leaf; a sized "
             "design derives it).",
+            parser=_share("unaligned_cross_leaf_fraction"),
         ),
     ],
     "leaf_group_nodes": Annotated[
@@ -261,17 +292,27 @@ _CLUSTER_OPTIONS: dict[str, Any] = {
             "stays under one leaf (a rail-optimized SU, else one leaf's whole nodes): a group of "
             "the job inside one such stretch is priced clear of the taper (default: not known, "
             "every group takes the cluster's --cross-leaf shares; a sized design derives it).",
+            parser=_count("leaf_group_nodes"),
         ),
     ],
     "sites": Annotated[
-        int, typer.Option(_flag("sites"), help=f"Sites joined by a WAN ({_limits('sites')}).")
+        int,
+        typer.Option(
+            _flag("sites"),
+            help=f"Sites joined by a WAN ({_limits('sites')}).",
+            parser=_count("sites"),
+        ),
     ],
     "wan": Annotated[
         str | None, typer.Option(_flag("wan"), help="WAN link id between sites (wan-100g).")
     ],
     "wan_links": Annotated[
         int,
-        typer.Option(_flag("wan_links"), help=f"WAN links per site ({_limits('wan_links')})."),
+        typer.Option(
+            _flag("wan_links"),
+            help=f"WAN links per site ({_limits('wan_links')}).",
+            parser=_count("wan_links"),
+        ),
     ],
     "gpus_per_process": Annotated[
         int,
@@ -279,6 +320,7 @@ _CLUSTER_OPTIONS: dict[str, Any] = {
             _flag("gpus_per_process"),
             help="GPUs one process drives, as nccl-tests -g: a divisor of the GPUs per node "
             "(launches are serial on the host).",
+            parser=_count("gpus_per_process"),
         ),
     ],
 }
@@ -377,7 +419,7 @@ def cluster_options(
     """
     options = dict(_CLUSTER_OPTIONS)
     if min_gpus_per_node is not None:
-        options["gpus_per_node"] = _gpus_option(f"{min_gpus_per_node}..{MAX_GPUS_PER_NODE}")
+        options["gpus_per_node"] = _gpus_option(min_gpus_per_node, MAX_GPUS_PER_NODE)
     if from_log:
         # the log's header says it (nccl-tests' nGpus): the flag's default is not 1 there
         options["gpus_per_process"] = Annotated[
@@ -387,6 +429,7 @@ def cluster_options(
                 help="GPUs one process drove, as nccl-tests -g: a divisor of the GPUs per node "
                 "(default: the log header's nGpus, else 1).",
                 show_default=False,
+                parser=_count("gpus_per_process"),
             ),
         ]
     unknown = [f for f in fields if f not in _CLUSTER_OPTIONS and f not in _DERIVED_OPTIONS]
@@ -647,7 +690,10 @@ MaxBytesOpt = Annotated[
 FactorOpt = Annotated[
     int,
     typer.Option(
-        _flag("factor"), "-f", help="Size multiplier; 1: add --stepbytes each step (nccl-tests)."
+        _flag("factor"),
+        "-f",
+        help="Size multiplier; 1: add --stepbytes each step (nccl-tests).",
+        parser=whole(1, note="1 adds --stepbytes each step, as nccl-tests' -f 1"),
     ),
 ]
 StepBytesOpt = Annotated[
@@ -661,7 +707,11 @@ StepBytesOpt = Annotated[
 ]
 TpOpt = Annotated[
     int | None,
-    typer.Option(_flag("tp"), help="Tensor-parallel degree T: one all-reduce inside vs across."),
+    typer.Option(
+        _flag("tp"),
+        help="Tensor-parallel degree T: one all-reduce inside vs across.",
+        parser=whole(MIN_TP_GPUS, MAX_GPUS_PER_NODE),
+    ),
 ]
 TpSizeOpt = Annotated[
     str | None, typer.Option(_flag("tp_size_bytes"), help="Size of that all-reduce.")

@@ -16,6 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError, guard
+from ibcalc.cli.numbers import field_count, field_number
 from ibcalc.cli.options import (
     FORMAT_TABLE,
     CatalogueOpt,
@@ -38,9 +39,10 @@ from ibcalc.units import parse_bandwidth, parse_size, parse_time, plural
 from ibcalc.workload.checkpoint import UNREAD_FIELDS, CheckpointSpec, checkpoint
 from ibcalc.workload.infer import InferSpec, disaggregated_nodes, infer, serving_cluster
 from ibcalc.workload.memory import Recompute
-from ibcalc.workload.model import model_from
+from ibcalc.workload.model import ModelSpec, model_from
 from ibcalc.workload.train import (
     MAX_VIRTUAL_STAGES,
+    Parallelism,
     TrainSpec,
     compare_layouts,
     fit_cluster,
@@ -100,8 +102,14 @@ def _flag(field: str) -> str:
 
 
 def _degree(field: str, what: str) -> Any:
-    """The option of a parallel degree (1 or more), named by its field's flag."""
-    return typer.Option(_flag(field), min=1, help=what)
+    """The option of a parallel degree (1 or more), named by its field's flag; its range is
+    the layout's (a serving layout's, InferSpec's, is the same: 1 to MAX_GPUS)."""
+    return typer.Option(_flag(field), min=1, help=what, parser=field_count(Parallelism, field))
+
+
+def _shape(field: str, what: str) -> Any:
+    """The option of a model's shape (layers, heads ...), in its ModelSpec range."""
+    return typer.Option(_flag(field), help=what, parser=field_count(ModelSpec, field))
 
 
 # --- the model --------------------------------------------------------------------------------
@@ -116,17 +124,24 @@ ParamsOpt = Annotated[
     str | None,
     typer.Option(_flag("params"), help="Parameter count, e.g. 70B (overrides --model's)."),
 ]
-LayersOpt = Annotated[int | None, typer.Option(_flag("layers"), help="Transformer layers.")]
-HiddenOpt = Annotated[int | None, typer.Option(_flag("hidden"), help="Hidden (model) dimension.")]
-HeadsOpt = Annotated[int | None, typer.Option(_flag("heads"), help="Attention heads.")]
-KvHeadsOpt = Annotated[int | None, typer.Option(_flag("kv_heads"), help="Key/value heads (GQA).")]
-HeadDimOpt = Annotated[int | None, typer.Option(_flag("head_dim"), help="Head dimension.")]
-SeqOpt = Annotated[int | None, typer.Option(_flag("seq_len"), help="Sequence length (tokens).")]
-ExpertsOpt = Annotated[int | None, typer.Option(_flag("experts"), help="Routed experts (MoE).")]
-TopKOpt = Annotated[int | None, typer.Option(_flag("top_k"), help="Experts per token (MoE).")]
-VocabOpt = Annotated[
+LayersOpt = Annotated[int | None, _shape("layers", "Transformer layers.")]
+HiddenOpt = Annotated[int | None, _shape("hidden", "Hidden (model) dimension.")]
+HeadsOpt = Annotated[int | None, _shape("heads", "Attention heads.")]
+KvHeadsOpt = Annotated[int | None, _shape("kv_heads", "Key/value heads (GQA).")]
+HeadDimOpt = Annotated[int | None, _shape("head_dim", "Head dimension.")]
+# a training step's sequence (TrainSpec's range), not the model's context
+SeqOpt = Annotated[
     int | None,
-    typer.Option(_flag("vocab"), help="Vocabulary (embedding and output layer rows; memory)."),
+    typer.Option(
+        _flag("seq_len"),
+        help="Sequence length (tokens).",
+        parser=field_count(TrainSpec, "seq_len"),
+    ),
+]
+ExpertsOpt = Annotated[int | None, _shape("experts", "Routed experts (MoE).")]
+TopKOpt = Annotated[int | None, _shape("top_k", "Experts per token (MoE).")]
+VocabOpt = Annotated[
+    int | None, _shape("vocab", "Vocabulary (embedding and output layer rows; memory).")
 ]
 
 GpuMemoryOpt = Annotated[
@@ -179,11 +194,22 @@ def train_command(
     top_k: TopKOpt = None,
     vocab: VocabOpt = None,
     micro_batch: Annotated[
-        int, typer.Option("--micro-batch", min=1, help="Sequences per micro-batch.")
+        int,
+        typer.Option(
+            "--micro-batch",
+            min=1,
+            help="Sequences per micro-batch.",
+            parser=field_count(TrainSpec, "micro_batch"),
+        ),
     ] = 1,
     microbatches: Annotated[
         int | None,
-        typer.Option("--microbatches", min=1, help="Micro-batches per step (default: pp)."),
+        typer.Option(
+            "--microbatches",
+            min=1,
+            help="Micro-batches per step (default: pp).",
+            parser=field_count(TrainSpec, "microbatches"),
+        ),
     ] = None,
     global_batch: Annotated[
         int | None,
@@ -191,6 +217,7 @@ def train_command(
             "--global-batch",
             min=1,
             help="Sequences per step over all DP ranks; sets the micro-batches per step.",
+            parser=field_count(TrainSpec, "global_batch"),
         ),
     ] = None,
     tp: TpOpt = 1,
@@ -203,6 +230,7 @@ def train_command(
             max=MAX_VIRTUAL_STAGES,
             help="Model chunks per pipeline stage: above 1, interleaved 1F1B (Megatron's "
             "virtual pipeline).",
+            parser=field_count(TrainSpec, "virtual_stages"),
         ),
     ] = 1,
     dp: Annotated[
@@ -211,7 +239,14 @@ def train_command(
     ep: Annotated[int, _degree("ep", "Expert-parallel degree (out of dp; MoE).")] = 1,
     cp: Annotated[int, _degree("cp", "Context-parallel degree.")] = 1,
     zero: Annotated[
-        int, typer.Option("--zero", min=0, max=3, help="ZeRO stage 0-3 (0: plain DP).")
+        int,
+        typer.Option(
+            "--zero",
+            min=0,
+            max=3,
+            help="ZeRO stage 0-3 (0: plain DP).",
+            parser=field_count(TrainSpec, "zero"),
+        ),
     ] = 0,
     fsdp: Annotated[bool, typer.Option("--fsdp", help="Fully sharded (= --zero 3).")] = False,
     grad_dtype: Annotated[
@@ -243,6 +278,7 @@ def train_command(
             "input embedding, a lookup) x tokens plus the attention's 12 x layers x heads x "
             "head dim x context per token (PaLM's model FLOPs); 8/6 of that with --recompute "
             "full, which runs the forward again.",
+            parser=field_number(TrainSpec, "tflops"),
         ),
     ] = None,
     recompute: Annotated[
@@ -353,11 +389,31 @@ def infer_command(
     pp: PpOpt = 1,
     ep: Annotated[int, _degree("ep", "Expert-parallel degree (MoE).")] = 1,
     batch: Annotated[
-        int, typer.Option("--batch", min=1, help="Sequences decoded together (tokens per step).")
+        int,
+        typer.Option(
+            "--batch",
+            min=1,
+            help="Sequences decoded together (tokens per step).",
+            parser=field_count(InferSpec, "batch"),
+        ),
     ] = 1,
-    prompt: Annotated[int, typer.Option("--prompt", min=1, help="Prompt length in tokens.")] = 1024,
+    prompt: Annotated[
+        int,
+        typer.Option(
+            "--prompt",
+            min=1,
+            help="Prompt length in tokens.",
+            parser=field_count(InferSpec, "prompt_tokens"),
+        ),
+    ] = 1024,
     output_tokens: Annotated[
-        int, typer.Option("--output-tokens", min=1, help="Tokens generated per request.")
+        int,
+        typer.Option(
+            "--output-tokens",
+            min=1,
+            help="Tokens generated per request.",
+            parser=field_count(InferSpec, "output_tokens"),
+        ),
     ] = 256,
     dtype: Annotated[
         WireDtype, typer.Option("--dtype", help="Activation element type.", case_sensitive=False)
@@ -378,7 +434,12 @@ def infer_command(
     ] = False,
     kv_nics: Annotated[
         int | None,
-        typer.Option("--kv-nics", min=1, help="NICs the KV-cache transfer may use."),
+        typer.Option(
+            "--kv-nics",
+            min=1,
+            help="NICs the KV-cache transfer may use.",
+            parser=field_count(InferSpec, "kv_nics"),
+        ),
     ] = None,
     cluster: ClusterSpec,
     design: DesignOpt = None,
@@ -456,14 +517,26 @@ def checkpoint_command(
         ),
     ] = False,
     storage_units: Annotated[
-        int, typer.Option("--storage-units", min=1, help="Targets or appliances.")
+        int,
+        typer.Option(
+            "--storage-units",
+            min=1,
+            help="Targets or appliances.",
+            parser=field_count(CheckpointSpec, "storage_units"),
+        ),
     ] = 1,
     storage_link: Annotated[
         str | None,
         typer.Option(_flag("client_link"), help="Client NIC link id (default: the cluster's)."),
     ] = None,
     storage_nics: Annotated[
-        int, typer.Option("--storage-nics", min=1, help="Storage NICs per node.")
+        int,
+        typer.Option(
+            "--storage-nics",
+            min=1,
+            help="Storage NICs per node.",
+            parser=field_count(CheckpointSpec, "client_nics"),
+        ),
     ] = 1,
     storage_fabric: Annotated[
         str | None,
@@ -471,7 +544,12 @@ def checkpoint_command(
     ] = None,
     replicas: Annotated[
         int,
-        typer.Option("--replicas", min=1, help="Data-parallel replicas reading the weights back."),
+        typer.Option(
+            "--replicas",
+            min=1,
+            help="Data-parallel replicas reading the weights back.",
+            parser=field_count(CheckpointSpec, "replicas"),
+        ),
     ] = 1,
     part_size: Annotated[
         str | None,
@@ -484,7 +562,10 @@ def checkpoint_command(
     prefixes: Annotated[
         int | None,
         typer.Option(
-            "--prefixes", min=1, help="Object-store prefixes written in parallel (default 1)."
+            "--prefixes",
+            min=1,
+            help="Object-store prefixes written in parallel (default 1).",
+            parser=field_count(CheckpointSpec, "prefixes"),
         ),
     ] = None,
     cluster: ClusterSpec,

@@ -35,6 +35,7 @@ __all__ = [
     "MAX_SITES",
     "MAX_WAN_LATENCY_S",
     "MAX_WAN_LINKS",
+    "MIN_TP_GPUS",
     "ClusterSpec",
     "parse_ratio",
 ]
@@ -45,6 +46,8 @@ MAX_GPUS = 1_000_000
 MAX_GPUS_PER_NODE = 1024
 #: Fewest GPUs per node ``gap`` compares: the scale-up side needs two GPUs that talk inside a node.
 MIN_PAIRING_GPUS_PER_NODE = 2
+#: Fewest GPUs ``gap``'s tensor-parallel what-if splits an all-reduce over.
+MIN_TP_GPUS = 2
 #: Most scale-out NICs in one node.
 MAX_NICS_PER_NODE = 256
 #: Most sites joined by a WAN, and WAN links per site.

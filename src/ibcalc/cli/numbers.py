@@ -1,0 +1,182 @@
+"""The one reading of the command line's counts and numbers: every refusal quotes what was typed.
+
+Each int and float option of every command is read by :func:`whole` or :func:`real` (typer's
+``parser=``), which get the text as typed; the toolkit's own conversion had refused ``-N 1.5``
+without the value ("not a whole number"), and the library, handed the converted value, echoed
+``1e400`` as ``inf``, ``-1`` as ``-1.0`` and a 26-digit count with commas (review EC 6). A
+refusal is an option's value quoted and what is wrong with it, as the size, time and rate
+options say theirs (``--size '1e400' is absurdly large``); the CLI's boundary puts the flag
+before it:
+
+* ``--nodes '1.5' is not a whole number (write digits, e.g. 4)``
+* ``--cross-leaf '50%' is not a number (write the fraction in digits: 0.5 for 50%)``
+* ``--tflops '1e400' is not a finite number (0.001..1000000)``
+* ``--tp '0' is out of range (1..1000000)``
+
+The range is the one of the field the option fills, read from the model that holds it
+(:func:`field_range`), so the command line refuses what the library would, before anything is
+converted, in the same words for every option.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable
+
+import typer
+from pydantic import BaseModel
+
+from ibcalc.textsafe import shown
+
+__all__ = [
+    "field_count",
+    "field_number",
+    "field_range",
+    "range_words",
+    "real",
+    "whole",
+]
+
+#: A whole number as the toolkit read one: ASCII digits with a sign, blanks around them, and a
+#: point followed by zeros only (``4.0``), which it took as 4.
+_WHOLE = re.compile(r"\s*(?P<sign>[+-]?)(?P<digits>[0-9]+)(?:\.0+)?\s*", re.ASCII)
+#: A percentage where a fraction belongs (``50%``).
+_PERCENT = re.compile(r"\s*(?P<number>[0-9]*\.?[0-9]+)\s*%\s*", re.ASCII)
+#: Most digits ``int()`` reads (Python's limit on converting text to int, CVE-2020-10735).
+_MAX_DIGITS = 4300
+
+Number = int | float
+
+
+def field_range(model: type[BaseModel], field: str) -> tuple[Number | None, Number | None]:
+    """The inclusive bounds (``ge``, ``le``) of ``model``'s ``field``: None where it has none."""
+    metadata = model.model_fields[field].metadata
+    low = next((m.ge for m in metadata if getattr(m, "ge", None) is not None), None)
+    high = next((m.le for m in metadata if getattr(m, "le", None) is not None), None)
+    return low, high
+
+
+def _number(value: Number) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def range_words(low: Number | None, high: Number | None) -> str:
+    """``1..1000000``, ``at least 1`` or ``at most 3``: a range as --help and refusals state it."""
+    if low is not None and high is not None:
+        return f"{_number(low)}..{_number(high)}"
+    if low is not None:
+        return f"at least {_number(low)}"
+    if high is not None:
+        return f"at most {_number(high)}"
+    return ""
+
+
+def _refuse(raw: str, what: str) -> typer.BadParameter:
+    """The refusal of ``raw``: quoted, then what is wrong (the boundary names the option)."""
+    return typer.BadParameter(f"{shown(raw)} {what}")
+
+
+def _plain(raw: str) -> bool:
+    """Whether ``raw`` holds no digit separator (``1_000``) and no other script's digits, which
+    Python's ``int()`` and ``float()`` read as they are."""
+    return raw.isascii() and "_" not in raw
+
+
+_NOT_PLAIN = "is not a plain number: write ASCII digits without separators"
+
+
+def _out_of_range(
+    raw: str, low: Number | None, high: Number | None, note: str
+) -> typer.BadParameter:
+    return _refuse(raw, f"is out of range ({range_words(low, high)}{'; ' + note if note else ''})")
+
+
+def _within(value: Number, low: Number | None, high: Number | None) -> bool:
+    return (low is None or value >= low) and (high is None or value <= high)
+
+
+def whole(
+    low: int | None = None, high: int | None = None, *, note: str = ""
+) -> Callable[[str | int], int]:
+    """The parser of a count option: ASCII digits (a sign, ``4.0``) from ``low`` to ``high``
+    (inclusive; None: no bound); ``note`` is added to the range a refusal states. The option's
+    default, which the toolkit passes too, is taken as it is."""
+
+    def parse(raw: str | int) -> int:
+        if not isinstance(raw, str):
+            return raw
+        match = _WHOLE.fullmatch(raw)
+        if match is None:
+            if not _plain(raw):
+                try:
+                    float(raw)
+                except ValueError:
+                    pass
+                else:
+                    raise _refuse(raw, _NOT_PLAIN)
+            raise _refuse(raw, "is not a whole number (write digits, e.g. 4)")
+        digits = match["digits"].lstrip("0") or "0"
+        negative = match["sign"] == "-" and digits != "0"
+        bound = low if negative else high
+        if bound is not None and len(digits) > len(str(abs(bound))):
+            # more digits than the bound has: out of range, unconverted (past 4,300 digits
+            # int() reads none)
+            raise _out_of_range(raw, low, high, note)
+        if len(digits) > _MAX_DIGITS:
+            raise _refuse(raw, "is a whole number of more digits than any count takes")
+        value = -int(digits) if negative else int(digits)
+        if not _within(value, low, high):
+            raise _out_of_range(raw, low, high, note)
+        return value
+
+    return parse
+
+
+def real(
+    low: float | None = None, high: float | None = None, *, fraction: bool = False
+) -> Callable[[str | float], float]:
+    """The parser of a number option: a finite decimal number (``0.5``, ``1e3``) from ``low`` to
+    ``high`` (inclusive). ``fraction``: the number is a share, so ``50%`` is answered with
+    ``0.5``. The option's default is taken as it is."""
+
+    def parse(raw: str | float) -> float:
+        if not isinstance(raw, str):
+            return raw
+        try:
+            value = float(raw)
+        except ValueError:
+            percent = _PERCENT.fullmatch(raw) if fraction else None
+            if percent is not None:
+                share = f"{float(percent['number']) / 100:g}"
+                raise _refuse(
+                    raw,
+                    f"is not a number (write the fraction in digits: {share} for "
+                    f"{percent['number']}%)",
+                ) from None
+            example = ", e.g. 0.5" if fraction else ""
+            raise _refuse(raw, f"is not a number (write it in digits{example})") from None
+        if not _plain(raw):
+            raise _refuse(raw, _NOT_PLAIN)
+        if not math.isfinite(value):
+            # NaN fails every bound and 1e400 reads as infinity: said as such, with the range
+            words = range_words(low, high)
+            raise _refuse(raw, "is not a finite number" + (f" ({words})" if words else ""))
+        if not _within(value, low, high):
+            raise _out_of_range(raw, low, high, "")
+        return value
+
+    return parse
+
+
+def field_count(model: type[BaseModel], field: str) -> Callable[[str | int], int]:
+    """The parser of an option that fills the count ``field`` of ``model``, in its range."""
+    low, high = field_range(model, field)
+    return whole(None if low is None else int(low), None if high is None else int(high))
+
+
+def field_number(
+    model: type[BaseModel], field: str, *, fraction: bool = False
+) -> Callable[[str | float], float]:
+    """The parser of an option that fills the number ``field`` of ``model``, in its range."""
+    return real(*field_range(model, field), fraction=fraction)
