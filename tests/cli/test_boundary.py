@@ -365,6 +365,21 @@ WHOLE = "is not a whole number (write digits, e.g. 4)"
             ["gap", "--system", "dgx-h100", "--tp", "1"],
             "--tp '1' is out of range (2..1024) (see 'ibcalc gap --help')",
         ),
+        # a digit separator or another script's digits, refused before parsing, named by the
+        # option's long name: '-s '1_000' is not a plain number' had named -s where every other
+        # refusal of a size says --size
+        (
+            ["allreduce", "-s", "1_000"],
+            "--size '1_000' is not a plain number: write ASCII digits without separators",
+        ),
+        (
+            [*EST, "-N", "\uff14"],
+            "--nodes '\uff14' is not a plain number: write ASCII digits without separators",
+        ),
+        (
+            ["sweep", "allreduce", "-b", "1_0"],
+            "--minbytes '1_0' is not a plain number: write ASCII digits without separators",
+        ),
     ],
 )
 def test_a_refused_value_is_quoted_as_typed(

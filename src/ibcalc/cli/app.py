@@ -226,6 +226,7 @@ class LazyGroup(typer.core.TyperGroup):
             if sub is not None:
                 self._named = f"{name} {sub}"
             try:
+                refuse_unplain_numbers(rest, _long_names(self.commands[name]))
                 refuse_repeated_options(self.commands[name], args[args.index(name) + 1 :])
             except CliUsageError as exc:
                 say(f"error: {exc}")
@@ -308,16 +309,19 @@ def _root(
 _WRITE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 
 
-def refuse_unplain_numbers(args: Sequence[str]) -> None:
+def refuse_unplain_numbers(args: Sequence[str], names: Mapping[str, str] | None = None) -> None:
     """Refuse a number Python would read but a user may not mean: digit separators (``1_000``)
     or another script's digits (fullwidth or Arabic-Indic ones), which the toolkit's int and
     float options take as they are. Every number ibcalc reads itself (sizes, rates, times)
-    takes ASCII digits only."""
+    takes ASCII digits only. The option is named by its long name in ``names`` (spelling ->
+    name: ``-s 1_000`` is said as ``--size '1_000'``, as every other refusal of a size is;
+    review EC 6)."""
     previous = ""
     for arg in args:
         option, value = arg.split("=", 1) if arg.startswith("--") and "=" in arg else ("", arg)
         if not option and previous.startswith("-"):
             option = previous  # "--size 1_000": the option before names it
+        option = (names or {}).get(option, option)
         previous = arg
         if value.isascii() and "_" not in value:
             continue
@@ -346,6 +350,14 @@ def _spellings(command: Any) -> tuple[dict[str, str], set[str]]:
         if param.multiple:
             several.update(names)
     return said, several
+
+
+def _long_names(command: Any) -> dict[str, str]:
+    """The long name of each option spelling of ``command`` and of a group's commands."""
+    names = _spellings(command)[0]
+    for inner in (getattr(command, "commands", None) or {}).values():
+        names.update(_long_names(inner))
+    return names
 
 
 def refuse_repeated_options(command: Any, args: Sequence[str]) -> None:
@@ -411,7 +423,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     stdout = None
     try:
         with guarded_stdout() as stdout, boundary():
-            refuse_unplain_numbers(args)
             # Without standalone mode typer raises usage errors (the boundary makes them one
             # line) and returns an Exit's code instead of exiting.
             code = app(args=args, prog_name="ibcalc", standalone_mode=False)
