@@ -1006,9 +1006,24 @@ def test_infer_names_the_field_the_kv_cache_lacks() -> None:
             ["--tp", "8", "--pp", "4", "--dp", "7", "--design", "DESIGN"],
             "248; change --dp or the design's nodes",
         ),
-        # zero and one byte are refused alike, by the least capacity taken
-        (["--gpu-memory", "0GiB"], "--gpu-memory 0 B: must be at least 1 GB"),
-        (["--gpu-memory", "1B"], "--gpu-memory 1 B: must be at least 1 GB"),
+        # zero and one byte are refused alike, by the least capacity taken, as typed (review
+        # EC 6: the library, handed the bytes, had said '--gpu-memory 0 B: must be at least 1 GB')
+        (["--gpu-memory", "0GiB"], "error: --gpu-memory '0GiB' is out of range (at least 1 GB)"),
+        (["--gpu-memory", "1B"], "error: --gpu-memory '1B' is out of range (at least 1 GB)"),
+        (["--gpu-memory", "3TiB"], "error: --gpu-memory '3TiB' is out of range (at most 2 TiB)"),
+        # a bare number is quoted as typed too (it had been stripped of its blanks and quotes)
+        (["--gpu-memory", " 80"], "error: --gpu-memory ' 80' has no unit: write e.g. 80GiB"),
+        (
+            ["--backward-time", "1e-30s"],
+            "error: --backward-time '1e-30s' is out of range (at least 1 ns)",
+        ),
+        (
+            ["--backward-time", "300h"],
+            "error: --backward-time '300h' is out of range (at most 278 h)",
+        ),
+        # the parameter count is named by its option, and quoted as typed below a million
+        (["--params", "-1"], "error: --params '-1' must be positive"),
+        (["--params", "350K"], "error: --params '350K' is fewer than a million parameters"),
         # NaN is not a number first, before it lacks a unit
         (["--backward-time", "nan"], "--backward-time 'nan' is not a number (NaN)"),
     ],
@@ -1231,6 +1246,26 @@ def test_one_kv_sender_is_not_said_to_send_at_the_same_time() -> None:
 
 
 @pytest.mark.parametrize(
+    ("args", "line"),
+    [
+        (["--part-size", "1B"], "error: --part-size '1B' is out of range (at least 4 KiB)"),
+        (["--part-size", "2TiB"], "error: --part-size '2TiB' is out of range (at most 1 TiB)"),
+        (
+            ["--storage-fabric", "1kb/s"],
+            "error: --storage-fabric '1kb/s' is out of range (at least 1 MB/s)",
+        ),
+    ],
+)
+def test_checkpoint_refuses_a_size_or_rate_out_of_range_as_typed(
+    args: list[str], line: str
+) -> None:
+    """Review EC 6: the library, handed the bytes, had echoed '--part-size 1 B' and '1kb/s' as
+    '--storage-fabric 0.125 kB/s'."""
+    argv = ["checkpoint", "--storage", "aws-s3", "--model", "llama3-8b", *args]
+    assert _error(*argv) == f"{line}\n"
+
+
+@pytest.mark.parametrize(
     "command", [["train"], ["infer"], ["checkpoint", "--storage", "ddn-ai400x2"]]
 )
 def test_a_parameter_count_past_the_limit_names_the_limit_it_is_held_to(command: list[str]) -> None:
@@ -1239,7 +1274,7 @@ def test_a_parameter_count_past_the_limit_names_the_limit_it_is_held_to(command:
     1e15 through to a field error that echoed it as '1e+15' (a review)."""
     for given in ("1e20", "1e15", "5e14"):
         assert _error(*command, "--params", given, "--system", "dgx-h100").strip() == (
-            f"error: parameter count '{given}' is absurdly large (the limit is 10^14)"
+            f"error: --params '{given}' is absurdly large (the limit is 10^14)"
         )
 
 

@@ -874,8 +874,8 @@ CASES: list[Case] = [
         "checkpoint-part-1B",
         "checkpoint --storage aws-s3 --model llama3-8b --part-size 1B",
         2,
-        "--part-size 1 B: must be at least 4 KiB",
-        "a 1-byte object-store part (16e9 requests) is refused, in bytes",
+        "--part-size '1B' is out of range (at least 4 KiB)",
+        "a 1-byte object-store part (16e9 requests) is refused, as typed",
     ),
     # review BS: a ratio Fraction had built exactly (1e99999999), a count whose pattern
     # backtracked, a time field of zeros: each refused at once
@@ -898,7 +898,7 @@ CASES: list[Case] = [
         "train-backward-time-tiny",
         "train --model llama3-70b --backward-time 1e-30s",
         2,
-        "--backward-time 1e-30 s: must be at least 1e-09 s",
+        "--backward-time '1e-30s' is out of range (at least 1 ns)",
         "a time far below the bound is shown as given, not as 0 ns",
     ),
     C(
@@ -1340,14 +1340,14 @@ CASES: list[Case] = [
         "checkpoint-params-1",
         "checkpoint --storage ddn-ai400x2 --params 1 -N 2",
         2,
-        "--params 1 is fewer than a million parameters",
+        "--params '1' is fewer than a million parameters",
         "a one-parameter model was saved in 3.08e-05 us as a '1e-09B model'",
     ),
     C(
         "train-params-under-a-million",
         "train --params 999999 --system dgx-h100 -N 1",
         2,
-        "--params 999999 is fewer than a million parameters",
+        "--params '999999' is fewer than a million parameters",
         "a model of under a million parameters was trained across GPUs",
     ),
     C(

@@ -15,7 +15,9 @@ before it:
 
 The range is the one of the field the option fills, read from the model that holds it
 (:func:`field_range`), so the command line refuses what the library would, before anything is
-converted, in the same words for every option.
+converted, in the same words for every option. A size, time or rate option, read by
+:mod:`ibcalc.units` (which quotes its own refusals), is held to its field's range by
+:func:`measured`, as typed too: ``--part-size '1B' is out of range (at least 4 KiB)``.
 """
 
 from __future__ import annotations
@@ -27,12 +29,14 @@ from collections.abc import Callable
 import typer
 from pydantic import BaseModel
 
+from ibcalc.cli.boundary import CliUsageError
 from ibcalc.textsafe import shown
 
 __all__ = [
     "field_count",
     "field_number",
     "field_range",
+    "measured",
     "range_words",
     "real",
     "whole",
@@ -61,14 +65,17 @@ def _number(value: Number) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
-def range_words(low: Number | None, high: Number | None) -> str:
-    """``1..1000000``, ``at least 1`` or ``at most 3``: a range as --help and refusals state it."""
+def range_words(
+    low: Number | None, high: Number | None, show: Callable[[Number], str] = _number
+) -> str:
+    """``1..1000000``, ``at least 1`` or ``at most 3``: a range as --help and refusals state it,
+    each bound written by ``show``."""
     if low is not None and high is not None:
-        return f"{_number(low)}..{_number(high)}"
+        return f"{show(low)}..{show(high)}"
     if low is not None:
-        return f"at least {_number(low)}"
+        return f"at least {show(low)}"
     if high is not None:
-        return f"at most {_number(high)}"
+        return f"at most {show(high)}"
     return ""
 
 
@@ -180,3 +187,26 @@ def field_number(
 ) -> Callable[[str | float], float]:
     """The parser of an option that fills the number ``field`` of ``model``, in its range."""
     return real(*field_range(model, field), fraction=fraction)
+
+
+def measured(
+    flag: str,
+    raw: str,
+    value: float,
+    *,
+    field: tuple[type[BaseModel], str],
+    show: Callable[[Number], str],
+) -> float:
+    """``value``, read from ``raw`` (a size, time or rate given to ``flag``), if it lies in the
+    range of ``field`` (a model and one of its fields); else refused quoting ``raw`` with the
+    bound it crosses, written by ``show``: ``--part-size '1B' is out of range (at least 4
+    KiB)``, where the library, handed the bytes, had said '--part-size 1 B: must be at least 4
+    KiB' (and '0.125 kB/s' for a typed '1kb/s')."""
+    low, high = field_range(*field)
+    if low is not None and value < low:
+        words = range_words(low, None, show)
+    elif high is not None and value > high:
+        words = range_words(None, high, show)
+    else:
+        return value
+    raise CliUsageError(f"{flag} {shown(raw)} is out of range ({words})")

@@ -368,7 +368,7 @@ def _wan_latency_s(distance: str | None, rtt: str | None) -> float | None:
         # said in the user's terms: ClusterSpec would name the one-way latency in seconds
         flag, given = ("--rtt", rtt) if rtt is not None else ("--distance", distance)
         raise CliUsageError(
-            f"{flag} {given} is a WAN latency of {latency:g} s one way; at most "
+            f"{flag} {shown(given)} is a WAN latency of {latency:g} s one way; at most "
             f"{MAX_WAN_LATENCY_S:g} s is accepted"
         )
     return latency

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError, guard
-from ibcalc.cli.numbers import field_count, field_number
+from ibcalc.cli.numbers import field_count, field_number, measured
 from ibcalc.cli.options import (
     FORMAT_TABLE,
     CatalogueOpt,
@@ -35,11 +35,21 @@ from ibcalc.engine.types import DType
 from ibcalc.errors import FieldError, fill_fields
 from ibcalc.facade import cost_parameter_notes
 from ibcalc.render.workload import render_checkpoint, render_compare, render_infer, render_train
-from ibcalc.units import parse_bandwidth, parse_size, parse_time, plural
+from ibcalc.textsafe import shown
+from ibcalc.units import (
+    format_bandwidth,
+    format_size,
+    format_time,
+    parse_bandwidth,
+    parse_count,
+    parse_size,
+    parse_time,
+    plural,
+)
 from ibcalc.workload.checkpoint import UNREAD_FIELDS, CheckpointSpec, checkpoint
 from ibcalc.workload.infer import InferSpec, disaggregated_nodes, infer, serving_cluster
 from ibcalc.workload.memory import Recompute
-from ibcalc.workload.model import ModelSpec, model_from
+from ibcalc.workload.model import MAX_PARAMS, MIN_PARAMS, TOO_FEW_PARAMS, ModelSpec, model_from
 from ibcalc.workload.train import (
     MAX_VIRTUAL_STAGES,
     Parallelism,
@@ -155,7 +165,8 @@ GpuMemoryOpt = Annotated[
 
 
 def _gpu_memory(value: str | None) -> float | None:
-    """``--gpu-memory`` in bytes; a bare number is refused (80 or 8e10: GiB, GB or bytes?)."""
+    """``--gpu-memory`` in bytes; a bare number is refused (80 or 8e10: GiB, GB or bytes?), and
+    so is a capacity out of a job's range (TrainSpec's, InferSpec's: the same), as typed."""
     if value is None:
         return None
     try:
@@ -164,12 +175,34 @@ def _gpu_memory(value: str | None) -> float | None:
         bare = False
     if bare:
         raise CliUsageError(
-            f"{_flag('gpu_memory')} {value.strip()} has no unit: write e.g. 80GiB (a vendor's "
+            f"{_flag('gpu_memory')} {shown(value)} has no unit: write e.g. 80GiB (a vendor's "
             "80GB of HBM is 80 GiB)"
         )
     # a capacity, not a buffer: 79.6GiB (what an H100 shows) need not be whole bytes; zero is
-    # refused with 1B, by the least capacity the model takes ("must be at least 1 GB")
-    return parse_size(value, what=_flag("gpu_memory"), whole=False, allow_zero=True)
+    # refused with 1B, by the least capacity the model takes ("at least 1 GB")
+    capacity = parse_size(value, what=_flag("gpu_memory"), whole=False, allow_zero=True)
+    return measured(
+        _flag("gpu_memory"),
+        value,
+        capacity,
+        field=(TrainSpec, "gpu_memory_bytes"),
+        show=format_size,
+    )
+
+
+def _params(value: str | None) -> float | None:
+    """``--params`` as a count, refused in the option's name (the library says 'parameter
+    count', which no option is called) and as typed ('--params 350K' had been echoed as 350000)."""
+    if value is None:
+        return None
+    count = parse_count(value, what=_flag("params"), limit=MAX_PARAMS)
+    if count < MIN_PARAMS:
+        raise CliUsageError(f"{_flag('params')} {shown(value)} {TOO_FEW_PARAMS}")
+    return count
+
+
+def _time(value: float) -> str:
+    return format_time(value, zeros=False)
 
 
 TpOpt = Annotated[int, _degree("tp", "Tensor-parallel degree.")]
@@ -314,7 +347,7 @@ def train_command(
             raise CliUsageError(f"--compare tries every layout; drop {', '.join(given)}")
     spec_model = model_from(
         model,
-        params=params,
+        params=_params(params),
         layers=layers,
         hidden=hidden,
         heads=heads,
@@ -346,7 +379,15 @@ def train_command(
         sequence_parallel=sequence_parallel,
         hierarchical=hierarchical,
         backward_s=(
-            parse_time(backward_time, allow_zero=False, unit_required=True, what="--backward-time")
+            measured(
+                "--backward-time",
+                backward_time,
+                parse_time(
+                    backward_time, allow_zero=False, unit_required=True, what="--backward-time"
+                ),
+                field=(TrainSpec, "backward_s"),
+                show=_time,
+            )
             if backward_time is not None
             else None
         ),
@@ -453,7 +494,7 @@ def infer_command(
     job = InferSpec(
         model=model_from(
             model,
-            params=params,
+            params=_params(params),
             layers=layers,
             hidden=hidden,
             heads=heads,
@@ -575,7 +616,7 @@ def checkpoint_command(
 ) -> None:
     """Save and restore time of a checkpoint, and which bound sets it."""
     job = CheckpointSpec(
-        model=model_from(model, params=params),
+        model=model_from(model, params=_params(params)),
         storage=storage,
         weights_dtype=DType(weights_dtype.value),
         optimizer=optimizer,
@@ -583,10 +624,24 @@ def checkpoint_command(
         client_link=storage_link,
         client_nics=storage_nics,
         replicas=replicas,
-        fabric_Bps=parse_bandwidth(storage_fabric, what="--storage-fabric")
+        fabric_Bps=measured(
+            "--storage-fabric",
+            storage_fabric,
+            parse_bandwidth(storage_fabric, what="--storage-fabric"),
+            field=(CheckpointSpec, "fabric_Bps"),
+            show=format_bandwidth,
+        )
         if storage_fabric is not None
         else None,
-        part_bytes=parse_size(part_size, what="--part-size") if part_size is not None else None,
+        part_bytes=measured(
+            "--part-size",
+            part_size,
+            parse_size(part_size, what="--part-size"),
+            field=(CheckpointSpec, "part_bytes"),
+            show=format_size,
+        )
+        if part_size is not None
+        else None,
         prefixes=prefixes,
     )
     cat = catalogue_of(catalogue)

@@ -43,7 +43,15 @@ from ibcalc.units import (
     plural,
 )
 
-__all__ = ["MIN_PARAMS", "MODEL_PRESETS", "CheckedSpec", "ModelSpec", "find_model", "model_from"]
+__all__ = [
+    "MIN_PARAMS",
+    "MODEL_PRESETS",
+    "TOO_FEW_PARAMS",
+    "CheckedSpec",
+    "ModelSpec",
+    "find_model",
+    "model_from",
+]
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
 
@@ -129,6 +137,11 @@ MAX_PARAMS = 1e14
 #: holds and moves in microseconds, so below that no communication plan is worth making and the
 #: count is far likelier a missing suffix (``--params 70`` for 70B) than a model.
 MIN_PARAMS = 1e6
+#: What is said of a count under :data:`MIN_PARAMS`, after it.
+TOO_FEW_PARAMS = (
+    "is fewer than a million parameters, too small a model to plan communication for (a count "
+    "takes a suffix: 70B, 350M)"
+)
 
 
 #: How far a parameter count may sit from what the shape holds before it is warned of: a
@@ -231,11 +244,7 @@ class ModelSpec(CheckedSpec):
         for field in ("params", "active_params"):
             value = getattr(self, field)
             if value is not None and value < MIN_PARAMS:
-                raise WorkloadError(
-                    f"{{{field}}} {value:g} is fewer than a million parameters, too small a "
-                    "model to plan communication for (a count takes a suffix: 70B, 350M)",
-                    field=field,
-                )
+                raise WorkloadError(f"{{{field}}} {value:g} {TOO_FEW_PARAMS}", field=field)
         if self.top_k is not None and self.experts is None:
             # a dense model routes nothing: top-k would be read by nothing and change nothing
             raise WorkloadError(
