@@ -389,6 +389,15 @@ def test_a_shell_export_reaches_the_later_runs_of_the_log() -> None:
     # a batch directive is no comment
     directive = scan_environment("#SBATCH --export=ALL,NCCL_ALGO=Ring\n", 1, 1)
     assert directive.setting("NCCL_ALGO") == "Ring"
+    # the lines split once, as check_log and calibrate_logs pass them, read as the text does,
+    # a range before line 1 or ending before it starts too (a log of 3,000 runs had split its
+    # text once a run)
+    lines = text.split("\n")
+    for start, end in ((1, 4), (0, 4), (5, 5), (6, None), (6, 5), (9, None)):
+        for exported in (None, first.exports):
+            assert scan_environment(lines, start, end, exported, run_line=start) == (
+                scan_environment(text, start, end, exported, run_line=start)
+            )
 
 
 RUN = "./all_reduce_perf -b 8 -e 1G"

@@ -1374,12 +1374,13 @@ def calibrate_logs(
     for log in logs:
         previous_end = 0
         env: LogEnvironment | None = None
+        lines = log.text.split("\n")  # once, not once a run (scan_environment)
         for run in log.parsed.runs:
             runs.append(run)
             sources.append(log.label)
             # what the shell exported before this run's lines reaches it too
             env = scan_environment(
-                log.text,
+                lines,
                 previous_end + 1,
                 run.line_end,
                 None if env is None else env.exports,

@@ -649,17 +649,19 @@ def check_log(
     previous_end = 0
     first_of: dict[tuple[object, ...], int] = {}  # what a run measured -> its first run
     env: LogEnvironment | None = None
+    # split once: each run's scan had split the whole text (scan_environment)
+    lines = text.split("\n") if text is not None and parsed.format == "text" else None
     for index, run in enumerate(parsed.runs):
         env = (
             # what the shell exported before this run's lines reaches it too
             scan_environment(
-                text,
+                lines,
                 previous_end + 1,
                 run.line_end,
                 None if env is None else env.exports,
                 run_line=run.line_start,
             )
-            if text is not None and parsed.format == "text"
+            if lines is not None
             else None
         )
         previous_end = run.line_end
