@@ -1646,6 +1646,33 @@ def test_the_quick_re_runs_are_the_full_estimates_numbers(catalogue: Catalogue) 
             assert plan.time_s_range(q) == e.time_s_range
 
 
+def test_runs_of_one_log_share_an_estimate_only_where_it_is_theirs(catalogue: Catalogue) -> None:
+    """check_log works out an estimate once for the runs of a log that ask it on an equal
+    cluster with the same parameters (a log of 3,000 one-row runs had made one estimate 3,000
+    times): every run is expected what it is expected checked alone, and a run on another
+    node (sweep 15, 1 x 8 A100 between two 1 x 4 H100 runs of sweep 13) or under another
+    setting (NCCL_PROTO=Simple exported before the last) keeps its own expectation."""
+    h100 = (SWEEPS / "13_allreduce_1node_4xH100_intranode.txt").read_text("utf-8")
+    a100 = (SWEEPS / "15_allreduce_1node_8xA100-40GB_intranode.txt").read_text("utf-8")
+    pieces = [h100, a100, h100, "+ export NCCL_PROTO=Simple\n" + h100]
+    text = "\n".join(pieces)
+
+    def expected(check: RunCheck) -> list[tuple[object, ...]]:
+        return [
+            (r.size_bytes, r.expected_time_us, r.expected_time_us_range, r.algorithm, r.protocol)
+            for r in check.rows
+        ]
+
+    checks = check_log(parse_log(text, source="four.txt"), text, catalogue=catalogue)
+    alone = [check_log(parse_log(p, source="one.txt"), p, catalogue=catalogue)[0] for p in pieces]
+    assert [expected(c) for c in checks] == [expected(c) for c in alone]
+    assert expected(checks[2]) == expected(checks[0])
+    assert (
+        {r.protocol for r in checks[3].rows} == {"Simple"} != {r.protocol for r in checks[0].rows}
+    )
+    assert checks[1].gpus_per_node == 8
+
+
 def test_a_given_collective_is_held_to_the_rows_busbw_ratio(catalogue: Catalogue) -> None:
     """2 x DGX A100 all-reduce (sweep 07) with the device list's ranks 8-15 cut out: the log no
     longer tells its collective, and with --collective all_reduce the run was judged on 8 ranks,

@@ -75,6 +75,7 @@ from ibcalc.logs.results import (
     regime,
 )
 from ibcalc.logs.selection import run_selection, with_selection
+from ibcalc.memo import IdentityMemo
 from ibcalc.units import GB, plural
 
 __all__ = [
@@ -146,6 +147,7 @@ def check_run(
     run_index: int = 0,
     nccl_version: str | None = None,
     origins: Mapping[str, str] | None = None,
+    shared_estimates: IdentityMemo[Estimate | None] | None = None,
 ) -> RunCheck:
     """Check one run against the model and diagnose it.
 
@@ -156,7 +158,9 @@ def check_run(
     parameters (default: built-in). ``env``: NCCL's debug output around the run
     (:func:`~ibcalc.logs.env.scan_environment`). ``collective``/``dtype``/``algorithm`` override
     what the log says; ``nccl_version`` the release whose tuner constants choose NCCL's
-    algorithm and protocol (default: the one the log states). Raises
+    algorithm and protocol (default: the one the log states). ``shared_estimates``: the
+    estimates other runs of the log worked out (:func:`~ibcalc.logs.expect.predict`'s
+    ``shared``; :func:`check_log` passes one to all its runs). Raises
     :class:`~ibcalc.errors.ClusterError` when the cluster does not have the log's rank count.
     """
     catalogue = catalogue if catalogue is not None else load_catalogue(use_env=False)
@@ -312,6 +316,7 @@ def check_run(
         dtype=run_dtype,
         params=params,
         algorithm=algorithm,
+        shared=shared_estimates,
     )
     if selection.ll128_named is not None and not cluster.topology.ll128_allowed:
         notes.append(
@@ -649,6 +654,8 @@ def check_log(
     previous_end = 0
     first_of: dict[tuple[object, ...], int] = {}  # what a run measured -> its first run
     env: LogEnvironment | None = None
+    # an estimate once for every run that asks it (3,000 runs of one row had made 3,000)
+    shared: IdentityMemo[Estimate | None] = IdentityMemo(256)
     # split once: each run's scan had split the whole text (scan_environment)
     lines = text.split("\n") if text is not None and parsed.format == "text" else None
     for index, run in enumerate(parsed.runs):
@@ -678,6 +685,7 @@ def check_log(
                 run_index=index,
                 nccl_version=nccl_version,
                 origins=origins,
+                shared_estimates=shared,
             )
         )
         first = first_of.setdefault(run_measurements(run), index) if run.rows else index
