@@ -184,6 +184,51 @@ def test_unreadable_file_exits_2_and_the_others_are_still_checked(tmp_path: Path
     assert "verdict: ok" in out
 
 
+def test_each_of_many_one_row_runs_is_judged_and_a_log_of_too_many_refused(
+    tmp_path: Path,
+) -> None:
+    """A log of 3,000 runs of one row each, under the 10,000-row cap, had taken nccl-check 46 s
+    (a review). Every run of a log up to MAX_LOG_RUNS is judged; a log of more is refused in
+    one line, as a file that cannot be read: exit 2, the other files still checked, the JSON
+    report's errors naming it; calibrate refuses it the same way."""
+    from ibcalc.logs.parse import MAX_LOG_RUNS
+
+    text = (SWEEPS / "15_allreduce_1node_8xA100-40GB_intranode.txt").read_text("utf-8")
+    lines_of = text.split("\n")
+    rows = [i for i, line in enumerate(lines_of) if line.strip()[:1].isdigit()]
+    foot = [line for line in lines_of[rows[-1] + 1 :] if line.strip()]
+    block = [*lines_of[: rows[0]], lines_of[rows[-1]], *foot]  # header, 32 MiB row, trailer
+    at_cap, over = tmp_path / "runs.txt", tmp_path / "more.txt"
+    at_cap.write_text("\n".join(block * MAX_LOG_RUNS) + "\n", encoding="utf-8")
+    over.write_text("\n".join(block * (MAX_LOG_RUNS + 1)) + "\n", encoding="utf-8")
+    code, out, err = run("nccl-check", str(at_cap), "--format", "json")
+    assert code == 0, err
+    runs = json.loads(out)["runs"]
+    assert [r["run_index"] for r in runs] == list(range(MAX_LOG_RUNS))
+    # each run its one row (33554432 B in 370.7 us out of place), judged alike
+    assert {len(r["rows"]) for r in runs} == {1}
+    assert {(r["rows"][0]["size_bytes"], r["rows"][0]["measured_time_us"]) for r in runs} == {
+        (33554432, 370.7)
+    }
+    assert len({(r["rows"][0]["expected_time_us"], r["rows"][0]["verdict"]) for r in runs}) == 1
+    assert sum("every row repeats run 1's" in " ".join(r["notes"]) for r in runs) == (
+        MAX_LOG_RUNS - 1
+    )
+    message = (
+        f"{over}: more than {MAX_LOG_RUNS:,} runs (run {MAX_LOG_RUNS + 1:,} starts at line "
+        f"{MAX_LOG_RUNS * len(block) + 1}); nccl-tests prints one run (one result table) per "
+        "test it runs: split the log"
+    )
+    code, out, err = run("nccl-check", str(over), str(HEALTHY), "--format", "json")
+    assert code == 2
+    data = json.loads(out)
+    assert data["errors"] == [{"source": str(over), "message": message}]
+    assert [r["source"] for r in data["runs"]] == [str(HEALTHY)]
+    assert f"error: {message}\n" in err
+    code, out, err = run("calibrate", str(over))
+    assert (code, out, err) == (2, "", f"error: {message}\n")
+
+
 def test_not_a_log_exits_2(tmp_path: Path) -> None:
     junk = tmp_path / "junk.txt"
     junk.write_text("hello\n", encoding="utf-8")

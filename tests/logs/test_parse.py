@@ -1288,6 +1288,43 @@ def test_a_log_of_more_rows_than_any_sweep_is_refused() -> None:
     assert str(err.value).endswith("split the log")
 
 
+def test_a_log_of_more_runs_than_any_sweep_is_refused() -> None:
+    """3,000 runs of one row each (a 3.5 MB log) had nccl-check at 46 s and 69,000 lines of
+    report, 10,000 at minutes, under the row cap: a log may hold at most MAX_LOG_RUNS runs (the
+    published logs hold at most 6), refused, as too many rows are, at the line where the first
+    run too many starts. A run header without rows is no run and does not count."""
+    from ibcalc.logs.parse import MAX_LOG_RUNS
+
+    text = (SWEEPS / "15_allreduce_1node_8xA100-40GB_intranode.txt").read_text("utf-8")
+    lines_of = text.split("\n")
+    rows = [i for i, line in enumerate(lines_of) if line.strip()[:1].isdigit()]
+    head, last = lines_of[: rows[0]], lines_of[rows[-1]]  # header; the 32 MiB row
+    foot = [line for line in lines_of[rows[-1] + 1 :] if line.strip()]  # the trailer's 3 lines
+    block = [*head, last, *foot]
+    assert len(block) == 19  # 15 header lines (8 ranks), 1 row, 3 trailer lines
+
+    def runs(count: int, bare: int = 0) -> str:
+        return "\n".join(block * count + [*head, *foot] * bare) + "\n"
+
+    kept = parse_log(runs(MAX_LOG_RUNS, bare=5))
+    assert len(kept.runs) == MAX_LOG_RUNS
+    assert {len(run.rows) for run in kept.runs} == {1}
+    assert kept.runs[-1].line_start == (MAX_LOG_RUNS - 1) * len(block) + 1
+    with pytest.raises(LogParseError) as err:
+        parse_log(runs(MAX_LOG_RUNS + 1), source="many.txt")
+    assert str(err.value) == (
+        f"many.txt: more than {MAX_LOG_RUNS:,} runs (run {MAX_LOG_RUNS + 1:,} starts at line "
+        f"{MAX_LOG_RUNS * len(block) + 1}); nccl-tests prints one run (one result table) per test "
+        "it runs: split the log"
+    )
+    # nccl-tests' JSON (-J) the same: a list of runs, each the nested fixture's 4 rows
+    doc = json.loads(fixture("synthetic_nested.json").read_text("utf-8"))
+    assert len(parse_log(json.dumps([doc] * MAX_LOG_RUNS)).runs) == MAX_LOG_RUNS
+    with pytest.raises(LogParseError) as err:
+        parse_log(json.dumps([doc] * (MAX_LOG_RUNS + 1)), source="many.json")
+    assert str(err.value).startswith(f"many.json: more than {MAX_LOG_RUNS:,} runs; ")
+
+
 def test_rows_of_another_width_than_the_header_are_named() -> None:
     """A header naming two more columns than its rows gave 'no result rows' beside 31 rows
     plainly there; the error now says why."""

@@ -65,6 +65,7 @@ from ibcalc.units import format_size, format_us, plural
 __all__ = [
     "MAX_LOG_BYTES",
     "MAX_LOG_ROWS",
+    "MAX_LOG_RUNS",
     "STDIN",
     "LogInput",
     "parse_file",
@@ -82,6 +83,12 @@ MAX_LOG_BYTES = 64 * 1024 * 1024
 #: 32; an -i step sweep of 1 MiB to 8 GiB is 8,192). Checking a row takes about a millisecond
 #: and 10 KB, so a log of repeated rows is refused rather than checked for minutes.
 MAX_LOG_ROWS = 10_000
+#: Most runs (result tables) one log may hold: nccl-tests prints one per test it runs, and the
+#: published logs hold at most 6 (one call per size of 32 sizes, for each of the 9 collectives,
+#: would be 288). A run is checked and printed in about 8 ms however few its rows (a report of
+#: about 23 lines), so a log of many one-row runs is refused rather than checked for minutes:
+#: 1,000 such runs take about 7 s as a table, 10,000 would take 70 s (docs/nccl-check.md).
+MAX_LOG_RUNS = 1_000
 
 _MPI_PREFIX = re.compile(r"^\s*\[\d+,\d+\]<std(?:out|err)>:")
 _POD_PREFIX = re.compile(r"^\s*\[pod/[^\]]*\]\s")
@@ -390,6 +397,14 @@ class _TooManyRows(Exception):
         self.line = line
 
 
+class _TooManyRuns(Exception):
+    """More than :data:`MAX_LOG_RUNS` runs; raised at the first line of the first too many."""
+
+    def __init__(self, line: int) -> None:
+        super().__init__(line)
+        self.line = line
+
+
 def _split_lines(text: str) -> Iterator[str]:
     """``text.split("\\n")`` one line at a time: a 64 MiB log of short lines is not held twice."""
     start = 0
@@ -404,6 +419,14 @@ def _too_many_rows(source: str, line: int | None) -> LogParseError:
     return LogParseError(
         f"{source}: more than {MAX_LOG_ROWS:,} result rows{at}; nccl-tests prints one row per "
         "size (8 B to 16 GiB by -f 2 is 32): split the log"
+    )
+
+
+def _too_many_runs(source: str, line: int | None) -> LogParseError:
+    at = f" (run {MAX_LOG_RUNS + 1:,} starts at line {line})" if line is not None else ""
+    return LogParseError(
+        f"{source}: more than {MAX_LOG_RUNS:,} runs{at}; nccl-tests prints one run (one result "
+        "table) per test it runs: split the log"
     )
 
 
@@ -434,6 +457,8 @@ class _Reader:
         cur = self.cur
         if cur is not None:
             if cur.rows:
+                if len(self.done) >= MAX_LOG_RUNS:
+                    raise _TooManyRuns(cur.line_start)
                 self.done.append((cur, None if cur.has_trailer else next_line))
             elif cur.zero_rows:
                 self.notes.append(
@@ -1005,6 +1030,8 @@ def parse_log(text: str, *, source: str = "<stdin>") -> ParsedLog:
         else:
             if sum(len(f.rows) for f in facts) > MAX_LOG_ROWS:
                 raise _too_many_rows(source, None)
+            if len(facts) > MAX_LOG_RUNS:
+                raise _too_many_runs(source, None)
             runs = [build_run(f) for f in facts]
             return ParsedLog(source=source, format="json", runs=runs, notes=notes)
     runs, notes = _read_text(_split_lines(text), source)
@@ -1037,9 +1064,12 @@ def _read_text(lines: Iterable[str], source: str) -> tuple[list[Run], list[str]]
     try:
         for lineno, raw in enumerate(lines, start=1):
             reader.feed(raw, lineno)
+        runs = reader.finish()  # the last run finished is counted too
     except _TooManyRows as exc:
         raise _too_many_rows(source, exc.line) from None
-    return reader.finish(), reader.notes
+    except _TooManyRuns as exc:
+        raise _too_many_runs(source, exc.line) from None
+    return runs, reader.notes
 
 
 class _Unprefixed:
