@@ -19,6 +19,9 @@ tests; targets live here).
   over one file)
 * one estimate in process, once the catalogue is loaded: well under 10 ms
 * ``calibrate`` on two logs in process, printed without a target
+* ``nccl-check`` of a log of ``MAX_LOG_RUNS`` one-row runs in process (read, checked, printed as
+  a table and as JSON), and the refusal of a log of ten times as many: printed without a target
+  (docs/nccl-check.md gives them)
 """
 
 from __future__ import annotations
@@ -38,12 +41,16 @@ from pathlib import Path
 from diagnosis import scaled
 from ibcalc.catalogue import load as catalogue_load
 from ibcalc.catalogue.load import load_catalogue
+from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import ClusterSpec, resolve_cluster
 from ibcalc.engine.types import Collective
+from ibcalc.errors import LogParseError
 from ibcalc.facade import estimate_on
-from ibcalc.logs import ParsedLog, read_log
+from ibcalc.logs import ParsedLog, parse_log, read_log
 from ibcalc.logs.calibrate import calibrate_logs
 from ibcalc.logs.check import check_log
+from ibcalc.logs.parse import MAX_LOG_RUNS
+from ibcalc.render.logs import render_check_report
 
 ROOT = Path(__file__).resolve().parent.parent
 FLOOR = Path(__file__).resolve().parent / "floor.py"
@@ -122,6 +129,36 @@ def _slowed(path: Path, from_bytes: int, factor: float) -> tuple[ParsedLog, str]
     return log.parsed.model_copy(update={"runs": [scaled(run, ratios)]}), log.text
 
 
+def _one_row_runs(count: int) -> str:
+    """A log of ``count`` runs of one row each: sweep 15's header (1 x 8 A100), its 32 MiB row
+    and its trailer, repeated (a review's log of 3,000 such runs had taken 46 s)."""
+    lines = (SWEEPS / "15_allreduce_1node_8xA100-40GB_intranode.txt").read_text("utf-8").split("\n")
+    rows = [i for i, line in enumerate(lines) if line.strip()[:1].isdigit()]
+    trailer = [line for line in lines[rows[-1] + 1 :] if line.strip()]
+    return "\n".join([*lines[: rows[0]], lines[rows[-1]], *trailer] * count) + "\n"
+
+
+def _many_runs(catalogue: Catalogue) -> tuple[float, float, float]:
+    """Seconds to read, check and print a log of :data:`MAX_LOG_RUNS` one-row runs as a table
+    and as JSON, and to refuse one of ten times as many (all in process, once)."""
+    text = _one_row_runs(MAX_LOG_RUNS)
+
+    def report(fmt: str) -> float:
+        started = time.perf_counter()
+        parsed = parse_log(text, source="runs.txt")
+        render_check_report(check_log(parsed, text, catalogue=catalogue), fmt)
+        return time.perf_counter() - started
+
+    table, as_json = report("table"), report("json")
+    many = _one_row_runs(10 * MAX_LOG_RUNS)
+    started = time.perf_counter()
+    try:
+        parse_log(many, source="many.txt")
+    except LogParseError:
+        return table, as_json, time.perf_counter() - started
+    raise AssertionError(f"a log of {10 * MAX_LOG_RUNS:,} runs was read, not refused")
+
+
 def _verdict(value: float, target: float) -> str:
     return "holds" if value <= target else "MISSED"
 
@@ -171,6 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # run when every re-run built the full estimate
     slow, text = _slowed(SWEEPS / "06_allreduce_2node_16xH100_efa.txt", 2**20, 2.0)
     diagnose = _median_s(lambda: check_log(slow, text, catalogue=catalogue), 3)
+    many_table, many_json, refused = _many_runs(catalogue)
 
     floor = startup["floor"]
     print(
@@ -202,6 +240,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(f"  32-size sweep                            {sweep * 1e3:8.1f} ms")
     print(f"  calibrate, sweeps 13 and 10 (2 logs)     {fit:8.2f} s (once)")
     print(f"  nccl-check of a faulty 2 x p5 run        {diagnose * 1e3:8.1f} ms")
+    print(
+        f"  nccl-check, {MAX_LOG_RUNS:,} one-row runs (the cap)  table {many_table:.2f} s, "
+        f"JSON {many_json:.2f} s; {10 * MAX_LOG_RUNS:,} refused in {refused:.2f} s (once)"
+    )
     return 0
 
 
