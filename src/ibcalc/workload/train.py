@@ -976,10 +976,9 @@ def _train_step_in(
                 "as if they divided"
             )
 
-    phases = _apply_overlap(b.phases, forward_s, backward_s, m)
-    comm = sum(p.total_s for p in phases)
-    exposed = sum(p.exposed_s for p in phases)
-    comm_range, exposed_range = _ranges(phases, _windows(forward_s, backward_s, m))
+    phases, comm, exposed, comm_range, exposed_range = _apply_overlap(
+        b.phases, _windows(forward_s, backward_s, m)
+    )
     # 1F1B: (pp - 1) / M; interleaved, each stage's v chunks shrink the fill and drain v-fold
     bubble = (par.pp - 1) / (v * m) if par.pp > 1 else 0.0
     compute = forward_s + backward_s if forward_s is not None and backward_s is not None else None
@@ -1611,20 +1610,31 @@ def _tp_warning(b: _Builder, phase: Phase, size: float, second: Phase | None = N
     )
 
 
+class _Overlap(NamedTuple):
+    """A step's phases with their exposed times (:func:`_apply_overlap`), its communication and
+    exposed communication, and their likely ranges (None where a phase has none)."""
+
+    phases: list[Phase]
+    comm_s: float
+    exposed_s: float
+    comm_s_range: tuple[float, float] | None
+    exposed_s_range: tuple[float, float] | None
+
+
 def _apply_overlap(
-    phases: list[tuple[Phase | dict[str, Any], str | None]],
-    forward_s: float | None,
-    backward_s: float | None,
-    m: int,
-) -> list[Phase]:
+    phases: list[tuple[Phase | dict[str, Any], str | None]], windows: Mapping[str, float]
+) -> _Overlap:
     """Build the overlappable phases (given as their fields) with ``exposed_s`` from their
-    compute windows.
+    compute ``windows`` (:func:`_windows`), and sum the step's communication, exposed
+    communication and their likely ranges, in one pass over the phases (once a layout of a
+    search).
 
     A window's exposed time is ``max(0, its phases' total - its compute)``, shared among them in
-    proportion to their time. Without compute times every phase is exposed in full.
+    proportion to their time. Without compute times every phase is exposed in full. The likely
+    ranges put every phase at its range's low end, then at its high end, hidden under the same
+    windows (:func:`_comm_exposed`); None when a phase has no range.
     """
-    windows = _windows(forward_s, backward_s, m)
-    totals = _window_busy(
+    busy = _window_busy(
         # Phase.total_s of each overlappable phase (given as its fields)
         (
             (fields["time_s"] * fields["count"], window)
@@ -1634,21 +1644,44 @@ def _apply_overlap(
         windows,
     )
     out: list[Phase] = []
+    totals: list[float] = []
+    exposed: list[float] = []
+    lows: list[float] = []
+    highs: list[float] = []
+    overlaps: list[str | None] = []
+    ranged = True
     for phase, window in phases:
         if window is None:
             assert isinstance(phase, Phase)
-            out.append(phase)
-            continue
-        assert isinstance(phase, dict)
-        total = phase["time_s"] * phase["count"]
-        if window not in windows:
-            out.append(Phase(**{**phase, "exposed_s": total}))
-            continue
-        busy = totals[window]
-        exposed_window = max(0.0, busy - windows[window])
-        share = total / busy if busy > 0 else 0.0
-        out.append(Phase(**{**phase, "exposed_s": exposed_window * share}))
-    return out
+            built = phase
+        else:
+            assert isinstance(phase, dict)
+            total = phase["time_s"] * phase["count"]
+            if window in windows:
+                window_busy = busy[window]
+                exposed_window = max(0.0, window_busy - windows[window])
+                share = total / window_busy if window_busy > 0 else 0.0
+                phase["exposed_s"] = exposed_window * share
+            else:
+                phase["exposed_s"] = total
+            built = Phase(**phase)
+        out.append(built)
+        count = built.count
+        # Phase.total_s, and Phase.total_s_range without building its tuple
+        totals.append(built.time_s * count)
+        exposed.append(built.exposed_s)
+        span = built.time_s_range
+        if span is None:
+            ranged = False
+        elif ranged:
+            lows.append(span[0] * count)
+            highs.append(span[1] * count)
+        overlaps.append(built.overlaps)
+    comm_range = exposed_range = None
+    if ranged:
+        low, high = (_comm_exposed(ends, overlaps, windows) for ends in (lows, highs))
+        comm_range, exposed_range = (low[0], high[0]), (low[1], high[1])
+    return _Overlap(out, sum(totals), sum(exposed), comm_range, exposed_range)
 
 
 def _windows(forward_s: float | None, backward_s: float | None, m: int) -> dict[str, float]:
@@ -1663,34 +1696,19 @@ def _windows(forward_s: float | None, backward_s: float | None, m: int) -> dict[
     }
 
 
-def _ranges(
-    phases: Sequence[Phase], windows: Mapping[str, float]
-) -> tuple[tuple[float, float] | None, tuple[float, float] | None]:
-    """(communication, exposed communication) likely ranges: every phase at its range's low end,
-    then at its high end, hidden under the same windows as :func:`_apply_overlap` hides them;
-    (None, None) when a phase has no range."""
-    lows: list[float] = []
-    highs: list[float] = []
-    for p in phases:
-        span = p.time_s_range
-        if span is None:
-            return None, None
-        # Phase.total_s_range, without building its tuple (once a layout of a search)
-        lows.append(span[0] * p.count)
-        highs.append(span[1] * p.count)
-    overlaps = [p.overlaps for p in phases]
-    low, high = (_comm_exposed(totals, overlaps, windows) for totals in (lows, highs))
-    return (low[0], high[0]), (low[1], high[1])
-
-
 def _comm_exposed(
     totals: Sequence[float], overlaps: Sequence[str | None], windows: Mapping[str, float]
 ) -> tuple[float, float]:
     """The communication of phases of ``totals`` each and the part of it exposed: a phase under
     a window with compute (``overlaps``) is hidden as :func:`_window_busy` says, any other
     exposed in full."""
-    busy = _window_busy(zip(totals, overlaps, strict=True), windows)
-    exposed = [t for t, w in zip(totals, overlaps, strict=True) if w is None or w not in windows]
+    busy: dict[str, float] = {}
+    exposed: list[float] = []
+    for total, window in zip(totals, overlaps, strict=True):
+        if window is not None and window in windows:
+            busy[window] = busy.get(window, 0.0) + total
+        else:
+            exposed.append(total)
     hidden = [max(0.0, t - windows[w]) for w, t in busy.items()]
     return sum(totals), sum(exposed) + sum(hidden)
 
@@ -1816,7 +1834,9 @@ def compare_layouts(
             assert model.experts is not None
             eps = [e for e in range(1, dp + 1) if dp % e == 0 and model.experts % e == 0]
         for ep in eps:
-            par = Parallelism(tp=tp, pp=pp, dp=dp, ep=ep, cp=spec.parallel.cp)
+            # degrees of the divisor walk, each in range: built without validating them again (a
+            # third of the time, once a layout)
+            par = Parallelism.model_construct(tp=tp, pp=pp, dp=dp, ep=ep, cp=spec.parallel.cp)
             try:
                 result = _train_step(
                     catalogue,
