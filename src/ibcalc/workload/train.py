@@ -357,13 +357,30 @@ class _Builder:
         count: int,
         notes: list[str] | None = None,
     ) -> Phase:
-        """Cost ``count`` x ``collective`` of ``size_bytes`` over ``group``, exposed in full."""
-        fields = self._fields(
-            group, name, collective, size_bytes, dtype=dtype, count=count, window=None, notes=notes
-        )
-        phase = Phase(**fields)
-        self.phases.append((phase, None))
-        return phase
+        """Cost ``count`` x ``collective`` of ``size_bytes`` over ``group``, exposed in full.
+
+        Built once per search: the layouts of one (tp, pp, dp) that differ in ep alone, and a
+        layout priced in both rank orders, share their TP and pipeline phases."""
+        key = (group, name, collective, size_bytes, dtype, count, tuple(notes or ()))
+        added = self.shared.exposed.get(key)
+        if added is None:
+            mark = len(self.reduced_across)
+            fields = self._fields(
+                group,
+                name,
+                collective,
+                size_bytes,
+                dtype=dtype,
+                count=count,
+                window=None,
+                notes=notes,
+            )
+            added = _Added(Phase(**fields), tuple(self.reduced_across[mark:]))
+            self.shared.exposed[key] = added
+        else:
+            self.reduced_across += added.across
+        self.phases.append((added.phase, None))
+        return added.phase
 
     def add_hidden(
         self,
@@ -511,11 +528,20 @@ class _Flops(NamedTuple):
 HIERARCHICAL_ONE_SITE = "{hierarchical} applies across sites only; one site: flat collectives"
 
 
+class _Added(NamedTuple):
+    """A phase exposed in full (:meth:`_Builder.add`) and what it adds to the all-reduces
+    across the network (:attr:`_Builder.reduced_across`)."""
+
+    phase: Phase
+    across: tuple[tuple[str, Algorithm, Protocol, DType], ...]
+
+
 @dataclasses.dataclass
 class _Shared:
     """What the layouts of one search (one cluster, one job) work out once: each group's
-    placement, the plan of each collective on it, each plan's quick cost at each size, the
-    plan of each TP collective inside one domain, and what follows from the model alone."""
+    placement, the plan of each collective on it, each plan's quick cost at each size, each
+    phase exposed in full, the plan of each TP collective inside one domain, and what follows
+    from the model alone."""
 
     placements: dict[_Group, Placement] = dataclasses.field(default_factory=dict)
     plans: dict[tuple[_Group, Collective, DType], CollectivePlan] = dataclasses.field(
@@ -523,6 +549,8 @@ class _Shared:
     )
     inside: dict[tuple[int, Collective], CollectivePlan] = dataclasses.field(default_factory=dict)
     costs: dict[tuple[CollectivePlan, float], QuickCost] = dataclasses.field(default_factory=dict)
+    #: each phase exposed in full, by :meth:`_Builder.add`'s arguments
+    exposed: dict[tuple[Any, ...], _Added] = dataclasses.field(default_factory=dict)
     #: of the job's model (one for every layout): its shape warnings, the MoE layers of each
     #: pipeline stage by (pp, virtual stages), and a token's FLOPs by (sequence length, TFLOP/s)
     shape_warnings: list[str] | None = None
