@@ -540,8 +540,8 @@ class _Added(NamedTuple):
 class _Shared:
     """What the layouts of one search (one cluster, one job) work out once: each group's
     placement, the plan of each collective on it, each plan's quick cost at each size, each
-    phase exposed in full, the plan of each TP collective inside one domain, and what follows
-    from the model alone."""
+    phase exposed in full, the plan of each TP collective inside one domain, what follows from
+    the model alone, and the notes layouts share."""
 
     placements: dict[_Group, Placement] = dataclasses.field(default_factory=dict)
     plans: dict[tuple[_Group, Collective, DType], CollectivePlan] = dataclasses.field(
@@ -549,8 +549,16 @@ class _Shared:
     )
     inside: dict[tuple[int, Collective], CollectivePlan] = dataclasses.field(default_factory=dict)
     costs: dict[tuple[CollectivePlan, float], QuickCost] = dataclasses.field(default_factory=dict)
-    #: each phase exposed in full, by :meth:`_Builder.add`'s arguments
+    #: each phase exposed in full, by :meth:`_Builder.add`'s arguments; the TP warning of each
+    #: such phase (and sequence parallelism's second), by their identities
     exposed: dict[tuple[Any, ...], _Added] = dataclasses.field(default_factory=dict)
+    tp_warnings: dict[tuple[int, int], str] = dataclasses.field(default_factory=dict)
+    #: a step's compute and its notes by (tp, pp, cp, sequence length, M) (:func:`_compute`);
+    #: the cluster's notes by what bears on them (:func:`_cluster_notes`)
+    compute: dict[tuple[int, ...], tuple[float | None, float | None, tuple[str, ...]]] = (
+        dataclasses.field(default_factory=dict)
+    )
+    cluster_notes: dict[tuple[Any, ...], list[str]] = dataclasses.field(default_factory=dict)
     #: of the job's model (one for every layout): its shape warnings, the MoE layers of each
     #: pipeline stage by (pp, virtual stages), and a token's FLOPs by (sequence length, TFLOP/s)
     shape_warnings: list[str] | None = None
@@ -1073,7 +1081,9 @@ def _train_step_in(
         warnings=b.warnings,
         assumptions=[
             *b.notes,
-            *_cluster_notes(cluster, phases, b.reduced_across, b.params, b.spec.grad_dtype),
+            *_cluster_notes(
+                cluster, phases, b.reduced_across, b.params, b.spec.grad_dtype, b.shared
+            ),
         ],
     )
 
@@ -1158,22 +1168,47 @@ def _cluster_notes(
     phases: Sequence[Phase],
     across: Sequence[tuple[str, Algorithm, Protocol, DType]],
     params: CostParams | None,
-    grad: DType = DType.BF16,
+    grad: DType,
+    shared: _Shared,
 ) -> list[str]:
     """The cluster's assumptions and what bears on the step's collectives: an all-to-all's
     (a torus's bisection, a partial mesh's pairs) only where a phase is one, a partial mesh's
-    send/recv rate where a stage send runs on it (it had shown on a tp-only step, a review)."""
+    send/recv rate where a stage send runs on it (it had shown on a tp-only step, a review).
+    The list is the search's (``shared``): read it, do not change it."""
     a2a = any(p.inside_a_node for p in phases if p.collective is Collective.ALL_TO_ALL)
-    notes = [n for n in cluster.assumptions if a2a or n not in cluster.alltoall_notes]
-    if any(p.collective is Collective.SEND_RECV and p.tier == "scale-up" for p in phases):
-        notes += cluster.p2p_notes
-    return sharp_step_notes(cluster, notes, across, params, of="of the step", grad=grad)
+    p2p = any(p.collective is Collective.SEND_RECV and p.tier == "scale-up" for p in phases)
+    key = (a2a, p2p, tuple(across))
+    said = shared.cluster_notes.get(key)
+    if said is None:  # once per search for each set of them (a few)
+        notes = [n for n in cluster.assumptions if a2a or n not in cluster.alltoall_notes]
+        if p2p:
+            notes += cluster.p2p_notes
+        said = sharp_step_notes(cluster, notes, across, params, of="of the step", grad=grad)
+        shared.cluster_notes[key] = said
+    return said
 
 
 def _compute(
     spec: TrainSpec, *, seq: int, m: int, notes: list[str], shared: _Shared
 ) -> tuple[float | None, float | None]:
-    """Forward and backward compute per step per GPU, from --backward-time or --tflops."""
+    """Forward and backward compute per step per GPU, from --backward-time or --tflops, and its
+    notes (added to ``notes``); once per search for each (tp, pp, cp, sequence length, M): the
+    layouts that differ in ep alone, or in their rank order, share them."""
+    par = spec.parallel
+    key = (par.tp, par.pp, par.cp, seq, m)
+    known = shared.compute.get(key)
+    if known is None:
+        said: list[str] = []
+        forward, backward = _compute_times(spec, seq=seq, m=m, notes=said, shared=shared)
+        known = shared.compute[key] = (forward, backward, tuple(said))
+    notes.extend(known[2])
+    return known[0], known[1]
+
+
+def _compute_times(
+    spec: TrainSpec, *, seq: int, m: int, notes: list[str], shared: _Shared
+) -> tuple[float | None, float | None]:
+    """:func:`_compute`, worked out."""
     model, par = spec.model, spec.parallel
     full = spec.recompute is Recompute.FULL
     # 1F1B runs at the pace of its busiest stage: with layers that do not split evenly,
@@ -1578,11 +1613,22 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
 
 def _tp_warning(b: _Builder, phase: Phase, size: float, second: Phase | None = None) -> None:
     """Warn when TP leaves the scale-up domain, with the slowdown against staying inside;
-    ``second`` is sequence parallelism's reduce-scatter beside ``phase``'s all-gathers."""
+    ``second`` is sequence parallelism's reduce-scatter beside ``phase``'s all-gathers. Said
+    once per search for each such phase (:meth:`_Builder.add` builds each once: its identity is
+    the search's, kept alive by it)."""
+    if b.spec.parallel.tp <= b.cluster.topology.m:
+        return
+    key = (id(phase), id(second))
+    said = b.shared.tp_warnings.get(key)
+    if said is None:
+        said = b.shared.tp_warnings[key] = _tp_crossing(b, phase, size, second)
+    b.warnings.append(said)
+
+
+def _tp_crossing(b: _Builder, phase: Phase, size: float, second: Phase | None) -> str:
+    """:func:`_tp_warning`'s words."""
     par = b.spec.parallel
     domain = b.cluster.topology.m
-    if par.tp <= domain:
-        return
     assert phase.collective is not None
     # every TP collective's time a step: the all-gathers' and the reduce-scatters' with
     # sequence parallelism (the all-gathers' alone had been said for both: review BQ)
@@ -1590,23 +1636,21 @@ def _tp_warning(b: _Builder, phase: Phase, size: float, second: Phase | None = N
     total = sum(p.time_s * p.count for p in both)
     names = " and ".join(p.collective.value for p in both if p.collective is not None)
     if b.cluster.intra is None:
-        b.warnings.append(
+        return (
             f"tp {par.tp} crosses the scale-up domain ({domain} GPU): every TP {names} "
             f"goes over {phase.tier}, {format_time(total)} per step"
         )
-        return
     mesh = b.cluster.intra.mesh_gpus
     if mesh is not None and par.tp > mesh:
         # a switchless mesh joins no more GPUs than its own count: there is no domain of tp
         # GPUs to compare with (the what-if had been refused as '--gpus-per-node 8', a flag
         # nobody gave, and the run with it: review BO)
-        b.warnings.append(
+        return (
             f"tp {par.tp} crosses the {domain}-GPU scale-up domain: every TP {names} goes "
             f"over {phase.tier}, {format_time(total)} per step ({b.cluster.intra.id} is a "
             f"switchless mesh of at most {mesh} GPUs, so no {par.tp}-GPU domain of it exists "
             "to compare with); {compare} weighs a tp that fits the domain"
         )
-        return
     key = (par.tp, phase.collective)
     plan = b.shared.inside.get(key)
     if plan is None:
@@ -1618,7 +1662,7 @@ def _tp_warning(b: _Builder, phase: Phase, size: float, second: Phase | None = N
     # --compare for what a tp that fits would cost (a 1.05x had read as 'crossing is free'
     # where, for Llama 3 70B on 16 DGX H100 at a global batch of 512 with sequence
     # parallelism, tp 8 spends 7.1 s a step on TP and tp 16 17.2 s)
-    b.warnings.append(
+    return (
         f"tp {par.tp} crosses the {domain}-GPU scale-up domain: each TP "
         f"{phase.collective.value} of {format_size(size)} takes {format_time(phase.time_s)}, "
         f"against {format_time(inside.time_s)} were the {par.tp} GPUs one "
