@@ -473,9 +473,14 @@ class _Builder:
         self, group: _Group, collective: Collective, size_bytes: float, dtype: DType
     ) -> float:
         """What nccl-tests would time for one ``collective`` of ``size_bytes`` over ``group``
-        (its quick cost, shared by the search)."""
-        plan = self._plan(group, self.place(group), collective, dtype)
-        return self.cost(plan, size_bytes)[0].time_s
+        (its quick cost, shared by the search; looked up at once where asked before: a MoE
+        layout asks it of each pipeline stage that may gate its gradient exchange)."""
+        key = (group, collective, size_bytes, dtype)
+        time = self.shared.times.get(key)
+        if time is None:
+            plan = self._plan(group, self.place(group), collective, dtype)
+            time = self.shared.times[key] = self.cost(plan, size_bytes)[0].time_s
+        return time
 
     def cost(self, plan: CollectivePlan, size_bytes: float) -> QuickCost:
         """:func:`quick_cost` of ``plan`` at ``size_bytes``, worked out once per search (its
@@ -549,6 +554,10 @@ class _Shared:
     )
     inside: dict[tuple[int, Collective], CollectivePlan] = dataclasses.field(default_factory=dict)
     costs: dict[tuple[CollectivePlan, float], QuickCost] = dataclasses.field(default_factory=dict)
+    #: :meth:`_Builder.time_s` by its arguments
+    times: dict[tuple[_Group, Collective, float, DType], float] = dataclasses.field(
+        default_factory=dict
+    )
     #: each phase exposed in full, by :meth:`_Builder.add`'s arguments; the TP warning of each
     #: such phase (and sequence parallelism's second), by their identities
     exposed: dict[tuple[Any, ...], _Added] = dataclasses.field(default_factory=dict)
@@ -1704,7 +1713,8 @@ def _apply_overlap(
     A window's exposed time is ``max(0, its phases' total - its compute)``, shared among them in
     proportion to their time. Without compute times every phase is exposed in full. The likely
     ranges put every phase at its range's low end, then at its high end, hidden under the same
-    windows (:func:`_comm_exposed`); None when a phase has no range.
+    windows: a window's exposed part is ``max(0, its phases' total - its compute)``; None when a
+    phase has no range.
     """
     busy = _window_busy(
         # Phase.total_s of each overlappable phase (given as its fields)
@@ -1718,9 +1728,14 @@ def _apply_overlap(
     out: list[Phase] = []
     totals: list[float] = []
     exposed: list[float] = []
+    # each phase's total at its range's low and high ends: all, those exposed in full, and those
+    # hidden under each window
     lows: list[float] = []
     highs: list[float] = []
-    overlaps: list[str | None] = []
+    lows_exposed: list[float] = []
+    highs_exposed: list[float] = []
+    lows_busy: dict[str, float] = {}
+    highs_busy: dict[str, float] = {}
     ranged = True
     for phase, window in phases:
         if window is None:
@@ -1746,13 +1761,23 @@ def _apply_overlap(
         if span is None:
             ranged = False
         elif ranged:
-            lows.append(span[0] * count)
-            highs.append(span[1] * count)
-        overlaps.append(built.overlaps)
+            low, high = span[0] * count, span[1] * count
+            lows.append(low)
+            highs.append(high)
+            under = built.overlaps
+            if under is not None and under in windows:
+                lows_busy[under] = lows_busy.get(under, 0.0) + low
+                highs_busy[under] = highs_busy.get(under, 0.0) + high
+            else:
+                lows_exposed.append(low)
+                highs_exposed.append(high)
     comm_range = exposed_range = None
     if ranged:
-        low, high = (_comm_exposed(ends, overlaps, windows) for ends in (lows, highs))
-        comm_range, exposed_range = (low[0], high[0]), (low[1], high[1])
+        comm_range = (sum(lows), sum(highs))
+        exposed_range = (
+            sum(lows_exposed) + sum([max(0.0, t - windows[w]) for w, t in lows_busy.items()]),
+            sum(highs_exposed) + sum([max(0.0, t - windows[w]) for w, t in highs_busy.items()]),
+        )
     return _Overlap(out, sum(totals), sum(exposed), comm_range, exposed_range)
 
 
@@ -1766,23 +1791,6 @@ def _windows(forward_s: float | None, backward_s: float | None, m: int) -> dict[
         "backward": backward_s,
         "forward": forward_s,
     }
-
-
-def _comm_exposed(
-    totals: Sequence[float], overlaps: Sequence[str | None], windows: Mapping[str, float]
-) -> tuple[float, float]:
-    """The communication of phases of ``totals`` each and the part of it exposed: a phase under
-    a window with compute (``overlaps``) is hidden as :func:`_window_busy` says, any other
-    exposed in full."""
-    busy: dict[str, float] = {}
-    exposed: list[float] = []
-    for total, window in zip(totals, overlaps, strict=True):
-        if window is not None and window in windows:
-            busy[window] = busy.get(window, 0.0) + total
-        else:
-            exposed.append(total)
-    hidden = [max(0.0, t - windows[w]) for w, t in busy.items()]
-    return sum(totals), sum(exposed) + sum(hidden)
 
 
 def _window_busy(
