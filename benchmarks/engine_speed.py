@@ -20,9 +20,11 @@
 * a ``train --compare``-style layout search (``ibcalc.workload.train.compare_layouts``, quick by
   default): every valid (tp, pp, dp[, ep]) layout of each of the 5 model presets on DGX H100,
   DGX B200, AWS p5 (512, 1024, 2048 GPUs) and GB200 NVL72 (576, 1152, 2304): 60 searches,
-  5,066 layouts, 18,221 costed phases (2,923 and 8,657 until 7652e7d's searches kept the stage
-  counts that do not divide the layers); target: under a second. Then the DGX H100 third of it
-  with ``quick=False``, which builds every phase's full Estimate.
+  5,445 layouts, 19,274 costed phases (5,066 and 18,221 at 7ab49a1, before 84f9649 priced in
+  the tp-pp-dp rank order the layouts the default order refuses; 2,923 and 8,657 until
+  7652e7d's searches kept the stage counts that do not divide the layers); target: under a
+  second. Then the DGX H100 third of it with ``quick=False``, which builds every phase's full
+  Estimate.
 
 Figures on the development machine (one core of a 2-vCPU VM, Python 3.11, best of repeats;
 they vary by 10-20 % from run to run; "before" is the merge of the engine branch, 46112fd;
@@ -64,6 +66,32 @@ At 7652e7d the search, then 5,066 layouts, took 1.02-1.15 s on a quiet spell (1.
 run in a slow one). A search now costs each (plan, size) once for all its layouts (3,708 quick
 costs for 18,543 phases), looks its groups up as named tuples and formats a model's parameter
 counts once: 0.80-0.87 s in the same spells (interleaved runs, best of 5 each).
+
+By 3105c34 (2026-12-06) the search had grown to 5,445 layouts, each also priced for its memory
+per GPU, the likely range of every phase and total, the stage that gates a MoE exchange and, on
+NVL72 racks, the tp-pp-dp rank order: about twice 7ab49a1's time in the same spell (1.94 s
+against 0.94 s, both in one process). Timed with both versions in one process, their runs
+alternated, best of 8-12 each (each row one such run; ratios per pair of runs 0.82-0.89), the
+target stays out of reach:
+
+                                   3105c34                    f4cb90b
+    layout search, fastest spell   1.20 s                     1.05 s (at 7db3224)
+    layout search, fast spell      1.44 s                     1.28 s
+    layout search, slow spell      1.78-2.06 s                1.51-1.75 s
+    instructions, one warm run     7.03 G                     6.09 G (callgrind; 0.87x)
+
+18d79db sums a step's overlap, totals and likely ranges in one pass and builds each layout's
+Parallelism without validating it again (0.95x; 6.84 G instructions); 8a86354 builds each
+phase exposed in full (TP, CP, EP, pipeline) once per search, which the layouts differing in
+ep alone (70 % of them are MoE layouts) and the two rank orders share (0.96x; 6.51 G);
+7db3224 does so for a step's compute and its notes, the TP-crossing warning and the cluster's
+notes (0.96x; 6.14 G); f4cb90b sums the ranges in the overlap's pass and looks
+_Builder.time_s up at once (6.09 G; not measurable in wall time). What is left is spread thin:
+the engine's quick cost of each (plan, size), 5,775 a run (about 13 %, two thirds to three
+quarters of it the likely range), the memory per GPU (about 10 %), the MoE stage that gates
+the exchange, placements, and the pydantic results (Phase, TrainTotals, TrainResult: 3-6 us
+each; model_construct is slower). A whole ``train --compare`` (Python's start-up, imports,
+catalogue, table) takes about 1 s either way: one search is a small part of it.
 
 Hash seed. quick's time on this VM is bimodal, about 6.2 us or 10-13 us per call on p5, and
 timing one seed after another makes that look like a property of ``PYTHONHASHSEED`` (as first
