@@ -561,7 +561,9 @@ class _Shared:
     #: each phase exposed in full, by :meth:`_Builder.add`'s arguments; the TP warning of each
     #: such phase (and sequence parallelism's second), by their identities
     exposed: dict[tuple[Any, ...], _Added] = dataclasses.field(default_factory=dict)
-    tp_warnings: dict[tuple[int, int], str] = dataclasses.field(default_factory=dict)
+    tp_warnings: dict[tuple[int, int], tuple[Phase, Phase | None, str]] = dataclasses.field(
+        default_factory=dict
+    )
     #: a step's compute and its notes by (tp, pp, cp, sequence length, M) (:func:`_compute`);
     #: the cluster's notes by what bears on them (:func:`_cluster_notes`)
     compute: dict[tuple[int, ...], tuple[float | None, float | None, tuple[str, ...]]] = (
@@ -1628,10 +1630,11 @@ def _tp_warning(b: _Builder, phase: Phase, size: float, second: Phase | None = N
     if b.spec.parallel.tp <= b.cluster.topology.m:
         return
     key = (id(phase), id(second))
-    said = b.shared.tp_warnings.get(key)
-    if said is None:
-        said = b.shared.tp_warnings[key] = _tp_crossing(b, phase, size, second)
-    b.warnings.append(said)
+    known = b.shared.tp_warnings.get(key)
+    if known is None:
+        # the entry holds the phases, so that no other phase can take their identities
+        known = b.shared.tp_warnings[key] = (phase, second, _tp_crossing(b, phase, size, second))
+    b.warnings.append(known[2])
 
 
 def _tp_crossing(b: _Builder, phase: Phase, size: float, second: Phase | None) -> str:
