@@ -1093,7 +1093,7 @@ def _train_step_in(
         assumptions=[
             *b.notes,
             *_cluster_notes(
-                cluster, phases, b.reduced_across, b.params, b.spec.grad_dtype, b.shared
+                cluster, phases, b.reduced_across, b.params, grad=b.spec.grad_dtype, shared=b.shared
             ),
         ],
     )
@@ -1179,6 +1179,7 @@ def _cluster_notes(
     phases: Sequence[Phase],
     across: Sequence[tuple[str, Algorithm, Protocol, DType]],
     params: CostParams | None,
+    *,
     grad: DType,
     shared: _Shared,
 ) -> list[str]:
