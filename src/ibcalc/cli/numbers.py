@@ -37,6 +37,7 @@ __all__ = [
     "field_number",
     "field_range",
     "measured",
+    "measured_option",
     "range_words",
     "real",
     "whole",
@@ -210,3 +211,18 @@ def measured(
     else:
         return value
     raise CliUsageError(f"{flag} {shown(raw)} is out of range ({words})")
+
+
+def measured_option(
+    flag: str,
+    raw: str | None,
+    parse: Callable[[str], float],
+    *,
+    field: tuple[type[BaseModel], str],
+    show: Callable[[Number], str],
+) -> float | None:
+    """:func:`measured` of an option that may be left out: None where ``raw`` is, else ``raw``
+    read by ``parse`` and held to ``field``'s range."""
+    if raw is None:
+        return None
+    return measured(flag, raw, parse(raw), field=field, show=show)

@@ -16,7 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError, guard
-from ibcalc.cli.numbers import field_count, field_number, measured
+from ibcalc.cli.numbers import field_count, field_number, measured, measured_option
 from ibcalc.cli.options import (
     FORMAT_TABLE,
     CatalogueOpt,
@@ -378,18 +378,14 @@ def train_command(
         virtual_stages=virtual_stages,
         sequence_parallel=sequence_parallel,
         hierarchical=hierarchical,
-        backward_s=(
-            measured(
-                "--backward-time",
-                backward_time,
-                parse_time(
-                    backward_time, allow_zero=False, unit_required=True, what="--backward-time"
-                ),
-                field=(TrainSpec, "backward_s"),
-                show=_time,
-            )
-            if backward_time is not None
-            else None
+        backward_s=measured_option(
+            "--backward-time",
+            backward_time,
+            lambda raw: parse_time(
+                raw, allow_zero=False, unit_required=True, what="--backward-time"
+            ),
+            field=(TrainSpec, "backward_s"),
+            show=_time,
         ),
         tflops=tflops,
         recompute=recompute,
@@ -624,24 +620,20 @@ def checkpoint_command(
         client_link=storage_link,
         client_nics=storage_nics,
         replicas=replicas,
-        fabric_Bps=measured(
+        fabric_Bps=measured_option(
             "--storage-fabric",
             storage_fabric,
-            parse_bandwidth(storage_fabric, what="--storage-fabric"),
+            lambda raw: parse_bandwidth(raw, what="--storage-fabric"),
             field=(CheckpointSpec, "fabric_Bps"),
             show=format_bandwidth,
-        )
-        if storage_fabric is not None
-        else None,
-        part_bytes=measured(
+        ),
+        part_bytes=measured_option(
             "--part-size",
             part_size,
-            parse_size(part_size, what="--part-size"),
+            lambda raw: parse_size(raw, what="--part-size"),
             field=(CheckpointSpec, "part_bytes"),
             show=format_size,
-        )
-        if part_size is not None
-        else None,
+        ),
         prefixes=prefixes,
     )
     cat = catalogue_of(catalogue)
