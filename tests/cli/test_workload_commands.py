@@ -1019,7 +1019,12 @@ def test_infer_names_the_field_the_kv_cache_lacks() -> None:
         ),
         (
             ["--backward-time", "300h"],
-            "error: --backward-time '300h' is out of range (at most 278 h)",
+            "error: --backward-time '300h' is out of range (at most 1000000 s)",
+        ),
+        (
+            # 1e6 s is 277.8 h: the bound said in hours had read 'at most 278 h' (review EI 2)
+            ["--backward-time", "278h"],
+            "error: --backward-time '278h' is out of range (at most 1000000 s)",
         ),
         # the parameter count is named by its option, and quoted as typed below a million
         (["--params", "-1"], "error: --params '-1' must be positive"),

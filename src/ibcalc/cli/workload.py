@@ -202,6 +202,11 @@ def _params(value: str | None) -> float | None:
 
 
 def _time(value: float) -> str:
+    """A time bound as a refusal states it: in whole seconds from an hour up, where the hours
+    would round past it (1e6 s read 'at most 278 h', and '278h' was refused under it: review
+    EI 2)."""
+    if value >= 3600 and float(value).is_integer():
+        return f"{int(value)} s"
     return format_time(value, zeros=False)
 
 
