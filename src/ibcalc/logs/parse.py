@@ -39,7 +39,7 @@ import math
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
@@ -389,19 +389,14 @@ def _implicit_columns(tokens: list[str], line: int) -> _Columns | None:
     return cols
 
 
-class _TooManyRows(Exception):
-    """More than :data:`MAX_LOG_ROWS` result rows; raised at the line of the first too many."""
+class _OverCap(Exception):
+    """A log past one of its caps (:data:`MAX_LOG_ROWS` rows, :data:`MAX_LOG_RUNS` runs), raised
+    at the line of the first row, or the first line of the first run, too many; ``refusal``
+    words it (:func:`_too_many_rows`, :func:`_too_many_runs`)."""
 
-    def __init__(self, line: int) -> None:
+    def __init__(self, refusal: Callable[[str, int | None], LogParseError], line: int) -> None:
         super().__init__(line)
-        self.line = line
-
-
-class _TooManyRuns(Exception):
-    """More than :data:`MAX_LOG_RUNS` runs; raised at the first line of the first too many."""
-
-    def __init__(self, line: int) -> None:
-        super().__init__(line)
+        self.refusal = refusal
         self.line = line
 
 
@@ -458,7 +453,7 @@ class _Reader:
         if cur is not None:
             if cur.rows:
                 if len(self.done) >= MAX_LOG_RUNS:
-                    raise _TooManyRuns(cur.line_start)
+                    raise _OverCap(_too_many_runs, cur.line_start)
                 self.done.append((cur, None if cur.has_trailer else next_line))
             elif cur.zero_rows:
                 self.notes.append(
@@ -984,7 +979,7 @@ class _Reader:
             return
         self.rows += 1
         if self.rows > MAX_LOG_ROWS:
-            raise _TooManyRows(lineno)
+            raise _OverCap(_too_many_rows, lineno)
         cur.rows.append(row)
 
     def finish(self) -> list[Run]:
@@ -1065,10 +1060,8 @@ def _read_text(lines: Iterable[str], source: str) -> tuple[list[Run], list[str]]
         for lineno, raw in enumerate(lines, start=1):
             reader.feed(raw, lineno)
         runs = reader.finish()  # the last run finished is counted too
-    except _TooManyRows as exc:
-        raise _too_many_rows(source, exc.line) from None
-    except _TooManyRuns as exc:
-        raise _too_many_runs(source, exc.line) from None
+    except _OverCap as exc:
+        raise exc.refusal(source, exc.line) from None
     return runs, reader.notes
 
 
