@@ -23,6 +23,7 @@ import typer.core
 from ibcalc import __version__
 from ibcalc.cli.boundary import (
     FIELD_FLAGS,
+    NOT_PLAIN,
     SIGPIPE_EXIT,
     CliUsageError,
     boundary,
@@ -330,9 +331,7 @@ def refuse_unplain_numbers(args: Sequence[str], names: Mapping[str, str] | None 
         except ValueError:
             continue  # not a number at all: the option it belongs to judges it
         named = f"{option} " if option else ""
-        raise CliUsageError(
-            f"{named}{shown(value)} is not a plain number: write ASCII digits without separators"
-        )
+        raise CliUsageError(f"{named}{shown(value)} {NOT_PLAIN}")
 
 
 def _spellings(command: Any) -> tuple[dict[str, str], set[str]]:

@@ -43,6 +43,7 @@ from ibcalc.textsafe import closest, closest_hint, printable_ends, quoted_names
 __all__ = [
     "FIELD_FLAGS",
     "MAX_ERROR_LINE",
+    "NOT_PLAIN",
     "SIGPIPE_EXIT",
     "CliUsageError",
     "boundary",
@@ -151,6 +152,11 @@ FIELD_FLAGS: dict[str, str] = {
     "part_bytes": "--part-size",
     "prefixes": "--prefixes",
 }
+
+
+#: What is said of a number written with digit separators (``1_000``) or another script's digits,
+#: which Python's ``int()`` and ``float()`` would read as they are.
+NOT_PLAIN = "is not a plain number: write ASCII digits without separators"
 
 
 class CliUsageError(IbcalcError):

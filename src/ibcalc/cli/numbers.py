@@ -29,7 +29,7 @@ from collections.abc import Callable
 import typer
 from pydantic import BaseModel
 
-from ibcalc.cli.boundary import CliUsageError
+from ibcalc.cli.boundary import NOT_PLAIN, CliUsageError
 from ibcalc.textsafe import shown
 
 __all__ = [
@@ -91,9 +91,6 @@ def _plain(raw: str) -> bool:
     return raw.isascii() and "_" not in raw
 
 
-_NOT_PLAIN = "is not a plain number: write ASCII digits without separators"
-
-
 def _out_of_range(
     raw: str, low: Number | None, high: Number | None, note: str
 ) -> typer.BadParameter:
@@ -122,7 +119,7 @@ def whole(
                 except ValueError:
                     pass
                 else:
-                    raise _refuse(raw, _NOT_PLAIN)
+                    raise _refuse(raw, NOT_PLAIN)
             raise _refuse(raw, "is not a whole number (write digits, e.g. 4)")
         digits = match["digits"].lstrip("0") or "0"
         negative = match["sign"] == "-" and digits != "0"
@@ -165,7 +162,7 @@ def real(
             example = ", e.g. 0.5" if fraction else ""
             raise _refuse(raw, f"is not a number (write it in digits{example})") from None
         if not _plain(raw):
-            raise _refuse(raw, _NOT_PLAIN)
+            raise _refuse(raw, NOT_PLAIN)
         if not math.isfinite(value):
             # NaN fails every bound and 1e400 reads as infinity: said as such, with the range
             words = range_words(low, high)
