@@ -41,6 +41,11 @@ from ibcalc.errors import (
 )
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "ibcalc"
+#: The range sweep's -f states: 1 to 2^50 (1 PiB over 1 B), with why at each end.
+FACTOR_RANGE = (
+    "1..1125899906842624; 1 adds --stepbytes each step, as nccl-tests' -f 1; a factor past "
+    "2^50, 1 PiB over 1 B, reaches no second size"
+)
 
 TWO_PROBLEMS = [
     ValidationProblem("a.yaml", 3, 5, "unknown key 'colour'"),
@@ -353,13 +358,24 @@ WHOLE = "is not a whole number (write digits, e.g. 4)"
         # what was given), gap's --tp
         (
             ["sweep", "allreduce", "-f", "0"],
-            "--stepfactor '0' is out of range (at least 1; 1 adds --stepbytes each step, as "
-            "nccl-tests' -f 1) (see 'ibcalc sweep --help')",
+            f"--stepfactor '0' is out of range ({FACTOR_RANGE}) (see 'ibcalc sweep --help')",
+        ),
+        # above 2^50 no factor reaches a second size between 1 B and 1 PiB: a 20-digit factor
+        # had been taken, a sweep of one size (review EK 1)
+        (
+            ["sweep", "allreduce", "-f", "99999999999999999999"],
+            f"--stepfactor '99999999999999999999' is out of range ({FACTOR_RANGE}) "
+            "(see 'ibcalc sweep --help')",
+        ),
+        (
+            ["sweep", "allreduce", "-f", str(2**50 + 1)],
+            f"--stepfactor '{2**50 + 1}' is out of range ({FACTOR_RANGE}) "
+            "(see 'ibcalc sweep --help')",
         ),
         (
             ["sweep", "allreduce", "-f", "9" * 5000],
-            f"--stepfactor '{'9' * 200}...' is a whole number of more digits than any count "
-            "takes (see 'ibcalc sweep --help')",
+            f"--stepfactor '{'9' * 200}...' is out of range ({FACTOR_RANGE}) "
+            "(see 'ibcalc sweep --help')",
         ),
         (
             ["gap", "--system", "dgx-h100", "--tp", "1"],

@@ -872,3 +872,14 @@ def test_a_step_in_bytes_is_not_read_where_a_factor_ignores_it() -> None:
         4 * MiB,
     ]
     assert runner.invoke(app, [*args, "-f", "1", "-i", "0"]).exit_code == 2
+
+
+def test_the_largest_step_factor_still_reaches_a_second_size() -> None:
+    """-f's bound, 2^50, is the widest step a sweep can take: from 1 B to 1 PiB (the sizes' own
+    limits) it is a series of two, the first too small for 16 ranks; 2^50 + 1 is refused
+    (tests/cli/test_boundary.py, review EK 1)."""
+    argv = ["sweep", "allreduce", "-b", "1", "-e", "1PiB", "-f", str(2**50)]
+    result = runner.invoke(app, [*argv, "--system", "dgx-h100", "-N", "2", "--format", "csv"])
+    assert result.exit_code == 0
+    assert sweep_sizes(1, parse_size("1PiB"), 2**50) == [1, 2**50]
+    assert [line.split(",")[1] for line in result.stdout.splitlines()[1:]] == [str(2**50)]

@@ -40,7 +40,7 @@ from ibcalc.errors import ClusterError, IbcalcError
 from ibcalc.fileio import directory_name_error, names_directory
 from ibcalc.render.console import Format
 from ibcalc.textsafe import shown
-from ibcalc.units import parse_distance, parse_time
+from ibcalc.units import MAX_SIZE_BYTES, parse_distance, parse_time
 from ibcalc.workload.wan import one_way_latency
 
 __all__ = [
@@ -687,13 +687,27 @@ MinBytesOpt = Annotated[
 MaxBytesOpt = Annotated[
     str, typer.Option(_flag("max_bytes"), "-e", help="Largest size (8G alone is 8 GiB).")
 ]
+#: The largest ``-f`` (2^50): nccl-tests multiplies the size by ``-f`` while it stays within
+#: ``-e``, and a sweep's sizes run from 1 B to 1 PiB (``units.MAX_SIZE_BYTES``), so a larger factor
+#: never reaches a second size (``-b 1 -e 1PiB -f 2^50`` is the widest series of two). Above it
+#: the option had taken any count (a 20-digit factor, a sweep of one size) where every other count
+#: option has a stated range (review EK 1).
+MAX_STEP_FACTOR = int(MAX_SIZE_BYTES)
+
 FactorOpt = Annotated[
     int,
     typer.Option(
         _flag("factor"),
         "-f",
-        help="Size multiplier; 1: add --stepbytes each step (nccl-tests).",
-        parser=whole(1, note="1 adds --stepbytes each step, as nccl-tests' -f 1"),
+        help=f"Size multiplier ({range_words(1, MAX_STEP_FACTOR)}: 2^50, as a larger one never "
+        "reaches a second size between 1 B and 1 PiB); 1: add --stepbytes each step "
+        "(nccl-tests).",
+        parser=whole(
+            1,
+            MAX_STEP_FACTOR,
+            note="1 adds --stepbytes each step, as nccl-tests' -f 1; a factor past 2^50, 1 PiB "
+            "over 1 B, reaches no second size",
+        ),
     ),
 ]
 StepBytesOpt = Annotated[
