@@ -381,20 +381,56 @@ WHOLE = "is not a whole number (write digits, e.g. 4)"
             ["gap", "--system", "dgx-h100", "--tp", "1"],
             "--tp '1' is out of range (2..1024) (see 'ibcalc gap --help')",
         ),
+        # refused while the command runs, as the option's parser refuses a value: with the
+        # command's --help hint, which they had lacked (review EK 4)
+        (
+            [*TRAIN, "-N", "2", "--gpu-memory", "0.9GB"],
+            f"--gpu-memory '0.9GB' is out of range (at least 1 GB) {TRAIN_HELP}",
+        ),
+        (
+            ["checkpoint", "--storage", "aws-s3", "--model", "llama3-8b", "--part-size", "1B"],
+            "--part-size '1B' is out of range (at least 4 KiB) (see 'ibcalc checkpoint --help')",
+        ),
+        (
+            ["train", "--system", "dgx-h100", "--params", "350K", "--layers", "2"],
+            "--params '350K' is fewer than a million parameters, too small a model to plan "
+            f"communication for (a count takes a suffix: 70B, 350M) {TRAIN_HELP}",
+        ),
+        (
+            ["allreduce", "-s", "10Gb"],
+            "--size '10Gb' uses a lower-case 'b', which means bits; write 10GB for bytes "
+            "(see 'ibcalc allreduce --help')",
+        ),
+        (
+            ["sweep", "allreduce", "-f", "1", "-i", "0"],
+            "--stepbytes '0' is zero; give at least one byte (see 'ibcalc sweep --help')",
+        ),
+        (
+            [*EST, "--sites", "2", "--wan", "wan-100g", "--distance", "0.5m"],
+            f"--distance '0.5m' is under 1 m: WAN sites are apart {EST_HELP}",
+        ),
+        # options given together quote no one value: no hint, as before
+        (
+            [*EST, "--sites", "2", "--wan", "wan-100g", "--distance", "1km", "--rtt", "1ms"],
+            "give --distance or --rtt, not both",
+        ),
         # a digit separator or another script's digits, refused before parsing, named by the
         # option's long name: '-s '1_000' is not a plain number' had named -s where every other
         # refusal of a size says --size
         (
             ["allreduce", "-s", "1_000"],
-            "--size '1_000' is not a plain number: write ASCII digits without separators",
+            "--size '1_000' is not a plain number: write ASCII digits without separators "
+            "(see 'ibcalc allreduce --help')",
         ),
         (
             [*EST, "-N", "\uff14"],
-            "--nodes '\uff14' is not a plain number: write ASCII digits without separators",
+            "--nodes '\uff14' is not a plain number: write ASCII digits without separators "
+            + EST_HELP,
         ),
         (
             ["sweep", "allreduce", "-b", "1_0"],
-            "--minbytes '1_0' is not a plain number: write ASCII digits without separators",
+            "--minbytes '1_0' is not a plain number: write ASCII digits without separators "
+            "(see 'ibcalc sweep --help')",
         ),
     ],
 )
@@ -567,4 +603,4 @@ def test_a_refusal_is_exit_2_when_its_error_line_cannot_be_written(
     with pytest.raises(SystemExit) as info:
         main(["allreduce", "--size", "-1"])
     assert info.value.code == 2
-    assert "error: --size '-1' is negative\n" in full.tried
+    assert "error: --size '-1' is negative (see 'ibcalc allreduce --help')\n" in full.tried

@@ -266,7 +266,8 @@ def test_distance_and_rtt_set_the_wan_latency() -> None:
     far = runner.invoke(app, [*base, "--rtt", "3s"])
     assert far.exit_code == 2
     assert far.stderr == (
-        "error: --rtt '3s' is a WAN latency of 1.5 s one way; at most 1 s is accepted\n"
+        "error: --rtt '3s' is a WAN latency of 1.5 s one way; at most 1 s is accepted "
+        "(see 'ibcalc allreduce --help')\n"
     )
 
 

@@ -1250,14 +1250,21 @@ def test_one_kv_sender_is_not_said_to_send_at_the_same_time() -> None:
     ) in p4d["assumptions"]
 
 
+#: The hint that ends checkpoint's refusal of an option's value.
+CK = " (see 'ibcalc checkpoint --help')"
+
+
 @pytest.mark.parametrize(
     ("args", "line"),
     [
-        (["--part-size", "1B"], "error: --part-size '1B' is out of range (at least 4 KiB)"),
-        (["--part-size", "2TiB"], "error: --part-size '2TiB' is out of range (at most 1 TiB)"),
+        (["--part-size", "1B"], f"error: --part-size '1B' is out of range (at least 4 KiB){CK}"),
+        (
+            ["--part-size", "2TiB"],
+            f"error: --part-size '2TiB' is out of range (at most 1 TiB){CK}",
+        ),
         (
             ["--storage-fabric", "1kb/s"],
-            "error: --storage-fabric '1kb/s' is out of range (at least 1 MB/s)",
+            f"error: --storage-fabric '1kb/s' is out of range (at least 1 MB/s){CK}",
         ),
     ],
 )
@@ -1279,7 +1286,8 @@ def test_a_parameter_count_past_the_limit_names_the_limit_it_is_held_to(command:
     1e15 through to a field error that echoed it as '1e+15' (a review)."""
     for given in ("1e20", "1e15", "5e14"):
         assert _error(*command, "--params", given, "--system", "dgx-h100").strip() == (
-            f"error: --params '{given}' is absurdly large (the limit is 10^14)"
+            f"error: --params '{given}' is absurdly large (the limit is 10^14) "
+            f"(see 'ibcalc {command[0]} --help')"
         )
 
 

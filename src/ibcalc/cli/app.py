@@ -28,7 +28,9 @@ from ibcalc.cli.boundary import (
     CliUsageError,
     boundary,
     quiet_stdout,
+    running,
     say,
+    with_help_hint,
 )
 from ibcalc.cli.output import StdoutError, guarded_stdout
 from ibcalc.collectives import Collective
@@ -226,24 +228,33 @@ class LazyGroup(typer.core.TyperGroup):
             )
             if sub is not None:
                 self._named = f"{name} {sub}"
+            options = _long_names(self.commands[name])
             try:
-                refuse_unplain_numbers(rest, _long_names(self.commands[name]))
+                refuse_unplain_numbers(rest, options)
                 refuse_repeated_options(self.commands[name], args[args.index(name) + 1 :])
             except CliUsageError as exc:
-                say(f"error: {exc}")
+                # '--size '1_000' is not a plain number ...' with the hint of every refusal of
+                # an option's value (review EK 4)
+                path = f"{ctx.command_path} {self._named}"
+                say(f"error: {with_help_hint(str(exc), path, options)}")
                 raise typer.Exit(2) from None
         return super().parse_args(ctx, args)
 
     def invoke(self, ctx: Any) -> Any:
+        name = self._named
+        known = name is not None and name.split()[0] in self.commands
         try:
-            return super().invoke(ctx)
+            if not known:
+                return super().invoke(ctx)
+            assert name is not None
+            # the command's own refusals of its options' values get its --help hint
+            with running(f"{ctx.command_path} {name}", _long_names(self.commands[name.split()[0]])):
+                return super().invoke(ctx)
         except typer.TyperException as exc:
             # the toolkit raises a value missing after an option ('allreduce -s') from the
             # command's parser, before the command's context exists: the refusal had come
             # without the '--help' hint every other usage error carries. The command's path
             # stands in for the context usage_line reads it from
-            name = self._named
-            known = name is not None and name.split()[0] in self.commands
             if getattr(exc, "ctx", None) is None and name is not None and known:
                 exc.ctx = _CommandPath(f"{ctx.command_path} {name}")  # type: ignore[attr-defined]
             if isinstance(exc, typer.BadParameter):

@@ -9,6 +9,13 @@ turn
 * any other :class:`~ibcalc.errors.IbcalcError` into one line,
 * a usage error of the toolkit (unknown option, missing argument, bad value, no such command)
   into one line ``error: ... (see 'ibcalc X --help')``,
+* and, while a command runs (:func:`running`), a refusal of one of its options' values raised
+  in the command (a line that starts with the option and its value quoted: ``--size '10Gb'
+  uses ...``, ``--gpu-memory '0.9GB' is out of range ...``) into that line with the same hint
+  (:func:`with_help_hint`), so that a value is refused in one form whether the option's parser
+  or the command judges it (review EK 4; the root group's own check before the command runs,
+  ``cli.app.refuse_unplain_numbers``, adds it too); a refusal of options given together (``give
+  --distance or --rtt, not both``), which quotes no one value, keeps its words,
 * a closed stdout (``ibcalc links | head -1``) into a quiet exit with :data:`SIGPIPE_EXIT`, as
   git ends (its shell sees 128 + SIGPIPE), never the exit code 1 that ``check`` gives a failing
   requirement.
@@ -17,10 +24,15 @@ Every line is passed through :func:`ibcalc.textsafe.printable`: control characte
 name or a value are shown escaped, so an error is one line whatever the input held.
 
 Usage errors happen while typer parses, before a command runs, so only the boundary around the
-whole app (:func:`ibcalc.cli.app.main`) sees them. They are caught as ``typer.TyperException``,
-the public root of every error typer raises (typer 0.2x keeps its toolkit in a private module);
-the command path of the hint comes from the error's documented ``ctx.command_path``.
-tests/cli/test_boundary.py fails loudly if either moves. Nothing here reads a message's text.
+whole app (:func:`ibcalc.cli.app.main`) sees them; the root group names the command it runs
+(:func:`running`) for the refusals raised inside it, whose own boundary (:func:`guard`) has no
+context of the toolkit's to read the command's path from. Usage errors are caught as
+``typer.TyperException``, the public root of every error typer raises (typer 0.2x keeps its
+toolkit in a private module); the command path of their hint comes from the error's documented
+``ctx.command_path``.
+tests/cli/test_boundary.py fails loudly if either moves. Of a message of the library's, only
+:func:`with_help_hint` reads anything: whether it starts with one of the command's options and a
+quoted value.
 """
 
 from __future__ import annotations
@@ -30,8 +42,9 @@ import functools
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
+from contextvars import ContextVar
 from enum import Enum
 from typing import NoReturn, ParamSpec, TextIO, TypeVar
 
@@ -49,8 +62,10 @@ __all__ = [
     "boundary",
     "guard",
     "quiet_stdout",
+    "running",
     "say",
     "usage_line",
+    "with_help_hint",
 ]
 
 #: Exit code when the reader of stdout went away: 128 + SIGPIPE (13), what a shell reports for
@@ -163,7 +178,37 @@ class CliUsageError(IbcalcError):
     """Input only the command line can judge: options that do not go together."""
 
 
+#: The command running, its path (``ibcalc sweep``) and its options' spellings: set by the root
+#: group while the command runs (:func:`running`), read by :func:`_fail`.
+_RUNNING: ContextVar[tuple[str, frozenset[str]] | None] = ContextVar("_RUNNING", default=None)
+
+
+@contextmanager
+def running(path: str, options: Collection[str]) -> Iterator[None]:
+    """While the command ``path`` (``ibcalc sweep``), whose options are spelled ``options``,
+    runs: a refusal of one of their values gets its ``--help`` hint (:func:`with_help_hint`)."""
+    token = _RUNNING.set((path, frozenset(options)))
+    try:
+        yield
+    finally:
+        _RUNNING.reset(token)
+
+
+def with_help_hint(line: str, path: str, options: Collection[str]) -> str:
+    """``line`` with `` (see 'PATH --help')`` where it refuses the value of one of ``options``:
+    it starts with the option and the value quoted (``--size '10Gb' uses ...``), as the
+    toolkit's refusals of a value end with the hint; else as it is (options given together, a
+    file's problem, a line that has its hint)."""
+    option, _, rest = line.partition(" ")
+    if option not in options or not rest.startswith("'") or line.endswith(" --help')"):
+        return line
+    return f"{line} (see '{path} --help')"
+
+
 def _fail(lines: Sequence[str], into: list[str] | None = None) -> NoReturn:
+    command = _RUNNING.get()
+    if command is not None:
+        lines = [with_help_hint(line, *command) for line in lines]
     say_errors(lines)
     if into is not None:
         into.extend(lines)  # a report keeps them all

@@ -6,7 +6,8 @@ without the value ("not a whole number"), and the library, handed the converted 
 ``1e400`` as ``inf``, ``-1`` as ``-1.0`` and a 26-digit count with commas (review EC 6). A
 refusal is an option's value quoted and what is wrong with it, as the size, time and rate
 options say theirs (``--size '1e400' is absurdly large``); the CLI's boundary puts the flag
-before it:
+before it (and the command's ``--help`` hint after it, as after every refusal of one option's
+value: :func:`ibcalc.cli.boundary.with_help_hint`):
 
 * ``--nodes '1.5' is not a whole number (write digits, e.g. 4)``
 * ``--cross-leaf '50%' is not a number (write the fraction in digits: 0.5 for 50%)``
