@@ -7,9 +7,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
-from ibcalc.cli import app
+from ibcalc.cli import app, main
 
 H100_2 = ["--system", "dgx-h100", "--nodes", "2"]
 
@@ -253,3 +254,71 @@ def test_a_protocol_refusal_names_the_protocols_only_what_ifs_run_apart() -> Non
     assert " ".join(result.output.split()).endswith(
         "applicable: none of NCCL's; what-ifs NCCL does not implement (hierarchical, rhd): Simple"
     )
+
+
+@pytest.mark.parametrize(
+    ("command", "flag", "value", "refusal"),
+    [
+        # an empty name between two names, refused as '--inter ndr,,hdr' is (NCCL would drop it)
+        (
+            "allreduce",
+            "--nccl-algo",
+            "ring,,tree",
+            "has an empty name between commas (e.g. --nccl-algo Ring,Tree)",
+        ),
+        (
+            "sweep",
+            "--nccl-proto",
+            "^ll, ,simple",
+            "has an empty name between commas (e.g. --nccl-proto LL128,Simple)",
+        ),
+        (
+            "allreduce",
+            "--nccl-algo",
+            "allreduce,,allgather:ring",
+            "has an empty name between commas (e.g. --nccl-algo Ring,Tree)",
+        ),
+        # two lists for one collective: NCCL's documentation gives each one, and which of two
+        # NCCL keeps has no source here (both had been taken, the last winning unsaid)
+        (
+            "allreduce",
+            "--nccl-algo",
+            "allreduce:tree;allreduce:ring",
+            "gives allreduce two lists (tree, ring); NCCL's documentation does not say which it "
+            "keeps: give one",
+        ),
+        (
+            "allreduce",
+            "--nccl-algo",
+            "allreduce:tree;ring",
+            "gives allreduce two lists (tree, ring); NCCL's documentation does not say which it "
+            "keeps: give one",
+        ),
+        (
+            "sweep",
+            "--nccl-proto",
+            "simple;ll",
+            "gives every collective two lists (simple, ll); NCCL's documentation does not say "
+            "which it keeps: give one",
+        ),
+    ],
+)
+def test_a_setting_with_an_empty_name_or_two_lists_for_a_collective_is_refused(
+    command: str, flag: str, value: str, refusal: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Review EK 2: '--nccl-algo ring,,tree' and 'allreduce:tree;allreduce:ring' had been taken
+    without a word."""
+    argv = ["sweep", "allreduce"] if command == "sweep" else [command, "--size", "8B"]
+    with pytest.raises(SystemExit) as info:
+        main([*argv, *H100_2, flag, value])
+    assert info.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err == f"error: {flag} '{value}' {refusal} (see 'ibcalc {command} --help')\n"
+
+
+def test_a_list_for_every_collective_and_one_for_a_collective_are_taken() -> None:
+    """NCCL's syntax, [^]<algo>[,<algo>...][;<coll>:[^]<algo>...]: a plain list first, then
+    lists per collective; a trailing comma is dropped, as NCCL drops it."""
+    both = _json("allreduce", "--size", "1GB", *H100_2, "--nccl-algo", "ring;allreduce:tree,")
+    assert both["algorithm"] == "tree"

@@ -768,17 +768,20 @@ def selection_of(
         return params
     from ibcalc.logs.selection import select, with_selection
 
-    for flag, value, example in (
-        ("--nccl-algo", nccl_algo, "^NVLS or Ring,Tree"),
-        ("--nccl-proto", nccl_proto, "^LL128 or Simple"),
+    for flag, value, example, pair in (
+        ("--nccl-algo", nccl_algo, "^NVLS or Ring,Tree", "Ring,Tree"),
+        ("--nccl-proto", nccl_proto, "^LL128 or Simple", "LL128,Simple"),
     ):
-        if value is not None and not re.sub(r"[\s^,;:]", "", value):
+        if value is None:
+            continue
+        if not re.sub(r"[\s^,;:]", "", value):
             # '^', ';;;' or '' name nothing: NCCL reads them as no setting, and the estimate had
             # been NCCL's own choice without a word (review DH)
             raise CliUsageError(
                 f"{flag} {shown(value)} names nothing: NCCL reads it as no setting; drop the "
                 f"option or give names (e.g. {example})"
             )
+        _refuse_unclear_setting(flag, value, pair)
     settings = {
         variable: (value, f"{flag} {value}")
         for variable, flag, value in (
@@ -801,6 +804,47 @@ def selection_of(
     if selection.overlay is None:
         return params.with_overrides({"schema": COST_PARAMS_SCHEMA}, label=label)
     return with_selection(params, selection.overlay, label=label)
+
+
+def _empty_between_names(items: list[str]) -> bool:
+    """Whether a comma list's ``items`` hold an empty one between two names (``ring,,tree``);
+    empty ones at its ends (``ll,,``) are NCCL's syntax, which drops them (review DH)."""
+    named = [i for i, item in enumerate(items) if item.strip()]
+    return bool(named) and not all(items[i].strip() for i in range(named[0], named[-1] + 1))
+
+
+def _refuse_unclear_setting(flag: str, value: str, pair: str) -> None:
+    """Refuse what ``value`` (``--nccl-algo``'s or ``--nccl-proto``'s) leaves unclear: an empty
+    name between two names (``ring,,tree``, the typo ``--inter ndr,,hdr`` is refused as; NCCL's
+    reading would drop it unsaid), and two lists for one collective (``allreduce:tree;
+    allreduce:ring``; two plain lists, ``ring;tree``, for every one), which NCCL's documentation
+    (``[^]<algo>[,<algo>...][;<coll>:[^]<algo>...]``) gives one each and this repository has no
+    source for which NCCL keeps (review EK 2). A log's setting is the run's and is read as it
+    is (:func:`ibcalc.logs.selection.nccl_selection`)."""
+    from ibcalc.logs.selection import collective_named, setting_entries
+
+    given: dict[Collective | None, tuple[str, str]] = {}  # -> (its name as written, its list)
+    for prefix, listed in setting_entries(value):
+        lists = [listed.removeprefix("^").split(","), *([prefix] if prefix is not None else [])]
+        if any(_empty_between_names(names) for names in lists):
+            raise CliUsageError(
+                f"{flag} {shown(value)} has an empty name between commas (e.g. {flag} {pair})"
+            )
+        # the collectives NCCL lists the entry names (a name it does not list is refused with
+        # the setting's other unknown names); a plain list is every collective's, and meets
+        # any list given before it (NCCL's syntax puts it first)
+        named = (
+            {c: op.strip() for op in (prefix or []) if (c := collective_named(op)) is not None}
+            if prefix is not None
+            else {None: "every collective", **{c: op for c, (op, _) in given.items()}}
+        )
+        for collective, op in named.items():
+            if collective in given:
+                raise CliUsageError(
+                    f"{flag} {shown(value)} gives {op} two lists ({given[collective][1]}, "
+                    f"{listed}); NCCL's documentation does not say which it keeps: give one"
+                )
+            given[collective] = (op, listed)
 
 
 def plot_target(plot: Path | None, inputs: Iterable[str | Path] = ()) -> Path | None:

@@ -30,9 +30,11 @@ __all__ = [
     "NCCL_PROTO_NAMES",
     "RunSelection",
     "Selection",
+    "collective_named",
     "nccl_selection",
     "run_selection",
     "select",
+    "setting_entries",
     "with_selection",
 ]
 
@@ -70,6 +72,26 @@ def _key(name: str) -> str:
     return name.strip().lower().replace("_", "").replace("-", "")
 
 
+def collective_named(op: str) -> Collective | None:
+    """The collective NCCL's name ``op`` (``allreduce``, any case) in a per-collective prefix
+    names, else None."""
+    return _FUNCTIONS.get(_key(op))
+
+
+def setting_entries(value: str) -> list[tuple[list[str] | None, str]]:
+    """The entries of a setting ``value``, separated by ``;``, in order: the names of an
+    ``ops:`` prefix as written between its commas (None for a plain list) and the list after it,
+    stripped; empty entries (``;;``) left out."""
+    entries: list[tuple[list[str] | None, str]] = []
+    for entry in value.split(";"):
+        entry = entry.strip()
+        if not entry:
+            continue
+        head, sep, tail = entry.partition(":")
+        entries.append((head.split(","), tail.strip()) if sep else (None, entry))
+    return entries
+
+
 #: NCCL's spelling of each algorithm (its ``ncclAlgoStr``), for what is said to the user.
 _NCCL_SPELLING: Mapping[Algorithm, str] = {
     Algorithm.RING: "Ring",
@@ -105,23 +127,21 @@ def nccl_selection(value: str, names: Mapping[str, _T], collective: Collective) 
     with :data:`NCCL_PROTO_NAMES`) leaves NCCL for ``collective``.
 
     A plain list applies to every collective; ``ops:list`` entries, separated by ``;``, to the
-    collectives their prefix names (``allreduce,allgather:ring``; the last entry that names one
-    wins, as a plain list after it does). The point-to-point collectives (all-to-all,
-    send/recv) are named by none."""
+    collectives their prefix names (``allreduce,allgather:ring``; where two entries name one,
+    the last is read, as is a plain list after it: NCCL's documentation gives each collective one
+    list and says nothing of two, so the command line refuses them, and a log's setting, the
+    run's, is read so). The point-to-point collectives (all-to-all, send/recv) are named by
+    none."""
     listed: str | None = None
     unknown: list[str] = []
-    for entry in value.split(";"):
-        entry = entry.strip()
-        if not entry:
+    for prefix, tail in setting_entries(value):
+        if prefix is None:
+            listed = tail
             continue
-        head, sep, tail = entry.partition(":")
-        if not sep:
-            listed = entry
-            continue
-        ops = [op for op in head.split(",") if op.strip()]
-        unknown += [op.strip() for op in ops if _key(op) not in _FUNCTIONS]
-        if any(_FUNCTIONS.get(_key(op)) is collective for op in ops):
-            listed = tail.strip()
+        ops = [op for op in prefix if op.strip()]
+        unknown += [op.strip() for op in ops if collective_named(op) is None]
+        if any(collective_named(op) is collective for op in ops):
+            listed = tail
     if listed is None:
         return Selection(None, "", tuple(unknown))
     # one leading ^ excludes; a second is part of the first name, which then matches nothing
