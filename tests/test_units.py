@@ -353,13 +353,16 @@ def test_bad_bandwidths_are_refused(text: str) -> None:
 def test_nan_and_infinities_without_a_unit_are_named(text: str, words: str) -> None:
     """YAML's .nan and .inf in a rate's place are said as a time's and a size's are (review CK:
     'min_busbw: .nan' had been "not understood" where 'max_time: .nan' was NaN); a finite
-    number without its unit stays "not understood" as a rate."""
+    number without its unit is said to be one, and zero to be zero (review EK 3: both had been
+    "not understood")."""
     for parse, what in ((parse_bandwidth, "bandwidth"), (parse_time, "time"), (parse_size, "size")):
         with pytest.raises(UnitError) as info:
             parse(text)
         assert str(info.value) == f"{what} {text!r} {words}"
-    with pytest.raises(UnitError, match=r"^bandwidth '100' is not understood \(write bits"):
+    with pytest.raises(UnitError, match=r"^bandwidth '100' is a number without a unit \(write"):
         parse_bandwidth("100")
+    with pytest.raises(UnitError, match=r"^bandwidth '0' is zero; give a rate above zero, with"):
+        parse_bandwidth("0")
 
 
 @given(st.integers(min_value=1, max_value=10**6))
@@ -816,7 +819,7 @@ def test_a_size_or_distance_unit_matched_only_by_unicode_case_folding_is_not_und
         (parse_bandwidth, "10ms", "'10ms' is not understood"),
         (parse_bandwidth, "400x", "'400x' is not understood"),
         # neither: as before
-        (parse_bandwidth, "100", "'100' is not understood"),
+        (parse_bandwidth, "100", "'100' is a number without a unit"),
         (parse_bandwidth, "fast", "'fast' is not understood"),
     ],
 )

@@ -318,9 +318,21 @@ def parse_bandwidth(
             size = (
                 sized is not None and bool(sized["unit"]) and sized["unit"].lower() in _SIZE_FACTORS
             )
+            # a bare number: said as one, zero as zero, as a size's is ('0' and '100' had been
+            # 'not understood', where --size 0 'is zero': review EK 3)
+            bare_number = sized is not None and not sized["unit"]
+            zero = bare_number and _ZERO_TEXT.match(value) is not None
             raise UnitError(
                 f"{what} {shown(raw)} is "
-                + ("a size, not a rate: a rate ends in /s or ps" if size else "not understood")
+                + (
+                    "zero; give a rate above zero, with its unit"
+                    if zero
+                    else "a number without a unit"
+                    if bare_number
+                    else "a size, not a rate: a rate ends in /s or ps"
+                    if size
+                    else "not understood"
+                )
                 + lookalike(raw)
                 + " (write bits as 400Gb/s or 400Gbps, bytes as 50GB/s)"
             )
@@ -352,7 +364,9 @@ def parse_bandwidth(
             else _DECIMAL_PREFIX[prefix.lower()]
         )
         bw = _exact(match["num"], multiplier, BITS_PER_BYTE if is_bits else 1)
-    if bw <= 0:
+    if bw == 0:
+        raise UnitError(f"{what} {shown(raw)} is zero; give a rate above zero")
+    if bw < 0:
         raise UnitError(f"{what} {shown(raw)} must be positive")
     if capped and bw > MAX_BANDWIDTH_BPS:
         raise UnitError(f"{what} {shown(raw)} is absurdly large{limit}")

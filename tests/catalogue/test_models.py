@@ -126,7 +126,10 @@ def test_link_json_keys_carry_units() -> None:
     [
         ({"per_direction": "5 Mb/s"}, "out of range"),  # 0.625 MB/s < the 1 MB/s floor
         ({"per_direction": "200 TB/s"}, "out of range"),  # above the 100 TB/s ceiling
-        ({"per_direction": "400"}, "not understood"),  # bits or bytes? a bare number is refused
+        (
+            {"per_direction": "400"},
+            "a number without a unit",
+        ),  # bits or bytes? a bare number is refused
         ({"latency": "2 s"}, "out of range"),  # longest link latency accepted: 1 s
         ({"efficiency": 0.0}, "out of range"),
         ({"efficiency": 1.5}, "out of range"),

@@ -264,6 +264,8 @@ TRAIN = ["train", "--model", "llama3-8b", "--system", "dgx-h100"]
 TRAIN_HELP = "(see 'ibcalc train --help')"
 INFER = ["infer", "--model", "llama3-8b", "--system", "dgx-h100"]
 INFER_HELP = "(see 'ibcalc infer --help')"
+CHECKPOINT = ["checkpoint", "--storage", "aws-s3", "--model", "llama3-8b"]
+CHECKPOINT_HELP = "(see 'ibcalc checkpoint --help')"
 WHOLE = "is not a whole number (write digits, e.g. 4)"
 
 
@@ -408,6 +410,22 @@ WHOLE = "is not a whole number (write digits, e.g. 4)"
         (
             [*EST, "--sites", "2", "--wan", "wan-100g", "--distance", "0.5m"],
             f"--distance '0.5m' is under 1 m: WAN sites are apart {EST_HELP}",
+        ),
+        # --storage-fabric is a rate: a bare number is said to be one, zero to be zero, as
+        # --size 0 'is zero' ('0' and '100' had been 'not understood': review EK 3)
+        (
+            [*CHECKPOINT, "--storage-fabric", "0"],
+            "--storage-fabric '0' is zero; give a rate above zero, with its unit (write bits as "
+            f"400Gb/s or 400Gbps, bytes as 50GB/s) {CHECKPOINT_HELP}",
+        ),
+        (
+            [*CHECKPOINT, "--storage-fabric", "100"],
+            "--storage-fabric '100' is a number without a unit (write bits as 400Gb/s or "
+            f"400Gbps, bytes as 50GB/s) {CHECKPOINT_HELP}",
+        ),
+        (
+            [*CHECKPOINT, "--storage-fabric", "0GB/s"],
+            f"--storage-fabric '0GB/s' is zero; give a rate above zero {CHECKPOINT_HELP}",
         ),
         # options given together quote no one value: no hint, as before
         (
