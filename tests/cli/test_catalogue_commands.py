@@ -377,10 +377,11 @@ def test_the_variable_is_named_only_where_its_naming_is_the_one_read(
 
 
 def test_systems_show_gives_the_rates_the_list_sends_it_for() -> None:
-    """The systems table drops its NIC-rate columns on a narrow page and says "NIC rates: ibcalc
-    systems show ID", which had printed no rate at all (review DO). aws-p5: NVLink 4, 18 x 25 =
-    450 GB/s per GPU per direction; 32 EFA interfaces of 100 Gb/s = 12.5 GB/s each, 32 x 12.5 / 8
-    = 50 GB/s per GPU. The JSON of show and of the list carries the same three figures."""
+    """The systems table drops columns on a narrow page (the rate per NIC first), names them and
+    sends the reader to "ibcalc systems show ID", which had printed no rate at all (review DO).
+    aws-p5: NVLink 4, 18 x 25 = 450 GB/s per GPU per direction; 32 EFA interfaces of 100 Gb/s =
+    12.5 GB/s each, 32 x 12.5 / 8 = 50 GB/s per GPU. The JSON of show and of the list carries
+    the same three figures."""
     result = CliRunner().invoke(app, ["systems", "show", "aws-p5"], env={"COLUMNS": "120"})
     assert result.exit_code == 0, result.output
     lines = [" ".join(line.split()) for line in result.stdout.splitlines()]
@@ -403,4 +404,5 @@ def test_systems_show_gives_the_rates_the_list_sends_it_for() -> None:
     pcie = CliRunner().invoke(app, ["systems", "show", "pcie-8gpu"], env={"COLUMNS": "120"})
     assert "(1 NIC over 8 GPUs)" in pcie.stdout
     narrow = CliRunner().invoke(app, ["systems"], env={"COLUMNS": "80"}).stdout
-    assert "(NIC rates: ibcalc systems show ID, or a wider terminal)" in narrow
+    assert "the GB/s per NIC" in narrow
+    assert "(every field of one: ibcalc systems show ID)" in narrow

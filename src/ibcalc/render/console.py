@@ -29,12 +29,14 @@ from ibcalc.engine.plan import NCCL_ALGORITHMS
 from ibcalc.engine.types import Cost, Estimate, busbw_factor
 from ibcalc.errors import fill_fields
 from ibcalc.render.stream import (
+    Drop,
     PipeConsole,
     TrimmedStream,
+    columns_left_out,
+    drop_columns,
     env_columns,
     left_out,
     unit_wrap,
-    whole_width,
 )
 from ibcalc.render.words import LINK_KEYS, links_words
 from ibcalc.units import (
@@ -132,13 +134,6 @@ def prose(text: str, prefix: str = "  ", style: str = "") -> Table | Text:
     grid.add_column(overflow="fold")
     grid.add_row(prefix, Text(text, style=style))
     return grid
-
-
-def _one_space(table: Table) -> None:
-    """Close a catalogue listing's columns up to one space between them, for a page too narrow
-    for rich's padding (the systems and storage lists)."""
-    table.collapse_padding = True
-    table.padding = (0, 0, 0, 1)
 
 
 def _fold(table: Table) -> Table:
@@ -535,25 +530,51 @@ def render_links(
             link.confidence.value,
         ]
         table.add_row(*cells, *([link.name] if wide else []))
-    console.print(_fold(table))
     duplex = [link for link in links if link.duplex_efficiency < 1]
-    if duplex:
-        # one way: a one-node ring sends and receives at once and gets less (xgmi-mi300x's
-        # 358 GB/s achievable had read as what a one-node all-reduce reaches, 314: review BL)
-        each = ", ".join(
-            f"{link.id} {_gbps(link.achievable_Bps * link.duplex_efficiency / GB)}"
-            for link in duplex
+    # one way: a one-node ring sends and receives at once and gets less (xgmi-mi300x's 358 GB/s
+    # achievable had read as what a one-node all-reduce reaches, 314: review BL)
+    each = ", ".join(
+        f"{link.id} {_gbps(link.achievable_Bps * link.duplex_efficiency / GB)}" for link in duplex
+    )
+    notes = [
+        prose(
+            "one way; where every GPU sends and receives at once (a one-node ring), "
+            f"achievable x duplex_efficiency: {each} GB/s",
+            "*",
         )
-        console.print(
-            prose(
-                "one way; where every GPU sends and receives at once (a one-node ring), "
-                f"achievable x duplex_efficiency: {each} GB/s",
-                "*",
-            )
-        )
-    _print_aliases(console, links)
+    ]
+    _print_listing(console, table, _LINK_DROPS, links, notes if duplex else [])
     if not wide:
         console.print(Text("(names and sources: ibcalc links show ID)"))
+
+
+def _print_listing(
+    console: Console,
+    table: Table,
+    drops: Sequence[Drop],
+    entries: Iterable[Link | System | Storage],
+    notes: Sequence[Table | Text] = (),
+) -> bool:
+    """Print a catalogue listing: ``table`` fitted to the page (the ``drops`` it leaves out
+    where too wide, render.stream.drop_columns), the ``notes`` on its rows, the entries' other
+    names, and the footnote that names the columns left out. Returns whether any was."""
+    dropped, full = drop_columns(console, table, drops)
+    console.print(_fold(table))
+    for note in notes:
+        console.print(note)
+    _print_aliases(console, entries)
+    if dropped:
+        console.print(Text(columns_left_out(dropped, console.width, full, json="every field")))
+    return bool(dropped)
+
+
+#: What a page too narrow for the links table leaves out, first to last: the efficiency
+#: (achievable / line, both beside it), then the scope and the kind (``links show ID``).
+_LINK_DROPS = (
+    Drop(("eff",), name="eff"),
+    Drop(("scope",), name="scope"),
+    Drop(("kind",), name="kind"),
+)
 
 
 def _print_aliases(console: Console, entries: Iterable[Link | System | Storage]) -> None:
@@ -682,19 +703,22 @@ def render_systems(
             system.confidence.value,
             *([system.gpu] if wide else []),
         )
-    narrow = whole_width(console, table) > console.width
-    if narrow:
-        # too narrow for every column whole: one space between columns, and the NIC rates
-        # (per NIC and per GPU; `ibcalc links` and `systems show` give them) give way, so that
-        # ids, link names, numbers and grades stay whole (80 columns had split 'gb200-nvl/72')
-        _one_space(table)
-        table.columns[:] = [
-            c for c in table.columns if c.header not in ("GB/s\nper\nNIC", "GB/s\nnet\n/GPU")
-        ]
-    console.print(_fold(table))
-    _print_aliases(console, systems)
-    if narrow:
-        console.print(Text("(NIC rates: ibcalc systems show ID, or a wider terminal)"))
+    # too narrow for every column whole: the columns close up, then the least telling give way,
+    # so that ids, link names and the rates per GPU stay whole (80 columns had split
+    # 'gb200-nvl/72'; the NIC rates had given way first, leaving the scale-out side as '8 x ndr')
+    if _print_listing(console, table, _SYSTEM_DROPS, systems):
+        console.print(Text("(every field of one: ibcalc systems show ID)"))
+
+
+#: What a page too narrow for the systems table leaves out, first to last: the rate per NIC
+#: (the network's per GPU x GPUs / NICs), the scale-up domain (the GPUs but on NVL72 racks,
+#: whose ids say so), the grade, then the GPUs.
+_SYSTEM_DROPS = (
+    Drop(("GB/s\nper\nNIC",), name="GB/s per NIC"),
+    Drop(("domain",), name="domain"),
+    Drop(("conf",), name="conf"),
+    Drop(("GPUs",), name="GPUs"),
+)
 
 
 def _system_rates(system: System, links: Mapping[str, Link]) -> dict[str, float | None]:
@@ -807,12 +831,19 @@ def render_storage_list(
             format_time(entry.latency_s) if entry.latency_s is not None else "-",
             entry.confidence.value,
         )
-    if whole_width(console, table) > console.width:
-        # at 80 columns the rows took 81 and the rule 82, and every line wrapped
-        _one_space(table)
-    console.print(_fold(table))
-    _print_aliases(console, entries)
+    # too wide: the columns close up (at 80 columns the rows took 81 and the rule 82, and every
+    # line wrapped), then the least telling give way
+    _print_listing(console, table, _STORAGE_DROPS, entries)
     console.print(Text("(names, sources and request limits: ibcalc storage show ID)"))
+
+
+#: What a page too narrow for the storage table leaves out, first to last: the limits per
+#: client (most entries state none), the grade, then the kind.
+_STORAGE_DROPS = (
+    Drop(("per client\nread / write",), name="per client read / write"),
+    Drop(("conf",), name="conf"),
+    Drop(("kind",), name="kind"),
+)
 
 
 def render_storage(entry: Storage, fmt: str = Format.TABLE, stream: TextIO | None = None) -> None:
@@ -972,15 +1003,21 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
     # numbers need it: a bar once cut the last digit of every number at 1 PiB)
     wanted = 24 if console.width >= 102 else 12 if console.width >= 90 else 0
     numbers = _sweep_columns(title, cells, bar=None)
-    natural = Measurement.get(console, console.options.update_width(10_000), numbers).maximum
-    count_left_out = natural > console.width
-    if count_left_out:
-        # the element count (size / the type's bytes) goes first: 85 columns of figures on an
-        # 80-column page had wrapped every row
-        wide_natural = natural
-        cells = [row_cells[:1] + row_cells[2:] for row_cells in cells]
-        numbers = _sweep_columns(title, cells, bar=None, count=False)
-        natural = Measurement.get(console, console.options.update_width(10_000), numbers).maximum
+    # the element count (size / the type's bytes) goes first: 85 columns of figures on an
+    # 80-column page had wrapped every row; then the type, one for the whole sweep, and the
+    # algbw (size / time): 70 columns had been printed on a 60-column page
+    dtypes = ", ".join(dict.fromkeys(row["type"] for row in rows))
+    drops = (
+        Drop(("count",), phrase="the count column (elements)"),
+        Drop(("type",), phrase=f"the type column ({dtypes} throughout)"),
+        Drop(("algbw\n(GB/s)",), phrase="the algbw column (size / time)"),
+    )
+    dropped, wide_natural = drop_columns(console, numbers, drops, close_up=False, measure=_natural)
+    count_left_out = bool(dropped)
+    shown = {column.header for column in numbers.columns}
+    keep = [i for i, name in enumerate(_SWEEP_HEADERS) if name in shown]
+    cells = [tuple(row_cells[i] for i in keep) for row_cells in cells]
+    natural = _natural(console, numbers)
     room = console.width - natural - 2
     bar_width = min(wanted, room) if room >= 8 else 0
     # the bar's header says what a full bar is, in GB/s as the busbw column
@@ -996,7 +1033,11 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
         numbers
         if whole and not bar_width
         else _sweep_columns(
-            title, cells, bar=bar if bar_width else None, whole=whole, count=not count_left_out
+            title,
+            cells,
+            bar=bar if bar_width else None,
+            whole=whole,
+            headers=[_SWEEP_HEADERS[i] for i in keep],
         )
     )
     if bar_width:  # without a bar the rows are in already
@@ -1004,7 +1045,7 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
             table.add_row(*row_cells, _bar(row["busbw_GBps"] / peak, bar_width))
     console.print(_fold(table))
     if count_left_out:
-        hint = left_out("the count column (elements) is", console.width, wide_natural, many=False)
+        hint = columns_left_out(dropped, console.width, wide_natural)
         if bar_width:  # the count back leaves no room for the bar until 10 columns more
             hint = hint[:-1] + f", {wide_natural + 10} or more with the bar)"
         console.print(Text(hint))
@@ -1048,29 +1089,37 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
         )
 
 
+#: The sweep table's columns, nccl-tests' own but for the algorithm
+_SWEEP_HEADERS = (
+    "size\n(B)",
+    "count",
+    "type",
+    "time\n(us)",
+    "likely\n(us)",
+    "algbw\n(GB/s)",
+    "busbw\n(GB/s)",
+    "algorithm",
+)
+
+
+def _natural(console: Console, table: Table) -> int:
+    """The width of ``table`` with no cell wrapped."""
+    return Measurement.get(console, console.options.update_width(10_000), table).maximum
+
+
 def _sweep_columns(
     title: str,
     cells: list[tuple[str, ...]],
     *,
     bar: str | None,
     whole: bool = True,
-    count: bool = True,
+    headers: Sequence[str] = _SWEEP_HEADERS,
 ) -> Table:
-    """The sweep table's columns (with a bar column headed ``bar``; numbers kept ``whole`` on
-    one line; the element ``count`` column, or not); without a bar, the rows ``cells`` too, so
-    that its width can be measured."""
+    """The sweep table's columns (those of ``headers``, then a bar column headed ``bar``;
+    numbers kept ``whole`` on one line); without a bar, the rows ``cells`` too, so that its
+    width can be measured."""
     table = Table(title=title, box=box.SIMPLE_HEAD, title_justify="left", collapse_padding=True)
-    names = [
-        "size\n(B)",
-        *(["count"] if count else []),
-        "type",
-        "time\n(us)",
-        "likely\n(us)",
-        "algbw\n(GB/s)",
-        "busbw\n(GB/s)",
-    ]
-    names.append("algorithm")
-    for name in names:
+    for name in headers:
         # numbers and the algorithm stay on one line
         table.add_column(name, justify="left" if name in ("type", "algorithm") else "right")
         table.columns[-1].no_wrap = whole
@@ -1122,9 +1171,17 @@ def _nic_count(data: dict[str, Any]) -> str:
     return f"x1/{data['gpus_per_node'] // data['nics_per_node']}"
 
 
-#: The page width from which ``gap``'s table shows its line-rate columns (narrower, the
-#: achievable rates and times stay whole)
-_GAP_FULL_WIDTH = 98
+#: What a page too narrow for ``gap``'s table leaves out, first to last: the line rates and
+#: their ratio (the achievable rates and times stay whole), then the figures the others give:
+#: the achievable ratio (the two rates' quotient) and the time inside (across / slow-down)
+_GAP_DROPS = (
+    Drop(
+        ("line\n(GB/s)", "ratio\nline"),
+        phrase="the line-rate columns and the line ratio (the gap ibcalc check gates)",
+    ),
+    Drop(("ratio\nachv.",), phrase="the achv. ratio column"),
+    Drop(("1 GB\ninside",), phrase="the 1 GB inside column"),
+)
 
 
 def render_gap(
@@ -1172,24 +1229,20 @@ def _gap_table(rows: Sequence[dict[str, Any]], stream: TextIO | None) -> None:
         collapse_padding=True,
         pad_edge=False,
     )
-    # below 98 columns the line-rate columns give way (achievable rates and times stay whole)
-    full = console.width >= _GAP_FULL_WIDTH
-    columns = (
-        ("scale-up", "left", True),
-        ("line\n(GB/s)", "right", full),
-        ("achv.\n(GB/s)", "right", True),
-        ("scale-out\nper GPU", "left", True),
-        ("line\n(GB/s)", "right", full),
-        ("achv.\n(GB/s)", "right", True),
-        ("ratio\nline", "right", full),
-        ("ratio\nachv.", "right", True),
-        ("1 GB\ninside", "right", True),
-        ("1 GB\nacross", "right", True),
-        ("slow-\ndown", "right", True),
-    )
-    for name, justify, shown in columns:
-        if shown:
-            table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
+    for name, justify in (
+        ("scale-up", "left"),
+        ("line\n(GB/s)", "right"),
+        ("achv.\n(GB/s)", "right"),
+        ("scale-out\nper GPU", "left"),
+        ("line\n(GB/s)", "right"),
+        ("achv.\n(GB/s)", "right"),
+        ("ratio\nline", "right"),
+        ("ratio\nachv.", "right"),
+        ("1 GB\ninside", "right"),
+        ("1 GB\nacross", "right"),
+        ("slow-\ndown", "right"),
+    ):
+        table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
     previous = None
     grouped = len(rows) > len({row["intra"] for row in rows})
     for row in rows:
@@ -1212,7 +1265,11 @@ def _gap_table(rows: Sequence[dict[str, Any]], stream: TextIO | None) -> None:
             f"{format_time(across['time_s'])}\n{across['algorithm']}",
             format_ratio(row["slowdown"]),
         )
-        table.add_row(*(cell for cell, (_, _, shown) in zip(cells, columns, strict=True) if shown))
+        table.add_row(*cells)
+    # too wide: the line-rate columns give way (the achievable rates and times stay whole),
+    # then the figures the others give (ratio = achievable / achievable; inside = across /
+    # slow-down)
+    dropped, full = drop_columns(console, table, _GAP_DROPS)
     console.print(_fold(table))
     for line in (
         "conventions: per direction, per GPU; GB/s = 10^9 B/s; vendor 'bidirectional' figures "
@@ -1252,19 +1309,7 @@ def _gap_table(rows: Sequence[dict[str, Any]], stream: TextIO | None) -> None:
             for note in (rows[0]["assumptions"] if rows else ())
             if note.startswith((CATALOGUE_OVERRIDES_NOTE, COST_PARAMETERS_NOTE))
         },
-        *(
-            []
-            if full
-            else [
-                left_out(
-                    "the line-rate columns and the line ratio (the gap ibcalc check gates) are",
-                    console.width,
-                    _GAP_FULL_WIDTH,
-                    many=True,
-                    json="them",
-                )
-            ]
-        ),
+        *([columns_left_out(dropped, console.width, full, json="them")] if dropped else []),
     ):
         label, text = line.split(": ", 1) if line.startswith("conventions: ") else ("", line)
         console.print(prose(text, f"{label}:" if label else ""))

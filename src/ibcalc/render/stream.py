@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 from rich.cells import cell_len
@@ -20,8 +22,11 @@ from rich.text import Text
 
 __all__ = [
     "UNITS",
+    "Drop",
     "PipeConsole",
     "TrimmedStream",
+    "columns_left_out",
+    "drop_columns",
     "env_columns",
     "fit_columns",
     "left_out",
@@ -332,3 +337,89 @@ def left_out(what: str, width: int, full: int, *, many: bool, json: str | None =
     return (
         f"{what} left out at {width} columns ({full} or more show {'them' if many else 'it'}{tail})"
     )
+
+
+#: The spacings a table too wide for the page closes up to, in turn: two spaces between columns
+#: (a left pad beside the box's divider), then one (the divider alone)
+_CLOSER = ((0, 0, 0, 1), (0, 0, 0, 0))
+
+
+@dataclass(frozen=True)
+class Drop:
+    """Columns a narrow page leaves out together, by their headers, and what a footnote calls
+    them: ``name`` is a column's name (``eff``: "the eff column"), ``phrase`` words of their own
+    with their article (``the line-rate columns and the line ratio``)."""
+
+    headers: tuple[str, ...]
+    name: str = ""
+    phrase: str = ""
+
+
+def _header(column: Column) -> str:
+    return column.header.plain if isinstance(column.header, Text) else str(column.header)
+
+
+def drop_columns(
+    console: Console,
+    table: Table,
+    drops: Sequence[Drop],
+    *,
+    close_up: bool = True,
+    measure: Callable[[Console, Table], int] = whole_width,
+) -> tuple[list[Drop], int]:
+    """Fit ``table`` to the page: where it is wider than ``console.width`` (by ``measure``, at
+    the least the width that keeps every figure and word whole), close its columns up to two
+    spaces, then one (``close_up``); where that is not enough, leave out ``drops`` in their
+    order, the least telling first, each as long as the table is still too wide, at the widest
+    spacing that then fits. Returns the drops left out and the narrowest page that shows every
+    column (0 where none is left out), which the footnote names (:func:`columns_left_out`). A
+    table still too wide with every drop left out is printed past the edge
+    (:meth:`PipeConsole.print`)."""
+    page = console.width
+    spacings = [(table.collapse_padding, table.padding)]
+    spacings += [(False, padding) for padding in _CLOSER] if close_up else []
+
+    def fits() -> bool:
+        for collapse, padding in spacings:
+            table.collapse_padding, table.padding = collapse, padding
+            if measure(console, table) <= page:
+                return True
+        return False
+
+    if fits():
+        return [], 0
+    full = measure(console, table)  # at the closest spacing
+    dropped: list[Drop] = []
+    for drop in drops:
+        table.columns[:] = [c for c in table.columns if _header(c) not in drop.headers]
+        dropped.append(drop)
+        if fits():
+            break
+    return dropped, full
+
+
+def columns_left_out(
+    dropped: Sequence[Drop], width: int, full: int, *, json: str | None = None
+) -> str:
+    """The footnote for the ``dropped`` columns (:func:`drop_columns`): "the eff and scope
+    columns are left out at 60 columns (66 or more show them)", in :func:`left_out`'s words;
+    named columns next to each other are listed under one "columns"."""
+    items: list[str] = []
+    names: list[str] = []
+
+    def flush() -> None:
+        if names:
+            listed = ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+            items.append(f"the {listed} column{'s' if len(names) > 1 else ''}")
+            names.clear()
+
+    for drop in dropped:
+        if drop.phrase:
+            flush()
+            items.append(drop.phrase)
+        else:
+            names.append(drop.name)
+    flush()
+    many = sum(len(drop.headers) for drop in dropped) > 1
+    listed = ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else items[0]
+    return left_out(f"{listed} {'are' if many else 'is'}", width, full, many=many, json=json)
