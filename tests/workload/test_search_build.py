@@ -1,11 +1,16 @@
-"""How compare_layouts places its groups: once per cluster for every search
-(``train._PLACED``, refusals included). A search on one cluster must not take another's
-placements.
+"""How compare_layouts builds its results fast, held to what the plain way gives.
+
+A search builds each layout's Parallelism, TrainSpec, phases, totals and result without
+validating again (``ibcalc.trusted``): each must equal its validated twin field for field, in
+the same order, with the same fields counted as given, and dump to the same JSON. It places
+each group once per cluster for every search (``train._PLACED``, refusals included): a search
+on one cluster must not take another's placements.
 """
 
 from __future__ import annotations
 
 import pytest
+from pydantic import BaseModel
 
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import ResolvedCluster, resolve_cluster
@@ -13,7 +18,68 @@ from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.memo import IdentityMemo
 from ibcalc.workload import train
 from ibcalc.workload.model import find_model
-from ibcalc.workload.train import Parallelism, TrainSpec, compare_layouts
+from ibcalc.workload.phases import Phase
+from ibcalc.workload.train import (
+    Parallelism,
+    TrainResult,
+    TrainSpec,
+    TrainTotals,
+    compare_layouts,
+)
+
+
+def _twin_of(model: BaseModel) -> BaseModel:
+    """``model`` validated afresh from the fields it counts as given."""
+    return type(model)(**{name: getattr(model, name) for name in model.model_fields_set})
+
+
+def _same_as_validated(model: BaseModel) -> None:
+    twin = _twin_of(model)
+    assert model == twin
+    assert list(model.__dict__) == list(twin.__dict__) == list(type(model).model_fields)
+    assert model.model_fields_set == twin.model_fields_set
+    assert model.model_dump_json() == twin.model_dump_json()
+    for name, value in model.__dict__.items():  # 0.0, not 0; a tuple, not a list
+        assert type(value) is type(twin.__dict__[name]), name
+
+
+@pytest.mark.parametrize(
+    ("model", "spec", "extra", "quick"),
+    [
+        ("mixtral-8x7b", ClusterSpec(system="dgx-h100", nodes=4), {"tflops": 400.0}, True),
+        ("deepseek-v3", ClusterSpec(system="gb200-nvl72", nodes=18), {"zero": 1}, True),
+        ("llama3-8b", ClusterSpec(system="dgx-h100", nodes=2), {"backward_s": 1.0}, False),
+        (
+            "llama3-8b",
+            ClusterSpec(system="dgx-h100", nodes=2, sites=2, wan="wan-10g"),
+            {"hierarchical": True},
+            True,
+        ),
+        # one GPU: no phase, every sum over none
+        ("llama3-8b", ClusterSpec(system="dgx-h100", nodes=1, gpus_per_node=1), {}, True),
+    ],
+    ids=lambda v: str(v)[:30],
+)
+def test_search_results_equal_their_validated_twins(
+    builtin_catalogue: Catalogue,
+    model: str,
+    spec: ClusterSpec,
+    extra: dict[str, object],
+    quick: bool,
+) -> None:
+    # one GPU is a cluster only where no collective runs
+    cluster = resolve_cluster(builtin_catalogue, spec, collectives=spec.gpus_per_node != 1)
+    job = TrainSpec(model=find_model(model), parallel=Parallelism(dp=cluster.ranks), **extra)
+    results, _ = compare_layouts(builtin_catalogue, cluster, job, quick=quick)
+    assert results
+    for result in results:
+        assert isinstance(result, TrainResult)
+        assert isinstance(result.totals, TrainTotals)
+        for part in (result, result.spec, result.spec.parallel, result.totals, *result.phases):
+            _same_as_validated(part)
+        for phase in result.phases:
+            assert isinstance(phase, Phase)
+            assert ("estimate" in phase.model_fields_set) is not quick
 
 
 def test_a_search_takes_no_other_clusters_placements(

@@ -38,9 +38,10 @@ from ibcalc.facade import (
     simple_per_step_s,
 )
 from ibcalc.memo import IdentityMemo
+from ibcalc.trusted import trusted
 from ibcalc.workload.placement import Placement, Tier
 
-__all__ = ["Per", "Phase", "build_phase", "phase_fields"]
+__all__ = ["Per", "Phase", "build_phase", "phase_fields", "trusted_phase"]
 
 Per = Literal["step", "token", "request", "checkpoint"]
 
@@ -136,6 +137,19 @@ def build_phase(
     )
 
 
+#: The fields of a phase without an estimate, counted as given (``model_fields_set``): every
+#: one but the estimate, left at its default
+_GIVEN_WITHOUT_ESTIMATE = tuple(name for name in Phase.model_fields if name != "estimate")
+
+
+def trusted_phase(fields: dict[str, Any]) -> Phase:
+    """``Phase(**fields)`` for :func:`phase_fields`' dict (``exposed_s`` set), without
+    validating its values again (:func:`~ibcalc.trusted.trusted`: a layout search builds
+    thousands); the dict becomes the phase's. An estimate of None counts as not given."""
+    given = None if fields["estimate"] is not None else _GIVEN_WITHOUT_ESTIMATE
+    return trusted(Phase, fields, given)
+
+
 #: a collective's numbers at one size and its time range (:func:`quick_cost`)
 QuickCost = tuple[QuickEstimate, tuple[float, float]]
 
@@ -163,9 +177,11 @@ def phase_fields(
     plan: CollectivePlan | None = None,
     costed: QuickCost | None = None,
 ) -> dict[str, Any]:
-    """The fields of :func:`build_phase`'s :class:`Phase`, for a caller that sets ``exposed_s``
-    before building it (``exposed_s`` is 0 when ``exposed`` is False). With ``quick``,
-    ``costed`` is :func:`quick_cost` of the phase's plan and size when the caller has it."""
+    """The fields of :func:`build_phase`'s :class:`Phase`, every one in the order the model
+    declares them (the estimate None with ``quick``), for a caller that sets ``exposed_s``
+    before building it (``exposed_s`` is 0 when ``exposed`` is False; :func:`trusted_phase`).
+    With ``quick``, ``costed`` is :func:`quick_cost` of the phase's plan and size when the
+    caller has it."""
     if quick:
         cluster = placement.cluster
         if costed is None:
@@ -202,6 +218,7 @@ def phase_fields(
             "per": per,
             "exposed_s": q.time_s * count if exposed else 0.0,
             "overlaps": overlaps,
+            "estimate": None,
             "assumptions": [*placement.notes, *(notes or []), *extra],
         }
     est = estimate_on(

@@ -51,6 +51,7 @@ from ibcalc.engine.types import Algorithm, Collective, DType, Protocol
 from ibcalc.errors import FieldError, IbcalcError, WorkloadError
 from ibcalc.facade import CollectivePlan, cost_parameter_notes
 from ibcalc.memo import IdentityMemo
+from ibcalc.trusted import trusted
 from ibcalc.units import (
     format_count,
     format_near_one,
@@ -77,6 +78,7 @@ from ibcalc.workload.phases import (
     phase_fields,
     quick_cost,
     sharp_step_notes,
+    trusted_phase,
 )
 from ibcalc.workload.placement import Placement, place_group, place_pipeline, single_domain
 
@@ -215,6 +217,11 @@ class TrainResult(BaseModel):
     #: How ranks are numbered: Megatron-LM's default, or with data parallelism outermost
     #: (``--use-tp-pp-dp-mapping``) where the default's groups do not place
     rank_order: str = DEFAULT_ORDER
+
+
+#: The fields :func:`_train_step_in` gives a result (``model_fields_set``): every one but the
+#: rank order, left at its default
+_RESULT_GIVEN = tuple(name for name in TrainResult.model_fields if name != "rank_order")
 
 
 def _gpus_per_node(catalogue: Catalogue, spec: ClusterSpec) -> int:
@@ -375,7 +382,7 @@ class _Builder:
                 window=None,
                 notes=notes,
             )
-            added = _Added(Phase(**fields), tuple(self.reduced_across[mark:]))
+            added = _Added(trusted_phase(fields), tuple(self.reduced_across[mark:]))
             self.shared.exposed[key] = added
         else:
             self.reduced_across += added.across
@@ -1087,39 +1094,55 @@ def _train_step_in(
             "quantisation scales and compute ignored"
         )
     memory = _memory(spec, cluster, seq=known_seq, m=m, b=b)
-    totals = TrainTotals(
-        comm_s=comm,
-        exposed_s=exposed,
-        comm_s_range=comm_range,
-        exposed_s_range=exposed_range,
-        step_s_range=step_range,
-        forward_s=forward_s,
-        backward_s=backward_s,
-        compute_s=compute,
-        bubble_fraction=bubble,
-        bubble_s=bubble_s,
-        step_s=step,
+    # built without validating again (ibcalc.trusted): each value is a float, tuple or list of
+    # its own where the field is one, as validation would have made it
+    totals = trusted(
+        TrainTotals,
+        {
+            "comm_s": comm,
+            "exposed_s": exposed,
+            "comm_s_range": comm_range,
+            "exposed_s_range": exposed_range,
+            "step_s_range": step_range,
+            "forward_s": forward_s,
+            "backward_s": backward_s,
+            "compute_s": compute,
+            "bubble_fraction": bubble,
+            "bubble_s": bubble_s,
+            "step_s": step,
+        },
     )
-    return TrainResult(
-        spec=spec,
-        nodes=cluster.nodes,
-        gpus_per_node=cluster.gpus_per_node,
-        sites=sites,
-        wan=wan.link_id if (wan := cluster.topology.wan) is not None else None,
-        wan_links=wan.nics_per_domain if wan is not None else None,
-        wan_latency_s=wan.transport_latency_s if wan is not None else None,
-        microbatches=m,
-        seq_len=known_seq,
-        phases=phases,
-        totals=totals,
-        memory=memory,
-        warnings=b.warnings,
-        assumptions=[
-            *b.notes,
-            *_cluster_notes(
-                cluster, phases, b.reduced_across, b.params, grad=b.spec.grad_dtype, shared=b.shared
-            ),
-        ],
+    wan = cluster.topology.wan
+    return trusted(
+        TrainResult,
+        {
+            "spec": spec,
+            "nodes": cluster.nodes,
+            "gpus_per_node": cluster.gpus_per_node,
+            "sites": sites,
+            "wan": wan.link_id if wan is not None else None,
+            "wan_links": wan.nics_per_domain if wan is not None else None,
+            "wan_latency_s": wan.transport_latency_s if wan is not None else None,
+            "microbatches": m,
+            "seq_len": known_seq,
+            "phases": phases,
+            "totals": totals,
+            "memory": memory,
+            "warnings": b.warnings,
+            "assumptions": [
+                *b.notes,
+                *_cluster_notes(
+                    cluster,
+                    phases,
+                    b.reduced_across,
+                    b.params,
+                    grad=b.spec.grad_dtype,
+                    shared=b.shared,
+                ),
+            ],
+            "rank_order": DEFAULT_ORDER,
+        },
+        _RESULT_GIVEN,
     )
 
 
@@ -1779,7 +1802,7 @@ def _apply_overlap(
                 phase["exposed_s"] = exposed_window * share
             else:
                 phase["exposed_s"] = total
-            built = Phase(**phase)
+            built = trusted_phase(phase)
         out.append(built)
         count = built.count
         # Phase.total_s, and Phase.total_s_range without building its tuple
@@ -1800,13 +1823,17 @@ def _apply_overlap(
                 lows_exposed.append(low)
                 highs_exposed.append(high)
     comm_range = exposed_range = None
+    # each sum from 0.0: a step without phases sums to a float, as TrainTotals holds them
+    # (built without validation, which had made 0 of the int 0)
     if ranged:
-        comm_range = (sum(lows), sum(highs))
+        comm_range = (sum(lows, 0.0), sum(highs, 0.0))
         exposed_range = (
-            sum(lows_exposed) + sum([max(0.0, t - windows[w]) for w, t in lows_busy.items()]),
-            sum(highs_exposed) + sum([max(0.0, t - windows[w]) for w, t in highs_busy.items()]),
+            sum(lows_exposed, 0.0)
+            + sum([max(0.0, t - windows[w]) for w, t in lows_busy.items()], 0.0),
+            sum(highs_exposed, 0.0)
+            + sum([max(0.0, t - windows[w]) for w, t in highs_busy.items()], 0.0),
         )
-    return _Overlap(out, sum(totals), sum(exposed), comm_range, exposed_range)
+    return _Overlap(out, sum(totals, 0.0), sum(exposed, 0.0), comm_range, exposed_range)
 
 
 def _windows(forward_s: float | None, backward_s: float | None, m: int) -> dict[str, float]:
@@ -1902,6 +1929,8 @@ def compare_layouts(
     results: list[TrainResult] = []
     skipped: list[str] = []
     shared = _Shared(search=True)
+    cp = spec.parallel.cp
+    given = spec.model_fields_set | {"parallel", "virtual_stages"}  # as model_copy counts them
     not_tried: dict[str, None] = {}  # one line per degree ruled out, in the order met
     for tp, pp, dp in factorisations(cluster.ranks, spec.parallel.cp):
         if model.heads is not None and model.heads % tp:
@@ -1942,14 +1971,16 @@ def compare_layouts(
             assert model.experts is not None
             eps = [e for e in range(1, dp + 1) if dp % e == 0 and model.experts % e == 0]
         for ep in eps:
-            # degrees of the divisor walk, each in range: built without validating them again (a
-            # third of the time, once a layout)
-            par = Parallelism.model_construct(tp=tp, pp=pp, dp=dp, ep=ep, cp=spec.parallel.cp)
+            # degrees of the divisor walk, each in range, and the job's validated fields: built
+            # without validating them again (ibcalc.trusted; model_construct and model_copy
+            # take longer), as model_copy would make it
+            par = trusted(Parallelism, {"tp": tp, "pp": pp, "dp": dp, "ep": ep, "cp": cp})
+            layout = {**spec.__dict__, "parallel": par, "virtual_stages": virtual}
             try:
                 result = _train_step(
                     catalogue,
                     cluster,
-                    spec.model_copy(update={"parallel": par, "virtual_stages": virtual}),
+                    trusted(TrainSpec, layout, given),
                     params=params,
                     quick=quick,
                     shared=shared,
