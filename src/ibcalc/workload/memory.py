@@ -398,8 +398,13 @@ class TrainMemory(GpuMemory):
     stage: int = 0
 
     def _total(self) -> float:
-        states = self.weights_bytes + self.gradients_bytes + self.optimizer_bytes
-        return states + (self.activations_bytes or 0.0) + self.output_bytes
+        return _train_total(
+            self.weights_bytes,
+            self.gradients_bytes,
+            self.optimizer_bytes,
+            self.activations_bytes,
+            self.output_bytes,
+        )
 
     def parts_words(self) -> str:
         words = GpuMemory.parts_words(self)
@@ -418,6 +423,14 @@ class TrainMemory(GpuMemory):
         if self.output_bytes:
             parts.append(("output layer (logits)", self.output_bytes))
         return parts
+
+
+def _train_total(
+    weights: float, gradients: float, optimizer: float, activations: float | None, output: float
+) -> float:
+    """:attr:`TrainMemory.total_bytes` of those parts (:func:`train_memory` weighs the stages
+    by it before building the busiest one's)."""
+    return weights + gradients + optimizer + (activations or 0.0) + output
 
 
 @dataclasses.dataclass(slots=True, kw_only=True)
@@ -725,7 +738,9 @@ def train_memory(
     output = 0.0
     if model.layers is not None and seq is not None and model.hidden is not None:
         per_layer, output = _per_layer(spec, seq, notes)
-    best: TrainMemory | None = None
+    # each candidate stage's parts and total; only the busiest's memory is built (a search
+    # weighs two or three stages for each of its thousands of layouts)
+    busiest: tuple[float, int, float, float, float, float, float | None, float] | None = None
     for stage in stages:
         layers, shared, routed, said = stage_params(
             model, tp=par.tp, pp=par.pp, ep=par.ep, stage=stage, virtual=spec.virtual_stages
@@ -739,22 +754,28 @@ def train_memory(
         if per_layer is not None and layers is not None:
             held = in_flight(par.pp, stage, microbatches, spec.virtual_stages)
             activations = (layers[0] * per_layer[0] + layers[1] * per_layer[1]) * held
-        memory = TrainMemory(
-            params_per_gpu=whole,
-            weights_bytes=(shard if spec.zero >= 3 else whole) * weight_bytes,
-            gradients_bytes=(shard if spec.zero >= 2 else whole) * grad_bytes,
-            optimizer_bytes=(shard if spec.zero >= 1 else whole) * optimizer_bytes,
-            activations_bytes=activations,
-            recompute=spec.recompute,
-            # the last stage runs one micro-batch's forward and backward pass at a time (1F1B)
-            output_bytes=output if stage == par.pp - 1 else 0.0,
-            stage=stage,
-            capacity_bytes=capacity_bytes,
-            capacity_from=capacity_from,
-        )
-        if best is None or memory.total_bytes > best.total_bytes:
-            best = memory
-    assert best is not None
+        weights = (shard if spec.zero >= 3 else whole) * weight_bytes
+        gradients = (shard if spec.zero >= 2 else whole) * grad_bytes
+        optimizer = (shard if spec.zero >= 1 else whole) * optimizer_bytes
+        # the last stage runs one micro-batch's forward and backward pass at a time (1F1B)
+        out = output if stage == par.pp - 1 else 0.0
+        total = _train_total(weights, gradients, optimizer, activations, out)
+        if busiest is None or total > busiest[0]:
+            busiest = (total, stage, whole, weights, gradients, optimizer, activations, out)
+    assert busiest is not None
+    _, stage, whole, weights, gradients, optimizer, activations, out = busiest
+    best = TrainMemory(
+        params_per_gpu=whole,
+        weights_bytes=weights,
+        gradients_bytes=gradients,
+        optimizer_bytes=optimizer,
+        activations_bytes=activations,
+        recompute=spec.recompute,
+        output_bytes=out,
+        stage=stage,
+        capacity_bytes=capacity_bytes,
+        capacity_from=capacity_from,
+    )
     if best.stage and best.output_bytes:
         notes.append(
             f"memory: the last pipeline stage (of {par.pp}) is the busiest, for its output "
