@@ -93,6 +93,20 @@ the exchange, placements, and the pydantic results (Phase, TrainTotals, TrainRes
 each; model_construct is slower). A whole ``train --compare`` (Python's start-up, imports,
 catalogue, table) takes about 1 s either way: one search is a small part of it.
 
+At 95596dc (2026-12-06) one warm run took 6.02 G instructions. 975edb8 places each group once
+per cluster for every search, refusals included (the five models' searches on one cluster
+share 1,809 placements, 158 of them refused; 5.82 G, 0.966x; the first run in a process
+gains 79 M of the 200 M, the rest comes of runs repeating); 88095e4 builds each layout's
+Parallelism, TrainSpec, phases, totals and result without validating again (ibcalc.trusted:
+the state pydantic sets, from values that are already what validation makes of them; 5.14 G,
+0.883x); fa4af44 builds the memory of the busiest candidate stage only (5.09 G). Together
+0.846x of the instructions. Both versions in one process, runs alternated, best of 10 each
+(a spell with the load average at 1.6-2.7): 95596dc 1.28 s, fa4af44 0.97 s (pairs 0.73-0.88,
+median 0.87); the script's own run in that spell printed 1.29 s. The target is met in the
+fastest moments only (one of those ten runs). What is left: the engine's quick cost of each
+(plan, size), now about a fifth (5,775 a run, two thirds of it the likely range), the MoE
+stage that gates the exchange, the memory per GPU, and the overlap's pass.
+
 Hash seed. quick's time on this VM is bimodal, about 6.2 us or 10-13 us per call on p5, and
 timing one seed after another makes that look like a property of ``PYTHONHASHSEED`` (as first
 reported: 1: 6.5 us, 2: 11.3, 3: 6.5, 4: 12.1). It is not one: two such sweeps of seeds 0-8 in a
