@@ -31,8 +31,8 @@ def trusted(cls: type[M], values: dict[str, Any], given: Iterable[str] | None = 
     a tuple, a list field a list no one else will change (validation copies one). The model
     keeps ``values`` itself. ``given``: the fields counted as set (``model_fields_set``, which
     ``exclude_unset`` reads), by default every one. Only for models without extra fields,
-    private attributes or validators that change values; ``tests/test_trusted.py`` holds each
-    model built so to its validated twin.
+    private attributes or validators that change values;
+    ``tests/workload/test_search_build.py`` holds each model built so to its validated twin.
     """
     model = cls.__new__(cls)
     _set(model, "__dict__", values)
