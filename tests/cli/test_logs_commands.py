@@ -2731,3 +2731,27 @@ def test_github_format_annotates_a_file_that_cannot_be_checked(tmp_path: Path) -
     )  # fmt: skip
     assert code == 2
     assert "cannot check" not in out
+
+
+@pytest.mark.parametrize("columns", [60, 70, 80, 100])
+def test_nccl_check_assumptions_keep_a_number_with_its_unit(columns: int) -> None:
+    """The assumption list had been left to rich's wrapping, which breaks at any space: at 80
+    columns sweep 05's "size = count x 4 B x 1" ended a line with "4" and began the next with
+    "B". No line of the list now starts with a unit word (``render.stream.UNITS``)."""
+    from ibcalc.render.stream import UNITS
+
+    for name in ("05_allreduce_2node_16xA100-40GB_efa.txt", "10_allreduce_2node_8xH100_ib.txt"):
+        result = CliRunner().invoke(
+            app, ["nccl-check", str(SWEEPS / name)], env={"COLUMNS": str(columns)}
+        )
+        assert result.exit_code == 0
+        lines = result.stdout.splitlines()
+        start = lines.index("assumptions:")
+        listed = lines[
+            start + 1 : next(
+                i for i in range(start + 1, len(lines)) if not lines[i].startswith("  ")
+            )
+        ]
+        assert len(listed) >= 5
+        starts = [line.split()[0] for line in listed if not line.lstrip().startswith("- ")]
+        assert not [word for word in starts if word.rstrip(",;:).") in UNITS]

@@ -456,7 +456,7 @@ def _estimate_table(
             console.print(prose(overlap, "note:"))
     if notes:
         console.print(Text("assumptions:", style="bold"))
-        console.print(bullets(notes))
+        console.print(bullets(notes, console.width))
 
 
 def _overlap_caption(best: Cost, shown: Sequence[Cost]) -> str | None:
@@ -922,7 +922,7 @@ def render_sweep(
     if cluster_notes:
         console = _console(stream)
         console.print("assumptions:")
-        console.print(bullets(cluster_notes))
+        console.print(bullets(cluster_notes, console.width))
     for note in parameter_notes:
         _console(stream).print(prose(note, "note:", style="dim"))
 
@@ -1435,7 +1435,7 @@ def _gap_pairing(data: dict[str, Any], tp: dict[str, Any] | None, stream: TextIO
     notes = list(data["assumptions"]) + (list(tp["assumptions"]) if tp is not None else [])
     if notes:
         console.print(Text("assumptions:", style="bold"))
-        console.print(bullets(notes))
+        console.print(bullets(notes, console.width))
     console.print(prose(data["conventions"], "conventions:"))
 
 

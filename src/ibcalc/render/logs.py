@@ -44,7 +44,7 @@ from ibcalc.logs.results import (
     line_span,
 )
 from ibcalc.render.plot import MeasuredPoint, Series, plot_sweep
-from ibcalc.render.stream import PipeConsole, TrimmedStream, env_columns, left_out
+from ibcalc.render.stream import PipeConsole, TrimmedStream, env_columns, left_out, unit_wrap
 from ibcalc.textsafe import printable
 from ibcalc.units import NS_BELOW_S, fixed, plural
 
@@ -351,9 +351,12 @@ def render_checks(
             console.print("assumptions:")
             console.print(
                 _items(
-                    f"{a.field}{'' if a.value is None else f' = {a.value}'} [{a.source}]: "
-                    f"{_fill(a.evidence, names)}"
-                    for a in shown
+                    (
+                        f"{a.field}{'' if a.value is None else f' = {a.value}'} [{a.source}]: "
+                        f"{_fill(a.evidence, names)}"
+                        for a in shown
+                    ),
+                    width=console.width,
                 )
             )
         if check.rows:
@@ -661,8 +664,10 @@ def _pct(value: float | None) -> str:
     return "-" if value is None else f"{value * 100:.1f}%"
 
 
-def _items(lines: Iterable[str], style: str = "") -> Table:
-    """A bulleted list whose long items wrap under their own text, not under the bullet."""
+def _items(lines: Iterable[str], style: str = "", width: int | None = None) -> Table:
+    """A bulleted list whose long items wrap under their own text, not under the bullet; given
+    the ``width`` the list has, an item breaks only where a number does not part from its unit
+    (:func:`~ibcalc.render.stream.unit_wrap`: "count x 4 B" had broken before its "B")."""
     grid = Table.grid(padding=(0, 1))
     grid.add_column(no_wrap=True)
     grid.add_column(overflow="fold")
@@ -670,7 +675,9 @@ def _items(lines: Iterable[str], style: str = "") -> Table:
         # escaped here, where they are shown: a log's host and GPU names had reached the
         # terminal with U+202E and C1 controls raw (review CU), and escaped where they were read
         # they had been escaped twice in notes and held escaped in JSON (review CW)
-        grid.add_row("  -", Text(printable(line, None), style=style))
+        text = printable(line, None)
+        # the bullet column and its padding take 4
+        grid.add_row("  -", Text(unit_wrap(text, width - 4) if width else text, style=style))
     return grid
 
 
@@ -770,7 +777,10 @@ def render_calibration(
     if calibration.undetermined:
         console.print("not determined:")
         console.print(
-            _items(f"{u.name}: {_fill(u.reason, names)}" for u in calibration.undetermined)
+            _items(
+                (f"{u.name}: {_fill(u.reason, names)}" for u in calibration.undetermined),
+                width=console.width,
+            )
         )
     fit = Table(
         box=box.SIMPLE_HEAD,
@@ -805,7 +815,13 @@ def render_calibration(
     )
     if calibration.assumptions:
         console.print(Text("assumed:", style="dim"))
-        console.print(_items((_fill(n, names) for n in calibration.assumptions), style="dim"))
+        console.print(
+            _items(
+                (_fill(n, names) for n in calibration.assumptions),
+                style="dim",
+                width=console.width,
+            )
+        )
     text = buffer.getvalue()
     if stream is not None:
         stream.write(text)

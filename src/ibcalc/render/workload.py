@@ -646,7 +646,7 @@ def render_compare(
             legend = [f"{key}: {note}" for note, key in keys.items()]
             legend += [f"OOM: out of memory; tight: over {_TIGHT_PERCENT} of the GPU's memory"]
             console.print(Text("notes:", style="bold"))
-            console.print(bullets(legend))
+            console.print(bullets(legend, console.width))
         # the rate against the GPU's peak (an MFU, or 'not judged') holds for every layout:
         # said once (the table had dropped it; a rate past the peak is each row's warning)
         for note in _rate_notes(first, names):
@@ -664,10 +664,10 @@ def render_compare(
             )
     if overrides:
         console.print(Text("assumptions:", style="bold"))
-        console.print(bullets(list(overrides)))
+        console.print(bullets(list(overrides), console.width))
     if skipped:
         console.print(Text("skipped:", style="bold"))
-        console.print(bullets(named_notes(skipped, _searched(names))))
+        console.print(bullets(named_notes(skipped, _searched(names)), console.width))
 
 
 def _search_notes(results: Sequence[TrainResult], names: Mapping[str, str]) -> list[str]:
