@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, computed_field
 from ibcalc.booleans import is_boolean
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster, sharp_hint
+from ibcalc.defaults import empty_list
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import (
     COST_PARAMETERS_NOTE,
@@ -284,20 +285,20 @@ class SweepGroup(BaseModel):
     cluster: ResolvedCluster = Field(exclude=True)
     estimates: list[Estimate] = Field(exclude=True, min_length=1)
     skipped: list[float] = Field(
-        default_factory=list,
+        default_factory=empty_list,
         exclude=True,
         description="Sizes too small for this many ranks (nccl-tests would run 0 bytes).",
     )
     #: What the element type rules out at every size (``CollectivePlan.type_notes``).
-    type_notes: list[str] = Field(default_factory=list, exclude=True)
+    type_notes: list[str] = Field(default_factory=empty_list, exclude=True)
     #: The SHARP hint where SHARP does not reduce the type (``CollectivePlan.sharp_type_note``).
     sharp_note: str | None = Field(default=None, exclude=True)
     #: An all-to-all's message term beyond its fitted rows, once per algorithm the sweep runs
     #: (``facade.message_extrapolation_notes``: the same at every size).
-    message_notes: list[str] = Field(default_factory=list, exclude=True)
+    message_notes: list[str] = Field(default_factory=empty_list, exclude=True)
     #: From which size on the sizes are past what nccl-tests runs on the GPUs' memory
     #: (``facade.sweep_memory_notes``).
-    memory_notes: list[str] = Field(default_factory=list, exclude=True)
+    memory_notes: list[str] = Field(default_factory=empty_list, exclude=True)
 
     @property
     def label(self) -> str:

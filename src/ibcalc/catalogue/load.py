@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ibcalc.booleans import expect_bool
 from ibcalc.catalogue.models import Catalogue, Link, LinkKind, Storage, StorageKind, System
+from ibcalc.defaults import empty_list
 from ibcalc.errors import (
     CatalogueError,
     InputFileError,
@@ -64,9 +65,9 @@ class _CatalogueFile(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
     schema_: Literal["ibcalc-catalogue/1"] = Field(alias="schema")
-    links: list[Link] = Field(default_factory=list)
-    systems: list[System] = Field(default_factory=list)
-    storage: list[Storage] = Field(default_factory=list)
+    links: list[Link] = Field(default_factory=empty_list)
+    systems: list[System] = Field(default_factory=empty_list)
+    storage: list[Storage] = Field(default_factory=empty_list)
 
 
 #: A storage unit delivering more than this (bytes/s) is more likely Gb/s written as GB/s, or a

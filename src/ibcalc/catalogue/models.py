@@ -24,6 +24,7 @@ from pydantic import (
 )
 
 from ibcalc.booleans import NoBoolNumbers
+from ibcalc.defaults import empty_list
 from ibcalc.engine.types import HostCpu
 from ibcalc.jsonmodel import JsonModel
 from ibcalc.textsafe import printable, shown
@@ -493,5 +494,5 @@ class Catalogue(BaseModel):
 
     links: list[Link]
     systems: list[System]
-    origins: list[str] = Field(default_factory=list)
-    storage: list[Storage] = Field(default_factory=list)
+    origins: list[str] = Field(default_factory=empty_list)
+    storage: list[Storage] = Field(default_factory=empty_list)

@@ -50,6 +50,7 @@ from ibcalc.cluster.spec import (
     MAX_OVERSUBSCRIPTION,
     parse_ratio,
 )
+from ibcalc.defaults import empty_list
 from ibcalc.engine.types import (
     NCCL_ALGORITHM_NAMES,
     Algorithm,
@@ -789,7 +790,9 @@ class Design(_NullIsOmitted):
         "most the system's (gb200-nvl72: 36 for two NVL36 halves; default: the system's).",
     )
     fabric: FabricSpec | None = None
-    requirements: list[RequirementItem] = Field(default_factory=list, max_length=MAX_REQUIREMENTS)
+    requirements: list[RequirementItem] = Field(
+        default_factory=empty_list, max_length=MAX_REQUIREMENTS
+    )
 
     @property
     def inter_link(self) -> str | None:

@@ -11,9 +11,11 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ibcalc.collectives import Collective
+
 # The one list of collectives lives in a module without pydantic, so that `ibcalc --help` can
 # list the collective commands without loading the engine; it is re-exported here.
-from ibcalc.collectives import Collective
+from ibcalc.defaults import empty_list
 from ibcalc.errors import UnitError
 
 __all__ = [
@@ -384,11 +386,11 @@ class Estimate(BaseModel):
     transport_class: str = "scale-up"
     #: Candidates NCCL's tuner ranks within ``reporting.notably_faster`` of its choice, whose
     #: times the band was widened over (``algorithm/protocol``; empty when none or forced).
-    range_covers: list[str] = Field(default_factory=list)
+    range_covers: list[str] = Field(default_factory=empty_list)
     #: A candidate NCCL runs that is far faster than its choice here (more than the deepest
     #: drop a published sweep shows at a switch): the least sure estimate, whose band reaches
     #: down to that candidate's (``algorithm/protocol``; empty when none or forced).
-    range_reaches: list[str] = Field(default_factory=list)
+    range_reaches: list[str] = Field(default_factory=empty_list)
     #: The time at the links' line rate where it, not the error band, sets the likely range's
     #: low end (``engine.band.wire_floor_s``: a ring's or a send/recv pair's busbw cannot pass
     #: the wire's, nor each GPU's share of an all-to-all its links' and NICs'); None where the

@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ibcalc.defaults import empty_list
 from ibcalc.engine.types import Collective
 
 __all__ = ["Inference", "ParsedLog", "Row", "Run", "Timing", "line_list", "run_measurements"]
@@ -114,7 +115,7 @@ class Run(BaseModel):
     inferences: list[Inference]
     #: (size in bytes, line) of the rows dropped as no measurement: a time that is negative, NaN,
     #: 0, faster than 1 PB/s or longer than 2.8 hours (the notes say which)
-    unmeasured: list[tuple[int, int]] = Field(default_factory=list)
+    unmeasured: list[tuple[int, int]] = Field(default_factory=empty_list)
     line_start: int
     line_end: int
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ibcalc.defaults import empty_list
 from ibcalc.units import KiB, MiB
 
 if TYPE_CHECKING:
@@ -271,7 +272,7 @@ class RunCheck(BaseModel):
     verdict: RunVerdict
     min_bandwidth_efficiency: float | None
     notes: list[str]
-    unmeasured: list[tuple[int, int]] = Field(default_factory=list)
+    unmeasured: list[tuple[int, int]] = Field(default_factory=empty_list)
 
     @property
     def flagged(self) -> bool:

@@ -31,6 +31,7 @@ from pydantic import ConfigDict, Field, ValidationError
 
 from ibcalc.booleans import NoBoolNumbers
 from ibcalc.catalogue.load import suggest
+from ibcalc.defaults import empty_list
 from ibcalc.errors import UnknownNameError, WorkloadError
 from ibcalc.units import (
     as_float,
@@ -237,7 +238,7 @@ class ModelSpec(CheckedSpec):
         le=_MAX_DIM,
         description="Vocabulary: rows of the input embedding and of the (untied) output layer.",
     )
-    sources: list[str] = Field(default_factory=list)
+    sources: list[str] = Field(default_factory=empty_list)
 
     def __init__(self, **data: Any) -> None:
         super().__init__(**data)

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.cluster.resolve import ResolvedCluster, sharp_hint
+from ibcalc.defaults import empty_list
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import (
     SIMPLE_PER_STEP_NOTE,
@@ -63,7 +64,7 @@ class Phase(BaseModel):
     exposed_s: float = Field(ge=0)
     overlaps: str | None = None
     estimate: Estimate | None = None
-    assumptions: list[str] = Field(default_factory=list)
+    assumptions: list[str] = Field(default_factory=empty_list)
 
     @property
     def inside_a_node(self) -> bool:
