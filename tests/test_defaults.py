@@ -52,4 +52,5 @@ def test_the_scan_finds_a_builtin_factory() -> None:
 
 def test_empty_list_gives_a_new_list_each_time() -> None:
     first = empty_list()
-    assert first == [] and first is not empty_list()
+    assert first == []
+    assert first is not empty_list()
