@@ -93,19 +93,24 @@ the exchange, placements, and the pydantic results (Phase, TrainTotals, TrainRes
 each; model_construct is slower). A whole ``train --compare`` (Python's start-up, imports,
 catalogue, table) takes about 1 s either way: one search is a small part of it.
 
-At 95596dc (2026-12-06) one warm run took 6.02 G instructions. 975edb8 places each group once
+At 95596dc (2026-12-06) one warm run took 6.02 G instructions. 54bcbde places each group once
 per cluster for every search, refusals included (the five models' searches on one cluster
 share 1,809 placements, 158 of them refused; 5.82 G, 0.966x; the first run in a process
-gains 79 M of the 200 M, the rest comes of runs repeating); 88095e4 builds each layout's
+gains 79 M of the 200 M, the rest comes of runs repeating); 8e0e715 builds each layout's
 Parallelism, TrainSpec, phases, totals and result without validating again (ibcalc.trusted:
 the state pydantic sets, from values that are already what validation makes of them; 5.14 G,
-0.883x); fa4af44 builds the memory of the busiest candidate stage only (5.09 G). Together
+0.883x); 02d6b0e builds the memory of the busiest candidate stage only (5.09 G). Together
 0.846x of the instructions. Both versions in one process, runs alternated, best of 10 each
-(a spell with the load average at 1.6-2.7): 95596dc 1.28 s, fa4af44 0.97 s (pairs 0.73-0.88,
+(a spell with the load average at 1.6-2.7): 95596dc 1.28 s, 02d6b0e 0.97 s (pairs 0.73-0.88,
 median 0.87); the script's own run in that spell printed 1.29 s. The target is met in the
 fastest moments only (one of those ten runs). What is left: the engine's quick cost of each
 (plan, size), now about a fifth (5,775 a run, two thirds of it the likely range), the MoE
-stage that gates the exchange, the memory per GPU, and the overlap's pass.
+stage that gates the exchange, the memory per GPU, and the overlap's pass. The CI run at 8fad813
+printed 1.11 s (floor 198 ms). Tried and not merged: the pick and its likely range's candidates
+in one pass (each candidate timed once where the two timed the tuner's twice): 5.11-5.18 G ->
+5.07-5.12 G instructions, 1.06 -> 1.03-1.04 s in alternated pairs, about 0.99x once the second
+run's handicap is allowed for; it restated pick's tie rules in a second function of the engine,
+too much to keep in step for a per cent.
 
 Hash seed. quick's time on this VM is bimodal, about 6.2 us or 10-13 us per call on p5, and
 timing one seed after another makes that look like a property of ``PYTHONHASHSEED`` (as first
