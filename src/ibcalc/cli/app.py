@@ -207,6 +207,9 @@ class LazyGroup(typer.core.TyperGroup):
         #: the command the arguments name (parse_args), for a usage error raised before the
         #: command's context exists
         self._named: str | None = None
+        #: the long name of each option spelling of the command named (parse_args), for the
+        #: refusals of their values while it runs (invoke)
+        self._options: dict[str, str] = {}
 
     def list_commands(self, ctx: Any) -> list[str]:
         return list(self.commands)
@@ -228,7 +231,7 @@ class LazyGroup(typer.core.TyperGroup):
             )
             if sub is not None:
                 self._named = f"{name} {sub}"
-            options = _long_names(self.commands[name])
+            options = self._options = _long_names(self.commands[name])
             try:
                 refuse_unplain_numbers(rest, options)
                 refuse_repeated_options(self.commands[name], args[args.index(name) + 1 :])
@@ -248,7 +251,7 @@ class LazyGroup(typer.core.TyperGroup):
                 return super().invoke(ctx)
             assert name is not None
             # the command's own refusals of its options' values get its --help hint
-            with running(f"{ctx.command_path} {name}", _long_names(self.commands[name.split()[0]])):
+            with running(f"{ctx.command_path} {name}", self._options):
                 return super().invoke(ctx)
         except typer.TyperException as exc:
             # the toolkit raises a value missing after an option ('allreduce -s') from the
