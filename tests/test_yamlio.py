@@ -455,6 +455,30 @@ def test_fast_loader_keeps_the_strict_scalar_rules(text: str) -> None:
     assert repr(safe_load(text)) == repr(load_yaml("x.yaml", text=text).data)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- 1\n- -0\n- +3\n- 1.5e+3\n- .5\n- 1.\n- -0.0\n- TRUE\n- False\n- ~\n- null\n- ''\n",
+        "- 'true'\n- \"1\"\n- !!str 3\n- !!int 0x10\n- !!float 1\n- !!bool yes\n- !!null x\n",
+        "a: &x [1, {b: 2}]\nc: *x\nd: 1\nd: 2\n",
+        "x: {<<: {a: 1}, b: 2}\n",
+        "a: !!binary aGVsbG8=\n",
+        "",
+    ],
+)
+def test_fast_loader_builds_what_pyyaml_s_constructor_builds(text: str) -> None:
+    """safe_load turns libyaml's nodes into data itself: the same data as PyYAML's safe
+    constructor (types, the last of duplicate keys), an alias the same object, and what is not
+    plain data (an explicit tag's other forms, a merge key, binary) left to that constructor."""
+    import yaml
+
+    expected = yaml.load(text, Loader=CSafeLoader)
+    got = safe_load(text)
+    assert repr(got) == repr(expected)
+    if isinstance(expected, dict) and "c" in expected:
+        assert got["c"] is got["a"]
+
+
 def test_trusted_document_positions_are_the_strict_reader_s() -> None:
     path = next(path for path in SHIPPED if path.name == "links.yaml")
     text = path.read_text(encoding="utf-8")
