@@ -1756,7 +1756,7 @@ def test_an_unclosed_string_of_escaped_quotes_is_refused_within_200_mb(tmp_path:
 )
 def test_the_flow_depth_scan_skips_strings_and_comments(text: str, deep: bool) -> None:
     from ibcalc.errors import InputFileError
-    from ibcalc.yamlio import _check_flow_depth
+    from ibcalc.yamlparse import _check_flow_depth
 
     if deep:
         with pytest.raises(InputFileError, match="nesting deeper than 64 levels"):

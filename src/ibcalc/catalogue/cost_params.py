@@ -43,13 +43,18 @@ from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
 
-import yaml
-
 from ibcalc.booleans import expect_bool
 from ibcalc.engine.params import SCHEMA, CostParams
 from ibcalc.errors import CatalogueError, InputFileError, ValidationProblem
 from ibcalc.fileio import env_paths, last_naming
-from ibcalc.yamlio import Document, input_paths, load_yaml, safe_load, wrong_kind_problem
+from ibcalc.yamlio import (
+    Document,
+    input_paths,
+    load_yaml,
+    shipped_data,
+    wrong_kind_problem,
+    yaml_error,
+)
 
 __all__ = [
     "BUILTIN_LABEL",
@@ -76,9 +81,9 @@ def builtin_cost_params() -> CostParams:
     """The built-in cost parameters alone (parsed and checked once per process)."""
     text = builtin_text()
     try:
-        data = safe_load(text)
+        data = shipped_data("cost_params.yaml", text)
         return CostParams.from_mapping(data, label=BUILTIN_LABEL)
-    except (yaml.YAMLError, CatalogueError):
+    except (yaml_error(), CatalogueError):
         # a broken built-in file: parse it again, strictly and with positions, to say where
         doc = load_yaml(BUILTIN_LABEL, text=text)
         return CostParams.from_mapping(_mapping(doc), label=doc.path, locate=doc.locate)

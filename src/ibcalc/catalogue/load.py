@@ -488,7 +488,7 @@ def _builtin() -> tuple[Document, _CatalogueFile]:
     It is read by libyaml without positions (:func:`~ibcalc.yamlio.trusted_document`); they are
     worked out only if a problem is to be reported in it (a user file replacing a link that a
     built-in system names with a link of another kind, say). Validation stays complete."""
-    doc = trusted_document(BUILTIN_LABEL, builtin_text())
+    doc = trusted_document(BUILTIN_LABEL, builtin_text(), shipped="links.yaml")
     return doc, _parse(doc)
 
 

@@ -24,7 +24,7 @@ from typing import Any
 from ibcalc.engine.params import SCHEMA, CostParams
 from ibcalc.engine.types import Algorithm
 from ibcalc.errors import FieldError, expect_type
-from ibcalc.yamlio import safe_load
+from ibcalc.yamlio import shipped_data
 
 __all__ = [
     "RELEASE_NOTE_START",
@@ -104,7 +104,7 @@ def parse_release(text: str) -> tuple[int, int, int]:
 @functools.cache
 def _data() -> Mapping[str, Any]:
     text = resources.files("ibcalc").joinpath("data", "nccl_releases.yaml").read_text("utf-8")
-    data: Mapping[str, Any] = safe_load(text)
+    data: Mapping[str, Any] = shipped_data("nccl_releases.yaml", text)
     return data
 
 

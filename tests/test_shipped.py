@@ -1,0 +1,104 @@
+"""The JSON mirrors of the shipped YAML files (``ibcalc/data/<name>.json``).
+
+The built-in catalogue, cost parameters and NCCL release table are read on every estimate; each
+ships with a JSON mirror of its data (what PyYAML reads from it) and the SHA-256 of the text it
+was made from, which ``ibcalc.yamlio.shipped_data`` reads instead of the YAML, without PyYAML,
+when the text is the one the mirror was made from, and never otherwise. This test holds every
+mirror to its file: after editing ``data/links.yaml`` (or the other two), run
+
+    python tests/test_shipped.py
+
+which rewrites the mirrors (an estimate would otherwise read the YAML, correctly but slower).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from ibcalc import yamlio
+from ibcalc.yamlio import MIRRORED, mirror_text, safe_load, shipped_data
+
+PACKAGE_DATA = Path(__file__).resolve().parent.parent / "src" / "ibcalc" / "data"
+
+
+@pytest.mark.parametrize("name", MIRRORED)
+def test_mirror_is_the_shipped_file_s_data(name: str) -> None:
+    """The mirror is what its YAML gives now (rewrite it with ``python tests/test_shipped.py``),
+    and the data read through it is the YAML's, types and key order included."""
+    text = (PACKAGE_DATA / name).read_text(encoding="utf-8")
+    mirror = (PACKAGE_DATA / f"{name}.json").read_text(encoding="utf-8")
+    assert mirror == mirror_text(text), f"stale mirror of {name}: run python tests/test_shipped.py"
+    assert repr(shipped_data(name, text)) == repr(safe_load(text))
+
+
+@pytest.mark.parametrize("name", MIRRORED)
+def test_mirror_is_read_only_for_its_own_text(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mirror is read for the text it was made from, and the YAML for any other text (an
+    edited file is never read through an older mirror)."""
+    text = (PACKAGE_DATA / name).read_text(encoding="utf-8")
+    parsed: list[str] = []
+
+    def counted(given: str) -> object:
+        parsed.append(given)
+        return safe_load(given)
+
+    monkeypatch.setattr(yamlio, "safe_load", counted)
+    assert repr(shipped_data(name, text)) == repr(safe_load(text))
+    assert parsed == []
+    edited = text + "\n# edited\n"
+    assert repr(shipped_data(name, edited)) == repr(safe_load(text))
+    assert parsed == [edited]
+    changed = text.replace("schema:", "schema: ", 1)
+    shipped_data(name, changed)
+    assert parsed == [edited, changed]
+
+
+def test_mirror_refuses_data_json_would_change() -> None:
+    """A key that is not a string would come back from JSON as one: no mirror is made."""
+    with pytest.raises(ValueError, match="JSON"):
+        mirror_text("1: a\n")
+
+
+def test_a_missing_mirror_reads_the_yaml() -> None:
+    """No mirror for the name: the YAML is read."""
+    assert shipped_data("no-such-file.yaml", "a: 1\n") == {"a": 1}
+
+
+def test_an_estimate_reads_no_yaml() -> None:
+    """An estimate on the built-in files reads their mirrors: PyYAML is not imported."""
+    import subprocess
+
+    code = (
+        "import sys\n"
+        "from ibcalc.cli import main\n"
+        "try:\n"
+        "    main(['allreduce', '--size', '10GB', '--fabric', 'ndr'])\n"
+        "except SystemExit:\n"
+        "    pass\n"
+        "print('yaml' in sys.modules, file=sys.stderr)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert done.stderr.strip().splitlines()[-1] == "False", done.stderr
+
+
+def _rewrite() -> None:
+    for name in MIRRORED:
+        text = (PACKAGE_DATA / name).read_text(encoding="utf-8")
+        target = PACKAGE_DATA / f"{name}.json"
+        mirror = mirror_text(text)
+        json.loads(mirror)  # whole, before it replaces the old one
+        if not target.exists() or target.read_text(encoding="utf-8") != mirror:
+            temporary = target.with_suffix(".json.tmp")
+            temporary.write_text(mirror, encoding="utf-8")
+            temporary.replace(target)
+            print(f"wrote {target}")
+
+
+if __name__ == "__main__":
+    _rewrite()
