@@ -4,7 +4,8 @@ A search builds each layout's Parallelism, TrainSpec, phases, totals and result 
 validating again (``ibcalc.trusted``): each must equal its validated twin field for field, in
 the same order, with the same fields counted as given, and dump to the same JSON. It places
 each group once per cluster for every search (``train._PLACED``, refusals included): a search
-on one cluster must not take another's placements.
+on one cluster must not take another's placements, and a memoised refusal must not hold the
+search that met it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from pydantic import BaseModel
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cluster.resolve import ResolvedCluster, resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
+from ibcalc.errors import WorkloadError
 from ibcalc.memo import IdentityMemo
 from ibcalc.workload import train
 from ibcalc.workload.model import find_model
@@ -103,3 +105,21 @@ def test_a_search_takes_no_other_clusters_placements(
         search(first)
         assert search(second) == alone
         assert search(second) == alone  # and again, from the memo
+
+
+def test_a_memoised_refusal_holds_no_search(
+    builtin_catalogue: Catalogue, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A group that cannot be placed is memoised as its refusal without a traceback: the
+    traceback's frames had held the search that first asked, every result of it included, for
+    as long as the memo kept the refusal. Asked again, it refuses as before."""
+    monkeypatch.setattr(train, "_PLACED", IdentityMemo(size=8192))
+    job = TrainSpec(model=find_model("llama3-70b"), parallel=Parallelism(dp=144), tflops=400)
+    dgx = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=18))
+    _, skipped = compare_layouts(builtin_catalogue, dgx, job)
+    refusals = [
+        value for _, value in train._PLACED._entries.values() if isinstance(value, WorkloadError)
+    ]
+    assert refusals
+    assert all(r.__traceback__ is None and r.__context__ is None for r in refusals)
+    assert compare_layouts(builtin_catalogue, dgx, job)[1] == skipped

@@ -525,7 +525,10 @@ def _placed(
             span=span,
         )
     except WorkloadError as exc:
-        return exc
+        # kept without its traceback, whose frames hold the search that first asked (its
+        # layouts' results included) for as long as the memo keeps the refusal: what
+        # :meth:`_Builder.place` raises again takes the template and field alone
+        return WorkloadError(exc.template, field=exc.field)
 
 
 #: :func:`_placed` by (catalogue, cluster) identity and group: the searches on one cluster (one
