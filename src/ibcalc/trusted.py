@@ -10,7 +10,7 @@ skips validation but walks every field in Python, and is slower than the validat
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Hashable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -21,8 +21,16 @@ M = TypeVar("M", bound=BaseModel)
 
 _set = object.__setattr__
 
+#: The fields counted as set (``__pydantic_fields_set__``) of a frozen model's instances, one set
+#: per (class, ``given``) for all of them: pydantic changes no frozen model's set (``model_copy``
+#: copies it before adding to it), and a layout search builds tens of thousands of models, each
+#: of whose sets the garbage collector would otherwise track (a fifth of what a search keeps)
+_FIELDS_SETS: dict[tuple[type[BaseModel], Hashable], set[str]] = {}
 
-def trusted(cls: type[M], values: dict[str, Any], given: Iterable[str] | None = None) -> M:
+
+def trusted(
+    cls: type[M], values: dict[str, Any], given: frozenset[str] | tuple[str, ...] | None = None
+) -> M:
     """``cls(**values)`` without validating ``values`` again.
 
     ``values`` holds every field of ``cls`` in the order ``cls`` declares them (a dump follows
@@ -30,13 +38,23 @@ def trusted(cls: type[M], values: dict[str, Any], given: Iterable[str] | None = 
     (validation turns an int into one, and the JSON would say ``0`` for ``0.0``), a tuple field
     a tuple, a list field a list no one else will change (validation copies one). The model
     keeps ``values`` itself. ``given``: the fields counted as set (``model_fields_set``, which
-    ``exclude_unset`` reads), by default every one. Only for models without extra fields,
+    ``exclude_unset`` reads), by default every one; a frozen model shares one such set with
+    every other built here of its class and ``given`` (read it, do not change it; a frozenset or
+    tuple, so that it can key them). Only for models without extra fields,
     private attributes or validators that change values;
     ``tests/workload/test_search_build.py`` holds each model built so to its validated twin.
     """
     model = cls.__new__(cls)
     _set(model, "__dict__", values)
-    _set(model, "__pydantic_fields_set__", set(values if given is None else given))
+    key = (cls, given)
+    fields = _FIELDS_SETS.get(key)
+    if fields is None:
+        fields = set(values if given is None else given)
+        if cls.model_config.get("frozen"):
+            if len(_FIELDS_SETS) >= 256:  # a few a process; bounded all the same
+                _FIELDS_SETS.clear()
+            _FIELDS_SETS[key] = fields
+    _set(model, "__pydantic_fields_set__", fields)
     _set(model, "__pydantic_extra__", None)
     _set(model, "__pydantic_private__", None)
     return model

@@ -18,6 +18,7 @@ from ibcalc.cluster.resolve import ResolvedCluster, resolve_cluster
 from ibcalc.cluster.spec import ClusterSpec
 from ibcalc.errors import WorkloadError
 from ibcalc.memo import IdentityMemo
+from ibcalc.trusted import trusted
 from ibcalc.workload import train
 from ibcalc.workload.model import find_model
 from ibcalc.workload.phases import Phase
@@ -123,3 +124,24 @@ def test_a_memoised_refusal_holds_no_search(
     assert refusals
     assert all(r.__traceback__ is None and r.__context__ is None for r in refusals)
     assert compare_layouts(builtin_catalogue, dgx, job)[1] == skipped
+
+
+def test_frozen_models_share_one_fields_set(builtin_catalogue: Catalogue) -> None:
+    """The results of a search (frozen models) share one fields set (ibcalc.trusted), which
+    model_copy copies before adding to it; a model that is not frozen gets a set of its own."""
+    job = TrainSpec(model=find_model("llama3-8b"), parallel=Parallelism(dp=16), tflops=400)
+    dgx = resolve_cluster(builtin_catalogue, ClusterSpec(system="dgx-h100", nodes=2))
+    first, second = compare_layouts(builtin_catalogue, dgx, job)[0][:2]
+    assert first.model_fields_set is second.model_fields_set
+    assert first.spec.model_fields_set is second.spec.model_fields_set
+    given = set(first.model_fields_set)
+    copied = first.model_copy(update={"rank_order": train.DP_LAST})
+    assert "rank_order" in copied.model_fields_set
+    assert first.model_fields_set == given == second.model_fields_set
+
+    class Open(BaseModel):
+        value: int
+
+    one, two = (trusted(Open, {"value": 1}) for _ in range(2))
+    assert one.model_fields_set == two.model_fields_set == {"value"}
+    assert one.model_fields_set is not two.model_fields_set

@@ -140,7 +140,7 @@ def build_phase(
 
 #: The fields of a phase without an estimate, counted as given (``model_fields_set``): every
 #: one but the estimate, left at its default
-_GIVEN_WITHOUT_ESTIMATE = tuple(name for name in Phase.model_fields if name != "estimate")
+_GIVEN_WITHOUT_ESTIMATE = frozenset(name for name in Phase.model_fields if name != "estimate")
 
 
 def trusted_phase(fields: dict[str, Any]) -> Phase:

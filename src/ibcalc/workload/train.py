@@ -221,7 +221,7 @@ class TrainResult(BaseModel):
 
 #: The fields :func:`_train_step_in` gives a result (``model_fields_set``): every one but the
 #: rank order, left at its default
-_RESULT_GIVEN = tuple(name for name in TrainResult.model_fields if name != "rank_order")
+_RESULT_GIVEN = frozenset(name for name in TrainResult.model_fields if name != "rank_order")
 
 
 def _gpus_per_node(catalogue: Catalogue, spec: ClusterSpec) -> int:
@@ -1933,7 +1933,8 @@ def compare_layouts(
     skipped: list[str] = []
     shared = _Shared(search=True)
     cp = spec.parallel.cp
-    given = spec.model_fields_set | {"parallel", "virtual_stages"}  # as model_copy counts them
+    # as model_copy counts them; a frozenset, which the layouts' specs share (ibcalc.trusted)
+    given = frozenset(spec.model_fields_set | {"parallel", "virtual_stages"})
     not_tried: dict[str, None] = {}  # one line per degree ruled out, in the order met
     for tp, pp, dp in factorisations(cluster.ranks, spec.parallel.cp):
         if model.heads is not None and model.heads % tp:
