@@ -60,6 +60,7 @@ __all__ = [
     "activation_bytes_per_layer",
     "apart_sizes",
     "busiest_candidates",
+    "candidate_stages",
     "gpu_capacity",
     "in_flight",
     "judge_fit",
@@ -695,6 +696,29 @@ _STAGE_PARAMS: IdentityMemo[tuple[tuple[int, int] | None, float, float, tuple[st
     IdentityMemo(size=4096)
 )
 
+#: A pipeline stage and its :func:`stage_params`
+StageParams = tuple[int, tuple[int, int] | None, float, float, tuple[str, ...]]
+
+
+def candidate_stages(
+    model: ModelSpec, *, tp: int, pp: int, ep: int, virtual: int = 1
+) -> tuple[StageParams, ...]:
+    """Each of :func:`busiest_candidates` with its :func:`stage_params`, memoised as a whole: a
+    layout search asks for a layout's candidates twice (its memory, its gradient exchange's
+    gating stage), for thousands of layouts."""
+
+    def make() -> tuple[StageParams, ...]:
+        return tuple(
+            (stage, *stage_params(model, tp=tp, pp=pp, ep=ep, stage=stage, virtual=virtual))
+            for stage in busiest_candidates(model, pp, virtual)
+        )
+
+    return _CANDIDATE_STAGES.get((id(model), tp, pp, ep, virtual), (model,), make)
+
+
+#: :func:`candidate_stages`' values by (model id, its inputs), the model matched by identity
+_CANDIDATE_STAGES: IdentityMemo[tuple[StageParams, ...]] = IdentityMemo(size=4096)
+
 
 def train_memory(
     spec: TrainSpec,
@@ -733,7 +757,6 @@ def train_memory(
         )
     weight_bytes = spec.param_dtype.bytes
     shards = (par.dp * par.cp, max(1, par.dp // par.ep) * par.cp)  # (shared, experts)
-    stages = busiest_candidates(model, par.pp, spec.virtual_stages)
     per_layer: tuple[float, float] | None = None
     output = 0.0
     if model.layers is not None and seq is not None and model.hidden is not None:
@@ -741,10 +764,9 @@ def train_memory(
     # each candidate stage's parts and total; only the busiest's memory is built (a search
     # weighs two or three stages for each of its thousands of layouts)
     busiest: tuple[float, int, float, float, float, float, float | None, float] | None = None
-    for stage in stages:
-        layers, shared, routed, said = stage_params(
-            model, tp=par.tp, pp=par.pp, ep=par.ep, stage=stage, virtual=spec.virtual_stages
-        )
+    for stage, layers, shared, routed, said in candidate_stages(
+        model, tp=par.tp, pp=par.pp, ep=par.ep, virtual=spec.virtual_stages
+    ):
         notes += said if not stage else ()
         # parameters a state is held for: all of them, or the GPU's shard from the ZeRO stage
         # that shards it on (1 the optimizer state, 2 the gradients, 3 the weights)

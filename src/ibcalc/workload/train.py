@@ -63,12 +63,11 @@ from ibcalc.units import (
 from ibcalc.workload.memory import (
     Recompute,
     TrainMemory,
-    busiest_candidates,
+    candidate_stages,
     decimal_capacity_note,
     gpu_capacity,
     judge_fit,
     stage_layers,
-    stage_params,
     train_memory,
 )
 from ibcalc.workload.model import CheckedSpec, ModelSpec
@@ -1436,13 +1435,8 @@ def _stage_shares(spec: TrainSpec) -> tuple[tuple[float, float], ...]:
     par, model, virtual = spec.parallel, spec.model, spec.virtual_stages
 
     def make() -> tuple[tuple[float, float], ...]:
-        shares = []
-        for stage in busiest_candidates(model, par.pp, virtual):
-            _, shared, routed, _ = stage_params(
-                model, tp=par.tp, pp=par.pp, ep=par.ep, stage=stage, virtual=virtual
-            )
-            shares.append((shared, routed))
-        return tuple(shares)
+        stages = candidate_stages(model, tp=par.tp, pp=par.pp, ep=par.ep, virtual=virtual)
+        return tuple((shared, routed) for _, _, shared, routed, _ in stages)
 
     return _STAGE_SHARES.get((id(model), par.tp, par.pp, par.ep, virtual), (model,), make)
 
