@@ -18,6 +18,13 @@ override that changes tuner and physical values.
 ``check-quick`` needs no dump: it holds ``CollectivePlan.quick`` (the size-only kernels of
 ``engine/kernels.py``) to ``estimate_on`` on every case of the grid, numbers and errors.
 
+``--search`` dumps and checks the layout searches ``engine_speed.py`` times instead (60 searches,
+5,445 layouts): each result's JSON and the fields it counts as set, in ranking order, and the
+layouts skipped, by search:
+
+    python benchmarks/engine_identity.py dump /tmp/search_identity.jsonl.gz --search
+    python benchmarks/engine_identity.py check /tmp/search_identity.jsonl.gz --search
+
 ``--mask-sizes`` compares explanation text with the byte counts masked out (the sizes in
 ``Term.detail`` were once printed as ``2.621e+07 B`` and now as ``26.2 MB``): every number of the
 estimate is still compared exactly.
@@ -33,6 +40,7 @@ import sys
 from collections.abc import Iterator
 from typing import Any
 
+from engine_speed import SEARCH_GPUS, SEARCH_SYSTEMS  # this directory's, as the script runs
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import load_catalogue
 from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
@@ -40,6 +48,8 @@ from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType, Protocol
 from ibcalc.errors import IbcalcError
 from ibcalc.facade import CollectivePlan, estimate_on
+from ibcalc.workload.model import MODEL_PRESETS, find_model
+from ibcalc.workload.train import Parallelism, TrainSpec, compare_layouts
 
 #: (label, spec) of every cluster in the grid.
 SPECS: list[tuple[str, ClusterSpec]] = [
@@ -205,6 +215,31 @@ def records(*, quick: bool = False) -> Iterator[tuple[str, dict[str, Any]]]:
                 yield key_of(case, params_label), run(case, params)
 
 
+def search_records() -> Iterator[tuple[str, dict[str, Any]]]:
+    """(key, results) of every layout search ``engine_speed.py`` times: each result's JSON and
+    the fields it counts as set, in ranking order, and the layouts skipped."""
+    catalogue = load_catalogue(use_env=False)
+    for system, nodes_of in SEARCH_SYSTEMS:
+        for gpus in SEARCH_GPUS:
+            spec = ClusterSpec(system=system, nodes=nodes_of(gpus))
+            cluster = resolve_cluster(catalogue, spec)
+            for name in MODEL_PRESETS:
+                job = TrainSpec(
+                    model=find_model(name), parallel=Parallelism(dp=cluster.ranks), tflops=400
+                )
+                results, skipped = compare_layouts(catalogue, cluster, job)
+                yield (
+                    f"search/{system}/{gpus}/{name}",
+                    {
+                        "results": [
+                            {"json": r.model_dump(mode="json"), "given": sorted(r.model_fields_set)}
+                            for r in results
+                        ],
+                        "skipped": skipped,
+                    },
+                )
+
+
 _SIZE_TEXT = re.compile(r"\d[\d.]*(?:e[+-]\d+)? (?:[KMGTP]i?)?B\b")
 
 
@@ -234,7 +269,11 @@ def main() -> int:
     parser.add_argument("mode", choices=("dump", "check", "check-quick"))
     parser.add_argument("path", nargs="?")
     parser.add_argument("--mask-sizes", action="store_true", help="mask byte counts in text")
+    parser.add_argument(
+        "--search", action="store_true", help="engine_speed.py's layout searches, not the grid"
+    )
     args = parser.parse_args()
+    every = search_records if args.search else records
     if args.mode == "check-quick":
         seen = bad = 0
         for key, record in records(quick=True):
@@ -250,7 +289,7 @@ def main() -> int:
     if args.mode == "dump":
         count = 0
         with gzip.open(args.path, "wt", encoding="utf-8") as fh:
-            for key, record in records():
+            for key, record in every():
                 fh.write(json.dumps({"key": key, "value": record}) + "\n")
                 count += 1
         print(f"{count} cases written to {args.path}")
@@ -262,7 +301,7 @@ def main() -> int:
             before[item["key"]] = item["value"]
     bad = 0
     seen = 0
-    for key, record in records():
+    for key, record in every():
         seen += 1
         old = before.get(key)
         if args.mask_sizes and old is not None:
