@@ -112,6 +112,26 @@ in one pass (each candidate timed once where the two timed the tuner's twice): 5
 run's handicap is allowed for; it restated pick's tie rules in a second function of the engine,
 too much to keep in step for a per cent.
 
+This change (2026-12-07): a refusal memoised by ``_PLACED`` had kept its traceback, whose
+frames held the search that first met it, results and all (after a run 5,518 TrainResults and
+316k GC-tracked objects stayed alive; 174k without); the frozen models a search builds share
+one fields set per class and given fields (6.2 sets a layout, a fifth of the tracked objects a
+search's results hold); a layout's candidate pipeline stages and their parameters are one memo
+look-up. One warm run as this script runs it (each search's results dropped before the next):
+5.144 G -> 5.120 G -> 5.057 G -> 5.015 G instructions (0.975x); the script's own figure, the
+seed sweep left out, before and after alternated in fresh processes (load 1.4-1.8): 1.12-1.13 s
+-> 1.05-1.08 s. A harness that keeps all 60 searches' results gains more, since the collector
+walks them (5.40 G -> 4.95 G; best of 5, 1.22-1.25 s -> 1.01-1.10 s, pairs 0.81-0.90): a
+search's garbage collections (young ones every 700 tracked objects, a full one every hundred
+of those, over a heap of 174k objects of which the plans' kernel closures hold 100k cells) are
+a tenth to a sixth of its wall time there, more than callgrind's count of their instructions
+shows. The target is still missed. What is left is as before: the engine's quick cost of each
+(plan, size), now nearly a fifth (its likely range three quarters of that: each candidate timed
+physically for the range's fastest, the bands of the choice and its near ties), the gradient
+exchange's gating stage of MoE layouts, the memory per GPU, the overlap's pass, NVL72's second
+rank order, and about 900 attribute loads a layout, most on pydantic models (a class with
+``__getattr__``, whose loads Python 3.11 does not specialise).
+
 Hash seed. quick's time on this VM is bimodal, about 6.2 us or 10-13 us per call on p5, and
 timing one seed after another makes that look like a property of ``PYTHONHASHSEED`` (as first
 reported: 1: 6.5 us, 2: 11.3, 3: 6.5, 4: 12.1). It is not one: two such sweeps of seeds 0-8 in a
