@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import re
@@ -13,7 +14,7 @@ from typer.testing import CliRunner
 
 from ibcalc.catalogue.load import load_catalogue
 from ibcalc.cli import app
-from ibcalc.render.stream import PipeConsole
+from ibcalc.render.stream import Drop, PipeConsole, drop_columns, text_width
 from ibcalc.units import format_ratio
 
 runner = CliRunner()
@@ -189,3 +190,32 @@ def test_no_color_gives_plain_text_on_a_terminal(monkeypatch: pytest.MonkeyPatch
     assert "\x1b[" in printed()
     monkeypatch.setenv("NO_COLOR", "1")
     assert printed() == "links id\n"
+
+
+def test_a_long_header_is_broken_over_two_lines_before_a_column_goes() -> None:
+    """drop_columns' ``headers``: a header wider than its cells is broken over lines before any
+    column is left out, and kept whole again where a drop leaves room for it."""
+    table = Table(box=box.SIMPLE_HEAD)
+    for header in ("phase", "per step (likely range)", "algorithm"):
+        table.add_column(header, no_wrap=True)
+    table.add_row("dp-allreduce", "718 ms (711-865)", "ring/Simple")
+    whole, broken = "per step (likely range)", "per step\n(likely range)"
+    drops = [Drop(("algorithm",), name="algorithm")]
+    # 12 + 23 + 11 characters, a space either side of each, a divider between them and an edge
+    # each side: 56; the header broken, the middle column is as wide as its 16-character cell
+    for width, header, dropped in (
+        (56, whole, []),
+        (55, broken, []),
+        (49, broken, []),
+        (48, whole, drops),
+        (42, whole, drops),
+        (41, broken, drops),
+    ):
+        fitted = copy.deepcopy(table)
+        console = PipeConsole(file=io.StringIO(), width=width)
+        left, full = drop_columns(
+            console, fitted, drops, close_up=False, measure=text_width, headers={whole: broken}
+        )
+        assert (left, full) == (dropped, 49 if dropped else 0), width
+        assert [column.header for column in fitted.columns][1] == header, width
+        assert text_width(console, fitted) <= width

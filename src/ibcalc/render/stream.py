@@ -11,13 +11,14 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
 from rich.cells import cell_len
-from rich.console import Console
+from rich.console import Console, ConsoleOptions
 from rich.measure import Measurement
+from rich.segment import Segment
 from rich.table import Column, Table
 from rich.text import Text
 
@@ -26,11 +27,13 @@ __all__ = [
     "Drop",
     "PipeConsole",
     "TrimmedStream",
+    "UnitTitle",
     "columns_left_out",
     "drop_columns",
     "env_columns",
     "fit_columns",
     "left_out",
+    "text_width",
     "trim_line",
     "unit_wrap",
     "whole_width",
@@ -179,6 +182,20 @@ def unit_wrap(text: str, width: int) -> str:
     return "\n".join(out)
 
 
+class UnitTitle(Text):
+    """A table's title that wraps at the table's width as :func:`unit_wrap` breaks lines, never
+    between a number and its unit: rich's own wrap had put "dgx-h100's 80" over "GiB per GPU" in
+    a layout search's title at 66 columns. Both fill each line greedily with whole words, so
+    where rich's parts no figure the lines are the same. (A Text, as a title is typed; printed
+    as rich prints a title given as a string, in the table.title style.)"""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterable[Segment]:
+        title = unit_wrap(self.plain, options.max_width)
+        yield from console.render(
+            console.render_str(title, style="table.title", highlight=False), options
+        )
+
+
 def _is_figure(line: str) -> bool:
     """Whether ``line`` is a figure (:data:`_FIGURE`, its unit one of :data:`UNITS`)."""
     match = _FIGURE.fullmatch(line.strip())
@@ -252,8 +269,31 @@ def _spans(console: Console, table: Table) -> tuple[list[tuple[int, int]], int, 
             _widths([header], whole=column.no_wrap) if table.show_header else (0, 0)
         )
         spans.append((max(low, head_low), max(high, head_high)))
-    natural = Measurement.get(console, console.options.update_width(10**6), table).maximum
-    return spans, natural, natural - sum(high for _, high in spans)
+    overhead = _overhead(table)
+    if overhead is None:
+        natural = Measurement.get(console, console.options.update_width(10**6), table).maximum
+        overhead = natural - sum(high for _, high in spans)
+    return spans, sum(high for _, high in spans) + overhead, overhead
+
+
+def _overhead(table: Table) -> int | None:
+    """What rich adds to a table's text: its columns' padding and the box's edges and dividers,
+    worked out as rich does (``Table._extra_width``, ``_get_padding_width``) rather than by
+    measuring every cell again (a layout search's table has hundreds); None where rich's measure
+    is needed: a size set on the table or a column, a footer, collapsed padding, tabs."""
+    if table.box is None or not table.columns or table.collapse_padding or table.show_footer:
+        return None
+    if table.width is not None or table.min_width is not None:
+        return None
+    for column in table.columns:
+        if (column.width, column.min_width, column.max_width) != (None, None, None):
+            return None
+        if any("\t" in (_plain(cell) or "") for cell in [column.header, *column.cells]):
+            return None
+    _, right, _, left = table.padding
+    count = len(table.columns)
+    padding = count * (left + right) - (0 if table.pad_edge else left + right)
+    return (2 if table.show_edge else 0) + count - 1 + padding
 
 
 def _level(spans: list[tuple[int, int]], budget: int) -> list[int]:
@@ -318,6 +358,15 @@ def fit_columns(console: Console, table: Table, page: int) -> int:
         if not column.no_wrap:
             _wrap_cells(column, width)
     return sum(widths) + overhead
+
+
+def text_width(console: Console, table: Table) -> int:
+    """``table``'s width from its text alone, each column as wide as its longest line: what a
+    table whose columns never wrap takes, worked out without rich's measure (a workload
+    table's rows are many); :func:`whole_width` for a table it cannot read so (a cell not plain
+    text, collapsed padding, a sized column)."""
+    bound = _at_most(table)
+    return whole_width(console, table) if math.isinf(bound) else int(bound)
 
 
 def _at_most(table: Table) -> float:
@@ -392,24 +441,37 @@ def drop_columns(
     *,
     close_up: bool = True,
     measure: Callable[[Console, Table], int] = whole_width,
+    headers: Mapping[str, str] | None = None,
 ) -> tuple[list[Drop], int]:
     """Fit ``table`` to the page: where it is wider than ``console.width`` (by ``measure``, at
     the least the width that keeps every figure and word whole), close its columns up to two
-    spaces, then one (``close_up``); where that is not enough, leave out ``drops`` in their
-    order, the least telling first, each as long as the table is still too wide, at the widest
-    spacing that then fits. Returns the drops left out and the narrowest page that shows every
-    column (0 where none is left out), which the footnote names (:func:`columns_left_out`). A
-    table still too wide with every drop left out is printed past the edge
-    (:meth:`PipeConsole.print`)."""
+    spaces, then one (``close_up``), then break the ``headers`` given over the lines given
+    (``{"total (likely range)": "total\\n(likely range)"}``); where that is not enough, leave
+    out ``drops`` in their order, the least telling first, each as long as the table is still
+    too wide, at the widest spacing, and with the fewest headers broken, that then fits.
+    Returns the drops left out and the narrowest page that shows every column (0 where none is
+    left out), which the footnote names (:func:`columns_left_out`). A table still too wide with
+    every drop left out is printed past the edge (:meth:`PipeConsole.print`)."""
     page = console.width
     spacings = [(table.collapse_padding, table.padding)]
     spacings += [(False, padding) for padding in _CLOSER] if close_up else []
+    # each header as it is, then broken; a drop names a column by its header as it is
+    broken = dict(headers or {})
+    named = {lines: header for header, lines in broken.items()}
+    forms = [{header: header for header in broken}, broken] if broken else [{}]
 
     def fits() -> bool:
-        for collapse, padding in spacings:
-            table.collapse_padding, table.padding = collapse, padding
-            if measure(console, table) <= page:
-                return True
+        for form in forms:
+            for column in table.columns:
+                name = named.get(_header(column), _header(column))
+                if name in form:
+                    column.header = form[name]
+            for collapse, padding in spacings:
+                table.collapse_padding, table.padding = collapse, padding
+                # (a table whose text alone fits needs no measure: a layout search's rows are
+                # many)
+                if _at_most(table) <= page or measure(console, table) <= page:
+                    return True
         return False
 
     if fits():
@@ -417,7 +479,9 @@ def drop_columns(
     full = measure(console, table)  # at the closest spacing
     dropped: list[Drop] = []
     for drop in drops:
-        table.columns[:] = [c for c in table.columns if _header(c) not in drop.headers]
+        table.columns[:] = [
+            c for c in table.columns if named.get(_header(c), _header(c)) not in drop.headers
+        ]
         dropped.append(drop)
         if fits():
             break
@@ -425,11 +489,17 @@ def drop_columns(
 
 
 def columns_left_out(
-    dropped: Sequence[Drop], width: int, full: int, *, json: str | None = None
+    dropped: Sequence[Drop],
+    width: int,
+    full: int,
+    *,
+    json: str | None = None,
+    verb: bool = True,
 ) -> str:
     """The footnote for the ``dropped`` columns (:func:`drop_columns`): "the eff and scope
     columns are left out at 60 columns (66 or more show them)", in :func:`left_out`'s words;
-    named columns next to each other are listed under one "columns"."""
+    named columns next to each other are listed under one "columns". Without the ``verb``,
+    as the workload phase tables have always put it: "the algorithm column left out at ..."."""
     items: list[str] = []
     names: list[str] = []
 
@@ -448,4 +518,5 @@ def columns_left_out(
     flush()
     many = sum(len(drop.headers) for drop in dropped) > 1
     listed = ", ".join(items[:-1]) + " and " + items[-1] if len(items) > 1 else items[0]
-    return left_out(f"{listed} {'are' if many else 'is'}", width, full, many=many, json=json)
+    said = f"{listed} {'are' if many else 'is'}" if verb else listed
+    return left_out(said, width, full, many=many, json=json)
