@@ -3,6 +3,7 @@ codes, JSON that parses with the phases shape, one-line errors naming the flags.
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from pathlib import Path
@@ -14,6 +15,7 @@ from typer.testing import CliRunner, Result
 from ibcalc.catalogue.load import find_link
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli import app as APP
+from ibcalc.render.stream import UNITS
 from ibcalc.workload.memory import TIGHT_FRACTION
 from ibcalc.workload.model import find_model
 
@@ -1110,7 +1112,8 @@ def test_a_narrow_page_says_which_phase_columns_it_leaves_out() -> None:
     args = ["infer", "--model", "llama3-70b", "--tp", "8", "--system", "dgx-h100"]
     narrow = " ".join(runner.invoke(APP, args, env={"COLUMNS": "60"}).stdout.split())
     said = re.search(
-        r"the algorithm and tier columns left out at 60 columns \((\d+) or more", narrow
+        r"the algorithm, tier and each x count columns left out at 60 columns \((\d+) or more",
+        narrow,
     )
     assert said is not None
     wide = runner.invoke(APP, args, env={"COLUMNS": said.group(1)}).stdout
@@ -1118,6 +1121,116 @@ def test_a_narrow_page_says_which_phase_columns_it_leaves_out() -> None:
     header = next(line for line in wide.splitlines() if line.lstrip().startswith("phase"))
     assert "tier" in header
     assert "algorithm" in header
+
+
+_LLAMA_70B = ["--model", "llama3-70b", "--system", "dgx-h100"]
+_PHASES_AT_60 = "the algorithm, tier and each x count columns"
+#: Each workload command, and what its table leaves out at 60 columns, as the footnote says it
+#: (None: nothing, the table fits once its columns close up)
+_NARROW_WORKLOADS: dict[str, tuple[str, str | None]] = {
+    "train": ("train --model llama3-70b --system dgx-h100 -N 16", _PHASES_AT_60),
+    "train-tp-pp": (
+        "train --model llama3-70b --system dgx-h100 -N 16 --tp 8 --pp 4",
+        _PHASES_AT_60,
+    ),
+    "train-ep": ("train --model mixtral-8x7b --system dgx-h100 -N 4 --ep 8", _PHASES_AT_60),
+    "train-cp": (
+        "train --model llama3-405b --system dgx-h100 -N 64 --tp 8 --pp 8 --cp 2 "
+        "--sequence-parallel --zero 1 --tflops 400",
+        "the algorithm, tier, each x count and ranks columns",
+    ),
+    "compare": ("train --model deepseek-v3 --system gb200-nvl72 -N 18 --compare", None),
+    "infer": ("infer --model llama3-70b --system dgx-h100 --tp 8", _PHASES_AT_60),
+    "infer-ep": ("infer --model deepseek-v3 --system dgx-h100 -N 2 --tp 8 --ep 2", _PHASES_AT_60),
+    "checkpoint": (
+        "checkpoint --model llama3-70b --system dgx-h100 -N 16 --storage nvmeof-target --optimizer",
+        "the rate column is",
+    ),
+}
+#: A footnote in render.stream.left_out's words: what, the page, the width that shows them all
+_LEFT_OUT = re.compile(
+    r"(the [^;]*?) left out at (\d+) columns \((\d+) or more show (?:it|them); --format json "
+    r"has every field\)"
+)
+
+
+@pytest.mark.parametrize("name", list(_NARROW_WORKLOADS))
+def test_workload_output_fits_a_narrow_page_and_says_what_it_leaves_out(name: str) -> None:
+    """At COLUMNS=60 train printed lines of 73 to 82 characters, infer 76, checkpoint 68 and a
+    layout search 73, where docs/architecture.md said every line fits. At 60 and 80 columns
+    every line now fits the page, every phase and layout is printed whole, and one footnote
+    names the columns left out (the algorithm first, then the tier, each time x count and the
+    ranks; the checkpoint's rate) with the width that shows them all: at that width nothing is
+    left out, a column narrower the footnote says so."""
+    command, at_60 = _NARROW_WORKLOADS[name]
+    argv = command.split()
+
+    def page(columns: int) -> tuple[list[str], str]:
+        result = runner.invoke(APP, argv, env={"COLUMNS": str(columns)})
+        assert result.exit_code == 0, result.output
+        return result.stdout.splitlines(), " ".join(result.stdout.split())
+
+    data = _json(*argv)
+    for columns in (60, 80):
+        lines, flat = page(columns)
+        assert max(len(line) for line in lines) <= columns, (columns, max(lines, key=len))
+        assert "…" not in flat
+        tokens = set(flat.split())
+        for phase in data.get("phases", []):
+            assert phase["name"] in tokens, (columns, phase["name"])
+        for layout in data.get("layouts", []):  # 'rank tp pp dp ep' starts the layout's row
+            row = [str(layout[key]) for key in ("rank", "tp", "pp", "dp", "ep")]
+            assert any(line.split()[:5] == row for line in lines), (columns, row)
+        said = _LEFT_OUT.search(flat)
+        if columns == 60:
+            assert (said[1] if said else None) == at_60, flat
+        if said is None:
+            continue
+        assert int(said[2]) == columns
+        full = int(said[3])
+        lines, flat = page(full)
+        assert "left out at" not in flat
+        assert max(len(line) for line in lines) <= full
+        _, flat = page(full - 1)
+        assert f"left out at {full - 1} columns ({full} or more show" in flat
+
+
+def test_a_layout_search_too_wide_when_closed_up_leaves_out_the_micro_batches() -> None:
+    """16,384 GPUs with cp 2: the search's table with every column, one space apart, needs 62
+    columns (3-digit tp and dp, 4-digit M); a 60-column page leaves out M, which the title works
+    out from dp, and says so."""
+    argv = ["train", "--model", "llama3-405b", "--system", "dgx-h100", "-N", "2048"]
+    argv += ["--compare", "--cp", "2", "--global-batch", "16384", "--tflops", "400"]
+    result = runner.invoke(APP, argv, env={"COLUMNS": "60"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 60, max(lines, key=len)
+    header = next(line.split() for line in lines if line.split()[:2] == ["#", "tp"])
+    assert header[:6] == ["#", "tp", "cp", "pp", "dp", "ep"]
+    assert "M" not in header
+    said = re.search(
+        r"the M column \(micro-batches: see the title\) is left out at 60 columns \((\d+) or "
+        r"more show it; --format json has every field\)",
+        " ".join(result.stdout.split()),
+    )
+    assert said is not None, result.stdout
+    wide = runner.invoke(APP, argv, env={"COLUMNS": said[1]}).stdout
+    assert "left out" not in wide
+    assert "M" in next(line.split() for line in wide.splitlines() if line.split()[:1] == ["#"])
+
+
+def test_a_layout_search_title_keeps_each_number_with_its_unit() -> None:
+    """The search's title wraps at the table's width: at 60 to 76 columns rich had ended a line
+    with "dgx-h100's 80" and begun the next with "GiB per GPU"."""
+    argv = ["train", *_LLAMA_70B, "-N", "16", "--compare", "--tflops", "400"]
+    for columns in range(60, 81):
+        result = runner.invoke(APP, argv, env={"COLUMNS": str(columns)})
+        assert result.exit_code == 0, result.output
+        assert "80 GiB per GPU" in " ".join(result.stdout.split())
+        for line, after in itertools.pairwise(result.stdout.splitlines()):
+            if line.split() and after.split():
+                ends_a_number = re.fullmatch(r"[\d.,]+", line.split()[-1]) is not None
+                assert not (ends_a_number and after.split()[0] in UNITS), (columns, line, after)
 
 
 def test_an_expert_degree_that_does_not_divide_a_derived_dp_names_no_dp_flag() -> None:

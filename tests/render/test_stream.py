@@ -6,6 +6,8 @@ import copy
 import io
 import json
 import re
+from typing import Any
+from unittest import mock
 
 import pytest
 from rich import box
@@ -219,3 +221,23 @@ def test_a_long_header_is_broken_over_two_lines_before_a_column_goes() -> None:
         assert (left, full) == (dropped, 49 if dropped else 0), width
         assert [column.header for column in fitted.columns][1] == header, width
         assert text_width(console, fitted) <= width
+
+
+def test_a_layout_search_is_laid_out_from_its_text() -> None:
+    """The search's table (59 layouts here) is sized from its cells' text, not by rich's
+    measure of every cell: at 60 columns rich had measured it twice, the probe that sizes the
+    notes and the fitting; dropping or closing up its columns measures it again for each try."""
+    calls: list[int] = []
+    measure = Table.__rich_measure__
+
+    def counted(self: Table, console: Any, options: Any) -> Any:
+        calls.append(len(self.rows))
+        return measure(self, console, options)
+
+    argv = ["train", "--model", "deepseek-v3", "--system", "gb200-nvl72", "-N", "18", "--compare"]
+    for columns in ("60", "80", "160"):
+        with mock.patch.object(Table, "__rich_measure__", counted):
+            result = runner.invoke(app, argv, env={"COLUMNS": columns})
+        assert result.exit_code == 0, result.output
+        assert sum(1 for line in result.stdout.splitlines() if line.split()[:1] == ["59"]) == 1
+    assert calls == []

@@ -15,7 +15,6 @@ from typing import Any, TextIO
 
 from rich import box
 from rich.console import Console
-from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
@@ -28,7 +27,17 @@ from ibcalc.render.console import (
     prose,
     render_json,
 )
-from ibcalc.render.stream import PipeConsole, TrimmedStream, env_columns, left_out, unit_wrap
+from ibcalc.render.stream import (
+    Drop,
+    PipeConsole,
+    TrimmedStream,
+    UnitTitle,
+    columns_left_out,
+    drop_columns,
+    env_columns,
+    text_width,
+    unit_wrap,
+)
 from ibcalc.units import GiB, format_bandwidth, format_number, format_size, format_time
 from ibcalc.workload.checkpoint import CheckpointResult, Transfer
 from ibcalc.workload.infer import InferResult
@@ -352,85 +361,85 @@ def _time(seconds: float, band: tuple[float, float] | None = None) -> str:
 
 
 #: Columns a narrow page drops, first to last, until the table fits: the algorithm is an aid
-#: (the JSON keeps it) and the tier follows from the phase's ranks.
-_NARROW_DROPS = ("algorithm", "tier")
+#: (the JSON keeps it); then, with the total's header over two lines where that is not enough,
+#: the tier, which follows from the phase's ranks; each time x count, where the total beside
+#: it is what the step or request takes (the phase's notes say what the count counts); and the
+#: ranks, which each phase's note gives with its group ("tp group: 8 GPUs ...").
+_NARROW_DROPS = (
+    Drop(("algorithm",), name="algorithm"),
+    Drop(("tier",), name="tier"),
+    Drop(("each x count",), name="each x count"),
+    Drop(("ranks",), name="ranks"),
+)
 
 
 def _phase_table(
     title: str,
     phases: Sequence[Phase],
     total_label: str,
+    console: Console,
     *,
     exposed: bool = True,
-    width: int = 100,
 ) -> Table:
     """One row per phase. The collective is in the phase's name (and the JSON); cells keep
     whole (numbers are never folded or cut), one space apart; where the table is wider than the
-    page, it drops the algorithm column, then the tier."""
+    page, it leaves out :data:`_NARROW_DROPS` (render.stream.drop_columns, measuring the cells'
+    text), the algorithm first, and puts the total's header on two lines before it drops more,
+    and one caption names the columns left out."""
+    total = f"{total_label} (likely range)"
     columns = [
         ("phase", "left"),
         ("size/GPU", "right"),
         ("ranks", "right"),
         ("tier", "left"),
         ("each x count", "right"),
-        (f"{total_label} (likely range)", "right"),
+        (total, "right"),
         ("exposed", "right"),
         ("algorithm", "left"),
     ]
-    rows: list[list[str]] = []
-    for p in phases:
-        est = p.estimate
-        per = "" if p.per in ("step", "checkpoint") else f"/{p.per[:3]}"
-        rows.append(
-            [
-                p.name,
-                format_size(p.bytes_per_gpu),
-                str(p.ranks),
-                p.tier,
-                f"{format_time(p.time_s)} x {p.count}{per}",
-                _time(p.total_s, p.total_s_range),
-                format_time(p.exposed_s),
-                f"{est.best.algorithm.value}/{est.best.protocol.value}" if est is not None else "-",
-            ]
-        )
-    keep = [name for name, _ in columns if exposed or name != "exposed"]
-
-    def needed(names: Sequence[str]) -> int:
-        # each column's widest cell, one space between columns and one at each edge
-        index = [i for i, (name, _) in enumerate(columns) if name in names]
-        widest = [max([len(columns[i][0]), *(len(row[i]) for row in rows)]) for i in index]
-        return sum(widest) + len(widest) + 1
-
-    full = needed(keep)
-    for name in _NARROW_DROPS:
-        if needed(keep) <= width:
-            break
-        keep.remove(name)
-    dropped = [name for name in _NARROW_DROPS if name not in keep]
     table = Table(
-        title=title,
+        title=UnitTitle(title),
         box=box.SIMPLE_HEAD,
         title_justify="left",
         pad_edge=False,
         padding=0,
-        caption=(
-            left_out(
-                f"the {' and '.join(dropped)} column{'s' if len(dropped) > 1 else ''}",
-                width,
-                full,
-                many=len(dropped) > 1,
-                json="every field",
-            )
-            if dropped
-            else None
-        ),
         caption_justify="left",
     )
     for name, justify in columns:
-        if name in keep:
+        if exposed or name != "exposed":
             table.add_column(name, justify=justify, no_wrap=True)  # type: ignore[arg-type]
-    for row in rows:
-        table.add_row(*(cell for cell, (name, _) in zip(row, columns, strict=True) if name in keep))
+    for p in phases:
+        est = p.estimate
+        per = "" if p.per in ("step", "checkpoint") else f"/{p.per[:3]}"
+        table.add_row(
+            p.name,
+            format_size(p.bytes_per_gpu),
+            str(p.ranks),
+            p.tier,
+            f"{format_time(p.time_s)} x {p.count}{per}",
+            _time(p.total_s, p.total_s_range),
+            *([format_time(p.exposed_s)] if exposed else []),
+            f"{est.best.algorithm.value}/{est.best.protocol.value}" if est is not None else "-",
+        )
+    # the algorithm goes before the total's header is broken: a page of 100 columns or more
+    # prints the table as it always has
+    dropped, full = drop_columns(
+        console, table, _NARROW_DROPS[:1], close_up=False, measure=text_width
+    )
+    if text_width(console, table) > console.width:
+        more, _ = drop_columns(
+            console,
+            table,
+            _NARROW_DROPS[1:],
+            close_up=False,
+            measure=text_width,
+            headers={total: total.replace(" (", "\n(")},
+        )
+        dropped += more
+    if dropped:
+        table.caption = columns_left_out(
+            dropped, console.width, full, json="every field", verb=False
+        )
     return table
 
 
@@ -519,7 +528,7 @@ def render_train(
             "not given)"
         )
     )
-    console.print(_phase_table(title, result.phases, "per step", width=console.width))
+    console.print(_phase_table(title, result.phases, "per step", console))
     rows = [
         ("communication", f"{_time(totals.comm_s, totals.comm_s_range)} per step"),
         (
@@ -592,11 +601,14 @@ def render_compare(
             else ""
         )
         table = Table(
-            title=f"layouts of {gpus} GPUs for {first.spec.model.label}, {order} first; every "
-            f"layout runs {batch:,} sequences per step (M = {batch:,} / (dp x "
-            f"{first.spec.micro_batch}) micro-batches; {flag} to "
-            f"change){interleaved}; comm: all communication per step, exposed: the part compute "
-            f"does not hide; {memory}",
+            # (a number keeps its unit: 80 GiB had ended one line and begun the next)
+            title=UnitTitle(
+                f"layouts of {gpus} GPUs for {first.spec.model.label}, {order} first; every "
+                f"layout runs {batch:,} sequences per step (M = {batch:,} / (dp x "
+                f"{first.spec.micro_batch}) micro-batches; {flag} to "
+                f"change){interleaved}; comm: all communication per step, exposed: the part "
+                f"compute does not hide; {memory}"
+            ),
             box=box.SIMPLE_HEAD,
             title_justify="left",
         )
@@ -632,8 +644,7 @@ def render_compare(
         probe = Table(*headers, "", box=box.SIMPLE_HEAD)
         for row_cells in cells:
             probe.add_row(*row_cells, "")
-        wide = console.options.update_width(10_000)
-        room = console.width - Measurement.get(console, wide, probe).maximum
+        room = console.width - text_width(console, probe)  # (as rich measures it, from the text)
         keyed = any(len("; ".join(row)) > room for row in notes)
         others = [n for row in notes for n in row if not n.startswith(_MEMORY_VERDICTS)]
         keys = {n: chr(ord("a") + i) for i, n in enumerate(dict.fromkeys(others))}
@@ -641,6 +652,10 @@ def render_compare(
         for row_cells, row in zip(cells, notes, strict=True):
             note = " ".join(_short_note(n, keys) for n in row) if keyed else "; ".join(row)
             table.add_row(*row_cells, note)
+        dropped, full = drop_columns(console, table, _LAYOUT_DROPS)
+        if dropped:
+            table.caption = columns_left_out(dropped, console.width, full, json="every field")
+            table.caption_justify = "left"
         console.print(_fold(table))
         if keyed and any(notes):
             legend = [f"{key}: {note}" for note, key in keys.items()]
@@ -668,6 +683,11 @@ def render_compare(
     if skipped:
         console.print(Text("skipped:", style="bold"))
         console.print(bullets(named_notes(skipped, _searched(names)), console.width))
+
+
+#: What a narrow page leaves out of a layout search's table: the micro-batches, which the
+#: title works out from dp (M = batch / (dp x micro-batch)).
+_LAYOUT_DROPS = (Drop(("M",), phrase="the M column (micro-batches: see the title)"),)
 
 
 def _search_notes(results: Sequence[TrainResult], names: Mapping[str, str]) -> list[str]:
@@ -816,9 +836,7 @@ def render_infer(
     )
     # serving compute is not modelled: every phase is exposed, the column would repeat "total"
     if result.phases:
-        console.print(
-            _phase_table(title, result.phases, "total", exposed=False, width=console.width)
-        )
+        console.print(_phase_table(title, result.phases, "total", console, exposed=False))
         rows = [
             (
                 "per token",
@@ -867,6 +885,11 @@ def _transfer_total(transfer: Transfer) -> str:
     return f"{format_time(transfer.time_s)} (bound by {transfer.bound}{latency})"
 
 
+#: What a narrow page leaves out of the checkpoint table: the rate, which the limit beside it
+#: words (16 nodes x 1 x ndr at 48.8 GB/s each) and the bytes over the time give.
+_CHECKPOINT_DROPS = (Drop(("rate",), name="rate"),)
+
+
 def render_checkpoint(
     result: CheckpointResult,
     fmt: str = Format.TABLE,
@@ -896,7 +919,7 @@ def render_checkpoint(
     )
     # cells two spaces apart (the column rule and one collapsed space of padding)
     table = Table(
-        title=title,
+        title=UnitTitle(title),
         box=box.SIMPLE_HEAD,
         title_justify="left",
         pad_edge=False,
@@ -920,6 +943,10 @@ def render_checkpoint(
                 "<-" if b.name == t.bound else "",
                 b.detail,
             )
+    dropped, full = drop_columns(console, table, _CHECKPOINT_DROPS)
+    if dropped:
+        table.caption = columns_left_out(dropped, console.width, full, json="every field")
+        table.caption_justify = "left"
     console.print(_fold(table))
     rows = [
         ("save", _transfer_total(result.save)),
