@@ -2660,3 +2660,35 @@ def test_check_log_refuses_what_is_no_parsed_log() -> None:
     assert str(info.value) == (
         "parsed must be a ParsedLog, not str (ibcalc.logs.parse.parse_file(path) makes one)"
     )
+
+
+@pytest.mark.parametrize("columns", [60, 80])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "08_allreduce_int8_4node_16xGH200_slingshot_WRONG_truncated.txt",
+        "09_multi_collective_session_1node_2xRTX2080Ti_pcie.txt",
+        "13_allgather_16node_64xH100_slingshot_kestrel_table_only_crlf.txt",
+    ],
+)
+def test_nccl_check_fits_a_narrow_page(name: str, columns: int) -> None:
+    """Every line of nccl-check fits the page: at 60 columns the int8 run with #wrong counts
+    (08) had been 70 wide, the multi-collective session (09) 65 and the 16-node all-gather (13)
+    62. The rows table leaves out the eff column after the aid columns and puts a #wrong count
+    under its verdict; a path wider than the page stands whole on its own line."""
+    path = FIXTURES / name
+    result = CliRunner().invoke(app, ["nccl-check", str(path)], env={"COLUMNS": str(columns)})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert str(path) in lines  # whole, on a line of its own (it is wider than 80)
+    too_wide = [line for line in lines if len(line) > columns and line != str(path)]
+    assert too_wide == []
+    text = " ".join(lines)
+    if name.startswith("08") and columns == 60:
+        # the counts stay whole, under their verdict; the footnote names the eff column
+        assert re.search(r"\) bad,\n +#wrong 763876$", result.stdout, re.MULTILINE)
+        assert (
+            "the regime, algorithm, line and eff columns and the latency rows' time bands "
+            "left out at 60 columns (108 or more show them; --format json has every field)"
+        ) in text
+        assert "eff.: measured busbw" not in text

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from rich import box
+from rich.cells import cell_len
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -164,10 +165,15 @@ _ROW_COLUMNS = (
 )
 
 
-def _row_cells(check: RunCheck, *, time_bands: bool = True) -> list[list[str | Text]]:
+def _row_cells(
+    check: RunCheck, *, time_bands: bool = True, wrap_verdict: bool = False
+) -> list[list[str | Text]]:
     cells: list[list[str | Text]] = []
     for row in check.rows:
-        verdict = row.verdict if not (row.wrong or 0) else f"{row.verdict}, #wrong {row.wrong}"
+        verdict: str = row.verdict
+        if row.wrong:
+            # on a narrow page the count goes under the verdict, whole ("#wrong 18134")
+            verdict += ("\n" if wrap_verdict else " ").join((",", f"#wrong {row.wrong}"))
         cells.append(
             [
                 _size(row.size_bytes),
@@ -187,7 +193,11 @@ def _row_cells(check: RunCheck, *, time_bands: bool = True) -> list[list[str | T
 def _column_widths(cells: list[list[str | Text]]) -> dict[str, int]:
     """Each column's width: its widest cell or header line."""
     return {
-        name: max([len(part) for part in name.split("\n")] + [len(str(row[i])) for row in cells])
+        name: max(
+            len(part)
+            for text in [name, *(str(row[i]) for row in cells)]
+            for part in text.split("\n")
+        )
         for i, (name, _) in enumerate(_ROW_COLUMNS)
     }
 
@@ -210,8 +220,9 @@ def _dropped_words(
     left out, empty when none, with the width that shows them all."""
     if not dropped and not bands:
         return ""
-    listed = " and ".join([", ".join(dropped[:-1]), dropped[-1]] if len(dropped) > 1 else dropped)
-    items = [f"the {listed} column{'s' if len(dropped) > 1 else ''}"] if dropped else []
+    names = [name.rstrip(".") for name in dropped]  # "the eff column", as the sweep has it
+    listed = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+    items = [f"the {listed} column{'s' if len(names) > 1 else ''}"] if names else []
     if bands:
         items.append("the latency rows' time bands")
     many = len(dropped) + bands > 1
@@ -227,9 +238,11 @@ def _table_width(widths: Mapping[str, int], dropped: Sequence[str] = ()) -> int:
 
 
 def _rows_table(check: RunCheck, width: int = 100) -> tuple[Table, str]:
-    """One row per size, whole cells one space apart, and the legend's words for the columns
-    left out: a table wider than ``width`` drops the regime, then the algorithm, then the line
-    column rather than cut a number."""
+    """One row per size, whole cells one space apart, and the legend under it, with its words
+    for what is left out: a table wider than ``width`` drops the regime, then the algorithm,
+    then the line column, then the latency rows' time bands, then puts a row's #wrong count
+    under its verdict, and last drops the efficiency (the busbw columns beside it give it),
+    rather than cut a number."""
     cells = _row_cells(check)
     widths = _column_widths(cells)
     dropped = _dropped_columns(widths, width)
@@ -237,7 +250,21 @@ def _rows_table(check: RunCheck, width: int = 100) -> tuple[Table, str]:
     bands = _table_width(widths, dropped) > width
     if bands:
         cells = _row_cells(check, time_bands=False)
+        narrow = _column_widths(cells)
+        if _table_width(narrow, dropped) > width and any(row.wrong for row in check.rows):
+            cells = _row_cells(check, time_bands=False, wrap_verdict=True)
+            narrow = _column_widths(cells)
+        if _table_width(narrow, dropped) > width:
+            dropped.append("eff.")
+    ranges = any(
+        r.expected_busbw_GBps_range is not None or r.expected_time_us_range is not None
+        for r in check.rows
+    )
+    legend = _LEGEND if "eff." not in dropped else ""
+    if ranges:
+        legend += _RANGE_LEGEND if legend else _RANGE_LEGEND.removeprefix("; ")
     words = _dropped_words(dropped, widths, width, bands=bands)
+    legend += words if legend else words.removeprefix("; ")
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, padding=0)
     for name, justify in _ROW_COLUMNS:
         if name not in dropped:
@@ -250,7 +277,7 @@ def _rows_table(check: RunCheck, width: int = 100) -> tuple[Table, str]:
                 if name not in dropped
             )
         )
-    return table, words
+    return table, legend
 
 
 def _finding_lines(index: int, finding: Finding, names: Mapping[str, str] | None) -> Table:
@@ -303,10 +330,17 @@ def render_checks(
         if i:
             console.print()
         title = Text()
-        title.append(printable(check.source, None), style="bold")
-        title.append(
-            f" (run {check.run_index + 1}, {line_span(check.line_start, check.line_end)}): "
-        )
+        source = printable(check.source, None)
+        span = f"(run {check.run_index + 1}, {line_span(check.line_start, check.line_end)}): "
+        if cell_len(source) > console.width:
+            # a path wider than the page is not folded into pieces that no longer name the
+            # file: it stands whole on its own line (the terminal wraps it) and the title
+            # follows on the next
+            console.print(Text(source, style="bold"), overflow="ignore", crop=False)
+            title.append(span)
+        else:
+            title.append(source, style="bold")
+            title.append(" " + span)
         title.append(_collective_title(check))
         if check.dtype:
             title.append(f" {check.dtype}")
@@ -360,15 +394,9 @@ def render_checks(
                 )
             )
         if check.rows:
-            table, dropped_words = _rows_table(check, console.width)
+            table, legend = _rows_table(check, console.width)
             console.print(table)
-            ranges = any(
-                r.expected_busbw_GBps_range is not None or r.expected_time_us_range is not None
-                for r in check.rows
-            )
-            console.print(
-                Text(_LEGEND + (_RANGE_LEGEND if ranges else "") + dropped_words, style="dim")
-            )
+            console.print(Text(legend, style="dim"))
             if any(r.busbw_equivalent for r in check.rows):
                 # as a sweep marks them (the README's promise; nccl-check had not)
                 console.print(
