@@ -2692,3 +2692,23 @@ def test_nccl_check_fits_a_narrow_page(name: str, columns: int) -> None:
             "left out at 60 columns (108 or more show them; --format json has every field)"
         ) in text
         assert "eff.: measured busbw" not in text
+
+
+@pytest.mark.parametrize("columns", [80, 100, 120])
+def test_nccl_check_findings_keep_a_number_with_its_unit(columns: int) -> None:
+    """A finding's lines break only where a number does not part from its unit: at 100 columns
+    the 1 x 4 H100 reduce-scatter's finding had ended a line with "(286" and begun the next
+    with "GB/s per GPU" (rich's own wrap)."""
+    path = SWEEPS / "14_reducescatter_1node_4xH100_intranode.txt"
+    result = CliRunner().invoke(app, ["nccl-check", str(path)], env={"COLUMNS": str(columns)})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert [line for line in lines if len(line) > columns and line != str(path)] == []
+    start = next(i for i, line in enumerate(lines) if "the scale-up fabric delivers 77%" in line)
+    finding = lines[start : start + 4]
+    assert any("(286 GB/s per GPU" in line for line in finding), finding
+    for line, after in itertools.pairwise(finding):
+        # no line ends in a bare number whose unit opens the next
+        assert not (
+            re.search(r"[\d.,]+$", line) and re.match(r" *(GB/s|MB/s|us|ms|B|KiB|MiB)\b", after)
+        ), (line, after)

@@ -280,21 +280,33 @@ def _rows_table(check: RunCheck, width: int = 100) -> tuple[Table, str]:
     return table, legend
 
 
-def _finding_lines(index: int, finding: Finding, names: Mapping[str, str] | None) -> Table:
+def _finding_lines(
+    index: int, finding: Finding, names: Mapping[str, str] | None, width: int | None = None
+) -> Table:
     """``1. [severity, confidence] cause`` with its evidence as a list below; wrapped lines stay
-    under the text they continue."""
+    under the text they continue and, given the page's ``width``, break only where a number does
+    not part from its unit (:func:`~ibcalc.render.stream.unit_wrap`: rich's own wrap had put
+    "286" at the end of one line and "GB/s" at the start of the next at 100 columns)."""
     head = Text()
     head.append(
         f"[{finding.severity}, {finding.confidence} confidence] ",
         style=_SEVERITY_STYLE[finding.severity],
     )
     head.append(_fill(finding.cause, names))
+    number = f"{index}."
+    room = width - len(number) - 1 if width else None
+    if room:
+        # unit_wrap turns spaces into line breaks, one character for one: the severity's
+        # style spans stay where they were
+        spans = head.spans
+        head = Text(unit_wrap(head.plain, room))
+        head.spans = spans
     grid = Table.grid(padding=(0, 1))
     grid.add_column(no_wrap=True, style="bold")
     grid.add_column(overflow="fold")
-    grid.add_row(f"{index}.", head)
+    grid.add_row(number, head)
     if finding.evidence:
-        grid.add_row("", _items(_fill(item, names) for item in finding.evidence))
+        grid.add_row("", _items((_fill(item, names) for item in finding.evidence), width=room))
     return grid
 
 
@@ -431,7 +443,7 @@ def render_checks(
         if check.findings and not check.flagged:
             console.print("notes:")
         for n, finding in enumerate(check.findings, start=1):
-            console.print(_finding_lines(n, finding, names))
+            console.print(_finding_lines(n, finding, names, console.width))
         for note in check.notes:
             console.print(Text(f"note: {note}", style="dim"))
     text = buffer.getvalue()
