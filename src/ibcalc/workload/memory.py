@@ -737,6 +737,10 @@ def train_memory(
     was assumed are appended to ``notes``.
     """
     par, model = spec.parallel, spec.model
+    # read once: a pydantic model's attribute loads are not specialised, and a search reads
+    # these for each candidate stage of thousands of layouts
+    tp, pp, dp, ep, cp = par.tp, par.pp, par.dp, par.ep, par.cp
+    zero, virtual_stages = spec.zero, spec.virtual_stages
     if spec.param_dtype not in _STATE_BYTES:
         notes.append(
             f"memory: {spec.param_dtype.value} weights: gradients and Adam's state counted as for "
@@ -745,7 +749,7 @@ def train_memory(
     # a DType is a str: it finds its name's entry
     grad_bytes, optimizer_bytes = _STATE_BYTES.get(spec.param_dtype, _STATE_BYTES["bf16"])
     wire = spec.grad_dtype
-    if grad_bytes == 4 and wire.bytes == 2 and par.dp * par.cp > 1:
+    if grad_bytes == 4 and wire.bytes == 2 and dp * cp > 1:
         # held in fp32 and sent in 16 bits, unsaid, had read as one consistent choice while the
         # held type's default exchange doubles the data-parallel bytes (a QA pass: Llama 3 70B
         # on 8 x DGX H100, 4.5 GB in 92 ms hidden, 9.0 GB in 185 ms with 5.7 ms exposed)
@@ -756,7 +760,7 @@ def train_memory(
             "prices that, twice the data-parallel bytes"
         )
     weight_bytes = spec.param_dtype.bytes
-    shards = (par.dp * par.cp, max(1, par.dp // par.ep) * par.cp)  # (shared, experts)
+    shards = (dp * cp, max(1, dp // ep) * cp)  # (shared, experts)
     per_layer: tuple[float, float] | None = None
     output = 0.0
     if model.layers is not None and seq is not None and model.hidden is not None:
@@ -765,7 +769,7 @@ def train_memory(
     # weighs two or three stages for each of its thousands of layouts)
     busiest: tuple[float, int, float, float, float, float, float | None, float] | None = None
     for stage, layers, shared, routed, said in candidate_stages(
-        model, tp=par.tp, pp=par.pp, ep=par.ep, virtual=spec.virtual_stages
+        model, tp=tp, pp=pp, ep=ep, virtual=virtual_stages
     ):
         notes += said if not stage else ()
         # parameters a state is held for: all of them, or the GPU's shard from the ZeRO stage
@@ -774,13 +778,13 @@ def train_memory(
 
         activations: float | None = None
         if per_layer is not None and layers is not None:
-            held = in_flight(par.pp, stage, microbatches, spec.virtual_stages)
+            held = in_flight(pp, stage, microbatches, virtual_stages)
             activations = (layers[0] * per_layer[0] + layers[1] * per_layer[1]) * held
-        weights = (shard if spec.zero >= 3 else whole) * weight_bytes
-        gradients = (shard if spec.zero >= 2 else whole) * grad_bytes
-        optimizer = (shard if spec.zero >= 1 else whole) * optimizer_bytes
+        weights = (shard if zero >= 3 else whole) * weight_bytes
+        gradients = (shard if zero >= 2 else whole) * grad_bytes
+        optimizer = (shard if zero >= 1 else whole) * optimizer_bytes
         # the last stage runs one micro-batch's forward and backward pass at a time (1F1B)
-        out = output if stage == par.pp - 1 else 0.0
+        out = output if stage == pp - 1 else 0.0
         total = _train_total(weights, gradients, optimizer, activations, out)
         if busiest is None or total > busiest[0]:
             busiest = (total, stage, whole, weights, gradients, optimizer, activations, out)
@@ -800,12 +804,12 @@ def train_memory(
     )
     if best.stage and best.output_bytes:
         notes.append(
-            f"memory: the last pipeline stage (of {par.pp}) is the busiest, for its output "
+            f"memory: the last pipeline stage (of {pp}) is the busiest, for its output "
             f"layer's {memory_size(best.output_bytes)} of activations (the logits)"
         )
     elif best.stage:
         notes.append(
-            f"memory: pipeline stage {best.stage + 1} (of {par.pp}) is the busiest, its MoE "
+            f"memory: pipeline stage {best.stage + 1} (of {pp}) is the busiest, its MoE "
             "layers outweighing the first stage's dense ones"
         )
     if best.activations_bytes is None:

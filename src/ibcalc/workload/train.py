@@ -653,45 +653,46 @@ def _moe_per_stage(
 
 def _check(spec: TrainSpec, cluster: ResolvedCluster, warnings: list[str], shared: _Shared) -> None:
     par, model = spec.parallel, spec.model
+    tp, pp, dp, ep = par.tp, par.pp, par.dp, par.ep
     if par.world != cluster.ranks:
         raise WorkloadError(
             f"the layout {par.label} needs {par.world} GPUs; the cluster has {cluster.ranks}",
             field="dp",
         )
-    model.check_stages(par.pp)
+    model.check_stages(pp)
     sites = cluster.topology.sites
-    if par.dp % sites:
+    if dp % sites:
         raise WorkloadError(
-            f"{{dp}} {par.dp} cannot be split over {sites} sites: each site holds dp / sites "
+            f"{{dp}} {dp} cannot be split over {sites} sites: each site holds dp / sites "
             "whole replicas",
             field="dp",
         )
-    model.check_experts(par.ep)
-    if par.dp % par.ep:
+    model.check_experts(ep)
+    if dp % ep:
         raise WorkloadError(
             # dp in words: derived from the GPUs when not given, a flag would name what the
             # caller never gave (a review)
-            f"{{ep}} {par.ep} must divide the data-parallel degree, dp = {par.dp} = GPUs / "
+            f"{{ep}} {ep} must divide the data-parallel degree, dp = {dp} = GPUs / "
             f"(tp x cp x pp) (expert groups are carved out of the data-parallel ranks)",
             field="ep",
         )
-    warnings.extend(model.tp_warnings(par.tp))
+    warnings.extend(model.tp_warnings(tp))
     if shared.shape_warnings is None:  # the model's, the same for every layout of a search
         shared.shape_warnings = model.shape_warnings()
     warnings.extend(shared.shape_warnings)
     v = spec.virtual_stages
     if v > 1:
-        if par.pp == 1:
+        if pp == 1:
             raise WorkloadError(
                 f"{{virtual_stages}} {v} interleaves pipeline stages: it needs {{pp}} above 1",
                 field="virtual_stages",
             )
         layers = model.need("layers", "interleaved pipeline stages")
-        if layers % (par.pp * v):
+        if layers % (pp * v):
             # Megatron-LM splits the layers into pp x v model chunks of equal size
             raise WorkloadError(
-                f"{{virtual_stages}} {v} with {{pp}} {par.pp} splits the model into "
-                f"{par.pp * v} chunks of equal layers; its {layers} layers do not divide "
+                f"{{virtual_stages}} {v} with {{pp}} {pp} splits the model into "
+                f"{pp * v} chunks of equal layers; its {layers} layers do not divide "
                 "into them",
                 field="virtual_stages",
             )
@@ -848,25 +849,30 @@ def _train_step_in(
     b.dp_last = dp_last
     _check(spec, cluster, b.warnings, b.shared)
     par, model = spec.parallel, spec.model
+    # the degrees read once (a pydantic model's attribute loads are not specialised: a search
+    # reads them hundreds of thousands of times)
+    tp, pp, dp, ep, cp = par.tp, par.pp, par.dp, par.ep, par.cp
+    v, act_dtype, grad_dtype = spec.virtual_stages, spec.act_dtype, spec.grad_dtype
+    sequence_parallel, recompute, tflops = spec.sequence_parallel, spec.recompute, spec.tflops
     sites = cluster.topology.sites
-    dp_site = par.dp // sites
+    dp_site = dp // sites
     m = _microbatches(spec, b.notes)
-    if spec.virtual_stages > 1 and m < par.pp:
+    if v > 1 and m < pp:
         # fewer micro-batches than stages leave the interleaved schedule's warm-up unfilled:
         # its bubble is no longer (pp - 1) / (v M), and Megatron-LM refuses such a step
         raise WorkloadError(
-            f"{{virtual_stages}} {spec.virtual_stages} needs at least pp = {par.pp} "
+            f"{{virtual_stages}} {v} needs at least pp = {pp} "
             f"micro-batches per step, not {m}: the interleaved schedule runs them in groups "
             "of pp",
             field="virtual_stages",
         )
-    needs_shape = par.tp > 1 or par.pp > 1 or par.ep > 1 or par.cp > 1
+    needs_shape = tp > 1 or pp > 1 or ep > 1 or cp > 1
     seq = spec.seq_len if spec.seq_len is not None else model.seq_len
     known_seq = seq
     if seq is not None:
         b.warnings.extend(model.context_warnings(seq))
     if seq is None:
-        if needs_shape or spec.tflops is not None:
+        if needs_shape or tflops is not None:
             raise WorkloadError(
                 "tensor, pipeline, expert or context parallelism (and {tflops}) need the "
                 "sequence length ({seq_len})",
@@ -875,36 +881,36 @@ def _train_step_in(
         seq = 1
     elif spec.seq_len is None:
         b.notes.append(f"sequence length {seq} from {model.label} ({{seq_len}} to change)")
-    if seq % par.cp:
-        raise WorkloadError(f"{{seq_len}} {seq} does not split over cp {par.cp}", field="cp")
-    s_local = seq // par.cp
-    if spec.sequence_parallel and par.tp > 1 and s_local % par.tp:
+    if seq % cp:
+        raise WorkloadError(f"{{seq_len}} {seq} does not split over cp {cp}", field="cp")
+    s_local = seq // cp
+    if sequence_parallel and tp > 1 and s_local % tp:
         # Megatron's sequence parallelism splits each rank's sequence over the tp group
         # (Korthikanti et al., arXiv:2205.05198, section 4.2.2)
         raise WorkloadError(
-            f"{{seq_len}} {seq} does not split over tp {par.tp} for sequence parallelism"
-            + (f" ({s_local} tokens per context-parallel rank)" if par.cp > 1 else ""),
+            f"{{seq_len}} {seq} does not split over tp {tp} for sequence parallelism"
+            + (f" ({s_local} tokens per context-parallel rank)" if cp > 1 else ""),
             field="seq_len",
         )
-    if spec.sequence_parallel and par.tp == 1:
+    if sequence_parallel and tp == 1:
         b.notes.append(
             "sequence parallelism changes nothing with tp 1: it splits each sequence over the "
             "tp group ({sequence_parallel})"
         )
-    act = spec.act_dtype.bytes
+    act = act_dtype.bytes
     mb = spec.micro_batch
     # full recompute runs each layer's forward again in the backward pass, its collectives with
     # it (Korthikanti et al. 2022, arXiv:2205.05198, section 5: an extra forward pass)
-    forwards = 2 if spec.recompute is Recompute.FULL else 1
+    forwards = 2 if recompute is Recompute.FULL else 1
 
     forward_s, backward_s = _compute(spec, seq=seq, m=m, notes=b.notes, shared=b.shared)
-    if spec.tflops is not None:
+    if tflops is not None:
         system = cluster.system
         peak = system.gpu_peak_tflops if system is not None else None
         if system is not None and peak is not None:
-            fp8 = spec.act_dtype.is_fp8 and system.gpu_arch in FP8_ARCHS
-            full = spec.recompute is Recompute.FULL
-            said = _against_peak(spec.tflops, peak, system.id, fp8=fp8, recompute=full)
+            fp8 = act_dtype.is_fp8 and system.gpu_arch in FP8_ARCHS
+            full = recompute is Recompute.FULL
+            said = _against_peak(tflops, peak, system.id, fp8=fp8, recompute=full)
             (b.warnings if said[0] else b.notes).append(said[1])
         else:
             # said as the memory fit is (a review: 4,000 TFLOP/s on an H20 had passed silently)
@@ -917,19 +923,19 @@ def _train_step_in(
                     "that states one; a --catalogue file's for a node of your own)"
                 )
             )
-    tp = _Group("tp", par.tp, 1)
-    if par.tp > 1:
+    tp_group = _Group("tp", tp, 1)
+    if tp > 1:
         # the innermost group first: when its groups straddle the domains, it is the one to name
-        b.place(tp)
+        b.place(tp_group)
     _dp_phases(b, sites=sites, dp_site=dp_site, m=m)
 
-    if par.tp > 1:
+    if tp > 1:
         hidden = model.need("hidden", "tensor parallelism")
-        layers = _per_stage(model.need("layers", "tensor parallelism"), par.pp, "layers", b.notes)
+        layers = _per_stage(model.need("layers", "tensor parallelism"), pp, "layers", b.notes)
         size = float(mb * s_local * hidden * act)
         count = (2 * forwards + 2) * layers * m
-        dtype = spec.act_dtype
-        if spec.sequence_parallel:
+        dtype = act_dtype
+        if sequence_parallel:
             # Megatron-LM keeps only each rank's shard of a column-parallel linear's input (QKV,
             # FC1) and all-gathers it again in the backward pass for the weight gradient
             # (tensor_parallel/layers.py, LinearWithGradAccumulationAndAsyncCommunication;
@@ -937,7 +943,7 @@ def _train_step_in(
             # exposed as all TP traffic is, though Megatron-LM overlaps them with the GEMM
             gathers = count + 2 * layers * m
             first = b.add(
-                tp,
+                tp_group,
                 "tp-allgather",
                 Collective.ALL_GATHER,
                 size,
@@ -953,18 +959,25 @@ def _train_step_in(
                 ],
             )
             second = b.add(
-                tp, "tp-reducescatter", Collective.REDUCE_SCATTER, size, dtype=dtype, count=count
+                tp_group,
+                "tp-reducescatter",
+                Collective.REDUCE_SCATTER,
+                size,
+                dtype=dtype,
+                count=count,
             )
             _tp_warning(b, first, size, second)
         else:
-            first = b.add(tp, "tp-allreduce", Collective.ALL_REDUCE, size, dtype=dtype, count=count)
+            first = b.add(
+                tp_group, "tp-allreduce", Collective.ALL_REDUCE, size, dtype=dtype, count=count
+            )
             _tp_warning(b, first, size)
-    if par.cp > 1:
-        layers = _per_stage(model.need("layers", "context parallelism"), par.pp, "layers", b.notes)
+    if cp > 1:
+        layers = _per_stage(model.need("layers", "context parallelism"), pp, "layers", b.notes)
         kv = model.kv_elements()
         # each TP rank gathers the keys and values it holds: its share of the KV heads, whole
         # past kv_heads ranks and for a latent (MLA) cache
-        size = float(mb * seq * kv * act) / model.kv_split(par.tp)
+        size = float(mb * seq * kv * act) / model.kv_split(tp)
         if model.kv_elements_per_layer is not None:
             b.notes.append(
                 f"context parallelism with a latent KV cache: the {kv}-element latent per token "
@@ -976,82 +989,81 @@ def _train_step_in(
             ("cp-reducescatter-kv", Collective.REDUCE_SCATTER, 1),
         ):
             b.add(
-                _Group("cp", par.cp, par.tp),
+                _Group("cp", cp, tp),
                 name,
                 coll,
                 size,
-                dtype=spec.act_dtype,
+                dtype=act_dtype,
                 count=passes * layers * m,
             )
-    if par.ep > 1:
+    if ep > 1:
         hidden = model.need("hidden", "expert parallelism")
         top_k = model.need("top_k", "expert parallelism")
-        moe = _moe_per_stage(model, par.pp, spec.virtual_stages, b.notes, b.shared)
-        tokens = mb * s_local // (par.tp if spec.sequence_parallel else 1)
+        moe = _moe_per_stage(model, pp, v, b.notes, b.shared)
+        tokens = mb * s_local // (tp if sequence_parallel else 1)
         size = float(tokens * top_k * hidden * act)
-        if par.tp > 1 and not spec.sequence_parallel:
+        if tp > 1 and not sequence_parallel:
             # Megatron-Core's TransformerConfig refuses MoE with tensor parallelism unless
             # sequence parallelism is on: without it every TP rank holds the same tokens
             b.warnings.append(
-                f"ep with tp {par.tp} and no {{sequence_parallel}}: every TP rank dispatches the "
-                f"same {tokens} tokens, so the all-to-all is priced at {par.tp}x the tokens "
+                f"ep with tp {tp} and no {{sequence_parallel}}: every TP rank dispatches the "
+                f"same {tokens} tokens, so the all-to-all is priced at {tp}x the tokens "
                 "each needs (Megatron-Core requires sequence parallelism for MoE with TP)"
             )
         b.add(
-            _Group("ep", par.ep, par.tp * par.cp),
+            _Group("ep", ep, tp * cp),
             "ep-alltoall",
             Collective.ALL_TO_ALL,
             size,
-            dtype=spec.act_dtype,
+            dtype=act_dtype,
             count=(2 * forwards + 2) * moe * m,
             notes=[
                 "dispatch and combine forward, and both again backward"
                 + (" and in the recomputed forward" if forwards > 1 else "")
                 + ", per MoE layer",
                 # review BV: nothing had said the routing was taken as even
-                f"routing taken as balanced: each GPU sends {top_k} x its tokens / {par.ep} to "
+                f"routing taken as balanced: each GPU sends {top_k} x its tokens / {ep} to "
                 "each expert rank, no capacity factor or imbalance (the busiest rank sets a real "
                 "step's time)",
             ],
         )
-    v = spec.virtual_stages
-    if par.pp > 1:
+    if pp > 1:
         hidden = model.need("hidden", "pipeline parallelism")
-        size = float(mb * s_local * hidden * act) / par.tp
-        slots = v * m + par.pp - 1
+        size = float(mb * s_local * hidden * act) / tp
+        slots = v * m + pp - 1
         if v == 1:
             how = (
                 f"activations forward and their gradients backward: 2 x (M + pp - 1) = "
                 f"{2 * slots} on the step's critical path, one each way per micro-batch plus "
-                f"{par.pp - 1} each way for the 1F1B fill and drain (the slots the bubble adds)"
+                f"{pp - 1} each way for the 1F1B fill and drain (the slots the bubble adds)"
             )
         else:
             how = (
                 f"activations forward and their gradients backward: 2 x (v x M + pp - 1) = "
                 f"{2 * slots} on the step's critical path, one each way per micro-batch and "
-                f"model chunk ({v} per stage, interleaved) plus {par.pp - 1} each way for the "
+                f"model chunk ({v} per stage, interleaved) plus {pp - 1} each way for the "
                 "fill and drain"
             )
         b.add(
             _Group(
                 "pp",
                 2,
-                par.tp * par.cp * (1 if b.dp_last else dp_site),
-                stages=par.pp,
+                tp * cp * (1 if b.dp_last else dp_site),
+                stages=pp,
                 wraps=v > 1,
             ),
             "pp-sendrecv",
             Collective.SEND_RECV,
             size,
-            dtype=spec.act_dtype,
+            dtype=act_dtype,
             count=2 * slots,
             notes=[how],
         )
-        if v > 1 and m % par.pp:
+        if v > 1 and m % pp:
             b.warnings.append(
                 f"{{virtual_stages}} {v} with {m} micro-batches per step (at least pp), not a "
                 "multiple of "
-                f"{{pp}} {par.pp}: Megatron-LM's interleaved schedule takes micro-batches in "
+                f"{{pp}} {pp}: Megatron-LM's interleaved schedule takes micro-batches in "
                 "groups of pp (its schedules.py has refused other counts); the bubble is costed "
                 "as if they divided"
             )
@@ -1060,7 +1072,7 @@ def _train_step_in(
         b.phases, _windows(forward_s, backward_s, m)
     )
     # 1F1B: (pp - 1) / M; interleaved, each stage's v chunks shrink the fill and drain v-fold
-    bubble = (par.pp - 1) / (v * m) if par.pp > 1 else 0.0
+    bubble = (pp - 1) / (v * m) if pp > 1 else 0.0
     compute = forward_s + backward_s if forward_s is not None and backward_s is not None else None
     bubble_s = bubble * compute if compute is not None else None
     step = compute + (bubble_s or 0.0) + exposed if compute is not None else None
@@ -1082,16 +1094,15 @@ def _train_step_in(
             f"communication-bound: {format_time(exposed)} of exposed communication per step "
             f"against {format_time(compute)} of compute ({format_ratio(exposed / compute)})"
         )
-    if spec.grad_dtype.bytes < 2 and par.dp * par.cp < 2:
+    if grad_dtype.bytes < 2 and dp * cp < 2:
         b.notes.append(
-            f"{{grad_dtype}} {spec.grad_dtype.value} has no effect: dp x cp = 1, no gradient "
-            "exchange"
+            f"{{grad_dtype}} {grad_dtype.value} has no effect: dp x cp = 1, no gradient exchange"
         )
-    elif spec.grad_dtype.bytes < 2:
+    elif grad_dtype.bytes < 2:
         b.notes.append(
-            f"{spec.grad_dtype.value} gradients: compressed before the exchange and summed in "
+            f"{grad_dtype.value} gradients: compressed before the exchange and summed in "
             "higher precision at each hop (1-bit Adam / ZeRO++ style), so the wire carries "
-            f"{spec.grad_dtype.bytes} byte per element, priced as an 8-bit integer sum (not "
+            f"{grad_dtype.bytes} byte per element, priced as an 8-bit integer sum (not "
             "NCCL's own fp8 reduction, whose long rings it penalises; no switch reduction); "
             "quantisation scales and compute ignored"
         )
@@ -1138,7 +1149,7 @@ def _train_step_in(
                     phases,
                     b.reduced_across,
                     b.params,
-                    grad=b.spec.grad_dtype,
+                    grad=grad_dtype,
                     shared=b.shared,
                 ),
             ],
@@ -1271,12 +1282,13 @@ def _compute_times(
 ) -> tuple[float | None, float | None]:
     """:func:`_compute`, worked out."""
     model, par = spec.model, spec.parallel
+    tp, pp, cp = par.tp, par.pp, par.cp
     full = spec.recompute is Recompute.FULL
     # 1F1B runs at the pace of its busiest stage: with layers that do not split evenly,
     # ceil(layers / pp) of them, not the average (80 over 36 stages: 3, not 2.2)
     busiest = None
-    if par.pp > 1 and model.layers is not None and model.layers % par.pp:
-        busiest = _per_stage(model.layers, par.pp, "layers", notes)
+    if pp > 1 and model.layers is not None and model.layers % pp:
+        busiest = _per_stage(model.layers, pp, "layers", notes)
     if spec.backward_s is not None:
         backward = spec.backward_s
         uneven = ""
@@ -1285,10 +1297,10 @@ def _compute_times(
             # --tflops prices it before this share: unscaled, it had dropped the busiest
             # stage's share that --tflops charges and ranked uneven pipelines ahead (review
             # CN); a single run's time is its own layout's, as measured (review CP)
-            backward *= busiest * par.pp / model.layers
+            backward *= busiest * pp / model.layers
             uneven = (
-                f", x {busiest} x {par.pp}/{model.layers} for the busiest stage's layers "
-                f"({busiest} of {model.layers} on {par.pp} stages; for every layout of the "
+                f", x {busiest} x {pp}/{model.layers} for the busiest stage's layers "
+                f"({busiest} of {model.layers} on {pp} stages; for every layout of the "
                 f"search the time given is read as an even split's) = {format_time(backward)}"
             )
         # with full recompute the measured backward holds a forward pass: 2 + 1 of its 3 parts
@@ -1313,14 +1325,13 @@ def _compute_times(
         if flops_of is None:  # once a search: every layout's note has the same words
             flops_of = shared.flops[key] = _flops(model, seq, spec.tflops)
         share_text = "/ (tp x pp x cp)"
-        stage_share = 1 / par.pp
+        stage_share = 1 / pp
         if busiest is not None and model.layers is not None:
             stage_share = busiest / model.layers
             share_text = (
-                f"x {busiest}/{model.layers} of the layers (the busiest of {par.pp} stages) / "
-                "(tp x cp)"
+                f"x {busiest}/{model.layers} of the layers (the busiest of {pp} stages) / (tp x cp)"
             )
-        flops = flops_of.per_token * tokens * stage_share / (par.tp * par.cp)
+        flops = flops_of.per_token * tokens * stage_share / (tp * cp)
         total = flops / (spec.tflops * 1e12)
         forward = total / (1 + BACKWARD_OVER_FORWARD)
         backward = total - forward + (forward if full else 0.0)
@@ -1433,12 +1444,13 @@ def _stage_shares(spec: TrainSpec) -> tuple[tuple[float, float], ...]:
     most (:func:`~ibcalc.workload.memory.stage_params`; the routed ones split over ep): the
     first with the input embedding, the last with the output layer, the first of MoE layers."""
     par, model, virtual = spec.parallel, spec.model, spec.virtual_stages
+    tp, pp, ep = par.tp, par.pp, par.ep
 
     def make() -> tuple[tuple[float, float], ...]:
-        stages = candidate_stages(model, tp=par.tp, pp=par.pp, ep=par.ep, virtual=virtual)
+        stages = candidate_stages(model, tp=tp, pp=pp, ep=ep, virtual=virtual)
         return tuple((shared, routed) for _, _, shared, routed, _ in stages)
 
-    return _STAGE_SHARES.get((id(model), par.tp, par.pp, par.ep, virtual), (model,), make)
+    return _STAGE_SHARES.get((id(model), tp, pp, ep, virtual), (model,), make)
 
 
 #: :func:`_stage_shares`'s values by (model id, tp, pp, ep, virtual stages): a layout search
@@ -1475,14 +1487,16 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
     """Data-parallel gradient and weight collectives (flat, or within site then across)."""
     spec = b.spec
     par, model = spec.parallel, spec.model
-    ranks = par.dp * par.cp
+    tp, pp, dp, ep, cp = par.tp, par.pp, par.dp, par.ep, par.cp
+    zero, grad_dtype, param_dtype = spec.zero, spec.grad_dtype, spec.param_dtype
+    ranks = dp * cp
     if ranks < 2:
         # said, as {hierarchical} on one site is: the title still names what was asked
-        if spec.zero:
+        if zero:
             b.notes.append(
                 # named as the title names it: --fsdp asks for it too (a review: '--zero 3'
                 # had been named to one who gave --fsdp)
-                f"ZeRO-{spec.zero} has no effect: dp x cp = 1, one replica of every weight, "
+                f"ZeRO-{zero} has no effect: dp x cp = 1, one replica of every weight, "
                 "nothing to shard or gather"
             )
         return
@@ -1491,61 +1505,61 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
     # expert-data-parallel group), the shared ones over all dp ranks. The stage with the most
     # to exchange gates the step (every stage exchanges its own at once): with the embedding,
     # stage 0 of Llama-3-8B on tp 2 pp 4 holds 1.13 G, not 1.0 G
-    experts = model.expert_params if par.ep > 1 else None
-    split = experts is not None and par.cp == 1 and sites == 1
+    experts = model.expert_params if ep > 1 else None
+    split = experts is not None and cp == 1 and sites == 1
     last_bwd = "backward of the last micro-batch"
     first_fwd = "forward of the first micro-batch"
     # (name, collective, bytes per parameter, type, count per step, compute window)
-    grad, weights = spec.grad_dtype.bytes, spec.param_dtype.bytes
+    grad, weights = grad_dtype.bytes, param_dtype.bytes
     # compressed gradients (1 byte) are summed in higher precision at each hop, not by NCCL's own
     # 8-bit reduction: priced as an 8-bit integer sum, without NCCL's penalty on long fp8 rings
     # (fp8 had cost 391 ms where int8's same bytes cost 337 ms) and without switch reductions
-    grad_type = DType.INT8 if spec.grad_dtype.bytes < 2 else spec.grad_dtype
+    grad_type = DType.INT8 if grad_dtype.bytes < 2 else grad_dtype
     kinds: list[tuple[str, Collective, float, DType, int, str]]
-    if spec.zero == 0:
+    if zero == 0:
         kinds = [("dp-allreduce", Collective.ALL_REDUCE, grad, grad_type, 1, last_bwd)]
-    elif spec.zero == 1:
+    elif zero == 1:
         kinds = [
             ("dp-reducescatter", Collective.REDUCE_SCATTER, grad, grad_type, 1, last_bwd),
-            ("dp-allgather", Collective.ALL_GATHER, weights, spec.param_dtype, 1, first_fwd),
+            ("dp-allgather", Collective.ALL_GATHER, weights, param_dtype, 1, first_fwd),
         ]
-    elif spec.zero == 2:
+    elif zero == 2:
         # ZeRO-2 keeps only its shard of the gradients, so it cannot accumulate whole ones over
         # the micro-batches: each backward reduce-scatters (as ZeRO-3 does); ZeRO-1 keeps them
         kinds = [
             ("dp-reducescatter", Collective.REDUCE_SCATTER, grad, grad_type, m, "backward"),
-            ("dp-allgather", Collective.ALL_GATHER, weights, spec.param_dtype, 1, first_fwd),
+            ("dp-allgather", Collective.ALL_GATHER, weights, param_dtype, 1, first_fwd),
         ]
     else:
         kinds = [
-            ("dp-allgather-fwd", Collective.ALL_GATHER, weights, spec.param_dtype, m, "forward"),
-            ("dp-allgather-bwd", Collective.ALL_GATHER, weights, spec.param_dtype, m, "backward"),
+            ("dp-allgather-fwd", Collective.ALL_GATHER, weights, param_dtype, m, "forward"),
+            ("dp-allgather-bwd", Collective.ALL_GATHER, weights, param_dtype, m, "backward"),
             ("dp-reducescatter", Collective.REDUCE_SCATTER, grad, grad_type, m, "backward"),
         ]
-    if spec.zero >= 2 and m > 1:
+    if zero >= 2 and m > 1:
         # review BV: a 4x DP cost at pp 2 with ZeRO-3 had gone unremarked, where the common
         # stacks either refuse the pairing or gather once a step
         b.notes.append(
-            f"ZeRO-{spec.zero} over {m} micro-batches: the gradients are reduce-scattered"
-            + (" and the weights all-gathered" if spec.zero >= 3 else "")
+            f"ZeRO-{zero} over {m} micro-batches: the gradients are reduce-scattered"
+            + (" and the weights all-gathered" if zero >= 3 else "")
             + f" once per micro-batch, {m}x one's data"
-            + (f"; {_DEEPSPEED_PIPE}" if par.pp > 1 else "")
+            + (f"; {_DEEPSPEED_PIPE}" if pp > 1 else "")
             + (
                 # review BX: the weights' clause had been said of ZeRO-2, which gathers none per
                 # micro-batch, and named a setting that keeps them within one micro-batch only
                 "; an FSDP stack can keep the weights gathered across the micro-batches and "
                 "gather them once a step (torchtitan does so under pipeline parallelism: it "
                 "does not reshard them after forward)"
-                if par.pp > 1 and spec.zero >= 3
+                if pp > 1 and zero >= 3
                 else ""
             )
         )
-    elif spec.zero >= 2 and par.pp > 1:
+    elif zero >= 2 and pp > 1:
         # one micro-batch: priced once, but the pairing is refused all the same (review CF:
         # --compare marked the layout, the one-layout run said nothing)
-        b.notes.append(f"ZeRO-{spec.zero} with pipeline parallelism: {_DEEPSPEED_PIPE}")
-    flat_group = _Group("dp", ranks, par.tp * (par.pp if b.dp_last else 1))
-    holders = _Group("edp", par.dp // par.ep, par.tp * par.ep) if par.dp // par.ep > 1 else None
+        b.notes.append(f"ZeRO-{zero} with pipeline parallelism: {_DEEPSPEED_PIPE}")
+    flat_group = _Group("dp", ranks, tp * (pp if b.dp_last else 1))
+    holders = _Group("edp", dp // ep, tp * ep) if dp // ep > 1 else None
 
     def split_parts(shared: float, routed: float) -> list[tuple[_Group, str, float]]:
         """Each kind's exchanges for a stage of ``shared`` and ``routed`` parameters per GPU:
@@ -1582,13 +1596,13 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
         b.notes.append(HIERARCHICAL_ONE_SITE)
     if split:
         assert experts is not None
-        peers = par.dp // par.ep
+        peers = dp // ep
         # the gating stage may hold dense layers only (DeepSeek-V3's first on pp 32)
         exchanged = any(p[1].startswith("e") for p in split_parts(shared_params, routed_params))
         b.notes.append(
             f"MoE: the {_about(experts)} expert parameters ({_about(model.params)} total, "
             f"{_about(model.flops_params)} active, top-{model.top_k} of {model.experts}) are split "
-            f"over ep {par.ep}; "
+            f"over ep {ep}; "
             + (
                 f"their gradients and weights go over the {peers} dp ranks holding the same "
                 "experts (the edp- phases"
@@ -1596,12 +1610,12 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
                 if peers > 1
                 else "each shard is on one dp rank only, so its gradients need no exchange"
             )
-            + f"; the other {_about(model.params - experts)} go over all {par.dp} dp ranks "
+            + f"; the other {_about(model.params - experts)} go over all {dp} dp ranks "
             "(the dp- phases)"
         )
-    elif model.is_moe and par.ep > 1:
+    elif model.is_moe and ep > 1:
         why = model.expert_share_unknown or (
-            "not split with context parallelism" if par.cp > 1 else "not split across sites"
+            "not split with context parallelism" if cp > 1 else "not split across sites"
         )
         b.notes.append(
             "MoE: each GPU's gradients, its expert shard's included, are exchanged over all dp "
@@ -1615,12 +1629,10 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
         return
     for name, coll, size, dtype, count, window in plan:
         if not hierarchical:
-            flat = _Group(
-                "dp", ranks, par.tp * (par.pp if b.dp_last else 1), across_sites=sites > 1
-            )
+            flat = _Group("dp", ranks, tp * (pp if b.dp_last else 1), across_sites=sites > 1)
             b.add_hidden(flat, name, coll, size, dtype=dtype, count=count, window=window)
             continue
-        local = dp_site * par.cp
+        local = dp_site * cp
         shard = size / local
         wan_stride = b.cluster.topology.m
         # dp-allreduce -> dp-rs@site, dp-ar@wan, dp-ag@site; dp-allgather-fwd -> dp-ag-fwd@wan ...
@@ -1647,7 +1659,7 @@ def _dp_phases(b: _Builder, *, sites: int, dp_site: int, m: int) -> None:
             if where == "site":
                 if local < 2:
                     continue
-                site = _Group("dp", local, par.tp)
+                site = _Group("dp", local, tp)
                 b.add_hidden(
                     site, step_name, step_coll, step_size, dtype=dtype, count=count, window=window
                 )
