@@ -971,6 +971,12 @@ def simple_extrapolation_notes(
 _PER_STEP: IdentityMemo[CostParams] = IdentityMemo(64)
 
 
+# Enum members as module constants where a layout search reads them thousands of times: in
+# Python 3.11 an enum class defines __getattr__ (EnumType's), which leaves its attribute loads
+# unspecialised (about 0.1 us each; a module global about 0.01)
+_SIMPLE, _RING, _ALL_TO_ALL = Protocol.SIMPLE, Algorithm.RING, Collective.ALL_TO_ALL
+
+
 def simple_per_step_s(
     topo: Topology,
     params: CostParams,
@@ -990,7 +996,7 @@ def simple_per_step_s(
     the per-step reading gives 9.11 ms (review DG). The likely range reaches down to it
     (:func:`likely_range`)."""
     time_s, algorithm, protocol = choice
-    if protocol is not Protocol.SIMPLE or algorithm is not Algorithm.RING:
+    if protocol is not _SIMPLE or algorithm is not _RING:
         return None
     if not simple_count_extrapolated(topo, params, collective):
         return None
@@ -1066,7 +1072,7 @@ def extrapolated_messages_s(
     64 KiB all-to-all in one 72-GPU NVL72 domain (71 messages, 227 us) had read 211-264 us,
     beside 45.5-78.6 us for the same GPUs split into 9 domains over InfiniBand, PXN's 14
     messages (review BU)."""
-    if collective is not Collective.ALL_TO_ALL or not _messages_extrapolated(topo, params):
+    if collective is not _ALL_TO_ALL or not _messages_extrapolated(topo, params):
         return 0.0
     cal = params.calibrated
     beyond = alltoall_messages(algorithm, topo) - (cal.per_message_fit_ranks - 1)

@@ -20,6 +20,9 @@ __all__ = ["trusted"]
 M = TypeVar("M", bound=BaseModel)
 
 _set = object.__setattr__
+#: what ``cls.__new__`` is for every pydantic model (BaseModel defines none), looked up once: a
+#: model class's attribute loads go through its metaclass's ``__getattr__``, unspecialised
+_new = object.__new__
 
 #: The fields counted as set (``__pydantic_fields_set__``) of a frozen model's instances, one set
 #: per (class, ``given``) for all of them: pydantic changes no frozen model's set (``model_copy``
@@ -40,11 +43,11 @@ def trusted(
     keeps ``values`` itself. ``given``: the fields counted as set (``model_fields_set``, which
     ``exclude_unset`` reads), by default every one; a frozen model shares one such set with
     every other built here of its class and ``given`` (read it, do not change it; a frozenset or
-    tuple, so that it can key them). Only for models without extra fields,
+    tuple, so that it can key them). Only for models without ``__new__``, extra fields,
     private attributes or validators that change values;
     ``tests/workload/test_search_build.py`` holds each model built so to its validated twin.
     """
-    model = cls.__new__(cls)
+    model = _new(cls)
     _set(model, "__dict__", values)
     key = (cls, given)
     fields = _FIELDS_SETS.get(key)

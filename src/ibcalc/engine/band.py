@@ -31,6 +31,12 @@ LATENCY_MAX_BYTES = 64 * 2**10
 BANDWIDTH_MIN_BYTES = 64 * 2**20
 #: Least 1 + r the band divides by (a 95 % faster prediction still gives a finite bound).
 _FLOOR = 0.05
+# Enum members as module constants where a layout search reads them thousands of times: in
+# Python 3.11 an enum class defines __getattr__ (EnumType's), which leaves its attribute loads
+# unspecialised (about 0.1 us each; a module global about 0.01)
+_RING, _NVLS, _P2P, _PXN = Algorithm.RING, Algorithm.NVLS, Algorithm.P2P, Algorithm.PXN
+_ALLTOALLS = (Algorithm.PAIRWISE, Algorithm.PXN)
+_GATHER_SCATTER = (Collective.ALL_GATHER, Collective.REDUCE_SCATTER)
 #: Data bytes per line byte on the wire: an LL line carries 8 bytes of data in 16 (NCCL 2.30.7
 #: src/device/prims_ll.h), an LL128 line 120 in 128 (src/device/prims_ll128.h), Simple all.
 _LINE_PAYLOAD = {Protocol.LL: 0.5, Protocol.LL128: 120 / 128, Protocol.SIMPLE: 1.0}
@@ -78,22 +84,19 @@ def wire_floor_s(
     busbw cannot pass that port's line rate (review BH: the band's fast end had reached 486 GB/s
     on NVLink 4's 450 with a wider band). Trees, the NVLS all-reduce and CollNet report an
     equivalent busbw and get no floor here."""
-    if algorithm in (Algorithm.PAIRWISE, Algorithm.PXN):
-        return _alltoall_floor_s(size_bytes, topo, protocol, aggregated=algorithm is Algorithm.PXN)
+    if algorithm in _ALLTOALLS:
+        return _alltoall_floor_s(size_bytes, topo, protocol, aggregated=algorithm is _PXN)
     ceiling = math.inf
-    if algorithm is Algorithm.RING:
+    if algorithm is _RING:
         across = topo.out is not None and topo.domains > 1
         if topo.up is not None and topo.m > 1:
             ceiling = topo.up.line_Bps * (topo.m / (topo.m - 1) if across else 1.0)
         if across and topo.out is not None:
             ceiling = min(ceiling, topo.out.nic_line_Bps * topo.out.nics_per_domain)
-    elif algorithm is Algorithm.NVLS and collective in (
-        Collective.ALL_GATHER,
-        Collective.REDUCE_SCATTER,
-    ):
+    elif algorithm is _NVLS and collective in _GATHER_SCATTER:
         if topo.up is not None and topo.m > 1:
             ceiling = topo.up.line_Bps
-    elif algorithm is Algorithm.P2P:
+    elif algorithm is _P2P:
         if topo.up is not None and topo.m > 1:
             ceiling = topo.up.line_Bps * topo.up.peer_share
         if topo.out is not None and topo.domains > 1:

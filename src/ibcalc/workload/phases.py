@@ -161,6 +161,12 @@ def quick_cost(plan: CollectivePlan, size_bytes: float) -> QuickCost:
     return q, plan.time_s_range(q)
 
 
+# Enum members as module constants where a layout search reads them thousands of times: in
+# Python 3.11 an enum class defines __getattr__ (EnumType's), which leaves its attribute loads
+# unspecialised (about 0.1 us each; a module global about 0.01)
+_SIMPLE, _RING, _ALL_TO_ALL = Protocol.SIMPLE, Algorithm.RING, Collective.ALL_TO_ALL
+
+
 def phase_fields(
     placement: Placement,
     name: str,
@@ -194,8 +200,8 @@ def phase_fields(
         # a ring in Simple alone can take the per-step reading: asked only there (a layout
         # search costs thousands of phases)
         moved = (
-            q.protocol is Protocol.SIMPLE
-            and q.algorithm is Algorithm.RING
+            q.protocol is _SIMPLE
+            and q.algorithm is _RING
             and simple_per_step_s(
                 cluster.topology,
                 params if params is not None else builtin_cost_params(),
@@ -267,7 +273,7 @@ def _alltoall_notes(
     word: review DL; said only where ``per_step``, the range moved: review DM)."""
     cost = params if params is not None else builtin_cost_params()
     topo = placement.cluster.topology
-    if collective is not Collective.ALL_TO_ALL:
+    if collective is not _ALL_TO_ALL:
         hint = simple_extrapolation_hint(topo, cost, collective, rows="phases") if per_step else ""
         return [hint] if hint else []
     return message_extrapolation_notes(algorithm, topo, cost)
