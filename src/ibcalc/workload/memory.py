@@ -44,6 +44,7 @@ from ibcalc.units import GiB, KiB, MiB, format_size
 
 if TYPE_CHECKING:
     from ibcalc.catalogue.models import System
+    from ibcalc.engine.types import DType
     from ibcalc.workload.model import ModelSpec
     from ibcalc.workload.train import TrainSpec
 
@@ -720,6 +721,18 @@ def candidate_stages(
 _CANDIDATE_STAGES: IdentityMemo[tuple[StageParams, ...]] = IdentityMemo(size=4096)
 
 
+@functools.lru_cache(maxsize=16)
+def _fp32_gradients_note(held: DType, wire: DType) -> str:
+    """:func:`train_memory`'s note on gradients held in fp32 and exchanged in ``wire``, for
+    ``held`` weights (cached: a layout search says it for nearly every layout)."""
+    return (
+        f"memory: gradients held in fp32 (Megatron-LM accumulates {held.value} "
+        f"training's in fp32) but exchanged in {wire.value} ({{grad_dtype}}): Megatron-LM "
+        "reduces the fp32 buffer itself unless told to reduce in bf16; {grad_dtype} fp32 "
+        "prices that, twice the data-parallel bytes"
+    )
+
+
 def train_memory(
     spec: TrainSpec,
     *,
@@ -753,12 +766,7 @@ def train_memory(
         # held in fp32 and sent in 16 bits, unsaid, had read as one consistent choice while the
         # held type's default exchange doubles the data-parallel bytes (a QA pass: Llama 3 70B
         # on 8 x DGX H100, 4.5 GB in 92 ms hidden, 9.0 GB in 185 ms with 5.7 ms exposed)
-        notes.append(
-            f"memory: gradients held in fp32 (Megatron-LM accumulates {spec.param_dtype.value} "
-            f"training's in fp32) but exchanged in {wire.value} ({{grad_dtype}}): Megatron-LM "
-            "reduces the fp32 buffer itself unless told to reduce in bf16; {grad_dtype} fp32 "
-            "prices that, twice the data-parallel bytes"
-        )
+        notes.append(_fp32_gradients_note(spec.param_dtype, wire))
     weight_bytes = spec.param_dtype.bytes
     shards = (dp * cp, max(1, dp // ep) * cp)  # (shared, experts)
     per_layer: tuple[float, float] | None = None

@@ -709,25 +709,28 @@ def _microbatches(spec: TrainSpec, notes: list[str]) -> int:
     ``global_batch / (dp x micro_batch)``, else pp (one per stage, the fewest that fill the
     pipeline once)."""
     par = spec.parallel
-    if spec.global_batch is not None:
-        per_pass = par.dp * spec.micro_batch
-        m, rest = divmod(spec.global_batch, per_pass)
+    # read once each (a search asks this of every layout; pydantic's loads are not specialised)
+    global_batch, micro_batch = spec.global_batch, spec.micro_batch
+    if global_batch is not None:
+        dp = par.dp
+        per_pass = dp * micro_batch
+        m, rest = divmod(global_batch, per_pass)
         if rest or m < 1:
             raise WorkloadError(
-                f"{{global_batch}} {spec.global_batch:,} is not a multiple of dp x "
-                f"{{micro_batch}} = {par.dp} x {spec.micro_batch} = {per_pass:,} sequences",
+                f"{{global_batch}} {global_batch:,} is not a multiple of dp x "
+                f"{{micro_batch}} = {dp} x {micro_batch} = {per_pass:,} sequences",
                 field="global_batch",
             )
         if spec.microbatches is not None and spec.microbatches != m:
             raise WorkloadError(
                 f"{{microbatches}} {spec.microbatches} contradicts {{global_batch}} "
-                f"{spec.global_batch:,}, which gives {spec.global_batch:,} / ({par.dp} x "
-                f"{spec.micro_batch}) = {m} micro-batches per step: give one of them",
+                f"{global_batch:,}, which gives {global_batch:,} / ({dp} x "
+                f"{micro_batch}) = {m} micro-batches per step: give one of them",
                 field="microbatches",
             )
         notes.append(
-            f"{m} micro-batches per step: {{global_batch}} {spec.global_batch:,} sequences / "
-            f"(dp {par.dp} x {{micro_batch}} {spec.micro_batch})"
+            f"{m} micro-batches per step: {{global_batch}} {global_batch:,} sequences / "
+            f"(dp {dp} x {{micro_batch}} {micro_batch})"
         )
         return m
     if spec.microbatches is not None:
