@@ -112,48 +112,48 @@ in one pass (each candidate timed once where the two timed the tuner's twice): 5
 run's handicap is allowed for; it restated pick's tie rules in a second function of the engine,
 too much to keep in step for a per cent.
 
-By 48ee9f3 (2026-12-07): a refusal memoised by ``_PLACED`` had kept its traceback, whose
-frames held the search that first met it, results and all (after a run 5,518 TrainResults and
-316k GC-tracked objects stayed alive; 174k without); the frozen models a search builds share
-one fields set per class and given fields (6.2 sets a layout, a fifth of the tracked objects a
-search's results hold); a layout's candidate pipeline stages and their parameters are one memo
-look-up. One warm run as this script runs it (each search's results dropped before the next):
-5.144 G -> 5.120 G -> 5.057 G -> 5.015 G instructions (0.975x); the script's own figure, the
-seed sweep left out, before and after alternated in fresh processes (load 1.4-1.8): 1.12-1.13 s
--> 1.05-1.08 s. A harness that keeps all 60 searches' results gains more, since the collector
-walks them (5.40 G -> 4.95 G; best of 5, 1.22-1.25 s -> 1.01-1.10 s, pairs 0.81-0.90): a
-search's garbage collections (young ones every 700 tracked objects, a full one every hundred
-of those, over a heap of 174k objects of which the plans' kernel closures hold 100k cells) are
-a tenth to a sixth of its wall time there, more than callgrind's count of their instructions
-shows. The target is still missed. What is left is as before: the engine's quick cost of each
-(plan, size), now nearly a fifth (its likely range three quarters of that: each candidate timed
-physically for the range's fastest, the bands of the choice and its near ties), the gradient
-exchange's gating stage of MoE layouts, the memory per GPU, the overlap's pass, NVL72's second
-rank order, and about 900 attribute loads a layout, most on pydantic models (a class with
-``__getattr__``, whose loads Python 3.11 does not specialise).
+6be1989, 5e65479 and 5002c9e (2026-12-07): a refusal memoised by ``_PLACED`` had kept its
+traceback, whose frames held the search that first met it, results and all (after a run 5,518
+TrainResults and 316k GC-tracked objects stayed alive; 174k without); the frozen models a search
+builds share one fields set per class and given fields (6.2 sets a layout, a fifth of the tracked
+objects a search's results hold); a layout's candidate pipeline stages and their parameters are one
+memo look-up. One warm run as this script runs it (each search's results dropped before the next):
+5.144 G -> 5.120 G -> 5.057 G -> 5.015 G instructions (0.975x); the script's own figure, the seed
+sweep left out, before and after alternated in fresh processes (load 1.4-1.8): 1.12-1.13 s ->
+1.05-1.08 s. A harness that keeps all 60 searches' results gains more, since the collector walks
+them (5.40 G -> 4.95 G; best of 5, 1.22-1.25 s -> 1.01-1.10 s, pairs 0.81-0.90): a search's garbage
+collections (young ones every 700 tracked objects, a full one every hundred of those, over a heap
+of 174k objects of which the plans' kernel closures hold 100k cells) are a tenth to a sixth of its
+wall time there, more than callgrind's count of their instructions shows. The target is still
+missed. What is left is as before: the engine's quick cost of each (plan, size), now nearly a fifth
+(its likely range three quarters of that: each candidate timed physically for the range's fastest,
+the bands of the choice and its near ties), the gradient exchange's gating stage of MoE layouts,
+the memory per GPU, the overlap's pass, NVL72's second rank order, and about 900 attribute loads a
+layout, most on pydantic models (a class with ``__getattr__``, whose loads Python 3.11 does not
+specialise).
 
-This change (2026-12-07, later): Python 3.11 does not specialise a load through a class with
-``__getattr__``, and pydantic's models have one, as do pydantic's metaclass and enums' (EnumType):
-a class attribute of an enum (``Collective.ALL_TO_ALL``) is a bound ``type.__getattribute__`` call,
-about 0.1 us against 0.01 us for a module global. A pass of the 60 searches loaded enum members
-about 222,000 times (the engine's wire floor, bus-bandwidth factor and per-step Simple reading, the
-phases' and the step's checks) and ``cls.__new__`` in ``ibcalc.trusted`` 37,000 times: the hot ones
-are module constants now (26,000 left). The search's hot functions read a layout's degrees and the
-spec's fields into locals (1.75 M pydantic attribute loads a pass -> about 1.4 M), and the memory's
-fp32-gradients note is made once per pair of types. One warm run as this script runs it
-(callgrind): 4.986 G -> 4.889 G (locals) -> 4.591 G (enum members) -> 4.550 G (the note)
-instructions, 0.913x. The script's own figure, the seed sweep left out, before and after alternated
-in fresh processes (six pairs, load 2.2-2.8): 0.96-1.00 s -> 0.94-0.98 s (pairs 0.96-1.00); best of
-5 warm runs in a harness, six pairs: 0.96-1.01 s -> 0.90-0.96 s (pairs 0.91-0.97, median 0.96). In
-that spell the base too printed under a second (1.05-1.08 s in the one above): the target is met
-with a few per cent to spare, not more. Tried and dropped: each phase's fields read from its
-``__dict__`` in the overlap's pass, and one loop for the cluster notes' two ``any`` passes (no
-fewer instructions: the ``__dict__`` load takes the same slow path); sharing the memory per GPU
-between NVL72's two rank orders, since only about 100 layouts a pass are priced in both (418
-succeed in tp-pp-dp, 317 of them layouts the default order refuses): 0.2 % at most. What is left:
-the other 1.4 M attribute loads, spread over some 180 places read once a layout (7,500 loads, about
-0.05 % each), the engine's quick cost of each (plan, size), the gradient exchange's gating stage,
-the memory and the overlap's pass.
+e27f23c, 7446045 and a5de6a4 (2026-12-07, later): Python 3.11 does not specialise a load through a
+class with ``__getattr__``, and pydantic's models have one, as do pydantic's metaclass and enums'
+(EnumType): a class attribute of an enum (``Collective.ALL_TO_ALL``) is a bound
+``type.__getattribute__`` call, about 0.1 us against 0.01 us for a module global. A pass of the 60
+searches loaded enum members about 222,000 times (the engine's wire floor, bus-bandwidth factor and
+per-step Simple reading, the phases' and the step's checks) and ``cls.__new__`` in
+``ibcalc.trusted`` 37,000 times: the hot ones are module constants now (26,000 left). The search's
+hot functions read a layout's degrees and the spec's fields into locals (1.75 M pydantic attribute
+loads a pass -> about 1.4 M), and the memory's fp32-gradients note is made once per pair of types.
+One warm run as this script runs it (callgrind): 4.986 G -> 4.889 G (locals) -> 4.591 G (enum
+members) -> 4.550 G (the note) instructions, 0.913x. The script's own figure, the seed sweep left
+out, before and after alternated in fresh processes (six pairs, load 2.2-2.8): 0.96-1.00 s ->
+0.94-0.98 s (pairs 0.96-1.00); best of 5 warm runs in a harness, six pairs: 0.96-1.01 s ->
+0.90-0.96 s (pairs 0.91-0.97, median 0.96). In that spell the base too printed under a second
+(1.05-1.08 s in the one above): the target is met with a few per cent to spare, not more. Tried and
+dropped: each phase's fields read from its ``__dict__`` in the overlap's pass, and one loop for the
+cluster notes' two ``any`` passes (no fewer instructions: the ``__dict__`` load takes the same slow
+path); sharing the memory per GPU between NVL72's two rank orders, since only about 100 layouts a
+pass are priced in both (418 succeed in tp-pp-dp, 317 of them layouts the default order refuses):
+0.2 % at most. What is left: the other 1.4 M attribute loads, spread over some 180 places read once
+a layout (7,500 loads, about 0.05 % each), the engine's quick cost of each (plan, size), the
+gradient exchange's gating stage, the memory and the overlap's pass.
 
 Hash seed. quick's time on this VM is bimodal, about 6.2 us or 10-13 us per call on p5, and
 timing one seed after another makes that look like a property of ``PYTHONHASHSEED`` (as first
