@@ -102,3 +102,17 @@ def _rewrite() -> None:
 
 if __name__ == "__main__":
     _rewrite()
+
+
+@pytest.mark.parametrize("mirror", [b"\xff\xfe not UTF-8", b'{"sha256":"', b""])
+def test_a_damaged_mirror_reads_the_yaml(
+    mirror: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A mirror that is not UTF-8, cut short or empty is not data: the YAML is read (a mirror
+    that was not UTF-8 had ended the run with an internal error, review ET 2)."""
+    import importlib.resources
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "x.yaml.json").write_bytes(mirror)
+    monkeypatch.setattr(importlib.resources, "files", lambda package: tmp_path)
+    assert shipped_data("x.yaml", "a: 1\nb: [2.5, true]\n") == {"a": 1, "b": [2.5, True]}

@@ -479,6 +479,29 @@ def test_fast_loader_builds_what_pyyaml_s_constructor_builds(text: str) -> None:
         assert got["c"] is got["a"]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "name: !!str {a: 1}\n",
+        "aliases: !!seq nvlink-1\n",
+        "aliases: !!map nvlink-1\n",
+        'x: !!bool "true\\n"\n',
+    ],
+)
+def test_fast_loader_leaves_a_tag_on_the_wrong_kind_of_node_to_pyyaml(text: str) -> None:
+    """A tag on a node of another kind, or a tagged scalar with a trailing newline, is PyYAML's
+    constructor's to refuse, as before the fast path, with the same exception: ``!!str {a: 1}``
+    had come back as a repr of PyYAML's nodes, ``!!seq nvlink-1`` as an internal error of the
+    fast path's own, ``!!bool "true\\n"`` as False (review ET 1)."""
+    import yaml
+
+    with pytest.raises((yaml.YAMLError, KeyError)) as expected:
+        yaml.load(text, Loader=CSafeLoader)
+    with pytest.raises(type(expected.value)) as got:
+        safe_load(text)
+    assert str(got.value) == str(expected.value)
+
+
 def test_trusted_document_positions_are_the_strict_reader_s() -> None:
     path = next(path for path in SHIPPED if path.name == "links.yaml")
     text = path.read_text(encoding="utf-8")

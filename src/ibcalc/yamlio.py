@@ -160,7 +160,7 @@ def shipped_data(name: str, text: str) -> Any:
 
     try:
         mirror = resources.files("ibcalc").joinpath("data", f"{name}.json").read_text("utf-8")
-    except OSError:
+    except (OSError, ValueError):  # none, unreadable, or not UTF-8 (UnicodeDecodeError)
         return safe_load(text)
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     # the digest sits first in the mirror: its text is compared before any JSON is parsed

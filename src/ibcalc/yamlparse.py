@@ -105,25 +105,25 @@ class _NotPlain(Exception):
 
 
 def _null(value: str) -> None:
-    if not _NULL.match(value):
+    if not _NULL.fullmatch(value):
         raise _NotPlain
     return None
 
 
 def _bool(value: str) -> bool:
-    if not _BOOL.match(value):
+    if not _BOOL.fullmatch(value):
         raise _NotPlain
     return value.lower() == "true"
 
 
 def _int(value: str) -> int:
-    if not _INT.match(value):
+    if not _INT.fullmatch(value):
         raise _NotPlain
     return int(value)
 
 
 def _float(value: str) -> float:
-    if not _FLOAT.match(value):
+    if not _FLOAT.fullmatch(value):
         raise _NotPlain
     return float(value)
 
@@ -144,12 +144,15 @@ def _plain_data(node: yaml.Node, built: dict[int, Any]) -> Any:
     bool, null, mappings, sequences); :class:`_NotPlain` for anything else (a merge key, another
     tag). A node met again (an alias) is the same object, as SafeConstructor has it."""
     tag = node.tag
-    scalar = _SCALARS.get(tag)
-    if scalar is not None:
+    if isinstance(node, yaml.ScalarNode):
+        # a tag on a node of another kind (``!!str {a: 1}``, ``!!seq x``) is PyYAML's to refuse
+        scalar = _SCALARS.get(tag)
+        if scalar is None:
+            raise _NotPlain
         return scalar(node.value)
     if id(node) in built:
         return built[id(node)]
-    if tag == _MAP_TAG:
+    if tag == _MAP_TAG and isinstance(node, yaml.MappingNode):
         mapping: dict[Any, Any] = {}
         built[id(node)] = mapping
         for key_node, value_node in node.value:
@@ -157,7 +160,7 @@ def _plain_data(node: yaml.Node, built: dict[int, Any]) -> Any:
                 raise _NotPlain
             mapping[_plain_data(key_node, built)] = _plain_data(value_node, built)
         return mapping
-    if tag == _SEQ_TAG:
+    if tag == _SEQ_TAG and isinstance(node, yaml.SequenceNode):
         items: list[Any] = []
         built[id(node)] = items
         items.extend(_plain_data(item, built) for item in node.value)
