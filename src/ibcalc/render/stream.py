@@ -106,10 +106,14 @@ class PipeConsole(Console):
     "a requirement fails"; the boundary ends such a run quietly with 141 (128 + SIGPIPE), as
     git does. Console markup is off: our text is never rich markup, and with it on, a bracket in
     a cell (``[busbw = algbw x 1.875]``, a design name) would be read as a style tag and lost.
+    Emoji codes are off for the same reason: a cell ``gpu:100:a :x: ok`` (a host name, a label)
+    had printed as ``gpu💯a ❌ ok``, and the tables' widths, worked out from their text, no longer
+    matched what was printed (review ET 5).
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("markup", False)
+        kwargs.setdefault("emoji", False)
         if os.environ.get("NO_COLOR"):
             # no-color.org asks for no colour; rich drops colour but still writes bold and
             # italic escapes on a terminal: plain text, as a user who sets it expects
