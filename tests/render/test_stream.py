@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 
 from ibcalc.catalogue.load import load_catalogue
 from ibcalc.cli import app
-from ibcalc.render.stream import Drop, PipeConsole, drop_columns, text_width
+from ibcalc.render.stream import Drop, PipeConsole, drop_columns, text_width, unit_wrap
 from ibcalc.units import format_ratio
 
 runner = CliRunner()
@@ -256,3 +256,13 @@ def test_emoji_codes_in_a_cell_print_as_written() -> None:
     assert "gpu:100:a" in out
     assert ":x: ok [b]" in out
     assert max(len(line) for line in out.splitlines()) == text_width(console, table)
+
+
+def test_unit_wrap_counts_display_cells() -> None:
+    """A wide character takes two cells on the page, and unit_wrap counts it so: at 10 cells,
+    "クラスタ ab cd" (8 + 1 + 2 + 1 + 2 = 14 cells, 10 characters) breaks after its first word,
+    where counting characters had kept it on one line, which rich then wrapped again (review
+    ET 4)."""
+    assert unit_wrap("クラスタ ab cd", 10) == "クラスタ\nab cd"
+    assert unit_wrap("abcdefgh ab cd", 10) == "abcdefgh\nab cd"
+    assert unit_wrap("at 65.7 ms then", 8) == "at\n65.7 ms\nthen"

@@ -171,14 +171,18 @@ def _unit_words(line: str) -> list[str]:
 def unit_wrap(text: str, width: int) -> str:
     """``text`` in lines of at most ``width`` characters, broken at spaces but never between a
     number and its unit ("65.7 ms" stays on one line; a word longer than the line is left to
-    fold). Line breaks already in ``text`` are kept."""
-    if width < 1 or len(text) <= width:
+    fold). Line breaks already in ``text`` are kept. Widths are display cells, as rich counts
+    them: a CJK character takes two (with ``len``, a title holding one had been broken too late
+    and rich had wrapped it again, leaving a word alone on a third line; review ET 4)."""
+    # (ASCII text, nearly all of it, is as wide as it is long: len is the faster count)
+    cells = len if text.isascii() else cell_len
+    if width < 1 or cells(text) <= width:
         return text
     out = []
     for paragraph in text.split("\n"):
         lines = [""]
         for word in _unit_words(paragraph):
-            if lines[-1] and len(lines[-1]) + 1 + len(word) > width:
+            if lines[-1] and cells(lines[-1]) + 1 + cells(word) > width:
                 lines.append(word)
             else:
                 lines[-1] += (" " if lines[-1] else "") + word
