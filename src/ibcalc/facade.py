@@ -971,9 +971,7 @@ def simple_extrapolation_notes(
 _PER_STEP: IdentityMemo[CostParams] = IdentityMemo(64)
 
 
-# Enum members as module constants where a layout search reads them thousands of times: in
-# Python 3.11 an enum class defines __getattr__ (EnumType's), which leaves its attribute loads
-# unspecialised (about 0.1 us each; a module global about 0.01)
+# enum members as module globals for the layout search's hot paths (engine.types says why)
 _SIMPLE, _RING, _ALL_TO_ALL = Protocol.SIMPLE, Algorithm.RING, Collective.ALL_TO_ALL
 
 

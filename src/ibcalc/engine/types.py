@@ -436,9 +436,10 @@ SIMPLE_PER_STEP_NOTE = "each Simple network hop over "
 SIMPLE_EXTRAPOLATION_HINT = "a ring in Simple over "
 
 
-# Enum members as module constants where a layout search reads them thousands of times: in
-# Python 3.11 an enum class defines __getattr__ (EnumType's), which leaves its attribute loads
-# unspecialised (about 0.1 us each; a module global about 0.01)
+# Enum members as module constants where a layout search reads them hundreds of thousands of
+# times: in Python 3.11 an enum class defines __getattr__ (EnumType's), which leaves its attribute
+# loads unspecialised (about 0.1 us each; a module global about 0.01). engine.band, facade,
+# workload.phases and workload.train bind the members they read so, pointing here.
 _ALL_REDUCE = Collective.ALL_REDUCE
 _SPREAD = (Collective.ALL_GATHER, Collective.REDUCE_SCATTER, Collective.ALL_TO_ALL)
 _FP8_TYPES = (DType.FP8, DType.FP8_E4M3, DType.FP8_E5M2)
