@@ -62,6 +62,7 @@ from ibcalc.logs.results import (
     BANDWIDTH_TOLERANCE,
     Finding,
     RunCheck,
+    fmt_size,
     gate_failures,
     line_span,
     regime,
@@ -2712,3 +2713,66 @@ def test_nccl_check_findings_keep_a_number_with_its_unit(columns: int) -> None:
         assert not (
             re.search(r"[\d.,]+$", line) and re.match(r" *(GB/s|MB/s|us|ms|B|KiB|MiB)\b", after)
         ), (line, after)
+
+
+#: 2 x A3 Mega (lessizzmore/create-a3mega-ztan-fork, lines 43-46 of the log): all-reduce times
+#: at 4, 8, 16 and 32 MiB, in us, as published.
+A3_MEGA_MID_US = {4 * MiB: 364.6, 8 * MiB: 571.9, 16 * MiB: 977.6, 32 * MiB: 1059.9}
+
+
+def _a3_mega(catalogue: Catalogue) -> RunCheck:
+    path = FIXTURES / "06_allreduce_2node_16xH100_gcp_a3mega.txt"
+    return one(path, catalogue, flags=ClusterSpec(system="gcp-a3-mega"))
+
+
+def test_mid_sizes_run_at_another_algorithms_times_are_named(catalogue: Catalogue) -> None:
+    """The published A3 Mega all-reduce at 4-32 MiB is 37-60 % of the expected NVLS-tree busbw,
+    and each of its four sizes lies within 10 % of the model's own ring time (forced ring,
+    either protocol, priced here independently of the check): the check says NCCL likely ran
+    ring there, as an explanation that changes no verdict."""
+    check = _a3_mega(catalogue)
+    (finding,) = [f for f in check.findings if f.kind == "other_choice"]
+    assert finding.severity == "info"
+    assert finding.hypothesis == "algorithm=ring"
+    assert finding.lines == [43, 44, 45, 46]
+    assert "sizes 4 MiB-32 MiB run at the model's ring times" in finding.cause
+    assert "picks nvlstree/Simple" in finding.cause
+    cluster = resolve_cluster(catalogue, ClusterSpec(system="gcp-a3-mega"))
+    for size, measured_us in A3_MEGA_MID_US.items():
+        ring = estimate_on(cluster, Collective.ALL_REDUCE, size, algorithm=Algorithm.RING)
+        expected = estimate_on(cluster, Collective.ALL_REDUCE, size)
+        candidates = [ring.best, *ring.alternatives]
+        nearest = min(abs(math.log(measured_us * 1e-6 / c.time_s)) for c in candidates)
+        assert nearest <= math.log1p(0.10)
+        # the expectation is at least 25 % off, twice the ring's distance
+        off = abs(math.log(measured_us * 1e-6 / expected.best.time_s))
+        assert off >= max(math.log(1.25), 2 * nearest)
+        assert f"{fmt_size(size)}: {measured_us} us; the model's ring/" in " ".join(
+            finding.evidence
+        )
+    # an explanation only: the run's verdict and its rows are as before, and it is not flagged
+    assert check.verdict == "ok"
+    assert not check.flagged
+
+
+def test_another_algorithm_is_not_named_where_the_caller_forced_one(catalogue: Catalogue) -> None:
+    path = FIXTURES / "06_allreduce_2node_16xH100_gcp_a3mega.txt"
+    (run,) = parse_file(path).runs
+    flags = ClusterSpec(system="gcp-a3-mega")
+    check = check_run(run, flags=flags, catalogue=catalogue, algorithm=Algorithm.NVLS_TREE)
+    assert not [f for f in check.findings if f.kind == "other_choice"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        SWEEPS / "06_allreduce_2node_16xH100_efa.txt",
+        SWEEPS / "13_allreduce_1node_4xH100_intranode.txt",
+    ],
+    ids=lambda p: p.name,
+)
+def test_runs_near_the_expectation_name_no_other_algorithm(
+    path: Path, catalogue: Catalogue
+) -> None:
+    check = one(path, catalogue)
+    assert not [f for f in check.findings if f.kind == "other_choice"]

@@ -33,10 +33,10 @@ from ibcalc.catalogue.load import find_link, find_system
 from ibcalc.catalogue.models import Link, System
 from ibcalc.catalogue.releases import older_than_compared, oldest_compared
 from ibcalc.cluster.resolve import resolve_cluster
-from ibcalc.engine.plan import UNTUNED
-from ibcalc.engine.types import busbw_factor
+from ibcalc.engine.plan import NCCL_ALGORITHMS, UNTUNED
+from ibcalc.engine.types import Cost, Estimate, busbw_factor
 from ibcalc.errors import IbcalcError
-from ibcalc.logs.bandwidth import bandwidth_findings
+from ibcalc.logs.bandwidth import LIBRARY_CHOICE, bandwidth_findings
 from ibcalc.logs.cluster import (
     TRANSPORT_FAMILIES,
     NodeRule,
@@ -87,6 +87,7 @@ def diagnose(ctx: RunContext) -> list[Finding]:
     findings += bandwidth_findings(ctx, latency.fit if latency is not None else None)
     findings += _latency_findings(ctx, latency)
     findings += _mid_findings(ctx, latency)
+    findings += _other_choice(ctx)
     findings += _erratic(ctx)
     findings += _transport(ctx)
     findings += _gpu_path(ctx)
@@ -110,6 +111,7 @@ _JUDGED = frozenset(
         "low_bandwidth",
         "latency",
         "mid_sizes",
+        "other_choice",
         "faster_than_expected",
         "transport",
         "gpu_path",
@@ -744,6 +746,90 @@ def _mid_findings(ctx: RunContext, latency: _LatencyFit | None) -> list[Finding]
             lines=[r.line for r in slow],
         )
     ]
+
+
+#: A priced candidate reproduces a row when the measured time is within this of its time: the
+#: held-out median error of the mid sizes is 16 % (docs/model.md), so a run of rows each within
+#: 10 % of one algorithm the model did not expect is unlikely by chance.
+_CHOICE_TOLERANCE = 0.10
+#: Rows in a row (consecutive checked sizes) one algorithm must reproduce.
+_CHOICE_MIN_ROWS = 3
+#: How far (a log ratio) a row must be from the expectation before another algorithm is looked
+#: for: 25 %, more than the held-out mid median (16 %) and the tolerance's twice.
+_CHOICE_OFF = math.log(1.25)
+
+
+def _other_choice(ctx: RunContext) -> list[Finding]:
+    """Rows under 64 MiB, 25 % or more off the expectation, that another algorithm NCCL runs,
+    as the model prices it, reproduces: NCCL likely ran that algorithm there, where its tuner,
+    as ibcalc restates it, picks the expected one. 2 x A3 Mega (GPUDirect-TCPXO) runs its
+    all-reduce at 4-32 MiB within 4 % of the model's ring (LL at 8 and 16 MiB, Simple at 4 and
+    32 MiB), at 36-60 % of the NVLS-tree busbw the model expects there, and is within 5 % of
+    NVLS-tree again from 64 MiB; nccl-check had said "no cause found" of its low rows. Three
+    consecutive sizes at least, each within :data:`_CHOICE_TOLERANCE` of the same algorithm (its
+    protocol may change, as NCCL's does with size) and at most half as far from it as from the
+    expectation. An explanation, not a fault: it lifts no verdict. Not where the algorithm is
+    forced (the caller's, or the log's NCCL_ALGO), nor for collectives NCCL's tuner does not
+    choose for."""
+    if ctx.algorithm is not None or ctx.collective in UNTUNED:
+        return []
+    limit = math.log1p(_CHOICE_TOLERANCE)
+    runs: list[list[tuple[RowCheck, Cost]]] = [[]]
+    for row, est in zip(ctx.rows, ctx.estimates, strict=True):
+        usable = row.regime != "bandwidth" and not row.invalid and not row.implausible
+        match = _matching_alternative(row, est, limit) if usable else None
+        current = runs[-1]
+        if match is None:
+            runs.append([])
+        elif current and match.algorithm is not current[-1][1].algorithm:
+            runs.append([(row, match)])
+        else:
+            current.append((row, match))
+    return [_choice_finding(ctx, run) for run in runs if len(run) >= _CHOICE_MIN_ROWS]
+
+
+def _matching_alternative(row: RowCheck, est: Estimate, limit: float) -> Cost | None:
+    """The candidate NCCL runs (not the expected one) nearest the row's measured time, if it is
+    within ``limit`` (a log ratio) and at most half as far as the expectation."""
+    measured_s = row.measured_time_us * 1e-6
+    expected = abs(math.log(measured_s / est.best.time_s))
+    if expected < _CHOICE_OFF:
+        return None
+    best: tuple[float, Cost] | None = None
+    for cost in est.alternatives:
+        if cost.algorithm not in NCCL_ALGORITHMS or cost.algorithm is est.best.algorithm:
+            continue
+        off = abs(math.log(measured_s / cost.time_s))
+        if off <= limit and 2 * off <= expected and (best is None or off < best[0]):
+            best = (off, cost)
+    return None if best is None else best[1]
+
+
+def _choice_finding(ctx: RunContext, run: list[tuple[RowCheck, Cost]]) -> Finding:
+    rows = [r for r, _ in run]
+    algorithm = run[0][1].algorithm.value
+    expected = sorted({r.choice for r in rows})
+    worst = max(abs(r.measured_time_us * 1e-6 / c.time_s - 1) for r, c in run)
+    library = {"nccl": "NCCL", "rccl": "RCCL"}.get(ctx.run.library or "", "the library")
+    release = f" at {ctx.release}" if ctx.release else ""
+    return Finding(
+        kind="other_choice",
+        cause=f"sizes {size_span(rows)} run at the model's {algorithm} times (each within "
+        f"{pct(worst)}), where NCCL's tuner{release}, as ibcalc restates it, picks "
+        f"{', '.join(expected)}: likely {library} ran {algorithm} there (NCCL_ALGO, a tuner "
+        f"plugin, or its release), {LIBRARY_CHOICE}",
+        confidence="low",
+        severity="info",
+        evidence=[
+            f"{fmt_size(r.size_bytes)}: {format_us(r.measured_time_us)} us; the model's "
+            f"{c.algorithm.value}/{c.protocol.value} {c.time_s * 1e6:.1f} us "
+            f"({(r.measured_time_us * 1e-6 / c.time_s - 1) * 100:+.0f}%), its expected "
+            f"{r.choice} {r.expected_time_us:.1f} us (line {r.line})"
+            for r, c in run
+        ],
+        lines=[r.line for r in rows],
+        hypothesis=f"algorithm={algorithm}",
+    )
 
 
 def _fit_latency(ctx: RunContext, rows: Sequence[RowCheck]) -> tuple[Link, float, float] | None:

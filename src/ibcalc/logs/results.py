@@ -210,7 +210,7 @@ class Finding(BaseModel):
     """A likely cause, in plain words, with the evidence from the log.
 
     ``kind`` groups findings (``data_corruption``, ``low_bandwidth``, ``latency``, ``mid_sizes``,
-    ``erratic``,
+    ``other_choice``, ``erratic``,
     ``faster_than_expected``, ``transport``, ``gpu_path``, ``network_assumed``, ``unmeasured``,
     ``network_mismatch``,
     ``library_version``, ``not_checked``, ``ended_early``, ``flag_mismatch``);
