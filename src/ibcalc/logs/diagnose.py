@@ -785,7 +785,34 @@ def _other_choice(ctx: RunContext) -> list[Finding]:
             runs.append([(row, match)])
         else:
             current.append((row, match))
-    return [_choice_finding(ctx, run) for run in runs if len(run) >= _CHOICE_MIN_ROWS]
+    return [
+        _choice_finding(ctx, run)
+        for run in runs
+        if len(run) >= _CHOICE_MIN_ROWS and _shape_fits(run)
+    ]
+
+
+def _shape_fits(run: Sequence[tuple[RowCheck, Cost]]) -> bool:
+    """Whether the other algorithm follows the rows' shape, not only their level: its worst
+    row at most half as far as the worst row of either correction a level alone gives, the
+    expectation plus one time (a cost per call) or times one factor (a slower rate), each the
+    median over the rows. Flat small sizes fit any slower candidate as well as they fit a cost
+    per call: 2 x 8 MI355X at 64 B-2 KiB is within 7 % of ring/LL, but within 4 % of tree/LL
+    plus 10.1 us and within 3 % of tree/LL times 1.35, so ring is not named there; the A3 Mega
+    mid sizes are within 4 % of the ring and up to 37 % (plus 388 us) or 27 % (times 2.25)
+    from the corrected expectation."""
+    measured = [r.measured_time_us for r, _ in run]
+    pairs = [(m, r.expected_time_us) for m, (r, _) in zip(measured, run, strict=True)]
+    other = max(
+        abs(math.log(m / (c.time_s * 1e6))) for m, (_, c) in zip(measured, run, strict=True)
+    )
+    added = statistics.median(m - e for m, e in pairs)
+    scale = math.exp(statistics.median(math.log(m / e) for m, e in pairs))
+    worst = min(
+        max(abs(math.log(m / max(e + added, 1e-9))) for m, e in pairs),
+        max(abs(math.log(m / (e * scale))) for m, e in pairs),
+    )
+    return other <= worst / 2
 
 
 def _matching_alternative(row: RowCheck, est: Estimate, limit: float) -> Cost | None:
