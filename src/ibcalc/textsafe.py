@@ -5,7 +5,8 @@ Anything echoed from input goes through :func:`shown` (quoted, like ``repr``) or
 reorder text (bidi overrides) are written as ``\\x1b``, ``\\n``, ``\\u202e``, so a design name with
 a newline cannot fake a report line and an escape code cannot repaint the terminal; and long
 text is cut to :data:`MAX_ECHO` characters with ``...``, so a 100,000-character value is not
-printed back in full. This module imports nothing of ibcalc (errors.py uses it).
+printed back in full. This module imports nothing of ibcalc but :mod:`ibcalc.patterns`
+(errors.py uses it).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
+
+from ibcalc.patterns import lazy_pattern
 
 __all__ = [
     "MAX_ECHO",
@@ -39,7 +42,7 @@ MAX_ECHO = 200
 # surrogates (a file name's undecodable bytes, a "\ud800" escape), which no stream can encode;
 # and the line and paragraph separators U+2028 and U+2029, which some viewers (CI log pages,
 # editors) break a line at: a design name holding one had faked a report line there (review BN)
-_UNSAFE = re.compile(
+_UNSAFE = lazy_pattern(
     "[\x00-\x1f\x7f-\x9f\u200b\u200e\u200f\u2028\u2029\u202a-\u202e\u2060\u2066-\u2069\ufeff"
     "\ud800-\udfff]"
 )
@@ -62,7 +65,7 @@ def printable(text: object, limit: int | None = MAX_ECHO) -> str:
     if cut:
         assert limit is not None
         value = value[:limit]
-    value = _UNSAFE.sub(_escape, value)
+    value = _UNSAFE().sub(_escape, value)
     return value + "..." if cut else value
 
 
@@ -88,13 +91,13 @@ def shown(value: object, limit: int | None = MAX_ECHO) -> str:
 
 
 #: UTF-16 surrogates, which ``\uXXXX`` escapes (JSON's, YAML's) can write but are no characters.
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+_SURROGATE = lazy_pattern("[\ud800-\udfff]")
+_PAIR = lazy_pattern("[\ud800-\udbff][\udc00-\udfff]")
 
 
 def has_surrogate(text: str) -> bool:
     """Whether ``text`` holds a UTF-16 surrogate (paired or not)."""
-    return _SURROGATE.search(text) is not None
+    return _SURROGATE().search(text) is not None
 
 
 def join_surrogate_pairs(text: str) -> str:
@@ -102,7 +105,7 @@ def join_surrogate_pairs(text: str) -> str:
     beyond U+FFFF) made the character it stands for; lone surrogates stay."""
     if not has_surrogate(text):
         return text
-    return _PAIR.sub(
+    return _PAIR().sub(
         lambda m: m.group(0).encode("utf-16-le", "surrogatepass").decode("utf-16-le"), text
     )
 
@@ -111,7 +114,7 @@ def surrogates_escaped(text: str) -> str:
     """:func:`join_surrogate_pairs`, then each lone surrogate written out as its escape
     (``\\ud800``): text any stream can print."""
     joined = join_surrogate_pairs(text)
-    return _SURROGATE.sub(lambda m: f"\\u{ord(m.group(0)):04x}", joined)
+    return _SURROGATE().sub(lambda m: f"\\u{ord(m.group(0)):04x}", joined)
 
 
 def folded(name: str) -> str:

@@ -20,6 +20,7 @@ import numbers
 import re
 
 from ibcalc.errors import UnitError
+from ibcalc.patterns import lazy_pattern
 from ibcalc.textsafe import lookalike, shown
 
 __all__ = [
@@ -123,7 +124,7 @@ _BW_RE = re.compile(
     r"\s*(?P<per>/\s*s|ps|/sec)\s*$"
 )
 #: NaN or an infinity written without a unit (``.nan``, ``-inf``).
-_BARE_NONFINITE_RE = re.compile(r"^\s*(?P<num>[+-]?\.?(?:nan|inf|infinity))\s*$", re.IGNORECASE)
+_BARE_NONFINITE_RE = lazy_pattern(r"^\s*(?P<num>[+-]?\.?(?:nan|inf|infinity))\s*$", re.IGNORECASE)
 _PREFIX_NAMES = {"G": "giga", "T": "tera", "P": "peta"}
 _BINARY_NAMES = {"G": "gibi", "T": "tebi", "P": "pebi"}
 _TIME_RE = re.compile(
@@ -306,7 +307,7 @@ def parse_bandwidth(
         bw = _finite_number(_number_text(value), raw, what, limit)
     else:
         match = _BW_RE.match(value)
-        bare = _BARE_NONFINITE_RE.match(value) if match is None else None
+        bare = _BARE_NONFINITE_RE().match(value) if match is None else None
         if bare is not None:
             # NaN and the infinities are said as such, as a time's are (YAML's .nan and .inf
             # had been "not understood" here and "not a number (NaN)" as a time: review CK)
@@ -671,7 +672,7 @@ def format_near_one(value: float) -> str:
     return f"{value:.{digits}f}x"
 
 
-_COUNT_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>[A-Za-z]?)\s*$")
+_COUNT_RE = lazy_pattern(rf"^\s*{_NUMBER}\s*(?P<unit>[A-Za-z]?)\s*$")
 #: Count suffixes as model cards write parameter counts: 70B = 70 x 10^9 (decimal only).
 _COUNT_FACTORS = {"": 1.0, "k": 1e3, "m": 1e6, "b": 1e9, "g": 1e9, "t": 1e12}
 #: Largest count accepted (10^15): beyond any model or token count a planner writes.
@@ -701,7 +702,7 @@ def parse_count(
     if isinstance(value, int | float):
         count = _finite_number(_number_text(value), raw, what)
     else:
-        match = _COUNT_RE.match(value)
+        match = _COUNT_RE().match(value)
         if match is None:
             raise UnitError(
                 f"{what} {shown(raw)} is not understood{lookalike(raw)} (e.g. 70B, 1.5T, 8e9)"
@@ -719,7 +720,7 @@ def parse_count(
     return count
 
 
-_DISTANCE_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>km|m|mi)\s*$", re.IGNORECASE)
+_DISTANCE_RE = lazy_pattern(rf"^\s*{_NUMBER}\s*(?P<unit>km|m|mi)\s*$", re.IGNORECASE)
 _DISTANCE_FACTORS = {"m": 1.0, "km": 1e3, "mi": 1609.344}
 #: Longest distance accepted: half the Earth's circumference is ~20,000 km; fibre routes are
 #: longer than great circles, so allow twice that.
@@ -739,7 +740,7 @@ def parse_distance(value: str | int | float, *, what: str = "distance") -> float
     if isinstance(value, int | float):
         metres = _finite_number(_number_text(value), raw, what)
     else:
-        match = _DISTANCE_RE.match(value)
+        match = _DISTANCE_RE().match(value)
         if match is None:
             # a unit given but not one of these (800nm, 800ft) is not told to give one (EC 10)
             raise UnitError(

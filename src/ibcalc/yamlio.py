@@ -23,7 +23,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -31,6 +31,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ibcalc.errors import InputFileError, ValidationProblem, WrongTypeError
+from ibcalc.patterns import lazy_pattern
 from ibcalc.textsafe import (
     closest_hint,
     quoted_names,
@@ -442,19 +443,19 @@ _TYPE_ERRORS = {
     "bool_parsing": "true or false",
 }
 _TRUE_OR_FALSE = "write true or false"
-_YAML11_FORMS: tuple[tuple[re.Pattern[str], str], ...] = (
+_YAML11_FORMS: tuple[tuple[Callable[[], re.Pattern[str]], str], ...] = (
     (
-        re.compile(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$"),
+        lazy_pattern(r"^[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?$"),
         "YAML 1.1 would read it as a base-60 number; ibcalc reads it as text (a ratio is "
         "written 2:1 only where a ratio is meant)",
     ),
     (
-        re.compile(r"^[-+]?0(?:[xX][0-9a-fA-F_]+|[oO]?[0-7_]+|[bB][01_]+)$"),
+        lazy_pattern(r"^[-+]?0(?:[xX][0-9a-fA-F_]+|[oO]?[0-7_]+|[bB][01_]+)$"),
         "hex, octal and binary numbers are not read: write it in decimal",
     ),
-    (re.compile(r"^[-+]?[0-9]+(?:_[0-9]+)+$"), "write the number without '_'"),
-    (re.compile(r"^(?:yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|y|Y|n|N)$"), _TRUE_OR_FALSE),
-    (re.compile(r"^[-+]?\.(?:inf|Inf|INF|nan|NaN|NAN)$"), "a finite number is needed"),
+    (lazy_pattern(r"^[-+]?[0-9]+(?:_[0-9]+)+$"), "write the number without '_'"),
+    (lazy_pattern(r"^(?:yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|y|Y|n|N)$"), _TRUE_OR_FALSE),
+    (lazy_pattern(r"^[-+]?\.(?:inf|Inf|INF|nan|NaN|NAN)$"), "a finite number is needed"),
 )
 
 
@@ -487,7 +488,7 @@ def _type_message(error: Any) -> str | None:
         # rail_optimized: "false" had read "'false' is not true or false" (review CV)
         return f"{shown(value)} is quoted text: write {value.strip().lower()} without quotes"
     for pattern, hint in _YAML11_FORMS:
-        if pattern.match(value.strip()):
+        if pattern().match(value.strip()):
             if hint == _TRUE_OR_FALSE and what != "true or false":
                 # a number's field: 'write true or false' had led to true, read as 1 there
                 return f"{shown(value)} is not {what} (YAML 1.1 would read it as true or false)"

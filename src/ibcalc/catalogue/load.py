@@ -29,6 +29,7 @@ from ibcalc.errors import (
     expect_type,
 )
 from ibcalc.fileio import env_paths, last_naming
+from ibcalc.patterns import lazy_pattern
 from ibcalc.textsafe import folded, printable, shown
 from ibcalc.units import plural
 from ibcalc.yamlio import (
@@ -941,12 +942,12 @@ def _gpu_word_systems(catalogue: Catalogue, key: str) -> list[str]:
     words = [p for p in key.split("-") if len(p) >= 3]
     # a memory size ('80gb', '141g') is no model: H100 SXM5 80GB is not an A800's (review CD:
     # 'a800-80gb' had offered dgx-h100 second)
-    models = [p for p in words if any(c.isdigit() for c in p) and not _MEMORY.match(p)]
+    models = [p for p in words if any(c.isdigit() for c in p) and not _MEMORY().match(p)]
     # a word without a digit ('pcie', 'sxm') or a memory size only orders presets a model part
     # found ('h100-pcie' is the PCIe card before the SXM server: review CD; 'a100-sxm4-80gb' the
     # 80 GB p4de before the 40 GB p4d: review CF); alone it finds none ('node')
-    others = [p for p in words if p not in models and not _MEMORY.match(p)]
-    sizes = [p for p in words if _MEMORY.match(p)]
+    others = [p for p in words if p not in models and not _MEMORY().match(p)]
+    sizes = [p for p in words if _MEMORY().match(p)]
     ranked: list[tuple[int, int, int, int, int, str]] = []
     for i, system in enumerate(catalogue.systems):
         # '40 GB' in a GPU's description is 40gb ('A100 SXM4 (40 GB or 80 GB)': review CG)
@@ -966,7 +967,7 @@ def _gpu_word_systems(catalogue: Catalogue, key: str) -> list[str]:
 
 
 #: A dash-separated part that is a memory size (``80gb``, ``141g``, ``96gib``), not a model.
-_MEMORY = re.compile(r"^\d+(?:gb|g|gib)$")
+_MEMORY = lazy_pattern(r"^\d+(?:gb|g|gib)$")
 
 
 def find_storage(catalogue: Catalogue, name: str) -> Storage:

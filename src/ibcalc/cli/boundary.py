@@ -40,7 +40,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import re
 import sys
 from collections.abc import Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
@@ -51,6 +50,7 @@ from typing import NoReturn, ParamSpec, TextIO, TypeVar
 import typer
 
 from ibcalc.errors import FieldError, IbcalcError, InputFileError
+from ibcalc.patterns import lazy_pattern
 from ibcalc.textsafe import closest, closest_hint, printable_ends, quoted_names
 
 __all__ = [
@@ -256,10 +256,10 @@ def quiet_stdout() -> None:
 
 
 #: The toolkit's refusal of a word that names none of a group's commands.
-_NO_SUCH_COMMAND = re.compile(r"^No such command '(?P<got>[^']*)'\.")
+_NO_SUCH_COMMAND = lazy_pattern(r"^No such command '(?P<got>[^']*)'\.")
 
 #: The toolkit's refusal of a value outside an option's choices.
-_NOT_ONE_OF = re.compile(r"'(?P<got>[^']*)' is not one of (?P<choices>'[^']*'(?:, '[^']*')*)")
+_NOT_ONE_OF = lazy_pattern(r"'(?P<got>[^']*)' is not one of (?P<choices>'[^']*'(?:, '[^']*')*)")
 
 
 #: Words a user types for a listing, which the groups with a ``show`` command give bare.
@@ -290,7 +290,7 @@ def usage_line(exc: typer.TyperException) -> str:
     if refused_value is not None:
         message = refused_value
     # `ibcalc links ndr`: a name where a group wants a command, whose `show` takes a name
-    unknown = _NO_SUCH_COMMAND.match(message)
+    unknown = _NO_SUCH_COMMAND().match(message)
     commands = getattr(getattr(getattr(exc, "ctx", None), "command", None), "commands", None)
     show = commands.get("show") if isinstance(commands, dict) else None
     takes_name = any(
@@ -305,7 +305,7 @@ def usage_line(exc: typer.TyperException) -> str:
         elif closest(unknown.group("got"), list(commands)) is None:
             message += f" (did you mean '{path} show {unknown.group('got')}'?)"
     # a choice not among an option's choices: add the closest, as unknown names get
-    refused = _NOT_ONE_OF.search(message)
+    refused = _NOT_ONE_OF().search(message)
     if refused is not None:
         names = quoted_names(refused.group("choices"))
         end = refused.end("choices")

@@ -31,6 +31,7 @@ import typer
 from pydantic import BaseModel
 
 from ibcalc.cli.boundary import NOT_PLAIN, CliUsageError
+from ibcalc.patterns import lazy_pattern
 from ibcalc.textsafe import shown
 
 __all__ = [
@@ -46,9 +47,9 @@ __all__ = [
 
 #: A whole number as the toolkit read one: ASCII digits with a sign, blanks around them, and a
 #: point followed by zeros only (``4.0``), which it took as 4.
-_WHOLE = re.compile(r"\s*(?P<sign>[+-]?)(?P<digits>[0-9]+)(?:\.0+)?\s*", re.ASCII)
+_WHOLE = lazy_pattern(r"\s*(?P<sign>[+-]?)(?P<digits>[0-9]+)(?:\.0+)?\s*", re.ASCII)
 #: A percentage where a fraction belongs (``50%``).
-_PERCENT = re.compile(r"\s*(?P<number>[0-9]*\.?[0-9]+)\s*%\s*", re.ASCII)
+_PERCENT = lazy_pattern(r"\s*(?P<number>[0-9]*\.?[0-9]+)\s*%\s*", re.ASCII)
 #: Most digits ``int()`` reads (Python's limit on converting text to int, CVE-2020-10735).
 _MAX_DIGITS = 4300
 
@@ -112,7 +113,7 @@ def whole(
     def parse(raw: str | int) -> int:
         if not isinstance(raw, str):
             return raw
-        match = _WHOLE.fullmatch(raw)
+        match = _WHOLE().fullmatch(raw)
         if match is None:
             if not _plain(raw):
                 try:
@@ -152,7 +153,7 @@ def real(
         try:
             value = float(raw)
         except ValueError:
-            percent = _PERCENT.fullmatch(raw) if fraction else None
+            percent = _PERCENT().fullmatch(raw) if fraction else None
             if percent is not None:
                 share = f"{float(percent['number']) / 100:g}"
                 raise _refuse(

@@ -9,7 +9,6 @@ see :class:`~ibcalc.errors.ClusterError`.
 from __future__ import annotations
 
 import math
-import re
 from fractions import Fraction
 from typing import Annotated, Any
 
@@ -24,6 +23,7 @@ from pydantic import (
 from ibcalc.booleans import NoBoolNumbers, is_boolean
 from ibcalc.engine.types import HostCpu
 from ibcalc.errors import ClusterError
+from ibcalc.patterns import lazy_pattern
 from ibcalc.textsafe import shown as echo
 from ibcalc.units import UNSIGNED_NUMBER, as_float
 
@@ -61,7 +61,7 @@ MAX_OVERSUBSCRIPTION = 64.0
 
 #: One side of a ratio: a plain decimal number in ASCII digits (no sign, separator or other
 #: script's digits, which Fraction and float would read).
-_PLAIN_RATIO = re.compile(rf"^{UNSIGNED_NUMBER}$")
+_PLAIN_RATIO = lazy_pattern(rf"^{UNSIGNED_NUMBER}$")
 
 
 #: The largest decimal exponent a ratio's side is read exactly with (a float's is 308).
@@ -93,7 +93,7 @@ def parse_ratio(value: Any) -> float:
         if ":" in text:
             down, _, up = (part.strip() for part in text.partition(":"))
             try:
-                if not (_PLAIN_RATIO.match(down) and _PLAIN_RATIO.match(up)):
+                if not (_PLAIN_RATIO().match(down) and _PLAIN_RATIO().match(up)):
                     raise ValueError
                 # exact, so that 0.3:0.1 is 3 (floats give 2.9999999999999996, which sizing
                 # cannot snap back: review BT), except past any float's exponent, where
@@ -112,7 +112,7 @@ def parse_ratio(value: Any) -> float:
                 ratio = 0.0
             # inf and nan fall to the finiteness test below; other spellings float() reads
             # (1_0, other scripts' digits, a sign) are no plain ratio
-            if math.isfinite(ratio) and not _PLAIN_RATIO.match(text):
+            if math.isfinite(ratio) and not _PLAIN_RATIO().match(text):
                 raise ValueError(f"oversubscription {echo(value)} is not a ratio (write 2 or 2:1)")
     elif isinstance(value, int | float):
         ratio = as_float(value)

@@ -22,6 +22,8 @@ from rich.segment import Segment
 from rich.table import Column, Table
 from rich.text import Text
 
+from ibcalc.patterns import lazy_pattern
+
 __all__ = [
     "UNITS",
     "Drop",
@@ -62,7 +64,7 @@ UNITS = frozenset(
 )
 #: A line that is a figure: a number, a unit or "x" or "%" after it, and a range in
 #: parentheses ("39.3 ms (36.7-48.5)", "1,707x", "-12%", "221.82*")
-_FIGURE = re.compile(
+_FIGURE = lazy_pattern(
     r"[-+~<>]?\d[\d.,]*(?:e[-+]?\d+)?(?:%|x)?\*?(?: (?P<unit>[^\s(]\S*?))?\*?(?: \([^)]*\))?"
 )
 
@@ -153,7 +155,7 @@ def _plain(cell: Any) -> str | None:
 
 
 #: A word with the indent before it (the first) or the space before it (the rest)
-_INDENTED_WORD = re.compile(r"^\s*\S+|(?<=\s)\S+")
+_INDENTED_WORD = lazy_pattern(r"^\s*\S+|(?<=\s)\S+")
 
 
 def _unit_words(line: str) -> list[str]:
@@ -206,7 +208,7 @@ class UnitTitle(Text):
 
 def _is_figure(line: str) -> bool:
     """Whether ``line`` is a figure (:data:`_FIGURE`, its unit one of :data:`UNITS`)."""
-    match = _FIGURE.fullmatch(line.strip())
+    match = _FIGURE().fullmatch(line.strip())
     return match is not None and match["unit"] in (None, *UNITS)
 
 
@@ -241,7 +243,7 @@ def _widths(texts: list[str], *, whole: bool = False) -> tuple[int, int]:
             else max(
                 (
                     _unbroken_len(word)
-                    for first in _INDENTED_WORD.findall(line)[:1]
+                    for first in _INDENTED_WORD().findall(line)[:1]
                     for word in (first, *_unit_words(line.strip())[1:])
                 ),
                 default=0,
