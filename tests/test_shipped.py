@@ -9,6 +9,9 @@ mirror to its file: after editing ``data/links.yaml`` (or the other two), run
     python tests/test_shipped.py
 
 which rewrites the mirrors (an estimate would otherwise read the YAML, correctly but slower).
+The built-in catalogue has a second mirror, of its entries as validation makes them
+(``ibcalc.catalogue.load.MODELS_MIRROR``), which the same command rewrites: each entry built
+from it must be its validated twin.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from pathlib import Path
 import pytest
 
 from ibcalc import yamlio
+from ibcalc.catalogue import load as catalogue_load
+from ibcalc.catalogue.load import MODELS_MIRROR, models_mirror_text
 from ibcalc.yamlio import MIRRORED, mirror_text, safe_load, shipped_data
 
 PACKAGE_DATA = Path(__file__).resolve().parent.parent / "src" / "ibcalc" / "data"
@@ -87,11 +92,19 @@ def test_an_estimate_reads_no_yaml() -> None:
     assert done.stderr.strip().splitlines()[-1] == "False", done.stderr
 
 
-def _rewrite() -> None:
+def _mirrors() -> list[tuple[Path, str]]:
+    """Each mirror's path with the text it must hold."""
+    made = []
     for name in MIRRORED:
         text = (PACKAGE_DATA / name).read_text(encoding="utf-8")
-        target = PACKAGE_DATA / f"{name}.json"
-        mirror = mirror_text(text)
+        made.append((PACKAGE_DATA / f"{name}.json", mirror_text(text)))
+    catalogue = (PACKAGE_DATA / "links.yaml").read_text(encoding="utf-8")
+    made.append((PACKAGE_DATA / MODELS_MIRROR, models_mirror_text(catalogue)))
+    return made
+
+
+def _rewrite() -> None:
+    for target, mirror in _mirrors():
         json.loads(mirror)  # whole, before it replaces the old one
         if not target.exists() or target.read_text(encoding="utf-8") != mirror:
             temporary = target.with_suffix(".json.tmp")
@@ -116,3 +129,36 @@ def test_a_damaged_mirror_reads_the_yaml(
     (tmp_path / "data" / "x.yaml.json").write_bytes(mirror)
     monkeypatch.setattr(importlib.resources, "files", lambda package: tmp_path)
     assert shipped_data("x.yaml", "a: 1\nb: [2.5, true]\n") == {"a": 1, "b": [2.5, True]}
+
+
+def test_models_mirror_is_the_built_in_catalogue_validated() -> None:
+    """The models' mirror is what validating data/links.yaml gives now (rewrite it with
+    ``python tests/test_shipped.py``), and every entry built from it is its validated twin:
+    equal, its fields in the same order and of the same types (a float, not an int; a tuple, not
+    a list; an enumeration's member, not its value), the same fields counted as given, and the
+    same JSON."""
+    text = (PACKAGE_DATA / "links.yaml").read_text(encoding="utf-8")
+    mirror = (PACKAGE_DATA / MODELS_MIRROR).read_text(encoding="utf-8")
+    assert mirror == models_mirror_text(text), "stale mirror: run python tests/test_shipped.py"
+    built = catalogue_load._mirrored(text)
+    assert built is not None
+    validated = catalogue_load._parse(yamlio.trusted_document("data/links.yaml", text))
+    assert built == validated
+    assert built.model_fields_set == validated.model_fields_set
+    for section in ("links", "systems", "storage"):
+        entries, twins = getattr(built, section), getattr(validated, section)
+        assert len(entries) == len(twins) > 0
+        for entry, twin in zip(entries, twins, strict=True):
+            assert entry == twin
+            assert list(entry.__dict__) == list(twin.__dict__) == list(type(twin).model_fields)
+            assert entry.model_fields_set == twin.model_fields_set
+            assert entry.model_dump_json() == twin.model_dump_json()
+            for name, value in entry.__dict__.items():
+                assert type(value) is type(twin.__dict__[name]), (twin.id, name)
+
+
+def test_models_mirror_is_read_only_for_its_own_text() -> None:
+    """An edited data/links.yaml is validated, not taken from a mirror made from another text."""
+    text = (PACKAGE_DATA / "links.yaml").read_text(encoding="utf-8")
+    assert catalogue_load._mirrored(text) is not None
+    assert catalogue_load._mirrored(text + "\n# edited\n") is None

@@ -135,42 +135,62 @@ def mirror_text(text: str) -> str:
     """The JSON mirror of ``text``, a shipped YAML file: its data as :func:`safe_load` reads
     it, with the SHA-256 of ``text``; ValueError where JSON would not give the same data back
     (a key that is not a string, say)."""
-    import hashlib
     import json
 
     data = safe_load(text)
-    mirrored = json.dumps(
-        {"sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(), "data": data},
-        ensure_ascii=False,
-        separators=(",", ":"),
-        allow_nan=False,
-    )
+    mirrored = mirror_json(text, data)
     if repr(json.loads(mirrored)["data"]) != repr(data):
         raise ValueError("the data does not survive JSON (a key that is not a string?)")
-    return mirrored + "\n"
+    return mirrored
 
 
-def shipped_data(name: str, text: str) -> Any:
-    """The data of ``text``, the shipped file ``ibcalc/data/<name>``, as :func:`safe_load`
-    reads it: from the file's JSON mirror when the mirror was made from this very text (its
-    SHA-256), which reads in well under a millisecond and without PyYAML; else (no mirror, or
-    the YAML edited since it was made) by :func:`safe_load`. Nothing is written."""
+def mirror_json(text: str, data: Any) -> str:
+    """``{"sha256": <the SHA-256 of text>, "data": data}`` as JSON, one line: what a mirror
+    made from ``text`` holds (:func:`read_mirror` reads it back)."""
+    import hashlib
+    import json
+
+    return (
+        json.dumps(
+            {"sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(), "data": data},
+            ensure_ascii=False,
+            separators=(",", ":"),
+            allow_nan=False,
+        )
+        + "\n"
+    )
+
+
+def read_mirror(name: str, text: str) -> tuple[Any] | None:
+    """``(data,)`` of the mirror ``ibcalc/data/<name>`` (:func:`mirror_json`) when it was made
+    from this very ``text`` (its SHA-256); None when there is none, it is damaged, or it was made
+    from another text (the source edited since). Nothing is written."""
     import hashlib
     import json
     from importlib import resources
 
     try:
-        mirror = resources.files("ibcalc").joinpath("data", f"{name}.json").read_text("utf-8")
+        mirror = resources.files("ibcalc").joinpath("data", name).read_text("utf-8")
     except (OSError, ValueError):  # none, unreadable, or not UTF-8 (UnicodeDecodeError)
-        return safe_load(text)
+        return None
     digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
     # the digest sits first in the mirror: its text is compared before any JSON is parsed
     if not mirror.startswith(f'{{"sha256":"{digest}",'):
-        return safe_load(text)
+        return None
     try:
-        return json.loads(mirror)["data"]
-    except (ValueError, KeyError):  # a damaged mirror: the YAML is the source
-        return safe_load(text)
+        return (json.loads(mirror)["data"],)
+    except (ValueError, KeyError):  # a damaged mirror
+        return None
+
+
+def shipped_data(name: str, text: str) -> Any:
+    """The data of ``text``, the shipped file ``ibcalc/data/<name>``, as :func:`safe_load`
+    reads it: from the file's JSON mirror (``<name>.json``) when the mirror was made from this
+    very text, which reads in well under a millisecond and without PyYAML; else (no mirror, a
+    damaged one, or the YAML edited since it was made) by :func:`safe_load`. Nothing is
+    written."""
+    mirrored = read_mirror(f"{name}.json", text)
+    return safe_load(text) if mirrored is None else mirrored[0]
 
 
 M = TypeVar("M", bound=BaseModel)

@@ -11,10 +11,12 @@ from __future__ import annotations
 import difflib
 import functools
 import re
-from collections.abc import Iterable, Sequence
+import typing
+from collections.abc import Callable, Iterable, Sequence
+from enum import Enum
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -31,11 +33,14 @@ from ibcalc.errors import (
 from ibcalc.fileio import env_paths, last_naming
 from ibcalc.patterns import lazy_pattern
 from ibcalc.textsafe import folded, printable, shown
+from ibcalc.trusted import trusted
 from ibcalc.units import plural
 from ibcalc.yamlio import (
     Document,
     input_paths,
     load_yaml,
+    mirror_json,
+    read_mirror,
     trusted_document,
     validate,
     wrong_kind_problem,
@@ -46,12 +51,14 @@ __all__ = [
     "ENV_VAR",
     "LANE_TOLERANCE",
     "LINK_ROLES",
+    "MODELS_MIRROR",
     "builtin_text",
     "find_link",
     "find_storage",
     "find_system",
     "link_role_problem",
     "load_catalogue",
+    "models_mirror_text",
     "suggest",
 ]
 
@@ -63,7 +70,10 @@ _BIDIR_TOLERANCE = 1e-6
 
 
 class _CatalogueFile(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    # built on first validation, as the entries' models are (catalogue.models): the built-in
+    # file is read from its models' mirror (_mirrored), and a run naming no catalogue file of its
+    # own validates none
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, defer_build=True)
 
     schema_: Literal["ibcalc-catalogue/1"] = Field(alias="schema")
     links: list[Link] = Field(default_factory=empty_list)
@@ -482,15 +492,83 @@ def _parse(doc: Document) -> _CatalogueFile:
     return parsed
 
 
+#: The built-in catalogue's entries as validating and checking data/links.yaml makes them
+#: (``ibcalc/data/<this>``, :func:`models_mirror_text`), with the SHA-256 of the text they were
+#: made from; tests/test_shipped.py holds it to its file and rewrites it.
+MODELS_MIRROR = "links.yaml.models.json"
+
+_SECTIONS: dict[str, type[Link | System | Storage]] = {
+    "links": Link,
+    "systems": System,
+    "storage": Storage,
+}
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def models_mirror_text(text: str) -> str:
+    """The mirror of the built-in catalogue made from ``text``, data/links.yaml's: the file
+    validated and checked as any catalogue file is, then each entry's fields as validation made
+    them, in their order, with the fields the file gave (``model_fields_set``). JSON keeps a
+    float apart from an int; the tuples and enumerations it has no word for are made again on
+    reading (:func:`_remade`)."""
+    parsed = _parse(trusted_document(BUILTIN_LABEL, text))
+    data: dict[str, Any] = {"schema": parsed.schema_, "given": sorted(parsed.model_fields_set)}
+    for section in _SECTIONS:
+        entries: Sequence[BaseModel] = getattr(parsed, section)
+        data[section] = [[entry.__dict__, sorted(entry.model_fields_set)] for entry in entries]
+    return mirror_json(text, data)
+
+
+@functools.cache
+def _remade(cls: type[BaseModel]) -> tuple[tuple[str, Callable[[Any], Any]], ...]:
+    """The fields of ``cls`` that JSON gives back as another type than validation makes, each
+    with what makes it again: a tuple from a list, an enumeration's member from its value."""
+    remade: list[tuple[str, Callable[[Any], Any]]] = []
+    for name, field in cls.model_fields.items():
+        kind = field.annotation
+        if typing.get_origin(kind) is tuple:
+            remade.append((name, tuple))
+        elif isinstance(kind, type) and issubclass(kind, Enum):
+            remade.append((name, kind))
+    return tuple(remade)
+
+
+def _rebuilt(cls: type[M], values: dict[str, Any], given: list[str]) -> M:
+    for name, make in _remade(cls):
+        if values[name] is not None:
+            values[name] = make(values[name])
+    return trusted(cls, values, frozenset(given))
+
+
+def _mirrored(text: str) -> _CatalogueFile | None:
+    """The built-in catalogue from :data:`MODELS_MIRROR` when it was made from ``text``, else
+    None. Its entries are built as validating ``text`` built them, without validating again
+    (:func:`~ibcalc.trusted.trusted`): an estimate's start-up had spent ~15 ms of CPU time
+    building the schemas of the catalogue's models and validating the file with them."""
+    mirrored = read_mirror(MODELS_MIRROR, text)
+    if mirrored is None:
+        return None
+    data = mirrored[0]
+    values: dict[str, Any] = {"schema_": data["schema"]}
+    for section, cls in _SECTIONS.items():
+        values[section] = [_rebuilt(cls, entry, given) for entry, given in data[section]]
+    return trusted(_CatalogueFile, values, frozenset(data["given"]))
+
+
 @functools.cache
 def _builtin() -> tuple[Document, _CatalogueFile]:
     """The shipped catalogue, read and validated once per process (its entries are frozen).
 
     It is read by libyaml without positions (:func:`~ibcalc.yamlio.trusted_document`); they are
     worked out only if a problem is to be reported in it (a user file replacing a link that a
-    built-in system names with a link of another kind, say). Validation stays complete."""
-    doc = trusted_document(BUILTIN_LABEL, builtin_text(), shipped="links.yaml")
-    return doc, _parse(doc)
+    built-in system names with a link of another kind, say). Validation stays complete: its
+    entries come from :data:`MODELS_MIRROR`, made by validating and checking this very text,
+    or else (the file edited since) from validating and checking it now."""
+    text = builtin_text()
+    doc = trusted_document(BUILTIN_LABEL, text, shipped="links.yaml")
+    parsed = _mirrored(text)
+    return doc, _parse(doc) if parsed is None else parsed
 
 
 def _broken_problems(
@@ -592,12 +670,15 @@ def load_catalogue(
             problem.message += f" (named by {ENV_VAR})"
     if problems:
         raise CatalogueError(problems)
-    return Catalogue(
-        links=list(links.values()),
-        systems=list(systems.values()),
-        origins=origins,
-        storage=list(storage.values()),
-    )
+    # what Catalogue(...) makes of these, without building its schema (validation would take
+    # the entries as they are and copy the lists, as list() does here)
+    values = {
+        "links": list(links.values()),
+        "systems": list(systems.values()),
+        "origins": origins,
+        "storage": list(storage.values()),
+    }
+    return trusted(Catalogue, values)
 
 
 def _holds(name: str, key: str) -> bool:
