@@ -143,6 +143,28 @@ def test_narrow_pages_leave_out_columns_and_say_which(name: str) -> None:
     assert f"left out at {full - 1} columns ({full} or more show" in flat
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["sweep", "allreduce", "-b", "8", "-e", "8G", "-f", "16", "--system", "aws-p5"],
+        ["sweep", "allreduce", "-b", "1K", "-e", "16G", "-N", "4", "--system", "dgx-h100"],
+    ],
+)
+def test_a_sweep_to_gigabytes_fits_60_columns(command: list[str]) -> None:
+    """With its count, type and algbw columns left out, a sweep to 8 GiB (the README's own,
+    on 2 x p5) still printed 61 columns on a 60-column page, and one to 16 GiB on 4 x DGX
+    H100 65: its ten- and eleven-digit sizes keep the columns two spaces apart. Where nothing
+    else is left to leave out, the columns close up to one space, every figure whole."""
+    result = runner.invoke(app, command, env={"COLUMNS": "60"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 60, max(lines, key=len)
+    rows = [line.split() for line in lines if line.split()[:1] and line.split()[0].isdigit()]
+    assert int(rows[-1][0]) >= 2**31, rows[-1]
+    assert rows[-1][-1] == "nvlstree/Simple", rows[-1]
+    assert "left out at 60 columns" in " ".join(result.stdout.split())
+
+
 def test_systems_at_60_columns_keep_the_network_rate_per_gpu() -> None:
     """At 60 columns `systems` had left out exactly its bandwidth columns, so the scale-out
     side read only "8 x ndr" (review EL): the rate per NIC (the network's per GPU x GPUs /

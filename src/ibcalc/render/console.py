@@ -1040,6 +1040,8 @@ def _sweep_table(group: dict[str, Any], stream: TextIO | None, *, peak: float) -
             headers=[_SWEEP_HEADERS[i] for i in keep],
         )
     )
+    # at the spacing drop_columns left: one space between columns where nothing else fitted
+    table.collapse_padding, table.padding = numbers.collapse_padding, numbers.padding
     if bar_width:  # without a bar the rows are in already
         for row_cells, row in zip(cells, rows, strict=True):
             table.add_row(*row_cells, _bar(row["busbw_GBps"] / peak, bar_width))
