@@ -1708,6 +1708,28 @@ def test_calibrate_breaks_a_long_parameter_name_after_its_link() -> None:
     assert max(len(line) for line in lines) <= 80
 
 
+@pytest.mark.parametrize("columns", [60, 80])
+def test_calibrate_folds_a_long_log_name_in_its_fit_quality_table(columns: int) -> None:
+    """The fit-quality table kept a log's file name whole however long: with
+    log11_allreduce_2node_8xGH200_slingshot_nccltests2.17.1_indented_degraded.txt (77
+    characters) it printed 106 columns on an 80-column page, and any published log's name
+    took it past 60. The name now folds in the room the other columns leave, the figures
+    whole."""
+    name = "log11_allreduce_2node_8xGH200_slingshot_nccltests2.17.1_indented_degraded.txt"
+    result = CliRunner().invoke(
+        app, ["calibrate", str(SWEEPS / name)], env={"COLUMNS": str(columns)}
+    )
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    start = lines.index("fit quality per run")
+    end = next(i for i, line in enumerate(lines) if line.startswith("rms log error"))
+    table = lines[start:end]
+    assert max(len(line) for line in table) <= columns, max(table, key=len)
+    rule = next(i for i, line in enumerate(table) if line.startswith("\u2500"))
+    assert "".join(line.split()[0] for line in table[rule + 1 :]).startswith(name)
+    assert "16" in table[rule + 1].split()  # the rows, whole on the run's first line
+
+
 @pytest.mark.parametrize(
     ("flags", "words"),
     [

@@ -721,6 +721,17 @@ def _items(lines: Iterable[str], style: str = "", width: int | None = None) -> T
     return grid
 
 
+def _fold_words(text: str, width: int) -> str:
+    """``text`` with each word longer than ``width`` cut into lines of ``width`` characters (a
+    log's file name, one word, in a narrow column)."""
+    return " ".join(
+        "\n".join(word[i : i + width] for i in range(0, len(word), width))
+        if len(word) > width
+        else word
+        for word in text.split(" ")
+    )
+
+
 #: Fewer fitted rows than this get "only N rows" beside their standard error, which then rests
 #: on one or two degrees of freedom.
 _FEW_ROWS = 3
@@ -834,13 +845,26 @@ def render_calibration(
     fit.add_column("run", overflow="fold")
     for name in ("rows", "latency error", "bandwidth error"):
         fit.add_column(name, no_wrap=name == "rows", justify="right" if name == "rows" else "left")
-    for r in calibration.runs:
-        fit.add_row(
+    runs = [
+        (
             f"{printable(Path(r.source).name)} (run {r.run_index + 1}, {r.collective})",
             str(r.rows),
             f"{_pct(r.latency_error_before)} -> {_pct(r.latency_error_after)}",
             f"{_pct(r.bandwidth_error_before)} -> {_pct(r.bandwidth_error_after)}",
         )
+        for r in calibration.runs
+    ]
+    # the page keeps every word whole (PipeConsole.print), so a file name longer than the room
+    # the other columns leave is folded here: one of 77 characters had printed the table 106
+    # columns wide on an 80-column page. The others at their narrowest: the rows whole, the
+    # errors broken at their spaces; 9 columns of padding and dividers between four columns.
+    others = 9 + max(len(text) for text in ["rows", *(run[1] for run in runs)])
+    for i, header in ((2, "latency error"), (3, "bandwidth error")):
+        others += max(
+            len(word) for text in [header, *(run[i] for run in runs)] for word in text.split()
+        )
+    for run in runs:
+        fit.add_row(_fold_words(run[0], max(20, console.width - others)), *run[1:])
     console.print(fit)
     console.print(
         f"rms log error of the time over {plural(calibration.rows, 'row')}: "
