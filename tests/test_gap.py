@@ -256,6 +256,24 @@ def test_allreduce_inside_vs_across_comes_from_the_engine(cat: Catalogue) -> Non
     assert result.slowdown > 1
 
 
+def test_a_wan_says_the_latency_that_bounds_its_rate(cat: Catalogue) -> None:
+    """`gap --intra nvlink4 --inter wan-100g` printed the across all-reduce at "4.19 GB/s usable"
+    of the link's 11.3 GB/s achievable without the 1 ms one way per WAN hop that sets it (NCCL's
+    buffers in flight per round trip), nor that wan-100g is a low-confidence entry: the
+    estimate it runs says both, as `allreduce --sites` does."""
+    result = gap(cat, "nvlink4", "wan-100g", 8, 1)
+    assert "(4.19 GB/s usable)" in result.across.best.bottleneck
+    assert "8 sites of 1 node, 1 x wan-100g per site (1 ms one way per WAN hop)" in (
+        result.assumptions
+    )
+    assert any(
+        n.startswith("low-confidence catalogue entries: wan-100g") for n in result.assumptions
+    )
+    assert len(set(result.assumptions)) == len(result.assumptions)
+    # a scale-out link has no WAN hop to state
+    assert not any("WAN hop" in n for n in gap(cat, "nvlink4", "ndr", 8, 8).assumptions)
+
+
 def test_a_wan_is_compared_across_sites(cat: Catalogue) -> None:
     """A WAN joins sites, not nodes: across is 8 one-GPU sites, priced by the WAN model, which
     bounds the rate by NCCL's buffers in flight per round trip (docs/model.md#wan-sites)."""
