@@ -590,6 +590,11 @@ def _estimate(
             ) from None
         raise
     notes = cluster_notes(cluster, collective)
+    if not params.tuner_view().nccl_tuner.algorithms.get(Algorithm.TREE, 1):
+        # no tree to halve anything: a release before trees (--nccl-version 2.2 had said both
+        # "without tree" and "2 nodes let NCCL's tree halve network traffic"), or a log's
+        # NCCL_ALGO without it
+        notes = [n for n in notes if n != TWO_NODE_TREE_NOTE]
     if what_if and cluster.inter is not None and topo.out is not None:
         hint = sharp_hint(cluster.inter.id)
         if hint in notes:

@@ -32,7 +32,16 @@ def test_release_numbers() -> None:
     assert parse_release(" 2.22.3+cuda12.4 ") == (2, 22, 3)
     assert parse_release("2.18.3-1") == (2, 18, 3)
     assert parse_release("2.21") == (2, 21, 999)  # every patch of 2.21
-    for bad in ("2", "2.x", "v2.21.5", "2.21.5.1", "", "2.21 5"):
+    assert parse_release("v2.18.3-1") == (2, 18, 3)  # NVIDIA/nccl's git tag
+    assert parse_release("V2.21.5") == (2, 21, 5)
+    assert (
+        for_release(builtin_cost_params(), "v2.18.3-1")
+        .origins[-1]
+        .startswith(
+            "NCCL 2.18.3-1: algorithm and protocol chosen with NCCL 2.18.3's tuner constants"
+        )
+    )
+    for bad in ("2", "2.x", "vv2.21.5", "version 2.21.5", "2.21.5.1", "", "2.21 5"):
         with pytest.raises(FieldError, match="is not a release number") as exc:
             parse_release(bad)
         assert exc.value.field == "nccl_version"
@@ -233,3 +242,20 @@ def test_a_sweep_names_the_release(capsys: pytest.CaptureFixture[str]) -> None:
     )
     main(args)
     assert "tree/LL128" in at_1_mib(capsys.readouterr().out).replace("nvlstree", "")
+
+
+@pytest.mark.parametrize(("version", "said"), [("2.2", False), ("2.3.7", False), ("2.4", True)])
+def test_a_release_without_trees_does_not_say_the_tree_halves_traffic(
+    version: str, said: bool
+) -> None:
+    """NCCL added its trees in 2.4.2 (data/nccl_releases.yaml, from the release notes): under
+    --nccl-version 2.2 an estimate had said both "without tree" and "2 nodes let NCCL's tree
+    halve network traffic" (a QA review). 2.4 stands for its every patch, 2.4.2 among them."""
+    from ibcalc.cluster.resolve import TWO_NODE_TREE_NOTE
+
+    cluster = resolve_cluster(load_catalogue(use_env=False), ClusterSpec(inter="ndr"))
+    assert TWO_NODE_TREE_NOTE in cluster.assumptions
+    params = for_release(builtin_cost_params(), version)
+    est = estimate_on(cluster, "allreduce", 1e9, params=params)
+    assert (TWO_NODE_TREE_NOTE in est.assumptions) is said
+    assert ("without tree" in " ".join(est.assumptions)) is not said

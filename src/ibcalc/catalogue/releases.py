@@ -42,7 +42,11 @@ __all__ = [
     "releases",
 ]
 
-_VERSION = re.compile(r"^\s*(\d{1,2})\.(\d{1,3})(?:\.(\d{1,3}))?(?:[-+][\w.+-]+)?\s*$", re.ASCII)
+#: NCCL's release numbers as logs and tags write them: ``2.21.5``, ``2.22.3+cuda12.4``, the git
+#: tag ``v2.18.3-1`` (its "v" had been refused, while the log parser and ``2.18.3-1`` took it)
+_VERSION = re.compile(
+    r"^\s*[vV]?(\d{1,2})\.(\d{1,3})(?:\.(\d{1,3}))?(?:[-+][\w.+-]+)?\s*$", re.ASCII
+)
 #: A version given without its patch number stands for every patch of that release line: the
 #: nearest read release at or before its last patch applies.
 _ANY_PATCH = 999
@@ -186,7 +190,8 @@ def for_release(params: CostParams, version: str) -> CostParams:
     expect_type(version, str, "version")
     wanted = parse_release(version)
     known, last = releases(), newest()
-    shown, builtin = version.strip(), _dotted(last)
+    # as the release's number, not its tag ("NCCL v2.18.3-1: ..." had read oddly)
+    shown, builtin = version.strip().lstrip("vV"), _dotted(last)
     overlay: dict[str, Any] = {}
     if wanted < known[0].version:
         label = (
