@@ -1562,10 +1562,12 @@ def test_a_narrow_terminal_drops_columns_rather_than_cut_numbers(
     assert {"regime", "algorithm", "line"} - dropped <= header
 
 
-@pytest.mark.parametrize("columns", [60, 70, 80, 90])
+@pytest.mark.parametrize("columns", [60, 70, 80, 90, 120])
 def test_calibrate_folds_names_rather_than_cut_its_figures(columns: int) -> None:
     """Below 80 columns the fitted values read '1.01 …' and the note lost letters at the edge;
-    now every figure is whole on its row's first line and the note's words are all there."""
+    now every figure is whole and the note's words are all there: in the table where it keeps
+    every word whole (120 columns here), else one block per parameter (its 12-column note had
+    broken 'ndr200.trans / port_latency' at 80 and 90: review EU 4)."""
     logs = [
         str(SWEEPS / n)
         for n in ("13_allreduce_1node_4xH100_intranode.txt", "10_allreduce_2node_8xH100_ib.txt")
@@ -1580,8 +1582,17 @@ def test_calibrate_folds_names_rather_than_cut_its_figures(columns: int) -> None
     table = lines[head : lines.index("not determined:")]
     assert all(len(line) <= columns for line in table)
     assert not any("…" in line for line in table)
-    rows = [line.split() for line in table[2:] if len(line.split()) >= 5]
-    # each fitted value's row: before, fitted, standard error (with their units) and row count
+    if columns < 120:
+        # blocks: the name, then 'before -> fitted[, std. error e], N rows', then the note
+        at = [table.index(p["name"]) for p in fitted]
+        counts = [int(table[i + 1].split(", ")[-1].split()[0]) for i in at]
+        assert counts == [p["rows"] for p in fitted]
+        note = " ".join(table[at[0] + 2 : at[1]])
+        assert "at the bound of its range" in " ".join(note.split())
+        return
+    # each fitted value's row (its note's further lines begin with spaces): before, fitted,
+    # standard error (with their units) and row count
+    rows = [line.split() for line in table[2:] if line and not line[0].isspace()]
     assert len(rows) == len(fitted)
     assert [int(next(w for w in r[1:] if w.isdigit())) for r in rows] == [p["rows"] for p in fitted]
     # the note of the value at the bound of its range, read down its column, is whole
@@ -2777,3 +2788,32 @@ def test_nccl_check_assumptions_keep_a_number_with_its_unit(columns: int) -> Non
         assert len(listed) >= 5
         starts = [line.split()[0] for line in listed if not line.lstrip().startswith("- ")]
         assert not [word for word in starts if word.rstrip(",;:).") in UNITS]
+
+
+@pytest.mark.parametrize("columns", [60, 80, 100])
+def test_calibrate_fitted_parameters_break_no_word(columns: int) -> None:
+    """At 60 columns the fitted-parameters table had given the name 9 columns and the note 4:
+    'gcp-tcpxo / .transpor / t_latency', '< 2 / std. / err. / : / not / writ / ten' (review EU
+    4). Where the table cannot keep every word whole, each parameter is a block: its name, its
+    figures (before -> fitted, std. error, rows), its note. Wide enough (80 here), the table
+    stays, a name broken after its link's id."""
+    log = SWEEPS / "log06_allreduce_2node_16xH100_gcp_a3mega.txt"
+    result = CliRunner().invoke(
+        app, ["calibrate", str(log), "--system", "gcp-a3-mega"], env={"COLUMNS": str(columns)}
+    )
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    part = lines[lines.index("fitted parameters") : lines.index("not determined:")]
+    assert max(len(line) for line in part) <= columns
+    words = " ".join(part).split()
+    for name in ("gcp-tcpxo.transport_latency", "gcp-tcpxo.efficiency"):
+        assert name in words or (name.split(".")[0] + "." in words and name.split(".")[1] in words)
+    assert "written" in words
+    assert "writ" not in words
+    table = any(line.startswith("parameter ") for line in part)
+    assert table is (columns >= 80)
+    if not table:
+        (at,) = [i for i, line in enumerate(part) if line == "gcp-tcpxo.transport_latency"]
+        # the figures as the calibration has them, on one line (json: the same values)
+        assert part[at + 1].startswith("  47.7 us -> ")
+        assert part[at + 1].endswith(" rows")

@@ -737,6 +737,32 @@ def _fold_words(text: str, width: int) -> str:
 _FEW_ROWS = 3
 
 
+def _breaks_words(cells: Sequence[tuple[str, ...]], name: int | None, note: int | None) -> bool:
+    """Whether the fitted parameters' table, with its name and note columns ``name`` and
+    ``note`` wide (None: as wide as they need), would break a word: a name is broken after the
+    link's id where it must be, never inside a part."""
+    for row in cells:
+        link, _, field = row[0].partition(".")
+        if name is not None and len(row[0]) > name and max(len(link) + 1, len(field)) > name:
+            return True
+        if note is not None and any(len(word) > note for word in row[5].split()):
+            return True
+    return False
+
+
+def _fitted_block(
+    name: str, before: str, fitted: str, error: str, rows: str, why: str, width: int
+) -> Text:
+    """One fitted parameter as lines, for a page too narrow for the table: its name, then its
+    figures, then its note, each indented and wrapped at spaces."""
+    spread = "" if error == "-" else f", std. error {error}"
+    figures = f"{before} -> {fitted}{spread}, {plural(int(rows), 'row')}"
+    lines = [name, *("  " + line for line in unit_wrap(figures, width - 2).split("\n"))]
+    if why:
+        lines += ("  " + line for line in unit_wrap(f"note: {why}", width - 2).split("\n"))
+    return Text("\n".join(lines))
+
+
 def render_calibration(
     calibration: Calibration,
     stream: TextIO | None = None,
@@ -807,24 +833,31 @@ def render_calibration(
     if widths[0] + widths[5] > spare:
         note = max(min(widths[5], 12), spare - widths[0])
         fixed = {"parameter": max(9, spare - note), "note": max(1, spare - max(9, spare - note))}
-    for i, name in enumerate(headers):
-        if name in fixed:
-            table.add_column(name, overflow="fold", width=fixed[name])
-        else:
-            table.add_column(name, no_wrap=True, min_width=widths[i])
-    room = fixed["parameter"]
-    for row in cells:
-        name = row[0]
-        if room is not None and len(name) > room and "." in name:
-            # a name too long for its column breaks after the link's id, not mid-word
-            link, _, field = name.partition(".")
-            if len(link) + 1 <= room and len(field) <= room:
-                name = f"{link}.\n{field}"
-        table.add_row(name, *row[1:])
-    if calibration.parameters:
-        console.print(table)
-    else:
+    if not calibration.parameters:
         console.print("no parameter could be determined from these runs")
+    elif _breaks_words(cells, fixed["parameter"], fixed["note"]):
+        # too narrow for the table without breaking a word (at 60 columns a name had read
+        # 'gcp-tcpxo / .transpor / t_latency' and its note 'writ / ten': review EU 4): one
+        # block per parameter, its figures on one line
+        console.print("fitted parameters")
+        for name, before, fitted, error, rows, why in cells:
+            console.print(_fitted_block(name, before, fitted, error, rows, why, console.width))
+    else:
+        for i, name in enumerate(headers):
+            if name in fixed:
+                table.add_column(name, overflow="fold", width=fixed[name])
+            else:
+                table.add_column(name, no_wrap=True, min_width=widths[i])
+        room = fixed["parameter"]
+        for row in cells:
+            name = row[0]
+            if room is not None and len(name) > room and "." in name:
+                # a name too long for its column breaks after the link's id, not mid-word
+                link, _, field = name.partition(".")
+                if len(link) + 1 <= room and len(field) <= room:
+                    name = f"{link}.\n{field}"
+            table.add_row(name, *row[1:])
+        console.print(table)
     if calibration.undetermined:
         console.print("not determined:")
         console.print(
