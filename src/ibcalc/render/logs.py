@@ -750,11 +750,10 @@ def _breaks_words(cells: Sequence[tuple[str, ...]], name: int | None, note: int 
     return False
 
 
-def _fitted_block(
-    name: str, before: str, fitted: str, error: str, rows: str, why: str, width: int
-) -> Text:
-    """One fitted parameter as lines, for a page too narrow for the table: its name, then its
-    figures, then its note, each indented and wrapped at spaces."""
+def _fitted_block(cells: tuple[str, ...], width: int) -> Text:
+    """One fitted parameter (its table row's ``cells``) as lines, for a page too narrow for the
+    table: its name, then its figures, then its note, each indented and wrapped at spaces."""
+    name, before, fitted, error, rows, why = cells
     spread = "" if error == "-" else f", std. error {error}"
     figures = f"{before} -> {fitted}{spread}, {plural(int(rows), 'row')}"
     lines = [name, *("  " + line for line in unit_wrap(figures, width - 2).split("\n"))]
@@ -840,8 +839,8 @@ def render_calibration(
         # 'gcp-tcpxo / .transpor / t_latency' and its note 'writ / ten': review EU 4): one
         # block per parameter, its figures on one line
         console.print("fitted parameters")
-        for name, before, fitted, error, rows, why in cells:
-            console.print(_fitted_block(name, before, fitted, error, rows, why, console.width))
+        for row in cells:
+            console.print(_fitted_block(row, console.width))
     else:
         for i, name in enumerate(headers):
             if name in fixed:
