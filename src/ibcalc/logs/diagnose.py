@@ -34,7 +34,7 @@ from ibcalc.catalogue.models import Link, System
 from ibcalc.catalogue.releases import older_than_compared, oldest_compared
 from ibcalc.cluster.resolve import resolve_cluster
 from ibcalc.engine.plan import NCCL_ALGORITHMS, UNTUNED
-from ibcalc.engine.types import Cost, Estimate, busbw_factor
+from ibcalc.engine.types import Algorithm, Cost, Estimate, busbw_factor
 from ibcalc.errors import IbcalcError
 from ibcalc.logs.bandwidth import LIBRARY_CHOICE, bandwidth_findings
 from ibcalc.logs.cluster import (
@@ -774,22 +774,42 @@ def _other_choice(ctx: RunContext) -> list[Finding]:
     if ctx.algorithm is not None or ctx.collective in UNTUNED:
         return []
     limit = math.log1p(_CHOICE_TOLERANCE)
-    runs: list[list[tuple[RowCheck, Cost]]] = [[]]
-    for row, est in zip(ctx.rows, ctx.estimates, strict=True):
-        usable = row.regime != "bandwidth" and not row.invalid and not row.implausible
-        match = _matching_alternative(row, est, limit) if usable else None
-        current = runs[-1]
-        if match is None:
-            runs.append([])
-        elif current and match.algorithm is not current[-1][1].algorithm:
-            runs.append([(row, match)])
-        else:
-            current.append((row, match))
-    return [
-        _choice_finding(ctx, run)
-        for run in runs
-        if len(run) >= _CHOICE_MIN_ROWS and _shape_fits(run)
+    # each algorithm's own runs of consecutive rows, not the nearest one's at each row: where
+    # two algorithms reproduce a row, the nearer one there had split the other's run (the A3
+    # Mega log with its 8 MiB row at 590 us, ring/LL +8 % and tree/LL -4 %, had named nothing)
+    matches = [
+        _matching_alternatives(row, est, limit)
+        if row.regime != "bandwidth" and not row.invalid and not row.implausible
+        else {}
+        for row, est in zip(ctx.rows, ctx.estimates, strict=True)
     ]
+    candidates: list[list[tuple[int, Cost]]] = []
+    for algorithm in sorted({a for m in matches for a in m}, key=lambda a: a.value):
+        run: list[tuple[int, Cost]] = []
+        for i, match in enumerate([*matches, {}]):
+            cost = match.get(algorithm)
+            if cost is not None:
+                run.append((i, cost))
+                continue
+            rows = [(ctx.rows[j], c) for j, c in run]
+            if len(run) >= _CHOICE_MIN_ROWS and _shape_fits(rows):
+                candidates.append(run)
+            run = []
+    # the longest first, then the closest: a row is named for one algorithm at most
+    candidates.sort(key=lambda run: (-len(run), _worst_off(ctx, run), run[0][0]))
+    named: list[list[tuple[int, Cost]]] = []
+    taken: set[int] = set()
+    for run in candidates:
+        if taken.isdisjoint(i for i, _ in run):
+            named.append(run)
+            taken.update(i for i, _ in run)
+    named.sort(key=lambda run: run[0][0])
+    return [_choice_finding(ctx, [(ctx.rows[i], c) for i, c in run]) for run in named]
+
+
+def _worst_off(ctx: RunContext, run: Sequence[tuple[int, Cost]]) -> float:
+    """The largest distance (a log ratio) of a row of ``run`` from its candidate's time."""
+    return max(abs(math.log(ctx.rows[i].measured_time_us * 1e-6 / c.time_s)) for i, c in run)
 
 
 def _shape_fits(run: Sequence[tuple[RowCheck, Cost]]) -> bool:
@@ -815,21 +835,22 @@ def _shape_fits(run: Sequence[tuple[RowCheck, Cost]]) -> bool:
     return other <= worst / 2
 
 
-def _matching_alternative(row: RowCheck, est: Estimate, limit: float) -> Cost | None:
-    """The candidate NCCL runs (not the expected one) nearest the row's measured time, if it is
-    within ``limit`` (a log ratio) and at most half as far as the expectation."""
+def _matching_alternatives(row: RowCheck, est: Estimate, limit: float) -> dict[Algorithm, Cost]:
+    """Each algorithm NCCL runs (not the expected one) whose candidate nearest the row's measured
+    time is within ``limit`` (a log ratio) of it and at most half as far as the expectation."""
     measured_s = row.measured_time_us * 1e-6
     expected = abs(math.log(measured_s / est.best.time_s))
     if expected < _CHOICE_OFF:
-        return None
-    best: tuple[float, Cost] | None = None
+        return {}
+    best: dict[Algorithm, tuple[float, Cost]] = {}
     for cost in est.alternatives:
         if cost.algorithm not in NCCL_ALGORITHMS or cost.algorithm is est.best.algorithm:
             continue
         off = abs(math.log(measured_s / cost.time_s))
-        if off <= limit and 2 * off <= expected and (best is None or off < best[0]):
-            best = (off, cost)
-    return None if best is None else best[1]
+        known = best.get(cost.algorithm)
+        if off <= limit and 2 * off <= expected and (known is None or off < known[0]):
+            best[cost.algorithm] = (off, cost)
+    return {algorithm: cost for algorithm, (_, cost) in best.items()}
 
 
 def _choice_finding(ctx: RunContext, run: list[tuple[RowCheck, Cost]]) -> Finding:
