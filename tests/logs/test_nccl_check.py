@@ -2814,3 +2814,37 @@ def test_runs_near_the_expectation_name_no_other_algorithm(
 ) -> None:
     check = one(path, catalogue)
     assert not [f for f in check.findings if f.kind == "other_choice"]
+
+
+def _sweep13_cut(zero_oop_size: int) -> str:
+    """Sweep 13 (1 x 4 H100 all-reduce) cut to its header and 4-128 B rows, the row of
+    ``zero_oop_size`` timed at 0 us out of place (its busbw 0) beside a valid in-place time."""
+    lines = (SWEEPS / "13_allreduce_1node_4xH100_intranode.txt").read_text().splitlines()
+    out = [*lines[:8], *lines[86:90]]
+    for line in lines[190:196]:
+        fields = line.split()
+        if int(fields[0]) == zero_oop_size:
+            line = line.replace(f"{fields[5]}    {fields[6]}    {fields[7]}", "0.0    0.00    0.00")
+        out.append(line)
+    return "\n".join([*out, *lines[220:224]]) + "\n"
+
+
+def test_a_small_row_timed_at_0_says_it_is_left_out_of_the_table(tmp_path: Path) -> None:
+    """A 16 B row at 0 us out of place (a valid in-place time) had been left out of the table
+    without a word: the notes called the time implausible, nothing said the row was not shown.
+    One note now names the sizes left out, their lines and why, in the table and in JSON."""
+    log = tmp_path / "cut.txt"
+    log.write_text(_sweep13_cut(16))
+    said = (
+        "1 row left out of the table (16 B; line 15): its out-of-place time is 0 us, no "
+        "measurement (the table judges out-of-place times)"
+    )
+    table = CliRunner().invoke(app, ["nccl-check", str(log)], env={"COLUMNS": "200"})
+    assert table.exit_code == 0, table.output
+    assert f"note: {said}" in table.stdout.splitlines()
+    assert not re.search(r"^ *16 B ", table.stdout, re.MULTILINE)
+    report = CliRunner().invoke(app, ["nccl-check", str(log), "--format", "json"])
+    run = json.loads(report.stdout)["runs"][0]
+    assert said in run["notes"]
+    assert [r["size_bytes"] for r in run["rows"]] == [4, 8, 32, 64, 128]
+    assert run["unmeasured"] == []  # a small row: the verdict is not made corrupt by it
