@@ -415,6 +415,33 @@ def test_sweep_measured_problems_exit_2(tmp_path: Path, capsys: pytest.CaptureFi
 
 
 @pytest.mark.parametrize(
+    ("log", "tests"),
+    [
+        ("13_allreduce_1node_4xH100_intranode.txt", "nccl-tests"),
+        ("01_allreduce_1node_8xMI355X_intranode-rccl.txt", "rccl-tests"),
+    ],
+)
+def test_sweep_measured_log_points_to_nccl_check(
+    log: str, tests: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An nccl-tests log given to --measured had been refused as a CSV without its columns
+    ('LOG.txt:1: missing columns size_bytes, busbw_GBps (found: # Collective test starting:
+    ...)'): the one-line error now says it is such a log and names the command that plots it."""
+    pytest.importorskip("matplotlib")
+    sweeps = Path(__file__).resolve().parents[2] / "benchmarks" / "data" / "sweeps"
+    given = tmp_path / "my run.txt"
+    given.write_bytes((sweeps / log).read_bytes())
+    picture = tmp_path / "x.png"
+    line = _fail([*SWEEP, "--plot", str(picture), "--measured", str(given)], capsys)
+    assert line == (
+        f"error: {given} is an {tests} log; --measured reads a CSV of size_bytes,busbw_GBps: "
+        f"ibcalc nccl-check '{given}' --plot {picture} reads logs and plots one over the "
+        "model's expectation"
+    )
+    assert not picture.exists()
+
+
+@pytest.mark.parametrize(
     ("args", "words"),
     [
         (["-N", "1", "--system", "dgx-h100"], "(nvlink4 inside)"),

@@ -240,7 +240,9 @@ def sweep_command(
     from ibcalc.render.plot import load_measured_for, plot_sweep_result
 
     # measured points are read before any output, so a bad file leaves stdout empty
-    points, total = load_measured_for(measured, result) if measured is not None else ([], 0)
+    points, total = (
+        load_measured_for(measured, result, picture=plot) if measured is not None else ([], 0)
+    )
     if measured is not None:
         say(f"measured: {len(points)} of {total} rows of {printable(measured)} plotted")
     # the picture first: a write that fails after all leaves stdout empty

@@ -17,6 +17,7 @@ import io
 import itertools
 import math
 import os
+import shlex
 import sys
 import textwrap
 import warnings
@@ -304,6 +305,7 @@ def load_measured(
     collective: Collective | None = None,
     nodes: int | None = None,
     gpus_per_node: int | None = None,
+    picture: str | Path | None = None,
 ) -> tuple[list[MeasuredPoint], int]:
     """Read measured points from a CSV with columns ``size_bytes,busbw_GBps`` at least.
 
@@ -312,7 +314,9 @@ def load_measured(
     and ``collective``, ``nodes``, ``gpus_per_node``: when present, only rows matching the plotted
     sweep are kept, so a mixed file such as ``benchmarks/data/measurements.csv`` can be given as
     is. Returns the points kept and the number of data rows read. Raises :class:`PlotError`
-    with ``file:line`` for unreadable files or values.
+    with ``file:line`` for unreadable files or values; a file that is an nccl-tests or
+    rccl-tests log is refused saying so, with the ``nccl-check`` command that plots it
+    (``picture``: the plot it was to go on).
     """
     source = Path(path)
     name = printable(str(source))
@@ -337,6 +341,22 @@ def load_measured(
         raise PlotError(f"{name}:1: column {', '.join(twice)} given twice")
     missing = [c for c in ("size_bytes", "busbw_GBps") if c not in columns]
     if missing:
+        tests = _tests_log(text)
+        if tests is not None:
+            # a log where the CSV was asked: its header had been quoted as the columns found
+            command = shlex.join(
+                [
+                    "ibcalc",
+                    "nccl-check",
+                    name,
+                    *(["--plot", printable(str(picture))] if picture else []),
+                ]
+            )
+            raise PlotError(
+                f"{name} is an {tests} log; --measured reads a CSV of size_bytes,busbw_GBps: "
+                f"{command} reads logs"
+                + (" and plots one over the model's expectation" if picture else "")
+            )
         raise PlotError(
             f"{name}:1: missing column{'s' if len(missing) > 1 else ''} {', '.join(missing)} "
             f"(found: {', '.join(columns) or 'none'}; need size_bytes,busbw_GBps)"
@@ -381,6 +401,20 @@ def load_measured(
         )
         points.append(MeasuredPoint(size, busbw, time_s, label))
     return points, total
+
+
+def _tests_log(text: str) -> str | None:
+    """``nccl-tests`` or ``rccl-tests`` where ``text`` holds a result table of theirs, else None."""
+    from ibcalc.errors import IbcalcError
+    from ibcalc.logs.parse import parse_log
+
+    try:
+        runs = parse_log(text).runs
+    except IbcalcError:
+        return None
+    if not any(run.rows for run in runs):
+        return None
+    return "rccl-tests" if any(run.library == "rccl" for run in runs) else "nccl-tests"
 
 
 def _matches(values: dict[str, str], column: str, wanted: int | None) -> bool:
@@ -952,8 +986,11 @@ def plot_sweep_clusters(
     )
 
 
-def load_measured_for(path: str | Path, result: SweepResult) -> tuple[list[MeasuredPoint], int]:
-    """:func:`load_measured`, keeping the rows that match ``result`` (its first group's cluster).
+def load_measured_for(
+    path: str | Path, result: SweepResult, *, picture: str | Path | None = None
+) -> tuple[list[MeasuredPoint], int]:
+    """:func:`load_measured`, keeping the rows that match ``result`` (its first group's cluster;
+    ``picture``, the plot they go on, is named where ``path`` is a log).
 
     Returns the points kept and the rows read; :class:`PlotError` when no row matches.
     """
@@ -963,6 +1000,7 @@ def load_measured_for(path: str | Path, result: SweepResult) -> tuple[list[Measu
         collective=result.collective,
         nodes=first.nodes,
         gpus_per_node=first.gpus_per_node,
+        picture=picture,
     )
     if not points:
         raise PlotError(
