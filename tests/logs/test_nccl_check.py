@@ -2688,10 +2688,10 @@ def test_nccl_check_fits_a_narrow_page(name: str, columns: int) -> None:
     text = " ".join(lines)
     if name.startswith("08") and columns == 60:
         # the counts stay whole, under their verdict; the footnote names the eff column
-        assert re.search(r"\) bad,\n +#wrong 763876$", result.stdout, re.MULTILINE)
+        assert re.search(r"\) corrupt,\n +#wrong 763876$", result.stdout, re.MULTILINE)
         assert (
             "the regime, algorithm, line and eff columns and the latency rows' time bands "
-            "left out at 60 columns (108 or more show them; --format json has every field)"
+            "left out at 60 columns (112 or more show them; --format json has every field)"
         ) in text
         assert "eff.: measured busbw" not in text
 
@@ -2816,15 +2816,20 @@ def test_runs_near_the_expectation_name_no_other_algorithm(
     assert not [f for f in check.findings if f.kind == "other_choice"]
 
 
-def _sweep13_cut(zero_oop_size: int) -> str:
+def _sweep13_cut(zero_oop_size: int, wrong_size: int = 0) -> str:
     """Sweep 13 (1 x 4 H100 all-reduce) cut to its header and 4-128 B rows, the row of
-    ``zero_oop_size`` timed at 0 us out of place (its busbw 0) beside a valid in-place time."""
+    ``zero_oop_size`` timed at 0 us out of place (its busbw 0) beside a valid in-place time,
+    the row of ``wrong_size`` with an out-of-place #wrong of 5."""
     lines = (SWEEPS / "13_allreduce_1node_4xH100_intranode.txt").read_text().splitlines()
     out = [*lines[:8], *lines[86:90]]
     for line in lines[190:196]:
         fields = line.split()
         if int(fields[0]) == zero_oop_size:
             line = line.replace(f"{fields[5]}    {fields[6]}    {fields[7]}", "0.0    0.00    0.00")
+        if int(fields[0]) == wrong_size:
+            line = line.replace(
+                f"{fields[7]}      0    {fields[9]}", f"{fields[7]}      5    {fields[9]}"
+            )
         out.append(line)
     return "\n".join([*out, *lines[220:224]]) + "\n"
 
@@ -2848,3 +2853,27 @@ def test_a_small_row_timed_at_0_says_it_is_left_out_of_the_table(tmp_path: Path)
     assert said in run["notes"]
     assert [r["size_bytes"] for r in run["rows"]] == [4, 8, 32, 64, 128]
     assert run["unmeasured"] == []  # a small row: the verdict is not made corrupt by it
+
+
+def test_a_row_with_wrong_results_reads_corrupt_not_ok(tmp_path: Path) -> None:
+    """A 64 B row with #wrong 5 and a normal time had read 'ok, #wrong 5' (JSON: verdict ok)
+    under the run's corrupt verdict, beside the finding that "the bandwidths of those rows are
+    not meaningful": its time, of results that failed validation, is not judged. It reads
+    'corrupt, #wrong 5', its JSON verdict 'corrupt'; the other rows keep theirs."""
+    log = tmp_path / "cut.txt"
+    log.write_text(_sweep13_cut(0, wrong_size=64))
+    table = CliRunner().invoke(app, ["nccl-check", str(log)], env={"COLUMNS": "200"})
+    assert table.exit_code == 0, table.output
+    assert re.search(r"^ +64 B .* corrupt, #wrong 5 +latency ", table.stdout, re.MULTILINE)
+    assert "ok, #wrong" not in table.stdout
+    report = CliRunner().invoke(app, ["nccl-check", str(log), "--format", "json"])
+    run = json.loads(report.stdout)["runs"][0]
+    assert run["verdict"] == "corrupt"
+    assert {r["size_bytes"]: (r["verdict"], r["wrong"]) for r in run["rows"]} == {
+        4: ("ok", 0),
+        8: ("ok", 0),
+        16: ("ok", 0),
+        32: ("ok", 0),
+        64: ("corrupt", 5),
+        128: ("ok", 0),
+    }

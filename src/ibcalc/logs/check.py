@@ -523,7 +523,7 @@ def check_run(
         # the worst bandwidth row (inside the model's error band a bad row counts as low);
         # 'above' only when every one is: faster than the model at every large size (2 x 4 H100
         # judged on one HDR NIC per node at 282-366 % had read 'ok')
-        rank = {"bad": 0, "low": 1, "ok": 2, "above": 3}
+        rank = {"corrupt": -1, "bad": 0, "low": 1, "ok": 2, "above": 3}
         verdict = min((r.verdict for r in bandwidth), key=lambda v: rank[v])
     return RunCheck(
         source=source,
@@ -637,7 +637,7 @@ def _unlifted(checked: list[RowCheck], lines: set[int] | None = None) -> list[Ro
     ``lines`` only, where given): each reads the verdict its efficiency gives."""
     return [
         r.model_copy(update={"verdict": _verdict(r.efficiency, BANDS[r.regime])})
-        if r.within_band and (lines is None or r.line in lines)
+        if r.within_band and r.verdict != "corrupt" and (lines is None or r.line in lines)
         else r
         for r in checked
     ]
@@ -880,7 +880,12 @@ def _row_check(row: Row, est: Estimate, collective: Collective, ranks: int) -> R
     wrong = [t.wrong for t in (row.oop, row.ip) if t is not None and t.wrong is not None]
     within = (band[0] <= measured_s <= band[1]) if band else None
     verdict = _verdict(efficiency, BANDS[reg])
-    if within:
+    if any(wrong):
+        # results that failed validation: their time measures no correct collective, so it is
+        # not judged ('ok, #wrong 5' had read as a pass beside the run's corrupt verdict and the
+        # finding's "the bandwidths of those rows are not meaningful")
+        verdict = "corrupt"
+    elif within:
         # inside the model's own error band a row cannot be told from a healthy one by its
         # number alone, so the band lifts it one step (low -> ok, bad -> low), never from bad
         # to ok: the scale-up band reaches -54 %. A row of 64 MiB or more, which sets the run's

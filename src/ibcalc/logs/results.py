@@ -85,7 +85,9 @@ PUBLISHED_SPEEDUP = 1.14
 #: (more NICs, a faster network, in-network reduction), and the finding is a warning.
 FASTER_WARN = 1.5
 
-Verdict = Literal["ok", "low", "bad", "above"]
+#: A row's verdict: its efficiency's band, or ``corrupt`` where its results failed validation
+#: (``#wrong`` non-zero): its time is then no measurement of the collective to judge.
+Verdict = Literal["ok", "low", "bad", "above", "corrupt"]
 
 
 _FROZEN = ConfigDict(frozen=True, extra="forbid")
