@@ -2877,3 +2877,19 @@ def test_a_row_with_wrong_results_reads_corrupt_not_ok(tmp_path: Path) -> None:
         64: ("corrupt", 5),
         128: ("ok", 0),
     }
+
+
+@pytest.mark.parametrize("columns", [60, 80, 120])
+def test_nccl_check_notes_keep_a_number_with_its_unit(tmp_path: Path, columns: int) -> None:
+    """The notes under a run were folded by rich, which broke '0 us' of the note on a row
+    left out of the table into '... is 0' and 'us, no measurement' at 80 columns. They are
+    broken as the findings are, never between a number and its unit, and fit the page."""
+    log = tmp_path / "cut.txt"
+    log.write_text(_sweep13_cut(16))
+    result = CliRunner().invoke(app, ["nccl-check", str(log)], env={"COLUMNS": str(columns)})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert [line for line in lines if len(line) > columns and line != str(log)] == []
+    assert any("0 us, no measurement" in line for line in lines)
+    notes = lines[next(i for i, line in enumerate(lines) if line.startswith("note: ")) :]
+    assert not [line for line in notes if re.search(r"(^|\s)\d[\d.,]*$", line)]

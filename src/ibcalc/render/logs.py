@@ -445,7 +445,9 @@ def render_checks(
         for n, finding in enumerate(check.findings, start=1):
             console.print(_finding_lines(n, finding, names, console.width))
         for note in check.notes:
-            console.print(Text(f"note: {note}", style="dim"))
+            # broken as the findings are, never between a number and its unit (rich's own wrap
+            # had put "its out-of-place time is 0" over "us" at 80 columns)
+            console.print(Text(unit_wrap(f"note: {note}", console.width), style="dim"))
     text = buffer.getvalue()
     if stream is not None:
         stream.write(text)
