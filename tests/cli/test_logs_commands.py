@@ -247,7 +247,7 @@ def test_json_output() -> None:
     code, out, _ = run("nccl-check", str(DEGRADED), "--format", "json")
     assert code == 0
     data = json.loads(out)
-    assert data["schema"] == "ibcalc-nccl-check/2"
+    assert data["schema"] == "ibcalc-nccl-check/3"
     (check,) = data["runs"]
     assert check["flagged"] is True
     assert check["verdict"] == "bad"

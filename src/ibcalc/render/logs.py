@@ -480,7 +480,7 @@ def checks_dict(
         data["flagged"] = check.flagged
         runs.append(_filled(data, names))
     return {
-        "schema": "ibcalc-nccl-check/2",
+        "schema": "ibcalc-nccl-check/3",
         "units": "sizes in bytes, times in us, bandwidths in GB/s (10^9 B/s per direction)",
         "runs": runs,
         "errors": [dict(e) for e in errors],
