@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
+import types
 import typing
 from collections.abc import Callable, Iterable, Sequence
 from enum import Enum
@@ -523,15 +524,29 @@ def models_mirror_text(text: str) -> str:
 @functools.cache
 def _remade(cls: type[BaseModel]) -> tuple[tuple[str, Callable[[Any], Any]], ...]:
     """The fields of ``cls`` that JSON gives back as another type than validation makes, each
-    with what makes it again: a tuple from a list, an enumeration's member from its value."""
+    with what makes it again: a tuple from a list (of enumeration members from their values,
+    where the tuple holds them), an enumeration's member from its value; ``X | None`` as ``X``
+    (the caller leaves None as it is). Any other type that JSON would change is refused when the
+    module is checked (``tests/test_shipped.py``), not guessed at (review EW 5)."""
     remade: list[tuple[str, Callable[[Any], Any]]] = []
     for name, field in cls.model_fields.items():
-        kind = field.annotation
-        if typing.get_origin(kind) is tuple:
-            remade.append((name, tuple))
-        elif isinstance(kind, type) and issubclass(kind, Enum):
-            remade.append((name, kind))
+        make = _maker(field.annotation)
+        if make is not None:
+            remade.append((name, make))
     return tuple(remade)
+
+
+def _maker(kind: Any) -> Callable[[Any], Any] | None:
+    """What makes a value of type ``kind`` again from its JSON, None where JSON keeps it."""
+    args = [a for a in typing.get_args(kind) if a is not type(None)]
+    if typing.get_origin(kind) in (typing.Union, types.UnionType) and len(args) == 1:
+        return _maker(args[0])
+    if typing.get_origin(kind) is tuple:
+        member = _maker(args[0]) if args else None
+        return tuple if member is None else lambda value: tuple(map(member, value))
+    if isinstance(kind, type) and issubclass(kind, Enum):
+        return kind
+    return None
 
 
 def _rebuilt(cls: type[M], values: dict[str, Any], given: list[str]) -> M:
@@ -550,10 +565,16 @@ def _mirrored(text: str) -> _CatalogueFile | None:
     if mirrored is None:
         return None
     data = mirrored[0]
-    values: dict[str, Any] = {"schema_": data["schema"]}
-    for section, cls in _SECTIONS.items():
-        values[section] = [_rebuilt(cls, entry, given) for entry, given in data[section]]
-    return trusted(_CatalogueFile, values, frozenset(data["given"]))
+    try:
+        values: dict[str, Any] = {"schema_": data["schema"]}
+        for section, cls in _SECTIONS.items():
+            values[section] = [_rebuilt(cls, entry, given) for entry, given in data[section]]
+        given = frozenset(data["given"])
+    except (KeyError, TypeError, ValueError):
+        # a mirror of the right text but another shape (edited by hand) is no mirror: the YAML
+        # is validated instead (it had ended every command with an internal error: review EW 5)
+        return None
+    return trusted(_CatalogueFile, values, given)
 
 
 @functools.cache
