@@ -161,6 +161,11 @@ def quick_cost(plan: CollectivePlan, size_bytes: float) -> QuickCost:
     return q, plan.time_s_range(q)
 
 
+def quick_range(plan: CollectivePlan, q: QuickEstimate) -> QuickCost:
+    """:func:`quick_cost` for ``q``, ``plan``'s quick numbers at one size, made before."""
+    return q, plan.time_s_range(q)
+
+
 # enum members as module globals for the layout search's hot paths (engine.types says why)
 _SIMPLE, _RING, _ALL_TO_ALL = Protocol.SIMPLE, Algorithm.RING, Collective.ALL_TO_ALL
 

@@ -49,7 +49,7 @@ from ibcalc.cluster.spec import MAX_GPUS, ClusterSpec
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType, Protocol
 from ibcalc.errors import FieldError, IbcalcError, WorkloadError
-from ibcalc.facade import CollectivePlan, cost_parameter_notes
+from ibcalc.facade import CollectivePlan, QuickEstimate, cost_parameter_notes
 from ibcalc.memo import IdentityMemo
 from ibcalc.trusted import trusted
 from ibcalc.units import (
@@ -76,6 +76,7 @@ from ibcalc.workload.phases import (
     QuickCost,
     phase_fields,
     quick_cost,
+    quick_range,
     sharp_step_notes,
     trusted_phase,
 )
@@ -481,7 +482,16 @@ class _Builder:
         time = self.shared.times.get(key)
         if time is None:
             plan = self._plan(group, self.place(group), collective, dtype)
-            time = self.shared.times[key] = self.cost(plan, size_bytes)[0].time_s
+            costed = self.shared.costs.get((plan, size_bytes))
+            if costed is not None:
+                time = costed[0].time_s
+            else:
+                # the time alone, without its likely range (two thirds of a quick cost): a
+                # stage that does not gate the exchange needs no range (a tenth of a search's
+                # quick costs); kept for cost() if a phase asks the range after all
+                quick = self.shared.quick[(plan, size_bytes)] = plan.quick(size_bytes)
+                time = quick.time_s
+            self.shared.times[key] = time
         return time
 
     def cost(self, plan: CollectivePlan, size_bytes: float) -> QuickCost:
@@ -490,7 +500,10 @@ class _Builder:
         key = (plan, size_bytes)
         costed = self.shared.costs.get(key)
         if costed is None:
-            costed = self.shared.costs[key] = quick_cost(plan, size_bytes)
+            quick = self.shared.quick.pop(key, None)
+            costed = self.shared.costs[key] = (
+                quick_cost(plan, size_bytes) if quick is None else quick_range(plan, quick)
+            )
         return costed
 
     def _plan(
@@ -591,6 +604,11 @@ class _Shared:
     )
     inside: dict[tuple[int, Collective], CollectivePlan] = dataclasses.field(default_factory=dict)
     costs: dict[tuple[CollectivePlan, float], QuickCost] = dataclasses.field(default_factory=dict)
+    #: each plan's quick numbers at a size :meth:`_Builder.time_s` asked, whose range no phase
+    #: has asked yet
+    quick: dict[tuple[CollectivePlan, float], QuickEstimate] = dataclasses.field(
+        default_factory=dict
+    )
     #: :meth:`_Builder.time_s` by its arguments
     times: dict[tuple[_Group, Collective, float, DType], float] = dataclasses.field(
         default_factory=dict
