@@ -155,6 +155,22 @@ pass are priced in both (418 succeed in tp-pp-dp, 317 of them layouts the defaul
 a layout (7,500 loads, about 0.05 % each), the engine's quick cost of each (plan, size), the
 gradient exchange's gating stage, the memory and the overlap's pass.
 
+380f158 (2026-12-07): the stages that may gate a MoE layout's gradient exchange are timed without
+their likely range (599 of a pass's 5,769 quick costs were of stages that gate none, whose range
+no phase read). One warm pass (callgrind, PYTHONHASHSEED=0, two runs minus one; the same tree
+measured twice differs by up to 0.5 %, by where the process's objects land): 4.593-4.600 G ->
+4.514-4.572 G instructions (0.98-0.99x); in wall time (six interleaved pairs, best of 3 each,
+load about 1) 0.96-1.01 s either way. Tried and dropped, each no fewer instructions: a hidden
+phase's fields built once per search and copied for each layout (8,564 asked a pass, 5,173
+distinct; the copy and a key of eight fields cost what building them does: 4.514 -> 4.538 G); a
+phase's extrapolation notes (the Simple per-step reading, the all-to-all fit) once per (plan,
+size) (4.54-4.58 G); the TP, EP and pipeline phases' notes written only for the first layout that
+builds each (4.550 G). Where a pass goes now (timers around each part, one pass about 1.05 s):
+the gradient exchanges 0.40 s (their quick costs about 0.18 s, the gating stage 0.11 s), the
+memory 0.12 s, the overlap's pass 0.07 s, the TP, EP and pipeline phases 0.15 s, the compute and
+checks 0.08 s; layouts that raise (1,400 a pass, mostly a group that cannot be placed) 0.05 s;
+the garbage collector 2-6 % (a full collection of about 175k objects, 30 ms, every other pass).
+
 Hash seed. quick's time on this VM is bimodal, about 6.2 us or 10-13 us per call on p5, and
 timing one seed after another makes that look like a property of ``PYTHONHASHSEED`` (as first
 reported: 1: 6.5 us, 2: 11.3, 3: 6.5, 4: 12.1). It is not one: two such sweeps of seeds 0-8 in a
