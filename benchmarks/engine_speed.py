@@ -155,7 +155,7 @@ pass are priced in both (418 succeed in tp-pp-dp, 317 of them layouts the defaul
 a layout (7,500 loads, about 0.05 % each), the engine's quick cost of each (plan, size), the
 gradient exchange's gating stage, the memory and the overlap's pass.
 
-380f158 (2026-12-07): the stages that may gate a MoE layout's gradient exchange are timed without
+d7ff906 (2026-12-07): the stages that may gate a MoE layout's gradient exchange are timed without
 their likely range (599 of a pass's 5,769 quick costs were of stages that gate none, whose range
 no phase read). One warm pass (callgrind, PYTHONHASHSEED=0, two runs minus one; the same tree
 measured twice differs by up to 0.5 %, by where the process's objects land): 4.593-4.600 G ->
