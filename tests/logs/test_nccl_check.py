@@ -2893,3 +2893,21 @@ def test_nccl_check_notes_keep_a_number_with_its_unit(tmp_path: Path, columns: i
     assert any("0 us, no measurement" in line for line in lines)
     notes = lines[next(i for i, line in enumerate(lines) if line.startswith("note: ")) :]
     assert not [line for line in notes if re.search(r"(^|\s)\d[\d.,]*$", line)]
+
+
+def test_an_nccl_algo_allowing_both_is_not_offered_as_the_cause(
+    catalogue: Catalogue, tmp_path: Path
+) -> None:
+    """With the log's NCCL_ALGO=Ring,NVLSTree, which allows both algorithms, the finding had
+    still offered "NCCL_ALGO" as a likely cause (review EW 4); it now says the setting allows the
+    ring, with its line, and names a tuner plugin or the release."""
+    text = (FIXTURES / "06_allreduce_2node_16xH100_gcp_a3mega.txt").read_text(encoding="utf-8")
+    log = tmp_path / "a3.txt"
+    log.write_text("export NCCL_ALGO=Ring,NVLSTree\n" + text, encoding="utf-8")
+    check = one(log, catalogue, flags=ClusterSpec(system="gcp-a3-mega"))
+    (finding,) = [f for f in check.findings if f.kind == "other_choice"]
+    assert "(a tuner plugin, or its release)" in finding.cause
+    assert finding.evidence[-1] == "the log's NCCL_ALGO=Ring,NVLSTree (line 1) allows ring"
+    plain = _a3_mega(catalogue)
+    (before,) = [f for f in plain.findings if f.kind == "other_choice"]
+    assert "(NCCL_ALGO, a tuner plugin, or its release)" in before.cause

@@ -860,12 +860,21 @@ def _choice_finding(ctx: RunContext, run: list[tuple[RowCheck, Cost]]) -> Findin
     worst = max(abs(r.measured_time_us * 1e-6 / c.time_s - 1) for r, c in run)
     library = {"nccl": "NCCL", "rccl": "RCCL"}.get(ctx.run.library or "", "the library")
     release = f" at {ctx.release}" if ctx.release else ""
+    # an NCCL_ALGO the log sets allows both algorithms here (one ruling either out forces or
+    # removes it): no cause then, and said so (review EW 4)
+    algo = ctx.env.settings.get("NCCL_ALGO")
+    causes = (
+        "a tuner plugin, or its release" if algo else "NCCL_ALGO, a tuner plugin, or its release"
+    )
+    allowed = (
+        [f"the log's NCCL_ALGO={algo.value} (line {algo.line}) allows {algorithm}"] if algo else []
+    )
     return Finding(
         kind="other_choice",
         cause=f"sizes {size_span(rows)} run at the model's {algorithm} times (each within "
         f"{pct(worst)}), where NCCL's tuner{release}, as ibcalc restates it, picks "
-        f"{', '.join(expected)}: likely {library} ran {algorithm} there (NCCL_ALGO, a tuner "
-        f"plugin, or its release), {LIBRARY_CHOICE}",
+        f"{', '.join(expected)}: likely {library} ran {algorithm} there ({causes}), "
+        f"{LIBRARY_CHOICE}",
         confidence="low",
         severity="info",
         evidence=[
@@ -874,7 +883,8 @@ def _choice_finding(ctx: RunContext, run: list[tuple[RowCheck, Cost]]) -> Findin
             f"({(r.measured_time_us * 1e-6 / c.time_s - 1) * 100:+.0f}%), its expected "
             f"{r.choice} {r.expected_time_us:.1f} us (line {r.line})"
             for r, c in run
-        ],
+        ]
+        + allowed,
         lines=[r.line for r in rows],
         hypothesis=f"algorithm={algorithm}",
     )
