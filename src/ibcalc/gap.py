@@ -48,6 +48,7 @@ from ibcalc.cluster.resolve import (
     LOW_CONFIDENCE_NOTE,
     NOT_NCCL_NOTE,
     RCCL_NOTE,
+    WAN_HOP_NOTE,
     catalogue_override_notes,
     check_count,
     check_domain_given,
@@ -728,7 +729,7 @@ def gap(
         notes.extend(
             n
             for n in across.assumptions
-            if ("one way per WAN hop" in n or n.startswith(LOW_CONFIDENCE_NOTE)) and n not in notes
+            if (n.endswith(WAN_HOP_NOTE) or n.startswith(LOW_CONFIDENCE_NOTE)) and n not in notes
         )
     return GapResult(
         intra=up.id,

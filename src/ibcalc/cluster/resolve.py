@@ -36,6 +36,7 @@ __all__ = [
     "PROCESS_MODEL_NOTE",
     "RCCL_NOTE",
     "SWITCH_NOTES",
+    "WAN_HOP_NOTE",
     "ClusterSpec",
     "ResolvedCluster",
     "catalogue_override_notes",
@@ -134,6 +135,10 @@ _ENGINE_ARCH = {
 }
 
 
+#: How the note on sites ends, after the one-way latency of a WAN hop (``3 sites of 4 nodes, 1 x
+#: wan-100g per site (1.00 ms one way per WAN hop)``): ``gap`` repeats it beside the across rate
+#: the latency bounds.
+WAN_HOP_NOTE = "one way per WAN hop)"
 #: Said of a default of 2 nodes: it concerns all-reduce across nodes (NCCL's tree) only, and
 #: callers drop it where none runs (another collective, a serving layout inside each node).
 TWO_NODE_TREE_NOTE = "2 nodes let NCCL's tree halve network traffic"
@@ -1216,8 +1221,7 @@ def _build_wan(
         held += f" ({plural(per_site, 'scale-up domain')})"
     hop = format_time(latency, zeros=False)
     notes.append(
-        f"{spec.sites} sites of {held}, {spec.wan_links} x {wan.id} per site ({hop} one way per "
-        "WAN hop)"
+        f"{spec.sites} sites of {held}, {spec.wan_links} x {wan.id} per site ({hop} {WAN_HOP_NOTE}"
     )
     placeholder = (
         ", and the WAN's efficiency is a placeholder (docs/catalogue.md)"
