@@ -157,12 +157,11 @@ QuickCost = tuple[QuickEstimate, tuple[float, float]]
 
 def quick_cost(plan: CollectivePlan, size_bytes: float) -> QuickCost:
     """``plan``'s quick numbers at ``size_bytes`` and their time range."""
-    q = plan.quick(size_bytes)
-    return q, plan.time_s_range(q)
+    return quick_range(plan, plan.quick(size_bytes))
 
 
 def quick_range(plan: CollectivePlan, q: QuickEstimate) -> QuickCost:
-    """:func:`quick_cost` for ``q``, ``plan``'s quick numbers at one size, made before."""
+    """``q``, ``plan``'s quick numbers at one size, with their time range."""
     return q, plan.time_s_range(q)
 
 
