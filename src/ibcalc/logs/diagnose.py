@@ -791,8 +791,7 @@ def _other_choice(ctx: RunContext) -> list[Finding]:
             if cost is not None:
                 run.append((i, cost))
                 continue
-            rows = [(ctx.rows[j], c) for j, c in run]
-            if len(run) >= _CHOICE_MIN_ROWS and _shape_fits(rows):
+            if len(run) >= _CHOICE_MIN_ROWS and _shape_fits([(ctx.rows[j], c) for j, c in run]):
                 candidates.append(run)
             run = []
     # the longest first, then the closest: a row is named for one algorithm at most
@@ -807,9 +806,14 @@ def _other_choice(ctx: RunContext) -> list[Finding]:
     return [_choice_finding(ctx, [(ctx.rows[i], c) for i, c in run]) for run in named]
 
 
+def _off(row: RowCheck, time_s: float) -> float:
+    """How far (a log ratio) the row's measured time is from ``time_s``."""
+    return abs(math.log(row.measured_time_us * 1e-6 / time_s))
+
+
 def _worst_off(ctx: RunContext, run: Sequence[tuple[int, Cost]]) -> float:
-    """The largest distance (a log ratio) of a row of ``run`` from its candidate's time."""
-    return max(abs(math.log(ctx.rows[i].measured_time_us * 1e-6 / c.time_s)) for i, c in run)
+    """The largest distance of a row of ``run`` from its candidate's time (:func:`_off`)."""
+    return max(_off(ctx.rows[i], c.time_s) for i, c in run)
 
 
 def _shape_fits(run: Sequence[tuple[RowCheck, Cost]]) -> bool:
@@ -821,11 +825,8 @@ def _shape_fits(run: Sequence[tuple[RowCheck, Cost]]) -> bool:
     plus 10.1 us and within 3 % of tree/LL times 1.35, so ring is not named there; the A3 Mega
     mid sizes are within 4 % of the ring and up to 37 % (plus 388 us) or 27 % (times 2.25)
     from the corrected expectation."""
-    measured = [r.measured_time_us for r, _ in run]
-    pairs = [(m, r.expected_time_us) for m, (r, _) in zip(measured, run, strict=True)]
-    other = max(
-        abs(math.log(m / (c.time_s * 1e6))) for m, (_, c) in zip(measured, run, strict=True)
-    )
+    pairs = [(r.measured_time_us, r.expected_time_us) for r, _ in run]
+    other = max(_off(r, c.time_s) for r, c in run)
     added = statistics.median(m - e for m, e in pairs)
     scale = math.exp(statistics.median(math.log(m / e) for m, e in pairs))
     worst = min(
@@ -838,15 +839,14 @@ def _shape_fits(run: Sequence[tuple[RowCheck, Cost]]) -> bool:
 def _matching_alternatives(row: RowCheck, est: Estimate, limit: float) -> dict[Algorithm, Cost]:
     """Each algorithm NCCL runs (not the expected one) whose candidate nearest the row's measured
     time is within ``limit`` (a log ratio) of it and at most half as far as the expectation."""
-    measured_s = row.measured_time_us * 1e-6
-    expected = abs(math.log(measured_s / est.best.time_s))
+    expected = _off(row, est.best.time_s)
     if expected < _CHOICE_OFF:
         return {}
     best: dict[Algorithm, tuple[float, Cost]] = {}
     for cost in est.alternatives:
         if cost.algorithm not in NCCL_ALGORITHMS or cost.algorithm is est.best.algorithm:
             continue
-        off = abs(math.log(measured_s / cost.time_s))
+        off = _off(row, cost.time_s)
         known = best.get(cost.algorithm)
         if off <= limit and 2 * off <= expected and (known is None or off < known[0]):
             best[cost.algorithm] = (off, cost)
