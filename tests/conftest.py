@@ -250,3 +250,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="rewrite the golden files of tests/golden/test_golden.py from the current output",
     )
+
+
+def check_left_out_below(page: Callable[[int], tuple[list[str], str]], full: int) -> None:
+    """A table's footnote that names ``full`` columns as the width from which every column
+    shows holds: at ``full`` nothing is left out and every line fits, and one column narrower
+    the footnote says so. ``page(columns)`` gives the output's lines and its text on one line."""
+    lines, flat = page(full)
+    assert "left out at" not in flat
+    assert max(len(line) for line in lines) <= full
+    _, flat = page(full - 1)
+    assert f"left out at {full - 1} columns ({full} or more show" in flat

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
+from conftest import check_left_out_below
 from ibcalc.catalogue.load import find_link
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli import app as APP
@@ -1188,11 +1189,7 @@ def test_workload_output_fits_a_narrow_page_and_says_what_it_leaves_out(name: st
             continue
         assert int(said[2]) == columns
         full = int(said[3])
-        lines, flat = page(full)
-        assert "left out at" not in flat
-        assert max(len(line) for line in lines) <= full
-        _, flat = page(full - 1)
-        assert f"left out at {full - 1} columns ({full} or more show" in flat
+        check_left_out_below(page, full)
 
 
 def test_a_layout_search_too_wide_when_closed_up_leaves_out_the_micro_batches() -> None:

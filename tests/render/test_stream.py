@@ -14,6 +14,7 @@ from rich import box
 from rich.table import Table
 from typer.testing import CliRunner
 
+from conftest import check_left_out_below
 from ibcalc.catalogue.load import load_catalogue
 from ibcalc.cli import app
 from ibcalc.render.stream import Drop, PipeConsole, drop_columns, text_width, unit_wrap
@@ -136,11 +137,7 @@ def test_narrow_pages_leave_out_columns_and_say_which(name: str) -> None:
     )
     assert said is not None, flat
     full = int(said[1])
-    lines, flat = page(full)
-    assert "left out at" not in flat
-    assert max(len(line) for line in lines) <= full
-    _, flat = page(full - 1)
-    assert f"left out at {full - 1} columns ({full} or more show" in flat
+    check_left_out_below(page, full)
 
 
 @pytest.mark.parametrize(
