@@ -739,6 +739,11 @@ def _fold_words(text: str, width: int) -> str:
 _FEW_ROWS = 3
 
 
+#: Columns between two columns of calibrate's tables (box.SIMPLE_HEAD, pad_edge off): a space of
+#: padding on each side and the box's divider.
+_GAP = 3
+
+
 def _breaks_words(cells: Sequence[tuple[str, ...]], name: int | None, note: int | None) -> bool:
     """Whether the fitted parameters' table, with its name and note columns ``name`` and
     ``note`` wide (None: as wide as they need), would break a word: a name is broken after the
@@ -827,10 +832,10 @@ def render_calibration(
     headers = ("parameter", "before", "fitted", "std. error", "rows", "note")
     widths = [max([len(name)] + [len(row[i]) for row in cells]) for i, name in enumerate(headers)]
     # figures are never cut; on a narrow terminal the parameter's name and the note fold, the
-    # note keeping 12 columns where the width allows (3 columns between any two: padding and
+    # note keeping 12 columns where the width allows (_GAP columns between any two: padding and
     # divider; the console is at least 60 wide)
     fixed: dict[str, int | None] = {"parameter": None, "note": None}
-    spare = console.width - sum(widths[1:5]) - 3 * (len(headers) - 1)
+    spare = console.width - sum(widths[1:5]) - _GAP * (len(headers) - 1)
     if widths[0] + widths[5] > spare:
         note = max(min(widths[5], 12), spare - widths[0])
         fixed = {"parameter": max(9, spare - note), "note": max(1, spare - max(9, spare - note))}
@@ -891,8 +896,9 @@ def render_calibration(
     # the page keeps every word whole (PipeConsole.print), so a file name longer than the room
     # the other columns leave is folded here: one of 77 characters had printed the table 106
     # columns wide on an 80-column page. The others at their narrowest: the rows whole, the
-    # errors broken at their spaces; 9 columns of padding and dividers between four columns.
-    others = 9 + max(len(text) for text in ["rows", *(run[1] for run in runs)])
+    # errors broken at their spaces; _GAP columns between any two columns.
+    others = _GAP * (len(fit.columns) - 1)
+    others += max(len(text) for text in ["rows", *(run[1] for run in runs)])
     for i, header in ((2, "latency error"), (3, "bandwidth error")):
         others += max(
             len(word) for text in [header, *(run[i] for run in runs)] for word in text.split()
