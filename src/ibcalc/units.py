@@ -18,6 +18,7 @@ import decimal
 import math
 import numbers
 import re
+from collections.abc import Iterable
 
 from ibcalc.errors import UnitError
 from ibcalc.patterns import lazy_pattern
@@ -35,6 +36,7 @@ __all__ = [
     "UNSIGNED_NUMBER",
     "GiB",
     "as_float",
+    "first_five",
     "fixed",
     "format_bandwidth",
     "format_count",
@@ -640,6 +642,13 @@ def plural(count: int, noun: str) -> str:
     if count == 1:
         return f"{count} {noun}"
     return f"{count} {noun}{'es' if noun.endswith(('s', 'x', 'ch', 'sh')) else 's'}"
+
+
+def first_five(items: Iterable[object]) -> str:
+    """``a, b, c``: the items joined with commas, past five the first five and ``...``
+    (``1, 2, 3, 4, 5, ...``), as a note lists lines or sizes without running on."""
+    texts = [str(item) for item in items]
+    return ", ".join(texts[:5]) + (", ..." if len(texts) > 5 else "")
 
 
 def format_ratio(value: float) -> str:

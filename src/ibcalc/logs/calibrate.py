@@ -849,8 +849,8 @@ def calibrate(
             notes.append(
                 (
                     case.source,
-                    f"{plural(len(dropped), 'row')} the model cannot run left out (lines "
-                    f"{', '.join(str(r.line) for r in dropped[:5])}: {why})",
+                    f"{plural(len(dropped), 'row')} the model cannot run left out "
+                    f"({_lines(dropped)}: {why})",
                 )
             )
             case.rows = [r for r, e in zip(case.rows, ests, strict=True) if e is not None]

@@ -76,7 +76,7 @@ from ibcalc.logs.results import (
 )
 from ibcalc.logs.selection import run_selection, with_selection
 from ibcalc.memo import IdentityMemo
-from ibcalc.units import GB, plural
+from ibcalc.units import GB, first_five, plural
 
 __all__ = [
     "check_log",
@@ -178,7 +178,7 @@ def check_run(
         size, lines = next(iter(repeated.items()))
         notes.append(
             f"{plural(len(repeated), 'size')} listed more than once in this run (the first: "
-            f"{size:.0f} B at lines {', '.join(map(str, lines[:5]))}); each row is judged on "
+            f"{size:.0f} B at lines {first_five(lines)}); each row is judged on "
             "its own"
         )
     # what the log states that a flag replaces: named by the flag's assumption (or the title)
@@ -560,8 +560,7 @@ def _untimed_rows_note(run: Run) -> list[str]:
     untimed = [r for r in run.rows if 0 < r.size_bytes < BANDWIDTH_MIN_BYTES and r.oop.time_us <= 0]
     if not untimed:
         return []
-    sizes = ", ".join(fmt_size(r.size_bytes) for r in untimed[:5])
-    sizes += ", ..." if len(untimed) > 5 else ""
+    sizes = first_five(fmt_size(r.size_bytes) for r in untimed)
     one = len(untimed) == 1
     return [
         f"{plural(len(untimed), 'row')} left out of the table ({sizes}; "
