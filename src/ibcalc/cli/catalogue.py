@@ -24,7 +24,7 @@ from ibcalc.render.console import (
     render_system,
     render_systems,
 )
-from ibcalc.textsafe import shown
+from ibcalc.textsafe import closest_hint, shown
 
 __all__ = ["register"]
 
@@ -71,8 +71,10 @@ def _kind(name: str | None) -> LinkKind | None:
     try:
         return LinkKind(name.strip().lower())  # any case, as --fabric NDR is taken
     except ValueError:
-        kinds = ", ".join(kind.value for kind in LinkKind)
-        raise CliUsageError(f"unknown kind {shown(name)} (use {kinds})") from None
+        kinds = [kind.value for kind in LinkKind]
+        # the hint every other choice's refusal carries ('scaleout' had not been offered scale-out)
+        hint = closest_hint(name, kinds)
+        raise CliUsageError(f"unknown kind {shown(name)} (use {', '.join(kinds)}){hint}") from None
 
 
 @links_app.callback(invoke_without_command=True)
