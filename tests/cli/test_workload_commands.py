@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner, Result
 
-from conftest import check_left_out_below
+from conftest import check_left_out_below, main_error
 from ibcalc.catalogue.load import find_link
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli import app as APP
@@ -736,6 +736,25 @@ def test_main_cli_refuses_wan_links_without_sites(capsys: pytest.CaptureFixture[
     err = capsys.readouterr().err
     assert err == (
         "error: --wan-links 4 needs several sites: WAN links join sites (give --sites 2 or more)\n"
+    )
+
+
+def test_dp_over_sites_is_named_in_words_when_not_given(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """48 GPUs / (tp 8 x cp 2) = dp 3, which 2 sites cannot share: the refusal had read
+    '--dp 3 cannot be split over 2 sites' to one who never gave --dp (as the --ep check
+    already says dp in words)."""
+    err = main_error(
+        [
+            "train", "--model", "llama3-70b", "--system", "dgx-h100", "--nodes", "6",
+            "--tp", "8", "--cp", "2", "--sites", "2", "--wan", "wan-100g",
+        ],
+        capsys,
+    )  # fmt: skip
+    assert err == (
+        "error: the data-parallel degree, dp = 3 = GPUs / (tp x cp x pp), cannot be split over "
+        "2 sites: each site holds dp / sites whole replicas\n"
     )
 
 

@@ -685,8 +685,9 @@ def _check(spec: TrainSpec, cluster: ResolvedCluster, warnings: list[str], share
     sites = cluster.topology.sites
     if dp % sites:
         raise WorkloadError(
-            f"{{dp}} {dp} cannot be split over {sites} sites: each site holds dp / sites "
-            "whole replicas",
+            # dp in words, as below: '--dp 3' had been named to one who never gave --dp
+            f"the data-parallel degree, dp = {dp} = GPUs / (tp x cp x pp), cannot be split "
+            f"over {sites} sites: each site holds dp / sites whole replicas",
             field="dp",
         )
     model.check_experts(ep)
