@@ -1494,6 +1494,30 @@ def test_compare_says_one_rate_serves_every_layout() -> None:
     assert not [n for n in _json(*args)["search_notes"] if n.startswith("--tflops")]
 
 
+def test_compare_memory_column_keeps_three_figures() -> None:
+    """The mem GiB column printed 23.98 GiB as "24" and 39.97 GiB as "40" beside 19.6 and 32.7,
+    where every time in the table keeps its trailing zeros (units.format_number, review DG)."""
+    args = ["train", "--model", "llama3-8b", "--system", "dgx-h100", "--nodes", "2",
+            "--compare", "--global-batch", "24", "--tflops", "400"]  # fmt: skip
+    by_layout = {
+        (r["tp"], r["pp"], r["dp"]): r["memory_per_gpu_bytes"] / 2**30
+        for r in _json(*args)["layouts"]
+    }
+    assert by_layout[4, 4, 1] == pytest.approx(23.98, abs=0.005)
+    assert by_layout[2, 4, 2] == pytest.approx(39.97, abs=0.005)
+    result = runner.invoke(APP, args, env={"COLUMNS": "120"})
+    assert result.exit_code == 0, result.output
+    # rows: #, tp, pp, dp, ep, M, exposed, comm, step, mem GiB
+    mem = {}
+    for line in result.stdout.splitlines():
+        cells = line.split()
+        if len(cells) >= 13 and cells[0].isdigit():
+            mem[int(cells[1]), int(cells[2]), int(cells[3])] = cells[12]
+    assert mem[4, 4, 1] == "24.0"
+    assert mem[2, 4, 2] == "40.0"
+    assert mem[8, 2, 1] == "19.6"
+
+
 def test_compare_says_once_what_hierarchical_does_on_one_site() -> None:
     """--hierarchical reduces within each site first, so on one site it changes nothing: a
     single run says so, and --compare had said nothing in its text or JSON (review CN)."""
