@@ -1494,6 +1494,20 @@ def test_compare_says_one_rate_serves_every_layout() -> None:
     assert not [n for n in _json(*args)["search_notes"] if n.startswith("--tflops")]
 
 
+def test_checkpoint_says_why_it_needs_a_storage_link(capsys: pytest.CaptureFixture[str]) -> None:
+    """8 x RTX 5090 boxes have no scale-out NIC, so a checkpoint needs --storage-link; the
+    refusal had said only 'give the client NIC for storage (--storage-link)'."""
+    base = ["checkpoint", "--model", "llama3-8b", "--storage", "nvmeof-target"]
+    assert main_error([*base, "--system", "rtx5090-8"], capsys) == (
+        "error: rtx5090-8 has no scale-out NIC to reach storage through: give the client NIC "
+        "for storage (--storage-link)\n"
+    )
+    assert main_error([*base, "--gpus-per-node", "4", "--intra", "pcie5"], capsys) == (
+        "error: the node has no scale-out NIC to reach storage through: give the client NIC "
+        "for storage (--storage-link)\n"
+    )
+
+
 def test_compare_memory_column_keeps_three_figures() -> None:
     """The mem GiB column printed 23.98 GiB as "24" and 39.97 GiB as "40" beside 19.6 and 32.7,
     where every time in the table keeps its trailing zeros (units.format_number, review DG)."""
