@@ -2911,3 +2911,29 @@ def test_an_nccl_algo_allowing_both_is_not_offered_as_the_cause(
     plain = _a3_mega(catalogue)
     (before,) = [f for f in plain.findings if f.kind == "other_choice"]
     assert "(NCCL_ALGO, a tuner plugin, or its release)" in before.cause
+
+
+def test_a_busbw_drop_at_many_sizes_lists_five_and_counts_the_rest(
+    catalogue: Catalogue, tmp_path: Path
+) -> None:
+    """The healthy 2 x p5 run (sweep 06) with both columns 3x slower at every other size from
+    4 MiB up (4, 16, 64, 256 MiB, 1, 4, 16 GiB): busbw falls at seven sizes. The finding
+    lists five of them and then counts the other two, as the in-place findings do; it had
+    cut at five without saying so."""
+    slowed = (4, 16, 64, 256, 1024, 4096, 16384)
+
+    def change(size: int, cols: list[str]) -> None:
+        if size in {s * 2**20 for s in slowed}:
+            _p5_slower(size, cols, (0, 4), lambda t: t * 3)
+
+    check = one(_p5_changed(tmp_path, "drops.txt", change), catalogue)
+    (drop,) = [f for f in check.findings if "busbw falls at larger sizes" in f.cause]
+    assert len(drop.lines) == 7
+    assert [e.split(":")[0] for e in drop.evidence[:5]] == [
+        "4 MiB",
+        "16 MiB",
+        "64 MiB",
+        "256 MiB",
+        "1 GiB",
+    ]
+    assert drop.evidence[5:] == ["and 2 more sizes"]

@@ -958,6 +958,13 @@ _SYSTEMATIC_MIN_ROWS = 5
 _LISTED = 5
 
 
+def _listed(evidence: list[str]) -> list[str]:
+    """A finding's first ``_LISTED`` evidence lines, then how many more sizes there are (the
+    busbw-drop finding had cut at five without saying so)."""
+    more = len(evidence) - _LISTED
+    return evidence[:_LISTED] + ([f"and {more} more sizes"] if more > 0 else [])
+
+
 #: In-place over out-of-place time (or its inverse) past which one side runs slower at every
 #: large size: a policy value, far outside the published runs (24 healthy sweeps: 0.93-1.13 at
 #: 64 MiB and more, a median of 0.999).
@@ -1010,12 +1017,13 @@ def _one_side_slower(both: Sequence[RowCheck]) -> tuple[list[Finding], set[int]]
             "out-of-place, and PyTorch's DDP and FSDP call NCCL in place",
             confidence="medium",
             severity="warning",
-            evidence=[
-                f"{fmt_size(r.size_bytes)}: {format_us(r.measured_time_us)} us out-of-place, "
-                f"{format_us(r.inplace_time_us or 0.0)} us in-place (line {r.line})"
-                for r in rows[:_LISTED]
-            ]
-            + ([f"and {len(rows) - _LISTED} more sizes"] if len(rows) > _LISTED else []),
+            evidence=_listed(
+                [
+                    f"{fmt_size(r.size_bytes)}: {format_us(r.measured_time_us)} us out-of-place, "
+                    f"{format_us(r.inplace_time_us or 0.0)} us in-place (line {r.line})"
+                    for r in rows
+                ]
+            ),
             lines=[r.line for r in rows],
         )
     ], {id(r) for r in rows}
@@ -1046,14 +1054,14 @@ def _erratic(ctx: RunContext) -> list[Finding]:
         findings, systematic = [], set()
     apart = [r for r in apart if id(r) not in systematic]
     if apart:
-        evidence = [
-            f"{fmt_size(r.size_bytes)}: {format_us(r.measured_time_us)} us out-of-place, "
-            f"{format_us(inplace)} us in-place (line {r.line})"
-            for r in apart[:_LISTED]
-            if (inplace := r.inplace_time_us) is not None
-        ]
-        if len(apart) > _LISTED:
-            evidence.append(f"and {len(apart) - _LISTED} more sizes")
+        evidence = _listed(
+            [
+                f"{fmt_size(r.size_bytes)}: {format_us(r.measured_time_us)} us out-of-place, "
+                f"{format_us(inplace)} us in-place (line {r.line})"
+                for r in apart
+                if (inplace := r.inplace_time_us) is not None
+            ]
+        )
         run = _longest_one_sided_run(both, {id(r) for r in apart})
         if len(run) >= _SYSTEMATIC_MIN_ROWS:
             # one side slower at consecutive sizes is no noise: a p5 log whose in-place column
@@ -1109,11 +1117,13 @@ def _erratic(ctx: RunContext) -> list[Finding]:
                 "(interference, congestion, or a transport stalling)",
                 confidence="medium",
                 severity="warning",
-                evidence=[
-                    f"{fmt_size(r.size_bytes)}: {r.measured_busbw_GBps:.2f} GB/s after "
-                    f"{peak:.2f} at a smaller size (line {r.line})"
-                    for r, peak in drops[:5]
-                ],
+                evidence=_listed(
+                    [
+                        f"{fmt_size(r.size_bytes)}: {r.measured_busbw_GBps:.2f} GB/s after "
+                        f"{peak:.2f} at a smaller size (line {r.line})"
+                        for r, peak in drops
+                    ]
+                ),
                 lines=[r.line for r, _ in drops],
             )
         )
