@@ -277,13 +277,20 @@ def test_links_table_gives_rates_in_both_units(monkeypatch: pytest.MonkeyPatch) 
     # 400 Gb/s / 8 = 50 GB/s line; x 0.9 = 45 GB/s achievable; the units in the headers
     assert "test-ib scale-out per-port 50.0 400 0.9 45.0 low a 400G test port" in rows
     assert "id kind scope GB/s Gb/s eff GB/s conf name" in rows
-    # below 90 columns the Gb/s column gives way, and nothing is cut
+    # at 80 columns both units fit (a fixed rule had dropped Gb/s below 90 without a word)
     monkeypatch.setenv("COLUMNS", "80")
     out = io.StringIO()
     render_links([LINK], Format.TABLE, stream=out)
     rows = [" ".join(line.split()) for line in out.getvalue().splitlines()]
+    assert "test-ib scale-out per-port 50.0 400 0.9 45.0 low" in rows
+    # at 50 the Gb/s column goes first (the table is 53 wide with it), and the footnote says so
+    monkeypatch.setenv("COLUMNS", "50")
+    out = io.StringIO()
+    render_links([LINK], Format.TABLE, stream=out)
+    text = out.getvalue()
+    rows = [" ".join(line.split()) for line in text.splitlines()]
     assert "test-ib scale-out per-port 50.0 0.9 45.0 low" in rows
-    assert "id kind scope GB/s eff GB/s conf" in rows
+    assert "the line Gb/s column is left out at 50 columns" in " ".join(text.split())
 
 
 def test_links_json_gives_rates_in_gigabytes_and_gigabits() -> None:
