@@ -178,3 +178,24 @@ def test_a_worked_time_in_prose_keeps_its_zeros_and_a_constant_its_own_form(
     assert transfer.detail.endswith("at 24.4 GB/s: 41.0 ms")
     ring = estimate_on(cluster, Collective.ALL_REDUCE, 1e9, algorithm="ring", protocol="simple")
     assert any("NCCL NET hop 14 us (ring/Simple, hwLat)" in t.detail for t in ring.best.terms)
+
+
+@pytest.mark.parametrize("algorithm", ["nvls", "collnet"])
+def test_a_sharp_transfer_behind_tapered_uplinks_says_so(
+    builtin_catalogue: Catalogue, algorithm: str
+) -> None:
+    """16 x DGX H100 on SHARP with 2:1 uplinks: the SHARP tree's rate, 8 x ndr = 390 GB/s at
+    NCCL's 0.5 = 195 GB/s, halves again to 97.5 GB/s behind the taper; the derivation gave 97.5
+    with only 'half its bus bandwidth' (CollNet's: '8 x ndr, 195 GB/s', which 8 x ndr is not)
+    and the bottleneck no taper, where the tree's says 'tapered uplinks x2 slower'."""
+    spec = ClusterSpec(system="dgx-h100", nodes=16, sharp=True, oversubscription=2.0)
+    cluster = resolve_cluster(builtin_catalogue, spec)
+    best = estimate_on(cluster, Collective.ALL_REDUCE, 4 * 2**30, algorithm=algorithm).best
+    assert best.bottleneck == "network into the SHARP switch tree (tapered uplinks x2 slower)"
+    (transfer,) = [t for t in best.terms if t.name == "transfer"]
+    assert "97.5 GB/s" in transfer.detail
+    assert "tapered uplinks x2 slower" in transfer.detail
+    assert transfer.seconds == pytest.approx(4 * 2**30 / 97.5e9, rel=1e-3)
+    plain = resolve_cluster(builtin_catalogue, spec.model_copy(update={"oversubscription": 1.0}))
+    alone = estimate_on(plain, Collective.ALL_REDUCE, 4 * 2**30, algorithm=algorithm).best
+    assert alone.bottleneck == "network into the SHARP switch tree"

@@ -138,7 +138,7 @@ def nvls_timing(
         where = f"NVLink SHARP in the NVSwitch ({fixed(bw / 1e9, 0)} GB/s per GPU)"
         if all_reduce:
             if net_t > intra_t:
-                where = "network into the SHARP switch tree"
+                where = _sharp_bottleneck(topo)
             formula = (
                 "S(m+1)/(m B_nvls)" + (" max S/(nics B_nic)" if big_n > 1 else "") + " + latency"
             )
@@ -150,7 +150,8 @@ def nvls_timing(
             if big_n > 1:
                 detail += (
                     f"; the SHARP tree: S at {gbps(size_bytes / net_t)} per {topo.node} "
-                    "(NCCL rates CollNet at half its bus bandwidth)"
+                    "(NCCL rates CollNet at half its bus bandwidth"
+                    f"{network_words(topo, 'neighbour', inside=True)})"
                 )
         else:
             formula = "S / B_nvls + latency"
@@ -372,6 +373,7 @@ def collnet_direct_timing(
         latency,
         (intra_t, net_t),
         params,
+        topo=topo,
         intra_words="scale-up (RS/AG to heads)",
         formula="max(2(m-1)/m S/B_up, S/(a nics B_nic)) + latency",
         latency_terms=latency_terms,
@@ -409,13 +411,20 @@ def _collnet_hops(
     ]
 
 
+def _sharp_bottleneck(topo: Topology) -> str:
+    """The bottleneck of a SHARP all-reduce held by the network, with what holds the NICs below
+    their rate (the uplinks' taper, a PCIe cap), as the tree's bottleneck says it."""
+    return "network into the SHARP switch tree" + network_words(topo, "neighbour")
+
+
 def _sharp_words(size_bytes: float, topo: Topology, params: CostParams, net_t: float) -> str:
     """How :func:`sharp_network_s` is worked out."""
     a = params.nccl_tuner.collnet_algbw_factor
     nics = f"{topo.out.nics_per_domain} x {topo.out.link_id}" if topo.out is not None else "NICs"
     return (
         f"the SHARP switch tree: S = {format_size(size_bytes)} per {topo.node} at {a:g} x the "
-        f"{topo.node}'s network ({nics}, {gbps(topo.domain_bw_Bps('neighbour'))}) = "
+        f"{topo.node}'s network ({nics}, {gbps(topo.domain_bw_Bps('neighbour'))}"
+        f"{network_words(topo, 'neighbour', inside=True)}) = "
         f"{gbps(a * topo.domain_bw_Bps('neighbour'))} "
         f"(NCCL rates CollNet at half its bus bandwidth): {worked(net_t)}"
     )
@@ -428,6 +437,7 @@ def _collnet_timing(
     times: tuple[float, float],
     params: CostParams,
     *,
+    topo: Topology,
     intra_words: str,
     formula: str,
     latency_terms: Callable[[], list[Term]],
@@ -455,7 +465,7 @@ def _collnet_timing(
             protocol,
             latency_s=latency,
             transfer_s=transfer,
-            bottleneck="network into the SHARP switch tree" if net_t >= intra_t else intra_words,
+            bottleneck=_sharp_bottleneck(topo) if net_t >= intra_t else intra_words,
             formula=formula,
             equivalent=True,
             terms=terms,
@@ -507,6 +517,7 @@ def collnet_chain_timing(
         latency,
         (intra_t, net_t),
         params,
+        topo=topo,
         intra_words="scale-up chain (2S per GPU)",
         formula="max(2S/B_up, S/(a nics B_nic)) + 2(m-1) intra + net",
         latency_terms=latency_terms,
