@@ -879,3 +879,21 @@ def test_gap_prices_with_the_cost_parameter_files_and_names_them(
     table = runner.invoke(app, ["gap", "--cost-params", str(path)], env={"COLUMNS": "200"})
     assert table.exit_code == 0, table.output
     assert table.output.count(f"cost parameters: {path}") == 1
+
+
+def test_cli_gap_title_names_the_tp_rows_own_size() -> None:
+    """--tp 4 adds rows for a 64 MB all-reduce (the --tp-size default) to the table titled
+    'consequence: all-reduce of 1 GB': 284 us read as a 1 GB all-reduce on 4 GPUs. The title
+    now names the TP rows' size, and says nothing more where the two sizes agree."""
+    result = runner.invoke(
+        app, ["gap", "--system", "dgx-h100", "--tp", "4"], env={"COLUMNS": "120"}
+    )
+    assert result.exit_code == 0, result.stderr
+    assert "consequence: all-reduce of 1 GB (TP=4 rows: 64 MB)\n" in result.stdout
+    same = runner.invoke(
+        app,
+        ["gap", "--system", "dgx-h100", "--tp", "4", "--tp-size", "1GB"],
+        env={"COLUMNS": "120"},
+    )
+    assert same.exit_code == 0, same.stderr
+    assert "consequence: all-reduce of 1 GB\n" in same.stdout
