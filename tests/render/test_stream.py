@@ -162,6 +162,21 @@ def test_a_sweep_to_gigabytes_fits_60_columns(command: list[str]) -> None:
     assert "left out at 60 columns" in " ".join(result.stdout.split())
 
 
+def test_an_estimate_across_sites_fits_60_columns() -> None:
+    """An estimate's ranks line across a WAN, '128 (nvlink4 inside, ndr between nodes,
+    wan-100g between 2 sites)', had been taken for one figure (a number and a range in
+    parentheses) and kept whole: the summary printed 76 columns on a 60-column page, its
+    time and ranks lines past the edge. Its words now wrap; the time's figure stays whole."""
+    command = ["allreduce", "--size", "1GiB", "--system", "dgx-h100", "-N", "16"]
+    wan = ["--sites", "2", "--wan", "wan-100g", "--distance", "800km"]
+    result = runner.invoke(app, [*command, *wan], env={"COLUMNS": "60"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 60, max(lines, key=len)
+    assert any(line.startswith("  time         136 ms (135-164)") for line in lines), lines
+    assert "wan-100g between 2 sites" in " ".join(result.stdout.split())
+
+
 def test_systems_at_60_columns_keep_the_network_rate_per_gpu() -> None:
     """At 60 columns `systems` had left out exactly its bandwidth columns, so the scale-out
     side read only "8 x ndr" (review EL): the rate per NIC (the network's per GPU x GPUs /

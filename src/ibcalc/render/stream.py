@@ -63,9 +63,12 @@ UNITS = frozenset(
     )
 )
 #: A line that is a figure: a number, a unit or "x" or "%" after it, and a range in
-#: parentheses ("39.3 ms (36.7-48.5)", "1,707x", "-12%", "221.82*")
+#: parentheses ("39.3 ms (36.7-48.5)", "1,707x", "-12%", "221.82*"); a range is numbers, not
+#: words: "128 (nvlink4 inside, ndr between nodes, wan-100g between 2 sites)", an estimate's
+#: ranks, had been one figure, kept whole, and widened the table past a 60-column page
 _FIGURE = lazy_pattern(
-    r"[-+~<>]?\d[\d.,]*(?:e[-+]?\d+)?(?:%|x)?\*?(?: (?P<unit>[^\s(]\S*?))?\*?(?: \([^)]*\))?"
+    r"[-+~<>]?\d[\d.,]*(?:e[-+]?\d+)?(?:%|x)?\*?(?: (?P<unit>[^\s(]\S*?))?\*?"
+    r"(?: \([-+~<>]?\d[^)\s]*\))?"
 )
 
 
