@@ -177,6 +177,18 @@ def test_an_estimate_across_sites_fits_60_columns() -> None:
     assert "wan-100g between 2 sites" in " ".join(result.stdout.split())
 
 
+def test_prose_keeps_a_number_with_its_unit() -> None:
+    """gap's conventions at 120 columns broke '(nvlink4: 900' from 'GB/s bidirectional': a
+    paragraph (render.console.prose) wrapped as rich does, where assumptions and titles keep
+    a figure whole (unit_wrap). It now wraps as they do."""
+    result = runner.invoke(app, ["gap", "--system", "dgx-h100"], env={"COLUMNS": "120"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 120, max(lines, key=len)
+    assert any("900 GB/s bidirectional" in line for line in lines), lines[-4:]
+    assert not [line for line in lines if line.rstrip().endswith(": 900")], lines[-4:]
+
+
 def test_systems_at_60_columns_keep_the_network_rate_per_gpu() -> None:
     """At 60 columns `systems` had left out exactly its bandwidth columns, so the scale-out
     side read only "8 x ndr" (review EL): the rate per NIC (the network's per GPU x GPUs /

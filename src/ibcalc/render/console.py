@@ -32,6 +32,7 @@ from ibcalc.render.stream import (
     Drop,
     PipeConsole,
     TrimmedStream,
+    UnitText,
     columns_left_out,
     drop_columns,
     env_columns,
@@ -132,7 +133,7 @@ def prose(text: str, prefix: str = "  ", style: str = "") -> Table | Text:
     grid = Table.grid(padding=(0, 1 if prefix.strip() else 0, 0, 0))
     grid.add_column(no_wrap=True)
     grid.add_column(overflow="fold")
-    grid.add_row(prefix, Text(text, style=style))
+    grid.add_row(prefix, UnitText(text, style=style))
     return grid
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "Drop",
     "PipeConsole",
     "TrimmedStream",
+    "UnitText",
     "UnitTitle",
     "columns_left_out",
     "drop_columns",
@@ -207,6 +208,16 @@ class UnitTitle(Text):
         yield from console.render(
             console.render_str(title, style="table.title", highlight=False), options
         )
+
+
+class UnitText(Text):
+    """A paragraph that wraps at its width as :func:`unit_wrap` breaks lines, never between a
+    number and its unit: rich's own wrap had put gap's "(nvlink4: 900" over "GB/s
+    bidirectional" at 120 columns. Printed in its own style, as the Text it is."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> Iterable[Segment]:
+        text = Text(unit_wrap(self.plain, options.max_width), style=self.style)
+        yield from console.render(text, options)
 
 
 def _is_figure(line: str) -> bool:
