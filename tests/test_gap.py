@@ -897,3 +897,25 @@ def test_cli_gap_title_names_the_tp_rows_own_size() -> None:
     )
     assert same.exit_code == 0, same.stderr
     assert "consequence: all-reduce of 1 GB\n" in same.stdout
+
+
+def test_cli_gap_json_gives_sizes_in_whole_bytes() -> None:
+    """gap's JSON printed its sizes as 1000000000.0 and 64000000.0, where an estimate's and a
+    sweep's print whole bytes; a reader that takes bytes as an integer (Go's int64) refused
+    them. Every size_bytes is now an int, in the pairing table and in one pairing with --tp."""
+    one = runner.invoke(app, ["gap", "--system", "dgx-h100", "--tp", "4", "--format", "json"])
+    table = runner.invoke(app, ["gap", "--format", "json"])
+    assert one.exit_code == table.exit_code == 0, one.stderr + table.stderr
+    data = json.loads(one.stdout)
+    sizes = [
+        data["allreduce_size_bytes"],
+        data["allreduce_inside"]["size_bytes"],
+        data["allreduce_across"]["size_bytes"],
+        data["tp"]["size_bytes"],
+        data["tp"]["inside"]["size_bytes"],
+        data["tp"]["across"]["size_bytes"],
+    ]
+    assert sizes == [10**9, 10**9, 10**9, 64 * 10**6, 64 * 10**6, 64 * 10**6]
+    assert all(type(size) is int for size in sizes)
+    assert '"allreduce_size_bytes": 1000000000,' in table.stdout
+    assert 'size_bytes": 1000000000.0' not in table.stdout

@@ -151,6 +151,13 @@ class Pairings(BaseModel):
 
 
 @cache
+def _whole_bytes(size_bytes: float) -> int:
+    """An estimate's size, a whole number of elements (count x the type's bytes), as an int: the
+    JSON printed 1000000000.0 where the estimate's and the sweep's print 1000000000, and a
+    consumer reading bytes as an integer (Go's int64) refuses the former."""
+    return int(size_bytes)
+
+
 def load_pairings() -> Pairings:
     """The common pairings shipped with ibcalc (``data/pairings.yaml``), read once."""
     text = resources.files("ibcalc").joinpath("data", "pairings.yaml").read_text(encoding="utf-8")
@@ -202,9 +209,10 @@ class Placement(JsonModel):
 
     @computed_field  # type: ignore[prop-decorator]
     @property
-    def size_bytes(self) -> float:
-        """Size of the all-reduce in bytes."""
-        return self.estimate.size_bytes
+    def size_bytes(self) -> int:
+        """Size of the all-reduce in bytes: a whole number of elements, printed as the estimate's
+        and the sweep's JSON print it (1000000000, not 1000000000.0)."""
+        return _whole_bytes(self.estimate.size_bytes)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
@@ -310,6 +318,11 @@ class GapResult(JsonModel):
     inside: Estimate
     across: Estimate
     assumptions: list[str]
+
+    @field_serializer("allreduce_size_bytes")
+    def _size_bytes(self, size_bytes: float) -> int:
+        return _whole_bytes(size_bytes)
+
     #: the "scale-out" link is a WAN: "across" is one site per GPU, and the NICs are WAN links
     inter_wan: bool = False
     #: the share of ``intra``'s achievable rate left each way when every GPU sends and receives
@@ -498,6 +511,10 @@ class TpWhatIf(JsonModel):
     inside: Estimate
     across: Estimate
     assumptions: list[str]
+
+    @field_serializer("size_bytes")
+    def _size_bytes(self, size_bytes: float) -> int:
+        return _whole_bytes(size_bytes)
 
     @computed_field  # type: ignore[prop-decorator]
     @property
