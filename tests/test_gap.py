@@ -919,3 +919,11 @@ def test_cli_gap_json_gives_sizes_in_whole_bytes() -> None:
     assert all(type(size) is int for size in sizes)
     assert '"allreduce_size_bytes": 1000000000,' in table.stdout
     assert 'size_bytes": 1000000000.0' not in table.stdout
+
+
+def test_the_built_in_pairings_are_read_once() -> None:
+    """load_pairings is cached: a helper added above it had taken its @cache (ac9656dc), and
+    every gap report read and validated data/pairings.yaml again."""
+    from ibcalc.gap import load_pairings
+
+    assert load_pairings() is load_pairings()

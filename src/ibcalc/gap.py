@@ -150,7 +150,6 @@ class Pairings(BaseModel):
     inter: list[PairingNode] = Field(min_length=1)
 
 
-@cache
 def _whole_bytes(size_bytes: float) -> int:
     """An estimate's size, a whole number of elements (count x the type's bytes), as an int: the
     JSON printed 1000000000.0 where the estimate's and the sweep's print 1000000000, and a
@@ -158,6 +157,7 @@ def _whole_bytes(size_bytes: float) -> int:
     return int(size_bytes)
 
 
+@cache
 def load_pairings() -> Pairings:
     """The common pairings shipped with ibcalc (``data/pairings.yaml``), read once."""
     text = resources.files("ibcalc").joinpath("data", "pairings.yaml").read_text(encoding="utf-8")
