@@ -172,6 +172,14 @@ def test_ten_gb_bits_never_silently_equals_ten_gigabytes() -> None:
         ("1.0000000001GB", "1000000000.1 B, not a whole number of bytes"),
         ("0.1KiB", "102.4 B, not a whole number of bytes"),
         ("0.5", "less than one byte"),
+        # below a float's least value, and still no zero (it had been 'is zero')
+        ("1e-400", "less than one byte"),
+        ("1e-400GB", "less than one byte"),
+        ("0e-400", "zero"),
+        # thousands written with commas: named as 1_000 is ('not understood' before)
+        ("1,000,000", "is not a plain number: write ASCII digits without separators"),
+        ("4,096 MiB", "is not a plain number: write ASCII digits without separators"),
+        ("4,09MiB", "not understood"),
     ],
 )
 def test_bad_sizes_are_refused_naming_the_value(value: str, needle: str) -> None:

@@ -32,6 +32,7 @@ __all__ = [
     "MAX_SIZE_BYTES",
     "MIN_BANDWIDTH_BPS",
     "MIN_BANDWIDTH_TEXT",
+    "NOT_PLAIN",
     "NS_BELOW_S",
     "UNSIGNED_NUMBER",
     "GiB",
@@ -119,6 +120,11 @@ _DECIMAL_PREFIX: dict[str, int] = {"": 1, "k": KB, "m": MB, "g": GB, "t": TB, "p
 #: An unsigned decimal number in ASCII digits (the one spelling every parser here accepts).
 UNSIGNED_NUMBER = r"(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
 _NUMBER = rf"(?P<num>[+-]?{UNSIGNED_NUMBER}|[+-]?\.?(?:nan|inf|infinity))"
+#: What is said of a number written with digit separators (``1_000``, ``1,000,000``) or another
+#: script's digits, which Python's ``int()`` and ``float()`` would read as they are (or not).
+NOT_PLAIN = "is not a plain number: write ASCII digits without separators"
+#: A size written with commas between thousands (``1,000,000``, ``4,096 MiB``).
+_THOUSANDS = lazy_pattern(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?\s*[A-Za-z]*")
 _SIZE_RE = re.compile(rf"^\s*{_NUMBER}\s*(?P<unit>[A-Za-z]*)\s*$", re.IGNORECASE)
 _BW_RE = re.compile(
     rf"^\s*{_NUMBER}\s*(?P<prefix>[kKmMgGtTpP]?)(?P<binary>i?)"
@@ -233,19 +239,24 @@ def parse_size(
         raise UnitError(f"{what} {shown(raw)} is not a number of bytes")
     value = _as_input(value, raw, what)
     if isinstance(value, int | float):
-        size = _finite_number(_number_text(value), raw, what, _SIZE_LIMIT)
+        number = _number_text(value)
+        size = _finite_number(number, raw, what, _SIZE_LIMIT)
     else:
         match = _SIZE_RE.match(value)
         # a unit matched only by Unicode case folding (the Kelvin sign as k) is not one
         if match is None or not match["unit"].isascii():
             # a rate where a size belongs is said to be one (review BN: 'not understood')
+            if _THOUSANDS().fullmatch(value.strip()):
+                # '1,000,000' had been 'not understood', where '1_000' is named for what it is
+                raise UnitError(f"{what} {shown(raw)} {NOT_PLAIN}")
             raise UnitError(
                 f"{what} {shown(raw)} is "
                 + ("a rate, not a size" if _rate_form(value) else "not understood")
                 + lookalike(raw)
                 + " (use bytes, e.g. 4096, 1e9, 64MB, 10GiB)"
             )
-        size = _finite_number(match["num"], raw, what, _SIZE_LIMIT)
+        number = match["num"]
+        size = _finite_number(number, raw, what, _SIZE_LIMIT)
         unit = match["unit"]
         if unit.endswith("b"):
             fixed = (unit[:1].upper() + unit[1:-1] + "B") if len(unit) > 1 else "B"
@@ -273,9 +284,11 @@ def parse_size(
         size *= factor
     if size < 0:
         raise UnitError(f"{what} {shown(raw)} is negative")
-    if size == 0 and not allow_zero:
+    # 1e-400 is no zero, though a float holds it as one ('is zero' had been said of it)
+    tiny = size == 0 and re.search(r"[1-9]", re.split(r"[eE]", number)[0]) is not None
+    if size == 0 and not allow_zero and not tiny:
         raise UnitError(f"{what} {shown(raw)} is zero; give at least one byte")
-    if 0 < size < 1:
+    if 0 < size < 1 or tiny:
         raise UnitError(f"{what} {shown(raw)} is less than one byte")
     if size > MAX_SIZE_BYTES:
         raise UnitError(f"{what} {shown(raw)} is absurdly large{_SIZE_LIMIT}")

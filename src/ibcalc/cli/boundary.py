@@ -52,6 +52,7 @@ import typer
 from ibcalc.errors import FieldError, IbcalcError, InputFileError
 from ibcalc.patterns import lazy_pattern
 from ibcalc.textsafe import closest, closest_hint, printable_ends, quoted_names
+from ibcalc.units import NOT_PLAIN
 
 __all__ = [
     "FIELD_FLAGS",
@@ -167,11 +168,6 @@ FIELD_FLAGS: dict[str, str] = {
     "part_bytes": "--part-size",
     "prefixes": "--prefixes",
 }
-
-
-#: What is said of a number written with digit separators (``1_000``) or another script's digits,
-#: which Python's ``int()`` and ``float()`` would read as they are.
-NOT_PLAIN = "is not a plain number: write ASCII digits without separators"
 
 
 class CliUsageError(IbcalcError):
