@@ -2817,3 +2817,49 @@ def test_calibrate_fitted_parameters_break_no_word(columns: int) -> None:
         # the figures as the calibration has them, on one line (json: the same values)
         assert part[at + 1].startswith("  47.7 us -> ")
         assert part[at + 1].endswith(" rows")
+
+
+def test_stderr_notes_and_the_gate_s_fail_line_wrap_at_columns(tmp_path: Path) -> None:
+    """At COLUMNS=60 the FAIL line of --min-efficiency, the note on a log given twice and
+    calibrate's 'wrote FILE' had run to 146, 123 and 70+ columns while the report's own notes
+    wrapped; they now break as those do (render.stream.unit_wrap: never between a number and
+    its unit, a word longer than the line left whole). Without $COLUMNS on a pipe they stay
+    one line each, as scripts read them."""
+    log = str(SWEEPS / "10_allreduce_2node_8xH100_ib.txt")
+    target = tmp_path / "a directory with spaces" / "override.yaml"
+    target.parent.mkdir()
+
+    def lines(*args: str) -> tuple[int, list[str]]:
+        result = CliRunner().invoke(app, list(args), env={"COLUMNS": "60"})
+        return result.exit_code, result.stderr.splitlines()
+
+    def fits(err: list[str]) -> None:
+        assert err
+        assert all(len(line) <= 60 or " " not in line for line in err), err
+
+    code, err = lines("nccl-check", log, "--min-efficiency", "0.9")
+    assert code == 1
+    fits(err)
+    assert err[0] == "FAIL"
+    assert " ".join(err[1:]) == (
+        f"{log} run 1: --min-efficiency 0.9 fails at 64 MiB (83.3% of the expected busbw), "
+        "128 MiB (79.6% of the expected busbw), 256 MiB (84.5% of the expected busbw)"
+    )
+    # a number keeps its unit: no line starts with one
+    assert not any(line.startswith("MiB") for line in err)
+    again = f"{SWEEPS}/./10_allreduce_2node_8xH100_ib.txt"
+    code, err = lines("nccl-check", log, again, "--format", "json")
+    assert code == 0
+    fits(err)
+    assert len(err) > 1
+    assert " ".join(err) == f"note: {again} is the file {log} again; read once"
+    code, err = lines("calibrate", log, "-o", str(target))
+    assert code == 0
+    fits(err)
+    assert err[0] == "wrote"
+    assert " ".join(err).startswith(f"wrote {target} note: no fitted value was written: ")
+    # the same lines without $COLUMNS: one each
+    wrapped = lines("nccl-check", log, "--min-efficiency", "0.9")[1]
+    code, _, err_one = run("nccl-check", log, "--min-efficiency", "0.9")
+    assert code == 1
+    assert err_one.splitlines() == [" ".join(wrapped)]

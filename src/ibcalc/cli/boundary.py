@@ -65,6 +65,7 @@ __all__ = [
     "quiet_stdout",
     "running",
     "say",
+    "say_wrapped",
     "usage_line",
     "with_help_hint",
 ]
@@ -232,6 +233,14 @@ def say(line: str) -> None:
         typer.echo(line, err=True)
     except (OSError, ValueError):
         _quiet(sys.stderr)
+
+
+def say_wrapped(line: str) -> None:
+    """:func:`say` for a note or a verdict, broken at the page's width as a report's notes are
+    (:func:`ibcalc.render.stream.stderr_wrap`); an ``error:`` line stays one line."""
+    from ibcalc.render.stream import stderr_wrap
+
+    say(stderr_wrap(line))
 
 
 def _quiet(stream: TextIO | None) -> None:

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
-from ibcalc.cli.boundary import say
+from ibcalc.cli.boundary import say_wrapped
 from ibcalc.fileio import OutputTarget, check_output, env_paths, file_key, write_text
 from ibcalc.textsafe import printable
 
@@ -54,7 +54,7 @@ def once(files: Iterable[_F]) -> list[_F]:
             same = "given again" if count == 1 else f"given {count + 1} times"
         else:
             same = f"the file {first} again" + ("" if count == 1 else f" ({count} times)")
-        say(f"note: {again} is {same}; read once")
+        say_wrapped(f"note: {again} is {same}; read once")
     return kept
 
 

@@ -8,9 +8,11 @@ line on a terminal, and changes nothing else.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -36,6 +38,7 @@ __all__ = [
     "env_columns",
     "fit_columns",
     "left_out",
+    "stderr_wrap",
     "text_width",
     "trim_line",
     "unit_wrap",
@@ -194,6 +197,20 @@ def unit_wrap(text: str, width: int) -> str:
                 lines[-1] += (" " if lines[-1] else "") + word
         out.extend(lines)
     return "\n".join(out)
+
+
+def stderr_wrap(text: str) -> str:
+    """``text``, a note or a verdict for stderr, broken as the notes of a report are
+    (:func:`unit_wrap`), at the width of the terminal stderr is, else at ``$COLUMNS``; as it is
+    where neither gives a width, so that a script reading stderr from a pipe keeps one line per
+    message. (``nccl-check --min-efficiency``'s FAIL line, the note on a file given twice and
+    calibrate's "wrote FILE" had run past a 60-column page, where the report's own notes wrap.)"""
+    stream = sys.stderr
+    width = 0
+    with contextlib.suppress(ValueError, OSError):  # a closed stderr is no terminal
+        if stream is not None and stream.isatty():
+            width = Console(file=stream).width
+    return unit_wrap(text, width or env_columns(0))
 
 
 class UnitTitle(Text):
