@@ -470,9 +470,15 @@ def test_nccl_version_sets_the_tuner_of_a_log_that_states_none() -> None:
         (check,) = json.loads(out)["runs"]
         at_2_mib[release] = next(r for r in check["rows"] if r["size_bytes"] == 2 * 2**20)
         tuners = [a for a in check["assumptions"] if a["field"] == "tuner_constants"]
+        # a log that states no release says whose constants price it (it had said nothing)
         assert [(a["value"], a["source"]) for a in tuners] == (
-            [("2.18.3", "flag")] if release else []
+            [("2.18.3", "flag")] if release else [("2.30.7", "default")]
         )
+        if release is None:
+            assert tuners[0]["evidence"] == (
+                "the log states no NCCL release: NCCL 2.30.7's tuner constants choose the "
+                "algorithm and protocol; --nccl-version gives the run's release"
+            )
     assert at_2_mib[None]["algorithm"] == "tree"
     assert at_2_mib["2.18.3"]["algorithm"] == "nvlstree"
     spec = ClusterSpec(system=check["system"], nodes=check["nodes"])
@@ -980,6 +986,8 @@ def test_calibrate_says_each_assumption_once() -> None:
         "nodes = 1 (distinct hostnames in the device list: autodl-container-xxxxx x2)",
         "gpus_per_process = 2 (the log's header says nGpus 2, nccl-tests -g: the expectation has "
         "its serial launches)",
+        "tuner_constants = 2.30.7 (the log states no NCCL release: NCCL 2.30.7's tuner "
+        "constants choose the algorithm and protocol; --nccl-version gives the run's release)",
         "skipped: a run on one GPU moves no data between GPUs",
     ]
 
@@ -2863,3 +2871,19 @@ def test_stderr_notes_and_the_gate_s_fail_line_wrap_at_columns(tmp_path: Path) -
     code, _, err_one = run("nccl-check", log, "--min-efficiency", "0.9")
     assert code == 1
     assert err_one.splitlines() == [" ".join(wrapped)]
+
+
+def test_an_override_of_a_log_without_a_release_says_whose_tuner_priced_it(
+    tmp_path: Path,
+) -> None:
+    """log06 prints no NCCL version: the override's header says the fit was priced with NCCL
+    2.30.7's choice, the field named plainly (not as the library's '{nccl_version}' mark)."""
+    log = SWEEPS / "log06_allreduce_2node_16xH100_gcp_a3mega.txt"
+    target = tmp_path / "o.yaml"
+    code, _, err = run("calibrate", str(log), "--system", "gcp-a3-mega", "-o", str(target))
+    assert code == 0, err
+    priced = [x for x in target.read_text().splitlines() if x.startswith("# priced with:")]
+    assert priced == [
+        "# priced with: tuner_constants = 2.30.7 (the log states no NCCL release: NCCL 2.30.7's "
+        "tuner constants choose the algorithm and protocol; nccl_version gives the run's release)"
+    ]

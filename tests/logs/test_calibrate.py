@@ -188,7 +188,8 @@ def test_an_assumption_is_said_once_naming_every_log_it_applies_to(
     catalogue: Catalogue,
 ) -> None:
     """Two logs of one cluster (2 x 8 A100-SXM4-40GB, sophia-gpu-04 and -09) infer the same four
-    facts: four lines naming both logs, not eight (each log said them again)."""
+    facts, and neither states its NCCL release: five lines naming both logs, not ten (each log
+    said them again)."""
     logs = [
         SWEEPS / "07_allreduce_2node_16xA100-40GB_net-notstated.txt",
         SWEEPS / "08_allgather_2node_16xA100-40GB_net-notstated.txt",
@@ -200,8 +201,11 @@ def test_an_assumption_is_said_once_naming_every_log_it_applies_to(
         row_filter=lambda _run, row: row.size_bytes <= 64 * 1024,  # the fit is not the point
     )
     both = f"{logs[0].name}, {logs[1].name}: "
-    assert len(cal.assumptions) == 4
+    assert len(cal.assumptions) == 5
     assert all(line.startswith(both) for line in cal.assumptions)
+    assert f"{both}tuner_constants = 2.30.7 (the log states no NCCL release: " in "\n".join(
+        cal.assumptions
+    )
     assert f"{both}gpus_per_node = 8 (every host lists 8 ranks)" in cal.assumptions
     assert (
         f"{both}nodes = 2 (distinct hostnames in the device list: sophia-gpu-04 x8, "

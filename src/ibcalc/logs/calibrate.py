@@ -75,7 +75,7 @@ from ibcalc.cluster.resolve import ClusterSpec, ResolvedCluster, resolve_cluster
 from ibcalc.engine.params import SCHEMA as COST_PARAMS_SCHEMA
 from ibcalc.engine.params import CostParams
 from ibcalc.engine.types import Algorithm, Collective, DType
-from ibcalc.errors import FieldError, IbcalcError, InputFileError, OutputError
+from ibcalc.errors import FieldError, IbcalcError, InputFileError, OutputError, fill_fields
 from ibcalc.facade import CollectivePlan, as_collective
 from ibcalc.fileio import OutputTarget, check_output, same_file, signals_raise, write_text
 from ibcalc.logs.bandwidth import NOT_BROKEN, names_library_choice
@@ -2589,7 +2589,8 @@ def _header(kind: str, calibration: Calibration, use: str) -> str:
     # how NCCL's choice was priced (the release's tuner constants, the log's NCCL_ALGO and
     # NCCL_PROTO): the fitted values hold for runs priced the same way
     lines += [
-        f"# priced with: {a}"
+        # a field named as a mark ({nccl_version}) by its plain name, as str() of an error is
+        f"# priced with: {fill_fields(a, lambda f: f)}"
         for a in calibration.assumptions
         if any(k in a for k in ("tuner_constants = ", "NCCL_ALGO=", "NCCL_PROTO="))
         # a setting that changed nothing priced nothing

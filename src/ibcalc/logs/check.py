@@ -24,7 +24,7 @@ from typing import Literal
 from ibcalc.catalogue.cost_params import builtin_cost_params
 from ibcalc.catalogue.load import load_catalogue
 from ibcalc.catalogue.models import Catalogue
-from ibcalc.catalogue.releases import for_release, for_stated_release
+from ibcalc.catalogue.releases import for_release, for_stated_release, newest_release
 from ibcalc.cluster.resolve import (
     CATALOGUE_OVERRIDES_NOTE,
     SWITCH_NOTES,
@@ -764,6 +764,24 @@ def release_params(
         return released
     released = for_stated_release(params, run.nccl_version, run.library)
     if released is params:
+        if run.library != "rccl":
+            # say which release's choice the rows are held to: a log without a version line
+            # (a table alone, a header cut off) had been priced with the built-in constants
+            # and nothing in the report said so, nor how to give the run's release
+            stated = (
+                "the log states no NCCL release"
+                if run.nccl_version is None
+                else f"the log's NCCL version {run.nccl_version!r} is not a release number"
+            )
+            assumptions.append(
+                Assumption(
+                    field="tuner_constants",
+                    value=newest_release(),
+                    source="default",
+                    evidence=f"{stated}: NCCL {newest_release()}'s tuner constants choose the "
+                    "algorithm and protocol; {nccl_version} gives the run's release",
+                )
+            )
         return params
     assumptions.append(
         Assumption(
