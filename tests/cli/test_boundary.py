@@ -214,6 +214,22 @@ def test_guard_keeps_the_signature_typer_reads() -> None:
             ["allreduce", "--size", "1GB", "--csv"],
             "No such option: --csv (see 'ibcalc allreduce --help')",
         ),
+        # a word for writing a file is pointed at the command's -o, and offered nothing where
+        # the command has none (calibrate --write had been answered "did you mean --inter?",
+        # allreduce --write "--sites?")
+        (
+            ["calibrate", "x.txt", "--write", "o.yaml"],
+            "No such option: --write (did you mean -o/--output FILE?) "
+            "(see 'ibcalc calibrate --help')",
+        ),
+        (
+            ["check", "x.yaml", "--save", "r.txt"],
+            "No such option: --save (did you mean -o/--output FILE?) (see 'ibcalc check --help')",
+        ),
+        (
+            ["allreduce", "--size", "1GB", "--write", "x"],
+            "No such option: --write (see 'ibcalc allreduce --help')",
+        ),
         # a name where the group wants a command: its `show` takes names (was only 'No such
         # command')
         (

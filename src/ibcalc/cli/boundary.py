@@ -286,6 +286,11 @@ def usage_line(exc: typer.TyperException) -> str:
     if choice is not None:
         # `--json` where the command has `--format json` (review EB 9)
         message = str(getattr(exc, "message", message)) + f" (did you mean --format {choice}?)"
+    elif isinstance(option, str) and option.lstrip("-").lower() in _OUTPUT_WORDS:
+        # `--write FILE` had been answered "did you mean --inter?" on calibrate, "--sites?" on
+        # allreduce: the command's -o, or no option at all
+        message = str(getattr(exc, "message", message))
+        message += " (did you mean -o/--output FILE?)" if _has_output(exc) else ""
     elif isinstance(option, str) and possible:
         bare = {str(p).lstrip("-"): str(p) for p in possible}
         near = closest(option.lstrip("-"), list(bare))
@@ -329,6 +334,16 @@ def _value_refusal(exc: typer.TyperException) -> str | None:
     if not isinstance(exc, typer.BadParameter) or not names or text[:1] not in ("'", '"'):
         return None
     return f"{names[0]} {text}"
+
+
+#: Words for writing a file that the commands spell ``-o``/``--output``.
+_OUTPUT_WORDS = frozenset({"write", "save", "out", "outfile", "out-file", "output-file"})
+
+
+def _has_output(exc: typer.TyperException) -> bool:
+    """Whether the command of a usage error has ``--output``."""
+    params = getattr(getattr(getattr(exc, "ctx", None), "command", None), "params", [])
+    return any("--output" in getattr(param, "opts", ()) for param in params)
 
 
 def _format_choice(exc: typer.TyperException, option: object) -> str | None:
