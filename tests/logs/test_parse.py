@@ -1430,3 +1430,30 @@ def test_a_long_json_device_list_is_read_whole() -> None:
     data["nranks"] = ranks
     (run,) = parse_log(json.dumps(data), source="big.json").runs
     assert (run.ranks, run.ranks_per_node, run.nodes) == (ranks, 4, ranks // 4)
+
+
+def test_a_log_without_rows_names_the_failure_nccl_tests_printed() -> None:
+    """A run that died before its first row (its header, then nccl-tests' 'Test NCCL failure'
+    line) had been refused as holding no rows, the log's own reason left out; the refusal now
+    quotes the first failure line and its number, on one line (a CRLF log too). A log that
+    prints none is refused as before."""
+    head = (SWEEPS / "12_allgather_2node_8xH100_ib.txt").read_text().splitlines()[:158]
+    failure = "gcn151: Test NCCL failure common.cu:1005 'unhandled system error'"
+    text = "\n".join([*head, "#", failure, " .. gcn151 pid 1: Test failure common.cu:891", ""])
+    for log in (text, text.replace("\n", "\r\n")):
+        with pytest.raises(LogParseError) as info:
+            parse_log(log, source="crash.txt")
+        assert str(info.value) == (
+            "crash.txt: no nccl-tests result rows found (run header at lines 1-158 has no result "
+            "rows; skipped): line 160 says \"Test NCCL failure common.cu:1005 'unhandled system "
+            "error'\""
+        )
+    with pytest.raises(LogParseError) as info:
+        parse_log("Test CUDA failure common.cu:700 'out of memory'\n", source="oom.txt")
+    assert str(info.value) == (
+        'oom.txt: no nccl-tests result rows found: line 1 says "Test CUDA failure '
+        "common.cu:700 'out of memory'\""
+    )
+    with pytest.raises(LogParseError) as info:
+        parse_log("PING 8.8.8.8 56(84) bytes of data.\n", source="ping.txt")
+    assert str(info.value) == "ping.txt: no nccl-tests result rows found"

@@ -94,6 +94,9 @@ _MPI_PREFIX = re.compile(r"^\s*\[\d+,\d+\]<std(?:out|err)>:")
 _POD_PREFIX = re.compile(r"^\s*\[pod/[^\]]*\]\s")
 _SRUN_PREFIX = re.compile(r"^\s*\d+:\s")
 _ROW_START = re.compile(r"^\d+\s+\d+\s")
+#: nccl-tests' and rccl-tests' line for a failed call (``Test NCCL failure common.cu:1005
+#: 'unhandled system error ...'``, ``Test CUDA failure``, ``Test HIP failure``)
+_TEST_FAILURE = re.compile(r"Test (?:NCCL |RCCL |CUDA |HIP )?failure\b.*")
 #: The units nccl-tests and rccl-tests print in a table's unit row.
 _UNITS_PRINTED = frozenset({"(B)", "(elements)", "(us)", "(GB/s)"})
 #: Two numbers starting a line (a row, or one whose size or count is written oddly: ``1e400``)
@@ -1049,8 +1052,19 @@ def parse_log(text: str, *, source: str = "<stdin>") -> ParsedLog:
                 "without that prefix hold no whole result table either"
             )
         extra = f" ({notes[0]})" if notes else ""
-        raise LogParseError(f"{source}: no nccl-tests result rows found{extra}")
+        raise LogParseError(f"{source}: no nccl-tests result rows found{extra}{_failure(text)}")
     return ParsedLog(source=source, format="text", runs=runs, notes=notes)
+
+
+def _failure(text: str) -> str:
+    """``: line N says 'Test NCCL failure ...'`` for the first failure nccl-tests printed, the
+    reason a log holds no rows (it had been refused as holding none, with the log's own reason
+    left for the reader to find); "" where it printed none."""
+    match = _TEST_FAILURE.search(text)
+    if match is None:
+        return ""
+    line = text.count("\n", 0, match.start()) + 1
+    return f": line {line} says {printable(match.group().strip(), 120)!r}"
 
 
 def _read_text(lines: Iterable[str], source: str) -> tuple[list[Run], list[str]]:
