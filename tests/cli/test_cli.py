@@ -1698,3 +1698,27 @@ def test_an_option_missing_its_value_names_the_commands_help(
     without the '--help' hint every other usage error carries."""
     outcome = _fail_main(args, capsys)
     assert outcome.err.strip() == line
+
+
+def test_sweep_and_gap_stderr_notes_wrap_at_columns(tmp_path: Path) -> None:
+    """sweep's CSV notes and the 'plot written to' lines of sweep and gap break at $COLUMNS as
+    nccl-check's notes do (they had run past a narrow page); without $COLUMNS, on a pipe, one
+    line each, for scripts."""
+    args = ["sweep", "allreduce", "-b", "1M", "-e", "4M", "--system", "dgx-h100", "-N", "2"]
+    narrow = runner.invoke(app, [*args, "--format", "csv"], env={"COLUMNS": "40"})
+    one = runner.invoke(app, [*args, "--format", "csv"], env={"COLUMNS": ""})
+    assert narrow.exit_code == one.exit_code == 0
+    # 'assumption: ndr supports SHARP (CollNet); enable with --sharp' is 61 characters
+    assert one.stderr.splitlines() == [
+        "assumption: ndr supports SHARP (CollNet); enable with --sharp"
+    ]
+    assert narrow.stderr.splitlines() == [
+        "assumption: ndr supports SHARP",
+        "(CollNet); enable with --sharp",
+    ]
+    png = tmp_path / "a_long_enough_name_to_need_a_second_line.png"
+    gap = runner.invoke(
+        app, ["gap", "--system", "dgx-h100", "--plot", str(png)], env={"COLUMNS": "40"}
+    )
+    assert gap.exit_code == 0
+    assert gap.stderr.splitlines() == ["plot written to", str(png)]

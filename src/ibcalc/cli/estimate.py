@@ -15,7 +15,7 @@ import typer
 
 from ibcalc.catalogue.models import Catalogue
 from ibcalc.cli.app import collective_help
-from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError, guard, say
+from ibcalc.cli.boundary import FIELD_FLAGS, CliUsageError, guard, say_wrapped
 from ibcalc.cli.options import (
     ALGO_AUTO,
     ESTIMATE_FIELDS,
@@ -211,7 +211,9 @@ def sweep_command(
         step_bytes if factor == 1 else None,
     )
     if step_bytes is not None and factor != 1:
-        say(f"note: --stepbytes ignored: -f {factor} multiplies each size, as nccl-tests does")
+        say_wrapped(
+            f"note: --stepbytes ignored: -f {factor} multiplies each size, as nccl-tests does"
+        )
     cat = catalogue_of(catalogue)
     params = selection_of(
         nccl_algo,
@@ -244,7 +246,7 @@ def sweep_command(
         load_measured_for(measured, result, picture=plot) if measured is not None else ([], 0)
     )
     if measured is not None:
-        say(f"measured: {len(points)} of {total} rows of {printable(measured)} plotted")
+        say_wrapped(f"measured: {len(points)} of {total} rows of {printable(measured)} plotted")
     # the picture first: a write that fails after all leaves stdout empty
     path = plot_sweep_result(
         target,
@@ -255,7 +257,7 @@ def sweep_command(
     )
     render_sweep(result, fmt, names=FIELD_FLAGS)
     _csv_notes(result, fmt)
-    say(f"plot written to {printable(path)}")
+    say_wrapped(f"plot written to {printable(path)}")
 
 
 def _csv_notes(result: SweepResult, fmt: str) -> None:
@@ -265,9 +267,9 @@ def _csv_notes(result: SweepResult, fmt: str) -> None:
         return
     skipped, assumed, notes = sweep_notes(result, FIELD_FLAGS)
     for line in ([skipped] if skipped is not None else []) + [f"assumption: {a}" for a in assumed]:
-        say(line)
+        say_wrapped(line)
     for note in notes:
-        say(f"note: {note}")
+        say_wrapped(f"note: {note}")
 
 
 def register(app: typer.Typer) -> None:

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from ibcalc.cli.boundary import FIELD_FLAGS, guard, say
+from ibcalc.cli.boundary import FIELD_FLAGS, guard, say_wrapped
 from ibcalc.cli.options import (
     FORMAT_TABLE,
     CatalogueOpt,
@@ -93,7 +93,7 @@ def gap_command(
         written = plot_gap(target, report.pairings)
     render_gap(report, fmt, names=FIELD_FLAGS)
     if written is not None:
-        say(f"plot written to {printable(written)}")
+        say_wrapped(f"plot written to {printable(written)}")
 
 
 def register(app: typer.Typer) -> None:
