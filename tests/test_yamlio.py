@@ -115,8 +115,8 @@ def test_every_duplicate_key_is_refused_at_once(tmp_path: Path) -> None:
     """The first duplicate had stopped the reading, so the next showed only on the next run."""
     text = "a: 1\na: 2\nb:\n  c: 3\n  c: 4\n"
     assert _refusals(tmp_path, text) == [
-        (2, 1, "duplicate key 'a'"),
-        (5, 3, "duplicate key 'c'"),
+        (2, 1, "duplicate key 'a' (first at line 1)"),
+        (5, 3, "duplicate key 'c' (first at line 4)"),
     ]
     # deferred, they are left for the caller; each mapping keeps its first value
     doc = load_yaml(_write(tmp_path, text), defer_duplicates=True)
@@ -131,21 +131,28 @@ def test_a_duplicate_under_aliases_is_said_once_and_kept_past_a_later_refusal(
     per alias (11,111 times from a 9-line file, review CH); and a later refusal that stops the
     reading (a key that reads as a boolean) had dropped the duplicates found before it."""
     nested = "a0: &a0 {x: 1, x: 2}\na1: &a1 [*a0, *a0, *a0]\na2: [*a1, *a1, *a1]\n"
-    assert _refusals(tmp_path, nested) == [(1, 16, "duplicate key 'x'")]
+    assert _refusals(tmp_path, nested) == [(1, 16, "duplicate key 'x' (first at column 10)")]
     # a key repeated through an alias (*k) is said at each repeat, where the alias is written
     # (review CI had found three mappings' duplicates said once; then each was said once a
     # mapping, at the mapping, until the parser's events gave the aliases their places: CK, CL)
     keyed = "a: {&k x: 1, *k: 2}\nb: {*k: 1, *k: 2, *k : 3}\nc:\n  x: 1\n  *k : 3\n"
+    # the first of each mapping's x is named: on its line by column (the anchor's, &k x),
+    # else by line
     assert _refusals(tmp_path, keyed) == [
-        (line, col, "duplicate key 'x' (written through an alias)")
-        for line, col in ((1, 14), (2, 12), (2, 19), (5, 3))
+        (line, col, f"duplicate key 'x' (written through an alias) (first at {first})")
+        for line, col, first in (
+            (1, 14, "column 5"),
+            (2, 12, "column 5"),
+            (2, 19, "column 5"),
+            (5, 3, "line 4"),
+        )
     ]
     # an anchor inside a skipped duplicate: its alias is said where it is written, as an alias
     # (it had been said at the anchor, inside the skipped value, as a plain key: review CL)
     hidden = "a: 1\na: {&k x: 1}\nb: {x: 1, *k: 2}\n"
     assert _refusals(tmp_path, hidden) == [
-        (2, 1, "duplicate key 'a'"),
-        (3, 11, "duplicate key 'x' (written through an alias)"),
+        (2, 1, "duplicate key 'a' (first at line 1)"),
+        (3, 11, "duplicate key 'x' (written through an alias) (first at column 5)"),
     ]
     # a key written three times is said at each repeat (review CJ: the third had been hidden),
     # in an anchored mapping too, once though it is built again at each alias
@@ -157,7 +164,7 @@ def test_a_duplicate_under_aliases_is_said_once_and_kept_past_a_later_refusal(
     with pytest.raises(InputFileError) as info:
         load_yaml(_write(tmp_path, stopped), defer_duplicates=True)
     assert [(p.line, p.message) for p in info.value.problems] == [
-        (2, "duplicate key 'name'"),
+        (2, "duplicate key 'name' (first at line 1)"),
         (3, "key 'true' reads as a boolean, not a name: quote it or remove it"),
     ]
 
@@ -598,6 +605,6 @@ def test_aliases_are_placed_by_the_parser_that_read_the_file(tmp_path: Path) -> 
     # is said where it is written, not at the alias that builds it (review CP)
     skipped = "n: d\nn: &t {size: 1, max: 40, max: 50}\nm:\n  - r: *t\n"
     assert _refusals(tmp_path, skipped) == [
-        (2, 1, "duplicate key 'n'"),
-        (2, 26, "duplicate key 'max'"),
+        (2, 1, "duplicate key 'n' (first at line 1)"),
+        (2, 26, "duplicate key 'max' (first at column 17)"),
     ]

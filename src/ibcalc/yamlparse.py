@@ -246,6 +246,14 @@ _SCALAR_TAGS = frozenset(
 )
 
 
+def _first_at(first: tuple[int, int] | None, line: int) -> str:
+    """Where a duplicate key's first occurrence is, said after the repeat's own place: its line,
+    or its column where both are on one line (``{x: 1, x: 2}``)."""
+    if first is None:
+        return ""
+    return f" (first at column {first[1]})" if first[0] == line else f" (first at line {first[0]})"
+
+
 def _problem(path: str, mark: yaml.Mark | None, message: str) -> InputFileError:
     if mark is None:
         return InputFileError([ValidationProblem(path, None, None, message)])
@@ -285,6 +293,9 @@ def _build(
         if node.tag != "tag:yaml.org,2002:map":
             raise _problem(doc.path, node.start_mark, f"unsupported YAML tag {node.tag!r}")
         result: dict[Any, Any] = {}
+        #: where each key is written, as a duplicate's own place is said (not where an alias
+        #: builds the mapping)
+        written: dict[Any, tuple[int, int]] = {}
         for index, (key_node, value_node) in enumerate(node.value):
             if key_node.tag == "tag:yaml.org,2002:merge":
                 raise _problem(
@@ -325,16 +336,24 @@ def _build(
                         key_node.start_mark.line + 1,
                         key_node.start_mark.column + 1,
                     )
+                    # where the first one is written: the repeat alone had left it to be
+                    # searched for
+                    first = written.get(key)
                     budget.duplicates.append(
                         ValidationProblem(
                             doc.path,
                             said_at[0],
                             said_at[1],
                             f"duplicate key {shown(key)}"
-                            + (" (written through an alias)" if key_alias else ""),
+                            + (" (written through an alias)" if key_alias else "")
+                            + _first_at(first, said_at[0]),
                         )
                     )
                 continue
+            written[key] = key_alias or (
+                key_node.start_mark.line + 1,
+                key_node.start_mark.column + 1,
+            )
             path_key: str | int = key if isinstance(key, str | int) else str(key)
             doc.marks[(*loc, path_key)] = key_at
             # a value written as an alias is placed at its key, as the rest of the mapping is

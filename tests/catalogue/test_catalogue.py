@@ -574,7 +574,7 @@ def test_an_unknown_key_of_a_catalogue_file_is_offered_the_closest(tmp_path: Pat
     assert not any("links[0].confidence:" in message for _, message in typos)
     # a duplicate key is said with them, in one run (it had been said alone, review CH)
     duplicate = said("links:\n  - id: x\n    id: y\n    note: a typo\n")
-    assert (4, "duplicate key 'id'") in duplicate
+    assert (4, "duplicate key 'id' (first at line 3)") in duplicate
     assert (5, "links[0].note: unknown key (did you mean notes?)") in duplicate
     # the keys a file writes are offered, not the fields' internal names (per_direction, not
     # per_direction_Bps), and a link's key in a system entry is not told to check its indent:

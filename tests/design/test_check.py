@@ -638,9 +638,9 @@ def test_duplicate_keys_are_reported_with_the_schemas_problems(
     with pytest.raises(DesignError) as info:
         check_design(write(tmp_path, "dk.yaml", text), builtin_catalogue)
     assert [(p.line, p.col, p.message) for p in info.value.problems] == [
-        (3, 1, "duplicate key 'nodes'"),
+        (3, 1, "duplicate key 'nodes' (first at line 2)"),
         (5, 1, "sytem: unknown key (did you mean system?)"),
-        (7, 43, "duplicate key 'max_time'"),
+        (7, 43, "duplicate key 'max_time' (first at column 28)"),
     ]
 
 
