@@ -18,7 +18,7 @@ from conftest import check_left_out_below
 from ibcalc.catalogue.load import load_catalogue
 from ibcalc.cli import app
 from ibcalc.render.stream import Drop, PipeConsole, drop_columns, text_width, unit_wrap
-from ibcalc.units import format_ratio
+from ibcalc.units import format_number, format_ratio
 
 runner = CliRunner()
 
@@ -70,7 +70,8 @@ def test_listings_at_60_columns_print_every_rate_whole(command: list[str]) -> No
     tokens = set(result.output.split())
     cat = load_catalogue(use_env=False)
     if command == ["links"]:
-        # each row as at 80 columns, the efficiency (achievable / line) left out
+        # each row as at 80 columns, the line Gb/s and the efficiency (achievable / line) left
+        # out
         wide = runner.invoke(app, command, env={"COLUMNS": "80"}).stdout
         rows: dict[str, dict[str, list[str]]] = {"wide": {}, "narrow": {}}
         for page, text in (("wide", wide), ("narrow", result.stdout)):
@@ -79,8 +80,9 @@ def test_listings_at_60_columns_print_every_rate_whole(command: list[str]) -> No
                     rows[page].setdefault(line.split()[0], line.split())
         for link in cat.links:
             row = rows["wide"][link.id]
-            assert row[4] == f"{link.efficiency:.3g}"
-            assert rows["narrow"][link.id] == row[:4] + row[5:]
+            assert row[4] == format_number(link.per_direction_Bps * 8 / 1e9)
+            assert row[5] == f"{link.efficiency:.3g}"
+            assert rows["narrow"][link.id] == row[:4] + row[6:]
     if command == ["systems"]:
         for system in cat.systems:
             assert system.id in tokens
@@ -95,7 +97,7 @@ def test_listings_at_60_columns_print_every_rate_whole(command: list[str]) -> No
 
 #: For each listing: what a 60-column page leaves out, as its footnote names it
 _LEFT_OUT_AT_60 = {
-    "links": "the eff column is",
+    "links": "the line Gb/s and eff columns are",
     "systems": "the GB/s per NIC, domain, conf and GPUs columns are",
     "storage": "the per client read / write and conf columns are",
     "gap": "the line-rate columns and the line ratio (the gap ibcalc check gates), the achv. "
