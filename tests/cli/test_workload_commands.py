@@ -1573,3 +1573,26 @@ def test_a_ring_phase_past_the_simple_fit_says_so() -> None:
         assert len(said) == 1, name
         assert "for 128 ranks that is an extrapolation" in said[0]
     assert not any(a.startswith(hint) for a in phases["tp-allreduce"]["assumptions"])
+
+
+def test_collective_phase_bytes_are_whole_numbers_in_json() -> None:
+    """A collective phase's ``bytes_per_gpu`` is the nccl-tests size its estimate ran, what
+    ``ibcalc allreduce`` prints as the integer ``size_bytes``; the phases had printed it as a
+    float (``17500000000.0``), which a consumer reading the field as an integer (Go's int64,
+    serde's u64) refuses. llama3-70b in bf16 over dp 16: 70e9 x 2 B = 140 GB of gradients,
+    17.5e9 B per GPU with tp 8; a decode all-reduce of 1 token x 8192 x 2 B = 16 KiB."""
+    args = ["train", "--model", "llama3-70b", "--tp", "8", "--dp", "16", "--system", "dgx-h100"]
+    result = runner.invoke(APP, [*args, "--format", "json"])
+    assert result.exit_code == 0, result.stderr
+    dp = json.loads(result.stdout)["phases"][0]
+    assert dp["name"] == "dp-allreduce"
+    assert type(dp["bytes_per_gpu"]) is int
+    assert dp["bytes_per_gpu"] == 17_500_000_000
+    assert '"bytes_per_gpu": 17500000000,' in result.stdout
+    size = _json("allreduce", "--size", str(dp["bytes_per_gpu"]), "--system", "dgx-h100")
+    assert size["size_bytes"] == dp["bytes_per_gpu"]
+    infer = _json("infer", "--model", "llama3-70b", "--tp", "8", "--system", "dgx-h100")
+    for phase in infer["phases"]:
+        assert type(phase["bytes_per_gpu"]) is int, phase["name"]
+    decode = next(p for p in infer["phases"] if p["name"] == "decode-tp-allreduce")
+    assert decode["bytes_per_gpu"] == 1 * 8192 * 2

@@ -101,13 +101,24 @@ def _fold(table: Table) -> Table:
     return table
 
 
+def _phase_bytes(phase: Phase) -> int | float:
+    """A collective phase's buffer as an integer: the nccl-tests size its estimate ran (whole
+    bytes, ``ibcalc allreduce``'s integer ``size_bytes``), which the phase holds as a float; a
+    consumer reading the field as an integer refuses ``17500000000.0``. A storage transfer's
+    share of the bytes per GPU stays as it is."""
+    size = phase.bytes_per_gpu
+    if phase.collective is not None and float(size).is_integer():
+        return int(size)
+    return size
+
+
 def phase_dict(phase: Phase, names: Mapping[str, str] = _PLAIN) -> dict[str, Any]:
     """A phase as JSON: the required keys first, then the collective's algorithm and notes."""
     est = phase.estimate
     return {
         "name": phase.name,
         "collective": phase.collective.value if phase.collective is not None else None,
-        "bytes_per_gpu": phase.bytes_per_gpu,
+        "bytes_per_gpu": _phase_bytes(phase),
         "ranks": phase.ranks,
         "tier": phase.tier,
         "time_s": phase.time_s,
