@@ -1685,6 +1685,37 @@ def test_a_sized_fabric_says_what_it_feeds_the_engine_as_flags(
     )
 
 
+def test_design_show_json_gives_the_cross_leaf_fractions_it_prices_with(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`design show --format json` gave the oversubscription fed to the engine but not the
+    cross-leaf fractions beside it, which check's report says as flags and an estimate's JSON
+    names (cross_leaf_fraction, neighbour_... and unaligned_...): a script had to read them out
+    of the assumptions' words ("38%"). examples/roce-400g-2to1.yaml (128 nodes, rail-optimized
+    SUs of 80, 2:1): 48/127 of the traffic to every peer, 1/80 of neighbour traffic and
+    1 - (1 - 48/127)/8 of traffic off its rail cross the leaves; the same three an estimate
+    with check's flags reports. Without a sized fabric every byte crosses: 1."""
+    roce = Path(__file__).resolve().parents[2] / "examples" / "roce-400g-2to1.yaml"
+    code, out, _ = run(["design", "show", str(roce), "--format", "json"], capsys)
+    assert code == 0
+    shown = json.loads(out)
+    fractions = (48 / 127, 1 / 80, 1 - (1 - 48 / 127) / 8)
+    keys = ("cross_leaf_fraction", "neighbour_cross_leaf_fraction", "unaligned_cross_leaf_fraction")
+    assert tuple(shown[k] for k in keys) == pytest.approx(fractions, rel=1e-12)
+    assert shown["oversubscription"] == 2
+    flags = ["--system", "mi300x-8", "-N", "128", "--fabric", "roce-400g"]
+    taper = ["--oversubscription", "2:1", "--cross-leaf", repr(shown["cross_leaf_fraction"])]
+    taper += ["--cross-leaf-neighbour", repr(shown["neighbour_cross_leaf_fraction"])]
+    taper += ["--cross-leaf-unaligned", repr(shown["unaligned_cross_leaf_fraction"])]
+    code, out, _ = run(["allreduce", "--size", "4GB", *flags, *taper, "--format", "json"], capsys)
+    assert code == 0
+    estimated = json.loads(out)
+    assert tuple(estimated[k] for k in keys) == tuple(shown[k] for k in keys)
+    su = Path(__file__).resolve().parents[2] / "examples" / "aws-p5-efa.yaml"
+    code, out, _ = run(["design", "show", str(su), "--format", "json"], capsys)
+    assert tuple(json.loads(out)[k] for k in keys) == (1.0, 1.0, 1.0)
+
+
 def test_an_alltoall_without_pxn_crosses_a_rail_optimized_taper_inside_one_su(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], builtin_catalogue: Catalogue
 ) -> None:

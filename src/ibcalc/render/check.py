@@ -1075,6 +1075,7 @@ def design_dict(resolved: ResolvedDesign) -> dict[str, Any]:
     """The JSON object of ``ibcalc design show``: cluster tiers, gap, fabric sizing."""
     cluster = resolved.cluster
     bws = per_gpu_bandwidths(cluster.topology)
+    out = cluster.topology.out
     data: dict[str, Any] = {
         "file": resolved.path,
         "design": resolved.design.name,
@@ -1104,8 +1105,13 @@ def design_dict(resolved: ResolvedDesign) -> dict[str, Any]:
         },
         "gap": bws.gap,
         "bottleneck": bottleneck_text(bws),
-        "sharp": cluster.topology.out.sharp if cluster.topology.out is not None else False,
+        "sharp": out.sharp if out is not None else False,
         "oversubscription": resolved.oversubscription,
+        # the cross-leaf shares the engine is given beside it, under an estimate's names (check
+        # says them as flags; the JSON had them only in the assumptions' words)
+        "cross_leaf_fraction": out.cross_leaf_fraction if out is not None else 1.0,
+        "neighbour_cross_leaf_fraction": out.neighbour_share if out is not None else 1.0,
+        "unaligned_cross_leaf_fraction": out.unaligned_share if out is not None else 1.0,
         "assumptions": design_notes(resolved),
     }
     fab = resolved.fabric
