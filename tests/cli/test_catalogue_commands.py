@@ -418,3 +418,34 @@ def test_systems_show_gives_the_rates_the_list_sends_it_for() -> None:
     narrow = CliRunner().invoke(app, ["systems"], env={"COLUMNS": "80"}).stdout
     assert "the GB/s per NIC" in narrow
     assert "(every field of one: ibcalc systems show ID)" in narrow
+
+
+def test_catalogue_sizes_are_whole_bytes_in_json() -> None:
+    """A catalogue size is read as whole bytes ("80GiB", "5MiB": a fraction of a byte is
+    refused) and JSON printed it as a float, 85899345920.0, which a consumer reading the field
+    as an integer (Go's int64, serde's u64) refuses; sizes elsewhere (size_bytes) are integers.
+    DGX H100: 80 GiB per GPU (NVIDIA's 80GB, in GiB); S3 multipart parts: 5 MiB to 5 GiB (AWS
+    S3 user guide). train's memory capacity is the same figure, and a layout search's too."""
+    shown = runner.invoke(app, ["systems", "show", "dgx-h100", "--format", "json"])
+    assert shown.exit_code == 0, shown.stderr
+    memory = json.loads(shown.stdout)["gpu_memory_bytes"]
+    assert type(memory) is int
+    assert memory == 80 * 2**30
+    listed = runner.invoke(app, ["systems", "--format", "json"])
+    for system in json.loads(listed.stdout):
+        for key in ("gpu_memory_bytes", "gpu_memory_largest_bytes"):
+            assert system[key] is None or type(system[key]) is int, (system["id"], key)
+    stored = runner.invoke(app, ["storage", "show", "aws-s3", "--format", "json"])
+    s3 = json.loads(stored.stdout)
+    assert (s3["min_write_part_bytes"], s3["max_write_part_bytes"]) == (5 * 2**20, 5 * 2**30)
+    assert type(s3["min_write_part_bytes"]) is type(s3["max_write_part_bytes"]) is int
+    args = ["--model", "llama3-8b", "--system", "dgx-h100", "--format", "json"]
+    train = runner.invoke(app, ["train", "--dp", "8", *args])
+    capacity = json.loads(train.stdout)["memory"]["capacity_bytes"]
+    assert type(capacity) is int
+    assert capacity == memory
+    compare = runner.invoke(app, ["train", "--compare", "-N", "1", "--seq-len", "4096", *args])
+    assert compare.exit_code == 0, compare.stderr
+    assert type(json.loads(compare.stdout)["memory_capacity_bytes"]) is int
+    served = runner.invoke(app, ["infer", "--tp", "8", *args])
+    assert type(json.loads(served.stdout)["memory"]["capacity_bytes"]) is int

@@ -18,6 +18,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    PlainSerializer,
     StrictBool,
     computed_field,
     field_validator,
@@ -176,8 +177,17 @@ def _no_control(value: Any) -> Any:
 
 Bandwidth = Annotated[float, BeforeValidator(_bandwidth)]
 Bidirectional = Annotated[float, BeforeValidator(_bidirectional)]
-PartSize = Annotated[float, BeforeValidator(_part_size)]
-GpuMemory = Annotated[float, BeforeValidator(_gpu_memory)]
+
+
+def _whole_bytes(value: float) -> int:
+    """A catalogue size as JSON prints it: an integer, as every ``size_bytes`` is (the size was
+    read as whole bytes; ``85899345920.0`` is refused by a consumer reading an integer)."""
+    return int(value)
+
+
+_AS_BYTES = PlainSerializer(_whole_bytes, return_type=int, when_used="json")
+PartSize = Annotated[float, BeforeValidator(_part_size), _AS_BYTES]
+GpuMemory = Annotated[float, BeforeValidator(_gpu_memory), _AS_BYTES]
 Seconds = Annotated[float, BeforeValidator(_time_up_to(MAX_LINK_LATENCY_S))]
 StorageSeconds = Annotated[float, BeforeValidator(_time_up_to(MAX_STORAGE_LATENCY_S))]
 Fraction = Annotated[float, Field(allow_inf_nan=False), AfterValidator(_fraction)]
