@@ -205,6 +205,9 @@ class FileKind:
     schemas: tuple[str, ...]
     keys: tuple[str, ...] = ()
     schema_key: str = "schema"
+    #: keys that together tell the kind even beside the expected kind's own keys (a report that
+    #: repeats a design's ``nodes`` and ``fabric``); empty: ``keys`` alone, after them
+    together: tuple[str, ...] = ()
 
 
 #: The kinds of file :func:`other_kind` tells apart: the three a user gives (a design file needs
@@ -251,6 +254,13 @@ FILE_KINDS: dict[str, FileKind] = {
     "check": FileKind(
         "a check report (ibcalc check --format json)", ("ibcalc-check/",), ("exit_code", "summary")
     ),
+    # no schema line, and a design's nodes and fabric beside its own keys (fed back to check,
+    # it had given a line for each of 17 keys)
+    "design-show": FileKind(
+        "a design show report (ibcalc design show --format json)",
+        ("ibcalc-design-show/",),
+        together=("bandwidths_per_direction", "system_as_written"),
+    ),
 }
 
 
@@ -265,6 +275,9 @@ def other_kind(data: object, expected: str) -> str | None:
         schema = data.get(spec.schema_key)
         if isinstance(schema, str) and schema.startswith(spec.schemas):
             return None if kind == expected else kind
+    for kind, spec in FILE_KINDS.items():
+        if kind != expected and spec.together and all(key in data for key in spec.together):
+            return kind
     if any(key in data for key in FILE_KINDS[expected].keys):
         return None
     for kind, spec in FILE_KINDS.items():

@@ -910,6 +910,23 @@ def test_a_check_report_given_as_a_design_is_named(
     )
 
 
+def test_a_design_show_report_given_as_a_design_is_named(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """design show's JSON (no schema line) saved beside the designs it shows and fed to check
+    (``ibcalc check designs/*``) had given 17 lines of missing and unknown keys: it has a
+    design's ``nodes`` and ``fabric``, which had kept it from being told by its own keys. It is
+    told by the two only it writes, in one line; given as a catalogue, it is named too."""
+    report = tmp_path / "shown.json"
+    main(["design", "show", str(ROOT / "examples" / "roce-400g-2to1.yaml"), "--format", "json"])
+    report.write_text(capsys.readouterr().out)
+    what = "a design show report (ibcalc design show --format json)"
+    outcome = _fail_main(["check", str(report)], capsys)
+    _assert_one_line_error(outcome, [f"{report}:1:1: {what}, not a cluster-design file"])
+    outcome = _fail_main(["links", "--catalogue", str(report)], capsys)
+    _assert_one_line_error(outcome, [f"{report}:1:1: {what}, not a catalogue file"])
+
+
 @pytest.mark.parametrize(
     ("argv", "needles"),
     [pytest.param(argv, needles, id=name) for name, argv, needles in ERRORS],
