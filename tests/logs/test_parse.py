@@ -1457,3 +1457,16 @@ def test_a_log_without_rows_names_the_failure_nccl_tests_printed() -> None:
     with pytest.raises(LogParseError) as info:
         parse_log("PING 8.8.8.8 56(84) bytes of data.\n", source="ping.txt")
     assert str(info.value) == "ping.txt: no nccl-tests result rows found"
+
+
+def test_a_quoted_failure_line_is_escaped_once() -> None:
+    """The failure line quoted by a log without rows shows a control character as one escape
+    (``\\x07``) and a backslash as itself: repr() of the already escaped text had printed
+    ``\\\\x07`` and ``\\\\``."""
+    log = "Test NCCL failure common.cu:99 bell\x07 tab\there C:\\dir\n"
+    with pytest.raises(LogParseError) as info:
+        parse_log(log, source="bell.txt")
+    assert str(info.value) == (
+        "bell.txt: no nccl-tests result rows found: line 1 says "
+        "'Test NCCL failure common.cu:99 bell\\x07 tab\\there C:\\dir'"
+    )

@@ -59,7 +59,7 @@ from ibcalc.logs.infer import (
 )
 from ibcalc.logs.jsonfmt import parse_json
 from ibcalc.logs.records import ParsedLog, Row, Run, Timing
-from ibcalc.textsafe import printable
+from ibcalc.textsafe import printable, shown
 from ibcalc.units import format_size, format_us, plural
 
 __all__ = [
@@ -1064,7 +1064,11 @@ def _failure(text: str) -> str:
     if match is None:
         return ""
     line = text.count("\n", 0, match.start()) + 1
-    return f": line {line} says {printable(match.group().strip(), 120)!r}"
+    said = match.group().strip()
+    # escaped once: repr() of printable()'s text had doubled its escapes ('bell\\x07')
+    if "'" in said and '"' not in said:
+        return f': line {line} says "{printable(said, 120)}"'
+    return f": line {line} says {shown(said, 120)}"
 
 
 def _read_text(lines: Iterable[str], source: str) -> tuple[list[Run], list[str]]:
