@@ -176,6 +176,8 @@ def test_ten_gb_bits_never_silently_equals_ten_gigabytes() -> None:
         ("1e-400", "less than one byte"),
         ("1e-400GB", "less than one byte"),
         ("0e-400", "zero"),
+        ("-1e-400", "is negative"),
+        ("-1e-400 MiB", "is negative"),
         # thousands written with commas: named as 1_000 is ('not understood' before)
         ("1,000,000", "is not a plain number: write ASCII digits without separators"),
         ("4,096 MiB", "is not a plain number: write ASCII digits without separators"),

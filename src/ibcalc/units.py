@@ -282,10 +282,12 @@ def parse_size(
                 "(use B, KB, MB, GB, TB, PB or KiB, MiB, GiB, TiB, PiB)"
             )
         size *= factor
-    if size < 0:
-        raise UnitError(f"{what} {shown(raw)} is negative")
     # 1e-400 is no zero, though a float holds it as one ('is zero' had been said of it)
     tiny = size == 0 and re.search(r"[1-9]", re.split(r"[eE]", number)[0]) is not None
+    # -1e-400 is negative, though its float (-0.0) is not below 0 ('less than one byte' had
+    # been said of it)
+    if size < 0 or (tiny and number.lstrip().startswith("-")):
+        raise UnitError(f"{what} {shown(raw)} is negative")
     if size == 0 and not allow_zero and not tiny:
         raise UnitError(f"{what} {shown(raw)} is zero; give at least one byte")
     if 0 < size < 1 or tiny:
